@@ -1,0 +1,224 @@
+// Package cluster describes the hardware a pipeline runs on: devices (memory, speed) and the
+// links between consecutive pipeline stages and to the host, with their alpha-beta costs
+// (T = latency + bytes / bandwidth, seed 004) or Graphcore's GBps-and-idle-cycles form
+// (seed 000).
+package cluster
+
+import (
+	"fmt"
+	"math"
+
+	"pipeplan/core/model"
+)
+
+// Cluster is an ordered list of devices: pipeline stage i runs on Devices[i].
+type Cluster struct {
+	// Name is a label for people.
+	Name string `json:"name,omitempty"`
+	// Devices, one per pipeline stage.
+	Devices []Device `json:"devices"`
+	// Links[i] joins device i to device i+1. It may hold a single entry, which then joins
+	// every consecutive pair; it may be empty when every device sets Recv and Send.
+	Links []Link `json:"links,omitempty"`
+	// Host joins the host to the first device (model inputs) and the last (model outputs).
+	// Nil: host transfers are free.
+	Host *Link `json:"host,omitempty"`
+}
+
+// Device is one accelerator.
+type Device struct {
+	// Name is the device's label or preset name ("h100-sxm", "gc200").
+	Name string `json:"name,omitempty"`
+	// MemoryBytes is the device's memory.
+	MemoryBytes int64 `json:"memory_bytes"`
+	// UsableFraction of MemoryBytes that a plan may fill (default 1): runtimes and
+	// fragmentation take the rest.
+	UsableFraction float64 `json:"usable_fraction,omitempty"`
+	// FLOPSPerSecond is the device's dense peak; layer times scale with it across
+	// heterogeneous devices.
+	FLOPSPerSecond float64 `json:"flops_per_second,omitempty"`
+	// ClockHz converts cycles to seconds (IPUs), and scales cycle counts across devices.
+	ClockHz float64 `json:"clock_hz,omitempty"`
+	// Recv and Send, when set, are this device's own links for receiving from the previous
+	// stage (or the host) and sending to the next stage (or the host), as Graphcore's
+	// IPUClusterInfo describes each IPU. They override Links and Host.
+	Recv *Link `json:"recv,omitempty"`
+	Send *Link `json:"send,omitempty"`
+}
+
+// Link is a connection with a fixed cost per transfer and a bandwidth, given either as
+// LatencySeconds and BytesPerSecond, or Graphcore-style as GBps (2^30 bytes per second) and
+// IdleCycles (a fixed cost in device cycles).
+type Link struct {
+	LatencySeconds float64 `json:"latency_seconds,omitempty"`
+	BytesPerSecond float64 `json:"bytes_per_second,omitempty"`
+	GBps           float64 `json:"gbps,omitempty"`
+	IdleCycles     int64   `json:"idle_cycles,omitempty"`
+}
+
+// GiB is 2^30 bytes, the unit of Graphcore's GBps.
+const GiB = 1 << 30
+
+// CyclesStyle reports whether the link is given in Graphcore's form.
+func (l Link) CyclesStyle() bool { return l.GBps != 0 || l.IdleCycles != 0 }
+
+// Seconds is the time to move n bytes over the link. clockHz converts idle cycles.
+func (l Link) Seconds(n int64, clockHz float64) float64 {
+	if l.CyclesStyle() {
+		return float64(l.Cycles(n, clockHz)) / clockHz
+	}
+	t := l.LatencySeconds
+	if n > 0 && l.BytesPerSecond > 0 {
+		t += float64(n) / l.BytesPerSecond
+	}
+	return t
+}
+
+// Cycles is the number of device cycles to move n bytes: for a Graphcore-style link
+// idle + n / (GBps * 2^30 / clock), truncated to an integer as seed 000's tool does; for
+// a latency-bandwidth link its time in seconds times the clock, truncated.
+func (l Link) Cycles(n int64, clockHz float64) int64 {
+	if !l.CyclesStyle() {
+		return int64(l.Seconds(n, clockHz) * clockHz)
+	}
+	c := float64(l.IdleCycles)
+	if n > 0 && l.GBps > 0 {
+		c += float64(n) / (l.GBps * GiB / clockHz)
+	}
+	return int64(c)
+}
+
+// MemoryLimitBytes is what a plan may fill on the device: memory times the usable fraction
+// times the caller's proportion (seed 000's memoryProportion; 1 for none), truncated.
+func (d Device) MemoryLimitBytes(proportion float64) int64 {
+	f := d.UsableFraction
+	if f == 0 {
+		f = 1
+	}
+	return int64(float64(d.MemoryBytes) * f * proportion)
+}
+
+// RecvLink is the link device i receives its stage input over: its own Recv, else the
+// link from the previous device, else (for the first device) the host link. Nil: free.
+func (c *Cluster) RecvLink(i int) *Link {
+	if d := c.Devices[i]; d.Recv != nil {
+		return d.Recv
+	}
+	if i == 0 {
+		return c.Host
+	}
+	return c.link(i - 1)
+}
+
+// SendLink is the link device i sends its stage output over: its own Send, else the link
+// to the next device, else (for the last device) the host link. Nil: free.
+func (c *Cluster) SendLink(i int) *Link {
+	if d := c.Devices[i]; d.Send != nil {
+		return d.Send
+	}
+	if i == len(c.Devices)-1 {
+		return c.Host
+	}
+	return c.link(i)
+}
+
+func (c *Cluster) link(i int) *Link {
+	switch {
+	case len(c.Links) == 1:
+		return &c.Links[0]
+	case i < len(c.Links):
+		return &c.Links[i]
+	}
+	return nil
+}
+
+// SpeedScale is how much longer device i takes than device 0 for the same work: the ratio
+// of their FLOP/s when every device states FLOP/s, else of their clocks when every device
+// states a clock, else 1. Layer times in a profile are taken as measured on device 0's kind.
+func (c *Cluster) SpeedScale(i int) float64 {
+	speed := func(d Device) float64 { return d.FLOPSPerSecond }
+	if !c.all(func(d Device) bool { return d.FLOPSPerSecond > 0 }) {
+		if !c.all(func(d Device) bool { return d.ClockHz > 0 }) {
+			return 1
+		}
+		speed = func(d Device) float64 { return d.ClockHz }
+	}
+	return speed(c.Devices[0]) / speed(c.Devices[i])
+}
+
+func (c *Cluster) all(f func(Device) bool) bool {
+	for _, d := range c.Devices {
+		if !f(d) {
+			return false
+		}
+	}
+	return true
+}
+
+// Homogeneous returns a cluster of n copies of d joined by link (host may be nil).
+func Homogeneous(d Device, n int, link Link, host *Link) *Cluster {
+	c := &Cluster{Devices: make([]Device, n), Links: []Link{link}, Host: host}
+	for i := range c.Devices {
+		c.Devices[i] = d
+	}
+	return c
+}
+
+// Validate checks the cluster; errors name the field path. A model in cycles needs each
+// device's clock; a Graphcore-style link needs a clock too.
+func (c *Cluster) Validate() error {
+	var es model.Errors
+	if len(c.Devices) == 0 {
+		es.Add("devices", "must hold at least one device")
+	}
+	if n := len(c.Links); n > 1 && n != len(c.Devices)-1 {
+		es.Add("links", "must hold one link, or one per consecutive pair of devices (%d), got %d", len(c.Devices)-1, n)
+	}
+	for i, d := range c.Devices {
+		p := fmt.Sprintf("devices[%d]", i)
+		if d.MemoryBytes <= 0 {
+			es.Add(p+".memory_bytes", "must be > 0, got %d", d.MemoryBytes)
+		}
+		if f := d.UsableFraction; f != 0 && (math.IsNaN(f) || f < 0 || f > 1) {
+			es.Add(p+".usable_fraction", "must be in (0, 1], got %v", f)
+		}
+		es.NonNegative(p+".flops_per_second", d.FLOPSPerSecond)
+		es.NonNegative(p+".clock_hz", d.ClockHz)
+		for _, l := range []struct {
+			name string
+			l    *Link
+		}{{"recv", d.Recv}, {"send", d.Send}} {
+			if l.l != nil {
+				l.l.validate(&es, p+"."+l.name, d.ClockHz)
+			}
+		}
+	}
+	clock := 0.0
+	if len(c.Devices) > 0 {
+		clock = c.Devices[0].ClockHz
+	}
+	for i := range c.Links {
+		c.Links[i].validate(&es, fmt.Sprintf("links[%d]", i), clock)
+	}
+	if c.Host != nil {
+		c.Host.validate(&es, "host", clock)
+	}
+	return es.Err()
+}
+
+func (l *Link) validate(es *model.Errors, p string, clockHz float64) {
+	es.NonNegative(p+".latency_seconds", l.LatencySeconds)
+	es.NonNegative(p+".bytes_per_second", l.BytesPerSecond)
+	es.NonNegative(p+".gbps", l.GBps)
+	if l.IdleCycles < 0 {
+		es.Add(p+".idle_cycles", "must be >= 0, got %d", l.IdleCycles)
+	}
+	if l.CyclesStyle() {
+		if l.LatencySeconds != 0 || l.BytesPerSecond != 0 {
+			es.Add(p, "mixes gbps/idle_cycles with latency_seconds/bytes_per_second: use one form")
+		}
+		if clockHz <= 0 {
+			es.Add(p, "is given in gbps/idle_cycles, which needs the device's clock_hz")
+		}
+	}
+}

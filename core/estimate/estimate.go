@@ -1,0 +1,372 @@
+// Package estimate says what a contiguous range of layers costs when it runs as one
+// pipeline stage on one device: compute time, memory (always-alive and peak
+// not-always-alive parts) and the transfers in and out.
+//
+// The method is seed 000's range estimator. After O(n) preparation (prefix sums, and a
+// difference array for the tensors carried across layers), compute, transfer and every
+// memory term but the shared items cost O(1) per range; shared items (counted once per
+// range, with the size first seen) cost O(keys) per layer added when a Scanner grows a
+// range one layer at a time, which is how the partitioner walks ranges.
+package estimate
+
+import (
+	"fmt"
+	"math"
+	"sort"
+
+	"pipeplan/core/cluster"
+	"pipeplan/core/model"
+)
+
+// Options changes how ranges are costed.
+type Options struct {
+	// MemoryProportion scales every device's memory limit (seed 000's memoryProportion);
+	// 0 means 1.
+	MemoryProportion float64
+	// Inference ignores backward times and keeps no activations for a backward pass.
+	Inference bool
+	// InFlight returns how many microbatches' activations stage i holds at once in
+	// training (the schedule decides: all m for GPipe, min(p-i, m) for 1F1B). Nil: 1.
+	InFlight func(stage int) int
+	// Recompute stashes only each stage's input for the microbatches in flight and
+	// rebuilds activations in the backward pass (the peak of one microbatch remains).
+	Recompute bool
+}
+
+// Estimator costs ranges of one model on one cluster.
+type Estimator struct {
+	m    *model.Model
+	c    *cluster.Cluster
+	opt  Options
+	n, p int
+
+	time      []float64 // prefix sums of forward (+ backward in training) time
+	static    []int64   // prefix sums of param + optimizer + exclusive bytes
+	act       []int64   // prefix sums of activation bytes
+	peakAt    []int64   // temp + carry + act[l]: peak(a, b) = max peakAt[a..b] - act[a]
+	recvBytes []int64   // bytes a stage starting at layer a receives
+	sendBytes []int64   // bytes a stage ending at layer b sends
+	cutOK     []bool    // cutOK[k]: a stage may start at layer k (no tie group spans the cut)
+	scale     []float64 // time scale per stage (device speed)
+	limit     []int64   // memory limit per stage
+	inFlight  []int64   // microbatches in flight per stage
+
+	shared [][]keySize // per layer, its shared items as interned keys
+	keyMin []int64     // smallest size of each key anywhere (for lower bounds)
+	keys   []string    // interned key names
+}
+
+type keySize struct {
+	key  int
+	size int64
+}
+
+// New prepares an estimator: O(n + tensors + shared items). The model and cluster must
+// have passed their Validate; errors here concern how the two fit together.
+func New(m *model.Model, c *cluster.Cluster, opt Options) (*Estimator, error) {
+	if opt.MemoryProportion == 0 {
+		opt.MemoryProportion = 1
+	}
+	if p := opt.MemoryProportion; math.IsNaN(p) || p <= 0 || p > 1 {
+		return nil, &model.FieldError{Path: "memory_proportion", Reason: fmt.Sprintf("must be in (0, 1], got %v", p)}
+	}
+	n, p := len(m.Layers), len(c.Devices)
+	e := &Estimator{m: m, c: c, opt: opt, n: n, p: p}
+	if m.Unit() == model.Cycles {
+		for i, d := range c.Devices {
+			if d.ClockHz <= 0 && e.hasLink(i) {
+				return nil, &model.FieldError{Path: fmt.Sprintf("devices[%d].clock_hz", i),
+					Reason: "is needed to express transfer times in cycles, as the model's times are"}
+			}
+		}
+	}
+	e.prepareSums()
+	e.prepareTensors()
+	e.prepareTies()
+	e.prepareShared()
+	e.scale = make([]float64, p)
+	e.limit = make([]int64, p)
+	e.inFlight = make([]int64, p)
+	for i := range c.Devices {
+		e.scale[i] = c.SpeedScale(i)
+		e.limit[i] = c.Devices[i].MemoryLimitBytes(opt.MemoryProportion)
+		e.inFlight[i] = 1
+		if opt.InFlight != nil && !opt.Inference {
+			e.inFlight[i] = int64(max(1, opt.InFlight(i)))
+		}
+	}
+	return e, nil
+}
+
+func (e *Estimator) hasLink(i int) bool {
+	l1, l2 := e.c.RecvLink(i), e.c.SendLink(i)
+	return (l1 != nil && !l1.CyclesStyle()) || (l2 != nil && !l2.CyclesStyle())
+}
+
+func (e *Estimator) prepareSums() {
+	n := e.n
+	e.time = make([]float64, n+1)
+	e.static = make([]int64, n+1)
+	e.act = make([]int64, n+1)
+	for i := range e.m.Layers {
+		l := &e.m.Layers[i]
+		t := e.m.Forward(i)
+		if !e.opt.Inference {
+			t += e.m.Backward(i)
+		}
+		e.time[i+1] = e.time[i] + t
+		e.static[i+1] = e.static[i] + l.ParamBytes + l.OptimizerBytes + l.ExclusiveBytes
+		a := l.ActivationBytes
+		if e.opt.Inference {
+			// In inference an activation lives only until its consumers ran; the tensor
+			// graph (carry-over) accounts for that, so nothing accumulates.
+			a = 0
+		}
+		e.act[i+1] = e.act[i] + a
+	}
+}
+
+// prepareTensors finds, from each tensor's producer and last consumer, the bytes carried
+// across each layer and crossing each cut, with difference arrays and prefix sums (seed 000).
+func (e *Estimator) prepareTensors() {
+	n := e.n
+	type span struct {
+		producer, lastUse int
+		bytes             int64
+	}
+	spans := map[string]*span{}
+	var order []*span
+	var hostIn int64
+	for _, t := range e.m.Inputs {
+		s := &span{producer: -1, lastUse: -1, bytes: t.Bytes}
+		spans[t.ID] = s
+		order = append(order, s)
+		hostIn += t.Bytes
+	}
+	for i, l := range e.m.Layers {
+		for _, id := range l.InputIDs {
+			if s := spans[id]; s != nil && i > s.lastUse {
+				s.lastUse = i
+			}
+		}
+		for _, t := range l.Outputs {
+			s := &span{producer: i, lastUse: -1, bytes: t.Bytes}
+			spans[t.ID] = s
+			order = append(order, s)
+		}
+	}
+	carry := make([]int64, n+1) // layers strictly between producer and last use
+	cross := make([]int64, n+2) // cuts k with producer < k <= lastUse
+	var hostOut int64
+	for _, s := range order {
+		if s.lastUse < 0 {
+			if s.producer >= 0 {
+				hostOut += s.bytes // never consumed: a model output
+			}
+			continue
+		}
+		if s.lastUse-s.producer > 1 {
+			carry[s.producer+1] += s.bytes
+			carry[s.lastUse] -= s.bytes
+		}
+		cross[s.producer+1] += s.bytes
+		cross[s.lastUse+1] -= s.bytes
+	}
+	e.peakAt = make([]int64, n)
+	e.recvBytes = make([]int64, n)
+	e.sendBytes = make([]int64, n)
+	var run, cut int64
+	cuts := make([]int64, n+1)
+	for k := 0; k <= n; k++ {
+		cut += cross[k]
+		cuts[k] = cut
+	}
+	for i, l := range e.m.Layers {
+		run += carry[i]
+		e.peakAt[i] = l.TemporaryBytes + l.CarryOverBytes + run + e.act[i]
+		e.recvBytes[i] = cuts[i]
+		if i == 0 {
+			e.recvBytes[i] = hostIn
+		}
+		if l.RecvBytes != nil {
+			e.recvBytes[i] = *l.RecvBytes
+		}
+		if i+1 < n {
+			e.sendBytes[i] = cuts[i+1]
+		} else {
+			e.sendBytes[i] = hostOut
+		}
+		if l.SendBytes != nil {
+			e.sendBytes[i] = *l.SendBytes
+		}
+	}
+}
+
+// prepareTies marks the cuts no tie group spans: a range keeps a group whole exactly when
+// neither of its two cuts falls inside the group's first..last occurrence.
+func (e *Estimator) prepareTies() {
+	first, last := map[string]int{}, map[string]int{}
+	for i, l := range e.m.Layers {
+		if l.TieGroup == "" {
+			continue
+		}
+		if _, ok := first[l.TieGroup]; !ok {
+			first[l.TieGroup] = i
+		}
+		last[l.TieGroup] = i
+	}
+	inside := make([]int, e.n+2)
+	for g, f := range first {
+		inside[f+1]++
+		inside[last[g]+1]--
+	}
+	e.cutOK = make([]bool, e.n+1)
+	run := 0
+	for k := 0; k <= e.n; k++ {
+		run += inside[k]
+		e.cutOK[k] = run == 0
+	}
+}
+
+func (e *Estimator) prepareShared() {
+	ids := map[string]int{}
+	e.shared = make([][]keySize, e.n)
+	for i, l := range e.m.Layers {
+		names := make([]string, 0, len(l.Shared))
+		for k := range l.Shared {
+			names = append(names, k)
+		}
+		sort.Strings(names)
+		for _, k := range names {
+			id, ok := ids[k]
+			if !ok {
+				id = len(e.keys)
+				ids[k] = id
+				e.keys = append(e.keys, k)
+				e.keyMin = append(e.keyMin, l.Shared[k])
+			}
+			e.keyMin[id] = min(e.keyMin[id], l.Shared[k])
+			e.shared[i] = append(e.shared[i], keySize{id, l.Shared[k]})
+		}
+	}
+}
+
+// Layers is the number of layers.
+func (e *Estimator) Layers() int { return e.n }
+
+// Stages is the number of pipeline stages (devices).
+func (e *Estimator) Stages() int { return e.p }
+
+// Unit is the unit of compute and transfer times: the model's.
+func (e *Estimator) Unit() model.TimeUnit { return e.m.Unit() }
+
+// CutAllowed reports whether a stage may start at layer k, 0 <= k <= n: no tie group has
+// layers on both sides of the cut before k.
+func (e *Estimator) CutAllowed(k int) bool { return e.cutOK[k] }
+
+// LimitBytes is the memory limit of stage i.
+func (e *Estimator) LimitBytes(i int) int64 { return e.limit[i] }
+
+// InFlight is the number of microbatches whose activations stage i holds.
+func (e *Estimator) InFlight(i int) int { return int(e.inFlight[i]) }
+
+// Compute is the time of layers [a, b] on stage i, forward plus backward in training, in
+// the model's unit, scaled by the device's speed.
+func (e *Estimator) Compute(i, a, b int) float64 {
+	return (e.time[b+1] - e.time[a]) * e.scale[i]
+}
+
+// Transfer is the time stage i holding [a, b] spends receiving its input (from the host
+// when it is the first stage) and sending its output (to the host when it is the last),
+// in the model's unit; cycle counts are truncated per term as seed 000's tool does.
+func (e *Estimator) Transfer(i, a, b int) float64 {
+	in, out := e.recvBytes[a], e.sendBytes[b]
+	if i == 0 {
+		in = e.recvBytes[0]
+	}
+	if i == e.p-1 {
+		out = e.sendBytes[e.n-1]
+	}
+	return e.linkTime(e.c.RecvLink(i), in, i) + e.linkTime(e.c.SendLink(i), out, i)
+}
+
+func (e *Estimator) linkTime(l *cluster.Link, bytes int64, i int) float64 {
+	if l == nil {
+		return 0
+	}
+	clock := e.c.Devices[i].ClockHz
+	if e.m.Unit() == model.Cycles {
+		return float64(l.Cycles(bytes, clock))
+	}
+	return l.Seconds(bytes, clock)
+}
+
+// Range is the full cost breakdown of layers [First, Last] on stage Stage.
+type Range struct {
+	Stage, First, Last int
+	// Compute and Transfer are in the model's time unit.
+	Compute, Transfer float64
+	// RecvBytes and SendBytes are the stage's input and output transfers.
+	RecvBytes, SendBytes int64
+	// Always-alive memory: parameters, optimizer state, exclusive, and shared items
+	// counted once per range.
+	ParamBytes, OptimizerBytes, ExclusiveBytes, SharedBytes int64
+	// PeakBytes is the not-always-alive peak of one microbatch: the largest over the
+	// range's layers of (temporary + carried tensors + activations accumulated so far).
+	PeakBytes int64
+	// ActivationBytes is what one microbatch leaves alive for the backward pass.
+	ActivationBytes int64
+	// StashBytes is what the other microbatches in flight keep: (in flight - 1) times
+	// ActivationBytes, or times RecvBytes under recomputation.
+	StashBytes int64
+	// MemoryBytes is the total; LimitBytes the device's limit.
+	MemoryBytes, LimitBytes int64
+	// InFlight is the number of microbatches whose activations the stage holds.
+	InFlight int
+}
+
+// Fits reports whether the range fits its device's memory.
+func (r Range) Fits() bool { return r.MemoryBytes <= r.LimitBytes }
+
+// Range costs layers [a, b] on stage i directly (O(b - a)), without a Scanner. Results
+// agree exactly with a Scanner's.
+func (e *Estimator) Range(i, a, b int) Range {
+	r := Range{Stage: i, First: a, Last: b, InFlight: int(e.inFlight[i]), LimitBytes: e.limit[i]}
+	r.Compute = e.Compute(i, a, b)
+	r.Transfer = e.Transfer(i, a, b)
+	r.RecvBytes, r.SendBytes = e.recvBytes[a], e.sendBytes[b]
+	if i == 0 {
+		r.RecvBytes = e.recvBytes[0]
+	}
+	if i == e.p-1 {
+		r.SendBytes = e.sendBytes[e.n-1]
+	}
+	seen := map[int]bool{}
+	var peak int64
+	for l := a; l <= b; l++ {
+		layer := &e.m.Layers[l]
+		r.ParamBytes += layer.ParamBytes
+		r.OptimizerBytes += layer.OptimizerBytes
+		r.ExclusiveBytes += layer.ExclusiveBytes
+		for _, ks := range e.shared[l] {
+			if !seen[ks.key] {
+				seen[ks.key] = true
+				r.SharedBytes += ks.size
+			}
+		}
+		peak = max(peak, e.peakAt[l])
+	}
+	r.PeakBytes = peak - e.act[a]
+	r.ActivationBytes = e.act[b+1] - e.act[a]
+	r.StashBytes = e.stash(i, a, r.ActivationBytes)
+	r.MemoryBytes = r.ParamBytes + r.OptimizerBytes + r.ExclusiveBytes + r.SharedBytes + r.PeakBytes + r.StashBytes
+	return r
+}
+
+func (e *Estimator) stash(i, a int, activation int64) int64 {
+	k := e.inFlight[i] - 1
+	if e.opt.Recompute {
+		return k * e.recvBytes[a]
+	}
+	return k * activation
+}

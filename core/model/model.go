@@ -1,0 +1,117 @@
+// Package model defines a model to be pipelined: its layers in execution order, what each
+// costs (time, memory), the tensors passed between them and the layers that must share a
+// stage. Every importer produces a Model, and every Model crosses one validation gate,
+// Validate, before the rest of pipeplan uses it.
+//
+// The native JSON form is the Model struct itself (snake_case keys); see the package
+// example and docs/formats.md.
+package model
+
+// TimeUnit says how the layer times of a model are measured.
+type TimeUnit string
+
+// The time units a model may use.
+const (
+	// Seconds: forward_seconds and backward_seconds hold wall-clock times.
+	Seconds TimeUnit = "seconds"
+	// Cycles: forward_cycles and backward_cycles hold device clock cycles (Graphcore IPU
+	// profiles); they convert to seconds with the device clock.
+	Cycles TimeUnit = "cycles"
+)
+
+// Model is a network as a sequence of layers in execution order.
+type Model struct {
+	// Name is a label for people; it does not affect planning.
+	Name string `json:"name,omitempty"`
+	// TimeUnit is Seconds (the default when empty) or Cycles.
+	TimeUnit TimeUnit `json:"time_unit,omitempty"`
+	// Inputs are the tensors the model receives from the host (consumed by layers but
+	// produced by none). Their bytes are what the first stage receives.
+	Inputs []Tensor `json:"inputs,omitempty"`
+	// Layers in execution order; a pipeline stage holds a contiguous range of them.
+	Layers []Layer `json:"layers"`
+}
+
+// Layer is one layer invocation. A layer called twice (shared weights) appears twice,
+// both entries with the same TieGroup.
+type Layer struct {
+	// Name identifies the layer to people and in error messages.
+	Name string `json:"name"`
+	// Kind is the layer's class and configuration ("Linear(4096,4096)"); layers of one kind
+	// may share compiled code, which the Shared map expresses.
+	Kind string `json:"kind,omitempty"`
+
+	// ForwardSeconds and BackwardSeconds: time of one microbatch, when TimeUnit is Seconds.
+	ForwardSeconds  float64 `json:"forward_seconds,omitempty"`
+	BackwardSeconds float64 `json:"backward_seconds,omitempty"`
+	// ForwardCycles and BackwardCycles: the same in device cycles, when TimeUnit is Cycles.
+	ForwardCycles  int64 `json:"forward_cycles,omitempty"`
+	BackwardCycles int64 `json:"backward_cycles,omitempty"`
+
+	// ParamBytes holds the layer's parameters (and, for training, their gradients).
+	ParamBytes int64 `json:"param_bytes,omitempty"`
+	// OptimizerBytes holds optimizer state (Adam moments, fp32 master weights).
+	OptimizerBytes int64 `json:"optimizer_bytes,omitempty"`
+	// ExclusiveBytes is any other always-alive memory the layer alone owns (Graphcore's
+	// vertex instance state, control code).
+	ExclusiveBytes int64 `json:"exclusive_bytes,omitempty"`
+	// Shared is always-alive memory that layers may share: each key is counted once per
+	// stage, with the size of its first occurrence in the stage (compiled code of one
+	// layer kind, a tied weight held once).
+	Shared map[string]int64 `json:"shared,omitempty"`
+
+	// TemporaryBytes is the layer's own peak working memory while it runs.
+	TemporaryBytes int64 `json:"temporary_bytes,omitempty"`
+	// ActivationBytes is what the layer adds that stays alive after it, for one
+	// microbatch: in training, what it keeps for its backward pass.
+	ActivationBytes int64 `json:"activation_bytes,omitempty"`
+	// CarryOverBytes is memory of earlier tensors alive across this layer that the tensor
+	// graph below does not describe (importers of profiles that state it directly). The
+	// planner adds what Outputs and InputIDs imply.
+	CarryOverBytes int64 `json:"carry_over_bytes,omitempty"`
+
+	// Outputs are the tensors the layer produces.
+	Outputs []Tensor `json:"outputs,omitempty"`
+	// InputIDs name the tensors it consumes: outputs of earlier layers or model inputs.
+	InputIDs []string `json:"inputs,omitempty"`
+
+	// RecvBytes, when set, overrides the bytes a stage starting at this layer receives
+	// (otherwise: the tensors crossing the cut before it). SendBytes likewise for a stage
+	// ending at this layer. Graphcore profiles state both per layer.
+	RecvBytes *int64 `json:"recv_bytes,omitempty"`
+	SendBytes *int64 `json:"send_bytes,omitempty"`
+
+	// TieGroup names a group of layers that must all be in one stage (layers using one
+	// variable). Empty: no constraint.
+	TieGroup string `json:"tie_group,omitempty"`
+}
+
+// Tensor is a value passed between layers.
+type Tensor struct {
+	ID    string `json:"id"`
+	Bytes int64  `json:"bytes"`
+}
+
+// Unit returns the model's time unit, Seconds when unset.
+func (m *Model) Unit() TimeUnit {
+	if m.TimeUnit == "" {
+		return Seconds
+	}
+	return m.TimeUnit
+}
+
+// Forward returns the layer's forward time in the model's unit.
+func (m *Model) Forward(i int) float64 {
+	if m.Unit() == Cycles {
+		return float64(m.Layers[i].ForwardCycles)
+	}
+	return m.Layers[i].ForwardSeconds
+}
+
+// Backward returns the layer's backward time in the model's unit.
+func (m *Model) Backward(i int) float64 {
+	if m.Unit() == Cycles {
+		return float64(m.Layers[i].BackwardCycles)
+	}
+	return m.Layers[i].BackwardSeconds
+}

@@ -1,0 +1,209 @@
+package model
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+)
+
+// FieldError says what is wrong with one field of an input, by its path
+// ("layers[3].outputs[0].bytes") and the reason ("must be >= 0").
+type FieldError struct {
+	Path   string
+	Reason string
+}
+
+func (e *FieldError) Error() string {
+	if e.Path == "" {
+		return e.Reason
+	}
+	return e.Path + ": " + e.Reason
+}
+
+// Errors collects the field errors of one input. Its Error lists up to ten of them.
+type Errors []*FieldError
+
+func (es Errors) Error() string {
+	const most = 10
+	var b strings.Builder
+	for i, e := range es {
+		if i == most {
+			fmt.Fprintf(&b, "\n(and %d more)", len(es)-most)
+			break
+		}
+		if i > 0 {
+			b.WriteByte('\n')
+		}
+		b.WriteString(e.Error())
+	}
+	return b.String()
+}
+
+// Err returns nil when es is empty, and es otherwise.
+func (es Errors) Err() error {
+	if len(es) == 0 {
+		return nil
+	}
+	return es
+}
+
+// Add appends an error for path with a formatted reason.
+func (es *Errors) Add(path, format string, args ...any) {
+	*es = append(*es, &FieldError{Path: path, Reason: fmt.Sprintf(format, args...)})
+}
+
+// NonNegative checks that a count of bytes or a time is finite and >= 0.
+func (es *Errors) NonNegative(path string, v float64) {
+	switch {
+	case math.IsNaN(v) || math.IsInf(v, 0):
+		es.Add(path, "must be a finite number")
+	case v < 0:
+		es.Add(path, "must be >= 0, got %v", v)
+	}
+}
+
+// Positive checks that v is finite and > 0.
+func (es *Errors) Positive(path string, v float64) {
+	switch {
+	case math.IsNaN(v) || math.IsInf(v, 0):
+		es.Add(path, "must be a finite number")
+	case v <= 0:
+		es.Add(path, "must be > 0, got %v", v)
+	}
+}
+
+// AsFieldErrors returns the field errors inside err, if it holds any.
+func AsFieldErrors(err error) (Errors, bool) {
+	var es Errors
+	if errors.As(err, &es) {
+		return es, true
+	}
+	var fe *FieldError
+	if errors.As(err, &fe) {
+		return Errors{fe}, true
+	}
+	return nil, false
+}
+
+// maxBytes bounds every byte count (an exbibyte): larger values are surely mistakes, and
+// the bound keeps sums far from int64 overflow.
+const maxBytes = 1 << 60
+
+// maxCycles bounds cycle counts so that sums stay exact in float64.
+const maxCycles = 1 << 50
+
+// Validate checks a model for everything the planner relies on. The errors name each bad
+// field by its path. A valid model has at least one layer, non-negative finite costs, times
+// in its declared unit only, unique tensor ids produced before they are consumed, and tie
+// groups that are spelled consistently.
+func (m *Model) Validate() error {
+	var es Errors
+	switch m.TimeUnit {
+	case "", Seconds, Cycles:
+	default:
+		es.Add("time_unit", "must be %q or %q, got %q", Seconds, Cycles, m.TimeUnit)
+	}
+	if len(m.Layers) == 0 {
+		es.Add("layers", "must hold at least one layer")
+	}
+	producer := map[string]int{} // tensor id -> producing layer, -1 for model inputs
+	for j, t := range m.Inputs {
+		p := fmt.Sprintf("inputs[%d]", j)
+		checkTensor(&es, p, t)
+		if _, dup := producer[t.ID]; dup && t.ID != "" {
+			es.Add(p+".id", "tensor %q is declared twice", t.ID)
+		}
+		producer[t.ID] = -1
+	}
+	for i := range m.Layers {
+		m.validateLayer(&es, i, producer)
+	}
+	return es.Err()
+}
+
+func checkTensor(es *Errors, p string, t Tensor) {
+	if t.ID == "" {
+		es.Add(p+".id", "must not be empty")
+	}
+	checkBytes(es, p+".bytes", t.Bytes)
+}
+
+func checkBytes(es *Errors, path string, v int64) {
+	if v < 0 {
+		es.Add(path, "must be >= 0, got %d", v)
+	} else if v > maxBytes {
+		es.Add(path, "must be at most 2^60 bytes, got %d", v)
+	}
+}
+
+func (m *Model) validateLayer(es *Errors, i int, producer map[string]int) {
+	l := &m.Layers[i]
+	p := fmt.Sprintf("layers[%d]", i)
+	if m.Unit() == Cycles {
+		if l.ForwardSeconds != 0 || l.BackwardSeconds != 0 {
+			es.Add(p, "gives times in seconds but the model's time_unit is cycles")
+		}
+		for _, c := range []struct {
+			name string
+			v    int64
+		}{{"forward_cycles", l.ForwardCycles}, {"backward_cycles", l.BackwardCycles}} {
+			if c.v < 0 || c.v > maxCycles {
+				es.Add(p+"."+c.name, "must be between 0 and 2^50, got %d", c.v)
+			}
+		}
+	} else {
+		if l.ForwardCycles != 0 || l.BackwardCycles != 0 {
+			es.Add(p, "gives times in cycles but the model's time_unit is seconds (set \"time_unit\": \"cycles\")")
+		}
+		es.NonNegative(p+".forward_seconds", l.ForwardSeconds)
+		es.NonNegative(p+".backward_seconds", l.BackwardSeconds)
+	}
+	for _, b := range []struct {
+		name string
+		v    int64
+	}{
+		{"param_bytes", l.ParamBytes}, {"optimizer_bytes", l.OptimizerBytes},
+		{"exclusive_bytes", l.ExclusiveBytes}, {"temporary_bytes", l.TemporaryBytes},
+		{"activation_bytes", l.ActivationBytes}, {"carry_over_bytes", l.CarryOverBytes},
+	} {
+		checkBytes(es, p+"."+b.name, b.v)
+	}
+	if l.RecvBytes != nil {
+		checkBytes(es, p+".recv_bytes", *l.RecvBytes)
+	}
+	if l.SendBytes != nil {
+		checkBytes(es, p+".send_bytes", *l.SendBytes)
+	}
+	keys := make([]string, 0, len(l.Shared))
+	for k := range l.Shared {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		checkBytes(es, fmt.Sprintf("%s.shared[%q]", p, k), l.Shared[k])
+	}
+	for j, id := range l.InputIDs {
+		q, ok := producer[id]
+		switch {
+		case !ok:
+			es.Add(fmt.Sprintf("%s.inputs[%d]", p, j), "tensor %q is neither a model input nor produced by an earlier layer", id)
+		case q == i:
+			es.Add(fmt.Sprintf("%s.inputs[%d]", p, j), "tensor %q is the layer's own output", id)
+		}
+	}
+	for j, t := range l.Outputs {
+		q := fmt.Sprintf("%s.outputs[%d]", p, j)
+		checkTensor(es, q, t)
+		if prev, dup := producer[t.ID]; dup && t.ID != "" {
+			if prev < 0 {
+				es.Add(q+".id", "tensor %q is already a model input", t.ID)
+			} else {
+				es.Add(q+".id", "tensor %q is already produced by layers[%d]", t.ID, prev)
+			}
+			continue
+		}
+		producer[t.ID] = i
+	}
+}

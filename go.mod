@@ -1,0 +1,3 @@
+module pipeplan
+
+go 1.26
