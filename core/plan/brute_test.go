@@ -1,0 +1,419 @@
+package plan
+
+import (
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"testing"
+
+	"pipeplan/core/cluster"
+	"pipeplan/core/estimate"
+	"pipeplan/core/model"
+	"pipeplan/core/partition"
+)
+
+// The reference below costs every stage of every split straight from the definitions
+// (tensor liveness by looping over tensors, shared items by a set, the peak by its
+// formula), independently of the estimator's prefix sums, difference arrays and scanner,
+// and of the partitioner's DP. Instances use integer-valued times and power-of-two speed
+// ratios and bandwidths, so every sum is exact and the optimum must agree to the bit.
+
+type refStage struct {
+	compute, transfer float64
+	memory, limit     int64
+}
+
+type reference struct {
+	m   *model.Model
+	c   *cluster.Cluster
+	opt estimate.Options
+}
+
+func (r reference) stage(i, a, b int) refStage {
+	m, c, n, p := r.m, r.c, len(r.m.Layers), len(r.c.Devices)
+	var s refStage
+	scale := c.SpeedScale(i)
+	for l := a; l <= b; l++ {
+		t := m.Forward(l)
+		if !r.opt.Inference {
+			t += m.Backward(l)
+		}
+		s.compute += t
+	}
+	s.compute *= scale
+
+	// Tensors: producer (-1 for model inputs) and last consumer (-1 for none).
+	type tensor struct {
+		producer, last int
+		bytes          int64
+	}
+	var ts []tensor
+	index := map[string]int{}
+	for _, t := range m.Inputs {
+		index[t.ID] = len(ts)
+		ts = append(ts, tensor{-1, -1, t.Bytes})
+	}
+	for l, layer := range m.Layers {
+		for _, id := range layer.InputIDs {
+			ts[index[id]].last = max(ts[index[id]].last, l)
+		}
+		for _, t := range layer.Outputs {
+			index[t.ID] = len(ts)
+			ts = append(ts, tensor{l, -1, t.Bytes})
+		}
+	}
+	crossing := func(k int) (sum int64) { // bytes crossing the cut before layer k
+		for _, t := range ts {
+			if t.producer < k && k <= t.last {
+				sum += t.bytes
+			}
+		}
+		return sum
+	}
+	var recv, send int64
+	switch {
+	case i == 0 && m.Layers[0].RecvBytes != nil:
+		recv = *m.Layers[0].RecvBytes
+	case i == 0:
+		for _, t := range m.Inputs {
+			recv += t.Bytes
+		}
+	case m.Layers[a].RecvBytes != nil:
+		recv = *m.Layers[a].RecvBytes
+	default:
+		recv = crossing(a)
+	}
+	switch {
+	case i == p-1 && m.Layers[n-1].SendBytes != nil:
+		send = *m.Layers[n-1].SendBytes
+	case i == p-1:
+		for _, t := range ts {
+			if t.producer >= 0 && t.last < 0 {
+				send += t.bytes
+			}
+		}
+	case m.Layers[b].SendBytes != nil:
+		send = *m.Layers[b].SendBytes
+	default:
+		send = crossing(b + 1)
+	}
+	linkTime := func(l *cluster.Link, bytes int64) float64 {
+		switch {
+		case l == nil:
+			return 0
+		case m.Unit() == model.Cycles:
+			return float64(l.Cycles(bytes, c.Devices[i].ClockHz))
+		}
+		return l.Seconds(bytes, c.Devices[i].ClockHz)
+	}
+	s.transfer = linkTime(c.RecvLink(i), recv) + linkTime(c.SendLink(i), send)
+
+	seen := map[string]bool{}
+	var static, peak, acc, act int64
+	for l := a; l <= b; l++ {
+		layer := m.Layers[l]
+		static += layer.ParamBytes + layer.OptimizerBytes + layer.ExclusiveBytes
+		for k, v := range layer.Shared {
+			if !seen[k] {
+				seen[k] = true
+				static += v
+			}
+		}
+		carry := layer.CarryOverBytes
+		for _, t := range ts {
+			if t.producer < l && l < t.last {
+				carry += t.bytes
+			}
+		}
+		peak = max(peak, layer.TemporaryBytes+carry+acc)
+		if !r.opt.Inference {
+			acc += layer.ActivationBytes
+		}
+	}
+	act = acc
+	k := int64(1)
+	if r.opt.InFlight != nil && !r.opt.Inference {
+		k = int64(max(1, r.opt.InFlight(i)))
+	}
+	stash := (k - 1) * act
+	if r.opt.Recompute {
+		stash = (k - 1) * recv
+	}
+	s.memory = static + peak + stash
+	s.limit = c.Devices[i].MemoryLimitBytes(r.opt.MemoryProportion)
+	return s
+}
+
+type score struct{ objective, total, squares float64 }
+
+func (x score) less(y score) bool {
+	if x.objective != y.objective {
+		return x.objective < y.objective
+	}
+	if x.total != y.total {
+		return x.total < y.total
+	}
+	return x.squares < y.squares
+}
+
+// scoreOf costs a split; ok is false when a stage does not fit or splits a tie group.
+func (r reference) scoreOf(bounds []int, obj partition.Objective) (score, bool) {
+	var sc score
+	var maxC, maxT float64
+	group := map[string]int{} // tie group -> stage
+	for i := 0; i+1 < len(bounds); i++ {
+		a, b := bounds[i], bounds[i+1]-1
+		for l := a; l <= b; l++ {
+			if g := r.m.Layers[l].TieGroup; g != "" {
+				if s, ok := group[g]; ok && s != i {
+					return sc, false
+				}
+				group[g] = i
+			}
+		}
+		st := r.stage(i, a, b)
+		if st.memory > st.limit {
+			return sc, false
+		}
+		t := st.compute
+		if obj == partition.MaxComputePlusTransfer {
+			t += st.transfer
+		}
+		sc.total += t
+		sc.squares += t * t
+		maxC, maxT = max(maxC, st.compute), max(maxT, st.transfer)
+	}
+	sc.objective = maxC
+	if obj == partition.MaxComputePlusTransfer {
+		sc.objective += maxT
+	}
+	return sc, true
+}
+
+// best enumerates every split of n layers into p non-empty stages.
+func (r reference) best(obj partition.Objective) (score, bool) {
+	n, p := len(r.m.Layers), len(r.c.Devices)
+	var best score
+	found := false
+	bounds := make([]int, p+1)
+	bounds[p] = n
+	var rec func(i, from int)
+	rec = func(i, from int) {
+		if i == p {
+			if sc, ok := r.scoreOf(bounds, obj); ok && (!found || sc.less(best)) {
+				best, found = sc, true
+			}
+			return
+		}
+		for s := from; s <= n-(p-i); s++ {
+			bounds[i] = s
+			rec(i+1, s+1)
+		}
+	}
+	if n >= p {
+		bounds[0] = 0
+		rec(1, 1)
+	}
+	return best, found
+}
+
+// randomInstance builds a small model and cluster with every feature the planner handles.
+func randomInstance(rng *rand.Rand) (*model.Model, *cluster.Cluster, estimate.Options) {
+	n := 1 + rng.IntN(9)
+	p := 1 + rng.IntN(min(n, 5))
+	m := &model.Model{}
+	cycles := rng.IntN(4) == 0
+	if cycles {
+		m.TimeUnit = model.Cycles
+	}
+	keys := []string{"code:a", "code:b", "code:c"}
+	m.Inputs = []model.Tensor{{ID: "x", Bytes: int64(rng.IntN(4))}}
+	ids := []string{"x"}
+	groups := []string{"", "", "", "g1", "g2"}
+	for l := 0; l < n; l++ {
+		layer := model.Layer{Name: fmt.Sprintf("l%d", l)}
+		f, b := rng.IntN(20), rng.IntN(20)
+		if cycles {
+			layer.ForwardCycles, layer.BackwardCycles = int64(f), int64(b)
+		} else {
+			layer.ForwardSeconds, layer.BackwardSeconds = float64(f), float64(b)
+		}
+		layer.ParamBytes = int64(rng.IntN(10))
+		layer.OptimizerBytes = int64(rng.IntN(5))
+		layer.ExclusiveBytes = int64(rng.IntN(3))
+		if rng.IntN(2) == 0 {
+			layer.Shared = map[string]int64{}
+			for _, k := range keys {
+				if rng.IntN(2) == 0 {
+					layer.Shared[k] = int64(1 + rng.IntN(6)) // sizes may differ per layer
+				}
+			}
+		}
+		layer.TemporaryBytes = int64(rng.IntN(6))
+		layer.ActivationBytes = int64(rng.IntN(6))
+		layer.CarryOverBytes = int64(rng.IntN(2))
+		for _, id := range ids {
+			if rng.IntN(3) == 0 || id == ids[len(ids)-1] && rng.IntN(2) == 0 {
+				layer.InputIDs = append(layer.InputIDs, id)
+			}
+		}
+		if rng.IntN(4) > 0 {
+			id := fmt.Sprintf("t%d", l)
+			layer.Outputs = []model.Tensor{{ID: id, Bytes: int64(rng.IntN(8))}}
+			ids = append(ids, id)
+		}
+		if rng.IntN(8) == 0 {
+			v := int64(rng.IntN(8))
+			layer.RecvBytes = &v
+		}
+		if rng.IntN(8) == 0 {
+			v := int64(rng.IntN(8))
+			layer.SendBytes = &v
+		}
+		layer.TieGroup = groups[rng.IntN(len(groups))]
+		m.Layers = append(m.Layers, layer)
+	}
+	c := &cluster.Cluster{}
+	speeds := []float64{1e12, 2e12, 4e12}
+	hetero := rng.IntN(2) == 0
+	for i := 0; i < p; i++ {
+		d := cluster.Device{MemoryBytes: int64(25 + rng.IntN(90)), FLOPSPerSecond: 1e12, ClockHz: 1 << 30}
+		if hetero {
+			d.MemoryBytes = int64(20 + rng.IntN(100))
+			d.FLOPSPerSecond = speeds[rng.IntN(3)]
+		}
+		if rng.IntN(4) == 0 {
+			d.UsableFraction = 0.5
+		}
+		c.Devices = append(c.Devices, d)
+	}
+	link := func() cluster.Link {
+		if rng.IntN(2) == 0 {
+			return cluster.Link{GBps: []float64{0.5, 1, 2}[rng.IntN(3)], IdleCycles: int64(rng.IntN(3))}
+		}
+		return cluster.Link{LatencySeconds: float64(rng.IntN(3)), BytesPerSecond: []float64{1, 2, 4}[rng.IntN(3)]}
+	}
+	switch rng.IntN(3) {
+	case 0:
+		c.Links = []cluster.Link{link()}
+	case 1:
+		for i := 0; i+1 < p; i++ {
+			c.Links = append(c.Links, link())
+		}
+	default:
+		for i := range c.Devices {
+			r, s := link(), link()
+			c.Devices[i].Recv, c.Devices[i].Send = &r, &s
+		}
+	}
+	if rng.IntN(2) == 0 {
+		h := link()
+		c.Host = &h
+	}
+	var opt estimate.Options
+	opt.Inference = rng.IntN(5) == 0
+	opt.Recompute = rng.IntN(3) == 0
+	if rng.IntN(2) == 0 {
+		inflight := make([]int, p)
+		for i := range inflight {
+			inflight[i] = 1 + rng.IntN(p-i+1)
+		}
+		opt.InFlight = func(i int) int { return inflight[i] }
+	}
+	if rng.IntN(3) == 0 {
+		opt.MemoryProportion = 0.75
+	}
+	return m, c, opt
+}
+
+// TestAgainstBruteForce checks the optimum of the estimator and partitioner together
+// against the reference on thousands of random small instances, for both objectives.
+func TestAgainstBruteForce(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	counts := map[string]int{}
+	const instances = 4000
+	for k := 0; k < instances; k++ {
+		m, c, opt := randomInstance(rng)
+		for _, obj := range []partition.Objective{partition.MaxCompute, partition.MaxComputePlusTransfer} {
+			ref := reference{m, c, opt}
+			if opt.MemoryProportion == 0 {
+				ref.opt.MemoryProportion = 1
+			}
+			want, feasible := ref.best(obj)
+			got, err := Make(m, c, Options{Objective: obj, Estimate: opt})
+			if !feasible {
+				if !errors.Is(err, ErrNoFit) {
+					t.Fatalf("instance %d (%v): reference finds no split, Make returned %v, %v", k, obj, got, err)
+				}
+				counts["infeasible"]++
+				continue
+			}
+			if err != nil {
+				t.Fatalf("instance %d (%v): reference optimum %+v, Make failed: %v", k, obj, want, err)
+			}
+			sc, ok := ref.scoreOf(got.Boundaries, obj)
+			if !ok || sc != want {
+				t.Fatalf("instance %d (%v): boundaries %v score %+v (valid %v); reference optimum %+v\nmodel %+v", k, obj, got.Boundaries, sc, ok, want, m)
+			}
+			if got.Bottleneck != want.objective {
+				t.Fatalf("instance %d (%v): plan bottleneck %v, reference %v", k, obj, got.Bottleneck, want.objective)
+			}
+			for i, s := range got.Stages {
+				r := ref.stage(i, s.FirstLayer, s.LastLayer)
+				if s.MemoryBytes != r.memory || s.Compute != r.compute || s.Transfer != r.transfer {
+					t.Fatalf("instance %d stage %d: plan says memory %d compute %v transfer %v, reference %d %v %v",
+						k, i, s.MemoryBytes, s.Compute, s.Transfer, r.memory, r.compute, r.transfer)
+				}
+			}
+			counts[fmt.Sprintf("p=%d", len(c.Devices))]++
+		}
+	}
+	// The generator must exercise both outcomes and every stage count, or the test is weak.
+	if counts["infeasible"] < 2*instances/10 || counts["infeasible"] > 2*instances*6/10 {
+		t.Errorf("infeasible instances: %d of %d; the generator should give a real mix", counts["infeasible"], 2*instances)
+	}
+	for p := 1; p <= 5; p++ {
+		if counts[fmt.Sprintf("p=%d", p)] < 50 {
+			t.Errorf("only %d feasible instances with %d stages", counts[fmt.Sprintf("p=%d", p)], p)
+		}
+	}
+	t.Logf("outcomes: %v", counts)
+}
+
+// TestScannerMatchesRange walks every range with the scanner, both directions, and
+// compares its memory with the direct Range computation.
+func TestScannerMatchesRange(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for k := 0; k < 500; k++ {
+		m, c, opt := randomInstance(rng)
+		e, err := estimate.New(m, c, opt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := e.Scanner()
+		n := e.Layers()
+		for i := 0; i < e.Stages(); i++ {
+			for b := 0; b < n; b++ {
+				s.Reset(i, b)
+				for a := b; a >= 0; a-- {
+					if a < b {
+						s.Extend()
+					}
+					if got, want := s.MemoryBytes(), e.Range(i, a, b).MemoryBytes; got != want {
+						t.Fatalf("instance %d stage %d [%d,%d]: scanner %d, Range %d", k, i, a, b, got, want)
+					}
+				}
+			}
+			s.Reset(i, 0)
+			for b := 0; b < n; b++ {
+				if b > 0 {
+					s.ExtendRight()
+				}
+				if got, want := s.MemoryBytes(), e.Range(i, 0, b).MemoryBytes; got != want {
+					t.Fatalf("instance %d stage %d [0,%d] grown right: scanner %d, Range %d", k, i, b, got, want)
+				}
+			}
+		}
+	}
+}
+
