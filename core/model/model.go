@@ -70,10 +70,10 @@ type Layer struct {
 	// planner adds what Outputs and InputIDs imply.
 	CarryOverBytes int64 `json:"carry_over_bytes,omitempty"`
 
-	// Outputs are the tensors the layer produces.
-	Outputs []Tensor `json:"outputs,omitempty"`
 	// InputIDs name the tensors it consumes: outputs of earlier layers or model inputs.
 	InputIDs []string `json:"inputs,omitempty"`
+	// Outputs are the tensors the layer produces.
+	Outputs []Tensor `json:"outputs,omitempty"`
 
 	// RecvBytes, when set, overrides the bytes a stage starting at this layer receives
 	// (otherwise: the tensors crossing the cut before it). SendBytes likewise for a stage

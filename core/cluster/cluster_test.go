@@ -1,0 +1,106 @@
+package cluster
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestLinkCost(t *testing.T) {
+	const clock = 1850000000 // seed 000's example IPU clock
+	tests := []struct {
+		name    string
+		link    Link
+		bytes   int64
+		cycles  int64
+		seconds float64
+	}{
+		// 7 GBps at 1.85 GHz moves 7 * 2^30 / 1.85e9 = 4.0628... bytes per cycle: 1 MiB takes
+		// 258091.4 cycles, truncated after adding the idle cycles.
+		{"graphcore recv", Link{GBps: 7, IdleCycles: 50000}, 1 << 20, 308091, 308091.0 / clock},
+		{"graphcore idle only", Link{GBps: 70, IdleCycles: 3000}, 0, 3000, 3000.0 / clock},
+		{"alpha-beta", Link{LatencySeconds: 1e-6, BytesPerSecond: 1e9}, 1000, 3700, 2e-6},
+		{"free", Link{}, 1 << 30, 0, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := tt.link.Cycles(tt.bytes, clock); got != tt.cycles {
+				t.Errorf("Cycles = %d, want %d", got, tt.cycles)
+			}
+			if got := tt.link.Seconds(tt.bytes, clock); got != tt.seconds {
+				t.Errorf("Seconds = %v, want %v", got, tt.seconds)
+			}
+		})
+	}
+}
+
+func TestMemoryLimitBytes(t *testing.T) {
+	// Seed 000: memory * memoryProportion * 2^20 with memory 894 and proportion 0.85.
+	d := Device{MemoryBytes: 894 << 20}
+	if got, want := d.MemoryLimitBytes(0.85), int64(796812902); got != want { // 937426944 * 0.85, truncated
+		t.Errorf("MemoryLimitBytes = %d, want %d", got, want)
+	}
+	d.UsableFraction = 0.5
+	if got := d.MemoryLimitBytes(1); got != 447<<20 {
+		t.Errorf("with usable fraction 0.5: %d", got)
+	}
+}
+
+func TestLinksAndSpeed(t *testing.T) {
+	a, b, h := Link{LatencySeconds: 1}, Link{LatencySeconds: 2}, Link{LatencySeconds: 9}
+	own := Link{LatencySeconds: 5}
+	c := &Cluster{
+		Devices: []Device{{MemoryBytes: 1, FLOPSPerSecond: 2}, {MemoryBytes: 1, FLOPSPerSecond: 1, Send: &own}, {MemoryBytes: 1, FLOPSPerSecond: 4}},
+		Links:   []Link{a, b}, Host: &h,
+	}
+	if err := c.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	checks := []struct {
+		name string
+		got  *Link
+		want Link
+	}{
+		{"recv 0 from host", c.RecvLink(0), h}, {"send 0", c.SendLink(0), a},
+		{"recv 1", c.RecvLink(1), a}, {"send 1 own", c.SendLink(1), own},
+		{"recv 2", c.RecvLink(2), b}, {"send 2 to host", c.SendLink(2), h},
+	}
+	for _, k := range checks {
+		if k.got == nil || *k.got != k.want {
+			t.Errorf("%s = %v, want %v", k.name, k.got, k.want)
+		}
+	}
+	for i, want := range []float64{1, 2, 0.5} {
+		if got := c.SpeedScale(i); got != want {
+			t.Errorf("SpeedScale(%d) = %v, want %v", i, got, want)
+		}
+	}
+	c.Devices[2].FLOPSPerSecond = 0 // not every device states FLOP/s: no scaling
+	if got := c.SpeedScale(1); got != 1 {
+		t.Errorf("SpeedScale without FLOP/s everywhere = %v, want 1", got)
+	}
+}
+
+func TestValidate(t *testing.T) {
+	tests := []struct {
+		name string
+		c    Cluster
+		want string
+	}{
+		{"no devices", Cluster{}, "devices: must hold at least one device"},
+		{"no memory", Cluster{Devices: []Device{{}}}, "devices[0].memory_bytes: must be > 0, got 0"},
+		{"fraction", Cluster{Devices: []Device{{MemoryBytes: 1, UsableFraction: 1.5}}}, "devices[0].usable_fraction: must be in (0, 1], got 1.5"},
+		{"link count", Cluster{Devices: []Device{{MemoryBytes: 1}, {MemoryBytes: 1}, {MemoryBytes: 1}}, Links: []Link{{}, {}, {}}},
+			"links: must hold one link, or one per consecutive pair of devices (2), got 3"},
+		{"mixed link", Cluster{Devices: []Device{{MemoryBytes: 1, ClockHz: 1}}, Links: []Link{{GBps: 1, LatencySeconds: 1}}}, "links[0]: mixes gbps/idle_cycles"},
+		{"gbps without clock", Cluster{Devices: []Device{{MemoryBytes: 1}}, Host: &Link{GBps: 1}}, "host: is given in gbps/idle_cycles, which needs the device's clock_hz"},
+		{"negative bandwidth", Cluster{Devices: []Device{{MemoryBytes: 1, Recv: &Link{BytesPerSecond: -1}}}}, "devices[0].recv.bytes_per_second: must be >= 0"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := tt.c.Validate()
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("Validate() = %v, want %q", err, tt.want)
+			}
+		})
+	}
+}
