@@ -416,4 +416,3 @@ func TestScannerMatchesRange(t *testing.T) {
 		}
 	}
 }
-
