@@ -20,7 +20,7 @@ type command struct {
 	name    string
 	summary string
 	// run parses args and does the work, writing results to stdout.
-	run func(args []string, stdout io.Writer) error
+	run func(args []string, stdout, stderr io.Writer) error
 }
 
 var commands = map[string]*command{}
@@ -56,7 +56,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		usage(stderr)
 		return exitBad
 	}
-	err := c.run(args[1:], stdout)
+	err := c.run(args[1:], stdout, stderr)
 	var np noPlanError
 	switch {
 	case err == nil:

@@ -87,8 +87,8 @@ func parseObjective(s string) (partition.Objective, error) {
 	return 0, fmt.Errorf("--objective: must be compute or compute+transfer, got %q", s)
 }
 
-func runPlan(args []string, stdout io.Writer) error {
-	fs := newFlags("plan", os.Stderr)
+func runPlan(args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("plan", stderr)
 	var in inputFlags
 	in.add(fs)
 	proportion := fs.Float64("memory-proportion", 1, "fraction of each device's usable memory a stage may fill")

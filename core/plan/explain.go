@@ -2,6 +2,7 @@ package plan
 
 import (
 	"fmt"
+	"strings"
 
 	"pipeplan/core/cluster"
 	"pipeplan/core/estimate"
@@ -51,11 +52,11 @@ func Explain(e *estimate.Estimator, m *model.Model, c *cluster.Cluster) string {
 			}
 		}
 		if best >= 0 {
-			what := fmt.Sprintf("layer %d (%s) alone", a, m.Layers[a].Name)
+			what := fmt.Sprintf("layer %d (%s) alone needs", a, m.Layers[a].Name)
 			if b > a {
-				what = fmt.Sprintf("layers %d..%d (%s .. %s, tied: they must share a stage)", a, b, m.Layers[a].Name, m.Layers[b].Name)
+				what = fmt.Sprintf("layers %d..%d (%s .. %s, tied: they must share a stage) need", a, b, m.Layers[a].Name, m.Layers[b].Name)
 			}
-			return fmt.Sprintf("%s needs %s; device %d (%s) holds %s: use devices with more memory, a larger memory proportion, recomputation or a smaller microbatch",
+			return fmt.Sprintf("%s %s; device %d (%s) holds %s: use devices with more memory, a larger memory proportion, recomputation or a smaller microbatch",
 				what, Bytes(need), best, deviceName(c, best), Bytes(e.LimitBytes(best)))
 		}
 		l = b + 1
@@ -81,7 +82,7 @@ func deviceName(c *cluster.Cluster, i int) string {
 	return "unnamed"
 }
 
-// Bytes formats a byte count for people: "1.20 GiB", "600 MiB", "512 B".
+// Bytes formats a byte count for people, to two decimals: "1.2 GiB", "600 MiB", "512 B".
 func Bytes(n int64) string {
 	units := []string{"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"}
 	v, u := float64(n), 0
@@ -92,9 +93,7 @@ func Bytes(n int64) string {
 	switch {
 	case u == 0:
 		return fmt.Sprintf("%d B", n)
-	case v == float64(int64(v)):
-		return fmt.Sprintf("%d %s", int64(v), units[u])
-	default:
-		return fmt.Sprintf("%.2f %s", v, units[u])
 	}
+	s := strings.TrimRight(fmt.Sprintf("%.2f", v), "0")
+	return strings.TrimSuffix(s, ".") + " " + units[u]
 }

@@ -1,0 +1,108 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+func writeFile(t *testing.T, name, content string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+const sixLayers = `{"name": "six", "time_unit": "cycles", "layers": [
+  {"name": "a", "forward_cycles": 10000, "param_bytes": 100},
+  {"name": "b", "forward_cycles": 10000, "param_bytes": 100},
+  {"name": "c", "forward_cycles": 10000, "param_bytes": 100},
+  {"name": "d", "forward_cycles": 10000, "param_bytes": 100},
+  {"name": "e", "forward_cycles": 10000, "param_bytes": 100},
+  {"name": "f", "forward_cycles": 10000, "param_bytes": 100}]}`
+
+func clusterJSON(memory int, n int) string {
+	var devs []string
+	for range n {
+		devs = append(devs, `{"memory_bytes": `+itoa(memory)+`, "clock_hz": 1073741824}`)
+	}
+	return `{"devices": [` + strings.Join(devs, ",") + `], "links": [{"gbps": 1}]}`
+}
+
+func itoa(n int) string { b, _ := json.Marshal(n); return string(b) }
+
+func TestPlanCommand(t *testing.T) {
+	model := writeFile(t, "model.json", sixLayers)
+	two := writeFile(t, "two.json", clusterJSON(1000, 2))
+	tiny := writeFile(t, "tiny.json", clusterJSON(150, 2))
+	tests := []struct {
+		name       string
+		args       []string
+		code       int
+		stdout     []string
+		stderr     []string
+		boundaries []int
+	}{
+		{"json", []string{"plan", "--model", model, "--cluster", two, "--json"}, 0, []string{`"bottleneck": 30000`, `"first_layer": 3`}, nil, []int{0, 3, 6}},
+		{"table", []string{"plan", "--model", model, "--cluster", two}, 0, []string{"six: 6 layers on 2 stages", "30000 cyc", "300 B"}, nil, nil},
+		{"transfer objective", []string{"plan", "--model", model, "--cluster", two, "--objective", "compute+transfer", "--json"}, 0, []string{`"objective": "compute+transfer"`}, nil, []int{0, 3, 6}},
+		{"no fit", []string{"plan", "--model", model, "--cluster", tiny}, 1, nil, []string{"no plan fits", "alone need 600 B, and the 2 devices hold 300 B together"}, nil},
+		{"missing model", []string{"plan", "--cluster", two}, 2, nil, []string{"--model: a model file is required"}, nil},
+		{"bad objective", []string{"plan", "--model", model, "--cluster", two, "--objective", "speed"}, 2, nil, []string{"--objective: must be compute or compute+transfer"}, nil},
+		{"both clusters", []string{"plan", "--model", model, "--cluster", two, "--device", "gc200", "--stages", "2"}, 2, nil, []string{"give one of them"}, nil},
+		{"unknown device", []string{"plan", "--model", model, "--device", "tpu-v9", "--stages", "2"}, 2, nil, []string{`unknown device "tpu-v9"`}, nil},
+		{"preset", []string{"plan", "--model", writeFile(t, "s.json", strings.ReplaceAll(strings.ReplaceAll(sixLayers, "cycles", "seconds"), "10000", "1")), "--device", "h100-sxm", "--stages", "3", "--json"}, 0, nil, nil, []int{0, 2, 4, 6}},
+		{"bad model field", []string{"plan", "--model", writeFile(t, "bad.json", `{"layers": [{"name": "a", "param_bytes": -4}]}`), "--cluster", two}, 2, nil, []string{"layers[0].param_bytes: must be >= 0, got -4"}, nil},
+		{"unknown field", []string{"plan", "--model", writeFile(t, "typo.json", `{"layers": [{"name": "a", "param_byte": 4}]}`), "--cluster", two}, 2, nil, []string{`unknown field "param_byte"`}, nil},
+		{"syntax", []string{"plan", "--model", writeFile(t, "syn.json", "{\n\"layers\": [,]}"), "--cluster", two}, 2, nil, []string{"line 2, column"}, nil},
+		{"unknown command", []string{"plot"}, 2, nil, []string{`unknown command "plot"`}, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var out, errb bytes.Buffer
+			code := run(tt.args, &out, &errb)
+			if code != tt.code {
+				t.Fatalf("exit %d, want %d\nstdout: %s\nstderr: %s", code, tt.code, out.String(), errb.String())
+			}
+			for _, w := range tt.stdout {
+				if !strings.Contains(out.String(), w) {
+					t.Errorf("stdout lacks %q:\n%s", w, out.String())
+				}
+			}
+			for _, w := range tt.stderr {
+				if !strings.Contains(errb.String(), w) {
+					t.Errorf("stderr lacks %q:\n%s", w, errb.String())
+				}
+			}
+			if tt.boundaries != nil {
+				var p struct {
+					Boundaries []int `json:"boundaries"`
+					Stages     []struct {
+						FirstLayer  int     `json:"first_layer"`
+						LastLayer   int     `json:"last_layer"`
+						Compute     float64 `json:"compute"`
+						Transfer    float64 `json:"transfer"`
+						MemoryBytes int64   `json:"memory_bytes"`
+					} `json:"stages"`
+				}
+				if err := json.Unmarshal(out.Bytes(), &p); err != nil {
+					t.Fatal(err)
+				}
+				if !slices.Equal(p.Boundaries, tt.boundaries) || len(p.Stages) != len(tt.boundaries)-1 {
+					t.Errorf("boundaries %v with %d stages, want %v", p.Boundaries, len(p.Stages), tt.boundaries)
+				}
+				for i, s := range p.Stages {
+					if s.FirstLayer != p.Boundaries[i] || s.LastLayer != p.Boundaries[i+1]-1 || s.MemoryBytes != int64(100*(s.LastLayer-s.FirstLayer+1)) {
+						t.Errorf("stage %d = %+v", i, s)
+					}
+				}
+			}
+		})
+	}
+}
