@@ -46,6 +46,8 @@ type Estimator struct {
 	peakAt    []int64   // temp + carry + act[l]: peak(a, b) = max peakAt[a..b] - act[a]
 	recvBytes []int64   // bytes a stage starting at layer a receives
 	sendBytes []int64   // bytes a stage ending at layer b sends
+	recvTime  []float64 // recvTime[i*n+a]: stage i receiving what layer a needs
+	sendTime  []float64 // sendTime[i*n+b]: stage i sending what layer b leaves
 	cutOK     []bool    // cutOK[k]: a stage may start at layer k (no tie group spans the cut)
 	scale     []float64 // time scale per stage (device speed)
 	limit     []int64   // memory limit per stage
@@ -95,7 +97,29 @@ func New(m *model.Model, c *cluster.Cluster, opt Options) (*Estimator, error) {
 			e.inFlight[i] = int64(max(1, opt.InFlight(i)))
 		}
 	}
+	e.prepareLinkTimes()
 	return e, nil
+}
+
+// prepareLinkTimes tabulates each stage's receive and send time at every cut: O(p n).
+func (e *Estimator) prepareLinkTimes() {
+	n := e.n
+	e.recvTime = make([]float64, e.p*n)
+	e.sendTime = make([]float64, e.p*n)
+	for i := 0; i < e.p; i++ {
+		recv, send := e.c.RecvLink(i), e.c.SendLink(i)
+		for l := 0; l < n; l++ {
+			in, out := e.recvBytes[l], e.sendBytes[l]
+			if i == 0 {
+				in = e.recvBytes[0] // the first stage receives the model's input
+			}
+			if i == e.p-1 {
+				out = e.sendBytes[n-1] // the last stage sends the model's output
+			}
+			e.recvTime[i*n+l] = e.linkTime(recv, in, i)
+			e.sendTime[i*n+l] = e.linkTime(send, out, i)
+		}
+	}
 }
 
 func (e *Estimator) hasLink(i int) bool {
@@ -280,14 +304,7 @@ func (e *Estimator) Compute(i, a, b int) float64 {
 // when it is the first stage) and sending its output (to the host when it is the last),
 // in the model's unit; cycle counts are truncated per term as seed 000's tool does.
 func (e *Estimator) Transfer(i, a, b int) float64 {
-	in, out := e.recvBytes[a], e.sendBytes[b]
-	if i == 0 {
-		in = e.recvBytes[0]
-	}
-	if i == e.p-1 {
-		out = e.sendBytes[e.n-1]
-	}
-	return e.linkTime(e.c.RecvLink(i), in, i) + e.linkTime(e.c.SendLink(i), out, i)
+	return e.recvTime[i*e.n+a] + e.sendTime[i*e.n+b]
 }
 
 func (e *Estimator) linkTime(l *cluster.Link, bytes int64, i int) float64 {

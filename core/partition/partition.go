@@ -104,9 +104,12 @@ func Solve(c Costs, obj Objective) (Result, error) {
 		return Result{}, ErrInfeasible
 	}
 	s := &solver{c: c, n: n, p: p, scan: c.NewScanner(), best: make([]float64, p*n)}
-	none := bounds{compute: inf, transfer: inf}
+	lower := s.lowerBound()
+	if math.IsInf(lower, 1) {
+		return Result{}, ErrInfeasible
+	}
 	if obj == MaxCompute {
-		cstar := s.minMax(keyCompute, none)
+		cstar := s.minCompute(lower, inf, bounds{compute: inf, transfer: inf})
 		if math.IsInf(cstar, 1) {
 			return Result{}, ErrInfeasible
 		}
@@ -116,16 +119,21 @@ func Solve(c Costs, obj Objective) (Result, error) {
 	}
 	bestSum := inf
 	var boxes []bounds
-	ck := s.minMax(keyCompute, none)
+	ck := s.minCompute(lower, inf, bounds{compute: inf, transfer: inf})
 	for !math.IsInf(ck, 1) && ck <= bestSum {
 		tk := s.minMax(keyTransfer, bounds{compute: ck, transfer: inf})
+		if math.IsInf(tk, 1) {
+			break // cannot happen: a split reached ck; but never loop on it
+		}
 		switch sum := ck + tk; {
 		case sum < bestSum:
 			bestSum, boxes = sum, []bounds{{compute: ck, transfer: tk}}
 		case sum == bestSum:
 			boxes = append(boxes, bounds{compute: ck, transfer: tk})
 		}
-		ck = s.minMax(keyCompute, bounds{compute: inf, transfer: tk, strictTransfer: true})
+		// The next frontier point needs strictly less transfer, hence strictly more compute;
+		// it only matters if its compute alone does not exceed the best sum.
+		ck = s.minCompute(ck, bestSum, bounds{compute: inf, transfer: tk, strictTransfer: true})
 	}
 	if len(boxes) == 0 {
 		return Result{}, ErrInfeasible
@@ -167,14 +175,130 @@ type solver struct {
 	n, p int
 	scan Scanner
 	best []float64 // best[i*n + b]: value of layers [0, b] on stages 0..i
+	// transfers says whether the current DP looks at transfer times; when it does not,
+	// walks pass 0 and skip computing them.
+	transfers bool
+	// lo[i]..hi[i] are the ends stage i may have in a split whose stages all compute
+	// within the current bound (see window).
+	lo, hi []int
+}
+
+// window narrows, for a bound u on every stage's compute, the ends each stage can have:
+// stages 0..i cannot cover more than a greedy that packs each stage as far as u and memory
+// allow, and stages i+1..p-1 cannot cover more than the same greedy run from the end.
+// Greedy packing is optimal for covering a prefix when costs grow with the range, and it
+// ignores tie groups and uses memory's monotone lower bound, so it only relaxes the
+// problem: the window keeps every split within u. With u near the optimum the windows are
+// narrow, which is what makes the DP fast. It reports false when no split is within u.
+func (s *solver) window(u float64) bool {
+	n, p := s.n, s.p
+	if s.lo == nil {
+		s.lo, s.hi = make([]int, p), make([]int, p)
+	}
+	fits := func(i, a, b int) bool { return s.c.Compute(i, a, b) <= u && !s.scan.Hopeless() }
+	// Forward: the relaxation lets a stage stay empty when it cannot take the next layer
+	// (a slow device), so that the covering stays maximal.
+	start := 0
+	for i := 0; i < p; i++ {
+		if start < n {
+			s.scan.Reset(i, start)
+			if fits(i, start, start) {
+				end := start
+				for end+1 < n {
+					s.scan.ExtendRight()
+					if !fits(i, start, end+1) {
+						break
+					}
+					end++
+				}
+				start = end + 1
+			}
+		}
+		s.hi[i] = start - 1
+	}
+	if start < n {
+		return false
+	}
+	end := n - 1
+	s.lo[p-1] = n - 1
+	for i := p - 1; i > 0; i-- {
+		if end >= 0 {
+			s.scan.Reset(i, end)
+			if fits(i, end, end) {
+				first := end
+				for first > 0 {
+					s.scan.Extend()
+					if !fits(i, first-1, end) {
+						break
+					}
+					first--
+				}
+				end = first - 1
+			}
+		}
+		s.lo[i-1] = end // stage i-1 ends no earlier than where stages i.. can start, less one
+	}
+	// Whatever stages 1.. leave, stage 0 covers: the forward pass showed the cover exists.
+	for i := 0; i < p; i++ {
+		lo, hi := i, n-p+i // every stage keeps at least one layer
+		s.lo[i], s.hi[i] = max(s.lo[i], lo), min(s.hi[i], hi)
+		if s.lo[i] > s.hi[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// lowerBound returns the least u for which window succeeds, to within a relative 1e-9
+// (a lower bound on the optimal bottleneck, up to that precision), or +Inf when no u does.
+func (s *solver) lowerBound() float64 {
+	var hi float64
+	for i := 0; i < s.p; i++ {
+		hi = max(hi, s.c.Compute(i, 0, s.n-1))
+	}
+	if !s.window(hi) {
+		return inf
+	}
+	lo := 0.0
+	for k := 0; k < 100 && hi-lo > 1e-9*hi; k++ {
+		if mid := lo + (hi-lo)/2; s.window(mid) {
+			hi = mid
+		} else {
+			lo = mid
+		}
+	}
+	return lo
+}
+
+// minCompute returns the least achievable max stage compute, at most limit, among splits
+// within the transfer bound of bd, or +Inf. lower is a lower bound on it: the DP runs with
+// the windows of growing guesses above it, each exact if the optimum lies below the guess,
+// and finally with the windows of limit itself.
+func (s *solver) minCompute(lower, limit float64, bd bounds) float64 {
+	for _, slack := range []float64{1.0 / 256, 1.0 / 16, 1.0 / 2, 4} {
+		u := lower * (1 + slack)
+		if u == 0 || u >= limit {
+			break
+		}
+		if !s.window(u) {
+			continue
+		}
+		if v := s.minMax(keyCompute, bounds{compute: u, transfer: bd.transfer, strictTransfer: bd.strictTransfer}); !math.IsInf(v, 1) {
+			return v
+		}
+	}
+	if !s.window(limit) {
+		return inf
+	}
+	return s.minMax(keyCompute, bounds{compute: limit, transfer: bd.transfer, strictTransfer: bd.strictTransfer})
 }
 
 // walkFirst visits the admissible first-stage ranges [0, b] for b = 0, 1, ..., hi, calling
 // visit(b, compute, transfer) for each one that fits, until compute exceeds limit or memory
 // rules out every longer range.
-func (s *solver) walkFirst(hi int, limit float64, visit func(b int, compute, transfer float64)) {
+func (s *solver) walkFirst(limit float64, visit func(b int, compute, transfer float64)) {
 	s.scan.Reset(0, 0)
-	for b := 0; b <= hi; b++ {
+	for b := 0; b <= s.hi[0]; b++ {
 		if b > 0 {
 			s.scan.ExtendRight()
 		}
@@ -182,20 +306,21 @@ func (s *solver) walkFirst(hi int, limit float64, visit func(b int, compute, tra
 		if comp > limit || s.scan.Hopeless() {
 			return
 		}
-		if s.c.CutAllowed(b+1) && s.scan.Fits() {
-			visit(b, comp, s.c.Transfer(0, 0, b))
+		if b >= s.lo[0] && s.c.CutAllowed(b+1) && s.scan.Fits() {
+			visit(b, comp, s.transfer(0, 0, b))
 		}
 	}
 }
 
-// walk visits the admissible ranges [a, b] on stage i > 0 for a = b, b-1, ..., i, calling
-// visit(a, compute, transfer) for each one that fits, until visit returns false, compute
-// exceeds limit, or memory rules out every longer range.
+// walk visits the admissible ranges [a, b] on stage i > 0 for a = b, b-1, ... down to the
+// start the previous stage's window allows, calling visit(a, compute, transfer) for each
+// one that fits, until visit returns false, compute exceeds limit, or memory rules out
+// every longer range.
 func (s *solver) walk(i, b int, limit float64, visit func(a int, compute, transfer float64) bool) {
-	lo := i
 	if !s.c.CutAllowed(b + 1) {
 		return
 	}
+	lo, hi := s.lo[i-1]+1, s.hi[i-1]+1 // stage i-1 ends at a-1 within its window
 	s.scan.Reset(i, b)
 	for a := b; a >= lo; a-- {
 		if a < b {
@@ -205,23 +330,31 @@ func (s *solver) walk(i, b int, limit float64, visit func(a int, compute, transf
 		if comp > limit || s.scan.Hopeless() {
 			return
 		}
-		if !s.c.CutAllowed(a) || !s.scan.Fits() {
+		if a > hi || !s.c.CutAllowed(a) || !s.scan.Fits() {
 			continue
 		}
-		if !visit(a, comp, s.c.Transfer(i, a, b)) {
+		if !visit(a, comp, s.transfer(i, a, b)) {
 			return
 		}
 	}
 }
 
-// span is the range of ends b that stage i can have: it leaves at least one layer for
-// every stage before and after it.
-func (s *solver) span(i int) (lo, hi int) { return i, s.n - s.p + i }
+func (s *solver) transfer(i, a, b int) float64 {
+	if !s.transfers {
+		return 0
+	}
+	return s.c.Transfer(i, a, b)
+}
 
 // minMax returns the least achievable max over stages of the key (compute or transfer)
-// among splits within the bounds, or +Inf.
+// among splits within the bounds, or +Inf. The windows must be those of bd.compute (or
+// wider).
 func (s *solver) minMax(k key, bd bounds) float64 {
 	n := s.n
+	if k == keyTransfer && !s.window(bd.compute) {
+		return inf
+	}
+	s.transfers = k == keyTransfer || !math.IsInf(bd.transfer, 1)
 	value := func(comp, tr float64) float64 {
 		if k == keyTransfer {
 			return tr
@@ -231,17 +364,13 @@ func (s *solver) minMax(k key, bd bounds) float64 {
 	for i := range s.best {
 		s.best[i] = inf
 	}
-	s.walkFirst(s.n-s.p, bd.compute, func(b int, comp, tr float64) {
+	s.walkFirst(bd.compute, func(b int, comp, tr float64) {
 		if bd.transferOK(tr) {
 			s.best[b] = value(comp, tr)
 		}
 	})
 	for i := 1; i < s.p; i++ {
-		lo, hi := s.span(i)
-		if i == s.p-1 {
-			lo = n - 1
-		}
-		for b := lo; b <= hi; b++ {
+		for b := s.lo[i]; b <= s.hi[i]; b++ {
 			cur := inf
 			s.walk(i, b, bd.compute, func(a int, comp, tr float64) bool {
 				if bd.transferOK(tr) {
@@ -260,6 +389,8 @@ func (s *solver) minMax(k key, bd bounds) float64 {
 // squares) of stage times; withTransfer adds each stage's transfer to its time.
 func (s *solver) tieBreak(bd bounds, withTransfer bool) Result {
 	n, p := s.n, s.p
+	s.window(bd.compute)
+	s.transfers = withTransfer || !math.IsInf(bd.transfer, 1)
 	type pair struct{ total, squares float64 }
 	best := make([]pair, p*n)
 	from := make([]int, p*n)
@@ -273,18 +404,14 @@ func (s *solver) tieBreak(bd bounds, withTransfer bool) Result {
 		}
 		return comp
 	}
-	s.walkFirst(n-p, bd.compute, func(b int, comp, tr float64) {
+	s.walkFirst(bd.compute, func(b int, comp, tr float64) {
 		if bd.transferOK(tr) {
 			t := stageTime(comp, tr)
 			best[b] = pair{t, t * t}
 		}
 	})
 	for i := 1; i < p; i++ {
-		lo, hi := s.span(i)
-		if i == p-1 {
-			lo = n - 1
-		}
-		for b := lo; b <= hi; b++ {
+		for b := s.lo[i]; b <= s.hi[i]; b++ {
 			cur, arg := pair{inf, inf}, -1
 			s.walk(i, b, bd.compute, func(a int, comp, tr float64) bool {
 				prev := best[(i-1)*n+a-1]
