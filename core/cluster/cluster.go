@@ -23,6 +23,11 @@ type Cluster struct {
 	// Host joins the host to the first device (model inputs) and the last (model outputs).
 	// Nil: host transfers are free.
 	Host *Link `json:"host,omitempty"`
+	// HostEveryStage says that the host transfers (the first device receiving the model's
+	// input, the last device sending its output) run after the exchange between stages,
+	// and every stage waits for them, as on Graphcore IPUs (seed 000): both host terms are
+	// then part of every stage's transfer time, not only the first's and the last's.
+	HostEveryStage bool `json:"host_every_stage,omitempty"`
 }
 
 // Device is one accelerator.
