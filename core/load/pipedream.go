@@ -319,12 +319,20 @@ func findCycle(nodes []*pdNode) string {
 		}
 		cur = next
 	}
-	// The walk followed edges backwards; print it forwards, closing the loop.
-	names := make([]string, 0, len(walk)+1)
-	for k := len(walk) - 1; k >= 0; k-- {
-		names = append(names, strconv.Quote(nodes[walk[k]].id))
+	// The walk followed edges backwards: print it forwards, from its least node, closing
+	// the loop.
+	slices.Reverse(walk)
+	least := 0
+	for k := range walk {
+		if nodes[walk[k]].sortKey.less(nodes[walk[least]].sortKey) {
+			least = k
+		}
 	}
-	names = append(names, names[0])
+	walk = append(walk[least:], walk[:least+1]...)
+	names := make([]string, len(walk))
+	for k, i := range walk {
+		names[k] = strconv.Quote(nodes[i].id)
+	}
 	return strings.Join(names, " -> ")
 }
 
