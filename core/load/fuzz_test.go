@@ -26,7 +26,8 @@ func addSeeds(f *testing.F, patterns ...string) {
 }
 
 // planAll plans m on c with both objectives and checks that a plan, when there is one,
-// has a stage per device; an error must be bad input or ErrNoFit, never a panic.
+// has a stage per device and no negative or NaN costs; an error must be bad input or
+// ErrNoFit, never a panic.
 func planAll(t *testing.T, m *model.Model, c *cluster.Cluster) {
 	for _, obj := range []partition.Objective{partition.MaxCompute, partition.MaxComputePlusTransfer} {
 		p, err := plan.Make(m, c, plan.Options{Objective: obj})
@@ -35,6 +36,11 @@ func planAll(t *testing.T, m *model.Model, c *cluster.Cluster) {
 		}
 		if len(p.Boundaries) != len(c.Devices)+1 || p.Boundaries[0] != 0 || p.Boundaries[len(c.Devices)] != len(m.Layers) {
 			t.Fatalf("objective %v on %d devices: boundaries %v for %d layers", obj, len(c.Devices), p.Boundaries, len(m.Layers))
+		}
+		for i, s := range p.Stages {
+			if !(s.Compute >= 0 && s.Transfer >= 0 && s.MemoryBytes >= 0) { // also NaN
+				t.Fatalf("objective %v, stage %d: compute %v, transfer %v, memory %d", obj, i, s.Compute, s.Transfer, s.MemoryBytes)
+			}
 		}
 	}
 }
@@ -87,7 +93,8 @@ func FuzzCluster(f *testing.F) {
 	for _, s := range []string{
 		`{"devices": [{"memory_bytes": 1000, "clock_hz": 1e9}, {"memory_bytes": 2000}], "links": [{"gbps": 1, "idle_cycles": 5}], "host": {"latency_seconds": 1e-6}}`,
 		`{"clock": 1.33e9, "memory": 894.5, "connection": [{"recvGBps": 7, "recvIdleCycle": 50000, "sendGBps": 70, "sendIdleCycle": 3000}]}`,
-		`{"clock": 1, "memory": 1e-9, "connection": [{"recvGBps": 1e-300, "sendGBps": 1e300}]}`,
+		`{"clock": 1e9, "memory": 894, "connection": [{"recvGBps": 1e-300, "sendGBps": 1e300}]}`,
+		`{"clock": 1, "memory": 1e-9, "connection": [{"recvGBps": 1, "sendGBps": 1}]}`,
 	} {
 		f.Add([]byte(s))
 	}
