@@ -23,6 +23,11 @@ type Cluster struct {
 	// Host joins the host to the first device (model inputs) and the last (model outputs).
 	// Nil: host transfers are free.
 	Host *Link `json:"host,omitempty"`
+	// HostEveryStage says that the host transfers (the first device receiving the model's
+	// input, the last device sending its output) run after the exchange between stages,
+	// and every stage waits for them, as on Graphcore IPUs (seed 000): both host terms are
+	// then part of every stage's transfer time, not only the first's and the last's.
+	HostEveryStage bool `json:"host_every_stage,omitempty"`
 }
 
 // Device is one accelerator.
@@ -76,14 +81,24 @@ func (l Link) Seconds(n int64, clockHz float64) float64 {
 
 // Cycles is the number of device cycles to move n bytes: for a Graphcore-style link
 // idle + n / (GBps * 2^30 / clock), truncated to an integer as seed 000's tool does; for
-// a latency-bandwidth link its time in seconds times the clock, truncated.
+// a latency-bandwidth link its time in seconds times the clock, truncated. Counts beyond
+// int64 (absurdly slow links) saturate at math.MaxInt64 rather than wrap negative.
 func (l Link) Cycles(n int64, clockHz float64) int64 {
 	if !l.CyclesStyle() {
-		return int64(l.Seconds(n, clockHz) * clockHz)
+		return truncCycles(l.Seconds(n, clockHz) * clockHz)
 	}
 	c := float64(l.IdleCycles)
 	if n > 0 && l.GBps > 0 {
 		c += float64(n) / (l.GBps * GiB / clockHz)
+	}
+	return truncCycles(c)
+}
+
+// truncCycles truncates a non-negative cycle count to an integer, saturating at
+// math.MaxInt64 (float64(math.MaxInt64) is 2^63, the first value out of range).
+func truncCycles(c float64) int64 {
+	if !(c < math.MaxInt64) { // also catches NaN
+		return math.MaxInt64
 	}
 	return int64(c)
 }

@@ -52,6 +52,7 @@ type Estimator struct {
 	scale     []float64 // time scale per stage (device speed)
 	limit     []int64   // memory limit per stage
 	inFlight  []int64   // microbatches in flight per stage
+	hostTime  float64   // both host transfers, when the cluster's HostEveryStage is set
 
 	shared [][]keySize // per layer, its shared items as interned keys
 	keyMin []int64     // smallest size of each key anywhere (for lower bounds)
@@ -86,6 +87,9 @@ func New(m *model.Model, c *cluster.Cluster, opt Options) (*Estimator, error) {
 	e.prepareTensors()
 	e.prepareTies()
 	e.prepareShared()
+	if c.HostEveryStage && n > 0 && p > 0 {
+		e.hostTime = e.linkTime(c.RecvLink(0), e.recvBytes[0], 0) + e.linkTime(c.SendLink(p-1), e.sendBytes[n-1], p-1)
+	}
 	e.scale = make([]float64, p)
 	e.limit = make([]int64, p)
 	e.inFlight = make([]int64, p)
@@ -115,6 +119,18 @@ func (e *Estimator) prepareLinkTimes() {
 			}
 			if i == e.p-1 {
 				out = e.sendBytes[n-1] // the last stage sends the model's output
+			}
+			if e.c.HostEveryStage {
+				// Seed 000's rule: exchanges with neighbour stages only, and both host terms
+				// on every stage (counted once, on the receive side).
+				e.recvTime[i*n+l] = e.hostTime
+				if i > 0 {
+					e.recvTime[i*n+l] += e.linkTime(recv, e.recvBytes[l], i)
+				}
+				if i < e.p-1 {
+					e.sendTime[i*n+l] = e.linkTime(send, e.sendBytes[l], i)
+				}
+				continue
 			}
 			e.recvTime[i*n+l] = e.linkTime(recv, in, i)
 			e.sendTime[i*n+l] = e.linkTime(send, out, i)
@@ -303,6 +319,10 @@ func (e *Estimator) Compute(i, a, b int) float64 {
 // Transfer is the time stage i holding [a, b] spends receiving its input (from the host
 // when it is the first stage) and sending its output (to the host when it is the last),
 // in the model's unit; cycle counts are truncated per term as seed 000's tool does.
+//
+// When the cluster's HostEveryStage is set, every stage's transfer is its exchange with
+// its neighbour stages plus both host terms (the first device receiving layer 0's input,
+// the last device sending the last layer's output), exactly as seed 000's tool counts it.
 func (e *Estimator) Transfer(i, a, b int) float64 {
 	return e.recvTime[i*e.n+a] + e.sendTime[i*e.n+b]
 }

@@ -1,0 +1,69 @@
+package load_test
+
+import (
+	"strings"
+	"testing"
+
+	"pipeplan/core/load"
+)
+
+func TestDetectModel(t *testing.T) {
+	cases := []struct {
+		src  string
+		want load.Format
+	}{
+		{`{"layers": [{"name": "a"}]}`, load.Native},
+		{"\ufeff  \n{\"layers\": []}", load.Native},
+		{`{"layerName": ["a"], "layerInfo": [{}]}`, load.Graphcore},
+		{`{"layerInfo": []}`, load.Graphcore},
+		{`{"layers": [], "layerType": []}`, load.Graphcore},
+		{`[1, 2]`, load.Native},
+		{`{"layers": [`, load.Native}, // broken JSON: the native decoder says where
+		{"node1 -- Input -- forward_compute_time=1", load.PipeDream},
+		{"\tnode1 -- node2\n", load.PipeDream},
+		{"hello", ""},
+		{"", ""},
+	}
+	for _, tc := range cases {
+		if got := load.DetectModel([]byte(tc.src)); got != tc.want {
+			t.Errorf("DetectModel(%q) = %q, want %q", tc.src, got, tc.want)
+		}
+	}
+}
+
+func TestDetectCluster(t *testing.T) {
+	cases := []struct {
+		src  string
+		want load.Format
+	}{
+		{`{"devices": [{"memory_bytes": 1}]}`, load.Native},
+		{`{"clock": 1, "memory": 1, "connection": []}`, load.Graphcore},
+		{`{"connection": []}`, load.Graphcore},
+		{"\ufeff{\"memory\": 1}", load.Graphcore},
+		{`{"devices": `, load.Native},
+	}
+	for _, tc := range cases {
+		if got := load.DetectCluster([]byte(tc.src)); got != tc.want {
+			t.Errorf("DetectCluster(%q) = %q, want %q", tc.src, got, tc.want)
+		}
+	}
+}
+
+func TestNativeStillStrict(t *testing.T) {
+	m, f, err := load.Model([]byte("\ufeff" + `{"layers": [{"name": "a", "forward_seconds": 2}]}`))
+	if err != nil || f != load.Native || m.Layers[0].ForwardSeconds != 2 {
+		t.Fatalf("native model: %+v, %q, %v", m, f, err)
+	}
+	for _, tc := range []struct{ src, want string }{
+		{`{"layers": [{"name": "a", "forward_secs": 2}]}`, `unknown field "forward_secs"`},
+		{`{"layers": [{"name": "a", "forward_seconds": -2}]}`, "layers[0].forward_seconds: must be >= 0"},
+		{`{"layers": []} {}`, "unexpected data after the JSON value"},
+	} {
+		if _, _, err := load.Model([]byte(tc.src)); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: error %v, want %q", tc.src, err, tc.want)
+		}
+	}
+	if _, err := load.Cluster([]byte(`{"devices": [{"memory_bytes": 0}]}`)); err == nil || !strings.Contains(err.Error(), "devices[0].memory_bytes: must be > 0") {
+		t.Errorf("native cluster error %v", err)
+	}
+}
