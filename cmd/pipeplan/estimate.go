@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 
@@ -28,7 +29,29 @@ type analyticFlags struct {
 	batch, seq, dataParallel                                      int
 	dtype, precision, optimizer, attention, recompute, split, tie string
 	zero1                                                         bool
-	matmulEff, memoryEff, kernelMicros                            float64
+	matmulEff, memoryEff, kernelMicros                            optionalFloat
+}
+
+// optionalFloat is a float flag that remembers whether it was given.
+type optionalFloat struct {
+	v   float64
+	set bool
+}
+
+func (o *optionalFloat) String() string {
+	if o == nil || !o.set {
+		return ""
+	}
+	return strconv.FormatFloat(o.v, 'g', -1, 64)
+}
+
+func (o *optionalFloat) Set(s string) error {
+	v, err := strconv.ParseFloat(s, 64)
+	if err != nil {
+		return errors.New("must be a number")
+	}
+	o.v, o.set = v, true
+	return nil
 }
 
 func (f *analyticFlags) add(fs *flag.FlagSet) {
@@ -44,9 +67,9 @@ func (f *analyticFlags) add(fs *flag.FlagSet) {
 	fs.StringVar(&f.tie, "tie", "copy", "tied embeddings: copy (both ends hold the matrix, gradients all-reduced) or stage (one stage holds both ends)")
 	fs.IntVar(&f.dataParallel, "dp", 1, "data-parallel replicas (with --zero1: optimizer state sharded over them)")
 	fs.BoolVar(&f.zero1, "zero1", false, "shard optimizer state and master weights over the --dp replicas (ZeRO-1)")
-	fs.Float64Var(&f.matmulEff, "matmul-efficiency", -1, "fraction of the peak FLOP/s matrix products reach (default: the device preset's)")
-	fs.Float64Var(&f.memoryEff, "memory-efficiency", -1, "fraction of the memory bandwidth memory-bound kernels reach (default: the preset's)")
-	fs.Float64Var(&f.kernelMicros, "kernel-us", -1, "launch cost of one kernel in microseconds (default: the preset's)")
+	fs.Var(&f.matmulEff, "matmul-efficiency", "fraction of the peak FLOP/s matrix products reach (default: the device preset's)")
+	fs.Var(&f.memoryEff, "memory-efficiency", "fraction of the memory bandwidth memory-bound kernels reach (default: the preset's)")
+	fs.Var(&f.kernelMicros, "kernel-us", "launch cost of one kernel in microseconds (default: the preset's)")
 }
 
 // inference reports whether the flags describe inference.
@@ -96,14 +119,17 @@ func (f *analyticFlags) target(device string) (analytic.Target, error) {
 	if err != nil {
 		return t, fmt.Errorf("--device: %w", err)
 	}
-	if f.matmulEff >= 0 {
-		t.Perf.MatmulEfficiency = f.matmulEff
+	if f.matmulEff.set {
+		t.Perf.MatmulEfficiency = f.matmulEff.v
 	}
-	if f.memoryEff >= 0 {
-		t.Perf.MemoryEfficiency = f.memoryEff
+	if f.memoryEff.set {
+		t.Perf.MemoryEfficiency = f.memoryEff.v
 	}
-	if f.kernelMicros >= 0 {
-		t.Perf.KernelSeconds = f.kernelMicros * 1e-6
+	if f.kernelMicros.set && !(f.kernelMicros.v >= 0) {
+		return t, fmt.Errorf("--kernel-us: must be >= 0, got %v", f.kernelMicros.v)
+	}
+	if f.kernelMicros.set {
+		t.Perf.KernelSeconds = f.kernelMicros.v * 1e-6
 	}
 	return t, nil
 }

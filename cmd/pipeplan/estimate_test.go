@@ -93,6 +93,7 @@ func TestEstimateErrors(t *testing.T) {
 		{[]string{"--hf-config", "gpt2", "--device", "h200", "--dp", "0"}, "--dp: must be >= 1, got 0"},
 		{[]string{"--hf-config", "gpt2", "--device", "h200", "--optimizer", "lamb"}, `--optimizer: must be one of adamw, adam, sgd, none, got "lamb"`},
 		{[]string{"--hf-config", "gpt2", "--device", "h200", "--matmul-efficiency", "2"}, "--matmul-efficiency: must be in (0, 1], got 2"},
+		{[]string{"--hf-config", "gpt2", "--device", "h200", "--kernel-us", "-3"}, "--kernel-us: must be >= 0, got -3"},
 	}
 	for _, tt := range tests {
 		code, _, errs := runCLI(append([]string{"estimate"}, tt.args...)...)

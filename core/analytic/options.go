@@ -279,12 +279,18 @@ func (o Options) optimizerShard() float64 {
 	return p.master + p.states
 }
 
+// String describes the options for people: "b=8 s=1024 bf16 mixed, adamw, flash attention".
 func (o Options) String() string {
 	s := fmt.Sprintf("b=%d s=%d %s", o.Batch, o.Seq, o.DType)
-	if o.DType != FP32 {
-		s += " " + string(o.Precision)
+	switch {
+	case o.Optimizer == None:
+		s += " inference"
+	case o.DType != FP32:
+		s += fmt.Sprintf(" %s, %s", o.Precision, o.Optimizer)
+	default:
+		s += ", " + string(o.Optimizer)
 	}
-	s += fmt.Sprintf(", %s, %s attention", o.Optimizer, o.Attention)
+	s += fmt.Sprintf(", %s attention", o.Attention)
 	if o.Recompute != NoRecompute {
 		s += ", " + string(o.Recompute) + " recompute"
 	}
