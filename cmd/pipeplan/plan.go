@@ -42,7 +42,7 @@ func (f *inputFlags) loadModel() (*model.Model, error) {
 		return f.hf.loadModel(f.model, f.device, f.cluster)
 	}
 	if f.model == "" {
-		return nil, errors.New("--model FILE or --hf-config FILE|NAME: a model is required")
+		return nil, errors.New("--model: a model file is required (or --hf-config FILE|NAME)")
 	}
 	data, err := os.ReadFile(f.model)
 	if err != nil {
