@@ -25,6 +25,7 @@ func init() {
 type inputFlags struct {
 	model, cluster, device string
 	stages                 int
+	hf                     analyticFlags // --hf-config and its options (estimate.go)
 }
 
 func (f *inputFlags) add(fs *flag.FlagSet) {
@@ -32,12 +33,16 @@ func (f *inputFlags) add(fs *flag.FlagSet) {
 	fs.StringVar(&f.cluster, "cluster", "", "cluster `file`: native JSON or Graphcore IPUClusterInfo")
 	fs.StringVar(&f.device, "device", "", "device preset `name` for a homogeneous cluster (see pipeplan devices)")
 	fs.IntVar(&f.stages, "stages", 0, "number of stages with --device")
+	f.hf.add(fs)
 }
 
 // loadModel reads and decodes the --model file.
 func (f *inputFlags) loadModel() (*model.Model, error) {
+	if f.hf.config != "" {
+		return f.hf.loadModel(f.model, f.device, f.cluster)
+	}
 	if f.model == "" {
-		return nil, errors.New("--model: a model file is required")
+		return nil, errors.New("--model: a model file is required (or --hf-config FILE|NAME)")
 	}
 	data, err := os.ReadFile(f.model)
 	if err != nil {
@@ -98,6 +103,7 @@ func runPlan(args []string, stdout, stderr io.Writer) error {
 	if err := parse(fs, args); err != nil {
 		return err
 	}
+	inferenceMode := in.hf.syncInference(*inference)
 	obj, err := parseObjective(*objective)
 	if err != nil {
 		return err
@@ -112,7 +118,7 @@ func runPlan(args []string, stdout, stderr io.Writer) error {
 	}
 	opt := plan.Options{Objective: obj}
 	opt.Estimate.MemoryProportion = *proportion
-	opt.Estimate.Inference = *inference
+	opt.Estimate.Inference = inferenceMode
 	p, err := plan.Make(m, c, opt)
 	if errors.Is(err, plan.ErrNoFit) {
 		return noPlanError{err}

@@ -4,38 +4,214 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+
+	"pipeplan/core/model"
 )
 
-// DevicePreset is a known accelerator. Figures come from vendors' data sheets.
+// DevicePreset is a known accelerator: the Device a cluster holds, the performance figures
+// the analytic profiler needs (Perf), and the link two such devices usually share.
 type DevicePreset struct {
 	Device
-	// Link is the usual link between two such devices in a pipeline.
+	// Perf holds the figures beyond Device that an analytic estimate needs.
+	Perf Perf
+	// Link is the preset name of the usual link between two such devices in a pipeline.
 	Link string
 	// Note says where the figures come from.
 	Note string
 }
 
-// LinkPreset is a known interconnect, as alpha (latency) and bandwidth.
+// Perf is what the analytic profiler needs to know of a device besides its memory and its
+// dense 16-bit peak (Device.FLOPSPerSecond): the fp32 peak, the memory bandwidth, the
+// fractions of peak that real kernels reach, and a fixed cost per kernel.
+//
+// The efficiencies are typical values for large kernels (a roofline times an efficiency
+// is a model, not a measurement); every one can be overridden.
+type Perf struct {
+	// FP32FLOPSPerSecond is the dense fp32 matrix peak (what fp32 training runs at).
+	FP32FLOPSPerSecond float64 `json:"fp32_flops_per_second"`
+	// MemoryBytesPerSecond is the bandwidth of the device memory (HBM, or the IPU's
+	// in-processor SRAM).
+	MemoryBytesPerSecond float64 `json:"memory_bytes_per_second"`
+	// MatmulEfficiency is the fraction of the peak FLOP/s that matrix products reach.
+	MatmulEfficiency float64 `json:"matmul_efficiency"`
+	// MemoryEfficiency is the fraction of MemoryBytesPerSecond that memory-bound kernels
+	// (elementwise, norms, softmax) reach.
+	MemoryEfficiency float64 `json:"memory_efficiency"`
+	// KernelSeconds is the fixed cost of launching one kernel (or one compiled step).
+	KernelSeconds float64 `json:"kernel_seconds"`
+}
+
+// Validate checks the figures; errors name the field under prefix ("perf").
+func (p Perf) Validate(prefix string) error {
+	var es model.Errors
+	es.Positive(prefix+".fp32_flops_per_second", p.FP32FLOPSPerSecond)
+	es.Positive(prefix+".memory_bytes_per_second", p.MemoryBytesPerSecond)
+	for _, f := range []struct {
+		name string
+		v    float64
+	}{{"matmul_efficiency", p.MatmulEfficiency}, {"memory_efficiency", p.MemoryEfficiency}} {
+		if !(f.v > 0 && f.v <= 1) {
+			es.Add(prefix+"."+f.name, "must be in (0, 1], got %v", f.v)
+		}
+	}
+	es.NonNegative(prefix+".kernel_seconds", p.KernelSeconds)
+	return es.Err()
+}
+
+// LinkPreset is a known interconnect, as alpha (latency) and bandwidth (beta is its
+// inverse, Link.SecondsPerByte).
 type LinkPreset struct {
 	Name string
 	Link
 	Note string
 }
 
-var devicePresets = map[string]DevicePreset{
-	// Graphcore GC200 IPU (Colossus Mk2): 900 MB In-Processor-Memory, of which seed 000's
-	// tool uses 894 MiB; 1.33 GHz clock; 250 TFLOP/s fp16.
-	"gc200": {Device: Device{Name: "gc200", MemoryBytes: 894 << 20, ClockHz: 1.33e9, FLOPSPerSecond: 250e12}, Link: "ipu-link"},
-	// NVIDIA A100 SXM 80 GB: 312 TFLOP/s dense bf16.
-	"a100-80gb": {Device: Device{Name: "a100-80gb", MemoryBytes: 80e9, FLOPSPerSecond: 312e12}, Link: "nvlink3"},
-	// NVIDIA H100 SXM5 80 GB: 989 TFLOP/s dense bf16.
-	"h100-sxm": {Device: Device{Name: "h100-sxm", MemoryBytes: 80e9, FLOPSPerSecond: 989e12}, Link: "nvlink4"},
+// SecondsPerByte is the link's beta in the alpha-beta model T = alpha + beta * n (seed 004):
+// the inverse of its bandwidth; 0 for a link without a bandwidth.
+func (l Link) SecondsPerByte() float64 {
+	if l.BytesPerSecond <= 0 {
+		return 0
+	}
+	return 1 / l.BytesPerSecond
 }
 
+const (
+	gib = 1 << 30
+	mib = 1 << 20
+
+	// gpuUsable leaves 5% of a GPU's memory to the CUDA/ROCm context, communication
+	// buffers and allocator fragmentation.
+	gpuUsable = 0.95
+	// gpuKernelSeconds is a typical launch cost of one kernel from an eager framework
+	// (a few microseconds); it matters only for small kernels.
+	gpuKernelSeconds = 4e-6
+)
+
+// Memory sizes: vendors' "GB" for HBM are binary (an 80 GB A100 shows 81920 MiB in
+// nvidia-smi), so presets store them as GiB.
+var devicePresets = map[string]DevicePreset{
+	// NVIDIA A100 SXM4 40 GB (A100 datasheet, 2021): 312 TFLOP/s dense bf16/fp16 tensor,
+	// 19.5 TFLOP/s fp32 (without TF32), 1,555 GB/s HBM2. NVLink 3 (600 GB/s total).
+	"a100-40gb": {
+		Device: Device{Name: "a100-40gb", MemoryBytes: 40 * gib, UsableFraction: gpuUsable, FLOPSPerSecond: 312e12},
+		Perf:   Perf{FP32FLOPSPerSecond: 19.5e12, MemoryBytesPerSecond: 1555e9, MatmulEfficiency: 0.75, MemoryEfficiency: 0.8, KernelSeconds: gpuKernelSeconds},
+		Link:   "nvlink3",
+		Note:   "NVIDIA A100 datasheet: 312 TFLOP/s bf16 dense, 19.5 TFLOP/s fp32, 1,555 GB/s HBM2",
+	},
+	// NVIDIA A100 SXM4 80 GB (A100 datasheet): as the 40 GB part with 2,039 GB/s HBM2e.
+	"a100-80gb": {
+		Device: Device{Name: "a100-80gb", MemoryBytes: 80 * gib, UsableFraction: gpuUsable, FLOPSPerSecond: 312e12},
+		Perf:   Perf{FP32FLOPSPerSecond: 19.5e12, MemoryBytesPerSecond: 2039e9, MatmulEfficiency: 0.75, MemoryEfficiency: 0.8, KernelSeconds: gpuKernelSeconds},
+		Link:   "nvlink3",
+		Note:   "NVIDIA A100 datasheet: 312 TFLOP/s bf16 dense, 19.5 TFLOP/s fp32, 2,039 GB/s HBM2e",
+	},
+	// NVIDIA H100 SXM5 80 GB (H100 datasheet): 989 TFLOP/s dense bf16 (1,979 with
+	// sparsity), 67 TFLOP/s fp32, 3.35 TB/s HBM3. NVLink 4 (900 GB/s total). Large GEMMs
+	// reach about 65-75% of the dense peak.
+	"h100-sxm": {
+		Device: Device{Name: "h100-sxm", MemoryBytes: 80 * gib, UsableFraction: gpuUsable, FLOPSPerSecond: 989e12},
+		Perf:   Perf{FP32FLOPSPerSecond: 67e12, MemoryBytesPerSecond: 3.35e12, MatmulEfficiency: 0.7, MemoryEfficiency: 0.8, KernelSeconds: gpuKernelSeconds},
+		Link:   "nvlink4",
+		Note:   "NVIDIA H100 SXM datasheet: 989 TFLOP/s bf16 dense, 67 TFLOP/s fp32, 3.35 TB/s HBM3",
+	},
+	// NVIDIA H200 SXM 141 GB (H200 datasheet): H100's compute with 4.8 TB/s HBM3e.
+	"h200": {
+		Device: Device{Name: "h200", MemoryBytes: 141 * gib, UsableFraction: gpuUsable, FLOPSPerSecond: 989e12},
+		Perf:   Perf{FP32FLOPSPerSecond: 67e12, MemoryBytesPerSecond: 4.8e12, MatmulEfficiency: 0.7, MemoryEfficiency: 0.8, KernelSeconds: gpuKernelSeconds},
+		Link:   "nvlink4",
+		Note:   "NVIDIA H200 datasheet: 989 TFLOP/s bf16 dense, 67 TFLOP/s fp32, 141 GB at 4.8 TB/s HBM3e",
+	},
+	// NVIDIA B200 in HGX B200 (HGX datasheet: 8 GPUs with 1.44 TB at 62 TB/s in all, 36
+	// PFLOP/s fp16 with sparsity): per GPU 180 GB, 7.7 TB/s, 2.25 PFLOP/s dense bf16; fp32
+	// about 75 TFLOP/s. NVLink 5 (1.8 TB/s total).
+	"b200": {
+		Device: Device{Name: "b200", MemoryBytes: 180 * gib, UsableFraction: gpuUsable, FLOPSPerSecond: 2.25e15},
+		Perf:   Perf{FP32FLOPSPerSecond: 75e12, MemoryBytesPerSecond: 7.7e12, MatmulEfficiency: 0.65, MemoryEfficiency: 0.8, KernelSeconds: gpuKernelSeconds},
+		Link:   "nvlink5",
+		Note:   "NVIDIA HGX B200 datasheet, per GPU: 2.25 PFLOP/s bf16 dense, 180 GB at 7.7 TB/s HBM3e",
+	},
+	// AMD Instinct MI300X (AMD datasheet): 1,307.4 TFLOP/s dense bf16, 163.4 TFLOP/s fp32
+	// matrix, 192 GB HBM3 at 5.3 TB/s; Infinity Fabric to each of 7 peers. Published GEMM
+	// benchmarks reach well under half of the bf16 peak, hence the low efficiency.
+	"mi300x": {
+		Device: Device{Name: "mi300x", MemoryBytes: 192 * gib, UsableFraction: gpuUsable, FLOPSPerSecond: 1307.4e12},
+		Perf:   Perf{FP32FLOPSPerSecond: 163.4e12, MemoryBytesPerSecond: 5.3e12, MatmulEfficiency: 0.45, MemoryEfficiency: 0.7, KernelSeconds: 6e-6},
+		Link:   "xgmi",
+		Note:   "AMD MI300X datasheet: 1,307 TFLOP/s bf16 dense, 163 TFLOP/s fp32, 192 GB at 5.3 TB/s HBM3",
+	},
+	// Google TPU v4 (Cloud TPU docs, "TPU v4"): 275 TFLOP/s bf16, 32 GiB HBM2 at
+	// 1,200 GB/s. No fp32 matrix peak is published: fp32 matmuls at the highest precision
+	// take six bf16 passes, so fp32 is taken as a sixth of the bf16 peak. XLA compiles a
+	// step into few fused kernels: a small per-kernel cost.
+	"tpu-v4": {
+		Device: Device{Name: "tpu-v4", MemoryBytes: 32 * gib, UsableFraction: gpuUsable, FLOPSPerSecond: 275e12},
+		Perf:   Perf{FP32FLOPSPerSecond: 275e12 / 6, MemoryBytesPerSecond: 1200e9, MatmulEfficiency: 0.8, MemoryEfficiency: 0.85, KernelSeconds: 1e-6},
+		Link:   "tpu-ici",
+		Note:   "Cloud TPU v4 docs: 275 TFLOP/s bf16, 32 GiB HBM2 at 1,200 GB/s; fp32 assumed bf16/6",
+	},
+	// Google TPU v5e (Cloud TPU docs, "TPU v5e"): 197 TFLOP/s bf16, 16 GiB HBM2 at 819 GB/s.
+	"tpu-v5e": {
+		Device: Device{Name: "tpu-v5e", MemoryBytes: 16 * gib, UsableFraction: gpuUsable, FLOPSPerSecond: 197e12},
+		Perf:   Perf{FP32FLOPSPerSecond: 197e12 / 6, MemoryBytesPerSecond: 819e9, MatmulEfficiency: 0.8, MemoryEfficiency: 0.85, KernelSeconds: 1e-6},
+		Link:   "tpu-ici",
+		Note:   "Cloud TPU v5e docs: 197 TFLOP/s bf16, 16 GiB HBM2 at 819 GB/s; fp32 assumed bf16/6",
+	},
+	// Google TPU v5p (Cloud TPU docs, "TPU v5p"): 459 TFLOP/s bf16, 95 GiB HBM2e at
+	// 2,765 GB/s, ICI 1,200 GB/s per chip (bidirectional, six links).
+	"tpu-v5p": {
+		Device: Device{Name: "tpu-v5p", MemoryBytes: 95 * gib, UsableFraction: gpuUsable, FLOPSPerSecond: 459e12},
+		Perf:   Perf{FP32FLOPSPerSecond: 459e12 / 6, MemoryBytesPerSecond: 2765e9, MatmulEfficiency: 0.8, MemoryEfficiency: 0.85, KernelSeconds: 1e-6},
+		Link:   "tpu-ici",
+		Note:   "Cloud TPU v5p docs: 459 TFLOP/s bf16, 95 GiB HBM2e at 2,765 GB/s; fp32 assumed bf16/6",
+	},
+	// Graphcore GC200 IPU (Colossus Mk2; IPU-M2000 datasheet): 1,472 tiles with 624 KiB
+	// each ("900 MB" In-Processor-Memory) at 47.5 TB/s, 250 TFLOP/s fp16, 62.5 TFLOP/s
+	// fp32, 1.33 GHz. Seed 000's tool plans against 894 MiB, which is what is stored (all
+	// of it usable). Programs are compiled: the per-step cost is small.
+	"gc200": {
+		Device: Device{Name: "gc200", MemoryBytes: 894 * mib, ClockHz: 1.33e9, FLOPSPerSecond: 250e12},
+		Perf:   Perf{FP32FLOPSPerSecond: 62.5e12, MemoryBytesPerSecond: 47.5e12, MatmulEfficiency: 0.5, MemoryEfficiency: 0.5, KernelSeconds: 0.5e-6},
+		Link:   "ipu-link",
+		Note:   "Graphcore IPU-M2000 datasheet: 250 TFLOP/s fp16, 62.5 TFLOP/s fp32, 900 MB SRAM at 47.5 TB/s, 1.33 GHz; 894 MiB as seed 000 uses",
+	},
+	// Graphcore Bow IPU (Bow-2000 datasheet): the GC200 with wafer-on-wafer power
+	// delivery: 350 TFLOP/s fp16, 87.5 TFLOP/s fp32, 65 TB/s memory bandwidth, 1.85 GHz.
+	"bow": {
+		Device: Device{Name: "bow", MemoryBytes: 894 * mib, ClockHz: 1.85e9, FLOPSPerSecond: 350e12},
+		Perf:   Perf{FP32FLOPSPerSecond: 87.5e12, MemoryBytesPerSecond: 65e12, MatmulEfficiency: 0.5, MemoryEfficiency: 0.5, KernelSeconds: 0.5e-6},
+		Link:   "ipu-link",
+		Note:   "Graphcore Bow-2000 datasheet: 350 TFLOP/s fp16, 87.5 TFLOP/s fp32, 900 MB SRAM at 65 TB/s, 1.85 GHz; 894 MiB as for gc200",
+	},
+}
+
+// Links: bandwidth is one direction of a point-to-point transfer between two pipeline
+// neighbours. Latencies (alpha) are typical small-message times through the usual
+// communication library (NCCL, RCCL, GCL, XLA), not the wire's latency; they are
+// assumptions of the order of magnitude, to be replaced by measured alpha-beta values.
 var linkPresets = map[string]LinkPreset{
-	"ipu-link": {Name: "ipu-link", Link: Link{LatencySeconds: 2e-6, BytesPerSecond: 64e9}},
-	"nvlink3":  {Name: "nvlink3", Link: Link{LatencySeconds: 3e-6, BytesPerSecond: 300e9}},
-	"nvlink4":  {Name: "nvlink4", Link: Link{LatencySeconds: 3e-6, BytesPerSecond: 450e9}},
+	// NVLink 3 (A100): 12 links of 25 GB/s per direction, 600 GB/s total.
+	"nvlink3": {Name: "nvlink3", Link: Link{LatencySeconds: 3e-6, BytesPerSecond: 300e9}, Note: "A100 NVLink 3: 300 GB/s per direction"},
+	// NVLink 4 (H100, H200): 18 links, 900 GB/s total.
+	"nvlink4": {Name: "nvlink4", Link: Link{LatencySeconds: 3e-6, BytesPerSecond: 450e9}, Note: "H100 NVLink 4: 450 GB/s per direction"},
+	// NVLink 5 (B200): 18 links, 1.8 TB/s total.
+	"nvlink5": {Name: "nvlink5", Link: Link{LatencySeconds: 3e-6, BytesPerSecond: 900e9}, Note: "B200 NVLink 5: 900 GB/s per direction"},
+	// PCIe 4.0 x16: 16 GT/s x 16 lanes with 128b/130b coding = 31.5 GB/s per direction.
+	"pcie4": {Name: "pcie4", Link: Link{LatencySeconds: 5e-6, BytesPerSecond: 31.5e9}, Note: "PCIe 4.0 x16: 31.5 GB/s per direction"},
+	// PCIe 5.0 x16: twice PCIe 4.0.
+	"pcie5": {Name: "pcie5", Link: Link{LatencySeconds: 5e-6, BytesPerSecond: 63e9}, Note: "PCIe 5.0 x16: 63 GB/s per direction"},
+	// InfiniBand HDR: 200 Gb/s per port.
+	"ib-hdr": {Name: "ib-hdr", Link: Link{LatencySeconds: 5e-6, BytesPerSecond: 25e9}, Note: "InfiniBand HDR: 200 Gb/s = 25 GB/s per port"},
+	// InfiniBand NDR: 400 Gb/s per port.
+	"ib-ndr": {Name: "ib-ndr", Link: Link{LatencySeconds: 5e-6, BytesPerSecond: 50e9}, Note: "InfiniBand NDR: 400 Gb/s = 50 GB/s per port"},
+	// Graphcore IPU-Link between neighbouring IPUs in an IPU-M2000 (320 GB/s over all
+	// links of a chip; two links of 32 GB/s joining pipeline neighbours).
+	"ipu-link": {Name: "ipu-link", Link: Link{LatencySeconds: 2e-6, BytesPerSecond: 64e9}, Note: "Graphcore IPU-Link: 64 GB/s between neighbours"},
+	// TPU inter-chip interconnect, one link between torus neighbours: about 50 GB/s per
+	// direction on v4 and v5e (v5p links are about twice as fast: 1,200 GB/s per chip
+	// bidirectional over six links).
+	"tpu-ici": {Name: "tpu-ici", Link: Link{LatencySeconds: 2e-6, BytesPerSecond: 50e9}, Note: "TPU ICI link (v4/v5e): about 50 GB/s per direction"},
+	// AMD Infinity Fabric (xGMI) between two MI300X: 128 GB/s bidirectional per peer.
+	"xgmi": {Name: "xgmi", Link: Link{LatencySeconds: 5e-6, BytesPerSecond: 64e9}, Note: "MI300X Infinity Fabric: 64 GB/s per direction per peer"},
 }
 
 // LookupDevice returns the preset device of that name (case-insensitive).

@@ -1,0 +1,182 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func runCLI(args ...string) (code int, stdout, stderr string) {
+	var out, errb bytes.Buffer
+	code = run(args, &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+// TestEstimateJSON checks the keys promised for --json and a few values from closed forms.
+func TestEstimateJSON(t *testing.T) {
+	code, out, errs := runCLI("estimate", "--hf-config", "gpt2", "--device", "a100-80gb", "--batch", "2", "--seq", "128", "--json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	var v struct {
+		Layers []map[string]any `json:"layers"`
+		Total  map[string]any   `json:"total"`
+	}
+	if err := json.Unmarshal([]byte(out), &v); err != nil {
+		t.Fatal(err)
+	}
+	if len(v.Layers) != 15 { // embedding, 12 blocks, final norm, head
+		t.Fatalf("%d layers, want 15", len(v.Layers))
+	}
+	for _, k := range []string{"name", "kind", "params", "param_bytes", "fwd_flops", "fwd_seconds", "bwd_seconds", "saved_activation_bytes", "output_bytes"} {
+		if _, ok := v.Layers[1][k]; !ok {
+			t.Errorf("layers[1] lacks %q", k)
+		}
+	}
+	for _, k := range []string{"weights_bytes", "grads_bytes", "optimizer_bytes", "activation_bytes", "peak_bytes", "step_seconds"} {
+		if _, ok := v.Total[k]; !ok {
+			t.Errorf("total lacks %q", k)
+		}
+	}
+	// A GPT-2 block at b=2, s=128 keeps 34*s*b*h + 4*a*s*b bytes with flash attention.
+	if got, want := v.Layers[1]["saved_activation_bytes"], float64(34*128*2*768+4*12*128*2); got != want {
+		t.Errorf("block saved %v, want %v", got, want)
+	}
+	if got, want := v.Total["weights_bytes"], float64(2*124439808); got != want {
+		t.Errorf("weights_bytes %v, want %v", got, want)
+	}
+}
+
+func TestEstimateTable(t *testing.T) {
+	code, out, errs := runCLI("estimate", "--hf-config", "gpt2-xl", "--device", "a100-80gb", "--batch", "8", "--seq", "1024")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	for _, want := range []string{"block.0 .. block.47 (x48)", "parameters   1.56B", "peak memory", "fits", "tied embedding"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+// TestEstimateFile: --hf-config takes a file path too; the model is named after it.
+func TestEstimateFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "tiny.json")
+	cfg := `{"model_type":"llama","hidden_size":64,"num_hidden_layers":2,"num_attention_heads":4,"intermediate_size":128,"vocab_size":100}`
+	if err := os.WriteFile(path, []byte(cfg), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errs := runCLI("estimate", "--hf-config", path, "--device", "h100-sxm", "--seq", "16", "--json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	if !strings.Contains(out, `"model": "tiny"`) {
+		t.Errorf("output does not name the model tiny:\n%.300s", out)
+	}
+}
+
+func TestEstimateErrors(t *testing.T) {
+	tests := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--device", "a100-80gb"}, "--hf-config: a config.json file or bundled name is required"},
+		{[]string{"--hf-config", "gpt2"}, "--device: a device preset is required"},
+		{[]string{"--hf-config", "gpt2", "--device", "v100"}, `--device: unknown device "v100"`},
+		{[]string{"--hf-config", "gpt-5", "--device", "h200"}, `no file "gpt-5" and no bundled config of that name; bundled: bert-base-uncased`},
+		{[]string{"--hf-config", "missing/config.json", "--device", "h200"}, "--hf-config: open missing/config.json"},
+		{[]string{"--hf-config", "gpt2", "--device", "h200", "--batch", "0"}, "--batch: must be between 1 and"},
+		{[]string{"--hf-config", "gpt2", "--device", "h200", "--seq", "4096"}, "--seq: must be at most 1024"},
+		{[]string{"--hf-config", "gpt2", "--device", "h200", "--dp", "0"}, "--dp: must be >= 1, got 0"},
+		{[]string{"--hf-config", "gpt2", "--device", "h200", "--optimizer", "lamb"}, `--optimizer: must be one of adamw, adam, sgd, none, got "lamb"`},
+		{[]string{"--hf-config", "gpt2", "--device", "h200", "--matmul-efficiency", "2"}, "--matmul-efficiency: must be in (0, 1], got 2"},
+		{[]string{"--hf-config", "gpt2", "--device", "h200", "--kernel-us", "-3"}, "--kernel-us: must be >= 0, got -3"},
+	}
+	for _, tt := range tests {
+		code, _, errs := runCLI(append([]string{"estimate"}, tt.args...)...)
+		if code != exitBad || !strings.Contains(errs, tt.want) {
+			t.Errorf("%v: exit %d, stderr %q; want exit 2 and %q", tt.args, code, errs, tt.want)
+		}
+	}
+}
+
+func TestPlanHFConfig(t *testing.T) {
+	code, out, errs := runCLI("plan", "--hf-config", "gpt2-xl", "--device", "a100-80gb", "--stages", "4", "--json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	var p struct {
+		Boundaries []int `json:"boundaries"`
+	}
+	if err := json.Unmarshal([]byte(out), &p); err != nil {
+		t.Fatal(err)
+	}
+	// 51 layers (embedding, 48 blocks, final norm, head) in four stages of about 12 blocks.
+	if len(p.Boundaries) != 5 || p.Boundaries[4] != 51 {
+		t.Errorf("boundaries %v, want 4 stages over 51 layers", p.Boundaries)
+	}
+	// Llama-2-70B with Adam in mixed precision needs 16 bytes per parameter (1.00 TiB);
+	// eight A100s hold 608 GiB: no plan, and the reason says so.
+	code, _, errs = runCLI("plan", "--hf-config", "llama-2-70b", "--device", "a100-80gb", "--stages", "8")
+	if code != exitNoPlan || !strings.Contains(errs, "and the 8 devices hold 608 GiB") {
+		t.Errorf("llama-2-70b on 8 x a100-80gb: exit %d, %s", code, errs)
+	}
+	// Sharding the optimizer state over 8 data-parallel replicas makes it fit.
+	code, _, errs = runCLI("plan", "--hf-config", "llama-2-70b", "--device", "a100-80gb", "--stages", "8", "--dp", "8", "--zero1")
+	if code != 0 {
+		t.Errorf("llama-2-70b with ZeRO-1 over 8: exit %d, %s", code, errs)
+	}
+	code, _, errs = runCLI("plan", "--hf-config", "gpt2", "--model", "m.json", "--device", "a100-80gb", "--stages", "2")
+	if code != exitBad || !strings.Contains(errs, "--model and --hf-config: give one of them") {
+		t.Errorf("--model with --hf-config: exit %d, %s", code, errs)
+	}
+	// Tied embeddings held in one stage cannot be split.
+	code, _, errs = runCLI("plan", "--hf-config", "gpt2", "--tie", "stage", "--device", "a100-80gb", "--stages", "2")
+	if code != exitNoPlan || !strings.Contains(errs, "tie groups") {
+		t.Errorf("--tie stage on 2 stages: exit %d, %s", code, errs)
+	}
+}
+
+// TestPlanHFConfigCluster: with --cluster, the layers are costed on the first device,
+// which must be named after a preset.
+func TestPlanHFConfigCluster(t *testing.T) {
+	dir := t.TempDir()
+	good := filepath.Join(dir, "good.json")
+	bad := filepath.Join(dir, "bad.json")
+	os.WriteFile(good, []byte(`{"devices":[{"name":"h100-sxm","memory_bytes":85899345920},{"name":"h100-sxm","memory_bytes":85899345920}],"links":[{"latency_seconds":3e-6,"bytes_per_second":450e9}]}`), 0o644)
+	os.WriteFile(bad, []byte(`{"devices":[{"memory_bytes":85899345920}]}`), 0o644)
+	if code, _, errs := runCLI("plan", "--hf-config", "gpt2", "--cluster", good); code != 0 {
+		t.Errorf("good cluster: exit %d, %s", code, errs)
+	}
+	if code, _, errs := runCLI("plan", "--hf-config", "gpt2", "--cluster", bad); code != exitBad || !strings.Contains(errs, "devices[0].name must name a device preset") {
+		t.Errorf("unnamed cluster device: exit %d, %s", code, errs)
+	}
+}
+
+func TestDevices(t *testing.T) {
+	code, out, errs := runCLI("devices", "--json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	var v devicesJSON
+	if err := json.Unmarshal([]byte(out), &v); err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, d := range v.Devices {
+		names = append(names, d.Name)
+	}
+	if got, want := strings.Join(names, " "), "a100-40gb a100-80gb b200 bow gc200 h100-sxm h200 mi300x tpu-v4 tpu-v5e tpu-v5p"; got != want {
+		t.Errorf("devices %s, want %s", got, want)
+	}
+	if len(v.Links) < 9 {
+		t.Errorf("%d links, want at least the nine presets", len(v.Links))
+	}
+	code, out, _ = runCLI("devices")
+	if code != 0 || !strings.Contains(out, "gc200") || !strings.Contains(out, "894 MiB") || !strings.Contains(out, "alpha µs") {
+		t.Errorf("devices table: exit %d\n%s", code, out)
+	}
+}

@@ -1,0 +1,269 @@
+package analytic
+
+import "pipeplan/core/arch"
+
+// shape holds the sizes of one microbatch through one architecture, as float64 (every
+// value is an integer far below 2^53, so sums and products of a few stay exact).
+type shape struct {
+	a *arch.Arch
+	o Options
+
+	b, s, t    float64 // microbatch, sequence, tokens b*s
+	h, q, kv   float64 // hidden, all query heads, all key (or value) heads
+	heads, d   float64 // query heads and head width
+	f, v       float64 // MLP width (per expert), vocabulary
+	experts, k float64 // experts, and experts per token (0 for dense)
+	e          float64 // bytes of one activation element
+	drop       bool    // dropout in training keeps 1-byte masks
+	train      bool
+}
+
+func newShape(a *arch.Arch, o Options) *shape {
+	sh := &shape{a: a, o: o,
+		b: float64(o.Batch), s: float64(o.Seq),
+		h: float64(a.HiddenSize), q: float64(a.QDim()), kv: float64(a.KVDim()),
+		heads: float64(a.NumHeads), d: float64(a.HeadDim),
+		f: float64(a.IntermediateSize), v: float64(a.VocabSize),
+		experts: float64(a.NumExperts), k: float64(a.ExpertsPerToken),
+		e: 2, train: !o.Inference(),
+	}
+	sh.t = sh.b * sh.s
+	if o.DType == FP32 {
+		sh.e = 4
+	}
+	sh.drop = a.Dropout && sh.train
+	return sh
+}
+
+// piece is the cost of one part of a layer (an embedding, an attention part, an MLP, a
+// head): its operations and memory for one microbatch. Bytes are float64 integers.
+type piece struct {
+	ops    []op
+	params int64 // parameters it holds, without a tied embedding matrix
+	tied   int64 // the tied embedding matrix, when it holds it
+	// saved is what it keeps from its forward to its backward pass under the options'
+	// recomputation (training only).
+	saved float64
+	// bwdSaved is what is alive for its backward pass once recomputation (if any) has
+	// rebuilt it: saved without recomputation.
+	bwdSaved float64
+	// fwdExtra and bwdExtra are transient tensors beyond saved + output in the forward
+	// pass, and beyond bwdSaved + gradients in the backward pass.
+	fwdExtra, bwdExtra float64
+	// inferExtra is the intermediates alive at once in an inference forward pass.
+	inferExtra float64
+	// input and output: bytes of what it consumes and produces.
+	input, output float64
+	// recomputable: a transformer sublayer, which full recomputation reruns.
+	recomputable bool
+}
+
+// core marks an operation of the attention core.
+func core(o op) op {
+	o.core = true
+	return o
+}
+
+// mask is the 1-byte dropout mask of n elements, when dropout is on.
+func (sh *shape) mask(n float64) float64 {
+	if sh.drop {
+		return n
+	}
+	return 0
+}
+
+// residual is the residual add of a sublayer, with its dropout when training with
+// dropout: reads two tensors, writes one (and a mask).
+func (sh *shape) residual() op {
+	kernels := 1.0
+	if sh.drop {
+		kernels = 2
+	}
+	return mem("residual", 3*sh.e*sh.t*sh.h+sh.mask(sh.t*sh.h), kernels)
+}
+
+func (sh *shape) norm(name string) op { return mem(name, 2*sh.e*sh.t*sh.h, 1) }
+
+// attention is the attention part of a block: norm, QKV projection, rotary embedding
+// (Llama), the attention core, output projection, residual (and dropout).
+//
+// Saved for backward (bytes, e per element, T = b*s tokens), following Korthikanti et al.
+// 2022 ("Reducing Activation Recomputation in Large Transformer Models", section 4.1),
+// generalised to grouped-query attention: the norm's input (e*T*h), the QKV projection's
+// input (e*T*h), Q and K for the scores and V for the weighted sum, the output
+// projection's input (e*T*q) and the residual dropout mask (T*h bytes). Eager attention
+// also keeps the softmax output (e*b*a*s^2) and, with dropout, its mask (b*a*s^2 bytes)
+// and output (e*b*a*s^2); it multiplies by K and V repeated to all query heads, so those
+// are q wide. Flash attention keeps Q, K, V unrepeated, and the softmax statistics
+// (4*b*a*s bytes, fp32) instead of any s^2 tensor. For GPT (q = kv = h, e = 2, dropout)
+// eager gives 13*s*b*h + 5*a*s^2*b: Korthikanti's 11sbh + 5as^2b plus the norm's 2sbh.
+func (sh *shape) attention() piece {
+	a, e, t, h, q, kv := sh.a, sh.e, sh.t, sh.h, sh.q, sh.kv
+	p := piece{params: a.AttentionParams(), input: e * t * h, output: e * t * h, recomputable: true}
+	p.ops = append(p.ops, sh.norm("attention norm"), matmul("qkv", e, 1, t, h, q+2*kv))
+	if a.Family == arch.Llama {
+		p.ops = append(p.ops, mem("rotary", 2*e*t*(q+kv), 2))
+	}
+	scores := sh.b * sh.heads * sh.s * sh.s  // elements of the score matrix
+	common := 2*e*t*h + e*t*q + sh.mask(t*h) // norm input, QKV input, output proj. input, mask
+	var coreSaved float64                    // the s^2 terms selective recomputation drops
+	if sh.o.Attention == Eager {
+		if kv < q {
+			p.ops = append(p.ops, mem("repeat kv", e*t*(2*kv+2*q), 2))
+		}
+		p.ops = append(p.ops, core(matmul("scores", e, sh.b*sh.heads, sh.s, sh.d, sh.s)), core(mem("softmax", 2*e*scores, 1)))
+		if sh.drop {
+			p.ops = append(p.ops, core(mem("attention dropout", (2*e+1)*scores, 1)))
+		}
+		p.ops = append(p.ops, core(matmul("attention x V", e, sh.b*sh.heads, sh.s, sh.s, sh.d)))
+		common += 3 * e * t * q // Q, and K and V repeated to all heads
+		coreSaved = e * scores
+		if sh.drop {
+			coreSaved += scores + e*scores
+		}
+		// The scores before the softmax live beside its output; the backward pass holds
+		// the gradients of both, and of Q, K and V.
+		p.fwdExtra = e * scores
+		p.bwdExtra = 2*e*scores + e*t*(q+2*kv)
+		p.inferExtra = e*t*h + e*t*(q+2*kv) + 2*e*scores
+	} else {
+		fa := 4 * sh.b * sh.heads * sh.s * sh.s * sh.d // QK^T and PV
+		if a.Causal() {
+			fa /= 2 // causal kernels skip the blocks above the diagonal
+		}
+		io := e * t * (2*q + 2*kv) // read Q, K, V, write O
+		p.ops = append(p.ops, op{name: "flash attention", core: true,
+			// FlashAttention-2's backward pass does five products to the forward's two.
+			fwd: work{fa, io, 1}, bwd: work{2.5 * fa, 2 * io, 2}})
+		common += e*t*(q+2*kv) + 4*sh.b*sh.heads*sh.s // Q, K, V, softmax statistics
+		p.bwdExtra = e * t * (q + 2*kv)
+		p.inferExtra = e*t*h + e*t*(q+2*kv) + e*t*q
+	}
+	p.ops = append(p.ops, matmul("output projection", e, 1, t, q, h), sh.residual())
+	p.bwdSaved = common + coreSaved
+	p.saved = p.bwdSaved
+	if sh.o.Recompute == Selective {
+		p.saved = common
+		p.fwdExtra += coreSaved // computed in the forward pass, then dropped
+	}
+	return p
+}
+
+// mlp is the MLP part of a block: norm, the MLP (or router and experts), residual.
+//
+// Saved for backward: the norm's input and the first projection's input (e*T*h each), the
+// activation's input and the second projection's input (e*T*f each) for GELU, or for
+// SwiGLU the gate and up outputs, the SiLU output and the down projection's input
+// (4*e*T*f), and the residual dropout mask (T*h). GPT's MLP (f = 4h, e = 2, dropout) gives
+// 21*s*b*h: Korthikanti's 19sbh plus the norm's 2sbh.
+//
+// A mixture of experts routes each token to k of E experts (assumed evenly): each expert
+// runs on T*k/E tokens, so the experts together save k times a SwiGLU's tensors on
+// gathered copies of the input, plus the router's fp32 probabilities (4*T*E) and the
+// experts' outputs before weighting (e*T*k*h).
+func (sh *shape) mlp() piece {
+	a, e, t, h, f := sh.a, sh.e, sh.t, sh.h, sh.f
+	p := piece{params: a.MLPParams(), input: e * t * h, output: e * t * h, recomputable: true}
+	p.ops = append(p.ops, sh.norm("mlp norm"))
+	common := 2*e*t*h + sh.mask(t*h)
+	switch {
+	case a.MoE():
+		te := t * sh.k / sh.experts // tokens per expert
+		p.ops = append(p.ops, matmul("router", e, 1, t, h, sh.experts), mem("top-k", 4*t*sh.experts*2, 3))
+		expert := []op{
+			mem("gather", 2*e*te*h, 1),
+			matmul("gate", e, 1, te, h, f), matmul("up", e, 1, te, h, f),
+			mem("silu", 2*e*te*f, 1), mem("gate x up", 3*e*te*f, 1),
+			matmul("down", e, 1, te, f, h),
+			mem("weight and scatter", 3*e*te*h, 2),
+		}
+		for _, o := range expert {
+			p.ops = append(p.ops, o.times(sh.experts))
+		}
+		common += 4*t*sh.experts + sh.k*(e*t*h+4*e*t*f+e*t*h)
+		p.bwdExtra = sh.k * (2*e*t*f + e*t*h)
+		p.inferExtra = e*t*h + sh.k*(e*t*h+3*e*t*f+e*t*h)
+	case a.GatedMLP():
+		p.ops = append(p.ops, matmul("gate", e, 1, t, h, f), matmul("up", e, 1, t, h, f),
+			mem("silu", 2*e*t*f, 1), mem("gate x up", 3*e*t*f, 1), matmul("down", e, 1, t, f, h))
+		common += 4 * e * t * f
+		p.bwdExtra = 2 * e * t * f
+		p.inferExtra = e*t*h + 3*e*t*f
+	default:
+		p.ops = append(p.ops, matmul("fc1", e, 1, t, h, f), mem("gelu", 2*e*t*f, 1), matmul("fc2", e, 1, t, f, h))
+		common += 2 * e * t * f
+		p.bwdExtra = 2 * e * t * f
+		p.inferExtra = e*t*h + 2*e*t*f
+	}
+	p.ops = append(p.ops, sh.residual())
+	p.saved, p.bwdSaved = common, common
+	return p
+}
+
+// embedding looks up tokens (and positions, token types) and, for BERT, normalises.
+// It keeps the token ids (int64) for the backward pass, which scatters gradients into a
+// dense V x h gradient.
+func (sh *shape) embedding() piece {
+	a, e, t, h := sh.a, sh.e, sh.t, sh.h
+	p := piece{params: a.EmbeddingParams() - a.EmbeddingWeightParams(), output: e * t * h}
+	p.input = 8 * t
+	if a.Family == arch.BERT {
+		p.input += 8 * t // token type ids
+	}
+	gather := mem("token lookup", 2*e*t*h+8*t, 1)
+	gather.bwd = work{0, e*sh.v*h + 2*e*t*h + 8*t, 3} // zero and scatter-add into V x h
+	p.ops = append(p.ops, gather)
+	saved := p.input
+	if a.LearnedPositions() {
+		p.ops = append(p.ops, mem("position lookup", 2*e*t*h, 1), mem("add", 3*e*t*h, 1))
+	}
+	if a.Family == arch.BERT {
+		p.ops = append(p.ops, mem("token type lookup", 2*e*t*h, 1), mem("add", 3*e*t*h, 1), sh.norm("embedding norm"))
+		saved += e * t * h
+	}
+	if sh.drop {
+		p.ops = append(p.ops, mem("dropout", (2*e+1)*t*h, 1))
+		saved += t * h
+	}
+	p.saved, p.bwdSaved = saved, saved
+	p.inferExtra = e * t * h
+	return p
+}
+
+// finalNorm is the norm after the last block (GPT-2, Llama).
+func (sh *shape) finalNorm() piece {
+	e, t, h := sh.e, sh.t, sh.h
+	return piece{params: sh.a.FinalNormParams(), ops: []op{sh.norm("final norm")},
+		saved: e * t * h, bwdSaved: e * t * h, input: e * t * h, output: e * t * h}
+}
+
+// head is the LM head with the loss: (BERT's transform,) the vocabulary projection, and
+// cross-entropy computed in fp32 as frameworks do (HuggingFace upcasts the logits): the
+// 16-bit logits (e*T*V), their fp32 copy (4*T*V) and the fp32 log-probabilities (4*T*V)
+// live at once in the forward pass; the log-probabilities stay for the backward pass,
+// which holds their gradient and the logits' fp32 gradient beside them (12*T*V at its
+// peak). The output is the loss (a 4-byte scalar). In inference the output is the logits.
+func (sh *shape) head() piece {
+	a, e, t, h, v := sh.a, sh.e, sh.t, sh.h, sh.v
+	p := piece{params: a.HeadParams(), input: e * t * h}
+	saved := e * t * h // the projection's input
+	if a.Family == arch.BERT {
+		p.ops = append(p.ops, matmul("transform", e, 1, t, h, h), mem("gelu", 2*e*t*h, 1), sh.norm("transform norm"))
+		saved += 3 * e * t * h
+	}
+	p.ops = append(p.ops, matmul("logits", e, 1, t, h, v))
+	if !sh.train {
+		p.output = e * t * v
+		p.inferExtra = e * t * h
+		return p
+	}
+	p.ops = append(p.ops, op{name: "cross entropy",
+		fwd: work{0, (e+4)*t*v + 8*t*v + 8*t, 3},
+		bwd: work{0, 4*t*v + 12*t*v + (4+e)*t*v, 3}})
+	p.output = 4
+	saved += 4 * t * v
+	p.saved, p.bwdSaved = saved, saved
+	p.fwdExtra = (e + 4) * t * v // 16-bit logits and their fp32 copy
+	p.bwdExtra = 8 * t * v       // gradients of the log-probabilities and of the logits
+	return p
+}

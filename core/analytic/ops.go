@@ -1,0 +1,75 @@
+package analytic
+
+import "pipeplan/core/cluster"
+
+// work is what one kind of kernel does: FLOPs of matrix products, bytes moved to and from
+// device memory, and how many kernel launches (n identical kernels are one work with n
+// times the FLOPs, bytes and launches).
+type work struct {
+	flops, bytes, kernels float64
+}
+
+func (w work) times(n float64) work { return work{w.flops * n, w.bytes * n, w.kernels * n} }
+
+// op is one operation of a layer, forward and backward.
+type op struct {
+	name     string
+	fwd, bwd work
+	// core marks the attention core (scores, softmax, dropout, weighted sum), which
+	// selective recomputation reruns in the backward pass.
+	core bool
+}
+
+func (o op) times(n float64) op {
+	o.fwd, o.bwd = o.fwd.times(n), o.bwd.times(n)
+	return o
+}
+
+// roofline times kernels on one device: each kernel takes the longer of its FLOPs at the
+// matrix peak times an efficiency and its bytes at the memory bandwidth times an
+// efficiency (Williams, Waterman and Patterson 2009), plus a fixed launch cost.
+type roofline struct {
+	flopsPerSecond, bytesPerSecond, kernelSeconds float64
+}
+
+func newRoofline(t Target, dt DType) roofline {
+	peak := t.Device.FLOPSPerSecond
+	if dt == FP32 {
+		peak = t.Perf.FP32FLOPSPerSecond
+	}
+	return roofline{
+		flopsPerSecond: peak * t.Perf.MatmulEfficiency,
+		bytesPerSecond: t.Perf.MemoryBytesPerSecond * t.Perf.MemoryEfficiency,
+		kernelSeconds:  t.Perf.KernelSeconds,
+	}
+}
+
+func (r roofline) seconds(w work) float64 {
+	return w.kernels*r.kernelSeconds + max(w.flops/r.flopsPerSecond, w.bytes/r.bytesPerSecond)
+}
+
+// Element-wise backward kernels read the gradient and the saved input and write the input's
+// gradient: about 1.5 times the forward's traffic (read one, write one).
+const memBackward = 1.5
+
+// matmul is a (batched) product of an m x k and a k x n matrix. Its backward pass is two
+// products of the same size (the gradients of both operands).
+func matmul(name string, e, batch, m, k, n float64) op {
+	f := 2 * batch * m * k * n
+	b := e * batch * (m*k + k*n + m*n)
+	return op{name: name, fwd: work{f, b, 1}, bwd: work{2 * f, 2 * b, 2}}
+}
+
+// mem is a memory-bound operation moving bytes in kernels launches.
+func mem(name string, bytes, kernels float64) op {
+	return op{name: name, fwd: work{0, bytes, kernels}, bwd: work{0, memBackward * bytes, kernels}}
+}
+
+// linkSeconds is the time of a two-device all-reduce of n bytes (a ring moves 2(p-1)/p * n
+// = n bytes each way for p = 2).
+func linkSeconds(l cluster.Link, n float64) float64 {
+	if n <= 0 {
+		return 0
+	}
+	return l.Seconds(int64(n), 0)
+}

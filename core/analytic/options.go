@@ -1,0 +1,301 @@
+package analytic
+
+import (
+	"fmt"
+	"strings"
+
+	"pipeplan/core/cluster"
+	"pipeplan/core/model"
+)
+
+// DType is the element type of weights and activations in the forward and backward pass.
+type DType string
+
+// The supported element types.
+const (
+	BF16 DType = "bf16"
+	FP16 DType = "fp16"
+	FP32 DType = "fp32"
+)
+
+// Precision says how a 16-bit model keeps its weights.
+type Precision string
+
+// The supported precisions.
+const (
+	// Pure: weights, gradients and optimizer state all in the 16-bit DType.
+	Pure Precision = "pure"
+	// Mixed: 16-bit weights and gradients for the passes, and fp32 master weights with
+	// fp32 optimizer state (2 + 2 + 4 + 4 + 4 = 16 bytes per parameter with Adam, as in
+	// the ZeRO paper, Rajbhandari et al. 2020).
+	Mixed Precision = "mixed"
+)
+
+// Optimizer is the training optimizer, or None for inference.
+type Optimizer string
+
+// The supported optimizers.
+const (
+	// AdamW (and Adam): two moments per parameter.
+	AdamW Optimizer = "adamw"
+	Adam  Optimizer = "adam"
+	// SGD with momentum: one buffer per parameter.
+	SGD Optimizer = "sgd"
+	// None: inference. Forward passes only: no gradients, no optimizer state, nothing kept
+	// for a backward pass.
+	None Optimizer = "none"
+)
+
+// Attention is the attention kernel.
+type Attention string
+
+// The supported attention kernels.
+const (
+	// Eager: scores materialised (b x heads x s x s), softmax and dropout kept for the
+	// backward pass, as in Korthikanti et al. 2022.
+	Eager Attention = "eager"
+	// Flash: FlashAttention (Dao et al. 2022): no s^2 tensor is stored; the backward pass
+	// recomputes the scores from Q, K, V, the output and the softmax statistics.
+	Flash Attention = "flash"
+)
+
+// Recompute is the activation recomputation strategy of Korthikanti et al. 2022.
+type Recompute string
+
+// The supported recomputation strategies.
+const (
+	// NoRecompute keeps every activation the backward pass needs.
+	NoRecompute Recompute = "none"
+	// Selective recomputes the attention core (scores, softmax, dropout, weighted sum)
+	// in the backward pass: the s^2 terms are not kept.
+	Selective Recompute = "selective"
+	// Full keeps only each transformer layer's input and reruns its forward pass in the
+	// backward pass.
+	Full Recompute = "full"
+)
+
+// Split says how finely blocks become pipeline layers.
+type Split string
+
+// The supported splits.
+const (
+	// Blocks: one layer per transformer block.
+	Blocks Split = "block"
+	// Sublayers: the attention part and the MLP part of each block are separate layers.
+	Sublayers Split = "sublayer"
+)
+
+// Tie says where a tied embedding matrix lives when the model is pipelined.
+type Tie string
+
+// The supported placements of a tied embedding.
+const (
+	// TieCopy: the embedding and the LM head each hold a copy (weights, gradients,
+	// optimizer state), and the two gradients are all-reduced once per step, as
+	// Megatron-LM does; the stages are free.
+	TieCopy Tie = "copy"
+	// TieStage: the embedding and the head must share one stage (model.Layer.TieGroup),
+	// which holds the matrix once. Every layer between them is then in that stage too.
+	TieStage Tie = "stage"
+)
+
+// Options describe the run being estimated. The zero values of the enumerations mean
+// their defaults: bf16, mixed precision (pure for fp32), AdamW, flash attention, no
+// recomputation, one layer per block, tied embeddings copied.
+type Options struct {
+	// Batch is the microbatch size b (sequences).
+	Batch int `json:"batch"`
+	// Seq is the sequence length s (tokens).
+	Seq       int       `json:"seq"`
+	DType     DType     `json:"dtype,omitempty"`
+	Precision Precision `json:"precision,omitempty"`
+	Optimizer Optimizer `json:"optimizer,omitempty"`
+	Attention Attention `json:"attention,omitempty"`
+	Recompute Recompute `json:"recompute,omitempty"`
+	Split     Split     `json:"split,omitempty"`
+	Tie       Tie       `json:"tie,omitempty"`
+	// DataParallel is the number of data-parallel replicas (0 means 1); with ZeRO1 the
+	// optimizer state (and fp32 master weights) is sharded over them.
+	DataParallel int  `json:"data_parallel,omitempty"`
+	ZeRO1        bool `json:"zero1,omitempty"`
+}
+
+// Bounds that keep every byte count exact and far from overflow.
+const (
+	maxSeq    = 1 << 20
+	maxBatch  = 1 << 20
+	maxTokens = 1 << 26
+	maxDP     = 1 << 20
+)
+
+// Inference reports whether the options describe inference (no optimizer).
+func (o Options) Inference() bool { return o.Optimizer == None }
+
+// withDefaults fills the enumerations' defaults.
+func (o Options) withDefaults() Options {
+	if o.DType == "" {
+		o.DType = BF16
+	}
+	if o.Precision == "" {
+		o.Precision = Mixed
+		if o.DType == FP32 {
+			o.Precision = Pure
+		}
+	}
+	if o.Optimizer == "" {
+		o.Optimizer = AdamW
+	}
+	if o.Attention == "" {
+		o.Attention = Flash
+	}
+	if o.Recompute == "" {
+		o.Recompute = NoRecompute
+	}
+	if o.Split == "" {
+		o.Split = Blocks
+	}
+	if o.Tie == "" {
+		o.Tie = TieCopy
+	}
+	if o.DataParallel == 0 {
+		o.DataParallel = 1
+	}
+	return o
+}
+
+// Validate checks the options (after defaults); errors name the option.
+func (o Options) Validate() error {
+	o = o.withDefaults()
+	var es model.Errors
+	if o.Batch < 1 || o.Batch > maxBatch {
+		es.Add("batch", "must be between 1 and %d, got %d", maxBatch, o.Batch)
+	}
+	if o.Seq < 1 || o.Seq > maxSeq {
+		es.Add("seq", "must be between 1 and %d, got %d", maxSeq, o.Seq)
+	}
+	if len(es) == 0 && int64(o.Batch)*int64(o.Seq) > maxTokens {
+		es.Add("batch", "batch * seq must be at most %d tokens, got %d", maxTokens, int64(o.Batch)*int64(o.Seq))
+	}
+	oneOf(&es, "dtype", string(o.DType), BF16, FP16, FP32)
+	oneOf(&es, "precision", string(o.Precision), Pure, Mixed)
+	oneOf(&es, "optimizer", string(o.Optimizer), AdamW, Adam, SGD, None)
+	oneOf(&es, "attention", string(o.Attention), Eager, Flash)
+	oneOf(&es, "recompute", string(o.Recompute), NoRecompute, Selective, Full)
+	oneOf(&es, "split", string(o.Split), Blocks, Sublayers)
+	oneOf(&es, "tie", string(o.Tie), TieCopy, TieStage)
+	if o.DType == FP32 && o.Precision == Mixed {
+		es.Add("precision", "mixed precision keeps fp32 master weights of a 16-bit model: use dtype bf16 or fp16, or precision pure with fp32")
+	}
+	if o.DataParallel < 1 || o.DataParallel > maxDP {
+		es.Add("data_parallel", "must be between 1 and %d, got %d", maxDP, o.DataParallel)
+	}
+	if o.Optimizer == None && o.Recompute != NoRecompute {
+		es.Add("recompute", "needs training: inference (optimizer none) keeps nothing to recompute")
+	}
+	return es.Err()
+}
+
+func oneOf[T ~string](es *model.Errors, name, got string, allowed ...T) {
+	names := make([]string, len(allowed))
+	for i, a := range allowed {
+		if string(a) == got {
+			return
+		}
+		names[i] = string(a)
+	}
+	es.Add(name, "must be one of %s, got %q", strings.Join(names, ", "), got)
+}
+
+// Target is the device the layers are costed on: its Device (memory, dense 16-bit peak),
+// its performance figures, and the link between pipeline neighbours (for the all-reduce of
+// a copied tied embedding).
+type Target struct {
+	Device cluster.Device `json:"device"`
+	Perf   cluster.Perf   `json:"perf"`
+	Link   cluster.Link   `json:"link"`
+}
+
+// PresetTarget returns the target of a device preset and its usual link.
+func PresetTarget(name string) (Target, error) {
+	d, err := cluster.LookupDevice(name)
+	if err != nil {
+		return Target{}, err
+	}
+	l, err := cluster.LookupLink(d.Link)
+	if err != nil {
+		return Target{}, err
+	}
+	return Target{Device: d.Device, Perf: d.Perf, Link: l.Link}, nil
+}
+
+// Validate checks the target's figures.
+func (t Target) Validate() error {
+	var es model.Errors
+	es.Positive("device.flops_per_second", t.Device.FLOPSPerSecond)
+	if err := t.Perf.Validate("perf"); err != nil {
+		fe, _ := model.AsFieldErrors(err)
+		es = append(es, fe...)
+	}
+	es.NonNegative("link.latency_seconds", t.Link.LatencySeconds)
+	es.NonNegative("link.bytes_per_second", t.Link.BytesPerSecond)
+	return es.Err()
+}
+
+// bytesPerParam is the memory one parameter takes: its weight, its gradient, and its
+// optimizer state including fp32 master weights.
+type bytesPerParam struct {
+	weight, grad, master, states float64
+}
+
+func (o Options) perParam() bytesPerParam {
+	e := 2.0
+	if o.DType == FP32 {
+		e = 4
+	}
+	if o.Optimizer == None {
+		return bytesPerParam{weight: e}
+	}
+	p := bytesPerParam{weight: e, grad: e}
+	stateBytes := e // pure: states in the model's type
+	if o.Precision == Mixed {
+		p.master = 4
+		stateBytes = 4
+	}
+	switch o.Optimizer {
+	case AdamW, Adam:
+		p.states = 2 * stateBytes
+	case SGD:
+		p.states = stateBytes
+	}
+	return p
+}
+
+// optimizer is the optimizer state per parameter on one device (sharded with ZeRO-1).
+func (o Options) optimizerShard() float64 {
+	p := o.perParam()
+	if o.ZeRO1 {
+		return (p.master + p.states) / float64(o.DataParallel)
+	}
+	return p.master + p.states
+}
+
+// String describes the options for people: "b=8 s=1024 bf16 mixed, adamw, flash attention".
+func (o Options) String() string {
+	s := fmt.Sprintf("b=%d s=%d %s", o.Batch, o.Seq, o.DType)
+	switch {
+	case o.Optimizer == None:
+		s += " inference"
+	case o.DType != FP32:
+		s += fmt.Sprintf(" %s, %s", o.Precision, o.Optimizer)
+	default:
+		s += ", " + string(o.Optimizer)
+	}
+	s += fmt.Sprintf(", %s attention", o.Attention)
+	if o.Recompute != NoRecompute {
+		s += ", " + string(o.Recompute) + " recompute"
+	}
+	if o.ZeRO1 && o.DataParallel > 1 {
+		s += fmt.Sprintf(", ZeRO-1 over %d", o.DataParallel)
+	}
+	return s
+}

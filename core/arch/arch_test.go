@@ -1,0 +1,213 @@
+package arch
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+
+	"pipeplan/core/model"
+)
+
+// TestParamsPublished checks the parameter counts of every bundled config against the
+// figures published with the models (data/hf-configs/README.md), exactly.
+func TestParamsPublished(t *testing.T) {
+	// BERT's published counts are BertModel's: embeddings, encoder and the pooler (h*h + h),
+	// without the masked-LM head. Arch describes BertForMaskedLM, which has no pooler but a
+	// head: transform dense (h*h + h) and LayerNorm (2h), and the decoder bias (V); its
+	// decoder matrix is tied.
+	bertAdjust := func(h, v int64) int64 { return -(h*h + h) + (h*h + h + 2*h + v) }
+	tests := []struct {
+		name string
+		want int64
+	}{
+		{"gpt2", 124_439_808},
+		{"gpt2-medium", 354_823_168},
+		{"gpt2-large", 774_030_080},
+		{"gpt2-xl", 1_557_611_200},
+		{"bert-base-uncased", 109_482_240 + bertAdjust(768, 30522)},
+		{"bert-large-uncased", 335_141_888 + bertAdjust(1024, 30522)},
+		{"llama-2-7b", 6_738_415_616},
+		{"llama-2-70b", 68_976_648_192},
+		{"meta-llama-3-8b", 8_030_261_248},
+		{"llama-3.2-1b", 1_235_814_400},
+		{"mistral-7b-v0.1", 7_241_732_096},
+		{"mixtral-8x7b-v0.1", 46_702_792_704},
+		{"qwen2-7b", 7_615_616_512},
+	}
+	for _, tt := range tests {
+		a, err := Bundled(tt.name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := a.Params(); got != tt.want {
+			t.Errorf("%s: Params() = %d, want %d (off by %d)", tt.name, got, tt.want, got-tt.want)
+		}
+	}
+}
+
+// TestParamsLlama70BUntied checks llama-3.1-70b (untied, vocabulary 128256) from its
+// closed form: 2Vh + L(2h + h(q + 2kv) + qh + 3hf) + h.
+func TestParamsLlama31(t *testing.T) {
+	a, err := Bundled("llama-3.1-70b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const h, L, q, kv, f, V = 8192, 80, 8192, 1024, 28672, 128256
+	want := int64(2*V*h + L*(2*h+h*(q+2*kv)+q*h+3*h*f) + h)
+	if got := a.Params(); got != want {
+		t.Errorf("Params() = %d, want %d", got, want)
+	}
+}
+
+// TestGPT3 checks GPT-3 175B from its published architecture: 12 L h^2 + 13 L h for the
+// blocks, V h + 2048 h for the embeddings, 2h for the final norm.
+func TestGPT3(t *testing.T) {
+	data, err := os.ReadFile("testdata/gpt3-175b.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := Parse(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const h, L, V, S = 12288, 96, 50257, 2048
+	want := int64(12*L*h*h + 13*L*h + V*h + S*h + 2*h)
+	if got := a.Params(); got != want {
+		t.Errorf("Params() = %d, want %d", got, want)
+	}
+	// The paper reports "175.0B"; the exact count is 174.6B, within 0.3% of it.
+	if r := float64(a.Params()) / 175e9; r < 0.997 || r > 1.003 {
+		t.Errorf("Params()/175e9 = %.4f, want within 0.3%%", r)
+	}
+}
+
+func TestActiveParamsMixtral(t *testing.T) {
+	a, err := Bundled("mixtral-8x7b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 6 idle experts of 3 * 4096 * 14336 in each of 32 layers.
+	want := int64(46_702_792_704 - 32*6*3*4096*14336)
+	if got := a.ActiveParams(); got != want {
+		t.Errorf("ActiveParams() = %d, want %d", got, want)
+	}
+	if got := a.ActiveParams(); got < 12.8e9 || got > 13.0e9 {
+		t.Errorf("ActiveParams() = %d, published as about 12.9B", got)
+	}
+}
+
+func TestParseFields(t *testing.T) {
+	a, err := Bundled("meta-llama-3-8b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Arch{Name: "meta-llama-3-8b", ModelType: "llama", Family: Llama, HiddenSize: 4096, NumLayers: 32,
+		NumHeads: 32, NumKVHeads: 8, HeadDim: 128, IntermediateSize: 14336, VocabSize: 128256, MaxPositions: 8192}
+	if *a != want {
+		t.Errorf("got %+v\nwant %+v", *a, want)
+	}
+	g, err := Bundled("gpt2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantG := Arch{Name: "gpt2", ModelType: "gpt2", Family: GPT2, HiddenSize: 768, NumLayers: 12, NumHeads: 12,
+		NumKVHeads: 12, HeadDim: 64, IntermediateSize: 3072, VocabSize: 50257, MaxPositions: 1024,
+		TiedEmbeddings: true, QKVBias: true, OutBias: true, MLPBias: true, Dropout: true}
+	if *g != wantG {
+		t.Errorf("got %+v\nwant %+v", *g, wantG)
+	}
+}
+
+func TestBundledNames(t *testing.T) {
+	got := strings.Join(BundledNames(), " ")
+	want := "bert-base-uncased bert-large-uncased gpt2 gpt2-large gpt2-medium gpt2-xl llama-2-70b llama-2-7b llama-3.1-70b llama-3.2-1b meta-llama-3-8b mistral-7b-v0.1 mixtral-8x7b-v0.1 qwen2-7b"
+	if got != want {
+		t.Errorf("BundledNames() = %s\nwant %s", got, want)
+	}
+	for alias := range aliases {
+		if _, ok := BundledConfig(alias); !ok {
+			t.Errorf("alias %q names no bundled config", alias)
+		}
+	}
+	for _, bad := range []string{"", "gpt-5", "../arch.go", "configs/gpt2"} {
+		if _, ok := BundledConfig(bad); ok {
+			t.Errorf("BundledConfig(%q) found something", bad)
+		}
+	}
+	if _, err := Bundled("gpt-5"); err == nil || !strings.Contains(err.Error(), "gpt2-xl") {
+		t.Errorf("Bundled(gpt-5) error %v should list the bundled names", err)
+	}
+}
+
+func TestParseErrors(t *testing.T) {
+	tests := []struct {
+		name, config, want string
+	}{
+		{"not json", `{`, "not a JSON object"},
+		{"array", `[1]`, "not a JSON object"},
+		{"null", `null`, "must be a JSON object"},
+		{"trailing", `{"model_type":"gpt2"} x`, "unexpected data"},
+		{"unknown type", `{"model_type":"t5"}`, `model_type: unsupported model type "t5"`},
+		{"no type", `{"hidden_size": 8}`, "model_type: is missing"},
+		{"unknown architecture", `{"architectures":["T5Model"]}`, `architectures: unsupported architecture "T5Model"`},
+		{"missing size", `{"model_type":"llama","num_hidden_layers":2,"num_attention_heads":2,"intermediate_size":8,"vocab_size":10}`,
+			"hidden_size: is missing"},
+		{"heads divide", `{"model_type":"llama","hidden_size":4096,"num_hidden_layers":2,"num_attention_heads":30,"intermediate_size":8,"vocab_size":10}`,
+			"num_attention_heads: must divide hidden_size (4096) when head_dim is not given, got 30"},
+		{"gpt2 heads divide", `{"model_type":"gpt2","n_embd":10,"n_layer":1,"n_head":3,"vocab_size":10}`,
+			"n_head: must divide n_embd (10), got 3"},
+		{"kv heads divide", `{"model_type":"mistral","hidden_size":64,"num_hidden_layers":2,"num_attention_heads":8,"num_key_value_heads":3,"intermediate_size":8,"vocab_size":10}`,
+			"num_key_value_heads: must divide num_attention_heads (8), got 3"},
+		{"kv heads too many", `{"model_type":"mistral","hidden_size":64,"num_hidden_layers":2,"num_attention_heads":8,"num_key_value_heads":16,"intermediate_size":8,"vocab_size":10}`,
+			"num_key_value_heads: must be between 1 and num_attention_heads (8), got 16"},
+		{"not integer", `{"model_type":"gpt2","n_embd":"big","n_layer":1,"n_head":1,"vocab_size":10}`,
+			`n_embd: must be an integer, got "big"`},
+		{"fraction", `{"model_type":"gpt2","n_embd":7.5,"n_layer":1,"n_head":1,"vocab_size":10}`,
+			"n_embd: must be an integer, got 7.5"},
+		{"negative", `{"model_type":"gpt2","n_embd":-8,"n_layer":1,"n_head":1,"vocab_size":10}`,
+			"n_embd: must be between 0 and 2^31, got -8"},
+		{"zero layers", `{"model_type":"gpt2","n_embd":8,"n_layer":0,"n_head":1,"vocab_size":10}`,
+			"n_layer: must be between 1 and 4096, got 0"},
+		{"alias conflict", `{"model_type":"gpt2","n_embd":8,"hidden_size":16,"n_layer":1,"n_head":1,"vocab_size":10}`,
+			"hidden_size: disagrees with n_embd (16 vs 8)"},
+		{"experts", `{"model_type":"mixtral","hidden_size":64,"num_hidden_layers":2,"num_attention_heads":8,"intermediate_size":8,"vocab_size":10,"num_local_experts":4,"num_experts_per_tok":5}`,
+			"num_experts_per_tok: must be between 1 and 4, got 5"},
+		{"dropout", `{"model_type":"gpt2","n_embd":8,"n_layer":1,"n_head":1,"vocab_size":10,"attn_pdrop":2}`,
+			"attn_pdrop: must be a probability in [0, 1], got 2"},
+		{"tie", `{"model_type":"gpt2","n_embd":8,"n_layer":1,"n_head":1,"vocab_size":10,"tie_word_embeddings":"yes"}`,
+			`tie_word_embeddings: must be true or false, got "yes"`},
+		{"huge", `{"model_type":"llama","hidden_size":131072,"num_hidden_layers":4096,"num_attention_heads":1024,"intermediate_size":1048576,"vocab_size":10}`,
+			"hidden_size: the model would have more than 2^50 parameters"},
+	}
+	for _, tt := range tests {
+		_, err := Parse([]byte(tt.config))
+		if err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%s: error %v, want one containing %q", tt.name, err, tt.want)
+		}
+	}
+	// Config errors are field errors naming the config key.
+	_, err := Parse([]byte(`{"model_type":"gpt2","n_embd":8,"n_layer":1,"n_head":3,"vocab_size":10}`))
+	var es model.Errors
+	if !errors.As(err, &es) || es[0].Path != "n_head" {
+		t.Errorf("error %v: want model.Errors with path n_head", err)
+	}
+}
+
+// TestParseArchitecturesOnly: model_type may be inferred from "architectures".
+func TestParseArchitecturesOnly(t *testing.T) {
+	a, err := Parse([]byte(`{"architectures":["Qwen2ForCausalLM"],"hidden_size":64,"num_hidden_layers":2,"num_attention_heads":8,"num_key_value_heads":2,"intermediate_size":128,"vocab_size":100}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.ModelType != "qwen2" || !a.QKVBias || a.OutBias {
+		t.Errorf("got %+v, want qwen2 with qkv bias only", a)
+	}
+}
+
+func ExampleBundled() {
+	a, _ := Bundled("gpt2-xl")
+	fmt.Println(a.Description())
+	// Output: gpt2: 48 layers, hidden 1600, 25 heads, mlp 6400, vocab 50257, tied embeddings, 1.56B parameters
+}

@@ -1,0 +1,64 @@
+package arch
+
+import (
+	"embed"
+	"fmt"
+	"path"
+	"sort"
+	"strings"
+)
+
+// configs holds HuggingFace config.json files of well-known models, written from their
+// model cards (only the fields that shape cost).
+//
+//go:embed configs/*.json
+var configs embed.FS
+
+// aliases are short names for bundled configs.
+var aliases = map[string]string{
+	"gpt2-small":   "gpt2",
+	"bert-base":    "bert-base-uncased",
+	"bert-large":   "bert-large-uncased",
+	"llama-3-8b":   "meta-llama-3-8b",
+	"mistral-7b":   "mistral-7b-v0.1",
+	"mixtral-8x7b": "mixtral-8x7b-v0.1",
+}
+
+// BundledNames lists the bundled configs by name (without aliases), sorted.
+func BundledNames() []string {
+	entries, _ := configs.ReadDir("configs") // an embedded directory always reads
+	names := make([]string, 0, len(entries))
+	for _, e := range entries {
+		names = append(names, strings.TrimSuffix(e.Name(), ".json"))
+	}
+	sort.Strings(names)
+	return names
+}
+
+// BundledConfig returns the config.json of a bundled model by name or alias
+// (case-insensitive): "gpt2-xl", "llama-3-8b", "mixtral-8x7b".
+func BundledConfig(name string) ([]byte, bool) {
+	n := strings.ToLower(name)
+	if full, ok := aliases[n]; ok {
+		n = full
+	}
+	if n == "" || strings.ContainsAny(n, "/\\") || strings.HasPrefix(n, ".") {
+		return nil, false
+	}
+	data, err := configs.ReadFile(path.Join("configs", n+".json"))
+	return data, err == nil
+}
+
+// Bundled parses a bundled config by name or alias; the Arch is named after it.
+func Bundled(name string) (*Arch, error) {
+	data, ok := BundledConfig(name)
+	if !ok {
+		return nil, fmt.Errorf("unknown bundled config %q; bundled: %s", name, strings.Join(BundledNames(), ", "))
+	}
+	a, err := Parse(data)
+	if err != nil {
+		return nil, fmt.Errorf("bundled config %s: %w", name, err)
+	}
+	a.Name = strings.ToLower(name)
+	return a, nil
+}

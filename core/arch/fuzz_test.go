@@ -1,0 +1,23 @@
+package arch
+
+import "testing"
+
+// FuzzParse: any input gives an architecture or an error, never a panic, and an accepted
+// architecture has a positive parameter count within the bound.
+func FuzzParse(f *testing.F) {
+	for _, name := range BundledNames() {
+		data, _ := BundledConfig(name)
+		f.Add(data)
+	}
+	f.Add([]byte(`{"model_type":"gpt2","n_embd":8,"n_layer":1,"n_head":2,"vocab_size":3,"n_inner":null}`))
+	f.Add([]byte(`{"model_type":"llama","hidden_size":8,"num_hidden_layers":1,"num_attention_heads":2,"head_dim":3,"intermediate_size":4,"vocab_size":3}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		a, err := Parse(data)
+		if err != nil {
+			return
+		}
+		if n := a.Params(); n <= 0 || n > maxParams {
+			t.Errorf("accepted %s with %d parameters", data, n)
+		}
+	})
+}

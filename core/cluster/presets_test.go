@@ -1,0 +1,74 @@
+package cluster
+
+import (
+	"math"
+	"strings"
+	"testing"
+)
+
+// TestPresets: every device preset names a link preset, has valid figures, and builds a
+// valid cluster; names are short and lower-case.
+func TestPresets(t *testing.T) {
+	want := "a100-40gb a100-80gb b200 bow gc200 h100-sxm h200 mi300x tpu-v4 tpu-v5e tpu-v5p"
+	if got := strings.Join(DeviceNames(), " "); got != want {
+		t.Errorf("DeviceNames() = %s, want %s", got, want)
+	}
+	for _, l := range []string{"nvlink3", "nvlink4", "nvlink5", "pcie4", "pcie5", "ib-hdr", "ib-ndr", "ipu-link", "tpu-ici"} {
+		if _, err := LookupLink(l); err != nil {
+			t.Error(err)
+		}
+	}
+	for _, name := range DeviceNames() {
+		d, err := LookupDevice(strings.ToUpper(name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d.Name != name || d.Note == "" {
+			t.Errorf("%s: name %q, note %q", name, d.Name, d.Note)
+		}
+		if err := d.Perf.Validate("perf"); err != nil {
+			t.Errorf("%s: %v", name, err)
+		}
+		c, err := FromPreset(name, 3)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if err := c.Validate(); err != nil {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+	// Seed 000 plans a GC200 against 894 MiB.
+	if d, _ := LookupDevice("gc200"); d.MemoryLimitBytes(1) != 894<<20 {
+		t.Errorf("gc200 holds %d bytes, want 894 MiB", d.MemoryLimitBytes(1))
+	}
+	if _, err := LookupDevice("v100"); err == nil || !strings.Contains(err.Error(), "known devices: a100-40gb") {
+		t.Errorf("LookupDevice(v100): %v", err)
+	}
+	if _, err := FromPreset("h200", 0); err == nil {
+		t.Error("FromPreset(h200, 0) accepted")
+	}
+}
+
+func TestSecondsPerByte(t *testing.T) {
+	l, _ := LookupLink("ib-ndr")
+	if got := l.SecondsPerByte(); got != 1/50e9 {
+		t.Errorf("ib-ndr beta %v, want %v", got, 1/50e9)
+	}
+	// T = alpha + beta * n.
+	if got, want := l.Seconds(1e9, 0), 5e-6+1e9/50e9; math.Abs(got-want) > 1e-15 {
+		t.Errorf("ib-ndr 1 GB: %v s, want %v", got, want)
+	}
+	if (Link{}).SecondsPerByte() != 0 {
+		t.Error("a link without bandwidth has beta 0")
+	}
+}
+
+func TestPerfValidate(t *testing.T) {
+	err := Perf{MatmulEfficiency: 0, MemoryEfficiency: 1.2, KernelSeconds: -1}.Validate("perf")
+	for _, want := range []string{"perf.fp32_flops_per_second: must be > 0", "perf.memory_bytes_per_second: must be > 0",
+		"perf.matmul_efficiency: must be in (0, 1], got 0", "perf.memory_efficiency: must be in (0, 1], got 1.2", "perf.kernel_seconds: must be >= 0"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("error %v, want %q", err, want)
+		}
+	}
+}
