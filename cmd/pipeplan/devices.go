@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"io"
-	"os"
 	"text/tabwriter"
 
 	"pipeplan/core/cluster"
@@ -34,8 +33,8 @@ type linkJSON struct {
 	Note           string  `json:"note"`
 }
 
-func runDevices(args []string, stdout io.Writer) error {
-	fs := newFlags("devices", os.Stderr)
+func runDevices(args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("devices", stderr)
 	asJSON := fs.Bool("json", false, "print the presets as JSON")
 	if err := parse(fs, args); err != nil {
 		return err

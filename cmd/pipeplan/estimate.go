@@ -211,8 +211,8 @@ func flagError(err error) error {
 	return out
 }
 
-func runEstimate(args []string, stdout io.Writer) error {
-	fs := newFlags("estimate", os.Stderr)
+func runEstimate(args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("estimate", stderr)
 	var f analyticFlags
 	f.add(fs)
 	device := fs.String("device", "", "device preset `name` (see pipeplan devices)")
