@@ -1,6 +1,9 @@
 package schedule
 
-import "fmt"
+import (
+	"fmt"
+	"strings"
+)
 
 // advise says how to run the pipeline better: more microbatches when the bubble is large
 // (seed 002: at least twice the pipeline stages), a schedule that holds fewer microbatches,
@@ -18,6 +21,20 @@ func advise(p *Pipeline, cfg Config, r *Result) []string {
 		}
 		out = append(out, fmt.Sprintf("%s: the bubble wastes %.0f%% of the step; use at least %d", what, 100*r.BubbleFraction, 2*depth))
 	}
+	for d, limit := range r.LimitBytes {
+		if peak := r.PeakMemoryBytes[d]; peak > limit {
+			var use []string
+			if cfg.Kind == GPipe && cfg.Microbatches > 1 {
+				use = append(use, "1f1b (fewer microbatches in flight)")
+			}
+			if cfg.Training() && !cfg.Recompute {
+				use = append(use, "recomputation")
+			}
+			use = append(use, "more stages or devices with more memory")
+			out = append(out, fmt.Sprintf("device %d needs %s at its peak under %s, more than its %s: use %s",
+				d, bytesString(peak), cfg, bytesString(limit), strings.Join(use, ", ")))
+		}
+	}
 	if cfg.Kind == GPipe && r.Devices > 1 && m > r.Devices {
 		out = append(out, fmt.Sprintf("1f1b has the same bubble as gpipe and holds at most %d microbatches in flight on a stage instead of %d", r.Devices, m))
 	}
@@ -31,4 +48,21 @@ func advise(p *Pipeline, cfg Config, r *Result) []string {
 		}
 	}
 	return out
+}
+
+// bytesString formats a byte count for people: "1.20 GiB", "600 MiB", "512 B".
+func bytesString(n int64) string {
+	units := []string{"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"}
+	v, u := float64(n), 0
+	for (v >= 1024 || v <= -1024) && u < len(units)-1 {
+		v /= 1024
+		u++
+	}
+	switch {
+	case u == 0:
+		return fmt.Sprintf("%d B", n)
+	case v == float64(int64(v)):
+		return fmt.Sprintf("%d %s", int64(v), units[u])
+	}
+	return fmt.Sprintf("%.2f %s", v, units[u])
 }

@@ -18,6 +18,8 @@ type Pipeline struct {
 	TransferSeconds []float64 `json:"transfer_seconds,omitempty"`
 	// MicrobatchSize is the samples in one microbatch, for the throughput; 0 means 1.
 	MicrobatchSize int `json:"microbatch_size,omitempty"`
+	// LimitBytes, when set, is each device's memory limit: a peak above it gets advice.
+	LimitBytes []int64 `json:"limit_bytes,omitempty"`
 }
 
 // Stage is one stage's cost for one microbatch.
@@ -34,8 +36,9 @@ type Stage struct {
 	ActivationBytes int64 `json:"activation_bytes"`
 	// InputBytes is the stage's input for one microbatch: all that recomputation keeps.
 	InputBytes int64 `json:"input_bytes,omitempty"`
-	// PeakBytes is one microbatch's working peak while the stage runs it, including what
-	// it keeps (core/estimate's not-always-alive peak); 0 means ActivationBytes.
+	// PeakBytes is one microbatch's working peak while the stage runs it (core/estimate's
+	// not-always-alive peak); 0 means ActivationBytes. A device's peak counts it for the
+	// microbatch at work and what the others in flight keep.
 	PeakBytes int64 `json:"peak_bytes,omitempty"`
 	// WeightGradBytes is what ZB-H1 keeps per microbatch from B until W.
 	WeightGradBytes int64 `json:"weight_grad_bytes,omitempty"`
@@ -70,6 +73,11 @@ func (p *Pipeline) validate() error {
 	}
 	for i, t := range p.TransferSeconds {
 		es.NonNegative(fmt.Sprintf("transfer_seconds[%d]", i), t)
+	}
+	for i, l := range p.LimitBytes {
+		if l < 0 {
+			es.Add(fmt.Sprintf("limit_bytes[%d]", i), "must be >= 0, got %d", l)
+		}
 	}
 	if p.MicrobatchSize < 0 {
 		es.Add("microbatch_size", "must be >= 0, got %d", p.MicrobatchSize)
@@ -140,6 +148,8 @@ type Result struct {
 	// PeakMemoryBytes per device (= per stage except for Interleaved, where a device
 	// holds several stages).
 	PeakMemoryBytes []int64 `json:"peak_memory_bytes"`
+	// LimitBytes per device, when the pipeline states them.
+	LimitBytes []int64 `json:"limit_bytes,omitempty"`
 	// MaxInFlight per stage: the most microbatches whose forward has started and whose
 	// backward (B) has not ended at once.
 	MaxInFlight []int `json:"max_in_flight"`

@@ -25,9 +25,9 @@
 // backward (B; the input gradient in ZB-H1, whose W keeps only WeightGradBytes). Under
 // recomputation it keeps only the stage input and rebuilds the rest in the backward. A
 // device's peak is its stages' static bytes, plus the largest sum over time of what its
-// in-flight microbatches keep, plus the working memory of one running microbatch beyond
-// what it keeps (PeakBytes minus the kept part). For one stage per device this is exactly
-// what core/estimate charges a range with the same number of microbatches in flight.
+// in-flight microbatches keep, with one of them counted at its working peak (PeakBytes)
+// instead of what it keeps. For one stage per device this is exactly what core/estimate
+// charges a range with the same number of microbatches in flight.
 //
 // References: GPipe (Huang et al. 2019); PipeDream-Flush / 1F1B (Narayanan et al. 2021);
 // Megatron-LM's interleaved schedule (Narayanan et al. 2021, "Efficient large-scale

@@ -2,7 +2,10 @@ package schedule
 
 import (
 	"errors"
+	"fmt"
 	"sort"
+
+	"pipeplan/core/model"
 )
 
 // Simulate runs one step of the pipeline under the schedule and reports its timeline,
@@ -21,6 +24,10 @@ func Simulate(p *Pipeline, cfg Config) (*Result, error) {
 		return nil, err
 	}
 	r := s.result()
+	if n := len(p.LimitBytes); n != 0 && n != r.Devices {
+		return nil, &model.FieldError{Path: "limit_bytes", Reason: fmt.Sprintf("must hold one limit per device (%d) or none, got %d", r.Devices, n)}
+	}
+	r.LimitBytes = p.LimitBytes
 	r.Advice = advise(p, cfg, r)
 	return r, nil
 }
