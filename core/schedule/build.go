@@ -39,7 +39,15 @@ func build(cfg Config, stages int) (*graph, error) {
 		return nil, err
 	}
 	g := &graph{cfg: cfg, S: stages, D: cfg.Devices(stages), m: cfg.Microbatches}
+	perStage := 2 * g.m // F and B per microbatch; ZB-H1 adds W, Overlap dummies
+	if cfg.Kind == ZBH1 || cfg.Kind == Overlap {
+		perStage = 3 * g.m
+	}
+	g.ops = make([]op, 0, g.S*perStage+g.m+2*g.D+2)
 	g.order = make([][]int32, g.D+1)
+	for d := 0; d < g.D; d++ {
+		g.order[d] = make([]int32, 0, perStage*(g.S/g.D))
+	}
 	for k := range g.index {
 		g.index[k] = make([]int32, g.S*g.m)
 		for i := range g.index[k] {

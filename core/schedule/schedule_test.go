@@ -418,3 +418,42 @@ func BenchmarkSimulate1F1B(b *testing.B) {
 		}
 	}
 }
+
+// FuzzSimulate checks that any configuration either fails validation or simulates
+// without a deadlock, with every operation's dependencies met and devices never running
+// two operations at once.
+func FuzzSimulate(f *testing.F) {
+	f.Add(uint8(0), uint8(4), uint8(8), uint8(2), uint8(1), uint8(2), uint8(1), uint8(0))
+	f.Add(uint8(2), uint8(3), uint8(6), uint8(3), uint8(2), uint8(5), uint8(3), uint8(1))
+	f.Add(uint8(5), uint8(2), uint8(5), uint8(0), uint8(1), uint8(3), uint8(0), uint8(2))
+	f.Add(uint8(4), uint8(5), uint8(1), uint8(0), uint8(0), uint8(0), uint8(0), uint8(0))
+	f.Fuzz(func(t *testing.T, kind, p, m, v, fw, bw, ww, tr uint8) {
+		c := Config{Kind: Kinds[int(kind)%len(Kinds)], Microbatches: int(m % 40), Chunks: int(v % 5), Recompute: kind&8 != 0}
+		stages := int(p%9) * max(1, c.Chunks)
+		if c.Kind != Interleaved {
+			stages, c.Chunks = int(p%9), 0
+		}
+		pl := uniform(stages, float64(fw%7), float64(bw%7), float64(min(ww%7, bw%7)))
+		for i := 0; i+1 < stages; i++ {
+			pl.TransferSeconds = append(pl.TransferSeconds, float64((int(tr)+i)%3))
+		}
+		r, err := Simulate(pl, c)
+		if err != nil {
+			return
+		}
+		for d, evs := range r.Events {
+			for k, e := range evs {
+				if e.EndSeconds < e.StartSeconds || (k > 0 && e.StartSeconds < evs[k-1].EndSeconds) {
+					t.Fatalf("%s: device %d overlaps or runs backwards at %+v", c, d, e)
+				}
+				if e.EndSeconds > r.MakespanSeconds {
+					t.Fatalf("%s: event %+v ends after the makespan %v", c, e, r.MakespanSeconds)
+				}
+			}
+		}
+		want, err := InFlight(c, stages)
+		if err != nil || !reflect.DeepEqual(want, r.MaxInFlight) {
+			t.Fatalf("%s: InFlight %v (%v), simulated %v", c, want, err, r.MaxInFlight)
+		}
+	})
+}

@@ -3,7 +3,6 @@ package schedule
 import (
 	"errors"
 	"fmt"
-	"sort"
 
 	"pipeplan/core/model"
 )
@@ -133,7 +132,7 @@ func (s *sim) run() error {
 	}
 	// Dependencies in compressed rows, and their reverse for the successors.
 	off := make([]int32, n+1)
-	var all []dep
+	all := make([]dep, 0, 2*n)
 	for i := 0; i < n; i++ {
 		all = s.deps(int32(i), all)
 		off[i+1] = int32(len(all))
@@ -198,21 +197,14 @@ func (s *sim) run() error {
 	return nil
 }
 
-// change is a step of a count or of memory at a time.
+// change is a step of a count or of memory at a time. A stage's changes all happen on its
+// device, whose operations run one after another, so changes appended in the device's
+// order are in time order, and at equal times in causal order: what an operation frees
+// at its end is free for the next one starting at that instant, and a zero-length
+// forward counts before its own backward ends.
 type change struct {
 	t     float64
 	delta int64
-}
-
-// sortChanges orders changes by time, decreases first at equal times (memory a
-// finishing operation frees is free for one starting at the same instant).
-func sortChanges(cs []change) {
-	sort.Slice(cs, func(a, b int) bool {
-		if cs[a].t != cs[b].t {
-			return cs[a].t < cs[b].t
-		}
-		return cs[a].delta < cs[b].delta
-	})
 }
 
 func (s *sim) result() *Result {
@@ -231,7 +223,12 @@ func (s *sim) result() *Result {
 	}
 	mem := make([][]change, g.D)
 	count := make([][]change, g.S)
+	for st := range count {
+		count[st] = make([]change, 0, 2*g.m)
+	}
 	for d := 0; d < g.D; d++ {
+		r.Events[d] = make([]Event, 0, len(g.order[d]))
+		mem[d] = make([]change, 0, len(g.order[d])+g.m)
 		for _, id := range g.order[d] {
 			o := g.ops[id]
 			a, b := s.start[id], s.end[id]
@@ -274,7 +271,6 @@ func (s *sim) result() *Result {
 		r.Throughput = float64(g.m*size) / r.MakespanSeconds
 	}
 	for st := 0; st < g.S; st++ {
-		sortChanges(count[st])
 		cur := 0
 		for k, c := range count[st] {
 			cur += int(c.delta)
@@ -308,7 +304,6 @@ func (s *sim) result() *Result {
 		r.PeakMemoryBytes[d] += x.StaticBytes
 	}
 	for d := 0; d < g.D; d++ {
-		sortChanges(mem[d])
 		var cur, most int64
 		for _, c := range mem[d] {
 			cur += c.delta
