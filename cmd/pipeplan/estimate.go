@@ -56,13 +56,13 @@ func (o *optionalFloat) Set(s string) error {
 
 func (f *analyticFlags) add(fs *flag.FlagSet) {
 	fs.StringVar(&f.config, "hf-config", "", "HuggingFace config.json `file`, or a bundled name: "+strings.Join(arch.BundledNames(), ", "))
-	fs.IntVar(&f.batch, "batch", 1, "microbatch size (sequences) with --hf-config")
+	fs.IntVar(&f.batch, "batch", 1, "samples per microbatch (sequences with --hf-config)")
 	fs.IntVar(&f.seq, "seq", 0, "sequence length with --hf-config (default: the model's context, at most 4096)")
 	fs.StringVar(&f.dtype, "dtype", "bf16", "element type: bf16, fp16 or fp32")
 	fs.StringVar(&f.precision, "precision", "", "pure (all state in --dtype) or mixed (fp32 master weights and optimizer state; the default for 16-bit)")
 	fs.StringVar(&f.optimizer, "optimizer", "adamw", "adamw, adam, sgd (with momentum) or none (inference)")
 	fs.StringVar(&f.attention, "attention", "flash", "attention kernel: eager (scores kept, s^2 memory) or flash")
-	fs.StringVar(&f.recompute, "recompute", "none", "activation recomputation: none, selective (attention core) or full (each block)")
+	fs.StringVar(&f.recompute, "recompute", "none", "activation recomputation: none, selective (attention core, --hf-config) or full (each block; for a profile, each stage's input)")
 	fs.StringVar(&f.split, "split", "block", "pipeline layers: block (one per transformer block) or sublayer (attention and MLP apart)")
 	fs.StringVar(&f.tie, "tie", "copy", "tied embeddings: copy (both ends hold the matrix, gradients all-reduced) or stage (one stage holds both ends)")
 	fs.IntVar(&f.dataParallel, "dp", 1, "data-parallel replicas (with --zero1: optimizer state sharded over them)")

@@ -96,6 +96,8 @@ func runPlan(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("plan", stderr)
 	var in inputFlags
 	in.add(fs)
+	var sched scheduleFlags
+	sched.add(fs)
 	proportion := fs.Float64("memory-proportion", 1, "fraction of each device's usable memory a stage may fill")
 	objective := fs.String("objective", "compute", "what to minimise: compute (the bottleneck) or compute+transfer")
 	inference := fs.Bool("inference", false, "plan forward passes only (no backward time, no stashed activations)")
@@ -119,6 +121,9 @@ func runPlan(args []string, stdout, stderr io.Writer) error {
 	opt := plan.Options{Objective: obj}
 	opt.Estimate.MemoryProportion = *proportion
 	opt.Estimate.Inference = inferenceMode
+	if err := sched.apply(&opt, *asJSON, in.hf.recompute, in.hf.batch, in.hf.config != ""); err != nil {
+		return err
+	}
 	p, err := plan.Make(m, c, opt)
 	if errors.Is(err, plan.ErrNoFit) {
 		return noPlanError{err}
@@ -130,6 +135,7 @@ func runPlan(args []string, stdout, stderr io.Writer) error {
 		return writeJSON(stdout, p)
 	}
 	printPlan(stdout, m, p)
+	printSchedule(stdout, p)
 	return nil
 }
 

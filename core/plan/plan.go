@@ -11,6 +11,7 @@ import (
 	"pipeplan/core/estimate"
 	"pipeplan/core/model"
 	"pipeplan/core/partition"
+	"pipeplan/core/schedule"
 )
 
 // Options configures a plan.
@@ -20,6 +21,10 @@ type Options struct {
 	// Estimate configures range costing (memory proportion, training or inference,
 	// microbatches in flight per stage, recomputation).
 	Estimate estimate.Options
+	// Schedule, when set, plans for a pipeline schedule: its in-flight microbatches per
+	// stage set the memory each stage needs (overriding Estimate.InFlight), and the plan
+	// carries a simulated step. See ScheduleOptions.
+	Schedule *ScheduleOptions
 }
 
 // Plan is an optimal split of a model over a cluster.
@@ -37,6 +42,8 @@ type Plan struct {
 	// MaxCompute and MaxTransfer over stages.
 	MaxCompute  float64 `json:"max_compute"`
 	MaxTransfer float64 `json:"max_transfer"`
+	// Schedule is the simulated step under Options.Schedule, when set.
+	Schedule *schedule.Result `json:"schedule,omitempty"`
 }
 
 // Stage is one pipeline stage of a plan.
@@ -78,15 +85,29 @@ func Make(m *model.Model, c *cluster.Cluster, opt Options) (*Plan, error) {
 	if err := c.Validate(); err != nil {
 		return nil, err
 	}
-	e, err := estimate.New(m, c, opt.Estimate)
+	if opt.Schedule != nil {
+		so := *opt.Schedule
+		opt.Schedule = &so
+	}
+	sc, err := scheduled(c, &opt)
+	if err != nil {
+		return nil, err
+	}
+	e, err := estimate.New(m, sc, opt.Estimate)
 	if err != nil {
 		return nil, err
 	}
 	r, err := partition.Solve(Costs{e}, opt.Objective)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %s", ErrNoFit, Explain(e, m, c))
+		return nil, fmt.Errorf("%w: %s", ErrNoFit, Explain(e, m, sc))
 	}
-	return FromBoundaries(e, m, c, r.Boundaries, opt.Objective), nil
+	p := FromBoundaries(e, m, sc, r.Boundaries, opt.Objective)
+	if opt.Schedule != nil {
+		if p.Schedule, err = simulate(e, m, c, sc, r.Boundaries, opt); err != nil {
+			return nil, err
+		}
+	}
+	return p, nil
 }
 
 // FromBoundaries describes a given split (optimal or not) with every stage's costs.

@@ -1,0 +1,241 @@
+package plan
+
+import (
+	"errors"
+	"fmt"
+	"reflect"
+	"strings"
+	"testing"
+
+	"pipeplan/core/cluster"
+	"pipeplan/core/estimate"
+	"pipeplan/core/model"
+	"pipeplan/core/schedule"
+)
+
+const mib = 1 << 20
+
+// chain is n equal layers (forward 1 s, backward 2 s), each with the given parameter and
+// activation bytes, passing a tensor of tensorBytes to the next.
+func chain(n int, paramBytes, actBytes, tensorBytes int64) *model.Model {
+	m := &model.Model{Name: "chain"}
+	for i := 0; i < n; i++ {
+		l := model.Layer{Name: fmt.Sprintf("l%d", i), ForwardSeconds: 1, BackwardSeconds: 2,
+			ParamBytes: paramBytes, ActivationBytes: actBytes}
+		if tensorBytes > 0 {
+			l.Outputs = []model.Tensor{{ID: fmt.Sprintf("t%d", i), Bytes: tensorBytes}}
+			if i > 0 {
+				l.InputIDs = []string{fmt.Sprintf("t%d", i-1)}
+			}
+		}
+		m.Layers = append(m.Layers, l)
+	}
+	return m
+}
+
+func devices(p int, memoryBytes int64) *cluster.Cluster {
+	return cluster.Homogeneous(cluster.Device{Name: "d", MemoryBytes: memoryBytes}, p, cluster.Link{}, nil)
+}
+
+func with(c schedule.Config) Options { return Options{Schedule: &ScheduleOptions{Config: c}} }
+
+// Activations dominate: 12 layers of 1 MiB parameters and 1 MiB activations on 4 devices
+// of 12 MiB. A range of k layers with f microbatches in flight needs k MiB of parameters,
+// the peak of one microbatch (core/estimate: the activations accumulated before its last
+// layer, k - 1 MiB) and the activations of the f - 1 others, (f - 1)k MiB. Blind to the
+// schedule (f = 1) a stage may hold 6 layers, so the best split is 3 + 3 + 3 + 3. Under
+// 1F1B with 8 microbatches stage i holds f = 4 - i: at most 2, 3, 4, 6 layers, so the best
+// split has a bottleneck of 4 layers (12 s) and gives the first stage 2. The blind split,
+// run under 1F1B, needs 3 + 2 + 3 * 3 = 14 MiB on device 0. GPipe keeps all 8 microbatches:
+// 9k - 1 MiB, one layer per stage, which fits no split of 12.
+func TestScheduleAwarePlanFitsWhereBlindRunsOutOfMemory(t *testing.T) {
+	m := chain(12, mib, mib, 0)
+	c := devices(4, 12*mib)
+	oneF := with(schedule.Config{Kind: schedule.OneFOneB, Microbatches: 8})
+
+	blind, err := Make(m, c, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []int{0, 3, 6, 9, 12}; !reflect.DeepEqual(blind.Boundaries, want) {
+		t.Fatalf("blind boundaries %v, want %v", blind.Boundaries, want)
+	}
+	if blind.Schedule != nil {
+		t.Errorf("a plan without a schedule carries one: %+v", blind.Schedule)
+	}
+
+	aware, err := Make(m, c, oneF)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if aware.Boundaries[1] != 2 || aware.Bottleneck != 12 {
+		t.Errorf("1f1b-aware plan: boundaries %v, bottleneck %v; want the first stage to hold 2 layers and a bottleneck of 12 s", aware.Boundaries, aware.Bottleneck)
+	}
+	if got := aware.Boundaries[1] - aware.Boundaries[0]; got >= blind.Boundaries[1] {
+		t.Errorf("1f1b gives the first stage %d layers, the blind plan %d: want fewer", got, blind.Boundaries[1])
+	}
+	s := aware.Schedule
+	if s == nil {
+		t.Fatal("the schedule-aware plan carries no schedule")
+	}
+	for i, st := range aware.Stages {
+		if s.PeakMemoryBytes[i] > st.LimitBytes || s.PeakMemoryBytes[i] != st.MemoryBytes {
+			t.Errorf("stage %d: simulated peak %d, planned %d, limit %d: want the planned memory, within the limit", i, s.PeakMemoryBytes[i], st.MemoryBytes, st.LimitBytes)
+		}
+	}
+	if len(s.Advice) != 0 {
+		t.Errorf("advice for a plan that fits with 8 microbatches on 4 stages: %q", s.Advice)
+	}
+
+	r, err := Simulate(m, c, blind.Boundaries, oneF)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []int64{14 * mib, 11 * mib, 8 * mib, 5 * mib}; !reflect.DeepEqual(r.PeakMemoryBytes, want) {
+		t.Errorf("blind split under 1f1b: peaks %v, want %v", r.PeakMemoryBytes, want)
+	}
+	if r.PeakMemoryBytes[0] <= c.Devices[0].MemoryBytes {
+		t.Errorf("blind split under 1f1b fits device 0 (%d bytes)", r.PeakMemoryBytes[0])
+	}
+	wantAdvice := "device 0 needs 14 MiB at its peak under 1f1b, more than its 12 MiB: use recomputation, more stages or devices with more memory"
+	if len(r.Advice) != 1 || r.Advice[0] != wantAdvice {
+		t.Errorf("advice %q, want %q", r.Advice, wantAdvice)
+	}
+
+	_, err = Make(m, c, with(schedule.Config{Kind: schedule.GPipe, Microbatches: 8}))
+	if !errors.Is(err, ErrNoFit) {
+		t.Errorf("gpipe with 8 microbatches: %v, want ErrNoFit", err)
+	}
+}
+
+// The simulator's peak per device and the estimator's memory per stage are computed
+// independently (memory changes sorted in time; prefix sums and in-flight counts), and
+// agree exactly for every schedule with one stage per device.
+func TestSimulatedPeakMatchesPlannedMemory(t *testing.T) {
+	m := chain(10, 3*mib, 2*mib, mib/2)
+	m.Layers[4].TemporaryBytes = 5 * mib
+	c := devices(3, 1<<40)
+	for _, k := range []schedule.Kind{schedule.GPipe, schedule.OneFOneB, schedule.ZBH1, schedule.IPU, schedule.Inference} {
+		for _, re := range []bool{false, true} {
+			if k == schedule.Inference && re {
+				continue
+			}
+			p, err := Make(m, c, with(schedule.Config{Kind: k, Microbatches: 5, Recompute: re}))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i, st := range p.Stages {
+				if got := p.Schedule.PeakMemoryBytes[i]; got != st.MemoryBytes {
+					t.Errorf("%s recompute=%v stage %d: simulated peak %d, planned %d", k, re, i, got, st.MemoryBytes)
+				}
+				if got := p.Schedule.MaxInFlight[i]; got != st.InFlight {
+					t.Errorf("%s stage %d: simulated in flight %d, planned %d", k, i, got, st.InFlight)
+				}
+			}
+		}
+	}
+}
+
+// Cycles convert with the clock: 1000-cycle forwards and 2000-cycle backwards at 1 kHz
+// are 1 s and 2 s, so 2 layers per stage give 1F1B (m + p - 1)(F + B) = 5 * 6 s.
+func TestScheduleInCycles(t *testing.T) {
+	m := &model.Model{TimeUnit: model.Cycles}
+	for i := 0; i < 4; i++ {
+		m.Layers = append(m.Layers, model.Layer{Name: fmt.Sprint(i), ForwardCycles: 1000, BackwardCycles: 2000})
+	}
+	c := cluster.Homogeneous(cluster.Device{MemoryBytes: 1 << 30, ClockHz: 1000}, 2, cluster.Link{}, nil)
+	opt := with(schedule.Config{Kind: schedule.OneFOneB, Microbatches: 4})
+	opt.Schedule.MicrobatchSize = 6
+	p, err := Make(m, c, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Schedule.MakespanSeconds != 30 || p.Schedule.Throughput != 24.0/30 {
+		t.Errorf("makespan %v s, throughput %v; want 30 s and 24 samples / 30 s", p.Schedule.MakespanSeconds, p.Schedule.Throughput)
+	}
+	c.Devices[0].ClockHz, c.Devices[1].ClockHz = 0, 0
+	if _, err := Make(m, c, opt); err == nil || !strings.Contains(err.Error(), "devices[0].clock_hz") {
+		t.Errorf("cycles without a clock: %v", err)
+	}
+}
+
+// Transfers: latency 0.5 s plus 1000 bytes at 1000 B/s per boundary; GPipe takes
+// (m + p - 1)(F + B) + 2(p - 1)T = 4 * 6 + 2 * 1.5 s.
+func TestScheduleTransfers(t *testing.T) {
+	m := chain(4, 0, 0, 1000)
+	c := cluster.Homogeneous(cluster.Device{MemoryBytes: 1 << 30}, 2, cluster.Link{LatencySeconds: 0.5, BytesPerSecond: 1000}, nil)
+	p, err := Make(m, c, with(schedule.Config{Kind: schedule.GPipe, Microbatches: 3}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := 27.0; p.Schedule.MakespanSeconds != want {
+		t.Errorf("makespan %v, want %v", p.Schedule.MakespanSeconds, want)
+	}
+}
+
+// Interleaved plans p*v stages, stage j on device j mod p with 1/v of its memory; with
+// equal chunks of forward f = 2 s and backward b = 4 s, (vm + p - 1)(f + b) = 9 * 6 s.
+func TestInterleavedPlan(t *testing.T) {
+	m := chain(8, mib, mib, 0)
+	c := devices(2, 64*mib)
+	opt := with(schedule.Config{Kind: schedule.Interleaved, Chunks: 2, Microbatches: 4})
+	opt.Schedule.Events = true
+	p, err := Make(m, c, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := p.Schedule
+	if want := []int{0, 2, 4, 6, 8}; !reflect.DeepEqual(p.Boundaries, want) {
+		t.Errorf("boundaries %v, want %v", p.Boundaries, want)
+	}
+	if want := []int{0, 1, 0, 1}; !reflect.DeepEqual(s.StageDevices, want) {
+		t.Errorf("stage devices %v, want %v", s.StageDevices, want)
+	}
+	if s.MakespanSeconds != 54 || s.Devices != 2 || len(s.PeakMemoryBytes) != 2 {
+		t.Errorf("makespan %v on %d devices with %d peaks, want 54 s on 2", s.MakespanSeconds, s.Devices, len(s.PeakMemoryBytes))
+	}
+	if p.Stages[0].LimitBytes != 32*mib {
+		t.Errorf("stage limit %d, want half the device", p.Stages[0].LimitBytes)
+	}
+	// Device 0 holds chunks 0 and 2: 2 layers each of 1 MiB static; Megatron's warm-up
+	// 2(p-1) + (v-1)p = 4 forwards plus one at work, of 2 MiB each; the one at work needs
+	// its peak (1 MiB, core/estimate's) instead of what it keeps (2 MiB).
+	if want := int64(4*mib + 5*2*mib + (1-2)*mib); s.PeakMemoryBytes[0] != want {
+		t.Errorf("device 0 peak %d, want %d", s.PeakMemoryBytes[0], want)
+	}
+	if n := len(s.Events[0]); n != 2*4*2 {
+		t.Errorf("device 0 ran %d operations, want 2 chunks * 4 microbatches * (F, B)", n)
+	}
+}
+
+func TestScheduleOptionErrors(t *testing.T) {
+	m := chain(6, mib, mib, 0)
+	c := devices(3, 1<<30)
+	cases := []struct {
+		name string
+		opt  Options
+		want string
+	}{
+		{"inference with 1f1b", Options{Estimate: inferenceOnly(), Schedule: &ScheduleOptions{Config: schedule.Config{Kind: schedule.OneFOneB, Microbatches: 4}}}, "schedule: 1f1b is a training schedule"},
+		{"fraction", Options{Schedule: &ScheduleOptions{Config: schedule.Config{Kind: schedule.ZBH1, Microbatches: 4}, WeightGradFraction: 2}}, "schedule.weight_grad_fraction"},
+		{"interleaved m", with(schedule.Config{Kind: schedule.Interleaved, Chunks: 2, Microbatches: 4}), "microbatches: interleaved needs a multiple of the 3 devices"},
+		{"overlap", with(schedule.Config{Kind: schedule.Overlap, Microbatches: 4}), "stages: overlap runs on exactly 2 stages"},
+		{"microbatches", with(schedule.Config{Kind: schedule.GPipe}), "microbatches: must be >= 1"},
+	}
+	for _, tc := range cases {
+		if _, err := Make(m, c, tc.opt); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: %v, want an error containing %q", tc.name, err, tc.want)
+		}
+	}
+	opt := with(schedule.Config{Kind: schedule.OneFOneB, Microbatches: 4})
+	for _, b := range [][]int{{0, 6}, {0, 3, 3, 6}, {1, 2, 4, 6}, {0, 2, 4, 7}} {
+		if _, err := Simulate(m, c, b, opt); err == nil || !strings.Contains(err.Error(), "boundaries") {
+			t.Errorf("Simulate with boundaries %v: %v, want an error naming them", b, err)
+		}
+	}
+	if _, err := Simulate(m, c, []int{0, 2, 4, 6}, Options{}); err == nil {
+		t.Error("Simulate without a schedule: no error")
+	}
+}
+
+func inferenceOnly() estimate.Options { return estimate.Options{Inference: true} }

@@ -1,0 +1,270 @@
+package schedule
+
+// op is one operation of the schedule graph. Barriers (lockstep schedules) are ops on the
+// pseudo-device D with no duration.
+type op struct {
+	kind    OpKind
+	stage   int32
+	mb      int32 // -1: a dummy input
+	step    int32 // -1: not lockstep
+	dev     int32
+	barrier bool
+}
+
+// graph is a schedule's operations and each device's order; dependencies are added by
+// the simulation, which knows the transfer times.
+type graph struct {
+	cfg     Config
+	S, D, m int
+	ops     []op
+	order   [][]int32  // per device, and order[D] for barriers
+	index   [3][]int32 // by kind (F, B, W), then stage*m + microbatch: the op, or -1
+	stepOps [][]int32  // lockstep schedules: the ops of each step
+	barrier []int32    // lockstep schedules: the barrier closing each step, or -1
+}
+
+func kindIndex(k OpKind) int {
+	switch k {
+	case Backward:
+		return 1
+	case WeightGrad:
+		return 2
+	}
+	return 0
+}
+
+// build orders every device's operations by the schedule's rule.
+func build(cfg Config, stages int) (*graph, error) {
+	if err := cfg.Validate(stages); err != nil {
+		return nil, err
+	}
+	g := &graph{cfg: cfg, S: stages, D: cfg.Devices(stages), m: cfg.Microbatches}
+	perStage := 2 * g.m // F and B per microbatch; ZB-H1 adds W, Overlap dummies
+	if cfg.Kind == ZBH1 || cfg.Kind == Overlap {
+		perStage = 3 * g.m
+	}
+	g.ops = make([]op, 0, g.S*perStage+g.m+2*g.D+2)
+	g.order = make([][]int32, g.D+1)
+	for d := 0; d < g.D; d++ {
+		g.order[d] = make([]int32, 0, perStage*(g.S/g.D))
+	}
+	for k := range g.index {
+		g.index[k] = make([]int32, g.S*g.m)
+		for i := range g.index[k] {
+			g.index[k][i] = -1
+		}
+	}
+	p, m := g.D, g.m
+	switch cfg.Kind {
+	case GPipe:
+		for d := 0; d < p; d++ {
+			for j := 0; j < m; j++ {
+				g.add(Forward, d, j, -1)
+			}
+			for j := 0; j < m; j++ {
+				g.add(Backward, d, j, -1)
+			}
+		}
+	case OneFOneB, ZBH1:
+		for d := 0; d < p; d++ {
+			g.oneFOneB(d, cfg.Kind == ZBH1)
+		}
+	case Interleaved:
+		for d := 0; d < p; d++ {
+			g.interleaved(d)
+		}
+	case IPU:
+		g.ipu()
+	case Overlap:
+		g.overlap()
+	case Inference:
+		for d := 0; d < p; d++ {
+			for j := 0; j < m; j++ {
+				g.add(Forward, d, j, -1)
+			}
+		}
+	}
+	return g, nil
+}
+
+// add appends the operation to its stage's device.
+func (g *graph) add(k OpKind, stage, mb, step int) {
+	id := int32(len(g.ops))
+	dev := stage % g.D
+	g.ops = append(g.ops, op{kind: k, stage: int32(stage), mb: int32(mb), step: int32(step), dev: int32(dev)})
+	g.order[dev] = append(g.order[dev], id)
+	if mb >= 0 {
+		g.index[kindIndex(k)][stage*g.m+mb] = id
+	}
+	if step >= 0 {
+		for len(g.stepOps) <= step {
+			g.stepOps = append(g.stepOps, nil)
+		}
+		g.stepOps[step] = append(g.stepOps[step], id)
+	}
+}
+
+// closeStep adds the barrier that ends a lockstep step: the next step starts when every
+// operation of this one has finished and sent its output.
+func (g *graph) closeStep(step int) {
+	for len(g.barrier) <= step {
+		g.barrier = append(g.barrier, -1)
+	}
+	id := int32(len(g.ops))
+	g.ops = append(g.ops, op{stage: -1, mb: -1, step: int32(step), dev: int32(g.D), barrier: true})
+	g.order[g.D] = append(g.order[g.D], id)
+	g.barrier[step] = id
+}
+
+// oneFOneB orders device d as PipeDream-Flush: min(p-1-d, m) warm-up forwards, then one
+// forward and one backward alternately, then the remaining backwards. With zb (ZB-H1, Qi
+// et al. 2023, the handcrafted schedule of their section 2.1) the backward is the input
+// gradient only, and the weight gradient of microbatch k-d follows the backward of
+// microbatch k: device d delays its W passes by d microbatches, and the W passes still
+// pending run at the end, filling what would be the drain bubble.
+func (g *graph) oneFOneB(d int, zb bool) {
+	p, m := g.D, g.m
+	w := min(p-1-d, m)
+	for j := 0; j < w; j++ {
+		g.add(Forward, d, j, -1)
+	}
+	backward := func(k int) {
+		g.add(Backward, d, k, -1)
+		if zb && k >= d {
+			g.add(WeightGrad, d, k-d, -1)
+		}
+	}
+	for i := 0; i < m-w; i++ {
+		g.add(Forward, d, w+i, -1)
+		backward(i)
+	}
+	for k := m - w; k < m; k++ {
+		backward(k)
+	}
+	if zb {
+		for j := max(0, m-d); j < m; j++ {
+			g.add(WeightGrad, d, j, -1)
+		}
+	}
+}
+
+// interleaved orders device d as Megatron-LM's interleaved 1F1B
+// (forward_backward_pipelining_with_interleaving): the k-th forward runs chunk
+// (k mod pv) / p on microbatch (k / pv) * p + k mod p, the k-th backward the same
+// microbatch on chunk v-1 minus that; the warm-up is 2(p-d-1) + (v-1)p forwards, or all of
+// them when m = p; then one forward and one backward alternately.
+func (g *graph) interleaved(d int) {
+	p, m, v := g.D, g.m, g.cfg.Chunks
+	total := m * v
+	warm := total
+	if m != p {
+		warm = min(2*(p-d-1)+(v-1)*p, total)
+	}
+	at := func(k int, fwd bool) (stage, mb int) {
+		c := k % (p * v) / p
+		if !fwd {
+			c = v - 1 - c
+		}
+		return c*p + d, k/(p*v)*p + k%p
+	}
+	forward := func(k int) { s, j := at(k, true); g.add(Forward, s, j, -1) }
+	backward := func(k int) { s, j := at(k, false); g.add(Backward, s, j, -1) }
+	for k := 0; k < warm; k++ {
+		forward(k)
+	}
+	for k := 0; k < total-warm; k++ {
+		forward(k + warm)
+		backward(k)
+	}
+	for k := total - warm; k < total; k++ {
+		backward(k)
+	}
+}
+
+// ipu orders the devices as Graphcore's pipeline (seed 002): 2p-1 pipeline stages, the
+// forward of device d is pipeline stage d and its backward pipeline stage 2(p-1)-d; in
+// cycle t, pipeline stage k works on microbatch t-k, so device d runs the forward of
+// microbatch t-d and then the backward of microbatch t-2(p-1)+d. All devices move from one
+// cycle to the next together (bulk-synchronous): m + 2(p-1) cycles.
+func (g *graph) ipu() {
+	p, m := g.D, g.m
+	cycles := m + 2*(p-1)
+	for t := 0; t < cycles; t++ {
+		for d := 0; d < p; d++ {
+			if j := t - d; j >= 0 && j < m {
+				g.add(Forward, d, j, t)
+			}
+			if j := t - 2*(p-1) + d; j >= 0 && j < m {
+				g.add(Backward, d, j, t)
+			}
+		}
+		if t+1 < cycles {
+			g.closeStep(t)
+		}
+	}
+}
+
+// overlap orders seed 001's three-phase pipeline: step i (0 <= i < n+2) runs, on the
+// SparseCore (stage 0), the backward of batch i-2 and then the forward of batch i, while
+// the TensorCore (stage 1) runs forward and backward of batch i-1. The first and last steps
+// have no dense work (fake_tc_step); the last two feed the SparseCore forward dummy inputs,
+// which it computes and discards (Microbatch -1).
+func (g *graph) overlap() {
+	n := g.m
+	for i := 0; i < n+2; i++ {
+		if i >= 2 {
+			g.add(Backward, 0, i-2, i)
+		}
+		if i < n {
+			g.add(Forward, 0, i, i)
+		} else {
+			g.add(Forward, 0, -1, i)
+		}
+		if i >= 1 && i <= n {
+			g.add(Forward, 1, i-1, i)
+			g.add(Backward, 1, i-1, i)
+		}
+		if i+1 < n+2 {
+			g.closeStep(i)
+		}
+	}
+}
+
+// find returns the operation of kind k on stage s for microbatch j, or -1.
+func (g *graph) find(k OpKind, s, j int) int32 {
+	return g.index[kindIndex(k)][s*g.m+j]
+}
+
+// InFlight returns, for each of the given number of stages, the most microbatches whose
+// activations the stage holds at once under the schedule: forward started, backward (B)
+// not finished. It depends on the devices' orders only, not on times: GPipe gives m,
+// 1F1B and ZB-H1 min(p-i, m), the IPU min(2(p-1-i)+1, m) (the stash FIFO of depth
+// backward_stage - forward_stage plus the microbatch at work), Interleaved Megatron-LM's
+// count for each chunk, and Inference 1. This is what core/estimate.Options.InFlight needs.
+func InFlight(cfg Config, stages int) ([]int, error) {
+	g, err := build(cfg, stages)
+	if err != nil {
+		return nil, err
+	}
+	cur := make([]int, stages)
+	most := make([]int, stages)
+	for d := 0; d < g.D; d++ {
+		for _, id := range g.order[d] {
+			o := g.ops[id]
+			if o.mb < 0 {
+				continue
+			}
+			switch {
+			case o.kind == Forward:
+				cur[o.stage]++
+				most[o.stage] = max(most[o.stage], cur[o.stage])
+				if !cfg.Training() {
+					cur[o.stage]--
+				}
+			case o.kind == Backward:
+				cur[o.stage]--
+			}
+		}
+	}
+	return most, nil
+}

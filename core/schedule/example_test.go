@@ -1,0 +1,38 @@
+package schedule_test
+
+import (
+	"fmt"
+
+	"pipeplan/core/schedule"
+)
+
+// Four equal stages under 1F1B: forward 1 s and backward 2 s per microbatch, 1 GiB of
+// activations per microbatch, free transfers.
+func ExampleSimulate() {
+	st := schedule.Stage{ForwardSeconds: 1, BackwardSeconds: 2, StaticBytes: 4 << 30, ActivationBytes: 1 << 30}
+	p := &schedule.Pipeline{Stages: []schedule.Stage{st, st, st, st}, MicrobatchSize: 8}
+	r, err := schedule.Simulate(p, schedule.Config{Kind: schedule.OneFOneB, Microbatches: 4})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Printf("step %v s, bubble %.0f%%, %.2f samples/s\n", r.MakespanSeconds, 100*r.BubbleFraction, r.Throughput)
+	fmt.Println("in flight:", r.MaxInFlight)
+	fmt.Println("peak GiB:", r.PeakMemoryBytes[0]>>30, r.PeakMemoryBytes[3]>>30)
+	for _, a := range r.Advice {
+		fmt.Println(a)
+	}
+	// Output:
+	// step 21 s, bubble 43%, 1.52 samples/s
+	// in flight: [4 3 2 1]
+	// peak GiB: 8 5
+	// 4 microbatches on 4 stages: the bubble wastes 43% of the step; use at least 8
+}
+
+// The microbatches each stage holds under Graphcore's pipelining (seed 002): the stash
+// FIFO of depth backward_stage - forward_stage, plus the microbatch at work.
+func ExampleInFlight() {
+	n, err := schedule.InFlight(schedule.Config{Kind: schedule.IPU, Microbatches: 16}, 4)
+	fmt.Println(n, err)
+	// Output: [7 5 3 1] <nil>
+}
