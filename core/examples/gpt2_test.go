@@ -92,7 +92,7 @@ func gpt2Medium() *model.Model {
 		BackwardSeconds: round(2 * headFLOPs / flops),
 		ParamBytes:      4 * headParams,
 		OptimizerBytes:  12 * headParams,
-		TemporaryBytes:  2 * b * s * vocab,            // fp16 logits
+		TemporaryBytes:  2 * b * s * vocab,             // fp16 logits
 		ActivationBytes: 2*hidden + 4*int64(b*s*vocab), // norm in/out, fp32 softmax
 		InputIDs:        []string{fmt.Sprintf("h%d", blocks)},
 		Outputs:         []model.Tensor{{ID: "loss", Bytes: 4}},
