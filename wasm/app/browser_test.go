@@ -268,15 +268,15 @@ func TestBrowser(t *testing.T) {
 	setStages(t, ctx, "30")
 	waitFor(t, ctx, "the error", `!document.querySelector("#error").hidden`)
 	checkPage(t, ctx, "30 stages", pageState{
-		Error:       "no plan fits: the model has 26 layers but the cluster has 30 stages, and every stage needs at least one layer: use at most 26 stages",
-		Rows: [][]string{}, TableHidden: true, Input: "30", Search: "?stages=30", Stored: "30",
+		Error: "no plan fits: the model has 26 layers but the cluster has 30 stages, and every stage needs at least one layer: use at most 26 stages",
+		Rows:  [][]string{}, TableHidden: true, Input: "30", Search: "?stages=30", Stored: "30",
 	})
 	// A count that is not one is refused by the page itself, and not kept.
 	setStages(t, ctx, "0")
 	waitFor(t, ctx, "the error", `document.querySelector("#error").textContent.startsWith("stages:")`)
 	checkPage(t, ctx, "0 stages", pageState{
-		Error:       `stages: enter a whole number from 1 to 1024, got "0"`,
-		Rows: [][]string{}, TableHidden: true, Input: "0", Search: "?stages=30", Stored: "30",
+		Error: `stages: enter a whole number from 1 to 1024, got "0"`,
+		Rows:  [][]string{}, TableHidden: true, Input: "0", Search: "?stages=30", Stored: "30",
 	})
 
 	mu.Lock()
