@@ -11,16 +11,18 @@ cd "$(dirname "$0")"
 
 die() { echo "build.sh: $*" >&2; exit 1; }
 
-# step NAME COMMAND...: runs one named step, timing it; a failure names the step and stops.
+# step NAME COMMAND...: runs one named step, timing it. A failing command anywhere in it
+# stops the script (set -e applies inside the step's functions), and the EXIT trap names
+# the step that failed.
+current=
+trap 'rc=$?; [ "$rc" -ne 0 ] && [ -n "$current" ] && echo "build.sh: FAILED: $current (exit $rc)" >&2' EXIT
 step() {
-  local name=$1; shift
-  echo "==> $name"
+  current=$1; shift
+  echo "==> $current"
   local start=$SECONDS
-  if ! "$@"; then
-    echo "build.sh: FAILED: $name" >&2
-    exit 1
-  fi
-  echo "    ok: $name ($((SECONDS - start)) s)"
+  "$@"
+  echo "    ok: $current ($((SECONDS - start)) s)"
+  current=
 }
 
 command -v go >/dev/null || die "go is not on PATH (Go 1.26 is needed: https://go.dev/dl/)"
