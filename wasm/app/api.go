@@ -134,13 +134,12 @@ func decodeOptions(data []byte) (plan.Options, error) {
 		}
 	}
 	var opt plan.Options
-	switch o.Objective {
-	case "", "compute":
-		opt.Objective = partition.MaxCompute
-	case "compute+transfer":
-		opt.Objective = partition.MaxComputePlusTransfer
-	default:
-		return plan.Options{}, &model.FieldError{Path: "objective", Reason: fmt.Sprintf("must be \"compute\" or \"compute+transfer\", got %q", o.Objective)}
+	if o.Objective != "" {
+		obj, err := partition.ParseObjective(o.Objective)
+		if err != nil {
+			return plan.Options{}, &model.FieldError{Path: "objective", Reason: err.Error()}
+		}
+		opt.Objective = obj
 	}
 	opt.Estimate.MemoryProportion = o.MemoryProportion
 	opt.Estimate.Inference = o.Inference

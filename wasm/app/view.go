@@ -75,7 +75,7 @@ func newPlanView(m *model.Model, device string, p *plan.Plan) planView {
 			Cells: []string{
 				strconv.Itoa(i), s.Device, fmt.Sprintf("%d–%d", s.FirstLayer, s.LastLayer),
 				s.FirstName + " … " + s.LastName,
-				formatTime(s.Compute, p.Unit), formatTime(s.Transfer, p.Unit),
+				plan.Time(s.Compute, p.Unit), plan.Time(s.Transfer, p.Unit),
 				plan.Bytes(s.MemoryBytes), plan.Bytes(s.LimitBytes), fmt.Sprintf("%.0f%%", 100*used),
 			},
 			UsedFraction: used,
@@ -83,22 +83,6 @@ func newPlanView(m *model.Model, device string, p *plan.Plan) planView {
 		})
 	}
 	v.Summary = fmt.Sprintf("%d layers on %d × %s: bottleneck %s per microbatch on stage %d, highlighted (objective %s).",
-		len(m.Layers), len(p.Stages), device, formatTime(p.Bottleneck, p.Unit), slowest, p.Objective)
+		len(m.Layers), len(p.Stages), device, plan.Time(p.Bottleneck, p.Unit), slowest, p.Objective)
 	return v
-}
-
-// formatTime writes a time in the plan's unit with a readable scale.
-func formatTime(v float64, unit model.TimeUnit) string {
-	if unit == model.Cycles {
-		return fmt.Sprintf("%.0f cycles", v)
-	}
-	switch {
-	case v == 0:
-		return "0 s"
-	case v < 1e-3:
-		return fmt.Sprintf("%.1f µs", v*1e6)
-	case v < 1:
-		return fmt.Sprintf("%.2f ms", v*1e3)
-	}
-	return fmt.Sprintf("%.3f s", v)
 }

@@ -5,7 +5,6 @@ import (
 	"testing"
 
 	"pipeplan/core/examples"
-	"pipeplan/core/model"
 	"pipeplan/core/plan"
 )
 
@@ -73,21 +72,6 @@ func TestPlanViewOfExample(t *testing.T) {
 		}
 		if got := float64(p.Stages[i].MemoryBytes) / 80e9; r.UsedFraction != got {
 			t.Errorf("row %d: used %v, want %v", i, r.UsedFraction, got)
-		}
-	}
-}
-
-func TestFormatTime(t *testing.T) {
-	for _, tc := range []struct {
-		v    float64
-		unit model.TimeUnit
-		want string
-	}{
-		{0, model.Seconds, "0 s"}, {58.9e-6, model.Seconds, "58.9 µs"}, {0.036204, model.Seconds, "36.20 ms"},
-		{2.5, model.Seconds, "2.500 s"}, {123456, model.Cycles, "123456 cycles"},
-	} {
-		if got := formatTime(tc.v, tc.unit); got != tc.want {
-			t.Errorf("formatTime(%v, %s) = %q, want %q", tc.v, tc.unit, got, tc.want)
 		}
 	}
 }
