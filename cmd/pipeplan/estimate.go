@@ -258,7 +258,7 @@ func printEstimate(w io.Writer, r *analytic.Result, t analytic.Target) {
 				name = fmt.Sprintf("%s .. %s (x%d)", l.Name, ls[i+(reps-1)*period+k].Name, reps)
 			}
 			fmt.Fprintf(tw, "%s\t%s\t%s\t%.1f\t%s\t%s\t%s\t%s\t%s\t\n", name, l.Kind, count(l.Params), l.FwdFLOPs/1e9,
-				formatTime(l.FwdSeconds, model.Seconds), formatTime(l.BwdSeconds, model.Seconds),
+				plan.Time(l.FwdSeconds, model.Seconds), plan.Time(l.BwdSeconds, model.Seconds),
 				plan.Bytes(l.SavedActivationBytes), plan.Bytes(l.OutputBytes), plan.Bytes(l.TemporaryBytes))
 		}
 		i += reps * period
@@ -275,8 +275,8 @@ func printEstimate(w io.Writer, r *analytic.Result, t analytic.Target) {
 	}
 	fmt.Fprintf(w, "peak memory  %s on one device; %s usable on %s: %s\n", plan.Bytes(tt.PeakBytes), plan.Bytes(limit), r.Device, verdict)
 	flops := tt.FwdFLOPs + tt.BwdFLOPs
-	fmt.Fprintf(w, "step time    %s (forward %s, backward %s, optimizer %s)\n", formatTime(tt.StepSeconds, model.Seconds),
-		formatTime(tt.FwdSeconds, model.Seconds), formatTime(tt.BwdSeconds, model.Seconds), formatTime(tt.OptimizerSeconds, model.Seconds))
+	fmt.Fprintf(w, "step time    %s (forward %s, backward %s, optimizer %s)\n", plan.Time(tt.StepSeconds, model.Seconds),
+		plan.Time(tt.FwdSeconds, model.Seconds), plan.Time(tt.BwdSeconds, model.Seconds), plan.Time(tt.OptimizerSeconds, model.Seconds))
 	if tt.StepSeconds > 0 {
 		peak := t.Device.FLOPSPerSecond
 		if r.Opts.DType == analytic.FP32 {
@@ -287,7 +287,7 @@ func printEstimate(w io.Writer, r *analytic.Result, t analytic.Target) {
 	}
 	if tt.TiedAllReduceBytes > 0 {
 		fmt.Fprintf(w, "tied embedding: when pipelined, first and last stage all-reduce %s of gradients per step (%s)\n",
-			plan.Bytes(tt.TiedAllReduceBytes), formatTime(tt.TiedAllReduceSeconds, model.Seconds))
+			plan.Bytes(tt.TiedAllReduceBytes), plan.Time(tt.TiedAllReduceSeconds, model.Seconds))
 	}
 }
 

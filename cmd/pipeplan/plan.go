@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strings"
 	"text/tabwriter"
 
 	"pipeplan/core/cluster"
@@ -82,16 +81,6 @@ func (f *inputFlags) loadCluster() (*cluster.Cluster, error) {
 	return nil, errors.New("--cluster FILE or --device NAME --stages N: a cluster is required")
 }
 
-func parseObjective(s string) (partition.Objective, error) {
-	switch s {
-	case "compute":
-		return partition.MaxCompute, nil
-	case "compute+transfer":
-		return partition.MaxComputePlusTransfer, nil
-	}
-	return 0, fmt.Errorf("--objective: must be compute or compute+transfer, got %q", s)
-}
-
 func runPlan(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("plan", stderr)
 	var in inputFlags
@@ -106,9 +95,9 @@ func runPlan(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	inferenceMode := in.hf.syncInference(*inference)
-	obj, err := parseObjective(*objective)
+	obj, err := partition.ParseObjective(*objective)
 	if err != nil {
-		return err
+		return fmt.Errorf("--objective: %w", err)
 	}
 	m, err := in.loadModel()
 	if err != nil {
@@ -152,13 +141,13 @@ func printPlan(w io.Writer, m *model.Model, p *plan.Plan) {
 		name = "model"
 	}
 	fmt.Fprintf(w, "%s: %d layers on %d stages, objective %s, bottleneck %s\n\n",
-		name, len(m.Layers), len(p.Stages), p.Objective, formatTime(p.Bottleneck, p.Unit))
+		name, len(m.Layers), len(p.Stages), p.Objective, plan.Time(p.Bottleneck, p.Unit))
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "stage\tlayers\tfirst .. last\ttime\ttransfer\tmemory\tcapacity\tused\t")
 	for i, s := range p.Stages {
 		used := 100 * float64(s.MemoryBytes) / float64(s.LimitBytes)
 		fmt.Fprintf(tw, "%d\t%d-%d\t%s\t%s\t%s\t%s\t%s\t%.0f%%\t\n", i, s.FirstLayer, s.LastLayer,
-			ellipsis(s.FirstName+" .. "+s.LastName, 40), formatTime(s.Compute, p.Unit), formatTime(s.Transfer, p.Unit),
+			ellipsis(s.FirstName+" .. "+s.LastName, 40), plan.Time(s.Compute, p.Unit), plan.Time(s.Transfer, p.Unit),
 			plan.Bytes(s.MemoryBytes), plan.Bytes(s.LimitBytes), used)
 	}
 	tw.Flush()
@@ -169,20 +158,4 @@ func ellipsis(s string, n int) string {
 		return string(r[:n-1]) + "…"
 	}
 	return s
-}
-
-// formatTime writes a time in the plan's unit with a readable scale.
-func formatTime(v float64, unit model.TimeUnit) string {
-	if unit == model.Cycles {
-		return fmt.Sprintf("%.0f cyc", v)
-	}
-	switch {
-	case v == 0:
-		return "0 s"
-	case v < 1e-3:
-		return fmt.Sprintf("%.1f µs", v*1e6)
-	case v < 1:
-		return fmt.Sprintf("%.2f ms", v*1e3)
-	}
-	return strings.TrimSuffix(fmt.Sprintf("%.3f", v), "0") + " s"
 }

@@ -54,7 +54,7 @@ func TestPlanCommand(t *testing.T) {
 		{"transfer objective", []string{"plan", "--model", model, "--cluster", two, "--objective", "compute+transfer", "--json"}, 0, []string{`"objective": "compute+transfer"`}, nil, []int{0, 3, 6}},
 		{"no fit", []string{"plan", "--model", model, "--cluster", tiny}, 1, nil, []string{"no plan fits", "alone need 600 B, and the 2 devices hold 300 B together"}, nil},
 		{"missing model", []string{"plan", "--cluster", two}, 2, nil, []string{"--model: a model file is required"}, nil},
-		{"bad objective", []string{"plan", "--model", model, "--cluster", two, "--objective", "speed"}, 2, nil, []string{"--objective: must be compute or compute+transfer"}, nil},
+		{"bad objective", []string{"plan", "--model", model, "--cluster", two, "--objective", "speed"}, 2, nil, []string{`--objective: must be "compute" or "compute+transfer", got "speed"`}, nil},
 		{"both clusters", []string{"plan", "--model", model, "--cluster", two, "--device", "gc200", "--stages", "2"}, 2, nil, []string{"give one of them"}, nil},
 		{"unknown device", []string{"plan", "--model", model, "--device", "tpu-v9", "--stages", "2"}, 2, nil, []string{`unknown device "tpu-v9"`}, nil},
 		{"preset", []string{"plan", "--model", writeFile(t, "s.json", strings.ReplaceAll(strings.ReplaceAll(sixLayers, "cycles", "seconds"), "10000", "1")), "--device", "h100-sxm", "--stages", "3", "--json"}, 0, nil, nil, []int{0, 2, 4, 6}},

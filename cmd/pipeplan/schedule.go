@@ -83,7 +83,7 @@ func printSchedule(w io.Writer, p *plan.Plan) {
 		re = ", recomputing activations"
 	}
 	fmt.Fprintf(w, "\nschedule %s, %d microbatches%s: step %s, bubble %.1f%%, throughput %.4g samples/s\n\n",
-		s.Schedule, s.Microbatches, re, formatTime(s.MakespanSeconds, model.Seconds), 100*s.BubbleFraction, s.Throughput)
+		s.Schedule, s.Microbatches, re, plan.Time(s.MakespanSeconds, model.Seconds), 100*s.BubbleFraction, s.Throughput)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "device\tstages\tin flight\tpeak memory\tcapacity\tused\tbusy\t")
 	for d := 0; d < s.Devices; d++ {
@@ -143,6 +143,6 @@ func timeline(w io.Writer, s *schedule.Result, width int) {
 		}
 		fmt.Fprintf(w, "device %d |%s|\n", d, row)
 	}
-	fmt.Fprintf(w, "%9s 0%s%s\n", "", strings.Repeat(" ", max(0, width-len(formatTime(s.MakespanSeconds, model.Seconds)))), formatTime(s.MakespanSeconds, model.Seconds))
+	fmt.Fprintf(w, "%9s 0%s%s\n", "", strings.Repeat(" ", max(0, width-len(plan.Time(s.MakespanSeconds, model.Seconds)))), plan.Time(s.MakespanSeconds, model.Seconds))
 	fmt.Fprintln(w, "a, b, ...: forward of microbatch 0, 1, ...; A, B, ...: its backward; ~: weight gradient; ?: dummy input; .: idle")
 }

@@ -1,0 +1,300 @@
+//go:build browser
+
+package main
+
+// The browser test: it builds the app for js/wasm, serves it, and drives Debian's
+// chromium with chromedp to check that the page shows the plan core/plan.Make gives
+// natively, replans when the stage count changes, and keeps that count in the URL and in
+// localStorage. Run it with ./build.sh test, or:
+//
+//	go test -tags browser -run TestBrowser ./wasm/app
+//
+// Without chromium it skips, unless CI is set: then it fails. PIPEPLAN_CHROMIUM names
+// another browser binary; PIPEPLAN_SCREENSHOT=file.png saves what the first load shows.
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"pipeplan/core/examples"
+	"pipeplan/core/plan"
+)
+
+// findChromium returns the browser to drive, skipping the test (failing it under CI)
+// when there is none.
+func findChromium(t *testing.T) string {
+	if p := os.Getenv("PIPEPLAN_CHROMIUM"); p != "" {
+		return p
+	}
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome", "google-chrome-stable"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	const msg = "no chromium on PATH (apt-get install -y chromium, or set PIPEPLAN_CHROMIUM)"
+	if ci := os.Getenv("CI"); ci != "" && ci != "false" && ci != "0" {
+		t.Fatal(msg + "; CI is set, so the browser test may not be skipped")
+	}
+	t.Skip(msg)
+	return ""
+}
+
+// buildSite builds what ./build.sh build puts in dist/ into a temporary folder.
+func buildSite(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	root := filepath.Join("..", "..")
+	goroot, err := exec.Command("go", "env", "GOROOT").Output()
+	if err != nil {
+		t.Fatalf("go env GOROOT: %v", err)
+	}
+	build := exec.Command("go", "build", "-trimpath", "-ldflags=-s -w", "-o", filepath.Join(dir, "main.wasm"), ".")
+	build.Env = append(os.Environ(), "GOOS=js", "GOARCH=wasm")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("building the wasm app: %v\n%s", err, out)
+	}
+	for _, f := range []struct{ from, to string }{
+		{filepath.Join(root, "index.html"), "index.html"},
+		{filepath.Join(strings.TrimSpace(string(goroot)), "lib", "wasm", "wasm_exec.js"), "wasm_exec.js"},
+	} {
+		data, err := os.ReadFile(f.from)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, f.to), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.CopyFS(filepath.Join(dir, "public"), os.DirFS(filepath.Join(root, "public"))); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// pageState is what the page shows and keeps, read by readPage.
+type pageState struct {
+	Rows        [][]string `json:"rows"`
+	Boundaries  string     `json:"boundaries"`
+	Summary     string     `json:"summary"`
+	Error       string     `json:"error"` // "" while hidden
+	TableHidden bool       `json:"table_hidden"`
+	Input       string     `json:"input"`
+	Search      string     `json:"search"` // location.search
+	Stored      string     `json:"stored"` // localStorage
+}
+
+const readPage = `(() => {
+	const table = document.querySelector("#plan"), alert = document.querySelector("#error");
+	return {
+		rows: [...table.querySelectorAll("tbody tr")].map(tr => [...tr.cells].map(td => td.textContent)),
+		boundaries: table.dataset.boundaries || "",
+		summary: document.querySelector("#summary").textContent,
+		error: alert.hidden ? "" : alert.textContent,
+		table_hidden: table.hidden,
+		input: document.querySelector("#stages").value,
+		search: location.search,
+		stored: localStorage.getItem("pipeplan.stages") || "",
+	};
+})()`
+
+// nativePage is what the page should show for n stages, from core/plan.Make run natively.
+func nativePage(t *testing.T, n int, search, stored string) pageState {
+	t.Helper()
+	e := examples.Default()
+	m, err := e.Model()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := e.Cluster(n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := plan.Make(m, c, plan.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := newPlanView(m, e.Device, p)
+	s := pageState{Boundaries: v.Boundaries, Summary: v.Summary, Input: strconv.Itoa(n), Search: search, Stored: stored}
+	for _, r := range v.Rows {
+		s.Rows = append(s.Rows, r.Cells)
+	}
+	return s
+}
+
+// do runs one browser action with a time limit, failing the test on error.
+func do[T any](t *testing.T, ctx context.Context, what string, a chromedp.Action[T]) T {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	v, err := chromedp.Run(ctx, a)
+	if err != nil {
+		t.Fatalf("%s: %v", what, err)
+	}
+	return v
+}
+
+func waitFor(t *testing.T, ctx context.Context, what, predicate string) {
+	t.Helper()
+	do(t, ctx, "waiting for "+what, chromedp.Poll[bool](predicate, chromedp.WithPollingTimeout(20*time.Second)))
+}
+
+func checkPage(t *testing.T, ctx context.Context, when string, want pageState) {
+	t.Helper()
+	got := do(t, ctx, "reading the page", chromedp.Evaluate[pageState](readPage))
+	if !reflect.DeepEqual(got, want) {
+		g, _ := json.MarshalIndent(got, "", "  ")
+		w, _ := json.MarshalIndent(want, "", "  ")
+		t.Fatalf("%s: the page shows\n%s\nwant\n%s", when, g, w)
+	}
+}
+
+// setStages types n into the stage count box as a person would (select all, type).
+func setStages(t *testing.T, ctx context.Context, n string) {
+	t.Helper()
+	do(t, ctx, "typing "+n, chromedp.Steps(
+		chromedp.Evaluate[chromedp.Void](`document.querySelector("#stages").select()`),
+		chromedp.SendKeys(chromedp.CSS("#stages"), n),
+	))
+}
+
+func TestBrowser(t *testing.T) {
+	chrome := findChromium(t)
+	site := buildSite(t)
+	srv := httptest.NewServer(http.FileServer(http.Dir(site)))
+	defer srv.Close()
+
+	opts := append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(chrome),
+		chromedp.NoSandbox,
+		chromedp.DisableGPU,
+		chromedp.Flag("disable-quic", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.UserDataDir(t.TempDir()),
+		chromedp.WindowSize(1100, 640),
+	)
+	actx, cancel := chromedp.NewExecAllocator(context.Background(), opts...)
+	defer cancel()
+	ctx, cancel := chromedp.NewContext(actx)
+	defer cancel()
+	if err := chromedp.Do(ctx); err != nil { // start the browser, with no time limit
+		t.Fatalf("starting %s: %v", chrome, err)
+	}
+	var mu sync.Mutex
+	var problems []string
+	go func() {
+		for m, err := range chromedp.Console(ctx) {
+			if err != nil {
+				return
+			}
+			if m.IsException() || m.Type == chromedp.ConsoleError {
+				mu.Lock()
+				problems = append(problems, m.String())
+				mu.Unlock()
+			}
+		}
+	}()
+
+	// First load: the example on its default 4 stages, as core plans it natively.
+	do(t, ctx, "loading the page", chromedp.Navigate(srv.URL+"/"))
+	waitFor(t, ctx, "the plan table", `document.querySelector("#plan tbody tr") !== null`)
+	want := nativePage(t, 4, "", "")
+	if want.Boundaries != "0,8,15,22,26" {
+		t.Fatalf("native boundaries %s, want 0,8,15,22,26", want.Boundaries)
+	}
+	checkPage(t, ctx, "first load", want)
+	if title := do(t, ctx, "reading the title", chromedp.Text(chromedp.CSS("h1"))); title != "pipeplan" {
+		t.Errorf("heading %q", title)
+	}
+	if path := os.Getenv("PIPEPLAN_SCREENSHOT"); path != "" {
+		png := do(t, ctx, "taking a screenshot", chromedp.CaptureScreenshot())
+		if err := os.WriteFile(path, png, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	// The JS API gives exactly the native JSON, for strings and for objects.
+	e := examples.Default()
+	mj := string(e.ModelJSON())
+	for _, tc := range []struct {
+		js                      string
+		model, cluster, options string
+	}{
+		{`pipeplan.plan(pipeplan.exampleModel(), pipeplan.presetCluster("a100-80gb", 4))`, mj, clusterJSON(t, 4), ""},
+		{`pipeplan.plan(JSON.parse(pipeplan.exampleModel()), JSON.parse(pipeplan.presetCluster("a100-80gb", 2)), {objective: "compute+transfer"})`,
+			mj, clusterJSON(t, 2), `{"objective": "compute+transfer"}`},
+		{`pipeplan.plan("{}", pipeplan.presetCluster("a100-80gb", 4), null)`, "{}", clusterJSON(t, 4), ""},
+		{`pipeplan.plan(pipeplan.exampleModel(), pipeplan.presetCluster("a100-80gb", 27))`, mj, clusterJSON(t, 27), ""},
+	} {
+		got := do(t, ctx, tc.js, chromedp.Evaluate[string](tc.js))
+		if want := planJSON(tc.model, tc.cluster, tc.options); got != want {
+			t.Errorf("%s\n got %s\nwant %s", tc.js, got, want)
+		}
+	}
+
+	// Changing the stage count replans and keeps the count in the URL and localStorage.
+	setStages(t, ctx, "3")
+	want = nativePage(t, 3, "?stages=3", "3")
+	waitFor(t, ctx, "the 3-stage plan", `document.querySelector("#plan").dataset.boundaries === "`+want.Boundaries+`"`)
+	checkPage(t, ctx, "after typing 3", want)
+
+	do(t, ctx, "reloading", chromedp.Reload())
+	waitFor(t, ctx, "the plan after reload", `document.querySelector("#plan")?.dataset.boundaries === "`+want.Boundaries+`"`)
+	checkPage(t, ctx, "after reload", want)
+
+	// Without a query, localStorage gives the count; a query wins over it.
+	do(t, ctx, "loading without a query", chromedp.Navigate(srv.URL+"/"))
+	waitFor(t, ctx, "the plan", `document.querySelector("#plan")?.dataset.boundaries === "`+want.Boundaries+`"`)
+	checkPage(t, ctx, "without a query", nativePage(t, 3, "", "3"))
+
+	do(t, ctx, "loading ?stages=2", chromedp.Navigate(srv.URL+"/?stages=2"))
+	want = nativePage(t, 2, "?stages=2", "3")
+	waitFor(t, ctx, "the 2-stage plan", `document.querySelector("#plan")?.dataset.boundaries === "`+want.Boundaries+`"`)
+	checkPage(t, ctx, "?stages=2", want)
+
+	// More stages than layers: core's explanation replaces the table.
+	setStages(t, ctx, "30")
+	waitFor(t, ctx, "the error", `!document.querySelector("#error").hidden`)
+	checkPage(t, ctx, "30 stages", pageState{
+		Error: "no plan fits: the model has 26 layers but the cluster has 30 stages, and every stage needs at least one layer: use at most 26 stages",
+		Rows:  [][]string{}, TableHidden: true, Input: "30", Search: "?stages=30", Stored: "30",
+	})
+	// A count that is not one is refused by the page itself, and not kept.
+	setStages(t, ctx, "0")
+	waitFor(t, ctx, "the error", `document.querySelector("#error").textContent.startsWith("stages:")`)
+	checkPage(t, ctx, "0 stages", pageState{
+		Error: `stages: enter a whole number from 1 to 1024, got "0"`,
+		Rows:  [][]string{}, TableHidden: true, Input: "0", Search: "?stages=30", Stored: "30",
+	})
+
+	mu.Lock()
+	defer mu.Unlock()
+	if len(problems) > 0 {
+		t.Errorf("the page logged errors:\n%s", strings.Join(problems, "\n"))
+	}
+}
+
+func clusterJSON(t *testing.T, n int) string {
+	t.Helper()
+	c, err := examples.Default().Cluster(n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := json.Marshal(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
