@@ -247,14 +247,18 @@ func sortedKeys[V any](m map[string]V) []string {
 	return names
 }
 
+// MaxStages bounds the stage count of a preset cluster: more is surely a typo, and would
+// only allocate devices no split can use.
+const MaxStages = 1 << 16
+
 // FromPreset builds a cluster of n preset devices joined by the preset's usual link.
 func FromPreset(device string, n int) (*Cluster, error) {
 	d, err := LookupDevice(device)
 	if err != nil {
 		return nil, err
 	}
-	if n < 1 {
-		return nil, fmt.Errorf("stages: must be >= 1, got %d", n)
+	if n < 1 || n > MaxStages {
+		return nil, fmt.Errorf("stages: must be between 1 and %d, got %d", MaxStages, n)
 	}
 	l, err := LookupLink(d.Link)
 	if err != nil {

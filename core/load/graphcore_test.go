@@ -370,7 +370,7 @@ func TestGraphcoreErrors(t *testing.T) {
 		{"empty", `{"layerName": [], "layerInfo": []}`, "layerInfo: must hold at least one layer"},
 		{"name type", `{"layerName": [3], "layerInfo": [` + ok + `]}`, "layerName[0]: must be a string, got a number"},
 		{"layer type", `{"layerName": ["a"], "layerInfo": [[]]}`, "layerInfo[0]: must be a JSON object, got an array"},
-		{"syntax", `{"layerName": ["a"], "layerInfo": [}`, "JSON syntax error at line 1, column 37"},
+		{"syntax", `{"layerName": ["a"], "layerInfo": [}`, "JSON syntax error at line 1, column 36"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 
 	"pipeplan/core/cluster"
 	"pipeplan/core/model"
@@ -142,7 +143,12 @@ func strictJSON(data []byte, v any) error {
 		return jsonError(data, err)
 	}
 	if dec.More() {
-		return fmt.Errorf("unexpected data after the JSON value at byte %d", dec.InputOffset())
+		off := dec.InputOffset()
+		for off < int64(len(data)) && strings.ContainsRune(" \t\r\n", rune(data[off])) {
+			off++
+		}
+		line, col := position(data, off+1)
+		return fmt.Errorf("unexpected data after the JSON value at line %d, column %d", line, col)
 	}
 	return nil
 }
@@ -172,9 +178,11 @@ func jsonKind(goKind string) string {
 	return "number (" + goKind + ")"
 }
 
+// position turns a json.SyntaxError offset (the bytes read when the error was found, so
+// the offending byte is the one before it) into a line and column, both from 1.
 func position(data []byte, off int64) (line, col int) {
 	line, col = 1, 1
-	for i := int64(0); i < off && i < int64(len(data)); i++ {
+	for i := int64(0); i < off-1 && i < int64(len(data)); i++ {
 		if data[i] == '\n' {
 			line++
 			col = 1

@@ -67,3 +67,16 @@ func TestNativeStillStrict(t *testing.T) {
 		t.Errorf("native cluster error %v", err)
 	}
 }
+
+func TestSyntaxErrorPosition(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"{\n\"layers\": [,]}", "line 2, column 12"},
+		{"{]", "line 1, column 2"},
+		{"{\"layers\": []}\n\n  x", "line 3, column 3"},
+	} {
+		_, _, err := load.Model([]byte(tc.in))
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("Model(%q) = %v, want %q", tc.in, err, tc.want)
+		}
+	}
+}
