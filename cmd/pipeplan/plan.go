@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"text/tabwriter"
 
 	"pipeplan/core/cluster"
@@ -50,6 +51,9 @@ func (f *inputFlags) loadModel() (*model.Model, error) {
 	m, _, err := load.Model(data)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", f.model, err)
+	}
+	if m.Name == "" { // Graphcore and PipeDream profiles carry no name: use the file's
+		m.Name = strings.TrimSuffix(strings.TrimSuffix(filepath.Base(f.model), ".json"), ".graph.txt")
 	}
 	return m, nil
 }

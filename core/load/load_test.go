@@ -1,6 +1,7 @@
 package load_test
 
 import (
+	"os"
 	"strings"
 	"testing"
 
@@ -78,5 +79,22 @@ func TestSyntaxErrorPosition(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("Model(%q) = %v, want %q", tc.in, err, tc.want)
 		}
+	}
+}
+
+// TestFormatsDocExample keeps the native model example in docs/formats.md loadable.
+func TestFormatsDocExample(t *testing.T) {
+	doc, err := os.ReadFile("../../docs/formats.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, rest, ok := strings.Cut(string(doc), "```json\n")
+	example, _, ok2 := strings.Cut(rest, "```")
+	if !ok || !ok2 {
+		t.Fatal("docs/formats.md has no json example")
+	}
+	m, f, err := load.Model([]byte(example))
+	if err != nil || f != load.Native || len(m.Layers) != 2 || m.Layers[0].TieGroup != "embedding" {
+		t.Fatalf("the documented example loads as %v, %v, %v", m, f, err)
 	}
 }
