@@ -3,10 +3,10 @@ package main
 import (
 	"fmt"
 	"io"
+	"pipeplan/core/units"
 	"text/tabwriter"
 
 	"pipeplan/core/cluster"
-	"pipeplan/core/plan"
 )
 
 func init() {
@@ -54,8 +54,8 @@ func runDevices(args []string, stdout, stderr io.Writer) error {
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "device\tmemory\tusable\t16-bit TFLOP/s\tfp32 TFLOP/s\tmemory GB/s\tmatmul eff\tmemory eff\tkernel µs\tlink\t")
 	for _, d := range out.Devices {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%.0f\t%.1f\t%.0f\t%.2f\t%.2f\t%.1f\t%s\t\n", d.Name, plan.Bytes(d.MemoryBytes),
-			plan.Bytes(d.MemoryLimitBytes(1)), d.FLOPSPerSecond/1e12, d.Perf.FP32FLOPSPerSecond/1e12,
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%.0f\t%.1f\t%.0f\t%.2f\t%.2f\t%.1f\t%s\t\n", d.Name, units.Bytes(d.MemoryBytes),
+			units.Bytes(d.MemoryLimitBytes(1)), d.FLOPSPerSecond/1e12, d.Perf.FP32FLOPSPerSecond/1e12,
 			d.Perf.MemoryBytesPerSecond/1e9, d.Perf.MatmulEfficiency, d.Perf.MemoryEfficiency, d.Perf.KernelSeconds*1e6, d.Link)
 	}
 	tw.Flush()

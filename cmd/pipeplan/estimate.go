@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"pipeplan/core/units"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -258,25 +259,25 @@ func printEstimate(w io.Writer, r *analytic.Result, t analytic.Target) {
 				name = fmt.Sprintf("%s .. %s (x%d)", l.Name, ls[i+(reps-1)*period+k].Name, reps)
 			}
 			fmt.Fprintf(tw, "%s\t%s\t%s\t%.1f\t%s\t%s\t%s\t%s\t%s\t\n", name, l.Kind, count(l.Params), l.FwdFLOPs/1e9,
-				plan.Time(l.FwdSeconds, model.Seconds), plan.Time(l.BwdSeconds, model.Seconds),
-				plan.Bytes(l.SavedActivationBytes), plan.Bytes(l.OutputBytes), plan.Bytes(l.TemporaryBytes))
+				units.Time(l.FwdSeconds, model.Seconds), units.Time(l.BwdSeconds, model.Seconds),
+				units.Bytes(l.SavedActivationBytes), units.Bytes(l.OutputBytes), units.Bytes(l.TemporaryBytes))
 		}
 		i += reps * period
 	}
 	tw.Flush()
 	tt := r.Total
 	fmt.Fprintf(w, "\nparameters   %s\n", count(tt.Params))
-	fmt.Fprintf(w, "state        weights %s, gradients %s, optimizer %s\n", plan.Bytes(tt.WeightsBytes), plan.Bytes(tt.GradsBytes), plan.Bytes(tt.OptimizerBytes))
-	fmt.Fprintf(w, "activations  %s per microbatch\n", plan.Bytes(tt.ActivationBytes))
+	fmt.Fprintf(w, "state        weights %s, gradients %s, optimizer %s\n", units.Bytes(tt.WeightsBytes), units.Bytes(tt.GradsBytes), units.Bytes(tt.OptimizerBytes))
+	fmt.Fprintf(w, "activations  %s per microbatch\n", units.Bytes(tt.ActivationBytes))
 	limit := t.Device.MemoryLimitBytes(1)
 	verdict := "fits"
 	if tt.PeakBytes > limit {
 		verdict = "does not fit: pipeline it (pipeplan plan --hf-config ... --stages N)"
 	}
-	fmt.Fprintf(w, "peak memory  %s on one device; %s usable on %s: %s\n", plan.Bytes(tt.PeakBytes), plan.Bytes(limit), r.Device, verdict)
+	fmt.Fprintf(w, "peak memory  %s on one device; %s usable on %s: %s\n", units.Bytes(tt.PeakBytes), units.Bytes(limit), r.Device, verdict)
 	flops := tt.FwdFLOPs + tt.BwdFLOPs
-	fmt.Fprintf(w, "step time    %s (forward %s, backward %s, optimizer %s)\n", plan.Time(tt.StepSeconds, model.Seconds),
-		plan.Time(tt.FwdSeconds, model.Seconds), plan.Time(tt.BwdSeconds, model.Seconds), plan.Time(tt.OptimizerSeconds, model.Seconds))
+	fmt.Fprintf(w, "step time    %s (forward %s, backward %s, optimizer %s)\n", units.Time(tt.StepSeconds, model.Seconds),
+		units.Time(tt.FwdSeconds, model.Seconds), units.Time(tt.BwdSeconds, model.Seconds), units.Time(tt.OptimizerSeconds, model.Seconds))
 	if tt.StepSeconds > 0 {
 		peak := t.Device.FLOPSPerSecond
 		if r.Opts.DType == analytic.FP32 {
@@ -287,7 +288,7 @@ func printEstimate(w io.Writer, r *analytic.Result, t analytic.Target) {
 	}
 	if tt.TiedAllReduceBytes > 0 {
 		fmt.Fprintf(w, "tied embedding: when pipelined, first and last stage all-reduce %s of gradients per step (%s)\n",
-			plan.Bytes(tt.TiedAllReduceBytes), plan.Time(tt.TiedAllReduceSeconds, model.Seconds))
+			units.Bytes(tt.TiedAllReduceBytes), units.Time(tt.TiedAllReduceSeconds, model.Seconds))
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"pipeplan/core/units"
 	"strings"
 	"text/tabwriter"
 
@@ -146,14 +147,14 @@ func printPlan(w io.Writer, m *model.Model, p *plan.Plan) {
 		name = "model"
 	}
 	fmt.Fprintf(w, "%s: %d layers on %d stages, objective %s, bottleneck %s\n\n",
-		name, len(m.Layers), len(p.Stages), p.Objective, plan.Time(p.Bottleneck, p.Unit))
+		name, len(m.Layers), len(p.Stages), p.Objective, units.Time(p.Bottleneck, p.Unit))
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "stage\tlayers\tfirst .. last\ttime\ttransfer\tmemory\tcapacity\tused\t")
 	for i, s := range p.Stages {
 		used := 100 * float64(s.MemoryBytes) / float64(s.LimitBytes)
 		fmt.Fprintf(tw, "%d\t%d-%d\t%s\t%s\t%s\t%s\t%s\t%.0f%%\t\n", i, s.FirstLayer, s.LastLayer,
-			ellipsis(s.FirstName+" .. "+s.LastName, 40), plan.Time(s.Compute, p.Unit), plan.Time(s.Transfer, p.Unit),
-			plan.Bytes(s.MemoryBytes), plan.Bytes(s.LimitBytes), used)
+			ellipsis(s.FirstName+" .. "+s.LastName, 40), units.Time(s.Compute, p.Unit), units.Time(s.Transfer, p.Unit),
+			units.Bytes(s.MemoryBytes), units.Bytes(s.LimitBytes), used)
 	}
 	tw.Flush()
 }

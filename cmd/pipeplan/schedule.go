@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"pipeplan/core/units"
 	"strings"
 	"text/tabwriter"
 
@@ -83,7 +84,7 @@ func printSchedule(w io.Writer, p *plan.Plan) {
 		re = ", recomputing activations"
 	}
 	fmt.Fprintf(w, "\nschedule %s, %d microbatches%s: step %s, bubble %.1f%%, throughput %.4g samples/s\n\n",
-		s.Schedule, s.Microbatches, re, plan.Time(s.MakespanSeconds, model.Seconds), 100*s.BubbleFraction, s.Throughput)
+		s.Schedule, s.Microbatches, re, units.Time(s.MakespanSeconds, model.Seconds), 100*s.BubbleFraction, s.Throughput)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "device\tstages\tin flight\tpeak memory\tcapacity\tused\tbusy\t")
 	for d := 0; d < s.Devices; d++ {
@@ -96,11 +97,11 @@ func printSchedule(w io.Writer, p *plan.Plan) {
 		}
 		limit, used := "-", "-"
 		if d < len(s.LimitBytes) && s.LimitBytes[d] > 0 {
-			limit = plan.Bytes(s.LimitBytes[d])
+			limit = units.Bytes(s.LimitBytes[d])
 			used = fmt.Sprintf("%.0f%%", 100*float64(s.PeakMemoryBytes[d])/float64(s.LimitBytes[d]))
 		}
 		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%.0f%%\t\n", d, strings.Join(stages, ","), strings.Join(flight, "+"),
-			plan.Bytes(s.PeakMemoryBytes[d]), limit, used, 100*s.BusySeconds[d]/s.MakespanSeconds)
+			units.Bytes(s.PeakMemoryBytes[d]), limit, used, 100*s.BusySeconds[d]/s.MakespanSeconds)
 	}
 	tw.Flush()
 	for _, a := range s.Advice {
@@ -143,6 +144,6 @@ func timeline(w io.Writer, s *schedule.Result, width int) {
 		}
 		fmt.Fprintf(w, "device %d |%s|\n", d, row)
 	}
-	fmt.Fprintf(w, "%9s 0%s%s\n", "", strings.Repeat(" ", max(0, width-len(plan.Time(s.MakespanSeconds, model.Seconds)))), plan.Time(s.MakespanSeconds, model.Seconds))
+	fmt.Fprintf(w, "%9s 0%s%s\n", "", strings.Repeat(" ", max(0, width-len(units.Time(s.MakespanSeconds, model.Seconds)))), units.Time(s.MakespanSeconds, model.Seconds))
 	fmt.Fprintln(w, "a, b, ...: forward of microbatch 0, 1, ...; A, B, ...: its backward; ~: weight gradient; ?: dummy input; .: idle")
 }

@@ -2,6 +2,7 @@ package examples_test
 
 import (
 	"fmt"
+	"pipeplan/core/units"
 
 	"pipeplan/core/examples"
 	"pipeplan/core/plan"
@@ -24,7 +25,7 @@ func Example() {
 	}
 	fmt.Printf("%s on %d x %s: boundaries %v, bottleneck %.3f ms\n", e.Name, e.Stages, e.Device, p.Boundaries, p.Bottleneck*1e3)
 	for i, s := range p.Stages {
-		fmt.Printf("stage %d: %s .. %s, %.3f ms, %s\n", i, s.FirstName, s.LastName, s.Compute*1e3, plan.Bytes(s.MemoryBytes))
+		fmt.Printf("stage %d: %s .. %s, %.3f ms, %s\n", i, s.FirstName, s.LastName, s.Compute*1e3, units.Bytes(s.MemoryBytes))
 	}
 	// Output:
 	// gpt2-medium on 4 x a100-80gb: boundaries [0 8 15 22 26], bottleneck 36.204 ms

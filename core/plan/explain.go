@@ -2,7 +2,7 @@ package plan
 
 import (
 	"fmt"
-	"strings"
+	"pipeplan/core/units"
 
 	"pipeplan/core/cluster"
 	"pipeplan/core/estimate"
@@ -57,7 +57,7 @@ func Explain(e *estimate.Estimator, m *model.Model, c *cluster.Cluster) string {
 				what = fmt.Sprintf("layers %d..%d (%s .. %s, tied: they must share a stage) need", a, b, m.Layers[a].Name, m.Layers[b].Name)
 			}
 			return fmt.Sprintf("%s %s; device %d (%s) holds %s: use devices with more memory, a larger memory proportion, recomputation or a smaller microbatch",
-				what, Bytes(need), best, deviceName(c, best), Bytes(e.LimitBytes(best)))
+				what, units.Bytes(need), best, deviceName(c, best), units.Bytes(e.LimitBytes(best)))
 		}
 		l = b + 1
 	}
@@ -70,7 +70,7 @@ func Explain(e *estimate.Estimator, m *model.Model, c *cluster.Cluster) string {
 		hold += e.LimitBytes(i)
 	}
 	if need > hold {
-		return fmt.Sprintf("the layers' parameters, optimizer state and exclusive memory alone need %s, and the %d devices hold %s together: use more stages or devices with more memory", Bytes(need), p, Bytes(hold))
+		return fmt.Sprintf("the layers' parameters, optimizer state and exclusive memory alone need %s, and the %d devices hold %s together: use more stages or devices with more memory", units.Bytes(need), p, units.Bytes(hold))
 	}
 	return fmt.Sprintf("every layer fits a device alone, but every split of %d layers into %d stages puts more on some stage than its device holds: use more stages, devices with more memory, a larger memory proportion or recomputation", n, p)
 }
@@ -80,20 +80,4 @@ func deviceName(c *cluster.Cluster, i int) string {
 		return name
 	}
 	return "unnamed"
-}
-
-// Bytes formats a byte count for people, to two decimals: "1.2 GiB", "600 MiB", "512 B".
-func Bytes(n int64) string {
-	units := []string{"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"}
-	v, u := float64(n), 0
-	for (v >= 1024 || v <= -1024) && u < len(units)-1 {
-		v /= 1024
-		u++
-	}
-	switch {
-	case u == 0:
-		return fmt.Sprintf("%d B", n)
-	}
-	s := strings.TrimRight(fmt.Sprintf("%.2f", v), "0")
-	return strings.TrimSuffix(s, ".") + " " + units[u]
 }

@@ -49,11 +49,3 @@ func TestExplain(t *testing.T) {
 		})
 	}
 }
-
-func TestBytes(t *testing.T) {
-	for n, want := range map[int64]string{0: "0 B", 512: "512 B", 1024: "1 KiB", 1536: "1.5 KiB", 600 << 20: "600 MiB", 1288490189: "1.2 GiB", 1288490188 * 2: "2.4 GiB"} {
-		if got := Bytes(n); got != want {
-			t.Errorf("Bytes(%d) = %q, want %q", n, got, want)
-		}
-	}
-}

@@ -2,6 +2,7 @@ package schedule
 
 import (
 	"fmt"
+	"pipeplan/core/units"
 	"strings"
 )
 
@@ -32,7 +33,7 @@ func advise(p *Pipeline, cfg Config, r *Result) []string {
 			}
 			use = append(use, "more stages or devices with more memory")
 			out = append(out, fmt.Sprintf("device %d needs %s at its peak under %s, more than its %s: use %s",
-				d, bytesString(peak), cfg, bytesString(limit), strings.Join(use, ", ")))
+				d, units.Bytes(peak), cfg, units.Bytes(limit), strings.Join(use, ", ")))
 		}
 	}
 	if cfg.Kind == GPipe && r.Devices > 1 && m > r.Devices {
@@ -48,21 +49,4 @@ func advise(p *Pipeline, cfg Config, r *Result) []string {
 		}
 	}
 	return out
-}
-
-// bytesString formats a byte count for people: "1.20 GiB", "600 MiB", "512 B".
-func bytesString(n int64) string {
-	units := []string{"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"}
-	v, u := float64(n), 0
-	for (v >= 1024 || v <= -1024) && u < len(units)-1 {
-		v /= 1024
-		u++
-	}
-	switch {
-	case u == 0:
-		return fmt.Sprintf("%d B", n)
-	case v == float64(int64(v)):
-		return fmt.Sprintf("%d %s", int64(v), units[u])
-	}
-	return fmt.Sprintf("%.2f %s", v, units[u])
 }

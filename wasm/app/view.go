@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"pipeplan/core/units"
 	"strconv"
 	"strings"
 
@@ -75,14 +76,14 @@ func newPlanView(m *model.Model, device string, p *plan.Plan) planView {
 			Cells: []string{
 				strconv.Itoa(i), s.Device, fmt.Sprintf("%d–%d", s.FirstLayer, s.LastLayer),
 				s.FirstName + " … " + s.LastName,
-				plan.Time(s.Compute, p.Unit), plan.Time(s.Transfer, p.Unit),
-				plan.Bytes(s.MemoryBytes), plan.Bytes(s.LimitBytes), fmt.Sprintf("%.0f%%", 100*used),
+				units.Time(s.Compute, p.Unit), units.Time(s.Transfer, p.Unit),
+				units.Bytes(s.MemoryBytes), units.Bytes(s.LimitBytes), fmt.Sprintf("%.0f%%", 100*used),
 			},
 			UsedFraction: used,
 			Bottleneck:   i == slowest,
 		})
 	}
 	v.Summary = fmt.Sprintf("%d layers on %d × %s: bottleneck %s per microbatch on stage %d, highlighted (objective %s).",
-		len(m.Layers), len(p.Stages), device, plan.Time(p.Bottleneck, p.Unit), slowest, p.Objective)
+		len(m.Layers), len(p.Stages), device, units.Time(p.Bottleneck, p.Unit), slowest, p.Objective)
 	return v
 }

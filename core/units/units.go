@@ -1,0 +1,44 @@
+// Package units formats quantities for people: bytes in binary units, times in seconds
+// or cycles with a readable scale. Every front end and report uses it, so one plan reads
+// the same everywhere.
+package units
+
+import (
+	"fmt"
+	"strings"
+
+	"pipeplan/core/model"
+)
+
+// Time formats a time in the given unit for people: cycles as "123 cyc", seconds with a
+// readable scale ("58.9 µs", "36.20 ms", "1.25 s").
+func Time(v float64, unit model.TimeUnit) string {
+	if unit == model.Cycles {
+		return fmt.Sprintf("%.0f cyc", v)
+	}
+	switch {
+	case v == 0:
+		return "0 s"
+	case v < 1e-3:
+		return fmt.Sprintf("%.1f µs", v*1e6)
+	case v < 1:
+		return fmt.Sprintf("%.2f ms", v*1e3)
+	}
+	return strings.TrimSuffix(fmt.Sprintf("%.3f", v), "0") + " s"
+}
+
+// Bytes formats a byte count for people, to two decimals: "1.2 GiB", "600 MiB", "512 B".
+func Bytes(n int64) string {
+	units := []string{"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"}
+	v, u := float64(n), 0
+	for (v >= 1024 || v <= -1024) && u < len(units)-1 {
+		v /= 1024
+		u++
+	}
+	switch {
+	case u == 0:
+		return fmt.Sprintf("%d B", n)
+	}
+	s := strings.TrimRight(fmt.Sprintf("%.2f", v), "0")
+	return strings.TrimSuffix(s, ".") + " " + units[u]
+}
