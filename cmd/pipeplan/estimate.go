@@ -16,7 +16,6 @@ import (
 	"pipeplan/core/arch"
 	"pipeplan/core/load"
 	"pipeplan/core/model"
-	"pipeplan/core/plan"
 )
 
 func init() {
