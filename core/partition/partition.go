@@ -13,8 +13,17 @@
 // max(best[i-1][a-1], cost(i, a, b)) (seed 000), visiting for each end b the starts a from
 // b downwards. Compute only grows as a range grows, so a walk stops as soon as the range's
 // compute reaches the best value found for that state, and as soon as a monotone lower
-// bound of its memory exceeds the device; ranges are thus only as long as a stage can be,
-// which makes the DP close to O(n^2 / p * log p) in practice instead of O(p n^2).
+// bound of its memory exceeds the device.
+//
+// The DP is also bounded from outside. For a bound u on every stage's compute, a greedy
+// that packs each stage as far as u and memory's lower bound allow (ignoring tie groups,
+// letting a stage stay empty) covers the longest prefix any split within u can cover;
+// run forwards and backwards it confines each stage's end to a window. A binary search on
+// u for the least u the greedy accepts gives a lower bound L on the optimum; the DP then
+// runs inside the windows of u = L(1 + 1/256), L(1 + 1/16), ... and is exact as soon as it
+// finds a split within u, since no split within u was excluded. Near the optimum the
+// windows are narrow: 10,000 layers on 64 stages take tens of milliseconds, where the
+// unbounded DP took seconds.
 //
 // For compute + transfer, seed 000 enumerates every candidate transfer bound. We walk the
 // Pareto frontier of (max compute, max transfer) instead: C_0 is the least bottleneck;
