@@ -70,3 +70,30 @@ func BenchmarkPlan(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkPlanSlowLinks makes transfers as costly as a stage's compute (links 1000 times
+// slower), so that the compute+transfer objective walks many Pareto points.
+func BenchmarkPlanSlowLinks(b *testing.B) {
+	for _, n := range []int{1000, 10000} {
+		m := benchModel(n)
+		for _, p := range []int{16, 64} {
+			c := benchCluster(m, p)
+			c.Links = []cluster.Link{{LatencySeconds: 5e-6, BytesPerSecond: 25e6}}
+			b.Run(fmt.Sprintf("n=%d/p=%d", n, p), func(b *testing.B) {
+				var ratio float64
+				for b.Loop() {
+					e, err := estimate.New(m, c, estimate.Options{})
+					if err != nil {
+						b.Fatal(err)
+					}
+					r, err := partition.Solve(Costs{e}, partition.MaxComputePlusTransfer)
+					if err != nil {
+						b.Fatal(err)
+					}
+					ratio = 100 * r.MaxTransfer / r.MaxCompute
+				}
+				b.ReportMetric(ratio, "transfer_%_of_compute")
+			})
+		}
+	}
+}
