@@ -33,8 +33,14 @@
 // that can still win are visited.
 //
 // Ties are broken by a second DP that, under the optimal bounds, minimises the pair
-// (sum of stage times, sum of their squares) lexicographically; pairs of sums are
-// additive, so that DP is exact.
+// (sum of stage times, sum of their squares) lexicographically. Objectives, totals and
+// sums of squares within a relative 1e-12 count as equal, so that rounding does not
+// decide; pairs of sums are additive, so that DP is exact.
+//
+// The compute + transfer walk visits every frontier point whose compute is below the best
+// sum. Where transfers dwarf compute and fall steadily as stages lengthen, the frontier has
+// about as many points as layers, each costing two DPs: 200 layers on 16 stages then take
+// seconds (BenchmarkReviewTransferHeavy). Realistic profiles have a handful of points.
 package partition
 
 import (
@@ -122,7 +128,7 @@ func Solve(c Costs, obj Objective) (Result, error) {
 		if math.IsInf(cstar, 1) {
 			return Result{}, ErrInfeasible
 		}
-		r := s.tieBreak(bounds{compute: cstar, transfer: inf}, false)
+		r := s.tieBreak(bounds{compute: tolerant(cstar), transfer: inf}, false)
 		r.Objective = r.MaxCompute
 		return r, nil
 	}
@@ -135,10 +141,11 @@ func Solve(c Costs, obj Objective) (Result, error) {
 			break // cannot happen: a split reached ck; but never loop on it
 		}
 		switch sum := ck + tk; {
+		case near(sum, bestSum):
+			boxes = append(boxes, bounds{compute: tolerant(ck), transfer: tolerant(tk)})
+			bestSum = min(bestSum, sum)
 		case sum < bestSum:
-			bestSum, boxes = sum, []bounds{{compute: ck, transfer: tk}}
-		case sum == bestSum:
-			boxes = append(boxes, bounds{compute: ck, transfer: tk})
+			bestSum, boxes = sum, []bounds{{compute: tolerant(ck), transfer: tolerant(tk)}}
 		}
 		// The next frontier point needs strictly less transfer, hence strictly more compute;
 		// it only matters if its compute alone does not exceed the best sum.
@@ -150,12 +157,35 @@ func Solve(c Costs, obj Objective) (Result, error) {
 	var best Result
 	for k, b := range boxes {
 		r := s.tieBreak(b, true)
-		if k == 0 || r.Total < best.Total || r.Total == best.Total && r.SumSquares < best.SumSquares {
+		if k == 0 || lessTimes(r.Total, r.SumSquares, best.Total, best.SumSquares) && near(r.MaxCompute+r.MaxTransfer, bestSum) {
 			best = r
 		}
 	}
 	best.Objective = best.MaxCompute + best.MaxTransfer
 	return best, nil
+}
+
+// lessTimes orders (total, sum of squares) of stage times lexicographically, taking values
+// within a relative 1e-12 as equal. Stage times are differences of prefix sums, rounded
+// differently for every split, so totals that are equal in exact arithmetic (every split
+// of a homogeneous pipeline has the same total) differ in their last bits; exact
+// comparison would let that noise, not the variance, break the tie.
+func lessTimes(total1, squares1, total2, squares2 float64) bool {
+	if !near(total1, total2) {
+		return total1 < total2
+	}
+	return squares1 < squares2 && !near(squares1, squares2)
+}
+
+// tolerant widens a bound by the same relative 1e-12, so that splits whose maximum differs
+// from the optimum only by rounding take part in breaking the tie.
+func tolerant(v float64) float64 { return v + 1e-12*math.Abs(v) }
+
+func near(a, b float64) bool {
+	if math.IsInf(a, 0) || math.IsInf(b, 0) {
+		return a == b
+	}
+	return math.Abs(a-b) <= 1e-12*max(math.Abs(a), math.Abs(b))
 }
 
 type key int
@@ -406,7 +436,7 @@ func (s *solver) tieBreak(bd bounds, withTransfer bool) Result {
 	for i := range best {
 		best[i] = pair{inf, inf}
 	}
-	less := func(x, y pair) bool { return x.total < y.total || x.total == y.total && x.squares < y.squares }
+	less := func(x, y pair) bool { return lessTimes(x.total, x.squares, y.total, y.squares) }
 	stageTime := func(comp, tr float64) float64 {
 		if withTransfer {
 			return comp + tr
