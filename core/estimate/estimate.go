@@ -16,6 +16,7 @@ import (
 
 	"pipeplan/core/cluster"
 	"pipeplan/core/model"
+	"pipeplan/core/units"
 )
 
 // Options changes how ranges are costed.
@@ -83,13 +84,6 @@ func New(m *model.Model, c *cluster.Cluster, opt Options) (*Estimator, error) {
 			}
 		}
 	}
-	e.prepareSums()
-	e.prepareTensors()
-	e.prepareTies()
-	e.prepareShared()
-	if c.HostEveryStage && n > 0 && p > 0 {
-		e.hostTime = e.linkTime(c.RecvLink(0), e.recvBytes[0], 0) + e.linkTime(c.SendLink(p-1), e.sendBytes[n-1], p-1)
-	}
 	e.scale = make([]float64, p)
 	e.limit = make([]int64, p)
 	e.inFlight = make([]int64, p)
@@ -101,8 +95,74 @@ func New(m *model.Model, c *cluster.Cluster, opt Options) (*Estimator, error) {
 			e.inFlight[i] = int64(max(1, opt.InFlight(i)))
 		}
 	}
+	if err := e.checkByteTotal(); err != nil {
+		return nil, err
+	}
+	e.prepareSums()
+	e.prepareTensors()
+	e.prepareTies()
+	e.prepareShared()
+	if c.HostEveryStage && n > 0 && p > 0 {
+		e.hostTime = e.linkTime(c.RecvLink(0), e.recvBytes[0], 0) + e.linkTime(c.SendLink(p-1), e.sendBytes[n-1], p-1)
+	}
 	e.prepareLinkTimes()
 	return e, nil
+}
+
+// maxByteTotal bounds the model's byte total times (microbatches in flight + 1): 2^62
+// bytes, 4 EiB.
+const maxByteTotal = 1 << 62
+
+// checkByteTotal keeps every memory sum the estimator forms within int64. A range's memory
+// adds up distinct byte counts of the model (parameters, optimizer state, exclusive,
+// shared, temporary, carried and activation bytes, tensors) plus in flight - 1 times its
+// activations or input, so it is at most (in flight) times B, the sum of every byte count
+// of the model. Requiring B * (most in flight + 1) <= 2^62 leaves every sum, lower bound
+// and difference below 2^62. model.Validate bounds each count by 2^60, not their sum.
+func (e *Estimator) checkByteTotal() error {
+	var most int64 = 1
+	for _, k := range e.inFlight {
+		most = max(most, k)
+	}
+	limit := int64(0)
+	if most < maxByteTotal {
+		limit = maxByteTotal / (most + 1)
+	}
+	var sum int64
+	add := func(v int64) { // saturates just above limit; counts are >= 0 once validated
+		if v > 0 {
+			sum += min(v, limit+1-sum)
+		}
+	}
+	for _, t := range e.m.Inputs {
+		add(t.Bytes)
+	}
+	for i := range e.m.Layers {
+		l := &e.m.Layers[i]
+		for _, v := range []int64{l.ParamBytes, l.OptimizerBytes, l.ExclusiveBytes, l.TemporaryBytes, l.ActivationBytes, l.CarryOverBytes} {
+			add(v)
+		}
+		if l.RecvBytes != nil {
+			add(*l.RecvBytes)
+		}
+		if l.SendBytes != nil {
+			add(*l.SendBytes)
+		}
+		for _, v := range l.Shared {
+			add(v)
+		}
+		for _, t := range l.Outputs {
+			add(t.Bytes)
+		}
+	}
+	if sum <= limit {
+		return nil
+	}
+	reason := fmt.Sprintf("byte counts add up to more than %s: check the units", units.Bytes(limit))
+	if most > 1 {
+		reason = fmt.Sprintf("byte counts add up to more than %s, which %d microbatches in flight could multiply beyond 4 EiB: check the units", units.Bytes(limit), most)
+	}
+	return &model.FieldError{Path: "layers", Reason: reason}
 }
 
 // prepareLinkTimes tabulates each stage's receive and send time at every cut: O(p n).
