@@ -103,14 +103,26 @@ func truncCycles(c float64) int64 {
 	return int64(c)
 }
 
+// MaxMemoryBytes bounds a device's memory_bytes (an exbibyte, as model.Validate bounds
+// byte counts): larger values are surely mistakes, and limits stay far from int64's range.
+const MaxMemoryBytes = 1 << 60
+
 // MemoryLimitBytes is what a plan may fill on the device: memory times the usable fraction
-// times the caller's proportion (seed 000's memoryProportion; 1 for none), truncated.
+// times the caller's proportion (seed 000's memoryProportion; 1 for none), truncated, and
+// clamped to [0, math.MaxInt64] for devices that have not passed Validate.
 func (d Device) MemoryLimitBytes(proportion float64) int64 {
 	f := d.UsableFraction
 	if f == 0 {
 		f = 1
 	}
-	return int64(float64(d.MemoryBytes) * f * proportion)
+	v := float64(d.MemoryBytes) * f * proportion
+	switch {
+	case !(v >= 0): // also NaN
+		return 0
+	case v >= math.MaxInt64: // float64(math.MaxInt64) is 2^63, already out of range
+		return math.MaxInt64
+	}
+	return int64(v)
 }
 
 // RecvLink is the link device i receives its stage input over: its own Recv, else the
@@ -193,6 +205,8 @@ func (c *Cluster) Validate() error {
 		p := fmt.Sprintf("devices[%d]", i)
 		if d.MemoryBytes <= 0 {
 			es.Add(p+".memory_bytes", "must be > 0, got %d", d.MemoryBytes)
+		} else if d.MemoryBytes > MaxMemoryBytes {
+			es.Add(p+".memory_bytes", "must be at most 2^60 bytes (1 EiB), got %d", d.MemoryBytes)
 		}
 		if f := d.UsableFraction; f != 0 && (math.IsNaN(f) || f < 0 || f > 1) {
 			es.Add(p+".usable_fraction", "must be in (0, 1], got %v", f)

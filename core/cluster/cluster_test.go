@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"math"
 	"strings"
 	"testing"
 )
@@ -42,6 +43,20 @@ func TestMemoryLimitBytes(t *testing.T) {
 	d.UsableFraction = 0.5
 	if got := d.MemoryLimitBytes(1); got != 447<<20 {
 		t.Errorf("with usable fraction 0.5: %d", got)
+	}
+	// Unvalidated extremes clamp rather than wrap: float64(MaxInt64) is 2^63.
+	for _, tt := range []struct {
+		d    Device
+		want int64
+	}{
+		{Device{MemoryBytes: MaxMemoryBytes}, MaxMemoryBytes},
+		{Device{MemoryBytes: math.MaxInt64}, math.MaxInt64},
+		{Device{MemoryBytes: -5}, 0},
+		{Device{MemoryBytes: 1, UsableFraction: math.NaN()}, 0},
+	} {
+		if got := tt.d.MemoryLimitBytes(1); got != tt.want {
+			t.Errorf("MemoryLimitBytes of %+v = %d, want %d", tt.d, got, tt.want)
+		}
 	}
 }
 
@@ -88,6 +103,8 @@ func TestValidate(t *testing.T) {
 	}{
 		{"no devices", Cluster{}, "devices: must hold at least one device"},
 		{"no memory", Cluster{Devices: []Device{{}}}, "devices[0].memory_bytes: must be > 0, got 0"},
+		{"too much memory", Cluster{Devices: []Device{{MemoryBytes: 1}, {MemoryBytes: math.MaxInt64}}},
+			"devices[1].memory_bytes: must be at most 2^60 bytes (1 EiB), got 9223372036854775807"},
 		{"fraction", Cluster{Devices: []Device{{MemoryBytes: 1, UsableFraction: 1.5}}}, "devices[0].usable_fraction: must be in (0, 1], got 1.5"},
 		{"link count", Cluster{Devices: []Device{{MemoryBytes: 1}, {MemoryBytes: 1}, {MemoryBytes: 1}}, Links: []Link{{}, {}, {}}},
 			"links: must hold one link, or one per consecutive pair of devices (2), got 3"},

@@ -2,11 +2,12 @@ package plan
 
 import (
 	"fmt"
-	"pipeplan/core/units"
+	"math"
 
 	"pipeplan/core/cluster"
 	"pipeplan/core/estimate"
 	"pipeplan/core/model"
+	"pipeplan/core/units"
 )
 
 // Explain says, in words a user can act on, why no split of the model fits the cluster:
@@ -67,7 +68,7 @@ func Explain(e *estimate.Estimator, m *model.Model, c *cluster.Cluster) string {
 		need += r.ParamBytes + r.OptimizerBytes + r.ExclusiveBytes
 	}
 	for i := 0; i < p; i++ {
-		hold += e.LimitBytes(i)
+		hold += min(e.LimitBytes(i), math.MaxInt64-hold) // limits are at most 2^60 each, devices many
 	}
 	if need > hold {
 		return fmt.Sprintf("the layers' parameters, optimizer state and exclusive memory alone need %s, and the %d devices hold %s together: use more stages or devices with more memory", units.Bytes(need), p, units.Bytes(hold))

@@ -2,9 +2,11 @@ package plan
 
 import (
 	"errors"
+	"math"
 	"strings"
 	"testing"
 
+	"pipeplan/core/cluster"
 	"pipeplan/core/model"
 	"pipeplan/core/schedule"
 )
@@ -26,5 +28,32 @@ func TestMakeRefusesStashBeyondInt64(t *testing.T) {
 	}
 	if _, ok := model.AsFieldErrors(err); !ok || errors.Is(err, ErrNoFit) || !strings.HasPrefix(err.Error(), "layers: byte counts add up to more than") {
 		t.Errorf("Make = %v, want the field error on the layers' byte total", err)
+	}
+}
+
+// Device memory: 1 EiB (cluster.MaxMemoryBytes) plans; math.MaxInt64 bytes, which
+// MemoryLimitBytes turned into float64 2^63 and back into MinInt64 (nothing fit), is refused.
+func TestMakeDeviceMemoryBound(t *testing.T) {
+	m := chain(2, 10, 0, 0)
+	if _, err := Make(m, devices(2, cluster.MaxMemoryBytes), Options{}); err != nil {
+		t.Errorf("two devices of 1 EiB cannot hold 10-byte layers: %v", err)
+	}
+	_, err := Make(m, devices(2, math.MaxInt64), Options{})
+	if _, ok := model.AsFieldErrors(err); !ok || !strings.HasPrefix(err.Error(), "devices[0].memory_bytes: must be at most 2^60 bytes") {
+		t.Errorf("Make with 8 EiB devices = %v, want a field error on devices[0].memory_bytes", err)
+	}
+}
+
+// Eight devices of 1 EiB hold 2^63 bytes together, past int64: Explain's total used to
+// wrap negative and blame "parameters alone" for 18 bytes. The middle device holds 1
+// byte, so a stage on it cannot hold a 2-byte layer and nothing fits.
+func TestExplainSumsHugeDevices(t *testing.T) {
+	m := &model.Model{Layers: layers(2, 2, 2, 2, 2, 2, 2, 2, 2)}
+	c := devices(9, cluster.MaxMemoryBytes)
+	c.Devices[4].MemoryBytes = 1
+	_, err := Make(m, c, Options{})
+	want := "every layer fits a device alone, but every split of 9 layers into 9 stages puts more on some stage"
+	if !errors.Is(err, ErrNoFit) || !strings.Contains(err.Error(), want) {
+		t.Errorf("Make = %v, want ErrNoFit saying %q", err, want)
 	}
 }
