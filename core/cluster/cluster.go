@@ -159,6 +159,47 @@ func (c *Cluster) link(i int) *Link {
 	return nil
 }
 
+// RecvLinkField is the field path of RecvLink(i) for error messages: "devices[1].recv",
+// "links[0]" or "host"; "" when device i receives for free.
+func (c *Cluster) RecvLinkField(i int) string {
+	switch {
+	case c.Devices[i].Recv != nil:
+		return fmt.Sprintf("devices[%d].recv", i)
+	case i == 0:
+		return c.hostField()
+	}
+	return c.linkField(i - 1)
+}
+
+// SendLinkField is the field path of SendLink(i) for error messages: "devices[1].send",
+// "links[1]" or "host"; "" when device i sends for free.
+func (c *Cluster) SendLinkField(i int) string {
+	switch {
+	case c.Devices[i].Send != nil:
+		return fmt.Sprintf("devices[%d].send", i)
+	case i == len(c.Devices)-1:
+		return c.hostField()
+	}
+	return c.linkField(i)
+}
+
+func (c *Cluster) hostField() string {
+	if c.Host == nil {
+		return ""
+	}
+	return "host"
+}
+
+func (c *Cluster) linkField(i int) string {
+	switch {
+	case len(c.Links) == 1:
+		return "links[0]"
+	case i < len(c.Links):
+		return fmt.Sprintf("links[%d]", i)
+	}
+	return ""
+}
+
 // SpeedScale is how much longer device i takes than device 0 for the same work: the ratio
 // of their FLOP/s when every device states FLOP/s, else of their clocks when every device
 // states a clock, else 1. Layer times in a profile are taken as measured on device 0's kind.
@@ -192,7 +233,7 @@ func Homogeneous(d Device, n int, link Link, host *Link) *Cluster {
 }
 
 // Validate checks the cluster; errors name the field path. A model in cycles needs each
-// device's clock; a Graphcore-style link needs a clock too.
+// device's clock; a Graphcore-style link needs the clock of every device using it.
 func (c *Cluster) Validate() error {
 	var es model.Errors
 	if len(c.Devices) == 0 {
@@ -213,29 +254,44 @@ func (c *Cluster) Validate() error {
 		}
 		es.NonNegative(p+".flops_per_second", d.FLOPSPerSecond)
 		es.NonNegative(p+".clock_hz", d.ClockHz)
-		for _, l := range []struct {
-			name string
-			l    *Link
-		}{{"recv", d.Recv}, {"send", d.Send}} {
-			if l.l != nil {
-				l.l.validate(&es, p+"."+l.name, d.ClockHz)
-			}
+		if d.Recv != nil {
+			d.Recv.validate(&es, p+".recv")
+		}
+		if d.Send != nil {
+			d.Send.validate(&es, p+".send")
 		}
 	}
-	clock := 0.0
-	if len(c.Devices) > 0 {
-		clock = c.Devices[0].ClockHz
-	}
 	for i := range c.Links {
-		c.Links[i].validate(&es, fmt.Sprintf("links[%d]", i), clock)
+		c.Links[i].validate(&es, fmt.Sprintf("links[%d]", i))
 	}
 	if c.Host != nil {
-		c.Host.validate(&es, "host", clock)
+		c.Host.validate(&es, "host")
 	}
+	c.validateClocks(&es)
 	return es.Err()
 }
 
-func (l *Link) validate(es *model.Errors, p string, clockHz float64) {
+// validateClocks checks that every device that receives or sends over a Graphcore-style
+// link has the clock its idle cycles and GBps are counted in: a link is costed with the
+// clock of the device using it, so a link between two devices needs both clocks.
+func (c *Cluster) validateClocks(es *model.Errors) {
+	for i, d := range c.Devices {
+		if d.ClockHz > 0 {
+			continue
+		}
+		for _, u := range []struct {
+			l     *Link
+			field string
+			verb  string
+		}{{c.RecvLink(i), c.RecvLinkField(i), "receives"}, {c.SendLink(i), c.SendLinkField(i), "sends"}} {
+			if u.l != nil && u.l.CyclesStyle() {
+				es.Add(u.field, "is given in gbps/idle_cycles, which needs devices[%d].clock_hz: device %d %s over it", i, i, u.verb)
+			}
+		}
+	}
+}
+
+func (l *Link) validate(es *model.Errors, p string) {
 	es.NonNegative(p+".latency_seconds", l.LatencySeconds)
 	es.NonNegative(p+".bytes_per_second", l.BytesPerSecond)
 	es.NonNegative(p+".gbps", l.GBps)
@@ -245,9 +301,6 @@ func (l *Link) validate(es *model.Errors, p string, clockHz float64) {
 	if l.CyclesStyle() {
 		if l.LatencySeconds != 0 || l.BytesPerSecond != 0 {
 			es.Add(p, "mixes gbps/idle_cycles with latency_seconds/bytes_per_second: use one form")
-		}
-		if clockHz <= 0 {
-			es.Add(p, "is given in gbps/idle_cycles, which needs the device's clock_hz")
 		}
 	}
 }

@@ -95,6 +95,31 @@ func TestLinksAndSpeed(t *testing.T) {
 	}
 }
 
+func TestLinkFields(t *testing.T) {
+	own := &Link{LatencySeconds: 1}
+	c := &Cluster{Devices: []Device{{}, {Recv: own}, {}, {}}, Links: []Link{{}, {}, {}}, Host: &Link{}}
+	var got []string
+	for i := range c.Devices {
+		got = append(got, c.RecvLinkField(i), c.SendLinkField(i))
+	}
+	want := []string{"host", "links[0]", "devices[1].recv", "links[1]", "links[1]", "links[2]", "links[2]", "host"}
+	if strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("recv and send link fields %q, want %q", got, want)
+	}
+	c.Links, c.Host = c.Links[:1], nil
+	if got := []string{c.RecvLinkField(0), c.SendLinkField(2), c.SendLinkField(3)}; strings.Join(got, ",") != ",links[0]," {
+		t.Errorf("with one link and no host: %q, want no field for the host, links[0] between devices", got)
+	}
+}
+
+func TestValidateLinkNeedsOnlyItsUsersClocks(t *testing.T) {
+	// Both devices use their own links: the Graphcore-style links[0] is used by no one.
+	c := Cluster{Devices: []Device{{MemoryBytes: 1, Recv: &Link{}, Send: &Link{}}, {MemoryBytes: 1, Recv: &Link{}, Send: &Link{}}}, Links: []Link{{GBps: 1}}}
+	if err := c.Validate(); err != nil {
+		t.Errorf("a link no device uses needs no clock: %v", err)
+	}
+}
+
 func TestValidate(t *testing.T) {
 	tests := []struct {
 		name string
@@ -109,7 +134,13 @@ func TestValidate(t *testing.T) {
 		{"link count", Cluster{Devices: []Device{{MemoryBytes: 1}, {MemoryBytes: 1}, {MemoryBytes: 1}}, Links: []Link{{}, {}, {}}},
 			"links: must hold one link, or one per consecutive pair of devices (2), got 3"},
 		{"mixed link", Cluster{Devices: []Device{{MemoryBytes: 1, ClockHz: 1}}, Links: []Link{{GBps: 1, LatencySeconds: 1}}}, "links[0]: mixes gbps/idle_cycles"},
-		{"gbps without clock", Cluster{Devices: []Device{{MemoryBytes: 1}}, Host: &Link{GBps: 1}}, "host: is given in gbps/idle_cycles, which needs the device's clock_hz"},
+		{"gbps without clock", Cluster{Devices: []Device{{MemoryBytes: 1}}, Host: &Link{GBps: 1}},
+			"host: is given in gbps/idle_cycles, which needs devices[0].clock_hz: device 0 receives over it\nhost: is given in gbps/idle_cycles, which needs devices[0].clock_hz: device 0 sends over it"},
+		// The link is costed with the clock of the device using it, not device 0's.
+		{"gbps link, second device without clock", Cluster{Devices: []Device{{MemoryBytes: 1, ClockHz: 1e9}, {MemoryBytes: 1}}, Links: []Link{{GBps: 1}}},
+			"links[0]: is given in gbps/idle_cycles, which needs devices[1].clock_hz: device 1 receives over it"},
+		{"own gbps link without clock", Cluster{Devices: []Device{{MemoryBytes: 1, ClockHz: 1e9}, {MemoryBytes: 1, Send: &Link{IdleCycles: 3}}, {MemoryBytes: 1, ClockHz: 1e9}}},
+			"devices[1].send: is given in gbps/idle_cycles, which needs devices[1].clock_hz: device 1 sends over it"},
 		{"negative bandwidth", Cluster{Devices: []Device{{MemoryBytes: 1, Recv: &Link{BytesPerSecond: -1}}}}, "devices[0].recv.bytes_per_second: must be >= 0"},
 	}
 	for _, tt := range tests {

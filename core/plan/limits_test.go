@@ -57,3 +57,18 @@ func TestExplainSumsHugeDevices(t *testing.T) {
 		t.Errorf("Make = %v, want ErrNoFit saying %q", err, want)
 	}
 }
+
+// A Graphcore-style link was checked against device 0's clock only, but the estimator
+// converts it with the clock of the device using it: device 1, without a clock, got a NaN
+// transfer (0/0), which JSON cannot encode. The cluster is refused, naming both.
+func TestMakeRefusesLinkWithoutItsDevicesClock(t *testing.T) {
+	c := &cluster.Cluster{
+		Devices: []cluster.Device{{MemoryBytes: 1 << 30, ClockHz: 1e9}, {MemoryBytes: 1 << 30}},
+		Links:   []cluster.Link{{GBps: 1}},
+	}
+	_, err := Make(chain(4, 1, 0, 1<<20), c, Options{})
+	want := "links[0]: is given in gbps/idle_cycles, which needs devices[1].clock_hz: device 1 receives over it"
+	if _, ok := model.AsFieldErrors(err); !ok || err.Error() != want {
+		t.Errorf("Make = %v, want the field error %q", err, want)
+	}
+}
