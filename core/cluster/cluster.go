@@ -204,14 +204,25 @@ func (c *Cluster) linkField(i int) string {
 // of their FLOP/s when every device states FLOP/s, else of their clocks when every device
 // states a clock, else 1. Layer times in a profile are taken as measured on device 0's kind.
 func (c *Cluster) SpeedScale(i int) float64 {
-	speed := func(d Device) float64 { return d.FLOPSPerSecond }
-	if !c.all(func(d Device) bool { return d.FLOPSPerSecond > 0 }) {
-		if !c.all(func(d Device) bool { return d.ClockHz > 0 }) {
-			return 1
-		}
-		speed = func(d Device) float64 { return d.ClockHz }
+	switch c.SpeedField() {
+	case "flops_per_second":
+		return c.Devices[0].FLOPSPerSecond / c.Devices[i].FLOPSPerSecond
+	case "clock_hz":
+		return c.Devices[0].ClockHz / c.Devices[i].ClockHz
 	}
-	return speed(c.Devices[0]) / speed(c.Devices[i])
+	return 1
+}
+
+// SpeedField names the device field whose ratio SpeedScale takes: "flops_per_second" when
+// every device states FLOP/s, else "clock_hz" when every device states a clock, else "".
+func (c *Cluster) SpeedField() string {
+	switch {
+	case c.all(func(d Device) bool { return d.FLOPSPerSecond > 0 }):
+		return "flops_per_second"
+	case c.all(func(d Device) bool { return d.ClockHz > 0 }):
+		return "clock_hz"
+	}
+	return ""
 }
 
 func (c *Cluster) all(f func(Device) bool) bool {

@@ -89,9 +89,21 @@ func TestLinksAndSpeed(t *testing.T) {
 			t.Errorf("SpeedScale(%d) = %v, want %v", i, got, want)
 		}
 	}
+	if got := c.SpeedField(); got != "flops_per_second" {
+		t.Errorf("SpeedField = %q, want flops_per_second", got)
+	}
 	c.Devices[2].FLOPSPerSecond = 0 // not every device states FLOP/s: no scaling
 	if got := c.SpeedScale(1); got != 1 {
 		t.Errorf("SpeedScale without FLOP/s everywhere = %v, want 1", got)
+	}
+	if got := c.SpeedField(); got != "" {
+		t.Errorf("SpeedField without FLOP/s or clocks everywhere = %q, want none", got)
+	}
+	for i, hz := range []float64{3, 1, 6} {
+		c.Devices[i].ClockHz = hz
+	}
+	if got, want := c.SpeedScale(2), 0.5; got != want || c.SpeedField() != "clock_hz" {
+		t.Errorf("with clocks everywhere: SpeedScale(2) = %v by %q, want %v by clock_hz", got, c.SpeedField(), want)
 	}
 }
 

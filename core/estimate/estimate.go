@@ -99,14 +99,43 @@ func New(m *model.Model, c *cluster.Cluster, opt Options) (*Estimator, error) {
 		return nil, err
 	}
 	e.prepareSums()
+	if err := e.checkComputeTimes(); err != nil {
+		return nil, err
+	}
 	e.prepareTensors()
 	e.prepareTies()
 	e.prepareShared()
-	if c.HostEveryStage && n > 0 && p > 0 {
-		e.hostTime = e.linkTime(c.RecvLink(0), e.recvBytes[0], 0) + e.linkTime(c.SendLink(p-1), e.sendBytes[n-1], p-1)
+	if err := e.prepareLinkTimes(); err != nil {
+		return nil, err
 	}
-	e.prepareLinkTimes()
 	return e, nil
+}
+
+// maxTime bounds every compute and transfer time of a range, in the model's unit: far
+// beyond any real time (1e100 seconds), and low enough that sums of stage times and of
+// their squares (the partitioner's tie-break) stay finite. Finite but extreme inputs (times
+// near math.MaxFloat64, speed ratios of 1e300, bandwidths of 1e-300) would otherwise give
+// infinite or NaN costs, which no split can be compared by.
+const maxTime = 1e100
+
+// checkComputeTimes requires the model's total time to be within maxTime on every device.
+// Compute of any range is at most the total times the device's speed scale.
+func (e *Estimator) checkComputeTimes() error {
+	total, unit := e.time[e.n], e.m.Unit()
+	if !(total <= maxTime) { // also NaN and +Inf
+		return &model.FieldError{Path: "layers", Reason: fmt.Sprintf("times add up to %.3g %s, more than %g: check the units", total, unit, maxTime)}
+	}
+	field := e.c.SpeedField()
+	for i, s := range e.scale {
+		path := fmt.Sprintf("devices[%d].%s", i, field)
+		switch {
+		case !(s > 0) || math.IsInf(s, 0):
+			return &model.FieldError{Path: path, Reason: fmt.Sprintf("makes device %d %.3g times as slow as device 0, which must be a finite ratio > 0: check the units", i, s)}
+		case !(total*s <= maxTime):
+			return &model.FieldError{Path: path, Reason: fmt.Sprintf("makes device %d %.3g times as slow as device 0: the model's layers would take it %.3g %s, more than %g: check the units", i, s, total*s, unit, maxTime)}
+		}
+	}
+	return nil
 }
 
 // maxByteTotal bounds the model's byte total times (microbatches in flight + 1): 2^62
@@ -165,19 +194,35 @@ func (e *Estimator) checkByteTotal() error {
 	return &model.FieldError{Path: "layers", Reason: reason}
 }
 
-// prepareLinkTimes tabulates each stage's receive and send time at every cut: O(p n).
-func (e *Estimator) prepareLinkTimes() {
-	n := e.n
-	e.recvTime = make([]float64, e.p*n)
-	e.sendTime = make([]float64, e.p*n)
-	for i := 0; i < e.p; i++ {
+// prepareLinkTimes tabulates each stage's receive and send time at every cut: O(p n). It
+// refuses a link that takes more than maxTime (or an infinite time) to move some transfer.
+func (e *Estimator) prepareLinkTimes() error {
+	n, p := e.n, e.p
+	var err error
+	// time is one link term: the link of stage i named field, moving bytes.
+	time := func(l *cluster.Link, field string, bytes int64, i int) float64 {
+		t := e.linkTime(l, bytes, i)
+		if !(t <= maxTime) && err == nil { // also NaN and +Inf
+			err = &model.FieldError{Path: field, Reason: fmt.Sprintf("takes %.3g %s to move %d bytes for device %d, more than %g: check its bandwidth and the units",
+				t, e.m.Unit(), bytes, i, maxTime)}
+		}
+		return t
+	}
+	if e.c.HostEveryStage && n > 0 && p > 0 {
+		e.hostTime = time(e.c.RecvLink(0), e.c.RecvLinkField(0), e.recvBytes[0], 0) +
+			time(e.c.SendLink(p-1), e.c.SendLinkField(p-1), e.sendBytes[n-1], p-1)
+	}
+	e.recvTime = make([]float64, p*n)
+	e.sendTime = make([]float64, p*n)
+	for i := 0; i < p; i++ {
 		recv, send := e.c.RecvLink(i), e.c.SendLink(i)
+		recvField, sendField := e.c.RecvLinkField(i), e.c.SendLinkField(i)
 		for l := 0; l < n; l++ {
 			in, out := e.recvBytes[l], e.sendBytes[l]
 			if i == 0 {
 				in = e.recvBytes[0] // the first stage receives the model's input
 			}
-			if i == e.p-1 {
+			if i == p-1 {
 				out = e.sendBytes[n-1] // the last stage sends the model's output
 			}
 			if e.c.HostEveryStage {
@@ -185,17 +230,18 @@ func (e *Estimator) prepareLinkTimes() {
 				// on every stage (counted once, on the receive side).
 				e.recvTime[i*n+l] = e.hostTime
 				if i > 0 {
-					e.recvTime[i*n+l] += e.linkTime(recv, e.recvBytes[l], i)
+					e.recvTime[i*n+l] += time(recv, recvField, e.recvBytes[l], i)
 				}
-				if i < e.p-1 {
-					e.sendTime[i*n+l] = e.linkTime(send, e.sendBytes[l], i)
+				if i < p-1 {
+					e.sendTime[i*n+l] = time(send, sendField, e.sendBytes[l], i)
 				}
 				continue
 			}
-			e.recvTime[i*n+l] = e.linkTime(recv, in, i)
-			e.sendTime[i*n+l] = e.linkTime(send, out, i)
+			e.recvTime[i*n+l] = time(recv, recvField, in, i)
+			e.sendTime[i*n+l] = time(send, sendField, out, i)
 		}
 	}
+	return err
 }
 
 func (e *Estimator) hasLink(i int) bool {

@@ -62,3 +62,80 @@ func TestNewBoundsByteTotal(t *testing.T) {
 		})
 	}
 }
+
+// TestNewRefusesNonFiniteCosts checks that finite but extreme inputs, which used to give
+// infinite or NaN compute and transfer times, are refused with a field error naming the
+// field; times just within the bound (1e100) are costed exactly.
+func TestNewRefusesNonFiniteCosts(t *testing.T) {
+	tensor := func(bytes int64) []model.Layer {
+		return []model.Layer{
+			{Name: "a", ForwardSeconds: 1, Outputs: []model.Tensor{{ID: "t", Bytes: bytes}}},
+			{Name: "b", ForwardSeconds: 1, InputIDs: []string{"t"}, Outputs: []model.Tensor{{ID: "y", Bytes: 1}}},
+		}
+	}
+	two := func(d0, d1 cluster.Device, links ...cluster.Link) *cluster.Cluster {
+		d0.MemoryBytes, d1.MemoryBytes = 1<<30, 1<<30
+		return &cluster.Cluster{Devices: []cluster.Device{d0, d1}, Links: links}
+	}
+	tests := []struct {
+		name    string
+		layers  []model.Layer
+		c       *cluster.Cluster
+		want    string // the error; "" for none
+		compute float64
+	}{
+		{"times summing to +Inf", []model.Layer{{ForwardSeconds: 1e308}, {ForwardSeconds: 1e308}}, two(cluster.Device{}, cluster.Device{}),
+			"layers: times add up to +Inf seconds, more than 1e+100: check the units", 0},
+		{"times past the bound", []model.Layer{{ForwardSeconds: 1e100}, {BackwardSeconds: 1e99}}, two(cluster.Device{}, cluster.Device{}),
+			"layers: times add up to 1.1e+100 seconds, more than 1e+100: check the units", 0},
+		{"times at the bound", []model.Layer{{ForwardSeconds: 5e99}, {ForwardSeconds: 5e99}}, two(cluster.Device{}, cluster.Device{}), "", 1e100},
+		{"speed ratio overflowing", []model.Layer{{ForwardSeconds: 1}, {ForwardSeconds: 1}},
+			two(cluster.Device{FLOPSPerSecond: 1e300}, cluster.Device{FLOPSPerSecond: 1e-300}),
+			"devices[1].flops_per_second: makes device 1 +Inf times as slow as device 0, which must be a finite ratio > 0: check the units", 0},
+		{"speed ratio underflowing", []model.Layer{{ForwardSeconds: 1}, {ForwardSeconds: 1}},
+			two(cluster.Device{ClockHz: 1e-300}, cluster.Device{ClockHz: 1e300}),
+			"devices[1].clock_hz: makes device 1 0 times as slow as device 0, which must be a finite ratio > 0", 0},
+		{"slow device past the bound", []model.Layer{{ForwardSeconds: 1e90}, {ForwardSeconds: 1e90}},
+			two(cluster.Device{FLOPSPerSecond: 1e12}, cluster.Device{FLOPSPerSecond: 1}),
+			"devices[1].flops_per_second: makes device 1 1e+12 times as slow as device 0: the model's layers would take it 2e+102 seconds, more than 1e+100", 0},
+		{"tiny bandwidth", tensor(1 << 40), two(cluster.Device{}, cluster.Device{}, cluster.Link{BytesPerSecond: 1e-300}),
+			"links[0]: takes +Inf seconds to move 1099511627776 bytes for device 0, more than 1e+100: check its bandwidth and the units", 0},
+		{"tiny host bandwidth, host every stage", tensor(1), &cluster.Cluster{
+			Devices: []cluster.Device{{MemoryBytes: 1}, {MemoryBytes: 1}},
+			Host:    &cluster.Link{BytesPerSecond: 1e-300}, HostEveryStage: true},
+			"host: takes 1e+300 seconds to move 1 bytes for device 1", 0}, // y, the model's output
+		{"own link latency past the bound", tensor(1), &cluster.Cluster{
+			Devices: []cluster.Device{{MemoryBytes: 1}, {MemoryBytes: 1, Recv: &cluster.Link{LatencySeconds: 1e101}}}},
+			"devices[1].recv: takes 1e+101 seconds to move 0 bytes for device 1", 0},
+		{"latency at the bound", tensor(1), &cluster.Cluster{
+			Devices: []cluster.Device{{MemoryBytes: 1}, {MemoryBytes: 1, Recv: &cluster.Link{LatencySeconds: 1e100}}}},
+			"", 2},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m := &model.Model{Layers: tt.layers}
+			for i := range m.Layers {
+				m.Layers[i].Name = "l"
+			}
+			if err := m.Validate(); err != nil {
+				t.Fatal(err)
+			}
+			if err := tt.c.Validate(); err != nil {
+				t.Fatal(err)
+			}
+			e, err := estimate.New(m, tt.c, estimate.Options{})
+			if tt.want != "" {
+				if _, ok := model.AsFieldErrors(err); !ok || !strings.HasPrefix(err.Error(), tt.want) {
+					t.Fatalf("New = %v, want a field error %q", err, tt.want)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := e.Compute(0, 0, 1); got != tt.compute {
+				t.Errorf("compute %v, want %v", got, tt.compute)
+			}
+		})
+	}
+}

@@ -13,6 +13,10 @@ import (
 // Explain says, in words a user can act on, why no split of the model fits the cluster:
 // too few layers, tie groups that leave too few cuts, a layer (with the layers tied to it)
 // too large for any device, or memory that is short overall.
+//
+// Those are the only reasons: estimate.New refuses inputs whose compute or transfer times
+// would not be finite, and with finite costs the partitioner rules a split out only for a
+// range that splits a tie group or does not fit its device's memory.
 func Explain(e *estimate.Estimator, m *model.Model, c *cluster.Cluster) string {
 	n, p := e.Layers(), e.Stages()
 	if n < p {

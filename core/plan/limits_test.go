@@ -72,3 +72,14 @@ func TestMakeRefusesLinkWithoutItsDevicesClock(t *testing.T) {
 		t.Errorf("Make = %v, want the field error %q", err, want)
 	}
 }
+
+// Finite layer times summing past math.MaxFloat64 made compute +Inf - +Inf = NaN, and Make
+// answered "no plan fits" blaming memory. The times are refused by field instead.
+func TestMakeRefusesTimesSummingToInf(t *testing.T) {
+	m := chain(4, 1, 0, 0)
+	m.Layers[0].ForwardSeconds, m.Layers[1].ForwardSeconds = 1e308, 1e308
+	_, err := Make(m, devices(3, 1<<30), Options{})
+	if _, ok := model.AsFieldErrors(err); !ok || !strings.HasPrefix(err.Error(), "layers: times add up to +Inf seconds") {
+		t.Errorf("Make = %v, want a field error on the layers' times", err)
+	}
+}
