@@ -83,6 +83,12 @@ func New(m *model.Model, c *cluster.Cluster, opt Options) (*Estimator, error) {
 					Reason: "is needed to express transfer times in cycles, as the model's times are"}
 			}
 		}
+		for i, d := range c.Devices {
+			if c.Devices[0].ClockHz <= 0 && d.ClockHz > 0 && (c.RecvLink(i) != nil || c.SendLink(i) != nil) {
+				return nil, &model.FieldError{Path: "devices[0].clock_hz",
+					Reason: fmt.Sprintf("is needed to express device %d's transfer cycles in device 0's cycles, the unit of the plan", i)}
+			}
+		}
 	}
 	e.scale = make([]float64, p)
 	e.limit = make([]int64, p)
@@ -424,7 +430,10 @@ func (e *Estimator) Compute(i, a, b int) float64 {
 
 // Transfer is the time stage i holding [a, b] spends receiving its input (from the host
 // when it is the first stage) and sending its output (to the host when it is the last),
-// in the model's unit; cycle counts are truncated per term as seed 000's tool does.
+// in the model's unit. In cycles, each term is counted in the cycles of the device doing
+// it and truncated as seed 000's tool does, then expressed in device 0's cycles (times
+// clock_0 / clock_i), the unit compute is stated in: on devices with different clocks the
+// two add up.
 //
 // When the cluster's HostEveryStage is set, every stage's transfer is its exchange with
 // its neighbour stages plus both host terms (the first device receiving layer 0's input,
@@ -439,7 +448,11 @@ func (e *Estimator) linkTime(l *cluster.Link, bytes int64, i int) float64 {
 	}
 	clock := e.c.Devices[i].ClockHz
 	if e.m.Unit() == model.Cycles {
-		return float64(l.Cycles(bytes, clock))
+		c := float64(l.Cycles(bytes, clock))
+		if clock0 := e.c.Devices[0].ClockHz; clock != clock0 {
+			c *= clock0 / clock // device i's cycles in device 0's
+		}
+		return c
 	}
 	return l.Seconds(bytes, clock)
 }
