@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -104,5 +105,55 @@ func TestPlanCommand(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// A cluster file whose devices are named after presets, without their figures: the model
+// is costed on devices[0]'s preset, and each device's layer times scale by the presets'
+// FLOP/s. They used to fall back to devices[0]'s speed (cluster.SpeedScale's 1 when a
+// device lacks flops_per_second), planning an A100 as fast as an H100.
+func TestPlanHFConfigPresetNamedCluster(t *testing.T) {
+	c := writeFile(t, "c.json", `{"devices": [{"name": "h100-sxm", "memory_bytes": 85899345920}, {"name": "a100-80gb", "memory_bytes": 85899345920}]}`)
+	code, stdout, stderr := runCLI("plan", "--hf-config", "gpt2-xl", "--cluster", c, "--json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var p struct {
+		Boundaries []int `json:"boundaries"`
+		Stages     []struct {
+			Compute float64 `json:"compute"`
+		} `json:"stages"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &p); err != nil {
+		t.Fatal(err)
+	}
+	// The H100 is ~3x faster (989 vs 312 TFLOP/s): it should take well over half the blocks.
+	if n := p.Boundaries[1]; n <= p.Boundaries[2]-n+5 {
+		t.Errorf("boundaries %v: the H100 and the A100 get equal shares", p.Boundaries)
+	}
+	// Stage 1's compute is its layers' H100 times (pipeplan estimate) times 989/312.
+	_, est, _ := runCLI("estimate", "--hf-config", "gpt2-xl", "--device", "h100-sxm", "--json")
+	var e struct {
+		Layers []struct {
+			Fwd float64 `json:"fwd_seconds"`
+			Bwd float64 `json:"bwd_seconds"`
+		} `json:"layers"`
+	}
+	if err := json.Unmarshal([]byte(est), &e); err != nil {
+		t.Fatal(err)
+	}
+	var h100 float64
+	for _, l := range e.Layers[p.Boundaries[1]:] {
+		h100 += l.Fwd + l.Bwd
+	}
+	if want := h100 * 989 / 312; math.Abs(p.Stages[1].Compute-want) > 1e-12*want {
+		t.Errorf("stage 1 (a100-80gb) compute %v s, want %v (its layers' H100 time %v s times 989/312)", p.Stages[1].Compute, want, h100)
+	}
+
+	// A device that is no preset and states no FLOP/s could not be scaled: refused.
+	c = writeFile(t, "c.json", `{"devices": [{"name": "h100-sxm"}, {"name": "mine", "memory_bytes": 85899345920}]}`)
+	code, _, stderr = runCLI("plan", "--hf-config", "gpt2-xl", "--cluster", c)
+	if want := "devices[1].flops_per_second: is missing, but devices[0] states one"; code != exitBad || !strings.Contains(stderr, want) {
+		t.Errorf("exit %d, stderr %q; want exit %d and %q", code, stderr, exitBad, want)
 	}
 }
