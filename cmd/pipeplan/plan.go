@@ -100,7 +100,9 @@ func runPlan(args []string, stdout, stderr io.Writer) error {
 	if err := parse(fs, args); err != nil {
 		return err
 	}
-	inferenceMode := in.hf.syncInference(*inference)
+	// --schedule inference plans forward passes only, as --inference does: an --hf-config
+	// model must then be costed without gradients and optimizer state.
+	inferenceMode := in.hf.syncInference(*inference || sched.inference())
 	obj, err := partition.ParseObjective(*objective)
 	if err != nil {
 		return fmt.Errorf("--objective: %w", err)

@@ -157,3 +157,31 @@ func TestPlanHFConfigPresetNamedCluster(t *testing.T) {
 		t.Errorf("exit %d, stderr %q; want exit %d and %q", code, stderr, exitBad, want)
 	}
 }
+
+// --schedule inference plans forward passes only, as --inference does: an --hf-config model
+// used to be costed for AdamW training even so, each stage charged gradients and optimizer
+// state. The plan is now the one --inference gives, without optimizer state.
+func TestPlanHFConfigInferenceSchedule(t *testing.T) {
+	args := []string{"plan", "--hf-config", "gpt2", "--device", "h100-sxm", "--stages", "2", "--schedule", "inference", "--microbatches", "2", "--json"}
+	code, stdout, stderr := runCLI(args...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	_, want, _ := runCLI(append(args, "--inference")...)
+	if stdout != want {
+		t.Errorf("--schedule inference plans otherwise than with --inference:\n%s\nwant\n%s", stdout, want)
+	}
+	var p struct {
+		Stages []struct {
+			OptimizerBytes int64 `json:"optimizer_bytes"`
+		} `json:"stages"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &p); err != nil {
+		t.Fatal(err)
+	}
+	for i, s := range p.Stages {
+		if s.OptimizerBytes != 0 {
+			t.Errorf("inference plan, stage %d: %d optimizer bytes", i, s.OptimizerBytes)
+		}
+	}
+}
