@@ -63,6 +63,13 @@ func TestPlanCommand(t *testing.T) {
 		{"unknown field", []string{"plan", "--model", writeFile(t, "typo.json", `{"layers": [{"name": "a", "param_byte": 4}]}`), "--cluster", two}, 2, nil, []string{`unknown field "param_byte"`}, nil},
 		{"syntax", []string{"plan", "--model", writeFile(t, "syn.json", "{\n\"layers\": [,]}"), "--cluster", two}, 2, nil, []string{"line 2, column"}, nil},
 		{"unknown command", []string{"plot"}, 2, nil, []string{`unknown command "plot"`}, nil},
+		// 0 used to reach the estimator, whose 0 means "unset, 1": all the memory.
+		{"memory proportion 0", []string{"plan", "--model", model, "--cluster", two, "--memory-proportion", "0"}, 2, nil, []string{"--memory-proportion: must be in (0, 1], got 0"}, nil},
+		{"memory proportion above 1", []string{"plan", "--model", model, "--cluster", two, "--memory-proportion", "1.5"}, 2, nil, []string{"--memory-proportion: must be in (0, 1], got 1.5"}, nil},
+		{"memory proportion NaN", []string{"plan", "--model", model, "--cluster", two, "--memory-proportion", "NaN"}, 2, nil, []string{"--memory-proportion: must be in (0, 1], got NaN"}, nil},
+		// Three 100-byte layers per stage: 300 bytes fit 1000 * 0.3, not 1000 * 0.29.
+		{"memory proportion", []string{"plan", "--model", model, "--cluster", two, "--memory-proportion", "0.3", "--json"}, 0, nil, nil, []int{0, 3, 6}},
+		{"memory proportion too small", []string{"plan", "--model", model, "--cluster", two, "--memory-proportion", "0.29"}, 1, nil, []string{"no plan fits"}, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

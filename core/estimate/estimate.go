@@ -21,8 +21,9 @@ import (
 
 // Options changes how ranges are costed.
 type Options struct {
-	// MemoryProportion scales every device's memory limit (seed 000's memoryProportion);
-	// 0 means 1.
+	// MemoryProportion scales every device's memory limit (seed 000's memoryProportion),
+	// in (0, 1]; 0 means 1, so that the zero Options plan with all the memory. Front ends
+	// that take the proportion from people refuse 0 themselves (it reads as "none").
 	MemoryProportion float64
 	// Inference ignores backward times and keeps no activations for a backward pass.
 	Inference bool
