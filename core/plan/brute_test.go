@@ -3,6 +3,7 @@ package plan
 import (
 	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"testing"
 
@@ -412,6 +413,74 @@ func TestScannerMatchesRange(t *testing.T) {
 				if got, want := s.MemoryBytes(), e.Range(i, 0, b).MemoryBytes; got != want {
 					t.Fatalf("instance %d stage %d [0,%d] grown right: scanner %d, Range %d", k, i, b, got, want)
 				}
+			}
+		}
+	}
+}
+
+// TestSolveMatchesExhaustiveOnNonIntegerTimes checks that the partitioner's optimum agrees
+// exactly with exhaustive search over the estimator's own costs on what TestAgainstBruteForce
+// keeps exact by construction: non-integer times, speeds from 0.001x to 1000x, with tie
+// groups, memory limits, 1F1B-like in-flight counts and recomputation.
+func TestSolveMatchesExhaustiveOnNonIntegerTimes(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 12))
+	for k := 0; k < 5000; k++ {
+		n := 1 + rng.IntN(12)
+		p := 1 + rng.IntN(min(n, 6))
+		m := &model.Model{}
+		for l := 0; l < n; l++ {
+			L := model.Layer{Name: fmt.Sprint(l), ForwardSeconds: rng.Float64() * float64(rng.IntN(3)), BackwardSeconds: float64(rng.IntN(2)) * rng.Float64(),
+				ParamBytes: int64(rng.IntN(20)), ActivationBytes: int64(rng.IntN(10)), TemporaryBytes: int64(rng.IntN(10)),
+				Outputs: []model.Tensor{{ID: fmt.Sprint("t", l), Bytes: int64(rng.IntN(1000))}}}
+			if l > 0 {
+				L.InputIDs = []string{fmt.Sprint("t", l-1)}
+			}
+			if rng.IntN(3) == 0 {
+				L.Shared = map[string]int64{"k": int64(1 + rng.IntN(10))}
+			}
+			if rng.IntN(6) == 0 {
+				L.TieGroup = "g"
+			}
+			m.Layers = append(m.Layers, L)
+		}
+		c := &cluster.Cluster{Links: []cluster.Link{{LatencySeconds: rng.Float64() * 0.1, BytesPerSecond: 1000 + rng.Float64()*5000}}}
+		for i := 0; i < p; i++ {
+			c.Devices = append(c.Devices, cluster.Device{MemoryBytes: int64(30 + rng.IntN(120)), FLOPSPerSecond: []float64{1, 1, 2.5, 1000, 0.001}[rng.IntN(5)]})
+		}
+		e, err := estimate.New(m, c, estimate.Options{InFlight: func(i int) int { return p - i }, Recompute: rng.IntN(3) == 0})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, obj := range []partition.Objective{partition.MaxCompute, partition.MaxComputePlusTransfer} {
+			want, ok := math.Inf(1), false
+			b := make([]int, p+1)
+			b[p] = n
+			var rec func(i, from int)
+			rec = func(i, from int) {
+				if i == p {
+					var mc, mt float64
+					for s := 0; s < p; s++ {
+						x, y := b[s], b[s+1]-1
+						if !e.CutAllowed(x) || !e.CutAllowed(y+1) || !e.Range(s, x, y).Fits() {
+							return
+						}
+						mc, mt = max(mc, e.Compute(s, x, y)), max(mt, e.Transfer(s, x, y))
+					}
+					if obj == partition.MaxCompute {
+						mt = 0
+					}
+					want, ok = min(want, mc+mt), true
+					return
+				}
+				for s := from; s <= n-(p-i); s++ {
+					b[i] = s
+					rec(i+1, s+1)
+				}
+			}
+			rec(1, 1)
+			r, err := partition.Solve(Costs{e}, obj)
+			if ok != (err == nil) || ok && r.Objective != want {
+				t.Fatalf("instance %d (%v, n=%d p=%d): Solve %v objective %v err %v; exhaustive %v (feasible %v)", k, obj, n, p, r.Boundaries, r.Objective, err, want, ok)
 			}
 		}
 	}
