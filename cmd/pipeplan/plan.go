@@ -100,7 +100,12 @@ func runPlan(args []string, stdout, stderr io.Writer) error {
 	if err := parse(fs, args); err != nil {
 		return err
 	}
-	inferenceMode := in.hf.syncInference(*inference)
+	if p := *proportion; !(p > 0 && p <= 1) { // the Go API's 0-means-1 default is not a flag value
+		return fmt.Errorf("--memory-proportion: must be in (0, 1], got %v", p)
+	}
+	// --schedule inference plans forward passes only, as --inference does: an --hf-config
+	// model must then be costed without gradients and optimizer state.
+	inferenceMode := in.hf.syncInference(*inference || sched.inference())
 	obj, err := partition.ParseObjective(*objective)
 	if err != nil {
 		return fmt.Errorf("--objective: %w", err)

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -62,6 +63,13 @@ func TestPlanCommand(t *testing.T) {
 		{"unknown field", []string{"plan", "--model", writeFile(t, "typo.json", `{"layers": [{"name": "a", "param_byte": 4}]}`), "--cluster", two}, 2, nil, []string{`unknown field "param_byte"`}, nil},
 		{"syntax", []string{"plan", "--model", writeFile(t, "syn.json", "{\n\"layers\": [,]}"), "--cluster", two}, 2, nil, []string{"line 2, column"}, nil},
 		{"unknown command", []string{"plot"}, 2, nil, []string{`unknown command "plot"`}, nil},
+		// 0 used to reach the estimator, whose 0 means "unset, 1": all the memory.
+		{"memory proportion 0", []string{"plan", "--model", model, "--cluster", two, "--memory-proportion", "0"}, 2, nil, []string{"--memory-proportion: must be in (0, 1], got 0"}, nil},
+		{"memory proportion above 1", []string{"plan", "--model", model, "--cluster", two, "--memory-proportion", "1.5"}, 2, nil, []string{"--memory-proportion: must be in (0, 1], got 1.5"}, nil},
+		{"memory proportion NaN", []string{"plan", "--model", model, "--cluster", two, "--memory-proportion", "NaN"}, 2, nil, []string{"--memory-proportion: must be in (0, 1], got NaN"}, nil},
+		// Three 100-byte layers per stage: 300 bytes fit 1000 * 0.3, not 1000 * 0.29.
+		{"memory proportion", []string{"plan", "--model", model, "--cluster", two, "--memory-proportion", "0.3", "--json"}, 0, nil, nil, []int{0, 3, 6}},
+		{"memory proportion too small", []string{"plan", "--model", model, "--cluster", two, "--memory-proportion", "0.29"}, 1, nil, []string{"no plan fits"}, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -104,5 +112,83 @@ func TestPlanCommand(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// A cluster file whose devices are named after presets, without their figures: the model
+// is costed on devices[0]'s preset, and each device's layer times scale by the presets'
+// FLOP/s. They used to fall back to devices[0]'s speed (cluster.SpeedScale's 1 when a
+// device lacks flops_per_second), planning an A100 as fast as an H100.
+func TestPlanHFConfigPresetNamedCluster(t *testing.T) {
+	c := writeFile(t, "c.json", `{"devices": [{"name": "h100-sxm", "memory_bytes": 85899345920}, {"name": "a100-80gb", "memory_bytes": 85899345920}]}`)
+	code, stdout, stderr := runCLI("plan", "--hf-config", "gpt2-xl", "--cluster", c, "--json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var p struct {
+		Boundaries []int `json:"boundaries"`
+		Stages     []struct {
+			Compute float64 `json:"compute"`
+		} `json:"stages"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &p); err != nil {
+		t.Fatal(err)
+	}
+	// The H100 is ~3x faster (989 vs 312 TFLOP/s): it should take well over half the blocks.
+	if n := p.Boundaries[1]; n <= p.Boundaries[2]-n+5 {
+		t.Errorf("boundaries %v: the H100 and the A100 get equal shares", p.Boundaries)
+	}
+	// Stage 1's compute is its layers' H100 times (pipeplan estimate) times 989/312.
+	_, est, _ := runCLI("estimate", "--hf-config", "gpt2-xl", "--device", "h100-sxm", "--json")
+	var e struct {
+		Layers []struct {
+			Fwd float64 `json:"fwd_seconds"`
+			Bwd float64 `json:"bwd_seconds"`
+		} `json:"layers"`
+	}
+	if err := json.Unmarshal([]byte(est), &e); err != nil {
+		t.Fatal(err)
+	}
+	var h100 float64
+	for _, l := range e.Layers[p.Boundaries[1]:] {
+		h100 += l.Fwd + l.Bwd
+	}
+	if want := h100 * 989 / 312; math.Abs(p.Stages[1].Compute-want) > 1e-12*want {
+		t.Errorf("stage 1 (a100-80gb) compute %v s, want %v (its layers' H100 time %v s times 989/312)", p.Stages[1].Compute, want, h100)
+	}
+
+	// A device that is no preset and states no FLOP/s could not be scaled: refused.
+	c = writeFile(t, "c.json", `{"devices": [{"name": "h100-sxm"}, {"name": "mine", "memory_bytes": 85899345920}]}`)
+	code, _, stderr = runCLI("plan", "--hf-config", "gpt2-xl", "--cluster", c)
+	if want := "devices[1].flops_per_second: is missing, but devices[0] states one"; code != exitBad || !strings.Contains(stderr, want) {
+		t.Errorf("exit %d, stderr %q; want exit %d and %q", code, stderr, exitBad, want)
+	}
+}
+
+// --schedule inference plans forward passes only, as --inference does: an --hf-config model
+// used to be costed for AdamW training even so, each stage charged gradients and optimizer
+// state. The plan is now the one --inference gives, without optimizer state.
+func TestPlanHFConfigInferenceSchedule(t *testing.T) {
+	args := []string{"plan", "--hf-config", "gpt2", "--device", "h100-sxm", "--stages", "2", "--schedule", "inference", "--microbatches", "2", "--json"}
+	code, stdout, stderr := runCLI(args...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	_, want, _ := runCLI(append(args, "--inference")...)
+	if stdout != want {
+		t.Errorf("--schedule inference plans otherwise than with --inference:\n%s\nwant\n%s", stdout, want)
+	}
+	var p struct {
+		Stages []struct {
+			OptimizerBytes int64 `json:"optimizer_bytes"`
+		} `json:"stages"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &p); err != nil {
+		t.Fatal(err)
+	}
+	for i, s := range p.Stages {
+		if s.OptimizerBytes != 0 {
+			t.Errorf("inference plan, stage %d: %d optimizer bytes", i, s.OptimizerBytes)
+		}
 	}
 }

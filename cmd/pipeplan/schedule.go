@@ -28,6 +28,12 @@ func (f *scheduleFlags) add(fs *flag.FlagSet) {
 	fs.BoolVar(&f.events, "events", false, "with --json, include the schedule's timeline (events per device, in-flight microbatches)")
 }
 
+// inference reports whether --schedule names the inference schedule.
+func (f *scheduleFlags) inference() bool {
+	c, err := schedule.Parse(f.name)
+	return f.name != "" && err == nil && c.Kind == schedule.Inference
+}
+
 // apply sets the plan options from the flags. Plain output keeps the events to draw a
 // timeline; JSON keeps them only with --events.
 //
@@ -46,6 +52,9 @@ func (f *scheduleFlags) apply(opt *plan.Options, asJSON bool, recompute string, 
 		}
 	default:
 		return fmt.Errorf("--recompute: must be none, selective or full, got %q", recompute)
+	}
+	if recompute != "none" && opt.Estimate.Inference {
+		return fmt.Errorf("--recompute: the plan is for inference, which has no backward pass to recompute activations for; use --recompute none")
 	}
 	opt.Estimate.Recompute = full
 	if f.name == "" {

@@ -115,6 +115,8 @@ func TestPlanScheduleErrors(t *testing.T) {
 		{[]string{"--schedule", "1f1b", "--microbatches", "4", "--recompute", "all"}, exitBad, `--recompute: must be none, selective or full, got "all"`},
 		{[]string{"--schedule", "1f1b", "--microbatches", "4", "--batch", "0"}, exitBad, "--batch: must be >= 1, got 0"},
 		{[]string{"--schedule", "1f1b", "--microbatches", "4", "--inference"}, exitBad, "1f1b is a training schedule"},
+		{[]string{"--schedule", "inference", "--microbatches", "4", "--recompute", "full"}, exitBad, "--recompute: the plan is for inference, which has no backward pass"},
+		{[]string{"--inference", "--recompute", "full"}, exitBad, "--recompute: the plan is for inference"},
 		// GPipe keeps 32 microbatches of 1 MiB per layer: no layer fits 12 MiB.
 		{[]string{"--schedule", "gpipe", "--microbatches", "32"}, exitNoPlan, "no plan fits"},
 	}

@@ -103,14 +103,26 @@ func truncCycles(c float64) int64 {
 	return int64(c)
 }
 
+// MaxMemoryBytes bounds a device's memory_bytes (an exbibyte, as model.Validate bounds
+// byte counts): larger values are surely mistakes, and limits stay far from int64's range.
+const MaxMemoryBytes = 1 << 60
+
 // MemoryLimitBytes is what a plan may fill on the device: memory times the usable fraction
-// times the caller's proportion (seed 000's memoryProportion; 1 for none), truncated.
+// times the caller's proportion (seed 000's memoryProportion; 1 for none), truncated, and
+// clamped to [0, math.MaxInt64] for devices that have not passed Validate.
 func (d Device) MemoryLimitBytes(proportion float64) int64 {
 	f := d.UsableFraction
 	if f == 0 {
 		f = 1
 	}
-	return int64(float64(d.MemoryBytes) * f * proportion)
+	v := float64(d.MemoryBytes) * f * proportion
+	switch {
+	case !(v >= 0): // also NaN
+		return 0
+	case v >= math.MaxInt64: // float64(math.MaxInt64) is 2^63, already out of range
+		return math.MaxInt64
+	}
+	return int64(v)
 }
 
 // RecvLink is the link device i receives its stage input over: its own Recv, else the
@@ -147,18 +159,70 @@ func (c *Cluster) link(i int) *Link {
 	return nil
 }
 
+// RecvLinkField is the field path of RecvLink(i) for error messages: "devices[1].recv",
+// "links[0]" or "host"; "" when device i receives for free.
+func (c *Cluster) RecvLinkField(i int) string {
+	switch {
+	case c.Devices[i].Recv != nil:
+		return fmt.Sprintf("devices[%d].recv", i)
+	case i == 0:
+		return c.hostField()
+	}
+	return c.linkField(i - 1)
+}
+
+// SendLinkField is the field path of SendLink(i) for error messages: "devices[1].send",
+// "links[1]" or "host"; "" when device i sends for free.
+func (c *Cluster) SendLinkField(i int) string {
+	switch {
+	case c.Devices[i].Send != nil:
+		return fmt.Sprintf("devices[%d].send", i)
+	case i == len(c.Devices)-1:
+		return c.hostField()
+	}
+	return c.linkField(i)
+}
+
+func (c *Cluster) hostField() string {
+	if c.Host == nil {
+		return ""
+	}
+	return "host"
+}
+
+func (c *Cluster) linkField(i int) string {
+	switch {
+	case len(c.Links) == 1:
+		return "links[0]"
+	case i < len(c.Links):
+		return fmt.Sprintf("links[%d]", i)
+	}
+	return ""
+}
+
 // SpeedScale is how much longer device i takes than device 0 for the same work: the ratio
 // of their FLOP/s when every device states FLOP/s, else of their clocks when every device
 // states a clock, else 1. Layer times in a profile are taken as measured on device 0's kind.
 func (c *Cluster) SpeedScale(i int) float64 {
-	speed := func(d Device) float64 { return d.FLOPSPerSecond }
-	if !c.all(func(d Device) bool { return d.FLOPSPerSecond > 0 }) {
-		if !c.all(func(d Device) bool { return d.ClockHz > 0 }) {
-			return 1
-		}
-		speed = func(d Device) float64 { return d.ClockHz }
+	switch c.SpeedField() {
+	case "flops_per_second":
+		return c.Devices[0].FLOPSPerSecond / c.Devices[i].FLOPSPerSecond
+	case "clock_hz":
+		return c.Devices[0].ClockHz / c.Devices[i].ClockHz
 	}
-	return speed(c.Devices[0]) / speed(c.Devices[i])
+	return 1
+}
+
+// SpeedField names the device field whose ratio SpeedScale takes: "flops_per_second" when
+// every device states FLOP/s, else "clock_hz" when every device states a clock, else "".
+func (c *Cluster) SpeedField() string {
+	switch {
+	case c.all(func(d Device) bool { return d.FLOPSPerSecond > 0 }):
+		return "flops_per_second"
+	case c.all(func(d Device) bool { return d.ClockHz > 0 }):
+		return "clock_hz"
+	}
+	return ""
 }
 
 func (c *Cluster) all(f func(Device) bool) bool {
@@ -180,7 +244,7 @@ func Homogeneous(d Device, n int, link Link, host *Link) *Cluster {
 }
 
 // Validate checks the cluster; errors name the field path. A model in cycles needs each
-// device's clock; a Graphcore-style link needs a clock too.
+// device's clock; a Graphcore-style link needs the clock of every device using it.
 func (c *Cluster) Validate() error {
 	var es model.Errors
 	if len(c.Devices) == 0 {
@@ -193,35 +257,52 @@ func (c *Cluster) Validate() error {
 		p := fmt.Sprintf("devices[%d]", i)
 		if d.MemoryBytes <= 0 {
 			es.Add(p+".memory_bytes", "must be > 0, got %d", d.MemoryBytes)
+		} else if d.MemoryBytes > MaxMemoryBytes {
+			es.Add(p+".memory_bytes", "must be at most 2^60 bytes (1 EiB), got %d", d.MemoryBytes)
 		}
 		if f := d.UsableFraction; f != 0 && (math.IsNaN(f) || f < 0 || f > 1) {
 			es.Add(p+".usable_fraction", "must be in (0, 1], got %v", f)
 		}
 		es.NonNegative(p+".flops_per_second", d.FLOPSPerSecond)
 		es.NonNegative(p+".clock_hz", d.ClockHz)
-		for _, l := range []struct {
-			name string
-			l    *Link
-		}{{"recv", d.Recv}, {"send", d.Send}} {
-			if l.l != nil {
-				l.l.validate(&es, p+"."+l.name, d.ClockHz)
-			}
+		if d.Recv != nil {
+			d.Recv.validate(&es, p+".recv")
+		}
+		if d.Send != nil {
+			d.Send.validate(&es, p+".send")
 		}
 	}
-	clock := 0.0
-	if len(c.Devices) > 0 {
-		clock = c.Devices[0].ClockHz
-	}
 	for i := range c.Links {
-		c.Links[i].validate(&es, fmt.Sprintf("links[%d]", i), clock)
+		c.Links[i].validate(&es, fmt.Sprintf("links[%d]", i))
 	}
 	if c.Host != nil {
-		c.Host.validate(&es, "host", clock)
+		c.Host.validate(&es, "host")
 	}
+	c.validateClocks(&es)
 	return es.Err()
 }
 
-func (l *Link) validate(es *model.Errors, p string, clockHz float64) {
+// validateClocks checks that every device that receives or sends over a Graphcore-style
+// link has the clock its idle cycles and GBps are counted in: a link is costed with the
+// clock of the device using it, so a link between two devices needs both clocks.
+func (c *Cluster) validateClocks(es *model.Errors) {
+	for i, d := range c.Devices {
+		if d.ClockHz > 0 {
+			continue
+		}
+		for _, u := range []struct {
+			l     *Link
+			field string
+			verb  string
+		}{{c.RecvLink(i), c.RecvLinkField(i), "receives"}, {c.SendLink(i), c.SendLinkField(i), "sends"}} {
+			if u.l != nil && u.l.CyclesStyle() {
+				es.Add(u.field, "is given in gbps/idle_cycles, which needs devices[%d].clock_hz: device %d %s over it", i, i, u.verb)
+			}
+		}
+	}
+}
+
+func (l *Link) validate(es *model.Errors, p string) {
 	es.NonNegative(p+".latency_seconds", l.LatencySeconds)
 	es.NonNegative(p+".bytes_per_second", l.BytesPerSecond)
 	es.NonNegative(p+".gbps", l.GBps)
@@ -231,9 +312,6 @@ func (l *Link) validate(es *model.Errors, p string, clockHz float64) {
 	if l.CyclesStyle() {
 		if l.LatencySeconds != 0 || l.BytesPerSecond != 0 {
 			es.Add(p, "mixes gbps/idle_cycles with latency_seconds/bytes_per_second: use one form")
-		}
-		if clockHz <= 0 {
-			es.Add(p, "is given in gbps/idle_cycles, which needs the device's clock_hz")
 		}
 	}
 }

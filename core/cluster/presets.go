@@ -247,6 +247,54 @@ func sortedKeys[V any](m map[string]V) []string {
 	return names
 }
 
+// FillFromPresets completes each device named after a preset (LookupDevice, any case) with
+// the preset's figures the device leaves out: flops_per_second, clock_hz, and, when
+// memory_bytes is 0, memory_bytes with the preset's usable_fraction. Figures a device
+// states are kept. It is how a cluster file may say {"name": "a100-80gb"} for a device.
+//
+// It then refuses a cluster whose devices' speeds cannot be compared: some devices state
+// flops_per_second (or are presets) and others do not, so that SpeedScale would fall back
+// to clocks or to 1 and plan a slow device as fast as the first. Errors name the device.
+func (c *Cluster) FillFromPresets() error {
+	for i := range c.Devices {
+		d := &c.Devices[i]
+		if d.Name == "" {
+			continue
+		}
+		pr, ok := devicePresets[strings.ToLower(d.Name)]
+		if !ok {
+			continue
+		}
+		if d.FLOPSPerSecond == 0 {
+			d.FLOPSPerSecond = pr.FLOPSPerSecond
+		}
+		if d.ClockHz == 0 {
+			d.ClockHz = pr.ClockHz
+		}
+		if d.MemoryBytes == 0 {
+			d.MemoryBytes = pr.MemoryBytes
+			if d.UsableFraction == 0 {
+				d.UsableFraction = pr.UsableFraction
+			}
+		}
+	}
+	with, without := -1, -1
+	for i, d := range c.Devices {
+		if d.FLOPSPerSecond > 0 {
+			if with < 0 {
+				with = i
+			}
+		} else if without < 0 {
+			without = i
+		}
+	}
+	if with >= 0 && without >= 0 {
+		return &model.FieldError{Path: fmt.Sprintf("devices[%d].flops_per_second", without),
+			Reason: fmt.Sprintf("is missing, but devices[%d] states one: layer times scale across devices by flops_per_second only when every device states it (or is named after a preset, see pipeplan devices)", with)}
+	}
+	return nil
+}
+
 // MaxStages bounds the stage count of a preset cluster: more is surely a typo, and would
 // only allocate devices no split can use.
 const MaxStages = 1 << 16

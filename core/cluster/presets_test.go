@@ -72,3 +72,48 @@ func TestPerfValidate(t *testing.T) {
 		}
 	}
 }
+
+func TestFillFromPresets(t *testing.T) {
+	const gib = 1 << 30
+	tests := []struct {
+		name    string
+		devices []Device
+		want    []Device
+		err     string
+	}{
+		{"figures left out", []Device{{Name: "h100-sxm"}, {Name: "A100-80GB", MemoryBytes: 40 * gib}, {Name: "gc200"}},
+			[]Device{
+				{Name: "h100-sxm", MemoryBytes: 80 * gib, UsableFraction: 0.95, FLOPSPerSecond: 989e12},
+				{Name: "A100-80GB", MemoryBytes: 40 * gib, FLOPSPerSecond: 312e12}, // stated memory: all of it usable
+				{Name: "gc200", MemoryBytes: 894 << 20, FLOPSPerSecond: 250e12, ClockHz: 1.33e9},
+			}, ""},
+		{"stated figures kept", []Device{{Name: "h200", MemoryBytes: 1, UsableFraction: 0.5, FLOPSPerSecond: 7, ClockHz: 3}},
+			[]Device{{Name: "h200", MemoryBytes: 1, UsableFraction: 0.5, FLOPSPerSecond: 7, ClockHz: 3}}, ""},
+		{"no presets, no speeds", []Device{{Name: "ipu0", MemoryBytes: 1}, {MemoryBytes: 2}},
+			[]Device{{Name: "ipu0", MemoryBytes: 1}, {MemoryBytes: 2}}, ""},
+		{"preset beside a device without speed", []Device{{Name: "h100-sxm"}, {Name: "v100", MemoryBytes: 1}}, nil,
+			"devices[1].flops_per_second: is missing, but devices[0] states one"},
+		{"stated speed beside none", []Device{{MemoryBytes: 1}, {MemoryBytes: 1, FLOPSPerSecond: 1e12}}, nil,
+			"devices[0].flops_per_second: is missing, but devices[1] states one"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := &Cluster{Devices: tt.devices}
+			err := c.FillFromPresets()
+			if tt.err != "" {
+				if err == nil || !strings.HasPrefix(err.Error(), tt.err) {
+					t.Errorf("FillFromPresets = %v, want %q", err, tt.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i := range tt.want {
+				if c.Devices[i] != tt.want[i] {
+					t.Errorf("devices[%d] = %+v, want %+v", i, c.Devices[i], tt.want[i])
+				}
+			}
+		})
+	}
+}

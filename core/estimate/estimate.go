@@ -16,12 +16,14 @@ import (
 
 	"pipeplan/core/cluster"
 	"pipeplan/core/model"
+	"pipeplan/core/units"
 )
 
 // Options changes how ranges are costed.
 type Options struct {
-	// MemoryProportion scales every device's memory limit (seed 000's memoryProportion);
-	// 0 means 1.
+	// MemoryProportion scales every device's memory limit (seed 000's memoryProportion),
+	// in (0, 1]; 0 means 1, so that the zero Options plan with all the memory. Front ends
+	// that take the proportion from people refuse 0 themselves (it reads as "none").
 	MemoryProportion float64
 	// Inference ignores backward times and keeps no activations for a backward pass.
 	Inference bool
@@ -82,13 +84,12 @@ func New(m *model.Model, c *cluster.Cluster, opt Options) (*Estimator, error) {
 					Reason: "is needed to express transfer times in cycles, as the model's times are"}
 			}
 		}
-	}
-	e.prepareSums()
-	e.prepareTensors()
-	e.prepareTies()
-	e.prepareShared()
-	if c.HostEveryStage && n > 0 && p > 0 {
-		e.hostTime = e.linkTime(c.RecvLink(0), e.recvBytes[0], 0) + e.linkTime(c.SendLink(p-1), e.sendBytes[n-1], p-1)
+		for i, d := range c.Devices {
+			if c.Devices[0].ClockHz <= 0 && d.ClockHz > 0 && (c.RecvLink(i) != nil || c.SendLink(i) != nil) {
+				return nil, &model.FieldError{Path: "devices[0].clock_hz",
+					Reason: fmt.Sprintf("is needed to express device %d's transfer cycles in device 0's cycles, the unit of the plan", i)}
+			}
+		}
 	}
 	e.scale = make([]float64, p)
 	e.limit = make([]int64, p)
@@ -101,23 +102,134 @@ func New(m *model.Model, c *cluster.Cluster, opt Options) (*Estimator, error) {
 			e.inFlight[i] = int64(max(1, opt.InFlight(i)))
 		}
 	}
-	e.prepareLinkTimes()
+	if err := e.checkByteTotal(); err != nil {
+		return nil, err
+	}
+	e.prepareSums()
+	if err := e.checkComputeTimes(); err != nil {
+		return nil, err
+	}
+	e.prepareTensors()
+	e.prepareTies()
+	e.prepareShared()
+	if err := e.prepareLinkTimes(); err != nil {
+		return nil, err
+	}
 	return e, nil
 }
 
-// prepareLinkTimes tabulates each stage's receive and send time at every cut: O(p n).
-func (e *Estimator) prepareLinkTimes() {
-	n := e.n
-	e.recvTime = make([]float64, e.p*n)
-	e.sendTime = make([]float64, e.p*n)
-	for i := 0; i < e.p; i++ {
+// maxTime bounds every compute and transfer time of a range, in the model's unit: far
+// beyond any real time (1e100 seconds), and low enough that sums of stage times and of
+// their squares (the partitioner's tie-break) stay finite. Finite but extreme inputs (times
+// near math.MaxFloat64, speed ratios of 1e300, bandwidths of 1e-300) would otherwise give
+// infinite or NaN costs, which no split can be compared by.
+const maxTime = 1e100
+
+// checkComputeTimes requires the model's total time to be within maxTime on every device.
+// Compute of any range is at most the total times the device's speed scale.
+func (e *Estimator) checkComputeTimes() error {
+	total, unit := e.time[e.n], e.m.Unit()
+	if !(total <= maxTime) { // also NaN and +Inf
+		return &model.FieldError{Path: "layers", Reason: fmt.Sprintf("times add up to %.3g %s, more than %g: check the units", total, unit, maxTime)}
+	}
+	field := e.c.SpeedField()
+	for i, s := range e.scale {
+		path := fmt.Sprintf("devices[%d].%s", i, field)
+		switch {
+		case !(s > 0) || math.IsInf(s, 0):
+			return &model.FieldError{Path: path, Reason: fmt.Sprintf("makes device %d %.3g times as slow as device 0, which must be a finite ratio > 0: check the units", i, s)}
+		case !(total*s <= maxTime):
+			return &model.FieldError{Path: path, Reason: fmt.Sprintf("makes device %d %.3g times as slow as device 0: the model's layers would take it %.3g %s, more than %g: check the units", i, s, total*s, unit, maxTime)}
+		}
+	}
+	return nil
+}
+
+// maxByteTotal bounds the model's byte total times (microbatches in flight + 1): 2^62
+// bytes, 4 EiB.
+const maxByteTotal = 1 << 62
+
+// checkByteTotal keeps every memory sum the estimator forms within int64. A range's memory
+// adds up distinct byte counts of the model (parameters, optimizer state, exclusive,
+// shared, temporary, carried and activation bytes, tensors) plus in flight - 1 times its
+// activations or input, so it is at most (in flight) times B, the sum of every byte count
+// of the model. Requiring B * (most in flight + 1) <= 2^62 leaves every sum, lower bound
+// and difference below 2^62. model.Validate bounds each count by 2^60, not their sum.
+func (e *Estimator) checkByteTotal() error {
+	var most int64 = 1
+	for _, k := range e.inFlight {
+		most = max(most, k)
+	}
+	limit := int64(0)
+	if most < maxByteTotal {
+		limit = maxByteTotal / (most + 1)
+	}
+	var sum int64
+	add := func(v int64) { // saturates just above limit; counts are >= 0 once validated
+		if v > 0 {
+			sum += min(v, limit+1-sum)
+		}
+	}
+	for _, t := range e.m.Inputs {
+		add(t.Bytes)
+	}
+	for i := range e.m.Layers {
+		l := &e.m.Layers[i]
+		for _, v := range []int64{l.ParamBytes, l.OptimizerBytes, l.ExclusiveBytes, l.TemporaryBytes, l.ActivationBytes, l.CarryOverBytes} {
+			add(v)
+		}
+		if l.RecvBytes != nil {
+			add(*l.RecvBytes)
+		}
+		if l.SendBytes != nil {
+			add(*l.SendBytes)
+		}
+		for _, v := range l.Shared {
+			add(v)
+		}
+		for _, t := range l.Outputs {
+			add(t.Bytes)
+		}
+	}
+	if sum <= limit {
+		return nil
+	}
+	reason := fmt.Sprintf("byte counts add up to more than %s: check the units", units.Bytes(limit))
+	if most > 1 {
+		reason = fmt.Sprintf("byte counts add up to more than %s, which %d microbatches in flight could multiply beyond 4 EiB: check the units", units.Bytes(limit), most)
+	}
+	return &model.FieldError{Path: "layers", Reason: reason}
+}
+
+// prepareLinkTimes tabulates each stage's receive and send time at every cut: O(p n). It
+// refuses a link that takes more than maxTime (or an infinite time) to move some transfer.
+func (e *Estimator) prepareLinkTimes() error {
+	n, p := e.n, e.p
+	var err error
+	// time is one link term: the link of stage i named field, moving bytes.
+	time := func(l *cluster.Link, field string, bytes int64, i int) float64 {
+		t := e.linkTime(l, bytes, i)
+		if !(t <= maxTime) && err == nil { // also NaN and +Inf
+			err = &model.FieldError{Path: field, Reason: fmt.Sprintf("takes %.3g %s to move %d bytes for device %d, more than %g: check its bandwidth and the units",
+				t, e.m.Unit(), bytes, i, maxTime)}
+		}
+		return t
+	}
+	if e.c.HostEveryStage && n > 0 && p > 0 {
+		e.hostTime = time(e.c.RecvLink(0), e.c.RecvLinkField(0), e.recvBytes[0], 0) +
+			time(e.c.SendLink(p-1), e.c.SendLinkField(p-1), e.sendBytes[n-1], p-1)
+	}
+	e.recvTime = make([]float64, p*n)
+	e.sendTime = make([]float64, p*n)
+	for i := 0; i < p; i++ {
 		recv, send := e.c.RecvLink(i), e.c.SendLink(i)
+		recvField, sendField := e.c.RecvLinkField(i), e.c.SendLinkField(i)
 		for l := 0; l < n; l++ {
 			in, out := e.recvBytes[l], e.sendBytes[l]
 			if i == 0 {
 				in = e.recvBytes[0] // the first stage receives the model's input
 			}
-			if i == e.p-1 {
+			if i == p-1 {
 				out = e.sendBytes[n-1] // the last stage sends the model's output
 			}
 			if e.c.HostEveryStage {
@@ -125,17 +237,18 @@ func (e *Estimator) prepareLinkTimes() {
 				// on every stage (counted once, on the receive side).
 				e.recvTime[i*n+l] = e.hostTime
 				if i > 0 {
-					e.recvTime[i*n+l] += e.linkTime(recv, e.recvBytes[l], i)
+					e.recvTime[i*n+l] += time(recv, recvField, e.recvBytes[l], i)
 				}
-				if i < e.p-1 {
-					e.sendTime[i*n+l] = e.linkTime(send, e.sendBytes[l], i)
+				if i < p-1 {
+					e.sendTime[i*n+l] = time(send, sendField, e.sendBytes[l], i)
 				}
 				continue
 			}
-			e.recvTime[i*n+l] = e.linkTime(recv, in, i)
-			e.sendTime[i*n+l] = e.linkTime(send, out, i)
+			e.recvTime[i*n+l] = time(recv, recvField, in, i)
+			e.sendTime[i*n+l] = time(send, sendField, out, i)
 		}
 	}
+	return err
 }
 
 func (e *Estimator) hasLink(i int) bool {
@@ -318,7 +431,10 @@ func (e *Estimator) Compute(i, a, b int) float64 {
 
 // Transfer is the time stage i holding [a, b] spends receiving its input (from the host
 // when it is the first stage) and sending its output (to the host when it is the last),
-// in the model's unit; cycle counts are truncated per term as seed 000's tool does.
+// in the model's unit. In cycles, each term is counted in the cycles of the device doing
+// it and truncated as seed 000's tool does, then expressed in device 0's cycles (times
+// clock_0 / clock_i), the unit compute is stated in: on devices with different clocks the
+// two add up.
 //
 // When the cluster's HostEveryStage is set, every stage's transfer is its exchange with
 // its neighbour stages plus both host terms (the first device receiving layer 0's input,
@@ -333,7 +449,11 @@ func (e *Estimator) linkTime(l *cluster.Link, bytes int64, i int) float64 {
 	}
 	clock := e.c.Devices[i].ClockHz
 	if e.m.Unit() == model.Cycles {
-		return float64(l.Cycles(bytes, clock))
+		c := float64(l.Cycles(bytes, clock))
+		if clock0 := e.c.Devices[0].ClockHz; clock != clock0 {
+			c *= clock0 / clock // device i's cycles in device 0's
+		}
+		return c
 	}
 	return l.Seconds(bytes, clock)
 }

@@ -2,6 +2,7 @@ package load_test
 
 import (
 	"errors"
+	"math"
 	"path/filepath"
 	"testing"
 
@@ -26,20 +27,24 @@ func addSeeds(f *testing.F, patterns ...string) {
 }
 
 // planAll plans m on c with both objectives and checks that a plan, when there is one,
-// has a stage per device and no negative or NaN costs; an error must be bad input or
-// ErrNoFit, never a panic.
+// has a stage per device, finite non-negative costs and memory within each limit; an
+// error must be bad input (field errors) or ErrNoFit, never a panic.
 func planAll(t *testing.T, m *model.Model, c *cluster.Cluster) {
 	for _, obj := range []partition.Objective{partition.MaxCompute, partition.MaxComputePlusTransfer} {
 		p, err := plan.Make(m, c, plan.Options{Objective: obj})
 		if err != nil {
+			if _, ok := model.AsFieldErrors(err); !ok && !errors.Is(err, plan.ErrNoFit) {
+				t.Fatalf("objective %v: error %q is neither about fields nor ErrNoFit", obj, err)
+			}
 			continue
 		}
 		if len(p.Boundaries) != len(c.Devices)+1 || p.Boundaries[0] != 0 || p.Boundaries[len(c.Devices)] != len(m.Layers) {
 			t.Fatalf("objective %v on %d devices: boundaries %v for %d layers", obj, len(c.Devices), p.Boundaries, len(m.Layers))
 		}
 		for i, s := range p.Stages {
-			if !(s.Compute >= 0 && s.Transfer >= 0 && s.MemoryBytes >= 0) { // also NaN
-				t.Fatalf("objective %v, stage %d: compute %v, transfer %v, memory %d", obj, i, s.Compute, s.Transfer, s.MemoryBytes)
+			if !(s.Compute >= 0 && s.Transfer >= 0 && s.MemoryBytes >= 0) || // also NaN
+				math.IsInf(s.Compute, 0) || math.IsInf(s.Transfer, 0) || s.MemoryBytes > s.LimitBytes {
+				t.Fatalf("objective %v, stage %d: compute %v, transfer %v, memory %d of %d", obj, i, s.Compute, s.Transfer, s.MemoryBytes, s.LimitBytes)
 			}
 		}
 	}

@@ -63,7 +63,8 @@ func Model(data []byte) (*model.Model, Format, error) {
 }
 
 // Cluster decodes a cluster file in any supported format (pipeplan's native JSON or a
-// Graphcore IPUClusterInfo) and validates it.
+// Graphcore IPUClusterInfo) and validates it. Native devices named after a preset get the
+// preset's figures they leave out (cluster.FillFromPresets).
 func Cluster(data []byte) (*cluster.Cluster, error) {
 	data = trimBOM(data)
 	var c *cluster.Cluster
@@ -76,6 +77,9 @@ func Cluster(data []byte) (*cluster.Cluster, error) {
 	default:
 		c = new(cluster.Cluster)
 		if err := strictJSON(data, c); err != nil {
+			return nil, err
+		}
+		if err := c.FillFromPresets(); err != nil {
 			return nil, err
 		}
 	}

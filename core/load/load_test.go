@@ -1,6 +1,7 @@
 package load_test
 
 import (
+	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -96,5 +97,21 @@ func TestFormatsDocExample(t *testing.T) {
 	m, f, err := load.Model([]byte(example))
 	if err != nil || f != load.Native || len(m.Layers) != 2 || m.Layers[0].TieGroup != "embedding" {
 		t.Fatalf("the documented example loads as %v, %v, %v", m, f, err)
+	}
+}
+
+// Devices named after presets need no figures; a device without a speed beside them is an
+// error, since layer times could not be scaled to it.
+func TestClusterPresetNames(t *testing.T) {
+	c, err := load.Cluster([]byte(`{"devices": [{"name": "h100-sxm"}, {"name": "a100-80gb", "memory_bytes": 1000}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := []float64{c.Devices[0].FLOPSPerSecond, c.Devices[1].FLOPSPerSecond, float64(c.Devices[0].MemoryBytes), float64(c.Devices[1].MemoryBytes)}; fmt.Sprint(got) != fmt.Sprint([]float64{989e12, 312e12, 80 << 30, 1000}) {
+		t.Errorf("flops and memory %v", got)
+	}
+	_, err = load.Cluster([]byte(`{"devices": [{"name": "h100-sxm"}, {"name": "mine", "memory_bytes": 1000}]}`))
+	if want := "devices[1].flops_per_second: is missing, but devices[0] states one"; err == nil || !strings.HasPrefix(err.Error(), want) {
+		t.Errorf("load.Cluster = %v, want %q", err, want)
 	}
 }

@@ -87,8 +87,9 @@ func AsFieldErrors(err error) (Errors, bool) {
 	return nil, false
 }
 
-// maxBytes bounds every byte count (an exbibyte): larger values are surely mistakes, and
-// the bound keeps sums far from int64 overflow.
+// maxBytes bounds every byte count (an exbibyte): larger values are surely mistakes. It
+// does not bound their sums: many counts of 2^60, or in-flight microbatches multiplying
+// them, still overflow int64, so estimate.New bounds the model's byte total as well.
 const maxBytes = 1 << 60
 
 // maxCycles bounds cycle counts so that sums stay exact in float64.

@@ -33,7 +33,7 @@
 // that can still win are visited.
 //
 // Ties are broken by a second DP that, under the optimal bounds, minimises the pair
-// (sum of stage times, sum of their squares) lexicographically. Objectives, totals and
+// (sum of stage times, their variance) lexicographically. Objectives, totals and
 // sums of squares within a relative 1e-12 count as equal, so that rounding does not
 // decide; pairs of sums are additive, so that DP is exact.
 //
@@ -102,9 +102,9 @@ type Result struct {
 	Boundaries []int
 	// Objective is the minimised value; MaxCompute and MaxTransfer are its parts.
 	Objective, MaxCompute, MaxTransfer float64
-	// Total and SumSquares are the sum of stage times and of their squares (a stage's
-	// time is its compute, plus its transfer under MaxComputePlusTransfer).
-	Total, SumSquares float64
+	// Total and Variance are the sum and the (population) variance of stage times; a
+	// stage's time is its compute, plus its transfer under MaxComputePlusTransfer.
+	Total, Variance float64
 }
 
 // ErrInfeasible is returned when no split satisfies the constraints.
@@ -157,7 +157,7 @@ func Solve(c Costs, obj Objective) (Result, error) {
 	var best Result
 	for k, b := range boxes {
 		r := s.tieBreak(b, true)
-		if k == 0 || lessTimes(r.Total, r.SumSquares, best.Total, best.SumSquares) && near(r.MaxCompute+r.MaxTransfer, bestSum) {
+		if k == 0 || lessTimes(r.Total, r.Variance, best.Total, best.Variance) && near(r.MaxCompute+r.MaxTransfer, bestSum) {
 			best = r
 		}
 	}
@@ -165,16 +165,16 @@ func Solve(c Costs, obj Objective) (Result, error) {
 	return best, nil
 }
 
-// lessTimes orders (total, sum of squares) of stage times lexicographically, taking values
+// lessTimes orders (total, spread) of stage times lexicographically, taking values
 // within a relative 1e-12 as equal. Stage times are differences of prefix sums, rounded
 // differently for every split, so totals that are equal in exact arithmetic (every split
 // of a homogeneous pipeline has the same total) differ in their last bits; exact
 // comparison would let that noise, not the variance, break the tie.
-func lessTimes(total1, squares1, total2, squares2 float64) bool {
+func lessTimes(total1, spread1, total2, spread2 float64) bool {
 	if !near(total1, total2) {
 		return total1 < total2
 	}
-	return squares1 < squares2 && !near(squares1, squares2)
+	return spread1 < spread2 && !near(spread1, spread2)
 }
 
 // tolerant widens a bound by the same relative 1e-12, so that splits whose maximum differs
@@ -437,6 +437,13 @@ func (s *solver) tieBreak(bd bounds, withTransfer bool) Result {
 		best[i] = pair{inf, inf}
 	}
 	less := func(x, y pair) bool { return lessTimes(x.total, x.squares, y.total, y.squares) }
+	// Among splits with equal totals, the sum of squares of (t - ref) orders them as the
+	// variance does for any ref; a ref near a typical stage time keeps a large common part
+	// (Graphcore's host transfers on every stage) from swamping the differences.
+	ref := bd.compute / 2
+	if withTransfer && !math.IsInf(bd.transfer, 1) {
+		ref += bd.transfer
+	}
 	stageTime := func(comp, tr float64) float64 {
 		if withTransfer {
 			return comp + tr
@@ -446,7 +453,7 @@ func (s *solver) tieBreak(bd bounds, withTransfer bool) Result {
 	s.walkFirst(bd.compute, func(b int, comp, tr float64) {
 		if bd.transferOK(tr) {
 			t := stageTime(comp, tr)
-			best[b] = pair{t, t * t}
+			best[b] = pair{t, (t - ref) * (t - ref)}
 		}
 	})
 	for i := 1; i < p; i++ {
@@ -458,7 +465,7 @@ func (s *solver) tieBreak(bd bounds, withTransfer bool) Result {
 					return true
 				}
 				t := stageTime(comp, tr)
-				if v := (pair{prev.total + t, prev.squares + t*t}); less(v, cur) {
+				if v := (pair{prev.total + t, prev.squares + (t-ref)*(t-ref)}); less(v, cur) {
 					cur, arg = v, a
 				}
 				return true
@@ -473,12 +480,17 @@ func (s *solver) tieBreak(bd bounds, withTransfer bool) Result {
 		r.Boundaries[i] = a
 		b = a - 1
 	}
-	last := best[(p-1)*n+n-1]
-	r.Total, r.SumSquares = last.total, last.squares
+	times := make([]float64, p)
 	for i := 0; i < p; i++ {
 		a, b := r.Boundaries[i], r.Boundaries[i+1]-1
-		r.MaxCompute = max(r.MaxCompute, s.c.Compute(i, a, b))
-		r.MaxTransfer = max(r.MaxTransfer, s.c.Transfer(i, a, b))
+		comp, tr := s.c.Compute(i, a, b), s.c.Transfer(i, a, b)
+		r.MaxCompute, r.MaxTransfer = max(r.MaxCompute, comp), max(r.MaxTransfer, tr)
+		times[i] = stageTime(comp, tr)
+		r.Total += times[i]
+	}
+	for _, t := range times {
+		d := t - r.Total/float64(p)
+		r.Variance += d * d / float64(p)
 	}
 	return r
 }

@@ -145,10 +145,10 @@ func (r reference) stage(i, a, b int) refStage {
 	return s
 }
 
-type score struct{ objective, total, squares float64 }
+type score struct{ objective, total, variance float64 }
 
-// less is the partitioner's documented order: the objective, then the total and the sum
-// of squares of stage times, each with values within a relative 1e-12 equal.
+// less is the partitioner's documented order: the objective, then the total and the
+// variance of stage times, each with values within a relative 1e-12 equal.
 func (x score) less(y score) bool {
 	near := func(a, b float64) bool { return math.Abs(a-b) <= 1e-12*max(math.Abs(a), math.Abs(b)) }
 	if !near(x.objective, y.objective) {
@@ -157,13 +157,14 @@ func (x score) less(y score) bool {
 	if !near(x.total, y.total) {
 		return x.total < y.total
 	}
-	return x.squares < y.squares && !near(x.squares, y.squares)
+	return x.variance < y.variance && !near(x.variance, y.variance)
 }
 
 // scoreOf costs a split; ok is false when a stage does not fit or splits a tie group.
 func (r reference) scoreOf(bounds []int, obj partition.Objective) (score, bool) {
 	var sc score
 	var maxC, maxT float64
+	var times []float64
 	group := map[string]int{} // tie group -> stage
 	for i := 0; i+1 < len(bounds); i++ {
 		a, b := bounds[i], bounds[i+1]-1
@@ -184,8 +185,12 @@ func (r reference) scoreOf(bounds []int, obj partition.Objective) (score, bool) 
 			t += st.transfer
 		}
 		sc.total += t
-		sc.squares += t * t
+		times = append(times, t)
 		maxC, maxT = max(maxC, st.compute), max(maxT, st.transfer)
+	}
+	for _, t := range times {
+		d := t - sc.total/float64(len(times))
+		sc.variance += d * d / float64(len(times))
 	}
 	sc.objective = maxC
 	if obj == partition.MaxComputePlusTransfer {
@@ -445,6 +450,74 @@ func TestTieBreakIgnoresRounding(t *testing.T) {
 		}
 		if fmt.Sprint(p.Boundaries) != fmt.Sprint(tc.want) {
 			t.Errorf("times %v/10 on %d stages: boundaries %v, want %v (same max, lower variance)", tc.tenths, tc.p, p.Boundaries, tc.want)
+		}
+	}
+}
+
+// TestSolveMatchesExhaustiveOnNonIntegerTimes checks that the partitioner's optimum agrees
+// (to the 1e-12 within which rounding makes objectives tie) with exhaustive search over the estimator's own costs on what TestAgainstBruteForce
+// keeps exact by construction: non-integer times, speeds from 0.001x to 1000x, with tie
+// groups, memory limits, 1F1B-like in-flight counts and recomputation.
+func TestSolveMatchesExhaustiveOnNonIntegerTimes(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 12))
+	for k := 0; k < 5000; k++ {
+		n := 1 + rng.IntN(12)
+		p := 1 + rng.IntN(min(n, 6))
+		m := &model.Model{}
+		for l := 0; l < n; l++ {
+			L := model.Layer{Name: fmt.Sprint(l), ForwardSeconds: rng.Float64() * float64(rng.IntN(3)), BackwardSeconds: float64(rng.IntN(2)) * rng.Float64(),
+				ParamBytes: int64(rng.IntN(20)), ActivationBytes: int64(rng.IntN(10)), TemporaryBytes: int64(rng.IntN(10)),
+				Outputs: []model.Tensor{{ID: fmt.Sprint("t", l), Bytes: int64(rng.IntN(1000))}}}
+			if l > 0 {
+				L.InputIDs = []string{fmt.Sprint("t", l-1)}
+			}
+			if rng.IntN(3) == 0 {
+				L.Shared = map[string]int64{"k": int64(1 + rng.IntN(10))}
+			}
+			if rng.IntN(6) == 0 {
+				L.TieGroup = "g"
+			}
+			m.Layers = append(m.Layers, L)
+		}
+		c := &cluster.Cluster{Links: []cluster.Link{{LatencySeconds: rng.Float64() * 0.1, BytesPerSecond: 1000 + rng.Float64()*5000}}}
+		for i := 0; i < p; i++ {
+			c.Devices = append(c.Devices, cluster.Device{MemoryBytes: int64(30 + rng.IntN(120)), FLOPSPerSecond: []float64{1, 1, 2.5, 1000, 0.001}[rng.IntN(5)]})
+		}
+		e, err := estimate.New(m, c, estimate.Options{InFlight: func(i int) int { return p - i }, Recompute: rng.IntN(3) == 0})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, obj := range []partition.Objective{partition.MaxCompute, partition.MaxComputePlusTransfer} {
+			want, ok := math.Inf(1), false
+			b := make([]int, p+1)
+			b[p] = n
+			var rec func(i, from int)
+			rec = func(i, from int) {
+				if i == p {
+					var mc, mt float64
+					for s := 0; s < p; s++ {
+						x, y := b[s], b[s+1]-1
+						if !e.CutAllowed(x) || !e.CutAllowed(y+1) || !e.Range(s, x, y).Fits() {
+							return
+						}
+						mc, mt = max(mc, e.Compute(s, x, y)), max(mt, e.Transfer(s, x, y))
+					}
+					if obj == partition.MaxCompute {
+						mt = 0
+					}
+					want, ok = min(want, mc+mt), true
+					return
+				}
+				for s := from; s <= n-(p-i); s++ {
+					b[i] = s
+					rec(i+1, s+1)
+				}
+			}
+			rec(1, 1)
+			r, err := partition.Solve(Costs{e}, obj)
+			if ok != (err == nil) || ok && math.Abs(r.Objective-want) > 1e-12*want {
+				t.Fatalf("instance %d (%v, n=%d p=%d): Solve %v objective %v err %v; exhaustive %v (feasible %v)", k, obj, n, p, r.Boundaries, r.Objective, err, want, ok)
+			}
 		}
 	}
 }

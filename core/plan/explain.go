@@ -2,16 +2,21 @@ package plan
 
 import (
 	"fmt"
-	"pipeplan/core/units"
+	"math"
 
 	"pipeplan/core/cluster"
 	"pipeplan/core/estimate"
 	"pipeplan/core/model"
+	"pipeplan/core/units"
 )
 
 // Explain says, in words a user can act on, why no split of the model fits the cluster:
 // too few layers, tie groups that leave too few cuts, a layer (with the layers tied to it)
 // too large for any device, or memory that is short overall.
+//
+// Those are the only reasons: estimate.New refuses inputs whose compute or transfer times
+// would not be finite, and with finite costs the partitioner rules a split out only for a
+// range that splits a tie group or does not fit its device's memory.
 func Explain(e *estimate.Estimator, m *model.Model, c *cluster.Cluster) string {
 	n, p := e.Layers(), e.Stages()
 	if n < p {
@@ -67,7 +72,7 @@ func Explain(e *estimate.Estimator, m *model.Model, c *cluster.Cluster) string {
 		need += r.ParamBytes + r.OptimizerBytes + r.ExclusiveBytes
 	}
 	for i := 0; i < p; i++ {
-		hold += e.LimitBytes(i)
+		hold += min(e.LimitBytes(i), math.MaxInt64-hold) // limits are at most 2^60 each, devices many
 	}
 	if need > hold {
 		return fmt.Sprintf("the layers' parameters, optimizer state and exclusive memory alone need %s, and the %d devices hold %s together: use more stages or devices with more memory", units.Bytes(need), p, units.Bytes(hold))

@@ -69,10 +69,11 @@ func scheduled(c *cluster.Cluster, opt *Options) (*cluster.Cluster, error) {
 
 // stageCluster returns the cluster of p*v stages that Interleaved runs on p devices:
 // stage j on device j mod p with 1/v of its memory; the link from stage j to j+1 is the
-// one between their devices (devices 0 and 1's for the wrap from p-1 to 0).
+// one between their devices (devices 0 and 1's for the wrap from p-1 to 0). The host link
+// and HostEveryStage carry over: with it, every stage waits for both host transfers.
 func stageCluster(c *cluster.Cluster, v int) *cluster.Cluster {
 	p := len(c.Devices)
-	s := &cluster.Cluster{Name: c.Name, Host: c.Host}
+	s := &cluster.Cluster{Name: c.Name, Host: c.Host, HostEveryStage: c.HostEveryStage}
 	between := func(d int) cluster.Link {
 		if p == 1 {
 			return cluster.Link{} // chunks on one device: no transfer

@@ -208,6 +208,25 @@ func TestInterleavedPlan(t *testing.T) {
 	}
 }
 
+// With HostEveryStage every stage's transfer holds both host terms (1 s each here), also
+// for the p*v stages of an interleaved plan, whose cluster of stages used to drop the flag.
+func TestInterleavedPlanHostEveryStage(t *testing.T) {
+	m := chain(4, 1, 0, 8)
+	c := devices(2, 1<<30)
+	c.Host, c.HostEveryStage = &cluster.Link{LatencySeconds: 1}, true
+	for _, opt := range []Options{{}, with(schedule.Config{Kind: schedule.Interleaved, Chunks: 2, Microbatches: 2})} {
+		p, err := Make(m, c, opt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, s := range p.Stages {
+			if s.Transfer != 2 {
+				t.Errorf("%d stages: stage %d transfer %v s, want 2 (both host terms)", len(p.Stages), i, s.Transfer)
+			}
+		}
+	}
+}
+
 func TestScheduleOptionErrors(t *testing.T) {
 	m := chain(6, mib, mib, 0)
 	c := devices(3, 1<<30)

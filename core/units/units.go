@@ -11,14 +11,21 @@ import (
 )
 
 // Time formats a time in the given unit for people: cycles as "123 cyc", seconds with a
-// readable scale ("58.9 µs", "36.20 ms", "1.25 s").
+// readable scale ("58.9 µs", "36.20 ms", "1.25 s"). Values beyond those scales (below
+// 0.1 µs, from a million seconds or a trillion cycles up) are in scientific notation
+// ("1.0e-12 s", "2.5e+300 s", "1.0e+15 cyc") rather than as "0.0 µs" or hundreds of digits.
 func Time(v float64, unit model.TimeUnit) string {
 	if unit == model.Cycles {
+		if v >= 1e12 {
+			return fmt.Sprintf("%.1e cyc", v)
+		}
 		return fmt.Sprintf("%.0f cyc", v)
 	}
 	switch {
 	case v == 0:
 		return "0 s"
+	case v < 1e-7 || v >= 1e6:
+		return fmt.Sprintf("%.1e s", v)
 	case v < 1e-3:
 		return fmt.Sprintf("%.1f µs", v*1e6)
 	case v < 1:

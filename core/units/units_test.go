@@ -27,6 +27,13 @@ func TestTime(t *testing.T) {
 		{2.5, model.Seconds, "2.50 s"},
 		{123456, model.Cycles, "123456 cyc"},
 		{0, "", "0 s"},
+		{1e-7, model.Seconds, "0.1 µs"},
+		{1e-12, model.Seconds, "1.0e-12 s"},
+		{999999, model.Seconds, "999999.00 s"},
+		{1e6, model.Seconds, "1.0e+06 s"},
+		{1e300, model.Seconds, "1.0e+300 s"},
+		{999999999999, model.Cycles, "999999999999 cyc"},
+		{2.5e300, model.Cycles, "2.5e+300 cyc"},
 	} {
 		if got := Time(tc.v, tc.unit); got != tc.want {
 			t.Errorf("Time(%v, %q) = %q, want %q", tc.v, tc.unit, got, tc.want)
