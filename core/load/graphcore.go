@@ -29,16 +29,11 @@ const (
 // order, with times in cycles. A name that occurs more than once is one layer called
 // several times, so its invocations form a tie group named after it.
 func graphcoreModel(data []byte) (*model.Model, error) {
-	top, err := decodeGeneric(data)
-	if err != nil {
+	var es model.Errors
+	root, err := decodeRoot(data, &es, "layerName", "layerType", "layerInfo")
+	if root == nil {
 		return nil, err
 	}
-	var es model.Errors
-	root := object(&es, "", top)
-	if root == nil {
-		return nil, es.Err()
-	}
-	checkKeys(&es, "", root, "layerName", "layerType", "layerInfo")
 	names := stringList(&es, "layerName", root["layerName"], true)
 	kinds := stringList(&es, "layerType", root["layerType"], false)
 	infos := list(&es, "layerInfo", root["layerInfo"], true)
@@ -124,16 +119,11 @@ func graphcoreLayer(es *model.Errors, p string, v any, l *model.Layer) {
 // count in every stage's transfer time (cluster.Cluster.HostEveryStage), as in seed 000.
 // The tool's memoryProportion is a plan option (estimate.Options.MemoryProportion).
 func graphcoreCluster(data []byte) (*cluster.Cluster, error) {
-	top, err := decodeGeneric(data)
-	if err != nil {
+	var es model.Errors
+	root, err := decodeRoot(data, &es, "clock", "memory", "connection")
+	if root == nil {
 		return nil, err
 	}
-	var es model.Errors
-	root := object(&es, "", top)
-	if root == nil {
-		return nil, es.Err()
-	}
-	checkKeys(&es, "", root, "clock", "memory", "connection")
 	clock := positive(&es, "clock", root["clock"], maxClockHz)
 	memMiB := positive(&es, "memory", root["memory"], maxBytes/mebibyte)
 	conns := list(&es, "connection", root["connection"], true)
@@ -349,4 +339,19 @@ func sortedKeys(m map[string]any) []string {
 	}
 	sort.Strings(keys)
 	return keys
+}
+
+// decodeRoot decodes a Graphcore JSON object and checks that it has only the given keys,
+// collecting field errors in es. A nil root comes with the error that stops decoding.
+func decodeRoot(data []byte, es *model.Errors, keys ...string) (map[string]any, error) {
+	top, err := decodeGeneric(data)
+	if err != nil {
+		return nil, err
+	}
+	root := object(es, "", top)
+	if root == nil {
+		return nil, es.Err()
+	}
+	checkKeys(es, "", root, keys...)
+	return root, nil
 }
