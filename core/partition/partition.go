@@ -40,7 +40,7 @@
 // The compute + transfer walk visits every frontier point whose compute is below the best
 // sum. Where transfers dwarf compute and fall steadily as stages lengthen, the frontier has
 // about as many points as layers, each costing two DPs: 200 layers on 16 stages then take
-// seconds (BenchmarkReviewTransferHeavy). Realistic profiles have a handful of points.
+// seconds (BenchmarkPlanTransferDominated). Realistic profiles have a handful of points.
 package partition
 
 import (

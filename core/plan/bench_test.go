@@ -97,3 +97,33 @@ func BenchmarkPlanSlowLinks(b *testing.B) {
 		}
 	}
 }
+
+// transferDominated is the worst case known for compute+transfer: outputs grow along the
+// model over a link so slow that transfers dwarf compute, and the frontier of (max compute,
+// max transfer) has about as many points as layers, each of which the walk visits.
+func transferDominated(n int) *model.Model {
+	m := &model.Model{}
+	for k := 0; k < n; k++ {
+		l := model.Layer{Name: fmt.Sprint(k), ForwardSeconds: 1, Outputs: []model.Tensor{{ID: fmt.Sprint("t", k), Bytes: int64(k+1) * 1000}}}
+		if k > 0 {
+			l.InputIDs = []string{fmt.Sprint("t", k-1)}
+		}
+		m.Layers = append(m.Layers, l)
+	}
+	return m
+}
+
+func BenchmarkPlanTransferDominated(b *testing.B) {
+	for _, np := range [][2]int{{100, 8}, {200, 16}} {
+		m := transferDominated(np[0])
+		c := cluster.Homogeneous(cluster.Device{MemoryBytes: 1 << 40}, np[1], cluster.Link{BytesPerSecond: 1000}, nil)
+		b.Run(fmt.Sprintf("n=%d/p=%d", np[0], np[1]), func(b *testing.B) {
+			for b.Loop() {
+				e, _ := estimate.New(m, c, estimate.Options{})
+				if _, err := partition.Solve(Costs{e}, partition.MaxComputePlusTransfer); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
