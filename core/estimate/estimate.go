@@ -42,28 +42,37 @@ type Estimator struct {
 	opt  Options
 	n, p int
 
-	time      []float64 // prefix sums of forward (+ backward in training) time
-	static    []int64   // prefix sums of param + optimizer + exclusive bytes
-	act       []int64   // prefix sums of activation bytes
-	peakAt    []int64   // temp + carry + act[l]: peak(a, b) = max peakAt[a..b] - act[a]
-	recvBytes []int64   // bytes a stage starting at layer a receives
-	sendBytes []int64   // bytes a stage ending at layer b sends
-	recvTime  []float64 // recvTime[i*n+a]: stage i receiving what layer a needs
-	sendTime  []float64 // sendTime[i*n+b]: stage i sending what layer b leaves
-	cutOK     []bool    // cutOK[k]: a stage may start at layer k (no tie group spans the cut)
-	scale     []float64 // time scale per stage (device speed)
-	limit     []int64   // memory limit per stage
-	inFlight  []int64   // microbatches in flight per stage
-	hostTime  float64   // both host transfers, when the cluster's HostEveryStage is set
+	time      []float64       // prefix sums of forward (+ backward in training) time
+	static    []int64         // prefix sums of param + optimizer + exclusive bytes
+	act       []int64         // prefix sums of activation bytes
+	peakAt    []int64         // temp + carry + act[l]: peak(a, b) = max peakAt[a..b] - act[a]
+	recvBytes []int64         // bytes a stage starting at layer a receives
+	sendBytes []int64         // bytes a stage ending at layer b sends
+	recvLink  []*cluster.Link // per stage: the link it receives over (nil: free)
+	sendLink  []*cluster.Link // per stage: the link it sends over (nil: free)
+	cutOK     []bool          // cutOK[k]: a stage may start at layer k (no tie group spans the cut)
+	scale     []float64       // time scale per stage (device speed)
+	limit     []int64         // memory limit per stage
+	inFlight  []int64         // microbatches in flight per stage
+	hostTime  float64         // both host transfers, when the cluster's HostEveryStage is set
 
-	shared [][]keySize // per layer, its shared items as interned keys
-	keyMin []int64     // smallest size of each key anywhere (for lower bounds)
-	keys   []string    // interned key names
+	peak maxTable // range maxima of peakAt
+
+	// Shared items: layer l's are entries[entryAt[l]:entryAt[l+1]], keys interned.
+	entryAt  []int32
+	entries  []entry
+	keyMin   []int64  // smallest size of each key anywhere (for lower bounds)
+	keyMax   int64    // sum over keys of their largest size (for upper bounds)
+	itemSum  []int64  // prefix sums over layers of their shared items' sizes
+	keys     []string // interned key names
+	monotone bool     // memory never decreases as a range grows (see MemoryMonotone)
 }
 
-type keySize struct {
-	key  int
-	size int64
+// entry is one shared item of a layer: its key, its size there, and the index in entries
+// of the key's next item (in a later layer), or -1.
+type entry struct {
+	key, next int32
+	size      int64
 }
 
 // New prepares an estimator: O(n + tensors + shared items). The model and cluster must
@@ -112,7 +121,7 @@ func New(m *model.Model, c *cluster.Cluster, opt Options) (*Estimator, error) {
 	e.prepareTensors()
 	e.prepareTies()
 	e.prepareShared()
-	if err := e.prepareLinkTimes(); err != nil {
+	if err := e.prepareLinks(); err != nil {
 		return nil, err
 	}
 	return e, nil
@@ -201,54 +210,86 @@ func (e *Estimator) checkByteTotal() error {
 	return &model.FieldError{Path: "layers", Reason: reason}
 }
 
-// prepareLinkTimes tabulates each stage's receive and send time at every cut: O(p n). It
-// refuses a link that takes more than maxTime (or an infinite time) to move some transfer.
-func (e *Estimator) prepareLinkTimes() error {
+// prepareLinks notes each stage's receive and send links and refuses a link that takes
+// more than maxTime (or an infinite time) to move some transfer: O(n + p), no table of
+// stages x layers. A link's time only grows with the bytes it moves, so a stage's largest
+// transfer decides; only when it is too slow are the cuts scanned, in order, for the first
+// transfer that is, so that the error names the same one a scan of every cut would.
+func (e *Estimator) prepareLinks() error {
 	n, p := e.n, e.p
-	var err error
-	// time is one link term: the link of stage i named field, moving bytes.
-	time := func(l *cluster.Link, field string, bytes int64, i int) float64 {
-		t := e.linkTime(l, bytes, i)
-		if !(t <= maxTime) && err == nil { // also NaN and +Inf
-			err = &model.FieldError{Path: field, Reason: fmt.Sprintf("takes %.3g %s to move %d bytes for device %d, more than %g: check its bandwidth and the units",
+	e.recvLink = make([]*cluster.Link, p)
+	e.sendLink = make([]*cluster.Link, p)
+	for i := range p {
+		e.recvLink[i], e.sendLink[i] = e.c.RecvLink(i), e.c.SendLink(i)
+	}
+	if n == 0 || p == 0 {
+		return nil
+	}
+	// check reports whether link l of stage i moves bytes within maxTime, and if not
+	// returns the field error naming it.
+	check := func(l *cluster.Link, field string, bytes int64, i int) error {
+		if t := e.linkTime(l, bytes, i); !(t <= maxTime) { // also NaN and +Inf
+			return &model.FieldError{Path: field, Reason: fmt.Sprintf("takes %.3g %s to move %d bytes for device %d, more than %g: check its bandwidth and the units",
 				t, e.m.Unit(), bytes, i, maxTime)}
 		}
-		return t
+		return nil
 	}
-	if e.c.HostEveryStage && n > 0 && p > 0 {
-		e.hostTime = time(e.c.RecvLink(0), e.c.RecvLinkField(0), e.recvBytes[0], 0) +
-			time(e.c.SendLink(p-1), e.c.SendLinkField(p-1), e.sendBytes[n-1], p-1)
+	if e.c.HostEveryStage {
+		if err := check(e.recvLink[0], e.c.RecvLinkField(0), e.recvBytes[0], 0); err != nil {
+			return err
+		}
+		if err := check(e.sendLink[p-1], e.c.SendLinkField(p-1), e.sendBytes[n-1], p-1); err != nil {
+			return err
+		}
+		e.hostTime = e.linkTime(e.recvLink[0], e.recvBytes[0], 0) + e.linkTime(e.sendLink[p-1], e.sendBytes[n-1], p-1)
 	}
-	e.recvTime = make([]float64, p*n)
-	e.sendTime = make([]float64, p*n)
-	for i := 0; i < p; i++ {
-		recv, send := e.c.RecvLink(i), e.c.SendLink(i)
+	var maxRecv, maxSend int64
+	for l := range n {
+		maxRecv, maxSend = max(maxRecv, e.recvBytes[l]), max(maxSend, e.sendBytes[l])
+	}
+	for i := range p {
 		recvField, sendField := e.c.RecvLinkField(i), e.c.SendLinkField(i)
-		for l := 0; l < n; l++ {
-			in, out := e.recvBytes[l], e.sendBytes[l]
+		// The bytes stage i may receive and send: what any cut moves, or only the model's
+		// input and output at the ends of the pipeline.
+		in, out := maxRecv, maxSend
+		recvAll, sendAll := true, true
+		switch {
+		case e.c.HostEveryStage:
+			// Exchanges with neighbour stages only; the host terms are checked above.
+			recvAll, sendAll = i > 0, i < p-1
+		default:
 			if i == 0 {
-				in = e.recvBytes[0] // the first stage receives the model's input
+				in, recvAll = e.recvBytes[0], false
 			}
 			if i == p-1 {
-				out = e.sendBytes[n-1] // the last stage sends the model's output
+				out, sendAll = e.sendBytes[n-1], false
 			}
-			if e.c.HostEveryStage {
-				// Seed 000's rule: exchanges with neighbour stages only, and both host terms
-				// on every stage (counted once, on the receive side).
-				e.recvTime[i*n+l] = e.hostTime
-				if i > 0 {
-					e.recvTime[i*n+l] += time(recv, recvField, e.recvBytes[l], i)
+		}
+		recvOK := !recvAll && e.c.HostEveryStage || check(e.recvLink[i], recvField, in, i) == nil
+		sendOK := !sendAll && e.c.HostEveryStage || check(e.sendLink[i], sendField, out, i) == nil
+		if recvOK && sendOK {
+			continue
+		}
+		for l := range n {
+			switch {
+			case recvAll:
+				if err := check(e.recvLink[i], recvField, e.recvBytes[l], i); err != nil {
+					return err
 				}
-				if i < p-1 {
-					e.sendTime[i*n+l] = time(send, sendField, e.sendBytes[l], i)
-				}
-				continue
+			case !recvOK:
+				return check(e.recvLink[i], recvField, in, i)
 			}
-			e.recvTime[i*n+l] = time(recv, recvField, in, i)
-			e.sendTime[i*n+l] = time(send, sendField, out, i)
+			switch {
+			case sendAll:
+				if err := check(e.sendLink[i], sendField, e.sendBytes[l], i); err != nil {
+					return err
+				}
+			case !sendOK:
+				return check(e.sendLink[i], sendField, out, i)
+			}
 		}
 	}
-	return err
+	return nil
 }
 
 func (e *Estimator) hasLink(i int) bool {
@@ -326,6 +367,7 @@ func (e *Estimator) prepareTensors() {
 		cross[s.lastUse+1] -= s.bytes
 	}
 	e.peakAt = make([]int64, n)
+	defer func() { e.peak = newMaxTable(e.peakAt) }()
 	e.recvBytes = make([]int64, n)
 	e.sendBytes = make([]int64, n)
 	var run, cut int64
@@ -382,24 +424,56 @@ func (e *Estimator) prepareTies() {
 }
 
 func (e *Estimator) prepareShared() {
-	ids := map[string]int{}
-	e.shared = make([][]keySize, e.n)
+	ids := map[string]int32{}
+	e.entryAt = make([]int32, e.n+1)
+	var last []int32 // per key, its latest entry so far
+	varying := false
+	var names []string
 	for i, l := range e.m.Layers {
-		names := make([]string, 0, len(l.Shared))
+		e.entryAt[i] = int32(len(e.entries))
+		names = names[:0]
 		for k := range l.Shared {
 			names = append(names, k)
 		}
 		sort.Strings(names)
 		for _, k := range names {
+			size := l.Shared[k]
 			id, ok := ids[k]
 			if !ok {
-				id = len(e.keys)
+				id = int32(len(e.keys))
 				ids[k] = id
 				e.keys = append(e.keys, k)
-				e.keyMin = append(e.keyMin, l.Shared[k])
+				e.keyMin = append(e.keyMin, size)
+				last = append(last, -1)
 			}
-			e.keyMin[id] = min(e.keyMin[id], l.Shared[k])
-			e.shared[i] = append(e.shared[i], keySize{id, l.Shared[k]})
+			varying = varying || size != e.keyMin[id] && ok
+			e.keyMin[id] = min(e.keyMin[id], size)
+			if last[id] >= 0 {
+				e.entries[last[id]].next = int32(len(e.entries))
+			}
+			last[id] = int32(len(e.entries))
+			e.entries = append(e.entries, entry{key: id, next: -1, size: size})
+		}
+	}
+	e.entryAt[e.n] = int32(len(e.entries))
+	e.itemSum = make([]int64, e.n+1)
+	for l := range e.n {
+		e.itemSum[l+1] = e.itemSum[l]
+		for _, en := range e.entries[e.entryAt[l]:e.entryAt[l+1]] {
+			e.itemSum[l+1] += en.size
+		}
+	}
+	largest := make([]int64, len(e.keys))
+	for _, en := range e.entries {
+		largest[en.key] = max(largest[en.key], en.size)
+	}
+	for _, v := range largest {
+		e.keyMax += v
+	}
+	e.monotone = !varying
+	if e.opt.Recompute {
+		for _, k := range e.inFlight {
+			e.monotone = e.monotone && k == 1
 		}
 	}
 }
@@ -424,10 +498,35 @@ func (e *Estimator) LimitBytes(i int) int64 { return e.limit[i] }
 func (e *Estimator) InFlight(i int) int { return int(e.inFlight[i]) }
 
 // Compute is the time of layers [a, b] on stage i, forward plus backward in training, in
-// the model's unit, scaled by the device's speed.
+// the model's unit, scaled by the device's speed: Work(a, b) * Scale(i).
 func (e *Estimator) Compute(i, a, b int) float64 {
 	return (e.time[b+1] - e.time[a]) * e.scale[i]
 }
+
+// Work is the time of layers [a, b] on device 0, forward plus backward in training, in
+// the model's unit.
+func (e *Estimator) Work(a, b int) float64 { return e.time[b+1] - e.time[a] }
+
+// Scale is how much longer stage i's device takes than device 0 for the same work.
+func (e *Estimator) Scale(i int) float64 { return e.scale[i] }
+
+// MemoryUpper returns parts that bound those of layers [a, b] (see Scanner.Memory) from
+// above, in O(1): the range's shared items are counted at most once per item and at most
+// at each key's largest size; the rest is exact.
+func (e *Estimator) MemoryUpper(a, b int) (base, stash int64) {
+	shared := min(e.keyMax, e.itemSum[b+1]-e.itemSum[a])
+	base = e.static[b+1] - e.static[a] + shared + e.peak.max(a, b) - e.act[a]
+	if e.opt.Recompute {
+		return base, e.recvBytes[a]
+	}
+	return base, e.act[b+1] - e.act[a]
+}
+
+// MemoryMonotone reports whether a range's memory never decreases as the range grows, so
+// that a Scanner's Lower gives the memory its Memory does on every stage: every shared key has one size throughout the
+// model, and recomputation (whose stash is the stage's input, which a longer range may
+// have smaller) does not combine with more than one microbatch in flight.
+func (e *Estimator) MemoryMonotone() bool { return e.monotone }
 
 // Transfer is the time stage i holding [a, b] spends receiving its input (from the host
 // when it is the first stage) and sending its output (to the host when it is the last),
@@ -440,7 +539,35 @@ func (e *Estimator) Compute(i, a, b int) float64 {
 // its neighbour stages plus both host terms (the first device receiving layer 0's input,
 // the last device sending the last layer's output), exactly as seed 000's tool counts it.
 func (e *Estimator) Transfer(i, a, b int) float64 {
-	return e.recvTime[i*e.n+a] + e.sendTime[i*e.n+b]
+	return e.Recv(i, a) + e.Send(i, b)
+}
+
+// Recv is the part of Transfer that depends on the range's first layer a: stage i
+// receiving its input (with HostEveryStage, also both host terms). O(1).
+func (e *Estimator) Recv(i, a int) float64 {
+	if e.c.HostEveryStage {
+		t := e.hostTime
+		if i > 0 {
+			t += e.linkTime(e.recvLink[i], e.recvBytes[a], i)
+		}
+		return t
+	}
+	if i == 0 {
+		a = 0 // the first stage receives the model's input
+	}
+	return e.linkTime(e.recvLink[i], e.recvBytes[a], i)
+}
+
+// Send is the part of Transfer that depends on the range's last layer b: stage i sending
+// its output. O(1).
+func (e *Estimator) Send(i, b int) float64 {
+	switch {
+	case e.c.HostEveryStage && i == e.p-1:
+		return 0 // counted in every stage's Recv
+	case i == e.p-1:
+		b = e.n - 1 // the last stage sends the model's output
+	}
+	return e.linkTime(e.sendLink[i], e.sendBytes[b], i)
 }
 
 func (e *Estimator) linkTime(l *cluster.Link, bytes int64, i int) float64 {
@@ -498,17 +625,17 @@ func (e *Estimator) Range(i, a, b int) Range {
 	if i == e.p-1 {
 		r.SendBytes = e.sendBytes[e.n-1]
 	}
-	seen := map[int]bool{}
+	seen := map[int32]bool{}
 	var peak int64
 	for l := a; l <= b; l++ {
 		layer := &e.m.Layers[l]
 		r.ParamBytes += layer.ParamBytes
 		r.OptimizerBytes += layer.OptimizerBytes
 		r.ExclusiveBytes += layer.ExclusiveBytes
-		for _, ks := range e.shared[l] {
-			if !seen[ks.key] {
-				seen[ks.key] = true
-				r.SharedBytes += ks.size
+		for _, en := range e.entries[e.entryAt[l]:e.entryAt[l+1]] {
+			if !seen[en.key] {
+				seen[en.key] = true
+				r.SharedBytes += en.size
 			}
 		}
 		peak = max(peak, e.peakAt[l])

@@ -1,97 +1,217 @@
 package estimate
 
-// Scanner walks the ranges ending at one layer, growing them one layer to the left, and
-// keeps their memory up to date in O(1) plus O(shared keys of the added layer) per step.
-// It is how the partitioner visits ranges; one Scanner is reused for many walks.
-type Scanner struct {
-	e     *Estimator
-	stage int
-	a, b  int
+import "math/bits"
 
-	sharedBytes int64 // sum over distinct keys of the size first seen in [a, b]
+// Scanner is a window [First, Last] of layers whose memory it keeps up to date as either
+// end moves by one layer, in O(1) plus O(shared keys of the layer that enters or leaves).
+// It is how the partitioner visits ranges; one Scanner is reused for many walks.
+//
+// A range needs Base + (in flight - 1) * Stash bytes on a stage (Memory), with Base the
+// always-alive part and the peak of one microbatch, and Stash what each further
+// microbatch in flight keeps. Lower gives parts that bound those of the window and of
+// every window containing it from below.
+type Scanner struct {
+	e    *Estimator
+	a, b int
+
+	sharedBytes int64 // sum over distinct keys of the size at their first layer in [a, b]
 	sharedMin   int64 // sum over distinct keys of their smallest size anywhere
-	peak        int64 // max peakAt[a..b]
 	gen         int32
-	stamp       []int32 // stamp[key] == gen: key is in [a, b], with size cur[key]
-	cur         []int64
+	stamp       []int32 // stamp[key] == gen: count and cur are valid
+	count       []int32 // layers of [a, b] that hold the key
+	cur         []int64 // the key's size at its first layer in [a, b]
 }
 
 // Scanner returns a new scanner for the estimator.
 func (e *Estimator) Scanner() *Scanner {
-	return &Scanner{e: e, stamp: make([]int32, len(e.keys)), cur: make([]int64, len(e.keys))}
+	k := len(e.keys)
+	return &Scanner{e: e, stamp: make([]int32, k), count: make([]int32, k), cur: make([]int64, k)}
 }
 
-// Reset starts a walk at the range [b, b] on stage i.
-func (s *Scanner) Reset(i, b int) {
-	s.stage, s.a, s.b = i, b+1, b
-	s.sharedBytes, s.sharedMin, s.peak = 0, 0, 0
+// Reset makes the window the one layer [a, a].
+func (s *Scanner) Reset(a int) {
+	s.a, s.b = a, a
+	s.sharedBytes, s.sharedMin = 0, 0
 	s.gen++
 	if s.gen == 0 { // wrapped: clear the stamps
 		clear(s.stamp)
 		s.gen = 1
 	}
-	s.Extend()
+	s.addRight(a)
 }
 
-// First is the first layer of the current range.
+// First and Last are the window's layers.
 func (s *Scanner) First() int { return s.a }
+func (s *Scanner) Last() int  { return s.b }
 
-// Extend adds the layer before the current range; the caller keeps First() > 0.
-func (s *Scanner) Extend() {
+// ExtendLeft adds the layer before the window; the caller keeps First() > 0.
+func (s *Scanner) ExtendLeft() {
 	s.a--
 	e := s.e
-	for _, ks := range e.shared[s.a] {
-		if s.stamp[ks.key] == s.gen {
-			// Seen later in the range: its first occurrence is now this layer.
-			s.sharedBytes += ks.size - s.cur[ks.key]
-		} else {
-			s.stamp[ks.key] = s.gen
-			s.sharedBytes += ks.size
-			s.sharedMin += e.keyMin[ks.key]
+	for _, en := range e.entries[e.entryAt[s.a]:e.entryAt[s.a+1]] {
+		if s.stamp[en.key] != s.gen || s.count[en.key] == 0 {
+			s.enter(en.key, en.size)
+			continue
 		}
-		s.cur[ks.key] = ks.size
+		// Seen later in the window: its first layer is now this one.
+		s.count[en.key]++
+		s.sharedBytes += en.size - s.cur[en.key]
+		s.cur[en.key] = en.size
 	}
-	s.peak = max(s.peak, e.peakAt[s.a])
 }
 
-// ExtendRight adds the layer after the current range; the caller keeps Last() < n-1.
+// ExtendRight adds the layer after the window; the caller keeps Last() < n-1.
 func (s *Scanner) ExtendRight() {
 	s.b++
+	s.addRight(s.b)
+}
+
+func (s *Scanner) addRight(l int) {
 	e := s.e
-	for _, ks := range e.shared[s.b] {
-		if s.stamp[ks.key] != s.gen { // a key seen earlier keeps its first size
-			s.stamp[ks.key] = s.gen
-			s.cur[ks.key] = ks.size
-			s.sharedBytes += ks.size
-			s.sharedMin += e.keyMin[ks.key]
+	for _, en := range e.entries[e.entryAt[l]:e.entryAt[l+1]] {
+		if s.stamp[en.key] != s.gen || s.count[en.key] == 0 {
+			s.enter(en.key, en.size)
+			continue
+		}
+		s.count[en.key]++ // a key seen earlier keeps its first size
+	}
+}
+
+func (s *Scanner) enter(key int32, size int64) {
+	s.stamp[key], s.count[key], s.cur[key] = s.gen, 1, size
+	s.sharedBytes += size
+	s.sharedMin += s.e.keyMin[key]
+}
+
+func (s *Scanner) leave(key int32) {
+	s.sharedBytes -= s.cur[key]
+	s.sharedMin -= s.e.keyMin[key]
+}
+
+// ShrinkLeft drops the window's first layer; the caller keeps First() < Last().
+func (s *Scanner) ShrinkLeft() {
+	e := s.e
+	for k := e.entryAt[s.a]; k < e.entryAt[s.a+1]; k++ {
+		en := &e.entries[k]
+		if s.count[en.key]--; s.count[en.key] == 0 {
+			s.leave(en.key)
+			continue
+		}
+		// Still in the window: its first layer is its next one, which is in it.
+		next := e.entries[en.next].size
+		s.sharedBytes += next - s.cur[en.key]
+		s.cur[en.key] = next
+	}
+	s.a++
+}
+
+// ShrinkRight drops the window's last layer; the caller keeps First() < Last().
+func (s *Scanner) ShrinkRight() {
+	e := s.e
+	for _, en := range e.entries[e.entryAt[s.b]:e.entryAt[s.b+1]] {
+		// The last layer holds the key's first size only if no earlier layer holds it.
+		if s.count[en.key]--; s.count[en.key] == 0 {
+			s.leave(en.key)
 		}
 	}
-	s.peak = max(s.peak, e.peakAt[s.b])
+	s.b--
 }
 
-// Last is the last layer of the current range.
-func (s *Scanner) Last() int { return s.b }
-
-// MemoryBytes is the memory of the current range on the current stage.
-func (s *Scanner) MemoryBytes() int64 {
+// Memory returns the window's parts: it needs base + (k - 1) * stash bytes on a stage that
+// holds k microbatches in flight.
+func (s *Scanner) Memory() (base, stash int64) {
 	e := s.e
-	act := e.act[s.b+1] - e.act[s.a]
-	return e.static[s.b+1] - e.static[s.a] + s.sharedBytes + s.peak - e.act[s.a] + e.stash(s.stage, s.a, act)
-}
-
-// Fits reports whether the current range fits the stage's device.
-func (s *Scanner) Fits() bool { return s.MemoryBytes() <= s.e.limit[s.stage] }
-
-// Hopeless reports that neither the current range nor any range growing it (to either
-// side) fits: a lower bound on their memory that only grows as the range does already exceeds
-// the limit. (Memory itself need not grow: a shared item's first size may shrink, and a
-// stage's input may be smaller under recomputation.)
-func (s *Scanner) Hopeless() bool {
-	e := s.e
-	act := e.act[s.b+1] - e.act[s.a]
-	lower := e.static[s.b+1] - e.static[s.a] + s.sharedMin + s.peak - e.act[s.a]
-	if !e.opt.Recompute {
-		lower += (e.inFlight[s.stage] - 1) * act
+	a, b := s.a, s.b
+	base = e.static[b+1] - e.static[a] + s.sharedBytes + e.peak.max(a, b) - e.act[a]
+	if e.opt.Recompute {
+		return base, e.recvBytes[a]
 	}
-	return lower > e.limit[s.stage]
+	return base, e.act[b+1] - e.act[a]
+}
+
+// Lower returns parts that bound Memory's from below, for the window and for every window
+// containing it: they never decrease as the window grows. (Memory itself may decrease: a
+// shared item's first size may shrink, and a stage's input may be smaller under
+// recomputation.)
+func (s *Scanner) Lower() (base, stash int64) {
+	e := s.e
+	a, b := s.a, s.b
+	base = e.static[b+1] - e.static[a] + s.sharedMin + e.peak.max(a, b) - e.act[a]
+	if e.opt.Recompute {
+		return base, 0
+	}
+	return base, e.act[b+1] - e.act[a]
+}
+
+// MemoryBytes is the memory of the window on stage i.
+func (s *Scanner) MemoryBytes(i int) int64 {
+	base, stash := s.Memory()
+	return base + (s.e.inFlight[i]-1)*stash
+}
+
+// Fits reports whether the window fits stage i's memory.
+func (s *Scanner) Fits(i int) bool { return s.MemoryBytes(i) <= s.e.limit[i] }
+
+// Hopeless reports that neither the window nor any window containing it fits stage i.
+func (s *Scanner) Hopeless(i int) bool {
+	base, stash := s.Lower()
+	return base+(s.e.inFlight[i]-1)*stash > s.e.limit[i]
+}
+
+// maxTable answers max(v[a..b]) in O(1) and a scan of at most maxBlock values: the
+// maxima of each value's block up to it and from it, and a sparse table over the blocks'
+// maxima (Bender and Farach-Colton's block decomposition). O(n) memory.
+type maxTable struct {
+	v, pre, suf []int64
+	sparse      [][]int64 // sparse[k][j]: max of blocks j .. j+2^k-1
+}
+
+const maxBlock = 16
+
+func newMaxTable(v []int64) maxTable {
+	n := len(v)
+	t := maxTable{v: v, pre: make([]int64, n), suf: make([]int64, n)}
+	blocks := (n + maxBlock - 1) / maxBlock
+	level := make([]int64, blocks)
+	for j := range blocks {
+		lo, hi := j*maxBlock, min(n, (j+1)*maxBlock)
+		m := v[lo]
+		for i := lo; i < hi; i++ {
+			m = max(m, v[i])
+			t.pre[i] = m
+		}
+		m = v[hi-1]
+		for i := hi - 1; i >= lo; i-- {
+			m = max(m, v[i])
+			t.suf[i] = m
+		}
+		level[j] = m
+	}
+	t.sparse = append(t.sparse, level)
+	for w := 1; 2*w <= blocks; w *= 2 {
+		prev := t.sparse[len(t.sparse)-1]
+		next := make([]int64, blocks-2*w+1)
+		for j := range next {
+			next[j] = max(prev[j], prev[j+w])
+		}
+		t.sparse = append(t.sparse, next)
+	}
+	return t
+}
+
+func (t *maxTable) max(a, b int) int64 {
+	ba, bb := a/maxBlock, b/maxBlock
+	if ba == bb {
+		m := t.v[a]
+		for _, x := range t.v[a+1 : b+1] {
+			m = max(m, x)
+		}
+		return m
+	}
+	m := max(t.suf[a], t.pre[b])
+	if lo, hi := ba+1, bb-1; lo <= hi {
+		k := bits.Len(uint(hi-lo+1)) - 1
+		m = max(m, t.sparse[k][lo], t.sparse[k][hi-(1<<k)+1])
+	}
+	return m
 }

@@ -5,42 +5,55 @@
 // and max stage compute + max stage transfer, for pipelines whose transfers all happen
 // after the slowest stage computes. Ranges that do not fit their device's memory, or that
 // split a tie group, are never chosen. Among optimal splits the one with the lower total
-// stage time, then the lower variance of stage times (Alpa's rule), is returned.
+// of stage times, then the greater smallest stage time, is returned.
 //
 // # Algorithm
 //
-// The bottleneck is the classic min-max linear partition DP, best[i][b] = min over a of
-// max(best[i-1][a-1], cost(i, a, b)) (seed 000), visiting for each end b the starts a from
-// b downwards. Compute only grows as a range grows, so a walk stops as soon as the range's
-// compute reaches the best value found for that state, and as soon as a monotone lower
-// bound of its memory exceeds the device.
+// Everything rests on one test, the probe: is there a split whose every stage computes
+// within [lo, u] and transfers within t, and fits? It is answered by reachability: R_i,
+// the positions where stage i can end in such a split, is the union over j in R_{i-1} of
+// the ends q of the admissible ranges [j, q). Positions are the allowed cuts only, so tie
+// groups are whole "atoms" and vanish from the problem. Compute only grows with a range,
+// and memory only grows as a range grows to the right, so the ends admissible from a start
+// j are an interval [L(j), E(j)] (less those whose transfer fails); the sets R_i are kept
+// as sorted lists of intervals. When memory also never decreases as a range grows to the
+// left (Costs.MemoryMonotone) and there is no transfer bound, E and L never decrease with
+// j and the union over an interval of starts is found by binary searches on compute and a
+// walk of one memory window, run by run: a probe then costs about one walk over the layers,
+// O(n + p log n), like the greedy probe of the classic min-max linear partition
+// (Pinar and Aykanat, "Fast optimal load balancing algorithms for 1D partitioning", JPDC
+// 64(8), 2004), which it generalises to devices of different speeds and memory, memory
+// limits that depend on the stage (microbatches in flight) and tie groups. Otherwise each
+// start's E(j) is found by moving the window's two ends, at a cost of the distance they
+// move, and a transfer bound keeps, per end, the reachable start that receives fastest.
+// No table of layers x stages is built.
 //
-// The DP is also bounded from outside. For a bound u on every stage's compute, a greedy
-// that packs each stage as far as u and memory's lower bound allow (ignoring tie groups,
-// letting a stage stay empty) covers the longest prefix any split within u can cover;
-// run forwards and backwards it confines each stage's end to a window. A binary search on
-// u for the least u the greedy accepts gives a lower bound L on the optimum; the DP then
-// runs inside the windows of u = L(1 + 1/256), L(1 + 1/16), ... and is exact as soon as it
-// finds a split within u, since no split within u was excluded. Near the optimum the
-// windows are narrow: 10,000 layers on 64 stages take tens of milliseconds, where the
-// unbounded DP took seconds.
+// The least bottleneck is a parametric search over u with the probe as its test
+// (bisection over exact candidate sets): a probe that fails reports the least stage
+// compute it rejected, and nothing below that can pass, so the lower end jumps to it; one
+// that passes gives a split, whose largest compute becomes the upper end. Both ends stay
+// values of real stages and the search stops when they meet, exact to the bit.
 //
-// For compute + transfer, seed 000 enumerates every candidate transfer bound. We walk the
-// Pareto frontier of (max compute, max transfer) instead: C_0 is the least bottleneck;
-// T_k is the least max transfer among splits with max compute <= C_k; C_{k+1} is the least
-// max compute among splits with max transfer < T_k. The optimum of C + T is a frontier
-// point, and the walk stops once C_k alone reaches the best sum found, so only the points
-// that can still win are visited.
+// For compute + transfer, seed 000 enumerates every transfer bound T and solves the
+// compute problem F(T) for each. We search the same candidates, but only where the
+// optimum can be: F only decreases as T grows, so a gap [a, b) of bounds not yet tried,
+// between tried ones, holds no split better than F(b) + a, and is skipped when that is no
+// better than the best sum found. A gap is split at its middle, and every evaluation of F
+// covers a whole interval of bounds [T_w, T_r): T_w the largest transfer of the split it
+// found, T_r the least transfer its failed probes rejected. Each evaluation so covers at
+// least one candidate that the enumeration evaluates, and starts from the bracket that its
+// neighbours give; where transfers dwarf compute and fall steadily as stages lengthen, a
+// few dozen evaluations replace the enumeration's hundreds.
 //
-// Ties are broken by a second DP that, under the optimal bounds, minimises the pair
-// (sum of stage times, their variance) lexicographically. Objectives, totals and
-// sums of squares within a relative 1e-12 count as equal, so that rounding does not
-// decide; pairs of sums are additive, so that DP is exact.
-//
-// The compute + transfer walk visits every frontier point whose compute is below the best
-// sum. Where transfers dwarf compute and fall steadily as stages lengthen, the frontier has
-// about as many points as layers, each costing two DPs: 200 layers on 16 stages then take
-// seconds (BenchmarkPlanTransferDominated). Realistic profiles have a handful of points.
+// Ties are broken under the optimal bounds (widened by a relative 1e-12, so that splits
+// whose maxima differ from the optimum only by rounding take part). On identical devices
+// under the bottleneck objective every split has the same total, and the greatest
+// smallest stage is one more parametric search, on lo; among the splits that reach it the
+// one returned is read back from the probe stage by stage, each stage as close as allowed
+// to an even share of what remains. Otherwise a DP over the reachable sets of the optimal
+// bounds minimises (total, -smallest) lexicographically; the sets are narrow near an
+// optimum, so this costs little unless very many splits tie. Totals and smallest stages
+// within a relative 1e-12 count as equal, so that rounding does not decide.
 package partition
 
 import (
@@ -48,33 +61,49 @@ import (
 	"math"
 )
 
-// Scanner walks the ranges ending at one layer, growing them to the left, and says
-// whether each fits its stage's memory.
-type Scanner interface {
-	// Reset starts at the range [b, b] on stage i.
-	Reset(i, b int)
-	// Extend adds the layer before the range; ExtendRight the layer after it.
-	Extend()
-	ExtendRight()
-	// Fits reports whether the range fits stage i's memory.
-	Fits() bool
-	// Hopeless reports that neither the range nor any range containing it fits.
-	Hopeless() bool
-}
-
 // Costs is what the partitioner needs to know about a model on a cluster.
 type Costs interface {
 	// Layers and Stages: n and p.
 	Layers() int
 	Stages() int
-	// CutAllowed reports whether a stage may start at layer k.
+	// CutAllowed reports whether a stage may start at layer k, 0 < k < n.
 	CutAllowed(k int) bool
-	// Compute and Transfer of layers [a, b] on stage i. Compute must not decrease as a
-	// range grows.
-	Compute(i, a, b int) float64
-	Transfer(i, a, b int) float64
+	// Work of layers [a, b] on a device of speed scale 1; it must not decrease as a range
+	// grows. Stage i computes Work * Scale(i).
+	Work(a, b int) float64
+	Scale(i int) float64
+	// Recv and Send: stage i holding layers [a, b] transfers Recv(i, a) + Send(i, b).
+	Recv(i, a int) float64
+	Send(i, b int) float64
+	// Memory: a range with parts (base, stash) needs base + (InFlight(i)-1)*stash bytes on
+	// stage i, and fits when that is at most LimitBytes(i).
+	InFlight(i int) int
+	LimitBytes(i int) int64
+	// MemoryUpper bounds the parts of layers [a, b] from above, in O(1).
+	MemoryUpper(a, b int) (base, stash int64)
+	// MemoryMonotone reports whether a range's memory never decreases as the range grows
+	// (then a Scanner's Lower gives the memory its Memory does, on every stage). It must
+	// never decrease as a range grows to the right in any case.
+	MemoryMonotone() bool
 	// NewScanner returns a memory scanner.
 	NewScanner() Scanner
+}
+
+// Scanner is a window of layers [first, last] whose memory parts it keeps up to date as
+// either end moves by one layer.
+type Scanner interface {
+	// Reset makes the window the layer [a, a].
+	Reset(a int)
+	// ExtendLeft and ExtendRight add the layer before or after the window; ShrinkLeft and
+	// ShrinkRight drop its first or last layer (the window keeps one).
+	ExtendLeft()
+	ExtendRight()
+	ShrinkLeft()
+	ShrinkRight()
+	// Memory returns the window's parts; Lower parts that bound them from below for the
+	// window and every window containing it.
+	Memory() (base, stash int64)
+	Lower() (base, stash int64)
 }
 
 // Objective is what the partitioner minimises.
@@ -102,15 +131,13 @@ type Result struct {
 	Boundaries []int
 	// Objective is the minimised value; MaxCompute and MaxTransfer are its parts.
 	Objective, MaxCompute, MaxTransfer float64
-	// Total and Variance are the sum and the (population) variance of stage times; a
-	// stage's time is its compute, plus its transfer under MaxComputePlusTransfer.
-	Total, Variance float64
+	// Total and Min are the sum and the smallest of the stage times; a stage's time is its
+	// compute, plus its transfer under MaxComputePlusTransfer.
+	Total, Min float64
 }
 
 // ErrInfeasible is returned when no split satisfies the constraints.
 var ErrInfeasible = errors.New("no split into stages fits")
-
-var inf = math.Inf(1)
 
 // Solve returns an optimal split, or ErrInfeasible.
 func Solve(c Costs, obj Objective) (Result, error) {
@@ -118,67 +145,82 @@ func Solve(c Costs, obj Objective) (Result, error) {
 	if p < 1 || n < p {
 		return Result{}, ErrInfeasible
 	}
-	s := &solver{c: c, n: n, p: p, scan: c.NewScanner(), best: make([]float64, p*n)}
-	lower := s.lowerBound()
-	if math.IsInf(lower, 1) {
+	s := newSolver(c)
+	if s.m < p {
 		return Result{}, ErrInfeasible
 	}
-	if obj == MaxCompute {
-		cstar := s.minCompute(lower, inf, bounds{compute: inf, transfer: inf})
-		if math.IsInf(cstar, 1) {
-			return Result{}, ErrInfeasible
-		}
-		r := s.tieBreak(bounds{compute: tolerant(cstar), transfer: inf}, false)
-		r.Objective = r.MaxCompute
-		return r, nil
-	}
-	bestSum := inf
-	var boxes []bounds
-	ck := s.minCompute(lower, inf, bounds{compute: inf, transfer: inf})
-	for !math.IsInf(ck, 1) && ck <= bestSum {
-		tk := s.minMax(keyTransfer, bounds{compute: ck, transfer: inf})
-		if math.IsInf(tk, 1) {
-			break // cannot happen: a split reached ck; but never loop on it
-		}
-		switch sum := ck + tk; {
-		case near(sum, bestSum):
-			boxes = append(boxes, bounds{compute: tolerant(ck), transfer: tolerant(tk)})
-			bestSum = min(bestSum, sum)
-		case sum < bestSum:
-			bestSum, boxes = sum, []bounds{{compute: tolerant(ck), transfer: tolerant(tk)}}
-		}
-		// The next frontier point needs strictly less transfer, hence strictly more compute;
-		// it only matters if its compute alone does not exceed the best sum.
-		ck = s.minCompute(ck, bestSum, bounds{compute: inf, transfer: tk, strictTransfer: true})
-	}
-	if len(boxes) == 0 {
+	best, _ := s.minCompute(inf, false, s.lowerBound(), inf, measured{})
+	if math.IsInf(best.maxC, 1) {
 		return Result{}, ErrInfeasible
 	}
-	var best Result
-	for k, b := range boxes {
-		r := s.tieBreak(b, true)
-		if k == 0 || lessTimes(r.Total, r.Variance, best.Total, best.Variance) && near(r.MaxCompute+r.MaxTransfer, bestSum) {
-			best = r
+	var bounds []int
+	switch {
+	case obj == MaxCompute && s.same:
+		bounds = s.balanced(best)
+	case obj == MaxCompute:
+		bounds = s.tieDP(spec{u: tolerant(best.maxC), t: inf}, false)
+	default:
+		var r Result
+		for k, box := range s.frontier(best) {
+			b := s.tieDP(spec{u: tolerant(box.maxC), t: tolerant(box.maxT)}, true)
+			if x := s.result(b, true); k == 0 || (score{x.Total, x.Min}).better(score{r.Total, r.Min}) {
+				r, bounds = x, b
+			}
 		}
 	}
-	best.Objective = best.MaxCompute + best.MaxTransfer
-	return best, nil
+	return s.result(bounds, obj == MaxComputePlusTransfer), nil
 }
 
-// lessTimes orders (total, spread) of stage times lexicographically, taking values
-// within a relative 1e-12 as equal. Stage times are differences of prefix sums, rounded
-// differently for every split, so totals that are equal in exact arithmetic (every split
-// of a homogeneous pipeline has the same total) differ in their last bits; exact
-// comparison would let that noise, not the variance, break the tie.
-func lessTimes(total1, spread1, total2, spread2 float64) bool {
-	if !near(total1, total2) {
-		return total1 < total2
+// balanced breaks ties on identical devices: the greatest smallest stage among splits
+// within the least bottleneck, then the split read back stage by stage from the last,
+// each as close as allowed to an even share of the work before its end.
+func (s *solver) balanced(best measured) []int {
+	sp := spec{u: tolerant(best.maxC), t: inf}
+	if ok, _ := s.probe(sp); !ok {
+		panic("partition: the optimal bottleneck admits no split")
 	}
-	return spread1 < spread2 && !near(spread1, spread2)
+	have := s.measure(s.witness(sp, nil))
+	sp.lo = s.maxMin(sp, have).minC
+	if ok, _ := s.probe(sp); !ok {
+		panic("partition: the greatest smallest stage admits no split")
+	}
+	stage, gap := -1, inf
+	return s.witness(sp, func(i, j, q int, c float64) (take, stop bool) {
+		if i != stage {
+			stage, gap = i, inf
+		}
+		target := s.compute(i, 0, q) / float64(i+1)
+		if d := math.Abs(c - target); d < gap {
+			gap = d
+			return true, false
+		}
+		return false, c > target // compute only grows as j falls
+	})
 }
 
-// tolerant widens a bound by the same relative 1e-12, so that splits whose maximum differs
-// from the optimum only by rounding take part in breaking the tie.
+// result describes a split.
+func (s *solver) result(bounds []int, withTransfer bool) Result {
+	r := Result{Boundaries: bounds, Min: inf}
+	for i := range s.p {
+		a, b := bounds[i], bounds[i+1]-1
+		c := s.c.Work(a, b) * s.scale[i]
+		t := s.c.Recv(i, a) + s.c.Send(i, b)
+		r.MaxCompute, r.MaxTransfer = max(r.MaxCompute, c), max(r.MaxTransfer, t)
+		if withTransfer {
+			c += t
+		}
+		r.Total += c
+		r.Min = min(r.Min, c)
+	}
+	r.Objective = r.MaxCompute
+	if withTransfer {
+		r.Objective += r.MaxTransfer
+	}
+	return r
+}
+
+// tolerant widens a bound by a relative 1e-12, so that splits whose maximum differs from
+// the optimum only by rounding take part in breaking the tie.
 func tolerant(v float64) float64 { return v + 1e-12*math.Abs(v) }
 
 func near(a, b float64) bool {
@@ -186,311 +228,4 @@ func near(a, b float64) bool {
 		return a == b
 	}
 	return math.Abs(a-b) <= 1e-12*max(math.Abs(a), math.Abs(b))
-}
-
-type key int
-
-const (
-	keyCompute key = iota
-	keyTransfer
-)
-
-// bounds restrict the ranges a split may use: compute <= compute, and transfer <= transfer
-// (or < transfer when strictTransfer).
-type bounds struct {
-	compute, transfer float64
-	strictTransfer    bool
-}
-
-func (b bounds) transferOK(t float64) bool {
-	if b.strictTransfer {
-		return t < b.transfer
-	}
-	return t <= b.transfer
-}
-
-type solver struct {
-	c    Costs
-	n, p int
-	scan Scanner
-	best []float64 // best[i*n + b]: value of layers [0, b] on stages 0..i
-	// transfers says whether the current DP looks at transfer times; when it does not,
-	// walks pass 0 and skip computing them.
-	transfers bool
-	// lo[i]..hi[i] are the ends stage i may have in a split whose stages all compute
-	// within the current bound (see window).
-	lo, hi []int
-}
-
-// window narrows, for a bound u on every stage's compute, the ends each stage can have:
-// stages 0..i cannot cover more than a greedy that packs each stage as far as u and memory
-// allow, and stages i+1..p-1 cannot cover more than the same greedy run from the end.
-// Greedy packing is optimal for covering a prefix when costs grow with the range, and it
-// ignores tie groups and uses memory's monotone lower bound, so it only relaxes the
-// problem: the window keeps every split within u. With u near the optimum the windows are
-// narrow, which is what makes the DP fast. It reports false when no split is within u.
-func (s *solver) window(u float64) bool {
-	n, p := s.n, s.p
-	if s.lo == nil {
-		s.lo, s.hi = make([]int, p), make([]int, p)
-	}
-	fits := func(i, a, b int) bool { return s.c.Compute(i, a, b) <= u && !s.scan.Hopeless() }
-	// Forward: the relaxation lets a stage stay empty when it cannot take the next layer
-	// (a slow device), so that the covering stays maximal.
-	start := 0
-	for i := 0; i < p; i++ {
-		if start < n {
-			s.scan.Reset(i, start)
-			if fits(i, start, start) {
-				end := start
-				for end+1 < n {
-					s.scan.ExtendRight()
-					if !fits(i, start, end+1) {
-						break
-					}
-					end++
-				}
-				start = end + 1
-			}
-		}
-		s.hi[i] = start - 1
-	}
-	if start < n {
-		return false
-	}
-	end := n - 1
-	s.lo[p-1] = n - 1
-	for i := p - 1; i > 0; i-- {
-		if end >= 0 {
-			s.scan.Reset(i, end)
-			if fits(i, end, end) {
-				first := end
-				for first > 0 {
-					s.scan.Extend()
-					if !fits(i, first-1, end) {
-						break
-					}
-					first--
-				}
-				end = first - 1
-			}
-		}
-		s.lo[i-1] = end // stage i-1 ends no earlier than where stages i.. can start, less one
-	}
-	// Whatever stages 1.. leave, stage 0 covers: the forward pass showed the cover exists.
-	for i := 0; i < p; i++ {
-		lo, hi := i, n-p+i // every stage keeps at least one layer
-		s.lo[i], s.hi[i] = max(s.lo[i], lo), min(s.hi[i], hi)
-		if s.lo[i] > s.hi[i] {
-			return false
-		}
-	}
-	return true
-}
-
-// lowerBound returns the least u for which window succeeds, to within a relative 1e-9
-// (a lower bound on the optimal bottleneck, up to that precision), or +Inf when no u does.
-func (s *solver) lowerBound() float64 {
-	var hi float64
-	for i := 0; i < s.p; i++ {
-		hi = max(hi, s.c.Compute(i, 0, s.n-1))
-	}
-	if !s.window(hi) {
-		return inf
-	}
-	lo := 0.0
-	for k := 0; k < 100 && hi-lo > 1e-9*hi; k++ {
-		if mid := lo + (hi-lo)/2; s.window(mid) {
-			hi = mid
-		} else {
-			lo = mid
-		}
-	}
-	return lo
-}
-
-// minCompute returns the least achievable max stage compute, at most limit, among splits
-// within the transfer bound of bd, or +Inf. lower is a lower bound on it: the DP runs with
-// the windows of growing guesses above it, each exact if the optimum lies below the guess,
-// and finally with the windows of limit itself.
-func (s *solver) minCompute(lower, limit float64, bd bounds) float64 {
-	for _, slack := range []float64{1.0 / 256, 1.0 / 16, 1.0 / 2, 4} {
-		u := lower * (1 + slack)
-		if u == 0 || u >= limit {
-			break
-		}
-		if !s.window(u) {
-			continue
-		}
-		if v := s.minMax(keyCompute, bounds{compute: u, transfer: bd.transfer, strictTransfer: bd.strictTransfer}); !math.IsInf(v, 1) {
-			return v
-		}
-	}
-	if !s.window(limit) {
-		return inf
-	}
-	return s.minMax(keyCompute, bounds{compute: limit, transfer: bd.transfer, strictTransfer: bd.strictTransfer})
-}
-
-// walkFirst visits the admissible first-stage ranges [0, b] for b = 0, 1, ..., hi, calling
-// visit(b, compute, transfer) for each one that fits, until compute exceeds limit or memory
-// rules out every longer range.
-func (s *solver) walkFirst(limit float64, visit func(b int, compute, transfer float64)) {
-	s.scan.Reset(0, 0)
-	for b := 0; b <= s.hi[0]; b++ {
-		if b > 0 {
-			s.scan.ExtendRight()
-		}
-		comp := s.c.Compute(0, 0, b)
-		if comp > limit || s.scan.Hopeless() {
-			return
-		}
-		if b >= s.lo[0] && s.c.CutAllowed(b+1) && s.scan.Fits() {
-			visit(b, comp, s.transfer(0, 0, b))
-		}
-	}
-}
-
-// walk visits the admissible ranges [a, b] on stage i > 0 for a = b, b-1, ... down to the
-// start the previous stage's window allows, calling visit(a, compute, transfer) for each
-// one that fits, until visit returns false, compute exceeds limit, or memory rules out
-// every longer range.
-func (s *solver) walk(i, b int, limit float64, visit func(a int, compute, transfer float64) bool) {
-	if !s.c.CutAllowed(b + 1) {
-		return
-	}
-	lo, hi := s.lo[i-1]+1, s.hi[i-1]+1 // stage i-1 ends at a-1 within its window
-	s.scan.Reset(i, b)
-	for a := b; a >= lo; a-- {
-		if a < b {
-			s.scan.Extend()
-		}
-		comp := s.c.Compute(i, a, b)
-		if comp > limit || s.scan.Hopeless() {
-			return
-		}
-		if a > hi || !s.c.CutAllowed(a) || !s.scan.Fits() {
-			continue
-		}
-		if !visit(a, comp, s.transfer(i, a, b)) {
-			return
-		}
-	}
-}
-
-func (s *solver) transfer(i, a, b int) float64 {
-	if !s.transfers {
-		return 0
-	}
-	return s.c.Transfer(i, a, b)
-}
-
-// minMax returns the least achievable max over stages of the key (compute or transfer)
-// among splits within the bounds, or +Inf. The windows must be those of bd.compute (or
-// wider).
-func (s *solver) minMax(k key, bd bounds) float64 {
-	n := s.n
-	if k == keyTransfer && !s.window(bd.compute) {
-		return inf
-	}
-	s.transfers = k == keyTransfer || !math.IsInf(bd.transfer, 1)
-	value := func(comp, tr float64) float64 {
-		if k == keyTransfer {
-			return tr
-		}
-		return comp
-	}
-	for i := range s.best {
-		s.best[i] = inf
-	}
-	s.walkFirst(bd.compute, func(b int, comp, tr float64) {
-		if bd.transferOK(tr) {
-			s.best[b] = value(comp, tr)
-		}
-	})
-	for i := 1; i < s.p; i++ {
-		for b := s.lo[i]; b <= s.hi[i]; b++ {
-			cur := inf
-			s.walk(i, b, bd.compute, func(a int, comp, tr float64) bool {
-				if bd.transferOK(tr) {
-					cur = min(cur, max(value(comp, tr), s.best[(i-1)*n+a-1]))
-				}
-				// Compute only grows to the left: once it reaches cur, nothing longer is better.
-				return k != keyCompute || comp < cur
-			})
-			s.best[i*n+b] = cur
-		}
-	}
-	return s.best[(s.p-1)*n+n-1]
-}
-
-// tieBreak returns, among splits within the bounds, one with the least (total, sum of
-// squares) of stage times; withTransfer adds each stage's transfer to its time.
-func (s *solver) tieBreak(bd bounds, withTransfer bool) Result {
-	n, p := s.n, s.p
-	s.window(bd.compute)
-	s.transfers = withTransfer || !math.IsInf(bd.transfer, 1)
-	type pair struct{ total, squares float64 }
-	best := make([]pair, p*n)
-	from := make([]int, p*n)
-	for i := range best {
-		best[i] = pair{inf, inf}
-	}
-	less := func(x, y pair) bool { return lessTimes(x.total, x.squares, y.total, y.squares) }
-	// Among splits with equal totals, the sum of squares of (t - ref) orders them as the
-	// variance does for any ref; a ref near a typical stage time keeps a large common part
-	// (Graphcore's host transfers on every stage) from swamping the differences.
-	ref := bd.compute / 2
-	if withTransfer && !math.IsInf(bd.transfer, 1) {
-		ref += bd.transfer
-	}
-	stageTime := func(comp, tr float64) float64 {
-		if withTransfer {
-			return comp + tr
-		}
-		return comp
-	}
-	s.walkFirst(bd.compute, func(b int, comp, tr float64) {
-		if bd.transferOK(tr) {
-			t := stageTime(comp, tr)
-			best[b] = pair{t, (t - ref) * (t - ref)}
-		}
-	})
-	for i := 1; i < p; i++ {
-		for b := s.lo[i]; b <= s.hi[i]; b++ {
-			cur, arg := pair{inf, inf}, -1
-			s.walk(i, b, bd.compute, func(a int, comp, tr float64) bool {
-				prev := best[(i-1)*n+a-1]
-				if !bd.transferOK(tr) || math.IsInf(prev.total, 1) {
-					return true
-				}
-				t := stageTime(comp, tr)
-				if v := (pair{prev.total + t, prev.squares + (t-ref)*(t-ref)}); less(v, cur) {
-					cur, arg = v, a
-				}
-				return true
-			})
-			best[i*n+b], from[i*n+b] = cur, arg
-		}
-	}
-	r := Result{Boundaries: make([]int, p+1)}
-	r.Boundaries[p] = n
-	for i, b := p-1, n-1; i > 0; i-- {
-		a := from[i*n+b]
-		r.Boundaries[i] = a
-		b = a - 1
-	}
-	times := make([]float64, p)
-	for i := 0; i < p; i++ {
-		a, b := r.Boundaries[i], r.Boundaries[i+1]-1
-		comp, tr := s.c.Compute(i, a, b), s.c.Transfer(i, a, b)
-		r.MaxCompute, r.MaxTransfer = max(r.MaxCompute, comp), max(r.MaxTransfer, tr)
-		times[i] = stageTime(comp, tr)
-		r.Total += times[i]
-	}
-	for _, t := range times {
-		d := t - r.Total/float64(p)
-		r.Variance += d * d / float64(p)
-	}
-	return r
 }

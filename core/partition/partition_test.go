@@ -23,40 +23,59 @@ type chain struct {
 func (c chain) Layers() int                   { return len(c.times) }
 func (c chain) Stages() int                   { return c.stages }
 func (c chain) CutAllowed(k int) bool         { return !c.noCutsAt[k] }
+func (c chain) Scale(i int) float64           { return 1 }
+func (c chain) InFlight(i int) int            { return 1 }
+func (c chain) MemoryMonotone() bool          { return true }
 func (c chain) NewScanner() partition.Scanner { return &chainScan{c: c} }
-func (c chain) Compute(i, a, b int) float64 {
+func (c chain) Work(a, b int) float64 {
 	var s float64
 	for _, t := range c.times[a : b+1] {
 		s += t
 	}
 	return s
 }
-func (c chain) Transfer(i, a, b int) float64 {
+func (c chain) Recv(i, a int) float64 {
 	if c.cut == nil {
 		return 0
 	}
-	return c.cut[a] + c.cut[b+1]
+	return c.cut[a]
+}
+func (c chain) Send(i, b int) float64 {
+	if c.cut == nil {
+		return 0
+	}
+	return c.cut[b+1]
+}
+func (c chain) LimitBytes(i int) int64 {
+	if c.memory == nil {
+		return 1
+	}
+	return c.limit
+}
+func (c chain) MemoryUpper(a, b int) (base, stash int64) { return c.bytes(a, b), 0 }
+func (c chain) bytes(a, b int) int64 {
+	var m int64
+	if c.memory != nil {
+		for _, v := range c.memory[a : b+1] {
+			m += v
+		}
+	}
+	return m
 }
 
+// chainScan is chain's Scanner: memory is the sum of the window's layers'.
 type chainScan struct {
 	c    chain
 	a, b int
 }
 
-func (s *chainScan) Reset(i, b int) { s.a, s.b = b, b }
-func (s *chainScan) Extend()        { s.a-- }
-func (s *chainScan) ExtendRight()   { s.b++ }
-func (s *chainScan) Hopeless() bool { return !s.Fits() }
-func (s *chainScan) Fits() bool {
-	if s.c.memory == nil {
-		return true
-	}
-	var m int64
-	for _, v := range s.c.memory[s.a : s.b+1] {
-		m += v
-	}
-	return m <= s.c.limit
-}
+func (s *chainScan) Reset(a int)                 { s.a, s.b = a, a }
+func (s *chainScan) ExtendLeft()                 { s.a-- }
+func (s *chainScan) ExtendRight()                { s.b++ }
+func (s *chainScan) ShrinkLeft()                 { s.a++ }
+func (s *chainScan) ShrinkRight()                { s.b-- }
+func (s *chainScan) Memory() (base, stash int64) { return s.c.bytes(s.a, s.b), 0 }
+func (s *chainScan) Lower() (base, stash int64)  { return s.Memory() }
 
 func Example() {
 	c := chain{times: []float64{4, 2, 1, 2, 3, 1, 2, 2}, stages: 3}
@@ -83,8 +102,8 @@ func TestSolve(t *testing.T) {
 		{"as many stages as layers", chain{times: ones, stages: 6}, partition.MaxCompute, []int{0, 1, 2, 3, 4, 5, 6}, 1},
 		{"more stages than layers", chain{times: ones, stages: 7}, partition.MaxCompute, nil, 0},
 		// Bottleneck 4 with stage times (4,1,1,4), (4,1,3,2) or (4,2,2,2): equal totals, and
-		// the last has the least variance.
-		{"variance breaks ties", chain{times: []float64{4, 1, 1, 2, 2}, stages: 4}, partition.MaxCompute, []int{0, 1, 3, 4, 5}, 4},
+		// the last has the greatest smallest stage.
+		{"the smallest stage breaks ties", chain{times: []float64{4, 1, 1, 2, 2}, stages: 4}, partition.MaxCompute, []int{0, 1, 3, 4, 5}, 4},
 		{"memory forces a short stage", chain{times: ones, memory: []int64{5, 1, 1, 1, 1, 1}, limit: 6, stages: 2}, partition.MaxCompute, []int{0, 2, 6}, 4},
 		{"memory infeasible", chain{times: ones, memory: []int64{7, 1, 1, 1, 1, 1}, limit: 6, stages: 2}, partition.MaxCompute, nil, 0},
 		{"tie group", chain{times: []float64{1, 1, 1, 1, 1, 2}, stages: 2, noCutsAt: map[int]bool{2: true, 3: true, 4: true}}, partition.MaxCompute, []int{0, 5, 6}, 5},

@@ -145,10 +145,11 @@ func (r reference) stage(i, a, b int) refStage {
 	return s
 }
 
-type score struct{ objective, total, variance float64 }
+type score struct{ objective, total, min float64 }
 
-// less is the partitioner's documented order: the objective, then the total and the
-// variance of stage times, each with values within a relative 1e-12 equal.
+// less is the partitioner's documented order: the lower objective, then the lower total
+// of stage times, then the greater smallest stage time, each with values within a
+// relative 1e-12 equal.
 func (x score) less(y score) bool {
 	near := func(a, b float64) bool { return math.Abs(a-b) <= 1e-12*max(math.Abs(a), math.Abs(b)) }
 	if !near(x.objective, y.objective) {
@@ -157,14 +158,13 @@ func (x score) less(y score) bool {
 	if !near(x.total, y.total) {
 		return x.total < y.total
 	}
-	return x.variance < y.variance && !near(x.variance, y.variance)
+	return x.min > y.min && !near(x.min, y.min)
 }
 
 // scoreOf costs a split; ok is false when a stage does not fit or splits a tie group.
 func (r reference) scoreOf(bounds []int, obj partition.Objective) (score, bool) {
-	var sc score
+	sc := score{min: math.Inf(1)}
 	var maxC, maxT float64
-	var times []float64
 	group := map[string]int{} // tie group -> stage
 	for i := 0; i+1 < len(bounds); i++ {
 		a, b := bounds[i], bounds[i+1]-1
@@ -185,12 +185,8 @@ func (r reference) scoreOf(bounds []int, obj partition.Objective) (score, bool) 
 			t += st.transfer
 		}
 		sc.total += t
-		times = append(times, t)
+		sc.min = min(sc.min, t)
 		maxC, maxT = max(maxC, st.compute), max(maxT, st.transfer)
-	}
-	for _, t := range times {
-		d := t - sc.total/float64(len(times))
-		sc.variance += d * d / float64(len(times))
 	}
 	sc.objective = maxC
 	if obj == partition.MaxComputePlusTransfer {
@@ -389,8 +385,9 @@ func TestAgainstBruteForce(t *testing.T) {
 	t.Logf("outcomes: %v", counts)
 }
 
-// TestScannerMatchesRange walks every range with the scanner, both directions, and
-// compares its memory with the direct Range computation.
+// TestScannerMatchesRange moves the scanner's window over every range, growing it both
+// ways and shrinking it from both ends, and compares its memory (and the O(1) upper and
+// lower bounds) with the direct Range computation on every stage.
 func TestScannerMatchesRange(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	for k := 0; k < 500; k++ {
@@ -401,27 +398,68 @@ func TestScannerMatchesRange(t *testing.T) {
 		}
 		s := e.Scanner()
 		n := e.Layers()
-		for i := 0; i < e.Stages(); i++ {
-			for b := 0; b < n; b++ {
-				s.Reset(i, b)
-				for a := b; a >= 0; a-- {
-					if a < b {
-						s.Extend()
-					}
-					if got, want := s.MemoryBytes(), e.Range(i, a, b).MemoryBytes; got != want {
-						t.Fatalf("instance %d stage %d [%d,%d]: scanner %d, Range %d", k, i, a, b, got, want)
-					}
+		check := func(how string) {
+			a, b := s.First(), s.Last()
+			base, stash := s.Memory()
+			lb, ls := s.Lower()
+			ub, us := e.MemoryUpper(a, b)
+			for i := 0; i < e.Stages(); i++ {
+				want := e.Range(i, a, b).MemoryBytes
+				k1 := int64(e.InFlight(i) - 1)
+				if got := base + k1*stash; got != want || s.MemoryBytes(i) != want {
+					t.Fatalf("instance %d stage %d [%d,%d] %s: scanner %d, Range %d", k, i, a, b, how, got, want)
+				}
+				if lo, hi := lb+k1*ls, ub+k1*us; lo > want || hi < want {
+					t.Fatalf("instance %d stage %d [%d,%d] %s: bounds [%d, %d] miss %d", k, i, a, b, how, lo, hi, want)
+				}
+				if e.MemoryMonotone() && lb+k1*ls != want {
+					t.Fatalf("instance %d stage %d [%d,%d]: monotone memory, but Lower gives %d, not %d", k, i, a, b, lb+k1*ls, want)
 				}
 			}
-			s.Reset(i, 0)
-			for b := 0; b < n; b++ {
-				if b > 0 {
+		}
+		for b := 0; b < n; b++ {
+			s.Reset(b)
+			check("reset")
+			for a := b - 1; a >= 0; a-- {
+				s.ExtendLeft()
+				check("grown left")
+			}
+			for s.First() < s.Last() { // shrink from the left back to [b, b]
+				s.ShrinkLeft()
+				check("shrunk left")
+			}
+		}
+		s.Reset(0)
+		for b := 1; b < n; b++ {
+			s.ExtendRight()
+			check("grown right")
+		}
+		for s.First() < s.Last() {
+			s.ShrinkRight()
+			check("shrunk right")
+		}
+		// A random walk of both ends.
+		s.Reset(rng.IntN(n))
+		for range 4 * n {
+			switch a, b := s.First(), s.Last(); rng.IntN(4) {
+			case 0:
+				if a > 0 {
+					s.ExtendLeft()
+				}
+			case 1:
+				if b < n-1 {
 					s.ExtendRight()
 				}
-				if got, want := s.MemoryBytes(), e.Range(i, 0, b).MemoryBytes; got != want {
-					t.Fatalf("instance %d stage %d [0,%d] grown right: scanner %d, Range %d", k, i, b, got, want)
+			case 2:
+				if a < b {
+					s.ShrinkLeft()
+				}
+			default:
+				if a < b {
+					s.ShrinkRight()
 				}
 			}
+			check("walked")
 		}
 	}
 }

@@ -1,0 +1,387 @@
+package partition
+
+import (
+	"math"
+	"sort"
+)
+
+// spec bounds a probe: every stage's compute within [lo, u] and its transfer at most t
+// (below t when strict).
+type spec struct {
+	u, lo, t float64
+	strict   bool
+}
+
+func (sp spec) tOK(v float64) bool {
+	if sp.strict {
+		return v < sp.t
+	}
+	return v <= sp.t
+}
+
+// events are where a probe's answer could change: up is the least stage compute above u
+// that a comparison met, down the greatest below lo, and tr the least transfer above t (at
+// least t when strict). The probe's comparisons, hence its answer, stay the same for every
+// u' in [u, up), lo' in (down, lo] and t' in [t, tr): the searches jump to them.
+type events struct{ up, down, tr float64 }
+
+// cand is the ends lo..hi that one start reaches, with its receive time r.
+type cand struct {
+	lo, hi int
+	r      float64
+}
+
+// probe decides whether some split keeps every stage within sp, by reachability: R_i,
+// the positions where stage i can end in a split of the atoms before it, is the union
+// over j in R_{i-1} of the ends of the ranges [j, q) admissible on stage i. The sets are
+// kept as sorted lists of intervals (s.reach), and a witness can be read back from them.
+func (s *solver) probe(sp spec) (bool, events) {
+	s.probes++
+	ev := events{up: inf, down: math.Inf(-1), tr: inf}
+	s.reach, s.reachAt = s.reach[:0], s.reachAt[:0]
+	prev := []ival{{0, 0}}
+	fast := s.mono && math.IsInf(sp.t, 1)
+	for i := range s.p {
+		start := len(s.reach)
+		s.reachAt = append(s.reachAt, start)
+		if fast {
+			s.stageFast(i, prev, sp, &ev)
+		} else {
+			s.stageGeneral(i, prev, sp, &ev)
+		}
+		if len(s.reach) == start {
+			return false, ev
+		}
+		prev = s.reach[start:]
+	}
+	s.reachAt = append(s.reachAt, len(s.reach))
+	return true, ev
+}
+
+// add appends the ends lo..hi to the set being built (which starts at s.reach[start]),
+// merging with its last interval; additions come in nondecreasing order of lo.
+func (s *solver) add(start, lo, hi int) {
+	if k := len(s.reach) - 1; k >= start && lo <= s.reach[k].hi+1 {
+		s.reach[k].hi = max(s.reach[k].hi, hi)
+		return
+	}
+	s.reach = append(s.reach, ival{lo, hi})
+}
+
+func (s *solver) ends(i int) (qmin, qmax int) {
+	if i == s.p-1 {
+		return s.m, s.m
+	}
+	return i + 1, s.qmax(i)
+}
+
+// stageGeneral builds R_i from S = R_{i-1} start by start. For a start j the ranges
+// admissible on compute and memory end at j+1 .. E(j): memory, like compute, never
+// decreases as a range grows to the right. E is found by moving one window's two ends,
+// at a cost of the distance they move; a lower bound on compute sets the first end L(j).
+// A transfer bound keeps, among the starts whose ranges reach an end, the one that
+// receives fastest (a heap), and admits the end if its send time fits beside it.
+func (s *solver) stageGeneral(i int, S []ival, sp spec, ev *events) {
+	qmin, qmax := s.ends(i)
+	start := len(s.reach)
+	tfin := !math.IsInf(sp.t, 1)
+	cands := s.cands[:0]
+	lq := 0
+scan:
+	for _, iv := range S {
+		for j := iv.lo; j <= iv.hi && j < qmax; j++ {
+			var r float64
+			if tfin {
+				if r = s.recv(i, j); !sp.tOK(r) {
+					ev.tr = min(ev.tr, r)
+					continue
+				}
+			}
+			lo := max(j+1, qmin)
+			if sp.lo > 0 {
+				lq = max(lq, j+1)
+				for lq <= qmax && s.compute(i, j, lq) < sp.lo {
+					lq++
+				}
+				if lq-1 >= j+1 {
+					ev.down = max(ev.down, s.compute(i, j, lq-1))
+				}
+				if lq > qmax {
+					break scan // later starts reach the lower bound later still
+				}
+				lo = max(lo, lq)
+			}
+			if e := s.extent(i, j, qmax, sp.u, ev); e >= lo {
+				cands = append(cands, cand{lo, e, r})
+			}
+		}
+	}
+	s.cands = cands
+	if !tfin {
+		for _, c := range cands {
+			s.add(start, c.lo, c.hi)
+		}
+		return
+	}
+	h := s.heap[:0]
+	k, q := 0, 0
+	for {
+		if len(h) == 0 {
+			if k == len(cands) {
+				break
+			}
+			q = max(q, cands[k].lo)
+		}
+		for k < len(cands) && cands[k].lo <= q {
+			h = heapPush(h, cands[k])
+			k++
+		}
+		for len(h) > 0 && h[0].hi < q {
+			h = heapPop(h)
+		}
+		if len(h) == 0 {
+			continue
+		}
+		if v := h[0].r + s.send(i, q); sp.tOK(v) {
+			s.add(start, q, q)
+		} else {
+			ev.tr = min(ev.tr, v)
+		}
+		q++
+	}
+	s.heap = h
+}
+
+// extent returns E(j): the last end q <= qmax such that [j, q) is admissible on stage i
+// (compute at most u, memory fits), or j if none is, using window s.w.
+func (s *solver) extent(i, j, qmax int, u float64, ev *events) int {
+	w := &s.w
+	w.startAt(j)
+	for w.q > qmax {
+		w.shrinkRight()
+	}
+	for !s.admits(w, i, u, ev) {
+		if w.q == j+1 {
+			return j
+		}
+		w.shrinkRight()
+	}
+	for w.q < qmax {
+		w.extendRight()
+		if !s.admits(w, i, u, ev) {
+			return w.q - 1
+		}
+	}
+	return w.q
+}
+
+// admits reports whether the window's range is admissible on stage i under compute bound u.
+func (s *solver) admits(w *window, i int, u float64, ev *events) bool {
+	if c := s.compute(i, w.j, w.q); c > u {
+		ev.up = min(ev.up, c)
+		return false
+	}
+	return s.fits(w, i)
+}
+
+// stageFast builds R_i from S when memory never decreases as a range grows and there is
+// no transfer bound: then a range is admissible whenever a range containing it is, so
+// E(j) never decreases with j (past atoms that cannot form a stage alone, "bad", which no
+// admissible range contains) and L(j) neither. The union over the starts of an interval
+// [x, y] of S of [L(j), E(j)] is then found run by run: from a run's coverage cov, the
+// starts with L(j) <= cov+1 extend it to E of the last of them, found by binary search;
+// when E no longer grows the run ends. Without a lower bound one step covers the
+// interval, so a probe costs about a walk over the layers plus O(log n) per stage.
+func (s *solver) stageFast(i int, S []ival, sp spec, ev *events) {
+	qmin, qmax := s.ends(i)
+	start := len(s.reach)
+	for _, iv := range S {
+		x, y := iv.lo, min(iv.hi, qmax-1)
+		if x > y {
+			continue
+		}
+		bad := s.badList[:0]
+		s.bad(i, x, y, sp.u, ev, func(j int) { bad = append(bad, j) })
+		s.badList = bad
+		isBad := func(j int) bool {
+			k := sort.SearchInts(bad, j)
+			return k < len(bad) && bad[k] == j
+		}
+		goodAfter := func(j int) int { // first good start >= j, or y+1
+			for j <= y && isBad(j) {
+				j++
+			}
+			return j
+		}
+		goodBefore := func(j, floor int) int { // last good start in (floor, j], or floor
+			for j > floor && isBad(j) {
+				j--
+			}
+			return j
+		}
+		for j := goodAfter(x); j <= y; {
+			lo := s.lowerEnd(i, j, qmin, qmax, sp.lo, ev)
+			if lo > qmax {
+				break // later starts reach the lower bound later still
+			}
+			cov := s.reachEnd(i, j, qmax, sp.u, ev)
+			cur, last := j, j
+			for cov < qmax {
+				J := s.lastStart(i, cur, y, cov+1, sp.lo, ev)
+				last = max(last, J)
+				if J = goodBefore(J, cur); J <= cur {
+					break
+				}
+				e := s.reachEnd(i, J, qmax, sp.u, ev)
+				cur = J
+				if e <= cov {
+					break
+				}
+				cov = e
+			}
+			if lo <= cov {
+				s.add(start, lo, cov)
+			}
+			if cov >= qmax {
+				return // every later start's ends lie in [lo, qmax]
+			}
+			j = goodAfter(max(last, cur) + 1)
+		}
+	}
+}
+
+// lowerEnd is L(j): the first end q >= max(j+1, qmin) with compute of [j, q) at least lo
+// on stage i, or qmax+1.
+func (s *solver) lowerEnd(i, j, qmin, qmax int, lo float64, ev *events) int {
+	first := max(j+1, qmin)
+	if lo <= 0 {
+		return first
+	}
+	q := first + sort.Search(qmax-first+1, func(k int) bool { return s.compute(i, j, first+k) >= lo })
+	if q-1 >= j+1 {
+		ev.down = max(ev.down, s.compute(i, j, q-1))
+	}
+	return q
+}
+
+// lastStart is the last start j' in [from, to], j' < q, with compute of [j', q) at least
+// lo on stage i (so that L(j') <= q), or from-1.
+func (s *solver) lastStart(i, from, to, q int, lo float64, ev *events) int {
+	to = min(to, q-1)
+	if lo <= 0 || to < from {
+		return to
+	}
+	k := sort.Search(to-from+1, func(k int) bool { return s.compute(i, from+k, q) < lo })
+	if from+k <= to {
+		ev.down = max(ev.down, s.compute(i, from+k, q))
+	}
+	return from + k - 1
+}
+
+// reachEnd is E(j) for a good start: the last end whose compute is within u (a binary
+// search), unless memory stops the range earlier. Costs.MemoryUpper decides most cases
+// in O(1); otherwise window s.w walks to the end.
+func (s *solver) reachEnd(i, j, qmax int, u float64, ev *events) int {
+	first := j + 1
+	q := first + sort.Search(qmax-first+1, func(k int) bool { return s.compute(i, j, first+k) > u }) - 1
+	if q < qmax {
+		ev.up = min(ev.up, s.compute(i, j, q+1))
+	}
+	if q <= j {
+		return j
+	}
+	if base, stash := s.c.MemoryUpper(s.cut[j], s.cut[q]-1); s.fitsParts(i, base, stash) {
+		return q
+	}
+	return s.extent(i, j, q, u, ev)
+}
+
+// witness reads a split back from the reachable sets of the last (feasible) probe, from
+// the last stage to the first: stage i ends at q, and starts at a j in R_{i-1} such that
+// [j, q) is admissible on stage i. Walking j down from q-1 stops as soon as compute exceeds
+// u or memory is hopeless. pick, when set, chooses among the admissible starts: it sees
+// them in decreasing order with their stage's compute and says whether to take the start
+// and whether to stop looking; by default the first (the shortest stage) is taken. It
+// returns the split's boundaries in layers.
+func (s *solver) witness(sp spec, pick func(i, j, q int, c float64) (take, stop bool)) []int {
+	bounds := make([]int, s.p+1)
+	bounds[s.p] = s.m
+	q := s.m
+	w := &s.w2
+	for i := s.p - 1; i >= 1; i-- {
+		prev := s.reach[s.reachAt[i-1]:s.reachAt[i]]
+		k := sort.Search(len(prev), func(k int) bool { return prev[k].hi >= q-1 })
+		k = min(k, len(prev)-1)
+		found := -1
+		w.reset(q - 1)
+		for j := q - 1; j >= i; j-- {
+			if j < q-1 {
+				w.extendLeft()
+			}
+			c := s.compute(i, j, q)
+			if c > sp.u || s.hopeless(w, i) {
+				break
+			}
+			for k > 0 && prev[k].lo > j {
+				k--
+			}
+			if j < prev[k].lo || j > prev[k].hi || c < sp.lo || !s.fits(w, i) || !sp.tOK(s.transfer(i, j, q)) {
+				continue
+			}
+			take, stop := true, true
+			if pick != nil {
+				take, stop = pick(i, j, q, c)
+			}
+			if take {
+				found = j
+			}
+			if stop {
+				break
+			}
+		}
+		if found < 0 {
+			panic("partition: a reachable end has no admissible start")
+		}
+		bounds[i] = found
+		q = found
+	}
+	w.q = 0
+	for i := range bounds {
+		bounds[i] = s.cut[bounds[i]]
+	}
+	return bounds
+}
+
+func heapPush(h []cand, c cand) []cand {
+	h = append(h, c)
+	for k := len(h) - 1; k > 0; {
+		up := (k - 1) / 2
+		if h[up].r <= h[k].r {
+			break
+		}
+		h[up], h[k] = h[k], h[up]
+		k = up
+	}
+	return h
+}
+
+func heapPop(h []cand) []cand {
+	last := len(h) - 1
+	h[0] = h[last]
+	h = h[:last]
+	for k := 0; ; {
+		l, r, small := 2*k+1, 2*k+2, k
+		if l < len(h) && h[l].r < h[small].r {
+			small = l
+		}
+		if r < len(h) && h[r].r < h[small].r {
+			small = r
+		}
+		if small == k {
+			break
+		}
+		h[small], h[k] = h[k], h[small]
+		k = small
+	}
+	return h
+}

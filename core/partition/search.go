@@ -1,0 +1,128 @@
+package partition
+
+import "math"
+
+// measured are a split's figures: the largest compute and transfer of a stage, and the
+// smallest compute.
+type measured struct {
+	bounds           []int
+	maxC, maxT, minC float64
+}
+
+func (s *solver) measure(bounds []int) measured {
+	r := measured{bounds: bounds, minC: inf}
+	for i := range s.p {
+		a, b := bounds[i], bounds[i+1]-1
+		c := s.c.Work(a, b) * s.scale[i]
+		t := s.c.Recv(i, a) + s.c.Send(i, b)
+		r.maxC, r.maxT, r.minC = max(r.maxC, c), max(r.maxT, t), min(r.minC, c)
+	}
+	return r
+}
+
+// lowerBound bounds every split's largest stage compute from below: the largest atom on
+// the fastest device, and the model's work spread over all devices in proportion to their
+// speed (lowered by a relative 1e-9, so that rounding never lifts it above a split's).
+func (s *solver) lowerBound() float64 {
+	fast, inv := inf, 0.0
+	for _, sc := range s.scale {
+		fast, inv = min(fast, sc), inv+1/sc
+	}
+	var atom float64
+	for _, w := range s.atoms.work {
+		atom = max(atom, w)
+	}
+	return max(atom*fast, s.layerWork(0, s.m)/inv*(1-1e-9))
+}
+
+// between returns a value in [lo, hi) near their middle.
+func between(lo, hi float64) float64 {
+	u := lo + (hi-lo)/2
+	if u >= hi {
+		u = math.Nextafter(hi, math.Inf(-1))
+	}
+	return max(u, lo)
+}
+
+// minCompute returns the least largest stage compute among splits whose transfers are
+// within t (below t when strict), with a split that has it; or +Inf. This is the parametric
+// search over the bottleneck with the probe as its test ("bisection over exact candidate
+// sets"): lo rises to the least compute a failed probe rejected (nothing below it can
+// pass), hi falls to the largest compute of a passing probe's witness, so both stay
+// values of real stages, and the search ends when they meet. lo must bound the answer from
+// below; hi, with its split, from above (hi = +Inf: unknown). It also returns the least
+// transfer any failed probe rejected: the answer holds for every t' in [t, that).
+func (s *solver) minCompute(t float64, strict bool, lo, hi float64, hiSplit measured) (measured, float64) {
+	dT := inf
+	if math.IsInf(hi, 1) {
+		sp := spec{u: inf, t: t, strict: strict}
+		ok, ev := s.probe(sp)
+		if !ok {
+			return measured{maxC: inf}, ev.tr
+		}
+		hiSplit = s.measure(s.witness(sp, nil))
+		hi = hiSplit.maxC
+	}
+	for lo < hi {
+		sp := spec{u: between(lo, hi), t: t, strict: strict}
+		ok, ev := s.probe(sp)
+		if ok {
+			hiSplit = s.measure(s.witness(sp, nil))
+			hi = hiSplit.maxC
+			continue
+		}
+		dT = min(dT, ev.tr)
+		lo = max(ev.up, math.Nextafter(sp.u, inf))
+	}
+	return hiSplit, dT
+}
+
+// minTransfer returns the least largest stage transfer among splits whose stages compute
+// within u, with such a split; the same search, on transfers.
+func (s *solver) minTransfer(u float64) measured {
+	sp := spec{u: u, t: inf}
+	if ok, _ := s.probe(sp); !ok {
+		return measured{maxT: inf}
+	}
+	best := s.measure(s.witness(sp, nil))
+	lo, hi := 0.0, best.maxT
+	for lo < hi {
+		sp.t = between(lo, hi)
+		ok, ev := s.probe(sp)
+		if ok {
+			best = s.measure(s.witness(sp, nil))
+			hi = best.maxT
+			continue
+		}
+		lo = max(ev.tr, math.Nextafter(sp.t, inf))
+	}
+	return best
+}
+
+// maxMin returns the greatest smallest stage compute among splits within sp (sp.lo 0),
+// with such a split: the same search downwards, on a lower bound of every stage's compute.
+// have is a split within sp.
+func (s *solver) maxMin(sp spec, have measured) measured {
+	inv := 0.0
+	for _, sc := range s.scale {
+		inv += 1 / sc
+	}
+	// Every stage computing at least l needs work l/scale_i on stage i: l <= work / inv.
+	lo, hi := have.minC, min(sp.u, s.layerWork(0, s.m)/inv*(1+1e-9))
+	best := have
+	for lo < hi {
+		l := lo + (hi-lo)/2
+		if l <= lo {
+			l = math.Nextafter(lo, inf)
+		}
+		sp.lo = l
+		ok, ev := s.probe(sp)
+		if ok {
+			best = s.measure(s.witness(sp, nil))
+			lo = best.minC
+			continue
+		}
+		hi = max(lo, min(ev.down, math.Nextafter(l, math.Inf(-1))))
+	}
+	return best
+}

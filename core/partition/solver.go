@@ -1,0 +1,236 @@
+package partition
+
+import (
+	"math"
+	"math/bits"
+)
+
+// solver holds what every search needs. Positions are cut indices: the allowed cuts
+// 0 = cut[0] < cut[1] < ... < cut[m] = n, so that atom j is layers cut[j] .. cut[j+1]-1
+// (a tie group and the layers between its calls form one atom) and a stage is the atoms
+// [j, q) for positions j < q. Every position is then a place a stage may start or end.
+type solver struct {
+	c       Costs
+	n, p, m int
+	cut     []int
+	scale   []float64
+	k1      []int64 // InFlight(i) - 1
+	limit   []int64
+	mono    bool // memory never decreases as a range grows (Costs.MemoryMonotone)
+	same    bool // every stage has the same speed scale
+	work    []float64
+	atoms   atomTable
+	w, w2   window // w for the probes' forward walks, w2 for backward walks
+
+	// reach[reachAt[i]:reachAt[i+1]] are the ends stage i can reach in the last probe.
+	reach   []ival
+	reachAt []int
+	cands   []cand
+	heap    []cand
+	badList []int
+
+	probes int // probes run, for tests and benchmarks
+}
+
+// ival is the positions lo..hi.
+type ival struct{ lo, hi int }
+
+var inf = math.Inf(1)
+
+func newSolver(c Costs) *solver {
+	n, p := c.Layers(), c.Stages()
+	s := &solver{c: c, n: n, p: p, mono: c.MemoryMonotone()}
+	s.cut = append(s.cut, 0)
+	for k := 1; k < n; k++ {
+		if c.CutAllowed(k) {
+			s.cut = append(s.cut, k)
+		}
+	}
+	s.cut = append(s.cut, n)
+	s.m = len(s.cut) - 1
+	s.scale = make([]float64, p)
+	s.k1 = make([]int64, p)
+	s.limit = make([]int64, p)
+	s.same = true
+	for i := range p {
+		s.scale[i] = c.Scale(i)
+		s.k1[i] = int64(max(1, c.InFlight(i)) - 1)
+		s.limit[i] = c.LimitBytes(i)
+		s.same = s.same && s.scale[i] == s.scale[0]
+	}
+	s.w = window{sc: c.NewScanner(), cut: s.cut}
+	s.w2 = window{sc: c.NewScanner(), cut: s.cut}
+	s.atoms = newAtomTable(s)
+	return s
+}
+
+// layerWork is the work of the layers of atoms [j, q).
+func (s *solver) layerWork(j, q int) float64 { return s.c.Work(s.cut[j], s.cut[q]-1) }
+
+// compute is the time of atoms [j, q) on stage i.
+func (s *solver) compute(i, j, q int) float64 { return s.layerWork(j, q) * s.scale[i] }
+
+// recv and send are the two parts of the transfer of a stage [j, q) on stage i.
+func (s *solver) recv(i, j int) float64 { return s.c.Recv(i, s.cut[j]) }
+func (s *solver) send(i, q int) float64 { return s.c.Send(i, s.cut[q]-1) }
+
+// transfer is the transfer time of atoms [j, q) on stage i.
+func (s *solver) transfer(i, j, q int) float64 { return s.recv(i, j) + s.send(i, q) }
+
+// qmax is the last position stage i may end at: every later stage keeps an atom.
+func (s *solver) qmax(i int) int { return s.m - (s.p - 1 - i) }
+
+// fitsParts reports whether a range of memory parts base and stash fits stage i.
+func (s *solver) fitsParts(i int, base, stash int64) bool {
+	return base+s.k1[i]*stash <= s.limit[i]
+}
+
+// window is a Scanner moved by whole atoms: it holds the atoms [j, q), j < q.
+type window struct {
+	sc   Scanner
+	cut  []int
+	j, q int // q == 0: not set
+}
+
+func (w *window) reset(j int) {
+	w.sc.Reset(w.cut[j])
+	for l := w.cut[j] + 1; l < w.cut[j+1]; l++ {
+		w.sc.ExtendRight()
+	}
+	w.j, w.q = j, j+1
+}
+
+func (w *window) extendRight() {
+	for l := w.cut[w.q]; l < w.cut[w.q+1]; l++ {
+		w.sc.ExtendRight()
+	}
+	w.q++
+}
+
+// shrinkRight drops the last atom; the window keeps at least one.
+func (w *window) shrinkRight() {
+	for l := w.cut[w.q] - 1; l >= w.cut[w.q-1]; l-- {
+		w.sc.ShrinkRight()
+	}
+	w.q--
+}
+
+// shrinkLeft drops the first atom; the window keeps at least one.
+func (w *window) shrinkLeft() {
+	for l := w.cut[w.j]; l < w.cut[w.j+1]; l++ {
+		w.sc.ShrinkLeft()
+	}
+	w.j++
+}
+
+func (w *window) extendLeft() {
+	for l := w.cut[w.j] - 1; l >= w.cut[w.j-1]; l-- {
+		w.sc.ExtendLeft()
+	}
+	w.j--
+}
+
+// startAt makes the window [j, q') for some q' > j, keeping as much of it as it can.
+func (w *window) startAt(j int) {
+	switch {
+	case w.q == 0 || j < w.j || j >= w.q:
+		w.reset(j)
+	default:
+		for w.j < j {
+			w.shrinkLeft()
+		}
+	}
+}
+
+func (s *solver) fits(w *window, i int) bool {
+	base, stash := w.sc.Memory()
+	return s.fitsParts(i, base, stash)
+}
+
+func (s *solver) hopeless(w *window, i int) bool {
+	base, stash := w.sc.Lower()
+	return !s.fitsParts(i, base, stash)
+}
+
+// atomTable answers, for a stage and a compute bound, which atoms of a range cannot form a
+// stage alone: a segment tree over blocks of atoms keeps the largest work, base and stash
+// below each node, so that whole blocks whose maxima pass are skipped. Only for memory
+// that never decreases as a range grows, where an atom that cannot form a stage alone
+// cannot be part of one.
+type atomTable struct {
+	work        []float64
+	base, stash []int64
+	leaves      int
+	tw          []float64
+	tb, ts      []int64
+}
+
+const atomBlock = 16
+
+func newAtomTable(s *solver) atomTable {
+	m := s.m
+	t := atomTable{work: make([]float64, m)}
+	for j := range m {
+		t.work[j] = s.layerWork(j, j+1)
+	}
+	if !s.mono {
+		return t
+	}
+	t.base, t.stash = make([]int64, m), make([]int64, m)
+	for j := range m {
+		s.w.reset(j)
+		t.base[j], t.stash[j] = s.w.sc.Memory()
+	}
+	s.w.q = 0
+	blocks := (m + atomBlock - 1) / atomBlock
+	t.leaves = 1 << bits.Len(uint(max(blocks-1, 0)))
+	t.tw = make([]float64, 2*t.leaves)
+	t.tb = make([]int64, 2*t.leaves)
+	t.ts = make([]int64, 2*t.leaves)
+	for j := range m {
+		k := t.leaves + j/atomBlock
+		t.tw[k], t.tb[k], t.ts[k] = max(t.tw[k], t.work[j]), max(t.tb[k], t.base[j]), max(t.ts[k], t.stash[j])
+	}
+	for k := t.leaves - 1; k >= 1; k-- {
+		t.tw[k] = max(t.tw[2*k], t.tw[2*k+1])
+		t.tb[k] = max(t.tb[2*k], t.tb[2*k+1])
+		t.ts[k] = max(t.ts[2*k], t.ts[2*k+1])
+	}
+	return t
+}
+
+// bad calls f, in increasing order, for each atom j in [x, y] that cannot form a stage
+// alone on stage i under compute bound u, and records the compute of those that fail on
+// compute alone in ev.
+func (s *solver) bad(i, x, y int, u float64, ev *events, f func(j int)) {
+	if x > y {
+		return
+	}
+	t := &s.atoms
+	sc, k1, limit := s.scale[i], s.k1[i], s.limit[i]
+	var walk func(k, lo, hi int)
+	walk = func(k, lo, hi int) { // node k covers blocks [lo, hi]
+		if hi*atomBlock+atomBlock-1 < x || lo*atomBlock > y {
+			return
+		}
+		if t.tw[k]*sc <= u && t.tb[k]+k1*t.ts[k] <= limit {
+			return
+		}
+		if lo < hi {
+			mid := (lo + hi) / 2
+			walk(2*k, lo, mid)
+			walk(2*k+1, mid+1, hi)
+			return
+		}
+		for j := max(x, lo*atomBlock); j <= min(y, lo*atomBlock+atomBlock-1); j++ {
+			c := t.work[j] * sc
+			if c > u {
+				ev.up = min(ev.up, c)
+				f(j)
+			} else if t.base[j]+k1*t.stash[j] > limit {
+				f(j)
+			}
+		}
+	}
+	walk(1, 0, t.leaves-1)
+}
