@@ -184,8 +184,15 @@ func (s *solver) balanced(best measured) []int {
 	if ok, _ := s.probe(sp); !ok {
 		panic("partition: the greatest smallest stage admits no split")
 	}
+	return s.witness(sp, s.evenPick())
+}
+
+// evenPick returns a witness's choice that makes each stage, from the last backwards, as
+// close as allowed to an even share of the compute before its end: splits read back so
+// have a largest compute near the least, which speeds the searches, and look balanced.
+func (s *solver) evenPick() func(i, j, q int, c float64) (take, stop bool) {
 	stage, gap := -1, inf
-	return s.witness(sp, func(i, j, q int, c float64) (take, stop bool) {
+	return func(i, j, q int, c float64) (take, stop bool) {
 		if i != stage {
 			stage, gap = i, inf
 		}
@@ -195,7 +202,7 @@ func (s *solver) balanced(best measured) []int {
 			return true, false
 		}
 		return false, c > target // compute only grows as j falls
-	})
+	}
 }
 
 // result describes a split.

@@ -1,6 +1,7 @@
 package partition
 
 import (
+	"time"
 	"math"
 	"sort"
 )
@@ -35,10 +36,23 @@ type cand struct {
 // the positions where stage i can end in a split of the atoms before it, is the union
 // over j in R_{i-1} of the ends of the ranges [j, q) admissible on stage i. The sets are
 // kept as sorted lists of intervals (s.reach), and a witness can be read back from them.
-func (s *solver) probe(sp spec) (bool, events) {
+var debugProbe func(sp spec, ok bool, d time.Duration)
+
+func (s *solver) probe(sp spec) (ok bool, ev events) {
+	if debugProbe != nil {
+		t0 := time.Now()
+		defer func() { debugProbe(sp, ok, time.Since(t0)) }()
+	}
+	return s.probe1(sp)
+}
+
+func (s *solver) probe1(sp spec) (bool, events) {
 	s.probes++
 	ev := events{up: inf, down: math.Inf(-1), tr: inf}
 	s.reach, s.reachAt = s.reach[:0], s.reachAt[:0]
+	if !s.caps(sp, &ev) {
+		return false, ev
+	}
 	prev := []ival{{0, 0}}
 	fast := s.mono && math.IsInf(sp.t, 1)
 	for i := range s.p {
@@ -68,11 +82,74 @@ func (s *solver) add(start, lo, hi int) {
 	s.reach = append(s.reach, ival{lo, hi})
 }
 
+// ends returns the first and last positions where stage i may end in the current probe.
 func (s *solver) ends(i int) (qmin, qmax int) {
-	if i == s.p-1 {
-		return s.m, s.m
+	return s.lowEnd[i], s.highEnd[i]
+}
+
+// caps bounds, for a probe within sp, where each stage may end so that the later stages
+// can still cover the rest; s.lowEnd and s.highEnd. They only relax the problem: a greedy
+// from the last stage backwards makes each stage as long as compute within u and memory's
+// lower bound allow (a stage may stay empty), and no split's later stages cover more; a
+// second makes each as short as compute at least lo allows, and none covers less. It
+// reports false when no stage can end anywhere.
+func (s *solver) caps(sp spec, ev *events) bool {
+	if cap(s.lowEnd) < s.p {
+		s.lowEnd, s.highEnd = make([]int, s.p), make([]int, s.p)
 	}
-	return i + 1, s.qmax(i)
+	s.lowEnd, s.highEnd = s.lowEnd[:s.p], s.highEnd[:s.p]
+	s.lowEnd[s.p-1], s.highEnd[s.p-1] = s.m, s.m
+	long, short := s.m, s.m
+	for k := s.p - 1; k >= 1; k-- {
+		if long > 0 {
+			long = s.longest(k, long, sp.u, ev)
+		}
+		if sp.lo > 0 {
+			// The last start whose range to short reaches lo.
+			j := sort.Search(short, func(j int) bool { return s.compute(k, j, short) < sp.lo }) - 1
+			if j+1 < short {
+				ev.down = max(ev.down, s.compute(k, j+1, short))
+			}
+			short = j
+		} else {
+			short--
+		}
+		s.lowEnd[k-1], s.highEnd[k-1] = max(long, k), min(short, s.qmax(k-1))
+		if s.lowEnd[k-1] > s.highEnd[k-1] {
+			return false
+		}
+	}
+	return true
+}
+
+// longest returns the first start of the longest range ending at position e that stage k
+// might hold: compute within u, memory's lower bound within the limit; e if none.
+func (s *solver) longest(k, e int, u float64, ev *events) int {
+	j := sort.Search(e, func(j int) bool { return s.compute(k, j, e) <= u })
+	if j > 0 {
+		ev.up = min(ev.up, s.compute(k, j-1, e))
+	}
+	if j == e {
+		return e
+	}
+	if base, stash := s.c.MemoryUpper(s.cut[j], s.cut[e]-1); s.fitsParts(k, base, stash) {
+		return j
+	}
+	w := &s.w2
+	w.reset(e - 1)
+	if s.hopeless(w, k) {
+		w.q = 0
+		return e
+	}
+	for w.j > j {
+		w.extendLeft()
+		if s.hopeless(w, k) {
+			w.q = 0
+			return w.j + 1
+		}
+	}
+	w.q = 0
+	return j
 }
 
 // stageGeneral builds R_i from S = R_{i-1} start by start. For a start j the ranges
@@ -87,9 +164,17 @@ func (s *solver) stageGeneral(i int, S []ival, sp spec, ev *events) {
 	tfin := !math.IsInf(sp.t, 1)
 	cands := s.cands[:0]
 	lq := 0
+	// Starts whose ranges cannot reach qmin within u are of no use.
+	jmin := 0
+	if qmin > 1 {
+		jmin = sort.Search(qmin, func(j int) bool { return s.compute(i, j, qmin) <= sp.u })
+		if jmin > 0 {
+			ev.up = min(ev.up, s.compute(i, jmin-1, qmin))
+		}
+	}
 scan:
 	for _, iv := range S {
-		for j := iv.lo; j <= iv.hi && j < qmax; j++ {
+		for j := max(iv.lo, jmin); j <= iv.hi && j < qmax; j++ {
 			var r float64
 			if tfin {
 				if r = s.recv(i, j); !sp.tOK(r) {
@@ -218,6 +303,27 @@ func (s *solver) stageFast(i int, S []ival, sp spec, ev *events) {
 				j--
 			}
 			return j
+		}
+		if sp.lo <= 0 {
+			// L(j) = j+1: the ends are x+1 .. y+1 less those after a bad atom, then
+			// y+2 .. E(y) when y is good.
+			q := max(x+1, qmin)
+			for _, b := range bad {
+				if b+1 >= q {
+					if b >= q {
+						s.add(start, q, min(b, qmax))
+					}
+					q = b + 2
+				}
+			}
+			last := y + 1
+			if !isBad(y) {
+				last = max(last, s.reachEnd(i, y, qmax, sp.u, ev))
+			}
+			if q <= min(last, qmax) {
+				s.add(start, q, min(last, qmax))
+			}
+			continue
 		}
 		for j := goodAfter(x); j <= y; {
 			lo := s.lowerEnd(i, j, qmin, qmax, sp.lo, ev)

@@ -35,6 +35,17 @@ func (s *solver) lowerBound() float64 {
 	return max(atom*fast, s.layerWork(0, s.m)/inv*(1-1e-9))
 }
 
+// guess returns the bound the next probe of a search in [lo, hi) tries: the middle, or,
+// below, the value just below hi, which settles the search at once when hi is the answer
+// (a probe there fails, rejecting a value of at least hi). The searches try below first
+// and after each middle that passes.
+func (s *solver) guess(below bool, lo, hi float64) float64 {
+	if below {
+		return max(lo, math.Nextafter(hi, math.Inf(-1)))
+	}
+	return between(lo, hi)
+}
+
 // between returns a value in [lo, hi) near their middle.
 func between(lo, hi float64) float64 {
 	u := lo + (hi-lo)/2
@@ -55,48 +66,45 @@ func between(lo, hi float64) float64 {
 func (s *solver) minCompute(t float64, strict bool, lo, hi float64, hiSplit measured) (measured, float64) {
 	dT := inf
 	if math.IsInf(hi, 1) {
-		sp := spec{u: inf, t: t, strict: strict}
-		ok, ev := s.probe(sp)
-		if !ok {
-			return measured{maxC: inf}, ev.tr
+		// Gallop up from lo, so that no probe runs with a bound far above the answer
+		// (loose bounds leave wide sets to track). No stage computes more than the whole
+		// model on the slowest device, so a probe there decides feasibility.
+		top := 0.0
+		for _, sc := range s.scale {
+			top = max(top, s.layerWork(0, s.m)*sc)
 		}
-		hiSplit = s.measure(s.witness(sp, nil))
-		hi = hiSplit.maxC
+		for d := max(lo/1024, top/(1<<50)); ; d *= 16 {
+			sp := spec{u: min(lo+d, top), t: t, strict: strict}
+			if lo >= top {
+				sp.u = inf
+			}
+			ok, ev := s.probe(sp)
+			if ok {
+				hiSplit = s.measure(s.witness(sp, s.evenPick()))
+				hi = hiSplit.maxC
+				break
+			}
+			dT = min(dT, ev.tr)
+			if sp.u >= top {
+				return measured{maxC: inf}, dT
+			}
+			lo = max(ev.up, math.Nextafter(sp.u, inf))
+		}
 	}
-	for lo < hi {
-		sp := spec{u: between(lo, hi), t: t, strict: strict}
+	for below := true; lo < hi; {
+		sp := spec{u: s.guess(below, lo, hi), t: t, strict: strict}
 		ok, ev := s.probe(sp)
 		if ok {
-			hiSplit = s.measure(s.witness(sp, nil))
+			hiSplit = s.measure(s.witness(sp, s.evenPick()))
 			hi = hiSplit.maxC
+			below = !below
 			continue
 		}
+		below = false
 		dT = min(dT, ev.tr)
 		lo = max(ev.up, math.Nextafter(sp.u, inf))
 	}
 	return hiSplit, dT
-}
-
-// minTransfer returns the least largest stage transfer among splits whose stages compute
-// within u, with such a split; the same search, on transfers.
-func (s *solver) minTransfer(u float64) measured {
-	sp := spec{u: u, t: inf}
-	if ok, _ := s.probe(sp); !ok {
-		return measured{maxT: inf}
-	}
-	best := s.measure(s.witness(sp, nil))
-	lo, hi := 0.0, best.maxT
-	for lo < hi {
-		sp.t = between(lo, hi)
-		ok, ev := s.probe(sp)
-		if ok {
-			best = s.measure(s.witness(sp, nil))
-			hi = best.maxT
-			continue
-		}
-		lo = max(ev.tr, math.Nextafter(sp.t, inf))
-	}
-	return best
 }
 
 // maxMin returns the greatest smallest stage compute among splits within sp (sp.lo 0),
@@ -110,18 +118,20 @@ func (s *solver) maxMin(sp spec, have measured) measured {
 	// Every stage computing at least l needs work l/scale_i on stage i: l <= work / inv.
 	lo, hi := have.minC, min(sp.u, s.layerWork(0, s.m)/inv*(1+1e-9))
 	best := have
-	for lo < hi {
+	for above := true; lo < hi; {
 		l := lo + (hi-lo)/2
-		if l <= lo {
-			l = math.Nextafter(lo, inf)
+		if above || l <= lo {
+			l = math.Nextafter(lo, inf) // settles the search at once when lo is the answer
 		}
 		sp.lo = l
 		ok, ev := s.probe(sp)
 		if ok {
-			best = s.measure(s.witness(sp, nil))
+			best = s.measure(s.witness(sp, s.evenPick()))
 			lo = best.minC
+			above = !above
 			continue
 		}
+		above = false
 		hi = max(lo, min(ev.down, math.Nextafter(l, math.Inf(-1))))
 	}
 	return best

@@ -25,6 +25,8 @@ type solver struct {
 	// reach[reachAt[i]:reachAt[i+1]] are the ends stage i can reach in the last probe.
 	reach   []ival
 	reachAt []int
+	// lowEnd[i]..highEnd[i]: where stage i may end in the current probe (caps).
+	lowEnd, highEnd []int
 	cands   []cand
 	heap    []cand
 	badList []int

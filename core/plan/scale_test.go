@@ -1,0 +1,212 @@
+package plan
+
+import (
+	"encoding/json"
+	"flag"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"pipeplan/core/cluster"
+	"pipeplan/core/estimate"
+	"pipeplan/core/load"
+	"pipeplan/core/model"
+	"pipeplan/core/partition"
+)
+
+// The cases of issue 8 ("Exact at any scale"): benchmarks here, and the same inputs as
+// files for timing the command line as a whole process:
+//
+//	go test ./core/plan -run '^TestWriteScaleInputs$' -args -scale.out=DIR
+//	pipeplan plan --model DIR/bench-100000.json --cluster DIR/cluster-100000-1024.json
+
+var scaleOut = flag.String("scale.out", "", "directory to write the scale measurements' inputs into (TestWriteScaleInputs)")
+
+func TestWriteScaleInputs(t *testing.T) {
+	if *scaleOut == "" {
+		t.Skip("-scale.out not set")
+	}
+	write := func(name string, v any) {
+		data, err := json.Marshal(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(*scaleOut, name), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.MkdirAll(*scaleOut, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, np := range [][2]int{{100000, 1024}, {200000, 4000}, {1000000, 256}, {1000000, 1024}} {
+		m := benchModel(np[0])
+		write(fmt.Sprintf("bench-%d.json", np[0]), m)
+		write(fmt.Sprintf("cluster-%d-%d.json", np[0], np[1]), benchCluster(m, np[1]))
+	}
+	for _, kind := range []string{"zero", "equal", "huge"} {
+		write(fmt.Sprintf("%s-100000.json", kind), degenerate(kind, 100000))
+	}
+	m, c := transferDominatedFamily(1000, 64, 0)
+	write("transfer-dominated-1000.json", m)
+	write("transfer-dominated-64.json", c)
+	gm, gc := graphcoreInputs(1000, 64)
+	if err := os.WriteFile(filepath.Join(*scaleOut, "graphcore-1000.json"), gm, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(*scaleOut, "graphcore-64ipu.json"), gc, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// degenerate is benchModel(n) with every time zero, every time equal, or one layer whose
+// time exceeds all the others together.
+func degenerate(kind string, n int) *model.Model {
+	m := benchModel(n)
+	m.Name = fmt.Sprintf("%s-%d", kind, n)
+	for i := range m.Layers {
+		l := &m.Layers[i]
+		switch kind {
+		case "zero":
+			l.ForwardSeconds, l.BackwardSeconds = 0, 0
+		case "equal":
+			l.ForwardSeconds, l.BackwardSeconds = 1e-3, 2e-3
+		case "huge":
+			if i == n/3 {
+				l.ForwardSeconds *= float64(4 * n)
+			}
+		}
+	}
+	return m
+}
+
+// transferDominatedFamily is the worst case known for compute+transfer, varied by seed:
+// outputs grow along the model over links so slow that transfers dwarf compute, so that
+// the least largest transfer falls steadily as the stages (and the largest compute)
+// lengthen. Seed 0 is transferDominated(n) on p stages; other seeds jitter the times and
+// the sizes, shrink the outputs along the model instead of growing them, and add a host.
+func transferDominatedFamily(n, p int, seed uint64) (*model.Model, *cluster.Cluster) {
+	c := cluster.Homogeneous(cluster.Device{MemoryBytes: 1 << 40}, p, cluster.Link{BytesPerSecond: 1000}, nil)
+	if seed == 0 {
+		return transferDominated(n), c
+	}
+	rng := rand.New(rand.NewPCG(seed, 17))
+	shrink := seed%2 == 0
+	m := &model.Model{Name: fmt.Sprintf("transfer-dominated-%d-%d", n, seed)}
+	for k := 0; k < n; k++ {
+		size := float64(k + 1)
+		if shrink {
+			size = float64(n - k)
+		}
+		l := model.Layer{Name: fmt.Sprint(k), ForwardSeconds: 0.5 + rng.Float64(),
+			Outputs: []model.Tensor{{ID: fmt.Sprint("t", k), Bytes: int64(size * 1000 * (0.8 + 0.4*rng.Float64()))}}}
+		if k > 0 {
+			l.InputIDs = []string{fmt.Sprint("t", k-1)}
+		}
+		m.Layers = append(m.Layers, l)
+	}
+	if seed%3 == 0 {
+		c.Host = &cluster.Link{LatencySeconds: 1, BytesPerSecond: 1000}
+		m.Inputs = []model.Tensor{{ID: "x", Bytes: 5000}}
+		m.Layers[0].InputIDs = []string{"x"}
+	}
+	return m, c
+}
+
+// graphcoreInputs returns a Graphcore ModelInfo (seed 000) of n layers and an
+// IPUClusterInfo of p IPUs of 894 MiB: cycles, code shared by the layers of a type,
+// exclusive memory, transfers in and out, temporaries, carry-over, and a tie group (a
+// name called three times in a row) every 50 layers.
+func graphcoreInputs(n, p int) (modelJSON, clusterJSON []byte) {
+	rng := rand.New(rand.NewPCG(uint64(n), 11))
+	types := []string{"embedding", "attention", "mlp", "norm", "attention", "mlp", "norm", "head"}
+	var names, kinds []string
+	var infos []any
+	const mib = 1 << 20
+	for l := 0; l < n; l++ {
+		t := types[l%len(types)]
+		name := fmt.Sprintf("%s%d", t, l)
+		if l%50 >= 10 && l%50 < 13 {
+			name = fmt.Sprintf("tied%d", l/50)
+		}
+		names, kinds = append(names, name), append(kinds, t)
+		infos = append(infos, map[string]any{
+			"cycle": map[string]any{"forward": 20000 + rng.IntN(60000), "backward": 0},
+			"memory": map[string]any{
+				"shared":        map[string]any{"vertexCode:" + t: (2 + len(t)%5) * mib},
+				"exclusive":     map[string]any{"vertexState": (20 + rng.IntN(30)) * mib, "controlCode": rng.IntN(2 * mib)},
+				"inputs":        (1 + rng.IntN(4)) * mib,
+				"outputs":       (1 + rng.IntN(4)) * mib,
+				"maxTemporary":  rng.IntN(20 * mib),
+				"curCarryOver":  rng.IntN(2 * mib),
+				"curActivation": 0,
+			},
+		})
+	}
+	var conns []any
+	for range p {
+		conns = append(conns, map[string]any{
+			"recvGBps": 8 + rng.IntN(8), "recvIdleCycle": 1000 + rng.IntN(4000),
+			"sendGBps": 8 + rng.IntN(8), "sendIdleCycle": 1000 + rng.IntN(4000),
+		})
+	}
+	mj, _ := json.Marshal(map[string]any{"layerName": names, "layerType": kinds, "layerInfo": infos})
+	cj, _ := json.Marshal(map[string]any{"clock": 1330000000, "memory": 894, "connection": conns})
+	return mj, cj
+}
+
+// BenchmarkScale times issue 8's cases: estimator preparation, the optimal partition and
+// the plan's description, from a model in memory (the Graphcore case from its files'
+// bytes, as the command line reads them). Targets: graphcore under 50 ms, 100,000 x 1,024
+// under 1 s, 1,000,000 x 1,024 under 10 s, the transfer-dominated family under 1 s, the
+// degenerate models near linear.
+func BenchmarkScale(b *testing.B) {
+	b.Run("graphcore-1000x64/compute+transfer", func(b *testing.B) {
+		mj, cj := graphcoreInputs(1000, 64)
+		for b.Loop() {
+			m, _, err := load.Model(mj)
+			if err != nil {
+				b.Fatal(err)
+			}
+			c, err := load.Cluster(cj)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if _, err := Make(m, c, Options{Objective: partition.MaxComputePlusTransfer, Estimate: estimate.Options{MemoryProportion: 0.85}}); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	// run builds its case only when the benchmark is selected.
+	run := func(name string, build func() (*model.Model, *cluster.Cluster), obj partition.Objective) {
+		b.Run(name, func(b *testing.B) {
+			m, c := build()
+			for b.Loop() {
+				if _, err := Make(m, c, Options{Objective: obj}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+	bench := func(n, p int) func() (*model.Model, *cluster.Cluster) {
+		return func() (*model.Model, *cluster.Cluster) {
+			m := benchModel(n)
+			return m, benchCluster(m, p)
+		}
+	}
+	run("bench-100000x1024/compute", bench(100000, 1024), partition.MaxCompute)
+	run("bench-100000x1024/compute+transfer", bench(100000, 1024), partition.MaxComputePlusTransfer)
+	run("bench-1000000x1024/compute", bench(1000000, 1024), partition.MaxCompute)
+	for _, kind := range []string{"zero", "equal", "huge"} {
+		run(kind+"-100000x1024/compute", func() (*model.Model, *cluster.Cluster) {
+			m := degenerate(kind, 100000)
+			return m, benchCluster(m, 1024)
+		}, partition.MaxCompute)
+	}
+	for seed := range uint64(4) {
+		run(fmt.Sprintf("transfer-dominated-1000x64/seed=%d", seed), func() (*model.Model, *cluster.Cluster) {
+			return transferDominatedFamily(1000, 64, seed)
+		}, partition.MaxComputePlusTransfer)
+	}
+}
