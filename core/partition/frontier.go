@@ -20,10 +20,15 @@ func (g gap) lb() float64 { return g.fb + g.a }
 // frontier returns the splits, one per optimal box, whose largest compute plus largest
 // transfer is least (within a relative 1e-12). c0 is a split with the least bottleneck.
 //
-// It evaluates F(T) only where the optimum can be: a gap whose lower bound exceeds the
-// best sum found is dropped; otherwise F is evaluated at its middle T, which gives a split
-// of largest transfer T_w <= T and F(T), and F holds that value on [T_w, T_r), T_r the
-// least transfer that the search's failed probes rejected; the gap loses that interval.
+// It evaluates F(T) only where the optimum can be, never searching compute beyond what
+// could still win. A gap [a, b) whose lower bound exceeds the best sum found is dropped.
+// Otherwise one probe asks whether any split computes within best - a with every transfer
+// below b: every split of the gap that could win does, so if none does the gap is dropped.
+// Otherwise F is evaluated at the gap's middle T, up to best - T: either it is found, with
+// a split of largest transfer T_w <= T, and the gap loses [T_w, T_r) (T_r the least
+// transfer the search's failed probes rejected: F is the same up to it); or F exceeds
+// best - T, so T cannot win, the gap loses [T, T_r) and learns that F exceeds best - T
+// below T.
 func (s *solver) frontier(c0 measured) []measured {
 	found := []measured{c0}
 	best := c0.sum()
@@ -40,9 +45,15 @@ func (s *solver) frontier(c0 measured) []measured {
 			break
 		}
 		gaps = append(gaps[:k], gaps[k+1:]...)
+		if ok, _ := s.probe(spec{u: tolerant(best) - g.a, t: g.b, strict: true}); !ok {
+			continue
+		}
 		t := between(g.a, g.b)
 		f, dT := s.evalF(t, g.fb, tolerant(best)-t, g.left)
-		if math.IsInf(f.maxC, 1) { // no split has every transfer within t
+		if math.IsInf(f.maxC, 1) { // F(t) > best - t
+			if g.a < t {
+				gaps = append(gaps, gap{a: g.a, b: t, fb: max(g.fb, f.maxT), left: g.left})
+			}
 			if dT < g.b {
 				gaps = append(gaps, gap{a: dT, b: g.b, fb: g.fb, left: g.left})
 			}
@@ -66,21 +77,18 @@ func (s *solver) frontier(c0 measured) []measured {
 	return boxes
 }
 
-// evalF is F(t) with a split that has it, and the least transfer a failed probe rejected;
-// F(t) = +Inf when no split keeps every transfer within t. lo bounds F(t) from below; left,
-// when its compute is finite, is a split within t that bounds it from above; guess, a
-// first value to try (the largest compute with which t could still win).
-func (s *solver) evalF(t, lo, guess float64, left measured) (measured, float64) {
-	dT := inf
-	if guess > lo && guess < left.maxC {
-		sp := spec{u: guess, t: t}
+// evalF is F(t) with a split that has it, and the least transfer a failed probe rejected.
+// lo bounds F(t) from below; left, when its compute is finite, is a split within t that
+// bounds it from above. When F(t) exceeds limit the search stops: the split returned then
+// has compute +Inf and, as maxT, a lower bound on F(t) above limit.
+func (s *solver) evalF(t, lo, limit float64, left measured) (measured, float64) {
+	if left.maxC > limit {
+		sp := spec{u: limit, t: t}
 		ok, ev := s.probe(sp)
-		if ok {
-			left = s.measure(s.witness(sp, s.evenPick()))
-		} else {
-			lo, dT = max(ev.up, math.Nextafter(guess, inf)), ev.tr
+		if !ok {
+			return measured{maxC: inf, maxT: max(lo, ev.up)}, ev.tr
 		}
+		left = s.measure(s.witness(sp, s.evenPick()))
 	}
-	f, d := s.minCompute(t, false, lo, left.maxC, left)
-	return f, min(dT, d)
+	return s.minCompute(t, false, lo, left.maxC, left)
 }

@@ -5,7 +5,7 @@
 // and max stage compute + max stage transfer, for pipelines whose transfers all happen
 // after the slowest stage computes. Ranges that do not fit their device's memory, or that
 // split a tie group, are never chosen. Among optimal splits the one with the lower total
-// of stage times, then the greater smallest stage time, is returned.
+// stage time, then the lower variance of stage times (Alpa's rule), is returned.
 //
 // # Algorithm
 //
@@ -131,9 +131,9 @@ type Result struct {
 	Boundaries []int
 	// Objective is the minimised value; MaxCompute and MaxTransfer are its parts.
 	Objective, MaxCompute, MaxTransfer float64
-	// Total and Min are the sum and the smallest of the stage times; a stage's time is its
-	// compute, plus its transfer under MaxComputePlusTransfer.
-	Total, Min float64
+	// Total and Variance are the sum and the (population) variance of stage times; a
+	// stage's time is its compute, plus its transfer under MaxComputePlusTransfer.
+	Total, Variance float64
 }
 
 // ErrInfeasible is returned when no split satisfies the constraints.
@@ -153,38 +153,17 @@ func Solve(c Costs, obj Objective) (Result, error) {
 	if math.IsInf(best.maxC, 1) {
 		return Result{}, ErrInfeasible
 	}
-	var bounds []int
-	switch {
-	case obj == MaxCompute && s.same:
-		bounds = s.balanced(best)
-	case obj == MaxCompute:
-		bounds = s.tieDP(spec{u: tolerant(best.maxC), t: inf}, false)
-	default:
-		var r Result
-		for k, box := range s.frontier(best) {
-			b := s.tieDP(spec{u: tolerant(box.maxC), t: tolerant(box.maxT)}, true)
-			if x := s.result(b, true); k == 0 || (score{x.Total, x.Min}).better(score{r.Total, r.Min}) {
-				r, bounds = x, b
-			}
+	if obj == MaxCompute {
+		return s.result(s.tieDP(spec{u: tolerant(best.maxC), t: inf}, false), false), nil
+	}
+	var r Result
+	for k, box := range s.frontier(best) {
+		x := s.result(s.tieDP(spec{u: tolerant(box.maxC), t: tolerant(box.maxT)}, true), true)
+		if k == 0 || (score{x.Total, x.Variance}).better(score{r.Total, r.Variance}) && near(x.Objective, r.Objective) {
+			r = x
 		}
 	}
-	return s.result(bounds, obj == MaxComputePlusTransfer), nil
-}
-
-// balanced breaks ties on identical devices: the greatest smallest stage among splits
-// within the least bottleneck, then the split read back stage by stage from the last,
-// each as close as allowed to an even share of the work before its end.
-func (s *solver) balanced(best measured) []int {
-	sp := spec{u: tolerant(best.maxC), t: inf}
-	if ok, _ := s.probe(sp); !ok {
-		panic("partition: the optimal bottleneck admits no split")
-	}
-	have := s.measure(s.witness(sp, nil))
-	sp.lo = s.maxMin(sp, have).minC
-	if ok, _ := s.probe(sp); !ok {
-		panic("partition: the greatest smallest stage admits no split")
-	}
-	return s.witness(sp, s.evenPick())
+	return r, nil
 }
 
 // evenPick returns a witness's choice that makes each stage, from the last backwards, as
@@ -207,7 +186,8 @@ func (s *solver) evenPick() func(i, j, q int, c float64) (take, stop bool) {
 
 // result describes a split.
 func (s *solver) result(bounds []int, withTransfer bool) Result {
-	r := Result{Boundaries: bounds, Min: inf}
+	r := Result{Boundaries: bounds}
+	times := make([]float64, s.p)
 	for i := range s.p {
 		a, b := bounds[i], bounds[i+1]-1
 		c := s.c.Work(a, b) * s.scale[i]
@@ -216,8 +196,12 @@ func (s *solver) result(bounds []int, withTransfer bool) Result {
 		if withTransfer {
 			c += t
 		}
+		times[i] = c
 		r.Total += c
-		r.Min = min(r.Min, c)
+	}
+	for _, t := range times {
+		d := t - r.Total/float64(s.p)
+		r.Variance += d * d / float64(s.p)
 	}
 	r.Objective = r.MaxCompute
 	if withTransfer {

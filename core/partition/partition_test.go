@@ -102,8 +102,8 @@ func TestSolve(t *testing.T) {
 		{"as many stages as layers", chain{times: ones, stages: 6}, partition.MaxCompute, []int{0, 1, 2, 3, 4, 5, 6}, 1},
 		{"more stages than layers", chain{times: ones, stages: 7}, partition.MaxCompute, nil, 0},
 		// Bottleneck 4 with stage times (4,1,1,4), (4,1,3,2) or (4,2,2,2): equal totals, and
-		// the last has the greatest smallest stage.
-		{"the smallest stage breaks ties", chain{times: []float64{4, 1, 1, 2, 2}, stages: 4}, partition.MaxCompute, []int{0, 1, 3, 4, 5}, 4},
+		// the last has the least variance.
+		{"variance breaks ties", chain{times: []float64{4, 1, 1, 2, 2}, stages: 4}, partition.MaxCompute, []int{0, 1, 3, 4, 5}, 4},
 		{"memory forces a short stage", chain{times: ones, memory: []int64{5, 1, 1, 1, 1, 1}, limit: 6, stages: 2}, partition.MaxCompute, []int{0, 2, 6}, 4},
 		{"memory infeasible", chain{times: ones, memory: []int64{7, 1, 1, 1, 1, 1}, limit: 6, stages: 2}, partition.MaxCompute, nil, 0},
 		{"tie group", chain{times: []float64{1, 1, 1, 1, 1, 2}, stages: 2, noCutsAt: map[int]bool{2: true, 3: true, 4: true}}, partition.MaxCompute, []int{0, 5, 6}, 5},

@@ -1,9 +1,9 @@
 package partition
 
 import (
-	"time"
 	"math"
 	"sort"
+	"time"
 )
 
 // spec bounds a probe: every stage's compute within [lo, u] and its transfer at most t

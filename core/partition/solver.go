@@ -27,9 +27,9 @@ type solver struct {
 	reachAt []int
 	// lowEnd[i]..highEnd[i]: where stage i may end in the current probe (caps).
 	lowEnd, highEnd []int
-	cands   []cand
-	heap    []cand
-	badList []int
+	cands           []cand
+	heap            []cand
+	badList         []int
 
 	probes int // probes run, for tests and benchmarks
 }

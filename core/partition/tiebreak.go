@@ -6,23 +6,33 @@ import (
 )
 
 // score orders splits that tie on the objective: the lower total of stage times first,
-// then the greater smallest stage time, each within a relative 1e-12.
-type score struct{ total, min float64 }
+// then the lower sum of squares of (stage time - ref), which orders splits of equal total
+// as their variance does; each within a relative 1e-12, so that rounding does not decide
+// (stage times are differences of prefix sums, rounded differently for every split, so
+// totals that are equal in exact arithmetic differ in their last bits).
+type score struct{ total, squares float64 }
 
 func (x score) better(y score) bool {
 	if !near(x.total, y.total) {
 		return x.total < y.total
 	}
-	return x.min > y.min && !near(x.min, y.min)
+	return x.squares < y.squares && !near(x.squares, y.squares)
 }
 
 // tieDP returns, among the splits within sp, one with the best score, a stage's time being
-// its compute plus, withTransfer, its transfer. It is the DP over the reachable sets of a
+// its compute plus, withTransfer, its transfer. ref, near a typical stage time, keeps a
+// large common part of the stage times (host transfers on every stage) from swamping the
+// differences between squares. It is the DP over the reachable sets of a
 // probe within sp: best[i][q] is the best score of stages 0..i ending at q, over the starts
 // j in R_{i-1} whose range [j, q) is admissible, found by walking j down from q as the
 // witness does. The sets are narrow near an optimum, so the DP's table (their total size)
 // is small; it only grows with the number of splits that tie on the objective.
 func (s *solver) tieDP(sp spec, withTransfer bool) []int {
+	ref := sp.u / 2
+	if withTransfer && !math.IsInf(sp.t, 1) {
+		ref += sp.t
+	}
+	sq := func(t float64) float64 { return (t - ref) * (t - ref) }
 	if ok, _ := s.probe(sp); !ok {
 		panic("partition: the optimal box admits no split")
 	}
@@ -50,14 +60,14 @@ func (s *solver) tieDP(sp spec, withTransfer bool) []int {
 	for k := at[0]; k < at[1]; k++ {
 		q := int(pos[k])
 		t := stageTime(0, 0, q, s.compute(0, 0, q))
-		val[k] = score{t, t}
+		val[k] = score{t, sq(t)}
 	}
 	w := &s.w2
 	for i := 1; i < s.p; i++ {
 		prev := pos[at[i-1]:at[i]]
 		for k := at[i]; k < at[i+1]; k++ {
 			q := int(pos[k])
-			best, arg := score{inf, math.Inf(-1)}, int32(-1)
+			best, arg := score{inf, inf}, int32(-1)
 			pk := sort.Search(len(prev), func(x int) bool { return int(prev[x]) >= q }) - 1
 			w.reset(q - 1)
 			for j := q - 1; j >= i && pk >= 0; j-- {
@@ -81,7 +91,7 @@ func (s *solver) tieDP(sp spec, withTransfer bool) []int {
 				}
 				p := val[at[i-1]+pk]
 				t := stageTime(i, j, q, c)
-				if v := (score{p.total + t, min(p.min, t)}); arg < 0 || v.better(best) {
+				if v := (score{p.total + t, p.squares + sq(t)}); arg < 0 || v.better(best) {
 					best, arg = v, int32(j)
 				}
 			}

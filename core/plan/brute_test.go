@@ -145,11 +145,10 @@ func (r reference) stage(i, a, b int) refStage {
 	return s
 }
 
-type score struct{ objective, total, min float64 }
+type score struct{ objective, total, variance float64 }
 
-// less is the partitioner's documented order: the lower objective, then the lower total
-// of stage times, then the greater smallest stage time, each with values within a
-// relative 1e-12 equal.
+// less is the partitioner's documented order: the objective, then the total and the
+// variance of stage times, each with values within a relative 1e-12 equal.
 func (x score) less(y score) bool {
 	near := func(a, b float64) bool { return math.Abs(a-b) <= 1e-12*max(math.Abs(a), math.Abs(b)) }
 	if !near(x.objective, y.objective) {
@@ -158,13 +157,14 @@ func (x score) less(y score) bool {
 	if !near(x.total, y.total) {
 		return x.total < y.total
 	}
-	return x.min > y.min && !near(x.min, y.min)
+	return x.variance < y.variance && !near(x.variance, y.variance)
 }
 
 // scoreOf costs a split; ok is false when a stage does not fit or splits a tie group.
 func (r reference) scoreOf(bounds []int, obj partition.Objective) (score, bool) {
-	sc := score{min: math.Inf(1)}
+	var sc score
 	var maxC, maxT float64
+	var times []float64
 	group := map[string]int{} // tie group -> stage
 	for i := 0; i+1 < len(bounds); i++ {
 		a, b := bounds[i], bounds[i+1]-1
@@ -185,8 +185,12 @@ func (r reference) scoreOf(bounds []int, obj partition.Objective) (score, bool) 
 			t += st.transfer
 		}
 		sc.total += t
-		sc.min = min(sc.min, t)
+		times = append(times, t)
 		maxC, maxT = max(maxC, st.compute), max(maxT, st.transfer)
+	}
+	for _, t := range times {
+		d := t - sc.total/float64(len(times))
+		sc.variance += d * d / float64(len(times))
 	}
 	sc.objective = maxC
 	if obj == partition.MaxComputePlusTransfer {
