@@ -50,11 +50,13 @@ type Estimator struct {
 	sendBytes []int64         // bytes a stage ending at layer b sends
 	recvLink  []*cluster.Link // per stage: the link it receives over (nil: free)
 	sendLink  []*cluster.Link // per stage: the link it sends over (nil: free)
-	cutOK     []bool          // cutOK[k]: a stage may start at layer k (no tie group spans the cut)
-	scale     []float64       // time scale per stage (device speed)
-	limit     []int64         // memory limit per stage
-	inFlight  []int64         // microbatches in flight per stage
-	hostTime  float64         // both host transfers, when the cluster's HostEveryStage is set
+	recvCost  []linkCost      // per stage: recvLink's time, worked out once
+	sendCost  []linkCost
+	cutOK     []bool    // cutOK[k]: a stage may start at layer k (no tie group spans the cut)
+	scale     []float64 // time scale per stage (device speed)
+	limit     []int64   // memory limit per stage
+	inFlight  []int64   // microbatches in flight per stage
+	hostTime  float64   // both host transfers, when the cluster's HostEveryStage is set
 
 	peak maxTable // range maxima of peakAt
 
@@ -219,8 +221,11 @@ func (e *Estimator) prepareLinks() error {
 	n, p := e.n, e.p
 	e.recvLink = make([]*cluster.Link, p)
 	e.sendLink = make([]*cluster.Link, p)
+	e.recvCost = make([]linkCost, p)
+	e.sendCost = make([]linkCost, p)
 	for i := range p {
 		e.recvLink[i], e.sendLink[i] = e.c.RecvLink(i), e.c.SendLink(i)
+		e.recvCost[i], e.sendCost[i] = e.newLinkCost(e.recvLink[i], i), e.newLinkCost(e.sendLink[i], i)
 	}
 	if n == 0 || p == 0 {
 		return nil
@@ -498,14 +503,14 @@ func (e *Estimator) LimitBytes(i int) int64 { return e.limit[i] }
 func (e *Estimator) InFlight(i int) int { return int(e.inFlight[i]) }
 
 // Compute is the time of layers [a, b] on stage i, forward plus backward in training, in
-// the model's unit, scaled by the device's speed: Work(a, b) * Scale(i).
+// the model's unit, scaled by the device's speed: (Prefix(b+1) - Prefix(a)) * Scale(i).
 func (e *Estimator) Compute(i, a, b int) float64 {
 	return (e.time[b+1] - e.time[a]) * e.scale[i]
 }
 
-// Work is the time of layers [a, b] on device 0, forward plus backward in training, in
+// Prefix is the time of layers [0, k) on device 0, forward plus backward in training, in
 // the model's unit.
-func (e *Estimator) Work(a, b int) float64 { return e.time[b+1] - e.time[a] }
+func (e *Estimator) Prefix(k int) float64 { return e.time[k] }
 
 // Scale is how much longer stage i's device takes than device 0 for the same work.
 func (e *Estimator) Scale(i int) float64 { return e.scale[i] }
@@ -548,14 +553,14 @@ func (e *Estimator) Recv(i, a int) float64 {
 	if e.c.HostEveryStage {
 		t := e.hostTime
 		if i > 0 {
-			t += e.linkTime(e.recvLink[i], e.recvBytes[a], i)
+			t += e.recvCost[i].time(e.recvBytes[a])
 		}
 		return t
 	}
 	if i == 0 {
 		a = 0 // the first stage receives the model's input
 	}
-	return e.linkTime(e.recvLink[i], e.recvBytes[a], i)
+	return e.recvCost[i].time(e.recvBytes[a])
 }
 
 // Send is the part of Transfer that depends on the range's last layer b: stage i sending
@@ -567,7 +572,7 @@ func (e *Estimator) Send(i, b int) float64 {
 	case i == e.p-1:
 		b = e.n - 1 // the last stage sends the model's output
 	}
-	return e.linkTime(e.sendLink[i], e.sendBytes[b], i)
+	return e.sendCost[i].time(e.sendBytes[b])
 }
 
 func (e *Estimator) linkTime(l *cluster.Link, bytes int64, i int) float64 {
@@ -583,6 +588,77 @@ func (e *Estimator) linkTime(l *cluster.Link, bytes int64, i int) float64 {
 		return c
 	}
 	return l.Seconds(bytes, clock)
+}
+
+// linkCost is linkTime for one link of one stage, with the constants worked out once:
+// the same operations on the same values, so the same result to the bit, without the
+// lookups (Recv and Send run in the partitioner's inner loops).
+type linkCost struct {
+	kind        uint8 // 0: no link; 1: latency and bandwidth; 2: Graphcore's GBps and idle cycles
+	cycles      bool  // the model's unit is cycles
+	scaled      bool  // cycles to be stated in device 0's: times ratio
+	latency, bw float64
+	idle, denom float64 // idle cycles; GBps * GiB / clock
+	clock       float64
+	ratio       float64 // clock_0 / clock
+}
+
+func (e *Estimator) newLinkCost(l *cluster.Link, i int) linkCost {
+	if l == nil {
+		return linkCost{}
+	}
+	clock := e.c.Devices[i].ClockHz
+	lc := linkCost{kind: 1, cycles: e.m.Unit() == model.Cycles, latency: l.LatencySeconds, bw: l.BytesPerSecond, clock: clock}
+	if l.CyclesStyle() {
+		lc.kind, lc.idle, lc.denom = 2, float64(l.IdleCycles), l.GBps*cluster.GiB/clock
+	}
+	if clock0 := e.c.Devices[0].ClockHz; lc.cycles && clock != clock0 {
+		lc.scaled, lc.ratio = true, clock0/clock
+	}
+	return lc
+}
+
+// time is linkTime(l, n, i): cluster.Link's Seconds or Cycles, in device 0's cycles when
+// the model's unit is cycles.
+func (lc *linkCost) time(n int64) float64 {
+	switch lc.kind {
+	case 0:
+		return 0
+	case 1:
+		t := lc.latency
+		if n > 0 && lc.bw > 0 {
+			t += float64(n) / lc.bw
+		}
+		if !lc.cycles {
+			return t
+		}
+		return lc.scale(float64(truncCycles(t * lc.clock)))
+	}
+	c := lc.idle
+	if n > 0 && lc.denom > 0 {
+		c += float64(n) / lc.denom
+	}
+	c = float64(truncCycles(c))
+	if !lc.cycles {
+		return c / lc.clock
+	}
+	return lc.scale(c)
+}
+
+func (lc *linkCost) scale(c float64) float64 {
+	if lc.scaled {
+		c *= lc.ratio
+	}
+	return c
+}
+
+// truncCycles is cluster's: a cycle count truncated to an integer, saturating at
+// math.MaxInt64.
+func truncCycles(c float64) int64 {
+	if !(c < math.MaxInt64) {
+		return math.MaxInt64
+	}
+	return int64(c)
 }
 
 // Range is the full cost breakdown of layers [First, Last] on stage Stage.

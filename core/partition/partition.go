@@ -68,9 +68,10 @@ type Costs interface {
 	Stages() int
 	// CutAllowed reports whether a stage may start at layer k, 0 < k < n.
 	CutAllowed(k int) bool
-	// Work of layers [a, b] on a device of speed scale 1; it must not decrease as a range
-	// grows. Stage i computes Work * Scale(i).
-	Work(a, b int) float64
+	// Prefix is the work of layers [0, k) on a device of speed scale 1, 0 <= k <= n; it
+	// must not decrease with k, and Prefix(0) is 0. Stage i holding layers [a, b] computes
+	// (Prefix(b+1) - Prefix(a)) * Scale(i).
+	Prefix(k int) float64
 	Scale(i int) float64
 	// Recv and Send: stage i holding layers [a, b] transfers Recv(i, a) + Send(i, b).
 	Recv(i, a int) float64
@@ -190,7 +191,7 @@ func (s *solver) result(bounds []int, withTransfer bool) Result {
 	times := make([]float64, s.p)
 	for i := range s.p {
 		a, b := bounds[i], bounds[i+1]-1
-		c := s.c.Work(a, b) * s.scale[i]
+		c := (s.c.Prefix(b+1) - s.c.Prefix(a)) * s.scale[i]
 		t := s.c.Recv(i, a) + s.c.Send(i, b)
 		r.MaxCompute, r.MaxTransfer = max(r.MaxCompute, c), max(r.MaxTransfer, t)
 		if withTransfer {

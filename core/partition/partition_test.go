@@ -27,9 +27,9 @@ func (c chain) Scale(i int) float64           { return 1 }
 func (c chain) InFlight(i int) int            { return 1 }
 func (c chain) MemoryMonotone() bool          { return true }
 func (c chain) NewScanner() partition.Scanner { return &chainScan{c: c} }
-func (c chain) Work(a, b int) float64 {
+func (c chain) Prefix(k int) float64 {
 	var s float64
-	for _, t := range c.times[a : b+1] {
+	for _, t := range c.times[:k] {
 		s += t
 	}
 	return s

@@ -54,13 +54,16 @@ func (s *solver) probe1(sp spec) (bool, events) {
 		return false, ev
 	}
 	prev := []ival{{0, 0}}
-	fast := s.mono && math.IsInf(sp.t, 1)
+	fast := s.mono && math.IsInf(sp.t, 1) && !s.general
 	for i := range s.p {
 		start := len(s.reach)
 		s.reachAt = append(s.reachAt, start)
-		if fast {
+		switch {
+		case fast:
 			s.stageFast(i, prev, sp, &ev)
-		} else {
+		case s.mono && sp.lo <= 0 && !s.general:
+			s.stageFilter(i, prev, sp, &ev)
+		default:
 			s.stageGeneral(i, prev, sp, &ev)
 		}
 		if len(s.reach) == start {
@@ -237,6 +240,95 @@ scan:
 	s.heap = h
 }
 
+// stageFilter builds R_i when memory never decreases as a range grows, every stage's
+// transfer is bounded and compute is not bounded from below. The admissible starts for an
+// end q are then the positions from A(q) to q-1, and A never decreases as q grows: one
+// window's two ends sweep the stage once, and a monotone deque keeps, among the reachable
+// starts in the window, the one that receives fastest. An end is reached when that start's
+// receive time and the end's send time fit the bound together. When Costs.MemoryUpper
+// shows that the longest range in play fits, memory is not looked at.
+func (s *solver) stageFilter(i int, S []ival, sp spec, ev *events) {
+	qmin, qmax := s.ends(i)
+	start := len(s.reach)
+	first, last := S[0].lo, min(S[len(S)-1].hi, qmax-1)
+	if first > last {
+		return
+	}
+	w := &s.w
+	free := false
+	if base, stash := s.c.MemoryUpper(s.cut[first], s.cut[qmax]-1); s.fitsParts(i, base, stash) {
+		free = true
+	}
+	dq := s.heap[:0] // the deque: increasing positions, increasing receive times
+	head := 0
+	k, next := 0, first // next start of S to enter the deque
+	a := first          // A(q), and the window's first atom
+	set := false        // the window holds [a, q)
+	for q := max(qmin, first+1); q <= qmax; q++ {
+		if !free {
+			switch {
+			case !set:
+				w.reset(a)
+				for w.q < q {
+					w.extendRight()
+				}
+				set = true
+			default:
+				w.extendRight()
+			}
+		}
+		for a < q {
+			c := s.compute(i, a, q)
+			if c <= sp.u && (free || s.fits(w, i)) {
+				break
+			}
+			if c > sp.u {
+				ev.up = min(ev.up, c)
+			}
+			if a++; a < q && !free {
+				w.shrinkLeft()
+			}
+		}
+		for next <= q-1 && next <= last {
+			if next >= a {
+				if r := s.recv(i, next); sp.tOK(r) {
+					for len(dq) > head && dq[len(dq)-1].r >= r {
+						dq = dq[:len(dq)-1]
+					}
+					dq = append(dq, cand{lo: next, r: r})
+				} else {
+					ev.tr = min(ev.tr, r)
+				}
+			}
+			if next++; next > S[k].hi {
+				if k++; k == len(S) {
+					next = qmax + 1
+				} else {
+					next = S[k].lo
+				}
+			}
+		}
+		for head < len(dq) && dq[head].lo < a {
+			head++
+		}
+		if head == len(dq) {
+			if next > last {
+				break // no start is left
+			}
+			// The starts still to come are from next on: no end up to next is reached.
+			a, q, set = max(a, next), max(q, next), false
+			continue
+		}
+		if v := dq[head].r + s.send(i, q); sp.tOK(v) {
+			s.add(start, q, q)
+		} else {
+			ev.tr = min(ev.tr, v)
+		}
+	}
+	s.heap = dq
+	w.q = 0
+}
+
 // extent returns E(j): the last end q <= qmax such that [j, q) is admissible on stage i
 // (compute at most u, memory fits), or j if none is, using window s.w.
 func (s *solver) extent(i, j, qmax int, u float64, ev *events) int {
@@ -364,7 +456,7 @@ func (s *solver) lowerEnd(i, j, qmin, qmax int, lo float64, ev *events) int {
 		return first
 	}
 	q := first + sort.Search(qmax-first+1, func(k int) bool { return s.compute(i, j, first+k) >= lo })
-	if q-1 >= j+1 {
+	if q > first {
 		ev.down = max(ev.down, s.compute(i, j, q-1))
 	}
 	return q

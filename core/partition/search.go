@@ -13,7 +13,7 @@ func (s *solver) measure(bounds []int) measured {
 	r := measured{bounds: bounds, minC: inf}
 	for i := range s.p {
 		a, b := bounds[i], bounds[i+1]-1
-		c := s.c.Work(a, b) * s.scale[i]
+		c := (s.c.Prefix(b+1) - s.c.Prefix(a)) * s.scale[i]
 		t := s.c.Recv(i, a) + s.c.Send(i, b)
 		r.maxC, r.maxT, r.minC = max(r.maxC, c), max(r.maxT, t), min(r.minC, c)
 	}

@@ -13,6 +13,7 @@ type solver struct {
 	c       Costs
 	n, p, m int
 	cut     []int
+	prefix  []float64 // prefix[q]: Costs.Prefix(cut[q])
 	scale   []float64
 	k1      []int64 // InFlight(i) - 1
 	limit   []int64
@@ -31,7 +32,8 @@ type solver struct {
 	heap            []cand
 	badList         []int
 
-	probes int // probes run, for tests and benchmarks
+	probes  int  // probes run, for tests and benchmarks
+	general bool // tests: every stage by stageGeneral
 }
 
 // ival is the positions lo..hi.
@@ -50,6 +52,10 @@ func newSolver(c Costs) *solver {
 	}
 	s.cut = append(s.cut, n)
 	s.m = len(s.cut) - 1
+	s.prefix = make([]float64, s.m+1)
+	for q, k := range s.cut {
+		s.prefix[q] = c.Prefix(k)
+	}
 	s.scale = make([]float64, p)
 	s.k1 = make([]int64, p)
 	s.limit = make([]int64, p)
@@ -67,7 +73,7 @@ func newSolver(c Costs) *solver {
 }
 
 // layerWork is the work of the layers of atoms [j, q).
-func (s *solver) layerWork(j, q int) float64 { return s.c.Work(s.cut[j], s.cut[q]-1) }
+func (s *solver) layerWork(j, q int) float64 { return s.prefix[q] - s.prefix[j] }
 
 // compute is the time of atoms [j, q) on stage i.
 func (s *solver) compute(i, j, q int) float64 { return s.layerWork(j, q) * s.scale[i] }
