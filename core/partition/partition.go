@@ -155,11 +155,12 @@ func Solve(c Costs, obj Objective) (Result, error) {
 		return Result{}, ErrInfeasible
 	}
 	if obj == MaxCompute {
-		return s.result(s.tieDP(spec{u: tolerant(best.maxC), t: inf}, false), false), nil
+		return s.result(s.breakTies(best), false), nil
 	}
 	var r Result
 	for k, box := range s.frontier(best) {
-		x := s.result(s.tieDP(spec{u: tolerant(box.maxC), t: tolerant(box.maxT)}, true), true)
+		sp := spec{u: tolerant(box.maxC), t: tolerant(box.maxT)}
+		x := s.result(s.tieDP(sp, true, sp.u/2+sp.t), true)
 		if k == 0 || (score{x.Total, x.Variance}).better(score{r.Total, r.Variance}) && near(x.Objective, r.Objective) {
 			r = x
 		}
@@ -167,16 +168,60 @@ func Solve(c Costs, obj Objective) (Result, error) {
 	return r, nil
 }
 
+// breakTies returns, among the splits with the least bottleneck (that of best), one with
+// the least (total, variance). On identical devices every split has the same total: when
+// every stage time is zero all splits tie, and otherwise the DP runs within the bounds
+// that an even split's variance leaves (narrow).
+func (s *solver) breakTies(best measured) []int {
+	sp := spec{u: tolerant(best.maxC), t: inf}
+	if !s.same {
+		return s.tieDP(sp, false, sp.u/2)
+	}
+	if ok, _ := s.probe(sp); !ok {
+		panic("partition: the least bottleneck admits no split")
+	}
+	x := s.witness(sp, s.evenPick())
+	if best.maxC == 0 {
+		return x
+	}
+	return s.tieDP(s.narrow(sp, x), false, s.layerWork(0, s.m)*s.scale[0]/float64(s.p))
+}
+
 // evenPick returns a witness's choice that makes each stage, from the last backwards, as
 // close as allowed to an even share of the compute before its end: splits read back so
 // have a largest compute near the least, which speeds the searches, and look balanced.
+// The largest atom counts apart: the stage that holds it is made as short as allowed, the
+// others share the rest, and the stages after it are as many as their share of the rest
+// asks for, so that one huge layer does not skew every share.
 func (s *solver) evenPick() func(i, j, q int, c float64) (take, stop bool) {
+	k := 0
+	for j, a := range s.atoms.work {
+		if a > s.atoms.work[k] {
+			k = j
+		}
+	}
+	// The stage that should hold atom k: the stages before it take the work before it in
+	// proportion to its share of all but the atom's.
+	rest := s.layerWork(0, s.m) - s.atoms.work[k]
+	at := 0
+	if rest > 0 && s.p > 1 {
+		at = int(math.Round(s.layerWork(0, k) / rest * float64(s.p-1)))
+		at = min(max(at, min(k, 1)), s.p-1)
+	}
 	stage, gap := -1, inf
 	return func(i, j, q int, c float64) (take, stop bool) {
 		if i != stage {
 			stage, gap = i, inf
 		}
 		target := s.compute(i, 0, q) / float64(i+1)
+		switch {
+		case j <= k && k < q:
+			target = s.atoms.work[k] * s.scale[i]
+		case k < j && i > at:
+			target = s.compute(i, k+1, q) / float64(i-at)
+		case k < j:
+			target = (s.compute(i, 0, q) - s.atoms.work[k]*s.scale[i]) / float64(max(i, 1))
+		}
 		if d := math.Abs(c - target); d < gap {
 			gap = d
 			return true, false

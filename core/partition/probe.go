@@ -2,15 +2,49 @@ package partition
 
 import (
 	"math"
+	"slices"
 	"sort"
 	"time"
 )
 
 // spec bounds a probe: every stage's compute within [lo, u] and its transfer at most t
-// (below t when strict).
+// (below t when strict); when big is set, a stage that holds big's atom has big's bounds
+// on compute instead.
 type spec struct {
 	u, lo, t float64
 	strict   bool
+	big      *band
+	budget   *budget // bounds each stage's end too (narrow)
+}
+
+// band bounds the compute of the stage that holds one atom.
+type band struct {
+	atom  int
+	lo, u float64
+	// relaxed bounds the compute of every stage, less big's atom's when it holds it, from
+	// above: a condition that subranges keep, for the greedies of caps.
+	relaxed float64
+}
+
+// bounds returns the bounds on compute of a stage [j, q).
+func (sp *spec) bounds(j, q int) (lo, u float64) {
+	if b := sp.big; b != nil && j <= b.atom && b.atom < q {
+		return b.lo, b.u
+	}
+	return sp.lo, sp.u
+}
+
+// beyond reports, for a walk that grows a range to the left, that compute c of stage i's
+// range [j, q) (less big's atom's) exceeds what any stage allows: no larger range is
+// admissible.
+func (s *solver) beyond(sp *spec, i, j, q int, c float64) bool {
+	if b := sp.big; b != nil {
+		if j <= b.atom && b.atom < q {
+			c -= s.atoms.work[b.atom] * s.scale[i]
+		}
+		return c > b.relaxed
+	}
+	return c > sp.u
 }
 
 func (sp spec) tOK(v float64) bool {
@@ -59,9 +93,11 @@ func (s *solver) probe1(sp spec) (bool, events) {
 		start := len(s.reach)
 		s.reachAt = append(s.reachAt, start)
 		switch {
+		case fast && sp.big != nil:
+			s.stageBig(i, prev, sp, &ev)
 		case fast:
 			s.stageFast(i, prev, sp, &ev)
-		case s.mono && sp.lo <= 0 && !s.general:
+		case s.mono && sp.lo <= 0 && !s.general && sp.big == nil:
 			s.stageFilter(i, prev, sp, &ev)
 		default:
 			s.stageGeneral(i, prev, sp, &ev)
@@ -103,13 +139,17 @@ func (s *solver) caps(sp spec, ev *events) bool {
 	s.lowEnd, s.highEnd = s.lowEnd[:s.p], s.highEnd[:s.p]
 	s.lowEnd[s.p-1], s.highEnd[s.p-1] = s.m, s.m
 	long, short := s.m, s.m
+	lo := sp.lo
+	if sp.big != nil {
+		lo = min(lo, sp.big.lo)
+	}
 	for k := s.p - 1; k >= 1; k-- {
 		if long > 0 {
-			long = s.longest(k, long, sp.u, ev)
+			long = s.longest(k, long, sp, ev)
 		}
-		if sp.lo > 0 {
+		if lo > 0 {
 			// The last start whose range to short reaches lo.
-			j := sort.Search(short, func(j int) bool { return s.compute(k, j, short) < sp.lo }) - 1
+			j := sort.Search(short, func(j int) bool { return s.compute(k, j, short) < lo }) - 1
 			if j+1 < short {
 				ev.down = max(ev.down, s.compute(k, j+1, short))
 			}
@@ -118,6 +158,10 @@ func (s *solver) caps(sp spec, ev *events) bool {
 			short--
 		}
 		s.lowEnd[k-1], s.highEnd[k-1] = max(long, k), min(short, s.qmax(k-1))
+		if b := sp.budget; b != nil {
+			lo, hi := b.ends(s, k-1)
+			s.lowEnd[k-1], s.highEnd[k-1] = max(s.lowEnd[k-1], lo), min(s.highEnd[k-1], hi)
+		}
 		if s.lowEnd[k-1] > s.highEnd[k-1] {
 			return false
 		}
@@ -126,9 +170,10 @@ func (s *solver) caps(sp spec, ev *events) bool {
 }
 
 // longest returns the first start of the longest range ending at position e that stage k
-// might hold: compute within u, memory's lower bound within the limit; e if none.
-func (s *solver) longest(k, e int, u float64, ev *events) int {
-	j := sort.Search(e, func(j int) bool { return s.compute(k, j, e) <= u })
+// might hold: compute within u (less big's atom's within big's relaxed bound), memory's
+// lower bound within the limit; e if none.
+func (s *solver) longest(k, e int, sp spec, ev *events) int {
+	j := sort.Search(e, func(j int) bool { return !s.beyond(&sp, k, j, e, s.compute(k, j, e)) })
 	if j > 0 {
 		ev.up = min(ev.up, s.compute(k, j-1, e))
 	}
@@ -170,11 +215,12 @@ func (s *solver) stageGeneral(i int, S []ival, sp spec, ev *events) {
 	// Starts whose ranges cannot reach qmin within u are of no use.
 	jmin := 0
 	if qmin > 1 {
-		jmin = sort.Search(qmin, func(j int) bool { return s.compute(i, j, qmin) <= sp.u })
-		if jmin > 0 {
+		jmin = sort.Search(qmin, func(j int) bool { return !s.beyond(&sp, i, j, qmin, s.compute(i, j, qmin)) })
+		if jmin > 0 && sp.big == nil {
 			ev.up = min(ev.up, s.compute(i, jmin-1, qmin))
 		}
 	}
+	var after []cand // with big: the ends past its atom, which come after all others
 scan:
 	for _, iv := range S {
 		for j := max(iv.lo, jmin); j <= iv.hi && j < qmax; j++ {
@@ -184,6 +230,20 @@ scan:
 					ev.tr = min(ev.tr, r)
 					continue
 				}
+			}
+			if b := sp.big; b != nil && j <= b.atom {
+				// Ends up to the atom have the usual bounds, ends past it big's.
+				if q := min(qmax, b.atom); j < q {
+					if lo, e := s.lowerEnd(i, j, qmin, q, sp.lo, ev), s.extent(i, j, q, sp.u, ev); lo <= e {
+						cands = append(cands, cand{lo, e, r})
+					}
+				}
+				if e := s.extent(i, j, qmax, b.u, ev); e > b.atom {
+					if lo := s.lowerEnd(i, j, max(qmin, b.atom+1), qmax, b.lo, ev); lo <= e {
+						after = append(after, cand{lo, e, r})
+					}
+				}
+				continue
 			}
 			lo := max(j+1, qmin)
 			if sp.lo > 0 {
@@ -195,7 +255,10 @@ scan:
 					ev.down = max(ev.down, s.compute(i, j, lq-1))
 				}
 				if lq > qmax {
-					break scan // later starts reach the lower bound later still
+					if sp.big == nil {
+						break scan // later starts reach the lower bound later still
+					}
+					continue
 				}
 				lo = max(lo, lq)
 			}
@@ -203,6 +266,10 @@ scan:
 				cands = append(cands, cand{lo, e, r})
 			}
 		}
+	}
+	if len(after) > 0 { // the ends from starts past the atom may come before them
+		cands = append(cands, after...)
+		sort.SliceStable(cands, func(x, y int) bool { return cands[x].lo < cands[y].lo })
 	}
 	s.cands = cands
 	if !tfin {
@@ -379,7 +446,19 @@ func (s *solver) stageFast(i int, S []ival, sp spec, ev *events) {
 		}
 		bad := s.badList[:0]
 		s.bad(i, x, y, sp.u, ev, func(j int) { bad = append(bad, j) })
+		if b := sp.big; b != nil && x <= b.atom && b.atom <= y { // no range here holds it
+			if k := sort.SearchInts(bad, b.atom); k == len(bad) || bad[k] != b.atom {
+				bad = slices.Insert(bad, k, b.atom)
+			}
+		}
 		s.badList = bad
+		// upTo is the last end a range from j may have: with big, not past its atom.
+		upTo := func(j int) int {
+			if b := sp.big; b != nil && j <= b.atom {
+				return min(qmax, b.atom)
+			}
+			return qmax
+		}
 		isBad := func(j int) bool {
 			k := sort.SearchInts(bad, j)
 			return k < len(bad) && bad[k] == j
@@ -410,7 +489,7 @@ func (s *solver) stageFast(i int, S []ival, sp spec, ev *events) {
 			}
 			last := y + 1
 			if !isBad(y) {
-				last = max(last, s.reachEnd(i, y, qmax, sp.u, ev))
+				last = max(last, s.reachEnd(i, y, upTo(y), sp.u, ev))
 			}
 			if q <= min(last, qmax) {
 				s.add(start, q, min(last, qmax))
@@ -422,7 +501,7 @@ func (s *solver) stageFast(i int, S []ival, sp spec, ev *events) {
 			if lo > qmax {
 				break // later starts reach the lower bound later still
 			}
-			cov := s.reachEnd(i, j, qmax, sp.u, ev)
+			cov := s.reachEnd(i, j, upTo(j), sp.u, ev)
 			cur, last := j, j
 			for cov < qmax {
 				J := s.lastStart(i, cur, y, cov+1, sp.lo, ev)
@@ -430,7 +509,7 @@ func (s *solver) stageFast(i int, S []ival, sp spec, ev *events) {
 				if J = goodBefore(J, cur); J <= cur {
 					break
 				}
-				e := s.reachEnd(i, J, qmax, sp.u, ev)
+				e := s.reachEnd(i, J, upTo(J), sp.u, ev)
 				cur = J
 				if e <= cov {
 					break
@@ -445,6 +524,41 @@ func (s *solver) stageFast(i int, S []ival, sp spec, ev *events) {
 			}
 			j = goodAfter(max(last, cur) + 1)
 		}
+	}
+}
+
+// stageBig is stageFast for a probe whose big atom has bounds of its own: the ranges
+// without the atom by stageFast (which takes the atom as bad and stops ranges before it),
+// those with it start by start, as stageGeneral does. Only
+// starts whose range to just past the atom is within big's bound can hold it: a few.
+func (s *solver) stageBig(i int, S []ival, sp spec, ev *events) {
+	start := len(s.reach)
+	b := sp.big
+	s.stageFast(i, S, sp, ev)
+	qmin, qmax := s.ends(i)
+	if b.atom >= qmax {
+		return
+	}
+	// The starts at or before the atom whose range just past it is within big's bound.
+	jmin := sort.Search(b.atom+1, func(j int) bool { return s.compute(i, j, b.atom+1) <= b.u })
+	var extra []ival
+	for _, iv := range S {
+		for j := max(iv.lo, jmin); j <= min(iv.hi, b.atom); j++ {
+			if e := s.extent(i, j, qmax, b.u, ev); e > b.atom {
+				if lo := s.lowerEnd(i, j, max(qmin, b.atom+1), qmax, b.lo, ev); lo <= e {
+					extra = append(extra, ival{lo, e})
+				}
+			}
+		}
+	}
+	if len(extra) == 0 {
+		return
+	}
+	all := append(slices.Clone(s.reach[start:]), extra...)
+	sort.Slice(all, func(x, y int) bool { return all[x].lo < all[y].lo })
+	s.reach = s.reach[:start]
+	for _, iv := range all {
+		s.add(start, iv.lo, iv.hi)
 	}
 }
 
@@ -517,13 +631,14 @@ func (s *solver) witness(sp spec, pick func(i, j, q int, c float64) (take, stop 
 				w.extendLeft()
 			}
 			c := s.compute(i, j, q)
-			if c > sp.u || s.hopeless(w, i) {
+			if s.beyond(&sp, i, j, q, c) || s.hopeless(w, i) {
 				break
 			}
 			for k > 0 && prev[k].lo > j {
 				k--
 			}
-			if j < prev[k].lo || j > prev[k].hi || c < sp.lo || !s.fits(w, i) || !sp.tOK(s.transfer(i, j, q)) {
+			lo, u := sp.bounds(j, q)
+			if j < prev[k].lo || j > prev[k].hi || c < lo || c > u || !s.fits(w, i) || !sp.tOK(s.transfer(i, j, q)) {
 				continue
 			}
 			take, stop := true, true
