@@ -203,8 +203,11 @@ func (s *solver) evenPick() func(i, j, q int, c float64) (take, stop bool) {
 	// The stage that should hold atom k: the stages before it take the work before it in
 	// proportion to its share of all but the atom's.
 	rest := s.layerWork(0, s.m) - s.atoms.work[k]
+	if s.p < 2 || s.atoms.work[k] <= s.layerWork(0, s.m)/float64(s.p) {
+		k = -1 // no atom exceeds an even share: nothing to count apart
+	}
 	at := 0
-	if rest > 0 && s.p > 1 {
+	if rest > 0 && k >= 0 {
 		at = int(math.Round(s.layerWork(0, k) / rest * float64(s.p-1)))
 		at = min(max(at, min(k, 1)), s.p-1)
 	}
@@ -215,6 +218,7 @@ func (s *solver) evenPick() func(i, j, q int, c float64) (take, stop bool) {
 		}
 		target := s.compute(i, 0, q) / float64(i+1)
 		switch {
+		case k < 0:
 		case j <= k && k < q:
 			target = s.atoms.work[k] * s.scale[i]
 		case k < j && i > at:
