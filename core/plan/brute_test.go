@@ -296,11 +296,17 @@ func randomInstance(rng *rand.Rand) (*model.Model, *cluster.Cluster, estimate.Op
 		}
 		c.Devices = append(c.Devices, d)
 	}
+	// Slow links make transfers dwarf compute (the transfer-dominated case), so that the
+	// compute+transfer frontier has many points.
+	slow := 1.0
+	if rng.IntN(4) == 0 {
+		slow = 1.0 / 32
+	}
 	link := func() cluster.Link {
 		if rng.IntN(2) == 0 {
-			return cluster.Link{GBps: []float64{0.5, 1, 2}[rng.IntN(3)], IdleCycles: int64(rng.IntN(3))}
+			return cluster.Link{GBps: []float64{0.5, 1, 2}[rng.IntN(3)] * slow, IdleCycles: int64(rng.IntN(3))}
 		}
-		return cluster.Link{LatencySeconds: float64(rng.IntN(3)), BytesPerSecond: []float64{1, 2, 4}[rng.IntN(3)]}
+		return cluster.Link{LatencySeconds: float64(rng.IntN(3)), BytesPerSecond: []float64{1, 2, 4}[rng.IntN(3)] * slow}
 	}
 	switch rng.IntN(3) {
 	case 0:
