@@ -2,7 +2,15 @@ package partition
 
 import "math"
 
+var debugGap func(g gap, best float64, probes int)
+
 func (m measured) sum() float64 { return m.maxC + m.maxT }
+
+// box is a compute and a transfer bound whose splits all have the least sum; lbTotal
+// bounds their total of stage times from below (0: unknown).
+type box struct {
+	maxC, maxT, lbTotal float64
+}
 
 // gap is an interval [a, b) of transfer bounds not yet evaluated. F, the least largest stage
 // compute among splits whose every transfer is within the bound, only decreases as the
@@ -29,8 +37,12 @@ func (g gap) lb() float64 { return g.fb + g.a }
 // transfer the search's failed probes rejected: F is the same up to it); or F exceeds
 // best - T, so T cannot win, the gap loses [T, T_r) and learns that F exceeds best - T
 // below T.
-func (s *solver) frontier(c0 measured) []measured {
-	found := []measured{c0}
+func (s *solver) frontier(c0 measured) []box {
+	type found struct {
+		m       measured
+		lbTotal float64
+	}
+	all := []found{{m: c0}}
 	best := c0.sum()
 	gaps := []gap{{a: 0, b: c0.maxT, fb: c0.maxC, left: measured{maxC: inf}}}
 	for len(gaps) > 0 {
@@ -45,10 +57,41 @@ func (s *solver) frontier(c0 measured) []measured {
 			break
 		}
 		gaps = append(gaps[:k], gaps[k+1:]...)
-		if ok, _ := s.probe(spec{u: tolerant(best) - g.a, t: g.b, strict: true}); !ok {
+		if debugGap != nil {
+			debugGap(g, best, s.probes)
+		}
+		if !math.IsInf(g.left.maxC, 1) && near(g.left.sum(), best) {
+			// A flat stretch: the split just left ties the best sum, so the bounds right of
+			// it are swept from a, one probe each: is there a split computing within
+			// best - a with every transfer within a? If not, no bound from a to the least
+			// transfer the probe rejected can win or tie (a larger bound leaves less room
+			// for compute); if so, F(a) is found from the probe's split, as below.
+			sp := spec{u: tolerant(best) - g.a, t: g.a}
+			ok, ev := s.probe(sp)
+			if !ok {
+				if ev.tr < g.b {
+					gaps = append(gaps, gap{a: ev.tr, b: g.b, fb: g.fb, left: g.left})
+				}
+				continue
+			}
+			w := s.measure(s.witness(sp, s.evenPick()))
+			w.lbTotal = s.lbTotal()
+			f, dT := s.minCompute(g.a, false, g.fb, w.maxC, w)
+			all = append(all, found{m: f, lbTotal: f.lbTotal})
+			best = min(best, f.sum())
+			if dT < g.b {
+				gaps = append(gaps, gap{a: dT, b: g.b, fb: g.fb, left: f})
+			}
 			continue
 		}
-		t := between(g.a, g.b)
+		sp := spec{u: tolerant(best) - g.a, t: g.b, strict: true}
+		if ok, _ := s.probe(sp); !ok {
+			continue
+		}
+		// F is evaluated at the largest transfer of the split the probe found (within the
+		// gap, or at its start): a real transfer, so that each evaluation covers at least
+		// one bound the enumeration would try.
+		t := min(max(s.measure(s.witness(sp, s.evenPick())).maxT, g.a), between(g.a, g.b))
 		f, dT := s.evalF(t, g.fb, tolerant(best)-t, g.left)
 		if math.IsInf(f.maxC, 1) { // F(t) > best - t
 			if g.a < t {
@@ -59,7 +102,7 @@ func (s *solver) frontier(c0 measured) []measured {
 			}
 			continue
 		}
-		found = append(found, f)
+		all = append(all, found{m: f, lbTotal: f.lbTotal})
 		best = min(best, f.sum())
 		if g.a < f.maxT {
 			gaps = append(gaps, gap{a: g.a, b: f.maxT, fb: f.maxC, left: g.left})
@@ -68,13 +111,31 @@ func (s *solver) frontier(c0 measured) []measured {
 			gaps = append(gaps, gap{a: dT, b: g.b, fb: g.fb, left: f})
 		}
 	}
-	var boxes []measured
-	for _, f := range found {
-		if near(f.sum(), best) {
-			boxes = append(boxes, f)
+	var boxes []box
+	for _, f := range all {
+		if near(f.m.sum(), best) {
+			boxes = append(boxes, box{f.m.maxC, f.m.maxT, f.lbTotal})
 		}
 	}
 	return boxes
+}
+
+// lbTotal bounds from below the total of stage times (compute + transfer) of every split
+// within the last probe: the model's work on the fastest device, plus each stage's least
+// transfer among the admissible ranges the probe met.
+func (s *solver) lbTotal() float64 {
+	fast := inf
+	for _, sc := range s.scale {
+		fast = min(fast, sc)
+	}
+	lb := s.layerWork(0, s.m) * fast
+	for _, t := range s.minT[:s.p] {
+		if math.IsInf(t, 1) {
+			return 0 // the probe had no transfer bound: nothing known
+		}
+		lb += t
+	}
+	return lb * (1 - 1e-9) // against rounding
 }
 
 // evalF is F(t) with a split that has it, and the least transfer a failed probe rejected.
@@ -89,6 +150,7 @@ func (s *solver) evalF(t, lo, limit float64, left measured) (measured, float64) 
 			return measured{maxC: inf, maxT: max(lo, ev.up)}, ev.tr
 		}
 		left = s.measure(s.witness(sp, s.evenPick()))
+		left.lbTotal = s.lbTotal()
 	}
 	return s.minCompute(t, false, lo, left.maxC, left)
 }

@@ -59,6 +59,7 @@ package partition
 import (
 	"errors"
 	"math"
+	"sort"
 )
 
 // Costs is what the partitioner needs to know about a model on a cluster.
@@ -137,6 +138,8 @@ type Result struct {
 	Total, Variance float64
 }
 
+var debugBox func(b box, total float64)
+
 // ErrInfeasible is returned when no split satisfies the constraints.
 var ErrInfeasible = errors.New("no split into stages fits")
 
@@ -157,10 +160,20 @@ func Solve(c Costs, obj Objective) (Result, error) {
 	if obj == MaxCompute {
 		return s.result(s.breakTies(best), false), nil
 	}
+	// The optimal boxes, cheapest total first: a box whose lower bound on the total exceeds
+	// the best total found cannot win the tie-break.
+	boxes := s.frontier(best)
+	sort.SliceStable(boxes, func(x, y int) bool { return boxes[x].lbTotal < boxes[y].lbTotal })
 	var r Result
-	for k, box := range s.frontier(best) {
-		sp := spec{u: tolerant(box.maxC), t: tolerant(box.maxT)}
+	for k, b := range boxes {
+		if k > 0 && b.lbTotal > r.Total && !near(b.lbTotal, r.Total) {
+			break
+		}
+		sp := spec{u: tolerant(b.maxC), t: tolerant(b.maxT)}
 		x := s.result(s.tieDP(sp, true, sp.u/2+sp.t), true)
+		if debugBox != nil {
+			debugBox(b, x.Total)
+		}
 		if k == 0 || (score{x.Total, x.Variance}).better(score{r.Total, r.Variance}) && near(x.Objective, r.Objective) {
 			r = x
 		}

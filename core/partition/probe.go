@@ -84,6 +84,12 @@ func (s *solver) probe1(sp spec) (bool, events) {
 	s.probes++
 	ev := events{up: inf, down: math.Inf(-1), tr: inf}
 	s.reach, s.reachAt = s.reach[:0], s.reachAt[:0]
+	if len(s.minT) < s.p {
+		s.minT = make([]float64, s.p)
+	}
+	for i := range s.minT {
+		s.minT[i] = inf
+	}
 	if !s.caps(sp, &ev) {
 		return false, ev
 	}
@@ -299,6 +305,7 @@ scan:
 		}
 		if v := h[0].r + s.send(i, q); sp.tOK(v) {
 			s.add(start, q, q)
+			s.minT[i] = min(s.minT[i], v)
 		} else {
 			ev.tr = min(ev.tr, v)
 		}
@@ -388,6 +395,7 @@ func (s *solver) stageFilter(i int, S []ival, sp spec, ev *events) {
 		}
 		if v := dq[head].r + s.send(i, q); sp.tOK(v) {
 			s.add(start, q, q)
+			s.minT[i] = min(s.minT[i], v)
 		} else {
 			ev.tr = min(ev.tr, v)
 		}

@@ -7,6 +7,9 @@ import "math"
 type measured struct {
 	bounds           []int
 	maxC, maxT, minC float64
+	// lbTotal bounds from below the total of stage times of every split whose compute and
+	// transfer are within those of this one (0: unknown): see solver.lbTotal.
+	lbTotal float64
 }
 
 func (s *solver) measure(bounds []int) measured {
@@ -81,6 +84,7 @@ func (s *solver) minCompute(t float64, strict bool, lo, hi float64, hiSplit meas
 			ok, ev := s.probe(sp)
 			if ok {
 				hiSplit = s.measure(s.witness(sp, s.evenPick()))
+				hiSplit.lbTotal = s.lbTotal()
 				hi = hiSplit.maxC
 				break
 			}
@@ -96,6 +100,7 @@ func (s *solver) minCompute(t float64, strict bool, lo, hi float64, hiSplit meas
 		ok, ev := s.probe(sp)
 		if ok {
 			hiSplit = s.measure(s.witness(sp, s.evenPick()))
+			hiSplit.lbTotal = s.lbTotal()
 			hi = hiSplit.maxC
 			below = !below
 			continue

@@ -28,6 +28,9 @@ type solver struct {
 	reachAt []int
 	// lowEnd[i]..highEnd[i]: where stage i may end in the current probe (caps).
 	lowEnd, highEnd []int
+	// minT[i]: with a transfer bound, the least transfer of an admissible range of stage i
+	// met in the last probe (a lower bound on stage i's in any split within it).
+	minT []float64
 	cands           []cand
 	heap            []cand
 	badList         []int
