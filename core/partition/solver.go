@@ -30,10 +30,12 @@ type solver struct {
 	lowEnd, highEnd []int
 	// minT[i]: with a transfer bound, the least transfer of an admissible range of stage i
 	// met in the last probe (a lower bound on stage i's in any split within it).
-	minT []float64
-	cands           []cand
-	heap            []cand
-	badList         []int
+	minT    []float64
+	cands   []cand
+	heap    []cand
+	badList []int
+	// recvMemo and sendMemo keep transfer times the probes asked for.
+	recvMemo, sendMemo memo
 
 	probes  int  // probes run, for tests and benchmarks
 	general bool // tests: every stage by stageGeneral
@@ -81,9 +83,76 @@ func (s *solver) layerWork(j, q int) float64 { return s.prefix[q] - s.prefix[j] 
 // compute is the time of atoms [j, q) on stage i.
 func (s *solver) compute(i, j, q int) float64 { return s.layerWork(j, q) * s.scale[i] }
 
-// recv and send are the two parts of the transfer of a stage [j, q) on stage i.
-func (s *solver) recv(i, j int) float64 { return s.c.Recv(i, s.cut[j]) }
-func (s *solver) send(i, q int) float64 { return s.c.Send(i, s.cut[q]-1) }
+// recv and send are the two parts of the transfer of a stage [j, q) on stage i. Probes
+// ask for the same ones again and again, so they are kept (see memo).
+func (s *solver) recv(i, j int) float64 {
+	if v := s.recvMemo.v; v != nil {
+		if k := j - s.recvMemo.lo[i]; k >= 0 && k < len(v[i]) {
+			if x := v[i][k]; x == x {
+				return x
+			}
+		}
+	}
+	return s.recvMemo.put(s, i, j, s.c.Recv(i, s.cut[j]))
+}
+
+func (s *solver) send(i, q int) float64 {
+	if v := s.sendMemo.v; v != nil {
+		if k := q - s.sendMemo.lo[i]; k >= 0 && k < len(v[i]) {
+			if x := v[i][k]; x == x {
+				return x
+			}
+		}
+	}
+	return s.sendMemo.put(s, i, q, s.c.Send(i, s.cut[q]-1))
+}
+
+// memo keeps each stage's transfer times by position, over the positions the probes ask
+// for (a window per stage, grown as needed), up to a budget of entries in all: beyond it
+// times are worked out each time. It is a cache, not a table of stages x layers: probes
+// near an optimum ask for narrow windows.
+type memo struct {
+	lo   []int
+	v    [][]float64 // v[i][q-lo[i]]; NaN: not yet known
+	size int
+}
+
+const memoBudget = 1 << 21
+
+// put keeps x as stage i's time at position q, growing the stage's window to take it
+// when the budget allows, and returns x.
+func (c *memo) put(s *solver, i, q int, x float64) float64 {
+	if c.v == nil {
+		c.lo, c.v = make([]int, s.p), make([][]float64, s.p)
+	}
+	v, lo := c.v[i], c.lo[i]
+	if q < lo || q >= lo+len(v) {
+		// Grow the window to take q, with room to spare on that side.
+		nlo, nhi := lo, lo+len(v)
+		if len(v) == 0 {
+			lo, nlo, nhi = q, max(0, q-32), min(s.m+1, q+32)
+		}
+		if q < nlo {
+			nlo = max(0, q-max(64, len(v)))
+		}
+		if q >= nhi {
+			nhi = min(s.m+1, q+1+max(64, len(v)))
+		}
+		if c.size+(nhi-nlo)-len(v) > memoBudget {
+			return x
+		}
+		nv := make([]float64, nhi-nlo)
+		for k := range nv {
+			nv[k] = math.NaN()
+		}
+		copy(nv[lo-nlo:], v)
+		c.size += len(nv) - len(v)
+		c.v[i], c.lo[i] = nv, nlo
+		v, lo = nv, nlo
+	}
+	v[q-lo] = x
+	return x
+}
 
 // transfer is the transfer time of atoms [j, q) on stage i.
 func (s *solver) transfer(i, j, q int) float64 { return s.recv(i, j) + s.send(i, q) }
