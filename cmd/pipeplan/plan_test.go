@@ -50,7 +50,7 @@ func TestPlanCommand(t *testing.T) {
 		stderr     []string
 		boundaries []int
 	}{
-		{"json", []string{"plan", "--model", model, "--cluster", two, "--json"}, 0, []string{`"bottleneck": 30000`, `"first_layer": 3`}, nil, []int{0, 3, 6}},
+		{"json", []string{"plan", "--model", model, "--cluster", two, "--json"}, 0, []string{`"bottleneck_cycles": 30000`, `"first_layer": 3`}, nil, []int{0, 3, 6}},
 		{"table", []string{"plan", "--model", model, "--cluster", two}, 0, []string{"six: 6 layers on 2 stages", "30000 cyc", "300 B"}, nil, nil},
 		{"transfer objective", []string{"plan", "--model", model, "--cluster", two, "--objective", "compute+transfer", "--json"}, 0, []string{`"objective": "compute+transfer"`}, nil, []int{0, 3, 6}},
 		{"no fit", []string{"plan", "--model", model, "--cluster", tiny}, 1, nil, []string{"no plan fits", "alone need 600 B, and the 2 devices hold 300 B together"}, nil},
@@ -94,7 +94,7 @@ func TestPlanCommand(t *testing.T) {
 					Stages     []struct {
 						FirstLayer  int     `json:"first_layer"`
 						LastLayer   int     `json:"last_layer"`
-						Compute     float64 `json:"compute"`
+						Compute     float64 `json:"compute_cycles"`
 						Transfer    float64 `json:"transfer"`
 						MemoryBytes int64   `json:"memory_bytes"`
 					} `json:"stages"`
@@ -128,7 +128,7 @@ func TestPlanHFConfigPresetNamedCluster(t *testing.T) {
 	var p struct {
 		Boundaries []int `json:"boundaries"`
 		Stages     []struct {
-			Compute float64 `json:"compute"`
+			Compute float64 `json:"compute_seconds"`
 		} `json:"stages"`
 	}
 	if err := json.Unmarshal([]byte(stdout), &p); err != nil {
