@@ -277,4 +277,3 @@ func ringAllReduce(k int, n int64, l *cluster.Link, clockHz float64) float64 {
 	}
 	return t
 }
-
