@@ -549,17 +549,12 @@ func (p *prepared) architecture(es *model.Errors) {
 	if !p.train() {
 		o.Optimizer, o.Precision = analytic.None, ""
 	}
+	// Costed on device 0; the estimator scales each other device's times by its FLOP/s.
 	device := p.cluster.Devices[0].Name
 	t, err := analytic.PresetTarget(device)
 	if err != nil {
 		es.Add("cluster.document.devices[0].name", "must name a device preset to cost an architecture on (%v)", err)
 		return
-	}
-	for i, d := range p.cluster.Devices {
-		if !strings.EqualFold(d.Name, device) {
-			es.Add(fmt.Sprintf("cluster.document.devices[%d].name", i), "must be %q like devices[0]: an architecture is costed on one kind of device", device)
-			return
-		}
 	}
 	if a.MatmulEfficiency != 0 {
 		t.Perf.MatmulEfficiency = a.MatmulEfficiency
@@ -569,6 +564,9 @@ func (p *prepared) architecture(es *model.Errors) {
 	}
 	if a.KernelSeconds != nil {
 		t.Perf.KernelSeconds = *a.KernelSeconds
+	}
+	if r.Model.Name != "" {
+		p.arch.Name = r.Model.Name
 	}
 	est, err := analytic.Estimate(p.arch, t, o)
 	if err != nil {

@@ -277,3 +277,23 @@ func ringAllReduce(k int, n int64, l *cluster.Link, clockHz float64) float64 {
 	}
 	return t
 }
+
+// Estimate returns the analytic estimate of the request's architecture on its cluster's
+// device: every layer's parameters, FLOPs, times and memory for one microbatch, and the
+// totals of one device holding the whole model. The request must name an architecture.
+func Estimate(ctx context.Context, r *Request) (*analytic.Result, error) {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	p, err := prepare(r)
+	if err != nil {
+		return nil, err
+	}
+	if p.est == nil {
+		return nil, &model.FieldError{Path: "model.architecture", Reason: "is required: an estimate costs an architecture (a profile states its own costs)"}
+	}
+	return p.est, nil
+}
