@@ -26,9 +26,9 @@ func init() {
 // and plan (--hf-config).
 type analyticFlags struct {
 	config                                                        string
-	batch, seq, dataParallel                                      int
+	batch, seq, dataParallel, tensorParallel                      int
 	dtype, precision, optimizer, attention, recompute, split, tie string
-	zero1                                                         bool
+	zero1, sequenceParallel                                       bool
 	matmulEff, memoryEff, kernelMicros                            optionalFloat
 }
 
@@ -67,6 +67,8 @@ func (f *analyticFlags) add(fs *flag.FlagSet) {
 	fs.StringVar(&f.tie, "tie", "copy", "tied embeddings: copy (both ends hold the matrix, gradients all-reduced) or stage (one stage holds both ends)")
 	fs.IntVar(&f.dataParallel, "dp", 1, "data-parallel replicas (with --zero1: optimizer state sharded over them)")
 	fs.BoolVar(&f.zero1, "zero1", false, "shard optimizer state and master weights over the --dp replicas (ZeRO-1)")
+	fs.IntVar(&f.tensorParallel, "tp", 1, "tensor-parallel degree (Megatron-style): each stage is a group of N devices over the device's link; figures are one device's")
+	fs.BoolVar(&f.sequenceParallel, "sp", false, "sequence parallelism with --tp: norms, dropout and residuals split along the sequence too")
 	fs.Var(&f.matmulEff, "matmul-efficiency", "fraction of the peak FLOP/s matrix products reach (default: the device preset's)")
 	fs.Var(&f.memoryEff, "memory-efficiency", "fraction of the memory bandwidth memory-bound kernels reach (default: the preset's)")
 	fs.Var(&f.kernelMicros, "kernel-us", "launch cost of one kernel in microseconds (default: the preset's)")
@@ -111,6 +113,7 @@ func (f *analyticFlags) options(a *arch.Arch) analytic.Options {
 		Optimizer: analytic.Optimizer(f.optimizer), Attention: analytic.Attention(f.attention),
 		Recompute: analytic.Recompute(f.recompute), Split: analytic.Split(f.split), Tie: analytic.Tie(f.tie),
 		DataParallel: f.dataParallel, ZeRO1: f.zero1,
+		TensorParallel: f.tensorParallel, SequenceParallel: f.sequenceParallel,
 	}
 }
 
@@ -197,7 +200,7 @@ func flagError(err error) error {
 	flags := map[string]string{
 		"batch": "--batch", "seq": "--seq", "dtype": "--dtype", "precision": "--precision",
 		"optimizer": "--optimizer", "attention": "--attention", "recompute": "--recompute",
-		"split": "--split", "tie": "--tie", "data_parallel": "--dp",
+		"split": "--split", "tie": "--tie", "data_parallel": "--dp", "tensor_parallel": "--tp",
 		"perf.matmul_efficiency": "--matmul-efficiency", "perf.memory_efficiency": "--memory-efficiency",
 		"perf.kernel_seconds": "--kernel-us",
 	}
@@ -265,7 +268,11 @@ func printEstimate(w io.Writer, r *analytic.Result, t analytic.Target) {
 	}
 	tw.Flush()
 	tt := r.Total
-	fmt.Fprintf(w, "\nparameters   %s\n", count(tt.Params))
+	fmt.Fprintf(w, "\nparameters   %s", count(tt.Params))
+	if tp := r.Opts.TensorParallel; tp > 1 {
+		fmt.Fprintf(w, ", %s on each of %d tensor-parallel devices (the figures below are one device's)", count(tt.DeviceParams), tp)
+	}
+	fmt.Fprintln(w)
 	fmt.Fprintf(w, "state        weights %s, gradients %s, optimizer %s\n", units.Bytes(tt.WeightsBytes), units.Bytes(tt.GradsBytes), units.Bytes(tt.OptimizerBytes))
 	fmt.Fprintf(w, "activations  %s per microbatch\n", units.Bytes(tt.ActivationBytes))
 	limit := t.Device.MemoryLimitBytes(1)
@@ -283,7 +290,11 @@ func printEstimate(w io.Writer, r *analytic.Result, t analytic.Target) {
 			peak = t.Perf.FP32FLOPSPerSecond
 		}
 		rate := flops / tt.StepSeconds
-		fmt.Fprintf(w, "throughput   %.0f tokens/s, %.1f TFLOP/s (%.0f%% of peak)\n", tt.TokensPerSecond, rate/1e12, 100*rate/peak)
+		group := ""
+		if tp := r.Opts.TensorParallel; tp > 1 {
+			group = fmt.Sprintf(" per group of %d", tp)
+		}
+		fmt.Fprintf(w, "throughput   %.0f tokens/s%s, %.1f TFLOP/s per device (%.0f%% of peak)\n", tt.TokensPerSecond, group, rate/1e12, 100*rate/peak)
 	}
 	if tt.TiedAllReduceBytes > 0 {
 		fmt.Fprintf(w, "tied embedding: when pipelined, first and last stage all-reduce %s of gradients per step (%s)\n",
