@@ -264,8 +264,10 @@ func (p *prepared) loadCluster(es *model.Errors) {
 		if cs.Link == "" {
 			cs.Link = d.Link
 		}
-		if _, err := cluster.LookupLink(cs.Link); err != nil {
+		if l, err := cluster.LookupLink(cs.Link); err != nil {
 			es.Add("cluster.link", "%v", err)
+		} else {
+			cs.Link = l.Name // names are read in any case; the canonical request has the preset's
 		}
 		if cs.Count < 0 || cs.Count > cluster.MaxStages {
 			es.Add("cluster.count", "must be between 1 and %d, got %d", cluster.MaxStages, cs.Count)
@@ -293,8 +295,10 @@ func (p *prepared) loadCluster(es *model.Errors) {
 	}
 	p.cluster = c
 	if cs.DataLink != "" {
-		if _, err := cluster.LookupLink(cs.DataLink); err != nil {
+		if l, err := cluster.LookupLink(cs.DataLink); err != nil {
 			es.Add("cluster.data_link", "%v", err)
+		} else {
+			cs.DataLink = l.Name
 		}
 	}
 }
@@ -454,13 +458,22 @@ func (p *prepared) schedule(es *model.Errors) {
 	if s.Microbatches == 0 {
 		s.Microbatches = DefaultMicrobatchesPerStage * devices
 	}
-	if s.Microbatches < 1 {
-		es.Add("schedule.microbatches", "must be >= 1, got %d", s.Microbatches)
-	}
 	c.Microbatches = s.Microbatches
 	c.Recompute = p.recomputeStages
 	if err := c.Validate(devices * max(1, c.Chunks)); err != nil {
-		addPrefixed(es, "schedule", err)
+		// The schedule's "stages" are the request's pipeline devices (times the chunks).
+		fes, _ := model.AsFieldErrors(err)
+		for _, fe := range fes {
+			switch fe.Path {
+			case "stages":
+				es.Add("parallelism.pipeline", "%s", fe.Reason)
+			default:
+				addPrefixed(es, "schedule", fe)
+			}
+		}
+		if len(fes) == 0 {
+			es.Add("schedule", "%v", err)
+		}
 	}
 	switch {
 	case c.Kind == schedule.ZBH1 && s.WeightGradFraction == 0:
@@ -483,10 +496,14 @@ func (p *prepared) schedule(es *model.Errors) {
 			es.Add("schedule.microbatch_size", "must be %d, the samples per microbatch the profile was measured with (its microbatch_size), got %d", p.model.MicrobatchSize, s.MicrobatchSize)
 		}
 		s.MicrobatchSize = p.model.MicrobatchSize
-	case s.MicrobatchSize == 0:
-		s.MicrobatchSize = 1
-		p.note(Diagnostic{Code: CodeMicrobatchSizeUnknown, Severity: Note, Field: "model.microbatch_size",
-			Message: "the profile does not say how many samples a microbatch holds (microbatch_size): throughput counts each microbatch as one sample"})
+	default:
+		// The note depends on the profile alone, not on whether the request spelled the
+		// size out, so that a request and its normalized form give the same result.
+		if s.MicrobatchSize == 0 {
+			s.MicrobatchSize = 1
+		}
+		p.note(Diagnostic{Code: CodeMicrobatchSizeUnknown, Severity: Note, Field: "schedule.microbatch_size",
+			Message: fmt.Sprintf("the profile does not say how many samples a microbatch holds (its microbatch_size): throughput counts %d per microbatch (schedule.microbatch_size)", s.MicrobatchSize)})
 	}
 	if s.MicrobatchSize < 1 || s.MicrobatchSize > 1<<20 {
 		es.Add("schedule.microbatch_size", "must be between 1 and %d, got %d", 1<<20, s.MicrobatchSize)
