@@ -551,3 +551,26 @@ func TestRunInfeasible(t *testing.T) {
 	}
 }
 
+// The data-parallel all-reduce moves every gradient, a tied embedding's included: it
+// lives in the stage's shared item, not in a layer's grad_bytes. On one stage the model's
+// gradients are 2 bytes per parameter (bf16); with the matrix copied to both ends of two
+// stages, each copy's gradients are all-reduced by the device holding it.
+func TestDataParallelAllReducesTiedGradients(t *testing.T) {
+	a, err := arch.Bundled("gpt2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tied := int64(a.VocabSize) * int64(a.HiddenSize) * 2
+	one := runJSON(t, `{"model":{"architecture":{"name":"gpt2"}},"cluster":{"device":"a100-80gb","count":2},"parallelism":{"pipeline":1,"data":2}}`)
+	if want := 2 * one.Model.Params; one.Devices[0].GradBytes != want {
+		t.Errorf("1 stage: grad_bytes %d, want 2 x %d parameters = %d", one.Devices[0].GradBytes, one.Model.Params, want)
+	}
+	nv := link(t, "nvlink3")
+	if want := ring(2, 2*one.Model.Params, nv.LatencySeconds, nv.BytesPerSecond); !near(one.Step.DataParallelAllReduceSeconds, want) {
+		t.Errorf("1 stage: all-reduce %v s, want %v s", one.Step.DataParallelAllReduceSeconds, want)
+	}
+	two := runJSON(t, `{"model":{"architecture":{"name":"gpt2"}},"cluster":{"device":"a100-80gb","count":4},"parallelism":{"pipeline":2,"data":2}}`)
+	if got, want := two.Devices[0].GradBytes+two.Devices[1].GradBytes, 2*two.Model.Params+tied; got != want {
+		t.Errorf("2 stages: grad_bytes %d + %d, want the model's %d plus the copy's %d", two.Devices[0].GradBytes, two.Devices[1].GradBytes, 2*two.Model.Params, tied)
+	}
+}
