@@ -574,3 +574,15 @@ func TestDataParallelAllReducesTiedGradients(t *testing.T) {
 		t.Errorf("2 stages: grad_bytes %d + %d, want the model's %d plus the copy's %d", two.Devices[0].GradBytes, two.Devices[1].GradBytes, 2*two.Model.Params, tied)
 	}
 }
+
+// An architecture's memory_efficiency overrides the preset's for every memory-bound
+// kernel, the optimizer update included.
+func TestOptimizerUpdateUsesMemoryEfficiencyOverride(t *testing.T) {
+	res := runJSON(t, `{"model":{"architecture":{"name":"gpt2","memory_efficiency":0.4}},"cluster":{"device":"a100-80gb","count":2}}`)
+	bw := preset(t, "a100-80gb").Perf.MemoryBytesPerSecond * 0.4
+	for i, s := range res.Plan.Stages {
+		if want := float64(s.ParamBytes+2*s.OptimizerBytes+s.SharedBytes) / bw; res.Devices[i].OptimizerSeconds != want {
+			t.Errorf("device %d: optimizer update %v s, want %v s at 0.4 of the bandwidth", i, res.Devices[i].OptimizerSeconds, want)
+		}
+	}
+}

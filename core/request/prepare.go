@@ -51,7 +51,7 @@ type prepared struct {
 	// recomputation of a profile).
 	recomputeStages bool
 	// memoryEfficiency per device: the fraction of memory_bytes_per_second the optimizer
-	// update reaches (a preset's figure, 1 for other devices).
+	// update reaches (an architecture's memory_efficiency, else a preset's figure, else 1).
 	memoryEfficiency []float64
 	notes            []Diagnostic
 }
@@ -543,6 +543,9 @@ func (p *prepared) buildModel(es *model.Errors) {
 		p.memoryEfficiency[i] = 1
 		if pr, err := cluster.LookupDevice(d.Name); err == nil && d.Name != "" {
 			p.memoryEfficiency[i] = pr.Perf.MemoryEfficiency
+		}
+		if a := p.req.Model.Architecture; a != nil && a.MemoryEfficiency != 0 {
+			p.memoryEfficiency[i] = a.MemoryEfficiency // the override holds for the update too
 		}
 	}
 }
