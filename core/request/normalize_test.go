@@ -250,6 +250,8 @@ func TestNormalizeRefuses(t *testing.T) {
 			"model.document", "must be a JSON object or a string"},
 		{"document field errors", `{"model":{"document":{"layers":[{"name":"a","forward_seconds":-1}]}},` + a100x4 + `}`,
 			"model.document.layers[0].forward_seconds", "must be >= 0"},
+		{"tokens per step beyond int64", `{"model":{"document":{"tokens_per_sample":4611686018427387904,"microbatch_size":8,"layers":[{"name":"a","forward_seconds":1}]}},"cluster":{"device":"a100-80gb","count":1}}`,
+			"model.document.tokens_per_sample", "more than the 4611686018427387904 tokens a step may count"},
 		{"measured_on an unknown device", `{"model":{"document":{"measured_on":"z80","layers":[{"name":"a","forward_seconds":1}]}},"cluster":{"device":"a100-80gb","count":1}}`,
 			"model.measured_on", "unknown device"},
 	}

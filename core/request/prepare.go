@@ -508,7 +508,29 @@ func (p *prepared) schedule(es *model.Errors) {
 	if s.MicrobatchSize < 1 || s.MicrobatchSize > 1<<20 {
 		es.Add("schedule.microbatch_size", "must be between 1 and %d, got %d", 1<<20, s.MicrobatchSize)
 	}
+	// A step's tokens must fit the result's integer. Samples per step are at most 2^56
+	// (microbatch size 2^20, microbatches 2^20, replicas 2^16); an architecture's tokens
+	// per microbatch are at most 2^26 (core/analytic), a profile's are its own.
+	if t := int64(p.modelTokensPerSample()); t > 0 && s.MicrobatchSize >= 1 && s.Microbatches >= 1 {
+		samples := int64(s.MicrobatchSize) * int64(s.Microbatches) * int64(r.Parallelism.Data)
+		if t > maxTokensPerStep/samples {
+			es.Add("model.document.tokens_per_sample", "%d tokens per sample times the %d samples of a step is more than the %d tokens a step may count", t, samples, int64(maxTokensPerStep))
+		}
+	}
 	p.sched = c
+}
+
+// maxTokensPerStep bounds the tokens of one step (samples per step times tokens per
+// sample), so that the result's counts are exact integers.
+const maxTokensPerStep = 1 << 62
+
+// modelTokensPerSample is a profile's tokens_per_sample (an architecture's model is built
+// later, with at most 2^26 tokens per microbatch).
+func (p *prepared) modelTokensPerSample() int {
+	if p.model == nil {
+		return 0
+	}
+	return p.model.TokensPerSample
 }
 
 func (p *prepared) objective(es *model.Errors) {
