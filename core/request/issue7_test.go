@@ -108,7 +108,7 @@ func TestTimesScaleFromMeasuredOn(t *testing.T) {
 			t.Errorf("stage %d: %v s on h100-sxm, want 312/989 x %v s = %v", i, h, a, a*f)
 		}
 	}
-	if d := diagnostic(h100, CodeTimesScaled); d == nil || d.Field != "model.measured_on" {
+	if d := diagnostic(h100, CodeTimesScaled); d == nil || d.Field != "model.example" {
 		t.Errorf("no times_scaled note on h100-sxm: %+v", h100.Diagnostics)
 	}
 	if diagnostic(a100, CodeTimesNotScaled) != nil || diagnostic(h100, CodeTimesNotScaled) != nil {
@@ -132,7 +132,7 @@ func TestTimesNotScaledWithoutMeasuredOn(t *testing.T) {
 	a100 := runJSON(t, `{"model":{"example":"gpt2-medium"},"cluster":{"device":"a100-80gb","count":4},`+bounds+`}`)
 	h100 := runJSON(t, `{"model":{"document":`+string(b)+`},"cluster":{"device":"h100-sxm","count":4},`+bounds+`}`)
 	d := diagnostic(h100, CodeTimesNotScaled)
-	if d == nil || d.Severity != Note || d.Field != "model.measured_on" {
+	if d == nil || d.Severity != Note || d.Field != "model.document.measured_on" {
 		t.Errorf("no times_not_scaled note: %+v", h100.Diagnostics)
 	}
 	if diagnostic(h100, CodeTimesScaled) != nil {

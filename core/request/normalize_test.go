@@ -253,7 +253,7 @@ func TestNormalizeRefuses(t *testing.T) {
 		{"tokens per step beyond int64", `{"model":{"document":{"tokens_per_sample":4611686018427387904,"microbatch_size":8,"layers":[{"name":"a","forward_seconds":1}]}},"cluster":{"device":"a100-80gb","count":1}}`,
 			"model.document.tokens_per_sample", "more than the 4611686018427387904 tokens a step may count"},
 		{"measured_on an unknown device", `{"model":{"document":{"measured_on":"z80","layers":[{"name":"a","forward_seconds":1}]}},"cluster":{"device":"a100-80gb","count":1}}`,
-			"model.measured_on", "unknown device"},
+			"model.document.measured_on", "unknown device"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -514,7 +514,7 @@ func (p *prepared) schedule(es *model.Errors) {
 	if t := int64(p.modelTokensPerSample()); t > 0 && s.MicrobatchSize >= 1 && s.Microbatches >= 1 {
 		samples := int64(s.MicrobatchSize) * int64(s.Microbatches) * int64(r.Parallelism.Data)
 		if t > maxTokensPerStep/samples {
-			es.Add("model.document.tokens_per_sample", "%d tokens per sample times the %d samples of a step is more than the %d tokens a step may count", t, samples, int64(maxTokensPerStep))
+			es.Add(p.modelField("tokens_per_sample"), "%d tokens per sample times the %d samples of a step is more than the %d tokens a step may count", t, samples, int64(maxTokensPerStep))
 		}
 	}
 	p.sched = c
@@ -694,7 +694,7 @@ func (p *prepared) profile(es *model.Errors) {
 			Message: "inference: the profile's gradients (grad_bytes, or half of param_bytes) and optimizer state are not held"})
 	}
 	if err := m.Validate(); err != nil {
-		addPrefixed(es, "model.document", err)
+		addPrefixed(es, p.modelField(""), err)
 		return
 	}
 	p.rescale(es)
@@ -718,7 +718,7 @@ func (p *prepared) rescale(es *model.Errors) {
 		return
 	}
 	if m.MeasuredOn == nil {
-		p.note(Diagnostic{Code: CodeTimesNotScaled, Severity: Note, Field: "model.measured_on",
+		p.note(Diagnostic{Code: CodeTimesNotScaled, Severity: Note, Field: p.modelField("measured_on"),
 			Message: "the profile does not say what it was measured on (measured_on): its times are taken as they are on every device"})
 		return
 	}
@@ -727,7 +727,7 @@ func (p *prepared) rescale(es *model.Errors) {
 	if from == 0 {
 		d, err := cluster.LookupDevice(mo.Name)
 		if err != nil {
-			es.Add("model.measured_on", "%v (or give an object with flops_per_second)", err)
+			es.Add(p.modelField("measured_on"), "%v (or give an object with flops_per_second)", err)
 			return
 		}
 		from, mo.Name = d.FLOPSPerSecond, d.Name
@@ -739,7 +739,7 @@ func (p *prepared) rescale(es *model.Errors) {
 	}
 	f := from / to
 	if f == 1 {
-		p.note(Diagnostic{Code: CodeTimesScaled, Severity: Note, Field: "model.measured_on",
+		p.note(Diagnostic{Code: CodeTimesScaled, Severity: Note, Field: p.modelField("measured_on"),
 			Message: fmt.Sprintf("the profile was measured on %s, the cluster's device: times as measured", mo.Name)})
 		return
 	}
@@ -747,8 +747,21 @@ func (p *prepared) rescale(es *model.Errors) {
 		m.Layers[i].ForwardSeconds *= f
 		m.Layers[i].BackwardSeconds *= f
 	}
-	p.note(Diagnostic{Code: CodeTimesScaled, Severity: Note, Field: "model.measured_on",
+	p.note(Diagnostic{Code: CodeTimesScaled, Severity: Note, Field: p.modelField("measured_on"),
 		Message: fmt.Sprintf("times measured on %s (%.4g FLOP/s) are scaled by %.4g to %s (%.4g FLOP/s)", mo.Name, from, f, deviceLabel(p.cluster.Devices[0]), to)})
+}
+
+// modelField is the request's path of a field of the profile: under model.document for
+// a document; a bundled example's fields are the example's (model.example).
+func (p *prepared) modelField(sub string) string {
+	switch src := p.modelSource(); {
+	case src != "document":
+		return "model." + src
+	case sub == "":
+		return "model.document"
+	default:
+		return "model.document." + sub
+	}
 }
 
 func deviceLabel(d cluster.Device) string {

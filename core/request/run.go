@@ -233,7 +233,7 @@ func (p *prepared) step(res *Result) {
 				Message: "a device states no memory_bytes_per_second: its optimizer update is not counted in the step"})
 		}
 		if d > 1 && p.est == nil && !p.weightsOnly() && !statedGrads {
-			res.Diagnostics = append(res.Diagnostics, Diagnostic{Code: CodeGradBytesAssumed, Severity: Note, Field: "model.document.layers",
+			res.Diagnostics = append(res.Diagnostics, Diagnostic{Code: CodeGradBytesAssumed, Severity: Note, Field: p.modelField("layers"),
 				Message: "the profile gives no grad_bytes: the data-parallel all-reduce moves half of each stage's param_bytes (weights and gradients of one type)"})
 		}
 	}
