@@ -385,10 +385,7 @@ func (p *prepared) training(es *model.Errors) {
 			es.Add("training.recompute", "applies to training: inference keeps no activations for a backward pass to recompute")
 		}
 		t.Recompute = "none"
-		if p.req.Parallelism.ZeRO != 0 {
-			return
-		}
-		return
+		return // ZeRO with inference is refused by parallelism
 	}
 	switch {
 	case p.arch != nil || p.weightsOnly():
