@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"errors"
 	"fmt"
 	"math"
 
@@ -104,6 +105,9 @@ func stageCluster(c *cluster.Cluster, v int) *cluster.Cluster {
 func Simulate(m *model.Model, c *cluster.Cluster, bounds []int, opt Options) (*schedule.Result, error) {
 	if opt.Schedule == nil {
 		return nil, &model.FieldError{Path: "schedule", Reason: "is required to simulate a split"}
+	}
+	if m == nil || c == nil {
+		return nil, errors.New("plan.Simulate: a model and a cluster are required")
 	}
 	if err := m.Validate(); err != nil {
 		return nil, err

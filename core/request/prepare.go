@@ -51,7 +51,7 @@ type prepared struct {
 	// recomputation of a profile).
 	recomputeStages bool
 	// memoryEfficiency per device: the fraction of memory_bytes_per_second the optimizer
-	// update reaches (a preset's figure, 1 for other devices).
+	// update reaches (an architecture's memory_efficiency, else a preset's figure, else 1).
 	memoryEfficiency []float64
 	notes            []Diagnostic
 }
@@ -264,8 +264,10 @@ func (p *prepared) loadCluster(es *model.Errors) {
 		if cs.Link == "" {
 			cs.Link = d.Link
 		}
-		if _, err := cluster.LookupLink(cs.Link); err != nil {
+		if l, err := cluster.LookupLink(cs.Link); err != nil {
 			es.Add("cluster.link", "%v", err)
+		} else {
+			cs.Link = l.Name // names are read in any case; the canonical request has the preset's
 		}
 		if cs.Count < 0 || cs.Count > cluster.MaxStages {
 			es.Add("cluster.count", "must be between 1 and %d, got %d", cluster.MaxStages, cs.Count)
@@ -293,8 +295,10 @@ func (p *prepared) loadCluster(es *model.Errors) {
 	}
 	p.cluster = c
 	if cs.DataLink != "" {
-		if _, err := cluster.LookupLink(cs.DataLink); err != nil {
+		if l, err := cluster.LookupLink(cs.DataLink); err != nil {
 			es.Add("cluster.data_link", "%v", err)
+		} else {
+			cs.DataLink = l.Name
 		}
 	}
 }
@@ -381,10 +385,7 @@ func (p *prepared) training(es *model.Errors) {
 			es.Add("training.recompute", "applies to training: inference keeps no activations for a backward pass to recompute")
 		}
 		t.Recompute = "none"
-		if p.req.Parallelism.ZeRO != 0 {
-			return
-		}
-		return
+		return // ZeRO with inference is refused by parallelism
 	}
 	switch {
 	case p.arch != nil || p.weightsOnly():
@@ -454,13 +455,22 @@ func (p *prepared) schedule(es *model.Errors) {
 	if s.Microbatches == 0 {
 		s.Microbatches = DefaultMicrobatchesPerStage * devices
 	}
-	if s.Microbatches < 1 {
-		es.Add("schedule.microbatches", "must be >= 1, got %d", s.Microbatches)
-	}
 	c.Microbatches = s.Microbatches
 	c.Recompute = p.recomputeStages
 	if err := c.Validate(devices * max(1, c.Chunks)); err != nil {
-		addPrefixed(es, "schedule", err)
+		// The schedule's "stages" are the request's pipeline devices (times the chunks).
+		fes, _ := model.AsFieldErrors(err)
+		for _, fe := range fes {
+			switch fe.Path {
+			case "stages":
+				es.Add("parallelism.pipeline", "%s", fe.Reason)
+			default:
+				addPrefixed(es, "schedule", fe)
+			}
+		}
+		if len(fes) == 0 {
+			es.Add("schedule", "%v", err)
+		}
 	}
 	switch {
 	case c.Kind == schedule.ZBH1 && s.WeightGradFraction == 0:
@@ -483,15 +493,41 @@ func (p *prepared) schedule(es *model.Errors) {
 			es.Add("schedule.microbatch_size", "must be %d, the samples per microbatch the profile was measured with (its microbatch_size), got %d", p.model.MicrobatchSize, s.MicrobatchSize)
 		}
 		s.MicrobatchSize = p.model.MicrobatchSize
-	case s.MicrobatchSize == 0:
-		s.MicrobatchSize = 1
-		p.note(Diagnostic{Code: CodeMicrobatchSizeUnknown, Severity: Note, Field: "model.microbatch_size",
-			Message: "the profile does not say how many samples a microbatch holds (microbatch_size): throughput counts each microbatch as one sample"})
+	default:
+		// The note depends on the profile alone, not on whether the request spelled the
+		// size out, so that a request and its normalized form give the same result.
+		if s.MicrobatchSize == 0 {
+			s.MicrobatchSize = 1
+		}
+		p.note(Diagnostic{Code: CodeMicrobatchSizeUnknown, Severity: Note, Field: "schedule.microbatch_size",
+			Message: fmt.Sprintf("the profile does not say how many samples a microbatch holds (its microbatch_size): throughput counts %d per microbatch (schedule.microbatch_size)", s.MicrobatchSize)})
 	}
 	if s.MicrobatchSize < 1 || s.MicrobatchSize > 1<<20 {
 		es.Add("schedule.microbatch_size", "must be between 1 and %d, got %d", 1<<20, s.MicrobatchSize)
 	}
+	// A step's tokens must fit the result's integer. Samples per step are at most 2^56
+	// (microbatch size 2^20, microbatches 2^20, replicas 2^16); an architecture's tokens
+	// per microbatch are at most 2^26 (core/analytic), a profile's are its own.
+	if t := int64(p.modelTokensPerSample()); t > 0 && s.MicrobatchSize >= 1 && s.Microbatches >= 1 {
+		samples := int64(s.MicrobatchSize) * int64(s.Microbatches) * int64(r.Parallelism.Data)
+		if t > maxTokensPerStep/samples {
+			es.Add(p.modelField("tokens_per_sample"), "%d tokens per sample times the %d samples of a step is more than the %d tokens a step may count", t, samples, int64(maxTokensPerStep))
+		}
+	}
 	p.sched = c
+}
+
+// maxTokensPerStep bounds the tokens of one step (samples per step times tokens per
+// sample), so that the result's counts are exact integers.
+const maxTokensPerStep = 1 << 62
+
+// modelTokensPerSample is a profile's tokens_per_sample (an architecture's model is built
+// later, with at most 2^26 tokens per microbatch).
+func (p *prepared) modelTokensPerSample() int {
+	if p.model == nil {
+		return 0
+	}
+	return p.model.TokensPerSample
 }
 
 func (p *prepared) objective(es *model.Errors) {
@@ -526,6 +562,9 @@ func (p *prepared) buildModel(es *model.Errors) {
 		p.memoryEfficiency[i] = 1
 		if pr, err := cluster.LookupDevice(d.Name); err == nil && d.Name != "" {
 			p.memoryEfficiency[i] = pr.Perf.MemoryEfficiency
+		}
+		if a := p.req.Model.Architecture; a != nil && a.MemoryEfficiency != 0 {
+			p.memoryEfficiency[i] = a.MemoryEfficiency // the override holds for the update too
 		}
 	}
 }
@@ -650,7 +689,7 @@ func (p *prepared) profile(es *model.Errors) {
 			Message: "inference: the profile's gradients (grad_bytes, or half of param_bytes) and optimizer state are not held"})
 	}
 	if err := m.Validate(); err != nil {
-		addPrefixed(es, "model.document", err)
+		addPrefixed(es, p.modelField(""), err)
 		return
 	}
 	p.rescale(es)
@@ -674,7 +713,7 @@ func (p *prepared) rescale(es *model.Errors) {
 		return
 	}
 	if m.MeasuredOn == nil {
-		p.note(Diagnostic{Code: CodeTimesNotScaled, Severity: Note, Field: "model.measured_on",
+		p.note(Diagnostic{Code: CodeTimesNotScaled, Severity: Note, Field: p.modelField("measured_on"),
 			Message: "the profile does not say what it was measured on (measured_on): its times are taken as they are on every device"})
 		return
 	}
@@ -683,7 +722,7 @@ func (p *prepared) rescale(es *model.Errors) {
 	if from == 0 {
 		d, err := cluster.LookupDevice(mo.Name)
 		if err != nil {
-			es.Add("model.measured_on", "%v (or give an object with flops_per_second)", err)
+			es.Add(p.modelField("measured_on"), "%v (or give an object with flops_per_second)", err)
 			return
 		}
 		from, mo.Name = d.FLOPSPerSecond, d.Name
@@ -695,7 +734,7 @@ func (p *prepared) rescale(es *model.Errors) {
 	}
 	f := from / to
 	if f == 1 {
-		p.note(Diagnostic{Code: CodeTimesScaled, Severity: Note, Field: "model.measured_on",
+		p.note(Diagnostic{Code: CodeTimesScaled, Severity: Note, Field: p.modelField("measured_on"),
 			Message: fmt.Sprintf("the profile was measured on %s, the cluster's device: times as measured", mo.Name)})
 		return
 	}
@@ -703,8 +742,21 @@ func (p *prepared) rescale(es *model.Errors) {
 		m.Layers[i].ForwardSeconds *= f
 		m.Layers[i].BackwardSeconds *= f
 	}
-	p.note(Diagnostic{Code: CodeTimesScaled, Severity: Note, Field: "model.measured_on",
+	p.note(Diagnostic{Code: CodeTimesScaled, Severity: Note, Field: p.modelField("measured_on"),
 		Message: fmt.Sprintf("times measured on %s (%.4g FLOP/s) are scaled by %.4g to %s (%.4g FLOP/s)", mo.Name, from, f, deviceLabel(p.cluster.Devices[0]), to)})
+}
+
+// modelField is the request's path of a field of the profile: under model.document for
+// a document; a bundled example's fields are the example's (model.example).
+func (p *prepared) modelField(sub string) string {
+	switch src := p.modelSource(); {
+	case src != "document":
+		return "model." + src
+	case sub == "":
+		return "model.document"
+	default:
+		return "model.document." + sub
+	}
 }
 
 func deviceLabel(d cluster.Device) string {

@@ -194,11 +194,18 @@ func (p *prepared) step(res *Result) {
 		if !train {
 			continue
 		}
+		var tied int64
 		for l := stage.FirstLayer; l <= stage.LastLayer; l++ {
 			layer := &p.model.Layers[l]
 			statedGrads = statedGrads || layer.GradBytes > 0
 			ds.GradBytes += gradBytes(layer)
+			if p.est != nil {
+				// A tied embedding's gradients are in the stage's shared item, not in
+				// the layer's grad_bytes: the analytic layer counts them.
+				tied = max(tied, p.est.Layers[l].GradBytes-layer.GradBytes)
+			}
 		}
+		ds.GradBytes += tied // once per stage, as the shared item is held once
 		touched := float64(stage.ParamBytes) + 2*float64(stage.OptimizerBytes) + float64(stage.SharedBytes)
 		if touched > 0 {
 			bw := p.cluster.Devices[dev].MemoryBytesPerSecond * p.memoryEfficiency[dev]
@@ -226,7 +233,7 @@ func (p *prepared) step(res *Result) {
 				Message: "a device states no memory_bytes_per_second: its optimizer update is not counted in the step"})
 		}
 		if d > 1 && p.est == nil && !p.weightsOnly() && !statedGrads {
-			res.Diagnostics = append(res.Diagnostics, Diagnostic{Code: CodeGradBytesAssumed, Severity: Note, Field: "model.document.layers",
+			res.Diagnostics = append(res.Diagnostics, Diagnostic{Code: CodeGradBytesAssumed, Severity: Note, Field: p.modelField("layers"),
 				Message: "the profile gives no grad_bytes: the data-parallel all-reduce moves half of each stage's param_bytes (weights and gradients of one type)"})
 		}
 	}
