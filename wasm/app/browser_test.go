@@ -225,17 +225,17 @@ func TestBrowser(t *testing.T) {
 	}
 
 	// The JS API gives exactly the command line's JSON for the request in testdata.
-	req, err := os.ReadFile("../../testdata/gpt2-4xa100.request.json")
+	req, err := os.ReadFile("../../core/request/testdata/gpt2-4xa100.json")
 	if err != nil {
 		t.Fatal(err)
 	}
-	golden, err := os.ReadFile("../../testdata/gpt2-4xa100.result.json")
+	golden, err := os.ReadFile("../../core/request/testdata/gpt2-4xa100.result.json")
 	if err != nil {
 		t.Fatal(err)
 	}
 	reqJS, _ := json.Marshal(string(req))
 	if got := do(t, ctx, "pipeplan.planJSON(testdata)", chromedp.Evaluate[string](`pipeplan.planJSON(`+string(reqJS)+`)`)); got != string(golden) {
-		t.Errorf("pipeplan.planJSON in chromium differs from testdata/gpt2-4xa100.result.json:\n%s", got)
+		t.Errorf("pipeplan.planJSON in chromium differs from core/request/testdata/gpt2-4xa100.result.json:\n%s", got)
 	}
 	// plan takes an object and returns one; what JSON cannot carry, and any bad call, comes
 	// back as an error object, and the next good call still works.
