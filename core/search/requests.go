@@ -408,8 +408,10 @@ func (r *Requests) termsOf(t, b int, recompute string) (*terms, error) {
 
 // Bound is an upper bound on a candidate's samples per second: its samples per step over
 // a lower bound on the step. The pipeline of m microbatches on p devices, whose stages
-// take s_j per microbatch (sum W), lasts at least m*W/p (the average device's work) and
-// W (one microbatch through every stage); for GPipe and 1F1B, at least max_j (s_0 + ... +
+// take s_j per microbatch (sum W), lasts at least m*W/p (the average device's work) and,
+// but for ZB-H1 whose weight gradients run beside other stages' work, W (one microbatch
+// through every stage); in inference W + (m-1) * the largest stage; for GPipe and 1F1B,
+// at least max_j (s_0 + ... +
 // s_(j-1) + m*s_j), since device j waits for the first forward and the last backward to
 // pass the stages before it, which over every split is at least W / (1 - (1 - 1/m)^p).
 // To it come the data-parallel ring all-reduce of a device's gradients (at least the
@@ -426,9 +428,19 @@ func (r *Requests) Bound(c Candidate) (float64, error) {
 	m, p := float64(c.Microbatches), float64(c.Pipeline)
 	sc, _ := schedule.Parse(c.Schedule)
 	stages := c.Pipeline * max(1, sc.Chunks)
-	pipe := max(m*x.work/p, x.work, m*x.bottleneckOf(stages))
-	if sc.Kind == schedule.GPipe || sc.Kind == schedule.OneFOneB {
+	pipe := max(m*x.work/p, m*x.bottleneckOf(stages))
+	switch sc.Kind {
+	case schedule.GPipe, schedule.OneFOneB:
 		pipe = max(pipe, x.work/(1-math.Pow(1-1/m, p)))
+	case schedule.Inference:
+		// The device of stage j starts after the stages before it and the last
+		// microbatch still crosses the stages after it.
+		pipe = max(pipe, x.work+(m-1)*x.bottleneckOf(stages))
+	case schedule.ZBH1:
+		// Weight gradients run apart, beside other stages' work: one microbatch's whole
+		// work is no bound.
+	default:
+		pipe = max(pipe, x.work)
 	}
 	step := pipe
 	if r.train {
