@@ -86,7 +86,11 @@ func printEstimate(w io.Writer, r *analytic.Result, t analytic.Target) {
 	}
 	tw.Flush()
 	tt := r.Total
-	fmt.Fprintf(w, "\nparameters   %s\n", count(tt.Params))
+	fmt.Fprintf(w, "\nparameters   %s", count(tt.Params))
+	if tp := r.Opts.TensorParallel; tp > 1 {
+		fmt.Fprintf(w, ", %s on each of %d tensor-parallel devices (the figures below are one device's)", count(tt.DeviceParams), tp)
+	}
+	fmt.Fprintln(w)
 	fmt.Fprintf(w, "state        weights %s, gradients %s, optimizer %s\n", units.Bytes(tt.WeightsBytes), units.Bytes(tt.GradsBytes), units.Bytes(tt.OptimizerBytes))
 	fmt.Fprintf(w, "activations  %s per microbatch\n", units.Bytes(tt.ActivationBytes))
 	limit := t.Device.MemoryLimitBytes(1)
@@ -104,7 +108,11 @@ func printEstimate(w io.Writer, r *analytic.Result, t analytic.Target) {
 			peak = t.Perf.FP32FLOPSPerSecond
 		}
 		rate := flops / tt.StepSeconds
-		fmt.Fprintf(w, "throughput   %.0f tokens/s, %.1f TFLOP/s (%.0f%% of peak)\n", tt.TokensPerSecond, rate/1e12, 100*rate/peak)
+		group := ""
+		if tp := r.Opts.TensorParallel; tp > 1 {
+			group = fmt.Sprintf(" per group of %d", tp)
+		}
+		fmt.Fprintf(w, "throughput   %.0f tokens/s%s, %.1f TFLOP/s per device (%.0f%% of peak)\n", tt.TokensPerSecond, group, rate/1e12, 100*rate/peak)
 	}
 	if tt.TiedAllReduceBytes > 0 {
 		fmt.Fprintf(w, "tied embedding: when pipelined, first and last stage all-reduce %s of gradients per step (%s)\n",

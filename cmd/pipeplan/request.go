@@ -34,8 +34,10 @@ type requestFlags struct {
 
 	// cluster and parallelism
 	clusterFile, device, link, dataLink string
-	devices, stages, dp                 int
-	zero1, freeTransfers                bool
+	devices, stages, dp, tp             int
+	zero1, freeTransfers, sp            bool
+	devicesPerNode                      int
+	linkIntra, linkInter                string
 
 	// training
 	inference                       bool
@@ -101,6 +103,11 @@ func (f *requestFlags) add(fs *flag.FlagSet, withSchedule bool) {
 	fs.IntVar(&f.stages, "stages", 0, "pipeline stages (devices per pipeline)")
 	fs.IntVar(&f.dp, "dp", 0, "data-parallel replicas of the pipeline (default 1)")
 	fs.BoolVar(&f.zero1, "zero1", false, "shard optimizer state and master weights over the --dp replicas (ZeRO-1)")
+	fs.IntVar(&f.tp, "tp", 0, "tensor-parallel degree with --hf-config (default 1): each stage is a group of N devices splitting every block Megatron-style")
+	fs.BoolVar(&f.sp, "sp", false, "sequence parallelism with --tp: norms, dropout and residuals split along the sequence too")
+	fs.IntVar(&f.devicesPerNode, "devices-per-node", 0, "with --device: devices per node; stages, replicas and tensor-parallel groups are placed on the nodes")
+	fs.StringVar(&f.linkIntra, "link-intra", "", "link preset inside a node with --devices-per-node (default: the device's usual link)")
+	fs.StringVar(&f.linkInter, "link-inter", "", "link preset between nodes with --devices-per-node (default: the device's usual network)")
 	fs.BoolVar(&f.freeTransfers, "free-transfers", false, "plan as if transfers took no time (links may then be absent)")
 
 	fs.BoolVar(&f.inference, "inference", false, "plan inference: forward passes only (no gradients, no optimizer state)")
@@ -159,7 +166,7 @@ func (f *requestFlags) build() (*request.Request, error) {
 	for _, c := range []struct {
 		name string
 		v    int
-	}{{"stages", f.stages}, {"dp", f.dp}, {"devices", f.devices}, {"batch", f.batch}, {"microbatches", f.microbatches}, {"seq", f.seq}} {
+	}{{"stages", f.stages}, {"dp", f.dp}, {"tp", f.tp}, {"devices-per-node", f.devicesPerNode}, {"devices", f.devices}, {"batch", f.batch}, {"microbatches", f.microbatches}, {"seq", f.seq}} {
 		if g[c.name] && c.v < 1 { // 0 would read as "the default"
 			return nil, fmt.Errorf("--%s: must be >= 1, got %d", c.name, c.v)
 		}
@@ -171,7 +178,8 @@ func (f *requestFlags) build() (*request.Request, error) {
 	if err := f.clusterSpec(r, g); err != nil {
 		return nil, err
 	}
-	r.Parallelism.Pipeline, r.Parallelism.Data = f.stages, f.dp
+	r.Parallelism.Pipeline, r.Parallelism.Data, r.Parallelism.Tensor = f.stages, f.dp, f.tp
+	r.Parallelism.SequenceParallel = f.sp
 	if f.zero1 {
 		r.Parallelism.ZeRO = 1
 	}
@@ -291,7 +299,7 @@ func (f *requestFlags) clusterSpec(r *request.Request, g map[string]bool) error 
 	case f.clusterFile != "" && f.device != "":
 		return errors.New("--cluster and --device: give one of them, not both")
 	case f.clusterFile != "":
-		for _, name := range []string{"devices", "link"} {
+		for _, name := range []string{"devices", "link", "devices-per-node", "link-intra", "link-inter"} {
 			if g[name] {
 				return fmt.Errorf("--%s: goes with --device; a cluster file lists its devices and links", name)
 			}
@@ -307,6 +315,7 @@ func (f *requestFlags) clusterSpec(r *request.Request, g map[string]bool) error 
 		r.Cluster.Document = doc
 	case f.device != "":
 		r.Cluster.Device, r.Cluster.Count, r.Cluster.Link = f.device, f.devices, f.link
+		r.Cluster.DevicesPerNode, r.Cluster.LinkIntra, r.Cluster.LinkInter = f.devicesPerNode, f.linkIntra, f.linkInter
 	default:
 		return errors.New("--cluster FILE or --device NAME --stages N: a cluster is required")
 	}
@@ -322,6 +331,8 @@ var flagOf = map[string]string{
 	"model.architecture.kernel_seconds": "--kernel-us", "model.example": "--example",
 	"cluster.device": "--device", "cluster.count": "--devices", "cluster.link": "--link", "cluster.data_link": "--data-link",
 	"parallelism.pipeline": "--stages", "parallelism.data": "--dp", "parallelism.zero": "--zero1",
+	"parallelism.tensor": "--tp", "parallelism.sequence_parallel": "--sp",
+	"cluster.devices_per_node": "--devices-per-node", "cluster.link_intra": "--link-intra", "cluster.link_inter": "--link-inter",
 	"training.mode": "--inference", "training.optimizer": "--optimizer", "training.precision": "--precision",
 	"training.recompute": "--recompute", "schedule.name": "--schedule", "schedule.microbatches": "--microbatches",
 	"schedule.microbatch_size": "--batch", "schedule.weight_grad_fraction": "--weight-grad-fraction",

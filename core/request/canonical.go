@@ -21,6 +21,11 @@ func (r *Request) Canonical() ([]byte, error) {
 // canonical encodes an already normalized request.
 func (r *Request) canonical() ([]byte, error) {
 	c := *r
+	if c.Parallelism.Tensor == 1 {
+		// Tensor parallelism came after the first requests: its default is left out, so
+		// that they keep their ids.
+		c.Parallelism.Tensor = 0
+	}
 	var err error
 	if c.Model.Document, err = canonicalJSON(c.Model.Document); err != nil {
 		return nil, err

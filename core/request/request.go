@@ -124,6 +124,16 @@ type ClusterSpec struct {
 	DataLink string `json:"data_link,omitempty"`
 	// FreeTransfers plans as if every transfer took no time: links may then be absent.
 	FreeTransfers bool `json:"free_transfers,omitempty"`
+	// DevicesPerNode, with a device preset, groups the devices into nodes of that many,
+	// joined inside a node by LinkIntra (default: the device's usual link, NVLink or
+	// NVSwitch) and across nodes by LinkInter (default: the device's usual network, as
+	// InfiniBand NDR for the H100; one network interface per device). Stages, replicas
+	// and tensor-parallel groups are then placed on the nodes (cluster.Topology.Choose):
+	// tensor-parallel groups inside a node, and the stage transfers and data-parallel
+	// all-reduces over the links they really cross.
+	DevicesPerNode int    `json:"devices_per_node,omitempty"`
+	LinkIntra      string `json:"link_intra,omitempty"`
+	LinkInter      string `json:"link_inter,omitempty"`
 }
 
 // Parallelism says how the devices are used.
@@ -134,6 +144,13 @@ type Parallelism struct {
 	Data int `json:"data,omitempty"`
 	// ZeRO is the ZeRO stage: 0 (none) or 1 (optimizer state sharded over the replicas).
 	ZeRO int `json:"zero,omitempty"`
+	// Tensor is the tensor-parallel degree t of an architecture (default 1): each
+	// pipeline device is a group of t devices splitting every block Megatron-style, over
+	// the intra-node link (core/analytic). The run uses pipeline x data x tensor devices.
+	Tensor int `json:"tensor,omitempty"`
+	// SequenceParallel splits along the sequence what tensor parallelism leaves whole
+	// (norms, dropout, residuals); it needs tensor >= 2.
+	SequenceParallel bool `json:"sequence_parallel,omitempty"`
 }
 
 // Training says what is run.

@@ -1,6 +1,7 @@
 package request
 
 import (
+	"pipeplan/core/cluster"
 	"pipeplan/core/plan"
 	"pipeplan/core/schedule"
 )
@@ -22,6 +23,9 @@ type Result struct {
 	Feasible bool `json:"feasible"`
 	// Plan is the split and each stage's costs for one microbatch; nil when no split fits.
 	Plan *plan.Plan `json:"plan,omitempty"`
+	// Placement says which links the stage transfers and the data-parallel all-reduce
+	// cross, for a cluster of nodes (cluster.devices_per_node).
+	Placement *cluster.Placement `json:"placement,omitempty"`
 	// Devices are the pipeline's devices with what runs once per step on each: the
 	// optimizer update and the gradient all-reduces.
 	Devices []DeviceStep `json:"devices,omitempty"`
@@ -85,7 +89,7 @@ type Step struct {
 	StepSeconds float64 `json:"step_seconds"`
 	// BubbleFraction is the pipeline's idle share (schedule).
 	BubbleFraction float64 `json:"bubble_fraction"`
-	// Devices used: pipeline x data.
+	// Devices used: pipeline x data x tensor.
 	Devices int `json:"devices"`
 	// SamplesPerStep = microbatch size x microbatches x replicas; TokensPerStep with the
 	// tokens per sample, when known.

@@ -38,6 +38,7 @@ func Run(ctx context.Context, r *Request) (*Result, error) {
 	}
 	res := &Result{Version: Version, ID: contentID(canon), PlannerVersion: PlannerVersion, Model: p.modelInfo(), Diagnostics: []Diagnostic{}}
 	res.Diagnostics = append(res.Diagnostics, p.notes...)
+	res.Placement = p.placement
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -181,7 +182,8 @@ func (p *prepared) step(res *Result) {
 	devices := len(p.cluster.Devices)
 	d := r.Parallelism.Data
 	train := p.train()
-	st := &Step{PipelineSeconds: sr.MakespanSeconds, BubbleFraction: sr.BubbleFraction, Devices: devices * d}
+	t := r.Parallelism.Tensor
+	st := &Step{PipelineSeconds: sr.MakespanSeconds, BubbleFraction: sr.BubbleFraction, Devices: devices * d * t}
 	res.Devices = make([]DeviceStep, devices)
 	for i := range res.Devices {
 		res.Devices[i] = DeviceStep{Device: i, Name: p.cluster.Devices[i].Name, Stages: []int{}}
@@ -252,7 +254,8 @@ func (p *prepared) step(res *Result) {
 		if train {
 			perMicrobatch *= 3
 		}
-		st.ModelFLOPsPerStep = perMicrobatch * float64(r.Schedule.Microbatches) * float64(d)
+		// The estimate is one device's of a tensor-parallel group: t of them do the model's.
+		st.ModelFLOPsPerStep = perMicrobatch * float64(r.Schedule.Microbatches) * float64(d) * float64(t)
 		peak := p.cluster.Devices[0].FLOPSPerSecond
 		if p.est.Opts.DType == analytic.FP32 {
 			if pr, err := cluster.LookupDevice(p.cluster.Devices[0].Name); err == nil {
