@@ -20,15 +20,6 @@ func llamaRequest(p, d, t int) *Request {
 	}
 }
 
-func run(t *testing.T, r *Request) *Result {
-	t.Helper()
-	res, err := Run(context.Background(), r)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return res
-}
-
 // TestTensorOneChangesNothing: parallelism.tensor 1 is the default, with the same id and
 // the same result as leaving it out.
 func TestTensorOneChangesNothing(t *testing.T) {
