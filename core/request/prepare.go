@@ -758,6 +758,7 @@ func (p *prepared) profile(es *model.Errors) {
 	case analytic.SGD:
 		states = 1
 	}
+	removed := false
 	for i := range m.Layers {
 		l := &m.Layers[i]
 		switch {
@@ -766,6 +767,7 @@ func (p *prepared) profile(es *model.Errors) {
 			l.ParamBytes, l.GradBytes = 2*w, w
 			l.OptimizerBytes = int64(math.Ceil(float64(w) * states))
 		case !train && !p.weightsOnly():
+			removed = removed || gradBytes(l) > 0 || l.OptimizerBytes > 0
 			l.ParamBytes -= gradBytes(l)
 			l.GradBytes, l.OptimizerBytes = 0, 0
 		}
@@ -778,7 +780,7 @@ func (p *prepared) profile(es *model.Errors) {
 	case train && p.weightsOnly():
 		p.note(Diagnostic{Code: CodeStateAdded, Severity: Note,
 			Message: fmt.Sprintf("the PipeDream profile gives weights only (fp32): training adds their gradients and %s state (%g x the weights)", r.Training.Optimizer, states)})
-	case !train && !p.weightsOnly():
+	case removed:
 		p.note(Diagnostic{Code: CodeStateRemoved, Severity: Note,
 			Message: "inference: the profile's gradients (grad_bytes, or half of param_bytes) and optimizer state are not held"})
 	}

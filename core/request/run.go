@@ -188,7 +188,7 @@ func (p *prepared) step(res *Result) {
 	for i := range res.Devices {
 		res.Devices[i] = DeviceStep{Device: i, Name: p.cluster.Devices[i].Name, Stages: []int{}}
 	}
-	statedGrads, unknownBandwidth := false, false
+	statedGrads, hasParams, unknownBandwidth := false, false, false
 	for s, stage := range pl.Stages {
 		dev := s % devices
 		ds := &res.Devices[dev]
@@ -200,6 +200,7 @@ func (p *prepared) step(res *Result) {
 		for l := stage.FirstLayer; l <= stage.LastLayer; l++ {
 			layer := &p.model.Layers[l]
 			statedGrads = statedGrads || layer.GradBytes > 0
+			hasParams = hasParams || layer.ParamBytes > 0
 			ds.GradBytes += gradBytes(layer)
 			if p.est != nil {
 				// A tied embedding's gradients are in the stage's shared item, not in
@@ -234,7 +235,7 @@ func (p *prepared) step(res *Result) {
 			res.Diagnostics = append(res.Diagnostics, Diagnostic{Code: CodeOptimizerTimeUnknown, Severity: Note, Field: "cluster.document.devices",
 				Message: "a device states no memory_bytes_per_second: its optimizer update is not counted in the step"})
 		}
-		if d > 1 && p.est == nil && !p.weightsOnly() && !statedGrads {
+		if d > 1 && p.est == nil && !p.weightsOnly() && !statedGrads && hasParams {
 			res.Diagnostics = append(res.Diagnostics, Diagnostic{Code: CodeGradBytesAssumed, Severity: Note, Field: p.modelField("layers"),
 				Message: "the profile gives no grad_bytes: the data-parallel all-reduce moves half of each stage's param_bytes (weights and gradients of one type)"})
 		}
