@@ -111,11 +111,11 @@ type Total struct {
 	// peak (cluster.Framework.AllocatorReserve of it); PeakDeviceBytes = PeakBytes +
 	// ReservedBytes + FrameworkBytes, the device memory the step needs (what nvidia-smi
 	// shows at the peak).
-	FrameworkBytes  int64 `json:"framework_bytes,omitempty"`
-	ReservedBytes   int64 `json:"reserved_bytes,omitempty"`
-	PeakDeviceBytes int64 `json:"peak_device_bytes"`
-	FwdFLOPs  float64 `json:"fwd_flops"`
-	BwdFLOPs  float64 `json:"bwd_flops"`
+	FrameworkBytes  int64   `json:"framework_bytes,omitempty"`
+	ReservedBytes   int64   `json:"reserved_bytes,omitempty"`
+	PeakDeviceBytes int64   `json:"peak_device_bytes"`
+	FwdFLOPs        float64 `json:"fwd_flops"`
+	BwdFLOPs        float64 `json:"bwd_flops"`
 	// FwdSeconds and BwdSeconds over all layers; OptimizerSeconds is the optimizer update:
 	// the longer of a memory-bound pass over parameters, gradients and state and the
 	// framework's host time per parameter tensor (OptimizerHostSeconds); StepSeconds their
@@ -125,8 +125,8 @@ type Total struct {
 	OptimizerSeconds     float64 `json:"optimizer_seconds"`
 	OptimizerHostSeconds float64 `json:"optimizer_host_seconds,omitempty"`
 	// ParamTensors counts the parameter tensors one device holds.
-	ParamTensors int `json:"param_tensors"`
-	StepSeconds      float64 `json:"step_seconds"`
+	ParamTensors int     `json:"param_tensors"`
+	StepSeconds  float64 `json:"step_seconds"`
 	// TokensPerSecond is b*s over StepSeconds.
 	TokensPerSecond float64 `json:"tokens_per_second"`
 	// TiedAllReduceBytes and TiedAllReduceSeconds: with tied embeddings copied to both
