@@ -61,6 +61,9 @@ const (
 	Eager      = "eager"
 	Compiled   = "compiled"
 	CUDAGraphs = "cuda-graphs"
+	// NoFramework models the device alone: no host time, no framework memory (TPUs and
+	// IPUs, whose compiled programs' costs the device's figures hold).
+	NoFramework = "none"
 )
 
 // DefaultFramework is the mode assumed when a request names none: eager PyTorch, what a
@@ -85,6 +88,7 @@ const (
 )
 
 var frameworks = map[string]Framework{
+	NoFramework: {Name: NoFramework, Note: "the device alone: no host time, no framework memory"},
 	// Eager PyTorch: each operator is dispatched from Python through the C++ dispatcher
 	// (and autograd) before its kernel is launched: the PyTorch blog "Accelerating
 	// PyTorch with CUDA Graphs" (2021) and H. He, "Making Deep Learning Go Brrrr From

@@ -18,6 +18,10 @@ type DevicePreset struct {
 	Link string
 	// Note says where the figures come from.
 	Note string
+	// GPU: the device runs a GPU framework (PyTorch eager, compiled or with CUDA
+	// graphs; Framework); TPUs and IPUs run compiled programs whose per-step cost
+	// Perf.KernelSeconds holds.
+	GPU bool
 }
 
 // Perf is what the analytic profiler needs to know of a device besides its memory and its
@@ -100,6 +104,7 @@ var devicePresets = map[string]DevicePreset{
 		Device: Device{Name: "a100-40gb", MemoryBytes: 40 * gib, UsableFraction: gpuUsable, FLOPSPerSecond: 312e12},
 		Perf:   Perf{FP32FLOPSPerSecond: 19.5e12, MemoryBytesPerSecond: 1555e9, MatmulEfficiency: 0.75, MemoryEfficiency: 0.8, KernelSeconds: gpuKernelSeconds},
 		Link:   "nvlink3",
+		GPU:    true,
 		Note:   "NVIDIA A100 datasheet: 312 TFLOP/s bf16 dense, 19.5 TFLOP/s fp32, 1,555 GB/s HBM2",
 	},
 	// NVIDIA A100 SXM4 80 GB (A100 datasheet): as the 40 GB part with 2,039 GB/s HBM2e.
@@ -107,6 +112,7 @@ var devicePresets = map[string]DevicePreset{
 		Device: Device{Name: "a100-80gb", MemoryBytes: 80 * gib, UsableFraction: gpuUsable, FLOPSPerSecond: 312e12},
 		Perf:   Perf{FP32FLOPSPerSecond: 19.5e12, MemoryBytesPerSecond: 2039e9, MatmulEfficiency: 0.75, MemoryEfficiency: 0.8, KernelSeconds: gpuKernelSeconds},
 		Link:   "nvlink3",
+		GPU:    true,
 		Note:   "NVIDIA A100 datasheet: 312 TFLOP/s bf16 dense, 19.5 TFLOP/s fp32, 2,039 GB/s HBM2e",
 	},
 	// NVIDIA H100 SXM5 80 GB (H100 datasheet): 989 TFLOP/s dense bf16 (1,979 with
@@ -116,6 +122,7 @@ var devicePresets = map[string]DevicePreset{
 		Device: Device{Name: "h100-sxm", MemoryBytes: 80 * gib, UsableFraction: gpuUsable, FLOPSPerSecond: 989e12},
 		Perf:   Perf{FP32FLOPSPerSecond: 67e12, FP8FLOPSPerSecond: 1979e12, MemoryBytesPerSecond: 3.35e12, MatmulEfficiency: 0.7, MemoryEfficiency: 0.8, KernelSeconds: gpuKernelSeconds},
 		Link:   "nvlink4",
+		GPU:    true,
 		Note:   "NVIDIA H100 SXM datasheet: 989 TFLOP/s bf16 dense, 67 TFLOP/s fp32, 3.35 TB/s HBM3",
 	},
 	// NVIDIA H200 SXM 141 GB (H200 datasheet): H100's compute (1,979 TFLOP/s dense fp8)
@@ -124,6 +131,7 @@ var devicePresets = map[string]DevicePreset{
 		Device: Device{Name: "h200", MemoryBytes: 141 * gib, UsableFraction: gpuUsable, FLOPSPerSecond: 989e12},
 		Perf:   Perf{FP32FLOPSPerSecond: 67e12, FP8FLOPSPerSecond: 1979e12, MemoryBytesPerSecond: 4.8e12, MatmulEfficiency: 0.7, MemoryEfficiency: 0.8, KernelSeconds: gpuKernelSeconds},
 		Link:   "nvlink4",
+		GPU:    true,
 		Note:   "NVIDIA H200 datasheet: 989 TFLOP/s bf16 dense, 67 TFLOP/s fp32, 141 GB at 4.8 TB/s HBM3e",
 	},
 	// NVIDIA B200 in HGX B200 (HGX datasheet: 8 GPUs with 1.44 TB at 62 TB/s in all, 36
@@ -133,6 +141,7 @@ var devicePresets = map[string]DevicePreset{
 		Device: Device{Name: "b200", MemoryBytes: 180 * gib, UsableFraction: gpuUsable, FLOPSPerSecond: 2.25e15},
 		Perf:   Perf{FP32FLOPSPerSecond: 75e12, FP8FLOPSPerSecond: 4.5e15, MemoryBytesPerSecond: 7.7e12, MatmulEfficiency: 0.65, MemoryEfficiency: 0.8, KernelSeconds: gpuKernelSeconds},
 		Link:   "nvlink5",
+		GPU:    true,
 		Note:   "NVIDIA HGX B200 datasheet, per GPU: 2.25 PFLOP/s bf16 dense, 180 GB at 7.7 TB/s HBM3e",
 	},
 	// AMD Instinct MI300X (AMD datasheet): 1,307.4 TFLOP/s dense bf16, 2,614.9 dense fp8,
@@ -142,6 +151,7 @@ var devicePresets = map[string]DevicePreset{
 		Device: Device{Name: "mi300x", MemoryBytes: 192 * gib, UsableFraction: gpuUsable, FLOPSPerSecond: 1307.4e12},
 		Perf:   Perf{FP32FLOPSPerSecond: 163.4e12, FP8FLOPSPerSecond: 2614.9e12, MemoryBytesPerSecond: 5.3e12, MatmulEfficiency: 0.45, MemoryEfficiency: 0.7, KernelSeconds: 6e-6},
 		Link:   "xgmi",
+		GPU:    true,
 		Note:   "AMD MI300X datasheet: 1,307 TFLOP/s bf16 dense, 163 TFLOP/s fp32, 192 GB at 5.3 TB/s HBM3",
 	},
 	// Google TPU v4 (Cloud TPU docs, "TPU v4"): 275 TFLOP/s bf16, 32 GiB HBM2 at

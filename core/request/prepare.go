@@ -53,7 +53,10 @@ type prepared struct {
 	// memoryEfficiency per device: the fraction of memory_bytes_per_second the optimizer
 	// update reaches (a preset's figure, 1 for other devices).
 	memoryEfficiency []float64
-	notes            []Diagnostic
+	// framework runs an architecture (model.architecture.framework); the zero value for
+	// profiles, whose measured times hold their framework's costs.
+	framework cluster.Framework
+	notes     []Diagnostic
 }
 
 // Normalize checks the request and returns a copy with every default applied: the
@@ -73,7 +76,8 @@ type prepared struct {
 //     device; schedule.microbatch_size: the profile's own (1 when it does not say), or 1
 //     sequence for an architecture; schedule.weight_grad_fraction: 0.5 for zb-h1;
 //   - model.architecture: seq = the context, at most 4096; dtype bf16; attention flash;
-//     split block; tie copy;
+//     split block; tie copy; framework eager on GPUs (what a PyTorch training script
+//     runs), none on TPUs and IPUs (compiled programs);
 //   - objective: compute; memory_proportion: 1.
 //
 // Fields that do not apply to the request (an optimizer for inference, ZeRO without data
@@ -565,6 +569,11 @@ func (p *prepared) architecture(es *model.Errors) {
 	if a.KernelSeconds != nil {
 		t.Perf.KernelSeconds = *a.KernelSeconds
 	}
+	fw, ok := p.lookupFramework(es, device)
+	if !ok {
+		return
+	}
+	t.Framework = fw
 	if r.Model.Name != "" {
 		p.arch.Name = r.Model.Name
 	}
