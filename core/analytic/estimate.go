@@ -79,8 +79,24 @@ type Layer struct {
 	BwdDeviceSeconds float64 `json:"bwd_device_seconds,omitempty"`
 	// ParamTensors counts its parameter tensors (the optimizer's host cost is per tensor).
 	ParamTensors int `json:"param_tensors"`
+	// FwdTerms and BwdTerms split each pass's device time into what the device's
+	// figures scale (package calibrate fits them to measured times).
+	FwdTerms Terms `json:"-"`
+	BwdTerms Terms `json:"-"`
 
 	usesTied int64 // the tied matrix this layer uses, held here or in its stage
+}
+
+// Terms is a pass's device time by what sets it, at the full peak and bandwidth:
+// MatmulSeconds, the FLOPs of its compute-bound kernels at the matrix peak (the fp8 peak
+// for fp8 layers); MemorySeconds, the bytes of its memory-bound kernels at the memory
+// bandwidth; Kernels launched (besides communication); CommSeconds and CommKernels of
+// its tensor-parallel all-reduces (the host launches them too). Which kernels
+// are compute-bound is decided at the target's efficiencies. The device time is
+// MatmulSeconds / matmul efficiency + MemorySeconds / memory efficiency + Kernels x
+// kernel seconds + CommSeconds.
+type Terms struct {
+	MatmulSeconds, MemorySeconds, Kernels, CommSeconds, CommKernels float64
 }
 
 // Total sums the layers for one device holding the whole model, one microbatch, one
@@ -261,27 +277,34 @@ func (c *calc) layer(name, kind string, ps ...piece) Layer {
 			l.TensorAllReduceSeconds += ars * c.allReduce
 			l.FwdDeviceSeconds += p.fwdAllReduces * c.allReduce
 			l.FwdKernels += p.fwdAllReduces
+			l.FwdTerms.CommSeconds += p.fwdAllReduces * c.allReduce
+			l.FwdTerms.CommKernels += p.fwdAllReduces
 			if train {
 				l.BwdDeviceSeconds += (ars - p.fwdAllReduces) * c.allReduce
 				l.BwdKernels += ars - p.fwdAllReduces
+				l.BwdTerms.CommSeconds += (ars - p.fwdAllReduces) * c.allReduce
+				l.BwdTerms.CommKernels += ars - p.fwdAllReduces
 			}
 		}
 		for _, o := range p.ops {
 			l.FwdFLOPs += o.fwd.flops
 			l.FwdDeviceSeconds += c.rf.opSeconds(o, o.fwd)
 			l.FwdKernels += o.fwd.kernels
+			c.rf.addTerms(&l.FwdTerms, o, o.fwd)
 			if !train {
 				continue
 			}
 			l.BwdFLOPs += o.bwd.flops
 			l.BwdDeviceSeconds += c.rf.opSeconds(o, o.bwd)
 			l.BwdKernels += o.bwd.kernels
+			c.rf.addTerms(&l.BwdTerms, o, o.bwd)
 			recompute := (c.o.Recompute == Full && p.recomputable) ||
 				(c.o.Recompute == Selective && o.core && c.o.Attention == Eager)
 			if recompute {
 				l.BwdFLOPs += o.fwd.flops
 				l.BwdDeviceSeconds += c.rf.opSeconds(o, o.fwd)
 				l.BwdKernels += o.fwd.kernels
+				c.rf.addTerms(&l.BwdTerms, o, o.fwd)
 			}
 		}
 	}

@@ -35,6 +35,7 @@ func (o op) times(n float64) op {
 // the attention core stays in 16 bits, as Transformer Engine's fp8 recipes do.
 type roofline struct {
 	flopsPerSecond, fp8FLOPSPerSecond, bytesPerSecond, kernelSeconds float64
+	matmulEfficiency, memoryEfficiency                               float64
 }
 
 func newRoofline(t Target, dt DType) roofline {
@@ -43,9 +44,10 @@ func newRoofline(t Target, dt DType) roofline {
 		peak = t.Perf.FP32FLOPSPerSecond
 	}
 	r := roofline{
-		flopsPerSecond: peak * t.Perf.MatmulEfficiency,
-		bytesPerSecond: t.Perf.MemoryBytesPerSecond * t.Perf.MemoryEfficiency,
-		kernelSeconds:  t.Perf.KernelSeconds,
+		flopsPerSecond:   peak * t.Perf.MatmulEfficiency,
+		bytesPerSecond:   t.Perf.MemoryBytesPerSecond * t.Perf.MemoryEfficiency,
+		kernelSeconds:    t.Perf.KernelSeconds,
+		matmulEfficiency: t.Perf.MatmulEfficiency, memoryEfficiency: t.Perf.MemoryEfficiency,
 	}
 	r.fp8FLOPSPerSecond = r.flopsPerSecond
 	if dt == FP8 {
@@ -56,6 +58,21 @@ func newRoofline(t Target, dt DType) roofline {
 
 func (r roofline) seconds(w work) float64 {
 	return w.kernels*r.kernelSeconds + max(w.flops/r.flopsPerSecond, w.bytes/r.bytesPerSecond)
+}
+
+// addTerms adds a kernel's work to a pass's terms, at the full peak and bandwidth: its
+// FLOPs if it is compute-bound at the target's efficiencies, else its bytes.
+func (r roofline) addTerms(t *Terms, o op, w work) {
+	peak := r.flopsPerSecond
+	if o.fp8 {
+		peak = r.fp8FLOPSPerSecond
+	}
+	t.Kernels += w.kernels
+	if w.flops/peak >= w.bytes/r.bytesPerSecond {
+		t.MatmulSeconds += w.flops / (peak / r.matmulEfficiency)
+	} else {
+		t.MemorySeconds += w.bytes / (r.bytesPerSecond / r.memoryEfficiency)
+	}
 }
 
 // opSeconds times one pass of an operation: its products at the fp8 peak when it is
