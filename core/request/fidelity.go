@@ -24,6 +24,12 @@ func (p *prepared) lookupFramework(es *model.Errors, device string) (cluster.Fra
 		return cluster.Framework{}, false
 	}
 	a.Framework = fw.Name
+	if a.HostKernelSeconds != nil {
+		fw.HostKernelSeconds = *a.HostKernelSeconds
+	}
+	if a.HostLayerSeconds != nil {
+		fw.HostLayerSeconds = *a.HostLayerSeconds
+	}
 	p.framework = fw
 	return fw, true
 }

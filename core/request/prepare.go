@@ -608,7 +608,9 @@ func archPaths(err error) error {
 		"recompute": "training.recompute", "split": "model.architecture.split", "tie": "model.architecture.tie",
 		"data_parallel":          "parallelism.data",
 		"perf.matmul_efficiency": "model.architecture.matmul_efficiency", "perf.memory_efficiency": "model.architecture.memory_efficiency",
-		"perf.kernel_seconds": "model.architecture.kernel_seconds",
+		"perf.kernel_seconds":           "model.architecture.kernel_seconds",
+		"framework.host_kernel_seconds": "model.architecture.host_kernel_seconds",
+		"framework.host_layer_seconds":  "model.architecture.host_layer_seconds",
 	}
 	out := make(model.Errors, len(es))
 	for i, e := range es {

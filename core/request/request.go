@@ -107,6 +107,10 @@ type Architecture struct {
 	MatmulEfficiency float64  `json:"matmul_efficiency,omitempty"`
 	MemoryEfficiency float64  `json:"memory_efficiency,omitempty"`
 	KernelSeconds    *float64 `json:"kernel_seconds,omitempty"`
+	// HostKernelSeconds and HostLayerSeconds override the framework's host time per
+	// kernel and per layer and pass (pipeplan calibrate fits them). Nil: the framework's.
+	HostKernelSeconds *float64 `json:"host_kernel_seconds,omitempty"`
+	HostLayerSeconds  *float64 `json:"host_layer_seconds,omitempty"`
 }
 
 // ClusterSpec names the cluster: a Document, or Count devices of a Device preset joined by
