@@ -94,12 +94,30 @@ func printEstimate(w io.Writer, r *analytic.Result, t analytic.Target) {
 	fmt.Fprintf(w, "state        weights %s, gradients %s, optimizer %s\n", units.Bytes(tt.WeightsBytes), units.Bytes(tt.GradsBytes), units.Bytes(tt.OptimizerBytes))
 	fmt.Fprintf(w, "activations  %s per microbatch\n", units.Bytes(tt.ActivationBytes))
 	limit := t.Device.MemoryLimitBytes(1)
+	need := tt.PeakBytes
+	if tt.FrameworkBytes > 0 {
+		// The framework's memory is explicit: compare with the whole device.
+		limit, need = t.Device.MemoryBytes, tt.PeakDeviceBytes
+	}
 	verdict := "fits"
-	if tt.PeakBytes > limit {
+	if need > limit {
 		verdict = "does not fit: pipeline it (pipeplan plan --hf-config ... --stages N)"
 	}
-	fmt.Fprintf(w, "peak memory  %s on one device; %s usable on %s: %s\n", units.Bytes(tt.PeakBytes), units.Bytes(limit), r.Device, verdict)
+	fmt.Fprintf(w, "peak memory  %s allocated on one device", units.Bytes(tt.PeakBytes))
+	if tt.FrameworkBytes > 0 {
+		fmt.Fprintf(w, ", %s with the allocator's reserve and the framework's %s", units.Bytes(tt.PeakDeviceBytes), units.Bytes(tt.FrameworkBytes))
+	}
+	fmt.Fprintf(w, "; %s on %s: %s\n", units.Bytes(limit), r.Device, verdict)
 	flops := tt.FwdFLOPs + tt.BwdFLOPs
+	var host, device float64
+	for _, l := range r.Layers {
+		host += l.FwdHostSeconds + l.BwdHostSeconds
+		device += l.FwdDeviceSeconds + l.BwdDeviceSeconds
+	}
+	if host > 0 {
+		fmt.Fprintf(w, "host         %s of framework dispatch against %s of device time in the passes (a pass takes the longer)\n",
+			units.Time(host, model.Seconds), units.Time(device, model.Seconds))
+	}
 	fmt.Fprintf(w, "step time    %s (forward %s, backward %s, optimizer %s)\n", units.Time(tt.StepSeconds, model.Seconds),
 		units.Time(tt.FwdSeconds, model.Seconds), units.Time(tt.BwdSeconds, model.Seconds), units.Time(tt.OptimizerSeconds, model.Seconds))
 	if tt.StepSeconds > 0 {

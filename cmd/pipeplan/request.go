@@ -29,6 +29,7 @@ type requestFlags struct {
 	modelFile, example, hfConfig string
 	seq                          int
 	dtype, attention, split, tie string
+	framework                    string
 	matmulEff, memoryEff         float64
 	kernelMicros                 optionalFloat
 
@@ -87,8 +88,9 @@ func (f *requestFlags) add(fs *flag.FlagSet, withSchedule bool) {
 	fs.StringVar(&f.hfConfig, "hf-config", "", "HuggingFace config.json `file`, or a bundled name: "+strings.Join(arch.BundledNames(), ", "))
 	fs.StringVar(&f.name, "name", "", "label the model (default: its own name, or the file's)")
 	fs.IntVar(&f.seq, "seq", 0, "sequence length with --hf-config (default: the model's context, at most 4096)")
-	fs.StringVar(&f.dtype, "dtype", "", "element type with --hf-config: bf16 (default), fp16 or fp32")
+	fs.StringVar(&f.dtype, "dtype", "", "element type with --hf-config: bf16 (default), fp16, fp32 or fp8 (H100, H200, B200, MI300X)")
 	fs.StringVar(&f.attention, "attention", "", "attention kernel with --hf-config: flash (default) or eager")
+	fs.StringVar(&f.framework, "framework", "", "how --hf-config runs: eager (default on GPUs), compiled, cuda-graphs or none")
 	fs.StringVar(&f.split, "split", "", "pipeline layers with --hf-config: block (default) or sublayer")
 	fs.StringVar(&f.tie, "tie", "", "tied embeddings with --hf-config: copy (default; gradients all-reduced) or stage")
 	fs.Float64Var(&f.matmulEff, "matmul-efficiency", 0, "fraction of the peak FLOP/s matrix products reach (default: the device preset's)")
@@ -137,7 +139,7 @@ func (f *requestFlags) given() map[string]bool {
 
 // architectureFlags describe an architecture: the request has no place for them with a
 // profile.
-var architectureFlags = []string{"seq", "dtype", "attention", "split", "tie", "matmul-efficiency", "memory-efficiency", "kernel-us"}
+var architectureFlags = []string{"seq", "dtype", "attention", "framework", "split", "tie", "matmul-efficiency", "memory-efficiency", "kernel-us"}
 
 // build returns the request the flags describe.
 func (f *requestFlags) build() (*request.Request, error) {
@@ -246,7 +248,7 @@ func (f *requestFlags) modelSpec(r *request.Request, g map[string]bool) error {
 			r.Model.Name = strings.TrimSuffix(strings.TrimSuffix(filepath.Base(f.modelFile), ".json"), ".graph.txt")
 		}
 	default:
-		a := &request.Architecture{Seq: f.seq, DType: f.dtype, Attention: f.attention, Split: f.split, Tie: f.tie,
+		a := &request.Architecture{Seq: f.seq, DType: f.dtype, Attention: f.attention, Split: f.split, Tie: f.tie, Framework: f.framework,
 			MatmulEfficiency: f.matmulEff, MemoryEfficiency: f.memoryEff}
 		if f.kernelMicros.set {
 			if !(f.kernelMicros.v >= 0) {

@@ -60,7 +60,10 @@ type prepared struct {
 	// memoryEfficiency per device: the fraction of memory_bytes_per_second the optimizer
 	// update reaches (an architecture's memory_efficiency, else a preset's figure, else 1).
 	memoryEfficiency []float64
-	notes            []Diagnostic
+	// framework runs an architecture (model.architecture.framework); the zero value for
+	// profiles, whose measured times hold their framework's costs.
+	framework cluster.Framework
+	notes     []Diagnostic
 }
 
 // Normalize checks the request and returns a copy with every default applied: the
@@ -80,7 +83,8 @@ type prepared struct {
 //     device; schedule.microbatch_size: the profile's own (1 when it does not say), or 1
 //     sequence for an architecture; schedule.weight_grad_fraction: 0.5 for zb-h1;
 //   - model.architecture: seq = the context, at most 4096; dtype bf16; attention flash;
-//     split block; tie copy;
+//     split block; tie copy; framework eager on GPUs (what a PyTorch training script
+//     runs), none on TPUs and IPUs (compiled programs);
 //   - objective: compute; memory_proportion: 1.
 //
 // Fields that do not apply to the request (an optimizer for inference, ZeRO without data
@@ -698,6 +702,11 @@ func (p *prepared) architecture(es *model.Errors) {
 		t.Perf.KernelSeconds = *a.KernelSeconds
 	}
 	t.TensorLink = p.tensorLink
+	fw, ok := p.lookupFramework(es, device)
+	if !ok {
+		return
+	}
+	t.Framework = fw
 	if r.Model.Name != "" {
 		p.arch.Name = r.Model.Name
 	}
@@ -732,7 +741,9 @@ func archPaths(err error) error {
 		"recompute": "training.recompute", "split": "model.architecture.split", "tie": "model.architecture.tie",
 		"data_parallel": "parallelism.data", "tensor_parallel": "parallelism.tensor",
 		"perf.matmul_efficiency": "model.architecture.matmul_efficiency", "perf.memory_efficiency": "model.architecture.memory_efficiency",
-		"perf.kernel_seconds": "model.architecture.kernel_seconds",
+		"perf.kernel_seconds":           "model.architecture.kernel_seconds",
+		"framework.host_kernel_seconds": "model.architecture.host_kernel_seconds",
+		"framework.host_layer_seconds":  "model.architecture.host_layer_seconds",
 	}
 	out := make(model.Errors, len(es))
 	for i, e := range es {

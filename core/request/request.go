@@ -32,7 +32,7 @@ const Version = 1
 
 // PlannerVersion names the planner's behaviour: it changes whenever the same request
 // would give a different result, and is part of the content id.
-const PlannerVersion = "pipeplan-2026.11.1"
+const PlannerVersion = "pipeplan-2026.11.2"
 
 // MaxBytes bounds a request's JSON (with its embedded documents): larger inputs are
 // refused before they are decoded.
@@ -98,11 +98,21 @@ type Architecture struct {
 	Split string `json:"split,omitempty"`
 	// Tie: where a tied embedding lives: copy (both ends, gradients all-reduced) or stage.
 	Tie string `json:"tie,omitempty"`
+	// Framework is how the model runs: eager (PyTorch), compiled (torch.compile),
+	// cuda-graphs (CUDA graph capture, Megatron-LM style) or none (the device alone):
+	// host time per kernel and per optimizer tensor, whether the data-parallel
+	// all-reduce overlaps the backward, the framework's memory (core/cluster's
+	// Framework presets, with sources).
+	Framework string `json:"framework,omitempty"`
 	// MatmulEfficiency and MemoryEfficiency override the device preset's fractions of
 	// peak; KernelSeconds its launch cost per kernel. 0 (nil): the preset's.
 	MatmulEfficiency float64  `json:"matmul_efficiency,omitempty"`
 	MemoryEfficiency float64  `json:"memory_efficiency,omitempty"`
 	KernelSeconds    *float64 `json:"kernel_seconds,omitempty"`
+	// HostKernelSeconds and HostLayerSeconds override the framework's host time per
+	// kernel and per layer and pass (pipeplan calibrate fits them). Nil: the framework's.
+	HostKernelSeconds *float64 `json:"host_kernel_seconds,omitempty"`
+	HostLayerSeconds  *float64 `json:"host_layer_seconds,omitempty"`
 }
 
 // ClusterSpec names the cluster: a Document, or Count devices of a Device preset joined by

@@ -209,6 +209,7 @@ func (p *prepared) step(res *Result) {
 			}
 		}
 		ds.GradBytes += tied // once per stage, as the shared item is held once
+		ds.OptimizerHostSeconds += p.optimizerHostSeconds(stage.FirstLayer, stage.LastLayer)
 		touched := float64(stage.ParamBytes) + 2*float64(stage.OptimizerBytes) + float64(stage.SharedBytes)
 		if touched > 0 {
 			bw := p.cluster.Devices[dev].MemoryBytesPerSecond * p.memoryEfficiency[dev]
@@ -224,9 +225,12 @@ func (p *prepared) step(res *Result) {
 			ds := &res.Devices[i]
 			if p.dataLink != nil {
 				ds.AllReduceSeconds = ringAllReduce(d, ds.GradBytes, p.dataLink, p.cluster.Devices[i].ClockHz)
+				ds.ExposedAllReduceSeconds = max(0, ds.AllReduceSeconds-p.overlapWindow(pl, i, devices))
 			}
+			ds.OptimizerSeconds = max(ds.OptimizerSeconds, ds.OptimizerHostSeconds)
 			st.OptimizerSeconds = max(st.OptimizerSeconds, ds.OptimizerSeconds)
 			st.DataParallelAllReduceSeconds = max(st.DataParallelAllReduceSeconds, ds.AllReduceSeconds)
+			st.DataParallelExposedSeconds = max(st.DataParallelExposedSeconds, ds.ExposedAllReduceSeconds)
 		}
 		if p.est != nil && p.est.Opts.Tie == analytic.TieCopy && devices > 1 && p.tiedLink != nil {
 			st.TiedAllReduceSeconds = ringAllReduce(2, p.est.Total.TiedAllReduceBytes, p.tiedLink, p.cluster.Devices[0].ClockHz)
@@ -240,7 +244,7 @@ func (p *prepared) step(res *Result) {
 				Message: "the profile gives no grad_bytes: the data-parallel all-reduce moves half of each stage's param_bytes (weights and gradients of one type)"})
 		}
 	}
-	st.StepSeconds = st.PipelineSeconds + st.TiedAllReduceSeconds + st.DataParallelAllReduceSeconds + st.OptimizerSeconds
+	st.StepSeconds = st.PipelineSeconds + st.TiedAllReduceSeconds + st.DataParallelExposedSeconds + st.OptimizerSeconds
 	mbs := int64(r.Schedule.MicrobatchSize)
 	st.SamplesPerStep = mbs * int64(r.Schedule.Microbatches) * int64(d)
 	if t := int64(p.model.TokensPerSample); t > 0 {

@@ -414,10 +414,9 @@ func (r *Requests) termsOf(t, b int, recompute string) (*terms, error) {
 // at least max_j (s_0 + ... +
 // s_(j-1) + m*s_j), since device j waits for the first forward and the last backward to
 // pass the stages before it, which over every split is at least W / (1 - (1 - 1/m)^p).
-// To it come the data-parallel ring all-reduce of a device's gradients (at least the
-// average over stages, on the fastest link the ring could be placed on) and the optimizer
-// update (the average device's state at the device's memory bandwidth). Transfers, the
-// tied all-reduce and the rest of the bubble only add. And the device of the largest
+// To it comes the optimizer update (the average device's state at the device's memory
+// bandwidth). Transfers, the tied all-reduce, the data-parallel all-reduce (which the
+// backward may hide) and the rest of the bubble only add. And the device of the largest
 // stage works m times it, which no split makes less than the least bottleneck over
 // contiguous splits of the layers (terms.bottleneckOf).
 func (r *Requests) Bound(c Candidate) (float64, error) {
@@ -451,7 +450,8 @@ func (r *Requests) Bound(c Candidate) (float64, error) {
 		if r.memoryBW > 0 {
 			step += (x.params + 2*opt) / p / r.memoryBW
 		}
-		step += r.ringBound(c, x.grads/p)
+		// The data-parallel all-reduce adds nothing to the bound: frameworks that overlap
+		// it with the backward (PyTorch DDP, request's framework modes) may hide it whole.
 	}
 	samples := float64(c.MicrobatchSize) * m * float64(c.Data)
 	if step <= 0 {
