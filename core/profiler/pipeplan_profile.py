@@ -47,10 +47,13 @@ name component):
   (or model inputs) it reads, matched by identity; a tensor computed between layers by
   code outside any layer counts as the previous layer's output.
 
-The profile also records `measured_on` (--measured-on: a pipeplan device preset name such
-as a100-80gb, or a JSON device object; by default the device's name and memory) and
-`microbatch_size` (the samples in the sample microbatch: the first input's first
-dimension, or --microbatch-size).
+The profile also records `measured_on`: --measured-on (a pipeplan device preset name such
+as a100-80gb, or a JSON object {"name": ..., "flops_per_second": ...}); by default the
+preset of a GPU pipeplan knows, or else the device's name with the FLOP/s a large matrix
+product reaches on it (planning on another device scales the times by the ratio of the
+FLOP/s). And `microbatch_size` (the samples in the sample microbatch: the first input's
+first dimension, or --microbatch-size), and `tokens_per_sample` when the first input is
+token ids (samples x sequence).
 
 Works with PyTorch 1.13 and 2.x, on CPU and CUDA. Times outside the listed layers (code in
 the parent module's forward) are not in any layer; the script prints how much of the whole
@@ -256,7 +259,7 @@ def _whole_forward(model, args, kwargs, timer, training, warmup, repeats):
 
 def profile(model, args, kwargs=None, layers=None, device=None, warmup=3, repeats=10,
             training=True, optimizer_bytes_per_param=None, measured_on=None,
-            microbatch_size=None, name=None, log=sys.stderr):
+            microbatch_size=None, tokens_per_sample=None, name=None, log=sys.stderr):
     """Profiles model's layers on one sample microbatch and returns pipeplan's native JSON
     (a dict). args and kwargs are what model(*args, **kwargs) takes; layers lists module
     names (patterns with `*` for one component), by default the model's children."""
@@ -365,22 +368,26 @@ def profile(model, args, kwargs=None, layers=None, device=None, warmup=3, repeat
         print("pipeplan_profile: %s does not report peak memory: temporary_bytes is 0" % device.type, file=log)
     model.train(was_training)
 
+    flat = _flatten(args, [])
     if microbatch_size is None:
-        flat = _flatten(args, [])
         microbatch_size = int(flat[0].shape[0]) if flat and flat[0].dim() > 0 else 1
+    if tokens_per_sample is None and flat and flat[0].dim() == 2 and not flat[0].is_floating_point():
+        tokens_per_sample = int(flat[0].shape[1])  # token ids: samples x sequence
     doc = {
         "name": name or type(model).__name__,
         "time_unit": "seconds",
-        "measured_on": measured_on if measured_on is not None else _device_object(device),
+        "measured_on": measured_on if measured_on is not None else _measured_on(device, log),
         "microbatch_size": microbatch_size,
-        "inputs": model_inputs,
-        "layers": out_layers,
     }
+    if tokens_per_sample:
+        doc["tokens_per_sample"] = tokens_per_sample
+    doc["inputs"] = model_inputs
+    doc["layers"] = out_layers
     return doc
 
 
 # The order of a layer's keys in the JSON, as docs/formats.md lists them.
-_KEY_ORDER = ("name", "kind", "forward_seconds", "backward_seconds", "param_bytes", "optimizer_bytes",
+_KEY_ORDER = ("name", "kind", "forward_seconds", "backward_seconds", "param_bytes", "grad_bytes", "optimizer_bytes",
               "exclusive_bytes", "shared", "temporary_bytes", "activation_bytes", "inputs", "outputs",
               "tie_group")
 
@@ -394,7 +401,7 @@ def _kind(module):
 
 def _memory_of_params(layer, call, params_of, qualified, training, opt_per_param, first_call):
     """Parameter, optimizer, buffer and shared bytes of a layer."""
-    param = opt = 0
+    param = opt = grad = 0
     shared = {}
     seen = set()
     for p in call.module.parameters():
@@ -412,12 +419,16 @@ def _memory_of_params(layer, call, params_of, qualified, training, opt_per_param
         else:
             param += b
             opt += o
+            if trainable:
+                grad += _nbytes(p)
     buffers = sum(_nbytes(b) for b in call.module.buffers())
     if not first_call:
         # A layer called again holds the same weights, counted at its first call: its tie
         # group keeps all its calls in one stage.
-        param = opt = buffers = 0
+        param = opt = grad = buffers = 0
     layer["param_bytes"] = param
+    if grad != param // 2:  # the format's default: half of param_bytes are gradients
+        layer["grad_bytes"] = grad
     layer["optimizer_bytes"] = opt
     if buffers:
         layer["exclusive_bytes"] = buffers
@@ -541,20 +552,52 @@ def _peak(timer, fn):
     return max(0, int(torch.cuda.max_memory_allocated(timer.device) - before))
 
 
-def _device_object(device):
+# pipeplan's device presets for the GPUs torch names: (pattern in the name, preset).
+_PRESETS = [
+    (r"\bA100\b.*80GB", "a100-80gb"),
+    (r"\bA100\b", "a100-40gb"),
+    (r"\bH100\b(?!.*PCIe)", "h100-sxm"),
+    (r"\bH200\b", "h200"),
+    (r"\bB200\b", "b200"),
+    (r"\bMI300X\b", "mi300x"),
+]
+
+
+def _measured_on(device, log):
+    """The device as pipeplan names it: a preset for the GPUs it knows; otherwise the
+    device's name with the FLOP/s a large matrix product reaches on it (measured, where a
+    preset states the datasheet's peak: planning on a preset then scales the times by the
+    ratio of the two)."""
     torch = _torch()
     if device.type == "cuda":
         props = torch.cuda.get_device_properties(device)
-        return {"name": props.name, "memory_bytes": int(props.total_memory)}
-    mem = 0
-    try:
-        mem = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
-    except (ValueError, OSError, AttributeError):
-        pass
-    d = {"name": device.type}
-    if mem > 0:
-        d["memory_bytes"] = int(mem)
-    return d
+        name = props.name
+        if "A100" in name and props.total_memory > 60 * 2**30:
+            name += " 80GB"
+        for pattern, preset in _PRESETS:
+            if re.search(pattern, name):
+                return preset
+        label, dtype, n = props.name, torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16, 4096
+    else:
+        label, dtype, n = device.type, torch.float32, 512
+    flops = _matmul_flops(device, dtype, n)
+    print("pipeplan_profile: %s is not a pipeplan preset: measured_on records the %.3g FLOP/s a %d x %d %s matrix product reaches (pass --measured-on to name a preset)"
+          % (label, flops, n, n, str(dtype).replace("torch.", "")), file=log)
+    return {"name": label, "flops_per_second": flops}
+
+
+def _matmul_flops(device, dtype, n):
+    torch = _torch()
+    timer = _Timer(device)
+    a = torch.randn(n, n, device=device).to(dtype)
+    b = torch.randn(n, n, device=device).to(dtype)
+    times = []
+    with torch.no_grad():
+        for i in range(5):
+            t = timer.time(lambda: torch.mm(a, b))
+            if i >= 2:
+                times.append(t)
+    return float("%.4g" % (2.0 * n ** 3 / max(min(times), 1e-9)))
 
 
 # ---------------------------------------------------------------------------------------
@@ -619,6 +662,7 @@ def main(argv=None):
                     help="optimizer state per trainable parameter (default: twice the parameter's size, as Adam; 12 for fp32 master weights and Adam moments of a 16-bit model; 0 for none)")
     ap.add_argument("--measured-on", help="the device as pipeplan names it (a preset such as a100-80gb, or a JSON object)")
     ap.add_argument("--microbatch-size", type=int, help="samples in the sample microbatch (default: the first input's first dimension)")
+    ap.add_argument("--tokens-per-sample", type=int, help="tokens in one sample (default: the second dimension of token ids given as the first input)")
     ap.add_argument("--name", help="the model's name in the profile")
     ap.add_argument("-o", "--output", help="write the profile here (default: standard output)")
     opt = ap.parse_args(argv)
@@ -639,7 +683,8 @@ def main(argv=None):
                   device=opt.device, warmup=opt.warmup, repeats=opt.repeats,
                   training=not opt.inference,
                   optimizer_bytes_per_param=per_param,
-                  measured_on=measured_on, microbatch_size=opt.microbatch_size, name=opt.name)
+                  measured_on=measured_on, microbatch_size=opt.microbatch_size,
+                  tokens_per_sample=opt.tokens_per_sample, name=opt.name)
     text = json.dumps(doc, indent=1) + "\n"
     if opt.output:
         with open(opt.output, "w") as f:

@@ -2,6 +2,7 @@ package profiler_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -18,6 +19,7 @@ import (
 	"pipeplan/core/model"
 	"pipeplan/core/plan"
 	"pipeplan/core/profiler"
+	"pipeplan/core/request"
 )
 
 // torchPython is Debian's interpreter, the one python3-torch installs torch for (the
@@ -111,34 +113,23 @@ func profiles(t *testing.T, argvs ...[]string) [][]byte {
 	return docs
 }
 
-// loadProfile checks the fields the native format is gaining (issue 7) and loads the rest.
-// TODO(bridge): once `git merge main` brings measured_on and microbatch_size into
-// model.Model, load the profile as it is and check the two fields on the model.
+// loadProfile loads a profile as pipeplan's loader reads files, and checks the fields
+// that say what it was measured on.
 func loadProfile(t *testing.T, data []byte, wantMicrobatch int) *model.Model {
 	t.Helper()
-	var doc map[string]json.RawMessage
-	if err := json.Unmarshal(data, &doc); err != nil {
-		t.Fatal(err)
-	}
-	var mb int
-	if err := json.Unmarshal(doc["microbatch_size"], &mb); err != nil || mb != wantMicrobatch {
-		t.Errorf("microbatch_size = %s, want %d", doc["microbatch_size"], wantMicrobatch)
-	}
-	var dev struct {
-		Name string `json:"name"`
-	}
-	if err := json.Unmarshal(doc["measured_on"], &dev); err != nil || dev.Name != "cpu" {
-		t.Errorf("measured_on = %s, want a device object named cpu", doc["measured_on"])
-	}
-	delete(doc, "microbatch_size")
-	delete(doc, "measured_on")
-	stripped, _ := json.Marshal(doc)
-	m, f, err := load.Model(stripped)
+	m, f, err := load.Model(data)
 	if err != nil {
 		t.Fatalf("load: %v", err)
 	}
 	if f != load.Native {
 		t.Errorf("format %q, want native", f)
+	}
+	if m.MicrobatchSize != wantMicrobatch {
+		t.Errorf("microbatch_size = %d, want %d", m.MicrobatchSize, wantMicrobatch)
+	}
+	// A CPU is no preset: the profile states the FLOP/s a matrix product reached.
+	if mo := m.MeasuredOn; mo == nil || mo.Name != "cpu" || !(mo.FLOPSPerSecond > 1e6) {
+		t.Errorf("measured_on = %+v, want cpu with its FLOP/s", mo)
 	}
 	return m
 }
@@ -153,8 +144,18 @@ func TestProfileMLPAndTied(t *testing.T) {
 	docs := profiles(t,
 		[]string{"--model", "tinynets:mlp", "--warmup", "2", "--repeats", "5", "--name", "mlp"},
 		[]string{"--model", "tinynets:tied", "--warmup", "1", "--repeats", "2"})
-	t.Run("mlp", func(t *testing.T) { checkMLP(t, loadProfile(t, docs[0], int(batch))) })
-	t.Run("tied", func(t *testing.T) { checkTied(t, loadProfile(t, docs[1], 2)) })
+	t.Run("mlp", func(t *testing.T) {
+		m := loadProfile(t, docs[0], int(batch))
+		checkMLP(t, m)
+		checkRequest(t, docs[0], m)
+	})
+	t.Run("tied", func(t *testing.T) {
+		m := loadProfile(t, docs[1], 2)
+		checkTied(t, m)
+		if m.TokensPerSample != 8 {
+			t.Errorf("tokens_per_sample = %d, want 8 (token ids of 2 x 8)", m.TokensPerSample)
+		}
+	})
 }
 
 func checkMLP(t *testing.T, m *model.Model) {
@@ -210,6 +211,39 @@ func checkMLP(t *testing.T, m *model.Model) {
 			t.Errorf("%d stages: boundaries %v, the DP's %v", stages, p.Boundaries, bounds)
 		}
 		t.Logf("%d stages: %v (the DP's optimum is unique: %v)", stages, p.Boundaries, unique)
+	}
+}
+
+// checkRequest plans the profile file through a planning request, as the command line and
+// the page do: the times are rescaled from the CPU to the cluster's device, which keeps the
+// independent DP's split.
+func checkRequest(t *testing.T, doc []byte, m *model.Model) {
+	r := &request.Request{
+		Model:       request.ModelSpec{Document: doc},
+		Cluster:     request.ClusterSpec{Device: "a100-80gb", Count: 3},
+		Parallelism: request.Parallelism{Pipeline: 3},
+		Schedule:    request.Schedule{Name: "1f1b", Microbatches: 12},
+	}
+	res, err := request.Run(context.Background(), r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Feasible || res.Model.MicrobatchSize != int(batch) {
+		t.Fatalf("request: feasible %v, microbatch size %d, diagnostics %+v", res.Feasible, res.Model.MicrobatchSize, res.Diagnostics)
+	}
+	times := make([]float64, len(m.Layers))
+	for i, l := range m.Layers {
+		times[i] = l.ForwardSeconds + l.BackwardSeconds
+	}
+	if _, bounds, unique := minMaxSplit(times, 3); unique && !slices.Equal(res.Plan.Boundaries, bounds) {
+		t.Errorf("request: boundaries %v, the DP's %v", res.Plan.Boundaries, bounds)
+	}
+	scaled := false
+	for _, d := range res.Diagnostics {
+		scaled = scaled || d.Code == request.CodeTimesScaled
+	}
+	if !scaled {
+		t.Errorf("request: no note that the CPU's times were scaled: %+v", res.Diagnostics)
 	}
 }
 
