@@ -17,6 +17,15 @@
 //
 // # Module names
 //
+// # Input
+//
+// FromRequest plans a planning request (core/request) and returns the Input: the result's
+// split and the settings it was planned for, with a RequestCoster that prices other
+// splits and schedules by planning the same request with them, so every price an export
+// states is the whole step as core/request states it.
+//
+// # Module names
+//
 // Frameworks name layers by their modules. For an architecture costed by core/analytic
 // (layers embedding, block.N, block.N.attention, block.N.mlp, final_norm, lm_head) the
 // names are HuggingFace's module paths for the family (Llama's model.layers.8, GPT-2's

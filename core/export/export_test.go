@@ -17,9 +17,9 @@ import (
 	"testing"
 
 	"pipeplan/core/analytic"
-	"pipeplan/core/examples"
 	"pipeplan/core/export"
 	"pipeplan/core/model"
+	"pipeplan/core/request"
 	"pipeplan/core/schedule"
 )
 
@@ -58,12 +58,11 @@ var cases = []exportCase{{
 	// head, under ZB-H1: Megatron-LM moves both cuts.
 	name: "gpt2-medium-sublayer-manual",
 	input: func(t *testing.T) *export.Input {
-		in := archCase{arch: "gpt2-medium", device: "h100-sxm", devices: 4, sched: "zb-h1",
-			m: 8, batch: 4, seq: 1024, split: analytic.Sublayers, recompute: analytic.Selective}.input(t)
+		r := archCase{arch: "gpt2-medium", device: "h100-sxm", devices: 4, sched: "zb-h1",
+			m: 8, batch: 4, seq: 1024, split: analytic.Sublayers, recompute: analytic.Selective}.request()
 		// 0 embedding, 1+2i block.i.attention, 2+2i block.i.mlp, 49 final_norm, 50 lm_head.
-		in.Boundaries = []int{0, 18, 36, 50, 51}
-		in.Plan = nil
-		return in
+		r.Boundaries = []int{0, 18, 36, 50, 51}
+		return fromRequest(t, r)
 	},
 	formats: all, exact: []export.Format{export.JSON},
 	family: "gpt2",
@@ -71,32 +70,18 @@ var cases = []exportCase{{
 	// A profile (the bundled GPT-2 medium example): layer names are the module names.
 	name: "example-profile-gpipe",
 	input: func(t *testing.T) *export.Input {
-		e := examples.Default()
-		m, err := e.Model()
-		if err != nil {
-			t.Fatal(err)
-		}
-		c, err := e.Cluster(4)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return planInput(t, m, c, "gpipe", 8, 8, nil, 0, "full", 0, 0)
+		r := exampleRequest(4, "gpipe", 8)
+		r.Training.Recompute = "full"
+		return fromRequest(t, r)
 	},
 	formats: []export.Format{export.PyTorch, export.DeepSpeed, export.Graphcore, export.JSON},
 	exact:   []export.Format{export.PyTorch, export.JSON},
 }, {
 	name: "example-profile-inference",
 	input: func(t *testing.T) *export.Input {
-		e := examples.Default()
-		m, err := e.Model()
-		if err != nil {
-			t.Fatal(err)
-		}
-		c, err := e.Cluster(2)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return planInput(t, m, c, "inference", 4, 8, nil, 0, "", 0, 0)
+		r := exampleRequest(2, "inference", 4)
+		r.Training.Mode = request.ModeInference
+		return fromRequest(t, r)
 	},
 	formats: []export.Format{export.PyTorch, export.DeepSpeed, export.Graphcore},
 	exact:   []export.Format{export.PyTorch, export.DeepSpeed, export.Graphcore},
@@ -597,10 +582,7 @@ func TestSnippetsRun(t *testing.T) {
 }
 
 func TestErrors(t *testing.T) {
-	e := examples.Default()
-	m, _ := e.Model()
-	c, _ := e.Cluster(4)
-	in := planInput(t, m, c, "1f1b", 8, 8, nil, 0, "", 0, 0)
+	in := fromRequest(t, exampleRequest(4, "1f1b", 8))
 	if _, err := export.Make(in, export.Megatron); err == nil || !strings.Contains(err.Error(), "needs a transformer architecture") {
 		t.Errorf("megatron of a profile: %v", err)
 	}

@@ -1,20 +1,16 @@
 package export_test
 
 import (
+	"context"
 	"testing"
 
 	"pipeplan/core/analytic"
-	"pipeplan/core/arch"
-	"pipeplan/core/cluster"
 	"pipeplan/core/export"
-	"pipeplan/core/model"
-	"pipeplan/core/plan"
-	"pipeplan/core/schedule"
+	"pipeplan/core/request"
 )
 
 // archCase is an architecture planned on devices of a preset under a schedule.
 type archCase struct {
-	name      string
 	arch      string
 	device    string
 	devices   int
@@ -27,54 +23,40 @@ type archCase struct {
 	tp, dp    int
 }
 
+func (c archCase) request() *request.Request {
+	return &request.Request{
+		Model:       request.ModelSpec{Architecture: &request.Architecture{Name: c.arch, Seq: c.seq, Split: string(c.split)}},
+		Cluster:     request.ClusterSpec{Device: c.device},
+		Parallelism: request.Parallelism{Pipeline: c.devices, Data: c.dp},
+		Training:    request.Training{Recompute: string(c.recompute)},
+		Schedule:    request.Schedule{Name: c.sched, Microbatches: c.m, MicrobatchSize: c.batch},
+	}
+}
+
 // input plans the case and returns the export input.
 func (c archCase) input(t *testing.T) *export.Input {
 	t.Helper()
-	a, err := arch.Bundled(c.arch)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tg, err := analytic.PresetTarget(c.device)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rec := c.recompute
-	if rec == "" {
-		rec = analytic.NoRecompute
-	}
-	r, err := analytic.Estimate(a, tg, analytic.Options{Batch: c.batch, Seq: c.seq, Split: c.split, Recompute: rec})
-	if err != nil {
-		t.Fatal(err)
-	}
-	m := r.Model()
-	cl, err := cluster.FromPreset(c.device, c.devices)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return planInput(t, m, cl, c.sched, c.m, c.batch, a, c.seq, string(rec), c.tp, c.dp)
+	in := fromRequest(t, c.request())
+	in.Tensor = c.tp
+	return in
 }
 
-// planInput plans m on cl under the named schedule and returns the export input.
-func planInput(t *testing.T, m *model.Model, cl *cluster.Cluster, sched string, microbatches, batch int, a *arch.Arch, seq int, recompute string, tp, dp int) *export.Input {
+// fromRequest plans a request and returns the export input.
+func fromRequest(t *testing.T, r *request.Request) *export.Input {
 	t.Helper()
-	cfg, err := schedule.Parse(sched)
+	in, _, err := export.FromRequest(context.Background(), r)
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg.Microbatches = microbatches
-	opt := plan.Options{Schedule: &plan.ScheduleOptions{Config: cfg, MicrobatchSize: batch}}
-	p, err := plan.Make(m, cl, opt)
-	if err != nil {
-		t.Fatal(err)
-	}
-	names := make([]string, len(m.Layers))
-	for i, l := range m.Layers {
-		names[i] = l.Name
-	}
-	return &export.Input{
-		Model: m.Name, LayerNames: names, Arch: a, Seq: seq,
-		Boundaries: p.Boundaries, Schedule: cfg, MicrobatchSize: batch,
-		Data: dp, Tensor: tp, Recompute: recompute, Plan: p,
-		Coster: &export.PlanCoster{Model: m, Cluster: cl, Options: opt},
+	return in
+}
+
+// exampleRequest is the bundled GPT-2 medium profile on A100s.
+func exampleRequest(devices int, sched string, m int) *request.Request {
+	return &request.Request{
+		Model:       request.ModelSpec{Example: "gpt2-medium"},
+		Cluster:     request.ClusterSpec{Device: "a100-80gb"},
+		Parallelism: request.Parallelism{Pipeline: devices},
+		Schedule:    request.Schedule{Name: sched, Microbatches: m},
 	}
 }

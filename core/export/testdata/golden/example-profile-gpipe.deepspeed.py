@@ -1,7 +1,7 @@
 # pipeplan export (version 1): DeepSpeed PipelineModule
 # model gpt2-medium: 26 layers; 4 pipeline devices, data parallel 1, tensor parallel 1
-# planned: gpipe, 8 microbatches of 8; 527.377 ms per step, 121.4 samples/s (gpipe)
-# NOT EXACT: this runs 1f1b, split [0 8 15 22 26]; 523.854 ms per step, 122.2 samples/s (1f1b)
+# planned: gpipe, 8 microbatches of 8; 529.792 ms per step, 120.8 samples/s (gpipe)
+# NOT EXACT: this runs 1f1b, split [0 8 15 22 26]; 526.269 ms per step, 121.6 samples/s (1f1b)
 # note: DeepSpeed's PipelineEngine runs one stage per rank under its own 1F1B schedule
 #       (TrainSchedule); the export runs 1f1b instead of the planned gpipe
 # note: the layers list given to PipelineModule must hold one entry (LayerSpec or module) per

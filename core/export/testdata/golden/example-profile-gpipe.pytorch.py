@@ -1,6 +1,6 @@
 # pipeplan export (version 1): PyTorch torch.distributed.pipelining (PyTorch 2.4 or later)
 # model gpt2-medium: 26 layers; 4 pipeline devices, data parallel 1, tensor parallel 1
-# planned: gpipe, 8 microbatches of 8; 527.377 ms per step, 121.4 samples/s (gpipe)
+# planned: gpipe, 8 microbatches of 8; 529.792 ms per step, 120.8 samples/s (gpipe)
 # note: the layer names are used as module paths (as pipeplan_profile.py writes them); for
 #       another profile, replace them with the paths of the modules that start each stage
 

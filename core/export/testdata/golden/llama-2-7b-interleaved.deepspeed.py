@@ -1,7 +1,7 @@
 # pipeplan export (version 1): DeepSpeed PipelineModule
-# model llama-2-7b (b=1 s=4096 bf16 mixed, adamw, flash attention): 35 layers; 4 pipeline devices, data parallel 1, tensor parallel 1
-# planned: interleaved:2, 16 microbatches of 1; 3.751 s per step, 4.266 samples/s (interleaved:2)
-# NOT EXACT: this runs 1f1b, split [0 9 17 25 35]; 4.048 s per step, 3.952 samples/s (1f1b)
+# model llama-2-7b: 35 layers; 4 pipeline devices, data parallel 1, tensor parallel 1
+# planned: interleaved:2, 16 microbatches of 1; 3.781 s per step, 4.232 samples/s (interleaved:2)
+# NOT EXACT: this runs 1f1b, split [0 9 17 25 35]; 4.078 s per step, 3.923 samples/s (1f1b)
 # note: DeepSpeed's PipelineEngine runs one stage per rank under its own 1F1B schedule
 #       (TrainSchedule), so an interleaved split cannot run; the export gives the best split
 #       under 1f1b instead of the planned interleaved:2

@@ -1,7 +1,7 @@
 # pipeplan export (version 1): Graphcore IPU: Keras pipeline stages and popxl IPU mapping
-# model llama-2-7b (b=1 s=4096 bf16 mixed, adamw, flash attention): 35 layers; 4 pipeline devices, data parallel 1, tensor parallel 1
-# planned: interleaved:2, 16 microbatches of 1; 3.751 s per step, 4.266 samples/s (interleaved:2)
-# NOT EXACT: this runs ipu, split [0 9 17 25 35]; 4.050 s per step, 3.95 samples/s (ipu)
+# model llama-2-7b: 35 layers; 4 pipeline devices, data parallel 1, tensor parallel 1
+# planned: interleaved:2, 16 microbatches of 1; 3.781 s per step, 4.232 samples/s (interleaved:2)
+# NOT EXACT: this runs ipu, split [0 9 17 25 35]; 4.080 s per step, 3.921 samples/s (ipu)
 # note: Graphcore's pipelining runs its own schedule (forward stages on IPUs 0..P-1, backward
 #       stages back down on the same IPUs: pipeplan's ipu schedule), with one stage per IPU in
 #       pipeplan's pricing; the export gives the best split under ipu instead of the planned

@@ -1,6 +1,6 @@
 # pipeplan export (version 1): Megatron-LM arguments (pretrain_gpt.py, Megatron-Core models)
-# model llama-2-7b (b=1 s=4096 bf16 mixed, adamw, flash attention): 35 layers; 4 pipeline devices, data parallel 1, tensor parallel 1
-# planned: interleaved:2, 16 microbatches of 1; 3.751 s per step, 4.266 samples/s (interleaved:2)
+# model llama-2-7b: 35 layers; 4 pipeline devices, data parallel 1, tensor parallel 1
+# planned: interleaved:2, 16 microbatches of 1; 3.781 s per step, 4.232 samples/s (interleaved:2)
 
 # Launch on 4 GPUs: tensor 1 x pipeline 4 x data 1 (Megatron-LM derives the
 # data-parallel size from the world size).
