@@ -15,8 +15,6 @@
 // own, so Export.Expressed sits beside Export.Planned and the user sees what the
 // difference costs.
 //
-// # Module names
-//
 // # Input
 //
 // FromRequest plans a planning request (core/request) and returns the Input: the result's
