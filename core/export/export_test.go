@@ -2,6 +2,7 @@ package export_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -14,6 +15,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 
 	"pipeplan/core/analytic"
@@ -25,10 +27,11 @@ import (
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/golden")
 
-// exportCase is a plan and the formats exported from it.
+// exportCase is a planning request and the formats exported from its result.
 type exportCase struct {
 	name    string
-	input   func(t *testing.T) *export.Input
+	request func() *request.Request
+	tp      int
 	formats []export.Format
 	// exact lists the formats expected to express the plan exactly.
 	exact []export.Format
@@ -41,47 +44,48 @@ var all = []export.Format{export.PyTorch, export.DeepSpeed, export.Megatron, exp
 var cases = []exportCase{{
 	// The real case: Llama-2-7B on 4 A100s, 1F1B.
 	name: "llama-2-7b-1f1b",
-	input: archCase{arch: "llama-2-7b", device: "a100-80gb", devices: 4, sched: "1f1b",
-		m: 16, batch: 1, seq: 4096, tp: 2, dp: 2}.input,
+	request: archCase{arch: "llama-2-7b", device: "a100-80gb", devices: 4, sched: "1f1b",
+		m: 16, batch: 1, seq: 4096, dp: 2}.request,
+	tp:      2,
 	formats: all, exact: []export.Format{export.PyTorch, export.DeepSpeed, export.Megatron, export.JSON},
 	family: "llama",
 }, {
 	// Interleaved: PyTorch and Megatron-LM run it; DeepSpeed and Graphcore get the best
 	// one-stage-per-device split.
 	name: "llama-2-7b-interleaved",
-	input: archCase{arch: "llama-2-7b", device: "a100-80gb", devices: 4, sched: "interleaved:2",
-		m: 16, batch: 1, seq: 4096}.input,
+	request: archCase{arch: "llama-2-7b", device: "a100-80gb", devices: 4, sched: "interleaved:2",
+		m: 16, batch: 1, seq: 4096}.request,
 	formats: all, exact: []export.Format{export.PyTorch, export.Megatron, export.JSON},
 	family: "llama",
 }, {
 	// A hand-made split with a cut inside block 8 and one between the final norm and the
 	// head, under ZB-H1: Megatron-LM moves both cuts.
 	name: "gpt2-medium-sublayer-manual",
-	input: func(t *testing.T) *export.Input {
+	request: func() *request.Request {
 		r := archCase{arch: "gpt2-medium", device: "h100-sxm", devices: 4, sched: "zb-h1",
 			m: 8, batch: 4, seq: 1024, split: analytic.Sublayers, recompute: analytic.Selective}.request()
 		// 0 embedding, 1+2i block.i.attention, 2+2i block.i.mlp, 49 final_norm, 50 lm_head.
 		r.Boundaries = []int{0, 18, 36, 50, 51}
-		return fromRequest(t, r)
+		return r
 	},
 	formats: all, exact: []export.Format{export.JSON},
 	family: "gpt2",
 }, {
 	// A profile (the bundled GPT-2 medium example): layer names are the module names.
 	name: "example-profile-gpipe",
-	input: func(t *testing.T) *export.Input {
+	request: func() *request.Request {
 		r := exampleRequest(4, "gpipe", 8)
 		r.Training.Recompute = "full"
-		return fromRequest(t, r)
+		return r
 	},
 	formats: []export.Format{export.PyTorch, export.DeepSpeed, export.Graphcore, export.JSON},
 	exact:   []export.Format{export.PyTorch, export.JSON},
 }, {
 	name: "example-profile-inference",
-	input: func(t *testing.T) *export.Input {
+	request: func() *request.Request {
 		r := exampleRequest(2, "inference", 4)
 		r.Training.Mode = request.ModeInference
-		return fromRequest(t, r)
+		return r
 	},
 	formats: []export.Format{export.PyTorch, export.DeepSpeed, export.Graphcore},
 	exact:   []export.Format{export.PyTorch, export.DeepSpeed, export.Graphcore},
@@ -99,20 +103,39 @@ type made struct {
 	ex *export.Export
 }
 
+// madeAll caches the exports: every test reads them, and each plans several requests.
+var (
+	madeOnce sync.Once
+	madeAll  []made
+	madeErr  error
+)
+
+// makeAll exports every case in its formats, once per test binary.
 func makeAll(t *testing.T) []made {
 	t.Helper()
-	var out []made
-	for _, c := range cases {
-		in := c.input(t)
-		for _, f := range c.formats {
-			ex, err := export.Make(in, f)
+	madeOnce.Do(func() {
+		for _, c := range cases {
+			r := c.request()
+			in, _, err := export.FromRequest(context.Background(), r)
 			if err != nil {
-				t.Fatalf("%s %s: %v", c.name, f, err)
+				madeErr = fmt.Errorf("%s: %w", c.name, err)
+				return
 			}
-			out = append(out, made{c, in, ex})
+			in.Tensor = c.tp
+			for _, f := range c.formats {
+				ex, err := export.Make(in, f)
+				if err != nil {
+					madeErr = fmt.Errorf("%s %s: %w", c.name, f, err)
+					return
+				}
+				madeAll = append(madeAll, made{c, in, ex})
+			}
 		}
+	})
+	if madeErr != nil {
+		t.Fatal(madeErr)
 	}
-	return out
+	return madeAll
 }
 
 func TestGolden(t *testing.T) {
@@ -617,7 +640,8 @@ func TestParseFormat(t *testing.T) {
 
 // The plan document embeds the planner's plan when it has one.
 func TestDocumentEmbedsPlan(t *testing.T) {
-	in := cases[0].input(t)
+	in := fromRequest(t, cases[0].request())
+	in.Tensor = cases[0].tp
 	ex, err := export.Make(in, export.JSON)
 	if err != nil {
 		t.Fatal(err)

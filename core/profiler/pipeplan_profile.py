@@ -356,8 +356,10 @@ def profile(model, args, kwargs=None, layers=None, device=None, warmup=3, repeat
 
     total_fwd = sum(l["forward_seconds"] for l in out_layers)
     whole = _whole_forward(model, args, kwargs, timer, training, min(warmup, 1), min(repeats, 3))
-    print("pipeplan_profile: %d layers; their forwards take %.3g s, the whole forward %.3g s (%.0f%%, the rest runs outside the layers or is launch overhead)"
-          % (len(out_layers), total_fwd, whole, 100 * total_fwd / whole if whole > 0 else 100), file=log)
+    cover = 100 * total_fwd / whole if whole > 0 else 100
+    print("pipeplan_profile: %d layers; their forwards take %.3g s run alone, the whole forward %.3g s (%.0f%%)%s"
+          % (len(out_layers), total_fwd, whole, cover,
+             ": the rest runs outside the layers, in the parent's forward" if cover < 90 else ""), file=log)
     owned = set()
     for c in calls:
         owned.update(id(p) for p in c.module.parameters())
@@ -579,7 +581,7 @@ def _measured_on(device, log):
                 return preset
         label, dtype, n = props.name, torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16, 4096
     else:
-        label, dtype, n = device.type, torch.float32, 512
+        label, dtype, n = device.type, torch.float32, 256
     flops = _matmul_flops(device, dtype, n)
     print("pipeplan_profile: %s is not a pipeplan preset: measured_on records the %.3g FLOP/s a %d x %d %s matrix product reaches (pass --measured-on to name a preset)"
           % (label, flops, n, n, str(dtype).replace("torch.", "")), file=log)

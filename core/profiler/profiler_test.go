@@ -143,7 +143,8 @@ var (
 func TestProfileMLPAndTied(t *testing.T) {
 	docs := profiles(t,
 		[]string{"--model", "tinynets:mlp", "--warmup", "2", "--repeats", "5", "--name", "mlp"},
-		[]string{"--model", "tinynets:tied", "--warmup", "1", "--repeats", "2"})
+		[]string{"--model", "tinynets:tied", "--warmup", "1", "--repeats", "2"},
+		[]string{"--model", "tinynets:masked", "--warmup", "1", "--repeats", "2"})
 	t.Run("mlp", func(t *testing.T) {
 		m := loadProfile(t, docs[0], int(batch))
 		checkMLP(t, m)
@@ -156,6 +157,7 @@ func TestProfileMLPAndTied(t *testing.T) {
 			t.Errorf("tokens_per_sample = %d, want 8 (token ids of 2 x 8)", m.TokensPerSample)
 		}
 	})
+	t.Run("masked", func(t *testing.T) { checkMasked(t, loadProfile(t, docs[2], 2)) })
 }
 
 func checkMLP(t *testing.T, m *model.Model) {
@@ -325,5 +327,28 @@ func checkTied(t *testing.T, m *model.Model) {
 	}
 	if !slices.Equal(head.InputIDs, []string{"block#1.out"}) {
 		t.Errorf("head reads %v", head.InputIDs)
+	}
+}
+
+// checkMasked: a keyword argument that is a model input (the mask) is read by every block
+// and so carried across stages; a block's input computed in the parent's forward (the
+// residual sum) counts as the previous block's output; a module that never runs is left
+// out.
+func checkMasked(t *testing.T, m *model.Model) {
+	var names []string
+	for _, l := range m.Layers {
+		names = append(names, l.Name)
+	}
+	if want := []string{"embed", "blocks.0", "blocks.1", "blocks.2", "head"}; !slices.Equal(names, want) {
+		t.Fatalf("layers %v, want %v", names, want)
+	}
+	if len(m.Inputs) != 2 || m.Inputs[1].ID != "input1" || m.Inputs[1].Bytes != 4*2*6 {
+		t.Errorf("model inputs %+v, want the tokens and the 48-byte mask", m.Inputs)
+	}
+	want := [][]string{{"input0"}, {"embed.out", "input1"}, {"input1", "blocks.0.out"}, {"input1", "blocks.1.out"}, {"blocks.2.out"}}
+	for i, l := range m.Layers {
+		if !slices.Equal(l.InputIDs, want[i]) {
+			t.Errorf("%s reads %v, want %v", l.Name, l.InputIDs, want[i])
+		}
 	}
 }

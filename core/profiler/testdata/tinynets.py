@@ -37,3 +37,35 @@ class Tied(nn.Module):
 def tied():
     torch.manual_seed(0)
     return Tied(), (torch.randint(0, 50, (2, 8)),)
+
+
+class MaskedBlock(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.proj = nn.Linear(d, d)
+
+    def forward(self, h, mask=None):
+        return torch.relu(self.proj(h)) * mask
+
+
+class Masked(nn.Module):
+    """Blocks that take a model input (a mask) as a keyword, inside residual additions in
+    the parent's forward, and a module that never runs."""
+
+    def __init__(self, vocab=40, d=8, n=3):
+        super().__init__()
+        self.embed = nn.Embedding(vocab, d)
+        self.blocks = nn.ModuleList(MaskedBlock(d) for _ in range(n))
+        self.unused = nn.Dropout(0.5)
+        self.head = nn.Linear(d, vocab)
+
+    def forward(self, tokens, mask):
+        h = self.embed(tokens)
+        for b in self.blocks:
+            h = h + b(h, mask=mask)
+        return self.head(h)
+
+
+def masked():
+    torch.manual_seed(0)
+    return Masked(), (torch.randint(0, 40, (2, 6)),), {"mask": torch.ones(2, 6, 1)}
