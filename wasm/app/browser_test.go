@@ -250,6 +250,12 @@ func TestBrowser(t *testing.T) {
 		{`pipeplan.plan().error`, "give a planning request: an object, or its JSON text (docs/request.md)"},
 		{`pipeplan.plan("{").error`, "the request's JSON ends early"},
 		{`pipeplan.plan(pipeplan.exampleRequest()).feasible`, "true"},
+		// The exports and the profiler script (docs/export.md).
+		{`pipeplan.export(pipeplan.exampleRequest(), {format: "deepspeed"}).boundaries.join(",")`, "0,8,15,22,26"},
+		{`pipeplan.export(JSON.stringify(pipeplan.exampleRequest()), '{"format": "pytorch"}').text.includes('"block.7": SplitPoint.BEGINNING')`, "true"},
+		{`pipeplan.export(pipeplan.exampleRequest(), {format: "jax"}).error`, `options.format: unknown export format "jax": use pytorch, deepspeed, megatron, graphcore, json`},
+		{`pipeplan.exports(pipeplan.exampleRequest()).unavailable.map(u => u.format).join(",")`, "megatron"},
+		{`pipeplan.profiler().filename`, "pipeplan_profile.py"},
 	} {
 		if got := do(t, ctx, tc.js, chromedp.Evaluate[any](tc.js)); fmt.Sprint(got) != tc.want {
 			t.Errorf("%s = %v, want %s", tc.js, got, tc.want)
