@@ -8,7 +8,9 @@ import (
 )
 
 // deepspeed writes a DeepSpeed PipelineModule subclass that takes the planned partition,
-// and the config keys that set the microbatches.
+// the topology of the ranks (pipeline x data x tensor parallel), and the config keys that
+// set the microbatches. PipelineModule places layers on stages; it does not split them
+// over the tensor-parallel ranks, which the layers must do themselves.
 //
 // DeepSpeed's partition_method takes "parameters", "uniform" or "type:REGEX", none of
 // which is a list of boundaries; PipelineModule.__init__ calls _partition_layers, which
@@ -43,11 +45,24 @@ func deepspeed(j *job) error {
 		j.note(NoteTied, "the head reuses the embedding matrix on another stage: build both with deepspeed.pipe.TiedLayerSpec under one key, and DeepSpeed all-reduces the tied gradients")
 	}
 	mbs := orOne(in.MicrobatchSize)
+	dp, tp := orOne(in.Data), orOne(in.Tensor)
+	topology, axes := "PipeDataParallelTopology(num_pp=NUM_STAGES, num_dp=DATA_PARALLEL)", "NUM_STAGES x DATA_PARALLEL"
+	if tp > 1 {
+		axes = "NUM_STAGES x DATA_PARALLEL x TENSOR_PARALLEL"
+		topology = "PipeModelDataParallelTopology(num_pp=NUM_STAGES, num_mp=TENSOR_PARALLEL, num_dp=DATA_PARALLEL)"
+		sp := ""
+		if in.SequenceParallel {
+			sp = ", and with sequence parallelism split the norms and dropout along the sequence too"
+		}
+		j.note(NoteTensorModules, "PipelineModule does not split layers, and the plan runs every stage tensor-parallel over %d devices: each entry of the layers list must build a tensor-parallel layer over the %d ranks of the topology's \"model\" axis (as Megatron-DeepSpeed's ColumnParallelLinear and RowParallelLinear do)%s", tp, tp, sp)
+	}
 
 	var w strings.Builder
 	header(&w, "#", j, "DeepSpeed PipelineModule")
-	w.WriteString("from deepspeed.pipe import PipelineModule\n\n")
+	w.WriteString("from deepspeed.pipe import PipelineModule\n")
+	fmt.Fprintf(&w, "from deepspeed.runtime.pipe.topology import %s\n\n", topology[:strings.Index(topology, "(")])
 	fmt.Fprintf(&w, "NUM_STAGES = %d\n", len(b)-1)
+	fmt.Fprintf(&w, "DATA_PARALLEL = %d  # replicas of the pipeline\nTENSOR_PARALLEL = %d  # devices of one stage, splitting its layers\n", dp, tp)
 	w.WriteString("# Stage i holds entries PARTS[i] .. PARTS[i+1]-1 of the layers list.\n")
 	fmt.Fprintf(&w, "PARTS = %s\n", pyInts(b))
 	w.WriteString("# pipeplan's layers, in order: the layers list must match them one to one.\nLAYER_NAMES = [\n")
@@ -79,9 +94,11 @@ def build(layers, loss_fn=None, **kwargs):
     if len(layers) != len(LAYER_NAMES):
         raise ValueError("pipeplan planned %%d layers, got %%d" %% (len(LAYER_NAMES), len(layers)))
     kwargs.setdefault("activation_checkpoint_interval", %d)
-    return PlannedPipelineModule(layers=layers, num_stages=NUM_STAGES, loss_fn=loss_fn, **kwargs)
+    # The ranks: %s, the last axis fastest.
+    topology = %s
+    return PlannedPipelineModule(layers=layers, topology=topology, loss_fn=loss_fn, **kwargs)
 
-`, interval)
+`, interval, axes, topology)
 	w.WriteString("\n# deepspeed.initialize(model=build(layers, loss_fn), config=DS_CONFIG, ...); then\n")
 	if run.Kind == schedule.Inference {
 		w.WriteString("# engine.eval_batch(data_iter) runs the microbatches forward only.\n")

@@ -20,7 +20,9 @@
 // FromRequest plans a planning request (core/request) and returns the Input: the result's
 // split and the settings it was planned for, with a RequestCoster that prices other
 // splits and schedules by planning the same request with them, so every price an export
-// states is the whole step as core/request states it.
+// states is the whole step as core/request states it. The request's tensor parallelism
+// is part of the plan (core/analytic costs each stage's blocks split over t devices):
+// exports state the same t, and a framework that cannot split blocks refuses the plan.
 //
 // # Module names
 //
@@ -100,9 +102,20 @@ type Input struct {
 	Schedule schedule.Config
 	// MicrobatchSize is the samples in one microbatch (0: 1).
 	MicrobatchSize int
-	// Data and Tensor are the data- and tensor-parallel sizes (0: 1). pipeplan costs a
-	// stage on one device; Tensor only reaches the frameworks' arguments.
-	Data, Tensor int
+	// Data is the number of data-parallel replicas of the pipeline (0: 1).
+	Data int
+	// Tensor is the tensor-parallel degree t the plan was costed with (0: 1): every
+	// pipeline device is a group of t devices splitting each transformer block
+	// Megatron-style, so the run uses pipeline x Data x Tensor devices. FromRequest takes
+	// it from the request's parallelism.tensor; exports state it in the framework's terms
+	// (Megatron-LM's --tensor-model-parallel-size, DeepSpeed's topology, a PyTorch device
+	// mesh), and a framework that cannot split blocks refuses the plan rather than drop t.
+	Tensor int
+	// SequenceParallel: the plan also splits along the sequence what tensor parallelism
+	// leaves whole (norms, dropout, residuals), as the request's
+	// parallelism.sequence_parallel; it needs Tensor >= 2. Megatron-LM states it as
+	// --sequence-parallel.
+	SequenceParallel bool
 	// ZeRO is the ZeRO stage: 0, or 1 (optimizer state sharded over the data-parallel
 	// replicas).
 	ZeRO int
@@ -158,8 +171,9 @@ const (
 	NoteLayerList = "layer_list_must_match"
 	// NotePrivateAPI: the snippet relies on a framework internal.
 	NotePrivateAPI = "private_api"
-	// NoteTensorParallel: the plan was costed without tensor parallelism.
-	NoteTensorParallel = "tensor_parallel_not_costed"
+	// NoteTensorModules: the framework's pipeline does not split layers itself; the
+	// user's modules must be tensor-parallel over the groups the export sets up.
+	NoteTensorModules = "tensor_parallel_modules"
 	// NoteMicrobatches: fewer microbatches than the framework's schedule wants.
 	NoteMicrobatches = "few_microbatches"
 	// NoteCost: the closest plan could not be priced.
@@ -269,6 +283,9 @@ func (in *Input) check() error {
 	}
 	if in.ZeRO > 1 {
 		es.Add("zero", "must be 0 or 1, got %d", in.ZeRO)
+	}
+	if in.SequenceParallel && in.Tensor < 2 {
+		es.Add("sequence_parallel", "splits along the sequence what tensor parallelism leaves whole: it needs tensor >= 2, got %d", orOne(in.Tensor))
 	}
 	switch in.Recompute {
 	case "", "none", "selective", "full":

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -31,7 +32,6 @@ var update = flag.Bool("update", false, "rewrite the golden files in testdata/go
 type exportCase struct {
 	name    string
 	request func() *request.Request
-	tp      int
 	formats []export.Format
 	// exact lists the formats expected to express the plan exactly.
 	exact []export.Format
@@ -41,13 +41,29 @@ type exportCase struct {
 
 var all = []export.Format{export.PyTorch, export.DeepSpeed, export.Megatron, export.Graphcore, export.JSON}
 
+// notGraphcore are the formats that can write a tensor-parallel plan: Graphcore places
+// whole layers on IPUs.
+var notGraphcore = []export.Format{export.PyTorch, export.DeepSpeed, export.Megatron, export.JSON}
+
 var cases = []exportCase{{
-	// The real case: Llama-2-7B on 4 A100s, 1F1B.
+	// The real case: Llama-2-7B on 16 A100s, 4 stages x 2 replicas x 2-way tensor
+	// parallel, 1F1B.
 	name: "llama-2-7b-1f1b",
 	request: archCase{arch: "llama-2-7b", device: "a100-80gb", devices: 4, sched: "1f1b",
-		m: 16, batch: 1, seq: 4096, dp: 2}.request,
-	tp:      2,
-	formats: all, exact: []export.Format{export.PyTorch, export.DeepSpeed, export.Megatron, export.JSON},
+		m: 16, batch: 1, seq: 4096, dp: 2, tp: 2}.request,
+	formats: notGraphcore, exact: notGraphcore,
+	family: "llama",
+}, {
+	// Tensor and sequence parallel under interleaving: 4-way tensor parallel inside 8-GPU
+	// H100 nodes, 4 stages of 2 chunks. DeepSpeed gets the best 1F1B split.
+	name: "llama-2-7b-tp4-sp-interleaved",
+	request: func() *request.Request {
+		r := archCase{arch: "llama-2-7b", device: "h100-sxm", devices: 4, sched: "interleaved:2",
+			m: 8, batch: 1, seq: 4096, tp: 4, sp: true}.request()
+		r.Cluster.DevicesPerNode = 8
+		return r
+	},
+	formats: notGraphcore, exact: []export.Format{export.PyTorch, export.Megatron, export.JSON},
 	family: "llama",
 }, {
 	// Interleaved: PyTorch and Megatron-LM run it; DeepSpeed and Graphcore get the best
@@ -71,11 +87,13 @@ var cases = []exportCase{{
 	formats: all, exact: []export.Format{export.JSON},
 	family: "gpt2",
 }, {
-	// A profile (the bundled GPT-2 medium example): layer names are the module names.
+	// A profile (the bundled GPT-2 medium example): layer names are the module names. Two
+	// replicas of the pipeline, without tensor parallelism.
 	name: "example-profile-gpipe",
 	request: func() *request.Request {
 		r := exampleRequest(4, "gpipe", 8)
 		r.Training.Recompute = "full"
+		r.Parallelism.Data = 2
 		return r
 	},
 	formats: []export.Format{export.PyTorch, export.DeepSpeed, export.Graphcore, export.JSON},
@@ -98,9 +116,11 @@ var extensions = map[export.Format]string{
 
 // made is one export of one case.
 type made struct {
-	c  exportCase
-	in *export.Input
-	ex *export.Export
+	c   exportCase
+	in  *export.Input
+	req *request.Request // the normalized request
+	res *request.Result  // its result, as FromRequest planned it
+	ex  *export.Export
 }
 
 // madeAll caches the exports: every test reads them, and each plans several requests.
@@ -116,19 +136,23 @@ func makeAll(t *testing.T) []made {
 	madeOnce.Do(func() {
 		for _, c := range cases {
 			r := c.request()
-			in, _, err := export.FromRequest(context.Background(), r)
+			in, res, err := export.FromRequest(context.Background(), r)
 			if err != nil {
 				madeErr = fmt.Errorf("%s: %w", c.name, err)
 				return
 			}
-			in.Tensor = c.tp
+			n, err := r.Normalize()
+			if err != nil {
+				madeErr = fmt.Errorf("%s: %w", c.name, err)
+				return
+			}
 			for _, f := range c.formats {
 				ex, err := export.Make(in, f)
 				if err != nil {
 					madeErr = fmt.Errorf("%s %s: %w", c.name, f, err)
 					return
 				}
-				madeAll = append(madeAll, made{c, in, ex})
+				madeAll = append(madeAll, made{c, in, n, res, ex})
 			}
 		}
 	})
@@ -139,8 +163,10 @@ func makeAll(t *testing.T) []made {
 }
 
 func TestGolden(t *testing.T) {
+	written := map[string]bool{}
 	for _, m := range makeAll(t) {
 		path := filepath.Join("testdata", "golden", m.c.name+"."+extensions[m.ex.Format])
+		written[filepath.Base(path)] = true
 		if *update {
 			if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 				t.Fatal(err)
@@ -158,6 +184,24 @@ func TestGolden(t *testing.T) {
 			t.Errorf("%s differs from its golden file (go test ./core/export -update rewrites it):\n%s", path, m.ex.Text)
 		}
 	}
+	// A golden file no case writes any more is stale: a reader would take it for an export.
+	files, err := os.ReadDir(filepath.Join("testdata", "golden"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range files {
+		if written[f.Name()] {
+			continue
+		}
+		path := filepath.Join("testdata", "golden", f.Name())
+		if *update {
+			if err := os.Remove(path); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		t.Errorf("%s: no case writes it (go test ./core/export -update removes it)", path)
+	}
 }
 
 // TestExactness checks which exports are exact, and that an inexact one says why, what it
@@ -169,8 +213,12 @@ func TestExactness(t *testing.T) {
 		if m.ex.Exact != want {
 			t.Errorf("%s: exact %v, want %v (notes %v)", name, m.ex.Exact, want, m.ex.Notes)
 		}
-		if m.ex.Planned == nil {
+		if p := m.ex.Planned; p == nil {
 			t.Errorf("%s: the plan is not priced", name)
+		} else if st := m.res.Step; p.StepSeconds != st.StepSeconds || p.SamplesPerSecond != st.SamplesPerSecond || p.Fits != m.res.Feasible {
+			// The price is the request's whole step (pipeline, optimizer, all-reduces, the
+			// tensor-parallel all-reduces inside every stage), not another costing.
+			t.Errorf("%s: priced %+v; the request's result states %v s, %v samples/s, fits %v", name, *p, st.StepSeconds, st.SamplesPerSecond, m.res.Feasible)
 		}
 		if m.ex.Exact {
 			if !slices.Equal(m.ex.Boundaries, m.in.Boundaries) || m.ex.Expressed != nil {
@@ -225,10 +273,79 @@ func TestReadBack(t *testing.T) {
 			t.Errorf("%s: %v", name, err)
 			continue
 		}
+		if err := checkSizes(m); err != nil {
+			t.Errorf("%s: %v", name, err)
+		}
 		if !slices.Equal(got, m.ex.Boundaries) {
 			t.Errorf("%s: the text splits at %v, the export states %v", name, got, m.ex.Boundaries)
 		}
 	}
+}
+
+// checkSizes reads the pipeline, data and tensor parallel sizes (and sequence
+// parallelism) an export's text states, and checks they are the request's: the header of
+// every snippet, Megatron-LM's arguments, the PyTorch and DeepSpeed constants, the plan
+// document's parallelism.
+func checkSizes(m made) error {
+	par := m.req.Parallelism
+	sched, _ := schedule.Parse(m.ex.Schedule)
+	p := sched.Devices(len(m.ex.Boundaries) - 1)
+	d, tp := par.Data, par.Tensor
+	mbs, mb := m.req.Schedule.MicrobatchSize, m.req.Schedule.Microbatches
+	one := func(pattern string) (int, error) {
+		v, err := readList(m.ex.Text, pattern)
+		if err != nil {
+			return 0, err
+		}
+		return v[0], nil
+	}
+	type want struct {
+		pattern string
+		v       int
+	}
+	var wants []want
+	switch m.ex.Format {
+	case export.JSON:
+		doc, err := export.ReadDocument([]byte(m.ex.Text))
+		if err != nil {
+			return err
+		}
+		if g := doc.Parallelism; g.Pipeline != p || g.Data != d || g.Tensor != tp || g.ZeRO != par.ZeRO {
+			return fmt.Errorf("the document states %+v, the request pipeline %d, data %d, tensor %d", g, p, d, tp)
+		}
+		return nil
+	case export.Megatron:
+		wants = []want{{`--tensor-model-parallel-size (\d+)`, tp}, {`--pipeline-model-parallel-size (\d+)`, p},
+			{`# Launch on (\d+) GPUs`, p * d * tp}, {`--global-batch-size (\d+)`, mbs * mb * d}, {`--micro-batch-size (\d+)`, mbs}}
+		if sp := strings.Contains(m.ex.Text, "\n  --sequence-parallel\n"); sp != par.SequenceParallel {
+			return fmt.Errorf("--sequence-parallel %v, the request's sequence_parallel %v", sp, par.SequenceParallel)
+		}
+	case export.PyTorch:
+		wants = []want{{`(?m)^NUM_RANKS = (\d+)`, p}, {`(?m)^DATA_PARALLEL = (\d+)`, d}, {`(?m)^TENSOR_PARALLEL = (\d+)`, tp}}
+		if sp := strings.Contains(m.ex.Text, "\nSEQUENCE_PARALLEL = True"); sp != par.SequenceParallel {
+			return fmt.Errorf("SEQUENCE_PARALLEL %v, the request's sequence_parallel %v", sp, par.SequenceParallel)
+		}
+	case export.DeepSpeed:
+		wants = []want{{`(?m)^NUM_STAGES = (\d+)`, len(m.ex.Boundaries) - 1}, {`(?m)^DATA_PARALLEL = (\d+)`, d},
+			{`(?m)^TENSOR_PARALLEL = (\d+)`, tp}, {`"train_batch_size": (\d+)`, mbs * mb * d}}
+	}
+	sp := ""
+	if par.SequenceParallel {
+		sp = " with sequence parallelism"
+	}
+	if h := fmt.Sprintf("data parallel %d, tensor parallel %d%s\n", d, tp, sp); !strings.Contains(m.ex.Text, h) {
+		return fmt.Errorf("the header does not state %q", h)
+	}
+	for _, w := range wants {
+		v, err := one(w.pattern)
+		if err != nil {
+			return err
+		}
+		if v != w.v {
+			return fmt.Errorf("%s states %d, the request %d", w.pattern, v, w.v)
+		}
+	}
+	return nil
 }
 
 // moduleLayer maps a module path back to a layer name, by the HuggingFace naming of a
@@ -489,7 +606,8 @@ func TestSnippetsRun(t *testing.T) {
 		Format string   `json:"format"`
 		Path   string   `json:"path"`
 		Layers []string `json:"layers"`
-		Ranks  int      `json:"ranks"`
+		Ranks  int      `json:"ranks"` // pipeline ranks
+		World  int      `json:"world"` // all ranks: pipeline x data x tensor
 	}
 	var jobs []job
 	var runs []made
@@ -506,7 +624,8 @@ func TestSnippetsRun(t *testing.T) {
 			s, _ := schedule.Parse(m.ex.Schedule)
 			ranks = s.Devices(ranks)
 		}
-		jobs = append(jobs, job{string(m.ex.Format), path, m.in.LayerNames, ranks})
+		world := ranks * max(m.in.Data, 1) * max(m.in.Tensor, 1)
+		jobs = append(jobs, job{string(m.ex.Format), path, m.in.LayerNames, ranks, world})
 		runs = append(runs, m)
 	}
 	manifest, _ := json.Marshal(jobs)
@@ -535,6 +654,24 @@ func TestSnippetsRun(t *testing.T) {
 		Options      map[string]any    `json:"options"`
 		Forward      []int             `json:"forward"`
 		Backward     []int             `json:"backward"`
+		// Sizes are the snippet's pipeline, data and tensor sizes; Topology DeepSpeed's
+		// axes; Mesh PyTorch's device mesh.
+		Sizes    []int          `json:"sizes"`
+		Topology map[string]int `json:"topology"`
+		Mesh     *struct {
+			Shape []int    `json:"shape"`
+			Names []string `json:"names"`
+		} `json:"mesh"`
+		// Tensor: every rank of a tensor-parallel PyTorch snippet.
+		Tensor []struct {
+			Rank       int   `json:"rank"`
+			PP         int   `json:"pp"`
+			Stages     []int `json:"stages"`
+			PPGroup    []int `json:"pp_group"`
+			TPGroup    []int `json:"tp_group"`
+			ShardedTP  bool  `json:"sharded_on_tp"`
+			StagedOnPP bool  `json:"staged_on_pp"`
+		} `json:"tensor"`
 	}
 	if err := json.Unmarshal(out, &results); err != nil {
 		t.Fatal(err)
@@ -546,8 +683,34 @@ func TestSnippetsRun(t *testing.T) {
 		s, _ := schedule.Parse(m.ex.Schedule)
 		s.Microbatches = m.in.Schedule.Microbatches
 		p := s.Devices(len(b) - 1)
+		d, tp := max(m.in.Data, 1), max(m.in.Tensor, 1)
+		if m.ex.Format != export.Graphcore {
+			wantSizes := []int{p, d, tp}
+			if m.ex.Format == export.DeepSpeed {
+				wantSizes[0] = len(b) - 1
+			}
+			if !slices.Equal(r.Sizes, wantSizes) {
+				t.Errorf("%s: the snippet states pipeline, data, tensor %v; the plan %v", name, r.Sizes, wantSizes)
+			}
+		}
 		switch m.ex.Format {
 		case export.PyTorch:
+			checkMesh(t, name, r.Mesh, p, d, tp)
+			for _, x := range r.Tensor {
+				if !x.ShardedTP || !x.StagedOnPP || len(x.PPGroup) != p || len(x.TPGroup) != tp ||
+					x.TPGroup[tp-1]-x.TPGroup[0] != tp-1 || !slices.Contains(x.TPGroup, x.Rank) || !slices.Contains(x.PPGroup, x.Rank) {
+					t.Errorf("%s: rank %d: sharded on tp %v, staged on pp %v, pipeline group %v, tensor group %v",
+						name, x.Rank, x.ShardedTP, x.StagedOnPP, x.PPGroup, x.TPGroup)
+				}
+				for _, st := range x.Stages {
+					if st%p != x.PP {
+						t.Errorf("%s: rank %d (pipeline rank %d) runs stage %d", name, x.Rank, x.PP, st)
+					}
+				}
+			}
+			if tp > 1 && len(r.Tensor) != p*d*tp {
+				t.Errorf("%s: %d ranks built tensor-parallel stages, want %d", name, len(r.Tensor), p*d*tp)
+			}
 			if len(r.StageModules) != len(b)-1 {
 				t.Errorf("%s: %d stages of modules, want %d", name, len(r.StageModules), len(b)-1)
 			}
@@ -578,10 +741,21 @@ func TestSnippetsRun(t *testing.T) {
 			if !slices.Equal(r.Parts, b) || !slices.Equal(r.LayerNames, m.in.LayerNames) {
 				t.Errorf("%s: parts %v over %d layer names, want %v", name, r.Parts, len(r.LayerNames), b)
 			}
-			for rank, bounds := range r.Ranks {
-				if bounds[0] != b[rank] || bounds[1] != b[rank+1] {
-					t.Errorf("%s: rank %d builds layers %v, want [%d, %d)", name, rank, bounds, b[rank], b[rank+1])
+			if len(r.Ranks) != (len(b)-1)*d*tp {
+				t.Errorf("%s: %d ranks built the module, want %d", name, len(r.Ranks), (len(b)-1)*d*tp)
+			}
+			for rank, pb := range r.Ranks {
+				stage := rank / (d * tp) // the pipe axis is the outermost
+				if pb[0] != stage || pb[1] != b[stage] || pb[2] != b[stage+1] {
+					t.Errorf("%s: rank %d is stage %d and builds layers [%d, %d); want stage %d, [%d, %d)", name, rank, pb[0], pb[1], pb[2], stage, b[stage], b[stage+1])
 				}
+			}
+			want := map[string]int{"pipe": len(b) - 1, "data": d}
+			if tp > 1 {
+				want["model"] = tp
+			}
+			if !maps.Equal(r.Topology, want) {
+				t.Errorf("%s: topology %v, want %v", name, r.Topology, want)
 			}
 			if r.Config["gradient_accumulation_steps"] != s.Microbatches {
 				t.Errorf("%s: config %v", name, r.Config)
@@ -628,6 +802,35 @@ func TestErrors(t *testing.T) {
 	if ex, err := export.Make(il, export.Megatron); err != nil || !ex.Exact || ex.Planned != nil {
 		t.Errorf("interleaved to megatron without a coster: %v, %+v", err, ex)
 	}
+	// Graphcore places whole layers on IPUs: a tensor-parallel plan is refused, not
+	// written without its tensor parallelism.
+	tp := archCase{arch: "llama-2-7b", device: "a100-80gb", devices: 4, sched: "1f1b", m: 16, batch: 1, seq: 4096, tp: 2}.input(t)
+	if _, err := export.Make(tp, export.Graphcore); err == nil || !strings.Contains(err.Error(), "tensor parallelism") {
+		t.Errorf("tensor-parallel plan to graphcore: %v", err)
+	}
+	// Sequence parallelism needs tensor parallelism, as the request says.
+	sp := *tp
+	sp.Tensor, sp.SequenceParallel = 1, true
+	_, err = export.Make(&sp, export.Megatron)
+	if fes, ok := model.AsFieldErrors(err); !ok || fes[0].Path != "sequence_parallel" {
+		t.Errorf("sequence parallel without tensor parallel: %v", err)
+	}
+}
+
+// TestFromRequestParallelism: the export's parallelism is the normalized request's, and
+// the plan it prices is costed with it.
+func TestFromRequestParallelism(t *testing.T) {
+	base := archCase{arch: "llama-2-7b", device: "h100-sxm", devices: 2, sched: "1f1b", m: 8, batch: 1, seq: 2048}
+	one := base.input(t)
+	base.tp, base.sp, base.dp = 2, true, 2
+	in := base.input(t)
+	if in.Tensor != 2 || !in.SequenceParallel || in.Data != 2 || one.Tensor != 1 || one.SequenceParallel || one.Data != 1 {
+		t.Fatalf("tensor %d, sequence parallel %v, data %d; without: %d, %v, %d", in.Tensor, in.SequenceParallel, in.Data, one.Tensor, one.SequenceParallel, one.Data)
+	}
+	// Half of every block on each of 2 devices: the stage takes less time and memory.
+	if a, b := in.Plan.Stages[0], one.Plan.Stages[0]; !(a.ComputeSeconds < b.ComputeSeconds) || !(a.MemoryBytes < b.MemoryBytes) {
+		t.Errorf("stage 0 with tensor parallel 2: %v s, %d bytes; without: %v s, %d bytes", a.ComputeSeconds, a.MemoryBytes, b.ComputeSeconds, b.MemoryBytes)
+	}
 }
 
 func TestParseFormat(t *testing.T) {
@@ -641,7 +844,6 @@ func TestParseFormat(t *testing.T) {
 // The plan document embeds the planner's plan when it has one.
 func TestDocumentEmbedsPlan(t *testing.T) {
 	in := fromRequest(t, cases[0].request())
-	in.Tensor = cases[0].tp
 	ex, err := export.Make(in, export.JSON)
 	if err != nil {
 		t.Fatal(err)
@@ -658,5 +860,30 @@ func TestDocumentEmbedsPlan(t *testing.T) {
 		if _, err := export.ReadDocument([]byte(bad)); err == nil {
 			t.Errorf("ReadDocument(%s) accepted it", bad)
 		}
+	}
+}
+
+// checkMesh checks a PyTorch snippet's device mesh: ("pp", "dp", "tp") without the
+// dimensions of size 1, and none when both are 1.
+func checkMesh(t *testing.T, name string, mesh *struct {
+	Shape []int    `json:"shape"`
+	Names []string `json:"names"`
+}, p, d, tp int) {
+	t.Helper()
+	if d*tp == 1 {
+		if mesh != nil {
+			t.Errorf("%s: a device mesh %v without data or tensor parallelism", name, *mesh)
+		}
+		return
+	}
+	shape, names := []int{p}, []string{"pp"}
+	if d > 1 {
+		shape, names = append(shape, d), append(names, "dp")
+	}
+	if tp > 1 {
+		shape, names = append(shape, tp), append(names, "tp")
+	}
+	if mesh == nil || !slices.Equal(mesh.Shape, shape) || !slices.Equal(mesh.Names, names) {
+		t.Errorf("%s: device mesh %+v, want %v %v", name, mesh, names, shape)
 	}
 }

@@ -13,10 +13,14 @@ import (
 // the layers on IPU d runs in pipeline stage d and their backward in stage 2P-2-d.
 //
 // Graphcore's pipelining runs its own lockstep schedule, pipeplan's ipu schedule; other
-// schedules are priced under it. Keras names layers by their Keras names, which a
+// schedules are priced under it. It places whole layers on IPUs, so a plan with tensor
+// parallelism cannot be written for it. Keras names layers by their Keras names, which a
 // Graphcore auto-pipeline profile (seed 000) uses as its layer names.
 func graphcore(j *job) error {
 	in := j.in
+	if t := orOne(in.Tensor); t > 1 {
+		return fmt.Errorf("graphcore export: the plan splits every block over %d devices (tensor parallelism), and Keras's pipeline stage assignment places whole layers on one IPU each: plan with parallelism.tensor 1 for Graphcore", t)
+	}
 	const own = "Graphcore's pipelining runs its own schedule (forward stages on IPUs 0..P-1, backward stages back down on the same IPUs: pipeplan's ipu schedule)"
 	switch j.sched.Kind {
 	case schedule.IPU, schedule.Inference:

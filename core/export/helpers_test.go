@@ -21,13 +21,14 @@ type archCase struct {
 	split     analytic.Split
 	recompute analytic.Recompute
 	tp, dp    int
+	sp        bool
 }
 
 func (c archCase) request() *request.Request {
 	return &request.Request{
 		Model:       request.ModelSpec{Architecture: &request.Architecture{Name: c.arch, Seq: c.seq, Split: string(c.split)}},
 		Cluster:     request.ClusterSpec{Device: c.device},
-		Parallelism: request.Parallelism{Pipeline: c.devices, Data: c.dp},
+		Parallelism: request.Parallelism{Pipeline: c.devices, Data: c.dp, Tensor: c.tp, SequenceParallel: c.sp},
 		Training:    request.Training{Recompute: string(c.recompute)},
 		Schedule:    request.Schedule{Name: c.sched, Microbatches: c.m, MicrobatchSize: c.batch},
 	}
@@ -36,9 +37,7 @@ func (c archCase) request() *request.Request {
 // input plans the case and returns the export input.
 func (c archCase) input(t *testing.T) *export.Input {
 	t.Helper()
-	in := fromRequest(t, c.request())
-	in.Tensor = c.tp
-	return in
+	return fromRequest(t, c.request())
 }
 
 // fromRequest plans a request and returns the export input.

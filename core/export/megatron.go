@@ -86,9 +86,6 @@ func megatron(j *job) error {
 		}
 		layout = append(layout, strings.Join(parts, ","))
 	}
-	if in.Tensor > 1 {
-		j.note(NoteTensorParallel, "pipeplan costed each stage on one device, without the tensor parallelism of %d devices these arguments set", in.Tensor)
-	}
 	if run.Kind == schedule.Inference {
 		j.note(NoteSchedule, "for inference Megatron-LM runs the same layout forward only (forward_only=True)")
 	}
@@ -107,6 +104,9 @@ func megatron(j *job) error {
 	fmt.Fprintf(&w, "  --micro-batch-size %d\n", mbs)
 	fmt.Fprintf(&w, "  --global-batch-size %d  # %d x %d microbatches x data parallel %d\n", mbs*run.Microbatches*dp, mbs, run.Microbatches, dp)
 	fmt.Fprintf(&w, "  --tensor-model-parallel-size %d\n", tp)
+	if in.SequenceParallel {
+		w.WriteString("  --sequence-parallel\n")
+	}
 	fmt.Fprintf(&w, "  --pipeline-model-parallel-size %d\n", p)
 	fmt.Fprintf(&w, "  --pipeline-model-parallel-layout %q\n", strings.Join(layout, "|"))
 	switch in.Recompute {

@@ -15,10 +15,12 @@ import (
 var ErrNoPlan = errors.New("no plan to export")
 
 // FromRequest plans a request (core/request) and returns what an export reads: the
-// result's split with the settings the request planned it for, and a Coster that prices
-// other splits and schedules by planning the same request with them. Bad requests give
-// field errors; a request whose model fits no split gives an error wrapping ErrNoPlan
-// with the reason.
+// result's split with the settings the request planned it for (the schedule, the
+// microbatches, recomputation, and the parallelism: data, ZeRO, tensor and sequence
+// parallel, as the normalized request states them), and a Coster that prices other
+// splits and schedules by planning the same request with them. Bad requests give field
+// errors; a request whose model fits no split gives an error wrapping ErrNoPlan with the
+// reason.
 func FromRequest(ctx context.Context, r *request.Request) (*Input, *request.Result, error) {
 	n, err := r.Normalize()
 	if err != nil {
@@ -45,16 +47,18 @@ func FromRequest(ctx context.Context, r *request.Request) (*Input, *request.Resu
 	}
 	sched.Microbatches = n.Schedule.Microbatches
 	in := &Input{
-		Model:          res.Model.Name,
-		LayerNames:     res.Model.LayerNames,
-		Boundaries:     res.Plan.Boundaries,
-		Schedule:       sched,
-		MicrobatchSize: n.Schedule.MicrobatchSize,
-		Data:           n.Parallelism.Data,
-		ZeRO:           n.Parallelism.ZeRO,
-		Recompute:      n.Training.Recompute,
-		Plan:           res.Plan,
-		Coster:         &RequestCoster{Request: n, Context: ctx},
+		Model:            res.Model.Name,
+		LayerNames:       res.Model.LayerNames,
+		Boundaries:       res.Plan.Boundaries,
+		Schedule:         sched,
+		MicrobatchSize:   n.Schedule.MicrobatchSize,
+		Data:             n.Parallelism.Data,
+		Tensor:           n.Parallelism.Tensor,
+		SequenceParallel: n.Parallelism.SequenceParallel,
+		ZeRO:             n.Parallelism.ZeRO,
+		Recompute:        n.Training.Recompute,
+		Plan:             res.Plan,
+		Coster:           &RequestCoster{Request: n, Context: ctx},
 	}
 	if a := n.Model.Architecture; a != nil {
 		if in.Arch, err = requestArch(a); err != nil {

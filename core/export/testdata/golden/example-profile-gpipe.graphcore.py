@@ -1,7 +1,7 @@
 # pipeplan export (version 1): Graphcore IPU: Keras pipeline stages and popxl IPU mapping
-# model gpt2-medium: 26 layers; 4 pipeline devices, data parallel 1, tensor parallel 1
-# planned: gpipe, 8 microbatches of 8; 529.792 ms per step, 120.8 samples/s (gpipe)
-# NOT EXACT: this runs ipu, split [0 8 15 22 26]; 526.093 ms per step, 121.7 samples/s (ipu)
+# model gpt2-medium: 26 layers; 4 pipeline devices, data parallel 2, tensor parallel 1
+# planned: gpipe, 8 microbatches of 8; 530.736 ms per step, 241.2 samples/s (gpipe)
+# NOT EXACT: this runs ipu, split [0 8 15 22 26]; 527.037 ms per step, 242.9 samples/s (ipu)
 # note: Graphcore's pipelining runs its own schedule (forward stages on IPUs 0..P-1, backward
 #       stages back down on the same IPUs: pipeplan's ipu schedule); the export runs ipu instead
 #       of the planned gpipe

@@ -1,14 +1,17 @@
 # pipeplan export (version 1): PyTorch torch.distributed.pipelining (PyTorch 2.4 or later)
-# model gpt2-medium: 26 layers; 4 pipeline devices, data parallel 1, tensor parallel 1
-# planned: gpipe, 8 microbatches of 8; 529.792 ms per step, 120.8 samples/s (gpipe)
+# model gpt2-medium: 26 layers; 4 pipeline devices, data parallel 2, tensor parallel 1
+# planned: gpipe, 8 microbatches of 8; 530.736 ms per step, 241.2 samples/s (gpipe)
 # note: the layer names are used as module paths (as pipeplan_profile.py writes them); for
 #       another profile, replace them with the paths of the modules that start each stage
 
 import torch
+from torch.distributed.device_mesh import init_device_mesh
 from torch.distributed.pipelining import SplitPoint, pipeline, ScheduleGPipe
 
-NUM_RANKS = 4  # pipeline ranks (devices)
+NUM_RANKS = 4  # pipeline ranks (devices) of one pipeline
 NUM_STAGES = 4
+DATA_PARALLEL = 2  # replicas of the pipeline
+TENSOR_PARALLEL = 1  # devices of one pipeline rank, splitting its blocks
 N_MICROBATCHES = 8
 MICROBATCH_SIZE = 8  # samples per microbatch
 
@@ -31,6 +34,17 @@ STAGE_MODULES = [
 def stage_indices(rank):
     """The stage a rank runs: one per rank."""
     return [rank]
+
+
+def device_mesh(device_type="cuda"):
+    """All 8 ranks as a ("pp", "dp") device mesh.
+
+    A rank's pipeline rank is mesh["pp"].get_local_rank() and its pipeline group
+    mesh["pp"].get_group(): build's rank and group. Its stages' replicas are mesh["dp"]:
+    wrap the stage modules for the gradient all-reduce (FSDP's fully_shard, or
+    replicate).
+    """
+    return init_device_mesh(device_type, (NUM_RANKS, DATA_PARALLEL), mesh_dim_names=("pp", "dp"))
 
 
 def build(model, example_microbatch, rank, device, group=None, loss_fn=None):

@@ -7,8 +7,11 @@
 #       (deepspeed/runtime/pipe/module.py)
 
 from deepspeed.pipe import PipelineModule
+from deepspeed.runtime.pipe.topology import PipeDataParallelTopology
 
 NUM_STAGES = 2
+DATA_PARALLEL = 1  # replicas of the pipeline
+TENSOR_PARALLEL = 1  # devices of one stage, splitting its layers
 # Stage i holds entries PARTS[i] .. PARTS[i+1]-1 of the layers list.
 PARTS = [0, 15, 26]
 # pipeplan's layers, in order: the layers list must match them one to one.
@@ -63,7 +66,9 @@ def build(layers, loss_fn=None, **kwargs):
     if len(layers) != len(LAYER_NAMES):
         raise ValueError("pipeplan planned %d layers, got %d" % (len(LAYER_NAMES), len(layers)))
     kwargs.setdefault("activation_checkpoint_interval", 0)
-    return PlannedPipelineModule(layers=layers, num_stages=NUM_STAGES, loss_fn=loss_fn, **kwargs)
+    # The ranks: NUM_STAGES x DATA_PARALLEL, the last axis fastest.
+    topology = PipeDataParallelTopology(num_pp=NUM_STAGES, num_dp=DATA_PARALLEL)
+    return PlannedPipelineModule(layers=layers, topology=topology, loss_fn=loss_fn, **kwargs)
 
 
 # deepspeed.initialize(model=build(layers, loss_fn), config=DS_CONFIG, ...); then

@@ -7,8 +7,10 @@
 import torch
 from torch.distributed.pipelining import SplitPoint, pipeline, ScheduleGPipe
 
-NUM_RANKS = 2  # pipeline ranks (devices)
+NUM_RANKS = 2  # pipeline ranks (devices) of one pipeline
 NUM_STAGES = 2
+DATA_PARALLEL = 1  # replicas of the pipeline
+TENSOR_PARALLEL = 1  # devices of one pipeline rank, splitting its blocks
 N_MICROBATCHES = 4
 MICROBATCH_SIZE = 8  # samples per microbatch
 

@@ -11,8 +11,10 @@
 import torch
 from torch.distributed.pipelining import SplitPoint, pipeline, ScheduleInterleavedZeroBubble
 
-NUM_RANKS = 4  # pipeline ranks (devices)
+NUM_RANKS = 4  # pipeline ranks (devices) of one pipeline
 NUM_STAGES = 4
+DATA_PARALLEL = 1  # replicas of the pipeline
+TENSOR_PARALLEL = 1  # devices of one pipeline rank, splitting its blocks
 N_MICROBATCHES = 8
 MICROBATCH_SIZE = 4  # samples per microbatch
 

@@ -5,8 +5,10 @@
 import torch
 from torch.distributed.pipelining import SplitPoint, pipeline, ScheduleInterleaved1F1B
 
-NUM_RANKS = 4  # pipeline ranks (devices)
+NUM_RANKS = 4  # pipeline ranks (devices) of one pipeline
 NUM_STAGES = 8
+DATA_PARALLEL = 1  # replicas of the pipeline
+TENSOR_PARALLEL = 1  # devices of one pipeline rank, splitting its blocks
 N_MICROBATCHES = 16
 MICROBATCH_SIZE = 1  # samples per microbatch
 
