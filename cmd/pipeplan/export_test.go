@@ -15,7 +15,7 @@ import (
 func TestExportCommand(t *testing.T) {
 	model := writeFile(t, "model.json", sixLayers)
 	tiny := writeFile(t, "tiny.json", clusterJSON(150, 2))
-	req := filepath.Join("..", "..", "testdata", "gpt2-4xa100.request.json")
+	req := filepath.Join("..", "..", "core", "request", "testdata", "gpt2-4xa100.json")
 	llama := []string{"--hf-config", "llama-2-7b", "--device", "a100-80gb", "--stages", "4", "--microbatches", "16", "--seq", "4096", "--batch", "1"}
 	tests := []struct {
 		name   string
@@ -36,6 +36,18 @@ func TestExportCommand(t *testing.T) {
 		{"no format", append([]string{"export"}, llama...), 2, nil, []string{"--format: give one of pytorch, deepspeed, megatron, graphcore, json"}},
 		{"bad format", append([]string{"export", "--format", "jax"}, llama...), 2, nil, []string{`--format: unknown export format "jax"`}},
 		{"bad tp", append([]string{"export", "--format", "megatron", "--tp", "0"}, llama...), 2, nil, []string{"--tp: must be >= 1, got 0"}},
+		// Tensor parallelism is the request's: --tp (and --sp) cost the plan with it, and
+		// the export states it.
+		{"tensor parallel", []string{"export", "--hf-config", "llama-2-7b", "--device", "h100-sxm", "--stages", "4", "--tp", "2", "--format", "megatron"}, 0,
+			[]string{"--tensor-model-parallel-size 2\n", "--pipeline-model-parallel-size 4\n", "Launch on 8 GPUs", "data parallel 1, tensor parallel 2\n"}, nil},
+		{"sequence parallel", []string{"export", "--hf-config", "llama-2-7b", "--device", "h100-sxm", "--stages", "4", "--tp", "4", "--sp", "--format", "megatron"}, 0,
+			[]string{"--tensor-model-parallel-size 4\n  --sequence-parallel\n", "tensor parallel 4 with sequence parallelism"}, nil},
+		{"tensor parallel pytorch", []string{"export", "--hf-config", "llama-2-7b", "--device", "h100-sxm", "--stages", "4", "--tp", "2", "--format", "pytorch"}, 0,
+			[]string{"TENSOR_PARALLEL = 2", `mesh_dim_names=("pp", "tp")`, "parallelize_module(module, mesh[\"tp\"], tp_plan)"}, nil},
+		{"tensor parallel graphcore", []string{"export", "--hf-config", "llama-2-7b", "--device", "h100-sxm", "--stages", "4", "--tp", "2", "--format", "graphcore"}, 2,
+			nil, []string{"plan with parallelism.tensor 1 for Graphcore"}},
+		{"sp without tp", append([]string{"export", "--format", "megatron", "--sp"}, llama...), 2, nil, []string{"--sp: splits along the sequence what tensor parallelism leaves whole"}},
+		{"request with tp", []string{"export", "--request", req, "--format", "megatron", "--tp", "2"}, 2, nil, []string{"--request: the request file says everything; drop --tp"}},
 		{"no fit", []string{"export", "--format", "json", "--model", model, "--cluster", tiny}, 1, nil, []string{"no plan to export"}},
 		{"bad flag value", append([]string{"export", "--format", "json", "--microbatches", "3", "--schedule", "interleaved:2"}, llama[:6]...), 2, nil, []string{"--microbatches"}},
 	}
@@ -57,6 +69,39 @@ func TestExportCommand(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestExportEveryFormat runs pipeplan export in every format, for a profile and for a
+// tensor-parallel architecture: each writes its export, or says why it cannot.
+func TestExportEveryFormat(t *testing.T) {
+	inputs := map[string][]string{
+		"profile":         {"--example", "gpt2-medium", "--device", "a100-80gb", "--stages", "4"},
+		"tensor parallel": {"--hf-config", "llama-2-7b", "--device", "h100-sxm", "--stages", "4", "--tp", "2", "--dp", "2", "--microbatches", "8"},
+	}
+	refused := map[string]string{
+		"profile megatron":          "needs a transformer architecture",
+		"tensor parallel graphcore": "tensor parallelism",
+	}
+	for name, in := range inputs {
+		for _, f := range export.Formats {
+			t.Run(name+" "+string(f), func(t *testing.T) {
+				var stdout, stderr bytes.Buffer
+				code := run(append([]string{"export", "--format", string(f)}, in...), &stdout, &stderr)
+				if why, ok := refused[name+" "+string(f)]; ok {
+					if code != exitBad || !strings.Contains(stderr.String(), why) {
+						t.Errorf("exit %d, stderr %s; want %d and %q", code, stderr.String(), exitBad, why)
+					}
+					return
+				}
+				if code != exitOK || stdout.Len() == 0 {
+					t.Fatalf("exit %d, %d bytes of export\nstderr: %s", code, stdout.Len(), stderr.String())
+				}
+				if name == "tensor parallel" && f != export.JSON && !strings.Contains(stdout.String(), "data parallel 2, tensor parallel 2\n") {
+					t.Errorf("the export does not state the request's parallelism:\n%s", stdout.String())
+				}
+			})
+		}
 	}
 }
 
