@@ -9,11 +9,13 @@
 //	pipeplan.estimate(request) -> the analytic estimate of the request's architecture
 //	pipeplan.exampleRequest() -> the request of the built-in example
 //	pipeplan.exampleModel() -> the example model's native JSON
-//	pipeplan.export(request, {format, tensor_parallel}) -> the plan for a framework (docs/export.md)
-//	pipeplan.exports(request, {tensor_parallel}) -> {exports: [...], unavailable: [{format, error}]}
+//	pipeplan.export(request, {format}) -> the plan for a framework (docs/export.md)
+//	pipeplan.exports(request) -> {exports: [...], unavailable: [{format, error}]}
 //	pipeplan.profiler() -> {filename, text}: the PyTorch profiler script, to offer for download
 //
-// A request is an object or its JSON text. Values JSON cannot carry (NaN, Infinity,
+// The exports state the request's parallelism (parallelism.tensor and
+// sequence_parallel included), which the plan is costed with. A request is an object or
+// its JSON text. Values JSON cannot carry (NaN, Infinity,
 // BigInt, functions, cycles) come back as error objects naming the field; no call stops
 // the Go program, so the next call works.
 //

@@ -13,12 +13,11 @@ import (
 	"pipeplan/core/request"
 )
 
-// exportOptions is the options argument of pipeplan.export and pipeplan.exports.
+// exportOptions is the options argument of pipeplan.export and pipeplan.exports. The
+// plan's parallelism (tensor and sequence parallel included) is the request's.
 type exportOptions struct {
 	// Format: pytorch, deepspeed, megatron, graphcore or json (pipeplan.export only).
 	Format string `json:"format,omitempty"`
-	// TensorParallel is the tensor-parallel size the frameworks' arguments state (0: 1).
-	TensorParallel int `json:"tensor_parallel,omitempty"`
 }
 
 // exportsResult is what pipeplan.exports returns: every format the plan can be written
@@ -41,20 +40,23 @@ func decodeExportOptions(text string) (exportOptions, error) {
 	if len(s) == 0 || bytes.Equal(s, []byte("null")) {
 		return o, nil
 	}
+	var keys map[string]json.RawMessage
+	if json.Unmarshal(s, &keys) == nil {
+		if _, ok := keys["tensor_parallel"]; ok { // an option before the request had it
+			return o, &model.FieldError{Path: "options.tensor_parallel", Reason: "is the request's now: set parallelism.tensor (docs/request.md), which the plan is costed with"}
+		}
+	}
 	dec := json.NewDecoder(bytes.NewReader(s))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&o); err != nil {
-		return o, &model.FieldError{Path: "options", Reason: fmt.Sprintf("must be {format, tensor_parallel}: %v", err)}
-	}
-	if o.TensorParallel < 0 {
-		return o, &model.FieldError{Path: "options.tensor_parallel", Reason: fmt.Sprintf("must be >= 1, got %d", o.TensorParallel)}
+		return o, &model.FieldError{Path: "options", Reason: fmt.Sprintf("must be {format}: %v", err)}
 	}
 	return o, nil
 }
 
 // exportInput plans the request for an export; a plan that does not exist is an error
 // with no_plan set.
-func exportInput(requestJSON string, o exportOptions) (*export.Input, *apiError) {
+func exportInput(requestJSON string) (*export.Input, *apiError) {
 	r, err := request.Decode([]byte(requestJSON))
 	if err != nil {
 		a := errorOf(err)
@@ -66,7 +68,6 @@ func exportInput(requestJSON string, o exportOptions) (*export.Input, *apiError)
 		a.NoPlan = errors.Is(err, export.ErrNoPlan)
 		return nil, &a
 	}
-	in.Tensor = o.TensorParallel
 	return in, nil
 }
 
@@ -81,7 +82,7 @@ func exportJSON(requestJSON, optionsJSON string) string {
 	if err != nil {
 		return mustJSON(errorOf(&model.FieldError{Path: "options.format", Reason: err.Error()}))
 	}
-	in, aerr := exportInput(requestJSON, o)
+	in, aerr := exportInput(requestJSON)
 	if aerr != nil {
 		return mustJSON(aerr)
 	}
@@ -102,7 +103,7 @@ func exportsJSON(requestJSON, optionsJSON string) string {
 	if o.Format != "" {
 		return mustJSON(errorOf(&model.FieldError{Path: "options.format", Reason: "exports writes every format: leave format out, or call export"}))
 	}
-	in, aerr := exportInput(requestJSON, o)
+	in, aerr := exportInput(requestJSON)
 	if aerr != nil {
 		return mustJSON(aerr)
 	}

@@ -26,13 +26,41 @@ func TestExportJSONGivesCoreExport(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	in.Tensor = 2
 	want, err := export.Make(in, export.DeepSpeed)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := exportJSON(req, `{"format": "deepspeed", "tensor_parallel": 2}`); got != mustJSON(want) {
+	if got := exportJSON(req, `{"format": "deepspeed"}`); got != mustJSON(want) {
 		t.Errorf("exportJSON differs from core/export's:\n%s", got)
+	}
+}
+
+// The request's tensor parallelism reaches every export: the plan is costed with it and
+// Megatron-LM's arguments state it.
+func TestExportJSONTensorParallel(t *testing.T) {
+	req := `{"model": {"architecture": {"name": "llama-2-7b", "seq": 4096}}, "cluster": {"device": "h100-sxm"},
+		"parallelism": {"pipeline": 4, "tensor": 2, "sequence_parallel": true}, "schedule": {"microbatches": 8}}`
+	var ex export.Export
+	if err := json.Unmarshal([]byte(exportJSON(req, `{"format": "megatron"}`)), &ex); err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []string{"--tensor-model-parallel-size 2\n", "--sequence-parallel\n", "Launch on 8 GPUs", "tensor parallel 2 with sequence parallelism"} {
+		if !strings.Contains(ex.Text, s) {
+			t.Errorf("the export lacks %q:\n%s", s, ex.Text)
+		}
+	}
+	var res exportsResult
+	if err := json.Unmarshal([]byte(exportsJSON(req, "")), &res); err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Exports) != 4 || len(res.Unavailable) != 1 || res.Unavailable[0].Format != export.Graphcore ||
+		!strings.Contains(res.Unavailable[0].Error, "tensor parallelism") {
+		t.Errorf("exports of a tensor-parallel plan: %d, unavailable %+v", len(res.Exports), res.Unavailable)
+	}
+	for _, e := range res.Exports {
+		if e.Planned == nil || e.Planned.StepSeconds != res.Exports[0].Planned.StepSeconds {
+			t.Errorf("%s: priced %+v", e.Format, e.Planned)
+		}
 	}
 }
 
@@ -71,8 +99,11 @@ func TestExportJSONErrors(t *testing.T) {
 	}{
 		{"no format", req, `{}`, apiError{Error: `options.format: unknown export format "": use pytorch, deepspeed, megatron, graphcore, json`,
 			Fields: []apiField{{"options.format", `unknown export format "": use pytorch, deepspeed, megatron, graphcore, json`}}}},
-		{"unknown option", req, `{"format": "json", "stages": 2}`, apiError{Error: `options: must be {format, tensor_parallel}: json: unknown field "stages"`,
-			Fields: []apiField{{"options", `must be {format, tensor_parallel}: json: unknown field "stages"`}}}},
+		{"unknown option", req, `{"format": "json", "stages": 2}`, apiError{Error: `options: must be {format}: json: unknown field "stages"`,
+			Fields: []apiField{{"options", `must be {format}: json: unknown field "stages"`}}}},
+		{"tensor_parallel option", req, `{"format": "megatron", "tensor_parallel": 2}`, apiError{
+			Error:  "options.tensor_parallel: is the request's now: set parallelism.tensor (docs/request.md), which the plan is costed with",
+			Fields: []apiField{{"options.tensor_parallel", "is the request's now: set parallelism.tensor (docs/request.md), which the plan is costed with"}}}},
 		{"bad request", badRequest, `{"format": "json"}`, apiError{Error: "model.hf_config: is not a field of the request (docs/request.md lists them)",
 			Fields: []apiField{{"model.hf_config", "is not a field of the request (docs/request.md lists them)"}}}},
 		{"megatron of a profile", req, `{"format": "megatron"}`, apiError{Error: "megatron export needs a transformer architecture (plan --hf-config, or a request's model.architecture): a profile's layers are not Megatron-LM's"}},
