@@ -1,7 +1,7 @@
 # pipeplan export (version 1): DeepSpeed PipelineModule
 # model gpt2-medium: 51 layers; 4 pipeline devices, data parallel 1, tensor parallel 1
-# planned: zb-h1, 8 microbatches of 4; 60.136 ms per step, 532.1 samples/s (zb-h1)
-# NOT EXACT: this runs 1f1b, split [0 18 36 50 51]; 68.396 ms per step, 467.9 samples/s (1f1b)
+# planned: zb-h1, 8 microbatches of 4; 60.663 ms per step, 527.5 samples/s (zb-h1)
+# NOT EXACT: this runs 1f1b, split [0 18 36 50 51]; 69.027 ms per step, 463.6 samples/s (1f1b)
 # note: DeepSpeed's PipelineEngine runs one stage per rank under its own 1F1B schedule
 #       (TrainSchedule); the export runs 1f1b instead of the planned zb-h1
 # note: the layers list given to PipelineModule must hold one entry (LayerSpec or module) per

@@ -1,7 +1,7 @@
 # pipeplan export (version 1): Graphcore IPU: Keras pipeline stages and popxl IPU mapping
 # model gpt2-medium: 51 layers; 4 pipeline devices, data parallel 1, tensor parallel 1
-# planned: zb-h1, 8 microbatches of 4; 60.136 ms per step, 532.1 samples/s (zb-h1)
-# NOT EXACT: this runs ipu, split [0 18 36 50 51]; 68.461 ms per step, 467.4 samples/s (ipu)
+# planned: zb-h1, 8 microbatches of 4; 60.663 ms per step, 527.5 samples/s (zb-h1)
+# NOT EXACT: this runs ipu, split [0 18 36 50 51]; 69.092 ms per step, 463.2 samples/s (ipu)
 # note: Graphcore's pipelining runs its own schedule (forward stages on IPUs 0..P-1, backward
 #       stages back down on the same IPUs: pipeplan's ipu schedule); the export runs ipu instead
 #       of the planned zb-h1

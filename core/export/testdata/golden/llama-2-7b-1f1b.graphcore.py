@@ -1,7 +1,7 @@
 # pipeplan export (version 1): Graphcore IPU: Keras pipeline stages and popxl IPU mapping
 # model llama-2-7b: 35 layers; 4 pipeline devices, data parallel 2, tensor parallel 2
-# planned: 1f1b, 16 microbatches of 1; 4.090 s per step, 7.824 samples/s (1f1b)
-# NOT EXACT: this runs ipu, split [0 9 17 25 35]; 4.092 s per step, 7.82 samples/s (ipu)
+# planned: 1f1b, 16 microbatches of 1; 4.078 s per step, 7.847 samples/s (1f1b)
+# NOT EXACT: this runs ipu, split [0 9 17 25 35]; 4.080 s per step, 7.843 samples/s (ipu)
 # note: Graphcore's pipelining runs its own schedule (forward stages on IPUs 0..P-1, backward
 #       stages back down on the same IPUs: pipeplan's ipu schedule); the export runs ipu instead
 #       of the planned 1f1b
