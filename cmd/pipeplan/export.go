@@ -25,10 +25,9 @@ func runExport(args []string, stdout, stderr io.Writer) error {
 		formats[i] = string(x)
 	}
 	format := fs.String("format", "", "what to write: "+strings.Join(formats, ", ")+" (docs/export.md)")
-	tp := fs.Int("tp", 1, "tensor-parallel size the frameworks' arguments state (the plan itself is made without tensor parallelism)")
 	out := fs.String("o", "", "write the export to this `file` (default: standard output)")
 	asJSON := fs.Bool("json", false, "print the export as JSON: its text, split, schedule, prices and notes")
-	f.own = []string{"format", "tp", "o"}
+	f.own = []string{"format", "o"}
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -38,9 +37,6 @@ func runExport(args []string, stdout, stderr io.Writer) error {
 	fm, err := export.ParseFormat(*format)
 	if err != nil {
 		return fmt.Errorf("--format: %w", err)
-	}
-	if *tp < 1 {
-		return fmt.Errorf("--tp: must be >= 1, got %d", *tp)
 	}
 	r, err := f.build()
 	if err != nil {
@@ -60,7 +56,6 @@ func runExport(args []string, stdout, stderr io.Writer) error {
 	case err != nil:
 		return f.flagError(err)
 	}
-	in.Tensor = *tp
 	ex, err := export.Make(in, fm)
 	if err != nil {
 		return err

@@ -15,7 +15,7 @@ import (
 func TestExportCommand(t *testing.T) {
 	model := writeFile(t, "model.json", sixLayers)
 	tiny := writeFile(t, "tiny.json", clusterJSON(150, 2))
-	req := filepath.Join("..", "..", "testdata", "gpt2-4xa100.request.json")
+	req := filepath.Join("..", "..", "core", "request", "testdata", "gpt2-4xa100.json")
 	llama := []string{"--hf-config", "llama-2-7b", "--device", "a100-80gb", "--stages", "4", "--microbatches", "16", "--seq", "4096", "--batch", "1"}
 	tests := []struct {
 		name   string

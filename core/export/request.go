@@ -51,6 +51,7 @@ func FromRequest(ctx context.Context, r *request.Request) (*Input, *request.Resu
 		Schedule:       sched,
 		MicrobatchSize: n.Schedule.MicrobatchSize,
 		Data:           n.Parallelism.Data,
+		Tensor:         n.Parallelism.Tensor,
 		ZeRO:           n.Parallelism.ZeRO,
 		Recompute:      n.Training.Recompute,
 		Plan:           res.Plan,
