@@ -95,6 +95,12 @@ const maxBytes = 1 << 60
 // maxCycles bounds cycle counts so that sums stay exact in float64.
 const maxCycles = 1 << 50
 
+// MaxLayers bounds the layers of a model (65,536). Real profiles have hundreds to a few
+// thousand layers (an operator-level graph tens of thousands); a longer list is surely a
+// mistake or hostile, and every layer costs the estimator and the partitioner work and
+// memory for every stage. Importers stop reading at this count rather than decode more.
+const MaxLayers = 1 << 16
+
 // Validate checks a model for everything the planner relies on. The errors name each bad
 // field by its path. A valid model has at least one layer, non-negative finite costs, times
 // in its declared unit only, unique tensor ids produced before they are consumed, and tie
@@ -106,8 +112,12 @@ func (m *Model) Validate() error {
 	default:
 		es.Add("time_unit", "must be %q or %q, got %q", Seconds, Cycles, m.TimeUnit)
 	}
-	if len(m.Layers) == 0 {
+	switch n := len(m.Layers); {
+	case n == 0:
 		es.Add("layers", "must hold at least one layer")
+	case n > MaxLayers:
+		es.Add("layers", "must hold at most %d layers, got %d", MaxLayers, n)
+		return es.Err() // each layer's checks would only repeat the work
 	}
 	producer := map[string]int{} // tensor id -> producing layer, -1 for model inputs
 	for j, t := range m.Inputs {

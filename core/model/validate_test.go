@@ -83,3 +83,17 @@ func TestNativeJSONRoundTrip(t *testing.T) {
 		t.Errorf("round trip:\n got %s\nwant %s", out, src)
 	}
 }
+
+// TestValidateLayerCountBound: MaxLayers layers are valid, one more is refused at once
+// (one error, not one per layer).
+func TestValidateLayerCountBound(t *testing.T) {
+	m := Model{Layers: make([]Layer, MaxLayers)}
+	if err := m.Validate(); err != nil {
+		t.Fatalf("%d layers: %v", MaxLayers, err)
+	}
+	m.Layers = append(m.Layers, Layer{ParamBytes: -1})
+	err := m.Validate()
+	if es, ok := AsFieldErrors(err); !ok || len(es) != 1 || err.Error() != "layers: must hold at most 65536 layers, got 65537" {
+		t.Errorf("%d layers: %v", len(m.Layers), err)
+	}
+}
