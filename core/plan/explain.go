@@ -20,7 +20,7 @@ import (
 func Explain(e *estimate.Estimator, m *model.Model, c *cluster.Cluster) string {
 	n, p := e.Layers(), e.Stages()
 	if n < p {
-		return fmt.Sprintf("the model has %d layers but the cluster has %d stages, and every stage needs at least one layer: use at most %d stages", n, p, n)
+		return tooManyStages(n, p)
 	}
 	cuts := 0
 	for k := 1; k < n; k++ {
@@ -78,6 +78,11 @@ func Explain(e *estimate.Estimator, m *model.Model, c *cluster.Cluster) string {
 		return fmt.Sprintf("the layers' parameters, optimizer state and exclusive memory alone need %s, and the %d devices hold %s together: use more stages or devices with more memory", units.Bytes(need), p, units.Bytes(hold))
 	}
 	return fmt.Sprintf("every layer fits a device alone, but every split of %d layers into %d stages puts more on some stage than its device holds: use more stages, devices with more memory, a larger memory proportion or recomputation", n, p)
+}
+
+// tooManyStages explains why n layers fit no split into p > n stages.
+func tooManyStages(n, p int) string {
+	return fmt.Sprintf("the model has %d layers but the cluster has %d stages, and every stage needs at least one layer: use at most %d stages", n, p, n)
 }
 
 func deviceName(c *cluster.Cluster, i int) string {

@@ -93,6 +93,11 @@ func Make(m *model.Model, c *cluster.Cluster, opt Options) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
+	// More stages than layers: no split exists. Say so before any work that grows with
+	// layers times stages.
+	if n, p := len(m.Layers), len(sc.Devices); p > n {
+		return nil, fmt.Errorf("%w: %s", ErrNoFit, tooManyStages(n, p))
+	}
 	e, err := estimate.New(m, sc, opt.Estimate)
 	if err != nil {
 		return nil, err
