@@ -138,14 +138,16 @@ func checkTensor(es *Errors, p string, t Tensor) {
 	if t.ID == "" {
 		es.Add(p+".id", "must not be empty")
 	}
-	checkBytes(es, p+".bytes", t.Bytes)
+	checkBytes(es, p, "bytes", t.Bytes)
 }
 
-func checkBytes(es *Errors, path string, v int64) {
+// checkBytes checks the byte count at p.name (the path is made only for an error: models
+// have many layers, and few errors).
+func checkBytes(es *Errors, p, name string, v int64) {
 	if v < 0 {
-		es.Add(path, "must be >= 0, got %d", v)
+		es.Add(p+"."+name, "must be >= 0, got %d", v)
 	} else if v > maxBytes {
-		es.Add(path, "must be at most 2^60 bytes, got %d", v)
+		es.Add(p+"."+name, "must be at most 2^60 bytes, got %d", v)
 	}
 }
 
@@ -179,13 +181,13 @@ func (m *Model) validateLayer(es *Errors, i int, producer map[string]int) {
 		{"exclusive_bytes", l.ExclusiveBytes}, {"temporary_bytes", l.TemporaryBytes},
 		{"activation_bytes", l.ActivationBytes}, {"carry_over_bytes", l.CarryOverBytes},
 	} {
-		checkBytes(es, p+"."+b.name, b.v)
+		checkBytes(es, p, b.name, b.v)
 	}
 	if l.RecvBytes != nil {
-		checkBytes(es, p+".recv_bytes", *l.RecvBytes)
+		checkBytes(es, p, "recv_bytes", *l.RecvBytes)
 	}
 	if l.SendBytes != nil {
-		checkBytes(es, p+".send_bytes", *l.SendBytes)
+		checkBytes(es, p, "send_bytes", *l.SendBytes)
 	}
 	keys := make([]string, 0, len(l.Shared))
 	for k := range l.Shared {
@@ -193,7 +195,7 @@ func (m *Model) validateLayer(es *Errors, i int, producer map[string]int) {
 	}
 	sort.Strings(keys)
 	for _, k := range keys {
-		checkBytes(es, fmt.Sprintf("%s.shared[%q]", p, k), l.Shared[k])
+		checkBytes(es, p, fmt.Sprintf("shared[%q]", k), l.Shared[k])
 	}
 	for j, id := range l.InputIDs {
 		q, ok := producer[id]
