@@ -66,6 +66,9 @@ func (r *reader) where() string {
 			if b.Len() > 0 {
 				b.WriteByte('.')
 			}
+			if s.key == "" {
+				b.WriteString(`""`) // the empty key, named
+			}
 			b.WriteString(s.key)
 		case '"':
 			fmt.Fprintf(&b, "[%q]", s.key)
