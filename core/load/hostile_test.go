@@ -41,6 +41,7 @@ func TestNativeModelHostile(t *testing.T) {
 		{"null name", layer(`"kind": null`), "layers[1].kind: must be a string, got null"},
 		{"duplicate key", layer(`"param_bytes": 1, "param_bytes": 2`), "layers[1].param_bytes: is given twice"},
 		{"duplicate top key", `{"layers": [{"name": "a"}], "layers": [{"name": "b"}]}`, "layers: is given twice"},
+		{"duplicate empty key", layer(`"": 1, "": 2`), `layers[1]."": is given twice`},
 		{"duplicate shared key", layer(`"shared": {"code": 1, "code": 2}`), `layers[1].shared["code"]: is given twice`},
 		{"duplicate tensor key", layer(`"outputs": [{"id": "x", "bytes": 1, "id": "y"}]`), "layers[1].outputs[0].id: is given twice"},
 		{"duplicate name", `{"layers": [{"name": "a"}, {"name": "b"}, {"name": "a"}]}`, `layers[2].name: "a" is already the name of layers[0]`},
