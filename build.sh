@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
-# pipeplan's one entry point. Usage: ./build.sh build|serve|test|bench
+# pipeplan's one entry point. Usage: ./build.sh build|serve|test|bench|fuzz [SECONDS]
 #
 #   build   the command-line tool (bin/pipeplan) and the browser app (dist/)
 #   serve   build, then serve dist/ on http://127.0.0.1:${PORT:-8080}/
 #   test    everything CI runs: gofmt, go vet, go test natively, the core tests under
 #           WebAssembly in node, and the browser test in chromium (CI=true: required)
 #   bench   the core benchmarks
+#   fuzz    every fuzz target for SECONDS each (default 60; FUZZ_MINIMIZE, default 10s,
+#           bounds the minimizing of one input); a crasher is left in its package's
+#           testdata/fuzz/, where plain go test replays it: fix the bug, commit the file
 set -euo pipefail
 cd "$(dirname "$0")"
 
@@ -99,6 +102,34 @@ browser_test() {
   rm -f "$out"
 }
 
+# fuzz_all SECONDS runs every fuzz target (go test -list finds them, package by package)
+# for SECONDS each, printing its last progress line (execs, new inputs).
+fuzz_all() {
+  local secs=$1 list pkg names name
+  [[ $secs =~ ^[1-9][0-9]*$ ]] || die "fuzz: SECONDS must be a whole number, got $secs"
+  # go test -list prints a package's names, then its "ok" line.
+  list=$(go test -list '^Fuzz' ./... | awk '/^Fuzz/ {n = n " " $1} /^ok / {if (n != "") print $2 n; n = ""}') ||
+    die "fuzz: go test -list failed"
+  [ -n "$list" ] || die "fuzz: no fuzz targets found"
+  while read -r pkg names; do
+    for name in $names; do
+      step "fuzz $name ($pkg, $secs s)" fuzz_one "$pkg" "$name" "$secs"
+    done
+  done <<<"$list"
+}
+
+fuzz_one() {
+  local out
+  out=$(mktemp)
+  if ! go test -run '^$' -fuzz "^$2\$" -fuzztime "${3}s" -fuzzminimizetime "${FUZZ_MINIMIZE:-10s}" "$1" >"$out" 2>&1; then
+    cat "$out" >&2
+    rm -f "$out"
+    return 1
+  fi
+  { grep '^fuzz: elapsed' "$out" || true; } | tail -n 1 | sed 's/^/    /'
+  rm -f "$out"
+}
+
 case "${1:-}" in
   build)
     build
@@ -123,8 +154,13 @@ case "${1:-}" in
   bench)
     step "benchmarks (./core/...)" go test -run '^$' -bench . -benchmem ./core/...
     ;;
+  fuzz)
+    start=$SECONDS
+    fuzz_all "${2:-60}"
+    echo "every fuzz target ran ${2:-60} s without a crasher ($((SECONDS - start)) s)"
+    ;;
   *)
-    sed -n '2,9s/^# \{0,1\}//p' "$0" >&2
+    sed -n '2,12s/^# \{0,1\}//p' "$0" >&2
     exit 2
     ;;
 esac
