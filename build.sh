@@ -103,7 +103,7 @@ browser_test() {
 }
 
 # fuzz_all SECONDS runs every fuzz target (go test -list finds them, package by package)
-# for SECONDS each, printing its last progress line (execs, new inputs).
+# for SECONDS each, printing its execs and the new inputs it found.
 fuzz_all() {
   local secs=$1 list pkg names name
   [[ $secs =~ ^[1-9][0-9]*$ ]] || die "fuzz: SECONDS must be a whole number, got $secs"
@@ -126,7 +126,8 @@ fuzz_one() {
     rm -f "$out"
     return 1
   fi
-  { grep '^fuzz: elapsed' "$out" || true; } | tail -n 1 | sed 's/^/    /'
+  { grep '^fuzz: elapsed' "$out" || true; } | tail -n 1 |
+    sed -E 's/^fuzz: elapsed: ([^,]*), execs: ([0-9]+) [^,]*, (.*)$/    \2 execs in \1, \3/'
   rm -f "$out"
 }
 

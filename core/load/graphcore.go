@@ -248,10 +248,3 @@ func (r *reader) graphcoreConnection() (l [2]cluster.Link) {
 	}
 	return l
 }
-
-func join(path, key string) string {
-	if path == "" {
-		return key
-	}
-	return path + "." + key
-}

@@ -22,7 +22,6 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
-	"sort"
 	"strconv"
 	"strings"
 
@@ -37,7 +36,7 @@ const maxErrors = 10
 // reader reads one JSON document; see the file comment.
 type reader struct {
 	data   []byte
-	dec    *lexer
+	lex    *lexer
 	es     model.Errors
 	err    error // the syntax error that stopped reading
 	halted bool  // an array exceeded its bound: reading stopped
@@ -82,7 +81,7 @@ func (r *reader) where() string {
 func (r *reader) push(s step) { r.path = append(r.path, s) }
 func (r *reader) pop()        { r.path = r.path[:len(r.path)-1] }
 
-func newReader(data []byte) *reader { return &reader{data: data, dec: newLexer(data)} }
+func newReader(data []byte) *reader { return &reader{data: data, lex: newLexer(data)} }
 
 // stopped reports whether reading has ended: a syntax error, enough field errors, or an
 // array over its bound.
@@ -107,7 +106,7 @@ func (r *reader) token() (t token, ok bool) {
 	if r.stopped() {
 		return token{}, false
 	}
-	t, err := r.dec.Token()
+	t, err := r.lex.Token()
 	if err != nil {
 		r.err = r.syntaxError()
 		return token{}, false
@@ -124,7 +123,7 @@ func (r *reader) syntaxError() error {
 		line, col := position(r.data, se.Offset)
 		return fmt.Errorf("JSON syntax error at line %d, column %d: %v", line, col, se)
 	}
-	line, col := position(r.data, r.dec.InputOffset()+1)
+	line, col := position(r.data, r.lex.InputOffset()+1)
 	return fmt.Errorf("JSON syntax error at line %d, column %d", line, col)
 }
 
@@ -136,8 +135,8 @@ func (r *reader) end() error {
 		return r.err
 	case len(r.es) > 0:
 		return r.es
-	case r.dec.Trailing(): // not More, which takes a stray ']' or '}' for an end
-		line, col := position(r.data, r.dec.InputOffset()+1)
+	case r.lex.Trailing(): // not More, which takes a stray ']' or '}' for an end
+		line, col := position(r.data, r.lex.InputOffset()+1)
 		return fmt.Errorf("unexpected data after the JSON value at line %d, column %d", line, col)
 	}
 	return nil
@@ -203,7 +202,7 @@ func (r *reader) object(t token, mapKeys bool, field func(key string)) {
 	}
 	var few [16]string // the keys seen, in a map once there are more
 	seen, many := few[:0], map[string]bool(nil)
-	for !r.stopped() && r.dec.More() {
+	for !r.stopped() && r.lex.More() {
 		kt, ok := r.token()
 		if !ok {
 			return
@@ -275,7 +274,7 @@ func (r *reader) array(t token, elem func(i int)) {
 	if len(r.path) == 1 {
 		bound, bounded = r.bounds[r.path[0].key]
 	}
-	for i := 0; !r.stopped() && r.dec.More(); i++ {
+	for i := 0; !r.stopped() && r.lex.More(); i++ {
 		if bounded && i == bound {
 			r.add("must hold at most %d entries", bound)
 			r.halted = true
@@ -562,7 +561,7 @@ func expected(t reflect.Type) string {
 	return "a number"
 }
 
-// topKeys reports whether data is a JSON object with one of keys at its top level. It
+// hasTopKey reports whether data is a JSON object with one of keys at its top level. It
 // scans the bytes without decoding values (a 50 MB array is skipped at memory speed) and
 // without checking the syntax, which the decoder then does.
 func hasTopKey(data []byte, keys ...string) bool {
@@ -629,14 +628,4 @@ func skipSpace(data []byte, i int) int {
 		i++
 	}
 	return i
-}
-
-// sortedKeys returns the keys of a map, sorted.
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
