@@ -308,7 +308,7 @@ func FromPreset(device string, n int) (*Cluster, error) {
 		return nil, err
 	}
 	if n < 1 || n > MaxStages {
-		return nil, fmt.Errorf("stages: must be between 1 and %d, got %d", MaxStages, n)
+		return nil, &model.FieldError{Path: "stages", Reason: fmt.Sprintf("must be between 1 and %d, got %d", MaxStages, n)}
 	}
 	l, err := LookupLink(d.Link)
 	if err != nil {

@@ -4,6 +4,8 @@ import (
 	"math"
 	"strings"
 	"testing"
+
+	"pipeplan/core/model"
 )
 
 // TestPresets: every device preset names a link preset, has valid figures, and builds a
@@ -126,8 +128,8 @@ func TestStageCountBound(t *testing.T) {
 	}
 	for _, n := range []int{0, -1, MaxStages + 1, 1 << 16, math.MaxInt} {
 		_, err := FromPreset("a100-80gb", n)
-		if want := "stages: must be between 1 and 4096"; err == nil || !strings.HasPrefix(err.Error(), want) {
-			t.Errorf("FromPreset(%d) = %v, want %q", n, err, want)
+		if es, ok := model.AsFieldErrors(err); !ok || es[0].Path != "stages" || !strings.HasPrefix(es[0].Reason, "must be between 1 and 4096") {
+			t.Errorf("FromPreset(%d) = %v, want a field error on stages", n, err)
 		}
 	}
 	c := Homogeneous(Device{MemoryBytes: 1}, MaxStages+1, Link{}, nil)
