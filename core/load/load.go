@@ -87,10 +87,7 @@ func Cluster(data []byte) (*cluster.Cluster, error) {
 		}
 	default:
 		c = new(cluster.Cluster)
-		r := newReader(data)
-		r.bounds = map[string]int{"devices": cluster.MaxStages}
-		r.decode(reflect.ValueOf(c).Elem())
-		if err := r.end(); err != nil {
+		if err := decodeNative(data, c, map[string]int{"devices": cluster.MaxStages}); err != nil {
 			return nil, err
 		}
 		if err := c.FillFromPresets(); err != nil {
@@ -110,29 +107,34 @@ func checkSize(data []byte) error {
 	return nil
 }
 
+// decodeNative decodes a file of pipeplan's own JSON into v (a *model.Model or a
+// *cluster.Cluster), its top-level arrays bounded.
+func decodeNative(data []byte, v any, bounds map[string]int) error {
+	r := newReader(data)
+	r.bounds = bounds
+	r.decode(reflect.ValueOf(v).Elem())
+	return r.end()
+}
+
 // nativeModel decodes pipeplan's own JSON (model.Model), layer by layer. Besides what
 // Validate checks, every layer must have a name of its own: two layers may share one
 // only as calls of one layer, in one tie group (as Graphcore profiles name them).
 func nativeModel(data []byte) (*model.Model, error) {
 	m := new(model.Model)
-	r := newReader(data)
-	r.bounds = map[string]int{"layers": model.MaxLayers}
-	r.decode(reflect.ValueOf(m).Elem())
-	if err := r.end(); err != nil {
+	if err := decodeNative(data, m, map[string]int{"layers": model.MaxLayers}); err != nil {
 		return nil, err
 	}
 	var es model.Errors
 	first := map[string]int{} // layer name -> the first layer with it
 	for i, l := range m.Layers {
-		p := fmt.Sprintf("layers[%d].name", i)
 		j, dup := first[l.Name]
 		switch {
 		case l.Name == "":
-			es.Add(p, "is missing: every layer needs a name")
+			es.Add(fmt.Sprintf("layers[%d].name", i), "is missing: every layer needs a name")
 		case !dup:
 			first[l.Name] = i
 		case l.TieGroup == "" || l.TieGroup != m.Layers[j].TieGroup:
-			es.Add(p, "%q is already the name of layers[%d]: names must differ, unless both layers are calls of one layer in one tie_group", l.Name, j)
+			es.Add(fmt.Sprintf("layers[%d].name", i), "%q is already the name of layers[%d]: names must differ, unless both layers are calls of one layer in one tie_group", l.Name, j)
 		}
 		if len(es) == maxErrors {
 			break
