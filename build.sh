@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
-# pipeplan's one entry point. Usage: ./build.sh build|serve|test|bench
+# pipeplan's one entry point. Usage: ./build.sh build|serve|test|bench|fuzz [SECONDS]
 #
 #   build   the command-line tool (bin/pipeplan) and the browser app (dist/)
 #   serve   build, then serve dist/ on http://127.0.0.1:${PORT:-8080}/
 #   test    everything CI runs: gofmt, go vet, go test natively, the core tests under
 #           WebAssembly in node, and the browser test in chromium (CI=true: required)
 #   bench   the core benchmarks
+#   fuzz    every fuzz target for SECONDS each (default 60; FUZZ_MINIMIZE, default 10s,
+#           bounds the minimizing of one input); a crasher is left in its package's
+#           testdata/fuzz/, where plain go test replays it: fix the bug, commit the file
 set -euo pipefail
 cd "$(dirname "$0")"
 
@@ -13,15 +16,24 @@ die() { echo "build.sh: $*" >&2; exit 1; }
 
 # step NAME COMMAND...: runs one named step, timing it. A failing command anywhere in it
 # stops the script (set -e applies inside the step's functions), and the EXIT trap names
-# the step that failed.
+# the step that failed. A step that ran nothing sets $skip to the reason: it then reports
+# "skipped", never "ok", and is listed at the end.
 current=
+skip=
+skipped=()
 trap 'rc=$?; [ "$rc" -ne 0 ] && [ -n "$current" ] && echo "build.sh: FAILED: $current (exit $rc)" >&2' EXIT
 step() {
   current=$1; shift
   echo "==> $current"
   local start=$SECONDS
+  skip=
   "$@"
-  echo "    ok: $current ($((SECONDS - start)) s)"
+  if [ -n "$skip" ]; then
+    echo "    skipped: $current ($skip)"
+    skipped+=("$current")
+  else
+    echo "    ok: $current ($((SECONDS - start)) s)"
+  fi
   current=
 }
 
@@ -69,7 +81,55 @@ wasm_tests() {
   GOOS=js GOARCH=wasm go test -exec="$GOROOT/lib/wasm/go_js_wasm_exec" ./core/...
 }
 
-browser_test() { go test -tags browser -count=1 -run '^TestBrowser' ./wasm/app; }
+# browser_test runs the browser test verbosely, to see whether it ran: without chromium
+# (and without CI) it skips, which go test alone would report as "ok". Its output is
+# shown when it fails; a skip sets $skip to the test's reason.
+browser_test() {
+  local out
+  out=$(mktemp)
+  if ! go test -tags browser -count=1 -v -run '^TestBrowser' ./wasm/app >"$out" 2>&1; then
+    cat "$out" >&2
+    rm -f "$out"
+    return 1
+  fi
+  if grep -q -- '^--- SKIP: TestBrowser' "$out"; then
+    # go test -v prints the reason (t.Skip's message) on the line before.
+    skip=$(grep -B1 -- '^--- SKIP: TestBrowser' "$out" | sed -n '1s/^ *[^ ]*_test.go:[0-9]*: //p')
+    skip=${skip:-TestBrowser skipped}
+  else
+    grep -- '^--- \|^ok ' "$out" || true
+  fi
+  rm -f "$out"
+}
+
+# fuzz_all SECONDS runs every fuzz target (go test -list finds them, package by package)
+# for SECONDS each, printing its execs and the new inputs it found.
+fuzz_all() {
+  local secs=$1 list pkg names name
+  [[ $secs =~ ^[1-9][0-9]*$ ]] || die "fuzz: SECONDS must be a whole number, got $secs"
+  # go test -list prints a package's names, then its "ok" line.
+  list=$(go test -list '^Fuzz' ./... | awk '/^Fuzz/ {n = n " " $1} /^ok / {if (n != "") print $2 n; n = ""}') ||
+    die "fuzz: go test -list failed"
+  [ -n "$list" ] || die "fuzz: no fuzz targets found"
+  while read -r pkg names; do
+    for name in $names; do
+      step "fuzz $name ($pkg, $secs s)" fuzz_one "$pkg" "$name" "$secs"
+    done
+  done <<<"$list"
+}
+
+fuzz_one() {
+  local out
+  out=$(mktemp)
+  if ! go test -run '^$' -fuzz "^$2\$" -fuzztime "${3}s" -fuzzminimizetime "${FUZZ_MINIMIZE:-10s}" "$1" >"$out" 2>&1; then
+    cat "$out" >&2
+    rm -f "$out"
+    return 1
+  fi
+  { grep '^fuzz: elapsed' "$out" || true; } | tail -n 1 |
+    sed -E 's/^fuzz: elapsed: ([^,]*), execs: ([0-9]+) [^,]*, (.*)$/    \2 execs in \1, \3/'
+  rm -f "$out"
+}
 
 case "${1:-}" in
   build)
@@ -86,13 +146,22 @@ case "${1:-}" in
     step "go test ./... (native)" go test ./...
     step "go test ./core/... (js/wasm in node)" wasm_tests
     step "browser test (chromium)" browser_test
-    echo "all tests passed in $((SECONDS - start)) s"
+    if [ ${#skipped[@]} -gt 0 ]; then
+      echo "tests passed in $((SECONDS - start)) s; skipped: ${skipped[*]}"
+    else
+      echo "all tests passed in $((SECONDS - start)) s"
+    fi
     ;;
   bench)
     step "benchmarks (./core/...)" go test -run '^$' -bench . -benchmem ./core/...
     ;;
+  fuzz)
+    start=$SECONDS
+    fuzz_all "${2:-60}"
+    echo "every fuzz target ran ${2:-60} s without a crasher ($((SECONDS - start)) s)"
+    ;;
   *)
-    sed -n '2,9s/^# \{0,1\}//p' "$0" >&2
+    sed -n '2,12s/^# \{0,1\}//p' "$0" >&2
     exit 2
     ;;
 esac
