@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
-# pipeplan's one entry point. Usage: ./build.sh build|serve|test|bench
+# pipeplan's one entry point. Usage: ./build.sh build|serve|worker|test|bench
 #
 #   build   the command-line tool (bin/pipeplan) and the browser app (dist/)
 #   serve   build, then serve dist/ on http://127.0.0.1:${PORT:-8080}/
+#   worker  the shared-plans Worker (wasm/worker/build/) and wrangler (npm ci)
 #   test    everything CI runs: gofmt, go vet, go test natively, the core tests under
-#           WebAssembly in node, and the browser test in chromium (CI=true: required)
+#           WebAssembly in node, the browser test in chromium and the Worker under
+#           wrangler dev (CI=true: both required)
 #   bench   the core benchmarks
 set -euo pipefail
 cd "$(dirname "$0")"
@@ -46,6 +48,30 @@ build() {
   echo "    dist/main.wasm: $(wc -c <dist/main.wasm) bytes, $(gzip -9 -c dist/main.wasm | wc -c) gzipped"
 }
 
+# wrangler, which runs the Worker locally (workerd) and deploys it, is an npm package
+# pinned in wasm/worker/package-lock.json; node_modules/ is not committed.
+wrangler_install() {
+  if [ -x wasm/worker/node_modules/.bin/wrangler ]; then return; fi
+  if ! command -v npm >/dev/null; then
+    echo "npm is not on PATH: wrangler is not installed (the Worker's test will skip)" >&2
+    return
+  fi
+  (cd wasm/worker && npm ci --no-audit --no-fund --loglevel=error)
+}
+
+# The Worker: workers-assets-gen (a Go tool, see go.mod) writes the JavaScript shim into
+# wasm/worker/build/, beside which the Go program is compiled to app.wasm.
+build_worker() {
+  go tool workers-assets-gen -mode=go -o wasm/worker/build
+  GOOS=js GOARCH=wasm go build -trimpath -ldflags='-s -w' -o wasm/worker/build/app.wasm ./wasm/worker
+}
+
+worker() {
+  step "wrangler (npm ci in wasm/worker)" wrangler_install
+  step "build wasm/worker/build/ (the Worker)" build_worker
+  echo "    wasm/worker/build/app.wasm: $(wc -c <wasm/worker/build/app.wasm) bytes, $(gzip -9 -c wasm/worker/build/app.wasm | wc -c) gzipped"
+}
+
 gofmt_check() {
   local bad
   bad=$(find . -name '*.go' -not -name '*_gen.go' -not -path './.git/*' -not -path '*/node_modules/*' -print0 |
@@ -60,8 +86,9 @@ gofmt_check() {
 go_vet() {
   go vet ./...
   # Files that only build for the browser, and the browser test.
-  GOOS=js GOARCH=wasm go vet ./wasm/app ./core/...
+  GOOS=js GOARCH=wasm go vet ./wasm/app ./core/... ./wasm/worker ./wasm/worker/share ./wasm/worker/share/sharetest
   go vet -tags browser ./wasm/app
+  go vet -tags wrangler ./wasm/worker
 }
 
 wasm_tests() {
@@ -71,6 +98,10 @@ wasm_tests() {
 
 browser_test() { go test -tags browser -count=1 -run '^TestBrowser' ./wasm/app; }
 
+# The built Worker under wrangler dev on loopback: the API suite, then the load test
+# (1,000 posts and 1,000 gets, 50 at a time), whose figures -v prints.
+wrangler_test() { go test -tags wrangler -count=1 -v -run '^TestWrangler' ./wasm/worker; }
+
 case "${1:-}" in
   build)
     build
@@ -79,6 +110,9 @@ case "${1:-}" in
     build
     exec bin/pipeplan serve --dir dist --addr "127.0.0.1:${PORT:-8080}"
     ;;
+  worker)
+    worker
+    ;;
   test)
     start=$SECONDS
     step "gofmt (all .go but *_gen.go)" gofmt_check
@@ -86,13 +120,15 @@ case "${1:-}" in
     step "go test ./... (native)" go test ./...
     step "go test ./core/... (js/wasm in node)" wasm_tests
     step "browser test (chromium)" browser_test
+    worker
+    step "Worker under wrangler dev: API and load test" wrangler_test
     echo "all tests passed in $((SECONDS - start)) s"
     ;;
   bench)
     step "benchmarks (./core/...)" go test -run '^$' -bench . -benchmem ./core/...
     ;;
   *)
-    sed -n '2,9s/^# \{0,1\}//p' "$0" >&2
+    sed -n '2,11s/^# \{0,1\}//p' "$0" >&2
     exit 2
     ;;
 esac
