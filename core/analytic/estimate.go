@@ -326,6 +326,7 @@ func (r *Result) Model() *model.Model {
 			ForwardSeconds:  l.FwdSeconds,
 			BackwardSeconds: l.BwdSeconds,
 			ParamBytes:      ceil(own * (r.perParam.weight + r.perParam.grad)),
+			GradBytes:       ceil(own * r.perParam.grad),
 			OptimizerBytes:  ceil(own * r.optShard),
 			TemporaryBytes:  l.TemporaryBytes,
 			ActivationBytes: l.SavedActivationBytes,

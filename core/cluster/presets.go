@@ -271,6 +271,9 @@ func (c *Cluster) FillFromPresets() error {
 		if d.ClockHz == 0 {
 			d.ClockHz = pr.ClockHz
 		}
+		if d.MemoryBytesPerSecond == 0 {
+			d.MemoryBytesPerSecond = pr.Perf.MemoryBytesPerSecond
+		}
 		if d.MemoryBytes == 0 {
 			d.MemoryBytes = pr.MemoryBytes
 			if d.UsableFraction == 0 {
@@ -312,7 +315,9 @@ func FromPreset(device string, n int) (*Cluster, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := Homogeneous(d.Device, n, l.Link, nil)
+	dev := d.Device
+	dev.MemoryBytesPerSecond = d.Perf.MemoryBytesPerSecond
+	c := Homogeneous(dev, n, l.Link, nil)
 	c.Name = fmt.Sprintf("%d x %s", n, d.Name)
 	return c, nil
 }

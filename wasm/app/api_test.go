@@ -121,7 +121,7 @@ func TestInputOf(t *testing.T) {
 }
 
 func TestMustJSONNeverPanics(t *testing.T) {
-	got := mustJSON(plan.Plan{Bottleneck: 1.0 / zero()})
+	got := mustJSON(plan.Plan{BottleneckSeconds: 1.0 / zero()})
 	if !strings.HasPrefix(got, `{"error":"internal error: json: unsupported value: +Inf"`) {
 		t.Errorf("mustJSON(+Inf) = %s", got)
 	}
