@@ -43,7 +43,7 @@ func runShareServer(args []string, stdout, stderr io.Writer) error {
 	if *maxBytes <= 0 {
 		return fmt.Errorf("--max-request-bytes: must be > 0, got %d", *maxBytes)
 	}
-	c := share.Config{Plan: planner, MaxRequestBytes: *maxBytes, BaseURL: *publicURL}
+	c := share.Config{Plan: share.CorePlanner, MaxRequestBytes: *maxBytes, BaseURL: *publicURL}
 	for _, o := range strings.Split(*origins, ",") {
 		if o = strings.TrimSpace(o); o != "" {
 			c.AllowedOrigins = append(c.AllowedOrigins, o)

@@ -55,15 +55,14 @@ func startShareServer(t *testing.T, args ...string) (string, func() (int, string
 func TestShareServer(t *testing.T) {
 	dir := t.TempDir()
 	const origin = "https://docs.example"
-	url, stop := startShareServer(t, "--store", dir, "--allow-origin", "http://localhost:8080, "+origin, "--max-request-bytes", "65536")
-	fx := sharetest.StubFixture()
-	fx.Plan = planner
-	sharetest.API(t, sharetest.Target{URL: url, MaxRequestBytes: 65536, Origin: origin}, fx)
+	url, stop := startShareServer(t, "--store", dir, "--allow-origin", "http://localhost:8080, "+origin, "--max-request-bytes", "2000000")
+	fx := sharetest.CoreFixture()
+	sharetest.API(t, sharetest.Target{URL: url, MaxRequestBytes: 2000000, Origin: origin}, fx)
 	posts := 1000
 	if testing.Short() {
 		posts = 100
 	}
-	l := sharetest.Load{Posts: posts, Gets: posts, Concurrency: 50}
+	l := sharetest.Load{Posts: posts, Gets: posts, Concurrency: 50, Limit: time.Minute}
 	f, err := l.Run(sharetest.Target{URL: url, Client: sharetest.Client(50, 30*time.Second)}, fx.From(1))
 	if err != nil {
 		t.Fatal(err)
@@ -80,8 +79,8 @@ func TestShareServer(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	if n, err := s.Len(); err != nil || n != posts+1 {
-		t.Errorf("after the server stopped the store holds %d plans (%v), want %d", n, err, posts+1)
+	if n, err := s.Len(); err != nil || n != posts+2 {
+		t.Errorf("after the server stopped the store holds %d plans (%v), want %d", n, err, posts+2)
 	}
 }
 

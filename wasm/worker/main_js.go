@@ -8,7 +8,6 @@ import (
 	"strconv"
 	"strings"
 	"syscall/js"
-	"time"
 
 	"github.com/syumai/workers"
 	"github.com/syumai/workers/cloudflare"
@@ -21,7 +20,7 @@ import (
 const binding = "PLANS"
 
 func main() {
-	c := share.Config{Plan: planner, BaseURL: variable("PUBLIC_URL")}
+	c := share.Config{Plan: share.CorePlanner, BaseURL: variable("PUBLIC_URL")}
 	ns, err := kv.NewNamespace(binding)
 	if err != nil {
 		panic(fmt.Sprintf("the KV namespace %s is not bound: add it to wrangler.toml ([[kv_namespaces]] binding = %q): %v", binding, binding, err))
@@ -42,12 +41,26 @@ func main() {
 	workers.ServeNonBlock(share.NewHandler(c))
 	workers.Ready()
 	<-workers.Done()
-	// Done is closed as the last byte of the answer is handed to workerd. For a handler
-	// that never waits on JavaScript (a 404 of a malformed id, a preflight) that happens
-	// inside the JavaScript call that delivered the request, and a Go program that exits
-	// there fails that call ("Cannot read properties of undefined (reading 'exports')"):
-	// sleeping returns to the event loop first, so Go exits from its top level.
-	time.Sleep(time.Millisecond)
+	afterCallStack()
+}
+
+// afterCallStack returns once JavaScript's call stack has emptied: from a microtask
+// (a callback of a resolved promise), which JavaScript runs only then. workers closes Done as the last byte of the answer is handed to workerd. For
+// a handler that never waits on JavaScript (a 404 of a malformed id, a preflight) that
+// happens inside the JavaScript call that delivered the request, and a Go program that
+// exits there fails that call ("Cannot read properties of undefined (reading 'exports')").
+// A timer of Go's own (time.Sleep) is not enough: the scheduler may find it expired
+// while still inside that call, when the machine is slow.
+func afterCallStack() {
+	done := make(chan struct{})
+	var f js.Func
+	f = js.FuncOf(func(js.Value, []js.Value) any {
+		f.Release()
+		close(done)
+		return nil
+	})
+	js.Global().Get("Promise").Call("resolve").Call("then", f)
+	<-done
 }
 
 // variable returns the Worker's variable name, or "" when it is not set.

@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -53,7 +54,7 @@ func TestWrangler(t *testing.T) {
 	}
 
 	const origin = "https://docs.example"
-	const maxBytes = 65536
+	const maxBytes = 2000000 // the body cap, set as the Worker's variable (1 MB profiles pass)
 	port, inspector := freePort(t), freePort(t)
 	url := "http://127.0.0.1:" + strconv.Itoa(port)
 	home := t.TempDir()
@@ -89,12 +90,12 @@ func TestWrangler(t *testing.T) {
 		t.Fatalf("wrangler dev did not start: %v\n%s", err, log.String())
 	}
 	t.Logf("wrangler dev ready in %.1f s", time.Since(start).Seconds())
-	fx := fixture()
+	fx := sharetest.CoreFixture()
 	sharetest.API(t, tg, fx)
 	if t.Failed() {
 		return
 	}
-	l := sharetest.Load{Posts: 1000, Gets: 1000, Concurrency: 50}
+	l := sharetest.Load{Posts: 1000, Gets: 1000, Concurrency: 50, Limit: 2 * time.Minute, Retry: proxyLost}
 	f, err := l.Run(tg, fx.From(1))
 	if err != nil {
 		t.Fatal(err)
@@ -103,6 +104,17 @@ func TestWrangler(t *testing.T) {
 	if f.Errors != 0 {
 		t.Errorf("%d errors", f.Errors)
 	}
+}
+
+// proxyLost reports an answer of wrangler dev's proxy, which stands between the port and
+// workerd and exists only in wrangler dev: its fetch from workerd failed (the connection
+// between the two broke: "Broken pipe" in workerd's log). It retries GETs itself but not
+// POSTs, which it answers 503 "Your worker restarted mid-request" (whether or not the
+// Worker restarted: wrangler 4.86's ProxyWorker compares a URL with a path to one
+// without). It happens to a few POSTs in a thousand, or more, when the machine is busy;
+// a retry is safe, since the same request stores the same plan.
+func proxyLost(r *sharetest.Response) bool {
+	return r.Status == http.StatusServiceUnavailable && strings.HasPrefix(string(r.Body), "Your worker restarted mid-request.")
 }
 
 // waitReady polls the target until it answers a GET of an unknown plan with 404.

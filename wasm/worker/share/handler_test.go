@@ -197,3 +197,18 @@ func TestLoad(t *testing.T) {
 		t.Errorf("%d errors", f.Errors)
 	}
 }
+
+// A load test past its time limit stops sending and counts what it did not send.
+func TestLoadLimit(t *testing.T) {
+	slow := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { time.Sleep(20 * time.Millisecond) })
+	srv := httptest.NewServer(slow)
+	defer srv.Close()
+	l := sharetest.Load{Posts: 50, Concurrency: 1, Limit: 50 * time.Millisecond}
+	f, err := l.Run(sharetest.Target{URL: srv.URL}, sharetest.StubFixture())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.Errors != 50 || f.PostTime > time.Second || !strings.Contains(f.String(), "posts not sent: the phase ran past its limit of 50ms") {
+		t.Errorf("50 posts of 20 ms, one at a time, in 50 ms: %s; want 50 errors, most of them not sent", f)
+	}
+}

@@ -25,6 +25,9 @@ type Fixture struct {
 	Invalid []byte
 	// InvalidField is a field path the refusal of Invalid names.
 	InvalidField string
+	// Large, if set, is a valid request of a large imported profile (under the
+	// target's MaxRequestBytes).
+	Large []byte
 }
 
 // Expect returns the id and the document that the server must store for body.
@@ -166,6 +169,25 @@ func API(t *testing.T, tg Target, f Fixture) {
 		}
 		if g := do(t, "GET", share.PlansPath+"/"+id, nil, nil); g.Status != http.StatusOK || !bytes.Equal(g.Body, want) {
 			t.Errorf("GET after re-posts: %d, the document changed: %.300s", g.Status, g.Body)
+		}
+	})
+
+	t.Run("large profile", func(t *testing.T) {
+		if f.Large == nil {
+			t.Skip("the fixture has no large request")
+		}
+		id, want, err := f.Expect(f.Large)
+		if err != nil {
+			t.Fatalf("the fixture's large request: %v", err)
+		}
+		r := do(t, "POST", share.PlansPath, f.Large, nil)
+		var s share.Stored
+		json.Unmarshal(r.Body, &s)
+		if (r.Status != http.StatusCreated && r.Status != http.StatusOK) || s.ID != id {
+			t.Fatalf("POST %d bytes: %d %.300s, want 201 with id %s", len(f.Large), r.Status, r.Body, id)
+		}
+		if g := do(t, "GET", share.PlansPath+"/"+id, nil, nil); g.Status != http.StatusOK || !bytes.Equal(g.Body, want) {
+			t.Errorf("GET the large plan: %d, %d bytes, want 200 and the %d bytes core makes", g.Status, len(g.Body), len(want))
 		}
 	})
 

@@ -17,6 +17,13 @@ import (
 // (Gets in all, cycling over them), Concurrency at a time.
 type Load struct {
 	Posts, Gets, Concurrency int
+	// Limit bounds each phase's time: requests not yet sent when it has passed are not
+	// sent and count as errors. 0: no bound.
+	Limit time.Duration
+	// Retry, if set, says which failed answers to a POST are the transport's fault, not
+	// the server's: such a POST is sent again (a POST is idempotent here), up to twice,
+	// and counted in Figures.Retries.
+	Retry func(*Response) bool
 }
 
 // Figures is what a load test measured.
@@ -26,6 +33,8 @@ type Figures struct {
 	// first few.
 	Errors      int
 	FirstErrors []string
+	// Retries counts POSTs sent again because Load.Retry said so.
+	Retries int
 	// PostTime and GetTime are the wall times of the two phases.
 	PostTime, GetTime time.Duration
 	// PostLatency and GetLatency are latency percentiles: p50, p90, p99, max.
@@ -43,6 +52,9 @@ func (f Figures) String() string {
 		f.Posts, f.PostTime.Seconds(), rate(f.Posts, f.PostTime), ms(f.PostLatency),
 		f.Gets, f.GetTime.Seconds(), rate(f.Gets, f.GetTime), ms(f.GetLatency),
 		f.Concurrency, f.Errors)
+	if f.Retries > 0 {
+		s = fmt.Sprintf("%s (%d posts retried)", s, f.Retries)
+	}
 	if len(f.FirstErrors) > 0 {
 		s += ":\n  " + strings.Join(f.FirstErrors, "\n  ")
 	}
@@ -79,8 +91,22 @@ func (l Load) Run(tg Target, fx Fixture) (Figures, error) {
 			f.FirstErrors = append(f.FirstErrors, fmt.Sprintf(format, args...))
 		}
 	}
-	f.PostTime, f.PostLatency = l.phase(l.Posts, func(i int) {
+	unsent := func(n int, what string) {
+		if n > 0 {
+			fail("%d %s not sent: the phase ran past its limit of %s", n, what, l.Limit)
+			f.Errors += n - 1
+		}
+	}
+	var skipped int
+	f.PostTime, f.PostLatency, skipped = l.phase(l.Posts, func(i int) {
 		r, err := tg.Do("POST", share.PlansPath, bodies[i], nil)
+		for try := 0; try < 2 && err == nil && l.Retry != nil && l.Retry(r); try++ {
+			mu.Lock()
+			f.Retries++
+			mu.Unlock()
+			time.Sleep(100 * time.Millisecond << try)
+			r, err = tg.Do("POST", share.PlansPath, bodies[i], nil)
+		}
 		if err != nil {
 			fail("POST %d: %v", i, err)
 			return
@@ -90,10 +116,11 @@ func (l Load) Run(tg Target, fx Fixture) (Figures, error) {
 			fail("POST %d: %d %.200s, want 201 with id %s", i, r.Status, r.Body, ids[i])
 		}
 	})
+	unsent(skipped, "posts")
 	if l.Posts == 0 {
 		return f, nil
 	}
-	f.GetTime, f.GetLatency = l.phase(l.Gets, func(k int) {
+	f.GetTime, f.GetLatency, skipped = l.phase(l.Gets, func(k int) {
 		i := k % l.Posts
 		r, err := tg.Do("GET", share.PlansPath+"/"+ids[i], nil, nil)
 		if err != nil {
@@ -104,12 +131,13 @@ func (l Load) Run(tg Target, fx Fixture) (Figures, error) {
 			fail("GET %d: %d %.200s, want 200 with the %d bytes core makes", i, r.Status, r.Body, len(docs[i]))
 		}
 	})
+	unsent(skipped, "gets")
 	return f, nil
 }
 
-// phase calls do(0..n-1) from l.Concurrency goroutines and returns the wall time and
-// latency percentiles.
-func (l Load) phase(n int, do func(i int)) (time.Duration, [4]time.Duration) {
+// phase calls do(0..n-1) from l.Concurrency goroutines and returns the wall time, the
+// latency percentiles and how many calls were not made for want of time.
+func (l Load) phase(n int, do func(i int)) (time.Duration, [4]time.Duration, int) {
 	lat := make([]time.Duration, n)
 	next := make(chan int)
 	var wg sync.WaitGroup
@@ -123,20 +151,31 @@ func (l Load) phase(n int, do func(i int)) (time.Duration, [4]time.Duration) {
 			}
 		})
 	}
-	for i := range n {
-		next <- i
+	var deadline <-chan time.Time
+	if l.Limit > 0 {
+		deadline = time.After(l.Limit)
+	}
+	sent := 0
+send:
+	for ; sent < n; sent++ {
+		select {
+		case next <- sent:
+		case <-deadline:
+			break send
+		}
 	}
 	close(next)
 	wg.Wait()
 	wall := time.Since(start)
 	var p [4]time.Duration
-	if n > 0 {
+	if sent > 0 {
+		lat = lat[:sent]
 		slices.Sort(lat)
 		for j, q := range []float64{0.5, 0.9, 0.99, 1} {
-			p[j] = lat[min(n-1, int(q*float64(n)))]
+			p[j] = lat[min(sent-1, int(q*float64(sent)))]
 		}
 	}
-	return wall, p
+	return wall, p, n - sent
 }
 
 // Client returns an HTTP client for concurrency requests in flight to one host that

@@ -1,8 +1,0 @@
-package main
-
-import "pipeplan/wasm/worker/share/sharetest"
-
-// planner is the stub until core/request lands on main.
-var planner = sharetest.StubPlanner
-
-func fixture() sharetest.Fixture { return sharetest.StubFixture() }
