@@ -43,7 +43,7 @@ func TestPlanScheduleJSON(t *testing.T) {
 		Schedule struct {
 			MakespanSeconds float64   `json:"makespan_seconds"`
 			BubbleFraction  float64   `json:"bubble_fraction"`
-			Throughput      float64   `json:"throughput"`
+			Throughput      float64   `json:"pipeline_samples_per_second"`
 			PeakMemoryBytes []int64   `json:"peak_memory_bytes"`
 			Events          [][]any   `json:"events"`
 			InFlight        [][]any   `json:"in_flight"`

@@ -20,6 +20,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"reflect"
+	"sort"
 	"strings"
 
 	"pipeplan/core/model"
@@ -30,7 +32,7 @@ const Version = 1
 
 // PlannerVersion names the planner's behaviour: it changes whenever the same request
 // would give a different result, and is part of the content id.
-const PlannerVersion = "pipeplan-2026.11.1"
+const PlannerVersion = "pipeplan-2026.11.2"
 
 // MaxBytes bounds a request's JSON (with its embedded documents): larger inputs are
 // refused before they are decoded.
@@ -96,11 +98,21 @@ type Architecture struct {
 	Split string `json:"split,omitempty"`
 	// Tie: where a tied embedding lives: copy (both ends, gradients all-reduced) or stage.
 	Tie string `json:"tie,omitempty"`
+	// Framework is how the model runs: eager (PyTorch), compiled (torch.compile),
+	// cuda-graphs (CUDA graph capture, Megatron-LM style) or none (the device alone):
+	// host time per kernel and per optimizer tensor, whether the data-parallel
+	// all-reduce overlaps the backward, the framework's memory (core/cluster's
+	// Framework presets, with sources).
+	Framework string `json:"framework,omitempty"`
 	// MatmulEfficiency and MemoryEfficiency override the device preset's fractions of
 	// peak; KernelSeconds its launch cost per kernel. 0 (nil): the preset's.
 	MatmulEfficiency float64  `json:"matmul_efficiency,omitempty"`
 	MemoryEfficiency float64  `json:"memory_efficiency,omitempty"`
 	KernelSeconds    *float64 `json:"kernel_seconds,omitempty"`
+	// HostKernelSeconds and HostLayerSeconds override the framework's host time per
+	// kernel and per layer and pass (pipeplan calibrate fits them). Nil: the framework's.
+	HostKernelSeconds *float64 `json:"host_kernel_seconds,omitempty"`
+	HostLayerSeconds  *float64 `json:"host_layer_seconds,omitempty"`
 }
 
 // ClusterSpec names the cluster: a Document, or Count devices of a Device preset joined by
@@ -122,6 +134,16 @@ type ClusterSpec struct {
 	DataLink string `json:"data_link,omitempty"`
 	// FreeTransfers plans as if every transfer took no time: links may then be absent.
 	FreeTransfers bool `json:"free_transfers,omitempty"`
+	// DevicesPerNode, with a device preset, groups the devices into nodes of that many,
+	// joined inside a node by LinkIntra (default: the device's usual link, NVLink or
+	// NVSwitch) and across nodes by LinkInter (default: the device's usual network, as
+	// InfiniBand NDR for the H100; one network interface per device). Stages, replicas
+	// and tensor-parallel groups are then placed on the nodes (cluster.Topology.Choose):
+	// tensor-parallel groups inside a node, and the stage transfers and data-parallel
+	// all-reduces over the links they really cross.
+	DevicesPerNode int    `json:"devices_per_node,omitempty"`
+	LinkIntra      string `json:"link_intra,omitempty"`
+	LinkInter      string `json:"link_inter,omitempty"`
 }
 
 // Parallelism says how the devices are used.
@@ -132,6 +154,13 @@ type Parallelism struct {
 	Data int `json:"data,omitempty"`
 	// ZeRO is the ZeRO stage: 0 (none) or 1 (optimizer state sharded over the replicas).
 	ZeRO int `json:"zero,omitempty"`
+	// Tensor is the tensor-parallel degree t of an architecture (default 1): each
+	// pipeline device is a group of t devices splitting every block Megatron-style, over
+	// the intra-node link (core/analytic). The run uses pipeline x data x tensor devices.
+	Tensor int `json:"tensor,omitempty"`
+	// SequenceParallel splits along the sequence what tensor parallelism leaves whole
+	// (norms, dropout, residuals); it needs tensor >= 2.
+	SequenceParallel bool `json:"sequence_parallel,omitempty"`
 }
 
 // Training says what is run.
@@ -174,14 +203,18 @@ func Decode(data []byte) (*Request, error) {
 		return nil, &model.FieldError{Reason: fmt.Sprintf("the request is %d bytes, more than the %d a request may hold", len(data), MaxBytes)}
 	}
 	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))
-	if len(bytes.TrimSpace(data)) == 0 {
+	trimmed := bytes.TrimSpace(data)
+	if len(trimmed) == 0 {
 		return nil, &model.FieldError{Reason: "the request is empty: give a JSON object"}
 	}
 	r := new(Request)
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(r); err != nil {
-		return nil, decodeError(err)
+		return nil, decodeError(err, data)
+	}
+	if trimmed[0] != '{' { // null decodes into the zero request without an error
+		return nil, &model.FieldError{Reason: "must be a JSON object, got " + string(trimmed)}
 	}
 	if _, err := dec.Token(); err != io.EOF {
 		return nil, &model.FieldError{Reason: "unexpected data after the request's JSON object"}
@@ -189,8 +222,9 @@ func Decode(data []byte) (*Request, error) {
 	return r, nil
 }
 
-// decodeError turns encoding/json's errors into field errors.
-func decodeError(err error) error {
+// decodeError turns encoding/json's errors into field errors; data is the request, in
+// which an unknown field is looked up to give its whole path.
+func decodeError(err error, data []byte) error {
 	var te *json.UnmarshalTypeError
 	var se *json.SyntaxError
 	switch {
@@ -204,11 +238,78 @@ func decodeError(err error) error {
 		return &model.FieldError{Reason: fmt.Sprintf("invalid JSON at byte %d: %v", se.Offset, se)}
 	case strings.HasPrefix(err.Error(), "json: unknown field "):
 		name := strings.Trim(strings.TrimPrefix(err.Error(), "json: unknown field "), `"`)
-		return &model.FieldError{Path: name, Reason: "is not a field of the request (docs/request.md lists them)"}
+		return &model.FieldError{Path: unknownFieldPath(data, name), Reason: "is not a field of the request (docs/request.md lists them)"}
 	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
 		return &model.FieldError{Reason: "the request's JSON ends early"}
 	}
 	return &model.FieldError{Reason: "invalid JSON: " + err.Error()}
+}
+
+// unknownFieldPath finds where the unknown key name sits in the request: encoding/json
+// names the key alone ("exmaple"), and a path ("model.exmaple") says which object it is
+// in. It walks the request's JSON beside the Request type, keys in sorted order, and
+// returns the first key called name that is no field of the object holding it (name
+// itself when none is found).
+func unknownFieldPath(data []byte, name string) string {
+	var v any
+	if json.Unmarshal(data, &v) != nil {
+		return name
+	}
+	if path, ok := findUnknown(v, reflect.TypeFor[Request](), "", name); ok {
+		return path
+	}
+	return name
+}
+
+func findUnknown(v any, t reflect.Type, prefix, name string) (string, bool) {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	obj, ok := v.(map[string]any)
+	if !ok || t.Kind() != reflect.Struct || t == reflect.TypeFor[json.RawMessage]() {
+		return "", false
+	}
+	keys := make([]string, 0, len(obj))
+	for k := range obj {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		f, known := jsonField(t, k)
+		switch {
+		case !known && k == name:
+			return prefix + k, true
+		case known && f.Type != reflect.TypeFor[json.RawMessage]():
+			if p, ok := findUnknown(obj[k], f.Type, prefix+k+".", name); ok {
+				return p, true
+			}
+		}
+	}
+	return "", false
+}
+
+// jsonField is the field of struct t that encoding/json decodes key into: the one
+// whose name is key, else one whose name equals key under case folding.
+func jsonField(t reflect.Type, key string) (reflect.StructField, bool) {
+	var folded reflect.StructField
+	found := false
+	for i := range t.NumField() {
+		f := t.Field(i)
+		tag, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if tag == "-" || !f.IsExported() {
+			continue
+		}
+		if tag == "" {
+			tag = f.Name
+		}
+		if tag == key {
+			return f, true
+		}
+		if !found && strings.EqualFold(tag, key) {
+			folded, found = f, true
+		}
+	}
+	return folded, found
 }
 
 func goKind(t string) string {

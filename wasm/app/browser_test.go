@@ -15,6 +15,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -30,7 +31,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"pipeplan/core/examples"
-	"pipeplan/core/plan"
+	"pipeplan/core/request"
 )
 
 // findChromium returns the browser to drive, skipping the test (failing it under CI)
@@ -110,7 +111,7 @@ const readPage = `(() => {
 	};
 })()`
 
-// nativePage is what the page should show for n stages, from core/plan.Make run natively.
+// nativePage is what the page should show for n stages, from core/request.Run run natively.
 func nativePage(t *testing.T, n int, search, stored string) pageState {
 	t.Helper()
 	e := examples.Default()
@@ -118,15 +119,13 @@ func nativePage(t *testing.T, n int, search, stored string) pageState {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := e.Cluster(n)
+	r := exampleRequest()
+	r.Cluster.Count = n
+	res, err := request.Run(context.Background(), r)
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := plan.Make(m, c, plan.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	v := newPlanView(m, e.Device, p)
+	v := newPlanView(m, e.Device, res.Plan)
 	s := pageState{Boundaries: v.Boundaries, Summary: v.Summary, Input: strconv.Itoa(n), Search: search, Stored: stored}
 	for _, r := range v.Rows {
 		s.Rows = append(s.Rows, r.Cells)
@@ -225,22 +224,35 @@ func TestBrowser(t *testing.T) {
 		}
 	}
 
-	// The JS API gives exactly the native JSON, for strings and for objects.
-	e := examples.Default()
-	mj := string(e.ModelJSON())
-	for _, tc := range []struct {
-		js                      string
-		model, cluster, options string
-	}{
-		{`pipeplan.plan(pipeplan.exampleModel(), pipeplan.presetCluster("a100-80gb", 4))`, mj, clusterJSON(t, 4), ""},
-		{`pipeplan.plan(JSON.parse(pipeplan.exampleModel()), JSON.parse(pipeplan.presetCluster("a100-80gb", 2)), {objective: "compute+transfer"})`,
-			mj, clusterJSON(t, 2), `{"objective": "compute+transfer"}`},
-		{`pipeplan.plan("{}", pipeplan.presetCluster("a100-80gb", 4), null)`, "{}", clusterJSON(t, 4), ""},
-		{`pipeplan.plan(pipeplan.exampleModel(), pipeplan.presetCluster("a100-80gb", 27))`, mj, clusterJSON(t, 27), ""},
+	// The JS API gives exactly the command line's JSON for the request in testdata.
+	req, err := os.ReadFile("../../core/request/testdata/gpt2-4xa100.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	golden, err := os.ReadFile("../../core/request/testdata/gpt2-4xa100.result.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	reqJS, _ := json.Marshal(string(req))
+	if got := do(t, ctx, "pipeplan.planJSON(testdata)", chromedp.Evaluate[string](`pipeplan.planJSON(`+string(reqJS)+`)`)); got != string(golden) {
+		t.Errorf("pipeplan.planJSON in chromium differs from core/request/testdata/gpt2-4xa100.result.json:\n%s", got)
+	}
+	// plan takes an object and returns one; what JSON cannot carry, and any bad call, comes
+	// back as an error object, and the next good call still works.
+	for _, tc := range []struct{ js, want string }{
+		{`pipeplan.plan(JSON.parse(` + string(reqJS) + `)).step.samples_per_step`, "128"},
+		{`pipeplan.plan(pipeplan.exampleRequest()).plan.boundaries.join(",")`, "0,8,15,22,26"},
+		{`pipeplan.plan({model: {example: "gpt2-medium"}, cluster: {device: "a100-80gb", count: 4}, memory_proportion: NaN}).error`, "memory_proportion: must be a finite number, got NaN"},
+		{`pipeplan.plan({model: {example: "gpt2-medium"}, cluster: {device: "a100-80gb", count: Infinity}}).error`, "cluster.count: must be a finite number, got +Inf"},
+		{`pipeplan.plan({model: {example: "gpt2-medium"}, cluster: {device: "a100-80gb", count: 4n}}).error`, "cluster.count: must be a number, got a BigInt"},
+		{`(() => { const r = {model: {example: "gpt2-medium"}}; r.model.self = r; return pipeplan.plan(r).error.endsWith(": nests deeper than 64 levels (a cyclic object?)") })()`, "true"},
+		{`pipeplan.plan(42).error`, "the request is a number: give a planning request: an object, or its JSON text (docs/request.md)"},
+		{`pipeplan.plan().error`, "give a planning request: an object, or its JSON text (docs/request.md)"},
+		{`pipeplan.plan("{").error`, "the request's JSON ends early"},
+		{`pipeplan.plan(pipeplan.exampleRequest()).feasible`, "true"},
 	} {
-		got := do(t, ctx, tc.js, chromedp.Evaluate[string](tc.js))
-		if want := planJSON(tc.model, tc.cluster, tc.options); got != want {
-			t.Errorf("%s\n got %s\nwant %s", tc.js, got, want)
+		if got := do(t, ctx, tc.js, chromedp.Evaluate[any](tc.js)); fmt.Sprint(got) != tc.want {
+			t.Errorf("%s = %v, want %s", tc.js, got, tc.want)
 		}
 	}
 
