@@ -49,14 +49,15 @@ build() {
 }
 
 # wrangler, which runs the Worker locally (workerd) and deploys it, is an npm package
-# pinned in wasm/worker/package-lock.json; node_modules/ is not committed.
+# pinned in wasm/worker/package-lock.json; node_modules/ is not committed. Install scripts
+# are not run: the packages carry their binaries (workerd, esbuild) and need none.
 wrangler_install() {
   if [ -x wasm/worker/node_modules/.bin/wrangler ]; then return; fi
   if ! command -v npm >/dev/null; then
     echo "npm is not on PATH: wrangler is not installed (the Worker's test will skip)" >&2
     return
   fi
-  (cd wasm/worker && npm ci --no-audit --no-fund --loglevel=error)
+  (cd wasm/worker && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error)
 }
 
 # The Worker: workers-assets-gen (a Go tool, see go.mod) writes the JavaScript shim into
