@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
-# pipeplan's one entry point. Usage: ./build.sh build|serve|test|bench|fuzz [SECONDS]
+# pipeplan's one entry point. Usage: ./build.sh build|serve|worker|test|bench|fuzz [SECONDS]
 #
 #   build   the command-line tool (bin/pipeplan) and the browser app (dist/)
 #   serve   build, then serve dist/ on http://127.0.0.1:${PORT:-8080}/
+#   worker  the shared-plans Worker (wasm/worker/build/) and wrangler (npm ci)
 #   test    everything CI runs: gofmt, go vet, go test natively, the core tests under
-#           WebAssembly in node, and the browser test in chromium (CI=true: required)
+#           WebAssembly in node, the browser test in chromium and the Worker under
+#           wrangler dev (CI=true: both required)
 #   bench   the core benchmarks
 #   fuzz    every fuzz target for SECONDS each (default 60; FUZZ_MINIMIZE, default 10s,
 #           bounds the minimizing of one input); a crasher is left in its package's
@@ -58,6 +60,31 @@ build() {
   echo "    dist/main.wasm: $(wc -c <dist/main.wasm) bytes, $(gzip -9 -c dist/main.wasm | wc -c) gzipped"
 }
 
+# wrangler, which runs the Worker locally (workerd) and deploys it, is an npm package
+# pinned in wasm/worker/package-lock.json; node_modules/ is not committed. Install scripts
+# are not run: the packages carry their binaries (workerd, esbuild) and need none.
+wrangler_install() {
+  if [ -x wasm/worker/node_modules/.bin/wrangler ]; then return; fi
+  if ! command -v npm >/dev/null; then
+    echo "npm is not on PATH: wrangler is not installed (the Worker's test will skip)" >&2
+    return
+  fi
+  (cd wasm/worker && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error)
+}
+
+# The Worker: workers-assets-gen (a Go tool, see go.mod) writes the JavaScript shim into
+# wasm/worker/build/, beside which the Go program is compiled to app.wasm.
+build_worker() {
+  go tool workers-assets-gen -mode=go -o wasm/worker/build
+  GOOS=js GOARCH=wasm go build -trimpath -ldflags='-s -w' -o wasm/worker/build/app.wasm ./wasm/worker
+}
+
+worker() {
+  step "wrangler (npm ci in wasm/worker)" wrangler_install
+  step "build wasm/worker/build/ (the Worker)" build_worker
+  echo "    wasm/worker/build/app.wasm: $(wc -c <wasm/worker/build/app.wasm) bytes, $(gzip -9 -c wasm/worker/build/app.wasm | wc -c) gzipped"
+}
+
 gofmt_check() {
   local bad
   bad=$(find . -name '*.go' -not -name '*_gen.go' -not -path './.git/*' -not -path '*/node_modules/*' -print0 |
@@ -72,8 +99,9 @@ gofmt_check() {
 go_vet() {
   go vet ./...
   # Files that only build for the browser, and the browser test.
-  GOOS=js GOARCH=wasm go vet ./wasm/app ./core/...
+  GOOS=js GOARCH=wasm go vet ./wasm/app ./core/... ./wasm/worker ./wasm/worker/share ./wasm/worker/share/sharetest
   go vet -tags browser ./wasm/app
+  go vet -tags wrangler ./wasm/worker
 }
 
 wasm_tests() {
@@ -84,20 +112,25 @@ wasm_tests() {
 # browser_test runs the browser test verbosely, to see whether it ran: without chromium
 # (and without CI) it skips, which go test alone would report as "ok". Its output is
 # shown when it fails; a skip sets $skip to the test's reason.
-browser_test() {
-  local out
+browser_test() { verbose_test TestBrowser -tags browser -count=1 -v -run '^TestBrowser' ./wasm/app; }
+
+# verbose_test NAME ARGS... runs go test ARGS (with -v) and reports a skip of test NAME
+# as a skip, with t.Skip's reason, and its figures (lines the test logs) otherwise.
+verbose_test() {
+  local name=$1 out
+  shift
   out=$(mktemp)
-  if ! go test -tags browser -count=1 -v -run '^TestBrowser' ./wasm/app >"$out" 2>&1; then
+  if ! go test "$@" >"$out" 2>&1; then
     cat "$out" >&2
     rm -f "$out"
     return 1
   fi
-  if grep -q -- '^--- SKIP: TestBrowser' "$out"; then
+  if grep -q -- "^--- SKIP: $name" "$out"; then
     # go test -v prints the reason (t.Skip's message) on the line before.
-    skip=$(grep -B1 -- '^--- SKIP: TestBrowser' "$out" | sed -n '1s/^ *[^ ]*_test.go:[0-9]*: //p')
-    skip=${skip:-TestBrowser skipped}
+    skip=$(grep -B1 -- "^--- SKIP: $name" "$out" | sed -n '1s/^ *[^ ]*_test.go:[0-9]*: //p')
+    skip=${skip:-$name skipped}
   else
-    grep -- '^--- \|^ok ' "$out" || true
+    grep -- '^--- \|^ok \|^    [a-z_]*_test.go:[0-9]*: ' "$out" || true
   fi
   rm -f "$out"
 }
@@ -131,6 +164,10 @@ fuzz_one() {
   rm -f "$out"
 }
 
+# The built Worker under wrangler dev on loopback: the API suite, then the load test
+# (1,000 posts and 1,000 gets, 50 at a time), whose figures -v prints.
+wrangler_test() { verbose_test TestWrangler -tags wrangler -count=1 -v -run '^TestWrangler' ./wasm/worker; }
+
 case "${1:-}" in
   build)
     build
@@ -139,6 +176,9 @@ case "${1:-}" in
     build
     exec bin/pipeplan serve --dir dist --addr "127.0.0.1:${PORT:-8080}"
     ;;
+  worker)
+    worker
+    ;;
   test)
     start=$SECONDS
     step "gofmt (all .go but *_gen.go)" gofmt_check
@@ -146,6 +186,8 @@ case "${1:-}" in
     step "go test ./... (native)" go test ./...
     step "go test ./core/... (js/wasm in node)" wasm_tests
     step "browser test (chromium)" browser_test
+    worker
+    step "Worker under wrangler dev: API and load test" wrangler_test
     if [ ${#skipped[@]} -gt 0 ]; then
       echo "tests passed in $((SECONDS - start)) s; skipped: ${skipped[*]}"
     else
@@ -161,7 +203,7 @@ case "${1:-}" in
     echo "every fuzz target ran ${2:-60} s without a crasher ($((SECONDS - start)) s)"
     ;;
   *)
-    sed -n '2,12s/^# \{0,1\}//p' "$0" >&2
+    sed -n '2,13s/^# \{0,1\}//p' "$0" >&2
     exit 2
     ;;
 esac
