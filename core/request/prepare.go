@@ -76,9 +76,11 @@ type prepared struct {
 //   - training.precision: mixed for a 16-bit architecture, pure for fp32 and for
 //     PipeDream profiles (measured in fp32);
 //   - training.recompute: none;
-//   - cluster.count: pipeline x data; cluster.link: the device preset's usual link;
-//   - parallelism.data: 1; parallelism.pipeline: the devices of a cluster document, or
-//     cluster.count / data;
+//   - cluster.count: pipeline x data x tensor; cluster.link: the device preset's usual
+//     link; with devices_per_node, link_intra: the device's usual link, link_inter: its
+//     usual network;
+//   - parallelism.data: 1; parallelism.tensor: 1; parallelism.pipeline: the devices of a
+//     cluster document, or cluster.count / (data x tensor);
 //   - schedule.name: 1f1b (training) or inference; schedule.microbatches: 4 per pipeline
 //     device; schedule.microbatch_size: the profile's own (1 when it does not say), or 1
 //     sequence for an architecture; schedule.weight_grad_fraction: 0.5 for zb-h1;
