@@ -42,6 +42,8 @@ type Requests struct {
 	train      bool
 	sp         bool // sequence parallelism wherever t > 1
 	terms      map[termKey]*terms
+	// cache keeps the parsed architecture and its analytic estimates across candidates.
+	cache *request.Cache
 }
 
 type termKey struct {
@@ -123,7 +125,7 @@ func NewRequests(base *request.Request) (*Requests, error) {
 	n.Schedule = request.Schedule{}
 	n.Cluster.Count = 0
 	r := &Requests{base: n, sp: base.Parallelism.SequenceParallel, train: n.Training.Mode == request.ModeTraining,
-		terms: map[termKey]*terms{}, secondsPer: 1}
+		terms: map[termKey]*terms{}, secondsPer: 1, cache: request.NewCache()}
 	dp, err := cluster.LookupDevice(n.Cluster.Device)
 	if err != nil {
 		return nil, err
@@ -304,7 +306,7 @@ func (r *Requests) Evaluate(ctx context.Context, c Candidate) (Outcome, error) {
 	if err != nil {
 		return Outcome{}, err
 	}
-	res, err := request.Run(ctx, q)
+	res, err := r.cache.Run(ctx, q)
 	if err != nil {
 		return Outcome{}, fmt.Errorf("%s: %w", c, err)
 	}
