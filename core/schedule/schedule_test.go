@@ -145,6 +145,32 @@ func TestInFlightMatchesSimulation(t *testing.T) {
 	}
 }
 
+// SimulateStep is Simulate less the timeline.
+func TestSimulateStepIsSimulateWithoutTimeline(t *testing.T) {
+	for _, c := range []Config{{Kind: GPipe, Microbatches: 5}, {Kind: OneFOneB, Microbatches: 8}, {Kind: ZBH1, Microbatches: 6},
+		{Kind: Interleaved, Chunks: 2, Microbatches: 4}, {Kind: IPU, Microbatches: 7}, {Kind: Inference, Microbatches: 3},
+		{Kind: OneFOneB, Microbatches: 8, Recompute: true}} {
+		stages := 4
+		if c.Kind == Interleaved {
+			stages = 8
+		}
+		p := uniform(stages, 1, 2, 0.5)
+		p.TransferSeconds = make([]float64, stages-1)
+		for i := range p.TransferSeconds {
+			p.TransferSeconds[i] = 0.1 * float64(i+1)
+		}
+		want := mustSimulate(t, p, c)
+		want.Events, want.InFlight = nil, nil
+		got, err := SimulateStep(p, c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("%s: SimulateStep %+v, Simulate %+v", c, got, want)
+		}
+	}
+}
+
 // Megatron-LM's interleaved schedule with v chunks of forward f and backward b per chunk
 // takes (vm + p - 1)(f + b): its bubble, (p - 1)(f + b) = (p - 1)(F + B)/v for the
 // device's whole forward F = vf and backward B = vb, is (p - 1)/(v m) of the ideal m(F + B)
