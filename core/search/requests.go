@@ -487,29 +487,31 @@ func (r *Requests) ringBound(c Candidate, n float64) float64 {
 // into the grid.
 type Knobs struct {
 	// MaxDevices is the devices at hand: p x d x t at most.
-	MaxDevices int
+	MaxDevices int `json:"max_devices"`
 	// Stages, Replicas, Tensor fix p, d, t.
-	Stages, Replicas, Tensor int
+	Stages   int `json:"stages,omitempty"`
+	Replicas int `json:"replicas,omitempty"`
+	Tensor   int `json:"tensor,omitempty"`
 	// Schedule fixes the schedule; Schedules lists those to try (default: 1f1b, gpipe,
 	// interleaved:2, zb-h1 in training, inference in inference).
-	Schedule  string
-	Schedules []string
+	Schedule  string   `json:"schedule,omitempty"`
+	Schedules []string `json:"schedules,omitempty"`
 	// Recompute fixes recomputation (default: none, selective and full for an
 	// architecture, none and full for a profile; none in inference).
-	Recompute string
+	Recompute string `json:"recompute,omitempty"`
 	// ZeRO fixes the ZeRO stage (nil: 0 and 1 in training).
-	ZeRO *int
+	ZeRO *int `json:"zero,omitempty"`
 	// MemoryProportions to try (default: 1).
-	MemoryProportions []float64
+	MemoryProportions []float64 `json:"memory_proportions,omitempty"`
 	// GlobalBatch fixes samples per step; else Microbatches fixes m, else m is searched
 	// over MicrobatchesPerStage x p (default 1, 2, 4, 8).
-	GlobalBatch          int
-	Microbatches         int
-	MicrobatchesPerStage []int
+	GlobalBatch          int   `json:"global_batch,omitempty"`
+	Microbatches         int   `json:"microbatches,omitempty"`
+	MicrobatchesPerStage []int `json:"microbatches_per_stage,omitempty"`
 	// MicrobatchSize fixes the samples per microbatch; else it is searched up to
 	// MaxMicrobatchSize (default 64 for architectures, 128 for profiles).
-	MicrobatchSize    int
-	MaxMicrobatchSize int
+	MicrobatchSize    int `json:"microbatch_size,omitempty"`
+	MaxMicrobatchSize int `json:"max_microbatch_size,omitempty"`
 }
 
 // Space is the grid of the knobs: tensor-parallel degrees that divide the devices per

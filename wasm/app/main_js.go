@@ -42,6 +42,7 @@ func main() {
 		"estimate":       js.FuncOf(func(_ js.Value, args []js.Value) any { return parsed(callJSON(estimateJSON, args)) }),
 		"exampleRequest": js.FuncOf(func(js.Value, []js.Value) any { return parsed(mustJSON(exampleRequest())) }),
 		"exampleModel":   js.FuncOf(func(js.Value, []js.Value) any { return string(e.ModelJSON()) }),
+		"search":         js.FuncOf(searchJS),
 	}))
 	p := &page{doc: js.Global().Get("document"), example: e, model: m}
 	p.mount()
