@@ -80,3 +80,12 @@ func TestSearchJSONCancel(t *testing.T) {
 		t.Errorf("cancelled search: %q, %v", out, err)
 	}
 }
+
+// browserSearchQuery is the search the browser test runs (a second or so under
+// WebAssembly), and browserBigQuery one it cancels (far longer).
+const (
+	browserSearchQuery = `{"request": {"model": {"architecture": {"name": "meta-llama-3-8b", "seq": 8192}},
+	"cluster": {"device": "h100-sxm", "devices_per_node": 8}}, "max_devices": 16, "max_microbatch_size": 16}`
+	browserBigQuery = `{"request": {"model": {"architecture": {"name": "llama-3.1-70b", "seq": 8192}},
+	"cluster": {"device": "h100-sxm", "devices_per_node": 8}}, "max_devices": 512, "global_batch": 1024}`
+)
