@@ -153,21 +153,24 @@ func checkTensor(es *Errors, p string, t Tensor) {
 	if t.ID == "" {
 		es.Add(p+".id", "must not be empty")
 	}
-	checkBytes(es, p, "bytes", t.Bytes)
+	checkBytes(es, p+".bytes", t.Bytes)
 }
 
-// checkBytes checks the byte count at p.name (the path is made only for an error: models
-// have many layers, and few errors).
-func checkBytes(es *Errors, p, name string, v int64) {
+func checkBytes(es *Errors, path string, v int64) {
 	if v < 0 {
-		es.Add(p+"."+name, "must be >= 0, got %d", v)
+		es.Add(path, "must be >= 0, got %d", v)
 	} else if v > maxBytes {
-		es.Add(p+"."+name, "must be at most 2^60 bytes, got %d", v)
+		es.Add(path, "must be at most 2^60 bytes, got %d", v)
 	}
 }
 
 func (m *Model) validateLayer(es *Errors, i int, producer map[string]int) {
 	l := &m.Layers[i]
+	// Paths are built only for errors: a search validates thousands of valid models.
+	if m.layerNumbersOK(l) {
+		m.checkLayerTensors(es, i, producer)
+		return
+	}
 	p := fmt.Sprintf("layers[%d]", i)
 	if m.Unit() == Cycles {
 		if l.ForwardSeconds != 0 || l.BackwardSeconds != 0 {
@@ -196,42 +199,85 @@ func (m *Model) validateLayer(es *Errors, i int, producer map[string]int) {
 		{"exclusive_bytes", l.ExclusiveBytes}, {"temporary_bytes", l.TemporaryBytes},
 		{"activation_bytes", l.ActivationBytes}, {"carry_over_bytes", l.CarryOverBytes},
 	} {
-		checkBytes(es, p, b.name, b.v)
+		checkBytes(es, p+"."+b.name, b.v)
 	}
 	if l.GradBytes > l.ParamBytes && l.ParamBytes >= 0 {
 		es.Add(p+".grad_bytes", "must be at most param_bytes (%d), which holds the gradients, got %d", l.ParamBytes, l.GradBytes)
 	}
 	if l.RecvBytes != nil {
-		checkBytes(es, p, "recv_bytes", *l.RecvBytes)
+		checkBytes(es, p+".recv_bytes", *l.RecvBytes)
 	}
 	if l.SendBytes != nil {
-		checkBytes(es, p, "send_bytes", *l.SendBytes)
+		checkBytes(es, p+".send_bytes", *l.SendBytes)
 	}
-	keys := make([]string, 0, len(l.Shared))
-	for k := range l.Shared {
-		keys = append(keys, k)
+	m.checkLayerTensors(es, i, producer)
+}
+
+// layerNumbersOK reports whether every number of the layer passes validateLayer's checks
+// (so that no error path needs building).
+func (m *Model) layerNumbersOK(l *Layer) bool {
+	okBytes := func(v int64) bool { return v >= 0 && v <= maxBytes }
+	if m.Unit() == Cycles {
+		if l.ForwardSeconds != 0 || l.BackwardSeconds != 0 || l.ForwardCycles < 0 || l.ForwardCycles > maxCycles ||
+			l.BackwardCycles < 0 || l.BackwardCycles > maxCycles {
+			return false
+		}
+	} else if l.ForwardCycles != 0 || l.BackwardCycles != 0 || !(l.ForwardSeconds >= 0) || !(l.BackwardSeconds >= 0) ||
+		math.IsInf(l.ForwardSeconds, 0) || math.IsInf(l.BackwardSeconds, 0) {
+		return false
 	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		checkBytes(es, p, fmt.Sprintf("shared[%q]", k), l.Shared[k])
+	for _, v := range []int64{l.ParamBytes, l.GradBytes, l.OptimizerBytes, l.ExclusiveBytes, l.TemporaryBytes, l.ActivationBytes, l.CarryOverBytes} {
+		if !okBytes(v) {
+			return false
+		}
+	}
+	if l.GradBytes > l.ParamBytes || (l.RecvBytes != nil && !okBytes(*l.RecvBytes)) || (l.SendBytes != nil && !okBytes(*l.SendBytes)) {
+		return false
+	}
+	for _, v := range l.Shared {
+		if !okBytes(v) {
+			return false
+		}
+	}
+	return true
+}
+
+// checkLayerTensors checks a layer's shared items, inputs and outputs, and records the
+// outputs' producer.
+func (m *Model) checkLayerTensors(es *Errors, i int, producer map[string]int) {
+	l := &m.Layers[i]
+	p := func() string { return fmt.Sprintf("layers[%d]", i) }
+	if len(l.Shared) > 0 {
+		keys := make([]string, 0, len(l.Shared))
+		for k := range l.Shared {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			if v := l.Shared[k]; v < 0 || v > maxBytes {
+				checkBytes(es, fmt.Sprintf("%s.shared[%q]", p(), k), v)
+			}
+		}
 	}
 	for j, id := range l.InputIDs {
 		q, ok := producer[id]
 		switch {
 		case !ok:
-			es.Add(fmt.Sprintf("%s.inputs[%d]", p, j), "tensor %q is neither a model input nor produced by an earlier layer", id)
+			es.Add(fmt.Sprintf("%s.inputs[%d]", p(), j), "tensor %q is neither a model input nor produced by an earlier layer", id)
 		case q == i:
-			es.Add(fmt.Sprintf("%s.inputs[%d]", p, j), "tensor %q is the layer's own output", id)
+			es.Add(fmt.Sprintf("%s.inputs[%d]", p(), j), "tensor %q is the layer's own output", id)
 		}
 	}
 	for j, t := range l.Outputs {
-		q := fmt.Sprintf("%s.outputs[%d]", p, j)
-		checkTensor(es, q, t)
+		q := func() string { return fmt.Sprintf("%s.outputs[%d]", p(), j) }
+		if t.ID == "" || t.Bytes < 0 || t.Bytes > maxBytes {
+			checkTensor(es, q(), t)
+		}
 		if prev, dup := producer[t.ID]; dup && t.ID != "" {
 			if prev < 0 {
-				es.Add(q+".id", "tensor %q is already a model input", t.ID)
+				es.Add(q()+".id", "tensor %q is already a model input", t.ID)
 			} else {
-				es.Add(q+".id", "tensor %q is already produced by layers[%d]", t.ID, prev)
+				es.Add(q()+".id", "tensor %q is already produced by layers[%d]", t.ID, prev)
 			}
 			continue
 		}

@@ -264,12 +264,8 @@ func simulate(e *estimate.Estimator, m *model.Model, c, sc *cluster.Cluster, bou
 	for _, d := range c.Devices {
 		pl.LimitBytes = append(pl.LimitBytes, d.MemoryLimitBytes(proportion))
 	}
-	r, err := schedule.Simulate(pl, so.Config)
-	if err != nil {
-		return nil, err
+	if so.Events {
+		return schedule.Simulate(pl, so.Config)
 	}
-	if !so.Events {
-		r.Events, r.InFlight = nil, nil
-	}
-	return r, nil
+	return schedule.SimulateStep(pl, so.Config)
 }

@@ -40,6 +40,10 @@ type prepared struct {
 	format load.Format // of a document or example; "" for an architecture
 	est    *analytic.Result
 	arch   *arch.Arch
+	// archKey is the cache's parse of arch (nil without a cache), which keys estimates.
+	archKey *arch.Arch
+	// cache, when set, holds parsed architectures and analytic estimates across requests.
+	cache *Cache
 	// cluster is one pipeline: Parallelism.Pipeline devices.
 	cluster *cluster.Cluster
 	// dataLink is what the data-parallel all-reduce crosses; nil when free or d = 1.
@@ -106,12 +110,15 @@ func (r *Request) Validate() error {
 	return err
 }
 
-func prepare(in *Request) (*prepared, error) {
+func prepare(in *Request) (*prepared, error) { return prepareWith(in, nil) }
+
+// prepareWith is prepare with a cache (nil: none).
+func prepareWith(in *Request, cache *Cache) (*prepared, error) {
 	if in == nil {
 		return nil, &model.FieldError{Reason: "the request is missing"}
 	}
 	r := in.clone()
-	p := &prepared{req: r}
+	p := &prepared{req: r, cache: cache}
 	var es model.Errors
 	switch r.Version {
 	case 0, Version:
@@ -238,25 +245,26 @@ func (p *prepared) loadModel(es *model.Errors) {
 			es.Add("model.architecture", "must give exactly one of name (a bundled config: %s) and config (a config.json object)", strings.Join(arch.BundledNames(), ", "))
 			return
 		case a.Name != "":
-			def, err := arch.Bundled(a.Name)
+			name := a.Name
+			def, key, err := p.cache.archOf(name, nil, func() (*arch.Arch, error) { return arch.Bundled(name) })
 			if err != nil {
 				es.Add("model.architecture.name", "%v", err)
 				return
 			}
 			a.Name = def.Name
-			p.arch = def
+			p.arch, p.archKey = def, key
 		default:
 			data, err := document(a.Config)
 			if err != nil {
 				es.Add("model.architecture.config", "%v", err)
 				return
 			}
-			def, err := arch.Parse(data)
+			def, key, err := p.cache.archOf("", data, func() (*arch.Arch, error) { return arch.Parse(data) })
 			if err != nil {
 				addPrefixed(es, "model.architecture.config", err)
 				return
 			}
-			p.arch = def
+			p.arch, p.archKey = def, key
 		}
 	}
 }
@@ -712,7 +720,12 @@ func (p *prepared) architecture(es *model.Errors) {
 	if r.Model.Name != "" {
 		p.arch.Name = r.Model.Name
 	}
-	est, err := analytic.Estimate(p.arch, t, o)
+	k := estimateKey{arch: p.archKey, name: r.Model.Name, device: device, tensorLink: t.TensorLink,
+		matmul: a.MatmulEfficiency, memory: a.MemoryEfficiency, opts: o}
+	if a.KernelSeconds != nil {
+		k.kernel, k.kernelSet = *a.KernelSeconds, true
+	}
+	est, err := p.cache.estimate(k, p.arch, t, o)
 	if err != nil {
 		addPrefixed(es, "", archPaths(err))
 		return

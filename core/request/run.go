@@ -21,14 +21,16 @@ import (
 // ("cluster.document.devices[1].memory_bytes: must be > 0"). A valid request that fits no
 // split gives a Result with Feasible false and diagnostics that say why. Run checks ctx
 // between its phases.
-func Run(ctx context.Context, r *Request) (*Result, error) {
+func Run(ctx context.Context, r *Request) (*Result, error) { return runWith(ctx, r, nil) }
+
+func runWith(ctx context.Context, r *Request, cache *Cache) (*Result, error) {
 	if ctx == nil {
 		ctx = context.Background()
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	p, err := prepare(r)
+	p, err := prepareWith(r, cache)
 	if err != nil {
 		return nil, err
 	}

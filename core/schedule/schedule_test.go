@@ -109,6 +109,68 @@ func TestInFlightClosedForm(t *testing.T) {
 	}
 }
 
+// InFlight counts the rules' orders without building the graph: it must agree with the
+// simulation, which builds it, for every schedule (interleaved and the lockstep ones too).
+func TestInFlightMatchesSimulation(t *testing.T) {
+	type tc struct {
+		c      Config
+		stages int
+	}
+	var cases []tc
+	for _, m := range []int{1, 2, 3, 4, 6, 8, 12, 16} {
+		for _, p := range []int{1, 2, 3, 4, 5, 8} {
+			for _, k := range []Kind{GPipe, OneFOneB, ZBH1, IPU, Inference} {
+				cases = append(cases, tc{Config{Kind: k, Microbatches: m}, p})
+			}
+			for _, v := range []int{2, 3} {
+				if m%p == 0 {
+					cases = append(cases, tc{Config{Kind: Interleaved, Chunks: v, Microbatches: m}, p * v})
+				}
+			}
+		}
+		cases = append(cases, tc{Config{Kind: Overlap, Microbatches: m}, 2})
+	}
+	for _, x := range cases {
+		if x.c.Validate(x.stages) != nil {
+			continue
+		}
+		got, err := InFlight(x.c, x.stages)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := mustSimulate(t, uniform(x.stages, 1, 2, 1), x.c)
+		if !reflect.DeepEqual(got, r.MaxInFlight) {
+			t.Errorf("InFlight(%s, %d stages, m=%d) = %v, simulation %v", x.c, x.stages, x.c.Microbatches, got, r.MaxInFlight)
+		}
+	}
+}
+
+// SimulateStep is Simulate less the timeline.
+func TestSimulateStepIsSimulateWithoutTimeline(t *testing.T) {
+	for _, c := range []Config{{Kind: GPipe, Microbatches: 5}, {Kind: OneFOneB, Microbatches: 8}, {Kind: ZBH1, Microbatches: 6},
+		{Kind: Interleaved, Chunks: 2, Microbatches: 4}, {Kind: IPU, Microbatches: 7}, {Kind: Inference, Microbatches: 3},
+		{Kind: OneFOneB, Microbatches: 8, Recompute: true}} {
+		stages := 4
+		if c.Kind == Interleaved {
+			stages = 8
+		}
+		p := uniform(stages, 1, 2, 0.5)
+		p.TransferSeconds = make([]float64, stages-1)
+		for i := range p.TransferSeconds {
+			p.TransferSeconds[i] = 0.1 * float64(i+1)
+		}
+		want := mustSimulate(t, p, c)
+		want.Events, want.InFlight = nil, nil
+		got, err := SimulateStep(p, c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("%s: SimulateStep %+v, Simulate %+v", c, got, want)
+		}
+	}
+}
+
 // Megatron-LM's interleaved schedule with v chunks of forward f and backward b per chunk
 // takes (vm + p - 1)(f + b): its bubble, (p - 1)(f + b) = (p - 1)(F + B)/v for the
 // device's whole forward F = vf and backward B = vb, is (p - 1)/(v m) of the ideal m(F + B)

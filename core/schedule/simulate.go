@@ -10,7 +10,14 @@ import (
 // Simulate runs one step of the pipeline under the schedule and reports its timeline,
 // makespan, bubble, throughput, in-flight microbatches and peak memory per device, with
 // advice. Bad input gives errors naming the field (model.Errors).
-func Simulate(p *Pipeline, cfg Config) (*Result, error) {
+func Simulate(p *Pipeline, cfg Config) (*Result, error) { return simulate(p, cfg, true) }
+
+// SimulateStep is Simulate without the timeline: the Result's Events and InFlight are
+// nil, everything else is the same. A search simulates thousands of steps and reads
+// their makespans and peaks only.
+func SimulateStep(p *Pipeline, cfg Config) (*Result, error) { return simulate(p, cfg, false) }
+
+func simulate(p *Pipeline, cfg Config, events bool) (*Result, error) {
 	if err := p.validate(); err != nil {
 		return nil, err
 	}
@@ -18,7 +25,7 @@ func Simulate(p *Pipeline, cfg Config) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &sim{g: g, p: p}
+	s := &sim{g: g, p: p, events: events}
 	if err := s.run(); err != nil {
 		return nil, err
 	}
@@ -35,6 +42,7 @@ type sim struct {
 	g          *graph
 	p          *Pipeline
 	start, end []float64
+	events     bool // keep the timeline (Result.Events and InFlight)
 }
 
 // dep is an edge of the schedule graph: the operation may start lag seconds after
@@ -213,7 +221,9 @@ func (s *sim) result() *Result {
 		Schedule: cfg.String(), Microbatches: g.m, Recompute: cfg.Recompute, Devices: g.D,
 		StageDevices: make([]int, g.S), BusySeconds: make([]float64, g.D),
 		PeakMemoryBytes: make([]int64, g.D), MaxInFlight: make([]int, g.S),
-		InFlight: make([][]Sample, g.S), Events: make([][]Event, g.D),
+	}
+	if s.events {
+		r.InFlight, r.Events = make([][]Sample, g.S), make([][]Event, g.D)
 	}
 	for st := range r.StageDevices {
 		r.StageDevices[st] = st % g.D
@@ -227,13 +237,17 @@ func (s *sim) result() *Result {
 		count[st] = make([]change, 0, 2*g.m)
 	}
 	for d := 0; d < g.D; d++ {
-		r.Events[d] = make([]Event, 0, len(g.order[d]))
+		if s.events {
+			r.Events[d] = make([]Event, 0, len(g.order[d]))
+		}
 		mem[d] = make([]change, 0, len(g.order[d])+g.m)
 		for _, id := range g.order[d] {
 			o := g.ops[id]
 			a, b := s.start[id], s.end[id]
-			r.Events[d] = append(r.Events[d], Event{Stage: int(o.stage), Chunk: int(o.stage) / g.D, Kind: o.kind,
-				Microbatch: int(o.mb), Step: int(o.step), StartSeconds: a, EndSeconds: b})
+			if s.events {
+				r.Events[d] = append(r.Events[d], Event{Stage: int(o.stage), Chunk: int(o.stage) / g.D, Kind: o.kind,
+					Microbatch: int(o.mb), Step: int(o.step), StartSeconds: a, EndSeconds: b})
+			}
 			if o.mb < 0 {
 				continue // a dummy input: wasted work, and nothing kept
 			}
@@ -275,6 +289,9 @@ func (s *sim) result() *Result {
 		for k, c := range count[st] {
 			cur += int(c.delta)
 			r.MaxInFlight[st] = max(r.MaxInFlight[st], cur)
+			if !s.events {
+				continue
+			}
 			last := k+1 == len(count[st]) || count[st][k+1].t != c.t
 			if n := len(r.InFlight[st]); last && (n == 0 || r.InFlight[st][n-1].Count != cur) {
 				r.InFlight[st] = append(r.InFlight[st], Sample{TimeSeconds: c.t, Count: cur})

@@ -42,6 +42,8 @@ type Requests struct {
 	train      bool
 	sp         bool // sequence parallelism wherever t > 1
 	terms      map[termKey]*terms
+	// cache keeps the parsed architecture and its analytic estimates across candidates.
+	cache *request.Cache
 }
 
 type termKey struct {
@@ -123,7 +125,7 @@ func NewRequests(base *request.Request) (*Requests, error) {
 	n.Schedule = request.Schedule{}
 	n.Cluster.Count = 0
 	r := &Requests{base: n, sp: base.Parallelism.SequenceParallel, train: n.Training.Mode == request.ModeTraining,
-		terms: map[termKey]*terms{}, secondsPer: 1}
+		terms: map[termKey]*terms{}, secondsPer: 1, cache: request.NewCache()}
 	dp, err := cluster.LookupDevice(n.Cluster.Device)
 	if err != nil {
 		return nil, err
@@ -304,7 +306,7 @@ func (r *Requests) Evaluate(ctx context.Context, c Candidate) (Outcome, error) {
 	if err != nil {
 		return Outcome{}, err
 	}
-	res, err := request.Run(ctx, q)
+	res, err := r.cache.Run(ctx, q)
 	if err != nil {
 		return Outcome{}, fmt.Errorf("%s: %w", c, err)
 	}
@@ -485,29 +487,31 @@ func (r *Requests) ringBound(c Candidate, n float64) float64 {
 // into the grid.
 type Knobs struct {
 	// MaxDevices is the devices at hand: p x d x t at most.
-	MaxDevices int
+	MaxDevices int `json:"max_devices"`
 	// Stages, Replicas, Tensor fix p, d, t.
-	Stages, Replicas, Tensor int
+	Stages   int `json:"stages,omitempty"`
+	Replicas int `json:"replicas,omitempty"`
+	Tensor   int `json:"tensor,omitempty"`
 	// Schedule fixes the schedule; Schedules lists those to try (default: 1f1b, gpipe,
 	// interleaved:2, zb-h1 in training, inference in inference).
-	Schedule  string
-	Schedules []string
+	Schedule  string   `json:"schedule,omitempty"`
+	Schedules []string `json:"schedules,omitempty"`
 	// Recompute fixes recomputation (default: none, selective and full for an
 	// architecture, none and full for a profile; none in inference).
-	Recompute string
+	Recompute string `json:"recompute,omitempty"`
 	// ZeRO fixes the ZeRO stage (nil: 0 and 1 in training).
-	ZeRO *int
+	ZeRO *int `json:"zero,omitempty"`
 	// MemoryProportions to try (default: 1).
-	MemoryProportions []float64
+	MemoryProportions []float64 `json:"memory_proportions,omitempty"`
 	// GlobalBatch fixes samples per step; else Microbatches fixes m, else m is searched
 	// over MicrobatchesPerStage x p (default 1, 2, 4, 8).
-	GlobalBatch          int
-	Microbatches         int
-	MicrobatchesPerStage []int
+	GlobalBatch          int   `json:"global_batch,omitempty"`
+	Microbatches         int   `json:"microbatches,omitempty"`
+	MicrobatchesPerStage []int `json:"microbatches_per_stage,omitempty"`
 	// MicrobatchSize fixes the samples per microbatch; else it is searched up to
 	// MaxMicrobatchSize (default 64 for architectures, 128 for profiles).
-	MicrobatchSize    int
-	MaxMicrobatchSize int
+	MicrobatchSize    int `json:"microbatch_size,omitempty"`
+	MaxMicrobatchSize int `json:"max_microbatch_size,omitempty"`
 }
 
 // Space is the grid of the knobs: tensor-parallel degrees that divide the devices per

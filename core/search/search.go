@@ -99,8 +99,9 @@ type Progress struct {
 type Options struct {
 	// Progress, when set, is called after each planned candidate and each pruned batch.
 	Progress func(Progress)
-	// Yield, when set, is called after each planned candidate: a single-threaded host
-	// (the browser) lets its event loop run there.
+	// Yield, when set, is called after each planned candidate and between steps that
+	// plan nothing: a single-threaded host (the browser) lets its event loop run there,
+	// as often as it likes (it may return at once).
 	Yield func()
 	// Exhaustive plans every candidate of the grid, pruning nothing: the reference the
 	// search is tested against.
@@ -276,6 +277,15 @@ func (r *runner) evaluate(g, b int, bound float64) (Outcome, error) {
 	return o, nil
 }
 
+// pause lets the host run (Options.Yield) between steps that plan nothing, and stops
+// the search when it is cancelled.
+func (r *runner) pause() error {
+	if r.opt.Yield != nil {
+		r.opt.Yield()
+	}
+	return r.ctx.Err()
+}
+
 func (r *runner) progress() {
 	if r.opt.Progress == nil {
 		return
@@ -357,6 +367,11 @@ func (r *runner) branchAndBound() error {
 		if n == 0 {
 			continue
 		}
+		if g%256 == 0 {
+			if err := r.pause(); err != nil {
+				return err
+			}
+		}
 		if free {
 			u, err := r.bound(g, r.sizes[g][n-1])
 			if err != nil {
@@ -375,6 +390,9 @@ func (r *runner) branchAndBound() error {
 	}
 	heap.Init(&q)
 	for q.Len() > 0 {
+		if err := r.pause(); err != nil {
+			return err
+		}
 		it := heap.Pop(&q).(item)
 		if err := r.settle(&q, it, free); err != nil {
 			return err

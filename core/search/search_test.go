@@ -132,8 +132,8 @@ func TestProgressAndCancel(t *testing.T) {
 			t.Fatalf("progress went back: %d then %d", ps[i-1].Done, ps[i].Done)
 		}
 	}
-	if yields != r.Stats.Evaluated {
-		t.Errorf("%d yields for %d planned candidates", yields, r.Stats.Evaluated)
+	if yields < r.Stats.Evaluated {
+		t.Errorf("%d yields for %d planned candidates: the host gets no turn after some", yields, r.Stats.Evaluated)
 	}
 
 	ctx, cancel := context.WithCancel(context.Background())

@@ -262,6 +262,8 @@ func TestBrowser(t *testing.T) {
 		}
 	}
 
+	checkSearch(t, ctx)
+
 	// Changing the stage count replans and keeps the count in the URL and localStorage.
 	setStages(t, ctx, "3")
 	want = nativePage(t, 3, "?stages=3", "3")
@@ -314,5 +316,95 @@ func clusterJSON(t *testing.T, n int) string {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return string(b)
+}
+
+// searchCheck runs pipeplan.search in the page while a requestAnimationFrame loop counts
+// frames, then starts two long searches and cancels one with cancel() and one with an
+// AbortSignal.
+const searchCheck = `(async () => {
+	let frames = 0, running = true;
+	const tick = () => { frames++; if (running) requestAnimationFrame(tick); };
+	requestAnimationFrame(tick);
+	await new Promise(r => requestAnimationFrame(r));
+	const before = frames, progress = [], t0 = performance.now();
+	const promise = pipeplan.search(SMALL, p => progress.push(p));
+	const hasCancel = typeof promise.cancel === "function";
+	const answer = await promise;
+	running = false;
+	const ms = performance.now() - t0, during = frames - before;
+	const outcome = async p => { try { await p; return "resolved"; } catch (e) { return e.name; } };
+	const second = pipeplan.search(BIG);
+	setTimeout(() => second.cancel(), 100);
+	const cancelled = await outcome(second);
+	const ctl = new AbortController();
+	const third = pipeplan.search(BIG, null, {signal: ctl.signal});
+	setTimeout(() => ctl.abort(), 100);
+	const aborted = await outcome(third);
+	const last = progress[progress.length - 1] || {};
+	return {best: JSON.stringify(answer.best), has_cancel: hasCancel, ms, frames: during, progress: progress.length,
+		complete: last.done === last.total && last.best !== undefined, cancelled, aborted,
+		after: pipeplan.plan(pipeplan.exampleRequest()).feasible};
+})()`
+
+type searchState struct {
+	Best      string  `json:"best"`
+	HasCancel bool    `json:"has_cancel"`
+	MS        float64 `json:"ms"`
+	Frames    int     `json:"frames"`
+	Progress  int     `json:"progress"`
+	Complete  bool    `json:"complete"`
+	Cancelled string  `json:"cancelled"`
+	Aborted   string  `json:"aborted"`
+	After     bool    `json:"after"`
+}
+
+// checkSearch: pipeplan.search resolves to the answer the search gives natively, reports
+// progress, keeps the page drawing frames while it runs (it yields to the event loop),
+// and a cancelled search rejects with an AbortError, after which the API still works.
+func checkSearch(t *testing.T, ctx context.Context) {
+	t.Helper()
+	native, err := searchJSON(context.Background(), browserSearchQuery, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want struct{ Best json.RawMessage }
+	if err := json.Unmarshal([]byte(native), &want); err != nil {
+		t.Fatal(err)
+	}
+	js := strings.NewReplacer("SMALL", browserSearchQuery, "BIG", browserBigQuery).Replace(searchCheck)
+	ctx, cancel := context.WithTimeout(ctx, 90*time.Second)
+	defer cancel()
+	got, err := chromedp.Run(ctx, chromedp.Evaluate[searchState](js, chromedp.EvalAwaitPromise))
+	if err != nil {
+		t.Fatalf("pipeplan.search: %v", err)
+	}
+	t.Logf("pipeplan.search in chromium: %.0f ms, %d frames drawn meanwhile, %d progress reports", got.MS, got.Frames, got.Progress)
+	if canon(t, got.Best) != canon(t, string(want.Best)) {
+		t.Errorf("pipeplan.search's best in chromium:\n%s\nnatively:\n%s", got.Best, want.Best)
+	}
+	if !got.HasCancel || !got.Complete || got.Progress == 0 {
+		t.Errorf("search promise without cancel(), or incomplete progress: %+v", got)
+	}
+	// The page drew frames all along: at least one per 100 ms of search (at 60 Hz, six).
+	if min := int(got.MS / 100); got.Frames < min || got.Frames < 2 {
+		t.Errorf("the page drew %d frames during a %.0f ms search: it froze", got.Frames, got.MS)
+	}
+	if got.Cancelled != "AbortError" || got.Aborted != "AbortError" {
+		t.Errorf("cancelled searches: cancel() gave %q, an aborted signal %q; want AbortError", got.Cancelled, got.Aborted)
+	}
+	if !got.After {
+		t.Error("pipeplan.plan fails after a cancelled search")
+	}
+}
+
+// canon re-encodes JSON through Go, so that numbers compare by value.
+func canon(t *testing.T, s string) string {
+	t.Helper()
+	var v any
+	if err := json.Unmarshal([]byte(s), &v); err != nil {
+		t.Fatalf("%v: %s", err, s)
+	}
+	b, _ := json.Marshal(v)
 	return string(b)
 }

@@ -45,6 +45,7 @@ func main() {
 		"export":         js.FuncOf(func(_ js.Value, args []js.Value) any { return parsed(callJSON2(exportJSON, args)) }),
 		"exports":        js.FuncOf(func(_ js.Value, args []js.Value) any { return parsed(callJSON2(exportsJSON, args)) }),
 		"profiler":       js.FuncOf(func(js.Value, []js.Value) any { return parsed(profilerJSON()) }),
+		"search":         js.FuncOf(searchJS),
 	}))
 	p := &page{doc: js.Global().Get("document"), example: e, model: m}
 	p.mount()

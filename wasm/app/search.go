@@ -1,0 +1,56 @@
+package main
+
+import (
+	"context"
+	"time"
+
+	"pipeplan/core/search"
+)
+
+// searchSlice is how long a search runs between yields to the browser's event loop: short
+// enough that the page keeps drawing frames and answering clicks, long enough that the
+// yields cost little.
+const searchSlice = 25 * time.Millisecond
+
+// progressEvery is how often a search reports its progress (and always at its end).
+const progressEvery = 100 * time.Millisecond
+
+// searchJSON is the Go side of window.pipeplan.search: it decodes a search query
+// (docs/search.md), runs it, and returns its answer as JSON, or an apiError as JSON for a
+// bad query. progress, when set, receives {done, total, evaluated, best} as JSON at most
+// every progressEvery; yield, when set, is called at most every searchSlice of work, and
+// is where a single-threaded host lets its event loop run. Cancelling ctx stops the
+// search: searchJSON then returns ctx's error (and no answer).
+func searchJSON(ctx context.Context, queryJSON string, progress func(string), yield func()) (string, error) {
+	q, err := search.DecodeQuery([]byte(queryJSON))
+	if err != nil {
+		return mustJSON(errorOf(err)), nil
+	}
+	var opt search.Options
+	if progress != nil {
+		last := time.Time{}
+		opt.Progress = func(p search.Progress) {
+			if now := time.Now(); now.Sub(last) >= progressEvery || p.Done == p.Total {
+				last = now
+				progress(mustJSON(p))
+			}
+		}
+	}
+	if yield != nil {
+		last := time.Now()
+		opt.Yield = func() {
+			if time.Since(last) >= searchSlice {
+				yield()
+				last = time.Now()
+			}
+		}
+	}
+	a, err := q.Run(ctx, opt)
+	if ctx.Err() != nil {
+		return "", ctx.Err()
+	}
+	if err != nil {
+		return mustJSON(errorOf(err)), nil
+	}
+	return mustJSON(a), nil
+}
