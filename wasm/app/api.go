@@ -2,15 +2,19 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
 
+	"pipeplan/core/analytic"
+	"pipeplan/core/arch"
 	"pipeplan/core/load"
 	"pipeplan/core/model"
 	"pipeplan/core/partition"
 	"pipeplan/core/plan"
+	"pipeplan/ui"
 )
 
 // apiOptions is the options argument of window.pipeplan.plan, as JSON.
@@ -155,4 +159,64 @@ func mustJSON(v any) string {
 		b, _ = json.Marshal(apiError{Error: "internal error: " + err.Error()})
 	}
 	return string(b)
+}
+
+// searchUnavailable is what pipeplan.search rejects with until core/search lands.
+const searchUnavailable = "pipeplan.search: the search (core/search) has not landed in this build yet"
+
+// planRequestJSON is window.pipeplan.plan(request): the request's result as JSON, or an
+// apiError. It runs the page's planner (ui.Run), so the API and the page cannot disagree.
+func planRequestJSON(requestJSON string) string {
+	r, err := ui.DecodeRequest([]byte(requestJSON))
+	if err != nil {
+		return mustJSON(apiError{Error: err.Error()})
+	}
+	res, err := ui.Run(context.Background(), r)
+	if err != nil {
+		a := apiError{Error: err.Error()}
+		if fes, ok := model.AsFieldErrors(err); ok {
+			for _, fe := range fes {
+				a.Fields = append(a.Fields, apiField{Input: "request", Path: fe.Path, Reason: fe.Reason})
+			}
+		}
+		return mustJSON(a)
+	}
+	return mustJSON(res)
+}
+
+// estimateJSON is window.pipeplan.estimate(architecture, device, options): the analytic
+// profile (core/analytic) of a bundled architecture's name or a config.json, on a device
+// preset, for options as analytic.Options's JSON ({"batch": 1, "seq": 1024, ...}).
+func estimateJSON(archArg, device, optionsJSON string) string {
+	var name string
+	var a *arch.Arch
+	var err error
+	if json.Unmarshal([]byte(archArg), &name) == nil || !strings.HasPrefix(strings.TrimSpace(archArg), "{") {
+		if name == "" {
+			name = archArg
+		}
+		a, err = arch.Bundled(name)
+	} else {
+		a, err = arch.Parse([]byte(archArg))
+	}
+	if err != nil {
+		return mustJSON(apiError{Error: "architecture: " + err.Error()})
+	}
+	t, err := analytic.PresetTarget(device)
+	if err != nil {
+		return mustJSON(apiError{Error: "device: " + err.Error()})
+	}
+	var o analytic.Options
+	if s := strings.TrimSpace(optionsJSON); s != "" && s != "null" {
+		dec := json.NewDecoder(strings.NewReader(s))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&o); err != nil {
+			return mustJSON(apiError{Error: "options: " + err.Error()})
+		}
+	}
+	res, err := analytic.Estimate(a, t, o)
+	if err != nil {
+		return mustJSON(apiError{Error: err.Error()})
+	}
+	return mustJSON(res)
 }

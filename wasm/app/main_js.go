@@ -3,55 +3,286 @@
 package main
 
 import (
-	"maps"
-	"slices"
-	"strconv"
 	"strings"
+	"sync"
 	"syscall/js"
 
+	"github.com/vugu/vugu"
+	"github.com/vugu/vugu/domrender"
+	vjs "github.com/vugu/vugu/js"
+
 	"pipeplan/core/examples"
-	"pipeplan/core/model"
-	"pipeplan/core/plan"
+	"pipeplan/ui"
 )
 
-// storageKey is the localStorage key of the stage count.
-const storageKey = "pipeplan.stages"
-
-// page holds the app's DOM elements and what they show.
-type page struct {
-	doc     js.Value
-	example examples.Example
-	model   *model.Model
-
-	input, summary, alert, table, tbody js.Value
-}
+// storageKey is the localStorage key of the last request's fragment.
+const storageKey = "pipeplan.request"
 
 func main() {
-	e := examples.Default()
-	m, err := e.Model()
-	if err != nil {
-		panic(err) // the embedded example is tested; this cannot happen
+	exposeAPI()
+	doc := js.Global().Get("document")
+	if doc.Call("getElementById", "app").IsNull() {
+		select {} // a page that only wants the JS API (public/embed-example.html)
 	}
+	h := &browser{}
+	req, notice := startRequest()
+	app := ui.NewApp(req, h, ui.Run)
+	app.Embed = queryParam("embed") == "1"
+	if notice != "" {
+		app.Notice, app.NoticeBad = notice, true
+	}
+	r, err := domrender.New("#app")
+	if err != nil {
+		panic(err)
+	}
+	defer r.Release()
+	env, err := vugu.NewBuildEnv(r.EventEnv())
+	if err != nil {
+		panic(err)
+	}
+	h.env = r.EventEnv()
+	if !app.Embed {
+		app.Keep()
+	}
+	// Back, Forward and a pasted link change the fragment: show its request.
+	onNav := js.FuncOf(func(js.Value, []js.Value) any {
+		f := strings.TrimPrefix(js.Global().Get("location").Get("hash").String(), "#")
+		go func() {
+			h.env.Lock()
+			if cur, err := ui.EncodeFragment(app.Req); f != "" && (err != nil || cur != f) {
+				app.Restore(f)
+				storageSet(storageKey, f)
+			}
+			h.env.UnlockRender()
+		}()
+		return nil
+	})
+	js.Global().Call("addEventListener", "popstate", onNav)
+	js.Global().Call("addEventListener", "hashchange", onNav)
+	root := &ui.Root{A: app}
+	for ok := true; ok; ok = r.EventWait() {
+		if err := r.Render(env.RunBuild(root)); err != nil {
+			panic(err)
+		}
+		h.afterRender()
+	}
+}
+
+// startRequest picks the request a page load shows: the URL fragment's, else the one kept
+// in localStorage, else the first visit's. A fragment that does not decode is reported.
+func startRequest() (*ui.Request, string) {
+	notice := ""
+	if f := strings.TrimPrefix(js.Global().Get("location").Get("hash").String(), "#"); f != "" {
+		r, err := ui.DecodeFragment(f)
+		if err == nil {
+			return r, ""
+		}
+		notice = err.Error() + " Showing the last request instead."
+	}
+	if f := storageGet(storageKey); f != "" {
+		if r, err := ui.DecodeFragment(f); err == nil {
+			return r, notice
+		}
+	}
+	return nil, notice
+}
+
+// browser is ui.Host in a browser.
+type browser struct {
+	env   vugu.EventEnv
+	mu    sync.Mutex
+	focus string
+}
+
+func (b *browser) Keep(fragment string, push bool) {
+	u := js.Global().Get("URL").New(js.Global().Get("location").Get("href"))
+	u.Set("hash", fragment)
+	method := "replaceState"
+	if push {
+		method = "pushState"
+	}
+	if u.Call("toString").String() != js.Global().Get("location").Get("href").String() {
+		js.Global().Get("history").Call(method, nil, "", u.Call("toString"))
+	}
+	storageSet(storageKey, fragment)
+}
+
+func (b *browser) Copy(text string) {
+	defer func() { recover() }()
+	cb := js.Global().Get("navigator").Get("clipboard")
+	if cb.Truthy() {
+		cb.Call("writeText", text).Call("catch", js.FuncOf(func(js.Value, []js.Value) any { return nil }))
+	}
+}
+
+func (b *browser) Download(name, mime string, data []byte) {
+	arr := js.Global().Get("Uint8Array").New(len(data))
+	js.CopyBytesToJS(arr, data)
+	blob := js.Global().Get("Blob").New([]any{arr}, map[string]any{"type": mime})
+	url := js.Global().Get("URL").Call("createObjectURL", blob)
+	a := js.Global().Get("document").Call("createElement", "a")
+	a.Set("href", url)
+	a.Set("download", name)
+	a.Call("click")
+	js.Global().Get("URL").Call("revokeObjectURL", url)
+}
+
+// Link is the page's own address (any host, any sub-path) with the fragment.
+func (b *browser) Link(fragment string, embed bool) string {
+	loc := js.Global().Get("location")
+	base := loc.Get("origin").String() + loc.Get("pathname").String()
+	if embed {
+		base += "?embed=1"
+	}
+	return base + "#" + fragment
+}
+
+func (b *browser) ReadFile(e vugu.DOMEvent, done func(string, []byte)) {
+	ev := js.Value(e.JSEvent())
+	var files js.Value
+	if dt := ev.Get("dataTransfer"); dt.Truthy() {
+		files = dt.Get("files")
+	} else {
+		files = js.Value(e.JSEventTarget()).Get("files")
+	}
+	if !files.Truthy() || files.Length() == 0 {
+		return
+	}
+	f := files.Index(0)
+	name := f.Get("name").String()
+	var then, fail js.Func
+	release := func() { then.Release(); fail.Release() }
+	then = js.FuncOf(func(_ js.Value, args []js.Value) any {
+		buf := js.Global().Get("Uint8Array").New(args[0])
+		data := make([]byte, buf.Length())
+		js.CopyBytesToGo(data, buf)
+		release()
+		go func() {
+			b.env.Lock()
+			done(name, data)
+			b.env.UnlockRender()
+		}()
+		return nil
+	})
+	fail = js.FuncOf(func(js.Value, []js.Value) any {
+		release()
+		go func() {
+			b.env.Lock()
+			done(name, nil)
+			b.env.UnlockRender()
+		}()
+		return nil
+	})
+	f.Call("arrayBuffer").Call("then", then, fail)
+	// Let the same file be picked again after it was fixed.
+	if t := js.Value(e.JSEventTarget()); t.Get("type").String() == "file" {
+		t.Set("value", "")
+	}
+}
+
+func (b *browser) BarX(e vugu.DOMEvent, width float64) float64 {
+	r := js.Value(e.JSEventCurrentTarget()).Call("getBoundingClientRect")
+	w := r.Get("width").Float()
+	if w <= 0 {
+		return 0
+	}
+	return (e.PropFloat64("clientX") - r.Get("left").Float()) / w * width
+}
+
+func (b *browser) Capture(e vugu.DOMEvent) {
+	defer func() { recover() }()
+	t := js.Value(e.JSEventCurrentTarget())
+	if svg := t.Get("ownerSVGElement"); svg.Truthy() {
+		svg.Call("setPointerCapture", e.PropFloat64("pointerId"))
+	}
+}
+
+func (b *browser) Focus(selector string) {
+	b.mu.Lock()
+	b.focus = selector
+	b.mu.Unlock()
+}
+
+func (b *browser) afterRender() {
+	b.mu.Lock()
+	sel := b.focus
+	b.focus = ""
+	b.mu.Unlock()
+	if sel != "" {
+		if el := js.Global().Get("document").Call("querySelector", sel); el.Truthy() {
+			el.Call("focus")
+		}
+	}
+}
+
+var _ = vjs.Undefined
+
+func queryParam(name string) string {
+	v := js.Global().Get("URL").New(js.Global().Get("location").Get("href")).Get("searchParams").Call("get", name)
+	if v.IsNull() {
+		return ""
+	}
+	return v.String()
+}
+
+// storageGet reads localStorage, which may be missing or refuse (private modes): "".
+func storageGet(key string) (v string) {
+	defer func() {
+		if recover() != nil {
+			v = ""
+		}
+	}()
+	s := js.Global().Get("localStorage").Call("getItem", key)
+	if s.IsNull() {
+		return ""
+	}
+	return s.String()
+}
+
+// storageSet writes localStorage, ignoring a refusal (or a full store): the URL still
+// keeps the state.
+func storageSet(key, value string) {
+	defer func() { recover() }()
+	js.Global().Get("localStorage").Call("setItem", key, value)
+}
+
+// exposeAPI sets window.pipeplan.
+func exposeAPI() {
+	e := examples.Default()
 	js.Global().Set("pipeplan", js.ValueOf(map[string]any{
 		"plan":          js.FuncOf(jsPlan),
+		"estimate":      js.FuncOf(jsEstimate),
+		"search":        js.FuncOf(jsSearch),
 		"exampleModel":  js.FuncOf(func(js.Value, []js.Value) any { return string(e.ModelJSON()) }),
 		"presetCluster": js.FuncOf(jsPresetCluster),
 	}))
-	p := &page{doc: js.Global().Get("document"), example: e, model: m}
-	p.mount()
-	stages := initialStages(queryStages(), storageGet(storageKey), e.Stages)
-	p.input.Set("value", stages)
-	p.show(stages)
-	select {} // keep the callbacks alive
 }
 
-// jsPlan is pipeplan.plan(model, cluster, options).
+// jsPlan is pipeplan.plan(request), or the older pipeplan.plan(model, cluster, options).
 func jsPlan(_ js.Value, args []js.Value) any {
+	if len(args) == 1 {
+		return planRequestJSON(jsonArg(args[0]))
+	}
 	in := make([]string, 3)
 	for i := range min(len(args), 3) {
 		in[i] = jsonArg(args[i])
 	}
 	return planJSON(in[0], in[1], in[2])
+}
+
+// jsEstimate is pipeplan.estimate(architecture, device, options).
+func jsEstimate(_ js.Value, args []js.Value) any {
+	in := make([]string, 3)
+	for i := range min(len(args), 3) {
+		in[i] = jsonArg(args[i])
+	}
+	return estimateJSON(in[0], in[1], in[2])
+}
+
+// jsSearch is pipeplan.search(request, onProgress): a Promise.
+func jsSearch(_ js.Value, args []js.Value) any {
+	msg := searchUnavailable
+	return js.Global().Get("Promise").Call("reject", js.Global().Get("Error").New(msg))
 }
 
 // jsPresetCluster is pipeplan.presetCluster(device, stages).
@@ -76,155 +307,4 @@ func jsonArg(v js.Value) string {
 		return ""
 	}
 	return js.Global().Get("JSON").Call("stringify", v).String()
-}
-
-// el creates an element with attributes and text.
-func (p *page) el(tag string, attrs map[string]string, text string) js.Value {
-	e := p.doc.Call("createElement", tag)
-	for _, k := range slices.Sorted(maps.Keys(attrs)) {
-		e.Call("setAttribute", k, attrs[k])
-	}
-	if text != "" {
-		e.Set("textContent", text)
-	}
-	return e
-}
-
-// mount replaces the loading message in #app with the controls and an empty table.
-func (p *page) mount() {
-	app := p.doc.Call("getElementById", "app")
-	title := p.el("h2", nil, "Example: "+p.example.Title)
-	controls := p.el("div", map[string]string{"class": "controls"}, "")
-	controls.Call("append", p.el("label", map[string]string{"for": "stages"}, "Pipeline stages"))
-	p.input = p.el("input", map[string]string{
-		"id": "stages", "type": "number", "min": "1", "max": strconv.Itoa(len(p.model.Layers)), "step": "1", "inputmode": "numeric",
-	}, "")
-	controls.Call("append", p.input, p.el("span", map[string]string{"class": "hint"}, "one "+p.example.Device+" device per stage"))
-	p.summary = p.el("p", map[string]string{"id": "summary"}, "")
-	p.alert = p.el("p", map[string]string{"id": "error", "role": "alert", "hidden": ""}, "")
-	p.table = p.el("table", map[string]string{"id": "plan"}, "")
-	head := p.el("tr", nil, "")
-	for i, h := range viewHeader {
-		attrs := map[string]string{"scope": "col"}
-		if i >= 4 {
-			attrs["class"] = "num"
-		}
-		head.Call("append", p.el("th", attrs, h))
-	}
-	thead := p.el("thead", nil, "")
-	thead.Call("append", head)
-	p.tbody = p.el("tbody", nil, "")
-	p.table.Call("append", thead, p.tbody)
-	app.Call("replaceChildren", title, controls, p.summary, p.alert, p.table)
-
-	p.input.Call("addEventListener", "input", js.FuncOf(func(js.Value, []js.Value) any {
-		text := p.input.Get("value").String()
-		if strings.TrimSpace(text) == "" {
-			return nil // a person clearing the box to type another number
-		}
-		n, err := parseStages(text)
-		if err != nil {
-			p.fail(err)
-			return nil
-		}
-		setQueryStages(n)
-		storageSet(storageKey, strconv.Itoa(n))
-		p.show(n)
-		return nil
-	}))
-}
-
-// show plans the example on n stages and draws the result.
-func (p *page) show(n int) {
-	c, err := p.example.Cluster(n)
-	if err != nil {
-		p.fail(err)
-		return
-	}
-	pl, err := plan.Make(p.model, c, plan.Options{})
-	if err != nil {
-		p.fail(err)
-		return
-	}
-	v := newPlanView(p.model, p.example.Device, pl)
-	p.alert.Set("hidden", true)
-	p.summary.Set("textContent", v.Summary)
-	p.table.Set("hidden", false)
-	p.table.Call("setAttribute", "data-boundaries", v.Boundaries)
-	rows := make([]any, 0, len(v.Rows))
-	for _, r := range v.Rows {
-		tr := p.el("tr", nil, "")
-		if r.Bottleneck {
-			tr.Call("setAttribute", "class", "bottleneck")
-			tr.Call("setAttribute", "title", "the bottleneck: the slowest stage")
-		}
-		for i, cell := range r.Cells {
-			attrs := map[string]string{}
-			if i >= 4 {
-				attrs["class"] = "num"
-			}
-			td := p.el("td", attrs, cell)
-			if i == len(r.Cells)-1 {
-				meter := p.el("span", map[string]string{"class": "meter", "aria-hidden": "true"}, "")
-				bar := p.el("span", map[string]string{"class": "bar"}, "")
-				bar.Get("style").Set("width", strconv.FormatFloat(100*min(r.UsedFraction, 1), 'f', 1, 64)+"%")
-				meter.Call("append", bar)
-				td.Set("textContent", "")
-				td.Call("append", meter, p.el("span", map[string]string{"class": "pct"}, cell))
-			}
-			tr.Call("append", td)
-		}
-		rows = append(rows, tr)
-	}
-	p.tbody.Call("replaceChildren", rows...)
-}
-
-// fail shows an error in place of the plan.
-func (p *page) fail(err error) {
-	p.alert.Set("textContent", err.Error())
-	p.alert.Set("hidden", false)
-	p.summary.Set("textContent", "")
-	p.table.Set("hidden", true)
-	p.table.Call("setAttribute", "data-boundaries", "")
-	p.tbody.Call("replaceChildren")
-}
-
-// queryStages returns the URL's ?stages= value, or "".
-func queryStages() string {
-	v := url().Get("searchParams").Call("get", "stages")
-	if v.IsNull() {
-		return ""
-	}
-	return v.String()
-}
-
-// setQueryStages puts the stage count in the URL without adding a history entry.
-func setQueryStages(n int) {
-	u := url()
-	u.Get("searchParams").Call("set", "stages", strconv.Itoa(n))
-	js.Global().Get("history").Call("replaceState", nil, "", u.Call("toString"))
-}
-
-func url() js.Value {
-	return js.Global().Get("URL").New(js.Global().Get("location").Get("href"))
-}
-
-// storageGet reads localStorage, which may be missing or refuse (private modes): "".
-func storageGet(key string) (v string) {
-	defer func() {
-		if recover() != nil {
-			v = ""
-		}
-	}()
-	s := js.Global().Get("localStorage").Call("getItem", key)
-	if s.IsNull() {
-		return ""
-	}
-	return s.String()
-}
-
-// storageSet writes localStorage, ignoring a refusal: the URL still keeps the state.
-func storageSet(key, value string) {
-	defer func() { recover() }()
-	js.Global().Get("localStorage").Call("setItem", key, value)
 }
