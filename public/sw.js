@@ -6,12 +6,27 @@
 const VERSION = "dev";
 const CACHE = "pipeplan-" + VERSION;
 const SHELL = [
-  "./", "index.html", "wasm_exec.js", "main.wasm",
+  "./", "wasm_exec.js", "main.wasm",
   "public/style.css", "public/icon.svg", "public/manifest.webmanifest", "public/embed-example.html",
 ];
 
+// A response that came through a redirect (a server sending index.html to ./) may not
+// answer a navigation: keep a plain copy.
+async function plain(resp) {
+  if (!resp.redirected) return resp;
+  return new Response(await resp.blob(), { status: resp.status, statusText: resp.statusText, headers: resp.headers });
+}
+
 self.addEventListener("install", event => {
-  event.waitUntil(caches.open(CACHE).then(c => c.addAll(SHELL)).then(() => self.skipWaiting()));
+  event.waitUntil((async () => {
+    const cache = await caches.open(CACHE);
+    await Promise.all(SHELL.map(async path => {
+      const resp = await fetch(path, { cache: "reload" });
+      if (!resp.ok) throw new Error(path + ": " + resp.status);
+      await cache.put(path, await plain(resp));
+    }));
+    await self.skipWaiting();
+  })());
 });
 
 self.addEventListener("activate", event => {
@@ -28,16 +43,13 @@ self.addEventListener("fetch", event => {
   if (req.method !== "GET" || new URL(req.url).origin !== location.origin) return;
   event.respondWith(
     caches.open(CACHE).then(async cache => {
-      const hit = await cache.match(req, { ignoreSearch: req.mode === "navigate" });
+      const nav = req.mode === "navigate";
+      const url = new URL(req.url);
+      // The page itself, as ./ or ./index.html, with any query.
+      const page = nav && new URL("./", location).href === new URL(".", url).href &&
+        (url.pathname.endsWith("/") || url.pathname.endsWith("/index.html"));
+      const hit = page ? await cache.match("./") : await cache.match(req, { ignoreSearch: nav });
       if (hit) return hit;
-      try {
-        return await fetch(req);
-      } catch (err) {
-        if (req.mode === "navigate") {
-          const shell = await cache.match("index.html");
-          if (shell) return shell;
-        }
-        throw err;
-      }
+      return fetch(req);
     }));
 });

@@ -83,6 +83,10 @@ type App struct {
 	drafts map[string]string
 
 	Host Host
+	// DeferKeep makes edits wait for FlushKeep to store the request (in the URL and
+	// localStorage), so that the page can draw the new plan first.
+	DeferKeep bool
+	keepPending, keepPush bool
 	// Run plans a request: core/request.Run once it lands (today the stand-in in
 	// interim.go).
 	Run func(context.Context, *Request) (*Result, error)
@@ -138,6 +142,19 @@ func (a *App) changed(push bool) {
 }
 
 func (a *App) keep(push bool) {
+	a.keepPending, a.keepPush = true, a.keepPush || push
+	if !a.DeferKeep {
+		a.FlushKeep()
+	}
+}
+
+// FlushKeep stores the request if an edit changed it since the last flush.
+func (a *App) FlushKeep() {
+	if !a.keepPending {
+		return
+	}
+	push := a.keepPush
+	a.keepPending, a.keepPush = false, false
 	if a.Host == nil || a.Embed {
 		return
 	}

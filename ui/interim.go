@@ -154,8 +154,20 @@ func archModel(r *Request) (*model.Model, error) {
 	if err != nil {
 		return nil, &model.FieldError{Path: "cluster.device", Reason: err.Error()}
 	}
+	// The command line's defaults (cmd/pipeplan/estimate.go), until request.Normalize
+	// owns them: one sequence of the model's context, at most 4096 tokens.
+	batch, seq := a.Batch, a.Seq
+	if batch == 0 {
+		batch = 1
+	}
+	if seq == 0 {
+		seq = 4096
+		if ar.MaxPositions > 0 && ar.MaxPositions < seq {
+			seq = ar.MaxPositions
+		}
+	}
 	o := analytic.Options{
-		Batch: a.Batch, Seq: a.Seq,
+		Batch: batch, Seq: seq,
 		DType: analytic.DType(a.DType), Attention: analytic.Attention(a.Attention),
 		Precision: analytic.Precision(r.Training.Precision), Optimizer: analytic.Optimizer(r.Training.Optimizer),
 		Recompute:    analytic.Recompute(r.Training.Recompute),

@@ -122,7 +122,7 @@ func EncodeFragment(r *Request) (string, error) {
 		return "", err
 	}
 	var buf bytes.Buffer
-	w, err := flate.NewWriter(&buf, flate.BestCompression)
+	w, err := flate.NewWriter(&buf, flate.DefaultCompression)
 	if err != nil {
 		return "", err
 	}

@@ -50,6 +50,9 @@ func (c *Root) barCaption() string {
 	return s
 }
 
+// SummaryLine is the line under the stage bar.
+func (c *Root) SummaryLine() string { return c.summaryLine(c.A.Summary()) }
+
 func (c *Root) summaryLine(s Summary) string {
 	if s.Stages == 0 {
 		return ""

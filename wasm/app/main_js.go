@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync"
 	"syscall/js"
+	"time"
 
 	"github.com/vugu/vugu"
 	"github.com/vugu/vugu/domrender"
@@ -59,14 +60,31 @@ func main() {
 	})
 	js.Global().Call("addEventListener", "popstate", onNav)
 	js.Global().Call("addEventListener", "hashchange", onNav)
+	app.DeferKeep = true
 	root := &ui.Root{A: app}
 	for ok := true; ok; ok = r.EventWait() {
-		if err := r.Render(env.RunBuild(root)); err != nil {
+		t0 := time.Now()
+		out := env.RunBuild(root)
+		t1 := time.Now()
+		if err := r.Render(out); err != nil {
 			panic(err)
 		}
+		t2 := time.Now()
 		h.afterRender()
+		// The URL and localStorage follow once the plan is on the screen.
+		h.env.Lock()
+		app.FlushKeep()
+		h.env.UnlockOnly()
+		js.Global().Set("pipeplanTimings", map[string]any{
+			"plan_ms":   ms(app.Elapsed),
+			"build_ms":  ms(t1.Sub(t0)),
+			"render_ms": ms(t2.Sub(t1)),
+			"keep_ms":   ms(time.Since(t2)),
+		})
 	}
 }
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 
 // startRequest picks the request a page load shows: the URL fragment's, else the one kept
 // in localStorage, else the first visit's. A fragment that does not decode is reported.
