@@ -85,7 +85,7 @@ type App struct {
 	Host Host
 	// DeferKeep makes edits wait for FlushKeep to store the request (in the URL and
 	// localStorage), so that the page can draw the new plan first.
-	DeferKeep bool
+	DeferKeep             bool
 	keepPending, keepPush bool
 	// Run plans a request: core/request.Run once it lands (today the stand-in in
 	// interim.go).
