@@ -18,6 +18,7 @@ import (
 	"pipeplan/core/cluster"
 	"pipeplan/core/examples"
 	"pipeplan/core/model"
+	"pipeplan/core/request"
 	"pipeplan/core/schedule"
 	"pipeplan/core/units"
 )
@@ -92,17 +93,16 @@ type App struct {
 	Run func(context.Context, *Request) (*Result, error)
 }
 
-// InitialRequest is the request a first visit starts with: the default example, on its
-// device and stage count, under 1F1B. The numbers are the example's (core/examples); the
-// schedule is what the page opens on so that the Schedule panel has a timeline.
+// InitialRequest is the request a first visit starts with: the default example on its
+// device and stage count (core/examples), with everything else core's defaults, and the
+// schedule's timeline kept for the Schedule panel.
 func InitialRequest() *Request {
 	e := examples.Default()
 	return &Request{
-		Version:  1,
-		Model:    ModelSpec{Example: e.Name},
-		Cluster:  ClusterSpec{Device: e.Device, Count: e.Stages},
-		Schedule: Schedule{Name: "1f1b", Microbatches: 2 * e.Stages},
-		Events:   true,
+		Version: request.Version,
+		Model:   ModelSpec{Example: e.Name},
+		Cluster: ClusterSpec{Device: e.Device, Count: e.Stages},
+		Events:  true,
 	}
 }
 
@@ -122,7 +122,7 @@ func (a *App) replan() {
 	a.Res, a.Err = a.Run(context.Background(), a.Req)
 	a.Opt = nil
 	if len(a.Req.Boundaries) > 0 {
-		o := a.Req.Clone()
+		o := clone(a.Req)
 		o.Boundaries = nil
 		if res, err := a.Run(context.Background(), o); err == nil {
 			a.Opt = res
@@ -130,7 +130,7 @@ func (a *App) replan() {
 	}
 	a.Elapsed = time.Since(start)
 	a.Replans++
-	if m := a.Model(); m != nil && a.LayerStart >= len(m.Layers) {
+	if m := a.Model(); m != nil && a.LayerStart >= m.Layers {
 		a.LayerStart = 0
 	}
 }
@@ -198,13 +198,13 @@ func (a *App) Val(field string, v any) string {
 	return fmt.Sprint(v)
 }
 
-// Model is the model being planned, or nil.
-func (a *App) Model() *model.Model {
+// Model describes the model being planned (core's ModelInfo), or nil.
+func (a *App) Model() *request.ModelInfo {
 	switch {
-	case a.Res != nil && a.Res.Model != nil:
-		return a.Res.Model
+	case a.Res != nil:
+		return &a.Res.Model
 	case a.Opt != nil:
-		return a.Opt.Model
+		return &a.Opt.Model
 	}
 	return nil
 }
@@ -286,7 +286,7 @@ func (a *App) PickModel(v string) {
 		old := a.Req.Model.Architecture
 		ar := &Architecture{Name: name}
 		if old != nil { // keep the knobs the user set
-			ar.Batch, ar.Seq, ar.DType, ar.Attention = old.Batch, old.Seq, old.DType, old.Attention
+			ar.Seq, ar.DType, ar.Attention = old.Seq, old.DType, old.Attention
 		}
 		a.Req.Model = ModelSpec{Architecture: ar}
 	default:
@@ -305,7 +305,7 @@ func (a *App) Knob(name string) string {
 	}
 	switch name {
 	case "batch":
-		return itoa0(ar.Batch)
+		return itoa0(a.Req.Schedule.MicrobatchSize)
 	case "seq":
 		return itoa0(ar.Seq)
 	case "dtype":
@@ -357,7 +357,7 @@ func (a *App) SetKnob(name, v string) {
 	ar := a.Req.Model.Architecture
 	switch name {
 	case "batch", "seq":
-		if ar == nil {
+		if ar == nil && name == "seq" {
 			return
 		}
 		n, err := strconv.Atoi(v)
@@ -371,7 +371,7 @@ func (a *App) SetKnob(name, v string) {
 		}
 		a.typed(name, v, true)
 		if name == "batch" {
-			ar.Batch = n
+			a.Req.Schedule.MicrobatchSize = n
 		} else {
 			ar.Seq = n
 		}
@@ -392,11 +392,14 @@ func (a *App) SetKnob(name, v string) {
 	case "recompute":
 		a.Req.Training.Recompute = v
 	case "mode":
+		// Inference runs the inference schedule and has no optimizer (core refuses
+		// either otherwise); training goes back to core's default schedule.
 		a.Req.Training.Mode = v
 		if v == "inference" {
 			a.Req.Schedule.Name = "inference"
+			a.Req.Training.Optimizer = ""
 		} else if a.Req.Schedule.Name == "inference" {
-			a.Req.Schedule.Name = "1f1b"
+			a.Req.Schedule.Name = ""
 		}
 	default:
 		return
@@ -409,23 +412,18 @@ func (a *App) SetKnob(name, v string) {
 // a PipeDream graph.txt, or a HuggingFace config.json. A file that does not load leaves
 // the model as it was and a message naming the problem.
 func (a *App) Import(name string, data []byte) {
-	prev := a.Req.Clone()
+	prev := clone(a.Req)
 	spec, err := importSpec(data)
 	if err == nil {
 		if spec.Architecture != nil {
 			if old := a.Req.Model.Architecture; old != nil {
-				spec.Architecture.Batch, spec.Architecture.Seq = old.Batch, old.Seq
-				spec.Architecture.DType, spec.Architecture.Attention = old.DType, old.Attention
+				spec.Architecture.Seq, spec.Architecture.DType, spec.Architecture.Attention = old.Seq, old.DType, old.Attention
 			}
-			spec.Architecture.Name = path.Base(name)
+			spec.Name = path.Base(name)
 		}
 		a.Req.Model = spec
 		a.Req.Boundaries = nil
-		var res *Result
-		res, err = a.Run(context.Background(), a.Req)
-		if err == nil && res.Model == nil { // no fit: the model loaded, the plan explains
-			err = nil
-		}
+		_, err = a.Run(context.Background(), a.Req) // a model that fits no split still loads
 	}
 	if err != nil {
 		a.Req = prev
@@ -435,7 +433,7 @@ func (a *App) Import(name string, data []byte) {
 	a.BoundsText, a.LayerStart = "", 0
 	a.changed(true)
 	if m := a.Model(); m != nil {
-		a.notice(fmt.Sprintf("Loaded %s: %d layers.", name, len(m.Layers)), false)
+		a.notice(fmt.Sprintf("Loaded %s: %d layers.", name, m.Layers), false)
 	}
 }
 
@@ -510,18 +508,30 @@ func (a *App) Form() ClusterForm {
 		return f
 	}
 	var d mixedDoc
-	if err := json.Unmarshal(cs.Document, &d); err != nil || !strings.HasPrefix(d.Name, "pipeplan: ") || len(d.Devices) == 0 {
+	if err := json.Unmarshal(cs.Document, &d); err != nil || len(d.Devices) == 0 {
 		f.FromFile = true
 		return f
 	}
+	// The page's own documents say in their name how the form made them:
+	// "pipeplan: NODES x PER_NODE DEVICE, INTER between nodes, INTRA within".
+	parts := strings.Fields(strings.NewReplacer(",", " ", " x ", " ").Replace(strings.TrimPrefix(d.Name, "pipeplan: ")))
+	if !strings.HasPrefix(d.Name, "pipeplan: ") || len(parts) < 7 {
+		f.FromFile = true
+		return f
+	}
+	nodes, err1 := strconv.Atoi(parts[0])
+	per, err2 := strconv.Atoi(parts[1])
+	if err1 != nil || err2 != nil || nodes < 1 || nodes*per != len(d.Devices) {
+		f.FromFile = true
+		return f
+	}
+	f.Nodes, f.PerNode, f.Device = nodes, per, parts[2]
+	f.InterLink, f.Link = parts[3], parts[6]
+	if f.InterLink == f.Link {
+		f.InterLink = ""
+	}
 	for _, dev := range d.Devices {
 		f.Devices = append(f.Devices, dev.Name)
-	}
-	f.PerNode = len(d.Devices)
-	fmt.Sscanf(d.Name, "pipeplan: %d nodes x %d devices, %s between", &f.Nodes, &f.PerNode, &f.InterLink)
-	f.InterLink = strings.TrimSuffix(f.InterLink, ",")
-	if f.Nodes < 1 || f.Nodes*f.PerNode != len(d.Devices) {
-		f.Nodes, f.PerNode = 1, len(d.Devices)
 	}
 	return f
 }
@@ -610,7 +620,7 @@ func (f ClusterForm) spec() ClusterSpec {
 	if inter == "" {
 		inter = intra
 	}
-	d := mixedDoc{Name: fmt.Sprintf("pipeplan: %d nodes x %d devices, %s between, %s within", max(1, f.Nodes), max(1, f.PerNode), inter, intra)}
+	d := mixedDoc{Name: fmt.Sprintf("pipeplan: %d x %d %s, %s between nodes, %s within", max(1, f.Nodes), max(1, f.PerNode), f.Device, inter, intra)}
 	for _, name := range devs {
 		d.Devices = append(d.Devices, mixedDevice{Name: name})
 	}
@@ -624,7 +634,7 @@ func (f ClusterForm) spec() ClusterSpec {
 		}
 	}
 	doc, _ := json.Marshal(d)
-	return ClusterSpec{Device: f.Device, Document: doc, Link: f.Link}
+	return ClusterSpec{Document: doc}
 }
 
 // MemoryProportion is the memory proportion as the input shows it.
@@ -702,19 +712,19 @@ func ScheduleLabel(s string) string {
 
 // Bar is the stage bar of the current result, or nil.
 func (a *App) Bar() *StageBar {
-	if a.Res == nil || a.Res.Plan == nil || a.Res.Model == nil {
+	if a.Res == nil || a.Res.Plan == nil {
 		return nil
 	}
-	b := NewStageBar(a.Res.Model, a.Res.Plan, a.Req.Training.Mode != "inference")
+	b := NewStageBar(a.Res.Plan)
 	return &b
 }
 
 // OptBar is the optimum's stage bar beside a manual split, or nil.
 func (a *App) OptBar() *StageBar {
-	if a.Opt == nil || a.Opt.Plan == nil || a.Opt.Model == nil {
+	if a.Opt == nil || a.Opt.Plan == nil {
 		return nil
 	}
-	b := NewStageBar(a.Opt.Model, a.Opt.Plan, a.Req.Training.Mode != "inference")
+	b := NewStageBar(a.Opt.Plan)
 	return &b
 }
 
@@ -726,11 +736,11 @@ func (a *App) Rows() []StageRow {
 	return NewStageRows(a.Res.Plan)
 }
 
-// Summary is the Plan panel's headline numbers.
+// Summary is the Plan panel's headline numbers, formatted.
 type Summary struct {
-	Bottleneck, Step, Throughput, Tokens, Bubble, Schedule string
-	Stages, Layers                                         int
-	Manual                                                 bool
+	Bottleneck, Step, Throughput, Tokens, Bubble, Schedule, MFU string
+	Stages, Layers                                              int
+	Manual                                                      bool
 }
 
 // Summarize reads a result's headline numbers.
@@ -739,25 +749,31 @@ func Summarize(r *Result) Summary {
 	if r == nil || r.Plan == nil {
 		return s
 	}
-	s.Stages, s.Manual = len(r.Plan.Stages), len(r.Request.Boundaries) > 0
-	if r.Model != nil {
-		s.Layers = len(r.Model.Layers)
-	}
-	s.Bottleneck = units.Time(r.Plan.Bottleneck, r.Plan.Unit)
+	s.Stages, s.Layers = len(r.Plan.Stages), r.Model.Layers
+	s.Bottleneck = units.Time(r.Plan.BottleneckSeconds, model.Seconds)
 	if r.Schedule != nil {
 		s.Schedule = fmt.Sprintf("%s, %d microbatches", r.Schedule.Schedule, r.Schedule.Microbatches)
-		s.Step = units.Time(r.Step.StepSeconds, model.Seconds)
-		s.Throughput = fmt.Sprintf("%.4g samples/s", r.Step.SamplesPerSecond)
-		if r.Step.TokensPerSecond > 0 {
-			s.Tokens = fmt.Sprintf("%.4g tokens/s", r.Step.TokensPerSecond)
+	}
+	if st := r.Step; st != nil {
+		s.Step = units.Time(st.StepSeconds, model.Seconds)
+		s.Throughput = fmt.Sprintf("%.4g samples/s", st.SamplesPerSecond)
+		if st.TokensPerSecond > 0 {
+			s.Tokens = fmt.Sprintf("%.4g tokens/s", st.TokensPerSecond)
 		}
-		s.Bubble = fmt.Sprintf("%.1f%%", 100*r.Step.BubbleFraction)
+		if st.MFU > 0 {
+			s.MFU = fmt.Sprintf("%.1f%%", 100*st.MFU)
+		}
+		s.Bubble = fmt.Sprintf("%.1f%%", 100*st.BubbleFraction)
 	}
 	return s
 }
 
 // Summary of the current result.
-func (a *App) Summary() Summary { return Summarize(a.Res) }
+func (a *App) Summary() Summary {
+	s := Summarize(a.Res)
+	s.Manual = len(a.Req.Boundaries) > 0
+	return s
+}
 
 // OptSummary of the optimum beside a manual split.
 func (a *App) OptSummary() Summary { return Summarize(a.Opt) }
@@ -867,7 +883,7 @@ func (a *App) Layers() []LayerRow {
 // LayerCount is the number of layers, 0 without a model.
 func (a *App) LayerCount() int {
 	if m := a.Model(); m != nil {
-		return len(m.Layers)
+		return m.Layers
 	}
 	return 0
 }

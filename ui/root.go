@@ -195,7 +195,7 @@ func severityLabel(s string) string {
 	case "warning":
 		return "⚠ Warning"
 	}
-	return "ℹ Note"
+	return "ℹ Note" // core's "note": what the planner assumed
 }
 
 func itoa(i int) string { return strconv.Itoa(i) }

@@ -9,6 +9,7 @@ import (
 
 	"pipeplan/core/model"
 	"pipeplan/core/plan"
+	"pipeplan/core/request"
 	"pipeplan/core/schedule"
 	"pipeplan/core/units"
 )
@@ -55,52 +56,35 @@ type Handle struct {
 	Label        string
 }
 
-// layerWeights returns each layer's time in the profile: what the stage bar's widths are
-// proportional to. A model whose layers all state no time gets equal widths.
-func layerWeights(m *model.Model, training bool) []float64 {
-	w := make([]float64, len(m.Layers))
+// NewStageBar places a plan's stages on the bar, each as wide as its compute time
+// (core's ComputeSeconds); a stage's layers share its width evenly.
+func NewStageBar(p *plan.Plan) StageBar {
+	n := 0
+	if k := len(p.Boundaries); k > 0 {
+		n = p.Boundaries[k-1]
+	}
 	total := 0.0
-	for i := range m.Layers {
-		w[i] = m.Forward(i)
-		if training {
-			w[i] += m.Backward(i)
-		}
-		if math.IsNaN(w[i]) || math.IsInf(w[i], 0) || w[i] < 0 {
-			w[i] = 0
-		}
-		total += w[i]
+	for _, s := range p.Stages {
+		total += max(s.ComputeSeconds, 0)
 	}
-	if total == 0 {
-		for i := range w {
-			w[i] = 1
-		}
-	}
-	return w
-}
-
-// NewStageBar places a plan's stages on the bar.
-func NewStageBar(m *model.Model, p *plan.Plan, training bool) StageBar {
-	n := len(m.Layers)
-	w := layerWeights(m, training)
 	x := make([]float64, n+1)
-	sum := 0.0
-	for i, v := range w {
-		sum += v
-		x[i+1] = sum
-	}
-	for i := range x {
-		x[i] = x[i] / sum * BarWidth
-	}
-	x[n] = BarWidth
 	b := StageBar{X: x, Layers: n, Boundaries: joinInts(p.Boundaries)}
 	slow := bottleneck(p)
+	pos := 0.0
 	for i, s := range p.Stages {
-		x0, x1 := x[s.FirstLayer], x[s.LastLayer+1]
+		w := BarWidth / float64(max(len(p.Stages), 1))
+		if total > 0 {
+			w = max(s.ComputeSeconds, 0) / total * BarWidth
+		}
+		k := s.LastLayer - s.FirstLayer + 1
+		for l := s.FirstLayer; l <= s.LastLayer+1 && l <= n; l++ {
+			x[l] = pos + w*float64(l-s.FirstLayer)/float64(k)
+		}
 		seg := Segment{
-			Stage: i, X: x0, W: x1 - x0, Bottleneck: i == slow,
+			Stage: i, X: pos, W: w, Bottleneck: i == slow,
 			Pattern: "url(#pp-fill-" + strconv.Itoa(i%4) + ")",
 			Title: fmt.Sprintf("stage %d: layers %d–%d (%s … %s), %s", i, s.FirstLayer, s.LastLayer,
-				s.FirstName, s.LastName, units.Time(s.Compute, p.Unit)),
+				s.FirstName, s.LastName, units.Time(s.ComputeSeconds, model.Seconds)),
 		}
 		if i == slow {
 			seg.Title += ", the bottleneck"
@@ -112,6 +96,10 @@ func NewStageBar(m *model.Model, p *plan.Plan, training bool) StageBar {
 			seg.Label = short
 		}
 		b.Segments = append(b.Segments, seg)
+		pos += w
+	}
+	if n > 0 {
+		x[n] = BarWidth
 	}
 	for k := 1; k+1 < len(p.Boundaries); k++ {
 		l := p.Boundaries[k]
@@ -137,7 +125,7 @@ func (b StageBar) LayerAt(x float64) int {
 func bottleneck(p *plan.Plan) int {
 	slow := -1
 	for i, s := range p.Stages {
-		if slow < 0 || s.Compute > p.Stages[slow].Compute {
+		if slow < 0 || s.ComputeSeconds > p.Stages[slow].ComputeSeconds {
 			slow = i
 		}
 	}
@@ -173,7 +161,7 @@ func NewStageRows(p *plan.Plan) []StageRow {
 		r := StageRow{
 			Stage: i, Device: s.Device, Layers: fmt.Sprintf("%d–%d", s.FirstLayer, s.LastLayer),
 			Names:   s.FirstName + " … " + s.LastName,
-			Compute: units.Time(s.Compute, p.Unit), Transfer: units.Time(s.Transfer, p.Unit),
+			Compute: units.Time(s.ComputeSeconds, model.Seconds), Transfer: units.Time(s.TransferSeconds, model.Seconds),
 			Memory: units.Bytes(s.MemoryBytes), Limit: units.Bytes(s.LimitBytes),
 			Used: fmt.Sprintf("%.0f%%", 100*used), UsedPct: math.Min(100, 100*used),
 			Over: s.MemoryBytes > s.LimitBytes, Bottleneck: i == slow, InFlight: s.InFlight,
@@ -332,35 +320,32 @@ func f1(v float64) string { return strconv.FormatFloat(v, 'f', 1, 64) }
 
 // LayerRow is one row of the layer table.
 type LayerRow struct {
-	Index                         int
-	Name, Kind, Forward, Backward string
-	Params, Activations, Stage    string
+	Index       int
+	Name, Stage string
 }
 
-// LayerPage is the rows [Start, Start+len(Rows)) of the layer table: the table shows a
-// window of the layers, so that a model of 10,000 layers stays responsive.
-func LayerPage(m *model.Model, bounds []int, start, size int) []LayerRow {
-	if m == nil {
+// LayerPage is the rows [start, start+size) of the layer table: the table shows a window
+// of the layers, so that a model of 10,000 layers stays responsive. Core's result names
+// the layers (ModelInfo.LayerNames); bounds place them on stages.
+func LayerPage(m *request.ModelInfo, bounds []int, start, size int) []LayerRow {
+	if m == nil || m.Layers == 0 {
 		return nil
 	}
-	n := len(m.Layers)
+	n := m.Layers
 	start = max(0, min(start, n-1))
 	end := min(n, start+size)
 	rows := make([]LayerRow, 0, end-start)
-	unit := m.Unit()
 	for i := start; i < end; i++ {
-		l := m.Layers[i]
-		st := ""
+		r := LayerRow{Index: i}
+		if i < len(m.LayerNames) {
+			r.Name = m.LayerNames[i]
+		}
 		if len(bounds) > 1 {
 			if k := sort.SearchInts(bounds, i+1) - 1; k >= 0 && k < len(bounds)-1 {
-				st = strconv.Itoa(k)
+				r.Stage = strconv.Itoa(k)
 			}
 		}
-		rows = append(rows, LayerRow{
-			Index: i, Name: l.Name, Kind: l.Kind,
-			Forward: units.Time(m.Forward(i), unit), Backward: units.Time(m.Backward(i), unit),
-			Params: units.Bytes(l.ParamBytes), Activations: units.Bytes(l.ActivationBytes), Stage: st,
-		})
+		rows = append(rows, r)
 	}
 	return rows
 }

@@ -88,10 +88,10 @@ func TestEstimateErrors(t *testing.T) {
 		{[]string{"--hf-config", "gpt2", "--device", "v100"}, `--device: unknown device "v100"`},
 		{[]string{"--hf-config", "gpt-5", "--device", "h200"}, `no file "gpt-5" and no bundled config of that name; bundled: bert-base-uncased`},
 		{[]string{"--hf-config", "missing/config.json", "--device", "h200"}, "--hf-config: open missing/config.json"},
-		{[]string{"--hf-config", "gpt2", "--device", "h200", "--batch", "0"}, "--batch: must be between 1 and"},
+		{[]string{"--hf-config", "gpt2", "--device", "h200", "--batch", "0"}, "--batch: must be >= 1, got 0"},
 		{[]string{"--hf-config", "gpt2", "--device", "h200", "--seq", "4096"}, "--seq: must be at most 1024"},
 		{[]string{"--hf-config", "gpt2", "--device", "h200", "--dp", "0"}, "--dp: must be >= 1, got 0"},
-		{[]string{"--hf-config", "gpt2", "--device", "h200", "--optimizer", "lamb"}, `--optimizer: must be one of adamw, adam, sgd, none, got "lamb"`},
+		{[]string{"--hf-config", "gpt2", "--device", "h200", "--optimizer", "lamb"}, `--optimizer: must be adamw, adam or sgd, got "lamb"`},
 		{[]string{"--hf-config", "gpt2", "--device", "h200", "--matmul-efficiency", "2"}, "--matmul-efficiency: must be in (0, 1], got 2"},
 		{[]string{"--hf-config", "gpt2", "--device", "h200", "--kernel-us", "-3"}, "--kernel-us: must be >= 0, got -3"},
 	}
@@ -108,12 +108,15 @@ func TestPlanHFConfig(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
-	var p struct {
-		Boundaries []int `json:"boundaries"`
+	var res struct {
+		Plan struct {
+			Boundaries []int `json:"boundaries"`
+		} `json:"plan"`
 	}
-	if err := json.Unmarshal([]byte(out), &p); err != nil {
+	if err := json.Unmarshal([]byte(out), &res); err != nil {
 		t.Fatal(err)
 	}
+	p := res.Plan
 	// 51 layers (embedding, 48 blocks, final norm, head) in four stages of about 12 blocks.
 	if len(p.Boundaries) != 5 || p.Boundaries[4] != 51 {
 		t.Errorf("boundaries %v, want 4 stages over 51 layers", p.Boundaries)
@@ -124,13 +127,14 @@ func TestPlanHFConfig(t *testing.T) {
 	if code != exitNoPlan || !strings.Contains(errs, "and the 8 devices hold 608 GiB") {
 		t.Errorf("llama-2-70b on 8 x a100-80gb: exit %d, %s", code, errs)
 	}
-	// Sharding the optimizer state over 8 data-parallel replicas makes it fit.
-	code, _, errs = runCLI("plan", "--hf-config", "llama-2-70b", "--device", "a100-80gb", "--stages", "8", "--dp", "8", "--zero1")
+	// Sharding the optimizer state over 8 data-parallel replicas, and recomputing each
+	// block (1F1B holds up to 8 microbatches on stage 0), makes it fit.
+	code, _, errs = runCLI("plan", "--hf-config", "llama-2-70b", "--device", "a100-80gb", "--stages", "8", "--dp", "8", "--zero1", "--recompute", "full")
 	if code != 0 {
 		t.Errorf("llama-2-70b with ZeRO-1 over 8: exit %d, %s", code, errs)
 	}
 	code, _, errs = runCLI("plan", "--hf-config", "gpt2", "--model", "m.json", "--device", "a100-80gb", "--stages", "2")
-	if code != exitBad || !strings.Contains(errs, "--model and --hf-config: give one of them") {
+	if code != exitBad || !strings.Contains(errs, "--model, --example and --hf-config: give one of them") {
 		t.Errorf("--model with --hf-config: exit %d, %s", code, errs)
 	}
 	// Tied embeddings held in one stage cannot be split.
@@ -151,7 +155,7 @@ func TestPlanHFConfigCluster(t *testing.T) {
 	if code, _, errs := runCLI("plan", "--hf-config", "gpt2", "--cluster", good); code != 0 {
 		t.Errorf("good cluster: exit %d, %s", code, errs)
 	}
-	if code, _, errs := runCLI("plan", "--hf-config", "gpt2", "--cluster", bad); code != exitBad || !strings.Contains(errs, "devices[0].name must name a device preset") {
+	if code, _, errs := runCLI("plan", "--hf-config", "gpt2", "--cluster", bad); code != exitBad || !strings.Contains(errs, "devices[0].name: must name a device preset") {
 		t.Errorf("unnamed cluster device: exit %d, %s", code, errs)
 	}
 }

@@ -13,6 +13,13 @@
 // recomputation. Parameters, gradients and optimizer state follow the ZeRO paper
 // (Rajbhandari et al. 2020): 16 bytes per parameter in mixed precision with Adam.
 //
+// Tensor parallelism follows Megatron-LM (Shoeybi et al. 2019; Narayanan et al. 2021):
+// attention heads, MLP width and vocabulary split over t devices, the activations of
+// Korthikanti et al. 2022, Table 2, with and without sequence parallelism
+// (s*b*h*(10 + 24/t + 5*a*s/(h*t)) and s*b*h/t*(34 + 5*a*s/h) per GPT block), and a
+// ring all-reduce of the b*s*h activation (2(t-1)/t of its bytes each way, plus 2(t-1)
+// link latencies) twice in each block's forward pass and twice in its backward pass.
+//
 // Everything here is an estimate of a typical implementation (Megatron-style fused
 // softmax, HuggingFace-style fp32 loss); see the doc comments of each part for what is
 // counted.
@@ -23,6 +30,7 @@ import (
 	"math"
 
 	"pipeplan/core/arch"
+	"pipeplan/core/cluster"
 	"pipeplan/core/model"
 )
 
@@ -56,6 +64,9 @@ type Layer struct {
 	TemporaryBytes int64 `json:"temporary_bytes"`
 	// TiedParams is the part of Params that is the tied embedding matrix.
 	TiedParams int64 `json:"tied_params,omitempty"`
+	// TensorAllReduceSeconds is the part of FwdSeconds + BwdSeconds spent in
+	// tensor-parallel all-reduces (0 for t = 1).
+	TensorAllReduceSeconds float64 `json:"tensor_allreduce_seconds,omitempty"`
 
 	usesTied int64 // the tied matrix this layer uses, held here or in its stage
 }
@@ -63,8 +74,10 @@ type Layer struct {
 // Total sums the layers for one device holding the whole model, one microbatch, one
 // training step (a tied matrix counted once).
 type Total struct {
-	// Params is the number of distinct parameters.
-	Params int64 `json:"params"`
+	// Params is the number of distinct parameters of the model; DeviceParams those one
+	// device holds (Params / t, about, under t-way tensor parallelism).
+	Params       int64 `json:"params"`
+	DeviceParams int64 `json:"device_params"`
 	// WeightsBytes, GradsBytes and OptimizerBytes: parameters, gradients, optimizer state
 	// with master weights (per device under ZeRO-1).
 	WeightsBytes   int64 `json:"weights_bytes"`
@@ -120,24 +133,29 @@ func Estimate(a *arch.Arch, t Target, o Options) (*Result, error) {
 		return nil, err
 	}
 	o = o.withDefaults()
+	if err := checkTensorParallel(a, o.TensorParallel); err != nil {
+		return nil, err
+	}
 	if a.LearnedPositions() && o.Seq > a.MaxPositions {
 		return nil, &model.FieldError{Path: "seq", Reason: fmt.Sprintf(
 			"must be at most %d, the learned position embeddings of %s, got %d", a.MaxPositions, a.ModelType, o.Seq)}
 	}
 	sh := newShape(a, o)
-	c := &calc{sh: sh, rf: newRoofline(t, o.DType), o: o}
+	c := &calc{sh: sh, rf: newRoofline(t, o.DType), o: o,
+		allReduce: cluster.RingAllReduceSeconds(t.tensorLink(), sh.e*sh.t*sh.h, o.TensorParallel)}
 	r := &Result{Name: a.Name, Device: t.Device.Name, Arch: a.Description(), Opts: o,
 		perParam: o.perParam(), optShard: o.optimizerShard()}
 
+	matrix := vocabShard(a, o) * int64(a.HiddenSize) // the token matrix on one device
 	tied := int64(0)
 	if a.TiedEmbeddings {
-		tied = a.EmbeddingWeightParams()
+		tied = matrix
 	}
 	emb := sh.embedding()
 	if tied > 0 {
 		emb.tied = tied
 	} else {
-		emb.params += a.EmbeddingWeightParams()
+		emb.params += matrix
 	}
 	r.inputBytes = int64(emb.input)
 	r.Layers = append(r.Layers, c.layer("embedding", "embedding", emb))
@@ -184,6 +202,8 @@ type calc struct {
 	sh *shape
 	rf roofline
 	o  Options
+	// allReduce is the time of one tensor-parallel all-reduce of an activation.
+	allReduce float64
 }
 
 func (c *calc) layer(name, kind string, ps ...piece) Layer {
@@ -193,6 +213,20 @@ func (c *calc) layer(name, kind string, ps ...piece) Layer {
 	for _, p := range ps {
 		l.Params += p.params + p.tied
 		l.TiedParams += p.tied
+		if c.allReduce > 0 {
+			ars := p.fwdAllReduces
+			if train {
+				ars += p.bwdAllReduces
+				if c.o.Recompute == Full && p.recomputable {
+					ars += p.fwdAllReduces // the rerun forward communicates again
+				}
+			}
+			l.TensorAllReduceSeconds += ars * c.allReduce
+			l.FwdSeconds += p.fwdAllReduces * c.allReduce
+			if train {
+				l.BwdSeconds += (ars - p.fwdAllReduces) * c.allReduce
+			}
+		}
 		for _, o := range p.ops {
 			l.FwdFLOPs += o.fwd.flops
 			l.FwdSeconds += c.rf.seconds(o.fwd)
@@ -261,9 +295,15 @@ func (r *Result) total(a *arch.Arch, t Target, c *calc) {
 	o := r.Opts
 	tt := &r.Total
 	tt.Params = a.Params()
-	tt.WeightsBytes = ceil(float64(tt.Params) * r.perParam.weight)
-	tt.GradsBytes = ceil(float64(tt.Params) * r.perParam.grad)
-	tt.OptimizerBytes = ceil(float64(tt.Params) * r.optShard)
+	for _, l := range r.Layers {
+		tt.DeviceParams += l.Params
+	}
+	if a.TiedEmbeddings && o.Tie == TieCopy {
+		tt.DeviceParams -= r.Layers[0].TiedParams // both ends count the matrix
+	}
+	tt.WeightsBytes = ceil(float64(tt.DeviceParams) * r.perParam.weight)
+	tt.GradsBytes = ceil(float64(tt.DeviceParams) * r.perParam.grad)
+	tt.OptimizerBytes = ceil(float64(tt.DeviceParams) * r.optShard)
 	var before, peak int64
 	for _, l := range r.Layers {
 		tt.FwdFLOPs += l.FwdFLOPs
@@ -288,9 +328,9 @@ func (r *Result) total(a *arch.Arch, t Target, c *calc) {
 		if o.ZeRO1 {
 			perParam /= float64(o.DataParallel)
 		}
-		tt.OptimizerSeconds = c.rf.seconds(work{0, perParam * float64(tt.Params), float64(len(r.Layers))})
+		tt.OptimizerSeconds = c.rf.seconds(work{0, perParam * float64(tt.DeviceParams), float64(len(r.Layers))})
 		if a.TiedEmbeddings && o.Tie == TieCopy {
-			tt.TiedAllReduceBytes = ceil(float64(a.EmbeddingWeightParams()) * p.grad)
+			tt.TiedAllReduceBytes = ceil(float64(r.Layers[0].TiedParams) * p.grad)
 			tt.TiedAllReduceSeconds = linkSeconds(t.Link, float64(tt.TiedAllReduceBytes))
 		}
 	}
@@ -318,7 +358,13 @@ func (r *Result) Model() *model.Model {
 	}
 	perTied := r.perParam.weight + r.perParam.grad + r.optShard
 	prev := "input_ids"
-	for _, l := range r.Layers {
+	// Tensor parallelism without sequence parallelism leaves every device of a group with
+	// the whole activation; Megatron-LM's scatter-gather sends each device's 1/t of it to
+	// the next stage, which all-gathers it over the fast intra-node link.
+	t := int64(r.Opts.TensorParallel)
+	scatter := t > 1 && !r.Opts.SequenceParallel
+	var prevSend int64
+	for i, l := range r.Layers {
 		own := float64(l.Params - l.TiedParams)
 		ml := model.Layer{
 			Name:            l.Name,
@@ -326,11 +372,21 @@ func (r *Result) Model() *model.Model {
 			ForwardSeconds:  l.FwdSeconds,
 			BackwardSeconds: l.BwdSeconds,
 			ParamBytes:      ceil(own * (r.perParam.weight + r.perParam.grad)),
+			GradBytes:       ceil(own * r.perParam.grad),
 			OptimizerBytes:  ceil(own * r.optShard),
 			TemporaryBytes:  l.TemporaryBytes,
 			ActivationBytes: l.SavedActivationBytes,
 			InputIDs:        []string{prev},
 			Outputs:         []model.Tensor{{ID: l.Name + ".out", Bytes: l.OutputBytes}},
+		}
+		if scatter {
+			send := (l.OutputBytes + t - 1) / t
+			ml.SendBytes = &send
+			if i > 0 {
+				recv := prevSend
+				ml.RecvBytes = &recv
+			}
+			prevSend = send
 		}
 		if l.usesTied > 0 {
 			ml.Shared = map[string]int64{TiedGroup: ceil(float64(l.usesTied) * perTied)}
@@ -342,4 +398,19 @@ func (r *Result) Model() *model.Model {
 		m.Layers = append(m.Layers, ml)
 	}
 	return m
+}
+
+// checkTensorParallel requires t to divide what it splits: the query heads, the key/value
+// heads and the MLP width.
+func checkTensorParallel(a *arch.Arch, t int) error {
+	var es model.Errors
+	for _, f := range []struct {
+		name string
+		v    int
+	}{{"num_heads", a.NumHeads}, {"num_kv_heads", a.NumKVHeads}, {"intermediate_size", a.IntermediateSize}} {
+		if f.v%t != 0 {
+			es.Add("tensor_parallel", "must divide the model's %s (%d), got %d", f.name, f.v, t)
+		}
+	}
+	return es.Err()
 }

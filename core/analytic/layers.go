@@ -9,23 +9,34 @@ type shape struct {
 	o Options
 
 	b, s, t    float64 // microbatch, sequence, tokens b*s
-	h, q, kv   float64 // hidden, all query heads, all key (or value) heads
-	heads, d   float64 // query heads and head width
-	f, v       float64 // MLP width (per expert), vocabulary
+	h, q, kv   float64 // hidden, query heads' and key (or value) heads' width on one device
+	heads, d   float64 // query heads on one device, and head width
+	f, v       float64 // MLP width (per expert) and vocabulary on one device
 	experts, k float64 // experts, and experts per token (0 for dense)
 	e          float64 // bytes of one activation element
 	drop       bool    // dropout in training keeps 1-byte masks
 	train      bool
+	// tp is the tensor-parallel degree t: heads, MLP width and vocabulary are divided by
+	// it (the vocabulary rounded up, as Megatron-LM pads it). hr is the width of the
+	// tensors tensor parallelism leaves whole (norm inputs and outputs, residuals,
+	// dropout masks): h, or h/t with sequence parallelism, which splits them along the
+	// sequence (the same bytes as dividing the width).
+	tp, hr float64
 }
 
 func newShape(a *arch.Arch, o Options) *shape {
+	tp := float64(o.TensorParallel)
 	sh := &shape{a: a, o: o,
 		b: float64(o.Batch), s: float64(o.Seq),
-		h: float64(a.HiddenSize), q: float64(a.QDim()), kv: float64(a.KVDim()),
-		heads: float64(a.NumHeads), d: float64(a.HeadDim),
-		f: float64(a.IntermediateSize), v: float64(a.VocabSize),
+		h: float64(a.HiddenSize), q: float64(a.QDim()) / tp, kv: float64(a.KVDim()) / tp,
+		heads: float64(a.NumHeads) / tp, d: float64(a.HeadDim),
+		f: float64(a.IntermediateSize) / tp, v: float64(vocabShard(a, o)),
 		experts: float64(a.NumExperts), k: float64(a.ExpertsPerToken),
-		e: 2, train: !o.Inference(),
+		e: 2, train: !o.Inference(), tp: tp,
+	}
+	sh.hr = sh.h
+	if o.SequenceParallel {
+		sh.hr = sh.h / tp
 	}
 	sh.t = sh.b * sh.s
 	if o.DType == FP32 {
@@ -56,6 +67,9 @@ type piece struct {
 	input, output float64
 	// recomputable: a transformer sublayer, which full recomputation reruns.
 	recomputable bool
+	// fwdAllReduces and bwdAllReduces count the tensor-parallel all-reduces of one
+	// activation (e*b*s*h bytes) in its forward and backward pass.
+	fwdAllReduces, bwdAllReduces float64
 }
 
 // core marks an operation of the attention core.
@@ -79,10 +93,10 @@ func (sh *shape) residual() op {
 	if sh.drop {
 		kernels = 2
 	}
-	return mem("residual", 3*sh.e*sh.t*sh.h+sh.mask(sh.t*sh.h), kernels)
+	return mem("residual", 3*sh.e*sh.t*sh.hr+sh.mask(sh.t*sh.hr), kernels)
 }
 
-func (sh *shape) norm(name string) op { return mem(name, 2*sh.e*sh.t*sh.h, 1) }
+func (sh *shape) norm(name string) op { return mem(name, 2*sh.e*sh.t*sh.hr, 1) }
 
 // attention is the attention part of a block: norm, QKV projection, rotary embedding
 // (Llama), the attention core, output projection, residual (and dropout).
@@ -97,16 +111,24 @@ func (sh *shape) norm(name string) op { return mem(name, 2*sh.e*sh.t*sh.h, 1) }
 // are q wide. Flash attention keeps Q, K, V unrepeated, and the softmax statistics
 // (4*b*a*s bytes, fp32) instead of any s^2 tensor. For GPT (q = kv = h, e = 2, dropout)
 // eager gives 13*s*b*h + 5*a*s^2*b: Korthikanti's 11sbh + 5as^2b plus the norm's 2sbh.
+//
+// With t-way tensor parallelism (Megatron-LM: QKV column-parallel, output projection
+// row-parallel) the heads are split: Q, K, V, the output projection's input and every
+// s^2 tensor are divided by t, the norm's and QKV's input and the dropout mask are not
+// (divided too with sequence parallelism), as in Korthikanti's Table 2. The output
+// projection's partial sums are all-reduced in the forward pass, and the gradient of
+// the QKV input in the backward pass.
 func (sh *shape) attention() piece {
-	a, e, t, h, q, kv := sh.a, sh.e, sh.t, sh.h, sh.q, sh.kv
-	p := piece{params: a.AttentionParams(), input: e * t * h, output: e * t * h, recomputable: true}
+	a, e, t, h, q, kv, hr := sh.a, sh.e, sh.t, sh.h, sh.q, sh.kv, sh.hr
+	p := piece{params: shardParams(a.AttentionParams(), attentionSharded(a), sh.tp),
+		input: e * t * hr, output: e * t * hr, recomputable: true, fwdAllReduces: 1, bwdAllReduces: 1}
 	p.ops = append(p.ops, sh.norm("attention norm"), matmul("qkv", e, 1, t, h, q+2*kv))
 	if a.Family == arch.Llama {
 		p.ops = append(p.ops, mem("rotary", 2*e*t*(q+kv), 2))
 	}
-	scores := sh.b * sh.heads * sh.s * sh.s  // elements of the score matrix
-	common := 2*e*t*h + e*t*q + sh.mask(t*h) // norm input, QKV input, output proj. input, mask
-	var coreSaved float64                    // the s^2 terms selective recomputation drops
+	scores := sh.b * sh.heads * sh.s * sh.s    // elements of the score matrix
+	common := 2*e*t*hr + e*t*q + sh.mask(t*hr) // norm input, QKV input, output proj. input, mask
+	var coreSaved float64                      // the s^2 terms selective recomputation drops
 	if sh.o.Attention == Eager {
 		if kv < q {
 			p.ops = append(p.ops, mem("repeat kv", e*t*(2*kv+2*q), 2))
@@ -161,11 +183,17 @@ func (sh *shape) attention() piece {
 // runs on T*k/E tokens, so the experts together save k times a SwiGLU's tensors on
 // gathered copies of the input, plus the router's fp32 probabilities (4*T*E) and the
 // experts' outputs before weighting (e*T*k*h).
+//
+// With t-way tensor parallelism the MLP's width is split (first projections
+// column-parallel, the last row-parallel; each expert likewise): the e*T*f tensors are
+// divided by t, the norm's and the first projection's input and the mask are not (but
+// are with sequence parallelism). One all-reduce forward, one backward.
 func (sh *shape) mlp() piece {
-	a, e, t, h, f := sh.a, sh.e, sh.t, sh.h, sh.f
-	p := piece{params: a.MLPParams(), input: e * t * h, output: e * t * h, recomputable: true}
+	a, e, t, h, f, hr := sh.a, sh.e, sh.t, sh.h, sh.f, sh.hr
+	p := piece{params: shardParams(a.MLPParams(), mlpSharded(a), sh.tp),
+		input: e * t * hr, output: e * t * hr, recomputable: true, fwdAllReduces: 1, bwdAllReduces: 1}
 	p.ops = append(p.ops, sh.norm("mlp norm"))
-	common := 2*e*t*h + sh.mask(t*h)
+	common := 2*e*t*hr + sh.mask(t*hr)
 	switch {
 	case a.MoE():
 		te := t * sh.k / sh.experts // tokens per expert
@@ -202,10 +230,15 @@ func (sh *shape) mlp() piece {
 
 // embedding looks up tokens (and positions, token types) and, for BERT, normalises.
 // It keeps the token ids (int64) for the backward pass, which scatters gradients into a
-// dense V x h gradient.
+// dense V x h gradient. With tensor parallelism the token matrix is split by vocabulary
+// (Megatron-LM's VocabParallelEmbedding): each device looks up its rows, and one
+// all-reduce in the forward pass completes the lookup.
 func (sh *shape) embedding() piece {
-	a, e, t, h := sh.a, sh.e, sh.t, sh.h
-	p := piece{params: a.EmbeddingParams() - a.EmbeddingWeightParams(), output: e * t * h}
+	a, e, t, h, hr := sh.a, sh.e, sh.t, sh.h, sh.hr
+	p := piece{params: a.EmbeddingParams() - a.EmbeddingWeightParams(), output: e * t * hr}
+	if sh.tp > 1 {
+		p.fwdAllReduces = 1
+	}
 	p.input = 8 * t
 	if a.Family == arch.BERT {
 		p.input += 8 * t // token type ids
@@ -222,8 +255,8 @@ func (sh *shape) embedding() piece {
 		saved += e * t * h
 	}
 	if sh.drop {
-		p.ops = append(p.ops, mem("dropout", (2*e+1)*t*h, 1))
-		saved += t * h
+		p.ops = append(p.ops, mem("dropout", (2*e+1)*t*hr, 1))
+		saved += t * hr
 	}
 	p.saved, p.bwdSaved = saved, saved
 	p.inferExtra = e * t * h
@@ -232,9 +265,9 @@ func (sh *shape) embedding() piece {
 
 // finalNorm is the norm after the last block (GPT-2, Llama).
 func (sh *shape) finalNorm() piece {
-	e, t, h := sh.e, sh.t, sh.h
+	x := sh.e * sh.t * sh.hr
 	return piece{params: sh.a.FinalNormParams(), ops: []op{sh.norm("final norm")},
-		saved: e * t * h, bwdSaved: e * t * h, input: e * t * h, output: e * t * h}
+		saved: x, bwdSaved: x, input: x, output: x}
 }
 
 // head is the LM head with the loss: (BERT's transform,) the vocabulary projection, and
@@ -243,10 +276,24 @@ func (sh *shape) finalNorm() piece {
 // live at once in the forward pass; the log-probabilities stay for the backward pass,
 // which holds their gradient and the logits' fp32 gradient beside them (12*T*V at its
 // peak). The output is the loss (a 4-byte scalar). In inference the output is the logits.
+//
+// With tensor parallelism the projection is split by vocabulary (each device computes
+// the logits and the cross-entropy terms of its V/t words, Megatron-LM's
+// vocab-parallel cross-entropy); its input's gradient is all-reduced in the backward pass.
 func (sh *shape) head() piece {
-	a, e, t, h, v := sh.a, sh.e, sh.t, sh.h, sh.v
-	p := piece{params: a.HeadParams(), input: e * t * h}
-	saved := e * t * h // the projection's input
+	a, e, t, h, v, hr := sh.a, sh.e, sh.t, sh.h, sh.v, sh.hr
+	params := a.HeadParams()
+	if !a.TiedEmbeddings {
+		params += int64(sh.v)*int64(a.HiddenSize) - a.EmbeddingWeightParams()
+	}
+	if a.Family == arch.BERT {
+		params += int64(sh.v) - int64(a.VocabSize) // the decoder's bias
+	}
+	p := piece{params: params, input: e * t * hr}
+	if sh.tp > 1 {
+		p.bwdAllReduces = 1
+	}
+	saved := e * t * hr // the projection's input
 	if a.Family == arch.BERT {
 		p.ops = append(p.ops, matmul("transform", e, 1, t, h, h), mem("gelu", 2*e*t*h, 1), sh.norm("transform norm"))
 		saved += 3 * e * t * h
@@ -266,4 +313,51 @@ func (sh *shape) head() piece {
 	p.fwdExtra = (e + 4) * t * v // 16-bit logits and their fp32 copy
 	p.bwdExtra = 8 * t * v       // gradients of the log-probabilities and of the logits
 	return p
+}
+
+// vocabShard is the vocabulary rows one device holds: V/t, rounded up (Megatron-LM pads
+// the vocabulary to a multiple of t).
+func vocabShard(a *arch.Arch, o Options) int64 {
+	t := int64(o.TensorParallel)
+	return (int64(a.VocabSize) + t - 1) / t
+}
+
+// shardParams is what one device of a t-way tensor-parallel group holds of a part with
+// total parameters, of which sharded are split (t divides them) and the rest replicated.
+func shardParams(total, sharded int64, t float64) int64 {
+	if t == 1 {
+		return total
+	}
+	return total - sharded + sharded/int64(t)
+}
+
+// attentionSharded is the attention part's parameters that tensor parallelism splits:
+// the four projections and the QKV bias (the output bias and the norm are replicated).
+func attentionSharded(a *arch.Arch) int64 {
+	h, q, kv := int64(a.HiddenSize), a.QDim(), a.KVDim()
+	n := h*(q+2*kv) + q*h
+	if a.QKVBias {
+		n += q + 2*kv
+	}
+	return n
+}
+
+// mlpSharded is the MLP part's parameters that tensor parallelism splits: every
+// projection and the biases of the column-parallel ones, in every expert (the last
+// projection's bias, the norm and the router are replicated).
+func mlpSharded(a *arch.Arch) int64 {
+	h, f := int64(a.HiddenSize), int64(a.IntermediateSize)
+	var n int64
+	if a.GatedMLP() {
+		n = 3 * h * f
+		if a.MLPBias {
+			n += 2 * f
+		}
+	} else {
+		n = 2 * h * f
+		if a.MLPBias {
+			n += f
+		}
+	}
+	return n * int64(max(1, a.NumExperts))
 }

@@ -118,6 +118,18 @@ type Options struct {
 	// optimizer state (and fp32 master weights) is sharded over them.
 	DataParallel int  `json:"data_parallel,omitempty"`
 	ZeRO1        bool `json:"zero1,omitempty"`
+	// TensorParallel is t, the Megatron-style tensor-parallel degree (0 means 1): the
+	// attention heads, the MLP's width and the vocabulary are split over t devices, each
+	// transformer block all-reduces its b x s x h output twice in the forward pass and
+	// twice in the backward pass over the target's TensorLink. Every figure of the
+	// estimate is then one device's of the group. t must divide the query heads, the
+	// key/value heads and the MLP width.
+	TensorParallel int `json:"tensor_parallel,omitempty"`
+	// SequenceParallel (Korthikanti et al. 2022) splits along the sequence what tensor
+	// parallelism leaves replicated (norms, dropout, residuals): their activations are
+	// divided by t too, and each all-reduce becomes a reduce-scatter and an all-gather of
+	// the same cost. No effect with t = 1.
+	SequenceParallel bool `json:"sequence_parallel,omitempty"`
 }
 
 // Bounds that keep every byte count exact and far from overflow.
@@ -126,6 +138,7 @@ const (
 	maxBatch  = 1 << 20
 	maxTokens = 1 << 26
 	maxDP     = 1 << 20
+	maxTP     = 1 << 10
 )
 
 // Inference reports whether the options describe inference (no optimizer).
@@ -160,6 +173,9 @@ func (o Options) withDefaults() Options {
 	if o.DataParallel == 0 {
 		o.DataParallel = 1
 	}
+	if o.TensorParallel == 0 {
+		o.TensorParallel = 1
+	}
 	return o
 }
 
@@ -189,6 +205,9 @@ func (o Options) Validate() error {
 	if o.DataParallel < 1 || o.DataParallel > maxDP {
 		es.Add("data_parallel", "must be between 1 and %d, got %d", maxDP, o.DataParallel)
 	}
+	if o.TensorParallel < 1 || o.TensorParallel > maxTP {
+		es.Add("tensor_parallel", "must be between 1 and %d, got %d", maxTP, o.TensorParallel)
+	}
 	if o.Optimizer == None && o.Recompute != NoRecompute {
 		es.Add("recompute", "needs training: inference (optimizer none) keeps nothing to recompute")
 	}
@@ -207,12 +226,23 @@ func oneOf[T ~string](es *model.Errors, name, got string, allowed ...T) {
 }
 
 // Target is the device the layers are costed on: its Device (memory, dense 16-bit peak),
-// its performance figures, and the link between pipeline neighbours (for the all-reduce of
-// a copied tied embedding).
+// its performance figures, the link between pipeline neighbours (for the all-reduce of
+// a copied tied embedding), and the link inside a tensor-parallel group.
 type Target struct {
 	Device cluster.Device `json:"device"`
 	Perf   cluster.Perf   `json:"perf"`
 	Link   cluster.Link   `json:"link"`
+	// TensorLink carries the tensor-parallel all-reduces (the intra-node link, NVLink or
+	// NVSwitch); when it states no bandwidth, Link does.
+	TensorLink cluster.Link `json:"tensor_link,omitzero"`
+}
+
+// tensorLink is the link of the tensor-parallel all-reduces.
+func (t Target) tensorLink() cluster.Link {
+	if t.TensorLink.BytesPerSecond > 0 {
+		return t.TensorLink
+	}
+	return t.Link
 }
 
 // PresetTarget returns the target of a device preset and its usual link.
@@ -238,6 +268,8 @@ func (t Target) Validate() error {
 	}
 	es.NonNegative("link.latency_seconds", t.Link.LatencySeconds)
 	es.NonNegative("link.bytes_per_second", t.Link.BytesPerSecond)
+	es.NonNegative("tensor_link.latency_seconds", t.TensorLink.LatencySeconds)
+	es.NonNegative("tensor_link.bytes_per_second", t.TensorLink.BytesPerSecond)
 	return es.Err()
 }
 
@@ -296,6 +328,12 @@ func (o Options) String() string {
 	}
 	if o.ZeRO1 && o.DataParallel > 1 {
 		s += fmt.Sprintf(", ZeRO-1 over %d", o.DataParallel)
+	}
+	if o.TensorParallel > 1 {
+		s += fmt.Sprintf(", tensor parallel %d", o.TensorParallel)
+		if o.SequenceParallel {
+			s += " with sequence parallelism"
+		}
 	}
 	return s
 }

@@ -42,6 +42,10 @@ type Device struct {
 	// FLOPSPerSecond is the device's dense peak; layer times scale with it across
 	// heterogeneous devices.
 	FLOPSPerSecond float64 `json:"flops_per_second,omitempty"`
+	// MemoryBytesPerSecond is the bandwidth of the device's memory (a preset's figure
+	// when the device is named after one): the optimizer update, a pass over the
+	// optimizer state, runs at it.
+	MemoryBytesPerSecond float64 `json:"memory_bytes_per_second,omitempty"`
 	// ClockHz converts cycles to seconds (IPUs), and scales cycle counts across devices.
 	ClockHz float64 `json:"clock_hz,omitempty"`
 	// Recv and Send, when set, are this device's own links for receiving from the previous
@@ -265,6 +269,7 @@ func (c *Cluster) Validate() error {
 		}
 		es.NonNegative(p+".flops_per_second", d.FLOPSPerSecond)
 		es.NonNegative(p+".clock_hz", d.ClockHz)
+		es.NonNegative(p+".memory_bytes_per_second", d.MemoryBytesPerSecond)
 		if d.Recv != nil {
 			d.Recv.validate(&es, p+".recv")
 		}

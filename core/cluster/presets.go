@@ -184,25 +184,58 @@ var devicePresets = map[string]DevicePreset{
 	},
 }
 
-// Links: bandwidth is one direction of a point-to-point transfer between two pipeline
-// neighbours. Latencies (alpha) are typical small-message times through the usual
-// communication library (NCCL, RCCL, GCL, XLA), not the wire's latency; they are
-// assumptions of the order of magnitude, to be replaced by measured alpha-beta values.
+// Links: bandwidth is one direction of a point-to-point transfer between two devices, as a
+// device sees it: for the scale-up fabrics (NVLink, NVSwitch, Infinity Fabric, IPU-Link,
+// ICI) the device's own share, for the scale-out networks (InfiniBand, RoCE) one port of
+// one network interface, as in rail-optimised nodes with one NIC per device (DGX A100
+// and DGX H100 have 8 ConnectX NICs for 8 GPUs). Line rates are the wire's, after its
+// line coding; what NCCL reaches on top is the caller's efficiency to apply.
+//
+// Latencies (alpha) are typical small-message times through the usual communication
+// library (NCCL, RCCL, GCL, XLA), not the wire's latency; they are assumptions of the
+// order of magnitude (Calculon uses 10 us for NVLink and 20 us for InfiniBand,
+// llm-analysis 8 us), to be replaced by measured alpha-beta values.
 var linkPresets = map[string]LinkPreset{
-	// NVLink 3 (A100): 12 links of 25 GB/s per direction, 600 GB/s total.
-	"nvlink3": {Name: "nvlink3", Link: Link{LatencySeconds: 3e-6, BytesPerSecond: 300e9}, Note: "A100 NVLink 3: 300 GB/s per direction"},
-	// NVLink 4 (H100, H200): 18 links, 900 GB/s total.
-	"nvlink4": {Name: "nvlink4", Link: Link{LatencySeconds: 3e-6, BytesPerSecond: 450e9}, Note: "H100 NVLink 4: 450 GB/s per direction"},
-	// NVLink 5 (B200): 18 links, 1.8 TB/s total.
-	"nvlink5": {Name: "nvlink5", Link: Link{LatencySeconds: 3e-6, BytesPerSecond: 900e9}, Note: "B200 NVLink 5: 900 GB/s per direction"},
+	// NVLink 2 (V100 SXM2): 6 links of 25 GB/s per direction, 300 GB/s total (NVIDIA
+	// Tesla V100 datasheet: "NVLink 300 GB/s").
+	"nvlink2": {Name: "nvlink2", Link: Link{LatencySeconds: 3e-6, BytesPerSecond: 150e9}, Note: "V100 NVLink 2: 6 x 25 GB/s = 150 GB/s per direction (V100 datasheet: 300 GB/s total)"},
+	// NVLink 3 (A100): 12 links of 25 GB/s per direction, 600 GB/s total (A100 datasheet).
+	"nvlink3": {Name: "nvlink3", Link: Link{LatencySeconds: 3e-6, BytesPerSecond: 300e9}, Note: "A100 NVLink 3: 12 x 25 GB/s = 300 GB/s per direction (A100 datasheet: 600 GB/s total)"},
+	// NVLink 4 (H100, H200): 18 links, 900 GB/s total (H100 datasheet).
+	"nvlink4": {Name: "nvlink4", Link: Link{LatencySeconds: 3e-6, BytesPerSecond: 450e9}, Note: "H100 NVLink 4: 18 x 25 GB/s = 450 GB/s per direction (H100 datasheet: 900 GB/s total)"},
+	// NVLink 5 (B200): 18 links, 1.8 TB/s total (HGX B200 datasheet).
+	"nvlink5": {Name: "nvlink5", Link: Link{LatencySeconds: 3e-6, BytesPerSecond: 900e9}, Note: "B200 NVLink 5: 18 x 50 GB/s = 900 GB/s per direction (HGX B200 datasheet: 1.8 TB/s total)"},
+	// NVSwitch joins every GPU of a node to every other at the GPU's full NVLink bandwidth
+	// (all-to-all, non-blocking), so any pair, ring or tensor-parallel group inside the
+	// node gets it. First generation: DGX-2 (16 V100, 12 NVSwitches; DGX-2 datasheet).
+	"nvswitch1": {Name: "nvswitch1", Link: Link{LatencySeconds: 3.5e-6, BytesPerSecond: 150e9}, Note: "NVSwitch gen 1 (DGX-2, 16 x V100): any pair at 150 GB/s per direction (DGX-2 datasheet: 2.4 TB/s bisection)"},
+	// Second generation: DGX A100 / HGX A100 8-GPU (6 NVSwitches; DGX A100 datasheet:
+	// "600 GB/s GPU-to-GPU bandwidth").
+	"nvswitch2": {Name: "nvswitch2", Link: Link{LatencySeconds: 3.5e-6, BytesPerSecond: 300e9}, Note: "NVSwitch gen 2 (DGX/HGX A100 8-GPU): any pair at 300 GB/s per direction (DGX A100 datasheet: 600 GB/s GPU-to-GPU)"},
+	// Third generation: DGX H100 / HGX H100 and H200 8-GPU (4 NVSwitches; DGX H100
+	// datasheet: "900 GB/s GPU-to-GPU bandwidth").
+	"nvswitch3": {Name: "nvswitch3", Link: Link{LatencySeconds: 3.5e-6, BytesPerSecond: 450e9}, Note: "NVSwitch gen 3 (DGX/HGX H100, H200 8-GPU): any pair at 450 GB/s per direction (DGX H100 datasheet: 900 GB/s GPU-to-GPU)"},
+	// Fourth generation (NVLink Switch): HGX B200 8-GPU and GB200 NVL72 (72 GPUs in one
+	// NVLink domain; GB200 NVL72 datasheet: 1.8 TB/s GPU-to-GPU, 130 TB/s in all).
+	"nvswitch4": {Name: "nvswitch4", Link: Link{LatencySeconds: 3.5e-6, BytesPerSecond: 900e9}, Note: "NVLink Switch gen 4 (HGX B200, GB200 NVL72): any pair at 900 GB/s per direction (GB200 NVL72 datasheet: 1.8 TB/s GPU-to-GPU)"},
 	// PCIe 4.0 x16: 16 GT/s x 16 lanes with 128b/130b coding = 31.5 GB/s per direction.
 	"pcie4": {Name: "pcie4", Link: Link{LatencySeconds: 5e-6, BytesPerSecond: 31.5e9}, Note: "PCIe 4.0 x16: 31.5 GB/s per direction"},
 	// PCIe 5.0 x16: twice PCIe 4.0.
 	"pcie5": {Name: "pcie5", Link: Link{LatencySeconds: 5e-6, BytesPerSecond: 63e9}, Note: "PCIe 5.0 x16: 63 GB/s per direction"},
-	// InfiniBand HDR: 200 Gb/s per port.
-	"ib-hdr": {Name: "ib-hdr", Link: Link{LatencySeconds: 5e-6, BytesPerSecond: 25e9}, Note: "InfiniBand HDR: 200 Gb/s = 25 GB/s per port"},
-	// InfiniBand NDR: 400 Gb/s per port.
-	"ib-ndr": {Name: "ib-ndr", Link: Link{LatencySeconds: 5e-6, BytesPerSecond: 50e9}, Note: "InfiniBand NDR: 400 Gb/s = 50 GB/s per port"},
+	// InfiniBand data rates per 4x port (InfiniBand Trade Association roadmap): EDR
+	// 100 Gb/s (ConnectX-4/5), HDR 200 Gb/s (ConnectX-6, DGX A100), NDR 400 Gb/s
+	// (ConnectX-7, DGX H100), XDR 800 Gb/s (ConnectX-8 SuperNIC, Quantum-X800 switches).
+	"ib-edr": {Name: "ib-edr", Link: Link{LatencySeconds: 5e-6, BytesPerSecond: 12.5e9}, Note: "InfiniBand EDR: 100 Gb/s = 12.5 GB/s per port (IBTA roadmap; ConnectX-5)"},
+	"ib-hdr": {Name: "ib-hdr", Link: Link{LatencySeconds: 5e-6, BytesPerSecond: 25e9}, Note: "InfiniBand HDR: 200 Gb/s = 25 GB/s per port (IBTA roadmap; ConnectX-6, DGX A100)"},
+	"ib-ndr": {Name: "ib-ndr", Link: Link{LatencySeconds: 5e-6, BytesPerSecond: 50e9}, Note: "InfiniBand NDR: 400 Gb/s = 50 GB/s per port (IBTA roadmap; ConnectX-7, DGX H100)"},
+	"ib-xdr": {Name: "ib-xdr", Link: Link{LatencySeconds: 5e-6, BytesPerSecond: 100e9}, Note: "InfiniBand XDR: 800 Gb/s = 100 GB/s per port (IBTA roadmap; ConnectX-8, Quantum-X800)"},
+	// RDMA over Converged Ethernet (RoCE v2) at the Ethernet rates of IEEE 802.3ba
+	// (100GbE), 802.3cd (200GbE) and 802.3bs (400GbE), on ConnectX-6 Dx (100/200 GbE)
+	// and ConnectX-7 (400 GbE) NICs. The alpha is a little above InfiniBand's (switch
+	// buffering, congestion control), an assumption.
+	"roce-100g": {Name: "roce-100g", Link: Link{LatencySeconds: 7e-6, BytesPerSecond: 12.5e9}, Note: "RoCE v2 over 100GbE (IEEE 802.3ba): 12.5 GB/s per port"},
+	"roce-200g": {Name: "roce-200g", Link: Link{LatencySeconds: 7e-6, BytesPerSecond: 25e9}, Note: "RoCE v2 over 200GbE (IEEE 802.3cd): 25 GB/s per port"},
+	"roce-400g": {Name: "roce-400g", Link: Link{LatencySeconds: 7e-6, BytesPerSecond: 50e9}, Note: "RoCE v2 over 400GbE (IEEE 802.3bs; ConnectX-7): 50 GB/s per port"},
 	// Graphcore IPU-Link between neighbouring IPUs in an IPU-M2000 (320 GB/s over all
 	// links of a chip; two links of 32 GB/s joining pipeline neighbours).
 	"ipu-link": {Name: "ipu-link", Link: Link{LatencySeconds: 2e-6, BytesPerSecond: 64e9}, Note: "Graphcore IPU-Link: 64 GB/s between neighbours"},
@@ -271,6 +304,9 @@ func (c *Cluster) FillFromPresets() error {
 		if d.ClockHz == 0 {
 			d.ClockHz = pr.ClockHz
 		}
+		if d.MemoryBytesPerSecond == 0 {
+			d.MemoryBytesPerSecond = pr.Perf.MemoryBytesPerSecond
+		}
 		if d.MemoryBytes == 0 {
 			d.MemoryBytes = pr.MemoryBytes
 			if d.UsableFraction == 0 {
@@ -312,7 +348,9 @@ func FromPreset(device string, n int) (*Cluster, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := Homogeneous(d.Device, n, l.Link, nil)
+	dev := d.Device
+	dev.MemoryBytesPerSecond = d.Perf.MemoryBytesPerSecond
+	c := Homogeneous(dev, n, l.Link, nil)
 	c.Name = fmt.Sprintf("%d x %s", n, d.Name)
 	return c, nil
 }

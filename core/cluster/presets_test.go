@@ -83,12 +83,12 @@ func TestFillFromPresets(t *testing.T) {
 	}{
 		{"figures left out", []Device{{Name: "h100-sxm"}, {Name: "A100-80GB", MemoryBytes: 40 * gib}, {Name: "gc200"}},
 			[]Device{
-				{Name: "h100-sxm", MemoryBytes: 80 * gib, UsableFraction: 0.95, FLOPSPerSecond: 989e12},
-				{Name: "A100-80GB", MemoryBytes: 40 * gib, FLOPSPerSecond: 312e12}, // stated memory: all of it usable
-				{Name: "gc200", MemoryBytes: 894 << 20, FLOPSPerSecond: 250e12, ClockHz: 1.33e9},
+				{Name: "h100-sxm", MemoryBytes: 80 * gib, UsableFraction: 0.95, FLOPSPerSecond: 989e12, MemoryBytesPerSecond: 3.35e12},
+				{Name: "A100-80GB", MemoryBytes: 40 * gib, FLOPSPerSecond: 312e12, MemoryBytesPerSecond: 2039e9}, // stated memory: all of it usable
+				{Name: "gc200", MemoryBytes: 894 << 20, FLOPSPerSecond: 250e12, ClockHz: 1.33e9, MemoryBytesPerSecond: 47.5e12},
 			}, ""},
-		{"stated figures kept", []Device{{Name: "h200", MemoryBytes: 1, UsableFraction: 0.5, FLOPSPerSecond: 7, ClockHz: 3}},
-			[]Device{{Name: "h200", MemoryBytes: 1, UsableFraction: 0.5, FLOPSPerSecond: 7, ClockHz: 3}}, ""},
+		{"stated figures kept", []Device{{Name: "h200", MemoryBytes: 1, UsableFraction: 0.5, FLOPSPerSecond: 7, ClockHz: 3, MemoryBytesPerSecond: 5}},
+			[]Device{{Name: "h200", MemoryBytes: 1, UsableFraction: 0.5, FLOPSPerSecond: 7, ClockHz: 3, MemoryBytesPerSecond: 5}}, ""},
 		{"no presets, no speeds", []Device{{Name: "ipu0", MemoryBytes: 1}, {MemoryBytes: 2}},
 			[]Device{{Name: "ipu0", MemoryBytes: 1}, {MemoryBytes: 2}}, ""},
 		{"preset beside a device without speed", []Device{{Name: "h100-sxm"}, {Name: "v100", MemoryBytes: 1}}, nil,

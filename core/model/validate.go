@@ -109,6 +109,21 @@ func (m *Model) Validate() error {
 	if len(m.Layers) == 0 {
 		es.Add("layers", "must hold at least one layer")
 	}
+	if d := m.MeasuredOn; d != nil {
+		if d.Name == "" && d.FLOPSPerSecond == 0 {
+			es.Add("measured_on", "must name a device preset or give flops_per_second")
+		}
+		es.NonNegative("measured_on.flops_per_second", d.FLOPSPerSecond)
+		if m.Unit() == Cycles {
+			es.Add("measured_on", "applies to times in seconds: cycle counts already scale with each device's clock_hz")
+		}
+	}
+	if m.MicrobatchSize < 0 {
+		es.Add("microbatch_size", "must be >= 0, got %d", m.MicrobatchSize)
+	}
+	if m.TokensPerSample < 0 {
+		es.Add("tokens_per_sample", "must be >= 0, got %d", m.TokensPerSample)
+	}
 	producer := map[string]int{} // tensor id -> producing layer, -1 for model inputs
 	for j, t := range m.Inputs {
 		p := fmt.Sprintf("inputs[%d]", j)
@@ -165,11 +180,14 @@ func (m *Model) validateLayer(es *Errors, i int, producer map[string]int) {
 		name string
 		v    int64
 	}{
-		{"param_bytes", l.ParamBytes}, {"optimizer_bytes", l.OptimizerBytes},
+		{"param_bytes", l.ParamBytes}, {"grad_bytes", l.GradBytes}, {"optimizer_bytes", l.OptimizerBytes},
 		{"exclusive_bytes", l.ExclusiveBytes}, {"temporary_bytes", l.TemporaryBytes},
 		{"activation_bytes", l.ActivationBytes}, {"carry_over_bytes", l.CarryOverBytes},
 	} {
 		checkBytes(es, p+"."+b.name, b.v)
+	}
+	if l.GradBytes > l.ParamBytes && l.ParamBytes >= 0 {
+		es.Add(p+".grad_bytes", "must be at most param_bytes (%d), which holds the gradients, got %d", l.ParamBytes, l.GradBytes)
 	}
 	if l.RecvBytes != nil {
 		checkBytes(es, p+".recv_bytes", *l.RecvBytes)

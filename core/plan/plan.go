@@ -37,11 +37,15 @@ type Plan struct {
 	Boundaries []int `json:"boundaries"`
 	// Stages with their costs.
 	Stages []Stage `json:"stages"`
-	// Bottleneck is the minimised value: max stage compute, or max compute + max transfer.
-	Bottleneck float64 `json:"bottleneck"`
-	// MaxCompute and MaxTransfer over stages.
-	MaxCompute  float64 `json:"max_compute"`
-	MaxTransfer float64 `json:"max_transfer"`
+	// Bottleneck is the minimised value, in the model's unit: max stage compute, or max
+	// compute + max transfer. BottleneckSeconds is the same in seconds, and
+	// BottleneckCycles in device 0's cycles when the model's unit is cycles.
+	Bottleneck        float64 `json:"-"`
+	BottleneckSeconds float64 `json:"bottleneck_seconds"`
+	BottleneckCycles  float64 `json:"bottleneck_cycles,omitempty"`
+	// MaxCompute and MaxTransfer over stages, in the model's unit.
+	MaxCompute  float64 `json:"-"`
+	MaxTransfer float64 `json:"-"`
 	// Schedule is the simulated step under Options.Schedule, when set.
 	Schedule *schedule.Result `json:"schedule,omitempty"`
 }
@@ -54,9 +58,17 @@ type Stage struct {
 	// FirstName and LastName are the names of its first and last layers.
 	FirstName string `json:"first_name"`
 	LastName  string `json:"last_name"`
-	// Compute and Transfer in the plan's unit.
-	Compute  float64 `json:"compute"`
-	Transfer float64 `json:"transfer"`
+	// Compute and Transfer in the plan's unit (Plan.Unit).
+	Compute  float64 `json:"-"`
+	Transfer float64 `json:"-"`
+	// ComputeSeconds is the stage's forward and backward time for one microbatch;
+	// TransferSeconds the time of its transfers (in and out) for one microbatch.
+	ComputeSeconds  float64 `json:"compute_seconds"`
+	TransferSeconds float64 `json:"transfer_seconds"`
+	// ComputeCycles and TransferCycles: the same in device 0's cycles, for a model in
+	// cycles.
+	ComputeCycles  float64 `json:"compute_cycles,omitempty"`
+	TransferCycles float64 `json:"transfer_cycles,omitempty"`
 	// Memory and its parts.
 	MemoryBytes     int64 `json:"memory_bytes"`
 	LimitBytes      int64 `json:"limit_bytes"`
@@ -76,9 +88,26 @@ type Stage struct {
 var ErrNoFit = errors.New("no plan fits")
 
 // Make validates the inputs and returns the optimal plan. Bad input gives errors naming
-// the field (model.Errors); a model that fits no split gives an error wrapping ErrNoFit
-// whose text says why.
+// the field (model.Errors); a model that fits no split gives a *NoFitError (which wraps
+// ErrNoFit) saying why.
 func Make(m *model.Model, c *cluster.Cluster, opt Options) (*Plan, error) {
+	return solve(m, c, opt, nil)
+}
+
+// Evaluate costs a given split (boundaries as in Plan; for Interleaved, of the p*v
+// stages) as Make costs the optimum, and simulates it under opt.Schedule. The split may
+// not fit: its stages then show memory above their limits.
+func Evaluate(m *model.Model, c *cluster.Cluster, opt Options, bounds []int) (*Plan, error) {
+	if bounds == nil {
+		return nil, &model.FieldError{Path: "boundaries", Reason: "are required to evaluate a split"}
+	}
+	return solve(m, c, opt, bounds)
+}
+
+func solve(m *model.Model, c *cluster.Cluster, opt Options, bounds []int) (*Plan, error) {
+	if m == nil || c == nil {
+		return nil, errors.New("plan: a model and a cluster are required")
+	}
 	if err := m.Validate(); err != nil {
 		return nil, err
 	}
@@ -93,26 +122,52 @@ func Make(m *model.Model, c *cluster.Cluster, opt Options) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
+	if bounds != nil {
+		if err := checkBounds(bounds, len(m.Layers), len(sc.Devices)); err != nil {
+			return nil, err
+		}
+	}
 	e, err := estimate.New(m, sc, opt.Estimate)
 	if err != nil {
 		return nil, err
 	}
-	r, err := partition.Solve(Costs{e}, opt.Objective)
-	if err != nil {
-		return nil, fmt.Errorf("%w: %s", ErrNoFit, Explain(e, m, sc))
+	if bounds == nil {
+		r, err := partition.Solve(Costs{e}, opt.Objective)
+		if err != nil {
+			return nil, &NoFitError{Diagnose(e, m, sc)}
+		}
+		bounds = r.Boundaries
 	}
-	p := FromBoundaries(e, m, sc, r.Boundaries, opt.Objective)
+	p, err := FromBoundaries(e, m, sc, bounds, opt.Objective)
+	if err != nil {
+		return nil, err
+	}
 	if opt.Schedule != nil {
-		if p.Schedule, err = simulate(e, m, c, sc, r.Boundaries, opt); err != nil {
+		if p.Schedule, err = simulate(e, m, c, sc, bounds, opt); err != nil {
 			return nil, err
 		}
 	}
 	return p, nil
 }
 
-// FromBoundaries describes a given split (optimal or not) with every stage's costs.
-func FromBoundaries(e *estimate.Estimator, m *model.Model, c *cluster.Cluster, bounds []int, obj partition.Objective) *Plan {
-	p := &Plan{Unit: m.Unit(), Objective: obj.String(), Boundaries: bounds}
+// FromBoundaries describes a given split (optimal or not) with every stage's costs. The
+// estimator must be of m on c; boundaries that do not split m's layers into c's stages
+// give an error naming the field "boundaries".
+func FromBoundaries(e *estimate.Estimator, m *model.Model, c *cluster.Cluster, bounds []int, obj partition.Objective) (*Plan, error) {
+	if e == nil || m == nil || c == nil {
+		return nil, errors.New("plan.FromBoundaries: the estimator, model and cluster are required")
+	}
+	if e.Layers() != len(m.Layers) || e.Stages() != len(c.Devices) {
+		return nil, fmt.Errorf("plan.FromBoundaries: the estimator costs %d layers on %d stages, the model has %d layers and the cluster %d devices", e.Layers(), e.Stages(), len(m.Layers), len(c.Devices))
+	}
+	if err := checkBounds(bounds, len(m.Layers), len(c.Devices)); err != nil {
+		return nil, err
+	}
+	seconds, err := secondsOf(m, c)
+	if err != nil {
+		return nil, err
+	}
+	p := &Plan{Unit: m.Unit(), Objective: obj.String(), Boundaries: append([]int(nil), bounds...)}
 	for i := 0; i+1 < len(bounds); i++ {
 		a, b := bounds[i], bounds[i+1]-1
 		r := e.Range(i, a, b)
@@ -121,6 +176,7 @@ func FromBoundaries(e *estimate.Estimator, m *model.Model, c *cluster.Cluster, b
 			FirstLayer: a, LastLayer: b,
 			FirstName: m.Layers[a].Name, LastName: m.Layers[b].Name,
 			Compute: r.Compute, Transfer: r.Transfer,
+			ComputeSeconds: seconds(r.Compute), TransferSeconds: seconds(r.Transfer),
 			MemoryBytes: r.MemoryBytes, LimitBytes: r.LimitBytes,
 			ParamBytes: r.ParamBytes, OptimizerBytes: r.OptimizerBytes,
 			ExclusiveBytes: r.ExclusiveBytes, SharedBytes: r.SharedBytes,
@@ -135,7 +191,29 @@ func FromBoundaries(e *estimate.Estimator, m *model.Model, c *cluster.Cluster, b
 	if obj == partition.MaxComputePlusTransfer {
 		p.Bottleneck += p.MaxTransfer
 	}
-	return p
+	p.BottleneckSeconds = seconds(p.Bottleneck)
+	if p.Unit == model.Cycles {
+		p.BottleneckCycles = p.Bottleneck
+		for i := range p.Stages {
+			s := &p.Stages[i]
+			s.ComputeCycles, s.TransferCycles = s.Compute, s.Transfer
+		}
+	}
+	return p, nil
+}
+
+// secondsOf converts the estimator's times to seconds: they are in the model's unit, and
+// cycles are device 0's (estimate scales every device's work to them). Without device 0's
+// clock, cycle counts have no seconds: NaN-free zero is not an answer, so it is an error.
+func secondsOf(m *model.Model, c *cluster.Cluster) (func(float64) float64, error) {
+	if m.Unit() != model.Cycles {
+		return func(v float64) float64 { return v }, nil
+	}
+	clock := c.Devices[0].ClockHz
+	if clock <= 0 {
+		return nil, &model.FieldError{Path: "devices[0].clock_hz", Reason: "is needed to convert the model's cycles to seconds"}
+	}
+	return func(v float64) float64 { return v / clock }, nil
 }
 
 // Costs adapts an Estimator to partition.Costs.

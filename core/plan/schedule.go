@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"errors"
 	"fmt"
 	"math"
 
@@ -105,6 +106,9 @@ func Simulate(m *model.Model, c *cluster.Cluster, bounds []int, opt Options) (*s
 	if opt.Schedule == nil {
 		return nil, &model.FieldError{Path: "schedule", Reason: "is required to simulate a split"}
 	}
+	if m == nil || c == nil {
+		return nil, errors.New("plan.Simulate: a model and a cluster are required")
+	}
 	if err := m.Validate(); err != nil {
 		return nil, err
 	}
@@ -178,6 +182,30 @@ func simulate(e *estimate.Estimator, m *model.Model, c, sc *cluster.Cluster, bou
 			StaticBytes:     r.ParamBytes + r.OptimizerBytes + r.ExclusiveBytes + r.SharedBytes,
 			ActivationBytes: r.ActivationBytes, InputBytes: r.RecvBytes, PeakBytes: r.PeakBytes,
 		})
+	}
+	// Host transfers: the first stage receives the model's input and the last sends its
+	// output, each microbatch, before its forward can start or finish; with HostEveryStage
+	// (Graphcore's bulk-synchronous exchange, seed 000) every stage waits for both.
+	var hostIn, hostOut float64
+	if l := sc.RecvLink(0); l != nil {
+		hostIn = l.Seconds(ranges[0].RecvBytes, sc.Devices[0].ClockHz)
+	}
+	if l := sc.SendLink(S - 1); l != nil {
+		hostOut = l.Seconds(ranges[S-1].SendBytes, sc.Devices[S-1].ClockHz)
+	}
+	for i := range pl.Stages {
+		st := &pl.Stages[i]
+		switch {
+		case sc.HostEveryStage:
+			st.ForwardSeconds += hostIn + hostOut
+		default:
+			if i == 0 {
+				st.ForwardSeconds += hostIn
+			}
+			if i == S-1 {
+				st.ForwardSeconds += hostOut
+			}
+		}
 	}
 	for j := 0; j+1 < S; j++ {
 		t := 0.0

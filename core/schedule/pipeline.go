@@ -141,8 +141,10 @@ type Result struct {
 	// BubbleFraction is the share of device time spent idle (or on dummy inputs):
 	// 1 - sum of busy seconds / (devices * makespan).
 	BubbleFraction float64 `json:"bubble_fraction"`
-	// Throughput in samples per second: microbatches * microbatch size / makespan.
-	Throughput float64 `json:"throughput"`
+	// Throughput in samples per second of the pipeline alone: microbatches * microbatch
+	// size / makespan, for one replica, without the work a step does once (optimizer
+	// update, gradient all-reduces; core/request's Step has the whole step).
+	Throughput float64 `json:"pipeline_samples_per_second"`
 	// BusySeconds per device: the time it computes real work.
 	BusySeconds []float64 `json:"busy_seconds"`
 	// PeakMemoryBytes per device (= per stage except for Interleaved, where a device

@@ -1,222 +1,104 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 
-	"pipeplan/core/analytic"
-	"pipeplan/core/arch"
-	"pipeplan/core/load"
+	"pipeplan/core/examples"
 	"pipeplan/core/model"
-	"pipeplan/core/partition"
-	"pipeplan/core/plan"
-	"pipeplan/ui"
+	"pipeplan/core/request"
 )
 
-// apiOptions is the options argument of window.pipeplan.plan, as JSON.
-type apiOptions struct {
-	// Objective: "compute" (the default) or "compute+transfer".
-	Objective string `json:"objective,omitempty"`
-	// MemoryProportion of each device's usable memory a stage may fill; 0 means 1.
-	MemoryProportion float64 `json:"memory_proportion,omitempty"`
-	// Inference plans forward passes only.
-	Inference bool `json:"inference,omitempty"`
-	// Recompute stashes only stage inputs and rebuilds activations in backward.
-	Recompute bool `json:"recompute,omitempty"`
-}
-
-// apiError is what window.pipeplan.plan returns instead of a plan.
+// apiError is what the JS API returns instead of a result: the whole message, and the bad
+// fields of the request by their paths ("schedule.microbatches").
 type apiError struct {
 	// Error is the whole message, for people.
 	Error string `json:"error"`
-	// NoFit is true when the inputs were valid but no split fits the devices' memory.
-	NoFit bool `json:"no_fit,omitempty"`
-	// Fields lists the bad fields of an input, when the error is about fields.
+	// Fields lists the bad fields of the request, when the error is about fields.
 	Fields []apiField `json:"fields,omitempty"`
 }
 
-// apiField names one bad field: in which input ("model", "cluster" or "options"), its path
-// inside it, and why.
+// apiField names one bad field of the request and why.
 type apiField struct {
-	Input  string `json:"input"`
 	Path   string `json:"path"`
 	Reason string `json:"reason"`
 }
 
-// planJSON is window.pipeplan.plan: it decodes a model (any format core/load knows), a
-// cluster and options (empty: defaults), makes the optimal plan and returns it as JSON, or
-// an apiError as JSON. It never panics on bad input.
-func planJSON(modelJSON, clusterJSON, optionsJSON string) string {
-	p, err := makePlan([]byte(modelJSON), []byte(clusterJSON), []byte(optionsJSON))
-	if err != nil {
-		return mustJSON(err.(*inputError).api())
-	}
-	return mustJSON(p)
-}
-
-// inputError is an error in one of the three inputs, or a no-fit.
-type inputError struct {
-	input string // "model", "cluster", "options" or "" for a planning failure
-	err   error
-}
-
-func (e *inputError) Error() string {
-	if e.input == "" {
-		return e.err.Error()
-	}
-	return e.input + ": " + e.err.Error()
-}
-
-func (e *inputError) api() apiError {
-	a := apiError{Error: e.Error(), NoFit: errors.Is(e.err, plan.ErrNoFit)}
-	if fes, ok := model.AsFieldErrors(e.err); ok {
+func errorOf(err error) apiError {
+	a := apiError{Error: err.Error()}
+	if fes, ok := model.AsFieldErrors(err); ok {
 		for _, fe := range fes {
-			input := e.input
-			if input == "" {
-				input = inputOf(fe.Path)
+			if fe.Path != "" {
+				a.Fields = append(a.Fields, apiField{Path: fe.Path, Reason: fe.Reason})
 			}
-			a.Fields = append(a.Fields, apiField{Input: input, Path: fe.Path, Reason: fe.Reason})
 		}
 	}
 	return a
 }
 
-// inputOf says which input a field found while planning belongs to, by its path: the
-// estimator checks how model and cluster fit together, and its own options.
-func inputOf(path string) string {
-	for _, p := range []struct{ prefix, input string }{
-		{"devices", "cluster"}, {"links", "cluster"}, {"host", "cluster"},
-		{"layers", "model"}, {"inputs", "model"}, {"time_unit", "model"},
-	} {
-		if strings.HasPrefix(path, p.prefix) {
-			return p.input
-		}
+// planJSON is window.pipeplan.planJSON: it decodes a planning request (docs/request.md),
+// runs it with core and returns the result as JSON, indented as the command line prints
+// it, or an apiError as JSON. It never panics on bad input.
+func planJSON(requestJSON string) string {
+	r, err := request.Decode([]byte(requestJSON))
+	if err != nil {
+		return mustJSON(errorOf(err))
 	}
-	return "options"
+	res, err := request.Run(context.Background(), r)
+	if err != nil {
+		return mustJSON(errorOf(err))
+	}
+	return mustJSON(res)
 }
 
-func makePlan(modelJSON, clusterJSON, optionsJSON []byte) (*plan.Plan, error) {
-	if len(bytes.TrimSpace(modelJSON)) == 0 {
-		return nil, &inputError{"model", errors.New("is empty: give a model as JSON")}
-	}
-	m, _, err := load.Model(modelJSON)
+// estimateJSON is window.pipeplan.estimate's JSON: the analytic estimate of a request's
+// architecture.
+func estimateJSON(requestJSON string) string {
+	r, err := request.Decode([]byte(requestJSON))
 	if err != nil {
-		return nil, &inputError{"model", err}
+		return mustJSON(errorOf(err))
 	}
-	if len(bytes.TrimSpace(clusterJSON)) == 0 {
-		return nil, &inputError{"cluster", errors.New("is empty: give a cluster as JSON")}
-	}
-	c, err := load.Cluster(clusterJSON)
+	est, err := request.Estimate(context.Background(), r)
 	if err != nil {
-		return nil, &inputError{"cluster", err}
+		return mustJSON(errorOf(err))
 	}
-	opt, err := decodeOptions(optionsJSON)
-	if err != nil {
-		return nil, &inputError{"options", err}
-	}
-	p, err := plan.Make(m, c, opt)
-	if err != nil {
-		return nil, &inputError{"", err}
-	}
-	return p, nil
+	return mustJSON(est)
 }
 
-func decodeOptions(data []byte) (plan.Options, error) {
-	var o apiOptions
-	if s := bytes.TrimSpace(data); len(s) > 0 && !bytes.Equal(s, []byte("null")) {
-		dec := json.NewDecoder(bytes.NewReader(s))
-		dec.DisallowUnknownFields()
-		if err := dec.Decode(&o); err != nil {
-			return plan.Options{}, fmt.Errorf("invalid JSON: %v", err)
-		}
-		if dec.More() {
-			return plan.Options{}, errors.New("unexpected data after the JSON value")
-		}
-	}
-	var opt plan.Options
-	if o.Objective != "" {
-		obj, err := partition.ParseObjective(o.Objective)
-		if err != nil {
-			return plan.Options{}, &model.FieldError{Path: "objective", Reason: err.Error()}
-		}
-		opt.Objective = obj
-	}
-	opt.Estimate.MemoryProportion = o.MemoryProportion
-	opt.Estimate.Inference = o.Inference
-	opt.Estimate.Recompute = o.Recompute
-	return opt, nil
+// exampleRequest is the request of the default example on its default cluster.
+func exampleRequest() *request.Request {
+	e := examples.Default()
+	return &request.Request{Version: request.Version, Model: request.ModelSpec{Example: e.Name},
+		Cluster: request.ClusterSpec{Device: e.Device, Count: e.Stages}}
 }
 
-// mustJSON encodes v; plans and errors hold only strings and finite numbers, so a failure
-// is a bug, reported as an error object rather than a panic that would stop the app.
+// mustJSON encodes v as the command line's --json does (two-space indent, a final
+// newline); results and errors hold only strings and finite numbers, so a failure is a
+// bug, reported as an error object rather than a panic that would stop the app.
 func mustJSON(v any) string {
-	b, err := json.Marshal(v)
+	b, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
-		b, _ = json.Marshal(apiError{Error: "internal error: " + err.Error()})
+		b, _ = json.MarshalIndent(apiError{Error: "internal error: " + err.Error()}, "", "  ")
 	}
-	return string(b)
+	return string(b) + "\n"
 }
 
-// searchUnavailable is what pipeplan.search rejects with until core/search lands.
-const searchUnavailable = "pipeplan.search: the search (core/search) has not landed in this build yet"
-
-// planRequestJSON is window.pipeplan.plan(request): the request's result as JSON, or an
-// apiError. It runs the page's planner (ui.Run), so the API and the page cannot disagree.
-func planRequestJSON(requestJSON string) string {
-	r, err := ui.DecodeRequest([]byte(requestJSON))
-	if err != nil {
-		return mustJSON(apiError{Error: err.Error()})
-	}
-	res, err := ui.Run(context.Background(), r)
-	if err != nil {
-		a := apiError{Error: err.Error()}
-		if fes, ok := model.AsFieldErrors(err); ok {
-			for _, fe := range fes {
-				a.Fields = append(a.Fields, apiField{Input: "request", Path: fe.Path, Reason: fe.Reason})
-			}
+// recovered turns a panic in a JS callback into an error object, so that the Go program
+// keeps running and the next call works.
+func recovered(out *string) {
+	if v := recover(); v != nil {
+		err, ok := v.(error)
+		if !ok {
+			err = fmt.Errorf("%v", v)
 		}
-		return mustJSON(a)
+		*out = mustJSON(apiError{Error: "internal error: " + err.Error()})
 	}
-	return mustJSON(res)
 }
 
-// estimateJSON is window.pipeplan.estimate(architecture, device, options): the analytic
-// profile (core/analytic) of a bundled architecture's name or a config.json, on a device
-// preset, for options as analytic.Options's JSON ({"batch": 1, "seq": 1024, ...}).
-func estimateJSON(archArg, device, optionsJSON string) string {
-	var name string
-	var a *arch.Arch
-	var err error
-	if json.Unmarshal([]byte(archArg), &name) == nil || !strings.HasPrefix(strings.TrimSpace(archArg), "{") {
-		if name == "" {
-			name = archArg
-		}
-		a, err = arch.Bundled(name)
-	} else {
-		a, err = arch.Parse([]byte(archArg))
-	}
-	if err != nil {
-		return mustJSON(apiError{Error: "architecture: " + err.Error()})
-	}
-	t, err := analytic.PresetTarget(device)
-	if err != nil {
-		return mustJSON(apiError{Error: "device: " + err.Error()})
-	}
-	var o analytic.Options
-	if s := strings.TrimSpace(optionsJSON); s != "" && s != "null" {
-		dec := json.NewDecoder(strings.NewReader(s))
-		dec.DisallowUnknownFields()
-		if err := dec.Decode(&o); err != nil {
-			return mustJSON(apiError{Error: "options: " + err.Error()})
-		}
-	}
-	res, err := analytic.Estimate(a, t, o)
-	if err != nil {
-		return mustJSON(apiError{Error: err.Error()})
-	}
-	return mustJSON(res)
-}
+// searchUnavailable is what pipeplan.search rejects with until the search can plan
+// requests in the browser.
+const searchUnavailable = "pipeplan.search: the search over planning requests (core/search's evaluator) has not landed in this build yet"
+
+var errNoRequest = errors.New("give a planning request: an object, or its JSON text (docs/request.md)")

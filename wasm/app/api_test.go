@@ -1,128 +1,88 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
-	"slices"
+	"os"
 	"strings"
 	"testing"
 
-	"pipeplan/core/examples"
-	"pipeplan/core/partition"
-	"pipeplan/core/plan"
+	"pipeplan/core/request"
 )
 
-func exampleInputs(t *testing.T, stages int) (model, cluster string) {
-	t.Helper()
-	e := examples.Default()
-	c, err := e.Cluster(stages)
+// The request in testdata gives, through the JS API's Go side, exactly the result JSON the
+// command line prints (testdata/gpt2-4xa100.result.json, checked by cmd/pipeplan too).
+func TestPlanJSONGivesTheGoldenResult(t *testing.T) {
+	req, err := os.ReadFile("../../testdata/gpt2-4xa100.request.json")
 	if err != nil {
 		t.Fatal(err)
 	}
-	cj, err := json.Marshal(c)
+	want, err := os.ReadFile("../../testdata/gpt2-4xa100.result.json")
 	if err != nil {
 		t.Fatal(err)
 	}
-	return string(e.ModelJSON()), string(cj)
+	if got := planJSON(string(req)); got != string(want) {
+		t.Errorf("planJSON differs from testdata/gpt2-4xa100.result.json:\n%s", got)
+	}
 }
 
-func TestPlanJSONGivesCorePlan(t *testing.T) {
-	mj, cj := exampleInputs(t, 4)
-	e := examples.Default()
-	m, _ := e.Model()
-	c, _ := e.Cluster(4)
-	for _, tc := range []struct {
-		options string
-		opt     plan.Options
-	}{
-		{"", plan.Options{}},
-		{"null", plan.Options{}},
-		{`{}`, plan.Options{}},
-		{`{"objective": "compute+transfer", "memory_proportion": 0.5, "inference": true}`,
-			func() plan.Options {
-				o := plan.Options{Objective: partition.MaxComputePlusTransfer}
-				o.Estimate.MemoryProportion, o.Estimate.Inference = 0.5, true
-				return o
-			}()},
-		{`{"recompute": true}`, func() plan.Options { var o plan.Options; o.Estimate.Recompute = true; return o }()},
-	} {
-		want, err := plan.Make(m, c, tc.opt)
-		if err != nil {
-			t.Fatal(err)
-		}
-		wantJSON, _ := json.Marshal(want)
-		if got := planJSON(mj, cj, tc.options); got != string(wantJSON) {
-			t.Errorf("options %s:\n got %s\nwant %s", tc.options, got, wantJSON)
-		}
-	}
-	var p plan.Plan
-	if err := json.Unmarshal([]byte(planJSON(mj, cj, "")), &p); err != nil {
+func TestPlanJSONGivesCoreResult(t *testing.T) {
+	r := exampleRequest()
+	res, err := request.Run(context.Background(), r)
+	if err != nil {
 		t.Fatal(err)
 	}
-	if !slices.Equal(p.Boundaries, []int{0, 8, 15, 22, 26}) {
-		t.Errorf("boundaries %v", p.Boundaries)
+	text, _ := json.Marshal(r)
+	if got, want := planJSON(string(text)), mustJSON(res); got != want {
+		t.Errorf("planJSON(example) differs from request.Run's result")
+	}
+	if !res.Feasible || len(res.Plan.Stages) != 4 {
+		t.Errorf("the example request plans %+v", res.Plan)
 	}
 }
 
 func TestPlanJSONErrors(t *testing.T) {
-	mj, cj := exampleInputs(t, 4)
-	_, cj30 := exampleInputs(t, 30)
 	for _, tc := range []struct {
-		name                    string
-		model, cluster, options string
-		want                    apiError
+		name, request string
+		want          apiError
 	}{
-		{"empty model", "", cj, "", apiError{Error: "model: is empty: give a model as JSON"}},
-		{"empty cluster", mj, " ", "", apiError{Error: "cluster: is empty: give a cluster as JSON"}},
-		{"model field", `{"layers": [{"name": "a", "param_bytes": -1}]}`, cj, "",
-			apiError{Error: "model: layers[0].param_bytes: must be >= 0, got -1",
-				Fields: []apiField{{"model", "layers[0].param_bytes", "must be >= 0, got -1"}}}},
-		{"cluster field", mj, `{"devices": [{"memory_bytes": 0}]}`, "",
-			apiError{Error: "cluster: devices[0].memory_bytes: must be > 0, got 0",
-				Fields: []apiField{{"cluster", "devices[0].memory_bytes", "must be > 0, got 0"}}}},
-		{"unknown option", mj, cj, `{"stages": 4}`,
-			apiError{Error: `options: invalid JSON: json: unknown field "stages"`}},
-		{"objective", mj, cj, `{"objective": "speed"}`,
-			apiError{Error: `options: objective: must be "compute" or "compute+transfer", got "speed"`,
-				Fields: []apiField{{"options", "objective", `must be "compute" or "compute+transfer", got "speed"`}}}},
-		{"memory proportion", mj, cj, `{"memory_proportion": 2}`,
-			apiError{Error: "memory_proportion: must be in (0, 1], got 2",
-				Fields: []apiField{{"options", "memory_proportion", "must be in (0, 1], got 2"}}}},
-		{"no fit", mj, cj30, "",
-			apiError{Error: "no plan fits: the model has 26 layers but the cluster has 30 stages, and every stage needs at least one layer: use at most 26 stages", NoFit: true}},
+		{"empty", "", apiError{Error: "the request is empty: give a JSON object"}},
+		{"unknown field", `{"version": 1, "stages": 4}`,
+			apiError{Error: "stages: is not a field of the request (docs/request.md lists them)", Fields: []apiField{{"stages", "is not a field of the request (docs/request.md lists them)"}}}},
+		{"wrong type", `{"schedule": {"microbatches": "8"}}`,
+			apiError{Error: "schedule.microbatches: must be an integer, got string", Fields: []apiField{{"schedule.microbatches", "must be an integer, got string"}}}},
+		{"bad field", `{"model": {"example": "gpt2-medium"}, "cluster": {"device": "a100-80gb", "count": 4}, "memory_proportion": 2}`,
+			apiError{Error: "memory_proportion: must be in (0, 1], got 2", Fields: []apiField{{"memory_proportion", "must be in (0, 1], got 2"}}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			want, _ := json.Marshal(tc.want)
-			if got := planJSON(tc.model, tc.cluster, tc.options); got != string(want) {
+			if got, want := planJSON(tc.request), mustJSON(tc.want); got != want {
 				t.Errorf("\n got %s\nwant %s", got, want)
 			}
 		})
 	}
-}
-
-func TestPlanJSONSyntaxError(t *testing.T) {
-	_, cj := exampleInputs(t, 4)
-	// Only the line is checked: core/load's column is its concern.
-	got := planJSON("{\n  \"layers\": [}", cj, "")
-	if want := `{"error":"model: JSON syntax error at line 2, column `; !strings.HasPrefix(got, want) || !strings.HasSuffix(got, `: invalid character '}' looking for beginning of value"}`) {
-		t.Errorf("got %s", got)
+	// A request that fits no split is a result, not an error: the diagnostics say why.
+	var res request.Result
+	if err := json.Unmarshal([]byte(planJSON(`{"model": {"example": "gpt2-medium"}, "cluster": {"device": "a100-80gb", "count": 30}}`)), &res); err != nil {
+		t.Fatal(err)
+	}
+	if res.Feasible || res.Plan != nil || len(res.Diagnostics) == 0 || res.Diagnostics[len(res.Diagnostics)-1].Code != "too_few_layers" {
+		t.Errorf("30 stages of 26 layers: %+v", res)
 	}
 }
 
-func TestInputOf(t *testing.T) {
-	for path, want := range map[string]string{
-		"devices[2].clock_hz": "cluster", "links[0].gbps": "cluster", "host.gbps": "cluster",
-		"layers[1].name": "model", "inputs[0].bytes": "model", "time_unit": "model",
-		"memory_proportion": "options", "": "options",
-	} {
-		if got := inputOf(path); got != want {
-			t.Errorf("inputOf(%q) = %q, want %q", path, got, want)
-		}
+func TestEstimateJSON(t *testing.T) {
+	got := estimateJSON(`{"model": {"architecture": {"name": "gpt2"}}, "cluster": {"device": "h100-sxm", "count": 1}}`)
+	if !strings.Contains(got, `"params": 124439808`) {
+		t.Errorf("estimate of gpt2:\n%.400s", got)
+	}
+	if got := estimateJSON(`{"model": {"example": "gpt2-medium"}, "cluster": {"device": "h100-sxm", "count": 1}}`); !strings.Contains(got, `"error": "model.architecture: is required`) {
+		t.Errorf("estimate of a profile: %s", got)
 	}
 }
 
 func TestMustJSONNeverPanics(t *testing.T) {
-	got := mustJSON(plan.Plan{Bottleneck: 1.0 / zero()})
-	if !strings.HasPrefix(got, `{"error":"internal error: json: unsupported value: +Inf"`) {
+	got := mustJSON(request.Step{StepSeconds: 1.0 / zero()})
+	if !strings.HasPrefix(got, "{\n  \"error\": \"internal error: json: unsupported value: +Inf\"") {
 		t.Errorf("mustJSON(+Inf) = %s", got)
 	}
 }

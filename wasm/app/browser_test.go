@@ -36,7 +36,6 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
 
-	"pipeplan/core/examples"
 	"pipeplan/ui"
 )
 
@@ -300,17 +299,35 @@ func TestBrowser(t *testing.T) {
 	}
 	b.shot("1-plan")
 
-	// The JS API: the older three-argument form and the request form.
-	e := examples.Default()
-	mj := string(e.ModelJSON())
-	got := do(b, "pipeplan.plan(model, cluster)", chromedp.Evaluate[string](`pipeplan.plan(pipeplan.exampleModel(), pipeplan.presetCluster("a100-80gb", 4))`))
-	if want := planJSON(mj, clusterJSON(t, 4), ""); got != want {
-		t.Errorf("pipeplan.plan(model, cluster):\n got %.200s\nwant %.200s", got, want)
+	// The JS API gives exactly the command line's JSON for the request in testdata.
+	req, err := os.ReadFile("../../core/request/testdata/gpt2-4xa100.json")
+	if err != nil {
+		t.Fatal(err)
 	}
-	reqJSON, _ := json.Marshal(ui.InitialRequest())
-	got = do(b, "pipeplan.plan(request)", chromedp.Evaluate[string](`pipeplan.plan(`+string(reqJSON)+`)`))
-	if want := planRequestJSON(string(reqJSON)); got != want {
-		t.Errorf("pipeplan.plan(request):\n got %.200s\nwant %.200s", got, want)
+	golden, err := os.ReadFile("../../core/request/testdata/gpt2-4xa100.result.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	reqJS, _ := json.Marshal(string(req))
+	if got := do(b, "pipeplan.planJSON(testdata)", chromedp.Evaluate[string](`pipeplan.planJSON(`+string(reqJS)+`)`)); got != string(golden) {
+		t.Errorf("pipeplan.planJSON in chromium differs from core/request/testdata/gpt2-4xa100.result.json:\n%s", got)
+	}
+	// plan takes an object and returns one; what JSON cannot carry, and any bad call, comes
+	// back as an error object, and the next good call still works.
+	for _, tc := range []struct{ js, want string }{
+		{`pipeplan.plan(JSON.parse(` + string(reqJS) + `)).step.samples_per_step`, "128"},
+		{`pipeplan.plan(pipeplan.exampleRequest()).plan.boundaries.join(",")`, "0,8,15,22,26"},
+		{`pipeplan.plan({model: {example: "gpt2-medium"}, cluster: {device: "a100-80gb", count: 4}, memory_proportion: NaN}).error`, "memory_proportion: must be a finite number, got NaN"},
+		{`pipeplan.plan({model: {example: "gpt2-medium"}, cluster: {device: "a100-80gb", count: 4n}}).error`, "cluster.count: must be a number, got a BigInt"},
+		{`(() => { const r = {model: {example: "gpt2-medium"}}; r.model.self = r; return pipeplan.plan(r).error.endsWith(": nests deeper than 64 levels (a cyclic object?)") })()`, "true"},
+		{`pipeplan.plan(42).error`, "the request is a number: give a planning request: an object, or its JSON text (docs/request.md)"},
+		{`pipeplan.plan("{").error`, "the request's JSON ends early"},
+		{`pipeplan.estimate({model: {architecture: {name: "gpt2"}}, cluster: {device: "a100-80gb", count: 2}}).layers.length > 0`, "true"},
+		{`pipeplan.plan(pipeplan.exampleRequest()).feasible`, "true"},
+	} {
+		if got := do(b, tc.js, chromedp.Evaluate[any](tc.js)); fmt.Sprint(got) != tc.want {
+			t.Errorf("%s = %v, want %s", tc.js, got, tc.want)
+		}
 	}
 
 	// Pick a bundled architecture: the page replans it and shows its layers.
@@ -494,15 +511,3 @@ func TestBrowser(t *testing.T) {
 	}
 }
 
-func clusterJSON(t *testing.T, n int) string {
-	t.Helper()
-	c, err := examples.Default().Cluster(n)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := json.Marshal(c)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
-}

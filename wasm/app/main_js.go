@@ -10,9 +10,7 @@ import (
 
 	"github.com/vugu/vugu"
 	"github.com/vugu/vugu/domrender"
-	vjs "github.com/vugu/vugu/js"
 
-	"pipeplan/core/examples"
 	"pipeplan/ui"
 )
 
@@ -233,8 +231,6 @@ func (b *browser) afterRender() {
 	}
 }
 
-var _ = vjs.Undefined
-
 func queryParam(name string) string {
 	v := js.Global().Get("URL").New(js.Global().Get("location").Get("href")).Get("searchParams").Call("get", name)
 	if v.IsNull() {
@@ -262,67 +258,4 @@ func storageGet(key string) (v string) {
 func storageSet(key, value string) {
 	defer func() { recover() }()
 	js.Global().Get("localStorage").Call("setItem", key, value)
-}
-
-// exposeAPI sets window.pipeplan.
-func exposeAPI() {
-	e := examples.Default()
-	js.Global().Set("pipeplan", js.ValueOf(map[string]any{
-		"plan":          js.FuncOf(jsPlan),
-		"estimate":      js.FuncOf(jsEstimate),
-		"search":        js.FuncOf(jsSearch),
-		"exampleModel":  js.FuncOf(func(js.Value, []js.Value) any { return string(e.ModelJSON()) }),
-		"presetCluster": js.FuncOf(jsPresetCluster),
-	}))
-}
-
-// jsPlan is pipeplan.plan(request), or the older pipeplan.plan(model, cluster, options).
-func jsPlan(_ js.Value, args []js.Value) any {
-	if len(args) == 1 {
-		return planRequestJSON(jsonArg(args[0]))
-	}
-	in := make([]string, 3)
-	for i := range min(len(args), 3) {
-		in[i] = jsonArg(args[i])
-	}
-	return planJSON(in[0], in[1], in[2])
-}
-
-// jsEstimate is pipeplan.estimate(architecture, device, options).
-func jsEstimate(_ js.Value, args []js.Value) any {
-	in := make([]string, 3)
-	for i := range min(len(args), 3) {
-		in[i] = jsonArg(args[i])
-	}
-	return estimateJSON(in[0], in[1], in[2])
-}
-
-// jsSearch is pipeplan.search(request, onProgress): a Promise.
-func jsSearch(_ js.Value, args []js.Value) any {
-	msg := searchUnavailable
-	return js.Global().Get("Promise").Call("reject", js.Global().Get("Error").New(msg))
-}
-
-// jsPresetCluster is pipeplan.presetCluster(device, stages).
-func jsPresetCluster(_ js.Value, args []js.Value) any {
-	if len(args) != 2 || args[0].Type() != js.TypeString || args[1].Type() != js.TypeNumber {
-		return mustJSON(apiError{Error: "presetCluster(device, stages): give a device name and a number"})
-	}
-	c, err := examples.Example{Device: args[0].String()}.Cluster(args[1].Int())
-	if err != nil {
-		return mustJSON(apiError{Error: err.Error()})
-	}
-	return mustJSON(c)
-}
-
-// jsonArg turns an argument into JSON text: strings as they are, undefined and null as
-// empty, anything else through JSON.stringify.
-func jsonArg(v js.Value) string {
-	switch v.Type() {
-	case js.TypeString:
-		return v.String()
-	case js.TypeUndefined, js.TypeNull:
-		return ""
-	}
-	return js.Global().Get("JSON").Call("stringify", v).String()
 }
