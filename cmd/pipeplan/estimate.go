@@ -86,16 +86,38 @@ func printEstimate(w io.Writer, r *analytic.Result, t analytic.Target) {
 	}
 	tw.Flush()
 	tt := r.Total
-	fmt.Fprintf(w, "\nparameters   %s\n", count(tt.Params))
+	fmt.Fprintf(w, "\nparameters   %s", count(tt.Params))
+	if tp := r.Opts.TensorParallel; tp > 1 {
+		fmt.Fprintf(w, ", %s on each of %d tensor-parallel devices (the figures below are one device's)", count(tt.DeviceParams), tp)
+	}
+	fmt.Fprintln(w)
 	fmt.Fprintf(w, "state        weights %s, gradients %s, optimizer %s\n", units.Bytes(tt.WeightsBytes), units.Bytes(tt.GradsBytes), units.Bytes(tt.OptimizerBytes))
 	fmt.Fprintf(w, "activations  %s per microbatch\n", units.Bytes(tt.ActivationBytes))
 	limit := t.Device.MemoryLimitBytes(1)
+	need := tt.PeakBytes
+	if tt.FrameworkBytes > 0 {
+		// The framework's memory is explicit: compare with the whole device.
+		limit, need = t.Device.MemoryBytes, tt.PeakDeviceBytes
+	}
 	verdict := "fits"
-	if tt.PeakBytes > limit {
+	if need > limit {
 		verdict = "does not fit: pipeline it (pipeplan plan --hf-config ... --stages N)"
 	}
-	fmt.Fprintf(w, "peak memory  %s on one device; %s usable on %s: %s\n", units.Bytes(tt.PeakBytes), units.Bytes(limit), r.Device, verdict)
+	fmt.Fprintf(w, "peak memory  %s allocated on one device", units.Bytes(tt.PeakBytes))
+	if tt.FrameworkBytes > 0 {
+		fmt.Fprintf(w, ", %s with the allocator's reserve and the framework's %s", units.Bytes(tt.PeakDeviceBytes), units.Bytes(tt.FrameworkBytes))
+	}
+	fmt.Fprintf(w, "; %s on %s: %s\n", units.Bytes(limit), r.Device, verdict)
 	flops := tt.FwdFLOPs + tt.BwdFLOPs
+	var host, device float64
+	for _, l := range r.Layers {
+		host += l.FwdHostSeconds + l.BwdHostSeconds
+		device += l.FwdDeviceSeconds + l.BwdDeviceSeconds
+	}
+	if host > 0 {
+		fmt.Fprintf(w, "host         %s of framework dispatch against %s of device time in the passes (a pass takes the longer)\n",
+			units.Time(host, model.Seconds), units.Time(device, model.Seconds))
+	}
 	fmt.Fprintf(w, "step time    %s (forward %s, backward %s, optimizer %s)\n", units.Time(tt.StepSeconds, model.Seconds),
 		units.Time(tt.FwdSeconds, model.Seconds), units.Time(tt.BwdSeconds, model.Seconds), units.Time(tt.OptimizerSeconds, model.Seconds))
 	if tt.StepSeconds > 0 {
@@ -104,7 +126,11 @@ func printEstimate(w io.Writer, r *analytic.Result, t analytic.Target) {
 			peak = t.Perf.FP32FLOPSPerSecond
 		}
 		rate := flops / tt.StepSeconds
-		fmt.Fprintf(w, "throughput   %.0f tokens/s, %.1f TFLOP/s (%.0f%% of peak)\n", tt.TokensPerSecond, rate/1e12, 100*rate/peak)
+		group := ""
+		if tp := r.Opts.TensorParallel; tp > 1 {
+			group = fmt.Sprintf(" per group of %d", tp)
+		}
+		fmt.Fprintf(w, "throughput   %.0f tokens/s%s, %.1f TFLOP/s per device (%.0f%% of peak)\n", tt.TokensPerSecond, group, rate/1e12, 100*rate/peak)
 	}
 	if tt.TiedAllReduceBytes > 0 {
 		fmt.Fprintf(w, "tied embedding: when pipelined, first and last stage all-reduce %s of gradients per step (%s)\n",

@@ -184,3 +184,42 @@ func TestDevices(t *testing.T) {
 		t.Errorf("devices table: exit %d\n%s", code, out)
 	}
 }
+
+// TestTensorParallelFlags: --tp splits each block over N devices (Korthikanti's
+// activations), --sp adds sequence parallelism; a degree that does not divide the heads is
+// refused naming the flag; plan takes --tp too.
+func TestTensorParallelFlags(t *testing.T) {
+	saved := func(args ...string) float64 {
+		t.Helper()
+		code, out, errs := runCLI(append([]string{"estimate", "--hf-config", "gpt2", "--device", "a100-80gb", "--batch", "2", "--seq", "128", "--attention", "eager", "--json"}, args...)...)
+		if code != 0 {
+			t.Fatalf("exit %d: %s", code, errs)
+		}
+		var v struct {
+			Layers []map[string]any `json:"layers"`
+		}
+		if err := json.Unmarshal([]byte(out), &v); err != nil {
+			t.Fatal(err)
+		}
+		return v.Layers[1]["saved_activation_bytes"].(float64)
+	}
+	const sbh, as2b = 128 * 2 * 768, 5 * 12 * 128 * 128 * 2
+	if got, want := saved("--tp", "4"), float64(10*sbh+24*sbh/4+as2b/4); got != want {
+		t.Errorf("--tp 4: block saves %v, want %v", got, want)
+	}
+	if got, want := saved("--tp", "4", "--sp"), float64((34*sbh+as2b)/4); got != want {
+		t.Errorf("--tp 4 --sp: block saves %v, want %v", got, want)
+	}
+	code, _, errs := runCLI("estimate", "--hf-config", "gpt2", "--device", "a100-80gb", "--tp", "5")
+	if code != exitBad || !strings.Contains(errs, "--tp: must divide the model's num_heads (12), got 5") {
+		t.Errorf("--tp 5: exit %d, %s", code, errs)
+	}
+	code, out, errs := runCLI("estimate", "--hf-config", "gpt2", "--device", "a100-80gb", "--tp", "4")
+	if code != 0 || !strings.Contains(out, "on each of 4 tensor-parallel devices") || !strings.Contains(out, "tokens/s per group of 4") {
+		t.Errorf("--tp 4 table: exit %d %s\n%s", code, errs, out)
+	}
+	code, out, errs = runCLI("plan", "--hf-config", "gpt2", "--device", "a100-80gb", "--stages", "2", "--tp", "2", "--json")
+	if code != 0 || !strings.Contains(out, `"boundaries"`) {
+		t.Errorf("plan --tp 2: exit %d %s", code, errs)
+	}
+}

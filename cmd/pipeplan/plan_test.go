@@ -235,12 +235,12 @@ func TestPlanRequestRoundTrip(t *testing.T) {
 // The request in testdata gives the result in testdata, byte for byte (core/request and
 // wasm/app check the same file natively, in node and in chromium).
 func TestPlanRequestTestdata(t *testing.T) {
-	want, err := os.ReadFile("../../testdata/gpt2-4xa100.result.json")
+	want, err := os.ReadFile("../../core/request/testdata/gpt2-4xa100.result.json")
 	if err != nil {
 		t.Fatal(err)
 	}
-	code, got, errs := runCLI("plan", "--request", "../../testdata/gpt2-4xa100.request.json", "--json")
+	code, got, errs := runCLI("plan", "--request", "../../core/request/testdata/gpt2-4xa100.json", "--json")
 	if code != exitOK || got != string(want) {
-		t.Errorf("exit %d, %s; output differs from testdata/gpt2-4xa100.result.json:\n%s", code, errs, got)
+		t.Errorf("exit %d, %s; output differs from core/request/testdata/gpt2-4xa100.result.json:\n%s", code, errs, got)
 	}
 }

@@ -29,13 +29,16 @@ type requestFlags struct {
 	modelFile, example, hfConfig string
 	seq                          int
 	dtype, attention, split, tie string
+	framework                    string
 	matmulEff, memoryEff         float64
 	kernelMicros                 optionalFloat
 
 	// cluster and parallelism
 	clusterFile, device, link, dataLink string
-	devices, stages, dp                 int
-	zero1, freeTransfers                bool
+	devices, stages, dp, tp             int
+	zero1, freeTransfers, sp            bool
+	devicesPerNode                      int
+	linkIntra, linkInter                string
 
 	// training
 	inference                       bool
@@ -85,8 +88,9 @@ func (f *requestFlags) add(fs *flag.FlagSet, withSchedule bool) {
 	fs.StringVar(&f.hfConfig, "hf-config", "", "HuggingFace config.json `file`, or a bundled name: "+strings.Join(arch.BundledNames(), ", "))
 	fs.StringVar(&f.name, "name", "", "label the model (default: its own name, or the file's)")
 	fs.IntVar(&f.seq, "seq", 0, "sequence length with --hf-config (default: the model's context, at most 4096)")
-	fs.StringVar(&f.dtype, "dtype", "", "element type with --hf-config: bf16 (default), fp16 or fp32")
+	fs.StringVar(&f.dtype, "dtype", "", "element type with --hf-config: bf16 (default), fp16, fp32 or fp8 (H100, H200, B200, MI300X)")
 	fs.StringVar(&f.attention, "attention", "", "attention kernel with --hf-config: flash (default) or eager")
+	fs.StringVar(&f.framework, "framework", "", "how --hf-config runs: eager (default on GPUs), compiled, cuda-graphs or none")
 	fs.StringVar(&f.split, "split", "", "pipeline layers with --hf-config: block (default) or sublayer")
 	fs.StringVar(&f.tie, "tie", "", "tied embeddings with --hf-config: copy (default; gradients all-reduced) or stage")
 	fs.Float64Var(&f.matmulEff, "matmul-efficiency", 0, "fraction of the peak FLOP/s matrix products reach (default: the device preset's)")
@@ -101,6 +105,11 @@ func (f *requestFlags) add(fs *flag.FlagSet, withSchedule bool) {
 	fs.IntVar(&f.stages, "stages", 0, "pipeline stages (devices per pipeline)")
 	fs.IntVar(&f.dp, "dp", 0, "data-parallel replicas of the pipeline (default 1)")
 	fs.BoolVar(&f.zero1, "zero1", false, "shard optimizer state and master weights over the --dp replicas (ZeRO-1)")
+	fs.IntVar(&f.tp, "tp", 0, "tensor-parallel degree with --hf-config (default 1): each stage is a group of N devices splitting every block Megatron-style")
+	fs.BoolVar(&f.sp, "sp", false, "sequence parallelism with --tp: norms, dropout and residuals split along the sequence too")
+	fs.IntVar(&f.devicesPerNode, "devices-per-node", 0, "with --device: devices per node; stages, replicas and tensor-parallel groups are placed on the nodes")
+	fs.StringVar(&f.linkIntra, "link-intra", "", "link preset inside a node with --devices-per-node (default: the device's usual link)")
+	fs.StringVar(&f.linkInter, "link-inter", "", "link preset between nodes with --devices-per-node (default: the device's usual network)")
 	fs.BoolVar(&f.freeTransfers, "free-transfers", false, "plan as if transfers took no time (links may then be absent)")
 
 	fs.BoolVar(&f.inference, "inference", false, "plan inference: forward passes only (no gradients, no optimizer state)")
@@ -130,7 +139,7 @@ func (f *requestFlags) given() map[string]bool {
 
 // architectureFlags describe an architecture: the request has no place for them with a
 // profile.
-var architectureFlags = []string{"seq", "dtype", "attention", "split", "tie", "matmul-efficiency", "memory-efficiency", "kernel-us"}
+var architectureFlags = []string{"seq", "dtype", "attention", "framework", "split", "tie", "matmul-efficiency", "memory-efficiency", "kernel-us"}
 
 // build returns the request the flags describe.
 func (f *requestFlags) build() (*request.Request, error) {
@@ -159,7 +168,7 @@ func (f *requestFlags) build() (*request.Request, error) {
 	for _, c := range []struct {
 		name string
 		v    int
-	}{{"stages", f.stages}, {"dp", f.dp}, {"devices", f.devices}, {"batch", f.batch}, {"microbatches", f.microbatches}, {"seq", f.seq}} {
+	}{{"stages", f.stages}, {"dp", f.dp}, {"tp", f.tp}, {"devices-per-node", f.devicesPerNode}, {"devices", f.devices}, {"batch", f.batch}, {"microbatches", f.microbatches}, {"seq", f.seq}} {
 		if g[c.name] && c.v < 1 { // 0 would read as "the default"
 			return nil, fmt.Errorf("--%s: must be >= 1, got %d", c.name, c.v)
 		}
@@ -171,7 +180,8 @@ func (f *requestFlags) build() (*request.Request, error) {
 	if err := f.clusterSpec(r, g); err != nil {
 		return nil, err
 	}
-	r.Parallelism.Pipeline, r.Parallelism.Data = f.stages, f.dp
+	r.Parallelism.Pipeline, r.Parallelism.Data, r.Parallelism.Tensor = f.stages, f.dp, f.tp
+	r.Parallelism.SequenceParallel = f.sp
 	if f.zero1 {
 		r.Parallelism.ZeRO = 1
 	}
@@ -238,7 +248,7 @@ func (f *requestFlags) modelSpec(r *request.Request, g map[string]bool) error {
 			r.Model.Name = strings.TrimSuffix(strings.TrimSuffix(filepath.Base(f.modelFile), ".json"), ".graph.txt")
 		}
 	default:
-		a := &request.Architecture{Seq: f.seq, DType: f.dtype, Attention: f.attention, Split: f.split, Tie: f.tie,
+		a := &request.Architecture{Seq: f.seq, DType: f.dtype, Attention: f.attention, Split: f.split, Tie: f.tie, Framework: f.framework,
 			MatmulEfficiency: f.matmulEff, MemoryEfficiency: f.memoryEff}
 		if f.kernelMicros.set {
 			if !(f.kernelMicros.v >= 0) {
@@ -291,7 +301,7 @@ func (f *requestFlags) clusterSpec(r *request.Request, g map[string]bool) error 
 	case f.clusterFile != "" && f.device != "":
 		return errors.New("--cluster and --device: give one of them, not both")
 	case f.clusterFile != "":
-		for _, name := range []string{"devices", "link"} {
+		for _, name := range []string{"devices", "link", "devices-per-node", "link-intra", "link-inter"} {
 			if g[name] {
 				return fmt.Errorf("--%s: goes with --device; a cluster file lists its devices and links", name)
 			}
@@ -307,6 +317,7 @@ func (f *requestFlags) clusterSpec(r *request.Request, g map[string]bool) error 
 		r.Cluster.Document = doc
 	case f.device != "":
 		r.Cluster.Device, r.Cluster.Count, r.Cluster.Link = f.device, f.devices, f.link
+		r.Cluster.DevicesPerNode, r.Cluster.LinkIntra, r.Cluster.LinkInter = f.devicesPerNode, f.linkIntra, f.linkInter
 	default:
 		return errors.New("--cluster FILE or --device NAME --stages N: a cluster is required")
 	}
@@ -322,6 +333,8 @@ var flagOf = map[string]string{
 	"model.architecture.kernel_seconds": "--kernel-us", "model.example": "--example",
 	"cluster.device": "--device", "cluster.count": "--devices", "cluster.link": "--link", "cluster.data_link": "--data-link",
 	"parallelism.pipeline": "--stages", "parallelism.data": "--dp", "parallelism.zero": "--zero1",
+	"parallelism.tensor": "--tp", "parallelism.sequence_parallel": "--sp",
+	"cluster.devices_per_node": "--devices-per-node", "cluster.link_intra": "--link-intra", "cluster.link_inter": "--link-inter",
 	"training.mode": "--inference", "training.optimizer": "--optimizer", "training.precision": "--precision",
 	"training.recompute": "--recompute", "schedule.name": "--schedule", "schedule.microbatches": "--microbatches",
 	"schedule.microbatch_size": "--batch", "schedule.weight_grad_fraction": "--weight-grad-fraction",

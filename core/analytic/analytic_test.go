@@ -382,7 +382,7 @@ func TestOptionErrors(t *testing.T) {
 		{Options{Batch: 1}, "seq: must be between 1 and 1048576, got 0"},
 		{Options{Batch: 1 << 20, Seq: 1 << 20}, "batch: batch * seq must be at most 67108864 tokens"},
 		{Options{Batch: 1, Seq: 2048}, "seq: must be at most 1024, the learned position embeddings of gpt2, got 2048"},
-		{Options{Batch: 1, Seq: 8, DType: "int8"}, `dtype: must be one of bf16, fp16, fp32, got "int8"`},
+		{Options{Batch: 1, Seq: 8, DType: "int8"}, `dtype: must be one of bf16, fp16, fp32, fp8, got "int8"`},
 		{Options{Batch: 1, Seq: 8, DType: FP32, Precision: Mixed}, "precision: mixed precision keeps fp32 master weights"},
 		{Options{Batch: 1, Seq: 8, Optimizer: "lamb"}, `optimizer: must be one of adamw, adam, sgd, none, got "lamb"`},
 		{Options{Batch: 1, Seq: 8, Attention: "sparse"}, `attention: must be one of eager, flash, got "sparse"`},

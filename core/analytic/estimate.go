@@ -64,11 +64,39 @@ type Layer struct {
 	TemporaryBytes int64 `json:"temporary_bytes"`
 	// TiedParams is the part of Params that is the tied embedding matrix.
 	TiedParams int64 `json:"tied_params,omitempty"`
-	// TensorAllReduceSeconds is the part of FwdSeconds + BwdSeconds spent in
-	// tensor-parallel all-reduces (0 for t = 1).
+	// TensorAllReduceSeconds is the device time of its tensor-parallel all-reduces
+	// (0 for t = 1), part of the device time of FwdSeconds + BwdSeconds.
 	TensorAllReduceSeconds float64 `json:"tensor_allreduce_seconds,omitempty"`
+	// FwdKernels and BwdKernels count the kernels each pass launches (the backward's
+	// include recomputation); FwdHostSeconds and BwdHostSeconds are the framework's host
+	// time to launch them. A pass takes the longer of its device time and its host time.
+	FwdKernels     float64 `json:"fwd_kernels"`
+	BwdKernels     float64 `json:"bwd_kernels,omitempty"`
+	FwdHostSeconds float64 `json:"fwd_host_seconds,omitempty"`
+	BwdHostSeconds float64 `json:"bwd_host_seconds,omitempty"`
+	// FwdDeviceSeconds and BwdDeviceSeconds: the roofline and launch time on the device.
+	FwdDeviceSeconds float64 `json:"fwd_device_seconds"`
+	BwdDeviceSeconds float64 `json:"bwd_device_seconds,omitempty"`
+	// ParamTensors counts its parameter tensors (the optimizer's host cost is per tensor).
+	ParamTensors int `json:"param_tensors"`
+	// FwdTerms and BwdTerms split each pass's device time into what the device's
+	// figures scale (package calibrate fits them to measured times).
+	FwdTerms Terms `json:"-"`
+	BwdTerms Terms `json:"-"`
 
 	usesTied int64 // the tied matrix this layer uses, held here or in its stage
+}
+
+// Terms is a pass's device time by what sets it, at the full peak and bandwidth:
+// MatmulSeconds, the FLOPs of its compute-bound kernels at the matrix peak (the fp8 peak
+// for fp8 layers); MemorySeconds, the bytes of its memory-bound kernels at the memory
+// bandwidth; Kernels launched (besides communication); CommSeconds and CommKernels of
+// its tensor-parallel all-reduces (the host launches them too). Which kernels
+// are compute-bound is decided at the target's efficiencies. The device time is
+// MatmulSeconds / matmul efficiency + MemorySeconds / memory efficiency + Kernels x
+// kernel seconds + CommSeconds.
+type Terms struct {
+	MatmulSeconds, MemorySeconds, Kernels, CommSeconds, CommKernels float64
 }
 
 // Total sums the layers for one device holding the whole model, one microbatch, one
@@ -85,18 +113,36 @@ type Total struct {
 	OptimizerBytes int64 `json:"optimizer_bytes"`
 	// ActivationBytes is what one microbatch keeps for the backward pass, all layers.
 	ActivationBytes int64 `json:"activation_bytes"`
-	// PeakBytes is the memory high-water mark of a training step: weights, gradients and
-	// optimizer state, plus the largest over layers of its working memory and the
-	// activations kept by the layers before it.
-	PeakBytes int64   `json:"peak_bytes"`
-	FwdFLOPs  float64 `json:"fwd_flops"`
-	BwdFLOPs  float64 `json:"bwd_flops"`
-	// FwdSeconds and BwdSeconds over all layers; OptimizerSeconds is the optimizer update
-	// (memory-bound); StepSeconds their sum.
-	FwdSeconds       float64 `json:"fwd_seconds"`
-	BwdSeconds       float64 `json:"bwd_seconds"`
-	OptimizerSeconds float64 `json:"optimizer_seconds"`
-	StepSeconds      float64 `json:"step_seconds"`
+	// PeakBytes is the high-water mark of allocated memory over a training step: the
+	// weights, gradients and optimizer state, plus the larger of two phases' peaks: the
+	// passes' (over layers, a layer's working memory and the activations the layers before
+	// it keep) and the optimizer step's (its temporaries, OptimizerTempBytes). The maximum
+	// over the step, not a sum of each part's maximum.
+	PeakBytes int64 `json:"peak_bytes"`
+	// OptimizerTempBytes is what the optimizer step allocates beside the state
+	// (cluster.Framework.OptimizerTempBytesPerParam per parameter held).
+	OptimizerTempBytes int64 `json:"optimizer_temp_bytes,omitempty"`
+	// FrameworkBytes is the framework's fixed memory (CUDA context, workspaces,
+	// communication buffers); ReservedBytes what the caching allocator holds beyond the
+	// peak (cluster.Framework.AllocatorReserve of it); PeakDeviceBytes = PeakBytes +
+	// ReservedBytes + FrameworkBytes, the device memory the step needs (what nvidia-smi
+	// shows at the peak).
+	FrameworkBytes  int64   `json:"framework_bytes,omitempty"`
+	ReservedBytes   int64   `json:"reserved_bytes,omitempty"`
+	PeakDeviceBytes int64   `json:"peak_device_bytes"`
+	FwdFLOPs        float64 `json:"fwd_flops"`
+	BwdFLOPs        float64 `json:"bwd_flops"`
+	// FwdSeconds and BwdSeconds over all layers; OptimizerSeconds is the optimizer update:
+	// the longer of a memory-bound pass over parameters, gradients and state and the
+	// framework's host time per parameter tensor (OptimizerHostSeconds); StepSeconds their
+	// sum.
+	FwdSeconds           float64 `json:"fwd_seconds"`
+	BwdSeconds           float64 `json:"bwd_seconds"`
+	OptimizerSeconds     float64 `json:"optimizer_seconds"`
+	OptimizerHostSeconds float64 `json:"optimizer_host_seconds,omitempty"`
+	// ParamTensors counts the parameter tensors one device holds.
+	ParamTensors int     `json:"param_tensors"`
+	StepSeconds  float64 `json:"step_seconds"`
 	// TokensPerSecond is b*s over StepSeconds.
 	TokensPerSecond float64 `json:"tokens_per_second"`
 	// TiedAllReduceBytes and TiedAllReduceSeconds: with tied embeddings copied to both
@@ -133,6 +179,10 @@ func Estimate(a *arch.Arch, t Target, o Options) (*Result, error) {
 		return nil, err
 	}
 	o = o.withDefaults()
+	if o.DType == FP8 && !(t.Perf.FP8FLOPSPerSecond > 0) {
+		return nil, &model.FieldError{Path: "dtype", Reason: fmt.Sprintf(
+			"fp8 needs a device with fp8 matrix units (h100-sxm, h200, b200, mi300x): %s states no fp8_flops_per_second", t.Device.Name)}
+	}
 	if err := checkTensorParallel(a, o.TensorParallel); err != nil {
 		return nil, err
 	}
@@ -141,7 +191,8 @@ func Estimate(a *arch.Arch, t Target, o Options) (*Result, error) {
 			"must be at most %d, the learned position embeddings of %s, got %d", a.MaxPositions, a.ModelType, o.Seq)}
 	}
 	sh := newShape(a, o)
-	c := &calc{sh: sh, rf: newRoofline(t, o.DType), o: o,
+	sh.keepLogits = t.Framework.ReturnsLogits && sh.train
+	c := &calc{sh: sh, rf: newRoofline(t, o.DType), o: o, fw: t.Framework,
 		allReduce: cluster.RingAllReduceSeconds(t.tensorLink(), sh.e*sh.t*sh.h, o.TensorParallel)}
 	r := &Result{Name: a.Name, Device: t.Device.Name, Arch: a.Description(), Opts: o,
 		perParam: o.perParam(), optShard: o.optimizerShard()}
@@ -202,6 +253,7 @@ type calc struct {
 	sh *shape
 	rf roofline
 	o  Options
+	fw cluster.Framework
 	// allReduce is the time of one tensor-parallel all-reduce of an activation.
 	allReduce float64
 }
@@ -213,6 +265,7 @@ func (c *calc) layer(name, kind string, ps ...piece) Layer {
 	for _, p := range ps {
 		l.Params += p.params + p.tied
 		l.TiedParams += p.tied
+		l.ParamTensors += p.tensors
 		if c.allReduce > 0 {
 			ars := p.fwdAllReduces
 			if train {
@@ -222,26 +275,45 @@ func (c *calc) layer(name, kind string, ps ...piece) Layer {
 				}
 			}
 			l.TensorAllReduceSeconds += ars * c.allReduce
-			l.FwdSeconds += p.fwdAllReduces * c.allReduce
+			l.FwdDeviceSeconds += p.fwdAllReduces * c.allReduce
+			l.FwdKernels += p.fwdAllReduces
+			l.FwdTerms.CommSeconds += p.fwdAllReduces * c.allReduce
+			l.FwdTerms.CommKernels += p.fwdAllReduces
 			if train {
-				l.BwdSeconds += (ars - p.fwdAllReduces) * c.allReduce
+				l.BwdDeviceSeconds += (ars - p.fwdAllReduces) * c.allReduce
+				l.BwdKernels += ars - p.fwdAllReduces
+				l.BwdTerms.CommSeconds += (ars - p.fwdAllReduces) * c.allReduce
+				l.BwdTerms.CommKernels += ars - p.fwdAllReduces
 			}
 		}
 		for _, o := range p.ops {
 			l.FwdFLOPs += o.fwd.flops
-			l.FwdSeconds += c.rf.seconds(o.fwd)
+			l.FwdDeviceSeconds += c.rf.opSeconds(o, o.fwd)
+			l.FwdKernels += o.fwd.kernels
+			c.rf.addTerms(&l.FwdTerms, o, o.fwd)
 			if !train {
 				continue
 			}
 			l.BwdFLOPs += o.bwd.flops
-			l.BwdSeconds += c.rf.seconds(o.bwd)
+			l.BwdDeviceSeconds += c.rf.opSeconds(o, o.bwd)
+			l.BwdKernels += o.bwd.kernels
+			c.rf.addTerms(&l.BwdTerms, o, o.bwd)
 			recompute := (c.o.Recompute == Full && p.recomputable) ||
 				(c.o.Recompute == Selective && o.core && c.o.Attention == Eager)
 			if recompute {
 				l.BwdFLOPs += o.fwd.flops
-				l.BwdSeconds += c.rf.seconds(o.fwd)
+				l.BwdDeviceSeconds += c.rf.opSeconds(o, o.fwd)
+				l.BwdKernels += o.fwd.kernels
+				c.rf.addTerms(&l.BwdTerms, o, o.fwd)
 			}
 		}
+	}
+	// The host queues kernels ahead of the device; a pass takes the longer of the two.
+	l.FwdHostSeconds = c.fw.HostSeconds(l.FwdKernels, 1)
+	l.FwdSeconds = max(l.FwdDeviceSeconds, l.FwdHostSeconds)
+	if train {
+		l.BwdHostSeconds = c.fw.HostSeconds(l.BwdKernels, 1)
+		l.BwdSeconds = max(l.BwdDeviceSeconds, l.BwdHostSeconds)
 	}
 	l.ParamBytes = ceil(float64(l.Params) * pp.weight)
 	l.GradBytes = ceil(float64(l.Params) * pp.grad)
@@ -306,6 +378,7 @@ func (r *Result) total(a *arch.Arch, t Target, c *calc) {
 	tt.OptimizerBytes = ceil(float64(tt.DeviceParams) * r.optShard)
 	var before, peak int64
 	for _, l := range r.Layers {
+		tt.ParamTensors += l.ParamTensors
 		tt.FwdFLOPs += l.FwdFLOPs
 		tt.BwdFLOPs += l.BwdFLOPs
 		tt.FwdSeconds += l.FwdSeconds
@@ -314,7 +387,17 @@ func (r *Result) total(a *arch.Arch, t Target, c *calc) {
 		before += l.SavedActivationBytes
 	}
 	tt.ActivationBytes = before
-	tt.PeakBytes = tt.WeightsBytes + tt.GradsBytes + tt.OptimizerBytes + peak
+	if !o.Inference() {
+		temp := t.Framework.OptimizerTempBytesPerParam * float64(tt.DeviceParams)
+		if o.ZeRO1 {
+			temp /= float64(o.DataParallel)
+		}
+		tt.OptimizerTempBytes = ceil(temp)
+	}
+	tt.PeakBytes = tt.WeightsBytes + tt.GradsBytes + tt.OptimizerBytes + max(peak, tt.OptimizerTempBytes)
+	tt.FrameworkBytes = t.Framework.FixedBytes
+	tt.ReservedBytes = ceil(float64(tt.PeakBytes) * t.Framework.AllocatorReserve)
+	tt.PeakDeviceBytes = tt.PeakBytes + tt.ReservedBytes + tt.FrameworkBytes
 	if !o.Inference() {
 		// The update reads each gradient, the weight (or fp32 master) and the state, and
 		// writes the weight, the master and the state: memory-bound, one fused kernel per
@@ -328,7 +411,12 @@ func (r *Result) total(a *arch.Arch, t Target, c *calc) {
 		if o.ZeRO1 {
 			perParam /= float64(o.DataParallel)
 		}
-		tt.OptimizerSeconds = c.rf.seconds(work{0, perParam * float64(tt.DeviceParams), float64(len(r.Layers))})
+		tensors := float64(tt.ParamTensors)
+		if o.ZeRO1 {
+			tensors /= float64(o.DataParallel) // each replica updates its shard's tensors
+		}
+		tt.OptimizerHostSeconds = tensors * t.Framework.OptimizerTensorSeconds
+		tt.OptimizerSeconds = max(c.rf.seconds(work{0, perParam * float64(tt.DeviceParams), float64(len(r.Layers))}), tt.OptimizerHostSeconds)
 		if a.TiedEmbeddings && o.Tie == TieCopy {
 			tt.TiedAllReduceBytes = ceil(float64(r.Layers[0].TiedParams) * p.grad)
 			tt.TiedAllReduceSeconds = linkSeconds(t.Link, float64(tt.TiedAllReduceBytes))

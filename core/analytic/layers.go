@@ -16,6 +16,9 @@ type shape struct {
 	e          float64 // bytes of one activation element
 	drop       bool    // dropout in training keeps 1-byte masks
 	train      bool
+	// keepLogits: the training loop holds the 16-bit logits the model returns until the
+	// step ends (cluster.Framework.ReturnsLogits).
+	keepLogits bool
 	// tp is the tensor-parallel degree t: heads, MLP width and vocabulary are divided by
 	// it (the vocabulary rounded up, as Megatron-LM pads it). hr is the width of the
 	// tensors tensor parallelism leaves whole (norm inputs and outputs, residuals,
@@ -46,12 +49,31 @@ func newShape(a *arch.Arch, o Options) *shape {
 	return sh
 }
 
+// linear is a linear layer's product of the T x k activation with a k x n weight. With
+// dtype fp8 it runs at the fp8 peak (op.fp8), and Transformer Engine casts its inputs to
+// fp8 first: a memory-bound kernel reading 2 and writing 1 byte per element of the
+// activation and the weight (forward) and of the output's gradient (backward).
+func (sh *shape) linear(name string, m, k, n float64) op {
+	o := matmul(name, sh.e, 1, m, k, n)
+	if sh.o.DType == FP8 {
+		o.fp8 = true
+		o.fwd.bytes += 3 * (m*k + k*n)
+		o.fwd.kernels++
+		o.bwd.bytes += 3 * m * n
+		o.bwd.kernels++
+	}
+	return o
+}
+
 // piece is the cost of one part of a layer (an embedding, an attention part, an MLP, a
 // head): its operations and memory for one microbatch. Bytes are float64 integers.
 type piece struct {
 	ops    []op
 	params int64 // parameters it holds, without a tied embedding matrix
 	tied   int64 // the tied embedding matrix, when it holds it
+	// tensors is the number of parameter tensors it holds (weights and biases as the
+	// HuggingFace implementations store them): the optimizer's per-tensor host cost.
+	tensors int
 	// saved is what it keeps from its forward to its backward pass under the options'
 	// recomputation (training only).
 	saved float64
@@ -121,8 +143,9 @@ func (sh *shape) norm(name string) op { return mem(name, 2*sh.e*sh.t*sh.hr, 1) }
 func (sh *shape) attention() piece {
 	a, e, t, h, q, kv, hr := sh.a, sh.e, sh.t, sh.h, sh.q, sh.kv, sh.hr
 	p := piece{params: shardParams(a.AttentionParams(), attentionSharded(a), sh.tp),
-		input: e * t * hr, output: e * t * hr, recomputable: true, fwdAllReduces: 1, bwdAllReduces: 1}
-	p.ops = append(p.ops, sh.norm("attention norm"), matmul("qkv", e, 1, t, h, q+2*kv))
+		input: e * t * hr, output: e * t * hr, recomputable: true, fwdAllReduces: 1, bwdAllReduces: 1,
+		tensors: sh.normTensors() + attentionTensors(a)}
+	p.ops = append(p.ops, sh.norm("attention norm"), sh.linear("qkv", t, h, q+2*kv))
 	if a.Family == arch.Llama {
 		p.ops = append(p.ops, mem("rotary", 2*e*t*(q+kv), 2))
 	}
@@ -161,7 +184,7 @@ func (sh *shape) attention() piece {
 		p.bwdExtra = e * t * (q + 2*kv)
 		p.inferExtra = e*t*h + e*t*(q+2*kv) + e*t*q
 	}
-	p.ops = append(p.ops, matmul("output projection", e, 1, t, q, h), sh.residual())
+	p.ops = append(p.ops, sh.linear("output projection", t, q, h), sh.residual())
 	p.bwdSaved = common + coreSaved
 	p.saved = p.bwdSaved
 	if sh.o.Recompute == Selective {
@@ -191,18 +214,19 @@ func (sh *shape) attention() piece {
 func (sh *shape) mlp() piece {
 	a, e, t, h, f, hr := sh.a, sh.e, sh.t, sh.h, sh.f, sh.hr
 	p := piece{params: shardParams(a.MLPParams(), mlpSharded(a), sh.tp),
-		input: e * t * hr, output: e * t * hr, recomputable: true, fwdAllReduces: 1, bwdAllReduces: 1}
+		input: e * t * hr, output: e * t * hr, recomputable: true, fwdAllReduces: 1, bwdAllReduces: 1,
+		tensors: sh.normTensors() + mlpTensors(a)}
 	p.ops = append(p.ops, sh.norm("mlp norm"))
 	common := 2*e*t*hr + sh.mask(t*hr)
 	switch {
 	case a.MoE():
 		te := t * sh.k / sh.experts // tokens per expert
-		p.ops = append(p.ops, matmul("router", e, 1, t, h, sh.experts), mem("top-k", 4*t*sh.experts*2, 3))
+		p.ops = append(p.ops, sh.linear("router", t, h, sh.experts), mem("top-k", 4*t*sh.experts*2, 3))
 		expert := []op{
 			mem("gather", 2*e*te*h, 1),
-			matmul("gate", e, 1, te, h, f), matmul("up", e, 1, te, h, f),
+			sh.linear("gate", te, h, f), sh.linear("up", te, h, f),
 			mem("silu", 2*e*te*f, 1), mem("gate x up", 3*e*te*f, 1),
-			matmul("down", e, 1, te, f, h),
+			sh.linear("down", te, f, h),
 			mem("weight and scatter", 3*e*te*h, 2),
 		}
 		for _, o := range expert {
@@ -212,13 +236,13 @@ func (sh *shape) mlp() piece {
 		p.bwdExtra = sh.k * (2*e*t*f + e*t*h)
 		p.inferExtra = e*t*h + sh.k*(e*t*h+3*e*t*f+e*t*h)
 	case a.GatedMLP():
-		p.ops = append(p.ops, matmul("gate", e, 1, t, h, f), matmul("up", e, 1, t, h, f),
-			mem("silu", 2*e*t*f, 1), mem("gate x up", 3*e*t*f, 1), matmul("down", e, 1, t, f, h))
+		p.ops = append(p.ops, sh.linear("gate", t, h, f), sh.linear("up", t, h, f),
+			mem("silu", 2*e*t*f, 1), mem("gate x up", 3*e*t*f, 1), sh.linear("down", t, f, h))
 		common += 4 * e * t * f
 		p.bwdExtra = 2 * e * t * f
 		p.inferExtra = e*t*h + 3*e*t*f
 	default:
-		p.ops = append(p.ops, matmul("fc1", e, 1, t, h, f), mem("gelu", 2*e*t*f, 1), matmul("fc2", e, 1, t, f, h))
+		p.ops = append(p.ops, sh.linear("fc1", t, h, f), mem("gelu", 2*e*t*f, 1), sh.linear("fc2", t, f, h))
 		common += 2 * e * t * f
 		p.bwdExtra = 2 * e * t * f
 		p.inferExtra = e*t*h + 2*e*t*f
@@ -235,7 +259,13 @@ func (sh *shape) mlp() piece {
 // all-reduce in the forward pass completes the lookup.
 func (sh *shape) embedding() piece {
 	a, e, t, h, hr := sh.a, sh.e, sh.t, sh.h, sh.hr
-	p := piece{params: a.EmbeddingParams() - a.EmbeddingWeightParams(), output: e * t * hr}
+	p := piece{params: a.EmbeddingParams() - a.EmbeddingWeightParams(), output: e * t * hr, tensors: 1}
+	if a.LearnedPositions() {
+		p.tensors++
+	}
+	if a.Family == arch.BERT {
+		p.tensors += 1 + sh.normTensors() // token types, embedding norm
+	}
 	if sh.tp > 1 {
 		p.fwdAllReduces = 1
 	}
@@ -267,7 +297,7 @@ func (sh *shape) embedding() piece {
 func (sh *shape) finalNorm() piece {
 	x := sh.e * sh.t * sh.hr
 	return piece{params: sh.a.FinalNormParams(), ops: []op{sh.norm("final norm")},
-		saved: x, bwdSaved: x, input: x, output: x}
+		saved: x, bwdSaved: x, input: x, output: x, tensors: sh.normTensors()}
 }
 
 // head is the LM head with the loss: (BERT's transform,) the vocabulary projection, and
@@ -275,7 +305,8 @@ func (sh *shape) finalNorm() piece {
 // 16-bit logits (e*T*V), their fp32 copy (4*T*V) and the fp32 log-probabilities (4*T*V)
 // live at once in the forward pass; the log-probabilities stay for the backward pass,
 // which holds their gradient and the logits' fp32 gradient beside them (12*T*V at its
-// peak). The output is the loss (a 4-byte scalar). In inference the output is the logits.
+// peak), and, where the training loop keeps the model's output (HuggingFace models
+// return the logits with the loss), the 16-bit logits too. The output is the loss (a 4-byte scalar). In inference the output is the logits.
 //
 // With tensor parallelism the projection is split by vocabulary (each device computes
 // the logits and the cross-entropy terms of its V/t words, Megatron-LM's
@@ -290,15 +321,21 @@ func (sh *shape) head() piece {
 		params += int64(sh.v) - int64(a.VocabSize) // the decoder's bias
 	}
 	p := piece{params: params, input: e * t * hr}
+	if !a.TiedEmbeddings {
+		p.tensors++
+	}
+	if a.Family == arch.BERT {
+		p.tensors += 3 + sh.normTensors() // transform weight and bias, norm, decoder bias
+	}
 	if sh.tp > 1 {
 		p.bwdAllReduces = 1
 	}
 	saved := e * t * hr // the projection's input
 	if a.Family == arch.BERT {
-		p.ops = append(p.ops, matmul("transform", e, 1, t, h, h), mem("gelu", 2*e*t*h, 1), sh.norm("transform norm"))
+		p.ops = append(p.ops, sh.linear("transform", t, h, h), mem("gelu", 2*e*t*h, 1), sh.norm("transform norm"))
 		saved += 3 * e * t * h
 	}
-	p.ops = append(p.ops, matmul("logits", e, 1, t, h, v))
+	p.ops = append(p.ops, sh.linear("logits", t, h, v))
 	if !sh.train {
 		p.output = e * t * v
 		p.inferExtra = e * t * h
@@ -312,7 +349,51 @@ func (sh *shape) head() piece {
 	p.saved, p.bwdSaved = saved, saved
 	p.fwdExtra = (e + 4) * t * v // 16-bit logits and their fp32 copy
 	p.bwdExtra = 8 * t * v       // gradients of the log-probabilities and of the logits
+	if sh.keepLogits {
+		p.bwdExtra += e * t * v // the logits returned with the loss, still referenced
+	}
 	return p
+}
+
+// normTensors is a norm's parameter tensors: RMSNorm's weight, or LayerNorm's weight
+// and bias.
+func (sh *shape) normTensors() int {
+	if sh.a.RMSNorm() {
+		return 1
+	}
+	return 2
+}
+
+// attentionTensors counts the projections' weights and biases: GPT-2 fuses Q, K and V
+// into one matrix (c_attn); the others keep three.
+func attentionTensors(a *arch.Arch) int {
+	qkv := 3
+	if a.Family == arch.GPT2 {
+		qkv = 1
+	}
+	n := qkv + 1
+	if a.QKVBias {
+		n += qkv
+	}
+	if a.OutBias {
+		n++
+	}
+	return n
+}
+
+// mlpTensors counts the MLP's weights and biases (every expert's, and the router).
+func mlpTensors(a *arch.Arch) int {
+	n := 2
+	if a.GatedMLP() {
+		n = 3
+	}
+	if a.MLPBias {
+		n *= 2
+	}
+	if a.MoE() {
+		return n*a.NumExperts + 1
+	}
+	return n
 }
 
 // vocabShard is the vocabulary rows one device holds: V/t, rounded up (Megatron-LM pads

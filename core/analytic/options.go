@@ -16,6 +16,10 @@ const (
 	BF16 DType = "bf16"
 	FP16 DType = "fp16"
 	FP32 DType = "fp32"
+	// FP8: the linear layers' products in fp8 at the device's fp8 peak (Transformer
+	// Engine's recipes on H100, H200, B200, MI300X), with inputs cast to fp8 first;
+	// weights, activations and the attention core in bf16.
+	FP8 DType = "fp8"
 )
 
 // Precision says how a 16-bit model keeps its weights.
@@ -192,7 +196,7 @@ func (o Options) Validate() error {
 	if len(es) == 0 && int64(o.Batch)*int64(o.Seq) > maxTokens {
 		es.Add("batch", "batch * seq must be at most %d tokens, got %d", maxTokens, int64(o.Batch)*int64(o.Seq))
 	}
-	oneOf(&es, "dtype", string(o.DType), BF16, FP16, FP32)
+	oneOf(&es, "dtype", string(o.DType), BF16, FP16, FP32, FP8)
 	oneOf(&es, "precision", string(o.Precision), Pure, Mixed)
 	oneOf(&es, "optimizer", string(o.Optimizer), AdamW, Adam, SGD, None)
 	oneOf(&es, "attention", string(o.Attention), Eager, Flash)
@@ -227,11 +231,17 @@ func oneOf[T ~string](es *model.Errors, name, got string, allowed ...T) {
 
 // Target is the device the layers are costed on: its Device (memory, dense 16-bit peak),
 // its performance figures, the link between pipeline neighbours (for the all-reduce of
-// a copied tied embedding), and the link inside a tensor-parallel group.
+// a copied tied embedding), the link inside a tensor-parallel group, and the framework
+// that runs the model.
 type Target struct {
 	Device cluster.Device `json:"device"`
 	Perf   cluster.Perf   `json:"perf"`
 	Link   cluster.Link   `json:"link"`
+	// Framework is how the model runs (cluster.LookupFramework): its host time per
+	// kernel, which bounds each layer's time from below, the optimizer's host time per
+	// tensor and temporaries, and its fixed memory. The zero value models no host side
+	// and no framework memory: the device alone.
+	Framework cluster.Framework `json:"framework,omitzero"`
 	// TensorLink carries the tensor-parallel all-reduces (the intra-node link, NVLink or
 	// NVSwitch); when it states no bandwidth, Link does.
 	TensorLink cluster.Link `json:"tensor_link,omitzero"`
@@ -270,6 +280,10 @@ func (t Target) Validate() error {
 	es.NonNegative("link.bytes_per_second", t.Link.BytesPerSecond)
 	es.NonNegative("tensor_link.latency_seconds", t.TensorLink.LatencySeconds)
 	es.NonNegative("tensor_link.bytes_per_second", t.TensorLink.BytesPerSecond)
+	if err := t.Framework.Validate("framework"); err != nil {
+		fe, _ := model.AsFieldErrors(err)
+		es = append(es, fe...)
+	}
 	return es.Err()
 }
 

@@ -14,10 +14,18 @@ type DevicePreset struct {
 	Device
 	// Perf holds the figures beyond Device that an analytic estimate needs.
 	Perf Perf
-	// Link is the preset name of the usual link between two such devices in a pipeline.
+	// Link is the preset name of the usual link between two such devices in a pipeline
+	// (inside a node).
 	Link string
+	// Network is the preset name of the usual link between nodes of such devices, one
+	// network interface per device ("" when there is no usual one).
+	Network string
 	// Note says where the figures come from.
 	Note string
+	// GPU: the device runs a GPU framework (PyTorch eager, compiled or with CUDA
+	// graphs; Framework); TPUs and IPUs run compiled programs whose per-step cost
+	// Perf.KernelSeconds holds.
+	GPU bool
 }
 
 // Perf is what the analytic profiler needs to know of a device besides its memory and its
@@ -29,6 +37,9 @@ type DevicePreset struct {
 type Perf struct {
 	// FP32FLOPSPerSecond is the dense fp32 matrix peak (what fp32 training runs at).
 	FP32FLOPSPerSecond float64 `json:"fp32_flops_per_second"`
+	// FP8FLOPSPerSecond is the dense fp8 matrix peak (Hopper, Blackwell, CDNA 3); 0 for a
+	// device without fp8 matrix units.
+	FP8FLOPSPerSecond float64 `json:"fp8_flops_per_second,omitempty"`
 	// MemoryBytesPerSecond is the bandwidth of the device memory (HBM, or the IPU's
 	// in-processor SRAM).
 	MemoryBytesPerSecond float64 `json:"memory_bytes_per_second"`
@@ -46,6 +57,7 @@ func (p Perf) Validate(prefix string) error {
 	var es model.Errors
 	es.Positive(prefix+".fp32_flops_per_second", p.FP32FLOPSPerSecond)
 	es.Positive(prefix+".memory_bytes_per_second", p.MemoryBytesPerSecond)
+	es.NonNegative(prefix+".fp8_flops_per_second", p.FP8FLOPSPerSecond)
 	for _, f := range []struct {
 		name string
 		v    float64
@@ -93,51 +105,64 @@ var devicePresets = map[string]DevicePreset{
 	// NVIDIA A100 SXM4 40 GB (A100 datasheet, 2021): 312 TFLOP/s dense bf16/fp16 tensor,
 	// 19.5 TFLOP/s fp32 (without TF32), 1,555 GB/s HBM2. NVLink 3 (600 GB/s total).
 	"a100-40gb": {
-		Device: Device{Name: "a100-40gb", MemoryBytes: 40 * gib, UsableFraction: gpuUsable, FLOPSPerSecond: 312e12},
-		Perf:   Perf{FP32FLOPSPerSecond: 19.5e12, MemoryBytesPerSecond: 1555e9, MatmulEfficiency: 0.75, MemoryEfficiency: 0.8, KernelSeconds: gpuKernelSeconds},
-		Link:   "nvlink3",
-		Note:   "NVIDIA A100 datasheet: 312 TFLOP/s bf16 dense, 19.5 TFLOP/s fp32, 1,555 GB/s HBM2",
+		Device:  Device{Name: "a100-40gb", MemoryBytes: 40 * gib, UsableFraction: gpuUsable, FLOPSPerSecond: 312e12},
+		Perf:    Perf{FP32FLOPSPerSecond: 19.5e12, MemoryBytesPerSecond: 1555e9, MatmulEfficiency: 0.75, MemoryEfficiency: 0.8, KernelSeconds: gpuKernelSeconds},
+		Link:    "nvlink3",
+		Network: "ib-hdr",
+		GPU:     true,
+		Note:    "NVIDIA A100 datasheet: 312 TFLOP/s bf16 dense, 19.5 TFLOP/s fp32, 1,555 GB/s HBM2",
 	},
 	// NVIDIA A100 SXM4 80 GB (A100 datasheet): as the 40 GB part with 2,039 GB/s HBM2e.
 	"a100-80gb": {
-		Device: Device{Name: "a100-80gb", MemoryBytes: 80 * gib, UsableFraction: gpuUsable, FLOPSPerSecond: 312e12},
-		Perf:   Perf{FP32FLOPSPerSecond: 19.5e12, MemoryBytesPerSecond: 2039e9, MatmulEfficiency: 0.75, MemoryEfficiency: 0.8, KernelSeconds: gpuKernelSeconds},
-		Link:   "nvlink3",
-		Note:   "NVIDIA A100 datasheet: 312 TFLOP/s bf16 dense, 19.5 TFLOP/s fp32, 2,039 GB/s HBM2e",
+		Device:  Device{Name: "a100-80gb", MemoryBytes: 80 * gib, UsableFraction: gpuUsable, FLOPSPerSecond: 312e12},
+		Perf:    Perf{FP32FLOPSPerSecond: 19.5e12, MemoryBytesPerSecond: 2039e9, MatmulEfficiency: 0.75, MemoryEfficiency: 0.8, KernelSeconds: gpuKernelSeconds},
+		Link:    "nvlink3",
+		Network: "ib-hdr",
+		GPU:     true,
+		Note:    "NVIDIA A100 datasheet: 312 TFLOP/s bf16 dense, 19.5 TFLOP/s fp32, 2,039 GB/s HBM2e",
 	},
 	// NVIDIA H100 SXM5 80 GB (H100 datasheet): 989 TFLOP/s dense bf16 (1,979 with
 	// sparsity), 67 TFLOP/s fp32, 3.35 TB/s HBM3. NVLink 4 (900 GB/s total). Large GEMMs
 	// reach about 65-75% of the dense peak.
 	"h100-sxm": {
-		Device: Device{Name: "h100-sxm", MemoryBytes: 80 * gib, UsableFraction: gpuUsable, FLOPSPerSecond: 989e12},
-		Perf:   Perf{FP32FLOPSPerSecond: 67e12, MemoryBytesPerSecond: 3.35e12, MatmulEfficiency: 0.7, MemoryEfficiency: 0.8, KernelSeconds: gpuKernelSeconds},
-		Link:   "nvlink4",
-		Note:   "NVIDIA H100 SXM datasheet: 989 TFLOP/s bf16 dense, 67 TFLOP/s fp32, 3.35 TB/s HBM3",
+		Device:  Device{Name: "h100-sxm", MemoryBytes: 80 * gib, UsableFraction: gpuUsable, FLOPSPerSecond: 989e12},
+		Perf:    Perf{FP32FLOPSPerSecond: 67e12, FP8FLOPSPerSecond: 1979e12, MemoryBytesPerSecond: 3.35e12, MatmulEfficiency: 0.7, MemoryEfficiency: 0.8, KernelSeconds: gpuKernelSeconds},
+		Link:    "nvlink4",
+		Network: "ib-ndr",
+		GPU:     true,
+		Note:    "NVIDIA H100 SXM datasheet: 989 TFLOP/s bf16 dense, 67 TFLOP/s fp32, 3.35 TB/s HBM3",
 	},
-	// NVIDIA H200 SXM 141 GB (H200 datasheet): H100's compute with 4.8 TB/s HBM3e.
+	// NVIDIA H200 SXM 141 GB (H200 datasheet): H100's compute (1,979 TFLOP/s dense fp8)
+	// with 4.8 TB/s HBM3e.
 	"h200": {
-		Device: Device{Name: "h200", MemoryBytes: 141 * gib, UsableFraction: gpuUsable, FLOPSPerSecond: 989e12},
-		Perf:   Perf{FP32FLOPSPerSecond: 67e12, MemoryBytesPerSecond: 4.8e12, MatmulEfficiency: 0.7, MemoryEfficiency: 0.8, KernelSeconds: gpuKernelSeconds},
-		Link:   "nvlink4",
-		Note:   "NVIDIA H200 datasheet: 989 TFLOP/s bf16 dense, 67 TFLOP/s fp32, 141 GB at 4.8 TB/s HBM3e",
+		Device:  Device{Name: "h200", MemoryBytes: 141 * gib, UsableFraction: gpuUsable, FLOPSPerSecond: 989e12},
+		Perf:    Perf{FP32FLOPSPerSecond: 67e12, FP8FLOPSPerSecond: 1979e12, MemoryBytesPerSecond: 4.8e12, MatmulEfficiency: 0.7, MemoryEfficiency: 0.8, KernelSeconds: gpuKernelSeconds},
+		Link:    "nvlink4",
+		Network: "ib-ndr",
+		GPU:     true,
+		Note:    "NVIDIA H200 datasheet: 989 TFLOP/s bf16 dense, 67 TFLOP/s fp32, 141 GB at 4.8 TB/s HBM3e",
 	},
 	// NVIDIA B200 in HGX B200 (HGX datasheet: 8 GPUs with 1.44 TB at 62 TB/s in all, 36
-	// PFLOP/s fp16 with sparsity): per GPU 180 GB, 7.7 TB/s, 2.25 PFLOP/s dense bf16; fp32
+	// PFLOP/s fp16 with sparsity): per GPU 180 GB, 7.7 TB/s, 2.25 PFLOP/s dense bf16 (4.5 dense fp8); fp32
 	// about 75 TFLOP/s. NVLink 5 (1.8 TB/s total).
 	"b200": {
-		Device: Device{Name: "b200", MemoryBytes: 180 * gib, UsableFraction: gpuUsable, FLOPSPerSecond: 2.25e15},
-		Perf:   Perf{FP32FLOPSPerSecond: 75e12, MemoryBytesPerSecond: 7.7e12, MatmulEfficiency: 0.65, MemoryEfficiency: 0.8, KernelSeconds: gpuKernelSeconds},
-		Link:   "nvlink5",
-		Note:   "NVIDIA HGX B200 datasheet, per GPU: 2.25 PFLOP/s bf16 dense, 180 GB at 7.7 TB/s HBM3e",
+		Device:  Device{Name: "b200", MemoryBytes: 180 * gib, UsableFraction: gpuUsable, FLOPSPerSecond: 2.25e15},
+		Perf:    Perf{FP32FLOPSPerSecond: 75e12, FP8FLOPSPerSecond: 4.5e15, MemoryBytesPerSecond: 7.7e12, MatmulEfficiency: 0.65, MemoryEfficiency: 0.8, KernelSeconds: gpuKernelSeconds},
+		Link:    "nvlink5",
+		Network: "ib-ndr",
+		GPU:     true,
+		Note:    "NVIDIA HGX B200 datasheet, per GPU: 2.25 PFLOP/s bf16 dense, 180 GB at 7.7 TB/s HBM3e",
 	},
-	// AMD Instinct MI300X (AMD datasheet): 1,307.4 TFLOP/s dense bf16, 163.4 TFLOP/s fp32
-	// matrix, 192 GB HBM3 at 5.3 TB/s; Infinity Fabric to each of 7 peers. Published GEMM
+	// AMD Instinct MI300X (AMD datasheet): 1,307.4 TFLOP/s dense bf16, 2,614.9 dense fp8,
+	// 163.4 TFLOP/s fp32 matrix, 192 GB HBM3 at 5.3 TB/s; Infinity Fabric to each of 7 peers. Published GEMM
 	// benchmarks reach well under half of the bf16 peak, hence the low efficiency.
 	"mi300x": {
-		Device: Device{Name: "mi300x", MemoryBytes: 192 * gib, UsableFraction: gpuUsable, FLOPSPerSecond: 1307.4e12},
-		Perf:   Perf{FP32FLOPSPerSecond: 163.4e12, MemoryBytesPerSecond: 5.3e12, MatmulEfficiency: 0.45, MemoryEfficiency: 0.7, KernelSeconds: 6e-6},
-		Link:   "xgmi",
-		Note:   "AMD MI300X datasheet: 1,307 TFLOP/s bf16 dense, 163 TFLOP/s fp32, 192 GB at 5.3 TB/s HBM3",
+		Device:  Device{Name: "mi300x", MemoryBytes: 192 * gib, UsableFraction: gpuUsable, FLOPSPerSecond: 1307.4e12},
+		Perf:    Perf{FP32FLOPSPerSecond: 163.4e12, FP8FLOPSPerSecond: 2614.9e12, MemoryBytesPerSecond: 5.3e12, MatmulEfficiency: 0.45, MemoryEfficiency: 0.7, KernelSeconds: 6e-6},
+		Link:    "xgmi",
+		Network: "roce-400g",
+		GPU:     true,
+		Note:    "AMD MI300X datasheet: 1,307 TFLOP/s bf16 dense, 163 TFLOP/s fp32, 192 GB at 5.3 TB/s HBM3",
 	},
 	// Google TPU v4 (Cloud TPU docs, "TPU v4"): 275 TFLOP/s bf16, 32 GiB HBM2 at
 	// 1,200 GB/s. No fp32 matrix peak is published: fp32 matmuls at the highest precision

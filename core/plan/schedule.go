@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"sort"
 
 	"pipeplan/core/cluster"
 	"pipeplan/core/estimate"
@@ -64,8 +65,47 @@ func scheduled(c *cluster.Cluster, opt *Options) (*cluster.Cluster, error) {
 	if err != nil {
 		return nil, err
 	}
+	if len(sc.Devices) > len(c.Devices) {
+		if counts, err = deviceShares(so.Config, counts, len(c.Devices)); err != nil {
+			return nil, err
+		}
+	}
 	opt.Estimate.InFlight = func(i int) int { return counts[i] }
 	return sc, nil
+}
+
+// deviceShares spreads each device's peak of in-flight microbatch-chunks over its
+// chunks (schedule.DeviceInFlight), so that the chunks' counts add up to what the device
+// holds at its peak rather than to the sum of each chunk's own peak: the chunks of an
+// interleaved schedule peak at different times, and a device needs the maximum over time
+// of their sum (Korthikanti et al. 2022: 1 + (p-1)/(pv) times p microbatches on the
+// first device, where summing the chunks' maxima gives about a quarter more). Chunks of
+// one device hold about equal layers, so equal shares (the remainder to the first) keep
+// the device's total; no chunk gets more than its own peak (water-filling: what a chunk
+// cannot take goes to the others).
+func deviceShares(cfg schedule.Config, counts []int, devices int) ([]int, error) {
+	totals, err := schedule.DeviceInFlight(cfg, len(counts), devices)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]int, len(counts))
+	v := len(counts) / devices
+	for d := 0; d < devices; d++ {
+		// Water-filling: the chunks with the lowest peaks first, each its equal share of
+		// what is left or its own peak, whichever is less.
+		chunks := make([]int, v)
+		for k := range chunks {
+			chunks[k] = k*devices + d
+		}
+		sort.SliceStable(chunks, func(a, b int) bool { return counts[chunks[a]] < counts[chunks[b]] })
+		left := totals[d]
+		for k, j := range chunks {
+			share := (left + (v - k) - 1) / (v - k) // ceil(left / chunks remaining)
+			out[j] = max(1, min(share, counts[j]))
+			left -= out[j]
+		}
+	}
+	return out, nil
 }
 
 // stageCluster returns the cluster of p*v stages that Interleaved runs on p devices:

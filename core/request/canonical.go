@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"strings"
 )
 
 // Canonical returns the request's canonical encoding: normalized (every default applied),
@@ -21,6 +22,11 @@ func (r *Request) Canonical() ([]byte, error) {
 // canonical encodes an already normalized request.
 func (r *Request) canonical() ([]byte, error) {
 	c := *r
+	if c.Parallelism.Tensor == 1 {
+		// Tensor parallelism came after the first requests: its default is left out, so
+		// that they keep their ids.
+		c.Parallelism.Tensor = 0
+	}
 	var err error
 	if c.Model.Document, err = canonicalJSON(c.Model.Document); err != nil {
 		return nil, err
@@ -49,6 +55,13 @@ func canonicalJSON(raw json.RawMessage) (json.RawMessage, error) {
 	var v any
 	if err := dec.Decode(&v); err != nil {
 		return nil, err
+	}
+	// A document given as the text of a JSON object means what the object means: it gets
+	// the object's canonical form (and id). Other text (a PipeDream graph.txt) stays text.
+	if text, ok := v.(string); ok {
+		if t := strings.TrimSpace(strings.TrimPrefix(text, "\xef\xbb\xbf")); strings.HasPrefix(t, "{") && json.Valid([]byte(t)) {
+			return canonicalJSON(json.RawMessage(t))
+		}
 	}
 	return json.Marshal(v)
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"regexp"
+	"strconv"
 	"testing"
 )
 
@@ -81,6 +82,9 @@ func TestCanonicalDocuments(t *testing.T) {
 		{"architecture config",
 			`{"model":{"architecture":{"config":` + config1 + `}},"cluster":{"device":"a100-80gb","count":2}}`,
 			`{"model":{"architecture":{"config":` + config2 + `}},"cluster":{"device":"a100-80gb","count":2}}`},
+		{"a document as an object or as the text of one",
+			`{"model":{"document":` + model1 + `},"cluster":{"document":` + cluster1 + `}}`,
+			`{"model":{"document":` + strconv.Quote(model2) + `},"cluster":{"document":` + strconv.Quote(cluster2) + `}}`},
 		{"request keys and whitespace",
 			`{"model":{"example":"gpt2-medium"},"cluster":{"device":"a100-80gb","count":4}}`,
 			"{\n  \"cluster\": {\"count\": 4, \"device\": \"a100-80gb\"},\n  \"model\": {\"example\": \"gpt2-medium\"}\n}\n"},

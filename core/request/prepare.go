@@ -46,14 +46,24 @@ type prepared struct {
 	dataLink *cluster.Link
 	// tiedLink joins the first and the last stage for a copied tied embedding.
 	tiedLink *cluster.Link
-	sched    schedule.Config
+	// tensorLink carries an architecture's tensor-parallel all-reduces (zero: the
+	// device preset's usual link).
+	tensorLink cluster.Link
+	// topo is the cluster of nodes (cluster.devices_per_node), and placement where the
+	// run sits on it.
+	topo      *cluster.Topology
+	placement *cluster.Placement
+	sched     schedule.Config
 	// recomputeStages: the estimator and the schedule stash stage inputs only (full
 	// recomputation of a profile).
 	recomputeStages bool
 	// memoryEfficiency per device: the fraction of memory_bytes_per_second the optimizer
 	// update reaches (an architecture's memory_efficiency, else a preset's figure, else 1).
 	memoryEfficiency []float64
-	notes            []Diagnostic
+	// framework runs an architecture (model.architecture.framework); the zero value for
+	// profiles, whose measured times hold their framework's costs.
+	framework cluster.Framework
+	notes     []Diagnostic
 }
 
 // Normalize checks the request and returns a copy with every default applied: the
@@ -73,7 +83,8 @@ type prepared struct {
 //     device; schedule.microbatch_size: the profile's own (1 when it does not say), or 1
 //     sequence for an architecture; schedule.weight_grad_fraction: 0.5 for zb-h1;
 //   - model.architecture: seq = the context, at most 4096; dtype bf16; attention flash;
-//     split block; tie copy;
+//     split block; tie copy; framework eager on GPUs (what a PyTorch training script
+//     runs), none on TPUs and IPUs (compiled programs);
 //   - objective: compute; memory_proportion: 1.
 //
 // Fields that do not apply to the request (an optimizer for inference, ZeRO without data
@@ -275,7 +286,16 @@ func (p *prepared) loadCluster(es *model.Errors) {
 		if cs.DataLink != "" {
 			es.Add("cluster.data_link", "goes with a cluster document: with a device preset the data-parallel all-reduce crosses cluster.link")
 		}
+		p.nodes(es, d)
 		return
+	}
+	for _, f := range []struct {
+		name string
+		set  bool
+	}{{"devices_per_node", cs.DevicesPerNode != 0}, {"link_intra", cs.LinkIntra != ""}, {"link_inter", cs.LinkInter != ""}} {
+		if f.set {
+			es.Add("cluster."+f.name, "goes with cluster.device: a cluster document states its devices and links")
+		}
 	}
 	if cs.Count != 0 {
 		es.Add("cluster.count", "goes with cluster.device: a cluster document lists its devices (one pipeline)")
@@ -317,6 +337,19 @@ func (p *prepared) parallelism(es *model.Errors) {
 		es.Add("parallelism.pipeline", "must be between 1 and %d, got %d", cluster.MaxStages, par.Pipeline)
 		return
 	}
+	if par.Tensor == 0 {
+		par.Tensor = 1
+	}
+	if par.Tensor < 1 || par.Tensor > cluster.MaxStages {
+		es.Add("parallelism.tensor", "must be between 1 and %d, got %d", cluster.MaxStages, par.Tensor)
+		return
+	}
+	if par.Tensor > 1 && p.arch == nil {
+		es.Add("parallelism.tensor", "splits an architecture's blocks (model.architecture); a measured profile cannot be split")
+	}
+	if par.SequenceParallel && par.Tensor < 2 {
+		es.Add("parallelism.sequence_parallel", "splits along the sequence what tensor parallelism leaves whole: it needs parallelism.tensor >= 2")
+	}
 	switch par.ZeRO {
 	case 0:
 	case 1:
@@ -337,21 +370,22 @@ func (p *prepared) parallelism(es *model.Errors) {
 		par.Pipeline = n
 		return
 	}
+	t := par.Tensor
 	switch {
 	case par.Pipeline == 0 && cs.Count == 0:
 		es.Add("cluster.count", "give the number of devices (or parallelism.pipeline)")
 		return
 	case par.Pipeline == 0:
-		if cs.Count%par.Data != 0 {
-			es.Add("parallelism.data", "%d replicas do not divide the %d devices of cluster.count: give parallelism.pipeline", par.Data, cs.Count)
+		if cs.Count%(par.Data*t) != 0 {
+			es.Add("parallelism.data", "%d replicas of %d-way tensor-parallel stages do not divide the %d devices of cluster.count: give parallelism.pipeline", par.Data, t, cs.Count)
 			return
 		}
-		par.Pipeline = cs.Count / par.Data
+		par.Pipeline = cs.Count / (par.Data * t)
 	case cs.Count == 0:
-		cs.Count = par.Pipeline * par.Data
+		cs.Count = par.Pipeline * par.Data * t
 	}
-	if need := int64(par.Pipeline) * int64(par.Data); need > int64(cs.Count) {
-		es.Add("cluster.count", "%d devices cannot hold %d pipeline stages times %d replicas (%d devices)", cs.Count, par.Pipeline, par.Data, need)
+	if need := int64(par.Pipeline) * int64(par.Data) * int64(t); need > int64(cs.Count) {
+		es.Add("cluster.count", "%d devices cannot hold %d pipeline stages times %d replicas times %d-way tensor parallelism (%d devices)", cs.Count, par.Pipeline, par.Data, t, need)
 		return
 	}
 	c, err := cluster.FromPreset(cs.Device, par.Pipeline)
@@ -359,13 +393,75 @@ func (p *prepared) parallelism(es *model.Errors) {
 		es.Add("parallelism.pipeline", "%v", err)
 		return
 	}
-	l, _ := cluster.LookupLink(cs.Link)
-	c.Links = []cluster.Link{l.Link}
-	p.cluster = c
-	if idle := cs.Count - par.Pipeline*par.Data; idle > 0 {
-		p.note(Diagnostic{Code: CodeIdleDevices, Severity: Warning, Field: "cluster.count",
-			Message: fmt.Sprintf("%d of the %d devices are idle: the plan uses %d pipeline stages times %d replicas", idle, cs.Count, par.Pipeline, par.Data)})
+	if p.topo != nil {
+		// Stage links are placed in links(), once the model's traffic is known.
+		p.topo.Nodes = (cs.Count + p.topo.DevicesPerNode - 1) / p.topo.DevicesPerNode
+		if p.topo.DevicesPerNode%t != 0 {
+			es.Add("parallelism.tensor", "must divide cluster.devices_per_node (%d): a tensor-parallel group stays inside a node, got %d", p.topo.DevicesPerNode, t)
+			return
+		}
+		c.Links = []cluster.Link{p.topo.Intra}
+		p.tensorLink = p.topo.Intra
+	} else {
+		l, _ := cluster.LookupLink(cs.Link)
+		c.Links = []cluster.Link{l.Link}
+		p.tensorLink = l.Link
 	}
+	p.cluster = c
+	if idle := cs.Count - par.Pipeline*par.Data*t; idle > 0 {
+		msg := fmt.Sprintf("%d of the %d devices are idle: the plan uses %d pipeline stages times %d replicas", idle, cs.Count, par.Pipeline, par.Data)
+		if t > 1 {
+			msg += fmt.Sprintf(" times %d-way tensor parallelism", t)
+		}
+		p.note(Diagnostic{Code: CodeIdleDevices, Severity: Warning, Field: "cluster.count", Message: msg})
+	}
+}
+
+// nodes reads a cluster of nodes: devices_per_node with the links inside and between
+// nodes (defaults: the device preset's usual link and network).
+func (p *prepared) nodes(es *model.Errors, d cluster.DevicePreset) {
+	cs := &p.req.Cluster
+	if cs.DevicesPerNode == 0 {
+		for _, f := range []struct{ name, v string }{{"link_intra", cs.LinkIntra}, {"link_inter", cs.LinkInter}} {
+			if f.v != "" {
+				es.Add("cluster."+f.name, "goes with cluster.devices_per_node (a cluster of nodes); between all devices give cluster.link")
+			}
+		}
+		return
+	}
+	if cs.DevicesPerNode < 1 || cs.DevicesPerNode > cluster.MaxStages {
+		es.Add("cluster.devices_per_node", "must be between 1 and %d, got %d", cluster.MaxStages, cs.DevicesPerNode)
+		return
+	}
+	if cs.Link != "" && cs.Link != d.Link {
+		es.Add("cluster.link", "goes without cluster.devices_per_node: a cluster of nodes has link_intra and link_inter")
+		return
+	}
+	cs.Link = ""
+	if cs.LinkIntra == "" {
+		cs.LinkIntra = d.Link
+	}
+	if cs.LinkInter == "" {
+		cs.LinkInter = d.Network
+	}
+	if cs.LinkInter == "" {
+		es.Add("cluster.link_inter", "names the link between nodes: %s has no usual network preset (pipeplan devices lists the links)", d.Name)
+		return
+	}
+	topo := &cluster.Topology{DevicesPerNode: cs.DevicesPerNode}
+	for _, f := range []struct {
+		name string
+		v    *string
+		l    *cluster.Link
+	}{{"link_intra", &cs.LinkIntra, &topo.Intra}, {"link_inter", &cs.LinkInter, &topo.Inter}} {
+		l, err := cluster.LookupLink(*f.v)
+		if err != nil {
+			es.Add("cluster."+f.name, "%v", err)
+			return
+		}
+		*f.v, *f.l = l.Name, l.Link
+	}
+	p.topo = topo
 }
 
 // weightsOnly reports whether the model's param_bytes are weights only, to which training
@@ -584,6 +680,7 @@ func (p *prepared) architecture(es *model.Errors) {
 		Optimizer: analytic.Optimizer(r.Training.Optimizer), Attention: analytic.Attention(a.Attention),
 		Recompute: analytic.Recompute(r.Training.Recompute), Split: analytic.Split(a.Split), Tie: analytic.Tie(a.Tie),
 		DataParallel: r.Parallelism.Data, ZeRO1: r.Parallelism.ZeRO == 1,
+		TensorParallel: r.Parallelism.Tensor, SequenceParallel: r.Parallelism.SequenceParallel,
 	}
 	if !p.train() {
 		o.Optimizer, o.Precision = analytic.None, ""
@@ -604,6 +701,12 @@ func (p *prepared) architecture(es *model.Errors) {
 	if a.KernelSeconds != nil {
 		t.Perf.KernelSeconds = *a.KernelSeconds
 	}
+	t.TensorLink = p.tensorLink
+	fw, ok := p.lookupFramework(es, device)
+	if !ok {
+		return
+	}
+	t.Framework = fw
 	if r.Model.Name != "" {
 		p.arch.Name = r.Model.Name
 	}
@@ -636,9 +739,11 @@ func archPaths(err error) error {
 		"batch": "schedule.microbatch_size", "seq": "model.architecture.seq", "dtype": "model.architecture.dtype",
 		"precision": "training.precision", "optimizer": "training.optimizer", "attention": "model.architecture.attention",
 		"recompute": "training.recompute", "split": "model.architecture.split", "tie": "model.architecture.tie",
-		"data_parallel":          "parallelism.data",
+		"data_parallel": "parallelism.data", "tensor_parallel": "parallelism.tensor",
 		"perf.matmul_efficiency": "model.architecture.matmul_efficiency", "perf.memory_efficiency": "model.architecture.memory_efficiency",
-		"perf.kernel_seconds": "model.architecture.kernel_seconds",
+		"perf.kernel_seconds":           "model.architecture.kernel_seconds",
+		"framework.host_kernel_seconds": "model.architecture.host_kernel_seconds",
+		"framework.host_layer_seconds":  "model.architecture.host_layer_seconds",
 	}
 	out := make(model.Errors, len(es))
 	for i, e := range es {
@@ -664,6 +769,7 @@ func (p *prepared) profile(es *model.Errors) {
 	case analytic.SGD:
 		states = 1
 	}
+	removed := false
 	for i := range m.Layers {
 		l := &m.Layers[i]
 		switch {
@@ -672,6 +778,7 @@ func (p *prepared) profile(es *model.Errors) {
 			l.ParamBytes, l.GradBytes = 2*w, w
 			l.OptimizerBytes = int64(math.Ceil(float64(w) * states))
 		case !train && !p.weightsOnly():
+			removed = removed || gradBytes(l) > 0 || l.OptimizerBytes > 0
 			l.ParamBytes -= gradBytes(l)
 			l.GradBytes, l.OptimizerBytes = 0, 0
 		}
@@ -684,7 +791,7 @@ func (p *prepared) profile(es *model.Errors) {
 	case train && p.weightsOnly():
 		p.note(Diagnostic{Code: CodeStateAdded, Severity: Note,
 			Message: fmt.Sprintf("the PipeDream profile gives weights only (fp32): training adds their gradients and %s state (%g x the weights)", r.Training.Optimizer, states)})
-	case !train && !p.weightsOnly():
+	case removed:
 		p.note(Diagnostic{Code: CodeStateRemoved, Severity: Note,
 			Message: "inference: the profile's gradients (grad_bytes, or half of param_bytes) and optimizer state are not held"})
 	}
@@ -787,6 +894,12 @@ func (p *prepared) links(es *model.Errors) {
 		}
 		return "cluster.document.links"
 	}
+	if p.topo != nil {
+		p.place(es)
+		if len(*es) > 0 {
+			return
+		}
+	}
 	var slowest *cluster.Link
 	for i := 0; i+1 < len(c.Devices); i++ {
 		l := c.SendLink(i)
@@ -809,6 +922,8 @@ func (p *prepared) links(es *model.Errors) {
 		return
 	}
 	switch {
+	case p.placement != nil:
+		p.dataLink = &p.placement.DataLink
 	case r.Cluster.Device != "":
 		p.dataLink = &c.Links[0]
 	case r.Cluster.DataLink != "":
@@ -821,6 +936,45 @@ func (p *prepared) links(es *model.Errors) {
 	default:
 		es.Add("cluster.data_link", "the pipeline has one device, so no link of the cluster document joins the data-parallel replicas: name a link preset")
 	}
+}
+
+// place lays the run on the nodes (cluster.Topology.Choose) with the traffic of one step:
+// each device's gradients, all-reduced with its replicas, and what crosses a stage
+// boundary (the largest layer output, sent per microbatch); the pipeline's links become
+// the ones its stage boundaries cross.
+func (p *prepared) place(es *model.Errors) {
+	r := p.req
+	par := r.Parallelism
+	var tr cluster.Traffic
+	var out int64
+	for i := range p.model.Layers {
+		l := &p.model.Layers[i]
+		if p.train() {
+			tr.GradientBytes += float64(gradBytes(l))
+		}
+		send := int64(0)
+		if l.SendBytes != nil {
+			send = *l.SendBytes
+		} else {
+			for _, t := range l.Outputs {
+				send += t.Bytes
+			}
+		}
+		out = max(out, send)
+	}
+	tr.GradientBytes /= float64(par.Pipeline)
+	tr.StageBytes = float64(out) * float64(r.Schedule.Microbatches)
+	if p.train() {
+		tr.StageBytes *= 2 // activations forward, their gradients back
+	}
+	pl, err := p.topo.Choose(par.Pipeline, par.Data, par.Tensor, tr)
+	if err != nil {
+		addPrefixed(es, "parallelism", err)
+		return
+	}
+	p.placement = pl
+	c := pl.StageCluster(p.cluster.Devices[0])
+	p.cluster.Links = c.Links
 }
 
 func hasBandwidth(l *cluster.Link) bool {

@@ -32,7 +32,7 @@ const Version = 1
 
 // PlannerVersion names the planner's behaviour: it changes whenever the same request
 // would give a different result, and is part of the content id.
-const PlannerVersion = "pipeplan-2026.11.1"
+const PlannerVersion = "pipeplan-2026.11.2"
 
 // MaxBytes bounds a request's JSON (with its embedded documents): larger inputs are
 // refused before they are decoded.
@@ -98,11 +98,21 @@ type Architecture struct {
 	Split string `json:"split,omitempty"`
 	// Tie: where a tied embedding lives: copy (both ends, gradients all-reduced) or stage.
 	Tie string `json:"tie,omitempty"`
+	// Framework is how the model runs: eager (PyTorch), compiled (torch.compile),
+	// cuda-graphs (CUDA graph capture, Megatron-LM style) or none (the device alone):
+	// host time per kernel and per optimizer tensor, whether the data-parallel
+	// all-reduce overlaps the backward, the framework's memory (core/cluster's
+	// Framework presets, with sources).
+	Framework string `json:"framework,omitempty"`
 	// MatmulEfficiency and MemoryEfficiency override the device preset's fractions of
 	// peak; KernelSeconds its launch cost per kernel. 0 (nil): the preset's.
 	MatmulEfficiency float64  `json:"matmul_efficiency,omitempty"`
 	MemoryEfficiency float64  `json:"memory_efficiency,omitempty"`
 	KernelSeconds    *float64 `json:"kernel_seconds,omitempty"`
+	// HostKernelSeconds and HostLayerSeconds override the framework's host time per
+	// kernel and per layer and pass (pipeplan calibrate fits them). Nil: the framework's.
+	HostKernelSeconds *float64 `json:"host_kernel_seconds,omitempty"`
+	HostLayerSeconds  *float64 `json:"host_layer_seconds,omitempty"`
 }
 
 // ClusterSpec names the cluster: a Document, or Count devices of a Device preset joined by
@@ -124,6 +134,16 @@ type ClusterSpec struct {
 	DataLink string `json:"data_link,omitempty"`
 	// FreeTransfers plans as if every transfer took no time: links may then be absent.
 	FreeTransfers bool `json:"free_transfers,omitempty"`
+	// DevicesPerNode, with a device preset, groups the devices into nodes of that many,
+	// joined inside a node by LinkIntra (default: the device's usual link, NVLink or
+	// NVSwitch) and across nodes by LinkInter (default: the device's usual network, as
+	// InfiniBand NDR for the H100; one network interface per device). Stages, replicas
+	// and tensor-parallel groups are then placed on the nodes (cluster.Topology.Choose):
+	// tensor-parallel groups inside a node, and the stage transfers and data-parallel
+	// all-reduces over the links they really cross.
+	DevicesPerNode int    `json:"devices_per_node,omitempty"`
+	LinkIntra      string `json:"link_intra,omitempty"`
+	LinkInter      string `json:"link_inter,omitempty"`
 }
 
 // Parallelism says how the devices are used.
@@ -134,6 +154,13 @@ type Parallelism struct {
 	Data int `json:"data,omitempty"`
 	// ZeRO is the ZeRO stage: 0 (none) or 1 (optimizer state sharded over the replicas).
 	ZeRO int `json:"zero,omitempty"`
+	// Tensor is the tensor-parallel degree t of an architecture (default 1): each
+	// pipeline device is a group of t devices splitting every block Megatron-style, over
+	// the intra-node link (core/analytic). The run uses pipeline x data x tensor devices.
+	Tensor int `json:"tensor,omitempty"`
+	// SequenceParallel splits along the sequence what tensor parallelism leaves whole
+	// (norms, dropout, residuals); it needs tensor >= 2.
+	SequenceParallel bool `json:"sequence_parallel,omitempty"`
 }
 
 // Training says what is run.

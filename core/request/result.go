@@ -1,6 +1,7 @@
 package request
 
 import (
+	"pipeplan/core/cluster"
 	"pipeplan/core/plan"
 	"pipeplan/core/schedule"
 )
@@ -22,6 +23,9 @@ type Result struct {
 	Feasible bool `json:"feasible"`
 	// Plan is the split and each stage's costs for one microbatch; nil when no split fits.
 	Plan *plan.Plan `json:"plan,omitempty"`
+	// Placement says which links the stage transfers and the data-parallel all-reduce
+	// cross, for a cluster of nodes (cluster.devices_per_node).
+	Placement *cluster.Placement `json:"placement,omitempty"`
 	// Devices are the pipeline's devices with what runs once per step on each: the
 	// optimizer update and the gradient all-reduces.
 	Devices []DeviceStep `json:"devices,omitempty"`
@@ -60,16 +64,24 @@ type DeviceStep struct {
 	Stages []int `json:"stages"`
 	// GradBytes are the gradients of its stages: what its data-parallel peers all-reduce.
 	GradBytes int64 `json:"grad_bytes"`
-	// OptimizerSeconds is its optimizer update: a memory-bound pass that reads the
-	// gradients and the optimizer state and writes the weights and the state.
-	OptimizerSeconds float64 `json:"optimizer_seconds"`
-	// AllReduceSeconds is its data-parallel gradient all-reduce (ring).
-	AllReduceSeconds float64 `json:"allreduce_seconds"`
+	// OptimizerSeconds is its optimizer update: the longer of a memory-bound pass that
+	// reads the gradients and the optimizer state and writes the weights and the state,
+	// and the framework's host time per parameter tensor (OptimizerHostSeconds).
+	OptimizerSeconds     float64 `json:"optimizer_seconds"`
+	OptimizerHostSeconds float64 `json:"optimizer_host_seconds,omitempty"`
+	// AllReduceSeconds is its data-parallel gradient all-reduce (ring);
+	// ExposedAllReduceSeconds the part its framework does not overlap with the backward
+	// pass (all of it unless the framework overlaps, as PyTorch DDP does).
+	AllReduceSeconds        float64 `json:"allreduce_seconds"`
+	ExposedAllReduceSeconds float64 `json:"exposed_allreduce_seconds"`
 }
 
 // Step is one whole step: the pipeline's makespan, then once per step the tied-embedding
-// all-reduce, the data-parallel all-reduce and the optimizer update (none of them
-// overlapped with the pipeline: a conservative figure).
+// all-reduce, the data-parallel all-reduce and the optimizer update. Only the
+// data-parallel all-reduce overlaps the pipeline, and only where the framework overlaps
+// it (model.architecture.framework eager or compiled: PyTorch DDP); pipeline transfers
+// are in the makespan, and the tied all-reduce and the optimizer follow the backward
+// passes, as in Megatron-LM and PyTorch.
 type Step struct {
 	// PipelineSeconds is the simulated schedule's makespan.
 	PipelineSeconds float64 `json:"pipeline_seconds"`
@@ -79,13 +91,16 @@ type Step struct {
 	// DataParallelAllReduceSeconds: the slowest device's ring all-reduce of its gradients
 	// over the replicas: 2(d-1)/d x bytes / bandwidth + 2(d-1) x latency.
 	DataParallelAllReduceSeconds float64 `json:"data_parallel_allreduce_seconds"`
+	// DataParallelExposedSeconds: the slowest device's all-reduce time that the backward
+	// does not hide (ExposedAllReduceSeconds); the step counts this part.
+	DataParallelExposedSeconds float64 `json:"data_parallel_exposed_seconds"`
 	// OptimizerSeconds: the slowest device's optimizer update.
 	OptimizerSeconds float64 `json:"optimizer_seconds"`
-	// StepSeconds is their sum.
+	// StepSeconds is their sum, with the data-parallel all-reduce's exposed part.
 	StepSeconds float64 `json:"step_seconds"`
 	// BubbleFraction is the pipeline's idle share (schedule).
 	BubbleFraction float64 `json:"bubble_fraction"`
-	// Devices used: pipeline x data.
+	// Devices used: pipeline x data x tensor.
 	Devices int `json:"devices"`
 	// SamplesPerStep = microbatch size x microbatches x replicas; TokensPerStep with the
 	// tokens per sample, when known.

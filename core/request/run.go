@@ -38,6 +38,7 @@ func Run(ctx context.Context, r *Request) (*Result, error) {
 	}
 	res := &Result{Version: Version, ID: contentID(canon), PlannerVersion: PlannerVersion, Model: p.modelInfo(), Diagnostics: []Diagnostic{}}
 	res.Diagnostics = append(res.Diagnostics, p.notes...)
+	res.Placement = p.placement
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -181,12 +182,13 @@ func (p *prepared) step(res *Result) {
 	devices := len(p.cluster.Devices)
 	d := r.Parallelism.Data
 	train := p.train()
-	st := &Step{PipelineSeconds: sr.MakespanSeconds, BubbleFraction: sr.BubbleFraction, Devices: devices * d}
+	t := r.Parallelism.Tensor
+	st := &Step{PipelineSeconds: sr.MakespanSeconds, BubbleFraction: sr.BubbleFraction, Devices: devices * d * t}
 	res.Devices = make([]DeviceStep, devices)
 	for i := range res.Devices {
 		res.Devices[i] = DeviceStep{Device: i, Name: p.cluster.Devices[i].Name, Stages: []int{}}
 	}
-	statedGrads, unknownBandwidth := false, false
+	statedGrads, hasParams, unknownBandwidth := false, false, false
 	for s, stage := range pl.Stages {
 		dev := s % devices
 		ds := &res.Devices[dev]
@@ -198,6 +200,7 @@ func (p *prepared) step(res *Result) {
 		for l := stage.FirstLayer; l <= stage.LastLayer; l++ {
 			layer := &p.model.Layers[l]
 			statedGrads = statedGrads || layer.GradBytes > 0
+			hasParams = hasParams || layer.ParamBytes > 0
 			ds.GradBytes += gradBytes(layer)
 			if p.est != nil {
 				// A tied embedding's gradients are in the stage's shared item, not in
@@ -206,6 +209,7 @@ func (p *prepared) step(res *Result) {
 			}
 		}
 		ds.GradBytes += tied // once per stage, as the shared item is held once
+		ds.OptimizerHostSeconds += p.optimizerHostSeconds(stage.FirstLayer, stage.LastLayer)
 		touched := float64(stage.ParamBytes) + 2*float64(stage.OptimizerBytes) + float64(stage.SharedBytes)
 		if touched > 0 {
 			bw := p.cluster.Devices[dev].MemoryBytesPerSecond * p.memoryEfficiency[dev]
@@ -221,9 +225,12 @@ func (p *prepared) step(res *Result) {
 			ds := &res.Devices[i]
 			if p.dataLink != nil {
 				ds.AllReduceSeconds = ringAllReduce(d, ds.GradBytes, p.dataLink, p.cluster.Devices[i].ClockHz)
+				ds.ExposedAllReduceSeconds = max(0, ds.AllReduceSeconds-p.overlapWindow(pl, i, devices))
 			}
+			ds.OptimizerSeconds = max(ds.OptimizerSeconds, ds.OptimizerHostSeconds)
 			st.OptimizerSeconds = max(st.OptimizerSeconds, ds.OptimizerSeconds)
 			st.DataParallelAllReduceSeconds = max(st.DataParallelAllReduceSeconds, ds.AllReduceSeconds)
+			st.DataParallelExposedSeconds = max(st.DataParallelExposedSeconds, ds.ExposedAllReduceSeconds)
 		}
 		if p.est != nil && p.est.Opts.Tie == analytic.TieCopy && devices > 1 && p.tiedLink != nil {
 			st.TiedAllReduceSeconds = ringAllReduce(2, p.est.Total.TiedAllReduceBytes, p.tiedLink, p.cluster.Devices[0].ClockHz)
@@ -232,12 +239,12 @@ func (p *prepared) step(res *Result) {
 			res.Diagnostics = append(res.Diagnostics, Diagnostic{Code: CodeOptimizerTimeUnknown, Severity: Note, Field: "cluster.document.devices",
 				Message: "a device states no memory_bytes_per_second: its optimizer update is not counted in the step"})
 		}
-		if d > 1 && p.est == nil && !p.weightsOnly() && !statedGrads {
+		if d > 1 && p.est == nil && !p.weightsOnly() && !statedGrads && hasParams {
 			res.Diagnostics = append(res.Diagnostics, Diagnostic{Code: CodeGradBytesAssumed, Severity: Note, Field: p.modelField("layers"),
 				Message: "the profile gives no grad_bytes: the data-parallel all-reduce moves half of each stage's param_bytes (weights and gradients of one type)"})
 		}
 	}
-	st.StepSeconds = st.PipelineSeconds + st.TiedAllReduceSeconds + st.DataParallelAllReduceSeconds + st.OptimizerSeconds
+	st.StepSeconds = st.PipelineSeconds + st.TiedAllReduceSeconds + st.DataParallelExposedSeconds + st.OptimizerSeconds
 	mbs := int64(r.Schedule.MicrobatchSize)
 	st.SamplesPerStep = mbs * int64(r.Schedule.Microbatches) * int64(d)
 	if t := int64(p.model.TokensPerSample); t > 0 {
@@ -252,7 +259,8 @@ func (p *prepared) step(res *Result) {
 		if train {
 			perMicrobatch *= 3
 		}
-		st.ModelFLOPsPerStep = perMicrobatch * float64(r.Schedule.Microbatches) * float64(d)
+		// The estimate is one device's of a tensor-parallel group: t of them do the model's.
+		st.ModelFLOPsPerStep = perMicrobatch * float64(r.Schedule.Microbatches) * float64(d) * float64(t)
 		peak := p.cluster.Devices[0].FLOPSPerSecond
 		if p.est.Opts.DType == analytic.FP32 {
 			if pr, err := cluster.LookupDevice(p.cluster.Devices[0].Name); err == nil {

@@ -268,3 +268,39 @@ func InFlight(cfg Config, stages int) ([]int, error) {
 	}
 	return most, nil
 }
+
+// DeviceInFlight returns, for each device of the schedule (stages mod devices), the most
+// microbatch-stages whose activations the device holds at one moment: the maximum over
+// time of the sum over its stages, which for Interleaved is less than the sum of each
+// chunk's own maximum (InFlight), since the chunks peak at different times. For
+// Megatron-LM's interleaved 1F1B it is p*v + p - 1 - 2i on device i for m >= p
+// (Korthikanti et al. 2022, section 4.2.3: the first stage holds (1 + (p-1)/(pv)) times
+// p microbatches of its L/p layers).
+func DeviceInFlight(cfg Config, stages, devices int) ([]int, error) {
+	g, err := build(cfg, stages)
+	if err != nil {
+		return nil, err
+	}
+	cur := make([]int, devices)
+	most := make([]int, devices)
+	for d := 0; d < g.D; d++ {
+		for _, id := range g.order[d] {
+			o := g.ops[id]
+			if o.mb < 0 {
+				continue
+			}
+			dev := int(o.stage) % devices
+			switch {
+			case o.kind == Forward:
+				cur[dev]++
+				most[dev] = max(most[dev], cur[dev])
+				if !cfg.Training() {
+					cur[dev]--
+				}
+			case o.kind == Backward:
+				cur[dev]--
+			}
+		}
+	}
+	return most, nil
+}

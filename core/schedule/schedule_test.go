@@ -457,3 +457,29 @@ func FuzzSimulate(f *testing.F) {
 		}
 	})
 }
+
+// Megatron-LM's interleaved 1F1B holds p*v + p - 1 - 2i microbatch-chunks on device i at
+// its peak (warm-up 2(p-i-1) + (v-1)p, then one more forward): Korthikanti et al.'s
+// (1 + (p-1)/(pv)) p microbatches on the first device; less than the chunks' own peaks.
+func TestDeviceInFlightInterleaved(t *testing.T) {
+	for _, c := range []struct{ p, v, m int }{{8, 3, 64}, {4, 2, 8}, {35, 3, 280}} {
+		cfg := Config{Kind: Interleaved, Chunks: c.v, Microbatches: c.m}
+		got, err := DeviceInFlight(cfg, c.p*c.v, c.p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		chunks, _ := InFlight(cfg, c.p*c.v)
+		for i := range c.p {
+			if want := c.p*c.v + c.p - 1 - 2*i; got[i] != want {
+				t.Errorf("p=%d v=%d: device %d holds %d, want %d", c.p, c.v, i, got[i], want)
+			}
+			sum := 0
+			for k := range c.v {
+				sum += chunks[k*c.p+i]
+			}
+			if sum < got[i] {
+				t.Errorf("p=%d v=%d device %d: chunks' peaks sum to %d < %d", c.p, c.v, i, sum, got[i])
+			}
+		}
+	}
+}

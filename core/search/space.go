@@ -109,8 +109,8 @@ func (s *Space) validate() error {
 		switch {
 		case err != nil:
 			es.Add(fmt.Sprintf("schedules[%d]", i), "%v", err)
-		case c.Kind != schedule.GPipe && c.Kind != schedule.OneFOneB && c.Kind != schedule.Interleaved && c.Kind != schedule.ZBH1:
-			es.Add(fmt.Sprintf("schedules[%d]", i), "the search tries gpipe, 1f1b, interleaved:V and zb-h1, got %q", name)
+		case c.Kind == schedule.Overlap:
+			es.Add(fmt.Sprintf("schedules[%d]", i), "the search tries gpipe, 1f1b, interleaved:V, zb-h1, ipu and inference, got %q", name)
 		}
 	}
 	if len(s.Recomputes) == 0 {

@@ -144,4 +144,3 @@ func stringify(v js.Value) (text string, err error) {
 
 // parsed returns JSON text as a JS object.
 func parsed(text string) any { return js.Global().Get("JSON").Call("parse", text) }
-

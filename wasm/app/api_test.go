@@ -11,18 +11,18 @@ import (
 )
 
 // The request in testdata gives, through the JS API's Go side, exactly the result JSON the
-// command line prints (testdata/gpt2-4xa100.result.json, checked by cmd/pipeplan too).
+// command line prints (core/request/testdata/gpt2-4xa100.result.json, checked by cmd/pipeplan too).
 func TestPlanJSONGivesTheGoldenResult(t *testing.T) {
-	req, err := os.ReadFile("../../testdata/gpt2-4xa100.request.json")
+	req, err := os.ReadFile("../../core/request/testdata/gpt2-4xa100.json")
 	if err != nil {
 		t.Fatal(err)
 	}
-	want, err := os.ReadFile("../../testdata/gpt2-4xa100.result.json")
+	want, err := os.ReadFile("../../core/request/testdata/gpt2-4xa100.result.json")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if got := planJSON(string(req)); got != string(want) {
-		t.Errorf("planJSON differs from testdata/gpt2-4xa100.result.json:\n%s", got)
+		t.Errorf("planJSON differs from core/request/testdata/gpt2-4xa100.result.json:\n%s", got)
 	}
 }
 

@@ -510,4 +510,3 @@ func TestBrowser(t *testing.T) {
 		t.Errorf("the page logged errors:\n%s", strings.Join(problems, "\n"))
 	}
 }
-
