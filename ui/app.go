@@ -45,6 +45,12 @@ type Host interface {
 	Capture(e vugu.DOMEvent)
 	// Focus moves the keyboard focus to the element the CSS selector finds, after render.
 	Focus(selector string)
+	// Background runs f outside the event handler (a goroutine in the browser).
+	Background(f func())
+	// Update runs f with the page's state locked, then draws the page if render is set.
+	Update(f func(), render bool)
+	// Yield lets the browser handle events and draw during a long computation.
+	Yield()
 }
 
 // Tabs are the panels, in order.
@@ -72,6 +78,8 @@ type App struct {
 
 	Tab   string
 	Embed bool
+	// Search is the Search panel.
+	Search Searcher
 	// Notice is a message about the last import or share; NoticeBad marks a failure.
 	Notice    string
 	NoticeBad bool

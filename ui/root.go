@@ -188,6 +188,44 @@ func (c *Root) drop(e vugu.DOMEvent) {
 	c.A.Host.ReadFile(e, c.A.Import)
 }
 
+func (c *Root) searchPlaceholder(id string) string {
+	if id == "max_devices" {
+		return ""
+	}
+	return "search"
+}
+
+func (c *Root) chartBox() string {
+	ch := c.A.Chart()
+	return fmt.Sprintf("0 0 %g %g", ch.Width, ch.Height)
+}
+
+func (c *Root) resultsCaption() string {
+	n := c.A.FeasibleCount()
+	shown := len(c.A.Results())
+	if shown < n {
+		return fmt.Sprintf("The %d fastest of the %d configurations that fit (sorted by the column marked; click a column to sort)", shown, n)
+	}
+	return fmt.Sprintf("The %d configurations that fit (click a column to sort)", n)
+}
+
+func (c *Root) sortMark(col string) string {
+	switch c.A.AriaSort(col) {
+	case "ascending":
+		return " ▲"
+	case "descending":
+		return " ▼"
+	}
+	return ""
+}
+
+func (c *Root) resultClass(r ResultRow) string {
+	if r.Best {
+		return "best"
+	}
+	return ""
+}
+
 func severityLabel(s string) string {
 	switch s {
 	case "error":

@@ -78,6 +78,9 @@ func (h *fakeHost) ReadFile(vugu.DOMEvent, func(string, []byte)) {}
 func (h *fakeHost) BarX(vugu.DOMEvent, float64) float64          { return 0 }
 func (h *fakeHost) Capture(vugu.DOMEvent)                        {}
 func (h *fakeHost) Focus(string)                                 {}
+func (h *fakeHost) Background(f func())                          { f() }
+func (h *fakeHost) Update(f func(), render bool)                 { f() }
+func (h *fakeHost) Yield()                                       {}
 
 // render renders the root component to HTML with vugu's static renderer.
 func render(t *testing.T, a *App) string {
@@ -218,4 +221,38 @@ func equalInts(a, b []int) bool {
 		}
 	}
 	return true
+}
+
+func TestSearchApply(t *testing.T) {
+	a := NewApp(nil, &fakeHost{}, Run)
+	a.SetSearchKnob("max_devices", "4")
+	a.SetSearchKnob("schedule", "1f1b")
+	a.SetSearchKnob("microbatch_size", "")
+	a.StartSearch()
+	s := a.Search
+	if s.Err != "" || s.Report == nil || s.Report.Best == nil {
+		t.Fatalf("search: %q %+v", s.Err, s.Report)
+	}
+	rows := a.Results()
+	if len(rows) == 0 || !rows[0].Best {
+		t.Fatalf("the fastest row is not the best: %+v", rows)
+	}
+	a.SetTab("search")
+	if html := render(t, a); !strings.Contains(html, "★ best") || !strings.Contains(html, `id="search-results"`) {
+		t.Errorf("the search panel does not show the results:\n%s", html[strings.Index(html, "panel-search"):])
+	}
+	a.SortResults("devices")
+	if r := a.Results(); r[0].Devices < r[len(r)-1].Devices {
+		t.Error("sorting by devices does not put the most first")
+	}
+	if a.Chart() == nil {
+		t.Error("no chart")
+	}
+	a.Apply(rows[0].Key)
+	if a.Tab != "plan" || a.Err != nil || a.Res == nil || len(a.Res.Plan.Stages) != rows[0].Stages {
+		t.Errorf("apply: tab %s, err %v, %d stages, want %d", a.Tab, a.Err, len(a.Res.Plan.Stages), rows[0].Stages)
+	}
+	if got, want := a.Res.Step.SamplesPerSecond, rows[0].o.SamplesPerSecond; got != want {
+		t.Errorf("applied plan runs %v samples/s, the search said %v", got, want)
+	}
 }

@@ -449,17 +449,45 @@ func TestBrowser(t *testing.T) {
 	b.waitFor("the optimum after Forward", fmt.Sprintf(`location.hash === %q && document.querySelector("#compare") === null`, optHash))
 	b.check("after Forward")
 
+	var before shown
 	// The Schedule panel draws the timeline.
 	b.tab("schedule")
 	if n := do(b, "counting operations", chromedp.Evaluate[int](`document.querySelectorAll(".timeline g[class^=op] rect").length`)); n == 0 {
 		t.Error("the timeline draws no operations")
 	}
 	b.shot("6-schedule")
+	// The search: a large one is cancelled, and the page answers while it runs; a small
+	// one finishes, and its best result is applied to the Plan panel.
 	b.tab("search")
-	if !strings.Contains(b.text("#search-placeholder"), "core/search") {
-		t.Error("the search panel does not say what it waits for")
+	b.set("#search-max_devices", "64", "input")
+	b.eval(`document.querySelector("#search-start").click()`)
+	b.waitFor("the search to run", `document.querySelector("#search-status")?.textContent.startsWith("Searching")`)
+	lag := do(b, "timing a frame during the search", chromedp.Evaluate[float64](`new Promise(r => { const t0 = performance.now(); requestAnimationFrame(() => r(performance.now() - t0)); })`, chromedp.EvalAwaitPromise))
+	t.Logf("a frame during the search came after %.1f ms", lag)
+	if lag > 500 {
+		t.Errorf("the page froze for %.0f ms during the search", lag)
 	}
+	b.eval(`document.querySelector("#search-cancel").click()`)
+	b.waitFor("the cancelled search", `document.querySelector("#search-status")?.textContent.startsWith("Cancelled")`)
+	b.set("#search-max_devices", "4", "input")
+	b.set("#search-schedule", "1f1b", "input")
+	b.set("#search-microbatch_size", "8", "input")
+	b.eval(`document.querySelector("#search-start").click()`)
+	b.waitFor("the search's results", `document.querySelector("#search-status")?.textContent.startsWith("Done") && document.querySelector("#search-results tr.best") !== null`)
+	b.eval(`document.querySelector("#search-results th:nth-child(3) button").click()`)
+	b.waitFor("sorting by devices", `document.querySelector("#search-results th:nth-child(3)").getAttribute("aria-sort") === "descending"`)
 	b.shot("7-search")
+	b.eval(`document.querySelector("#search-results th:nth-child(2) button").click()`)
+	b.waitFor("sorting by throughput", `document.querySelector("#search-results th:nth-child(2)").getAttribute("aria-sort") === "descending"`)
+	bestKey := do(b, "reading the best", chromedp.Evaluate[string](`document.querySelector("#search-results tr.best button.apply").getAttribute("aria-label").replace("Apply ", "")`))
+	before = b.check("before apply")
+	b.eval(`document.querySelector("#search-results tr.best button.apply").click()`)
+	b.waitFor("the applied plan", `document.querySelector("#panel-plan") !== null`)
+	applied := b.waitChange("the applied plan", before)
+	if !strings.Contains(b.text("#notice"), bestKey) {
+		t.Errorf("apply: the notice does not name %s: %s", bestKey, b.text("#notice"))
+	}
+	t.Logf("applied %s: %s", bestKey, applied.Summary)
 	b.tab("export")
 	link := do(b, "reading the share link", chromedp.Evaluate[string](`document.querySelector("#share-link").value`))
 	if !strings.HasPrefix(link, base+"#r1.") {

@@ -108,6 +108,30 @@ type browser struct {
 	env   vugu.EventEnv
 	mu    sync.Mutex
 	focus string
+	// yielded is when a long computation last let the browser run.
+	yielded time.Time
+}
+
+func (b *browser) Background(f func()) { go f() }
+
+func (b *browser) Update(f func(), render bool) {
+	b.env.Lock()
+	f()
+	if render {
+		b.env.UnlockRender()
+	} else {
+		b.env.UnlockOnly()
+	}
+}
+
+// Yield gives the browser a turn (events, rendering) every 25 ms of a long computation:
+// a goroutine that sleeps returns control to JavaScript's event loop.
+func (b *browser) Yield() {
+	if time.Since(b.yielded) < 25*time.Millisecond {
+		return
+	}
+	time.Sleep(time.Millisecond)
+	b.yielded = time.Now()
 }
 
 func (b *browser) Keep(fragment string, push bool) {
