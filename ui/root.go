@@ -39,6 +39,14 @@ func (c *Root) cluster() string {
 	if f.FromFile {
 		return "on a cluster from a file"
 	}
+	for _, d := range f.Devices {
+		if d != f.Device {
+			return fmt.Sprintf("on %d devices (%s and others)", len(f.Devices), f.Device)
+		}
+	}
+	if f.Nodes > 1 {
+		return fmt.Sprintf("on %d nodes × %d %s", f.Nodes, f.PerNode, f.Device)
+	}
 	return fmt.Sprintf("on %d × %s", len(f.Devices), f.Device)
 }
 

@@ -210,7 +210,7 @@ func (a *App) ProgressText() string {
 // ResultRow is a row of the results table.
 type ResultRow struct {
 	Key                                                          string
-	Devices, Stages, Replicas, Tensor, Microbatches, Batch       int
+	Devices, Stages, Replicas, Tensor, Microbatches, Batch, ZeRO int
 	Schedule, Recompute, Throughput, Step, Bubble, MFU, Headroom string
 	Best, Pareto                                                 bool
 	o                                                            search.Outcome
@@ -219,7 +219,7 @@ type ResultRow struct {
 // ResultColumns are the results table's sortable columns: id and label.
 var ResultColumns = []struct{ ID, Label string }{
 	{"throughput", "Samples/s"}, {"devices", "Devices"}, {"stages", "p"}, {"replicas", "d"}, {"tensor", "t"},
-	{"schedule", "Schedule"}, {"microbatches", "m"}, {"batch", "b"}, {"recompute", "Recompute"},
+	{"schedule", "Schedule"}, {"microbatches", "m"}, {"batch", "b"}, {"recompute", "Recompute"}, {"zero", "ZeRO"},
 	{"step", "Step"}, {"bubble", "Bubble"}, {"mfu", "MFU"}, {"headroom", "Headroom"},
 }
 
@@ -243,7 +243,7 @@ func (a *App) Results() []ResultRow {
 			continue
 		}
 		r := ResultRow{Key: o.Candidate.String(), Devices: o.Devices, Stages: o.Pipeline, Replicas: o.Data, Tensor: o.Tensor,
-			Microbatches: o.Microbatches, Batch: o.MicrobatchSize, Schedule: o.Schedule, Recompute: o.Recompute,
+			Microbatches: o.Microbatches, Batch: o.MicrobatchSize, ZeRO: o.ZeRO, Schedule: o.Schedule, Recompute: o.Recompute,
 			Throughput: fmt.Sprintf("%.4g", o.SamplesPerSecond), Step: units.Time(o.StepSeconds, model.Seconds),
 			Bubble: fmt.Sprintf("%.1f%%", 100*o.BubbleFraction), Headroom: units.Bytes(o.HeadroomBytes),
 			Pareto: pareto[o.Candidate.String()], o: o}
@@ -269,6 +269,8 @@ func (a *App) Results() []ResultRow {
 			return float64(o.Microbatches)
 		case "batch":
 			return float64(o.MicrobatchSize)
+		case "zero":
+			return float64(o.ZeRO)
 		case "step":
 			return o.StepSeconds
 		case "bubble":
