@@ -80,6 +80,9 @@ type App struct {
 	Embed bool
 	// Search is the Search panel.
 	Search Searcher
+	// exports are the Export panel's exports of the request whose fragment is exportsFor.
+	exports    []ExportView
+	exportsFor string
 	// Notice is a message about the last import or share; NoticeBad marks a failure.
 	Notice    string
 	NoticeBad bool

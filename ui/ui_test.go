@@ -120,6 +120,10 @@ func TestRenderPanels(t *testing.T) {
 	if html := render(t, a); !strings.Contains(html, `class="op-f"`) || !strings.Contains(html, `class="op-b"`) {
 		t.Error("the timeline has no forward or backward operations")
 	}
+	a.SetTab("export")
+	if html := render(t, a); !strings.Contains(html, "export-pytorch") || !strings.Contains(html, "torch") {
+		t.Error("the export panel has no PyTorch export")
+	}
 	a.Embed = true
 	html = render(t, a)
 	if strings.Contains(html, "<input") || strings.Contains(html, "<select") || strings.Contains(html, `class="handle"`) {

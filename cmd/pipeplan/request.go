@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -54,6 +55,10 @@ type requestFlags struct {
 	events, printRequest      bool
 	name                      string
 	withSchedule, withOptions bool
+
+	// own are the command's flags that are not part of the request (export's --format),
+	// allowed beside --request.
+	own []string
 }
 
 // optionalFloat is a float flag that remembers whether it was given.
@@ -147,7 +152,7 @@ func (f *requestFlags) build() (*request.Request, error) {
 	if f.requestFile != "" {
 		var others []string
 		for name := range g {
-			if name != "request" && name != "json" && name != "print-request" {
+			if name != "request" && name != "json" && name != "print-request" && !slices.Contains(f.own, name) {
 				others = append(others, "--"+name)
 			}
 		}

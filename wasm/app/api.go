@@ -18,6 +18,9 @@ type apiError struct {
 	Error string `json:"error"`
 	// Fields lists the bad fields of the request, when the error is about fields.
 	Fields []apiField `json:"fields,omitempty"`
+	// NoPlan is set by the export functions when the request is valid but no split fits:
+	// there is nothing to export (pipeplan.plan says why, as data).
+	NoPlan bool `json:"no_plan,omitempty"`
 }
 
 // apiField names one bad field of the request and why.

@@ -18,6 +18,9 @@ func exposeAPI() {
 		"planJSON":       js.FuncOf(func(_ js.Value, args []js.Value) any { return callJSON(planJSON, args) }),
 		"estimate":       js.FuncOf(func(_ js.Value, args []js.Value) any { return parsed(callJSON(estimateJSON, args)) }),
 		"search":         js.FuncOf(jsSearch),
+		"export":         js.FuncOf(func(_ js.Value, args []js.Value) any { return parsed(callJSON2(exportJSON, args)) }),
+		"exports":        js.FuncOf(func(_ js.Value, args []js.Value) any { return parsed(callJSON2(exportsJSON, args)) }),
+		"profiler":       js.FuncOf(func(js.Value, []js.Value) any { return parsed(profilerJSON()) }),
 		"exampleRequest": js.FuncOf(func(js.Value, []js.Value) any { return parsed(mustJSON(exampleRequest())) }),
 		"exampleModel":   js.FuncOf(func(js.Value, []js.Value) any { return string(e.ModelJSON()) }),
 	}))
@@ -50,6 +53,28 @@ func callJSON(f func(string) string, args []js.Value) (out string) {
 		return mustJSON(apiError{Error: err.Error()})
 	}
 	return f(text)
+}
+
+// callJSON2 runs an API function of a request and options (args[0], args[1]), each an
+// object or its JSON text; absent options are the defaults.
+func callJSON2(f func(request, options string) string, args []js.Value) (out string) {
+	defer recovered(&out)
+	var opts string
+	if len(args) > 1 && !args[1].IsUndefined() && !args[1].IsNull() {
+		switch t := typeOf(args[1]); t {
+		case "string":
+			opts = args[1].String()
+		case "object":
+			text, err := stringify(args[1])
+			if err != nil {
+				return mustJSON(apiError{Error: "options: " + err.Error()})
+			}
+			opts = text
+		default:
+			return mustJSON(apiError{Error: fmt.Sprintf("the options are a %s: give an object, or its JSON text", t)})
+		}
+	}
+	return callJSON(func(req string) string { return f(req, opts) }, args[:min(len(args), 1)])
 }
 
 // maxDepth bounds the nesting of a request object: deeper is surely a cycle.

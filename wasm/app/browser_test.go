@@ -324,6 +324,12 @@ func TestBrowser(t *testing.T) {
 		{`pipeplan.plan("{").error`, "the request's JSON ends early"},
 		{`pipeplan.estimate({model: {architecture: {name: "gpt2"}}, cluster: {device: "a100-80gb", count: 2}}).layers.length > 0`, "true"},
 		{`pipeplan.plan(pipeplan.exampleRequest()).feasible`, "true"},
+		// The exports and the profiler script (docs/export.md).
+		{`pipeplan.export(pipeplan.exampleRequest(), {format: "deepspeed"}).boundaries.join(",")`, "0,8,15,22,26"},
+		{`pipeplan.export(JSON.stringify(pipeplan.exampleRequest()), '{"format": "pytorch"}').text.includes('"block.7": SplitPoint.BEGINNING')`, "true"},
+		{`pipeplan.export(pipeplan.exampleRequest(), {format: "jax"}).error`, `options.format: unknown export format "jax": use pytorch, deepspeed, megatron, graphcore, json`},
+		{`pipeplan.exports(pipeplan.exampleRequest()).unavailable.map(u => u.format).join(",")`, "megatron"},
+		{`pipeplan.profiler().filename`, "pipeplan_profile.py"},
 	} {
 		if got := do(b, tc.js, chromedp.Evaluate[any](tc.js)); fmt.Sprint(got) != tc.want {
 			t.Errorf("%s = %v, want %s", tc.js, got, tc.want)
@@ -493,6 +499,8 @@ func TestBrowser(t *testing.T) {
 	if !strings.HasPrefix(link, base+"#r1.") {
 		t.Errorf("share link %q", link)
 	}
+	b.waitFor("the framework exports", `document.querySelector("#exports .export-pytorch pre")?.textContent.includes("torch")`)
+	b.eval(`document.querySelector("#exports .export-pytorch").open = true`)
 	b.shot("8-export")
 
 	// Accessibility basics: every control has a label; every control is reachable by Tab.

@@ -12,6 +12,9 @@
 //	pipeplan.search(request, onProgress) -> a Promise (rejected until core's search evaluator lands)
 //	pipeplan.exampleRequest() -> the request of the built-in example
 //	pipeplan.exampleModel() -> the example model's native JSON
+//	pipeplan.export(request, {format, tensor_parallel}) -> the plan for a framework (docs/export.md)
+//	pipeplan.exports(request, {tensor_parallel}) -> {exports: [...], unavailable: [{format, error}]}
+//	pipeplan.profiler() -> {filename, text}: the PyTorch profiler script, to offer for download
 //
 // A request is an object or its JSON text. Values JSON cannot carry (NaN, Infinity,
 // BigInt, functions, cycles) come back as error objects naming the field; no call stops

@@ -1,0 +1,127 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"pipeplan/core/export"
+	"pipeplan/core/model"
+	"pipeplan/core/profiler"
+	"pipeplan/core/request"
+)
+
+// exportOptions is the options argument of pipeplan.export and pipeplan.exports.
+type exportOptions struct {
+	// Format: pytorch, deepspeed, megatron, graphcore or json (pipeplan.export only).
+	Format string `json:"format,omitempty"`
+	// TensorParallel is the tensor-parallel size the frameworks' arguments state (0: 1).
+	TensorParallel int `json:"tensor_parallel,omitempty"`
+}
+
+// exportsResult is what pipeplan.exports returns: every format the plan can be written
+// in, and why the others cannot (megatron needs an architecture).
+type exportsResult struct {
+	Exports     []*export.Export `json:"exports"`
+	Unavailable []unavailable    `json:"unavailable,omitempty"`
+}
+
+type unavailable struct {
+	Format export.Format `json:"format"`
+	Error  string        `json:"error"`
+}
+
+// decodeExportOptions reads the options (empty or null: the defaults); errors name the
+// field under "options".
+func decodeExportOptions(text string) (exportOptions, error) {
+	var o exportOptions
+	s := bytes.TrimSpace([]byte(text))
+	if len(s) == 0 || bytes.Equal(s, []byte("null")) {
+		return o, nil
+	}
+	dec := json.NewDecoder(bytes.NewReader(s))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&o); err != nil {
+		return o, &model.FieldError{Path: "options", Reason: fmt.Sprintf("must be {format, tensor_parallel}: %v", err)}
+	}
+	if o.TensorParallel < 0 {
+		return o, &model.FieldError{Path: "options.tensor_parallel", Reason: fmt.Sprintf("must be >= 1, got %d", o.TensorParallel)}
+	}
+	return o, nil
+}
+
+// exportInput plans the request for an export; a plan that does not exist is an error
+// with no_plan set.
+func exportInput(requestJSON string, o exportOptions) (*export.Input, *apiError) {
+	r, err := request.Decode([]byte(requestJSON))
+	if err != nil {
+		a := errorOf(err)
+		return nil, &a
+	}
+	in, _, err := export.FromRequest(context.Background(), r)
+	if err != nil {
+		a := errorOf(err)
+		a.NoPlan = errors.Is(err, export.ErrNoPlan)
+		return nil, &a
+	}
+	in.Tensor = o.TensorParallel
+	return in, nil
+}
+
+// exportJSON is pipeplan.export's JSON: the request planned and written in
+// options.format (docs/export.md), or an apiError.
+func exportJSON(requestJSON, optionsJSON string) string {
+	o, err := decodeExportOptions(optionsJSON)
+	if err != nil {
+		return mustJSON(errorOf(err))
+	}
+	f, err := export.ParseFormat(o.Format)
+	if err != nil {
+		return mustJSON(errorOf(&model.FieldError{Path: "options.format", Reason: err.Error()}))
+	}
+	in, aerr := exportInput(requestJSON, o)
+	if aerr != nil {
+		return mustJSON(aerr)
+	}
+	ex, err := export.Make(in, f)
+	if err != nil {
+		return mustJSON(errorOf(err))
+	}
+	return mustJSON(ex)
+}
+
+// exportsJSON is pipeplan.exports's JSON: the request planned once and written in every
+// format (options.format must be empty).
+func exportsJSON(requestJSON, optionsJSON string) string {
+	o, err := decodeExportOptions(optionsJSON)
+	if err != nil {
+		return mustJSON(errorOf(err))
+	}
+	if o.Format != "" {
+		return mustJSON(errorOf(&model.FieldError{Path: "options.format", Reason: "exports writes every format: leave format out, or call export"}))
+	}
+	in, aerr := exportInput(requestJSON, o)
+	if aerr != nil {
+		return mustJSON(aerr)
+	}
+	res := exportsResult{Exports: []*export.Export{}}
+	for _, f := range export.Formats {
+		ex, err := export.Make(in, f)
+		if err != nil {
+			res.Unavailable = append(res.Unavailable, unavailable{f, err.Error()})
+			continue
+		}
+		res.Exports = append(res.Exports, ex)
+	}
+	return mustJSON(res)
+}
+
+// profilerJSON is pipeplan.profiler's JSON: the profiler script, to offer for download.
+func profilerJSON() string {
+	return mustJSON(struct {
+		Filename string `json:"filename"`
+		Text     string `json:"text"`
+	}{profiler.FileName, profiler.Script})
+}
