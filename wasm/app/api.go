@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -9,6 +10,7 @@ import (
 	"pipeplan/core/examples"
 	"pipeplan/core/model"
 	"pipeplan/core/request"
+	"pipeplan/core/search"
 )
 
 // apiError is what the JS API returns instead of a result: the whole message, and the bad
@@ -100,8 +102,67 @@ func recovered(out *string) {
 	}
 }
 
-// searchUnavailable is what pipeplan.search rejects with until the search can plan
-// requests in the browser.
-const searchUnavailable = "pipeplan.search: the search over planning requests (core/search's evaluator) has not landed in this build yet"
-
 var errNoRequest = errors.New("give a planning request: an object, or its JSON text (docs/request.md)")
+
+// searchKnobs is the knobs argument of pipeplan.search: what the search fixes (a zero
+// knob is searched).
+type searchKnobs struct {
+	MaxDevices     int      `json:"max_devices,omitempty"`
+	Stages         int      `json:"stages,omitempty"`
+	Replicas       int      `json:"replicas,omitempty"`
+	Tensor         int      `json:"tensor,omitempty"`
+	Schedule       string   `json:"schedule,omitempty"`
+	Schedules      []string `json:"schedules,omitempty"`
+	Recompute      string   `json:"recompute,omitempty"`
+	GlobalBatch    int      `json:"global_batch,omitempty"`
+	Microbatches   int      `json:"microbatches,omitempty"`
+	MicrobatchSize int      `json:"microbatch_size,omitempty"`
+}
+
+// searchResult is what pipeplan.search resolves to: core/search's report, with the
+// request of the best configuration (to plan or show it).
+type searchResult struct {
+	*search.Report
+	BestRequest *request.Request `json:"best_request,omitempty"`
+	Cancelled   bool             `json:"cancelled,omitempty"`
+}
+
+// searchJSON is pipeplan.search's Go side: it searches the configurations of the
+// request's model on its device (core/search over core/request), reporting progress,
+// and returns the report as JSON, or an apiError.
+func searchJSON(ctx context.Context, requestJSON, knobsJSON string, progress func(search.Progress), yield func()) string {
+	r, err := request.Decode([]byte(requestJSON))
+	if err != nil {
+		return mustJSON(errorOf(err))
+	}
+	var k searchKnobs
+	if s := bytes.TrimSpace([]byte(knobsJSON)); len(s) > 0 && !bytes.Equal(s, []byte("null")) {
+		dec := json.NewDecoder(bytes.NewReader(s))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&k); err != nil {
+			return mustJSON(errorOf(&model.FieldError{Path: "knobs", Reason: err.Error()}))
+		}
+	}
+	if k.MaxDevices == 0 {
+		k.MaxDevices = max(r.Cluster.Count, 1)
+	}
+	ev, err := search.NewRequests(r)
+	if err != nil {
+		return mustJSON(errorOf(err))
+	}
+	space, err := ev.Space(search.Knobs{MaxDevices: k.MaxDevices, Stages: k.Stages, Replicas: k.Replicas, Tensor: k.Tensor,
+		Schedule: k.Schedule, Schedules: k.Schedules, Recompute: k.Recompute, GlobalBatch: k.GlobalBatch,
+		Microbatches: k.Microbatches, MicrobatchSize: k.MicrobatchSize})
+	if err != nil {
+		return mustJSON(errorOf(err))
+	}
+	rep, err := search.Run(ctx, space, ev, search.Options{Progress: progress, Yield: yield})
+	if err != nil && rep == nil {
+		return mustJSON(errorOf(err))
+	}
+	out := searchResult{Report: rep, Cancelled: ctx.Err() != nil}
+	if rep.Best != nil {
+		out.BestRequest, _ = ev.Request(rep.Best.Candidate)
+	}
+	return mustJSON(out)
+}

@@ -3,11 +3,14 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"syscall/js"
+	"time"
 
 	"pipeplan/core/examples"
+	"pipeplan/core/search"
 )
 
 // exposeAPI sets window.pipeplan (doc.go and docs/js-api.md describe it).
@@ -26,10 +29,72 @@ func exposeAPI() {
 	}))
 }
 
-// jsSearch is pipeplan.search(request, onProgress): a Promise. Until the search's
-// evaluator over planning requests lands in core, it rejects, saying so.
-func jsSearch(js.Value, []js.Value) any {
-	return js.Global().Get("Promise").Call("reject", js.Global().Get("Error").New(searchUnavailable))
+// jsSearch is pipeplan.search(request, onProgress, knobs): a Promise of the search's
+// report. The search runs in a goroutine that yields to the browser every 25 ms, so the
+// page stays responsive; onProgress (optional) gets {done, total, evaluated, best}.
+// knobs fixes what is not searched ({max_devices, stages, schedule, ...}).
+func jsSearch(_ js.Value, args []js.Value) any {
+	var req, knobs string
+	var ok bool
+	if req, ok = argJSON(args, 0); !ok {
+		return js.Global().Get("Promise").Call("resolve", parsed(req))
+	}
+	if knobs, ok = argJSON(args, 2); !ok {
+		return js.Global().Get("Promise").Call("resolve", parsed(knobs))
+	}
+	var onProgress js.Value
+	if len(args) > 1 && typeOf(args[1]) == "function" {
+		onProgress = args[1]
+	}
+	var resolve js.Value
+	executor := js.FuncOf(func(_ js.Value, a []js.Value) any { resolve = a[0]; return nil })
+	p := js.Global().Get("Promise").New(executor)
+	executor.Release()
+	go func() {
+		last := time.Now()
+		progress := func(pr search.Progress) {
+			if onProgress.IsUndefined() {
+				return
+			}
+			defer func() { recover() }()
+			onProgress.Invoke(parsed(mustJSON(pr)))
+		}
+		yield := func() {
+			if time.Since(last) > 25*time.Millisecond {
+				time.Sleep(time.Millisecond)
+				last = time.Now()
+			}
+		}
+		out := func() (s string) {
+			defer recovered(&s)
+			return searchJSON(context.Background(), req, knobs, progress, yield)
+		}()
+		resolve.Invoke(parsed(out))
+	}()
+	return p
+}
+
+// argJSON reads argument i as JSON text (absent: ""); ok is false with an error object's
+// JSON when it cannot be read.
+func argJSON(args []js.Value, i int) (string, bool) {
+	if len(args) <= i || args[i].IsUndefined() || args[i].IsNull() {
+		if i == 0 {
+			return mustJSON(apiError{Error: errNoRequest.Error()}), false
+		}
+		return "", true
+	}
+	switch t := typeOf(args[i]); t {
+	case "string":
+		return args[i].String(), true
+	case "object":
+		text, err := stringify(args[i])
+		if err != nil {
+			return mustJSON(apiError{Error: err.Error()}), false
+		}
+		return text, true
+	default:
+		return mustJSON(apiError{Error: fmt.Sprintf("argument %d is a %s: give an object, or its JSON text", i+1, t)}), false
+	}
 }
 
 // callJSON runs an API function on the request in args[0]: a JSON string as it is, an

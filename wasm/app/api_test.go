@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"pipeplan/core/request"
+	"pipeplan/core/search"
 )
 
 // The request in testdata gives, through the JS API's Go side, exactly the result JSON the
@@ -88,3 +89,30 @@ func TestMustJSONNeverPanics(t *testing.T) {
 }
 
 func zero() float64 { return 0 }
+
+func TestSearchJSON(t *testing.T) {
+	req := `{"model": {"example": "gpt2-medium"}, "cluster": {"device": "a100-80gb", "count": 4}}`
+	var calls int
+	out := searchJSON(context.Background(), req, `{"schedule": "1f1b", "microbatch_size": 8}`, func(search.Progress) { calls++ }, func() {})
+	var got struct {
+		Best        *search.Outcome  `json:"best"`
+		BestRequest *request.Request `json:"best_request"`
+		Error       string           `json:"error"`
+	}
+	if err := json.Unmarshal([]byte(out), &got); err != nil {
+		t.Fatal(err)
+	}
+	if got.Error != "" || got.Best == nil || got.BestRequest == nil || calls == 0 {
+		t.Fatalf("search: %s (progress calls %d)", out[:min(len(out), 300)], calls)
+	}
+	if got.Best.Devices > 4 {
+		t.Errorf("the best uses %d devices, more than the 4 at hand", got.Best.Devices)
+	}
+	res, err := request.Run(context.Background(), got.BestRequest)
+	if err != nil || res.Step.SamplesPerSecond != got.Best.SamplesPerSecond {
+		t.Errorf("the best request plans %v samples/s (%v), the search said %v", res.Step.SamplesPerSecond, err, got.Best.SamplesPerSecond)
+	}
+	if out := searchJSON(context.Background(), req, `{"max_devices": -1}`, nil, nil); !strings.Contains(out, "max_devices") {
+		t.Errorf("bad knobs: %s", out)
+	}
+}

@@ -494,6 +494,12 @@ func TestBrowser(t *testing.T) {
 		t.Errorf("apply: the notice does not name %s: %s", bestKey, b.text("#notice"))
 	}
 	t.Logf("applied %s: %s", bestKey, applied.Summary)
+	// The JS API's search: a Promise, with progress.
+	js := `(async () => { let n = 0; const r = await pipeplan.search(pipeplan.exampleRequest(), p => { n++; }, {schedule: "1f1b", microbatch_size: 8}); return [n, r.best.devices, r.best_request.parallelism.pipeline ?? 0]; })()`
+	res := do(b, "pipeplan.search", chromedp.Evaluate[[]float64](js, chromedp.EvalAwaitPromise))
+	if res[0] == 0 || res[1] < 1 || res[1] > 4 {
+		t.Errorf("pipeplan.search: %d progress calls, best on %v devices", int(res[0]), res[1])
+	}
 	b.tab("export")
 	link := do(b, "reading the share link", chromedp.Evaluate[string](`document.querySelector("#share-link").value`))
 	if !strings.HasPrefix(link, base+"#r1.") {

@@ -9,7 +9,8 @@
 //	pipeplan.plan(request) -> result object, or {error, fields: [{path, reason}]}
 //	pipeplan.planJSON(request) -> the result as JSON text, exactly as `pipeplan plan --json` prints it
 //	pipeplan.estimate(request) -> the analytic estimate of the request's architecture
-//	pipeplan.search(request, onProgress) -> a Promise (rejected until core's search evaluator lands)
+//	pipeplan.search(request, onProgress, knobs) -> a Promise of core/search's report
+//	pipeplan.export(request, options), pipeplan.exports(request), pipeplan.profiler()
 //	pipeplan.exampleRequest() -> the request of the built-in example
 //	pipeplan.exampleModel() -> the example model's native JSON
 //	pipeplan.export(request, {format, tensor_parallel}) -> the plan for a framework (docs/export.md)
