@@ -601,6 +601,11 @@ func (a *App) SetCluster(field, v string) {
 		return
 	}
 	a.Req.Cluster = f.spec()
+	// The panel's devices are one pipeline, a stage on each: a parallelism applied from
+	// the search (replicas, tensor groups) does not survive a change of the devices.
+	if field != "link" && field != "inter_link" {
+		a.Req.Parallelism = Parallelism{}
+	}
 	a.Req.Boundaries, a.BoundsText = nil, ""
 	a.notice("", false)
 	a.changed(field == "device")

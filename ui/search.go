@@ -353,6 +353,11 @@ func (a *App) Apply(key string) {
 			return
 		}
 		q.Events = true
+		// Core's normal form states every knob (the device count included), so that
+		// the panels show what the search chose.
+		if n, err := q.Normalize(); err == nil {
+			q = n
+		}
 		a.Req, a.BoundsText, a.Tab = q, "", "plan"
 		a.notice(fmt.Sprintf("Applied %s from the search.", key), false)
 		a.changed(true)

@@ -256,6 +256,9 @@ func TestSearchApply(t *testing.T) {
 	if a.Tab != "plan" || a.Err != nil || a.Res == nil || len(a.Res.Plan.Stages) != rows[0].Stages {
 		t.Errorf("apply: tab %s, err %v, %d stages, want %d", a.Tab, a.Err, len(a.Res.Plan.Stages), rows[0].Stages)
 	}
+	if f := a.Form(); len(f.Devices) != rows[0].Devices {
+		t.Errorf("after apply the cluster panel shows %d devices, the result uses %d", len(f.Devices), rows[0].Devices)
+	}
 	if got, want := a.Res.Step.SamplesPerSecond, rows[0].o.SamplesPerSecond; got != want {
 		t.Errorf("applied plan runs %v samples/s, the search said %v", got, want)
 	}
