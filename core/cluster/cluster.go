@@ -251,8 +251,12 @@ func Homogeneous(d Device, n int, link Link, host *Link) *Cluster {
 // device's clock; a Graphcore-style link needs the clock of every device using it.
 func (c *Cluster) Validate() error {
 	var es model.Errors
-	if len(c.Devices) == 0 {
+	switch n := len(c.Devices); {
+	case n == 0:
 		es.Add("devices", "must hold at least one device")
+	case n > MaxStages:
+		es.Add("devices", "must hold at most %d devices (one per pipeline stage), got %d", MaxStages, n)
+		return es.Err() // each device's checks would only repeat the work
 	}
 	if n := len(c.Links); n > 1 && n != len(c.Devices)-1 {
 		es.Add("links", "must hold one link, or one per consecutive pair of devices (%d), got %d", len(c.Devices)-1, n)

@@ -356,9 +356,11 @@ func (c *Cluster) FillFromPresets() error {
 	return nil
 }
 
-// MaxStages bounds the stage count of a preset cluster: more is surely a typo, and would
-// only allocate devices no split can use.
-const MaxStages = 1 << 16
+// MaxStages bounds the devices of a cluster, and so the stage count of a plan (4,096).
+// The deepest pipelines in use have tens to hundreds of stages (an IPU-POD256 has 256
+// IPUs); more is surely a typo or hostile, and the planner's work grows with layers times
+// stages.
+const MaxStages = 1 << 12
 
 // FromPreset builds a cluster of n preset devices joined by the preset's usual link.
 func FromPreset(device string, n int) (*Cluster, error) {
@@ -367,7 +369,7 @@ func FromPreset(device string, n int) (*Cluster, error) {
 		return nil, err
 	}
 	if n < 1 || n > MaxStages {
-		return nil, fmt.Errorf("stages: must be between 1 and %d, got %d", MaxStages, n)
+		return nil, &model.FieldError{Path: "stages", Reason: fmt.Sprintf("must be between 1 and %d, got %d", MaxStages, n)}
 	}
 	l, err := LookupLink(d.Link)
 	if err != nil {

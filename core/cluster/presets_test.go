@@ -4,6 +4,8 @@ import (
 	"math"
 	"strings"
 	"testing"
+
+	"pipeplan/core/model"
 )
 
 // TestPresets: every device preset names a link preset, has valid figures, and builds a
@@ -115,5 +117,23 @@ func TestFillFromPresets(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestStageCountBound: a preset cluster and a cluster file hold at most MaxStages devices,
+// refused by field before anything is built for each one.
+func TestStageCountBound(t *testing.T) {
+	if c, err := FromPreset("a100-80gb", MaxStages); err != nil || len(c.Devices) != MaxStages || c.Validate() != nil {
+		t.Fatalf("FromPreset(%d) = %v", MaxStages, err)
+	}
+	for _, n := range []int{0, -1, MaxStages + 1, 1 << 16, math.MaxInt} {
+		_, err := FromPreset("a100-80gb", n)
+		if es, ok := model.AsFieldErrors(err); !ok || es[0].Path != "stages" || !strings.HasPrefix(es[0].Reason, "must be between 1 and 4096") {
+			t.Errorf("FromPreset(%d) = %v, want a field error on stages", n, err)
+		}
+	}
+	c := Homogeneous(Device{MemoryBytes: 1}, MaxStages+1, Link{}, nil)
+	if err := c.Validate(); err == nil || err.Error() != "devices: must hold at most 4096 devices (one per pipeline stage), got 4097" {
+		t.Errorf("Validate of %d devices = %v", MaxStages+1, err)
 	}
 }

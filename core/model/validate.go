@@ -95,6 +95,12 @@ const maxBytes = 1 << 60
 // maxCycles bounds cycle counts so that sums stay exact in float64.
 const maxCycles = 1 << 50
 
+// MaxLayers bounds the layers of a model (2,097,152). Real profiles have hundreds to a
+// few thousand layers, an operator-level graph tens of thousands; the planner is exact
+// and near linear up to a million layers (core/partition), and a longer list is surely a
+// mistake or hostile. Importers stop reading at this count rather than decode more.
+const MaxLayers = 1 << 21
+
 // Validate checks a model for everything the planner relies on. The errors name each bad
 // field by its path. A valid model has at least one layer, non-negative finite costs, times
 // in its declared unit only, unique tensor ids produced before they are consumed, and tie
@@ -106,8 +112,12 @@ func (m *Model) Validate() error {
 	default:
 		es.Add("time_unit", "must be %q or %q, got %q", Seconds, Cycles, m.TimeUnit)
 	}
-	if len(m.Layers) == 0 {
+	switch n := len(m.Layers); {
+	case n == 0:
 		es.Add("layers", "must hold at least one layer")
+	case n > MaxLayers:
+		es.Add("layers", "must hold at most %d layers, got %d", MaxLayers, n)
+		return es.Err() // each layer's checks would only repeat the work
 	}
 	if d := m.MeasuredOn; d != nil {
 		if d.Name == "" && d.FLOPSPerSecond == 0 {
@@ -143,14 +153,16 @@ func checkTensor(es *Errors, p string, t Tensor) {
 	if t.ID == "" {
 		es.Add(p+".id", "must not be empty")
 	}
-	checkBytes(es, p+".bytes", t.Bytes)
+	checkBytes(es, p, "bytes", t.Bytes)
 }
 
-func checkBytes(es *Errors, path string, v int64) {
+// checkBytes checks the byte count at p.name (the path is made only for an error: models
+// have many layers, and few errors).
+func checkBytes(es *Errors, p, name string, v int64) {
 	if v < 0 {
-		es.Add(path, "must be >= 0, got %d", v)
+		es.Add(p+"."+name, "must be >= 0, got %d", v)
 	} else if v > maxBytes {
-		es.Add(path, "must be at most 2^60 bytes, got %d", v)
+		es.Add(p+"."+name, "must be at most 2^60 bytes, got %d", v)
 	}
 }
 
@@ -184,16 +196,16 @@ func (m *Model) validateLayer(es *Errors, i int, producer map[string]int) {
 		{"exclusive_bytes", l.ExclusiveBytes}, {"temporary_bytes", l.TemporaryBytes},
 		{"activation_bytes", l.ActivationBytes}, {"carry_over_bytes", l.CarryOverBytes},
 	} {
-		checkBytes(es, p+"."+b.name, b.v)
+		checkBytes(es, p, b.name, b.v)
 	}
 	if l.GradBytes > l.ParamBytes && l.ParamBytes >= 0 {
 		es.Add(p+".grad_bytes", "must be at most param_bytes (%d), which holds the gradients, got %d", l.ParamBytes, l.GradBytes)
 	}
 	if l.RecvBytes != nil {
-		checkBytes(es, p+".recv_bytes", *l.RecvBytes)
+		checkBytes(es, p, "recv_bytes", *l.RecvBytes)
 	}
 	if l.SendBytes != nil {
-		checkBytes(es, p+".send_bytes", *l.SendBytes)
+		checkBytes(es, p, "send_bytes", *l.SendBytes)
 	}
 	keys := make([]string, 0, len(l.Shared))
 	for k := range l.Shared {
@@ -201,7 +213,7 @@ func (m *Model) validateLayer(es *Errors, i int, producer map[string]int) {
 	}
 	sort.Strings(keys)
 	for _, k := range keys {
-		checkBytes(es, fmt.Sprintf("%s.shared[%q]", p, k), l.Shared[k])
+		checkBytes(es, p, fmt.Sprintf("shared[%q]", k), l.Shared[k])
 	}
 	for j, id := range l.InputIDs {
 		q, ok := producer[id]

@@ -79,9 +79,7 @@ func Diagnose(e *estimate.Estimator, m *model.Model, c *cluster.Cluster) Reason 
 		return r
 	}
 	if n < p {
-		r.MaxStages = n
-		return finish(TooFewLayers, fmt.Sprintf("the model has %d layers but the cluster has %d stages, and every stage needs at least one layer", n, p),
-			fmt.Sprintf("use at most %d stages", n))
+		return tooManyStages(n, p)
 	}
 	cuts := 0
 	for k := 1; k < n; k++ {
@@ -146,6 +144,13 @@ func Diagnose(e *estimate.Estimator, m *model.Model, c *cluster.Cluster) Reason 
 	}
 	return finish(NoSplitFits, fmt.Sprintf("every layer fits a device alone, but every split of %d layers into %d stages puts more on some stage than its device holds", n, p),
 		"use more stages, devices with more memory, a larger memory proportion or recomputation")
+}
+
+// tooManyStages explains why n layers fit no split into p > n stages.
+func tooManyStages(n, p int) Reason {
+	suggestion := fmt.Sprintf("use at most %d stages", n)
+	return Reason{Code: TooFewLayers, FirstLayer: -1, LastLayer: -1, Device: -1, MaxStages: n, Suggestion: suggestion,
+		Message: fmt.Sprintf("the model has %d layers but the cluster has %d stages, and every stage needs at least one layer: %s", n, p, suggestion)}
 }
 
 func deviceName(c *cluster.Cluster, i int) string {

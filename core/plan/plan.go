@@ -122,6 +122,11 @@ func solve(m *model.Model, c *cluster.Cluster, opt Options, bounds []int) (*Plan
 	if err != nil {
 		return nil, err
 	}
+	// More stages than layers: no split exists. Say so before any work that grows with
+	// layers times stages.
+	if n, p := len(m.Layers), len(sc.Devices); p > n {
+		return nil, &NoFitError{tooManyStages(n, p)}
+	}
 	if bounds != nil {
 		if err := checkBounds(bounds, len(m.Layers), len(sc.Devices)); err != nil {
 			return nil, err
