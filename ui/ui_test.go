@@ -3,10 +3,12 @@ package ui
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/vugu/vugu"
 	"github.com/vugu/vugu/staticrender"
@@ -262,4 +264,45 @@ func TestSearchApply(t *testing.T) {
 	if got, want := a.Res.Step.SamplesPerSecond, rows[0].o.SamplesPerSecond; got != want {
 		t.Errorf("applied plan runs %v samples/s, the search said %v", got, want)
 	}
+}
+
+// TestTenThousandLayers: the layer table shows a window of a 10,000-layer model, so that
+// drawing the Model panel does not grow with the model.
+func TestTenThousandLayers(t *testing.T) {
+	var b strings.Builder
+	b.WriteString(`{"name": "deep", "inputs": [{"id": "x", "bytes": 1024}], "layers": [`)
+	for i := range 10000 {
+		if i > 0 {
+			b.WriteString(",")
+		}
+		in := "x"
+		if i > 0 {
+			in = fmt.Sprintf("h%d", i-1)
+		}
+		fmt.Fprintf(&b, `{"name": "l%d", "forward_seconds": 0.0001, "backward_seconds": 0.0002, "param_bytes": 1048576, "activation_bytes": 1048576, "inputs": [%q], "outputs": [{"id": "h%d", "bytes": 4096}]}`, i, in, i)
+	}
+	b.WriteString("]}")
+	a := NewApp(nil, &fakeHost{}, Run)
+	start := time.Now()
+	a.Import("deep.json", []byte(b.String()))
+	if a.NoticeBad || a.LayerCount() != 10000 {
+		t.Fatalf("import: %q, %d layers", a.Notice, a.LayerCount())
+	}
+	t.Logf("importing and planning 10,000 layers natively: %v", time.Since(start))
+	a.SetTab("model")
+	a.PageLayers(0, 9990)
+	start = time.Now()
+	html := render(t, a)
+	t.Logf("drawing the Model panel: %v", time.Since(start))
+	if n := strings.Count(html, "<tr>") - 1; n != 10 { // the header row, then layers 9990..9999
+		t.Errorf("the table draws %d rows of the last window, want 10", n)
+	}
+	if !strings.Contains(html, "layers 9990–9999 of 10000") {
+		t.Error("the pager does not say which layers it shows")
+	}
+	f, err := EncodeFragment(a.Req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("the request's fragment: %d bytes", len(f))
 }
