@@ -73,7 +73,7 @@ build_web() {
 }
 
 # check_wasm_size guards main.wasm's size. The product's target is 5 MB raw, but core
-# alone (request, search, export and their standard library) builds to about 5.1 MB
+# alone (request, search, export and their standard library) builds to about 5.4 MB
 # with Go 1.26, before the page's own code (vugu, the components, compress/flate): see
 # README's "Size". The guard stops growth past today's size while that is worked on.
 wasm_budget=7000000
