@@ -721,7 +721,7 @@ func Schedules() []string {
 // ScheduleLabel labels a schedule name.
 func ScheduleLabel(s string) string {
 	if s == "" {
-		return "none (plan without simulating)"
+		return "default (1f1b; inference for inference)"
 	}
 	return s
 }
