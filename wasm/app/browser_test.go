@@ -2,15 +2,19 @@
 
 package main
 
-// The browser test: it builds the app for js/wasm, serves it, and drives Debian's
-// chromium with chromedp to check that the page shows the plan core/plan.Make gives
-// natively, replans when the stage count changes, and keeps that count in the URL and in
-// localStorage. Run it with ./build.sh test, or:
+// The browser test: it serves the built site (dist/, or a build of its own), drives
+// Debian's chromium with chromedp through what a person does (pick a model, change the
+// cluster, import a good file and a bad one, drag a boundary, reload, go back, open the
+// embed view, go offline), and checks every plan the page shows against ui.Run natively,
+// on the request the page keeps in its URL. It also measures how long a 100-layer model
+// takes to replan in the browser, and takes a screenshot of each panel.
 //
-//	go test -tags browser -run TestBrowser ./wasm/app
+//	./build.sh test                                   # builds dist/ first
+//	go test -tags browser -run TestBrowser ./wasm/app # builds its own copy
 //
 // Without chromium it skips, unless CI is set: then it fails. PIPEPLAN_CHROMIUM names
-// another browser binary; PIPEPLAN_SCREENSHOT=file.png saves what the first load shows.
+// another browser; PIPEPLAN_DIST a built site; PIPEPLAN_SCREENSHOTS a folder for the
+// screenshots (default: a temporary folder).
 
 import (
 	"context"
@@ -21,17 +25,18 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/input"
 	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
 
-	"pipeplan/core/examples"
-	"pipeplan/core/request"
+	"pipeplan/ui"
 )
 
 // findChromium returns the browser to drive, skipping the test (failing it under CI)
@@ -53,9 +58,13 @@ func findChromium(t *testing.T) string {
 	return ""
 }
 
-// buildSite builds what ./build.sh build puts in dist/ into a temporary folder.
-func buildSite(t *testing.T) string {
+// site returns the folder to serve: PIPEPLAN_DIST, or a build of the app into a temporary
+// folder laid out as ./build.sh build lays out dist/.
+func site(t *testing.T) string {
 	t.Helper()
+	if d := os.Getenv("PIPEPLAN_DIST"); d != "" {
+		return d
+	}
 	dir := t.TempDir()
 	root := filepath.Join("..", "..")
 	goroot, err := exec.Command("go", "env", "GOROOT").Output()
@@ -69,6 +78,7 @@ func buildSite(t *testing.T) string {
 	}
 	for _, f := range []struct{ from, to string }{
 		{filepath.Join(root, "index.html"), "index.html"},
+		{filepath.Join(root, "public", "sw.js"), "sw.js"},
 		{filepath.Join(strings.TrimSpace(string(goroot)), "lib", "wasm", "wasm_exec.js"), "wasm_exec.js"},
 	} {
 		data, err := os.ReadFile(f.from)
@@ -85,95 +95,167 @@ func buildSite(t *testing.T) string {
 	return dir
 }
 
-// pageState is what the page shows and keeps, read by readPage.
-type pageState struct {
-	Rows        [][]string `json:"rows"`
-	Boundaries  string     `json:"boundaries"`
-	Summary     string     `json:"summary"`
-	Error       string     `json:"error"` // "" while hidden
-	TableHidden bool       `json:"table_hidden"`
-	Input       string     `json:"input"`
-	Search      string     `json:"search"` // location.search
-	Stored      string     `json:"stored"` // localStorage
-}
-
-const readPage = `(() => {
-	const table = document.querySelector("#plan"), alert = document.querySelector("#error");
-	return {
-		rows: [...table.querySelectorAll("tbody tr")].map(tr => [...tr.cells].map(td => td.textContent)),
-		boundaries: table.dataset.boundaries || "",
-		summary: document.querySelector("#summary").textContent,
-		error: alert.hidden ? "" : alert.textContent,
-		table_hidden: table.hidden,
-		input: document.querySelector("#stages").value,
-		search: location.search,
-		stored: localStorage.getItem("pipeplan.stages") || "",
-	};
-})()`
-
-// nativePage is what the page should show for n stages, from core/request.Run run natively.
-func nativePage(t *testing.T, n int, search, stored string) pageState {
-	t.Helper()
-	e := examples.Default()
-	m, err := e.Model()
-	if err != nil {
-		t.Fatal(err)
-	}
-	r := exampleRequest()
-	r.Cluster.Count = n
-	res, err := request.Run(context.Background(), r)
-	if err != nil {
-		t.Fatal(err)
-	}
-	v := newPlanView(m, e.Device, res.Plan)
-	s := pageState{Boundaries: v.Boundaries, Summary: v.Summary, Input: strconv.Itoa(n), Search: search, Stored: stored}
-	for _, r := range v.Rows {
-		s.Rows = append(s.Rows, r.Cells)
-	}
-	return s
+// browserT bundles the test, the browser context and the screenshot folder.
+type browserT struct {
+	*testing.T
+	ctx   context.Context
+	shots string
 }
 
 // do runs one browser action with a time limit, failing the test on error.
-func do[T any](t *testing.T, ctx context.Context, what string, a chromedp.Action[T]) T {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+func do[T any](b *browserT, what string, a chromedp.Action[T]) T {
+	b.Helper()
+	ctx, cancel := context.WithTimeout(b.ctx, 40*time.Second)
 	defer cancel()
 	v, err := chromedp.Run(ctx, a)
 	if err != nil {
-		t.Fatalf("%s: %v", what, err)
+		b.Fatalf("%s: %v", what, err)
 	}
 	return v
 }
 
-func waitFor(t *testing.T, ctx context.Context, what, predicate string) {
-	t.Helper()
-	do(t, ctx, "waiting for "+what, chromedp.Poll[bool](predicate, chromedp.WithPollingTimeout(20*time.Second)))
+func (b *browserT) eval(js string) {
+	b.Helper()
+	do(b, js, chromedp.Evaluate[chromedp.Void](js))
 }
 
-func checkPage(t *testing.T, ctx context.Context, when string, want pageState) {
-	t.Helper()
-	got := do(t, ctx, "reading the page", chromedp.Evaluate[pageState](readPage))
-	if !reflect.DeepEqual(got, want) {
-		g, _ := json.MarshalIndent(got, "", "  ")
-		w, _ := json.MarshalIndent(want, "", "  ")
-		t.Fatalf("%s: the page shows\n%s\nwant\n%s", when, g, w)
+func (b *browserT) waitFor(what, predicate string) {
+	b.Helper()
+	do(b, "waiting for "+what, chromedp.Poll[bool](predicate, chromedp.WithPollingTimeout(30*time.Second)))
+}
+
+func (b *browserT) text(sel string) string {
+	b.Helper()
+	return do(b, "reading "+sel, chromedp.Evaluate[string](`document.querySelector(`+strconv.Quote(sel)+`)?.textContent ?? ""`))
+}
+
+// shot saves a screenshot of the page as NAME.png.
+func (b *browserT) shot(name string) {
+	b.Helper()
+	png := do(b, "screenshot "+name, chromedp.FullScreenshot(100))
+	if err := os.WriteFile(filepath.Join(b.shots, name+".png"), png, 0o644); err != nil {
+		b.Fatal(err)
 	}
 }
 
-// setStages types n into the stage count box as a person would (select all, type).
-func setStages(t *testing.T, ctx context.Context, n string) {
-	t.Helper()
-	do(t, ctx, "typing "+n, chromedp.Steps(
-		chromedp.Evaluate[chromedp.Void](`document.querySelector("#stages").select()`),
-		chromedp.SendKeys(chromedp.CSS("#stages"), n),
-	))
+// set gives a form control a value and fires the event a person's edit fires.
+func (b *browserT) set(sel, value, event string) {
+	b.Helper()
+	b.eval(fmt.Sprintf(`(() => { const e = document.querySelector(%q); e.value = %q; e.dispatchEvent(new Event(%q, {bubbles: true})); })()`, sel, value, event))
 }
+
+func (b *browserT) tab(id string) {
+	b.Helper()
+	b.eval(`document.querySelector("#tab-` + id + `").click()`)
+	b.waitFor(id+" panel", `document.querySelector("#panel-`+id+`") !== null`)
+}
+
+// shown is what the page shows of the plan.
+type shown struct {
+	Hash       string `json:"hash"`
+	Boundaries string `json:"boundaries"`
+	Summary    string `json:"summary"`
+	Errors     string `json:"errors"`
+}
+
+const readShown = `(() => ({
+	hash: location.hash,
+	boundaries: document.querySelector("#app .stagebar")?.dataset.boundaries ?? "",
+	summary: document.querySelector("#summary")?.textContent ?? "",
+	errors: document.querySelector("#error")?.textContent ?? "",
+}))()`
+
+// check reads the page and compares it with what ui.Run gives natively for the request in
+// the page's URL. It returns what the page shows.
+func (b *browserT) check(when string) shown {
+	b.Helper()
+	got := do(b, "reading the page", chromedp.Evaluate[shown](readShown))
+	r, err := ui.DecodeFragment(got.Hash)
+	if err != nil {
+		b.Fatalf("%s: the URL's fragment %.40q does not decode: %v", when, got.Hash, err)
+	}
+	app := ui.NewApp(r, nil, ui.Run)
+	want := shown{Hash: got.Hash, Summary: (&ui.Root{A: app}).SummaryLine()}
+	if app.Res != nil && app.Res.Plan != nil {
+		want.Boundaries = strings.Trim(strings.Join(strings.Fields(fmt.Sprint(app.Res.Plan.Boundaries)), ","), "[]")
+	}
+	if got.Boundaries != want.Boundaries || got.Summary != want.Summary {
+		b.Fatalf("%s: the page shows\n  boundaries %s\n  %s\nnatively\n  boundaries %s\n  %s", when, got.Boundaries, got.Summary, want.Boundaries, want.Summary)
+	}
+	return got
+}
+
+// waitChange waits until the page's plan differs from before.
+func (b *browserT) waitChange(what string, before shown) shown {
+	b.Helper()
+	b.waitFor(what, fmt.Sprintf(`(() => { const s = %s; return s.summary !== %q || s.boundaries !== %q; })()`, readShown, before.Summary, before.Boundaries))
+	return b.check(what)
+}
+
+// model100 is a native model of 100 layers, for the import and the replan timing.
+func model100() []byte {
+	type tensor struct {
+		ID    string `json:"id"`
+		Bytes int64  `json:"bytes"`
+	}
+	type layer struct {
+		Name            string   `json:"name"`
+		ForwardSeconds  float64  `json:"forward_seconds"`
+		BackwardSeconds float64  `json:"backward_seconds"`
+		ParamBytes      int64    `json:"param_bytes"`
+		ActivationBytes int64    `json:"activation_bytes"`
+		Inputs          []string `json:"inputs"`
+		Outputs         []tensor `json:"outputs"`
+	}
+	m := struct {
+		Name   string   `json:"name"`
+		Inputs []tensor `json:"inputs"`
+		Layers []layer  `json:"layers"`
+	}{Name: "synthetic-100", Inputs: []tensor{{"x", 1 << 20}}}
+	in := "x"
+	for i := range 100 {
+		out := fmt.Sprintf("h%d", i)
+		m.Layers = append(m.Layers, layer{
+			Name: fmt.Sprintf("layer.%d", i), ForwardSeconds: 0.001 * float64(1+i%7), BackwardSeconds: 0.002 * float64(1+i%7),
+			ParamBytes: 64 << 20, ActivationBytes: 32 << 20, Inputs: []string{in}, Outputs: []tensor{{out, 4 << 20}},
+		})
+		in = out
+	}
+	data, _ := json.Marshal(m)
+	return data
+}
+
+// measureReplan times, in the page, an edit of the devices per node until the stage bar
+// shows the new plan: JavaScript sets the value, fires the input event, and polls the
+// DOM every frame. It returns the milliseconds of each edit.
+const measureReplan = `(async (counts) => {
+	const out = [];
+	for (const n of counts) {
+		const bar = () => document.querySelector(".overview .stagebar")?.dataset.boundaries + "|" + document.querySelector("#summary").textContent;
+		const before = bar(), e = document.querySelector("#cluster-count");
+		const t0 = performance.now();
+		e.value = String(n);
+		e.dispatchEvent(new Event("input", {bubbles: true}));
+		while (bar() === before) await new Promise(r => setTimeout(r, 0));
+		out.push(performance.now() - t0);
+	}
+	return out;
+})`
 
 func TestBrowser(t *testing.T) {
 	chrome := findChromium(t)
-	site := buildSite(t)
-	srv := httptest.NewServer(http.FileServer(http.Dir(site)))
+	dir := site(t)
+	// The site is served from a sub-path, as on a static host's project page: every URL
+	// in it must be relative.
+	const sub = "/some/sub-path/"
+	srv := httptest.NewServer(http.StripPrefix(strings.TrimSuffix(sub, "/"), http.FileServer(http.Dir(dir))))
 	defer srv.Close()
+	shots := os.Getenv("PIPEPLAN_SCREENSHOTS")
+	if shots == "" {
+		shots = t.TempDir()
+	} else if err := os.MkdirAll(shots, 0o755); err != nil {
+		t.Fatal(err)
+	}
 
 	opts := append(chromedp.DefaultExecAllocatorOptions[:],
 		chromedp.ExecPath(chrome),
@@ -182,7 +264,7 @@ func TestBrowser(t *testing.T) {
 		chromedp.Flag("disable-quic", true),
 		chromedp.Flag("disable-component-update", true),
 		chromedp.UserDataDir(t.TempDir()),
-		chromedp.WindowSize(1100, 640),
+		chromedp.WindowSize(1200, 900),
 	)
 	actx, cancel := chromedp.NewExecAllocator(context.Background(), opts...)
 	defer cancel()
@@ -191,6 +273,7 @@ func TestBrowser(t *testing.T) {
 	if err := chromedp.Do(ctx); err != nil { // start the browser, with no time limit
 		t.Fatalf("starting %s: %v", chrome, err)
 	}
+	b := &browserT{T: t, ctx: ctx, shots: shots}
 	var mu sync.Mutex
 	var problems []string
 	go func() {
@@ -206,23 +289,15 @@ func TestBrowser(t *testing.T) {
 		}
 	}()
 
-	// First load: the example on its default 4 stages, as core plans it natively.
-	do(t, ctx, "loading the page", chromedp.Navigate(srv.URL+"/"))
-	waitFor(t, ctx, "the plan table", `document.querySelector("#plan tbody tr") !== null`)
-	want := nativePage(t, 4, "", "")
-	if want.Boundaries != "0,8,15,22,26" {
-		t.Fatalf("native boundaries %s, want 0,8,15,22,26", want.Boundaries)
+	base := srv.URL + sub
+	// First visit: the initial request, planned as ui.Run plans it natively.
+	do(b, "loading the page", chromedp.Navigate(base))
+	b.waitFor("the plan", `document.querySelector("#plan tbody tr") !== null`)
+	first := b.check("first load")
+	if first.Boundaries != "0,8,15,22,26" {
+		t.Fatalf("first load: boundaries %s, want 0,8,15,22,26", first.Boundaries)
 	}
-	checkPage(t, ctx, "first load", want)
-	if title := do(t, ctx, "reading the title", chromedp.Text(chromedp.CSS("h1"))); title != "pipeplan" {
-		t.Errorf("heading %q", title)
-	}
-	if path := os.Getenv("PIPEPLAN_SCREENSHOT"); path != "" {
-		png := do(t, ctx, "taking a screenshot", chromedp.CaptureScreenshot())
-		if err := os.WriteFile(path, png, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	b.shot("1-plan")
 
 	// The JS API gives exactly the command line's JSON for the request in testdata.
 	req, err := os.ReadFile("../../core/request/testdata/gpt2-4xa100.json")
@@ -234,7 +309,7 @@ func TestBrowser(t *testing.T) {
 		t.Fatal(err)
 	}
 	reqJS, _ := json.Marshal(string(req))
-	if got := do(t, ctx, "pipeplan.planJSON(testdata)", chromedp.Evaluate[string](`pipeplan.planJSON(`+string(reqJS)+`)`)); got != string(golden) {
+	if got := do(b, "pipeplan.planJSON(testdata)", chromedp.Evaluate[string](`pipeplan.planJSON(`+string(reqJS)+`)`)); got != string(golden) {
 		t.Errorf("pipeplan.planJSON in chromium differs from core/request/testdata/gpt2-4xa100.result.json:\n%s", got)
 	}
 	// plan takes an object and returns one; what JSON cannot carry, and any bad call, comes
@@ -243,12 +318,11 @@ func TestBrowser(t *testing.T) {
 		{`pipeplan.plan(JSON.parse(` + string(reqJS) + `)).step.samples_per_step`, "128"},
 		{`pipeplan.plan(pipeplan.exampleRequest()).plan.boundaries.join(",")`, "0,8,15,22,26"},
 		{`pipeplan.plan({model: {example: "gpt2-medium"}, cluster: {device: "a100-80gb", count: 4}, memory_proportion: NaN}).error`, "memory_proportion: must be a finite number, got NaN"},
-		{`pipeplan.plan({model: {example: "gpt2-medium"}, cluster: {device: "a100-80gb", count: Infinity}}).error`, "cluster.count: must be a finite number, got +Inf"},
 		{`pipeplan.plan({model: {example: "gpt2-medium"}, cluster: {device: "a100-80gb", count: 4n}}).error`, "cluster.count: must be a number, got a BigInt"},
 		{`(() => { const r = {model: {example: "gpt2-medium"}}; r.model.self = r; return pipeplan.plan(r).error.endsWith(": nests deeper than 64 levels (a cyclic object?)") })()`, "true"},
 		{`pipeplan.plan(42).error`, "the request is a number: give a planning request: an object, or its JSON text (docs/request.md)"},
-		{`pipeplan.plan().error`, "give a planning request: an object, or its JSON text (docs/request.md)"},
 		{`pipeplan.plan("{").error`, "the request's JSON ends early"},
+		{`pipeplan.estimate({model: {architecture: {name: "gpt2"}}, cluster: {device: "a100-80gb", count: 2}}).layers.length > 0`, "true"},
 		{`pipeplan.plan(pipeplan.exampleRequest()).feasible`, "true"},
 		// The exports and the profiler script (docs/export.md).
 		{`pipeplan.export(pipeplan.exampleRequest(), {format: "deepspeed"}).boundaries.join(",")`, "0,8,15,22,26"},
@@ -257,106 +331,222 @@ func TestBrowser(t *testing.T) {
 		{`pipeplan.exports(pipeplan.exampleRequest()).unavailable.map(u => u.format).join(",")`, "megatron"},
 		{`pipeplan.profiler().filename`, "pipeplan_profile.py"},
 	} {
-		if got := do(t, ctx, tc.js, chromedp.Evaluate[any](tc.js)); fmt.Sprint(got) != tc.want {
+		if got := do(b, tc.js, chromedp.Evaluate[any](tc.js)); fmt.Sprint(got) != tc.want {
 			t.Errorf("%s = %v, want %s", tc.js, got, tc.want)
 		}
 	}
 
 	checkSearch(t, ctx)
 
-	// Changing the stage count replans and keeps the count in the URL and localStorage.
-	setStages(t, ctx, "3")
-	want = nativePage(t, 3, "?stages=3", "3")
-	waitFor(t, ctx, "the 3-stage plan", `document.querySelector("#plan").dataset.boundaries === "`+want.Boundaries+`"`)
-	checkPage(t, ctx, "after typing 3", want)
+	// Pick a bundled architecture: the page replans it and shows its layers.
+	b.tab("model")
+	b.set("#model-pick", "arch:gpt2", "change")
+	s := b.waitChange("gpt2's plan", first)
+	if n := do(b, "counting layer rows", chromedp.Evaluate[int](`document.querySelectorAll("#layers tbody tr").length`)); !strings.Contains(s.Summary, fmt.Sprintf("%d layers", n)) {
+		t.Errorf("gpt2: the layer table has %d rows, the summary says %s", n, s.Summary)
+	}
+	b.set("#knob-seq", "512", "input")
+	s = b.waitChange("gpt2 at seq 512", s)
+	b.shot("2-model")
 
-	do(t, ctx, "reloading", chromedp.Reload())
-	waitFor(t, ctx, "the plan after reload", `document.querySelector("#plan")?.dataset.boundaries === "`+want.Boundaries+`"`)
-	checkPage(t, ctx, "after reload", want)
+	// Change the device count: the stage bar and the numbers follow.
+	b.tab("cluster")
+	b.set("#cluster-count", "3", "input")
+	s = b.waitChange("3 devices", s)
+	if n := strings.Count(s.Boundaries, ","); n != 3 {
+		t.Errorf("3 devices: boundaries %s", s.Boundaries)
+	}
+	b.set("#cluster-nodes", "2", "input")
+	s = b.waitChange("2 nodes of 3", s)
+	b.set("#dev-1", "h100-sxm", "change")
+	s = b.waitChange("a mixed cluster", s)
+	b.shot("3-cluster")
 
-	// Without a query, localStorage gives the count; a query wins over it.
-	do(t, ctx, "loading without a query", chromedp.Navigate(srv.URL+"/"))
-	waitFor(t, ctx, "the plan", `document.querySelector("#plan")?.dataset.boundaries === "`+want.Boundaries+`"`)
-	checkPage(t, ctx, "without a query", nativePage(t, 3, "", "3"))
+	// Import a good file (a 100-layer model) with the file picker...
+	files := t.TempDir()
+	good, bad := filepath.Join(files, "synthetic-100.json"), filepath.Join(files, "broken.json")
+	os.WriteFile(good, model100(), 0o644)
+	os.WriteFile(bad, []byte(`{"layers": [{"name": "a", "forward_seconds": -1}]}`), 0o644)
+	b.tab("model")
+	do(b, "picking a file", chromedp.SetUploadFiles("#model-file", []string{good}))
+	b.waitFor("the import", `document.querySelector("#notice")?.textContent.includes("Loaded synthetic-100.json: 100 layers")`)
+	s = b.check("after the import")
+	// ... and a bad one, dropped on the page: a message names the problem, the model stays.
+	b.eval(`(() => {
+		const dt = new DataTransfer();
+		dt.items.add(new File(['{"layers": [{"name": "a", "forward_seconds": -1}]}'], "broken.json", {type: "application/json"}));
+		document.querySelector("#app").dispatchEvent(new DragEvent("drop", {dataTransfer: dt, bubbles: true, cancelable: true}));
+	})()`)
+	b.waitFor("the bad file's message", `document.querySelector("#notice.bad")?.textContent.includes("broken.json was not loaded")`)
+	if msg := b.text("#notice"); !strings.Contains(msg, "forward_seconds") {
+		t.Errorf("the bad file's message does not name the field: %s", msg)
+	}
+	if after := b.check("after the bad file"); after.Boundaries != s.Boundaries || after.Hash != s.Hash {
+		t.Errorf("the bad file changed the model: %s, was %s", after.Boundaries, s.Boundaries)
+	}
+	b.shot("4-import-error")
+	do(b, "picking the bad file", chromedp.SetUploadFiles("#model-file", []string{bad}))
+	b.waitFor("the picked bad file's message", `document.querySelector("#notice.bad")?.textContent.includes("broken.json was not loaded")`)
 
-	do(t, ctx, "loading ?stages=2", chromedp.Navigate(srv.URL+"/?stages=2"))
-	want = nativePage(t, 2, "?stages=2", "3")
-	waitFor(t, ctx, "the 2-stage plan", `document.querySelector("#plan")?.dataset.boundaries === "`+want.Boundaries+`"`)
-	checkPage(t, ctx, "?stages=2", want)
+	// Replan time of the 100-layer model in chromium: edits of the device count.
+	b.tab("cluster")
+	b.set("#cluster-nodes", "1", "input")
+	b.waitFor("one node", `document.querySelector("#cluster-nodes").value === "1"`)
+	ms := do(b, "timing replans", chromedp.Evaluate[[]float64](measureReplan+`([4, 5, 6, 7, 8, 6, 5, 4, 3, 4, 5, 6])`, chromedp.EvalAwaitPromise))
+	parts := do(b, "reading the last replan's parts", chromedp.Evaluate[map[string]float64](`window.pipeplanTimings`))
+	t.Logf("the last replan's parts (ms): %v", parts)
+	sorted := slices.Sorted(slices.Values(ms))
+	median := sorted[len(sorted)/2]
+	t.Logf("replan of a 100-layer model in chromium (edit to stage bar): min %.1f ms, median %.1f ms, max %.1f ms over %d edits: %.1f",
+		sorted[0], median, sorted[len(sorted)-1], len(ms), ms)
+	// The budget is checked on the fastest edit: the machines that run this test are
+	// shared, and other work only ever adds to the time (the median is reported).
+	if sorted[0] > 100 {
+		t.Errorf("replanning a 100-layer model takes at least %.1f ms, over the 100 ms budget", sorted[0])
+	}
+	if f := os.Getenv("PIPEPLAN_TIMING"); f != "" {
+		os.WriteFile(f, []byte(fmt.Sprintf("min_ms %.2f\nmedian_ms %.2f\nmax_ms %.2f\nall_ms %.2f\nparts_ms %v\n", sorted[0], median, sorted[len(sorted)-1], ms, parts)), 0o644)
+	}
+	s = b.check("after timing")
 
-	// More stages than layers: core's explanation replaces the table.
-	setStages(t, ctx, "30")
-	waitFor(t, ctx, "the error", `!document.querySelector("#error").hidden`)
-	checkPage(t, ctx, "30 stages", pageState{
-		Error: "no plan fits: the model has 26 layers but the cluster has 30 stages, and every stage needs at least one layer: use at most 26 stages",
-		Rows:  [][]string{}, TableHidden: true, Input: "30", Search: "?stages=30", Stored: "30",
-	})
-	// A count that is not one is refused by the page itself, and not kept.
-	setStages(t, ctx, "0")
-	waitFor(t, ctx, "the error", `document.querySelector("#error").textContent.startsWith("stages:")`)
-	checkPage(t, ctx, "0 stages", pageState{
-		Error: `stages: enter a whole number from 1 to 1024, got "0"`,
-		Rows:  [][]string{}, TableHidden: true, Input: "0", Search: "?stages=30", Stored: "30",
-	})
+	// Drag a stage boundary: the manual split's costs appear beside the optimum's.
+	b.tab("plan")
+	opt := s
+	box := do(b, "locating boundary 1", chromedp.Evaluate[[]float64](`(() => { const r = document.querySelector(".overview .handle[data-index='1'] rect").getBoundingClientRect(); return [r.x + r.width/2, r.y + r.height/2]; })()`))
+	do(b, "dragging boundary 1", chromedp.Steps(
+		chromedp.MouseEvent(input.DispatchMouseEventTypeMousePressed, box[0], box[1], chromedp.Button("left")),
+		chromedp.MouseEvent(input.DispatchMouseEventTypeMouseMoved, box[0]+40, box[1], chromedp.Button("left")),
+		chromedp.MouseEvent(input.DispatchMouseEventTypeMouseMoved, box[0]+80, box[1], chromedp.Button("left")),
+		chromedp.MouseEvent(input.DispatchMouseEventTypeMouseReleased, box[0]+80, box[1], chromedp.Button("left")),
+	))
+	b.waitFor("the comparison", `document.querySelector("#compare") !== null`)
+	s = b.check("after the drag")
+	if s.Boundaries == opt.Boundaries || !strings.Contains(s.Summary, "manual split") {
+		t.Errorf("the drag did not move the boundary: %s (optimum %s)", s.Boundaries, opt.Boundaries)
+	}
+	if row := b.text("#compare-optimum"); !strings.Contains(row, strings.Fields(strings.Split(opt.Summary, "bottleneck ")[1])[0]) {
+		t.Errorf("the optimum's row %q does not show the optimum's bottleneck (%s)", row, opt.Summary)
+	}
+	// The keyboard moves a boundary too.
+	b.eval(`document.querySelector(".overview .handle[data-index='1']").focus()`)
+	do(b, "pressing ArrowRight", chromedp.KeyEvent(kb.ArrowRight))
+	s = b.waitChange("the boundary moved by a key", s)
+	b.shot("5-manual-split")
+
+	// Reload: the same request and plan come back (from the URL).
+	do(b, "reloading", chromedp.Reload())
+	b.waitFor("the plan after reload", `document.querySelector("#compare") !== null`)
+	if r := b.check("after reload"); r.Hash != s.Hash || r.Boundaries != s.Boundaries {
+		t.Errorf("reload changed the request:\n%+v\n%+v", r, s)
+	}
+	// Without the fragment, localStorage gives the last request.
+	do(b, "loading without a fragment", chromedp.Navigate(base))
+	b.waitFor("the stored plan", `document.querySelector("#compare") !== null`)
+	if r := b.check("from localStorage"); r.Boundaries != s.Boundaries {
+		t.Errorf("localStorage did not restore the request: %s, want %s", r.Boundaries, s.Boundaries)
+	}
+	// Back and Forward: "Back to the optimum" is a new history entry; Back returns to the
+	// manual split, Forward to the optimum.
+	b.eval(`document.querySelector("#plan-optimum").click()`)
+	b.waitFor("the optimum", `document.querySelector("#compare") === null`)
+	optHash := b.check("back to the optimum").Hash
+	b.eval(`history.back()`)
+	b.waitFor("the manual split after Back", fmt.Sprintf(`location.hash === %q && document.querySelector(".overview .stagebar")?.dataset.boundaries === %q`, s.Hash, s.Boundaries))
+	b.check("after Back")
+	b.eval(`history.forward()`)
+	b.waitFor("the optimum after Forward", fmt.Sprintf(`location.hash === %q && document.querySelector("#compare") === null`, optHash))
+	b.check("after Forward")
+
+	var before shown
+	// The Schedule panel draws the timeline.
+	b.tab("schedule")
+	if n := do(b, "counting operations", chromedp.Evaluate[int](`document.querySelectorAll(".timeline g[class^=op] rect").length`)); n == 0 {
+		t.Error("the timeline draws no operations")
+	}
+	b.shot("6-schedule")
+	// The search: a large one is cancelled, and the page answers while it runs; a small
+	// one finishes, and its best result is applied to the Plan panel.
+	b.tab("search")
+	b.set("#search-max_devices", "64", "input")
+	b.eval(`document.querySelector("#search-start").click()`)
+	b.waitFor("the search to run", `document.querySelector("#search-status")?.textContent.startsWith("Searching")`)
+	lag := do(b, "timing a frame during the search", chromedp.Evaluate[float64](`new Promise(r => { const t0 = performance.now(); requestAnimationFrame(() => r(performance.now() - t0)); })`, chromedp.EvalAwaitPromise))
+	t.Logf("a frame during the search came after %.1f ms", lag)
+	if lag > 500 {
+		t.Errorf("the page froze for %.0f ms during the search", lag)
+	}
+	b.eval(`document.querySelector("#search-cancel").click()`)
+	b.waitFor("the cancelled search", `document.querySelector("#search-status")?.textContent.startsWith("Cancelled")`)
+	b.set("#search-max_devices", "4", "input")
+	b.set("#search-schedule", "1f1b", "input")
+	b.set("#search-microbatch_size", "8", "input")
+	b.eval(`document.querySelector("#search-start").click()`)
+	b.waitFor("the search's results", `document.querySelector("#search-status")?.textContent.startsWith("Done") && document.querySelector("#search-results tr.best") !== null`)
+	b.eval(`document.querySelector("#search-results th:nth-child(3) button").click()`)
+	b.waitFor("sorting by devices", `document.querySelector("#search-results th:nth-child(3)").getAttribute("aria-sort") === "descending"`)
+	b.shot("7-search")
+	b.eval(`document.querySelector("#search-results th:nth-child(2) button").click()`)
+	b.waitFor("sorting by throughput", `document.querySelector("#search-results th:nth-child(2)").getAttribute("aria-sort") === "descending"`)
+	bestKey := do(b, "reading the best", chromedp.Evaluate[string](`document.querySelector("#search-results tr.best button.apply").getAttribute("aria-label").replace("Apply ", "")`))
+	before = b.check("before apply")
+	b.eval(`document.querySelector("#search-results tr.best button.apply").click()`)
+	b.waitFor("the applied plan", `document.querySelector("#panel-plan") !== null`)
+	applied := b.waitChange("the applied plan", before)
+	if !strings.Contains(b.text("#notice"), bestKey) {
+		t.Errorf("apply: the notice does not name %s: %s", bestKey, b.text("#notice"))
+	}
+	t.Logf("applied %s: %s", bestKey, applied.Summary)
+	b.tab("export")
+	link := do(b, "reading the share link", chromedp.Evaluate[string](`document.querySelector("#share-link").value`))
+	if !strings.HasPrefix(link, base+"#r1.") {
+		t.Errorf("share link %q", link)
+	}
+	b.waitFor("the framework exports", `document.querySelector("#exports .export-pytorch pre")?.textContent.includes("torch")`)
+	b.eval(`document.querySelector("#exports .export-pytorch").open = true`)
+	b.shot("8-export")
+
+	// Accessibility basics: every control has a label; every control is reachable by Tab.
+	b.tab("plan")
+	unlabelled := do(b, "auditing labels", chromedp.Evaluate[[]string](`[...document.querySelectorAll("input, select, textarea")].filter(e => !(e.labels?.length || e.getAttribute("aria-label"))).map(e => e.id || e.outerHTML.slice(0, 60))`))
+	if len(unlabelled) > 0 {
+		t.Errorf("controls without a label: %q", unlabelled)
+	}
+	unreachable := do(b, "auditing focus", chromedp.Evaluate[[]string](`[...document.querySelectorAll("button, select, input, textarea, [role=slider], [role=tab]")].filter(e => !e.disabled && e.tabIndex < 0 && e.getAttribute("role") !== "tab").map(e => e.id || e.outerHTML.slice(0, 60))`))
+	if len(unreachable) > 0 {
+		t.Errorf("controls out of the Tab order: %q", unreachable)
+	}
+
+	// The embed view: compact and read-only, from the same request.
+	do(b, "opening the embed view", chromedp.Navigate(base+"?embed=1"+s.Hash))
+	b.waitFor("the embed view", `document.querySelector(".embed-mode .stagebar svg") !== null`)
+	if n := do(b, "counting controls", chromedp.Evaluate[int](`document.querySelectorAll("#app input, #app select, #app [role=tab], #app [role=slider]").length`)); n != 0 {
+		t.Errorf("the embed view has %d controls", n)
+	}
+	b.check("embed view")
+	do(b, "resizing", chromedp.EmulateViewport(720, 260))
+	b.shot("9-embed")
+	do(b, "resizing back", chromedp.EmulateViewport(1200, 900))
+	do(b, "opening the embedding example", chromedp.Navigate(base+"public/embed-example.html"))
+	b.waitFor("the JS API's answer", `document.querySelector("#api-result")?.textContent.includes("stages")`)
+	b.shot("10-embed-example")
+	b.waitFor("the iframe", `document.querySelector("iframe")?.contentDocument?.querySelector(".embed-mode .stagebar svg") != null`)
+
+	// Offline: the service worker has cached the site; stop the server and reload.
+	do(b, "loading the page", chromedp.Navigate(base+s.Hash))
+	b.waitFor("the service worker", `navigator.serviceWorker.controller !== null || (navigator.serviceWorker.ready.then(() => location.reload()), false)`)
+	b.waitFor("the plan under the service worker", `document.querySelector("#plan tbody tr") !== null`)
+	srv.CloseClientConnections()
+	srv.Close()
+	do(b, "reloading offline", chromedp.Reload())
+	b.waitFor("the plan, offline", `document.querySelector("#plan tbody tr") !== null`)
+	b.check("offline")
+	b.shot("11-offline")
 
 	mu.Lock()
 	defer mu.Unlock()
 	if len(problems) > 0 {
 		t.Errorf("the page logged errors:\n%s", strings.Join(problems, "\n"))
 	}
-}
-
-func clusterJSON(t *testing.T, n int) string {
-	t.Helper()
-	c, err := examples.Default().Cluster(n)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := json.Marshal(c)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
-}
-
-// searchCheck runs pipeplan.search in the page while a requestAnimationFrame loop counts
-// frames, then starts two long searches and cancels one with cancel() and one with an
-// AbortSignal.
-const searchCheck = `(async () => {
-	let frames = 0, running = true;
-	const tick = () => { frames++; if (running) requestAnimationFrame(tick); };
-	requestAnimationFrame(tick);
-	await new Promise(r => requestAnimationFrame(r));
-	const before = frames, progress = [], t0 = performance.now();
-	const promise = pipeplan.search(SMALL, p => progress.push(p));
-	const hasCancel = typeof promise.cancel === "function";
-	const answer = await promise;
-	running = false;
-	const ms = performance.now() - t0, during = frames - before;
-	const outcome = async p => { try { await p; return "resolved"; } catch (e) { return e.name; } };
-	const second = pipeplan.search(BIG);
-	setTimeout(() => second.cancel(), 100);
-	const cancelled = await outcome(second);
-	const ctl = new AbortController();
-	const third = pipeplan.search(BIG, null, {signal: ctl.signal});
-	setTimeout(() => ctl.abort(), 100);
-	const aborted = await outcome(third);
-	const last = progress[progress.length - 1] || {};
-	return {best: JSON.stringify(answer.best), has_cancel: hasCancel, ms, frames: during, progress: progress.length,
-		complete: last.done === last.total && last.best !== undefined, cancelled, aborted,
-		after: pipeplan.plan(pipeplan.exampleRequest()).feasible};
-})()`
-
-type searchState struct {
-	Best      string  `json:"best"`
-	HasCancel bool    `json:"has_cancel"`
-	MS        float64 `json:"ms"`
-	Frames    int     `json:"frames"`
-	Progress  int     `json:"progress"`
-	Complete  bool    `json:"complete"`
-	Cancelled string  `json:"cancelled"`
-	Aborted   string  `json:"aborted"`
-	After     bool    `json:"after"`
 }
 
 // checkSearch: pipeplan.search resolves to the answer the search gives natively, reports
@@ -398,13 +588,30 @@ func checkSearch(t *testing.T, ctx context.Context) {
 	}
 }
 
-// canon re-encodes JSON through Go, so that numbers compare by value.
-func canon(t *testing.T, s string) string {
-	t.Helper()
-	var v any
-	if err := json.Unmarshal([]byte(s), &v); err != nil {
-		t.Fatalf("%v: %s", err, s)
-	}
-	b, _ := json.Marshal(v)
-	return string(b)
-}
+// searchCheck runs pipeplan.search in the page while a requestAnimationFrame loop counts
+// frames, then starts two long searches and cancels one with cancel() and one with an
+// AbortSignal.
+const searchCheck = `(async () => {
+	let frames = 0, running = true;
+	const tick = () => { frames++; if (running) requestAnimationFrame(tick); };
+	requestAnimationFrame(tick);
+	await new Promise(r => requestAnimationFrame(r));
+	const before = frames, progress = [], t0 = performance.now();
+	const promise = pipeplan.search(SMALL, p => progress.push(p));
+	const hasCancel = typeof promise.cancel === "function";
+	const answer = await promise;
+	running = false;
+	const ms = performance.now() - t0, during = frames - before;
+	const outcome = async p => { try { await p; return "resolved"; } catch (e) { return e.name; } };
+	const second = pipeplan.search(BIG);
+	setTimeout(() => second.cancel(), 100);
+	const cancelled = await outcome(second);
+	const ctl = new AbortController();
+	const third = pipeplan.search(BIG, null, {signal: ctl.signal});
+	setTimeout(() => ctl.abort(), 100);
+	const aborted = await outcome(third);
+	const last = progress[progress.length - 1] || {};
+	return {best: JSON.stringify(answer.best), has_cancel: hasCancel, ms, frames: during, progress: progress.length,
+		complete: last.done === last.total && last.best !== undefined, cancelled, aborted,
+		after: pipeplan.plan(pipeplan.exampleRequest()).feasible};
+})()`

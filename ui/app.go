@@ -1,0 +1,1013 @@
+package ui
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"path"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/vugu/vugu"
+
+	"pipeplan/core/arch"
+	"pipeplan/core/cluster"
+	"pipeplan/core/examples"
+	"pipeplan/core/model"
+	"pipeplan/core/request"
+	"pipeplan/core/schedule"
+	"pipeplan/core/units"
+)
+
+// Host is what the page needs from the browser, so that the app's logic runs and is
+// tested without one. wasm/app implements it with syscall/js.
+type Host interface {
+	// Keep stores the request's URL fragment in the address bar (push: as a new history
+	// entry, so that Back returns to the previous request) and in localStorage.
+	Keep(fragment string, push bool)
+	// Copy puts text on the clipboard.
+	Copy(text string)
+	// Download offers data as a file.
+	Download(name, mime string, data []byte)
+	// Link returns the page's address with the fragment (for Share and the embed view).
+	Link(fragment string, embed bool) string
+	// ReadFile reads the file of a file input's change event or of a drop event, then
+	// calls done with the event environment locked, and renders.
+	ReadFile(e vugu.DOMEvent, done func(name string, data []byte))
+	// BarX converts a pointer event's position to x in the viewBox of the SVG the handler
+	// is on, whose viewBox is width wide.
+	BarX(e vugu.DOMEvent, width float64) float64
+	// Capture keeps the pointer of a pointerdown event on its element while it drags.
+	Capture(e vugu.DOMEvent)
+	// Focus moves the keyboard focus to the element the CSS selector finds, after render.
+	Focus(selector string)
+	// Background runs f outside the event handler (a goroutine in the browser).
+	Background(f func())
+	// Update runs f with the page's state locked, then draws the page if render is set.
+	Update(f func(), render bool)
+	// Yield lets the browser handle events and draw during a long computation.
+	Yield()
+}
+
+// Tabs are the panels, in order.
+var Tabs = []struct{ ID, Label string }{
+	{"model", "Model"}, {"cluster", "Cluster"}, {"plan", "Plan"}, {"schedule", "Schedule"},
+	{"search", "Search"}, {"export", "Export and share"},
+}
+
+// LayerPageSize is the number of layer rows the table shows at once.
+const LayerPageSize = 50
+
+// App is the page's state: the request being planned (the whole state a link keeps), its
+// result, and what the panels show besides. Its methods are the event handlers.
+type App struct {
+	Req *Request
+	// Res is the request's result and Err the error that replaced it (bad input).
+	Res *Result
+	Err error
+	// Opt is the optimum's result beside a manual split (Req.Boundaries set).
+	Opt *Result
+	// Elapsed is how long the last replan took (both runs when there is a manual split).
+	Elapsed time.Duration
+	// Replans counts the replans, for tests that wait for the next one.
+	Replans int
+
+	Tab   string
+	Embed bool
+	// Search is the Search panel.
+	Search Searcher
+	// exports are the Export panel's exports of the request whose fragment is exportsFor.
+	exports    []ExportView
+	exportsFor string
+	// Notice is a message about the last import or share; NoticeBad marks a failure.
+	Notice    string
+	NoticeBad bool
+	// LayerStart is the first row of the layer table's window.
+	LayerStart int
+	// BoundsText is what the user typed in the boundaries box, kept while it does not parse.
+	BoundsText string
+	// drafts holds what the user typed in a number box that is not (yet) a valid value,
+	// so that a render does not overwrite it while they type.
+	drafts map[string]string
+
+	Host Host
+	// DeferKeep makes edits wait for FlushKeep to store the request (in the URL and
+	// localStorage), so that the page can draw the new plan first.
+	DeferKeep             bool
+	keepPending, keepPush bool
+	// Run plans a request: core/request.Run once it lands (today the stand-in in
+	// interim.go).
+	Run func(context.Context, *Request) (*Result, error)
+}
+
+// InitialRequest is the request a first visit starts with: the default example on its
+// device and stage count (core/examples), with everything else core's defaults, and the
+// schedule's timeline kept for the Schedule panel.
+func InitialRequest() *Request {
+	e := examples.Default()
+	return &Request{
+		Version: request.Version,
+		Model:   ModelSpec{Example: e.Name},
+		Cluster: ClusterSpec{Device: e.Device, Count: e.Stages},
+		Events:  true,
+	}
+}
+
+// NewApp returns an app showing r (nil: InitialRequest), planned.
+func NewApp(r *Request, host Host, run func(context.Context, *Request) (*Result, error)) *App {
+	if r == nil {
+		r = InitialRequest()
+	}
+	a := &App{Req: r, Host: host, Run: run, Tab: "plan"}
+	a.replan()
+	return a
+}
+
+// replan runs the request (and the optimum beside a manual split).
+func (a *App) replan() {
+	start := time.Now()
+	a.Res, a.Err = a.Run(context.Background(), a.Req)
+	a.Opt = nil
+	if len(a.Req.Boundaries) > 0 {
+		o := clone(a.Req)
+		o.Boundaries = nil
+		if res, err := a.Run(context.Background(), o); err == nil {
+			a.Opt = res
+		}
+	}
+	a.Elapsed = time.Since(start)
+	a.Replans++
+	if m := a.Model(); m != nil && a.LayerStart >= m.Layers {
+		a.LayerStart = 0
+	}
+}
+
+// changed replans after an edit and keeps the request in the URL and localStorage.
+func (a *App) changed(push bool) {
+	a.replan()
+	a.keep(push)
+}
+
+func (a *App) keep(push bool) {
+	a.keepPending, a.keepPush = true, a.keepPush || push
+	if !a.DeferKeep {
+		a.FlushKeep()
+	}
+}
+
+// FlushKeep stores the request if an edit changed it since the last flush.
+func (a *App) FlushKeep() {
+	if !a.keepPending {
+		return
+	}
+	push := a.keepPush
+	a.keepPending, a.keepPush = false, false
+	if a.Host == nil || a.Embed {
+		return
+	}
+	if f, err := EncodeFragment(a.Req); err == nil {
+		a.Host.Keep(f, push)
+	}
+}
+
+// Restore shows the request in a fragment (after Back or Forward, or a pasted link).
+func (a *App) Restore(fragment string) {
+	r, err := DecodeFragment(fragment)
+	if err != nil {
+		a.notice(err.Error(), true)
+		return
+	}
+	a.Req = r
+	a.BoundsText = ""
+	a.replan()
+}
+
+func (a *App) notice(msg string, bad bool) { a.Notice, a.NoticeBad = msg, bad }
+
+// typed records what the user typed in the box named field: kept as a draft when it is
+// not valid (ok false), forgotten when it is.
+func (a *App) typed(field, v string, ok bool) {
+	if a.drafts == nil {
+		a.drafts = map[string]string{}
+	}
+	if ok {
+		delete(a.drafts, field)
+	} else {
+		a.drafts[field] = v
+	}
+}
+
+// Val is the text a number box shows: what the user is typing, or v.
+func (a *App) Val(field string, v any) string {
+	if d, ok := a.drafts[field]; ok {
+		return d
+	}
+	return fmt.Sprint(v)
+}
+
+// Model describes the model being planned (core's ModelInfo), or nil.
+func (a *App) Model() *request.ModelInfo {
+	switch {
+	case a.Res != nil:
+		return &a.Res.Model
+	case a.Opt != nil:
+		return &a.Opt.Model
+	}
+	return nil
+}
+
+// --- The Model panel.
+
+// ModelSource is "example", "architecture" or "document".
+func (a *App) ModelSource() string {
+	switch {
+	case a.Req.Model.Architecture != nil:
+		return "architecture"
+	case len(a.Req.Model.Document) > 0:
+		return "document"
+	}
+	return "example"
+}
+
+// ModelChoice is the value of the model picker: "example:NAME", "arch:NAME" or "file".
+func (a *App) ModelChoice() string {
+	switch a.ModelSource() {
+	case "architecture":
+		if len(a.Req.Model.Architecture.Config) > 0 {
+			return "file"
+		}
+		return "arch:" + a.Req.Model.Architecture.Name
+	case "document":
+		return "file"
+	}
+	return "example:" + a.Req.Model.Example
+}
+
+// ModelOption is an entry of the model picker.
+type ModelOption struct{ Value, Label, Group string }
+
+// ModelOptions lists the bundled examples and architectures.
+func (a *App) ModelOptions() []ModelOption {
+	var out []ModelOption
+	for _, e := range examples.All() {
+		out = append(out, ModelOption{"example:" + e.Name, e.Title, "Example profiles"})
+	}
+	for _, n := range arch.BundledNames() {
+		out = append(out, ModelOption{"arch:" + n, n, "Architectures (costed analytically)"})
+	}
+	if a.ModelChoice() == "file" {
+		out = append(out, ModelOption{"file", "the imported file", "Imported"})
+	}
+	return out
+}
+
+// ModelGroups returns the picker's option groups in order.
+func (a *App) ModelGroups() []string {
+	var g []string
+	for _, o := range a.ModelOptions() {
+		if !slices.Contains(g, o.Group) {
+			g = append(g, o.Group)
+		}
+	}
+	return g
+}
+
+// ModelOptionsIn returns the picker's options of one group.
+func (a *App) ModelOptionsIn(group string) []ModelOption {
+	var out []ModelOption
+	for _, o := range a.ModelOptions() {
+		if o.Group == group {
+			out = append(out, o)
+		}
+	}
+	return out
+}
+
+// PickModel handles the model picker.
+func (a *App) PickModel(v string) {
+	kind, name, _ := strings.Cut(v, ":")
+	switch kind {
+	case "example":
+		a.Req.Model = ModelSpec{Example: name}
+	case "arch":
+		old := a.Req.Model.Architecture
+		ar := &Architecture{Name: name}
+		if old != nil { // keep the knobs the user set
+			ar.Seq, ar.DType, ar.Attention = old.Seq, old.DType, old.Attention
+		}
+		a.Req.Model = ModelSpec{Architecture: ar}
+	default:
+		return
+	}
+	a.Req.Boundaries, a.BoundsText, a.LayerStart = nil, "", 0
+	a.notice("", false)
+	a.changed(true)
+}
+
+// Knob returns an architecture or training knob's value as text.
+func (a *App) Knob(name string) string {
+	ar := a.Req.Model.Architecture
+	if ar == nil {
+		ar = &Architecture{}
+	}
+	switch name {
+	case "batch":
+		return itoa0(a.Req.Schedule.MicrobatchSize)
+	case "seq":
+		return itoa0(ar.Seq)
+	case "dtype":
+		return ar.DType
+	case "attention":
+		return ar.Attention
+	case "precision":
+		return a.Req.Training.Precision
+	case "optimizer":
+		return a.Req.Training.Optimizer
+	case "recompute":
+		return a.Req.Training.Recompute
+	case "mode":
+		return a.Req.Training.Mode
+	}
+	return ""
+}
+
+// KnobChoices lists the values of an enumerated knob; "" is core's default.
+func KnobChoices(name string) []string {
+	switch name {
+	case "dtype":
+		return []string{"", "bf16", "fp16", "fp32"}
+	case "attention":
+		return []string{"", "flash", "eager"}
+	case "precision":
+		return []string{"", "mixed", "pure"}
+	case "optimizer":
+		return []string{"", "adamw", "adam", "sgd"}
+	case "recompute":
+		return []string{"", "none", "selective", "full"}
+	case "mode":
+		return []string{"", "training", "inference"}
+	}
+	return nil
+}
+
+// ChoiceLabel labels an enumerated knob's value ("" is core's default).
+func ChoiceLabel(v string) string {
+	if v == "" {
+		return "default"
+	}
+	return v
+}
+
+// SetKnob handles an architecture or training knob.
+func (a *App) SetKnob(name, v string) {
+	v = strings.TrimSpace(v)
+	ar := a.Req.Model.Architecture
+	switch name {
+	case "batch", "seq":
+		if ar == nil && name == "seq" {
+			return
+		}
+		n, err := strconv.Atoi(v)
+		if v == "" {
+			n, err = 0, nil
+		}
+		if err != nil || n < 0 {
+			a.typed(name, v, false)
+			a.notice(name+": enter a whole number", true)
+			return
+		}
+		a.typed(name, v, true)
+		if name == "batch" {
+			a.Req.Schedule.MicrobatchSize = n
+		} else {
+			ar.Seq = n
+		}
+	case "dtype":
+		if ar == nil {
+			return
+		}
+		ar.DType = v
+	case "attention":
+		if ar == nil {
+			return
+		}
+		ar.Attention = v
+	case "precision":
+		a.Req.Training.Precision = v
+	case "optimizer":
+		a.Req.Training.Optimizer = v
+	case "recompute":
+		a.Req.Training.Recompute = v
+	case "mode":
+		// Inference runs the inference schedule and has no optimizer (core refuses
+		// either otherwise); training goes back to core's default schedule.
+		a.Req.Training.Mode = v
+		if v == "inference" {
+			a.Req.Schedule.Name = "inference"
+			a.Req.Training.Optimizer = ""
+		} else if a.Req.Schedule.Name == "inference" {
+			a.Req.Schedule.Name = ""
+		}
+	default:
+		return
+	}
+	a.notice("", false)
+	a.changed(false)
+}
+
+// Import loads a model file picked or dropped by the user: a native or Graphcore model,
+// a PipeDream graph.txt, or a HuggingFace config.json. A file that does not load leaves
+// the model as it was and a message naming the problem.
+func (a *App) Import(name string, data []byte) {
+	prev := clone(a.Req)
+	spec, err := importSpec(data)
+	if err == nil {
+		if spec.Architecture != nil {
+			if old := a.Req.Model.Architecture; old != nil {
+				spec.Architecture.Seq, spec.Architecture.DType, spec.Architecture.Attention = old.Seq, old.DType, old.Attention
+			}
+			spec.Name = path.Base(name)
+		}
+		a.Req.Model = spec
+		a.Req.Boundaries = nil
+		_, err = a.Run(context.Background(), a.Req) // a model that fits no split still loads
+	}
+	if err != nil {
+		a.Req = prev
+		a.notice(fmt.Sprintf("%s was not loaded: %v. The model shown is unchanged.", name, err), true)
+		return
+	}
+	a.BoundsText, a.LayerStart = "", 0
+	a.changed(true)
+	if m := a.Model(); m != nil {
+		a.notice(fmt.Sprintf("Loaded %s: %d layers.", name, m.Layers), false)
+	}
+}
+
+// maxImportBytes bounds an imported file.
+const maxImportBytes = 32 << 20
+
+// importSpec turns a file into a model spec.
+func importSpec(data []byte) (ModelSpec, error) {
+	if len(data) == 0 {
+		return ModelSpec{}, errors.New("the file is empty")
+	}
+	if len(data) > maxImportBytes {
+		return ModelSpec{}, fmt.Errorf("the file is larger than %d MiB", maxImportBytes>>20)
+	}
+	trim := strings.TrimSpace(string(data))
+	if strings.HasPrefix(trim, "{") {
+		var probe map[string]json.RawMessage
+		if err := json.Unmarshal(data, &probe); err != nil {
+			return ModelSpec{}, fmt.Errorf("the file looks like JSON but does not parse: %v", err)
+		}
+		if _, ok := probe["model_type"]; ok {
+			return ModelSpec{Architecture: &Architecture{Config: json.RawMessage(trim)}}, nil
+		}
+		var buf bytes.Buffer
+		if err := json.Compact(&buf, data); err != nil {
+			return ModelSpec{}, err
+		}
+		return ModelSpec{Document: json.RawMessage(buf.String())}, nil
+	}
+	text, _ := json.Marshal(string(data))
+	return ModelSpec{Document: text}, nil
+}
+
+// --- The Cluster panel.
+
+// DeviceNames lists the device presets.
+func DeviceNames() []string { return cluster.DeviceNames() }
+
+// LinkNames lists the link presets.
+func LinkNames() []string { return cluster.LinkNames() }
+
+// ClusterForm is the Cluster panel's inputs, read from the request.
+type ClusterForm struct {
+	Device, Link, InterLink string
+	Nodes, PerNode          int
+	// Devices is each device's preset (the base device unless overridden).
+	Devices []string
+	// FromFile: the cluster is a document the form cannot edit (an imported file).
+	FromFile bool
+}
+
+// mixedDoc is the native cluster the page writes for nodes and per-device overrides:
+// devices named after presets (core fills their figures) and a link per neighbour pair.
+type mixedDoc struct {
+	Name    string         `json:"name"`
+	Devices []mixedDevice  `json:"devices"`
+	Links   []cluster.Link `json:"links,omitempty"`
+}
+
+type mixedDevice struct {
+	Name string `json:"name"`
+}
+
+// Form returns the Cluster panel's inputs.
+func (a *App) Form() ClusterForm {
+	cs := a.Req.Cluster
+	f := ClusterForm{Device: cs.Device, Link: cs.Link, Nodes: 1, PerNode: cs.Count}
+	if len(cs.Document) == 0 {
+		for range cs.Count {
+			f.Devices = append(f.Devices, cs.Device)
+		}
+		return f
+	}
+	var d mixedDoc
+	if err := json.Unmarshal(cs.Document, &d); err != nil || len(d.Devices) == 0 {
+		f.FromFile = true
+		return f
+	}
+	// The page's own documents say in their name how the form made them:
+	// "pipeplan: NODES x PER_NODE DEVICE, INTER between nodes, INTRA within".
+	parts := strings.Fields(strings.NewReplacer(",", " ", " x ", " ").Replace(strings.TrimPrefix(d.Name, "pipeplan: ")))
+	if !strings.HasPrefix(d.Name, "pipeplan: ") || len(parts) < 7 {
+		f.FromFile = true
+		return f
+	}
+	nodes, err1 := strconv.Atoi(parts[0])
+	per, err2 := strconv.Atoi(parts[1])
+	if err1 != nil || err2 != nil || nodes < 1 || nodes*per != len(d.Devices) {
+		f.FromFile = true
+		return f
+	}
+	f.Nodes, f.PerNode, f.Device = nodes, per, parts[2]
+	f.InterLink, f.Link = parts[3], parts[6]
+	if f.InterLink == f.Link {
+		f.InterLink = ""
+	}
+	for _, dev := range d.Devices {
+		f.Devices = append(f.Devices, dev.Name)
+	}
+	return f
+}
+
+// SetCluster handles an edit of the Cluster panel: field is "device", "count",
+// "nodes", "per_node", "link", "inter_link", or "device:I" for device I's override.
+func (a *App) SetCluster(field, v string) {
+	f := a.Form()
+	v = strings.TrimSpace(v)
+	if f.FromFile && field != "device" {
+		return
+	}
+	if field == "count" {
+		field = "per_node"
+	}
+	num := func() (int, bool) {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > 4096 {
+			a.typed(field, v, false)
+			if v != "" {
+				a.notice(field+": enter a whole number from 1 to 4096", true)
+			}
+			return 0, false
+		}
+		a.typed(field, v, true)
+		return n, true
+	}
+	switch {
+	case field == "device":
+		f.Device = v
+		f.Devices = nil
+		f.FromFile = false
+	case field == "per_node":
+		n, ok := num()
+		if !ok {
+			return
+		}
+		f.PerNode = n
+	case field == "nodes":
+		n, ok := num()
+		if !ok {
+			return
+		}
+		f.Nodes = n
+	case field == "link":
+		f.Link = v
+	case field == "inter_link":
+		f.InterLink = v
+	case strings.HasPrefix(field, "device:"):
+		i, err := strconv.Atoi(strings.TrimPrefix(field, "device:"))
+		if err != nil || i < 0 || i >= len(f.Devices) {
+			return
+		}
+		f.Devices[i] = v
+	default:
+		return
+	}
+	a.Req.Cluster = f.spec()
+	// The panel's devices are one pipeline, a stage on each: a parallelism applied from
+	// the search (replicas, tensor groups) does not survive a change of the devices.
+	if field != "link" && field != "inter_link" {
+		a.Req.Parallelism = Parallelism{}
+	}
+	a.Req.Boundaries, a.BoundsText = nil, ""
+	a.notice("", false)
+	a.changed(field == "device")
+}
+
+// spec writes the form as a cluster spec: presets when it can, a document otherwise.
+func (f ClusterForm) spec() ClusterSpec {
+	n := max(1, f.Nodes) * max(1, f.PerNode)
+	devs := make([]string, n)
+	mixed := f.Nodes > 1
+	for i := range devs {
+		devs[i] = f.Device
+		if i < len(f.Devices) && f.Devices[i] != "" {
+			devs[i] = f.Devices[i]
+		}
+		mixed = mixed || devs[i] != f.Device
+	}
+	if !mixed {
+		return ClusterSpec{Device: f.Device, Count: n, Link: f.Link}
+	}
+	intra := f.Link
+	if intra == "" {
+		if p, err := cluster.LookupDevice(f.Device); err == nil {
+			intra = p.Link
+		}
+	}
+	inter := f.InterLink
+	if inter == "" {
+		inter = intra
+	}
+	d := mixedDoc{Name: fmt.Sprintf("pipeplan: %d x %d %s, %s between nodes, %s within", max(1, f.Nodes), max(1, f.PerNode), f.Device, inter, intra)}
+	for _, name := range devs {
+		d.Devices = append(d.Devices, mixedDevice{Name: name})
+	}
+	li, _ := cluster.LookupLink(intra)
+	lx, _ := cluster.LookupLink(inter)
+	for i := 0; i+1 < n; i++ {
+		if (i+1)%max(1, f.PerNode) == 0 {
+			d.Links = append(d.Links, lx.Link)
+		} else {
+			d.Links = append(d.Links, li.Link)
+		}
+	}
+	doc, _ := json.Marshal(d)
+	return ClusterSpec{Document: doc}
+}
+
+// MemoryProportion is the memory proportion as the input shows it.
+func (a *App) MemoryProportion() string {
+	if a.Req.MemoryProportion == 0 {
+		return ""
+	}
+	return strconv.FormatFloat(a.Req.MemoryProportion, 'g', -1, 64)
+}
+
+// SetMemoryProportion handles the memory proportion input ("" is core's default).
+func (a *App) SetMemoryProportion(v string) {
+	v = strings.TrimSpace(v)
+	p := 0.0
+	if v != "" {
+		var err error
+		p, err = strconv.ParseFloat(v, 64)
+		if err != nil || !(p > 0 && p <= 1) {
+			a.typed("memory_proportion", v, false)
+			a.notice("memory proportion: enter a number in (0, 1]", true)
+			return
+		}
+	}
+	a.typed("memory_proportion", v, true)
+	a.Req.MemoryProportion = p
+	a.notice("", false)
+	a.changed(false)
+}
+
+// --- The Plan panel.
+
+// SetPlanOption handles the schedule, microbatch and objective inputs.
+func (a *App) SetPlanOption(field, v string) {
+	v = strings.TrimSpace(v)
+	switch field {
+	case "schedule":
+		a.Req.Schedule.Name = v
+	case "microbatches", "microbatch_size":
+		n, err := strconv.Atoi(v)
+		if v == "" {
+			n, err = 0, nil
+		}
+		if err != nil || n < 0 || n > 1<<16 {
+			a.typed(field, v, false)
+			a.notice(field+": enter a whole number", true)
+			return
+		}
+		a.typed(field, v, true)
+		if field == "microbatches" {
+			a.Req.Schedule.Microbatches = n
+		} else {
+			a.Req.Schedule.MicrobatchSize = n
+		}
+	case "objective":
+		a.Req.Objective = v
+	default:
+		return
+	}
+	a.notice("", false)
+	a.changed(false)
+}
+
+// Schedules lists the schedule names the picker offers.
+func Schedules() []string {
+	return []string{"", "gpipe", "1f1b", "interleaved:2", "interleaved:4", "zb-h1", "ipu", "overlap", "inference"}
+}
+
+// ScheduleLabel labels a schedule name.
+func ScheduleLabel(s string) string {
+	if s == "" {
+		return "default (1f1b; inference for inference)"
+	}
+	return s
+}
+
+// Bar is the stage bar of the current result, or nil.
+func (a *App) Bar() *StageBar {
+	if a.Res == nil || a.Res.Plan == nil {
+		return nil
+	}
+	b := NewStageBar(a.Res.Plan)
+	return &b
+}
+
+// OptBar is the optimum's stage bar beside a manual split, or nil.
+func (a *App) OptBar() *StageBar {
+	if a.Opt == nil || a.Opt.Plan == nil {
+		return nil
+	}
+	b := NewStageBar(a.Opt.Plan)
+	return &b
+}
+
+// Rows are the stage table's rows.
+func (a *App) Rows() []StageRow {
+	if a.Res == nil || a.Res.Plan == nil {
+		return nil
+	}
+	return NewStageRows(a.Res.Plan)
+}
+
+// Summary is the Plan panel's headline numbers, formatted.
+type Summary struct {
+	Bottleneck, Step, Throughput, Tokens, Bubble, Schedule, MFU string
+	Stages, Layers                                              int
+	Manual                                                      bool
+}
+
+// Summarize reads a result's headline numbers.
+func Summarize(r *Result) Summary {
+	var s Summary
+	if r == nil || r.Plan == nil {
+		return s
+	}
+	s.Stages, s.Layers = len(r.Plan.Stages), r.Model.Layers
+	s.Bottleneck = units.Time(r.Plan.BottleneckSeconds, model.Seconds)
+	if r.Schedule != nil {
+		s.Schedule = fmt.Sprintf("%s, %d microbatches", r.Schedule.Schedule, r.Schedule.Microbatches)
+	}
+	if st := r.Step; st != nil {
+		s.Step = units.Time(st.StepSeconds, model.Seconds)
+		s.Throughput = fmt.Sprintf("%.4g samples/s", st.SamplesPerSecond)
+		if st.TokensPerSecond > 0 {
+			s.Tokens = fmt.Sprintf("%.4g tokens/s", st.TokensPerSecond)
+		}
+		if st.MFU > 0 {
+			s.MFU = fmt.Sprintf("%.1f%%", 100*st.MFU)
+		}
+		s.Bubble = fmt.Sprintf("%.1f%%", 100*st.BubbleFraction)
+	}
+	return s
+}
+
+// Summary of the current result.
+func (a *App) Summary() Summary {
+	s := Summarize(a.Res)
+	s.Manual = len(a.Req.Boundaries) > 0
+	return s
+}
+
+// OptSummary of the optimum beside a manual split.
+func (a *App) OptSummary() Summary { return Summarize(a.Opt) }
+
+// ErrorLines are the field errors (or the message) of a bad request, one per line.
+func (a *App) ErrorLines() []string {
+	if a.Err == nil {
+		return nil
+	}
+	if fes, ok := model.AsFieldErrors(a.Err); ok {
+		out := make([]string, len(fes))
+		for i, fe := range fes {
+			out[i] = fe.Path + ": " + fe.Reason
+		}
+		return out
+	}
+	return []string{a.Err.Error()}
+}
+
+// Boundaries is the boundaries box's text.
+func (a *App) Boundaries() string {
+	if a.BoundsText != "" {
+		return a.BoundsText
+	}
+	if a.Res != nil && a.Res.Plan != nil {
+		return joinInts(a.Res.Plan.Boundaries)
+	}
+	return joinInts(a.Req.Boundaries)
+}
+
+// SetBoundaries handles the boundaries box: a manual split to cost beside the optimum.
+func (a *App) SetBoundaries(v string) {
+	a.BoundsText = v
+	b, err := ParseBoundaries(v)
+	if err != nil {
+		a.notice(err.Error(), true)
+		return
+	}
+	if len(b) == 0 {
+		a.ClearManual()
+		return
+	}
+	a.Req.Boundaries = b
+	a.notice("", false)
+	a.changed(true)
+	if a.Err == nil {
+		a.BoundsText = ""
+	}
+}
+
+// MoveBoundary moves boundary k (1..p-1) to layer l, keeping every stage non-empty.
+func (a *App) MoveBoundary(k, l int) {
+	if a.Res == nil || a.Res.Plan == nil {
+		return
+	}
+	b := slices.Clone(a.Res.Plan.Boundaries)
+	if k <= 0 || k >= len(b)-1 {
+		return
+	}
+	l = max(b[k-1]+1, min(l, b[k+1]-1))
+	if l == b[k] {
+		return
+	}
+	b[k] = l
+	a.Req.Boundaries = b
+	a.BoundsText = ""
+	a.notice("", false)
+	a.changed(false)
+}
+
+// ClearManual goes back to the optimum.
+func (a *App) ClearManual() {
+	a.Req.Boundaries, a.BoundsText = nil, ""
+	a.notice("", false)
+	a.changed(true)
+}
+
+// Diagnostics of the current result.
+func (a *App) Diagnostics() []Diagnostic {
+	if a.Res == nil {
+		return nil
+	}
+	return a.Res.Diagnostics
+}
+
+// --- The Schedule panel.
+
+// Timeline of the current result.
+func (a *App) Timeline() (Timeline, int, int) {
+	if a.Res == nil {
+		return Timeline{}, 0, 0
+	}
+	return NewTimeline(a.Res.Schedule)
+}
+
+// --- The layer table.
+
+// Layers is the layer table's window.
+func (a *App) Layers() []LayerRow {
+	var b []int
+	if a.Res != nil && a.Res.Plan != nil {
+		b = a.Res.Plan.Boundaries
+	}
+	return LayerPage(a.Model(), b, a.LayerStart, LayerPageSize)
+}
+
+// LayerCount is the number of layers, 0 without a model.
+func (a *App) LayerCount() int {
+	if m := a.Model(); m != nil {
+		return m.Layers
+	}
+	return 0
+}
+
+// PageLayers moves the layer table's window by delta rows, or to row "at" if at >= 0.
+func (a *App) PageLayers(delta, at int) {
+	n := a.LayerCount()
+	s := a.LayerStart + delta
+	if at >= 0 {
+		s = at
+	}
+	a.LayerStart = max(0, min(s, n-1))
+}
+
+// --- Export and share.
+
+// ResultJSON is the plan as JSON: the result with its request.
+func (a *App) ResultJSON() []byte {
+	if a.Res == nil {
+		return nil
+	}
+	b, _ := json.MarshalIndent(a.Res, "", "  ")
+	return b
+}
+
+// RequestJSON is the request as JSON.
+func (a *App) RequestJSON() []byte {
+	b, _ := json.MarshalIndent(a.Req, "", "  ")
+	return b
+}
+
+// ExportPlan downloads the plan as JSON.
+func (a *App) ExportPlan() {
+	if a.Host != nil && a.Res != nil {
+		a.Host.Download("pipeplan-plan.json", "application/json", a.ResultJSON())
+	}
+}
+
+// ShareLink is the link to this request.
+func (a *App) ShareLink(embed bool) string {
+	f, err := EncodeFragment(a.Req)
+	if err != nil || a.Host == nil {
+		return ""
+	}
+	return a.Host.Link(f, embed)
+}
+
+// Share copies the link to this request.
+func (a *App) Share() {
+	if l := a.ShareLink(false); l != "" {
+		a.Host.Copy(l)
+		a.notice("Link copied: it holds the whole request, and opens this plan on any copy of pipeplan.", false)
+	}
+}
+
+// SetTab shows a panel.
+func (a *App) SetTab(id string) { a.Tab = id }
+
+// TabIndex is the roving tabindex of the tab list: only the selected tab is in the
+// Tab order; the arrow keys move between tabs.
+func (a *App) TabIndex(id string) string {
+	if id == a.Tab {
+		return "0"
+	}
+	return "-1"
+}
+
+// TabKey moves between tabs with the arrow keys, Home and End.
+func (a *App) TabKey(key string) {
+	i := slices.IndexFunc(Tabs, func(t struct{ ID, Label string }) bool { return t.ID == a.Tab })
+	switch key {
+	case "ArrowRight":
+		i = (i + 1) % len(Tabs)
+	case "ArrowLeft":
+		i = (i + len(Tabs) - 1) % len(Tabs)
+	case "Home":
+		i = 0
+	case "End":
+		i = len(Tabs) - 1
+	default:
+		return
+	}
+	a.Tab = Tabs[i].ID
+}
+
+// Status is the line under the header: what is planned and how long it took.
+func (a *App) Status() string {
+	ms := float64(a.Elapsed.Microseconds()) / 1000
+	switch {
+	case a.Err != nil:
+		return "The request has a problem (below)."
+	case a.Res != nil && !a.Res.Feasible:
+		return fmt.Sprintf("No plan fits (planned in %.1f ms).", ms)
+	case a.Res != nil:
+		return fmt.Sprintf("Planned in %.1f ms, in this page.", ms)
+	}
+	return ""
+}
+
+// ScheduleKinds is core/schedule's list, for the docs and tests.
+var ScheduleKinds = schedule.Kinds
+
+func itoa0(n int) string {
+	if n == 0 {
+		return ""
+	}
+	return strconv.Itoa(n)
+}
+
+// Keep stores the request shown (in the URL and localStorage) without replanning.
+func (a *App) Keep() { a.keep(false) }

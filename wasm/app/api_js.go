@@ -1,0 +1,165 @@
+//go:build js && wasm
+
+package main
+
+import (
+	"fmt"
+	"math"
+	"syscall/js"
+
+	"pipeplan/core/examples"
+)
+
+// exposeAPI sets window.pipeplan (doc.go and docs/js-api.md describe it).
+func exposeAPI() {
+	e := examples.Default()
+	js.Global().Set("pipeplan", js.ValueOf(map[string]any{
+		"plan":           js.FuncOf(func(_ js.Value, args []js.Value) any { return parsed(callJSON(planJSON, args)) }),
+		"planJSON":       js.FuncOf(func(_ js.Value, args []js.Value) any { return callJSON(planJSON, args) }),
+		"estimate":       js.FuncOf(func(_ js.Value, args []js.Value) any { return parsed(callJSON(estimateJSON, args)) }),
+		"search":         js.FuncOf(searchJS),
+		"export":         js.FuncOf(func(_ js.Value, args []js.Value) any { return parsed(callJSON2(exportJSON, args)) }),
+		"exports":        js.FuncOf(func(_ js.Value, args []js.Value) any { return parsed(callJSON2(exportsJSON, args)) }),
+		"profiler":       js.FuncOf(func(js.Value, []js.Value) any { return parsed(profilerJSON()) }),
+		"exampleRequest": js.FuncOf(func(js.Value, []js.Value) any { return parsed(mustJSON(exampleRequest())) }),
+		"exampleModel":   js.FuncOf(func(js.Value, []js.Value) any { return string(e.ModelJSON()) }),
+	}))
+}
+
+// callJSON runs an API function on the request in args[0]: a JSON string as it is, an
+// object through JSON.stringify with a replacer that refuses what JSON cannot carry (NaN,
+// Infinity, BigInt). A cyclic object, a throwing getter, or any panic comes back as an
+// error object: the Go program never exits, so the next call works.
+func callJSON(f func(string) string, args []js.Value) (out string) {
+	defer recovered(&out)
+	if len(args) == 0 || args[0].IsUndefined() || args[0].IsNull() {
+		return mustJSON(apiError{Error: errNoRequest.Error()})
+	}
+	switch t := typeOf(args[0]); t {
+	case "string":
+		return f(args[0].String())
+	case "object":
+	default:
+		return mustJSON(apiError{Error: fmt.Sprintf("the request is a %s: %v", t, errNoRequest)})
+	}
+	text, err := stringify(args[0])
+	if err != nil {
+		return mustJSON(apiError{Error: err.Error()})
+	}
+	return f(text)
+}
+
+// callJSON2 runs an API function of a request and options (args[0], args[1]), each an
+// object or its JSON text; absent options are the defaults.
+func callJSON2(f func(request, options string) string, args []js.Value) (out string) {
+	defer recovered(&out)
+	var opts string
+	if len(args) > 1 && !args[1].IsUndefined() && !args[1].IsNull() {
+		switch t := typeOf(args[1]); t {
+		case "string":
+			opts = args[1].String()
+		case "object":
+			text, err := stringify(args[1])
+			if err != nil {
+				return mustJSON(apiError{Error: "options: " + err.Error()})
+			}
+			opts = text
+		default:
+			return mustJSON(apiError{Error: fmt.Sprintf("the options are a %s: give an object, or its JSON text", t)})
+		}
+	}
+	return callJSON(func(req string) string { return f(req, opts) }, args[:min(len(args), 1)])
+}
+
+// maxDepth bounds the nesting of a request object: deeper is surely a cycle.
+const maxDepth = 64
+
+// check walks a request object for what JSON cannot carry: NaN and Infinity (JSON.stringify
+// would write null, read back as "the default"), BigInt (it would throw), functions and
+// symbols (it would drop them), and cycles. Errors name the path.
+func check(v js.Value, path string, depth int) error {
+	name := path
+	if name == "" {
+		name = "the request"
+	}
+	if depth > maxDepth {
+		return fmt.Errorf("%s: nests deeper than %d levels (a cyclic object?)", name, maxDepth)
+	}
+	switch typeOf(v) {
+	case "number":
+		if f := v.Float(); math.IsNaN(f) || math.IsInf(f, 0) {
+			return fmt.Errorf("%s: must be a finite number, got %v", name, f)
+		}
+	case "bigint":
+		return fmt.Errorf("%s: must be a number, got a BigInt", name)
+	case "function", "symbol":
+		return fmt.Errorf("%s: must be a JSON value, got a %s", name, typeOf(v))
+	case "object":
+		if v.IsNull() {
+			return nil
+		}
+		if js.Global().Get("Array").Call("isArray", v).Bool() {
+			for i := range v.Length() {
+				if err := check(v.Index(i), fmt.Sprintf("%s[%d]", path, i), depth+1); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+		keys := js.Global().Get("Object").Call("keys", v)
+		for i := range keys.Length() {
+			k := keys.Index(i).String()
+			p := k
+			if path != "" {
+				p = path + "." + k
+			}
+			if err := check(v.Get(k), p, depth+1); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// typeOf is JavaScript's typeof; js.Value.Type panics on BigInt.
+func typeOf(v js.Value) (t string) {
+	defer func() {
+		if recover() != nil {
+			t = "bigint"
+		}
+	}()
+	switch v.Type() {
+	case js.TypeUndefined:
+		return "undefined"
+	case js.TypeNull:
+		return "object"
+	case js.TypeBoolean:
+		return "boolean"
+	case js.TypeNumber:
+		return "number"
+	case js.TypeString:
+		return "string"
+	case js.TypeSymbol:
+		return "symbol"
+	case js.TypeFunction:
+		return "function"
+	}
+	return "object"
+}
+
+// stringify is JSON.stringify(v) after check, with any JS exception (a throwing getter,
+// toJSON) as an error.
+func stringify(v js.Value) (text string, err error) {
+	if err := check(v, "", 0); err != nil {
+		return "", err
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("the request cannot be read as JSON: %v", r)
+		}
+	}()
+	return js.Global().Get("JSON").Call("stringify", v).String(), nil
+}
+
+// parsed returns JSON text as a JS object.
+func parsed(text string) any { return js.Global().Get("JSON").Call("parse", text) }
