@@ -615,3 +615,26 @@ const searchCheck = `(async () => {
 		complete: last.done === last.total && last.best !== undefined, cancelled, aborted,
 		after: pipeplan.plan(pipeplan.exampleRequest()).feasible};
 })()`
+
+type searchState struct {
+	Best      string  `json:"best"`
+	HasCancel bool    `json:"has_cancel"`
+	MS        float64 `json:"ms"`
+	Frames    int     `json:"frames"`
+	Progress  int     `json:"progress"`
+	Complete  bool    `json:"complete"`
+	Cancelled string  `json:"cancelled"`
+	Aborted   string  `json:"aborted"`
+	After     bool    `json:"after"`
+}
+
+// canon re-encodes JSON through Go, so that numbers compare by value.
+func canon(t *testing.T, s string) string {
+	t.Helper()
+	var v any
+	if err := json.Unmarshal([]byte(s), &v); err != nil {
+		t.Fatalf("%v: %s", err, s)
+	}
+	b, _ := json.Marshal(v)
+	return string(b)
+}
