@@ -212,6 +212,9 @@ func Estimate(a *arch.Arch, t Target, o Options) (*Result, error) {
 	r.Layers = append(r.Layers, c.layer("embedding", "embedding", emb))
 
 	attn, mlp := sh.attention(), sh.mlp()
+	// AMP's 16-bit weight copies: the projections' weights (the norms run in fp32).
+	sh.autocast(&attn, float64(attn.params-sh.normParams()), attentionTensors(a))
+	sh.autocast(&mlp, float64(mlp.params-sh.normParams()), mlpTensors(a))
 	var blocks []Layer
 	if o.Split == Blocks {
 		blocks = []Layer{c.layer("block", "block", attn, mlp)}
@@ -234,6 +237,7 @@ func Estimate(a *arch.Arch, t Target, o Options) (*Result, error) {
 	if tied > 0 && o.Tie == TieCopy {
 		head.tied = tied
 	}
+	sh.autocast(&head, float64(head.params+tied), max(1, head.tensors))
 	name := "lm_head"
 	if a.Family == arch.BERT {
 		name = "mlm_head"

@@ -508,8 +508,10 @@ func (p *prepared) training(es *model.Errors) {
 	}
 	switch {
 	case p.arch != nil:
-		if t.Precision != "" && t.Precision != string(analytic.Mixed) && t.Precision != string(analytic.Pure) {
-			es.Add("training.precision", "must be mixed or pure, got %q", t.Precision)
+		switch analytic.Precision(t.Precision) {
+		case "", analytic.Mixed, analytic.MixedFP32Grads, analytic.AMP, analytic.Pure:
+		default:
+			es.Add("training.precision", "must be mixed, mixed-fp32-grads, amp or pure, got %q", t.Precision)
 		}
 	case p.weightsOnly():
 		if t.Precision == "" {
