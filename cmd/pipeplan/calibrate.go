@@ -66,18 +66,17 @@ func runCalibrate(args []string, stdout, stderr io.Writer) error {
 	}
 	profile := f.modelFile
 	f.modelFile = ""
-	rq, err := f.build()
+	norm, est, err := calibrationEstimate(&f)
 	if err != nil {
 		return err
 	}
-	rq.Parallelism.Pipeline = 1
-	norm, err := rq.Normalize()
-	if err != nil {
-		return f.flagError(err)
-	}
-	est, err := request.Estimate(context.Background(), norm)
-	if err != nil {
-		return f.flagError(err)
+	// A profile measured by sublayers (attention and MLP apart) is matched one for one
+	// with the estimate split the same way, unless --split says otherwise.
+	if f.split == "" && sublayered(est, prof) {
+		f.split = string(analytic.Sublayers)
+		if norm, est, err = calibrationEstimate(&f); err != nil {
+			return err
+		}
 	}
 	t, err := analytic.PresetTarget(est.Device)
 	if err != nil {
@@ -109,6 +108,43 @@ func runCalibrate(args []string, stdout, stderr io.Writer) error {
 	}
 	printCalibration(stdout, est, r)
 	return nil
+}
+
+// calibrationEstimate is the estimate of the flags' architecture on one device.
+func calibrationEstimate(f *requestFlags) (*request.Request, *analytic.Result, error) {
+	rq, err := f.build()
+	if err != nil {
+		return nil, nil, err
+	}
+	rq.Parallelism.Pipeline = 1
+	norm, err := rq.Normalize()
+	if err != nil {
+		return nil, nil, f.flagError(err)
+	}
+	est, err := request.Estimate(context.Background(), norm)
+	if err != nil {
+		return nil, nil, f.flagError(err)
+	}
+	return norm, est, nil
+}
+
+// sublayered reports whether the profile measures each of the estimate's blocks in two
+// layers (calibrate.Match sums them against one).
+func sublayered(est *analytic.Result, prof *model.Model) bool {
+	groups, err := calibrate.Match(est, prof)
+	if err != nil {
+		return false
+	}
+	blocks := 0
+	for _, g := range groups {
+		if g.EstimateEnd-g.EstimateFirst == 1 && est.Layers[g.EstimateFirst].Kind == "block" {
+			if g.ProfileEnd-g.ProfileFirst != 2 {
+				return false
+			}
+			blocks++
+		}
+	}
+	return blocks > 0
 }
 
 func printCalibration(w io.Writer, est *analytic.Result, r *calibrate.Result) {

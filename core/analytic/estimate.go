@@ -165,6 +165,45 @@ type Result struct {
 	inputBytes int64
 	perParam   bytesPerParam
 	optShard   float64
+	// paramSums are prefix sums of the layers' params (tied matrices at both ends), and
+	// tempPerParam the framework's optimizer temporaries per parameter (0 in inference):
+	// OptimizerTempBytes of any range in O(1).
+	paramSums    []int64
+	tempPerParam float64
+}
+
+// TiedBytes splits the shared item of a tied embedding matrix (Model's TiedGroup, held
+// once per stage) into the matrix's weights, gradients and optimizer state; all 0
+// without one.
+func (r *Result) TiedBytes() (weights, grads, optimizer int64) {
+	n := r.Layers[0].usesTied
+	if n == 0 {
+		return 0, 0, 0
+	}
+	p := r.perParam
+	total := ceil(float64(n) * (p.weight + p.grad + r.optShard))
+	weights, grads = ceil(float64(n)*p.weight), ceil(float64(n)*p.grad)
+	return weights, grads, total - weights - grads
+}
+
+// OptimizerTempBytes is what the optimizer step allocates beside the state for the
+// parameters of layers [first, last] (cluster.Framework.OptimizerTempBytesPerParam per
+// parameter, sharded under ZeRO-1), a tied matrix copied to both ends counted once when
+// the range holds both, as Total.OptimizerTempBytes counts the whole model. It does not
+// decrease as a range grows (estimate.Options.OptimizerTempBytes).
+func (r *Result) OptimizerTempBytes(first, last int) int64 {
+	if r.tempPerParam == 0 || first < 0 || last >= len(r.Layers) || first > last {
+		return 0
+	}
+	params := r.paramSums[last+1] - r.paramSums[first]
+	if first == 0 && last == len(r.Layers)-1 && r.Opts.Tie == TieCopy {
+		params -= r.Layers[0].TiedParams // both ends hold the matrix: once in one stage
+	}
+	temp := r.tempPerParam * float64(params)
+	if r.Opts.ZeRO1 {
+		temp /= float64(r.Opts.DataParallel)
+	}
+	return ceil(temp)
 }
 
 // TiedGroup is the model.Layer.TieGroup and the model.Layer.Shared key of a tied embedding.
@@ -212,6 +251,9 @@ func Estimate(a *arch.Arch, t Target, o Options) (*Result, error) {
 	r.Layers = append(r.Layers, c.layer("embedding", "embedding", emb))
 
 	attn, mlp := sh.attention(), sh.mlp()
+	// AMP's 16-bit weight copies: the projections' weights (the norms run in fp32).
+	sh.autocast(&attn, float64(attn.params-sh.normParams()), attentionTensors(a))
+	sh.autocast(&mlp, float64(mlp.params-sh.normParams()), mlpTensors(a))
 	var blocks []Layer
 	if o.Split == Blocks {
 		blocks = []Layer{c.layer("block", "block", attn, mlp)}
@@ -234,6 +276,7 @@ func Estimate(a *arch.Arch, t Target, o Options) (*Result, error) {
 	if tied > 0 && o.Tie == TieCopy {
 		head.tied = tied
 	}
+	sh.autocast(&head, float64(head.params+tied), max(1, head.tensors))
 	name := "lm_head"
 	if a.Family == arch.BERT {
 		name = "mlm_head"
@@ -387,12 +430,13 @@ func (r *Result) total(a *arch.Arch, t Target, c *calc) {
 		before += l.SavedActivationBytes
 	}
 	tt.ActivationBytes = before
+	r.paramSums = make([]int64, len(r.Layers)+1)
+	for i, l := range r.Layers {
+		r.paramSums[i+1] = r.paramSums[i] + l.Params
+	}
 	if !o.Inference() {
-		temp := t.Framework.OptimizerTempBytesPerParam * float64(tt.DeviceParams)
-		if o.ZeRO1 {
-			temp /= float64(o.DataParallel)
-		}
-		tt.OptimizerTempBytes = ceil(temp)
+		r.tempPerParam = t.Framework.OptimizerTempBytesPerParam
+		tt.OptimizerTempBytes = r.OptimizerTempBytes(0, len(r.Layers)-1)
 	}
 	tt.PeakBytes = tt.WeightsBytes + tt.GradsBytes + tt.OptimizerBytes + max(peak, tt.OptimizerTempBytes)
 	tt.FrameworkBytes = t.Framework.FixedBytes

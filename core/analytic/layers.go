@@ -355,6 +355,22 @@ func (sh *shape) head() piece {
 	return p
 }
 
+// autocast adds what PyTorch AMP (precision amp) does to a piece whose products use
+// weights matrix weights held in fp32: torch.autocast casts each to 16 bits once per
+// forward pass (one kernel per weight tensor, 4 bytes read and 2 written per element),
+// and the product saves the 16-bit copy for the backward pass (2 bytes per element kept
+// with the activations, until the piece's backward pass); the backward pass casts the
+// weights' 16-bit gradients to fp32 (2 read, 4 written). No effect otherwise.
+func (sh *shape) autocast(p *piece, weights float64, tensors int) {
+	if sh.o.Precision != AMP || !sh.train || weights == 0 {
+		return
+	}
+	n := float64(max(1, tensors))
+	p.ops = append(p.ops, op{name: "autocast weights", fwd: work{0, 6 * weights, n}, bwd: work{0, 6 * weights, n}})
+	p.saved += sh.e * weights
+	p.bwdSaved += sh.e * weights
+}
+
 // normTensors is a norm's parameter tensors: RMSNorm's weight, or LayerNorm's weight
 // and bias.
 func (sh *shape) normTensors() int {
@@ -363,6 +379,10 @@ func (sh *shape) normTensors() int {
 	}
 	return 2
 }
+
+// normParams is one norm's parameters (RMSNorm's weight, or LayerNorm's weight and
+// bias), replicated under tensor parallelism.
+func (sh *shape) normParams() int64 { return int64(sh.normTensors()) * int64(sh.a.HiddenSize) }
 
 // attentionTensors counts the projections' weights and biases: GPT-2 fuses Q, K and V
 // into one matrix (c_attn); the others keep three.

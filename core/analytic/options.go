@@ -31,8 +31,24 @@ const (
 	Pure Precision = "pure"
 	// Mixed: 16-bit weights and gradients for the passes, and fp32 master weights with
 	// fp32 optimizer state (2 + 2 + 4 + 4 + 4 = 16 bytes per parameter with Adam, as in
-	// the ZeRO paper, Rajbhandari et al. 2020).
+	// the ZeRO paper, Rajbhandari et al. 2020, section 3.1: "(2 + 2 + K) Psi" with K = 12).
 	Mixed Precision = "mixed"
+	// MixedFP32Grads: as Mixed, but the gradients are accumulated and all-reduced in fp32
+	// buffers, as Megatron-LM does (each parameter's main_grad, 4 bytes): 2 + 4 + 4 + 4 +
+	// 4 = 18 bytes per parameter with Adam, 6 + 12/d with the distributed optimizer
+	// (ZeRO-1) over d replicas (Megatron-LM, megatron/training/theoretical_memory_usage.py,
+	// and docs "Distributed Optimizer": "fp32 grad" in its table of bytes per parameter).
+	// The data-parallel all-reduce moves the fp32 gradients: twice Mixed's bytes.
+	MixedFP32Grads Precision = "mixed-fp32-grads"
+	// AMP is PyTorch's automatic mixed precision (torch.autocast): the parameters, their
+	// gradients and the optimizer state stay fp32 (4 + 4 + 4 + 4 = 16 bytes per parameter
+	// with Adam, no separate master copy), while the passes run in the 16-bit DType.
+	// Autocast casts each matrix weight to 16 bits once per forward pass (its cast cache)
+	// and the products save the 16-bit copy for their backward pass: 2 bytes per matrix
+	// weight kept per microbatch in flight, counted with the activations, and a
+	// memory-bound cast (4 bytes read, 2 written) in the forward pass and of its gradient
+	// (2 read, 4 written) in the backward pass. Gradients all-reduce in fp32.
+	AMP Precision = "amp"
 )
 
 // Optimizer is the training optimizer, or None for inference.
@@ -197,14 +213,14 @@ func (o Options) Validate() error {
 		es.Add("batch", "batch * seq must be at most %d tokens, got %d", maxTokens, int64(o.Batch)*int64(o.Seq))
 	}
 	oneOf(&es, "dtype", string(o.DType), BF16, FP16, FP32, FP8)
-	oneOf(&es, "precision", string(o.Precision), Pure, Mixed)
+	oneOf(&es, "precision", string(o.Precision), Pure, Mixed, MixedFP32Grads, AMP)
 	oneOf(&es, "optimizer", string(o.Optimizer), AdamW, Adam, SGD, None)
 	oneOf(&es, "attention", string(o.Attention), Eager, Flash)
 	oneOf(&es, "recompute", string(o.Recompute), NoRecompute, Selective, Full)
 	oneOf(&es, "split", string(o.Split), Blocks, Sublayers)
 	oneOf(&es, "tie", string(o.Tie), TieCopy, TieStage)
-	if o.DType == FP32 && o.Precision == Mixed {
-		es.Add("precision", "mixed precision keeps fp32 master weights of a 16-bit model: use dtype bf16 or fp16, or precision pure with fp32")
+	if o.DType == FP32 && o.Precision != Pure {
+		es.Add("precision", "%s keeps fp32 weights or master weights beside 16-bit passes: use dtype bf16 or fp16, or precision pure with fp32", o.Precision)
 	}
 	if o.DataParallel < 1 || o.DataParallel > maxDP {
 		es.Add("data_parallel", "must be between 1 and %d, got %d", maxDP, o.DataParallel)
@@ -303,9 +319,13 @@ func (o Options) perParam() bytesPerParam {
 	}
 	p := bytesPerParam{weight: e, grad: e}
 	stateBytes := e // pure: states in the model's type
-	if o.Precision == Mixed {
-		p.master = 4
-		stateBytes = 4
+	switch o.Precision {
+	case Mixed:
+		p.master, stateBytes = 4, 4
+	case MixedFP32Grads:
+		p.master, p.grad, stateBytes = 4, 4, 4
+	case AMP:
+		p.weight, p.grad, stateBytes = 4, 4, 4 // fp32 parameters: no master copy
 	}
 	switch o.Optimizer {
 	case AdamW, Adam:

@@ -100,36 +100,59 @@ func (f Figures) Apply(t analytic.Target) analytic.Target {
 	return t
 }
 
-// observation is one measured pass and its terms.
+// observation is one measured pass and its terms, of one layer or of a group of the
+// estimate's layers (Match) summed.
 type observation struct {
 	layer, pass string
 	t           float64
 	terms       analytic.Terms
+	// layers counts the estimate's layers: each pays the host time per layer.
+	layers float64
+}
+
+// addTerms sums two passes' terms.
+func addTerms(a, b analytic.Terms) analytic.Terms {
+	a.MatmulSeconds += b.MatmulSeconds
+	a.MemorySeconds += b.MemorySeconds
+	a.Kernels += b.Kernels
+	a.CommSeconds += b.CommSeconds
+	a.CommKernels += b.CommKernels
+	return a
 }
 
 const n = 5
 
-// Fit fits the figures of est's target to the measured profile m: m's layers must be
-// est's layers, one for one (a profile measured with the analytic layers: embedding,
-// each block, the final norm, the head), with their times in seconds for the same
-// microbatch. Passes measured as 0 are left out.
+// Fit fits the figures of est's target to the measured profile m, with its times in
+// seconds for the same microbatch. m's layers are matched to est's by Match: one for one
+// when they are as many, else by transformer block (a profile split by sublayers, or
+// with layers of its own before or after the blocks), with a field error naming the
+// first layer that cannot be matched. Passes measured as 0 are left out.
 func Fit(est *analytic.Result, t analytic.Target, m *model.Model) (*Result, error) {
 	if m.Unit() != model.Seconds {
 		return nil, &model.FieldError{Path: "time_unit", Reason: "must be seconds: calibration fits times measured on a GPU"}
 	}
-	if len(m.Layers) != len(est.Layers) {
-		return nil, &model.FieldError{Path: "layers", Reason: fmt.Sprintf(
-			"the profile has %d layers, the architecture %d (%s, ..., %s): measure the same layers (embedding, each block, final norm, head)",
-			len(m.Layers), len(est.Layers), est.Layers[0].Name, est.Layers[len(est.Layers)-1].Name)}
+	groups, err := Match(est, m)
+	if err != nil {
+		return nil, err
 	}
 	var obs []observation
-	for i, l := range m.Layers {
-		a := est.Layers[i]
-		if l.ForwardSeconds > 0 {
-			obs = append(obs, observation{l.Name, "forward", l.ForwardSeconds, a.FwdTerms})
+	for _, g := range groups {
+		var fwd, bwd float64
+		for i := g.ProfileFirst; i < g.ProfileEnd; i++ {
+			fwd += m.Layers[i].ForwardSeconds
+			bwd += m.Layers[i].BackwardSeconds
 		}
-		if l.BackwardSeconds > 0 && !est.Opts.Inference() {
-			obs = append(obs, observation{l.Name, "backward", l.BackwardSeconds, a.BwdTerms})
+		var ft, bt analytic.Terms
+		for i := g.EstimateFirst; i < g.EstimateEnd; i++ {
+			ft = addTerms(ft, est.Layers[i].FwdTerms)
+			bt = addTerms(bt, est.Layers[i].BwdTerms)
+		}
+		layers := float64(g.EstimateEnd - g.EstimateFirst)
+		if fwd > 0 {
+			obs = append(obs, observation{g.Name, "forward", fwd, ft, layers})
+		}
+		if bwd > 0 && !est.Opts.Inference() {
+			obs = append(obs, observation{g.Name, "backward", bwd, bt, layers})
 		}
 	}
 	if len(obs) == 0 {
@@ -140,7 +163,13 @@ func Fit(est *analytic.Result, t analytic.Target, m *model.Model) (*Result, erro
 	r := &Result{Device: t.Device.Name, Framework: t.Framework.Name, Preset: preset}
 	x0 := toX(preset)
 	x := x0
+	// Start from the preset's assignment: a pass the preset already finds host-bound
+	// starts on the host side (starting all on the device side, a device fit of
+	// host-bound passes can stay there).
 	host := make([]bool, len(obs))
+	for i, o := range obs {
+		host[i] = hostSeconds(o, x0) > deviceSeconds(o, x0)
+	}
 	for r.Iterations = 1; r.Iterations <= 50; r.Iterations++ {
 		x = solve(obs, host, x0)
 		changed := false
@@ -198,7 +227,7 @@ func (r *Result) toFigures(x [n]float64) Figures {
 
 func row(o observation, hostSide bool) [n]float64 {
 	if hostSide {
-		return [n]float64{0, 0, 0, o.terms.Kernels + o.terms.CommKernels, 1}
+		return [n]float64{0, 0, 0, o.terms.Kernels + o.terms.CommKernels, max(1, o.layers)}
 	}
 	return [n]float64{o.terms.MatmulSeconds, o.terms.MemorySeconds, o.terms.Kernels, 0, 0}
 }

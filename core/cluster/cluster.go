@@ -39,6 +39,11 @@ type Device struct {
 	// UsableFraction of MemoryBytes that a plan may fill (default 1): runtimes and
 	// fragmentation take the rest.
 	UsableFraction float64 `json:"usable_fraction,omitempty"`
+	// PresetUsable: UsableFraction is a GPU or TPU preset's blanket allowance for the
+	// runtime (FromPreset, or FillFromPresets for a device that states neither memory nor
+	// fraction), not a figure the user gave. A planner that costs the framework's memory
+	// itself (core/request, for an architecture) replaces it by 1.
+	PresetUsable bool `json:"-"`
 	// FLOPSPerSecond is the device's dense peak; layer times scale with it across
 	// heterogeneous devices.
 	FLOPSPerSecond float64 `json:"flops_per_second,omitempty"`

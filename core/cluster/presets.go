@@ -91,8 +91,11 @@ const (
 	gib = 1 << 30
 	mib = 1 << 20
 
-	// gpuUsable leaves 5% of a GPU's memory to the CUDA/ROCm context, communication
-	// buffers and allocator fragmentation.
+	// gpuUsable leaves 5% of a device's memory to the runtime (CUDA/ROCm context,
+	// communication buffers, allocator fragmentation; XLA's on TPUs) where nothing says
+	// more: for measured profiles, and on TPUs. An architecture run by a GPU framework
+	// counts the framework's fixed memory and its allocator's reserve explicitly instead
+	// (cluster.Framework, core/request), with all of the memory usable.
 	gpuUsable = 0.95
 	// gpuKernelSeconds is a typical launch cost of one kernel from an eager framework
 	// (a few microseconds); it matters only for small kernels.
@@ -336,6 +339,7 @@ func (c *Cluster) FillFromPresets() error {
 			d.MemoryBytes = pr.MemoryBytes
 			if d.UsableFraction == 0 {
 				d.UsableFraction = pr.UsableFraction
+				d.PresetUsable = pr.UsableFraction != 0
 			}
 		}
 	}
@@ -377,6 +381,7 @@ func FromPreset(device string, n int) (*Cluster, error) {
 	}
 	dev := d.Device
 	dev.MemoryBytesPerSecond = d.Perf.MemoryBytesPerSecond
+	dev.PresetUsable = dev.UsableFraction != 0
 	c := Homogeneous(dev, n, l.Link, nil)
 	c.Name = fmt.Sprintf("%d x %s", n, d.Name)
 	return c, nil

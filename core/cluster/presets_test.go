@@ -85,7 +85,7 @@ func TestFillFromPresets(t *testing.T) {
 	}{
 		{"figures left out", []Device{{Name: "h100-sxm"}, {Name: "A100-80GB", MemoryBytes: 40 * gib}, {Name: "gc200"}},
 			[]Device{
-				{Name: "h100-sxm", MemoryBytes: 80 * gib, UsableFraction: 0.95, FLOPSPerSecond: 989e12, MemoryBytesPerSecond: 3.35e12},
+				{Name: "h100-sxm", MemoryBytes: 80 * gib, UsableFraction: 0.95, PresetUsable: true, FLOPSPerSecond: 989e12, MemoryBytesPerSecond: 3.35e12},
 				{Name: "A100-80GB", MemoryBytes: 40 * gib, FLOPSPerSecond: 312e12, MemoryBytesPerSecond: 2039e9}, // stated memory: all of it usable
 				{Name: "gc200", MemoryBytes: 894 << 20, FLOPSPerSecond: 250e12, ClockHz: 1.33e9, MemoryBytesPerSecond: 47.5e12},
 			}, ""},

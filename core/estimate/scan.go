@@ -76,7 +76,8 @@ func (s *Scanner) Last() int { return s.b }
 func (s *Scanner) MemoryBytes() int64 {
 	e := s.e
 	act := e.act[s.b+1] - e.act[s.a]
-	return e.static[s.b+1] - e.static[s.a] + s.sharedBytes + s.peak - e.act[s.a] + e.stash(s.stage, s.a, act)
+	passes := s.peak - e.act[s.a] + e.stash(s.stage, s.a, act)
+	return e.device(e.static[s.b+1] - e.static[s.a] + s.sharedBytes + max(passes, e.optimizerTemp(s.a, s.b)))
 }
 
 // Fits reports whether the current range fits the stage's device.
@@ -89,9 +90,12 @@ func (s *Scanner) Fits() bool { return s.MemoryBytes() <= s.e.limit[s.stage] }
 func (s *Scanner) Hopeless() bool {
 	e := s.e
 	act := e.act[s.b+1] - e.act[s.a]
-	lower := e.static[s.b+1] - e.static[s.a] + s.sharedMin + s.peak - e.act[s.a]
+	passes := s.peak - e.act[s.a]
 	if !e.opt.Recompute {
-		lower += (e.inFlight[s.stage] - 1) * act
+		passes += (e.inFlight[s.stage] - 1) * act
 	}
-	return lower > e.limit[s.stage]
+	// The optimizer's temporaries and the device's total (reserve and fixed memory) grow
+	// with the allocated memory: a bound of it is a bound of the total.
+	lower := e.static[s.b+1] - e.static[s.a] + s.sharedMin + max(passes, e.optimizerTemp(s.a, s.b))
+	return e.device(lower) > e.limit[s.stage]
 }

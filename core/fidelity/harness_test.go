@@ -9,6 +9,7 @@ import (
 	"pipeplan/core/analytic"
 	"pipeplan/core/arch"
 	"pipeplan/core/cluster"
+	"pipeplan/core/estimate"
 	"pipeplan/core/plan"
 	"pipeplan/core/schedule"
 )
@@ -61,7 +62,7 @@ type step struct {
 	pl           *plan.Plan
 	seconds      float64
 	stage0Act    int64 // activations the first stage keeps (all in-flight microbatches)
-	stage0Memory int64
+	stage0Memory int64 // the first stage's device memory at the step's peak (plan.Stage.MemoryBytes)
 }
 
 func runStep(t *testing.T, a *arch.Arch, tg analytic.Target, o analytic.Options, p, v, m, d int) step {
@@ -78,7 +79,11 @@ func runStep(t *testing.T, a *arch.Arch, tg analytic.Target, o analytic.Options,
 	if v > 1 {
 		cfg = schedule.Config{Kind: schedule.Interleaved, Chunks: v, Microbatches: m}
 	}
-	opt := plan.Options{Schedule: &plan.ScheduleOptions{Config: cfg, MicrobatchSize: o.Batch}}
+	// The framework's memory as core/request counts it: fixed memory and the allocator's
+	// reserve in every stage, the optimizer's temporaries in its peak.
+	opt := plan.Options{Schedule: &plan.ScheduleOptions{Config: cfg, MicrobatchSize: o.Batch},
+		Estimate: estimate.Options{FixedBytes: tg.Framework.FixedBytes, AllocatorReserve: tg.Framework.AllocatorReserve,
+			OptimizerTempBytes: est.OptimizerTempBytes}}
 	// Megatron splits the blocks evenly (embedding with the first, head with the last).
 	layers := a.NumLayers
 	stages := p * max(v, 1)

@@ -95,6 +95,35 @@ func TestActivationMemory(t *testing.T) {
 	check(t, "activation memory", 0.05, rs)
 }
 
+// TestModelStateMemory: the first pipeline device's weights, gradients and optimizer
+// state against Korthikanti et al. 2022, Figure 1 ("parameters and optimizer state",
+// GiB per GPU, for the four models of Table 3 at their tensor and pipeline sizes, no data
+// parallelism). The paper accounts Megatron-LM's 18 bytes per parameter: 16-bit weights,
+// fp32 gradients (main_grad) and fp32 master weights and Adam moments, precision
+// mixed-fp32-grads here, and spreads the model evenly over the GPUs: compared here with
+// the mean over the pipeline devices (the first, which holds the embedding too, holds up
+// to 11% more). A figure the paper computes rather than measures; Calculon, counting 16
+// bytes (mixed), reports underestimating these by 8.5% on average. Target: median
+// within 5%.
+func TestModelStateMemory(t *testing.T) {
+	published := map[string]float64{"22B": 45.56, "175B": 45.56, "530B": 31.64, "1T": 32.96}
+	tg := selene(t)
+	var rs []result
+	for _, k := range korthikantiModels {
+		a := gpt(t, k.h, k.heads, k.layers)
+		o := opts(k.mb, analytic.Selective, true)
+		o.Precision = analytic.MixedFP32Grads
+		s := runStep(t, a, tg, o, k.p, k.v, k.microbatches, 1)
+		var state int64
+		for _, st := range s.pl.Stages {
+			state += st.Memory.WeightsBytes + st.Memory.GradsBytes + st.Memory.OptimizerBytes + st.SharedBytes
+		}
+		mean := float64(state) / float64(k.p) / gib
+		rs = append(rs, result{k.name + " weights, gradients, optimizer, mean per GPU (GiB)", mean, published[k.name], 0.05})
+	}
+	check(t, "model state memory", 0.05, rs)
+}
+
 // TestBlockTime: one transformer layer of the 22B model (microbatch 4, t = 8) on an
 // A100 80 GB, forward and backward, against Korthikanti et al. 2022, Table 4 (ms,
 // measured). Target: median within 15%.
@@ -160,19 +189,19 @@ func TestStepTime(t *testing.T) {
 // parallelism on A100s: 69.1 GB measured on rank 0 (NVIDIA/Megatron-LM pull request
 // #482, its table of peak memory). The request does not state the sequence length or
 // the optimizer; assumed: Llama 2's 4096 tokens, flash attention, and Megatron's
-// distributed optimizer (ZeRO-1; without it the step would not fit in 80 GB). Megatron
-// also keeps fp32 gradient buffers (main_grad, 4 bytes per parameter where this model
-// counts 2): a known gap of about 6.7 GB here, hence the wider tolerance of this case.
+// distributed optimizer (ZeRO-1; without it the step would not fit in 80 GB), with
+// Megatron's fp32 gradient buffers (main_grad: precision mixed-fp32-grads, 4 bytes per
+// parameter where mixed counts 2; with mixed the prediction is 61.6 GB, -10.9%).
 func TestStepPeakMemory(t *testing.T) {
 	a, err := arch.Bundled("llama-2-7b")
 	if err != nil {
 		t.Fatal(err)
 	}
 	tg := selene(t)
-	s := runStep(t, a, tg, analytic.Options{Batch: 2, Seq: 4096, ZeRO1: true}, 2, 1, 128, 8)
-	st := s.pl.Stages[0]
-	device := float64(st.MemoryBytes)*(1+tg.Framework.AllocatorReserve) + float64(tg.Framework.FixedBytes)
+	s := runStep(t, a, tg, analytic.Options{Batch: 2, Seq: 4096, ZeRO1: true, Precision: analytic.MixedFP32Grads}, 2, 1, 128, 8)
+	// The stage's memory is the device's at the step's peak: the allocated peak, the
+	// caching allocator's reserve and the framework's fixed memory.
 	check(t, "whole-step peak memory", 0.10, []result{
-		{"Llama-2-7B DP8 PP2 MBS2, rank 0 peak (GB)", device / 1e9, 69.1, 0.15},
-	}, true)
+		{"Llama-2-7B DP8 PP2 MBS2, rank 0 peak (GB)", float64(s.stage0Memory) / 1e9, 69.1, 0.10},
+	})
 }

@@ -140,7 +140,14 @@ func (r reference) stage(i, a, b int) refStage {
 	if r.opt.Recompute {
 		stash = (k - 1) * recv
 	}
-	s.memory = static + peak + stash
+	// The optimizer step's temporaries, when they outgrow the passes; then the
+	// allocator's reserve and the framework's fixed memory.
+	var temp int64
+	if r.opt.OptimizerTempBytes != nil && !r.opt.Inference {
+		temp = r.opt.OptimizerTempBytes(a, b)
+	}
+	alloc := static + max(peak+stash, temp)
+	s.memory = alloc + int64(math.Ceil(float64(alloc)*r.opt.AllocatorReserve)) + r.opt.FixedBytes
 	s.limit = c.Devices[i].MemoryLimitBytes(r.opt.MemoryProportion)
 	return s
 }
@@ -332,6 +339,21 @@ func randomInstance(rng *rand.Rand) (*model.Model, *cluster.Cluster, estimate.Op
 	if rng.IntN(3) == 0 {
 		opt.MemoryProportion = 0.75
 	}
+	// A framework: optimizer temporaries per layer, fixed memory, an allocator reserve.
+	if rng.IntN(3) == 0 {
+		temps := make([]int64, n)
+		for l := range temps {
+			temps[l] = int64(rng.IntN(12))
+		}
+		opt.OptimizerTempBytes = func(a, b int) (sum int64) {
+			for l := a; l <= b; l++ {
+				sum += temps[l]
+			}
+			return sum
+		}
+		opt.FixedBytes = int64(rng.IntN(6))
+		opt.AllocatorReserve = []float64{0, 0.125, 0.5}[rng.IntN(3)]
+	}
 	return m, c, opt
 }
 
@@ -372,6 +394,9 @@ func TestAgainstBruteForce(t *testing.T) {
 				if s.MemoryBytes != r.memory || s.Compute != r.compute || s.Transfer != r.transfer {
 					t.Fatalf("instance %d stage %d: plan says memory %d compute %v transfer %v, reference %d %v %v",
 						k, i, s.MemoryBytes, s.Compute, s.Transfer, r.memory, r.compute, r.transfer)
+				}
+				if mem := s.Memory; mem.Total() != s.MemoryBytes || min(mem.WeightsBytes, mem.GradsBytes, mem.ActivationBytes, mem.TemporaryBytes, mem.OtherBytes) < 0 {
+					t.Fatalf("instance %d stage %d: memory %d, its parts %+v add up to %d (or one is negative)", k, i, s.MemoryBytes, mem, mem.Total())
 				}
 			}
 			counts[fmt.Sprintf("p=%d", len(c.Devices))]++

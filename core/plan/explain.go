@@ -134,12 +134,20 @@ func Diagnose(e *estimate.Estimator, m *model.Model, c *cluster.Cluster) Reason 
 		rg := e.Range(0, l, l)
 		need += rg.ParamBytes + rg.OptimizerBytes + rg.ExclusiveBytes
 	}
+	framework := false
 	for i := 0; i < p; i++ {
-		hold += min(e.LimitBytes(i), math.MaxInt64-hold) // limits are at most 2^60 each, devices many
+		// What the model's tensors may fill: the limit less the framework's memory.
+		a := e.AllocatableBytes(i)
+		framework = framework || a != e.LimitBytes(i)
+		hold += min(a, math.MaxInt64-hold) // limits are at most 2^60 each, devices many
 	}
 	if need > hold {
 		r.BytesNeeded, r.CapacityBytes = need, hold
-		return finish(StateTooLarge, fmt.Sprintf("the layers' parameters, optimizer state and exclusive memory alone need %s, and the %d devices hold %s together", units.Bytes(need), p, units.Bytes(hold)),
+		what := fmt.Sprintf("the %d devices hold %s together", p, units.Bytes(hold))
+		if framework {
+			what = fmt.Sprintf("the %d devices hold %s together beside the framework's memory", p, units.Bytes(hold))
+		}
+		return finish(StateTooLarge, fmt.Sprintf("the layers' parameters, optimizer state and exclusive memory alone need %s, and %s", units.Bytes(need), what),
 			"use more stages or devices with more memory")
 	}
 	return finish(NoSplitFits, fmt.Sprintf("every layer fits a device alone, but every split of %d layers into %d stages puts more on some stage than its device holds", n, p),

@@ -82,6 +82,82 @@ type Stage struct {
 	InFlight        int   `json:"in_flight"`
 	RecvBytes       int64 `json:"recv_bytes"`
 	SendBytes       int64 `json:"send_bytes"`
+	// OptimizerTempBytes is what the optimizer step allocates for the stage's parameters
+	// (in MemoryBytes when above the passes' peak and stash); FrameworkBytes the
+	// framework's fixed memory and ReservedBytes the caching allocator's reserve, both
+	// in MemoryBytes (estimate.Range).
+	OptimizerTempBytes int64 `json:"optimizer_temp_bytes,omitempty"`
+	FrameworkBytes     int64 `json:"framework_bytes,omitempty"`
+	ReservedBytes      int64 `json:"reserved_bytes,omitempty"`
+	// Memory is MemoryBytes by what it holds, at the stage's peak.
+	Memory Memory `json:"memory"`
+}
+
+// Memory is a stage's memory at its peak by what holds it; the fields add up to the
+// stage's MemoryBytes exactly. The peak is the maximum over the step: during the passes
+// (activations of the microbatches in flight and one microbatch's working memory), or
+// during the optimizer step, when its temporaries outgrow that (the passes' activations
+// are freed by then).
+type Memory struct {
+	// WeightsBytes, GradsBytes and OptimizerBytes: the parameters, their gradients, and
+	// the optimizer state with master weights. A model layer's gradients are its
+	// grad_bytes, or half of its param_bytes in training when it gives none.
+	WeightsBytes   int64 `json:"weights_bytes"`
+	GradsBytes     int64 `json:"grads_bytes"`
+	OptimizerBytes int64 `json:"optimizer_bytes"`
+	// ActivationBytes are kept for backward passes by the microbatches in flight (with
+	// recomputation, the stashed inputs and one microbatch's rebuilt activations);
+	// TemporaryBytes is working memory beyond them: a layer's transient tensors, or the
+	// optimizer step's temporaries.
+	ActivationBytes int64 `json:"activation_bytes"`
+	TemporaryBytes  int64 `json:"temporary_bytes"`
+	// OtherBytes: the model's exclusive and shared items that it does not say more of
+	// (compiled code, a profile's shared variables).
+	OtherBytes int64 `json:"other_bytes"`
+	// FrameworkBytes is the framework's fixed memory (CUDA context, workspaces) and
+	// ReservedBytes the caching allocator's reserve beyond the allocated peak.
+	FrameworkBytes int64 `json:"framework_bytes"`
+	ReservedBytes  int64 `json:"reserved_bytes"`
+	// Phase is when the peak is: "passes" or "optimizer".
+	Phase string `json:"phase"`
+}
+
+// The phases of a stage's peak (Memory.Phase).
+const (
+	PhasePasses    = "passes"
+	PhaseOptimizer = "optimizer"
+)
+
+// Total is the sum of the parts: the stage's MemoryBytes.
+func (m Memory) Total() int64 {
+	return m.WeightsBytes + m.GradsBytes + m.OptimizerBytes + m.ActivationBytes + m.TemporaryBytes +
+		m.OtherBytes + m.FrameworkBytes + m.ReservedBytes
+}
+
+// memoryOf breaks a range's memory down (Memory). Gradients: each layer's grad_bytes, or
+// half its param_bytes in training; none in inference.
+func memoryOf(r estimate.Range, m *model.Model, inference bool) Memory {
+	var grads int64
+	if !inference {
+		for l := r.First; l <= r.Last; l++ {
+			layer := &m.Layers[l]
+			g := layer.GradBytes
+			if g == 0 {
+				g = layer.ParamBytes / 2
+			}
+			grads += min(g, layer.ParamBytes)
+		}
+	}
+	mem := Memory{WeightsBytes: r.ParamBytes - grads, GradsBytes: grads, OptimizerBytes: r.OptimizerBytes,
+		OtherBytes: r.ExclusiveBytes + r.SharedBytes, FrameworkBytes: r.FrameworkBytes, ReservedBytes: r.ReservedBytes, Phase: PhasePasses}
+	if passes := r.PeakBytes + r.StashBytes; r.OptimizerTempBytes > passes {
+		mem.Phase, mem.TemporaryBytes = PhaseOptimizer, r.OptimizerTempBytes
+	} else {
+		kept := min(r.ActivationBytes, r.PeakBytes)
+		mem.ActivationBytes = r.StashBytes + kept
+		mem.TemporaryBytes = r.PeakBytes - kept
+	}
+	return mem
 }
 
 // ErrNoFit wraps the explanation returned when no split fits.
@@ -188,6 +264,8 @@ func FromBoundaries(e *estimate.Estimator, m *model.Model, c *cluster.Cluster, b
 			PeakBytes: r.PeakBytes, ActivationBytes: r.ActivationBytes,
 			StashBytes: r.StashBytes, InFlight: r.InFlight,
 			RecvBytes: r.RecvBytes, SendBytes: r.SendBytes,
+			OptimizerTempBytes: r.OptimizerTempBytes, FrameworkBytes: r.FrameworkBytes, ReservedBytes: r.ReservedBytes,
+			Memory: memoryOf(r, m, e.Inference()),
 		})
 		p.MaxCompute = max(p.MaxCompute, r.Compute)
 		p.MaxTransfer = max(p.MaxTransfer, r.Transfer)

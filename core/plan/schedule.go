@@ -33,6 +33,10 @@ type ScheduleOptions struct {
 	WeightGradFraction float64
 	// Events keeps the timeline (events per device, in-flight microbatches over time).
 	Events bool
+
+	// deviceFixedBytes is the framework's fixed memory of a whole device
+	// (estimate.Options.FixedBytes before Interleaved shares it among the chunks).
+	deviceFixedBytes int64
 }
 
 // scheduled prepares a schedule-aware plan: it checks the schedule, sets the estimator's
@@ -58,8 +62,13 @@ func scheduled(c *cluster.Cluster, opt *Options) (*cluster.Cluster, error) {
 	so.Recompute = so.Recompute || opt.Estimate.Recompute
 	opt.Estimate.Recompute = so.Recompute
 	sc := c
+	so.deviceFixedBytes = opt.Estimate.FixedBytes
 	if so.Kind == schedule.Interleaved && so.Chunks >= 2 {
 		sc = stageCluster(c, so.Chunks)
+		// Each chunk has 1/v of its device's memory, and carries 1/v of the framework's
+		// fixed memory (rounded up).
+		v := int64(so.Chunks)
+		opt.Estimate.FixedBytes = (opt.Estimate.FixedBytes + v - 1) / v
 	}
 	counts, err := schedule.InFlight(so.Config, len(sc.Devices))
 	if err != nil {
@@ -221,6 +230,7 @@ func simulate(e *estimate.Estimator, m *model.Model, c, sc *cluster.Cluster, bou
 			ForwardSeconds: f, BackwardSeconds: bw, WeightGradSeconds: frac * bw,
 			StaticBytes:     r.ParamBytes + r.OptimizerBytes + r.ExclusiveBytes + r.SharedBytes,
 			ActivationBytes: r.ActivationBytes, InputBytes: r.RecvBytes, PeakBytes: r.PeakBytes,
+			OptimizerTempBytes: r.OptimizerTempBytes,
 		})
 	}
 	// Host transfers: the first stage receives the model's input and the last sends its
@@ -264,6 +274,7 @@ func simulate(e *estimate.Estimator, m *model.Model, c, sc *cluster.Cluster, bou
 	for _, d := range c.Devices {
 		pl.LimitBytes = append(pl.LimitBytes, d.MemoryLimitBytes(proportion))
 	}
+	pl.FixedBytes, pl.AllocatorReserve = so.deviceFixedBytes, opt.Estimate.AllocatorReserve
 	if so.Events {
 		return schedule.Simulate(pl, so.Config)
 	}

@@ -46,7 +46,10 @@ type estimateKey struct {
 	memory     float64
 	kernel     float64
 	kernelSet  bool
-	opts       analytic.Options
+	// framework with the request's host-cost overrides: it sets host times, the
+	// optimizer's temporaries and the framework's memory of the estimate.
+	framework cluster.Framework
+	opts      analytic.Options
 }
 
 type estimateEntry struct {

@@ -75,3 +75,22 @@ func mustJSON(t *testing.T, v any) string {
 	}
 	return string(b)
 }
+
+// TestCacheKeysFramework: two requests that differ only in their framework get their
+// own estimates (host times, temporaries and fixed memory differ).
+func TestCacheKeysFramework(t *testing.T) {
+	c := NewCache()
+	get := func(fw string) *Result {
+		res, err := c.Run(context.Background(), decode(t, `{"model": {"architecture": {"name": "gpt2", "seq": 256, "framework": "`+fw+`"}},
+			"cluster": {"device": "h100-sxm", "count": 2}}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	eager, graphs := get("eager"), get("cuda-graphs")
+	if eager.Step.StepSeconds == graphs.Step.StepSeconds || eager.Plan.Stages[0].MemoryBytes == graphs.Plan.Stages[0].MemoryBytes {
+		t.Errorf("eager and cuda-graphs: step %v and %v s, stage 0 %d and %d bytes: the cache gave one estimate to both",
+			eager.Step.StepSeconds, graphs.Step.StepSeconds, eager.Plan.Stages[0].MemoryBytes, graphs.Plan.Stages[0].MemoryBytes)
+	}
+}

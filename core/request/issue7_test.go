@@ -586,3 +586,25 @@ func TestOptimizerUpdateUsesMemoryEfficiencyOverride(t *testing.T) {
 		}
 	}
 }
+
+// TestPrecisionAllReduce: with fp32 gradients (Megatron-LM's main_grad, or PyTorch AMP's
+// fp32 parameters) the data-parallel all-reduce moves twice mixed precision's bytes.
+func TestPrecisionAllReduce(t *testing.T) {
+	req := func(precision string) *Result {
+		return runJSON(t, `{"model": {"architecture": {"name": "llama-3.2-1b", "seq": 1024}},
+			"cluster": {"device": "h100-sxm", "count": 4}, "parallelism": {"pipeline": 2, "data": 2},
+			"training": {"precision": "`+precision+`"}}`)
+	}
+	mixed := req("mixed")
+	for _, p := range []string{"mixed-fp32-grads", "amp"} {
+		res := req(p)
+		for i, d := range res.Devices {
+			if want := 2 * mixed.Devices[i].GradBytes; d.GradBytes != want {
+				t.Errorf("%s: device %d all-reduces %d bytes, want twice mixed's: %d", p, i, d.GradBytes, want)
+			}
+		}
+		if !(res.Step.DataParallelAllReduceSeconds > mixed.Step.DataParallelAllReduceSeconds) {
+			t.Errorf("%s: all-reduce %v s, not longer than mixed's %v s", p, res.Step.DataParallelAllReduceSeconds, mixed.Step.DataParallelAllReduceSeconds)
+		}
+	}
+}

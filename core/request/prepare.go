@@ -508,8 +508,10 @@ func (p *prepared) training(es *model.Errors) {
 	}
 	switch {
 	case p.arch != nil:
-		if t.Precision != "" && t.Precision != string(analytic.Mixed) && t.Precision != string(analytic.Pure) {
-			es.Add("training.precision", "must be mixed or pure, got %q", t.Precision)
+		switch analytic.Precision(t.Precision) {
+		case "", analytic.Mixed, analytic.MixedFP32Grads, analytic.AMP, analytic.Pure:
+		default:
+			es.Add("training.precision", "must be mixed, mixed-fp32-grads, amp or pure, got %q", t.Precision)
 		}
 	case p.weightsOnly():
 		if t.Precision == "" {
@@ -717,11 +719,21 @@ func (p *prepared) architecture(es *model.Errors) {
 		return
 	}
 	t.Framework = fw
+	if fw.FixedBytes > 0 || fw.AllocatorReserve > 0 {
+		// The framework's memory is counted explicitly (estimate.Options.FixedBytes and
+		// AllocatorReserve): a preset's blanket usable fraction would count it twice. A
+		// fraction the cluster document states is the user's and stays.
+		for i := range p.cluster.Devices {
+			if d := &p.cluster.Devices[i]; d.PresetUsable {
+				d.UsableFraction, d.PresetUsable = 1, false
+			}
+		}
+	}
 	if r.Model.Name != "" {
 		p.arch.Name = r.Model.Name
 	}
 	k := estimateKey{arch: p.archKey, name: r.Model.Name, device: device, tensorLink: t.TensorLink,
-		matmul: a.MatmulEfficiency, memory: a.MemoryEfficiency, opts: o}
+		matmul: a.MatmulEfficiency, memory: a.MemoryEfficiency, framework: fw, opts: o}
 	if a.KernelSeconds != nil {
 		k.kernel, k.kernelSet = *a.KernelSeconds, true
 	}

@@ -64,6 +64,7 @@ func runWith(ctx context.Context, r *Request, cache *Cache) (*Result, error) {
 	}
 	res.Plan, res.Schedule, res.Feasible = pl, pl.Schedule, true
 	pl.Schedule = nil // in the result once, as Result.Schedule
+	p.tiedMemory(pl)
 	for i, s := range pl.Stages {
 		if s.MemoryBytes > s.LimitBytes {
 			res.Feasible = false
@@ -80,16 +81,51 @@ func runWith(ctx context.Context, r *Request, cache *Cache) (*Result, error) {
 	return res, nil
 }
 
+// tiedMemory moves a tied embedding matrix, which the plan counts as a shared item
+// (plan.Memory.OtherBytes), to the weights, gradients and optimizer state of the stages
+// that hold it.
+func (p *prepared) tiedMemory(pl *plan.Plan) {
+	if p.est == nil {
+		return
+	}
+	w, g, o := p.est.TiedBytes()
+	if w+g+o == 0 {
+		return
+	}
+	for i := range pl.Stages {
+		s := &pl.Stages[i]
+		for l := s.FirstLayer; l <= s.LastLayer; l++ {
+			if size, ok := p.model.Layers[l].Shared[analytic.TiedGroup]; ok && size == w+g+o && s.Memory.OtherBytes >= size {
+				s.Memory.OtherBytes -= size
+				s.Memory.WeightsBytes += w
+				s.Memory.GradsBytes += g
+				s.Memory.OptimizerBytes += o
+				break
+			}
+		}
+	}
+}
+
 // options are the plan options of the normalized request.
 func (p *prepared) options() plan.Options {
 	r := p.req
 	obj, _ := partition.ParseObjective(r.Objective) // checked by prepare
+	var temp func(first, last int) int64
+	if p.est != nil && p.train() {
+		temp = p.est.OptimizerTempBytes
+	}
 	return plan.Options{
 		Objective: obj,
 		Estimate: estimate.Options{
 			MemoryProportion: r.MemoryProportion,
 			Inference:        !p.train(),
 			Recompute:        p.recomputeStages,
+			// An architecture's framework: its fixed memory and allocator reserve on every
+			// device, and its optimizer's temporaries (profiles: none, their memory is
+			// what was measured).
+			FixedBytes:         p.framework.FixedBytes,
+			AllocatorReserve:   p.framework.AllocatorReserve,
+			OptimizerTempBytes: temp,
 		},
 		Schedule: &plan.ScheduleOptions{
 			Config:             p.sched,

@@ -3,6 +3,7 @@ package schedule
 import (
 	"errors"
 	"fmt"
+	"math"
 
 	"pipeplan/core/model"
 )
@@ -320,13 +321,25 @@ func (s *sim) result() *Result {
 		}
 		r.PeakMemoryBytes[d] += x.StaticBytes
 	}
+	temp := make([]int64, g.D)
+	if cfg.Training() {
+		for st, x := range p.Stages {
+			temp[st%g.D] += x.OptimizerTempBytes
+		}
+	}
 	for d := 0; d < g.D; d++ {
 		var cur, most int64
 		for _, c := range mem[d] {
 			cur += c.delta
 			most = max(most, cur)
 		}
-		r.PeakMemoryBytes[d] += most + work[d]
+		// The optimizer step follows the passes: the device's peak is the larger.
+		alloc := r.PeakMemoryBytes[d] + max(most+work[d], temp[d])
+		var reserve int64
+		if p.AllocatorReserve > 0 && alloc > 0 {
+			reserve = int64(math.Ceil(float64(alloc) * p.AllocatorReserve))
+		}
+		r.PeakMemoryBytes[d] = alloc + reserve + p.FixedBytes
 	}
 	return r
 }
