@@ -772,9 +772,9 @@ func Summarize(r *Result) Summary {
 	}
 	if st := r.Step; st != nil {
 		s.Step = units.Time(st.StepSeconds, model.Seconds)
-		s.Throughput = fmt.Sprintf("%.4g samples/s", st.SamplesPerSecond)
+		s.Throughput = units.Rate(st.SamplesPerSecond, "samples/s")
 		if st.TokensPerSecond > 0 {
-			s.Tokens = fmt.Sprintf("%.4g tokens/s", st.TokensPerSecond)
+			s.Tokens = units.Rate(st.TokensPerSecond, "tokens/s")
 		}
 		if st.MFU > 0 {
 			s.MFU = fmt.Sprintf("%.1f%%", 100*st.MFU)
