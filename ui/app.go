@@ -293,6 +293,7 @@ func (a *App) PickModel(v string) {
 	switch kind {
 	case "example":
 		a.Req.Model = ModelSpec{Example: name}
+		a.noTensor()
 	case "arch":
 		old := a.Req.Model.Architecture
 		ar := &Architecture{Name: name}
@@ -434,6 +435,9 @@ func (a *App) Import(name string, data []byte) {
 		}
 		a.Req.Model = spec
 		a.Req.Boundaries = nil
+		if spec.Architecture == nil {
+			a.noTensor()
+		}
 		_, err = a.Run(context.Background(), a.Req) // a model that fits no split still loads
 	}
 	if err != nil {
@@ -488,16 +492,32 @@ func LinkNames() []string { return cluster.LinkNames() }
 
 // ClusterForm is the Cluster panel's inputs, read from the request.
 type ClusterForm struct {
-	Device, Link, InterLink string
-	Nodes, PerNode          int
+	// Device is the device preset; the cluster is Nodes nodes of PerNode such devices.
+	Device         string
+	Nodes, PerNode int
+	// Link joins the devices of a node ("": the device's usual link) and InterLink the
+	// nodes ("": the device's usual network). One node: Link joins all the devices.
+	Link, InterLink string
 	// Devices is each device's preset (the base device unless overridden).
 	Devices []string
 	// FromFile: the cluster is a document the form cannot edit (an imported file).
 	FromFile bool
 }
 
-// mixedDoc is the native cluster the page writes for nodes and per-device overrides:
-// devices named after presets (core fills their figures) and a link per neighbour pair.
+// UsualLinks returns a device preset's usual link inside a node and between nodes
+// (core's defaults for cluster.link_intra and cluster.link_inter); "" when unknown.
+func UsualLinks(device string) (intra, inter string) {
+	p, err := cluster.LookupDevice(device)
+	if err != nil {
+		return "", ""
+	}
+	return p.Link, p.Network
+}
+
+// mixedDoc is the native cluster the page writes for per-device overrides (a mixed
+// cluster, which a device preset x count cannot say): devices named after presets, whose
+// figures core fills in, and a link per neighbour pair, a node's link inside a node and
+// the network between nodes.
 type mixedDoc struct {
 	Name    string         `json:"name"`
 	Devices []mixedDevice  `json:"devices"`
@@ -508,43 +528,103 @@ type mixedDevice struct {
 	Name string `json:"name"`
 }
 
+// mixedDocName names the page's mixed clusters.
+const mixedDocName = "mixed cluster (pipeplan page)"
+
 // Form returns the Cluster panel's inputs.
 func (a *App) Form() ClusterForm {
 	cs := a.Req.Cluster
-	f := ClusterForm{Device: cs.Device, Link: cs.Link, Nodes: 1, PerNode: cs.Count}
 	if len(cs.Document) == 0 {
-		for range cs.Count {
+		f := ClusterForm{Device: cs.Device, Nodes: 1, PerNode: cs.Count, Link: cs.Link}
+		if d := cs.DevicesPerNode; d > 0 {
+			f.Nodes, f.PerNode = max(1, (cs.Count+d-1)/d), d
+			f.Link, f.InterLink = cs.LinkIntra, cs.LinkInter
+		}
+		for range f.Nodes * f.PerNode {
 			f.Devices = append(f.Devices, cs.Device)
 		}
 		return f
 	}
-	var d mixedDoc
-	if err := json.Unmarshal(cs.Document, &d); err != nil || len(d.Devices) == 0 {
-		f.FromFile = true
-		return f
-	}
-	// The page's own documents say in their name how the form made them:
-	// "pipeplan: NODES x PER_NODE DEVICE, INTER between nodes, INTRA within".
-	parts := strings.Fields(strings.NewReplacer(",", " ", " x ", " ").Replace(strings.TrimPrefix(d.Name, "pipeplan: ")))
-	if !strings.HasPrefix(d.Name, "pipeplan: ") || len(parts) < 7 {
-		f.FromFile = true
-		return f
-	}
-	nodes, err1 := strconv.Atoi(parts[0])
-	per, err2 := strconv.Atoi(parts[1])
-	if err1 != nil || err2 != nil || nodes < 1 || nodes*per != len(d.Devices) {
-		f.FromFile = true
-		return f
-	}
-	f.Nodes, f.PerNode, f.Device = nodes, per, parts[2]
-	f.InterLink, f.Link = parts[3], parts[6]
-	if f.InterLink == f.Link {
-		f.InterLink = ""
-	}
-	for _, dev := range d.Devices {
-		f.Devices = append(f.Devices, dev.Name)
+	f, ok := readMixed(cs.Document)
+	if !ok {
+		return ClusterForm{FromFile: true, Nodes: 1}
 	}
 	return f
+}
+
+// readMixed reads a cluster document as the form: one the page wrote (devices that are
+// only preset names, links that are presets) or one like it. The base device is the most
+// common one; the nodes are where the link changes, every PerNode devices. A document
+// whose links change elsewhere, or whose devices state figures, is a file.
+func readMixed(doc []byte) (ClusterForm, bool) {
+	var d struct {
+		Name    string            `json:"name"`
+		Devices []json.RawMessage `json:"devices"`
+		Links   []cluster.Link    `json:"links"`
+	}
+	if err := json.Unmarshal(doc, &d); err != nil || len(d.Devices) == 0 || len(d.Links) != len(d.Devices)-1 {
+		return ClusterForm{}, false
+	}
+	var f ClusterForm
+	count := map[string]int{}
+	for _, raw := range d.Devices {
+		var dev map[string]any
+		if json.Unmarshal(raw, &dev) != nil || len(dev) != 1 {
+			return f, false
+		}
+		name, _ := dev["name"].(string)
+		if _, err := cluster.LookupDevice(name); err != nil {
+			return f, false
+		}
+		f.Devices = append(f.Devices, name)
+		count[name]++
+		if count[name] > count[f.Device] {
+			f.Device = name
+		}
+	}
+	names := make([]string, len(d.Links))
+	for i, l := range d.Links {
+		if names[i] = linkName(l); names[i] == "" {
+			return f, false
+		}
+	}
+	n := len(f.Devices)
+	f.Nodes, f.PerNode = 1, n
+	if len(names) > 0 {
+		f.Link = names[0]
+		// A node's link joins device i and i+1 unless i+1 starts a node.
+		if k := slices.IndexFunc(names, func(s string) bool { return s != names[0] }); k >= 0 {
+			per := k + 1
+			for i, name := range names {
+				want := names[0]
+				if (i+1)%per == 0 {
+					want = names[k]
+				}
+				if name != want || n%per != 0 {
+					return f, false
+				}
+			}
+			f.Nodes, f.PerNode, f.InterLink = n/per, per, names[k]
+		}
+		intra, inter := UsualLinks(f.Device)
+		if f.Link == intra {
+			f.Link = ""
+		}
+		if f.InterLink == inter {
+			f.InterLink = ""
+		}
+	}
+	return f, true
+}
+
+// linkName is the preset with a link's figures, "" if none.
+func linkName(l cluster.Link) string {
+	for _, name := range cluster.LinkNames() {
+		if p, err := cluster.LookupLink(name); err == nil && p.Link == l {
+			return name
+		}
+	}
+	return ""
 }
 
 // SetCluster handles an edit of the Cluster panel: field is "device", "count",
@@ -575,6 +655,7 @@ func (a *App) SetCluster(field, v string) {
 		f.Device = v
 		f.Devices = nil
 		f.FromFile = false
+		// The links the user left to the device follow the new device.
 	case field == "per_node":
 		n, ok := num()
 		if !ok {
@@ -600,22 +681,30 @@ func (a *App) SetCluster(field, v string) {
 	default:
 		return
 	}
+	if n := max(1, f.Nodes) * max(1, f.PerNode); n > 4096 {
+		a.typed(field, v, false)
+		a.notice(fmt.Sprintf("%d nodes of %d devices are %d devices: at most 4096", f.Nodes, f.PerNode, n), true)
+		return
+	}
 	a.Req.Cluster = f.spec()
-	// The panel's devices are one pipeline, a stage on each: a parallelism applied from
-	// the search (replicas, tensor groups) does not survive a change of the devices.
+	// A parallelism applied from the search (stages, replicas) does not survive a change
+	// of the devices: the pipeline takes the devices again. The tensor-parallel degree
+	// and sequence parallelism are knobs of the panel, and stay.
 	if field != "link" && field != "inter_link" {
-		a.Req.Parallelism = Parallelism{}
+		a.Req.Parallelism = Parallelism{Tensor: a.Req.Parallelism.Tensor, SequenceParallel: a.Req.Parallelism.SequenceParallel}
 	}
 	a.Req.Boundaries, a.BoundsText = nil, ""
 	a.notice("", false)
 	a.changed(field == "device")
 }
 
-// spec writes the form as a cluster spec: presets when it can, a document otherwise.
+// spec writes the form as a cluster spec: a device preset x count, in nodes
+// (cluster.devices_per_node) when there are several; a document when devices differ.
 func (f ClusterForm) spec() ClusterSpec {
-	n := max(1, f.Nodes) * max(1, f.PerNode)
+	nodes, per := max(1, f.Nodes), max(1, f.PerNode)
+	n := nodes * per
 	devs := make([]string, n)
-	mixed := f.Nodes > 1
+	mixed := false
 	for i := range devs {
 		devs[i] = f.Device
 		if i < len(f.Devices) && f.Devices[i] != "" {
@@ -623,27 +712,30 @@ func (f ClusterForm) spec() ClusterSpec {
 		}
 		mixed = mixed || devs[i] != f.Device
 	}
-	if !mixed {
+	switch {
+	case !mixed && nodes == 1:
 		return ClusterSpec{Device: f.Device, Count: n, Link: f.Link}
+	case !mixed:
+		return ClusterSpec{Device: f.Device, Count: n, DevicesPerNode: per, LinkIntra: f.Link, LinkInter: f.InterLink}
 	}
-	intra := f.Link
-	if intra == "" {
-		if p, err := cluster.LookupDevice(f.Device); err == nil {
-			intra = p.Link
-		}
+	intra, inter := UsualLinks(f.Device)
+	if f.Link != "" {
+		intra = f.Link
 	}
-	inter := f.InterLink
+	if f.InterLink != "" {
+		inter = f.InterLink
+	}
 	if inter == "" {
 		inter = intra
 	}
-	d := mixedDoc{Name: fmt.Sprintf("pipeplan: %d x %d %s, %s between nodes, %s within", max(1, f.Nodes), max(1, f.PerNode), f.Device, inter, intra)}
+	d := mixedDoc{Name: mixedDocName}
 	for _, name := range devs {
 		d.Devices = append(d.Devices, mixedDevice{Name: name})
 	}
 	li, _ := cluster.LookupLink(intra)
 	lx, _ := cluster.LookupLink(inter)
 	for i := 0; i+1 < n; i++ {
-		if (i+1)%max(1, f.PerNode) == 0 {
+		if (i+1)%per == 0 {
 			d.Links = append(d.Links, lx.Link)
 		} else {
 			d.Links = append(d.Links, li.Link)
@@ -651,6 +743,84 @@ func (f ClusterForm) spec() ClusterSpec {
 	}
 	doc, _ := json.Marshal(d)
 	return ClusterSpec{Document: doc}
+}
+
+// noTensor drops tensor and sequence parallelism, which only architectures have.
+func (a *App) noTensor() {
+	a.Req.Parallelism.Tensor, a.Req.Parallelism.SequenceParallel = 0, false
+	a.typed("tensor", "", true)
+}
+
+// Tensor is the tensor-parallel degree as its box shows it ("" for core's default, 1).
+func (a *App) Tensor() string { return itoa0(a.Req.Parallelism.Tensor) }
+
+// SetTensor handles the tensor-parallel degree (architectures): each pipeline device
+// becomes a group of t devices, so the pipeline has devices / t stages. "" is 1.
+func (a *App) SetTensor(v string) {
+	v = strings.TrimSpace(v)
+	n, err := strconv.Atoi(v)
+	if v == "" {
+		n, err = 0, nil
+	}
+	if err != nil || n < 0 || n > 4096 {
+		a.typed("tensor", v, false)
+		a.notice("tensor-parallel degree: enter a whole number", true)
+		return
+	}
+	a.typed("tensor", v, true)
+	par := &a.Req.Parallelism
+	par.Tensor = n
+	par.Pipeline, par.Data = 0, 0 // the stages follow from the devices and t
+	if n < 2 {
+		par.SequenceParallel = false
+	}
+	a.Req.Boundaries, a.BoundsText = nil, ""
+	a.notice("", false)
+	a.changed(false)
+}
+
+// SetSequenceParallel handles the sequence-parallelism box (with tensor >= 2).
+func (a *App) SetSequenceParallel(on bool) {
+	a.Req.Parallelism.SequenceParallel = on
+	a.notice("", false)
+	a.changed(false)
+}
+
+// Parallel describes how the devices are used, from core's result: "2 nodes of 8:
+// 4 pipeline stages × 4-way tensor parallel", or "" without a plan.
+func (a *App) Parallel() string {
+	if a.Res == nil || a.Res.Step == nil || a.Res.Plan == nil {
+		return ""
+	}
+	p := len(a.Res.Plan.Stages)
+	if a.Res.Schedule != nil && a.Res.Schedule.Devices > 0 {
+		p = a.Res.Schedule.Devices
+	}
+	s := fmt.Sprintf("%d devices in use: %d pipeline stages", a.Res.Step.Devices, p)
+	if pl := a.Res.Placement; pl != nil {
+		if pl.Data > 1 {
+			s += fmt.Sprintf(" × %d replicas", pl.Data)
+		}
+		if pl.Tensor > 1 {
+			s += fmt.Sprintf(" × %d-way tensor parallel", pl.Tensor)
+		}
+		s += fmt.Sprintf(", on %d nodes", pl.Nodes)
+		cross := 0
+		for _, c := range pl.StageCrossesNodes {
+			if c {
+				cross++
+			}
+		}
+		s += fmt.Sprintf("; %d of %d stage transfers cross nodes", cross, len(pl.StageCrossesNodes))
+		return s + "."
+	}
+	if d := a.Req.Parallelism.Data; d > 1 {
+		s += fmt.Sprintf(" × %d replicas", d)
+	}
+	if t := a.Req.Parallelism.Tensor; t > 1 {
+		s += fmt.Sprintf(" × %d-way tensor parallel", t)
+	}
+	return s + "."
 }
 
 // MemoryProportion is the memory proportion as the input shows it.
