@@ -105,8 +105,9 @@ type App struct {
 }
 
 // InitialRequest is the request a first visit starts with: the default example on its
-// device and stage count (core/examples), with everything else core's defaults, and the
-// schedule's timeline kept for the Schedule panel.
+// device and stage count (core/examples), with everything else core's defaults, the
+// schedule's timeline kept for the Schedule panel and the layers' costs for the layer
+// table.
 func InitialRequest() *Request {
 	e := examples.Default()
 	return &Request{
@@ -114,6 +115,7 @@ func InitialRequest() *Request {
 		Model:   ModelSpec{Example: e.Name},
 		Cluster: ClusterSpec{Device: e.Device, Count: e.Stages},
 		Events:  true,
+		Layers:  true,
 	}
 }
 
@@ -1064,6 +1066,18 @@ func (a *App) Layers() []LayerRow {
 		b = a.Res.Plan.Boundaries
 	}
 	return LayerPage(a.Model(), b, a.LayerStart, LayerPageSize)
+}
+
+// HasLayerCosts reports whether the result has the layers' costs (request.layers).
+func (a *App) HasLayerCosts() bool {
+	m := a.Model()
+	return m != nil && m.LayerCosts != nil
+}
+
+// ShowLayerCosts asks core for the layers' costs (request.layers) and replans.
+func (a *App) ShowLayerCosts() {
+	a.Req.Layers = true
+	a.changed(false)
 }
 
 // LayerCount is the number of layers, 0 without a model.

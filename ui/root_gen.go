@@ -754,6 +754,39 @@ func (c *Root) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 						}
 						vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n      "}
 						vgparent.AppendChild(vgn)
+						if c.A.LayerCount() > 0 && !c.A.HasLayerCosts() {
+							vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "p", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "hint"}}}
+							vgparent.AppendChild(vgn)
+							{
+								vgparent := vgn
+								_ = vgparent
+								vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "This request does not keep the layers' costs. "}
+								vgparent.AppendChild(vgn)
+								vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "button", Attr: []vugu.VGAttribute{{Namespace: "", Key: "type", Val: "button"}, vugu.VGAttribute{Namespace: "", Key: "id", Val: "layer-costs"}}}
+								vgparent.AppendChild(vgn)
+								vgn.DOMEventHandlerSpecList = append(vgn.DOMEventHandlerSpecList, vugu.DOMEventHandlerSpec{
+									EventType: "click",
+									Func:      func(event vugu.DOMEvent) { c.A.ShowLayerCosts() },
+									// TODO: implement capture, etc. mostly need to decide syntax
+								})
+								{
+									vgparent := vgn
+									_ = vgparent
+									vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "Show each layer's costs"}
+									vgparent.AppendChild(vgn)
+								}
+							}
+						}
+						vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n      "}
+						vgparent.AppendChild(vgn)
+						if c.A.HasLayerCosts() {
+							vgn = &vugu.VGNode{Type: vugu.VGNodeType(3)} // <vg-template>
+							vgparent.AppendChild(vgn)
+						}
+						if c.A.HasLayerCosts() {
+							vgn = &vugu.VGNode{Type: vugu.VGNodeType(3)} // <vg-template>
+							vgparent.AppendChild(vgn)
+						}
 						vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "table", Attr: []vugu.VGAttribute{{Namespace: "", Key: "id", Val: "layers"}, vugu.VGAttribute{Namespace: "", Key: "aria-labelledby", Val: "layers-title"}}}
 						vgparent.AppendChild(vgn)
 						{
@@ -763,7 +796,7 @@ func (c *Root) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 							vgparent.AppendChild(vgn)
 							vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "thead", Attr: []vugu.VGAttribute(nil)}
 							vgparent.AppendChild(vgn)
-							vgn.SetInnerHTML(vugu.HTML("\x3Ctr\x3E\x3Cth scope=\"col\" class=\"num\"\x3E#\x3C/th\x3E\x3Cth scope=\"col\"\x3EName\x3C/th\x3E\x3Cth scope=\"col\" class=\"num\"\x3EStage\x3C/th\x3E\x3C/tr\x3E"))
+							vgn.SetInnerHTML(vugu.HTML("\x3Ctr\x3E\x3Cth scope=\"col\" class=\"num\"\x3E#\x3C/th\x3E\x3Cth scope=\"col\"\x3EName\x3C/th\x3E\x3Cth scope=\"col\" class=\"num\"\x3EStage\x3C/th\x3E\n          \x3Cth scope=\"col\" class=\"num\"\x3EForward\x3C/th\x3E\x3Cth scope=\"col\" class=\"num\"\x3EBackward\x3C/th\x3E\x3Cth scope=\"col\" class=\"num\"\x3EParameters\x3C/th\x3E\x3Cth scope=\"col\" class=\"num\"\x3EActivations\x3C/th\x3E\x3Cth scope=\"col\" class=\"num\"\x3EOutput\x3C/th\x3E\x3C/tr\x3E"))
 							vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
 							vgparent.AppendChild(vgn)
 							vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "tbody", Attr: []vugu.VGAttribute(nil)}
@@ -792,6 +825,23 @@ func (c *Root) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 										vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "td", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "num"}}}
 										vgparent.AppendChild(vgn)
 										vgn.SetInnerHTML(l.Stage)
+										vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n            "}
+										vgparent.AppendChild(vgn)
+										vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "td", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "num"}}}
+										vgparent.AppendChild(vgn)
+										vgn.SetInnerHTML(l.Forward)
+										vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "td", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "num"}}}
+										vgparent.AppendChild(vgn)
+										vgn.SetInnerHTML(l.Backward)
+										vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "td", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "num"}}}
+										vgparent.AppendChild(vgn)
+										vgn.SetInnerHTML(l.Params)
+										vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "td", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "num"}}}
+										vgparent.AppendChild(vgn)
+										vgn.SetInnerHTML(l.Activations)
+										vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "td", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "num"}}}
+										vgparent.AppendChild(vgn)
+										vgn.SetInnerHTML(l.Output)
 									}
 								}
 								vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}

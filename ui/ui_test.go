@@ -300,9 +300,37 @@ func TestTenThousandLayers(t *testing.T) {
 	if !strings.Contains(html, "layers 9990–9999 of 10000") {
 		t.Error("the pager does not say which layers it shows")
 	}
+	// The layer costs (request.layers) fill the window's rows: layer 9995's times and
+	// memory, as units formats them.
+	if !a.HasLayerCosts() || !strings.Contains(html, "<td>l9995</td>") {
+		t.Fatal("no layer costs for the 10,000 layers")
+	}
+	row := html[strings.Index(html, "<td>l9995</td>"):]
+	row = row[:strings.Index(row, "</tr>")]
+	for _, want := range []string{"100.0 µs", "200.0 µs", "1 MiB", "4 KiB"} {
+		if !strings.Contains(row, want) {
+			t.Errorf("layer 9995's row %q lacks %s", row, want)
+		}
+	}
 	f, err := EncodeFragment(a.Req)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Logf("the request's fragment: %d bytes", len(f))
+}
+
+// A request from before the layer costs (no layers) shows names and stages, and a button
+// that asks core for the costs.
+func TestShowLayerCosts(t *testing.T) {
+	r := InitialRequest()
+	r.Layers = false
+	a := NewApp(r, &fakeHost{}, Run)
+	a.SetTab("model")
+	if html := render(t, a); a.HasLayerCosts() || !strings.Contains(html, `id="layer-costs"`) || strings.Contains(html, ">Forward<") {
+		t.Fatal("a request without layers shows costs, or no button to ask for them")
+	}
+	a.ShowLayerCosts()
+	if html := render(t, a); !a.HasLayerCosts() || !a.Req.Layers || !strings.Contains(html, ">Forward<") {
+		t.Error("Show each layer's costs did not show them")
+	}
 }
