@@ -21,6 +21,7 @@ import (
 	"pipeplan/core/request"
 	"pipeplan/core/schedule"
 	"pipeplan/core/units"
+	"pipeplan/wasm/worker/share/api"
 )
 
 // Host is what the page needs from the browser, so that the app's logic runs and is
@@ -51,6 +52,14 @@ type Host interface {
 	Update(f func(), render bool)
 	// Yield lets the browser handle events and draw during a long computation.
 	Yield()
+	// Fetch sends an HTTP request to a share server (the browser's fetch; api.Send). It
+	// blocks: call it from Background.
+	Fetch(ctx context.Context, method, url string, body []byte, limit int64) (int, []byte, error)
+	// PlanLink returns the page's address that opens a stored plan: ?plan=ID, with
+	// &server=SERVER, and no fragment (share.Link's form).
+	PlanLink(id, server string) string
+	// SaveServer keeps the share server setting (localStorage); "" forgets it.
+	SaveServer(server string)
 }
 
 // Tabs are the panels, in order.
@@ -86,6 +95,16 @@ type App struct {
 	// Notice is a message about the last import or share; NoticeBad marks a failure.
 	Notice    string
 	NoticeBad bool
+	// Server is the share server (docs/share.md) that Share stores plans on: the page's
+	// ?server=, else the setting; "" shares by URL fragment.
+	Server string
+	// Sharing is set while a share or an open talks to the server.
+	Sharing bool
+	// Opened is the id of the stored plan shown, drawn from the server's result without
+	// replanning; an edit clears it.
+	Opened string
+	// shared is the link the last Share gave, for the request it was made for.
+	shared *sharedLink
 	// LayerStart is the first row of the layer table's window.
 	LayerStart int
 	// BoundsText is what the user typed in the boundaries box, kept while it does not parse.
@@ -143,6 +162,7 @@ func (a *App) replan() {
 	}
 	a.Elapsed = time.Since(start)
 	a.Replans++
+	a.Opened = ""
 	if m := a.Model(); m != nil && a.LayerStart >= m.Layers {
 		a.LayerStart = 0
 	}
@@ -1122,20 +1142,175 @@ func (a *App) ExportPlan() {
 	}
 }
 
-// ShareLink is the link to this request.
+// ShareLink is the link to this request: the one the last Share gave for it (a stored
+// plan's ?plan=ID), else the page with the request in its #fragment.
 func (a *App) ShareLink(embed bool) string {
 	f, err := EncodeFragment(a.Req)
 	if err != nil || a.Host == nil {
 		return ""
 	}
+	if s := a.shared; !embed && s != nil && s.For == f {
+		return s.Link
+	}
 	return a.Host.Link(f, embed)
 }
 
-// Share copies the link to this request.
+// Share copies a link to this request: with a share server, it stores the plan there
+// and the link is ?plan=ID; without one, or when the server cannot be reached, the link
+// holds the whole request in its #fragment, and the notice says which.
 func (a *App) Share() {
-	if l := a.ShareLink(false); l != "" {
-		a.Host.Copy(l)
+	f, err := EncodeFragment(a.Req)
+	if err != nil || a.Host == nil || a.Sharing {
+		return
+	}
+	fragLink := a.Host.Link(f, false)
+	if a.Server == "" {
+		a.shared = nil
+		a.Host.Copy(fragLink)
 		a.notice("Link copied: it holds the whole request, and opens this plan on any copy of pipeplan.", false)
+		return
+	}
+	body, err := json.Marshal(a.Req)
+	if err != nil {
+		return
+	}
+	server := a.Server
+	a.Sharing = true
+	a.notice("Storing the plan on "+server+"…", false)
+	a.Host.Background(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), shareTimeout)
+		defer cancel()
+		st, err := api.Client{Server: server, Send: a.Host.Fetch}.Share(ctx, body)
+		a.Host.Update(func() { a.shareDone(f, fragLink, server, st, err) }, true)
+	})
+}
+
+// shareTimeout bounds a talk with the share server.
+const shareTimeout = 20 * time.Second
+
+// sharedLink is the link a Share gave, for the request whose fragment is For.
+type sharedLink struct {
+	For, Link string
+}
+
+func (a *App) shareDone(f, fragLink, server string, st api.Stored, err error) {
+	a.Sharing = false
+	switch {
+	case err == nil:
+		link := a.Host.PlanLink(st.ID, server)
+		a.shared = &sharedLink{For: f, Link: link}
+		a.Host.Copy(link)
+		a.notice(fmt.Sprintf("Stored on %s as plan %s. Link copied: it opens this plan from the server.", server, ShortID(st.ID)), false)
+	case api.Unreachable(err):
+		a.shared = &sharedLink{For: f, Link: fragLink}
+		a.Host.Copy(fragLink)
+		a.notice(fmt.Sprintf("The share server %s could not be reached (%v). Link copied instead: it holds the whole request in its #fragment, and opens this plan on any copy of pipeplan.", server, err), true)
+	default:
+		a.shared = nil
+		a.notice("The share server refused the request: "+refusal(err), true)
+	}
+}
+
+// refusal says why the server refused, with the fields core named.
+func refusal(err error) string {
+	var ae *api.APIError
+	if !errors.As(err, &ae) || len(ae.Fields) == 0 {
+		return err.Error()
+	}
+	var s []string
+	for _, f := range ae.Fields {
+		s = append(s, f.Path+": "+f.Reason)
+	}
+	return strings.Join(s, "; ")
+}
+
+// ShortID is a plan id as people read it: its first 12 characters.
+func ShortID(id string) string {
+	if len(id) > 12 {
+		return id[:12]
+	}
+	return id
+}
+
+// OpenPlan shows the plan stored under id on the share server (?plan=ID): the form
+// from its request, the drawing from its result, without replanning. showing says what
+// the page shows meanwhile, and if the server cannot be reached ("the link's #fragment",
+// "your last request").
+func (a *App) OpenPlan(id, showing string) {
+	if a.Host == nil {
+		return
+	}
+	server := a.Server
+	if server == "" {
+		a.notice(fmt.Sprintf("This link names the stored plan %s but no share server (?server=, or the setting in Export and share): showing %s.", ShortID(id), showing), true)
+		return
+	}
+	a.Sharing = true
+	a.notice(fmt.Sprintf("Opening plan %s from %s…", ShortID(id), server), false)
+	a.Host.Background(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), shareTimeout)
+		defer cancel()
+		doc, err := api.Client{Server: server, Send: a.Host.Fetch}.Open(ctx, id)
+		var r *Request
+		res := new(Result)
+		if err == nil {
+			if r, err = DecodeRequest(doc.Request); err == nil {
+				err = json.Unmarshal(doc.Result, res)
+			}
+			if err != nil {
+				err = fmt.Errorf("the stored plan does not read: %v", err)
+			}
+		}
+		a.Host.Update(func() { a.openDone(id, server, showing, r, res, err) }, true)
+	})
+}
+
+func (a *App) openDone(id, server, showing string, r *Request, res *Result, err error) {
+	a.Sharing = false
+	var ae *api.APIError
+	switch {
+	case err == nil:
+		a.Req, a.Res, a.Err, a.Opt = r, res, nil, nil
+		if len(r.Boundaries) > 0 { // the optimum beside a manual split
+			o := clone(r)
+			o.Boundaries = nil
+			if opt, err := a.Run(context.Background(), o); err == nil {
+				a.Opt = opt
+			}
+		}
+		a.BoundsText, a.LayerStart, a.Opened = "", 0, id
+		f, _ := EncodeFragment(r)
+		a.shared = &sharedLink{For: f, Link: a.Host.PlanLink(id, server)}
+		a.keep(false)
+		a.notice(fmt.Sprintf("Opened plan %s, stored on %s.", ShortID(id), server), false)
+	case errors.As(err, &ae) && ae.Status == 404:
+		a.notice(fmt.Sprintf("%s does not know plan %s: showing %s.", server, ShortID(id), showing), true)
+	case api.Unreachable(err):
+		a.notice(fmt.Sprintf("The share server %s could not be reached (%v): showing %s instead of plan %s.", server, err, showing, ShortID(id)), true)
+	default:
+		a.notice(fmt.Sprintf("Plan %s could not be opened: %v. Showing %s.", ShortID(id), err, showing), true)
+	}
+}
+
+// SetServer handles the share server setting: an http(s) URL, or "" for none. The
+// page's ?server= wins over the setting for the page it opened.
+func (a *App) SetServer(v string) {
+	v = strings.TrimRight(strings.TrimSpace(v), "/")
+	if v != "" && !strings.HasPrefix(v, "https://") && !strings.HasPrefix(v, "http://") {
+		a.typed("server", v, false)
+		a.notice("share server: give its address, as https://plans.example.org", true)
+		return
+	}
+	a.typed("server", v, true)
+	a.Server = v
+	a.shared = nil
+	if a.Host != nil {
+		a.Host.SaveServer(v)
+	}
+	if v == "" {
+		a.notice("No share server: links hold the whole request.", false)
+	} else {
+		a.notice("Share stores plans on "+v+".", false)
 	}
 }
 
@@ -1175,6 +1350,8 @@ func (a *App) Status() string {
 	switch {
 	case a.Err != nil:
 		return "The request has a problem (below)."
+	case a.Opened != "" && a.Res != nil:
+		return fmt.Sprintf("Stored plan %s from %s, as planner %s made it (not replanned).", ShortID(a.Opened), a.Server, a.Res.PlannerVersion)
 	case a.Res != nil && !a.Res.Feasible:
 		return fmt.Sprintf("No plan fits (planned in %.1f ms).", ms)
 	case a.Res != nil:

@@ -113,6 +113,16 @@ func (c *Root) tabKey(e vugu.DOMEvent) {
 
 func (c *Root) form() ClusterForm { return c.A.Form() }
 
+func (c *Root) shareLabel() string {
+	switch {
+	case c.A.Sharing:
+		return "Sharing…"
+	case c.A.Server != "":
+		return "Share: store on the server, copy the link"
+	}
+	return "Share: copy the link"
+}
+
 // totalDevices says how many devices the nodes hold.
 func (c *Root) totalDevices() string {
 	f := c.A.Form()

@@ -3,7 +3,10 @@ package ui
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"regexp"
 	"strings"
@@ -60,12 +63,31 @@ func TestEmbedExampleFragment(t *testing.T) {
 	}
 }
 
-// fakeHost records what the app asks of the browser.
+// fakeHost records what the app asks of the browser. Its Fetch sends to server (an
+// http.Handler: the real shared-plans handler) or, when nil, fails as a browser's fetch
+// fails when nothing answers.
 type fakeHost struct {
 	kept   []string
 	pushes int
 	copied string
+	server http.Handler
+	saved  string
 }
+
+func (h *fakeHost) Fetch(ctx context.Context, method, url string, body []byte, limit int64) (int, []byte, error) {
+	if h.server == nil {
+		return 0, nil, errors.New("TypeError: Failed to fetch")
+	}
+	req := httptest.NewRequestWithContext(ctx, method, url, bytes.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	rec := httptest.NewRecorder()
+	h.server.ServeHTTP(rec, req)
+	return rec.Code, rec.Body.Bytes(), nil
+}
+func (h *fakeHost) PlanLink(id, server string) string {
+	return "https://example.org/pp/?plan=" + id + "&server=" + server
+}
+func (h *fakeHost) SaveServer(s string) { h.saved = s }
 
 func (h *fakeHost) Keep(f string, push bool) {
 	h.kept = append(h.kept, f)
