@@ -68,4 +68,3 @@ func TestParseGoWasm(t *testing.T) {
 		t.Errorf("report: %v\n%s", err, buf.String())
 	}
 }
-
