@@ -1204,11 +1204,20 @@ func (a *App) shareDone(f, fragLink, server string, st api.Stored, err error) {
 	case api.Unreachable(err):
 		a.shared = &sharedLink{For: f, Link: fragLink}
 		a.Host.Copy(fragLink)
-		a.notice(fmt.Sprintf("The share server %s could not be reached (%v). Link copied instead: it holds the whole request in its #fragment, and opens this plan on any copy of pipeplan.", server, err), true)
+		a.notice(fmt.Sprintf("The share server %s could not be reached (%v). Link copied instead: it holds the whole request in its #fragment, and opens this plan on any copy of pipeplan.", server, cause(err)), true)
 	default:
 		a.shared = nil
 		a.notice("The share server refused the request: "+refusal(err), true)
 	}
+}
+
+// cause is what lies under the client's "the share server X cannot be reached: ..."
+// (the notice names the server itself): "TypeError: Failed to fetch".
+func cause(err error) error {
+	if u := errors.Unwrap(err); u != nil {
+		return u
+	}
+	return err
 }
 
 // refusal says why the server refused, with the fields core named.
@@ -1286,7 +1295,7 @@ func (a *App) openDone(id, server, showing string, r *Request, res *Result, err 
 	case errors.As(err, &ae) && ae.Status == 404:
 		a.notice(fmt.Sprintf("%s does not know plan %s: showing %s.", server, ShortID(id), showing), true)
 	case api.Unreachable(err):
-		a.notice(fmt.Sprintf("The share server %s could not be reached (%v): showing %s instead of plan %s.", server, err, showing, ShortID(id)), true)
+		a.notice(fmt.Sprintf("The share server %s could not be reached (%v): showing %s instead of plan %s.", server, cause(err), showing, ShortID(id)), true)
 	default:
 		a.notice(fmt.Sprintf("Plan %s could not be opened: %v. Showing %s.", ShortID(id), err, showing), true)
 	}

@@ -375,6 +375,18 @@ func TestBrowser(t *testing.T) {
 	b.set("#dev-1", "h100-sxm", "change")
 	s = b.waitChange("a mixed cluster", s)
 	b.shot("3-cluster")
+	// Nodes of one device, with tensor parallelism: cluster.devices_per_node, not a
+	// document; the panel says how the devices are used.
+	b.set("#dev-1", "a100-80gb", "change")
+	s = b.waitChange("2 nodes of 3 a100s", s)
+	b.set("#cluster-tensor", "3", "input")
+	s = b.waitChange("3-way tensor parallel", s)
+	if use := b.text("#cluster-use"); !strings.Contains(use, "6 devices in use: 2 pipeline stages × 3-way tensor parallel, on 2 nodes") {
+		t.Errorf("the cluster's use: %q", use)
+	}
+	b.shot("3b-cluster-nodes-tensor")
+	b.set("#cluster-tensor", "", "input")
+	s = b.waitChange("no tensor parallelism", s)
 
 	// Import a good file (a 100-layer model) with the file picker...
 	files := t.TempDir()
