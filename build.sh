@@ -72,10 +72,12 @@ build_web() {
   go run ./cmd/precompress dist/main.wasm | sed 's/^/    /'
 }
 
-# check_wasm_size guards main.wasm's size. The product's target is 5 MB raw, but core
-# alone (request, search, export and their standard library) builds to about 5.4 MB
-# with Go 1.26, before the page's own code (vugu, the components, compress/flate): see
-# README's "Size". The guard stops growth past today's size while that is worked on.
+# check_wasm_size guards main.wasm's size. The product's target is 5 MB raw, but a wasm
+# program that only decodes a request, runs core/request.Run and encodes the result
+# already builds to 5.05 MB with Go 1.26 (the runtime alone is 1.15 MB of code); the page
+# adds vugu, the components, the search and the exports. README's "Size" has the figures
+# (go run ./cmd/wasmsize breaks a build down by package). The guard stops growth while
+# that is worked on.
 wasm_budget=7000000
 check_wasm_size() {
   local size
@@ -131,7 +133,7 @@ gofmt_check() {
 go_vet() {
   go vet ./...
   # Files that only build for the browser, and the browser test.
-  GOOS=js GOARCH=wasm go vet ./wasm/app ./core/... ./wasm/worker ./wasm/worker/share ./wasm/worker/share/sharetest
+  GOOS=js GOARCH=wasm go vet ./wasm/app ./core/... ./wasm/worker ./wasm/worker/share ./wasm/worker/share/sharetest ./wasm/worker/share/api
   go vet -tags browser ./wasm/app
   GOOS=js GOARCH=wasm go vet ./ui
   go vet -tags wrangler ./wasm/worker

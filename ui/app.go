@@ -21,6 +21,7 @@ import (
 	"pipeplan/core/request"
 	"pipeplan/core/schedule"
 	"pipeplan/core/units"
+	"pipeplan/wasm/worker/share/api"
 )
 
 // Host is what the page needs from the browser, so that the app's logic runs and is
@@ -51,6 +52,14 @@ type Host interface {
 	Update(f func(), render bool)
 	// Yield lets the browser handle events and draw during a long computation.
 	Yield()
+	// Fetch sends an HTTP request to a share server (the browser's fetch; api.Send). It
+	// blocks: call it from Background.
+	Fetch(ctx context.Context, method, url string, body []byte, limit int64) (int, []byte, error)
+	// PlanLink returns the page's address that opens a stored plan: ?plan=ID, with
+	// &server=SERVER, and no fragment (share.Link's form).
+	PlanLink(id, server string) string
+	// SaveServer keeps the share server setting (localStorage); "" forgets it.
+	SaveServer(server string)
 }
 
 // Tabs are the panels, in order.
@@ -86,6 +95,16 @@ type App struct {
 	// Notice is a message about the last import or share; NoticeBad marks a failure.
 	Notice    string
 	NoticeBad bool
+	// Server is the share server (docs/share.md) that Share stores plans on: the page's
+	// ?server=, else the setting; "" shares by URL fragment.
+	Server string
+	// Sharing is set while a share or an open talks to the server.
+	Sharing bool
+	// Opened is the id of the stored plan shown, drawn from the server's result without
+	// replanning; an edit clears it.
+	Opened string
+	// shared is the link the last Share gave, for the request it was made for.
+	shared *sharedLink
 	// LayerStart is the first row of the layer table's window.
 	LayerStart int
 	// BoundsText is what the user typed in the boundaries box, kept while it does not parse.
@@ -105,8 +124,9 @@ type App struct {
 }
 
 // InitialRequest is the request a first visit starts with: the default example on its
-// device and stage count (core/examples), with everything else core's defaults, and the
-// schedule's timeline kept for the Schedule panel.
+// device and stage count (core/examples), with everything else core's defaults, the
+// schedule's timeline kept for the Schedule panel and the layers' costs for the layer
+// table.
 func InitialRequest() *Request {
 	e := examples.Default()
 	return &Request{
@@ -114,6 +134,7 @@ func InitialRequest() *Request {
 		Model:   ModelSpec{Example: e.Name},
 		Cluster: ClusterSpec{Device: e.Device, Count: e.Stages},
 		Events:  true,
+		Layers:  true,
 	}
 }
 
@@ -141,6 +162,7 @@ func (a *App) replan() {
 	}
 	a.Elapsed = time.Since(start)
 	a.Replans++
+	a.Opened = ""
 	if m := a.Model(); m != nil && a.LayerStart >= m.Layers {
 		a.LayerStart = 0
 	}
@@ -293,6 +315,7 @@ func (a *App) PickModel(v string) {
 	switch kind {
 	case "example":
 		a.Req.Model = ModelSpec{Example: name}
+		a.noTensor()
 	case "arch":
 		old := a.Req.Model.Architecture
 		ar := &Architecture{Name: name}
@@ -434,6 +457,9 @@ func (a *App) Import(name string, data []byte) {
 		}
 		a.Req.Model = spec
 		a.Req.Boundaries = nil
+		if spec.Architecture == nil {
+			a.noTensor()
+		}
 		_, err = a.Run(context.Background(), a.Req) // a model that fits no split still loads
 	}
 	if err != nil {
@@ -488,16 +514,32 @@ func LinkNames() []string { return cluster.LinkNames() }
 
 // ClusterForm is the Cluster panel's inputs, read from the request.
 type ClusterForm struct {
-	Device, Link, InterLink string
-	Nodes, PerNode          int
+	// Device is the device preset; the cluster is Nodes nodes of PerNode such devices.
+	Device         string
+	Nodes, PerNode int
+	// Link joins the devices of a node ("": the device's usual link) and InterLink the
+	// nodes ("": the device's usual network). One node: Link joins all the devices.
+	Link, InterLink string
 	// Devices is each device's preset (the base device unless overridden).
 	Devices []string
 	// FromFile: the cluster is a document the form cannot edit (an imported file).
 	FromFile bool
 }
 
-// mixedDoc is the native cluster the page writes for nodes and per-device overrides:
-// devices named after presets (core fills their figures) and a link per neighbour pair.
+// UsualLinks returns a device preset's usual link inside a node and between nodes
+// (core's defaults for cluster.link_intra and cluster.link_inter); "" when unknown.
+func UsualLinks(device string) (intra, inter string) {
+	p, err := cluster.LookupDevice(device)
+	if err != nil {
+		return "", ""
+	}
+	return p.Link, p.Network
+}
+
+// mixedDoc is the native cluster the page writes for per-device overrides (a mixed
+// cluster, which a device preset x count cannot say): devices named after presets, whose
+// figures core fills in, and a link per neighbour pair, a node's link inside a node and
+// the network between nodes.
 type mixedDoc struct {
 	Name    string         `json:"name"`
 	Devices []mixedDevice  `json:"devices"`
@@ -508,43 +550,103 @@ type mixedDevice struct {
 	Name string `json:"name"`
 }
 
+// mixedDocName names the page's mixed clusters.
+const mixedDocName = "mixed cluster (pipeplan page)"
+
 // Form returns the Cluster panel's inputs.
 func (a *App) Form() ClusterForm {
 	cs := a.Req.Cluster
-	f := ClusterForm{Device: cs.Device, Link: cs.Link, Nodes: 1, PerNode: cs.Count}
 	if len(cs.Document) == 0 {
-		for range cs.Count {
+		f := ClusterForm{Device: cs.Device, Nodes: 1, PerNode: cs.Count, Link: cs.Link}
+		if d := cs.DevicesPerNode; d > 0 {
+			f.Nodes, f.PerNode = max(1, (cs.Count+d-1)/d), d
+			f.Link, f.InterLink = cs.LinkIntra, cs.LinkInter
+		}
+		for range f.Nodes * f.PerNode {
 			f.Devices = append(f.Devices, cs.Device)
 		}
 		return f
 	}
-	var d mixedDoc
-	if err := json.Unmarshal(cs.Document, &d); err != nil || len(d.Devices) == 0 {
-		f.FromFile = true
-		return f
-	}
-	// The page's own documents say in their name how the form made them:
-	// "pipeplan: NODES x PER_NODE DEVICE, INTER between nodes, INTRA within".
-	parts := strings.Fields(strings.NewReplacer(",", " ", " x ", " ").Replace(strings.TrimPrefix(d.Name, "pipeplan: ")))
-	if !strings.HasPrefix(d.Name, "pipeplan: ") || len(parts) < 7 {
-		f.FromFile = true
-		return f
-	}
-	nodes, err1 := strconv.Atoi(parts[0])
-	per, err2 := strconv.Atoi(parts[1])
-	if err1 != nil || err2 != nil || nodes < 1 || nodes*per != len(d.Devices) {
-		f.FromFile = true
-		return f
-	}
-	f.Nodes, f.PerNode, f.Device = nodes, per, parts[2]
-	f.InterLink, f.Link = parts[3], parts[6]
-	if f.InterLink == f.Link {
-		f.InterLink = ""
-	}
-	for _, dev := range d.Devices {
-		f.Devices = append(f.Devices, dev.Name)
+	f, ok := readMixed(cs.Document)
+	if !ok {
+		return ClusterForm{FromFile: true, Nodes: 1}
 	}
 	return f
+}
+
+// readMixed reads a cluster document as the form: one the page wrote (devices that are
+// only preset names, links that are presets) or one like it. The base device is the most
+// common one; the nodes are where the link changes, every PerNode devices. A document
+// whose links change elsewhere, or whose devices state figures, is a file.
+func readMixed(doc []byte) (ClusterForm, bool) {
+	var d struct {
+		Name    string            `json:"name"`
+		Devices []json.RawMessage `json:"devices"`
+		Links   []cluster.Link    `json:"links"`
+	}
+	if err := json.Unmarshal(doc, &d); err != nil || len(d.Devices) == 0 || len(d.Links) != len(d.Devices)-1 {
+		return ClusterForm{}, false
+	}
+	var f ClusterForm
+	count := map[string]int{}
+	for _, raw := range d.Devices {
+		var dev map[string]any
+		if json.Unmarshal(raw, &dev) != nil || len(dev) != 1 {
+			return f, false
+		}
+		name, _ := dev["name"].(string)
+		if _, err := cluster.LookupDevice(name); err != nil {
+			return f, false
+		}
+		f.Devices = append(f.Devices, name)
+		count[name]++
+		if count[name] > count[f.Device] {
+			f.Device = name
+		}
+	}
+	names := make([]string, len(d.Links))
+	for i, l := range d.Links {
+		if names[i] = linkName(l); names[i] == "" {
+			return f, false
+		}
+	}
+	n := len(f.Devices)
+	f.Nodes, f.PerNode = 1, n
+	if len(names) > 0 {
+		f.Link = names[0]
+		// A node's link joins device i and i+1 unless i+1 starts a node.
+		if k := slices.IndexFunc(names, func(s string) bool { return s != names[0] }); k >= 0 {
+			per := k + 1
+			for i, name := range names {
+				want := names[0]
+				if (i+1)%per == 0 {
+					want = names[k]
+				}
+				if name != want || n%per != 0 {
+					return f, false
+				}
+			}
+			f.Nodes, f.PerNode, f.InterLink = n/per, per, names[k]
+		}
+		intra, inter := UsualLinks(f.Device)
+		if f.Link == intra {
+			f.Link = ""
+		}
+		if f.InterLink == inter {
+			f.InterLink = ""
+		}
+	}
+	return f, true
+}
+
+// linkName is the preset with a link's figures, "" if none.
+func linkName(l cluster.Link) string {
+	for _, name := range cluster.LinkNames() {
+		if p, err := cluster.LookupLink(name); err == nil && p.Link == l {
+			return name
+		}
+	}
+	return ""
 }
 
 // SetCluster handles an edit of the Cluster panel: field is "device", "count",
@@ -575,6 +677,7 @@ func (a *App) SetCluster(field, v string) {
 		f.Device = v
 		f.Devices = nil
 		f.FromFile = false
+		// The links the user left to the device follow the new device.
 	case field == "per_node":
 		n, ok := num()
 		if !ok {
@@ -600,22 +703,30 @@ func (a *App) SetCluster(field, v string) {
 	default:
 		return
 	}
+	if n := max(1, f.Nodes) * max(1, f.PerNode); n > 4096 {
+		a.typed(field, v, false)
+		a.notice(fmt.Sprintf("%d nodes of %d devices are %d devices: at most 4096", f.Nodes, f.PerNode, n), true)
+		return
+	}
 	a.Req.Cluster = f.spec()
-	// The panel's devices are one pipeline, a stage on each: a parallelism applied from
-	// the search (replicas, tensor groups) does not survive a change of the devices.
+	// A parallelism applied from the search (stages, replicas) does not survive a change
+	// of the devices: the pipeline takes the devices again. The tensor-parallel degree
+	// and sequence parallelism are knobs of the panel, and stay.
 	if field != "link" && field != "inter_link" {
-		a.Req.Parallelism = Parallelism{}
+		a.Req.Parallelism = Parallelism{Tensor: a.Req.Parallelism.Tensor, SequenceParallel: a.Req.Parallelism.SequenceParallel}
 	}
 	a.Req.Boundaries, a.BoundsText = nil, ""
 	a.notice("", false)
 	a.changed(field == "device")
 }
 
-// spec writes the form as a cluster spec: presets when it can, a document otherwise.
+// spec writes the form as a cluster spec: a device preset x count, in nodes
+// (cluster.devices_per_node) when there are several; a document when devices differ.
 func (f ClusterForm) spec() ClusterSpec {
-	n := max(1, f.Nodes) * max(1, f.PerNode)
+	nodes, per := max(1, f.Nodes), max(1, f.PerNode)
+	n := nodes * per
 	devs := make([]string, n)
-	mixed := f.Nodes > 1
+	mixed := false
 	for i := range devs {
 		devs[i] = f.Device
 		if i < len(f.Devices) && f.Devices[i] != "" {
@@ -623,27 +734,30 @@ func (f ClusterForm) spec() ClusterSpec {
 		}
 		mixed = mixed || devs[i] != f.Device
 	}
-	if !mixed {
+	switch {
+	case !mixed && nodes == 1:
 		return ClusterSpec{Device: f.Device, Count: n, Link: f.Link}
+	case !mixed:
+		return ClusterSpec{Device: f.Device, Count: n, DevicesPerNode: per, LinkIntra: f.Link, LinkInter: f.InterLink}
 	}
-	intra := f.Link
-	if intra == "" {
-		if p, err := cluster.LookupDevice(f.Device); err == nil {
-			intra = p.Link
-		}
+	intra, inter := UsualLinks(f.Device)
+	if f.Link != "" {
+		intra = f.Link
 	}
-	inter := f.InterLink
+	if f.InterLink != "" {
+		inter = f.InterLink
+	}
 	if inter == "" {
 		inter = intra
 	}
-	d := mixedDoc{Name: fmt.Sprintf("pipeplan: %d x %d %s, %s between nodes, %s within", max(1, f.Nodes), max(1, f.PerNode), f.Device, inter, intra)}
+	d := mixedDoc{Name: mixedDocName}
 	for _, name := range devs {
 		d.Devices = append(d.Devices, mixedDevice{Name: name})
 	}
 	li, _ := cluster.LookupLink(intra)
 	lx, _ := cluster.LookupLink(inter)
 	for i := 0; i+1 < n; i++ {
-		if (i+1)%max(1, f.PerNode) == 0 {
+		if (i+1)%per == 0 {
 			d.Links = append(d.Links, lx.Link)
 		} else {
 			d.Links = append(d.Links, li.Link)
@@ -651,6 +765,84 @@ func (f ClusterForm) spec() ClusterSpec {
 	}
 	doc, _ := json.Marshal(d)
 	return ClusterSpec{Document: doc}
+}
+
+// noTensor drops tensor and sequence parallelism, which only architectures have.
+func (a *App) noTensor() {
+	a.Req.Parallelism.Tensor, a.Req.Parallelism.SequenceParallel = 0, false
+	a.typed("tensor", "", true)
+}
+
+// Tensor is the tensor-parallel degree as its box shows it ("" for core's default, 1).
+func (a *App) Tensor() string { return itoa0(a.Req.Parallelism.Tensor) }
+
+// SetTensor handles the tensor-parallel degree (architectures): each pipeline device
+// becomes a group of t devices, so the pipeline has devices / t stages. "" is 1.
+func (a *App) SetTensor(v string) {
+	v = strings.TrimSpace(v)
+	n, err := strconv.Atoi(v)
+	if v == "" {
+		n, err = 0, nil
+	}
+	if err != nil || n < 0 || n > 4096 {
+		a.typed("tensor", v, false)
+		a.notice("tensor-parallel degree: enter a whole number", true)
+		return
+	}
+	a.typed("tensor", v, true)
+	par := &a.Req.Parallelism
+	par.Tensor = n
+	par.Pipeline, par.Data = 0, 0 // the stages follow from the devices and t
+	if n < 2 {
+		par.SequenceParallel = false
+	}
+	a.Req.Boundaries, a.BoundsText = nil, ""
+	a.notice("", false)
+	a.changed(false)
+}
+
+// SetSequenceParallel handles the sequence-parallelism box (with tensor >= 2).
+func (a *App) SetSequenceParallel(on bool) {
+	a.Req.Parallelism.SequenceParallel = on
+	a.notice("", false)
+	a.changed(false)
+}
+
+// Parallel describes how the devices are used, from core's result: "2 nodes of 8:
+// 4 pipeline stages × 4-way tensor parallel", or "" without a plan.
+func (a *App) Parallel() string {
+	if a.Res == nil || a.Res.Step == nil || a.Res.Plan == nil {
+		return ""
+	}
+	p := len(a.Res.Plan.Stages)
+	if a.Res.Schedule != nil && a.Res.Schedule.Devices > 0 {
+		p = a.Res.Schedule.Devices
+	}
+	s := fmt.Sprintf("%d devices in use: %d pipeline stages", a.Res.Step.Devices, p)
+	if pl := a.Res.Placement; pl != nil {
+		if pl.Data > 1 {
+			s += fmt.Sprintf(" × %d replicas", pl.Data)
+		}
+		if pl.Tensor > 1 {
+			s += fmt.Sprintf(" × %d-way tensor parallel", pl.Tensor)
+		}
+		s += fmt.Sprintf(", on %d nodes", pl.Nodes)
+		cross := 0
+		for _, c := range pl.StageCrossesNodes {
+			if c {
+				cross++
+			}
+		}
+		s += fmt.Sprintf("; %d of %d stage transfers cross nodes", cross, len(pl.StageCrossesNodes))
+		return s + "."
+	}
+	if d := a.Req.Parallelism.Data; d > 1 {
+		s += fmt.Sprintf(" × %d replicas", d)
+	}
+	if t := a.Req.Parallelism.Tensor; t > 1 {
+		s += fmt.Sprintf(" × %d-way tensor parallel", t)
+	}
+	return s + "."
 }
 
 // MemoryProportion is the memory proportion as the input shows it.
@@ -772,9 +964,9 @@ func Summarize(r *Result) Summary {
 	}
 	if st := r.Step; st != nil {
 		s.Step = units.Time(st.StepSeconds, model.Seconds)
-		s.Throughput = fmt.Sprintf("%.4g samples/s", st.SamplesPerSecond)
+		s.Throughput = units.Rate(st.SamplesPerSecond, "samples/s")
 		if st.TokensPerSecond > 0 {
-			s.Tokens = fmt.Sprintf("%.4g tokens/s", st.TokensPerSecond)
+			s.Tokens = units.Rate(st.TokensPerSecond, "tokens/s")
 		}
 		if st.MFU > 0 {
 			s.MFU = fmt.Sprintf("%.1f%%", 100*st.MFU)
@@ -896,6 +1088,18 @@ func (a *App) Layers() []LayerRow {
 	return LayerPage(a.Model(), b, a.LayerStart, LayerPageSize)
 }
 
+// HasLayerCosts reports whether the result has the layers' costs (request.layers).
+func (a *App) HasLayerCosts() bool {
+	m := a.Model()
+	return m != nil && m.LayerCosts != nil
+}
+
+// ShowLayerCosts asks core for the layers' costs (request.layers) and replans.
+func (a *App) ShowLayerCosts() {
+	a.Req.Layers = true
+	a.changed(false)
+}
+
 // LayerCount is the number of layers, 0 without a model.
 func (a *App) LayerCount() int {
 	if m := a.Model(); m != nil {
@@ -938,20 +1142,184 @@ func (a *App) ExportPlan() {
 	}
 }
 
-// ShareLink is the link to this request.
+// ShareLink is the link to this request: the one the last Share gave for it (a stored
+// plan's ?plan=ID), else the page with the request in its #fragment.
 func (a *App) ShareLink(embed bool) string {
 	f, err := EncodeFragment(a.Req)
 	if err != nil || a.Host == nil {
 		return ""
 	}
+	if s := a.shared; !embed && s != nil && s.For == f {
+		return s.Link
+	}
 	return a.Host.Link(f, embed)
 }
 
-// Share copies the link to this request.
+// Share copies a link to this request: with a share server, it stores the plan there
+// and the link is ?plan=ID; without one, or when the server cannot be reached, the link
+// holds the whole request in its #fragment, and the notice says which.
 func (a *App) Share() {
-	if l := a.ShareLink(false); l != "" {
-		a.Host.Copy(l)
+	f, err := EncodeFragment(a.Req)
+	if err != nil || a.Host == nil || a.Sharing {
+		return
+	}
+	fragLink := a.Host.Link(f, false)
+	if a.Server == "" {
+		a.shared = nil
+		a.Host.Copy(fragLink)
 		a.notice("Link copied: it holds the whole request, and opens this plan on any copy of pipeplan.", false)
+		return
+	}
+	body, err := json.Marshal(a.Req)
+	if err != nil {
+		return
+	}
+	server := a.Server
+	a.Sharing = true
+	a.notice("Storing the plan on "+server+"…", false)
+	a.Host.Background(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), shareTimeout)
+		defer cancel()
+		st, err := api.Client{Server: server, Send: a.Host.Fetch}.Share(ctx, body)
+		a.Host.Update(func() { a.shareDone(f, fragLink, server, st, err) }, true)
+	})
+}
+
+// shareTimeout bounds a talk with the share server.
+const shareTimeout = 20 * time.Second
+
+// sharedLink is the link a Share gave, for the request whose fragment is For.
+type sharedLink struct {
+	For, Link string
+}
+
+func (a *App) shareDone(f, fragLink, server string, st api.Stored, err error) {
+	a.Sharing = false
+	switch {
+	case err == nil:
+		link := a.Host.PlanLink(st.ID, server)
+		a.shared = &sharedLink{For: f, Link: link}
+		a.Host.Copy(link)
+		a.notice(fmt.Sprintf("Stored on %s as plan %s. Link copied: it opens this plan from the server.", server, ShortID(st.ID)), false)
+	case api.Unreachable(err):
+		a.shared = &sharedLink{For: f, Link: fragLink}
+		a.Host.Copy(fragLink)
+		a.notice(fmt.Sprintf("The share server %s could not be reached (%v). Link copied instead: it holds the whole request in its #fragment, and opens this plan on any copy of pipeplan.", server, cause(err)), true)
+	default:
+		a.shared = nil
+		a.notice("The share server refused the request: "+refusal(err), true)
+	}
+}
+
+// cause is what lies under the client's "the share server X cannot be reached: ..."
+// (the notice names the server itself): "TypeError: Failed to fetch".
+func cause(err error) error {
+	if u := errors.Unwrap(err); u != nil {
+		return u
+	}
+	return err
+}
+
+// refusal says why the server refused, with the fields core named.
+func refusal(err error) string {
+	var ae *api.APIError
+	if !errors.As(err, &ae) || len(ae.Fields) == 0 {
+		return err.Error()
+	}
+	var s []string
+	for _, f := range ae.Fields {
+		s = append(s, f.Path+": "+f.Reason)
+	}
+	return strings.Join(s, "; ")
+}
+
+// ShortID is a plan id as people read it: its first 12 characters.
+func ShortID(id string) string {
+	if len(id) > 12 {
+		return id[:12]
+	}
+	return id
+}
+
+// OpenPlan shows the plan stored under id on the share server (?plan=ID): the form
+// from its request, the drawing from its result, without replanning. showing says what
+// the page shows meanwhile, and if the server cannot be reached ("the link's #fragment",
+// "your last request").
+func (a *App) OpenPlan(id, showing string) {
+	if a.Host == nil {
+		return
+	}
+	server := a.Server
+	if server == "" {
+		a.notice(fmt.Sprintf("This link names the stored plan %s but no share server (?server=, or the setting in Export and share): showing %s.", ShortID(id), showing), true)
+		return
+	}
+	a.Sharing = true
+	a.notice(fmt.Sprintf("Opening plan %s from %s…", ShortID(id), server), false)
+	a.Host.Background(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), shareTimeout)
+		defer cancel()
+		doc, err := api.Client{Server: server, Send: a.Host.Fetch}.Open(ctx, id)
+		var r *Request
+		res := new(Result)
+		if err == nil {
+			if r, err = DecodeRequest(doc.Request); err == nil {
+				err = json.Unmarshal(doc.Result, res)
+			}
+			if err != nil {
+				err = fmt.Errorf("the stored plan does not read: %v", err)
+			}
+		}
+		a.Host.Update(func() { a.openDone(id, server, showing, r, res, err) }, true)
+	})
+}
+
+func (a *App) openDone(id, server, showing string, r *Request, res *Result, err error) {
+	a.Sharing = false
+	var ae *api.APIError
+	switch {
+	case err == nil:
+		a.Req, a.Res, a.Err, a.Opt = r, res, nil, nil
+		if len(r.Boundaries) > 0 { // the optimum beside a manual split
+			o := clone(r)
+			o.Boundaries = nil
+			if opt, err := a.Run(context.Background(), o); err == nil {
+				a.Opt = opt
+			}
+		}
+		a.BoundsText, a.LayerStart, a.Opened = "", 0, id
+		f, _ := EncodeFragment(r)
+		a.shared = &sharedLink{For: f, Link: a.Host.PlanLink(id, server)}
+		a.keep(false)
+		a.notice(fmt.Sprintf("Opened plan %s, stored on %s.", ShortID(id), server), false)
+	case errors.As(err, &ae) && ae.Status == 404:
+		a.notice(fmt.Sprintf("%s does not know plan %s: showing %s.", server, ShortID(id), showing), true)
+	case api.Unreachable(err):
+		a.notice(fmt.Sprintf("The share server %s could not be reached (%v): showing %s instead of plan %s.", server, cause(err), showing, ShortID(id)), true)
+	default:
+		a.notice(fmt.Sprintf("Plan %s could not be opened: %v. Showing %s.", ShortID(id), err, showing), true)
+	}
+}
+
+// SetServer handles the share server setting: an http(s) URL, or "" for none. The
+// page's ?server= wins over the setting for the page it opened.
+func (a *App) SetServer(v string) {
+	v = strings.TrimRight(strings.TrimSpace(v), "/")
+	if v != "" && !strings.HasPrefix(v, "https://") && !strings.HasPrefix(v, "http://") {
+		a.typed("server", v, false)
+		a.notice("share server: give its address, as https://plans.example.org", true)
+		return
+	}
+	a.typed("server", v, true)
+	a.Server = v
+	a.shared = nil
+	if a.Host != nil {
+		a.Host.SaveServer(v)
+	}
+	if v == "" {
+		a.notice("No share server: links hold the whole request.", false)
+	} else {
+		a.notice("Share stores plans on "+v+".", false)
 	}
 }
 
@@ -991,6 +1359,8 @@ func (a *App) Status() string {
 	switch {
 	case a.Err != nil:
 		return "The request has a problem (below)."
+	case a.Opened != "" && a.Res != nil:
+		return fmt.Sprintf("Stored plan %s from %s, as planner %s made it (not replanned).", ShortID(a.Opened), a.Server, a.Res.PlannerVersion)
 	case a.Res != nil && !a.Res.Feasible:
 		return fmt.Sprintf("No plan fits (planned in %.1f ms).", ms)
 	case a.Res != nil:

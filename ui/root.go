@@ -47,6 +47,9 @@ func (c *Root) cluster() string {
 	if f.Nodes > 1 {
 		return fmt.Sprintf("on %d nodes × %d %s", f.Nodes, f.PerNode, f.Device)
 	}
+	if f.Device == "" {
+		return ""
+	}
 	return fmt.Sprintf("on %d × %s", len(f.Devices), f.Device)
 }
 
@@ -109,6 +112,48 @@ func (c *Root) tabKey(e vugu.DOMEvent) {
 }
 
 func (c *Root) form() ClusterForm { return c.A.Form() }
+
+func (c *Root) shareLabel() string {
+	switch {
+	case c.A.Sharing:
+		return "Sharing…"
+	case c.A.Server != "":
+		return "Share: store on the server, copy the link"
+	}
+	return "Share: copy the link"
+}
+
+// totalDevices says how many devices the nodes hold.
+func (c *Root) totalDevices() string {
+	f := c.A.Form()
+	if f.Nodes < 2 {
+		return ""
+	}
+	return fmt.Sprintf("%d × %d = %d devices", f.Nodes, f.PerNode, f.Nodes*f.PerNode)
+}
+
+func (c *Root) linkLabel() string {
+	if c.A.Form().Nodes < 2 {
+		return "Link between devices"
+	}
+	return "Link within a node"
+}
+
+// usualLabel labels the default of a link picker: the device's usual link (intra) or
+// network (between nodes), named.
+func (c *Root) usualLabel(intra bool) string {
+	f := c.A.Form()
+	in, out := UsualLinks(f.Device)
+	switch {
+	case intra && in != "":
+		return "the device's usual link (" + in + ")"
+	case intra:
+		return "the device's usual link"
+	case out != "":
+		return "the device's usual network (" + out + ")"
+	}
+	return "as within a node"
+}
 
 func (c *Root) mixed() bool {
 	f := c.A.Form()

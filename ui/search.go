@@ -192,7 +192,7 @@ func (a *App) ProgressText() string {
 	p := s.Progress
 	best := "nothing fits yet"
 	if p.Best != nil {
-		best = fmt.Sprintf("best so far %.4g samples/s on %d devices", p.Best.SamplesPerSecond, p.Best.Devices)
+		best = fmt.Sprintf("best so far %s on %d devices", units.Rate(p.Best.SamplesPerSecond, "samples/s"), p.Best.Devices)
 	}
 	switch {
 	case s.Running:
@@ -244,7 +244,7 @@ func (a *App) Results() []ResultRow {
 		}
 		r := ResultRow{Key: o.Candidate.String(), Devices: o.Devices, Stages: o.Pipeline, Replicas: o.Data, Tensor: o.Tensor,
 			Microbatches: o.Microbatches, Batch: o.MicrobatchSize, ZeRO: o.ZeRO, Schedule: o.Schedule, Recompute: o.Recompute,
-			Throughput: fmt.Sprintf("%.4g", o.SamplesPerSecond), Step: units.Time(o.StepSeconds, model.Seconds),
+			Throughput: units.Rate(o.SamplesPerSecond, ""), Step: units.Time(o.StepSeconds, model.Seconds),
 			Bubble: fmt.Sprintf("%.1f%%", 100*o.BubbleFraction), Headroom: units.Bytes(o.HeadroomBytes),
 			Pareto: pareto[o.Candidate.String()], o: o}
 		if o.MFU > 0 {
@@ -408,18 +408,18 @@ func (a *App) Chart() *ParetoChart {
 			continue
 		}
 		c.Points = append(c.Points, ChartPoint{X: x(o.Devices), Y: y(o.SamplesPerSecond),
-			Title: fmt.Sprintf("%s: %.4g samples/s on %d devices", o.Candidate, o.SamplesPerSecond, o.Devices)})
+			Title: fmt.Sprintf("%s: %s on %d devices", o.Candidate, units.Rate(o.SamplesPerSecond, "samples/s"), o.Devices)})
 	}
 	var front []string
 	for _, o := range rep.Pareto {
 		front = append(front, f1(x(o.Devices))+","+f1(y(o.SamplesPerSecond)))
 		c.FrontPts = append(c.FrontPts, ChartPoint{X: x(o.Devices), Y: y(o.SamplesPerSecond), Front: true,
-			Title: fmt.Sprintf("front: %s, %.4g samples/s on %d devices", o.Candidate, o.SamplesPerSecond, o.Devices)})
+			Title: fmt.Sprintf("front: %s, %s on %d devices", o.Candidate, units.Rate(o.SamplesPerSecond, "samples/s"), o.Devices)})
 	}
 	c.Front = strings.Join(front, " ")
 	b := rep.Best
 	c.Best = &ChartPoint{X: x(b.Devices), Y: y(b.SamplesPerSecond),
-		Title: fmt.Sprintf("best: %s, %.4g samples/s on %d devices", b.Candidate, b.SamplesPerSecond, b.Devices)}
+		Title: fmt.Sprintf("best: %s, %s on %d devices", b.Candidate, units.Rate(b.SamplesPerSecond, "samples/s"), b.Devices)}
 	for i := 0; i <= 4; i++ {
 		d := int(math.Round(float64(maxD) * float64(i) / 4))
 		c.XTicks = append(c.XTicks, Tick{X: x(d), Label: strconv.Itoa(d)})

@@ -3,7 +3,10 @@ package ui
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"regexp"
 	"strings"
@@ -60,12 +63,31 @@ func TestEmbedExampleFragment(t *testing.T) {
 	}
 }
 
-// fakeHost records what the app asks of the browser.
+// fakeHost records what the app asks of the browser. Its Fetch sends to server (an
+// http.Handler: the real shared-plans handler) or, when nil, fails as a browser's fetch
+// fails when nothing answers.
 type fakeHost struct {
 	kept   []string
 	pushes int
 	copied string
+	server http.Handler
+	saved  string
 }
+
+func (h *fakeHost) Fetch(ctx context.Context, method, url string, body []byte, limit int64) (int, []byte, error) {
+	if h.server == nil {
+		return 0, nil, errors.New("TypeError: Failed to fetch")
+	}
+	req := httptest.NewRequestWithContext(ctx, method, url, bytes.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	rec := httptest.NewRecorder()
+	h.server.ServeHTTP(rec, req)
+	return rec.Code, rec.Body.Bytes(), nil
+}
+func (h *fakeHost) PlanLink(id, server string) string {
+	return "https://example.org/pp/?plan=" + id + "&server=" + server
+}
+func (h *fakeHost) SaveServer(s string) { h.saved = s }
 
 func (h *fakeHost) Keep(f string, push bool) {
 	h.kept = append(h.kept, f)
@@ -300,9 +322,37 @@ func TestTenThousandLayers(t *testing.T) {
 	if !strings.Contains(html, "layers 9990–9999 of 10000") {
 		t.Error("the pager does not say which layers it shows")
 	}
+	// The layer costs (request.layers) fill the window's rows: layer 9995's times and
+	// memory, as units formats them.
+	if !a.HasLayerCosts() || !strings.Contains(html, "<td>l9995</td>") {
+		t.Fatal("no layer costs for the 10,000 layers")
+	}
+	row := html[strings.Index(html, "<td>l9995</td>"):]
+	row = row[:strings.Index(row, "</tr>")]
+	for _, want := range []string{"100.0 µs", "200.0 µs", "1 MiB", "4 KiB"} {
+		if !strings.Contains(row, want) {
+			t.Errorf("layer 9995's row %q lacks %s", row, want)
+		}
+	}
 	f, err := EncodeFragment(a.Req)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Logf("the request's fragment: %d bytes", len(f))
+}
+
+// A request from before the layer costs (no layers) shows names and stages, and a button
+// that asks core for the costs.
+func TestShowLayerCosts(t *testing.T) {
+	r := InitialRequest()
+	r.Layers = false
+	a := NewApp(r, &fakeHost{}, Run)
+	a.SetTab("model")
+	if html := render(t, a); a.HasLayerCosts() || !strings.Contains(html, `id="layer-costs"`) || strings.Contains(html, ">Forward<") {
+		t.Fatal("a request without layers shows costs, or no button to ask for them")
+	}
+	a.ShowLayerCosts()
+	if html := render(t, a); !a.HasLayerCosts() || !a.Req.Layers || !strings.Contains(html, ">Forward<") {
+		t.Error("Show each layer's costs did not show them")
+	}
 }

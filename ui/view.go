@@ -318,15 +318,18 @@ func opName(k schedule.OpKind) string {
 
 func f1(v float64) string { return strconv.FormatFloat(v, 'f', 1, 64) }
 
-// LayerRow is one row of the layer table.
+// LayerRow is one row of the layer table: with the result's layer costs
+// (request.layers), the layer's times and memory, formatted.
 type LayerRow struct {
-	Index       int
-	Name, Stage string
+	Index                                          int
+	Name, Stage                                    string
+	Forward, Backward, Params, Activations, Output string
 }
 
 // LayerPage is the rows [start, start+size) of the layer table: the table shows a window
 // of the layers, so that a model of 10,000 layers stays responsive. Core's result names
-// the layers (ModelInfo.LayerNames); bounds place them on stages.
+// the layers (ModelInfo.LayerNames) and, when the request asks (layers), gives their
+// costs (ModelInfo.LayerCosts); bounds place them on stages.
 func LayerPage(m *request.ModelInfo, bounds []int, start, size int) []LayerRow {
 	if m == nil || m.Layers == 0 {
 		return nil
@@ -343,6 +346,18 @@ func LayerPage(m *request.ModelInfo, bounds []int, start, size int) []LayerRow {
 		if len(bounds) > 1 {
 			if k := sort.SearchInts(bounds, i+1) - 1; k >= 0 && k < len(bounds)-1 {
 				r.Stage = strconv.Itoa(k)
+			}
+		}
+		if lc := m.LayerCosts; lc != nil && i < len(lc.ParamBytes) {
+			unit := model.TimeUnit(m.TimeUnit)
+			if i < len(lc.ForwardCycles) {
+				r.Forward, r.Backward = units.Time(float64(lc.ForwardCycles[i]), unit), units.Time(float64(lc.BackwardCycles[i]), unit)
+			} else if i < len(lc.ForwardSeconds) {
+				r.Forward, r.Backward = units.Time(lc.ForwardSeconds[i], unit), units.Time(lc.BackwardSeconds[i], unit)
+			}
+			r.Params, r.Activations = units.Bytes(lc.ParamBytes[i]), units.Bytes(lc.ActivationBytes[i])
+			if i < len(lc.OutputBytes) {
+				r.Output = units.Bytes(lc.OutputBytes[i])
 			}
 		}
 		rows = append(rows, r)

@@ -113,9 +113,9 @@ func printStep(w io.Writer, res *request.Result) {
 			fmt.Fprintf(w, " + %s %s", part.name, sec(part.v))
 		}
 	}
-	fmt.Fprintf(w, "\nthroughput %.4g samples/s", st.SamplesPerSecond)
+	fmt.Fprintf(w, "\nthroughput %s", units.Rate(st.SamplesPerSecond, "samples/s"))
 	if st.TokensPerSecond > 0 {
-		fmt.Fprintf(w, ", %.4g tokens/s", st.TokensPerSecond)
+		fmt.Fprintf(w, ", %s", units.Rate(st.TokensPerSecond, "tokens/s"))
 	}
 	fmt.Fprintf(w, " (%d samples per step on %d devices)", st.SamplesPerStep, st.Devices)
 	if st.MFU > 0 {

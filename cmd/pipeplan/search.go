@@ -12,6 +12,7 @@ import (
 
 	"pipeplan/core/request"
 	"pipeplan/core/search"
+	"pipeplan/core/units"
 )
 
 func init() {
@@ -135,9 +136,9 @@ func printSearch(w io.Writer, rep *search.Report) {
 	b := rep.Best
 	fmt.Fprintf(w, "best: %d stages x %d replicas x %d-way tensor parallel (%d devices), %s, %d microbatches of %d, recompute %s, ZeRO-%d\n",
 		b.Pipeline, b.Data, b.Tensor, b.Devices, b.Schedule, b.Microbatches, b.MicrobatchSize, b.Recompute, b.ZeRO)
-	fmt.Fprintf(w, "      %.2f samples/s", b.SamplesPerSecond)
+	fmt.Fprintf(w, "      %s", units.Rate(b.SamplesPerSecond, "samples/s"))
 	if b.TokensPerSecond > 0 {
-		fmt.Fprintf(w, ", %.0f tokens/s", b.TokensPerSecond)
+		fmt.Fprintf(w, ", %s", units.Rate(b.TokensPerSecond, "tokens/s"))
 	}
 	if b.MFU > 0 {
 		fmt.Fprintf(w, ", MFU %.1f%%", 100*b.MFU)
@@ -217,7 +218,7 @@ func (b *progressBar) draw() {
 	bar := strings.Repeat("=", n) + strings.Repeat(" ", width-n)
 	best := ""
 	if p.Best != nil {
-		best = fmt.Sprintf(", best %.2f samples/s", p.Best.SamplesPerSecond)
+		best = ", best " + units.Rate(p.Best.SamplesPerSecond, "samples/s")
 	}
 	fmt.Fprintf(b.w, "\r[%s] %3.0f%% %d/%d, planned %d%s ", bar, 100*frac, p.Done, p.Total, p.Evaluated, best)
 }

@@ -64,6 +64,9 @@ type Request struct {
 	// Events keeps the schedule's timeline (every operation on every device, and the
 	// in-flight microbatches over time) in the result.
 	Events bool `json:"events,omitempty"`
+	// Layers keeps every layer's costs (Result.Model.LayerCosts) in the result: the
+	// times, parameters, activations and outputs of each layer, as planned.
+	Layers bool `json:"layers,omitempty"`
 }
 
 // ModelSpec names the model: exactly one of Example, Document and Architecture.

@@ -54,6 +54,25 @@ type ModelInfo struct {
 	TokensPerSample int `json:"tokens_per_sample,omitempty"`
 	// Params is the number of parameters of an architecture (0 for profiles).
 	Params int64 `json:"params,omitempty"`
+	// LayerCosts are every layer's costs as planned, with the request's layers.
+	LayerCosts *LayerCosts `json:"layer_costs,omitempty"`
+}
+
+// LayerCosts are every layer's costs for one microbatch as the planner used them (a
+// profile's times rescaled to the cluster's device, an architecture's costed on it), as
+// lists with one entry per layer: columns, so that 10,000 layers stay compact. Times are
+// in seconds, or in cycles for a profile in cycles (ModelInfo.TimeUnit).
+type LayerCosts struct {
+	ForwardSeconds  []float64 `json:"forward_seconds,omitempty"`
+	BackwardSeconds []float64 `json:"backward_seconds,omitempty"`
+	ForwardCycles   []int64   `json:"forward_cycles,omitempty"`
+	BackwardCycles  []int64   `json:"backward_cycles,omitempty"`
+	// ParamBytes: the layer's parameter memory (model.Layer.ParamBytes).
+	ParamBytes []int64 `json:"param_bytes"`
+	// ActivationBytes: what the layer keeps for the backward pass.
+	ActivationBytes []int64 `json:"activation_bytes"`
+	// OutputBytes: the bytes of the tensors the layer outputs.
+	OutputBytes []int64 `json:"output_bytes"`
 }
 
 // DeviceStep is what one pipeline device does once per step besides the pipeline.

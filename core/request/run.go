@@ -194,7 +194,35 @@ func (p *prepared) modelInfo() ModelInfo {
 	if p.est != nil {
 		mi.Params = p.est.Total.Params
 	}
+	if p.req.Layers {
+		mi.LayerCosts = layerCosts(m)
+	}
 	return mi
+}
+
+// layerCosts lists the model's layers' costs, column by column.
+func layerCosts(m *model.Model) *LayerCosts {
+	n := len(m.Layers)
+	lc := &LayerCosts{ParamBytes: make([]int64, n), ActivationBytes: make([]int64, n), OutputBytes: make([]int64, n)}
+	cycles := m.Unit() == model.Cycles
+	if cycles {
+		lc.ForwardCycles, lc.BackwardCycles = make([]int64, n), make([]int64, n)
+	} else {
+		lc.ForwardSeconds, lc.BackwardSeconds = make([]float64, n), make([]float64, n)
+	}
+	for i := range m.Layers {
+		l := &m.Layers[i]
+		if cycles {
+			lc.ForwardCycles[i], lc.BackwardCycles[i] = l.ForwardCycles, l.BackwardCycles
+		} else {
+			lc.ForwardSeconds[i], lc.BackwardSeconds[i] = l.ForwardSeconds, l.BackwardSeconds
+		}
+		lc.ParamBytes[i], lc.ActivationBytes[i] = l.ParamBytes, l.ActivationBytes
+		for _, o := range l.Outputs {
+			lc.OutputBytes[i] += o.Bytes
+		}
+	}
+	return lc
 }
 
 func noFit(r plan.Reason) Diagnostic {

@@ -37,6 +37,7 @@ import (
 	"github.com/chromedp/chromedp/kb"
 
 	"pipeplan/ui"
+	"pipeplan/wasm/worker/share"
 )
 
 // findChromium returns the browser to drive, skipping the test (failing it under CI)
@@ -121,7 +122,15 @@ func (b *browserT) eval(js string) {
 
 func (b *browserT) waitFor(what, predicate string) {
 	b.Helper()
-	do(b, "waiting for "+what, chromedp.Poll[bool](predicate, chromedp.WithPollingTimeout(30*time.Second)))
+	ctx, cancel := context.WithTimeout(b.ctx, 40*time.Second)
+	defer cancel()
+	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](predicate, chromedp.WithPollingTimeout(30*time.Second))); err != nil {
+		// Say what the page shows: its status line and notice.
+		ctx, cancel := context.WithTimeout(b.ctx, 5*time.Second)
+		defer cancel()
+		page, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`location.href + "\nstatus: " + (document.querySelector("#status")?.textContent ?? "") + "\nnotice: " + (document.querySelector("#notice")?.textContent ?? "")`))
+		b.Fatalf("waiting for %s: %v; the page:\n%s", what, err, page)
+	}
 }
 
 func (b *browserT) text(sel string) string {
@@ -276,6 +285,9 @@ func TestBrowser(t *testing.T) {
 	b := &browserT{T: t, ctx: ctx, shots: shots}
 	var mu sync.Mutex
 	var problems []string
+	// expected is a failure the test causes (a share server it stopped): its console
+	// errors are the browser reporting the failed fetch, not the page's.
+	var expected string
 	go func() {
 		for m, err := range chromedp.Console(ctx) {
 			if err != nil {
@@ -283,7 +295,9 @@ func TestBrowser(t *testing.T) {
 			}
 			if m.IsException() || m.Type == chromedp.ConsoleError {
 				mu.Lock()
-				problems = append(problems, m.String())
+				if expected == "" || !strings.Contains(m.String(), expected) {
+					problems = append(problems, m.String())
+				}
 				mu.Unlock()
 			}
 		}
@@ -361,6 +375,18 @@ func TestBrowser(t *testing.T) {
 	b.set("#dev-1", "h100-sxm", "change")
 	s = b.waitChange("a mixed cluster", s)
 	b.shot("3-cluster")
+	// Nodes of one device, with tensor parallelism: cluster.devices_per_node, not a
+	// document; the panel says how the devices are used.
+	b.set("#dev-1", "a100-80gb", "change")
+	s = b.waitChange("2 nodes of 3 a100s", s)
+	b.set("#cluster-tensor", "3", "input")
+	s = b.waitChange("3-way tensor parallel", s)
+	if use := b.text("#cluster-use"); !strings.Contains(use, "6 devices in use: 2 pipeline stages × 3-way tensor parallel, on 2 nodes") {
+		t.Errorf("the cluster's use: %q", use)
+	}
+	b.shot("3b-cluster-nodes-tensor")
+	b.set("#cluster-tensor", "", "input")
+	s = b.waitChange("no tensor parallelism", s)
 
 	// Import a good file (a 100-layer model) with the file picker...
 	files := t.TempDir()
@@ -504,6 +530,7 @@ func TestBrowser(t *testing.T) {
 	b.waitFor("the framework exports", `document.querySelector("#exports .export-pytorch pre")?.textContent.includes("torch")`)
 	b.eval(`document.querySelector("#exports .export-pytorch").open = true`)
 	b.shot("8-export")
+	checkShare(b, base, srv.URL, &mu, &expected)
 
 	// Accessibility basics: every control has a label; every control is reachable by Tab.
 	b.tab("plan")
@@ -637,4 +664,77 @@ func canon(t *testing.T, s string) string {
 	}
 	b, _ := json.Marshal(v)
 	return string(b)
+}
+
+// checkShare shares the page's plan through the shared-plans handler (share.NewHandler
+// over a memory store, on loopback, allowing the page's origin), opens the ?plan=ID link
+// in a fresh tab and sees the same plan; then stops the server: Share falls back to the
+// #fragment link and says so, and the ?plan= link shows its fragment's plan and says so.
+func checkShare(b *browserT, base, origin string, mu *sync.Mutex, expected *string) {
+	b.Helper()
+	store := &share.MemStore{}
+	shareSrv := httptest.NewServer(share.NewHandler(share.Config{Store: store, Plan: share.CorePlanner, AllowedOrigins: []string{origin}}))
+	defer shareSrv.Close()
+	shown := b.check("before sharing")
+	b.set("#share-server", shareSrv.URL, "change")
+	b.waitFor("the share button", `document.querySelector("#share").textContent.includes("store on the server")`)
+	b.eval(`document.querySelector("#share").click()`)
+	b.waitFor("the stored plan", `document.querySelector("#notice")?.textContent.includes("Stored on ")`)
+	link := do(b, "reading the share link", chromedp.Evaluate[string](`document.querySelector("#share-link").value`))
+	if !strings.HasPrefix(link, base+"?plan=") || !strings.Contains(link, "server=") || strings.Contains(link, "#") || store.Len() != 1 {
+		b.Fatalf("share link %q, %d stored", link, store.Len())
+	}
+	b.shot("8b-share-stored")
+	// A fresh tab opens the link: the stored plan, as the first page showed it.
+	tab, cancel := chromedp.NewContext(b.ctx)
+	defer cancel()
+	if err := chromedp.Do(tab); err != nil { // open the tab, with no time limit
+		b.Fatalf("opening a tab: %v", err)
+	}
+	fresh := &browserT{T: b.T, ctx: tab, shots: b.shots}
+	do(fresh, "opening the shared link", chromedp.Navigate(link))
+	fresh.waitFor("the opened plan", `document.querySelector("#notice")?.textContent.includes("Opened plan")`)
+	if st := fresh.text("#status"); !strings.HasPrefix(st, "Stored plan ") {
+		b.Errorf("the opened plan's status: %q", st)
+	}
+	got := fresh.check("the opened plan")
+	if got.Summary != shown.Summary || got.Boundaries != shown.Boundaries {
+		b.Errorf("the opened plan shows\n  %s %s\nthe sharing page\n  %s %s", got.Boundaries, got.Summary, shown.Boundaries, shown.Summary)
+	}
+	fresh.shot("8c-share-opened")
+	// The server goes down: Share gives the #fragment link and says so.
+	// Chromium logs each failed fetch ("Failed to load resource:
+	// net::ERR_CONNECTION_REFUSED", without the address): expected while it is down.
+	mu.Lock()
+	*expected = "net::ERR_CONNECTION_REFUSED"
+	mu.Unlock()
+	defer func() {
+		mu.Lock()
+		*expected = ""
+		mu.Unlock()
+	}()
+	shareSrv.CloseClientConnections()
+	shareSrv.Close()
+	b.eval(`document.querySelector("#share").click()`)
+	b.waitFor("the fallback", `document.querySelector("#notice")?.textContent.includes("could not be reached")`)
+	fallback := do(b, "reading the fallback link", chromedp.Evaluate[string](`document.querySelector("#share-link").value`))
+	if !strings.HasPrefix(fallback, base+"#r1.") {
+		b.Errorf("the link with the server down: %q", fallback)
+	}
+	if msg := b.text("#notice"); !strings.Contains(msg, "holds the whole request") {
+		b.Errorf("the fallback's message: %q", msg)
+	}
+	b.shot("8d-share-server-down")
+	// A ?plan= link with a fragment, server down: the fragment's plan, and a message. (A
+	// plan this browser opened before opens from its HTTP cache: the documents are
+	// immutable. So this link names another plan.)
+	down := strings.Replace(link, "plan="+strings.Split(strings.Split(link, "plan=")[1], "&")[0], "plan="+strings.Repeat("ab", 32), 1)
+	do(fresh, "opening a plan link with the server down", chromedp.Navigate(down+shown.Hash))
+	fresh.waitFor("the fragment's plan", `document.querySelector("#notice")?.textContent.includes("could not be reached") && document.querySelector("#notice").textContent.includes("showing the link's #fragment")`)
+	if got := fresh.check("the fragment fallback"); got.Summary != shown.Summary {
+		b.Errorf("the fragment fallback shows %s, want %s", got.Summary, shown.Summary)
+	}
+	// Back to no server for the rest of the test.
+	b.set("#share-server", "", "change")
+	b.waitFor("no share server", `document.querySelector("#share").textContent === "Share: copy the link"`)
 }

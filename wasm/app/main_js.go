@@ -3,6 +3,9 @@
 package main
 
 import (
+	"context"
+	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"syscall/js"
@@ -14,8 +17,12 @@ import (
 	"pipeplan/ui"
 )
 
-// storageKey is the localStorage key of the last request's fragment.
-const storageKey = "pipeplan.request"
+// storageKey is the localStorage key of the last request's fragment; serverKey the
+// share server setting's.
+const (
+	storageKey = "pipeplan.request"
+	serverKey  = "pipeplan.server"
+)
 
 func main() {
 	exposeAPI()
@@ -24,12 +31,18 @@ func main() {
 		select {} // a page that only wants the JS API (public/embed-example.html)
 	}
 	h := &browser{}
-	req, notice := startRequest()
+	req, notice, showing := startRequest()
 	app := ui.NewApp(req, h, ui.Run)
 	app.Embed = queryParam("embed") == "1"
 	if notice != "" {
 		app.Notice, app.NoticeBad = notice, true
 	}
+	// The share server: the page's ?server=, else the setting.
+	app.Server = strings.TrimRight(queryParam("server"), "/")
+	if app.Server == "" {
+		app.Server = storageGet(serverKey)
+	}
+	plan := queryParam("plan")
 	r, err := domrender.New("#app")
 	if err != nil {
 		panic(err)
@@ -40,7 +53,12 @@ func main() {
 		panic(err)
 	}
 	h.env = r.EventEnv()
-	if !app.Embed {
+	switch {
+	case plan != "":
+		// ?plan=ID: the stored plan, once the server answers; meanwhile (and if it
+		// cannot) the page shows what startRequest found, and keeps the URL as it is.
+		app.OpenPlan(plan, showing)
+	case !app.Embed:
 		app.Keep()
 	}
 	// Back, Forward and a pasted link change the fragment: show its request.
@@ -85,22 +103,23 @@ func main() {
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 
 // startRequest picks the request a page load shows: the URL fragment's, else the one kept
-// in localStorage, else the first visit's. A fragment that does not decode is reported.
-func startRequest() (*ui.Request, string) {
+// in localStorage, else the first visit's, and says which ("the link's #fragment"). A
+// fragment that does not decode is reported.
+func startRequest() (*ui.Request, string, string) {
 	notice := ""
 	if f := strings.TrimPrefix(js.Global().Get("location").Get("hash").String(), "#"); f != "" {
 		r, err := ui.DecodeFragment(f)
 		if err == nil {
-			return r, ""
+			return r, "", "the link's #fragment"
 		}
 		notice = err.Error() + " Showing the last request instead."
 	}
 	if f := storageGet(storageKey); f != "" {
 		if r, err := ui.DecodeFragment(f); err == nil {
-			return r, notice
+			return r, notice, "your last request"
 		}
 	}
-	return nil, notice
+	return nil, notice, "the first example"
 }
 
 // browser is ui.Host in a browser.
@@ -134,9 +153,12 @@ func (b *browser) Yield() {
 	b.yielded = time.Now()
 }
 
+// Keep puts the request in the URL's fragment. A stored plan's ?plan= goes: the
+// fragment is the page's state now (and opens the plan where the server cannot).
 func (b *browser) Keep(fragment string, push bool) {
 	u := js.Global().Get("URL").New(js.Global().Get("location").Get("href"))
 	u.Set("hash", fragment)
+	u.Get("searchParams").Call("delete", "plan")
 	method := "replaceState"
 	if push {
 		method = "pushState"
@@ -282,4 +304,86 @@ func storageGet(key string) (v string) {
 func storageSet(key, value string) {
 	defer func() { recover() }()
 	js.Global().Get("localStorage").Call("setItem", key, value)
+}
+
+// Fetch sends a request with the browser's fetch (api.Send): no net/http in main.wasm. It
+// blocks its goroutine until the answer has come (it must not run in an event handler:
+// App runs it in Background). ctx's end aborts the fetch.
+func (b *browser) Fetch(ctx context.Context, method, url string, body []byte, limit int64) (status int, answer []byte, err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			err = fmt.Errorf("fetch: %v", v)
+		}
+	}()
+	ctl := js.Global().Get("AbortController").New()
+	stop := context.AfterFunc(ctx, func() { ctl.Call("abort") })
+	defer stop()
+	opts := map[string]any{"method": method, "signal": ctl.Get("signal")}
+	if body != nil {
+		opts["body"] = string(body)
+		opts["headers"] = map[string]any{"Content-Type": "application/json"}
+	}
+	resp, err := await(js.Global().Call("fetch", url, opts))
+	if err != nil {
+		return 0, nil, err
+	}
+	buf, err := await(resp.Call("arrayBuffer"))
+	if err != nil {
+		return 0, nil, err
+	}
+	arr := js.Global().Get("Uint8Array").New(buf)
+	n := min(int64(arr.Length()), limit)
+	answer = make([]byte, n)
+	js.CopyBytesToGo(answer, arr.Call("subarray", 0, n))
+	return resp.Get("status").Int(), answer, nil
+}
+
+// await waits for a promise: its value, or its rejection as an error ("TypeError:
+// Failed to fetch").
+func await(p js.Value) (js.Value, error) {
+	type outcome struct {
+		v   js.Value
+		err error
+	}
+	ch := make(chan outcome, 1)
+	var then, fail js.Func
+	then = js.FuncOf(func(_ js.Value, args []js.Value) any {
+		ch <- outcome{v: args[0]}
+		return nil
+	})
+	fail = js.FuncOf(func(_ js.Value, args []js.Value) any {
+		msg := "rejected"
+		if len(args) > 0 {
+			msg = args[0].Call("toString").String()
+		}
+		ch <- outcome{err: errors.New(msg)}
+		return nil
+	})
+	defer then.Release()
+	defer fail.Release()
+	p.Call("then", then, fail)
+	o := <-ch
+	return o.v, o.err
+}
+
+// PlanLink is the page's address with ?plan=ID and &server=SERVER (share.Link's form),
+// and no fragment.
+func (b *browser) PlanLink(id, server string) string {
+	loc := js.Global().Get("location")
+	u := js.Global().Get("URL").New(loc.Get("origin").String() + loc.Get("pathname").String() + loc.Get("search").String())
+	q := u.Get("searchParams")
+	q.Call("set", "plan", id)
+	q.Call("set", "server", server)
+	q.Call("delete", "embed")
+	return u.Call("toString").String()
+}
+
+// SaveServer keeps the share server setting in localStorage.
+func (b *browser) SaveServer(server string) {
+	if server == "" {
+		defer func() { recover() }()
+		js.Global().Get("localStorage").Call("removeItem", serverKey)
+		return
+	}
+	storageSet(serverKey, server)
 }

@@ -3,18 +3,17 @@ package share
 import (
 	"bytes"
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"net/url"
-	"strings"
+
+	"pipeplan/wasm/worker/share/api"
 )
 
-// Client calls a shared-plans server, the Worker or the twin, from Go. In the browser
-// (js/wasm) net/http sends with fetch, so the page can use it as it is; the server must
-// then list the page's origin among its allowed origins (CORS).
+// Client calls a shared-plans server, the Worker or the twin, from Go with net/http
+// (the page uses api.Client with the browser's fetch instead). The server must list a
+// page's origin among its allowed origins (CORS).
 type Client struct {
 	// Server is the API's base URL ("https://plans.example.com"), without /v1/plans.
 	Server string
@@ -23,79 +22,36 @@ type Client struct {
 }
 
 // APIError is an error answer of the server.
-type APIError struct {
-	// Status is the HTTP status.
-	Status int
-	ErrorBody
-}
-
-func (e *APIError) Error() string {
-	if e.ErrorBody.Error == "" {
-		return fmt.Sprintf("the share server answered %d %s", e.Status, http.StatusText(e.Status))
-	}
-	return e.ErrorBody.Error
-}
+type APIError = api.APIError
 
 // Unreachable reports whether err means that the server could not be used: no answer
 // (offline, a wrong address, CORS refused), a server error (5xx), or an answer that is not
 // this API's. The page then shares by URL fragment and says so. Other errors are the
 // request's fault (400, 413, 422: show them) or an unknown plan (404).
-func Unreachable(err error) bool {
-	var ae *APIError
-	if errors.As(err, &ae) {
-		return ae.Status >= 500 || ae.Code == ""
-	}
-	return err != nil
-}
+func Unreachable(err error) bool { return api.Unreachable(err) }
 
-// maxAnswer bounds what the client reads of one answer: a stored document is at most
-// DefaultMaxDocumentBytes unless a server is configured otherwise.
-const maxAnswer = 64 << 20
+func (c Client) api() api.Client { return api.Client{Server: c.Server, Send: c.send} }
 
 // Share stores a planning request (its JSON) and returns the plan's id and URL. A 503
 // is tried once more: posting the same request again is harmless.
 func (c Client) Share(ctx context.Context, request []byte) (Stored, error) {
-	var s Stored
-	var err error
-	for try := 0; try < 2; try++ {
-		var body []byte
-		body, err = c.do(ctx, http.MethodPost, PlansPath, request)
-		if err == nil {
-			err = decodeAnswer(body, &s)
-			return s, err
-		}
-		var ae *APIError
-		if !errors.As(err, &ae) || ae.Status != http.StatusServiceUnavailable {
-			break
-		}
-	}
-	return s, err
+	return c.api().Share(ctx, request)
 }
 
 // Open returns the plan stored under id. An unknown id is an *APIError with Status 404.
 func (c Client) Open(ctx context.Context, id string) (*Document, error) {
-	body, err := c.do(ctx, http.MethodGet, planPath+url.PathEscape(id), nil)
-	if err != nil {
-		return nil, err
-	}
-	d := new(Document)
-	if err := decodeAnswer(body, d); err != nil {
-		return nil, err
-	}
-	if d.ID != id {
-		return nil, &APIError{Status: http.StatusOK, ErrorBody: ErrorBody{Error: fmt.Sprintf("the share server answered plan %q for %q", d.ID, id)}}
-	}
-	return d, nil
+	return c.api().Open(ctx, id)
 }
 
-func (c Client) do(ctx context.Context, method, path string, body []byte) ([]byte, error) {
+// send is api.Send over net/http.
+func (c Client) send(ctx context.Context, method, url string, body []byte, limit int64) (int, []byte, error) {
 	var r io.Reader
 	if body != nil {
 		r = bytes.NewReader(body)
 	}
-	req, err := http.NewRequestWithContext(ctx, method, strings.TrimRight(c.Server, "/")+path, r)
+	req, err := http.NewRequestWithContext(ctx, method, url, r)
 	if err != nil {
-		return nil, err
+		return 0, nil, err
 	}
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
@@ -106,26 +62,14 @@ func (c Client) do(ctx context.Context, method, path string, body []byte) ([]byt
 	}
 	resp, err := hc.Do(req)
 	if err != nil {
-		return nil, fmt.Errorf("the share server %s cannot be reached: %w", c.Server, err)
+		return 0, nil, err
 	}
 	defer resp.Body.Close()
-	answer, err := io.ReadAll(io.LimitReader(resp.Body, maxAnswer))
+	answer, err := io.ReadAll(io.LimitReader(resp.Body, limit))
 	if err != nil {
-		return nil, fmt.Errorf("reading the share server's answer: %w", err)
+		return 0, nil, fmt.Errorf("reading the answer: %w", err)
 	}
-	if resp.StatusCode >= 300 {
-		e := &APIError{Status: resp.StatusCode}
-		json.Unmarshal(answer, &e.ErrorBody) // an answer that is not ours leaves Code empty
-		return nil, e
-	}
-	return answer, nil
-}
-
-func decodeAnswer(body []byte, v any) error {
-	if err := json.Unmarshal(body, v); err != nil {
-		return &APIError{Status: http.StatusOK, ErrorBody: ErrorBody{Error: "the share server's answer is not this API's: " + err.Error()}}
-	}
-	return nil
+	return resp.StatusCode, answer, nil
 }
 
 // Link returns the page's address that opens a stored plan: page (the app's URL) with

@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"pipeplan/core/model"
+	"pipeplan/wasm/worker/share/api"
 )
 
 // Limits used when Config leaves them zero.
@@ -77,58 +78,30 @@ type Config struct {
 	BaseURL string
 }
 
-// Document is what is stored under a plan's id and what GET /v1/plans/{id} returns.
-type Document struct {
-	// ID is the request's content id.
-	ID string `json:"id"`
-	// Request is the canonical request.
-	Request json.RawMessage `json:"request"`
-	// Result is what core made of it (core/request's Result).
-	Result json.RawMessage `json:"result"`
-}
-
-// Stored is the answer to POST /v1/plans.
-type Stored struct {
-	// ID is the plan's id: GET /v1/plans/{id} returns it.
-	ID string `json:"id"`
-	// URL is the absolute URL of GET /v1/plans/{id}.
-	URL string `json:"url"`
-}
+// The API's wire format (package api, which the page uses without net/http).
+type (
+	Document  = api.Document
+	Stored    = api.Stored
+	ErrorBody = api.ErrorBody
+	Field     = api.Field
+)
 
 // Error codes of ErrorBody.Code.
 const (
-	CodeMalformed        = "malformed"          // 400: the body is not a JSON object
-	CodeTooLarge         = "too_large"          // 413: the body exceeds the size cap
-	CodeDocumentTooLarge = "document_too_large" // 413: the plan made is too large to store
-	CodeInvalid          = "invalid"            // 422: core refused the request
-	CodeNotFound         = "not_found"          // 404: no such plan, or no such path
-	CodeMethod           = "method_not_allowed" // 405
-	CodeOrigin           = "origin_not_allowed" // 403: a CORS preflight from an origin not configured
-	CodeUnavailable      = "unavailable"        // 503: the store failed, or the request was cancelled
-	CodeInternal         = "internal"           // 500: a bug
+	CodeMalformed        = api.CodeMalformed
+	CodeTooLarge         = api.CodeTooLarge
+	CodeDocumentTooLarge = api.CodeDocumentTooLarge
+	CodeInvalid          = api.CodeInvalid
+	CodeNotFound         = api.CodeNotFound
+	CodeMethod           = api.CodeMethod
+	CodeOrigin           = api.CodeOrigin
+	CodeUnavailable      = api.CodeUnavailable
+	CodeInternal         = api.CodeInternal
 )
-
-// ErrorBody is every error answer's JSON.
-type ErrorBody struct {
-	// Error is the whole message, for people.
-	Error string `json:"error"`
-	// Code names the problem for programs (the Code... constants).
-	Code string `json:"code"`
-	// Fields lists the request's bad fields when core named them (422).
-	Fields []Field `json:"fields,omitempty"`
-	// LimitBytes is the cap that was exceeded (413).
-	LimitBytes int64 `json:"limit_bytes,omitempty"`
-}
-
-// Field is one bad field of a request: its path in the request and why.
-type Field struct {
-	Path   string `json:"path"`
-	Reason string `json:"reason"`
-}
 
 // Paths of the API.
 const (
-	PlansPath = "/v1/plans"
+	PlansPath = api.PlansPath
 	planPath  = PlansPath + "/"
 )
 
