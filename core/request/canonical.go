@@ -2,11 +2,10 @@ package request
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"strings"
-
-	"pipeplan/core/internal/sha"
 )
 
 // Canonical returns the request's canonical encoding: normalized (every default applied),
@@ -78,9 +77,10 @@ func (r *Request) ID() (string, error) {
 	return contentID(b), nil
 }
 
-// contentID hashes with core/internal/sha, which is crypto/sha256's SHA-256 without the
-// FIPS module it brings into main.wasm.
 func contentID(canonical []byte) string {
-	sum := sha.Sum256(canonical, []byte{0}, []byte(PlannerVersion))
-	return hex.EncodeToString(sum[:])
+	h := sha256.New()
+	h.Write(canonical)
+	h.Write([]byte{0})
+	h.Write([]byte(PlannerVersion))
+	return hex.EncodeToString(h.Sum(nil))
 }
