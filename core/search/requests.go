@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"reflect"
 	"strings"
 
 	"pipeplan/core/analytic"
@@ -42,6 +43,8 @@ type Requests struct {
 	train      bool
 	sp         bool // sequence parallelism wherever t > 1
 	terms      map[termKey]*terms
+	// twins caches Twin's comparison per tensor-parallel degree and microbatch size.
+	twins map[[2]int]bool
 	// cache keeps the parsed architecture and its analytic estimates across candidates.
 	cache *request.Cache
 }
@@ -60,6 +63,8 @@ type terms struct {
 	// contiguous stages, of the largest stage's work (computed when first asked).
 	layers     []float64
 	bottleneck map[int]float64
+	// est is the architecture's analytic estimate (nil for a profile), for Twin.
+	est *analytic.Result
 }
 
 // bottleneckOf is a lower bound on the largest stage's work over every split of the
@@ -125,7 +130,7 @@ func NewRequests(base *request.Request) (*Requests, error) {
 	n.Schedule = request.Schedule{}
 	n.Cluster.Count = 0
 	r := &Requests{base: n, sp: base.Parallelism.SequenceParallel, train: n.Training.Mode == request.ModeTraining,
-		terms: map[termKey]*terms{}, secondsPer: 1, cache: request.NewCache()}
+		terms: map[termKey]*terms{}, twins: map[[2]int]bool{}, secondsPer: 1, cache: request.NewCache()}
 	dp, err := cluster.LookupDevice(n.Cluster.Device)
 	if err != nil {
 		return nil, err
@@ -363,6 +368,50 @@ func (r *Requests) MemoryKey(c Candidate) string {
 	return fmt.Sprintf("%d/%d/%s/%d/%s/%d/%g", c.Tensor, c.Pipeline, sc, inFlight, c.Recompute, z, c.MemoryProportion)
 }
 
+// Twin: a candidate with selective recomputation is the twin of the same candidate
+// without recomputation when the architecture's analytic estimates of the two are equal
+// in every layer and in total (as with flash attention, which keeps no attention scores
+// for selective recomputation to drop: core/analytic gives both the same costs).
+//
+// Proof that their outcomes are equal: for an architecture, training.recompute reaches
+// the planner only through the analytic options (core/request's prepare: the schedule's
+// and the estimator's stage recomputation is for full recomputation of profiles), and
+// Run reads the estimate only through its model (est.Model(), from est.Layers and the
+// estimate's input), its layers and totals, and its options' types, which recomputation
+// does not set. The data-parallel and ZeRO options the candidate adds to those compared
+// here change the optimizer's share of each layer alone, in the same way with either
+// recomputation. So the two requests plan the same model on the same cluster with the
+// same schedule: the same split, step and throughput. None comes first in the grid's
+// order (Space lists none before selective), as Twins asks.
+func (r *Requests) Twin(c Candidate) (Candidate, bool) {
+	if c.Recompute != string(analytic.Selective) || r.arch == nil || !r.train {
+		return c, false
+	}
+	k := [2]int{c.Tensor, c.MicrobatchSize}
+	same, known := r.twins[k]
+	if !known {
+		sel, err := r.termsOf(c.Tensor, c.MicrobatchSize, c.Recompute)
+		none, err2 := r.termsOf(c.Tensor, c.MicrobatchSize, string(analytic.NoRecompute))
+		same = err == nil && err2 == nil && sameEstimate(sel.est, none.est)
+		r.twins[k] = same
+	}
+	if !same {
+		return c, false
+	}
+	c.Recompute = string(analytic.NoRecompute)
+	return c, true
+}
+
+// sameEstimate reports whether two analytic estimates cost every layer alike: the same
+// layers, totals and model (whose name, which states the options, aside).
+func sameEstimate(a, b *analytic.Result) bool {
+	if a == nil || b == nil || !reflect.DeepEqual(a.Layers, b.Layers) || a.Total != b.Total {
+		return false
+	}
+	ma, mb := a.Model(), b.Model()
+	return reflect.DeepEqual(ma.Layers, mb.Layers) && reflect.DeepEqual(ma.Inputs, mb.Inputs)
+}
+
 // termsOf are the bound's terms for a tensor-parallel degree, microbatch size and
 // recomputation, computed once.
 func (r *Requests) termsOf(t, b int, recompute string) (*terms, error) {
@@ -385,6 +434,7 @@ func (r *Requests) termsOf(t, b int, recompute string) (*terms, error) {
 		if err != nil {
 			return nil, err
 		}
+		x.est = est
 		m = est.Model()
 	} else {
 		m = ScaleProfile(r.profile, r.profileB, b)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -163,6 +164,53 @@ func TestFreeLinksScaleLinearly(t *testing.T) {
 		}
 		if r := o.SamplesPerSecond / one.SamplesPerSecond; math.Abs(r-float64(d)) > 1e-9*float64(d) {
 			t.Errorf("d=%d: %.12g times the throughput of one replica", d, r)
+		}
+	}
+}
+
+// TestTwinSelective: with flash attention (the default) selective recomputation keeps
+// what none keeps, so Twin names the candidate without recomputation, and both plan to
+// the same outcome; with eager attention it drops the attention scores: no twin.
+func TestTwinSelective(t *testing.T) {
+	for _, attention := range []string{"", "eager"} {
+		base := &request.Request{
+			Model:   request.ModelSpec{Architecture: &request.Architecture{Name: "llama-3.2-1b", Seq: 2048, Attention: attention}},
+			Cluster: request.ClusterSpec{Device: "h100-sxm", DevicesPerNode: 4},
+		}
+		ev, err := NewRequests(base)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range []Candidate{
+			{Config: Config{Pipeline: 2, Data: 2, Tensor: 2, Schedule: "1f1b", Recompute: "selective", ZeRO: 1, MemoryProportion: 1, Microbatches: 8}, MicrobatchSize: 4},
+			{Config: Config{Pipeline: 4, Data: 1, Tensor: 1, Schedule: "interleaved:2", Recompute: "selective", MemoryProportion: 0.5, Microbatches: 8}, MicrobatchSize: 16},
+		} {
+			twin, ok := ev.Twin(c)
+			if ok != (attention == "") {
+				t.Fatalf("attention %q, %s: twin %v", attention, c, ok)
+			}
+			if !ok {
+				continue
+			}
+			want := c
+			want.Recompute = "none"
+			if twin != want {
+				t.Fatalf("%s: twin %s", c, twin)
+			}
+			a, err := ev.Evaluate(context.Background(), c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, err := ev.Evaluate(context.Background(), twin)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if a.Feasible != b.Feasible || a.SamplesPerSecond != b.SamplesPerSecond || !reflect.DeepEqual(a.Boundaries, b.Boundaries) || a.HeadroomBytes != b.HeadroomBytes {
+				t.Errorf("%s: %+v, its twin %+v", c, a, b)
+			}
+		}
+		if _, ok := ev.Twin(Candidate{Config: Config{Pipeline: 2, Data: 1, Tensor: 1, Schedule: "1f1b", Recompute: "full", MemoryProportion: 1, Microbatches: 8}, MicrobatchSize: 1}); ok {
+			t.Error("full recomputation has a twin")
 		}
 	}
 }

@@ -84,6 +84,18 @@ type Evaluator interface {
 	Evaluate(ctx context.Context, c Candidate) (Outcome, error)
 }
 
+// Twins is what an Evaluator may also do: name, for a candidate, another candidate of
+// the grid whose outcome is the same in every number the search compares (feasible or
+// not, samples per second) on as many devices, with the same microbatches and
+// microbatch size. The search then plans only the twin that comes first in the grid's
+// canonical order, which is also the one the tie-break prefers (Report.Best, Pareto):
+// the other can neither be the best nor on the front, whatever its outcome ties with.
+// Exhaustive searches plan both.
+type Twins interface {
+	// Twin returns c's twin, or ok false when it knows none.
+	Twin(c Candidate) (twin Candidate, ok bool)
+}
+
 // Progress is reported as the search goes.
 type Progress struct {
 	// Done of Total candidates are settled (planned, or pruned).
@@ -121,6 +133,9 @@ type Stats struct {
 	// same memory did not fit.
 	PrunedByBound   int `json:"pruned_by_bound"`
 	KnownInfeasible int `json:"known_infeasible"`
+	// Twins were not planned: an Evaluator's Twins named a candidate earlier in the grid
+	// with the same outcome.
+	Twins int `json:"twins,omitempty"`
 	// BoundViolations counts planned candidates faster than their bound (should be 0).
 	BoundViolations int `json:"bound_violations"`
 	// Seconds the search took.
@@ -162,13 +177,28 @@ func Run(ctx context.Context, s Space, ev Evaluator, opt Options) (*Report, erro
 		fits: map[string]*fit{}, best: newPrefixMax(s.MaxDevices), planned: map[int][]int{}}
 	r.rep.Stats.Configurations = len(groups)
 	r.sizes = make([][]int, len(groups))
+	tw, _ := ev.(Twins)
+	var index map[Config]int
+	if tw != nil && !opt.Exhaustive {
+		index = make(map[Config]int, len(groups))
+		for i, g := range groups {
+			index[g] = i
+		}
+	}
 	for i, g := range groups {
 		for _, b := range s.sizes(g.Data) {
-			if _, ok := s.candidate(g, b); ok {
-				r.sizes[i] = append(r.sizes[i], b)
+			c, ok := s.candidate(g, b)
+			if !ok {
+				continue
 			}
+			r.rep.Stats.Candidates++
+			if index != nil && r.hasTwin(tw, index, i, c) {
+				r.rep.Stats.Twins++
+				r.done++
+				continue
+			}
+			r.sizes[i] = append(r.sizes[i], b)
 		}
-		r.rep.Stats.Candidates += len(r.sizes[i])
 	}
 	if opt.Exhaustive {
 		err = r.exhaustive()
@@ -218,6 +248,23 @@ func (r *runner) fitOf(c Candidate) *fit {
 		r.fits[k] = f
 	}
 	return f
+}
+
+// hasTwin reports whether candidate c of group g has a twin (Twins) in an earlier group
+// of the grid, with the same microbatch size, microbatches and devices.
+func (r *runner) hasTwin(tw Twins, index map[Config]int, g int, c Candidate) bool {
+	t, ok := tw.Twin(c)
+	if !ok || t.MicrobatchSize != c.MicrobatchSize || t.Microbatches != c.Microbatches || t.Devices() != c.Devices() {
+		return false
+	}
+	tg := t.Config
+	tg.Microbatches = r.groups[g].Microbatches // 0 in a group of a fixed global batch
+	i, ok := index[tg]
+	if !ok || i >= g {
+		return false
+	}
+	_, ok = r.s.candidate(r.groups[i], c.MicrobatchSize)
+	return ok
 }
 
 func (r *runner) candidate(g, b int) Candidate {

@@ -46,6 +46,9 @@ func TestSameAsExhaustive(t *testing.T) {
 			rng := rand.New(rand.NewPCG(seed, 1))
 			s := toySpace(rng, global)
 			ev := newToy(rng)
+			// Every other seed, selective recomputation keeps what none keeps (as with
+			// flash attention): their candidates are twins.
+			ev.twins = seed%2 == 1
 			ex, err := Run(context.Background(), s, ev, Options{Exhaustive: true})
 			if err != nil {
 				t.Fatal(err)
@@ -75,9 +78,9 @@ func TestSameAsExhaustive(t *testing.T) {
 			if st.BoundViolations != 0 || ex.Stats.BoundViolations != 0 {
 				t.Errorf("%s: %d bound violations", name, st.BoundViolations)
 			}
-			if st.Evaluated+st.PrunedByBound+st.KnownInfeasible != st.Candidates || st.Candidates != ex.Stats.Evaluated {
-				t.Errorf("%s: %d evaluated + %d pruned + %d known infeasible != %d candidates (exhaustive %d)",
-					name, st.Evaluated, st.PrunedByBound, st.KnownInfeasible, st.Candidates, ex.Stats.Evaluated)
+			if st.Evaluated+st.PrunedByBound+st.KnownInfeasible+st.Twins != st.Candidates || st.Candidates != ex.Stats.Evaluated {
+				t.Errorf("%s: %d evaluated + %d pruned + %d known infeasible + %d twins != %d candidates (exhaustive %d)",
+					name, st.Evaluated, st.PrunedByBound, st.KnownInfeasible, st.Twins, st.Candidates, ex.Stats.Evaluated)
 			}
 			if st.Evaluated != len(got.Evaluated) {
 				t.Errorf("%s: %d evaluated, %d listed", name, st.Evaluated, len(got.Evaluated))
@@ -86,6 +89,9 @@ func TestSameAsExhaustive(t *testing.T) {
 				if !ev.reasonOK(o) {
 					t.Errorf("%s: %s infeasible without a reason", name, o.Candidate)
 				}
+			}
+			if ev.twins && st.Twins == 0 {
+				t.Errorf("%s: selective and none are twins, the search planned both", name)
 			}
 			searched += st.Evaluated
 			all += ex.Stats.Evaluated
