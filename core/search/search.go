@@ -185,19 +185,35 @@ func Run(ctx context.Context, s Space, ev Evaluator, opt Options) (*Report, erro
 			index[g] = i
 		}
 	}
+	sizes := map[int][]int{} // per replica count: shared by the groups that keep them all
+	var tl twinLookup
 	for i, g := range groups {
-		for _, b := range s.sizes(g.Data) {
+		all, ok := sizes[g.Data]
+		if !ok {
+			all = s.sizes(g.Data)
+			sizes[g.Data] = all
+		}
+		var kept []int // nil while every size so far is kept
+		for k, b := range all {
 			c, ok := s.candidate(g, b)
-			if !ok {
-				continue
+			twin := false
+			if ok {
+				r.rep.Stats.Candidates++
+				if twin = index != nil && r.hasTwin(tw, index, &tl, i, c); twin {
+					r.rep.Stats.Twins++
+					r.done++
+				}
 			}
-			r.rep.Stats.Candidates++
-			if index != nil && r.hasTwin(tw, index, i, c) {
-				r.rep.Stats.Twins++
-				r.done++
-				continue
+			switch {
+			case ok && !twin && kept != nil:
+				kept = append(kept, b)
+			case (!ok || twin) && kept == nil:
+				kept = append(make([]int, 0, len(all)), all[:k]...)
 			}
-			r.sizes[i] = append(r.sizes[i], b)
+		}
+		r.sizes[i] = all
+		if kept != nil {
+			r.sizes[i] = kept
 		}
 	}
 	if opt.Exhaustive {
@@ -252,19 +268,35 @@ func (r *runner) fitOf(c Candidate) *fit {
 
 // hasTwin reports whether candidate c of group g has a twin (Twins) in an earlier group
 // of the grid, with the same microbatch size, microbatches and devices.
-func (r *runner) hasTwin(tw Twins, index map[Config]int, g int, c Candidate) bool {
+func (r *runner) hasTwin(tw Twins, index map[Config]int, tl *twinLookup, g int, c Candidate) bool {
 	t, ok := tw.Twin(c)
 	if !ok || t.MicrobatchSize != c.MicrobatchSize || t.Microbatches != c.Microbatches || t.Devices() != c.Devices() {
 		return false
 	}
 	tg := t.Config
 	tg.Microbatches = r.groups[g].Microbatches // 0 in a group of a fixed global batch
-	i, ok := index[tg]
-	if !ok || i >= g {
+	if !tl.ok || tl.config != tg {
+		tl.config = tg
+		tl.index, tl.ok = index[tg]
+		if !tl.ok {
+			tl.index = -1
+		}
+		tl.ok = true
+	}
+	i := tl.index
+	if i < 0 || i >= g {
 		return false
 	}
 	_, ok = r.s.candidate(r.groups[i], c.MicrobatchSize)
 	return ok
+}
+
+// twinLookup remembers the last twin configuration looked up and its group (-1: none):
+// a group's sizes mostly share their twin's group.
+type twinLookup struct {
+	config Config
+	index  int
+	ok     bool
 }
 
 func (r *runner) candidate(g, b int) Candidate {
