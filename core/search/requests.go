@@ -45,6 +45,8 @@ type Requests struct {
 	terms      map[termKey]*terms
 	// twins caches Twin's comparison per tensor-parallel degree and microbatch size.
 	twins map[[2]int]bool
+	// device is the cluster's device, as one stage's cluster holds it (memory limits).
+	device *cluster.Device
 	// cache keeps the parsed architecture and its analytic estimates across candidates.
 	cache *request.Cache
 }
@@ -65,6 +67,17 @@ type terms struct {
 	bottleneck map[int]float64
 	// est is the architecture's analytic estimate (nil for a profile), for Twin.
 	est *analytic.Result
+	// mem are the layers' memory terms, for CannotFit (architectures in training).
+	mem []layerMemory
+}
+
+// layerMemory is what a layer adds to the memory of a stage that holds it (core/estimate's
+// Range): its own always-alive bytes (fixed: parameters with their gradients and exclusive
+// bytes; opt: optimizer state without ZeRO), what one microbatch keeps for the backward
+// (act), and its working peak beyond what the layers before it in the stage keep (peak:
+// temporaries and carried tensors).
+type layerMemory struct {
+	fixed, opt, act, peak int64
 }
 
 // bottleneckOf is a lower bound on the largest stage's work over every split of the
@@ -136,6 +149,9 @@ func NewRequests(base *request.Request) (*Requests, error) {
 		return nil, err
 	}
 	r.memoryBW = dp.Perf.MemoryBytesPerSecond * dp.Perf.MemoryEfficiency
+	if one, err := cluster.FromPreset(n.Cluster.Device, 1); err == nil {
+		r.device = &one.Devices[0]
+	}
 	if n.Cluster.DevicesPerNode > 0 {
 		topo, err := cluster.PresetTopology(1, n.Cluster.DevicesPerNode, n.Cluster.LinkIntra, n.Cluster.LinkInter)
 		if err != nil {
@@ -454,8 +470,90 @@ func (r *Requests) termsOf(t, b int, recompute string) (*terms, error) {
 	if !r.train || r.arch == nil {
 		x.grads, x.params, x.optimizer = 0, 0, 0 // a profile's state is not bounded
 	}
+	if r.train && r.arch != nil {
+		x.mem = make([]layerMemory, len(m.Layers))
+		for i := range m.Layers {
+			l := &m.Layers[i]
+			x.mem[i] = layerMemory{fixed: l.ParamBytes + l.ExclusiveBytes, opt: l.OptimizerBytes, act: l.ActivationBytes,
+				peak: l.TemporaryBytes + l.CarryOverBytes}
+		}
+	}
 	r.terms[k] = x
 	return x, nil
+}
+
+// CannotFit reports that the candidate fits no split, by a lower bound on what a stage
+// needs (Fitter). It answers for architectures in training under gpipe, 1f1b, zb-h1 and
+// interleaved; otherwise it says false (not known).
+//
+// core/estimate charges a stage of layers [a, b], holding k microbatches in flight, its
+// parameters, optimizer state, exclusive and shared bytes, its working peak, the maximum
+// over l in [a, b] of (temporary + carried + activations of the layers a..l-1 + tensors
+// carried across l) and (k - 1) times its activations. Leaving out the shared bytes and
+// the carried tensors, each at least 0, gives a lower bound LB(i, a, b) that grows as the
+// range grows at either end. The stages' k are schedule.InFlight's: m under gpipe,
+// min(p - i, m) under 1f1b and zb-h1; under interleaved at least 1 (core/plan shares a
+// device's count among its chunks, each at least 1), against 1/v of a device's memory.
+// Optimizer state: the estimate without ZeRO gives o = ceil(x) per layer; ZeRO-1 over d
+// replicas gives ceil(x/d) >= (o - 1)/d, less a byte for rounding.
+//
+// If some split fits, its stages satisfy LB <= limit; then the greedy cover (each stage
+// in turn takes as many layers as keep LB within its limit) also reaches the last layer,
+// since by induction its i-th stage ends no earlier than the split's (Range is smaller
+// on a sub-range). So when the greedy cover does not reach the last layer, no split fits.
+func (r *Requests) CannotFit(c Candidate) bool {
+	if !r.train || r.arch == nil || r.device == nil {
+		return false
+	}
+	sc, err := schedule.Parse(c.Schedule)
+	if err != nil {
+		return false
+	}
+	p, m := c.Pipeline, c.Microbatches
+	dev := *r.device
+	stages := p
+	switch sc.Kind {
+	case schedule.GPipe, schedule.OneFOneB, schedule.ZBH1:
+	case schedule.Interleaved:
+		stages = p * sc.Chunks
+		dev.MemoryBytes /= int64(sc.Chunks)
+	default:
+		return false
+	}
+	x, err := r.termsOf(c.Tensor, c.MicrobatchSize, c.Recompute)
+	if err != nil || x.mem == nil {
+		return false
+	}
+	limit := dev.MemoryLimitBytes(c.MemoryProportion)
+	n := len(x.mem)
+	a := 0
+	for i := 0; i < stages && a < n; i++ {
+		k := int64(1)
+		switch sc.Kind {
+		case schedule.GPipe:
+			k = int64(m)
+		case schedule.OneFOneB, schedule.ZBH1:
+			k = int64(min(p-i, m))
+		}
+		var fixed, act, peak int64 // peak: the most of (peak + activations before) over the range
+		b := a
+		for ; b < n; b++ {
+			l := &x.mem[b]
+			opt := l.opt
+			if c.ZeRO == 1 {
+				opt = max(0, (opt-2)/int64(c.Data))
+			}
+			f := fixed + l.fixed + opt
+			pk := max(peak, l.peak+act)
+			ac := act + l.act
+			if f+pk+(k-1)*ac > limit {
+				break
+			}
+			fixed, peak, act = f, pk, ac
+		}
+		a = b
+	}
+	return a < n
 }
 
 // Bound is an upper bound on a candidate's samples per second: its samples per step over

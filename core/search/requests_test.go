@@ -214,3 +214,61 @@ func TestTwinSelective(t *testing.T) {
 		}
 	}
 }
+
+// TestCannotFitIsNecessary: on a grid of Llama-3.2-1B with tight memory, every candidate
+// CannotFit rules out is one the planner finds no split for (its lower bound on memory
+// never exceeds what a plan needs), and it rules out most that do not fit.
+func TestCannotFitIsNecessary(t *testing.T) {
+	for _, base := range []*request.Request{
+		{Model: request.ModelSpec{Architecture: &request.Architecture{Name: "llama-3.2-1b", Seq: 4096}},
+			Cluster: request.ClusterSpec{Device: "h100-sxm", DevicesPerNode: 4}},
+		// Tied embeddings (shared bytes), dropout, eager attention on a smaller device.
+		{Model: request.ModelSpec{Architecture: &request.Architecture{Name: "gpt2-medium", Seq: 1024, Attention: "eager"}},
+			Cluster: request.ClusterSpec{Device: "a100-40gb", DevicesPerNode: 4}},
+	} {
+		cannotFitIsNecessary(t, base)
+	}
+}
+
+func cannotFitIsNecessary(t *testing.T, base *request.Request) {
+	ev, err := NewRequests(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := ev.Space(Knobs{MaxDevices: 8, GlobalBatch: 64, MaxMicrobatchSize: 32, MemoryProportions: []float64{0.08, 0.15, 0.3, 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	groups, err := s.groups()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ruledOut, infeasible, n int
+	for _, g := range groups {
+		for _, b := range s.sizes(g.Data) {
+			c, ok := s.candidate(g, b)
+			if !ok {
+				continue
+			}
+			n++
+			o, err := ev.Evaluate(context.Background(), c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cannot := ev.CannotFit(c)
+			if cannot && o.Feasible {
+				t.Fatalf("%s: CannotFit, but it fits: %v", c, o.Boundaries)
+			}
+			if !o.Feasible {
+				infeasible++
+				if cannot {
+					ruledOut++
+				}
+			}
+		}
+	}
+	t.Logf("%s: %d candidates, %d do not fit, CannotFit rules out %d", base.Model.Architecture.Name, n, infeasible, ruledOut)
+	if infeasible == 0 || ruledOut*2 < infeasible {
+		t.Errorf("CannotFit rules out %d of the %d that do not fit", ruledOut, infeasible)
+	}
+}

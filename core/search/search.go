@@ -96,6 +96,14 @@ type Twins interface {
 	Twin(c Candidate) (twin Candidate, ok bool)
 }
 
+// Fitter is what an Evaluator may also do: tell, without planning, that a candidate
+// cannot fit, by a necessary condition of fitting (a lower bound on memory). When
+// CannotFit says true, Evaluate would give an Outcome with Feasible false; false means
+// only "not known".
+type Fitter interface {
+	CannotFit(c Candidate) bool
+}
+
 // Progress is reported as the search goes.
 type Progress struct {
 	// Done of Total candidates are settled (planned, or pruned).
@@ -133,6 +141,8 @@ type Stats struct {
 	// same memory did not fit.
 	PrunedByBound   int `json:"pruned_by_bound"`
 	KnownInfeasible int `json:"known_infeasible"`
+	// CannotFit were not planned: the Evaluator's Fitter showed they fit no split.
+	CannotFit int `json:"cannot_fit,omitempty"`
 	// Twins were not planned: an Evaluator's Twins named a candidate earlier in the grid
 	// with the same outcome.
 	Twins int `json:"twins,omitempty"`
@@ -177,6 +187,9 @@ func Run(ctx context.Context, s Space, ev Evaluator, opt Options) (*Report, erro
 		fits: map[string]*fit{}, best: newPrefixMax(s.MaxDevices), planned: map[int][]int{}}
 	r.rep.Stats.Configurations = len(groups)
 	r.sizes = make([][]int, len(groups))
+	if f, ok := ev.(Fitter); ok && !opt.Exhaustive {
+		r.fitter = f
+	}
 	tw, _ := ev.(Twins)
 	var index map[Config]int
 	if tw != nil && !opt.Exhaustive {
@@ -236,6 +249,7 @@ type runner struct {
 	sizes  [][]int // per group, the microbatch sizes to try, ascending
 	rep    *Report
 	fits   map[string]*fit
+	fitter Fitter // nil: none
 	best   *prefixMax
 	done   int
 	// planned holds, per configuration, the indices of the sizes planned as probes.
@@ -511,6 +525,9 @@ func (r *runner) settle(q *queue, it item, free bool) error {
 			r.done++
 			return nil
 		}
+		if r.cannotFit(g, b, f) {
+			return nil
+		}
 		_, err := r.evaluate(g, b, it.bound)
 		return err
 	}
@@ -576,6 +593,10 @@ func (r *runner) largestFit(g, top int, f *fit) (lo, hi int, err error) {
 		}
 	}
 	probe := func(i int) (bool, error) {
+		if r.cannotFit(g, sizes[i], f) {
+			r.planned[g] = append(r.planned[g], i) // settled
+			return false, nil
+		}
 		u, err := r.bound(g, sizes[i])
 		if err != nil {
 			return false, err
@@ -618,6 +639,20 @@ func (r *runner) largestFit(g, top int, f *fit) (lo, hi int, err error) {
 		}
 	}
 	return lo, hi, nil
+}
+
+// cannotFit asks the Fitter whether candidate (g, b) cannot fit; if so it is settled as
+// such, and its memory key learns that sizes from b on do not fit.
+func (r *runner) cannotFit(g, b int, f *fit) bool {
+	if r.fitter == nil || !r.fitter.CannotFit(r.candidate(g, b)) {
+		return false
+	}
+	if f.hi == 0 || b < f.hi {
+		f.hi = b
+	}
+	r.rep.Stats.CannotFit++
+	r.done++
+	return true
 }
 
 func (r *runner) isPlanned(g, i int) bool { return slices.Contains(r.planned[g], i) }

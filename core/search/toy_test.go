@@ -34,6 +34,13 @@ type toy struct {
 	// twins: selective recomputation keeps as much as none and runs as fast, and Twin
 	// says so.
 	twins bool
+	// fitter: CannotFit says true when the candidate needs a tenth more than the memory.
+	fitter bool
+}
+
+// CannotFit: with fitter, a necessary condition of fitting (need <= limit) fails.
+func (t *toy) CannotFit(c Candidate) bool {
+	return t.fitter && t.memory(c) > 1.1*t.limit*c.MemoryProportion
 }
 
 // Twin: with twins, a selective candidate is its none twin.
