@@ -498,9 +498,8 @@ func (r *Requests) termsOf(t, b int, recompute string) (*terms, error) {
 // replicas gives ceil(x/d) >= (o - 1)/d, less a byte for rounding.
 //
 // If some split fits, its stages satisfy LB <= limit; then the greedy cover (each stage
-// in turn takes as many layers as keep LB within its limit) also reaches the last layer,
-// since by induction its i-th stage ends no earlier than the split's (Range is smaller
-// on a sub-range). So when the greedy cover does not reach the last layer, no split fits.
+// in turn takes as many layers as keep LB within its limit) also reaches the last layer
+// (cover). So when the greedy cover does not reach the last layer, no split fits.
 func (r *Requests) CannotFit(c Candidate) bool {
 	if !r.train || r.arch == nil || r.device == nil {
 		return false
@@ -509,13 +508,10 @@ func (r *Requests) CannotFit(c Candidate) bool {
 	if err != nil {
 		return false
 	}
-	p, m := c.Pipeline, c.Microbatches
 	dev := *r.device
-	stages := p
 	switch sc.Kind {
 	case schedule.GPipe, schedule.OneFOneB, schedule.ZBH1:
 	case schedule.Interleaved:
-		stages = p * sc.Chunks
 		dev.MemoryBytes /= int64(sc.Chunks)
 	default:
 		return false
@@ -524,7 +520,17 @@ func (r *Requests) CannotFit(c Candidate) bool {
 	if err != nil || x.mem == nil {
 		return false
 	}
-	limit := dev.MemoryLimitBytes(c.MemoryProportion)
+	return !r.cover(c, x, sc, dev.MemoryLimitBytes(c.MemoryProportion), math.Inf(1))
+}
+
+// cover reports whether the greedy cover reaches the last layer with stages whose
+// memory lower bound (CannotFit) is within limit and whose work (terms.layers) is at most
+// most: each stage in turn takes as many layers as keep both. Both grow with a range at
+// either end, so the cover reaches the last layer if any split of stages within both
+// does (by induction, its i-th stage ends no earlier than the split's).
+func (r *Requests) cover(c Candidate, x *terms, sc schedule.Config, limit int64, most float64) bool {
+	p, m := c.Pipeline, c.Microbatches
+	stages := p * max(1, sc.Chunks)
 	n := len(x.mem)
 	a := 0
 	for i := 0; i < stages && a < n; i++ {
@@ -536,6 +542,7 @@ func (r *Requests) CannotFit(c Candidate) bool {
 			k = int64(min(p-i, m))
 		}
 		var fixed, act, peak int64 // peak: the most of (peak + activations before) over the range
+		var work float64
 		b := a
 		for ; b < n; b++ {
 			l := &x.mem[b]
@@ -546,14 +553,15 @@ func (r *Requests) CannotFit(c Candidate) bool {
 			f := fixed + l.fixed + opt
 			pk := max(peak, l.peak+act)
 			ac := act + l.act
-			if f+pk+(k-1)*ac > limit {
+			w := work + x.layers[b]
+			if f+pk+(k-1)*ac > limit || w > most {
 				break
 			}
-			fixed, peak, act = f, pk, ac
+			fixed, peak, act, work = f, pk, ac, w
 		}
 		a = b
 	}
-	return a < n
+	return a == n
 }
 
 // Bound is an upper bound on a candidate's samples per second: its samples per step over
@@ -574,17 +582,67 @@ func (r *Requests) Bound(c Candidate) (float64, error) {
 	if err != nil {
 		return 0, err
 	}
-	m, p := float64(c.Microbatches), float64(c.Pipeline)
+	sc, _ := schedule.Parse(c.Schedule)
+	return r.bound(c, x, sc, x.bottleneckOf(c.Pipeline*max(1, sc.Chunks))), nil
+}
+
+// Refine is Bound with the bottleneck of the splits that may fit (Refiner): the largest
+// stage's work is at least the least X for which the greedy cover of CannotFit's
+// memory bound, with stages of work at most X, reaches the last layer (found by
+// bisection, from below); where memory binds (1F1B's first stages hold p microbatches)
+// this is more than the bottleneck over every split. No split fits: 0.
+func (r *Requests) Refine(c Candidate) (float64, error) {
+	x, err := r.termsOf(c.Tensor, c.MicrobatchSize, c.Recompute)
+	if err != nil {
+		return 0, err
+	}
 	sc, _ := schedule.Parse(c.Schedule)
 	stages := c.Pipeline * max(1, sc.Chunks)
-	pipe := max(m*x.work/p, m*x.bottleneckOf(stages))
+	least := x.bottleneckOf(stages)
+	if !r.train || r.arch == nil || r.device == nil || x.mem == nil {
+		return r.bound(c, x, sc, least), nil
+	}
+	dev := *r.device
+	switch sc.Kind {
+	case schedule.GPipe, schedule.OneFOneB, schedule.ZBH1:
+	case schedule.Interleaved:
+		dev.MemoryBytes /= int64(sc.Chunks)
+	default:
+		return r.bound(c, x, sc, least), nil
+	}
+	limit := dev.MemoryLimitBytes(c.MemoryProportion)
+	if !r.cover(c, x, sc, limit, math.Inf(1)) {
+		return 0, nil
+	}
+	lo, hi := least, x.work // lo: no cover known (or the bound over all splits); hi: covers
+	if r.cover(c, x, sc, limit, lo) {
+		return r.bound(c, x, sc, least), nil
+	}
+	for range 40 {
+		mid := lo + (hi-lo)/2
+		if mid <= lo || mid >= hi {
+			break
+		}
+		if r.cover(c, x, sc, limit, mid) {
+			hi = mid
+		} else {
+			lo = mid
+		}
+	}
+	return r.bound(c, x, sc, lo), nil
+}
+
+// bound is Bound with a lower bound on the largest stage's work.
+func (r *Requests) bound(c Candidate, x *terms, sc schedule.Config, bottleneck float64) float64 {
+	m, p := float64(c.Microbatches), float64(c.Pipeline)
+	pipe := max(m*x.work/p, m*bottleneck)
 	switch sc.Kind {
 	case schedule.GPipe, schedule.OneFOneB:
 		pipe = max(pipe, x.work/(1-math.Pow(1-1/m, p)))
 	case schedule.Inference:
 		// The device of stage j starts after the stages before it and the last
 		// microbatch still crosses the stages after it.
-		pipe = max(pipe, x.work+(m-1)*x.bottleneckOf(stages))
+		pipe = max(pipe, x.work+(m-1)*bottleneck)
 	case schedule.ZBH1:
 		// Weight gradients run apart, beside other stages' work: one microbatch's whole
 		// work is no bound.
@@ -605,9 +663,9 @@ func (r *Requests) Bound(c Candidate) (float64, error) {
 	}
 	samples := float64(c.MicrobatchSize) * m * float64(c.Data)
 	if step <= 0 {
-		return math.Inf(1), nil
+		return math.Inf(1)
 	}
-	return samples / step, nil
+	return samples / step
 }
 
 // ringBound is the least time of the candidate's data-parallel ring all-reduce of n bytes

@@ -215,9 +215,10 @@ func TestTwinSelective(t *testing.T) {
 	}
 }
 
-// TestCannotFitIsNecessary: on a grid of Llama-3.2-1B with tight memory, every candidate
-// CannotFit rules out is one the planner finds no split for (its lower bound on memory
-// never exceeds what a plan needs), and it rules out most that do not fit.
+// TestCannotFitIsNecessary: on grids with tight memory, every candidate CannotFit rules
+// out is one the planner finds no split for (its lower bound on memory never exceeds
+// what a plan needs), and it rules out most that do not fit; Refine is at most Bound and
+// at least the planned throughput.
 func TestCannotFitIsNecessary(t *testing.T) {
 	for _, base := range []*request.Request{
 		{Model: request.ModelSpec{Architecture: &request.Architecture{Name: "llama-3.2-1b", Seq: 4096}},
@@ -243,7 +244,7 @@ func cannotFitIsNecessary(t *testing.T, base *request.Request) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var ruledOut, infeasible, n int
+	var ruledOut, infeasible, n, refined int
 	for _, g := range groups {
 		for _, b := range s.sizes(g.Data) {
 			c, ok := s.candidate(g, b)
@@ -259,6 +260,20 @@ func cannotFitIsNecessary(t *testing.T, base *request.Request) {
 			if cannot && o.Feasible {
 				t.Fatalf("%s: CannotFit, but it fits: %v", c, o.Boundaries)
 			}
+			u, err := ev.Bound(c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			v, err := ev.Refine(c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if v > u || (o.Feasible && o.SamplesPerSecond > v*boundSlack) {
+				t.Fatalf("%s: %v samples/s, bound %v, refined %v", c, o.SamplesPerSecond, u, v)
+			}
+			if o.Feasible && v < u {
+				refined++
+			}
 			if !o.Feasible {
 				infeasible++
 				if cannot {
@@ -267,7 +282,7 @@ func cannotFitIsNecessary(t *testing.T, base *request.Request) {
 			}
 		}
 	}
-	t.Logf("%s: %d candidates, %d do not fit, CannotFit rules out %d", base.Model.Architecture.Name, n, infeasible, ruledOut)
+	t.Logf("%s: %d candidates, %d do not fit, CannotFit rules out %d; Refine is below Bound for %d that fit", base.Model.Architecture.Name, n, infeasible, ruledOut, refined)
 	if infeasible == 0 || ruledOut*2 < infeasible {
 		t.Errorf("CannotFit rules out %d of the %d that do not fit", ruledOut, infeasible)
 	}

@@ -104,6 +104,15 @@ type Fitter interface {
 	CannotFit(c Candidate) bool
 }
 
+// Refiner is what an Evaluator may also do: a tighter upper bound on one candidate's
+// samples per second than Bound, dearer to compute and with no monotonicity asked. The
+// search asks it just before it would plan a candidate (not for the probes that find
+// the largest microbatch that fits), and plans the candidate only when the refined
+// bound can still win.
+type Refiner interface {
+	Refine(c Candidate) (float64, error)
+}
+
 // Progress is reported as the search goes.
 type Progress struct {
 	// Done of Total candidates are settled (planned, or pruned).
@@ -190,6 +199,9 @@ func Run(ctx context.Context, s Space, ev Evaluator, opt Options) (*Report, erro
 	if f, ok := ev.(Fitter); ok && !opt.Exhaustive {
 		r.fitter = f
 	}
+	if f, ok := ev.(Refiner); ok && !opt.Exhaustive {
+		r.refiner = f
+	}
 	tw, _ := ev.(Twins)
 	var index map[Config]int
 	if tw != nil && !opt.Exhaustive {
@@ -249,7 +261,8 @@ type runner struct {
 	sizes  [][]int // per group, the microbatch sizes to try, ascending
 	rep    *Report
 	fits   map[string]*fit
-	fitter Fitter // nil: none
+	fitter  Fitter  // nil: none
+	refiner Refiner // nil: none
 	best   *prefixMax
 	done   int
 	// planned holds, per configuration, the indices of the sizes planned as probes.
@@ -528,7 +541,11 @@ func (r *runner) settle(q *queue, it item, free bool) error {
 		if r.cannotFit(g, b, f) {
 			return nil
 		}
-		_, err := r.evaluate(g, b, it.bound)
+		u, ok, err := r.refine(g, b, it.bound)
+		if err != nil || !ok {
+			return err
+		}
+		_, err = r.evaluate(g, b, u)
 		return err
 	}
 	if !it.walking {
@@ -560,8 +577,14 @@ func (r *runner) settle(q *queue, it item, free bool) error {
 		return nil
 	}
 	if !r.isPlanned(g, it.top) {
-		if _, err := r.evaluate(g, b, it.bound); err != nil {
+		u, ok, err := r.refine(g, b, it.bound)
+		if err != nil {
 			return err
+		}
+		if ok {
+			if _, err := r.evaluate(g, b, u); err != nil {
+				return err
+			}
 		}
 	}
 	if it.top > 0 {
@@ -639,6 +662,28 @@ func (r *runner) largestFit(g, top int, f *fit) (lo, hi int, err error) {
 		}
 	}
 	return lo, hi, nil
+}
+
+// refine asks the Refiner for a tighter bound on candidate (g, b) than u: ok false when
+// it cannot beat the best with as many devices or fewer, and the candidate is settled
+// as pruned; else the bound to plan it with.
+func (r *runner) refine(g, b int, u float64) (float64, bool, error) {
+	if r.refiner == nil {
+		return u, true, nil
+	}
+	v, err := r.refiner.Refine(r.candidate(g, b))
+	if err != nil {
+		return 0, false, err
+	}
+	if !math.IsNaN(v) {
+		u = min(u, v*boundSlack)
+	}
+	if u < r.best.upTo(r.groups[g].Devices()) {
+		r.rep.Stats.PrunedByBound++
+		r.done++
+		return u, false, nil
+	}
+	return u, true, nil
 }
 
 // cannotFit asks the Fitter whether candidate (g, b) cannot fit; if so it is settled as

@@ -52,6 +52,7 @@ func TestSameAsExhaustive(t *testing.T) {
 			// And in half of the seeds, CannotFit rules out what needs a tenth more than
 			// the memory, unplanned.
 			ev.fitter = seed%4 >= 2
+			ev.refine = seed%3 == 1
 			ex, err := Run(context.Background(), s, ev, Options{Exhaustive: true})
 			if err != nil {
 				t.Fatal(err)

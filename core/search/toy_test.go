@@ -36,6 +36,23 @@ type toy struct {
 	twins bool
 	// fitter: CannotFit says true when the candidate needs a tenth more than the memory.
 	fitter bool
+	// refine: Refine gives the throughput without the jitter, which only slows.
+	refine bool
+}
+
+// Refine: with refine, the outcome's throughput before the jitter (a tight bound);
+// otherwise +Inf (nothing known).
+func (t *toy) Refine(c Candidate) (float64, error) {
+	if !t.refine {
+		return math.Inf(1), nil
+	}
+	u := *t
+	u.noJitter, u.cancelAt = true, 0
+	o, err := u.Evaluate(context.Background(), c)
+	if err != nil || !o.Feasible {
+		return math.Inf(1), err
+	}
+	return o.SamplesPerSecond, nil
 }
 
 // CannotFit: with fitter, a necessary condition of fitting (need <= limit) fails.
