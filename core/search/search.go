@@ -253,18 +253,18 @@ func Run(ctx context.Context, s Space, ev Evaluator, opt Options) (*Report, erro
 }
 
 type runner struct {
-	ctx    context.Context
-	s      *Space
-	ev     Evaluator
-	opt    Options
-	groups []Config
-	sizes  [][]int // per group, the microbatch sizes to try, ascending
-	rep    *Report
-	fits   map[string]*fit
+	ctx     context.Context
+	s       *Space
+	ev      Evaluator
+	opt     Options
+	groups  []Config
+	sizes   [][]int // per group, the microbatch sizes to try, ascending
+	rep     *Report
+	fits    map[string]*fit
 	fitter  Fitter  // nil: none
 	refiner Refiner // nil: none
-	best   *prefixMax
-	done   int
+	best    *prefixMax
+	done    int
 	// planned holds, per configuration, the indices of the sizes planned as probes.
 	planned map[int][]int
 }
