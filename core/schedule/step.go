@@ -50,13 +50,19 @@ func simulateDirect(p *Pipeline, cfg Config) (*Result, error) {
 	perDevice := perStage * (S / D)
 	all := make([]stepOp, D*perDevice)
 	fill := make([]int, D)
-	g := &graph{cfg: cfg, S: S, D: D, m: m}
-	g.visit = func(k OpKind, stage, mb int) {
-		d := stage % D
-		all[d*perDevice+fill[d]] = stepOp{kind: uint8(kindIndex(k)), stage: int32(stage), mb: int32(mb)}
-		fill[d]++
+	if cfg.Kind == Interleaved {
+		g := &graph{cfg: cfg, S: S, D: D, m: m}
+		g.visit = func(k OpKind, stage, mb int) {
+			d := stage % D
+			all[d*perDevice+fill[d]] = stepOp{kind: uint8(kindIndex(k)), stage: int32(stage), mb: int32(mb)}
+			fill[d]++
+		}
+		g.orderOps()
+	} else {
+		for d := 0; d < D; d++ {
+			fill[d] = len(orderDevice(cfg.Kind, d, D, m, all[d*perDevice:d*perDevice]))
+		}
 	}
-	g.orderOps()
 	for d := range fill {
 		if fill[d] != perDevice {
 			return nil, errors.New("schedule: internal error: a device's order is not the size expected")
@@ -209,4 +215,52 @@ func simulateDirect(p *Pipeline, cfg Config) (*Result, error) {
 		r.Throughput = float64(m*size) / r.MakespanSeconds
 	}
 	return r, nil
+}
+
+// orderDevice appends device d's operations (one stage per device) to out in the order of
+// graph.orderOps's rules for gpipe, 1f1b, zb-h1 and inference, without a graph or a
+// callback per operation. TestSimulateDirectIsGraph checks it against the rules.
+func orderDevice(k Kind, d, p, m int, out []stepOp) []stepOp {
+	st := int32(d)
+	f := func(j int) { out = append(out, stepOp{kind: 0, stage: st, mb: int32(j)}) }
+	b := func(j int) { out = append(out, stepOp{kind: 1, stage: st, mb: int32(j)}) }
+	w := func(j int) { out = append(out, stepOp{kind: 2, stage: st, mb: int32(j)}) }
+	switch k {
+	case GPipe:
+		for j := 0; j < m; j++ {
+			f(j)
+		}
+		for j := 0; j < m; j++ {
+			b(j)
+		}
+	case Inference:
+		for j := 0; j < m; j++ {
+			f(j)
+		}
+	case OneFOneB, ZBH1:
+		zb := k == ZBH1
+		warm := min(p-1-d, m)
+		for j := 0; j < warm; j++ {
+			f(j)
+		}
+		for i := 0; i < m-warm; i++ {
+			f(warm + i)
+			b(i)
+			if zb && i >= d {
+				w(i - d)
+			}
+		}
+		for j := m - warm; j < m; j++ {
+			b(j)
+			if zb && j >= d {
+				w(j - d)
+			}
+		}
+		if zb {
+			for j := max(0, m-d); j < m; j++ {
+				w(j)
+			}
+		}
+	}
+	return out
 }
