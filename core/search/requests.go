@@ -65,8 +65,10 @@ type terms struct {
 	// contiguous stages, of the largest stage's work (computed when first asked).
 	layers     []float64
 	bottleneck map[int]float64
-	// est is the architecture's analytic estimate (nil for a profile), for Twin.
-	est *analytic.Result
+	// est is the architecture's analytic estimate (nil for a profile), and model its
+	// model, for Twin.
+	est   *analytic.Result
+	model *model.Model
 	// mem are the layers' memory terms, for CannotFit (architectures in training).
 	mem []layerMemory
 }
@@ -408,7 +410,7 @@ func (r *Requests) Twin(c Candidate) (Candidate, bool) {
 	if !known {
 		sel, err := r.termsOf(c.Tensor, c.MicrobatchSize, c.Recompute)
 		none, err2 := r.termsOf(c.Tensor, c.MicrobatchSize, string(analytic.NoRecompute))
-		same = err == nil && err2 == nil && sameEstimate(sel.est, none.est)
+		same = err == nil && err2 == nil && sameEstimate(sel, none)
 		r.twins[k] = same
 	}
 	if !same {
@@ -420,12 +422,11 @@ func (r *Requests) Twin(c Candidate) (Candidate, bool) {
 
 // sameEstimate reports whether two analytic estimates cost every layer alike: the same
 // layers, totals and model (whose name, which states the options, aside).
-func sameEstimate(a, b *analytic.Result) bool {
-	if a == nil || b == nil || !reflect.DeepEqual(a.Layers, b.Layers) || a.Total != b.Total {
+func sameEstimate(a, b *terms) bool {
+	if a.est == nil || b.est == nil || !reflect.DeepEqual(a.est.Layers, b.est.Layers) || a.est.Total != b.est.Total {
 		return false
 	}
-	ma, mb := a.Model(), b.Model()
-	return reflect.DeepEqual(ma.Layers, mb.Layers) && reflect.DeepEqual(ma.Inputs, mb.Inputs)
+	return reflect.DeepEqual(a.model.Layers, b.model.Layers) && reflect.DeepEqual(a.model.Inputs, b.model.Inputs)
 }
 
 // termsOf are the bound's terms for a tensor-parallel degree, microbatch size and
@@ -450,8 +451,8 @@ func (r *Requests) termsOf(t, b int, recompute string) (*terms, error) {
 		if err != nil {
 			return nil, err
 		}
-		x.est = est
 		m = est.Model()
+		x.est, x.model = est, m
 	} else {
 		m = ScaleProfile(r.profile, r.profileB, b)
 	}

@@ -19,6 +19,7 @@
 //     bound is below the best throughput found with as many devices or fewer can
 //     neither be the best nor on the Pareto front of throughput against devices, and is
 //     pruned without planning.
+//
 //   - Memory grows with the microbatch size, so the sizes that fit a configuration are
 //     1..b* (seed 000's monotonicity). b* is found by galloping and bisection (Bentley
 //     and Yao 1976), and shared by every configuration with the same memory (the
