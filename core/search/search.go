@@ -34,9 +34,9 @@
 //     (selective recomputation that keeps what none keeps, as with flash attention) is
 //     left to it, which the tie-break prefers anyway. Fitter: a lower bound on a stage's
 //     memory, covered greedily, shows that no split fits (CannotFit); the search asks it
-//     before each plan, probes for b* included. Refiner: a dearer
-//     bound, asked just before a plan (the largest stage's work over the splits that may
-//     fit memory), prunes a candidate that the first bound let through.
+//     before each plan, probes for b* included. Refiner: a dearer bound, asked just
+//     before a plan (the largest stage's work over the splits that may fit memory),
+//     prunes a candidate that the first bound let through.
 //
 // The result is exact for the grid (the same best and Pareto front as planning every
 // candidate, Exhaustive) as long as the bounds hold and memory grows with the microbatch
