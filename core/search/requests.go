@@ -65,10 +65,8 @@ type terms struct {
 	// contiguous stages, of the largest stage's work (computed when first asked).
 	layers     []float64
 	bottleneck map[int]float64
-	// est is the architecture's analytic estimate (nil for a profile), and model its
-	// model, for Twin.
-	est   *analytic.Result
-	model *model.Model
+	// est is the architecture's analytic estimate (nil for a profile), for Twin.
+	est *analytic.Result
 	// mem are the layers' memory terms, for CannotFit (architectures in training).
 	mem []layerMemory
 }
@@ -402,15 +400,30 @@ func (r *Requests) MemoryKey(c Candidate) string {
 // same schedule: the same split, step and throughput. None comes first in the grid's
 // order (Space lists none before selective), as Twins asks.
 func (r *Requests) Twin(c Candidate) (Candidate, bool) {
-	if c.Recompute != string(analytic.Selective) || r.arch == nil || !r.train {
+	if !r.MayHaveTwins(c.Config) {
 		return c, false
 	}
 	k := [2]int{c.Tensor, c.MicrobatchSize}
 	same, known := r.twins[k]
 	if !known {
-		sel, err := r.termsOf(c.Tensor, c.MicrobatchSize, c.Recompute)
-		none, err2 := r.termsOf(c.Tensor, c.MicrobatchSize, string(analytic.NoRecompute))
-		same = err == nil && err2 == nil && sameEstimate(sel, none)
+		none, err := r.termsOf(c.Tensor, c.MicrobatchSize, string(analytic.NoRecompute))
+		if err != nil || none.est == nil {
+			return c, false
+		}
+		sk := termKey{c.Tensor, c.MicrobatchSize, c.Recompute}
+		if sel := r.terms[sk]; sel != nil {
+			same = sel.est != nil && sameEstimate(sel.est, none.est)
+		} else {
+			// The selective estimate alone: its terms (and model) are built only when it
+			// has no twin and may be bounded.
+			est, err := analytic.Estimate(r.arch, r.target, r.analyticOptions(c.Tensor, c.MicrobatchSize, c.Recompute))
+			if err != nil {
+				return c, false
+			}
+			if same = sameEstimate(est, none.est); !same {
+				r.terms[sk] = r.termsFrom(est, nil)
+			}
+		}
 		r.twins[k] = same
 	}
 	if !same {
@@ -420,13 +433,33 @@ func (r *Requests) Twin(c Candidate) (Candidate, bool) {
 	return c, true
 }
 
-// sameEstimate reports whether two analytic estimates cost every layer alike: the same
-// layers, totals and model (whose name, which states the options, aside).
-func sameEstimate(a, b *terms) bool {
-	if a.est == nil || b.est == nil || !reflect.DeepEqual(a.est.Layers, b.est.Layers) || a.est.Total != b.est.Total {
-		return false
+// MayHaveTwins: only candidates with selective recomputation of an architecture in
+// training may have twins (Twin).
+func (r *Requests) MayHaveTwins(g Config) bool {
+	return g.Recompute == string(analytic.Selective) && r.arch != nil && r.train
+}
+
+// sameEstimate reports whether two analytic estimates of options that differ in
+// recomputation alone cost every layer alike: the same layers and totals. Their models
+// are then equal too (but for the name, which states the options): Result.Model builds
+// a model from the layers and from what the other options decide (bytes per parameter,
+// the optimizer's share, the input, tensor and sequence parallelism).
+func sameEstimate(a, b *analytic.Result) bool {
+	return reflect.DeepEqual(a.Layers, b.Layers) && a.Total == b.Total
+}
+
+// analyticOptions are the analytic options of the bound's terms: the base request's, with
+// a tensor-parallel degree, microbatch size and recomputation (one replica, no ZeRO).
+func (r *Requests) analyticOptions(t, b int, recompute string) analytic.Options {
+	o := analytic.Options{Batch: b, Seq: r.base.Model.Architecture.Seq, DType: analytic.DType(r.base.Model.Architecture.DType),
+		Precision: analytic.Precision(r.base.Training.Precision), Optimizer: analytic.Optimizer(r.base.Training.Optimizer),
+		Attention: analytic.Attention(r.base.Model.Architecture.Attention), Recompute: analytic.Recompute(recompute),
+		Split: analytic.Split(r.base.Model.Architecture.Split), Tie: analytic.Tie(r.base.Model.Architecture.Tie),
+		TensorParallel: t, SequenceParallel: r.sp && t > 1}
+	if !r.train {
+		o.Optimizer, o.Precision, o.Recompute = analytic.None, "", ""
 	}
-	return reflect.DeepEqual(a.model.Layers, b.model.Layers) && reflect.DeepEqual(a.model.Inputs, b.model.Inputs)
+	return o
 }
 
 // termsOf are the bound's terms for a tensor-parallel degree, microbatch size and
@@ -436,25 +469,28 @@ func (r *Requests) termsOf(t, b int, recompute string) (*terms, error) {
 	if x := r.terms[k]; x != nil {
 		return x, nil
 	}
-	x := &terms{bottleneck: map[int]float64{}}
+	var est *analytic.Result
 	var m *model.Model
 	if r.arch != nil {
-		o := analytic.Options{Batch: b, Seq: r.base.Model.Architecture.Seq, DType: analytic.DType(r.base.Model.Architecture.DType),
-			Precision: analytic.Precision(r.base.Training.Precision), Optimizer: analytic.Optimizer(r.base.Training.Optimizer),
-			Attention: analytic.Attention(r.base.Model.Architecture.Attention), Recompute: analytic.Recompute(recompute),
-			Split: analytic.Split(r.base.Model.Architecture.Split), Tie: analytic.Tie(r.base.Model.Architecture.Tie),
-			TensorParallel: t, SequenceParallel: r.sp && t > 1}
-		if !r.train {
-			o.Optimizer, o.Precision, o.Recompute = analytic.None, "", ""
-		}
-		est, err := analytic.Estimate(r.arch, r.target, o)
-		if err != nil {
+		var err error
+		if est, err = analytic.Estimate(r.arch, r.target, r.analyticOptions(t, b, recompute)); err != nil {
 			return nil, err
 		}
-		m = est.Model()
-		x.est, x.model = est, m
 	} else {
 		m = ScaleProfile(r.profile, r.profileB, b)
+	}
+	x := r.termsFrom(est, m)
+	r.terms[k] = x
+	return x, nil
+}
+
+// termsFrom builds the terms of an architecture's analytic estimate, or of a profile's
+// model (est nil).
+func (r *Requests) termsFrom(est *analytic.Result, m *model.Model) *terms {
+	x := &terms{bottleneck: map[int]float64{}}
+	if est != nil {
+		m = est.Model()
+		x.est = est
 	}
 	for i := range m.Layers {
 		l := &m.Layers[i]
@@ -479,8 +515,7 @@ func (r *Requests) termsOf(t, b int, recompute string) (*terms, error) {
 				peak: l.TemporaryBytes + l.CarryOverBytes}
 		}
 	}
-	r.terms[k] = x
-	return x, nil
+	return x
 }
 
 // CannotFit reports that the candidate fits no split, by a lower bound on what a stage

@@ -102,6 +102,9 @@ type Evaluator interface {
 // the other can neither be the best nor on the front, whatever its outcome ties with.
 // Exhaustive searches plan both.
 type Twins interface {
+	// MayHaveTwins is false when no candidate of the configuration has a twin: Twin is
+	// then not asked for its microbatch sizes (a grid holds millions of candidates).
+	MayHaveTwins(g Config) bool
 	// Twin returns c's twin, or ok false when it knows none.
 	Twin(c Candidate) (twin Candidate, ok bool)
 }
@@ -228,13 +231,19 @@ func Run(ctx context.Context, s Space, ev Evaluator, opt Options) (*Report, erro
 			all = s.sizes(g.Data)
 			sizes[g.Data] = all
 		}
+		twins := index != nil && tw.MayHaveTwins(g)
+		if !twins && s.free() { // every size is a candidate of its own
+			r.rep.Stats.Candidates += len(all)
+			r.sizes[i] = all
+			continue
+		}
 		var kept []int // nil while every size so far is kept
 		for k, b := range all {
 			c, ok := s.candidate(g, b)
 			twin := false
 			if ok {
 				r.rep.Stats.Candidates++
-				if twin = index != nil && r.hasTwin(tw, index, &tl, i, c); twin {
+				if twin = twins && r.hasTwin(tw, index, &tl, i, c); twin {
 					r.rep.Stats.Twins++
 					r.done++
 				}

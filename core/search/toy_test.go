@@ -60,6 +60,9 @@ func (t *toy) CannotFit(c Candidate) bool {
 	return t.fitter && t.memory(c) > 1.1*t.limit*c.MemoryProportion
 }
 
+// MayHaveTwins: with twins, selective configurations.
+func (t *toy) MayHaveTwins(g Config) bool { return t.twins && g.Recompute == "selective" }
+
 // Twin: with twins, a selective candidate is its none twin.
 func (t *toy) Twin(c Candidate) (Candidate, bool) {
 	if !t.twins || c.Recompute != "selective" {
