@@ -43,6 +43,7 @@ type Requests struct {
 	train      bool
 	sp         bool // sequence parallelism wherever t > 1
 	terms      map[termKey]*terms
+	estimates  map[termKey]*analytic.Result // analytic estimates without their terms (Twin)
 	// twins caches Twin's comparison per tensor-parallel degree and microbatch size.
 	twins map[[2]int]bool
 	// device is the cluster's device, as one stage's cluster holds it (memory limits).
@@ -143,7 +144,7 @@ func NewRequests(base *request.Request) (*Requests, error) {
 	n.Schedule = request.Schedule{}
 	n.Cluster.Count = 0
 	r := &Requests{base: n, sp: base.Parallelism.SequenceParallel, train: n.Training.Mode == request.ModeTraining,
-		terms: map[termKey]*terms{}, twins: map[[2]int]bool{}, secondsPer: 1, cache: request.NewCache()}
+		terms: map[termKey]*terms{}, estimates: map[termKey]*analytic.Result{}, twins: map[[2]int]bool{}, secondsPer: 1, cache: request.NewCache()}
 	dp, err := cluster.LookupDevice(n.Cluster.Device)
 	if err != nil {
 		return nil, err
@@ -406,24 +407,16 @@ func (r *Requests) Twin(c Candidate) (Candidate, bool) {
 	k := [2]int{c.Tensor, c.MicrobatchSize}
 	same, known := r.twins[k]
 	if !known {
-		none, err := r.termsOf(c.Tensor, c.MicrobatchSize, string(analytic.NoRecompute))
-		if err != nil || none.est == nil {
+		// The estimates alone: the terms (and models) are built only for what is bounded.
+		none, err := r.estimateOf(c.Tensor, c.MicrobatchSize, string(analytic.NoRecompute))
+		if err != nil {
 			return c, false
 		}
-		sk := termKey{c.Tensor, c.MicrobatchSize, c.Recompute}
-		if sel := r.terms[sk]; sel != nil {
-			same = sel.est != nil && sameEstimate(sel.est, none.est)
-		} else {
-			// The selective estimate alone: its terms (and model) are built only when it
-			// has no twin and may be bounded.
-			est, err := analytic.Estimate(r.arch, r.target, r.analyticOptions(c.Tensor, c.MicrobatchSize, c.Recompute))
-			if err != nil {
-				return c, false
-			}
-			if same = sameEstimate(est, none.est); !same {
-				r.terms[sk] = r.termsFrom(est, nil)
-			}
+		sel, err := r.estimateOf(c.Tensor, c.MicrobatchSize, c.Recompute)
+		if err != nil {
+			return c, false
 		}
+		same = sameEstimate(sel, none)
 		r.twins[k] = same
 	}
 	if !same {
@@ -473,7 +466,7 @@ func (r *Requests) termsOf(t, b int, recompute string) (*terms, error) {
 	var m *model.Model
 	if r.arch != nil {
 		var err error
-		if est, err = analytic.Estimate(r.arch, r.target, r.analyticOptions(t, b, recompute)); err != nil {
+		if est, err = r.estimateOf(t, b, recompute); err != nil {
 			return nil, err
 		}
 	} else {
@@ -482,6 +475,24 @@ func (r *Requests) termsOf(t, b int, recompute string) (*terms, error) {
 	x := r.termsFrom(est, m)
 	r.terms[k] = x
 	return x, nil
+}
+
+// estimateOf is the architecture's analytic estimate for the bound's terms (termsOf),
+// computed once.
+func (r *Requests) estimateOf(t, b int, recompute string) (*analytic.Result, error) {
+	k := termKey{t, b, recompute}
+	if x := r.terms[k]; x != nil && x.est != nil {
+		return x.est, nil
+	}
+	if est := r.estimates[k]; est != nil {
+		return est, nil
+	}
+	est, err := analytic.Estimate(r.arch, r.target, r.analyticOptions(t, b, recompute))
+	if err != nil {
+		return nil, err
+	}
+	r.estimates[k] = est
+	return est, nil
 }
 
 // termsFrom builds the terms of an architecture's analytic estimate, or of a profile's
