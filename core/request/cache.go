@@ -7,6 +7,7 @@ import (
 	"pipeplan/core/analytic"
 	"pipeplan/core/arch"
 	"pipeplan/core/cluster"
+	"pipeplan/core/model"
 )
 
 // A Cache remembers, across requests, what requests of one model have in common: the
@@ -55,6 +56,10 @@ type estimateKey struct {
 type estimateEntry struct {
 	est *analytic.Result
 	err error
+	// model is est.Model(), built once: requests get a copy of the Model whose layers
+	// and inputs they share, which no request changes (an architecture's model is only
+	// read once built; profiles, which prepare adjusts, are not cached).
+	model *model.Model
 }
 
 // archOf parses a bundled name (config empty) or a config, once. The Arch returned is a
@@ -81,19 +86,31 @@ func (c *Cache) archOf(name string, config []byte, parse func() (*arch.Arch, err
 	return &cp, e.a, nil
 }
 
-// estimate is analytic.Estimate, once per key.
-func (c *Cache) estimate(k estimateKey, a *arch.Arch, t analytic.Target, o analytic.Options) (*analytic.Result, error) {
+// estimate is analytic.Estimate, once per key, with its model (est.Model()): the Model
+// is the caller's, its layers and inputs shared and never to be changed.
+func (c *Cache) estimate(k estimateKey, a *arch.Arch, t analytic.Target, o analytic.Options) (*analytic.Result, *model.Model, error) {
 	if c == nil || k.arch == nil {
-		return analytic.Estimate(a, t, o)
+		est, err := analytic.Estimate(a, t, o)
+		if err != nil {
+			return nil, nil, err
+		}
+		return est, est.Model(), nil
 	}
 	c.mu.Lock()
 	e, ok := c.estimates[k]
 	c.mu.Unlock()
 	if !ok {
 		e.est, e.err = analytic.Estimate(a, t, o)
+		if e.err == nil {
+			e.model = e.est.Model()
+		}
 		c.mu.Lock()
 		c.estimates[k] = e
 		c.mu.Unlock()
 	}
-	return e.est, e.err
+	if e.err != nil {
+		return nil, nil, e.err
+	}
+	m := *e.model
+	return e.est, &m, nil
 }

@@ -65,6 +65,12 @@ func TestCacheSameResults(t *testing.T) {
 	if len(c.estimates) == 0 || len(c.arches) == 0 {
 		t.Errorf("nothing was cached: %d estimates, %d architectures", len(c.estimates), len(c.arches))
 	}
+	// Requests share the cached models' layers: none may have changed them.
+	for k, e := range c.estimates {
+		if e.err == nil && !reflect.DeepEqual(e.model, e.est.Model()) {
+			t.Errorf("the cached model of %s (%v) was changed by a request", e.est.Name, k.opts)
+		}
+	}
 }
 
 func mustJSON(t *testing.T, v any) string {

@@ -737,7 +737,7 @@ func (p *prepared) architecture(es *model.Errors) {
 	if a.KernelSeconds != nil {
 		k.kernel, k.kernelSet = *a.KernelSeconds, true
 	}
-	est, err := p.cache.estimate(k, p.arch, t, o)
+	est, m, err := p.cache.estimate(k, p.arch, t, o)
 	if err != nil {
 		addPrefixed(es, "", archPaths(err))
 		return
@@ -748,7 +748,7 @@ func (p *prepared) architecture(es *model.Errors) {
 		r.Training.Precision = string(o.Precision)
 	}
 	p.est = est
-	p.model = est.Model()
+	p.model = m
 	p.model.MicrobatchSize = o.Batch
 	p.model.TokensPerSample = o.Seq
 	if p.arch.Name != "" {

@@ -261,6 +261,29 @@ func InFlight(cfg Config, stages int) ([]int, error) {
 	if err := cfg.Validate(stages); err != nil {
 		return nil, err
 	}
+	most := make([]int, stages)
+	// The closed forms of the rules below (tests check them against the counting).
+	switch cfg.Kind {
+	case GPipe, Inference:
+		n := cfg.Microbatches
+		if cfg.Kind == Inference {
+			n = 1
+		}
+		for i := range most {
+			most[i] = n
+		}
+		return most, nil
+	case OneFOneB, ZBH1:
+		for i := range most {
+			most[i] = min(stages-i, cfg.Microbatches)
+		}
+		return most, nil
+	}
+	return inFlightCounted(cfg, stages), nil
+}
+
+// inFlightCounted is InFlight by counting the rules' operations.
+func inFlightCounted(cfg Config, stages int) []int {
 	// Each stage belongs to one device, so the order in which the rules add a stage's
 	// operations is its device's order: count them as they come, storing nothing.
 	cur := make([]int, stages)
@@ -283,7 +306,7 @@ func InFlight(cfg Config, stages int) ([]int, error) {
 		}
 	}
 	g.orderOps()
-	return most, nil
+	return most
 }
 
 // DeviceInFlight returns, for each device of the schedule (stages mod devices), the most
@@ -294,30 +317,31 @@ func InFlight(cfg Config, stages int) ([]int, error) {
 // (Korthikanti et al. 2022, section 4.2.3: the first stage holds (1 + (p-1)/(pv)) times
 // p microbatches of its L/p layers).
 func DeviceInFlight(cfg Config, stages, devices int) ([]int, error) {
-	g, err := build(cfg, stages)
-	if err != nil {
+	if err := cfg.Validate(stages); err != nil {
 		return nil, err
 	}
+	// The rules add each device's operations in its order (as InFlight counts them):
+	// count as they come, storing nothing.
 	cur := make([]int, devices)
 	most := make([]int, devices)
-	for d := 0; d < g.D; d++ {
-		for _, id := range g.order[d] {
-			o := g.ops[id]
-			if o.mb < 0 {
-				continue
-			}
-			dev := int(o.stage) % devices
-			switch {
-			case o.kind == Forward:
-				cur[dev]++
-				most[dev] = max(most[dev], cur[dev])
-				if !cfg.Training() {
-					cur[dev]--
-				}
-			case o.kind == Backward:
+	train := cfg.Training()
+	g := &graph{cfg: cfg, S: stages, D: cfg.Devices(stages), m: cfg.Microbatches}
+	g.visit = func(k OpKind, stage, mb int) {
+		if mb < 0 {
+			return
+		}
+		dev := stage % devices
+		switch k {
+		case Forward:
+			cur[dev]++
+			most[dev] = max(most[dev], cur[dev])
+			if !train {
 				cur[dev]--
 			}
+		case Backward:
+			cur[dev]--
 		}
 	}
+	g.orderOps()
 	return most, nil
 }

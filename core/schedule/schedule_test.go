@@ -3,6 +3,7 @@ package schedule
 import (
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"reflect"
 	"strings"
 	"testing"
@@ -542,6 +543,69 @@ func TestDeviceInFlightInterleaved(t *testing.T) {
 			if sum < got[i] {
 				t.Errorf("p=%d v=%d device %d: chunks' peaks sum to %d < %d", c.p, c.v, i, sum, got[i])
 			}
+		}
+	}
+}
+
+// SimulateStep's direct simulation (no graph) gives, bit for bit, what the graph's
+// topological pass gives, on random pipelines: uneven stages, transfers, memory, ZB-H1's
+// weight gradients, recomputation, every schedule it runs.
+func TestSimulateDirectIsGraph(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 9))
+	for n := range 600 {
+		var c Config
+		switch n % 6 {
+		case 0:
+			c.Kind = GPipe
+		case 1:
+			c.Kind = OneFOneB
+		case 2:
+			c.Kind = ZBH1
+		case 3:
+			c.Kind = Interleaved
+			c.Chunks = 2 + rng.IntN(3)
+		case 4:
+			c.Kind = Inference
+		default:
+			c.Kind = OneFOneB
+		}
+		p := 1 + rng.IntN(7)
+		stages := p * max(1, c.Chunks)
+		c.Microbatches = 1 + rng.IntN(20)
+		if c.Kind == Interleaved {
+			c.Microbatches = p * (1 + rng.IntN(5))
+		}
+		c.Recompute = c.Training() && rng.IntN(3) == 0
+		pl := &Pipeline{MicrobatchSize: rng.IntN(4)}
+		for range stages {
+			f, b := rng.Float64(), 2*rng.Float64()
+			if rng.IntN(8) == 0 {
+				f = 0
+			}
+			pl.Stages = append(pl.Stages, Stage{ForwardSeconds: f, BackwardSeconds: b, WeightGradSeconds: b * rng.Float64(),
+				StaticBytes: rng.Int64N(1e9), ActivationBytes: rng.Int64N(1e8), InputBytes: rng.Int64N(1e6),
+				PeakBytes: rng.Int64N(2e8), WeightGradBytes: rng.Int64N(1e6)})
+		}
+		if rng.IntN(2) == 0 {
+			for range stages - 1 {
+				pl.TransferSeconds = append(pl.TransferSeconds, 0.3*rng.Float64())
+			}
+		}
+		if rng.IntN(2) == 0 {
+			for range p {
+				pl.LimitBytes = append(pl.LimitBytes, rng.Int64N(2e9))
+			}
+		}
+		want, err := simulate(pl, c, false, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := SimulateStep(pl, c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("%s p=%d m=%d: direct %+v, graph %+v", c, p, c.Microbatches, got, want)
 		}
 	}
 }

@@ -11,26 +11,39 @@ import (
 // Simulate runs one step of the pipeline under the schedule and reports its timeline,
 // makespan, bubble, throughput, in-flight microbatches and peak memory per device, with
 // advice. Bad input gives errors naming the field (model.Errors).
-func Simulate(p *Pipeline, cfg Config) (*Result, error) { return simulate(p, cfg, true) }
+func Simulate(p *Pipeline, cfg Config) (*Result, error) { return simulate(p, cfg, true, false) }
 
 // SimulateStep is Simulate without the timeline: the Result's Events and InFlight are
 // nil, everything else is the same. A search simulates thousands of steps and reads
 // their makespans and peaks only.
-func SimulateStep(p *Pipeline, cfg Config) (*Result, error) { return simulate(p, cfg, false) }
+func SimulateStep(p *Pipeline, cfg Config) (*Result, error) { return simulate(p, cfg, false, false) }
 
-func simulate(p *Pipeline, cfg Config, events bool) (*Result, error) {
+// simulate runs the step; without events, the schedules whose dependencies are the
+// common ones go through simulateDirect, unless graph (the reference in tests).
+func simulate(p *Pipeline, cfg Config, events, graph bool) (*Result, error) {
 	if err := p.validate(); err != nil {
 		return nil, err
 	}
-	g, err := build(cfg, len(p.Stages))
-	if err != nil {
-		return nil, err
+	var r *Result
+	if !events && !graph && direct(cfg.Kind) {
+		if err := cfg.Validate(len(p.Stages)); err != nil {
+			return nil, err
+		}
+		var err error
+		if r, err = simulateDirect(p, cfg); err != nil {
+			return nil, err
+		}
+	} else {
+		g, err := build(cfg, len(p.Stages))
+		if err != nil {
+			return nil, err
+		}
+		s := &sim{g: g, p: p, events: events}
+		if err := s.run(); err != nil {
+			return nil, err
+		}
+		r = s.result()
 	}
-	s := &sim{g: g, p: p, events: events}
-	if err := s.run(); err != nil {
-		return nil, err
-	}
-	r := s.result()
 	if n := len(p.LimitBytes); n != 0 && n != r.Devices {
 		return nil, &model.FieldError{Path: "limit_bytes", Reason: fmt.Sprintf("must hold one limit per device (%d) or none, got %d", r.Devices, n)}
 	}

@@ -42,6 +42,9 @@ func benchSearch(b *testing.B, name string, devices, globalBatch int) {
 	b.ReportMetric(float64(st.Evaluated), "evaluated")
 	b.ReportMetric(float64(st.PrunedByBound), "pruned")
 	b.ReportMetric(float64(st.KnownInfeasible), "known_infeasible")
+	b.ReportMetric(float64(st.CannotFit), "cannot_fit")
+	b.ReportMetric(float64(st.Twins), "twins")
+	b.ReportMetric(float64(st.BoundViolations), "bound_violations")
 }
 
 // BenchmarkSearchLlama3_8B: Llama-3-8B (s = 8192) on up to 64 H100s, 8 per node, every

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"reflect"
 	"strings"
 
 	"pipeplan/core/analytic"
@@ -42,6 +43,11 @@ type Requests struct {
 	train      bool
 	sp         bool // sequence parallelism wherever t > 1
 	terms      map[termKey]*terms
+	estimates  map[termKey]*analytic.Result // analytic estimates without their terms (Twin)
+	// twins caches Twin's comparison per tensor-parallel degree and microbatch size.
+	twins map[[2]int]bool
+	// device is the cluster's device, as one stage's cluster holds it (memory limits).
+	device *cluster.Device
 	// cache keeps the parsed architecture and its analytic estimates across candidates.
 	cache *request.Cache
 }
@@ -60,6 +66,19 @@ type terms struct {
 	// contiguous stages, of the largest stage's work (computed when first asked).
 	layers     []float64
 	bottleneck map[int]float64
+	// est is the architecture's analytic estimate (nil for a profile), for Twin.
+	est *analytic.Result
+	// mem are the layers' memory terms, for CannotFit (architectures in training).
+	mem []layerMemory
+}
+
+// layerMemory is what a layer adds to the memory of a stage that holds it (core/estimate's
+// Range): its own always-alive bytes (fixed: parameters with their gradients and exclusive
+// bytes; opt: optimizer state without ZeRO), what one microbatch keeps for the backward
+// (act), and its working peak beyond what the layers before it in the stage keep (peak:
+// temporaries and carried tensors).
+type layerMemory struct {
+	fixed, opt, act, peak int64
 }
 
 // bottleneckOf is a lower bound on the largest stage's work over every split of the
@@ -125,12 +144,15 @@ func NewRequests(base *request.Request) (*Requests, error) {
 	n.Schedule = request.Schedule{}
 	n.Cluster.Count = 0
 	r := &Requests{base: n, sp: base.Parallelism.SequenceParallel, train: n.Training.Mode == request.ModeTraining,
-		terms: map[termKey]*terms{}, secondsPer: 1, cache: request.NewCache()}
+		terms: map[termKey]*terms{}, estimates: map[termKey]*analytic.Result{}, twins: map[[2]int]bool{}, secondsPer: 1, cache: request.NewCache()}
 	dp, err := cluster.LookupDevice(n.Cluster.Device)
 	if err != nil {
 		return nil, err
 	}
 	r.memoryBW = dp.Perf.MemoryBytesPerSecond * dp.Perf.MemoryEfficiency
+	if one, err := cluster.FromPreset(n.Cluster.Device, 1); err == nil {
+		r.device = &one.Devices[0]
+	}
 	if n.Cluster.DevicesPerNode > 0 {
 		topo, err := cluster.PresetTopology(1, n.Cluster.DevicesPerNode, n.Cluster.LinkIntra, n.Cluster.LinkInter)
 		if err != nil {
@@ -363,6 +385,76 @@ func (r *Requests) MemoryKey(c Candidate) string {
 	return fmt.Sprintf("%d/%d/%s/%d/%s/%d/%g", c.Tensor, c.Pipeline, sc, inFlight, c.Recompute, z, c.MemoryProportion)
 }
 
+// Twin: a candidate with selective recomputation is the twin of the same candidate
+// without recomputation when the architecture's analytic estimates of the two are equal
+// in every layer and in total (as with flash attention, which keeps no attention scores
+// for selective recomputation to drop: core/analytic gives both the same costs).
+//
+// Proof that their outcomes are equal: for an architecture, training.recompute reaches
+// the planner only through the analytic options (core/request's prepare: the schedule's
+// and the estimator's stage recomputation is for full recomputation of profiles), and
+// Run reads the estimate only through its model (est.Model(), from est.Layers and the
+// estimate's input), its layers and totals, and its options' types, which recomputation
+// does not set. The data-parallel and ZeRO options the candidate adds to those compared
+// here change the optimizer's share of each layer alone, in the same way with either
+// recomputation. So the two requests plan the same model on the same cluster with the
+// same schedule: the same split, step and throughput. None comes first in the grid's
+// order (Space lists none before selective), as Twins asks.
+func (r *Requests) Twin(c Candidate) (Candidate, bool) {
+	if !r.MayHaveTwins(c.Config) {
+		return c, false
+	}
+	k := [2]int{c.Tensor, c.MicrobatchSize}
+	same, known := r.twins[k]
+	if !known {
+		// The estimates alone: the terms (and models) are built only for what is bounded.
+		none, err := r.estimateOf(c.Tensor, c.MicrobatchSize, string(analytic.NoRecompute))
+		if err != nil {
+			return c, false
+		}
+		sel, err := r.estimateOf(c.Tensor, c.MicrobatchSize, c.Recompute)
+		if err != nil {
+			return c, false
+		}
+		same = sameEstimate(sel, none)
+		r.twins[k] = same
+	}
+	if !same {
+		return c, false
+	}
+	c.Recompute = string(analytic.NoRecompute)
+	return c, true
+}
+
+// MayHaveTwins: only candidates with selective recomputation of an architecture in
+// training may have twins (Twin).
+func (r *Requests) MayHaveTwins(g Config) bool {
+	return g.Recompute == string(analytic.Selective) && r.arch != nil && r.train
+}
+
+// sameEstimate reports whether two analytic estimates of options that differ in
+// recomputation alone cost every layer alike: the same layers and totals. Their models
+// are then equal too (but for the name, which states the options): Result.Model builds
+// a model from the layers and from what the other options decide (bytes per parameter,
+// the optimizer's share, the input, tensor and sequence parallelism).
+func sameEstimate(a, b *analytic.Result) bool {
+	return reflect.DeepEqual(a.Layers, b.Layers) && a.Total == b.Total
+}
+
+// analyticOptions are the analytic options of the bound's terms: the base request's, with
+// a tensor-parallel degree, microbatch size and recomputation (one replica, no ZeRO).
+func (r *Requests) analyticOptions(t, b int, recompute string) analytic.Options {
+	o := analytic.Options{Batch: b, Seq: r.base.Model.Architecture.Seq, DType: analytic.DType(r.base.Model.Architecture.DType),
+		Precision: analytic.Precision(r.base.Training.Precision), Optimizer: analytic.Optimizer(r.base.Training.Optimizer),
+		Attention: analytic.Attention(r.base.Model.Architecture.Attention), Recompute: analytic.Recompute(recompute),
+		Split: analytic.Split(r.base.Model.Architecture.Split), Tie: analytic.Tie(r.base.Model.Architecture.Tie),
+		TensorParallel: t, SequenceParallel: r.sp && t > 1}
+	if !r.train {
+		o.Optimizer, o.Precision, o.Recompute = analytic.None, "", ""
+	}
+	return o
+}
+
 // termsOf are the bound's terms for a tensor-parallel degree, microbatch size and
 // recomputation, computed once.
 func (r *Requests) termsOf(t, b int, recompute string) (*terms, error) {
@@ -370,24 +462,46 @@ func (r *Requests) termsOf(t, b int, recompute string) (*terms, error) {
 	if x := r.terms[k]; x != nil {
 		return x, nil
 	}
-	x := &terms{bottleneck: map[int]float64{}}
+	var est *analytic.Result
 	var m *model.Model
 	if r.arch != nil {
-		o := analytic.Options{Batch: b, Seq: r.base.Model.Architecture.Seq, DType: analytic.DType(r.base.Model.Architecture.DType),
-			Precision: analytic.Precision(r.base.Training.Precision), Optimizer: analytic.Optimizer(r.base.Training.Optimizer),
-			Attention: analytic.Attention(r.base.Model.Architecture.Attention), Recompute: analytic.Recompute(recompute),
-			Split: analytic.Split(r.base.Model.Architecture.Split), Tie: analytic.Tie(r.base.Model.Architecture.Tie),
-			TensorParallel: t, SequenceParallel: r.sp && t > 1}
-		if !r.train {
-			o.Optimizer, o.Precision, o.Recompute = analytic.None, "", ""
-		}
-		est, err := analytic.Estimate(r.arch, r.target, o)
-		if err != nil {
+		var err error
+		if est, err = r.estimateOf(t, b, recompute); err != nil {
 			return nil, err
 		}
-		m = est.Model()
 	} else {
 		m = ScaleProfile(r.profile, r.profileB, b)
+	}
+	x := r.termsFrom(est, m)
+	r.terms[k] = x
+	return x, nil
+}
+
+// estimateOf is the architecture's analytic estimate for the bound's terms (termsOf),
+// computed once.
+func (r *Requests) estimateOf(t, b int, recompute string) (*analytic.Result, error) {
+	k := termKey{t, b, recompute}
+	if x := r.terms[k]; x != nil && x.est != nil {
+		return x.est, nil
+	}
+	if est := r.estimates[k]; est != nil {
+		return est, nil
+	}
+	est, err := analytic.Estimate(r.arch, r.target, r.analyticOptions(t, b, recompute))
+	if err != nil {
+		return nil, err
+	}
+	r.estimates[k] = est
+	return est, nil
+}
+
+// termsFrom builds the terms of an architecture's analytic estimate, or of a profile's
+// model (est nil).
+func (r *Requests) termsFrom(est *analytic.Result, m *model.Model) *terms {
+	x := &terms{bottleneck: map[int]float64{}}
+	if est != nil {
+		m = est.Model()
+		x.est = est
 	}
 	for i := range m.Layers {
 		l := &m.Layers[i]
@@ -404,8 +518,97 @@ func (r *Requests) termsOf(t, b int, recompute string) (*terms, error) {
 	if !r.train || r.arch == nil {
 		x.grads, x.params, x.optimizer = 0, 0, 0 // a profile's state is not bounded
 	}
-	r.terms[k] = x
-	return x, nil
+	if r.train && r.arch != nil {
+		x.mem = make([]layerMemory, len(m.Layers))
+		for i := range m.Layers {
+			l := &m.Layers[i]
+			x.mem[i] = layerMemory{fixed: l.ParamBytes + l.ExclusiveBytes, opt: l.OptimizerBytes, act: l.ActivationBytes,
+				peak: l.TemporaryBytes + l.CarryOverBytes}
+		}
+	}
+	return x
+}
+
+// CannotFit reports that the candidate fits no split, by a lower bound on what a stage
+// needs (Fitter). It answers for architectures in training under gpipe, 1f1b, zb-h1 and
+// interleaved; otherwise it says false (not known).
+//
+// core/estimate charges a stage of layers [a, b], holding k microbatches in flight, its
+// parameters, optimizer state, exclusive and shared bytes, its working peak, the maximum
+// over l in [a, b] of (temporary + carried + activations of the layers a..l-1 + tensors
+// carried across l) and (k - 1) times its activations. Leaving out the shared bytes and
+// the carried tensors, each at least 0, gives a lower bound LB(i, a, b) that grows as the
+// range grows at either end. The stages' k are schedule.InFlight's: m under gpipe,
+// min(p - i, m) under 1f1b and zb-h1; under interleaved at least 1 (core/plan shares a
+// device's count among its chunks, each at least 1), against 1/v of a device's memory.
+// Optimizer state: the estimate without ZeRO gives o = ceil(x) per layer; ZeRO-1 over d
+// replicas gives ceil(x/d) >= (o - 1)/d, less a byte for rounding.
+//
+// If some split fits, its stages satisfy LB <= limit; then the greedy cover (each stage
+// in turn takes as many layers as keep LB within its limit) also reaches the last layer
+// (cover). So when the greedy cover does not reach the last layer, no split fits.
+func (r *Requests) CannotFit(c Candidate) bool {
+	if !r.train || r.arch == nil || r.device == nil {
+		return false
+	}
+	sc, err := schedule.Parse(c.Schedule)
+	if err != nil {
+		return false
+	}
+	dev := *r.device
+	switch sc.Kind {
+	case schedule.GPipe, schedule.OneFOneB, schedule.ZBH1:
+	case schedule.Interleaved:
+		dev.MemoryBytes /= int64(sc.Chunks)
+	default:
+		return false
+	}
+	x, err := r.termsOf(c.Tensor, c.MicrobatchSize, c.Recompute)
+	if err != nil || x.mem == nil {
+		return false
+	}
+	return !r.cover(c, x, sc, dev.MemoryLimitBytes(c.MemoryProportion), math.Inf(1))
+}
+
+// cover reports whether the greedy cover reaches the last layer with stages whose
+// memory lower bound (CannotFit) is within limit and whose work (terms.layers) is at most
+// most: each stage in turn takes as many layers as keep both. Both grow with a range at
+// either end, so the cover reaches the last layer if any split of stages within both
+// does (by induction, its i-th stage ends no earlier than the split's).
+func (r *Requests) cover(c Candidate, x *terms, sc schedule.Config, limit int64, most float64) bool {
+	p, m := c.Pipeline, c.Microbatches
+	stages := p * max(1, sc.Chunks)
+	n := len(x.mem)
+	a := 0
+	for i := 0; i < stages && a < n; i++ {
+		k := int64(1)
+		switch sc.Kind {
+		case schedule.GPipe:
+			k = int64(m)
+		case schedule.OneFOneB, schedule.ZBH1:
+			k = int64(min(p-i, m))
+		}
+		var fixed, act, peak int64 // peak: the most of (peak + activations before) over the range
+		var work float64
+		b := a
+		for ; b < n; b++ {
+			l := &x.mem[b]
+			opt := l.opt
+			if c.ZeRO == 1 {
+				opt = max(0, (opt-2)/int64(c.Data))
+			}
+			f := fixed + l.fixed + opt
+			pk := max(peak, l.peak+act)
+			ac := act + l.act
+			w := work + x.layers[b]
+			if f+pk+(k-1)*ac > limit || w > most {
+				break
+			}
+			fixed, peak, act, work = f, pk, ac, w
+		}
+		a = b
+	}
+	return a == n
 }
 
 // Bound is an upper bound on a candidate's samples per second: its samples per step over
@@ -426,17 +629,67 @@ func (r *Requests) Bound(c Candidate) (float64, error) {
 	if err != nil {
 		return 0, err
 	}
-	m, p := float64(c.Microbatches), float64(c.Pipeline)
+	sc, _ := schedule.Parse(c.Schedule)
+	return r.bound(c, x, sc, x.bottleneckOf(c.Pipeline*max(1, sc.Chunks))), nil
+}
+
+// Refine is Bound with the bottleneck of the splits that may fit (Refiner): the largest
+// stage's work is at least the least X for which the greedy cover of CannotFit's
+// memory bound, with stages of work at most X, reaches the last layer (found by
+// bisection, from below); where memory binds (1F1B's first stages hold p microbatches)
+// this is more than the bottleneck over every split. No split fits: 0.
+func (r *Requests) Refine(c Candidate) (float64, error) {
+	x, err := r.termsOf(c.Tensor, c.MicrobatchSize, c.Recompute)
+	if err != nil {
+		return 0, err
+	}
 	sc, _ := schedule.Parse(c.Schedule)
 	stages := c.Pipeline * max(1, sc.Chunks)
-	pipe := max(m*x.work/p, m*x.bottleneckOf(stages))
+	least := x.bottleneckOf(stages)
+	if !r.train || r.arch == nil || r.device == nil || x.mem == nil {
+		return r.bound(c, x, sc, least), nil
+	}
+	dev := *r.device
+	switch sc.Kind {
+	case schedule.GPipe, schedule.OneFOneB, schedule.ZBH1:
+	case schedule.Interleaved:
+		dev.MemoryBytes /= int64(sc.Chunks)
+	default:
+		return r.bound(c, x, sc, least), nil
+	}
+	limit := dev.MemoryLimitBytes(c.MemoryProportion)
+	if !r.cover(c, x, sc, limit, math.Inf(1)) {
+		return 0, nil
+	}
+	lo, hi := least, x.work // lo: no cover known (or the bound over all splits); hi: covers
+	if r.cover(c, x, sc, limit, lo) {
+		return r.bound(c, x, sc, least), nil
+	}
+	for range 40 {
+		mid := lo + (hi-lo)/2
+		if mid <= lo || mid >= hi {
+			break
+		}
+		if r.cover(c, x, sc, limit, mid) {
+			hi = mid
+		} else {
+			lo = mid
+		}
+	}
+	return r.bound(c, x, sc, lo), nil
+}
+
+// bound is Bound with a lower bound on the largest stage's work.
+func (r *Requests) bound(c Candidate, x *terms, sc schedule.Config, bottleneck float64) float64 {
+	m, p := float64(c.Microbatches), float64(c.Pipeline)
+	pipe := max(m*x.work/p, m*bottleneck)
 	switch sc.Kind {
 	case schedule.GPipe, schedule.OneFOneB:
 		pipe = max(pipe, x.work/(1-math.Pow(1-1/m, p)))
 	case schedule.Inference:
 		// The device of stage j starts after the stages before it and the last
 		// microbatch still crosses the stages after it.
-		pipe = max(pipe, x.work+(m-1)*x.bottleneckOf(stages))
+		pipe = max(pipe, x.work+(m-1)*bottleneck)
 	case schedule.ZBH1:
 		// Weight gradients run apart, beside other stages' work: one microbatch's whole
 		// work is no bound.
@@ -457,9 +710,9 @@ func (r *Requests) Bound(c Candidate) (float64, error) {
 	}
 	samples := float64(c.MicrobatchSize) * m * float64(c.Data)
 	if step <= 0 {
-		return math.Inf(1), nil
+		return math.Inf(1)
 	}
-	return samples / step, nil
+	return samples / step
 }
 
 // ringBound is the least time of the candidate's data-parallel ring all-reduce of n bytes

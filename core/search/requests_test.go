@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -164,5 +165,125 @@ func TestFreeLinksScaleLinearly(t *testing.T) {
 		if r := o.SamplesPerSecond / one.SamplesPerSecond; math.Abs(r-float64(d)) > 1e-9*float64(d) {
 			t.Errorf("d=%d: %.12g times the throughput of one replica", d, r)
 		}
+	}
+}
+
+// TestTwinSelective: with flash attention (the default) selective recomputation keeps
+// what none keeps, so Twin names the candidate without recomputation, and both plan to
+// the same outcome; with eager attention it drops the attention scores: no twin.
+func TestTwinSelective(t *testing.T) {
+	for _, attention := range []string{"", "eager"} {
+		base := &request.Request{
+			Model:   request.ModelSpec{Architecture: &request.Architecture{Name: "llama-3.2-1b", Seq: 2048, Attention: attention}},
+			Cluster: request.ClusterSpec{Device: "h100-sxm", DevicesPerNode: 4},
+		}
+		ev, err := NewRequests(base)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range []Candidate{
+			{Config: Config{Pipeline: 2, Data: 2, Tensor: 2, Schedule: "1f1b", Recompute: "selective", ZeRO: 1, MemoryProportion: 1, Microbatches: 8}, MicrobatchSize: 4},
+			{Config: Config{Pipeline: 4, Data: 1, Tensor: 1, Schedule: "interleaved:2", Recompute: "selective", MemoryProportion: 0.5, Microbatches: 8}, MicrobatchSize: 16},
+		} {
+			twin, ok := ev.Twin(c)
+			if ok != (attention == "") {
+				t.Fatalf("attention %q, %s: twin %v", attention, c, ok)
+			}
+			if !ok {
+				continue
+			}
+			want := c
+			want.Recompute = "none"
+			if twin != want {
+				t.Fatalf("%s: twin %s", c, twin)
+			}
+			a, err := ev.Evaluate(context.Background(), c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, err := ev.Evaluate(context.Background(), twin)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if a.Feasible != b.Feasible || a.SamplesPerSecond != b.SamplesPerSecond || !reflect.DeepEqual(a.Boundaries, b.Boundaries) || a.HeadroomBytes != b.HeadroomBytes {
+				t.Errorf("%s: %+v, its twin %+v", c, a, b)
+			}
+		}
+		if _, ok := ev.Twin(Candidate{Config: Config{Pipeline: 2, Data: 1, Tensor: 1, Schedule: "1f1b", Recompute: "full", MemoryProportion: 1, Microbatches: 8}, MicrobatchSize: 1}); ok {
+			t.Error("full recomputation has a twin")
+		}
+	}
+}
+
+// TestCannotFitIsNecessary: on grids with tight memory, every candidate CannotFit rules
+// out is one the planner finds no split for (its lower bound on memory never exceeds
+// what a plan needs), and it rules out most that do not fit; Refine is at most Bound and
+// at least the planned throughput.
+func TestCannotFitIsNecessary(t *testing.T) {
+	for _, base := range []*request.Request{
+		{Model: request.ModelSpec{Architecture: &request.Architecture{Name: "llama-3.2-1b", Seq: 4096}},
+			Cluster: request.ClusterSpec{Device: "h100-sxm", DevicesPerNode: 4}},
+		// Tied embeddings (shared bytes), dropout, eager attention on a smaller device.
+		{Model: request.ModelSpec{Architecture: &request.Architecture{Name: "gpt2-medium", Seq: 1024, Attention: "eager"}},
+			Cluster: request.ClusterSpec{Device: "a100-40gb", DevicesPerNode: 4}},
+	} {
+		cannotFitIsNecessary(t, base)
+	}
+}
+
+func cannotFitIsNecessary(t *testing.T, base *request.Request) {
+	ev, err := NewRequests(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := ev.Space(Knobs{MaxDevices: 8, GlobalBatch: 64, MaxMicrobatchSize: 32, MemoryProportions: []float64{0.08, 0.15, 0.3, 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	groups, err := s.groups()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ruledOut, infeasible, n, refined int
+	for _, g := range groups {
+		for _, b := range s.sizes(g.Data) {
+			c, ok := s.candidate(g, b)
+			if !ok {
+				continue
+			}
+			n++
+			o, err := ev.Evaluate(context.Background(), c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cannot := ev.CannotFit(c)
+			if cannot && o.Feasible {
+				t.Fatalf("%s: CannotFit, but it fits: %v", c, o.Boundaries)
+			}
+			u, err := ev.Bound(c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			v, err := ev.Refine(c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if v > u || (o.Feasible && o.SamplesPerSecond > v*boundSlack) {
+				t.Fatalf("%s: %v samples/s, bound %v, refined %v", c, o.SamplesPerSecond, u, v)
+			}
+			if o.Feasible && v < u {
+				refined++
+			}
+			if !o.Feasible {
+				infeasible++
+				if cannot {
+					ruledOut++
+				}
+			}
+		}
+	}
+	t.Logf("%s: %d candidates, %d do not fit, CannotFit rules out %d; Refine is below Bound for %d that fit", base.Model.Architecture.Name, n, infeasible, ruledOut, refined)
+	if infeasible == 0 || ruledOut*2 < infeasible {
+		t.Errorf("CannotFit rules out %d of the %d that do not fit", ruledOut, infeasible)
 	}
 }

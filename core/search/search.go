@@ -19,6 +19,7 @@
 //     bound is below the best throughput found with as many devices or fewer can
 //     neither be the best nor on the Pareto front of throughput against devices, and is
 //     pruned without planning.
+//
 //   - Memory grows with the microbatch size, so the sizes that fit a configuration are
 //     1..b* (seed 000's monotonicity). b* is found by galloping and bisection (Bentley
 //     and Yao 1976), and shared by every configuration with the same memory (the
@@ -27,6 +28,15 @@
 //     microbatch size, so a configuration's sizes are walked from b* down, each only while
 //     its bound can still win: the search plans b*, and smaller sizes only when they might
 //     beat it (a different split, a smaller bubble share).
+//
+//   - Three optional helpers of the evaluator settle candidates without planning them,
+//     each exact. Twins: a candidate whose outcome equals one earlier in the grid's order
+//     (selective recomputation that keeps what none keeps, as with flash attention) is
+//     left to it, which the tie-break prefers anyway. Fitter: a lower bound on a stage's
+//     memory, covered greedily, shows that no split fits (CannotFit); the search asks it
+//     before each plan, probes for b* included. Refiner: a dearer bound, asked just
+//     before a plan (the largest stage's work over the splits that may fit memory),
+//     prunes a candidate that the first bound let through.
 //
 // The result is exact for the grid (the same best and Pareto front as planning every
 // candidate, Exhaustive) as long as the bounds hold and memory grows with the microbatch
@@ -84,6 +94,38 @@ type Evaluator interface {
 	Evaluate(ctx context.Context, c Candidate) (Outcome, error)
 }
 
+// Twins is what an Evaluator may also do: name, for a candidate, another candidate of
+// the grid whose outcome is the same in every number the search compares (feasible or
+// not, samples per second) on as many devices, with the same microbatches and
+// microbatch size. The search then plans only the twin that comes first in the grid's
+// canonical order, which is also the one the tie-break prefers (Report.Best, Pareto):
+// the other can neither be the best nor on the front, whatever its outcome ties with.
+// Exhaustive searches plan both.
+type Twins interface {
+	// MayHaveTwins is false when no candidate of the configuration has a twin: Twin is
+	// then not asked for its microbatch sizes (a grid holds millions of candidates).
+	MayHaveTwins(g Config) bool
+	// Twin returns c's twin, or ok false when it knows none.
+	Twin(c Candidate) (twin Candidate, ok bool)
+}
+
+// Fitter is what an Evaluator may also do: tell, without planning, that a candidate
+// cannot fit, by a necessary condition of fitting (a lower bound on memory). When
+// CannotFit says true, Evaluate would give an Outcome with Feasible false; false means
+// only "not known".
+type Fitter interface {
+	CannotFit(c Candidate) bool
+}
+
+// Refiner is what an Evaluator may also do: a tighter upper bound on one candidate's
+// samples per second than Bound, dearer to compute and with no monotonicity asked. The
+// search asks it just before it would plan a candidate (not for the probes that find
+// the largest microbatch that fits), and plans the candidate only when the refined
+// bound can still win.
+type Refiner interface {
+	Refine(c Candidate) (float64, error)
+}
+
 // Progress is reported as the search goes.
 type Progress struct {
 	// Done of Total candidates are settled (planned, or pruned).
@@ -121,6 +163,11 @@ type Stats struct {
 	// same memory did not fit.
 	PrunedByBound   int `json:"pruned_by_bound"`
 	KnownInfeasible int `json:"known_infeasible"`
+	// CannotFit were not planned: the Evaluator's Fitter showed they fit no split.
+	CannotFit int `json:"cannot_fit,omitempty"`
+	// Twins were not planned: an Evaluator's Twins named a candidate earlier in the grid
+	// with the same outcome.
+	Twins int `json:"twins,omitempty"`
 	// BoundViolations counts planned candidates faster than their bound (should be 0).
 	BoundViolations int `json:"bound_violations"`
 	// Seconds the search took.
@@ -162,13 +209,56 @@ func Run(ctx context.Context, s Space, ev Evaluator, opt Options) (*Report, erro
 		fits: map[string]*fit{}, best: newPrefixMax(s.MaxDevices), planned: map[int][]int{}}
 	r.rep.Stats.Configurations = len(groups)
 	r.sizes = make([][]int, len(groups))
+	if f, ok := ev.(Fitter); ok && !opt.Exhaustive {
+		r.fitter = f
+	}
+	if f, ok := ev.(Refiner); ok && !opt.Exhaustive {
+		r.refiner = f
+	}
+	tw, _ := ev.(Twins)
+	var index map[Config]int
+	if tw != nil && !opt.Exhaustive {
+		index = make(map[Config]int, len(groups))
+		for i, g := range groups {
+			index[g] = i
+		}
+	}
+	sizes := map[int][]int{} // per replica count: shared by the groups that keep them all
+	var tl twinLookup
 	for i, g := range groups {
-		for _, b := range s.sizes(g.Data) {
-			if _, ok := s.candidate(g, b); ok {
-				r.sizes[i] = append(r.sizes[i], b)
+		all, ok := sizes[g.Data]
+		if !ok {
+			all = s.sizes(g.Data)
+			sizes[g.Data] = all
+		}
+		twins := index != nil && tw.MayHaveTwins(g)
+		if !twins && s.free() { // every size is a candidate of its own
+			r.rep.Stats.Candidates += len(all)
+			r.sizes[i] = all
+			continue
+		}
+		var kept []int // nil while every size so far is kept
+		for k, b := range all {
+			c, ok := s.candidate(g, b)
+			twin := false
+			if ok {
+				r.rep.Stats.Candidates++
+				if twin = twins && r.hasTwin(tw, index, &tl, i, c); twin {
+					r.rep.Stats.Twins++
+					r.done++
+				}
+			}
+			switch {
+			case ok && !twin && kept != nil:
+				kept = append(kept, b)
+			case (!ok || twin) && kept == nil:
+				kept = append(make([]int, 0, len(all)), all[:k]...)
 			}
 		}
-		r.rep.Stats.Candidates += len(r.sizes[i])
+		r.sizes[i] = all
+		if kept != nil {
+			r.sizes[i] = kept
+		}
 	}
 	if opt.Exhaustive {
 		err = r.exhaustive()
@@ -182,16 +272,18 @@ func Run(ctx context.Context, s Space, ev Evaluator, opt Options) (*Report, erro
 }
 
 type runner struct {
-	ctx    context.Context
-	s      *Space
-	ev     Evaluator
-	opt    Options
-	groups []Config
-	sizes  [][]int // per group, the microbatch sizes to try, ascending
-	rep    *Report
-	fits   map[string]*fit
-	best   *prefixMax
-	done   int
+	ctx     context.Context
+	s       *Space
+	ev      Evaluator
+	opt     Options
+	groups  []Config
+	sizes   [][]int // per group, the microbatch sizes to try, ascending
+	rep     *Report
+	fits    map[string]*fit
+	fitter  Fitter  // nil: none
+	refiner Refiner // nil: none
+	best    *prefixMax
+	done    int
 	// planned holds, per configuration, the indices of the sizes planned as probes.
 	planned map[int][]int
 }
@@ -218,6 +310,39 @@ func (r *runner) fitOf(c Candidate) *fit {
 		r.fits[k] = f
 	}
 	return f
+}
+
+// hasTwin reports whether candidate c of group g has a twin (Twins) in an earlier group
+// of the grid, with the same microbatch size, microbatches and devices.
+func (r *runner) hasTwin(tw Twins, index map[Config]int, tl *twinLookup, g int, c Candidate) bool {
+	t, ok := tw.Twin(c)
+	if !ok || t.MicrobatchSize != c.MicrobatchSize || t.Microbatches != c.Microbatches || t.Devices() != c.Devices() {
+		return false
+	}
+	tg := t.Config
+	tg.Microbatches = r.groups[g].Microbatches // 0 in a group of a fixed global batch
+	if !tl.ok || tl.config != tg {
+		tl.config = tg
+		tl.index, tl.ok = index[tg]
+		if !tl.ok {
+			tl.index = -1
+		}
+		tl.ok = true
+	}
+	i := tl.index
+	if i < 0 || i >= g {
+		return false
+	}
+	_, ok = r.s.candidate(r.groups[i], c.MicrobatchSize)
+	return ok
+}
+
+// twinLookup remembers the last twin configuration looked up and its group (-1: none):
+// a group's sizes mostly share their twin's group.
+type twinLookup struct {
+	config Config
+	index  int
+	ok     bool
 }
 
 func (r *runner) candidate(g, b int) Candidate {
@@ -432,7 +557,14 @@ func (r *runner) settle(q *queue, it item, free bool) error {
 			r.done++
 			return nil
 		}
-		_, err := r.evaluate(g, b, it.bound)
+		if r.cannotFit(g, b, f) {
+			return nil
+		}
+		u, ok, err := r.refine(g, b, it.bound)
+		if err != nil || !ok {
+			return err
+		}
+		_, err = r.evaluate(g, b, u)
 		return err
 	}
 	if !it.walking {
@@ -464,8 +596,14 @@ func (r *runner) settle(q *queue, it item, free bool) error {
 		return nil
 	}
 	if !r.isPlanned(g, it.top) {
-		if _, err := r.evaluate(g, b, it.bound); err != nil {
+		u, ok, err := r.refine(g, b, it.bound)
+		if err != nil {
 			return err
+		}
+		if ok {
+			if _, err := r.evaluate(g, b, u); err != nil {
+				return err
+			}
 		}
 	}
 	if it.top > 0 {
@@ -497,6 +635,10 @@ func (r *runner) largestFit(g, top int, f *fit) (lo, hi int, err error) {
 		}
 	}
 	probe := func(i int) (bool, error) {
+		if r.cannotFit(g, sizes[i], f) {
+			r.planned[g] = append(r.planned[g], i) // settled
+			return false, nil
+		}
 		u, err := r.bound(g, sizes[i])
 		if err != nil {
 			return false, err
@@ -539,6 +681,42 @@ func (r *runner) largestFit(g, top int, f *fit) (lo, hi int, err error) {
 		}
 	}
 	return lo, hi, nil
+}
+
+// refine asks the Refiner for a tighter bound on candidate (g, b) than u: ok false when
+// it cannot beat the best with as many devices or fewer, and the candidate is settled
+// as pruned; else the bound to plan it with.
+func (r *runner) refine(g, b int, u float64) (float64, bool, error) {
+	if r.refiner == nil {
+		return u, true, nil
+	}
+	v, err := r.refiner.Refine(r.candidate(g, b))
+	if err != nil {
+		return 0, false, err
+	}
+	if !math.IsNaN(v) {
+		u = min(u, v*boundSlack)
+	}
+	if u < r.best.upTo(r.groups[g].Devices()) {
+		r.rep.Stats.PrunedByBound++
+		r.done++
+		return u, false, nil
+	}
+	return u, true, nil
+}
+
+// cannotFit asks the Fitter whether candidate (g, b) cannot fit; if so it is settled as
+// such, and its memory key learns that sizes from b on do not fit.
+func (r *runner) cannotFit(g, b int, f *fit) bool {
+	if r.fitter == nil || !r.fitter.CannotFit(r.candidate(g, b)) {
+		return false
+	}
+	if f.hi == 0 || b < f.hi {
+		f.hi = b
+	}
+	r.rep.Stats.CannotFit++
+	r.done++
+	return true
 }
 
 func (r *runner) isPlanned(g, i int) bool { return slices.Contains(r.planned[g], i) }

@@ -46,6 +46,13 @@ func TestSameAsExhaustive(t *testing.T) {
 			rng := rand.New(rand.NewPCG(seed, 1))
 			s := toySpace(rng, global)
 			ev := newToy(rng)
+			// Every other seed, selective recomputation keeps what none keeps (as with
+			// flash attention): their candidates are twins.
+			ev.twins = seed%2 == 1
+			// And in half of the seeds, CannotFit rules out what needs a tenth more than
+			// the memory, unplanned.
+			ev.fitter = seed%4 >= 2
+			ev.refine = seed%3 == 1
 			ex, err := Run(context.Background(), s, ev, Options{Exhaustive: true})
 			if err != nil {
 				t.Fatal(err)
@@ -75,9 +82,9 @@ func TestSameAsExhaustive(t *testing.T) {
 			if st.BoundViolations != 0 || ex.Stats.BoundViolations != 0 {
 				t.Errorf("%s: %d bound violations", name, st.BoundViolations)
 			}
-			if st.Evaluated+st.PrunedByBound+st.KnownInfeasible != st.Candidates || st.Candidates != ex.Stats.Evaluated {
-				t.Errorf("%s: %d evaluated + %d pruned + %d known infeasible != %d candidates (exhaustive %d)",
-					name, st.Evaluated, st.PrunedByBound, st.KnownInfeasible, st.Candidates, ex.Stats.Evaluated)
+			if st.Evaluated+st.PrunedByBound+st.KnownInfeasible+st.Twins+st.CannotFit != st.Candidates || st.Candidates != ex.Stats.Evaluated {
+				t.Errorf("%s: %d evaluated + %d pruned + %d known infeasible + %d twins + %d cannot fit != %d candidates (exhaustive %d)",
+					name, st.Evaluated, st.PrunedByBound, st.KnownInfeasible, st.Twins, st.CannotFit, st.Candidates, ex.Stats.Evaluated)
 			}
 			if st.Evaluated != len(got.Evaluated) {
 				t.Errorf("%s: %d evaluated, %d listed", name, st.Evaluated, len(got.Evaluated))
@@ -86,6 +93,12 @@ func TestSameAsExhaustive(t *testing.T) {
 				if !ev.reasonOK(o) {
 					t.Errorf("%s: %s infeasible without a reason", name, o.Candidate)
 				}
+			}
+			if ev.fitter && st.CannotFit == 0 {
+				t.Errorf("%s: CannotFit ruled nothing out", name)
+			}
+			if ev.twins && st.Twins == 0 {
+				t.Errorf("%s: selective and none are twins, the search planned both", name)
 			}
 			searched += st.Evaluated
 			all += ex.Stats.Evaluated

@@ -31,6 +31,45 @@ type toy struct {
 	cancel     context.CancelFunc
 	noJitter   bool
 	violations bool // make Bound wrong, to see the search notice
+	// twins: selective recomputation keeps as much as none and runs as fast, and Twin
+	// says so.
+	twins bool
+	// fitter: CannotFit says true when the candidate needs a tenth more than the memory.
+	fitter bool
+	// refine: Refine gives the throughput without the jitter, which only slows.
+	refine bool
+}
+
+// Refine: with refine, the outcome's throughput before the jitter (a tight bound);
+// otherwise +Inf (nothing known).
+func (t *toy) Refine(c Candidate) (float64, error) {
+	if !t.refine {
+		return math.Inf(1), nil
+	}
+	u := *t
+	u.noJitter, u.cancelAt = true, 0
+	o, err := u.Evaluate(context.Background(), c)
+	if err != nil || !o.Feasible {
+		return math.Inf(1), err
+	}
+	return o.SamplesPerSecond, nil
+}
+
+// CannotFit: with fitter, a necessary condition of fitting (need <= limit) fails.
+func (t *toy) CannotFit(c Candidate) bool {
+	return t.fitter && t.memory(c) > 1.1*t.limit*c.MemoryProportion
+}
+
+// MayHaveTwins: with twins, selective configurations.
+func (t *toy) MayHaveTwins(g Config) bool { return t.twins && g.Recompute == "selective" }
+
+// Twin: with twins, a selective candidate is its none twin.
+func (t *toy) Twin(c Candidate) (Candidate, bool) {
+	if !t.twins || c.Recompute != "selective" {
+		return c, false
+	}
+	c.Recompute = "none"
+	return c, true
 }
 
 func (t *toy) stage(c Candidate) float64 {
@@ -86,7 +125,9 @@ func (t *toy) memory(c Candidate) float64 {
 	act := t.act * float64(c.MicrobatchSize) * float64(t.layers) / float64(c.Pipeline) / float64(c.Tensor)
 	switch c.Recompute {
 	case "selective":
-		act *= 0.6
+		if !t.twins {
+			act *= 0.6
+		}
 	case "full":
 		act *= 0.1
 	}
@@ -116,6 +157,9 @@ func (t *toy) Evaluate(ctx context.Context, c Candidate) (Outcome, error) {
 	step := makespan + t.ring(c)
 	if !t.noJitter {
 		h := fnv.New32a()
+		if t.twins && c.Recompute == "selective" {
+			c.Recompute = "none" // the same jitter: the same outcome
+		}
 		h.Write([]byte(c.String()))
 		step *= 1 + 0.15*float64(h.Sum32()%1000)/1000
 	}
