@@ -567,7 +567,17 @@ func (r *Requests) CannotFit(c Candidate) bool {
 	if err != nil || x.mem == nil {
 		return false
 	}
-	return !r.cover(c, x, sc, dev.MemoryLimitBytes(c.MemoryProportion), math.Inf(1))
+	return !r.cover(c, x, sc, memoryCeiling(dev, c.MemoryProportion), math.Inf(1))
+}
+
+// memoryCeiling bounds from above the memory a stage's model tensors may use on dev: its
+// whole memory times the proportion. The request's real limit is at most this: a
+// preset's usable fraction, or (for an architecture run by a GPU framework) the
+// framework's fixed memory and the allocator's reserve, only take from it. A bound
+// against the ceiling never rules out a candidate that fits.
+func memoryCeiling(dev cluster.Device, proportion float64) int64 {
+	dev.UsableFraction = 1
+	return dev.MemoryLimitBytes(proportion)
 }
 
 // cover reports whether the greedy cover reaches the last layer with stages whose
@@ -657,7 +667,7 @@ func (r *Requests) Refine(c Candidate) (float64, error) {
 	default:
 		return r.bound(c, x, sc, least), nil
 	}
-	limit := dev.MemoryLimitBytes(c.MemoryProportion)
+	limit := memoryCeiling(dev, c.MemoryProportion)
 	if !r.cover(c, x, sc, limit, math.Inf(1)) {
 		return 0, nil
 	}
