@@ -13,6 +13,8 @@ import (
 	"pipeplan/core/request"
 	"pipeplan/core/search"
 	"pipeplan/core/units"
+
+	"github.com/schollz/progressbar/v3"
 )
 
 func init() {
@@ -95,7 +97,7 @@ func runSearch(args []string, stdout, stderr io.Writer) error {
 	opt := search.Options{Exhaustive: *exhaustive}
 	var bar *progressBar
 	if !*asJSON && isTerminal(stdout) {
-		bar = &progressBar{w: stderr}
+		bar = newProgressBar(stderr)
 		opt.Progress = bar.update
 	}
 	rep, err := search.Run(context.Background(), s, ev, opt)
@@ -190,40 +192,33 @@ func isTerminal(w io.Writer) bool {
 	return err == nil && fi.Mode()&os.ModeCharDevice != 0
 }
 
-// progressBar draws "[=====>    ] 52% 1234/2345 planned 56, best 12.3/s" on one line of a
-// terminal, at most ten times a second.
+// progressBar shows the search's progress on a terminal with schollz/progressbar (a
+// maintained progress bar library): done of total candidates, planned, and the best so far.
 type progressBar struct {
-	w    io.Writer
-	last time.Time
-	p    search.Progress
+	bar *progressbar.ProgressBar
+}
+
+func newProgressBar(w io.Writer) *progressBar {
+	return &progressBar{bar: progressbar.NewOptions64(1,
+		progressbar.OptionSetWriter(w),
+		progressbar.OptionSetWidth(30),
+		progressbar.OptionThrottle(100*time.Millisecond),
+		progressbar.OptionShowCount(),
+		progressbar.OptionSetDescription("searching"),
+		progressbar.OptionOnCompletion(func() { fmt.Fprintln(w) }),
+	)}
 }
 
 func (b *progressBar) update(p search.Progress) {
-	b.p = p
-	if time.Since(b.last) < 100*time.Millisecond {
-		return
+	if int64(p.Total) != b.bar.GetMax64() {
+		b.bar.ChangeMax64(int64(p.Total))
 	}
-	b.last = time.Now()
-	b.draw()
-}
-
-func (b *progressBar) draw() {
-	const width = 30
-	p := b.p
-	frac := 0.0
-	if p.Total > 0 {
-		frac = float64(p.Done) / float64(p.Total)
-	}
-	n := int(frac * width)
-	bar := strings.Repeat("=", n) + strings.Repeat(" ", width-n)
-	best := ""
+	desc := fmt.Sprintf("planned %d", p.Evaluated)
 	if p.Best != nil {
-		best = ", best " + units.Rate(p.Best.SamplesPerSecond, "samples/s")
+		desc += ", best " + units.Rate(p.Best.SamplesPerSecond, "samples/s")
 	}
-	fmt.Fprintf(b.w, "\r[%s] %3.0f%% %d/%d, planned %d%s ", bar, 100*frac, p.Done, p.Total, p.Evaluated, best)
+	b.bar.Describe(desc)
+	_ = b.bar.Set64(int64(p.Done))
 }
 
-func (b *progressBar) finish() {
-	b.draw()
-	fmt.Fprintln(b.w)
-}
+func (b *progressBar) finish() { _ = b.bar.Finish() }
