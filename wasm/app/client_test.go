@@ -45,11 +45,11 @@ func TestClientPlans(t *testing.T) {
 	c := worker()
 	req, _ := json.Marshal(exampleRequest())
 	out, err := c.Do(context.Background(), "plan", []string{string(req)}, nil)
-	if err != nil || !strings.Contains(out, `"feasible": true`) {
+	if err != nil || !strings.Contains(out, `"feasible":true`) {
 		t.Fatalf("plan: %v %.200s", err, out)
 	}
 	out, err = c.Do(context.Background(), "plan", []string{"{"}, nil)
-	if err != nil || !strings.Contains(out, `"error": "the request's JSON ends early"`) {
+	if err != nil || !strings.Contains(out, `"error":"the request's JSON ends early"`) {
 		t.Fatalf("bad plan: %v %.200s", err, out)
 	}
 }
@@ -73,7 +73,9 @@ func TestClientSearchProgressAndCancel(t *testing.T) {
 // A planner that failed to load fails the calls in flight and every later call.
 func TestClientBroken(t *testing.T) {
 	var c *client
-	c = newClient(func(id int, op string, args []string) { c.receive(answer{Fatal: "the planner failed to load: no wasm"}) })
+	c = newClient(func(id int, op string, args []string) {
+		c.receive(answer{Fatal: "the planner failed to load: no wasm"})
+	})
 	if _, err := c.Do(context.Background(), "plan", []string{"{}"}, nil); err == nil || !strings.Contains(err.Error(), "no wasm") {
 		t.Errorf("first call: %v", err)
 	}

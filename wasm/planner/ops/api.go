@@ -43,16 +43,19 @@ func errorOf(err error) apiError {
 // planJSON is window.pipeplan.planJSON: it decodes a planning request (docs/request.md),
 // runs it with core and returns the result as JSON, indented as the command line prints
 // it, or an apiError as JSON. It never panics on bad input.
-func planJSON(requestJSON string) string {
+func planJSON(requestJSON string) string { return mustJSON(plan(requestJSON)) }
+
+// plan is the result of a planning request (JSON), or an apiError.
+func plan(requestJSON string) any {
 	r, err := request.Decode([]byte(requestJSON))
 	if err != nil {
-		return mustJSON(errorOf(err))
+		return errorOf(err)
 	}
 	res, err := request.Run(context.Background(), r)
 	if err != nil {
-		return mustJSON(errorOf(err))
+		return errorOf(err)
 	}
-	return mustJSON(res)
+	return res
 }
 
 // estimateJSON is window.pipeplan.estimate's JSON: the analytic estimate of a request's
@@ -98,5 +101,3 @@ func recovered(out *string) {
 		*out = mustJSON(apiError{Error: "internal error: " + err.Error()})
 	}
 }
-
-

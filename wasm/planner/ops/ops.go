@@ -5,7 +5,8 @@
 //
 // The operations, by name (docs/js-api.md describes those of the JS API):
 //
-//	plan [request]               the result, or an error object (pipeplan.plan, planJSON)
+//	plan [request]               the result as compact JSON, or an error object (pipeplan.plan)
+//	planJSON [request]           the result as the command line prints it (pipeplan.planJSON)
 //	estimate [request]           the analytic estimate of the request's architecture
 //	search [query]               core/search's answer (pipeplan.search); streams progress
 //	export [request, options]    the plan in options.format (pipeplan.export)
@@ -41,7 +42,13 @@ func Do(ctx context.Context, op string, args []string, progress func(string), yi
 		return ""
 	}
 	switch op {
-	case "plan", "planJSON":
+	case "plan":
+		b, err := json.Marshal(plan(arg(0)))
+		if err != nil {
+			return mustJSON(apiError{Error: "internal error: " + err.Error()}), nil
+		}
+		return string(b), nil
+	case "planJSON":
 		return planJSON(arg(0)), nil
 	case "estimate":
 		return estimateJSON(arg(0)), nil
