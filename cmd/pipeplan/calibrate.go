@@ -6,11 +6,11 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"text/tabwriter"
 
 	"pipeplan/core/analytic"
 	"pipeplan/core/calibrate"
-	"pipeplan/core/cluster"
 	"pipeplan/core/load"
 	"pipeplan/core/model"
 	"pipeplan/core/request"
@@ -19,13 +19,6 @@ import (
 
 func init() {
 	register(&command{name: "calibrate", summary: "fit a device's efficiencies and the framework's host costs to a measured profile", run: runCalibrate})
-}
-
-// calibration is calibrate's JSON output: the fit, and the model.architecture fields that
-// carry the fitted figures into a planning request.
-type calibration struct {
-	*calibrate.Result
-	Architecture request.Architecture `json:"architecture"`
 }
 
 func runCalibrate(args []string, stdout, stderr io.Writer) error {
@@ -52,99 +45,25 @@ func runCalibrate(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("--model %s: %w", f.modelFile, err)
 	}
-	if f.device == "" && prof.MeasuredOn != nil {
-		f.device = prof.MeasuredOn.Name
-	}
-	if f.device == "" {
-		return errors.New("--device: the device the profile was measured on is required (the profile states no measured_on)")
-	}
-	if f.batch == 0 {
-		f.batch = prof.MicrobatchSize
-	}
-	if f.seq == 0 {
-		f.seq = prof.TokensPerSample
-	}
 	profile := f.modelFile
-	f.modelFile = ""
-	norm, est, err := calibrationEstimate(&f)
-	if err != nil {
-		return err
-	}
-	// A profile measured by sublayers (attention and MLP apart) is matched one for one
-	// with the estimate split the same way, unless --split says otherwise.
-	if f.split == "" && sublayered(est, prof) {
-		f.split = string(analytic.Sublayers)
-		if norm, est, err = calibrationEstimate(&f); err != nil {
-			return err
-		}
-	}
-	t, err := analytic.PresetTarget(est.Device)
-	if err != nil {
-		return err
-	}
-	a := norm.Model.Architecture
-	if t.Framework, err = cluster.LookupFramework(a.Framework); err != nil {
-		return err
-	}
-	if a.MatmulEfficiency != 0 {
-		t.Perf.MatmulEfficiency = a.MatmulEfficiency
-	}
-	if a.MemoryEfficiency != 0 {
-		t.Perf.MemoryEfficiency = a.MemoryEfficiency
-	}
-	if a.KernelSeconds != nil {
-		t.Perf.KernelSeconds = *a.KernelSeconds
-	}
-	r, err := calibrate.Fit(est, t, prof)
-	if err != nil {
-		return fmt.Errorf("--model %s: %w", profile, err)
-	}
-	fit := r.Fitted
-	out := calibration{Result: r, Architecture: request.Architecture{Framework: a.Framework,
-		MatmulEfficiency: fit.MatmulEfficiency, MemoryEfficiency: fit.MemoryEfficiency,
-		KernelSeconds: &fit.KernelSeconds, HostKernelSeconds: &fit.HostKernelSeconds, HostLayerSeconds: &fit.HostLayerSeconds}}
-	if *asJSON {
-		return writeJSON(stdout, out)
-	}
-	printCalibration(stdout, est, r)
-	return nil
-}
-
-// calibrationEstimate is the estimate of the flags' architecture on one device.
-func calibrationEstimate(f *requestFlags) (*request.Request, *analytic.Result, error) {
+	f.modelFile = "" // the profile is what is fitted to, not the request's model
+	f.clusterOptional = true
 	rq, err := f.build()
 	if err != nil {
-		return nil, nil, err
+		return err
 	}
-	rq.Parallelism.Pipeline = 1
-	norm, err := rq.Normalize()
+	c, err := request.Calibrate(context.Background(), rq, prof)
 	if err != nil {
-		return nil, nil, f.flagError(err)
-	}
-	est, err := request.Estimate(context.Background(), norm)
-	if err != nil {
-		return nil, nil, f.flagError(err)
-	}
-	return norm, est, nil
-}
-
-// sublayered reports whether the profile measures each of the estimate's blocks in two
-// layers (calibrate.Match sums them against one).
-func sublayered(est *analytic.Result, prof *model.Model) bool {
-	groups, err := calibrate.Match(est, prof)
-	if err != nil {
-		return false
-	}
-	blocks := 0
-	for _, g := range groups {
-		if g.EstimateEnd-g.EstimateFirst == 1 && est.Layers[g.EstimateFirst].Kind == "block" {
-			if g.ProfileEnd-g.ProfileFirst != 2 {
-				return false
-			}
-			blocks++
+		if fes, ok := model.AsFieldErrors(err); ok && len(fes) > 0 && !strings.Contains(fes[0].Path, ".") && fes[0].Path != "" {
+			return fmt.Errorf("--model %s: %w", profile, err) // the profile's own fields
 		}
+		return f.flagError(err)
 	}
-	return blocks > 0
+	if *asJSON {
+		return writeJSON(stdout, c)
+	}
+	printCalibration(stdout, c.Estimate, c.Result)
+	return nil
 }
 
 func printCalibration(w io.Writer, est *analytic.Result, r *calibrate.Result) {

@@ -55,6 +55,8 @@ type requestFlags struct {
 	events, printRequest      bool
 	name                      string
 	withSchedule, withOptions bool
+	// clusterOptional lets a request leave the cluster to core's defaults.
+	clusterOptional bool
 
 	// own are the command's flags that are not part of the request (export's --format),
 	// allowed beside --request.
@@ -323,6 +325,8 @@ func (f *requestFlags) clusterSpec(r *request.Request, g map[string]bool) error 
 	case f.device != "":
 		r.Cluster.Device, r.Cluster.Count, r.Cluster.Link = f.device, f.devices, f.link
 		r.Cluster.DevicesPerNode, r.Cluster.LinkIntra, r.Cluster.LinkInter = f.devicesPerNode, f.linkIntra, f.linkInter
+	case f.clusterOptional:
+		return nil // core fills the cluster in (calibrate: the profile's measured_on)
 	default:
 		return errors.New("--cluster FILE or --device NAME --stages N: a cluster is required")
 	}

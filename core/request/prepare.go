@@ -39,6 +39,8 @@ type prepared struct {
 	model  *model.Model
 	format load.Format // of a document or example; "" for an architecture
 	est    *analytic.Result
+	// target is the device an architecture is costed on, with the request's overrides.
+	target analytic.Target
 	arch   *arch.Arch
 	// archKey is the cache's parse of arch (nil without a cache), which keys estimates.
 	archKey *arch.Arch
@@ -747,7 +749,7 @@ func (p *prepared) architecture(es *model.Errors) {
 	if p.train() {
 		r.Training.Precision = string(o.Precision)
 	}
-	p.est = est
+	p.est, p.target = est, t
 	p.model = m
 	p.model.MicrobatchSize = o.Batch
 	p.model.TokensPerSample = o.Seq

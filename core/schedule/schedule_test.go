@@ -160,6 +160,17 @@ func TestSimulateStepIsSimulateWithoutTimeline(t *testing.T) {
 		for i := range p.TransferSeconds {
 			p.TransferSeconds[i] = 0.1 * float64(i+1)
 		}
+		// Memory of every kind, so that both count the device's peak alike: static and
+		// activation bytes, the optimizer's temporaries (large on stage 0, where they are
+		// the peak), the framework's fixed memory and the allocator's reserve.
+		for i := range p.Stages {
+			p.Stages[i].StaticBytes = int64(1000 * (i + 1))
+			p.Stages[i].ActivationBytes = int64(300 + 10*i)
+			p.Stages[i].InputBytes = 50
+			p.Stages[i].OptimizerTempBytes = int64(100 * i)
+		}
+		p.Stages[0].OptimizerTempBytes = 1 << 20
+		p.FixedBytes, p.AllocatorReserve = 1<<30, 0.02
 		want := mustSimulate(t, p, c)
 		want.Events, want.InFlight = nil, nil
 		got, err := SimulateStep(p, c)

@@ -1,6 +1,9 @@
 package schedule
 
-import "errors"
+import (
+	"errors"
+	"math"
+)
 
 // stepOp is one operation of a device's order, as the fast step simulation keeps it.
 type stepOp struct {
@@ -173,6 +176,12 @@ func simulateDirect(p *Pipeline, cfg Config) (*Result, error) {
 		}
 		r.PeakMemoryBytes[d] += x.StaticBytes
 	}
+	temp := make([]int64, D)
+	if train {
+		for st, x := range p.Stages {
+			temp[st%D] += x.OptimizerTempBytes
+		}
+	}
 	for d := 0; d < D; d++ {
 		var mem, most int64
 		for _, o := range all[d*perDevice : (d+1)*perDevice] {
@@ -203,7 +212,14 @@ func simulateDirect(p *Pipeline, cfg Config) (*Result, error) {
 				mem -= x.WeightGradBytes
 			}
 		}
-		r.PeakMemoryBytes[d] += most + work[d]
+		// The optimizer step follows the passes: the device's peak is the larger; then
+		// the allocator's reserve and the framework's fixed memory (sim.result's rules).
+		alloc := r.PeakMemoryBytes[d] + max(most+work[d], temp[d])
+		var reserve int64
+		if p.AllocatorReserve > 0 && alloc > 0 {
+			reserve = int64(math.Ceil(float64(alloc) * p.AllocatorReserve))
+		}
+		r.PeakMemoryBytes[d] = alloc + reserve + p.FixedBytes
 	}
 	var busy float64
 	for _, b := range r.BusySeconds {
