@@ -750,7 +750,7 @@ func checkShare(b *browserT, base, origin string, mu *sync.Mutex, expected *stri
 	// immutable. So this link names another plan.)
 	down := strings.Replace(link, "plan="+strings.Split(strings.Split(link, "plan=")[1], "&")[0], "plan="+strings.Repeat("ab", 32), 1)
 	do(fresh, "opening a plan link with the server down", chromedp.Navigate(down+shown.Hash))
-	fresh.waitFor("the fragment's plan", `document.querySelector("#notice")?.textContent.includes("could not be reached") && document.querySelector("#notice").textContent.includes("showing the link's #fragment") && document.querySelector("#app .stagebar")?.dataset.boundaries`)
+	fresh.waitFor("the fragment's plan", `document.querySelector("#notice")?.textContent.includes("could not be reached") && document.querySelector("#notice").textContent.includes("showing the link's #fragment") && !!document.querySelector("#app .stagebar")?.dataset.boundaries`)
 	if got := fresh.check("the fragment fallback"); got.Summary != shown.Summary {
 		b.Errorf("the fragment fallback shows %s, want %s", got.Summary, shown.Summary)
 	}
