@@ -56,33 +56,41 @@ generate() {
 
 # build_web writes dist/: a static site that works from any host and any sub-path (every
 # URL in it is relative) and, after one visit, offline (dist/sw.js, the service worker,
-# caches the shell and main.wasm; its cache name is a hash of the files, so a new build
-# replaces the old cache). main.wasm also comes precompressed (.gz, .br) for hosts that
-# serve such files.
+# caches the shell, main.wasm and the planner; its cache name is a hash of the files, so a
+# new build replaces the old cache). The page's program (main.wasm, wasm/app) does not
+# link the planner: planner.wasm (wasm/planner) runs it in a Web Worker (planner.js, from
+# wasm/planner/worker.js). Both wasm files also come precompressed (.gz, .br) for hosts
+# that serve such files.
 build_web() {
-  rm -rf dist/public dist/sw.js dist/main.wasm.gz dist/main.wasm.br
+  rm -rf dist/public dist/sw.js dist/main.wasm.gz dist/main.wasm.br dist/planner.wasm.gz dist/planner.wasm.br
   GOOS=js GOARCH=wasm go build -trimpath -ldflags='-s -w' -o dist/main.wasm ./wasm/app
+  GOOS=js GOARCH=wasm go build -trimpath -ldflags='-s -w' -o dist/planner.wasm ./wasm/planner
   cp index.html "$WASM_EXEC_JS" dist/
+  cp wasm/planner/worker.js dist/planner.js
   cp -R public dist/public
   rm dist/public/sw.js
   local version
-  version=$(cat dist/index.html dist/wasm_exec.js dist/main.wasm $(find dist/public -type f | sort) | sha256sum | cut -c1-16)
+  version=$(cat dist/index.html dist/wasm_exec.js dist/main.wasm dist/planner.js dist/planner.wasm $(find dist/public -type f | sort) | sha256sum | cut -c1-16)
   sed "s/^const VERSION = \".*\";/const VERSION = \"$version\";/" public/sw.js >dist/sw.js
   grep -q "const VERSION = \"$version\";" dist/sw.js || die "could not stamp the service worker's version"
-  go run ./cmd/precompress dist/main.wasm | sed 's/^/    /'
+  go run ./cmd/precompress dist/main.wasm dist/planner.wasm | sed 's/^/    /'
 }
 
-# check_wasm_size guards main.wasm's size. The product's target is 5 MB raw, but a wasm
-# program that only decodes a request, runs core/request.Run and encodes the result
-# already builds to 5.05 MB with Go 1.26 (the runtime alone is 1.15 MB of code); the page
-# adds vugu, the components, the search and the exports. README's "Size" has the figures
-# (go run ./cmd/wasmsize breaks a build down by package). The guard stops growth while
-# that is worked on.
-wasm_budget=7500000
+# check_wasm_size guards main.wasm's size. The product's target is 5 MB raw. The page's
+# program no longer links the planner (planner.wasm, in a Web Worker, does: a program that
+# runs core/request.Run is 5.05 MB by itself), which took main.wasm from 6.9 MB to 5.5 MB;
+# what is left over the target is the page's own (vugu and the generated Root.Build,
+# encoding/json, compress/flate for the fragment, crypto/sha256 through core/request's
+# imports). README's "Size" has the figures (go run ./cmd/wasmsize breaks a build down by
+# package). The guard stops growth while that is worked on; planner.wasm's size is
+# reported, not guarded.
+wasm_target=5000000
+wasm_budget=5600000
 check_wasm_size() {
-  local size
+  local size planner
   size=$(wc -c <dist/main.wasm)
-  echo "    dist/main.wasm: $size bytes (target 5000000, guard $wasm_budget)"
+  planner=$(wc -c <dist/planner.wasm)
+  echo "    dist/main.wasm: $size bytes (target $wasm_target, guard $wasm_budget); dist/planner.wasm: $planner bytes"
   [ "$size" -le "$wasm_budget" ] || die "dist/main.wasm is $size bytes, over the $wasm_budget-byte guard"
 }
 
@@ -133,7 +141,7 @@ gofmt_check() {
 go_vet() {
   go vet ./...
   # Files that only build for the browser, and the browser test.
-  GOOS=js GOARCH=wasm go vet ./wasm/app ./core/... ./wasm/worker ./wasm/worker/share ./wasm/worker/share/sharetest ./wasm/worker/share/api
+  GOOS=js GOARCH=wasm go vet ./wasm/app ./wasm/planner ./wasm/planner/ops ./core/... ./wasm/worker ./wasm/worker/share ./wasm/worker/share/sharetest ./wasm/worker/share/api
   go vet -tags browser ./wasm/app
   GOOS=js GOARCH=wasm go vet ./ui
   go vet -tags wrangler ./wasm/worker

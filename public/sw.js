@@ -1,4 +1,5 @@
-// pipeplan's service worker: it keeps the app shell and the planner (main.wasm) in a cache,
+// pipeplan's service worker: it keeps the app shell (main.wasm) and the planner (planner.js
+// and planner.wasm, which the page runs in a Web Worker) in a cache,
 // so that after one visit the page works with the network off. build.sh copies this file
 // to the site's root (a worker's scope is its own folder and below) and replaces VERSION
 // with a hash of the files, so that a new build installs a new cache and drops the old.
@@ -6,7 +7,7 @@
 const VERSION = "dev";
 const CACHE = "pipeplan-" + VERSION;
 const SHELL = [
-  "./", "wasm_exec.js", "main.wasm",
+  "./", "wasm_exec.js", "main.wasm", "planner.js", "planner.wasm",
   "public/style.css", "public/icon.svg", "public/manifest.webmanifest", "public/embed-example.html",
 ];
 

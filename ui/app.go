@@ -118,9 +118,10 @@ type App struct {
 	// localStorage), so that the page can draw the new plan first.
 	DeferKeep             bool
 	keepPending, keepPush bool
-	// Run plans a request: core/request.Run once it lands (today the stand-in in
-	// interim.go).
-	Run func(context.Context, *Request) (*Result, error)
+	// Planner plans: in the browser, planner.wasm in a Web Worker.
+	Planner Planner
+	// planSeq numbers the replans: an answer for an older one is dropped.
+	planSeq int
 }
 
 // InitialRequest is the request a first visit starts with: the default example on its
@@ -138,34 +139,64 @@ func InitialRequest() *Request {
 	}
 }
 
-// NewApp returns an app showing r (nil: InitialRequest), planned.
-func NewApp(r *Request, host Host, run func(context.Context, *Request) (*Result, error)) *App {
+// NewApp returns an app showing r (nil: InitialRequest), planned by planner.
+func NewApp(r *Request, host Host, planner Planner) *App {
 	if r == nil {
 		r = InitialRequest()
 	}
-	a := &App{Req: r, Host: host, Run: run, Tab: "plan"}
+	a := &App{Req: r, Host: host, Planner: planner, Tab: "plan"}
 	a.replan()
 	return a
 }
 
-// replan runs the request (and the optimum beside a manual split).
+// background runs f with Host.Background (at once without a host).
+func (a *App) background(f func()) {
+	if a.Host == nil {
+		f()
+		return
+	}
+	a.Host.Background(f)
+}
+
+// update runs f with Host.Update, drawing the page (at once without a host).
+func (a *App) update(f func()) {
+	if a.Host == nil {
+		f()
+		return
+	}
+	a.Host.Update(f, true)
+}
+
+// replan plans the request (and the optimum beside a manual split) with the planner, in
+// the background: the page draws the answer when it comes (at once where Background runs
+// f at once, as in tests). The answer for a request edited since is dropped.
 func (a *App) replan() {
-	start := time.Now()
-	a.Res, a.Err = a.Run(context.Background(), a.Req)
-	a.Opt = nil
-	if len(a.Req.Boundaries) > 0 {
-		o := clone(a.Req)
-		o.Boundaries = nil
-		if res, err := a.Run(context.Background(), o); err == nil {
-			a.Opt = res
-		}
-	}
-	a.Elapsed = time.Since(start)
-	a.Replans++
+	a.planSeq++
+	seq, r := a.planSeq, clone(a.Req)
 	a.Opened = ""
-	if m := a.Model(); m != nil && a.LayerStart >= m.Layers {
-		a.LayerStart = 0
-	}
+	a.background(func() {
+		start := time.Now()
+		res, err := a.plan(context.Background(), r)
+		var opt *Result
+		if len(r.Boundaries) > 0 {
+			o := clone(r)
+			o.Boundaries = nil
+			if x, err := a.plan(context.Background(), o); err == nil {
+				opt = x
+			}
+		}
+		elapsed := time.Since(start)
+		a.update(func() {
+			if seq != a.planSeq {
+				return
+			}
+			a.Res, a.Err, a.Opt, a.Elapsed = res, err, opt, elapsed
+			a.Replans++
+			if m := a.Model(); m != nil && a.LayerStart >= m.Layers {
+				a.LayerStart = 0
+			}
+		})
+	})
 }
 
 // changed replans after an edit and keeps the request in the URL and localStorage.
@@ -443,35 +474,49 @@ func (a *App) SetKnob(name, v string) {
 }
 
 // Import loads a model file picked or dropped by the user: a native or Graphcore model,
-// a PipeDream graph.txt, or a HuggingFace config.json. A file that does not load leaves
+// a PipeDream graph.txt, or a HuggingFace config.json. The planner plans it in the
+// background; a file that does not load (a model that fits no split still loads) leaves
 // the model as it was and a message naming the problem.
 func (a *App) Import(name string, data []byte) {
-	prev := clone(a.Req)
 	spec, err := importSpec(data)
-	if err == nil {
-		if spec.Architecture != nil {
-			if old := a.Req.Model.Architecture; old != nil {
-				spec.Architecture.Seq, spec.Architecture.DType, spec.Architecture.Attention = old.Seq, old.DType, old.Attention
-			}
-			spec.Name = path.Base(name)
-		}
-		a.Req.Model = spec
-		a.Req.Boundaries = nil
-		if spec.Architecture == nil {
-			a.noTensor()
-		}
-		_, err = a.Run(context.Background(), a.Req) // a model that fits no split still loads
-	}
 	if err != nil {
-		a.Req = prev
-		a.notice(fmt.Sprintf("%s was not loaded: %v. The model shown is unchanged.", name, err), true)
+		a.notImported(name, err)
 		return
 	}
-	a.BoundsText, a.LayerStart = "", 0
-	a.changed(true)
-	if m := a.Model(); m != nil {
-		a.notice(fmt.Sprintf("Loaded %s: %d layers.", name, m.Layers), false)
+	r := clone(a.Req)
+	if spec.Architecture != nil {
+		if old := r.Model.Architecture; old != nil {
+			spec.Architecture.Seq, spec.Architecture.DType, spec.Architecture.Attention = old.Seq, old.DType, old.Attention
+		}
+		spec.Name = path.Base(name)
+	} else {
+		r.Parallelism.Tensor, r.Parallelism.SequenceParallel = 0, false
 	}
+	r.Model = spec
+	r.Boundaries = nil
+	a.background(func() {
+		res, err := a.plan(context.Background(), r)
+		a.update(func() {
+			if err != nil {
+				a.notImported(name, err)
+				return
+			}
+			a.Req = r
+			if spec.Architecture == nil {
+				a.noTensor()
+			}
+			a.BoundsText, a.LayerStart = "", 0
+			a.planSeq++ // an answer still coming is for the model before
+			a.Res, a.Err, a.Opt, a.Opened = res, nil, nil, ""
+			a.Replans++
+			a.keep(true)
+			a.notice(fmt.Sprintf("Loaded %s: %d layers.", name, res.Model.Layers), false)
+		})
+	})
+}
+
+func (a *App) notImported(name string, err error) {
+	a.notice(fmt.Sprintf("%s was not loaded: %v. The model shown is unchanged.", name, err), true)
 }
 
 // maxImportBytes bounds an imported file.
@@ -1279,13 +1324,21 @@ func (a *App) openDone(id, server, showing string, r *Request, res *Result, err 
 	var ae *api.APIError
 	switch {
 	case err == nil:
+		a.planSeq++ // an answer still coming is for the request before
+		seq := a.planSeq
 		a.Req, a.Res, a.Err, a.Opt = r, res, nil, nil
-		if len(r.Boundaries) > 0 { // the optimum beside a manual split
+		if len(r.Boundaries) > 0 { // the optimum beside a manual split, when it comes
 			o := clone(r)
 			o.Boundaries = nil
-			if opt, err := a.Run(context.Background(), o); err == nil {
-				a.Opt = opt
-			}
+			a.background(func() {
+				if opt, err := a.plan(context.Background(), o); err == nil {
+					a.update(func() {
+						if seq == a.planSeq {
+							a.Opt = opt
+						}
+					})
+				}
+			})
 		}
 		a.BoundsText, a.LayerStart, a.Opened = "", 0, id
 		f, _ := EncodeFragment(r)

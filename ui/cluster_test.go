@@ -9,7 +9,7 @@ import (
 // Nodes of one device preset are the request's nodes (cluster.devices_per_node with the
 // links inside and between nodes), not a document: core places the stages on the nodes.
 func TestClusterNodes(t *testing.T) {
-	a := NewApp(nil, &fakeHost{}, Run)
+	a := NewApp(nil, &fakeHost{}, local)
 	a.SetCluster("device", "h100-sxm")
 	a.SetCluster("per_node", "4")
 	a.SetCluster("nodes", "2")
@@ -44,7 +44,7 @@ func TestClusterNodes(t *testing.T) {
 // Per-device overrides make a cluster document; the form reads its nodes and links back
 // from the document itself (where the link changes), not from a name.
 func TestClusterMixedDocument(t *testing.T) {
-	a := NewApp(nil, &fakeHost{}, Run)
+	a := NewApp(nil, &fakeHost{}, local)
 	a.SetCluster("device", "a100-80gb")
 	a.SetCluster("per_node", "2")
 	a.SetCluster("nodes", "3")
@@ -85,7 +85,7 @@ func TestClusterMixedDocument(t *testing.T) {
 // The tensor-parallel degree and sequence parallelism are knobs of architectures: the
 // pipeline gets devices / t stages, and t must divide the devices per node (core says so).
 func TestTensorKnob(t *testing.T) {
-	a := NewApp(nil, &fakeHost{}, Run)
+	a := NewApp(nil, &fakeHost{}, local)
 	a.PickModel("arch:llama-2-7b")
 	a.SetCluster("device", "h100-sxm")
 	a.SetCluster("per_node", "8")

@@ -3,6 +3,7 @@ package ui
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"fmt"
 	"math"
 	"slices"
@@ -33,7 +34,9 @@ type Searcher struct {
 	SortBy string
 	Asc    bool
 
-	ev     *search.Requests
+	// query is the running or last search's query (JSON), which Apply asks the planner
+	// about.
+	query  string
 	cancel context.CancelFunc
 }
 
@@ -129,31 +132,39 @@ func (a *App) StartSearch() {
 		// The search places stages on nodes of a device preset itself.
 		base.Cluster = ClusterSpec{Device: f.Device, Link: f.Link}
 	}
-	ev, err := search.NewRequests(base)
-	if err != nil {
-		s.Err = "The search cannot start: " + err.Error()
-		return
-	}
-	space, err := ev.Space(k)
+	q, err := json.Marshal(search.Query{Request: base, Knobs: k})
 	if err != nil {
 		s.Err = "The search cannot start: " + err.Error()
 		return
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	s.ev, s.cancel, s.Running = ev, cancel, true
+	s.query, s.cancel, s.Running = string(q), cancel, true
 	host := a.Host
 	last := time.Now()
-	opt := search.Options{
-		Progress: func(p search.Progress) {
-			host.Update(func() { s.Progress = p }, time.Since(last) > 100*time.Millisecond)
-			if time.Since(last) > 100*time.Millisecond {
-				last = time.Now()
-			}
-		},
-		Yield: host.Yield,
+	progress := func(text string) {
+		var p search.Progress
+		if json.Unmarshal([]byte(text), &p) != nil {
+			return
+		}
+		draw := time.Since(last) > 100*time.Millisecond
+		if draw {
+			last = time.Now()
+		}
+		host.Update(func() { s.Progress = p }, draw)
 	}
 	host.Background(func() {
-		rep, err := search.Run(ctx, space, ev, opt)
+		var rep *search.Report
+		out, err := a.Planner(ctx, "report", []string{string(q)}, progress)
+		if out != "" {
+			if e := errorObject(out); e != nil {
+				err = fmt.Errorf("The search cannot start: %w", e)
+			} else {
+				rep = new(search.Report)
+				if uerr := json.Unmarshal([]byte(out), rep); uerr != nil {
+					rep, err = nil, fmt.Errorf("the planner's report does not read: %v", uerr)
+				}
+			}
+		}
 		host.Update(func() {
 			s.Running, s.Report, s.cancel = false, rep, nil
 			if rep != nil {
@@ -340,27 +351,31 @@ func (a *App) AriaSort(col string) string {
 // Apply loads a result's request into the Plan panel.
 func (a *App) Apply(key string) {
 	s := &a.Search
-	if s.Report == nil || s.ev == nil {
+	if s.Report == nil || s.query == "" {
 		return
 	}
 	for _, o := range s.Report.Evaluated {
 		if o.Candidate.String() != key {
 			continue
 		}
-		q, err := s.ev.Request(o.Candidate)
-		if err != nil {
-			a.notice("The result cannot be applied: "+err.Error(), true)
-			return
-		}
-		q.Events = true
-		// Core's normal form states every knob (the device count included), so that
-		// the panels show what the search chose.
-		if n, err := q.Normalize(); err == nil {
-			q = n
-		}
-		a.Req, a.BoundsText, a.Tab = q, "", "plan"
-		a.notice(fmt.Sprintf("Applied %s from the search.", key), false)
-		a.changed(true)
+		query, c := s.query, o.Candidate
+		a.background(func() {
+			// The planner gives the candidate's request in core's normal form, which
+			// states every knob (the device count included), so that the panels show
+			// what the search chose.
+			q := new(Request)
+			err := a.call(context.Background(), "candidate", q, query, c)
+			a.update(func() {
+				if err != nil {
+					a.notice("The result cannot be applied: "+err.Error(), true)
+					return
+				}
+				q.Events = true
+				a.Req, a.BoundsText, a.Tab = q, "", "plan"
+				a.notice(fmt.Sprintf("Applied %s from the search.", key), false)
+				a.changed(true)
+			})
+		})
 		return
 	}
 }

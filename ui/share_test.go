@@ -12,7 +12,7 @@ import (
 func TestShareThroughServer(t *testing.T) {
 	store := &share.MemStore{}
 	h := &fakeHost{server: share.NewHandler(share.Config{Store: store, Plan: share.CorePlanner})}
-	a := NewApp(nil, h, Run)
+	a := NewApp(nil, h, local)
 	a.SetServer("https://plans.example.org/")
 	if a.Server != "https://plans.example.org" || h.saved != a.Server {
 		t.Fatalf("server setting: %q, saved %q", a.Server, h.saved)
@@ -26,7 +26,7 @@ func TestShareThroughServer(t *testing.T) {
 	id := strings.TrimPrefix(strings.Split(h.copied, "&")[0], "https://example.org/pp/?plan=")
 	// A fresh page opens it: the same request and result, not replanned.
 	h2 := &fakeHost{server: h.server}
-	b := NewApp(nil, h2, Run)
+	b := NewApp(nil, h2, local)
 	b.Server = "https://plans.example.org"
 	replans := b.Replans
 	b.OpenPlan(id, "your last request")
@@ -62,7 +62,7 @@ func TestShareThroughServer(t *testing.T) {
 // without a server, Share never talks to one.
 func TestShareServerDown(t *testing.T) {
 	h := &fakeHost{}
-	a := NewApp(nil, h, Run)
+	a := NewApp(nil, h, local)
 	a.Share()
 	if a.NoticeBad || !strings.Contains(h.copied, "#r1.") {
 		t.Fatalf("no server: %q, copied %q", a.Notice, h.copied)

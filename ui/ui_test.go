@@ -122,7 +122,7 @@ func render(t *testing.T, a *App) string {
 
 func TestRenderPanels(t *testing.T) {
 	h := &fakeHost{}
-	a := NewApp(nil, h, Run)
+	a := NewApp(nil, h, local)
 	for _, tab := range Tabs {
 		a.SetTab(tab.ID)
 		html := render(t, a)
@@ -157,7 +157,7 @@ func TestRenderPanels(t *testing.T) {
 
 func TestEditsReplanAndKeep(t *testing.T) {
 	h := &fakeHost{}
-	a := NewApp(nil, h, Run)
+	a := NewApp(nil, h, local)
 	before := a.Res.Plan.Boundaries
 	a.SetCluster("per_node", "3")
 	if got := len(a.Res.Plan.Stages); got != 3 {
@@ -209,7 +209,7 @@ func TestEditsReplanAndKeep(t *testing.T) {
 }
 
 func TestImport(t *testing.T) {
-	a := NewApp(nil, &fakeHost{}, Run)
+	a := NewApp(nil, &fakeHost{}, local)
 	before, _ := EncodeFragment(a.Req)
 	a.Import("bad.json", []byte(`{"layers": [{"name": "a", "forward_seconds": -1}]}`))
 	if !a.NoticeBad || !strings.Contains(a.Notice, "bad.json was not loaded") || !strings.Contains(a.Notice, "forward_seconds") {
@@ -229,7 +229,7 @@ func TestImport(t *testing.T) {
 }
 
 func TestLayerPageWindow(t *testing.T) {
-	a := NewApp(nil, &fakeHost{}, Run)
+	a := NewApp(nil, &fakeHost{}, local)
 	if n := len(a.Layers()); n != 26 {
 		t.Fatalf("%d rows", n)
 	}
@@ -252,7 +252,7 @@ func equalInts(a, b []int) bool {
 }
 
 func TestSearchApply(t *testing.T) {
-	a := NewApp(nil, &fakeHost{}, Run)
+	a := NewApp(nil, &fakeHost{}, local)
 	a.SetSearchKnob("max_devices", "4")
 	a.SetSearchKnob("schedule", "1f1b")
 	a.SetSearchKnob("microbatch_size", "")
@@ -304,7 +304,7 @@ func TestTenThousandLayers(t *testing.T) {
 		fmt.Fprintf(&b, `{"name": "l%d", "forward_seconds": 0.0001, "backward_seconds": 0.0002, "param_bytes": 1048576, "activation_bytes": 1048576, "inputs": [%q], "outputs": [{"id": "h%d", "bytes": 4096}]}`, i, in, i)
 	}
 	b.WriteString("]}")
-	a := NewApp(nil, &fakeHost{}, Run)
+	a := NewApp(nil, &fakeHost{}, local)
 	start := time.Now()
 	a.Import("deep.json", []byte(b.String()))
 	if a.NoticeBad || a.LayerCount() != 10000 {
@@ -346,7 +346,7 @@ func TestTenThousandLayers(t *testing.T) {
 func TestShowLayerCosts(t *testing.T) {
 	r := InitialRequest()
 	r.Layers = false
-	a := NewApp(r, &fakeHost{}, Run)
+	a := NewApp(r, &fakeHost{}, local)
 	a.SetTab("model")
 	if html := render(t, a); a.HasLayerCosts() || !strings.Contains(html, `id="layer-costs"`) || strings.Contains(html, ">Forward<") {
 		t.Fatal("a request without layers shows costs, or no button to ask for them")

@@ -8,22 +8,70 @@ import (
 	"syscall/js"
 
 	"pipeplan/core/examples"
+	"pipeplan/core/profiler"
 )
 
-// exposeAPI sets window.pipeplan (doc.go and docs/js-api.md describe it).
-func exposeAPI() {
+// exposeAPI sets window.pipeplan (doc.go and docs/js-api.md describe it): the calls that
+// plan go to the planner worker (c) and return Promises.
+func exposeAPI(c *client) {
 	e := examples.Default()
+	call := func(op string, two bool, conv func(string) any) js.Func {
+		return js.FuncOf(func(_ js.Value, args []js.Value) any { return c.promise(op, two, conv, args) })
+	}
+	text := func(s string) any { return s }
 	js.Global().Set("pipeplan", js.ValueOf(map[string]any{
-		"plan":           js.FuncOf(func(_ js.Value, args []js.Value) any { return parsed(callJSON(planJSON, args)) }),
-		"planJSON":       js.FuncOf(func(_ js.Value, args []js.Value) any { return callJSON(planJSON, args) }),
-		"estimate":       js.FuncOf(func(_ js.Value, args []js.Value) any { return parsed(callJSON(estimateJSON, args)) }),
-		"search":         js.FuncOf(searchJS),
-		"export":         js.FuncOf(func(_ js.Value, args []js.Value) any { return parsed(callJSON2(exportJSON, args)) }),
-		"exports":        js.FuncOf(func(_ js.Value, args []js.Value) any { return parsed(callJSON2(exportsJSON, args)) }),
+		"plan":           call("plan", false, parsed),
+		"planJSON":       call("planJSON", false, text),
+		"estimate":       call("estimate", false, parsed),
+		"search":         js.FuncOf(func(_ js.Value, args []js.Value) any { return c.searchJS(args) }),
+		"export":         call("export", true, parsed),
+		"exports":        call("exports", true, parsed),
 		"profiler":       js.FuncOf(func(js.Value, []js.Value) any { return parsed(profilerJSON()) }),
 		"exampleRequest": js.FuncOf(func(js.Value, []js.Value) any { return parsed(mustJSON(exampleRequest())) }),
 		"exampleModel":   js.FuncOf(func(js.Value, []js.Value) any { return string(e.ModelJSON()) }),
 	}))
+}
+
+// promise posts op on the request in args[0] (and the options in args[1], when two) to
+// the planner and returns a Promise of its answer, converted by conv. A call the page
+// refuses (a value JSON cannot carry) resolves to an error object at once, as the
+// planner's error objects do; a planner that failed to load rejects.
+func (c *client) promise(op string, two bool, conv func(string) any, args []js.Value) any {
+	var req, opts string
+	var bad string
+	if two {
+		bad = callJSON2(func(r, o string) string { req, opts = r, o; return "" }, args)
+	} else {
+		bad = callJSON(func(r string) string { req = r; return "" }, args)
+	}
+	if bad != "" {
+		return js.Global().Get("Promise").Call("resolve", parsed(bad))
+	}
+	a := []string{req}
+	if two {
+		a = append(a, opts)
+	}
+	var resolve, reject js.Value
+	executor := js.FuncOf(func(_ js.Value, p []js.Value) any { resolve, reject = p[0], p[1]; return nil })
+	promise := js.Global().Get("Promise").New(executor)
+	executor.Release()
+	c.start(op, a, nil, func(out string, err error) {
+		if err != nil {
+			reject.Invoke(js.Global().Get("Error").New(err.Error()))
+			return
+		}
+		resolve.Invoke(conv(out))
+	})
+	return promise
+}
+
+// profilerJSON is pipeplan.profiler's JSON: the profiler script (core/profiler's text),
+// to offer for download.
+func profilerJSON() string {
+	return mustJSON(struct {
+		Filename string `json:"filename"`
+		Text     string `json:"text"`
+	}{profiler.FileName, profiler.Script})
 }
 
 // callJSON runs an API function on the request in args[0]: a JSON string as it is, an

@@ -37,8 +37,14 @@ import (
 	"github.com/chromedp/chromedp/kb"
 
 	"pipeplan/ui"
+	"pipeplan/wasm/planner/ops"
 	"pipeplan/wasm/worker/share"
 )
+
+// local plans natively as the page's planner worker does in the browser.
+func local(ctx context.Context, op string, args []string, progress func(string)) (string, error) {
+	return ops.Do(ctx, op, args, progress, nil)
+}
 
 // findChromium returns the browser to drive, skipping the test (failing it under CI)
 // when there is none.
@@ -72,12 +78,15 @@ func site(t *testing.T) string {
 	if err != nil {
 		t.Fatalf("go env GOROOT: %v", err)
 	}
-	build := exec.Command("go", "build", "-trimpath", "-ldflags=-s -w", "-o", filepath.Join(dir, "main.wasm"), ".")
-	build.Env = append(os.Environ(), "GOOS=js", "GOARCH=wasm")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("building the wasm app: %v\n%s", err, out)
+	for wasm, pkg := range map[string]string{"main.wasm": ".", "planner.wasm": "../planner"} {
+		build := exec.Command("go", "build", "-trimpath", "-ldflags=-s -w", "-o", filepath.Join(dir, wasm), pkg)
+		build.Env = append(os.Environ(), "GOOS=js", "GOARCH=wasm")
+		if out, err := build.CombinedOutput(); err != nil {
+			t.Fatalf("building %s: %v\n%s", wasm, err, out)
+		}
 	}
 	for _, f := range []struct{ from, to string }{
+		{filepath.Join(root, "wasm", "planner", "worker.js"), "planner.js"},
 		{filepath.Join(root, "index.html"), "index.html"},
 		{filepath.Join(root, "public", "sw.js"), "sw.js"},
 		{filepath.Join(strings.TrimSpace(string(goroot)), "lib", "wasm", "wasm_exec.js"), "wasm_exec.js"},
@@ -183,7 +192,7 @@ func (b *browserT) check(when string) shown {
 	if err != nil {
 		b.Fatalf("%s: the URL's fragment %.40q does not decode: %v", when, got.Hash, err)
 	}
-	app := ui.NewApp(r, nil, ui.Run)
+	app := ui.NewApp(r, nil, local)
 	want := shown{Hash: got.Hash, Summary: (&ui.Root{A: app}).SummaryLine()}
 	if app.Res != nil && app.Res.Plan != nil {
 		want.Boundaries = strings.Trim(strings.Join(strings.Fields(fmt.Sprint(app.Res.Plan.Boundaries)), ","), "[]")
@@ -323,29 +332,31 @@ func TestBrowser(t *testing.T) {
 		t.Fatal(err)
 	}
 	reqJS, _ := json.Marshal(string(req))
-	if got := do(b, "pipeplan.planJSON(testdata)", chromedp.Evaluate[string](`pipeplan.planJSON(`+string(reqJS)+`)`)); got != string(golden) {
+	if got := do(b, "pipeplan.planJSON(testdata)", chromedp.Evaluate[string](`pipeplan.planJSON(`+string(reqJS)+`)`, chromedp.EvalAwaitPromise)); got != string(golden) {
 		t.Errorf("pipeplan.planJSON in chromium differs from core/request/testdata/gpt2-4xa100.result.json:\n%s", got)
 	}
 	// plan takes an object and returns one; what JSON cannot carry, and any bad call, comes
 	// back as an error object, and the next good call still works.
 	for _, tc := range []struct{ js, want string }{
-		{`pipeplan.plan(JSON.parse(` + string(reqJS) + `)).step.samples_per_step`, "128"},
-		{`pipeplan.plan(pipeplan.exampleRequest()).plan.boundaries.join(",")`, "0,8,15,22,26"},
-		{`pipeplan.plan({model: {example: "gpt2-medium"}, cluster: {device: "a100-80gb", count: 4}, memory_proportion: NaN}).error`, "memory_proportion: must be a finite number, got NaN"},
-		{`pipeplan.plan({model: {example: "gpt2-medium"}, cluster: {device: "a100-80gb", count: 4n}}).error`, "cluster.count: must be a number, got a BigInt"},
-		{`(() => { const r = {model: {example: "gpt2-medium"}}; r.model.self = r; return pipeplan.plan(r).error.endsWith(": nests deeper than 64 levels (a cyclic object?)") })()`, "true"},
-		{`pipeplan.plan(42).error`, "the request is a number: give a planning request: an object, or its JSON text (docs/request.md)"},
-		{`pipeplan.plan("{").error`, "the request's JSON ends early"},
-		{`pipeplan.estimate({model: {architecture: {name: "gpt2"}}, cluster: {device: "a100-80gb", count: 2}}).layers.length > 0`, "true"},
-		{`pipeplan.plan(pipeplan.exampleRequest()).feasible`, "true"},
+		{`(async () => (await pipeplan.plan(JSON.parse(` + string(reqJS) + `))).step.samples_per_step)()`, "128"},
+		{`(async () => (await pipeplan.plan(pipeplan.exampleRequest())).plan.boundaries.join(","))()`, "0,8,15,22,26"},
+		{`(async () => (await pipeplan.plan({model: {example: "gpt2-medium"}, cluster: {device: "a100-80gb", count: 4}, memory_proportion: NaN})).error)()`, "memory_proportion: must be a finite number, got NaN"},
+		{`(async () => (await pipeplan.plan({model: {example: "gpt2-medium"}, cluster: {device: "a100-80gb", count: 4n}})).error)()`, "cluster.count: must be a number, got a BigInt"},
+		{`(async () => { const r = {model: {example: "gpt2-medium"}}; r.model.self = r; return (await pipeplan.plan(r)).error.endsWith(": nests deeper than 64 levels (a cyclic object?)") })()`, "true"},
+		{`(async () => (await pipeplan.plan(42)).error)()`, "the request is a number: give a planning request: an object, or its JSON text (docs/request.md)"},
+		{`(async () => (await pipeplan.plan("{")).error)()`, "the request's JSON ends early"},
+		{`(async () => (await pipeplan.estimate({model: {architecture: {name: "gpt2"}}, cluster: {device: "a100-80gb", count: 2}})).layers.length > 0)()`, "true"},
+		{`(async () => (await pipeplan.plan(pipeplan.exampleRequest())).feasible)()`, "true"},
 		// The exports and the profiler script (docs/export.md).
-		{`pipeplan.export(pipeplan.exampleRequest(), {format: "deepspeed"}).boundaries.join(",")`, "0,8,15,22,26"},
-		{`pipeplan.export(JSON.stringify(pipeplan.exampleRequest()), '{"format": "pytorch"}').text.includes('"block.7": SplitPoint.BEGINNING')`, "true"},
-		{`pipeplan.export(pipeplan.exampleRequest(), {format: "jax"}).error`, `options.format: unknown export format "jax": use pytorch, deepspeed, megatron, graphcore, json`},
-		{`pipeplan.exports(pipeplan.exampleRequest()).unavailable.map(u => u.format).join(",")`, "megatron"},
+		{`(async () => (await pipeplan.export(pipeplan.exampleRequest(), {format: "deepspeed"})).boundaries.join(","))()`, "0,8,15,22,26"},
+		{`(async () => (await pipeplan.export(JSON.stringify(pipeplan.exampleRequest()), '{"format": "pytorch"}')).text.includes('"block.7": SplitPoint.BEGINNING'))()`, "true"},
+		{`(async () => (await pipeplan.export(pipeplan.exampleRequest(), {format: "jax"})).error)()`, `options.format: unknown export format "jax": use pytorch, deepspeed, megatron, graphcore, json`},
+		{`(async () => (await pipeplan.exports(pipeplan.exampleRequest())).unavailable.map(u => u.format).join(","))()`, "megatron"},
 		{`pipeplan.profiler().filename`, "pipeplan_profile.py"},
+		// The calls that plan run in the planner worker: they return Promises.
+		{`["plan", "planJSON", "estimate", "export", "exports"].every(f => pipeplan[f](pipeplan.exampleRequest()) instanceof Promise)`, "true"},
 	} {
-		if got := do(b, tc.js, chromedp.Evaluate[any](tc.js)); fmt.Sprint(got) != tc.want {
+		if got := do(b, tc.js, chromedp.Evaluate[any](tc.js, chromedp.EvalAwaitPromise)); fmt.Sprint(got) != tc.want {
 			t.Errorf("%s = %v, want %s", tc.js, got, tc.want)
 		}
 	}
@@ -581,7 +592,7 @@ func TestBrowser(t *testing.T) {
 // and a cancelled search rejects with an AbortError, after which the API still works.
 func checkSearch(t *testing.T, ctx context.Context) {
 	t.Helper()
-	native, err := searchJSON(context.Background(), browserSearchQuery, nil, nil)
+	native, err := ops.Do(context.Background(), "search", []string{browserSearchQuery}, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -615,6 +626,15 @@ func checkSearch(t *testing.T, ctx context.Context) {
 	}
 }
 
+// browserSearchQuery is the search the browser test runs (a second or so under
+// WebAssembly), and browserBigQuery one it cancels (far longer).
+const (
+	browserSearchQuery = `{"request": {"model": {"architecture": {"name": "meta-llama-3-8b", "seq": 8192}},
+	"cluster": {"device": "h100-sxm", "devices_per_node": 8}}, "max_devices": 16, "max_microbatch_size": 16}`
+	browserBigQuery = `{"request": {"model": {"architecture": {"name": "llama-3.1-70b", "seq": 8192}},
+	"cluster": {"device": "h100-sxm", "devices_per_node": 8}}, "max_devices": 512, "global_batch": 1024}`
+)
+
 // searchCheck runs pipeplan.search in the page while a requestAnimationFrame loop counts
 // frames, then starts two long searches and cancels one with cancel() and one with an
 // AbortSignal.
@@ -640,7 +660,7 @@ const searchCheck = `(async () => {
 	const last = progress[progress.length - 1] || {};
 	return {best: JSON.stringify(answer.best), has_cancel: hasCancel, ms, frames: during, progress: progress.length,
 		complete: last.done === last.total && last.best !== undefined, cancelled, aborted,
-		after: pipeplan.plan(pipeplan.exampleRequest()).feasible};
+		after: (await pipeplan.plan(pipeplan.exampleRequest())).feasible};
 })()`
 
 type searchState struct {
@@ -730,7 +750,7 @@ func checkShare(b *browserT, base, origin string, mu *sync.Mutex, expected *stri
 	// immutable. So this link names another plan.)
 	down := strings.Replace(link, "plan="+strings.Split(strings.Split(link, "plan=")[1], "&")[0], "plan="+strings.Repeat("ab", 32), 1)
 	do(fresh, "opening a plan link with the server down", chromedp.Navigate(down+shown.Hash))
-	fresh.waitFor("the fragment's plan", `document.querySelector("#notice")?.textContent.includes("could not be reached") && document.querySelector("#notice").textContent.includes("showing the link's #fragment")`)
+	fresh.waitFor("the fragment's plan", `document.querySelector("#notice")?.textContent.includes("could not be reached") && document.querySelector("#notice").textContent.includes("showing the link's #fragment") && !!document.querySelector("#app .stagebar")?.dataset.boundaries`)
 	if got := fresh.check("the fragment fallback"); got.Summary != shown.Summary {
 		b.Errorf("the fragment fallback shows %s, want %s", got.Summary, shown.Summary)
 	}

@@ -25,14 +25,25 @@ const (
 )
 
 func main() {
-	exposeAPI()
+	planner := startPlanner()
+	exposeAPI(planner)
 	doc := js.Global().Get("document")
 	if doc.Call("getElementById", "app").IsNull() {
 		select {} // a page that only wants the JS API (public/embed-example.html)
 	}
-	h := &browser{}
+	r, err := domrender.New("#app")
+	if err != nil {
+		panic(err)
+	}
+	defer r.Release()
+	env, err := vugu.NewBuildEnv(r.EventEnv())
+	if err != nil {
+		panic(err)
+	}
+	h := &browser{env: r.EventEnv()}
 	req, notice, showing := startRequest()
-	app := ui.NewApp(req, h, ui.Run)
+	// The plans come from the planner worker: the page draws each when it comes.
+	app := ui.NewApp(req, h, planner.Do)
 	app.Embed = queryParam("embed") == "1"
 	if notice != "" {
 		app.Notice, app.NoticeBad = notice, true
@@ -43,16 +54,6 @@ func main() {
 		app.Server = storageGet(serverKey)
 	}
 	plan := queryParam("plan")
-	r, err := domrender.New("#app")
-	if err != nil {
-		panic(err)
-	}
-	defer r.Release()
-	env, err := vugu.NewBuildEnv(r.EventEnv())
-	if err != nil {
-		panic(err)
-	}
-	h.env = r.EventEnv()
 	switch {
 	case plan != "":
 		// ?plan=ID: the stored plan, once the server answers; meanwhile (and if it

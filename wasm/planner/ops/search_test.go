@@ -1,4 +1,4 @@
-package main
+package ops
 
 import (
 	"context"
@@ -81,11 +81,27 @@ func TestSearchJSONCancel(t *testing.T) {
 	}
 }
 
-// browserSearchQuery is the search the browser test runs (a second or so under
-// WebAssembly), and browserBigQuery one it cancels (far longer).
-const (
-	browserSearchQuery = `{"request": {"model": {"architecture": {"name": "meta-llama-3-8b", "seq": 8192}},
-	"cluster": {"device": "h100-sxm", "devices_per_node": 8}}, "max_devices": 16, "max_microbatch_size": 16}`
-	browserBigQuery = `{"request": {"model": {"architecture": {"name": "llama-3.1-70b", "seq": 8192}},
-	"cluster": {"device": "h100-sxm", "devices_per_node": 8}}, "max_devices": 512, "global_batch": 1024}`
-)
+// The page's search gives the whole report, and a candidate's request in normal form.
+func TestReportAndCandidate(t *testing.T) {
+	out, err := Do(context.Background(), "report", []string{smallQuery}, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rep search.Report
+	if err := json.Unmarshal([]byte(out), &rep); err != nil || rep.Best == nil || len(rep.Evaluated) == 0 {
+		t.Fatalf("report: %v, %s", err, out[:min(len(out), 300)])
+	}
+	c, _ := json.Marshal(rep.Best.Candidate)
+	out, _ = Do(context.Background(), "candidate", []string{smallQuery, string(c)}, nil, nil)
+	if !strings.Contains(out, `"pipeline": `) || strings.Contains(out, `"error"`) {
+		t.Errorf("candidate: %s", out)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := Do(ctx, "report", []string{smallQuery}, nil, func() {}); !errors.Is(err, context.Canceled) {
+		t.Errorf("cancelled report: %v", err)
+	}
+	if out, _ := Do(context.Background(), "nope", nil, nil, nil); !strings.Contains(out, `unknown operation \"nope\"`) {
+		t.Errorf("unknown op: %s", out)
+	}
+}

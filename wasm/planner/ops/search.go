@@ -1,4 +1,4 @@
-package main
+package ops
 
 import (
 	"context"
@@ -26,26 +26,7 @@ func searchJSON(ctx context.Context, queryJSON string, progress func(string), yi
 	if err != nil {
 		return mustJSON(errorOf(err)), nil
 	}
-	var opt search.Options
-	if progress != nil {
-		last := time.Time{}
-		opt.Progress = func(p search.Progress) {
-			if now := time.Now(); now.Sub(last) >= progressEvery || p.Done == p.Total {
-				last = now
-				progress(mustJSON(p))
-			}
-		}
-	}
-	if yield != nil {
-		last := time.Now()
-		opt.Yield = func() {
-			if time.Since(last) >= searchSlice {
-				yield()
-				last = time.Now()
-			}
-		}
-	}
-	a, err := q.Run(ctx, opt)
+	a, err := q.Run(ctx, searchOptions(progress, yield))
 	if ctx.Err() != nil {
 		return "", ctx.Err()
 	}

@@ -1,4 +1,4 @@
-package main
+package ops
 
 import (
 	"context"
@@ -13,11 +13,11 @@ import (
 // The request in testdata gives, through the JS API's Go side, exactly the result JSON the
 // command line prints (core/request/testdata/gpt2-4xa100.result.json, checked by cmd/pipeplan too).
 func TestPlanJSONGivesTheGoldenResult(t *testing.T) {
-	req, err := os.ReadFile("../../core/request/testdata/gpt2-4xa100.json")
+	req, err := os.ReadFile("../../../core/request/testdata/gpt2-4xa100.json")
 	if err != nil {
 		t.Fatal(err)
 	}
-	want, err := os.ReadFile("../../core/request/testdata/gpt2-4xa100.result.json")
+	want, err := os.ReadFile("../../../core/request/testdata/gpt2-4xa100.result.json")
 	if err != nil {
 		t.Fatal(err)
 	}
