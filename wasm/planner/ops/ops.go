@@ -15,6 +15,9 @@
 //	report [query]               the page's search: core/search's whole report, and on
 //	                             cancellation what was found so far
 //	candidate [query, candidate] the request of a searched candidate, in core's normal form
+//	calibrate [request, profile] request.Calibration: the request's architecture fitted to
+//	                             a measured profile (its text, a native model file)
+//	                             (pipeplan.calibrate)
 //
 // Bad input comes back as an error object ({error, fields}), never as a Go error: Do's
 // error is only the context's, when a search is cancelled.
@@ -64,6 +67,8 @@ func Do(ctx context.Context, op string, args []string, progress func(string), yi
 		return reportJSON(ctx, arg(0), progress, yield)
 	case "candidate":
 		return candidateJSON(arg(0), arg(1)), nil
+	case "calibrate":
+		return calibrateJSON(arg(0), arg(1)), nil
 	}
 	return mustJSON(apiError{Error: fmt.Sprintf("unknown operation %q", op)}), nil
 }
