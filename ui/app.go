@@ -122,6 +122,8 @@ type App struct {
 	Planner Planner
 	// planSeq numbers the replans: an answer for an older one is dropped.
 	planSeq int
+	// calib is the Model panel's calibration to a measured profile.
+	calib calibration
 }
 
 // InitialRequest is the request a first visit starts with: the default example on its

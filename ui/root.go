@@ -226,6 +226,13 @@ func (c *Root) pick(e vugu.DOMEvent) {
 	}
 }
 
+// pickProfile reads the measured profile picked for calibration.
+func (c *Root) pickProfile(e vugu.DOMEvent) {
+	if c.A.Host != nil {
+		c.A.Host.ReadFile(e, c.A.Calibrate)
+	}
+}
+
 func (c *Root) dragOver(e vugu.DOMEvent) {
 	if !c.A.Embed {
 		e.PreventDefault()
