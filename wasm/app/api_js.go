@@ -26,6 +26,7 @@ func exposeAPI(c *client) {
 		"search":         js.FuncOf(func(_ js.Value, args []js.Value) any { return c.searchJS(args) }),
 		"export":         call("export", true, parsed),
 		"exports":        call("exports", true, parsed),
+		"calibrate":      js.FuncOf(func(_ js.Value, args []js.Value) any { return c.calibrateJS(args) }),
 		"profiler":       js.FuncOf(func(js.Value, []js.Value) any { return parsed(profilerJSON()) }),
 		"exampleRequest": js.FuncOf(func(js.Value, []js.Value) any { return parsed(mustJSON(exampleRequest())) }),
 		"exampleModel":   js.FuncOf(func(js.Value, []js.Value) any { return string(e.ModelJSON()) }),
@@ -63,6 +64,18 @@ func (c *client) promise(op string, two bool, conv func(string) any, args []js.V
 		resolve.Invoke(conv(out))
 	})
 	return promise
+}
+
+// calibrateJS is pipeplan.calibrate(request, profileText): a Promise of the fit of the
+// request's architecture to the measured profile (request.Calibration), or of an error
+// object naming the field. The profile is the text of a native model file (an object is
+// taken as its JSON).
+func (c *client) calibrateJS(args []js.Value) any {
+	if len(args) < 2 || (typeOf(args[1]) != "string" && (typeOf(args[1]) != "object" || args[1].IsNull())) {
+		bad := mustJSON(apiError{Error: "profile: give the measured profile, the text of a native model file (as the profiler script writes it)"})
+		return js.Global().Get("Promise").Call("resolve", parsed(bad))
+	}
+	return c.promise("calibrate", true, parsed, args)
 }
 
 // profilerJSON is pipeplan.profiler's JSON: the profiler script (core/profiler's text),

@@ -20,6 +20,7 @@
 //	pipeplan.search(request, onProgress, knobs) -> Promise of core/search's report (with cancel())
 //	pipeplan.export(request, {format}) -> Promise of the plan for a framework (docs/export.md)
 //	pipeplan.exports(request) -> Promise of {exports: [...], unavailable: [{format, error}]}
+//	pipeplan.calibrate(request, profileText) -> Promise of the fit of the request's architecture to a measured profile
 //	pipeplan.profiler() -> {filename, text}: the PyTorch profiler script, to offer for download
 //	pipeplan.exampleRequest() -> the request of the built-in example
 //	pipeplan.exampleModel() -> the example model's native JSON
