@@ -36,6 +36,11 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
 
+	"pipeplan/core/analytic"
+	"pipeplan/core/arch"
+	"pipeplan/core/calibrate"
+	"pipeplan/core/cluster"
+	"pipeplan/core/model"
 	"pipeplan/ui"
 	"pipeplan/wasm/planner/ops"
 	"pipeplan/wasm/worker/share"
@@ -208,6 +213,99 @@ func (b *browserT) waitChange(what string, before shown) shown {
 	b.Helper()
 	b.waitFor(what, fmt.Sprintf(`(() => { const s = %s; return s.summary !== %q || s.boundaries !== %q; })()`, readShown, before.Summary, before.Boundaries))
 	return b.check(what)
+}
+
+// calibrationProfile is what an h100-sxm in eager PyTorch with other figures than the
+// presets' would measure of gpt2 at b=4, s=512 (as core/calibrate's and cmd/pipeplan's
+// tests make their synthetic profiles).
+func calibrationProfile(t *testing.T) []byte {
+	t.Helper()
+	a, _ := arch.Bundled("gpt2")
+	tg, _ := analytic.PresetTarget("h100-sxm")
+	tg.Framework, _ = cluster.LookupFramework(cluster.Eager)
+	truth := calibrate.Figures{MatmulEfficiency: 0.5, MemoryEfficiency: 0.6, KernelSeconds: 3e-6, HostKernelSeconds: 25e-6, HostLayerSeconds: 40e-6}
+	est, err := analytic.Estimate(a, truth.Apply(tg), analytic.Options{Batch: 4, Seq: 512})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := est.Model()
+	m.MeasuredOn = &model.MeasuredOn{Name: "h100-sxm"}
+	m.MicrobatchSize, m.TokensPerSample = 4, 512
+	data, err := json.Marshal(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
+}
+
+// checkCalibrate calibrates the architecture shown (gpt2) against a measured profile in
+// the Model panel: a bad file leaves a message and the model; a good one shows the fit
+// (checked against ui's fit natively, on the request in the URL), and "Use the fitted
+// figures" puts them in the request and replans.
+func checkCalibrate(b *browserT, dir string, s shown) {
+	b.Helper()
+	profile, bad := filepath.Join(dir, "gpt2-h100.json"), filepath.Join(dir, "not-a-profile.json")
+	data := calibrationProfile(b.T)
+	os.WriteFile(profile, data, 0o644)
+	os.WriteFile(bad, []byte(`{"time_unit": "seconds", "layers": [{"name": "x", "forward_seconds": -1}]}`), 0o644)
+	b.tab("model")
+	b.waitFor("the calibration picker", `document.querySelector("#calibrate-file") !== null`)
+	do(b, "picking a bad profile", chromedp.SetUploadFiles("#calibrate-file", []string{bad}))
+	b.waitFor("the bad profile's message", `document.querySelector("#calibrate-error")?.textContent.includes("not-a-profile.json was not used")`)
+	if msg := b.text("#calibrate-error"); !strings.Contains(msg, "forward_seconds") {
+		b.Errorf("the bad profile's message does not name the field: %s", msg)
+	}
+	if after := b.check("after the bad profile"); after.Hash != s.Hash {
+		b.Errorf("the bad profile changed the request")
+	}
+
+	do(b, "picking the profile", chromedp.SetUploadFiles("#calibrate-file", []string{profile}))
+	b.waitFor("the fit", `document.querySelectorAll("#calibrate-figures tbody tr").length === 5`)
+	// The page shows ui's fit of the request in its URL, made natively.
+	r, err := ui.DecodeFragment(s.Hash)
+	if err != nil {
+		b.Fatal(err)
+	}
+	app := ui.NewApp(r, nil, local)
+	app.Calibrate("gpt2-h100.json", data)
+	fit := app.Calibration()
+	if fit == nil {
+		b.Fatalf("no native fit: %s", app.CalibrationError())
+	}
+	if got, want := b.text("#calibrate-summary"), app.CalibrationSummary(); got != want {
+		b.Errorf("the fit's summary: %q, natively %q", got, want)
+	}
+	rows := do(b, "reading the figures", chromedp.Evaluate[[][]string](`[...document.querySelectorAll("#calibrate-figures tbody tr")].map(r => [...r.children].map(c => c.textContent))`))
+	for i, f := range app.CalibrationFigures() {
+		if i >= len(rows) || !slices.Equal(rows[i], []string{f.Name, f.Preset, f.Fitted}) {
+			b.Errorf("figure %d: the page shows %v, natively %+v", i, rows, f)
+		}
+	}
+	if n := do(b, "counting residual rows", chromedp.Evaluate[int](`document.querySelectorAll("#calibrate-residuals tbody tr").length`)); n != len(fit.Residuals) || n == 0 {
+		b.Errorf("%d residual rows, the fit has %d", n, len(fit.Residuals))
+	}
+	if fit.RMSAfter >= fit.RMSBefore {
+		b.Errorf("the fit does not improve: rms %v -> %v", fit.RMSBefore, fit.RMSAfter)
+	}
+
+	b.eval(`document.querySelector("#calibrate-use").click()`)
+	b.waitFor("the fitted figures in the URL", fmt.Sprintf(`location.hash !== %q && document.querySelector("#calibrate-inuse") !== null`, s.Hash))
+	got := b.check("with the fitted figures")
+	u, err := ui.DecodeFragment(got.Hash)
+	if err != nil {
+		b.Fatal(err)
+	}
+	ar, f := u.Model.Architecture, fit.Fitted
+	if ar == nil || ar.Name != "gpt2" || ar.MatmulEfficiency != f.MatmulEfficiency || ar.MemoryEfficiency != f.MemoryEfficiency ||
+		ar.KernelSeconds == nil || *ar.KernelSeconds != f.KernelSeconds || ar.HostKernelSeconds == nil || *ar.HostKernelSeconds != f.HostKernelSeconds ||
+		ar.HostLayerSeconds == nil || *ar.HostLayerSeconds != f.HostLayerSeconds {
+		b.Errorf("the URL's architecture %+v does not carry the fitted figures %+v", ar, f)
+	}
+	if ar != nil && ar.Seq != r.Model.Architecture.Seq {
+		b.Errorf("the fit changed the sequence length: %d, was %d", ar.Seq, r.Model.Architecture.Seq)
+	}
+	b.eval(`document.querySelector("#calibrate-residuals").open = true`)
+	b.shot("3c-calibrate")
 }
 
 // model100 is a native model of 100 layers, for the import and the replan timing.
@@ -399,8 +497,10 @@ func TestBrowser(t *testing.T) {
 	b.set("#cluster-tensor", "", "input")
 	s = b.waitChange("no tensor parallelism", s)
 
-	// Import a good file (a 100-layer model) with the file picker...
 	files := t.TempDir()
+	checkCalibrate(b, files, s)
+
+	// Import a good file (a 100-layer model) with the file picker...
 	good, bad := filepath.Join(files, "synthetic-100.json"), filepath.Join(files, "broken.json")
 	os.WriteFile(good, model100(), 0o644)
 	os.WriteFile(bad, []byte(`{"layers": [{"name": "a", "forward_seconds": -1}]}`), 0o644)
