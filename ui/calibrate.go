@@ -8,7 +8,6 @@ import (
 	"fmt"
 
 	"pipeplan/core/model"
-	"pipeplan/core/request"
 	"pipeplan/core/units"
 )
 
@@ -16,9 +15,42 @@ import (
 // measured profile by the planner (operation "calibrate", request.Calibrate). The page
 // shows core's numbers; it computes none.
 
-// Calibration is the planner's fit (request.Calibration), for the architecture it was
-// made for.
-type Calibration = request.Calibration
+// Calibration is what the page reads of the planner's fit (request.Calibration's JSON):
+// its own types, not core's, so that main.wasm does not link core/calibrate and
+// core/analytic for their JSON.
+type Calibration struct {
+	Device     string     `json:"device"`
+	Framework  string     `json:"framework"`
+	Preset     Figures    `json:"preset"`
+	Fitted     Figures    `json:"fitted"`
+	Residuals  []Residual `json:"residuals"`
+	RMSBefore  float64    `json:"rms_error_before"`
+	RMSAfter   float64    `json:"rms_error_after"`
+	Iterations int        `json:"iterations"`
+	Notes      []string   `json:"notes"`
+	// Architecture is the request's model.architecture with the fitted figures.
+	Architecture *Architecture `json:"architecture"`
+}
+
+// Figures are the fitted figures (calibrate.Figures).
+type Figures struct {
+	MatmulEfficiency  float64 `json:"matmul_efficiency"`
+	MemoryEfficiency  float64 `json:"memory_efficiency"`
+	KernelSeconds     float64 `json:"kernel_seconds"`
+	HostKernelSeconds float64 `json:"host_kernel_seconds"`
+	HostLayerSeconds  float64 `json:"host_layer_seconds"`
+}
+
+// Residual is one measured pass before and after the fit (calibrate.Residual).
+type Residual struct {
+	Layer     string  `json:"layer"`
+	Pass      string  `json:"pass"`
+	Measured  float64 `json:"measured_seconds"`
+	Before    float64 `json:"before_seconds"`
+	After     float64 `json:"after_seconds"`
+	Error     float64 `json:"error"`
+	HostBound bool    `json:"host_bound"`
+}
 
 // calibration is the Model panel's calibration state.
 type calibration struct {
@@ -123,7 +155,7 @@ func (a *App) Calibrate(name string, data []byte) {
 	a.background(func() {
 		fit := new(Calibration)
 		err := a.call(context.Background(), "calibrate", fit, r, string(data))
-		if err == nil && fit.Result == nil {
+		if err == nil && fit.Architecture == nil {
 			err = errors.New("the planner's answer has no fit")
 		}
 		a.update(func() {
@@ -192,8 +224,17 @@ func (a *App) CalibrationSummary() string {
 		a.calib.File, c.Device, c.Framework, 100*c.RMSBefore, 100*c.RMSAfter, len(c.Residuals), c.Iterations)
 }
 
-// ResidualRow is one row of the residuals' table.
-type ResidualRow struct{ Layer, Pass, Measured, Before, After, Error, Bound string }
+// ResidualRow is one row of the residuals' table, its cells under residualHeads.
+type ResidualRow []string
+
+// column is a table's column head: its label and class ("num": right-aligned).
+type column struct{ Label, Class string }
+
+// The heads of the figures' and the residuals' tables.
+var (
+	figureHeads   = []column{{"Figure", ""}, {"Preset", "num"}, {"Fitted", "num"}}
+	residualHeads = []column{{"Layer", ""}, {"Pass", ""}, {"Measured", "num"}, {"Preset", "num"}, {"Fitted", "num"}, {"Error", "num"}, {"Bound", ""}}
+)
 
 // CalibrationResiduals are the fit's per-layer residuals, as text.
 func (a *App) CalibrationResiduals() []ResidualRow {

@@ -59,7 +59,7 @@ func TestCalibrate(t *testing.T) {
 		t.Fatalf("no fit: %q", a.CalibrationError())
 	}
 	if c.RMSAfter > 0.02 || c.Device != "h100-sxm" || c.Framework != "eager" || len(a.CalibrationResiduals()) != len(c.Residuals) {
-		t.Errorf("fit: %+v", c.Result)
+		t.Errorf("fit: %+v", *c)
 	}
 	html := render(t, a)
 	for _, want := range []string{"Calibrate against a measured profile", "Matmul efficiency", "Host time per layer", "Use the fitted figures", "block.11", "RMS relative error"} {

@@ -662,7 +662,26 @@ func (c *Root) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 											vgparent.AppendChild(vgn)
 											vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "thead", Attr: []vugu.VGAttribute(nil)}
 											vgparent.AppendChild(vgn)
-											vgn.SetInnerHTML(vugu.HTML("\x3Ctr\x3E\x3Cth scope=\"col\"\x3EFigure\x3C/th\x3E\x3Cth scope=\"col\" class=\"num\"\x3EPreset\x3C/th\x3E\x3Cth scope=\"col\" class=\"num\"\x3EFitted\x3C/th\x3E\x3C/tr\x3E"))
+											{
+												vgparent := vgn
+												_ = vgparent
+												vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "tr", Attr: []vugu.VGAttribute(nil)}
+												vgparent.AppendChild(vgn)
+												{
+													vgparent := vgn
+													_ = vgparent
+													for vgiterkeyt, h := range figureHeads {
+														var vgiterkey interface{} = vgiterkeyt
+														_ = vgiterkey
+														h := h
+														_ = h
+														vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "th", Attr: []vugu.VGAttribute{{Namespace: "", Key: "scope", Val: "col"}}}
+														vgparent.AppendChild(vgn)
+														vgn.AddAttrInterface("class", h.Class)
+														vgn.SetInnerHTML(h.Label)
+													}
+												}
+											}
 											vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n            "}
 											vgparent.AppendChild(vgn)
 											vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "tbody", Attr: []vugu.VGAttribute(nil)}
@@ -686,12 +705,15 @@ func (c *Root) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 														vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "th", Attr: []vugu.VGAttribute{{Namespace: "", Key: "scope", Val: "row"}}}
 														vgparent.AppendChild(vgn)
 														vgn.SetInnerHTML(f.Name)
-														vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "td", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "num"}}}
-														vgparent.AppendChild(vgn)
-														vgn.SetInnerHTML(f.Preset)
-														vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "td", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "num"}}}
-														vgparent.AppendChild(vgn)
-														vgn.SetInnerHTML(f.Fitted)
+														for vgiterkeyt, v := range []string{f.Preset, f.Fitted} {
+															var vgiterkey interface{} = vgiterkeyt
+															_ = vgiterkey
+															v := v
+															_ = v
+															vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "td", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "num"}}}
+															vgparent.AppendChild(vgn)
+															vgn.SetInnerHTML(v)
+														}
 													}
 												}
 												vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n            "}
@@ -780,7 +802,26 @@ func (c *Root) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 												vgparent.AppendChild(vgn)
 												vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "thead", Attr: []vugu.VGAttribute(nil)}
 												vgparent.AppendChild(vgn)
-												vgn.SetInnerHTML(vugu.HTML("\x3Ctr\x3E\x3Cth scope=\"col\"\x3ELayer\x3C/th\x3E\x3Cth scope=\"col\"\x3EPass\x3C/th\x3E\x3Cth scope=\"col\" class=\"num\"\x3EMeasured\x3C/th\x3E\x3Cth scope=\"col\" class=\"num\"\x3EPreset\x3C/th\x3E\x3Cth scope=\"col\" class=\"num\"\x3EFitted\x3C/th\x3E\x3Cth scope=\"col\" class=\"num\"\x3EError\x3C/th\x3E\x3Cth scope=\"col\"\x3EBound\x3C/th\x3E\x3C/tr\x3E"))
+												{
+													vgparent := vgn
+													_ = vgparent
+													vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "tr", Attr: []vugu.VGAttribute(nil)}
+													vgparent.AppendChild(vgn)
+													{
+														vgparent := vgn
+														_ = vgparent
+														for vgiterkeyt, h := range residualHeads {
+															var vgiterkey interface{} = vgiterkeyt
+															_ = vgiterkey
+															h := h
+															_ = h
+															vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "th", Attr: []vugu.VGAttribute{{Namespace: "", Key: "scope", Val: "col"}}}
+															vgparent.AppendChild(vgn)
+															vgn.AddAttrInterface("class", h.Class)
+															vgn.SetInnerHTML(h.Label)
+														}
+													}
+												}
 												vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n              "}
 												vgparent.AppendChild(vgn)
 												vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "tbody", Attr: []vugu.VGAttribute(nil)}
@@ -800,27 +841,18 @@ func (c *Root) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 														{
 															vgparent := vgn
 															_ = vgparent
-															vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "td", Attr: []vugu.VGAttribute(nil)}
-															vgparent.AppendChild(vgn)
-															vgn.SetInnerHTML(r.Layer)
-															vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "td", Attr: []vugu.VGAttribute(nil)}
-															vgparent.AppendChild(vgn)
-															vgn.SetInnerHTML(r.Pass)
-															vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "td", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "num"}}}
-															vgparent.AppendChild(vgn)
-															vgn.SetInnerHTML(r.Measured)
-															vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "td", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "num"}}}
-															vgparent.AppendChild(vgn)
-															vgn.SetInnerHTML(r.Before)
-															vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "td", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "num"}}}
-															vgparent.AppendChild(vgn)
-															vgn.SetInnerHTML(r.After)
-															vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "td", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "num"}}}
-															vgparent.AppendChild(vgn)
-															vgn.SetInnerHTML(r.Error)
-															vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "td", Attr: []vugu.VGAttribute(nil)}
-															vgparent.AppendChild(vgn)
-															vgn.SetInnerHTML(r.Bound)
+															for i, v := range r {
+																var vgiterkey interface{} = i
+																_ = vgiterkey
+																i := i
+																_ = i
+																v := v
+																_ = v
+																vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "td", Attr: []vugu.VGAttribute(nil)}
+																vgparent.AppendChild(vgn)
+																vgn.AddAttrInterface("class", residualHeads[i].Class)
+																vgn.SetInnerHTML(v)
+															}
 														}
 													}
 													vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n              "}
