@@ -85,7 +85,7 @@ build_web() {
 # package). The guard stops growth while that is worked on; planner.wasm's size is
 # reported, not guarded.
 wasm_target=5000000
-wasm_budget=5600000
+wasm_budget=5700000
 check_wasm_size() {
   local size planner
   size=$(wc -c <dist/main.wasm)
