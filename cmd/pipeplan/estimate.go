@@ -1,20 +1,15 @@
 package main
 
 import (
+	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
+	"pipeplan/core/request"
 	"pipeplan/core/units"
-	"strconv"
-	"strings"
 	"text/tabwriter"
 
 	"pipeplan/core/analytic"
-	"pipeplan/core/arch"
-	"pipeplan/core/load"
 	"pipeplan/core/model"
 )
 
@@ -22,212 +17,38 @@ func init() {
 	register(&command{name: "estimate", summary: "estimate a HuggingFace model's per-layer costs on a device", run: runEstimate})
 }
 
-// analyticFlags are the flags that turn a config.json into a model: shared by estimate
-// and plan (--hf-config).
-type analyticFlags struct {
-	config                                                        string
-	batch, seq, dataParallel                                      int
-	dtype, precision, optimizer, attention, recompute, split, tie string
-	zero1                                                         bool
-	matmulEff, memoryEff, kernelMicros                            optionalFloat
-}
-
-// optionalFloat is a float flag that remembers whether it was given.
-type optionalFloat struct {
-	v   float64
-	set bool
-}
-
-func (o *optionalFloat) String() string {
-	if o == nil || !o.set {
-		return ""
-	}
-	return strconv.FormatFloat(o.v, 'g', -1, 64)
-}
-
-func (o *optionalFloat) Set(s string) error {
-	v, err := strconv.ParseFloat(s, 64)
-	if err != nil {
-		return errors.New("must be a number")
-	}
-	o.v, o.set = v, true
-	return nil
-}
-
-func (f *analyticFlags) add(fs *flag.FlagSet) {
-	fs.StringVar(&f.config, "hf-config", "", "HuggingFace config.json `file`, or a bundled name: "+strings.Join(arch.BundledNames(), ", "))
-	fs.IntVar(&f.batch, "batch", 1, "samples per microbatch (sequences with --hf-config)")
-	fs.IntVar(&f.seq, "seq", 0, "sequence length with --hf-config (default: the model's context, at most 4096)")
-	fs.StringVar(&f.dtype, "dtype", "bf16", "element type: bf16, fp16 or fp32")
-	fs.StringVar(&f.precision, "precision", "", "pure (all state in --dtype) or mixed (fp32 master weights and optimizer state; the default for 16-bit)")
-	fs.StringVar(&f.optimizer, "optimizer", "adamw", "adamw, adam, sgd (with momentum) or none (inference)")
-	fs.StringVar(&f.attention, "attention", "flash", "attention kernel: eager (scores kept, s^2 memory) or flash")
-	fs.StringVar(&f.recompute, "recompute", "none", "activation recomputation: none, selective (attention core, --hf-config) or full (each block; for a profile, each stage's input)")
-	fs.StringVar(&f.split, "split", "block", "pipeline layers: block (one per transformer block) or sublayer (attention and MLP apart)")
-	fs.StringVar(&f.tie, "tie", "copy", "tied embeddings: copy (both ends hold the matrix, gradients all-reduced) or stage (one stage holds both ends)")
-	fs.IntVar(&f.dataParallel, "dp", 1, "data-parallel replicas (with --zero1: optimizer state sharded over them)")
-	fs.BoolVar(&f.zero1, "zero1", false, "shard optimizer state and master weights over the --dp replicas (ZeRO-1)")
-	fs.Var(&f.matmulEff, "matmul-efficiency", "fraction of the peak FLOP/s matrix products reach (default: the device preset's)")
-	fs.Var(&f.memoryEff, "memory-efficiency", "fraction of the memory bandwidth memory-bound kernels reach (default: the preset's)")
-	fs.Var(&f.kernelMicros, "kernel-us", "launch cost of one kernel in microseconds (default: the preset's)")
-}
-
-// inference reports whether the flags describe inference.
-func (f *analyticFlags) inference() bool { return f.optimizer == string(analytic.None) }
-
-// loadArch reads --hf-config: a file when one exists at that path (or the name looks like
-// a path), else a bundled config.
-func (f *analyticFlags) loadArch() (*arch.Arch, error) {
-	name := f.config
-	data, err := os.ReadFile(name)
-	if err != nil {
-		if _, ok := arch.BundledConfig(name); ok {
-			return arch.Bundled(name)
-		}
-		if strings.ContainsAny(name, `/\`) || strings.HasSuffix(name, ".json") {
-			return nil, fmt.Errorf("--hf-config: %w", err)
-		}
-		return nil, fmt.Errorf("--hf-config: no file %q and no bundled config of that name; bundled: %s", name, strings.Join(arch.BundledNames(), ", "))
-	}
-	a, err := arch.Parse(data)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
-	}
-	a.Name = strings.TrimSuffix(filepath.Base(name), ".json")
-	return a, nil
-}
-
-func (f *analyticFlags) options(a *arch.Arch) analytic.Options {
-	seq := f.seq
-	if seq == 0 {
-		seq = 4096
-		if a.MaxPositions > 0 && a.MaxPositions < seq {
-			seq = a.MaxPositions
-		}
-	}
-	return analytic.Options{
-		Batch: f.batch, Seq: seq,
-		DType: analytic.DType(f.dtype), Precision: analytic.Precision(f.precision),
-		Optimizer: analytic.Optimizer(f.optimizer), Attention: analytic.Attention(f.attention),
-		Recompute: analytic.Recompute(f.recompute), Split: analytic.Split(f.split), Tie: analytic.Tie(f.tie),
-		DataParallel: f.dataParallel, ZeRO1: f.zero1,
-	}
-}
-
-func (f *analyticFlags) target(device string) (analytic.Target, error) {
-	t, err := analytic.PresetTarget(device)
-	if err != nil {
-		return t, fmt.Errorf("--device: %w", err)
-	}
-	if f.matmulEff.set {
-		t.Perf.MatmulEfficiency = f.matmulEff.v
-	}
-	if f.memoryEff.set {
-		t.Perf.MemoryEfficiency = f.memoryEff.v
-	}
-	if f.kernelMicros.set && !(f.kernelMicros.v >= 0) {
-		return t, fmt.Errorf("--kernel-us: must be >= 0, got %v", f.kernelMicros.v)
-	}
-	if f.kernelMicros.set {
-		t.Perf.KernelSeconds = f.kernelMicros.v * 1e-6
-	}
-	return t, nil
-}
-
-// estimate runs the analytic profiler on --hf-config for a device preset.
-func (f *analyticFlags) estimate(device string) (*analytic.Result, error) {
-	if f.config == "" {
-		return nil, errors.New("--hf-config: a config.json file or bundled name is required")
-	}
-	if device == "" {
-		return nil, errors.New("--device: a device preset is required (see pipeplan devices)")
-	}
-	if f.dataParallel < 1 {
-		return nil, fmt.Errorf("--dp: must be >= 1, got %d", f.dataParallel)
-	}
-	a, err := f.loadArch()
-	if err != nil {
-		return nil, err
-	}
-	t, err := f.target(device)
-	if err != nil {
-		return nil, err
-	}
-	r, err := analytic.Estimate(a, t, f.options(a))
-	if err != nil {
-		return nil, flagError(err)
-	}
-	return r, nil
-}
-
-// loadModel builds the model of --hf-config for plan: the device is --device, or the
-// first device of the --cluster file, which must then be named after a preset.
-func (f *analyticFlags) loadModel(modelFile, device, clusterFile string) (*model.Model, error) {
-	if modelFile != "" {
-		return nil, errors.New("--model and --hf-config: give one of them, not both")
-	}
-	if device == "" && clusterFile != "" {
-		data, err := os.ReadFile(clusterFile)
-		if err != nil {
-			return nil, err
-		}
-		c, err := load.Cluster(data)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", clusterFile, err)
-		}
-		device = c.Devices[0].Name
-		if device == "" {
-			return nil, fmt.Errorf("--hf-config with --cluster: %s: devices[0].name must name a device preset, to cost the layers on", clusterFile)
-		}
-	}
-	r, err := f.estimate(device)
-	if err != nil {
-		return nil, err
-	}
-	return r.Model(), nil
-}
-
-// flagError renames option field paths to the flags that set them ("batch: ..." becomes
-// "--batch: ...").
-func flagError(err error) error {
-	es, ok := model.AsFieldErrors(err)
-	if !ok {
-		return err
-	}
-	flags := map[string]string{
-		"batch": "--batch", "seq": "--seq", "dtype": "--dtype", "precision": "--precision",
-		"optimizer": "--optimizer", "attention": "--attention", "recompute": "--recompute",
-		"split": "--split", "tie": "--tie", "data_parallel": "--dp",
-		"perf.matmul_efficiency": "--matmul-efficiency", "perf.memory_efficiency": "--memory-efficiency",
-		"perf.kernel_seconds": "--kernel-us",
-	}
-	out := make(model.Errors, len(es))
-	for i, e := range es {
-		out[i] = e
-		if f, ok := flags[e.Path]; ok {
-			out[i] = &model.FieldError{Path: f, Reason: e.Reason}
-		}
-	}
-	return out
-}
-
 func runEstimate(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("estimate", stderr)
-	var f analyticFlags
-	f.add(fs)
-	device := fs.String("device", "", "device preset `name` (see pipeplan devices)")
+	var f requestFlags
+	f.add(fs, false)
 	asJSON := fs.Bool("json", false, "print the estimate as JSON")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
-	r, err := f.estimate(*device)
+	switch {
+	case f.requestFile == "" && f.hfConfig == "":
+		return errors.New("--hf-config: a config.json file or bundled name is required")
+	case f.requestFile == "" && f.device == "":
+		return errors.New("--device: a device preset is required (see pipeplan devices)")
+	}
+	rq, err := f.build()
 	if err != nil {
 		return err
+	}
+	if rq.Parallelism.Pipeline == 0 && f.requestFile == "" {
+		rq.Parallelism.Pipeline = 1 // the whole model on one device
+	}
+	r, err := request.Estimate(context.Background(), rq)
+	if err != nil {
+		return f.flagError(err)
 	}
 	if *asJSON {
 		return writeJSON(stdout, r)
 	}
-	t, _ := f.target(*device) // checked by estimate
+	t, err := analytic.PresetTarget(r.Device)
+	if err != nil {
+		return err
+	}
 	printEstimate(stdout, r, t)
 	return nil
 }
@@ -265,16 +86,38 @@ func printEstimate(w io.Writer, r *analytic.Result, t analytic.Target) {
 	}
 	tw.Flush()
 	tt := r.Total
-	fmt.Fprintf(w, "\nparameters   %s\n", count(tt.Params))
+	fmt.Fprintf(w, "\nparameters   %s", count(tt.Params))
+	if tp := r.Opts.TensorParallel; tp > 1 {
+		fmt.Fprintf(w, ", %s on each of %d tensor-parallel devices (the figures below are one device's)", count(tt.DeviceParams), tp)
+	}
+	fmt.Fprintln(w)
 	fmt.Fprintf(w, "state        weights %s, gradients %s, optimizer %s\n", units.Bytes(tt.WeightsBytes), units.Bytes(tt.GradsBytes), units.Bytes(tt.OptimizerBytes))
 	fmt.Fprintf(w, "activations  %s per microbatch\n", units.Bytes(tt.ActivationBytes))
 	limit := t.Device.MemoryLimitBytes(1)
+	need := tt.PeakBytes
+	if tt.FrameworkBytes > 0 {
+		// The framework's memory is explicit: compare with the whole device.
+		limit, need = t.Device.MemoryBytes, tt.PeakDeviceBytes
+	}
 	verdict := "fits"
-	if tt.PeakBytes > limit {
+	if need > limit {
 		verdict = "does not fit: pipeline it (pipeplan plan --hf-config ... --stages N)"
 	}
-	fmt.Fprintf(w, "peak memory  %s on one device; %s usable on %s: %s\n", units.Bytes(tt.PeakBytes), units.Bytes(limit), r.Device, verdict)
+	fmt.Fprintf(w, "peak memory  %s allocated on one device", units.Bytes(tt.PeakBytes))
+	if tt.FrameworkBytes > 0 {
+		fmt.Fprintf(w, ", %s with the allocator's reserve and the framework's %s", units.Bytes(tt.PeakDeviceBytes), units.Bytes(tt.FrameworkBytes))
+	}
+	fmt.Fprintf(w, "; %s on %s: %s\n", units.Bytes(limit), r.Device, verdict)
 	flops := tt.FwdFLOPs + tt.BwdFLOPs
+	var host, device float64
+	for _, l := range r.Layers {
+		host += l.FwdHostSeconds + l.BwdHostSeconds
+		device += l.FwdDeviceSeconds + l.BwdDeviceSeconds
+	}
+	if host > 0 {
+		fmt.Fprintf(w, "host         %s of framework dispatch against %s of device time in the passes (a pass takes the longer)\n",
+			units.Time(host, model.Seconds), units.Time(device, model.Seconds))
+	}
 	fmt.Fprintf(w, "step time    %s (forward %s, backward %s, optimizer %s)\n", units.Time(tt.StepSeconds, model.Seconds),
 		units.Time(tt.FwdSeconds, model.Seconds), units.Time(tt.BwdSeconds, model.Seconds), units.Time(tt.OptimizerSeconds, model.Seconds))
 	if tt.StepSeconds > 0 {
@@ -283,7 +126,11 @@ func printEstimate(w io.Writer, r *analytic.Result, t analytic.Target) {
 			peak = t.Perf.FP32FLOPSPerSecond
 		}
 		rate := flops / tt.StepSeconds
-		fmt.Fprintf(w, "throughput   %.0f tokens/s, %.1f TFLOP/s (%.0f%% of peak)\n", tt.TokensPerSecond, rate/1e12, 100*rate/peak)
+		group := ""
+		if tp := r.Opts.TensorParallel; tp > 1 {
+			group = fmt.Sprintf(" per group of %d", tp)
+		}
+		fmt.Fprintf(w, "throughput   %.0f tokens/s%s, %.1f TFLOP/s per device (%.0f%% of peak)\n", tt.TokensPerSecond, group, rate/1e12, 100*rate/peak)
 	}
 	if tt.TiedAllReduceBytes > 0 {
 		fmt.Fprintf(w, "tied embedding: when pipelined, first and last stage all-reduce %s of gradients per step (%s)\n",
@@ -314,16 +161,4 @@ func count(n int64) string {
 		return fmt.Sprintf("%.1fK", float64(n)/1e3)
 	}
 	return fmt.Sprint(n)
-}
-
-// syncInference makes --inference and --optimizer none agree for an --hf-config model,
-// and reports whether the plan is for inference.
-func (f *analyticFlags) syncInference(inference bool) bool {
-	if f.config == "" {
-		return inference
-	}
-	if inference {
-		f.optimizer = string(analytic.None)
-	}
-	return f.inference()
 }

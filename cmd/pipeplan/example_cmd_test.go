@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"pipeplan/core/examples"
-	"pipeplan/core/plan"
+	"pipeplan/core/request"
 )
 
 func TestExampleCommand(t *testing.T) {
@@ -39,12 +39,12 @@ func TestExampleCommand(t *testing.T) {
 	if code := run([]string{"plan", "--model", file, "--device", "a100-80gb", "--stages", "4", "--json"}, &stdout, &stderr); code != exitOK {
 		t.Fatalf("plan: exit %d, %s", code, stderr.String())
 	}
-	var p plan.Plan
-	if err := json.Unmarshal(stdout.Bytes(), &p); err != nil {
+	var res request.Result
+	if err := json.Unmarshal(stdout.Bytes(), &res); err != nil {
 		t.Fatal(err)
 	}
-	if want := []int{0, 8, 15, 22, 26}; !slices.Equal(p.Boundaries, want) {
-		t.Errorf("boundaries %v, want %v", p.Boundaries, want)
+	if want := []int{0, 8, 15, 22, 26}; res.Plan == nil || !slices.Equal(res.Plan.Boundaries, want) {
+		t.Errorf("plan %+v, want boundaries %v", res.Plan, want)
 	}
 
 	stderr.Reset()

@@ -50,7 +50,7 @@ func TestPlanCommand(t *testing.T) {
 		stderr     []string
 		boundaries []int
 	}{
-		{"json", []string{"plan", "--model", model, "--cluster", two, "--json"}, 0, []string{`"bottleneck": 30000`, `"first_layer": 3`}, nil, []int{0, 3, 6}},
+		{"json", []string{"plan", "--model", model, "--cluster", two, "--json"}, 0, []string{`"bottleneck_cycles": 30000`, `"first_layer": 3`}, nil, []int{0, 3, 6}},
 		{"table", []string{"plan", "--model", model, "--cluster", two}, 0, []string{"six: 6 layers on 2 stages", "30000 cyc", "300 B"}, nil, nil},
 		{"transfer objective", []string{"plan", "--model", model, "--cluster", two, "--objective", "compute+transfer", "--json"}, 0, []string{`"objective": "compute+transfer"`}, nil, []int{0, 3, 6}},
 		{"no fit", []string{"plan", "--model", model, "--cluster", tiny}, 1, nil, []string{"no plan fits", "alone need 600 B, and the 2 devices hold 300 B together"}, nil},
@@ -89,19 +89,22 @@ func TestPlanCommand(t *testing.T) {
 				}
 			}
 			if tt.boundaries != nil {
-				var p struct {
-					Boundaries []int `json:"boundaries"`
-					Stages     []struct {
-						FirstLayer  int     `json:"first_layer"`
-						LastLayer   int     `json:"last_layer"`
-						Compute     float64 `json:"compute"`
-						Transfer    float64 `json:"transfer"`
-						MemoryBytes int64   `json:"memory_bytes"`
-					} `json:"stages"`
+				var res struct {
+					Plan struct {
+						Boundaries []int `json:"boundaries"`
+						Stages     []struct {
+							FirstLayer  int     `json:"first_layer"`
+							LastLayer   int     `json:"last_layer"`
+							Compute     float64 `json:"compute_cycles"`
+							Transfer    float64 `json:"transfer"`
+							MemoryBytes int64   `json:"memory_bytes"`
+						} `json:"stages"`
+					} `json:"plan"`
 				}
-				if err := json.Unmarshal(out.Bytes(), &p); err != nil {
+				if err := json.Unmarshal(out.Bytes(), &res); err != nil {
 					t.Fatal(err)
 				}
+				p := res.Plan
 				if !slices.Equal(p.Boundaries, tt.boundaries) || len(p.Stages) != len(tt.boundaries)-1 {
 					t.Errorf("boundaries %v with %d stages, want %v", p.Boundaries, len(p.Stages), tt.boundaries)
 				}
@@ -120,20 +123,23 @@ func TestPlanCommand(t *testing.T) {
 // FLOP/s. They used to fall back to devices[0]'s speed (cluster.SpeedScale's 1 when a
 // device lacks flops_per_second), planning an A100 as fast as an H100.
 func TestPlanHFConfigPresetNamedCluster(t *testing.T) {
-	c := writeFile(t, "c.json", `{"devices": [{"name": "h100-sxm", "memory_bytes": 85899345920}, {"name": "a100-80gb", "memory_bytes": 85899345920}]}`)
+	c := writeFile(t, "c.json", `{"devices": [{"name": "h100-sxm", "memory_bytes": 85899345920}, {"name": "a100-80gb", "memory_bytes": 85899345920}], "links": [{"latency_seconds": 5e-6, "bytes_per_second": 25e9}]}`)
 	code, stdout, stderr := runCLI("plan", "--hf-config", "gpt2-xl", "--cluster", c, "--json")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	var p struct {
-		Boundaries []int `json:"boundaries"`
-		Stages     []struct {
-			Compute float64 `json:"compute"`
-		} `json:"stages"`
+	var res struct {
+		Plan struct {
+			Boundaries []int `json:"boundaries"`
+			Stages     []struct {
+				Compute float64 `json:"compute_seconds"`
+			} `json:"stages"`
+		} `json:"plan"`
 	}
-	if err := json.Unmarshal([]byte(stdout), &p); err != nil {
+	if err := json.Unmarshal([]byte(stdout), &res); err != nil {
 		t.Fatal(err)
 	}
+	p := res.Plan
 	// The H100 is ~3x faster (989 vs 312 TFLOP/s): it should take well over half the blocks.
 	if n := p.Boundaries[1]; n <= p.Boundaries[2]-n+5 {
 		t.Errorf("boundaries %v: the H100 and the A100 get equal shares", p.Boundaries)
@@ -158,7 +164,7 @@ func TestPlanHFConfigPresetNamedCluster(t *testing.T) {
 	}
 
 	// A device that is no preset and states no FLOP/s could not be scaled: refused.
-	c = writeFile(t, "c.json", `{"devices": [{"name": "h100-sxm"}, {"name": "mine", "memory_bytes": 85899345920}]}`)
+	c = writeFile(t, "c.json", `{"devices": [{"name": "h100-sxm"}, {"name": "mine", "memory_bytes": 85899345920}], "links": [{"latency_seconds": 5e-6, "bytes_per_second": 25e9}]}`)
 	code, _, stderr = runCLI("plan", "--hf-config", "gpt2-xl", "--cluster", c)
 	if want := "devices[1].flops_per_second: is missing, but devices[0] states one"; code != exitBad || !strings.Contains(stderr, want) {
 		t.Errorf("exit %d, stderr %q; want exit %d and %q", code, stderr, exitBad, want)
@@ -178,17 +184,63 @@ func TestPlanHFConfigInferenceSchedule(t *testing.T) {
 	if stdout != want {
 		t.Errorf("--schedule inference plans otherwise than with --inference:\n%s\nwant\n%s", stdout, want)
 	}
-	var p struct {
-		Stages []struct {
-			OptimizerBytes int64 `json:"optimizer_bytes"`
-		} `json:"stages"`
+	var res struct {
+		Plan struct {
+			Stages []struct {
+				OptimizerBytes int64 `json:"optimizer_bytes"`
+			} `json:"stages"`
+		} `json:"plan"`
 	}
-	if err := json.Unmarshal([]byte(stdout), &p); err != nil {
+	if err := json.Unmarshal([]byte(stdout), &res); err != nil {
 		t.Fatal(err)
 	}
+	p := res.Plan
 	for i, s := range p.Stages {
 		if s.OptimizerBytes != 0 {
 			t.Errorf("inference plan, stage %d: %d optimizer bytes", i, s.OptimizerBytes)
 		}
+	}
+}
+
+// The flags build a request: --print-request prints it, and --request runs it to the same
+// result; a request file takes no other planning flags.
+func TestPlanRequestRoundTrip(t *testing.T) {
+	args := []string{"plan", "--example", "gpt2-medium", "--device", "h100-sxm", "--stages", "4", "--dp", "2", "--microbatches", "8"}
+	code, req, errs := runCLI(append(args, "--print-request")...)
+	if code != exitOK {
+		t.Fatalf("--print-request: exit %d, %s", code, errs)
+	}
+	file := writeFile(t, "request.json", req)
+	_, want, _ := runCLI(append(args, "--json")...)
+	code, got, errs := runCLI("plan", "--request", file, "--json")
+	if code != exitOK || got != want {
+		t.Errorf("--request: exit %d, %s\n%s\nwant\n%s", code, errs, got, want)
+	}
+	code, _, errs = runCLI("plan", "--request", file, "--stages", "2")
+	if code != exitBad || !strings.Contains(errs, "--request: the request file says everything; drop --stages") {
+		t.Errorf("--request with --stages: exit %d, %s", code, errs)
+	}
+	// A cluster of two devices and no link cannot pass activations, unless transfers are free.
+	model := writeFile(t, "m.json", strings.ReplaceAll(strings.ReplaceAll(sixLayers, "cycles", "seconds"), "10000", "1"))
+	nolink := writeFile(t, "c.json", `{"devices": [{"memory_bytes": 1000}, {"memory_bytes": 1000}]}`)
+	code, _, errs = runCLI("plan", "--model", model, "--cluster", nolink)
+	if code != exitBad || !strings.Contains(errs, "c.json: links: no link joins devices 0 and 1") {
+		t.Errorf("no link: exit %d, %s", code, errs)
+	}
+	if code, _, errs = runCLI("plan", "--model", model, "--cluster", nolink, "--free-transfers"); code != exitOK {
+		t.Errorf("no link, free transfers: exit %d, %s", code, errs)
+	}
+}
+
+// The request in testdata gives the result in testdata, byte for byte (core/request and
+// wasm/app check the same file natively, in node and in chromium).
+func TestPlanRequestTestdata(t *testing.T) {
+	want, err := os.ReadFile("../../core/request/testdata/gpt2-4xa100.result.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	code, got, errs := runCLI("plan", "--request", "../../core/request/testdata/gpt2-4xa100.json", "--json")
+	if code != exitOK || got != string(want) {
+		t.Errorf("exit %d, %s; output differs from core/request/testdata/gpt2-4xa100.result.json:\n%s", code, errs, got)
 	}
 }

@@ -35,16 +35,15 @@ func writeInputs(t *testing.T, memoryMiB int) (modelPath, clusterPath string) {
 
 func TestPlanScheduleJSON(t *testing.T) {
 	mp, cp := writeInputs(t, 64)
-	code, out, errs := runCLI("plan", "--model", mp, "--cluster", cp, "--schedule", "1f1b", "--microbatches", "8", "--batch", "4", "--json", "--events")
+	code, out, errs := runCLI("plan", "--model", mp, "--cluster", cp, "--free-transfers", "--schedule", "1f1b", "--microbatches", "8", "--batch", "4", "--json", "--events")
 	if code != exitOK {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
 	var p struct {
-		Boundaries []int `json:"boundaries"`
-		Schedule   struct {
+		Schedule struct {
 			MakespanSeconds float64   `json:"makespan_seconds"`
 			BubbleFraction  float64   `json:"bubble_fraction"`
-			Throughput      float64   `json:"throughput"`
+			Throughput      float64   `json:"pipeline_samples_per_second"`
 			PeakMemoryBytes []int64   `json:"peak_memory_bytes"`
 			Events          [][]any   `json:"events"`
 			InFlight        [][]any   `json:"in_flight"`
@@ -73,7 +72,7 @@ func TestPlanScheduleJSON(t *testing.T) {
 		t.Errorf("events for %d devices (%d on device 0), in flight for %d stages; want 4 devices of 16 and 4 stages", len(s.Events), len(s.Events[0]), len(s.InFlight))
 	}
 
-	code, out, _ = runCLI("plan", "--model", mp, "--cluster", cp, "--schedule", "1f1b", "--microbatches", "8", "--json")
+	code, out, _ = runCLI("plan", "--model", mp, "--cluster", cp, "--free-transfers", "--schedule", "1f1b", "--microbatches", "8", "--json")
 	if code != exitOK || strings.Contains(out, `"events"`) || !strings.Contains(out, `"makespan_seconds": 66`) {
 		t.Errorf("without --events: exit %d, output:\n%s", code, out)
 	}
@@ -81,13 +80,15 @@ func TestPlanScheduleJSON(t *testing.T) {
 
 func TestPlanSchedulePlain(t *testing.T) {
 	mp, cp := writeInputs(t, 64)
-	code, out, errs := runCLI("plan", "--model", mp, "--cluster", cp, "--schedule", "gpipe", "--microbatches", "4")
+	code, out, errs := runCLI("plan", "--model", mp, "--cluster", cp, "--free-transfers", "--schedule", "gpipe", "--microbatches", "4")
 	if code != exitOK {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
 	for _, want := range []string{
-		"schedule gpipe, 4 microbatches: step 42.00 s, bubble 42.9%, throughput 0.09524 samples/s",
-		"advice: 4 microbatches on 4 stages: the bubble wastes 43% of the step; use at least 8",
+		"schedule gpipe, 4 microbatches of 1: pipeline 42.00 s, bubble 42.9%",
+		"step 42.00 s = pipeline 42.00 s\nthroughput 0.09524 samples/s (4 samples per step on 4 devices)",
+		"warning: 4 microbatches on 4 stages: the bubble wastes 43% of the step; use at least 8",
+		"note: the profile does not say how many samples a microbatch holds",
 		// 42 s over 96 columns: device 0's four 2 s forwards take 4.57 columns each.
 		"device 0 |aaaaabbbbcccccdddd",
 		"device 3 |" + strings.Repeat(".", 14) + "a",
@@ -108,20 +109,24 @@ func TestPlanScheduleErrors(t *testing.T) {
 	}{
 		{[]string{"--schedule", "interleaved:2", "--microbatches", "6"}, exitBad, "microbatches: interleaved needs a multiple of the 4 devices"},
 		{[]string{"--schedule", "bogus", "--microbatches", "6"}, exitBad, "--schedule: unknown schedule"},
-		{[]string{"--schedule", "1f1b"}, exitBad, "--microbatches: must be >= 1"},
-		{[]string{"--microbatches", "6"}, exitBad, "--microbatches: goes with --schedule"},
-		{[]string{"--events"}, exitBad, "--events: goes with --schedule"},
-		{[]string{"--schedule", "1f1b", "--microbatches", "4", "--recompute", "selective"}, exitBad, "--recompute: selective recomputation needs --hf-config"},
+		{[]string{"--schedule", "1f1b", "--microbatches", "0"}, exitBad, "--microbatches: must be >= 1, got 0"},
+		{[]string{"--schedule", "1f1b", "--microbatches", "4", "--recompute", "selective"}, exitBad, "--recompute: selective recomputation needs an architecture"},
 		{[]string{"--schedule", "1f1b", "--microbatches", "4", "--recompute", "all"}, exitBad, `--recompute: must be none, selective or full, got "all"`},
 		{[]string{"--schedule", "1f1b", "--microbatches", "4", "--batch", "0"}, exitBad, "--batch: must be >= 1, got 0"},
 		{[]string{"--schedule", "1f1b", "--microbatches", "4", "--inference"}, exitBad, "1f1b is a training schedule"},
-		{[]string{"--schedule", "inference", "--microbatches", "4", "--recompute", "full"}, exitBad, "--recompute: the plan is for inference, which has no backward pass"},
-		{[]string{"--inference", "--recompute", "full"}, exitBad, "--recompute: the plan is for inference"},
+		{[]string{"--schedule", "inference", "--microbatches", "4", "--recompute", "full"}, exitBad, "--recompute: applies to training: inference keeps no activations"},
+		{[]string{"--inference", "--recompute", "full"}, exitBad, "--recompute: applies to training"},
+		{[]string{"--inference", "--optimizer", "sgd"}, exitBad, "--optimizer: applies to training"},
+		{[]string{"--zero1"}, exitBad, "--zero1: ZeRO-1 shards optimizer state over data-parallel replicas: it needs parallelism.data >= 2, got 1"},
+		{[]string{"--seq", "128"}, exitBad, "--seq: describes an architecture, and goes with --hf-config"},
+		{[]string{"--dtype", "fp32"}, exitBad, "--dtype: describes an architecture"},
+		{[]string{"--attention", "eager"}, exitBad, "--attention: describes an architecture"},
+		{[]string{"--optimizer", "sgd"}, exitBad, "--optimizer: applies to architectures and to profiles that give weights only"},
 		// GPipe keeps 32 microbatches of 1 MiB per layer: no layer fits 12 MiB.
 		{[]string{"--schedule", "gpipe", "--microbatches", "32"}, exitNoPlan, "no plan fits"},
 	}
 	for _, c := range cases {
-		args := append([]string{"plan", "--model", mp, "--cluster", cp}, c.args...)
+		args := append([]string{"plan", "--model", mp, "--cluster", cp, "--free-transfers"}, c.args...)
 		code, _, errs := runCLI(args...)
 		if code != c.code || !strings.Contains(errs, c.want) {
 			t.Errorf("%v: exit %d, stderr %q; want exit %d and %q", c.args, code, errs, c.code, c.want)

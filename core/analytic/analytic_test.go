@@ -245,7 +245,9 @@ func TestRoofline(t *testing.T) {
 
 // TestStateBytes checks bytes per parameter: mixed precision with Adam 2+2+4+4+4 = 16,
 // pure bf16 with Adam 2+2+2+2 = 8, fp32 with Adam 16, mixed with SGD 2+2+4+4 = 12,
-// inference 2; ZeRO-1 over 4 replicas shards the 12 bytes of fp32 state.
+// inference 2; ZeRO-1 over 4 replicas shards the 12 bytes of fp32 state. Megatron's fp32
+// gradient buffers: 2+4+4+4+4 = 18, and 6 + 12/d with its distributed optimizer
+// (theoretical_memory_usage.py); PyTorch AMP: fp32 weights, gradients and state, 16.
 func TestStateBytes(t *testing.T) {
 	a := bundled(t, "llama-2-7b")
 	n := a.Params()
@@ -261,6 +263,10 @@ func TestStateBytes(t *testing.T) {
 		{Options{Optimizer: None}, 2 * n, 0, 0},
 		{Options{DataParallel: 4, ZeRO1: true}, 2 * n, 2 * n, 3 * n},
 		{Options{DataParallel: 4}, 2 * n, 2 * n, 12 * n},
+		{Options{Precision: MixedFP32Grads}, 2 * n, 4 * n, 12 * n},
+		{Options{Precision: MixedFP32Grads, DataParallel: 8, ZeRO1: true}, 2 * n, 4 * n, 12 * n / 8},
+		{Options{Precision: AMP}, 4 * n, 4 * n, 8 * n},
+		{Options{Precision: AMP, Optimizer: SGD}, 4 * n, 4 * n, 4 * n},
 	}
 	for _, tt := range tests {
 		tt.o.Batch, tt.o.Seq = 1, 128
@@ -276,6 +282,26 @@ func TestStateBytes(t *testing.T) {
 		if sum != tt.weights+tt.grads+tt.opti {
 			t.Errorf("%+v: layers hold %d bytes of state, total says %d", tt.o, sum, tt.weights+tt.grads+tt.opti)
 		}
+	}
+}
+
+// TestAMPWeightCopies: under PyTorch AMP each block keeps a 16-bit copy of its projection
+// weights for the backward pass (autocast's cast cache), 2 bytes per parameter beside the
+// activations of mixed precision; the norms' weights are not cast.
+func TestAMPWeightCopies(t *testing.T) {
+	a := bundled(t, "llama-2-7b")
+	mixed := block(estimate(t, a, Options{Batch: 1, Seq: 1024}))
+	amp := block(estimate(t, a, Options{Batch: 1, Seq: 1024, Precision: AMP}))
+	h := int64(a.HiddenSize)
+	if got, want := amp.SavedActivationBytes-mixed.SavedActivationBytes, 2*(mixed.Params-2*h); got != want {
+		t.Errorf("AMP keeps %d bytes more per block, want the projections' 16-bit copies %d", got, want)
+	}
+	if !(amp.FwdSeconds > mixed.FwdSeconds) {
+		t.Errorf("AMP forward %v s, not slower than mixed %v s (the casts)", amp.FwdSeconds, mixed.FwdSeconds)
+	}
+	grads := estimate(t, a, Options{Batch: 1, Seq: 1024, Precision: MixedFP32Grads})
+	if got, want := grads.Total.GradsBytes, 2*estimate(t, a, Options{Batch: 1, Seq: 1024}).Total.GradsBytes; got != want {
+		t.Errorf("fp32 gradients %d bytes, want twice mixed's %d", got, want)
 	}
 }
 
@@ -382,8 +408,10 @@ func TestOptionErrors(t *testing.T) {
 		{Options{Batch: 1}, "seq: must be between 1 and 1048576, got 0"},
 		{Options{Batch: 1 << 20, Seq: 1 << 20}, "batch: batch * seq must be at most 67108864 tokens"},
 		{Options{Batch: 1, Seq: 2048}, "seq: must be at most 1024, the learned position embeddings of gpt2, got 2048"},
-		{Options{Batch: 1, Seq: 8, DType: "int8"}, `dtype: must be one of bf16, fp16, fp32, got "int8"`},
-		{Options{Batch: 1, Seq: 8, DType: FP32, Precision: Mixed}, "precision: mixed precision keeps fp32 master weights"},
+		{Options{Batch: 1, Seq: 8, DType: "int8"}, `dtype: must be one of bf16, fp16, fp32, fp8, got "int8"`},
+		{Options{Batch: 1, Seq: 8, DType: FP32, Precision: Mixed}, "precision: mixed keeps fp32 weights or master weights"},
+		{Options{Batch: 1, Seq: 8, DType: FP32, Precision: AMP}, "precision: amp keeps fp32 weights or master weights"},
+		{Options{Batch: 1, Seq: 8, Precision: "fp32-master"}, `precision: must be one of pure, mixed, mixed-fp32-grads, amp, got "fp32-master"`},
 		{Options{Batch: 1, Seq: 8, Optimizer: "lamb"}, `optimizer: must be one of adamw, adam, sgd, none, got "lamb"`},
 		{Options{Batch: 1, Seq: 8, Attention: "sparse"}, `attention: must be one of eager, flash, got "sparse"`},
 		{Options{Batch: 1, Seq: 8, Recompute: "some"}, `recompute: must be one of none, selective, full, got "some"`},

@@ -13,6 +13,13 @@
 // recomputation. Parameters, gradients and optimizer state follow the ZeRO paper
 // (Rajbhandari et al. 2020): 16 bytes per parameter in mixed precision with Adam.
 //
+// Tensor parallelism follows Megatron-LM (Shoeybi et al. 2019; Narayanan et al. 2021):
+// attention heads, MLP width and vocabulary split over t devices, the activations of
+// Korthikanti et al. 2022, Table 2, with and without sequence parallelism
+// (s*b*h*(10 + 24/t + 5*a*s/(h*t)) and s*b*h/t*(34 + 5*a*s/h) per GPT block), and a
+// ring all-reduce of the b*s*h activation (2(t-1)/t of its bytes each way, plus 2(t-1)
+// link latencies) twice in each block's forward pass and twice in its backward pass.
+//
 // Everything here is an estimate of a typical implementation (Megatron-style fused
 // softmax, HuggingFace-style fp32 loss); see the doc comments of each part for what is
 // counted.
@@ -23,6 +30,7 @@ import (
 	"math"
 
 	"pipeplan/core/arch"
+	"pipeplan/core/cluster"
 	"pipeplan/core/model"
 )
 
@@ -56,15 +64,48 @@ type Layer struct {
 	TemporaryBytes int64 `json:"temporary_bytes"`
 	// TiedParams is the part of Params that is the tied embedding matrix.
 	TiedParams int64 `json:"tied_params,omitempty"`
+	// TensorAllReduceSeconds is the device time of its tensor-parallel all-reduces
+	// (0 for t = 1), part of the device time of FwdSeconds + BwdSeconds.
+	TensorAllReduceSeconds float64 `json:"tensor_allreduce_seconds,omitempty"`
+	// FwdKernels and BwdKernels count the kernels each pass launches (the backward's
+	// include recomputation); FwdHostSeconds and BwdHostSeconds are the framework's host
+	// time to launch them. A pass takes the longer of its device time and its host time.
+	FwdKernels     float64 `json:"fwd_kernels"`
+	BwdKernels     float64 `json:"bwd_kernels,omitempty"`
+	FwdHostSeconds float64 `json:"fwd_host_seconds,omitempty"`
+	BwdHostSeconds float64 `json:"bwd_host_seconds,omitempty"`
+	// FwdDeviceSeconds and BwdDeviceSeconds: the roofline and launch time on the device.
+	FwdDeviceSeconds float64 `json:"fwd_device_seconds"`
+	BwdDeviceSeconds float64 `json:"bwd_device_seconds,omitempty"`
+	// ParamTensors counts its parameter tensors (the optimizer's host cost is per tensor).
+	ParamTensors int `json:"param_tensors"`
+	// FwdTerms and BwdTerms split each pass's device time into what the device's
+	// figures scale (package calibrate fits them to measured times).
+	FwdTerms Terms `json:"-"`
+	BwdTerms Terms `json:"-"`
 
 	usesTied int64 // the tied matrix this layer uses, held here or in its stage
+}
+
+// Terms is a pass's device time by what sets it, at the full peak and bandwidth:
+// MatmulSeconds, the FLOPs of its compute-bound kernels at the matrix peak (the fp8 peak
+// for fp8 layers); MemorySeconds, the bytes of its memory-bound kernels at the memory
+// bandwidth; Kernels launched (besides communication); CommSeconds and CommKernels of
+// its tensor-parallel all-reduces (the host launches them too). Which kernels
+// are compute-bound is decided at the target's efficiencies. The device time is
+// MatmulSeconds / matmul efficiency + MemorySeconds / memory efficiency + Kernels x
+// kernel seconds + CommSeconds.
+type Terms struct {
+	MatmulSeconds, MemorySeconds, Kernels, CommSeconds, CommKernels float64
 }
 
 // Total sums the layers for one device holding the whole model, one microbatch, one
 // training step (a tied matrix counted once).
 type Total struct {
-	// Params is the number of distinct parameters.
-	Params int64 `json:"params"`
+	// Params is the number of distinct parameters of the model; DeviceParams those one
+	// device holds (Params / t, about, under t-way tensor parallelism).
+	Params       int64 `json:"params"`
+	DeviceParams int64 `json:"device_params"`
 	// WeightsBytes, GradsBytes and OptimizerBytes: parameters, gradients, optimizer state
 	// with master weights (per device under ZeRO-1).
 	WeightsBytes   int64 `json:"weights_bytes"`
@@ -72,18 +113,36 @@ type Total struct {
 	OptimizerBytes int64 `json:"optimizer_bytes"`
 	// ActivationBytes is what one microbatch keeps for the backward pass, all layers.
 	ActivationBytes int64 `json:"activation_bytes"`
-	// PeakBytes is the memory high-water mark of a training step: weights, gradients and
-	// optimizer state, plus the largest over layers of its working memory and the
-	// activations kept by the layers before it.
-	PeakBytes int64   `json:"peak_bytes"`
-	FwdFLOPs  float64 `json:"fwd_flops"`
-	BwdFLOPs  float64 `json:"bwd_flops"`
-	// FwdSeconds and BwdSeconds over all layers; OptimizerSeconds is the optimizer update
-	// (memory-bound); StepSeconds their sum.
-	FwdSeconds       float64 `json:"fwd_seconds"`
-	BwdSeconds       float64 `json:"bwd_seconds"`
-	OptimizerSeconds float64 `json:"optimizer_seconds"`
-	StepSeconds      float64 `json:"step_seconds"`
+	// PeakBytes is the high-water mark of allocated memory over a training step: the
+	// weights, gradients and optimizer state, plus the larger of two phases' peaks: the
+	// passes' (over layers, a layer's working memory and the activations the layers before
+	// it keep) and the optimizer step's (its temporaries, OptimizerTempBytes). The maximum
+	// over the step, not a sum of each part's maximum.
+	PeakBytes int64 `json:"peak_bytes"`
+	// OptimizerTempBytes is what the optimizer step allocates beside the state
+	// (cluster.Framework.OptimizerTempBytesPerParam per parameter held).
+	OptimizerTempBytes int64 `json:"optimizer_temp_bytes,omitempty"`
+	// FrameworkBytes is the framework's fixed memory (CUDA context, workspaces,
+	// communication buffers); ReservedBytes what the caching allocator holds beyond the
+	// peak (cluster.Framework.AllocatorReserve of it); PeakDeviceBytes = PeakBytes +
+	// ReservedBytes + FrameworkBytes, the device memory the step needs (what nvidia-smi
+	// shows at the peak).
+	FrameworkBytes  int64   `json:"framework_bytes,omitempty"`
+	ReservedBytes   int64   `json:"reserved_bytes,omitempty"`
+	PeakDeviceBytes int64   `json:"peak_device_bytes"`
+	FwdFLOPs        float64 `json:"fwd_flops"`
+	BwdFLOPs        float64 `json:"bwd_flops"`
+	// FwdSeconds and BwdSeconds over all layers; OptimizerSeconds is the optimizer update:
+	// the longer of a memory-bound pass over parameters, gradients and state and the
+	// framework's host time per parameter tensor (OptimizerHostSeconds); StepSeconds their
+	// sum.
+	FwdSeconds           float64 `json:"fwd_seconds"`
+	BwdSeconds           float64 `json:"bwd_seconds"`
+	OptimizerSeconds     float64 `json:"optimizer_seconds"`
+	OptimizerHostSeconds float64 `json:"optimizer_host_seconds,omitempty"`
+	// ParamTensors counts the parameter tensors one device holds.
+	ParamTensors int     `json:"param_tensors"`
+	StepSeconds  float64 `json:"step_seconds"`
 	// TokensPerSecond is b*s over StepSeconds.
 	TokensPerSecond float64 `json:"tokens_per_second"`
 	// TiedAllReduceBytes and TiedAllReduceSeconds: with tied embeddings copied to both
@@ -106,6 +165,45 @@ type Result struct {
 	inputBytes int64
 	perParam   bytesPerParam
 	optShard   float64
+	// paramSums are prefix sums of the layers' params (tied matrices at both ends), and
+	// tempPerParam the framework's optimizer temporaries per parameter (0 in inference):
+	// OptimizerTempBytes of any range in O(1).
+	paramSums    []int64
+	tempPerParam float64
+}
+
+// TiedBytes splits the shared item of a tied embedding matrix (Model's TiedGroup, held
+// once per stage) into the matrix's weights, gradients and optimizer state; all 0
+// without one.
+func (r *Result) TiedBytes() (weights, grads, optimizer int64) {
+	n := r.Layers[0].usesTied
+	if n == 0 {
+		return 0, 0, 0
+	}
+	p := r.perParam
+	total := ceil(float64(n) * (p.weight + p.grad + r.optShard))
+	weights, grads = ceil(float64(n)*p.weight), ceil(float64(n)*p.grad)
+	return weights, grads, total - weights - grads
+}
+
+// OptimizerTempBytes is what the optimizer step allocates beside the state for the
+// parameters of layers [first, last] (cluster.Framework.OptimizerTempBytesPerParam per
+// parameter, sharded under ZeRO-1), a tied matrix copied to both ends counted once when
+// the range holds both, as Total.OptimizerTempBytes counts the whole model. It does not
+// decrease as a range grows (estimate.Options.OptimizerTempBytes).
+func (r *Result) OptimizerTempBytes(first, last int) int64 {
+	if r.tempPerParam == 0 || first < 0 || last >= len(r.Layers) || first > last {
+		return 0
+	}
+	params := r.paramSums[last+1] - r.paramSums[first]
+	if first == 0 && last == len(r.Layers)-1 && r.Opts.Tie == TieCopy {
+		params -= r.Layers[0].TiedParams // both ends hold the matrix: once in one stage
+	}
+	temp := r.tempPerParam * float64(params)
+	if r.Opts.ZeRO1 {
+		temp /= float64(r.Opts.DataParallel)
+	}
+	return ceil(temp)
 }
 
 // TiedGroup is the model.Layer.TieGroup and the model.Layer.Shared key of a tied embedding.
@@ -120,29 +218,42 @@ func Estimate(a *arch.Arch, t Target, o Options) (*Result, error) {
 		return nil, err
 	}
 	o = o.withDefaults()
+	if o.DType == FP8 && !(t.Perf.FP8FLOPSPerSecond > 0) {
+		return nil, &model.FieldError{Path: "dtype", Reason: fmt.Sprintf(
+			"fp8 needs a device with fp8 matrix units (h100-sxm, h200, b200, mi300x): %s states no fp8_flops_per_second", t.Device.Name)}
+	}
+	if err := checkTensorParallel(a, o.TensorParallel); err != nil {
+		return nil, err
+	}
 	if a.LearnedPositions() && o.Seq > a.MaxPositions {
 		return nil, &model.FieldError{Path: "seq", Reason: fmt.Sprintf(
 			"must be at most %d, the learned position embeddings of %s, got %d", a.MaxPositions, a.ModelType, o.Seq)}
 	}
 	sh := newShape(a, o)
-	c := &calc{sh: sh, rf: newRoofline(t, o.DType), o: o}
+	sh.keepLogits = t.Framework.ReturnsLogits && sh.train
+	c := &calc{sh: sh, rf: newRoofline(t, o.DType), o: o, fw: t.Framework,
+		allReduce: cluster.RingAllReduceSeconds(t.tensorLink(), sh.e*sh.t*sh.h, o.TensorParallel)}
 	r := &Result{Name: a.Name, Device: t.Device.Name, Arch: a.Description(), Opts: o,
 		perParam: o.perParam(), optShard: o.optimizerShard()}
 
+	matrix := vocabShard(a, o) * int64(a.HiddenSize) // the token matrix on one device
 	tied := int64(0)
 	if a.TiedEmbeddings {
-		tied = a.EmbeddingWeightParams()
+		tied = matrix
 	}
 	emb := sh.embedding()
 	if tied > 0 {
 		emb.tied = tied
 	} else {
-		emb.params += a.EmbeddingWeightParams()
+		emb.params += matrix
 	}
 	r.inputBytes = int64(emb.input)
 	r.Layers = append(r.Layers, c.layer("embedding", "embedding", emb))
 
 	attn, mlp := sh.attention(), sh.mlp()
+	// AMP's 16-bit weight copies: the projections' weights (the norms run in fp32).
+	sh.autocast(&attn, float64(attn.params-sh.normParams()), attentionTensors(a))
+	sh.autocast(&mlp, float64(mlp.params-sh.normParams()), mlpTensors(a))
 	var blocks []Layer
 	if o.Split == Blocks {
 		blocks = []Layer{c.layer("block", "block", attn, mlp)}
@@ -165,6 +276,7 @@ func Estimate(a *arch.Arch, t Target, o Options) (*Result, error) {
 	if tied > 0 && o.Tie == TieCopy {
 		head.tied = tied
 	}
+	sh.autocast(&head, float64(head.params+tied), max(1, head.tensors))
 	name := "lm_head"
 	if a.Family == arch.BERT {
 		name = "mlm_head"
@@ -184,6 +296,9 @@ type calc struct {
 	sh *shape
 	rf roofline
 	o  Options
+	fw cluster.Framework
+	// allReduce is the time of one tensor-parallel all-reduce of an activation.
+	allReduce float64
 }
 
 func (c *calc) layer(name, kind string, ps ...piece) Layer {
@@ -193,21 +308,55 @@ func (c *calc) layer(name, kind string, ps ...piece) Layer {
 	for _, p := range ps {
 		l.Params += p.params + p.tied
 		l.TiedParams += p.tied
+		l.ParamTensors += p.tensors
+		if c.allReduce > 0 {
+			ars := p.fwdAllReduces
+			if train {
+				ars += p.bwdAllReduces
+				if c.o.Recompute == Full && p.recomputable {
+					ars += p.fwdAllReduces // the rerun forward communicates again
+				}
+			}
+			l.TensorAllReduceSeconds += ars * c.allReduce
+			l.FwdDeviceSeconds += p.fwdAllReduces * c.allReduce
+			l.FwdKernels += p.fwdAllReduces
+			l.FwdTerms.CommSeconds += p.fwdAllReduces * c.allReduce
+			l.FwdTerms.CommKernels += p.fwdAllReduces
+			if train {
+				l.BwdDeviceSeconds += (ars - p.fwdAllReduces) * c.allReduce
+				l.BwdKernels += ars - p.fwdAllReduces
+				l.BwdTerms.CommSeconds += (ars - p.fwdAllReduces) * c.allReduce
+				l.BwdTerms.CommKernels += ars - p.fwdAllReduces
+			}
+		}
 		for _, o := range p.ops {
 			l.FwdFLOPs += o.fwd.flops
-			l.FwdSeconds += c.rf.seconds(o.fwd)
+			l.FwdDeviceSeconds += c.rf.opSeconds(o, o.fwd)
+			l.FwdKernels += o.fwd.kernels
+			c.rf.addTerms(&l.FwdTerms, o, o.fwd)
 			if !train {
 				continue
 			}
 			l.BwdFLOPs += o.bwd.flops
-			l.BwdSeconds += c.rf.seconds(o.bwd)
+			l.BwdDeviceSeconds += c.rf.opSeconds(o, o.bwd)
+			l.BwdKernels += o.bwd.kernels
+			c.rf.addTerms(&l.BwdTerms, o, o.bwd)
 			recompute := (c.o.Recompute == Full && p.recomputable) ||
 				(c.o.Recompute == Selective && o.core && c.o.Attention == Eager)
 			if recompute {
 				l.BwdFLOPs += o.fwd.flops
-				l.BwdSeconds += c.rf.seconds(o.fwd)
+				l.BwdDeviceSeconds += c.rf.opSeconds(o, o.fwd)
+				l.BwdKernels += o.fwd.kernels
+				c.rf.addTerms(&l.BwdTerms, o, o.fwd)
 			}
 		}
+	}
+	// The host queues kernels ahead of the device; a pass takes the longer of the two.
+	l.FwdHostSeconds = c.fw.HostSeconds(l.FwdKernels, 1)
+	l.FwdSeconds = max(l.FwdDeviceSeconds, l.FwdHostSeconds)
+	if train {
+		l.BwdHostSeconds = c.fw.HostSeconds(l.BwdKernels, 1)
+		l.BwdSeconds = max(l.BwdDeviceSeconds, l.BwdHostSeconds)
 	}
 	l.ParamBytes = ceil(float64(l.Params) * pp.weight)
 	l.GradBytes = ceil(float64(l.Params) * pp.grad)
@@ -261,11 +410,18 @@ func (r *Result) total(a *arch.Arch, t Target, c *calc) {
 	o := r.Opts
 	tt := &r.Total
 	tt.Params = a.Params()
-	tt.WeightsBytes = ceil(float64(tt.Params) * r.perParam.weight)
-	tt.GradsBytes = ceil(float64(tt.Params) * r.perParam.grad)
-	tt.OptimizerBytes = ceil(float64(tt.Params) * r.optShard)
+	for _, l := range r.Layers {
+		tt.DeviceParams += l.Params
+	}
+	if a.TiedEmbeddings && o.Tie == TieCopy {
+		tt.DeviceParams -= r.Layers[0].TiedParams // both ends count the matrix
+	}
+	tt.WeightsBytes = ceil(float64(tt.DeviceParams) * r.perParam.weight)
+	tt.GradsBytes = ceil(float64(tt.DeviceParams) * r.perParam.grad)
+	tt.OptimizerBytes = ceil(float64(tt.DeviceParams) * r.optShard)
 	var before, peak int64
 	for _, l := range r.Layers {
+		tt.ParamTensors += l.ParamTensors
 		tt.FwdFLOPs += l.FwdFLOPs
 		tt.BwdFLOPs += l.BwdFLOPs
 		tt.FwdSeconds += l.FwdSeconds
@@ -274,7 +430,18 @@ func (r *Result) total(a *arch.Arch, t Target, c *calc) {
 		before += l.SavedActivationBytes
 	}
 	tt.ActivationBytes = before
-	tt.PeakBytes = tt.WeightsBytes + tt.GradsBytes + tt.OptimizerBytes + peak
+	r.paramSums = make([]int64, len(r.Layers)+1)
+	for i, l := range r.Layers {
+		r.paramSums[i+1] = r.paramSums[i] + l.Params
+	}
+	if !o.Inference() {
+		r.tempPerParam = t.Framework.OptimizerTempBytesPerParam
+		tt.OptimizerTempBytes = r.OptimizerTempBytes(0, len(r.Layers)-1)
+	}
+	tt.PeakBytes = tt.WeightsBytes + tt.GradsBytes + tt.OptimizerBytes + max(peak, tt.OptimizerTempBytes)
+	tt.FrameworkBytes = t.Framework.FixedBytes
+	tt.ReservedBytes = ceil(float64(tt.PeakBytes) * t.Framework.AllocatorReserve)
+	tt.PeakDeviceBytes = tt.PeakBytes + tt.ReservedBytes + tt.FrameworkBytes
 	if !o.Inference() {
 		// The update reads each gradient, the weight (or fp32 master) and the state, and
 		// writes the weight, the master and the state: memory-bound, one fused kernel per
@@ -288,9 +455,14 @@ func (r *Result) total(a *arch.Arch, t Target, c *calc) {
 		if o.ZeRO1 {
 			perParam /= float64(o.DataParallel)
 		}
-		tt.OptimizerSeconds = c.rf.seconds(work{0, perParam * float64(tt.Params), float64(len(r.Layers))})
+		tensors := float64(tt.ParamTensors)
+		if o.ZeRO1 {
+			tensors /= float64(o.DataParallel) // each replica updates its shard's tensors
+		}
+		tt.OptimizerHostSeconds = tensors * t.Framework.OptimizerTensorSeconds
+		tt.OptimizerSeconds = max(c.rf.seconds(work{0, perParam * float64(tt.DeviceParams), float64(len(r.Layers))}), tt.OptimizerHostSeconds)
 		if a.TiedEmbeddings && o.Tie == TieCopy {
-			tt.TiedAllReduceBytes = ceil(float64(a.EmbeddingWeightParams()) * p.grad)
+			tt.TiedAllReduceBytes = ceil(float64(r.Layers[0].TiedParams) * p.grad)
 			tt.TiedAllReduceSeconds = linkSeconds(t.Link, float64(tt.TiedAllReduceBytes))
 		}
 	}
@@ -318,7 +490,13 @@ func (r *Result) Model() *model.Model {
 	}
 	perTied := r.perParam.weight + r.perParam.grad + r.optShard
 	prev := "input_ids"
-	for _, l := range r.Layers {
+	// Tensor parallelism without sequence parallelism leaves every device of a group with
+	// the whole activation; Megatron-LM's scatter-gather sends each device's 1/t of it to
+	// the next stage, which all-gathers it over the fast intra-node link.
+	t := int64(r.Opts.TensorParallel)
+	scatter := t > 1 && !r.Opts.SequenceParallel
+	var prevSend int64
+	for i, l := range r.Layers {
 		own := float64(l.Params - l.TiedParams)
 		ml := model.Layer{
 			Name:            l.Name,
@@ -326,11 +504,21 @@ func (r *Result) Model() *model.Model {
 			ForwardSeconds:  l.FwdSeconds,
 			BackwardSeconds: l.BwdSeconds,
 			ParamBytes:      ceil(own * (r.perParam.weight + r.perParam.grad)),
+			GradBytes:       ceil(own * r.perParam.grad),
 			OptimizerBytes:  ceil(own * r.optShard),
 			TemporaryBytes:  l.TemporaryBytes,
 			ActivationBytes: l.SavedActivationBytes,
 			InputIDs:        []string{prev},
 			Outputs:         []model.Tensor{{ID: l.Name + ".out", Bytes: l.OutputBytes}},
+		}
+		if scatter {
+			send := (l.OutputBytes + t - 1) / t
+			ml.SendBytes = &send
+			if i > 0 {
+				recv := prevSend
+				ml.RecvBytes = &recv
+			}
+			prevSend = send
 		}
 		if l.usesTied > 0 {
 			ml.Shared = map[string]int64{TiedGroup: ceil(float64(l.usesTied) * perTied)}
@@ -342,4 +530,19 @@ func (r *Result) Model() *model.Model {
 		m.Layers = append(m.Layers, ml)
 	}
 	return m
+}
+
+// checkTensorParallel requires t to divide what it splits: the query heads, the key/value
+// heads and the MLP width.
+func checkTensorParallel(a *arch.Arch, t int) error {
+	var es model.Errors
+	for _, f := range []struct {
+		name string
+		v    int
+	}{{"num_heads", a.NumHeads}, {"num_kv_heads", a.NumKVHeads}, {"intermediate_size", a.IntermediateSize}} {
+		if f.v%t != 0 {
+			es.Add("tensor_parallel", "must divide the model's %s (%d), got %d", f.name, f.v, t)
+		}
+	}
+	return es.Err()
 }

@@ -9,23 +9,37 @@ type shape struct {
 	o Options
 
 	b, s, t    float64 // microbatch, sequence, tokens b*s
-	h, q, kv   float64 // hidden, all query heads, all key (or value) heads
-	heads, d   float64 // query heads and head width
-	f, v       float64 // MLP width (per expert), vocabulary
+	h, q, kv   float64 // hidden, query heads' and key (or value) heads' width on one device
+	heads, d   float64 // query heads on one device, and head width
+	f, v       float64 // MLP width (per expert) and vocabulary on one device
 	experts, k float64 // experts, and experts per token (0 for dense)
 	e          float64 // bytes of one activation element
 	drop       bool    // dropout in training keeps 1-byte masks
 	train      bool
+	// keepLogits: the training loop holds the 16-bit logits the model returns until the
+	// step ends (cluster.Framework.ReturnsLogits).
+	keepLogits bool
+	// tp is the tensor-parallel degree t: heads, MLP width and vocabulary are divided by
+	// it (the vocabulary rounded up, as Megatron-LM pads it). hr is the width of the
+	// tensors tensor parallelism leaves whole (norm inputs and outputs, residuals,
+	// dropout masks): h, or h/t with sequence parallelism, which splits them along the
+	// sequence (the same bytes as dividing the width).
+	tp, hr float64
 }
 
 func newShape(a *arch.Arch, o Options) *shape {
+	tp := float64(o.TensorParallel)
 	sh := &shape{a: a, o: o,
 		b: float64(o.Batch), s: float64(o.Seq),
-		h: float64(a.HiddenSize), q: float64(a.QDim()), kv: float64(a.KVDim()),
-		heads: float64(a.NumHeads), d: float64(a.HeadDim),
-		f: float64(a.IntermediateSize), v: float64(a.VocabSize),
+		h: float64(a.HiddenSize), q: float64(a.QDim()) / tp, kv: float64(a.KVDim()) / tp,
+		heads: float64(a.NumHeads) / tp, d: float64(a.HeadDim),
+		f: float64(a.IntermediateSize) / tp, v: float64(vocabShard(a, o)),
 		experts: float64(a.NumExperts), k: float64(a.ExpertsPerToken),
-		e: 2, train: !o.Inference(),
+		e: 2, train: !o.Inference(), tp: tp,
+	}
+	sh.hr = sh.h
+	if o.SequenceParallel {
+		sh.hr = sh.h / tp
 	}
 	sh.t = sh.b * sh.s
 	if o.DType == FP32 {
@@ -35,12 +49,31 @@ func newShape(a *arch.Arch, o Options) *shape {
 	return sh
 }
 
+// linear is a linear layer's product of the T x k activation with a k x n weight. With
+// dtype fp8 it runs at the fp8 peak (op.fp8), and Transformer Engine casts its inputs to
+// fp8 first: a memory-bound kernel reading 2 and writing 1 byte per element of the
+// activation and the weight (forward) and of the output's gradient (backward).
+func (sh *shape) linear(name string, m, k, n float64) op {
+	o := matmul(name, sh.e, 1, m, k, n)
+	if sh.o.DType == FP8 {
+		o.fp8 = true
+		o.fwd.bytes += 3 * (m*k + k*n)
+		o.fwd.kernels++
+		o.bwd.bytes += 3 * m * n
+		o.bwd.kernels++
+	}
+	return o
+}
+
 // piece is the cost of one part of a layer (an embedding, an attention part, an MLP, a
 // head): its operations and memory for one microbatch. Bytes are float64 integers.
 type piece struct {
 	ops    []op
 	params int64 // parameters it holds, without a tied embedding matrix
 	tied   int64 // the tied embedding matrix, when it holds it
+	// tensors is the number of parameter tensors it holds (weights and biases as the
+	// HuggingFace implementations store them): the optimizer's per-tensor host cost.
+	tensors int
 	// saved is what it keeps from its forward to its backward pass under the options'
 	// recomputation (training only).
 	saved float64
@@ -56,6 +89,9 @@ type piece struct {
 	input, output float64
 	// recomputable: a transformer sublayer, which full recomputation reruns.
 	recomputable bool
+	// fwdAllReduces and bwdAllReduces count the tensor-parallel all-reduces of one
+	// activation (e*b*s*h bytes) in its forward and backward pass.
+	fwdAllReduces, bwdAllReduces float64
 }
 
 // core marks an operation of the attention core.
@@ -79,10 +115,10 @@ func (sh *shape) residual() op {
 	if sh.drop {
 		kernels = 2
 	}
-	return mem("residual", 3*sh.e*sh.t*sh.h+sh.mask(sh.t*sh.h), kernels)
+	return mem("residual", 3*sh.e*sh.t*sh.hr+sh.mask(sh.t*sh.hr), kernels)
 }
 
-func (sh *shape) norm(name string) op { return mem(name, 2*sh.e*sh.t*sh.h, 1) }
+func (sh *shape) norm(name string) op { return mem(name, 2*sh.e*sh.t*sh.hr, 1) }
 
 // attention is the attention part of a block: norm, QKV projection, rotary embedding
 // (Llama), the attention core, output projection, residual (and dropout).
@@ -97,16 +133,25 @@ func (sh *shape) norm(name string) op { return mem(name, 2*sh.e*sh.t*sh.h, 1) }
 // are q wide. Flash attention keeps Q, K, V unrepeated, and the softmax statistics
 // (4*b*a*s bytes, fp32) instead of any s^2 tensor. For GPT (q = kv = h, e = 2, dropout)
 // eager gives 13*s*b*h + 5*a*s^2*b: Korthikanti's 11sbh + 5as^2b plus the norm's 2sbh.
+//
+// With t-way tensor parallelism (Megatron-LM: QKV column-parallel, output projection
+// row-parallel) the heads are split: Q, K, V, the output projection's input and every
+// s^2 tensor are divided by t, the norm's and QKV's input and the dropout mask are not
+// (divided too with sequence parallelism), as in Korthikanti's Table 2. The output
+// projection's partial sums are all-reduced in the forward pass, and the gradient of
+// the QKV input in the backward pass.
 func (sh *shape) attention() piece {
-	a, e, t, h, q, kv := sh.a, sh.e, sh.t, sh.h, sh.q, sh.kv
-	p := piece{params: a.AttentionParams(), input: e * t * h, output: e * t * h, recomputable: true}
-	p.ops = append(p.ops, sh.norm("attention norm"), matmul("qkv", e, 1, t, h, q+2*kv))
+	a, e, t, h, q, kv, hr := sh.a, sh.e, sh.t, sh.h, sh.q, sh.kv, sh.hr
+	p := piece{params: shardParams(a.AttentionParams(), attentionSharded(a), sh.tp),
+		input: e * t * hr, output: e * t * hr, recomputable: true, fwdAllReduces: 1, bwdAllReduces: 1,
+		tensors: sh.normTensors() + attentionTensors(a)}
+	p.ops = append(p.ops, sh.norm("attention norm"), sh.linear("qkv", t, h, q+2*kv))
 	if a.Family == arch.Llama {
 		p.ops = append(p.ops, mem("rotary", 2*e*t*(q+kv), 2))
 	}
-	scores := sh.b * sh.heads * sh.s * sh.s  // elements of the score matrix
-	common := 2*e*t*h + e*t*q + sh.mask(t*h) // norm input, QKV input, output proj. input, mask
-	var coreSaved float64                    // the s^2 terms selective recomputation drops
+	scores := sh.b * sh.heads * sh.s * sh.s    // elements of the score matrix
+	common := 2*e*t*hr + e*t*q + sh.mask(t*hr) // norm input, QKV input, output proj. input, mask
+	var coreSaved float64                      // the s^2 terms selective recomputation drops
 	if sh.o.Attention == Eager {
 		if kv < q {
 			p.ops = append(p.ops, mem("repeat kv", e*t*(2*kv+2*q), 2))
@@ -139,7 +184,7 @@ func (sh *shape) attention() piece {
 		p.bwdExtra = e * t * (q + 2*kv)
 		p.inferExtra = e*t*h + e*t*(q+2*kv) + e*t*q
 	}
-	p.ops = append(p.ops, matmul("output projection", e, 1, t, q, h), sh.residual())
+	p.ops = append(p.ops, sh.linear("output projection", t, q, h), sh.residual())
 	p.bwdSaved = common + coreSaved
 	p.saved = p.bwdSaved
 	if sh.o.Recompute == Selective {
@@ -161,20 +206,27 @@ func (sh *shape) attention() piece {
 // runs on T*k/E tokens, so the experts together save k times a SwiGLU's tensors on
 // gathered copies of the input, plus the router's fp32 probabilities (4*T*E) and the
 // experts' outputs before weighting (e*T*k*h).
+//
+// With t-way tensor parallelism the MLP's width is split (first projections
+// column-parallel, the last row-parallel; each expert likewise): the e*T*f tensors are
+// divided by t, the norm's and the first projection's input and the mask are not (but
+// are with sequence parallelism). One all-reduce forward, one backward.
 func (sh *shape) mlp() piece {
-	a, e, t, h, f := sh.a, sh.e, sh.t, sh.h, sh.f
-	p := piece{params: a.MLPParams(), input: e * t * h, output: e * t * h, recomputable: true}
+	a, e, t, h, f, hr := sh.a, sh.e, sh.t, sh.h, sh.f, sh.hr
+	p := piece{params: shardParams(a.MLPParams(), mlpSharded(a), sh.tp),
+		input: e * t * hr, output: e * t * hr, recomputable: true, fwdAllReduces: 1, bwdAllReduces: 1,
+		tensors: sh.normTensors() + mlpTensors(a)}
 	p.ops = append(p.ops, sh.norm("mlp norm"))
-	common := 2*e*t*h + sh.mask(t*h)
+	common := 2*e*t*hr + sh.mask(t*hr)
 	switch {
 	case a.MoE():
 		te := t * sh.k / sh.experts // tokens per expert
-		p.ops = append(p.ops, matmul("router", e, 1, t, h, sh.experts), mem("top-k", 4*t*sh.experts*2, 3))
+		p.ops = append(p.ops, sh.linear("router", t, h, sh.experts), mem("top-k", 4*t*sh.experts*2, 3))
 		expert := []op{
 			mem("gather", 2*e*te*h, 1),
-			matmul("gate", e, 1, te, h, f), matmul("up", e, 1, te, h, f),
+			sh.linear("gate", te, h, f), sh.linear("up", te, h, f),
 			mem("silu", 2*e*te*f, 1), mem("gate x up", 3*e*te*f, 1),
-			matmul("down", e, 1, te, f, h),
+			sh.linear("down", te, f, h),
 			mem("weight and scatter", 3*e*te*h, 2),
 		}
 		for _, o := range expert {
@@ -184,13 +236,13 @@ func (sh *shape) mlp() piece {
 		p.bwdExtra = sh.k * (2*e*t*f + e*t*h)
 		p.inferExtra = e*t*h + sh.k*(e*t*h+3*e*t*f+e*t*h)
 	case a.GatedMLP():
-		p.ops = append(p.ops, matmul("gate", e, 1, t, h, f), matmul("up", e, 1, t, h, f),
-			mem("silu", 2*e*t*f, 1), mem("gate x up", 3*e*t*f, 1), matmul("down", e, 1, t, f, h))
+		p.ops = append(p.ops, sh.linear("gate", t, h, f), sh.linear("up", t, h, f),
+			mem("silu", 2*e*t*f, 1), mem("gate x up", 3*e*t*f, 1), sh.linear("down", t, f, h))
 		common += 4 * e * t * f
 		p.bwdExtra = 2 * e * t * f
 		p.inferExtra = e*t*h + 3*e*t*f
 	default:
-		p.ops = append(p.ops, matmul("fc1", e, 1, t, h, f), mem("gelu", 2*e*t*f, 1), matmul("fc2", e, 1, t, f, h))
+		p.ops = append(p.ops, sh.linear("fc1", t, h, f), mem("gelu", 2*e*t*f, 1), sh.linear("fc2", t, f, h))
 		common += 2 * e * t * f
 		p.bwdExtra = 2 * e * t * f
 		p.inferExtra = e*t*h + 2*e*t*f
@@ -202,10 +254,21 @@ func (sh *shape) mlp() piece {
 
 // embedding looks up tokens (and positions, token types) and, for BERT, normalises.
 // It keeps the token ids (int64) for the backward pass, which scatters gradients into a
-// dense V x h gradient.
+// dense V x h gradient. With tensor parallelism the token matrix is split by vocabulary
+// (Megatron-LM's VocabParallelEmbedding): each device looks up its rows, and one
+// all-reduce in the forward pass completes the lookup.
 func (sh *shape) embedding() piece {
-	a, e, t, h := sh.a, sh.e, sh.t, sh.h
-	p := piece{params: a.EmbeddingParams() - a.EmbeddingWeightParams(), output: e * t * h}
+	a, e, t, h, hr := sh.a, sh.e, sh.t, sh.h, sh.hr
+	p := piece{params: a.EmbeddingParams() - a.EmbeddingWeightParams(), output: e * t * hr, tensors: 1}
+	if a.LearnedPositions() {
+		p.tensors++
+	}
+	if a.Family == arch.BERT {
+		p.tensors += 1 + sh.normTensors() // token types, embedding norm
+	}
+	if sh.tp > 1 {
+		p.fwdAllReduces = 1
+	}
 	p.input = 8 * t
 	if a.Family == arch.BERT {
 		p.input += 8 * t // token type ids
@@ -222,8 +285,8 @@ func (sh *shape) embedding() piece {
 		saved += e * t * h
 	}
 	if sh.drop {
-		p.ops = append(p.ops, mem("dropout", (2*e+1)*t*h, 1))
-		saved += t * h
+		p.ops = append(p.ops, mem("dropout", (2*e+1)*t*hr, 1))
+		saved += t * hr
 	}
 	p.saved, p.bwdSaved = saved, saved
 	p.inferExtra = e * t * h
@@ -232,9 +295,9 @@ func (sh *shape) embedding() piece {
 
 // finalNorm is the norm after the last block (GPT-2, Llama).
 func (sh *shape) finalNorm() piece {
-	e, t, h := sh.e, sh.t, sh.h
+	x := sh.e * sh.t * sh.hr
 	return piece{params: sh.a.FinalNormParams(), ops: []op{sh.norm("final norm")},
-		saved: e * t * h, bwdSaved: e * t * h, input: e * t * h, output: e * t * h}
+		saved: x, bwdSaved: x, input: x, output: x, tensors: sh.normTensors()}
 }
 
 // head is the LM head with the loss: (BERT's transform,) the vocabulary projection, and
@@ -242,16 +305,37 @@ func (sh *shape) finalNorm() piece {
 // 16-bit logits (e*T*V), their fp32 copy (4*T*V) and the fp32 log-probabilities (4*T*V)
 // live at once in the forward pass; the log-probabilities stay for the backward pass,
 // which holds their gradient and the logits' fp32 gradient beside them (12*T*V at its
-// peak). The output is the loss (a 4-byte scalar). In inference the output is the logits.
+// peak), and, where the training loop keeps the model's output (HuggingFace models
+// return the logits with the loss), the 16-bit logits too. The output is the loss (a 4-byte scalar). In inference the output is the logits.
+//
+// With tensor parallelism the projection is split by vocabulary (each device computes
+// the logits and the cross-entropy terms of its V/t words, Megatron-LM's
+// vocab-parallel cross-entropy); its input's gradient is all-reduced in the backward pass.
 func (sh *shape) head() piece {
-	a, e, t, h, v := sh.a, sh.e, sh.t, sh.h, sh.v
-	p := piece{params: a.HeadParams(), input: e * t * h}
-	saved := e * t * h // the projection's input
+	a, e, t, h, v, hr := sh.a, sh.e, sh.t, sh.h, sh.v, sh.hr
+	params := a.HeadParams()
+	if !a.TiedEmbeddings {
+		params += int64(sh.v)*int64(a.HiddenSize) - a.EmbeddingWeightParams()
+	}
 	if a.Family == arch.BERT {
-		p.ops = append(p.ops, matmul("transform", e, 1, t, h, h), mem("gelu", 2*e*t*h, 1), sh.norm("transform norm"))
+		params += int64(sh.v) - int64(a.VocabSize) // the decoder's bias
+	}
+	p := piece{params: params, input: e * t * hr}
+	if !a.TiedEmbeddings {
+		p.tensors++
+	}
+	if a.Family == arch.BERT {
+		p.tensors += 3 + sh.normTensors() // transform weight and bias, norm, decoder bias
+	}
+	if sh.tp > 1 {
+		p.bwdAllReduces = 1
+	}
+	saved := e * t * hr // the projection's input
+	if a.Family == arch.BERT {
+		p.ops = append(p.ops, sh.linear("transform", t, h, h), mem("gelu", 2*e*t*h, 1), sh.norm("transform norm"))
 		saved += 3 * e * t * h
 	}
-	p.ops = append(p.ops, matmul("logits", e, 1, t, h, v))
+	p.ops = append(p.ops, sh.linear("logits", t, h, v))
 	if !sh.train {
 		p.output = e * t * v
 		p.inferExtra = e * t * h
@@ -265,5 +349,116 @@ func (sh *shape) head() piece {
 	p.saved, p.bwdSaved = saved, saved
 	p.fwdExtra = (e + 4) * t * v // 16-bit logits and their fp32 copy
 	p.bwdExtra = 8 * t * v       // gradients of the log-probabilities and of the logits
+	if sh.keepLogits {
+		p.bwdExtra += e * t * v // the logits returned with the loss, still referenced
+	}
 	return p
+}
+
+// autocast adds what PyTorch AMP (precision amp) does to a piece whose products use
+// weights matrix weights held in fp32: torch.autocast casts each to 16 bits once per
+// forward pass (one kernel per weight tensor, 4 bytes read and 2 written per element),
+// and the product saves the 16-bit copy for the backward pass (2 bytes per element kept
+// with the activations, until the piece's backward pass); the backward pass casts the
+// weights' 16-bit gradients to fp32 (2 read, 4 written). No effect otherwise.
+func (sh *shape) autocast(p *piece, weights float64, tensors int) {
+	if sh.o.Precision != AMP || !sh.train || weights == 0 {
+		return
+	}
+	n := float64(max(1, tensors))
+	p.ops = append(p.ops, op{name: "autocast weights", fwd: work{0, 6 * weights, n}, bwd: work{0, 6 * weights, n}})
+	p.saved += sh.e * weights
+	p.bwdSaved += sh.e * weights
+}
+
+// normTensors is a norm's parameter tensors: RMSNorm's weight, or LayerNorm's weight
+// and bias.
+func (sh *shape) normTensors() int {
+	if sh.a.RMSNorm() {
+		return 1
+	}
+	return 2
+}
+
+// normParams is one norm's parameters (RMSNorm's weight, or LayerNorm's weight and
+// bias), replicated under tensor parallelism.
+func (sh *shape) normParams() int64 { return int64(sh.normTensors()) * int64(sh.a.HiddenSize) }
+
+// attentionTensors counts the projections' weights and biases: GPT-2 fuses Q, K and V
+// into one matrix (c_attn); the others keep three.
+func attentionTensors(a *arch.Arch) int {
+	qkv := 3
+	if a.Family == arch.GPT2 {
+		qkv = 1
+	}
+	n := qkv + 1
+	if a.QKVBias {
+		n += qkv
+	}
+	if a.OutBias {
+		n++
+	}
+	return n
+}
+
+// mlpTensors counts the MLP's weights and biases (every expert's, and the router).
+func mlpTensors(a *arch.Arch) int {
+	n := 2
+	if a.GatedMLP() {
+		n = 3
+	}
+	if a.MLPBias {
+		n *= 2
+	}
+	if a.MoE() {
+		return n*a.NumExperts + 1
+	}
+	return n
+}
+
+// vocabShard is the vocabulary rows one device holds: V/t, rounded up (Megatron-LM pads
+// the vocabulary to a multiple of t).
+func vocabShard(a *arch.Arch, o Options) int64 {
+	t := int64(o.TensorParallel)
+	return (int64(a.VocabSize) + t - 1) / t
+}
+
+// shardParams is what one device of a t-way tensor-parallel group holds of a part with
+// total parameters, of which sharded are split (t divides them) and the rest replicated.
+func shardParams(total, sharded int64, t float64) int64 {
+	if t == 1 {
+		return total
+	}
+	return total - sharded + sharded/int64(t)
+}
+
+// attentionSharded is the attention part's parameters that tensor parallelism splits:
+// the four projections and the QKV bias (the output bias and the norm are replicated).
+func attentionSharded(a *arch.Arch) int64 {
+	h, q, kv := int64(a.HiddenSize), a.QDim(), a.KVDim()
+	n := h*(q+2*kv) + q*h
+	if a.QKVBias {
+		n += q + 2*kv
+	}
+	return n
+}
+
+// mlpSharded is the MLP part's parameters that tensor parallelism splits: every
+// projection and the biases of the column-parallel ones, in every expert (the last
+// projection's bias, the norm and the router are replicated).
+func mlpSharded(a *arch.Arch) int64 {
+	h, f := int64(a.HiddenSize), int64(a.IntermediateSize)
+	var n int64
+	if a.GatedMLP() {
+		n = 3 * h * f
+		if a.MLPBias {
+			n += 2 * f
+		}
+	} else {
+		n = 2 * h * f
+		if a.MLPBias {
+			n += f
+		}
+	}
+	return n * int64(max(1, a.NumExperts))
 }

@@ -18,6 +18,8 @@ type op struct {
 	// core marks the attention core (scores, softmax, dropout, weighted sum), which
 	// selective recomputation reruns in the backward pass.
 	core bool
+	// fp8 marks a linear layer's product that runs at the fp8 peak (dtype fp8).
+	fp8 bool
 }
 
 func (o op) times(n float64) op {
@@ -28,8 +30,12 @@ func (o op) times(n float64) op {
 // roofline times kernels on one device: each kernel takes the longer of its FLOPs at the
 // matrix peak times an efficiency and its bytes at the memory bandwidth times an
 // efficiency (Williams, Waterman and Patterson 2009), plus a fixed launch cost.
+//
+// With dtype fp8 the linear layers' products run at the fp8 peak (fp8FLOPSPerSecond);
+// the attention core stays in 16 bits, as Transformer Engine's fp8 recipes do.
 type roofline struct {
-	flopsPerSecond, bytesPerSecond, kernelSeconds float64
+	flopsPerSecond, fp8FLOPSPerSecond, bytesPerSecond, kernelSeconds float64
+	matmulEfficiency, memoryEfficiency                               float64
 }
 
 func newRoofline(t Target, dt DType) roofline {
@@ -37,15 +43,45 @@ func newRoofline(t Target, dt DType) roofline {
 	if dt == FP32 {
 		peak = t.Perf.FP32FLOPSPerSecond
 	}
-	return roofline{
-		flopsPerSecond: peak * t.Perf.MatmulEfficiency,
-		bytesPerSecond: t.Perf.MemoryBytesPerSecond * t.Perf.MemoryEfficiency,
-		kernelSeconds:  t.Perf.KernelSeconds,
+	r := roofline{
+		flopsPerSecond:   peak * t.Perf.MatmulEfficiency,
+		bytesPerSecond:   t.Perf.MemoryBytesPerSecond * t.Perf.MemoryEfficiency,
+		kernelSeconds:    t.Perf.KernelSeconds,
+		matmulEfficiency: t.Perf.MatmulEfficiency, memoryEfficiency: t.Perf.MemoryEfficiency,
 	}
+	r.fp8FLOPSPerSecond = r.flopsPerSecond
+	if dt == FP8 {
+		r.fp8FLOPSPerSecond = t.Perf.FP8FLOPSPerSecond * t.Perf.MatmulEfficiency
+	}
+	return r
 }
 
 func (r roofline) seconds(w work) float64 {
 	return w.kernels*r.kernelSeconds + max(w.flops/r.flopsPerSecond, w.bytes/r.bytesPerSecond)
+}
+
+// addTerms adds a kernel's work to a pass's terms, at the full peak and bandwidth: its
+// FLOPs if it is compute-bound at the target's efficiencies, else its bytes.
+func (r roofline) addTerms(t *Terms, o op, w work) {
+	peak := r.flopsPerSecond
+	if o.fp8 {
+		peak = r.fp8FLOPSPerSecond
+	}
+	t.Kernels += w.kernels
+	if w.flops/peak >= w.bytes/r.bytesPerSecond {
+		t.MatmulSeconds += w.flops / (peak / r.matmulEfficiency)
+	} else {
+		t.MemorySeconds += w.bytes / (r.bytesPerSecond / r.memoryEfficiency)
+	}
+}
+
+// opSeconds times one pass of an operation: its products at the fp8 peak when it is
+// an fp8 linear layer.
+func (r roofline) opSeconds(o op, w work) float64 {
+	if o.fp8 {
+		return w.kernels*r.kernelSeconds + max(w.flops/r.fp8FLOPSPerSecond, w.bytes/r.bytesPerSecond)
+	}
+	return r.seconds(w)
 }
 
 // Element-wise backward kernels read the gradient and the saved input and write the input's

@@ -16,6 +16,10 @@ const (
 	BF16 DType = "bf16"
 	FP16 DType = "fp16"
 	FP32 DType = "fp32"
+	// FP8: the linear layers' products in fp8 at the device's fp8 peak (Transformer
+	// Engine's recipes on H100, H200, B200, MI300X), with inputs cast to fp8 first;
+	// weights, activations and the attention core in bf16.
+	FP8 DType = "fp8"
 )
 
 // Precision says how a 16-bit model keeps its weights.
@@ -27,8 +31,24 @@ const (
 	Pure Precision = "pure"
 	// Mixed: 16-bit weights and gradients for the passes, and fp32 master weights with
 	// fp32 optimizer state (2 + 2 + 4 + 4 + 4 = 16 bytes per parameter with Adam, as in
-	// the ZeRO paper, Rajbhandari et al. 2020).
+	// the ZeRO paper, Rajbhandari et al. 2020, section 3.1: "(2 + 2 + K) Psi" with K = 12).
 	Mixed Precision = "mixed"
+	// MixedFP32Grads: as Mixed, but the gradients are accumulated and all-reduced in fp32
+	// buffers, as Megatron-LM does (each parameter's main_grad, 4 bytes): 2 + 4 + 4 + 4 +
+	// 4 = 18 bytes per parameter with Adam, 6 + 12/d with the distributed optimizer
+	// (ZeRO-1) over d replicas (Megatron-LM, megatron/training/theoretical_memory_usage.py,
+	// and docs "Distributed Optimizer": "fp32 grad" in its table of bytes per parameter).
+	// The data-parallel all-reduce moves the fp32 gradients: twice Mixed's bytes.
+	MixedFP32Grads Precision = "mixed-fp32-grads"
+	// AMP is PyTorch's automatic mixed precision (torch.autocast): the parameters, their
+	// gradients and the optimizer state stay fp32 (4 + 4 + 4 + 4 = 16 bytes per parameter
+	// with Adam, no separate master copy), while the passes run in the 16-bit DType.
+	// Autocast casts each matrix weight to 16 bits once per forward pass (its cast cache)
+	// and the products save the 16-bit copy for their backward pass: 2 bytes per matrix
+	// weight kept per microbatch in flight, counted with the activations, and a
+	// memory-bound cast (4 bytes read, 2 written) in the forward pass and of its gradient
+	// (2 read, 4 written) in the backward pass. Gradients all-reduce in fp32.
+	AMP Precision = "amp"
 )
 
 // Optimizer is the training optimizer, or None for inference.
@@ -118,6 +138,18 @@ type Options struct {
 	// optimizer state (and fp32 master weights) is sharded over them.
 	DataParallel int  `json:"data_parallel,omitempty"`
 	ZeRO1        bool `json:"zero1,omitempty"`
+	// TensorParallel is t, the Megatron-style tensor-parallel degree (0 means 1): the
+	// attention heads, the MLP's width and the vocabulary are split over t devices, each
+	// transformer block all-reduces its b x s x h output twice in the forward pass and
+	// twice in the backward pass over the target's TensorLink. Every figure of the
+	// estimate is then one device's of the group. t must divide the query heads, the
+	// key/value heads and the MLP width.
+	TensorParallel int `json:"tensor_parallel,omitempty"`
+	// SequenceParallel (Korthikanti et al. 2022) splits along the sequence what tensor
+	// parallelism leaves replicated (norms, dropout, residuals): their activations are
+	// divided by t too, and each all-reduce becomes a reduce-scatter and an all-gather of
+	// the same cost. No effect with t = 1.
+	SequenceParallel bool `json:"sequence_parallel,omitempty"`
 }
 
 // Bounds that keep every byte count exact and far from overflow.
@@ -126,6 +158,7 @@ const (
 	maxBatch  = 1 << 20
 	maxTokens = 1 << 26
 	maxDP     = 1 << 20
+	maxTP     = 1 << 10
 )
 
 // Inference reports whether the options describe inference (no optimizer).
@@ -160,6 +193,9 @@ func (o Options) withDefaults() Options {
 	if o.DataParallel == 0 {
 		o.DataParallel = 1
 	}
+	if o.TensorParallel == 0 {
+		o.TensorParallel = 1
+	}
 	return o
 }
 
@@ -176,18 +212,21 @@ func (o Options) Validate() error {
 	if len(es) == 0 && int64(o.Batch)*int64(o.Seq) > maxTokens {
 		es.Add("batch", "batch * seq must be at most %d tokens, got %d", maxTokens, int64(o.Batch)*int64(o.Seq))
 	}
-	oneOf(&es, "dtype", string(o.DType), BF16, FP16, FP32)
-	oneOf(&es, "precision", string(o.Precision), Pure, Mixed)
+	oneOf(&es, "dtype", string(o.DType), BF16, FP16, FP32, FP8)
+	oneOf(&es, "precision", string(o.Precision), Pure, Mixed, MixedFP32Grads, AMP)
 	oneOf(&es, "optimizer", string(o.Optimizer), AdamW, Adam, SGD, None)
 	oneOf(&es, "attention", string(o.Attention), Eager, Flash)
 	oneOf(&es, "recompute", string(o.Recompute), NoRecompute, Selective, Full)
 	oneOf(&es, "split", string(o.Split), Blocks, Sublayers)
 	oneOf(&es, "tie", string(o.Tie), TieCopy, TieStage)
-	if o.DType == FP32 && o.Precision == Mixed {
-		es.Add("precision", "mixed precision keeps fp32 master weights of a 16-bit model: use dtype bf16 or fp16, or precision pure with fp32")
+	if o.DType == FP32 && o.Precision != Pure {
+		es.Add("precision", "%s keeps fp32 weights or master weights beside 16-bit passes: use dtype bf16 or fp16, or precision pure with fp32", o.Precision)
 	}
 	if o.DataParallel < 1 || o.DataParallel > maxDP {
 		es.Add("data_parallel", "must be between 1 and %d, got %d", maxDP, o.DataParallel)
+	}
+	if o.TensorParallel < 1 || o.TensorParallel > maxTP {
+		es.Add("tensor_parallel", "must be between 1 and %d, got %d", maxTP, o.TensorParallel)
 	}
 	if o.Optimizer == None && o.Recompute != NoRecompute {
 		es.Add("recompute", "needs training: inference (optimizer none) keeps nothing to recompute")
@@ -207,12 +246,29 @@ func oneOf[T ~string](es *model.Errors, name, got string, allowed ...T) {
 }
 
 // Target is the device the layers are costed on: its Device (memory, dense 16-bit peak),
-// its performance figures, and the link between pipeline neighbours (for the all-reduce of
-// a copied tied embedding).
+// its performance figures, the link between pipeline neighbours (for the all-reduce of
+// a copied tied embedding), the link inside a tensor-parallel group, and the framework
+// that runs the model.
 type Target struct {
 	Device cluster.Device `json:"device"`
 	Perf   cluster.Perf   `json:"perf"`
 	Link   cluster.Link   `json:"link"`
+	// Framework is how the model runs (cluster.LookupFramework): its host time per
+	// kernel, which bounds each layer's time from below, the optimizer's host time per
+	// tensor and temporaries, and its fixed memory. The zero value models no host side
+	// and no framework memory: the device alone.
+	Framework cluster.Framework `json:"framework,omitzero"`
+	// TensorLink carries the tensor-parallel all-reduces (the intra-node link, NVLink or
+	// NVSwitch); when it states no bandwidth, Link does.
+	TensorLink cluster.Link `json:"tensor_link,omitzero"`
+}
+
+// tensorLink is the link of the tensor-parallel all-reduces.
+func (t Target) tensorLink() cluster.Link {
+	if t.TensorLink.BytesPerSecond > 0 {
+		return t.TensorLink
+	}
+	return t.Link
 }
 
 // PresetTarget returns the target of a device preset and its usual link.
@@ -238,6 +294,12 @@ func (t Target) Validate() error {
 	}
 	es.NonNegative("link.latency_seconds", t.Link.LatencySeconds)
 	es.NonNegative("link.bytes_per_second", t.Link.BytesPerSecond)
+	es.NonNegative("tensor_link.latency_seconds", t.TensorLink.LatencySeconds)
+	es.NonNegative("tensor_link.bytes_per_second", t.TensorLink.BytesPerSecond)
+	if err := t.Framework.Validate("framework"); err != nil {
+		fe, _ := model.AsFieldErrors(err)
+		es = append(es, fe...)
+	}
 	return es.Err()
 }
 
@@ -257,9 +319,13 @@ func (o Options) perParam() bytesPerParam {
 	}
 	p := bytesPerParam{weight: e, grad: e}
 	stateBytes := e // pure: states in the model's type
-	if o.Precision == Mixed {
-		p.master = 4
-		stateBytes = 4
+	switch o.Precision {
+	case Mixed:
+		p.master, stateBytes = 4, 4
+	case MixedFP32Grads:
+		p.master, p.grad, stateBytes = 4, 4, 4
+	case AMP:
+		p.weight, p.grad, stateBytes = 4, 4, 4 // fp32 parameters: no master copy
 	}
 	switch o.Optimizer {
 	case AdamW, Adam:
@@ -296,6 +362,12 @@ func (o Options) String() string {
 	}
 	if o.ZeRO1 && o.DataParallel > 1 {
 		s += fmt.Sprintf(", ZeRO-1 over %d", o.DataParallel)
+	}
+	if o.TensorParallel > 1 {
+		s += fmt.Sprintf(", tensor parallel %d", o.TensorParallel)
+		if o.SequenceParallel {
+			s += " with sequence parallelism"
+		}
 	}
 	return s
 }

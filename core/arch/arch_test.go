@@ -163,7 +163,22 @@ func TestParseErrors(t *testing.T) {
 		{"kv heads too many", `{"model_type":"mistral","hidden_size":64,"num_hidden_layers":2,"num_attention_heads":8,"num_key_value_heads":16,"intermediate_size":8,"vocab_size":10}`,
 			"num_key_value_heads: must be between 1 and num_attention_heads (8), got 16"},
 		{"not integer", `{"model_type":"gpt2","n_embd":"big","n_layer":1,"n_head":1,"vocab_size":10}`,
-			`n_embd: must be an integer, got "big"`},
+			`n_embd: must be an integer, got the string "big"`},
+		{"number as a string", `{"model_type":"llama","hidden_size":"4096","num_hidden_layers":2,"num_attention_heads":2,"intermediate_size":8,"vocab_size":10}`,
+			`hidden_size: must be an integer, got the string "4096"`},
+		{"probability as a string", `{"model_type":"gpt2","n_embd":8,"n_layer":1,"n_head":1,"vocab_size":10,"resid_pdrop":"0.1"}`,
+			`resid_pdrop: must be a probability in [0, 1], got "0.1"`},
+		{"duplicate key", `{"model_type":"gpt2","n_embd":8,"n_layer":1,"n_head":1,"vocab_size":10,"n_layer":48}`,
+			"n_layer: is given twice"},
+		{"unknown hidden_act", `{"model_type":"llama","hidden_size":64,"num_hidden_layers":2,"num_attention_heads":8,"intermediate_size":8,"vocab_size":10,"hidden_act":"swiglu2"}`,
+			`hidden_act: unknown activation "swiglu2"; HuggingFace's are gelu, gelu_10,`},
+		{"unknown activation_function", `{"model_type":"gpt2","n_embd":8,"n_layer":1,"n_head":1,"vocab_size":10,"activation_function":"gelu_neww"}`,
+			`activation_function: unknown activation "gelu_neww"`},
+		{"hidden_act not a string", `{"model_type":"bert","hidden_size":8,"num_hidden_layers":1,"num_attention_heads":1,"intermediate_size":8,"vocab_size":10,"hidden_act":3}`,
+			"hidden_act: must be a string, got 3"},
+		{"required null", `{"model_type":"gpt2","n_embd":null,"n_layer":1,"n_head":1,"vocab_size":10}`,
+			"n_embd: must be an integer, got null"},
+		{"too big", `{"model_type":"gpt2"` + strings.Repeat(" ", 1<<20) + `}`, "config.json: is 1048597 bytes; a config.json is at most 1048576 (1 MiB)"},
 		{"fraction", `{"model_type":"gpt2","n_embd":7.5,"n_layer":1,"n_head":1,"vocab_size":10}`,
 			"n_embd: must be an integer, got 7.5"},
 		{"negative", `{"model_type":"gpt2","n_embd":-8,"n_layer":1,"n_head":1,"vocab_size":10}`,
@@ -192,6 +207,18 @@ func TestParseErrors(t *testing.T) {
 	var es model.Errors
 	if !errors.As(err, &es) || es[0].Path != "n_head" {
 		t.Errorf("error %v: want model.Errors with path n_head", err)
+	}
+}
+
+// TestParseNullIsDefault: null in a config.json means the field's default, as in
+// HuggingFace's config classes (GPT2Config's n_inner: null is 4 * n_embd).
+func TestParseNullIsDefault(t *testing.T) {
+	a, err := Parse([]byte(`{"model_type":"gpt2","n_embd":8,"n_layer":1,"n_head":2,"vocab_size":3,"n_inner":null,"n_positions":null,"hidden_act":null,"tie_word_embeddings":null}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.IntermediateSize != 32 || a.MaxPositions != 1024 || !a.TiedEmbeddings {
+		t.Errorf("defaults: %+v", a)
 	}
 }
 

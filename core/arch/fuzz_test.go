@@ -1,9 +1,16 @@
 package arch
 
-import "testing"
+import (
+	"strings"
+	"testing"
 
-// FuzzParse: any input gives an architecture or an error, never a panic, and an accepted
-// architecture has a positive parameter count within the bound.
+	"pipeplan/core/model"
+)
+
+// FuzzParse: any input gives an architecture or an error, never a panic. An error is
+// field errors naming a config key, or says the input is not a config.json at all; an
+// accepted architecture has a positive parameter count within the bound. Seeds beyond the
+// bundled configs (hostile ones, and any crasher found) are in testdata/fuzz/FuzzParse.
 func FuzzParse(f *testing.F) {
 	for _, name := range BundledNames() {
 		data, _ := BundledConfig(name)
@@ -14,6 +21,18 @@ func FuzzParse(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		a, err := Parse(data)
 		if err != nil {
+			if a != nil {
+				t.Fatalf("an architecture and an error %v", err)
+			}
+			es, ok := model.AsFieldErrors(err)
+			if !ok && !strings.HasPrefix(err.Error(), "config.json: ") {
+				t.Fatalf("error %q is neither field errors nor about the file", err)
+			}
+			for _, e := range es {
+				if e.Path == "" {
+					t.Fatalf("field error %q names no field", e)
+				}
+			}
 			return
 		}
 		if n := a.Params(); n <= 0 || n > maxParams {

@@ -3,8 +3,10 @@ package arch
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 
@@ -53,21 +55,21 @@ func ModelTypes() []string {
 	return names
 }
 
+// maxConfigBytes bounds a config.json (1 MiB): real ones are a few kilobytes.
+const maxConfigBytes = 1 << 20
+
 // Parse reads a HuggingFace config.json. Fields that do not shape cost are ignored; the
 // ones that do are checked, and every problem is reported as a model.FieldError naming the
-// config field ("num_attention_heads: must divide hidden_size (4096), got 30").
+// config field ("num_attention_heads: must divide hidden_size (4096), got 30"). A key
+// given twice is an error (encoding/json would keep the last), as is a number written as
+// a string; null means what it means to HuggingFace: the field's default.
 func Parse(data []byte) (*Arch, error) {
-	var raw map[string]json.RawMessage
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.UseNumber()
-	if err := dec.Decode(&raw); err != nil {
-		return nil, fmt.Errorf("config.json: not a JSON object: %v", err)
+	if len(data) > maxConfigBytes {
+		return nil, fmt.Errorf("config.json: is %d bytes; a config.json is at most %d (1 MiB)", len(data), maxConfigBytes)
 	}
-	if dec.More() {
-		return nil, fmt.Errorf("config.json: unexpected data after the JSON object at byte %d", dec.InputOffset())
-	}
-	if raw == nil {
-		return nil, fmt.Errorf("config.json: must be a JSON object, got null")
+	raw, err := topLevel(data)
+	if err != nil {
+		return nil, err
 	}
 	f := &fields{raw: raw}
 	a := f.parse()
@@ -75,6 +77,54 @@ func Parse(data []byte) (*Arch, error) {
 		return nil, err
 	}
 	return a, nil
+}
+
+// topLevel decodes a JSON object into its keys and their raw values, refusing a key given
+// twice.
+func topLevel(data []byte) (map[string]json.RawMessage, error) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	t, err := dec.Token()
+	switch {
+	case err != nil:
+		return nil, fmt.Errorf("config.json: not a JSON object: %v", err)
+	case t == nil:
+		return nil, fmt.Errorf("config.json: must be a JSON object, got null")
+	case t != json.Delim('{'):
+		return nil, fmt.Errorf("config.json: not a JSON object")
+	}
+	raw := map[string]json.RawMessage{}
+	var es model.Errors
+	for dec.More() {
+		t, err := dec.Token()
+		if err != nil {
+			return nil, fmt.Errorf("config.json: not a JSON object: %v", err)
+		}
+		key := t.(string) // object keys are strings
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			return nil, fmt.Errorf("config.json: not a JSON object: %v", err)
+		}
+		if _, dup := raw[key]; dup {
+			path := key
+			if path == "" {
+				path = `""` // the empty key, named
+			}
+			es.Add(path, "is given twice (a key must appear once in config.json)")
+		}
+		raw[key] = v
+	}
+	if _, err := dec.Token(); err != nil { // the closing '}'
+		return nil, fmt.Errorf("config.json: not a JSON object: %v", err)
+	}
+	off := dec.InputOffset()
+	if rest := bytes.TrimLeft(data[off:], " \t\r\n"); len(rest) > 0 {
+		return nil, fmt.Errorf("config.json: unexpected data after the JSON object at byte %d", len(data)-len(rest))
+	}
+	if len(es) > 0 {
+		return nil, es
+	}
+	return raw, nil
 }
 
 type fields struct {
@@ -97,10 +147,30 @@ func (f *fields) parse() *Arch {
 	case Llama:
 		f.llama(a)
 	}
+	f.activation()
 	if len(f.es) == 0 {
 		f.check(a)
 	}
 	return a
+}
+
+// activations are the names HuggingFace's ACT2FN knows (transformers/activations.py).
+// pipeplan costs every elementwise activation alike (one pass over the MLP's inner
+// width, its input kept for backward), so the name is checked, not used.
+var activations = []string{
+	"gelu", "gelu_10", "gelu_accurate", "gelu_fast", "gelu_new", "gelu_python", "gelu_pytorch_tanh",
+	"laplace", "leaky_relu", "linear", "mish", "prelu", "quick_gelu", "relu", "relu2", "relu6",
+	"sigmoid", "silu", "swish", "tanh", "xielu",
+}
+
+// activation checks hidden_act (BERT, Llama) and activation_function (GPT-2).
+func (f *fields) activation() {
+	for _, name := range []string{"hidden_act", "activation_function"} {
+		s, ok := f.str(name)
+		if ok && !slices.Contains(activations, s) {
+			f.es.Add(name, "unknown activation %q; HuggingFace's are %s", s, strings.Join(activations, ", "))
+		}
+	}
 }
 
 func (f *fields) modelType() string {
@@ -282,6 +352,10 @@ func (f *fields) lookup(names ...string) (json.RawMessage, string, bool) {
 
 func (f *fields) integer(r json.RawMessage, name string) int {
 	var n json.Number
+	if isString(r) { // json.Number would read "4096" as a number
+		f.es.Add(name, "must be an integer, got the string %s", r)
+		return 0
+	}
 	if json.Unmarshal(r, &n) != nil {
 		f.es.Add(name, "must be an integer, got %s", bytes.TrimSpace(r))
 		return 0
@@ -301,7 +375,11 @@ func (f *fields) integer(r json.RawMessage, name string) int {
 func (f *fields) required(names ...string) int {
 	r, from, ok := f.lookup(names...)
 	if !ok {
-		f.es.Add(names[0], "is missing")
+		if name := f.name(names...); f.raw[name] != nil {
+			f.es.Add(name, "must be an integer, got null")
+		} else {
+			f.es.Add(names[0], "is missing")
+		}
 		return 0
 	}
 	return f.integer(r, from)
@@ -349,6 +427,9 @@ func (f *fields) anyPositive(def float64, names ...string) bool {
 		if r, ok := f.raw[n]; ok && string(bytes.TrimSpace(r)) != "null" {
 			var num json.Number
 			v, err := 0.0, json.Unmarshal(r, &num)
+			if isString(r) { // json.Number would read "0.1" as a number
+				err = errors.New("a string")
+			}
 			if err == nil {
 				v, err = num.Float64()
 			}
@@ -362,3 +443,6 @@ func (f *fields) anyPositive(def float64, names ...string) bool {
 	}
 	return any
 }
+
+// isString reports whether a raw JSON value is a string.
+func isString(r json.RawMessage) bool { return bytes.HasPrefix(bytes.TrimSpace(r), []byte(`"`)) }

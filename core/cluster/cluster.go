@@ -39,9 +39,18 @@ type Device struct {
 	// UsableFraction of MemoryBytes that a plan may fill (default 1): runtimes and
 	// fragmentation take the rest.
 	UsableFraction float64 `json:"usable_fraction,omitempty"`
+	// PresetUsable: UsableFraction is a GPU or TPU preset's blanket allowance for the
+	// runtime (FromPreset, or FillFromPresets for a device that states neither memory nor
+	// fraction), not a figure the user gave. A planner that costs the framework's memory
+	// itself (core/request, for an architecture) replaces it by 1.
+	PresetUsable bool `json:"-"`
 	// FLOPSPerSecond is the device's dense peak; layer times scale with it across
 	// heterogeneous devices.
 	FLOPSPerSecond float64 `json:"flops_per_second,omitempty"`
+	// MemoryBytesPerSecond is the bandwidth of the device's memory (a preset's figure
+	// when the device is named after one): the optimizer update, a pass over the
+	// optimizer state, runs at it.
+	MemoryBytesPerSecond float64 `json:"memory_bytes_per_second,omitempty"`
 	// ClockHz converts cycles to seconds (IPUs), and scales cycle counts across devices.
 	ClockHz float64 `json:"clock_hz,omitempty"`
 	// Recv and Send, when set, are this device's own links for receiving from the previous
@@ -247,8 +256,12 @@ func Homogeneous(d Device, n int, link Link, host *Link) *Cluster {
 // device's clock; a Graphcore-style link needs the clock of every device using it.
 func (c *Cluster) Validate() error {
 	var es model.Errors
-	if len(c.Devices) == 0 {
+	switch n := len(c.Devices); {
+	case n == 0:
 		es.Add("devices", "must hold at least one device")
+	case n > MaxStages:
+		es.Add("devices", "must hold at most %d devices (one per pipeline stage), got %d", MaxStages, n)
+		return es.Err() // each device's checks would only repeat the work
 	}
 	if n := len(c.Links); n > 1 && n != len(c.Devices)-1 {
 		es.Add("links", "must hold one link, or one per consecutive pair of devices (%d), got %d", len(c.Devices)-1, n)
@@ -265,6 +278,7 @@ func (c *Cluster) Validate() error {
 		}
 		es.NonNegative(p+".flops_per_second", d.FLOPSPerSecond)
 		es.NonNegative(p+".clock_hz", d.ClockHz)
+		es.NonNegative(p+".memory_bytes_per_second", d.MemoryBytesPerSecond)
 		if d.Recv != nil {
 			d.Recv.validate(&es, p+".recv")
 		}

@@ -14,10 +14,18 @@ type DevicePreset struct {
 	Device
 	// Perf holds the figures beyond Device that an analytic estimate needs.
 	Perf Perf
-	// Link is the preset name of the usual link between two such devices in a pipeline.
+	// Link is the preset name of the usual link between two such devices in a pipeline
+	// (inside a node).
 	Link string
+	// Network is the preset name of the usual link between nodes of such devices, one
+	// network interface per device ("" when there is no usual one).
+	Network string
 	// Note says where the figures come from.
 	Note string
+	// GPU: the device runs a GPU framework (PyTorch eager, compiled or with CUDA
+	// graphs; Framework); TPUs and IPUs run compiled programs whose per-step cost
+	// Perf.KernelSeconds holds.
+	GPU bool
 }
 
 // Perf is what the analytic profiler needs to know of a device besides its memory and its
@@ -29,6 +37,9 @@ type DevicePreset struct {
 type Perf struct {
 	// FP32FLOPSPerSecond is the dense fp32 matrix peak (what fp32 training runs at).
 	FP32FLOPSPerSecond float64 `json:"fp32_flops_per_second"`
+	// FP8FLOPSPerSecond is the dense fp8 matrix peak (Hopper, Blackwell, CDNA 3); 0 for a
+	// device without fp8 matrix units.
+	FP8FLOPSPerSecond float64 `json:"fp8_flops_per_second,omitempty"`
 	// MemoryBytesPerSecond is the bandwidth of the device memory (HBM, or the IPU's
 	// in-processor SRAM).
 	MemoryBytesPerSecond float64 `json:"memory_bytes_per_second"`
@@ -46,6 +57,7 @@ func (p Perf) Validate(prefix string) error {
 	var es model.Errors
 	es.Positive(prefix+".fp32_flops_per_second", p.FP32FLOPSPerSecond)
 	es.Positive(prefix+".memory_bytes_per_second", p.MemoryBytesPerSecond)
+	es.NonNegative(prefix+".fp8_flops_per_second", p.FP8FLOPSPerSecond)
 	for _, f := range []struct {
 		name string
 		v    float64
@@ -79,8 +91,11 @@ const (
 	gib = 1 << 30
 	mib = 1 << 20
 
-	// gpuUsable leaves 5% of a GPU's memory to the CUDA/ROCm context, communication
-	// buffers and allocator fragmentation.
+	// gpuUsable leaves 5% of a device's memory to the runtime (CUDA/ROCm context,
+	// communication buffers, allocator fragmentation; XLA's on TPUs) where nothing says
+	// more: for measured profiles, and on TPUs. An architecture run by a GPU framework
+	// counts the framework's fixed memory and its allocator's reserve explicitly instead
+	// (cluster.Framework, core/request), with all of the memory usable.
 	gpuUsable = 0.95
 	// gpuKernelSeconds is a typical launch cost of one kernel from an eager framework
 	// (a few microseconds); it matters only for small kernels.
@@ -93,51 +108,64 @@ var devicePresets = map[string]DevicePreset{
 	// NVIDIA A100 SXM4 40 GB (A100 datasheet, 2021): 312 TFLOP/s dense bf16/fp16 tensor,
 	// 19.5 TFLOP/s fp32 (without TF32), 1,555 GB/s HBM2. NVLink 3 (600 GB/s total).
 	"a100-40gb": {
-		Device: Device{Name: "a100-40gb", MemoryBytes: 40 * gib, UsableFraction: gpuUsable, FLOPSPerSecond: 312e12},
-		Perf:   Perf{FP32FLOPSPerSecond: 19.5e12, MemoryBytesPerSecond: 1555e9, MatmulEfficiency: 0.75, MemoryEfficiency: 0.8, KernelSeconds: gpuKernelSeconds},
-		Link:   "nvlink3",
-		Note:   "NVIDIA A100 datasheet: 312 TFLOP/s bf16 dense, 19.5 TFLOP/s fp32, 1,555 GB/s HBM2",
+		Device:  Device{Name: "a100-40gb", MemoryBytes: 40 * gib, UsableFraction: gpuUsable, FLOPSPerSecond: 312e12},
+		Perf:    Perf{FP32FLOPSPerSecond: 19.5e12, MemoryBytesPerSecond: 1555e9, MatmulEfficiency: 0.75, MemoryEfficiency: 0.8, KernelSeconds: gpuKernelSeconds},
+		Link:    "nvlink3",
+		Network: "ib-hdr",
+		GPU:     true,
+		Note:    "NVIDIA A100 datasheet: 312 TFLOP/s bf16 dense, 19.5 TFLOP/s fp32, 1,555 GB/s HBM2",
 	},
 	// NVIDIA A100 SXM4 80 GB (A100 datasheet): as the 40 GB part with 2,039 GB/s HBM2e.
 	"a100-80gb": {
-		Device: Device{Name: "a100-80gb", MemoryBytes: 80 * gib, UsableFraction: gpuUsable, FLOPSPerSecond: 312e12},
-		Perf:   Perf{FP32FLOPSPerSecond: 19.5e12, MemoryBytesPerSecond: 2039e9, MatmulEfficiency: 0.75, MemoryEfficiency: 0.8, KernelSeconds: gpuKernelSeconds},
-		Link:   "nvlink3",
-		Note:   "NVIDIA A100 datasheet: 312 TFLOP/s bf16 dense, 19.5 TFLOP/s fp32, 2,039 GB/s HBM2e",
+		Device:  Device{Name: "a100-80gb", MemoryBytes: 80 * gib, UsableFraction: gpuUsable, FLOPSPerSecond: 312e12},
+		Perf:    Perf{FP32FLOPSPerSecond: 19.5e12, MemoryBytesPerSecond: 2039e9, MatmulEfficiency: 0.75, MemoryEfficiency: 0.8, KernelSeconds: gpuKernelSeconds},
+		Link:    "nvlink3",
+		Network: "ib-hdr",
+		GPU:     true,
+		Note:    "NVIDIA A100 datasheet: 312 TFLOP/s bf16 dense, 19.5 TFLOP/s fp32, 2,039 GB/s HBM2e",
 	},
 	// NVIDIA H100 SXM5 80 GB (H100 datasheet): 989 TFLOP/s dense bf16 (1,979 with
 	// sparsity), 67 TFLOP/s fp32, 3.35 TB/s HBM3. NVLink 4 (900 GB/s total). Large GEMMs
 	// reach about 65-75% of the dense peak.
 	"h100-sxm": {
-		Device: Device{Name: "h100-sxm", MemoryBytes: 80 * gib, UsableFraction: gpuUsable, FLOPSPerSecond: 989e12},
-		Perf:   Perf{FP32FLOPSPerSecond: 67e12, MemoryBytesPerSecond: 3.35e12, MatmulEfficiency: 0.7, MemoryEfficiency: 0.8, KernelSeconds: gpuKernelSeconds},
-		Link:   "nvlink4",
-		Note:   "NVIDIA H100 SXM datasheet: 989 TFLOP/s bf16 dense, 67 TFLOP/s fp32, 3.35 TB/s HBM3",
+		Device:  Device{Name: "h100-sxm", MemoryBytes: 80 * gib, UsableFraction: gpuUsable, FLOPSPerSecond: 989e12},
+		Perf:    Perf{FP32FLOPSPerSecond: 67e12, FP8FLOPSPerSecond: 1979e12, MemoryBytesPerSecond: 3.35e12, MatmulEfficiency: 0.7, MemoryEfficiency: 0.8, KernelSeconds: gpuKernelSeconds},
+		Link:    "nvlink4",
+		Network: "ib-ndr",
+		GPU:     true,
+		Note:    "NVIDIA H100 SXM datasheet: 989 TFLOP/s bf16 dense, 67 TFLOP/s fp32, 3.35 TB/s HBM3",
 	},
-	// NVIDIA H200 SXM 141 GB (H200 datasheet): H100's compute with 4.8 TB/s HBM3e.
+	// NVIDIA H200 SXM 141 GB (H200 datasheet): H100's compute (1,979 TFLOP/s dense fp8)
+	// with 4.8 TB/s HBM3e.
 	"h200": {
-		Device: Device{Name: "h200", MemoryBytes: 141 * gib, UsableFraction: gpuUsable, FLOPSPerSecond: 989e12},
-		Perf:   Perf{FP32FLOPSPerSecond: 67e12, MemoryBytesPerSecond: 4.8e12, MatmulEfficiency: 0.7, MemoryEfficiency: 0.8, KernelSeconds: gpuKernelSeconds},
-		Link:   "nvlink4",
-		Note:   "NVIDIA H200 datasheet: 989 TFLOP/s bf16 dense, 67 TFLOP/s fp32, 141 GB at 4.8 TB/s HBM3e",
+		Device:  Device{Name: "h200", MemoryBytes: 141 * gib, UsableFraction: gpuUsable, FLOPSPerSecond: 989e12},
+		Perf:    Perf{FP32FLOPSPerSecond: 67e12, FP8FLOPSPerSecond: 1979e12, MemoryBytesPerSecond: 4.8e12, MatmulEfficiency: 0.7, MemoryEfficiency: 0.8, KernelSeconds: gpuKernelSeconds},
+		Link:    "nvlink4",
+		Network: "ib-ndr",
+		GPU:     true,
+		Note:    "NVIDIA H200 datasheet: 989 TFLOP/s bf16 dense, 67 TFLOP/s fp32, 141 GB at 4.8 TB/s HBM3e",
 	},
 	// NVIDIA B200 in HGX B200 (HGX datasheet: 8 GPUs with 1.44 TB at 62 TB/s in all, 36
-	// PFLOP/s fp16 with sparsity): per GPU 180 GB, 7.7 TB/s, 2.25 PFLOP/s dense bf16; fp32
+	// PFLOP/s fp16 with sparsity): per GPU 180 GB, 7.7 TB/s, 2.25 PFLOP/s dense bf16 (4.5 dense fp8); fp32
 	// about 75 TFLOP/s. NVLink 5 (1.8 TB/s total).
 	"b200": {
-		Device: Device{Name: "b200", MemoryBytes: 180 * gib, UsableFraction: gpuUsable, FLOPSPerSecond: 2.25e15},
-		Perf:   Perf{FP32FLOPSPerSecond: 75e12, MemoryBytesPerSecond: 7.7e12, MatmulEfficiency: 0.65, MemoryEfficiency: 0.8, KernelSeconds: gpuKernelSeconds},
-		Link:   "nvlink5",
-		Note:   "NVIDIA HGX B200 datasheet, per GPU: 2.25 PFLOP/s bf16 dense, 180 GB at 7.7 TB/s HBM3e",
+		Device:  Device{Name: "b200", MemoryBytes: 180 * gib, UsableFraction: gpuUsable, FLOPSPerSecond: 2.25e15},
+		Perf:    Perf{FP32FLOPSPerSecond: 75e12, FP8FLOPSPerSecond: 4.5e15, MemoryBytesPerSecond: 7.7e12, MatmulEfficiency: 0.65, MemoryEfficiency: 0.8, KernelSeconds: gpuKernelSeconds},
+		Link:    "nvlink5",
+		Network: "ib-ndr",
+		GPU:     true,
+		Note:    "NVIDIA HGX B200 datasheet, per GPU: 2.25 PFLOP/s bf16 dense, 180 GB at 7.7 TB/s HBM3e",
 	},
-	// AMD Instinct MI300X (AMD datasheet): 1,307.4 TFLOP/s dense bf16, 163.4 TFLOP/s fp32
-	// matrix, 192 GB HBM3 at 5.3 TB/s; Infinity Fabric to each of 7 peers. Published GEMM
+	// AMD Instinct MI300X (AMD datasheet): 1,307.4 TFLOP/s dense bf16, 2,614.9 dense fp8,
+	// 163.4 TFLOP/s fp32 matrix, 192 GB HBM3 at 5.3 TB/s; Infinity Fabric to each of 7 peers. Published GEMM
 	// benchmarks reach well under half of the bf16 peak, hence the low efficiency.
 	"mi300x": {
-		Device: Device{Name: "mi300x", MemoryBytes: 192 * gib, UsableFraction: gpuUsable, FLOPSPerSecond: 1307.4e12},
-		Perf:   Perf{FP32FLOPSPerSecond: 163.4e12, MemoryBytesPerSecond: 5.3e12, MatmulEfficiency: 0.45, MemoryEfficiency: 0.7, KernelSeconds: 6e-6},
-		Link:   "xgmi",
-		Note:   "AMD MI300X datasheet: 1,307 TFLOP/s bf16 dense, 163 TFLOP/s fp32, 192 GB at 5.3 TB/s HBM3",
+		Device:  Device{Name: "mi300x", MemoryBytes: 192 * gib, UsableFraction: gpuUsable, FLOPSPerSecond: 1307.4e12},
+		Perf:    Perf{FP32FLOPSPerSecond: 163.4e12, FP8FLOPSPerSecond: 2614.9e12, MemoryBytesPerSecond: 5.3e12, MatmulEfficiency: 0.45, MemoryEfficiency: 0.7, KernelSeconds: 6e-6},
+		Link:    "xgmi",
+		Network: "roce-400g",
+		GPU:     true,
+		Note:    "AMD MI300X datasheet: 1,307 TFLOP/s bf16 dense, 163 TFLOP/s fp32, 192 GB at 5.3 TB/s HBM3",
 	},
 	// Google TPU v4 (Cloud TPU docs, "TPU v4"): 275 TFLOP/s bf16, 32 GiB HBM2 at
 	// 1,200 GB/s. No fp32 matrix peak is published: fp32 matmuls at the highest precision
@@ -184,25 +212,58 @@ var devicePresets = map[string]DevicePreset{
 	},
 }
 
-// Links: bandwidth is one direction of a point-to-point transfer between two pipeline
-// neighbours. Latencies (alpha) are typical small-message times through the usual
-// communication library (NCCL, RCCL, GCL, XLA), not the wire's latency; they are
-// assumptions of the order of magnitude, to be replaced by measured alpha-beta values.
+// Links: bandwidth is one direction of a point-to-point transfer between two devices, as a
+// device sees it: for the scale-up fabrics (NVLink, NVSwitch, Infinity Fabric, IPU-Link,
+// ICI) the device's own share, for the scale-out networks (InfiniBand, RoCE) one port of
+// one network interface, as in rail-optimised nodes with one NIC per device (DGX A100
+// and DGX H100 have 8 ConnectX NICs for 8 GPUs). Line rates are the wire's, after its
+// line coding; what NCCL reaches on top is the caller's efficiency to apply.
+//
+// Latencies (alpha) are typical small-message times through the usual communication
+// library (NCCL, RCCL, GCL, XLA), not the wire's latency; they are assumptions of the
+// order of magnitude (Calculon uses 10 us for NVLink and 20 us for InfiniBand,
+// llm-analysis 8 us), to be replaced by measured alpha-beta values.
 var linkPresets = map[string]LinkPreset{
-	// NVLink 3 (A100): 12 links of 25 GB/s per direction, 600 GB/s total.
-	"nvlink3": {Name: "nvlink3", Link: Link{LatencySeconds: 3e-6, BytesPerSecond: 300e9}, Note: "A100 NVLink 3: 300 GB/s per direction"},
-	// NVLink 4 (H100, H200): 18 links, 900 GB/s total.
-	"nvlink4": {Name: "nvlink4", Link: Link{LatencySeconds: 3e-6, BytesPerSecond: 450e9}, Note: "H100 NVLink 4: 450 GB/s per direction"},
-	// NVLink 5 (B200): 18 links, 1.8 TB/s total.
-	"nvlink5": {Name: "nvlink5", Link: Link{LatencySeconds: 3e-6, BytesPerSecond: 900e9}, Note: "B200 NVLink 5: 900 GB/s per direction"},
+	// NVLink 2 (V100 SXM2): 6 links of 25 GB/s per direction, 300 GB/s total (NVIDIA
+	// Tesla V100 datasheet: "NVLink 300 GB/s").
+	"nvlink2": {Name: "nvlink2", Link: Link{LatencySeconds: 3e-6, BytesPerSecond: 150e9}, Note: "V100 NVLink 2: 6 x 25 GB/s = 150 GB/s per direction (V100 datasheet: 300 GB/s total)"},
+	// NVLink 3 (A100): 12 links of 25 GB/s per direction, 600 GB/s total (A100 datasheet).
+	"nvlink3": {Name: "nvlink3", Link: Link{LatencySeconds: 3e-6, BytesPerSecond: 300e9}, Note: "A100 NVLink 3: 12 x 25 GB/s = 300 GB/s per direction (A100 datasheet: 600 GB/s total)"},
+	// NVLink 4 (H100, H200): 18 links, 900 GB/s total (H100 datasheet).
+	"nvlink4": {Name: "nvlink4", Link: Link{LatencySeconds: 3e-6, BytesPerSecond: 450e9}, Note: "H100 NVLink 4: 18 x 25 GB/s = 450 GB/s per direction (H100 datasheet: 900 GB/s total)"},
+	// NVLink 5 (B200): 18 links, 1.8 TB/s total (HGX B200 datasheet).
+	"nvlink5": {Name: "nvlink5", Link: Link{LatencySeconds: 3e-6, BytesPerSecond: 900e9}, Note: "B200 NVLink 5: 18 x 50 GB/s = 900 GB/s per direction (HGX B200 datasheet: 1.8 TB/s total)"},
+	// NVSwitch joins every GPU of a node to every other at the GPU's full NVLink bandwidth
+	// (all-to-all, non-blocking), so any pair, ring or tensor-parallel group inside the
+	// node gets it. First generation: DGX-2 (16 V100, 12 NVSwitches; DGX-2 datasheet).
+	"nvswitch1": {Name: "nvswitch1", Link: Link{LatencySeconds: 3.5e-6, BytesPerSecond: 150e9}, Note: "NVSwitch gen 1 (DGX-2, 16 x V100): any pair at 150 GB/s per direction (DGX-2 datasheet: 2.4 TB/s bisection)"},
+	// Second generation: DGX A100 / HGX A100 8-GPU (6 NVSwitches; DGX A100 datasheet:
+	// "600 GB/s GPU-to-GPU bandwidth").
+	"nvswitch2": {Name: "nvswitch2", Link: Link{LatencySeconds: 3.5e-6, BytesPerSecond: 300e9}, Note: "NVSwitch gen 2 (DGX/HGX A100 8-GPU): any pair at 300 GB/s per direction (DGX A100 datasheet: 600 GB/s GPU-to-GPU)"},
+	// Third generation: DGX H100 / HGX H100 and H200 8-GPU (4 NVSwitches; DGX H100
+	// datasheet: "900 GB/s GPU-to-GPU bandwidth").
+	"nvswitch3": {Name: "nvswitch3", Link: Link{LatencySeconds: 3.5e-6, BytesPerSecond: 450e9}, Note: "NVSwitch gen 3 (DGX/HGX H100, H200 8-GPU): any pair at 450 GB/s per direction (DGX H100 datasheet: 900 GB/s GPU-to-GPU)"},
+	// Fourth generation (NVLink Switch): HGX B200 8-GPU and GB200 NVL72 (72 GPUs in one
+	// NVLink domain; GB200 NVL72 datasheet: 1.8 TB/s GPU-to-GPU, 130 TB/s in all).
+	"nvswitch4": {Name: "nvswitch4", Link: Link{LatencySeconds: 3.5e-6, BytesPerSecond: 900e9}, Note: "NVLink Switch gen 4 (HGX B200, GB200 NVL72): any pair at 900 GB/s per direction (GB200 NVL72 datasheet: 1.8 TB/s GPU-to-GPU)"},
 	// PCIe 4.0 x16: 16 GT/s x 16 lanes with 128b/130b coding = 31.5 GB/s per direction.
 	"pcie4": {Name: "pcie4", Link: Link{LatencySeconds: 5e-6, BytesPerSecond: 31.5e9}, Note: "PCIe 4.0 x16: 31.5 GB/s per direction"},
 	// PCIe 5.0 x16: twice PCIe 4.0.
 	"pcie5": {Name: "pcie5", Link: Link{LatencySeconds: 5e-6, BytesPerSecond: 63e9}, Note: "PCIe 5.0 x16: 63 GB/s per direction"},
-	// InfiniBand HDR: 200 Gb/s per port.
-	"ib-hdr": {Name: "ib-hdr", Link: Link{LatencySeconds: 5e-6, BytesPerSecond: 25e9}, Note: "InfiniBand HDR: 200 Gb/s = 25 GB/s per port"},
-	// InfiniBand NDR: 400 Gb/s per port.
-	"ib-ndr": {Name: "ib-ndr", Link: Link{LatencySeconds: 5e-6, BytesPerSecond: 50e9}, Note: "InfiniBand NDR: 400 Gb/s = 50 GB/s per port"},
+	// InfiniBand data rates per 4x port (InfiniBand Trade Association roadmap): EDR
+	// 100 Gb/s (ConnectX-4/5), HDR 200 Gb/s (ConnectX-6, DGX A100), NDR 400 Gb/s
+	// (ConnectX-7, DGX H100), XDR 800 Gb/s (ConnectX-8 SuperNIC, Quantum-X800 switches).
+	"ib-edr": {Name: "ib-edr", Link: Link{LatencySeconds: 5e-6, BytesPerSecond: 12.5e9}, Note: "InfiniBand EDR: 100 Gb/s = 12.5 GB/s per port (IBTA roadmap; ConnectX-5)"},
+	"ib-hdr": {Name: "ib-hdr", Link: Link{LatencySeconds: 5e-6, BytesPerSecond: 25e9}, Note: "InfiniBand HDR: 200 Gb/s = 25 GB/s per port (IBTA roadmap; ConnectX-6, DGX A100)"},
+	"ib-ndr": {Name: "ib-ndr", Link: Link{LatencySeconds: 5e-6, BytesPerSecond: 50e9}, Note: "InfiniBand NDR: 400 Gb/s = 50 GB/s per port (IBTA roadmap; ConnectX-7, DGX H100)"},
+	"ib-xdr": {Name: "ib-xdr", Link: Link{LatencySeconds: 5e-6, BytesPerSecond: 100e9}, Note: "InfiniBand XDR: 800 Gb/s = 100 GB/s per port (IBTA roadmap; ConnectX-8, Quantum-X800)"},
+	// RDMA over Converged Ethernet (RoCE v2) at the Ethernet rates of IEEE 802.3ba
+	// (100GbE), 802.3cd (200GbE) and 802.3bs (400GbE), on ConnectX-6 Dx (100/200 GbE)
+	// and ConnectX-7 (400 GbE) NICs. The alpha is a little above InfiniBand's (switch
+	// buffering, congestion control), an assumption.
+	"roce-100g": {Name: "roce-100g", Link: Link{LatencySeconds: 7e-6, BytesPerSecond: 12.5e9}, Note: "RoCE v2 over 100GbE (IEEE 802.3ba): 12.5 GB/s per port"},
+	"roce-200g": {Name: "roce-200g", Link: Link{LatencySeconds: 7e-6, BytesPerSecond: 25e9}, Note: "RoCE v2 over 200GbE (IEEE 802.3cd): 25 GB/s per port"},
+	"roce-400g": {Name: "roce-400g", Link: Link{LatencySeconds: 7e-6, BytesPerSecond: 50e9}, Note: "RoCE v2 over 400GbE (IEEE 802.3bs; ConnectX-7): 50 GB/s per port"},
 	// Graphcore IPU-Link between neighbouring IPUs in an IPU-M2000 (320 GB/s over all
 	// links of a chip; two links of 32 GB/s joining pipeline neighbours).
 	"ipu-link": {Name: "ipu-link", Link: Link{LatencySeconds: 2e-6, BytesPerSecond: 64e9}, Note: "Graphcore IPU-Link: 64 GB/s between neighbours"},
@@ -271,10 +332,14 @@ func (c *Cluster) FillFromPresets() error {
 		if d.ClockHz == 0 {
 			d.ClockHz = pr.ClockHz
 		}
+		if d.MemoryBytesPerSecond == 0 {
+			d.MemoryBytesPerSecond = pr.Perf.MemoryBytesPerSecond
+		}
 		if d.MemoryBytes == 0 {
 			d.MemoryBytes = pr.MemoryBytes
 			if d.UsableFraction == 0 {
 				d.UsableFraction = pr.UsableFraction
+				d.PresetUsable = pr.UsableFraction != 0
 			}
 		}
 	}
@@ -295,9 +360,11 @@ func (c *Cluster) FillFromPresets() error {
 	return nil
 }
 
-// MaxStages bounds the stage count of a preset cluster: more is surely a typo, and would
-// only allocate devices no split can use.
-const MaxStages = 1 << 16
+// MaxStages bounds the devices of a cluster, and so the stage count of a plan (4,096).
+// The deepest pipelines in use have tens to hundreds of stages (an IPU-POD256 has 256
+// IPUs); more is surely a typo or hostile, and the planner's work grows with layers times
+// stages.
+const MaxStages = 1 << 12
 
 // FromPreset builds a cluster of n preset devices joined by the preset's usual link.
 func FromPreset(device string, n int) (*Cluster, error) {
@@ -306,13 +373,16 @@ func FromPreset(device string, n int) (*Cluster, error) {
 		return nil, err
 	}
 	if n < 1 || n > MaxStages {
-		return nil, fmt.Errorf("stages: must be between 1 and %d, got %d", MaxStages, n)
+		return nil, &model.FieldError{Path: "stages", Reason: fmt.Sprintf("must be between 1 and %d, got %d", MaxStages, n)}
 	}
 	l, err := LookupLink(d.Link)
 	if err != nil {
 		return nil, err
 	}
-	c := Homogeneous(d.Device, n, l.Link, nil)
+	dev := d.Device
+	dev.MemoryBytesPerSecond = d.Perf.MemoryBytesPerSecond
+	dev.PresetUsable = dev.UsableFraction != 0
+	c := Homogeneous(dev, n, l.Link, nil)
 	c.Name = fmt.Sprintf("%d x %s", n, d.Name)
 	return c, nil
 }

@@ -4,6 +4,8 @@ import (
 	"math"
 	"strings"
 	"testing"
+
+	"pipeplan/core/model"
 )
 
 // TestPresets: every device preset names a link preset, has valid figures, and builds a
@@ -83,12 +85,12 @@ func TestFillFromPresets(t *testing.T) {
 	}{
 		{"figures left out", []Device{{Name: "h100-sxm"}, {Name: "A100-80GB", MemoryBytes: 40 * gib}, {Name: "gc200"}},
 			[]Device{
-				{Name: "h100-sxm", MemoryBytes: 80 * gib, UsableFraction: 0.95, FLOPSPerSecond: 989e12},
-				{Name: "A100-80GB", MemoryBytes: 40 * gib, FLOPSPerSecond: 312e12}, // stated memory: all of it usable
-				{Name: "gc200", MemoryBytes: 894 << 20, FLOPSPerSecond: 250e12, ClockHz: 1.33e9},
+				{Name: "h100-sxm", MemoryBytes: 80 * gib, UsableFraction: 0.95, PresetUsable: true, FLOPSPerSecond: 989e12, MemoryBytesPerSecond: 3.35e12},
+				{Name: "A100-80GB", MemoryBytes: 40 * gib, FLOPSPerSecond: 312e12, MemoryBytesPerSecond: 2039e9}, // stated memory: all of it usable
+				{Name: "gc200", MemoryBytes: 894 << 20, FLOPSPerSecond: 250e12, ClockHz: 1.33e9, MemoryBytesPerSecond: 47.5e12},
 			}, ""},
-		{"stated figures kept", []Device{{Name: "h200", MemoryBytes: 1, UsableFraction: 0.5, FLOPSPerSecond: 7, ClockHz: 3}},
-			[]Device{{Name: "h200", MemoryBytes: 1, UsableFraction: 0.5, FLOPSPerSecond: 7, ClockHz: 3}}, ""},
+		{"stated figures kept", []Device{{Name: "h200", MemoryBytes: 1, UsableFraction: 0.5, FLOPSPerSecond: 7, ClockHz: 3, MemoryBytesPerSecond: 5}},
+			[]Device{{Name: "h200", MemoryBytes: 1, UsableFraction: 0.5, FLOPSPerSecond: 7, ClockHz: 3, MemoryBytesPerSecond: 5}}, ""},
 		{"no presets, no speeds", []Device{{Name: "ipu0", MemoryBytes: 1}, {MemoryBytes: 2}},
 			[]Device{{Name: "ipu0", MemoryBytes: 1}, {MemoryBytes: 2}}, ""},
 		{"preset beside a device without speed", []Device{{Name: "h100-sxm"}, {Name: "v100", MemoryBytes: 1}}, nil,
@@ -115,5 +117,23 @@ func TestFillFromPresets(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestStageCountBound: a preset cluster and a cluster file hold at most MaxStages devices,
+// refused by field before anything is built for each one.
+func TestStageCountBound(t *testing.T) {
+	if c, err := FromPreset("a100-80gb", MaxStages); err != nil || len(c.Devices) != MaxStages || c.Validate() != nil {
+		t.Fatalf("FromPreset(%d) = %v", MaxStages, err)
+	}
+	for _, n := range []int{0, -1, MaxStages + 1, 1 << 16, math.MaxInt} {
+		_, err := FromPreset("a100-80gb", n)
+		if es, ok := model.AsFieldErrors(err); !ok || es[0].Path != "stages" || !strings.HasPrefix(es[0].Reason, "must be between 1 and 4096") {
+			t.Errorf("FromPreset(%d) = %v, want a field error on stages", n, err)
+		}
+	}
+	c := Homogeneous(Device{MemoryBytes: 1}, MaxStages+1, Link{}, nil)
+	if err := c.Validate(); err == nil || err.Error() != "devices: must hold at most 4096 devices (one per pipeline stage), got 4097" {
+		t.Errorf("Validate of %d devices = %v", MaxStages+1, err)
 	}
 }

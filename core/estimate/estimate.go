@@ -33,6 +33,21 @@ type Options struct {
 	// Recompute stashes only each stage's input for the microbatches in flight and
 	// rebuilds activations in the backward pass (the peak of one microbatch remains).
 	Recompute bool
+	// OptimizerTempBytes, when set, is what the optimizer step allocates beside the
+	// state for the parameters of layers [first, last] (torch.optim's foreach AdamW: one
+	// fp32 temporary per parameter). The step runs once the passes are done and their
+	// activations freed, so a stage's allocated peak is its always-alive memory plus the
+	// larger of the passes' peak and this: the maximum over the step. It must not
+	// decrease as a range grows, and should cost O(1) (prefix sums). Nil: none.
+	OptimizerTempBytes func(first, last int) int64
+	// FixedBytes is device memory the framework holds on every stage outside the
+	// model's tensors (the CUDA context, library workspaces, communication buffers), and
+	// AllocatorReserve the fraction of a stage's allocated peak that the caching
+	// allocator keeps reserved beyond it (cluster.Framework). Both count in a stage's
+	// memory, which its device's whole limit then holds: the model's tensors may fill
+	// the limit less these. 0: none (a measured profile's memory is what it measured).
+	FixedBytes       int64
+	AllocatorReserve float64
 }
 
 // Estimator costs ranges of one model on one cluster.
@@ -85,6 +100,12 @@ func New(m *model.Model, c *cluster.Cluster, opt Options) (*Estimator, error) {
 	}
 	if p := opt.MemoryProportion; math.IsNaN(p) || p <= 0 || p > 1 {
 		return nil, &model.FieldError{Path: "memory_proportion", Reason: fmt.Sprintf("must be in (0, 1], got %v", p)}
+	}
+	if r := opt.AllocatorReserve; !(r >= 0 && r <= 1) {
+		return nil, &model.FieldError{Path: "allocator_reserve", Reason: fmt.Sprintf("must be in [0, 1], got %v", r)}
+	}
+	if f := opt.FixedBytes; f < 0 || f > cluster.MaxMemoryBytes {
+		return nil, &model.FieldError{Path: "fixed_bytes", Reason: fmt.Sprintf("must be between 0 and %d, got %d", int64(cluster.MaxMemoryBytes), f)}
 	}
 	n, p := len(m.Layers), len(c.Devices)
 	e := &Estimator{m: m, c: c, opt: opt, n: n, p: p}
@@ -499,6 +520,29 @@ func (e *Estimator) CutAllowed(k int) bool { return e.cutOK[k] }
 // LimitBytes is the memory limit of stage i.
 func (e *Estimator) LimitBytes(i int) int64 { return e.limit[i] }
 
+// AllocatableBytes is what stage i's model tensors may allocate at most: the largest
+// allocated peak whose device memory (with the allocator's reserve and the framework's
+// fixed memory) fits the stage's limit; the limit itself without a framework, 0 when
+// the fixed memory alone exceeds it.
+func (e *Estimator) AllocatableBytes(i int) int64 {
+	limit := e.limit[i]
+	a := limit - e.opt.FixedBytes
+	if a <= 0 {
+		return 0
+	}
+	a = int64(float64(a) / (1 + e.opt.AllocatorReserve))
+	for a > 0 && e.device(a) > limit {
+		a--
+	}
+	for a < limit && e.device(a+1) <= limit {
+		a++
+	}
+	return a
+}
+
+// Inference reports whether ranges are costed for inference (forward passes only).
+func (e *Estimator) Inference() bool { return e.opt.Inference }
+
 // InFlight is the number of microbatches whose activations stage i holds.
 func (e *Estimator) InFlight(i int) int { return int(e.inFlight[i]) }
 
@@ -518,13 +562,15 @@ func (e *Estimator) Scale(i int) float64 { return e.scale[i] }
 // MemoryUpper returns parts that bound those of layers [a, b] (see Scanner.Memory) from
 // above, in O(1): the range's shared items are counted at most once per item and at most
 // at each key's largest size; the rest is exact.
-func (e *Estimator) MemoryUpper(a, b int) (base, stash int64) {
+func (e *Estimator) MemoryUpper(a, b int) (base, stash, floor int64) {
 	shared := min(e.keyMax, e.itemSum[b+1]-e.itemSum[a])
-	base = e.static[b+1] - e.static[a] + shared + e.peak.max(a, b) - e.act[a]
+	always := e.static[b+1] - e.static[a] + shared
+	base = always + e.peak.max(a, b) - e.act[a]
+	floor = always + e.optimizerTemp(a, b)
 	if e.opt.Recompute {
-		return base, e.recvBytes[a]
+		return base, e.recvBytes[a], floor
 	}
-	return base, e.act[b+1] - e.act[a]
+	return base, e.act[b+1] - e.act[a], floor
 }
 
 // MemoryMonotone reports whether a range's memory never decreases as the range grows, so
@@ -679,7 +725,16 @@ type Range struct {
 	// StashBytes is what the other microbatches in flight keep: (in flight - 1) times
 	// ActivationBytes, or times RecvBytes under recomputation.
 	StashBytes int64
-	// MemoryBytes is the total; LimitBytes the device's limit.
+	// OptimizerTempBytes is what the optimizer step allocates for the range's parameters
+	// (Options.OptimizerTempBytes); the stage's allocated peak is the always-alive memory
+	// plus the larger of PeakBytes + StashBytes (the passes) and this (the step).
+	OptimizerTempBytes int64
+	// FrameworkBytes is the framework's fixed memory (Options.FixedBytes);
+	// ReservedBytes what the caching allocator holds beyond the allocated peak
+	// (Options.AllocatorReserve of it, rounded up).
+	FrameworkBytes, ReservedBytes int64
+	// MemoryBytes is the total: the allocated peak, ReservedBytes and FrameworkBytes;
+	// LimitBytes the device's limit.
 	MemoryBytes, LimitBytes int64
 	// InFlight is the number of microbatches whose activations the stage holds.
 	InFlight int
@@ -719,8 +774,50 @@ func (e *Estimator) Range(i, a, b int) Range {
 	r.PeakBytes = peak - e.act[a]
 	r.ActivationBytes = e.act[b+1] - e.act[a]
 	r.StashBytes = e.stash(i, a, r.ActivationBytes)
-	r.MemoryBytes = r.ParamBytes + r.OptimizerBytes + r.ExclusiveBytes + r.SharedBytes + r.PeakBytes + r.StashBytes
+	r.OptimizerTempBytes = e.optimizerTemp(a, b)
+	alloc := r.ParamBytes + r.OptimizerBytes + r.ExclusiveBytes + r.SharedBytes + max(r.PeakBytes+r.StashBytes, r.OptimizerTempBytes)
+	r.ReservedBytes = e.reserve(alloc)
+	r.FrameworkBytes = e.opt.FixedBytes
+	r.MemoryBytes = e.device(alloc)
 	return r
+}
+
+// maxOptimizerTemp bounds the optimizer's temporaries of a range (2^60 bytes, as
+// model.Validate bounds every byte count), keeping every sum within int64.
+const maxOptimizerTemp = 1 << 60
+
+// optimizerTemp is Options.OptimizerTempBytes of layers [a, b], clamped to [0, 2^60].
+func (e *Estimator) optimizerTemp(a, b int) int64 {
+	if e.opt.OptimizerTempBytes == nil || e.opt.Inference {
+		return 0
+	}
+	return min(max(0, e.opt.OptimizerTempBytes(a, b)), maxOptimizerTemp)
+}
+
+// reserve is the caching allocator's reserve beyond an allocated peak: AllocatorReserve
+// of it, rounded up.
+func (e *Estimator) reserve(alloc int64) int64 {
+	if e.opt.AllocatorReserve == 0 || alloc <= 0 {
+		return 0
+	}
+	return int64(math.Ceil(float64(alloc) * e.opt.AllocatorReserve))
+}
+
+// DeviceBytes is the device memory a stage whose allocated peak is alloc needs: with the
+// allocator's reserve and the framework's fixed memory.
+func (e *Estimator) DeviceBytes(alloc int64) int64 { return e.device(alloc) }
+
+// device is the device memory a stage with that allocated peak needs: the peak, the
+// allocator's reserve and the framework's fixed memory, saturating at math.MaxInt64
+// (allocated peaks are below 2^62 + 2^60 with the temporaries, the reserve at most as
+// much, the fixed memory at most 2^60: the reserve and the fixed memory add up within
+// int64, the peak with them may not).
+func (e *Estimator) device(alloc int64) int64 {
+	extra := e.reserve(alloc) + e.opt.FixedBytes
+	if alloc > math.MaxInt64-extra {
+		return math.MaxInt64
+	}
+	return alloc + extra
 }
 
 func (e *Estimator) stash(i, a int, activation int64) int64 {

@@ -117,36 +117,43 @@ func (s *Scanner) ShrinkRight() {
 	s.b--
 }
 
-// Memory returns the window's parts: it needs base + (k - 1) * stash bytes on a stage that
-// holds k microbatches in flight.
-func (s *Scanner) Memory() (base, stash int64) {
+// Memory returns the window's parts: a stage holding k microbatches in flight allocates
+// max(base + (k - 1) * stash, floor) at its peak: the passes' peak, or the optimizer
+// step's (the always-alive memory and the step's temporaries), whichever is larger. Its
+// device needs that with the allocator's reserve and the framework's fixed memory
+// (MemoryBytes; Estimator.AllocatableBytes is the inverse).
+func (s *Scanner) Memory() (base, stash, floor int64) {
 	e := s.e
 	a, b := s.a, s.b
-	base = e.static[b+1] - e.static[a] + s.sharedBytes + e.peak.max(a, b) - e.act[a]
+	always := e.static[b+1] - e.static[a] + s.sharedBytes
+	base = always + e.peak.max(a, b) - e.act[a]
+	floor = always + e.optimizerTemp(a, b)
 	if e.opt.Recompute {
-		return base, e.recvBytes[a]
+		return base, e.recvBytes[a], floor
 	}
-	return base, e.act[b+1] - e.act[a]
+	return base, e.act[b+1] - e.act[a], floor
 }
 
 // Lower returns parts that bound Memory's from below, for the window and for every window
 // containing it: they never decrease as the window grows. (Memory itself may decrease: a
 // shared item's first size may shrink, and a stage's input may be smaller under
 // recomputation.)
-func (s *Scanner) Lower() (base, stash int64) {
+func (s *Scanner) Lower() (base, stash, floor int64) {
 	e := s.e
 	a, b := s.a, s.b
-	base = e.static[b+1] - e.static[a] + s.sharedMin + e.peak.max(a, b) - e.act[a]
+	always := e.static[b+1] - e.static[a] + s.sharedMin
+	base = always + e.peak.max(a, b) - e.act[a]
+	floor = always + e.optimizerTemp(a, b) // the temporaries grow with the range's parameters
 	if e.opt.Recompute {
-		return base, 0
+		return base, 0, floor
 	}
-	return base, e.act[b+1] - e.act[a]
+	return base, e.act[b+1] - e.act[a], floor
 }
 
-// MemoryBytes is the memory of the window on stage i.
+// MemoryBytes is the device memory the window needs on stage i.
 func (s *Scanner) MemoryBytes(i int) int64 {
-	base, stash := s.Memory()
-	return base + (s.e.inFlight[i]-1)*stash
+	base, stash, floor := s.Memory()
+	return s.e.device(max(base+(s.e.inFlight[i]-1)*stash, floor))
 }
 
 // Fits reports whether the window fits stage i's memory.
@@ -154,8 +161,8 @@ func (s *Scanner) Fits(i int) bool { return s.MemoryBytes(i) <= s.e.limit[i] }
 
 // Hopeless reports that neither the window nor any window containing it fits stage i.
 func (s *Scanner) Hopeless(i int) bool {
-	base, stash := s.Lower()
-	return base+(s.e.inFlight[i]-1)*stash > s.e.limit[i]
+	base, stash, floor := s.Lower()
+	return s.e.device(max(base+(s.e.inFlight[i]-1)*stash, floor)) > s.e.limit[i]
 }
 
 // maxTable answers max(v[a..b]) in O(1) and a scan of at most maxBlock values: the

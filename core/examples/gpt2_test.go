@@ -47,9 +47,12 @@ func gpt2Medium() *model.Model {
 	sbh := int64(s * b * h)
 	hidden := 2 * sbh // one fp16 hidden state
 	m := &model.Model{
-		Name:     "gpt2-medium",
-		TimeUnit: model.Seconds,
-		Inputs:   []model.Tensor{{ID: "tokens", Bytes: 8 * b * s}},
+		Name:            "gpt2-medium",
+		TimeUnit:        model.Seconds,
+		MeasuredOn:      &model.MeasuredOn{Name: "a100-80gb"},
+		MicrobatchSize:  8,
+		TokensPerSample: 1024,
+		Inputs:          []model.Tensor{{ID: "tokens", Bytes: 8 * b * s}},
 	}
 
 	embedParams := int64(vocab*h + pos*h)

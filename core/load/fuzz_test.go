@@ -4,6 +4,7 @@ import (
 	"errors"
 	"math"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"pipeplan/core/cluster"
@@ -56,8 +57,25 @@ func trivialCluster(p int) *cluster.Cluster {
 		cluster.Link{LatencySeconds: 1e-6, BytesPerSecond: 1e10}, &cluster.Link{LatencySeconds: 1e-6, BytesPerSecond: 1e9})
 }
 
-// FuzzModel feeds load.Model anything: it must not panic, and a model it accepts must pass
-// Validate and plan on one and two stages without panicking.
+// checkLoadError checks that an input refused by load is refused for a stated reason:
+// field errors, or an error about the file as a whole (syntax, size, format, trailing
+// data).
+func checkLoadError(t *testing.T, err error) {
+	if _, ok := model.AsFieldErrors(err); ok {
+		return
+	}
+	for _, prefix := range []string{"JSON syntax error at line ", "unexpected data after the JSON value", "the input is ", "unrecognised model format"} {
+		if strings.HasPrefix(err.Error(), prefix) {
+			return
+		}
+	}
+	t.Fatalf("error %q is neither field errors nor about the file", err)
+}
+
+// FuzzModel feeds load.Model anything: it must not panic, an error must be field errors
+// or about the file, and a model it accepts must pass Validate and plan on one and two
+// stages without panicking. Hostile seeds (and crashers found) are in
+// testdata/fuzz/FuzzModel.
 func FuzzModel(f *testing.F) {
 	addSeeds(f, "testdata/pipedream/*.graph.txt", "testdata/graphcore/[!c]*.json")
 	for _, s := range []string{
@@ -77,6 +95,7 @@ func FuzzModel(f *testing.F) {
 			if m != nil {
 				t.Fatalf("a model and an error %v", err)
 			}
+			checkLoadError(t, err)
 			return
 		}
 		if format == "" {
@@ -91,8 +110,9 @@ func FuzzModel(f *testing.F) {
 	})
 }
 
-// FuzzCluster feeds load.Cluster anything: it must not panic, and a cluster it accepts
-// must pass Validate and take plans of small models in seconds and in cycles.
+// FuzzCluster feeds load.Cluster anything: it must not panic, an error must be field
+// errors or about the file, and a cluster it accepts must pass Validate and take plans of
+// small models in seconds and in cycles. Hostile seeds are in testdata/fuzz/FuzzCluster.
 func FuzzCluster(f *testing.F) {
 	addSeeds(f, "testdata/graphcore/cluster_*.json")
 	for _, s := range []string{
@@ -122,6 +142,7 @@ func FuzzCluster(f *testing.F) {
 			if c != nil {
 				t.Fatalf("a cluster and an error %v", err)
 			}
+			checkLoadError(t, err)
 			return
 		}
 		if err := c.Validate(); err != nil {

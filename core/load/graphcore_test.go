@@ -363,7 +363,7 @@ func TestGraphcoreErrors(t *testing.T) {
 		{"shared key", `{"layerName": ["a"], "layerInfo": [` + layer(`{"shared": {"vc_1": -3}}`) + `]}`,
 			`layerInfo[0].memory.shared["vc_1"]: must be >= 0, got -3`},
 		{"typo", `{"layerName": ["a"], "layerInfo": [` + layer(`{"maxTemp": 1}`) + `]}`,
-			"layerInfo[0].memory.maxTemp: unknown key"},
+			`layerInfo[0].memory: unknown field "maxTemp"`},
 		{"lengths", `{"layerName": ["a", "b"], "layerInfo": [` + ok + `]}`,
 			"layerName: has 2 entries but layerInfo has 1"},
 		{"missing names", `{"layerInfo": [` + ok + `]}`, "layerName: is missing"},
@@ -394,7 +394,7 @@ func TestGraphcoreClusterErrors(t *testing.T) {
 		{"no clock", `{"memory": 894, "connection": [` + conn + `]}`, "clock: is missing"},
 		{"memory", `{"clock": 1e9, "memory": -1, "connection": [` + conn + `]}`, "memory: must be > 0, got -1"},
 		{"no IPUs", `{"clock": 1e9, "memory": 894, "connection": []}`, "connection: must hold one entry per IPU, got none"},
-		{"typo", `{"clock": 1e9, "memory": 894, "conection": [` + conn + `]}`, "conection: unknown key"},
+		{"typo", `{"clock": 1e9, "memory": 894, "conection": [` + conn + `]}`, `unknown field "conection"; expected one of clock, memory, connection`},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

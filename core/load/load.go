@@ -5,10 +5,9 @@ package load
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
+	"reflect"
 
 	"pipeplan/core/cluster"
 	"pipeplan/core/model"
@@ -30,10 +29,22 @@ const (
 	PipeDream Format = "pipedream"
 )
 
+// MaxInputBytes bounds the size of a model or cluster file (64 MiB). Real profiles are a
+// few megabytes at most; Model and Cluster refuse larger inputs before reading them.
+const MaxInputBytes = 64 << 20
+
 // Model decodes a model file in any supported format and validates it. It returns the
 // format it detected (empty when the input is in none). Errors name the bad field by its
 // path in the source format ("layerInfo[3].cycle.forward: must be >= 0", "line 12: ...").
+//
+// Hostile input is refused early and cheaply: a file over MaxInputBytes, more than
+// model.MaxLayers layers, and JSON that encoding/json would read with a silent meaning
+// (a key given twice, null for a value, a number written as a string); docs/formats.md
+// says what each format accepts.
 func Model(data []byte) (*model.Model, Format, error) {
+	if err := checkSize(data); err != nil {
+		return nil, "", err
+	}
 	data = trimBOM(data)
 	f := DetectModel(data)
 	var (
@@ -46,10 +57,7 @@ func Model(data []byte) (*model.Model, Format, error) {
 	case PipeDream:
 		m, err = pipeDreamModel(data)
 	case Native:
-		m = new(model.Model)
-		if err := strictJSON(data, m); err != nil {
-			return nil, "", err
-		}
+		m, err = nativeModel(data)
 	default:
 		return nil, "", errors.New("unrecognised model format: expected a JSON object (a pipeplan model or a Graphcore ModelInfo) or a PipeDream graph.txt (lines \"node1 -- Desc -- forward_compute_time=...\")")
 	}
@@ -66,6 +74,9 @@ func Model(data []byte) (*model.Model, Format, error) {
 // Graphcore IPUClusterInfo) and validates it. Native devices named after a preset get the
 // preset's figures they leave out (cluster.FillFromPresets).
 func Cluster(data []byte) (*cluster.Cluster, error) {
+	if err := checkSize(data); err != nil {
+		return nil, err
+	}
 	data = trimBOM(data)
 	var c *cluster.Cluster
 	switch DetectCluster(data) {
@@ -76,7 +87,7 @@ func Cluster(data []byte) (*cluster.Cluster, error) {
 		}
 	default:
 		c = new(cluster.Cluster)
-		if err := strictJSON(data, c); err != nil {
+		if err := decodeNative(data, c, map[string]int{"devices": cluster.MaxStages}); err != nil {
 			return nil, err
 		}
 		if err := c.FillFromPresets(); err != nil {
@@ -89,6 +100,52 @@ func Cluster(data []byte) (*cluster.Cluster, error) {
 	return c, nil
 }
 
+func checkSize(data []byte) error {
+	if len(data) > MaxInputBytes {
+		return fmt.Errorf("the input is %d bytes; at most %d (64 MiB) are read", len(data), MaxInputBytes)
+	}
+	return nil
+}
+
+// decodeNative decodes a file of pipeplan's own JSON into v (a *model.Model or a
+// *cluster.Cluster), its top-level arrays bounded.
+func decodeNative(data []byte, v any, bounds map[string]int) error {
+	r := newReader(data)
+	r.bounds = bounds
+	r.decode(reflect.ValueOf(v).Elem())
+	return r.end()
+}
+
+// nativeModel decodes pipeplan's own JSON (model.Model), layer by layer. Besides what
+// Validate checks, every layer must have a name of its own: two layers may share one
+// only as calls of one layer, in one tie group (as Graphcore profiles name them).
+func nativeModel(data []byte) (*model.Model, error) {
+	m := new(model.Model)
+	if err := decodeNative(data, m, map[string]int{"layers": model.MaxLayers}); err != nil {
+		return nil, err
+	}
+	var es model.Errors
+	first := map[string]int{} // layer name -> the first layer with it
+	for i, l := range m.Layers {
+		j, dup := first[l.Name]
+		switch {
+		case l.Name == "":
+			es.Add(fmt.Sprintf("layers[%d].name", i), "is missing: every layer needs a name")
+		case !dup:
+			first[l.Name] = i
+		case l.TieGroup == "" || l.TieGroup != m.Layers[j].TieGroup:
+			es.Add(fmt.Sprintf("layers[%d].name", i), "%q is already the name of layers[%d]: names must differ, unless both layers are calls of one layer in one tie_group", l.Name, j)
+		}
+		if len(es) == maxErrors {
+			break
+		}
+	}
+	if len(es) > 0 {
+		return nil, es
+	}
+	return m, nil
+}
+
 // DetectModel says which format a model file is in, from its first bytes and top-level
 // keys, without validating it: Graphcore for a JSON object with any of the keys layerName,
 // layerType or layerInfo; Native for any other JSON (whose decoding then says what is
@@ -96,7 +153,7 @@ func Cluster(data []byte) (*cluster.Cluster, error) {
 func DetectModel(data []byte) Format {
 	data = trimBOM(data)
 	if isJSON(data) {
-		if hasAnyKey(data, "layerName", "layerType", "layerInfo") {
+		if hasTopKey(data, "layerName", "layerType", "layerInfo") {
 			return Graphcore
 		}
 		return Native
@@ -110,7 +167,7 @@ func DetectModel(data []byte) Format {
 // DetectCluster says which format a cluster file is in: Graphcore for a JSON object with
 // any of the keys clock, memory or connection, Native otherwise.
 func DetectCluster(data []byte) Format {
-	if hasAnyKey(trimBOM(data), "clock", "memory", "connection") {
+	if hasTopKey(trimBOM(data), "clock", "memory", "connection") {
 		return Graphcore
 	}
 	return Native
@@ -122,65 +179,7 @@ func isJSON(data []byte) bool {
 	return len(data) > 0 && (data[0] == '{' || data[0] == '[')
 }
 
-// hasAnyKey reports whether data is a JSON object with one of the keys at its top level.
-func hasAnyKey(data []byte, keys ...string) bool {
-	var top map[string]json.RawMessage
-	if json.Unmarshal(data, &top) != nil {
-		return false
-	}
-	for _, k := range keys {
-		if _, ok := top[k]; ok {
-			return true
-		}
-	}
-	return false
-}
-
 func trimBOM(data []byte) []byte { return bytes.TrimPrefix(data, []byte("\xef\xbb\xbf")) }
-
-// strictJSON decodes one JSON value, refusing unknown fields and trailing data, with
-// errors that say where the input went wrong.
-func strictJSON(data []byte, v any) error {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		return jsonError(data, err)
-	}
-	if dec.More() {
-		off := dec.InputOffset()
-		for off < int64(len(data)) && strings.ContainsRune(" \t\r\n", rune(data[off])) {
-			off++
-		}
-		line, col := position(data, off+1)
-		return fmt.Errorf("unexpected data after the JSON value at line %d, column %d", line, col)
-	}
-	return nil
-}
-
-func jsonError(data []byte, err error) error {
-	switch e := err.(type) {
-	case *json.SyntaxError:
-		line, col := position(data, e.Offset)
-		return fmt.Errorf("JSON syntax error at line %d, column %d: %v", line, col, e)
-	case *json.UnmarshalTypeError:
-		return &model.FieldError{Path: e.Field, Reason: fmt.Sprintf("must be a JSON %s, got %s", jsonKind(e.Type.Kind().String()), e.Value)}
-	}
-	return fmt.Errorf("invalid JSON: %v", err)
-}
-
-func jsonKind(goKind string) string {
-	switch goKind {
-	case "string":
-		return "string"
-	case "slice", "array":
-		return "array"
-	case "map", "struct", "ptr":
-		return "object"
-	case "bool":
-		return "boolean"
-	}
-	return "number (" + goKind + ")"
-}
 
 // position turns a json.SyntaxError offset (the bytes read when the error was found, so
 // the offending byte is the one before it) into a line and column, both from 1.

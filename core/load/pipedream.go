@@ -14,6 +14,7 @@ package load
 
 import (
 	"container/heap"
+	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -25,6 +26,9 @@ import (
 
 // maxMillis bounds a layer time (about 30 years) so that sums of times stay finite.
 const maxMillis = 1e15
+
+// maxEdges bounds the edge lines of a graph (16 per node at model.MaxLayers nodes).
+const maxEdges = 1 << 20
 
 // inputSuffix names the model input a source node consumes: "node1" reads "node1:input".
 const inputSuffix = ":input"
@@ -65,9 +69,13 @@ func parsePipeDream(text string) ([]*pdNode, error) {
 		edges [][2]string
 		lines []int // line of each edge
 	)
-	for n, line := range strings.Split(text, "\n") {
-		ln := n + 1
-		line = strings.TrimRight(line, "\r")
+	ln := 0
+	for line := range strings.Lines(text) {
+		ln++
+		if len(es) >= maxErrors {
+			return nil, es
+		}
+		line = strings.TrimRight(line, "\r\n")
 		if strings.TrimSpace(line) == "" {
 			continue
 		}
@@ -77,6 +85,10 @@ func parsePipeDream(text string) ([]*pdNode, error) {
 			if len(parts) != 2 || strings.TrimSpace(parts[0]) == "" || strings.TrimSpace(parts[1]) == "" {
 				es.Add(where, "an edge line (indented) must be \"src -- dst\", got %q", clip(line))
 				continue
+			}
+			if len(edges) == maxEdges {
+				es.Add(where, "the graph has more than %d edges", maxEdges)
+				return nil, es
 			}
 			edges = append(edges, [2]string{strings.TrimSpace(parts[0]), strings.TrimSpace(parts[1])})
 			lines = append(lines, ln)
@@ -91,6 +103,10 @@ func parsePipeDream(text string) ([]*pdNode, error) {
 			es.Add(where, "node %q is already defined on line %d", nd.id, nodes[prev].line)
 			continue
 		}
+		if len(nodes) == model.MaxLayers {
+			es.Add(where, "the graph has more than %d nodes (model.MaxLayers)", model.MaxLayers)
+			return nil, es
+		}
 		index[nd.id] = len(nodes)
 		nodes = append(nodes, nd)
 	}
@@ -99,6 +115,9 @@ func parsePipeDream(text string) ([]*pdNode, error) {
 	}
 	seen := map[[2]int]bool{}
 	for k, e := range edges {
+		if len(es) >= maxErrors {
+			break
+		}
 		src, okSrc := index[e[0]]
 		dst, okDst := index[e[1]]
 		for _, end := range []struct {
@@ -200,7 +219,7 @@ func clip(s string) string {
 func parseFinite(es *model.Errors, at, s string) (float64, bool) {
 	f, err := strconv.ParseFloat(s, 64)
 	switch {
-	case err != nil && !isRangeErr(err):
+	case err != nil && !errors.Is(err, strconv.ErrRange):
 		es.Add(at, "must be a number, got %q", clip(s))
 	case math.IsNaN(f) || math.IsInf(f, 0):
 		es.Add(at, "must be a finite number, got %q", clip(s))
@@ -222,17 +241,25 @@ func millis(es *model.Errors, at, s string) float64 {
 	return f
 }
 
-// byteCount reads a byte count, rounded to a whole number.
+// byteCount reads a whole number of bytes. PipeDream prints sizes as floats
+// ("411041792.000"); they are read exactly (parseWhole), and one with a fractional part
+// is refused rather than rounded.
 func byteCount(es *model.Errors, at, s string) int64 {
-	f, ok := parseFinite(es, at, s)
-	if !ok {
+	if _, ok := parseFinite(es, at, s); !ok {
 		return 0
 	}
-	if f > maxBytes {
+	v, kind := parseWhole(s)
+	switch {
+	case kind == notNumber:
+		es.Add(at, "must be a decimal number of bytes, got %q", clip(s))
+	case kind == fraction:
+		es.Add(at, "must be a whole number of bytes, got %s", s)
+	case kind == tooLarge || v > maxBytes:
 		es.Add(at, "must be at most 2^60 bytes, got %s", s)
-		return 0
+	default:
+		return v
 	}
-	return int64(math.Round(f))
+	return 0
 }
 
 // byteList reads a byte count or a bracketed list "[a; b; c]" of them, summed.

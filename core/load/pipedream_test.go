@@ -451,3 +451,31 @@ func TestPipeDreamErrors(t *testing.T) {
 		})
 	}
 }
+
+// Sizes must be whole numbers of bytes (read exactly, never rounded). (A graph of more
+// than model.MaxLayers nodes is longer than the 64 MiB a file may hold.)
+func TestPipeDreamHostile(t *testing.T) {
+	node := func(act, param string) string {
+		return "a -- L -- forward_compute_time=1.0, backward_compute_time=2.0, activation_size=" + act + ", parameter_size=" + param + "\n"
+	}
+	for _, tc := range []struct{ name, src, want string }{
+		{"fractional bytes", node("12.5", "1"), "line 1: activation_size: must be a whole number of bytes, got 12.5"},
+		{"fractional list item", node("[4.0; 0.25]", "1"), "line 1: activation_size[1]: must be a whole number of bytes, got 0.25"},
+		{"fractional parameters", node("1", "3.000001"), "line 1: parameter_size: must be a whole number of bytes, got 3.000001"},
+		{"hex float", node("0x10p0", "1"), `line 1: activation_size: must be a decimal number of bytes, got "0x10p0"`},
+		{"infinity", node("inf", "1"), `line 1: activation_size: must be a finite number, got "inf"`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m, _, err := load.Model([]byte(tc.src))
+			if m != nil {
+				t.Errorf("accepted %+v", m.Layers)
+			}
+			wantError(t, err, tc.want)
+		})
+	}
+	// Sizes as PipeDream prints them, and in exponent form, are whole and read exactly.
+	m, _, err := load.Model([]byte(node("[1e11; 411041792.000]", "1152921504606846975.000")))
+	if err != nil || m.Layers[0].ActivationBytes != 1e11+411041792 || m.Layers[0].ParamBytes != 1<<60-1 {
+		t.Errorf("whole sizes: %+v, %v", m, err)
+	}
+}

@@ -7,6 +7,11 @@
 // example and docs/formats.md.
 package model
 
+import (
+	"bytes"
+	"encoding/json"
+)
+
 // TimeUnit says how the layer times of a model are measured.
 type TimeUnit string
 
@@ -30,6 +35,59 @@ type Model struct {
 	Inputs []Tensor `json:"inputs,omitempty"`
 	// Layers in execution order; a pipeline stage holds a contiguous range of them.
 	Layers []Layer `json:"layers"`
+
+	// MeasuredOn names the device the profile's times were measured on: a device preset
+	// name ("a100-80gb") or a device with its dense peak. Planning on another device
+	// scales the times by the ratio of the two devices' speeds. Unset: the times are taken
+	// as they are on every device (core/request says so in its result).
+	MeasuredOn *MeasuredOn `json:"measured_on,omitempty"`
+	// MicrobatchSize is the samples in the microbatch the profile was measured with; the
+	// throughput counts samples with it. 0: unknown, counted as 1 (with a note).
+	MicrobatchSize int `json:"microbatch_size,omitempty"`
+	// TokensPerSample is the tokens in one sample (the sequence length), when the model
+	// reads sequences; it turns samples/s into tokens/s. 0: unknown.
+	TokensPerSample int `json:"tokens_per_sample,omitempty"`
+}
+
+// MeasuredOn is the device a profile was measured on. In JSON it is either a preset name
+// (a string) or an object with a name and the device's dense peak FLOP/s.
+type MeasuredOn struct {
+	// Name is a device preset name, or a label when FLOPSPerSecond is given.
+	Name string `json:"name,omitempty"`
+	// FLOPSPerSecond is the device's dense peak, the figure times scale with. 0: the
+	// preset's of that Name.
+	FLOPSPerSecond float64 `json:"flops_per_second,omitempty"`
+}
+
+// UnmarshalJSON reads a preset name or an object.
+func (d *MeasuredOn) UnmarshalJSON(b []byte) error {
+	if len(b) > 0 && b[0] == '"' {
+		var name string
+		if err := json.Unmarshal(b, &name); err != nil {
+			return err
+		}
+		*d = MeasuredOn{Name: name}
+		return nil
+	}
+	type plain MeasuredOn
+	var v plain
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&v); err != nil {
+		return err
+	}
+	*d = MeasuredOn(v)
+	return nil
+}
+
+// MarshalJSON writes a bare preset name as a string, and a device with figures as an
+// object.
+func (d MeasuredOn) MarshalJSON() ([]byte, error) {
+	if d.FLOPSPerSecond == 0 {
+		return json.Marshal(d.Name)
+	}
+	type plain MeasuredOn
+	return json.Marshal(plain(d))
 }
 
 // Layer is one layer invocation. A layer called twice (shared weights) appears twice,
@@ -50,6 +108,10 @@ type Layer struct {
 
 	// ParamBytes holds the layer's parameters (and, for training, their gradients).
 	ParamBytes int64 `json:"param_bytes,omitempty"`
+	// GradBytes is the part of ParamBytes that is gradients: what the data-parallel
+	// replicas all-reduce each step. 0: half of ParamBytes in training (weights and their
+	// gradients of the same type).
+	GradBytes int64 `json:"grad_bytes,omitempty"`
 	// OptimizerBytes holds optimizer state (Adam moments, fp32 master weights).
 	OptimizerBytes int64 `json:"optimizer_bytes,omitempty"`
 	// ExclusiveBytes is any other always-alive memory the layer alone owns (Graphcore's

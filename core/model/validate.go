@@ -95,6 +95,12 @@ const maxBytes = 1 << 60
 // maxCycles bounds cycle counts so that sums stay exact in float64.
 const maxCycles = 1 << 50
 
+// MaxLayers bounds the layers of a model (2,097,152). Real profiles have hundreds to a
+// few thousand layers, an operator-level graph tens of thousands; the planner is exact
+// and near linear up to a million layers (core/partition), and a longer list is surely a
+// mistake or hostile. Importers stop reading at this count rather than decode more.
+const MaxLayers = 1 << 21
+
 // Validate checks a model for everything the planner relies on. The errors name each bad
 // field by its path. A valid model has at least one layer, non-negative finite costs, times
 // in its declared unit only, unique tensor ids produced before they are consumed, and tie
@@ -106,8 +112,27 @@ func (m *Model) Validate() error {
 	default:
 		es.Add("time_unit", "must be %q or %q, got %q", Seconds, Cycles, m.TimeUnit)
 	}
-	if len(m.Layers) == 0 {
+	switch n := len(m.Layers); {
+	case n == 0:
 		es.Add("layers", "must hold at least one layer")
+	case n > MaxLayers:
+		es.Add("layers", "must hold at most %d layers, got %d", MaxLayers, n)
+		return es.Err() // each layer's checks would only repeat the work
+	}
+	if d := m.MeasuredOn; d != nil {
+		if d.Name == "" && d.FLOPSPerSecond == 0 {
+			es.Add("measured_on", "must name a device preset or give flops_per_second")
+		}
+		es.NonNegative("measured_on.flops_per_second", d.FLOPSPerSecond)
+		if m.Unit() == Cycles {
+			es.Add("measured_on", "applies to times in seconds: cycle counts already scale with each device's clock_hz")
+		}
+	}
+	if m.MicrobatchSize < 0 {
+		es.Add("microbatch_size", "must be >= 0, got %d", m.MicrobatchSize)
+	}
+	if m.TokensPerSample < 0 {
+		es.Add("tokens_per_sample", "must be >= 0, got %d", m.TokensPerSample)
 	}
 	producer := map[string]int{} // tensor id -> producing layer, -1 for model inputs
 	for j, t := range m.Inputs {
@@ -141,6 +166,11 @@ func checkBytes(es *Errors, path string, v int64) {
 
 func (m *Model) validateLayer(es *Errors, i int, producer map[string]int) {
 	l := &m.Layers[i]
+	// Paths are built only for errors: a search validates thousands of valid models.
+	if m.layerNumbersOK(l) {
+		m.checkLayerTensors(es, i, producer)
+		return
+	}
 	p := fmt.Sprintf("layers[%d]", i)
 	if m.Unit() == Cycles {
 		if l.ForwardSeconds != 0 || l.BackwardSeconds != 0 {
@@ -165,11 +195,14 @@ func (m *Model) validateLayer(es *Errors, i int, producer map[string]int) {
 		name string
 		v    int64
 	}{
-		{"param_bytes", l.ParamBytes}, {"optimizer_bytes", l.OptimizerBytes},
+		{"param_bytes", l.ParamBytes}, {"grad_bytes", l.GradBytes}, {"optimizer_bytes", l.OptimizerBytes},
 		{"exclusive_bytes", l.ExclusiveBytes}, {"temporary_bytes", l.TemporaryBytes},
 		{"activation_bytes", l.ActivationBytes}, {"carry_over_bytes", l.CarryOverBytes},
 	} {
 		checkBytes(es, p+"."+b.name, b.v)
+	}
+	if l.GradBytes > l.ParamBytes && l.ParamBytes >= 0 {
+		es.Add(p+".grad_bytes", "must be at most param_bytes (%d), which holds the gradients, got %d", l.ParamBytes, l.GradBytes)
 	}
 	if l.RecvBytes != nil {
 		checkBytes(es, p+".recv_bytes", *l.RecvBytes)
@@ -177,31 +210,74 @@ func (m *Model) validateLayer(es *Errors, i int, producer map[string]int) {
 	if l.SendBytes != nil {
 		checkBytes(es, p+".send_bytes", *l.SendBytes)
 	}
-	keys := make([]string, 0, len(l.Shared))
-	for k := range l.Shared {
-		keys = append(keys, k)
+	m.checkLayerTensors(es, i, producer)
+}
+
+// layerNumbersOK reports whether every number of the layer passes validateLayer's checks
+// (so that no error path needs building).
+func (m *Model) layerNumbersOK(l *Layer) bool {
+	okBytes := func(v int64) bool { return v >= 0 && v <= maxBytes }
+	if m.Unit() == Cycles {
+		if l.ForwardSeconds != 0 || l.BackwardSeconds != 0 || l.ForwardCycles < 0 || l.ForwardCycles > maxCycles ||
+			l.BackwardCycles < 0 || l.BackwardCycles > maxCycles {
+			return false
+		}
+	} else if l.ForwardCycles != 0 || l.BackwardCycles != 0 || !(l.ForwardSeconds >= 0) || !(l.BackwardSeconds >= 0) ||
+		math.IsInf(l.ForwardSeconds, 0) || math.IsInf(l.BackwardSeconds, 0) {
+		return false
 	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		checkBytes(es, fmt.Sprintf("%s.shared[%q]", p, k), l.Shared[k])
+	for _, v := range []int64{l.ParamBytes, l.GradBytes, l.OptimizerBytes, l.ExclusiveBytes, l.TemporaryBytes, l.ActivationBytes, l.CarryOverBytes} {
+		if !okBytes(v) {
+			return false
+		}
+	}
+	if l.GradBytes > l.ParamBytes || (l.RecvBytes != nil && !okBytes(*l.RecvBytes)) || (l.SendBytes != nil && !okBytes(*l.SendBytes)) {
+		return false
+	}
+	for _, v := range l.Shared {
+		if !okBytes(v) {
+			return false
+		}
+	}
+	return true
+}
+
+// checkLayerTensors checks a layer's shared items, inputs and outputs, and records the
+// outputs' producer.
+func (m *Model) checkLayerTensors(es *Errors, i int, producer map[string]int) {
+	l := &m.Layers[i]
+	p := func() string { return fmt.Sprintf("layers[%d]", i) }
+	if len(l.Shared) > 0 {
+		keys := make([]string, 0, len(l.Shared))
+		for k := range l.Shared {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			if v := l.Shared[k]; v < 0 || v > maxBytes {
+				checkBytes(es, fmt.Sprintf("%s.shared[%q]", p(), k), v)
+			}
+		}
 	}
 	for j, id := range l.InputIDs {
 		q, ok := producer[id]
 		switch {
 		case !ok:
-			es.Add(fmt.Sprintf("%s.inputs[%d]", p, j), "tensor %q is neither a model input nor produced by an earlier layer", id)
+			es.Add(fmt.Sprintf("%s.inputs[%d]", p(), j), "tensor %q is neither a model input nor produced by an earlier layer", id)
 		case q == i:
-			es.Add(fmt.Sprintf("%s.inputs[%d]", p, j), "tensor %q is the layer's own output", id)
+			es.Add(fmt.Sprintf("%s.inputs[%d]", p(), j), "tensor %q is the layer's own output", id)
 		}
 	}
 	for j, t := range l.Outputs {
-		q := fmt.Sprintf("%s.outputs[%d]", p, j)
-		checkTensor(es, q, t)
+		q := func() string { return fmt.Sprintf("%s.outputs[%d]", p(), j) }
+		if t.ID == "" || t.Bytes < 0 || t.Bytes > maxBytes {
+			checkTensor(es, q(), t)
+		}
 		if prev, dup := producer[t.ID]; dup && t.ID != "" {
 			if prev < 0 {
-				es.Add(q+".id", "tensor %q is already a model input", t.ID)
+				es.Add(q()+".id", "tensor %q is already a model input", t.ID)
 			} else {
-				es.Add(q+".id", "tensor %q is already produced by layers[%d]", t.ID, prev)
+				es.Add(q()+".id", "tensor %q is already produced by layers[%d]", t.ID, prev)
 			}
 			continue
 		}

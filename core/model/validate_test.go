@@ -2,6 +2,7 @@ package model
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -81,5 +82,19 @@ func TestNativeJSONRoundTrip(t *testing.T) {
 	}
 	if string(out) != src {
 		t.Errorf("round trip:\n got %s\nwant %s", out, src)
+	}
+}
+
+// TestValidateLayerCountBound: MaxLayers layers are valid, one more is refused at once
+// (one error, not one per layer).
+func TestValidateLayerCountBound(t *testing.T) {
+	m := Model{Layers: make([]Layer, MaxLayers)}
+	if err := m.Validate(); err != nil {
+		t.Fatalf("%d layers: %v", MaxLayers, err)
+	}
+	m.Layers = append(m.Layers, Layer{ParamBytes: -1})
+	err := m.Validate()
+	if es, ok := AsFieldErrors(err); !ok || len(es) != 1 || err.Error() != fmt.Sprintf("layers: must hold at most %d layers, got %d", MaxLayers, MaxLayers+1) {
+		t.Errorf("%d layers: %v", len(m.Layers), err)
 	}
 }

@@ -77,12 +77,14 @@ type Costs interface {
 	// Recv and Send: stage i holding layers [a, b] transfers Recv(i, a) + Send(i, b).
 	Recv(i, a int) float64
 	Send(i, b int) float64
-	// Memory: a range with parts (base, stash) needs base + (InFlight(i)-1)*stash bytes on
-	// stage i, and fits when that is at most LimitBytes(i).
+	// Memory: a range with parts (base, stash, floor) needs
+	// max(base + (InFlight(i)-1)*stash, floor) bytes on stage i (floor: what the range
+	// needs whatever the microbatches in flight, as an optimizer step's temporaries), and
+	// fits when that is at most LimitBytes(i).
 	InFlight(i int) int
 	LimitBytes(i int) int64
 	// MemoryUpper bounds the parts of layers [a, b] from above, in O(1).
-	MemoryUpper(a, b int) (base, stash int64)
+	MemoryUpper(a, b int) (base, stash, floor int64)
 	// MemoryMonotone reports whether a range's memory never decreases as the range grows
 	// (then a Scanner's Lower gives the memory its Memory does, on every stage). It must
 	// never decrease as a range grows to the right in any case.
@@ -104,8 +106,8 @@ type Scanner interface {
 	ShrinkRight()
 	// Memory returns the window's parts; Lower parts that bound them from below for the
 	// window and every window containing it.
-	Memory() (base, stash int64)
-	Lower() (base, stash int64)
+	Memory() (base, stash, floor int64)
+	Lower() (base, stash, floor int64)
 }
 
 // Objective is what the partitioner minimises.

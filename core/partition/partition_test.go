@@ -52,7 +52,7 @@ func (c chain) LimitBytes(i int) int64 {
 	}
 	return c.limit
 }
-func (c chain) MemoryUpper(a, b int) (base, stash int64) { return c.bytes(a, b), 0 }
+func (c chain) MemoryUpper(a, b int) (base, stash, floor int64) { return c.bytes(a, b), 0, 0 }
 func (c chain) bytes(a, b int) int64 {
 	var m int64
 	if c.memory != nil {
@@ -69,13 +69,13 @@ type chainScan struct {
 	a, b int
 }
 
-func (s *chainScan) Reset(a int)                 { s.a, s.b = a, a }
-func (s *chainScan) ExtendLeft()                 { s.a-- }
-func (s *chainScan) ExtendRight()                { s.b++ }
-func (s *chainScan) ShrinkLeft()                 { s.a++ }
-func (s *chainScan) ShrinkRight()                { s.b-- }
-func (s *chainScan) Memory() (base, stash int64) { return s.c.bytes(s.a, s.b), 0 }
-func (s *chainScan) Lower() (base, stash int64)  { return s.Memory() }
+func (s *chainScan) Reset(a int)                        { s.a, s.b = a, a }
+func (s *chainScan) ExtendLeft()                        { s.a-- }
+func (s *chainScan) ExtendRight()                       { s.b++ }
+func (s *chainScan) ShrinkLeft()                        { s.a++ }
+func (s *chainScan) ShrinkRight()                       { s.b-- }
+func (s *chainScan) Memory() (base, stash, floor int64) { return s.c.bytes(s.a, s.b), 0, 0 }
+func (s *chainScan) Lower() (base, stash, floor int64)  { return s.Memory() }
 
 func Example() {
 	c := chain{times: []float64{4, 2, 1, 2, 3, 1, 2, 2}, stages: 3}

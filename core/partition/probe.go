@@ -186,7 +186,7 @@ func (s *solver) longest(k, e int, sp spec, ev *events) int {
 	if j == e {
 		return e
 	}
-	if base, stash := s.c.MemoryUpper(s.cut[j], s.cut[e]-1); s.fitsParts(k, base, stash) {
+	if base, stash, floor := s.c.MemoryUpper(s.cut[j], s.cut[e]-1); s.fitsParts(k, base, stash, floor) {
 		return j
 	}
 	w := &s.w2
@@ -330,7 +330,7 @@ func (s *solver) stageFilter(i int, S []ival, sp spec, ev *events) {
 	}
 	w := &s.w
 	free := false
-	if base, stash := s.c.MemoryUpper(s.cut[first], s.cut[qmax]-1); s.fitsParts(i, base, stash) {
+	if base, stash, floor := s.c.MemoryUpper(s.cut[first], s.cut[qmax]-1); s.fitsParts(i, base, stash, floor) {
 		free = true
 	}
 	dq := s.heap[:0] // the deque: increasing positions, increasing receive times
@@ -610,7 +610,7 @@ func (s *solver) reachEnd(i, j, qmax int, u float64, ev *events) int {
 	if q <= j {
 		return j
 	}
-	if base, stash := s.c.MemoryUpper(s.cut[j], s.cut[q]-1); s.fitsParts(i, base, stash) {
+	if base, stash, floor := s.c.MemoryUpper(s.cut[j], s.cut[q]-1); s.fitsParts(i, base, stash, floor) {
 		return q
 	}
 	return s.extent(i, j, q, u, ev)

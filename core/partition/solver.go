@@ -160,8 +160,11 @@ func (s *solver) transfer(i, j, q int) float64 { return s.recv(i, j) + s.send(i,
 // qmax is the last position stage i may end at: every later stage keeps an atom.
 func (s *solver) qmax(i int) int { return s.m - (s.p - 1 - i) }
 
-// fitsParts reports whether a range of memory parts base and stash fits stage i.
-func (s *solver) fitsParts(i int, base, stash int64) bool {
+// fitsParts reports whether a range of memory parts base, stash and floor fits stage i.
+func (s *solver) fitsParts(i int, base, stash, floor int64) bool {
+	if floor > s.limit[i] {
+		return false
+	}
 	return base+s.k1[i]*stash <= s.limit[i]
 }
 
@@ -223,13 +226,13 @@ func (w *window) startAt(j int) {
 }
 
 func (s *solver) fits(w *window, i int) bool {
-	base, stash := w.sc.Memory()
-	return s.fitsParts(i, base, stash)
+	base, stash, floor := w.sc.Memory()
+	return s.fitsParts(i, base, stash, floor)
 }
 
 func (s *solver) hopeless(w *window, i int) bool {
-	base, stash := w.sc.Lower()
-	return !s.fitsParts(i, base, stash)
+	base, stash, floor := w.sc.Lower()
+	return !s.fitsParts(i, base, stash, floor)
 }
 
 // atomTable answers, for a stage and a compute bound, which atoms of a range cannot form a
@@ -238,11 +241,11 @@ func (s *solver) hopeless(w *window, i int) bool {
 // that never decreases as a range grows, where an atom that cannot form a stage alone
 // cannot be part of one.
 type atomTable struct {
-	work        []float64
-	base, stash []int64
-	leaves      int
-	tw          []float64
-	tb, ts      []int64
+	work               []float64
+	base, stash, floor []int64
+	leaves             int
+	tw                 []float64
+	tb, ts, tf         []int64
 }
 
 const atomBlock = 16
@@ -256,10 +259,10 @@ func newAtomTable(s *solver) atomTable {
 	if !s.mono {
 		return t
 	}
-	t.base, t.stash = make([]int64, m), make([]int64, m)
+	t.base, t.stash, t.floor = make([]int64, m), make([]int64, m), make([]int64, m)
 	for j := range m {
 		s.w.reset(j)
-		t.base[j], t.stash[j] = s.w.sc.Memory()
+		t.base[j], t.stash[j], t.floor[j] = s.w.sc.Memory()
 	}
 	s.w.q = 0
 	blocks := (m + atomBlock - 1) / atomBlock
@@ -267,14 +270,17 @@ func newAtomTable(s *solver) atomTable {
 	t.tw = make([]float64, 2*t.leaves)
 	t.tb = make([]int64, 2*t.leaves)
 	t.ts = make([]int64, 2*t.leaves)
+	t.tf = make([]int64, 2*t.leaves)
 	for j := range m {
 		k := t.leaves + j/atomBlock
 		t.tw[k], t.tb[k], t.ts[k] = max(t.tw[k], t.work[j]), max(t.tb[k], t.base[j]), max(t.ts[k], t.stash[j])
+		t.tf[k] = max(t.tf[k], t.floor[j])
 	}
 	for k := t.leaves - 1; k >= 1; k-- {
 		t.tw[k] = max(t.tw[2*k], t.tw[2*k+1])
 		t.tb[k] = max(t.tb[2*k], t.tb[2*k+1])
 		t.ts[k] = max(t.ts[2*k], t.ts[2*k+1])
+		t.tf[k] = max(t.tf[2*k], t.tf[2*k+1])
 	}
 	return t
 }
@@ -293,7 +299,7 @@ func (s *solver) bad(i, x, y int, u float64, ev *events, f func(j int)) {
 		if hi*atomBlock+atomBlock-1 < x || lo*atomBlock > y {
 			return
 		}
-		if t.tw[k]*sc <= u && t.tb[k]+k1*t.ts[k] <= limit {
+		if t.tw[k]*sc <= u && t.tb[k]+k1*t.ts[k] <= limit && t.tf[k] <= limit {
 			return
 		}
 		if lo < hi {
@@ -307,7 +313,7 @@ func (s *solver) bad(i, x, y int, u float64, ev *events, f func(j int)) {
 			if c > u {
 				ev.up = min(ev.up, c)
 				f(j)
-			} else if t.base[j]+k1*t.stash[j] > limit {
+			} else if t.base[j]+k1*t.stash[j] > limit || t.floor[j] > limit {
 				f(j)
 			}
 		}

@@ -130,8 +130,8 @@ func (s *solver) monoStage(i int, sp spec, prev, ends []int32, offer func(k, x i
 	}
 	w := &s.w2
 	first, last := int(prev[0]), int(ends[len(ends)-1])
-	base, stash := s.c.MemoryUpper(s.cut[first], s.cut[last]-1)
-	free := s.fitsParts(i, base, stash)
+	base, stash, floor := s.c.MemoryUpper(s.cut[first], s.cut[last]-1)
+	free := s.fitsParts(i, base, stash, floor)
 	a, set := first, false // A(q), and whether the window holds [a, q)
 	// try offers the starts of prev in [jlo, jhi] whose compute to q lies in [lo, u].
 	try := func(k, q, jlo, jhi int, lo, u float64) {

@@ -140,7 +140,14 @@ func (r reference) stage(i, a, b int) refStage {
 	if r.opt.Recompute {
 		stash = (k - 1) * recv
 	}
-	s.memory = static + peak + stash
+	// The optimizer step's temporaries, when they outgrow the passes; then the
+	// allocator's reserve and the framework's fixed memory.
+	var temp int64
+	if r.opt.OptimizerTempBytes != nil && !r.opt.Inference {
+		temp = r.opt.OptimizerTempBytes(a, b)
+	}
+	alloc := static + max(peak+stash, temp)
+	s.memory = alloc + int64(math.Ceil(float64(alloc)*r.opt.AllocatorReserve)) + r.opt.FixedBytes
 	s.limit = c.Devices[i].MemoryLimitBytes(r.opt.MemoryProportion)
 	return s
 }
@@ -338,6 +345,21 @@ func randomInstance(rng *rand.Rand) (*model.Model, *cluster.Cluster, estimate.Op
 	if rng.IntN(3) == 0 {
 		opt.MemoryProportion = 0.75
 	}
+	// A framework: optimizer temporaries per layer, fixed memory, an allocator reserve.
+	if rng.IntN(3) == 0 {
+		temps := make([]int64, n)
+		for l := range temps {
+			temps[l] = int64(rng.IntN(12))
+		}
+		opt.OptimizerTempBytes = func(a, b int) (sum int64) {
+			for l := a; l <= b; l++ {
+				sum += temps[l]
+			}
+			return sum
+		}
+		opt.FixedBytes = int64(rng.IntN(6))
+		opt.AllocatorReserve = []float64{0, 0.125, 0.5}[rng.IntN(3)]
+	}
 	return m, c, opt
 }
 
@@ -379,6 +401,9 @@ func TestAgainstBruteForce(t *testing.T) {
 					t.Fatalf("instance %d stage %d: plan says memory %d compute %v transfer %v, reference %d %v %v",
 						k, i, s.MemoryBytes, s.Compute, s.Transfer, r.memory, r.compute, r.transfer)
 				}
+				if mem := s.Memory; mem.Total() != s.MemoryBytes || min(mem.WeightsBytes, mem.GradsBytes, mem.ActivationBytes, mem.TemporaryBytes, mem.OtherBytes) < 0 {
+					t.Fatalf("instance %d stage %d: memory %d, its parts %+v add up to %d (or one is negative)", k, i, s.MemoryBytes, mem, mem.Total())
+				}
 			}
 			counts[fmt.Sprintf("p=%d", len(c.Devices))]++
 		}
@@ -410,20 +435,20 @@ func TestScannerMatchesRange(t *testing.T) {
 		n := e.Layers()
 		check := func(how string) {
 			a, b := s.First(), s.Last()
-			base, stash := s.Memory()
-			lb, ls := s.Lower()
-			ub, us := e.MemoryUpper(a, b)
+			base, stash, floor := s.Memory()
+			lb, ls, lf := s.Lower()
+			ub, us, uf := e.MemoryUpper(a, b)
 			for i := 0; i < e.Stages(); i++ {
 				want := e.Range(i, a, b).MemoryBytes
 				k1 := int64(e.InFlight(i) - 1)
-				if got := base + k1*stash; got != want || s.MemoryBytes(i) != want {
+				if got := e.DeviceBytes(max(base+k1*stash, floor)); got != want || s.MemoryBytes(i) != want {
 					t.Fatalf("instance %d stage %d [%d,%d] %s: scanner %d, Range %d", k, i, a, b, how, got, want)
 				}
-				if lo, hi := lb+k1*ls, ub+k1*us; lo > want || hi < want {
+				if lo, hi := e.DeviceBytes(max(lb+k1*ls, lf)), e.DeviceBytes(max(ub+k1*us, uf)); lo > want || hi < want {
 					t.Fatalf("instance %d stage %d [%d,%d] %s: bounds [%d, %d] miss %d", k, i, a, b, how, lo, hi, want)
 				}
-				if e.MemoryMonotone() && lb+k1*ls != want {
-					t.Fatalf("instance %d stage %d [%d,%d]: monotone memory, but Lower gives %d, not %d", k, i, a, b, lb+k1*ls, want)
+				if lo := e.DeviceBytes(max(lb+k1*ls, lf)); e.MemoryMonotone() && lo != want {
+					t.Fatalf("instance %d stage %d [%d,%d]: monotone memory, but Lower gives %d, not %d", k, i, a, b, lo, want)
 				}
 			}
 		}

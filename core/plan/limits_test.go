@@ -83,3 +83,20 @@ func TestMakeRefusesTimesSummingToInf(t *testing.T) {
 		t.Errorf("Make = %v, want a field error on the layers' times", err)
 	}
 }
+
+// More stages than layers is refused before the estimator runs: its work grows with
+// layers times stages (65,536 stages for 26 layers took 14.7 s to refuse). The model here
+// would also fail the estimator's byte-total check, so the answer shows which came first.
+func TestMakeRefusesMoreStagesThanLayersFirst(t *testing.T) {
+	m := &model.Model{Layers: []model.Layer{
+		{Name: "a", ForwardSeconds: 1, ActivationBytes: 1 << 60},
+		{Name: "b", ForwardSeconds: 1, ActivationBytes: 1 << 60},
+	}}
+	for _, opt := range []Options{{}, with(schedule.Config{Kind: schedule.GPipe, Microbatches: 16})} {
+		_, err := Make(m, devices(3, 80<<30), opt)
+		want := "no plan fits: the model has 2 layers but the cluster has 3 stages, and every stage needs at least one layer: use at most 2 stages"
+		if !errors.Is(err, ErrNoFit) || err.Error() != want {
+			t.Errorf("Make = %v, want %q", err, want)
+		}
+	}
+}

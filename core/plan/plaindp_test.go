@@ -244,6 +244,17 @@ func largeInstance(rng *rand.Rand, n, p int) (*model.Model, *cluster.Cluster, es
 		c.Host = &cluster.Link{LatencySeconds: 1, BytesPerSecond: 8}
 	}
 	opt := estimate.Options{InFlight: func(i int) int { return min(p-i, 4) }, Recompute: rng.IntN(4) == 0}
+	if rng.IntN(2) == 0 {
+		// The framework's memory: the optimizer step's temporaries (as large as the
+		// range's parameters), fixed memory and the allocator's reserve.
+		params := make([]int64, n+1)
+		for l, L := range m.Layers {
+			params[l+1] = params[l] + L.ParamBytes
+		}
+		opt.OptimizerTempBytes = func(a, b int) int64 { return params[b+1] - params[a] }
+		opt.FixedBytes = int64(rng.IntN(20))
+		opt.AllocatorReserve = []float64{0, 0.05, 0.125}[rng.IntN(3)]
+	}
 	return m, c, opt
 }
 

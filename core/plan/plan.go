@@ -37,11 +37,15 @@ type Plan struct {
 	Boundaries []int `json:"boundaries"`
 	// Stages with their costs.
 	Stages []Stage `json:"stages"`
-	// Bottleneck is the minimised value: max stage compute, or max compute + max transfer.
-	Bottleneck float64 `json:"bottleneck"`
-	// MaxCompute and MaxTransfer over stages.
-	MaxCompute  float64 `json:"max_compute"`
-	MaxTransfer float64 `json:"max_transfer"`
+	// Bottleneck is the minimised value, in the model's unit: max stage compute, or max
+	// compute + max transfer. BottleneckSeconds is the same in seconds, and
+	// BottleneckCycles in device 0's cycles when the model's unit is cycles.
+	Bottleneck        float64 `json:"-"`
+	BottleneckSeconds float64 `json:"bottleneck_seconds"`
+	BottleneckCycles  float64 `json:"bottleneck_cycles,omitempty"`
+	// MaxCompute and MaxTransfer over stages, in the model's unit.
+	MaxCompute  float64 `json:"-"`
+	MaxTransfer float64 `json:"-"`
 	// Schedule is the simulated step under Options.Schedule, when set.
 	Schedule *schedule.Result `json:"schedule,omitempty"`
 }
@@ -54,9 +58,17 @@ type Stage struct {
 	// FirstName and LastName are the names of its first and last layers.
 	FirstName string `json:"first_name"`
 	LastName  string `json:"last_name"`
-	// Compute and Transfer in the plan's unit.
-	Compute  float64 `json:"compute"`
-	Transfer float64 `json:"transfer"`
+	// Compute and Transfer in the plan's unit (Plan.Unit).
+	Compute  float64 `json:"-"`
+	Transfer float64 `json:"-"`
+	// ComputeSeconds is the stage's forward and backward time for one microbatch;
+	// TransferSeconds the time of its transfers (in and out) for one microbatch.
+	ComputeSeconds  float64 `json:"compute_seconds"`
+	TransferSeconds float64 `json:"transfer_seconds"`
+	// ComputeCycles and TransferCycles: the same in device 0's cycles, for a model in
+	// cycles.
+	ComputeCycles  float64 `json:"compute_cycles,omitempty"`
+	TransferCycles float64 `json:"transfer_cycles,omitempty"`
 	// Memory and its parts.
 	MemoryBytes     int64 `json:"memory_bytes"`
 	LimitBytes      int64 `json:"limit_bytes"`
@@ -70,15 +82,108 @@ type Stage struct {
 	InFlight        int   `json:"in_flight"`
 	RecvBytes       int64 `json:"recv_bytes"`
 	SendBytes       int64 `json:"send_bytes"`
+	// OptimizerTempBytes is what the optimizer step allocates for the stage's parameters
+	// (in MemoryBytes when above the passes' peak and stash); FrameworkBytes the
+	// framework's fixed memory and ReservedBytes the caching allocator's reserve, both
+	// in MemoryBytes (estimate.Range).
+	OptimizerTempBytes int64 `json:"optimizer_temp_bytes,omitempty"`
+	FrameworkBytes     int64 `json:"framework_bytes,omitempty"`
+	ReservedBytes      int64 `json:"reserved_bytes,omitempty"`
+	// Memory is MemoryBytes by what it holds, at the stage's peak.
+	Memory Memory `json:"memory"`
+}
+
+// Memory is a stage's memory at its peak by what holds it; the fields add up to the
+// stage's MemoryBytes exactly. The peak is the maximum over the step: during the passes
+// (activations of the microbatches in flight and one microbatch's working memory), or
+// during the optimizer step, when its temporaries outgrow that (the passes' activations
+// are freed by then).
+type Memory struct {
+	// WeightsBytes, GradsBytes and OptimizerBytes: the parameters, their gradients, and
+	// the optimizer state with master weights. A model layer's gradients are its
+	// grad_bytes, or half of its param_bytes in training when it gives none.
+	WeightsBytes   int64 `json:"weights_bytes"`
+	GradsBytes     int64 `json:"grads_bytes"`
+	OptimizerBytes int64 `json:"optimizer_bytes"`
+	// ActivationBytes are kept for backward passes by the microbatches in flight (with
+	// recomputation, the stashed inputs and one microbatch's rebuilt activations);
+	// TemporaryBytes is working memory beyond them: a layer's transient tensors, or the
+	// optimizer step's temporaries.
+	ActivationBytes int64 `json:"activation_bytes"`
+	TemporaryBytes  int64 `json:"temporary_bytes"`
+	// OtherBytes: the model's exclusive and shared items that it does not say more of
+	// (compiled code, a profile's shared variables).
+	OtherBytes int64 `json:"other_bytes"`
+	// FrameworkBytes is the framework's fixed memory (CUDA context, workspaces) and
+	// ReservedBytes the caching allocator's reserve beyond the allocated peak.
+	FrameworkBytes int64 `json:"framework_bytes"`
+	ReservedBytes  int64 `json:"reserved_bytes"`
+	// Phase is when the peak is: "passes" or "optimizer".
+	Phase string `json:"phase"`
+}
+
+// The phases of a stage's peak (Memory.Phase).
+const (
+	PhasePasses    = "passes"
+	PhaseOptimizer = "optimizer"
+)
+
+// Total is the sum of the parts: the stage's MemoryBytes.
+func (m Memory) Total() int64 {
+	return m.WeightsBytes + m.GradsBytes + m.OptimizerBytes + m.ActivationBytes + m.TemporaryBytes +
+		m.OtherBytes + m.FrameworkBytes + m.ReservedBytes
+}
+
+// memoryOf breaks a range's memory down (Memory). Gradients: each layer's grad_bytes, or
+// half its param_bytes in training; none in inference.
+func memoryOf(r estimate.Range, m *model.Model, inference bool) Memory {
+	var grads int64
+	if !inference {
+		for l := r.First; l <= r.Last; l++ {
+			layer := &m.Layers[l]
+			g := layer.GradBytes
+			if g == 0 {
+				g = layer.ParamBytes / 2
+			}
+			grads += min(g, layer.ParamBytes)
+		}
+	}
+	mem := Memory{WeightsBytes: r.ParamBytes - grads, GradsBytes: grads, OptimizerBytes: r.OptimizerBytes,
+		OtherBytes: r.ExclusiveBytes + r.SharedBytes, FrameworkBytes: r.FrameworkBytes, ReservedBytes: r.ReservedBytes, Phase: PhasePasses}
+	if passes := r.PeakBytes + r.StashBytes; r.OptimizerTempBytes > passes {
+		mem.Phase, mem.TemporaryBytes = PhaseOptimizer, r.OptimizerTempBytes
+	} else {
+		kept := min(r.ActivationBytes, r.PeakBytes)
+		mem.ActivationBytes = r.StashBytes + kept
+		mem.TemporaryBytes = r.PeakBytes - kept
+	}
+	return mem
 }
 
 // ErrNoFit wraps the explanation returned when no split fits.
 var ErrNoFit = errors.New("no plan fits")
 
 // Make validates the inputs and returns the optimal plan. Bad input gives errors naming
-// the field (model.Errors); a model that fits no split gives an error wrapping ErrNoFit
-// whose text says why.
+// the field (model.Errors); a model that fits no split gives a *NoFitError (which wraps
+// ErrNoFit) saying why.
 func Make(m *model.Model, c *cluster.Cluster, opt Options) (*Plan, error) {
+	return solve(m, c, opt, nil)
+}
+
+// Evaluate costs a given split (boundaries as in Plan; for Interleaved, of the p*v
+// stages) as Make costs the optimum, and simulates it under opt.Schedule. The split may
+// not fit: its stages then show memory above their limits.
+func Evaluate(m *model.Model, c *cluster.Cluster, opt Options, bounds []int) (*Plan, error) {
+	if bounds == nil {
+		return nil, &model.FieldError{Path: "boundaries", Reason: "are required to evaluate a split"}
+	}
+	return solve(m, c, opt, bounds)
+}
+
+func solve(m *model.Model, c *cluster.Cluster, opt Options, bounds []int) (*Plan, error) {
+	if m == nil || c == nil {
+		return nil, errors.New("plan: a model and a cluster are required")
+	}
 	if err := m.Validate(); err != nil {
 		return nil, err
 	}
@@ -93,26 +198,57 @@ func Make(m *model.Model, c *cluster.Cluster, opt Options) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
+	// More stages than layers: no split exists. Say so before any work that grows with
+	// layers times stages.
+	if n, p := len(m.Layers), len(sc.Devices); p > n {
+		return nil, &NoFitError{tooManyStages(n, p)}
+	}
+	if bounds != nil {
+		if err := checkBounds(bounds, len(m.Layers), len(sc.Devices)); err != nil {
+			return nil, err
+		}
+	}
 	e, err := estimate.New(m, sc, opt.Estimate)
 	if err != nil {
 		return nil, err
 	}
-	r, err := partition.Solve(Costs{e}, opt.Objective)
-	if err != nil {
-		return nil, fmt.Errorf("%w: %s", ErrNoFit, Explain(e, m, sc))
+	if bounds == nil {
+		r, err := partition.Solve(Costs{e}, opt.Objective)
+		if err != nil {
+			return nil, &NoFitError{Diagnose(e, m, sc)}
+		}
+		bounds = r.Boundaries
 	}
-	p := FromBoundaries(e, m, sc, r.Boundaries, opt.Objective)
+	p, err := FromBoundaries(e, m, sc, bounds, opt.Objective)
+	if err != nil {
+		return nil, err
+	}
 	if opt.Schedule != nil {
-		if p.Schedule, err = simulate(e, m, c, sc, r.Boundaries, opt); err != nil {
+		if p.Schedule, err = simulate(e, m, c, sc, bounds, opt); err != nil {
 			return nil, err
 		}
 	}
 	return p, nil
 }
 
-// FromBoundaries describes a given split (optimal or not) with every stage's costs.
-func FromBoundaries(e *estimate.Estimator, m *model.Model, c *cluster.Cluster, bounds []int, obj partition.Objective) *Plan {
-	p := &Plan{Unit: m.Unit(), Objective: obj.String(), Boundaries: bounds}
+// FromBoundaries describes a given split (optimal or not) with every stage's costs. The
+// estimator must be of m on c; boundaries that do not split m's layers into c's stages
+// give an error naming the field "boundaries".
+func FromBoundaries(e *estimate.Estimator, m *model.Model, c *cluster.Cluster, bounds []int, obj partition.Objective) (*Plan, error) {
+	if e == nil || m == nil || c == nil {
+		return nil, errors.New("plan.FromBoundaries: the estimator, model and cluster are required")
+	}
+	if e.Layers() != len(m.Layers) || e.Stages() != len(c.Devices) {
+		return nil, fmt.Errorf("plan.FromBoundaries: the estimator costs %d layers on %d stages, the model has %d layers and the cluster %d devices", e.Layers(), e.Stages(), len(m.Layers), len(c.Devices))
+	}
+	if err := checkBounds(bounds, len(m.Layers), len(c.Devices)); err != nil {
+		return nil, err
+	}
+	seconds, err := secondsOf(m, c)
+	if err != nil {
+		return nil, err
+	}
+	p := &Plan{Unit: m.Unit(), Objective: obj.String(), Boundaries: append([]int(nil), bounds...)}
 	for i := 0; i+1 < len(bounds); i++ {
 		a, b := bounds[i], bounds[i+1]-1
 		r := e.Range(i, a, b)
@@ -121,12 +257,15 @@ func FromBoundaries(e *estimate.Estimator, m *model.Model, c *cluster.Cluster, b
 			FirstLayer: a, LastLayer: b,
 			FirstName: m.Layers[a].Name, LastName: m.Layers[b].Name,
 			Compute: r.Compute, Transfer: r.Transfer,
+			ComputeSeconds: seconds(r.Compute), TransferSeconds: seconds(r.Transfer),
 			MemoryBytes: r.MemoryBytes, LimitBytes: r.LimitBytes,
 			ParamBytes: r.ParamBytes, OptimizerBytes: r.OptimizerBytes,
 			ExclusiveBytes: r.ExclusiveBytes, SharedBytes: r.SharedBytes,
 			PeakBytes: r.PeakBytes, ActivationBytes: r.ActivationBytes,
 			StashBytes: r.StashBytes, InFlight: r.InFlight,
 			RecvBytes: r.RecvBytes, SendBytes: r.SendBytes,
+			OptimizerTempBytes: r.OptimizerTempBytes, FrameworkBytes: r.FrameworkBytes, ReservedBytes: r.ReservedBytes,
+			Memory: memoryOf(r, m, e.Inference()),
 		})
 		p.MaxCompute = max(p.MaxCompute, r.Compute)
 		p.MaxTransfer = max(p.MaxTransfer, r.Transfer)
@@ -135,7 +274,29 @@ func FromBoundaries(e *estimate.Estimator, m *model.Model, c *cluster.Cluster, b
 	if obj == partition.MaxComputePlusTransfer {
 		p.Bottleneck += p.MaxTransfer
 	}
-	return p
+	p.BottleneckSeconds = seconds(p.Bottleneck)
+	if p.Unit == model.Cycles {
+		p.BottleneckCycles = p.Bottleneck
+		for i := range p.Stages {
+			s := &p.Stages[i]
+			s.ComputeCycles, s.TransferCycles = s.Compute, s.Transfer
+		}
+	}
+	return p, nil
+}
+
+// secondsOf converts the estimator's times to seconds: they are in the model's unit, and
+// cycles are device 0's (estimate scales every device's work to them). Without device 0's
+// clock, cycle counts have no seconds: NaN-free zero is not an answer, so it is an error.
+func secondsOf(m *model.Model, c *cluster.Cluster) (func(float64) float64, error) {
+	if m.Unit() != model.Cycles {
+		return func(v float64) float64 { return v }, nil
+	}
+	clock := c.Devices[0].ClockHz
+	if clock <= 0 {
+		return nil, &model.FieldError{Path: "devices[0].clock_hz", Reason: "is needed to convert the model's cycles to seconds"}
+	}
+	return func(v float64) float64 { return v / clock }, nil
 }
 
 // Costs adapts an Estimator to partition.Costs.
@@ -143,3 +304,8 @@ type Costs struct{ *estimate.Estimator }
 
 // NewScanner returns the estimator's memory scanner.
 func (c Costs) NewScanner() partition.Scanner { return c.Scanner() }
+
+// LimitBytes is what stage i's allocated peak may reach: the device's limit less the
+// allocator's reserve and the framework's fixed memory (estimate.AllocatableBytes), the
+// bound the partitioner compares a range's parts with.
+func (c Costs) LimitBytes(i int) int64 { return c.AllocatableBytes(i) }

@@ -1,8 +1,10 @@
 package plan
 
 import (
+	"errors"
 	"fmt"
 	"math"
+	"sort"
 
 	"pipeplan/core/cluster"
 	"pipeplan/core/estimate"
@@ -31,6 +33,10 @@ type ScheduleOptions struct {
 	WeightGradFraction float64
 	// Events keeps the timeline (events per device, in-flight microbatches over time).
 	Events bool
+
+	// deviceFixedBytes is the framework's fixed memory of a whole device
+	// (estimate.Options.FixedBytes before Interleaved shares it among the chunks).
+	deviceFixedBytes int64
 }
 
 // scheduled prepares a schedule-aware plan: it checks the schedule, sets the estimator's
@@ -56,15 +62,59 @@ func scheduled(c *cluster.Cluster, opt *Options) (*cluster.Cluster, error) {
 	so.Recompute = so.Recompute || opt.Estimate.Recompute
 	opt.Estimate.Recompute = so.Recompute
 	sc := c
+	so.deviceFixedBytes = opt.Estimate.FixedBytes
 	if so.Kind == schedule.Interleaved && so.Chunks >= 2 {
 		sc = stageCluster(c, so.Chunks)
+		// Each chunk has 1/v of its device's memory, and carries 1/v of the framework's
+		// fixed memory (rounded up).
+		v := int64(so.Chunks)
+		opt.Estimate.FixedBytes = (opt.Estimate.FixedBytes + v - 1) / v
 	}
 	counts, err := schedule.InFlight(so.Config, len(sc.Devices))
 	if err != nil {
 		return nil, err
 	}
+	if len(sc.Devices) > len(c.Devices) {
+		if counts, err = deviceShares(so.Config, counts, len(c.Devices)); err != nil {
+			return nil, err
+		}
+	}
 	opt.Estimate.InFlight = func(i int) int { return counts[i] }
 	return sc, nil
+}
+
+// deviceShares spreads each device's peak of in-flight microbatch-chunks over its
+// chunks (schedule.DeviceInFlight), so that the chunks' counts add up to what the device
+// holds at its peak rather than to the sum of each chunk's own peak: the chunks of an
+// interleaved schedule peak at different times, and a device needs the maximum over time
+// of their sum (Korthikanti et al. 2022: 1 + (p-1)/(pv) times p microbatches on the
+// first device, where summing the chunks' maxima gives about a quarter more). Chunks of
+// one device hold about equal layers, so equal shares (the remainder to the first) keep
+// the device's total; no chunk gets more than its own peak (water-filling: what a chunk
+// cannot take goes to the others).
+func deviceShares(cfg schedule.Config, counts []int, devices int) ([]int, error) {
+	totals, err := schedule.DeviceInFlight(cfg, len(counts), devices)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]int, len(counts))
+	v := len(counts) / devices
+	for d := 0; d < devices; d++ {
+		// Water-filling: the chunks with the lowest peaks first, each its equal share of
+		// what is left or its own peak, whichever is less.
+		chunks := make([]int, v)
+		for k := range chunks {
+			chunks[k] = k*devices + d
+		}
+		sort.SliceStable(chunks, func(a, b int) bool { return counts[chunks[a]] < counts[chunks[b]] })
+		left := totals[d]
+		for k, j := range chunks {
+			share := (left + (v - k) - 1) / (v - k) // ceil(left / chunks remaining)
+			out[j] = max(1, min(share, counts[j]))
+			left -= out[j]
+		}
+	}
+	return out, nil
 }
 
 // stageCluster returns the cluster of p*v stages that Interleaved runs on p devices:
@@ -104,6 +154,9 @@ func stageCluster(c *cluster.Cluster, v int) *cluster.Cluster {
 func Simulate(m *model.Model, c *cluster.Cluster, bounds []int, opt Options) (*schedule.Result, error) {
 	if opt.Schedule == nil {
 		return nil, &model.FieldError{Path: "schedule", Reason: "is required to simulate a split"}
+	}
+	if m == nil || c == nil {
+		return nil, errors.New("plan.Simulate: a model and a cluster are required")
 	}
 	if err := m.Validate(); err != nil {
 		return nil, err
@@ -177,7 +230,32 @@ func simulate(e *estimate.Estimator, m *model.Model, c, sc *cluster.Cluster, bou
 			ForwardSeconds: f, BackwardSeconds: bw, WeightGradSeconds: frac * bw,
 			StaticBytes:     r.ParamBytes + r.OptimizerBytes + r.ExclusiveBytes + r.SharedBytes,
 			ActivationBytes: r.ActivationBytes, InputBytes: r.RecvBytes, PeakBytes: r.PeakBytes,
+			OptimizerTempBytes: r.OptimizerTempBytes,
 		})
+	}
+	// Host transfers: the first stage receives the model's input and the last sends its
+	// output, each microbatch, before its forward can start or finish; with HostEveryStage
+	// (Graphcore's bulk-synchronous exchange, seed 000) every stage waits for both.
+	var hostIn, hostOut float64
+	if l := sc.RecvLink(0); l != nil {
+		hostIn = l.Seconds(ranges[0].RecvBytes, sc.Devices[0].ClockHz)
+	}
+	if l := sc.SendLink(S - 1); l != nil {
+		hostOut = l.Seconds(ranges[S-1].SendBytes, sc.Devices[S-1].ClockHz)
+	}
+	for i := range pl.Stages {
+		st := &pl.Stages[i]
+		switch {
+		case sc.HostEveryStage:
+			st.ForwardSeconds += hostIn + hostOut
+		default:
+			if i == 0 {
+				st.ForwardSeconds += hostIn
+			}
+			if i == S-1 {
+				st.ForwardSeconds += hostOut
+			}
+		}
 	}
 	for j := 0; j+1 < S; j++ {
 		t := 0.0
@@ -196,12 +274,9 @@ func simulate(e *estimate.Estimator, m *model.Model, c, sc *cluster.Cluster, bou
 	for _, d := range c.Devices {
 		pl.LimitBytes = append(pl.LimitBytes, d.MemoryLimitBytes(proportion))
 	}
-	r, err := schedule.Simulate(pl, so.Config)
-	if err != nil {
-		return nil, err
+	pl.FixedBytes, pl.AllocatorReserve = so.deviceFixedBytes, opt.Estimate.AllocatorReserve
+	if so.Events {
+		return schedule.Simulate(pl, so.Config)
 	}
-	if !so.Events {
-		r.Events, r.InFlight = nil, nil
-	}
-	return r, nil
+	return schedule.SimulateStep(pl, so.Config)
 }

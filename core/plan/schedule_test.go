@@ -173,6 +173,38 @@ func TestScheduleTransfers(t *testing.T) {
 	}
 }
 
+// Host transfers are part of the simulated step: with an input of 1000 bytes and an output
+// of 500 bytes over a host link of 1000 B/s (no latency), the first stage's forward takes
+// 1 s longer and the last's 0.5 s. GPipe with m = 3 on two stages of F = 2 s, B = 4 s:
+// stage 0 forwards end at 9 s, stage 1's last at 11.5 s, then three backwards on each.
+// With HostEveryStage (Graphcore) every stage waits for both: F = 3.5 s on both stages.
+func TestScheduleHostTransfers(t *testing.T) {
+	m := chain(4, 0, 0, 0)
+	m.Inputs = []model.Tensor{{ID: "x", Bytes: 1000}}
+	m.Layers[0].InputIDs = []string{"x"}
+	m.Layers[3].Outputs = []model.Tensor{{ID: "y", Bytes: 500}}
+	host := &cluster.Link{BytesPerSecond: 1000}
+	for _, tc := range []struct {
+		every bool
+		want  float64
+	}{
+		// F0 = 3 s, F1 = 2.5 s, B = 4 s: the slower stage 0 paces the forwards.
+		{false, 3 + 3 + 3 + 2.5 + 4*3 + 4},
+		// Both stages F = 3.5 s.
+		{true, (3 + 2 - 1) * (3.5 + 4)},
+	} {
+		c := cluster.Homogeneous(cluster.Device{MemoryBytes: 1 << 30}, 2, cluster.Link{}, host)
+		c.HostEveryStage = tc.every
+		p, err := Make(m, c, with(schedule.Config{Kind: schedule.GPipe, Microbatches: 3}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := p.Schedule.MakespanSeconds; got != tc.want {
+			t.Errorf("host every stage %v: makespan %v s, want %v", tc.every, got, tc.want)
+		}
+	}
+}
+
 // Interleaved plans p*v stages, stage j on device j mod p with 1/v of its memory; with
 // equal chunks of forward f = 2 s and backward b = 4 s, (vm + p - 1)(f + b) = 9 * 6 s.
 func TestInterleavedPlan(t *testing.T) {

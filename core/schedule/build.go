@@ -21,6 +21,9 @@ type graph struct {
 	index   [3][]int32 // by kind (F, B, W), then stage*m + microbatch: the op, or -1
 	stepOps [][]int32  // lockstep schedules: the ops of each step
 	barrier []int32    // lockstep schedules: the barrier closing each step, or -1
+	// visit, when set, receives each operation in the order the rules add it, and no
+	// graph is stored: InFlight counts without building one.
+	visit func(k OpKind, stage, mb int)
 }
 
 func kindIndex(k OpKind) int {
@@ -54,6 +57,13 @@ func build(cfg Config, stages int) (*graph, error) {
 			g.index[k][i] = -1
 		}
 	}
+	g.orderOps()
+	return g, nil
+}
+
+// orderOps adds every device's operations in the schedule's order.
+func (g *graph) orderOps() {
+	cfg := g.cfg
 	p, m := g.D, g.m
 	switch cfg.Kind {
 	case GPipe:
@@ -84,11 +94,14 @@ func build(cfg Config, stages int) (*graph, error) {
 			}
 		}
 	}
-	return g, nil
 }
 
-// add appends the operation to its stage's device.
+// add appends the operation to its stage's device (or, when counting, only visits it).
 func (g *graph) add(k OpKind, stage, mb, step int) {
+	if g.visit != nil {
+		g.visit(k, stage, mb)
+		return
+	}
 	id := int32(len(g.ops))
 	dev := stage % g.D
 	g.ops = append(g.ops, op{kind: k, stage: int32(stage), mb: int32(mb), step: int32(step), dev: int32(dev)})
@@ -107,6 +120,9 @@ func (g *graph) add(k OpKind, stage, mb, step int) {
 // closeStep adds the barrier that ends a lockstep step: the next step starts when every
 // operation of this one has finished and sent its output.
 func (g *graph) closeStep(step int) {
+	if g.visit != nil {
+		return
+	}
 	for len(g.barrier) <= step {
 		g.barrier = append(g.barrier, -1)
 	}
@@ -242,29 +258,90 @@ func (g *graph) find(k OpKind, s, j int) int32 {
 // backward_stage - forward_stage plus the microbatch at work), Interleaved Megatron-LM's
 // count for each chunk, and Inference 1. This is what core/estimate.Options.InFlight needs.
 func InFlight(cfg Config, stages int) ([]int, error) {
-	g, err := build(cfg, stages)
-	if err != nil {
+	if err := cfg.Validate(stages); err != nil {
 		return nil, err
 	}
+	most := make([]int, stages)
+	// The closed forms of the rules below (tests check them against the counting).
+	switch cfg.Kind {
+	case GPipe, Inference:
+		n := cfg.Microbatches
+		if cfg.Kind == Inference {
+			n = 1
+		}
+		for i := range most {
+			most[i] = n
+		}
+		return most, nil
+	case OneFOneB, ZBH1:
+		for i := range most {
+			most[i] = min(stages-i, cfg.Microbatches)
+		}
+		return most, nil
+	}
+	return inFlightCounted(cfg, stages), nil
+}
+
+// inFlightCounted is InFlight by counting the rules' operations.
+func inFlightCounted(cfg Config, stages int) []int {
+	// Each stage belongs to one device, so the order in which the rules add a stage's
+	// operations is its device's order: count them as they come, storing nothing.
 	cur := make([]int, stages)
 	most := make([]int, stages)
-	for d := 0; d < g.D; d++ {
-		for _, id := range g.order[d] {
-			o := g.ops[id]
-			if o.mb < 0 {
-				continue
+	train := cfg.Training()
+	g := &graph{cfg: cfg, S: stages, D: cfg.Devices(stages), m: cfg.Microbatches}
+	g.visit = func(k OpKind, stage, mb int) {
+		if mb < 0 {
+			return
+		}
+		switch k {
+		case Forward:
+			cur[stage]++
+			most[stage] = max(most[stage], cur[stage])
+			if !train {
+				cur[stage]--
 			}
-			switch {
-			case o.kind == Forward:
-				cur[o.stage]++
-				most[o.stage] = max(most[o.stage], cur[o.stage])
-				if !cfg.Training() {
-					cur[o.stage]--
-				}
-			case o.kind == Backward:
-				cur[o.stage]--
-			}
+		case Backward:
+			cur[stage]--
 		}
 	}
+	g.orderOps()
+	return most
+}
+
+// DeviceInFlight returns, for each device of the schedule (stages mod devices), the most
+// microbatch-stages whose activations the device holds at one moment: the maximum over
+// time of the sum over its stages, which for Interleaved is less than the sum of each
+// chunk's own maximum (InFlight), since the chunks peak at different times. For
+// Megatron-LM's interleaved 1F1B it is p*v + p - 1 - 2i on device i for m >= p
+// (Korthikanti et al. 2022, section 4.2.3: the first stage holds (1 + (p-1)/(pv)) times
+// p microbatches of its L/p layers).
+func DeviceInFlight(cfg Config, stages, devices int) ([]int, error) {
+	if err := cfg.Validate(stages); err != nil {
+		return nil, err
+	}
+	// The rules add each device's operations in its order (as InFlight counts them):
+	// count as they come, storing nothing.
+	cur := make([]int, devices)
+	most := make([]int, devices)
+	train := cfg.Training()
+	g := &graph{cfg: cfg, S: stages, D: cfg.Devices(stages), m: cfg.Microbatches}
+	g.visit = func(k OpKind, stage, mb int) {
+		if mb < 0 {
+			return
+		}
+		dev := stage % devices
+		switch k {
+		case Forward:
+			cur[dev]++
+			most[dev] = max(most[dev], cur[dev])
+			if !train {
+				cur[dev]--
+			}
+		case Backward:
+			cur[dev]--
+		}
+	}
+	g.orderOps()
 	return most, nil
 }

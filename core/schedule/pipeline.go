@@ -20,6 +20,12 @@ type Pipeline struct {
 	MicrobatchSize int `json:"microbatch_size,omitempty"`
 	// LimitBytes, when set, is each device's memory limit: a peak above it gets advice.
 	LimitBytes []int64 `json:"limit_bytes,omitempty"`
+	// FixedBytes is the framework's memory on every device outside the model's tensors
+	// (CUDA context, workspaces), and AllocatorReserve the fraction of a device's
+	// allocated peak its caching allocator keeps beyond it (rounded up): both count in
+	// the device's peak (cluster.Framework).
+	FixedBytes       int64   `json:"fixed_bytes,omitempty"`
+	AllocatorReserve float64 `json:"allocator_reserve,omitempty"`
 }
 
 // Stage is one stage's cost for one microbatch.
@@ -42,6 +48,10 @@ type Stage struct {
 	PeakBytes int64 `json:"peak_bytes,omitempty"`
 	// WeightGradBytes is what ZB-H1 keeps per microbatch from B until W.
 	WeightGradBytes int64 `json:"weight_grad_bytes,omitempty"`
+	// OptimizerTempBytes is what the optimizer step allocates for the stage's
+	// parameters once the passes are done: a device's peak is the larger of its passes'
+	// and its stages' optimizer temporaries, over StaticBytes.
+	OptimizerTempBytes int64 `json:"optimizer_temp_bytes,omitempty"`
 }
 
 // validate checks the pipeline's fields; errors name the field path.
@@ -62,7 +72,7 @@ func (p *Pipeline) validate() error {
 			name string
 			v    int64
 		}{{"static_bytes", s.StaticBytes}, {"activation_bytes", s.ActivationBytes}, {"input_bytes", s.InputBytes},
-			{"peak_bytes", s.PeakBytes}, {"weight_grad_bytes", s.WeightGradBytes}} {
+			{"peak_bytes", s.PeakBytes}, {"weight_grad_bytes", s.WeightGradBytes}, {"optimizer_temp_bytes", s.OptimizerTempBytes}} {
 			if f.v < 0 {
 				es.Add(path+"."+f.name, "must be >= 0, got %d", f.v)
 			}
@@ -81,6 +91,12 @@ func (p *Pipeline) validate() error {
 	}
 	if p.MicrobatchSize < 0 {
 		es.Add("microbatch_size", "must be >= 0, got %d", p.MicrobatchSize)
+	}
+	if p.FixedBytes < 0 || p.FixedBytes > 1<<60 {
+		es.Add("fixed_bytes", "must be between 0 and 2^60, got %d", p.FixedBytes)
+	}
+	if r := p.AllocatorReserve; !(r >= 0 && r <= 1) {
+		es.Add("allocator_reserve", "must be in [0, 1], got %v", r)
 	}
 	return es.Err()
 }
@@ -141,12 +157,16 @@ type Result struct {
 	// BubbleFraction is the share of device time spent idle (or on dummy inputs):
 	// 1 - sum of busy seconds / (devices * makespan).
 	BubbleFraction float64 `json:"bubble_fraction"`
-	// Throughput in samples per second: microbatches * microbatch size / makespan.
-	Throughput float64 `json:"throughput"`
+	// Throughput in samples per second of the pipeline alone: microbatches * microbatch
+	// size / makespan, for one replica, without the work a step does once (optimizer
+	// update, gradient all-reduces; core/request's Step has the whole step).
+	Throughput float64 `json:"pipeline_samples_per_second"`
 	// BusySeconds per device: the time it computes real work.
 	BusySeconds []float64 `json:"busy_seconds"`
 	// PeakMemoryBytes per device (= per stage except for Interleaved, where a device
-	// holds several stages).
+	// holds several stages): its stages' static memory, the larger of the passes' peak
+	// and the optimizer step's temporaries, the allocator's reserve and the framework's
+	// fixed memory (Pipeline.FixedBytes).
 	PeakMemoryBytes []int64 `json:"peak_memory_bytes"`
 	// LimitBytes per device, when the pipeline states them.
 	LimitBytes []int64 `json:"limit_bytes,omitempty"`

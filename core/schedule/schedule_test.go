@@ -3,6 +3,7 @@ package schedule
 import (
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"reflect"
 	"strings"
 	"testing"
@@ -105,6 +106,79 @@ func TestInFlightClosedForm(t *testing.T) {
 					}
 				}
 			}
+		}
+	}
+}
+
+// InFlight counts the rules' orders without building the graph: it must agree with the
+// simulation, which builds it, for every schedule (interleaved and the lockstep ones too).
+func TestInFlightMatchesSimulation(t *testing.T) {
+	type tc struct {
+		c      Config
+		stages int
+	}
+	var cases []tc
+	for _, m := range []int{1, 2, 3, 4, 6, 8, 12, 16} {
+		for _, p := range []int{1, 2, 3, 4, 5, 8} {
+			for _, k := range []Kind{GPipe, OneFOneB, ZBH1, IPU, Inference} {
+				cases = append(cases, tc{Config{Kind: k, Microbatches: m}, p})
+			}
+			for _, v := range []int{2, 3} {
+				if m%p == 0 {
+					cases = append(cases, tc{Config{Kind: Interleaved, Chunks: v, Microbatches: m}, p * v})
+				}
+			}
+		}
+		cases = append(cases, tc{Config{Kind: Overlap, Microbatches: m}, 2})
+	}
+	for _, x := range cases {
+		if x.c.Validate(x.stages) != nil {
+			continue
+		}
+		got, err := InFlight(x.c, x.stages)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := mustSimulate(t, uniform(x.stages, 1, 2, 1), x.c)
+		if !reflect.DeepEqual(got, r.MaxInFlight) {
+			t.Errorf("InFlight(%s, %d stages, m=%d) = %v, simulation %v", x.c, x.stages, x.c.Microbatches, got, r.MaxInFlight)
+		}
+	}
+}
+
+// SimulateStep is Simulate less the timeline.
+func TestSimulateStepIsSimulateWithoutTimeline(t *testing.T) {
+	for _, c := range []Config{{Kind: GPipe, Microbatches: 5}, {Kind: OneFOneB, Microbatches: 8}, {Kind: ZBH1, Microbatches: 6},
+		{Kind: Interleaved, Chunks: 2, Microbatches: 4}, {Kind: IPU, Microbatches: 7}, {Kind: Inference, Microbatches: 3},
+		{Kind: OneFOneB, Microbatches: 8, Recompute: true}} {
+		stages := 4
+		if c.Kind == Interleaved {
+			stages = 8
+		}
+		p := uniform(stages, 1, 2, 0.5)
+		p.TransferSeconds = make([]float64, stages-1)
+		for i := range p.TransferSeconds {
+			p.TransferSeconds[i] = 0.1 * float64(i+1)
+		}
+		// Memory of every kind, so that both count the device's peak alike: static and
+		// activation bytes, the optimizer's temporaries (large on stage 0, where they are
+		// the peak), the framework's fixed memory and the allocator's reserve.
+		for i := range p.Stages {
+			p.Stages[i].StaticBytes = int64(1000 * (i + 1))
+			p.Stages[i].ActivationBytes = int64(300 + 10*i)
+			p.Stages[i].InputBytes = 50
+			p.Stages[i].OptimizerTempBytes = int64(100 * i)
+		}
+		p.Stages[0].OptimizerTempBytes = 1 << 20
+		p.FixedBytes, p.AllocatorReserve = 1<<30, 0.02
+		want := mustSimulate(t, p, c)
+		want.Events, want.InFlight = nil, nil
+		got, err := SimulateStep(p, c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("%s: SimulateStep %+v, Simulate %+v", c, got, want)
 		}
 	}
 }
@@ -456,4 +530,93 @@ func FuzzSimulate(f *testing.F) {
 			t.Fatalf("%s: InFlight %v (%v), simulated %v", c, want, err, r.MaxInFlight)
 		}
 	})
+}
+
+// Megatron-LM's interleaved 1F1B holds p*v + p - 1 - 2i microbatch-chunks on device i at
+// its peak (warm-up 2(p-i-1) + (v-1)p, then one more forward): Korthikanti et al.'s
+// (1 + (p-1)/(pv)) p microbatches on the first device; less than the chunks' own peaks.
+func TestDeviceInFlightInterleaved(t *testing.T) {
+	for _, c := range []struct{ p, v, m int }{{8, 3, 64}, {4, 2, 8}, {35, 3, 280}} {
+		cfg := Config{Kind: Interleaved, Chunks: c.v, Microbatches: c.m}
+		got, err := DeviceInFlight(cfg, c.p*c.v, c.p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		chunks, _ := InFlight(cfg, c.p*c.v)
+		for i := range c.p {
+			if want := c.p*c.v + c.p - 1 - 2*i; got[i] != want {
+				t.Errorf("p=%d v=%d: device %d holds %d, want %d", c.p, c.v, i, got[i], want)
+			}
+			sum := 0
+			for k := range c.v {
+				sum += chunks[k*c.p+i]
+			}
+			if sum < got[i] {
+				t.Errorf("p=%d v=%d device %d: chunks' peaks sum to %d < %d", c.p, c.v, i, sum, got[i])
+			}
+		}
+	}
+}
+
+// SimulateStep's direct simulation (no graph) gives, bit for bit, what the graph's
+// topological pass gives, on random pipelines: uneven stages, transfers, memory, ZB-H1's
+// weight gradients, recomputation, every schedule it runs.
+func TestSimulateDirectIsGraph(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 9))
+	for n := range 600 {
+		var c Config
+		switch n % 6 {
+		case 0:
+			c.Kind = GPipe
+		case 1:
+			c.Kind = OneFOneB
+		case 2:
+			c.Kind = ZBH1
+		case 3:
+			c.Kind = Interleaved
+			c.Chunks = 2 + rng.IntN(3)
+		case 4:
+			c.Kind = Inference
+		default:
+			c.Kind = OneFOneB
+		}
+		p := 1 + rng.IntN(7)
+		stages := p * max(1, c.Chunks)
+		c.Microbatches = 1 + rng.IntN(20)
+		if c.Kind == Interleaved {
+			c.Microbatches = p * (1 + rng.IntN(5))
+		}
+		c.Recompute = c.Training() && rng.IntN(3) == 0
+		pl := &Pipeline{MicrobatchSize: rng.IntN(4)}
+		for range stages {
+			f, b := rng.Float64(), 2*rng.Float64()
+			if rng.IntN(8) == 0 {
+				f = 0
+			}
+			pl.Stages = append(pl.Stages, Stage{ForwardSeconds: f, BackwardSeconds: b, WeightGradSeconds: b * rng.Float64(),
+				StaticBytes: rng.Int64N(1e9), ActivationBytes: rng.Int64N(1e8), InputBytes: rng.Int64N(1e6),
+				PeakBytes: rng.Int64N(2e8), WeightGradBytes: rng.Int64N(1e6)})
+		}
+		if rng.IntN(2) == 0 {
+			for range stages - 1 {
+				pl.TransferSeconds = append(pl.TransferSeconds, 0.3*rng.Float64())
+			}
+		}
+		if rng.IntN(2) == 0 {
+			for range p {
+				pl.LimitBytes = append(pl.LimitBytes, rng.Int64N(2e9))
+			}
+		}
+		want, err := simulate(pl, c, false, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := SimulateStep(pl, c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("%s p=%d m=%d: direct %+v, graph %+v", c, p, c.Microbatches, got, want)
+		}
+	}
 }

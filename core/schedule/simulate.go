@@ -3,6 +3,7 @@ package schedule
 import (
 	"errors"
 	"fmt"
+	"math"
 
 	"pipeplan/core/model"
 )
@@ -10,19 +11,39 @@ import (
 // Simulate runs one step of the pipeline under the schedule and reports its timeline,
 // makespan, bubble, throughput, in-flight microbatches and peak memory per device, with
 // advice. Bad input gives errors naming the field (model.Errors).
-func Simulate(p *Pipeline, cfg Config) (*Result, error) {
+func Simulate(p *Pipeline, cfg Config) (*Result, error) { return simulate(p, cfg, true, false) }
+
+// SimulateStep is Simulate without the timeline: the Result's Events and InFlight are
+// nil, everything else is the same. A search simulates thousands of steps and reads
+// their makespans and peaks only.
+func SimulateStep(p *Pipeline, cfg Config) (*Result, error) { return simulate(p, cfg, false, false) }
+
+// simulate runs the step; without events, the schedules whose dependencies are the
+// common ones go through simulateDirect, unless graph (the reference in tests).
+func simulate(p *Pipeline, cfg Config, events, graph bool) (*Result, error) {
 	if err := p.validate(); err != nil {
 		return nil, err
 	}
-	g, err := build(cfg, len(p.Stages))
-	if err != nil {
-		return nil, err
+	var r *Result
+	if !events && !graph && direct(cfg.Kind) {
+		if err := cfg.Validate(len(p.Stages)); err != nil {
+			return nil, err
+		}
+		var err error
+		if r, err = simulateDirect(p, cfg); err != nil {
+			return nil, err
+		}
+	} else {
+		g, err := build(cfg, len(p.Stages))
+		if err != nil {
+			return nil, err
+		}
+		s := &sim{g: g, p: p, events: events}
+		if err := s.run(); err != nil {
+			return nil, err
+		}
+		r = s.result()
 	}
-	s := &sim{g: g, p: p}
-	if err := s.run(); err != nil {
-		return nil, err
-	}
-	r := s.result()
 	if n := len(p.LimitBytes); n != 0 && n != r.Devices {
 		return nil, &model.FieldError{Path: "limit_bytes", Reason: fmt.Sprintf("must hold one limit per device (%d) or none, got %d", r.Devices, n)}
 	}
@@ -35,6 +56,7 @@ type sim struct {
 	g          *graph
 	p          *Pipeline
 	start, end []float64
+	events     bool // keep the timeline (Result.Events and InFlight)
 }
 
 // dep is an edge of the schedule graph: the operation may start lag seconds after
@@ -213,7 +235,9 @@ func (s *sim) result() *Result {
 		Schedule: cfg.String(), Microbatches: g.m, Recompute: cfg.Recompute, Devices: g.D,
 		StageDevices: make([]int, g.S), BusySeconds: make([]float64, g.D),
 		PeakMemoryBytes: make([]int64, g.D), MaxInFlight: make([]int, g.S),
-		InFlight: make([][]Sample, g.S), Events: make([][]Event, g.D),
+	}
+	if s.events {
+		r.InFlight, r.Events = make([][]Sample, g.S), make([][]Event, g.D)
 	}
 	for st := range r.StageDevices {
 		r.StageDevices[st] = st % g.D
@@ -227,13 +251,17 @@ func (s *sim) result() *Result {
 		count[st] = make([]change, 0, 2*g.m)
 	}
 	for d := 0; d < g.D; d++ {
-		r.Events[d] = make([]Event, 0, len(g.order[d]))
+		if s.events {
+			r.Events[d] = make([]Event, 0, len(g.order[d]))
+		}
 		mem[d] = make([]change, 0, len(g.order[d])+g.m)
 		for _, id := range g.order[d] {
 			o := g.ops[id]
 			a, b := s.start[id], s.end[id]
-			r.Events[d] = append(r.Events[d], Event{Stage: int(o.stage), Chunk: int(o.stage) / g.D, Kind: o.kind,
-				Microbatch: int(o.mb), Step: int(o.step), StartSeconds: a, EndSeconds: b})
+			if s.events {
+				r.Events[d] = append(r.Events[d], Event{Stage: int(o.stage), Chunk: int(o.stage) / g.D, Kind: o.kind,
+					Microbatch: int(o.mb), Step: int(o.step), StartSeconds: a, EndSeconds: b})
+			}
 			if o.mb < 0 {
 				continue // a dummy input: wasted work, and nothing kept
 			}
@@ -275,6 +303,9 @@ func (s *sim) result() *Result {
 		for k, c := range count[st] {
 			cur += int(c.delta)
 			r.MaxInFlight[st] = max(r.MaxInFlight[st], cur)
+			if !s.events {
+				continue
+			}
 			last := k+1 == len(count[st]) || count[st][k+1].t != c.t
 			if n := len(r.InFlight[st]); last && (n == 0 || r.InFlight[st][n-1].Count != cur) {
 				r.InFlight[st] = append(r.InFlight[st], Sample{TimeSeconds: c.t, Count: cur})
@@ -303,13 +334,25 @@ func (s *sim) result() *Result {
 		}
 		r.PeakMemoryBytes[d] += x.StaticBytes
 	}
+	temp := make([]int64, g.D)
+	if cfg.Training() {
+		for st, x := range p.Stages {
+			temp[st%g.D] += x.OptimizerTempBytes
+		}
+	}
 	for d := 0; d < g.D; d++ {
 		var cur, most int64
 		for _, c := range mem[d] {
 			cur += c.delta
 			most = max(most, cur)
 		}
-		r.PeakMemoryBytes[d] += most + work[d]
+		// The optimizer step follows the passes: the device's peak is the larger.
+		alloc := r.PeakMemoryBytes[d] + max(most+work[d], temp[d])
+		var reserve int64
+		if p.AllocatorReserve > 0 && alloc > 0 {
+			reserve = int64(math.Ceil(float64(alloc) * p.AllocatorReserve))
+		}
+		r.PeakMemoryBytes[d] = alloc + reserve + p.FixedBytes
 	}
 	return r
 }

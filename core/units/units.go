@@ -1,10 +1,12 @@
 // Package units formats quantities for people: bytes in binary units, times in seconds
-// or cycles with a readable scale. Every front end and report uses it, so one plan reads
+// or cycles with a readable scale, rates with SI prefixes. Every front end and report uses it, so one plan reads
 // the same everywhere.
 package units
 
 import (
 	"fmt"
+	"math"
+	"strconv"
 	"strings"
 
 	"pipeplan/core/model"
@@ -48,4 +50,34 @@ func Bytes(n int64) string {
 	}
 	s := strings.TrimRight(fmt.Sprintf("%.2f", v), "0")
 	return strings.TrimSuffix(s, ".") + " " + units[u]
+}
+
+// ratePrefixes are the SI prefixes Rate scales by, a factor of 1000 apart.
+var ratePrefixes = []string{"", "k", "M", "G", "T", "P", "E"}
+
+// Rate formats a rate for people, per the given unit ("tokens/s", "samples/s"), to four
+// significant digits with an SI prefix: "191.3k tokens/s" rather than "1.913e+05
+// tokens/s", "45.67 samples/s", "2.4M tokens/s". Beyond the prefixes (from 1e21 up), and
+// for NaN and the infinities, it writes the number in scientific notation. An empty
+// unit gives the number alone ("191.3k"), for a column whose heading names the unit.
+func Rate(v float64, unit string) string {
+	if unit != "" {
+		unit = " " + unit
+	}
+	if v == 0 {
+		return "0" + unit
+	}
+	a, u := math.Abs(v), 0
+	// 999.95 and up would round to 1000 at four digits: that is the next prefix's 1.
+	for a >= 999.95 && u < len(ratePrefixes)-1 {
+		a /= 1000
+		u++
+	}
+	if a >= 999.95 || math.IsNaN(a) || a < 1e-3 {
+		return strconv.FormatFloat(v, 'e', 3, 64) + unit
+	}
+	if v < 0 {
+		a = -a
+	}
+	return strconv.FormatFloat(a, 'g', 4, 64) + ratePrefixes[u] + unit
 }

@@ -1,6 +1,8 @@
 package units
 
 import (
+	"fmt"
+	"math"
 	"testing"
 
 	"pipeplan/core/model"
@@ -39,4 +41,44 @@ func TestTime(t *testing.T) {
 			t.Errorf("Time(%v, %q) = %q, want %q", tc.v, tc.unit, got, tc.want)
 		}
 	}
+}
+
+func TestRate(t *testing.T) {
+	for _, tc := range []struct {
+		v    float64
+		want string
+	}{
+		{0, "0 tokens/s"},
+		{1.913e5, "191.3k tokens/s"},
+		{191300.4, "191.3k tokens/s"},
+		{1913, "1.913k tokens/s"},
+		{2000, "2k tokens/s"},
+		{45.666, "45.67 tokens/s"},
+		{999.94, "999.9 tokens/s"},
+		{999.96, "1k tokens/s"},
+		{2.4e6, "2.4M tokens/s"},
+		{1.5e9, "1.5G tokens/s"},
+		{3.25e18, "3.25E tokens/s"},
+		{1e21, "1.000e+21 tokens/s"},
+		{0.5, "0.5 tokens/s"},
+		{0.0001234, "1.234e-04 tokens/s"},
+		{-1913, "-1.913k tokens/s"},
+		{math.Inf(1), "+Inf tokens/s"},
+		{math.NaN(), "NaN tokens/s"},
+	} {
+		if got := Rate(tc.v, "tokens/s"); got != tc.want {
+			t.Errorf("Rate(%v) = %q, want %q", tc.v, got, tc.want)
+		}
+	}
+	if got := Rate(1.913e5, ""); got != "191.3k" {
+		t.Errorf("Rate(1.913e5, \"\") = %q, want 191.3k", got)
+	}
+}
+
+func ExampleRate() {
+	fmt.Println(Rate(1.913e5, "tokens/s"))
+	fmt.Println(Rate(93.44, "samples/s"))
+	// Output:
+	// 191.3k tokens/s
+	// 93.44 samples/s
 }

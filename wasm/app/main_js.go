@@ -3,210 +3,287 @@
 package main
 
 import (
-	"maps"
-	"slices"
-	"strconv"
+	"context"
+	"errors"
+	"fmt"
 	"strings"
+	"sync"
 	"syscall/js"
+	"time"
 
-	"pipeplan/core/examples"
-	"pipeplan/core/model"
-	"pipeplan/core/plan"
+	"github.com/vugu/vugu"
+	"github.com/vugu/vugu/domrender"
+
+	"pipeplan/ui"
 )
 
-// storageKey is the localStorage key of the stage count.
-const storageKey = "pipeplan.stages"
-
-// page holds the app's DOM elements and what they show.
-type page struct {
-	doc     js.Value
-	example examples.Example
-	model   *model.Model
-
-	input, summary, alert, table, tbody js.Value
-}
+// storageKey is the localStorage key of the last request's fragment; serverKey the
+// share server setting's.
+const (
+	storageKey = "pipeplan.request"
+	serverKey  = "pipeplan.server"
+)
 
 func main() {
-	e := examples.Default()
-	m, err := e.Model()
+	planner := startPlanner()
+	exposeAPI(planner)
+	doc := js.Global().Get("document")
+	if doc.Call("getElementById", "app").IsNull() {
+		select {} // a page that only wants the JS API (public/embed-example.html)
+	}
+	r, err := domrender.New("#app")
 	if err != nil {
-		panic(err) // the embedded example is tested; this cannot happen
+		panic(err)
 	}
-	js.Global().Set("pipeplan", js.ValueOf(map[string]any{
-		"plan":          js.FuncOf(jsPlan),
-		"exampleModel":  js.FuncOf(func(js.Value, []js.Value) any { return string(e.ModelJSON()) }),
-		"presetCluster": js.FuncOf(jsPresetCluster),
-	}))
-	p := &page{doc: js.Global().Get("document"), example: e, model: m}
-	p.mount()
-	stages := initialStages(queryStages(), storageGet(storageKey), e.Stages)
-	p.input.Set("value", stages)
-	p.show(stages)
-	select {} // keep the callbacks alive
-}
-
-// jsPlan is pipeplan.plan(model, cluster, options).
-func jsPlan(_ js.Value, args []js.Value) any {
-	in := make([]string, 3)
-	for i := range min(len(args), 3) {
-		in[i] = jsonArg(args[i])
-	}
-	return planJSON(in[0], in[1], in[2])
-}
-
-// jsPresetCluster is pipeplan.presetCluster(device, stages).
-func jsPresetCluster(_ js.Value, args []js.Value) any {
-	if len(args) != 2 || args[0].Type() != js.TypeString || args[1].Type() != js.TypeNumber {
-		return mustJSON(apiError{Error: "presetCluster(device, stages): give a device name and a number"})
-	}
-	c, err := examples.Example{Device: args[0].String()}.Cluster(args[1].Int())
+	defer r.Release()
+	env, err := vugu.NewBuildEnv(r.EventEnv())
 	if err != nil {
-		return mustJSON(apiError{Error: err.Error()})
+		panic(err)
 	}
-	return mustJSON(c)
-}
-
-// jsonArg turns an argument into JSON text: strings as they are, undefined and null as
-// empty, anything else through JSON.stringify.
-func jsonArg(v js.Value) string {
-	switch v.Type() {
-	case js.TypeString:
-		return v.String()
-	case js.TypeUndefined, js.TypeNull:
-		return ""
+	h := &browser{env: r.EventEnv()}
+	req, notice, showing := startRequest()
+	// The plans come from the planner worker: the page draws each when it comes.
+	app := ui.NewApp(req, h, planner.Do)
+	app.Embed = queryParam("embed") == "1"
+	if notice != "" {
+		app.Notice, app.NoticeBad = notice, true
 	}
-	return js.Global().Get("JSON").Call("stringify", v).String()
-}
-
-// el creates an element with attributes and text.
-func (p *page) el(tag string, attrs map[string]string, text string) js.Value {
-	e := p.doc.Call("createElement", tag)
-	for _, k := range slices.Sorted(maps.Keys(attrs)) {
-		e.Call("setAttribute", k, attrs[k])
+	// The share server: the page's ?server=, else the setting.
+	app.Server = strings.TrimRight(queryParam("server"), "/")
+	if app.Server == "" {
+		app.Server = storageGet(serverKey)
 	}
-	if text != "" {
-		e.Set("textContent", text)
+	plan := queryParam("plan")
+	switch {
+	case plan != "":
+		// ?plan=ID: the stored plan, once the server answers; meanwhile (and if it
+		// cannot) the page shows what startRequest found, and keeps the URL as it is.
+		app.OpenPlan(plan, showing)
+	case !app.Embed:
+		app.Keep()
 	}
-	return e
-}
-
-// mount replaces the loading message in #app with the controls and an empty table.
-func (p *page) mount() {
-	app := p.doc.Call("getElementById", "app")
-	title := p.el("h2", nil, "Example: "+p.example.Title)
-	controls := p.el("div", map[string]string{"class": "controls"}, "")
-	controls.Call("append", p.el("label", map[string]string{"for": "stages"}, "Pipeline stages"))
-	p.input = p.el("input", map[string]string{
-		"id": "stages", "type": "number", "min": "1", "max": strconv.Itoa(len(p.model.Layers)), "step": "1", "inputmode": "numeric",
-	}, "")
-	controls.Call("append", p.input, p.el("span", map[string]string{"class": "hint"}, "one "+p.example.Device+" device per stage"))
-	p.summary = p.el("p", map[string]string{"id": "summary"}, "")
-	p.alert = p.el("p", map[string]string{"id": "error", "role": "alert", "hidden": ""}, "")
-	p.table = p.el("table", map[string]string{"id": "plan"}, "")
-	head := p.el("tr", nil, "")
-	for i, h := range viewHeader {
-		attrs := map[string]string{"scope": "col"}
-		if i >= 4 {
-			attrs["class"] = "num"
-		}
-		head.Call("append", p.el("th", attrs, h))
-	}
-	thead := p.el("thead", nil, "")
-	thead.Call("append", head)
-	p.tbody = p.el("tbody", nil, "")
-	p.table.Call("append", thead, p.tbody)
-	app.Call("replaceChildren", title, controls, p.summary, p.alert, p.table)
-
-	p.input.Call("addEventListener", "input", js.FuncOf(func(js.Value, []js.Value) any {
-		text := p.input.Get("value").String()
-		if strings.TrimSpace(text) == "" {
-			return nil // a person clearing the box to type another number
-		}
-		n, err := parseStages(text)
-		if err != nil {
-			p.fail(err)
-			return nil
-		}
-		setQueryStages(n)
-		storageSet(storageKey, strconv.Itoa(n))
-		p.show(n)
+	// Back, Forward and a pasted link change the fragment: show its request.
+	onNav := js.FuncOf(func(js.Value, []js.Value) any {
+		f := strings.TrimPrefix(js.Global().Get("location").Get("hash").String(), "#")
+		go func() {
+			h.env.Lock()
+			if cur, err := ui.EncodeFragment(app.Req); f != "" && (err != nil || cur != f) {
+				app.Restore(f)
+				storageSet(storageKey, f)
+			}
+			h.env.UnlockRender()
+		}()
 		return nil
-	}))
+	})
+	js.Global().Call("addEventListener", "popstate", onNav)
+	js.Global().Call("addEventListener", "hashchange", onNav)
+	app.DeferKeep = true
+	root := &ui.Root{A: app}
+	for ok := true; ok; ok = r.EventWait() {
+		t0 := time.Now()
+		out := env.RunBuild(root)
+		t1 := time.Now()
+		if err := r.Render(out); err != nil {
+			panic(err)
+		}
+		t2 := time.Now()
+		h.afterRender()
+		// The URL and localStorage follow once the plan is on the screen.
+		h.env.Lock()
+		app.FlushKeep()
+		h.env.UnlockOnly()
+		js.Global().Set("pipeplanTimings", map[string]any{
+			"plan_ms":   ms(app.Elapsed),
+			"build_ms":  ms(t1.Sub(t0)),
+			"render_ms": ms(t2.Sub(t1)),
+			"keep_ms":   ms(time.Since(t2)),
+		})
+	}
 }
 
-// show plans the example on n stages and draws the result.
-func (p *page) show(n int) {
-	c, err := p.example.Cluster(n)
-	if err != nil {
-		p.fail(err)
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+// startRequest picks the request a page load shows: the URL fragment's, else the one kept
+// in localStorage, else the first visit's, and says which ("the link's #fragment"). A
+// fragment that does not decode is reported.
+func startRequest() (*ui.Request, string, string) {
+	notice := ""
+	if f := strings.TrimPrefix(js.Global().Get("location").Get("hash").String(), "#"); f != "" {
+		r, err := ui.DecodeFragment(f)
+		if err == nil {
+			return r, "", "the link's #fragment"
+		}
+		notice = err.Error() + " Showing the last request instead."
+	}
+	if f := storageGet(storageKey); f != "" {
+		if r, err := ui.DecodeFragment(f); err == nil {
+			return r, notice, "your last request"
+		}
+	}
+	return nil, notice, "the first example"
+}
+
+// browser is ui.Host in a browser.
+type browser struct {
+	env   vugu.EventEnv
+	mu    sync.Mutex
+	focus string
+	// yielded is when a long computation last let the browser run.
+	yielded time.Time
+}
+
+func (b *browser) Background(f func()) { go f() }
+
+func (b *browser) Update(f func(), render bool) {
+	b.env.Lock()
+	f()
+	if render {
+		b.env.UnlockRender()
+	} else {
+		b.env.UnlockOnly()
+	}
+}
+
+// Yield gives the browser a turn (events, rendering) every 25 ms of a long computation:
+// a goroutine that sleeps returns control to JavaScript's event loop.
+func (b *browser) Yield() {
+	if time.Since(b.yielded) < 25*time.Millisecond {
 		return
 	}
-	pl, err := plan.Make(p.model, c, plan.Options{})
-	if err != nil {
-		p.fail(err)
+	time.Sleep(time.Millisecond)
+	b.yielded = time.Now()
+}
+
+// Keep puts the request in the URL's fragment. A stored plan's ?plan= goes: the
+// fragment is the page's state now (and opens the plan where the server cannot).
+func (b *browser) Keep(fragment string, push bool) {
+	u := js.Global().Get("URL").New(js.Global().Get("location").Get("href"))
+	u.Set("hash", fragment)
+	u.Get("searchParams").Call("delete", "plan")
+	method := "replaceState"
+	if push {
+		method = "pushState"
+	}
+	if u.Call("toString").String() != js.Global().Get("location").Get("href").String() {
+		js.Global().Get("history").Call(method, nil, "", u.Call("toString"))
+	}
+	storageSet(storageKey, fragment)
+}
+
+func (b *browser) Copy(text string) {
+	defer func() { recover() }()
+	cb := js.Global().Get("navigator").Get("clipboard")
+	if cb.Truthy() {
+		cb.Call("writeText", text).Call("catch", js.FuncOf(func(js.Value, []js.Value) any { return nil }))
+	}
+}
+
+func (b *browser) Download(name, mime string, data []byte) {
+	arr := js.Global().Get("Uint8Array").New(len(data))
+	js.CopyBytesToJS(arr, data)
+	blob := js.Global().Get("Blob").New([]any{arr}, map[string]any{"type": mime})
+	url := js.Global().Get("URL").Call("createObjectURL", blob)
+	a := js.Global().Get("document").Call("createElement", "a")
+	a.Set("href", url)
+	a.Set("download", name)
+	a.Call("click")
+	js.Global().Get("URL").Call("revokeObjectURL", url)
+}
+
+// Link is the page's own address (any host, any sub-path) with the fragment.
+func (b *browser) Link(fragment string, embed bool) string {
+	loc := js.Global().Get("location")
+	base := loc.Get("origin").String() + loc.Get("pathname").String()
+	if embed {
+		base += "?embed=1"
+	}
+	return base + "#" + fragment
+}
+
+func (b *browser) ReadFile(e vugu.DOMEvent, done func(string, []byte)) {
+	ev := js.Value(e.JSEvent())
+	var files js.Value
+	if dt := ev.Get("dataTransfer"); dt.Truthy() {
+		files = dt.Get("files")
+	} else {
+		files = js.Value(e.JSEventTarget()).Get("files")
+	}
+	if !files.Truthy() || files.Length() == 0 {
 		return
 	}
-	v := newPlanView(p.model, p.example.Device, pl)
-	p.alert.Set("hidden", true)
-	p.summary.Set("textContent", v.Summary)
-	p.table.Set("hidden", false)
-	p.table.Call("setAttribute", "data-boundaries", v.Boundaries)
-	rows := make([]any, 0, len(v.Rows))
-	for _, r := range v.Rows {
-		tr := p.el("tr", nil, "")
-		if r.Bottleneck {
-			tr.Call("setAttribute", "class", "bottleneck")
-			tr.Call("setAttribute", "title", "the bottleneck: the slowest stage")
-		}
-		for i, cell := range r.Cells {
-			attrs := map[string]string{}
-			if i >= 4 {
-				attrs["class"] = "num"
-			}
-			td := p.el("td", attrs, cell)
-			if i == len(r.Cells)-1 {
-				meter := p.el("span", map[string]string{"class": "meter", "aria-hidden": "true"}, "")
-				bar := p.el("span", map[string]string{"class": "bar"}, "")
-				bar.Get("style").Set("width", strconv.FormatFloat(100*min(r.UsedFraction, 1), 'f', 1, 64)+"%")
-				meter.Call("append", bar)
-				td.Set("textContent", "")
-				td.Call("append", meter, p.el("span", map[string]string{"class": "pct"}, cell))
-			}
-			tr.Call("append", td)
-		}
-		rows = append(rows, tr)
+	f := files.Index(0)
+	name := f.Get("name").String()
+	var then, fail js.Func
+	release := func() { then.Release(); fail.Release() }
+	then = js.FuncOf(func(_ js.Value, args []js.Value) any {
+		buf := js.Global().Get("Uint8Array").New(args[0])
+		data := make([]byte, buf.Length())
+		js.CopyBytesToGo(data, buf)
+		release()
+		go func() {
+			b.env.Lock()
+			done(name, data)
+			b.env.UnlockRender()
+		}()
+		return nil
+	})
+	fail = js.FuncOf(func(js.Value, []js.Value) any {
+		release()
+		go func() {
+			b.env.Lock()
+			done(name, nil)
+			b.env.UnlockRender()
+		}()
+		return nil
+	})
+	f.Call("arrayBuffer").Call("then", then, fail)
+	// Let the same file be picked again after it was fixed.
+	if t := js.Value(e.JSEventTarget()); t.Get("type").String() == "file" {
+		t.Set("value", "")
 	}
-	p.tbody.Call("replaceChildren", rows...)
 }
 
-// fail shows an error in place of the plan.
-func (p *page) fail(err error) {
-	p.alert.Set("textContent", err.Error())
-	p.alert.Set("hidden", false)
-	p.summary.Set("textContent", "")
-	p.table.Set("hidden", true)
-	p.table.Call("setAttribute", "data-boundaries", "")
-	p.tbody.Call("replaceChildren")
+func (b *browser) BarX(e vugu.DOMEvent, width float64) float64 {
+	r := js.Value(e.JSEventCurrentTarget()).Call("getBoundingClientRect")
+	w := r.Get("width").Float()
+	if w <= 0 {
+		return 0
+	}
+	return (e.PropFloat64("clientX") - r.Get("left").Float()) / w * width
 }
 
-// queryStages returns the URL's ?stages= value, or "".
-func queryStages() string {
-	v := url().Get("searchParams").Call("get", "stages")
+func (b *browser) Capture(e vugu.DOMEvent) {
+	defer func() { recover() }()
+	t := js.Value(e.JSEventCurrentTarget())
+	if svg := t.Get("ownerSVGElement"); svg.Truthy() {
+		svg.Call("setPointerCapture", e.PropFloat64("pointerId"))
+	}
+}
+
+func (b *browser) Focus(selector string) {
+	b.mu.Lock()
+	b.focus = selector
+	b.mu.Unlock()
+}
+
+func (b *browser) afterRender() {
+	b.mu.Lock()
+	sel := b.focus
+	b.focus = ""
+	b.mu.Unlock()
+	if sel != "" {
+		if el := js.Global().Get("document").Call("querySelector", sel); el.Truthy() {
+			el.Call("focus")
+		}
+	}
+}
+
+func queryParam(name string) string {
+	v := js.Global().Get("URL").New(js.Global().Get("location").Get("href")).Get("searchParams").Call("get", name)
 	if v.IsNull() {
 		return ""
 	}
 	return v.String()
-}
-
-// setQueryStages puts the stage count in the URL without adding a history entry.
-func setQueryStages(n int) {
-	u := url()
-	u.Get("searchParams").Call("set", "stages", strconv.Itoa(n))
-	js.Global().Get("history").Call("replaceState", nil, "", u.Call("toString"))
-}
-
-func url() js.Value {
-	return js.Global().Get("URL").New(js.Global().Get("location").Get("href"))
 }
 
 // storageGet reads localStorage, which may be missing or refuse (private modes): "".
@@ -223,8 +300,91 @@ func storageGet(key string) (v string) {
 	return s.String()
 }
 
-// storageSet writes localStorage, ignoring a refusal: the URL still keeps the state.
+// storageSet writes localStorage, ignoring a refusal (or a full store): the URL still
+// keeps the state.
 func storageSet(key, value string) {
 	defer func() { recover() }()
 	js.Global().Get("localStorage").Call("setItem", key, value)
+}
+
+// Fetch sends a request with the browser's fetch (api.Send): no net/http in main.wasm. It
+// blocks its goroutine until the answer has come (it must not run in an event handler:
+// App runs it in Background). ctx's end aborts the fetch.
+func (b *browser) Fetch(ctx context.Context, method, url string, body []byte, limit int64) (status int, answer []byte, err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			err = fmt.Errorf("fetch: %v", v)
+		}
+	}()
+	ctl := js.Global().Get("AbortController").New()
+	stop := context.AfterFunc(ctx, func() { ctl.Call("abort") })
+	defer stop()
+	opts := map[string]any{"method": method, "signal": ctl.Get("signal")}
+	if body != nil {
+		opts["body"] = string(body)
+		opts["headers"] = map[string]any{"Content-Type": "application/json"}
+	}
+	resp, err := await(js.Global().Call("fetch", url, opts))
+	if err != nil {
+		return 0, nil, err
+	}
+	buf, err := await(resp.Call("arrayBuffer"))
+	if err != nil {
+		return 0, nil, err
+	}
+	arr := js.Global().Get("Uint8Array").New(buf)
+	n := min(int64(arr.Length()), limit)
+	answer = make([]byte, n)
+	js.CopyBytesToGo(answer, arr.Call("subarray", 0, n))
+	return resp.Get("status").Int(), answer, nil
+}
+
+// await waits for a promise: its value, or its rejection as an error ("TypeError:
+// Failed to fetch").
+func await(p js.Value) (js.Value, error) {
+	type outcome struct {
+		v   js.Value
+		err error
+	}
+	ch := make(chan outcome, 1)
+	var then, fail js.Func
+	then = js.FuncOf(func(_ js.Value, args []js.Value) any {
+		ch <- outcome{v: args[0]}
+		return nil
+	})
+	fail = js.FuncOf(func(_ js.Value, args []js.Value) any {
+		msg := "rejected"
+		if len(args) > 0 {
+			msg = args[0].Call("toString").String()
+		}
+		ch <- outcome{err: errors.New(msg)}
+		return nil
+	})
+	defer then.Release()
+	defer fail.Release()
+	p.Call("then", then, fail)
+	o := <-ch
+	return o.v, o.err
+}
+
+// PlanLink is the page's address with ?plan=ID and &server=SERVER (share.Link's form),
+// and no fragment.
+func (b *browser) PlanLink(id, server string) string {
+	loc := js.Global().Get("location")
+	u := js.Global().Get("URL").New(loc.Get("origin").String() + loc.Get("pathname").String() + loc.Get("search").String())
+	q := u.Get("searchParams")
+	q.Call("set", "plan", id)
+	q.Call("set", "server", server)
+	q.Call("delete", "embed")
+	return u.Call("toString").String()
+}
+
+// SaveServer keeps the share server setting in localStorage.
+func (b *browser) SaveServer(server string) {
+	if server == "" {
+		defer func() { recover() }()
+		js.Global().Get("localStorage").Call("removeItem", serverKey)
+		return
+	}
+	storageSet(serverKey, server)
 }

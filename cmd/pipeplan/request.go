@@ -1,0 +1,381 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+
+	"pipeplan/core/arch"
+	"pipeplan/core/model"
+	"pipeplan/core/request"
+)
+
+// requestFlags are the flags that build a planning request (core/request): plan, estimate
+// and the commands built on them share them. They only translate: every default and every
+// rule about which options go together is core's (request.Normalize); a flag given with an
+// input it cannot describe is refused here only because the request has no place for it.
+type requestFlags struct {
+	fs *flag.FlagSet
+
+	requestFile string
+
+	// model
+	modelFile, example, hfConfig string
+	seq                          int
+	dtype, attention, split, tie string
+	framework                    string
+	matmulEff, memoryEff         float64
+	kernelMicros                 optionalFloat
+
+	// cluster and parallelism
+	clusterFile, device, link, dataLink string
+	devices, stages, dp, tp             int
+	zero1, freeTransfers, sp            bool
+	devicesPerNode                      int
+	linkIntra, linkInter                string
+
+	// training
+	inference                       bool
+	optimizer, precision, recompute string
+
+	// schedule
+	schedule                  string
+	microbatches, batch       int
+	weightGradFraction        float64
+	objective                 string
+	memoryProportion          optionalFloat
+	boundaries                string
+	events, printRequest      bool
+	name                      string
+	withSchedule, withOptions bool
+	// clusterOptional lets a request leave the cluster to core's defaults.
+	clusterOptional bool
+
+	// own are the command's flags that are not part of the request (export's --format),
+	// allowed beside --request.
+	own []string
+}
+
+// optionalFloat is a float flag that remembers whether it was given.
+type optionalFloat struct {
+	v   float64
+	set bool
+}
+
+func (o *optionalFloat) String() string {
+	if o == nil || !o.set {
+		return ""
+	}
+	return strconv.FormatFloat(o.v, 'g', -1, 64)
+}
+
+func (o *optionalFloat) Set(s string) error {
+	v, err := strconv.ParseFloat(s, 64)
+	if err != nil {
+		return errors.New("must be a number")
+	}
+	o.v, o.set = v, true
+	return nil
+}
+
+// add registers the flags. withSchedule adds the schedule and plan options (plan, export);
+// estimate has only the model's and the device's.
+func (f *requestFlags) add(fs *flag.FlagSet, withSchedule bool) {
+	f.fs, f.withSchedule = fs, withSchedule
+	fs.StringVar(&f.requestFile, "request", "", "a planning request `file` (JSON, docs/request.md): everything else comes from it")
+	fs.StringVar(&f.modelFile, "model", "", "model `file`: native JSON, Graphcore ModelInfo or PipeDream graph.txt")
+	fs.StringVar(&f.example, "example", "", "a built-in example profile `name` (pipeplan example)")
+	fs.StringVar(&f.hfConfig, "hf-config", "", "HuggingFace config.json `file`, or a bundled name: "+strings.Join(arch.BundledNames(), ", "))
+	fs.StringVar(&f.name, "name", "", "label the model (default: its own name, or the file's)")
+	fs.IntVar(&f.seq, "seq", 0, "sequence length with --hf-config (default: the model's context, at most 4096)")
+	fs.StringVar(&f.dtype, "dtype", "", "element type with --hf-config: bf16 (default), fp16, fp32 or fp8 (H100, H200, B200, MI300X)")
+	fs.StringVar(&f.attention, "attention", "", "attention kernel with --hf-config: flash (default) or eager")
+	fs.StringVar(&f.framework, "framework", "", "how --hf-config runs: eager (default on GPUs), compiled, cuda-graphs or none")
+	fs.StringVar(&f.split, "split", "", "pipeline layers with --hf-config: block (default) or sublayer")
+	fs.StringVar(&f.tie, "tie", "", "tied embeddings with --hf-config: copy (default; gradients all-reduced) or stage")
+	fs.Float64Var(&f.matmulEff, "matmul-efficiency", 0, "fraction of the peak FLOP/s matrix products reach (default: the device preset's)")
+	fs.Float64Var(&f.memoryEff, "memory-efficiency", 0, "fraction of the memory bandwidth memory-bound kernels reach (default: the preset's)")
+	fs.Var(&f.kernelMicros, "kernel-us", "launch cost of one kernel in microseconds (default: the preset's)")
+
+	fs.StringVar(&f.clusterFile, "cluster", "", "cluster `file`: native JSON or Graphcore IPUClusterInfo (one pipeline)")
+	fs.StringVar(&f.device, "device", "", "device preset `name` (pipeplan devices)")
+	fs.IntVar(&f.devices, "devices", 0, "devices in all with --device (default: stages x dp)")
+	fs.StringVar(&f.link, "link", "", "link preset between devices with --device (default: the device's usual link)")
+	fs.StringVar(&f.dataLink, "data-link", "", "link preset of the data-parallel all-reduce with --cluster (default: its slowest link)")
+	fs.IntVar(&f.stages, "stages", 0, "pipeline stages (devices per pipeline)")
+	fs.IntVar(&f.dp, "dp", 0, "data-parallel replicas of the pipeline (default 1)")
+	fs.BoolVar(&f.zero1, "zero1", false, "shard optimizer state and master weights over the --dp replicas (ZeRO-1)")
+	fs.IntVar(&f.tp, "tp", 0, "tensor-parallel degree with --hf-config (default 1): each stage is a group of N devices splitting every block Megatron-style")
+	fs.BoolVar(&f.sp, "sp", false, "sequence parallelism with --tp: norms, dropout and residuals split along the sequence too")
+	fs.IntVar(&f.devicesPerNode, "devices-per-node", 0, "with --device: devices per node; stages, replicas and tensor-parallel groups are placed on the nodes")
+	fs.StringVar(&f.linkIntra, "link-intra", "", "link preset inside a node with --devices-per-node (default: the device's usual link)")
+	fs.StringVar(&f.linkInter, "link-inter", "", "link preset between nodes with --devices-per-node (default: the device's usual network)")
+	fs.BoolVar(&f.freeTransfers, "free-transfers", false, "plan as if transfers took no time (links may then be absent)")
+
+	fs.BoolVar(&f.inference, "inference", false, "plan inference: forward passes only (no gradients, no optimizer state)")
+	fs.StringVar(&f.optimizer, "optimizer", "", "adamw (default), adam or sgd: for --hf-config and PipeDream profiles")
+	fs.StringVar(&f.precision, "precision", "", "mixed (default for 16-bit: 16 bytes per parameter with Adam), mixed-fp32-grads (Megatron-LM's fp32 gradient buffers: 18), amp (PyTorch autocast: fp32 parameters, 16) or pure: for --hf-config and PipeDream profiles")
+	fs.StringVar(&f.recompute, "recompute", "", "activation recomputation: none (default), selective (--hf-config) or full")
+	fs.IntVar(&f.batch, "batch", 0, "samples per microbatch (sequences with --hf-config; a profile's own by default)")
+	if !withSchedule {
+		return
+	}
+	fs.StringVar(&f.schedule, "schedule", "", "pipeline `schedule`: 1f1b (default), gpipe, interleaved:V, zb-h1, ipu, overlap or inference")
+	fs.IntVar(&f.microbatches, "microbatches", 0, "microbatches per step (default: 4 per pipeline device)")
+	fs.Float64Var(&f.weightGradFraction, "weight-grad-fraction", 0, "zb-h1: share of each backward that computes weight gradients (default 0.5)")
+	fs.StringVar(&f.objective, "objective", "", "what to minimise: compute (default; the bottleneck) or compute+transfer")
+	fs.Var(&f.memoryProportion, "memory-proportion", "fraction of each device's usable memory a stage may fill, in (0, 1] (default 1)")
+	fs.StringVar(&f.boundaries, "boundaries", "", "cost this split instead of the optimum: comma-separated, from 0 to the layer count (0,8,15,26)")
+	fs.BoolVar(&f.events, "events", false, "keep the schedule's timeline (events per device) in --json output")
+	fs.BoolVar(&f.printRequest, "print-request", false, "print the planning request the flags make, and stop")
+}
+
+// given reports the flags given on the command line.
+func (f *requestFlags) given() map[string]bool {
+	g := map[string]bool{}
+	f.fs.Visit(func(fl *flag.Flag) { g[fl.Name] = true })
+	return g
+}
+
+// architectureFlags describe an architecture: the request has no place for them with a
+// profile.
+var architectureFlags = []string{"seq", "dtype", "attention", "framework", "split", "tie", "matmul-efficiency", "memory-efficiency", "kernel-us"}
+
+// build returns the request the flags describe.
+func (f *requestFlags) build() (*request.Request, error) {
+	g := f.given()
+	if f.requestFile != "" {
+		var others []string
+		for name := range g {
+			if name != "request" && name != "json" && name != "print-request" && !slices.Contains(f.own, name) {
+				others = append(others, "--"+name)
+			}
+		}
+		if len(others) > 0 {
+			sort.Strings(others)
+			return nil, fmt.Errorf("--request: the request file says everything; drop %s (or edit the request)", strings.Join(others, ", "))
+		}
+		data, err := os.ReadFile(f.requestFile)
+		if err != nil {
+			return nil, err
+		}
+		r, err := request.Decode(data)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", f.requestFile, err)
+		}
+		return r, nil
+	}
+	for _, c := range []struct {
+		name string
+		v    int
+	}{{"stages", f.stages}, {"dp", f.dp}, {"tp", f.tp}, {"devices-per-node", f.devicesPerNode}, {"devices", f.devices}, {"batch", f.batch}, {"microbatches", f.microbatches}, {"seq", f.seq}} {
+		if g[c.name] && c.v < 1 { // 0 would read as "the default"
+			return nil, fmt.Errorf("--%s: must be >= 1, got %d", c.name, c.v)
+		}
+	}
+	r := &request.Request{Version: request.Version}
+	if err := f.modelSpec(r, g); err != nil {
+		return nil, err
+	}
+	if err := f.clusterSpec(r, g); err != nil {
+		return nil, err
+	}
+	r.Parallelism.Pipeline, r.Parallelism.Data, r.Parallelism.Tensor = f.stages, f.dp, f.tp
+	r.Parallelism.SequenceParallel = f.sp
+	if f.zero1 {
+		r.Parallelism.ZeRO = 1
+	}
+	if f.inference {
+		r.Training.Mode = request.ModeInference
+	}
+	r.Training.Optimizer, r.Training.Precision, r.Training.Recompute = f.optimizer, f.precision, f.recompute
+	r.Schedule = request.Schedule{Name: f.schedule, Microbatches: f.microbatches, MicrobatchSize: f.batch, WeightGradFraction: f.weightGradFraction}
+	r.Objective = f.objective
+	if f.memoryProportion.set {
+		if p := f.memoryProportion.v; !(p > 0 && p <= 1) { // 0 would read as "the default"
+			return nil, fmt.Errorf("--memory-proportion: must be in (0, 1], got %v", p)
+		}
+		r.MemoryProportion = f.memoryProportion.v
+	}
+	if f.boundaries != "" {
+		for _, s := range strings.Split(f.boundaries, ",") {
+			b, err := strconv.Atoi(strings.TrimSpace(s))
+			if err != nil {
+				return nil, fmt.Errorf("--boundaries: %q is not an integer (give them as 0,8,15,26)", s)
+			}
+			r.Boundaries = append(r.Boundaries, b)
+		}
+	}
+	r.Events = f.events
+	return r, nil
+}
+
+func (f *requestFlags) modelSpec(r *request.Request, g map[string]bool) error {
+	n := 0
+	for _, s := range []string{f.modelFile, f.example, f.hfConfig} {
+		if s != "" {
+			n++
+		}
+	}
+	switch {
+	case n == 0:
+		return errors.New("--model: a model file is required (or --example NAME, or --hf-config FILE|NAME)")
+	case n > 1:
+		return errors.New("--model, --example and --hf-config: give one of them")
+	}
+	if f.hfConfig == "" {
+		for _, name := range architectureFlags {
+			if g[name] {
+				return fmt.Errorf("--%s: describes an architecture, and goes with --hf-config; a measured profile fixes it", name)
+			}
+		}
+	}
+	r.Model.Name = f.name
+	switch {
+	case f.example != "":
+		r.Model.Example = f.example
+	case f.modelFile != "":
+		data, err := os.ReadFile(f.modelFile)
+		if err != nil {
+			return err
+		}
+		doc, err := documentJSON(data)
+		if err != nil {
+			return fmt.Errorf("%s: %w", f.modelFile, err)
+		}
+		r.Model.Document = doc
+		if r.Model.Name == "" && !hasName(data) { // Graphcore and PipeDream profiles carry no name: use the file's
+			r.Model.Name = strings.TrimSuffix(strings.TrimSuffix(filepath.Base(f.modelFile), ".json"), ".graph.txt")
+		}
+	default:
+		a := &request.Architecture{Seq: f.seq, DType: f.dtype, Attention: f.attention, Split: f.split, Tie: f.tie, Framework: f.framework,
+			MatmulEfficiency: f.matmulEff, MemoryEfficiency: f.memoryEff}
+		if f.kernelMicros.set {
+			if !(f.kernelMicros.v >= 0) {
+				return fmt.Errorf("--kernel-us: must be >= 0, got %v", f.kernelMicros.v)
+			}
+			s := f.kernelMicros.v * 1e-6
+			a.KernelSeconds = &s
+		}
+		if data, err := os.ReadFile(f.hfConfig); err == nil {
+			a.Config = json.RawMessage(data)
+			if !json.Valid(data) {
+				doc, _ := json.Marshal(string(data))
+				a.Config = doc // the core reports the syntax error with its position
+			}
+			if r.Model.Name == "" {
+				r.Model.Name = strings.TrimSuffix(filepath.Base(f.hfConfig), ".json")
+			}
+		} else if _, ok := arch.BundledConfig(f.hfConfig); ok {
+			a.Name = f.hfConfig
+		} else if strings.ContainsAny(f.hfConfig, `/\`) || strings.HasSuffix(f.hfConfig, ".json") {
+			return fmt.Errorf("--hf-config: %w", err)
+		} else {
+			return fmt.Errorf("--hf-config: no file %q and no bundled config of that name; bundled: %s", f.hfConfig, strings.Join(arch.BundledNames(), ", "))
+		}
+		r.Model.Architecture = a
+	}
+	return nil
+}
+
+// documentJSON puts a file into a request: a JSON object as it is, anything else (a
+// PipeDream graph.txt, or JSON with a syntax error for core to report) as a string.
+func documentJSON(data []byte) (json.RawMessage, error) {
+	trimmed := strings.TrimSpace(strings.TrimPrefix(string(data), "\xef\xbb\xbf"))
+	if strings.HasPrefix(trimmed, "{") && json.Valid([]byte(trimmed)) {
+		return json.RawMessage(trimmed), nil
+	}
+	return json.Marshal(string(data))
+}
+
+// hasName reports whether a JSON document has a top-level "name".
+func hasName(data []byte) bool {
+	var v struct {
+		Name string `json:"name"`
+	}
+	return json.Unmarshal(data, &v) == nil && v.Name != ""
+}
+
+func (f *requestFlags) clusterSpec(r *request.Request, g map[string]bool) error {
+	switch {
+	case f.clusterFile != "" && f.device != "":
+		return errors.New("--cluster and --device: give one of them, not both")
+	case f.clusterFile != "":
+		for _, name := range []string{"devices", "link", "devices-per-node", "link-intra", "link-inter"} {
+			if g[name] {
+				return fmt.Errorf("--%s: goes with --device; a cluster file lists its devices and links", name)
+			}
+		}
+		data, err := os.ReadFile(f.clusterFile)
+		if err != nil {
+			return err
+		}
+		doc, err := documentJSON(data)
+		if err != nil {
+			return fmt.Errorf("%s: %w", f.clusterFile, err)
+		}
+		r.Cluster.Document = doc
+	case f.device != "":
+		r.Cluster.Device, r.Cluster.Count, r.Cluster.Link = f.device, f.devices, f.link
+		r.Cluster.DevicesPerNode, r.Cluster.LinkIntra, r.Cluster.LinkInter = f.devicesPerNode, f.linkIntra, f.linkInter
+	case f.clusterOptional:
+		return nil // core fills the cluster in (calibrate: the profile's measured_on)
+	default:
+		return errors.New("--cluster FILE or --device NAME --stages N: a cluster is required")
+	}
+	r.Cluster.DataLink, r.Cluster.FreeTransfers = f.dataLink, f.freeTransfers
+	return nil
+}
+
+// flagOf names the flag that sets a request field, for error messages.
+var flagOf = map[string]string{
+	"model.architecture.seq": "--seq", "model.architecture.dtype": "--dtype", "model.architecture.attention": "--attention",
+	"model.architecture.split": "--split", "model.architecture.tie": "--tie",
+	"model.architecture.matmul_efficiency": "--matmul-efficiency", "model.architecture.memory_efficiency": "--memory-efficiency",
+	"model.architecture.kernel_seconds": "--kernel-us", "model.example": "--example",
+	"cluster.device": "--device", "cluster.count": "--devices", "cluster.link": "--link", "cluster.data_link": "--data-link",
+	"parallelism.pipeline": "--stages", "parallelism.data": "--dp", "parallelism.zero": "--zero1",
+	"parallelism.tensor": "--tp", "parallelism.sequence_parallel": "--sp",
+	"cluster.devices_per_node": "--devices-per-node", "cluster.link_intra": "--link-intra", "cluster.link_inter": "--link-inter",
+	"training.mode": "--inference", "training.optimizer": "--optimizer", "training.precision": "--precision",
+	"training.recompute": "--recompute", "schedule.name": "--schedule", "schedule.microbatches": "--microbatches",
+	"schedule.microbatch_size": "--batch", "schedule.weight_grad_fraction": "--weight-grad-fraction",
+	"objective": "--objective", "memory_proportion": "--memory-proportion", "boundaries": "--boundaries",
+}
+
+// flagError names the flag beside the request field in field errors built from flags
+// ("--microbatches (schedule.microbatches): must be >= 1"); a request file's errors keep
+// the request's paths.
+func (f *requestFlags) flagError(err error) error {
+	es, ok := model.AsFieldErrors(err)
+	if !ok || f.requestFile != "" {
+		return err
+	}
+	out := make(model.Errors, len(es))
+	for i, e := range es {
+		out[i] = e
+		path := e.Path
+		for _, d := range []struct{ prefix, file string }{
+			{"model.document", f.modelFile}, {"cluster.document", f.clusterFile}, {"model.architecture.config", f.hfConfig},
+		} {
+			if rest, ok := strings.CutPrefix(path, d.prefix); ok && d.file != "" {
+				path = d.file
+				if rest = strings.TrimPrefix(rest, "."); rest != "" {
+					path += ": " + rest
+				}
+			}
+		}
+		if fl, ok := flagOf[e.Path]; ok {
+			path = fl
+		}
+		out[i] = &model.FieldError{Path: path, Reason: e.Reason}
+	}
+	return out
+}

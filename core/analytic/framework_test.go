@@ -1,0 +1,75 @@
+package analytic
+
+import (
+	"strings"
+	"testing"
+
+	"pipeplan/core/arch"
+	"pipeplan/core/cluster"
+)
+
+func frameworkTarget(t *testing.T, device, fw string) Target {
+	t.Helper()
+	tg, err := PresetTarget(device)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tg.Framework, err = cluster.LookupFramework(fw); err != nil {
+		t.Fatal(err)
+	}
+	return tg
+}
+
+// A pass takes the longer of its device and host time: a small model in eager PyTorch is
+// host-bound, with CUDA graphs it is not, and the device time does not change.
+func TestHostBound(t *testing.T) {
+	a, _ := arch.Bundled("gpt2")
+	o := Options{Batch: 1, Seq: 128}
+	eager, err := Estimate(a, frameworkTarget(t, "h100-sxm", cluster.Eager), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	graphs, _ := Estimate(a, frameworkTarget(t, "h100-sxm", cluster.CUDAGraphs), o)
+	b, g := eager.Layers[1], graphs.Layers[1]
+	if b.FwdDeviceSeconds != g.FwdDeviceSeconds || b.FwdSeconds != b.FwdHostSeconds || b.FwdHostSeconds <= b.FwdDeviceSeconds {
+		t.Errorf("eager block: device %g host %g time %g", b.FwdDeviceSeconds, b.FwdHostSeconds, b.FwdSeconds)
+	}
+	if g.FwdSeconds != g.FwdDeviceSeconds {
+		t.Errorf("cuda-graphs block: device %g host %g time %g", g.FwdDeviceSeconds, g.FwdHostSeconds, g.FwdSeconds)
+	}
+	if eager.Total.OptimizerHostSeconds != float64(eager.Total.ParamTensors)*5e-6 || eager.Total.ParamTensors != 2+12*12+2 {
+		t.Errorf("optimizer host %g s over %d tensors", eager.Total.OptimizerHostSeconds, eager.Total.ParamTensors)
+	}
+	// foreach AdamW's temporary (4 B/param) is the step's peak when activations are small.
+	if eager.Total.OptimizerTempBytes != 4*eager.Total.DeviceParams || graphs.Total.OptimizerTempBytes != 0 {
+		t.Errorf("optimizer temporaries %d and %d", eager.Total.OptimizerTempBytes, graphs.Total.OptimizerTempBytes)
+	}
+	tt := eager.Total
+	if tt.PeakDeviceBytes != tt.PeakBytes+tt.ReservedBytes+(1<<30) {
+		t.Errorf("device peak %d = %d + %d + 1 GiB?", tt.PeakDeviceBytes, tt.PeakBytes, tt.ReservedBytes)
+	}
+}
+
+func TestFP8(t *testing.T) {
+	a, _ := arch.Bundled("llama-2-7b")
+	o := Options{Batch: 1, Seq: 4096}
+	bf16, err := Estimate(a, frameworkTarget(t, "h100-sxm", cluster.NoFramework), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o.DType = FP8
+	fp8, err := Estimate(a, frameworkTarget(t, "h100-sxm", cluster.NoFramework), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := fp8.Layers[1].FwdSeconds / bf16.Layers[1].FwdSeconds
+	if !(r > 0.5 && r < 0.8) { // matmuls at twice the peak, attention and casts not
+		t.Errorf("fp8 block forward %.3g of bf16's", r)
+	}
+	if fp8.Total.WeightsBytes != bf16.Total.WeightsBytes || fp8.Total.ActivationBytes != bf16.Total.ActivationBytes {
+		t.Error("fp8 changed the bf16 weights or activations")
+	}
+	if _, err := Estimate(a, frameworkTarget(t, "a100-80gb", cluster.Eager), o); err == nil || !strings.Contains(err.Error(), "dtype: fp8 needs") {
+		t.Errorf("fp8 on an A100: %v", err)
+	}
+}

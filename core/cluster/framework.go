@@ -1,0 +1,162 @@
+package cluster
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"pipeplan/core/model"
+)
+
+// Framework is how a training framework runs a model on a GPU: the host (CPU) time it
+// spends dispatching each kernel and each optimizer tensor, whether it overlaps the
+// data-parallel gradient all-reduce with the backward pass, what its optimizer allocates,
+// and the memory it holds besides the model's tensors (the CUDA context, library
+// workspaces, the caching allocator's reserve).
+//
+// Host time matters because a GPU runs kernels no faster than the host can queue them:
+// in eager PyTorch every operator goes through Python, the dispatcher and (in training)
+// autograd before its kernel is launched, some microseconds each, so a layer of small
+// kernels takes at least its host time however fast the device is. Compilation (fewer,
+// fused kernels launched from generated code) cuts that cost; CUDA graphs (one launch
+// replays a captured sequence of kernels) all but remove it.
+//
+// The figures are typical values, stated with their sources, for an analytic estimate;
+// pipeplan calibrate fits the host costs of a framework to a measured profile.
+type Framework struct {
+	// Name is the framework mode: eager, compiled or cuda-graphs.
+	Name string `json:"name"`
+	// HostKernelSeconds is the host time to dispatch one kernel of the analytic model
+	// (forward and backward alike): the operator and the view, reshape and bookkeeping
+	// operators around it.
+	HostKernelSeconds float64 `json:"host_kernel_seconds"`
+	// HostLayerSeconds is a fixed host time per layer and pass (module call, hooks, or
+	// one graph launch).
+	HostLayerSeconds float64 `json:"host_layer_seconds"`
+	// OptimizerTensorSeconds is the optimizer step's host time per parameter tensor.
+	OptimizerTensorSeconds float64 `json:"optimizer_tensor_seconds"`
+	// OptimizerTempBytesPerParam is what the optimizer step allocates beside the state,
+	// per parameter (torch.optim's foreach AdamW builds one fp32 temporary of the second
+	// moments' square roots; fused kernels update in place).
+	OptimizerTempBytesPerParam float64 `json:"optimizer_temp_bytes_per_param"`
+	// OverlapGradReduce: the data-parallel gradient all-reduce runs in buckets during the
+	// last microbatch's backward pass (PyTorch DDP); otherwise after it.
+	OverlapGradReduce bool `json:"overlap_grad_reduce"`
+	// ReturnsLogits: the training loop holds the model's 16-bit logits until the step
+	// ends (HuggingFace models return them beside the loss); Megatron-style loops keep
+	// only the loss.
+	ReturnsLogits bool `json:"returns_logits"`
+	// FixedBytes is device memory the framework holds outside the model's tensors: the
+	// CUDA context, cuBLAS and attention workspaces, communication buffers.
+	FixedBytes int64 `json:"fixed_bytes"`
+	// AllocatorReserve is the fraction of the peak of allocated memory that the caching
+	// allocator keeps reserved beyond it (fragmentation and rounding).
+	AllocatorReserve float64 `json:"allocator_reserve"`
+	// Note says where the figures come from.
+	Note string `json:"note,omitempty"`
+}
+
+// The framework modes.
+const (
+	Eager      = "eager"
+	Compiled   = "compiled"
+	CUDAGraphs = "cuda-graphs"
+	// NoFramework models the device alone: no host time, no framework memory (TPUs and
+	// IPUs, whose compiled programs' costs the device's figures hold).
+	NoFramework = "none"
+)
+
+// DefaultFramework is the mode assumed when a request names none: eager PyTorch, what a
+// new user's training script runs.
+const DefaultFramework = Eager
+
+// Figures shared by the modes.
+const (
+	// contextBytes: a CUDA context with lazy module loading (CUDA 11.7+, the default
+	// since CUDA 12.2) takes about 500 MiB on an H100 as nvidia-smi reports it; cuBLAS
+	// keeps a workspace per stream and handle (PyTorch's default on Hopper: 32 MiB),
+	// and NCCL some buffers per communicator (NCCL_BUFFSIZE, 4 MiB per channel and peer).
+	// 1 GiB in all is a round figure of that order; torch.cuda.max_memory_reserved does
+	// not count it, nvidia-smi does.
+	contextBytes = 1 << 30
+	// allocatorReserve: peak_reserved / peak_allocated - 1 measured on eight Megatron-
+	// style runs of a 1B Llama on H100s (huggingface.co/nanotron/bench_cluster and
+	// old_bench, log_metrics.csv: 1.0, 1.1, 1.5, 1.5, 1.7, 1.7, 5.3 and 7.0%, median
+	// 1.6%); PyTorch's caching allocator rounds blocks and splits segments (docs:
+	// "CUDA semantics, memory management"). 2%, rounded up.
+	allocatorReserve = 0.02
+)
+
+var frameworks = map[string]Framework{
+	NoFramework: {Name: NoFramework, Note: "the device alone: no host time, no framework memory"},
+	// Eager PyTorch: each operator is dispatched from Python through the C++ dispatcher
+	// (and autograd) before its kernel is launched: the PyTorch blog "Accelerating
+	// PyTorch with CUDA Graphs" (2021) and H. He, "Making Deep Learning Go Brrrr From
+	// First Principles" (2022) describe this overhead, microseconds per operator, as what
+	// bounds small models; an order of 10 us per operator is the usual figure, an
+	// assumption here. An analytic kernel stands for about two framework operators
+	// (views, transposes, casts around it), hence 15 us; calibrate fits it to a profile.
+	// torch.optim.AdamW defaults to the foreach implementation on CUDA (PyTorch 2.x
+	// docs), a few microseconds of host time per tensor, and one fp32 temporary the size
+	// of the state. DistributedDataParallel overlaps bucketed gradient all-reduces with
+	// the backward pass (Li et al., "PyTorch Distributed", VLDB 2020).
+	Eager: {Name: Eager, HostKernelSeconds: 15e-6, HostLayerSeconds: 20e-6, OptimizerTensorSeconds: 5e-6,
+		OptimizerTempBytesPerParam: 4, OverlapGradReduce: true, ReturnsLogits: true, FixedBytes: contextBytes, AllocatorReserve: allocatorReserve,
+		Note: "eager PyTorch: ~15 us host time per kernel (Python, dispatcher, autograd; PyTorch CUDA Graphs blog 2021, He 2022), foreach AdamW, DDP overlapping the all-reduce"},
+	// torch.compile (Inductor, default mode): generated code launches fused Triton
+	// kernels without the dispatcher and autograd per operator (Ansel et al., "PyTorch 2",
+	// ASPLOS 2024); a few microseconds per kernel is assumed; the optimizer is usually left eager (foreach); DDP
+	// overlaps as in eager mode (DDPOptimizer splits the graph at bucket boundaries).
+	Compiled: {Name: Compiled, HostKernelSeconds: 4e-6, HostLayerSeconds: 10e-6, OptimizerTensorSeconds: 5e-6,
+		OptimizerTempBytesPerParam: 4, OverlapGradReduce: true, ReturnsLogits: true, FixedBytes: contextBytes, AllocatorReserve: allocatorReserve,
+		Note: "torch.compile (Inductor): ~4 us host time per kernel, eager foreach AdamW, DDP overlapping the all-reduce"},
+	// CUDA graphs (torch.compile mode="reduce-overhead", or Megatron-LM / Transformer
+	// Engine graph capture): one launch replays a layer's kernels, so the host cost is
+	// one graph launch per layer and pass; the optimizer is a fused multi-tensor kernel
+	// updating in place (Apex/TE FusedAdam, about 1 us per tensor). As in Megatron-LM's
+	// defaults (overlap_grad_reduce off; Korthikanti et al. 2022, section 6.3, "we do not
+	// use any overlapping of gradient all-reduces") the all-reduce follows the backward.
+	CUDAGraphs: {Name: CUDAGraphs, HostKernelSeconds: 0, HostLayerSeconds: 10e-6, OptimizerTensorSeconds: 1e-6,
+		OptimizerTempBytesPerParam: 0, OverlapGradReduce: false, FixedBytes: contextBytes, AllocatorReserve: allocatorReserve,
+		Note: "CUDA graphs (Megatron-LM / TE capture, or reduce-overhead): one launch per layer, fused in-place Adam, all-reduce after the backward"},
+}
+
+// LookupFramework returns the framework mode of that name (case-insensitive).
+func LookupFramework(name string) (Framework, error) {
+	f, ok := frameworks[strings.ToLower(name)]
+	if !ok {
+		return Framework{}, fmt.Errorf("unknown framework %q; known: %s", name, strings.Join(FrameworkNames(), ", "))
+	}
+	return f, nil
+}
+
+// FrameworkNames lists the framework modes, sorted.
+func FrameworkNames() []string {
+	names := make([]string, 0, len(frameworks))
+	for k := range frameworks {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// Validate checks the figures; errors name the field under prefix ("framework").
+func (f Framework) Validate(prefix string) error {
+	var es model.Errors
+	es.NonNegative(prefix+".host_kernel_seconds", f.HostKernelSeconds)
+	es.NonNegative(prefix+".host_layer_seconds", f.HostLayerSeconds)
+	es.NonNegative(prefix+".optimizer_tensor_seconds", f.OptimizerTensorSeconds)
+	es.NonNegative(prefix+".optimizer_temp_bytes_per_param", f.OptimizerTempBytesPerParam)
+	if f.FixedBytes < 0 || f.FixedBytes > MaxMemoryBytes {
+		es.Add(prefix+".fixed_bytes", "must be between 0 and %d, got %d", int64(MaxMemoryBytes), f.FixedBytes)
+	}
+	if !(f.AllocatorReserve >= 0 && f.AllocatorReserve <= 1) {
+		es.Add(prefix+".allocator_reserve", "must be in [0, 1], got %v", f.AllocatorReserve)
+	}
+	return es.Err()
+}
+
+// HostSeconds is the host time of a pass that launches kernels kernels over layers layers.
+func (f Framework) HostSeconds(kernels, layers float64) float64 {
+	return kernels*f.HostKernelSeconds + layers*f.HostLayerSeconds
+}

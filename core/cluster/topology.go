@@ -1,0 +1,266 @@
+package cluster
+
+import (
+	"fmt"
+
+	"pipeplan/core/model"
+)
+
+// Topology is a cluster of identical nodes: DevicesPerNode devices in each node, joined to
+// each other by Intra (NVLink, NVSwitch, Infinity Fabric), and nodes joined by Inter (an
+// InfiniBand or RoCE network). Inter is one device's own network interface: the nodes are
+// taken to be rail-optimised with one NIC per device, as DGX A100 and DGX H100 are (8
+// ConnectX NICs for 8 GPUs), so transfers of different devices do not share bandwidth.
+//
+// A topology is where a run with pipeline, data and tensor parallelism is placed (Place):
+// which link each stage-to-stage transfer and each data-parallel all-reduce crosses.
+type Topology struct {
+	Nodes          int  `json:"nodes"`
+	DevicesPerNode int  `json:"devices_per_node"`
+	Intra          Link `json:"intra"`
+	Inter          Link `json:"inter"`
+}
+
+// Devices is the number of devices in the topology.
+func (t Topology) Devices() int { return t.Nodes * t.DevicesPerNode }
+
+// MaxTopologyDevices bounds Nodes * DevicesPerNode.
+const MaxTopologyDevices = 1 << 20
+
+// Validate checks the topology; errors name the field. Links are latency-bandwidth links
+// (a topology has no device clock to count Graphcore-style idle cycles in).
+func (t Topology) Validate() error {
+	var es model.Errors
+	if t.Nodes < 1 {
+		es.Add("nodes", "must be >= 1, got %d", t.Nodes)
+	}
+	if t.DevicesPerNode < 1 {
+		es.Add("devices_per_node", "must be >= 1, got %d", t.DevicesPerNode)
+	}
+	if len(es) == 0 && int64(t.Nodes)*int64(t.DevicesPerNode) > MaxTopologyDevices {
+		es.Add("nodes", "nodes x devices_per_node must be at most %d, got %d x %d", MaxTopologyDevices, t.Nodes, t.DevicesPerNode)
+	}
+	for _, l := range []struct {
+		name string
+		l    Link
+	}{{"intra", t.Intra}, {"inter", t.Inter}} {
+		l.l.validate(&es, l.name)
+		if l.l.CyclesStyle() {
+			es.Add(l.name, "must be given as latency_seconds and bytes_per_second")
+		}
+	}
+	return es.Err()
+}
+
+// Order is how ranks are numbered over the three kinds of parallelism: the kind named
+// first varies fastest, so its groups are made of neighbouring devices. Tensor
+// parallelism is always innermost: its all-reduces, four per transformer block and
+// microbatch, are on the critical path and stay inside a node.
+type Order string
+
+// The placements.
+const (
+	// TDP numbers tensor, then data, then pipeline (Megatron-LM's default order, pipeline
+	// outermost): data-parallel rings are as local as they can be, and stage boundaries
+	// cross nodes first.
+	TDP Order = "tdp"
+	// TPD numbers tensor, then pipeline, then data: a pipeline stays in a node as long as
+	// it can, and data-parallel rings cross nodes first.
+	TPD Order = "tpd"
+)
+
+// Orders lists the placements Choose compares, preferred first on equal cost.
+var Orders = []Order{TDP, TPD}
+
+// Placement is where a run of Pipeline stages x Data replicas x Tensor-parallel groups
+// sits on a topology, and the link each kind of communication crosses.
+type Placement struct {
+	Order    Order `json:"order"`
+	Pipeline int   `json:"pipeline"`
+	Data     int   `json:"data"`
+	Tensor   int   `json:"tensor"`
+	// Nodes is the number of nodes the run occupies (ranks fill nodes in order).
+	Nodes int `json:"nodes"`
+	// StageLinks[i] is the link between stage i and i+1 (Pipeline-1 entries): Inter when
+	// the transfer crosses nodes in any replica, Intra otherwise. StageCrossesNodes says
+	// which.
+	StageLinks        []Link `json:"stage_links"`
+	StageCrossesNodes []bool `json:"stage_crosses_nodes"`
+	// DataLink is the slowest link a data-parallel ring crosses (zero for one replica);
+	// DataCrossesNodes says whether some ring crosses nodes.
+	DataLink         Link `json:"data_link"`
+	DataCrossesNodes bool `json:"data_crosses_nodes"`
+	// TensorLink is the link of the tensor-parallel all-reduces (Intra; zero for t = 1).
+	TensorLink Link `json:"tensor_link"`
+}
+
+// rank is the global rank of tensor rank 0 of (replica dp, stage pp).
+func rank(o Order, p, d, t, dp, pp int) int {
+	if o == TPD {
+		return t * (pp + p*dp)
+	}
+	return t * (dp + d*pp)
+}
+
+// Place lays p stages x d replicas x t-way tensor-parallel groups on the topology in the
+// given order. Every tensor-parallel group stays inside one node, so t must divide the
+// devices per node; p*d*t must not exceed the devices. Errors name the parallel degree.
+func (tp Topology) Place(p, d, t int, o Order) (*Placement, error) {
+	if err := tp.Validate(); err != nil {
+		return nil, err
+	}
+	var es model.Errors
+	for _, f := range []struct {
+		name string
+		v    int
+	}{{"pipeline", p}, {"data", d}, {"tensor", t}} {
+		if f.v < 1 {
+			es.Add(f.name, "must be >= 1, got %d", f.v)
+		}
+	}
+	if o != TDP && o != TPD {
+		es.Add("order", "must be %s or %s, got %q", TDP, TPD, o)
+	}
+	if err := es.Err(); err != nil {
+		return nil, err
+	}
+	K := tp.DevicesPerNode
+	if K%t != 0 {
+		return nil, &model.FieldError{Path: "tensor", Reason: fmt.Sprintf("must divide the %d devices per node (a tensor-parallel group stays inside a node), got %d", K, t)}
+	}
+	if n := int64(p) * int64(d) * int64(t); n > int64(tp.Devices()) {
+		return nil, &model.FieldError{Path: "pipeline", Reason: fmt.Sprintf("%d stages x %d replicas x %d-way tensor parallelism need %d devices, more than the %d of %d nodes x %d", p, d, t, n, tp.Devices(), tp.Nodes, K)}
+	}
+	pl := &Placement{Order: o, Pipeline: p, Data: d, Tensor: t, Nodes: (p*d*t + K - 1) / K,
+		StageLinks: make([]Link, max(0, p-1)), StageCrossesNodes: make([]bool, max(0, p-1))}
+	node := func(r int) int { return r / K }
+	for i := 0; i+1 < p; i++ {
+		for dp := range d {
+			if node(rank(o, p, d, t, dp, i)) != node(rank(o, p, d, t, dp, i+1)) {
+				pl.StageCrossesNodes[i] = true
+				break
+			}
+		}
+		pl.StageLinks[i] = tp.Intra
+		if pl.StageCrossesNodes[i] {
+			pl.StageLinks[i] = tp.Inter
+		}
+	}
+	if d > 1 {
+		// A ring's members have increasing ranks: it stays in a node when its first and
+		// last member do.
+		for pp := range p {
+			if node(rank(o, p, d, t, 0, pp)) != node(rank(o, p, d, t, d-1, pp)) {
+				pl.DataCrossesNodes = true
+				break
+			}
+		}
+		pl.DataLink = tp.Intra
+		if pl.DataCrossesNodes {
+			pl.DataLink = tp.Inter
+		}
+	}
+	if t > 1 {
+		pl.TensorLink = tp.Intra
+	}
+	return pl, nil
+}
+
+// Traffic is what a run communicates per training step, per device: the bytes of
+// gradients each device all-reduces with its data-parallel peers, and the bytes each
+// stage sends to the next (activations forward; the same bytes come back as gradients).
+type Traffic struct {
+	GradientBytes float64
+	StageBytes    float64
+}
+
+// Cost is a placement's communication time per step for the traffic: the data-parallel
+// ring all-reduce over DataLink plus the slowest stage boundary's transfers. Transfers of
+// different devices run at once (one NIC per device), so the boundaries do not add up.
+func (pl *Placement) Cost(tr Traffic) float64 {
+	c := RingAllReduceSeconds(pl.DataLink, tr.GradientBytes, pl.Data)
+	var stage float64
+	for _, l := range pl.StageLinks {
+		if tr.StageBytes > 0 {
+			stage = max(stage, l.Seconds(int64(tr.StageBytes), 0))
+		}
+	}
+	return c + stage
+}
+
+// Choose places the run in each of Orders and returns the placement of least Cost for the
+// traffic; on equal cost the first in Orders (TDP, Megatron-LM's order). With pipeline
+// and data parallelism both spanning nodes, it decides which of the two gets the fast
+// links: usually the data-parallel all-reduce (gradients of a whole stage, every step)
+// outweighs the stage transfers (one activation per microbatch), and TDP wins; a small
+// model with long sequences and many microbatches may go the other way.
+func (tp Topology) Choose(p, d, t int, tr Traffic) (*Placement, error) {
+	var best *Placement
+	var bestCost float64
+	for _, o := range Orders {
+		pl, err := tp.Place(p, d, t, o)
+		if err != nil {
+			return nil, err
+		}
+		if c := pl.Cost(tr); best == nil || c < bestCost {
+			best, bestCost = pl, c
+		}
+	}
+	return best, nil
+}
+
+// StageCluster returns the cluster the pipeline of one replica runs on: Pipeline copies of
+// the device (one per stage; a stage's tensor-parallel group counts as one device)
+// joined by StageLinks; no host link.
+func (pl *Placement) StageCluster(dev Device) *Cluster {
+	c := &Cluster{Devices: make([]Device, pl.Pipeline)}
+	for i := range c.Devices {
+		c.Devices[i] = dev
+	}
+	if len(pl.StageLinks) > 0 {
+		c.Links = append([]Link(nil), pl.StageLinks...)
+		if allSame(c.Links) {
+			c.Links = c.Links[:1]
+		}
+	}
+	return c
+}
+
+func allSame(ls []Link) bool {
+	for _, l := range ls[1:] {
+		if l != ls[0] {
+			return false
+		}
+	}
+	return true
+}
+
+// RingAllReduceSeconds is the time of a ring all-reduce of n bytes among members devices
+// over link l: 2(k-1)/k * n / bandwidth + 2(k-1) * latency (Patarasuk and Yuan 2009; the
+// alpha-beta form of seed 004). 0 for one member or nothing to reduce.
+func RingAllReduceSeconds(l Link, n float64, members int) float64 {
+	if members <= 1 || n <= 0 {
+		return 0
+	}
+	k := float64(members)
+	t := 2 * (k - 1) * l.LatencySeconds
+	if l.BytesPerSecond > 0 {
+		t += 2 * (k - 1) / k * n / l.BytesPerSecond
+	}
+	return t
+}
+
+// PresetTopology returns nodes x perNode devices joined inside a node by the link preset
+// intra and across nodes by the link preset inter (LookupLink).
+func PresetTopology(nodes, perNode int, intra, inter string) (Topology, error) {
+	li, err := LookupLink(intra)
+	if err != nil {
+		return Topology{}, &model.FieldError{Path: "intra", Reason: err.Error()}
+	}
+	le, err := LookupLink(inter)
+	if err != nil {
+		return Topology{}, &model.FieldError{Path: "inter", Reason: err.Error()}
+	}
+	t := Topology{Nodes: nodes, DevicesPerNode: perNode, Intra: li.Link, Inter: le.Link}
+	return t, t.Validate()
+}

@@ -1,0 +1,157 @@
+package cluster
+
+import (
+	"math"
+	"strings"
+	"testing"
+)
+
+func h100Nodes(t *testing.T, nodes int) Topology {
+	t.Helper()
+	tp, err := PresetTopology(nodes, 8, "nvswitch3", "ib-ndr")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tp
+}
+
+// TestPlace checks which links stage boundaries and data-parallel rings cross, against
+// rank maps worked out by hand, on 4 nodes of 8 devices.
+func TestPlace(t *testing.T) {
+	tp := h100Nodes(t, 4)
+	tests := []struct {
+		p, d, tt int
+		o        Order
+		stages   string // per boundary: i (intra) or x (crosses nodes)
+		data     string // "", i or x
+		nodes    int
+	}{
+		// Megatron order: ranks t + t*(dp + d*pp).
+		{4, 8, 1, TDP, "xxx", "i", 4},     // a node per stage, rings inside nodes
+		{4, 2, 4, TDP, "xxx", "i", 4},     // t*d = 8: one stage per node
+		{8, 2, 2, TDP, "ixixixi", "i", 4}, // t*d = 4: two stages per node
+		{2, 16, 1, TDP, "x", "x", 4},      // rings of 16 span two nodes
+		{4, 1, 8, TDP, "xxx", "", 4},
+		{8, 1, 1, TDP, "iiiiiii", "", 1},
+		{1, 32, 1, TDP, "", "x", 4},
+		{1, 8, 1, TDP, "", "i", 1},
+		// Pipeline before data: ranks t*(pp + p*dp).
+		{4, 8, 1, TPD, "iii", "x", 4},
+		{2, 16, 1, TPD, "i", "x", 4},
+		{16, 2, 1, TPD, "iiiiiiixiiiiiii", "x", 4},
+		// Ranks 2*(pp + 4*dp): replica 0 on ranks 0..7 (node 0), replica 1 on 8..15
+		// (node 1); a ring pairs rank 2pp with 8+2pp, across nodes.
+		{4, 2, 2, TPD, "iii", "x", 2},
+	}
+	for _, tt := range tests {
+		pl, err := tp.Place(tt.p, tt.d, tt.tt, tt.o)
+		if err != nil {
+			t.Fatalf("%d x %d x %d %s: %v", tt.p, tt.d, tt.tt, tt.o, err)
+		}
+		var stages strings.Builder
+		for i, x := range pl.StageCrossesNodes {
+			c, want := "i", tp.Intra
+			if x {
+				c, want = "x", tp.Inter
+			}
+			stages.WriteString(c)
+			if pl.StageLinks[i] != want {
+				t.Errorf("%+v: stage link %d = %+v, want %+v", tt, i, pl.StageLinks[i], want)
+			}
+		}
+		data := ""
+		switch {
+		case tt.d > 1 && pl.DataCrossesNodes:
+			data = "x"
+		case tt.d > 1:
+			data = "i"
+		}
+		if stages.String() != tt.stages || data != tt.data || pl.Nodes != tt.nodes {
+			t.Errorf("p=%d d=%d t=%d %s: stages %q data %q nodes %d, want %q %q %d",
+				tt.p, tt.d, tt.tt, tt.o, stages.String(), data, pl.Nodes, tt.stages, tt.data, tt.nodes)
+		}
+		if (tt.tt > 1) != (pl.TensorLink == tp.Intra) {
+			t.Errorf("%+v: tensor link %+v", tt, pl.TensorLink)
+		}
+	}
+}
+
+func TestPlaceErrors(t *testing.T) {
+	tp := h100Nodes(t, 2)
+	for _, tt := range []struct {
+		p, d, t int
+		o       Order
+		want    string
+	}{
+		{1, 1, 3, TDP, "tensor: must divide the 8 devices per node"},
+		{1, 1, 16, TDP, "tensor: must divide the 8 devices per node"},
+		{4, 2, 4, TDP, "pipeline: 4 stages x 2 replicas x 4-way tensor parallelism need 32 devices, more than the 16"},
+		{0, 1, 1, TDP, "pipeline: must be >= 1"},
+		{1, 1, 1, "dpt", "order: must be tdp or tpd"},
+	} {
+		_, err := tp.Place(tt.p, tt.d, tt.t, tt.o)
+		if err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("Place(%d, %d, %d, %s) = %v, want %q", tt.p, tt.d, tt.t, tt.o, err, tt.want)
+		}
+	}
+	if _, err := PresetTopology(2, 8, "nvlink9", "ib-ndr"); err == nil || !strings.HasPrefix(err.Error(), "intra: unknown link") {
+		t.Errorf("unknown intra link: %v", err)
+	}
+	if _, err := PresetTopology(0, 8, "nvlink4", "ib-ndr"); err == nil || !strings.HasPrefix(err.Error(), "nodes: must be >= 1") {
+		t.Errorf("no nodes: %v", err)
+	}
+}
+
+// TestChoose: with gradients far heavier than activations the data-parallel rings get
+// the node's fast links (Megatron's order); with the opposite traffic the pipeline does.
+func TestChoose(t *testing.T) {
+	tp := h100Nodes(t, 2)
+	pl, err := tp.Choose(2, 8, 1, Traffic{GradientBytes: 8e9, StageBytes: 1e9})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pl.Order != TDP || pl.DataCrossesNodes || !pl.StageCrossesNodes[0] {
+		t.Errorf("heavy gradients: %+v, want TDP with rings in nodes", pl)
+	}
+	pl, _ = tp.Choose(2, 8, 1, Traffic{GradientBytes: 1e8, StageBytes: 8e9})
+	if pl.Order != TPD || !pl.DataCrossesNodes || pl.StageCrossesNodes[0] {
+		t.Errorf("heavy activations: %+v, want TPD with stages in nodes", pl)
+	}
+	// Equal placements: the first order wins.
+	pl, _ = tp.Choose(1, 1, 8, Traffic{GradientBytes: 1, StageBytes: 1})
+	if pl.Order != TDP {
+		t.Errorf("one group: order %s, want tdp", pl.Order)
+	}
+}
+
+func TestRingAllReduce(t *testing.T) {
+	l := Link{LatencySeconds: 1e-5, BytesPerSecond: 1e10}
+	// 2(k-1)/k * n / B + 2(k-1) alpha.
+	if got, want := RingAllReduceSeconds(l, 1e9, 4), 1.5*1e9/1e10+6e-5; math.Abs(got-want) > 1e-15 {
+		t.Errorf("ring of 4: %v, want %v", got, want)
+	}
+	if RingAllReduceSeconds(l, 1e9, 1) != 0 || RingAllReduceSeconds(l, 0, 8) != 0 {
+		t.Error("one member or no bytes: want 0")
+	}
+}
+
+func TestPlacementPipeline(t *testing.T) {
+	tp := h100Nodes(t, 4)
+	d, _ := LookupDevice("h100-sxm")
+	pl, _ := tp.Place(8, 2, 2, TDP)
+	c := pl.StageCluster(d.Device)
+	if err := c.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	if len(c.Devices) != 8 || len(c.Links) != 7 || c.Links[0] != tp.Intra || c.Links[1] != tp.Inter {
+		t.Errorf("cluster %+v", c)
+	}
+	pl, _ = tp.Place(4, 8, 1, TDP)
+	if c := pl.StageCluster(d.Device); len(c.Links) != 1 || c.Links[0] != tp.Inter {
+		t.Errorf("all boundaries across nodes: links %+v, want one inter link", c.Links)
+	}
+	pl, _ = tp.Place(1, 8, 1, TDP)
+	if c := pl.StageCluster(d.Device); len(c.Devices) != 1 || len(c.Links) != 0 || c.Validate() != nil {
+		t.Errorf("one stage: %+v", c)
+	}
+}

@@ -1,0 +1,464 @@
+// Package export turns a plan into what a training framework takes: a PyTorch
+// torch.distributed.pipelining split and schedule, a DeepSpeed PipelineModule partition,
+// Megatron-LM's pipeline arguments, a Graphcore Keras stage assignment and popxl IPU
+// mapping, or pipeplan's own versioned plan JSON. It is pure: text in, text out.
+//
+// # What an export says
+//
+// Every export states the split it expresses (Export.Boundaries, in pipeplan's layer
+// indices) and the schedule the framework will run. Where the framework cannot express
+// the plan exactly (a schedule it lacks, a cut inside a transformer block that Megatron-LM
+// cannot make, an interleaved split on a framework with one stage per device), the export
+// says so in a Note and expresses the closest plan it can instead: the same split under the
+// framework's schedule, the cuts moved to where the framework can make them, or the best
+// split under the framework's schedule. A Coster prices that plan as the planner prices its
+// own, so Export.Expressed sits beside Export.Planned and the user sees what the
+// difference costs.
+//
+// # Input
+//
+// FromRequest plans a planning request (core/request) and returns the Input: the result's
+// split and the settings it was planned for, with a RequestCoster that prices other
+// splits and schedules by planning the same request with them, so every price an export
+// states is the whole step as core/request states it. The request's tensor parallelism
+// is part of the plan (core/analytic costs each stage's blocks split over t devices):
+// exports state the same t, and a framework that cannot split blocks refuses the plan.
+//
+// # Module names
+//
+// Frameworks name layers by their modules. For an architecture costed by core/analytic
+// (layers embedding, block.N, block.N.attention, block.N.mlp, final_norm, lm_head) the
+// names are HuggingFace's module paths for the family (Llama's model.layers.8, GPT-2's
+// transformer.h.8, BERT's bert.encoder.layer.8). A profile's layer names are taken as
+// module names: pipeplan_profile.py (core/profiler) writes them so.
+package export
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"pipeplan/core/arch"
+	"pipeplan/core/model"
+	"pipeplan/core/plan"
+	"pipeplan/core/schedule"
+)
+
+// Version is the version of the exports' content: the plan JSON's "version", and the
+// version each snippet's header names. It changes when an export's meaning changes.
+const Version = 1
+
+// Format names a framework.
+type Format string
+
+// The formats.
+const (
+	// PyTorch: torch.distributed.pipelining's split_spec and schedule class (Python).
+	PyTorch Format = "pytorch"
+	// DeepSpeed: a PipelineModule that takes the planned partition (Python).
+	DeepSpeed Format = "deepspeed"
+	// Megatron: Megatron-LM's pipeline layout and parallel sizes (shell arguments).
+	Megatron Format = "megatron"
+	// Graphcore: the Keras pipeline stage assignment and the popxl IPU mapping (Python).
+	Graphcore Format = "graphcore"
+	// JSON: pipeplan's own plan document (docs/export.md).
+	JSON Format = "json"
+)
+
+// Formats lists the formats in the order the command line documents them.
+var Formats = []Format{PyTorch, DeepSpeed, Megatron, Graphcore, JSON}
+
+// ParseFormat reads a format name.
+func ParseFormat(s string) (Format, error) {
+	f := Format(strings.ToLower(strings.TrimSpace(s)))
+	if slices.Contains(Formats, f) {
+		return f, nil
+	}
+	names := make([]string, len(Formats))
+	for i, f := range Formats {
+		names[i] = string(f)
+	}
+	return "", fmt.Errorf("unknown export format %q: use %s", s, strings.Join(names, ", "))
+}
+
+// Input is what an export reads: the plan and the settings it was made for.
+type Input struct {
+	// Model is the model's name, for the header.
+	Model string
+	// LayerNames are the model's layers in order.
+	LayerNames []string
+	// Arch is the architecture when the model was costed from one (core/analytic); nil
+	// for a profile.
+	Arch *arch.Arch
+	// Seq is the architecture's sequence length (tokens per sample), 0 if unknown.
+	Seq int
+	// Boundaries is the planned split: [0, s1, ..., n], one entry per stage plus one (per
+	// model chunk for interleaved: stage j runs on device j mod Devices).
+	Boundaries []int
+	// Schedule is the planned schedule (Kind, Chunks, Microbatches, Recompute). A zero
+	// Kind means the plan was made without one: exports then assume 1F1B with
+	// Microbatches (at least 1).
+	Schedule schedule.Config
+	// MicrobatchSize is the samples in one microbatch (0: 1).
+	MicrobatchSize int
+	// Data is the number of data-parallel replicas of the pipeline (0: 1).
+	Data int
+	// Tensor is the tensor-parallel degree t the plan was costed with (0: 1): every
+	// pipeline device is a group of t devices splitting each transformer block
+	// Megatron-style, so the run uses pipeline x Data x Tensor devices. FromRequest takes
+	// it from the request's parallelism.tensor; exports state it in the framework's terms
+	// (Megatron-LM's --tensor-model-parallel-size, DeepSpeed's topology, a PyTorch device
+	// mesh), and a framework that cannot split blocks refuses the plan rather than drop t.
+	Tensor int
+	// SequenceParallel: the plan also splits along the sequence what tensor parallelism
+	// leaves whole (norms, dropout, residuals), as the request's
+	// parallelism.sequence_parallel; it needs Tensor >= 2. Megatron-LM states it as
+	// --sequence-parallel.
+	SequenceParallel bool
+	// ZeRO is the ZeRO stage: 0, or 1 (optimizer state sharded over the data-parallel
+	// replicas).
+	ZeRO int
+	// Recompute is the activation recomputation: none, selective or full ("" is none).
+	Recompute string
+	// Plan is the planner's plan, embedded in the JSON export when set.
+	Plan *plan.Plan
+	// Coster prices other splits and schedules, for the closest plan a framework can
+	// express; nil: exports still say what they changed, without its cost.
+	Coster Coster
+}
+
+// Coster prices plans as the planner does.
+type Coster interface {
+	// Cost prices a split under a schedule.
+	Cost(bounds []int, sched schedule.Config) (Cost, error)
+	// Best is the optimal split under a schedule, and its price.
+	Best(sched schedule.Config) ([]int, Cost, error)
+}
+
+// Cost is the price of one plan.
+type Cost struct {
+	// Schedule as schedule.Parse reads it; Boundaries the split.
+	Schedule   string `json:"schedule"`
+	Boundaries []int  `json:"boundaries"`
+	// StepSeconds is the simulated step (the pipeline's makespan, or the step with the
+	// optimizer and all-reduces where the Coster counts them); SamplesPerSecond the
+	// throughput.
+	StepSeconds      float64 `json:"step_seconds"`
+	SamplesPerSecond float64 `json:"samples_per_second"`
+	// Fits reports whether every device's peak memory fits it.
+	Fits bool `json:"fits"`
+}
+
+// Note is something the user must know about an export: what the framework could not
+// express and what the export did instead, or what to check.
+type Note struct {
+	// Code names the kind of note (the Note* constants).
+	Code string `json:"code"`
+	// Message says it in words.
+	Message string `json:"message"`
+}
+
+// The codes of notes.
+const (
+	// NoteSchedule: the framework lacks the planned schedule; the export runs another.
+	NoteSchedule = "schedule_not_expressible"
+	// NoteSplit: the framework cannot make the planned cuts; the export moved them.
+	NoteSplit = "split_not_expressible"
+	// NoteModuleNames: layer names were taken as module names.
+	NoteModuleNames = "module_names_assumed"
+	// NoteLayerList: the framework's list of layers must match pipeplan's one to one.
+	NoteLayerList = "layer_list_must_match"
+	// NotePrivateAPI: the snippet relies on a framework internal.
+	NotePrivateAPI = "private_api"
+	// NoteTensorModules: the framework's pipeline does not split layers itself; the
+	// user's modules must be tensor-parallel over the groups the export sets up.
+	NoteTensorModules = "tensor_parallel_modules"
+	// NoteMicrobatches: fewer microbatches than the framework's schedule wants.
+	NoteMicrobatches = "few_microbatches"
+	// NoteCost: the closest plan could not be priced.
+	NoteCost = "cost_unavailable"
+	// NoteTied: a tied embedding spans stages; the framework must keep its copies in step.
+	NoteTied = "tied_weights_across_stages"
+)
+
+// Export is one framework's form of a plan.
+type Export struct {
+	// Format and Version of the export.
+	Format  Format `json:"format"`
+	Version int    `json:"version"`
+	// Filename suggests a file name; Language is python, shell or json.
+	Filename string `json:"filename"`
+	Language string `json:"language"`
+	// Text is the export itself.
+	Text string `json:"text"`
+	// Exact reports whether the framework runs the plan as planned: the same split under
+	// the same schedule.
+	Exact bool `json:"exact"`
+	// Boundaries is the split Text expresses, in pipeplan's layer indices (one entry per
+	// stage, or model chunk, plus one); Schedule the schedule the framework runs, as
+	// pipeplan names it.
+	Boundaries []int  `json:"boundaries"`
+	Schedule   string `json:"schedule"`
+	// Planned is the plan's price; Expressed the price of what Text expresses when it is
+	// not exact (nil when no Coster could price it).
+	Planned   *Cost `json:"planned,omitempty"`
+	Expressed *Cost `json:"expressed,omitempty"`
+	// Notes: what could not be expressed, and what to check.
+	Notes []Note `json:"notes,omitempty"`
+}
+
+// Make exports the plan in one format.
+func Make(in *Input, f Format) (*Export, error) {
+	if err := in.check(); err != nil {
+		return nil, err
+	}
+	var gen func(*job) error
+	switch f {
+	case PyTorch:
+		gen = pytorch
+	case DeepSpeed:
+		gen = deepspeed
+	case Megatron:
+		gen = megatron
+	case Graphcore:
+		gen = graphcore
+	case JSON:
+		gen = planJSON
+	default:
+		_, err := ParseFormat(string(f))
+		return nil, err
+	}
+	j := &job{in: in, ex: &Export{Format: f, Version: Version}}
+	j.sched = in.planned()
+	if in.Coster != nil {
+		c, err := in.Coster.Cost(in.Boundaries, j.sched)
+		if err == nil {
+			j.ex.Planned = &c
+		} else {
+			j.note(NoteCost, "the plan could not be priced: %v", err)
+		}
+	}
+	if err := gen(j); err != nil {
+		return nil, err
+	}
+	j.settle()
+	return j.ex, nil
+}
+
+// check validates the input; errors name the field.
+func (in *Input) check() error {
+	var es model.Errors
+	n := len(in.LayerNames)
+	b := in.Boundaries
+	if n == 0 {
+		es.Add("layer_names", "must name at least one layer")
+	}
+	if len(b) < 2 || b[0] != 0 || b[len(b)-1] != n {
+		es.Add("boundaries", "must run from 0 to the %d layers, got %v", n, b)
+	} else {
+		for i := 1; i < len(b); i++ {
+			if b[i] <= b[i-1] {
+				es.Add(fmt.Sprintf("boundaries[%d]", i), "must be greater than %d: every stage holds a layer", b[i-1])
+			}
+		}
+	}
+	s := in.planned()
+	if err := s.Validate(len(b) - 1); err != nil && len(b) >= 2 {
+		if fes, ok := model.AsFieldErrors(err); ok {
+			for _, fe := range fes {
+				es.Add("schedule."+fe.Path, "%s", fe.Reason)
+			}
+		} else {
+			es.Add("schedule", "%v", err)
+		}
+	}
+	for _, v := range []struct {
+		name string
+		v    int
+	}{{"microbatch_size", in.MicrobatchSize}, {"data", in.Data}, {"tensor", in.Tensor}, {"seq", in.Seq}, {"zero", in.ZeRO}} {
+		if v.v < 0 {
+			es.Add(v.name, "must be >= 0, got %d", v.v)
+		}
+	}
+	if in.ZeRO > 1 {
+		es.Add("zero", "must be 0 or 1, got %d", in.ZeRO)
+	}
+	if in.SequenceParallel && in.Tensor < 2 {
+		es.Add("sequence_parallel", "splits along the sequence what tensor parallelism leaves whole: it needs tensor >= 2, got %d", orOne(in.Tensor))
+	}
+	switch in.Recompute {
+	case "", "none", "selective", "full":
+	default:
+		es.Add("recompute", "must be none, selective or full, got %q", in.Recompute)
+	}
+	return es.Err()
+}
+
+// planned is the planned schedule, 1F1B when the plan named none.
+func (in *Input) planned() schedule.Config {
+	s := in.Schedule
+	if s.Kind == "" {
+		s.Kind = schedule.OneFOneB
+		s.Microbatches = max(s.Microbatches, 1)
+	}
+	if in.Recompute == "full" {
+		s.Recompute = true
+	}
+	return s
+}
+
+func orOne(v int) int { return max(v, 1) }
+
+// devices is the number of pipeline devices.
+func (in *Input) devices() int {
+	s := in.planned()
+	return s.Devices(len(in.Boundaries) - 1)
+}
+
+// job is one export being made.
+type job struct {
+	in    *Input
+	ex    *Export
+	sched schedule.Config // the planned schedule
+	runs  *schedule.Config
+	moved []int // a split other than the plan's, when the framework needs one
+	// settled: what is expressed is decided and priced (no more runSchedule, moveSplit).
+	settled bool
+}
+
+func (j *job) note(code, format string, args ...any) {
+	j.ex.Notes = append(j.ex.Notes, Note{Code: code, Message: fmt.Sprintf(format, args...)})
+}
+
+// runSchedule records the schedule the framework will run, when it is not the planned one.
+func (j *job) runSchedule(s schedule.Config, why string) {
+	s.Microbatches, s.Recompute = j.sched.Microbatches, j.sched.Recompute
+	j.runs = &s
+	j.note(NoteSchedule, "%s; the export runs %s instead of the planned %s", why, s, j.sched)
+}
+
+// approximate records that the framework runs a schedule close to the planned one, which
+// pipeplan prices as the planned one.
+func (j *job) approximate(why string) {
+	s := j.sched
+	j.runs = &s
+	j.note(NoteSchedule, "%s; pipeplan prices it as %s", why, s)
+}
+
+// ranSchedule is the schedule the framework runs.
+func (j *job) ranSchedule() schedule.Config {
+	if j.runs != nil {
+		return *j.runs
+	}
+	return j.sched
+}
+
+// split is the split the export expresses.
+func (j *job) split() []int {
+	if j.moved != nil {
+		return j.moved
+	}
+	return j.in.Boundaries
+}
+
+// moveSplit records a split other than the plan's.
+func (j *job) moveSplit(b []int, why string) {
+	j.moved = b
+	j.note(NoteSplit, "%s: the export splits at %s instead of the planned %s", why, j.describe(b), j.describe(j.in.Boundaries))
+}
+
+// best replaces the plan with the optimal one under the schedule the framework runs, for
+// frameworks that cannot express the planned split's structure (interleaving). Without
+// a Coster it returns an error: there is no other split to offer.
+func (j *job) best(s schedule.Config, why string) error {
+	s.Microbatches, s.Recompute = j.sched.Microbatches, j.sched.Recompute
+	if j.in.Coster == nil {
+		return fmt.Errorf("%s, and without a planner to find the best split for %s there is no split to offer", why, s)
+	}
+	b, _, err := j.in.Coster.Best(s)
+	if err != nil {
+		return fmt.Errorf("%s, and no split fits under %s: %w", why, s, err)
+	}
+	j.runs = &s
+	j.moved = b
+	j.note(NoteSchedule, "%s; the export gives the best split under %s instead of the planned %s", why, s, j.sched)
+	return nil
+}
+
+// describe writes a split by each stage's first layer.
+func (j *job) describe(b []int) string {
+	var parts []string
+	for i := 0; i+1 < len(b); i++ {
+		parts = append(parts, j.in.LayerNames[b[i]])
+	}
+	return "[" + strings.Join(parts, " | ") + "]"
+}
+
+// settle fills the split, the schedule, exactness and the price of what is expressed,
+// once: generators call it when they have decided what they express, before writing it.
+func (j *job) settle() {
+	if j.settled {
+		return
+	}
+	j.settled = true
+	j.ex.Boundaries = slices.Clone(j.split())
+	run := j.ranSchedule()
+	j.ex.Schedule = run.String()
+	j.ex.Exact = j.runs == nil && j.moved == nil
+	if j.ex.Exact || j.in.Coster == nil {
+		return
+	}
+	c, err := j.in.Coster.Cost(j.ex.Boundaries, run)
+	if err != nil {
+		j.note(NoteCost, "what the export expresses could not be priced: %v", err)
+		return
+	}
+	j.ex.Expressed = &c
+}
+
+// errNeedsArch is returned by frameworks that only take transformers.
+var errNeedsArch = errors.New("needs a transformer architecture (plan --hf-config, or a request's model.architecture): a profile's layers are not Megatron-LM's")
+
+// stagesOf lists the stages of a split: first and last layer (inclusive).
+func stagesOf(b []int) [][2]int {
+	var s [][2]int
+	for i := 0; i+1 < len(b); i++ {
+		s = append(s, [2]int{b[i], b[i+1] - 1})
+	}
+	return s
+}
+
+// costLine writes a price for a header comment.
+func costLine(c *Cost) string {
+	if c == nil {
+		return "not priced"
+	}
+	fits := ""
+	if !c.Fits {
+		fits = ", DOES NOT FIT memory"
+	}
+	return fmt.Sprintf("%s per step, %.4g samples/s (%s)%s", seconds(c.StepSeconds), c.SamplesPerSecond, c.Schedule, fits)
+}
+
+// seconds writes a time readably and stably.
+func seconds(s float64) string {
+	switch {
+	case s >= 1:
+		return fmt.Sprintf("%.3f s", s)
+	case s >= 1e-3:
+		return fmt.Sprintf("%.3f ms", s*1e3)
+	}
+	return fmt.Sprintf("%.3f us", s*1e6)
+}
+
+// tiedAcross reports whether an architecture's tied embedding matrix is used on two
+// stages of the split (the embedding's and the head's).
+func (j *job) tiedAcross() bool {
+	in := j.in
+	if in.Arch == nil || !in.Arch.TiedEmbeddings {
+		return false
+	}
+	b := j.split()
+	return len(b) > 2 // the embedding is on the first stage, the head on the last
+}

@@ -1,0 +1,889 @@
+package export_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"maps"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+
+	"pipeplan/core/analytic"
+	"pipeplan/core/export"
+	"pipeplan/core/model"
+	"pipeplan/core/request"
+	"pipeplan/core/schedule"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata/golden")
+
+// exportCase is a planning request and the formats exported from its result.
+type exportCase struct {
+	name    string
+	request func() *request.Request
+	formats []export.Format
+	// exact lists the formats expected to express the plan exactly.
+	exact []export.Format
+	// family names the module naming the case uses ("" for a profile: layer names).
+	family string
+}
+
+var all = []export.Format{export.PyTorch, export.DeepSpeed, export.Megatron, export.Graphcore, export.JSON}
+
+// notGraphcore are the formats that can write a tensor-parallel plan: Graphcore places
+// whole layers on IPUs.
+var notGraphcore = []export.Format{export.PyTorch, export.DeepSpeed, export.Megatron, export.JSON}
+
+var cases = []exportCase{{
+	// The real case: Llama-2-7B on 16 A100s, 4 stages x 2 replicas x 2-way tensor
+	// parallel, 1F1B.
+	name: "llama-2-7b-1f1b",
+	request: archCase{arch: "llama-2-7b", device: "a100-80gb", devices: 4, sched: "1f1b",
+		m: 16, batch: 1, seq: 4096, dp: 2, tp: 2}.request,
+	formats: notGraphcore, exact: notGraphcore,
+	family: "llama",
+}, {
+	// Tensor and sequence parallel under interleaving: 4-way tensor parallel inside 8-GPU
+	// H100 nodes, 4 stages of 2 chunks. DeepSpeed gets the best 1F1B split.
+	name: "llama-2-7b-tp4-sp-interleaved",
+	request: func() *request.Request {
+		r := archCase{arch: "llama-2-7b", device: "h100-sxm", devices: 4, sched: "interleaved:2",
+			m: 8, batch: 1, seq: 4096, tp: 4, sp: true}.request()
+		r.Cluster.DevicesPerNode = 8
+		return r
+	},
+	formats: notGraphcore, exact: []export.Format{export.PyTorch, export.Megatron, export.JSON},
+	family: "llama",
+}, {
+	// Interleaved: PyTorch and Megatron-LM run it; DeepSpeed and Graphcore get the best
+	// one-stage-per-device split.
+	name: "llama-2-7b-interleaved",
+	request: archCase{arch: "llama-2-7b", device: "a100-80gb", devices: 4, sched: "interleaved:2",
+		m: 16, batch: 1, seq: 4096}.request,
+	formats: all, exact: []export.Format{export.PyTorch, export.Megatron, export.JSON},
+	family: "llama",
+}, {
+	// A hand-made split with a cut inside block 8 and one between the final norm and the
+	// head, under ZB-H1: Megatron-LM moves both cuts.
+	name: "gpt2-medium-sublayer-manual",
+	request: func() *request.Request {
+		r := archCase{arch: "gpt2-medium", device: "h100-sxm", devices: 4, sched: "zb-h1",
+			m: 8, batch: 4, seq: 1024, split: analytic.Sublayers, recompute: analytic.Selective}.request()
+		// 0 embedding, 1+2i block.i.attention, 2+2i block.i.mlp, 49 final_norm, 50 lm_head.
+		r.Boundaries = []int{0, 18, 36, 50, 51}
+		return r
+	},
+	formats: all, exact: []export.Format{export.JSON},
+	family: "gpt2",
+}, {
+	// A profile (the bundled GPT-2 medium example): layer names are the module names. Two
+	// replicas of the pipeline, without tensor parallelism.
+	name: "example-profile-gpipe",
+	request: func() *request.Request {
+		r := exampleRequest(4, "gpipe", 8)
+		r.Training.Recompute = "full"
+		r.Parallelism.Data = 2
+		return r
+	},
+	formats: []export.Format{export.PyTorch, export.DeepSpeed, export.Graphcore, export.JSON},
+	exact:   []export.Format{export.PyTorch, export.JSON},
+}, {
+	name: "example-profile-inference",
+	request: func() *request.Request {
+		r := exampleRequest(2, "inference", 4)
+		r.Training.Mode = request.ModeInference
+		return r
+	},
+	formats: []export.Format{export.PyTorch, export.DeepSpeed, export.Graphcore},
+	exact:   []export.Format{export.PyTorch, export.DeepSpeed, export.Graphcore},
+}}
+
+var extensions = map[export.Format]string{
+	export.PyTorch: "pytorch.py", export.DeepSpeed: "deepspeed.py", export.Megatron: "megatron.sh",
+	export.Graphcore: "graphcore.py", export.JSON: "plan.json",
+}
+
+// made is one export of one case.
+type made struct {
+	c   exportCase
+	in  *export.Input
+	req *request.Request // the normalized request
+	res *request.Result  // its result, as FromRequest planned it
+	ex  *export.Export
+}
+
+// madeAll caches the exports: every test reads them, and each plans several requests.
+var (
+	madeOnce sync.Once
+	madeAll  []made
+	madeErr  error
+)
+
+// makeAll exports every case in its formats, once per test binary.
+func makeAll(t *testing.T) []made {
+	t.Helper()
+	madeOnce.Do(func() {
+		for _, c := range cases {
+			r := c.request()
+			in, res, err := export.FromRequest(context.Background(), r)
+			if err != nil {
+				madeErr = fmt.Errorf("%s: %w", c.name, err)
+				return
+			}
+			n, err := r.Normalize()
+			if err != nil {
+				madeErr = fmt.Errorf("%s: %w", c.name, err)
+				return
+			}
+			for _, f := range c.formats {
+				ex, err := export.Make(in, f)
+				if err != nil {
+					madeErr = fmt.Errorf("%s %s: %w", c.name, f, err)
+					return
+				}
+				madeAll = append(madeAll, made{c, in, n, res, ex})
+			}
+		}
+	})
+	if madeErr != nil {
+		t.Fatal(madeErr)
+	}
+	return madeAll
+}
+
+func TestGolden(t *testing.T) {
+	written := map[string]bool{}
+	for _, m := range makeAll(t) {
+		path := filepath.Join("testdata", "golden", m.c.name+"."+extensions[m.ex.Format])
+		written[filepath.Base(path)] = true
+		if *update {
+			if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(path, []byte(m.ex.Text), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		want, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatalf("%v (go test ./core/export -update writes it)", err)
+		}
+		if m.ex.Text != string(want) {
+			t.Errorf("%s differs from its golden file (go test ./core/export -update rewrites it):\n%s", path, m.ex.Text)
+		}
+	}
+	// A golden file no case writes any more is stale: a reader would take it for an export.
+	files, err := os.ReadDir(filepath.Join("testdata", "golden"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range files {
+		if written[f.Name()] {
+			continue
+		}
+		path := filepath.Join("testdata", "golden", f.Name())
+		if *update {
+			if err := os.Remove(path); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		t.Errorf("%s: no case writes it (go test ./core/export -update removes it)", path)
+	}
+}
+
+// TestExactness checks which exports are exact, and that an inexact one says why, what it
+// expresses instead and what that costs.
+func TestExactness(t *testing.T) {
+	for _, m := range makeAll(t) {
+		name := m.c.name + " " + string(m.ex.Format)
+		want := slices.Contains(m.c.exact, m.ex.Format)
+		if m.ex.Exact != want {
+			t.Errorf("%s: exact %v, want %v (notes %v)", name, m.ex.Exact, want, m.ex.Notes)
+		}
+		if p := m.ex.Planned; p == nil {
+			t.Errorf("%s: the plan is not priced", name)
+		} else if st := m.res.Step; p.StepSeconds != st.StepSeconds || p.SamplesPerSecond != st.SamplesPerSecond || p.Fits != m.res.Feasible {
+			// The price is the request's whole step (pipeline, optimizer, all-reduces, the
+			// tensor-parallel all-reduces inside every stage), not another costing.
+			t.Errorf("%s: priced %+v; the request's result states %v s, %v samples/s, fits %v", name, *p, st.StepSeconds, st.SamplesPerSecond, m.res.Feasible)
+		}
+		if m.ex.Exact {
+			if !slices.Equal(m.ex.Boundaries, m.in.Boundaries) || m.ex.Expressed != nil {
+				t.Errorf("%s: exact, but expresses %v (priced %v), planned %v", name, m.ex.Boundaries, m.ex.Expressed, m.in.Boundaries)
+			}
+			continue
+		}
+		if m.ex.Expressed == nil || !slices.Equal(m.ex.Expressed.Boundaries, m.ex.Boundaries) || m.ex.Expressed.Schedule != m.ex.Schedule {
+			t.Errorf("%s: not exact, and what it expresses (%v under %s) is priced as %+v", name, m.ex.Boundaries, m.ex.Schedule, m.ex.Expressed)
+		}
+		var codes []string
+		for _, n := range m.ex.Notes {
+			codes = append(codes, n.Code)
+		}
+		if !slices.Contains(codes, export.NoteSchedule) && !slices.Contains(codes, export.NoteSplit) {
+			t.Errorf("%s: not exact, and no note says why: %v", name, codes)
+		}
+		if !strings.Contains(m.ex.Text, "NOT EXACT: this runs "+m.ex.Schedule) {
+			t.Errorf("%s: the text does not say it is not exact", name)
+		}
+	}
+}
+
+// TestReadBack reads every export's split back from its text, by the framework's rules
+// as the test implements them, and checks it is the split the export states.
+func TestReadBack(t *testing.T) {
+	for _, m := range makeAll(t) {
+		name := m.c.name + " " + string(m.ex.Format)
+		var got []int
+		var err error
+		switch m.ex.Format {
+		case export.PyTorch:
+			got, err = readPyTorch(m.ex.Text, m.in.LayerNames, m.c.family)
+		case export.DeepSpeed:
+			got, err = readList(m.ex.Text, `(?m)^PARTS = \[([0-9, ]+)\]$`)
+		case export.Megatron:
+			got, err = readMegatron(m.ex.Text, m.in.LayerNames)
+		case export.Graphcore:
+			got, err = readGraphcore(m.ex.Text, m.in.LayerNames)
+		case export.JSON:
+			var d *export.Document
+			if d, err = export.ReadDocument([]byte(m.ex.Text)); err == nil {
+				got = d.Boundaries
+				for i, s := range d.Stages {
+					if s.FirstLayer != got[i] || s.LastLayer != got[i+1]-1 || s.Device != i%d.Parallelism.Pipeline {
+						t.Errorf("%s: stage %+v does not match boundaries %v", name, s, got)
+					}
+				}
+			}
+		}
+		if err != nil {
+			t.Errorf("%s: %v", name, err)
+			continue
+		}
+		if err := checkSizes(m); err != nil {
+			t.Errorf("%s: %v", name, err)
+		}
+		if !slices.Equal(got, m.ex.Boundaries) {
+			t.Errorf("%s: the text splits at %v, the export states %v", name, got, m.ex.Boundaries)
+		}
+	}
+}
+
+// checkSizes reads the pipeline, data and tensor parallel sizes (and sequence
+// parallelism) an export's text states, and checks they are the request's: the header of
+// every snippet, Megatron-LM's arguments, the PyTorch and DeepSpeed constants, the plan
+// document's parallelism.
+func checkSizes(m made) error {
+	par := m.req.Parallelism
+	sched, _ := schedule.Parse(m.ex.Schedule)
+	p := sched.Devices(len(m.ex.Boundaries) - 1)
+	d, tp := par.Data, par.Tensor
+	mbs, mb := m.req.Schedule.MicrobatchSize, m.req.Schedule.Microbatches
+	one := func(pattern string) (int, error) {
+		v, err := readList(m.ex.Text, pattern)
+		if err != nil {
+			return 0, err
+		}
+		return v[0], nil
+	}
+	type want struct {
+		pattern string
+		v       int
+	}
+	var wants []want
+	switch m.ex.Format {
+	case export.JSON:
+		doc, err := export.ReadDocument([]byte(m.ex.Text))
+		if err != nil {
+			return err
+		}
+		if g := doc.Parallelism; g.Pipeline != p || g.Data != d || g.Tensor != tp || g.ZeRO != par.ZeRO {
+			return fmt.Errorf("the document states %+v, the request pipeline %d, data %d, tensor %d", g, p, d, tp)
+		}
+		return nil
+	case export.Megatron:
+		wants = []want{{`--tensor-model-parallel-size (\d+)`, tp}, {`--pipeline-model-parallel-size (\d+)`, p},
+			{`# Launch on (\d+) GPUs`, p * d * tp}, {`--global-batch-size (\d+)`, mbs * mb * d}, {`--micro-batch-size (\d+)`, mbs}}
+		if sp := strings.Contains(m.ex.Text, "\n  --sequence-parallel\n"); sp != par.SequenceParallel {
+			return fmt.Errorf("--sequence-parallel %v, the request's sequence_parallel %v", sp, par.SequenceParallel)
+		}
+	case export.PyTorch:
+		wants = []want{{`(?m)^NUM_RANKS = (\d+)`, p}, {`(?m)^DATA_PARALLEL = (\d+)`, d}, {`(?m)^TENSOR_PARALLEL = (\d+)`, tp}}
+		if sp := strings.Contains(m.ex.Text, "\nSEQUENCE_PARALLEL = True"); sp != par.SequenceParallel {
+			return fmt.Errorf("SEQUENCE_PARALLEL %v, the request's sequence_parallel %v", sp, par.SequenceParallel)
+		}
+	case export.DeepSpeed:
+		wants = []want{{`(?m)^NUM_STAGES = (\d+)`, len(m.ex.Boundaries) - 1}, {`(?m)^DATA_PARALLEL = (\d+)`, d},
+			{`(?m)^TENSOR_PARALLEL = (\d+)`, tp}, {`"train_batch_size": (\d+)`, mbs * mb * d}}
+	}
+	sp := ""
+	if par.SequenceParallel {
+		sp = " with sequence parallelism"
+	}
+	if h := fmt.Sprintf("data parallel %d, tensor parallel %d%s\n", d, tp, sp); !strings.Contains(m.ex.Text, h) {
+		return fmt.Errorf("the header does not state %q", h)
+	}
+	for _, w := range wants {
+		v, err := one(w.pattern)
+		if err != nil {
+			return err
+		}
+		if v != w.v {
+			return fmt.Errorf("%s states %d, the request %d", w.pattern, v, w.v)
+		}
+	}
+	return nil
+}
+
+// moduleLayer maps a module path back to a layer name, by the HuggingFace naming of a
+// family, written here independently of the package.
+func moduleLayer(family, mod string) string {
+	var n int
+	switch family {
+	case "llama":
+		switch {
+		case mod == "model.embed_tokens":
+			return "embedding"
+		case mod == "model.norm":
+			return "final_norm"
+		case mod == "lm_head":
+			return "lm_head"
+		}
+		if _, err := fmt.Sscanf(mod, "model.layers.%d", &n); err == nil {
+			switch {
+			case strings.HasSuffix(mod, ".input_layernorm"):
+				return fmt.Sprintf("block.%d.attention", n)
+			case strings.HasSuffix(mod, ".post_attention_layernorm"):
+				return fmt.Sprintf("block.%d.mlp", n)
+			}
+			return fmt.Sprintf("block.%d", n)
+		}
+	case "gpt2":
+		switch {
+		case mod == "transformer.wte":
+			return "embedding"
+		case mod == "transformer.ln_f":
+			return "final_norm"
+		case mod == "lm_head":
+			return "lm_head"
+		}
+		if _, err := fmt.Sscanf(mod, "transformer.h.%d", &n); err == nil {
+			switch {
+			case strings.HasSuffix(mod, ".ln_1"):
+				return fmt.Sprintf("block.%d.attention", n)
+			case strings.HasSuffix(mod, ".ln_2"):
+				return fmt.Sprintf("block.%d.mlp", n)
+			}
+			return fmt.Sprintf("block.%d", n)
+		}
+	case "":
+		return mod
+	}
+	return "?" + mod
+}
+
+// readPyTorch reads SPLIT_SPEC: each key starts a stage.
+func readPyTorch(text string, layers []string, family string) ([]int, error) {
+	keys := regexp.MustCompile(`(?m)^    "([^"]+)": SplitPoint\.BEGINNING,`).FindAllStringSubmatch(text, -1)
+	b := []int{0}
+	for _, k := range keys {
+		i := slices.Index(layers, moduleLayer(family, k[1]))
+		if i < 0 {
+			return nil, fmt.Errorf("split point %q names no layer", k[1])
+		}
+		b = append(b, i)
+	}
+	return append(b, len(layers)), nil
+}
+
+func readList(text, pattern string) ([]int, error) {
+	m := regexp.MustCompile(pattern).FindStringSubmatch(text)
+	if m == nil {
+		return nil, fmt.Errorf("no match for %s", pattern)
+	}
+	var out []int
+	for _, f := range strings.Split(m[1], ",") {
+		v, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, v)
+	}
+	return out, nil
+}
+
+// parseLayout reads a --pipeline-model-parallel-layout string as Megatron-Core's
+// PipelineParallelLayerLayout.parse_str_to_list does: commas are cosmetic, (...)*n and
+// x*n repeat, '|' separates stages.
+func parseLayout(s string) []string {
+	s = strings.ReplaceAll(s, ",", "")
+	s = regexp.MustCompile(`\(([^)]+)\)\*(\d+)`).ReplaceAllStringFunc(s, func(m string) string {
+		sub := regexp.MustCompile(`\(([^)]+)\)\*(\d+)`).FindStringSubmatch(m)
+		n, _ := strconv.Atoi(sub[2])
+		return strings.Repeat(sub[1], n)
+	})
+	s = regexp.MustCompile(`(.)\*(\d+)`).ReplaceAllStringFunc(s, func(m string) string {
+		sub := regexp.MustCompile(`(.)\*(\d+)`).FindStringSubmatch(m)
+		n, _ := strconv.Atoi(sub[2])
+		return strings.Repeat(sub[1], n)
+	})
+	return strings.Split(s, "|")
+}
+
+// readMegatron maps the layout's stages onto pipeplan's layers: E the embedding, t one
+// transformer block (one layer, or its attention and MLP), L the final norm and the head.
+// It also checks the older arguments the export offers for the same split.
+func readMegatron(text string, layers []string) ([]int, error) {
+	m := regexp.MustCompile(`--pipeline-model-parallel-layout "([^"]*)"`).FindStringSubmatch(text)
+	if m == nil {
+		return nil, errors.New("no layout")
+	}
+	stages := parseLayout(m[1])
+	b := []int{0}
+	l := 0
+	var blocks []int
+	for _, st := range stages {
+		nb := 0
+		for _, c := range st {
+			switch c {
+			case 'E':
+				if layers[l] != "embedding" {
+					return nil, fmt.Errorf("E at layer %s", layers[l])
+				}
+				l++
+			case 't':
+				if !strings.HasPrefix(layers[l], "block.") {
+					return nil, fmt.Errorf("t at layer %s", layers[l])
+				}
+				blk := strings.TrimSuffix(layers[l], ".attention")
+				l++
+				if l < len(layers) && layers[l] == blk+".mlp" {
+					l++
+				}
+				nb++
+			case 'L':
+				if layers[l] == "final_norm" {
+					l++
+				}
+				if layers[l] != "lm_head" && layers[l] != "mlm_head" {
+					return nil, fmt.Errorf("L at layer %s", layers[l])
+				}
+				l++
+			default:
+				return nil, fmt.Errorf("layer type %q", c)
+			}
+		}
+		b = append(b, l)
+		blocks = append(blocks, nb)
+	}
+	if l != len(layers) {
+		return nil, fmt.Errorf("the layout covers %d of %d layers", l, len(layers))
+	}
+	pp, err := readList(text, `--pipeline-model-parallel-size (\d+)`)
+	if err != nil || len(stages)%pp[0] != 0 {
+		return nil, fmt.Errorf("%d stages on pipeline size %v", len(stages), pp)
+	}
+	total := 0
+	for _, n := range blocks {
+		total += n
+	}
+	if nl, _ := readList(text, `--num-layers (\d+)`); len(nl) != 1 || nl[0] != total {
+		return nil, fmt.Errorf("--num-layers %v, the layout has %d", nl, total)
+	}
+	// The older arguments, when offered, must give the same block counts.
+	if fl := regexp.MustCompile(`--decoder-first-pipeline-num-layers (\d+) --decoder-last-pipeline-num-layers (\d+)`).FindStringSubmatch(text); fl != nil {
+		first, _ := strconv.Atoi(fl[1])
+		last, _ := strconv.Atoi(fl[2])
+		p := len(blocks)
+		want := []int{first}
+		for i := 1; i+1 < p; i++ {
+			want = append(want, (total-first-last)/(p-2))
+		}
+		want = append(want, last)
+		if !slices.Equal(want, blocks) {
+			return nil, fmt.Errorf("first/last arguments give %v, the layout %v", want, blocks)
+		}
+	}
+	if k := regexp.MustCompile(`--num-layers-per-virtual-pipeline-stage (\d+)`).FindStringSubmatch(text); k != nil {
+		n, _ := strconv.Atoi(k[1])
+		for _, x := range blocks {
+			if x != n {
+				return nil, fmt.Errorf("%d layers per virtual stage, the layout %v", n, blocks)
+			}
+		}
+	}
+	return b, nil
+}
+
+// readGraphcore reads STAGE_OF: the stage of each layer by name.
+func readGraphcore(text string, layers []string) ([]int, error) {
+	stageOf := map[string]int{}
+	for _, m := range regexp.MustCompile(`(?m)^    "([^"]+)": (\d+),$`).FindAllStringSubmatch(text, -1) {
+		stageOf[m[1]], _ = strconv.Atoi(m[2])
+	}
+	return boundariesOf(layers, func(l int) (int, bool) { s, ok := stageOf[layers[l]]; return s, ok })
+}
+
+// boundariesOf turns a stage per layer into boundaries, checking the stages run 0, 1, ...
+func boundariesOf(layers []string, stage func(l int) (int, bool)) ([]int, error) {
+	b := []int{0}
+	for l := range layers {
+		s, ok := stage(l)
+		if !ok {
+			return nil, fmt.Errorf("layer %s has no stage", layers[l])
+		}
+		switch s {
+		case len(b) - 1:
+		case len(b):
+			b = append(b, l)
+		default:
+			return nil, fmt.Errorf("layer %d (%s) is on stage %d after stage %d", l, layers[l], s, len(b)-1)
+		}
+	}
+	return append(b, len(layers)), nil
+}
+
+// python returns a python3, or skips (fails under CI).
+func python(t *testing.T) string {
+	t.Helper()
+	if runtime.GOOS == "js" || runtime.GOOS == "wasip1" {
+		t.Skip("no subprocesses under WebAssembly")
+	}
+	py, err := exec.LookPath("python3")
+	if err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatal("python3 is not on PATH")
+		}
+		t.Skip("python3 is not on PATH")
+	}
+	return py
+}
+
+// TestSnippetsCompile compiles every Python export with py_compile and checks the shell
+// export's syntax with bash -n.
+func TestSnippetsCompile(t *testing.T) {
+	py := python(t)
+	dir := t.TempDir()
+	var pys []string
+	for i, m := range makeAll(t) {
+		path := filepath.Join(dir, fmt.Sprintf("s%d_%s", i, m.ex.Filename))
+		if err := os.WriteFile(path, []byte(m.ex.Text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		switch m.ex.Language {
+		case "python":
+			pys = append(pys, path)
+		case "shell":
+			if out, err := exec.Command("bash", "-n", path).CombinedOutput(); err != nil {
+				t.Errorf("%s %s: bash -n: %v\n%s", m.c.name, m.ex.Format, err, out)
+			}
+		}
+	}
+	if out, err := exec.Command(py, append([]string{"-m", "py_compile"}, pys...)...).CombinedOutput(); err != nil {
+		t.Errorf("py_compile: %v\n%s", err, out)
+	}
+}
+
+// TestSnippetsRun runs the Python exports against stand-ins for the frameworks
+// (testdata/readback.py) and checks the split each makes on every rank.
+func TestSnippetsRun(t *testing.T) {
+	py := python(t)
+	dir := t.TempDir()
+	type job struct {
+		Format string   `json:"format"`
+		Path   string   `json:"path"`
+		Layers []string `json:"layers"`
+		Ranks  int      `json:"ranks"` // pipeline ranks
+		World  int      `json:"world"` // all ranks: pipeline x data x tensor
+	}
+	var jobs []job
+	var runs []made
+	for i, m := range makeAll(t) {
+		if m.ex.Language != "python" {
+			continue
+		}
+		path := filepath.Join(dir, fmt.Sprintf("s%d.py", i))
+		if err := os.WriteFile(path, []byte(m.ex.Text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		ranks := len(m.ex.Boundaries) - 1
+		if m.ex.Format == export.PyTorch {
+			s, _ := schedule.Parse(m.ex.Schedule)
+			ranks = s.Devices(ranks)
+		}
+		world := ranks * max(m.in.Data, 1) * max(m.in.Tensor, 1)
+		jobs = append(jobs, job{string(m.ex.Format), path, m.in.LayerNames, ranks, world})
+		runs = append(runs, m)
+	}
+	manifest, _ := json.Marshal(jobs)
+	mf := filepath.Join(dir, "manifest.json")
+	if err := os.WriteFile(mf, manifest, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(py, "testdata/readback.py", mf)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("readback.py: %v\n%s", err, stderr.String())
+	}
+	var results []struct {
+		SplitSpec    map[string]string `json:"split_spec"`
+		Schedule     string            `json:"schedule"`
+		Microbatches int               `json:"n_microbatches"`
+		HasLoss      bool              `json:"has_loss"`
+		Ranks        [][]int           `json:"ranks"`
+		StageModules [][]string        `json:"stage_modules"`
+		Parts        []int             `json:"parts"`
+		LayerNames   []string          `json:"layer_names"`
+		Config       map[string]int    `json:"config"`
+		Stages       []int             `json:"stages"`
+		Options      map[string]any    `json:"options"`
+		Forward      []int             `json:"forward"`
+		Backward     []int             `json:"backward"`
+		// Sizes are the snippet's pipeline, data and tensor sizes; Topology DeepSpeed's
+		// axes; Mesh PyTorch's device mesh.
+		Sizes    []int          `json:"sizes"`
+		Topology map[string]int `json:"topology"`
+		Mesh     *struct {
+			Shape []int    `json:"shape"`
+			Names []string `json:"names"`
+		} `json:"mesh"`
+		// Tensor: every rank of a tensor-parallel PyTorch snippet.
+		Tensor []struct {
+			Rank       int   `json:"rank"`
+			PP         int   `json:"pp"`
+			Stages     []int `json:"stages"`
+			PPGroup    []int `json:"pp_group"`
+			TPGroup    []int `json:"tp_group"`
+			ShardedTP  bool  `json:"sharded_on_tp"`
+			StagedOnPP bool  `json:"staged_on_pp"`
+		} `json:"tensor"`
+	}
+	if err := json.Unmarshal(out, &results); err != nil {
+		t.Fatal(err)
+	}
+	for i, r := range results {
+		m := runs[i]
+		name := m.c.name + " " + string(m.ex.Format)
+		b := m.ex.Boundaries
+		s, _ := schedule.Parse(m.ex.Schedule)
+		s.Microbatches = m.in.Schedule.Microbatches
+		p := s.Devices(len(b) - 1)
+		d, tp := max(m.in.Data, 1), max(m.in.Tensor, 1)
+		if m.ex.Format != export.Graphcore {
+			wantSizes := []int{p, d, tp}
+			if m.ex.Format == export.DeepSpeed {
+				wantSizes[0] = len(b) - 1
+			}
+			if !slices.Equal(r.Sizes, wantSizes) {
+				t.Errorf("%s: the snippet states pipeline, data, tensor %v; the plan %v", name, r.Sizes, wantSizes)
+			}
+		}
+		switch m.ex.Format {
+		case export.PyTorch:
+			checkMesh(t, name, r.Mesh, p, d, tp)
+			for _, x := range r.Tensor {
+				if !x.ShardedTP || !x.StagedOnPP || len(x.PPGroup) != p || len(x.TPGroup) != tp ||
+					x.TPGroup[tp-1]-x.TPGroup[0] != tp-1 || !slices.Contains(x.TPGroup, x.Rank) || !slices.Contains(x.PPGroup, x.Rank) {
+					t.Errorf("%s: rank %d: sharded on tp %v, staged on pp %v, pipeline group %v, tensor group %v",
+						name, x.Rank, x.ShardedTP, x.StagedOnPP, x.PPGroup, x.TPGroup)
+				}
+				for _, st := range x.Stages {
+					if st%p != x.PP {
+						t.Errorf("%s: rank %d (pipeline rank %d) runs stage %d", name, x.Rank, x.PP, st)
+					}
+				}
+			}
+			if tp > 1 && len(r.Tensor) != p*d*tp {
+				t.Errorf("%s: %d ranks built tensor-parallel stages, want %d", name, len(r.Tensor), p*d*tp)
+			}
+			if len(r.StageModules) != len(b)-1 {
+				t.Errorf("%s: %d stages of modules, want %d", name, len(r.StageModules), len(b)-1)
+			}
+			for k, mods := range r.StageModules {
+				if got := moduleLayer(m.c.family, mods[0]); k+1 < len(b) && got != m.in.LayerNames[b[k]] {
+					t.Errorf("%s: stage %d's modules start at %s (%s), want layer %s", name, k, mods[0], got, m.in.LayerNames[b[k]])
+				}
+			}
+			for k, mods := range r.StageModules[1:] {
+				if r.SplitSpec[mods[0]] != "BEGINNING" {
+					t.Errorf("%s: stage %d starts at %s, which split_spec %v does not split before", name, k+1, mods[0], r.SplitSpec)
+				}
+			}
+			if len(r.SplitSpec) != len(b)-2 {
+				t.Errorf("%s: %d split points for %d stages", name, len(r.SplitSpec), len(b)-1)
+			}
+			for rank, stages := range r.Ranks {
+				for _, st := range stages {
+					if st%p != rank {
+						t.Errorf("%s: rank %d runs stage %d; pipeplan runs it on device %d", name, rank, st, st%p)
+					}
+				}
+			}
+			if r.Microbatches != s.Microbatches || r.HasLoss != s.Training() {
+				t.Errorf("%s: %d microbatches, loss %v; want %d, %v", name, r.Microbatches, r.HasLoss, s.Microbatches, s.Training())
+			}
+		case export.DeepSpeed:
+			if !slices.Equal(r.Parts, b) || !slices.Equal(r.LayerNames, m.in.LayerNames) {
+				t.Errorf("%s: parts %v over %d layer names, want %v", name, r.Parts, len(r.LayerNames), b)
+			}
+			if len(r.Ranks) != (len(b)-1)*d*tp {
+				t.Errorf("%s: %d ranks built the module, want %d", name, len(r.Ranks), (len(b)-1)*d*tp)
+			}
+			for rank, pb := range r.Ranks {
+				stage := rank / (d * tp) // the pipe axis is the outermost
+				if pb[0] != stage || pb[1] != b[stage] || pb[2] != b[stage+1] {
+					t.Errorf("%s: rank %d is stage %d and builds layers [%d, %d); want stage %d, [%d, %d)", name, rank, pb[0], pb[1], pb[2], stage, b[stage], b[stage+1])
+				}
+			}
+			want := map[string]int{"pipe": len(b) - 1, "data": d}
+			if tp > 1 {
+				want["model"] = tp
+			}
+			if !maps.Equal(r.Topology, want) {
+				t.Errorf("%s: topology %v, want %v", name, r.Topology, want)
+			}
+			if r.Config["gradient_accumulation_steps"] != s.Microbatches {
+				t.Errorf("%s: config %v", name, r.Config)
+			}
+		case export.Graphcore:
+			got, err := boundariesOf(m.in.LayerNames, func(l int) (int, bool) { return r.Stages[l], true })
+			if err != nil || !slices.Equal(got, b) {
+				t.Errorf("%s: Keras stages %v give %v (%v), want %v", name, r.Stages, got, err, b)
+			}
+			for l := range m.in.LayerNames {
+				d := r.Stages[l] % p
+				if r.Forward[l] != d || r.Backward[l] != 2*p-2-d {
+					t.Errorf("%s: layer %d on IPU %d runs forward in stage %d, backward in %d", name, l, d, r.Forward[l], r.Backward[l])
+				}
+			}
+			if int(r.Options["gradient_accumulation_steps_per_replica"].(float64)) != s.Microbatches {
+				t.Errorf("%s: options %v", name, r.Options)
+			}
+		}
+	}
+}
+
+func TestErrors(t *testing.T) {
+	in := fromRequest(t, exampleRequest(4, "1f1b", 8))
+	if _, err := export.Make(in, export.Megatron); err == nil || !strings.Contains(err.Error(), "needs a transformer architecture") {
+		t.Errorf("megatron of a profile: %v", err)
+	}
+	if _, err := export.Make(in, "tensorflow"); err == nil || !strings.Contains(err.Error(), `unknown export format "tensorflow"`) {
+		t.Errorf("unknown format: %v", err)
+	}
+	bad := *in
+	bad.Boundaries = []int{0, 5, 5, 20, 26}
+	_, err := export.Make(&bad, export.PyTorch)
+	if fes, ok := model.AsFieldErrors(err); !ok || fes[0].Path != "boundaries[2]" {
+		t.Errorf("bad boundaries: %v", err)
+	}
+	// Without a Coster, an interleaved plan has no one-stage-per-device split to offer
+	// DeepSpeed.
+	il := archCase{arch: "llama-2-7b", device: "a100-80gb", devices: 4, sched: "interleaved:2", m: 16, batch: 1, seq: 4096}.input(t)
+	il.Coster = nil
+	if _, err := export.Make(il, export.DeepSpeed); err == nil || !strings.Contains(err.Error(), "no split to offer") {
+		t.Errorf("interleaved to deepspeed without a coster: %v", err)
+	}
+	if ex, err := export.Make(il, export.Megatron); err != nil || !ex.Exact || ex.Planned != nil {
+		t.Errorf("interleaved to megatron without a coster: %v, %+v", err, ex)
+	}
+	// Graphcore places whole layers on IPUs: a tensor-parallel plan is refused, not
+	// written without its tensor parallelism.
+	tp := archCase{arch: "llama-2-7b", device: "a100-80gb", devices: 4, sched: "1f1b", m: 16, batch: 1, seq: 4096, tp: 2}.input(t)
+	if _, err := export.Make(tp, export.Graphcore); err == nil || !strings.Contains(err.Error(), "tensor parallelism") {
+		t.Errorf("tensor-parallel plan to graphcore: %v", err)
+	}
+	// Sequence parallelism needs tensor parallelism, as the request says.
+	sp := *tp
+	sp.Tensor, sp.SequenceParallel = 1, true
+	_, err = export.Make(&sp, export.Megatron)
+	if fes, ok := model.AsFieldErrors(err); !ok || fes[0].Path != "sequence_parallel" {
+		t.Errorf("sequence parallel without tensor parallel: %v", err)
+	}
+}
+
+// TestFromRequestParallelism: the export's parallelism is the normalized request's, and
+// the plan it prices is costed with it.
+func TestFromRequestParallelism(t *testing.T) {
+	base := archCase{arch: "llama-2-7b", device: "h100-sxm", devices: 2, sched: "1f1b", m: 8, batch: 1, seq: 2048}
+	one := base.input(t)
+	base.tp, base.sp, base.dp = 2, true, 2
+	in := base.input(t)
+	if in.Tensor != 2 || !in.SequenceParallel || in.Data != 2 || one.Tensor != 1 || one.SequenceParallel || one.Data != 1 {
+		t.Fatalf("tensor %d, sequence parallel %v, data %d; without: %d, %v, %d", in.Tensor, in.SequenceParallel, in.Data, one.Tensor, one.SequenceParallel, one.Data)
+	}
+	// Half of every block on each of 2 devices: the stage takes less time and memory.
+	if a, b := in.Plan.Stages[0], one.Plan.Stages[0]; !(a.ComputeSeconds < b.ComputeSeconds) || !(a.MemoryBytes < b.MemoryBytes) {
+		t.Errorf("stage 0 with tensor parallel 2: %v s, %d bytes; without: %v s, %d bytes", a.ComputeSeconds, a.MemoryBytes, b.ComputeSeconds, b.MemoryBytes)
+	}
+}
+
+func TestParseFormat(t *testing.T) {
+	for _, f := range export.Formats {
+		if g, err := export.ParseFormat(" " + strings.ToUpper(string(f))); err != nil || g != f {
+			t.Errorf("ParseFormat(%q) = %q, %v", f, g, err)
+		}
+	}
+}
+
+// The plan document embeds the planner's plan when it has one.
+func TestDocumentEmbedsPlan(t *testing.T) {
+	in := fromRequest(t, cases[0].request())
+	ex, err := export.Make(in, export.JSON)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := export.ReadDocument([]byte(ex.Text))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Plan == nil || !slices.Equal(d.Plan.Boundaries, in.Boundaries) || d.Cost == nil || d.Schedule.Name != "1f1b" ||
+		d.Parallelism != (export.DocParallelism{Pipeline: 4, Data: 2, Tensor: 2}) || d.Model.Modules[1] != "model.layers.0" {
+		t.Errorf("document: %+v", d)
+	}
+	for _, bad := range []string{`{"format": "x", "version": 1}`, `{"format": "pipeplan.plan", "version": 2}`, `{"format": "pipeplan.plan", "version": 1, "extra": 1}`} {
+		if _, err := export.ReadDocument([]byte(bad)); err == nil {
+			t.Errorf("ReadDocument(%s) accepted it", bad)
+		}
+	}
+}
+
+// checkMesh checks a PyTorch snippet's device mesh: ("pp", "dp", "tp") without the
+// dimensions of size 1, and none when both are 1.
+func checkMesh(t *testing.T, name string, mesh *struct {
+	Shape []int    `json:"shape"`
+	Names []string `json:"names"`
+}, p, d, tp int) {
+	t.Helper()
+	if d*tp == 1 {
+		if mesh != nil {
+			t.Errorf("%s: a device mesh %v without data or tensor parallelism", name, *mesh)
+		}
+		return
+	}
+	shape, names := []int{p}, []string{"pp"}
+	if d > 1 {
+		shape, names = append(shape, d), append(names, "dp")
+	}
+	if tp > 1 {
+		shape, names = append(shape, tp), append(names, "tp")
+	}
+	if mesh == nil || !slices.Equal(mesh.Shape, shape) || !slices.Equal(mesh.Names, names) {
+		t.Errorf("%s: device mesh %+v, want %v %v", name, mesh, names, shape)
+	}
+}

@@ -1,0 +1,129 @@
+package export
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+
+	"pipeplan/core/model"
+	"pipeplan/core/plan"
+)
+
+// DocumentFormat is the "format" of pipeplan's plan document.
+const DocumentFormat = "pipeplan.plan"
+
+// Document is pipeplan's own plan document (the json export; docs/export.md): the split
+// and what it was planned for, in a versioned JSON a program can read.
+type Document struct {
+	// Format is DocumentFormat; Version the document's version (Version).
+	Format  string `json:"format"`
+	Version int    `json:"version"`
+	// Model: its name, its layers in order, and their module paths.
+	Model DocModel `json:"model"`
+	// Parallelism: pipeline devices, data and tensor parallel sizes, ZeRO stage.
+	Parallelism DocParallelism `json:"parallelism"`
+	// Schedule planned.
+	Schedule DocSchedule `json:"schedule"`
+	// Boundaries: stage i (model chunk i, interleaved) holds layers
+	// Boundaries[i] .. Boundaries[i+1]-1.
+	Boundaries []int `json:"boundaries"`
+	// Stages, each with its device and layers.
+	Stages []DocStage `json:"stages"`
+	// Cost is the plan's price, when known.
+	Cost *Cost `json:"cost,omitempty"`
+	// Plan is the planner's full plan (per-stage time, memory and transfers), when known.
+	Plan *plan.Plan `json:"plan,omitempty"`
+}
+
+// DocModel describes the model of a Document.
+type DocModel struct {
+	Name   string   `json:"name"`
+	Layers []string `json:"layers"`
+	// Modules are the layers' module paths (HuggingFace's, for an architecture).
+	Modules []string `json:"modules"`
+}
+
+// DocParallelism describes the devices of a Document.
+type DocParallelism struct {
+	Pipeline int `json:"pipeline"`
+	Data     int `json:"data"`
+	Tensor   int `json:"tensor"`
+	ZeRO     int `json:"zero"`
+}
+
+// DocSchedule describes the schedule of a Document.
+type DocSchedule struct {
+	// Name as schedule.Parse reads it.
+	Name           string `json:"name"`
+	Microbatches   int    `json:"microbatches"`
+	MicrobatchSize int    `json:"microbatch_size"`
+	// Recompute: none, selective or full.
+	Recompute string `json:"recompute"`
+}
+
+// DocStage is one stage of a Document.
+type DocStage struct {
+	Stage int `json:"stage"`
+	// Device runs the stage; Chunk is its index among the device's stages (interleaved).
+	Device int `json:"device"`
+	Chunk  int `json:"chunk"`
+	// FirstLayer and LastLayer (inclusive), with their names.
+	FirstLayer int    `json:"first_layer"`
+	LastLayer  int    `json:"last_layer"`
+	FirstName  string `json:"first_name"`
+	LastName   string `json:"last_name"`
+}
+
+func planJSON(j *job) error {
+	in := j.in
+	mods, _ := in.moduleNames()
+	p := in.devices()
+	rec := in.Recompute
+	if rec == "" {
+		rec = "none"
+	}
+	d := Document{
+		Format: DocumentFormat, Version: Version,
+		Model:       DocModel{Name: in.Model, Layers: in.LayerNames, Modules: mods},
+		Parallelism: DocParallelism{Pipeline: p, Data: orOne(in.Data), Tensor: orOne(in.Tensor), ZeRO: in.ZeRO},
+		Schedule:    DocSchedule{Name: j.sched.String(), Microbatches: j.sched.Microbatches, MicrobatchSize: orOne(in.MicrobatchSize), Recompute: rec},
+		Boundaries:  in.Boundaries,
+		Cost:        j.ex.Planned,
+		Plan:        in.Plan,
+	}
+	for i, s := range stagesOf(in.Boundaries) {
+		d.Stages = append(d.Stages, DocStage{Stage: i, Device: i % p, Chunk: i / p,
+			FirstLayer: s[0], LastLayer: s[1], FirstName: in.LayerNames[s[0]], LastName: in.LayerNames[s[1]]})
+	}
+	data, err := json.MarshalIndent(d, "", "  ")
+	if err != nil {
+		return err
+	}
+	j.ex.Filename, j.ex.Language, j.ex.Text = "pipeplan_plan.json", "json", string(data)+"\n"
+	return nil
+}
+
+// ReadDocument reads a plan document, refusing other formats, newer versions and
+// unknown keys; errors name the field.
+func ReadDocument(data []byte) (*Document, error) {
+	var head struct {
+		Format  string `json:"format"`
+		Version int    `json:"version"`
+	}
+	if err := json.Unmarshal(data, &head); err != nil {
+		return nil, &model.FieldError{Reason: fmt.Sprintf("invalid JSON: %v", err)}
+	}
+	if head.Format != DocumentFormat {
+		return nil, &model.FieldError{Path: "format", Reason: fmt.Sprintf("must be %q, got %q", DocumentFormat, head.Format)}
+	}
+	if head.Version < 1 || head.Version > Version {
+		return nil, &model.FieldError{Path: "version", Reason: fmt.Sprintf("must be between 1 and %d, got %d", Version, head.Version)}
+	}
+	d := new(Document)
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(d); err != nil {
+		return nil, &model.FieldError{Reason: fmt.Sprintf("invalid plan document: %v", err)}
+	}
+	return d, nil
+}

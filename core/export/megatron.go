@@ -1,0 +1,206 @@
+package export
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"pipeplan/core/schedule"
+)
+
+// megatron writes Megatron-LM's pipeline arguments: --pipeline-model-parallel-layout
+// (Megatron-Core's custom layout: stages separated by '|', E the embedding, t a
+// transformer layer, L the final norm, output layer and loss; stages listed in order, the
+// virtual pipeline size their count over the pipeline size), and, where the split allows,
+// the older equivalents --decoder-first/last-pipeline-num-layers or
+// --num-layers-per-virtual-pipeline-stage.
+//
+// Megatron-LM's layers are whole transformer blocks, and its final norm lives on the last
+// stage with the output layer: a cut inside a block moves to the block's start, and a cut
+// between the final norm and the head moves before the norm.
+func megatron(j *job) error {
+	in := j.in
+	if in.Arch == nil {
+		return fmt.Errorf("megatron export %w", errNeedsArch)
+	}
+	roles := make([]role, len(in.LayerNames))
+	blocks := make([]int, len(in.LayerNames))
+	for i, l := range in.LayerNames {
+		roles[i], blocks[i] = layerRole(l)
+		if roles[i] == other {
+			return fmt.Errorf("megatron export: layer %d (%s) is not a transformer layer pipeplan's architectures name (embedding, block.N, final_norm, lm_head)", i, l)
+		}
+	}
+	switch j.sched.Kind {
+	case schedule.GPipe, schedule.ZBH1, schedule.IPU, schedule.Overlap:
+		j.runSchedule(schedule.Config{Kind: schedule.OneFOneB}, fmt.Sprintf("Megatron-LM trains with 1F1B (or interleaved 1F1B), not %s", j.sched.Kind))
+	}
+	why := "Megatron-LM cuts only between whole transformer layers, and keeps the final norm with the output layer"
+	b, moved := megatronCuts(in.Boundaries, roles)
+	if b == nil {
+		return fmt.Errorf("megatron export: %s, and %d stages do not fit between the places it can cut", why, len(in.Boundaries)-1)
+	}
+	if moved {
+		j.moveSplit(b, why)
+	}
+	b = j.split()
+	run := j.ranSchedule()
+	p := in.devices()
+
+	// Per stage: embedding, blocks, head.
+	type stage struct {
+		e, l   bool
+		blocks int
+	}
+	var stages []stage
+	for _, s := range stagesOf(b) {
+		var st stage
+		for l := s[0]; l <= s[1]; l++ {
+			switch roles[l] {
+			case embedding:
+				st.e = true
+			case head:
+				st.l = true
+			case block:
+				st.blocks++
+			case mlp:
+				st.blocks++ // a block's MLP closes it (cuts are at block starts)
+			}
+		}
+		stages = append(stages, st)
+	}
+	var layout []string
+	for _, st := range stages {
+		var parts []string
+		if st.e {
+			parts = append(parts, "E")
+		}
+		switch {
+		case st.blocks == 1:
+			parts = append(parts, "t")
+		case st.blocks > 1:
+			parts = append(parts, fmt.Sprintf("t*%d", st.blocks))
+		}
+		if st.l {
+			parts = append(parts, "L")
+		}
+		layout = append(layout, strings.Join(parts, ","))
+	}
+	if run.Kind == schedule.Inference {
+		j.note(NoteSchedule, "for inference Megatron-LM runs the same layout forward only (forward_only=True)")
+	}
+
+	var w strings.Builder
+	header(&w, "#", j, "Megatron-LM arguments (pretrain_gpt.py, Megatron-Core models)")
+	mbs := orOne(in.MicrobatchSize)
+	dp := orOne(in.Data)
+	tp := orOne(in.Tensor)
+	fmt.Fprintf(&w, "# Launch on %d GPUs: tensor %d x pipeline %d x data %d (Megatron-LM derives the\n# data-parallel size from the world size).\n", tp*p*dp, tp, p, dp)
+	w.WriteString("PIPEPLAN_ARGS=(\n")
+	fmt.Fprintf(&w, "  --num-layers %d\n", in.Arch.NumLayers)
+	if in.Seq > 0 {
+		fmt.Fprintf(&w, "  --seq-length %d\n", in.Seq)
+	}
+	fmt.Fprintf(&w, "  --micro-batch-size %d\n", mbs)
+	fmt.Fprintf(&w, "  --global-batch-size %d  # %d x %d microbatches x data parallel %d\n", mbs*run.Microbatches*dp, mbs, run.Microbatches, dp)
+	fmt.Fprintf(&w, "  --tensor-model-parallel-size %d\n", tp)
+	if in.SequenceParallel {
+		w.WriteString("  --sequence-parallel\n")
+	}
+	fmt.Fprintf(&w, "  --pipeline-model-parallel-size %d\n", p)
+	fmt.Fprintf(&w, "  --pipeline-model-parallel-layout %q\n", strings.Join(layout, "|"))
+	switch in.Recompute {
+	case "selective":
+		w.WriteString("  --recompute-activations  # selective: the attention core\n")
+	case "full":
+		w.WriteString("  --recompute-granularity full --recompute-method uniform --recompute-num-layers 1\n")
+	}
+	if in.ZeRO == 1 {
+		w.WriteString("  --use-distributed-optimizer  # optimizer state sharded over data parallel (ZeRO-1)\n")
+	}
+	w.WriteString(")\n")
+
+	// Older Megatron-LM: the same split with the arguments that predate the layout.
+	counts := make([]int, len(stages))
+	for i, st := range stages {
+		counts[i] = st.blocks
+	}
+	v := len(stages) / p
+	alt := ""
+	switch {
+	case v > 1 && allEqual(counts) && counts[0] > 0:
+		alt = fmt.Sprintf("--num-layers-per-virtual-pipeline-stage %d", counts[0])
+	case v == 1 && p >= 2 && allEqual(counts[1:len(counts)-1]) && !(p > 2 && counts[1] == 0) &&
+		counts[0] > 0 && counts[len(counts)-1] > 0:
+		alt = fmt.Sprintf("--decoder-first-pipeline-num-layers %d --decoder-last-pipeline-num-layers %d", counts[0], counts[len(counts)-1])
+		if allEqual(counts) {
+			alt += "  (or neither: the even split)"
+		}
+	}
+	if alt != "" {
+		fmt.Fprintf(&w, "# Megatron-LM without --pipeline-model-parallel-layout, the same split:\n#   replace the layout with %s\n", alt)
+	} else {
+		w.WriteString("# This split needs --pipeline-model-parallel-layout: the older first/last-stage and\n# virtual-stage arguments cannot express it.\n")
+	}
+	w.WriteString("# torchrun ... pretrain_gpt.py \"${PIPEPLAN_ARGS[@]}\" ...\n")
+	j.ex.Filename, j.ex.Language, j.ex.Text = "pipeplan_megatron.sh", "shell", w.String()
+	return nil
+}
+
+// megatronCuts returns the split with every cut where Megatron-LM can cut: at a block's
+// start, before the final norm, or before the head when there is no final norm. A cut
+// before a block's MLP moves to the block's start (or, when that would empty a stage, to
+// the next block's start); a cut between the final norm and the head moves before the
+// norm. moved reports whether any cut moved; nil means the stages do not fit between the
+// places Megatron-LM can cut.
+func megatronCuts(b []int, roles []role) (out []int, moved bool) {
+	n := len(roles)
+	allowed := func(k int) bool {
+		switch roles[k] {
+		case block, attention, finalNorm:
+			return true
+		case head:
+			return k == 0 || roles[k-1] != finalNorm
+		}
+		return false
+	}
+	out = slices.Clone(b)
+	for i := 1; i+1 < len(out); i++ {
+		if allowed(out[i]) {
+			continue
+		}
+		moved = true
+		down := out[i]
+		for down > out[i-1] && !allowed(down) {
+			down--
+		}
+		if down > out[i-1] && allowed(down) {
+			out[i] = down
+			continue
+		}
+		up := out[i]
+		for up < n && !allowed(up) {
+			up++
+		}
+		out[i] = up
+	}
+	// Moving up may have collided with later cuts: push them on.
+	for i := 1; i+1 < len(out); i++ {
+		for out[i] <= out[i-1] || (out[i] < n && !allowed(out[i])) {
+			out[i]++
+		}
+	}
+	if out[len(out)-2] >= n {
+		return nil, true
+	}
+	return out, moved
+}
+
+func allEqual(v []int) bool {
+	for _, x := range v {
+		if x != v[0] {
+			return false
+		}
+	}
+	return true
+}

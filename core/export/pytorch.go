@@ -1,0 +1,276 @@
+package export
+
+import (
+	"fmt"
+	"strings"
+
+	"pipeplan/core/schedule"
+)
+
+// torchSchedules maps pipeplan's schedules to torch.distributed.pipelining's classes.
+var torchSchedules = map[schedule.Kind]string{
+	schedule.GPipe:       "ScheduleGPipe",
+	schedule.OneFOneB:    "Schedule1F1B",
+	schedule.Interleaved: "ScheduleInterleaved1F1B",
+	schedule.ZBH1:        "ScheduleInterleavedZeroBubble",
+	schedule.Inference:   "ScheduleGPipe",
+}
+
+// pytorch writes torch.distributed.pipelining's split_spec (a split point at the
+// beginning of each stage's first module), the stages each rank builds and the schedule
+// class (PyTorch 2.4 and later).
+//
+// torch.distributed.pipelining splits a model into stages; it does not split a stage over
+// devices. With tensor parallelism (Input.Tensor > 1) the export builds the stages by hand
+// instead of with pipeline()'s tracer: each stage's modules are sharded with
+// parallelize_module (DTensor) over the "tp" dimension of a (pp, dp, tp) device mesh and
+// wrapped in a PipelineStage on the "pp" group, as torchtitan composes them.
+func pytorch(j *job) error {
+	in := j.in
+	mods, fromArch := in.moduleNames()
+	parts := in.partModules()
+	if !fromArch {
+		j.note(NoteModuleNames, "the layer names are used as module paths (as pipeplan_profile.py writes them); for another profile, replace them with the paths of the modules that start each stage")
+	}
+	switch j.sched.Kind {
+	case schedule.IPU, schedule.Overlap:
+		j.runSchedule(schedule.Config{Kind: schedule.OneFOneB}, fmt.Sprintf("torch.distributed.pipelining has no %s schedule", j.sched.Kind))
+	case schedule.ZBH1:
+		j.approximate("torch's ScheduleInterleavedZeroBubble runs the zero-bubble paper's ZB1P schedule, an automatically scheduled cousin of ZB-H1 with the same memory")
+	}
+	run := j.ranSchedule()
+	if j.tiedAcross() {
+		j.note(NoteTied, "the head reuses the embedding matrix, and they are on different stages: each stage holds its copy, so their gradients must be summed each step")
+	}
+	class := torchSchedules[run.Kind]
+	multi := run.Kind == schedule.Interleaved || run.Kind == schedule.ZBH1
+	b := j.split()
+	p := in.devices()
+
+	dp, tp := orOne(in.Data), orOne(in.Tensor)
+	if tp > 1 {
+		plan := "ColwiseParallel for the attention's query, key and value and the MLP's input projections, RowwiseParallel for their output projections"
+		if in.SequenceParallel {
+			plan += ", and with sequence parallelism SequenceParallel for the norms"
+		}
+		j.note(NoteTensorModules, "torch.distributed.pipelining does not split a stage over devices, and the plan runs every stage tensor-parallel over %d devices: build_tensor_parallel shards each stage with parallelize_module (DTensor) over the \"tp\" dimension of a device mesh and builds its PipelineStage on the \"pp\" group. Split the model by hand (STAGE_MODULES): pipeline()'s traced stages are graphs, not the nn.Linear modules parallelize_module shards. tp_plan is your modules' plan: %s", tp, plan)
+	}
+
+	var w strings.Builder
+	what := "PyTorch torch.distributed.pipelining (PyTorch 2.4 or later)"
+	if tp > 1 {
+		// PipelineStage infers the stages' shapes from 2.6; 2.4 and 2.5 need input_args.
+		what = "PyTorch torch.distributed.pipelining and tensor parallel (PyTorch 2.6 or later)"
+	}
+	header(&w, "#", j, what)
+	w.WriteString("import torch\n")
+	if dp*tp > 1 {
+		w.WriteString("from torch.distributed.device_mesh import init_device_mesh\n")
+	}
+	if tp > 1 {
+		fmt.Fprintf(&w, "from torch.distributed.pipelining import PipelineStage, SplitPoint, %s\nfrom torch.distributed.tensor.parallel import parallelize_module\n\n", class)
+	} else {
+		fmt.Fprintf(&w, "from torch.distributed.pipelining import SplitPoint, pipeline, %s\n\n", class)
+	}
+	fmt.Fprintf(&w, "NUM_RANKS = %d  # pipeline ranks (devices) of one pipeline\nNUM_STAGES = %d\n", p, len(b)-1)
+	fmt.Fprintf(&w, "DATA_PARALLEL = %d  # replicas of the pipeline\nTENSOR_PARALLEL = %d  # devices of one pipeline rank, splitting its blocks\n", dp, tp)
+	if in.SequenceParallel {
+		w.WriteString("SEQUENCE_PARALLEL = True  # norms, dropout and residuals split along the sequence too\n")
+	}
+	fmt.Fprintf(&w, "N_MICROBATCHES = %d\nMICROBATCH_SIZE = %d  # samples per microbatch\n\n", run.Microbatches, orOne(in.MicrobatchSize))
+	w.WriteString("# A split point at the beginning of the first module of every stage after the first.\n")
+	if tp > 1 {
+		w.WriteString("# (pipeline()'s tracer takes it; with tensor parallelism, split by hand: STAGE_MODULES.)\n")
+	}
+	w.WriteString("SPLIT_SPEC = {\n")
+	for i, s := range stagesOf(b) {
+		if i == 0 {
+			continue
+		}
+		fmt.Fprintf(&w, "    %q: SplitPoint.BEGINNING,  # stage %d: %s\n", mods[s[0]], i, layerSpan(in.LayerNames, s))
+	}
+	w.WriteString("}\n\n")
+	w.WriteString("# Each stage's modules, for splitting by hand (PipelineStage on a model holding only these).\n")
+	if fromArch && hasSublayers(in.LayerNames) {
+		w.WriteString("# A stage that starts or ends inside a block needs that block's forward split by hand.\n")
+	}
+	w.WriteString("STAGE_MODULES = [\n")
+	for _, s := range stagesOf(b) {
+		w.WriteString("    [")
+		for l := s[0]; l <= s[1]; l++ {
+			for k, m := range parts[l] {
+				if l > s[0] || k > 0 {
+					w.WriteString(", ")
+				}
+				fmt.Fprintf(&w, "%q", m)
+			}
+		}
+		w.WriteString("],\n")
+	}
+	w.WriteString("]\n\n")
+	if multi {
+		fmt.Fprintf(&w, "\ndef stage_indices(rank):\n    \"\"\"The stages a rank runs: rank, rank + NUM_RANKS, ... (looped, as %s expects).\"\"\"\n    return list(range(rank, NUM_STAGES, NUM_RANKS))\n\n", class)
+	} else {
+		w.WriteString("\ndef stage_indices(rank):\n    \"\"\"The stage a rank runs: one per rank.\"\"\"\n    return [rank]\n\n")
+	}
+	if dp*tp > 1 {
+		writeDeviceMesh(&w, p, dp, tp)
+	}
+	param, lossArg := ", loss_fn=None", ", loss_fn=loss_fn"
+	lossDoc := "loss_fn(output, target) is the training loss"
+	if run.Kind == schedule.Inference {
+		param, lossArg = "", ""
+		lossDoc = "there is no loss_fn: the schedule runs forward passes only (inference)"
+	}
+	stagesArg := "stages[0]"
+	if multi {
+		stagesArg = "stages"
+	}
+	if tp > 1 {
+		doc := []string{
+			`stage_modules holds one module per stage of stage_indices(mesh["pp"].get_local_rank()), each holding only that stage's STAGE_MODULES (split by hand).`,
+			`tp_plan maps module paths inside a stage module (wildcards allowed) to ColwiseParallel(), RowwiseParallel() or SequenceParallel() (torch.distributed.tensor.parallel).`,
+		}
+		dpParam, dpCall := "", ""
+		if dp > 1 {
+			dpParam = ", data_parallel=None"
+			doc = append(doc, `data_parallel(module, dp_mesh) wraps each sharded stage module for the gradient all-reduce over the DATA_PARALLEL replicas (FSDP's fully_shard, or replicate).`)
+			dpCall = `
+        if data_parallel is not None:
+            module = data_parallel(module, mesh["dp"])`
+		}
+		doc = append(doc, lossDoc+".", "Then every step: schedule.step(batch) on the first pipeline rank, schedule.step(target=target, losses=losses) on the last, schedule.step() elsewhere.")
+		fmt.Fprintf(&w, "\ndef build_tensor_parallel(stage_modules, mesh, device, tp_plan%s%s):\n", dpParam, param)
+		w.WriteString("    \"\"\"Shards this rank's stages over mesh[\"tp\"] and returns the schedule that runs them.\n\n")
+		for _, line := range wrap(strings.Join(doc, " "), 84) {
+			fmt.Fprintf(&w, "    %s\n", line)
+		}
+		fmt.Fprintf(&w, `    """
+    pp = mesh["pp"]
+    indices = stage_indices(pp.get_local_rank())
+    if len(stage_modules) != len(indices):
+        raise ValueError("pipeline rank %%d runs stages %%s, got %%d modules" %% (pp.get_local_rank(), indices, len(stage_modules)))
+    stages = []
+    for i, module in zip(indices, stage_modules):
+        parallelize_module(module, mesh["tp"], tp_plan)%s
+        stages.append(PipelineStage(module, i, NUM_STAGES, device, group=pp.get_group()))
+    return %s(%s, n_microbatches=N_MICROBATCHES%s)
+`, dpCall, class, stagesArg, lossArg)
+	} else {
+		fmt.Fprintf(&w, `
+def build(model, example_microbatch, rank, device, group=None%s):
+    """Splits model as planned and returns the schedule that runs this rank's stages.
+
+    example_microbatch is one microbatch of inputs (a tuple of model(*args) arguments);
+    %s. Then every step: schedule.step(batch) on the first rank,
+    schedule.step(target=target, losses=losses) on the last, schedule.step() elsewhere.
+    """
+    if not isinstance(example_microbatch, tuple):
+        example_microbatch = (example_microbatch,)
+    pipe = pipeline(model, mb_args=example_microbatch, split_spec=SPLIT_SPEC)
+    if pipe.num_stages != NUM_STAGES:
+        raise ValueError("the split gave %%d stages, the plan has %%d" %% (pipe.num_stages, NUM_STAGES))
+`, param, lossDoc)
+		if multi {
+			fmt.Fprintf(&w, "    stages = [pipe.build_stage(i, device, group) for i in stage_indices(rank)]\n    return %s(stages, n_microbatches=N_MICROBATCHES%s)\n", class, lossArg)
+		} else {
+			fmt.Fprintf(&w, "    stage = pipe.build_stage(rank, device, group)\n    return %s(stage, n_microbatches=N_MICROBATCHES%s)\n", class, lossArg)
+		}
+	}
+	j.ex.Filename, j.ex.Language, j.ex.Text = "pipeplan_pytorch.py", "python", w.String()
+	return nil
+}
+
+// writeDeviceMesh writes device_mesh(), the ranks of p pipeline ranks times dp replicas
+// times tp tensor-parallel devices as a torch DeviceMesh: ("pp", "dp", "tp"), leaving out
+// a dimension of size 1. The last dimension varies fastest, so a tensor-parallel group is
+// on neighbouring ranks, inside a node, as Megatron-LM places it.
+func writeDeviceMesh(w *strings.Builder, p, dp, tp int) {
+	var shape, names []string
+	for _, d := range []struct {
+		name, size string
+		n          int
+	}{{"pp", "NUM_RANKS", p}, {"dp", "DATA_PARALLEL", dp}, {"tp", "TENSOR_PARALLEL", tp}} {
+		if d.name == "pp" || d.n > 1 {
+			shape = append(shape, d.size)
+			names = append(names, fmt.Sprintf("%q", d.name))
+		}
+	}
+	fmt.Fprintf(w, "\ndef device_mesh(device_type=\"cuda\"):\n    \"\"\"All %d ranks as a (%s) device mesh.\n\n", p*dp*tp, strings.Join(names, ", "))
+	var doc []string
+	if tp > 1 {
+		doc = append(doc, `The last dimension varies fastest: a tensor-parallel group, mesh["tp"], is on neighbouring ranks (inside a node).`)
+	}
+	if tp > 1 {
+		doc = append(doc, `A rank's pipeline rank is mesh["pp"].get_local_rank() and its pipeline group mesh["pp"].get_group().`)
+	} else {
+		doc = append(doc, `A rank's pipeline rank is mesh["pp"].get_local_rank() and its pipeline group mesh["pp"].get_group(): build's rank and group.`)
+	}
+	if dp > 1 {
+		doc = append(doc, `Its stages' replicas are mesh["dp"]: wrap the stage modules for the gradient all-reduce (FSDP's fully_shard, or replicate).`)
+	}
+	for _, line := range wrap(strings.Join(doc, " "), 84) {
+		fmt.Fprintf(w, "    %s\n", line)
+	}
+	fmt.Fprintf(w, "    \"\"\"\n    return init_device_mesh(device_type, (%s), mesh_dim_names=(%s))\n\n", strings.Join(shape, ", "), strings.Join(names, ", ")+"")
+}
+
+// layerSpan writes a stage's layers "first .. last".
+func layerSpan(names []string, s [2]int) string {
+	if s[0] == s[1] {
+		return names[s[0]]
+	}
+	return names[s[0]] + " .. " + names[s[1]]
+}
+
+// header writes the comment block every snippet starts with: what was planned, what is
+// expressed, and the notes.
+func header(w *strings.Builder, c string, j *job, what string) {
+	in := j.in
+	name := in.Model
+	if name == "" {
+		name = "model"
+	}
+	fmt.Fprintf(w, "%s pipeplan export (version %d): %s\n", c, Version, what)
+	sp := ""
+	if in.SequenceParallel {
+		sp = " with sequence parallelism"
+	}
+	fmt.Fprintf(w, "%s model %s: %d layers; %d pipeline devices, data parallel %d, tensor parallel %d%s\n",
+		c, name, len(in.LayerNames), in.devices(), orOne(in.Data), orOne(in.Tensor), sp)
+	fmt.Fprintf(w, "%s planned: %s, %d microbatches of %d; %s\n", c, j.sched, j.sched.Microbatches, orOne(in.MicrobatchSize), costLine(j.ex.Planned))
+	j.settle()
+	if !j.ex.Exact {
+		fmt.Fprintf(w, "%s NOT EXACT: this runs %s, split %v; %s\n", c, j.ranSchedule(), j.split(), costLine(j.ex.Expressed))
+	}
+	for _, n := range j.ex.Notes {
+		for i, line := range wrap(n.Message, 88) {
+			lead := "note: "
+			if i > 0 {
+				lead = "      "
+			}
+			fmt.Fprintf(w, "%s %s%s\n", c, lead, line)
+		}
+	}
+	w.WriteString("\n")
+}
+
+// wrap breaks text into lines of at most width runes at spaces.
+func wrap(s string, width int) []string {
+	var lines []string
+	var cur strings.Builder
+	for _, word := range strings.Fields(s) {
+		if cur.Len() > 0 && cur.Len()+1+len(word) > width {
+			lines = append(lines, cur.String())
+			cur.Reset()
+		}
+		if cur.Len() > 0 {
+			cur.WriteByte(' ')
+		}
+		cur.WriteString(word)
+	}
+	if cur.Len() > 0 {
+		lines = append(lines, cur.String())
+	}
+	return lines
+}

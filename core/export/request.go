@@ -1,0 +1,141 @@
+package export
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"pipeplan/core/arch"
+	"pipeplan/core/request"
+	"pipeplan/core/schedule"
+)
+
+// ErrNoPlan is returned by FromRequest when no split fits: there is nothing to export.
+var ErrNoPlan = errors.New("no plan to export")
+
+// FromRequest plans a request (core/request) and returns what an export reads: the
+// result's split with the settings the request planned it for (the schedule, the
+// microbatches, recomputation, and the parallelism: data, ZeRO, tensor and sequence
+// parallel, as the normalized request states them), and a Coster that prices other
+// splits and schedules by planning the same request with them. Bad requests give field
+// errors; a request whose model fits no split gives an error wrapping ErrNoPlan with the
+// reason.
+func FromRequest(ctx context.Context, r *request.Request) (*Input, *request.Result, error) {
+	n, err := r.Normalize()
+	if err != nil {
+		return nil, nil, err
+	}
+	n.Events = false
+	res, err := request.Run(ctx, n)
+	if err != nil {
+		return nil, nil, err
+	}
+	if res.Plan == nil {
+		why := "no split fits"
+		for _, d := range res.Diagnostics {
+			if d.Severity == request.Error {
+				why = d.Message
+				break
+			}
+		}
+		return nil, res, fmt.Errorf("%w: %s", ErrNoPlan, why)
+	}
+	sched, err := schedule.Parse(n.Schedule.Name)
+	if err != nil {
+		return nil, nil, err
+	}
+	sched.Microbatches = n.Schedule.Microbatches
+	in := &Input{
+		Model:            res.Model.Name,
+		LayerNames:       res.Model.LayerNames,
+		Boundaries:       res.Plan.Boundaries,
+		Schedule:         sched,
+		MicrobatchSize:   n.Schedule.MicrobatchSize,
+		Data:             n.Parallelism.Data,
+		Tensor:           n.Parallelism.Tensor,
+		SequenceParallel: n.Parallelism.SequenceParallel,
+		ZeRO:             n.Parallelism.ZeRO,
+		Recompute:        n.Training.Recompute,
+		Plan:             res.Plan,
+		Coster:           &RequestCoster{Request: n, Context: ctx},
+	}
+	if a := n.Model.Architecture; a != nil {
+		if in.Arch, err = requestArch(a); err != nil {
+			return nil, nil, err
+		}
+		in.Seq = a.Seq
+	}
+	return in, res, nil
+}
+
+// requestArch reads a request's architecture as core/request does.
+func requestArch(a *request.Architecture) (*arch.Arch, error) {
+	if a.Name != "" {
+		return arch.Bundled(a.Name)
+	}
+	data := []byte(a.Config)
+	var text string
+	if json.Unmarshal(data, &text) == nil { // a config given as a JSON string
+		data = []byte(text)
+	}
+	return arch.Parse(data)
+}
+
+// RequestCoster prices plans by running a normalized request with their split and
+// schedule: the whole step (pipeline, optimizer, all-reduces) as core/request states it.
+type RequestCoster struct {
+	Request *request.Request
+	Context context.Context
+}
+
+func (rc *RequestCoster) run(bounds []int, s schedule.Config) (*request.Result, error) {
+	r := *rc.Request
+	r.Boundaries = bounds
+	r.Schedule.Name = s.String()
+	r.Schedule.Microbatches = s.Microbatches
+	if s.Kind != schedule.ZBH1 {
+		r.Schedule.WeightGradFraction = 0 // zb-h1's alone
+	}
+	r.Events = false
+	ctx := rc.Context
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	res, err := request.Run(ctx, &r)
+	if err != nil {
+		return nil, err
+	}
+	if res.Plan == nil || res.Step == nil {
+		for _, d := range res.Diagnostics {
+			if d.Severity == request.Error {
+				return nil, fmt.Errorf("%w: %s", ErrNoPlan, d.Message)
+			}
+		}
+		return nil, ErrNoPlan
+	}
+	return res, nil
+}
+
+// Cost plans the request with the split and the schedule.
+func (rc *RequestCoster) Cost(bounds []int, s schedule.Config) (Cost, error) {
+	res, err := rc.run(bounds, s)
+	if err != nil {
+		return Cost{}, err
+	}
+	return resultCost(res, s), nil
+}
+
+// Best plans the request under the schedule.
+func (rc *RequestCoster) Best(s schedule.Config) ([]int, Cost, error) {
+	res, err := rc.run(nil, s)
+	if err != nil {
+		return nil, Cost{}, err
+	}
+	return res.Plan.Boundaries, resultCost(res, s), nil
+}
+
+func resultCost(res *request.Result, s schedule.Config) Cost {
+	return Cost{Schedule: s.String(), Boundaries: append([]int(nil), res.Plan.Boundaries...),
+		StepSeconds: res.Step.StepSeconds, SamplesPerSecond: res.Step.SamplesPerSecond, Fits: res.Feasible}
+}

@@ -1,0 +1,18 @@
+# pipeplan export (version 1): Megatron-LM arguments (pretrain_gpt.py, Megatron-Core models)
+# model llama-2-7b: 35 layers; 4 pipeline devices, data parallel 1, tensor parallel 1
+# planned: interleaved:2, 16 microbatches of 1; 3.781 s per step, 4.232 samples/s (interleaved:2)
+
+# Launch on 4 GPUs: tensor 1 x pipeline 4 x data 1 (Megatron-LM derives the
+# data-parallel size from the world size).
+PIPEPLAN_ARGS=(
+  --num-layers 32
+  --seq-length 4096
+  --micro-batch-size 1
+  --global-batch-size 16  # 1 x 16 microbatches x data parallel 1
+  --tensor-model-parallel-size 1
+  --pipeline-model-parallel-size 4
+  --pipeline-model-parallel-layout "E,t*4|t*4|t*4|t*4|t*4|t*4|t*4|t*4,L"
+)
+# Megatron-LM without --pipeline-model-parallel-layout, the same split:
+#   replace the layout with --num-layers-per-virtual-pipeline-stage 4
+# torchrun ... pretrain_gpt.py "${PIPEPLAN_ARGS[@]}" ...

@@ -1,0 +1,116 @@
+package request
+
+import (
+	"context"
+	"sync"
+
+	"pipeplan/core/analytic"
+	"pipeplan/core/arch"
+	"pipeplan/core/cluster"
+	"pipeplan/core/model"
+)
+
+// A Cache remembers, across requests, what requests of one model have in common: the
+// parsed architecture, and its analytic estimate for each set of options that decide it
+// (microbatch size, sequence, types, recomputation, tensor parallelism, the data-parallel
+// sharding of ZeRO-1, the device and its link). A search plans thousands of requests that
+// differ in a few knobs; with a cache each estimate is made once. Results are the same as
+// without one: what is cached is never changed by a request that uses it. A Cache is
+// safe for concurrent use; the zero value is not (use NewCache).
+type Cache struct {
+	mu        sync.Mutex
+	arches    map[archKey]archEntry
+	estimates map[estimateKey]estimateEntry
+}
+
+// NewCache returns an empty cache.
+func NewCache() *Cache {
+	return &Cache{arches: map[archKey]archEntry{}, estimates: map[estimateKey]estimateEntry{}}
+}
+
+// Run is request.Run with the cache.
+func (c *Cache) Run(ctx context.Context, r *Request) (*Result, error) { return runWith(ctx, r, c) }
+
+type archKey struct{ name, config string }
+
+type archEntry struct {
+	a   *arch.Arch
+	err error
+}
+
+type estimateKey struct {
+	arch       *arch.Arch // the cached parse, by identity
+	name       string     // the model's label, which names the estimate's model
+	device     string
+	tensorLink cluster.Link
+	matmul     float64
+	memory     float64
+	kernel     float64
+	kernelSet  bool
+	// framework with the request's host-cost overrides: it sets host times, the
+	// optimizer's temporaries and the framework's memory of the estimate.
+	framework cluster.Framework
+	opts      analytic.Options
+}
+
+type estimateEntry struct {
+	est *analytic.Result
+	err error
+	// model is est.Model(), built once: requests get a copy of the Model whose layers
+	// and inputs they share, which no request changes (an architecture's model is only
+	// read once built; profiles, which prepare adjusts, are not cached).
+	model *model.Model
+}
+
+// archOf parses a bundled name (config empty) or a config, once. The Arch returned is a
+// copy the caller may change; key is the cached one, which identifies it.
+func (c *Cache) archOf(name string, config []byte, parse func() (*arch.Arch, error)) (a, key *arch.Arch, err error) {
+	if c == nil {
+		a, err = parse()
+		return a, a, err
+	}
+	k := archKey{name, string(config)}
+	c.mu.Lock()
+	e, ok := c.arches[k]
+	c.mu.Unlock()
+	if !ok {
+		e.a, e.err = parse()
+		c.mu.Lock()
+		c.arches[k] = e
+		c.mu.Unlock()
+	}
+	if e.err != nil {
+		return nil, nil, e.err
+	}
+	cp := *e.a
+	return &cp, e.a, nil
+}
+
+// estimate is analytic.Estimate, once per key, with its model (est.Model()): the Model
+// is the caller's, its layers and inputs shared and never to be changed.
+func (c *Cache) estimate(k estimateKey, a *arch.Arch, t analytic.Target, o analytic.Options) (*analytic.Result, *model.Model, error) {
+	if c == nil || k.arch == nil {
+		est, err := analytic.Estimate(a, t, o)
+		if err != nil {
+			return nil, nil, err
+		}
+		return est, est.Model(), nil
+	}
+	c.mu.Lock()
+	e, ok := c.estimates[k]
+	c.mu.Unlock()
+	if !ok {
+		e.est, e.err = analytic.Estimate(a, t, o)
+		if e.err == nil {
+			e.model = e.est.Model()
+		}
+		c.mu.Lock()
+		c.estimates[k] = e
+		c.mu.Unlock()
+	}
+	if e.err != nil {
+		return nil, nil, e.err
+	}
+	m := *e.model
+	return e.est, &m, nil
+}

@@ -1,0 +1,107 @@
+package request
+
+import (
+	"context"
+
+	"pipeplan/core/analytic"
+	"pipeplan/core/calibrate"
+	"pipeplan/core/model"
+)
+
+// Calibration is a fit of an architecture's device figures to a measured profile of the
+// same model (core/calibrate), with the figures as the request's fields.
+type Calibration struct {
+	*calibrate.Result
+	// Architecture is the request's model.architecture with the fitted figures: put it in
+	// a request to plan with them at other batch sizes, sequence lengths and clusters.
+	Architecture Architecture `json:"architecture"`
+	// Estimate is the analytic estimate the fit compared the profile with.
+	Estimate *analytic.Result `json:"-"`
+}
+
+// Calibrate fits the efficiencies and host costs of the request's device and framework
+// to profile, a measured profile of the request's architecture (model.architecture).
+// What the request leaves out comes from the profile: the cluster's device from its
+// measured_on, the microbatch size from its microbatch_size, the sequence length from its
+// tokens_per_sample; and a profile that measures each block in two layers (attention and
+// MLP) is matched against the architecture split by sublayers, unless the request names
+// a split. The whole model is costed on one device.
+func Calibrate(ctx context.Context, r *Request, profile *model.Model) (*Calibration, error) {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if r == nil || r.Model.Architecture == nil {
+		return nil, &model.FieldError{Path: "model.architecture", Reason: "is required: calibration fits an architecture's costs to a profile of it"}
+	}
+	if profile == nil {
+		return nil, &model.FieldError{Path: "profile", Reason: "is required: a measured profile of the architecture"}
+	}
+	if err := profile.Validate(); err != nil {
+		return nil, err
+	}
+	c := r.clone()
+	a := *c.Model.Architecture
+	c.Model.Architecture = &a
+	if c.Cluster.Device == "" && len(c.Cluster.Document) == 0 && profile.MeasuredOn != nil {
+		c.Cluster.Device = profile.MeasuredOn.Name
+	}
+	if c.Cluster.Device == "" && len(c.Cluster.Document) == 0 {
+		return nil, &model.FieldError{Path: "cluster.device", Reason: "is required: the profile does not say what it was measured on (measured_on)"}
+	}
+	if c.Parallelism.Pipeline == 0 {
+		c.Parallelism.Pipeline = 1
+	}
+	if c.Schedule.MicrobatchSize == 0 {
+		c.Schedule.MicrobatchSize = profile.MicrobatchSize
+	}
+	if a.Seq == 0 {
+		a.Seq = profile.TokensPerSample
+	}
+	p, err := prepare(c)
+	if err != nil {
+		return nil, err
+	}
+	if a.Split == "" && sublayered(p.est, profile) {
+		a.Split = string(analytic.Sublayers)
+		if p, err = prepare(c); err != nil {
+			return nil, err
+		}
+	}
+	if p.est == nil {
+		return nil, &model.FieldError{Path: "model.architecture", Reason: "is required"}
+	}
+	fit, err := calibrate.Fit(p.est, p.target, profile)
+	if err != nil {
+		return nil, err
+	}
+	f := fit.Fitted
+	arch := *p.req.Model.Architecture
+	arch.MatmulEfficiency, arch.MemoryEfficiency = f.MatmulEfficiency, f.MemoryEfficiency
+	arch.KernelSeconds, arch.HostKernelSeconds, arch.HostLayerSeconds = &f.KernelSeconds, &f.HostKernelSeconds, &f.HostLayerSeconds
+	return &Calibration{Result: fit, Architecture: arch, Estimate: p.est}, nil
+}
+
+// sublayered reports whether the profile measures each of the estimate's blocks in two
+// layers (calibrate.Match sums them against one).
+func sublayered(est *analytic.Result, prof *model.Model) bool {
+	if est == nil {
+		return false
+	}
+	groups, err := calibrate.Match(est, prof)
+	if err != nil {
+		return false
+	}
+	blocks := 0
+	for _, g := range groups {
+		if g.EstimateEnd-g.EstimateFirst == 1 && est.Layers[g.EstimateFirst].Kind == "block" {
+			if g.ProfileEnd-g.ProfileFirst != 2 {
+				return false
+			}
+			blocks++
+		}
+	}
+	return blocks > 0
+}

@@ -1,0 +1,75 @@
+package request
+
+import (
+	"strings"
+
+	"pipeplan/core/cluster"
+	"pipeplan/core/model"
+	"pipeplan/core/plan"
+)
+
+// lookupFramework resolves model.architecture.framework on the device preset named
+// device: its default is eager on GPUs and none elsewhere (Normalize).
+func (p *prepared) lookupFramework(es *model.Errors, device string) (cluster.Framework, bool) {
+	a := p.req.Model.Architecture
+	if a.Framework == "" {
+		a.Framework = cluster.NoFramework
+		if d, err := cluster.LookupDevice(device); err == nil && d.GPU {
+			a.Framework = cluster.DefaultFramework
+		}
+	}
+	fw, err := cluster.LookupFramework(a.Framework)
+	if err != nil {
+		es.Add("model.architecture.framework", "must be one of %s, got %q", strings.Join(cluster.FrameworkNames(), ", "), a.Framework)
+		return cluster.Framework{}, false
+	}
+	a.Framework = fw.Name
+	if a.HostKernelSeconds != nil {
+		fw.HostKernelSeconds = *a.HostKernelSeconds
+	}
+	if a.HostLayerSeconds != nil {
+		fw.HostLayerSeconds = *a.HostLayerSeconds
+	}
+	p.framework = fw
+	return fw, true
+}
+
+// optimizerHostSeconds is the framework's host time for the optimizer step over the
+// parameter tensors of layers first..last (architectures; 0 for profiles), sharded over
+// the replicas under ZeRO-1.
+func (p *prepared) optimizerHostSeconds(first, last int) float64 {
+	if p.est == nil || p.framework.OptimizerTensorSeconds == 0 {
+		return 0
+	}
+	n := 0
+	for l := first; l <= last && l < len(p.est.Layers); l++ {
+		n += p.est.Layers[l].ParamTensors
+	}
+	t := float64(n) * p.framework.OptimizerTensorSeconds
+	if p.req.Parallelism.ZeRO == 1 {
+		t /= float64(p.req.Parallelism.Data)
+	}
+	return t
+}
+
+// overlapWindow is how much of device dev's data-parallel all-reduce its framework hides
+// behind the backward pass: PyTorch DDP all-reduces gradient buckets as the last
+// microbatch's backward produces them (gradient accumulation skips the all-reduce on the
+// others), so up to one microbatch's backward time of the device's stages overlaps it.
+// Frameworks that all-reduce after the backward (Megatron-LM's default) hide nothing,
+// nor do profiles (no framework is known).
+func (p *prepared) overlapWindow(pl *plan.Plan, dev, devices int) float64 {
+	if !p.framework.OverlapGradReduce || p.model.Unit() != model.Seconds {
+		return 0
+	}
+	var w float64
+	for s, stage := range pl.Stages {
+		if s%devices != dev {
+			continue
+		}
+		for l := stage.FirstLayer; l <= stage.LastLayer; l++ {
+			w += p.model.Layers[l].BackwardSeconds
+		}
+	}
+	return w
+}

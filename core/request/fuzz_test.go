@@ -1,0 +1,60 @@
+package request
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"math"
+	"testing"
+
+	"pipeplan/core/model"
+)
+
+// FuzzRun: whatever bytes a front end passes on, Decode and Run return a result or field
+// errors, never panic; a result's figures are finite, and the result encodes as JSON.
+func FuzzRun(f *testing.F) {
+	for _, s := range []string{
+		`{"model":{"example":"gpt2-medium"},"cluster":{"device":"a100-80gb","count":4}}`,
+		`{"model":{"example":"gpt2-medium"},"cluster":{"device":"a100-80gb","count":8},"parallelism":{"data":2,"zero":1},"schedule":{"name":"zb-h1"}}`,
+		`{"model":{"architecture":{"name":"gpt2","split":"sublayer"}},"cluster":{"device":"h100-sxm","count":4},"schedule":{"name":"interleaved:2"},"training":{"recompute":"selective"}}`,
+		`{"model":{"document":{"measured_on":"a100-80gb","microbatch_size":2,"layers":[{"name":"a","forward_seconds":1,"param_bytes":8},{"name":"b","forward_seconds":2,"backward_seconds":1}]}},"cluster":{"document":{"devices":[{"name":"h100-sxm"},{"name":"a100-80gb"}],"links":[{"latency_seconds":1e-6,"bytes_per_second":1e9}]},"data_link":"pcie4"},"parallelism":{"data":3},"boundaries":[0,1,2]}`,
+		`{"model":{"document":"node1 -- Input -- forward_compute_time=1.0, backward_compute_time=2.0, activation_size=8.0, parameter_size=4.0\nnode2 -- Linear -- forward_compute_time=1.0, backward_compute_time=2.0, activation_size=8.0, parameter_size=4.0\n\tnode1 -- node2\n"},"cluster":{"device":"a100-80gb","count":2,"free_transfers":true},"schedule":{"name":"inference"}}`,
+		`{"model":{"example":"gpt2-medium"},"cluster":{"device":"a100-80gb","count":2},"schedule":{"name":"overlap"},"events":true}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		r, err := Decode(data)
+		if err != nil {
+			var fe *model.FieldError
+			if !errors.As(err, &fe) {
+				t.Fatalf("Decode: %v (%T) is not a field error", err, err)
+			}
+			return
+		}
+		// Keep the work of one input small: big clusters and schedules are slow, not wrong.
+		if r.Cluster.Count > 64 || r.Parallelism.Pipeline > 64 || r.Parallelism.Data > 64 || r.Schedule.Microbatches > 256 {
+			return
+		}
+		res, err := Run(context.Background(), r)
+		if err != nil {
+			if _, ok := model.AsFieldErrors(err); !ok {
+				t.Fatalf("Run: %v (%T) is not field errors", err, err)
+			}
+			return
+		}
+		if _, err := json.Marshal(res); err != nil {
+			t.Fatalf("the result does not encode: %v", err)
+		}
+		if st := res.Step; st != nil {
+			for _, v := range []float64{st.StepSeconds, st.SamplesPerSecond, st.TokensPerSecond, st.OptimizerSeconds, st.DataParallelAllReduceSeconds, st.TiedAllReduceSeconds} {
+				if math.IsNaN(v) || math.IsInf(v, 0) || v < 0 {
+					t.Fatalf("step figure %v: %+v", v, st)
+				}
+			}
+			if st.TokensPerStep < 0 || st.SamplesPerStep < 1 {
+				t.Fatalf("step counts: %+v", st)
+			}
+		}
+	})
+}

@@ -1,0 +1,106 @@
+package request
+
+import (
+	"context"
+	"encoding/json"
+	"math"
+	"reflect"
+	"strings"
+	"testing"
+
+	"pipeplan/core/cluster"
+)
+
+func llamaRequest(p, d, t int) *Request {
+	return &Request{
+		Model:       ModelSpec{Architecture: &Architecture{Name: "meta-llama-3-8b", Seq: 4096}},
+		Cluster:     ClusterSpec{Device: "h100-sxm"},
+		Parallelism: Parallelism{Pipeline: p, Data: d, Tensor: t},
+		Schedule:    Schedule{Name: "1f1b", Microbatches: 8},
+	}
+}
+
+// TestTensorOneChangesNothing: parallelism.tensor 1 is the default, with the same id and
+// the same result as leaving it out.
+func TestTensorOneChangesNothing(t *testing.T) {
+	a, b := run(t, llamaRequest(4, 2, 0)), run(t, llamaRequest(4, 2, 1))
+	ja, _ := json.Marshal(a)
+	jb, _ := json.Marshal(b)
+	if string(ja) != string(jb) {
+		t.Error("tensor 1 changes the result")
+	}
+}
+
+// TestTensorParallel: t-way tensor parallelism uses p x d x t devices, and the model's
+// FLOPs per step, hence MFU's numerator, do not depend on t.
+func TestTensorParallel(t *testing.T) {
+	one := run(t, llamaRequest(4, 1, 1))
+	four := run(t, llamaRequest(4, 1, 4))
+	if !one.Feasible || !four.Feasible || four.Step.Devices != 16 {
+		t.Fatalf("t=4: feasible %v, %d devices", four.Feasible, four.Step.Devices)
+	}
+	if r := four.Step.ModelFLOPsPerStep / one.Step.ModelFLOPsPerStep; math.Abs(r-1) > 0.01 {
+		t.Errorf("model FLOPs per step at t=4 are %.4f of t=1's", r)
+	}
+	if four.Step.StepSeconds >= one.Step.StepSeconds {
+		t.Errorf("t=4 step %v s, not faster than t=1's %v s", four.Step.StepSeconds, one.Step.StepSeconds)
+	}
+}
+
+// TestNodes: on nodes of 8 with InfiniBand between them, Megatron's placement keeps the
+// replicas' all-reduce in a node and sends stage transfers across; the step's all-reduce
+// is the ring over NVSwitch.
+func TestNodes(t *testing.T) {
+	r := llamaRequest(2, 8, 1)
+	r.Cluster.DevicesPerNode = 8
+	r.Parallelism.ZeRO = 1
+	res := run(t, r)
+	pl := res.Placement
+	if pl == nil || pl.Order != cluster.TDP || pl.DataCrossesNodes || !reflect.DeepEqual(pl.StageCrossesNodes, []bool{true}) {
+		t.Fatalf("placement %+v", pl)
+	}
+	n, _ := Normalize(r)
+	if n.Cluster.LinkIntra != "nvlink4" || n.Cluster.LinkInter != "ib-ndr" || n.Cluster.Count != 16 {
+		t.Errorf("defaults: %+v", n.Cluster)
+	}
+	nv, _ := cluster.LookupLink("nvlink4")
+	var grads int64
+	for _, d := range res.Devices {
+		grads = max(grads, d.GradBytes)
+	}
+	if want := cluster.RingAllReduceSeconds(nv.Link, float64(grads), 8); math.Abs(res.Step.DataParallelAllReduceSeconds-want) > 1e-12 {
+		t.Errorf("all-reduce %v s, want %v (ring of 8 over NVLink)", res.Step.DataParallelAllReduceSeconds, want)
+	}
+	ib, _ := cluster.LookupLink("ib-ndr")
+	if res.Plan.Stages[0].Transfer <= 0 || !reflect.DeepEqual(pl.StageLinks, []cluster.Link{ib.Link}) {
+		t.Errorf("stage links %+v, want InfiniBand", pl.StageLinks)
+	}
+}
+
+func Normalize(r *Request) (*Request, error) { return r.Normalize() }
+
+func TestParallelErrors(t *testing.T) {
+	for _, tt := range []struct {
+		edit func(*Request)
+		want string
+	}{
+		{func(r *Request) { r.Parallelism.Tensor = 3 }, "parallelism.tensor: must divide the model's num_heads (32), got 3"},
+		{func(r *Request) { r.Parallelism.Tensor = 3; r.Cluster.DevicesPerNode = 8 }, "parallelism.tensor: must divide cluster.devices_per_node (8)"},
+		{func(r *Request) { r.Parallelism.SequenceParallel = true }, "parallelism.sequence_parallel: splits along the sequence"},
+		{func(r *Request) { r.Cluster.LinkInter = "ib-hdr" }, "cluster.link_inter: goes with cluster.devices_per_node"},
+		{func(r *Request) { r.Cluster.DevicesPerNode = 8; r.Cluster.LinkInter = "ib-9000" }, `cluster.link_inter: unknown link "ib-9000"`},
+		{func(r *Request) { r.Cluster.DevicesPerNode = 8; r.Cluster.Link = "pcie4" }, "cluster.link: goes without cluster.devices_per_node"},
+		{func(r *Request) { r.Cluster.Count = 8; r.Parallelism.Tensor = 4 }, "cluster.count: 8 devices cannot hold 4 pipeline stages times 1 replicas times 4-way"},
+		{func(r *Request) {
+			r.Model = ModelSpec{Example: "gpt2-medium"}
+			r.Parallelism.Tensor = 2
+		}, "parallelism.tensor: splits an architecture's blocks"},
+	} {
+		r := llamaRequest(4, 1, 1)
+		tt.edit(r)
+		_, err := Run(context.Background(), r)
+		if err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%v, want %q", err, tt.want)
+		}
+	}
+}

@@ -1,0 +1,380 @@
+package request
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"pipeplan/core/analytic"
+	"pipeplan/core/cluster"
+	"pipeplan/core/estimate"
+	"pipeplan/core/model"
+	"pipeplan/core/partition"
+	"pipeplan/core/plan"
+	"pipeplan/core/units"
+)
+
+// Run plans the request: it normalizes it, builds the model and the cluster, finds the
+// optimal split (or costs the given boundaries), simulates the schedule and adds what a
+// step does once: the optimizer update and the gradient all-reduces. Invalid requests
+// give field errors (model.Errors) whose paths are the request's
+// ("cluster.document.devices[1].memory_bytes: must be > 0"). A valid request that fits no
+// split gives a Result with Feasible false and diagnostics that say why. Run checks ctx
+// between its phases.
+func Run(ctx context.Context, r *Request) (*Result, error) { return runWith(ctx, r, nil) }
+
+func runWith(ctx context.Context, r *Request, cache *Cache) (*Result, error) {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	p, err := prepareWith(r, cache)
+	if err != nil {
+		return nil, err
+	}
+	canon, err := p.req.canonical()
+	if err != nil {
+		return nil, err
+	}
+	res := &Result{Version: Version, ID: contentID(canon), PlannerVersion: PlannerVersion, Model: p.modelInfo(), Diagnostics: []Diagnostic{}}
+	res.Diagnostics = append(res.Diagnostics, p.notes...)
+	res.Placement = p.placement
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	opt := p.options()
+	var pl *plan.Plan
+	if p.req.Boundaries != nil {
+		pl, err = plan.Evaluate(p.model, p.cluster, opt, p.req.Boundaries)
+	} else {
+		pl, err = plan.Make(p.model, p.cluster, opt)
+	}
+	var nf *plan.NoFitError
+	switch {
+	case errors.As(err, &nf):
+		res.Diagnostics = append(res.Diagnostics, noFit(nf.Reason))
+		return res, nil
+	case err != nil:
+		return nil, p.planError(err)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	res.Plan, res.Schedule, res.Feasible = pl, pl.Schedule, true
+	pl.Schedule = nil // in the result once, as Result.Schedule
+	p.tiedMemory(pl)
+	for i, s := range pl.Stages {
+		if s.MemoryBytes > s.LimitBytes {
+			res.Feasible = false
+			res.Diagnostics = append(res.Diagnostics, Diagnostic{Code: CodeStageOverMemory, Severity: Error, Stage: ptr(i),
+				Layer: ptr(s.FirstLayer), LastLayer: ptr(s.LastLayer), BytesNeeded: s.MemoryBytes, CapacityBytes: s.LimitBytes,
+				Message:    fmt.Sprintf("stage %d (layers %d-%d) needs %s; its device holds %s", i, s.FirstLayer, s.LastLayer, units.Bytes(s.MemoryBytes), units.Bytes(s.LimitBytes)),
+				Suggestion: "move a boundary to give the stage fewer layers, or plan the optimal split"})
+		}
+	}
+	for _, a := range res.Schedule.Advice {
+		res.Diagnostics = append(res.Diagnostics, Diagnostic{Code: CodeScheduleAdvice, Severity: Warning, Message: a})
+	}
+	p.step(res)
+	return res, nil
+}
+
+// tiedMemory moves a tied embedding matrix, which the plan counts as a shared item
+// (plan.Memory.OtherBytes), to the weights, gradients and optimizer state of the stages
+// that hold it.
+func (p *prepared) tiedMemory(pl *plan.Plan) {
+	if p.est == nil {
+		return
+	}
+	w, g, o := p.est.TiedBytes()
+	if w+g+o == 0 {
+		return
+	}
+	for i := range pl.Stages {
+		s := &pl.Stages[i]
+		for l := s.FirstLayer; l <= s.LastLayer; l++ {
+			if size, ok := p.model.Layers[l].Shared[analytic.TiedGroup]; ok && size == w+g+o && s.Memory.OtherBytes >= size {
+				s.Memory.OtherBytes -= size
+				s.Memory.WeightsBytes += w
+				s.Memory.GradsBytes += g
+				s.Memory.OptimizerBytes += o
+				break
+			}
+		}
+	}
+}
+
+// options are the plan options of the normalized request.
+func (p *prepared) options() plan.Options {
+	r := p.req
+	obj, _ := partition.ParseObjective(r.Objective) // checked by prepare
+	var temp func(first, last int) int64
+	if p.est != nil && p.train() {
+		temp = p.est.OptimizerTempBytes
+	}
+	return plan.Options{
+		Objective: obj,
+		Estimate: estimate.Options{
+			MemoryProportion: r.MemoryProportion,
+			Inference:        !p.train(),
+			Recompute:        p.recomputeStages,
+			// An architecture's framework: its fixed memory and allocator reserve on every
+			// device, and its optimizer's temporaries (profiles: none, their memory is
+			// what was measured).
+			FixedBytes:         p.framework.FixedBytes,
+			AllocatorReserve:   p.framework.AllocatorReserve,
+			OptimizerTempBytes: temp,
+		},
+		Schedule: &plan.ScheduleOptions{
+			Config:             p.sched,
+			MicrobatchSize:     r.Schedule.MicrobatchSize,
+			WeightGradFraction: r.Schedule.WeightGradFraction,
+			Events:             r.Events,
+		},
+	}
+}
+
+// planError puts the planner's field paths under the request's: model fields under the
+// model's source, device and link fields under the cluster's.
+func (p *prepared) planError(err error) error {
+	fes, ok := model.AsFieldErrors(err)
+	if !ok {
+		return err
+	}
+	var es model.Errors
+	for _, fe := range fes {
+		prefix := ""
+		switch path := fe.Path; {
+		case hasAnyPrefix(path, "layers", "inputs", "time_unit"):
+			prefix = "model." + p.modelSource()
+		case hasAnyPrefix(path, "devices", "links", "host"):
+			prefix = "cluster.document"
+			if p.req.Cluster.Device != "" {
+				prefix = "cluster"
+			}
+		case path == "boundaries" || hasAnyPrefix(path, "boundaries["):
+		case path == "memory_proportion":
+		default:
+			prefix = "schedule"
+		}
+		addPrefixed(&es, prefix, fe)
+	}
+	return es
+}
+
+func hasAnyPrefix(s string, prefixes ...string) bool {
+	for _, p := range prefixes {
+		if len(s) >= len(p) && s[:len(p)] == p {
+			return true
+		}
+	}
+	return false
+}
+
+func (p *prepared) modelSource() string {
+	switch ms := p.req.Model; {
+	case ms.Example != "":
+		return "example"
+	case ms.Architecture != nil:
+		return "architecture"
+	}
+	return "document"
+}
+
+func (p *prepared) modelInfo() ModelInfo {
+	m := p.model
+	mi := ModelInfo{Name: m.Name, Source: p.modelSource(), Format: string(p.format), Layers: len(m.Layers),
+		TimeUnit: string(m.Unit()), MicrobatchSize: p.req.Schedule.MicrobatchSize, TokensPerSample: m.TokensPerSample}
+	mi.LayerNames = make([]string, len(m.Layers))
+	for i := range m.Layers {
+		mi.LayerNames[i] = m.Layers[i].Name
+	}
+	if p.est != nil {
+		mi.Params = p.est.Total.Params
+	}
+	if p.req.Layers {
+		mi.LayerCosts = layerCosts(m)
+	}
+	return mi
+}
+
+// layerCosts lists the model's layers' costs, column by column.
+func layerCosts(m *model.Model) *LayerCosts {
+	n := len(m.Layers)
+	lc := &LayerCosts{ParamBytes: make([]int64, n), ActivationBytes: make([]int64, n), OutputBytes: make([]int64, n)}
+	cycles := m.Unit() == model.Cycles
+	if cycles {
+		lc.ForwardCycles, lc.BackwardCycles = make([]int64, n), make([]int64, n)
+	} else {
+		lc.ForwardSeconds, lc.BackwardSeconds = make([]float64, n), make([]float64, n)
+	}
+	for i := range m.Layers {
+		l := &m.Layers[i]
+		if cycles {
+			lc.ForwardCycles[i], lc.BackwardCycles[i] = l.ForwardCycles, l.BackwardCycles
+		} else {
+			lc.ForwardSeconds[i], lc.BackwardSeconds[i] = l.ForwardSeconds, l.BackwardSeconds
+		}
+		lc.ParamBytes[i], lc.ActivationBytes[i] = l.ParamBytes, l.ActivationBytes
+		for _, o := range l.Outputs {
+			lc.OutputBytes[i] += o.Bytes
+		}
+	}
+	return lc
+}
+
+func noFit(r plan.Reason) Diagnostic {
+	d := Diagnostic{Code: r.Code, Severity: Error, Message: "no plan fits: " + r.Message, Suggestion: r.Suggestion,
+		BytesNeeded: r.BytesNeeded, CapacityBytes: r.CapacityBytes}
+	if r.FirstLayer >= 0 {
+		d.Layer, d.LastLayer = ptr(r.FirstLayer), ptr(r.LastLayer)
+	}
+	if r.Device >= 0 {
+		d.Device = ptr(r.Device)
+	}
+	if r.Code == plan.TooFewLayers || r.Code == plan.TooFewCuts {
+		d.Field = "parallelism.pipeline"
+	}
+	return d
+}
+
+// step adds what one step does besides the pipeline, per device and in all, and the
+// throughput.
+func (p *prepared) step(res *Result) {
+	r := p.req
+	pl, sr := res.Plan, res.Schedule
+	devices := len(p.cluster.Devices)
+	d := r.Parallelism.Data
+	train := p.train()
+	t := r.Parallelism.Tensor
+	st := &Step{PipelineSeconds: sr.MakespanSeconds, BubbleFraction: sr.BubbleFraction, Devices: devices * d * t}
+	res.Devices = make([]DeviceStep, devices)
+	for i := range res.Devices {
+		res.Devices[i] = DeviceStep{Device: i, Name: p.cluster.Devices[i].Name, Stages: []int{}}
+	}
+	statedGrads, hasParams, unknownBandwidth := false, false, false
+	for s, stage := range pl.Stages {
+		dev := s % devices
+		ds := &res.Devices[dev]
+		ds.Stages = append(ds.Stages, s)
+		if !train {
+			continue
+		}
+		var tied int64
+		for l := stage.FirstLayer; l <= stage.LastLayer; l++ {
+			layer := &p.model.Layers[l]
+			statedGrads = statedGrads || layer.GradBytes > 0
+			hasParams = hasParams || layer.ParamBytes > 0
+			ds.GradBytes += gradBytes(layer)
+			if p.est != nil {
+				// A tied embedding's gradients are in the stage's shared item, not in
+				// the layer's grad_bytes: the analytic layer counts them.
+				tied = max(tied, p.est.Layers[l].GradBytes-layer.GradBytes)
+			}
+		}
+		ds.GradBytes += tied // once per stage, as the shared item is held once
+		ds.OptimizerHostSeconds += p.optimizerHostSeconds(stage.FirstLayer, stage.LastLayer)
+		touched := float64(stage.ParamBytes) + 2*float64(stage.OptimizerBytes) + float64(stage.SharedBytes)
+		if touched > 0 {
+			bw := p.cluster.Devices[dev].MemoryBytesPerSecond * p.memoryEfficiency[dev]
+			if bw > 0 {
+				ds.OptimizerSeconds += touched / bw
+			} else {
+				unknownBandwidth = true
+			}
+		}
+	}
+	if train {
+		for i := range res.Devices {
+			ds := &res.Devices[i]
+			if p.dataLink != nil {
+				ds.AllReduceSeconds = ringAllReduce(d, ds.GradBytes, p.dataLink, p.cluster.Devices[i].ClockHz)
+				ds.ExposedAllReduceSeconds = max(0, ds.AllReduceSeconds-p.overlapWindow(pl, i, devices))
+			}
+			ds.OptimizerSeconds = max(ds.OptimizerSeconds, ds.OptimizerHostSeconds)
+			st.OptimizerSeconds = max(st.OptimizerSeconds, ds.OptimizerSeconds)
+			st.DataParallelAllReduceSeconds = max(st.DataParallelAllReduceSeconds, ds.AllReduceSeconds)
+			st.DataParallelExposedSeconds = max(st.DataParallelExposedSeconds, ds.ExposedAllReduceSeconds)
+		}
+		if p.est != nil && p.est.Opts.Tie == analytic.TieCopy && devices > 1 && p.tiedLink != nil {
+			st.TiedAllReduceSeconds = ringAllReduce(2, p.est.Total.TiedAllReduceBytes, p.tiedLink, p.cluster.Devices[0].ClockHz)
+		}
+		if unknownBandwidth {
+			res.Diagnostics = append(res.Diagnostics, Diagnostic{Code: CodeOptimizerTimeUnknown, Severity: Note, Field: "cluster.document.devices",
+				Message: "a device states no memory_bytes_per_second: its optimizer update is not counted in the step"})
+		}
+		if d > 1 && p.est == nil && !p.weightsOnly() && !statedGrads && hasParams {
+			res.Diagnostics = append(res.Diagnostics, Diagnostic{Code: CodeGradBytesAssumed, Severity: Note, Field: p.modelField("layers"),
+				Message: "the profile gives no grad_bytes: the data-parallel all-reduce moves half of each stage's param_bytes (weights and gradients of one type)"})
+		}
+	}
+	st.StepSeconds = st.PipelineSeconds + st.TiedAllReduceSeconds + st.DataParallelExposedSeconds + st.OptimizerSeconds
+	mbs := int64(r.Schedule.MicrobatchSize)
+	st.SamplesPerStep = mbs * int64(r.Schedule.Microbatches) * int64(d)
+	if t := int64(p.model.TokensPerSample); t > 0 {
+		st.TokensPerStep = st.SamplesPerStep * t
+	}
+	if st.StepSeconds > 0 {
+		st.SamplesPerSecond = float64(st.SamplesPerStep) / st.StepSeconds
+		st.TokensPerSecond = float64(st.TokensPerStep) / st.StepSeconds
+	}
+	if p.est != nil {
+		perMicrobatch := p.est.Total.FwdFLOPs
+		if train {
+			perMicrobatch *= 3
+		}
+		// The estimate is one device's of a tensor-parallel group: t of them do the model's.
+		st.ModelFLOPsPerStep = perMicrobatch * float64(r.Schedule.Microbatches) * float64(d) * float64(t)
+		peak := p.cluster.Devices[0].FLOPSPerSecond
+		if p.est.Opts.DType == analytic.FP32 {
+			if pr, err := cluster.LookupDevice(p.cluster.Devices[0].Name); err == nil {
+				peak = pr.Perf.FP32FLOPSPerSecond
+			}
+		}
+		if st.StepSeconds > 0 && peak > 0 {
+			st.MFU = st.ModelFLOPsPerStep / (st.StepSeconds * float64(st.Devices) * peak)
+		}
+	}
+	res.Step = st
+}
+
+// ringAllReduce is the time of a ring all-reduce of n bytes among k peers over a link:
+// 2(k-1)/k x n / bandwidth + 2(k-1) x latency (each of the 2(k-1) steps moves n/k bytes).
+func ringAllReduce(k int, n int64, l *cluster.Link, clockHz float64) float64 {
+	if k < 2 || n <= 0 {
+		return 0
+	}
+	bw := bandwidth(l, clockHz)
+	latency := l.LatencySeconds
+	if l.CyclesStyle() && clockHz > 0 {
+		latency = float64(l.IdleCycles) / clockHz
+	}
+	steps := float64(2 * (k - 1))
+	t := steps * latency
+	if bw > 0 {
+		t += steps / float64(k) * float64(n) / bw
+	}
+	return t
+}
+
+// Estimate returns the analytic estimate of the request's architecture on its cluster's
+// device: every layer's parameters, FLOPs, times and memory for one microbatch, and the
+// totals of one device holding the whole model. The request must name an architecture.
+func Estimate(ctx context.Context, r *Request) (*analytic.Result, error) {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	p, err := prepare(r)
+	if err != nil {
+		return nil, err
+	}
+	if p.est == nil {
+		return nil, &model.FieldError{Path: "model.architecture", Reason: "is required: an estimate costs an architecture (a profile states its own costs)"}
+	}
+	return p.est, nil
+}

@@ -1,0 +1,61 @@
+package search
+
+import (
+	"context"
+	"testing"
+
+	"pipeplan/core/request"
+)
+
+// llama is the search for an architecture on nodes of 8 H100s joined by InfiniBand NDR.
+func llama(tb testing.TB, name string, devices, globalBatch int) (*Requests, Space) {
+	tb.Helper()
+	base := &request.Request{
+		Model:   request.ModelSpec{Architecture: &request.Architecture{Name: name, Seq: 8192}},
+		Cluster: request.ClusterSpec{Device: "h100-sxm", DevicesPerNode: 8},
+	}
+	ev, err := NewRequests(base)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	s, err := ev.Space(Knobs{MaxDevices: devices, GlobalBatch: globalBatch})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return ev, s
+}
+
+func benchSearch(b *testing.B, name string, devices, globalBatch int) {
+	var st Stats
+	for b.Loop() {
+		ev, s := llama(b, name, devices, globalBatch)
+		r, err := Run(context.Background(), s, ev, Options{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		st = r.Stats
+		if r.Best == nil {
+			b.Fatal("nothing fits")
+		}
+	}
+	b.ReportMetric(float64(st.Candidates), "candidates")
+	b.ReportMetric(float64(st.Evaluated), "evaluated")
+	b.ReportMetric(float64(st.PrunedByBound), "pruned")
+	b.ReportMetric(float64(st.KnownInfeasible), "known_infeasible")
+	b.ReportMetric(float64(st.CannotFit), "cannot_fit")
+	b.ReportMetric(float64(st.Twins), "twins")
+	b.ReportMetric(float64(st.BoundViolations), "bound_violations")
+}
+
+// BenchmarkSearchLlama3_8B: Llama-3-8B (s = 8192) on up to 64 H100s, 8 per node, every
+// knob: stages, replicas, tensor parallelism, schedule, recomputation, ZeRO, microbatches
+// and their size. Target: under 1 s natively, under 5 s under WebAssembly.
+func BenchmarkSearchLlama3_8B(b *testing.B) { benchSearch(b, "meta-llama-3-8b", 64, 0) }
+
+// BenchmarkSearchLlama3_8BGlobalBatch: the same with the global batch fixed at 512
+// sequences (4M tokens).
+func BenchmarkSearchLlama3_8BGlobalBatch(b *testing.B) { benchSearch(b, "meta-llama-3-8b", 64, 512) }
+
+// BenchmarkSearchLlama31_70B: Llama-3.1-70B on up to 512 H100s with a global batch of
+// 1024 sequences. Target: under 5 s natively.
+func BenchmarkSearchLlama31_70B(b *testing.B) { benchSearch(b, "llama-3.1-70b", 512, 1024) }

@@ -1,0 +1,878 @@
+package search
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"reflect"
+	"strings"
+
+	"pipeplan/core/analytic"
+	"pipeplan/core/arch"
+	"pipeplan/core/cluster"
+	"pipeplan/core/examples"
+	"pipeplan/core/load"
+	"pipeplan/core/model"
+	"pipeplan/core/request"
+	"pipeplan/core/schedule"
+)
+
+// Requests evaluates candidates as planning requests: each candidate is the base request
+// with the candidate's knobs set (parallelism, schedule, microbatches and their size,
+// recomputation, memory proportion), planned and simulated by request.Run, exactly as a
+// user's request would be. Request gives the request of a candidate, so any outcome can
+// be reproduced alone.
+//
+// Bounds come from the analytic estimates of the architecture, cached per tensor-parallel
+// degree, microbatch size and recomputation, which every candidate with those shares
+// (see Bound). A profile (a measured model document) is scaled with the microbatch size
+// (ScaleProfile) and bounded by its scaled layer times.
+type Requests struct {
+	base    *request.Request // normalized
+	arch    *arch.Arch
+	target  analytic.Target
+	profile *model.Model // a measured profile, as measured (microbatch size profileB)
+	// profileB is the samples per microbatch the profile was measured with.
+	profileB int
+	// secondsPer converts a profile's time unit to seconds on the cluster's device.
+	secondsPer float64
+	topo       *cluster.Topology
+	link       cluster.Link // between devices, without nodes
+	memoryBW   float64      // bytes/s the optimizer update reaches
+	train      bool
+	sp         bool // sequence parallelism wherever t > 1
+	terms      map[termKey]*terms
+	estimates  map[termKey]*analytic.Result // analytic estimates without their terms (Twin)
+	// twins caches Twin's comparison per tensor-parallel degree and microbatch size.
+	twins map[[2]int]bool
+	// device is the cluster's device, as one stage's cluster holds it (memory limits).
+	device *cluster.Device
+	// cache keeps the parsed architecture and its analytic estimates across candidates.
+	cache *request.Cache
+}
+
+type termKey struct {
+	t, b      int
+	recompute string
+}
+
+// terms are what bounds a candidate, for one microbatch on one device of a
+// tensor-parallel group: the work of every layer, forward and backward; the gradient
+// bytes all-reduced across replicas; the bytes the optimizer update touches.
+type terms struct {
+	work, grads, params, optimizer float64
+	// layers are the layers' work; bottleneck[k] the least, over splits into k
+	// contiguous stages, of the largest stage's work (computed when first asked).
+	layers     []float64
+	bottleneck map[int]float64
+	// est is the architecture's analytic estimate (nil for a profile), for Twin.
+	est *analytic.Result
+	// mem are the layers' memory terms, for CannotFit (architectures in training).
+	mem []layerMemory
+}
+
+// layerMemory is what a layer adds to the memory of a stage that holds it (core/estimate's
+// Range): its own always-alive bytes (fixed: parameters with their gradients and exclusive
+// bytes; opt: optimizer state without ZeRO), what one microbatch keeps for the backward
+// (act), and its working peak beyond what the layers before it in the stage keep (peak:
+// temporaries and carried tensors).
+type layerMemory struct {
+	fixed, opt, act, peak int64
+}
+
+// bottleneckOf is a lower bound on the largest stage's work over every split of the
+// layers into k contiguous stages: the smallest X such that a greedy split into stages of
+// at most X needs at most k stages, found by bisection and taken from below (the largest
+// X found too small), so that it never exceeds the true minimum.
+func (x *terms) bottleneckOf(k int) float64 {
+	if v, ok := x.bottleneck[k]; ok {
+		return v
+	}
+	lo, hi := 0.0, x.work
+	for _, w := range x.layers {
+		lo = max(lo, w)
+	}
+	lo = math.Nextafter(lo, 0) // the largest layer is a stage's least; lo stays too small
+	fits := func(limit float64) bool {
+		n, cur := 1, 0.0
+		for _, w := range x.layers {
+			if cur+w > limit {
+				n, cur = n+1, 0
+			}
+			cur += w
+		}
+		return n <= k
+	}
+	for range 64 {
+		mid := lo + (hi-lo)/2
+		if mid <= lo || mid >= hi {
+			break
+		}
+		if fits(mid) {
+			hi = mid
+		} else {
+			lo = mid
+		}
+	}
+	x.bottleneck[k] = lo
+	return lo
+}
+
+// NewRequests prepares an evaluator for a base request: a model (an architecture, or a
+// profile document or example) on a device preset (cluster.device, with
+// cluster.devices_per_node for nodes). Its parallelism, schedule, microbatch, recompute
+// and memory-proportion fields are what each candidate sets.
+func NewRequests(base *request.Request) (*Requests, error) {
+	b := *base
+	// The knobs the search sets are cleared, so that the base normalizes whatever they are.
+	if c, err := schedule.Parse(b.Schedule.Name); err == nil && b.Schedule.Name != "" && c.Kind == schedule.Inference {
+		b.Training.Mode = request.ModeInference
+	}
+	b.Parallelism = request.Parallelism{Pipeline: 1}
+	b.Schedule = request.Schedule{}
+	b.Training.Recompute, b.MemoryProportion, b.Boundaries, b.Events = "", 0, nil, false
+	b.Cluster.Count = 0
+	if b.Cluster.Device == "" {
+		return nil, &model.FieldError{Path: "cluster.device", Reason: "the search needs a device preset (and devices_per_node for nodes): it decides how many devices a pipeline uses"}
+	}
+	n, err := b.Normalize()
+	if err != nil {
+		return nil, err
+	}
+	n.Parallelism = request.Parallelism{}
+	n.Schedule = request.Schedule{}
+	n.Cluster.Count = 0
+	r := &Requests{base: n, sp: base.Parallelism.SequenceParallel, train: n.Training.Mode == request.ModeTraining,
+		terms: map[termKey]*terms{}, estimates: map[termKey]*analytic.Result{}, twins: map[[2]int]bool{}, secondsPer: 1, cache: request.NewCache()}
+	dp, err := cluster.LookupDevice(n.Cluster.Device)
+	if err != nil {
+		return nil, err
+	}
+	r.memoryBW = dp.Perf.MemoryBytesPerSecond * dp.Perf.MemoryEfficiency
+	if one, err := cluster.FromPreset(n.Cluster.Device, 1); err == nil {
+		r.device = &one.Devices[0]
+	}
+	if n.Cluster.DevicesPerNode > 0 {
+		topo, err := cluster.PresetTopology(1, n.Cluster.DevicesPerNode, n.Cluster.LinkIntra, n.Cluster.LinkInter)
+		if err != nil {
+			return nil, err
+		}
+		r.topo = &topo
+	} else {
+		l, err := cluster.LookupLink(n.Cluster.Link)
+		if err != nil {
+			return nil, err
+		}
+		r.link = l.Link
+	}
+	if n.Cluster.FreeTransfers {
+		r.link, r.topo = cluster.Link{}, nil
+	}
+	if a := n.Model.Architecture; a != nil {
+		if r.arch, err = architecture(a); err != nil {
+			return nil, err
+		}
+		if r.target, err = analytic.PresetTarget(n.Cluster.Device); err != nil {
+			return nil, err
+		}
+		if a.MatmulEfficiency != 0 {
+			r.target.Perf.MatmulEfficiency = a.MatmulEfficiency
+		}
+		if a.MemoryEfficiency != 0 {
+			r.target.Perf.MemoryEfficiency = a.MemoryEfficiency
+		}
+		if a.KernelSeconds != nil {
+			r.target.Perf.KernelSeconds = *a.KernelSeconds
+		}
+		if r.topo != nil {
+			r.target.TensorLink = r.topo.Intra
+		} else {
+			r.target.TensorLink = r.link
+		}
+		return r, nil
+	}
+	if err := r.loadProfile(dp); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+func architecture(a *request.Architecture) (*arch.Arch, error) {
+	if a.Name != "" {
+		return arch.Bundled(a.Name)
+	}
+	return arch.Parse(a.Config)
+}
+
+// loadProfile reads the base's profile: the document, or the example.
+func (r *Requests) loadProfile(dp cluster.DevicePreset) error {
+	ms := r.base.Model
+	var data []byte
+	switch {
+	case ms.Example != "":
+		e, err := examples.Lookup(ms.Example)
+		if err != nil {
+			return err
+		}
+		data = e.ModelJSON()
+	default:
+		s := strings.TrimSpace(string(ms.Document))
+		data = []byte(s)
+		if strings.HasPrefix(s, `"`) {
+			var text string
+			if err := json.Unmarshal(ms.Document, &text); err != nil {
+				return err
+			}
+			data = []byte(text)
+		}
+	}
+	m, _, err := load.Model(data)
+	if err != nil {
+		return err
+	}
+	if m.Name == "" {
+		m.Name = ms.Name
+	}
+	r.profile = m
+	r.profileB = max(1, m.MicrobatchSize)
+	r.secondsPer = 1
+	switch {
+	case m.Unit() == model.Cycles:
+		r.secondsPer = 1 / dp.ClockHz
+		if !(dp.ClockHz > 0) {
+			return &model.FieldError{Path: "cluster.device", Reason: fmt.Sprintf("%s states no clock to convert the profile's cycles with", dp.Name)}
+		}
+	case m.MeasuredOn != nil:
+		from := m.MeasuredOn.FLOPSPerSecond
+		if from == 0 {
+			if d, err := cluster.LookupDevice(m.MeasuredOn.Name); err == nil {
+				from = d.FLOPSPerSecond
+			}
+		}
+		if from > 0 {
+			r.secondsPer = from / dp.FLOPSPerSecond
+		}
+	}
+	return nil
+}
+
+// ScaleProfile returns the profile measured at microbatch size from, scaled to size to,
+// as seed 000's auto-auto re-profiles the model at each batch size: times (seconds or
+// cycles, cycles rounded up), activations, temporaries, carried tensors, the tensors
+// passed between layers and stated transfers grow in proportion to the samples; weights,
+// gradients, optimizer state, exclusive and shared (code) memory do not. The model states
+// its new microbatch size. It is a linear model of a profile: measure at the sizes that
+// matter when a profile is at hand.
+func ScaleProfile(m *model.Model, from, to int) *model.Model {
+	f := float64(to) / float64(from)
+	scale := func(v int64) int64 { return int64(math.Ceil(float64(v) * f)) }
+	s := *m
+	s.MicrobatchSize = to
+	s.Inputs = scaleTensors(m.Inputs, scale)
+	s.Layers = make([]model.Layer, len(m.Layers))
+	for i, l := range m.Layers {
+		l.ForwardSeconds *= f
+		l.BackwardSeconds *= f
+		l.ForwardCycles = scale(l.ForwardCycles)
+		l.BackwardCycles = scale(l.BackwardCycles)
+		l.TemporaryBytes = scale(l.TemporaryBytes)
+		l.ActivationBytes = scale(l.ActivationBytes)
+		l.CarryOverBytes = scale(l.CarryOverBytes)
+		l.Outputs = scaleTensors(l.Outputs, scale)
+		if l.RecvBytes != nil {
+			v := scale(*l.RecvBytes)
+			l.RecvBytes = &v
+		}
+		if l.SendBytes != nil {
+			v := scale(*l.SendBytes)
+			l.SendBytes = &v
+		}
+		s.Layers[i] = l
+	}
+	return &s
+}
+
+func scaleTensors(ts []model.Tensor, scale func(int64) int64) []model.Tensor {
+	out := make([]model.Tensor, len(ts))
+	for i, t := range ts {
+		out[i] = model.Tensor{ID: t.ID, Bytes: scale(t.Bytes)}
+	}
+	return out
+}
+
+// Request is the planning request of a candidate: the base with the candidate's knobs.
+func (r *Requests) Request(c Candidate) (*request.Request, error) {
+	q := *r.base
+	q.Parallelism = request.Parallelism{Pipeline: c.Pipeline, Data: c.Data, Tensor: c.Tensor, ZeRO: c.ZeRO,
+		SequenceParallel: r.sp && c.Tensor > 1}
+	q.Schedule = request.Schedule{Name: c.Schedule, Microbatches: c.Microbatches, MicrobatchSize: c.MicrobatchSize}
+	q.Training.Recompute = c.Recompute
+	if !r.train {
+		q.Training.Recompute = ""
+	}
+	q.MemoryProportion = c.MemoryProportion
+	if r.profile != nil {
+		doc, err := json.Marshal(ScaleProfile(r.profile, r.profileB, c.MicrobatchSize))
+		if err != nil {
+			return nil, err
+		}
+		q.Model = request.ModelSpec{Document: doc, Name: r.profile.Name}
+	}
+	return &q, nil
+}
+
+// Evaluate plans the candidate's request.
+func (r *Requests) Evaluate(ctx context.Context, c Candidate) (Outcome, error) {
+	q, err := r.Request(c)
+	if err != nil {
+		return Outcome{}, err
+	}
+	res, err := r.cache.Run(ctx, q)
+	if err != nil {
+		return Outcome{}, fmt.Errorf("%s: %w", c, err)
+	}
+	return outcome(res), nil
+}
+
+// outcome reads a result.
+func outcome(res *request.Result) Outcome {
+	o := Outcome{Feasible: res.Feasible}
+	if res.Plan != nil {
+		o.Boundaries = res.Plan.Boundaries
+		o.HeadroomBytes = math.MaxInt64
+		for _, s := range res.Plan.Stages {
+			if h := s.LimitBytes - s.MemoryBytes; h < o.HeadroomBytes {
+				o.HeadroomBytes = h
+				if s.LimitBytes > 0 {
+					o.HeadroomFraction = float64(h) / float64(s.LimitBytes)
+				}
+			}
+		}
+	}
+	if st := res.Step; st != nil && res.Feasible {
+		o.SamplesPerSecond, o.TokensPerSecond, o.StepSeconds = st.SamplesPerSecond, st.TokensPerSecond, st.StepSeconds
+		o.BubbleFraction, o.MFU = st.BubbleFraction, st.MFU
+	}
+	if !res.Feasible {
+		var why []string
+		for _, d := range res.Diagnostics {
+			if d.Severity == request.Error {
+				why = append(why, d.Message)
+			}
+		}
+		o.Reason = strings.Join(why, "; ")
+	}
+	return o
+}
+
+// MemoryKey: what a stage holds depends on the tensor-parallel degree, the stages, the
+// microbatches the schedule keeps in flight on each, recomputation, ZeRO's sharding over
+// the replicas and the memory proportion, not on the replicas otherwise or the links.
+//
+// The microbatches in flight follow from the schedule, the stages and the microbatches:
+// for 1F1B and ZB-H1, min(p - i, m) on stage i, which depends on m only up to p.
+func (r *Requests) MemoryKey(c Candidate) string {
+	sc, _ := schedule.Parse(c.Schedule)
+	inFlight := c.Microbatches
+	if sc.Kind == schedule.OneFOneB || sc.Kind == schedule.ZBH1 {
+		inFlight = min(c.Microbatches, c.Pipeline)
+	}
+	z := 0
+	if c.ZeRO == 1 {
+		z = c.Data
+	}
+	return fmt.Sprintf("%d/%d/%s/%d/%s/%d/%g", c.Tensor, c.Pipeline, sc, inFlight, c.Recompute, z, c.MemoryProportion)
+}
+
+// Twin: a candidate with selective recomputation is the twin of the same candidate
+// without recomputation when the architecture's analytic estimates of the two are equal
+// in every layer and in total (as with flash attention, which keeps no attention scores
+// for selective recomputation to drop: core/analytic gives both the same costs).
+//
+// Proof that their outcomes are equal: for an architecture, training.recompute reaches
+// the planner only through the analytic options (core/request's prepare: the schedule's
+// and the estimator's stage recomputation is for full recomputation of profiles), and
+// Run reads the estimate only through its model (est.Model(), from est.Layers and the
+// estimate's input), its layers and totals, and its options' types, which recomputation
+// does not set. The data-parallel and ZeRO options the candidate adds to those compared
+// here change the optimizer's share of each layer alone, in the same way with either
+// recomputation. So the two requests plan the same model on the same cluster with the
+// same schedule: the same split, step and throughput. None comes first in the grid's
+// order (Space lists none before selective), as Twins asks.
+func (r *Requests) Twin(c Candidate) (Candidate, bool) {
+	if !r.MayHaveTwins(c.Config) {
+		return c, false
+	}
+	k := [2]int{c.Tensor, c.MicrobatchSize}
+	same, known := r.twins[k]
+	if !known {
+		// The estimates alone: the terms (and models) are built only for what is bounded.
+		none, err := r.estimateOf(c.Tensor, c.MicrobatchSize, string(analytic.NoRecompute))
+		if err != nil {
+			return c, false
+		}
+		sel, err := r.estimateOf(c.Tensor, c.MicrobatchSize, c.Recompute)
+		if err != nil {
+			return c, false
+		}
+		same = sameEstimate(sel, none)
+		r.twins[k] = same
+	}
+	if !same {
+		return c, false
+	}
+	c.Recompute = string(analytic.NoRecompute)
+	return c, true
+}
+
+// MayHaveTwins: only candidates with selective recomputation of an architecture in
+// training may have twins (Twin).
+func (r *Requests) MayHaveTwins(g Config) bool {
+	return g.Recompute == string(analytic.Selective) && r.arch != nil && r.train
+}
+
+// sameEstimate reports whether two analytic estimates of options that differ in
+// recomputation alone cost every layer alike: the same layers and totals. Their models
+// are then equal too (but for the name, which states the options): Result.Model builds
+// a model from the layers and from what the other options decide (bytes per parameter,
+// the optimizer's share, the input, tensor and sequence parallelism).
+func sameEstimate(a, b *analytic.Result) bool {
+	return reflect.DeepEqual(a.Layers, b.Layers) && a.Total == b.Total
+}
+
+// analyticOptions are the analytic options of the bound's terms: the base request's, with
+// a tensor-parallel degree, microbatch size and recomputation (one replica, no ZeRO).
+func (r *Requests) analyticOptions(t, b int, recompute string) analytic.Options {
+	o := analytic.Options{Batch: b, Seq: r.base.Model.Architecture.Seq, DType: analytic.DType(r.base.Model.Architecture.DType),
+		Precision: analytic.Precision(r.base.Training.Precision), Optimizer: analytic.Optimizer(r.base.Training.Optimizer),
+		Attention: analytic.Attention(r.base.Model.Architecture.Attention), Recompute: analytic.Recompute(recompute),
+		Split: analytic.Split(r.base.Model.Architecture.Split), Tie: analytic.Tie(r.base.Model.Architecture.Tie),
+		TensorParallel: t, SequenceParallel: r.sp && t > 1}
+	if !r.train {
+		o.Optimizer, o.Precision, o.Recompute = analytic.None, "", ""
+	}
+	return o
+}
+
+// termsOf are the bound's terms for a tensor-parallel degree, microbatch size and
+// recomputation, computed once.
+func (r *Requests) termsOf(t, b int, recompute string) (*terms, error) {
+	k := termKey{t, b, recompute}
+	if x := r.terms[k]; x != nil {
+		return x, nil
+	}
+	var est *analytic.Result
+	var m *model.Model
+	if r.arch != nil {
+		var err error
+		if est, err = r.estimateOf(t, b, recompute); err != nil {
+			return nil, err
+		}
+	} else {
+		m = ScaleProfile(r.profile, r.profileB, b)
+	}
+	x := r.termsFrom(est, m)
+	r.terms[k] = x
+	return x, nil
+}
+
+// estimateOf is the architecture's analytic estimate for the bound's terms (termsOf),
+// computed once.
+func (r *Requests) estimateOf(t, b int, recompute string) (*analytic.Result, error) {
+	k := termKey{t, b, recompute}
+	if x := r.terms[k]; x != nil && x.est != nil {
+		return x.est, nil
+	}
+	if est := r.estimates[k]; est != nil {
+		return est, nil
+	}
+	est, err := analytic.Estimate(r.arch, r.target, r.analyticOptions(t, b, recompute))
+	if err != nil {
+		return nil, err
+	}
+	r.estimates[k] = est
+	return est, nil
+}
+
+// termsFrom builds the terms of an architecture's analytic estimate, or of a profile's
+// model (est nil).
+func (r *Requests) termsFrom(est *analytic.Result, m *model.Model) *terms {
+	x := &terms{bottleneck: map[int]float64{}}
+	if est != nil {
+		m = est.Model()
+		x.est = est
+	}
+	for i := range m.Layers {
+		l := &m.Layers[i]
+		w := m.Forward(i) * r.secondsPer
+		if r.train {
+			w += m.Backward(i) * r.secondsPer
+		}
+		x.layers = append(x.layers, w)
+		x.work += w
+		x.grads += float64(l.GradBytes)
+		x.params += float64(l.ParamBytes)
+		x.optimizer += float64(l.OptimizerBytes)
+	}
+	if !r.train || r.arch == nil {
+		x.grads, x.params, x.optimizer = 0, 0, 0 // a profile's state is not bounded
+	}
+	if r.train && r.arch != nil {
+		x.mem = make([]layerMemory, len(m.Layers))
+		for i := range m.Layers {
+			l := &m.Layers[i]
+			x.mem[i] = layerMemory{fixed: l.ParamBytes + l.ExclusiveBytes, opt: l.OptimizerBytes, act: l.ActivationBytes,
+				peak: l.TemporaryBytes + l.CarryOverBytes}
+		}
+	}
+	return x
+}
+
+// CannotFit reports that the candidate fits no split, by a lower bound on what a stage
+// needs (Fitter). It answers for architectures in training under gpipe, 1f1b, zb-h1 and
+// interleaved; otherwise it says false (not known).
+//
+// core/estimate charges a stage of layers [a, b], holding k microbatches in flight, its
+// parameters, optimizer state, exclusive and shared bytes, its working peak, the maximum
+// over l in [a, b] of (temporary + carried + activations of the layers a..l-1 + tensors
+// carried across l) and (k - 1) times its activations. Leaving out the shared bytes and
+// the carried tensors, each at least 0, gives a lower bound LB(i, a, b) that grows as the
+// range grows at either end. The stages' k are schedule.InFlight's: m under gpipe,
+// min(p - i, m) under 1f1b and zb-h1; under interleaved at least 1 (core/plan shares a
+// device's count among its chunks, each at least 1), against 1/v of a device's memory.
+// Optimizer state: the estimate without ZeRO gives o = ceil(x) per layer; ZeRO-1 over d
+// replicas gives ceil(x/d) >= (o - 1)/d, less a byte for rounding.
+//
+// If some split fits, its stages satisfy LB <= limit; then the greedy cover (each stage
+// in turn takes as many layers as keep LB within its limit) also reaches the last layer
+// (cover). So when the greedy cover does not reach the last layer, no split fits.
+func (r *Requests) CannotFit(c Candidate) bool {
+	if !r.train || r.arch == nil || r.device == nil {
+		return false
+	}
+	sc, err := schedule.Parse(c.Schedule)
+	if err != nil {
+		return false
+	}
+	dev := *r.device
+	switch sc.Kind {
+	case schedule.GPipe, schedule.OneFOneB, schedule.ZBH1:
+	case schedule.Interleaved:
+		dev.MemoryBytes /= int64(sc.Chunks)
+	default:
+		return false
+	}
+	x, err := r.termsOf(c.Tensor, c.MicrobatchSize, c.Recompute)
+	if err != nil || x.mem == nil {
+		return false
+	}
+	return !r.cover(c, x, sc, memoryCeiling(dev, c.MemoryProportion), math.Inf(1))
+}
+
+// memoryCeiling bounds from above the memory a stage's model tensors may use on dev: its
+// whole memory times the proportion. The request's real limit is at most this: a
+// preset's usable fraction, or (for an architecture run by a GPU framework) the
+// framework's fixed memory and the allocator's reserve, only take from it. A bound
+// against the ceiling never rules out a candidate that fits.
+func memoryCeiling(dev cluster.Device, proportion float64) int64 {
+	dev.UsableFraction = 1
+	return dev.MemoryLimitBytes(proportion)
+}
+
+// cover reports whether the greedy cover reaches the last layer with stages whose
+// memory lower bound (CannotFit) is within limit and whose work (terms.layers) is at most
+// most: each stage in turn takes as many layers as keep both. Both grow with a range at
+// either end, so the cover reaches the last layer if any split of stages within both
+// does (by induction, its i-th stage ends no earlier than the split's).
+func (r *Requests) cover(c Candidate, x *terms, sc schedule.Config, limit int64, most float64) bool {
+	p, m := c.Pipeline, c.Microbatches
+	stages := p * max(1, sc.Chunks)
+	n := len(x.mem)
+	a := 0
+	for i := 0; i < stages && a < n; i++ {
+		k := int64(1)
+		switch sc.Kind {
+		case schedule.GPipe:
+			k = int64(m)
+		case schedule.OneFOneB, schedule.ZBH1:
+			k = int64(min(p-i, m))
+		}
+		var fixed, act, peak int64 // peak: the most of (peak + activations before) over the range
+		var work float64
+		b := a
+		for ; b < n; b++ {
+			l := &x.mem[b]
+			opt := l.opt
+			if c.ZeRO == 1 {
+				opt = max(0, (opt-2)/int64(c.Data))
+			}
+			f := fixed + l.fixed + opt
+			pk := max(peak, l.peak+act)
+			ac := act + l.act
+			w := work + x.layers[b]
+			if f+pk+(k-1)*ac > limit || w > most {
+				break
+			}
+			fixed, peak, act, work = f, pk, ac, w
+		}
+		a = b
+	}
+	return a == n
+}
+
+// Bound is an upper bound on a candidate's samples per second: its samples per step over
+// a lower bound on the step. The pipeline of m microbatches on p devices, whose stages
+// take s_j per microbatch (sum W), lasts at least m*W/p (the average device's work) and,
+// but for ZB-H1 whose weight gradients run beside other stages' work, W (one microbatch
+// through every stage); in inference W + (m-1) * the largest stage; for GPipe and 1F1B,
+// at least max_j (s_0 + ... +
+// s_(j-1) + m*s_j), since device j waits for the first forward and the last backward to
+// pass the stages before it, which over every split is at least W / (1 - (1 - 1/m)^p).
+// To it comes the optimizer update (the average device's state at the device's memory
+// bandwidth). Transfers, the tied all-reduce, the data-parallel all-reduce (which the
+// backward may hide) and the rest of the bubble only add. And the device of the largest
+// stage works m times it, which no split makes less than the least bottleneck over
+// contiguous splits of the layers (terms.bottleneckOf).
+func (r *Requests) Bound(c Candidate) (float64, error) {
+	x, err := r.termsOf(c.Tensor, c.MicrobatchSize, c.Recompute)
+	if err != nil {
+		return 0, err
+	}
+	sc, _ := schedule.Parse(c.Schedule)
+	return r.bound(c, x, sc, x.bottleneckOf(c.Pipeline*max(1, sc.Chunks))), nil
+}
+
+// Refine is Bound with the bottleneck of the splits that may fit (Refiner): the largest
+// stage's work is at least the least X for which the greedy cover of CannotFit's
+// memory bound, with stages of work at most X, reaches the last layer (found by
+// bisection, from below); where memory binds (1F1B's first stages hold p microbatches)
+// this is more than the bottleneck over every split. No split fits: 0.
+func (r *Requests) Refine(c Candidate) (float64, error) {
+	x, err := r.termsOf(c.Tensor, c.MicrobatchSize, c.Recompute)
+	if err != nil {
+		return 0, err
+	}
+	sc, _ := schedule.Parse(c.Schedule)
+	stages := c.Pipeline * max(1, sc.Chunks)
+	least := x.bottleneckOf(stages)
+	if !r.train || r.arch == nil || r.device == nil || x.mem == nil {
+		return r.bound(c, x, sc, least), nil
+	}
+	dev := *r.device
+	switch sc.Kind {
+	case schedule.GPipe, schedule.OneFOneB, schedule.ZBH1:
+	case schedule.Interleaved:
+		dev.MemoryBytes /= int64(sc.Chunks)
+	default:
+		return r.bound(c, x, sc, least), nil
+	}
+	limit := memoryCeiling(dev, c.MemoryProportion)
+	if !r.cover(c, x, sc, limit, math.Inf(1)) {
+		return 0, nil
+	}
+	lo, hi := least, x.work // lo: no cover known (or the bound over all splits); hi: covers
+	if r.cover(c, x, sc, limit, lo) {
+		return r.bound(c, x, sc, least), nil
+	}
+	for range 40 {
+		mid := lo + (hi-lo)/2
+		if mid <= lo || mid >= hi {
+			break
+		}
+		if r.cover(c, x, sc, limit, mid) {
+			hi = mid
+		} else {
+			lo = mid
+		}
+	}
+	return r.bound(c, x, sc, lo), nil
+}
+
+// bound is Bound with a lower bound on the largest stage's work.
+func (r *Requests) bound(c Candidate, x *terms, sc schedule.Config, bottleneck float64) float64 {
+	m, p := float64(c.Microbatches), float64(c.Pipeline)
+	pipe := max(m*x.work/p, m*bottleneck)
+	switch sc.Kind {
+	case schedule.GPipe, schedule.OneFOneB:
+		pipe = max(pipe, x.work/(1-math.Pow(1-1/m, p)))
+	case schedule.Inference:
+		// The device of stage j starts after the stages before it and the last
+		// microbatch still crosses the stages after it.
+		pipe = max(pipe, x.work+(m-1)*bottleneck)
+	case schedule.ZBH1:
+		// Weight gradients run apart, beside other stages' work: one microbatch's whole
+		// work is no bound.
+	default:
+		pipe = max(pipe, x.work)
+	}
+	step := pipe
+	if r.train {
+		opt := x.optimizer
+		if c.ZeRO == 1 {
+			opt /= float64(c.Data)
+		}
+		if r.memoryBW > 0 {
+			step += (x.params + 2*opt) / p / r.memoryBW
+		}
+		// The data-parallel all-reduce adds nothing to the bound: frameworks that overlap
+		// it with the backward (PyTorch DDP, request's framework modes) may hide it whole.
+	}
+	samples := float64(c.MicrobatchSize) * m * float64(c.Data)
+	if step <= 0 {
+		return math.Inf(1)
+	}
+	return samples / step
+}
+
+// ringBound is the least time of the candidate's data-parallel ring all-reduce of n bytes
+// per device: over the link a ring crosses in the placement (Topology.Choose picks one
+// of cluster.Orders) that makes it cheapest.
+func (r *Requests) ringBound(c Candidate, n float64) float64 {
+	if r.topo == nil || c.Data < 2 {
+		return cluster.RingAllReduceSeconds(r.link, n, c.Data)
+	}
+	topo := *r.topo
+	topo.Nodes = (c.Devices() + topo.DevicesPerNode - 1) / topo.DevicesPerNode
+	least := math.Inf(1)
+	for _, o := range cluster.Orders {
+		if pl, err := topo.Place(c.Pipeline, c.Data, c.Tensor, o); err == nil {
+			least = min(least, cluster.RingAllReduceSeconds(pl.DataLink, n, c.Data))
+		}
+	}
+	if math.IsInf(least, 1) {
+		return 0
+	}
+	return least
+}
+
+// Knobs are what the user fixes; the zero value of each is searched. Space turns them
+// into the grid.
+type Knobs struct {
+	// MaxDevices is the devices at hand: p x d x t at most.
+	MaxDevices int `json:"max_devices"`
+	// Stages, Replicas, Tensor fix p, d, t.
+	Stages   int `json:"stages,omitempty"`
+	Replicas int `json:"replicas,omitempty"`
+	Tensor   int `json:"tensor,omitempty"`
+	// Schedule fixes the schedule; Schedules lists those to try (default: 1f1b, gpipe,
+	// interleaved:2, zb-h1 in training, inference in inference).
+	Schedule  string   `json:"schedule,omitempty"`
+	Schedules []string `json:"schedules,omitempty"`
+	// Recompute fixes recomputation (default: none, selective and full for an
+	// architecture, none and full for a profile; none in inference).
+	Recompute string `json:"recompute,omitempty"`
+	// ZeRO fixes the ZeRO stage (nil: 0 and 1 in training).
+	ZeRO *int `json:"zero,omitempty"`
+	// MemoryProportions to try (default: 1).
+	MemoryProportions []float64 `json:"memory_proportions,omitempty"`
+	// GlobalBatch fixes samples per step; else Microbatches fixes m, else m is searched
+	// over MicrobatchesPerStage x p (default 1, 2, 4, 8).
+	GlobalBatch          int   `json:"global_batch,omitempty"`
+	Microbatches         int   `json:"microbatches,omitempty"`
+	MicrobatchesPerStage []int `json:"microbatches_per_stage,omitempty"`
+	// MicrobatchSize fixes the samples per microbatch; else it is searched up to
+	// MaxMicrobatchSize (default 64 for architectures, 128 for profiles).
+	MicrobatchSize    int `json:"microbatch_size,omitempty"`
+	MaxMicrobatchSize int `json:"max_microbatch_size,omitempty"`
+}
+
+// Space is the grid of the knobs: tensor-parallel degrees that divide the devices per
+// node (or the devices at hand) and the model's heads, key/value heads and MLP width;
+// stages up to the model's layers; every replica count that fits.
+func (r *Requests) Space(k Knobs) (Space, error) {
+	s := Space{MaxDevices: k.MaxDevices, GlobalBatch: k.GlobalBatch, MemoryProportions: k.MemoryProportions}
+	if k.MaxDevices < 1 {
+		return s, &model.FieldError{Path: "max_devices", Reason: fmt.Sprintf("must be >= 1, got %d", k.MaxDevices)}
+	}
+	layers := 0
+	switch {
+	case r.arch != nil:
+		layers = r.arch.NumLayers + 2
+		if r.base.Model.Architecture.Split == string(analytic.Sublayers) {
+			layers = 2*r.arch.NumLayers + 2
+		}
+	default:
+		layers = len(r.profile.Layers)
+	}
+	fix := func(v int, all []int) []int {
+		if v > 0 {
+			return []int{v}
+		}
+		return all
+	}
+	var ps []int
+	for p := 1; p <= min(layers, k.MaxDevices); p++ {
+		ps = append(ps, p)
+	}
+	s.Pipelines = fix(k.Stages, ps)
+	if k.Replicas > 0 {
+		s.Data = []int{k.Replicas}
+	}
+	ts := []int{1}
+	if r.arch != nil {
+		group := k.MaxDevices
+		if r.topo != nil {
+			group = r.topo.DevicesPerNode
+		}
+		ts = nil
+		for t := 1; t <= group && t <= k.MaxDevices; t++ {
+			a := r.arch
+			if group%t == 0 && a.NumHeads%t == 0 && a.NumKVHeads%t == 0 && a.IntermediateSize%t == 0 {
+				ts = append(ts, t)
+			}
+		}
+	}
+	s.Tensors = fix(k.Tensor, ts)
+	switch {
+	case k.Schedule != "":
+		s.Schedules = []string{k.Schedule}
+	case len(k.Schedules) > 0:
+		s.Schedules = k.Schedules
+	case !r.train:
+		s.Schedules = []string{string(schedule.Inference)}
+	default:
+		s.Schedules = []string{"1f1b", "gpipe", "interleaved:2", "zb-h1"}
+	}
+	switch {
+	case k.Recompute != "":
+		s.Recomputes = []string{k.Recompute}
+	case !r.train:
+		s.Recomputes = []string{"none"}
+	case r.arch != nil:
+		s.Recomputes = []string{"none", "selective", "full"}
+	default:
+		s.Recomputes = []string{"none", "full"}
+	}
+	switch {
+	case k.ZeRO != nil:
+		s.ZeROs = []int{*k.ZeRO}
+	case r.train:
+		s.ZeROs = []int{0, 1}
+	default:
+		s.ZeROs = []int{0}
+	}
+	if len(s.MemoryProportions) == 0 {
+		s.MemoryProportions = []float64{1}
+	}
+	switch {
+	case k.GlobalBatch > 0:
+	case k.Microbatches > 0:
+		s.Microbatches = []int{k.Microbatches}
+	case len(k.MicrobatchesPerStage) > 0:
+		s.MicrobatchesPerStage = k.MicrobatchesPerStage
+	default:
+		s.MicrobatchesPerStage = []int{1, 2, 4, 8}
+	}
+	switch {
+	case k.MicrobatchSize > 0:
+		s.MicrobatchSizes = []int{k.MicrobatchSize}
+	case k.MaxMicrobatchSize > 0:
+		s.MaxMicrobatchSize = k.MaxMicrobatchSize
+	case r.arch != nil:
+		s.MaxMicrobatchSize = 64
+	default:
+		s.MaxMicrobatchSize = 128
+	}
+	return s, s.validate()
+}

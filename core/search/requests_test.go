@@ -1,0 +1,289 @@
+package search
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"reflect"
+	"strings"
+	"testing"
+
+	"pipeplan/core/request"
+)
+
+// graphcoreProfile is a ModelInfo profile (seed 000's format) of 12 layers measured at
+// microbatch size 1 for inference: cycles, code that does not grow with the batch
+// (vertexCode), and temporaries and outputs that do.
+func graphcoreProfile() json.RawMessage {
+	var names, infos []string
+	for i := range 12 {
+		names = append(names, fmt.Sprintf("%q", fmt.Sprint(i)))
+		infos = append(infos, fmt.Sprintf(`{"cycle": {"forward": %d, "backward": 0}, "memory": {"shared": {}, "exclusive": {"vertexCode": %d},
+			"inputs": %d, "outputs": %d, "maxTemporary": %d, "curCarryOver": 0, "curActivation": 0}}`,
+			20000*(1+i%3), 60<<20, 1<<20, 1<<20, (6+i%4)<<20))
+	}
+	return json.RawMessage(fmt.Sprintf(`{"layerName": [%s], "layerType": [%s], "layerInfo": [%s]}`,
+		strings.Join(names, ","), strings.Join(names, ","), strings.Join(infos, ",")))
+}
+
+// TestSeed000Grid runs seed 000's example grid: devices 1, 2, 4, memory proportion 0.3,
+// 0.6 and 1, batch 1..127 (binary-searched), for inference of a Graphcore profile on
+// GC200 IPUs, the profile scaled with the batch (ScaleProfile). The search finds the
+// best that planning all 1143 candidates finds, planning fewer: times scale linearly with
+// the batch, so throughput is nearly flat in it and bounds separate little.
+func TestSeed000Grid(t *testing.T) {
+	base := &request.Request{
+		Model:    request.ModelSpec{Document: graphcoreProfile(), Name: "seed000"},
+		Cluster:  request.ClusterSpec{Device: "gc200"},
+		Training: request.Training{Mode: request.ModeInference},
+	}
+	ev, err := NewRequests(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := ev.Space(Knobs{MaxDevices: 4, Replicas: 1, Microbatches: 4, MaxMicrobatchSize: 127, MemoryProportions: []float64{0.3, 0.6, 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Pipelines = []int{1, 2, 4}
+	got, err := Run(context.Background(), s, ev, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ex, err := Run(context.Background(), s, ev, Options{Exhaustive: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ex.Stats.Evaluated != 3*3*127 || got.Best == nil {
+		t.Fatalf("exhaustive planned %d, best %v", ex.Stats.Evaluated, got.Best)
+	}
+	if got.Best.Candidate != ex.Best.Candidate || got.Best.SamplesPerSecond != ex.Best.SamplesPerSecond {
+		t.Errorf("best %s (%.6g/s), exhaustive %s (%.6g/s)", got.Best.Candidate, got.Best.SamplesPerSecond, ex.Best.Candidate, ex.Best.SamplesPerSecond)
+	}
+	if len(got.Pareto) != len(ex.Pareto) {
+		t.Errorf("Pareto %d points, exhaustive %d", len(got.Pareto), len(ex.Pareto))
+	}
+	if got.Stats.BoundViolations != 0 || ex.Stats.BoundViolations != 0 {
+		t.Errorf("bound violations: %d, exhaustive %d", got.Stats.BoundViolations, ex.Stats.BoundViolations)
+	}
+	if got.Best.MicrobatchSize < 2 || got.Stats.Evaluated*3 > ex.Stats.Evaluated {
+		t.Errorf("best %s after %d plans", got.Best.Candidate, got.Stats.Evaluated)
+	}
+	t.Logf("best %s: %.1f samples/s; planned %d of %d", got.Best.Candidate, got.Best.SamplesPerSecond, got.Stats.Evaluated, ex.Stats.Evaluated)
+	for _, o := range ex.Evaluated {
+		if !o.Feasible && o.Reason == "" {
+			t.Fatalf("%s infeasible without a reason", o.Candidate)
+		}
+	}
+	replan(t, ev, got.Best)
+}
+
+// replan plans the best's request alone: the same throughput.
+func replan(t *testing.T, ev *Requests, best *Outcome) {
+	t.Helper()
+	q, err := ev.Request(best.Candidate)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := json.Marshal(q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q, err = request.Decode(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := request.Run(context.Background(), q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Feasible || res.Step.SamplesPerSecond != best.SamplesPerSecond {
+		t.Errorf("the best's request alone: %v samples/s, the search said %v", res.Step.SamplesPerSecond, best.SamplesPerSecond)
+	}
+}
+
+// TestLlamaSmall: a small grid of Llama-3.2-1B on 8 H100s in one node: the search finds
+// exhaustive's best, its request replans to the same throughput, and no bound is broken.
+func TestLlamaSmall(t *testing.T) {
+	base := &request.Request{
+		Model:   request.ModelSpec{Architecture: &request.Architecture{Name: "llama-3.2-1b", Seq: 2048}},
+		Cluster: request.ClusterSpec{Device: "h100-sxm", DevicesPerNode: 4},
+	}
+	ev, err := NewRequests(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := ev.Space(Knobs{MaxDevices: 8, GlobalBatch: 32, MaxMicrobatchSize: 8})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Pipelines = []int{1, 2, 4}
+	got, err := Run(context.Background(), s, ev, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ex, err := Run(context.Background(), s, ev, Options{Exhaustive: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Best == nil || got.Best.Candidate != ex.Best.Candidate {
+		t.Fatalf("best %v, exhaustive %v", got.Best, ex.Best)
+	}
+	if got.Stats.BoundViolations+ex.Stats.BoundViolations != 0 {
+		t.Errorf("bound violations: %d, exhaustive %d", got.Stats.BoundViolations, ex.Stats.BoundViolations)
+	}
+	if len(got.Pareto) != len(ex.Pareto) {
+		t.Errorf("Pareto %d points, exhaustive %d", len(got.Pareto), len(ex.Pareto))
+	}
+	t.Logf("best %s: %.0f tokens/s, MFU %.1f%%; planned %d of %d", got.Best.Candidate, got.Best.TokensPerSecond, 100*got.Best.MFU, got.Stats.Evaluated, ex.Stats.Evaluated)
+	replan(t, ev, got.Best)
+}
+
+// TestFreeLinksScaleLinearly: with free transfers the data-parallel all-reduce costs
+// nothing, and d replicas run d times the samples per second.
+func TestFreeLinksScaleLinearly(t *testing.T) {
+	base := &request.Request{
+		Model:   request.ModelSpec{Architecture: &request.Architecture{Name: "llama-3.2-1b", Seq: 2048}},
+		Cluster: request.ClusterSpec{Device: "h100-sxm", FreeTransfers: true},
+	}
+	ev, err := NewRequests(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := Candidate{Config: Config{Pipeline: 2, Data: 1, Tensor: 1, Schedule: "1f1b", Recompute: "none", MemoryProportion: 1, Microbatches: 8}, MicrobatchSize: 2}
+	one, err := ev.Evaluate(context.Background(), c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range []int{2, 4, 8} {
+		c.Data = d
+		o, err := ev.Evaluate(context.Background(), c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r := o.SamplesPerSecond / one.SamplesPerSecond; math.Abs(r-float64(d)) > 1e-9*float64(d) {
+			t.Errorf("d=%d: %.12g times the throughput of one replica", d, r)
+		}
+	}
+}
+
+// TestTwinSelective: with flash attention (the default) selective recomputation keeps
+// what none keeps, so Twin names the candidate without recomputation, and both plan to
+// the same outcome; with eager attention it drops the attention scores: no twin.
+func TestTwinSelective(t *testing.T) {
+	for _, attention := range []string{"", "eager"} {
+		base := &request.Request{
+			Model:   request.ModelSpec{Architecture: &request.Architecture{Name: "llama-3.2-1b", Seq: 2048, Attention: attention}},
+			Cluster: request.ClusterSpec{Device: "h100-sxm", DevicesPerNode: 4},
+		}
+		ev, err := NewRequests(base)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range []Candidate{
+			{Config: Config{Pipeline: 2, Data: 2, Tensor: 2, Schedule: "1f1b", Recompute: "selective", ZeRO: 1, MemoryProportion: 1, Microbatches: 8}, MicrobatchSize: 4},
+			{Config: Config{Pipeline: 4, Data: 1, Tensor: 1, Schedule: "interleaved:2", Recompute: "selective", MemoryProportion: 0.5, Microbatches: 8}, MicrobatchSize: 16},
+		} {
+			twin, ok := ev.Twin(c)
+			if ok != (attention == "") {
+				t.Fatalf("attention %q, %s: twin %v", attention, c, ok)
+			}
+			if !ok {
+				continue
+			}
+			want := c
+			want.Recompute = "none"
+			if twin != want {
+				t.Fatalf("%s: twin %s", c, twin)
+			}
+			a, err := ev.Evaluate(context.Background(), c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, err := ev.Evaluate(context.Background(), twin)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if a.Feasible != b.Feasible || a.SamplesPerSecond != b.SamplesPerSecond || !reflect.DeepEqual(a.Boundaries, b.Boundaries) || a.HeadroomBytes != b.HeadroomBytes {
+				t.Errorf("%s: %+v, its twin %+v", c, a, b)
+			}
+		}
+		if _, ok := ev.Twin(Candidate{Config: Config{Pipeline: 2, Data: 1, Tensor: 1, Schedule: "1f1b", Recompute: "full", MemoryProportion: 1, Microbatches: 8}, MicrobatchSize: 1}); ok {
+			t.Error("full recomputation has a twin")
+		}
+	}
+}
+
+// TestCannotFitIsNecessary: on grids with tight memory, every candidate CannotFit rules
+// out is one the planner finds no split for (its lower bound on memory never exceeds
+// what a plan needs), and it rules out most that do not fit; Refine is at most Bound and
+// at least the planned throughput.
+func TestCannotFitIsNecessary(t *testing.T) {
+	for _, base := range []*request.Request{
+		{Model: request.ModelSpec{Architecture: &request.Architecture{Name: "llama-3.2-1b", Seq: 4096}},
+			Cluster: request.ClusterSpec{Device: "h100-sxm", DevicesPerNode: 4}},
+		// Tied embeddings (shared bytes), dropout, eager attention on a smaller device.
+		{Model: request.ModelSpec{Architecture: &request.Architecture{Name: "gpt2-medium", Seq: 1024, Attention: "eager"}},
+			Cluster: request.ClusterSpec{Device: "a100-40gb", DevicesPerNode: 4}},
+	} {
+		cannotFitIsNecessary(t, base)
+	}
+}
+
+func cannotFitIsNecessary(t *testing.T, base *request.Request) {
+	ev, err := NewRequests(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := ev.Space(Knobs{MaxDevices: 8, GlobalBatch: 64, MaxMicrobatchSize: 32, MemoryProportions: []float64{0.08, 0.15, 0.3, 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	groups, err := s.groups()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ruledOut, infeasible, n, refined int
+	for _, g := range groups {
+		for _, b := range s.sizes(g.Data) {
+			c, ok := s.candidate(g, b)
+			if !ok {
+				continue
+			}
+			n++
+			o, err := ev.Evaluate(context.Background(), c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cannot := ev.CannotFit(c)
+			if cannot && o.Feasible {
+				t.Fatalf("%s: CannotFit, but it fits: %v", c, o.Boundaries)
+			}
+			u, err := ev.Bound(c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			v, err := ev.Refine(c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if v > u || (o.Feasible && o.SamplesPerSecond > v*boundSlack) {
+				t.Fatalf("%s: %v samples/s, bound %v, refined %v", c, o.SamplesPerSecond, u, v)
+			}
+			if o.Feasible && v < u {
+				refined++
+			}
+			if !o.Feasible {
+				infeasible++
+				if cannot {
+					ruledOut++
+				}
+			}
+		}
+	}
+	t.Logf("%s: %d candidates, %d do not fit, CannotFit rules out %d; Refine is below Bound for %d that fit", base.Model.Architecture.Name, n, infeasible, ruledOut, refined)
+	if infeasible == 0 || ruledOut*2 < infeasible {
+		t.Errorf("CannotFit rules out %d of the %d that do not fit", ruledOut, infeasible)
+	}
+}

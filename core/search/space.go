@@ -1,0 +1,273 @@
+package search
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"pipeplan/core/model"
+	"pipeplan/core/schedule"
+)
+
+// Config is every knob of a candidate but the microbatch size: how the devices are used,
+// the schedule and its microbatches, recomputation, ZeRO and the memory proportion.
+type Config struct {
+	// Pipeline stages p, data-parallel replicas d, tensor-parallel degree t: the run
+	// uses p x d x t devices.
+	Pipeline int `json:"stages"`
+	Data     int `json:"replicas"`
+	Tensor   int `json:"tensor_parallel"`
+	// Schedule as schedule.Parse reads it: gpipe, 1f1b, interleaved:V, zb-h1.
+	Schedule string `json:"schedule"`
+	// Recompute: none, selective or full.
+	Recompute string `json:"recompute"`
+	// ZeRO stage: 0 or 1.
+	ZeRO int `json:"zero"`
+	// MemoryProportion of each device's usable memory a stage may fill.
+	MemoryProportion float64 `json:"memory_proportion"`
+	// Microbatches per step and replica; 0 in a group of a fixed global batch, where it
+	// follows from the microbatch size.
+	Microbatches int `json:"microbatches"`
+}
+
+// Devices is p x d x t.
+func (c Config) Devices() int { return c.Pipeline * c.Data * c.Tensor }
+
+// Candidate is one point of the search: a configuration and a microbatch size.
+type Candidate struct {
+	Config
+	// MicrobatchSize is the samples in one microbatch.
+	MicrobatchSize int `json:"microbatch_size"`
+}
+
+// String is a compact label: "p4 d2 t8 1f1b m16 b2 rc=none z0 mp=1".
+func (c Candidate) String() string {
+	return fmt.Sprintf("p%d d%d t%d %s m%d b%d rc=%s z%d mp=%g", c.Pipeline, c.Data, c.Tensor, c.Schedule,
+		c.Microbatches, c.MicrobatchSize, c.Recompute, c.ZeRO, c.MemoryProportion)
+}
+
+// Space is the grid the search walks. A knob with one value is fixed (the user's);
+// with several it is searched. The microbatch size is searched over 1..MaxMicrobatchSize
+// (or MicrobatchSizes), the microbatches over Microbatches or MicrobatchesPerStage x p,
+// unless GlobalBatch fixes microbatch size x microbatches x replicas.
+type Space struct {
+	// MaxDevices bounds p x d x t.
+	MaxDevices int `json:"max_devices"`
+	// Pipelines, Data and Tensors are the degrees to try (p, d, t); Data nil: every d
+	// that fits.
+	Pipelines []int `json:"pipelines"`
+	Data      []int `json:"data,omitempty"`
+	Tensors   []int `json:"tensors"`
+	// Schedules, Recomputes, ZeROs and MemoryProportions to try.
+	Schedules         []string  `json:"schedules"`
+	Recomputes        []string  `json:"recomputes"`
+	ZeROs             []int     `json:"zeros"`
+	MemoryProportions []float64 `json:"memory_proportions"`
+	// GlobalBatch, when > 0, fixes the samples per step: microbatch size x microbatches x
+	// replicas. Replica counts that do not divide it are skipped.
+	GlobalBatch int `json:"global_batch,omitempty"`
+	// Microbatches per step, or MicrobatchesPerStage: m = k x p (without a global batch;
+	// one of the two).
+	Microbatches         []int `json:"microbatches,omitempty"`
+	MicrobatchesPerStage []int `json:"microbatches_per_stage,omitempty"`
+	// MicrobatchSizes, when set, are the sizes to try; otherwise 1..MaxMicrobatchSize.
+	MicrobatchSizes   []int `json:"microbatch_sizes,omitempty"`
+	MaxMicrobatchSize int   `json:"max_microbatch_size,omitempty"`
+}
+
+// maxGroups bounds the grid, so that a huge request gives an error, not an exhausted
+// machine.
+const maxGroups = 1 << 22
+
+// validate checks the space; errors name the field.
+func (s *Space) validate() error {
+	var es model.Errors
+	if s.MaxDevices < 1 {
+		es.Add("max_devices", "must be >= 1, got %d", s.MaxDevices)
+	}
+	positive := func(name string, vs []int, required bool) {
+		if required && len(vs) == 0 {
+			es.Add(name, "must hold at least one value")
+		}
+		for i, v := range vs {
+			if v < 1 {
+				es.Add(fmt.Sprintf("%s[%d]", name, i), "must be >= 1, got %d", v)
+			}
+		}
+	}
+	positive("pipelines", s.Pipelines, true)
+	positive("data", s.Data, false)
+	positive("tensors", s.Tensors, true)
+	positive("microbatches", s.Microbatches, false)
+	positive("microbatches_per_stage", s.MicrobatchesPerStage, false)
+	positive("microbatch_sizes", s.MicrobatchSizes, false)
+	if len(s.Schedules) == 0 {
+		es.Add("schedules", "must hold at least one schedule")
+	}
+	for i, name := range s.Schedules {
+		c, err := schedule.Parse(name)
+		switch {
+		case err != nil:
+			es.Add(fmt.Sprintf("schedules[%d]", i), "%v", err)
+		case c.Kind == schedule.Overlap:
+			es.Add(fmt.Sprintf("schedules[%d]", i), "the search tries gpipe, 1f1b, interleaved:V, zb-h1, ipu and inference, got %q", name)
+		}
+	}
+	if len(s.Recomputes) == 0 {
+		es.Add("recomputes", "must hold at least one of none, selective, full")
+	}
+	for i, r := range s.Recomputes {
+		if r != "none" && r != "selective" && r != "full" {
+			es.Add(fmt.Sprintf("recomputes[%d]", i), "must be none, selective or full, got %q", r)
+		}
+	}
+	if len(s.ZeROs) == 0 {
+		es.Add("zeros", "must hold at least one ZeRO stage")
+	}
+	for i, z := range s.ZeROs {
+		if z != 0 && z != 1 {
+			es.Add(fmt.Sprintf("zeros[%d]", i), "must be 0 or 1, got %d", z)
+		}
+	}
+	if len(s.MemoryProportions) == 0 {
+		es.Add("memory_proportions", "must hold at least one proportion")
+	}
+	for i, f := range s.MemoryProportions {
+		if !(f > 0 && f <= 1) {
+			es.Add(fmt.Sprintf("memory_proportions[%d]", i), "must be in (0, 1], got %v", f)
+		}
+	}
+	switch {
+	case s.GlobalBatch < 0:
+		es.Add("global_batch", "must be >= 0, got %d", s.GlobalBatch)
+	case s.GlobalBatch > 0 && (len(s.Microbatches) > 0 || len(s.MicrobatchesPerStage) > 0):
+		es.Add("global_batch", "fixes the microbatches with the microbatch size: give no microbatches")
+	case s.GlobalBatch == 0 && (len(s.Microbatches) == 0) == (len(s.MicrobatchesPerStage) == 0):
+		es.Add("microbatches", "give microbatches or microbatches_per_stage (one of them), or a global batch")
+	}
+	if len(s.MicrobatchSizes) == 0 && s.MaxMicrobatchSize < 1 {
+		es.Add("max_microbatch_size", "must be >= 1 when no microbatch_sizes are given, got %d", s.MaxMicrobatchSize)
+	}
+	return es.Err()
+}
+
+// sizes are the microbatch sizes to try in a group of replicas d, ascending.
+func (s *Space) sizes(d int) []int {
+	var out []int
+	if len(s.MicrobatchSizes) > 0 {
+		out = slices.Clone(s.MicrobatchSizes)
+		slices.Sort(out)
+		out = slices.Compact(out)
+	} else {
+		for b := 1; b <= s.MaxMicrobatchSize; b++ {
+			out = append(out, b)
+		}
+	}
+	if s.GlobalBatch > 0 {
+		per := s.GlobalBatch / d
+		out = slices.DeleteFunc(out, func(b int) bool { return per%b != 0 })
+	}
+	return out
+}
+
+// free reports whether the microbatch size is free: monotone in the search's sense
+// (the throughput bound grows with it at fixed microbatches), so that a group's sizes
+// are walked from the largest that fits downwards. With a global batch the microbatches
+// shrink as it grows, and every size is a candidate of its own.
+func (s *Space) free() bool { return s.GlobalBatch == 0 }
+
+// groups enumerates the configurations in canonical order: t, p, d, schedule,
+// recomputation, ZeRO, memory proportion, microbatches. Skipped: p x d x t beyond the
+// devices; ZeRO-1 without replicas; schedules other than 1f1b with one stage (they all
+// run one stage alike); interleaved with microbatches not a multiple of p; replicas that
+// do not divide a global batch.
+func (s *Space) groups() ([]Config, error) {
+	var out []Config
+	ts := sortedUnique(s.Tensors)
+	ps := sortedUnique(s.Pipelines)
+	for _, t := range ts {
+		for _, p := range ps {
+			if p*t > s.MaxDevices {
+				continue
+			}
+			var ds []int
+			if len(s.Data) > 0 {
+				ds = sortedUnique(s.Data)
+			} else {
+				for d := 1; p*d*t <= s.MaxDevices; d++ {
+					ds = append(ds, d)
+				}
+			}
+			for _, d := range ds {
+				if p*d*t > s.MaxDevices || (s.GlobalBatch > 0 && s.GlobalBatch%d != 0) {
+					continue
+				}
+				for _, sn := range s.Schedules {
+					sc, _ := schedule.Parse(sn) // checked by validate
+					if p == 1 && sc.Kind != schedule.OneFOneB && len(s.Schedules) > 1 {
+						continue
+					}
+					for _, rc := range s.Recomputes {
+						for _, z := range s.ZeROs {
+							if z == 1 && d < 2 {
+								continue
+							}
+							for _, mp := range s.MemoryProportions {
+								for _, m := range s.microbatches(p) {
+									if m > 0 && sc.Kind == schedule.Interleaved && m%p != 0 {
+										continue
+									}
+									out = append(out, Config{Pipeline: p, Data: d, Tensor: t, Schedule: sc.String(),
+										Recompute: rc, ZeRO: z, MemoryProportion: mp, Microbatches: m})
+									if len(out) > maxGroups {
+										return nil, &model.FieldError{Path: "max_devices", Reason: fmt.Sprintf("the grid holds more than %d configurations: fix some knobs", maxGroups)}
+									}
+								}
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+	return out, nil
+}
+
+// microbatches are the microbatch counts of a group with p stages: 0 with a global batch.
+func (s *Space) microbatches(p int) []int {
+	switch {
+	case s.GlobalBatch > 0:
+		return []int{0}
+	case len(s.Microbatches) > 0:
+		return sortedUnique(s.Microbatches)
+	}
+	var out []int
+	for _, k := range s.MicrobatchesPerStage {
+		out = append(out, k*p)
+	}
+	return sortedUnique(out)
+}
+
+// candidate completes a group with a microbatch size: with a global batch, the
+// microbatches follow; ok is false when they do not come out whole or interleaved
+// cannot run them.
+func (s *Space) candidate(g Config, b int) (Candidate, bool) {
+	c := Candidate{Config: g, MicrobatchSize: b}
+	if s.GlobalBatch > 0 {
+		per := s.GlobalBatch / g.Data
+		if per%b != 0 {
+			return c, false
+		}
+		c.Microbatches = per / b
+		if strings.HasPrefix(g.Schedule, "interleaved") && c.Microbatches%g.Pipeline != 0 {
+			return c, false
+		}
+	}
+	return c, true
+}
+
+func sortedUnique(vs []int) []int {
+	out := slices.Clone(vs)
+	slices.Sort(out)
+	return slices.Compact(out)
+}

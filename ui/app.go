@@ -1,0 +1,1438 @@
+package ui
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"path"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/vugu/vugu"
+
+	"pipeplan/core/arch"
+	"pipeplan/core/cluster"
+	"pipeplan/core/examples"
+	"pipeplan/core/model"
+	"pipeplan/core/request"
+	"pipeplan/core/schedule"
+	"pipeplan/core/units"
+	"pipeplan/wasm/worker/share/api"
+)
+
+// Host is what the page needs from the browser, so that the app's logic runs and is
+// tested without one. wasm/app implements it with syscall/js.
+type Host interface {
+	// Keep stores the request's URL fragment in the address bar (push: as a new history
+	// entry, so that Back returns to the previous request) and in localStorage.
+	Keep(fragment string, push bool)
+	// Copy puts text on the clipboard.
+	Copy(text string)
+	// Download offers data as a file.
+	Download(name, mime string, data []byte)
+	// Link returns the page's address with the fragment (for Share and the embed view).
+	Link(fragment string, embed bool) string
+	// ReadFile reads the file of a file input's change event or of a drop event, then
+	// calls done with the event environment locked, and renders.
+	ReadFile(e vugu.DOMEvent, done func(name string, data []byte))
+	// BarX converts a pointer event's position to x in the viewBox of the SVG the handler
+	// is on, whose viewBox is width wide.
+	BarX(e vugu.DOMEvent, width float64) float64
+	// Capture keeps the pointer of a pointerdown event on its element while it drags.
+	Capture(e vugu.DOMEvent)
+	// Focus moves the keyboard focus to the element the CSS selector finds, after render.
+	Focus(selector string)
+	// Background runs f outside the event handler (a goroutine in the browser).
+	Background(f func())
+	// Update runs f with the page's state locked, then draws the page if render is set.
+	Update(f func(), render bool)
+	// Yield lets the browser handle events and draw during a long computation.
+	Yield()
+	// Fetch sends an HTTP request to a share server (the browser's fetch; api.Send). It
+	// blocks: call it from Background.
+	Fetch(ctx context.Context, method, url string, body []byte, limit int64) (int, []byte, error)
+	// PlanLink returns the page's address that opens a stored plan: ?plan=ID, with
+	// &server=SERVER, and no fragment (share.Link's form).
+	PlanLink(id, server string) string
+	// SaveServer keeps the share server setting (localStorage); "" forgets it.
+	SaveServer(server string)
+}
+
+// Tabs are the panels, in order.
+var Tabs = []struct{ ID, Label string }{
+	{"model", "Model"}, {"cluster", "Cluster"}, {"plan", "Plan"}, {"schedule", "Schedule"},
+	{"search", "Search"}, {"export", "Export and share"},
+}
+
+// LayerPageSize is the number of layer rows the table shows at once.
+const LayerPageSize = 50
+
+// App is the page's state: the request being planned (the whole state a link keeps), its
+// result, and what the panels show besides. Its methods are the event handlers.
+type App struct {
+	Req *Request
+	// Res is the request's result and Err the error that replaced it (bad input).
+	Res *Result
+	Err error
+	// Opt is the optimum's result beside a manual split (Req.Boundaries set).
+	Opt *Result
+	// Elapsed is how long the last replan took (both runs when there is a manual split).
+	Elapsed time.Duration
+	// Replans counts the replans, for tests that wait for the next one.
+	Replans int
+
+	Tab   string
+	Embed bool
+	// Search is the Search panel.
+	Search Searcher
+	// exports are the Export panel's exports of the request whose fragment is exportsFor.
+	exports    []ExportView
+	exportsFor string
+	// Notice is a message about the last import or share; NoticeBad marks a failure.
+	Notice    string
+	NoticeBad bool
+	// Server is the share server (docs/share.md) that Share stores plans on: the page's
+	// ?server=, else the setting; "" shares by URL fragment.
+	Server string
+	// Sharing is set while a share or an open talks to the server.
+	Sharing bool
+	// Opened is the id of the stored plan shown, drawn from the server's result without
+	// replanning; an edit clears it.
+	Opened string
+	// shared is the link the last Share gave, for the request it was made for.
+	shared *sharedLink
+	// LayerStart is the first row of the layer table's window.
+	LayerStart int
+	// BoundsText is what the user typed in the boundaries box, kept while it does not parse.
+	BoundsText string
+	// drafts holds what the user typed in a number box that is not (yet) a valid value,
+	// so that a render does not overwrite it while they type.
+	drafts map[string]string
+
+	Host Host
+	// DeferKeep makes edits wait for FlushKeep to store the request (in the URL and
+	// localStorage), so that the page can draw the new plan first.
+	DeferKeep             bool
+	keepPending, keepPush bool
+	// Planner plans: in the browser, planner.wasm in a Web Worker.
+	Planner Planner
+	// planSeq numbers the replans: an answer for an older one is dropped.
+	planSeq int
+	// calib is the Model panel's calibration to a measured profile.
+	calib calibration
+}
+
+// InitialRequest is the request a first visit starts with: the default example on its
+// device and stage count (core/examples), with everything else core's defaults, the
+// schedule's timeline kept for the Schedule panel and the layers' costs for the layer
+// table.
+func InitialRequest() *Request {
+	e := examples.Default()
+	return &Request{
+		Version: request.Version,
+		Model:   ModelSpec{Example: e.Name},
+		Cluster: ClusterSpec{Device: e.Device, Count: e.Stages},
+		Events:  true,
+		Layers:  true,
+	}
+}
+
+// NewApp returns an app showing r (nil: InitialRequest), planned by planner.
+func NewApp(r *Request, host Host, planner Planner) *App {
+	if r == nil {
+		r = InitialRequest()
+	}
+	a := &App{Req: r, Host: host, Planner: planner, Tab: "plan"}
+	a.replan()
+	return a
+}
+
+// background runs f with Host.Background (at once without a host).
+func (a *App) background(f func()) {
+	if a.Host == nil {
+		f()
+		return
+	}
+	a.Host.Background(f)
+}
+
+// update runs f with Host.Update, drawing the page (at once without a host).
+func (a *App) update(f func()) {
+	if a.Host == nil {
+		f()
+		return
+	}
+	a.Host.Update(f, true)
+}
+
+// replan plans the request (and the optimum beside a manual split) with the planner, in
+// the background: the page draws the answer when it comes (at once where Background runs
+// f at once, as in tests). The answer for a request edited since is dropped.
+func (a *App) replan() {
+	a.planSeq++
+	seq, r := a.planSeq, clone(a.Req)
+	a.Opened = ""
+	a.background(func() {
+		start := time.Now()
+		res, err := a.plan(context.Background(), r)
+		var opt *Result
+		if len(r.Boundaries) > 0 {
+			o := clone(r)
+			o.Boundaries = nil
+			if x, err := a.plan(context.Background(), o); err == nil {
+				opt = x
+			}
+		}
+		elapsed := time.Since(start)
+		a.update(func() {
+			if seq != a.planSeq {
+				return
+			}
+			a.Res, a.Err, a.Opt, a.Elapsed = res, err, opt, elapsed
+			a.Replans++
+			if m := a.Model(); m != nil && a.LayerStart >= m.Layers {
+				a.LayerStart = 0
+			}
+		})
+	})
+}
+
+// changed replans after an edit and keeps the request in the URL and localStorage.
+func (a *App) changed(push bool) {
+	a.replan()
+	a.keep(push)
+}
+
+func (a *App) keep(push bool) {
+	a.keepPending, a.keepPush = true, a.keepPush || push
+	if !a.DeferKeep {
+		a.FlushKeep()
+	}
+}
+
+// FlushKeep stores the request if an edit changed it since the last flush.
+func (a *App) FlushKeep() {
+	if !a.keepPending {
+		return
+	}
+	push := a.keepPush
+	a.keepPending, a.keepPush = false, false
+	if a.Host == nil || a.Embed {
+		return
+	}
+	if f, err := EncodeFragment(a.Req); err == nil {
+		a.Host.Keep(f, push)
+	}
+}
+
+// Restore shows the request in a fragment (after Back or Forward, or a pasted link).
+func (a *App) Restore(fragment string) {
+	r, err := DecodeFragment(fragment)
+	if err != nil {
+		a.notice(err.Error(), true)
+		return
+	}
+	a.Req = r
+	a.BoundsText = ""
+	a.replan()
+}
+
+func (a *App) notice(msg string, bad bool) { a.Notice, a.NoticeBad = msg, bad }
+
+// typed records what the user typed in the box named field: kept as a draft when it is
+// not valid (ok false), forgotten when it is.
+func (a *App) typed(field, v string, ok bool) {
+	if a.drafts == nil {
+		a.drafts = map[string]string{}
+	}
+	if ok {
+		delete(a.drafts, field)
+	} else {
+		a.drafts[field] = v
+	}
+}
+
+// Val is the text a number box shows: what the user is typing, or v.
+func (a *App) Val(field string, v any) string {
+	if d, ok := a.drafts[field]; ok {
+		return d
+	}
+	return fmt.Sprint(v)
+}
+
+// Model describes the model being planned (core's ModelInfo), or nil.
+func (a *App) Model() *request.ModelInfo {
+	switch {
+	case a.Res != nil:
+		return &a.Res.Model
+	case a.Opt != nil:
+		return &a.Opt.Model
+	}
+	return nil
+}
+
+// --- The Model panel.
+
+// ModelSource is "example", "architecture" or "document".
+func (a *App) ModelSource() string {
+	switch {
+	case a.Req.Model.Architecture != nil:
+		return "architecture"
+	case len(a.Req.Model.Document) > 0:
+		return "document"
+	}
+	return "example"
+}
+
+// ModelChoice is the value of the model picker: "example:NAME", "arch:NAME" or "file".
+func (a *App) ModelChoice() string {
+	switch a.ModelSource() {
+	case "architecture":
+		if len(a.Req.Model.Architecture.Config) > 0 {
+			return "file"
+		}
+		return "arch:" + a.Req.Model.Architecture.Name
+	case "document":
+		return "file"
+	}
+	return "example:" + a.Req.Model.Example
+}
+
+// ModelOption is an entry of the model picker.
+type ModelOption struct{ Value, Label, Group string }
+
+// ModelOptions lists the bundled examples and architectures.
+func (a *App) ModelOptions() []ModelOption {
+	var out []ModelOption
+	for _, e := range examples.All() {
+		out = append(out, ModelOption{"example:" + e.Name, e.Title, "Example profiles"})
+	}
+	for _, n := range arch.BundledNames() {
+		out = append(out, ModelOption{"arch:" + n, n, "Architectures (costed analytically)"})
+	}
+	if a.ModelChoice() == "file" {
+		out = append(out, ModelOption{"file", "the imported file", "Imported"})
+	}
+	return out
+}
+
+// ModelGroups returns the picker's option groups in order.
+func (a *App) ModelGroups() []string {
+	var g []string
+	for _, o := range a.ModelOptions() {
+		if !slices.Contains(g, o.Group) {
+			g = append(g, o.Group)
+		}
+	}
+	return g
+}
+
+// ModelOptionsIn returns the picker's options of one group.
+func (a *App) ModelOptionsIn(group string) []ModelOption {
+	var out []ModelOption
+	for _, o := range a.ModelOptions() {
+		if o.Group == group {
+			out = append(out, o)
+		}
+	}
+	return out
+}
+
+// PickModel handles the model picker.
+func (a *App) PickModel(v string) {
+	kind, name, _ := strings.Cut(v, ":")
+	switch kind {
+	case "example":
+		a.Req.Model = ModelSpec{Example: name}
+		a.noTensor()
+	case "arch":
+		old := a.Req.Model.Architecture
+		ar := &Architecture{Name: name}
+		if old != nil { // keep the knobs the user set
+			ar.Seq, ar.DType, ar.Attention = old.Seq, old.DType, old.Attention
+		}
+		a.Req.Model = ModelSpec{Architecture: ar}
+	default:
+		return
+	}
+	a.Req.Boundaries, a.BoundsText, a.LayerStart = nil, "", 0
+	a.notice("", false)
+	a.changed(true)
+}
+
+// Knob returns an architecture or training knob's value as text.
+func (a *App) Knob(name string) string {
+	ar := a.Req.Model.Architecture
+	if ar == nil {
+		ar = &Architecture{}
+	}
+	switch name {
+	case "batch":
+		return itoa0(a.Req.Schedule.MicrobatchSize)
+	case "seq":
+		return itoa0(ar.Seq)
+	case "dtype":
+		return ar.DType
+	case "attention":
+		return ar.Attention
+	case "precision":
+		return a.Req.Training.Precision
+	case "optimizer":
+		return a.Req.Training.Optimizer
+	case "recompute":
+		return a.Req.Training.Recompute
+	case "mode":
+		return a.Req.Training.Mode
+	}
+	return ""
+}
+
+// KnobChoices lists the values of an enumerated knob; "" is core's default.
+func KnobChoices(name string) []string {
+	switch name {
+	case "dtype":
+		return []string{"", "bf16", "fp16", "fp32"}
+	case "attention":
+		return []string{"", "flash", "eager"}
+	case "precision":
+		return []string{"", "mixed", "pure"}
+	case "optimizer":
+		return []string{"", "adamw", "adam", "sgd"}
+	case "recompute":
+		return []string{"", "none", "selective", "full"}
+	case "mode":
+		return []string{"", "training", "inference"}
+	}
+	return nil
+}
+
+// ChoiceLabel labels an enumerated knob's value ("" is core's default).
+func ChoiceLabel(v string) string {
+	if v == "" {
+		return "default"
+	}
+	return v
+}
+
+// SetKnob handles an architecture or training knob.
+func (a *App) SetKnob(name, v string) {
+	v = strings.TrimSpace(v)
+	ar := a.Req.Model.Architecture
+	switch name {
+	case "batch", "seq":
+		if ar == nil && name == "seq" {
+			return
+		}
+		n, err := strconv.Atoi(v)
+		if v == "" {
+			n, err = 0, nil
+		}
+		if err != nil || n < 0 {
+			a.typed(name, v, false)
+			a.notice(name+": enter a whole number", true)
+			return
+		}
+		a.typed(name, v, true)
+		if name == "batch" {
+			a.Req.Schedule.MicrobatchSize = n
+		} else {
+			ar.Seq = n
+		}
+	case "dtype":
+		if ar == nil {
+			return
+		}
+		ar.DType = v
+	case "attention":
+		if ar == nil {
+			return
+		}
+		ar.Attention = v
+	case "precision":
+		a.Req.Training.Precision = v
+	case "optimizer":
+		a.Req.Training.Optimizer = v
+	case "recompute":
+		a.Req.Training.Recompute = v
+	case "mode":
+		// Inference runs the inference schedule and has no optimizer (core refuses
+		// either otherwise); training goes back to core's default schedule.
+		a.Req.Training.Mode = v
+		if v == "inference" {
+			a.Req.Schedule.Name = "inference"
+			a.Req.Training.Optimizer = ""
+		} else if a.Req.Schedule.Name == "inference" {
+			a.Req.Schedule.Name = ""
+		}
+	default:
+		return
+	}
+	a.notice("", false)
+	a.changed(false)
+}
+
+// Import loads a model file picked or dropped by the user: a native or Graphcore model,
+// a PipeDream graph.txt, or a HuggingFace config.json. The planner plans it in the
+// background; a file that does not load (a model that fits no split still loads) leaves
+// the model as it was and a message naming the problem.
+func (a *App) Import(name string, data []byte) {
+	spec, err := importSpec(data)
+	if err != nil {
+		a.notImported(name, err)
+		return
+	}
+	r := clone(a.Req)
+	if spec.Architecture != nil {
+		if old := r.Model.Architecture; old != nil {
+			spec.Architecture.Seq, spec.Architecture.DType, spec.Architecture.Attention = old.Seq, old.DType, old.Attention
+		}
+		spec.Name = path.Base(name)
+	} else {
+		r.Parallelism.Tensor, r.Parallelism.SequenceParallel = 0, false
+	}
+	r.Model = spec
+	r.Boundaries = nil
+	a.background(func() {
+		res, err := a.plan(context.Background(), r)
+		a.update(func() {
+			if err != nil {
+				a.notImported(name, err)
+				return
+			}
+			a.Req = r
+			if spec.Architecture == nil {
+				a.noTensor()
+			}
+			a.BoundsText, a.LayerStart = "", 0
+			a.planSeq++ // an answer still coming is for the model before
+			a.Res, a.Err, a.Opt, a.Opened = res, nil, nil, ""
+			a.Replans++
+			a.keep(true)
+			a.notice(fmt.Sprintf("Loaded %s: %d layers.", name, res.Model.Layers), false)
+		})
+	})
+}
+
+func (a *App) notImported(name string, err error) {
+	a.notice(fmt.Sprintf("%s was not loaded: %v. The model shown is unchanged.", name, err), true)
+}
+
+// maxImportBytes bounds an imported file.
+const maxImportBytes = 32 << 20
+
+// importSpec turns a file into a model spec.
+func importSpec(data []byte) (ModelSpec, error) {
+	if len(data) == 0 {
+		return ModelSpec{}, errors.New("the file is empty")
+	}
+	if len(data) > maxImportBytes {
+		return ModelSpec{}, fmt.Errorf("the file is larger than %d MiB", maxImportBytes>>20)
+	}
+	trim := strings.TrimSpace(string(data))
+	if strings.HasPrefix(trim, "{") {
+		var probe map[string]json.RawMessage
+		if err := json.Unmarshal(data, &probe); err != nil {
+			return ModelSpec{}, fmt.Errorf("the file looks like JSON but does not parse: %v", err)
+		}
+		if _, ok := probe["model_type"]; ok {
+			return ModelSpec{Architecture: &Architecture{Config: json.RawMessage(trim)}}, nil
+		}
+		var buf bytes.Buffer
+		if err := json.Compact(&buf, data); err != nil {
+			return ModelSpec{}, err
+		}
+		return ModelSpec{Document: json.RawMessage(buf.String())}, nil
+	}
+	text, _ := json.Marshal(string(data))
+	return ModelSpec{Document: text}, nil
+}
+
+// --- The Cluster panel.
+
+// DeviceNames lists the device presets.
+func DeviceNames() []string { return cluster.DeviceNames() }
+
+// LinkNames lists the link presets.
+func LinkNames() []string { return cluster.LinkNames() }
+
+// ClusterForm is the Cluster panel's inputs, read from the request.
+type ClusterForm struct {
+	// Device is the device preset; the cluster is Nodes nodes of PerNode such devices.
+	Device         string
+	Nodes, PerNode int
+	// Link joins the devices of a node ("": the device's usual link) and InterLink the
+	// nodes ("": the device's usual network). One node: Link joins all the devices.
+	Link, InterLink string
+	// Devices is each device's preset (the base device unless overridden).
+	Devices []string
+	// FromFile: the cluster is a document the form cannot edit (an imported file).
+	FromFile bool
+}
+
+// UsualLinks returns a device preset's usual link inside a node and between nodes
+// (core's defaults for cluster.link_intra and cluster.link_inter); "" when unknown.
+func UsualLinks(device string) (intra, inter string) {
+	p, err := cluster.LookupDevice(device)
+	if err != nil {
+		return "", ""
+	}
+	return p.Link, p.Network
+}
+
+// mixedDoc is the native cluster the page writes for per-device overrides (a mixed
+// cluster, which a device preset x count cannot say): devices named after presets, whose
+// figures core fills in, and a link per neighbour pair, a node's link inside a node and
+// the network between nodes.
+type mixedDoc struct {
+	Name    string         `json:"name"`
+	Devices []mixedDevice  `json:"devices"`
+	Links   []cluster.Link `json:"links,omitempty"`
+}
+
+type mixedDevice struct {
+	Name string `json:"name"`
+}
+
+// mixedDocName names the page's mixed clusters.
+const mixedDocName = "mixed cluster (pipeplan page)"
+
+// Form returns the Cluster panel's inputs.
+func (a *App) Form() ClusterForm {
+	cs := a.Req.Cluster
+	if len(cs.Document) == 0 {
+		f := ClusterForm{Device: cs.Device, Nodes: 1, PerNode: cs.Count, Link: cs.Link}
+		if d := cs.DevicesPerNode; d > 0 {
+			f.Nodes, f.PerNode = max(1, (cs.Count+d-1)/d), d
+			f.Link, f.InterLink = cs.LinkIntra, cs.LinkInter
+		}
+		for range f.Nodes * f.PerNode {
+			f.Devices = append(f.Devices, cs.Device)
+		}
+		return f
+	}
+	f, ok := readMixed(cs.Document)
+	if !ok {
+		return ClusterForm{FromFile: true, Nodes: 1}
+	}
+	return f
+}
+
+// readMixed reads a cluster document as the form: one the page wrote (devices that are
+// only preset names, links that are presets) or one like it. The base device is the most
+// common one; the nodes are where the link changes, every PerNode devices. A document
+// whose links change elsewhere, or whose devices state figures, is a file.
+func readMixed(doc []byte) (ClusterForm, bool) {
+	var d struct {
+		Name    string            `json:"name"`
+		Devices []json.RawMessage `json:"devices"`
+		Links   []cluster.Link    `json:"links"`
+	}
+	if err := json.Unmarshal(doc, &d); err != nil || len(d.Devices) == 0 || len(d.Links) != len(d.Devices)-1 {
+		return ClusterForm{}, false
+	}
+	var f ClusterForm
+	count := map[string]int{}
+	for _, raw := range d.Devices {
+		var dev map[string]any
+		if json.Unmarshal(raw, &dev) != nil || len(dev) != 1 {
+			return f, false
+		}
+		name, _ := dev["name"].(string)
+		if _, err := cluster.LookupDevice(name); err != nil {
+			return f, false
+		}
+		f.Devices = append(f.Devices, name)
+		count[name]++
+		if count[name] > count[f.Device] {
+			f.Device = name
+		}
+	}
+	names := make([]string, len(d.Links))
+	for i, l := range d.Links {
+		if names[i] = linkName(l); names[i] == "" {
+			return f, false
+		}
+	}
+	n := len(f.Devices)
+	f.Nodes, f.PerNode = 1, n
+	if len(names) > 0 {
+		f.Link = names[0]
+		// A node's link joins device i and i+1 unless i+1 starts a node.
+		if k := slices.IndexFunc(names, func(s string) bool { return s != names[0] }); k >= 0 {
+			per := k + 1
+			for i, name := range names {
+				want := names[0]
+				if (i+1)%per == 0 {
+					want = names[k]
+				}
+				if name != want || n%per != 0 {
+					return f, false
+				}
+			}
+			f.Nodes, f.PerNode, f.InterLink = n/per, per, names[k]
+		}
+		intra, inter := UsualLinks(f.Device)
+		if f.Link == intra {
+			f.Link = ""
+		}
+		if f.InterLink == inter {
+			f.InterLink = ""
+		}
+	}
+	return f, true
+}
+
+// linkName is the preset with a link's figures, "" if none.
+func linkName(l cluster.Link) string {
+	for _, name := range cluster.LinkNames() {
+		if p, err := cluster.LookupLink(name); err == nil && p.Link == l {
+			return name
+		}
+	}
+	return ""
+}
+
+// SetCluster handles an edit of the Cluster panel: field is "device", "count",
+// "nodes", "per_node", "link", "inter_link", or "device:I" for device I's override.
+func (a *App) SetCluster(field, v string) {
+	f := a.Form()
+	v = strings.TrimSpace(v)
+	if f.FromFile && field != "device" {
+		return
+	}
+	if field == "count" {
+		field = "per_node"
+	}
+	num := func() (int, bool) {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > 4096 {
+			a.typed(field, v, false)
+			if v != "" {
+				a.notice(field+": enter a whole number from 1 to 4096", true)
+			}
+			return 0, false
+		}
+		a.typed(field, v, true)
+		return n, true
+	}
+	switch {
+	case field == "device":
+		f.Device = v
+		f.Devices = nil
+		f.FromFile = false
+		// The links the user left to the device follow the new device.
+	case field == "per_node":
+		n, ok := num()
+		if !ok {
+			return
+		}
+		f.PerNode = n
+	case field == "nodes":
+		n, ok := num()
+		if !ok {
+			return
+		}
+		f.Nodes = n
+	case field == "link":
+		f.Link = v
+	case field == "inter_link":
+		f.InterLink = v
+	case strings.HasPrefix(field, "device:"):
+		i, err := strconv.Atoi(strings.TrimPrefix(field, "device:"))
+		if err != nil || i < 0 || i >= len(f.Devices) {
+			return
+		}
+		f.Devices[i] = v
+	default:
+		return
+	}
+	if n := max(1, f.Nodes) * max(1, f.PerNode); n > 4096 {
+		a.typed(field, v, false)
+		a.notice(fmt.Sprintf("%d nodes of %d devices are %d devices: at most 4096", f.Nodes, f.PerNode, n), true)
+		return
+	}
+	a.Req.Cluster = f.spec()
+	// A parallelism applied from the search (stages, replicas) does not survive a change
+	// of the devices: the pipeline takes the devices again. The tensor-parallel degree
+	// and sequence parallelism are knobs of the panel, and stay.
+	if field != "link" && field != "inter_link" {
+		a.Req.Parallelism = Parallelism{Tensor: a.Req.Parallelism.Tensor, SequenceParallel: a.Req.Parallelism.SequenceParallel}
+	}
+	a.Req.Boundaries, a.BoundsText = nil, ""
+	a.notice("", false)
+	a.changed(field == "device")
+}
+
+// spec writes the form as a cluster spec: a device preset x count, in nodes
+// (cluster.devices_per_node) when there are several; a document when devices differ.
+func (f ClusterForm) spec() ClusterSpec {
+	nodes, per := max(1, f.Nodes), max(1, f.PerNode)
+	n := nodes * per
+	devs := make([]string, n)
+	mixed := false
+	for i := range devs {
+		devs[i] = f.Device
+		if i < len(f.Devices) && f.Devices[i] != "" {
+			devs[i] = f.Devices[i]
+		}
+		mixed = mixed || devs[i] != f.Device
+	}
+	switch {
+	case !mixed && nodes == 1:
+		return ClusterSpec{Device: f.Device, Count: n, Link: f.Link}
+	case !mixed:
+		return ClusterSpec{Device: f.Device, Count: n, DevicesPerNode: per, LinkIntra: f.Link, LinkInter: f.InterLink}
+	}
+	intra, inter := UsualLinks(f.Device)
+	if f.Link != "" {
+		intra = f.Link
+	}
+	if f.InterLink != "" {
+		inter = f.InterLink
+	}
+	if inter == "" {
+		inter = intra
+	}
+	d := mixedDoc{Name: mixedDocName}
+	for _, name := range devs {
+		d.Devices = append(d.Devices, mixedDevice{Name: name})
+	}
+	li, _ := cluster.LookupLink(intra)
+	lx, _ := cluster.LookupLink(inter)
+	for i := 0; i+1 < n; i++ {
+		if (i+1)%per == 0 {
+			d.Links = append(d.Links, lx.Link)
+		} else {
+			d.Links = append(d.Links, li.Link)
+		}
+	}
+	doc, _ := json.Marshal(d)
+	return ClusterSpec{Document: doc}
+}
+
+// noTensor drops tensor and sequence parallelism, which only architectures have.
+func (a *App) noTensor() {
+	a.Req.Parallelism.Tensor, a.Req.Parallelism.SequenceParallel = 0, false
+	a.typed("tensor", "", true)
+}
+
+// Tensor is the tensor-parallel degree as its box shows it ("" for core's default, 1).
+func (a *App) Tensor() string { return itoa0(a.Req.Parallelism.Tensor) }
+
+// SetTensor handles the tensor-parallel degree (architectures): each pipeline device
+// becomes a group of t devices, so the pipeline has devices / t stages. "" is 1.
+func (a *App) SetTensor(v string) {
+	v = strings.TrimSpace(v)
+	n, err := strconv.Atoi(v)
+	if v == "" {
+		n, err = 0, nil
+	}
+	if err != nil || n < 0 || n > 4096 {
+		a.typed("tensor", v, false)
+		a.notice("tensor-parallel degree: enter a whole number", true)
+		return
+	}
+	a.typed("tensor", v, true)
+	par := &a.Req.Parallelism
+	par.Tensor = n
+	par.Pipeline, par.Data = 0, 0 // the stages follow from the devices and t
+	if n < 2 {
+		par.SequenceParallel = false
+	}
+	a.Req.Boundaries, a.BoundsText = nil, ""
+	a.notice("", false)
+	a.changed(false)
+}
+
+// SetSequenceParallel handles the sequence-parallelism box (with tensor >= 2).
+func (a *App) SetSequenceParallel(on bool) {
+	a.Req.Parallelism.SequenceParallel = on
+	a.notice("", false)
+	a.changed(false)
+}
+
+// Parallel describes how the devices are used, from core's result: "2 nodes of 8:
+// 4 pipeline stages × 4-way tensor parallel", or "" without a plan.
+func (a *App) Parallel() string {
+	if a.Res == nil || a.Res.Step == nil || a.Res.Plan == nil {
+		return ""
+	}
+	p := len(a.Res.Plan.Stages)
+	if a.Res.Schedule != nil && a.Res.Schedule.Devices > 0 {
+		p = a.Res.Schedule.Devices
+	}
+	s := fmt.Sprintf("%d devices in use: %d pipeline stages", a.Res.Step.Devices, p)
+	if pl := a.Res.Placement; pl != nil {
+		if pl.Data > 1 {
+			s += fmt.Sprintf(" × %d replicas", pl.Data)
+		}
+		if pl.Tensor > 1 {
+			s += fmt.Sprintf(" × %d-way tensor parallel", pl.Tensor)
+		}
+		s += fmt.Sprintf(", on %d nodes", pl.Nodes)
+		cross := 0
+		for _, c := range pl.StageCrossesNodes {
+			if c {
+				cross++
+			}
+		}
+		s += fmt.Sprintf("; %d of %d stage transfers cross nodes", cross, len(pl.StageCrossesNodes))
+		return s + "."
+	}
+	if d := a.Req.Parallelism.Data; d > 1 {
+		s += fmt.Sprintf(" × %d replicas", d)
+	}
+	if t := a.Req.Parallelism.Tensor; t > 1 {
+		s += fmt.Sprintf(" × %d-way tensor parallel", t)
+	}
+	return s + "."
+}
+
+// MemoryProportion is the memory proportion as the input shows it.
+func (a *App) MemoryProportion() string {
+	if a.Req.MemoryProportion == 0 {
+		return ""
+	}
+	return strconv.FormatFloat(a.Req.MemoryProportion, 'g', -1, 64)
+}
+
+// SetMemoryProportion handles the memory proportion input ("" is core's default).
+func (a *App) SetMemoryProportion(v string) {
+	v = strings.TrimSpace(v)
+	p := 0.0
+	if v != "" {
+		var err error
+		p, err = strconv.ParseFloat(v, 64)
+		if err != nil || !(p > 0 && p <= 1) {
+			a.typed("memory_proportion", v, false)
+			a.notice("memory proportion: enter a number in (0, 1]", true)
+			return
+		}
+	}
+	a.typed("memory_proportion", v, true)
+	a.Req.MemoryProportion = p
+	a.notice("", false)
+	a.changed(false)
+}
+
+// --- The Plan panel.
+
+// SetPlanOption handles the schedule, microbatch and objective inputs.
+func (a *App) SetPlanOption(field, v string) {
+	v = strings.TrimSpace(v)
+	switch field {
+	case "schedule":
+		a.Req.Schedule.Name = v
+	case "microbatches", "microbatch_size":
+		n, err := strconv.Atoi(v)
+		if v == "" {
+			n, err = 0, nil
+		}
+		if err != nil || n < 0 || n > 1<<16 {
+			a.typed(field, v, false)
+			a.notice(field+": enter a whole number", true)
+			return
+		}
+		a.typed(field, v, true)
+		if field == "microbatches" {
+			a.Req.Schedule.Microbatches = n
+		} else {
+			a.Req.Schedule.MicrobatchSize = n
+		}
+	case "objective":
+		a.Req.Objective = v
+	default:
+		return
+	}
+	a.notice("", false)
+	a.changed(false)
+}
+
+// Schedules lists the schedule names the picker offers.
+func Schedules() []string {
+	return []string{"", "gpipe", "1f1b", "interleaved:2", "interleaved:4", "zb-h1", "ipu", "overlap", "inference"}
+}
+
+// ScheduleLabel labels a schedule name.
+func ScheduleLabel(s string) string {
+	if s == "" {
+		return "default (1f1b; inference for inference)"
+	}
+	return s
+}
+
+// Bar is the stage bar of the current result, or nil.
+func (a *App) Bar() *StageBar {
+	if a.Res == nil || a.Res.Plan == nil {
+		return nil
+	}
+	b := NewStageBar(a.Res.Plan)
+	return &b
+}
+
+// OptBar is the optimum's stage bar beside a manual split, or nil.
+func (a *App) OptBar() *StageBar {
+	if a.Opt == nil || a.Opt.Plan == nil {
+		return nil
+	}
+	b := NewStageBar(a.Opt.Plan)
+	return &b
+}
+
+// Rows are the stage table's rows.
+func (a *App) Rows() []StageRow {
+	if a.Res == nil || a.Res.Plan == nil {
+		return nil
+	}
+	return NewStageRows(a.Res.Plan)
+}
+
+// Summary is the Plan panel's headline numbers, formatted.
+type Summary struct {
+	Bottleneck, Step, Throughput, Tokens, Bubble, Schedule, MFU string
+	Stages, Layers                                              int
+	Manual                                                      bool
+}
+
+// Summarize reads a result's headline numbers.
+func Summarize(r *Result) Summary {
+	var s Summary
+	if r == nil || r.Plan == nil {
+		return s
+	}
+	s.Stages, s.Layers = len(r.Plan.Stages), r.Model.Layers
+	s.Bottleneck = units.Time(r.Plan.BottleneckSeconds, model.Seconds)
+	if r.Schedule != nil {
+		s.Schedule = fmt.Sprintf("%s, %d microbatches", r.Schedule.Schedule, r.Schedule.Microbatches)
+	}
+	if st := r.Step; st != nil {
+		s.Step = units.Time(st.StepSeconds, model.Seconds)
+		s.Throughput = units.Rate(st.SamplesPerSecond, "samples/s")
+		if st.TokensPerSecond > 0 {
+			s.Tokens = units.Rate(st.TokensPerSecond, "tokens/s")
+		}
+		if st.MFU > 0 {
+			s.MFU = fmt.Sprintf("%.1f%%", 100*st.MFU)
+		}
+		s.Bubble = fmt.Sprintf("%.1f%%", 100*st.BubbleFraction)
+	}
+	return s
+}
+
+// Summary of the current result.
+func (a *App) Summary() Summary {
+	s := Summarize(a.Res)
+	s.Manual = len(a.Req.Boundaries) > 0
+	return s
+}
+
+// OptSummary of the optimum beside a manual split.
+func (a *App) OptSummary() Summary { return Summarize(a.Opt) }
+
+// ErrorLines are the field errors (or the message) of a bad request, one per line.
+func (a *App) ErrorLines() []string {
+	if a.Err == nil {
+		return nil
+	}
+	if fes, ok := model.AsFieldErrors(a.Err); ok {
+		out := make([]string, len(fes))
+		for i, fe := range fes {
+			out[i] = fe.Path + ": " + fe.Reason
+		}
+		return out
+	}
+	return []string{a.Err.Error()}
+}
+
+// Boundaries is the boundaries box's text.
+func (a *App) Boundaries() string {
+	if a.BoundsText != "" {
+		return a.BoundsText
+	}
+	if a.Res != nil && a.Res.Plan != nil {
+		return joinInts(a.Res.Plan.Boundaries)
+	}
+	return joinInts(a.Req.Boundaries)
+}
+
+// SetBoundaries handles the boundaries box: a manual split to cost beside the optimum.
+func (a *App) SetBoundaries(v string) {
+	a.BoundsText = v
+	b, err := ParseBoundaries(v)
+	if err != nil {
+		a.notice(err.Error(), true)
+		return
+	}
+	if len(b) == 0 {
+		a.ClearManual()
+		return
+	}
+	a.Req.Boundaries = b
+	a.notice("", false)
+	a.changed(true)
+	if a.Err == nil {
+		a.BoundsText = ""
+	}
+}
+
+// MoveBoundary moves boundary k (1..p-1) to layer l, keeping every stage non-empty.
+func (a *App) MoveBoundary(k, l int) {
+	if a.Res == nil || a.Res.Plan == nil {
+		return
+	}
+	b := slices.Clone(a.Res.Plan.Boundaries)
+	if k <= 0 || k >= len(b)-1 {
+		return
+	}
+	l = max(b[k-1]+1, min(l, b[k+1]-1))
+	if l == b[k] {
+		return
+	}
+	b[k] = l
+	a.Req.Boundaries = b
+	a.BoundsText = ""
+	a.notice("", false)
+	a.changed(false)
+}
+
+// ClearManual goes back to the optimum.
+func (a *App) ClearManual() {
+	a.Req.Boundaries, a.BoundsText = nil, ""
+	a.notice("", false)
+	a.changed(true)
+}
+
+// Diagnostics of the current result.
+func (a *App) Diagnostics() []Diagnostic {
+	if a.Res == nil {
+		return nil
+	}
+	return a.Res.Diagnostics
+}
+
+// --- The Schedule panel.
+
+// Timeline of the current result.
+func (a *App) Timeline() (Timeline, int, int) {
+	if a.Res == nil {
+		return Timeline{}, 0, 0
+	}
+	return NewTimeline(a.Res.Schedule)
+}
+
+// --- The layer table.
+
+// Layers is the layer table's window.
+func (a *App) Layers() []LayerRow {
+	var b []int
+	if a.Res != nil && a.Res.Plan != nil {
+		b = a.Res.Plan.Boundaries
+	}
+	return LayerPage(a.Model(), b, a.LayerStart, LayerPageSize)
+}
+
+// HasLayerCosts reports whether the result has the layers' costs (request.layers).
+func (a *App) HasLayerCosts() bool {
+	m := a.Model()
+	return m != nil && m.LayerCosts != nil
+}
+
+// ShowLayerCosts asks core for the layers' costs (request.layers) and replans.
+func (a *App) ShowLayerCosts() {
+	a.Req.Layers = true
+	a.changed(false)
+}
+
+// LayerCount is the number of layers, 0 without a model.
+func (a *App) LayerCount() int {
+	if m := a.Model(); m != nil {
+		return m.Layers
+	}
+	return 0
+}
+
+// PageLayers moves the layer table's window by delta rows, or to row "at" if at >= 0.
+func (a *App) PageLayers(delta, at int) {
+	n := a.LayerCount()
+	s := a.LayerStart + delta
+	if at >= 0 {
+		s = at
+	}
+	a.LayerStart = max(0, min(s, n-1))
+}
+
+// --- Export and share.
+
+// ResultJSON is the plan as JSON: the result with its request.
+func (a *App) ResultJSON() []byte {
+	if a.Res == nil {
+		return nil
+	}
+	b, _ := json.MarshalIndent(a.Res, "", "  ")
+	return b
+}
+
+// RequestJSON is the request as JSON.
+func (a *App) RequestJSON() []byte {
+	b, _ := json.MarshalIndent(a.Req, "", "  ")
+	return b
+}
+
+// ExportPlan downloads the plan as JSON.
+func (a *App) ExportPlan() {
+	if a.Host != nil && a.Res != nil {
+		a.Host.Download("pipeplan-plan.json", "application/json", a.ResultJSON())
+	}
+}
+
+// ShareLink is the link to this request: the one the last Share gave for it (a stored
+// plan's ?plan=ID), else the page with the request in its #fragment.
+func (a *App) ShareLink(embed bool) string {
+	f, err := EncodeFragment(a.Req)
+	if err != nil || a.Host == nil {
+		return ""
+	}
+	if s := a.shared; !embed && s != nil && s.For == f {
+		return s.Link
+	}
+	return a.Host.Link(f, embed)
+}
+
+// Share copies a link to this request: with a share server, it stores the plan there
+// and the link is ?plan=ID; without one, or when the server cannot be reached, the link
+// holds the whole request in its #fragment, and the notice says which.
+func (a *App) Share() {
+	f, err := EncodeFragment(a.Req)
+	if err != nil || a.Host == nil || a.Sharing {
+		return
+	}
+	fragLink := a.Host.Link(f, false)
+	if a.Server == "" {
+		a.shared = nil
+		a.Host.Copy(fragLink)
+		a.notice("Link copied: it holds the whole request, and opens this plan on any copy of pipeplan.", false)
+		return
+	}
+	body, err := json.Marshal(a.Req)
+	if err != nil {
+		return
+	}
+	server := a.Server
+	a.Sharing = true
+	a.notice("Storing the plan on "+server+"…", false)
+	a.Host.Background(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), shareTimeout)
+		defer cancel()
+		st, err := api.Client{Server: server, Send: a.Host.Fetch}.Share(ctx, body)
+		a.Host.Update(func() { a.shareDone(f, fragLink, server, st, err) }, true)
+	})
+}
+
+// shareTimeout bounds a talk with the share server.
+const shareTimeout = 20 * time.Second
+
+// sharedLink is the link a Share gave, for the request whose fragment is For.
+type sharedLink struct {
+	For, Link string
+}
+
+func (a *App) shareDone(f, fragLink, server string, st api.Stored, err error) {
+	a.Sharing = false
+	switch {
+	case err == nil:
+		link := a.Host.PlanLink(st.ID, server)
+		a.shared = &sharedLink{For: f, Link: link}
+		a.Host.Copy(link)
+		a.notice(fmt.Sprintf("Stored on %s as plan %s. Link copied: it opens this plan from the server.", server, ShortID(st.ID)), false)
+	case api.Unreachable(err):
+		a.shared = &sharedLink{For: f, Link: fragLink}
+		a.Host.Copy(fragLink)
+		a.notice(fmt.Sprintf("The share server %s could not be reached (%v). Link copied instead: it holds the whole request in its #fragment, and opens this plan on any copy of pipeplan.", server, cause(err)), true)
+	default:
+		a.shared = nil
+		a.notice("The share server refused the request: "+refusal(err), true)
+	}
+}
+
+// cause is what lies under the client's "the share server X cannot be reached: ..."
+// (the notice names the server itself): "TypeError: Failed to fetch".
+func cause(err error) error {
+	if u := errors.Unwrap(err); u != nil {
+		return u
+	}
+	return err
+}
+
+// refusal says why the server refused, with the fields core named.
+func refusal(err error) string {
+	var ae *api.APIError
+	if !errors.As(err, &ae) || len(ae.Fields) == 0 {
+		return err.Error()
+	}
+	var s []string
+	for _, f := range ae.Fields {
+		s = append(s, f.Path+": "+f.Reason)
+	}
+	return strings.Join(s, "; ")
+}
+
+// ShortID is a plan id as people read it: its first 12 characters.
+func ShortID(id string) string {
+	if len(id) > 12 {
+		return id[:12]
+	}
+	return id
+}
+
+// OpenPlan shows the plan stored under id on the share server (?plan=ID): the form
+// from its request, the drawing from its result, without replanning. showing says what
+// the page shows meanwhile, and if the server cannot be reached ("the link's #fragment",
+// "your last request").
+func (a *App) OpenPlan(id, showing string) {
+	if a.Host == nil {
+		return
+	}
+	server := a.Server
+	if server == "" {
+		a.notice(fmt.Sprintf("This link names the stored plan %s but no share server (?server=, or the setting in Export and share): showing %s.", ShortID(id), showing), true)
+		return
+	}
+	a.Sharing = true
+	a.notice(fmt.Sprintf("Opening plan %s from %s…", ShortID(id), server), false)
+	a.Host.Background(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), shareTimeout)
+		defer cancel()
+		doc, err := api.Client{Server: server, Send: a.Host.Fetch}.Open(ctx, id)
+		var r *Request
+		res := new(Result)
+		if err == nil {
+			if r, err = DecodeRequest(doc.Request); err == nil {
+				err = json.Unmarshal(doc.Result, res)
+			}
+			if err != nil {
+				err = fmt.Errorf("the stored plan does not read: %v", err)
+			}
+		}
+		a.Host.Update(func() { a.openDone(id, server, showing, r, res, err) }, true)
+	})
+}
+
+func (a *App) openDone(id, server, showing string, r *Request, res *Result, err error) {
+	a.Sharing = false
+	var ae *api.APIError
+	switch {
+	case err == nil:
+		a.planSeq++ // an answer still coming is for the request before
+		seq := a.planSeq
+		a.Req, a.Res, a.Err, a.Opt = r, res, nil, nil
+		if len(r.Boundaries) > 0 { // the optimum beside a manual split, when it comes
+			o := clone(r)
+			o.Boundaries = nil
+			a.background(func() {
+				if opt, err := a.plan(context.Background(), o); err == nil {
+					a.update(func() {
+						if seq == a.planSeq {
+							a.Opt = opt
+						}
+					})
+				}
+			})
+		}
+		a.BoundsText, a.LayerStart, a.Opened = "", 0, id
+		f, _ := EncodeFragment(r)
+		a.shared = &sharedLink{For: f, Link: a.Host.PlanLink(id, server)}
+		a.keep(false)
+		a.notice(fmt.Sprintf("Opened plan %s, stored on %s.", ShortID(id), server), false)
+	case errors.As(err, &ae) && ae.Status == 404:
+		a.notice(fmt.Sprintf("%s does not know plan %s: showing %s.", server, ShortID(id), showing), true)
+	case api.Unreachable(err):
+		a.notice(fmt.Sprintf("The share server %s could not be reached (%v): showing %s instead of plan %s.", server, cause(err), showing, ShortID(id)), true)
+	default:
+		a.notice(fmt.Sprintf("Plan %s could not be opened: %v. Showing %s.", ShortID(id), err, showing), true)
+	}
+}
+
+// SetServer handles the share server setting: an http(s) URL, or "" for none. The
+// page's ?server= wins over the setting for the page it opened.
+func (a *App) SetServer(v string) {
+	v = strings.TrimRight(strings.TrimSpace(v), "/")
+	if v != "" && !strings.HasPrefix(v, "https://") && !strings.HasPrefix(v, "http://") {
+		a.typed("server", v, false)
+		a.notice("share server: give its address, as https://plans.example.org", true)
+		return
+	}
+	a.typed("server", v, true)
+	a.Server = v
+	a.shared = nil
+	if a.Host != nil {
+		a.Host.SaveServer(v)
+	}
+	if v == "" {
+		a.notice("No share server: links hold the whole request.", false)
+	} else {
+		a.notice("Share stores plans on "+v+".", false)
+	}
+}
+
+// SetTab shows a panel.
+func (a *App) SetTab(id string) { a.Tab = id }
+
+// TabIndex is the roving tabindex of the tab list: only the selected tab is in the
+// Tab order; the arrow keys move between tabs.
+func (a *App) TabIndex(id string) string {
+	if id == a.Tab {
+		return "0"
+	}
+	return "-1"
+}
+
+// TabKey moves between tabs with the arrow keys, Home and End.
+func (a *App) TabKey(key string) {
+	i := slices.IndexFunc(Tabs, func(t struct{ ID, Label string }) bool { return t.ID == a.Tab })
+	switch key {
+	case "ArrowRight":
+		i = (i + 1) % len(Tabs)
+	case "ArrowLeft":
+		i = (i + len(Tabs) - 1) % len(Tabs)
+	case "Home":
+		i = 0
+	case "End":
+		i = len(Tabs) - 1
+	default:
+		return
+	}
+	a.Tab = Tabs[i].ID
+}
+
+// Status is the line under the header: what is planned and how long it took.
+func (a *App) Status() string {
+	ms := float64(a.Elapsed.Microseconds()) / 1000
+	switch {
+	case a.Err != nil:
+		return "The request has a problem (below)."
+	case a.Opened != "" && a.Res != nil:
+		return fmt.Sprintf("Stored plan %s from %s, as planner %s made it (not replanned).", ShortID(a.Opened), a.Server, a.Res.PlannerVersion)
+	case a.Res != nil && !a.Res.Feasible:
+		return fmt.Sprintf("No plan fits (planned in %.1f ms).", ms)
+	case a.Res != nil:
+		return fmt.Sprintf("Planned in %.1f ms, in this page.", ms)
+	}
+	return ""
+}
+
+// ScheduleKinds is core/schedule's list, for the docs and tests.
+var ScheduleKinds = schedule.Kinds
+
+func itoa0(n int) string {
+	if n == 0 {
+		return ""
+	}
+	return strconv.Itoa(n)
+}
+
+// Keep stores the request shown (in the URL and localStorage) without replanning.
+func (a *App) Keep() { a.keep(false) }

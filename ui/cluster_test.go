@@ -1,0 +1,126 @@
+package ui
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+// Nodes of one device preset are the request's nodes (cluster.devices_per_node with the
+// links inside and between nodes), not a document: core places the stages on the nodes.
+func TestClusterNodes(t *testing.T) {
+	a := NewApp(nil, &fakeHost{}, local)
+	a.SetCluster("device", "h100-sxm")
+	a.SetCluster("per_node", "4")
+	a.SetCluster("nodes", "2")
+	cs := a.Req.Cluster
+	if len(cs.Document) != 0 || cs.Device != "h100-sxm" || cs.Count != 8 || cs.DevicesPerNode != 4 || cs.Link != "" {
+		t.Fatalf("2 nodes of 4: %+v", cs)
+	}
+	if a.Err != nil || a.Res.Placement == nil || a.Res.Placement.Nodes != 2 {
+		t.Fatalf("2 nodes of 4: %v, placement %+v", a.Err, a.Res.Placement)
+	}
+	if f := a.Form(); f.Nodes != 2 || f.PerNode != 4 || f.Device != "h100-sxm" || len(f.Devices) != 8 {
+		t.Errorf("form: %+v", f)
+	}
+	a.SetCluster("link", "nvswitch3")
+	a.SetCluster("inter_link", "roce-400g")
+	if cs := a.Req.Cluster; cs.LinkIntra != "nvswitch3" || cs.LinkInter != "roce-400g" {
+		t.Errorf("links: %+v", cs)
+	}
+	if f := a.Form(); f.Link != "nvswitch3" || f.InterLink != "roce-400g" {
+		t.Errorf("form's links: %+v", f)
+	}
+	if s := a.Parallel(); !strings.Contains(s, "8 devices in use: 8 pipeline stages, on 2 nodes; 1 of 7 stage transfers cross nodes") {
+		t.Errorf("Parallel() = %q", s)
+	}
+	// Back to one node: a plain count with the link between all devices.
+	a.SetCluster("nodes", "1")
+	if cs := a.Req.Cluster; cs.DevicesPerNode != 0 || cs.Count != 4 || cs.Link != "nvswitch3" || cs.LinkInter != "" {
+		t.Errorf("one node: %+v", cs)
+	}
+}
+
+// Per-device overrides make a cluster document; the form reads its nodes and links back
+// from the document itself (where the link changes), not from a name.
+func TestClusterMixedDocument(t *testing.T) {
+	a := NewApp(nil, &fakeHost{}, local)
+	a.SetCluster("device", "a100-80gb")
+	a.SetCluster("per_node", "2")
+	a.SetCluster("nodes", "3")
+	a.SetCluster("inter_link", "ib-ndr")
+	a.SetCluster("device:3", "h100-sxm")
+	if len(a.Req.Cluster.Document) == 0 || a.Err != nil {
+		t.Fatalf("mixed: %+v %v", a.Req.Cluster, a.Err)
+	}
+	var doc mixedDoc
+	if err := json.Unmarshal(a.Req.Cluster.Document, &doc); err != nil || doc.Name != mixedDocName || len(doc.Devices) != 6 || len(doc.Links) != 5 {
+		t.Fatalf("document: %s %v", a.Req.Cluster.Document, err)
+	}
+	f := a.Form()
+	if f.FromFile || f.Nodes != 3 || f.PerNode != 2 || f.Device != "a100-80gb" || f.Link != "" || f.InterLink != "ib-ndr" || f.Devices[3] != "h100-sxm" {
+		t.Errorf("form of the mixed document: %+v", f)
+	}
+	if got := a.Res.Plan.Stages[3].Device; got != "h100-sxm" {
+		t.Errorf("stage 3 runs on %s", got)
+	}
+	// Undoing the override goes back to nodes of one preset.
+	a.SetCluster("device:3", "a100-80gb")
+	if cs := a.Req.Cluster; len(cs.Document) != 0 || cs.DevicesPerNode != 2 || cs.Count != 6 || cs.LinkInter != "ib-ndr" {
+		t.Errorf("undone: %+v", cs)
+	}
+	// Documents the page did not write are files: the form does not edit them.
+	for _, doc := range []string{
+		`{"devices": [{"name": "a100-80gb", "memory_bytes": 1}, {"name": "a100-80gb"}], "links": [{"bytes_per_second": 1e9}]}`,
+		`{"devices": [{"name": "a100-80gb"}, {"name": "a100-80gb"}], "links": [{"bytes_per_second": 12345}]}`,
+		`{"devices": [{"name": "a100-80gb"}, {"name": "a100-80gb"}, {"name": "a100-80gb"}], "links": [{"latency_seconds": 3e-6, "bytes_per_second": 3e11}]}`,
+	} {
+		a.Req.Cluster = ClusterSpec{Document: json.RawMessage(doc)}
+		if f := a.Form(); !f.FromFile {
+			t.Errorf("%s: read as the page's own: %+v", doc, f)
+		}
+	}
+}
+
+// The tensor-parallel degree and sequence parallelism are knobs of architectures: the
+// pipeline gets devices / t stages, and t must divide the devices per node (core says so).
+func TestTensorKnob(t *testing.T) {
+	a := NewApp(nil, &fakeHost{}, local)
+	a.PickModel("arch:llama-2-7b")
+	a.SetCluster("device", "h100-sxm")
+	a.SetCluster("per_node", "8")
+	a.SetCluster("nodes", "2")
+	a.SetTensor("4")
+	if a.Err != nil || a.Req.Parallelism.Tensor != 4 || len(a.Res.Plan.Stages) != 4 || a.Res.Step.Devices != 16 {
+		t.Fatalf("t=4 on 16: %v %+v", a.Err, a.Req.Parallelism)
+	}
+	a.SetSequenceParallel(true)
+	if !a.Req.Parallelism.SequenceParallel || a.Err != nil {
+		t.Errorf("sequence parallel: %+v %v", a.Req.Parallelism, a.Err)
+	}
+	if s := a.Parallel(); !strings.Contains(s, "16 devices in use: 4 pipeline stages × 4-way tensor parallel, on 2 nodes") {
+		t.Errorf("Parallel() = %q", s)
+	}
+	// The knobs survive a change of the devices; a degree that does not divide a node is
+	// core's error, named by field.
+	a.SetCluster("per_node", "6")
+	if a.Req.Parallelism.Tensor != 4 || a.Err == nil || !strings.Contains(a.Err.Error(), "parallelism.tensor") {
+		t.Errorf("t=4 on nodes of 6: %+v %v", a.Req.Parallelism, a.Err)
+	}
+	a.SetTensor("")
+	if a.Req.Parallelism.Tensor != 0 || a.Req.Parallelism.SequenceParallel || a.Err != nil {
+		t.Errorf("t cleared: %+v %v", a.Req.Parallelism, a.Err)
+	}
+	a.SetTab("cluster")
+	if html := render(t, a); !strings.Contains(html, `id="cluster-tensor"`) {
+		t.Error("the Cluster panel has no tensor-parallel knob for an architecture")
+	}
+	a.SetTensor("2")
+	a.PickModel("example:gpt2-medium")
+	if a.Err != nil || a.Req.Parallelism.Tensor != 0 {
+		t.Errorf("a profile keeps tensor parallelism: %+v %v", a.Req.Parallelism, a.Err)
+	}
+	if html := render(t, a); strings.Contains(html, `id="cluster-tensor"`) {
+		t.Error("the Cluster panel offers tensor parallelism for a profile")
+	}
+}

@@ -1,0 +1,97 @@
+package ui
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"pipeplan/core/model"
+)
+
+// Planner runs one operation of the planner on its arguments (JSON texts) and returns
+// the answer (JSON text): wasm/planner/ops.Do, which in the browser runs in a Web Worker
+// (planner.wasm), so that the page's program does not link the planner. The page uses
+// "plan" [request], "exports" [request], "report" [query] (a search, with its progress)
+// and "candidate" [query, candidate]. Bad input comes back as an error object
+// ({error, fields}); the error is only a cancelled search's (context.Canceled, with the
+// report found so far) or a planner that failed to load. It blocks: call it from
+// Host.Background.
+type Planner func(ctx context.Context, op string, args []string, progress func(string)) (string, error)
+
+// plannerError is the planner's error object as a Go error: its message, and its bad
+// fields (model.AsFieldErrors finds them).
+type plannerError struct {
+	msg    string
+	fields model.Errors
+	noPlan bool
+}
+
+func (e *plannerError) Error() string { return e.msg }
+
+func (e *plannerError) Unwrap() error {
+	if len(e.fields) == 0 {
+		return nil
+	}
+	return e.fields
+}
+
+// errorObject reads the planner's error object from an answer; nil when the answer is
+// not one.
+func errorObject(out string) *plannerError {
+	var o struct {
+		Error  *string `json:"error"`
+		Fields []struct {
+			Path, Reason string
+		} `json:"fields"`
+		NoPlan bool `json:"no_plan"`
+	}
+	if json.Unmarshal([]byte(out), &o) != nil || o.Error == nil {
+		return nil
+	}
+	e := &plannerError{msg: *o.Error, noPlan: o.NoPlan}
+	for _, f := range o.Fields {
+		e.fields = append(e.fields, &model.FieldError{Path: f.Path, Reason: f.Reason})
+	}
+	return e
+}
+
+// call runs op on args with the planner and decodes its answer into v; an error object
+// comes back as a *plannerError.
+func (a *App) call(ctx context.Context, op string, v any, args ...any) error {
+	texts := make([]string, len(args))
+	for i, x := range args {
+		if s, ok := x.(string); ok {
+			texts[i] = s
+			continue
+		}
+		b, err := json.Marshal(x)
+		if err != nil {
+			return err
+		}
+		texts[i] = string(b)
+	}
+	if a.Planner == nil {
+		return errors.New("no planner")
+	}
+	out, err := a.Planner(ctx, op, texts, nil)
+	if err != nil {
+		return err
+	}
+	if e := errorObject(out); e != nil {
+		return e
+	}
+	if err := json.Unmarshal([]byte(out), v); err != nil {
+		return fmt.Errorf("the planner's answer does not read: %v", err)
+	}
+	return nil
+}
+
+// plan plans a request with the planner.
+func (a *App) plan(ctx context.Context, r *Request) (*Result, error) {
+	res := new(Result)
+	if err := a.call(ctx, "plan", res, r); err != nil {
+		return nil, err
+	}
+	return res, nil
+}

@@ -1,0 +1,103 @@
+package ui
+
+import (
+	"bytes"
+	"compress/flate"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"pipeplan/core/request"
+)
+
+// Request is the planning request the page builds (core/request): the whole state of
+// the page that a link, a reload or localStorage restores.
+type Request = request.Request
+
+// The parts of a request.
+type (
+	ModelSpec    = request.ModelSpec
+	Architecture = request.Architecture
+	ClusterSpec  = request.ClusterSpec
+	Parallelism  = request.Parallelism
+	Training     = request.Training
+	Schedule     = request.Schedule
+)
+
+// clone returns a deep copy of a request.
+func clone(r *Request) *Request {
+	c := *r
+	c.Model.Document = bytes.Clone(r.Model.Document)
+	if r.Model.Architecture != nil {
+		a := *r.Model.Architecture
+		a.Config = bytes.Clone(a.Config)
+		c.Model.Architecture = &a
+	}
+	c.Cluster.Document = bytes.Clone(r.Cluster.Document)
+	c.Boundaries = append([]int(nil), r.Boundaries...)
+	if len(c.Boundaries) == 0 {
+		c.Boundaries = nil
+	}
+	return &c
+}
+
+// fragmentPrefix starts the URL fragment that holds a request: "r1." then the request's
+// JSON, deflated (compress/flate) and base64url-encoded without padding. The 1 is the
+// encoding's version, so that another encoding can be added without breaking links.
+const fragmentPrefix = "r1."
+
+// maxFragmentJSON bounds the JSON a fragment may inflate to (a 10,000-layer profile is a
+// few MB), so that a crafted link cannot make the page allocate without limit.
+const maxFragmentJSON = 64 << 20
+
+// EncodeFragment writes the request as a URL fragment (without the "#").
+func EncodeFragment(r *Request) (string, error) {
+	data, err := json.Marshal(r)
+	if err != nil {
+		return "", err
+	}
+	var buf bytes.Buffer
+	w, err := flate.NewWriter(&buf, flate.DefaultCompression)
+	if err != nil {
+		return "", err
+	}
+	w.Write(data)
+	if err := w.Close(); err != nil {
+		return "", err
+	}
+	return fragmentPrefix + base64.RawURLEncoding.EncodeToString(buf.Bytes()), nil
+}
+
+// DecodeFragment reads a fragment written by EncodeFragment (with or without the "#").
+// Errors say what is wrong with the link.
+func DecodeFragment(s string) (*Request, error) {
+	s = strings.TrimPrefix(s, "#")
+	if !strings.HasPrefix(s, fragmentPrefix) {
+		return nil, errors.New("the link's #fragment is not a pipeplan request (it should start with r1.)")
+	}
+	raw, err := base64.RawURLEncoding.DecodeString(s[len(fragmentPrefix):])
+	if err != nil {
+		return nil, fmt.Errorf("the link's request is damaged (base64: %v): was it cut short?", err)
+	}
+	data, err := io.ReadAll(io.LimitReader(flate.NewReader(bytes.NewReader(raw)), maxFragmentJSON+1))
+	if err != nil {
+		return nil, fmt.Errorf("the link's request is damaged (deflate: %v): was it cut short?", err)
+	}
+	if len(data) > maxFragmentJSON {
+		return nil, fmt.Errorf("the link's request is larger than %d MiB", maxFragmentJSON>>20)
+	}
+	return DecodeRequest(data)
+}
+
+// DecodeRequest reads a request's JSON as core does (request.Decode): strictly, with
+// errors naming the field.
+func DecodeRequest(data []byte) (*Request, error) {
+	r, err := request.Decode(data)
+	if err != nil {
+		return nil, fmt.Errorf("the link's request: %v", err)
+	}
+	return r, nil
+}

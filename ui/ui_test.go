@@ -1,0 +1,358 @@
+package ui
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/vugu/vugu"
+	"github.com/vugu/vugu/staticrender"
+)
+
+func TestFragmentRoundTrip(t *testing.T) {
+	r := InitialRequest()
+	r.Boundaries = []int{0, 5, 26}
+	r.Model.Architecture = nil
+	f, err := EncodeFragment(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(f, "r1.") || strings.ContainsAny(f, "+/=#") {
+		t.Fatalf("fragment %q is not URL-safe", f)
+	}
+	got, err := DecodeFragment("#" + f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, _ := EncodeFragment(got)
+	if a != f {
+		t.Fatalf("round trip changed the request")
+	}
+	for _, bad := range []string{"", "#x", "r1.!!", "r1.AAAA", f[:len(f)/2]} {
+		if _, err := DecodeFragment(bad); err == nil {
+			t.Errorf("DecodeFragment(%q) accepted a bad link", bad)
+		}
+	}
+}
+
+// TestEmbedExampleFragment keeps public/embed-example.html's iframe link valid.
+func TestEmbedExampleFragment(t *testing.T) {
+	data, err := os.ReadFile("../public/embed-example.html")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`embed=1#(r1\.[A-Za-z0-9_-]+)`).FindSubmatch(data)
+	if m == nil {
+		t.Fatal("no embed link in public/embed-example.html")
+	}
+	r, err := DecodeFragment(string(m[1]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := Run(context.Background(), r)
+	if err != nil || !res.Feasible {
+		t.Fatalf("the embed example's request does not plan: %v %+v", err, res)
+	}
+}
+
+// fakeHost records what the app asks of the browser. Its Fetch sends to server (an
+// http.Handler: the real shared-plans handler) or, when nil, fails as a browser's fetch
+// fails when nothing answers.
+type fakeHost struct {
+	kept   []string
+	pushes int
+	copied string
+	server http.Handler
+	saved  string
+}
+
+func (h *fakeHost) Fetch(ctx context.Context, method, url string, body []byte, limit int64) (int, []byte, error) {
+	if h.server == nil {
+		return 0, nil, errors.New("TypeError: Failed to fetch")
+	}
+	req := httptest.NewRequestWithContext(ctx, method, url, bytes.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	rec := httptest.NewRecorder()
+	h.server.ServeHTTP(rec, req)
+	return rec.Code, rec.Body.Bytes(), nil
+}
+func (h *fakeHost) PlanLink(id, server string) string {
+	return "https://example.org/pp/?plan=" + id + "&server=" + server
+}
+func (h *fakeHost) SaveServer(s string) { h.saved = s }
+
+func (h *fakeHost) Keep(f string, push bool) {
+	h.kept = append(h.kept, f)
+	if push {
+		h.pushes++
+	}
+}
+func (h *fakeHost) Copy(s string)                                { h.copied = s }
+func (h *fakeHost) Download(string, string, []byte)              {}
+func (h *fakeHost) Link(f string, embed bool) string             { return "https://example.org/pp/#" + f }
+func (h *fakeHost) ReadFile(vugu.DOMEvent, func(string, []byte)) {}
+func (h *fakeHost) BarX(vugu.DOMEvent, float64) float64          { return 0 }
+func (h *fakeHost) Capture(vugu.DOMEvent)                        {}
+func (h *fakeHost) Focus(string)                                 {}
+func (h *fakeHost) Background(f func())                          { f() }
+func (h *fakeHost) Update(f func(), render bool)                 { f() }
+func (h *fakeHost) Yield()                                       {}
+
+// render renders the root component to HTML with vugu's static renderer.
+func render(t *testing.T, a *App) string {
+	t.Helper()
+	env, err := vugu.NewBuildEnv()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if err := staticrender.New(&buf).Render(env.RunBuild(&Root{A: a})); err != nil {
+		t.Fatal(err)
+	}
+	return buf.String()
+}
+
+func TestRenderPanels(t *testing.T) {
+	h := &fakeHost{}
+	a := NewApp(nil, h, local)
+	for _, tab := range Tabs {
+		a.SetTab(tab.ID)
+		html := render(t, a)
+		for _, want := range []string{`id="panel-` + tab.ID + `"`, `data-boundaries="0,8,15,22,26"`, `aria-selected="true"`} {
+			if !strings.Contains(html, want) {
+				t.Errorf("%s panel: no %s in\n%.2000s", tab.ID, want, html)
+			}
+		}
+	}
+	a.SetTab("plan")
+	html := render(t, a)
+	if n := strings.Count(html, `class="handle"`); n != 3 {
+		t.Errorf("the stage bar has %d handles, want 3", n)
+	}
+	if !strings.Contains(html, "▲ bottleneck") {
+		t.Error("the bottleneck is not labelled in words")
+	}
+	a.SetTab("schedule")
+	if html := render(t, a); !strings.Contains(html, `class="op-f"`) || !strings.Contains(html, `class="op-b"`) {
+		t.Error("the timeline has no forward or backward operations")
+	}
+	a.SetTab("export")
+	if html := render(t, a); !strings.Contains(html, "export-pytorch") || !strings.Contains(html, "torch") {
+		t.Error("the export panel has no PyTorch export")
+	}
+	a.Embed = true
+	html = render(t, a)
+	if strings.Contains(html, "<input") || strings.Contains(html, "<select") || strings.Contains(html, `class="handle"`) {
+		t.Error("the embed view has controls")
+	}
+}
+
+func TestEditsReplanAndKeep(t *testing.T) {
+	h := &fakeHost{}
+	a := NewApp(nil, h, local)
+	before := a.Res.Plan.Boundaries
+	a.SetCluster("per_node", "3")
+	if got := len(a.Res.Plan.Stages); got != 3 {
+		t.Fatalf("3 devices: %d stages", got)
+	}
+	if len(h.kept) == 0 {
+		t.Fatal("the edit was not kept")
+	}
+	r, err := DecodeFragment(h.kept[len(h.kept)-1])
+	if err != nil || r.Cluster.Count != 3 {
+		t.Fatalf("the kept request: %+v %v", r, err)
+	}
+	// A number box keeps what is typed while it is not a number, and the plan stays.
+	a.SetCluster("per_node", "")
+	if a.Val("per_node", 3) != "" || len(a.Res.Plan.Stages) != 3 {
+		t.Error("clearing the box changed the plan or lost the typing")
+	}
+	// Overrides make a mixed cluster.
+	a.SetCluster("device:1", "h100-sxm")
+	if f := a.Form(); f.FromFile || f.Devices[1] != "h100-sxm" || f.Devices[0] != "a100-80gb" {
+		t.Errorf("form after an override: %+v", f)
+	}
+	if a.Err != nil || a.Res.Plan.Stages[1].Device != "h100-sxm" {
+		t.Errorf("mixed cluster: %v %+v", a.Err, a.Res.Plan.Stages)
+	}
+	a.SetCluster("nodes", "2")
+	if f := a.Form(); f.Nodes != 2 || f.PerNode != 3 || len(f.Devices) != 6 {
+		t.Errorf("form with 2 nodes: %+v", f)
+	}
+	// A manual split beside the optimum.
+	a.SetCluster("device", "a100-80gb")
+	a.SetCluster("per_node", "4")
+	a.SetCluster("nodes", "1")
+	a.MoveBoundary(1, before[1]+2)
+	if a.Opt == nil || a.Res.Plan.Boundaries[1] != before[1]+2 {
+		t.Fatalf("manual split: %v, optimum %v", a.Res.Plan.Boundaries, a.Opt)
+	}
+	if a.Res.Plan.Bottleneck < a.Opt.Plan.Bottleneck {
+		t.Error("a manual split beats the optimum")
+	}
+	a.ClearManual()
+	if a.Opt != nil || !equalInts(a.Res.Plan.Boundaries, before) {
+		t.Errorf("back to the optimum: %v", a.Res.Plan.Boundaries)
+	}
+	a.Share()
+	if !strings.Contains(h.copied, "#r1.") {
+		t.Errorf("Share copied %q", h.copied)
+	}
+}
+
+func TestImport(t *testing.T) {
+	a := NewApp(nil, &fakeHost{}, local)
+	before, _ := EncodeFragment(a.Req)
+	a.Import("bad.json", []byte(`{"layers": [{"name": "a", "forward_seconds": -1}]}`))
+	if !a.NoticeBad || !strings.Contains(a.Notice, "bad.json was not loaded") || !strings.Contains(a.Notice, "forward_seconds") {
+		t.Errorf("bad file: %q", a.Notice)
+	}
+	if after, _ := EncodeFragment(a.Req); after != before {
+		t.Error("a bad file changed the request")
+	}
+	a.Import("config.json", []byte(`{"model_type": "gpt2", "n_embd": 768, "n_layer": 2, "n_head": 12, "vocab_size": 50257, "n_positions": 1024}`))
+	if a.NoticeBad || a.ModelSource() != "architecture" || a.LayerCount() == 0 {
+		t.Errorf("HF config: %q %s %d %v", a.Notice, a.ModelSource(), a.LayerCount(), a.Err)
+	}
+	a.Import("empty.txt", nil)
+	if !a.NoticeBad {
+		t.Error("an empty file was accepted")
+	}
+}
+
+func TestLayerPageWindow(t *testing.T) {
+	a := NewApp(nil, &fakeHost{}, local)
+	if n := len(a.Layers()); n != 26 {
+		t.Fatalf("%d rows", n)
+	}
+	a.PageLayers(0, 20)
+	if r := a.Layers(); len(r) != 6 || r[0].Index != 20 || r[0].Stage != "2" {
+		t.Errorf("window from 20: %+v", r[0])
+	}
+}
+
+func equalInts(a, b []int) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+func TestSearchApply(t *testing.T) {
+	a := NewApp(nil, &fakeHost{}, local)
+	a.SetSearchKnob("max_devices", "4")
+	a.SetSearchKnob("schedule", "1f1b")
+	a.SetSearchKnob("microbatch_size", "")
+	a.StartSearch()
+	s := a.Search
+	if s.Err != "" || s.Report == nil || s.Report.Best == nil {
+		t.Fatalf("search: %q %+v", s.Err, s.Report)
+	}
+	rows := a.Results()
+	if len(rows) == 0 || !rows[0].Best {
+		t.Fatalf("the fastest row is not the best: %+v", rows)
+	}
+	a.SetTab("search")
+	if html := render(t, a); !strings.Contains(html, "★ best") || !strings.Contains(html, `id="search-results"`) {
+		t.Errorf("the search panel does not show the results:\n%s", html[strings.Index(html, "panel-search"):])
+	}
+	a.SortResults("devices")
+	if r := a.Results(); r[0].Devices < r[len(r)-1].Devices {
+		t.Error("sorting by devices does not put the most first")
+	}
+	if a.Chart() == nil {
+		t.Error("no chart")
+	}
+	a.Apply(rows[0].Key)
+	if a.Tab != "plan" || a.Err != nil || a.Res == nil || len(a.Res.Plan.Stages) != rows[0].Stages {
+		t.Errorf("apply: tab %s, err %v, %d stages, want %d", a.Tab, a.Err, len(a.Res.Plan.Stages), rows[0].Stages)
+	}
+	if f := a.Form(); len(f.Devices) != rows[0].Devices {
+		t.Errorf("after apply the cluster panel shows %d devices, the result uses %d", len(f.Devices), rows[0].Devices)
+	}
+	if got, want := a.Res.Step.SamplesPerSecond, rows[0].o.SamplesPerSecond; got != want {
+		t.Errorf("applied plan runs %v samples/s, the search said %v", got, want)
+	}
+}
+
+// TestTenThousandLayers: the layer table shows a window of a 10,000-layer model, so that
+// drawing the Model panel does not grow with the model.
+func TestTenThousandLayers(t *testing.T) {
+	var b strings.Builder
+	b.WriteString(`{"name": "deep", "inputs": [{"id": "x", "bytes": 1024}], "layers": [`)
+	for i := range 10000 {
+		if i > 0 {
+			b.WriteString(",")
+		}
+		in := "x"
+		if i > 0 {
+			in = fmt.Sprintf("h%d", i-1)
+		}
+		fmt.Fprintf(&b, `{"name": "l%d", "forward_seconds": 0.0001, "backward_seconds": 0.0002, "param_bytes": 1048576, "activation_bytes": 1048576, "inputs": [%q], "outputs": [{"id": "h%d", "bytes": 4096}]}`, i, in, i)
+	}
+	b.WriteString("]}")
+	a := NewApp(nil, &fakeHost{}, local)
+	start := time.Now()
+	a.Import("deep.json", []byte(b.String()))
+	if a.NoticeBad || a.LayerCount() != 10000 {
+		t.Fatalf("import: %q, %d layers", a.Notice, a.LayerCount())
+	}
+	t.Logf("importing and planning 10,000 layers natively: %v", time.Since(start))
+	a.SetTab("model")
+	a.PageLayers(0, 9990)
+	start = time.Now()
+	html := render(t, a)
+	t.Logf("drawing the Model panel: %v", time.Since(start))
+	if n := strings.Count(html, "<tr>") - 1; n != 10 { // the header row, then layers 9990..9999
+		t.Errorf("the table draws %d rows of the last window, want 10", n)
+	}
+	if !strings.Contains(html, "layers 9990–9999 of 10000") {
+		t.Error("the pager does not say which layers it shows")
+	}
+	// The layer costs (request.layers) fill the window's rows: layer 9995's times and
+	// memory, as units formats them.
+	if !a.HasLayerCosts() || !strings.Contains(html, "<td>l9995</td>") {
+		t.Fatal("no layer costs for the 10,000 layers")
+	}
+	row := html[strings.Index(html, "<td>l9995</td>"):]
+	row = row[:strings.Index(row, "</tr>")]
+	for _, want := range []string{"100.0 µs", "200.0 µs", "1 MiB", "4 KiB"} {
+		if !strings.Contains(row, want) {
+			t.Errorf("layer 9995's row %q lacks %s", row, want)
+		}
+	}
+	f, err := EncodeFragment(a.Req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("the request's fragment: %d bytes", len(f))
+}
+
+// A request from before the layer costs (no layers) shows names and stages, and a button
+// that asks core for the costs.
+func TestShowLayerCosts(t *testing.T) {
+	r := InitialRequest()
+	r.Layers = false
+	a := NewApp(r, &fakeHost{}, local)
+	a.SetTab("model")
+	if html := render(t, a); a.HasLayerCosts() || !strings.Contains(html, `id="layer-costs"`) || strings.Contains(html, ">Forward<") {
+		t.Fatal("a request without layers shows costs, or no button to ask for them")
+	}
+	a.ShowLayerCosts()
+	if html := render(t, a); !a.HasLayerCosts() || !a.Req.Layers || !strings.Contains(html, ">Forward<") {
+		t.Error("Show each layer's costs did not show them")
+	}
+}

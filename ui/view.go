@@ -1,0 +1,389 @@
+package ui
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+
+	"pipeplan/core/model"
+	"pipeplan/core/plan"
+	"pipeplan/core/request"
+	"pipeplan/core/schedule"
+	"pipeplan/core/units"
+)
+
+// This file turns core's results into what the components draw: positions, labels and
+// formatted numbers. It computes no cost: every figure comes from core, and the only
+// arithmetic is placing them on the screen.
+
+// BarWidth and BarHeight are the stage bar's SVG viewBox.
+const (
+	BarWidth  = 1000.0
+	BarHeight = 56.0
+)
+
+// StageBar is the stage bar: one segment per stage along the model's layers, each layer
+// as wide as its time in the profile (forward plus backward in training), so that a
+// stage's width is in proportion to its time.
+type StageBar struct {
+	Segments []Segment
+	// Handles are the draggable boundaries between stages (Boundaries[1..p-1]).
+	Handles []Handle
+	// X[i] is where layer i starts, X[n] = BarWidth: how a drag maps back to a layer.
+	X []float64
+	// Boundaries as "0,8,15,22,26".
+	Boundaries string
+	Layers     int
+}
+
+// Segment is one stage on the bar.
+type Segment struct {
+	Stage      int
+	X, W       float64
+	Label      string // drawn inside when it fits: "S0 · 0–7"
+	Title      string // the tooltip and accessible name
+	Bottleneck bool
+	Pattern    string // the fill: a pattern per stage, so that neighbours differ without colour
+}
+
+// Handle is a draggable boundary: Index into Boundaries, the first layer of the stage
+// after it, and its position.
+type Handle struct {
+	Index, Layer int
+	X            float64
+	Label        string
+}
+
+// NewStageBar places a plan's stages on the bar, each as wide as its compute time
+// (core's ComputeSeconds); a stage's layers share its width evenly.
+func NewStageBar(p *plan.Plan) StageBar {
+	n := 0
+	if k := len(p.Boundaries); k > 0 {
+		n = p.Boundaries[k-1]
+	}
+	total := 0.0
+	for _, s := range p.Stages {
+		total += max(s.ComputeSeconds, 0)
+	}
+	x := make([]float64, n+1)
+	b := StageBar{X: x, Layers: n, Boundaries: joinInts(p.Boundaries)}
+	slow := bottleneck(p)
+	pos := 0.0
+	for i, s := range p.Stages {
+		w := BarWidth / float64(max(len(p.Stages), 1))
+		if total > 0 {
+			w = max(s.ComputeSeconds, 0) / total * BarWidth
+		}
+		k := s.LastLayer - s.FirstLayer + 1
+		for l := s.FirstLayer; l <= s.LastLayer+1 && l <= n; l++ {
+			x[l] = pos + w*float64(l-s.FirstLayer)/float64(k)
+		}
+		seg := Segment{
+			Stage: i, X: pos, W: w, Bottleneck: i == slow,
+			Pattern: "url(#pp-fill-" + strconv.Itoa(i%4) + ")",
+			Title: fmt.Sprintf("stage %d: layers %d–%d (%s … %s), %s", i, s.FirstLayer, s.LastLayer,
+				s.FirstName, s.LastName, units.Time(s.ComputeSeconds, model.Seconds)),
+		}
+		if i == slow {
+			seg.Title += ", the bottleneck"
+		}
+		label := fmt.Sprintf("S%d · %d–%d", i, s.FirstLayer, s.LastLayer)
+		if seg.W >= float64(len(label))*7.5 {
+			seg.Label = label
+		} else if short := "S" + strconv.Itoa(i); seg.W >= float64(len(short))*8 {
+			seg.Label = short
+		}
+		b.Segments = append(b.Segments, seg)
+		pos += w
+	}
+	if n > 0 {
+		x[n] = BarWidth
+	}
+	for k := 1; k+1 < len(p.Boundaries); k++ {
+		l := p.Boundaries[k]
+		b.Handles = append(b.Handles, Handle{Index: k, Layer: l, X: x[l],
+			Label: fmt.Sprintf("boundary %d, before layer %d: arrow keys move it", k, l)})
+	}
+	return b
+}
+
+// LayerAt returns the boundary position (0..n) nearest to x on the bar.
+func (b StageBar) LayerAt(x float64) int {
+	i := sort.SearchFloat64s(b.X, x)
+	if i >= len(b.X) {
+		return len(b.X) - 1
+	}
+	if i > 0 && x-b.X[i-1] < b.X[i]-x {
+		return i - 1
+	}
+	return i
+}
+
+// bottleneck is the stage with the largest compute (the first of equals), -1 for none.
+func bottleneck(p *plan.Plan) int {
+	slow := -1
+	for i, s := range p.Stages {
+		if slow < 0 || s.ComputeSeconds > p.Stages[slow].ComputeSeconds {
+			slow = i
+		}
+	}
+	return slow
+}
+
+// StageRow is one stage in the Plan panel's table.
+type StageRow struct {
+	Stage                                  int
+	Device, Layers, Names                  string
+	Compute, Transfer, Memory, Limit, Used string
+	UsedPct                                float64 // for the meter, clamped to [0, 100]
+	Over, Bottleneck                       bool
+	Parts                                  []MemPart
+	InFlight                               int
+}
+
+// MemPart is one part of a stage's memory, for the breakdown bar and its legend.
+type MemPart struct {
+	Name, Value, Class string
+	Pct                float64 // of the device's capacity (the limit)
+}
+
+// NewStageRows formats the stages of a plan.
+func NewStageRows(p *plan.Plan) []StageRow {
+	slow := bottleneck(p)
+	rows := make([]StageRow, len(p.Stages))
+	for i, s := range p.Stages {
+		used := 0.0
+		if s.LimitBytes > 0 {
+			used = float64(s.MemoryBytes) / float64(s.LimitBytes)
+		}
+		r := StageRow{
+			Stage: i, Device: s.Device, Layers: fmt.Sprintf("%d–%d", s.FirstLayer, s.LastLayer),
+			Names:   s.FirstName + " … " + s.LastName,
+			Compute: units.Time(s.ComputeSeconds, model.Seconds), Transfer: units.Time(s.TransferSeconds, model.Seconds),
+			Memory: units.Bytes(s.MemoryBytes), Limit: units.Bytes(s.LimitBytes),
+			Used: fmt.Sprintf("%.0f%%", 100*used), UsedPct: math.Min(100, 100*used),
+			Over: s.MemoryBytes > s.LimitBytes, Bottleneck: i == slow, InFlight: s.InFlight,
+		}
+		for _, part := range []struct {
+			name, class string
+			v           int64
+		}{
+			{"weights and gradients", "mp-w", s.ParamBytes},
+			{"optimizer state", "mp-o", s.OptimizerBytes},
+			{"other static (code, shared)", "mp-x", s.ExclusiveBytes + s.SharedBytes},
+			{fmt.Sprintf("activations of %d microbatches in flight", max(s.InFlight-1, 0)), "mp-a", s.StashBytes},
+			{"working peak of one microbatch (temporaries, activations)", "mp-t", s.PeakBytes},
+		} {
+			pct := 0.0
+			if s.LimitBytes > 0 {
+				pct = 100 * float64(part.v) / float64(s.LimitBytes)
+			}
+			r.Parts = append(r.Parts, MemPart{Name: part.name, Class: part.class, Value: units.Bytes(part.v), Pct: pct})
+		}
+		rows[i] = r
+	}
+	return rows
+}
+
+// Timeline is the Schedule panel's SVG: a row per device with its operations over the
+// step, and a row per device of microbatches in flight over time.
+type Timeline struct {
+	Width, Height, RowH, Left float64
+	Rows                      []TimelineRow
+	Ops                       []TimelineOp
+	Ticks                     []Tick
+	Makespan                  string
+	// InFlight are step charts (SVG polyline points) of microbatches in flight per stage.
+	InFlight                  []Polyline
+	InFlightHeight, InFlightY float64
+	MaxInFlight               int
+}
+
+// TimelineRow labels a device's row.
+type TimelineRow struct {
+	Y     float64
+	Label string
+	Busy  string // "busy 81%"
+}
+
+// TimelineOp is one operation: forward, backward or weight-gradient of one microbatch.
+type TimelineOp struct {
+	X, Y, W, H float64
+	Kind       string // "F", "B", "W"
+	Class      string
+	Text       string // the microbatch, when it fits
+	Title      string
+}
+
+// Tick is a time axis tick.
+type Tick struct {
+	X     float64
+	Label string
+}
+
+// Polyline is a step chart.
+type Polyline struct {
+	Points, Label string
+	Y             float64
+}
+
+// maxTimelineOps bounds what the timeline draws: beyond it the operations of the later
+// microbatches are left out, and the panel says so.
+const maxTimelineOps = 6000
+
+// NewTimeline lays out a simulated step. ok is false when it has no events.
+func NewTimeline(s *schedule.Result) (t Timeline, drawn, total int) {
+	if s == nil || len(s.Events) == 0 || s.MakespanSeconds <= 0 {
+		return t, 0, 0
+	}
+	t.Width, t.Left, t.RowH = 1000, 90, 26
+	span := s.MakespanSeconds
+	scale := (t.Width - t.Left - 10) / span
+	y := 18.0
+	for d, evs := range s.Events {
+		busy := ""
+		if d < len(s.BusySeconds) {
+			busy = fmt.Sprintf("busy %.0f%%", 100*s.BusySeconds[d]/span)
+		}
+		t.Rows = append(t.Rows, TimelineRow{Y: y, Label: fmt.Sprintf("device %d", d), Busy: busy})
+		for _, e := range evs {
+			total++
+			if drawn >= maxTimelineOps {
+				continue
+			}
+			drawn++
+			op := TimelineOp{
+				X: t.Left + e.StartSeconds*scale, Y: y, W: math.Max(0.5, (e.EndSeconds-e.StartSeconds)*scale), H: t.RowH - 4,
+				Kind: string(e.Kind), Class: "op-" + strings.ToLower(string(e.Kind)),
+			}
+			mb := strconv.Itoa(e.Microbatch)
+			if e.Microbatch < 0 {
+				mb = "dummy"
+				op.Class += " op-dummy"
+			}
+			if op.W >= float64(len(mb)+1)*7 {
+				op.Text = string(e.Kind) + mb
+			}
+			op.Title = fmt.Sprintf("device %d, stage %d: %s of microbatch %s, %s to %s", d, e.Stage, opName(e.Kind), mb,
+				units.Time(e.StartSeconds, model.Seconds), units.Time(e.EndSeconds, model.Seconds))
+			t.Ops = append(t.Ops, op)
+		}
+		y += t.RowH
+	}
+	for i := 0; i <= 5; i++ {
+		v := span * float64(i) / 5
+		t.Ticks = append(t.Ticks, Tick{X: t.Left + v*scale, Label: units.Time(v, model.Seconds)})
+	}
+	t.Makespan = units.Time(span, model.Seconds)
+	// Microbatches in flight per stage over time, one step chart per stage.
+	t.InFlightY = y + 26
+	for _, c := range s.MaxInFlight {
+		t.MaxInFlight = max(t.MaxInFlight, c)
+	}
+	t.InFlightHeight = 20
+	for st, samples := range s.InFlight {
+		if len(samples) == 0 || t.MaxInFlight == 0 {
+			continue
+		}
+		base := t.InFlightY + float64(st)*(t.InFlightHeight+8) + t.InFlightHeight
+		var pts []string
+		prev := base
+		for _, sm := range samples {
+			px := t.Left + sm.TimeSeconds*scale
+			py := base - float64(sm.Count)/float64(t.MaxInFlight)*t.InFlightHeight
+			pts = append(pts, f1(px)+","+f1(prev), f1(px)+","+f1(py))
+			prev = py
+		}
+		pts = append(pts, f1(t.Width-10)+","+f1(prev))
+		t.InFlight = append(t.InFlight, Polyline{Points: strings.Join(pts, " "), Y: base,
+			Label: fmt.Sprintf("stage %d", st)})
+	}
+	t.Height = t.InFlightY + float64(len(t.InFlight))*(t.InFlightHeight+8) + 24
+	return t, drawn, total
+}
+
+func opName(k schedule.OpKind) string {
+	switch k {
+	case schedule.Forward:
+		return "forward"
+	case schedule.Backward:
+		return "backward"
+	case schedule.WeightGrad:
+		return "weight gradient"
+	}
+	return string(k)
+}
+
+func f1(v float64) string { return strconv.FormatFloat(v, 'f', 1, 64) }
+
+// LayerRow is one row of the layer table: with the result's layer costs
+// (request.layers), the layer's times and memory, formatted.
+type LayerRow struct {
+	Index                                          int
+	Name, Stage                                    string
+	Forward, Backward, Params, Activations, Output string
+}
+
+// LayerPage is the rows [start, start+size) of the layer table: the table shows a window
+// of the layers, so that a model of 10,000 layers stays responsive. Core's result names
+// the layers (ModelInfo.LayerNames) and, when the request asks (layers), gives their
+// costs (ModelInfo.LayerCosts); bounds place them on stages.
+func LayerPage(m *request.ModelInfo, bounds []int, start, size int) []LayerRow {
+	if m == nil || m.Layers == 0 {
+		return nil
+	}
+	n := m.Layers
+	start = max(0, min(start, n-1))
+	end := min(n, start+size)
+	rows := make([]LayerRow, 0, end-start)
+	for i := start; i < end; i++ {
+		r := LayerRow{Index: i}
+		if i < len(m.LayerNames) {
+			r.Name = m.LayerNames[i]
+		}
+		if len(bounds) > 1 {
+			if k := sort.SearchInts(bounds, i+1) - 1; k >= 0 && k < len(bounds)-1 {
+				r.Stage = strconv.Itoa(k)
+			}
+		}
+		if lc := m.LayerCosts; lc != nil && i < len(lc.ParamBytes) {
+			unit := model.TimeUnit(m.TimeUnit)
+			if i < len(lc.ForwardCycles) {
+				r.Forward, r.Backward = units.Time(float64(lc.ForwardCycles[i]), unit), units.Time(float64(lc.BackwardCycles[i]), unit)
+			} else if i < len(lc.ForwardSeconds) {
+				r.Forward, r.Backward = units.Time(lc.ForwardSeconds[i], unit), units.Time(lc.BackwardSeconds[i], unit)
+			}
+			r.Params, r.Activations = units.Bytes(lc.ParamBytes[i]), units.Bytes(lc.ActivationBytes[i])
+			if i < len(lc.OutputBytes) {
+				r.Output = units.Bytes(lc.OutputBytes[i])
+			}
+		}
+		rows = append(rows, r)
+	}
+	return rows
+}
+
+func joinInts(v []int) string {
+	s := make([]string, len(v))
+	for i, x := range v {
+		s[i] = strconv.Itoa(x)
+	}
+	return strings.Join(s, ",")
+}
+
+// ParseBoundaries reads boundaries typed by a person: numbers separated by commas or
+// spaces.
+func ParseBoundaries(s string) ([]int, error) {
+	f := strings.FieldsFunc(s, func(r rune) bool { return r == ',' || r == ' ' || r == '\t' })
+	out := make([]int, 0, len(f))
+	for _, x := range f {
+		v, err := strconv.Atoi(x)
+		if err != nil {
+			return nil, fmt.Errorf("boundaries: %q is not a whole number", x)
+		}
+		out = append(out, v)
+	}
+	return out, nil
+}

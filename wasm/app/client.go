@@ -1,0 +1,144 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"sync"
+)
+
+// client is the page's side of the planner worker (wasm/planner, planner.wasm): it
+// numbers the calls, posts them to the worker, and routes the worker's answers (results,
+// a search's progress, errors) to their callers. It is plain Go: client_js.go connects it
+// to a Web Worker, the tests to wasm/planner/ops directly.
+type client struct {
+	// post sends a message to the worker: op on args (JSON texts), or op "cancel" to
+	// stop the call id.
+	post func(id int, op string, args []string)
+
+	mu     sync.Mutex
+	next   int
+	calls  map[int]*call
+	broken error // why the worker is gone, once it is
+}
+
+// call is a call in flight: where its progress and its answer go.
+type call struct {
+	progress func(string)
+	done     func(result string, err error)
+}
+
+// answer is a message from the worker: {id, result}, {id, progress}, {id, error, abort}
+// (with the result found so far, if any), or {fatal} when the planner failed to load.
+type answer struct {
+	ID          int
+	Result      string
+	HasResult   bool
+	Progress    string
+	HasProgress bool
+	Error       string
+	Abort       bool
+	Fatal       string
+}
+
+func newClient(post func(id int, op string, args []string)) *client {
+	return &client{post: post, calls: map[int]*call{}}
+}
+
+// start posts a call and returns its id. done is called once, with the answer as JSON
+// text, or with context.Canceled (and what was found so far) when a cancel stopped it,
+// or with the worker's error. progress, when set, receives a search's progress.
+func (c *client) start(op string, args []string, progress func(string), done func(string, error)) int {
+	c.mu.Lock()
+	if c.broken != nil {
+		err := c.broken
+		c.mu.Unlock()
+		done("", err)
+		return 0
+	}
+	c.next++
+	id := c.next
+	c.calls[id] = &call{progress: progress, done: done}
+	c.mu.Unlock()
+	c.post(id, op, args)
+	return id
+}
+
+// cancel asks the worker to stop call id (a search); its done still comes.
+func (c *client) cancel(id int) {
+	c.mu.Lock()
+	_, ok := c.calls[id]
+	c.mu.Unlock()
+	if ok {
+		c.post(id, "cancel", nil)
+	}
+}
+
+// receive routes a message from the worker.
+func (c *client) receive(a answer) {
+	if a.Fatal != "" {
+		c.mu.Lock()
+		c.broken = errors.New(a.Fatal)
+		calls := c.calls
+		c.calls = map[int]*call{}
+		c.mu.Unlock()
+		for _, k := range calls {
+			k.done("", c.broken)
+		}
+		return
+	}
+	c.mu.Lock()
+	k := c.calls[a.ID]
+	if k != nil && !a.HasProgress {
+		delete(c.calls, a.ID)
+	}
+	c.mu.Unlock()
+	switch {
+	case k == nil:
+	case a.HasProgress:
+		if k.progress != nil {
+			k.progress(a.Progress)
+		}
+	case a.Abort:
+		k.done(a.Result, context.Canceled)
+	case a.Error != "":
+		k.done(a.Result, errors.New(a.Error))
+	default:
+		k.done(a.Result, nil)
+	}
+}
+
+// Do is a call that blocks until the answer comes (ui.Planner): it must run in a
+// goroutine of its own, never in a JavaScript callback. progress is called in this
+// goroutine (some may be skipped when they come faster than it takes them). Cancelling
+// ctx cancels the call.
+func (c *client) Do(ctx context.Context, op string, args []string, progress func(string)) (string, error) {
+	type outcome struct {
+		s   string
+		err error
+	}
+	done := make(chan outcome, 1)
+	prog := make(chan string, 1)
+	var pf func(string)
+	if progress != nil {
+		pf = func(p string) {
+			select {
+			case <-prog: // keep the latest
+			default:
+			}
+			prog <- p
+		}
+	}
+	id := c.start(op, args, pf, func(s string, err error) { done <- outcome{s, err} })
+	stop := ctx.Done()
+	for {
+		select {
+		case p := <-prog:
+			progress(p)
+		case o := <-done:
+			return o.s, o.err
+		case <-stop:
+			c.cancel(id)
+			stop = nil
+		}
+	}
+}

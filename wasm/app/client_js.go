@@ -1,0 +1,59 @@
+//go:build js && wasm
+
+package main
+
+import "syscall/js"
+
+// startPlanner starts the planner worker (planner.js, which runs planner.wasm) and
+// returns its client.
+func startPlanner() *client {
+	var w js.Value
+	c := newClient(func(id int, op string, args []string) {
+		a := make([]any, len(args))
+		for i, s := range args {
+			a[i] = s
+		}
+		w.Call("postMessage", map[string]any{"id": id, "op": op, "args": a})
+	})
+	w = js.Global().Get("Worker").New(plannerURL())
+	w.Set("onmessage", js.FuncOf(func(_ js.Value, v []js.Value) any {
+		d := v[0].Get("data")
+		a := answer{ID: d.Get("id").Int(), Abort: d.Get("abort").Truthy()}
+		if r := d.Get("result"); r.Type() == js.TypeString {
+			a.Result, a.HasResult = r.String(), true
+		}
+		if p := d.Get("progress"); p.Type() == js.TypeString {
+			a.Progress, a.HasProgress = p.String(), true
+		}
+		if e := d.Get("error"); e.Type() == js.TypeString {
+			a.Error = e.String()
+		}
+		if f := d.Get("fatal"); f.Type() == js.TypeString {
+			a.Fatal = f.String()
+		}
+		c.receive(a)
+		return nil
+	}))
+	w.Set("onerror", js.FuncOf(func(_ js.Value, v []js.Value) any {
+		msg := "the planner worker failed"
+		if m := v[0].Get("message"); m.Type() == js.TypeString {
+			msg += ": " + m.String()
+		}
+		c.receive(answer{Fatal: msg})
+		return nil
+	}))
+	return c
+}
+
+// plannerURL is planner.js beside wasm_exec.js (the page's script element says where),
+// or window.pipeplanPlannerURL when a page sets it.
+func plannerURL() string {
+	if u := js.Global().Get("pipeplanPlannerURL"); u.Type() == js.TypeString {
+		return u.String()
+	}
+	base := js.Global().Get("location").Get("href")
+	if s := js.Global().Get("document").Call("querySelector", `script[src*="wasm_exec.js"]`); s.Truthy() {
+		base = s.Get("src")
+	}
+	return js.Global().Get("URL").New("planner.js", base).Get("href").String()
+}

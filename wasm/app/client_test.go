@@ -1,0 +1,85 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+
+	"pipeplan/wasm/planner/ops"
+)
+
+// worker stands for planner.wasm in its Web Worker: each message runs ops.Do in a
+// goroutine, answers come back through the client's receive, and a cancel message
+// cancels the call it names.
+func worker() *client {
+	var c *client
+	var mu sync.Mutex
+	cancels := map[int]context.CancelFunc{}
+	c = newClient(func(id int, op string, args []string) {
+		mu.Lock()
+		defer mu.Unlock()
+		if op == "cancel" {
+			if cancel := cancels[id]; cancel != nil {
+				cancel()
+			}
+			return
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		cancels[id] = cancel
+		go func() {
+			out, err := ops.Do(ctx, op, args, func(p string) { c.receive(answer{ID: id, Progress: p, HasProgress: true}) }, func() {})
+			a := answer{ID: id, Result: out, HasResult: out != ""}
+			if err != nil {
+				a.Error, a.Abort = err.Error(), ctx.Err() != nil
+			}
+			c.receive(a)
+		}()
+	})
+	return c
+}
+
+func TestClientPlans(t *testing.T) {
+	c := worker()
+	req, _ := json.Marshal(exampleRequest())
+	out, err := c.Do(context.Background(), "plan", []string{string(req)}, nil)
+	if err != nil || !strings.Contains(out, `"feasible":true`) {
+		t.Fatalf("plan: %v %.200s", err, out)
+	}
+	out, err = c.Do(context.Background(), "plan", []string{"{"}, nil)
+	if err != nil || !strings.Contains(out, `"error":"the request's JSON ends early"`) {
+		t.Fatalf("bad plan: %v %.200s", err, out)
+	}
+}
+
+func TestClientSearchProgressAndCancel(t *testing.T) {
+	c := worker()
+	const q = `{"request": {"model": {"architecture": {"name": "llama-3.2-1b", "seq": 2048}},
+	"cluster": {"device": "h100-sxm", "devices_per_node": 8}}, "max_devices": 8, "global_batch": 32}`
+	progress := 0
+	out, err := c.Do(context.Background(), "search", []string{q}, func(string) { progress++ })
+	if err != nil || !strings.Contains(out, `"best"`) || progress == 0 {
+		t.Fatalf("search: %v, %d progress, %.200s", err, progress, out)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := c.Do(ctx, "search", []string{q}, nil); !errors.Is(err, context.Canceled) {
+		t.Errorf("cancelled search: %v", err)
+	}
+}
+
+// A planner that failed to load fails the calls in flight and every later call.
+func TestClientBroken(t *testing.T) {
+	var c *client
+	c = newClient(func(id int, op string, args []string) {
+		c.receive(answer{Fatal: "the planner failed to load: no wasm"})
+	})
+	if _, err := c.Do(context.Background(), "plan", []string{"{}"}, nil); err == nil || !strings.Contains(err.Error(), "no wasm") {
+		t.Errorf("first call: %v", err)
+	}
+	if _, err := c.Do(context.Background(), "plan", []string{"{}"}, nil); err == nil {
+		t.Errorf("later call: no error")
+	}
+}

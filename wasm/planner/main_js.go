@@ -1,0 +1,119 @@
+//go:build js && wasm
+
+package main
+
+import (
+	"context"
+	"sync"
+	"syscall/js"
+
+	"pipeplan/wasm/planner/ops"
+)
+
+var (
+	mu      sync.Mutex
+	running = map[int]context.CancelFunc{}
+)
+
+func main() {
+	self := js.Global()
+	self.Set("onmessage", js.FuncOf(func(_ js.Value, args []js.Value) any {
+		receive(args[0].Get("data"))
+		return nil
+	}))
+	if q := self.Get("pipeplanQueue"); q.Truthy() {
+		for i := range q.Length() {
+			receive(q.Index(i))
+		}
+		q.Set("length", 0)
+	}
+	select {}
+}
+
+// receive starts an operation, or cancels one ({id, op: "cancel"}).
+func receive(m js.Value) {
+	id := m.Get("id").Int()
+	op := m.Get("op").String()
+	if op == "cancel" {
+		mu.Lock()
+		if cancel := running[id]; cancel != nil {
+			cancel()
+		}
+		mu.Unlock()
+		return
+	}
+	var args []string
+	if a := m.Get("args"); a.Truthy() {
+		for i := range a.Length() {
+			args = append(args, a.Index(i).String())
+		}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	mu.Lock()
+	running[id] = cancel
+	mu.Unlock()
+	go func() {
+		defer func() {
+			mu.Lock()
+			delete(running, id)
+			mu.Unlock()
+			cancel()
+		}()
+		var y *yielder
+		if op == "search" || op == "report" {
+			y = newYielder()
+			defer y.release()
+		}
+		progress := func(p string) { post(map[string]any{"id": id, "progress": p}) }
+		var yield func()
+		if y != nil {
+			yield = y.yield
+		}
+		out, err := ops.Do(ctx, op, args, progress, yield)
+		switch {
+		case err != nil && out != "":
+			post(map[string]any{"id": id, "error": err.Error(), "abort": ctx.Err() != nil, "result": out})
+		case err != nil:
+			post(map[string]any{"id": id, "error": err.Error(), "abort": ctx.Err() != nil})
+		default:
+			post(map[string]any{"id": id, "result": out})
+		}
+	}()
+}
+
+func post(m map[string]any) { js.Global().Call("postMessage", m) }
+
+// yielder lets the worker's event loop run (and a cancel message come in) during a
+// search: yield blocks the goroutine until a message posted to itself (a MessageChannel,
+// which unlike setTimeout is not clamped to 4 ms) comes back; while every goroutine is
+// blocked, the Go runtime returns to JavaScript.
+type yielder struct {
+	ch    chan struct{}
+	onMsg js.Func
+	c     js.Value
+}
+
+func newYielder() *yielder {
+	y := &yielder{ch: make(chan struct{}, 1)}
+	y.onMsg = js.FuncOf(func(js.Value, []js.Value) any {
+		select {
+		case y.ch <- struct{}{}:
+		default:
+		}
+		return nil
+	})
+	y.c = js.Global().Get("MessageChannel").New()
+	y.c.Get("port1").Set("onmessage", y.onMsg)
+	return y
+}
+
+func (y *yielder) yield() {
+	y.c.Get("port2").Call("postMessage", nil)
+	<-y.ch
+}
+
+func (y *yielder) release() {
+	y.c.Get("port1").Call("close")
+	y.c.Get("port2").Call("close")
+	y.onMsg.Release()
+}

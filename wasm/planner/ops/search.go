@@ -1,0 +1,37 @@
+package ops
+
+import (
+	"context"
+	"time"
+
+	"pipeplan/core/search"
+)
+
+// searchSlice is how long a search runs between yields to the browser's event loop: short
+// enough that the page keeps drawing frames and answering clicks, long enough that the
+// yields cost little.
+const searchSlice = 25 * time.Millisecond
+
+// progressEvery is how often a search reports its progress (and always at its end).
+const progressEvery = 100 * time.Millisecond
+
+// searchJSON is the Go side of window.pipeplan.search: it decodes a search query
+// (docs/search.md), runs it, and returns its answer as JSON, or an apiError as JSON for a
+// bad query. progress, when set, receives {done, total, evaluated, best} as JSON at most
+// every progressEvery; yield, when set, is called at most every searchSlice of work, and
+// is where a single-threaded host lets its event loop run. Cancelling ctx stops the
+// search: searchJSON then returns ctx's error (and no answer).
+func searchJSON(ctx context.Context, queryJSON string, progress func(string), yield func()) (string, error) {
+	q, err := search.DecodeQuery([]byte(queryJSON))
+	if err != nil {
+		return mustJSON(errorOf(err)), nil
+	}
+	a, err := q.Run(ctx, searchOptions(progress, yield))
+	if ctx.Err() != nil {
+		return "", ctx.Err()
+	}
+	if err != nil {
+		return mustJSON(errorOf(err)), nil
+	}
+	return mustJSON(a), nil
+}

@@ -1,0 +1,416 @@
+package share
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"pipeplan/core/model"
+	"pipeplan/wasm/worker/share/api"
+)
+
+// Limits used when Config leaves them zero.
+const (
+	// DefaultMaxRequestBytes caps a POST body: 4 MiB holds imported profiles of thousands
+	// of layers (a PipeDream graph.txt of a large model is a few hundred KiB).
+	DefaultMaxRequestBytes = 4 << 20
+	// DefaultMaxDocumentBytes caps a stored document (the canonical request and its
+	// result, whose normalized request repeats the model). Workers KV takes values up to
+	// 25 MiB; a schedule timeline (events) of many microbatches is what grows past this.
+	DefaultMaxDocumentBytes = 20 << 20
+)
+
+// Prepared is a planning request that decoded and passed validation: what the handler
+// needs of core/request to store it.
+type Prepared struct {
+	// ID is the request's content id (core/request's Request.ID): the same request, the
+	// same id.
+	ID string
+	// Canonical is the request's canonical JSON (Request.Canonical).
+	Canonical []byte
+	// Run plans the request (core/request's Run) and returns the result as JSON.
+	Run func(ctx context.Context) ([]byte, error)
+}
+
+// Document runs the request and returns the document to store: the JSON of a Document
+// holding the id, the canonical request and the result. Its errors are Run's.
+func (p *Prepared) Document(ctx context.Context) ([]byte, error) {
+	result, err := p.Run(ctx)
+	if err != nil {
+		return nil, err
+	}
+	doc, err := json.Marshal(Document{ID: p.ID, Request: p.Canonical, Result: result})
+	if err != nil {
+		panic(fmt.Sprintf("share: encoding the document of %s: %v", p.ID, err)) // the planner made invalid JSON
+	}
+	return doc, nil
+}
+
+// Planner decodes and validates a POST body that is a JSON object. Its errors are the
+// request's faults and are answered 422; model.Errors (field path and reason) are listed
+// in the answer's fields. CorePlanner is the Planner of core/request.
+type Planner func(body []byte) (*Prepared, error)
+
+// Config configures NewHandler.
+type Config struct {
+	// Store keeps the documents. Required.
+	Store Store
+	// Plan decodes, validates and runs requests. Required.
+	Plan Planner
+	// AllowedOrigins are the origins (scheme://host[:port], as browsers send in the
+	// Origin header) whose pages may call the API from a browser; "*" allows any. With
+	// none, browsers on other origins cannot read the answers (CORS).
+	AllowedOrigins []string
+	// MaxRequestBytes caps a POST body (413 beyond); 0 means DefaultMaxRequestBytes.
+	MaxRequestBytes int64
+	// MaxDocumentBytes caps a stored document (413 beyond); 0 means
+	// DefaultMaxDocumentBytes.
+	MaxDocumentBytes int64
+	// BaseURL is the public URL the API is reached at ("https://plans.example.com"),
+	// which the url of a stored plan starts with. Empty: the scheme and host the request
+	// came to.
+	BaseURL string
+}
+
+// The API's wire format (package api, which the page uses without net/http).
+type (
+	Document  = api.Document
+	Stored    = api.Stored
+	ErrorBody = api.ErrorBody
+	Field     = api.Field
+)
+
+// Error codes of ErrorBody.Code.
+const (
+	CodeMalformed        = api.CodeMalformed
+	CodeTooLarge         = api.CodeTooLarge
+	CodeDocumentTooLarge = api.CodeDocumentTooLarge
+	CodeInvalid          = api.CodeInvalid
+	CodeNotFound         = api.CodeNotFound
+	CodeMethod           = api.CodeMethod
+	CodeOrigin           = api.CodeOrigin
+	CodeUnavailable      = api.CodeUnavailable
+	CodeInternal         = api.CodeInternal
+)
+
+// Paths of the API.
+const (
+	PlansPath = api.PlansPath
+	planPath  = PlansPath + "/"
+)
+
+// Cache-Control values: a stored plan never changes (its id is its content's hash), the
+// rest must not be cached.
+const (
+	cacheImmutable = "public, max-age=31536000, immutable"
+	cacheNone      = "no-store"
+)
+
+type handler struct {
+	c       Config
+	origins map[string]bool
+	any     bool
+}
+
+// NewHandler returns the shared-plans API, the same for the Worker and the local twin:
+//
+//	POST    /v1/plans       a planning request -> 201 {id, url} (200 when already stored)
+//	GET     /v1/plans/{id}  the stored Document, cacheable forever, with an ETag
+//	OPTIONS either          CORS preflight
+//
+// Errors are ErrorBody JSON. See the package documentation.
+func NewHandler(c Config) http.Handler {
+	if c.Store == nil || c.Plan == nil {
+		panic("share.NewHandler: Config.Store and Config.Plan are required")
+	}
+	if c.MaxRequestBytes <= 0 {
+		c.MaxRequestBytes = DefaultMaxRequestBytes
+	}
+	if c.MaxDocumentBytes <= 0 {
+		c.MaxDocumentBytes = DefaultMaxDocumentBytes
+	}
+	c.BaseURL = strings.TrimRight(c.BaseURL, "/")
+	h := &handler{c: c, origins: map[string]bool{}}
+	for _, o := range c.AllowedOrigins {
+		if o == "*" {
+			h.any = true
+		}
+		h.origins[strings.TrimRight(o, "/")] = true
+	}
+	return h
+}
+
+func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	defer func() {
+		if v := recover(); v != nil {
+			if v == http.ErrAbortHandler {
+				panic(v)
+			}
+			h.fail(w, http.StatusInternalServerError, ErrorBody{Code: CodeInternal, Error: fmt.Sprintf("internal error: %v", v)})
+		}
+	}()
+	w.Header().Add("Vary", "Origin")
+	allowed := h.cors(w, r)
+	plans := r.URL.Path == PlansPath
+	id, onePlan := strings.CutPrefix(r.URL.Path, planPath)
+	methods := "POST, OPTIONS"
+	if onePlan {
+		methods = "GET, HEAD, OPTIONS"
+	}
+	switch {
+	case !plans && !onePlan:
+		h.fail(w, http.StatusNotFound, ErrorBody{Code: CodeNotFound, Error: fmt.Sprintf("no such path %q: the API is POST %s and GET %s{id}", r.URL.Path, PlansPath, planPath)})
+	case r.Method == http.MethodOptions:
+		h.preflight(w, r, allowed, methods)
+	case plans && r.Method == http.MethodPost:
+		h.post(w, r)
+	case onePlan && (r.Method == http.MethodGet || r.Method == http.MethodHead):
+		h.get(w, r, id)
+	default:
+		w.Header().Set("Allow", methods)
+		h.fail(w, http.StatusMethodNotAllowed, ErrorBody{Code: CodeMethod, Error: fmt.Sprintf("method %s not allowed on %s (allowed: %s)", r.Method, r.URL.Path, methods)})
+	}
+}
+
+// cors adds the CORS answer headers for an allowed Origin and reports whether the
+// request's origin is allowed (a request without Origin is not a cross-origin one and
+// counts as allowed).
+func (h *handler) cors(w http.ResponseWriter, r *http.Request) bool {
+	origin := r.Header.Get("Origin")
+	if origin == "" {
+		return true
+	}
+	if !h.any && !h.origins[origin] {
+		return false
+	}
+	w.Header().Set("Access-Control-Allow-Origin", origin)
+	w.Header().Set("Access-Control-Expose-Headers", "ETag, Location")
+	return true
+}
+
+// preflight answers OPTIONS: 204 with what the browser may do, or 403 for an origin
+// that is not configured.
+func (h *handler) preflight(w http.ResponseWriter, r *http.Request, allowed bool, methods string) {
+	w.Header().Set("Allow", methods)
+	if r.Header.Get("Access-Control-Request-Method") == "" || r.Header.Get("Origin") == "" {
+		w.WriteHeader(http.StatusNoContent) // a plain OPTIONS
+		return
+	}
+	if !allowed {
+		h.fail(w, http.StatusForbidden, ErrorBody{Code: CodeOrigin, Error: fmt.Sprintf("origin %q may not call this API from a browser: it is not among the configured origins", r.Header.Get("Origin"))})
+		return
+	}
+	w.Header().Set("Access-Control-Allow-Methods", methods)
+	w.Header().Set("Access-Control-Allow-Headers", "Content-Type, If-None-Match")
+	w.Header().Set("Access-Control-Max-Age", "86400")
+	w.Header().Set("Cache-Control", cacheNone)
+	w.WriteHeader(http.StatusNoContent)
+}
+
+func (h *handler) post(w http.ResponseWriter, r *http.Request) {
+	limit := h.c.MaxRequestBytes
+	if r.ContentLength > limit {
+		h.fail(w, http.StatusRequestEntityTooLarge, tooLarge(r.ContentLength, limit))
+		return
+	}
+	var body []byte
+	if r.Body != nil {
+		var err error
+		body, err = io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			h.fail(w, http.StatusRequestEntityTooLarge, tooLarge(-1, limit))
+			return
+		} else if err != nil {
+			h.fail(w, http.StatusBadRequest, ErrorBody{Code: CodeMalformed, Error: "reading the request body: " + err.Error()})
+			return
+		}
+	}
+	if msg := malformed(body); msg != "" {
+		h.fail(w, http.StatusBadRequest, ErrorBody{Code: CodeMalformed, Error: msg})
+		return
+	}
+	p, err := h.c.Plan(body)
+	if err != nil {
+		h.fail(w, http.StatusUnprocessableEntity, invalid(err))
+		return
+	}
+	if !validID(p.ID) {
+		panic(fmt.Sprintf("the planner made an id %q that is not 1 to %d lowercase hex digits", p.ID, maxIDLen))
+	}
+	ctx := r.Context()
+	status := http.StatusOK
+	if _, err := h.c.Store.Get(ctx, p.ID); errors.Is(err, ErrNotFound) {
+		// Not stored yet: plan it and store it. A plan core cannot make is refused here,
+		// so nothing is stored that core would not make.
+		doc, err := p.Document(ctx)
+		if err != nil {
+			if ctx.Err() != nil {
+				h.fail(w, http.StatusServiceUnavailable, ErrorBody{Code: CodeUnavailable, Error: "planning was cancelled: " + err.Error()})
+				return
+			}
+			h.fail(w, http.StatusUnprocessableEntity, invalid(err))
+			return
+		}
+		if int64(len(doc)) > h.c.MaxDocumentBytes {
+			h.fail(w, http.StatusRequestEntityTooLarge, ErrorBody{
+				Code:       CodeDocumentTooLarge,
+				LimitBytes: h.c.MaxDocumentBytes,
+				Error: fmt.Sprintf("the plan made of this request is %d bytes, more than the %d bytes a shared plan may hold (a request with events keeps the whole schedule timeline: leave events out to share it)",
+					len(doc), h.c.MaxDocumentBytes),
+			})
+			return
+		}
+		if err := h.c.Store.Put(ctx, p.ID, doc); err != nil {
+			h.fail(w, http.StatusServiceUnavailable, ErrorBody{Code: CodeUnavailable, Error: "storing the plan: " + err.Error()})
+			return
+		}
+		status = http.StatusCreated
+	} else if err != nil {
+		h.fail(w, http.StatusServiceUnavailable, ErrorBody{Code: CodeUnavailable, Error: "reading the store: " + err.Error()})
+		return
+	}
+	url := h.base(r) + planPath + p.ID
+	w.Header().Set("Location", url)
+	w.Header().Set("Cache-Control", cacheNone)
+	writeJSON(w, status, Stored{ID: p.ID, URL: url})
+}
+
+func (h *handler) get(w http.ResponseWriter, r *http.Request, id string) {
+	if !validID(id) {
+		h.fail(w, http.StatusNotFound, notFound(id))
+		return
+	}
+	doc, err := h.c.Store.Get(r.Context(), id)
+	if errors.Is(err, ErrNotFound) {
+		h.fail(w, http.StatusNotFound, notFound(id))
+		return
+	} else if err != nil {
+		h.fail(w, http.StatusServiceUnavailable, ErrorBody{Code: CodeUnavailable, Error: "reading the store: " + err.Error()})
+		return
+	}
+	etag := `"` + id + `"`
+	w.Header().Set("ETag", etag)
+	w.Header().Set("Cache-Control", cacheImmutable)
+	if etagMatches(r.Header.Get("If-None-Match"), etag) {
+		w.WriteHeader(http.StatusNotModified)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	if r.Method == http.MethodHead {
+		// No Content-Length: the Worker would promise that many bytes and send none.
+		w.WriteHeader(http.StatusOK)
+		return
+	}
+	w.Header().Set("Content-Length", strconv.Itoa(len(doc)))
+	w.WriteHeader(http.StatusOK)
+	w.Write(doc)
+}
+
+// base is the scheme and host that document URLs start with.
+func (h *handler) base(r *http.Request) string {
+	if h.c.BaseURL != "" {
+		return h.c.BaseURL
+	}
+	if r.URL.Scheme != "" && r.URL.Host != "" { // the Worker sees the whole URL
+		return r.URL.Scheme + "://" + r.URL.Host
+	}
+	scheme := "http"
+	if r.TLS != nil {
+		scheme = "https"
+	}
+	return scheme + "://" + r.Host
+}
+
+func (h *handler) fail(w http.ResponseWriter, status int, e ErrorBody) {
+	w.Header().Set("Cache-Control", cacheNone)
+	writeJSON(w, status, e)
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(err) // only the types above are written
+	}
+	b = append(b, '\n')
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Content-Length", strconv.Itoa(len(b)))
+	w.WriteHeader(status)
+	w.Write(b)
+}
+
+// maxIDLen bounds an id: a SHA-512 in hex is 128 digits.
+const maxIDLen = 128
+
+// validID reports whether id can be a content id: lowercase hex digits.
+func validID(id string) bool {
+	if id == "" || len(id) > maxIDLen {
+		return false
+	}
+	for _, c := range []byte(id) {
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+// etagMatches reports whether an If-None-Match header names etag (or is "*").
+func etagMatches(header, etag string) bool {
+	for _, t := range strings.Split(header, ",") {
+		t = strings.TrimPrefix(strings.TrimSpace(t), "W/")
+		if t == "*" || t == etag {
+			return true
+		}
+	}
+	return false
+}
+
+// malformed says why body is not one JSON object, or returns "".
+func malformed(body []byte) string {
+	trimmed := bytes.TrimSpace(body)
+	switch {
+	case len(trimmed) == 0:
+		return "the request body is empty: POST a planning request (a JSON object)"
+	case !json.Valid(trimmed):
+		var v any
+		err := json.Unmarshal(trimmed, &v)
+		return "the request body is not JSON: " + err.Error()
+	case trimmed[0] != '{':
+		return "the request body is JSON but not an object: POST a planning request (a JSON object)"
+	}
+	return ""
+}
+
+func tooLarge(n, limit int64) ErrorBody {
+	size := "more than"
+	if n >= 0 {
+		size = strconv.FormatInt(n, 10) + " bytes, more than"
+	}
+	return ErrorBody{
+		Code:       CodeTooLarge,
+		LimitBytes: limit,
+		Error:      fmt.Sprintf("the request is %s the %d bytes this server takes", size, limit),
+	}
+}
+
+func invalid(err error) ErrorBody {
+	e := ErrorBody{Code: CodeInvalid, Error: "invalid request: " + err.Error()}
+	if fes, ok := model.AsFieldErrors(err); ok {
+		for _, fe := range fes {
+			e.Fields = append(e.Fields, Field{Path: fe.Path, Reason: fe.Reason})
+		}
+	}
+	return e
+}
+
+func notFound(id string) ErrorBody {
+	return ErrorBody{Code: CodeNotFound, Error: fmt.Sprintf("no plan is stored under id %q", id)}
+}
