@@ -197,7 +197,10 @@ func BenchmarkScale(b *testing.B) {
 	}
 	run("bench-100000x1024/compute", bench(100000, 1024), partition.MaxCompute)
 	run("bench-100000x1024/compute+transfer", bench(100000, 1024), partition.MaxComputePlusTransfer)
+	run("bench-1000000x256/compute", bench(1000000, 256), partition.MaxCompute)
 	run("bench-1000000x1024/compute", bench(1000000, 1024), partition.MaxCompute)
+	run("bench-1000000x1024/compute+transfer", bench(1000000, 1024), partition.MaxComputePlusTransfer)
+	run("bench-200000x4000/compute", bench(200000, 4000), partition.MaxCompute)
 	for _, kind := range []string{"zero", "equal", "huge"} {
 		run(kind+"-100000x1024/compute", func() (*model.Model, *cluster.Cluster) {
 			m := degenerate(kind, 100000)
@@ -208,5 +211,71 @@ func BenchmarkScale(b *testing.B) {
 		run(fmt.Sprintf("transfer-dominated-1000x64/seed=%d", seed), func() (*model.Model, *cluster.Cluster) {
 			return transferDominatedFamily(1000, 64, seed)
 		}, partition.MaxComputePlusTransfer)
+	}
+}
+
+// BenchmarkAgainstEnumeration times the partitioner beside the plain DP that walks the
+// compute+transfer frontier point by point (plaindp_test.go) on instances small enough
+// for it. The plain DP is seed 000's enumeration with only the frontier's transfer bounds
+// tried (the seed tries every distinct transfer cost), so it is never slower than the
+// seed's: the partitioner should beat it on every case.
+func BenchmarkAgainstEnumeration(b *testing.B) {
+	type tc struct {
+		name string
+		e    func() *estimate.Estimator
+		obj  partition.Objective
+	}
+	est := func(m *model.Model, c *cluster.Cluster, opt estimate.Options) *estimate.Estimator {
+		e, err := estimate.New(m, c, opt)
+		if err != nil {
+			b.Fatal(err)
+		}
+		return e
+	}
+	cases := []tc{{"graphcore-200x16", func() *estimate.Estimator {
+		mj, cj := graphcoreInputs(200, 16)
+		m, _, err := load.Model(mj)
+		if err != nil {
+			b.Fatal(err)
+		}
+		c, err := load.Cluster(cj)
+		if err != nil {
+			b.Fatal(err)
+		}
+		return est(m, c, estimate.Options{MemoryProportion: 0.85})
+	}, partition.MaxComputePlusTransfer}}
+	for seed := range uint64(4) {
+		cases = append(cases, tc{fmt.Sprintf("transfer-dominated-200x8/seed=%d", seed), func() *estimate.Estimator {
+			m, c := transferDominatedFamily(200, 8, seed)
+			return est(m, c, estimate.Options{})
+		}, partition.MaxComputePlusTransfer})
+	}
+	for _, kind := range []string{"zero", "equal", "huge"} {
+		cases = append(cases, tc{kind + "-2000x32", func() *estimate.Estimator {
+			m := degenerate(kind, 2000)
+			return est(m, benchCluster(m, 32), estimate.Options{})
+		}, partition.MaxCompute})
+	}
+	cases = append(cases, tc{"random-2000x8", func() *estimate.Estimator {
+		m, c, opt := largeInstance(rand.New(rand.NewPCG(7, 8)), 2000, 8)
+		return est(m, c, opt)
+	}, partition.MaxCompute})
+	for _, tt := range cases {
+		b.Run("partitioner/"+tt.name, func(b *testing.B) {
+			e := tt.e()
+			for b.Loop() {
+				if _, err := partition.Solve(Costs{e}, tt.obj); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		b.Run("enumeration/"+tt.name, func(b *testing.B) {
+			d := newPlainDP(tt.e())
+			for b.Loop() {
+				if _, ok := d.optimum(tt.obj); !ok {
+					b.Fatal("no split")
+				}
+			}
+		})
 	}
 }
