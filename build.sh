@@ -252,6 +252,9 @@ case "${1:-}" in
     if command -v node >/dev/null; then
       step "search benchmarks under WebAssembly (node, Llama-3-8B)" \
         env GOOS=js GOARCH=wasm go test -exec="$GOROOT/lib/wasm/go_js_wasm_exec" -run '^$' -bench '^BenchmarkSearchLlama3_8B' -benchtime=1x ./core/search
+      # Issue 8's cases, as the page's planner runs them (once each: the largest take seconds).
+      step "scale benchmarks under WebAssembly (node)" \
+        env GOOS=js GOARCH=wasm go test -exec="$GOROOT/lib/wasm/go_js_wasm_exec" -run '^$' -bench '^BenchmarkScale' -benchtime=1x ./core/plan
     fi
     ;;
   fuzz)
