@@ -161,6 +161,15 @@ func (c Config) Depth(stages int) int {
 // error rather than exhausting memory.
 const maxOps = 1 << 22
 
+// MaxMicrobatches is the most microbatches the simulator takes on a pipeline of that many
+// stages (chunks of every device counted): Config.Validate refuses more.
+func MaxMicrobatches(stages int) int {
+	if stages < 1 {
+		return maxOps / 4
+	}
+	return maxOps / 4 / stages
+}
+
 // Validate checks the configuration for a pipeline of the given number of stages; errors
 // name the field.
 func (c Config) Validate(stages int) error {
@@ -199,7 +208,7 @@ func (c Config) Validate(stages int) error {
 			es.Add("chunks", "only interleaved takes chunks, got %d for %s", c.Chunks, c.Kind)
 		}
 	}
-	if c.Microbatches >= 1 && stages >= 1 && int64(c.Microbatches)*int64(stages) > maxOps/4 {
+	if c.Microbatches >= 1 && stages >= 1 && c.Microbatches > MaxMicrobatches(stages) {
 		es.Add("microbatches", "%d microbatches on %d stages is more than the simulator takes (%d operations at most)", c.Microbatches, stages, maxOps)
 	}
 	return es.Err()
