@@ -42,18 +42,26 @@
 // covers a whole interval of bounds [T_w, T_r): T_w the largest transfer of the split it
 // found, T_r the least transfer its failed probes rejected. Each evaluation so covers at
 // least one candidate that the enumeration evaluates, and starts from the bracket that its
-// neighbours give; where transfers dwarf compute and fall steadily as stages lengthen, a
-// few dozen evaluations replace the enumeration's hundreds.
+// neighbours give.
+//
+// Where transfers fall steadily as stages lengthen, max compute + max transfer can tie
+// over hundreds of frontier points (a flat stretch): right of a tied point the bounds are
+// swept one probe each, and a probe that fails clears every bound up to the least transfer
+// it rejected. Each optimal box keeps a lower bound on its total (the model's work plus
+// each stage's least transfer among the ranges the probe admitted), and the tie-break runs
+// on the boxes in that order, stopping when a bound exceeds the best total found.
 //
 // Ties are broken under the optimal bounds (widened by a relative 1e-12, so that splits
-// whose maxima differ from the optimum only by rounding take part). On identical devices
-// under the bottleneck objective every split has the same total, and the greatest
-// smallest stage is one more parametric search, on lo; among the splits that reach it the
-// one returned is read back from the probe stage by stage, each stage as close as allowed
-// to an even share of what remains. Otherwise a DP over the reachable sets of the optimal
-// bounds minimises (total, -smallest) lexicographically; the sets are narrow near an
-// optimum, so this costs little unless very many splits tie. Totals and smallest stages
-// within a relative 1e-12 count as equal, so that rounding does not decide.
+// whose maxima differ from the optimum only by rounding take part) by a DP over the
+// reachable sets of a probe within them, minimising (total, sum of squared deviations of
+// the stage times) lexicographically, each within a relative 1e-12 so that rounding does
+// not decide. The sets are narrow near an optimum, so this costs little unless very many
+// splits tie. On identical devices every split has the same total and the DP minimises the
+// squares alone: a split read back from the probe as evenly as allowed bounds them, and
+// that bound, with Jensen's inequality on the other stages, confines each stage's time to
+// an interval around the mean and each stage's end to a window around an even split
+// (narrow), so the DP runs over small sets even when all times are zero or equal, or one
+// huge layer leaves every other stage free.
 package partition
 
 import (

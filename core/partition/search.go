@@ -111,33 +111,3 @@ func (s *solver) minCompute(t float64, strict bool, lo, hi float64, hiSplit meas
 	}
 	return hiSplit, dT
 }
-
-// maxMin returns the greatest smallest stage compute among splits within sp (sp.lo 0),
-// with such a split: the same search downwards, on a lower bound of every stage's compute.
-// have is a split within sp.
-func (s *solver) maxMin(sp spec, have measured) measured {
-	inv := 0.0
-	for _, sc := range s.scale {
-		inv += 1 / sc
-	}
-	// Every stage computing at least l needs work l/scale_i on stage i: l <= work / inv.
-	lo, hi := have.minC, min(sp.u, s.layerWork(0, s.m)/inv*(1+1e-9))
-	best := have
-	for above := true; lo < hi; {
-		l := lo + (hi-lo)/2
-		if above || l <= lo {
-			l = math.Nextafter(lo, inf) // settles the search at once when lo is the answer
-		}
-		sp.lo = l
-		ok, ev := s.probe(sp)
-		if ok {
-			best = s.measure(s.witness(sp, s.evenPick()))
-			lo = best.minC
-			above = !above
-			continue
-		}
-		above = false
-		hi = max(lo, min(ev.down, math.Nextafter(l, math.Inf(-1))))
-	}
-	return best
-}
