@@ -7,9 +7,13 @@ var debugGap func(g gap, best float64, probes int)
 func (m measured) sum() float64 { return m.maxC + m.maxT }
 
 // box is a compute and a transfer bound whose splits all have the least sum; lbTotal
-// bounds their total of stage times from below (0: unknown).
+// bounds their total of stage times from below (0: unknown). A deferred box stands for
+// the tied boxes of a flat stretch's gap not yet swept (see frontier): lbTotal bounds the
+// total of every split in the gap whose sum ties the best, and the gap is swept for its
+// boxes only when the tie-break reaches that bound.
 type box struct {
 	maxC, maxT, lbTotal float64
+	deferred            *gap
 }
 
 // gap is an interval [a, b) of transfer bounds not yet evaluated. F, the least largest stage
@@ -20,13 +24,26 @@ type gap struct {
 	a, b float64
 	fb   float64
 	left measured
+	sweep
+}
+
+// sweep is a flat stretch's sweep state, carried from gap to gap as the sweep clears
+// bounds from the left: whether the gap's ties are left to a deferred box (then only
+// splits strictly better than the best are sought), and the galloping: run is the width
+// the consecutive failing probes cleared, fails how many they were, and patience how
+// many the next galloping probe waits for.
+type sweep struct {
+	deferred        bool
+	run             float64
+	fails, patience int
 }
 
 // lb bounds the sum of every split whose largest transfer lies in the gap from below.
 func (g gap) lb() float64 { return g.fb + g.a }
 
-// frontier returns the splits, one per optimal box, whose largest compute plus largest
-// transfer is least (within a relative 1e-12). c0 is a split with the least bottleneck.
+// frontier returns the optimal boxes, with the least sum (max compute + max transfer)
+// itself; the boxes are those within a relative 1e-12 of it, some of them deferred. c0 is
+// a split with the least bottleneck.
 //
 // It evaluates F(T) only where the optimum can be, never searching compute beyond what
 // could still win. A gap [a, b) whose lower bound exceeds the best sum found is dropped.
@@ -37,12 +54,16 @@ func (g gap) lb() float64 { return g.fb + g.a }
 // transfer the search's failed probes rejected: F is the same up to it); or F exceeds
 // best - T, so T cannot win, the gap loses [T, T_r) and learns that F exceeds best - T
 // below T.
-func (s *solver) frontier(c0 measured) []box {
+//
+// A gap whose left neighbour ties the best sum is a flat stretch, swept from its left end
+// (see sweepFlat) for splits strictly better than the best; its ties are deferred.
+func (s *solver) frontier(c0 measured) ([]box, float64) {
 	type found struct {
 		m       measured
 		lbTotal float64
 	}
 	all := []found{{m: c0}}
+	var deferred []box
 	best := c0.sum()
 	gaps := []gap{{a: 0, b: c0.maxT, fb: c0.maxC, left: measured{maxC: inf}}}
 	for len(gaps) > 0 {
@@ -60,27 +81,29 @@ func (s *solver) frontier(c0 measured) []box {
 		if debugGap != nil {
 			debugGap(g, best, s.probes)
 		}
-		if !math.IsInf(g.left.maxC, 1) && near(g.left.sum(), best) {
-			// A flat stretch: the split just left ties the best sum, so the bounds right of
-			// it are swept from a, one probe each: is there a split computing within
-			// best - a with every transfer within a? If not, no bound from a to the least
-			// transfer the probe rejected can win or tie (a larger bound leaves less room
-			// for compute); if so, F(a) is found from the probe's split, as below.
-			sp := spec{u: tolerant(best) - g.a, t: g.a}
-			ok, ev := s.probe(sp)
-			if !ok {
-				if ev.tr < g.b {
-					gaps = append(gaps, gap{a: ev.tr, b: g.b, fb: g.fb, left: g.left})
+		if g.deferred && g.lb() >= strictly(best) {
+			continue // only strictly better splits are sought here, and none can be
+		}
+		if g.deferred || !math.IsInf(g.left.maxC, 1) && near(g.left.sum(), best) {
+			if !g.deferred {
+				// A flat stretch: the gap's ties are deferred, under a bound on their total
+				// from one probe over the whole gap. If it fails, nothing in the gap ties
+				// or beats the best.
+				sp := spec{u: tolerant(best) - g.a, t: g.b, strict: true}
+				if ok, _ := s.probe(sp); !ok {
+					continue
 				}
-				continue
+				d := g
+				deferred = append(deferred, box{lbTotal: s.lbTotal(), deferred: &d})
+				g.sweep = sweep{deferred: true, patience: 2}
 			}
-			w := s.measure(s.witness(sp, s.evenPick()))
-			w.lbTotal = s.lbTotal()
-			f, dT := s.minCompute(g.a, false, g.fb, w.maxC, w)
-			all = append(all, found{m: f, lbTotal: f.lbTotal})
-			best = min(best, f.sum())
-			if dT < g.b {
-				gaps = append(gaps, gap{a: dT, b: g.b, fb: g.fb, left: f})
+			f, next, ok := s.sweepFlat(g, strictly(best))
+			if ok {
+				all = append(all, found{m: f, lbTotal: f.lbTotal})
+				best = min(best, f.sum())
+			}
+			if next.a < g.b {
+				gaps = append(gaps, next)
 			}
 			continue
 		}
@@ -92,7 +115,7 @@ func (s *solver) frontier(c0 measured) []box {
 		// gap, or at its start): a real transfer, so that each evaluation covers at least
 		// one bound the enumeration would try.
 		t := min(max(s.measure(s.witness(sp, s.evenPick())).maxT, g.a), between(g.a, g.b))
-		f, dT := s.evalF(t, g.fb, tolerant(best)-t, g.left)
+		f, dT := s.evalF(t, g.fb, tolerant(best)-g.a, g.left)
 		if math.IsInf(f.maxC, 1) { // F(t) > best - t
 			if g.a < t {
 				gaps = append(gaps, gap{a: g.a, b: t, fb: max(g.fb, f.maxT), left: g.left})
@@ -114,8 +137,67 @@ func (s *solver) frontier(c0 measured) []box {
 	var boxes []box
 	for _, f := range all {
 		if near(f.m.sum(), best) {
-			boxes = append(boxes, box{f.m.maxC, f.m.maxT, f.lbTotal})
+			boxes = append(boxes, box{maxC: f.m.maxC, maxT: f.m.maxT, lbTotal: f.lbTotal})
 		}
+	}
+	return append(boxes, deferred...), best
+}
+
+// strictly returns the largest sum sought as strictly better than v: every sum below v
+// and not within a relative 1e-12 of it is at most this.
+func strictly(v float64) float64 { return v - 0.5e-12*math.Abs(v) }
+
+// sweepFlat takes one step of a flat stretch's sweep over the gap g for splits whose sum
+// is at most sum: one probe asks whether any split computes within sum - a with every
+// transfer within a. If not, no bound from a to the least transfer the probe rejected
+// holds such a split (a larger bound leaves less room for compute), and the gap loses
+// them; if so, F(a) is found from the probe's split and returned (ok), and the gap loses
+// [a, T_r) as in frontier. It returns the rest of the gap. The frontier sweeps its
+// deferred gaps for splits strictly better than the best, expand for ties.
+//
+// Galloping (exponential search, as in Bentley and Yao's unbounded search): after
+// patience consecutive failing probes, the next asks for transfers within a + run
+// instead (run: the width they cleared), which, when it fails, clears at least as much
+// again; when it passes it is wasted, and the next galloping probe waits twice as long,
+// so that a stretch whose every bound ties costs few wasted probes.
+func (s *solver) sweepFlat(g gap, sum float64) (f measured, next gap, ok bool) {
+	next = g
+	t := g.a
+	gallop := g.fails >= g.patience && g.run > 0
+	if gallop {
+		t = min(g.a+g.run, math.Nextafter(g.b, math.Inf(-1)))
+	}
+	sp := spec{u: sum - g.a, t: t}
+	pass, ev := s.probe(sp)
+	switch {
+	case !pass:
+		next.a = max(ev.tr, math.Nextafter(t, inf))
+		next.run += next.a - g.a
+		next.fails++
+		return measured{}, next, false
+	case gallop:
+		next.run, next.fails, next.patience = 0, 0, 2*g.patience
+		return measured{}, next, false
+	}
+	w := s.measure(s.witness(sp, s.evenPick()))
+	w.lbTotal = s.lbTotal()
+	f, dT := s.minCompute(g.a, false, g.fb, w.maxC, w)
+	next.a, next.left = dT, f
+	next.run, next.fails = 0, 0
+	return f, next, true
+}
+
+// expand sweeps the gap of a deferred box for its ties with the best sum (nothing in it
+// is strictly better), by sweepFlat.
+func (s *solver) expand(g gap, best float64) []box {
+	var boxes []box
+	g.sweep = sweep{patience: 2}
+	for g.a < g.b {
+		f, next, ok := s.sweepFlat(g, tolerant(best))
+		if ok && near(f.sum(), best) {
+			boxes = append(boxes, box{maxC: f.maxC, maxT: f.maxT, lbTotal: f.lbTotal})
+		}
+		g = next
 	}
 	return boxes
 }

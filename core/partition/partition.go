@@ -171,22 +171,33 @@ func Solve(c Costs, obj Objective) (Result, error) {
 		return s.result(s.breakTies(best), false), nil
 	}
 	// The optimal boxes, cheapest total first: a box whose lower bound on the total exceeds
-	// the best total found cannot win the tie-break.
-	boxes := s.frontier(best)
+	// the best total found cannot win the tie-break. A deferred box is swept for its boxes
+	// when its bound is reached, and they join the queue.
+	boxes, sum := s.frontier(best)
 	sort.SliceStable(boxes, func(x, y int) bool { return boxes[x].lbTotal < boxes[y].lbTotal })
 	var r Result
-	for k, b := range boxes {
-		if k > 0 && b.lbTotal > r.Total && !near(b.lbTotal, r.Total) {
+	tried := false
+	for k := 0; k < len(boxes); k++ {
+		b := boxes[k]
+		if tried && b.lbTotal > r.Total && !near(b.lbTotal, r.Total) {
 			break
+		}
+		if b.deferred != nil {
+			more := s.expand(*b.deferred, sum)
+			boxes = append(boxes[:k+1:k+1], append(more, boxes[k+1:]...)...)
+			rest := boxes[k+1:]
+			sort.SliceStable(rest, func(x, y int) bool { return rest[x].lbTotal < rest[y].lbTotal })
+			continue
 		}
 		sp := spec{u: tolerant(b.maxC), t: tolerant(b.maxT)}
 		x := s.result(s.tieDP(sp, true, sp.u/2+sp.t), true)
 		if debugBox != nil {
 			debugBox(b, x.Total)
 		}
-		if k == 0 || (score{x.Total, x.Variance}).better(score{r.Total, r.Variance}) && near(x.Objective, r.Objective) {
+		if !tried || (score{x.Total, x.Variance}).better(score{r.Total, r.Variance}) && near(x.Objective, r.Objective) {
 			r = x
 		}
+		tried = true
 	}
 	return r, nil
 }
