@@ -333,6 +333,16 @@ func (s *solver) stageFilter(i int, S []ival, sp spec, ev *events) {
 	if base, stash, floor := s.c.MemoryUpper(s.cut[first], s.cut[qmax]-1); s.fitsParts(i, base, stash, floor) {
 		free = true
 	}
+	// The loop below runs over nearly every position of the stage: the bound is one
+	// comparison (v <= tb is v < t when strict), and the kept times are looked up inline.
+	tb := sp.t
+	if sp.strict {
+		tb = math.Nextafter(tb, math.Inf(-1))
+	}
+	u, sc, prefix := sp.u, s.scale[i], s.prefix
+	tr, minT := ev.tr, s.minT[i]
+	sv, slo := s.sendMemo.at(i)
+	rv, rlo := s.recvMemo.at(i)
 	dq := s.heap[:0] // the deque: increasing positions, increasing receive times
 	head := 0
 	k, next := 0, first // next start of S to enter the deque
@@ -352,11 +362,11 @@ func (s *solver) stageFilter(i int, S []ival, sp spec, ev *events) {
 			}
 		}
 		for a < q {
-			c := s.compute(i, a, q)
-			if c <= sp.u && (free || s.fits(w, i)) {
+			c := (prefix[q] - prefix[a]) * sc
+			if c <= u && (free || s.fits(w, i)) {
 				break
 			}
-			if c > sp.u {
+			if c > u {
 				ev.up = min(ev.up, c)
 			}
 			if a++; a < q && !free {
@@ -365,13 +375,20 @@ func (s *solver) stageFilter(i int, S []ival, sp spec, ev *events) {
 		}
 		for next <= q-1 && next <= last {
 			if next >= a {
-				if r := s.recv(i, next); sp.tOK(r) {
+				var r float64
+				if x := next - rlo; x >= 0 && x < len(rv) && rv[x] == rv[x] {
+					r = rv[x]
+				} else {
+					r = s.recv(i, next)
+					rv, rlo = s.recvMemo.at(i)
+				}
+				if r <= tb {
 					for len(dq) > head && dq[len(dq)-1].r >= r {
 						dq = dq[:len(dq)-1]
 					}
 					dq = append(dq, cand{lo: next, r: r})
-				} else {
-					ev.tr = min(ev.tr, r)
+				} else if r < tr {
+					tr = r
 				}
 			}
 			if next++; next > S[k].hi {
@@ -393,13 +410,23 @@ func (s *solver) stageFilter(i int, S []ival, sp spec, ev *events) {
 			a, q, set = max(a, next), max(q, next), false
 			continue
 		}
-		if v := dq[head].r + s.send(i, q); sp.tOK(v) {
-			s.add(start, q, q)
-			s.minT[i] = min(s.minT[i], v)
+		var v float64
+		if x := q - slo; x >= 0 && x < len(sv) && sv[x] == sv[x] {
+			v = sv[x]
 		} else {
-			ev.tr = min(ev.tr, v)
+			v = s.send(i, q)
+			sv, slo = s.sendMemo.at(i)
+		}
+		if v += dq[head].r; v <= tb {
+			s.add(start, q, q)
+			if v < minT {
+				minT = v
+			}
+		} else if v < tr {
+			tr = v
 		}
 	}
+	ev.tr, s.minT[i] = tr, minT
 	s.heap = dq
 	w.q = 0
 }

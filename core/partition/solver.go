@@ -154,6 +154,16 @@ func (c *memo) put(s *solver, i, q int, x float64) float64 {
 	return x
 }
 
+// at returns stage i's window of kept times and its first position (nil when none):
+// v[q-lo] is the time at position q, NaN when not yet known. For loops that look times
+// up inline; a put may move the window, so they take it again after one.
+func (c *memo) at(i int) (v []float64, lo int) {
+	if c.v == nil {
+		return nil, 0
+	}
+	return c.v[i], c.lo[i]
+}
+
 // transfer is the transfer time of atoms [j, q) on stage i.
 func (s *solver) transfer(i, j, q int) float64 { return s.recv(i, j) + s.send(i, q) }
 
