@@ -177,10 +177,17 @@ func Solve(c Costs, obj Objective) (Result, error) {
 	sort.SliceStable(boxes, func(x, y int) bool { return boxes[x].lbTotal < boxes[y].lbTotal })
 	var r Result
 	tried := false
+	seen := map[[2]float64]bool{} // a box that a deferred one's sweep finds again is tried once
 	for k := 0; k < len(boxes); k++ {
 		b := boxes[k]
 		if tried && b.lbTotal > r.Total && !near(b.lbTotal, r.Total) {
 			break
+		}
+		if key := [2]float64{b.maxC, b.maxT}; b.deferred == nil {
+			if seen[key] {
+				continue
+			}
+			seen[key] = true
 		}
 		if b.deferred != nil {
 			more := s.expand(*b.deferred, sum)
