@@ -260,7 +260,8 @@ func largeInstance(rng *rand.Rand, n, p int) (*model.Model, *cluster.Cluster, es
 
 // TestAgainstPlainDP checks Make against the plain DP on instances of hundreds to
 // thousands of layers, for both objectives (the compute+transfer ones smaller, as the
-// reference walks the whole frontier), and on the transfer-dominated family.
+// reference walks the whole frontier), on small instances whose sums tie exactly (flat
+// frontiers), and on the transfer-dominated family.
 func TestAgainstPlainDP(t *testing.T) {
 	rng := rand.New(rand.NewPCG(41, 42))
 	type tc struct {
@@ -283,6 +284,11 @@ func TestAgainstPlainDP(t *testing.T) {
 		n, p := 60+rng.IntN(120), 2+rng.IntN(5)
 		m, c, opt := largeInstance(rng, n, p)
 		cases = append(cases, tc{fmt.Sprintf("compute+transfer/n=%d/p=%d", n, p), m, c, opt, partition.MaxComputePlusTransfer})
+	}
+	for k := range 150 {
+		n, p := 6+rng.IntN(60), 2+rng.IntN(6)
+		m, c := flatFamily(rng, n, p, k)
+		cases = append(cases, tc{fmt.Sprintf("flat/n=%d/p=%d/k=%d", n, p, k), m, c, estimate.Options{}, partition.MaxComputePlusTransfer})
 	}
 	for seed := range uint64(6) {
 		n, p := 40+int(seed)*15, 3+int(seed)
@@ -313,4 +319,30 @@ func TestAgainstPlainDP(t *testing.T) {
 			}
 		})
 	}
+}
+
+// flatFamily builds small compute+transfer instances whose sums tie exactly and often:
+// whole-second compute, outputs of whole kilobytes over 1,000 B/s links (growing along the
+// model in two of three kinds), sometimes a host on every stage's path or a faster first
+// device. Their frontiers have flat stretches, where the tie-break decides.
+func flatFamily(rng *rand.Rand, n, p, k int) (*model.Model, *cluster.Cluster) {
+	m := &model.Model{Name: fmt.Sprint("flat-", k)}
+	for l := range n {
+		L := model.Layer{Name: fmt.Sprint(l), ForwardSeconds: float64(1 + rng.IntN(3)),
+			Outputs: []model.Tensor{{ID: fmt.Sprint("t", l), Bytes: int64(1000 * (1 + rng.IntN(1+k%7)) * (1 + l*(k%3)))}}}
+		if l > 0 {
+			L.InputIDs = []string{fmt.Sprint("t", l-1)}
+		}
+		m.Layers = append(m.Layers, L)
+	}
+	c := cluster.Homogeneous(cluster.Device{MemoryBytes: 1 << 40, FLOPSPerSecond: 1}, p, cluster.Link{BytesPerSecond: 1000}, nil)
+	if k%4 == 1 {
+		c.Host = &cluster.Link{LatencySeconds: 1, BytesPerSecond: 1000}
+		m.Inputs = []model.Tensor{{ID: "x", Bytes: 3000}}
+		m.Layers[0].InputIDs = []string{"x"}
+	}
+	if k%5 == 2 {
+		c.Devices[0].FLOPSPerSecond = 2
+	}
+	return m, c
 }
