@@ -45,11 +45,16 @@
 // neighbours give.
 //
 // Where transfers fall steadily as stages lengthen, max compute + max transfer can tie
-// over hundreds of frontier points (a flat stretch): right of a tied point the bounds are
-// swept one probe each, and a probe that fails clears every bound up to the least transfer
-// it rejected. Each optimal box keeps a lower bound on its total (the model's work plus
-// each stage's least transfer among the ranges the probe admitted), and the tie-break runs
-// on the boxes in that order, stopping when a bound exceeds the best total found.
+// over hundreds of frontier points (a flat stretch). When one starts, one probe over the
+// rest of the gap bounds from below the total of every split in it that ties the best; the
+// gap's ties are deferred behind that bound (a deferred box), and the gap is swept from its
+// left end only for splits strictly better than the best: a probe that fails clears every
+// bound up to the least transfer it rejected, and after a run of failures the next probe
+// gallops ahead by the width cleared so far. Each optimal box keeps a lower bound on its
+// total (the model's work plus each stage's least transfer among the ranges the probe
+// admitted), and the tie-break runs on the boxes in that order, stopping when a bound
+// exceeds the best total found; a deferred box reached so is swept for its tied boxes,
+// which join the queue.
 //
 // Ties are broken under the optimal bounds (widened by a relative 1e-12, so that splits
 // whose maxima differ from the optimum only by rounding take part) by a DP over the
