@@ -136,7 +136,7 @@ func NewRequests(base *request.Request) (*Requests, error) {
 	if b.Cluster.Device == "" {
 		return nil, &model.FieldError{Path: "cluster.device", Reason: "the search needs a device preset (and devices_per_node for nodes): it decides how many devices a pipeline uses"}
 	}
-	n, err := b.Normalize()
+	n, err := request.Normalize(&b)
 	if err != nil {
 		return nil, err
 	}

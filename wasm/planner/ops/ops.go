@@ -29,6 +29,7 @@ import (
 	"fmt"
 	"time"
 
+	"pipeplan/core/request"
 	"pipeplan/core/search"
 )
 
@@ -124,7 +125,7 @@ func candidateJSON(queryJSON, candidateJSON string) string {
 	if err != nil {
 		return mustJSON(errorOf(err))
 	}
-	if n, err := r.Normalize(); err == nil {
+	if n, err := request.Normalize(r); err == nil {
 		r = n
 	}
 	return mustJSON(r)
