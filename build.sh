@@ -248,10 +248,10 @@ case "${1:-}" in
   bench)
     # The searches take seconds each: run them once (-benchtime=1x), the rest as usual.
     step "benchmarks (./core/...)" go test -run '^$' -bench . -skip '^BenchmarkSearch' -benchmem ./core/...
-    step "search benchmarks (./core/search, once each)" go test -run '^$' -bench '^BenchmarkSearch' -benchtime=1x ./core/search
+    step "search benchmarks (./core/search/requests, once each)" go test -run '^$' -bench '^BenchmarkSearch' -benchtime=1x ./core/search/requests
     if command -v node >/dev/null; then
       step "search benchmarks under WebAssembly (node, Llama-3-8B)" \
-        env GOOS=js GOARCH=wasm go test -exec="$GOROOT/lib/wasm/go_js_wasm_exec" -run '^$' -bench '^BenchmarkSearchLlama3_8B' -benchtime=1x ./core/search
+        env GOOS=js GOARCH=wasm go test -exec="$GOROOT/lib/wasm/go_js_wasm_exec" -run '^$' -bench '^BenchmarkSearchLlama3_8B' -benchtime=1x ./core/search/requests
     fi
     ;;
   fuzz)

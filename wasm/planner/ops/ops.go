@@ -31,6 +31,7 @@ import (
 
 	"pipeplan/core/request"
 	"pipeplan/core/search"
+	"pipeplan/core/search/requests"
 )
 
 // Do runs the operation op on its arguments (JSON texts). progress, when set, receives a
@@ -82,7 +83,7 @@ func reportJSON(ctx context.Context, queryJSON string, progress func(string), yi
 	if err != nil {
 		return mustJSON(errorOf(err)), nil
 	}
-	ev, err := search.NewRequests(q.Request)
+	ev, err := requests.New(q.Request)
 	if err != nil {
 		return mustJSON(errorOf(err)), nil
 	}
@@ -113,7 +114,7 @@ func candidateJSON(queryJSON, candidateJSON string) string {
 	if err != nil {
 		return mustJSON(errorOf(err))
 	}
-	ev, err := search.NewRequests(q.Request)
+	ev, err := requests.New(q.Request)
 	if err != nil {
 		return mustJSON(errorOf(err))
 	}
