@@ -18,7 +18,6 @@ import (
 	"pipeplan/core/cluster"
 	"pipeplan/core/examples"
 	"pipeplan/core/model"
-	"pipeplan/core/request"
 	"pipeplan/core/schedule"
 	"pipeplan/core/units"
 	"pipeplan/wasm/worker/share/api"
@@ -133,7 +132,7 @@ type App struct {
 func InitialRequest() *Request {
 	e := examples.Default()
 	return &Request{
-		Version: request.Version,
+		Version: requestVersion,
 		Model:   ModelSpec{Example: e.Name},
 		Cluster: ClusterSpec{Device: e.Device, Count: e.Stages},
 		Events:  true,
@@ -265,7 +264,7 @@ func (a *App) Val(field string, v any) string {
 }
 
 // Model describes the model being planned (core's ModelInfo), or nil.
-func (a *App) Model() *request.ModelInfo {
+func (a *App) Model() *ModelInfo {
 	switch {
 	case a.Res != nil:
 		return &a.Res.Model

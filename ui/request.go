@@ -10,21 +10,25 @@ import (
 	"io"
 	"strings"
 
-	"pipeplan/core/request"
+	"pipeplan/core/request/spec"
 )
 
-// Request is the planning request the page builds (core/request): the whole state of
-// the page that a link, a reload or localStorage restores.
-type Request = request.Request
+// Request is the planning request the page builds (core/request/spec, the request as
+// data: the page does not link the planner, which runs in a Web Worker): the whole state
+// of the page that a link, a reload or localStorage restores.
+type Request = spec.Request
+
+// requestVersion is the request format's version the page writes.
+const requestVersion = spec.Version
 
 // The parts of a request.
 type (
-	ModelSpec    = request.ModelSpec
-	Architecture = request.Architecture
-	ClusterSpec  = request.ClusterSpec
-	Parallelism  = request.Parallelism
-	Training     = request.Training
-	Schedule     = request.Schedule
+	ModelSpec    = spec.ModelSpec
+	Architecture = spec.Architecture
+	ClusterSpec  = spec.ClusterSpec
+	Parallelism  = spec.Parallelism
+	Training     = spec.Training
+	Schedule     = spec.Schedule
 )
 
 // clone returns a deep copy of a request.
@@ -92,10 +96,10 @@ func DecodeFragment(s string) (*Request, error) {
 	return DecodeRequest(data)
 }
 
-// DecodeRequest reads a request's JSON as core does (request.Decode): strictly, with
+// DecodeRequest reads a request's JSON as core does (spec.Decode): strictly, with
 // errors naming the field.
 func DecodeRequest(data []byte) (*Request, error) {
-	r, err := request.Decode(data)
+	r, err := spec.Decode(data)
 	if err != nil {
 		return nil, fmt.Errorf("the link's request: %v", err)
 	}

@@ -15,6 +15,8 @@ import (
 
 	"github.com/vugu/vugu"
 	"github.com/vugu/vugu/staticrender"
+
+	"pipeplan/core/request"
 )
 
 func TestFragmentRoundTrip(t *testing.T) {
@@ -57,7 +59,7 @@ func TestEmbedExampleFragment(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := Run(context.Background(), r)
+	res, err := request.Run(context.Background(), r)
 	if err != nil || !res.Feasible {
 		t.Fatalf("the embed example's request does not plan: %v %+v", err, res)
 	}

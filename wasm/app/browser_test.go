@@ -5,9 +5,10 @@ package main
 // The browser test: it serves the built site (dist/, or a build of its own), drives
 // Debian's chromium with chromedp through what a person does (pick a model, change the
 // cluster, import a good file and a bad one, drag a boundary, reload, go back, open the
-// embed view, go offline), and checks every plan the page shows against ui.Run natively,
-// on the request the page keeps in its URL. It also measures how long a 100-layer model
-// takes to replan in the browser, and takes a screenshot of each panel.
+// embed view, go offline), and checks every plan the page shows against core/request's
+// Run natively (the planner's ops), on the request the page keeps in its URL. It also
+// measures how long a 100-layer model takes to replan in the browser, and takes a
+// screenshot of each panel.
 //
 //	./build.sh test                                   # builds dist/ first
 //	go test -tags browser -run TestBrowser ./wasm/app # builds its own copy
@@ -188,8 +189,8 @@ const readShown = `(() => ({
 	errors: document.querySelector("#error")?.textContent ?? "",
 }))()`
 
-// check reads the page and compares it with what ui.Run gives natively for the request in
-// the page's URL. It returns what the page shows.
+// check reads the page and compares it with what core/request's Run gives natively for
+// the request in the page's URL. It returns what the page shows.
 func (b *browserT) check(when string) shown {
 	b.Helper()
 	got := do(b, "reading the page", chromedp.Evaluate[shown](readShown))
@@ -411,7 +412,7 @@ func TestBrowser(t *testing.T) {
 	}()
 
 	base := srv.URL + sub
-	// First visit: the initial request, planned as ui.Run plans it natively.
+	// First visit: the initial request, planned as core/request's Run plans it natively.
 	do(b, "loading the page", chromedp.Navigate(base))
 	b.waitFor("the plan", `document.querySelector("#plan tbody tr") !== null`)
 	first := b.check("first load")
