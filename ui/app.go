@@ -2,7 +2,6 @@ package ui
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -51,9 +50,9 @@ type Host interface {
 	Update(f func(), render bool)
 	// Yield lets the browser handle events and draw during a long computation.
 	Yield()
-	// Fetch sends an HTTP request to a share server (the browser's fetch; api.Send). It
-	// blocks: call it from Background.
-	Fetch(ctx context.Context, method, url string, body []byte, limit int64) (int, []byte, error)
+	// Fetch sends an HTTP request to a share server (the browser's fetch; api.Send),
+	// giving up after timeout. It blocks: call it from Background.
+	Fetch(method, url string, body []byte, limit int64, timeout time.Duration) (int, []byte, error)
 	// PlanLink returns the page's address that opens a stored plan: ?plan=ID, with
 	// &server=SERVER, and no fragment (share.Link's form).
 	PlanLink(id, server string) string
@@ -177,12 +176,12 @@ func (a *App) replan() {
 	a.Opened = ""
 	a.background(func() {
 		start := time.Now()
-		res, err := a.plan(context.Background(), r)
+		res, err := a.plan(r)
 		var opt *Result
 		if len(r.Boundaries) > 0 {
 			o := clone(r)
 			o.Boundaries = nil
-			if x, err := a.plan(context.Background(), o); err == nil {
+			if x, err := a.plan(o); err == nil {
 				opt = x
 			}
 		}
@@ -496,7 +495,7 @@ func (a *App) Import(name string, data []byte) {
 	r.Model = spec
 	r.Boundaries = nil
 	a.background(func() {
-		res, err := a.plan(context.Background(), r)
+		res, err := a.plan(r)
 		a.update(func() {
 			if err != nil {
 				a.notImported(name, err)
@@ -1224,15 +1223,21 @@ func (a *App) Share() {
 	a.Sharing = true
 	a.notice("Storing the plan on "+server+"…", false)
 	a.Host.Background(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), shareTimeout)
-		defer cancel()
-		st, err := api.Client{Server: server, Send: a.Host.Fetch}.Share(ctx, body)
+		st, err := a.shareClient(server).Share(body)
 		a.Host.Update(func() { a.shareDone(f, fragLink, server, st, err) }, true)
 	})
 }
 
 // shareTimeout bounds a talk with the share server.
 const shareTimeout = 20 * time.Second
+
+// shareClient is the share server's client: the host's fetch, each request bounded by
+// shareTimeout.
+func (a *App) shareClient(server string) api.Client {
+	return api.Client{Server: server, Send: func(method, url string, body []byte, limit int64) (int, []byte, error) {
+		return a.Host.Fetch(method, url, body, limit, shareTimeout)
+	}}
+}
 
 // sharedLink is the link a Share gave, for the request whose fragment is For.
 type sharedLink struct {
@@ -1303,9 +1308,7 @@ func (a *App) OpenPlan(id, showing string) {
 	a.Sharing = true
 	a.notice(fmt.Sprintf("Opening plan %s from %s…", ShortID(id), server), false)
 	a.Host.Background(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), shareTimeout)
-		defer cancel()
-		doc, err := api.Client{Server: server, Send: a.Host.Fetch}.Open(ctx, id)
+		doc, err := a.shareClient(server).Open(id)
 		var r *Request
 		res := new(Result)
 		if err == nil {
@@ -1332,7 +1335,7 @@ func (a *App) openDone(id, server, showing string, r *Request, res *Result, err 
 			o := clone(r)
 			o.Boundaries = nil
 			a.background(func() {
-				if opt, err := a.plan(context.Background(), o); err == nil {
+				if opt, err := a.plan(o); err == nil {
 					a.update(func() {
 						if seq == a.planSeq {
 							a.Opt = opt

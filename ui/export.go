@@ -1,7 +1,6 @@
 package ui
 
 import (
-	"context"
 	"fmt"
 
 	exportspec "pipeplan/core/export/spec"
@@ -40,7 +39,7 @@ func (a *App) Exports() []ExportView {
 			} `json:"unavailable"`
 		}
 		var views []ExportView
-		if err := a.call(context.Background(), "exports", &res, r, ""); err != nil {
+		if err := a.call(nil, "exports", &res, r, ""); err != nil {
 			views = []ExportView{{Format: "all", Err: "No export: " + err.Error()}}
 		} else {
 			for _, fm := range exportspec.Formats {

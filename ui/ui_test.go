@@ -76,10 +76,12 @@ type fakeHost struct {
 	saved  string
 }
 
-func (h *fakeHost) Fetch(ctx context.Context, method, url string, body []byte, limit int64) (int, []byte, error) {
+func (h *fakeHost) Fetch(method, url string, body []byte, limit int64, timeout time.Duration) (int, []byte, error) {
 	if h.server == nil {
 		return 0, nil, errors.New("TypeError: Failed to fetch")
 	}
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
 	req := httptest.NewRequestWithContext(ctx, method, url, bytes.NewReader(body))
 	req.Header.Set("Content-Type", "application/json")
 	rec := httptest.NewRecorder()

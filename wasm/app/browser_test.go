@@ -47,9 +47,10 @@ import (
 	"pipeplan/wasm/worker/share"
 )
 
-// local plans natively as the page's planner worker does in the browser.
-func local(ctx context.Context, op string, args []string, progress func(string)) (string, error) {
-	return ops.Do(ctx, op, args, progress, nil)
+// local plans natively as the page's planner worker does in the browser (ui.Planner;
+// the calls here are never cancelled).
+func local(_ <-chan struct{}, op string, args []string, progress func(string)) (string, error) {
+	return ops.Do(context.Background(), op, args, progress, nil)
 }
 
 // findChromium returns the browser to drive, skipping the test (failing it under CI)

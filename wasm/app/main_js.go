@@ -3,7 +3,6 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"strings"
@@ -128,9 +127,14 @@ type browser struct {
 	env   vugu.EventEnv
 	mu    sync.Mutex
 	focus string
-	// yielded is when a long computation last let the browser run.
-	yielded time.Time
+	// yielded is when a long computation last let the browser run, as the time since
+	// started (a time.Time here would keep time.Time's formatting and parsing in
+	// main.wasm: the browser is used as an interface, ui.Host).
+	yielded time.Duration
 }
+
+// started is when the program started.
+var started = time.Now()
 
 func (b *browser) Background(f func()) { go f() }
 
@@ -147,11 +151,11 @@ func (b *browser) Update(f func(), render bool) {
 // Yield gives the browser a turn (events, rendering) every 25 ms of a long computation:
 // a goroutine that sleeps returns control to JavaScript's event loop.
 func (b *browser) Yield() {
-	if time.Since(b.yielded) < 25*time.Millisecond {
+	if time.Since(started)-b.yielded < 25*time.Millisecond {
 		return
 	}
 	time.Sleep(time.Millisecond)
-	b.yielded = time.Now()
+	b.yielded = time.Since(started)
 }
 
 // Keep puts the request in the URL's fragment. A stored plan's ?plan= goes: the
@@ -309,16 +313,18 @@ func storageSet(key, value string) {
 
 // Fetch sends a request with the browser's fetch (api.Send): no net/http in main.wasm. It
 // blocks its goroutine until the answer has come (it must not run in an event handler:
-// App runs it in Background). ctx's end aborts the fetch.
-func (b *browser) Fetch(ctx context.Context, method, url string, body []byte, limit int64) (status int, answer []byte, err error) {
+// App runs it in Background). The fetch is aborted after timeout.
+func (b *browser) Fetch(method, url string, body []byte, limit int64, timeout time.Duration) (status int, answer []byte, err error) {
 	defer func() {
 		if v := recover(); v != nil {
 			err = fmt.Errorf("fetch: %v", v)
 		}
 	}()
 	ctl := js.Global().Get("AbortController").New()
-	stop := context.AfterFunc(ctx, func() { ctl.Call("abort") })
-	defer stop()
+	abort := js.FuncOf(func(js.Value, []js.Value) any { ctl.Call("abort"); return nil })
+	defer abort.Release()
+	timer := js.Global().Call("setTimeout", abort, timeout.Milliseconds())
+	defer js.Global().Call("clearTimeout", timer)
 	opts := map[string]any{"method": method, "signal": ctl.Get("signal")}
 	if body != nil {
 		opts["body"] = string(body)
