@@ -50,6 +50,9 @@ type Host interface {
 	Update(f func(), render bool)
 	// Yield lets the browser handle events and draw during a long computation.
 	Yield()
+	// Inflate decompresses a link's raw DEFLATE data (the browser's DecompressionStream;
+	// see Inflate). It blocks: call it outside event handlers.
+	Inflate(data []byte, limit int) ([]byte, error)
 	// Fetch sends an HTTP request to a share server (the browser's fetch; api.Send),
 	// giving up after timeout. It blocks: call it from Background.
 	Fetch(method, url string, body []byte, limit int64, timeout time.Duration) (int, []byte, error)
@@ -227,9 +230,10 @@ func (a *App) FlushKeep() {
 	}
 }
 
-// Restore shows the request in a fragment (after Back or Forward, or a pasted link).
+// Restore shows the request in a fragment (after Back or Forward, or a pasted link). It
+// inflates the fragment with Host.Inflate, which blocks: call it outside event handlers.
 func (a *App) Restore(fragment string) {
-	r, err := DecodeFragment(fragment)
+	r, err := DecodeFragment(fragment, a.Host.Inflate)
 	if err != nil {
 		a.notice(err.Error(), true)
 		return

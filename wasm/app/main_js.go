@@ -108,14 +108,14 @@ func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 func startRequest() (*ui.Request, string, string) {
 	notice := ""
 	if f := strings.TrimPrefix(js.Global().Get("location").Get("hash").String(), "#"); f != "" {
-		r, err := ui.DecodeFragment(f)
+		r, err := ui.DecodeFragment(f, inflate)
 		if err == nil {
 			return r, "", "the link's #fragment"
 		}
 		notice = err.Error() + " Showing the last request instead."
 	}
 	if f := storageGet(storageKey); f != "" {
-		if r, err := ui.DecodeFragment(f); err == nil {
+		if r, err := ui.DecodeFragment(f, inflate); err == nil {
 			return r, notice, "your last request"
 		}
 	}
@@ -343,6 +343,43 @@ func (b *browser) Fetch(method, url string, body []byte, limit int64, timeout ti
 	answer = make([]byte, n)
 	js.CopyBytesToGo(answer, arr.Call("subarray", 0, n))
 	return resp.Get("status").Int(), answer, nil
+}
+
+// Inflate is ui.Host's: inflate.
+func (b *browser) Inflate(data []byte, limit int) ([]byte, error) { return inflate(data, limit) }
+
+// inflate decompresses raw DEFLATE data with the browser's DecompressionStream
+// ("deflate-raw"), reading at most limit+1 bytes of its output (ui.Inflate): so the page
+// does not link compress/flate's decompressor. It blocks its goroutine until the stream
+// has answered: never call it in an event handler.
+func inflate(data []byte, limit int) (out []byte, err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			err = fmt.Errorf("%v", v)
+		}
+	}()
+	in := js.Global().Get("Uint8Array").New(len(data))
+	js.CopyBytesToJS(in, data)
+	ds := js.Global().Get("DecompressionStream").New("deflate-raw")
+	reader := js.Global().Get("Blob").New([]any{in}).Call("stream").Call("pipeThrough", ds).Call("getReader")
+	for {
+		r, err := await(reader.Call("read"))
+		if err != nil {
+			return nil, err
+		}
+		if r.Get("done").Bool() {
+			return out, nil
+		}
+		chunk := r.Get("value")
+		n := min(chunk.Length(), limit+1-len(out))
+		buf := make([]byte, n)
+		js.CopyBytesToGo(buf, chunk.Call("subarray", 0, n))
+		out = append(out, buf...)
+		if len(out) > limit {
+			reader.Call("cancel")
+			return out, nil
+		}
+	}
 }
 
 // await waits for a promise: its value, or its rejection as an error ("TypeError:
