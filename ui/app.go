@@ -2,7 +2,6 @@ package ui
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -18,7 +17,6 @@ import (
 	"pipeplan/core/cluster"
 	"pipeplan/core/examples"
 	"pipeplan/core/model"
-	"pipeplan/core/request"
 	"pipeplan/core/schedule"
 	"pipeplan/core/units"
 	"pipeplan/wasm/worker/share/api"
@@ -52,9 +50,12 @@ type Host interface {
 	Update(f func(), render bool)
 	// Yield lets the browser handle events and draw during a long computation.
 	Yield()
-	// Fetch sends an HTTP request to a share server (the browser's fetch; api.Send). It
-	// blocks: call it from Background.
-	Fetch(ctx context.Context, method, url string, body []byte, limit int64) (int, []byte, error)
+	// Inflate decompresses a link's raw DEFLATE data (the browser's DecompressionStream;
+	// see Inflate). It blocks: call it outside event handlers.
+	Inflate(data []byte, limit int) ([]byte, error)
+	// Fetch sends an HTTP request to a share server (the browser's fetch; api.Send),
+	// giving up after timeout. It blocks: call it from Background.
+	Fetch(method, url string, body []byte, limit int64, timeout time.Duration) (int, []byte, error)
 	// PlanLink returns the page's address that opens a stored plan: ?plan=ID, with
 	// &server=SERVER, and no fragment (share.Link's form).
 	PlanLink(id, server string) string
@@ -133,7 +134,7 @@ type App struct {
 func InitialRequest() *Request {
 	e := examples.Default()
 	return &Request{
-		Version: request.Version,
+		Version: requestVersion,
 		Model:   ModelSpec{Example: e.Name},
 		Cluster: ClusterSpec{Device: e.Device, Count: e.Stages},
 		Events:  true,
@@ -178,12 +179,12 @@ func (a *App) replan() {
 	a.Opened = ""
 	a.background(func() {
 		start := time.Now()
-		res, err := a.plan(context.Background(), r)
+		res, err := a.plan(r)
 		var opt *Result
 		if len(r.Boundaries) > 0 {
 			o := clone(r)
 			o.Boundaries = nil
-			if x, err := a.plan(context.Background(), o); err == nil {
+			if x, err := a.plan(o); err == nil {
 				opt = x
 			}
 		}
@@ -229,9 +230,10 @@ func (a *App) FlushKeep() {
 	}
 }
 
-// Restore shows the request in a fragment (after Back or Forward, or a pasted link).
+// Restore shows the request in a fragment (after Back or Forward, or a pasted link). It
+// inflates the fragment with Host.Inflate, which blocks: call it outside event handlers.
 func (a *App) Restore(fragment string) {
-	r, err := DecodeFragment(fragment)
+	r, err := DecodeFragment(fragment, a.Host.Inflate)
 	if err != nil {
 		a.notice(err.Error(), true)
 		return
@@ -265,7 +267,7 @@ func (a *App) Val(field string, v any) string {
 }
 
 // Model describes the model being planned (core's ModelInfo), or nil.
-func (a *App) Model() *request.ModelInfo {
+func (a *App) Model() *ModelInfo {
 	switch {
 	case a.Res != nil:
 		return &a.Res.Model
@@ -497,7 +499,7 @@ func (a *App) Import(name string, data []byte) {
 	r.Model = spec
 	r.Boundaries = nil
 	a.background(func() {
-		res, err := a.plan(context.Background(), r)
+		res, err := a.plan(r)
 		a.update(func() {
 			if err != nil {
 				a.notImported(name, err)
@@ -1225,15 +1227,21 @@ func (a *App) Share() {
 	a.Sharing = true
 	a.notice("Storing the plan on "+server+"…", false)
 	a.Host.Background(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), shareTimeout)
-		defer cancel()
-		st, err := api.Client{Server: server, Send: a.Host.Fetch}.Share(ctx, body)
+		st, err := a.shareClient(server).Share(body)
 		a.Host.Update(func() { a.shareDone(f, fragLink, server, st, err) }, true)
 	})
 }
 
 // shareTimeout bounds a talk with the share server.
 const shareTimeout = 20 * time.Second
+
+// shareClient is the share server's client: the host's fetch, each request bounded by
+// shareTimeout.
+func (a *App) shareClient(server string) api.Client {
+	return api.Client{Server: server, Send: func(method, url string, body []byte, limit int64) (int, []byte, error) {
+		return a.Host.Fetch(method, url, body, limit, shareTimeout)
+	}}
+}
 
 // sharedLink is the link a Share gave, for the request whose fragment is For.
 type sharedLink struct {
@@ -1304,9 +1312,7 @@ func (a *App) OpenPlan(id, showing string) {
 	a.Sharing = true
 	a.notice(fmt.Sprintf("Opening plan %s from %s…", ShortID(id), server), false)
 	a.Host.Background(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), shareTimeout)
-		defer cancel()
-		doc, err := api.Client{Server: server, Send: a.Host.Fetch}.Open(ctx, id)
+		doc, err := a.shareClient(server).Open(id)
 		var r *Request
 		res := new(Result)
 		if err == nil {
@@ -1333,7 +1339,7 @@ func (a *App) openDone(id, server, showing string, r *Request, res *Result, err 
 			o := clone(r)
 			o.Boundaries = nil
 			a.background(func() {
-				if opt, err := a.plan(context.Background(), o); err == nil {
+				if opt, err := a.plan(o); err == nil {
 					a.update(func() {
 						if seq == a.planSeq {
 							a.Opt = opt

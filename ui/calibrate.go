@@ -2,7 +2,6 @@ package ui
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -154,7 +153,7 @@ func (a *App) Calibrate(name string, data []byte) {
 	a.calib.Busy, a.calib.Err = true, ""
 	a.background(func() {
 		fit := new(Calibration)
-		err := a.call(context.Background(), "calibrate", fit, r, string(data))
+		err := a.call(nil, "calibrate", fit, r, string(data))
 		if err == nil && fit.Architecture == nil {
 			err = errors.New("the planner's answer has no fit")
 		}

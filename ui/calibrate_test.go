@@ -80,7 +80,7 @@ func TestCalibrate(t *testing.T) {
 	if !a.CalibrationInUse() || a.Err != nil {
 		t.Errorf("in use %v, err %v", a.CalibrationInUse(), a.Err)
 	}
-	r, err := DecodeFragment(h.kept[len(h.kept)-1])
+	r, err := DecodeFragment(h.kept[len(h.kept)-1], FlateInflate)
 	if err != nil || r.Model.Architecture.HostLayerSeconds == nil || *r.Model.Architecture.HostLayerSeconds != f.HostLayerSeconds {
 		t.Errorf("the kept request: %v", err)
 	}

@@ -1,7 +1,6 @@
 package ui
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -13,11 +12,16 @@ import (
 // the answer (JSON text): wasm/planner/ops.Do, which in the browser runs in a Web Worker
 // (planner.wasm), so that the page's program does not link the planner. The page uses
 // "plan" [request], "exports" [request], "report" [query] (a search, with its progress)
-// and "candidate" [query, candidate]. Bad input comes back as an error object
-// ({error, fields}); the error is only a cancelled search's (context.Canceled, with the
-// report found so far) or a planner that failed to load. It blocks: call it from
-// Host.Background.
-type Planner func(ctx context.Context, op string, args []string, progress func(string)) (string, error)
+// and "candidate" [query, candidate]. Closing stop cancels the call (nil: it runs to its
+// end). Bad input comes back as an error object ({error, fields}); the error is only a
+// cancelled search's (context.Canceled, with the report found so far) or a planner that
+// failed to load. It blocks: call it from Host.Background.
+//
+// stop is a channel, not a context.Context: the page makes no contexts. A cancellable
+// context (WithCancel, WithTimeout) costs main.wasm about 200 KB, most of it because a
+// context's Deadline returns a time.Time: a context in an interface makes the linker keep
+// every method of time.Time that some interface might call (Format, Parse, MarshalJSON).
+type Planner func(stop <-chan struct{}, op string, args []string, progress func(string)) (string, error)
 
 // plannerError is the planner's error object as a Go error: its message, and its bad
 // fields (model.AsFieldErrors finds them).
@@ -57,8 +61,8 @@ func errorObject(out string) *plannerError {
 }
 
 // call runs op on args with the planner and decodes its answer into v; an error object
-// comes back as a *plannerError.
-func (a *App) call(ctx context.Context, op string, v any, args ...any) error {
+// comes back as a *plannerError. Closing stop cancels it (nil: never).
+func (a *App) call(stop <-chan struct{}, op string, v any, args ...any) error {
 	texts := make([]string, len(args))
 	for i, x := range args {
 		if s, ok := x.(string); ok {
@@ -74,7 +78,7 @@ func (a *App) call(ctx context.Context, op string, v any, args ...any) error {
 	if a.Planner == nil {
 		return errors.New("no planner")
 	}
-	out, err := a.Planner(ctx, op, texts, nil)
+	out, err := a.Planner(stop, op, texts, nil)
 	if err != nil {
 		return err
 	}
@@ -88,9 +92,9 @@ func (a *App) call(ctx context.Context, op string, v any, args ...any) error {
 }
 
 // plan plans a request with the planner.
-func (a *App) plan(ctx context.Context, r *Request) (*Result, error) {
+func (a *App) plan(r *Request) (*Result, error) {
 	res := new(Result)
-	if err := a.call(ctx, "plan", res, r); err != nil {
+	if err := a.call(nil, "plan", res, r); err != nil {
 		return nil, err
 	}
 	return res, nil

@@ -10,21 +10,25 @@ import (
 	"io"
 	"strings"
 
-	"pipeplan/core/request"
+	"pipeplan/core/request/spec"
 )
 
-// Request is the planning request the page builds (core/request): the whole state of
-// the page that a link, a reload or localStorage restores.
-type Request = request.Request
+// Request is the planning request the page builds (core/request/spec, the request as
+// data: the page does not link the planner, which runs in a Web Worker): the whole state
+// of the page that a link, a reload or localStorage restores.
+type Request = spec.Request
+
+// requestVersion is the request format's version the page writes.
+const requestVersion = spec.Version
 
 // The parts of a request.
 type (
-	ModelSpec    = request.ModelSpec
-	Architecture = request.Architecture
-	ClusterSpec  = request.ClusterSpec
-	Parallelism  = request.Parallelism
-	Training     = request.Training
-	Schedule     = request.Schedule
+	ModelSpec    = spec.ModelSpec
+	Architecture = spec.Architecture
+	ClusterSpec  = spec.ClusterSpec
+	Parallelism  = spec.Parallelism
+	Training     = spec.Training
+	Schedule     = spec.Schedule
 )
 
 // clone returns a deep copy of a request.
@@ -71,9 +75,23 @@ func EncodeFragment(r *Request) (string, error) {
 	return fragmentPrefix + base64.RawURLEncoding.EncodeToString(buf.Bytes()), nil
 }
 
-// DecodeFragment reads a fragment written by EncodeFragment (with or without the "#").
-// Errors say what is wrong with the link.
-func DecodeFragment(s string) (*Request, error) {
+// Inflate decompresses raw DEFLATE data (RFC 1951), the fragment's compression, reading
+// at most limit+1 bytes of its output (so that its caller sees that there is more). An
+// error means data is not DEFLATE or ends early.
+type Inflate func(data []byte, limit int) ([]byte, error)
+
+// FlateInflate is Inflate with compress/flate, for native programs and the tests. The
+// page inflates with the browser's DecompressionStream (wasm/app), so that main.wasm does
+// not link flate's decompressor (about 50 KB); it still deflates with flate
+// (EncodeFragment), since the browser's CompressionStream only answers later, and the
+// page needs a request's link as it draws it.
+func FlateInflate(data []byte, limit int) ([]byte, error) {
+	return io.ReadAll(io.LimitReader(flate.NewReader(bytes.NewReader(data)), int64(limit)+1))
+}
+
+// DecodeFragment reads a fragment written by EncodeFragment (with or without the "#"),
+// inflating it with inflate. Errors say what is wrong with the link.
+func DecodeFragment(s string, inflate Inflate) (*Request, error) {
 	s = strings.TrimPrefix(s, "#")
 	if !strings.HasPrefix(s, fragmentPrefix) {
 		return nil, errors.New("the link's #fragment is not a pipeplan request (it should start with r1.)")
@@ -82,7 +100,7 @@ func DecodeFragment(s string) (*Request, error) {
 	if err != nil {
 		return nil, fmt.Errorf("the link's request is damaged (base64: %v): was it cut short?", err)
 	}
-	data, err := io.ReadAll(io.LimitReader(flate.NewReader(bytes.NewReader(raw)), maxFragmentJSON+1))
+	data, err := inflate(raw, maxFragmentJSON)
 	if err != nil {
 		return nil, fmt.Errorf("the link's request is damaged (deflate: %v): was it cut short?", err)
 	}
@@ -92,10 +110,10 @@ func DecodeFragment(s string) (*Request, error) {
 	return DecodeRequest(data)
 }
 
-// DecodeRequest reads a request's JSON as core does (request.Decode): strictly, with
+// DecodeRequest reads a request's JSON as core does (spec.Decode): strictly, with
 // errors naming the field.
 func DecodeRequest(data []byte) (*Request, error) {
-	r, err := request.Decode(data)
+	r, err := spec.Decode(data)
 	if err != nil {
 		return nil, fmt.Errorf("the link's request: %v", err)
 	}

@@ -3,12 +3,7 @@
 
 package ui
 
-import "fmt"
-import "reflect"
-import "github.com/vugu/vjson"
 import "github.com/vugu/vugu"
-import js "github.com/vugu/vugu/js"
-import "log"
 
 func (c *Root) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 
@@ -20,45 +15,26 @@ func (c *Root) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 	vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "div", Attr: []vugu.VGAttribute{{Namespace: "", Key: "id", Val: "app"}}}
 	vgout.Out = append(vgout.Out, vgn) // root for output
 	vgn.AddAttrInterface("class", c.rootClass())
-	vgn.DOMEventHandlerSpecList = append(vgn.DOMEventHandlerSpecList, vugu.DOMEventHandlerSpec{
-		EventType: "dragover",
-		Func:      func(event vugu.DOMEvent) { c.dragOver(event) },
-		// TODO: implement capture, etc. mostly need to decide syntax
-	})
-	vgn.DOMEventHandlerSpecList = append(vgn.DOMEventHandlerSpecList, vugu.DOMEventHandlerSpec{
-		EventType: "drop",
-		Func:      func(event vugu.DOMEvent) { c.drop(event) },
-		// TODO: implement capture, etc. mostly need to decide syntax
-	})
+	vgOn(vgn, "dragover", func(event vugu.DOMEvent) { c.dragOver(event) })
+	vgOn(vgn, "drop", func(event vugu.DOMEvent) { c.drop(event) })
 	{
 		vgparent := vgn
 		_ = vgparent
-		vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n  "}
-		vgparent.AppendChild(vgn)
 		if c.A.Embed {
-			vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "div", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "embed"}}}
-			vgparent.AppendChild(vgn)
+			vgn = vgElement(vgparent, "", "div", "class", "embed")
 			{
 				vgparent := vgn
 				_ = vgparent
-				vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n    "}
-				vgparent.AppendChild(vgn)
-				vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "p", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "embed-title"}}}
-				vgparent.AppendChild(vgn)
+				vgn = vgElement(vgparent, "", "p", "class", "embed-title")
 				{
 					vgparent := vgn
 					_ = vgparent
-					vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "strong", Attr: []vugu.VGAttribute(nil)}
-					vgparent.AppendChild(vgn)
+					vgn = vgElement(vgparent, "", "strong")
 					vgn.SetInnerHTML(c.title())
-					vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: " "}
-					vgparent.AppendChild(vgn)
-					vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "span", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "hint"}}}
-					vgparent.AppendChild(vgn)
+					vgn = vgText(vgparent, " ")
+					vgn = vgElement(vgparent, "", "span", "class", "hint")
 					vgn.SetInnerHTML(c.cluster())
 				}
-				vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n    "}
-				vgparent.AppendChild(vgn)
 				{
 					vgcompKey := vugu.MakeCompKey(0x679A9DE1D761BDBB^vgin.CurrentPositionHash(), vgiterkey)
 					// ask BuildEnv for prior instance of this specific component
@@ -76,16 +52,10 @@ func (c *Root) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 					vgn = &vugu.VGNode{Component: vgcomp}
 					vgparent.AppendChild(vgn)
 				}
-				vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n    "}
-				vgparent.AppendChild(vgn)
-				vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "p", Attr: []vugu.VGAttribute{{Namespace: "", Key: "id", Val: "summary"}}}
-				vgparent.AppendChild(vgn)
+				vgn = vgElement(vgparent, "", "p", "id", "summary")
 				vgn.SetInnerHTML(c.summaryLine(c.A.Summary()))
-				vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n    "}
-				vgparent.AppendChild(vgn)
 				if len(c.A.ErrorLines()) > 0 {
-					vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "ul", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "errors"}, vugu.VGAttribute{Namespace: "", Key: "role", Val: "alert"}}}
-					vgparent.AppendChild(vgn)
+					vgn = vgElement(vgparent, "", "ul", "class", "errors", "role", "alert")
 					{
 						vgparent := vgn
 						_ = vgparent
@@ -94,57 +64,37 @@ func (c *Root) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 							_ = vgiterkey
 							l := l
 							_ = l
-							vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "li", Attr: []vugu.VGAttribute(nil)}
-							vgparent.AppendChild(vgn)
+							vgn = vgElement(vgparent, "", "li")
 							vgn.SetInnerHTML(l)
 						}
 					}
 				}
-				vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n    "}
-				vgparent.AppendChild(vgn)
-				vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "p", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "embed-open"}}}
-				vgparent.AppendChild(vgn)
+				vgn = vgElement(vgparent, "", "p", "class", "embed-open")
 				{
 					vgparent := vgn
 					_ = vgparent
-					vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "a", Attr: []vugu.VGAttribute{{Namespace: "", Key: "target", Val: "_blank"}, vugu.VGAttribute{Namespace: "", Key: "rel", Val: "noopener"}}}
-					vgparent.AppendChild(vgn)
+					vgn = vgElement(vgparent, "", "a", "target", "_blank", "rel", "noopener")
 					vgn.AddAttrInterface("href", c.A.ShareLink(false))
 					{
 						vgparent := vgn
 						_ = vgparent
-						vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "Open in pipeplan"}
-						vgparent.AppendChild(vgn)
+						vgn = vgText(vgparent, "Open in pipeplan")
 					}
-					vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: " (read-only view; the planner ran in this page)"}
-					vgparent.AppendChild(vgn)
+					vgn = vgText(vgparent, " (read-only view; the planner ran in this page)")
 				}
-				vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n  "}
-				vgparent.AppendChild(vgn)
 			}
 		}
-		vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n\n  "}
-		vgparent.AppendChild(vgn)
 		if !c.A.Embed {
-			vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "div", Attr: []vugu.VGAttribute(nil)}
-			vgparent.AppendChild(vgn)
+			vgn = vgElement(vgparent, "", "div")
 			{
 				vgparent := vgn
 				_ = vgparent
-				vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n    "}
-				vgparent.AppendChild(vgn)
-				vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "section", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "overview"}, vugu.VGAttribute{Namespace: "", Key: "aria-label", Val: "The plan at a glance"}}}
-				vgparent.AppendChild(vgn)
+				vgn = vgElement(vgparent, "", "section", "class", "overview", "aria-label", "The plan at a glance")
 				{
 					vgparent := vgn
 					_ = vgparent
-					vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n      "}
-					vgparent.AppendChild(vgn)
-					vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "p", Attr: []vugu.VGAttribute{{Namespace: "", Key: "id", Val: "status"}, vugu.VGAttribute{Namespace: "", Key: "role", Val: "status"}}}
-					vgparent.AppendChild(vgn)
+					vgn = vgElement(vgparent, "", "p", "id", "status", "role", "status")
 					vgn.SetInnerHTML(c.A.Status())
-					vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n      "}
-					vgparent.AppendChild(vgn)
 					{
 						vgcompKey := vugu.MakeCompKey(0x8F3EDD05D5912C6C^vgin.CurrentPositionHash(), vgiterkey)
 						// ask BuildEnv for prior instance of this specific component
@@ -164,52 +114,30 @@ func (c *Root) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 						vgn = &vugu.VGNode{Component: vgcomp}
 						vgparent.AppendChild(vgn)
 					}
-					vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n      "}
-					vgparent.AppendChild(vgn)
-					vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "p", Attr: []vugu.VGAttribute{{Namespace: "", Key: "id", Val: "summary"}}}
-					vgparent.AppendChild(vgn)
+					vgn = vgElement(vgparent, "", "p", "id", "summary")
 					vgn.SetInnerHTML(c.summaryLine(c.A.Summary()))
-					vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n      "}
-					vgparent.AppendChild(vgn)
 					if c.A.Notice != "" {
-						vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "p", Attr: []vugu.VGAttribute{{Namespace: "", Key: "id", Val: "notice"}}}
-						vgparent.AppendChild(vgn)
+						vgn = vgElement(vgparent, "", "p", "id", "notice")
 						vgn.AddAttrInterface("class", c.noticeClass())
 						vgn.AddAttrInterface("role", c.noticeRole())
 						{
 							vgparent := vgn
 							_ = vgparent
-							vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
-							vgparent.AppendChild(vgn)
-							vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "span", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "sr-tag"}}}
-							vgparent.AppendChild(vgn)
+							vgn = vgElement(vgparent, "", "span", "class", "sr-tag")
 							vgn.SetInnerHTML(c.noticeTag())
-							vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: " "}
-							vgparent.AppendChild(vgn)
-							vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "span", Attr: []vugu.VGAttribute(nil)}
-							vgparent.AppendChild(vgn)
+							vgn = vgText(vgparent, " ")
+							vgn = vgElement(vgparent, "", "span")
 							vgn.SetInnerHTML(c.A.Notice)
-							vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n      "}
-							vgparent.AppendChild(vgn)
 						}
 					}
-					vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n      "}
-					vgparent.AppendChild(vgn)
 					if len(c.A.ErrorLines()) > 0 {
-						vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "div", Attr: []vugu.VGAttribute{{Namespace: "", Key: "id", Val: "error"}, vugu.VGAttribute{Namespace: "", Key: "class", Val: "errors"}, vugu.VGAttribute{Namespace: "", Key: "role", Val: "alert"}}}
-						vgparent.AppendChild(vgn)
+						vgn = vgElement(vgparent, "", "div", "id", "error", "class", "errors", "role", "alert")
 						{
 							vgparent := vgn
 							_ = vgparent
-							vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
-							vgparent.AppendChild(vgn)
-							vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "p", Attr: []vugu.VGAttribute(nil)}
-							vgparent.AppendChild(vgn)
+							vgn = vgElement(vgparent, "", "p")
 							vgn.SetInnerHTML(vugu.HTML("\x3Cstrong\x3EProblem:\x3C/strong\x3E the request cannot be planned."))
-							vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
-							vgparent.AppendChild(vgn)
-							vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "ul", Attr: []vugu.VGAttribute(nil)}
-							vgparent.AppendChild(vgn)
+							vgn = vgElement(vgparent, "", "ul")
 							{
 								vgparent := vgn
 								_ = vgparent
@@ -218,455 +146,233 @@ func (c *Root) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 									_ = vgiterkey
 									l := l
 									_ = l
-									vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "li", Attr: []vugu.VGAttribute(nil)}
-									vgparent.AppendChild(vgn)
+									vgn = vgElement(vgparent, "", "li")
 									vgn.SetInnerHTML(l)
 								}
 							}
-							vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n      "}
-							vgparent.AppendChild(vgn)
 						}
 					}
-					vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n    "}
-					vgparent.AppendChild(vgn)
 				}
-				vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n\n    "}
-				vgparent.AppendChild(vgn)
-				vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "div", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "tabs"}, vugu.VGAttribute{Namespace: "", Key: "role", Val: "tablist"}, vugu.VGAttribute{Namespace: "", Key: "aria-label", Val: "Panels"}}}
-				vgparent.AppendChild(vgn)
-				vgn.DOMEventHandlerSpecList = append(vgn.DOMEventHandlerSpecList, vugu.DOMEventHandlerSpec{
-					EventType: "keydown",
-					Func:      func(event vugu.DOMEvent) { c.tabKey(event) },
-					// TODO: implement capture, etc. mostly need to decide syntax
-				})
+				vgn = vgElement(vgparent, "", "div", "class", "tabs", "role", "tablist", "aria-label", "Panels")
+				vgOn(vgn, "keydown", func(event vugu.DOMEvent) { c.tabKey(event) })
 				{
 					vgparent := vgn
 					_ = vgparent
-					vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n      "}
-					vgparent.AppendChild(vgn)
 					for vgiterkeyt, t := range Tabs {
 						var vgiterkey interface{} = vgiterkeyt
 						_ = vgiterkey
 						t := t
 						_ = t
-						vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "button", Attr: []vugu.VGAttribute{{Namespace: "", Key: "type", Val: "button"}, vugu.VGAttribute{Namespace: "", Key: "role", Val: "tab"}}}
-						vgparent.AppendChild(vgn)
+						vgn = vgElement(vgparent, "", "button", "type", "button", "role", "tab")
 						vgn.AddAttrInterface("aria-controls", "panel-"+t.ID)
 						vgn.AddAttrInterface("aria-selected", c.selected(t.ID))
 						vgn.AddAttrInterface("id", "tab-"+t.ID)
 						vgn.AddAttrInterface("tabindex", c.A.TabIndex(t.ID))
 						vgn.SetInnerHTML(t.Label)
-						vgn.DOMEventHandlerSpecList = append(vgn.DOMEventHandlerSpecList, vugu.DOMEventHandlerSpec{
-							EventType: "click",
-							Func:      func(event vugu.DOMEvent) { c.A.SetTab(t.ID) },
-							// TODO: implement capture, etc. mostly need to decide syntax
-						})
+						vgOn(vgn, "click", func(event vugu.DOMEvent) { c.A.SetTab(t.ID) })
 					}
-					vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n    "}
-					vgparent.AppendChild(vgn)
 				}
-				vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n\n    "}
-				vgparent.AppendChild(vgn)
 				if c.A.Tab == "model" {
-					vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "section", Attr: []vugu.VGAttribute{{Namespace: "", Key: "id", Val: "panel-model"}, vugu.VGAttribute{Namespace: "", Key: "role", Val: "tabpanel"}, vugu.VGAttribute{Namespace: "", Key: "aria-labelledby", Val: "tab-model"}, vugu.VGAttribute{Namespace: "", Key: "class", Val: "panel"}}}
-					vgparent.AppendChild(vgn)
+					vgn = vgElement(vgparent, "", "section", "id", "panel-model", "role", "tabpanel", "aria-labelledby", "tab-model", "class", "panel")
 					{
 						vgparent := vgn
 						_ = vgparent
-						vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n      "}
-						vgparent.AppendChild(vgn)
-						vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "div", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "grid"}}}
-						vgparent.AppendChild(vgn)
+						vgn = vgElement(vgparent, "", "div", "class", "grid")
 						{
 							vgparent := vgn
 							_ = vgparent
-							vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
-							vgparent.AppendChild(vgn)
-							vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "label", Attr: []vugu.VGAttribute{{Namespace: "", Key: "for", Val: "model-pick"}}}
-							vgparent.AppendChild(vgn)
+							vgn = vgElement(vgparent, "", "label", "for", "model-pick")
 							vgn.SetInnerHTML(vugu.HTML("Model"))
-							vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
-							vgparent.AppendChild(vgn)
-							vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "select", Attr: []vugu.VGAttribute{{Namespace: "", Key: "id", Val: "model-pick"}}}
-							vgparent.AppendChild(vgn)
-							vgn.DOMEventHandlerSpecList = append(vgn.DOMEventHandlerSpecList, vugu.DOMEventHandlerSpec{
-								EventType: "change",
-								Func:      func(event vugu.DOMEvent) { c.A.PickModel(event.PropString("target", "value")) },
-								// TODO: implement capture, etc. mostly need to decide syntax
-							})
+							vgn = vgText(vgparent, "\n        ")
+							vgn = vgElement(vgparent, "", "select", "id", "model-pick")
+							vgOn(vgn, "change", func(event vugu.DOMEvent) { c.A.PickModel(event.PropString("target", "value")) })
 							{
 								vgparent := vgn
 								_ = vgparent
-								vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n          "}
-								vgparent.AppendChild(vgn)
 								for vgiterkeyt, g := range c.A.ModelGroups() {
 									var vgiterkey interface{} = vgiterkeyt
 									_ = vgiterkey
 									g := g
 									_ = g
-									vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "optgroup", Attr: []vugu.VGAttribute(nil)}
-									vgparent.AppendChild(vgn)
+									vgn = vgElement(vgparent, "", "optgroup")
 									vgn.AddAttrInterface("label", g)
 									{
 										vgparent := vgn
 										_ = vgparent
-										vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n            "}
-										vgparent.AppendChild(vgn)
 										for vgiterkeyt, o := range c.A.ModelOptionsIn(g) {
 											var vgiterkey interface{} = vgiterkeyt
 											_ = vgiterkey
 											o := o
 											_ = o
-											vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "option", Attr: []vugu.VGAttribute(nil)}
-											vgparent.AppendChild(vgn)
+											vgn = vgElement(vgparent, "", "option")
 											vgn.AddAttrInterface("value", o.Value)
-											{
-												b, err := vjson.Marshal(o.Value == c.A.ModelChoice())
-												if err != nil {
-													panic(err)
-												}
-												vgn.Prop = append(vgn.Prop, vugu.VGProperty{Key: "selected", JSONVal: vjson.RawMessage(b)})
-											}
+											vgProp(vgn, "selected", o.Value == c.A.ModelChoice())
 											vgn.SetInnerHTML(o.Label)
 										}
-										vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n          "}
-										vgparent.AppendChild(vgn)
 									}
 								}
-								vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
-								vgparent.AppendChild(vgn)
 							}
-							vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
-							vgparent.AppendChild(vgn)
-							vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "label", Attr: []vugu.VGAttribute{{Namespace: "", Key: "for", Val: "model-file"}}}
-							vgparent.AppendChild(vgn)
+							vgn = vgText(vgparent, "\n        ")
+							vgn = vgElement(vgparent, "", "label", "for", "model-file")
 							vgn.SetInnerHTML(vugu.HTML("Import a file"))
-							vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
-							vgparent.AppendChild(vgn)
-							vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "div", Attr: []vugu.VGAttribute(nil)}
-							vgparent.AppendChild(vgn)
+							vgn = vgElement(vgparent, "", "div")
 							{
 								vgparent := vgn
 								_ = vgparent
-								vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n          "}
-								vgparent.AppendChild(vgn)
-								vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "input", Attr: []vugu.VGAttribute{{Namespace: "", Key: "id", Val: "model-file"}, vugu.VGAttribute{Namespace: "", Key: "type", Val: "file"}, vugu.VGAttribute{Namespace: "", Key: "accept", Val: ".json,.txt,application/json,text/plain"}}}
-								vgparent.AppendChild(vgn)
-								vgn.DOMEventHandlerSpecList = append(vgn.DOMEventHandlerSpecList, vugu.DOMEventHandlerSpec{
-									EventType: "change",
-									Func:      func(event vugu.DOMEvent) { c.pick(event) },
-									// TODO: implement capture, etc. mostly need to decide syntax
-								})
-								vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n          "}
-								vgparent.AppendChild(vgn)
-								vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "p", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "hint"}}}
-								vgparent.AppendChild(vgn)
+								vgn = vgElement(vgparent, "", "input", "id", "model-file", "type", "file", "accept", ".json,.txt,application/json,text/plain")
+								vgOn(vgn, "change", func(event vugu.DOMEvent) { c.pick(event) })
+								vgn = vgElement(vgparent, "", "p", "class", "hint")
 								vgn.SetInnerHTML(vugu.HTML("pipeplan native JSON, a Graphcore auto-pipeline profile, a PipeDream graph.txt or a HuggingFace config.json; or drop a file anywhere on the page. Nothing leaves this page."))
-								vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
-								vgparent.AppendChild(vgn)
 							}
-							vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n      "}
-							vgparent.AppendChild(vgn)
 						}
-						vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n      "}
-						vgparent.AppendChild(vgn)
 						if c.A.ModelSource() == "architecture" {
-							vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "fieldset", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "grid"}}}
-							vgparent.AppendChild(vgn)
+							vgn = vgElement(vgparent, "", "fieldset", "class", "grid")
 							{
 								vgparent := vgn
 								_ = vgparent
-								vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
-								vgparent.AppendChild(vgn)
-								vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "legend", Attr: []vugu.VGAttribute(nil)}
-								vgparent.AppendChild(vgn)
+								vgn = vgElement(vgparent, "", "legend")
 								vgn.SetInnerHTML(vugu.HTML("Architecture knobs"))
-								vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
-								vgparent.AppendChild(vgn)
-								vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "label", Attr: []vugu.VGAttribute{{Namespace: "", Key: "for", Val: "knob-seq"}}}
-								vgparent.AppendChild(vgn)
+								vgn = vgElement(vgparent, "", "label", "for", "knob-seq")
 								vgn.SetInnerHTML(vugu.HTML("Sequence length (tokens)"))
-								vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
-								vgparent.AppendChild(vgn)
-								vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "input", Attr: []vugu.VGAttribute{{Namespace: "", Key: "id", Val: "knob-seq"}, vugu.VGAttribute{Namespace: "", Key: "type", Val: "number"}, vugu.VGAttribute{Namespace: "", Key: "min", Val: "1"}, vugu.VGAttribute{Namespace: "", Key: "step", Val: "1"}, vugu.VGAttribute{Namespace: "", Key: "inputmode", Val: "numeric"}, vugu.VGAttribute{Namespace: "", Key: "placeholder", Val: "default"}}}
-								vgparent.AppendChild(vgn)
-								{
-									b, err := vjson.Marshal(c.A.Val("seq", c.A.Knob("seq")))
-									if err != nil {
-										panic(err)
-									}
-									vgn.Prop = append(vgn.Prop, vugu.VGProperty{Key: "value", JSONVal: vjson.RawMessage(b)})
-								}
-								vgn.DOMEventHandlerSpecList = append(vgn.DOMEventHandlerSpecList, vugu.DOMEventHandlerSpec{
-									EventType: "input",
-									Func:      func(event vugu.DOMEvent) { c.A.SetKnob("seq", event.PropString("target", "value")) },
-									// TODO: implement capture, etc. mostly need to decide syntax
-								})
-								vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
-								vgparent.AppendChild(vgn)
-								vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "label", Attr: []vugu.VGAttribute{{Namespace: "", Key: "for", Val: "knob-dtype"}}}
-								vgparent.AppendChild(vgn)
+								vgn = vgText(vgparent, "\n        ")
+								vgn = vgElement(vgparent, "", "input", "id", "knob-seq", "type", "number", "min", "1", "step", "1", "inputmode", "numeric", "placeholder", "default")
+								vgProp(vgn, "value", c.A.Val("seq", c.A.Knob("seq")))
+								vgOn(vgn, "input", func(event vugu.DOMEvent) { c.A.SetKnob("seq", event.PropString("target", "value")) })
+								vgn = vgText(vgparent, "\n        ")
+								vgn = vgElement(vgparent, "", "label", "for", "knob-dtype")
 								vgn.SetInnerHTML(vugu.HTML("Data type"))
-								vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
-								vgparent.AppendChild(vgn)
-								vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "select", Attr: []vugu.VGAttribute{{Namespace: "", Key: "id", Val: "knob-dtype"}}}
-								vgparent.AppendChild(vgn)
-								vgn.DOMEventHandlerSpecList = append(vgn.DOMEventHandlerSpecList, vugu.DOMEventHandlerSpec{
-									EventType: "change",
-									Func:      func(event vugu.DOMEvent) { c.A.SetKnob("dtype", event.PropString("target", "value")) },
-									// TODO: implement capture, etc. mostly need to decide syntax
-								})
+								vgn = vgText(vgparent, "\n        ")
+								vgn = vgElement(vgparent, "", "select", "id", "knob-dtype")
+								vgOn(vgn, "change", func(event vugu.DOMEvent) { c.A.SetKnob("dtype", event.PropString("target", "value")) })
 								{
 									vgparent := vgn
 									_ = vgparent
-									vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n          "}
-									vgparent.AppendChild(vgn)
 									for vgiterkeyt, v := range KnobChoices("dtype") {
 										var vgiterkey interface{} = vgiterkeyt
 										_ = vgiterkey
 										v := v
 										_ = v
-										vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "option", Attr: []vugu.VGAttribute(nil)}
-										vgparent.AppendChild(vgn)
+										vgn = vgElement(vgparent, "", "option")
 										vgn.AddAttrInterface("value", v)
-										{
-											b, err := vjson.Marshal(v == c.A.Knob("dtype"))
-											if err != nil {
-												panic(err)
-											}
-											vgn.Prop = append(vgn.Prop, vugu.VGProperty{Key: "selected", JSONVal: vjson.RawMessage(b)})
-										}
+										vgProp(vgn, "selected", v == c.A.Knob("dtype"))
 										vgn.SetInnerHTML(ChoiceLabel(v))
 									}
-									vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
-									vgparent.AppendChild(vgn)
 								}
-								vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
-								vgparent.AppendChild(vgn)
-								vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "label", Attr: []vugu.VGAttribute{{Namespace: "", Key: "for", Val: "knob-attention"}}}
-								vgparent.AppendChild(vgn)
+								vgn = vgText(vgparent, "\n        ")
+								vgn = vgElement(vgparent, "", "label", "for", "knob-attention")
 								vgn.SetInnerHTML(vugu.HTML("Attention"))
-								vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
-								vgparent.AppendChild(vgn)
-								vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "select", Attr: []vugu.VGAttribute{{Namespace: "", Key: "id", Val: "knob-attention"}}}
-								vgparent.AppendChild(vgn)
-								vgn.DOMEventHandlerSpecList = append(vgn.DOMEventHandlerSpecList, vugu.DOMEventHandlerSpec{
-									EventType: "change",
-									Func:      func(event vugu.DOMEvent) { c.A.SetKnob("attention", event.PropString("target", "value")) },
-									// TODO: implement capture, etc. mostly need to decide syntax
-								})
+								vgn = vgText(vgparent, "\n        ")
+								vgn = vgElement(vgparent, "", "select", "id", "knob-attention")
+								vgOn(vgn, "change", func(event vugu.DOMEvent) { c.A.SetKnob("attention", event.PropString("target", "value")) })
 								{
 									vgparent := vgn
 									_ = vgparent
-									vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n          "}
-									vgparent.AppendChild(vgn)
 									for vgiterkeyt, v := range KnobChoices("attention") {
 										var vgiterkey interface{} = vgiterkeyt
 										_ = vgiterkey
 										v := v
 										_ = v
-										vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "option", Attr: []vugu.VGAttribute(nil)}
-										vgparent.AppendChild(vgn)
+										vgn = vgElement(vgparent, "", "option")
 										vgn.AddAttrInterface("value", v)
-										{
-											b, err := vjson.Marshal(v == c.A.Knob("attention"))
-											if err != nil {
-												panic(err)
-											}
-											vgn.Prop = append(vgn.Prop, vugu.VGProperty{Key: "selected", JSONVal: vjson.RawMessage(b)})
-										}
+										vgProp(vgn, "selected", v == c.A.Knob("attention"))
 										vgn.SetInnerHTML(ChoiceLabel(v))
 									}
-									vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
-									vgparent.AppendChild(vgn)
 								}
-								vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
-								vgparent.AppendChild(vgn)
-								vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "label", Attr: []vugu.VGAttribute{{Namespace: "", Key: "for", Val: "knob-precision"}}}
-								vgparent.AppendChild(vgn)
+								vgn = vgText(vgparent, "\n        ")
+								vgn = vgElement(vgparent, "", "label", "for", "knob-precision")
 								vgn.SetInnerHTML(vugu.HTML("Precision"))
-								vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
-								vgparent.AppendChild(vgn)
-								vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "select", Attr: []vugu.VGAttribute{{Namespace: "", Key: "id", Val: "knob-precision"}}}
-								vgparent.AppendChild(vgn)
-								vgn.DOMEventHandlerSpecList = append(vgn.DOMEventHandlerSpecList, vugu.DOMEventHandlerSpec{
-									EventType: "change",
-									Func:      func(event vugu.DOMEvent) { c.A.SetKnob("precision", event.PropString("target", "value")) },
-									// TODO: implement capture, etc. mostly need to decide syntax
-								})
+								vgn = vgText(vgparent, "\n        ")
+								vgn = vgElement(vgparent, "", "select", "id", "knob-precision")
+								vgOn(vgn, "change", func(event vugu.DOMEvent) { c.A.SetKnob("precision", event.PropString("target", "value")) })
 								{
 									vgparent := vgn
 									_ = vgparent
-									vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n          "}
-									vgparent.AppendChild(vgn)
 									for vgiterkeyt, v := range KnobChoices("precision") {
 										var vgiterkey interface{} = vgiterkeyt
 										_ = vgiterkey
 										v := v
 										_ = v
-										vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "option", Attr: []vugu.VGAttribute(nil)}
-										vgparent.AppendChild(vgn)
+										vgn = vgElement(vgparent, "", "option")
 										vgn.AddAttrInterface("value", v)
-										{
-											b, err := vjson.Marshal(v == c.A.Knob("precision"))
-											if err != nil {
-												panic(err)
-											}
-											vgn.Prop = append(vgn.Prop, vugu.VGProperty{Key: "selected", JSONVal: vjson.RawMessage(b)})
-										}
+										vgProp(vgn, "selected", v == c.A.Knob("precision"))
 										vgn.SetInnerHTML(ChoiceLabel(v))
 									}
-									vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
-									vgparent.AppendChild(vgn)
 								}
-								vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
-								vgparent.AppendChild(vgn)
-								vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "label", Attr: []vugu.VGAttribute{{Namespace: "", Key: "for", Val: "knob-optimizer"}}}
-								vgparent.AppendChild(vgn)
+								vgn = vgText(vgparent, "\n        ")
+								vgn = vgElement(vgparent, "", "label", "for", "knob-optimizer")
 								vgn.SetInnerHTML(vugu.HTML("Optimizer"))
-								vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
-								vgparent.AppendChild(vgn)
-								vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "select", Attr: []vugu.VGAttribute{{Namespace: "", Key: "id", Val: "knob-optimizer"}}}
-								vgparent.AppendChild(vgn)
-								vgn.DOMEventHandlerSpecList = append(vgn.DOMEventHandlerSpecList, vugu.DOMEventHandlerSpec{
-									EventType: "change",
-									Func:      func(event vugu.DOMEvent) { c.A.SetKnob("optimizer", event.PropString("target", "value")) },
-									// TODO: implement capture, etc. mostly need to decide syntax
-								})
+								vgn = vgText(vgparent, "\n        ")
+								vgn = vgElement(vgparent, "", "select", "id", "knob-optimizer")
+								vgOn(vgn, "change", func(event vugu.DOMEvent) { c.A.SetKnob("optimizer", event.PropString("target", "value")) })
 								{
 									vgparent := vgn
 									_ = vgparent
-									vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n          "}
-									vgparent.AppendChild(vgn)
 									for vgiterkeyt, v := range KnobChoices("optimizer") {
 										var vgiterkey interface{} = vgiterkeyt
 										_ = vgiterkey
 										v := v
 										_ = v
-										vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "option", Attr: []vugu.VGAttribute(nil)}
-										vgparent.AppendChild(vgn)
+										vgn = vgElement(vgparent, "", "option")
 										vgn.AddAttrInterface("value", v)
-										{
-											b, err := vjson.Marshal(v == c.A.Knob("optimizer"))
-											if err != nil {
-												panic(err)
-											}
-											vgn.Prop = append(vgn.Prop, vugu.VGProperty{Key: "selected", JSONVal: vjson.RawMessage(b)})
-										}
+										vgProp(vgn, "selected", v == c.A.Knob("optimizer"))
 										vgn.SetInnerHTML(ChoiceLabel(v))
 									}
-									vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
-									vgparent.AppendChild(vgn)
 								}
-								vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n      "}
-								vgparent.AppendChild(vgn)
 							}
 						}
-						vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n      "}
-						vgparent.AppendChild(vgn)
 						if c.A.ModelSource() == "architecture" {
-							vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "fieldset", Attr: []vugu.VGAttribute{{Namespace: "", Key: "id", Val: "calibrate"}, vugu.VGAttribute{Namespace: "", Key: "class", Val: "calibrate"}}}
-							vgparent.AppendChild(vgn)
+							vgn = vgElement(vgparent, "", "fieldset", "id", "calibrate", "class", "calibrate")
 							{
 								vgparent := vgn
 								_ = vgparent
-								vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
-								vgparent.AppendChild(vgn)
-								vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "legend", Attr: []vugu.VGAttribute(nil)}
-								vgparent.AppendChild(vgn)
+								vgn = vgElement(vgparent, "", "legend")
 								vgn.SetInnerHTML(vugu.HTML("Calibrate against a measured profile"))
-								vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
-								vgparent.AppendChild(vgn)
-								vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "div", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "grid"}}}
-								vgparent.AppendChild(vgn)
+								vgn = vgElement(vgparent, "", "div", "class", "grid")
 								{
 									vgparent := vgn
 									_ = vgparent
-									vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n          "}
-									vgparent.AppendChild(vgn)
-									vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "label", Attr: []vugu.VGAttribute{{Namespace: "", Key: "for", Val: "calibrate-file"}}}
-									vgparent.AppendChild(vgn)
+									vgn = vgElement(vgparent, "", "label", "for", "calibrate-file")
 									vgn.SetInnerHTML(vugu.HTML("Measured profile"))
-									vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n          "}
-									vgparent.AppendChild(vgn)
-									vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "div", Attr: []vugu.VGAttribute(nil)}
-									vgparent.AppendChild(vgn)
+									vgn = vgElement(vgparent, "", "div")
 									{
 										vgparent := vgn
 										_ = vgparent
-										vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n            "}
-										vgparent.AppendChild(vgn)
-										vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "input", Attr: []vugu.VGAttribute{{Namespace: "", Key: "id", Val: "calibrate-file"}, vugu.VGAttribute{Namespace: "", Key: "type", Val: "file"}, vugu.VGAttribute{Namespace: "", Key: "accept", Val: ".json,application/json"}}}
-										vgparent.AppendChild(vgn)
-										vgn.DOMEventHandlerSpecList = append(vgn.DOMEventHandlerSpecList, vugu.DOMEventHandlerSpec{
-											EventType: "change",
-											Func:      func(event vugu.DOMEvent) { c.pickProfile(event) },
-											// TODO: implement capture, etc. mostly need to decide syntax
-										})
-										vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n            "}
-										vgparent.AppendChild(vgn)
-										vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "p", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "hint"}}}
-										vgparent.AppendChild(vgn)
+										vgn = vgElement(vgparent, "", "input", "id", "calibrate-file", "type", "file", "accept", ".json,application/json")
+										vgOn(vgn, "change", func(event vugu.DOMEvent) { c.pickProfile(event) })
+										vgn = vgElement(vgparent, "", "p", "class", "hint")
 										vgn.SetInnerHTML(vugu.HTML("A profile of this architecture in pipeplan\x26#39;s native JSON, as the profiler script writes it (Export and share). The planner fits the device\x26#39;s efficiencies and the framework\x26#39;s host costs to it; nothing leaves this page."))
-										vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n          "}
-										vgparent.AppendChild(vgn)
 									}
-									vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
-									vgparent.AppendChild(vgn)
 								}
-								vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
-								vgparent.AppendChild(vgn)
 								if c.A.Calibrating() {
-									vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "p", Attr: []vugu.VGAttribute{{Namespace: "", Key: "id", Val: "calibrate-busy"}, vugu.VGAttribute{Namespace: "", Key: "role", Val: "status"}}}
-									vgparent.AppendChild(vgn)
+									vgn = vgElement(vgparent, "", "p", "id", "calibrate-busy", "role", "status")
 									{
 										vgparent := vgn
 										_ = vgparent
-										vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "Fitting…"}
-										vgparent.AppendChild(vgn)
+										vgn = vgText(vgparent, "Fitting…")
 									}
 								}
-								vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
-								vgparent.AppendChild(vgn)
 								if c.A.CalibrationError() != "" {
-									vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "p", Attr: []vugu.VGAttribute{{Namespace: "", Key: "id", Val: "calibrate-error"}, vugu.VGAttribute{Namespace: "", Key: "class", Val: "errors"}, vugu.VGAttribute{Namespace: "", Key: "role", Val: "alert"}}}
-									vgparent.AppendChild(vgn)
+									vgn = vgElement(vgparent, "", "p", "id", "calibrate-error", "class", "errors", "role", "alert")
 									vgn.SetInnerHTML(c.A.CalibrationError())
 								}
-								vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
-								vgparent.AppendChild(vgn)
 								if c.A.Calibration() != nil {
-									vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "div", Attr: []vugu.VGAttribute{{Namespace: "", Key: "id", Val: "calibration"}}}
-									vgparent.AppendChild(vgn)
+									vgn = vgElement(vgparent, "", "div", "id", "calibration")
 									{
 										vgparent := vgn
 										_ = vgparent
-										vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n          "}
-										vgparent.AppendChild(vgn)
-										vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "p", Attr: []vugu.VGAttribute{{Namespace: "", Key: "id", Val: "calibrate-summary"}}}
-										vgparent.AppendChild(vgn)
+										vgn = vgElement(vgparent, "", "p", "id", "calibrate-summary")
 										vgn.SetInnerHTML(c.A.CalibrationSummary())
-										vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n          "}
-										vgparent.AppendChild(vgn)
-										vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "table", Attr: []vugu.VGAttribute{{Namespace: "", Key: "id", Val: "calibrate-figures"}}}
-										vgparent.AppendChild(vgn)
+										vgn = vgElement(vgparent, "", "table", "id", "calibrate-figures")
 										{
 											vgparent := vgn
 											_ = vgparent
-											vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n            "}
-											vgparent.AppendChild(vgn)
-											vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "caption", Attr: []vugu.VGAttribute(nil)}
-											vgparent.AppendChild(vgn)
+											vgn = vgElement(vgparent, "", "caption")
 											vgn.SetInnerHTML(vugu.HTML("The device\x26#39;s and framework\x26#39;s figures: the preset\x26#39;s and the fit\x26#39;s"))
-											vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n            "}
-											vgparent.AppendChild(vgn)
-											vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "thead", Attr: []vugu.VGAttribute(nil)}
-											vgparent.AppendChild(vgn)
+											vgn = vgElement(vgparent, "", "thead")
 											{
 												vgparent := vgn
 												_ = vgparent
-												vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "tr", Attr: []vugu.VGAttribute(nil)}
-												vgparent.AppendChild(vgn)
+												vgn = vgElement(vgparent, "", "tr")
 												{
 													vgparent := vgn
 													_ = vgparent
@@ -675,58 +381,42 @@ func (c *Root) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 														_ = vgiterkey
 														h := h
 														_ = h
-														vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "th", Attr: []vugu.VGAttribute{{Namespace: "", Key: "scope", Val: "col"}}}
-														vgparent.AppendChild(vgn)
+														vgn = vgElement(vgparent, "", "th", "scope", "col")
 														vgn.AddAttrInterface("class", h.Class)
 														vgn.SetInnerHTML(h.Label)
 													}
 												}
 											}
-											vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n            "}
-											vgparent.AppendChild(vgn)
-											vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "tbody", Attr: []vugu.VGAttribute(nil)}
-											vgparent.AppendChild(vgn)
+											vgn = vgElement(vgparent, "", "tbody")
 											{
 												vgparent := vgn
 												_ = vgparent
-												vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n              "}
-												vgparent.AppendChild(vgn)
 												for vgiterkeyt, f := range c.A.CalibrationFigures() {
 													var vgiterkey interface{} = vgiterkeyt
 													_ = vgiterkey
 													f := f
 													_ = f
-													vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "tr", Attr: []vugu.VGAttribute(nil)}
-													vgparent.AppendChild(vgn)
+													vgn = vgElement(vgparent, "", "tr")
 													vgn.AddAttrInterface("data-field", f.Field)
 													{
 														vgparent := vgn
 														_ = vgparent
-														vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "th", Attr: []vugu.VGAttribute{{Namespace: "", Key: "scope", Val: "row"}}}
-														vgparent.AppendChild(vgn)
+														vgn = vgElement(vgparent, "", "th", "scope", "row")
 														vgn.SetInnerHTML(f.Name)
 														for vgiterkeyt, v := range []string{f.Preset, f.Fitted} {
 															var vgiterkey interface{} = vgiterkeyt
 															_ = vgiterkey
 															v := v
 															_ = v
-															vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "td", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "num"}}}
-															vgparent.AppendChild(vgn)
+															vgn = vgElement(vgparent, "", "td", "class", "num")
 															vgn.SetInnerHTML(v)
 														}
 													}
 												}
-												vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n            "}
-												vgparent.AppendChild(vgn)
 											}
-											vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n          "}
-											vgparent.AppendChild(vgn)
 										}
-										vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n          "}
-										vgparent.AppendChild(vgn)
 										if len(c.A.CalibrationNotes()) > 0 {
-											vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "ul", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "hint"}}}
-											vgparent.AppendChild(vgn)
+											vgn = vgElement(vgparent, "", "ul", "class", "hint")
 											{
 												vgparent := vgn
 												_ = vgparent
@@ -735,78 +425,48 @@ func (c *Root) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 													_ = vgiterkey
 													n := n
 													_ = n
-													vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "li", Attr: []vugu.VGAttribute(nil)}
-													vgparent.AppendChild(vgn)
+													vgn = vgElement(vgparent, "", "li")
 													vgn.SetInnerHTML(n)
 												}
 											}
 										}
-										vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n          "}
-										vgparent.AppendChild(vgn)
-										vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "p", Attr: []vugu.VGAttribute(nil)}
-										vgparent.AppendChild(vgn)
+										vgn = vgElement(vgparent, "", "p")
 										{
 											vgparent := vgn
 											_ = vgparent
-											vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n            "}
-											vgparent.AppendChild(vgn)
-											vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "button", Attr: []vugu.VGAttribute{{Namespace: "", Key: "type", Val: "button"}, vugu.VGAttribute{Namespace: "", Key: "id", Val: "calibrate-use"}}}
-											vgparent.AppendChild(vgn)
+											vgn = vgElement(vgparent, "", "button", "type", "button", "id", "calibrate-use")
 											vgn.AddAttrInterface("disabled", c.A.CalibrationInUse())
-											vgn.DOMEventHandlerSpecList = append(vgn.DOMEventHandlerSpecList, vugu.DOMEventHandlerSpec{
-												EventType: "click",
-												Func:      func(event vugu.DOMEvent) { c.A.UseCalibration() },
-												// TODO: implement capture, etc. mostly need to decide syntax
-											})
+											vgOn(vgn, "click", func(event vugu.DOMEvent) { c.A.UseCalibration() })
 											{
 												vgparent := vgn
 												_ = vgparent
-												vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "Use the fitted figures"}
-												vgparent.AppendChild(vgn)
+												vgn = vgText(vgparent, "Use the fitted figures")
 											}
-											vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n            "}
-											vgparent.AppendChild(vgn)
+											vgn = vgText(vgparent, "\n            ")
 											if c.A.CalibrationInUse() {
-												vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "span", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "hint"}, vugu.VGAttribute{Namespace: "", Key: "id", Val: "calibrate-inuse"}}}
-												vgparent.AppendChild(vgn)
+												vgn = vgElement(vgparent, "", "span", "class", "hint", "id", "calibrate-inuse")
 												{
 													vgparent := vgn
 													_ = vgparent
-													vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "The plan uses them."}
-													vgparent.AppendChild(vgn)
+													vgn = vgText(vgparent, "The plan uses them.")
 												}
 											}
-											vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n          "}
-											vgparent.AppendChild(vgn)
 										}
-										vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n          "}
-										vgparent.AppendChild(vgn)
-										vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "details", Attr: []vugu.VGAttribute{{Namespace: "", Key: "id", Val: "calibrate-residuals"}}}
-										vgparent.AppendChild(vgn)
+										vgn = vgElement(vgparent, "", "details", "id", "calibrate-residuals")
 										{
 											vgparent := vgn
 											_ = vgparent
-											vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n            "}
-											vgparent.AppendChild(vgn)
-											vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "summary", Attr: []vugu.VGAttribute(nil)}
-											vgparent.AppendChild(vgn)
+											vgn = vgElement(vgparent, "", "summary")
 											vgn.SetInnerHTML(vugu.HTML("Per-layer residuals"))
-											vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n            "}
-											vgparent.AppendChild(vgn)
-											vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "table", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "compact"}}}
-											vgparent.AppendChild(vgn)
+											vgn = vgElement(vgparent, "", "table", "class", "compact")
 											{
 												vgparent := vgn
 												_ = vgparent
-												vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n              "}
-												vgparent.AppendChild(vgn)
-												vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "thead", Attr: []vugu.VGAttribute(nil)}
-												vgparent.AppendChild(vgn)
+												vgn = vgElement(vgparent, "", "thead")
 												{
 													vgparent := vgn
 													_ = vgparent
-													vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "tr", Attr: []vugu.VGAttribute(nil)}
-													vgparent.AppendChild(vgn)
+													vgn = vgElement(vgparent, "", "tr")
 													{
 														vgparent := vgn
 														_ = vgparent
@@ -815,29 +475,22 @@ func (c *Root) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 															_ = vgiterkey
 															h := h
 															_ = h
-															vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "th", Attr: []vugu.VGAttribute{{Namespace: "", Key: "scope", Val: "col"}}}
-															vgparent.AppendChild(vgn)
+															vgn = vgElement(vgparent, "", "th", "scope", "col")
 															vgn.AddAttrInterface("class", h.Class)
 															vgn.SetInnerHTML(h.Label)
 														}
 													}
 												}
-												vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n              "}
-												vgparent.AppendChild(vgn)
-												vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "tbody", Attr: []vugu.VGAttribute(nil)}
-												vgparent.AppendChild(vgn)
+												vgn = vgElement(vgparent, "", "tbody")
 												{
 													vgparent := vgn
 													_ = vgparent
-													vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n                "}
-													vgparent.AppendChild(vgn)
 													for vgiterkeyt, r := range c.A.CalibrationResiduals() {
 														var vgiterkey interface{} = vgiterkeyt
 														_ = vgiterkey
 														r := r
 														_ = r
-														vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "tr", Attr: []vugu.VGAttribute(nil)}
-														vgparent.AppendChild(vgn)
+														vgn = vgElement(vgparent, "", "tr")
 														{
 															vgparent := vgn
 															_ = vgparent
@@ -848,789 +501,403 @@ func (c *Root) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 																_ = i
 																v := v
 																_ = v
-																vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "td", Attr: []vugu.VGAttribute(nil)}
-																vgparent.AppendChild(vgn)
+																vgn = vgElement(vgparent, "", "td")
 																vgn.AddAttrInterface("class", residualHeads[i].Class)
 																vgn.SetInnerHTML(v)
 															}
 														}
 													}
-													vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n              "}
-													vgparent.AppendChild(vgn)
 												}
-												vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n            "}
-												vgparent.AppendChild(vgn)
 											}
-											vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n          "}
-											vgparent.AppendChild(vgn)
 										}
-										vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
-										vgparent.AppendChild(vgn)
 									}
 								}
-								vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n      "}
-								vgparent.AppendChild(vgn)
 							}
 						}
-						vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n      "}
-						vgparent.AppendChild(vgn)
-						vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "fieldset", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "grid"}}}
-						vgparent.AppendChild(vgn)
+						vgn = vgElement(vgparent, "", "fieldset", "class", "grid")
 						{
 							vgparent := vgn
 							_ = vgparent
-							vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
-							vgparent.AppendChild(vgn)
-							vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "legend", Attr: []vugu.VGAttribute(nil)}
-							vgparent.AppendChild(vgn)
+							vgn = vgElement(vgparent, "", "legend")
 							vgn.SetInnerHTML(vugu.HTML("Training"))
-							vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
-							vgparent.AppendChild(vgn)
-							vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "label", Attr: []vugu.VGAttribute{{Namespace: "", Key: "for", Val: "knob-batch"}}}
-							vgparent.AppendChild(vgn)
+							vgn = vgElement(vgparent, "", "label", "for", "knob-batch")
 							vgn.SetInnerHTML(vugu.HTML("Microbatch size (samples)"))
-							vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
-							vgparent.AppendChild(vgn)
-							vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "input", Attr: []vugu.VGAttribute{{Namespace: "", Key: "id", Val: "knob-batch"}, vugu.VGAttribute{Namespace: "", Key: "type", Val: "number"}, vugu.VGAttribute{Namespace: "", Key: "min", Val: "1"}, vugu.VGAttribute{Namespace: "", Key: "step", Val: "1"}, vugu.VGAttribute{Namespace: "", Key: "inputmode", Val: "numeric"}, vugu.VGAttribute{Namespace: "", Key: "placeholder", Val: "default"}}}
-							vgparent.AppendChild(vgn)
-							{
-								b, err := vjson.Marshal(c.A.Val("batch", c.A.Knob("batch")))
-								if err != nil {
-									panic(err)
-								}
-								vgn.Prop = append(vgn.Prop, vugu.VGProperty{Key: "value", JSONVal: vjson.RawMessage(b)})
-							}
-							vgn.DOMEventHandlerSpecList = append(vgn.DOMEventHandlerSpecList, vugu.DOMEventHandlerSpec{
-								EventType: "input",
-								Func:      func(event vugu.DOMEvent) { c.A.SetKnob("batch", event.PropString("target", "value")) },
-								// TODO: implement capture, etc. mostly need to decide syntax
-							})
-							vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
-							vgparent.AppendChild(vgn)
-							vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "label", Attr: []vugu.VGAttribute{{Namespace: "", Key: "for", Val: "knob-mode"}}}
-							vgparent.AppendChild(vgn)
+							vgn = vgText(vgparent, "\n        ")
+							vgn = vgElement(vgparent, "", "input", "id", "knob-batch", "type", "number", "min", "1", "step", "1", "inputmode", "numeric", "placeholder", "default")
+							vgProp(vgn, "value", c.A.Val("batch", c.A.Knob("batch")))
+							vgOn(vgn, "input", func(event vugu.DOMEvent) { c.A.SetKnob("batch", event.PropString("target", "value")) })
+							vgn = vgText(vgparent, "\n        ")
+							vgn = vgElement(vgparent, "", "label", "for", "knob-mode")
 							vgn.SetInnerHTML(vugu.HTML("Mode"))
-							vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
-							vgparent.AppendChild(vgn)
-							vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "select", Attr: []vugu.VGAttribute{{Namespace: "", Key: "id", Val: "knob-mode"}}}
-							vgparent.AppendChild(vgn)
-							vgn.DOMEventHandlerSpecList = append(vgn.DOMEventHandlerSpecList, vugu.DOMEventHandlerSpec{
-								EventType: "change",
-								Func:      func(event vugu.DOMEvent) { c.A.SetKnob("mode", event.PropString("target", "value")) },
-								// TODO: implement capture, etc. mostly need to decide syntax
-							})
+							vgn = vgText(vgparent, "\n        ")
+							vgn = vgElement(vgparent, "", "select", "id", "knob-mode")
+							vgOn(vgn, "change", func(event vugu.DOMEvent) { c.A.SetKnob("mode", event.PropString("target", "value")) })
 							{
 								vgparent := vgn
 								_ = vgparent
-								vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n          "}
-								vgparent.AppendChild(vgn)
 								for vgiterkeyt, v := range KnobChoices("mode") {
 									var vgiterkey interface{} = vgiterkeyt
 									_ = vgiterkey
 									v := v
 									_ = v
-									vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "option", Attr: []vugu.VGAttribute(nil)}
-									vgparent.AppendChild(vgn)
+									vgn = vgElement(vgparent, "", "option")
 									vgn.AddAttrInterface("value", v)
-									{
-										b, err := vjson.Marshal(v == c.A.Knob("mode"))
-										if err != nil {
-											panic(err)
-										}
-										vgn.Prop = append(vgn.Prop, vugu.VGProperty{Key: "selected", JSONVal: vjson.RawMessage(b)})
-									}
+									vgProp(vgn, "selected", v == c.A.Knob("mode"))
 									vgn.SetInnerHTML(ChoiceLabel(v))
 								}
-								vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
-								vgparent.AppendChild(vgn)
 							}
-							vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
-							vgparent.AppendChild(vgn)
-							vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "label", Attr: []vugu.VGAttribute{{Namespace: "", Key: "for", Val: "knob-recompute"}}}
-							vgparent.AppendChild(vgn)
+							vgn = vgText(vgparent, "\n        ")
+							vgn = vgElement(vgparent, "", "label", "for", "knob-recompute")
 							vgn.SetInnerHTML(vugu.HTML("Recomputation"))
-							vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
-							vgparent.AppendChild(vgn)
-							vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "select", Attr: []vugu.VGAttribute{{Namespace: "", Key: "id", Val: "knob-recompute"}}}
-							vgparent.AppendChild(vgn)
-							vgn.DOMEventHandlerSpecList = append(vgn.DOMEventHandlerSpecList, vugu.DOMEventHandlerSpec{
-								EventType: "change",
-								Func:      func(event vugu.DOMEvent) { c.A.SetKnob("recompute", event.PropString("target", "value")) },
-								// TODO: implement capture, etc. mostly need to decide syntax
-							})
+							vgn = vgText(vgparent, "\n        ")
+							vgn = vgElement(vgparent, "", "select", "id", "knob-recompute")
+							vgOn(vgn, "change", func(event vugu.DOMEvent) { c.A.SetKnob("recompute", event.PropString("target", "value")) })
 							{
 								vgparent := vgn
 								_ = vgparent
-								vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n          "}
-								vgparent.AppendChild(vgn)
 								for vgiterkeyt, v := range KnobChoices("recompute") {
 									var vgiterkey interface{} = vgiterkeyt
 									_ = vgiterkey
 									v := v
 									_ = v
-									vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "option", Attr: []vugu.VGAttribute(nil)}
-									vgparent.AppendChild(vgn)
+									vgn = vgElement(vgparent, "", "option")
 									vgn.AddAttrInterface("value", v)
-									{
-										b, err := vjson.Marshal(v == c.A.Knob("recompute"))
-										if err != nil {
-											panic(err)
-										}
-										vgn.Prop = append(vgn.Prop, vugu.VGProperty{Key: "selected", JSONVal: vjson.RawMessage(b)})
-									}
+									vgProp(vgn, "selected", v == c.A.Knob("recompute"))
 									vgn.SetInnerHTML(ChoiceLabel(v))
 								}
-								vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
-								vgparent.AppendChild(vgn)
 							}
-							vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n      "}
-							vgparent.AppendChild(vgn)
 						}
-						vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n      "}
-						vgparent.AppendChild(vgn)
-						vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "h2", Attr: []vugu.VGAttribute{{Namespace: "", Key: "id", Val: "layers-title"}}}
-						vgparent.AppendChild(vgn)
+						vgn = vgElement(vgparent, "", "h2", "id", "layers-title")
 						vgn.SetInnerHTML(vugu.HTML("Layers"))
-						vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n      "}
-						vgparent.AppendChild(vgn)
 						if c.A.LayerCount() > 0 {
-							vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "div", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "pager"}, vugu.VGAttribute{Namespace: "", Key: "role", Val: "group"}, vugu.VGAttribute{Namespace: "", Key: "aria-labelledby", Val: "layers-title"}}}
-							vgparent.AppendChild(vgn)
+							vgn = vgElement(vgparent, "", "div", "class", "pager", "role", "group", "aria-labelledby", "layers-title")
 							{
 								vgparent := vgn
 								_ = vgparent
-								vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
-								vgparent.AppendChild(vgn)
-								vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "button", Attr: []vugu.VGAttribute{{Namespace: "", Key: "type", Val: "button"}}}
-								vgparent.AppendChild(vgn)
+								vgn = vgElement(vgparent, "", "button", "type", "button")
 								vgn.AddAttrInterface("disabled", c.A.LayerStart == 0)
-								vgn.DOMEventHandlerSpecList = append(vgn.DOMEventHandlerSpecList, vugu.DOMEventHandlerSpec{
-									EventType: "click",
-									Func:      func(event vugu.DOMEvent) { c.A.PageLayers(-LayerPageSize, -1) },
-									// TODO: implement capture, etc. mostly need to decide syntax
-								})
+								vgOn(vgn, "click", func(event vugu.DOMEvent) { c.A.PageLayers(-LayerPageSize, -1) })
 								{
 									vgparent := vgn
 									_ = vgparent
-									vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "Previous"}
-									vgparent.AppendChild(vgn)
+									vgn = vgText(vgparent, "Previous")
 								}
-								vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
-								vgparent.AppendChild(vgn)
-								vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "span", Attr: []vugu.VGAttribute{{Namespace: "", Key: "id", Val: "layer-range"}}}
-								vgparent.AppendChild(vgn)
+								vgn = vgText(vgparent, "\n        ")
+								vgn = vgElement(vgparent, "", "span", "id", "layer-range")
 								vgn.SetInnerHTML(c.layerRange())
-								vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
-								vgparent.AppendChild(vgn)
-								vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "button", Attr: []vugu.VGAttribute{{Namespace: "", Key: "type", Val: "button"}}}
-								vgparent.AppendChild(vgn)
+								vgn = vgText(vgparent, "\n        ")
+								vgn = vgElement(vgparent, "", "button", "type", "button")
 								vgn.AddAttrInterface("disabled", c.A.LayerStart+LayerPageSize >= c.A.LayerCount())
-								vgn.DOMEventHandlerSpecList = append(vgn.DOMEventHandlerSpecList, vugu.DOMEventHandlerSpec{
-									EventType: "click",
-									Func:      func(event vugu.DOMEvent) { c.A.PageLayers(LayerPageSize, -1) },
-									// TODO: implement capture, etc. mostly need to decide syntax
-								})
+								vgOn(vgn, "click", func(event vugu.DOMEvent) { c.A.PageLayers(LayerPageSize, -1) })
 								{
 									vgparent := vgn
 									_ = vgparent
-									vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "Next"}
-									vgparent.AppendChild(vgn)
+									vgn = vgText(vgparent, "Next")
 								}
-								vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
-								vgparent.AppendChild(vgn)
-								vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "label", Attr: []vugu.VGAttribute{{Namespace: "", Key: "for", Val: "layer-goto"}}}
-								vgparent.AppendChild(vgn)
+								vgn = vgText(vgparent, "\n        ")
+								vgn = vgElement(vgparent, "", "label", "for", "layer-goto")
 								vgn.SetInnerHTML(vugu.HTML("Go to layer"))
-								vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
-								vgparent.AppendChild(vgn)
-								vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "input", Attr: []vugu.VGAttribute{{Namespace: "", Key: "id", Val: "layer-goto"}, vugu.VGAttribute{Namespace: "", Key: "type", Val: "number"}, vugu.VGAttribute{Namespace: "", Key: "min", Val: "0"}}}
-								vgparent.AppendChild(vgn)
+								vgn = vgText(vgparent, "\n        ")
+								vgn = vgElement(vgparent, "", "input", "id", "layer-goto", "type", "number", "min", "0")
 								vgn.AddAttrInterface("max", c.A.LayerCount()-1)
-								{
-									b, err := vjson.Marshal(c.A.LayerStart)
-									if err != nil {
-										panic(err)
-									}
-									vgn.Prop = append(vgn.Prop, vugu.VGProperty{Key: "value", JSONVal: vjson.RawMessage(b)})
-								}
-								vgn.DOMEventHandlerSpecList = append(vgn.DOMEventHandlerSpecList, vugu.DOMEventHandlerSpec{
-									EventType: "change",
-									Func:      func(event vugu.DOMEvent) { c.gotoLayer(event) },
-									// TODO: implement capture, etc. mostly need to decide syntax
-								})
-								vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n      "}
-								vgparent.AppendChild(vgn)
+								vgProp(vgn, "value", c.A.LayerStart)
+								vgOn(vgn, "change", func(event vugu.DOMEvent) { c.gotoLayer(event) })
 							}
 						}
-						vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n      "}
-						vgparent.AppendChild(vgn)
 						if c.A.LayerCount() > 0 && !c.A.HasLayerCosts() {
-							vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "p", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "hint"}}}
-							vgparent.AppendChild(vgn)
+							vgn = vgElement(vgparent, "", "p", "class", "hint")
 							{
 								vgparent := vgn
 								_ = vgparent
-								vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "This request does not keep the layers' costs. "}
-								vgparent.AppendChild(vgn)
-								vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "button", Attr: []vugu.VGAttribute{{Namespace: "", Key: "type", Val: "button"}, vugu.VGAttribute{Namespace: "", Key: "id", Val: "layer-costs"}}}
-								vgparent.AppendChild(vgn)
-								vgn.DOMEventHandlerSpecList = append(vgn.DOMEventHandlerSpecList, vugu.DOMEventHandlerSpec{
-									EventType: "click",
-									Func:      func(event vugu.DOMEvent) { c.A.ShowLayerCosts() },
-									// TODO: implement capture, etc. mostly need to decide syntax
-								})
+								vgn = vgText(vgparent, "This request does not keep the layers' costs. ")
+								vgn = vgElement(vgparent, "", "button", "type", "button", "id", "layer-costs")
+								vgOn(vgn, "click", func(event vugu.DOMEvent) { c.A.ShowLayerCosts() })
 								{
 									vgparent := vgn
 									_ = vgparent
-									vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "Show each layer's costs"}
-									vgparent.AppendChild(vgn)
+									vgn = vgText(vgparent, "Show each layer's costs")
 								}
 							}
 						}
-						vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n      "}
-						vgparent.AppendChild(vgn)
-						vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "table", Attr: []vugu.VGAttribute{{Namespace: "", Key: "id", Val: "layers"}, vugu.VGAttribute{Namespace: "", Key: "aria-labelledby", Val: "layers-title"}}}
-						vgparent.AppendChild(vgn)
+						vgn = vgElement(vgparent, "", "table", "id", "layers", "aria-labelledby", "layers-title")
 						{
 							vgparent := vgn
 							_ = vgparent
-							vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
-							vgparent.AppendChild(vgn)
-							vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "thead", Attr: []vugu.VGAttribute(nil)}
-							vgparent.AppendChild(vgn)
+							vgn = vgElement(vgparent, "", "thead")
 							{
 								vgparent := vgn
 								_ = vgparent
-								vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "tr", Attr: []vugu.VGAttribute(nil)}
-								vgparent.AppendChild(vgn)
+								vgn = vgElement(vgparent, "", "tr")
 								{
 									vgparent := vgn
 									_ = vgparent
-									vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "th", Attr: []vugu.VGAttribute{{Namespace: "", Key: "scope", Val: "col"}, vugu.VGAttribute{Namespace: "", Key: "class", Val: "num"}}}
-									vgparent.AppendChild(vgn)
+									vgn = vgElement(vgparent, "", "th", "scope", "col", "class", "num")
 									vgn.SetInnerHTML(vugu.HTML("#"))
-									vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "th", Attr: []vugu.VGAttribute{{Namespace: "", Key: "scope", Val: "col"}}}
-									vgparent.AppendChild(vgn)
+									vgn = vgElement(vgparent, "", "th", "scope", "col")
 									vgn.SetInnerHTML(vugu.HTML("Name"))
-									vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "th", Attr: []vugu.VGAttribute{{Namespace: "", Key: "scope", Val: "col"}, vugu.VGAttribute{Namespace: "", Key: "class", Val: "num"}}}
-									vgparent.AppendChild(vgn)
+									vgn = vgElement(vgparent, "", "th", "scope", "col", "class", "num")
 									vgn.SetInnerHTML(vugu.HTML("Stage"))
-									vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n          "}
-									vgparent.AppendChild(vgn)
 									if c.A.HasLayerCosts() {
-										vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "th", Attr: []vugu.VGAttribute{{Namespace: "", Key: "scope", Val: "col"}, vugu.VGAttribute{Namespace: "", Key: "class", Val: "num"}}}
-										vgparent.AppendChild(vgn)
+										vgn = vgElement(vgparent, "", "th", "scope", "col", "class", "num")
 										{
 											vgparent := vgn
 											_ = vgparent
-											vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "Forward"}
-											vgparent.AppendChild(vgn)
+											vgn = vgText(vgparent, "Forward")
 										}
 									}
 									if c.A.HasLayerCosts() {
-										vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "th", Attr: []vugu.VGAttribute{{Namespace: "", Key: "scope", Val: "col"}, vugu.VGAttribute{Namespace: "", Key: "class", Val: "num"}}}
-										vgparent.AppendChild(vgn)
+										vgn = vgElement(vgparent, "", "th", "scope", "col", "class", "num")
 										{
 											vgparent := vgn
 											_ = vgparent
-											vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "Backward"}
-											vgparent.AppendChild(vgn)
+											vgn = vgText(vgparent, "Backward")
 										}
 									}
 									if c.A.HasLayerCosts() {
-										vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "th", Attr: []vugu.VGAttribute{{Namespace: "", Key: "scope", Val: "col"}, vugu.VGAttribute{Namespace: "", Key: "class", Val: "num"}}}
-										vgparent.AppendChild(vgn)
+										vgn = vgElement(vgparent, "", "th", "scope", "col", "class", "num")
 										{
 											vgparent := vgn
 											_ = vgparent
-											vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "Parameters"}
-											vgparent.AppendChild(vgn)
+											vgn = vgText(vgparent, "Parameters")
 										}
 									}
 									if c.A.HasLayerCosts() {
-										vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "th", Attr: []vugu.VGAttribute{{Namespace: "", Key: "scope", Val: "col"}, vugu.VGAttribute{Namespace: "", Key: "class", Val: "num"}}}
-										vgparent.AppendChild(vgn)
+										vgn = vgElement(vgparent, "", "th", "scope", "col", "class", "num")
 										{
 											vgparent := vgn
 											_ = vgparent
-											vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "Activations"}
-											vgparent.AppendChild(vgn)
+											vgn = vgText(vgparent, "Activations")
 										}
 									}
 									if c.A.HasLayerCosts() {
-										vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "th", Attr: []vugu.VGAttribute{{Namespace: "", Key: "scope", Val: "col"}, vugu.VGAttribute{Namespace: "", Key: "class", Val: "num"}}}
-										vgparent.AppendChild(vgn)
+										vgn = vgElement(vgparent, "", "th", "scope", "col", "class", "num")
 										{
 											vgparent := vgn
 											_ = vgparent
-											vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "Output"}
-											vgparent.AppendChild(vgn)
+											vgn = vgText(vgparent, "Output")
 										}
 									}
 								}
 							}
-							vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
-							vgparent.AppendChild(vgn)
-							vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "tbody", Attr: []vugu.VGAttribute(nil)}
-							vgparent.AppendChild(vgn)
+							vgn = vgElement(vgparent, "", "tbody")
 							{
 								vgparent := vgn
 								_ = vgparent
-								vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n          "}
-								vgparent.AppendChild(vgn)
 								for vgiterkeyt, l := range c.A.Layers() {
 									var vgiterkey interface{} = vgiterkeyt
 									_ = vgiterkey
 									l := l
 									_ = l
-									vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "tr", Attr: []vugu.VGAttribute(nil)}
-									vgparent.AppendChild(vgn)
+									vgn = vgElement(vgparent, "", "tr")
 									{
 										vgparent := vgn
 										_ = vgparent
-										vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "td", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "num"}}}
-										vgparent.AppendChild(vgn)
+										vgn = vgElement(vgparent, "", "td", "class", "num")
 										vgn.SetInnerHTML(l.Index)
-										vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "td", Attr: []vugu.VGAttribute(nil)}
-										vgparent.AppendChild(vgn)
+										vgn = vgElement(vgparent, "", "td")
 										vgn.SetInnerHTML(l.Name)
-										vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "td", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "num"}}}
-										vgparent.AppendChild(vgn)
+										vgn = vgElement(vgparent, "", "td", "class", "num")
 										vgn.SetInnerHTML(l.Stage)
-										vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n            "}
-										vgparent.AppendChild(vgn)
 										if c.A.HasLayerCosts() {
-											vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "td", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "num"}}}
-											vgparent.AppendChild(vgn)
+											vgn = vgElement(vgparent, "", "td", "class", "num")
 											vgn.SetInnerHTML(l.Forward)
 										}
 										if c.A.HasLayerCosts() {
-											vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "td", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "num"}}}
-											vgparent.AppendChild(vgn)
+											vgn = vgElement(vgparent, "", "td", "class", "num")
 											vgn.SetInnerHTML(l.Backward)
 										}
 										if c.A.HasLayerCosts() {
-											vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "td", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "num"}}}
-											vgparent.AppendChild(vgn)
+											vgn = vgElement(vgparent, "", "td", "class", "num")
 											vgn.SetInnerHTML(l.Params)
 										}
 										if c.A.HasLayerCosts() {
-											vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "td", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "num"}}}
-											vgparent.AppendChild(vgn)
+											vgn = vgElement(vgparent, "", "td", "class", "num")
 											vgn.SetInnerHTML(l.Activations)
 										}
 										if c.A.HasLayerCosts() {
-											vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "td", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "num"}}}
-											vgparent.AppendChild(vgn)
+											vgn = vgElement(vgparent, "", "td", "class", "num")
 											vgn.SetInnerHTML(l.Output)
 										}
 									}
 								}
-								vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
-								vgparent.AppendChild(vgn)
 							}
-							vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n      "}
-							vgparent.AppendChild(vgn)
 						}
-						vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n    "}
-						vgparent.AppendChild(vgn)
 					}
 				}
-				vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n\n    "}
-				vgparent.AppendChild(vgn)
 				if c.A.Tab == "cluster" {
-					vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "section", Attr: []vugu.VGAttribute{{Namespace: "", Key: "id", Val: "panel-cluster"}, vugu.VGAttribute{Namespace: "", Key: "role", Val: "tabpanel"}, vugu.VGAttribute{Namespace: "", Key: "aria-labelledby", Val: "tab-cluster"}, vugu.VGAttribute{Namespace: "", Key: "class", Val: "panel"}}}
-					vgparent.AppendChild(vgn)
+					vgn = vgElement(vgparent, "", "section", "id", "panel-cluster", "role", "tabpanel", "aria-labelledby", "tab-cluster", "class", "panel")
 					{
 						vgparent := vgn
 						_ = vgparent
-						vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n      "}
-						vgparent.AppendChild(vgn)
 						if c.form().FromFile {
-							vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "div", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "hint"}}}
-							vgparent.AppendChild(vgn)
+							vgn = vgElement(vgparent, "", "div", "class", "hint")
 							{
 								vgparent := vgn
 								_ = vgparent
-								vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "p", Attr: []vugu.VGAttribute(nil)}
-								vgparent.AppendChild(vgn)
+								vgn = vgElement(vgparent, "", "p")
 								{
 									vgparent := vgn
 									_ = vgparent
-									vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "The cluster comes from a file. Pick a device preset to replace it."}
-									vgparent.AppendChild(vgn)
+									vgn = vgText(vgparent, "The cluster comes from a file. Pick a device preset to replace it.")
 								}
 							}
 						}
-						vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n      "}
-						vgparent.AppendChild(vgn)
-						vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "div", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "grid"}}}
-						vgparent.AppendChild(vgn)
+						vgn = vgElement(vgparent, "", "div", "class", "grid")
 						{
 							vgparent := vgn
 							_ = vgparent
-							vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
-							vgparent.AppendChild(vgn)
-							vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "label", Attr: []vugu.VGAttribute{{Namespace: "", Key: "for", Val: "cluster-device"}}}
-							vgparent.AppendChild(vgn)
+							vgn = vgElement(vgparent, "", "label", "for", "cluster-device")
 							vgn.SetInnerHTML(vugu.HTML("Device"))
-							vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
-							vgparent.AppendChild(vgn)
-							vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "select", Attr: []vugu.VGAttribute{{Namespace: "", Key: "id", Val: "cluster-device"}}}
-							vgparent.AppendChild(vgn)
-							vgn.DOMEventHandlerSpecList = append(vgn.DOMEventHandlerSpecList, vugu.DOMEventHandlerSpec{
-								EventType: "change",
-								Func:      func(event vugu.DOMEvent) { c.A.SetCluster("device", event.PropString("target", "value")) },
-								// TODO: implement capture, etc. mostly need to decide syntax
-							})
+							vgn = vgText(vgparent, "\n        ")
+							vgn = vgElement(vgparent, "", "select", "id", "cluster-device")
+							vgOn(vgn, "change", func(event vugu.DOMEvent) { c.A.SetCluster("device", event.PropString("target", "value")) })
 							{
 								vgparent := vgn
 								_ = vgparent
-								vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n          "}
-								vgparent.AppendChild(vgn)
 								for vgiterkeyt, d := range DeviceNames() {
 									var vgiterkey interface{} = vgiterkeyt
 									_ = vgiterkey
 									d := d
 									_ = d
-									vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "option", Attr: []vugu.VGAttribute(nil)}
-									vgparent.AppendChild(vgn)
+									vgn = vgElement(vgparent, "", "option")
 									vgn.AddAttrInterface("value", d)
-									{
-										b, err := vjson.Marshal(d == c.form().Device)
-										if err != nil {
-											panic(err)
-										}
-										vgn.Prop = append(vgn.Prop, vugu.VGProperty{Key: "selected", JSONVal: vjson.RawMessage(b)})
-									}
+									vgProp(vgn, "selected", d == c.form().Device)
 									vgn.SetInnerHTML(d)
 								}
-								vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
-								vgparent.AppendChild(vgn)
 							}
-							vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
-							vgparent.AppendChild(vgn)
-							vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "label", Attr: []vugu.VGAttribute{{Namespace: "", Key: "for", Val: "cluster-nodes"}}}
-							vgparent.AppendChild(vgn)
+							vgn = vgText(vgparent, "\n        ")
+							vgn = vgElement(vgparent, "", "label", "for", "cluster-nodes")
 							vgn.SetInnerHTML(vugu.HTML("Nodes"))
-							vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
-							vgparent.AppendChild(vgn)
-							vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "input", Attr: []vugu.VGAttribute{{Namespace: "", Key: "id", Val: "cluster-nodes"}, vugu.VGAttribute{Namespace: "", Key: "type", Val: "number"}, vugu.VGAttribute{Namespace: "", Key: "min", Val: "1"}, vugu.VGAttribute{Namespace: "", Key: "step", Val: "1"}, vugu.VGAttribute{Namespace: "", Key: "inputmode", Val: "numeric"}}}
-							vgparent.AppendChild(vgn)
-							{
-								b, err := vjson.Marshal(c.A.Val("nodes", c.form().Nodes))
-								if err != nil {
-									panic(err)
-								}
-								vgn.Prop = append(vgn.Prop, vugu.VGProperty{Key: "value", JSONVal: vjson.RawMessage(b)})
-							}
-							vgn.DOMEventHandlerSpecList = append(vgn.DOMEventHandlerSpecList, vugu.DOMEventHandlerSpec{
-								EventType: "input",
-								Func:      func(event vugu.DOMEvent) { c.A.SetCluster("nodes", event.PropString("target", "value")) },
-								// TODO: implement capture, etc. mostly need to decide syntax
-							})
-							vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
-							vgparent.AppendChild(vgn)
-							vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "label", Attr: []vugu.VGAttribute{{Namespace: "", Key: "for", Val: "cluster-count"}}}
-							vgparent.AppendChild(vgn)
+							vgn = vgText(vgparent, "\n        ")
+							vgn = vgElement(vgparent, "", "input", "id", "cluster-nodes", "type", "number", "min", "1", "step", "1", "inputmode", "numeric")
+							vgProp(vgn, "value", c.A.Val("nodes", c.form().Nodes))
+							vgOn(vgn, "input", func(event vugu.DOMEvent) { c.A.SetCluster("nodes", event.PropString("target", "value")) })
+							vgn = vgText(vgparent, "\n        ")
+							vgn = vgElement(vgparent, "", "label", "for", "cluster-count")
 							vgn.SetInnerHTML(vugu.HTML("Devices per node"))
-							vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
-							vgparent.AppendChild(vgn)
-							vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "div", Attr: []vugu.VGAttribute(nil)}
-							vgparent.AppendChild(vgn)
+							vgn = vgElement(vgparent, "", "div")
 							{
 								vgparent := vgn
 								_ = vgparent
-								vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n          "}
-								vgparent.AppendChild(vgn)
-								vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "input", Attr: []vugu.VGAttribute{{Namespace: "", Key: "id", Val: "cluster-count"}, vugu.VGAttribute{Namespace: "", Key: "type", Val: "number"}, vugu.VGAttribute{Namespace: "", Key: "min", Val: "1"}, vugu.VGAttribute{Namespace: "", Key: "step", Val: "1"}, vugu.VGAttribute{Namespace: "", Key: "inputmode", Val: "numeric"}}}
-								vgparent.AppendChild(vgn)
-								{
-									b, err := vjson.Marshal(c.A.Val("per_node", c.form().PerNode))
-									if err != nil {
-										panic(err)
-									}
-									vgn.Prop = append(vgn.Prop, vugu.VGProperty{Key: "value", JSONVal: vjson.RawMessage(b)})
-								}
-								vgn.DOMEventHandlerSpecList = append(vgn.DOMEventHandlerSpecList, vugu.DOMEventHandlerSpec{
-									EventType: "input",
-									Func:      func(event vugu.DOMEvent) { c.A.SetCluster("per_node", event.PropString("target", "value")) },
-									// TODO: implement capture, etc. mostly need to decide syntax
-								})
-								vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n          "}
-								vgparent.AppendChild(vgn)
-								vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "span", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "hint"}, vugu.VGAttribute{Namespace: "", Key: "id", Val: "cluster-total"}}}
-								vgparent.AppendChild(vgn)
+								vgn = vgElement(vgparent, "", "input", "id", "cluster-count", "type", "number", "min", "1", "step", "1", "inputmode", "numeric")
+								vgProp(vgn, "value", c.A.Val("per_node", c.form().PerNode))
+								vgOn(vgn, "input", func(event vugu.DOMEvent) { c.A.SetCluster("per_node", event.PropString("target", "value")) })
+								vgn = vgText(vgparent, "\n          ")
+								vgn = vgElement(vgparent, "", "span", "class", "hint", "id", "cluster-total")
 								vgn.SetInnerHTML(c.totalDevices())
-								vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
-								vgparent.AppendChild(vgn)
 							}
-							vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
-							vgparent.AppendChild(vgn)
-							vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "label", Attr: []vugu.VGAttribute{{Namespace: "", Key: "for", Val: "cluster-link"}}}
-							vgparent.AppendChild(vgn)
+							vgn = vgElement(vgparent, "", "label", "for", "cluster-link")
 							vgn.SetInnerHTML(c.linkLabel())
-							vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
-							vgparent.AppendChild(vgn)
-							vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "select", Attr: []vugu.VGAttribute{{Namespace: "", Key: "id", Val: "cluster-link"}}}
-							vgparent.AppendChild(vgn)
-							vgn.DOMEventHandlerSpecList = append(vgn.DOMEventHandlerSpecList, vugu.DOMEventHandlerSpec{
-								EventType: "change",
-								Func:      func(event vugu.DOMEvent) { c.A.SetCluster("link", event.PropString("target", "value")) },
-								// TODO: implement capture, etc. mostly need to decide syntax
-							})
+							vgn = vgText(vgparent, "\n        ")
+							vgn = vgElement(vgparent, "", "select", "id", "cluster-link")
+							vgOn(vgn, "change", func(event vugu.DOMEvent) { c.A.SetCluster("link", event.PropString("target", "value")) })
 							{
 								vgparent := vgn
 								_ = vgparent
-								vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n          "}
-								vgparent.AppendChild(vgn)
-								vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "option", Attr: []vugu.VGAttribute{{Namespace: "", Key: "value", Val: ""}}}
-								vgparent.AppendChild(vgn)
-								{
-									b, err := vjson.Marshal(c.form().Link == "")
-									if err != nil {
-										panic(err)
-									}
-									vgn.Prop = append(vgn.Prop, vugu.VGProperty{Key: "selected", JSONVal: vjson.RawMessage(b)})
-								}
+								vgn = vgElement(vgparent, "", "option", "value", "")
+								vgProp(vgn, "selected", c.form().Link == "")
 								vgn.SetInnerHTML(c.usualLabel(true))
-								vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n          "}
-								vgparent.AppendChild(vgn)
 								for vgiterkeyt, l := range LinkNames() {
 									var vgiterkey interface{} = vgiterkeyt
 									_ = vgiterkey
 									l := l
 									_ = l
-									vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "option", Attr: []vugu.VGAttribute(nil)}
-									vgparent.AppendChild(vgn)
+									vgn = vgElement(vgparent, "", "option")
 									vgn.AddAttrInterface("value", l)
-									{
-										b, err := vjson.Marshal(l == c.form().Link)
-										if err != nil {
-											panic(err)
-										}
-										vgn.Prop = append(vgn.Prop, vugu.VGProperty{Key: "selected", JSONVal: vjson.RawMessage(b)})
-									}
+									vgProp(vgn, "selected", l == c.form().Link)
 									vgn.SetInnerHTML(l)
 								}
-								vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
-								vgparent.AppendChild(vgn)
 							}
-							vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
-							vgparent.AppendChild(vgn)
-							vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "label", Attr: []vugu.VGAttribute{{Namespace: "", Key: "for", Val: "cluster-inter"}}}
-							vgparent.AppendChild(vgn)
+							vgn = vgText(vgparent, "\n        ")
+							vgn = vgElement(vgparent, "", "label", "for", "cluster-inter")
 							vgn.SetInnerHTML(vugu.HTML("Link between nodes"))
-							vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
-							vgparent.AppendChild(vgn)
-							vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "select", Attr: []vugu.VGAttribute{{Namespace: "", Key: "id", Val: "cluster-inter"}}}
-							vgparent.AppendChild(vgn)
+							vgn = vgText(vgparent, "\n        ")
+							vgn = vgElement(vgparent, "", "select", "id", "cluster-inter")
 							vgn.AddAttrInterface("disabled", c.form().Nodes < 2)
-							vgn.DOMEventHandlerSpecList = append(vgn.DOMEventHandlerSpecList, vugu.DOMEventHandlerSpec{
-								EventType: "change",
-								Func:      func(event vugu.DOMEvent) { c.A.SetCluster("inter_link", event.PropString("target", "value")) },
-								// TODO: implement capture, etc. mostly need to decide syntax
-							})
+							vgOn(vgn, "change", func(event vugu.DOMEvent) { c.A.SetCluster("inter_link", event.PropString("target", "value")) })
 							{
 								vgparent := vgn
 								_ = vgparent
-								vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n          "}
-								vgparent.AppendChild(vgn)
-								vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "option", Attr: []vugu.VGAttribute{{Namespace: "", Key: "value", Val: ""}}}
-								vgparent.AppendChild(vgn)
-								{
-									b, err := vjson.Marshal(c.form().InterLink == "")
-									if err != nil {
-										panic(err)
-									}
-									vgn.Prop = append(vgn.Prop, vugu.VGProperty{Key: "selected", JSONVal: vjson.RawMessage(b)})
-								}
+								vgn = vgElement(vgparent, "", "option", "value", "")
+								vgProp(vgn, "selected", c.form().InterLink == "")
 								vgn.SetInnerHTML(c.usualLabel(false))
-								vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n          "}
-								vgparent.AppendChild(vgn)
 								for vgiterkeyt, l := range LinkNames() {
 									var vgiterkey interface{} = vgiterkeyt
 									_ = vgiterkey
 									l := l
 									_ = l
-									vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "option", Attr: []vugu.VGAttribute(nil)}
-									vgparent.AppendChild(vgn)
+									vgn = vgElement(vgparent, "", "option")
 									vgn.AddAttrInterface("value", l)
-									{
-										b, err := vjson.Marshal(l == c.form().InterLink)
-										if err != nil {
-											panic(err)
-										}
-										vgn.Prop = append(vgn.Prop, vugu.VGProperty{Key: "selected", JSONVal: vjson.RawMessage(b)})
-									}
+									vgProp(vgn, "selected", l == c.form().InterLink)
 									vgn.SetInnerHTML(l)
 								}
-								vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
-								vgparent.AppendChild(vgn)
 							}
-							vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
-							vgparent.AppendChild(vgn)
-							vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "label", Attr: []vugu.VGAttribute{{Namespace: "", Key: "for", Val: "cluster-mem"}}}
-							vgparent.AppendChild(vgn)
+							vgn = vgText(vgparent, "\n        ")
+							vgn = vgElement(vgparent, "", "label", "for", "cluster-mem")
 							vgn.SetInnerHTML(vugu.HTML("Memory proportion"))
-							vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
-							vgparent.AppendChild(vgn)
-							vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "div", Attr: []vugu.VGAttribute(nil)}
-							vgparent.AppendChild(vgn)
+							vgn = vgElement(vgparent, "", "div")
 							{
 								vgparent := vgn
 								_ = vgparent
-								vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n          "}
-								vgparent.AppendChild(vgn)
-								vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "input", Attr: []vugu.VGAttribute{{Namespace: "", Key: "id", Val: "cluster-mem"}, vugu.VGAttribute{Namespace: "", Key: "type", Val: "number"}, vugu.VGAttribute{Namespace: "", Key: "min", Val: "0.05"}, vugu.VGAttribute{Namespace: "", Key: "max", Val: "1"}, vugu.VGAttribute{Namespace: "", Key: "step", Val: "0.05"}, vugu.VGAttribute{Namespace: "", Key: "placeholder", Val: "default"}}}
-								vgparent.AppendChild(vgn)
-								{
-									b, err := vjson.Marshal(c.A.Val("memory_proportion", c.A.MemoryProportion()))
-									if err != nil {
-										panic(err)
-									}
-									vgn.Prop = append(vgn.Prop, vugu.VGProperty{Key: "value", JSONVal: vjson.RawMessage(b)})
-								}
-								vgn.DOMEventHandlerSpecList = append(vgn.DOMEventHandlerSpecList, vugu.DOMEventHandlerSpec{
-									EventType: "input",
-									Func:      func(event vugu.DOMEvent) { c.A.SetMemoryProportion(event.PropString("target", "value")) },
-									// TODO: implement capture, etc. mostly need to decide syntax
-								})
-								vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n          "}
-								vgparent.AppendChild(vgn)
-								vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "p", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "hint"}}}
-								vgparent.AppendChild(vgn)
+								vgn = vgElement(vgparent, "", "input", "id", "cluster-mem", "type", "number", "min", "0.05", "max", "1", "step", "0.05", "placeholder", "default")
+								vgProp(vgn, "value", c.A.Val("memory_proportion", c.A.MemoryProportion()))
+								vgOn(vgn, "input", func(event vugu.DOMEvent) { c.A.SetMemoryProportion(event.PropString("target", "value")) })
+								vgn = vgElement(vgparent, "", "p", "class", "hint")
 								vgn.SetInnerHTML(vugu.HTML("The share of each device\x26#39;s usable memory a stage may fill (seed 000\x26#39;s memoryProportion)."))
-								vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
-								vgparent.AppendChild(vgn)
 							}
-							vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n      "}
-							vgparent.AppendChild(vgn)
 						}
-						vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n      "}
-						vgparent.AppendChild(vgn)
 						if c.A.ModelSource() == "architecture" {
-							vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "fieldset", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "grid"}, vugu.VGAttribute{Namespace: "", Key: "id", Val: "cluster-parallel"}}}
-							vgparent.AppendChild(vgn)
+							vgn = vgElement(vgparent, "", "fieldset", "class", "grid", "id", "cluster-parallel")
 							{
 								vgparent := vgn
 								_ = vgparent
-								vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
-								vgparent.AppendChild(vgn)
-								vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "legend", Attr: []vugu.VGAttribute(nil)}
-								vgparent.AppendChild(vgn)
+								vgn = vgElement(vgparent, "", "legend")
 								vgn.SetInnerHTML(vugu.HTML("Tensor parallelism (architectures)"))
-								vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
-								vgparent.AppendChild(vgn)
-								vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "label", Attr: []vugu.VGAttribute{{Namespace: "", Key: "for", Val: "cluster-tensor"}}}
-								vgparent.AppendChild(vgn)
+								vgn = vgElement(vgparent, "", "label", "for", "cluster-tensor")
 								vgn.SetInnerHTML(vugu.HTML("Tensor-parallel degree"))
-								vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
-								vgparent.AppendChild(vgn)
-								vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "div", Attr: []vugu.VGAttribute(nil)}
-								vgparent.AppendChild(vgn)
+								vgn = vgElement(vgparent, "", "div")
 								{
 									vgparent := vgn
 									_ = vgparent
-									vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n          "}
-									vgparent.AppendChild(vgn)
-									vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "input", Attr: []vugu.VGAttribute{{Namespace: "", Key: "id", Val: "cluster-tensor"}, vugu.VGAttribute{Namespace: "", Key: "type", Val: "number"}, vugu.VGAttribute{Namespace: "", Key: "min", Val: "1"}, vugu.VGAttribute{Namespace: "", Key: "step", Val: "1"}, vugu.VGAttribute{Namespace: "", Key: "inputmode", Val: "numeric"}, vugu.VGAttribute{Namespace: "", Key: "placeholder", Val: "1"}}}
-									vgparent.AppendChild(vgn)
-									{
-										b, err := vjson.Marshal(c.A.Val("tensor", c.A.Tensor()))
-										if err != nil {
-											panic(err)
-										}
-										vgn.Prop = append(vgn.Prop, vugu.VGProperty{Key: "value", JSONVal: vjson.RawMessage(b)})
-									}
-									vgn.DOMEventHandlerSpecList = append(vgn.DOMEventHandlerSpecList, vugu.DOMEventHandlerSpec{
-										EventType: "input",
-										Func:      func(event vugu.DOMEvent) { c.A.SetTensor(event.PropString("target", "value")) },
-										// TODO: implement capture, etc. mostly need to decide syntax
-									})
-									vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n          "}
-									vgparent.AppendChild(vgn)
-									vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "p", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "hint"}}}
-									vgparent.AppendChild(vgn)
+									vgn = vgElement(vgparent, "", "input", "id", "cluster-tensor", "type", "number", "min", "1", "step", "1", "inputmode", "numeric", "placeholder", "1")
+									vgProp(vgn, "value", c.A.Val("tensor", c.A.Tensor()))
+									vgOn(vgn, "input", func(event vugu.DOMEvent) { c.A.SetTensor(event.PropString("target", "value")) })
+									vgn = vgElement(vgparent, "", "p", "class", "hint")
 									vgn.SetInnerHTML(vugu.HTML("Each pipeline device becomes a group of this many devices splitting every block (Megatron-style), inside a node: it divides the devices per node, and the pipeline gets devices ÷ degree stages."))
-									vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
-									vgparent.AppendChild(vgn)
 								}
-								vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
-								vgparent.AppendChild(vgn)
-								vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "label", Attr: []vugu.VGAttribute{{Namespace: "", Key: "for", Val: "cluster-sp"}}}
-								vgparent.AppendChild(vgn)
+								vgn = vgElement(vgparent, "", "label", "for", "cluster-sp")
 								vgn.SetInnerHTML(vugu.HTML("Sequence parallelism"))
-								vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
-								vgparent.AppendChild(vgn)
-								vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "div", Attr: []vugu.VGAttribute(nil)}
-								vgparent.AppendChild(vgn)
+								vgn = vgElement(vgparent, "", "div")
 								{
 									vgparent := vgn
 									_ = vgparent
-									vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n          "}
-									vgparent.AppendChild(vgn)
-									vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "input", Attr: []vugu.VGAttribute{{Namespace: "", Key: "id", Val: "cluster-sp"}, vugu.VGAttribute{Namespace: "", Key: "type", Val: "checkbox"}}}
-									vgparent.AppendChild(vgn)
+									vgn = vgElement(vgparent, "", "input", "id", "cluster-sp", "type", "checkbox")
 									vgn.AddAttrInterface("disabled", c.A.Req.Parallelism.Tensor < 2)
-									{
-										b, err := vjson.Marshal(c.A.Req.Parallelism.SequenceParallel)
-										if err != nil {
-											panic(err)
-										}
-										vgn.Prop = append(vgn.Prop, vugu.VGProperty{Key: "checked", JSONVal: vjson.RawMessage(b)})
-									}
-									vgn.DOMEventHandlerSpecList = append(vgn.DOMEventHandlerSpecList, vugu.DOMEventHandlerSpec{
-										EventType: "change",
-										Func:      func(event vugu.DOMEvent) { c.A.SetSequenceParallel(event.PropBool("target", "checked")) },
-										// TODO: implement capture, etc. mostly need to decide syntax
-									})
-									vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n          "}
-									vgparent.AppendChild(vgn)
-									vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "span", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "hint"}}}
-									vgparent.AppendChild(vgn)
+									vgProp(vgn, "checked", c.A.Req.Parallelism.SequenceParallel)
+									vgOn(vgn, "change", func(event vugu.DOMEvent) { c.A.SetSequenceParallel(event.PropBool("target", "checked")) })
+									vgn = vgText(vgparent, "\n          ")
+									vgn = vgElement(vgparent, "", "span", "class", "hint")
 									vgn.SetInnerHTML(vugu.HTML("splits norms, dropout and residuals along the sequence too (needs a degree of 2 or more)"))
-									vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
-									vgparent.AppendChild(vgn)
 								}
-								vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n      "}
-								vgparent.AppendChild(vgn)
 							}
 						}
-						vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n      "}
-						vgparent.AppendChild(vgn)
 						if c.A.Parallel() != "" {
-							vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "p", Attr: []vugu.VGAttribute{{Namespace: "", Key: "id", Val: "cluster-use"}}}
-							vgparent.AppendChild(vgn)
+							vgn = vgElement(vgparent, "", "p", "id", "cluster-use")
 							vgn.SetInnerHTML(c.A.Parallel())
 						}
-						vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n      "}
-						vgparent.AppendChild(vgn)
-						vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "details", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "overrides"}}}
-						vgparent.AppendChild(vgn)
+						vgn = vgElement(vgparent, "", "details", "class", "overrides")
 						vgn.AddAttrInterface("open", c.mixed())
 						{
 							vgparent := vgn
 							_ = vgparent
-							vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
-							vgparent.AppendChild(vgn)
-							vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "summary", Attr: []vugu.VGAttribute(nil)}
-							vgparent.AppendChild(vgn)
+							vgn = vgElement(vgparent, "", "summary")
 							vgn.SetInnerHTML(vugu.HTML("Per-device overrides (mixed clusters)"))
-							vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
-							vgparent.AppendChild(vgn)
-							vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "p", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "hint"}}}
-							vgparent.AppendChild(vgn)
+							vgn = vgElement(vgparent, "", "p", "class", "hint")
 							vgn.SetInnerHTML(vugu.HTML("One pipeline stage runs on each device, in this order; a cluster of different devices is written as a cluster document (without tensor parallelism or replicas)."))
-							vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
-							vgparent.AppendChild(vgn)
-							vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "div", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "grid"}}}
-							vgparent.AppendChild(vgn)
+							vgn = vgElement(vgparent, "", "div", "class", "grid")
 							{
 								vgparent := vgn
 								_ = vgparent
-								vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n          "}
-								vgparent.AppendChild(vgn)
 								for i, d := range c.form().Devices {
 									var vgiterkey interface{} = i
 									_ = vgiterkey
@@ -1643,348 +910,173 @@ func (c *Root) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 									{
 										vgparent := vgn
 										_ = vgparent
-										vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n            "}
-										vgparent.AppendChild(vgn)
-										vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "label", Attr: []vugu.VGAttribute(nil)}
-										vgparent.AppendChild(vgn)
+										vgn = vgText(vgparent, "\n            ")
+										vgn = vgElement(vgparent, "", "label")
 										vgn.AddAttrInterface("for", "dev-"+itoa(i))
 										vgn.SetInnerHTML("Device " + itoa(i))
-										vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n            "}
-										vgparent.AppendChild(vgn)
-										vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "select", Attr: []vugu.VGAttribute(nil)}
-										vgparent.AppendChild(vgn)
+										vgn = vgText(vgparent, "\n            ")
+										vgn = vgElement(vgparent, "", "select")
 										vgn.AddAttrInterface("id", "dev-"+itoa(i))
-										vgn.DOMEventHandlerSpecList = append(vgn.DOMEventHandlerSpecList, vugu.DOMEventHandlerSpec{
-											EventType: "change",
-											Func:      func(event vugu.DOMEvent) { c.A.SetCluster("device:"+itoa(i), event.PropString("target", "value")) },
-											// TODO: implement capture, etc. mostly need to decide syntax
-										})
+										vgOn(vgn, "change", func(event vugu.DOMEvent) { c.A.SetCluster("device:"+itoa(i), event.PropString("target", "value")) })
 										{
 											vgparent := vgn
 											_ = vgparent
-											vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n              "}
-											vgparent.AppendChild(vgn)
 											for vgiterkeyt, n := range DeviceNames() {
 												var vgiterkey interface{} = vgiterkeyt
 												_ = vgiterkey
 												n := n
 												_ = n
-												vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "option", Attr: []vugu.VGAttribute(nil)}
-												vgparent.AppendChild(vgn)
+												vgn = vgElement(vgparent, "", "option")
 												vgn.AddAttrInterface("value", n)
-												{
-													b, err := vjson.Marshal(n == d)
-													if err != nil {
-														panic(err)
-													}
-													vgn.Prop = append(vgn.Prop, vugu.VGProperty{Key: "selected", JSONVal: vjson.RawMessage(b)})
-												}
+												vgProp(vgn, "selected", n == d)
 												vgn.SetInnerHTML(n)
 											}
-											vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n            "}
-											vgparent.AppendChild(vgn)
 										}
-										vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n          "}
-										vgparent.AppendChild(vgn)
+										vgn = vgText(vgparent, "\n          ")
 									}
 								}
-								vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
-								vgparent.AppendChild(vgn)
 							}
-							vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n      "}
-							vgparent.AppendChild(vgn)
 						}
-						vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n    "}
-						vgparent.AppendChild(vgn)
 					}
 				}
-				vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n\n    "}
-				vgparent.AppendChild(vgn)
 				if c.A.Tab == "plan" {
-					vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "section", Attr: []vugu.VGAttribute{{Namespace: "", Key: "id", Val: "panel-plan"}, vugu.VGAttribute{Namespace: "", Key: "role", Val: "tabpanel"}, vugu.VGAttribute{Namespace: "", Key: "aria-labelledby", Val: "tab-plan"}, vugu.VGAttribute{Namespace: "", Key: "class", Val: "panel"}}}
-					vgparent.AppendChild(vgn)
+					vgn = vgElement(vgparent, "", "section", "id", "panel-plan", "role", "tabpanel", "aria-labelledby", "tab-plan", "class", "panel")
 					{
 						vgparent := vgn
 						_ = vgparent
-						vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n      "}
-						vgparent.AppendChild(vgn)
-						vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "div", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "grid"}}}
-						vgparent.AppendChild(vgn)
+						vgn = vgElement(vgparent, "", "div", "class", "grid")
 						{
 							vgparent := vgn
 							_ = vgparent
-							vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
-							vgparent.AppendChild(vgn)
-							vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "label", Attr: []vugu.VGAttribute{{Namespace: "", Key: "for", Val: "plan-schedule"}}}
-							vgparent.AppendChild(vgn)
+							vgn = vgElement(vgparent, "", "label", "for", "plan-schedule")
 							vgn.SetInnerHTML(vugu.HTML("Schedule"))
-							vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
-							vgparent.AppendChild(vgn)
-							vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "select", Attr: []vugu.VGAttribute{{Namespace: "", Key: "id", Val: "plan-schedule"}}}
-							vgparent.AppendChild(vgn)
-							vgn.DOMEventHandlerSpecList = append(vgn.DOMEventHandlerSpecList, vugu.DOMEventHandlerSpec{
-								EventType: "change",
-								Func:      func(event vugu.DOMEvent) { c.A.SetPlanOption("schedule", event.PropString("target", "value")) },
-								// TODO: implement capture, etc. mostly need to decide syntax
-							})
+							vgn = vgText(vgparent, "\n        ")
+							vgn = vgElement(vgparent, "", "select", "id", "plan-schedule")
+							vgOn(vgn, "change", func(event vugu.DOMEvent) { c.A.SetPlanOption("schedule", event.PropString("target", "value")) })
 							{
 								vgparent := vgn
 								_ = vgparent
-								vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n          "}
-								vgparent.AppendChild(vgn)
 								for vgiterkeyt, s := range Schedules() {
 									var vgiterkey interface{} = vgiterkeyt
 									_ = vgiterkey
 									s := s
 									_ = s
-									vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "option", Attr: []vugu.VGAttribute(nil)}
-									vgparent.AppendChild(vgn)
+									vgn = vgElement(vgparent, "", "option")
 									vgn.AddAttrInterface("value", s)
-									{
-										b, err := vjson.Marshal(s == c.A.Req.Schedule.Name)
-										if err != nil {
-											panic(err)
-										}
-										vgn.Prop = append(vgn.Prop, vugu.VGProperty{Key: "selected", JSONVal: vjson.RawMessage(b)})
-									}
+									vgProp(vgn, "selected", s == c.A.Req.Schedule.Name)
 									vgn.SetInnerHTML(ScheduleLabel(s))
 								}
-								vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
-								vgparent.AppendChild(vgn)
 							}
-							vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
-							vgparent.AppendChild(vgn)
-							vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "label", Attr: []vugu.VGAttribute{{Namespace: "", Key: "for", Val: "plan-microbatches"}}}
-							vgparent.AppendChild(vgn)
+							vgn = vgText(vgparent, "\n        ")
+							vgn = vgElement(vgparent, "", "label", "for", "plan-microbatches")
 							vgn.SetInnerHTML(vugu.HTML("Microbatches per step"))
-							vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
-							vgparent.AppendChild(vgn)
-							vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "input", Attr: []vugu.VGAttribute{{Namespace: "", Key: "id", Val: "plan-microbatches"}, vugu.VGAttribute{Namespace: "", Key: "type", Val: "number"}, vugu.VGAttribute{Namespace: "", Key: "min", Val: "1"}, vugu.VGAttribute{Namespace: "", Key: "step", Val: "1"}, vugu.VGAttribute{Namespace: "", Key: "inputmode", Val: "numeric"}, vugu.VGAttribute{Namespace: "", Key: "placeholder", Val: "default"}}}
-							vgparent.AppendChild(vgn)
-							{
-								b, err := vjson.Marshal(c.A.Val("microbatches", itoa0(c.A.Req.Schedule.Microbatches)))
-								if err != nil {
-									panic(err)
-								}
-								vgn.Prop = append(vgn.Prop, vugu.VGProperty{Key: "value", JSONVal: vjson.RawMessage(b)})
-							}
-							vgn.DOMEventHandlerSpecList = append(vgn.DOMEventHandlerSpecList, vugu.DOMEventHandlerSpec{
-								EventType: "input",
-								Func:      func(event vugu.DOMEvent) { c.A.SetPlanOption("microbatches", event.PropString("target", "value")) },
-								// TODO: implement capture, etc. mostly need to decide syntax
-							})
-							vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
-							vgparent.AppendChild(vgn)
-							vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "label", Attr: []vugu.VGAttribute{{Namespace: "", Key: "for", Val: "plan-objective"}}}
-							vgparent.AppendChild(vgn)
+							vgn = vgText(vgparent, "\n        ")
+							vgn = vgElement(vgparent, "", "input", "id", "plan-microbatches", "type", "number", "min", "1", "step", "1", "inputmode", "numeric", "placeholder", "default")
+							vgProp(vgn, "value", c.A.Val("microbatches", itoa0(c.A.Req.Schedule.Microbatches)))
+							vgOn(vgn, "input", func(event vugu.DOMEvent) { c.A.SetPlanOption("microbatches", event.PropString("target", "value")) })
+							vgn = vgText(vgparent, "\n        ")
+							vgn = vgElement(vgparent, "", "label", "for", "plan-objective")
 							vgn.SetInnerHTML(vugu.HTML("Objective"))
-							vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
-							vgparent.AppendChild(vgn)
-							vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "select", Attr: []vugu.VGAttribute{{Namespace: "", Key: "id", Val: "plan-objective"}}}
-							vgparent.AppendChild(vgn)
-							vgn.DOMEventHandlerSpecList = append(vgn.DOMEventHandlerSpecList, vugu.DOMEventHandlerSpec{
-								EventType: "change",
-								Func:      func(event vugu.DOMEvent) { c.A.SetPlanOption("objective", event.PropString("target", "value")) },
-								// TODO: implement capture, etc. mostly need to decide syntax
-							})
+							vgn = vgText(vgparent, "\n        ")
+							vgn = vgElement(vgparent, "", "select", "id", "plan-objective")
+							vgOn(vgn, "change", func(event vugu.DOMEvent) { c.A.SetPlanOption("objective", event.PropString("target", "value")) })
 							{
 								vgparent := vgn
 								_ = vgparent
-								vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n          "}
-								vgparent.AppendChild(vgn)
-								vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "option", Attr: []vugu.VGAttribute{{Namespace: "", Key: "value", Val: ""}}}
-								vgparent.AppendChild(vgn)
-								{
-									b, err := vjson.Marshal(c.A.Req.Objective == "")
-									if err != nil {
-										panic(err)
-									}
-									vgn.Prop = append(vgn.Prop, vugu.VGProperty{Key: "selected", JSONVal: vjson.RawMessage(b)})
-								}
+								vgn = vgElement(vgparent, "", "option", "value", "")
+								vgProp(vgn, "selected", c.A.Req.Objective == "")
 								{
 									vgparent := vgn
 									_ = vgparent
-									vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "default (slowest compute)"}
-									vgparent.AppendChild(vgn)
+									vgn = vgText(vgparent, "default (slowest compute)")
 								}
-								vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n          "}
-								vgparent.AppendChild(vgn)
-								vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "option", Attr: []vugu.VGAttribute{{Namespace: "", Key: "value", Val: "compute"}}}
-								vgparent.AppendChild(vgn)
-								{
-									b, err := vjson.Marshal(c.A.Req.Objective == "compute")
-									if err != nil {
-										panic(err)
-									}
-									vgn.Prop = append(vgn.Prop, vugu.VGProperty{Key: "selected", JSONVal: vjson.RawMessage(b)})
-								}
+								vgn = vgElement(vgparent, "", "option", "value", "compute")
+								vgProp(vgn, "selected", c.A.Req.Objective == "compute")
 								{
 									vgparent := vgn
 									_ = vgparent
-									vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "compute"}
-									vgparent.AppendChild(vgn)
+									vgn = vgText(vgparent, "compute")
 								}
-								vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n          "}
-								vgparent.AppendChild(vgn)
-								vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "option", Attr: []vugu.VGAttribute{{Namespace: "", Key: "value", Val: "compute+transfer"}}}
-								vgparent.AppendChild(vgn)
-								{
-									b, err := vjson.Marshal(c.A.Req.Objective == "compute+transfer")
-									if err != nil {
-										panic(err)
-									}
-									vgn.Prop = append(vgn.Prop, vugu.VGProperty{Key: "selected", JSONVal: vjson.RawMessage(b)})
-								}
+								vgn = vgElement(vgparent, "", "option", "value", "compute+transfer")
+								vgProp(vgn, "selected", c.A.Req.Objective == "compute+transfer")
 								{
 									vgparent := vgn
 									_ = vgparent
-									vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "compute + transfer"}
-									vgparent.AppendChild(vgn)
+									vgn = vgText(vgparent, "compute + transfer")
 								}
-								vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
-								vgparent.AppendChild(vgn)
 							}
-							vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
-							vgparent.AppendChild(vgn)
-							vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "label", Attr: []vugu.VGAttribute{{Namespace: "", Key: "for", Val: "plan-bounds"}}}
-							vgparent.AppendChild(vgn)
+							vgn = vgText(vgparent, "\n        ")
+							vgn = vgElement(vgparent, "", "label", "for", "plan-bounds")
 							vgn.SetInnerHTML(vugu.HTML("Boundaries (manual split)"))
-							vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
-							vgparent.AppendChild(vgn)
-							vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "div", Attr: []vugu.VGAttribute(nil)}
-							vgparent.AppendChild(vgn)
+							vgn = vgElement(vgparent, "", "div")
 							{
 								vgparent := vgn
 								_ = vgparent
-								vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n          "}
-								vgparent.AppendChild(vgn)
-								vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "input", Attr: []vugu.VGAttribute{{Namespace: "", Key: "id", Val: "plan-bounds"}, vugu.VGAttribute{Namespace: "", Key: "type", Val: "text"}, vugu.VGAttribute{Namespace: "", Key: "spellcheck", Val: "false"}}}
-								vgparent.AppendChild(vgn)
-								{
-									b, err := vjson.Marshal(c.A.Boundaries())
-									if err != nil {
-										panic(err)
-									}
-									vgn.Prop = append(vgn.Prop, vugu.VGProperty{Key: "value", JSONVal: vjson.RawMessage(b)})
-								}
-								vgn.DOMEventHandlerSpecList = append(vgn.DOMEventHandlerSpecList, vugu.DOMEventHandlerSpec{
-									EventType: "change",
-									Func:      func(event vugu.DOMEvent) { c.A.SetBoundaries(event.PropString("target", "value")) },
-									// TODO: implement capture, etc. mostly need to decide syntax
-								})
-								vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n          "}
-								vgparent.AppendChild(vgn)
-								vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "button", Attr: []vugu.VGAttribute{{Namespace: "", Key: "type", Val: "button"}, vugu.VGAttribute{Namespace: "", Key: "id", Val: "plan-optimum"}}}
-								vgparent.AppendChild(vgn)
+								vgn = vgElement(vgparent, "", "input", "id", "plan-bounds", "type", "text", "spellcheck", "false")
+								vgProp(vgn, "value", c.A.Boundaries())
+								vgOn(vgn, "change", func(event vugu.DOMEvent) { c.A.SetBoundaries(event.PropString("target", "value")) })
+								vgn = vgText(vgparent, "\n          ")
+								vgn = vgElement(vgparent, "", "button", "type", "button", "id", "plan-optimum")
 								vgn.AddAttrInterface("disabled", len(c.A.Req.Boundaries) == 0)
-								vgn.DOMEventHandlerSpecList = append(vgn.DOMEventHandlerSpecList, vugu.DOMEventHandlerSpec{
-									EventType: "click",
-									Func:      func(event vugu.DOMEvent) { c.A.ClearManual() },
-									// TODO: implement capture, etc. mostly need to decide syntax
-								})
+								vgOn(vgn, "click", func(event vugu.DOMEvent) { c.A.ClearManual() })
 								{
 									vgparent := vgn
 									_ = vgparent
-									vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "Back to the optimum"}
-									vgparent.AppendChild(vgn)
+									vgn = vgText(vgparent, "Back to the optimum")
 								}
-								vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n          "}
-								vgparent.AppendChild(vgn)
-								vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "p", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "hint"}}}
-								vgparent.AppendChild(vgn)
+								vgn = vgElement(vgparent, "", "p", "class", "hint")
 								vgn.SetInnerHTML(vugu.HTML("Type the first layer of each stage, from 0 to the layer count, or drag a boundary on the bar above (or focus it and use the arrow keys)."))
-								vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
-								vgparent.AppendChild(vgn)
 							}
-							vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n      "}
-							vgparent.AppendChild(vgn)
 						}
-						vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n      "}
-						vgparent.AppendChild(vgn)
 						if c.A.Opt != nil {
-							vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "div", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "compare"}, vugu.VGAttribute{Namespace: "", Key: "id", Val: "compare"}}}
-							vgparent.AppendChild(vgn)
+							vgn = vgElement(vgparent, "", "div", "class", "compare", "id", "compare")
 							{
 								vgparent := vgn
 								_ = vgparent
-								vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
-								vgparent.AppendChild(vgn)
-								vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "h2", Attr: []vugu.VGAttribute(nil)}
-								vgparent.AppendChild(vgn)
+								vgn = vgElement(vgparent, "", "h2")
 								vgn.SetInnerHTML(vugu.HTML("Your split beside the optimum"))
-								vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
-								vgparent.AppendChild(vgn)
-								vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "table", Attr: []vugu.VGAttribute(nil)}
-								vgparent.AppendChild(vgn)
+								vgn = vgElement(vgparent, "", "table")
 								{
 									vgparent := vgn
 									_ = vgparent
-									vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n          "}
-									vgparent.AppendChild(vgn)
-									vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "thead", Attr: []vugu.VGAttribute(nil)}
-									vgparent.AppendChild(vgn)
+									vgn = vgElement(vgparent, "", "thead")
 									vgn.SetInnerHTML(vugu.HTML("\x3Ctr\x3E\x3Cth scope=\"col\"\x3E\x3C/th\x3E\x3Cth scope=\"col\" class=\"num\"\x3EBottleneck\x3C/th\x3E\x3Cth scope=\"col\" class=\"num\"\x3EStep\x3C/th\x3E\x3Cth scope=\"col\" class=\"num\"\x3EThroughput\x3C/th\x3E\x3Cth scope=\"col\" class=\"num\"\x3EBubble\x3C/th\x3E\x3C/tr\x3E"))
-									vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n          "}
-									vgparent.AppendChild(vgn)
-									vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "tbody", Attr: []vugu.VGAttribute(nil)}
-									vgparent.AppendChild(vgn)
+									vgn = vgElement(vgparent, "", "tbody")
 									{
 										vgparent := vgn
 										_ = vgparent
-										vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n            "}
-										vgparent.AppendChild(vgn)
-										vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "tr", Attr: []vugu.VGAttribute{{Namespace: "", Key: "id", Val: "compare-manual"}}}
-										vgparent.AppendChild(vgn)
+										vgn = vgElement(vgparent, "", "tr", "id", "compare-manual")
 										{
 											vgparent := vgn
 											_ = vgparent
-											vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "th", Attr: []vugu.VGAttribute{{Namespace: "", Key: "scope", Val: "row"}}}
-											vgparent.AppendChild(vgn)
+											vgn = vgElement(vgparent, "", "th", "scope", "row")
 											vgn.SetInnerHTML(vugu.HTML("your split"))
-											vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "td", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "num"}}}
-											vgparent.AppendChild(vgn)
+											vgn = vgElement(vgparent, "", "td", "class", "num")
 											vgn.SetInnerHTML(c.A.Summary().Bottleneck)
-											vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "td", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "num"}}}
-											vgparent.AppendChild(vgn)
+											vgn = vgElement(vgparent, "", "td", "class", "num")
 											vgn.SetInnerHTML(c.A.Summary().Step)
-											vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "td", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "num"}}}
-											vgparent.AppendChild(vgn)
+											vgn = vgElement(vgparent, "", "td", "class", "num")
 											vgn.SetInnerHTML(c.A.Summary().Throughput)
-											vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "td", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "num"}}}
-											vgparent.AppendChild(vgn)
+											vgn = vgElement(vgparent, "", "td", "class", "num")
 											vgn.SetInnerHTML(c.A.Summary().Bubble)
 										}
-										vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n            "}
-										vgparent.AppendChild(vgn)
-										vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "tr", Attr: []vugu.VGAttribute{{Namespace: "", Key: "id", Val: "compare-optimum"}}}
-										vgparent.AppendChild(vgn)
+										vgn = vgElement(vgparent, "", "tr", "id", "compare-optimum")
 										{
 											vgparent := vgn
 											_ = vgparent
-											vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "th", Attr: []vugu.VGAttribute{{Namespace: "", Key: "scope", Val: "row"}}}
-											vgparent.AppendChild(vgn)
+											vgn = vgElement(vgparent, "", "th", "scope", "row")
 											vgn.SetInnerHTML(vugu.HTML("optimum"))
-											vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "td", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "num"}}}
-											vgparent.AppendChild(vgn)
+											vgn = vgElement(vgparent, "", "td", "class", "num")
 											vgn.SetInnerHTML(c.A.OptSummary().Bottleneck)
-											vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "td", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "num"}}}
-											vgparent.AppendChild(vgn)
+											vgn = vgElement(vgparent, "", "td", "class", "num")
 											vgn.SetInnerHTML(c.A.OptSummary().Step)
-											vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "td", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "num"}}}
-											vgparent.AppendChild(vgn)
+											vgn = vgElement(vgparent, "", "td", "class", "num")
 											vgn.SetInnerHTML(c.A.OptSummary().Throughput)
-											vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "td", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "num"}}}
-											vgparent.AppendChild(vgn)
+											vgn = vgElement(vgparent, "", "td", "class", "num")
 											vgn.SetInnerHTML(c.A.OptSummary().Bubble)
 										}
-										vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n          "}
-										vgparent.AppendChild(vgn)
 									}
-									vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
-									vgparent.AppendChild(vgn)
 								}
-								vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
-								vgparent.AppendChild(vgn)
 								{
 									vgcompKey := vugu.MakeCompKey(0xE945DADE2350055D^vgin.CurrentPositionHash(), vgiterkey)
 									// ask BuildEnv for prior instance of this specific component
@@ -2002,256 +1094,162 @@ func (c *Root) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 									vgn = &vugu.VGNode{Component: vgcomp}
 									vgparent.AppendChild(vgn)
 								}
-								vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n      "}
-								vgparent.AppendChild(vgn)
 							}
 						}
-						vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n      "}
-						vgparent.AppendChild(vgn)
 						if c.A.Summary().Step != "" {
-							vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "dl", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "numbers"}}}
-							vgparent.AppendChild(vgn)
+							vgn = vgElement(vgparent, "", "dl", "class", "numbers")
 							{
 								vgparent := vgn
 								_ = vgparent
-								vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
-								vgparent.AppendChild(vgn)
-								vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "div", Attr: []vugu.VGAttribute(nil)}
-								vgparent.AppendChild(vgn)
+								vgn = vgElement(vgparent, "", "div")
 								{
 									vgparent := vgn
 									_ = vgparent
-									vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "dt", Attr: []vugu.VGAttribute(nil)}
-									vgparent.AppendChild(vgn)
+									vgn = vgElement(vgparent, "", "dt")
 									vgn.SetInnerHTML(vugu.HTML("Step time"))
-									vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "dd", Attr: []vugu.VGAttribute{{Namespace: "", Key: "id", Val: "step-time"}}}
-									vgparent.AppendChild(vgn)
+									vgn = vgElement(vgparent, "", "dd", "id", "step-time")
 									vgn.SetInnerHTML(c.A.Summary().Step)
 								}
-								vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
-								vgparent.AppendChild(vgn)
-								vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "div", Attr: []vugu.VGAttribute(nil)}
-								vgparent.AppendChild(vgn)
+								vgn = vgElement(vgparent, "", "div")
 								{
 									vgparent := vgn
 									_ = vgparent
-									vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "dt", Attr: []vugu.VGAttribute(nil)}
-									vgparent.AppendChild(vgn)
+									vgn = vgElement(vgparent, "", "dt")
 									vgn.SetInnerHTML(vugu.HTML("Throughput"))
-									vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "dd", Attr: []vugu.VGAttribute{{Namespace: "", Key: "id", Val: "throughput"}}}
-									vgparent.AppendChild(vgn)
+									vgn = vgElement(vgparent, "", "dd", "id", "throughput")
 									vgn.SetInnerHTML(c.A.Summary().Throughput)
 								}
-								vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
-								vgparent.AppendChild(vgn)
 								if c.A.Summary().Tokens != "" {
-									vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "div", Attr: []vugu.VGAttribute(nil)}
-									vgparent.AppendChild(vgn)
+									vgn = vgElement(vgparent, "", "div")
 									{
 										vgparent := vgn
 										_ = vgparent
-										vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "dt", Attr: []vugu.VGAttribute(nil)}
-										vgparent.AppendChild(vgn)
+										vgn = vgElement(vgparent, "", "dt")
 										vgn.SetInnerHTML(vugu.HTML("Tokens"))
-										vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "dd", Attr: []vugu.VGAttribute(nil)}
-										vgparent.AppendChild(vgn)
+										vgn = vgElement(vgparent, "", "dd")
 										vgn.SetInnerHTML(c.A.Summary().Tokens)
 									}
 								}
-								vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
-								vgparent.AppendChild(vgn)
-								vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "div", Attr: []vugu.VGAttribute(nil)}
-								vgparent.AppendChild(vgn)
+								vgn = vgElement(vgparent, "", "div")
 								{
 									vgparent := vgn
 									_ = vgparent
-									vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "dt", Attr: []vugu.VGAttribute(nil)}
-									vgparent.AppendChild(vgn)
+									vgn = vgElement(vgparent, "", "dt")
 									vgn.SetInnerHTML(vugu.HTML("Bubble"))
-									vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "dd", Attr: []vugu.VGAttribute(nil)}
-									vgparent.AppendChild(vgn)
+									vgn = vgElement(vgparent, "", "dd")
 									vgn.SetInnerHTML(c.A.Summary().Bubble)
 								}
-								vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
-								vgparent.AppendChild(vgn)
 								if c.A.Summary().MFU != "" {
-									vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "div", Attr: []vugu.VGAttribute(nil)}
-									vgparent.AppendChild(vgn)
+									vgn = vgElement(vgparent, "", "div")
 									{
 										vgparent := vgn
 										_ = vgparent
-										vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "dt", Attr: []vugu.VGAttribute(nil)}
-										vgparent.AppendChild(vgn)
+										vgn = vgElement(vgparent, "", "dt")
 										vgn.SetInnerHTML(vugu.HTML("Model FLOPs utilisation"))
-										vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "dd", Attr: []vugu.VGAttribute(nil)}
-										vgparent.AppendChild(vgn)
+										vgn = vgElement(vgparent, "", "dd")
 										vgn.SetInnerHTML(c.A.Summary().MFU)
 									}
 								}
-								vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
-								vgparent.AppendChild(vgn)
-								vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "div", Attr: []vugu.VGAttribute(nil)}
-								vgparent.AppendChild(vgn)
+								vgn = vgElement(vgparent, "", "div")
 								{
 									vgparent := vgn
 									_ = vgparent
-									vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "dt", Attr: []vugu.VGAttribute(nil)}
-									vgparent.AppendChild(vgn)
+									vgn = vgElement(vgparent, "", "dt")
 									vgn.SetInnerHTML(vugu.HTML("Bottleneck stage time"))
-									vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "dd", Attr: []vugu.VGAttribute(nil)}
-									vgparent.AppendChild(vgn)
+									vgn = vgElement(vgparent, "", "dd")
 									vgn.SetInnerHTML(c.A.Summary().Bottleneck)
 								}
-								vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n      "}
-								vgparent.AppendChild(vgn)
 							}
 						}
-						vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n      "}
-						vgparent.AppendChild(vgn)
 						if len(c.A.Diagnostics()) > 0 {
-							vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "h2", Attr: []vugu.VGAttribute(nil)}
-							vgparent.AppendChild(vgn)
+							vgn = vgElement(vgparent, "", "h2")
 							{
 								vgparent := vgn
 								_ = vgparent
-								vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "Diagnostics"}
-								vgparent.AppendChild(vgn)
+								vgn = vgText(vgparent, "Diagnostics")
 							}
 						}
-						vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n      "}
-						vgparent.AppendChild(vgn)
 						if len(c.A.Diagnostics()) > 0 {
-							vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "ul", Attr: []vugu.VGAttribute{{Namespace: "", Key: "id", Val: "diagnostics"}, vugu.VGAttribute{Namespace: "", Key: "class", Val: "diagnostics"}}}
-							vgparent.AppendChild(vgn)
+							vgn = vgElement(vgparent, "", "ul", "id", "diagnostics", "class", "diagnostics")
 							{
 								vgparent := vgn
 								_ = vgparent
-								vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
-								vgparent.AppendChild(vgn)
 								for vgiterkeyt, d := range c.A.Diagnostics() {
 									var vgiterkey interface{} = vgiterkeyt
 									_ = vgiterkey
 									d := d
 									_ = d
-									vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "li", Attr: []vugu.VGAttribute(nil)}
-									vgparent.AppendChild(vgn)
+									vgn = vgElement(vgparent, "", "li")
 									vgn.AddAttrInterface("class", "sev-"+d.Severity)
 									{
 										vgparent := vgn
 										_ = vgparent
-										vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n          "}
-										vgparent.AppendChild(vgn)
-										vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "strong", Attr: []vugu.VGAttribute(nil)}
-										vgparent.AppendChild(vgn)
+										vgn = vgElement(vgparent, "", "strong")
 										vgn.SetInnerHTML(severityLabel(d.Severity) + ":")
-										vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: " "}
-										vgparent.AppendChild(vgn)
-										vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "span", Attr: []vugu.VGAttribute(nil)}
-										vgparent.AppendChild(vgn)
+										vgn = vgText(vgparent, " ")
+										vgn = vgElement(vgparent, "", "span")
 										vgn.SetInnerHTML(d.Message)
-										vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n          "}
-										vgparent.AppendChild(vgn)
+										vgn = vgText(vgparent, "\n          ")
 										if d.Suggestion != "" {
-											vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "span", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "suggestion"}}}
-											vgparent.AppendChild(vgn)
+											vgn = vgElement(vgparent, "", "span", "class", "suggestion")
 											vgn.SetInnerHTML(" Suggestion: " + d.Suggestion)
 										}
-										vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
-										vgparent.AppendChild(vgn)
 									}
 								}
-								vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n      "}
-								vgparent.AppendChild(vgn)
 							}
 						}
-						vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n      "}
-						vgparent.AppendChild(vgn)
-						vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "h2", Attr: []vugu.VGAttribute(nil)}
-						vgparent.AppendChild(vgn)
+						vgn = vgElement(vgparent, "", "h2")
 						vgn.SetInnerHTML(vugu.HTML("Stages"))
-						vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n      "}
-						vgparent.AppendChild(vgn)
-						vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "table", Attr: []vugu.VGAttribute{{Namespace: "", Key: "id", Val: "plan"}}}
-						vgparent.AppendChild(vgn)
+						vgn = vgElement(vgparent, "", "table", "id", "plan")
 						{
 							vgparent := vgn
 							_ = vgparent
-							vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
-							vgparent.AppendChild(vgn)
-							vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "thead", Attr: []vugu.VGAttribute(nil)}
-							vgparent.AppendChild(vgn)
+							vgn = vgElement(vgparent, "", "thead")
 							vgn.SetInnerHTML(vugu.HTML("\x3Ctr\x3E\x3Cth scope=\"col\"\x3EStage\x3C/th\x3E\x3Cth scope=\"col\"\x3EDevice\x3C/th\x3E\x3Cth scope=\"col\"\x3ELayers\x3C/th\x3E\x3Cth scope=\"col\"\x3EFirst … last\x3C/th\x3E\x3Cth scope=\"col\" class=\"num\"\x3ECompute\x3C/th\x3E\x3Cth scope=\"col\" class=\"num\"\x3ETransfer\x3C/th\x3E\x3Cth scope=\"col\"\x3EMemory against capacity\x3C/th\x3E\x3C/tr\x3E"))
-							vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
-							vgparent.AppendChild(vgn)
-							vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "tbody", Attr: []vugu.VGAttribute(nil)}
-							vgparent.AppendChild(vgn)
+							vgn = vgElement(vgparent, "", "tbody")
 							{
 								vgparent := vgn
 								_ = vgparent
-								vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n          "}
-								vgparent.AppendChild(vgn)
 								for vgiterkeyt, r := range c.A.Rows() {
 									var vgiterkey interface{} = vgiterkeyt
 									_ = vgiterkey
 									r := r
 									_ = r
-									vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "tr", Attr: []vugu.VGAttribute(nil)}
-									vgparent.AppendChild(vgn)
+									vgn = vgElement(vgparent, "", "tr")
 									vgn.AddAttrInterface("class", c.rowClass(r))
 									{
 										vgparent := vgn
 										_ = vgparent
-										vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n            "}
-										vgparent.AppendChild(vgn)
-										vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "td", Attr: []vugu.VGAttribute(nil)}
-										vgparent.AppendChild(vgn)
+										vgn = vgElement(vgparent, "", "td")
 										{
 											vgparent := vgn
 											_ = vgparent
-											vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "span", Attr: []vugu.VGAttribute(nil)}
-											vgparent.AppendChild(vgn)
+											vgn = vgElement(vgparent, "", "span")
 											vgn.SetInnerHTML(r.Stage)
 											if r.Bottleneck {
-												vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "span", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "tag"}}}
-												vgparent.AppendChild(vgn)
+												vgn = vgElement(vgparent, "", "span", "class", "tag")
 												{
 													vgparent := vgn
 													_ = vgparent
-													vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: " ▲ bottleneck"}
-													vgparent.AppendChild(vgn)
+													vgn = vgText(vgparent, " ▲ bottleneck")
 												}
 											}
 										}
-										vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n            "}
-										vgparent.AppendChild(vgn)
-										vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "td", Attr: []vugu.VGAttribute(nil)}
-										vgparent.AppendChild(vgn)
+										vgn = vgElement(vgparent, "", "td")
 										vgn.SetInnerHTML(r.Device)
-										vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "td", Attr: []vugu.VGAttribute(nil)}
-										vgparent.AppendChild(vgn)
+										vgn = vgElement(vgparent, "", "td")
 										vgn.SetInnerHTML(r.Layers)
-										vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "td", Attr: []vugu.VGAttribute(nil)}
-										vgparent.AppendChild(vgn)
+										vgn = vgElement(vgparent, "", "td")
 										vgn.SetInnerHTML(r.Names)
-										vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n            "}
-										vgparent.AppendChild(vgn)
-										vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "td", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "num"}}}
-										vgparent.AppendChild(vgn)
+										vgn = vgElement(vgparent, "", "td", "class", "num")
 										vgn.SetInnerHTML(r.Compute)
-										vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "td", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "num"}}}
-										vgparent.AppendChild(vgn)
+										vgn = vgElement(vgparent, "", "td", "class", "num")
 										vgn.SetInnerHTML(r.Transfer)
-										vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n            "}
-										vgparent.AppendChild(vgn)
-										vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "td", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "mem"}}}
-										vgparent.AppendChild(vgn)
+										vgn = vgElement(vgparent, "", "td", "class", "mem")
 										{
 											vgparent := vgn
 											_ = vgparent
-											vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n              "}
-											vgparent.AppendChild(vgn)
-											vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "div", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "membar"}, vugu.VGAttribute{Namespace: "", Key: "aria-hidden", Val: "true"}}}
-											vgparent.AppendChild(vgn)
+											vgn = vgElement(vgparent, "", "div", "class", "membar", "aria-hidden", "true")
 											{
 												vgparent := vgn
 												_ = vgparent
@@ -2260,41 +1258,28 @@ func (c *Root) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 													_ = vgiterkey
 													p := p
 													_ = p
-													vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "span", Attr: []vugu.VGAttribute(nil)}
-													vgparent.AppendChild(vgn)
+													vgn = vgElement(vgparent, "", "span")
 													vgn.AddAttrInterface("class", p.Class)
 													vgn.AddAttrInterface("style", c.width(p.Pct))
 												}
 											}
-											vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n              "}
-											vgparent.AppendChild(vgn)
-											vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "span", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "memtext"}}}
-											vgparent.AppendChild(vgn)
+											vgn = vgElement(vgparent, "", "span", "class", "memtext")
 											vgn.SetInnerHTML(r.Memory + " of " + r.Limit + " (" + r.Used + ")")
 											if r.Over {
-												vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "span", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "tag"}}}
-												vgparent.AppendChild(vgn)
+												vgn = vgElement(vgparent, "", "span", "class", "tag")
 												{
 													vgparent := vgn
 													_ = vgparent
-													vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: " ✖ over capacity"}
-													vgparent.AppendChild(vgn)
+													vgn = vgText(vgparent, " ✖ over capacity")
 												}
 											}
-											vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n              "}
-											vgparent.AppendChild(vgn)
-											vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "details", Attr: []vugu.VGAttribute(nil)}
-											vgparent.AppendChild(vgn)
+											vgn = vgElement(vgparent, "", "details")
 											{
 												vgparent := vgn
 												_ = vgparent
-												vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "summary", Attr: []vugu.VGAttribute(nil)}
-												vgparent.AppendChild(vgn)
+												vgn = vgElement(vgparent, "", "summary")
 												vgn.SetInnerHTML(vugu.HTML("breakdown"))
-												vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n                "}
-												vgparent.AppendChild(vgn)
-												vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "ul", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "parts"}}}
-												vgparent.AppendChild(vgn)
+												vgn = vgElement(vgparent, "", "ul", "class", "parts")
 												{
 													vgparent := vgn
 													_ = vgparent
@@ -2303,64 +1288,39 @@ func (c *Root) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 														_ = vgiterkey
 														p := p
 														_ = p
-														vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "li", Attr: []vugu.VGAttribute(nil)}
-														vgparent.AppendChild(vgn)
+														vgn = vgElement(vgparent, "", "li")
 														{
 															vgparent := vgn
 															_ = vgparent
-															vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "span", Attr: []vugu.VGAttribute{{Namespace: "", Key: "aria-hidden", Val: "true"}}}
-															vgparent.AppendChild(vgn)
+															vgn = vgElement(vgparent, "", "span", "aria-hidden", "true")
 															vgn.AddAttrInterface("class", "swatch "+p.Class)
-															vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: " "}
-															vgparent.AppendChild(vgn)
-															vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "span", Attr: []vugu.VGAttribute(nil)}
-															vgparent.AppendChild(vgn)
+															vgn = vgText(vgparent, " ")
+															vgn = vgElement(vgparent, "", "span")
 															vgn.SetInnerHTML(p.Name + ": " + p.Value)
 														}
 													}
 												}
-												vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n              "}
-												vgparent.AppendChild(vgn)
 											}
-											vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n            "}
-											vgparent.AppendChild(vgn)
 										}
-										vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n          "}
-										vgparent.AppendChild(vgn)
 									}
 								}
-								vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
-								vgparent.AppendChild(vgn)
 							}
-							vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n      "}
-							vgparent.AppendChild(vgn)
 						}
-						vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n    "}
-						vgparent.AppendChild(vgn)
 					}
 				}
-				vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n\n    "}
-				vgparent.AppendChild(vgn)
 				if c.A.Tab == "schedule" {
-					vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "section", Attr: []vugu.VGAttribute{{Namespace: "", Key: "id", Val: "panel-schedule"}, vugu.VGAttribute{Namespace: "", Key: "role", Val: "tabpanel"}, vugu.VGAttribute{Namespace: "", Key: "aria-labelledby", Val: "tab-schedule"}, vugu.VGAttribute{Namespace: "", Key: "class", Val: "panel"}}}
-					vgparent.AppendChild(vgn)
+					vgn = vgElement(vgparent, "", "section", "id", "panel-schedule", "role", "tabpanel", "aria-labelledby", "tab-schedule", "class", "panel")
 					{
 						vgparent := vgn
 						_ = vgparent
-						vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n      "}
-						vgparent.AppendChild(vgn)
 						if c.A.Res == nil || c.A.Res.Schedule == nil {
-							vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "p", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "hint"}}}
-							vgparent.AppendChild(vgn)
+							vgn = vgElement(vgparent, "", "p", "class", "hint")
 							{
 								vgparent := vgn
 								_ = vgparent
-								vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "Choose a schedule in the Plan panel to simulate the step."}
-								vgparent.AppendChild(vgn)
+								vgn = vgText(vgparent, "Choose a schedule in the Plan panel to simulate the step.")
 							}
 						}
-						vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n      "}
-						vgparent.AppendChild(vgn)
 						if c.timelineOK() {
 							{
 								vgcompKey := vugu.MakeCompKey(0xC9B83E791F5CF91A^vgin.CurrentPositionHash(), vgiterkey)
@@ -2380,32 +1340,19 @@ func (c *Root) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 								vgparent.AppendChild(vgn)
 							}
 						}
-						vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n    "}
-						vgparent.AppendChild(vgn)
 					}
 				}
-				vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n\n    "}
-				vgparent.AppendChild(vgn)
 				if c.A.Tab == "search" {
-					vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "section", Attr: []vugu.VGAttribute{{Namespace: "", Key: "id", Val: "panel-search"}, vugu.VGAttribute{Namespace: "", Key: "role", Val: "tabpanel"}, vugu.VGAttribute{Namespace: "", Key: "aria-labelledby", Val: "tab-search"}, vugu.VGAttribute{Namespace: "", Key: "class", Val: "panel"}}}
-					vgparent.AppendChild(vgn)
+					vgn = vgElement(vgparent, "", "section", "id", "panel-search", "role", "tabpanel", "aria-labelledby", "tab-search", "class", "panel")
 					{
 						vgparent := vgn
 						_ = vgparent
-						vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n      "}
-						vgparent.AppendChild(vgn)
-						vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "p", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "hint"}}}
-						vgparent.AppendChild(vgn)
+						vgn = vgElement(vgparent, "", "p", "class", "hint")
 						vgn.SetInnerHTML(vugu.HTML("The search plans the model above on its device for every configuration of the knobs left empty (core/search: branch and bound over the grid, the microbatch size walked inside each) and keeps the fastest. Fill a knob to fix it."))
-						vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n      "}
-						vgparent.AppendChild(vgn)
-						vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "div", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "grid"}}}
-						vgparent.AppendChild(vgn)
+						vgn = vgElement(vgparent, "", "div", "class", "grid")
 						{
 							vgparent := vgn
 							_ = vgparent
-							vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
-							vgparent.AppendChild(vgn)
 							for vgiterkeyt, k := range SearchKnobs {
 								var vgiterkey interface{} = vgiterkeyt
 								_ = vgiterkey
@@ -2416,659 +1363,384 @@ func (c *Root) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 								{
 									vgparent := vgn
 									_ = vgparent
-									vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n          "}
-									vgparent.AppendChild(vgn)
-									vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "label", Attr: []vugu.VGAttribute(nil)}
-									vgparent.AppendChild(vgn)
+									vgn = vgElement(vgparent, "", "label")
 									vgn.AddAttrInterface("for", "search-"+k.ID)
 									vgn.SetInnerHTML(k.Label)
-									vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n          "}
-									vgparent.AppendChild(vgn)
-									vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "div", Attr: []vugu.VGAttribute(nil)}
-									vgparent.AppendChild(vgn)
+									vgn = vgElement(vgparent, "", "div")
 									{
 										vgparent := vgn
 										_ = vgparent
-										vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "input", Attr: []vugu.VGAttribute{{Namespace: "", Key: "type", Val: "text"}, vugu.VGAttribute{Namespace: "", Key: "spellcheck", Val: "false"}}}
-										vgparent.AppendChild(vgn)
+										vgn = vgElement(vgparent, "", "input", "type", "text", "spellcheck", "false")
 										vgn.AddAttrInterface("aria-describedby", "search-hint-"+k.ID)
 										vgn.AddAttrInterface("id", "search-"+k.ID)
 										vgn.AddAttrInterface("placeholder", c.searchPlaceholder(k.ID))
-										{
-											b, err := vjson.Marshal(c.A.SearchKnob(k.ID))
-											if err != nil {
-												panic(err)
-											}
-											vgn.Prop = append(vgn.Prop, vugu.VGProperty{Key: "value", JSONVal: vjson.RawMessage(b)})
-										}
-										vgn.DOMEventHandlerSpecList = append(vgn.DOMEventHandlerSpecList, vugu.DOMEventHandlerSpec{
-											EventType: "input",
-											Func:      func(event vugu.DOMEvent) { c.A.SetSearchKnob(k.ID, event.PropString("target", "value")) },
-											// TODO: implement capture, etc. mostly need to decide syntax
-										})
-										vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: " "}
-										vgparent.AppendChild(vgn)
-										vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "span", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "hint"}}}
-										vgparent.AppendChild(vgn)
+										vgProp(vgn, "value", c.A.SearchKnob(k.ID))
+										vgOn(vgn, "input", func(event vugu.DOMEvent) { c.A.SetSearchKnob(k.ID, event.PropString("target", "value")) })
+										vgn = vgText(vgparent, " ")
+										vgn = vgElement(vgparent, "", "span", "class", "hint")
 										vgn.AddAttrInterface("id", "search-hint-"+k.ID)
 										vgn.SetInnerHTML(k.Hint)
 									}
-									vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
-									vgparent.AppendChild(vgn)
 								}
 							}
-							vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n      "}
-							vgparent.AppendChild(vgn)
 						}
-						vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n      "}
-						vgparent.AppendChild(vgn)
-						vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "div", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "actions"}}}
-						vgparent.AppendChild(vgn)
+						vgn = vgElement(vgparent, "", "div", "class", "actions")
 						{
 							vgparent := vgn
 							_ = vgparent
-							vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
-							vgparent.AppendChild(vgn)
-							vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "button", Attr: []vugu.VGAttribute{{Namespace: "", Key: "type", Val: "button"}, vugu.VGAttribute{Namespace: "", Key: "id", Val: "search-start"}}}
-							vgparent.AppendChild(vgn)
+							vgn = vgElement(vgparent, "", "button", "type", "button", "id", "search-start")
 							vgn.AddAttrInterface("disabled", c.A.Search.Running)
-							vgn.DOMEventHandlerSpecList = append(vgn.DOMEventHandlerSpecList, vugu.DOMEventHandlerSpec{
-								EventType: "click",
-								Func:      func(event vugu.DOMEvent) { c.A.StartSearch() },
-								// TODO: implement capture, etc. mostly need to decide syntax
-							})
+							vgOn(vgn, "click", func(event vugu.DOMEvent) { c.A.StartSearch() })
 							{
 								vgparent := vgn
 								_ = vgparent
-								vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "Search"}
-								vgparent.AppendChild(vgn)
+								vgn = vgText(vgparent, "Search")
 							}
-							vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
-							vgparent.AppendChild(vgn)
-							vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "button", Attr: []vugu.VGAttribute{{Namespace: "", Key: "type", Val: "button"}, vugu.VGAttribute{Namespace: "", Key: "id", Val: "search-cancel"}}}
-							vgparent.AppendChild(vgn)
+							vgn = vgText(vgparent, "\n        ")
+							vgn = vgElement(vgparent, "", "button", "type", "button", "id", "search-cancel")
 							vgn.AddAttrInterface("disabled", !c.A.Search.Running)
-							vgn.DOMEventHandlerSpecList = append(vgn.DOMEventHandlerSpecList, vugu.DOMEventHandlerSpec{
-								EventType: "click",
-								Func:      func(event vugu.DOMEvent) { c.A.CancelSearch() },
-								// TODO: implement capture, etc. mostly need to decide syntax
-							})
+							vgOn(vgn, "click", func(event vugu.DOMEvent) { c.A.CancelSearch() })
 							{
 								vgparent := vgn
 								_ = vgparent
-								vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "Cancel"}
-								vgparent.AppendChild(vgn)
+								vgn = vgText(vgparent, "Cancel")
 							}
-							vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n      "}
-							vgparent.AppendChild(vgn)
 						}
-						vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n      "}
-						vgparent.AppendChild(vgn)
 						if c.A.Search.Err != "" {
-							vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "p", Attr: []vugu.VGAttribute{{Namespace: "", Key: "id", Val: "search-error"}, vugu.VGAttribute{Namespace: "", Key: "class", Val: "errors"}, vugu.VGAttribute{Namespace: "", Key: "role", Val: "alert"}}}
-							vgparent.AppendChild(vgn)
+							vgn = vgElement(vgparent, "", "p", "id", "search-error", "class", "errors", "role", "alert")
 							vgn.SetInnerHTML(c.A.Search.Err)
 						}
-						vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n      "}
-						vgparent.AppendChild(vgn)
 						if c.A.Search.Running || c.A.Search.Report != nil {
-							vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "div", Attr: []vugu.VGAttribute(nil)}
-							vgparent.AppendChild(vgn)
+							vgn = vgElement(vgparent, "", "div")
 							{
 								vgparent := vgn
 								_ = vgparent
-								vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
-								vgparent.AppendChild(vgn)
-								vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "progress", Attr: []vugu.VGAttribute{{Namespace: "", Key: "id", Val: "search-progress"}, vugu.VGAttribute{Namespace: "", Key: "max", Val: "100"}, vugu.VGAttribute{Namespace: "", Key: "aria-labelledby", Val: "search-status"}}}
-								vgparent.AppendChild(vgn)
+								vgn = vgElement(vgparent, "", "progress", "id", "search-progress", "max", "100", "aria-labelledby", "search-status")
 								vgn.AddAttrInterface("value", c.A.ProgressPct())
-								vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
-								vgparent.AppendChild(vgn)
-								vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "p", Attr: []vugu.VGAttribute{{Namespace: "", Key: "id", Val: "search-status"}, vugu.VGAttribute{Namespace: "", Key: "role", Val: "status"}}}
-								vgparent.AppendChild(vgn)
+								vgn = vgElement(vgparent, "", "p", "id", "search-status", "role", "status")
 								vgn.SetInnerHTML(c.A.ProgressText())
-								vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n      "}
-								vgparent.AppendChild(vgn)
 							}
 						}
-						vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n      "}
-						vgparent.AppendChild(vgn)
 						if c.A.Chart() != nil {
-							vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "figure", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "pareto"}}}
-							vgparent.AppendChild(vgn)
+							vgn = vgElement(vgparent, "", "figure", "class", "pareto")
 							{
 								vgparent := vgn
 								_ = vgparent
-								vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
-								vgparent.AppendChild(vgn)
-								vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "figcaption", Attr: []vugu.VGAttribute(nil)}
-								vgparent.AppendChild(vgn)
+								vgn = vgElement(vgparent, "", "figcaption")
 								vgn.SetInnerHTML(vugu.HTML("Throughput against devices: every configuration that fits (○), the Pareto front (□ joined by a line: the fastest for its device count that beats every smaller one), and the best (★)."))
-								vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
-								vgparent.AppendChild(vgn)
-								vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "svg", Data: "svg", Attr: []vugu.VGAttribute{{Namespace: "", Key: "width", Val: "640"}, vugu.VGAttribute{Namespace: "", Key: "role", Val: "img"}}}
-								vgparent.AppendChild(vgn)
+								vgn = vgElement(vgparent, "svg", "svg", "width", "640", "role", "img")
 								vgn.AddAttrInterface("aria-label", c.A.Chart().Best.Title)
 								vgn.AddAttrInterface("viewBox", c.chartBox())
 								{
 									vgparent := vgn
 									_ = vgparent
-									vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n          "}
-									vgparent.AppendChild(vgn)
-									vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "svg", Data: "line", Attr: []vugu.VGAttribute{{Namespace: "", Key: "y1", Val: "12"}, vugu.VGAttribute{Namespace: "", Key: "class", Val: "axis"}}}
-									vgparent.AppendChild(vgn)
+									vgn = vgElement(vgparent, "svg", "line", "y1", "12", "class", "axis")
 									vgn.AddAttrInterface("x1", c.A.Chart().Left)
 									vgn.AddAttrInterface("x2", c.A.Chart().Left)
 									vgn.AddAttrInterface("y2", c.A.Chart().Height-c.A.Chart().Bottom)
-									vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n          "}
-									vgparent.AppendChild(vgn)
-									vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "svg", Data: "line", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "axis"}}}
-									vgparent.AppendChild(vgn)
+									vgn = vgElement(vgparent, "svg", "line", "class", "axis")
 									vgn.AddAttrInterface("x1", c.A.Chart().Left)
 									vgn.AddAttrInterface("x2", c.A.Chart().Width-16)
 									vgn.AddAttrInterface("y1", c.A.Chart().Height-c.A.Chart().Bottom)
 									vgn.AddAttrInterface("y2", c.A.Chart().Height-c.A.Chart().Bottom)
-									vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n          "}
-									vgparent.AppendChild(vgn)
 									for vgiterkeyt, t := range c.A.Chart().XTicks {
 										var vgiterkey interface{} = vgiterkeyt
 										_ = vgiterkey
 										t := t
 										_ = t
-										vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "svg", Data: "text", Attr: []vugu.VGAttribute{{Namespace: "", Key: "text-anchor", Val: "middle"}}}
-										vgparent.AppendChild(vgn)
+										vgn = vgElement(vgparent, "svg", "text", "text-anchor", "middle")
 										vgn.AddAttrInterface("x", t.X)
 										vgn.AddAttrInterface("y", c.A.Chart().Height-12)
 										vgn.SetInnerHTML(t.Label)
 									}
-									vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n          "}
-									vgparent.AppendChild(vgn)
 									for vgiterkeyt, t := range c.A.Chart().YTicks {
 										var vgiterkey interface{} = vgiterkeyt
 										_ = vgiterkey
 										t := t
 										_ = t
-										vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "svg", Data: "text", Attr: []vugu.VGAttribute{{Namespace: "", Key: "text-anchor", Val: "end"}}}
-										vgparent.AppendChild(vgn)
+										vgn = vgElement(vgparent, "svg", "text", "text-anchor", "end")
 										vgn.AddAttrInterface("x", c.A.Chart().Left-6)
 										vgn.AddAttrInterface("y", t.X+4)
 										vgn.SetInnerHTML(t.Label)
 									}
-									vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n          "}
-									vgparent.AppendChild(vgn)
-									vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "svg", Data: "text", Attr: []vugu.VGAttribute{{Namespace: "", Key: "text-anchor", Val: "end"}, vugu.VGAttribute{Namespace: "", Key: "class", Val: "axislabel"}}}
-									vgparent.AppendChild(vgn)
+									vgn = vgElement(vgparent, "svg", "text", "text-anchor", "end", "class", "axislabel")
 									vgn.AddAttrInterface("x", c.A.Chart().Width-16)
 									vgn.AddAttrInterface("y", c.A.Chart().Height-2)
 									{
 										vgparent := vgn
 										_ = vgparent
-										vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "devices"}
-										vgparent.AppendChild(vgn)
+										vgn = vgText(vgparent, "devices")
 									}
-									vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n          "}
-									vgparent.AppendChild(vgn)
-									vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "svg", Data: "text", Attr: []vugu.VGAttribute{{Namespace: "", Key: "x", Val: "4"}, vugu.VGAttribute{Namespace: "", Key: "y", Val: "10"}, vugu.VGAttribute{Namespace: "", Key: "class", Val: "axislabel"}}}
-									vgparent.AppendChild(vgn)
+									vgn = vgElement(vgparent, "svg", "text", "x", "4", "y", "10", "class", "axislabel")
 									vgn.SetInnerHTML(vugu.HTML("samples/s"))
-									vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n          "}
-									vgparent.AppendChild(vgn)
 									for vgiterkeyt, p := range c.A.Chart().Points {
 										var vgiterkey interface{} = vgiterkeyt
 										_ = vgiterkey
 										p := p
 										_ = p
-										vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "svg", Data: "circle", Attr: []vugu.VGAttribute{{Namespace: "", Key: "r", Val: "3"}, vugu.VGAttribute{Namespace: "", Key: "class", Val: "pt"}}}
-										vgparent.AppendChild(vgn)
+										vgn = vgElement(vgparent, "svg", "circle", "r", "3", "class", "pt")
 										vgn.AddAttrInterface("cx", p.X)
 										vgn.AddAttrInterface("cy", p.Y)
 										{
 											vgparent := vgn
 											_ = vgparent
-											vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "svg", Data: "title", Attr: []vugu.VGAttribute(nil)}
-											vgparent.AppendChild(vgn)
+											vgn = vgElement(vgparent, "svg", "title")
 											vgn.SetInnerHTML(p.Title)
 										}
 									}
-									vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n          "}
-									vgparent.AppendChild(vgn)
-									vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "svg", Data: "polyline", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "front"}}}
-									vgparent.AppendChild(vgn)
+									vgn = vgElement(vgparent, "svg", "polyline", "class", "front")
 									vgn.AddAttrInterface("points", c.A.Chart().Front)
-									vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n          "}
-									vgparent.AppendChild(vgn)
 									for vgiterkeyt, p := range c.A.Chart().FrontPts {
 										var vgiterkey interface{} = vgiterkeyt
 										_ = vgiterkey
 										p := p
 										_ = p
-										vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "svg", Data: "rect", Attr: []vugu.VGAttribute{{Namespace: "", Key: "width", Val: "8"}, vugu.VGAttribute{Namespace: "", Key: "height", Val: "8"}, vugu.VGAttribute{Namespace: "", Key: "class", Val: "frontpt"}}}
-										vgparent.AppendChild(vgn)
+										vgn = vgElement(vgparent, "svg", "rect", "width", "8", "height", "8", "class", "frontpt")
 										vgn.AddAttrInterface("x", p.X-4)
 										vgn.AddAttrInterface("y", p.Y-4)
 										{
 											vgparent := vgn
 											_ = vgparent
-											vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "svg", Data: "title", Attr: []vugu.VGAttribute(nil)}
-											vgparent.AppendChild(vgn)
+											vgn = vgElement(vgparent, "svg", "title")
 											vgn.SetInnerHTML(p.Title)
 										}
 									}
-									vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n          "}
-									vgparent.AppendChild(vgn)
-									vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "svg", Data: "text", Attr: []vugu.VGAttribute{{Namespace: "", Key: "text-anchor", Val: "middle"}, vugu.VGAttribute{Namespace: "", Key: "class", Val: "best"}}}
-									vgparent.AppendChild(vgn)
+									vgn = vgElement(vgparent, "svg", "text", "text-anchor", "middle", "class", "best")
 									vgn.AddAttrInterface("x", c.A.Chart().Best.X)
 									vgn.AddAttrInterface("y", c.A.Chart().Best.Y+6)
 									{
 										vgparent := vgn
 										_ = vgparent
-										vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "★"}
-										vgparent.AppendChild(vgn)
-										vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "svg", Data: "title", Attr: []vugu.VGAttribute(nil)}
-										vgparent.AppendChild(vgn)
+										vgn = vgText(vgparent, "★")
+										vgn = vgElement(vgparent, "svg", "title")
 										vgn.SetInnerHTML(c.A.Chart().Best.Title)
 									}
-									vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
-									vgparent.AppendChild(vgn)
 								}
-								vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n      "}
-								vgparent.AppendChild(vgn)
 							}
 						}
-						vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n      "}
-						vgparent.AppendChild(vgn)
 						if len(c.A.Results()) > 0 {
-							vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "table", Attr: []vugu.VGAttribute{{Namespace: "", Key: "id", Val: "search-results"}}}
-							vgparent.AppendChild(vgn)
+							vgn = vgElement(vgparent, "", "table", "id", "search-results")
 							{
 								vgparent := vgn
 								_ = vgparent
-								vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
-								vgparent.AppendChild(vgn)
-								vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "caption", Attr: []vugu.VGAttribute(nil)}
-								vgparent.AppendChild(vgn)
+								vgn = vgElement(vgparent, "", "caption")
 								vgn.SetInnerHTML(c.resultsCaption())
-								vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
-								vgparent.AppendChild(vgn)
-								vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "thead", Attr: []vugu.VGAttribute(nil)}
-								vgparent.AppendChild(vgn)
+								vgn = vgElement(vgparent, "", "thead")
 								{
 									vgparent := vgn
 									_ = vgparent
-									vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "tr", Attr: []vugu.VGAttribute(nil)}
-									vgparent.AppendChild(vgn)
+									vgn = vgElement(vgparent, "", "tr")
 									{
 										vgparent := vgn
 										_ = vgparent
-										vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n          "}
-										vgparent.AppendChild(vgn)
-										vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "th", Attr: []vugu.VGAttribute{{Namespace: "", Key: "scope", Val: "col"}}}
-										vgparent.AppendChild(vgn)
+										vgn = vgElement(vgparent, "", "th", "scope", "col")
 										vgn.SetInnerHTML(vugu.HTML(""))
-										vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n          "}
-										vgparent.AppendChild(vgn)
 										for vgiterkeyt, col := range ResultColumns {
 											var vgiterkey interface{} = vgiterkeyt
 											_ = vgiterkey
 											col := col
 											_ = col
-											vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "th", Attr: []vugu.VGAttribute{{Namespace: "", Key: "scope", Val: "col"}}}
-											vgparent.AppendChild(vgn)
+											vgn = vgElement(vgparent, "", "th", "scope", "col")
 											vgn.AddAttrInterface("aria-sort", c.A.AriaSort(col.ID))
 											{
 												vgparent := vgn
 												_ = vgparent
-												vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "button", Attr: []vugu.VGAttribute{{Namespace: "", Key: "type", Val: "button"}, vugu.VGAttribute{Namespace: "", Key: "class", Val: "sort"}}}
-												vgparent.AppendChild(vgn)
+												vgn = vgElement(vgparent, "", "button", "type", "button", "class", "sort")
 												vgn.SetInnerHTML(col.Label + c.sortMark(col.ID))
-												vgn.DOMEventHandlerSpecList = append(vgn.DOMEventHandlerSpecList, vugu.DOMEventHandlerSpec{
-													EventType: "click",
-													Func:      func(event vugu.DOMEvent) { c.A.SortResults(col.ID) },
-													// TODO: implement capture, etc. mostly need to decide syntax
-												})
+												vgOn(vgn, "click", func(event vugu.DOMEvent) { c.A.SortResults(col.ID) })
 											}
 										}
-										vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
-										vgparent.AppendChild(vgn)
 									}
 								}
-								vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
-								vgparent.AppendChild(vgn)
-								vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "tbody", Attr: []vugu.VGAttribute(nil)}
-								vgparent.AppendChild(vgn)
+								vgn = vgElement(vgparent, "", "tbody")
 								{
 									vgparent := vgn
 									_ = vgparent
-									vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n          "}
-									vgparent.AppendChild(vgn)
 									for vgiterkeyt, r := range c.A.Results() {
 										var vgiterkey interface{} = vgiterkeyt
 										_ = vgiterkey
 										r := r
 										_ = r
-										vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "tr", Attr: []vugu.VGAttribute(nil)}
-										vgparent.AppendChild(vgn)
+										vgn = vgElement(vgparent, "", "tr")
 										vgn.AddAttrInterface("class", c.resultClass(r))
 										{
 											vgparent := vgn
 											_ = vgparent
-											vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n            "}
-											vgparent.AppendChild(vgn)
-											vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "td", Attr: []vugu.VGAttribute(nil)}
-											vgparent.AppendChild(vgn)
+											vgn = vgElement(vgparent, "", "td")
 											{
 												vgparent := vgn
 												_ = vgparent
-												vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "button", Attr: []vugu.VGAttribute{{Namespace: "", Key: "type", Val: "button"}, vugu.VGAttribute{Namespace: "", Key: "class", Val: "apply"}}}
-												vgparent.AppendChild(vgn)
+												vgn = vgElement(vgparent, "", "button", "type", "button", "class", "apply")
 												vgn.AddAttrInterface("aria-label", "Apply "+r.Key)
-												vgn.DOMEventHandlerSpecList = append(vgn.DOMEventHandlerSpecList, vugu.DOMEventHandlerSpec{
-													EventType: "click",
-													Func:      func(event vugu.DOMEvent) { c.A.Apply(r.Key) },
-													// TODO: implement capture, etc. mostly need to decide syntax
-												})
+												vgOn(vgn, "click", func(event vugu.DOMEvent) { c.A.Apply(r.Key) })
 												{
 													vgparent := vgn
 													_ = vgparent
-													vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "Apply"}
-													vgparent.AppendChild(vgn)
+													vgn = vgText(vgparent, "Apply")
 												}
 												if r.Best {
-													vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "span", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "tag"}}}
-													vgparent.AppendChild(vgn)
+													vgn = vgElement(vgparent, "", "span", "class", "tag")
 													{
 														vgparent := vgn
 														_ = vgparent
-														vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: " ★ best"}
-														vgparent.AppendChild(vgn)
+														vgn = vgText(vgparent, " ★ best")
 													}
 												}
 												if r.Pareto && !r.Best {
-													vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "span", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "tag"}}}
-													vgparent.AppendChild(vgn)
+													vgn = vgElement(vgparent, "", "span", "class", "tag")
 													{
 														vgparent := vgn
 														_ = vgparent
-														vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: " □ front"}
-														vgparent.AppendChild(vgn)
+														vgn = vgText(vgparent, " □ front")
 													}
 												}
 											}
-											vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n            "}
-											vgparent.AppendChild(vgn)
-											vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "td", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "num"}}}
-											vgparent.AppendChild(vgn)
+											vgn = vgElement(vgparent, "", "td", "class", "num")
 											vgn.SetInnerHTML(r.Throughput)
-											vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "td", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "num"}}}
-											vgparent.AppendChild(vgn)
+											vgn = vgElement(vgparent, "", "td", "class", "num")
 											vgn.SetInnerHTML(r.Devices)
-											vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "td", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "num"}}}
-											vgparent.AppendChild(vgn)
+											vgn = vgElement(vgparent, "", "td", "class", "num")
 											vgn.SetInnerHTML(r.Stages)
-											vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "td", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "num"}}}
-											vgparent.AppendChild(vgn)
+											vgn = vgElement(vgparent, "", "td", "class", "num")
 											vgn.SetInnerHTML(r.Replicas)
-											vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "td", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "num"}}}
-											vgparent.AppendChild(vgn)
+											vgn = vgElement(vgparent, "", "td", "class", "num")
 											vgn.SetInnerHTML(r.Tensor)
-											vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "td", Attr: []vugu.VGAttribute(nil)}
-											vgparent.AppendChild(vgn)
+											vgn = vgElement(vgparent, "", "td")
 											vgn.SetInnerHTML(r.Schedule)
-											vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "td", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "num"}}}
-											vgparent.AppendChild(vgn)
+											vgn = vgElement(vgparent, "", "td", "class", "num")
 											vgn.SetInnerHTML(r.Microbatches)
-											vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "td", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "num"}}}
-											vgparent.AppendChild(vgn)
+											vgn = vgElement(vgparent, "", "td", "class", "num")
 											vgn.SetInnerHTML(r.Batch)
-											vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "td", Attr: []vugu.VGAttribute(nil)}
-											vgparent.AppendChild(vgn)
+											vgn = vgElement(vgparent, "", "td")
 											vgn.SetInnerHTML(r.Recompute)
-											vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "td", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "num"}}}
-											vgparent.AppendChild(vgn)
+											vgn = vgElement(vgparent, "", "td", "class", "num")
 											vgn.SetInnerHTML(r.ZeRO)
-											vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "td", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "num"}}}
-											vgparent.AppendChild(vgn)
+											vgn = vgElement(vgparent, "", "td", "class", "num")
 											vgn.SetInnerHTML(r.Step)
-											vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "td", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "num"}}}
-											vgparent.AppendChild(vgn)
+											vgn = vgElement(vgparent, "", "td", "class", "num")
 											vgn.SetInnerHTML(r.Bubble)
-											vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "td", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "num"}}}
-											vgparent.AppendChild(vgn)
+											vgn = vgElement(vgparent, "", "td", "class", "num")
 											vgn.SetInnerHTML(r.MFU)
-											vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "td", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "num"}}}
-											vgparent.AppendChild(vgn)
+											vgn = vgElement(vgparent, "", "td", "class", "num")
 											vgn.SetInnerHTML(r.Headroom)
-											vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n          "}
-											vgparent.AppendChild(vgn)
 										}
 									}
-									vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
-									vgparent.AppendChild(vgn)
 								}
-								vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n      "}
-								vgparent.AppendChild(vgn)
 							}
 						}
-						vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n    "}
-						vgparent.AppendChild(vgn)
 					}
 				}
-				vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n\n    "}
-				vgparent.AppendChild(vgn)
 				if c.A.Tab == "export" {
-					vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "section", Attr: []vugu.VGAttribute{{Namespace: "", Key: "id", Val: "panel-export"}, vugu.VGAttribute{Namespace: "", Key: "role", Val: "tabpanel"}, vugu.VGAttribute{Namespace: "", Key: "aria-labelledby", Val: "tab-export"}, vugu.VGAttribute{Namespace: "", Key: "class", Val: "panel"}}}
-					vgparent.AppendChild(vgn)
+					vgn = vgElement(vgparent, "", "section", "id", "panel-export", "role", "tabpanel", "aria-labelledby", "tab-export", "class", "panel")
 					{
 						vgparent := vgn
 						_ = vgparent
-						vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n      "}
-						vgparent.AppendChild(vgn)
-						vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "div", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "grid"}}}
-						vgparent.AppendChild(vgn)
+						vgn = vgElement(vgparent, "", "div", "class", "grid")
 						{
 							vgparent := vgn
 							_ = vgparent
-							vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
-							vgparent.AppendChild(vgn)
-							vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "label", Attr: []vugu.VGAttribute{{Namespace: "", Key: "for", Val: "share-server"}}}
-							vgparent.AppendChild(vgn)
+							vgn = vgElement(vgparent, "", "label", "for", "share-server")
 							vgn.SetInnerHTML(vugu.HTML("Share server"))
-							vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
-							vgparent.AppendChild(vgn)
-							vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "div", Attr: []vugu.VGAttribute(nil)}
-							vgparent.AppendChild(vgn)
+							vgn = vgElement(vgparent, "", "div")
 							{
 								vgparent := vgn
 								_ = vgparent
-								vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n          "}
-								vgparent.AppendChild(vgn)
-								vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "input", Attr: []vugu.VGAttribute{{Namespace: "", Key: "id", Val: "share-server"}, vugu.VGAttribute{Namespace: "", Key: "type", Val: "url"}, vugu.VGAttribute{Namespace: "", Key: "spellcheck", Val: "false"}, vugu.VGAttribute{Namespace: "", Key: "placeholder", Val: "none: links hold the whole request"}}}
-								vgparent.AppendChild(vgn)
-								{
-									b, err := vjson.Marshal(c.A.Val("server", c.A.Server))
-									if err != nil {
-										panic(err)
-									}
-									vgn.Prop = append(vgn.Prop, vugu.VGProperty{Key: "value", JSONVal: vjson.RawMessage(b)})
-								}
-								vgn.DOMEventHandlerSpecList = append(vgn.DOMEventHandlerSpecList, vugu.DOMEventHandlerSpec{
-									EventType: "change",
-									Func:      func(event vugu.DOMEvent) { c.A.SetServer(event.PropString("target", "value")) },
-									// TODO: implement capture, etc. mostly need to decide syntax
-								})
-								vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n          "}
-								vgparent.AppendChild(vgn)
-								vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "p", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "hint"}}}
-								vgparent.AppendChild(vgn)
+								vgn = vgElement(vgparent, "", "input", "id", "share-server", "type", "url", "spellcheck", "false", "placeholder", "none: links hold the whole request")
+								vgProp(vgn, "value", c.A.Val("server", c.A.Server))
+								vgOn(vgn, "change", func(event vugu.DOMEvent) { c.A.SetServer(event.PropString("target", "value")) })
+								vgn = vgElement(vgparent, "", "p", "class", "hint")
 								vgn.SetInnerHTML(vugu.HTML("A shared-plans server (docs/share.md: the Worker, or pipeplan share-server) keeps the plan under its id, and the link opens it from there: short links for large models. Without one, or when it cannot be reached, the link holds the whole request, compressed, in its #fragment, and nothing is stored anywhere. The page\x26#39;s ?server= sets it for one visit."))
-								vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
-								vgparent.AppendChild(vgn)
 							}
-							vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n      "}
-							vgparent.AppendChild(vgn)
 						}
-						vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n      "}
-						vgparent.AppendChild(vgn)
-						vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "div", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "actions"}}}
-						vgparent.AppendChild(vgn)
+						vgn = vgElement(vgparent, "", "div", "class", "actions")
 						{
 							vgparent := vgn
 							_ = vgparent
-							vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
-							vgparent.AppendChild(vgn)
-							vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "button", Attr: []vugu.VGAttribute{{Namespace: "", Key: "type", Val: "button"}, vugu.VGAttribute{Namespace: "", Key: "id", Val: "share"}}}
-							vgparent.AppendChild(vgn)
+							vgn = vgElement(vgparent, "", "button", "type", "button", "id", "share")
 							vgn.AddAttrInterface("disabled", c.A.Sharing)
 							vgn.SetInnerHTML(c.shareLabel())
-							vgn.DOMEventHandlerSpecList = append(vgn.DOMEventHandlerSpecList, vugu.DOMEventHandlerSpec{
-								EventType: "click",
-								Func:      func(event vugu.DOMEvent) { c.A.Share() },
-								// TODO: implement capture, etc. mostly need to decide syntax
-							})
-							vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
-							vgparent.AppendChild(vgn)
-							vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "button", Attr: []vugu.VGAttribute{{Namespace: "", Key: "type", Val: "button"}, vugu.VGAttribute{Namespace: "", Key: "id", Val: "export-json"}}}
-							vgparent.AppendChild(vgn)
+							vgOn(vgn, "click", func(event vugu.DOMEvent) { c.A.Share() })
+							vgn = vgText(vgparent, "\n        ")
+							vgn = vgElement(vgparent, "", "button", "type", "button", "id", "export-json")
 							vgn.AddAttrInterface("disabled", c.A.Res == nil)
-							vgn.DOMEventHandlerSpecList = append(vgn.DOMEventHandlerSpecList, vugu.DOMEventHandlerSpec{
-								EventType: "click",
-								Func:      func(event vugu.DOMEvent) { c.A.ExportPlan() },
-								// TODO: implement capture, etc. mostly need to decide syntax
-							})
+							vgOn(vgn, "click", func(event vugu.DOMEvent) { c.A.ExportPlan() })
 							{
 								vgparent := vgn
 								_ = vgparent
-								vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "Download the plan as JSON"}
-								vgparent.AppendChild(vgn)
+								vgn = vgText(vgparent, "Download the plan as JSON")
 							}
-							vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n      "}
-							vgparent.AppendChild(vgn)
 						}
-						vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n      "}
-						vgparent.AppendChild(vgn)
-						vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "label", Attr: []vugu.VGAttribute{{Namespace: "", Key: "for", Val: "share-link"}}}
-						vgparent.AppendChild(vgn)
+						vgn = vgElement(vgparent, "", "label", "for", "share-link")
 						vgn.SetInnerHTML(vugu.HTML("Link"))
-						vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n      "}
-						vgparent.AppendChild(vgn)
-						vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "input", Attr: []vugu.VGAttribute{{Namespace: "", Key: "id", Val: "share-link"}, vugu.VGAttribute{Namespace: "", Key: "type", Val: "text"}, vugu.VGAttribute{Namespace: "", Key: "readonly", Val: ""}}}
-						vgparent.AppendChild(vgn)
-						{
-							b, err := vjson.Marshal(c.A.ShareLink(false))
-							if err != nil {
-								panic(err)
-							}
-							vgn.Prop = append(vgn.Prop, vugu.VGProperty{Key: "value", JSONVal: vjson.RawMessage(b)})
-						}
-						vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n      "}
-						vgparent.AppendChild(vgn)
-						vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "label", Attr: []vugu.VGAttribute{{Namespace: "", Key: "for", Val: "embed-link"}}}
-						vgparent.AppendChild(vgn)
+						vgn = vgText(vgparent, "\n      ")
+						vgn = vgElement(vgparent, "", "input", "id", "share-link", "type", "text", "readonly", "")
+						vgProp(vgn, "value", c.A.ShareLink(false))
+						vgn = vgText(vgparent, "\n      ")
+						vgn = vgElement(vgparent, "", "label", "for", "embed-link")
 						vgn.SetInnerHTML(vugu.HTML("Embed (an iframe showing this plan, read-only)"))
-						vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n      "}
-						vgparent.AppendChild(vgn)
-						vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "textarea", Attr: []vugu.VGAttribute{{Namespace: "", Key: "id", Val: "embed-link"}, vugu.VGAttribute{Namespace: "", Key: "readonly", Val: ""}, vugu.VGAttribute{Namespace: "", Key: "rows", Val: "2"}}}
-						vgparent.AppendChild(vgn)
-						{
-							b, err := vjson.Marshal(c.embedSnippet())
-							if err != nil {
-								panic(err)
-							}
-							vgn.Prop = append(vgn.Prop, vugu.VGProperty{Key: "value", JSONVal: vjson.RawMessage(b)})
-						}
-						vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n      "}
-						vgparent.AppendChild(vgn)
-						vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "h2", Attr: []vugu.VGAttribute(nil)}
-						vgparent.AppendChild(vgn)
+						vgn = vgText(vgparent, "\n      ")
+						vgn = vgElement(vgparent, "", "textarea", "id", "embed-link", "readonly", "", "rows", "2")
+						vgProp(vgn, "value", c.embedSnippet())
+						vgn = vgElement(vgparent, "", "h2")
 						vgn.SetInnerHTML(vugu.HTML("Framework exports"))
-						vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n      "}
-						vgparent.AppendChild(vgn)
-						vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "p", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "hint"}}}
-						vgparent.AppendChild(vgn)
+						vgn = vgElement(vgparent, "", "p", "class", "hint")
 						vgn.SetInnerHTML(vugu.HTML("The plan as each framework takes it (core/export). Where a framework cannot run the plan exactly, the export says what it runs instead and what that costs."))
-						vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n      "}
-						vgparent.AppendChild(vgn)
-						vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "div", Attr: []vugu.VGAttribute{{Namespace: "", Key: "id", Val: "exports"}}}
-						vgparent.AppendChild(vgn)
+						vgn = vgElement(vgparent, "", "div", "id", "exports")
 						{
 							vgparent := vgn
 							_ = vgparent
-							vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
-							vgparent.AppendChild(vgn)
 							for vgiterkeyt, x := range c.A.Exports() {
 								var vgiterkey interface{} = vgiterkeyt
 								_ = vgiterkey
 								x := x
 								_ = x
-								vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "details", Attr: []vugu.VGAttribute(nil)}
-								vgparent.AppendChild(vgn)
+								vgn = vgElement(vgparent, "", "details")
 								vgn.AddAttrInterface("class", "export export-"+x.Format)
 								{
 									vgparent := vgn
 									_ = vgparent
-									vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n          "}
-									vgparent.AppendChild(vgn)
-									vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "summary", Attr: []vugu.VGAttribute(nil)}
-									vgparent.AppendChild(vgn)
+									vgn = vgElement(vgparent, "", "summary")
 									{
 										vgparent := vgn
 										_ = vgparent
-										vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "strong", Attr: []vugu.VGAttribute(nil)}
-										vgparent.AppendChild(vgn)
+										vgn = vgElement(vgparent, "", "strong")
 										vgn.SetInnerHTML(x.Format)
-										vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: " "}
-										vgparent.AppendChild(vgn)
+										vgn = vgText(vgparent, " ")
 										if x.Exact {
-											vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "span", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "tag"}}}
-											vgparent.AppendChild(vgn)
+											vgn = vgElement(vgparent, "", "span", "class", "tag")
 											{
 												vgparent := vgn
 												_ = vgparent
-												vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "✔ exact"}
-												vgparent.AppendChild(vgn)
+												vgn = vgText(vgparent, "✔ exact")
 											}
 										}
 										if !x.Exact && x.Err == "" {
-											vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "span", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "tag"}}}
-											vgparent.AppendChild(vgn)
+											vgn = vgElement(vgparent, "", "span", "class", "tag")
 											{
 												vgparent := vgn
 												_ = vgparent
-												vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "≈ closest it can express"}
-												vgparent.AppendChild(vgn)
+												vgn = vgText(vgparent, "≈ closest it can express")
 											}
 										}
 										if x.Err != "" {
-											vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "span", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "tag"}}}
-											vgparent.AppendChild(vgn)
+											vgn = vgElement(vgparent, "", "span", "class", "tag")
 											{
 												vgparent := vgn
 												_ = vgparent
-												vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "✖ not available"}
-												vgparent.AppendChild(vgn)
+												vgn = vgText(vgparent, "✖ not available")
 											}
 										}
 									}
-									vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n          "}
-									vgparent.AppendChild(vgn)
 									if x.Err != "" {
-										vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "p", Attr: []vugu.VGAttribute(nil)}
-										vgparent.AppendChild(vgn)
+										vgn = vgElement(vgparent, "", "p")
 										vgn.SetInnerHTML(x.Err)
 									}
-									vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n          "}
-									vgparent.AppendChild(vgn)
 									if x.Summary != "" {
-										vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "p", Attr: []vugu.VGAttribute(nil)}
-										vgparent.AppendChild(vgn)
+										vgn = vgElement(vgparent, "", "p")
 										vgn.SetInnerHTML(x.Summary)
 									}
-									vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n          "}
-									vgparent.AppendChild(vgn)
 									if len(x.Notes) > 0 {
-										vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "ul", Attr: []vugu.VGAttribute(nil)}
-										vgparent.AppendChild(vgn)
+										vgn = vgElement(vgparent, "", "ul")
 										{
 											vgparent := vgn
 											_ = vgparent
@@ -3077,75 +1749,41 @@ func (c *Root) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 												_ = vgiterkey
 												n := n
 												_ = n
-												vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "li", Attr: []vugu.VGAttribute(nil)}
-												vgparent.AppendChild(vgn)
+												vgn = vgElement(vgparent, "", "li")
 												vgn.SetInnerHTML(n)
 											}
 										}
 									}
-									vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n          "}
-									vgparent.AppendChild(vgn)
 									if x.Err == "" {
-										vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "p", Attr: []vugu.VGAttribute(nil)}
-										vgparent.AppendChild(vgn)
+										vgn = vgElement(vgparent, "", "p")
 										{
 											vgparent := vgn
 											_ = vgparent
-											vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "button", Attr: []vugu.VGAttribute{{Namespace: "", Key: "type", Val: "button"}}}
-											vgparent.AppendChild(vgn)
+											vgn = vgElement(vgparent, "", "button", "type", "button")
 											vgn.SetInnerHTML("Download " + x.Filename)
-											vgn.DOMEventHandlerSpecList = append(vgn.DOMEventHandlerSpecList, vugu.DOMEventHandlerSpec{
-												EventType: "click",
-												Func:      func(event vugu.DOMEvent) { c.A.DownloadExport(x.Format) },
-												// TODO: implement capture, etc. mostly need to decide syntax
-											})
+											vgOn(vgn, "click", func(event vugu.DOMEvent) { c.A.DownloadExport(x.Format) })
 										}
 									}
-									vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n          "}
-									vgparent.AppendChild(vgn)
 									if x.Err == "" {
-										vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "pre", Attr: []vugu.VGAttribute(nil)}
-										vgparent.AppendChild(vgn)
+										vgn = vgElement(vgparent, "", "pre")
 										vgn.SetInnerHTML(x.Text)
 									}
-									vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
-									vgparent.AppendChild(vgn)
 								}
 							}
-							vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n      "}
-							vgparent.AppendChild(vgn)
 						}
-						vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n      "}
-						vgparent.AppendChild(vgn)
-						vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "details", Attr: []vugu.VGAttribute(nil)}
-						vgparent.AppendChild(vgn)
+						vgn = vgElement(vgparent, "", "details")
 						{
 							vgparent := vgn
 							_ = vgparent
-							vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "summary", Attr: []vugu.VGAttribute(nil)}
-							vgparent.AppendChild(vgn)
+							vgn = vgElement(vgparent, "", "summary")
 							vgn.SetInnerHTML(vugu.HTML("The request as JSON"))
-							vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "pre", Attr: []vugu.VGAttribute{{Namespace: "", Key: "id", Val: "request-json"}}}
-							vgparent.AppendChild(vgn)
+							vgn = vgElement(vgparent, "", "pre", "id", "request-json")
 							vgn.SetInnerHTML(string(c.A.RequestJSON()))
 						}
-						vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n    "}
-						vgparent.AppendChild(vgn)
 					}
 				}
-				vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n  "}
-				vgparent.AppendChild(vgn)
 			}
 		}
-		vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n"}
-		vgparent.AppendChild(vgn)
 	}
 	return vgout
 }
-
-// 'fix' unused imports
-var _ fmt.Stringer
-var _ reflect.Type
-var _ vjson.RawMessage
-var _ js.Value
-var _ log.Logger

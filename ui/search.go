@@ -2,13 +2,13 @@ package ui
 
 import (
 	"cmp"
-	"context"
 	"encoding/json"
 	"fmt"
 	"math"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"pipeplan/core/model"
@@ -37,7 +37,7 @@ type Searcher struct {
 	// query is the running or last search's query (JSON), which Apply asks the planner
 	// about.
 	query  string
-	cancel context.CancelFunc
+	cancel func()
 }
 
 // SearchKnobs are the Search panel's inputs, in order: id, label, hint.
@@ -137,7 +137,9 @@ func (a *App) StartSearch() {
 		s.Err = "The search cannot start: " + err.Error()
 		return
 	}
-	ctx, cancel := context.WithCancel(context.Background())
+	stop := make(chan struct{})
+	var once sync.Once
+	cancel := func() { once.Do(func() { close(stop) }) }
 	s.query, s.cancel, s.Running = string(q), cancel, true
 	host := a.Host
 	last := time.Now()
@@ -154,7 +156,7 @@ func (a *App) StartSearch() {
 	}
 	host.Background(func() {
 		var rep *search.Report
-		out, err := a.Planner(ctx, "report", []string{string(q)}, progress)
+		out, err := a.Planner(stop, "report", []string{string(q)}, progress)
 		if out != "" {
 			if e := errorObject(out); e != nil {
 				err = fmt.Errorf("The search cannot start: %w", e)
@@ -171,7 +173,7 @@ func (a *App) StartSearch() {
 				s.Progress.Done = s.Progress.Total
 			}
 			switch {
-			case ctx.Err() != nil:
+			case closed(stop):
 				s.Cancelled = true
 			case err != nil:
 				s.Err = err.Error()
@@ -179,6 +181,16 @@ func (a *App) StartSearch() {
 			cancel()
 		}, true)
 	})
+}
+
+// closed reports whether stop is closed.
+func closed(stop <-chan struct{}) bool {
+	select {
+	case <-stop:
+		return true
+	default:
+		return false
+	}
 }
 
 // CancelSearch stops the running search; what it found so far stays.
@@ -364,7 +376,7 @@ func (a *App) Apply(key string) {
 			// states every knob (the device count included), so that the panels show
 			// what the search chose.
 			q := new(Request)
-			err := a.call(context.Background(), "candidate", q, query, c)
+			err := a.call(nil, "candidate", q, query, c)
 			a.update(func() {
 				if err != nil {
 					a.notice("The result cannot be applied: "+err.Error(), true)

@@ -2,6 +2,7 @@ package ui
 
 import (
 	"bytes"
+	"compress/flate"
 	"context"
 	"errors"
 	"fmt"
@@ -15,6 +16,8 @@ import (
 
 	"github.com/vugu/vugu"
 	"github.com/vugu/vugu/staticrender"
+
+	"pipeplan/core/request"
 )
 
 func TestFragmentRoundTrip(t *testing.T) {
@@ -28,7 +31,7 @@ func TestFragmentRoundTrip(t *testing.T) {
 	if !strings.HasPrefix(f, "r1.") || strings.ContainsAny(f, "+/=#") {
 		t.Fatalf("fragment %q is not URL-safe", f)
 	}
-	got, err := DecodeFragment("#" + f)
+	got, err := DecodeFragment("#"+f, FlateInflate)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -37,9 +40,24 @@ func TestFragmentRoundTrip(t *testing.T) {
 		t.Fatalf("round trip changed the request")
 	}
 	for _, bad := range []string{"", "#x", "r1.!!", "r1.AAAA", f[:len(f)/2]} {
-		if _, err := DecodeFragment(bad); err == nil {
+		if _, err := DecodeFragment(bad, FlateInflate); err == nil {
 			t.Errorf("DecodeFragment(%q) accepted a bad link", bad)
 		}
+	}
+}
+
+// TestFlateInflateLimit: Inflate reads one byte past its limit, so that a caller sees a
+// link that inflates to too much.
+func TestFlateInflateLimit(t *testing.T) {
+	var buf bytes.Buffer
+	w, _ := flate.NewWriter(&buf, flate.BestCompression)
+	w.Write(bytes.Repeat([]byte("x"), 1000))
+	w.Close()
+	if out, err := FlateInflate(buf.Bytes(), 1000); err != nil || len(out) != 1000 {
+		t.Errorf("limit 1000: %d bytes, %v", len(out), err)
+	}
+	if out, err := FlateInflate(buf.Bytes(), 10); err != nil || len(out) != 11 {
+		t.Errorf("limit 10: %d bytes, %v", len(out), err)
 	}
 }
 
@@ -53,11 +71,11 @@ func TestEmbedExampleFragment(t *testing.T) {
 	if m == nil {
 		t.Fatal("no embed link in public/embed-example.html")
 	}
-	r, err := DecodeFragment(string(m[1]))
+	r, err := DecodeFragment(string(m[1]), FlateInflate)
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := Run(context.Background(), r)
+	res, err := request.Run(context.Background(), r)
 	if err != nil || !res.Feasible {
 		t.Fatalf("the embed example's request does not plan: %v %+v", err, res)
 	}
@@ -74,15 +92,20 @@ type fakeHost struct {
 	saved  string
 }
 
-func (h *fakeHost) Fetch(ctx context.Context, method, url string, body []byte, limit int64) (int, []byte, error) {
+func (h *fakeHost) Fetch(method, url string, body []byte, limit int64, timeout time.Duration) (int, []byte, error) {
 	if h.server == nil {
 		return 0, nil, errors.New("TypeError: Failed to fetch")
 	}
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
 	req := httptest.NewRequestWithContext(ctx, method, url, bytes.NewReader(body))
 	req.Header.Set("Content-Type", "application/json")
 	rec := httptest.NewRecorder()
 	h.server.ServeHTTP(rec, req)
 	return rec.Code, rec.Body.Bytes(), nil
+}
+func (h *fakeHost) Inflate(data []byte, limit int) ([]byte, error) {
+	return FlateInflate(data, limit)
 }
 func (h *fakeHost) PlanLink(id, server string) string {
 	return "https://example.org/pp/?plan=" + id + "&server=" + server
@@ -166,7 +189,7 @@ func TestEditsReplanAndKeep(t *testing.T) {
 	if len(h.kept) == 0 {
 		t.Fatal("the edit was not kept")
 	}
-	r, err := DecodeFragment(h.kept[len(h.kept)-1])
+	r, err := DecodeFragment(h.kept[len(h.kept)-1], FlateInflate)
 	if err != nil || r.Cluster.Count != 3 {
 		t.Fatalf("the kept request: %+v %v", r, err)
 	}

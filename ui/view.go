@@ -9,7 +9,6 @@ import (
 
 	"pipeplan/core/model"
 	"pipeplan/core/plan"
-	"pipeplan/core/request"
 	"pipeplan/core/schedule"
 	"pipeplan/core/units"
 )
@@ -330,7 +329,7 @@ type LayerRow struct {
 // of the layers, so that a model of 10,000 layers stays responsive. Core's result names
 // the layers (ModelInfo.LayerNames) and, when the request asks (layers), gives their
 // costs (ModelInfo.LayerCosts); bounds place them on stages.
-func LayerPage(m *request.ModelInfo, bounds []int, start, size int) []LayerRow {
+func LayerPage(m *ModelInfo, bounds []int, start, size int) []LayerRow {
 	if m == nil || m.Layers == 0 {
 		return nil
 	}

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"pipeplan/core/export"
+	"pipeplan/core/request"
 )
 
 func init() {
@@ -46,7 +47,7 @@ func runExport(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	if f.printRequest {
-		n, err := r.Normalize()
+		n, err := request.Normalize(r)
 		if err != nil {
 			return f.flagError(err)
 		}

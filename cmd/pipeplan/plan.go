@@ -30,7 +30,7 @@ func runPlan(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	if f.printRequest {
-		n, err := r.Normalize()
+		n, err := request.Normalize(r)
 		if err != nil {
 			return f.flagError(err)
 		}

@@ -12,6 +12,7 @@ import (
 
 	"pipeplan/core/request"
 	"pipeplan/core/search"
+	"pipeplan/core/search/requests"
 	"pipeplan/core/units"
 
 	"github.com/schollz/progressbar/v3"
@@ -76,7 +77,7 @@ func runSearch(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	ev, err := search.NewRequests(base)
+	ev, err := requests.New(base)
 	if err != nil {
 		return f.flagError(err)
 	}

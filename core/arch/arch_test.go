@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
+	"sort"
 	"strings"
 	"testing"
 
@@ -125,6 +127,19 @@ func TestBundledNames(t *testing.T) {
 	want := "bert-base-uncased bert-large-uncased gpt2 gpt2-large gpt2-medium gpt2-xl llama-2-70b llama-2-7b llama-3.1-70b llama-3.2-1b meta-llama-3-8b mistral-7b-v0.1 mixtral-8x7b-v0.1 qwen2-7b"
 	if got != want {
 		t.Errorf("BundledNames() = %s\nwant %s", got, want)
+	}
+	// The list is the directory's.
+	entries, err := configs.ReadDir("configs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var files []string
+	for _, e := range entries {
+		files = append(files, strings.TrimSuffix(e.Name(), ".json"))
+	}
+	sort.Strings(files)
+	if !slices.Equal(files, bundledNames) {
+		t.Errorf("configs/ holds %v; bundledNames lists %v", files, bundledNames)
 	}
 	for alias := range aliases {
 		if _, ok := BundledConfig(alias); !ok {

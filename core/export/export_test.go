@@ -141,7 +141,7 @@ func makeAll(t *testing.T) []made {
 				madeErr = fmt.Errorf("%s: %w", c.name, err)
 				return
 			}
-			n, err := r.Normalize()
+			n, err := request.Normalize(r)
 			if err != nil {
 				madeErr = fmt.Errorf("%s: %w", c.name, err)
 				return

@@ -22,7 +22,7 @@ var ErrNoPlan = errors.New("no plan to export")
 // errors; a request whose model fits no split gives an error wrapping ErrNoPlan with the
 // reason.
 func FromRequest(ctx context.Context, r *request.Request) (*Input, *request.Result, error) {
-	n, err := r.Normalize()
+	n, err := request.Normalize(r)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -42,7 +42,7 @@ func Calibrate(ctx context.Context, r *Request, profile *model.Model) (*Calibrat
 	if err := profile.Validate(); err != nil {
 		return nil, err
 	}
-	c := r.clone()
+	c := clone(r)
 	a := *c.Model.Architecture
 	c.Model.Architecture = &a
 	if c.Cluster.Device == "" && len(c.Cluster.Document) == 0 && profile.MeasuredOn != nil {

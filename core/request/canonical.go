@@ -11,16 +11,16 @@ import (
 // Canonical returns the request's canonical encoding: normalized (every default applied),
 // compact JSON with the fields in a fixed order and the keys of embedded documents sorted.
 // Two requests that mean the same plan give the same bytes.
-func (r *Request) Canonical() ([]byte, error) {
-	n, err := r.Normalize()
+func Canonical(r *Request) ([]byte, error) {
+	n, err := Normalize(r)
 	if err != nil {
 		return nil, err
 	}
-	return n.canonical()
+	return canonical(n)
 }
 
 // canonical encodes an already normalized request.
-func (r *Request) canonical() ([]byte, error) {
+func canonical(r *Request) ([]byte, error) {
 	c := *r
 	if c.Parallelism.Tensor == 1 {
 		// Tensor parallelism came after the first requests: its default is left out, so
@@ -69,8 +69,8 @@ func canonicalJSON(raw json.RawMessage) (json.RawMessage, error) {
 // ID returns the request's content id: the SHA-256 of its canonical encoding and the
 // planner's version, in hex (64 characters). The same request gives the same id, and a
 // planner that would answer differently gives another.
-func (r *Request) ID() (string, error) {
-	b, err := r.Canonical()
+func ID(r *Request) (string, error) {
+	b, err := Canonical(r)
 	if err != nil {
 		return "", err
 	}

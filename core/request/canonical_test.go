@@ -36,24 +36,24 @@ func TestCanonicalDefaultsSpelledOut(t *testing.T) {
 	for _, p := range pairs {
 		t.Run(p.name, func(t *testing.T) {
 			short, long := decode(t, p.short), decode(t, p.long)
-			cs, err := short.Canonical()
+			cs, err := Canonical(short)
 			if err != nil {
 				t.Fatal(err)
 			}
-			cl, err := long.Canonical()
+			cl, err := Canonical(long)
 			if err != nil {
 				t.Fatal(err)
 			}
 			if !bytes.Equal(cs, cl) {
 				t.Errorf("canonical forms differ:\n%s\n%s", cs, cl)
 			}
-			is, _ := short.ID()
-			il, _ := long.ID()
+			is, _ := ID(short)
+			il, _ := ID(long)
 			if is != il {
 				t.Errorf("ids differ: %s, %s", is, il)
 			}
 			// The canonical form is itself a request, which normalizes to itself.
-			again, err := decode(t, string(cs)).Canonical()
+			again, err := Canonical(decode(t, string(cs)))
 			if err != nil || !bytes.Equal(again, cs) {
 				t.Errorf("the canonical form's canonical form differs (%v):\n%s\n%s", err, cs, again)
 			}
@@ -91,11 +91,11 @@ func TestCanonicalDocuments(t *testing.T) {
 	}
 	for _, p := range pairs {
 		t.Run(p.name, func(t *testing.T) {
-			ia, err := decode(t, p.a).ID()
+			ia, err := ID(decode(t, p.a))
 			if err != nil {
 				t.Fatal(err)
 			}
-			ib, err := decode(t, p.b).ID()
+			ib, err := ID(decode(t, p.b))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -127,7 +127,7 @@ func TestIDDiffers(t *testing.T) {
 	}
 	seen := map[string]int{}
 	for i, v := range variants {
-		id, err := decode(t, v).ID()
+		id, err := ID(decode(t, v))
 		if err != nil {
 			t.Fatalf("%s: %v", v, err)
 		}
@@ -145,11 +145,11 @@ func TestIDDiffers(t *testing.T) {
 // bytes with the planner's version.
 func TestIDIsRunsID(t *testing.T) {
 	r := decode(t, `{"model":{"example":"gpt2-medium"},"cluster":{"device":"a100-80gb","count":4}}`)
-	id, err := r.ID()
+	id, err := ID(r)
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := r.Canonical()
+	c, err := Canonical(r)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -164,10 +164,10 @@ func TestIDIsRunsID(t *testing.T) {
 // TestInvalidHasNoID: an invalid request has no canonical form and no id.
 func TestInvalidHasNoID(t *testing.T) {
 	r := decode(t, `{"model":{"example":"gpt2-medium"}}`)
-	if c, err := r.Canonical(); err == nil {
+	if c, err := Canonical(r); err == nil {
 		t.Errorf("Canonical of an invalid request: %s", c)
 	}
-	if id, err := r.ID(); err == nil {
+	if id, err := ID(r); err == nil {
 		t.Errorf("ID of an invalid request: %s", id)
 	}
 }
@@ -188,7 +188,7 @@ func TestRunNormalizedIsRun(t *testing.T) {
 	}
 	for _, s := range requests {
 		r := decode(t, s)
-		n, err := r.Normalize()
+		n, err := Normalize(r)
 		if err != nil {
 			t.Fatalf("%.100s: %v", s, err)
 		}

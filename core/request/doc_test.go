@@ -71,7 +71,7 @@ func TestDocExample(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if id, _ := decode(t, string(golden)).ID(); id != res.ID {
+	if id, _ := ID(decode(t, string(golden))); id != res.ID {
 		t.Errorf("the documented example's id %s is not the golden request's %s", res.ID, id)
 	}
 

@@ -53,7 +53,7 @@ func ExampleRun() {
 // A request's id names the plan it asks for: a request that spells out its defaults, or
 // writes names in another case, has the id of one that leaves them out. A cache or a
 // shared-plan link keys on it.
-func ExampleRequest_ID() {
+func ExampleID() {
 	short := &request.Request{
 		Model:   request.ModelSpec{Example: "gpt2-medium"},
 		Cluster: request.ClusterSpec{Device: "a100-80gb", Count: 4},
@@ -72,14 +72,14 @@ func ExampleRequest_ID() {
 		Cluster:  request.ClusterSpec{Device: "a100-80gb", Count: 4},
 		Schedule: request.Schedule{Name: "gpipe"},
 	}
-	a, _ := short.ID()
-	b, _ := long.ID()
-	c, _ := other.ID()
+	a, _ := request.ID(short)
+	b, _ := request.ID(long)
+	c, _ := request.ID(other)
 	fmt.Println(len(a), "hex digits")
 	fmt.Println("spelled out, same id:", a == b)
 	fmt.Println("another schedule, same id:", a == c)
 
-	canonical, _ := short.Canonical()
+	canonical, _ := request.Canonical(short)
 	fmt.Println(string(canonical))
 	// Output:
 	// 64 hex digits
@@ -89,14 +89,14 @@ func ExampleRequest_ID() {
 }
 
 // Errors name the request's field, for a front end to show beside the input.
-func ExampleRequest_Normalize() {
+func ExampleNormalize() {
 	r, _ := request.Decode([]byte(`{
 		"model": {"example": "gpt2-medium"},
 		"cluster": {"device": "a100-80gb", "count": 4},
 		"training": {"mode": "inference", "optimizer": "adamw"},
 		"parallelism": {"zero": 1}
 	}`))
-	_, err := r.Normalize()
+	_, err := request.Normalize(r)
 	fmt.Println(err)
 	// Output:
 	// parallelism.zero: ZeRO-1 shards optimizer state over data-parallel replicas: it needs parallelism.data >= 2, got 1

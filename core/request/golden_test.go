@@ -61,7 +61,7 @@ func TestGoldenRequest(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	n, err := decode(t, string(in)).Normalize()
+	n, err := Normalize(decode(t, string(in)))
 	if err != nil {
 		t.Fatal(err)
 	}

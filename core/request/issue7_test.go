@@ -483,7 +483,7 @@ func TestInferenceOneNotion(t *testing.T) {
 		t.Errorf("no state_removed note")
 	}
 	sched := decode(t, `{"model":{"example":"gpt2-medium"},"cluster":{"device":"a100-80gb","count":4},"schedule":{"name":"inference"},`+bounds+`}`)
-	n, err := sched.Normalize()
+	n, err := Normalize(sched)
 	if err != nil {
 		t.Fatal(err)
 	}

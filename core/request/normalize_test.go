@@ -104,7 +104,7 @@ func TestNormalizeDefaults(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			r := decode(t, tt.in)
 			before := *r
-			n, err := r.Normalize()
+			n, err := Normalize(r)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -115,7 +115,7 @@ func TestNormalizeDefaults(t *testing.T) {
 				t.Errorf("Normalize changed its receiver")
 			}
 			// Normalizing a normalized request changes nothing.
-			again, err := n.Normalize()
+			again, err := Normalize(n)
 			if err != nil {
 				t.Fatalf("normalizing the normalized request: %v", err)
 			}
@@ -129,14 +129,14 @@ func TestNormalizeDefaults(t *testing.T) {
 // TestNormalizeNames: preset, example and schedule names are read in any case, and the
 // normalized request spells them as the presets do.
 func TestNormalizeNames(t *testing.T) {
-	n, err := decode(t, `{"model":{"example":"GPT2-Medium"},"cluster":{"device":"A100-80GB","count":4,"link":"NVLink3"},"schedule":{"name":"1F1B"}}`).Normalize()
+	n, err := Normalize(decode(t, `{"model":{"example":"GPT2-Medium"},"cluster":{"device":"A100-80GB","count":4,"link":"NVLink3"},"schedule":{"name":"1F1B"}}`))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if n.Model.Example != "gpt2-medium" || n.Cluster.Device != "a100-80gb" || n.Cluster.Link != "nvlink3" || n.Schedule.Name != "1f1b" {
 		t.Errorf("names %q %q %q %q, want the presets' spelling", n.Model.Example, n.Cluster.Device, n.Cluster.Link, n.Schedule.Name)
 	}
-	n, err = decode(t, `{"model":{"architecture":{"name":"GPT2"}},"cluster":{"document":`+twoDevices+`,"data_link":"IB-HDR"},"parallelism":{"data":2}}`).Normalize()
+	n, err = Normalize(decode(t, `{"model":{"architecture":{"name":"GPT2"}},"cluster":{"document":`+twoDevices+`,"data_link":"IB-HDR"},"parallelism":{"data":2}}`))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -262,7 +262,7 @@ func TestNormalizeRefuses(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			r := decode(t, tt.in)
-			n, err := r.Normalize()
+			n, err := Normalize(r)
 			if err == nil {
 				t.Fatalf("Normalize accepted it: %+v", n)
 			}
@@ -272,7 +272,7 @@ func TestNormalizeRefuses(t *testing.T) {
 			if !hasFieldError(err, tt.path, tt.reason) {
 				t.Errorf("error %q, want one at %q with %q", err, tt.path, tt.reason)
 			}
-			if err2 := r.Validate(); err2 == nil || err2.Error() != err.Error() {
+			if err2 := Validate(r); err2 == nil || err2.Error() != err.Error() {
 				t.Errorf("Validate: %v, want Normalize's error", err2)
 			}
 		})
@@ -282,7 +282,7 @@ func TestNormalizeRefuses(t *testing.T) {
 // TestNormalizeOneErrorPerField: a wrong microbatch count is reported once, by the
 // request's check or the schedule's, not by both.
 func TestNormalizeOneErrorPerField(t *testing.T) {
-	_, err := decode(t, `{`+example+`,`+a100x4+`,"schedule":{"microbatches":-3}}`).Normalize()
+	_, err := Normalize(decode(t, `{`+example+`,`+a100x4+`,"schedule":{"microbatches":-3}}`))
 	es, ok := model.AsFieldErrors(err)
 	if !ok {
 		t.Fatalf("error %v is not field errors", err)

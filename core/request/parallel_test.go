@@ -77,8 +77,6 @@ func TestNodes(t *testing.T) {
 	}
 }
 
-func Normalize(r *Request) (*Request, error) { return r.Normalize() }
-
 func TestParallelErrors(t *testing.T) {
 	for _, tt := range []struct {
 		edit func(*Request)

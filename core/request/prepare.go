@@ -99,7 +99,7 @@ type prepared struct {
 // Fields that do not apply to the request (an optimizer for inference, ZeRO without data
 // parallelism, selective recomputation of a measured profile, a weight-gradient share
 // for a schedule without W passes) are errors naming the field, never ignored.
-func (r *Request) Normalize() (*Request, error) {
+func Normalize(r *Request) (*Request, error) {
 	p, err := prepare(r)
 	if err != nil {
 		return nil, err
@@ -108,7 +108,7 @@ func (r *Request) Normalize() (*Request, error) {
 }
 
 // Validate reports whether the request is valid (Normalize's errors).
-func (r *Request) Validate() error {
+func Validate(r *Request) error {
 	_, err := prepare(r)
 	return err
 }
@@ -120,7 +120,7 @@ func prepareWith(in *Request, cache *Cache) (*prepared, error) {
 	if in == nil {
 		return nil, &model.FieldError{Reason: "the request is missing"}
 	}
-	r := in.clone()
+	r := clone(in)
 	p := &prepared{req: r, cache: cache}
 	var es model.Errors
 	switch r.Version {
@@ -157,7 +157,7 @@ func prepareWith(in *Request, cache *Cache) (*prepared, error) {
 	return p, es.Err()
 }
 
-func (r *Request) clone() *Request {
+func clone(r *Request) *Request {
 	c := *r
 	if r.Model.Architecture != nil {
 		a := *r.Model.Architecture

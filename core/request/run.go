@@ -34,7 +34,7 @@ func runWith(ctx context.Context, r *Request, cache *Cache) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	canon, err := p.req.canonical()
+	canon, err := canonical(p.req)
 	if err != nil {
 		return nil, err
 	}

@@ -2,14 +2,13 @@ package search
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"slices"
 
 	"pipeplan/core/model"
-	"pipeplan/core/request"
+	"pipeplan/core/request/spec"
 )
 
 // Query is a search as plain data, what the browser's JS API takes
@@ -18,7 +17,7 @@ import (
 // zero are searched.
 type Query struct {
 	// Request is the base planning request (docs/request.md).
-	Request *request.Request `json:"request"`
+	Request *spec.Request `json:"request"`
 	// Knobs fix or bound what is searched; max_devices is required.
 	Knobs
 	// Exhaustive plans every candidate, pruning nothing (slow: to check the search).
@@ -27,8 +26,8 @@ type Query struct {
 
 // DecodeQuery reads a query from JSON: one object, no unknown keys. Errors name the field.
 func DecodeQuery(data []byte) (*Query, error) {
-	if len(data) > request.MaxBytes {
-		return nil, &model.FieldError{Reason: fmt.Sprintf("the query is %d bytes, more than the %d it may hold", len(data), request.MaxBytes)}
+	if len(data) > spec.MaxBytes {
+		return nil, &model.FieldError{Reason: fmt.Sprintf("the query is %d bytes, more than the %d it may hold", len(data), spec.MaxBytes)}
 	}
 	var raw struct {
 		Request json.RawMessage `json:"request"`
@@ -46,11 +45,42 @@ func DecodeQuery(data []byte) (*Query, error) {
 	if len(bytes.TrimSpace(raw.Request)) == 0 || string(bytes.TrimSpace(raw.Request)) == "null" {
 		return nil, &model.FieldError{Path: "request", Reason: "is required: the planning request to search around (docs/request.md)"}
 	}
-	r, err := request.Decode(raw.Request)
+	r, err := spec.Decode(raw.Request)
 	if err != nil {
 		return nil, prefixed("request", err)
 	}
 	return &Query{Request: r, Knobs: raw.Knobs, Exhaustive: raw.Exhaustive}, nil
+}
+
+// Knobs are what the user fixes; the zero value of each is searched. Space turns them
+// into the grid.
+type Knobs struct {
+	// MaxDevices is the devices at hand: p x d x t at most.
+	MaxDevices int `json:"max_devices"`
+	// Stages, Replicas, Tensor fix p, d, t.
+	Stages   int `json:"stages,omitempty"`
+	Replicas int `json:"replicas,omitempty"`
+	Tensor   int `json:"tensor,omitempty"`
+	// Schedule fixes the schedule; Schedules lists those to try (default: 1f1b, gpipe,
+	// interleaved:2, zb-h1 in training, inference in inference).
+	Schedule  string   `json:"schedule,omitempty"`
+	Schedules []string `json:"schedules,omitempty"`
+	// Recompute fixes recomputation (default: none, selective and full for an
+	// architecture, none and full for a profile; none in inference).
+	Recompute string `json:"recompute,omitempty"`
+	// ZeRO fixes the ZeRO stage (nil: 0 and 1 in training).
+	ZeRO *int `json:"zero,omitempty"`
+	// MemoryProportions to try (default: 1).
+	MemoryProportions []float64 `json:"memory_proportions,omitempty"`
+	// GlobalBatch fixes samples per step; else Microbatches fixes m, else m is searched
+	// over MicrobatchesPerStage x p (default 1, 2, 4, 8).
+	GlobalBatch          int   `json:"global_batch,omitempty"`
+	Microbatches         int   `json:"microbatches,omitempty"`
+	MicrobatchesPerStage []int `json:"microbatches_per_stage,omitempty"`
+	// MicrobatchSize fixes the samples per microbatch; else it is searched up to
+	// MaxMicrobatchSize (default 64 for architectures, 128 for profiles).
+	MicrobatchSize    int `json:"microbatch_size,omitempty"`
+	MaxMicrobatchSize int `json:"max_microbatch_size,omitempty"`
 }
 
 // Answer is a query's answer: the best candidate with the planning request that
@@ -58,36 +88,11 @@ func DecodeQuery(data []byte) (*Query, error) {
 type Answer struct {
 	Best *Outcome `json:"best"`
 	// BestRequest is the best candidate's planning request.
-	BestRequest *request.Request `json:"best_request,omitempty"`
+	BestRequest *spec.Request `json:"best_request,omitempty"`
 	// Top are the fastest feasible candidates planned, fastest first (at most ten).
 	Top    []Outcome `json:"top"`
 	Pareto []Outcome `json:"pareto"`
 	Stats  Stats     `json:"stats"`
-}
-
-// Run runs the query. On cancellation it returns the answer so far with the context's
-// error.
-func (q *Query) Run(ctx context.Context, opt Options) (*Answer, error) {
-	ev, err := NewRequests(q.Request)
-	if err != nil {
-		return nil, prefixed("request", err)
-	}
-	s, err := ev.Space(q.Knobs)
-	if err != nil {
-		return nil, err
-	}
-	opt.Exhaustive = opt.Exhaustive || q.Exhaustive
-	rep, err := Run(ctx, s, ev, opt)
-	if rep == nil {
-		return nil, err
-	}
-	a := &Answer{Best: rep.Best, Pareto: rep.Pareto, Stats: rep.Stats, Top: Top(rep.Evaluated, 10)}
-	if rep.Best != nil {
-		if a.BestRequest, err = ev.Request(rep.Best.Candidate); err != nil {
-			return nil, err
-		}
-	}
-	return a, ctx.Err()
 }
 
 // Top returns the n fastest feasible outcomes, fastest first (ties as Report.Best).

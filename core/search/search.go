@@ -2,8 +2,9 @@
 // hand: seed 000's "auto-auto" max-throughput search, over pipeline, data and tensor
 // parallelism, schedule, microbatches and microbatch size, recomputation, ZeRO and the
 // memory proportion. Every candidate is planned and simulated by the same planner a
-// single request goes through (an Evaluator: core/request's Run); the search decides
-// which candidates to plan.
+// single request goes through (an Evaluator: core/search/requests, over core/request's
+// Run); the search decides which candidates to plan. This package holds the search and
+// its data (Query, Knobs, Report), and imports none of the planner.
 //
 // # Method
 //
@@ -198,7 +199,7 @@ func Run(ctx context.Context, s Space, ev Evaluator, opt Options) (*Report, erro
 		ctx = context.Background()
 	}
 	start := time.Now()
-	if err := s.validate(); err != nil {
+	if err := s.Validate(); err != nil {
 		return nil, err
 	}
 	groups, err := s.groups()

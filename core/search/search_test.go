@@ -63,6 +63,9 @@ func TestSameAsExhaustive(t *testing.T) {
 				t.Fatal(err)
 			}
 			name := fmt.Sprintf("seed %d global %v", seed, global)
+			if cs, err := s.Candidates(); err != nil || len(cs) != ex.Stats.Candidates {
+				t.Errorf("%s: Candidates lists %d (%v), the search counts %d", name, len(cs), err, ex.Stats.Candidates)
+			}
 			if (ex.Best == nil) != (got.Best == nil) {
 				t.Fatalf("%s: best %v, exhaustive %v", name, got.Best, ex.Best)
 			}

@@ -79,8 +79,8 @@ type Space struct {
 // machine.
 const maxGroups = 1 << 22
 
-// validate checks the space; errors name the field.
-func (s *Space) validate() error {
+// Validate checks the space (Run does too); errors name the field.
+func (s *Space) Validate() error {
 	var es model.Errors
 	if s.MaxDevices < 1 {
 		es.Add("max_devices", "must be >= 1, got %d", s.MaxDevices)
@@ -203,7 +203,7 @@ func (s *Space) groups() ([]Config, error) {
 					continue
 				}
 				for _, sn := range s.Schedules {
-					sc, _ := schedule.Parse(sn) // checked by validate
+					sc, _ := schedule.Parse(sn) // checked by Validate
 					if p == 1 && sc.Kind != schedule.OneFOneB && len(s.Schedules) > 1 {
 						continue
 					}
@@ -246,6 +246,27 @@ func (s *Space) microbatches(p int) []int {
 		out = append(out, k*p)
 	}
 	return sortedUnique(out)
+}
+
+// Candidates lists every candidate of the grid, in the canonical order of its
+// configurations and by microbatch size: what an exhaustive search plans.
+func (s *Space) Candidates() ([]Candidate, error) {
+	if err := s.Validate(); err != nil {
+		return nil, err
+	}
+	groups, err := s.groups()
+	if err != nil {
+		return nil, err
+	}
+	var cs []Candidate
+	for _, g := range groups {
+		for _, b := range s.sizes(g.Data) {
+			if c, ok := s.candidate(g, b); ok {
+				cs = append(cs, c)
+			}
+		}
+	}
+	return cs, nil
 }
 
 // candidate completes a group with a microbatch size: with a global batch, the

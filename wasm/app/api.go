@@ -6,7 +6,7 @@ import (
 	"fmt"
 
 	"pipeplan/core/examples"
-	"pipeplan/core/request"
+	"pipeplan/core/request/spec"
 )
 
 // apiError is what the JS API returns for a call it refuses before the planner sees it
@@ -17,10 +17,10 @@ type apiError struct {
 }
 
 // exampleRequest is the request of the default example on its default cluster.
-func exampleRequest() *request.Request {
+func exampleRequest() *spec.Request {
 	e := examples.Default()
-	return &request.Request{Version: request.Version, Model: request.ModelSpec{Example: e.Name},
-		Cluster: request.ClusterSpec{Device: e.Device, Count: e.Stages}}
+	return &spec.Request{Version: spec.Version, Model: spec.ModelSpec{Example: e.Name},
+		Cluster: spec.ClusterSpec{Device: e.Device, Count: e.Stages}}
 }
 
 // mustJSON encodes v as the command line's --json does (two-space indent, a final

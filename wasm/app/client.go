@@ -109,9 +109,9 @@ func (c *client) receive(a answer) {
 
 // Do is a call that blocks until the answer comes (ui.Planner): it must run in a
 // goroutine of its own, never in a JavaScript callback. progress is called in this
-// goroutine (some may be skipped when they come faster than it takes them). Cancelling
-// ctx cancels the call.
-func (c *client) Do(ctx context.Context, op string, args []string, progress func(string)) (string, error) {
+// goroutine (some may be skipped when they come faster than it takes them). Closing stop
+// cancels the call.
+func (c *client) Do(stop <-chan struct{}, op string, args []string, progress func(string)) (string, error) {
 	type outcome struct {
 		s   string
 		err error
@@ -129,7 +129,6 @@ func (c *client) Do(ctx context.Context, op string, args []string, progress func
 		}
 	}
 	id := c.start(op, args, pf, func(s string, err error) { done <- outcome{s, err} })
-	stop := ctx.Done()
 	for {
 		select {
 		case p := <-prog:

@@ -3,7 +3,6 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"strings"
@@ -109,14 +108,14 @@ func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 func startRequest() (*ui.Request, string, string) {
 	notice := ""
 	if f := strings.TrimPrefix(js.Global().Get("location").Get("hash").String(), "#"); f != "" {
-		r, err := ui.DecodeFragment(f)
+		r, err := ui.DecodeFragment(f, inflate)
 		if err == nil {
 			return r, "", "the link's #fragment"
 		}
 		notice = err.Error() + " Showing the last request instead."
 	}
 	if f := storageGet(storageKey); f != "" {
-		if r, err := ui.DecodeFragment(f); err == nil {
+		if r, err := ui.DecodeFragment(f, inflate); err == nil {
 			return r, notice, "your last request"
 		}
 	}
@@ -128,9 +127,14 @@ type browser struct {
 	env   vugu.EventEnv
 	mu    sync.Mutex
 	focus string
-	// yielded is when a long computation last let the browser run.
-	yielded time.Time
+	// yielded is when a long computation last let the browser run, as the time since
+	// started (a time.Time here would keep time.Time's formatting and parsing in
+	// main.wasm: the browser is used as an interface, ui.Host).
+	yielded time.Duration
 }
+
+// started is when the program started.
+var started = time.Now()
 
 func (b *browser) Background(f func()) { go f() }
 
@@ -147,11 +151,11 @@ func (b *browser) Update(f func(), render bool) {
 // Yield gives the browser a turn (events, rendering) every 25 ms of a long computation:
 // a goroutine that sleeps returns control to JavaScript's event loop.
 func (b *browser) Yield() {
-	if time.Since(b.yielded) < 25*time.Millisecond {
+	if time.Since(started)-b.yielded < 25*time.Millisecond {
 		return
 	}
 	time.Sleep(time.Millisecond)
-	b.yielded = time.Now()
+	b.yielded = time.Since(started)
 }
 
 // Keep puts the request in the URL's fragment. A stored plan's ?plan= goes: the
@@ -309,16 +313,18 @@ func storageSet(key, value string) {
 
 // Fetch sends a request with the browser's fetch (api.Send): no net/http in main.wasm. It
 // blocks its goroutine until the answer has come (it must not run in an event handler:
-// App runs it in Background). ctx's end aborts the fetch.
-func (b *browser) Fetch(ctx context.Context, method, url string, body []byte, limit int64) (status int, answer []byte, err error) {
+// App runs it in Background). The fetch is aborted after timeout.
+func (b *browser) Fetch(method, url string, body []byte, limit int64, timeout time.Duration) (status int, answer []byte, err error) {
 	defer func() {
 		if v := recover(); v != nil {
 			err = fmt.Errorf("fetch: %v", v)
 		}
 	}()
 	ctl := js.Global().Get("AbortController").New()
-	stop := context.AfterFunc(ctx, func() { ctl.Call("abort") })
-	defer stop()
+	abort := js.FuncOf(func(js.Value, []js.Value) any { ctl.Call("abort"); return nil })
+	defer abort.Release()
+	timer := js.Global().Call("setTimeout", abort, timeout.Milliseconds())
+	defer js.Global().Call("clearTimeout", timer)
 	opts := map[string]any{"method": method, "signal": ctl.Get("signal")}
 	if body != nil {
 		opts["body"] = string(body)
@@ -337,6 +343,43 @@ func (b *browser) Fetch(ctx context.Context, method, url string, body []byte, li
 	answer = make([]byte, n)
 	js.CopyBytesToGo(answer, arr.Call("subarray", 0, n))
 	return resp.Get("status").Int(), answer, nil
+}
+
+// Inflate is ui.Host's: inflate.
+func (b *browser) Inflate(data []byte, limit int) ([]byte, error) { return inflate(data, limit) }
+
+// inflate decompresses raw DEFLATE data with the browser's DecompressionStream
+// ("deflate-raw"), reading at most limit+1 bytes of its output (ui.Inflate): so the page
+// does not link compress/flate's decompressor. It blocks its goroutine until the stream
+// has answered: never call it in an event handler.
+func inflate(data []byte, limit int) (out []byte, err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			err = fmt.Errorf("%v", v)
+		}
+	}()
+	in := js.Global().Get("Uint8Array").New(len(data))
+	js.CopyBytesToJS(in, data)
+	ds := js.Global().Get("DecompressionStream").New("deflate-raw")
+	reader := js.Global().Get("Blob").New([]any{in}).Call("stream").Call("pipeThrough", ds).Call("getReader")
+	for {
+		r, err := await(reader.Call("read"))
+		if err != nil {
+			return nil, err
+		}
+		if r.Get("done").Bool() {
+			return out, nil
+		}
+		chunk := r.Get("value")
+		n := min(chunk.Length(), limit+1-len(out))
+		buf := make([]byte, n)
+		js.CopyBytesToGo(buf, chunk.Call("subarray", 0, n))
+		out = append(out, buf...)
+		if len(out) > limit {
+			reader.Call("cancel")
+			return out, nil
+		}
+	}
 }
 
 // await waits for a promise: its value, or its rejection as an error ("TypeError:

@@ -29,7 +29,9 @@ import (
 	"fmt"
 	"time"
 
+	"pipeplan/core/request"
 	"pipeplan/core/search"
+	"pipeplan/core/search/requests"
 )
 
 // Do runs the operation op on its arguments (JSON texts). progress, when set, receives a
@@ -81,7 +83,7 @@ func reportJSON(ctx context.Context, queryJSON string, progress func(string), yi
 	if err != nil {
 		return mustJSON(errorOf(err)), nil
 	}
-	ev, err := search.NewRequests(q.Request)
+	ev, err := requests.New(q.Request)
 	if err != nil {
 		return mustJSON(errorOf(err)), nil
 	}
@@ -112,7 +114,7 @@ func candidateJSON(queryJSON, candidateJSON string) string {
 	if err != nil {
 		return mustJSON(errorOf(err))
 	}
-	ev, err := search.NewRequests(q.Request)
+	ev, err := requests.New(q.Request)
 	if err != nil {
 		return mustJSON(errorOf(err))
 	}
@@ -124,7 +126,7 @@ func candidateJSON(queryJSON, candidateJSON string) string {
 	if err != nil {
 		return mustJSON(errorOf(err))
 	}
-	if n, err := r.Normalize(); err == nil {
+	if n, err := request.Normalize(r); err == nil {
 		r = n
 	}
 	return mustJSON(r)

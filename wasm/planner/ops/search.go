@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"pipeplan/core/search"
+	"pipeplan/core/search/requests"
 )
 
 // searchSlice is how long a search runs between yields to the browser's event loop: short
@@ -26,7 +27,7 @@ func searchJSON(ctx context.Context, queryJSON string, progress func(string), yi
 	if err != nil {
 		return mustJSON(errorOf(err)), nil
 	}
-	a, err := q.Run(ctx, searchOptions(progress, yield))
+	a, err := requests.RunQuery(ctx, q, searchOptions(progress, yield))
 	if ctx.Err() != nil {
 		return "", ctx.Err()
 	}

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"pipeplan/core/search"
+	"pipeplan/core/search/requests"
 )
 
 const smallQuery = `{"request": {"model": {"architecture": {"name": "llama-3.2-1b", "seq": 2048}},
@@ -35,7 +36,7 @@ func TestSearchJSON(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want, err := q.Run(context.Background(), search.Options{})
+	want, err := requests.RunQuery(context.Background(), q, search.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

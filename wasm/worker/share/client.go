@@ -30,20 +30,25 @@ type APIError = api.APIError
 // request's fault (400, 413, 422: show them) or an unknown plan (404).
 func Unreachable(err error) bool { return api.Unreachable(err) }
 
-func (c Client) api() api.Client { return api.Client{Server: c.Server, Send: c.send} }
+// api is the client of the API whose requests ctx bounds.
+func (c Client) api(ctx context.Context) api.Client {
+	return api.Client{Server: c.Server, Send: func(method, url string, body []byte, limit int64) (int, []byte, error) {
+		return c.send(ctx, method, url, body, limit)
+	}}
+}
 
 // Share stores a planning request (its JSON) and returns the plan's id and URL. A 503
 // is tried once more: posting the same request again is harmless.
 func (c Client) Share(ctx context.Context, request []byte) (Stored, error) {
-	return c.api().Share(ctx, request)
+	return c.api(ctx).Share(request)
 }
 
 // Open returns the plan stored under id. An unknown id is an *APIError with Status 404.
 func (c Client) Open(ctx context.Context, id string) (*Document, error) {
-	return c.api().Open(ctx, id)
+	return c.api(ctx).Open(id)
 }
 
-// send is api.Send over net/http.
+// send is api.Send over net/http, bounded by ctx.
 func (c Client) send(ctx context.Context, method, url string, body []byte, limit int64) (int, []byte, error) {
 	var r io.Reader
 	if body != nil {

@@ -17,11 +17,11 @@ func CorePlanner(body []byte) (*Prepared, error) {
 	if err != nil {
 		return nil, err
 	}
-	canonical, err := r.Canonical()
+	canonical, err := request.Canonical(r)
 	if err != nil {
 		return nil, err
 	}
-	id, err := r.ID()
+	id, err := request.ID(r)
 	if err != nil {
 		return nil, err
 	}

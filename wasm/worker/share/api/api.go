@@ -6,7 +6,6 @@
 package api
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -92,8 +91,10 @@ func Unreachable(err error) bool {
 }
 
 // Send sends one HTTP request (body nil for none; a body is JSON) and returns the
-// answer's status and body, at most limit bytes of it. An error means no answer.
-type Send func(ctx context.Context, method, url string, body []byte, limit int64) (status int, answer []byte, err error)
+// answer's status and body, at most limit bytes of it. An error means no answer. A Send
+// bounds its own time: share.Client's carries a context, the page's fetch a timeout (the
+// page has no contexts: see ui.Planner).
+type Send func(method, url string, body []byte, limit int64) (status int, answer []byte, err error)
 
 // MaxAnswer bounds what the client reads of one answer: a stored document is at most
 // 20 MiB unless a server is configured otherwise.
@@ -109,12 +110,12 @@ type Client struct {
 
 // Share stores a planning request (its JSON) and returns the plan's id and URL. A 503
 // is tried once more: posting the same request again is harmless.
-func (c Client) Share(ctx context.Context, request []byte) (Stored, error) {
+func (c Client) Share(request []byte) (Stored, error) {
 	var s Stored
 	var err error
 	for try := 0; try < 2; try++ {
 		var body []byte
-		body, err = c.do(ctx, "POST", PlansPath, request)
+		body, err = c.do("POST", PlansPath, request)
 		if err == nil {
 			err = decodeAnswer(body, &s)
 			return s, err
@@ -142,11 +143,11 @@ func ValidID(id string) bool {
 
 // Open returns the plan stored under id. An unknown id is an *APIError with Status 404
 // (an id that is not lowercase hex is one without asking the server).
-func (c Client) Open(ctx context.Context, id string) (*Document, error) {
+func (c Client) Open(id string) (*Document, error) {
 	if !ValidID(id) {
 		return nil, &APIError{Status: 404, ErrorBody: ErrorBody{Code: CodeNotFound, Error: fmt.Sprintf("%q is not a plan id (ids are lowercase hex)", id)}}
 	}
-	body, err := c.do(ctx, "GET", PlansPath+"/"+id, nil)
+	body, err := c.do("GET", PlansPath+"/"+id, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -160,11 +161,11 @@ func (c Client) Open(ctx context.Context, id string) (*Document, error) {
 	return d, nil
 }
 
-func (c Client) do(ctx context.Context, method, path string, body []byte) ([]byte, error) {
+func (c Client) do(method, path string, body []byte) ([]byte, error) {
 	if c.Send == nil {
 		return nil, errors.New("share client: no Send")
 	}
-	status, answer, err := c.Send(ctx, method, strings.TrimRight(c.Server, "/")+path, body, MaxAnswer)
+	status, answer, err := c.Send(method, strings.TrimRight(c.Server, "/")+path, body, MaxAnswer)
 	if err != nil {
 		return nil, fmt.Errorf("the share server %s cannot be reached: %w", c.Server, err)
 	}

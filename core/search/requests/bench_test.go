@@ -1,24 +1,25 @@
-package search
+package requests
 
 import (
 	"context"
 	"testing"
 
 	"pipeplan/core/request"
+	"pipeplan/core/search"
 )
 
 // llama is the search for an architecture on nodes of 8 H100s joined by InfiniBand NDR.
-func llama(tb testing.TB, name string, devices, globalBatch int) (*Requests, Space) {
+func llama(tb testing.TB, name string, devices, globalBatch int) (*Evaluator, search.Space) {
 	tb.Helper()
 	base := &request.Request{
 		Model:   request.ModelSpec{Architecture: &request.Architecture{Name: name, Seq: 8192}},
 		Cluster: request.ClusterSpec{Device: "h100-sxm", DevicesPerNode: 8},
 	}
-	ev, err := NewRequests(base)
+	ev, err := New(base)
 	if err != nil {
 		tb.Fatal(err)
 	}
-	s, err := ev.Space(Knobs{MaxDevices: devices, GlobalBatch: globalBatch})
+	s, err := ev.Space(search.Knobs{MaxDevices: devices, GlobalBatch: globalBatch})
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -26,10 +27,10 @@ func llama(tb testing.TB, name string, devices, globalBatch int) (*Requests, Spa
 }
 
 func benchSearch(b *testing.B, name string, devices, globalBatch int) {
-	var st Stats
+	var st search.Stats
 	for b.Loop() {
 		ev, s := llama(b, name, devices, globalBatch)
-		r, err := Run(context.Background(), s, ev, Options{})
+		r, err := search.Run(context.Background(), s, ev, search.Options{})
 		if err != nil {
 			b.Fatal(err)
 		}

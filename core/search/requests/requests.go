@@ -1,4 +1,12 @@
-package search
+// Package requests is the search's Evaluator over planning requests: every candidate of
+// core/search's grid is the base request with the candidate's knobs, planned and
+// simulated by core/request's Run, exactly as a user's request would be, and bounded from
+// cached analytic estimates. RunQuery runs a core/search Query with it.
+//
+// It is core/search's planner side, apart from the search's data (Query, Knobs, Report),
+// so that a program that only builds queries and reads reports (the browser page, whose
+// planner runs in a Web Worker) links none of the planner.
+package requests
 
 import (
 	"context"
@@ -16,9 +24,53 @@ import (
 	"pipeplan/core/model"
 	"pipeplan/core/request"
 	"pipeplan/core/schedule"
+	"pipeplan/core/search"
 )
 
-// Requests evaluates candidates as planning requests: each candidate is the base request
+// RunQuery runs a query (core/search.Query: a base request and knobs) with an Evaluator
+// over its request. On cancellation it returns the answer so far with the context's
+// error.
+func RunQuery(ctx context.Context, q *search.Query, opt search.Options) (*search.Answer, error) {
+	ev, err := New(q.Request)
+	if err != nil {
+		return nil, prefixed("request", err)
+	}
+	s, err := ev.Space(q.Knobs)
+	if err != nil {
+		return nil, err
+	}
+	opt.Exhaustive = opt.Exhaustive || q.Exhaustive
+	rep, err := search.Run(ctx, s, ev, opt)
+	if rep == nil {
+		return nil, err
+	}
+	a := &search.Answer{Best: rep.Best, Pareto: rep.Pareto, Stats: rep.Stats, Top: search.Top(rep.Evaluated, 10)}
+	if rep.Best != nil {
+		if a.BestRequest, err = ev.Request(rep.Best.Candidate); err != nil {
+			return nil, err
+		}
+	}
+	return a, ctx.Err()
+}
+
+// prefixed puts field errors under a prefix ("request.cluster.device").
+func prefixed(prefix string, err error) error {
+	fes, ok := model.AsFieldErrors(err)
+	if !ok {
+		return err
+	}
+	var es model.Errors
+	for _, fe := range fes {
+		path := prefix
+		if fe.Path != "" {
+			path += "." + fe.Path
+		}
+		es = append(es, &model.FieldError{Path: path, Reason: fe.Reason})
+	}
+	return es
+}
+
+// Evaluator evaluates candidates as planning requests: each candidate is the base request
 // with the candidate's knobs set (parallelism, schedule, microbatches and their size,
 // recomputation, memory proportion), planned and simulated by request.Run, exactly as a
 // user's request would be. Request gives the request of a candidate, so any outcome can
@@ -28,7 +80,7 @@ import (
 // degree, microbatch size and recomputation, which every candidate with those shares
 // (see Bound). A profile (a measured model document) is scaled with the microbatch size
 // (ScaleProfile) and bounded by its scaled layer times.
-type Requests struct {
+type Evaluator struct {
 	base    *request.Request // normalized
 	arch    *arch.Arch
 	target  analytic.Target
@@ -119,11 +171,11 @@ func (x *terms) bottleneckOf(k int) float64 {
 	return lo
 }
 
-// NewRequests prepares an evaluator for a base request: a model (an architecture, or a
+// New prepares an evaluator for a base request: a model (an architecture, or a
 // profile document or example) on a device preset (cluster.device, with
 // cluster.devices_per_node for nodes). Its parallelism, schedule, microbatch, recompute
 // and memory-proportion fields are what each candidate sets.
-func NewRequests(base *request.Request) (*Requests, error) {
+func New(base *request.Request) (*Evaluator, error) {
 	b := *base
 	// The knobs the search sets are cleared, so that the base normalizes whatever they are.
 	if c, err := schedule.Parse(b.Schedule.Name); err == nil && b.Schedule.Name != "" && c.Kind == schedule.Inference {
@@ -136,14 +188,14 @@ func NewRequests(base *request.Request) (*Requests, error) {
 	if b.Cluster.Device == "" {
 		return nil, &model.FieldError{Path: "cluster.device", Reason: "the search needs a device preset (and devices_per_node for nodes): it decides how many devices a pipeline uses"}
 	}
-	n, err := b.Normalize()
+	n, err := request.Normalize(&b)
 	if err != nil {
 		return nil, err
 	}
 	n.Parallelism = request.Parallelism{}
 	n.Schedule = request.Schedule{}
 	n.Cluster.Count = 0
-	r := &Requests{base: n, sp: base.Parallelism.SequenceParallel, train: n.Training.Mode == request.ModeTraining,
+	r := &Evaluator{base: n, sp: base.Parallelism.SequenceParallel, train: n.Training.Mode == request.ModeTraining,
 		terms: map[termKey]*terms{}, estimates: map[termKey]*analytic.Result{}, twins: map[[2]int]bool{}, secondsPer: 1, cache: request.NewCache()}
 	dp, err := cluster.LookupDevice(n.Cluster.Device)
 	if err != nil {
@@ -206,7 +258,7 @@ func architecture(a *request.Architecture) (*arch.Arch, error) {
 }
 
 // loadProfile reads the base's profile: the document, or the example.
-func (r *Requests) loadProfile(dp cluster.DevicePreset) error {
+func (r *Evaluator) loadProfile(dp cluster.DevicePreset) error {
 	ms := r.base.Model
 	var data []byte
 	switch {
@@ -302,7 +354,7 @@ func scaleTensors(ts []model.Tensor, scale func(int64) int64) []model.Tensor {
 }
 
 // Request is the planning request of a candidate: the base with the candidate's knobs.
-func (r *Requests) Request(c Candidate) (*request.Request, error) {
+func (r *Evaluator) Request(c search.Candidate) (*request.Request, error) {
 	q := *r.base
 	q.Parallelism = request.Parallelism{Pipeline: c.Pipeline, Data: c.Data, Tensor: c.Tensor, ZeRO: c.ZeRO,
 		SequenceParallel: r.sp && c.Tensor > 1}
@@ -323,21 +375,21 @@ func (r *Requests) Request(c Candidate) (*request.Request, error) {
 }
 
 // Evaluate plans the candidate's request.
-func (r *Requests) Evaluate(ctx context.Context, c Candidate) (Outcome, error) {
+func (r *Evaluator) Evaluate(ctx context.Context, c search.Candidate) (search.Outcome, error) {
 	q, err := r.Request(c)
 	if err != nil {
-		return Outcome{}, err
+		return search.Outcome{}, err
 	}
 	res, err := r.cache.Run(ctx, q)
 	if err != nil {
-		return Outcome{}, fmt.Errorf("%s: %w", c, err)
+		return search.Outcome{}, fmt.Errorf("%s: %w", c, err)
 	}
 	return outcome(res), nil
 }
 
 // outcome reads a result.
-func outcome(res *request.Result) Outcome {
-	o := Outcome{Feasible: res.Feasible}
+func outcome(res *request.Result) search.Outcome {
+	o := search.Outcome{Feasible: res.Feasible}
 	if res.Plan != nil {
 		o.Boundaries = res.Plan.Boundaries
 		o.HeadroomBytes = math.MaxInt64
@@ -372,7 +424,7 @@ func outcome(res *request.Result) Outcome {
 //
 // The microbatches in flight follow from the schedule, the stages and the microbatches:
 // for 1F1B and ZB-H1, min(p - i, m) on stage i, which depends on m only up to p.
-func (r *Requests) MemoryKey(c Candidate) string {
+func (r *Evaluator) MemoryKey(c search.Candidate) string {
 	sc, _ := schedule.Parse(c.Schedule)
 	inFlight := c.Microbatches
 	if sc.Kind == schedule.OneFOneB || sc.Kind == schedule.ZBH1 {
@@ -399,8 +451,8 @@ func (r *Requests) MemoryKey(c Candidate) string {
 // here change the optimizer's share of each layer alone, in the same way with either
 // recomputation. So the two requests plan the same model on the same cluster with the
 // same schedule: the same split, step and throughput. None comes first in the grid's
-// order (Space lists none before selective), as Twins asks.
-func (r *Requests) Twin(c Candidate) (Candidate, bool) {
+// order (search.Space lists none before selective), as Twins asks.
+func (r *Evaluator) Twin(c search.Candidate) (search.Candidate, bool) {
 	if !r.MayHaveTwins(c.Config) {
 		return c, false
 	}
@@ -428,7 +480,7 @@ func (r *Requests) Twin(c Candidate) (Candidate, bool) {
 
 // MayHaveTwins: only candidates with selective recomputation of an architecture in
 // training may have twins (Twin).
-func (r *Requests) MayHaveTwins(g Config) bool {
+func (r *Evaluator) MayHaveTwins(g search.Config) bool {
 	return g.Recompute == string(analytic.Selective) && r.arch != nil && r.train
 }
 
@@ -443,7 +495,7 @@ func sameEstimate(a, b *analytic.Result) bool {
 
 // analyticOptions are the analytic options of the bound's terms: the base request's, with
 // a tensor-parallel degree, microbatch size and recomputation (one replica, no ZeRO).
-func (r *Requests) analyticOptions(t, b int, recompute string) analytic.Options {
+func (r *Evaluator) analyticOptions(t, b int, recompute string) analytic.Options {
 	o := analytic.Options{Batch: b, Seq: r.base.Model.Architecture.Seq, DType: analytic.DType(r.base.Model.Architecture.DType),
 		Precision: analytic.Precision(r.base.Training.Precision), Optimizer: analytic.Optimizer(r.base.Training.Optimizer),
 		Attention: analytic.Attention(r.base.Model.Architecture.Attention), Recompute: analytic.Recompute(recompute),
@@ -457,7 +509,7 @@ func (r *Requests) analyticOptions(t, b int, recompute string) analytic.Options 
 
 // termsOf are the bound's terms for a tensor-parallel degree, microbatch size and
 // recomputation, computed once.
-func (r *Requests) termsOf(t, b int, recompute string) (*terms, error) {
+func (r *Evaluator) termsOf(t, b int, recompute string) (*terms, error) {
 	k := termKey{t, b, recompute}
 	if x := r.terms[k]; x != nil {
 		return x, nil
@@ -479,7 +531,7 @@ func (r *Requests) termsOf(t, b int, recompute string) (*terms, error) {
 
 // estimateOf is the architecture's analytic estimate for the bound's terms (termsOf),
 // computed once.
-func (r *Requests) estimateOf(t, b int, recompute string) (*analytic.Result, error) {
+func (r *Evaluator) estimateOf(t, b int, recompute string) (*analytic.Result, error) {
 	k := termKey{t, b, recompute}
 	if x := r.terms[k]; x != nil && x.est != nil {
 		return x.est, nil
@@ -497,7 +549,7 @@ func (r *Requests) estimateOf(t, b int, recompute string) (*analytic.Result, err
 
 // termsFrom builds the terms of an architecture's analytic estimate, or of a profile's
 // model (est nil).
-func (r *Requests) termsFrom(est *analytic.Result, m *model.Model) *terms {
+func (r *Evaluator) termsFrom(est *analytic.Result, m *model.Model) *terms {
 	x := &terms{bottleneck: map[int]float64{}}
 	if est != nil {
 		m = est.Model()
@@ -547,7 +599,7 @@ func (r *Requests) termsFrom(est *analytic.Result, m *model.Model) *terms {
 // If some split fits, its stages satisfy LB <= limit; then the greedy cover (each stage
 // in turn takes as many layers as keep LB within its limit) also reaches the last layer
 // (cover). So when the greedy cover does not reach the last layer, no split fits.
-func (r *Requests) CannotFit(c Candidate) bool {
+func (r *Evaluator) CannotFit(c search.Candidate) bool {
 	if !r.train || r.arch == nil || r.device == nil {
 		return false
 	}
@@ -585,7 +637,7 @@ func memoryCeiling(dev cluster.Device, proportion float64) int64 {
 // most: each stage in turn takes as many layers as keep both. Both grow with a range at
 // either end, so the cover reaches the last layer if any split of stages within both
 // does (by induction, its i-th stage ends no earlier than the split's).
-func (r *Requests) cover(c Candidate, x *terms, sc schedule.Config, limit int64, most float64) bool {
+func (r *Evaluator) cover(c search.Candidate, x *terms, sc schedule.Config, limit int64, most float64) bool {
 	p, m := c.Pipeline, c.Microbatches
 	stages := p * max(1, sc.Chunks)
 	n := len(x.mem)
@@ -634,7 +686,7 @@ func (r *Requests) cover(c Candidate, x *terms, sc schedule.Config, limit int64,
 // backward may hide) and the rest of the bubble only add. And the device of the largest
 // stage works m times it, which no split makes less than the least bottleneck over
 // contiguous splits of the layers (terms.bottleneckOf).
-func (r *Requests) Bound(c Candidate) (float64, error) {
+func (r *Evaluator) Bound(c search.Candidate) (float64, error) {
 	x, err := r.termsOf(c.Tensor, c.MicrobatchSize, c.Recompute)
 	if err != nil {
 		return 0, err
@@ -648,7 +700,7 @@ func (r *Requests) Bound(c Candidate) (float64, error) {
 // memory bound, with stages of work at most X, reaches the last layer (found by
 // bisection, from below); where memory binds (1F1B's first stages hold p microbatches)
 // this is more than the bottleneck over every split. No split fits: 0.
-func (r *Requests) Refine(c Candidate) (float64, error) {
+func (r *Evaluator) Refine(c search.Candidate) (float64, error) {
 	x, err := r.termsOf(c.Tensor, c.MicrobatchSize, c.Recompute)
 	if err != nil {
 		return 0, err
@@ -690,7 +742,7 @@ func (r *Requests) Refine(c Candidate) (float64, error) {
 }
 
 // bound is Bound with a lower bound on the largest stage's work.
-func (r *Requests) bound(c Candidate, x *terms, sc schedule.Config, bottleneck float64) float64 {
+func (r *Evaluator) bound(c search.Candidate, x *terms, sc schedule.Config, bottleneck float64) float64 {
 	m, p := float64(c.Microbatches), float64(c.Pipeline)
 	pipe := max(m*x.work/p, m*bottleneck)
 	switch sc.Kind {
@@ -728,7 +780,7 @@ func (r *Requests) bound(c Candidate, x *terms, sc schedule.Config, bottleneck f
 // ringBound is the least time of the candidate's data-parallel ring all-reduce of n bytes
 // per device: over the link a ring crosses in the placement (Topology.Choose picks one
 // of cluster.Orders) that makes it cheapest.
-func (r *Requests) ringBound(c Candidate, n float64) float64 {
+func (r *Evaluator) ringBound(c search.Candidate, n float64) float64 {
 	if r.topo == nil || c.Data < 2 {
 		return cluster.RingAllReduceSeconds(r.link, n, c.Data)
 	}
@@ -746,42 +798,11 @@ func (r *Requests) ringBound(c Candidate, n float64) float64 {
 	return least
 }
 
-// Knobs are what the user fixes; the zero value of each is searched. Space turns them
-// into the grid.
-type Knobs struct {
-	// MaxDevices is the devices at hand: p x d x t at most.
-	MaxDevices int `json:"max_devices"`
-	// Stages, Replicas, Tensor fix p, d, t.
-	Stages   int `json:"stages,omitempty"`
-	Replicas int `json:"replicas,omitempty"`
-	Tensor   int `json:"tensor,omitempty"`
-	// Schedule fixes the schedule; Schedules lists those to try (default: 1f1b, gpipe,
-	// interleaved:2, zb-h1 in training, inference in inference).
-	Schedule  string   `json:"schedule,omitempty"`
-	Schedules []string `json:"schedules,omitempty"`
-	// Recompute fixes recomputation (default: none, selective and full for an
-	// architecture, none and full for a profile; none in inference).
-	Recompute string `json:"recompute,omitempty"`
-	// ZeRO fixes the ZeRO stage (nil: 0 and 1 in training).
-	ZeRO *int `json:"zero,omitempty"`
-	// MemoryProportions to try (default: 1).
-	MemoryProportions []float64 `json:"memory_proportions,omitempty"`
-	// GlobalBatch fixes samples per step; else Microbatches fixes m, else m is searched
-	// over MicrobatchesPerStage x p (default 1, 2, 4, 8).
-	GlobalBatch          int   `json:"global_batch,omitempty"`
-	Microbatches         int   `json:"microbatches,omitempty"`
-	MicrobatchesPerStage []int `json:"microbatches_per_stage,omitempty"`
-	// MicrobatchSize fixes the samples per microbatch; else it is searched up to
-	// MaxMicrobatchSize (default 64 for architectures, 128 for profiles).
-	MicrobatchSize    int `json:"microbatch_size,omitempty"`
-	MaxMicrobatchSize int `json:"max_microbatch_size,omitempty"`
-}
-
 // Space is the grid of the knobs: tensor-parallel degrees that divide the devices per
 // node (or the devices at hand) and the model's heads, key/value heads and MLP width;
 // stages up to the model's layers; every replica count that fits.
-func (r *Requests) Space(k Knobs) (Space, error) {
-	s := Space{MaxDevices: k.MaxDevices, GlobalBatch: k.GlobalBatch, MemoryProportions: k.MemoryProportions}
+func (r *Evaluator) Space(k search.Knobs) (search.Space, error) {
+	s := search.Space{MaxDevices: k.MaxDevices, GlobalBatch: k.GlobalBatch, MemoryProportions: k.MemoryProportions}
 	if k.MaxDevices < 1 {
 		return s, &model.FieldError{Path: "max_devices", Reason: fmt.Sprintf("must be >= 1, got %d", k.MaxDevices)}
 	}
@@ -874,5 +895,5 @@ func (r *Requests) Space(k Knobs) (Space, error) {
 	default:
 		s.MaxMicrobatchSize = 128
 	}
-	return s, s.validate()
+	return s, s.Validate()
 }

@@ -1,0 +1,324 @@
+// Package spec is the planning request and its result as data: the types, their JSON
+// (docs/request.md) and Decode, which reads a request strictly. It holds no planning:
+// core/request, the planner's doorway, re-exports every name here (as type aliases) and
+// adds Normalize, Canonical, ID and Run.
+//
+// A program that only builds requests and reads results, as the browser page does
+// (main.wasm, whose planner runs in a Web Worker), imports this package instead of
+// core/request, so that it links none of the planner: not the estimator, the
+// partitioner or the simulator, nor crypto/sha256, which core/request's content ids
+// need (about 160 KB of WebAssembly).
+package spec
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"reflect"
+	"sort"
+	"strings"
+
+	"pipeplan/core/model"
+)
+
+// Version is the request format's version, the "version" every request carries.
+const Version = 1
+
+// MaxBytes bounds a request's JSON (with its embedded documents): larger inputs are
+// refused before they are decoded.
+const MaxBytes = 64 << 20
+
+// Request is a planning request. The zero value of every field means its default
+// (core/request.Normalize).
+type Request struct {
+	// Version is the format's version: 1 (0 is read as 1).
+	Version int `json:"version"`
+	// Model to plan: a profile document, a bundled example or an architecture.
+	Model ModelSpec `json:"model"`
+	// Cluster to plan on: a document, or a device preset times a count.
+	Cluster ClusterSpec `json:"cluster"`
+	// Parallelism: pipeline stages, data-parallel replicas, ZeRO stage.
+	Parallelism Parallelism `json:"parallelism"`
+	// Training or inference, with the optimizer, precision and recomputation.
+	Training Training `json:"training"`
+	// Schedule of the pipeline, microbatches per step and samples per microbatch.
+	Schedule Schedule `json:"schedule"`
+	// Objective is what the split minimises: "compute" (the slowest stage's compute) or
+	// "compute+transfer" (the slowest stage's compute plus the slowest transfer).
+	Objective string `json:"objective,omitempty"`
+	// MemoryProportion of each device's usable memory a stage may fill, in (0, 1].
+	MemoryProportion float64 `json:"memory_proportion,omitempty"`
+	// Boundaries, when set, is a split to cost instead of the optimum: [0, s1, ..., n],
+	// one entry per stage plus one (for interleaved, per model chunk).
+	Boundaries []int `json:"boundaries,omitempty"`
+	// Events keeps the schedule's timeline (every operation on every device, and the
+	// in-flight microbatches over time) in the result.
+	Events bool `json:"events,omitempty"`
+	// Layers keeps every layer's costs (Result.Model.LayerCosts) in the result: the
+	// times, parameters, activations and outputs of each layer, as planned.
+	Layers bool `json:"layers,omitempty"`
+}
+
+// ModelSpec names the model: exactly one of Example, Document and Architecture.
+type ModelSpec struct {
+	// Example is a bundled example profile ("gpt2-medium").
+	Example string `json:"example,omitempty"`
+	// Document is a model file: a JSON object (pipeplan's native model, a Graphcore
+	// ModelInfo), or a JSON string holding a file's text in any supported format
+	// (a PipeDream graph.txt, or JSON text).
+	Document json.RawMessage `json:"document,omitempty"`
+	// Architecture is a transformer costed analytically on the cluster's device.
+	Architecture *Architecture `json:"architecture,omitempty"`
+	// Name labels the model for people; it does not change the plan.
+	Name string `json:"name,omitempty"`
+}
+
+// Architecture is a HuggingFace-style architecture: a bundled config by name, or a
+// config.json object, with the shape of a microbatch and how it runs. The microbatch's
+// sequences are Schedule.MicrobatchSize.
+type Architecture struct {
+	// Name of a bundled config (core/arch: "llama-2-7b", "gpt2-medium", ...).
+	Name string `json:"name,omitempty"`
+	// Config is a config.json object.
+	Config json.RawMessage `json:"config,omitempty"`
+	// Seq is the sequence length in tokens.
+	Seq int `json:"seq,omitempty"`
+	// DType is the element type of the passes: bf16, fp16 or fp32.
+	DType string `json:"dtype,omitempty"`
+	// Attention kernel: flash or eager.
+	Attention string `json:"attention,omitempty"`
+	// Split: block (one layer per transformer block) or sublayer (attention and MLP apart).
+	Split string `json:"split,omitempty"`
+	// Tie: where a tied embedding lives: copy (both ends, gradients all-reduced) or stage.
+	Tie string `json:"tie,omitempty"`
+	// Framework is how the model runs: eager (PyTorch), compiled (torch.compile),
+	// cuda-graphs (CUDA graph capture, Megatron-LM style) or none (the device alone):
+	// host time per kernel and per optimizer tensor, whether the data-parallel
+	// all-reduce overlaps the backward, the framework's memory (core/cluster's
+	// Framework presets, with sources).
+	Framework string `json:"framework,omitempty"`
+	// MatmulEfficiency and MemoryEfficiency override the device preset's fractions of
+	// peak; KernelSeconds its launch cost per kernel. 0 (nil): the preset's.
+	MatmulEfficiency float64  `json:"matmul_efficiency,omitempty"`
+	MemoryEfficiency float64  `json:"memory_efficiency,omitempty"`
+	KernelSeconds    *float64 `json:"kernel_seconds,omitempty"`
+	// HostKernelSeconds and HostLayerSeconds override the framework's host time per
+	// kernel and per layer and pass (pipeplan calibrate fits them). Nil: the framework's.
+	HostKernelSeconds *float64 `json:"host_kernel_seconds,omitempty"`
+	HostLayerSeconds  *float64 `json:"host_layer_seconds,omitempty"`
+}
+
+// ClusterSpec names the cluster: a Document, or Count devices of a Device preset joined by
+// a Link preset.
+type ClusterSpec struct {
+	// Device is a device preset (pipeplan devices).
+	Device string `json:"device,omitempty"`
+	// Count is the number of devices in all: pipeline stages times data-parallel replicas,
+	// or more (the rest idle).
+	Count int `json:"count,omitempty"`
+	// Link is the link preset between pipeline neighbours and data-parallel peers.
+	Link string `json:"link,omitempty"`
+	// Document is a cluster file: pipeplan's native cluster or a Graphcore
+	// IPUClusterInfo (a JSON object, or a JSON string holding the text). Its devices are
+	// one pipeline; data-parallel replicas are copies of it.
+	Document json.RawMessage `json:"document,omitempty"`
+	// DataLink is the link preset the data-parallel gradient all-reduce of a Document
+	// cluster crosses (default: the slowest link between its stages).
+	DataLink string `json:"data_link,omitempty"`
+	// FreeTransfers plans as if every transfer took no time: links may then be absent.
+	FreeTransfers bool `json:"free_transfers,omitempty"`
+	// DevicesPerNode, with a device preset, groups the devices into nodes of that many,
+	// joined inside a node by LinkIntra (default: the device's usual link, NVLink or
+	// NVSwitch) and across nodes by LinkInter (default: the device's usual network, as
+	// InfiniBand NDR for the H100; one network interface per device). Stages, replicas
+	// and tensor-parallel groups are then placed on the nodes (cluster.Topology.Choose):
+	// tensor-parallel groups inside a node, and the stage transfers and data-parallel
+	// all-reduces over the links they really cross.
+	DevicesPerNode int    `json:"devices_per_node,omitempty"`
+	LinkIntra      string `json:"link_intra,omitempty"`
+	LinkInter      string `json:"link_inter,omitempty"`
+}
+
+// Parallelism says how the devices are used.
+type Parallelism struct {
+	// Pipeline is the number of pipeline stages (devices in one pipeline).
+	Pipeline int `json:"pipeline,omitempty"`
+	// Data is the number of data-parallel replicas of the pipeline.
+	Data int `json:"data,omitempty"`
+	// ZeRO is the ZeRO stage: 0 (none) or 1 (optimizer state sharded over the replicas).
+	ZeRO int `json:"zero,omitempty"`
+	// Tensor is the tensor-parallel degree t of an architecture (default 1): each
+	// pipeline device is a group of t devices splitting every block Megatron-style, over
+	// the intra-node link (core/analytic). The run uses pipeline x data x tensor devices.
+	Tensor int `json:"tensor,omitempty"`
+	// SequenceParallel splits along the sequence what tensor parallelism leaves whole
+	// (norms, dropout, residuals); it needs tensor >= 2.
+	SequenceParallel bool `json:"sequence_parallel,omitempty"`
+}
+
+// Training says what is run.
+type Training struct {
+	// Mode is "training" (forward, backward, optimizer update) or "inference" (forward
+	// passes only: no gradients, no optimizer state, nothing kept for a backward pass).
+	Mode string `json:"mode,omitempty"`
+	// Optimizer: adamw, adam or sgd (with momentum). Training only.
+	Optimizer string `json:"optimizer,omitempty"`
+	// Precision: mixed (16-bit passes, fp32 master weights and optimizer state) or pure.
+	Precision string `json:"precision,omitempty"`
+	// Recompute: none, selective (the attention core; architectures only) or full (for
+	// an architecture each block's input is kept, for a profile each stage's input).
+	Recompute string `json:"recompute,omitempty"`
+}
+
+// Schedule is the pipeline schedule of one step.
+type Schedule struct {
+	// Name: gpipe, 1f1b, interleaved:V, zb-h1, ipu, overlap or inference.
+	Name string `json:"name,omitempty"`
+	// Microbatches per step (per replica).
+	Microbatches int `json:"microbatches,omitempty"`
+	// MicrobatchSize is the samples (sequences) in one microbatch.
+	MicrobatchSize int `json:"microbatch_size,omitempty"`
+	// WeightGradFraction is the share of each backward that computes weight gradients,
+	// which zb-h1 runs apart (default 0.5).
+	WeightGradFraction float64 `json:"weight_grad_fraction,omitempty"`
+}
+
+// The modes of Training.Mode.
+const (
+	ModeTraining  = "training"
+	ModeInference = "inference"
+)
+
+// Decode reads a request from JSON: one object, no unknown keys, at most MaxBytes.
+// Errors name the field ("schedule.microbatches: must be a number").
+func Decode(data []byte) (*Request, error) {
+	if len(data) > MaxBytes {
+		return nil, &model.FieldError{Reason: fmt.Sprintf("the request is %d bytes, more than the %d a request may hold", len(data), MaxBytes)}
+	}
+	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))
+	trimmed := bytes.TrimSpace(data)
+	if len(trimmed) == 0 {
+		return nil, &model.FieldError{Reason: "the request is empty: give a JSON object"}
+	}
+	r := new(Request)
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(r); err != nil {
+		return nil, decodeError(err, data)
+	}
+	if trimmed[0] != '{' { // null decodes into the zero request without an error
+		return nil, &model.FieldError{Reason: "must be a JSON object, got " + string(trimmed)}
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, &model.FieldError{Reason: "unexpected data after the request's JSON object"}
+	}
+	return r, nil
+}
+
+// decodeError turns encoding/json's errors into field errors; data is the request, in
+// which an unknown field is looked up to give its whole path.
+func decodeError(err error, data []byte) error {
+	var te *json.UnmarshalTypeError
+	var se *json.SyntaxError
+	switch {
+	case errors.As(err, &te):
+		path := te.Field
+		if path == "" {
+			return &model.FieldError{Reason: fmt.Sprintf("must be a JSON object, got %s", te.Value)}
+		}
+		return &model.FieldError{Path: path, Reason: fmt.Sprintf("must be %s, got %s", goKind(te.Type.String()), te.Value)}
+	case errors.As(err, &se):
+		return &model.FieldError{Reason: fmt.Sprintf("invalid JSON at byte %d: %v", se.Offset, se)}
+	case strings.HasPrefix(err.Error(), "json: unknown field "):
+		name := strings.Trim(strings.TrimPrefix(err.Error(), "json: unknown field "), `"`)
+		return &model.FieldError{Path: unknownFieldPath(data, name), Reason: "is not a field of the request (docs/request.md lists them)"}
+	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
+		return &model.FieldError{Reason: "the request's JSON ends early"}
+	}
+	return &model.FieldError{Reason: "invalid JSON: " + err.Error()}
+}
+
+// unknownFieldPath finds where the unknown key name sits in the request: encoding/json
+// names the key alone ("exmaple"), and a path ("model.exmaple") says which object it is
+// in. It walks the request's JSON beside the Request type, keys in sorted order, and
+// returns the first key called name that is no field of the object holding it (name
+// itself when none is found).
+func unknownFieldPath(data []byte, name string) string {
+	var v any
+	if json.Unmarshal(data, &v) != nil {
+		return name
+	}
+	if path, ok := findUnknown(v, reflect.TypeFor[Request](), "", name); ok {
+		return path
+	}
+	return name
+}
+
+func findUnknown(v any, t reflect.Type, prefix, name string) (string, bool) {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	obj, ok := v.(map[string]any)
+	if !ok || t.Kind() != reflect.Struct || t == reflect.TypeFor[json.RawMessage]() {
+		return "", false
+	}
+	keys := make([]string, 0, len(obj))
+	for k := range obj {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		f, known := jsonField(t, k)
+		switch {
+		case !known && k == name:
+			return prefix + k, true
+		case known && f.Type != reflect.TypeFor[json.RawMessage]():
+			if p, ok := findUnknown(obj[k], f.Type, prefix+k+".", name); ok {
+				return p, true
+			}
+		}
+	}
+	return "", false
+}
+
+// jsonField is the field of struct t that encoding/json decodes key into: the one
+// whose name is key, else one whose name equals key under case folding.
+func jsonField(t reflect.Type, key string) (reflect.StructField, bool) {
+	var folded reflect.StructField
+	found := false
+	for i := range t.NumField() {
+		f := t.Field(i)
+		tag, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if tag == "-" || !f.IsExported() {
+			continue
+		}
+		if tag == "" {
+			tag = f.Name
+		}
+		if tag == key {
+			return f, true
+		}
+		if !found && strings.EqualFold(tag, key) {
+			folded, found = f, true
+		}
+	}
+	return folded, found
+}
+
+func goKind(t string) string {
+	switch {
+	case strings.HasPrefix(t, "int"), strings.HasPrefix(t, "uint"):
+		return "an integer"
+	case strings.HasPrefix(t, "float"):
+		return "a number"
+	case t == "string":
+		return "a string"
+	case t == "bool":
+		return "true or false"
+	case strings.HasPrefix(t, "[]"):
+		return "an array"
+	}
+	return "an object"
+}

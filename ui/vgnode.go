@@ -1,0 +1,46 @@
+package ui
+
+import (
+	"github.com/vugu/vjson"
+	"github.com/vugu/vugu"
+)
+
+// The components' generated Build methods (*_gen.go) make their nodes with these
+// functions: cmd/vgtrim rewrites vugugen's output to call them, so that each node costs
+// a call instead of its construction spelled out (main.wasm is mostly code). Each builds
+// exactly what vugugen's code builds.
+
+// vgText appends a text node to parent and returns it.
+func vgText(parent *vugu.VGNode, data string) *vugu.VGNode {
+	n := &vugu.VGNode{Type: vugu.TextNode, Data: data}
+	parent.AppendChild(n)
+	return n
+}
+
+// vgElement appends an element to parent and returns it: namespace ns ("" or "svg"),
+// tag, and its static attributes as key, value pairs.
+func vgElement(parent *vugu.VGNode, ns, tag string, attrs ...string) *vugu.VGNode {
+	n := &vugu.VGNode{Type: vugu.ElementNode, Namespace: ns, Data: tag}
+	if len(attrs) > 0 {
+		n.Attr = make([]vugu.VGAttribute, len(attrs)/2)
+		for i := range n.Attr {
+			n.Attr[i] = vugu.VGAttribute{Key: attrs[2*i], Val: attrs[2*i+1]}
+		}
+	}
+	parent.AppendChild(n)
+	return n
+}
+
+// vgOn adds a DOM event handler to n (@click='...').
+func vgOn(n *vugu.VGNode, event string, f func(vugu.DOMEvent)) {
+	n.DOMEventHandlerSpecList = append(n.DOMEventHandlerSpecList, vugu.DOMEventHandlerSpec{EventType: event, Func: f})
+}
+
+// vgProp sets a JavaScript property of n to v, as JSON (.value='...').
+func vgProp(n *vugu.VGNode, key string, v any) {
+	b, err := vjson.Marshal(v)
+	if err != nil {
+		panic(err)
+	}
+	n.Prop = append(n.Prop, vugu.VGProperty{Key: key, JSONVal: vjson.RawMessage(b)})
+}
