@@ -69,6 +69,8 @@ func TestNormalizeDefaults(t *testing.T) {
 			func(r *Request) any { return r.Schedule.Microbatches }, 12},
 		{"schedule.microbatches: the most the simulator takes on 1,024 devices", `{` + example + `,"cluster":{"device":"a100-80gb","count":1024}}`,
 			func(r *Request) any { return r.Schedule.Microbatches }, 1024},
+		{"schedule.microbatches: the most the simulator takes on 4,000 devices, fewer than the devices", `{` + example + `,"cluster":{"device":"a100-80gb","count":4000}}`,
+			func(r *Request) any { return r.Schedule.Microbatches }, 262},
 		{"schedule.microbatches: 4 per device on 512, just within the simulator", `{` + example + `,"cluster":{"device":"a100-80gb","count":512}}`,
 			func(r *Request) any { return r.Schedule.Microbatches }, 2048},
 		{"schedule.microbatches: a multiple of the devices for interleaved:2 on 384", `{` + example + `,"cluster":{"device":"a100-80gb","count":384},"schedule":{"name":"interleaved:2"}}`,

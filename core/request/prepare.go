@@ -88,8 +88,8 @@ type prepared struct {
 //   - parallelism.data: 1; parallelism.tensor: 1; parallelism.pipeline: the devices of a
 //     cluster document, or cluster.count / (data x tensor);
 //   - schedule.name: 1f1b (training) or inference; schedule.microbatches: 4 per pipeline
-//     device (fewer, a multiple of the devices, where the simulator takes no more:
-//     1,024 on 1,024 devices); schedule.microbatch_size: the profile's own (1 when it does not say), or 1
+//     device (fewer where the simulator takes no more: 1,024 on 1,024 devices, 262 on
+//     4,000; for interleaved, a multiple of the devices); schedule.microbatch_size: the profile's own (1 when it does not say), or 1
 //     sequence for an architecture; schedule.weight_grad_fraction: 0.5 for zb-h1;
 //   - model.architecture: seq = the context, at most 4096; dtype bf16; attention flash;
 //     split block; tie copy; framework eager on GPUs (what a PyTorch training script
@@ -542,12 +542,16 @@ func (p *prepared) training(es *model.Errors) {
 }
 
 // defaultMicrobatches is DefaultMicrobatchesPerStage per pipeline device, or fewer on
-// pipelines so long that the simulator would refuse that many: then the most it takes, a
-// multiple of the devices (as interleaved schedules need), and at least one per device.
+// pipelines so long that the simulator would refuse that many: then the most it takes
+// (for interleaved schedules, which run microbatches in groups of the devices, the most
+// multiple of the devices, at least the devices).
 func defaultMicrobatches(devices, chunks int) int {
 	m := DefaultMicrobatchesPerStage * devices
 	if most := schedule.MaxMicrobatches(devices * chunks); m > most {
-		m = max(1, most/devices) * devices
+		m = max(1, most)
+		if chunks > 1 {
+			m = max(1, most/devices) * devices
+		}
 	}
 	return m
 }
