@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -288,9 +289,9 @@ func (f *requestFlags) modelSpec(r *request.Request, g map[string]bool) error {
 // documentJSON puts a file into a request: a JSON object as it is, anything else (a
 // PipeDream graph.txt, or JSON with a syntax error for core to report) as a string.
 func documentJSON(data []byte) (json.RawMessage, error) {
-	trimmed := strings.TrimSpace(strings.TrimPrefix(string(data), "\xef\xbb\xbf"))
-	if strings.HasPrefix(trimmed, "{") && json.Valid([]byte(trimmed)) {
-		return json.RawMessage(trimmed), nil
+	trimmed := bytes.TrimSpace(bytes.TrimPrefix(data, []byte("\xef\xbb\xbf")))
+	if bytes.HasPrefix(trimmed, []byte("{")) && json.Valid(trimmed) {
+		return json.RawMessage(trimmed), nil // no copy: a profile may be hundreds of megabytes
 	}
 	return json.Marshal(string(data))
 }
