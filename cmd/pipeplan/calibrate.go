@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"text/tabwriter"
 
@@ -37,7 +36,7 @@ func runCalibrate(args []string, stdout, stderr io.Writer) error {
 	case f.requestFile != "" || f.example != "" || f.clusterFile != "":
 		return errors.New("calibrate takes --model, --hf-config and --device (with the architecture's flags)")
 	}
-	data, err := os.ReadFile(f.modelFile)
+	data, err := readInput(f.modelFile, load.MaxInputBytes)
 	if err != nil {
 		return err
 	}

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -14,6 +13,7 @@ import (
 	"strings"
 
 	"pipeplan/core/arch"
+	"pipeplan/core/load"
 	"pipeplan/core/model"
 	"pipeplan/core/request"
 )
@@ -163,7 +163,7 @@ func (f *requestFlags) build() (*request.Request, error) {
 			sort.Strings(others)
 			return nil, fmt.Errorf("--request: the request file says everything; drop %s (or edit the request)", strings.Join(others, ", "))
 		}
-		data, err := os.ReadFile(f.requestFile)
+		data, err := readInput(f.requestFile, request.MaxBytes)
 		if err != nil {
 			return nil, err
 		}
@@ -243,7 +243,7 @@ func (f *requestFlags) modelSpec(r *request.Request, g map[string]bool) error {
 	case f.example != "":
 		r.Model.Example = f.example
 	case f.modelFile != "":
-		data, err := os.ReadFile(f.modelFile)
+		data, err := readInput(f.modelFile, load.MaxInputBytes)
 		if err != nil {
 			return err
 		}
@@ -265,7 +265,7 @@ func (f *requestFlags) modelSpec(r *request.Request, g map[string]bool) error {
 			s := f.kernelMicros.v * 1e-6
 			a.KernelSeconds = &s
 		}
-		if data, err := os.ReadFile(f.hfConfig); err == nil {
+		if data, err := readInput(f.hfConfig, load.MaxInputBytes); err == nil {
 			a.Config = json.RawMessage(data)
 			if !json.Valid(data) {
 				doc, _ := json.Marshal(string(data))
@@ -314,7 +314,7 @@ func (f *requestFlags) clusterSpec(r *request.Request, g map[string]bool) error 
 				return fmt.Errorf("--%s: goes with --device; a cluster file lists its devices and links", name)
 			}
 		}
-		data, err := os.ReadFile(f.clusterFile)
+		data, err := readInput(f.clusterFile, load.MaxInputBytes)
 		if err != nil {
 			return err
 		}
