@@ -87,6 +87,25 @@ func AsFieldErrors(err error) (Errors, bool) {
 	return nil, false
 }
 
+// Prefixed returns err with its field errors put under prefix ("request" makes
+// "cluster.device" "request.cluster.device", and an error of no field "request"); an
+// error holding no field errors comes back as it is.
+func Prefixed(prefix string, err error) error {
+	fes, ok := AsFieldErrors(err)
+	if !ok {
+		return err
+	}
+	var es Errors
+	for _, fe := range fes {
+		path := prefix
+		if fe.Path != "" {
+			path += "." + fe.Path
+		}
+		es = append(es, &FieldError{Path: path, Reason: fe.Reason})
+	}
+	return es
+}
+
 // maxBytes bounds every byte count (an exbibyte): larger values are surely mistakes. It
 // does not bound their sums: many counts of 2^60, or in-flight microbatches multiplying
 // them, still overflow int64, so estimate.New bounds the model's byte total as well.

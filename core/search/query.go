@@ -47,7 +47,7 @@ func DecodeQuery(data []byte) (*Query, error) {
 	}
 	r, err := spec.Decode(raw.Request)
 	if err != nil {
-		return nil, prefixed("request", err)
+		return nil, model.Prefixed("request", err)
 	}
 	return &Query{Request: r, Knobs: raw.Knobs, Exhaustive: raw.Exhaustive}, nil
 }
@@ -119,21 +119,4 @@ func Top(os []Outcome, n int) []Outcome {
 		fs = []Outcome{}
 	}
 	return fs
-}
-
-// prefixed puts field errors under a prefix ("request.cluster.device").
-func prefixed(prefix string, err error) error {
-	fes, ok := model.AsFieldErrors(err)
-	if !ok {
-		return err
-	}
-	var es model.Errors
-	for _, fe := range fes {
-		path := prefix
-		if fe.Path != "" {
-			path += "." + fe.Path
-		}
-		es = append(es, &model.FieldError{Path: path, Reason: fe.Reason})
-	}
-	return es
 }

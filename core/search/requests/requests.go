@@ -33,7 +33,7 @@ import (
 func RunQuery(ctx context.Context, q *search.Query, opt search.Options) (*search.Answer, error) {
 	ev, err := New(q.Request)
 	if err != nil {
-		return nil, prefixed("request", err)
+		return nil, model.Prefixed("request", err)
 	}
 	s, err := ev.Space(q.Knobs)
 	if err != nil {
@@ -51,23 +51,6 @@ func RunQuery(ctx context.Context, q *search.Query, opt search.Options) (*search
 		}
 	}
 	return a, ctx.Err()
-}
-
-// prefixed puts field errors under a prefix ("request.cluster.device").
-func prefixed(prefix string, err error) error {
-	fes, ok := model.AsFieldErrors(err)
-	if !ok {
-		return err
-	}
-	var es model.Errors
-	for _, fe := range fes {
-		path := prefix
-		if fe.Path != "" {
-			path += "." + fe.Path
-		}
-		es = append(es, &model.FieldError{Path: path, Reason: fe.Reason})
-	}
-	return es
 }
 
 // Evaluator evaluates candidates as planning requests: each candidate is the base request
