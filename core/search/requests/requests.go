@@ -590,19 +590,30 @@ func (r *Evaluator) CannotFit(c search.Candidate) bool {
 	if err != nil {
 		return false
 	}
-	dev := *r.device
-	switch sc.Kind {
-	case schedule.GPipe, schedule.OneFOneB, schedule.ZBH1:
-	case schedule.Interleaved:
-		dev.MemoryBytes /= int64(sc.Chunks)
-	default:
+	limit, ok := r.stageCeiling(sc, c.MemoryProportion)
+	if !ok {
 		return false
 	}
 	x, err := r.termsOf(c.Tensor, c.MicrobatchSize, c.Recompute)
 	if err != nil || x.mem == nil {
 		return false
 	}
-	return !r.cover(c, x, sc, memoryCeiling(dev, c.MemoryProportion), math.Inf(1))
+	return !r.cover(c, x, sc, limit, math.Inf(1))
+}
+
+// stageCeiling is memoryCeiling for one stage of the schedule: a device's memory, or
+// 1/v of it for each of interleaved:v's chunks. It reports false for the schedules the
+// memory bound does not cover.
+func (r *Evaluator) stageCeiling(sc schedule.Config, proportion float64) (int64, bool) {
+	dev := *r.device
+	switch sc.Kind {
+	case schedule.GPipe, schedule.OneFOneB, schedule.ZBH1:
+	case schedule.Interleaved:
+		dev.MemoryBytes /= int64(sc.Chunks)
+	default:
+		return 0, false
+	}
+	return memoryCeiling(dev, proportion), true
 }
 
 // memoryCeiling bounds from above the memory a stage's model tensors may use on dev: its
@@ -694,15 +705,10 @@ func (r *Evaluator) Refine(c search.Candidate) (float64, error) {
 	if !r.train || r.arch == nil || r.device == nil || x.mem == nil {
 		return r.bound(c, x, sc, least), nil
 	}
-	dev := *r.device
-	switch sc.Kind {
-	case schedule.GPipe, schedule.OneFOneB, schedule.ZBH1:
-	case schedule.Interleaved:
-		dev.MemoryBytes /= int64(sc.Chunks)
-	default:
+	limit, ok := r.stageCeiling(sc, c.MemoryProportion)
+	if !ok {
 		return r.bound(c, x, sc, least), nil
 	}
-	limit := memoryCeiling(dev, c.MemoryProportion)
 	if !r.cover(c, x, sc, limit, math.Inf(1)) {
 		return 0, nil
 	}
