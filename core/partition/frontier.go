@@ -2,8 +2,6 @@ package partition
 
 import "math"
 
-var debugGap func(g gap, best float64, probes int)
-
 func (m measured) sum() float64 { return m.maxC + m.maxT }
 
 // box is a compute and a transfer bound whose splits all have the least sum; lbTotal
@@ -78,9 +76,6 @@ func (s *solver) frontier(c0 measured) ([]box, float64) {
 			break
 		}
 		gaps = append(gaps[:k], gaps[k+1:]...)
-		if debugGap != nil {
-			debugGap(g, best, s.probes)
-		}
 		if g.deferred && g.lb() >= strictly(best) {
 			continue // only strictly better splits are sought here, and none can be
 		}

@@ -153,8 +153,6 @@ type Result struct {
 	Total, Variance float64
 }
 
-var debugBox func(b box, total float64)
-
 // ErrInfeasible is returned when no split satisfies the constraints.
 var ErrInfeasible = errors.New("no split into stages fits")
 
@@ -203,9 +201,6 @@ func Solve(c Costs, obj Objective) (Result, error) {
 		}
 		sp := spec{u: tolerant(b.maxC), t: tolerant(b.maxT)}
 		x := s.result(s.tieDP(sp, true, sp.u/2+sp.t), true)
-		if debugBox != nil {
-			debugBox(b, x.Total)
-		}
 		if !tried || (score{x.Total, x.Variance}).better(score{r.Total, r.Variance}) && near(x.Objective, r.Objective) {
 			r = x
 		}

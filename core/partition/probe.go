@@ -4,7 +4,6 @@ import (
 	"math"
 	"slices"
 	"sort"
-	"time"
 )
 
 // spec bounds a probe: every stage's compute within [lo, u] and its transfer at most t
@@ -70,17 +69,7 @@ type cand struct {
 // the positions where stage i can end in a split of the atoms before it, is the union
 // over j in R_{i-1} of the ends of the ranges [j, q) admissible on stage i. The sets are
 // kept as sorted lists of intervals (s.reach), and a witness can be read back from them.
-var debugProbe func(sp spec, ok bool, d time.Duration)
-
-func (s *solver) probe(sp spec) (ok bool, ev events) {
-	if debugProbe != nil {
-		t0 := time.Now()
-		defer func() { debugProbe(sp, ok, time.Since(t0)) }()
-	}
-	return s.probe1(sp)
-}
-
-func (s *solver) probe1(sp spec) (bool, events) {
+func (s *solver) probe(sp spec) (bool, events) {
 	s.probes++
 	ev := events{up: inf, down: math.Inf(-1), tr: inf}
 	s.reach, s.reachAt = s.reach[:0], s.reachAt[:0]
