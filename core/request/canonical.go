@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"slices"
 	"strings"
 	"unicode/utf8"
@@ -23,27 +24,74 @@ func Canonical(r *Request) ([]byte, error) {
 
 // canonical encodes an already normalized request.
 func canonical(r *Request) ([]byte, error) {
+	parts, err := canonicalParts(r)
+	if err != nil {
+		return nil, err
+	}
+	return bytes.Join(parts, nil), nil
+}
+
+// canonicalParts returns the request's canonical encoding in pieces, whose concatenation
+// is the encoding: the request without its documents, as encoding/json writes it, and
+// each document's canonical form where it belongs. A profile of a million layers is
+// hundreds of megabytes: encoding/json would check, compact and copy it again, and the
+// id needs only a hash of the pieces.
+func canonicalParts(r *Request) ([][]byte, error) {
 	c := *r
 	if c.Parallelism.Tensor == 1 {
 		// Tensor parallelism came after the first requests: its default is left out, so
 		// that they keep their ids.
 		c.Parallelism.Tensor = 0
 	}
-	var err error
-	if c.Model.Document, err = canonicalJSON(c.Model.Document); err != nil {
+	// Each document is encoded on its own and stands in the request as a marker: a
+	// member that encoding/json can only write where the field is (a quote in a string
+	// is escaped), found once and replaced by the document.
+	type doc struct {
+		marker, text []byte
+		at, value    int // where the marker is in the encoding, and its value in the marker
+	}
+	var docs []*doc
+	put := func(field *json.RawMessage, key string) error {
+		text, err := canonicalJSON(*field)
+		if err != nil || text == nil {
+			*field = text
+			return err
+		}
+		d := &doc{marker: fmt.Appendf(nil, "%q:%d", key, len(docs)+1), text: text, value: len(key) + 3}
+		docs = append(docs, d)
+		*field = d.marker[d.value:]
+		return nil
+	}
+	if err := put(&c.Model.Document, "document"); err != nil {
 		return nil, err
 	}
-	if c.Cluster.Document, err = canonicalJSON(c.Cluster.Document); err != nil {
+	if err := put(&c.Cluster.Document, "document"); err != nil {
 		return nil, err
 	}
 	if a := c.Model.Architecture; a != nil {
 		ac := *a
-		if ac.Config, err = canonicalJSON(ac.Config); err != nil {
+		if err := put(&ac.Config, "config"); err != nil {
 			return nil, err
 		}
 		c.Model.Architecture = &ac
 	}
-	return json.Marshal(&c)
+	skel, err := json.Marshal(&c)
+	if err != nil {
+		return nil, err
+	}
+	for _, d := range docs {
+		if d.at = bytes.Index(skel, d.marker); d.at < 0 || bytes.Count(skel, d.marker) != 1 {
+			return nil, fmt.Errorf("request: the canonical encoding lost a document's place (%s)", d.marker)
+		}
+	}
+	slices.SortFunc(docs, func(x, y *doc) int { return x.at - y.at })
+	parts := make([][]byte, 0, 2*len(docs)+1)
+	from := 0
+	for _, d := range docs {
+		parts = append(parts, skel[from:d.at+d.value], d.text)
+		from = d.at + len(d.marker)
+	}
+	return append(parts, skel[from:]), nil
 }
 
 // canonicalJSON re-encodes a JSON value compactly with object keys sorted (numbers keep
@@ -61,7 +109,7 @@ func canonicalJSON(raw json.RawMessage) (json.RawMessage, error) {
 	}
 	t := bytes.TrimLeft(raw, " \t\r\n")
 	if len(t) > 0 && t[0] != '"' && json.Valid(raw) {
-		out, _ := sortedJSON(nil, raw, 0)
+		out, _ := sortedJSON(make([]byte, 0, len(raw)), raw, 0) // about raw's size
 		return out, nil
 	}
 	return canonicalTree(raw)
@@ -89,94 +137,128 @@ func canonicalTree(raw json.RawMessage) (json.RawMessage, error) {
 // sortedJSON appends the canonical form of the JSON value at data[pos:] (valid JSON) to
 // out, and returns it with the position after the value.
 func sortedJSON(out, data []byte, pos int) ([]byte, int) {
-	c := &canonicalizer{data: data}
-	return c.value(out, pos)
+	c := &canonicalizer{data: data, out: out}
+	pos = c.value(pos)
+	return c.out, pos
 }
 
-// canonicalizer keeps the buffers sortedJSON reuses from object to object.
+// canonicalizer writes the canonical form of valid JSON. An object's members are listed
+// from the input (each value skipped over to find the next key), put in key order, and
+// their values written in that order: nothing written is moved again, so values are
+// never copied twice and the output could go to a hash as it is made.
 type canonicalizer struct {
 	data    []byte
+	out     []byte
 	members []member // a stack: each open object's members
-	values  []byte   // an object's canonical values while they are put in order
 }
 
-// member is an object's member: its key's value, and where its canonical value lies in
-// the output.
+// member is an object's member: its key's value, and where its value starts in the input.
 type member struct {
-	key        []byte
-	start, end int
+	key   []byte
+	start int
 }
 
-func (c *canonicalizer) value(out []byte, pos int) ([]byte, int) {
+// value appends the canonical form of the value at data[pos:] and returns the position
+// after it.
+func (c *canonicalizer) value(pos int) int {
 	data := c.data
 	pos = skipSpace(data, pos)
 	switch data[pos] {
 	case '{':
-		return c.object(out, pos)
+		return c.object(pos)
 	case '[':
-		out = append(out, '[')
+		c.out = append(c.out, '[')
 		pos = skipSpace(data, pos+1)
 		if data[pos] == ']' {
-			return append(out, ']'), pos + 1
+			c.out = append(c.out, ']')
+			return pos + 1
 		}
 		for {
-			out, pos = c.value(out, pos)
-			pos = skipSpace(data, pos)
+			pos = skipSpace(data, c.value(pos))
 			if data[pos] == ']' {
-				return append(out, ']'), pos + 1
+				c.out = append(c.out, ']')
+				return pos + 1
 			}
-			out = append(out, ',')
+			c.out = append(c.out, ',')
 			pos++ // the comma
 		}
 	case '"':
 		end := stringEnd(data, pos)
-		return appendString(out, data[pos+1:end-1]), end
+		c.out = appendString(c.out, data[pos+1:end-1])
+		return end
 	default: // a number or a literal: its text, up to a delimiter
 		end := pos
 		for end < len(data) && !isDelimiter(data[end]) {
 			end++
 		}
-		return append(out, data[pos:end]...), end
+		c.out = append(c.out, data[pos:end]...)
+		return end
 	}
 }
 
-// object appends the canonical form of the object at data[pos]: its members' values are
-// encoded in order after out, then moved into the keys' order.
-func (c *canonicalizer) object(out []byte, pos int) ([]byte, int) {
+// object appends the canonical form of the object at data[pos] and returns the position
+// after it.
+func (c *canonicalizer) object(pos int) int {
 	data := c.data
-	base, mark := len(out), len(c.members)
+	mark := len(c.members)
 	pos = skipSpace(data, pos+1)
 	for data[pos] != '}' {
 		end := stringEnd(data, pos)
 		key := decodeString(data[pos+1 : end-1])
-		pos = skipSpace(data, end) + 1 // the colon
-		start := len(out)
-		out, pos = c.value(out, pos)
-		c.members = append(c.members, member{key, start, len(out)})
-		if pos = skipSpace(data, pos); data[pos] == ',' {
+		start := skipSpace(data, skipSpace(data, end)+1) // after the colon
+		c.members = append(c.members, member{key, start})
+		if pos = skipSpace(data, skipValue(data, start)); data[pos] == ',' {
 			pos = skipSpace(data, pos+1)
 		}
 	}
 	ms := c.members[mark:]
 	// The last of a key given twice wins, as in a map; then bytewise order.
 	slices.SortStableFunc(ms, func(x, y member) int { return bytes.Compare(x.key, y.key) })
-	c.values = append(c.values[:0], out[base:]...)
-	out = append(out[:base], '{')
+	c.out = append(c.out, '{')
 	first := true
 	for k, m := range ms {
 		if k+1 < len(ms) && bytes.Equal(ms[k+1].key, m.key) {
 			continue
 		}
 		if !first {
-			out = append(out, ',')
+			c.out = append(c.out, ',')
 		}
 		first = false
-		out = appendValue(out, m.key) // decoded
-		out = append(out, ':')
-		out = append(out, c.values[m.start-base:m.end-base]...)
+		c.out = append(appendValue(c.out, m.key), ':') // the key is decoded
+		c.value(m.start)                               // appends to c.members beyond ms, and takes it back
 	}
 	c.members = c.members[:mark]
-	return append(out, '}'), pos + 1
+	c.out = append(c.out, '}')
+	return pos + 1
+}
+
+// skipValue returns the position after the valid JSON value that starts at data[pos].
+func skipValue(data []byte, pos int) int {
+	switch data[pos] {
+	case '"':
+		return stringEnd(data, pos)
+	case '{', '[':
+		depth := 0
+		for i := pos; i < len(data); i++ {
+			switch data[i] {
+			case '"':
+				i = stringEnd(data, i) - 1
+			case '{', '[':
+				depth++
+			case '}', ']':
+				if depth--; depth == 0 {
+					return i + 1
+				}
+			}
+		}
+		return len(data)
+	default:
+		end := pos
+		for end < len(data) && !isDelimiter(data[end]) {
+			end++
+		}
+		return end
+	}
 }
 
 func skipSpace(data []byte, pos int) int {
@@ -208,12 +290,14 @@ func stringEnd(data []byte, pos int) int {
 // control characters, valid UTF-8 without U+2028 or U+2029. The body may also be a
 // decoded value: then it tells whether the value needs escaping.
 func plainString(body []byte) bool {
+	ascii := true
 	for _, c := range body {
 		if c < 0x20 || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
 			return false
 		}
+		ascii = ascii && c < utf8.RuneSelf
 	}
-	return utf8.Valid(body) && !bytes.Contains(body, []byte("\u2028")) && !bytes.Contains(body, []byte("\u2029"))
+	return ascii || utf8.Valid(body) && !bytes.Contains(body, []byte("\u2028")) && !bytes.Contains(body, []byte("\u2029"))
 }
 
 // decodeString returns the value of a JSON string's body: the body itself when it is
@@ -253,9 +337,11 @@ func ID(r *Request) (string, error) {
 	return contentID(b), nil
 }
 
-func contentID(canonical []byte) string {
+func contentID(canonical ...[]byte) string {
 	h := sha256.New()
-	h.Write(canonical)
+	for _, b := range canonical {
+		h.Write(b)
+	}
 	h.Write([]byte{0})
 	h.Write([]byte(PlannerVersion))
 	return hex.EncodeToString(h.Sum(nil))

@@ -34,11 +34,11 @@ func runWith(ctx context.Context, r *Request, cache *Cache) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	canon, err := canonical(p.req)
+	canon, err := canonicalParts(p.req)
 	if err != nil {
 		return nil, err
 	}
-	res := &Result{Version: Version, ID: contentID(canon), PlannerVersion: PlannerVersion, Model: p.modelInfo(), Diagnostics: []Diagnostic{}}
+	res := &Result{Version: Version, ID: contentID(canon...), PlannerVersion: PlannerVersion, Model: p.modelInfo(), Diagnostics: []Diagnostic{}}
 	res.Diagnostics = append(res.Diagnostics, p.notes...)
 	res.Placement = p.placement
 	if err := ctx.Err(); err != nil {
