@@ -29,9 +29,10 @@ const (
 	PipeDream Format = "pipedream"
 )
 
-// MaxInputBytes bounds the size of a model or cluster file (64 MiB). Real profiles are a
-// few megabytes at most; Model and Cluster refuse larger inputs before reading them.
-const MaxInputBytes = 64 << 20
+// MaxInputBytes bounds the size of a model or cluster file (512 MiB): room for a profile
+// of a million layers (about 320 bytes each) and most of model.MaxLayers. Real profiles
+// are a few megabytes; Model and Cluster refuse larger inputs before reading them.
+const MaxInputBytes = 512 << 20
 
 // Model decodes a model file in any supported format and validates it. It returns the
 // format it detected (empty when the input is in none). Errors name the bad field by its
@@ -102,7 +103,7 @@ func Cluster(data []byte) (*cluster.Cluster, error) {
 
 func checkSize(data []byte) error {
 	if len(data) > MaxInputBytes {
-		return fmt.Errorf("the input is %d bytes; at most %d (64 MiB) are read", len(data), MaxInputBytes)
+		return fmt.Errorf("the input is %d bytes; at most %d (%d MiB) are read", len(data), MaxInputBytes, MaxInputBytes>>20)
 	}
 	return nil
 }
@@ -125,7 +126,7 @@ func nativeModel(data []byte) (*model.Model, error) {
 		return nil, err
 	}
 	var es model.Errors
-	first := map[string]int{} // layer name -> the first layer with it
+	first := make(map[string]int, len(m.Layers)) // layer name -> the first layer with it
 	for i, l := range m.Layers {
 		j, dup := first[l.Name]
 		switch {

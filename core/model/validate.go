@@ -153,7 +153,7 @@ func (m *Model) Validate() error {
 	if m.TokensPerSample < 0 {
 		es.Add("tokens_per_sample", "must be >= 0, got %d", m.TokensPerSample)
 	}
-	producer := map[string]int{} // tensor id -> producing layer, -1 for model inputs
+	producer := make(map[string]int, len(m.Inputs)+len(m.Layers)) // tensor id -> producing layer, -1 for model inputs
 	for j, t := range m.Inputs {
 		p := fmt.Sprintf("inputs[%d]", j)
 		checkTensor(&es, p, t)
@@ -266,7 +266,11 @@ func (m *Model) layerNumbersOK(l *Layer) bool {
 func (m *Model) checkLayerTensors(es *Errors, i int, producer map[string]int) {
 	l := &m.Layers[i]
 	p := func() string { return fmt.Sprintf("layers[%d]", i) }
-	if len(l.Shared) > 0 {
+	bad := false
+	for _, v := range l.Shared {
+		bad = bad || v < 0 || v > maxBytes
+	}
+	if bad { // in key order, so that the errors do not change from run to run
 		keys := make([]string, 0, len(l.Shared))
 		for k := range l.Shared {
 			keys = append(keys, k)
