@@ -52,7 +52,7 @@ func TestPlanRefusesAHugeFileUnread(t *testing.T) {
 	}
 	f.Close()
 	code, _, stderr := runCLI("plan", "--model", p, "--device", "a100-80gb", "--stages", "2")
-	if want := "huge.json: the input is 67108865 bytes; at most 67108864 (64 MiB) are read"; code != exitBad || !strings.Contains(stderr, want) {
+	if want := "huge.json: the input is 536870913 bytes; at most 536870912 (512 MiB) are read"; code != exitBad || !strings.Contains(stderr, want) {
 		t.Errorf("exit %d, stderr %q; want exit %d and %q", code, stderr, exitBad, want)
 	}
 }

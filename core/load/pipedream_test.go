@@ -452,8 +452,7 @@ func TestPipeDreamErrors(t *testing.T) {
 	}
 }
 
-// Sizes must be whole numbers of bytes (read exactly, never rounded). (A graph of more
-// than model.MaxLayers nodes is longer than the 64 MiB a file may hold.)
+// Sizes must be whole numbers of bytes (read exactly, never rounded).
 func TestPipeDreamHostile(t *testing.T) {
 	node := func(act, param string) string {
 		return "a -- L -- forward_compute_time=1.0, backward_compute_time=2.0, activation_size=" + act + ", parameter_size=" + param + "\n"

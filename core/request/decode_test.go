@@ -52,7 +52,6 @@ func TestDecode(t *testing.T) {
 		{name: "string", in: `"gpt2"`, reason: "must be a JSON object, got string"},
 		{name: "ends early", in: `{"version":1`, reason: "ends early"},
 		{name: "syntax error", in: `{"version":}`, reason: "invalid JSON at byte 12"},
-		{name: "too large", in: `{"model":{"name":"` + strings.Repeat("x", MaxBytes) + `"}}`, reason: "more than the 67108864 a request may hold"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -74,22 +73,6 @@ func TestDecode(t *testing.T) {
 				t.Errorf("error %q (path %q), want path %q and a reason with %q", err, fe.Path, tt.path, tt.reason)
 			}
 		})
-	}
-}
-
-// TestDecodeAtMaxBytes: a request of exactly MaxBytes is read (the bound is inclusive).
-func TestDecodeAtMaxBytes(t *testing.T) {
-	head, tail := `{"model":{"name":"`, `"}}`
-	in := head + strings.Repeat("x", MaxBytes-len(head)-len(tail)) + tail
-	if len(in) != MaxBytes {
-		t.Fatalf("test input is %d bytes", len(in))
-	}
-	r, err := Decode([]byte(in))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(r.Model.Name) != MaxBytes-len(head)-len(tail) {
-		t.Errorf("name of %d bytes", len(r.Model.Name))
 	}
 }
 

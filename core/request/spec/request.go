@@ -27,8 +27,9 @@ import (
 const Version = 1
 
 // MaxBytes bounds a request's JSON (with its embedded documents): larger inputs are
-// refused before they are decoded.
-const MaxBytes = 64 << 20
+// refused before they are decoded. It is a model and a cluster file at their bound
+// (load.MaxInputBytes, 512 MiB each), so that what --print-request writes can be run.
+const MaxBytes = 1 << 30
 
 // Request is a planning request. The zero value of every field means its default
 // (core/request.Normalize).
@@ -193,9 +194,12 @@ const (
 
 // Decode reads a request from JSON: one object, no unknown keys, at most MaxBytes.
 // Errors name the field ("schedule.microbatches: must be a number").
-func Decode(data []byte) (*Request, error) {
-	if len(data) > MaxBytes {
-		return nil, &model.FieldError{Reason: fmt.Sprintf("the request is %d bytes, more than the %d a request may hold", len(data), MaxBytes)}
+func Decode(data []byte) (*Request, error) { return decode(data, MaxBytes) }
+
+// decode is Decode with a bound of limit bytes.
+func decode(data []byte, limit int) (*Request, error) {
+	if len(data) > limit {
+		return nil, &model.FieldError{Reason: fmt.Sprintf("the request is %d bytes, more than the %d a request may hold", len(data), limit)}
 	}
 	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))
 	trimmed := bytes.TrimSpace(data)
