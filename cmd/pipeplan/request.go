@@ -252,7 +252,7 @@ func (f *requestFlags) modelSpec(r *request.Request, g map[string]bool) error {
 			return fmt.Errorf("%s: %w", f.modelFile, err)
 		}
 		r.Model.Document = doc
-		if r.Model.Name == "" && !hasName(data) { // Graphcore and PipeDream profiles carry no name: use the file's
+		if r.Model.Name == "" && request.DocumentName(doc) == "" { // Graphcore and PipeDream profiles carry no name: use the file's
 			r.Model.Name = strings.TrimSuffix(strings.TrimSuffix(filepath.Base(f.modelFile), ".json"), ".graph.txt")
 		}
 	default:
@@ -286,22 +286,17 @@ func (f *requestFlags) modelSpec(r *request.Request, g map[string]bool) error {
 	return nil
 }
 
-// documentJSON puts a file into a request: a JSON object as it is, anything else (a
-// PipeDream graph.txt, or JSON with a syntax error for core to report) as a string.
+// documentJSON puts a file into a request: what starts as a JSON object as it is (core
+// reports a syntax error with its position), anything else (a PipeDream graph.txt) as a
+// string.
 func documentJSON(data []byte) (json.RawMessage, error) {
 	trimmed := bytes.TrimSpace(bytes.TrimPrefix(data, []byte("\xef\xbb\xbf")))
-	if bytes.HasPrefix(trimmed, []byte("{")) && json.Valid(trimmed) {
-		return json.RawMessage(trimmed), nil // no copy: a profile may be hundreds of megabytes
+	if bytes.HasPrefix(trimmed, []byte("{")) {
+		// As it is, without a copy or a check (a profile may be hundreds of megabytes):
+		// the planner reports JSON errors with their position.
+		return json.RawMessage(trimmed), nil
 	}
 	return json.Marshal(string(data))
-}
-
-// hasName reports whether a JSON document has a top-level "name".
-func hasName(data []byte) bool {
-	var v struct {
-		Name string `json:"name"`
-	}
-	return json.Unmarshal(data, &v) == nil && v.Name != ""
 }
 
 func (f *requestFlags) clusterSpec(r *request.Request, g map[string]bool) error {
