@@ -1,6 +1,7 @@
 package request
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -189,15 +190,15 @@ func (p *prepared) train() bool { return p.req.Training.Mode == ModeTraining }
 // document returns the bytes of a document field: a JSON object as it is, a JSON string
 // as the text it holds.
 func document(raw json.RawMessage) ([]byte, error) {
-	s := strings.TrimSpace(string(raw))
-	if strings.HasPrefix(s, `"`) {
+	s := bytes.TrimSpace(raw) // no copy: a profile may be hundreds of megabytes
+	if bytes.HasPrefix(s, []byte(`"`)) {
 		var text string
 		if err := json.Unmarshal(raw, &text); err != nil {
 			return nil, err
 		}
 		return []byte(text), nil
 	}
-	if !strings.HasPrefix(s, "{") {
+	if !bytes.HasPrefix(s, []byte("{")) {
 		return nil, fmt.Errorf("must be a JSON object or a string holding a file's text")
 	}
 	return raw, nil
