@@ -354,25 +354,29 @@ func (e *Estimator) prepareTensors() {
 		producer, lastUse int
 		bytes             int64
 	}
-	spans := map[string]*span{}
-	var order []*span
+	// A tensor is found by its id, as an index into order: one map of n entries sized at
+	// once, not n spans allocated one by one.
+	spans := make(map[string]int, len(e.m.Inputs)+n)
+	order := make([]span, 0, len(e.m.Inputs)+n)
 	var hostIn int64
 	for _, t := range e.m.Inputs {
-		s := &span{producer: -1, lastUse: -1, bytes: t.Bytes}
-		spans[t.ID] = s
-		order = append(order, s)
+		spans[t.ID] = len(order)
+		order = append(order, span{producer: -1, lastUse: -1, bytes: t.Bytes})
 		hostIn += t.Bytes
 	}
 	for i, l := range e.m.Layers {
 		for _, id := range l.InputIDs {
-			if s := spans[id]; s != nil && i > s.lastUse {
-				s.lastUse = i
+			k, ok := len(order)-1, i > 0 && len(e.m.Layers[i-1].Outputs) == 1 && id == e.m.Layers[i-1].Outputs[0].ID
+			if !ok { // not the previous layer's output (most are): look it up
+				k, ok = spans[id]
+			}
+			if ok && i > order[k].lastUse {
+				order[k].lastUse = i
 			}
 		}
 		for _, t := range l.Outputs {
-			s := &span{producer: i, lastUse: -1, bytes: t.Bytes}
-			spans[t.ID] = s
-			order = append(order, s)
+			spans[t.ID] = len(order)
+			order = append(order, span{producer: i, lastUse: -1, bytes: t.Bytes})
 		}
 	}
 	carry := make([]int64, n+1) // layers strictly between producer and last use
