@@ -841,9 +841,12 @@ func (p *prepared) profile(es *model.Errors) {
 		p.note(Diagnostic{Code: CodeStateRemoved, Severity: Note,
 			Message: "inference: the profile's gradients (grad_bytes, or half of param_bytes) and optimizer state are not held"})
 	}
-	if err := m.Validate(); err != nil {
-		addPrefixed(es, p.modelField(""), err)
-		return
+	changed := (train && p.weightsOnly()) || removed || r.Parallelism.ZeRO == 1
+	if changed { // the loader validated the profile as it came
+		if err := m.Validate(); err != nil {
+			addPrefixed(es, p.modelField(""), err)
+			return
+		}
 	}
 	p.rescale(es)
 }
