@@ -6,6 +6,8 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"hash"
+	"io"
 	"slices"
 	"strings"
 	"unicode/utf8"
@@ -24,7 +26,7 @@ func Canonical(r *Request) ([]byte, error) {
 
 // canonical encodes an already normalized request.
 func canonical(r *Request) ([]byte, error) {
-	parts, err := canonicalParts(r)
+	parts, _, err := canonicalParts(r, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -36,7 +38,11 @@ func canonical(r *Request) ([]byte, error) {
 // each document's canonical form where it belongs. A profile of a million layers is
 // hundreds of megabytes: encoding/json would check, compact and copy it again, and the
 // id needs only a hash of the pieces.
-func canonicalParts(r *Request) ([][]byte, error) {
+//
+// When the model document is hashed (the same bytes in memory: a request's copies share
+// them), it is not encoded: its piece is nil and skipped is its index; otherwise skipped
+// is -1.
+func canonicalParts(r *Request, hashed json.RawMessage) (parts [][]byte, skipped int, err error) {
 	c := *r
 	if c.Parallelism.Tensor == 1 {
 		// Tensor parallelism came after the first requests: its default is left out, so
@@ -49,50 +55,61 @@ func canonicalParts(r *Request) ([][]byte, error) {
 	type doc struct {
 		marker, text []byte
 		at, value    int // where the marker is in the encoding, and its value in the marker
+		skip         bool
 	}
 	var docs []*doc
-	put := func(field *json.RawMessage, key string) error {
-		text, err := canonicalJSON(*field)
-		if err != nil || text == nil {
-			*field = text
-			return err
+	put := func(field *json.RawMessage, key string, skip bool) error {
+		var text json.RawMessage
+		if !skip {
+			var err error
+			if text, err = canonicalJSON(*field); err != nil || text == nil {
+				*field = text
+				return err
+			}
 		}
-		d := &doc{marker: fmt.Appendf(nil, "%q:%d", key, len(docs)+1), text: text, value: len(key) + 3}
+		d := &doc{marker: fmt.Appendf(nil, "%q:%d", key, len(docs)+1), text: text, value: len(key) + 3, skip: skip}
 		docs = append(docs, d)
 		*field = d.marker[d.value:]
 		return nil
 	}
-	if err := put(&c.Model.Document, "document"); err != nil {
-		return nil, err
+	if err := put(&c.Model.Document, "document", sameBytes(c.Model.Document, hashed)); err != nil {
+		return nil, -1, err
 	}
-	if err := put(&c.Cluster.Document, "document"); err != nil {
-		return nil, err
+	if err := put(&c.Cluster.Document, "document", false); err != nil {
+		return nil, -1, err
 	}
 	if a := c.Model.Architecture; a != nil {
 		ac := *a
-		if err := put(&ac.Config, "config"); err != nil {
-			return nil, err
+		if err := put(&ac.Config, "config", false); err != nil {
+			return nil, -1, err
 		}
 		c.Model.Architecture = &ac
 	}
 	skel, err := json.Marshal(&c)
 	if err != nil {
-		return nil, err
+		return nil, -1, err
 	}
 	for _, d := range docs {
 		if d.at = bytes.Index(skel, d.marker); d.at < 0 || bytes.Count(skel, d.marker) != 1 {
-			return nil, fmt.Errorf("request: the canonical encoding lost a document's place (%s)", d.marker)
+			return nil, -1, fmt.Errorf("request: the canonical encoding lost a document's place (%s)", d.marker)
 		}
 	}
 	slices.SortFunc(docs, func(x, y *doc) int { return x.at - y.at })
-	parts := make([][]byte, 0, 2*len(docs)+1)
-	from := 0
+	parts = make([][]byte, 0, 2*len(docs)+1)
+	skipped, from := -1, 0
 	for _, d := range docs {
-		parts = append(parts, skel[from:d.at+d.value], d.text)
+		parts = append(parts, skel[from:d.at+d.value])
+		if d.skip {
+			skipped = len(parts)
+		}
+		parts = append(parts, d.text)
 		from = d.at + len(d.marker)
 	}
-	return append(parts, skel[from:]), nil
+	return append(parts, skel[from:]), skipped, nil
 }
+
+// sameBytes reports whether a and b are the same bytes in memory.
+func sameBytes(a, b []byte) bool { return len(a) == len(b) && len(a) > 0 && &a[0] == &b[0] }
 
 // canonicalJSON re-encodes a JSON value compactly with object keys sorted (numbers keep
 // their text). Empty stays empty.
@@ -113,6 +130,21 @@ func canonicalJSON(raw json.RawMessage) (json.RawMessage, error) {
 		return out, nil
 	}
 	return canonicalTree(raw)
+}
+
+// writeCanonicalJSON writes canonicalJSON(raw) to w, as it is made when raw is JSON.
+func writeCanonicalJSON(w io.Writer, raw json.RawMessage) error {
+	if t := bytes.TrimLeft(raw, " \t\r\n"); len(t) > 0 && t[0] != '"' && json.Valid(raw) {
+		c := &canonicalizer{data: raw, out: make([]byte, 0, 2<<16), w: w}
+		c.value(0)
+		_, err := w.Write(c.out)
+		return err
+	}
+	text, err := canonicalJSON(raw)
+	if err == nil {
+		_, err = w.Write(text)
+	}
+	return err
 }
 
 // canonicalTree is canonicalJSON through a decoded tree: for text (a document given as the
@@ -149,7 +181,16 @@ func sortedJSON(out, data []byte, pos int) ([]byte, int) {
 type canonicalizer struct {
 	data    []byte
 	out     []byte
-	members []member // a stack: each open object's members
+	members []member  // a stack: each open object's members
+	w       io.Writer // where out goes as it fills, when not nil
+}
+
+// flush gives out to w once it holds enough.
+func (c *canonicalizer) flush() {
+	if c.w != nil && len(c.out) >= 1<<16 {
+		c.w.Write(c.out)
+		c.out = c.out[:0]
+	}
 }
 
 // member is an object's member: its key's value, and where its value starts in the input.
@@ -175,6 +216,7 @@ func (c *canonicalizer) value(pos int) int {
 		}
 		for {
 			pos = skipSpace(data, c.value(pos))
+			c.flush()
 			if data[pos] == ']' {
 				c.out = append(c.out, ']')
 				return pos + 1
@@ -342,6 +384,11 @@ func contentID(canonical ...[]byte) string {
 	for _, b := range canonical {
 		h.Write(b)
 	}
+	return idSum(h)
+}
+
+// idSum ends an id: the hash of a request's canonical encoding, given so far to h.
+func idSum(h hash.Hash) string {
 	h.Write([]byte{0})
 	h.Write([]byte(PlannerVersion))
 	return hex.EncodeToString(h.Sum(nil))

@@ -30,15 +30,19 @@ func runWith(ctx context.Context, r *Request, cache *Cache) (*Result, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	var pending *pendingID
+	if r != nil && len(r.Model.Document) >= concurrentJSONBytes {
+		pending = startID(r.Model.Document)
+	}
 	p, err := prepareWith(r, cache)
 	if err != nil {
 		return nil, err
 	}
-	canon, err := canonicalParts(p.req)
+	id, err := requestID(p.req, pending)
 	if err != nil {
 		return nil, err
 	}
-	res := &Result{Version: Version, ID: contentID(canon...), PlannerVersion: PlannerVersion, Model: p.modelInfo(), Diagnostics: []Diagnostic{}}
+	res := &Result{Version: Version, ID: id, PlannerVersion: PlannerVersion, Model: p.modelInfo(), Diagnostics: []Diagnostic{}}
 	res.Diagnostics = append(res.Diagnostics, p.notes...)
 	res.Placement = p.placement
 	if err := ctx.Err(); err != nil {
