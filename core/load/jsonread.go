@@ -500,6 +500,11 @@ func (r *reader) decodeFrom(t token, v reflect.Value) {
 			v.SetMapIndex(reflect.ValueOf(key).Convert(v.Type().Key()), e)
 		})
 	case reflect.Slice:
+		if bound, ok := r.bounds[r.topKey()]; ok && t.kind == '[' && v.Cap() == 0 {
+			// A profile's layers: counted first, so that a million of them are
+			// allocated once instead of copied at each doubling.
+			v.Set(reflect.MakeSlice(v.Type(), 0, countObjects(r.data, r.lex.pos, bound)))
+		}
 		r.array(t, func(i int) {
 			if i == v.Cap() { // double: append's gentler growth of large slices allocates more in all
 				grown := reflect.MakeSlice(v.Type(), i, max(4, 2*i))
@@ -567,6 +572,47 @@ func expected(t reflect.Type) string {
 		return "true or false"
 	}
 	return "a number"
+}
+
+// topKey is the top-level key the reader is under, when it is directly under one.
+func (r *reader) topKey() string {
+	if len(r.path) != 1 {
+		return ""
+	}
+	return r.path[0].key
+}
+
+// countObjects counts the objects the array whose elements start at data[pos] begins
+// with, up to limit: the capacity of the slice they decode into. It stops at the first
+// element that is not an object, and checks no syntax (on malformed input the count is
+// a worse guess, and the lexer reports the error), so a hostile array of numbers
+// allocates nothing.
+func countObjects(data []byte, pos, limit int) int {
+	n := 0
+	for ; n < limit; n++ {
+		if pos = skipSpace(data, pos); pos == len(data) || data[pos] != '{' {
+			return n
+		}
+		for depth := 0; pos < len(data); {
+			switch data[pos] {
+			case '"':
+				pos = endOfString(data, pos)
+				continue
+			case '{', '[':
+				depth++
+			case '}', ']':
+				depth--
+			}
+			if pos++; depth == 0 {
+				break
+			}
+		}
+		if pos = skipSpace(data, pos); pos == len(data) || data[pos] != ',' {
+			return n + 1
+		}
+		pos++
+	}
+	return n
 }
 
 // hasTopKey reports whether data is a JSON object with one of keys at its top level. It
