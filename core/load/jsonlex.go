@@ -145,14 +145,18 @@ func (l *lexer) key() (token, error) {
 		return token{}, errSyntax
 	}
 	start := l.pos
-	s, err := l.str()
+	plain, err := l.scanStr()
 	if err != nil {
 		return token{}, err
 	}
-	if k, ok := l.keys[string(l.data[start:l.pos])]; ok { // no allocation for a key seen before
-		s = k
-	} else if len(l.keys) < 1024 {
-		l.keys[string(l.data[start:l.pos])] = s
+	s, ok := l.keys[string(l.data[start:l.pos])] // no allocation for a key seen before
+	if !ok {
+		if s, err = l.strValue(start, plain); err != nil {
+			return token{}, err
+		}
+		if len(l.keys) < 1024 {
+			l.keys[string(l.data[start:l.pos])] = s
+		}
 	}
 	l.state = wantColon
 	return token{kind: '"', text: s}, nil
@@ -207,27 +211,42 @@ func (l *lexer) value(c byte) (token, error) {
 // escape and on invalid UTF-8 (replaced by U+FFFD).
 func (l *lexer) str() (string, error) {
 	start := l.pos
-	plain := true
+	plain, err := l.scanStr()
+	if err != nil {
+		return "", err
+	}
+	return l.strValue(start, plain)
+}
+
+// strValue is the value of the string scanned from the quote at data[start] to l.pos.
+func (l *lexer) strValue(start int, plain bool) (string, error) {
+	if plain {
+		return string(l.data[start+1 : l.pos-1]), nil
+	}
+	var s string
+	if err := json.Unmarshal(l.data[start:l.pos], &s); err != nil {
+		l.pos = start
+		return "", errSyntax
+	}
+	return s, nil
+}
+
+// scanStr moves past the string starting at the quote at l.pos, checking its syntax, and
+// reports whether its body is plain: ASCII without escapes, its own value.
+func (l *lexer) scanStr() (plain bool, err error) {
+	plain = true
 	for l.pos++; l.pos < len(l.data); l.pos++ {
 		switch c := l.data[l.pos]; {
 		case c == '"':
 			l.pos++
-			if plain {
-				return string(l.data[start+1 : l.pos-1]), nil
-			}
-			var s string
-			if err := json.Unmarshal(l.data[start:l.pos], &s); err != nil {
-				l.pos = start
-				return "", errSyntax
-			}
-			return s, nil
+			return plain, nil
 		case c < 0x20:
-			return "", errSyntax
+			return false, errSyntax
 		case c == '\\':
 			plain = false
 			l.pos++
 			if l.pos == len(l.data) {
-				return "", errSyntax
+				return false, errSyntax
 			}
 			switch l.data[l.pos] {
 			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
@@ -235,17 +254,17 @@ func (l *lexer) str() (string, error) {
 				for range 4 {
 					l.pos++
 					if l.pos == len(l.data) || !isHex(l.data[l.pos]) {
-						return "", errSyntax
+						return false, errSyntax
 					}
 				}
 			default:
-				return "", errSyntax
+				return false, errSyntax
 			}
 		case c >= utf8.RuneSelf:
 			plain = false
 		}
 	}
-	return "", errSyntax
+	return false, errSyntax
 }
 
 func isHex(c byte) bool { return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F' }
