@@ -11,6 +11,7 @@ import (
 
 	"pipeplan/core/cluster"
 	"pipeplan/core/estimate"
+	"pipeplan/core/internal/scalecase"
 	"pipeplan/core/load"
 	"pipeplan/core/model"
 	"pipeplan/core/partition"
@@ -41,9 +42,9 @@ func TestWriteScaleInputs(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, np := range [][2]int{{100000, 1024}, {200000, 4000}, {1000000, 256}, {1000000, 1024}} {
-		m := benchModel(np[0])
+		m := scalecase.Model(np[0])
 		write(fmt.Sprintf("bench-%d.json", np[0]), m)
-		write(fmt.Sprintf("cluster-%d-%d.json", np[0], np[1]), benchCluster(m, np[1]))
+		write(fmt.Sprintf("cluster-%d-%d.json", np[0], np[1]), scalecase.Cluster(m, np[1]))
 	}
 	for _, kind := range []string{"zero", "equal", "huge"} {
 		write(fmt.Sprintf("%s-100000.json", kind), degenerate(kind, 100000))
@@ -51,7 +52,7 @@ func TestWriteScaleInputs(t *testing.T) {
 	m, c := transferDominatedFamily(1000, 64, 0)
 	write("transfer-dominated-1000.json", m)
 	write("transfer-dominated-64.json", c)
-	gm, gc := graphcoreInputs(1000, 64)
+	gm, gc := scalecase.Graphcore(1000, 64)
 	if err := os.WriteFile(filepath.Join(*scaleOut, "graphcore-1000.json"), gm, 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -60,10 +61,10 @@ func TestWriteScaleInputs(t *testing.T) {
 	}
 }
 
-// degenerate is benchModel(n) with every time zero, every time equal, or one layer whose
+// degenerate is scalecase.Model(n) with every time zero, every time equal, or one layer whose
 // time exceeds all the others together.
 func degenerate(kind string, n int) *model.Model {
-	m := benchModel(n)
+	m := scalecase.Model(n)
 	m.Name = fmt.Sprintf("%s-%d", kind, n)
 	for i := range m.Layers {
 		l := &m.Layers[i]
@@ -114,48 +115,6 @@ func transferDominatedFamily(n, p int, seed uint64) (*model.Model, *cluster.Clus
 	return m, c
 }
 
-// graphcoreInputs returns a Graphcore ModelInfo (seed 000) of n layers and an
-// IPUClusterInfo of p IPUs of 894 MiB: cycles, code shared by the layers of a type,
-// exclusive memory, transfers in and out, temporaries, carry-over, and a tie group (a
-// name called three times in a row) every 50 layers.
-func graphcoreInputs(n, p int) (modelJSON, clusterJSON []byte) {
-	rng := rand.New(rand.NewPCG(uint64(n), 11))
-	types := []string{"embedding", "attention", "mlp", "norm", "attention", "mlp", "norm", "head"}
-	var names, kinds []string
-	var infos []any
-	const mib = 1 << 20
-	for l := 0; l < n; l++ {
-		t := types[l%len(types)]
-		name := fmt.Sprintf("%s%d", t, l)
-		if l%50 >= 10 && l%50 < 13 {
-			name = fmt.Sprintf("tied%d", l/50)
-		}
-		names, kinds = append(names, name), append(kinds, t)
-		infos = append(infos, map[string]any{
-			"cycle": map[string]any{"forward": 20000 + rng.IntN(60000), "backward": 0},
-			"memory": map[string]any{
-				"shared":        map[string]any{"vertexCode:" + t: (2 + len(t)%5) * mib},
-				"exclusive":     map[string]any{"vertexState": (20 + rng.IntN(30)) * mib, "controlCode": rng.IntN(2 * mib)},
-				"inputs":        (1 + rng.IntN(4)) * mib,
-				"outputs":       (1 + rng.IntN(4)) * mib,
-				"maxTemporary":  rng.IntN(20 * mib),
-				"curCarryOver":  rng.IntN(2 * mib),
-				"curActivation": 0,
-			},
-		})
-	}
-	var conns []any
-	for range p {
-		conns = append(conns, map[string]any{
-			"recvGBps": 8 + rng.IntN(8), "recvIdleCycle": 1000 + rng.IntN(4000),
-			"sendGBps": 8 + rng.IntN(8), "sendIdleCycle": 1000 + rng.IntN(4000),
-		})
-	}
-	mj, _ := json.Marshal(map[string]any{"layerName": names, "layerType": kinds, "layerInfo": infos})
-	cj, _ := json.Marshal(map[string]any{"clock": 1330000000, "memory": 894, "connection": conns})
-	return mj, cj
-}
-
 // BenchmarkScale times issue 8's cases: estimator preparation, the optimal partition and
 // the plan's description, from a model in memory (the Graphcore case from its files'
 // bytes, as the command line reads them). Targets: graphcore under 50 ms, 100,000 x 1,024
@@ -163,7 +122,7 @@ func graphcoreInputs(n, p int) (modelJSON, clusterJSON []byte) {
 // degenerate models near linear.
 func BenchmarkScale(b *testing.B) {
 	b.Run("graphcore-1000x64/compute+transfer", func(b *testing.B) {
-		mj, cj := graphcoreInputs(1000, 64)
+		mj, cj := scalecase.Graphcore(1000, 64)
 		for b.Loop() {
 			m, _, err := load.Model(mj)
 			if err != nil {
@@ -191,8 +150,8 @@ func BenchmarkScale(b *testing.B) {
 	}
 	bench := func(n, p int) func() (*model.Model, *cluster.Cluster) {
 		return func() (*model.Model, *cluster.Cluster) {
-			m := benchModel(n)
-			return m, benchCluster(m, p)
+			m := scalecase.Model(n)
+			return m, scalecase.Cluster(m, p)
 		}
 	}
 	run("bench-100000x1024/compute", bench(100000, 1024), partition.MaxCompute)
@@ -204,7 +163,7 @@ func BenchmarkScale(b *testing.B) {
 	for _, kind := range []string{"zero", "equal", "huge"} {
 		run(kind+"-100000x1024/compute", func() (*model.Model, *cluster.Cluster) {
 			m := degenerate(kind, 100000)
-			return m, benchCluster(m, 1024)
+			return m, scalecase.Cluster(m, 1024)
 		}, partition.MaxCompute)
 	}
 	for seed := range uint64(4) {
@@ -233,7 +192,7 @@ func BenchmarkAgainstEnumeration(b *testing.B) {
 		return e
 	}
 	cases := []tc{{"graphcore-200x16", func() *estimate.Estimator {
-		mj, cj := graphcoreInputs(200, 16)
+		mj, cj := scalecase.Graphcore(200, 16)
 		m, _, err := load.Model(mj)
 		if err != nil {
 			b.Fatal(err)
@@ -253,7 +212,7 @@ func BenchmarkAgainstEnumeration(b *testing.B) {
 	for _, kind := range []string{"zero", "equal", "huge"} {
 		cases = append(cases, tc{kind + "-2000x32", func() *estimate.Estimator {
 			m := degenerate(kind, 2000)
-			return est(m, benchCluster(m, 32), estimate.Options{})
+			return est(m, scalecase.Cluster(m, 32), estimate.Options{})
 		}, partition.MaxCompute})
 	}
 	cases = append(cases, tc{"random-2000x8", func() *estimate.Estimator {
