@@ -27,6 +27,7 @@ type lexer struct {
 	open  []byte // '{' or '[' for each container the lexer is in
 	state lexState
 	keys  map[string]string // object keys seen, to share their strings
+	texts map[string]string // number literals and plain strings seen, to share theirs (intern)
 }
 
 // lexState says what the lexer expects next.
@@ -49,7 +50,9 @@ const maxDepth = 10000
 // it as encoding/json does.
 var errSyntax = errors.New("JSON syntax error")
 
-func newLexer(data []byte) *lexer { return &lexer{data: data, keys: map[string]string{}} }
+func newLexer(data []byte) *lexer {
+	return &lexer{data: data, keys: map[string]string{}, texts: map[string]string{}}
+}
 
 func (l *lexer) skipSpace() {
 	for l.pos < len(l.data) {
@@ -139,6 +142,20 @@ func (l *lexer) valueDone() {
 	}
 }
 
+// intern returns b as a string, shared with the last time it was seen while fewer than
+// 4,096 texts were: a profile repeats its sizes and kinds layer after layer, and a
+// string per number was a third of a profile's allocations.
+func (l *lexer) intern(b []byte) string {
+	if s, ok := l.texts[string(b)]; ok { // no allocation for a lookup
+		return s
+	}
+	s := string(b)
+	if len(l.texts) < 4096 {
+		l.texts[s] = s
+	}
+	return s
+}
+
 // key reads an object key.
 func (l *lexer) key() (token, error) {
 	if l.data[l.pos] != '"' {
@@ -177,8 +194,15 @@ func (l *lexer) value(c byte) (token, error) {
 		}
 		return token{kind: c}, nil
 	case c == '"':
-		s, err := l.str()
+		start := l.pos
+		plain, err := l.scanStr()
 		if err != nil {
+			return token{}, err
+		}
+		s := ""
+		if plain {
+			s = l.intern(l.data[start+1 : l.pos-1]) // kinds, tensor and shared item names repeat
+		} else if s, err = l.strValue(start, plain); err != nil {
 			return token{}, err
 		}
 		l.valueDone()
@@ -189,7 +213,7 @@ func (l *lexer) value(c byte) (token, error) {
 			return token{}, errSyntax
 		}
 		l.valueDone()
-		return token{kind: '0', text: string(l.data[start:l.pos])}, nil
+		return token{kind: '0', text: l.intern(l.data[start:l.pos])}, nil
 	}
 	for _, lit := range [...]string{"true", "false", "null"} {
 		if c == lit[0] {
@@ -206,19 +230,9 @@ func (l *lexer) value(c byte) (token, error) {
 	return token{}, errSyntax
 }
 
-// str reads a string starting at the quote at l.pos and returns its value. Strings with
-// escapes or non-ASCII bytes are decoded by encoding/json, so that both agree on every
-// escape and on invalid UTF-8 (replaced by U+FFFD).
-func (l *lexer) str() (string, error) {
-	start := l.pos
-	plain, err := l.scanStr()
-	if err != nil {
-		return "", err
-	}
-	return l.strValue(start, plain)
-}
-
 // strValue is the value of the string scanned from the quote at data[start] to l.pos.
+// Strings with escapes or non-ASCII bytes are decoded by encoding/json, so that both
+// agree on every escape and on invalid UTF-8 (replaced by U+FFFD).
 func (l *lexer) strValue(start int, plain bool) (string, error) {
 	if plain {
 		return string(l.data[start+1 : l.pos-1]), nil
