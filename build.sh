@@ -255,6 +255,10 @@ case "${1:-}" in
       # Issue 8's cases, as the page's planner runs them (once each: the largest take seconds).
       step "scale benchmarks under WebAssembly (node)" \
         env GOOS=js GOARCH=wasm go test -exec="$GOROOT/lib/wasm/go_js_wasm_exec" -run '^$' -bench '^BenchmarkScale' -benchtime=1x ./core/plan
+      # The same whole, through Run from the files' bytes (a minute: the million layers
+      # take most of it on one thread).
+      step "whole-request scale benchmarks under WebAssembly (node)" \
+        env GOOS=js GOARCH=wasm go test -exec="$GOROOT/lib/wasm/go_js_wasm_exec" -run '^$' -bench '^BenchmarkRunScale' -benchtime=1x ./core/request
     fi
     ;;
   fuzz)
