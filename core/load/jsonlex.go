@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"unicode/utf8"
 )
 
@@ -27,7 +28,8 @@ type lexer struct {
 	open  []byte // '{' or '[' for each container the lexer is in
 	state lexState
 	keys  map[string]string // object keys seen, to share their strings
-	texts map[string]string // number literals and plain strings seen, to share theirs (intern)
+	texts [512]string       // recent number literals and plain strings, to share theirs (intern)
+	seed  maphash.Seed
 }
 
 // lexState says what the lexer expects next.
@@ -51,7 +53,7 @@ const maxDepth = 10000
 var errSyntax = errors.New("JSON syntax error")
 
 func newLexer(data []byte) *lexer {
-	return &lexer{data: data, keys: map[string]string{}, texts: map[string]string{}}
+	return &lexer{data: data, keys: map[string]string{}, seed: maphash.MakeSeed()}
 }
 
 func (l *lexer) skipSpace() {
@@ -142,18 +144,16 @@ func (l *lexer) valueDone() {
 	}
 }
 
-// intern returns b as a string, shared with the last time it was seen while fewer than
-// 4,096 texts were: a profile repeats its sizes and kinds layer after layer, and a
-// string per number was a third of a profile's allocations.
+// intern returns b as a string, shared with the last text of its hash's slot when that
+// is the same: a profile repeats its sizes and kinds layer after layer, and a string per
+// number was a third of a profile's allocations. The table is fixed (a map that grew
+// cost more than it saved on small files).
 func (l *lexer) intern(b []byte) string {
-	if s, ok := l.texts[string(b)]; ok { // no allocation for a lookup
-		return s
+	slot := &l.texts[maphash.Bytes(l.seed, b)%uint64(len(l.texts))]
+	if *slot != string(b) { // no allocation for a comparison
+		*slot = string(b)
 	}
-	s := string(b)
-	if len(l.texts) < 4096 {
-		l.texts[s] = s
-	}
-	return s
+	return *slot
 }
 
 // key reads an object key.
