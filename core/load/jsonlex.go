@@ -285,37 +285,45 @@ func isHex(c byte) bool { return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' ||
 
 // number reads a number literal: -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?
 func (l *lexer) number() bool {
+	end, ok := numberEnd(l.data, l.pos)
+	l.pos = end
+	return ok
+}
+
+// numberEnd scans the number literal at data[pos] and returns where it ends, and whether
+// it is one.
+func numberEnd(data []byte, pos int) (int, bool) {
 	digits := func() int {
-		start := l.pos
-		for l.pos < len(l.data) && l.data[l.pos] >= '0' && l.data[l.pos] <= '9' {
-			l.pos++
+		start := pos
+		for pos < len(data) && data[pos] >= '0' && data[pos] <= '9' {
+			pos++
 		}
-		return l.pos - start
+		return pos - start
 	}
-	if l.data[l.pos] == '-' {
-		l.pos++
+	if data[pos] == '-' {
+		pos++
 	}
-	if l.pos < len(l.data) && l.data[l.pos] == '0' {
-		l.pos++
+	if pos < len(data) && data[pos] == '0' {
+		pos++
 	} else if digits() == 0 {
-		return false
+		return pos, false
 	}
-	if l.pos < len(l.data) && l.data[l.pos] == '.' {
-		l.pos++
+	if pos < len(data) && data[pos] == '.' {
+		pos++
 		if digits() == 0 {
-			return false
+			return pos, false
 		}
 	}
-	if l.pos < len(l.data) && (l.data[l.pos] == 'e' || l.data[l.pos] == 'E') {
-		l.pos++
-		if l.pos < len(l.data) && (l.data[l.pos] == '+' || l.data[l.pos] == '-') {
-			l.pos++
+	if pos < len(data) && (data[pos] == 'e' || data[pos] == 'E') {
+		pos++
+		if pos < len(data) && (data[pos] == '+' || data[pos] == '-') {
+			pos++
 		}
 		if digits() == 0 {
-			return false
+			return pos, false
 		}
 	}
-	return true
+	return pos, true
 }
 
 // String describes a token for tests.

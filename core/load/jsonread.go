@@ -369,6 +369,10 @@ const (
 // "9223372036854775808" (2^63) and "1e30" are too large. The work is bounded by the
 // length of the literal, whatever its exponent.
 func parseWhole(s string) (int64, wholeKind) {
+	if plainWhole(s) { // most sizes and counts: digits alone
+		u, _ := strconv.ParseUint(s, 10, 64)
+		return int64(u), whole
+	}
 	if !isJSONNumber(s) {
 		return 0, notNumber
 	}
@@ -416,13 +420,27 @@ func parseWhole(s string) (int64, wholeKind) {
 	return 0, tooLarge
 }
 
+// plainWhole reports whether s is a JSON number of at most 18 digits and nothing else,
+// which an int64 holds.
+func plainWhole(s string) bool {
+	if s == "" || len(s) > 18 || s[0] == '0' && len(s) > 1 {
+		return false
+	}
+	for i := range len(s) {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
+}
+
 // isJSONNumber reports whether s is a JSON number literal.
 func isJSONNumber(s string) bool {
 	if s == "" || s[0] != '-' && (s[0] < '0' || s[0] > '9') {
 		return false
 	}
-	l := lexer{data: []byte(s)}
-	return l.number() && l.pos == len(s)
+	end, ok := numberEnd([]byte(s), 0)
+	return ok && end == len(s)
 }
 
 // structFields maps the JSON keys of a struct to its field indices, and lists the keys.
