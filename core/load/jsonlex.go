@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"hash/maphash"
 	"unicode/utf8"
+
+	"pipeplan/core/internal/jsonscan"
 )
 
 // token is one JSON token: a bracket or brace, a string, a number or a literal.
@@ -56,16 +58,7 @@ func newLexer(data []byte) *lexer {
 	return &lexer{data: data, keys: map[string]string{}, seed: maphash.MakeSeed()}
 }
 
-func (l *lexer) skipSpace() {
-	for l.pos < len(l.data) {
-		switch l.data[l.pos] {
-		case ' ', '\t', '\r', '\n':
-			l.pos++
-		default:
-			return
-		}
-	}
-}
+func (l *lexer) skipSpace() { l.pos = jsonscan.Space(l.data, l.pos) }
 
 // More reports whether there is another element in the current array or object (or,
 // after the top-level value, more data).

@@ -25,6 +25,7 @@ import (
 	"strconv"
 	"strings"
 
+	"pipeplan/core/internal/jsonscan"
 	"pipeplan/core/model"
 )
 
@@ -608,24 +609,10 @@ func (r *reader) topKey() string {
 func countObjects(data []byte, pos, limit int) int {
 	n := 0
 	for ; n < limit; n++ {
-		if pos = skipSpace(data, pos); pos == len(data) || data[pos] != '{' {
+		if pos = jsonscan.Space(data, pos); pos == len(data) || data[pos] != '{' {
 			return n
 		}
-		for depth := 0; pos < len(data); {
-			switch data[pos] {
-			case '"':
-				pos = endOfString(data, pos)
-				continue
-			case '{', '[':
-				depth++
-			case '}', ']':
-				depth--
-			}
-			if pos++; depth == 0 {
-				break
-			}
-		}
-		if pos = skipSpace(data, pos); pos == len(data) || data[pos] != ',' {
+		if pos = jsonscan.Space(data, jsonscan.ValueEnd(data, pos)); pos == len(data) || data[pos] != ',' {
 			return n + 1
 		}
 		pos++
@@ -637,32 +624,12 @@ func countObjects(data []byte, pos, limit int) int {
 // scans the bytes without decoding values (a 50 MB array is skipped at memory speed) and
 // without checking the syntax, which the decoder then does.
 func hasTopKey(data []byte, keys ...string) bool {
-	i := skipSpace(data, 0)
-	if i == len(data) || data[i] != '{' {
-		return false
-	}
-	depth := 0
-	for i < len(data) {
-		switch data[i] {
-		case '{', '[':
-			depth++
-		case '}', ']':
-			if depth--; depth == 0 {
-				return false
-			}
-		case '"':
-			end := endOfString(data, i)
-			if depth == 1 {
-				if k := skipSpace(data, end); k < len(data) && data[k] == ':' && isKey(data[i:end], keys) {
-					return true
-				}
-			}
-			i = end
-			continue
-		}
-		i++
-	}
-	return false
+	found := false
+	jsonscan.Members(data, func(key []byte, _ int) bool {
+		found = isKey(key, keys)
+		return !found
+	})
+	return found
 }
 
 // isKey reports whether the quoted JSON string q is one of keys.
@@ -679,25 +646,4 @@ func isKey(q []byte, keys []string) bool {
 		}
 	}
 	return false
-}
-
-// endOfString returns the index after the closing quote of the string starting at i (or
-// len(data) when it is not closed).
-func endOfString(data []byte, i int) int {
-	for i++; i < len(data); i++ {
-		switch data[i] {
-		case '\\':
-			i++
-		case '"':
-			return i + 1
-		}
-	}
-	return len(data)
-}
-
-func skipSpace(data []byte, i int) int {
-	for i < len(data) && strings.IndexByte(" \t\r\n", data[i]) >= 0 {
-		i++
-	}
-	return i
 }

@@ -11,6 +11,8 @@ import (
 	"slices"
 	"strings"
 	"unicode/utf8"
+
+	"pipeplan/core/internal/jsonscan"
 )
 
 // Canonical returns the request's canonical encoding: normalized (every default applied),
@@ -203,19 +205,19 @@ type member struct {
 // after it.
 func (c *canonicalizer) value(pos int) int {
 	data := c.data
-	pos = skipSpace(data, pos)
+	pos = jsonscan.Space(data, pos)
 	switch data[pos] {
 	case '{':
 		return c.object(pos)
 	case '[':
 		c.out = append(c.out, '[')
-		pos = skipSpace(data, pos+1)
+		pos = jsonscan.Space(data, pos+1)
 		if data[pos] == ']' {
 			c.out = append(c.out, ']')
 			return pos + 1
 		}
 		for {
-			pos = skipSpace(data, c.value(pos))
+			pos = jsonscan.Space(data, c.value(pos))
 			c.flush()
 			if data[pos] == ']' {
 				c.out = append(c.out, ']')
@@ -225,14 +227,11 @@ func (c *canonicalizer) value(pos int) int {
 			pos++ // the comma
 		}
 	case '"':
-		end := stringEnd(data, pos)
+		end := jsonscan.StringEnd(data, pos)
 		c.out = appendString(c.out, data[pos+1:end-1])
 		return end
 	default: // a number or a literal: its text, up to a delimiter
-		end := pos
-		for end < len(data) && !isDelimiter(data[end]) {
-			end++
-		}
+		end := jsonscan.ValueEnd(data, pos)
 		c.out = append(c.out, data[pos:end]...)
 		return end
 	}
@@ -243,14 +242,14 @@ func (c *canonicalizer) value(pos int) int {
 func (c *canonicalizer) object(pos int) int {
 	data := c.data
 	mark := len(c.members)
-	pos = skipSpace(data, pos+1)
+	pos = jsonscan.Space(data, pos+1)
 	for data[pos] != '}' {
-		end := stringEnd(data, pos)
+		end := jsonscan.StringEnd(data, pos)
 		key := decodeString(data[pos+1 : end-1])
-		start := skipSpace(data, skipSpace(data, end)+1) // after the colon
+		start := jsonscan.Space(data, jsonscan.Space(data, end)+1) // after the colon
 		c.members = append(c.members, member{key, start})
-		if pos = skipSpace(data, skipValue(data, start)); data[pos] == ',' {
-			pos = skipSpace(data, pos+1)
+		if pos = jsonscan.Space(data, jsonscan.ValueEnd(data, start)); data[pos] == ',' {
+			pos = jsonscan.Space(data, pos+1)
 		}
 	}
 	ms := c.members[mark:]
@@ -272,59 +271,6 @@ func (c *canonicalizer) object(pos int) int {
 	c.members = c.members[:mark]
 	c.out = append(c.out, '}')
 	return pos + 1
-}
-
-// skipValue returns the position after the valid JSON value that starts at data[pos].
-func skipValue(data []byte, pos int) int {
-	switch data[pos] {
-	case '"':
-		return stringEnd(data, pos)
-	case '{', '[':
-		depth := 0
-		for i := pos; i < len(data); i++ {
-			switch data[i] {
-			case '"':
-				i = stringEnd(data, i) - 1
-			case '{', '[':
-				depth++
-			case '}', ']':
-				if depth--; depth == 0 {
-					return i + 1
-				}
-			}
-		}
-		return len(data)
-	default:
-		end := pos
-		for end < len(data) && !isDelimiter(data[end]) {
-			end++
-		}
-		return end
-	}
-}
-
-func skipSpace(data []byte, pos int) int {
-	for pos < len(data) && (data[pos] == ' ' || data[pos] == '\t' || data[pos] == '\r' || data[pos] == '\n') {
-		pos++
-	}
-	return pos
-}
-
-func isDelimiter(c byte) bool {
-	return c == ',' || c == ']' || c == '}' || c == ' ' || c == '\t' || c == '\r' || c == '\n'
-}
-
-// stringEnd returns the position after the string that starts at data[pos] (a quote).
-func stringEnd(data []byte, pos int) int {
-	for i := pos + 1; i < len(data); i++ {
-		switch data[i] {
-		case '\\':
-			i++
-		case '"':
-			return i + 1
-		}
-	}
-	return len(data)
 }
 
 // plainString reports whether a string's JSON body (between its quotes) is already what
