@@ -29,12 +29,11 @@
 // Before the sets are built, caps bound where each stage may end, so that no stage
 // sweeps positions no split can use: greedies from the last stage make each as long as
 // compute and memory allow (and as short as a lower bound on compute does), and, with a
-// transfer bound, two walks keep each stage's start where its receive time fits beside
-// the least send time of an end beyond it (from the last stage back) and each stage's end
-// where its send time fits beside the least receive time of a start before it (from the
-// first stage on). Where transfers grow or shrink steadily along the model, the transfer
-// bound, not compute, decides where stages end, and these walks confine every set to the
-// few positions it allows. No table of layers x stages is built.
+// transfer bound, a walk from the last stage back keeps each stage's start where its
+// receive time fits beside the least send time of an end beyond it. Where transfers grow
+// steadily along the model, the last stages' transfers, not compute, decide where every
+// stage may end, which a forward sweep cannot see, and the walk confines every set to the
+// few positions they allow. No table of layers x stages is built.
 //
 // The least bottleneck is a parametric search over u with the probe as its test
 // (bisection over exact candidate sets): a probe that fails reports the least stage

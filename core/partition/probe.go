@@ -171,21 +171,19 @@ func (s *solver) caps(sp spec, ev *events) bool {
 // see: a stage k that starts at j and ends at q transfers recv(k, j) + send(k, q). From
 // the last stage backwards, stage k's start is the last position j within the caps, below
 // where stage k may end, whose receive time fits beside the least send time of an end
-// above it; from the first stage forwards, stage k's end is the first position q within
-// the caps whose send time fits beside the least receive time of a start below it. Each
-// is a walk that stops at the first position that fits, keeping the least send (receive)
-// time of the positions it passed, so that it costs about as much as the positions it
-// cuts off. Where transfers grow (or shrink) steadily along the model, they bound the
-// stages' ends far more tightly than compute does. Like the others, these caps only relax
-// the problem: each step asks for less than any split within sp has. It reports false
-// when no stage can end anywhere, and records the transfers it rejected in ev.tr.
+// above it: a walk down from the top of the caps that stops at the first position that
+// fits, keeping the least send time of the positions it passed, so that it costs about
+// one step a stage when it cuts nothing. Where transfers grow steadily along the model,
+// the last stages' transfers bound every stage's end far more tightly than compute does,
+// which the probe's forward sweeps cannot see. (No walk from the first stage forwards is
+// needed: the sweeps are one, and exact.) Like the others, these caps only relax the
+// problem: each step asks for less than any split within sp has. It reports false when
+// no stage can end anywhere, and records the transfers it rejected in ev.tr.
 func (s *solver) transferCaps(sp spec, ev *events) bool {
 	tb := sp.t
 	if sp.strict {
 		tb = math.Nextafter(tb, math.Inf(-1))
 	}
-	tr := ev.tr
-	defer func() { ev.tr = tr }()
 	lowEnd, highEnd := s.lowEnd, s.highEnd
 	for k := s.p - 1; k >= 1; k-- {
 		// Stage k ends in [lowEnd[k], hi] and starts at a j in [lowEnd[k-1], highEnd[k-1]],
@@ -193,17 +191,15 @@ func (s *solver) transferCaps(sp spec, ev *events) bool {
 		hi := highEnd[k]
 		j := min(highEnd[k-1], hi-1)
 		least := inf
-		for q := hi; q > j; q-- {
-			if q >= lowEnd[k] {
-				least = min(least, s.send(k, q))
-			}
+		for q := hi; q > j && q >= lowEnd[k]; q-- {
+			least = min(least, s.send(k, q))
 		}
 		for ; j >= lowEnd[k-1]; j-- {
 			v := s.recv(k, j) + least
 			if v <= tb {
 				break
 			}
-			tr = min(tr, v)
+			ev.tr = min(ev.tr, v)
 			if j >= lowEnd[k] {
 				least = min(least, s.send(k, j))
 			}
@@ -212,33 +208,6 @@ func (s *solver) transferCaps(sp spec, ev *events) bool {
 			return false
 		}
 		highEnd[k-1] = j
-	}
-	for k := range s.p - 1 {
-		// Stage k starts in [from, to] and ends at a q in [lowEnd[k], highEnd[k]], q above
-		// its start; least is the least receive time of the starts in [from, q).
-		from, to := 0, 0
-		if k > 0 {
-			from, to = lowEnd[k-1], highEnd[k-1]
-		}
-		q := max(lowEnd[k], from+1)
-		least := inf
-		for j := from; j < q && j <= to; j++ {
-			least = min(least, s.recv(k, j))
-		}
-		for ; q <= highEnd[k]; q++ {
-			v := least + s.send(k, q)
-			if v <= tb {
-				break
-			}
-			tr = min(tr, v)
-			if q <= to {
-				least = min(least, s.recv(k, q))
-			}
-		}
-		if q > highEnd[k] {
-			return false
-		}
-		lowEnd[k] = q
 	}
 	return true
 }
