@@ -683,10 +683,10 @@ func (s *solver) reachEnd(i, j, qmax int, u float64, ev *events) int {
 // witness reads a split back from the reachable sets of the last (feasible) probe, from
 // the last stage to the first: stage i ends at q, and starts at a j in R_{i-1} such that
 // [j, q) is admissible on stage i. Walking j down from q-1 stops as soon as compute exceeds
-// u or memory is hopeless. pick, when set, chooses among the admissible starts: it sees
-// them in decreasing order with their stage's compute and says whether to take the start
-// and whether to stop looking; by default the first (the shortest stage) is taken. It
-// returns the split's boundaries in layers.
+// u, memory is hopeless or no position of R_{i-1} is left below. pick, when set, chooses
+// among the admissible starts: it sees them in decreasing order with their stage's compute
+// and says whether to take the start and whether to stop looking; by default the first
+// (the shortest stage) is taken. It returns the split's boundaries in layers.
 func (s *solver) witness(sp spec, pick func(i, j, q int, c float64) (take, stop bool)) []int {
 	bounds := make([]int, s.p+1)
 	bounds[s.p] = s.m
@@ -698,7 +698,7 @@ func (s *solver) witness(sp spec, pick func(i, j, q int, c float64) (take, stop 
 		k = min(k, len(prev)-1)
 		found := -1
 		w.reset(q - 1)
-		for j := q - 1; j >= i; j-- {
+		for j := q - 1; j >= max(i, prev[0].lo); j-- {
 			if j < q-1 {
 				w.extendLeft()
 			}
