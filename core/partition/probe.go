@@ -172,13 +172,15 @@ func (s *solver) caps(sp spec, ev *events) bool {
 // the last stage backwards, stage k's start is the last position j within the caps, below
 // where stage k may end, whose receive time fits beside the least send time of an end
 // above it: a walk down from the top of the caps that stops at the first position that
-// fits, keeping the least send time of the positions it passed, so that it costs about
-// one step a stage when it cuts nothing. Where transfers grow steadily along the model,
-// the last stages' transfers bound every stage's end far more tightly than compute does,
-// which the probe's forward sweeps cannot see. (No walk from the first stage forwards is
-// needed: the sweeps are one, and exact.) Like the others, these caps only relax the
-// problem: each step asks for less than any split within sp has. It reports false when
-// no stage can end anywhere, and records the transfers it rejected in ev.tr.
+// fits, keeping the least send time of the positions it passed. Each stage's walk starts
+// below where the last one stopped, so together they descend the positions at most once
+// (about one walk over the layers), and cost about one step a stage when they cut nothing.
+// Where transfers grow steadily along the model, the last stages' transfers bound every
+// stage's end far more tightly than compute does, which the probe's forward sweeps cannot
+// see. (No walk from the first stage forwards is needed: the sweeps are one, and exact.)
+// Like the others, these caps only relax the problem: each step asks for less than any
+// split within sp has. It reports false when no stage can end anywhere, and records the
+// transfers it rejected in ev.tr.
 func (s *solver) transferCaps(sp spec, ev *events) bool {
 	tb := sp.t
 	if sp.strict {
