@@ -26,7 +26,14 @@
 // limits that depend on the stage (microbatches in flight) and tie groups. Otherwise each
 // start's E(j) is found by moving the window's two ends, at a cost of the distance they
 // move, and a transfer bound keeps, per end, the reachable start that receives fastest.
-// No table of layers x stages is built.
+// Before the sets are built, caps bound where each stage may end, so that no stage
+// sweeps positions no split can use: greedies from the last stage make each as long as
+// compute and memory allow (and as short as a lower bound on compute does), and, with a
+// transfer bound, a walk from the last stage back keeps each stage's start where its
+// receive time fits beside the least send time of an end beyond it. Where transfers grow
+// steadily along the model, the last stages' transfers, not compute, decide where every
+// stage may end, which a forward sweep cannot see, and the walk confines every set to the
+// few positions they allow. No table of layers x stages is built.
 //
 // The least bottleneck is a parametric search over u with the probe as its test
 // (bisection over exact candidate sets): a probe that fails reports the least stage

@@ -161,6 +161,56 @@ func (s *solver) caps(sp spec, ev *events) bool {
 			return false
 		}
 	}
+	if !math.IsInf(sp.t, 1) {
+		return s.transferCaps(sp, ev)
+	}
+	return true
+}
+
+// transferCaps narrows the caps with the transfer bound, which compute's greedies do not
+// see: a stage k that starts at j and ends at q transfers recv(k, j) + send(k, q). From
+// the last stage backwards, stage k's start is the last position j within the caps, below
+// where stage k may end, whose receive time fits beside the least send time of an end
+// above it: a walk down from the top of the caps that stops at the first position that
+// fits, keeping the least send time of the positions it passed. Each stage's walk starts
+// below where the last one stopped, so together they descend the positions at most once
+// (about one walk over the layers), and cost about one step a stage when they cut nothing.
+// Where transfers grow steadily along the model, the last stages' transfers bound every
+// stage's end far more tightly than compute does, which the probe's forward sweeps cannot
+// see. (No walk from the first stage forwards is needed: the sweeps are one, and exact.)
+// Like the others, these caps only relax the problem: each step asks for less than any
+// split within sp has. It reports false when no stage can end anywhere, and records the
+// transfers it rejected in ev.tr.
+func (s *solver) transferCaps(sp spec, ev *events) bool {
+	tb := sp.t
+	if sp.strict {
+		tb = math.Nextafter(tb, math.Inf(-1))
+	}
+	lowEnd, highEnd := s.lowEnd, s.highEnd
+	for k := s.p - 1; k >= 1; k-- {
+		// Stage k ends in [lowEnd[k], hi] and starts at a j in [lowEnd[k-1], highEnd[k-1]],
+		// j < its end; least is the least send time of the ends in (j, hi].
+		hi := highEnd[k]
+		j := min(highEnd[k-1], hi-1)
+		least := inf
+		for q := hi; q > j && q >= lowEnd[k]; q-- {
+			least = min(least, s.send(k, q))
+		}
+		for ; j >= lowEnd[k-1]; j-- {
+			v := s.recv(k, j) + least
+			if v <= tb {
+				break
+			}
+			ev.tr = min(ev.tr, v)
+			if j >= lowEnd[k] {
+				least = min(least, s.send(k, j))
+			}
+		}
+		if j < lowEnd[k-1] {
+			return false
+		}
+		highEnd[k-1] = j
+	}
 	return true
 }
 
@@ -635,10 +685,10 @@ func (s *solver) reachEnd(i, j, qmax int, u float64, ev *events) int {
 // witness reads a split back from the reachable sets of the last (feasible) probe, from
 // the last stage to the first: stage i ends at q, and starts at a j in R_{i-1} such that
 // [j, q) is admissible on stage i. Walking j down from q-1 stops as soon as compute exceeds
-// u or memory is hopeless. pick, when set, chooses among the admissible starts: it sees
-// them in decreasing order with their stage's compute and says whether to take the start
-// and whether to stop looking; by default the first (the shortest stage) is taken. It
-// returns the split's boundaries in layers.
+// u, memory is hopeless or no position of R_{i-1} is left below. pick, when set, chooses
+// among the admissible starts: it sees them in decreasing order with their stage's compute
+// and says whether to take the start and whether to stop looking; by default the first
+// (the shortest stage) is taken. It returns the split's boundaries in layers.
 func (s *solver) witness(sp spec, pick func(i, j, q int, c float64) (take, stop bool)) []int {
 	bounds := make([]int, s.p+1)
 	bounds[s.p] = s.m
@@ -650,7 +700,7 @@ func (s *solver) witness(sp spec, pick func(i, j, q int, c float64) (take, stop 
 		k = min(k, len(prev)-1)
 		found := -1
 		w.reset(q - 1)
-		for j := q - 1; j >= i; j-- {
+		for j := q - 1; j >= max(i, prev[0].lo); j-- {
 			if j < q-1 {
 				w.extendLeft()
 			}

@@ -62,15 +62,22 @@ func (s *solver) tieDP(sp spec, withTransfer bool, ref float64) []int {
 		val[k] = score{t, sq(t)}
 	}
 	w := &s.w2
+	bounded := !math.IsInf(sp.t, 1)
 	for i := 1; i < s.p; i++ {
 		prev := pos[at[i-1]:at[i]]
 		pval := val[at[i-1]:at[i]]
 		offer := func(k, x int, c float64, best *score, arg *int32) {
 			j, q := int(prev[x]), int(pos[k])
-			if !math.IsInf(sp.t, 1) && !sp.tOK(s.transfer(i, j, q)) {
-				return
+			t := c // the stage's time
+			if bounded || withTransfer {
+				tr := s.transfer(i, j, q)
+				if bounded && !sp.tOK(tr) {
+					return
+				}
+				if withTransfer {
+					t += tr
+				}
 			}
-			t := stageTime(i, j, q, c)
 			if v := (score{pval[x].total + t, pval[x].squares + sq(t)}); *arg < 0 || v.better(*best) {
 				*best, *arg = v, int32(j)
 			}
