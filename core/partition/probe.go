@@ -372,6 +372,11 @@ func (s *solver) stageFilter(i int, S []ival, sp spec, ev *events) {
 	if base, stash, floor := s.c.MemoryUpper(s.cut[first], s.cut[qmax]-1); s.fitsParts(i, base, stash, floor) {
 		free = true
 	}
+	var fit *fitTable // when set, memory is looked up there instead of walked
+	if !free {
+		fit = s.fitStarts(i, first, qmax)
+	}
+	walk := !free && fit == nil
 	// The loop below runs over nearly every position of the stage: the bound is one
 	// comparison (v <= tb is v < t when strict), and the kept times are looked up inline.
 	tb := sp.t
@@ -388,7 +393,12 @@ func (s *solver) stageFilter(i int, S []ival, sp spec, ev *events) {
 	a := first          // A(q), and the window's first atom
 	set := false        // the window holds [a, q)
 	for q := max(qmin, first+1); q <= qmax; q++ {
-		if !free {
+		if fit != nil {
+			// Starts below the table's cannot fit at any compute bound: skipped without
+			// an event.
+			a = max(a, int(fit.start[q-fit.lo]))
+		}
+		if walk {
 			switch {
 			case !set:
 				w.reset(a)
@@ -402,13 +412,13 @@ func (s *solver) stageFilter(i int, S []ival, sp spec, ev *events) {
 		}
 		for a < q {
 			c := (prefix[q] - prefix[a]) * sc
-			if c <= u && (free || s.fits(w, i)) {
+			if c <= u && (!walk || s.fits(w, i)) {
 				break
 			}
 			if c > u {
 				ev.up = min(ev.up, c)
 			}
-			if a++; a < q && !free {
+			if a++; a < q && walk {
 				w.shrinkLeft()
 			}
 		}

@@ -196,8 +196,9 @@ func TestProbeAgainstBrute(t *testing.T) {
 		}
 		want, reached := bruteReach(s, sp)
 		feasible := want[p-1][s.m]
-		for _, general := range []bool{false, true} {
-			s.general = general
+		for mode := range 3 { // the specialised paths, with stageFilter's memory tables, and stageGeneral
+			general := mode == 2
+			s.general, s.fitTables = general, mode == 1
 			ok, _ := s.probe(sp)
 			if ok != feasible {
 				t.Fatalf("instance %d (general %v) %+v: probe %v, brute force %v", k, general, sp, ok, feasible)
@@ -246,8 +247,8 @@ func TestProbePathsAgree(t *testing.T) {
 		p := 1 + rng.IntN(min(n, 8))
 		mono := rng.IntN(3) > 0
 		c := randomCosts(rng, n, p, mono)
-		s, g := newSolver(c), newSolver(c)
-		g.general = true
+		s, g, f := newSolver(c), newSolver(c), newSolver(c)
+		g.general, f.fitTables = true, true
 		if s.m < p {
 			continue
 		}
@@ -275,6 +276,9 @@ func TestProbePathsAgree(t *testing.T) {
 			ok2, r2, _ := reach(g, sp)
 			if ok1 != ok2 || ok1 && !same(r1, r2) {
 				t.Fatalf("instance %d (n=%d p=%d mono=%v) %+v: fast %v %v, general %v %v", k, n, p, mono, sp, ok1, r1, ok2, r2)
+			}
+			if ok3, r3, _ := reach(f, sp); ok3 != ok2 || ok3 && !same(r3, r2) {
+				t.Fatalf("instance %d (n=%d p=%d mono=%v) %+v: with memory tables %v %v, general %v %v", k, n, p, mono, sp, ok3, r3, ok2, r2)
 			}
 			checked[fmt.Sprint(ok1, sp.lo > 0, !math.IsInf(sp.t, 1), mono, sp.big != nil)]++
 			if ok1 {

@@ -3,6 +3,7 @@ package partition
 import (
 	"math"
 	"math/bits"
+	"slices"
 )
 
 // solver holds what every search needs. Positions are cut indices: the allowed cuts
@@ -37,8 +38,13 @@ type solver struct {
 	// recvMemo and sendMemo keep transfer times the probes asked for.
 	recvMemo, sendMemo memo
 
-	probes  int  // probes run, for tests and benchmarks
-	general bool // tests: every stage by stageGeneral
+	// fitTab[i]: where ranges ending at each position start to fit stage i's memory,
+	// for stageFilter (see fitTable).
+	fitTab []fitTable
+
+	probes    int  // probes run, for tests and benchmarks
+	general   bool // tests: every stage by stageGeneral
+	fitTables bool // tests: stageFilter builds its tables at once
 }
 
 // ival is the positions lo..hi.
@@ -243,6 +249,66 @@ func (s *solver) fits(w *window, i int) bool {
 func (s *solver) hopeless(w *window, i int) bool {
 	base, stash, floor := w.sc.Lower()
 	return !s.fitsParts(i, base, stash, floor)
+}
+
+// fitTable is, for one stage and the positions q in (lo, hi], the least start a >= lo
+// such that the atoms [a, q) fit the stage's memory (q when none does): start[q-lo].
+// Memory does not depend on the probe's bounds, and when it never decreases as a range
+// grows (Costs.MemoryMonotone) the starts that fit an end are exactly those from it on,
+// so a probe's sweep finds them by a lookup instead of moving the memory window. A table
+// is built, over the range the sweeps use, once a stage's sweeps have moved the window
+// over twice its length (ski rental: the build costs one sweep), and at most
+// maxFitTable positions long.
+type fitTable struct {
+	lo, hi int
+	start  []int32
+	swept  int // positions the stage's sweeps walked with the window
+}
+
+const maxFitTable = 1 << 16
+
+// fitStarts returns stage i's table when it covers the ends (first, qmax], building it
+// when it is due; or nil: the sweep walks the memory window.
+func (s *solver) fitStarts(i, first, qmax int) *fitTable {
+	if s.fitTab == nil {
+		s.fitTab = make([]fitTable, s.p)
+	}
+	t := &s.fitTab[i]
+	if t.start != nil && t.lo <= first && qmax <= t.hi {
+		return t
+	}
+	lo, hi := first, qmax
+	if t.start != nil {
+		lo, hi = min(lo, t.lo), max(hi, t.hi)
+	}
+	if t.swept < 2*(qmax-first) && !s.fitTables || hi-lo > maxFitTable {
+		t.swept += qmax - first
+		return nil
+	}
+	t.lo, t.hi, t.start = lo, hi, slices.Grow(t.start[:0], hi-lo+1)[:hi-lo+1]
+	w := &s.w
+	a, set := lo, false
+	for q := lo + 1; q <= hi; q++ {
+		if !set {
+			w.reset(a)
+			for w.q < q {
+				w.extendRight()
+			}
+			set = true
+		} else {
+			w.extendRight()
+		}
+		for a < q && !s.fits(w, i) {
+			if a++; a < q {
+				w.shrinkLeft()
+			} else {
+				set = false
+			}
+		}
+		t.start[q-lo] = int32(a)
+	}
+	w.q = 0
+	return t
 }
 
 // atomTable answers, for a stage and a compute bound, which atoms of a range cannot form a

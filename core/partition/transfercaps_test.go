@@ -81,8 +81,8 @@ func TestTransferCapsAgainstBrute(t *testing.T) {
 		n := 3 + rng.IntN(22)
 		p := 2 + rng.IntN(min(n-1, 6))
 		c := slopeCosts(rng, n, p)
-		s, g := newSolver(c), newSolver(c)
-		g.general = true
+		s, g, f := newSolver(c), newSolver(c), newSolver(c)
+		g.general, f.fitTables = true, true
 		if s.m < p {
 			continue
 		}
@@ -103,7 +103,7 @@ func TestTransferCapsAgainstBrute(t *testing.T) {
 			feasible := want[p-1][s.m]
 			counts[fmt.Sprint(feasible)]++
 			var first [][]ival
-			for _, x := range []*solver{s, g} {
+			for _, x := range []*solver{s, f, g} {
 				ok, r, ev := sets(x, sp)
 				if ok != feasible {
 					t.Fatalf("instance %d (general %v, n=%d p=%d) %+v: probe %v, brute force %v", k, x.general, n, p, sp, ok, feasible)
