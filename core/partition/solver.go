@@ -270,13 +270,13 @@ const maxFitTable = 1 << 16
 // fitStarts returns stage i's table when it covers the ends (first, qmax], building it
 // when it is due; or nil: the sweep walks the memory window.
 func (s *solver) fitStarts(i, first, qmax int) *fitTable {
+	if t := s.fitCovering(i, first, qmax); t != nil {
+		return t
+	}
 	if s.fitTab == nil {
 		s.fitTab = make([]fitTable, s.p)
 	}
 	t := &s.fitTab[i]
-	if t.start != nil && t.lo <= first && qmax <= t.hi {
-		return t
-	}
 	lo, hi := first, qmax
 	if t.start != nil {
 		lo, hi = min(lo, t.lo), max(hi, t.hi)
@@ -286,6 +286,7 @@ func (s *solver) fitStarts(i, first, qmax int) *fitTable {
 		return nil
 	}
 	t.lo, t.hi, t.start = lo, hi, slices.Grow(t.start[:0], hi-lo+1)[:hi-lo+1]
+	t.start[0] = int32(lo)
 	w := &s.w
 	a, set := lo, false
 	for q := lo + 1; q <= hi; q++ {
@@ -309,6 +310,17 @@ func (s *solver) fitStarts(i, first, qmax int) *fitTable {
 	}
 	w.q = 0
 	return t
+}
+
+// fitCovering returns stage i's table if it has one that covers the ends (first, qmax].
+func (s *solver) fitCovering(i, first, qmax int) *fitTable {
+	if s.fitTab == nil {
+		return nil
+	}
+	if t := &s.fitTab[i]; t.start != nil && t.lo <= first && qmax <= t.hi {
+		return t
+	}
+	return nil
 }
 
 // atomTable answers, for a stage and a compute bound, which atoms of a range cannot form a

@@ -139,7 +139,8 @@ func (s *solver) monoStage(i int, sp spec, prev, ends []int32, offer func(k, x i
 	first, last := int(prev[0]), int(ends[len(ends)-1])
 	base, stash, floor := s.c.MemoryUpper(s.cut[first], s.cut[last]-1)
 	free := s.fitsParts(i, base, stash, floor)
-	a, set := first, false // A(q), and whether the window holds [a, q)
+	fit := s.fitCovering(i, first, last) // the probes' memory table, if one covers the ends
+	a, set := first, false               // A(q), and whether the window holds [a, q)
 	// try offers the starts of prev in [jlo, jhi] whose compute to q lies in [lo, u].
 	try := func(k, q, jlo, jhi int, lo, u float64) {
 		jlo = max(jlo, a)
@@ -159,7 +160,11 @@ func (s *solver) monoStage(i int, sp spec, prev, ends []int32, offer func(k, x i
 	}
 	for k, q32 := range ends {
 		q := int(q32)
-		if !free {
+		switch {
+		case free:
+		case fit != nil:
+			a = max(a, int(fit.start[q-fit.lo]))
+		default:
 			if !set {
 				w.reset(a)
 				set = true
