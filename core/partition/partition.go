@@ -26,10 +26,11 @@
 // limits that depend on the stage (microbatches in flight) and tie groups. Otherwise each
 // start's E(j) is found by moving the window's two ends, at a cost of the distance they
 // move, and a transfer bound keeps, per end, the reachable start that receives fastest.
-// Memory does not depend on the probe's bounds: once a stage's sweeps have moved its
-// window over twice the positions they use, the least start that fits each end is
-// tabulated over them, and later sweeps look it up (ski rental: the table costs about one
-// sweep, and a probe search runs dozens). Before the sets are built, caps bound where each stage may end, so that no stage
+// Memory does not depend on the probe's bounds: once the sweeps of the stages with one
+// memory limit and count in flight have moved the window over twice the positions they
+// use, the least start that fits each end is tabulated over them (and extended to the
+// right as later stages need), and later sweeps look it up (ski rental: the table costs
+// about one sweep, and a probe search runs dozens). Before the sets are built, caps bound where each stage may end, so that no stage
 // sweeps positions no split can use: greedies from the last stage make each as long as
 // compute and memory allow (and as short as a lower bound on compute does), and, with a
 // transfer bound, a walk from the last stage back keeps each stage's start where its

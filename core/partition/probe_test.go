@@ -61,8 +61,16 @@ func randomCosts(rng *rand.Rand, n, p int, mono bool) Costs {
 		m.Layers = append(m.Layers, L)
 	}
 	c := &cluster.Cluster{}
+	// Half the clusters give every device the same memory, so that stages share memory
+	// classes (and stageFilter's tables).
+	memory := int64(150 + rng.IntN(400))
+	same := rng.IntN(2) == 0
 	for range p {
-		c.Devices = append(c.Devices, cluster.Device{MemoryBytes: int64(150 + rng.IntN(400)), FLOPSPerSecond: []float64{1, 2, 0.5}[rng.IntN(3)]})
+		d := cluster.Device{MemoryBytes: int64(150 + rng.IntN(400)), FLOPSPerSecond: []float64{1, 2, 0.5}[rng.IntN(3)]}
+		if same {
+			d.MemoryBytes = memory
+		}
+		c.Devices = append(c.Devices, d)
 	}
 	for range max(1, p-1) {
 		c.Links = append(c.Links, cluster.Link{LatencySeconds: rng.Float64(), BytesPerSecond: float64(1 + rng.IntN(20))})

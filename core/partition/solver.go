@@ -38,9 +38,10 @@ type solver struct {
 	// recvMemo and sendMemo keep transfer times the probes asked for.
 	recvMemo, sendMemo memo
 
-	// fitTab[i]: where ranges ending at each position start to fit stage i's memory,
-	// for stageFilter (see fitTable).
-	fitTab []fitTable
+	// fitTab[fitClass[i]]: where ranges ending at each position start to fit stage i's
+	// memory, for stageFilter (see fitTable); stages of one class share a table.
+	fitTab   []fitTable
+	fitClass []int
 
 	probes    int  // probes run, for tests and benchmarks
 	general   bool // tests: every stage by stageGeneral
@@ -77,6 +78,16 @@ func newSolver(c Costs) *solver {
 		s.limit[i] = c.LimitBytes(i)
 		s.same = s.same && s.scale[i] == s.scale[0]
 	}
+	class := map[[2]int64]int{}
+	s.fitClass = make([]int, p)
+	for i := range p {
+		key := [2]int64{s.k1[i], s.limit[i]}
+		if _, ok := class[key]; !ok {
+			class[key] = len(class)
+		}
+		s.fitClass[i] = class[key]
+	}
+	s.fitTab = make([]fitTable, len(class))
 	s.w = window{sc: c.NewScanner(), cut: s.cut}
 	s.w2 = window{sc: c.NewScanner(), cut: s.cut}
 	s.atoms = newAtomTable(s)
@@ -251,45 +262,57 @@ func (s *solver) hopeless(w *window, i int) bool {
 	return !s.fitsParts(i, base, stash, floor)
 }
 
-// fitTable is, for one stage and the positions q in (lo, hi], the least start a >= lo
-// such that the atoms [a, q) fit the stage's memory (q when none does): start[q-lo].
-// Memory does not depend on the probe's bounds, and when it never decreases as a range
-// grows (Costs.MemoryMonotone) the starts that fit an end are exactly those from it on,
-// so a probe's sweep finds them by a lookup instead of moving the memory window. A table
-// is built, over the range the sweeps use, once a stage's sweeps have moved the window
-// over twice its length (ski rental: the build costs one sweep), and at most
-// maxFitTable positions long.
+// fitTable is, for the stages of one memory class (the same limit and microbatches in
+// flight) and the positions q in (lo, hi], the least start a >= lo such that the atoms
+// [a, q) fit their memory (q when none does): start[q-lo]. Memory does not depend on
+// the probe's bounds, and when it never decreases as a range grows
+// (Costs.MemoryMonotone) the starts that fit an end are exactly those from it on, so a
+// probe's sweep finds them by a lookup instead of moving the memory window. A class's
+// table is built over the positions its stages' sweeps have used, once the sweeps have
+// moved the window over twice their width (ski rental: the build costs about one sweep
+// of that width), and is at most maxFitTable positions long.
 type fitTable struct {
 	lo, hi int
 	start  []int32
-	swept  int // positions the stage's sweeps walked with the window
+	seenLo int // the positions the class's sweeps used: (seenLo, seenHi]
+	seenHi int
+	seen   bool
+	swept  int // positions the class's sweeps walked with the window
 }
 
 const maxFitTable = 1 << 16
 
-// fitStarts returns stage i's table when it covers the ends (first, qmax], building it
-// when it is due; or nil: the sweep walks the memory window.
+// fitStarts returns the table of stage i's class when it covers the ends (first, qmax],
+// building it when it is due; or nil: the sweep walks the memory window.
 func (s *solver) fitStarts(i, first, qmax int) *fitTable {
 	if t := s.fitCovering(i, first, qmax); t != nil {
 		return t
 	}
-	if s.fitTab == nil {
-		s.fitTab = make([]fitTable, s.p)
+	t := &s.fitTab[s.fitClass[i]]
+	if !t.seen {
+		t.seenLo, t.seenHi, t.seen = first, qmax, true
 	}
-	t := &s.fitTab[i]
-	lo, hi := first, qmax
-	if t.start != nil {
-		lo, hi = min(lo, t.lo), max(hi, t.hi)
-	}
-	if t.swept < 2*(qmax-first) && !s.fitTables || hi-lo > maxFitTable {
+	t.seenLo, t.seenHi = min(t.seenLo, first), max(t.seenHi, qmax)
+	lo, hi := t.seenLo, t.seenHi
+	if t.swept < 2*(hi-lo) && !s.fitTables || hi-lo > maxFitTable {
 		t.swept += qmax - first
 		return nil
 	}
-	t.lo, t.hi, t.start = lo, hi, slices.Grow(t.start[:0], hi-lo+1)[:hi-lo+1]
-	t.start[0] = int32(lo)
+	t.swept = 0
+	// Sweeps move right, stage after stage: a table that starts early enough grows to the
+	// right, its walk resumed at its last end; otherwise it is built anew.
+	if t.start != nil && t.lo <= lo { // the entries up to t.hi stand
+		lo = t.lo
+		t.start = slices.Grow(t.start[:t.hi-lo+1], hi-t.hi)[:hi-lo+1]
+	} else {
+		t.start = slices.Grow(t.start[:0], hi-lo+1)[:hi-lo+1]
+		t.start[0], t.hi = int32(lo), lo
+	}
+	from := t.hi
+	t.lo, t.hi = lo, hi
 	w := &s.w
-	a, set := lo, false
-	for q := lo + 1; q <= hi; q++ {
+	a, set := int(t.start[from-lo]), false
+	for q := from + 1; q <= hi; q++ {
 		if !set {
 			w.reset(a)
 			for w.q < q {
@@ -312,12 +335,9 @@ func (s *solver) fitStarts(i, first, qmax int) *fitTable {
 	return t
 }
 
-// fitCovering returns stage i's table if it has one that covers the ends (first, qmax].
+// fitCovering returns the table of stage i's class if it covers the ends (first, qmax].
 func (s *solver) fitCovering(i, first, qmax int) *fitTable {
-	if s.fitTab == nil {
-		return nil
-	}
-	if t := &s.fitTab[i]; t.start != nil && t.lo <= first && qmax <= t.hi {
+	if t := &s.fitTab[s.fitClass[i]]; t.start != nil && t.lo <= first && qmax <= t.hi {
 		return t
 	}
 	return nil
