@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"hash/maphash"
 	"unicode/utf8"
 
 	"pipeplan/core/internal/jsonscan"
@@ -31,7 +30,6 @@ type lexer struct {
 	state lexState
 	keys  map[string]string // object keys seen, to share their strings
 	texts [512]string       // recent number literals and plain strings, to share theirs (intern)
-	seed  maphash.Seed
 }
 
 // lexState says what the lexer expects next.
@@ -55,7 +53,7 @@ const maxDepth = 10000
 var errSyntax = errors.New("JSON syntax error")
 
 func newLexer(data []byte) *lexer {
-	return &lexer{data: data, keys: map[string]string{}, seed: maphash.MakeSeed()}
+	return &lexer{data: data, keys: map[string]string{}}
 }
 
 func (l *lexer) skipSpace() { l.pos = jsonscan.Space(l.data, l.pos) }
@@ -142,7 +140,11 @@ func (l *lexer) valueDone() {
 // number was a third of a profile's allocations. The table is fixed (a map that grew
 // cost more than it saved on small files).
 func (l *lexer) intern(b []byte) string {
-	slot := &l.texts[maphash.Bytes(l.seed, b)%uint64(len(l.texts))]
+	h := uint32(2166136261) // FNV-1a: texts are short, and maphash has no fast path under WebAssembly
+	for _, c := range b {
+		h = (h ^ uint32(c)) * 16777619
+	}
+	slot := &l.texts[h%uint32(len(l.texts))]
 	if *slot != string(b) { // no allocation for a comparison
 		*slot = string(b)
 	}
