@@ -709,20 +709,29 @@ func (s *solver) witness(sp spec, pick func(i, j, q int, c float64) (take, stop 
 		k := sort.Search(len(prev), func(k int) bool { return prev[k].hi >= q-1 })
 		k = min(k, len(prev)-1)
 		found := -1
-		w.reset(q - 1)
-		for j := q - 1; j >= max(i, prev[0].lo); j-- {
-			if j < q-1 {
+		jmin := max(i, prev[0].lo)
+		// With the probes' memory table, the starts that fit are those from its entry on
+		// (memory never decreases as a range grows); otherwise a window walks them.
+		fit := s.fitCovering(i, jmin, q)
+		fitFrom := 0
+		if fit != nil {
+			fitFrom = int(fit.start[q-fit.lo])
+		} else {
+			w.reset(q - 1)
+		}
+		for j := q - 1; j >= jmin; j-- {
+			if j < q-1 && fit == nil {
 				w.extendLeft()
 			}
 			c := s.compute(i, j, q)
-			if s.beyond(&sp, i, j, q, c) || s.hopeless(w, i) {
+			if s.beyond(&sp, i, j, q, c) || (fit != nil && j < fitFrom) || (fit == nil && s.hopeless(w, i)) {
 				break
 			}
 			for k > 0 && prev[k].lo > j {
 				k--
 			}
 			lo, u := sp.bounds(j, q)
-			if j < prev[k].lo || j > prev[k].hi || c < lo || c > u || !s.fits(w, i) || !sp.tOK(s.transfer(i, j, q)) {
+			if j < prev[k].lo || j > prev[k].hi || c < lo || c > u || (fit == nil && !s.fits(w, i)) || !sp.tOK(s.transfer(i, j, q)) {
 				continue
 			}
 			take, stop := true, true
