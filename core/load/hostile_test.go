@@ -214,6 +214,17 @@ func TestHostileArraysCostLittle(t *testing.T) {
 		t.Errorf("refusing %d bytes allocated %d bytes (%v)", len(zeros), n, d)
 	}
 
+	// Layers are counted ahead, without checking syntax: a syntax error in the first must
+	// not have allocated the slice for every empty object after it.
+	empty := []byte(`{"layers": [{"a" 1}` + strings.Repeat(", {}", 200000) + `]}`)
+	n, d = allocated(func() { _, _, err = load.Model(empty) })
+	if err == nil || !strings.Contains(err.Error(), "invalid character '1' after object key") {
+		t.Errorf("error %v, want the syntax error", err)
+	}
+	if ratio := float64(n) / float64(len(empty)); ratio > 12 {
+		t.Errorf("refusing %d bytes with a syntax error allocated %.1f times as much (%v)", len(empty), ratio, d)
+	}
+
 	var b strings.Builder
 	b.WriteString(`{"layers": [`)
 	for i := range 20000 {

@@ -519,14 +519,19 @@ func (r *reader) decodeFrom(t token, v reflect.Value) {
 			v.SetMapIndex(reflect.ValueOf(key).Convert(v.Type().Key()), e)
 		})
 	case reflect.Slice:
+		count := 0 // the elements ahead, when counted
 		if bound, ok := r.bounds[r.topKey()]; ok && t.kind == '[' && v.Cap() == 0 {
 			// A profile's layers: counted first, so that a million of them are
-			// allocated once instead of copied at each doubling.
-			v.Set(reflect.MakeSlice(v.Type(), 0, countObjects(r.data, r.lex.pos, bound)))
+			// allocated once instead of copied at each doubling. The count checks no
+			// syntax, so at most one element per minElementBytes of the input is
+			// allocated before any is read ("{}" repeated after a syntax error costs a
+			// small multiple of the file), and the rest once the slice is full.
+			count = countObjects(r.data, r.lex.pos, bound)
+			v.Set(reflect.MakeSlice(v.Type(), 0, min(count, (len(r.data)-r.lex.pos)/minElementBytes)))
 		}
 		r.array(t, func(i int) {
 			if i == v.Cap() { // double: append's gentler growth of large slices allocates more in all
-				grown := reflect.MakeSlice(v.Type(), i, max(4, 2*i))
+				grown := reflect.MakeSlice(v.Type(), i, max(4, 2*i, count))
 				reflect.Copy(grown, v)
 				v.Set(grown)
 			}
@@ -592,6 +597,11 @@ func expected(t reflect.Type) string {
 	}
 	return "a number"
 }
+
+// minElementBytes is the fewest bytes of input per element that a pre-counted array is
+// allocated for. Real layers hold a name, times and sizes, a hundred bytes or more; the
+// slice of a terser file grows by doubling past what is allocated ahead.
+const minElementBytes = 32
 
 // topKey is the top-level key the reader is under, when it is directly under one.
 func (r *reader) topKey() string {

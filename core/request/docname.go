@@ -1,6 +1,7 @@
 package request
 
 import (
+	"bytes"
 	"encoding/json"
 
 	"pipeplan/core/internal/jsonscan"
@@ -13,7 +14,12 @@ import (
 func DocumentName(doc []byte) string {
 	var name string
 	jsonscan.Members(doc, func(key []byte, value int) bool {
-		if string(key) != `"name"` {
+		if bytes.IndexByte(key, '\\') >= 0 { // "n\u0061me" is "name" too
+			var k string
+			if json.Unmarshal(key, &k) != nil || k != "name" {
+				return true
+			}
+		} else if string(key) != `"name"` {
 			return true
 		}
 		if json.Unmarshal(doc[value:jsonscan.ValueEnd(doc, value)], &name) != nil {

@@ -14,6 +14,8 @@ func TestDocumentName(t *testing.T) {
 		{`{"name": 3}`, ""},
 		{`{"name": null}`, ""},
 		{`{"Name": "upper case is another key"}`, ""},
+		{`{"n\u0061me": "escaped"}`, "escaped"},
+		{`{"n\u0061mes": "another key", "name": "x"}`, "x"},
 		{`"a string"`, ""},
 		{`{"name": "unterminated`, ""},
 		{`{"na`, ""},
