@@ -5,11 +5,13 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"hash"
 	"io"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"unicode/utf8"
 
 	"pipeplan/core/internal/jsonscan"
@@ -134,10 +136,19 @@ func canonicalJSON(raw json.RawMessage) (json.RawMessage, error) {
 	return canonicalTree(raw)
 }
 
-// writeCanonicalJSON writes canonicalJSON(raw) to w, as it is made when raw is JSON.
-func writeCanonicalJSON(w io.Writer, raw json.RawMessage) error {
+// writeCanonicalJSON writes canonicalJSON(raw) to w, as it is made when raw is JSON. It
+// returns errStopped, having written part of it, once stop is true.
+func writeCanonicalJSON(w io.Writer, raw json.RawMessage, stop *atomic.Bool) (err error) {
 	if t := bytes.TrimLeft(raw, " \t\r\n"); len(t) > 0 && t[0] != '"' && json.Valid(raw) {
-		c := &canonicalizer{data: raw, out: make([]byte, 0, 2<<16), w: w}
+		defer func() {
+			if r := recover(); r != nil {
+				if r != errStopped {
+					panic(r)
+				}
+				err = errStopped
+			}
+		}()
+		c := &canonicalizer{data: raw, out: make([]byte, 0, 2<<16), w: w, stop: stop}
 		c.value(0)
 		_, err := w.Write(c.out)
 		return err
@@ -185,6 +196,25 @@ type canonicalizer struct {
 	out     []byte
 	members []member  // a stack: each open object's members
 	w       io.Writer // where out goes as it fills, when not nil
+	depth   int       // objects open
+	// stop, when set and true, ends the work: the next array element or object member
+	// panics with errStopped.
+	stop *atomic.Bool
+}
+
+// maxListedDepth is the deepest object whose members are listed from the input: each
+// level skips over all that is inside it, so deeper objects (hostile input) are encoded
+// through a decoded tree (canonicalTree), in time linear in their size.
+const maxListedDepth = 32
+
+// errStopped is what a stopped canonicalizer panics with.
+var errStopped = errors.New("request: canonical encoding stopped")
+
+// check panics with errStopped once the canonicalizer is stopped.
+func (c *canonicalizer) check() {
+	if c.stop != nil && c.stop.Load() {
+		panic(errStopped)
+	}
 }
 
 // flush gives out to w once it holds enough.
@@ -217,6 +247,7 @@ func (c *canonicalizer) value(pos int) int {
 			return pos + 1
 		}
 		for {
+			c.check()
 			pos = jsonscan.Space(data, c.value(pos))
 			c.flush()
 			if data[pos] == ']' {
@@ -241,9 +272,18 @@ func (c *canonicalizer) value(pos int) int {
 // after it.
 func (c *canonicalizer) object(pos int) int {
 	data := c.data
+	if c.depth == maxListedDepth {
+		end := jsonscan.ValueEnd(data, pos)
+		tree, _ := canonicalTree(data[pos:end]) // valid: the whole document is
+		c.out = append(c.out, tree...)
+		return end
+	}
+	c.depth++
+	defer func() { c.depth-- }()
 	mark := len(c.members)
 	pos = jsonscan.Space(data, pos+1)
 	for data[pos] != '}' {
+		c.check()
 		end := jsonscan.StringEnd(data, pos)
 		key := decodeString(data[pos+1 : end-1])
 		start := jsonscan.Space(data, jsonscan.Space(data, end)+1) // after the colon

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"hash"
 	"strconv"
+	"sync/atomic"
 )
 
 // concurrentJSONBytes is the size from which Run hashes the model document while it
@@ -19,8 +20,18 @@ type pendingID struct {
 	raw    json.RawMessage // the model document
 	prefix []byte          // what the canonical encoding holds before it
 	done   chan struct{}
-	h      hash.Hash // the prefix and the document, hashed
+	stop   atomic.Bool // set: the id is not wanted
+	h      hash.Hash   // the prefix and the document, hashed
 	err    error
+}
+
+// abandon stops the hashing if it is still running, and returns once it has: the
+// document is the caller's, and is not read after Run returns.
+func (p *pendingID) abandon() {
+	if p != nil {
+		p.stop.Store(true)
+		<-p.done
+	}
 }
 
 // startID starts hashing raw, the model document of a request, behind the prefix that
@@ -32,7 +43,7 @@ func startID(raw json.RawMessage) *pendingID {
 		defer close(p.done)
 		h := sha256.New()
 		h.Write(p.prefix)
-		p.err = writeCanonicalJSON(h, raw)
+		p.err = writeCanonicalJSON(h, raw, &p.stop)
 		p.h = h
 	}()
 	return p

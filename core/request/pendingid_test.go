@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"sync/atomic"
 	"testing"
 )
 
@@ -60,5 +61,34 @@ func TestRunHashesBigDocumentsAside(t *testing.T) {
 	p.prefix = []byte(`{"version":1,"model":{"example":"x","document":`) // as if normalization had moved it
 	if id, err := requestID(n, p); err != nil || id != res.ID {
 		t.Errorf("requestID with a prefix that does not match: %s, %v; want %s", id, err, res.ID)
+	}
+}
+
+// TestCanonicalDeepAndStopped: objects nested deeper than maxListedDepth are encoded
+// through the tree, to the same bytes; a stopped encoding ends with errStopped; and
+// abandon returns once the hashing has.
+func TestCanonicalDeepAndStopped(t *testing.T) {
+	depth := 3 * maxListedDepth
+	doc := json.RawMessage(strings.Repeat(`{"z": 1, "b": [2, `, depth) + `{"k": "v", "a": null}` + strings.Repeat("]}", depth))
+	got, err := canonicalJSON(doc)
+	want, werr := canonicalTree(doc)
+	if err != nil || werr != nil || !bytes.Equal(got, want) {
+		t.Errorf("nested %d deep: %v %v\n%.200s\nwant\n%.200s", depth, err, werr, got, want)
+	}
+	var stop atomic.Bool
+	stop.Store(true)
+	var sink bytes.Buffer
+	if err := writeCanonicalJSON(&sink, bigProfile(100), &stop); err != errStopped {
+		t.Errorf("stopped: %v, want errStopped", err)
+	}
+	p := startID(bigProfile(20000))
+	p.abandon()
+	select {
+	case <-p.done:
+	default:
+		t.Error("abandon returned while the hashing went on")
+	}
+	if p.err != nil && p.err != errStopped {
+		t.Errorf("abandoned: %v", p.err)
 	}
 }

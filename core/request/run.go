@@ -33,6 +33,7 @@ func runWith(ctx context.Context, r *Request, cache *Cache) (*Result, error) {
 	var pending *pendingID
 	if r != nil && len(r.Model.Document) >= concurrentJSONBytes {
 		pending = startID(r.Model.Document)
+		defer pending.abandon() // a request refused before its id leaves it running
 	}
 	p, err := prepareWith(r, cache)
 	if err != nil {
