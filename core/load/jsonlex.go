@@ -28,8 +28,8 @@ type lexer struct {
 	pos   int
 	open  []byte // '{' or '[' for each container the lexer is in
 	state lexState
-	keys  map[string]string // object keys seen, to share their strings
-	texts [512]string       // recent number literals and plain strings, to share theirs (intern)
+	keys  [256]string // object keys seen, to share their strings (intern)
+	texts [512]string // recent number literals and plain strings, to share theirs (intern)
 }
 
 // lexState says what the lexer expects next.
@@ -53,7 +53,7 @@ const maxDepth = 10000
 var errSyntax = errors.New("JSON syntax error")
 
 func newLexer(data []byte) *lexer {
-	return &lexer{data: data, keys: map[string]string{}}
+	return &lexer{data: data}
 }
 
 func (l *lexer) skipSpace() { l.pos = jsonscan.Space(l.data, l.pos) }
@@ -139,12 +139,16 @@ func (l *lexer) valueDone() {
 // is the same: a profile repeats its sizes and kinds layer after layer, and a string per
 // number was a third of a profile's allocations. The table is fixed (a map that grew
 // cost more than it saved on small files).
-func (l *lexer) intern(b []byte) string {
+func (l *lexer) intern(b []byte) string { return intern(l.texts[:], b) }
+
+// intern returns b as a string from its hash's slot of table, putting it there first if
+// the slot holds another.
+func intern(table []string, b []byte) string {
 	h := uint32(2166136261) // FNV-1a: texts are short, and maphash has no fast path under WebAssembly
 	for _, c := range b {
 		h = (h ^ uint32(c)) * 16777619
 	}
-	slot := &l.texts[h%uint32(len(l.texts))]
+	slot := &table[h%uint32(len(table))]
 	if *slot != string(b) { // no allocation for a comparison
 		*slot = string(b)
 	}
@@ -161,14 +165,11 @@ func (l *lexer) key() (token, error) {
 	if err != nil {
 		return token{}, err
 	}
-	s, ok := l.keys[string(l.data[start:l.pos])] // no allocation for a key seen before
-	if !ok {
-		if s, err = l.strValue(start, plain); err != nil {
-			return token{}, err
-		}
-		if len(l.keys) < 1024 {
-			l.keys[string(l.data[start:l.pos])] = s
-		}
+	var s string
+	if plain { // no allocation for a key seen before
+		s = intern(l.keys[:], l.data[start+1:l.pos-1])
+	} else if s, err = l.strValue(start, plain); err != nil {
+		return token{}, err
 	}
 	l.state = wantColon
 	return token{kind: '"', text: s}, nil
