@@ -228,6 +228,11 @@ func (s *solver) longest(k, e int, sp spec, ev *events) int {
 	if base, stash, floor := s.c.MemoryUpper(s.cut[j], s.cut[e]-1); s.fitsParts(k, base, stash, floor) {
 		return j
 	}
+	if t := s.fitCovering(k, j, e); t != nil {
+		// The probes' table (memory never decreases as a range grows): the starts from
+		// its entry on fit, and no earlier one does, nor within any longer range.
+		return max(j, int(t.start[e-t.lo]))
+	}
 	w := &s.w2
 	w.reset(e - 1)
 	if s.hopeless(w, k) {
