@@ -420,8 +420,8 @@ func (s *solver) stageFilter(i int, S []ival, sp spec, ev *events) {
 			if c <= u && (!walk || s.fits(w, i)) {
 				break
 			}
-			if c > u {
-				ev.up = min(ev.up, c)
+			if c > u && c < ev.up { // not min: a call under WebAssembly, once a position
+				ev.up = c
 			}
 			if a++; a < q && walk {
 				w.shrinkLeft()
