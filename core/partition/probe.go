@@ -368,6 +368,7 @@ scan:
 func (s *solver) stageFilter(i int, S []ival, sp spec, ev *events) {
 	qmin, qmax := s.ends(i)
 	start := len(s.reach)
+	reach := s.reach
 	first, last := S[0].lo, min(S[len(S)-1].hi, qmax-1)
 	if first > last {
 		return
@@ -472,7 +473,13 @@ func (s *solver) stageFilter(i int, S []ival, sp spec, ev *events) {
 			sv, slo = s.sendMemo.at(i)
 		}
 		if v += dq[head].r; v <= tb {
-			s.add(start, q, q)
+			// s.add(start, q, q), on a local slice (a field through s is a load and a
+			// store per position under WebAssembly)
+			if k := len(reach) - 1; k >= start && q <= reach[k].hi+1 {
+				reach[k].hi = max(reach[k].hi, q)
+			} else {
+				reach = append(reach, ival{q, q})
+			}
 			if v < minT {
 				minT = v
 			}
@@ -480,6 +487,7 @@ func (s *solver) stageFilter(i int, S []ival, sp spec, ev *events) {
 			tr = v
 		}
 	}
+	s.reach = reach
 	ev.tr, s.minT[i] = tr, minT
 	s.heap = dq
 	w.q = 0
