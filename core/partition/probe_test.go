@@ -233,35 +233,49 @@ func TestProbeAgainstBrute(t *testing.T) {
 	}
 }
 
+// threeSolvers returns solvers for c by the specialised paths, by stageGeneral, and with
+// stageFilter's memory tables built at once; and the least bottleneck, or false when the
+// instance has no split into p stages.
+func threeSolvers(c Costs, p int) (s, general, tables *solver, best measured, ok bool) {
+	s, general, tables = newSolver(c), newSolver(c), newSolver(c)
+	general.general, tables.fitTables = true, true
+	if s.m < p {
+		return s, general, tables, best, false
+	}
+	best, _ = s.minCompute(inf, false, s.lowerBound(), inf, measured{})
+	return s, general, tables, best, !math.IsInf(best.maxC, 1)
+}
+
+// probeSets runs a probe and returns its answer, a copy of each stage's reachable set,
+// and its events.
+func probeSets(s *solver, sp spec) (bool, [][]ival, events) {
+	ok, ev := s.probe(sp)
+	var sets [][]ival
+	for i := 0; i+1 < len(s.reachAt); i++ {
+		sets = append(sets, slices.Clone(s.reach[s.reachAt[i]:s.reachAt[i+1]]))
+	}
+	return ok, sets, ev
+}
+
+// sameSets reports whether two probes reached the same sets.
+func sameSets(a, b [][]ival) bool {
+	return slices.EqualFunc(a, b, func(x, y []ival) bool { return slices.Equal(x, y) })
+}
+
 // TestProbePathsAgree runs every probe both ways, by the specialised paths (stageFast,
 // stageFilter) and by stageGeneral, and requires the same reachable sets; and checks the
 // events: moving a bound anywhere short of its event leaves the sets as they are.
 func TestProbePathsAgree(t *testing.T) {
 	rng := rand.New(rand.NewPCG(21, 22))
-	reach := func(s *solver, sp spec) (bool, [][]ival, events) {
-		ok, ev := s.probe(sp)
-		var sets [][]ival
-		for i := 0; i+1 < len(s.reachAt); i++ {
-			sets = append(sets, slices.Clone(s.reach[s.reachAt[i]:s.reachAt[i+1]]))
-		}
-		return ok, sets, ev
-	}
-	same := func(a, b [][]ival) bool {
-		return slices.EqualFunc(a, b, func(x, y []ival) bool { return slices.Equal(x, y) })
-	}
+	reach, same := probeSets, sameSets
 	checked := map[string]int{}
 	for k := range 1500 {
 		n := 2 + rng.IntN(40)
 		p := 1 + rng.IntN(min(n, 8))
 		mono := rng.IntN(3) > 0
 		c := randomCosts(rng, n, p, mono)
-		s, g, f := newSolver(c), newSolver(c), newSolver(c)
-		g.general, f.fitTables = true, true
-		if s.m < p {
-			continue
-		}
-		best, _ := s.minCompute(inf, false, s.lowerBound(), inf, measured{})
-		if math.IsInf(best.maxC, 1) {
+		s, g, f, best, ok := threeSolvers(c, p)
+		if !ok {
 			continue
 		}
 		for range 6 {

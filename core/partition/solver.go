@@ -313,26 +313,32 @@ func (s *solver) fitStarts(i, first, qmax int) *fitTable {
 	w := &s.w
 	a, set := int(t.start[from-lo]), false
 	for q := from + 1; q <= hi; q++ {
-		if !set {
-			w.reset(a)
-			for w.q < q {
-				w.extendRight()
-			}
-			set = true
-		} else {
-			w.extendRight()
-		}
-		for a < q && !s.fits(w, i) {
-			if a++; a < q {
-				w.shrinkLeft()
-			} else {
-				set = false
-			}
-		}
+		a, set = s.fitFrom(w, i, a, q, set)
 		t.start[q-lo] = int32(a)
 	}
 	w.q = 0
 	return t
+}
+
+// fitFrom moves window w to end at q and returns the least start from a on whose range
+// to q fits stage i's memory (q when none does), for ends q that only grow: set says
+// whether w holds that range for the previous end, and is returned for the next.
+func (s *solver) fitFrom(w *window, i, a, q int, set bool) (int, bool) {
+	if !set {
+		w.reset(a)
+	}
+	for w.q < q {
+		w.extendRight()
+	}
+	set = true
+	for a < q && !s.fits(w, i) {
+		if a++; a < q {
+			w.shrinkLeft()
+		} else {
+			set = false
+		}
+	}
+	return a, set
 }
 
 // fitCovering returns the table of stage i's class if it covers the ends (first, qmax].

@@ -165,20 +165,7 @@ func (s *solver) monoStage(i int, sp spec, prev, ends []int32, offer func(k, x i
 		case fit != nil:
 			a = max(a, int(fit.start[q-fit.lo]))
 		default:
-			if !set {
-				w.reset(a)
-				set = true
-			}
-			for w.q < q {
-				w.extendRight()
-			}
-			for a < q && !s.fits(w, i) {
-				if a++; a < q {
-					w.shrinkLeft()
-				} else {
-					set = false
-				}
-			}
+			a, set = s.fitFrom(w, i, a, q, set)
 		}
 		if b := sp.big; b != nil && b.atom < q {
 			try(k, q, b.atom+1, q-1, sp.lo, sp.u)

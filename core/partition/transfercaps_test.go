@@ -65,29 +65,14 @@ func slopeCosts(rng *rand.Rand, n, p int) Costs {
 // A transfer cap that cut off an end in use, or that missed an event, fails here.
 func TestTransferCapsAgainstBrute(t *testing.T) {
 	rng := rand.New(rand.NewPCG(51, 52))
-	sets := func(s *solver, sp spec) (bool, [][]ival, events) {
-		ok, ev := s.probe(sp)
-		var r [][]ival
-		for i := 0; i+1 < len(s.reachAt); i++ {
-			r = append(r, slices.Clone(s.reach[s.reachAt[i]:s.reachAt[i+1]]))
-		}
-		return ok, r, ev
-	}
-	same := func(a, b [][]ival) bool {
-		return slices.EqualFunc(a, b, func(x, y []ival) bool { return slices.Equal(x, y) })
-	}
+	sets, same := probeSets, sameSets
 	counts := map[string]int{}
 	for k := range 1500 {
 		n := 3 + rng.IntN(22)
 		p := 2 + rng.IntN(min(n-1, 6))
 		c := slopeCosts(rng, n, p)
-		s, g, f := newSolver(c), newSolver(c), newSolver(c)
-		g.general, f.fitTables = true, true
-		if s.m < p {
-			continue
-		}
-		best, _ := s.minCompute(inf, false, s.lowerBound(), inf, measured{})
-		if math.IsInf(best.maxC, 1) {
+		s, g, f, best, ok := threeSolvers(c, p)
+		if !ok {
 			continue
 		}
 		for range 4 {
