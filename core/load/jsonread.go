@@ -370,9 +370,8 @@ const (
 // "9223372036854775808" (2^63) and "1e30" are too large. The work is bounded by the
 // length of the literal, whatever its exponent.
 func parseWhole(s string) (int64, wholeKind) {
-	if plainWhole(s) { // most sizes and counts: digits alone
-		u, _ := strconv.ParseUint(s, 10, 64)
-		return int64(u), whole
+	if v, ok := plainWhole(s); ok { // most sizes and counts: digits alone
+		return v, whole
 	}
 	if !isJSONNumber(s) {
 		return 0, notNumber
@@ -421,18 +420,21 @@ func parseWhole(s string) (int64, wholeKind) {
 	return 0, tooLarge
 }
 
-// plainWhole reports whether s is a JSON number of at most 18 digits and nothing else,
-// which an int64 holds.
-func plainWhole(s string) bool {
+// plainWhole returns the value of s when s is a JSON number of at most 18 digits and
+// nothing else, which an int64 holds.
+func plainWhole(s string) (int64, bool) {
 	if s == "" || len(s) > 18 || s[0] == '0' && len(s) > 1 {
-		return false
+		return 0, false
 	}
+	var v int64
 	for i := range len(s) {
-		if s[i] < '0' || s[i] > '9' {
-			return false
+		c := s[i]
+		if c < '0' || c > '9' {
+			return 0, false
 		}
+		v = v*10 + int64(c-'0')
 	}
-	return true
+	return v, true
 }
 
 // isJSONNumber reports whether s is a JSON number literal.

@@ -187,7 +187,7 @@ func (m *Model) validateLayer(es *Errors, i int, producer map[string]int) {
 	l := &m.Layers[i]
 	// Paths are built only for errors: a search validates thousands of valid models.
 	if m.layerNumbersOK(l) {
-		m.checkLayerTensors(es, i, producer)
+		m.checkLayerTensors(es, i, producer, true)
 		return
 	}
 	p := fmt.Sprintf("layers[%d]", i)
@@ -229,7 +229,7 @@ func (m *Model) validateLayer(es *Errors, i int, producer map[string]int) {
 	if l.SendBytes != nil {
 		checkBytes(es, p+".send_bytes", *l.SendBytes)
 	}
-	m.checkLayerTensors(es, i, producer)
+	m.checkLayerTensors(es, i, producer, false)
 }
 
 // layerNumbersOK reports whether every number of the layer passes validateLayer's checks
@@ -261,14 +261,16 @@ func (m *Model) layerNumbersOK(l *Layer) bool {
 	return true
 }
 
-// checkLayerTensors checks a layer's shared items, inputs and outputs, and records the
-// outputs' producer.
-func (m *Model) checkLayerTensors(es *Errors, i int, producer map[string]int) {
+// checkLayerTensors checks a layer's shared items (unless sharedOK: layerNumbersOK has),
+// inputs and outputs, and records the outputs' producer.
+func (m *Model) checkLayerTensors(es *Errors, i int, producer map[string]int, sharedOK bool) {
 	l := &m.Layers[i]
 	p := func() string { return fmt.Sprintf("layers[%d]", i) }
 	bad := false
-	for _, v := range l.Shared {
-		bad = bad || v < 0 || v > maxBytes
+	if !sharedOK {
+		for _, v := range l.Shared {
+			bad = bad || v < 0 || v > maxBytes
+		}
 	}
 	if bad { // in key order, so that the errors do not change from run to run
 		keys := make([]string, 0, len(l.Shared))
