@@ -231,7 +231,7 @@ func (s *solver) longest(k, e int, sp spec, ev *events) int {
 	if t := s.fitCovering(k, j, e); t != nil {
 		// The probes' table (memory never decreases as a range grows): the starts from
 		// its entry on fit, and no earlier one does, nor within any longer range.
-		return max(j, int(t.start[e-t.lo]))
+		return max(j, t.from(e))
 	}
 	w := &s.w2
 	w.reset(e - 1)
@@ -402,7 +402,7 @@ func (s *solver) stageFilter(i int, S []ival, sp spec, ev *events) {
 		if fit != nil {
 			// Starts below the table's cannot fit at any compute bound: skipped without
 			// an event.
-			a = max(a, int(fit.start[q-fit.lo]))
+			a = max(a, fit.from(q))
 		}
 		if walk {
 			switch {
@@ -728,7 +728,7 @@ func (s *solver) witness(sp spec, pick func(i, j, q int, c float64) (take, stop 
 		fit := s.fitCovering(i, jmin, q)
 		fitFrom := 0
 		if fit != nil {
-			fitFrom = int(fit.start[q-fit.lo])
+			fitFrom = fit.from(q)
 		} else {
 			w.reset(q - 1)
 		}

@@ -88,6 +88,9 @@ func newSolver(c Costs) *solver {
 		s.fitClass[i] = class[key]
 	}
 	s.fitTab = make([]fitTable, len(class))
+	for k := range s.fitTab {
+		s.fitTab[k].seenLo = s.m // nothing seen: the first sweep sets both ends
+	}
 	s.w = window{sc: c.NewScanner(), cut: s.cut}
 	s.w2 = window{sc: c.NewScanner(), cut: s.cut}
 	s.atoms = newAtomTable(s)
@@ -276,9 +279,11 @@ type fitTable struct {
 	start  []int32
 	seenLo int // the positions the class's sweeps used: (seenLo, seenHi]
 	seenHi int
-	seen   bool
 	swept  int // positions the class's sweeps walked with the window
 }
+
+// from is the least start that fits with the end q, which the table covers.
+func (t *fitTable) from(q int) int { return int(t.start[q-t.lo]) }
 
 const maxFitTable = 1 << 16
 
@@ -289,9 +294,6 @@ func (s *solver) fitStarts(i, first, qmax int) *fitTable {
 		return t
 	}
 	t := &s.fitTab[s.fitClass[i]]
-	if !t.seen {
-		t.seenLo, t.seenHi, t.seen = first, qmax, true
-	}
 	t.seenLo, t.seenHi = min(t.seenLo, first), max(t.seenHi, qmax)
 	lo, hi := t.seenLo, t.seenHi
 	if t.swept < 2*(hi-lo) && !s.fitTables || hi-lo > maxFitTable {
@@ -311,7 +313,7 @@ func (s *solver) fitStarts(i, first, qmax int) *fitTable {
 	from := t.hi
 	t.lo, t.hi = lo, hi
 	w := &s.w
-	a, set := int(t.start[from-lo]), false
+	a, set := t.from(from), false
 	for q := from + 1; q <= hi; q++ {
 		a, set = s.fitFrom(w, i, a, q, set)
 		t.start[q-lo] = int32(a)

@@ -163,7 +163,7 @@ func (s *solver) monoStage(i int, sp spec, prev, ends []int32, offer func(k, x i
 		switch {
 		case free:
 		case fit != nil:
-			a = max(a, int(fit.start[q-fit.lo]))
+			a = max(a, fit.from(q))
 		default:
 			a, set = s.fitFrom(w, i, a, q, set)
 		}
