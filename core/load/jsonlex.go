@@ -135,14 +135,10 @@ func (l *lexer) valueDone() {
 	}
 }
 
-// intern returns b as a string, shared with the last text of its hash's slot when that
-// is the same: a profile repeats its sizes and kinds layer after layer, and a string per
-// number was a third of a profile's allocations. The table is fixed (a map that grew
-// cost more than it saved on small files).
-func (l *lexer) intern(b []byte) string { return intern(l.texts[:], b) }
-
 // intern returns b as a string from its hash's slot of table, putting it there first if
-// the slot holds another.
+// the slot holds another: a profile repeats its keys, sizes and kinds layer after layer,
+// and a string per token was most of a profile's allocations. The tables are fixed (a
+// map that grew cost more than it saved on small files).
 func intern(table []string, b []byte) string {
 	h := uint32(2166136261) // FNV-1a: texts are short, and maphash has no fast path under WebAssembly
 	for _, c := range b {
@@ -160,15 +156,8 @@ func (l *lexer) key() (token, error) {
 	if l.data[l.pos] != '"' {
 		return token{}, errSyntax
 	}
-	start := l.pos
-	plain, err := l.scanStr()
+	s, err := l.str(l.keys[:])
 	if err != nil {
-		return token{}, err
-	}
-	var s string
-	if plain { // no allocation for a key seen before
-		s = intern(l.keys[:], l.data[start+1:l.pos-1])
-	} else if s, err = l.strValue(start, plain); err != nil {
 		return token{}, err
 	}
 	l.state = wantColon
@@ -190,15 +179,8 @@ func (l *lexer) value(c byte) (token, error) {
 		}
 		return token{kind: c}, nil
 	case c == '"':
-		start := l.pos
-		plain, err := l.scanStr()
+		s, err := l.str(l.texts[:]) // kinds, tensor and shared item names repeat
 		if err != nil {
-			return token{}, err
-		}
-		s := ""
-		if plain {
-			s = l.intern(l.data[start+1 : l.pos-1]) // kinds, tensor and shared item names repeat
-		} else if s, err = l.strValue(start, plain); err != nil {
 			return token{}, err
 		}
 		l.valueDone()
@@ -209,7 +191,7 @@ func (l *lexer) value(c byte) (token, error) {
 			return token{}, errSyntax
 		}
 		l.valueDone()
-		return token{kind: '0', text: l.intern(l.data[start:l.pos])}, nil
+		return token{kind: '0', text: intern(l.texts[:], l.data[start:l.pos])}, nil
 	}
 	for _, lit := range [...]string{"true", "false", "null"} {
 		if c == lit[0] {
@@ -226,12 +208,17 @@ func (l *lexer) value(c byte) (token, error) {
 	return token{}, errSyntax
 }
 
-// strValue is the value of the string scanned from the quote at data[start] to l.pos.
-// Strings with escapes or non-ASCII bytes are decoded by encoding/json, so that both
-// agree on every escape and on invalid UTF-8 (replaced by U+FFFD).
-func (l *lexer) strValue(start int, plain bool) (string, error) {
-	if plain {
-		return string(l.data[start+1 : l.pos-1]), nil
+// str reads the string starting at the quote at l.pos and returns its value: a plain one
+// interned in table, any other decoded by encoding/json, so that both agree on every
+// escape and on invalid UTF-8 (replaced by U+FFFD).
+func (l *lexer) str(table []string) (string, error) {
+	start := l.pos
+	plain, err := l.scanStr()
+	switch {
+	case err != nil:
+		return "", err
+	case plain:
+		return intern(table, l.data[start+1:l.pos-1]), nil
 	}
 	var s string
 	if err := json.Unmarshal(l.data[start:l.pos], &s); err != nil {
