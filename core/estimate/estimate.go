@@ -366,7 +366,7 @@ func (e *Estimator) prepareTensors() {
 	}
 	for i, l := range e.m.Layers {
 		for _, id := range l.InputIDs {
-			k, ok := len(order)-1, i > 0 && len(e.m.Layers[i-1].Outputs) == 1 && id == e.m.Layers[i-1].Outputs[0].ID
+			k, ok := len(order)-1, e.m.FromPrevious(i, id)
 			if !ok { // not the previous layer's output (most are): look it up
 				k, ok = spans[id]
 			}

@@ -154,6 +154,12 @@ type Tensor struct {
 	Bytes int64  `json:"bytes"`
 }
 
+// FromPrevious reports whether tensor id is the one output of layer i-1, as the input of
+// most layers of a profile is: what a lookup among every tensor would find, without it.
+func (m *Model) FromPrevious(i int, id string) bool {
+	return i > 0 && len(m.Layers[i-1].Outputs) == 1 && id == m.Layers[i-1].Outputs[0].ID && id != ""
+}
+
 // Unit returns the model's time unit, Seconds when unset.
 func (m *Model) Unit() TimeUnit {
 	if m.TimeUnit == "" {

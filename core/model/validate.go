@@ -285,7 +285,7 @@ func (m *Model) checkLayerTensors(es *Errors, i int, producer map[string]int, sh
 		}
 	}
 	for j, id := range l.InputIDs {
-		if i > 0 && len(m.Layers[i-1].Outputs) == 1 && id == m.Layers[i-1].Outputs[0].ID && id != "" {
+		if m.FromPrevious(i, id) {
 			continue // the previous layer's output, as in most profiles: no lookup in a map of n ids
 		}
 		q, ok := producer[id]
