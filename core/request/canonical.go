@@ -128,18 +128,24 @@ func canonicalJSON(raw json.RawMessage) (json.RawMessage, error) {
 	if len(raw) == 0 {
 		return nil, nil
 	}
-	t := bytes.TrimLeft(raw, " \t\r\n")
-	if len(t) > 0 && t[0] != '"' && json.Valid(raw) {
+	if listable(raw) {
 		out, _ := sortedJSON(make([]byte, 0, len(raw)), raw, 0) // about raw's size
 		return out, nil
 	}
 	return canonicalTree(raw)
 }
 
+// listable reports whether the canonicalizer encodes raw: valid JSON that is not a string
+// (a string may hold a file's text, which canonicalTree reads).
+func listable(raw json.RawMessage) bool {
+	t := bytes.TrimLeft(raw, " \t\r\n")
+	return len(t) > 0 && t[0] != '"' && json.Valid(raw)
+}
+
 // writeCanonicalJSON writes canonicalJSON(raw) to w, as it is made when raw is JSON. It
 // returns errStopped, having written part of it, once stop is true.
 func writeCanonicalJSON(w io.Writer, raw json.RawMessage, stop *atomic.Bool) (err error) {
-	if t := bytes.TrimLeft(raw, " \t\r\n"); len(t) > 0 && t[0] != '"' && json.Valid(raw) {
+	if listable(raw) {
 		defer func() {
 			if r := recover(); r != nil {
 				if r != errStopped {
@@ -279,7 +285,6 @@ func (c *canonicalizer) object(pos int) int {
 		return end
 	}
 	c.depth++
-	defer func() { c.depth-- }()
 	mark := len(c.members)
 	pos = jsonscan.Space(data, pos+1)
 	for data[pos] != '}' {
@@ -309,6 +314,7 @@ func (c *canonicalizer) object(pos int) int {
 		c.value(m.start)                               // appends to c.members beyond ms, and takes it back
 	}
 	c.members = c.members[:mark]
+	c.depth--
 	c.out = append(c.out, '}')
 	return pos + 1
 }
