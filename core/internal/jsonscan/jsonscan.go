@@ -53,16 +53,16 @@ func ValueEnd(data []byte, pos int) int {
 		return len(data)
 	default:
 		end := pos
-		for end < len(data) && !IsDelimiter(data[end]) {
+		for end < len(data) && !isDelimiter(data[end]) {
 			end++
 		}
 		return end
 	}
 }
 
-// IsDelimiter reports whether c ends a number or a literal: a comma, a closing bracket or
+// isDelimiter reports whether c ends a number or a literal: a comma, a closing bracket or
 // white space.
-func IsDelimiter(c byte) bool {
+func isDelimiter(c byte) bool {
 	return c == ',' || c == ']' || c == '}' || c == ' ' || c == '\t' || c == '\r' || c == '\n'
 }
 
