@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -126,5 +127,69 @@ func TestExportJSONAndFile(t *testing.T) {
 	}
 	if !ex.Exact || ex.Format != export.JSON || !slices.Equal(d.Boundaries, ex.Boundaries) || d.Model.Name != "gpt2-medium" {
 		t.Errorf("export %+v, document %+v", ex, d)
+	}
+}
+
+// TestExportHostileName runs the issue's attack: a model name with line breaks, through
+// --name and through a request's model.name, exported in every format and then run (bash
+// for the shell script, python3 for the Python ones, whose header runs before their
+// imports). No name may run: the file the payload would create must not exist.
+// core/export's TestHostileNamesDoNotRun covers every hostile name and the layer names.
+func TestExportHostileName(t *testing.T) {
+	py, err := exec.LookPath("python3")
+	if err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatal("python3 is not on PATH")
+		}
+		t.Skip("python3 is not on PATH")
+	}
+	dir := t.TempDir()
+	names := map[string]string{
+		"shell":  "x\ntouch PWNED\n#",
+		"python": "x\nopen('PWNED', 'w')\n#",
+	}
+	llama := []string{"--hf-config", "llama-2-7b", "--device", "a100-80gb", "--stages", "4"}
+	for _, f := range export.Formats {
+		lang := "python"
+		if f == export.Megatron {
+			lang = "shell"
+		}
+		name := names[lang]
+		req, err := json.Marshal(map[string]any{
+			"model":       map[string]any{"architecture": map[string]any{"name": "llama-2-7b"}, "name": name},
+			"cluster":     map[string]any{"device": "a100-80gb"},
+			"parallelism": map[string]any{"pipeline": 4},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		reqFile := writeFile(t, "request.json", string(req))
+		for how, args := range map[string][]string{
+			"--name":             append([]string{"--name", name}, llama...),
+			"request model.name": {"--request", reqFile},
+		} {
+			out := filepath.Join(dir, string(f)+"-"+strings.ReplaceAll(how, " ", "_"))
+			var stdout, stderr bytes.Buffer
+			if code := run(append([]string{"export", "--format", string(f), "-o", out}, args...), &stdout, &stderr); code != exitOK {
+				t.Fatalf("%s %s: exit %d\n%s", f, how, code, stderr.String())
+			}
+			var cmd *exec.Cmd
+			switch lang {
+			case "shell":
+				cmd = exec.Command("bash", out)
+			default:
+				cmd = exec.Command(py, out) // fails at its first import; the header ran before
+			}
+			cmd.Dir = dir
+			res, _ := cmd.CombinedOutput()
+			if _, err := os.Stat(filepath.Join(dir, "PWNED")); err == nil {
+				t.Fatalf("%s through %s: the model's name ran as code\n%s", f, how, res)
+			}
+			if f == export.JSON || f == export.Megatron {
+				if text, _ := os.ReadFile(out); !bytes.Contains(text, []byte(`x\n`)) {
+					t.Errorf("%s through %s: the export does not show the name escaped:\n%s", f, how, text)
+				}
+			}
+		}
 	}
 }

@@ -58,7 +58,7 @@ func deepspeed(j *job) error {
 	}
 
 	var w strings.Builder
-	header(&w, "#", j, "DeepSpeed PipelineModule")
+	header(&w, "python", j, "DeepSpeed PipelineModule")
 	w.WriteString("from deepspeed.pipe import PipelineModule\n")
 	fmt.Fprintf(&w, "from deepspeed.runtime.pipe.topology import %s\n\n", topology[:strings.Index(topology, "(")])
 	fmt.Fprintf(&w, "NUM_STAGES = %d\n", len(b)-1)
@@ -69,7 +69,7 @@ func deepspeed(j *job) error {
 	for i, s := range stagesOf(b) {
 		fmt.Fprintf(&w, "    # stage %d\n", i)
 		for l := s[0]; l <= s[1]; l++ {
-			fmt.Fprintf(&w, "    %q,\n", in.LayerNames[l])
+			fmt.Fprintf(&w, "    %s,\n", pyStr(in.LayerNames[l]))
 		}
 	}
 	w.WriteString("]\n\n")

@@ -31,6 +31,16 @@
 // names are HuggingFace's module paths for the family (Llama's model.layers.8, GPT-2's
 // transformer.h.8, BERT's bert.encoder.layer.8). A profile's layer names are taken as
 // module names: pipeplan_profile.py (core/profiler) writes them so.
+//
+// # Escaping
+//
+// No input becomes code. Every string a user gave (the model's name, layer and module
+// names, notes quoting them) is written through one of two escapers: pyStr for a Python
+// string literal, commentText for a comment line (Python's or the shell's), which keeps no
+// line break, control, bidirectional override or invalid byte (Boucher and Anderson 2021,
+// "Trojan Source"). Python exports declare their encoding on the first line, so that no
+// name on the second can declare another (PEP 263). Shell exports hold no user string
+// outside comments.
 package export
 
 import (

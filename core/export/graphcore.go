@@ -50,7 +50,7 @@ func graphcore(j *job) error {
 	}
 
 	var w strings.Builder
-	header(&w, "#", j, "Graphcore IPU: Keras pipeline stages and popxl IPU mapping")
+	header(&w, "python", j, "Graphcore IPU: Keras pipeline stages and popxl IPU mapping")
 	fmt.Fprintf(&w, "P = %d  # IPUs in the pipeline: stage i on IPU i\nGRADIENT_ACCUMULATION = %d  # microbatches per step\nMICROBATCH_SIZE = %d\n\n", p, run.Microbatches, orOne(in.MicrobatchSize))
 	w.WriteString("# The pipeline stage of every layer (all calls of a layer share its stage).\nSTAGE_OF = {\n")
 	seen := map[string]bool{}
@@ -59,7 +59,7 @@ func graphcore(j *job) error {
 			continue // a layer called again: one entry
 		}
 		seen[name] = true
-		fmt.Fprintf(&w, "    %q: %d,\n", name, stageOf[l])
+		fmt.Fprintf(&w, "    %s: %d,\n", pyStr(name), stageOf[l])
 	}
 	w.WriteString("}\n")
 	dm := make([]int, len(b)-1)

@@ -91,7 +91,7 @@ func megatron(j *job) error {
 	}
 
 	var w strings.Builder
-	header(&w, "#", j, "Megatron-LM arguments (pretrain_gpt.py, Megatron-Core models)")
+	header(&w, "shell", j, "Megatron-LM arguments (pretrain_gpt.py, Megatron-Core models)")
 	mbs := orOne(in.MicrobatchSize)
 	dp := orOne(in.Data)
 	tp := orOne(in.Tensor)

@@ -62,7 +62,7 @@ func pytorch(j *job) error {
 		// PipelineStage infers the stages' shapes from 2.6; 2.4 and 2.5 need input_args.
 		what = "PyTorch torch.distributed.pipelining and tensor parallel (PyTorch 2.6 or later)"
 	}
-	header(&w, "#", j, what)
+	header(&w, "python", j, what)
 	w.WriteString("import torch\n")
 	if dp*tp > 1 {
 		w.WriteString("from torch.distributed.device_mesh import init_device_mesh\n")
@@ -87,7 +87,7 @@ func pytorch(j *job) error {
 		if i == 0 {
 			continue
 		}
-		fmt.Fprintf(&w, "    %q: SplitPoint.BEGINNING,  # stage %d: %s\n", mods[s[0]], i, layerSpan(in.LayerNames, s))
+		fmt.Fprintf(&w, "    %s: SplitPoint.BEGINNING,  # stage %d: %s\n", pyStr(mods[s[0]]), i, commentText(layerSpan(in.LayerNames, s)))
 	}
 	w.WriteString("}\n\n")
 	w.WriteString("# Each stage's modules, for splitting by hand (PipelineStage on a model holding only these).\n")
@@ -102,7 +102,7 @@ func pytorch(j *job) error {
 				if l > s[0] || k > 0 {
 					w.WriteString(", ")
 				}
-				fmt.Fprintf(&w, "%q", m)
+				w.WriteString(pyStr(m))
 			}
 		}
 		w.WriteString("],\n")
@@ -193,7 +193,7 @@ func writeDeviceMesh(w *strings.Builder, p, dp, tp int) {
 	}{{"pp", "NUM_RANKS", p}, {"dp", "DATA_PARALLEL", dp}, {"tp", "TENSOR_PARALLEL", tp}} {
 		if d.name == "pp" || d.n > 1 {
 			shape = append(shape, d.size)
-			names = append(names, fmt.Sprintf("%q", d.name))
+			names = append(names, pyStr(d.name))
 		}
 	}
 	fmt.Fprintf(w, "\ndef device_mesh(device_type=\"cuda\"):\n    \"\"\"All %d ranks as a (%s) device mesh.\n\n", p*dp*tp, strings.Join(names, ", "))
@@ -224,24 +224,31 @@ func layerSpan(names []string, s [2]int) string {
 }
 
 // header writes the comment block every snippet starts with: what was planned, what is
-// expressed, and the notes.
-func header(w *strings.Builder, c string, j *job, what string) {
+// expressed, and the notes, in the comments of lang (python or shell). A Python file
+// starts by declaring its encoding: Python reads a coding declaration on either of the
+// first two lines (PEP 263), and a model named "x -*- coding: utf-7 -*-" on the second
+// would otherwise make Python decode the rest as UTF-7, in which "+AAo-" is a line break.
+func header(w *strings.Builder, lang string, j *job, what string) {
 	in := j.in
+	const c = "#"
+	if lang == "python" {
+		w.WriteString("# -*- coding: utf-8 -*-\n")
+	}
 	name := in.Model
 	if name == "" {
 		name = "model"
 	}
-	fmt.Fprintf(w, "%s pipeplan export (version %d): %s\n", c, Version, what)
+	comment(w, c, fmt.Sprintf("pipeplan export (version %d): %s", Version, what))
 	sp := ""
 	if in.SequenceParallel {
 		sp = " with sequence parallelism"
 	}
-	fmt.Fprintf(w, "%s model %s: %d layers; %d pipeline devices, data parallel %d, tensor parallel %d%s\n",
-		c, name, len(in.LayerNames), in.devices(), orOne(in.Data), orOne(in.Tensor), sp)
-	fmt.Fprintf(w, "%s planned: %s, %d microbatches of %d; %s\n", c, j.sched, j.sched.Microbatches, orOne(in.MicrobatchSize), costLine(j.ex.Planned))
+	comment(w, c, fmt.Sprintf("model %s: %d layers; %d pipeline devices, data parallel %d, tensor parallel %d%s",
+		name, len(in.LayerNames), in.devices(), orOne(in.Data), orOne(in.Tensor), sp))
+	comment(w, c, fmt.Sprintf("planned: %s, %d microbatches of %d; %s", j.sched, j.sched.Microbatches, orOne(in.MicrobatchSize), costLine(j.ex.Planned)))
 	j.settle()
 	if !j.ex.Exact {
-		fmt.Fprintf(w, "%s NOT EXACT: this runs %s, split %v; %s\n", c, j.ranSchedule(), j.split(), costLine(j.ex.Expressed))
+		comment(w, c, fmt.Sprintf("NOT EXACT: this runs %s, split %v; %s", j.ranSchedule(), j.split(), costLine(j.ex.Expressed)))
 	}
 	for _, n := range j.ex.Notes {
 		for i, line := range wrap(n.Message, 88) {
@@ -249,7 +256,7 @@ func header(w *strings.Builder, c string, j *job, what string) {
 			if i > 0 {
 				lead = "      "
 			}
-			fmt.Fprintf(w, "%s %s%s\n", c, lead, line)
+			comment(w, c, lead+line)
 		}
 	}
 	w.WriteString("\n")

@@ -1,3 +1,4 @@
+# -*- coding: utf-8 -*-
 # pipeplan export (version 1): Graphcore IPU: Keras pipeline stages and popxl IPU mapping
 # model gpt2-medium: 26 layers; 4 pipeline devices, data parallel 2, tensor parallel 1
 # planned: gpipe, 8 microbatches of 8; 530.736 ms per step, 241.2 samples/s (gpipe)

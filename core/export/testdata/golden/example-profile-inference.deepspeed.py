@@ -1,3 +1,4 @@
+# -*- coding: utf-8 -*-
 # pipeplan export (version 1): DeepSpeed PipelineModule
 # model gpt2-medium: 26 layers; 2 pipeline devices, data parallel 1, tensor parallel 1
 # planned: inference, 4 microbatches of 8; 119.604 ms per step, 267.5 samples/s (inference)

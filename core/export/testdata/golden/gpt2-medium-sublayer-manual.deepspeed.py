@@ -1,3 +1,4 @@
+# -*- coding: utf-8 -*-
 # pipeplan export (version 1): DeepSpeed PipelineModule
 # model gpt2-medium: 51 layers; 4 pipeline devices, data parallel 1, tensor parallel 1
 # planned: zb-h1, 8 microbatches of 4; 60.663 ms per step, 527.5 samples/s (zb-h1)

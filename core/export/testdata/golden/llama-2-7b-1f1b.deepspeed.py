@@ -1,3 +1,4 @@
+# -*- coding: utf-8 -*-
 # pipeplan export (version 1): DeepSpeed PipelineModule
 # model llama-2-7b: 35 layers; 4 pipeline devices, data parallel 2, tensor parallel 2
 # planned: 1f1b, 16 microbatches of 1; 2.163 s per step, 14.79 samples/s (1f1b)

@@ -1,3 +1,4 @@
+# -*- coding: utf-8 -*-
 # pipeplan export (version 1): DeepSpeed PipelineModule
 # model llama-2-7b: 35 layers; 4 pipeline devices, data parallel 1, tensor parallel 1
 # planned: interleaved:2, 16 microbatches of 1; 3.781 s per step, 4.232 samples/s (interleaved:2)

@@ -1,3 +1,4 @@
+# -*- coding: utf-8 -*-
 # pipeplan export (version 1): DeepSpeed PipelineModule
 # model llama-2-7b: 35 layers; 4 pipeline devices, data parallel 1, tensor parallel 4 with sequence parallelism
 # planned: interleaved:2, 8 microbatches of 1; 236.484 ms per step, 33.83 samples/s (interleaved:2)
