@@ -18,11 +18,16 @@ async function plain(resp) {
   return new Response(await resp.blob(), { status: resp.status, statusText: resp.statusText, headers: resp.headers });
 }
 
+// The install caches what the page has just fetched: cache: "no-cache" asks the server
+// whether the browser's HTTP cache still holds the current file (a conditional request,
+// answered 304 without the body), where "reload" downloaded every file a second time
+// while the page was still loading it. A request for a file the page is still fetching
+// waits for that download (the HTTP cache lets one request at a time write a URL).
 self.addEventListener("install", event => {
   event.waitUntil((async () => {
     const cache = await caches.open(CACHE);
     await Promise.all(SHELL.map(async path => {
-      const resp = await fetch(path, { cache: "reload" });
+      const resp = await fetch(path, { cache: "no-cache" });
       if (!resp.ok) throw new Error(path + ": " + resp.status);
       await cache.put(path, await plain(resp));
     }));

@@ -15,8 +15,16 @@ func startPlanner() *client {
 		}
 		w.Call("postMessage", map[string]any{"id": id, "op": op, "args": a})
 	})
-	w = js.Global().Get("Worker").New(plannerURL())
-	w.Set("onmessage", js.FuncOf(func(_ js.Value, v []js.Value) any {
+	// index.html starts the worker before main.wasm loads (window.pipeplanPlannerWorker),
+	// holding what it says until now; a page without one gets its worker here.
+	held := js.Undefined()
+	if pre := js.Global().Get("pipeplanPlannerWorker"); pre.Type() == js.TypeObject {
+		js.Global().Delete("pipeplanPlannerWorker")
+		w, held = pre.Get("worker"), pre.Get("held")
+	} else {
+		w = js.Global().Get("Worker").New(plannerURL())
+	}
+	onMessage := js.FuncOf(func(_ js.Value, v []js.Value) any {
 		d := v[0].Get("data")
 		a := answer{ID: d.Get("id").Int(), Abort: d.Get("abort").Truthy()}
 		if r := d.Get("result"); r.Type() == js.TypeString {
@@ -33,15 +41,27 @@ func startPlanner() *client {
 		}
 		c.receive(a)
 		return nil
-	}))
-	w.Set("onerror", js.FuncOf(func(_ js.Value, v []js.Value) any {
+	})
+	onError := js.FuncOf(func(_ js.Value, v []js.Value) any {
 		msg := "the planner worker failed"
 		if m := v[0].Get("message"); m.Type() == js.TypeString {
 			msg += ": " + m.String()
 		}
 		c.receive(answer{Fatal: msg})
 		return nil
-	}))
+	})
+	w.Set("onmessage", onMessage)
+	w.Set("onerror", onError)
+	if held.Type() == js.TypeObject {
+		for i := range held.Length() {
+			e := held.Index(i)
+			if e.Get("type").String() == "error" {
+				onError.Invoke(e)
+			} else {
+				onMessage.Invoke(e)
+			}
+		}
+	}
 	return c
 }
 
