@@ -110,22 +110,8 @@ func TestBrowserFirstLoad(t *testing.T) {
 	srv := httptest.NewServer(counts.wrap(http.FileServer(http.Dir(dir))))
 	defer srv.Close()
 
-	opts := append(chromedp.DefaultExecAllocatorOptions[:],
-		chromedp.ExecPath(chrome),
-		chromedp.NoSandbox,
-		chromedp.DisableGPU,
-		chromedp.Flag("disable-quic", true),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.UserDataDir(t.TempDir()),
-		chromedp.WindowSize(1200, 900),
-	)
-	actx, cancel := chromedp.NewExecAllocator(context.Background(), opts...)
-	defer cancel()
-	ctx, cancel := chromedp.NewContext(actx)
-	defer cancel()
-	if err := chromedp.Do(ctx); err != nil {
-		t.Fatalf("starting %s: %v", chrome, err)
-	}
+	ctx, stop := startBrowser(t, chrome)
+	defer stop()
 	b := &browserT{T: t, ctx: ctx, shots: t.TempDir()}
 	do(b, "loading the page", chromedp.Navigate(srv.URL+"/"))
 	b.waitFor("the plan", `document.querySelector("#plan tbody tr") !== null`)
@@ -165,15 +151,7 @@ func TestBrowserFirstPlanTimes(t *testing.T) {
 		cpu  float64
 		bps  float64 // bytes per second down; 0: unthrottled
 	}{{"here", 1, 0}, {"4x CPU", 4, 0}, {"10 Mbit/s, 4x CPU", 4, 10e6 / 8}, {"50 Mbit/s", 1, 50e6 / 8}} {
-		opts := append(chromedp.DefaultExecAllocatorOptions[:],
-			chromedp.ExecPath(chrome), chromedp.NoSandbox, chromedp.DisableGPU,
-			chromedp.Flag("disable-quic", true), chromedp.Flag("disable-component-update", true),
-			chromedp.UserDataDir(t.TempDir()), chromedp.WindowSize(1200, 900))
-		actx, cancelA := chromedp.NewExecAllocator(context.Background(), opts...)
-		ctx, cancel := chromedp.NewContext(actx)
-		if err := chromedp.Do(ctx); err != nil { // start the browser, with no time limit
-			t.Fatalf("starting %s: %v", chrome, err)
-		}
+		ctx, stop := startBrowser(t, chrome)
 		b := &browserT{T: t, ctx: ctx, shots: t.TempDir()}
 		do(b, "throttling", chromedp.Action[chromedp.Void](func(ctx context.Context, tg *chromedp.Target) (chromedp.Void, error) {
 			if _, err := cdp.Call(ctx, tg, emulation.SetCPUThrottlingRate, emulation.SetCPUThrottlingRateParams{Rate: c.cpu}); err != nil {
@@ -202,7 +180,29 @@ func TestBrowserFirstPlanTimes(t *testing.T) {
 		}
 		wire := do(b, "reading the transfer sizes", chromedp.Evaluate[float64](`performance.getEntriesByType("resource").concat(performance.getEntriesByType("navigation")).reduce((s, e) => s + e.transferSize, 0)`))
 		t.Logf("%-20s first plan after %6.0f ms; the page's own requests moved %.2f MB (the planner worker's are not in its timing)", c.name, ms, wire/1e6)
-		cancel()
-		cancelA()
+		stop()
 	}
+}
+
+// startBrowser starts chromium with a fresh profile, as the browser tests drive it, and
+// returns its context (the first action has run, with no time limit) and what stops it.
+func startBrowser(t *testing.T, chrome string) (context.Context, func()) {
+	t.Helper()
+	opts := append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(chrome),
+		chromedp.NoSandbox,
+		chromedp.DisableGPU,
+		chromedp.Flag("disable-quic", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.UserDataDir(t.TempDir()),
+		chromedp.WindowSize(1200, 900),
+	)
+	actx, cancelA := chromedp.NewExecAllocator(context.Background(), opts...)
+	ctx, cancel := chromedp.NewContext(actx)
+	stop := func() { cancel(); cancelA() }
+	if err := chromedp.Do(ctx); err != nil {
+		stop()
+		t.Fatalf("starting %s: %v", chrome, err)
+	}
+	return ctx, stop
 }
