@@ -261,10 +261,19 @@ func TestStateBytes(t *testing.T) {
 		{Options{Optimizer: SGD}, 2 * n, 2 * n, 8 * n},
 		{Options{Optimizer: SGD, Precision: Pure, DType: FP16}, 2 * n, 2 * n, 2 * n},
 		{Options{Optimizer: None}, 2 * n, 0, 0},
-		{Options{DataParallel: 4, ZeRO1: true}, 2 * n, 2 * n, 3 * n},
+		{Options{DataParallel: 4, Sharding: ZeRO1}, 2 * n, 2 * n, 3 * n},
+		// ZeRO-2 shards the gradients too (2 + (2 + 12)/d); ZeRO-3 everything: 16/d per
+		// parameter (Rajbhandari et al. 2020, Figure 1: (2 + 2 + K) Psi / N_d).
+		{Options{DataParallel: 4, Sharding: ZeRO2}, 2 * n, n / 2, 3 * n},
+		{Options{DataParallel: 8, Sharding: ZeRO3}, n / 4, n / 4, 12 * n / 8},
+		// HSDP: sharded over its group of 4 devices, whatever the replicas.
+		{Options{DataParallel: 32, Sharding: HSDP, ShardGroup: 4}, n / 2, n / 2, 3 * n},
+		// Context parallelism shards over data x context (Megatron-LM's distributed
+		// optimizer over the DP x CP group).
+		{Options{DataParallel: 2, Context: 2, Sharding: ZeRO3}, n / 2, n / 2, 3 * n},
 		{Options{DataParallel: 4}, 2 * n, 2 * n, 12 * n},
 		{Options{Precision: MixedFP32Grads}, 2 * n, 4 * n, 12 * n},
-		{Options{Precision: MixedFP32Grads, DataParallel: 8, ZeRO1: true}, 2 * n, 4 * n, 12 * n / 8},
+		{Options{Precision: MixedFP32Grads, DataParallel: 8, Sharding: ZeRO1}, 2 * n, 4 * n, 12 * n / 8},
 		{Options{Precision: AMP}, 4 * n, 4 * n, 8 * n},
 		{Options{Precision: AMP, Optimizer: SGD}, 4 * n, 4 * n, 4 * n},
 	}

@@ -43,7 +43,9 @@ type Layer struct {
 	// ends; held in one stage, at the embedding only.
 	Params int64 `json:"params"`
 	// ParamBytes are its weights; GradBytes their gradients (training); OptimizerBytes
-	// its optimizer state with fp32 master weights, sharded under ZeRO-1.
+	// its optimizer state with fp32 master weights: one device's shards (the state from
+	// ZeRO-1 on, the gradients from ZeRO-2, the weights under ZeRO-3; FullBytes gives
+	// them whole).
 	ParamBytes     int64 `json:"param_bytes"`
 	GradBytes      int64 `json:"grad_bytes"`
 	OptimizerBytes int64 `json:"optimizer_bytes"`
@@ -67,6 +69,9 @@ type Layer struct {
 	// TensorAllReduceSeconds is the device time of its tensor-parallel all-reduces
 	// (0 for t = 1), part of the device time of FwdSeconds + BwdSeconds.
 	TensorAllReduceSeconds float64 `json:"tensor_allreduce_seconds,omitempty"`
+	// ContextSeconds is the time its context-parallel exchanges add (not hidden behind
+	// the attention), forward and backward, part of FwdSeconds + BwdSeconds.
+	ContextSeconds float64 `json:"context_seconds,omitempty"`
 	// FwdKernels and BwdKernels count the kernels each pass launches (the backward's
 	// include recomputation); FwdHostSeconds and BwdHostSeconds are the framework's host
 	// time to launch them. A pass takes the longer of its device time and its host time.
@@ -200,10 +205,7 @@ func (r *Result) OptimizerTempBytes(first, last int) int64 {
 		params -= r.Layers[0].TiedParams // both ends hold the matrix: once in one stage
 	}
 	temp := r.tempPerParam * float64(params)
-	if r.Opts.ZeRO1 {
-		temp /= float64(r.Opts.DataParallel)
-	}
-	return ceil(temp)
+	return ceil(temp / r.Opts.sharded())
 }
 
 // TiedGroup is the model.Layer.TieGroup and the model.Layer.Shared key of a tied embedding.
@@ -225,6 +227,9 @@ func Estimate(a *arch.Arch, t Target, o Options) (*Result, error) {
 	if err := checkTensorParallel(a, o.TensorParallel); err != nil {
 		return nil, err
 	}
+	if err := checkContext(a, o); err != nil {
+		return nil, err
+	}
 	if a.LearnedPositions() && o.Seq > a.MaxPositions {
 		return nil, &model.FieldError{Path: "seq", Reason: fmt.Sprintf(
 			"must be at most %d, the learned position embeddings of %s, got %d", a.MaxPositions, a.ModelType, o.Seq)}
@@ -232,9 +237,9 @@ func Estimate(a *arch.Arch, t Target, o Options) (*Result, error) {
 	sh := newShape(a, o)
 	sh.keepLogits = t.Framework.ReturnsLogits && sh.train
 	c := &calc{sh: sh, rf: newRoofline(t, o.DType), o: o, fw: t.Framework,
-		allReduce: cluster.RingAllReduceSeconds(t.tensorLink(), sh.e*sh.t*sh.h, o.TensorParallel)}
+		allReduce: cluster.RingAllReduceSeconds(t.tensorLink(), sh.e*sh.t*sh.h, o.TensorParallel), contextLink: t.tensorLink()}
 	r := &Result{Name: a.Name, Device: t.Device.Name, Arch: a.Description(), Opts: o,
-		perParam: o.perParam(), optShard: o.optimizerShard()}
+		perParam: o.devicePerParam(), optShard: o.optimizerShard()}
 
 	matrix := vocabShard(a, o) * int64(a.HiddenSize) // the token matrix on one device
 	tied := int64(0)
@@ -299,11 +304,37 @@ type calc struct {
 	fw cluster.Framework
 	// allReduce is the time of one tensor-parallel all-reduce of an activation.
 	allReduce float64
+	// contextLink carries the context-parallel exchanges (the tensor link: the context
+	// group sits in a node).
+	contextLink cluster.Link
+}
+
+// contextSeconds is the time a context-parallel attention core adds to a pass in which
+// the core itself takes core seconds, moving the piece's contextBytes (bwd: the
+// backward pass, which moves twice the ring's bytes: keys and values, and their
+// gradients). Ring (Liu et al. 2023): c - 1 point-to-point steps, each overlapped with
+// the attention on the block already received (1/c of the core), so a step adds
+// max(0, step - core/c). All-to-all (Jacobs et al. 2023): the all-to-alls are not
+// overlapped and add their whole time.
+func (c *calc) contextSeconds(p piece, core float64, bwd bool) (seconds, kernels float64) {
+	if !p.context {
+		return 0, 0
+	}
+	k := c.sh.cp
+	if c.o.ContextMethod == AllToAll {
+		return cluster.AllToAllSeconds(c.contextLink, p.contextBytes, int(k)), 2
+	}
+	n := p.contextBytes
+	if bwd {
+		n *= 2
+	}
+	step := cluster.PointToPointSeconds(c.contextLink, n)
+	return (k - 1) * max(0, step-core/k), k - 1
 }
 
 func (c *calc) layer(name, kind string, ps ...piece) Layer {
 	l := Layer{Name: name, Kind: kind}
-	pp := c.o.perParam()
+	pp := c.o.devicePerParam()
 	train := c.sh.train
 	for _, p := range ps {
 		l.Params += p.params + p.tied
@@ -348,6 +379,32 @@ func (c *calc) layer(name, kind string, ps ...piece) Layer {
 				l.BwdDeviceSeconds += c.rf.opSeconds(o, o.fwd)
 				l.BwdKernels += o.fwd.kernels
 				c.rf.addTerms(&l.BwdTerms, o, o.fwd)
+			}
+		}
+		if p.context {
+			var coreFwd, coreBwd float64
+			for _, o := range p.ops {
+				if o.core {
+					coreFwd += c.rf.opSeconds(o, o.fwd)
+					coreBwd += c.rf.opSeconds(o, o.bwd)
+				}
+			}
+			fs, fk := c.contextSeconds(p, coreFwd, false)
+			l.ContextSeconds += fs
+			l.FwdDeviceSeconds += fs
+			l.FwdKernels += fk
+			l.FwdTerms.CommSeconds += fs
+			l.FwdTerms.CommKernels += fk
+			if train {
+				bs, bk := c.contextSeconds(p, coreBwd, true)
+				if c.o.Recompute == Full && p.recomputable {
+					bs, bk = bs+fs, bk+fk // the rerun forward exchanges again
+				}
+				l.ContextSeconds += bs
+				l.BwdDeviceSeconds += bs
+				l.BwdKernels += bk
+				l.BwdTerms.CommSeconds += bs
+				l.BwdTerms.CommKernels += bk
 			}
 		}
 	}
@@ -400,8 +457,44 @@ func (c *calc) layer(name, kind string, ps ...piece) Layer {
 		saved = before
 	}
 	l.SavedActivationBytes = int64(saved)
-	l.TemporaryBytes = int64(max(fwdWork, bwdWork))
+	l.TemporaryBytes = int64(max(fwdWork, bwdWork)) + c.gatheredBytes(l.Params)
 	return l
+}
+
+// gatheredBytes is the working memory ZeRO-3 (and HSDP) adds to a layer of params
+// parameters beyond the shards: its weights all-gathered while it runs, the next
+// layer's gathered beside them when they are prefetched (counted as this layer's size),
+// and its whole gradients before they are reduce-scattered (Rajbhandari et al. 2020,
+// section 5.3; PyTorch FSDP2 frees each layer's gathered weights after its forward and
+// its backward: reshard_after_forward).
+func (c *calc) gatheredBytes(params int64) int64 {
+	if c.o.Sharding.Level() < 3 || c.o.ShardGroup < 2 {
+		return 0
+	}
+	full := c.o.perParam()
+	copies := 2.0
+	if c.o.NoPrefetch {
+		copies = 1
+	}
+	return ceil(float64(params) * (copies*full.weight + full.grad))
+}
+
+// FullBytes are the weights and gradients of layer i's own parameters (without a tied
+// embedding matrix: TiedFullBytes) on one device of a tensor-parallel group before any
+// sharding: what a ZeRO-3 layer all-gathers and reduce-scatters, and what the
+// data-parallel gradient reduction moves.
+func (r *Result) FullBytes(i int) (weights, grads int64) {
+	p := r.Opts.perParam()
+	n := float64(r.Layers[i].Params - r.Layers[i].TiedParams)
+	return ceil(n * p.weight), ceil(n * p.grad)
+}
+
+// TiedFullBytes are FullBytes of the tied embedding matrix, held once by a stage whose
+// layers have TiedParams; 0 without one.
+func (r *Result) TiedFullBytes() (weights, grads int64) {
+	p := r.Opts.perParam()
+	n := float64(r.Layers[0].usesTied)
+	return ceil(n * p.weight), ceil(n * p.grad)
 }
 
 func ceil(v float64) int64 { return int64(math.Ceil(v)) }
@@ -446,23 +539,17 @@ func (r *Result) total(a *arch.Arch, t Target, c *calc) {
 		// The update reads each gradient, the weight (or fp32 master) and the state, and
 		// writes the weight, the master and the state: memory-bound, one fused kernel per
 		// layer.
-		p := r.perParam
+		p := o.perParam() // a shard's update touches its shard only: divided below
 		src := p.weight
 		if p.master > 0 {
 			src = p.master
 		}
-		perParam := p.grad + src + p.states + p.weight + p.master + p.states
-		if o.ZeRO1 {
-			perParam /= float64(o.DataParallel)
-		}
-		tensors := float64(tt.ParamTensors)
-		if o.ZeRO1 {
-			tensors /= float64(o.DataParallel) // each replica updates its shard's tensors
-		}
+		perParam := (p.grad + src + p.states + p.weight + p.master + p.states) / o.sharded()
+		tensors := float64(tt.ParamTensors) / o.sharded() // each replica updates its shard's tensors
 		tt.OptimizerHostSeconds = tensors * t.Framework.OptimizerTensorSeconds
 		tt.OptimizerSeconds = max(c.rf.seconds(work{0, perParam * float64(tt.DeviceParams), float64(len(r.Layers))}), tt.OptimizerHostSeconds)
 		if a.TiedEmbeddings && o.Tie == TieCopy {
-			tt.TiedAllReduceBytes = ceil(float64(r.Layers[0].TiedParams) * p.grad)
+			tt.TiedAllReduceBytes = ceil(float64(r.Layers[0].TiedParams) * r.perParam.grad)
 			tt.TiedAllReduceSeconds = linkSeconds(t.Link, float64(tt.TiedAllReduceBytes))
 		}
 	}
@@ -530,6 +617,33 @@ func (r *Result) Model() *model.Model {
 		m.Layers = append(m.Layers, ml)
 	}
 	return m
+}
+
+// checkContext requires what context parallelism splits to split evenly: a causal
+// model's sequence into 2c chunks under ring attention (the load-balanced split gives
+// each device chunks i and 2c-1-i, as Megatron-LM requires), and for all-to-all the
+// query and key/value heads on a device (those of a tensor-parallel rank) over c.
+func checkContext(a *arch.Arch, o Options) error {
+	c := o.Context
+	if c <= 1 {
+		return nil
+	}
+	var es model.Errors
+	switch {
+	case o.ContextMethod == AllToAll:
+		t := o.TensorParallel
+		for _, f := range []struct {
+			name string
+			v    int
+		}{{"num_heads", a.NumHeads}, {"num_kv_heads", a.NumKVHeads}} {
+			if (f.v/t)%c != 0 {
+				es.Add("context_parallel", "all-to-all splits the heads: it must divide the model's %s on a device (%d / %d-way tensor parallelism = %d), got %d", f.name, f.v, t, f.v/t, c)
+			}
+		}
+	case a.Causal() && o.Seq%(2*c) != 0:
+		es.Add("context_parallel", "ring attention on a causal model balances the load over 2c chunks of the sequence: 2 x %d must divide the sequence (%d tokens)", c, o.Seq)
+	}
+	return es.Err()
 }
 
 // checkTensorParallel requires t to divide what it splits: the query heads, the key/value

@@ -8,7 +8,11 @@ type shape struct {
 	a *arch.Arch
 	o Options
 
-	b, s, t    float64 // microbatch, sequence, tokens b*s
+	b, s, t float64 // microbatch, sequence on one device (s / c), tokens b*s
+	// skv is the keys each query attends to: the whole sequence (s x c).
+	skv float64
+	// cp is the context-parallel degree c.
+	cp         float64
 	h, q, kv   float64 // hidden, query heads' and key (or value) heads' width on one device
 	heads, d   float64 // query heads on one device, and head width
 	f, v       float64 // MLP width (per expert) and vocabulary on one device
@@ -30,7 +34,7 @@ type shape struct {
 func newShape(a *arch.Arch, o Options) *shape {
 	tp := float64(o.TensorParallel)
 	sh := &shape{a: a, o: o,
-		b: float64(o.Batch), s: float64(o.Seq),
+		b: float64(o.Batch), s: float64(o.Seq) / float64(max(1, o.Context)), skv: float64(o.Seq), cp: float64(max(1, o.Context)),
 		h: float64(a.HiddenSize), q: float64(a.QDim()) / tp, kv: float64(a.KVDim()) / tp,
 		heads: float64(a.NumHeads) / tp, d: float64(a.HeadDim),
 		f: float64(a.IntermediateSize) / tp, v: float64(vocabShard(a, o)),
@@ -87,6 +91,11 @@ type piece struct {
 	inferExtra float64
 	// input and output: bytes of what it consumes and produces.
 	input, output float64
+	// context: the attention core of a context-parallel run, which exchanges
+	// contextBytes (ring: the device's keys and values, per step; all-to-all: Q, K, V
+	// and the output) in each pass (calc.contextSeconds).
+	context      bool
+	contextBytes float64
 	// recomputable: a transformer sublayer, which full recomputation reruns.
 	recomputable bool
 	// fwdAllReduces and bwdAllReduces count the tensor-parallel all-reduces of one
@@ -149,18 +158,18 @@ func (sh *shape) attention() piece {
 	if a.Family == arch.Llama {
 		p.ops = append(p.ops, mem("rotary", 2*e*t*(q+kv), 2))
 	}
-	scores := sh.b * sh.heads * sh.s * sh.s    // elements of the score matrix
+	scores := sh.b * sh.heads * sh.s * sh.skv  // elements of the score matrix (this device's queries)
 	common := 2*e*t*hr + e*t*q + sh.mask(t*hr) // norm input, QKV input, output proj. input, mask
 	var coreSaved float64                      // the s^2 terms selective recomputation drops
 	if sh.o.Attention == Eager {
 		if kv < q {
 			p.ops = append(p.ops, mem("repeat kv", e*t*(2*kv+2*q), 2))
 		}
-		p.ops = append(p.ops, core(matmul("scores", e, sh.b*sh.heads, sh.s, sh.d, sh.s)), core(mem("softmax", 2*e*scores, 1)))
+		p.ops = append(p.ops, core(matmul("scores", e, sh.b*sh.heads, sh.s, sh.d, sh.skv)), core(mem("softmax", 2*e*scores, 1)))
 		if sh.drop {
 			p.ops = append(p.ops, core(mem("attention dropout", (2*e+1)*scores, 1)))
 		}
-		p.ops = append(p.ops, core(matmul("attention x V", e, sh.b*sh.heads, sh.s, sh.s, sh.d)))
+		p.ops = append(p.ops, core(matmul("attention x V", e, sh.b*sh.heads, sh.s, sh.skv, sh.d)))
 		common += 3 * e * t * q // Q, and K and V repeated to all heads
 		coreSaved = e * scores
 		if sh.drop {
@@ -172,9 +181,11 @@ func (sh *shape) attention() piece {
 		p.bwdExtra = 2*e*scores + e*t*(q+2*kv)
 		p.inferExtra = e*t*h + e*t*(q+2*kv) + 2*e*scores
 	} else {
-		fa := 4 * sh.b * sh.heads * sh.s * sh.s * sh.d // QK^T and PV
+		fa := 4 * sh.b * sh.heads * sh.s * sh.skv * sh.d // QK^T and PV
 		if a.Causal() {
-			fa /= 2 // causal kernels skip the blocks above the diagonal
+			// Causal kernels skip the blocks above the diagonal; under context
+			// parallelism the load-balanced split gives each device 1/c of them.
+			fa /= 2
 		}
 		io := e * t * (2*q + 2*kv) // read Q, K, V, write O
 		p.ops = append(p.ops, op{name: "flash attention", core: true,
@@ -185,6 +196,15 @@ func (sh *shape) attention() piece {
 		p.inferExtra = e*t*h + e*t*(q+2*kv) + e*t*q
 	}
 	p.ops = append(p.ops, sh.linear("output projection", t, q, h), sh.residual())
+	if sh.cp > 1 {
+		p.context = true
+		if sh.o.ContextMethod == AllToAll {
+			// Q, K, V in, the output back: each device's share before and after.
+			p.contextBytes = e * t * (2*q + 2*kv)
+		} else {
+			p.contextBytes = e * t * 2 * kv // this device's K and V, passed c - 1 times
+		}
+	}
 	p.bwdSaved = common + coreSaved
 	p.saved = p.bwdSaved
 	if sh.o.Recompute == Selective {

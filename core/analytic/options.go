@@ -134,10 +134,29 @@ type Options struct {
 	Recompute Recompute `json:"recompute,omitempty"`
 	Split     Split     `json:"split,omitempty"`
 	Tie       Tie       `json:"tie,omitempty"`
-	// DataParallel is the number of data-parallel replicas (0 means 1); with ZeRO1 the
-	// optimizer state (and fp32 master weights) is sharded over them.
-	DataParallel int  `json:"data_parallel,omitempty"`
-	ZeRO1        bool `json:"zero1,omitempty"`
+	// DataParallel is the number of data-parallel replicas (0 means 1).
+	DataParallel int `json:"data_parallel,omitempty"`
+	// Sharding is how the model state is sharded over ShardGroup devices (ZeRO,
+	// Rajbhandari et al. 2020): none, zero1 (optimizer state and fp32 master weights),
+	// zero2 (and gradients), zero3 (and weights: PyTorch FSDP's FULL_SHARD, FSDP2's
+	// fully_shard) or hsdp (zero3 within a shard group, replicated across groups).
+	Sharding Sharding `json:"sharding,omitempty"`
+	// ShardGroup is the number of devices the state is sharded over (0: DataParallel
+	// times Context, the devices that hold the same layers; for hsdp its shard group).
+	ShardGroup int `json:"shard_group,omitempty"`
+	// NoPrefetch: with zero3 or hsdp, a layer's weights are gathered when it runs, not
+	// while the layer before it runs, so one gathered layer is held at a time, not two
+	// (PyTorch FSDP2's default prefetches the next layer's all-gather: torch.distributed.fsdp
+	// fully_shard docs, "implicit prefetching").
+	NoPrefetch bool `json:"no_prefetch,omitempty"`
+	// Context is the context-parallel degree c (0 means 1): each sequence is split into
+	// c parts on c devices (Megatron-LM's context parallelism, Liu et al. 2023's ring
+	// attention with causal load balancing, or DeepSpeed-Ulysses' all-to-all, Jacobs et
+	// al. 2023). Every per-token tensor and product is divided by c; each device's
+	// queries attend to the whole sequence's keys, exchanged over the target's TensorLink
+	// (the context group sits in a node).
+	Context       int           `json:"context_parallel,omitempty"`
+	ContextMethod ContextMethod `json:"context_method,omitempty"`
 	// TensorParallel is t, the Megatron-style tensor-parallel degree (0 means 1): the
 	// attention heads, the MLP's width and the vocabulary are split over t devices, each
 	// transformer block all-reduces its b x s x h output twice in the forward pass and
@@ -151,6 +170,51 @@ type Options struct {
 	// the same cost. No effect with t = 1.
 	SequenceParallel bool `json:"sequence_parallel,omitempty"`
 }
+
+// Sharding is a ZeRO stage (Options.Sharding).
+type Sharding string
+
+// The shardings of the model state over the data-parallel devices.
+const (
+	NoSharding Sharding = "none"
+	ZeRO1      Sharding = "zero1"
+	ZeRO2      Sharding = "zero2"
+	ZeRO3      Sharding = "zero3"
+	HSDP       Sharding = "hsdp"
+)
+
+// Level is the ZeRO stage: 0 none, 1 optimizer state, 2 and gradients, 3 and weights
+// (hsdp: 3 within its shard group).
+func (s Sharding) Level() int {
+	switch s {
+	case ZeRO1:
+		return 1
+	case ZeRO2:
+		return 2
+	case ZeRO3, HSDP:
+		return 3
+	}
+	return 0
+}
+
+// ContextMethod is how context parallelism exchanges keys and values.
+type ContextMethod string
+
+// The context-parallel methods.
+const (
+	// Ring: ring attention (Liu et al. 2023; Megatron-LM's and Transformer Engine's
+	// p2p context parallelism): c - 1 point-to-point steps per attention layer pass each
+	// device's keys and values around the ring (and their gradients in the backward
+	// pass), each overlapped with the attention on the block already received. Causal
+	// models are load-balanced (each device holds chunks i and 2c-1-i of 2c), so every
+	// device does 1/c of the causal attention.
+	Ring ContextMethod = "ring"
+	// AllToAll: DeepSpeed-Ulysses (Jacobs et al. 2023): an all-to-all turns the sequence
+	// split into a split of the heads before the attention core (Q, K, V) and back after
+	// it (the output), and again for their gradients; not overlapped. c must divide the
+	// query and key/value heads on a device.
+	AllToAll ContextMethod = "all-to-all"
+)
 
 // Bounds that keep every byte count exact and far from overflow.
 const (
@@ -196,6 +260,18 @@ func (o Options) withDefaults() Options {
 	if o.TensorParallel == 0 {
 		o.TensorParallel = 1
 	}
+	if o.Sharding == "" {
+		o.Sharding = NoSharding
+	}
+	if o.Context == 0 {
+		o.Context = 1
+	}
+	if o.ContextMethod == "" {
+		o.ContextMethod = Ring
+	}
+	if o.ShardGroup == 0 {
+		o.ShardGroup = o.DataParallel * o.Context
+	}
 	return o
 }
 
@@ -227,6 +303,19 @@ func (o Options) Validate() error {
 	}
 	if o.TensorParallel < 1 || o.TensorParallel > maxTP {
 		es.Add("tensor_parallel", "must be between 1 and %d, got %d", maxTP, o.TensorParallel)
+	}
+	oneOf(&es, "sharding", string(o.Sharding), NoSharding, ZeRO1, ZeRO2, ZeRO3, HSDP)
+	oneOf(&es, "context_method", string(o.ContextMethod), Ring, AllToAll)
+	if o.Context < 1 || o.Context > maxTP {
+		es.Add("context_parallel", "must be between 1 and %d, got %d", maxTP, o.Context)
+	} else if o.Seq%o.Context != 0 {
+		es.Add("context_parallel", "must divide the sequence (%d tokens), got %d", o.Seq, o.Context)
+	}
+	if o.ShardGroup < 1 || o.ShardGroup > maxDP {
+		es.Add("shard_group", "must be between 1 and %d, got %d", maxDP, o.ShardGroup)
+	}
+	if o.Optimizer == None && o.Sharding != NoSharding {
+		es.Add("sharding", "shards training state (optimizer, gradients): inference (optimizer none) has none")
 	}
 	if o.Optimizer == None && o.Recompute != NoRecompute {
 		es.Add("recompute", "needs training: inference (optimizer none) keeps nothing to recompute")
@@ -336,13 +425,44 @@ func (o Options) perParam() bytesPerParam {
 	return p
 }
 
-// optimizer is the optimizer state per parameter on one device (sharded with ZeRO-1).
-func (o Options) optimizerShard() float64 {
+// devicePerParam is perParam on one device: the optimizer state and master weights
+// divided over the shard group from ZeRO-1 on, the gradients from ZeRO-2 on, the weights
+// under ZeRO-3 (the shards a device keeps between layers; the gathered copies are
+// working memory).
+func (o Options) devicePerParam() bytesPerParam {
 	p := o.perParam()
-	if o.ZeRO1 {
-		return (p.master + p.states) / float64(o.DataParallel)
+	n := float64(o.ShardGroup)
+	if n < 1 {
+		n = 1
 	}
+	switch o.Sharding.Level() {
+	case 3:
+		p.weight /= n
+		fallthrough
+	case 2:
+		p.grad /= n
+		fallthrough
+	case 1:
+		p.master /= n
+		p.states /= n
+	}
+	return p
+}
+
+// optimizerShard is the optimizer state (with master weights) per parameter on one
+// device.
+func (o Options) optimizerShard() float64 {
+	p := o.devicePerParam()
 	return p.master + p.states
+}
+
+// sharded is the factor the optimizer update's work on one device is divided by: the
+// shard group from ZeRO-1 on.
+func (o Options) sharded() float64 {
+	if o.Sharding.Level() >= 1 && o.ShardGroup > 1 {
+		return float64(o.ShardGroup)
+	}
+	return 1
 }
 
 // String describes the options for people: "b=8 s=1024 bf16 mixed, adamw, flash attention".
@@ -360,8 +480,15 @@ func (o Options) String() string {
 	if o.Recompute != NoRecompute {
 		s += ", " + string(o.Recompute) + " recompute"
 	}
-	if o.ZeRO1 && o.DataParallel > 1 {
-		s += fmt.Sprintf(", ZeRO-1 over %d", o.DataParallel)
+	if o.Sharding.Level() > 0 && o.ShardGroup > 1 {
+		name := fmt.Sprintf("ZeRO-%d", o.Sharding.Level())
+		if o.Sharding == HSDP {
+			name = "HSDP"
+		}
+		s += fmt.Sprintf(", %s over %d", name, o.ShardGroup)
+	}
+	if o.Context > 1 {
+		s += fmt.Sprintf(", context parallel %d (%s)", o.Context, o.ContextMethod)
 	}
 	if o.TensorParallel > 1 {
 		s += fmt.Sprintf(", tensor parallel %d", o.TensorParallel)

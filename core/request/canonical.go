@@ -53,6 +53,17 @@ func canonicalParts(r *Request, hashed json.RawMessage) (parts [][]byte, skipped
 		// that they keep their ids.
 		c.Parallelism.Tensor = 0
 	}
+	// Likewise sharding and context parallelism: their defaults are left out, and
+	// sharding zero1 is written as the field that asked for it first (zero: 1).
+	if c.Parallelism.Context == 1 {
+		c.Parallelism.Context = 0
+	}
+	switch c.Parallelism.Sharding {
+	case "none":
+		c.Parallelism.Sharding = ""
+	case "zero1":
+		c.Parallelism.Sharding, c.Parallelism.ZeRO = "", 1
+	}
 	// Each document is encoded on its own and stands in the request as a marker: a
 	// member that encoding/json can only write where the field is (a quote in a string
 	// is escaped), found once and replaced by the document.

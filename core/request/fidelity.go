@@ -1,6 +1,7 @@
 package request
 
 import (
+	"pipeplan/core/analytic"
 	"strings"
 
 	"pipeplan/core/cluster"
@@ -36,7 +37,7 @@ func (p *prepared) lookupFramework(es *model.Errors, device string) (cluster.Fra
 
 // optimizerHostSeconds is the framework's host time for the optimizer step over the
 // parameter tensors of layers first..last (architectures; 0 for profiles), sharded over
-// the replicas under ZeRO-1.
+// the shard group from ZeRO-1 on.
 func (p *prepared) optimizerHostSeconds(first, last int) float64 {
 	if p.est == nil || p.framework.OptimizerTensorSeconds == 0 {
 		return 0
@@ -46,8 +47,8 @@ func (p *prepared) optimizerHostSeconds(first, last int) float64 {
 		n += p.est.Layers[l].ParamTensors
 	}
 	t := float64(n) * p.framework.OptimizerTensorSeconds
-	if p.req.Parallelism.ZeRO == 1 {
-		t /= float64(p.req.Parallelism.Data)
+	if analytic.Sharding(p.req.Parallelism.Sharding).Level() >= 1 {
+		t /= float64(p.shardGroup())
 	}
 	return t
 }
@@ -69,6 +70,26 @@ func (p *prepared) overlapWindow(pl *plan.Plan, dev, devices int) float64 {
 		}
 		for l := stage.FirstLayer; l <= stage.LastLayer; l++ {
 			w += p.model.Layers[l].BackwardSeconds
+		}
+	}
+	return w
+}
+
+// forwardWindow is how much of device dev's weight all-gather (zero1, zero2) its
+// framework hides behind the next step's first forward pass: one microbatch's forward
+// time of the device's stages, where the framework overlaps communication
+// (overlapWindow's rule).
+func (p *prepared) forwardWindow(pl *plan.Plan, dev, devices int) float64 {
+	if !p.framework.OverlapGradReduce || p.model.Unit() != model.Seconds {
+		return 0
+	}
+	var w float64
+	for s, stage := range pl.Stages {
+		if s%devices != dev {
+			continue
+		}
+		for l := stage.FirstLayer; l <= stage.LastLayer; l++ {
+			w += p.model.Layers[l].ForwardSeconds
 		}
 	}
 	return w

@@ -49,7 +49,8 @@ func TestTensorParallel(t *testing.T) {
 
 // TestNodes: on nodes of 8 with InfiniBand between them, Megatron's placement keeps the
 // replicas' all-reduce in a node and sends stage transfers across; the step's all-reduce
-// is the ring over NVSwitch.
+// is the ring over NVSwitch. ZeRO-1 (Megatron-LM's distributed optimizer) reduce-scatters
+// the gradients and all-gathers the weights: in bf16 both halves of the all-reduce.
 func TestNodes(t *testing.T) {
 	r := llamaRequest(2, 8, 1)
 	r.Cluster.DevicesPerNode = 8
@@ -68,8 +69,13 @@ func TestNodes(t *testing.T) {
 	for _, d := range res.Devices {
 		grads = max(grads, d.GradBytes)
 	}
-	if want := cluster.RingAllReduceSeconds(nv.Link, float64(grads), 8); math.Abs(res.Step.DataParallelAllReduceSeconds-want) > 1e-12 {
-		t.Errorf("all-reduce %v s, want %v (ring of 8 over NVLink)", res.Step.DataParallelAllReduceSeconds, want)
+	st := res.Step
+	if want := cluster.RingReduceScatterSeconds(nv.Link, float64(grads), 8); math.Abs(st.DataParallelReduceScatterSeconds-want) > 1e-12 {
+		t.Errorf("reduce-scatter %v s, want %v (ring of 8 over NVLink)", st.DataParallelReduceScatterSeconds, want)
+	}
+	if want := cluster.RingAllReduceSeconds(nv.Link, float64(grads), 8); math.Abs(st.DataParallelReduceScatterSeconds+st.DataParallelAllGatherSeconds-want) > 1e-12 || st.DataParallelAllReduceSeconds != 0 {
+		t.Errorf("reduce-scatter + all-gather %v s, want %v (the all-reduce's ring of 8 over NVLink); all-reduce %v",
+			st.DataParallelReduceScatterSeconds+st.DataParallelAllGatherSeconds, want, st.DataParallelAllReduceSeconds)
 	}
 	ib, _ := cluster.LookupLink("ib-ndr")
 	if res.Plan.Stages[0].Transfer <= 0 || !reflect.DeepEqual(pl.StageLinks, []cluster.Link{ib.Link}) {

@@ -51,6 +51,9 @@ type prepared struct {
 	cluster *cluster.Cluster
 	// dataLink is what the data-parallel all-reduce crosses; nil when free or d = 1.
 	dataLink *cluster.Link
+	// fullWeights and fullGrads are each layer's weights and gradients before sharding
+	// (fullState).
+	fullWeights, fullGrads []int64
 	// tiedLink joins the first and the last stage for a copied tied embedding.
 	tiedLink *cluster.Link
 	// tensorLink carries an architecture's tensor-parallel all-reduces (zero: the
@@ -155,6 +158,10 @@ func prepareWith(in *Request, cache *Cache) (*prepared, error) {
 		return nil, es.Err()
 	}
 	p.links(&es)
+	if len(es) > 0 {
+		return nil, es.Err()
+	}
+	p.gatherLayers(&es)
 	return p, es.Err()
 }
 
@@ -364,18 +371,8 @@ func (p *prepared) parallelism(es *model.Errors) {
 	if par.SequenceParallel && par.Tensor < 2 {
 		es.Add("parallelism.sequence_parallel", "splits along the sequence what tensor parallelism leaves whole: it needs parallelism.tensor >= 2")
 	}
-	switch par.ZeRO {
-	case 0:
-	case 1:
-		if par.Data < 2 {
-			es.Add("parallelism.zero", "ZeRO-1 shards optimizer state over data-parallel replicas: it needs parallelism.data >= 2, got %d", par.Data)
-		}
-		if !p.train() {
-			es.Add("parallelism.zero", "shards optimizer state, which inference does not have")
-		}
-	default:
-		es.Add("parallelism.zero", "must be 0 or 1 (ZeRO-2 and 3 are not modelled), got %d", par.ZeRO)
-	}
+	p.context(es)
+	p.sharding(es)
 	if p.cluster != nil { // a document: its devices are one pipeline
 		n := len(p.cluster.Devices)
 		if par.Pipeline != 0 && par.Pipeline != n {
@@ -384,14 +381,14 @@ func (p *prepared) parallelism(es *model.Errors) {
 		par.Pipeline = n
 		return
 	}
-	t := par.Tensor
+	t := par.Tensor * par.Context // a stage's group: tensor x context devices
 	switch {
 	case par.Pipeline == 0 && cs.Count == 0:
 		es.Add("cluster.count", "give the number of devices (or parallelism.pipeline)")
 		return
 	case par.Pipeline == 0:
 		if cs.Count%(par.Data*t) != 0 {
-			es.Add("parallelism.data", "%d replicas of %d-way tensor-parallel stages do not divide the %d devices of cluster.count: give parallelism.pipeline", par.Data, t, cs.Count)
+			es.Add("parallelism.data", "%d replicas of stages of %d devices (tensor x context) do not divide the %d devices of cluster.count: give parallelism.pipeline", par.Data, t, cs.Count)
 			return
 		}
 		par.Pipeline = cs.Count / (par.Data * t)
@@ -399,7 +396,11 @@ func (p *prepared) parallelism(es *model.Errors) {
 		cs.Count = par.Pipeline * par.Data * t
 	}
 	if need := int64(par.Pipeline) * int64(par.Data) * int64(t); need > int64(cs.Count) {
-		es.Add("cluster.count", "%d devices cannot hold %d pipeline stages times %d replicas times %d-way tensor parallelism (%d devices)", cs.Count, par.Pipeline, par.Data, t, need)
+		if par.Context > 1 {
+			es.Add("cluster.count", "%d devices cannot hold %d pipeline stages times %d replicas times %d-way tensor times %d-way context parallelism (%d devices)", cs.Count, par.Pipeline, par.Data, par.Tensor, par.Context, need)
+		} else {
+			es.Add("cluster.count", "%d devices cannot hold %d pipeline stages times %d replicas times %d-way tensor parallelism (%d devices)", cs.Count, par.Pipeline, par.Data, t, need)
+		}
 		return
 	}
 	c, err := cluster.FromPreset(cs.Device, par.Pipeline)
@@ -410,8 +411,12 @@ func (p *prepared) parallelism(es *model.Errors) {
 	if p.topo != nil {
 		// Stage links are placed in links(), once the model's traffic is known.
 		p.topo.Nodes = (cs.Count + p.topo.DevicesPerNode - 1) / p.topo.DevicesPerNode
+		if p.topo.DevicesPerNode%par.Tensor != 0 {
+			es.Add("parallelism.tensor", "must divide cluster.devices_per_node (%d): a tensor-parallel group stays inside a node, got %d", p.topo.DevicesPerNode, par.Tensor)
+			return
+		}
 		if p.topo.DevicesPerNode%t != 0 {
-			es.Add("parallelism.tensor", "must divide cluster.devices_per_node (%d): a tensor-parallel group stays inside a node, got %d", p.topo.DevicesPerNode, t)
+			es.Add("parallelism.context", "times parallelism.tensor (%d x %d) must divide cluster.devices_per_node (%d): the context group stays inside a node beside the tensor group", par.Context, par.Tensor, p.topo.DevicesPerNode)
 			return
 		}
 		c.Links = []cluster.Link{p.topo.Intra}
@@ -424,10 +429,137 @@ func (p *prepared) parallelism(es *model.Errors) {
 	p.cluster = c
 	if idle := cs.Count - par.Pipeline*par.Data*t; idle > 0 {
 		msg := fmt.Sprintf("%d of the %d devices are idle: the plan uses %d pipeline stages times %d replicas", idle, cs.Count, par.Pipeline, par.Data)
-		if t > 1 {
-			msg += fmt.Sprintf(" times %d-way tensor parallelism", t)
+		if par.Tensor > 1 {
+			msg += fmt.Sprintf(" times %d-way tensor parallelism", par.Tensor)
+		}
+		if par.Context > 1 {
+			msg += fmt.Sprintf(" times %d-way context parallelism", par.Context)
 		}
 		p.note(Diagnostic{Code: CodeIdleDevices, Severity: Warning, Field: "cluster.count", Message: msg})
+	}
+}
+
+// The shardings of parallelism.sharding, and its aliases.
+var shardings = map[string]analytic.Sharding{
+	"none": analytic.NoSharding, "zero1": analytic.ZeRO1, "zero2": analytic.ZeRO2,
+	"zero3": analytic.ZeRO3, "fsdp": analytic.ZeRO3, "hsdp": analytic.HSDP,
+}
+
+// The values of parallelism.prefetch.
+const (
+	PrefetchNextLayer = "next-layer"
+	PrefetchNone      = "none"
+)
+
+// context checks and defaults context parallelism: c >= 1, only for an architecture
+// (a measured profile's sequence cannot be split), the method for c >= 2 only.
+func (p *prepared) context(es *model.Errors) {
+	par := &p.req.Parallelism
+	if par.Context == 0 {
+		par.Context = 1
+	}
+	if par.Context < 1 || par.Context > cluster.MaxStages {
+		es.Add("parallelism.context", "must be between 1 and %d, got %d", cluster.MaxStages, par.Context)
+		par.Context = 1
+		return
+	}
+	if par.Context > 1 && p.arch == nil {
+		es.Add("parallelism.context", "splits an architecture's sequence (model.architecture); a measured profile's cannot be split")
+	}
+	switch {
+	case par.Context == 1 && par.ContextMethod != "":
+		es.Add("parallelism.context_method", "goes with parallelism.context >= 2")
+	case par.Context == 1:
+	case par.ContextMethod == "":
+		par.ContextMethod = string(analytic.Ring)
+	case par.ContextMethod != string(analytic.Ring) && par.ContextMethod != string(analytic.AllToAll):
+		es.Add("parallelism.context_method", "must be %s or %s, got %q", analytic.Ring, analytic.AllToAll, par.ContextMethod)
+	}
+}
+
+// sharding checks and defaults the sharding of training state: zero (the former
+// field) moves to sharding, fsdp reads as zero3, and a sharding needs training and at
+// least two devices to shard over (replicas x context); hsdp's shard group must divide
+// the replicas and leave at least two groups.
+func (p *prepared) sharding(es *model.Errors) {
+	par := &p.req.Parallelism
+	field := "parallelism.sharding"
+	switch par.ZeRO {
+	case 0:
+	case 1:
+		if par.Sharding != "" && par.Sharding != "zero1" {
+			es.Add("parallelism.zero", "1 means sharding zero1, and parallelism.sharding says %q: give sharding alone", par.Sharding)
+			return
+		}
+		par.Sharding, par.ZeRO, field = "zero1", 0, "parallelism.zero"
+	default:
+		es.Add("parallelism.zero", "must be 0 or 1 (for ZeRO-2 and 3 give parallelism.sharding: zero2, zero3), got %d", par.ZeRO)
+		return
+	}
+	if par.Sharding == "" {
+		par.Sharding = "none"
+	}
+	sh, ok := shardings[par.Sharding]
+	if !ok {
+		es.Add(field, "must be one of none, zero1, zero2, zero3, fsdp, hsdp, got %q", par.Sharding)
+		return
+	}
+	par.Sharding = string(sh)
+	level := sh.Level()
+	if level > 0 {
+		name := fmt.Sprintf("ZeRO-%d", level)
+		if sh == analytic.HSDP {
+			name = "HSDP"
+		}
+		switch n := par.Data * par.Context; {
+		case n >= 2:
+		case level == 1:
+			es.Add(field, "ZeRO-1 shards optimizer state over data-parallel replicas: it needs parallelism.data >= 2, got %d", par.Data)
+		default:
+			es.Add(field, "%s shards training state over the data-parallel devices: it needs parallelism.data (or parallelism.context) >= 2, got %d", name, n)
+		}
+		if !p.train() {
+			es.Add(field, "shards optimizer state, which inference does not have")
+		}
+	}
+	switch {
+	case level == 3 && par.Prefetch == "":
+		par.Prefetch = PrefetchNextLayer
+	case level == 3 && par.Prefetch != PrefetchNextLayer && par.Prefetch != PrefetchNone:
+		es.Add("parallelism.prefetch", "must be %s or %s, got %q", PrefetchNextLayer, PrefetchNone, par.Prefetch)
+	case level < 3 && par.Prefetch != "":
+		es.Add("parallelism.prefetch", "goes with sharding zero3 or hsdp, which gather weights layer by layer")
+	}
+	if sh != analytic.HSDP {
+		if par.ShardGroup != 0 {
+			es.Add("parallelism.shard_group", "goes with sharding hsdp")
+		}
+		return
+	}
+	if par.ShardGroup == 0 {
+		if p.topo == nil {
+			es.Add("parallelism.shard_group", "give the replicas in a shard group (or cluster.devices_per_node, whose node holds one)")
+			return
+		}
+		// The replicas a node holds, at most the replicas (a divisor of both).
+		fit := max(1, p.topo.DevicesPerNode/(par.Tensor*par.Context))
+		g := 1
+		for k := 1; k <= min(fit, par.Data); k++ {
+			if par.Data%k == 0 && fit%k == 0 {
+				g = k
+			}
+		}
+		par.ShardGroup = g
+	}
+	switch g := par.ShardGroup; {
+	case g < 1 || g > par.Data:
+		es.Add("parallelism.shard_group", "must be between 1 and parallelism.data (%d), got %d", par.Data, g)
+	case par.Data%g != 0:
+		es.Add("parallelism.shard_group", "must divide parallelism.data (%d): the replicas form whole shard groups, got %d", par.Data, g)
+	case g == par.Data:
+		es.Add("parallelism.shard_group", "holds all %d replicas, which leaves nothing to replicate: use sharding zero3", par.Data)
+	case g*par.Context < 2:
+		es.Add("parallelism.shard_group", "one device per shard group shards nothing: give at least 2 replicas (or context parallelism)")
 	}
 }
 
@@ -710,8 +842,10 @@ func (p *prepared) architecture(es *model.Errors) {
 		DType: analytic.DType(a.DType), Precision: analytic.Precision(r.Training.Precision),
 		Optimizer: analytic.Optimizer(r.Training.Optimizer), Attention: analytic.Attention(a.Attention),
 		Recompute: analytic.Recompute(r.Training.Recompute), Split: analytic.Split(a.Split), Tie: analytic.Tie(a.Tie),
-		DataParallel: r.Parallelism.Data, ZeRO1: r.Parallelism.ZeRO == 1,
+		DataParallel: r.Parallelism.Data, Sharding: analytic.Sharding(r.Parallelism.Sharding),
+		ShardGroup: p.shardGroup(), NoPrefetch: r.Parallelism.Prefetch == PrefetchNone,
 		TensorParallel: r.Parallelism.Tensor, SequenceParallel: r.Parallelism.SequenceParallel,
+		Context: r.Parallelism.Context, ContextMethod: analytic.ContextMethod(r.Parallelism.ContextMethod),
 	}
 	if !p.train() {
 		o.Optimizer, o.Precision = analytic.None, ""
@@ -768,11 +902,23 @@ func (p *prepared) architecture(es *model.Errors) {
 	}
 	p.est, p.target = est, t
 	p.model = m
+	p.fullState()
 	p.model.MicrobatchSize = o.Batch
 	p.model.TokensPerSample = o.Seq
 	if p.arch.Name != "" {
 		p.model.Name = p.arch.Name
 	}
+}
+
+// shardGroup is the number of devices training state is sharded over: the replicas
+// times the context-parallel degree (the devices that hold the same layers), or for hsdp
+// its shard group's.
+func (p *prepared) shardGroup() int {
+	par := p.req.Parallelism
+	if par.Sharding == string(analytic.HSDP) {
+		return par.ShardGroup * par.Context
+	}
+	return par.Data * par.Context
 }
 
 // archPaths renames the analytic options' field paths to the request's.
@@ -786,6 +932,7 @@ func archPaths(err error) error {
 		"precision": "training.precision", "optimizer": "training.optimizer", "attention": "model.architecture.attention",
 		"recompute": "training.recompute", "split": "model.architecture.split", "tie": "model.architecture.tie",
 		"data_parallel": "parallelism.data", "tensor_parallel": "parallelism.tensor",
+		"context_parallel": "parallelism.context", "sharding": "parallelism.sharding", "shard_group": "parallelism.shard_group",
 		"perf.matmul_efficiency": "model.architecture.matmul_efficiency", "perf.memory_efficiency": "model.architecture.memory_efficiency",
 		"perf.kernel_seconds":           "model.architecture.kernel_seconds",
 		"framework.host_kernel_seconds": "model.architecture.host_kernel_seconds",
@@ -828,11 +975,9 @@ func (p *prepared) profile(es *model.Errors) {
 			l.ParamBytes -= gradBytes(l)
 			l.GradBytes, l.OptimizerBytes = 0, 0
 		}
-		if r.Parallelism.ZeRO == 1 {
-			d := int64(r.Parallelism.Data)
-			l.OptimizerBytes = (l.OptimizerBytes + d - 1) / d
-		}
 	}
+	p.fullState()
+	sharded := p.shardProfile()
 	switch {
 	case train && p.weightsOnly():
 		p.note(Diagnostic{Code: CodeStateAdded, Severity: Note,
@@ -841,7 +986,7 @@ func (p *prepared) profile(es *model.Errors) {
 		p.note(Diagnostic{Code: CodeStateRemoved, Severity: Note,
 			Message: "inference: the profile's gradients (grad_bytes, or half of param_bytes) and optimizer state are not held"})
 	}
-	changed := (train && p.weightsOnly()) || removed || r.Parallelism.ZeRO == 1
+	changed := (train && p.weightsOnly()) || removed || sharded
 	if changed { // the loader validated the profile as it came
 		if err := m.Validate(); err != nil {
 			addPrefixed(es, p.modelField(""), err)
@@ -849,6 +994,57 @@ func (p *prepared) profile(es *model.Errors) {
 		}
 	}
 	p.rescale(es)
+}
+
+// fullState records every layer's weights and gradients before any sharding (of its own
+// parameters, without a tied matrix): what the data-parallel reductions move and what
+// ZeRO-3 gathers.
+func (p *prepared) fullState() {
+	n := len(p.model.Layers)
+	p.fullWeights, p.fullGrads = make([]int64, n), make([]int64, n)
+	for i := range p.model.Layers {
+		if p.est != nil {
+			p.fullWeights[i], p.fullGrads[i] = p.est.FullBytes(i)
+			continue
+		}
+		l := &p.model.Layers[i]
+		if p.train() {
+			p.fullGrads[i] = gradBytes(l)
+		}
+		p.fullWeights[i] = l.ParamBytes - p.fullGrads[i]
+	}
+}
+
+// shardProfile shards a profile's training state over the shard group, as
+// analytic.Options does an architecture's: the optimizer state from ZeRO-1 on, the
+// gradients from ZeRO-2 on, the weights under ZeRO-3 and HSDP, whose layers then also
+// hold their gathered weights (two layers' with prefetch, this layer's size for the
+// next) and whole gradients while they run. It reports whether it changed the model.
+func (p *prepared) shardProfile() bool {
+	level := analytic.Sharding(p.req.Parallelism.Sharding).Level()
+	n := int64(p.shardGroup())
+	if level == 0 || n < 2 {
+		return false
+	}
+	div := func(v int64) int64 { return (v + n - 1) / n }
+	copies := int64(2)
+	if p.req.Parallelism.Prefetch == PrefetchNone {
+		copies = 1
+	}
+	for i := range p.model.Layers {
+		l := &p.model.Layers[i]
+		w, g := p.fullWeights[i], p.fullGrads[i]
+		l.OptimizerBytes = div(l.OptimizerBytes)
+		if level >= 2 {
+			l.GradBytes = div(g)
+			l.ParamBytes = w + l.GradBytes
+		}
+		if level >= 3 {
+			l.ParamBytes = div(w) + l.GradBytes
+			l.TemporaryBytes += copies*w + g
+		}
+	}
+	return true
 }
 
 // gradBytes is the part of a layer's param_bytes that is gradients: grad_bytes, or half
@@ -1016,7 +1212,7 @@ func (p *prepared) place(es *model.Errors) {
 	if p.train() {
 		tr.StageBytes *= 2 // activations forward, their gradients back
 	}
-	pl, err := p.topo.Choose(par.Pipeline, par.Data, par.Tensor, tr)
+	pl, err := p.topo.Choose(par.Pipeline, par.Data, par.Tensor*par.Context, tr)
 	if err != nil {
 		addPrefixed(es, "parallelism", err)
 		return
@@ -1024,6 +1220,74 @@ func (p *prepared) place(es *model.Errors) {
 	p.placement = pl
 	c := pl.StageCluster(p.cluster.Devices[0])
 	p.cluster.Links = c.Links
+}
+
+// shardLinks are the links and group sizes of the data-parallel reductions: the
+// devices that hold the same layers (replicas times the context group) reduce their
+// gradients over link (the slowest a ring crosses: the data link, or with one replica
+// the context group's link inside a node). Under hsdp the shard group reduces over
+// link (inside a node when the group fits one, cluster.devices_per_node) and the
+// replicas of each shard across groups over across. ok is false when there is no
+// reduction (inference, or one device).
+func (p *prepared) shardLinks() (link *cluster.Link, members int, across *cluster.Link, groups int, ok bool) {
+	par := p.req.Parallelism
+	n := par.Data * par.Context
+	if !p.train() || n < 2 || p.req.Cluster.FreeTransfers || (par.Data > 1 && p.dataLink == nil) {
+		return nil, 0, nil, 0, false
+	}
+	link = p.dataLink
+	if link == nil {
+		link = &p.tensorLink // one replica: the context group, inside a node
+	}
+	if par.Sharding != string(analytic.HSDP) {
+		return link, n, nil, 0, true
+	}
+	g := par.ShardGroup * par.Context
+	across = link
+	if p.topo != nil && p.placement != nil && p.placement.Order == cluster.TDP && g*par.Tensor <= p.topo.DevicesPerNode {
+		intra := p.topo.Intra // TDP numbers replicas next to each other: a group fits a node
+		link = &intra
+	}
+	return link, g, across, n / g, true
+}
+
+// gatherLayers adds to each layer's times the communication of ZeRO-3 (and HSDP) that
+// its compute does not hide: per microbatch, its weights all-gathered over the shard
+// group before its forward and again before its backward, and its gradients
+// reduce-scattered after its backward (Rajbhandari et al. 2020, section 7: 1.5 x the
+// all-reduce's volume). With prefetch (PyTorch FSDP2's default: the next layer's
+// all-gather is issued while this one computes, docs of torch.distributed.fsdp.fully_shard)
+// an all-gather hides behind a layer's compute, counted as this layer's (a transformer's
+// blocks are alike); the reduce-scatter always runs beside the next layer's backward.
+// Exposed: forward max(0, AG - F) (AG without prefetch), backward max(0, AG + RS - B)
+// (AG + max(0, RS - B) without prefetch).
+func (p *prepared) gatherLayers(es *model.Errors) {
+	if analytic.Sharding(p.req.Parallelism.Sharding).Level() < 3 {
+		return
+	}
+	link, n, _, _, ok := p.shardLinks()
+	if !ok || p.req.Cluster.FreeTransfers {
+		return
+	}
+	if p.model.Unit() != model.Seconds {
+		es.Add("parallelism.sharding", "%s adds gathers to each layer's time: it needs a profile timed in seconds, not cycles", p.req.Parallelism.Sharding)
+		return
+	}
+	prefetch := p.req.Parallelism.Prefetch != PrefetchNone
+	p.model.Layers = append([]model.Layer(nil), p.model.Layers...) // a cached model's layers are shared
+	sl := secondsLink(link, p.cluster.Devices[0].ClockHz)
+	for i := range p.model.Layers {
+		l := &p.model.Layers[i]
+		ag := cluster.RingAllGatherSeconds(sl, float64(p.fullWeights[i]), n)
+		rs := cluster.RingReduceScatterSeconds(sl, float64(p.fullGrads[i]), n)
+		if prefetch {
+			l.ForwardSeconds += max(0, ag-l.ForwardSeconds)
+			l.BackwardSeconds += max(0, ag+rs-l.BackwardSeconds)
+		} else {
+			l.ForwardSeconds += ag
+			l.BackwardSeconds += ag + max(0, rs-l.BackwardSeconds)
+		}
+	}
 }
 
 func hasBandwidth(l *cluster.Link) bool {

@@ -254,7 +254,8 @@ func (p *prepared) step(res *Result) {
 	d := r.Parallelism.Data
 	train := p.train()
 	t := r.Parallelism.Tensor
-	st := &Step{PipelineSeconds: sr.MakespanSeconds, BubbleFraction: sr.BubbleFraction, Devices: devices * d * t}
+	c := r.Parallelism.Context
+	st := &Step{PipelineSeconds: sr.MakespanSeconds, BubbleFraction: sr.BubbleFraction, Devices: devices * d * t * c}
 	res.Devices = make([]DeviceStep, devices)
 	for i := range res.Devices {
 		res.Devices[i] = DeviceStep{Device: i, Name: p.cluster.Devices[i].Name, Stages: []int{}}
@@ -267,19 +268,21 @@ func (p *prepared) step(res *Result) {
 		if !train {
 			continue
 		}
-		var tied int64
+		var tiedW, tiedG int64
 		for l := stage.FirstLayer; l <= stage.LastLayer; l++ {
 			layer := &p.model.Layers[l]
 			statedGrads = statedGrads || layer.GradBytes > 0
 			hasParams = hasParams || layer.ParamBytes > 0
-			ds.GradBytes += gradBytes(layer)
-			if p.est != nil {
-				// A tied embedding's gradients are in the stage's shared item, not in
-				// the layer's grad_bytes: the analytic layer counts them.
-				tied = max(tied, p.est.Layers[l].GradBytes-layer.GradBytes)
+			ds.GradBytes += p.fullGrads[l]
+			ds.WeightBytes += p.fullWeights[l]
+			if p.est != nil && p.est.Layers[l].TiedParams > 0 {
+				// A tied embedding is the stage's shared item, held once: the analytic
+				// layer counts it.
+				tiedW, tiedG = p.est.TiedFullBytes()
 			}
 		}
-		ds.GradBytes += tied // once per stage, as the shared item is held once
+		ds.GradBytes += tiedG
+		ds.WeightBytes += tiedW
 		ds.OptimizerHostSeconds += p.optimizerHostSeconds(stage.FirstLayer, stage.LastLayer)
 		touched := float64(stage.ParamBytes) + 2*float64(stage.OptimizerBytes) + float64(stage.SharedBytes)
 		if touched > 0 {
@@ -294,13 +297,12 @@ func (p *prepared) step(res *Result) {
 	if train {
 		for i := range res.Devices {
 			ds := &res.Devices[i]
-			if p.dataLink != nil {
-				ds.AllReduceSeconds = ringAllReduce(d, ds.GradBytes, p.dataLink, p.cluster.Devices[i].ClockHz)
-				ds.ExposedAllReduceSeconds = max(0, ds.AllReduceSeconds-p.overlapWindow(pl, i, devices))
-			}
+			p.dataParallel(ds, pl, devices)
 			ds.OptimizerSeconds = max(ds.OptimizerSeconds, ds.OptimizerHostSeconds)
 			st.OptimizerSeconds = max(st.OptimizerSeconds, ds.OptimizerSeconds)
 			st.DataParallelAllReduceSeconds = max(st.DataParallelAllReduceSeconds, ds.AllReduceSeconds)
+			st.DataParallelReduceScatterSeconds = max(st.DataParallelReduceScatterSeconds, ds.ReduceScatterSeconds)
+			st.DataParallelAllGatherSeconds = max(st.DataParallelAllGatherSeconds, ds.AllGatherSeconds)
 			st.DataParallelExposedSeconds = max(st.DataParallelExposedSeconds, ds.ExposedAllReduceSeconds)
 		}
 		if p.est != nil && p.est.Opts.Tie == analytic.TieCopy && devices > 1 && p.tiedLink != nil {
@@ -330,8 +332,9 @@ func (p *prepared) step(res *Result) {
 		if train {
 			perMicrobatch *= 3
 		}
-		// The estimate is one device's of a tensor-parallel group: t of them do the model's.
-		st.ModelFLOPsPerStep = perMicrobatch * float64(r.Schedule.Microbatches) * float64(d) * float64(t)
+		// The estimate is one device's of a tensor- and context-parallel group: t x c of
+		// them do the model's.
+		st.ModelFLOPsPerStep = perMicrobatch * float64(r.Schedule.Microbatches) * float64(d) * float64(t) * float64(c)
 		peak := p.cluster.Devices[0].FLOPSPerSecond
 		if p.est.Opts.DType == analytic.FP32 {
 			if pr, err := cluster.LookupDevice(p.cluster.Devices[0].Name); err == nil {
@@ -343,6 +346,68 @@ func (p *prepared) step(res *Result) {
 		}
 	}
 	res.Step = st
+}
+
+// dataParallel costs device ds's data-parallel communication once per step, by the
+// sharding (NCCL's ring formulas over the link each crosses, cluster's collectives):
+//
+//   - none: a ring all-reduce of the gradients over the replicas x context devices;
+//   - zero1 (Megatron-LM's distributed optimizer, DeepSpeed ZeRO-1): a reduce-scatter of
+//     the gradients, then after the update an all-gather of the weights;
+//   - zero2: a reduce-scatter per microbatch (each backward frees its whole gradients),
+//     and the all-gather of the weights;
+//   - zero3: per layer, in the layers' times (gatherLayers); nothing here;
+//   - hsdp: zero3 within the shard group, and a ring all-reduce of each device's
+//     gradient shard across the groups.
+//
+// Where the framework overlaps (PyTorch DDP and FSDP, overlapWindow) the reductions
+// hide behind one microbatch's backward (zero2: each microbatch's behind its own), and
+// the all-gather behind the next step's first forward (Megatron-LM's
+// --overlap-param-gather, FSDP's prefetch); ExposedAllReduceSeconds is what they do not
+// hide.
+func (p *prepared) dataParallel(ds *DeviceStep, pl *plan.Plan, devices int) {
+	level := analytic.Sharding(p.req.Parallelism.Sharding).Level()
+	if level != 1 && level != 2 {
+		ds.WeightBytes = 0 // gathered by zero1 and zero2 alone
+	}
+	link, n, across, groups, ok := p.shardLinks()
+	if !ok {
+		return
+	}
+	clock := p.cluster.Devices[ds.Device].ClockHz
+	bwd, fwd := p.overlapWindow(pl, ds.Device, devices), p.forwardWindow(pl, ds.Device, devices)
+	g, w := float64(ds.GradBytes), float64(ds.WeightBytes)
+	m := float64(p.req.Schedule.Microbatches)
+	switch level {
+	case 0:
+		ds.AllReduceSeconds = ringAllReduce(n, ds.GradBytes, link, clock)
+		ds.ExposedAllReduceSeconds = max(0, ds.AllReduceSeconds-bwd)
+	case 1, 2:
+		l := secondsLink(link, clock)
+		rs := cluster.RingReduceScatterSeconds(l, g, n)
+		ds.AllGatherSeconds = cluster.RingAllGatherSeconds(l, w, n)
+		ds.ReduceScatterSeconds = rs
+		exposed := max(0, rs-bwd)
+		if level == 2 {
+			ds.ReduceScatterSeconds, exposed = m*rs, m*exposed
+		}
+		ds.ExposedAllReduceSeconds = exposed + max(0, ds.AllGatherSeconds-fwd)
+	default:
+		if groups > 1 {
+			ds.AllReduceSeconds = ringAllReduce(groups, (ds.GradBytes+int64(n)-1)/int64(n), across, clock)
+			ds.ExposedAllReduceSeconds = max(0, ds.AllReduceSeconds-bwd)
+		}
+	}
+}
+
+// secondsLink is l with its bandwidth and latency in seconds (a Graphcore-style link
+// states GB/s and idle cycles), for cluster's collectives.
+func secondsLink(l *cluster.Link, clockHz float64) cluster.Link {
+	out := cluster.Link{BytesPerSecond: bandwidth(l, clockHz), LatencySeconds: l.LatencySeconds}
+	if l.CyclesStyle() && clockHz > 0 {
+		out.LatencySeconds = float64(l.IdleCycles) / clockHz
+	}
+	return out
 }
 
 // ringAllReduce is the time of a ring all-reduce of n bytes among k peers over a link:

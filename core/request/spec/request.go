@@ -148,7 +148,8 @@ type Parallelism struct {
 	Pipeline int `json:"pipeline,omitempty"`
 	// Data is the number of data-parallel replicas of the pipeline.
 	Data int `json:"data,omitempty"`
-	// ZeRO is the ZeRO stage: 0 (none) or 1 (optimizer state sharded over the replicas).
+	// ZeRO is the former way to ask for ZeRO-1: 1 means sharding "zero1" (Normalize
+	// moves it there), 0 says nothing.
 	ZeRO int `json:"zero,omitempty"`
 	// Tensor is the tensor-parallel degree t of an architecture (default 1): each
 	// pipeline device is a group of t devices splitting every block Megatron-style, over
@@ -157,6 +158,28 @@ type Parallelism struct {
 	// SequenceParallel splits along the sequence what tensor parallelism leaves whole
 	// (norms, dropout, residuals); it needs tensor >= 2.
 	SequenceParallel bool `json:"sequence_parallel,omitempty"`
+	// Sharding is how training state is sharded over the data-parallel devices (the
+	// replicas times the context-parallel degree): none (default); zero1 (the optimizer
+	// state and fp32 master weights: DeepSpeed ZeRO-1, Megatron-LM's distributed
+	// optimizer); zero2 (and the gradients); zero3, or fsdp (and the weights, gathered
+	// layer by layer: DeepSpeed ZeRO-3, PyTorch FSDP2); hsdp (zero3 inside a shard group
+	// of shard_group replicas, replicated across groups: PyTorch HSDP).
+	Sharding string `json:"sharding,omitempty"`
+	// ShardGroup is HSDP's shard group in replicas (default: the replicas that fit in a
+	// node, cluster.devices_per_node / (tensor x context)); it must divide data.
+	ShardGroup int `json:"shard_group,omitempty"`
+	// Prefetch, with zero3 or hsdp: next-layer (default: each layer's all-gather runs
+	// while the layer before it computes, as PyTorch FSDP2 prefetches, holding two
+	// gathered layers) or none (gathered when the layer runs: not overlapped).
+	Prefetch string `json:"prefetch,omitempty"`
+	// Context is the context-parallel degree c (default 1): each sequence is split over
+	// c devices of an architecture; the run uses pipeline x data x tensor x context
+	// devices, and the context group sits in a node beside the tensor group.
+	Context int `json:"context,omitempty"`
+	// ContextMethod, with context >= 2: ring (default: ring attention, c-1 point-to-point
+	// steps of keys and values per attention layer, overlapped with the attention,
+	// causal load balancing) or all-to-all (DeepSpeed-Ulysses: c must divide the heads).
+	ContextMethod string `json:"context_method,omitempty"`
 }
 
 // Training says what is run.

@@ -93,6 +93,16 @@ type DeviceStep struct {
 	// pass (all of it unless the framework overlaps, as PyTorch DDP does).
 	AllReduceSeconds        float64 `json:"allreduce_seconds"`
 	ExposedAllReduceSeconds float64 `json:"exposed_allreduce_seconds"`
+	// WeightBytes are the weights of its stages, whole: what ZeRO-1 and 2 all-gather
+	// after the update (0 under other shardings).
+	WeightBytes int64 `json:"weight_bytes,omitempty"`
+	// ReduceScatterSeconds and AllGatherSeconds: under zero1 and zero2 its gradients
+	// reduce-scattered (once per step; per microbatch under zero2) and its weights
+	// all-gathered over the shard group (ring). ExposedAllReduceSeconds then counts the
+	// part of both that is not hidden. Under zero3 they are in the layers' times, and
+	// hsdp's AllReduceSeconds is the all-reduce of a gradient shard across the groups.
+	ReduceScatterSeconds float64 `json:"reduce_scatter_seconds,omitempty"`
+	AllGatherSeconds     float64 `json:"all_gather_seconds,omitempty"`
 }
 
 // Step is one whole step: the pipeline's makespan, then once per step the tied-embedding
@@ -110,16 +120,20 @@ type Step struct {
 	// DataParallelAllReduceSeconds: the slowest device's ring all-reduce of its gradients
 	// over the replicas: 2(d-1)/d x bytes / bandwidth + 2(d-1) x latency.
 	DataParallelAllReduceSeconds float64 `json:"data_parallel_allreduce_seconds"`
-	// DataParallelExposedSeconds: the slowest device's all-reduce time that the backward
-	// does not hide (ExposedAllReduceSeconds); the step counts this part.
+	// DataParallelExposedSeconds: the slowest device's data-parallel communication that
+	// compute does not hide (ExposedAllReduceSeconds); the step counts this part.
 	DataParallelExposedSeconds float64 `json:"data_parallel_exposed_seconds"`
+	// DataParallelReduceScatterSeconds and DataParallelAllGatherSeconds: the slowest
+	// device's reduce-scatter and all-gather under zero1 and zero2 (DeviceStep).
+	DataParallelReduceScatterSeconds float64 `json:"data_parallel_reduce_scatter_seconds,omitempty"`
+	DataParallelAllGatherSeconds     float64 `json:"data_parallel_all_gather_seconds,omitempty"`
 	// OptimizerSeconds: the slowest device's optimizer update.
 	OptimizerSeconds float64 `json:"optimizer_seconds"`
 	// StepSeconds is their sum, with the data-parallel all-reduce's exposed part.
 	StepSeconds float64 `json:"step_seconds"`
 	// BubbleFraction is the pipeline's idle share (schedule).
 	BubbleFraction float64 `json:"bubble_fraction"`
-	// Devices used: pipeline x data x tensor.
+	// Devices used: pipeline x data x tensor x context.
 	Devices int `json:"devices"`
 	// SamplesPerStep = microbatch size x microbatches x replicas; TokensPerStep with the
 	// tokens per sample, when known.
