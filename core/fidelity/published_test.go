@@ -198,7 +198,7 @@ func TestStepPeakMemory(t *testing.T) {
 		t.Fatal(err)
 	}
 	tg := selene(t)
-	s := runStep(t, a, tg, analytic.Options{Batch: 2, Seq: 4096, ZeRO1: true, Precision: analytic.MixedFP32Grads}, 2, 1, 128, 8)
+	s := runStep(t, a, tg, analytic.Options{Batch: 2, Seq: 4096, Sharding: analytic.ZeRO1, Precision: analytic.MixedFP32Grads}, 2, 1, 128, 8)
 	// The stage's memory is the device's at the step's peak: the allocated peak, the
 	// caching allocator's reserve and the framework's fixed memory.
 	check(t, "whole-step peak memory", 0.10, []result{

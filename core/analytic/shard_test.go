@@ -1,0 +1,131 @@
+package analytic
+
+import (
+	"math"
+	"strings"
+	"testing"
+
+	"pipeplan/core/cluster"
+)
+
+// TestZeROPaperWorkedExample: the ZeRO paper's worked example (Rajbhandari et al. 2020,
+// Figure 1): a 7.5B-parameter model with mixed-precision Adam on 64 devices holds 120 GB
+// of model state without sharding, 31.4 GB per device under ZeRO-1 (4 Psi + 12 Psi/N),
+// 16.6 GB under ZeRO-2 (2 Psi + 14 Psi/N) and 1.9 GB under ZeRO-3 (16 Psi/N).
+func TestZeROPaperWorkedExample(t *testing.T) {
+	const psi, n = 7.5e9, 64
+	for _, c := range []struct {
+		s    Sharding
+		want float64 // GB, the paper's rounding
+	}{{NoSharding, 120}, {ZeRO1, 31.4}, {ZeRO2, 16.6}, {ZeRO3, 1.9}} {
+		o := Options{DataParallel: n, Sharding: c.s}.withDefaults()
+		p := o.devicePerParam()
+		got := psi * (p.weight + p.grad + p.master + p.states) / 1e9
+		if math.Abs(got-c.want) > 0.05 {
+			t.Errorf("%s: %.3f GB per device, the paper says %.1f", c.s, got, c.want)
+		}
+	}
+}
+
+// TestContextParallelActivations: with context parallelism over c devices, each keeps
+// 1/c of every activation of a block (flash attention: no s^2 tensor), does 1/c of its
+// FLOPs (the causal attention load-balanced), and its model state is unchanged.
+func TestContextParallelActivations(t *testing.T) {
+	a := bundled(t, "meta-llama-3-8b")
+	one := block(estimate(t, a, Options{Batch: 1, Seq: 8192}))
+	for _, c := range []int{2, 4, 8} {
+		for _, m := range []ContextMethod{Ring, AllToAll} {
+			l := block(estimate(t, a, Options{Batch: 1, Seq: 8192, Context: c, ContextMethod: m}))
+			if l.SavedActivationBytes*int64(c) != one.SavedActivationBytes {
+				t.Errorf("c=%d %s: %d bytes saved, want 1/c of %d", c, m, l.SavedActivationBytes, one.SavedActivationBytes)
+			}
+			if math.Abs(l.FwdFLOPs*float64(c)-one.FwdFLOPs) > 1e-9*one.FwdFLOPs {
+				t.Errorf("c=%d %s: %g forward FLOPs, want 1/c of %g", c, m, l.FwdFLOPs, one.FwdFLOPs)
+			}
+			if l.Params != one.Params || l.OptimizerBytes != one.OptimizerBytes {
+				t.Errorf("c=%d %s: state changed", c, m)
+			}
+		}
+	}
+}
+
+// TestContextParallelCommunication checks the exchanges' closed forms per attention
+// layer (one block of Llama-3-8B, b = 1, s = 8192, bf16, c = 4):
+//
+//   - ring: c - 1 steps forward passing the device's K and V (2 x e x b x s/c x kv
+//     bytes), c - 1 backward passing K, V and their gradients (twice that); where the
+//     link is too slow for the attention to hide a step, each step costs its transfer
+//     less 1/c of the attention, so between two bandwidths B1 and B2 the time changes
+//     by (c - 1) x 3 x kvBytes x (1/B1 - 1/B2);
+//   - all-to-all (Ulysses): Q, K, V and the output, e x b x s/c x (2q + 2kv) bytes per
+//     device, all-to-all over c forward and again backward, not overlapped.
+func TestContextParallelCommunication(t *testing.T) {
+	a := bundled(t, "meta-llama-3-8b")
+	const c, s = 4, 8192
+	kvBytes := 2.0 * 1 * s / c * 2 * float64(a.KVDim())
+	ctx := func(m ContextMethod, l cluster.Link) float64 {
+		tg := target(t, "a100-80gb")
+		tg.TensorLink = l
+		r, err := Estimate(a, tg, Options{Batch: 1, Seq: s, Context: c, ContextMethod: m})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return block(r).ContextSeconds
+	}
+	slow1 := cluster.Link{BytesPerSecond: 1e8, LatencySeconds: 1e-3}
+	slow2 := cluster.Link{BytesPerSecond: 2e8, LatencySeconds: 1e-3}
+	got := ctx(Ring, slow1) - ctx(Ring, slow2)
+	want := (c - 1) * 3 * kvBytes * (1/1e8 - 1/2e8)
+	if math.Abs(got-want) > 1e-9*want {
+		t.Errorf("ring: %v s between the bandwidths, want %v", got, want)
+	}
+	fast := cluster.Link{BytesPerSecond: 1e15}
+	if g := ctx(Ring, fast); g != 0 {
+		t.Errorf("ring over a fast link: %v s exposed, want 0 (hidden behind the attention)", g)
+	}
+	a2a := 2 * 1 * s / c * float64(2*a.QDim()+2*a.KVDim())
+	if g, w := ctx(AllToAll, slow1), 2*cluster.AllToAllSeconds(slow1, a2a, c); math.Abs(g-w) > 1e-12*w {
+		t.Errorf("all-to-all: %v s, want %v", g, w)
+	}
+}
+
+// TestContextParallelRefused: context parallelism that does not split evenly is refused
+// with the reason.
+func TestContextParallelRefused(t *testing.T) {
+	a := bundled(t, "meta-llama-3-8b") // 32 heads, 8 key/value heads
+	for _, c := range []struct {
+		o    Options
+		want string
+	}{
+		{Options{Batch: 1, Seq: 8190, Context: 4}, "must divide the sequence"},
+		{Options{Batch: 1, Seq: 8196, Context: 4}, "2 x 4 must divide the sequence"},
+		{Options{Batch: 1, Seq: 8192, Context: 16, ContextMethod: AllToAll}, "num_kv_heads"},
+		{Options{Batch: 1, Seq: 8192, Context: 4, TensorParallel: 4, ContextMethod: AllToAll}, "num_kv_heads on a device"},
+		{Options{Batch: 1, Seq: 8192, Context: 2, ContextMethod: "star"}, "context_method"},
+		{Options{Batch: 1, Seq: 8192, Sharding: ZeRO3, Optimizer: None}, "inference"},
+	} {
+		_, err := Estimate(a, target(t, "a100-80gb"), c.o)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%+v: error %v, want one saying %q", c.o, err, c.want)
+		}
+	}
+}
+
+// TestZeRO3GatheredLayer: ZeRO-3 holds a layer's gathered weights (and the next
+// layer's, prefetched) and its whole gradients as working memory beside the shards.
+func TestZeRO3GatheredLayer(t *testing.T) {
+	a := bundled(t, "meta-llama-3-8b")
+	plain := block(estimate(t, a, Options{Batch: 1, Seq: 4096}))
+	for _, c := range []struct {
+		noPrefetch bool
+		copies     int64
+	}{{false, 2}, {true, 1}} {
+		l := block(estimate(t, a, Options{Batch: 1, Seq: 4096, DataParallel: 8, Sharding: ZeRO3, NoPrefetch: c.noPrefetch}))
+		if got, want := l.TemporaryBytes-plain.TemporaryBytes, l.Params*(2*c.copies+2); got != want {
+			t.Errorf("no_prefetch %v: %d bytes more working memory, want %d (gathered weights x %d + gradients)", c.noPrefetch, got, want, c.copies)
+		}
+		if l.ParamBytes != plain.ParamBytes/8 || l.GradBytes != plain.GradBytes/8 {
+			t.Errorf("shards: weights %d grads %d, want 1/8 of %d, %d", l.ParamBytes, l.GradBytes, plain.ParamBytes, plain.GradBytes)
+		}
+	}
+}
