@@ -105,10 +105,18 @@ func printStep(w io.Writer, res *request.Result) {
 	}
 	sec := func(v float64) string { return units.Time(v, model.Seconds) }
 	fmt.Fprintf(w, "\nstep %s = pipeline %s", sec(st.StepSeconds), sec(st.PipelineSeconds))
+	// The step counts the data-parallel communication its framework does not hide.
+	dp, dpAll := "data-parallel all-reduce", st.DataParallelAllReduceSeconds
+	if sharded := st.DataParallelReduceScatterSeconds + st.DataParallelAllGatherSeconds; sharded > 0 {
+		dp, dpAll = "data-parallel reduce-scatter + all-gather", sharded
+	}
+	if st.DataParallelExposedSeconds < dpAll {
+		dp += fmt.Sprintf(" (exposed, of %s)", sec(dpAll))
+	}
 	for _, part := range []struct {
 		name string
 		v    float64
-	}{{"tied all-reduce", st.TiedAllReduceSeconds}, {"data-parallel all-reduce", st.DataParallelAllReduceSeconds}, {"optimizer", st.OptimizerSeconds}} {
+	}{{"tied all-reduce", st.TiedAllReduceSeconds}, {dp, st.DataParallelExposedSeconds}, {"optimizer", st.OptimizerSeconds}} {
 		if part.v > 0 {
 			fmt.Fprintf(w, " + %s %s", part.name, sec(part.v))
 		}

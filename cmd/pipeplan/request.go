@@ -41,6 +41,9 @@ type requestFlags struct {
 	zero1, freeTransfers, sp            bool
 	devicesPerNode                      int
 	linkIntra, linkInter                string
+	// sharded data parallelism and context parallelism
+	sharding, prefetch, cpMethod string
+	shardGroup, cp               int
 
 	// training
 	inference                       bool
@@ -115,6 +118,11 @@ func (f *requestFlags) add(fs *flag.FlagSet, withSchedule bool) {
 	fs.BoolVar(&f.zero1, "zero1", false, "shard optimizer state and master weights over the --dp replicas (ZeRO-1)")
 	fs.IntVar(&f.tp, "tp", 0, "tensor-parallel degree with --hf-config (default 1): each stage is a group of N devices splitting every block Megatron-style")
 	fs.BoolVar(&f.sp, "sp", false, "sequence parallelism with --tp: norms, dropout and residuals split along the sequence too")
+	fs.StringVar(&f.sharding, "sharding", "", "shard training state over the --dp replicas (x --cp): none, zero1, zero2, zero3 (fsdp), hsdp")
+	fs.IntVar(&f.shardGroup, "shard-group", 0, "with --sharding hsdp: replicas per shard group (default: those a node holds)")
+	fs.StringVar(&f.prefetch, "prefetch", "", "with --sharding zero3 or hsdp: next-layer (default, as PyTorch FSDP2) or none")
+	fs.IntVar(&f.cp, "cp", 0, "context-parallel degree with --hf-config (default 1): each sequence split over N devices")
+	fs.StringVar(&f.cpMethod, "cp-method", "", "with --cp: ring (default, ring attention) or all-to-all (DeepSpeed-Ulysses)")
 	fs.IntVar(&f.devicesPerNode, "devices-per-node", 0, "with --device: devices per node; stages, replicas and tensor-parallel groups are placed on the nodes")
 	fs.StringVar(&f.linkIntra, "link-intra", "", "link preset inside a node with --devices-per-node (default: the device's usual link)")
 	fs.StringVar(&f.linkInter, "link-inter", "", "link preset between nodes with --devices-per-node (default: the device's usual network)")
@@ -176,7 +184,7 @@ func (f *requestFlags) build() (*request.Request, error) {
 	for _, c := range []struct {
 		name string
 		v    int
-	}{{"stages", f.stages}, {"dp", f.dp}, {"tp", f.tp}, {"devices-per-node", f.devicesPerNode}, {"devices", f.devices}, {"batch", f.batch}, {"microbatches", f.microbatches}, {"seq", f.seq}} {
+	}{{"stages", f.stages}, {"dp", f.dp}, {"tp", f.tp}, {"devices-per-node", f.devicesPerNode}, {"devices", f.devices}, {"cp", f.cp}, {"shard-group", f.shardGroup}, {"batch", f.batch}, {"microbatches", f.microbatches}, {"seq", f.seq}} {
 		if g[c.name] && c.v < 1 { // 0 would read as "the default"
 			return nil, fmt.Errorf("--%s: must be >= 1, got %d", c.name, c.v)
 		}
@@ -193,6 +201,8 @@ func (f *requestFlags) build() (*request.Request, error) {
 	if f.zero1 {
 		r.Parallelism.ZeRO = 1
 	}
+	r.Parallelism.Sharding, r.Parallelism.ShardGroup, r.Parallelism.Prefetch = f.sharding, f.shardGroup, f.prefetch
+	r.Parallelism.Context, r.Parallelism.ContextMethod = f.cp, f.cpMethod
 	if f.inference {
 		r.Training.Mode = request.ModeInference
 	}
@@ -339,6 +349,8 @@ var flagOf = map[string]string{
 	"cluster.device": "--device", "cluster.count": "--devices", "cluster.link": "--link", "cluster.data_link": "--data-link",
 	"parallelism.pipeline": "--stages", "parallelism.data": "--dp", "parallelism.zero": "--zero1",
 	"parallelism.tensor": "--tp", "parallelism.sequence_parallel": "--sp",
+	"parallelism.sharding": "--sharding", "parallelism.shard_group": "--shard-group", "parallelism.prefetch": "--prefetch",
+	"parallelism.context": "--cp", "parallelism.context_method": "--cp-method",
 	"cluster.devices_per_node": "--devices-per-node", "cluster.link_intra": "--link-intra", "cluster.link_inter": "--link-inter",
 	"training.mode": "--inference", "training.optimizer": "--optimizer", "training.precision": "--precision",
 	"training.recompute": "--recompute", "schedule.name": "--schedule", "schedule.microbatches": "--microbatches",
