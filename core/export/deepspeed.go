@@ -58,6 +58,12 @@ func deepspeed(j *job) error {
 	}
 
 	var w strings.Builder
+	if in.ZeRO > 1 {
+		j.parallelism("DeepSpeed's pipeline engine runs ZeRO stage 1 at most; pipeplan planned %s: the run holds more memory than priced", shardingName(in))
+	}
+	if orOne(in.Context) > 1 {
+		j.parallelism("the plan splits each sequence over %d devices (context parallelism, %s), which a PipelineModule does not: DeepSpeed-Ulysses (deepspeed.sequence.layer.DistributedAttention) must be wired into the layers by hand", in.Context, in.ContextMethod)
+	}
 	header(&w, "python", j, "DeepSpeed PipelineModule")
 	w.WriteString("from deepspeed.pipe import PipelineModule\n")
 	fmt.Fprintf(&w, "from deepspeed.runtime.pipe.topology import %s\n\n", topology[:strings.Index(topology, "(")])
@@ -109,8 +115,11 @@ def build(layers, loss_fn=None, **kwargs):
 	fmt.Fprintf(&w, "    \"train_micro_batch_size_per_gpu\": %d,\n", mbs)
 	fmt.Fprintf(&w, "    \"gradient_accumulation_steps\": %d,  # the microbatches of one step\n", run.Microbatches)
 	fmt.Fprintf(&w, "    \"train_batch_size\": %d,  # %d x %d microbatches x data parallel %d\n", mbs*run.Microbatches*orOne(in.Data), mbs, run.Microbatches, orOne(in.Data))
-	if in.ZeRO == 1 {
+	switch {
+	case in.ZeRO == 1:
 		w.WriteString("    \"zero_optimization\": {\"stage\": 1},\n")
+	case in.ZeRO > 1:
+		w.WriteString("    \"zero_optimization\": {\"stage\": 1},  # the stage a PipelineModule takes (see the note)\n")
 	}
 	w.WriteString("}\n")
 	j.ex.Filename, j.ex.Language, j.ex.Text = "pipeplan_deepspeed.py", "python", w.String()

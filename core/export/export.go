@@ -101,6 +101,7 @@ const (
 	NoteMicrobatches  = spec.NoteMicrobatches
 	NoteCost          = spec.NoteCost
 	NoteTied          = spec.NoteTied
+	NoteParallelism   = spec.NoteParallelism
 )
 
 // ParseFormat reads a format name.
@@ -150,9 +151,16 @@ type Input struct {
 	// parallelism.sequence_parallel; it needs Tensor >= 2. Megatron-LM states it as
 	// --sequence-parallel.
 	SequenceParallel bool
-	// ZeRO is the ZeRO stage: 0, or 1 (optimizer state sharded over the data-parallel
-	// replicas).
-	ZeRO int
+	// ZeRO is the ZeRO stage: 0, 1 (optimizer state sharded over the data-parallel
+	// devices), 2 (and gradients) or 3 (and weights); Sharding names it as the request
+	// does (zero1, zero2, zero3, hsdp; "" from ZeRO alone), with hsdp's ShardGroup.
+	ZeRO       int
+	Sharding   string
+	ShardGroup int
+	// Context is the context-parallel degree (0: 1) and ContextMethod its exchange
+	// (ring or all-to-all), as the request's parallelism.context and context_method.
+	Context       int
+	ContextMethod string
 	// Recompute is the activation recomputation: none, selective or full ("" is none).
 	Recompute string
 	// Plan is the planner's plan, embedded in the JSON export when set.
@@ -238,13 +246,13 @@ func (in *Input) check() error {
 	for _, v := range []struct {
 		name string
 		v    int
-	}{{"microbatch_size", in.MicrobatchSize}, {"data", in.Data}, {"tensor", in.Tensor}, {"seq", in.Seq}, {"zero", in.ZeRO}} {
+	}{{"microbatch_size", in.MicrobatchSize}, {"data", in.Data}, {"tensor", in.Tensor}, {"seq", in.Seq}, {"zero", in.ZeRO}, {"context", in.Context}} {
 		if v.v < 0 {
 			es.Add(v.name, "must be >= 0, got %d", v.v)
 		}
 	}
-	if in.ZeRO > 1 {
-		es.Add("zero", "must be 0 or 1, got %d", in.ZeRO)
+	if in.ZeRO > 3 {
+		es.Add("zero", "must be 0, 1, 2 or 3, got %d", in.ZeRO)
 	}
 	if in.SequenceParallel && in.Tensor < 2 {
 		es.Add("sequence_parallel", "splits along the sequence what tensor parallelism leaves whole: it needs tensor >= 2, got %d", orOne(in.Tensor))
@@ -285,6 +293,9 @@ type job struct {
 	sched schedule.Config // the planned schedule
 	runs  *schedule.Config
 	moved []int // a split other than the plan's, when the framework needs one
+	// unsharded: the framework runs another sharding or no context parallelism (the
+	// NoteParallelism notes say what); the export is then not exact, and not priced.
+	unsharded bool
 	// settled: what is expressed is decided and priced (no more runSchedule, moveSplit).
 	settled bool
 }
@@ -367,8 +378,8 @@ func (j *job) settle() {
 	j.ex.Boundaries = slices.Clone(j.split())
 	run := j.ranSchedule()
 	j.ex.Schedule = run.String()
-	j.ex.Exact = j.runs == nil && j.moved == nil
-	if j.ex.Exact || j.in.Coster == nil {
+	j.ex.Exact = j.runs == nil && j.moved == nil && !j.unsharded
+	if j.ex.Exact || j.in.Coster == nil || j.unsharded {
 		return
 	}
 	c, err := j.in.Coster.Cost(j.ex.Boundaries, run)
@@ -377,6 +388,13 @@ func (j *job) settle() {
 		return
 	}
 	j.ex.Expressed = &c
+}
+
+// parallelism records that the framework cannot shard or split as planned: a
+// NoteParallelism note, and the export is not exact. Call it before the header.
+func (j *job) parallelism(format string, args ...any) {
+	j.unsharded = true
+	j.note(NoteParallelism, format, args...)
 }
 
 // errNeedsArch is returned by frameworks that only take transformers.

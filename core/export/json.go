@@ -49,6 +49,13 @@ type DocParallelism struct {
 	Data     int `json:"data"`
 	Tensor   int `json:"tensor"`
 	ZeRO     int `json:"zero"`
+	// Sharding names the ZeRO stage as the request does (zero1, zero2, zero3, hsdp) and
+	// ShardGroup hsdp's group; Context is the context-parallel degree and ContextMethod
+	// its exchange. Absent: none, 1.
+	Sharding      string `json:"sharding,omitempty"`
+	ShardGroup    int    `json:"shard_group,omitempty"`
+	Context       int    `json:"context,omitempty"`
+	ContextMethod string `json:"context_method,omitempty"`
 }
 
 // DocSchedule describes the schedule of a Document.
@@ -84,12 +91,14 @@ func planJSON(j *job) error {
 	}
 	d := Document{
 		Format: DocumentFormat, Version: Version,
-		Model:       DocModel{Name: in.Model, Layers: in.LayerNames, Modules: mods},
-		Parallelism: DocParallelism{Pipeline: p, Data: orOne(in.Data), Tensor: orOne(in.Tensor), ZeRO: in.ZeRO},
-		Schedule:    DocSchedule{Name: j.sched.String(), Microbatches: j.sched.Microbatches, MicrobatchSize: orOne(in.MicrobatchSize), Recompute: rec},
-		Boundaries:  in.Boundaries,
-		Cost:        j.ex.Planned,
-		Plan:        in.Plan,
+		Model: DocModel{Name: in.Model, Layers: in.LayerNames, Modules: mods},
+		Parallelism: DocParallelism{Pipeline: p, Data: orOne(in.Data), Tensor: orOne(in.Tensor), ZeRO: in.ZeRO, Context: contextOf(in.Context),
+			Sharding: docSharding(in.Sharding), ShardGroup: in.ShardGroup, ContextMethod: in.ContextMethod},
+
+		Schedule:   DocSchedule{Name: j.sched.String(), Microbatches: j.sched.Microbatches, MicrobatchSize: orOne(in.MicrobatchSize), Recompute: rec},
+		Boundaries: in.Boundaries,
+		Cost:       j.ex.Planned,
+		Plan:       in.Plan,
 	}
 	for i, s := range stagesOf(in.Boundaries) {
 		d.Stages = append(d.Stages, DocStage{Stage: i, Device: i % p, Chunk: i / p,
@@ -126,4 +135,20 @@ func ReadDocument(data []byte) (*Document, error) {
 		return nil, &model.FieldError{Reason: fmt.Sprintf("invalid plan document: %v", err)}
 	}
 	return d, nil
+}
+
+// docSharding is a Document's sharding: the request's name, none left out.
+func docSharding(s string) string {
+	if s == "none" {
+		return ""
+	}
+	return s
+}
+
+// contextOf is a Document's context-parallel degree: 0 (left out) for none.
+func contextOf(c int) int {
+	if c <= 1 {
+		return 0
+	}
+	return c
 }

@@ -90,12 +90,24 @@ func megatron(j *job) error {
 		j.note(NoteSchedule, "for inference Megatron-LM runs the same layout forward only (forward_only=True)")
 	}
 
+	if in.ZeRO > 1 {
+		also := "the gradients"
+		if in.ZeRO == 3 {
+			also += " and the weights"
+		}
+		j.parallelism("Megatron-LM's distributed optimizer shards the optimizer state only (ZeRO-1); pipeplan planned %s, which also shards %s: the run holds more memory than priced", shardingName(in), also)
+	}
 	var w strings.Builder
 	header(&w, "shell", j, "Megatron-LM arguments (pretrain_gpt.py, Megatron-Core models)")
 	mbs := orOne(in.MicrobatchSize)
 	dp := orOne(in.Data)
 	tp := orOne(in.Tensor)
-	fmt.Fprintf(&w, "# Launch on %d GPUs: tensor %d x pipeline %d x data %d (Megatron-LM derives the\n# data-parallel size from the world size).\n", tp*p*dp, tp, p, dp)
+	cp := orOne(in.Context)
+	if cp > 1 {
+		fmt.Fprintf(&w, "# Launch on %d GPUs: tensor %d x context %d x pipeline %d x data %d (Megatron-LM derives\n# the data-parallel size from the world size).\n", tp*cp*p*dp, tp, cp, p, dp)
+	} else {
+		fmt.Fprintf(&w, "# Launch on %d GPUs: tensor %d x pipeline %d x data %d (Megatron-LM derives the\n# data-parallel size from the world size).\n", tp*p*dp, tp, p, dp)
+	}
 	w.WriteString("PIPEPLAN_ARGS=(\n")
 	fmt.Fprintf(&w, "  --num-layers %d\n", in.Arch.NumLayers)
 	if in.Seq > 0 {
@@ -107,6 +119,12 @@ func megatron(j *job) error {
 	if in.SequenceParallel {
 		w.WriteString("  --sequence-parallel\n")
 	}
+	if cp > 1 {
+		fmt.Fprintf(&w, "  --context-parallel-size %d\n", cp)
+		if in.ContextMethod == "all-to-all" {
+			w.WriteString("  --cp-comm-type a2a  # all-to-all (DeepSpeed-Ulysses style), as planned\n")
+		}
+	}
 	fmt.Fprintf(&w, "  --pipeline-model-parallel-size %d\n", p)
 	fmt.Fprintf(&w, "  --pipeline-model-parallel-layout %q\n", strings.Join(layout, "|"))
 	switch in.Recompute {
@@ -115,8 +133,12 @@ func megatron(j *job) error {
 	case "full":
 		w.WriteString("  --recompute-granularity full --recompute-method uniform --recompute-num-layers 1\n")
 	}
-	if in.ZeRO == 1 {
+	switch {
+	case in.ZeRO == 1:
 		w.WriteString("  --use-distributed-optimizer  # optimizer state sharded over data parallel (ZeRO-1)\n")
+	case in.ZeRO > 1:
+		// Megatron-LM's distributed optimizer shards the optimizer state only.
+		w.WriteString("  --use-distributed-optimizer  # ZeRO-1: the closest to the planned sharding (see the note)\n")
 	}
 	w.WriteString(")\n")
 
@@ -203,4 +225,12 @@ func allEqual(v []int) bool {
 		}
 	}
 	return true
+}
+
+// shardingName is the plan's sharding for people: "ZeRO-2", "ZeRO-3", "HSDP".
+func shardingName(in *Input) string {
+	if in.Sharding == "hsdp" {
+		return "HSDP"
+	}
+	return fmt.Sprintf("ZeRO-%d", in.ZeRO)
 }

@@ -56,6 +56,13 @@ func pytorch(j *job) error {
 		j.note(NoteTensorModules, "torch.distributed.pipelining does not split a stage over devices, and the plan runs every stage tensor-parallel over %d devices: build_tensor_parallel shards each stage with parallelize_module (DTensor) over the \"tp\" dimension of a device mesh and builds its PipelineStage on the \"pp\" group. Split the model by hand (STAGE_MODULES): pipeline()'s traced stages are graphs, not the nn.Linear modules parallelize_module shards. tp_plan is your modules' plan: %s", tp, plan)
 	}
 
+	if cp := orOne(in.Context); cp > 1 {
+		j.parallelism("the plan splits each sequence over %d devices (context parallelism, %s), which this export does not set up: add a \"cp\" dimension to the device mesh and run the attention under torch.distributed.tensor.experimental.context_parallel (ring attention), with the launch's world size times %d", cp, in.ContextMethod, cp)
+	}
+	if in.ZeRO > 0 {
+		j.parallelism("the plan shards training state (%s) over the data-parallel devices: wrap each stage with FSDP2's fully_shard over the \"dp\" mesh dimension (reshard_after_forward=%v), and for ZeRO-1 and 2 shard the optimizer yourself (torch.distributed.optim.ZeroRedundancyOptimizer)", shardingName(in), in.ZeRO == 3)
+	}
+
 	var w strings.Builder
 	what := "PyTorch torch.distributed.pipelining (PyTorch 2.4 or later)"
 	if tp > 1 {
@@ -243,12 +250,21 @@ func header(w *strings.Builder, lang string, j *job, what string) {
 	if in.SequenceParallel {
 		sp = " with sequence parallelism"
 	}
+	if cp := orOne(in.Context); cp > 1 {
+		sp += fmt.Sprintf(", context parallel %d (%s)", cp, in.ContextMethod)
+	}
+	if in.ZeRO > 0 {
+		sp += ", sharding " + shardingName(in)
+	}
 	comment(w, c, fmt.Sprintf("model %s: %d layers; %d pipeline devices, data parallel %d, tensor parallel %d%s",
 		name, len(in.LayerNames), in.devices(), orOne(in.Data), orOne(in.Tensor), sp))
 	comment(w, c, fmt.Sprintf("planned: %s, %d microbatches of %d; %s", j.sched, j.sched.Microbatches, orOne(in.MicrobatchSize), costLine(j.ex.Planned)))
 	j.settle()
 	if !j.ex.Exact {
 		comment(w, c, fmt.Sprintf("NOT EXACT: this runs %s, split %v; %s", j.ranSchedule(), j.split(), costLine(j.ex.Expressed)))
+		if j.unsharded {
+			comment(w, c, "(and shards or splits the sequence otherwise than planned: see the notes)")
+		}
 	}
 	for _, n := range j.ex.Notes {
 		for i, line := range wrap(n.Message, 88) {

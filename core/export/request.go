@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 
+	"pipeplan/core/analytic"
 	"pipeplan/core/arch"
 	"pipeplan/core/request"
 	"pipeplan/core/schedule"
@@ -55,7 +56,11 @@ func FromRequest(ctx context.Context, r *request.Request) (*Input, *request.Resu
 		Data:             n.Parallelism.Data,
 		Tensor:           n.Parallelism.Tensor,
 		SequenceParallel: n.Parallelism.SequenceParallel,
-		ZeRO:             n.Parallelism.ZeRO,
+		ZeRO:             analytic.Sharding(n.Parallelism.Sharding).Level(),
+		Sharding:         n.Parallelism.Sharding,
+		ShardGroup:       n.Parallelism.ShardGroup,
+		Context:          n.Parallelism.Context,
+		ContextMethod:    n.Parallelism.ContextMethod,
 		Recompute:        n.Training.Recompute,
 		Plan:             res.Plan,
 		Coster:           &RequestCoster{Request: n, Context: ctx},

@@ -100,4 +100,7 @@ const (
 	NoteCost = "cost_unavailable"
 	// NoteTied: a tied embedding spans stages; the framework must keep its copies in step.
 	NoteTied = "tied_weights_across_stages"
+	// NoteParallelism: the framework cannot shard or split as planned (a ZeRO stage,
+	// context parallelism); the export says what it runs instead.
+	NoteParallelism = "parallelism_not_expressible"
 )

@@ -1,0 +1,70 @@
+package export_test
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"pipeplan/core/export"
+	"pipeplan/core/request"
+)
+
+// TestShardingAndContextExports: Megatron-LM states the context-parallel size (and the
+// all-to-all exchange) and the distributed optimizer it was priced with, exactly; a
+// sharding or a context split a framework cannot run makes the export not exact, with
+// a note that says what it runs instead.
+func TestShardingAndContextExports(t *testing.T) {
+	base := func(sharding string, cp int, method string) *request.Request {
+		return &request.Request{
+			Model:       request.ModelSpec{Architecture: &request.Architecture{Name: "meta-llama-3-8b", Seq: 16384}},
+			Cluster:     request.ClusterSpec{Device: "h100-sxm", DevicesPerNode: 8},
+			Parallelism: request.Parallelism{Pipeline: 2, Data: 4, Tensor: 2, Context: cp, ContextMethod: method, Sharding: sharding},
+			Schedule:    request.Schedule{Name: "1f1b", Microbatches: 8},
+		}
+	}
+	for _, c := range []struct {
+		name    string
+		r       *request.Request
+		format  export.Format
+		exact   bool
+		want    []string
+		notWant []string
+	}{
+		{"megatron cp ring zero1", base("zero1", 4, ""), export.Megatron, true,
+			[]string{"--context-parallel-size 4\n", "--use-distributed-optimizer", "# Launch on 64 GPUs: tensor 2 x context 4 x pipeline 2 x data 4"},
+			[]string{"--cp-comm-type"}},
+		{"megatron cp all-to-all", base("", 2, "all-to-all"), export.Megatron, true,
+			[]string{"--context-parallel-size 2\n", "--cp-comm-type a2a"}, []string{"--use-distributed-optimizer"}},
+		{"megatron zero3", base("zero3", 1, ""), export.Megatron, false,
+			[]string{"--use-distributed-optimizer", "NOT EXACT"}, []string{"--context-parallel-size"}},
+		{"deepspeed cp", base("zero1", 2, ""), export.DeepSpeed, false, []string{`"stage": 1`, "DistributedAttention"}, nil},
+		{"pytorch zero3", base("zero3", 1, ""), export.PyTorch, false, []string{"fully_shard", "sharding ZeRO-3"}, nil},
+		{"json", base("hsdp", 2, ""), export.JSON, true, []string{`"sharding": "hsdp"`, `"shard_group": 2`, `"context": 2`, `"context_method": "ring"`, `"zero": 3`}, nil},
+	} {
+		in := fromRequest(t, c.r)
+		ex, err := export.Make(in, c.format)
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		if ex.Exact != c.exact {
+			t.Errorf("%s: exact %v, want %v", c.name, ex.Exact, c.exact)
+		}
+		var codes []string
+		for _, n := range ex.Notes {
+			codes = append(codes, n.Code)
+		}
+		if got := slices.Contains(codes, export.NoteParallelism); got == c.exact {
+			t.Errorf("%s: notes %v: a parallelism note %v, want %v", c.name, codes, got, !c.exact)
+		}
+		for _, w := range c.want {
+			if !strings.Contains(ex.Text, w) {
+				t.Errorf("%s: the export does not say %q:\n%s", c.name, w, ex.Text)
+			}
+		}
+		for _, w := range c.notWant {
+			if strings.Contains(ex.Text, w) {
+				t.Errorf("%s: the export says %q", c.name, w)
+			}
+		}
+	}
+}
