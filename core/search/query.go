@@ -55,7 +55,7 @@ func DecodeQuery(data []byte) (*Query, error) {
 // Knobs are what the user fixes; the zero value of each is searched. Space turns them
 // into the grid.
 type Knobs struct {
-	// MaxDevices is the devices at hand: p x d x t at most.
+	// MaxDevices is the devices at hand: p x d x t x c at most.
 	MaxDevices int `json:"max_devices"`
 	// Stages, Replicas, Tensor fix p, d, t.
 	Stages   int `json:"stages,omitempty"`
@@ -68,8 +68,13 @@ type Knobs struct {
 	// Recompute fixes recomputation (default: none, selective and full for an
 	// architecture, none and full for a profile; none in inference).
 	Recompute string `json:"recompute,omitempty"`
-	// ZeRO fixes the ZeRO stage (nil: 0 and 1 in training).
+	// ZeRO fixes the ZeRO stage, 0 to 3 (nil: 0, 1, 2 and 3 in training).
 	ZeRO *int `json:"zero,omitempty"`
+	// Context fixes the context-parallel degree; Contexts lists those to try (default:
+	// 1, and for sequences of 32,768 tokens or more every power of two up to 32 that
+	// splits the sequence and fits a node beside the tensor group).
+	Context  int   `json:"context,omitempty"`
+	Contexts []int `json:"contexts,omitempty"`
 	// MemoryProportions to try (default: 1).
 	MemoryProportions []float64 `json:"memory_proportions,omitempty"`
 	// GlobalBatch fixes samples per step; else Microbatches fixes m, else m is searched

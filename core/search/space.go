@@ -21,8 +21,12 @@ type Config struct {
 	Schedule string `json:"schedule"`
 	// Recompute: none, selective or full.
 	Recompute string `json:"recompute"`
-	// ZeRO stage: 0 or 1.
+	// ZeRO stage: 0 (none), 1 (optimizer state), 2 (and gradients) or 3 (and weights,
+	// gathered layer by layer: FSDP), sharded over the replicas x context devices.
 	ZeRO int `json:"zero"`
+	// Context is the context-parallel degree c (0 reads as 1): the run uses
+	// p x d x t x c devices.
+	Context int `json:"context,omitempty"`
 	// MemoryProportion of each device's usable memory a stage may fill.
 	MemoryProportion float64 `json:"memory_proportion"`
 	// Microbatches per step and replica; 0 in a group of a fixed global batch, where it
@@ -30,8 +34,11 @@ type Config struct {
 	Microbatches int `json:"microbatches"`
 }
 
-// Devices is p x d x t.
-func (c Config) Devices() int { return c.Pipeline * c.Data * c.Tensor }
+// Devices is p x d x t x c.
+func (c Config) Devices() int { return c.Pipeline * c.Data * c.Tensor * c.contextOrOne() }
+
+// contextOrOne is the context-parallel degree, 0 read as 1.
+func (c Config) contextOrOne() int { return max(1, c.Context) }
 
 // Candidate is one point of the search: a configuration and a microbatch size.
 type Candidate struct {
@@ -40,9 +47,14 @@ type Candidate struct {
 	MicrobatchSize int `json:"microbatch_size"`
 }
 
-// String is a compact label: "p4 d2 t8 1f1b m16 b2 rc=none z0 mp=1".
+// String is a compact label: "p4 d2 t8 1f1b m16 b2 rc=none z0 mp=1" (with " c4" after
+// t8 under context parallelism).
 func (c Candidate) String() string {
-	return fmt.Sprintf("p%d d%d t%d %s m%d b%d rc=%s z%d mp=%g", c.Pipeline, c.Data, c.Tensor, c.Schedule,
+	ctx := ""
+	if c.Context > 1 {
+		ctx = fmt.Sprintf(" c%d", c.Context)
+	}
+	return fmt.Sprintf("p%d d%d t%d%s %s m%d b%d rc=%s z%d mp=%g", c.Pipeline, c.Data, c.Tensor, ctx, c.Schedule,
 		c.Microbatches, c.MicrobatchSize, c.Recompute, c.ZeRO, c.MemoryProportion)
 }
 
@@ -51,13 +63,18 @@ func (c Candidate) String() string {
 // (or MicrobatchSizes), the microbatches over Microbatches or MicrobatchesPerStage x p,
 // unless GlobalBatch fixes microbatch size x microbatches x replicas.
 type Space struct {
-	// MaxDevices bounds p x d x t.
+	// MaxDevices bounds p x d x t x c.
 	MaxDevices int `json:"max_devices"`
 	// Pipelines, Data and Tensors are the degrees to try (p, d, t); Data nil: every d
 	// that fits.
 	Pipelines []int `json:"pipelines"`
 	Data      []int `json:"data,omitempty"`
 	Tensors   []int `json:"tensors"`
+	// Contexts are the context-parallel degrees c to try (nil: 1).
+	Contexts []int `json:"contexts,omitempty"`
+	// StageGroup, when > 0, must be a multiple of a stage's t x c devices (the devices of
+	// a node, which holds tensor and context groups whole).
+	StageGroup int `json:"stage_group,omitempty"`
 	// Schedules, Recomputes, ZeROs and MemoryProportions to try.
 	Schedules         []string  `json:"schedules"`
 	Recomputes        []string  `json:"recomputes"`
@@ -98,6 +115,7 @@ func (s *Space) Validate() error {
 	positive("pipelines", s.Pipelines, true)
 	positive("data", s.Data, false)
 	positive("tensors", s.Tensors, true)
+	positive("contexts", s.Contexts, false)
 	positive("microbatches", s.Microbatches, false)
 	positive("microbatches_per_stage", s.MicrobatchesPerStage, false)
 	positive("microbatch_sizes", s.MicrobatchSizes, false)
@@ -125,8 +143,8 @@ func (s *Space) Validate() error {
 		es.Add("zeros", "must hold at least one ZeRO stage")
 	}
 	for i, z := range s.ZeROs {
-		if z != 0 && z != 1 {
-			es.Add(fmt.Sprintf("zeros[%d]", i), "must be 0 or 1, got %d", z)
+		if z < 0 || z > 3 {
+			es.Add(fmt.Sprintf("zeros[%d]", i), "must be 0, 1, 2 or 3, got %d", z)
 		}
 	}
 	if len(s.MemoryProportions) == 0 {
@@ -176,52 +194,74 @@ func (s *Space) sizes(d int) []int {
 // shrink as it grows, and every size is a candidate of its own.
 func (s *Space) free() bool { return s.GlobalBatch == 0 }
 
-// groups enumerates the configurations in canonical order: t, p, d, schedule,
-// recomputation, ZeRO, memory proportion, microbatches. Skipped: p x d x t beyond the
-// devices; ZeRO-1 without replicas; schedules other than 1f1b with one stage (they all
-// run one stage alike); interleaved with microbatches not a multiple of p; replicas that
-// do not divide a global batch.
+// groups enumerates the configurations in canonical order: c, t, p, d, schedule,
+// recomputation, ZeRO, memory proportion, microbatches. Skipped: p x d x t x c beyond
+// the devices; a ZeRO stage with one device to shard over (d x c = 1); schedules other
+// than 1f1b with one stage (they all run one stage alike); interleaved with microbatches
+// not a multiple of p; replicas that do not divide a global batch.
 func (s *Space) groups() ([]Config, error) {
 	var out []Config
-	ts := sortedUnique(s.Tensors)
+	cs := []int{1}
+	if len(s.Contexts) > 0 {
+		cs = sortedUnique(s.Contexts)
+	}
 	ps := sortedUnique(s.Pipelines)
-	for _, t := range ts {
-		for _, p := range ps {
-			if p*t > s.MaxDevices {
+	for _, c := range cs {
+		for _, tt := range sortedUnique(s.Tensors) {
+			t := tt * c // the devices of a stage: tensor x context
+			if c > 1 && s.StageGroup > 0 && s.StageGroup%t != 0 {
 				continue
 			}
-			var ds []int
-			if len(s.Data) > 0 {
-				ds = sortedUnique(s.Data)
-			} else {
-				for d := 1; p*d*t <= s.MaxDevices; d++ {
-					ds = append(ds, d)
-				}
+			var err error
+			if out, err = s.groupsOf(out, c, tt, t, ps); err != nil {
+				return nil, err
 			}
-			for _, d := range ds {
-				if p*d*t > s.MaxDevices || (s.GlobalBatch > 0 && s.GlobalBatch%d != 0) {
+		}
+	}
+	return out, nil
+}
+
+// groupsOf appends the groups of context c and tensor tt (t = tt x c devices per stage).
+func (s *Space) groupsOf(out []Config, c, tt, t int, ps []int) ([]Config, error) {
+	for _, p := range ps {
+		if p*t > s.MaxDevices {
+			continue
+		}
+		var ds []int
+		if len(s.Data) > 0 {
+			ds = sortedUnique(s.Data)
+		} else {
+			for d := 1; p*d*t <= s.MaxDevices; d++ {
+				ds = append(ds, d)
+			}
+		}
+		for _, d := range ds {
+			if p*d*t > s.MaxDevices || (s.GlobalBatch > 0 && s.GlobalBatch%d != 0) {
+				continue
+			}
+			for _, sn := range s.Schedules {
+				sc, _ := schedule.Parse(sn) // checked by Validate
+				if p == 1 && sc.Kind != schedule.OneFOneB && len(s.Schedules) > 1 {
 					continue
 				}
-				for _, sn := range s.Schedules {
-					sc, _ := schedule.Parse(sn) // checked by Validate
-					if p == 1 && sc.Kind != schedule.OneFOneB && len(s.Schedules) > 1 {
-						continue
-					}
-					for _, rc := range s.Recomputes {
-						for _, z := range s.ZeROs {
-							if z == 1 && d < 2 {
-								continue
-							}
-							for _, mp := range s.MemoryProportions {
-								for _, m := range s.microbatches(p) {
-									if m > 0 && sc.Kind == schedule.Interleaved && m%p != 0 {
-										continue
-									}
-									out = append(out, Config{Pipeline: p, Data: d, Tensor: t, Schedule: sc.String(),
-										Recompute: rc, ZeRO: z, MemoryProportion: mp, Microbatches: m})
-									if len(out) > maxGroups {
-										return nil, &model.FieldError{Path: "max_devices", Reason: fmt.Sprintf("the grid holds more than %d configurations: fix some knobs", maxGroups)}
-									}
+				for _, rc := range s.Recomputes {
+					for _, z := range s.ZeROs {
+						if z >= 1 && d*c < 2 {
+							continue
+						}
+						for _, mp := range s.MemoryProportions {
+							for _, m := range s.microbatches(p) {
+								if m > 0 && sc.Kind == schedule.Interleaved && m%p != 0 {
+									continue
+								}
+								g := Config{Pipeline: p, Data: d, Tensor: tt, Schedule: sc.String(),
+									Recompute: rc, ZeRO: z, MemoryProportion: mp, Microbatches: m}
+								if c > 1 {
+									g.Context = c
+								}
+								out = append(out, g)
+								if len(out) > maxGroups {
+									return nil, &model.FieldError{Path: "max_devices", Reason: fmt.Sprintf("the grid holds more than %d configurations: fix some knobs", maxGroups)}
 								}
 							}
 						}

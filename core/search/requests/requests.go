@@ -77,6 +77,8 @@ type Evaluator struct {
 	memoryBW   float64      // bytes/s the optimizer update reaches
 	train      bool
 	sp         bool // sequence parallelism wherever t > 1
+	// contextMethod is the base request's context_method (ring unless it says).
+	contextMethod string
 	terms      map[termKey]*terms
 	estimates  map[termKey]*analytic.Result // analytic estimates without their terms (Twin)
 	// twins caches Twin's comparison per tensor-parallel degree and microbatch size.
@@ -90,6 +92,7 @@ type Evaluator struct {
 type termKey struct {
 	t, b      int
 	recompute string
+	c         int // context-parallel degree
 }
 
 // terms are what bounds a candidate, for one microbatch on one device of a
@@ -109,11 +112,11 @@ type terms struct {
 
 // layerMemory is what a layer adds to the memory of a stage that holds it (core/estimate's
 // Range): its own always-alive bytes (fixed: parameters with their gradients and exclusive
-// bytes; opt: optimizer state without ZeRO), what one microbatch keeps for the backward
-// (act), and its working peak beyond what the layers before it in the stage keep (peak:
-// temporaries and carried tensors).
+// bytes, of which grad are the gradients; opt: optimizer state without ZeRO), what one
+// microbatch keeps for the backward (act), and its working peak beyond what the layers
+// before it in the stage keep (peak: temporaries and carried tensors).
 type layerMemory struct {
-	fixed, opt, act, peak int64
+	fixed, grad, opt, act, peak int64
 }
 
 // bottleneckOf is a lower bound on the largest stage's work over every split of the
@@ -179,6 +182,7 @@ func New(base *request.Request) (*Evaluator, error) {
 	n.Schedule = request.Schedule{}
 	n.Cluster.Count = 0
 	r := &Evaluator{base: n, sp: base.Parallelism.SequenceParallel, train: n.Training.Mode == request.ModeTraining,
+		contextMethod: contextMethodOf(base.Parallelism.ContextMethod),
 		terms: map[termKey]*terms{}, estimates: map[termKey]*analytic.Result{}, twins: map[[2]int]bool{}, secondsPer: 1, cache: request.NewCache()}
 	dp, err := cluster.LookupDevice(n.Cluster.Device)
 	if err != nil {
@@ -339,8 +343,11 @@ func scaleTensors(ts []model.Tensor, scale func(int64) int64) []model.Tensor {
 // Request is the planning request of a candidate: the base with the candidate's knobs.
 func (r *Evaluator) Request(c search.Candidate) (*request.Request, error) {
 	q := *r.base
-	q.Parallelism = request.Parallelism{Pipeline: c.Pipeline, Data: c.Data, Tensor: c.Tensor, ZeRO: c.ZeRO,
-		SequenceParallel: r.sp && c.Tensor > 1}
+	q.Parallelism = request.Parallelism{Pipeline: c.Pipeline, Data: c.Data, Tensor: c.Tensor,
+		Sharding: zeroStages[c.ZeRO], SequenceParallel: r.sp && c.Tensor > 1}
+	if c.Context > 1 {
+		q.Parallelism.Context, q.Parallelism.ContextMethod = c.Context, r.contextMethod
+	}
 	q.Schedule = request.Schedule{Name: c.Schedule, Microbatches: c.Microbatches, MicrobatchSize: c.MicrobatchSize}
 	q.Training.Recompute = c.Recompute
 	if !r.train {
@@ -356,6 +363,18 @@ func (r *Evaluator) Request(c search.Candidate) (*request.Request, error) {
 	}
 	return &q, nil
 }
+
+// contextMethodOf is the context method of the search's candidates: the base request's,
+// ring when it gives none.
+func contextMethodOf(m string) string {
+	if m == "" {
+		return string(analytic.Ring)
+	}
+	return m
+}
+
+// zeroStages are the request's shardings of the search's ZeRO stages.
+var zeroStages = [...]string{"none", "zero1", "zero2", "zero3"}
 
 // Evaluate plans the candidate's request.
 func (r *Evaluator) Evaluate(ctx context.Context, c search.Candidate) (search.Outcome, error) {
@@ -401,9 +420,10 @@ func outcome(res *request.Result) search.Outcome {
 	return o
 }
 
-// MemoryKey: what a stage holds depends on the tensor-parallel degree, the stages, the
-// microbatches the schedule keeps in flight on each, recomputation, ZeRO's sharding over
-// the replicas and the memory proportion, not on the replicas otherwise or the links.
+// MemoryKey: what a stage holds depends on the tensor- and context-parallel degrees, the
+// stages, the microbatches the schedule keeps in flight on each, recomputation, the ZeRO
+// stage and the devices it shards over (replicas x context) and the memory proportion,
+// not on the replicas otherwise or the links.
 //
 // The microbatches in flight follow from the schedule, the stages and the microbatches:
 // for 1F1B and ZB-H1, min(p - i, m) on stage i, which depends on m only up to p.
@@ -414,10 +434,10 @@ func (r *Evaluator) MemoryKey(c search.Candidate) string {
 		inFlight = min(c.Microbatches, c.Pipeline)
 	}
 	z := 0
-	if c.ZeRO == 1 {
-		z = c.Data
+	if c.ZeRO >= 1 {
+		z = shardDegree(c.Config)
 	}
-	return fmt.Sprintf("%d/%d/%s/%d/%s/%d/%g", c.Tensor, c.Pipeline, sc, inFlight, c.Recompute, z, c.MemoryProportion)
+	return fmt.Sprintf("%d/%d/%s/%d/%s/%d/%d/%d/%g", c.Tensor, c.Pipeline, sc, inFlight, c.Recompute, c.ZeRO, z, c.Context, c.MemoryProportion)
 }
 
 // Twin: a candidate with selective recomputation is the twin of the same candidate
@@ -431,8 +451,9 @@ func (r *Evaluator) MemoryKey(c search.Candidate) string {
 // Run reads the estimate only through its model (est.Model(), from est.Layers and the
 // estimate's input), its layers and totals, and its options' types, which recomputation
 // does not set. The data-parallel and ZeRO options the candidate adds to those compared
-// here change the optimizer's share of each layer alone, in the same way with either
-// recomputation. So the two requests plan the same model on the same cluster with the
+// here change each layer's state shares, and under ZeRO-3 its gathered working memory
+// and its gathers' exposed time, from its parameters and its (equal) times alone, in the
+// same way with either recomputation. So the two requests plan the same model on the same cluster with the
 // same schedule: the same split, step and throughput. None comes first in the grid's
 // order (search.Space lists none before selective), as Twins asks.
 func (r *Evaluator) Twin(c search.Candidate) (search.Candidate, bool) {
@@ -443,11 +464,11 @@ func (r *Evaluator) Twin(c search.Candidate) (search.Candidate, bool) {
 	same, known := r.twins[k]
 	if !known {
 		// The estimates alone: the terms (and models) are built only for what is bounded.
-		none, err := r.estimateOf(c.Tensor, c.MicrobatchSize, string(analytic.NoRecompute))
+		none, err := r.estimateOf(c.Tensor, c.MicrobatchSize, string(analytic.NoRecompute), 1)
 		if err != nil {
 			return c, false
 		}
-		sel, err := r.estimateOf(c.Tensor, c.MicrobatchSize, c.Recompute)
+		sel, err := r.estimateOf(c.Tensor, c.MicrobatchSize, c.Recompute, 1)
 		if err != nil {
 			return c, false
 		}
@@ -462,9 +483,10 @@ func (r *Evaluator) Twin(c search.Candidate) (search.Candidate, bool) {
 }
 
 // MayHaveTwins: only candidates with selective recomputation of an architecture in
-// training may have twins (Twin).
+// training, without context parallelism (Twin compares estimates with none), may have
+// twins (Twin).
 func (r *Evaluator) MayHaveTwins(g search.Config) bool {
-	return g.Recompute == string(analytic.Selective) && r.arch != nil && r.train
+	return g.Recompute == string(analytic.Selective) && r.arch != nil && r.train && g.Context <= 1
 }
 
 // sameEstimate reports whether two analytic estimates of options that differ in
@@ -492,8 +514,8 @@ func (r *Evaluator) analyticOptions(t, b int, recompute string) analytic.Options
 
 // termsOf are the bound's terms for a tensor-parallel degree, microbatch size and
 // recomputation, computed once.
-func (r *Evaluator) termsOf(t, b int, recompute string) (*terms, error) {
-	k := termKey{t, b, recompute}
+func (r *Evaluator) termsOf(t, b int, recompute string, c int) (*terms, error) {
+	k := termKey{t, b, recompute, max(1, c)}
 	if x := r.terms[k]; x != nil {
 		return x, nil
 	}
@@ -501,7 +523,7 @@ func (r *Evaluator) termsOf(t, b int, recompute string) (*terms, error) {
 	var m *model.Model
 	if r.arch != nil {
 		var err error
-		if est, err = r.estimateOf(t, b, recompute); err != nil {
+		if est, err = r.estimateOf(t, b, recompute, c); err != nil {
 			return nil, err
 		}
 	} else {
@@ -514,15 +536,19 @@ func (r *Evaluator) termsOf(t, b int, recompute string) (*terms, error) {
 
 // estimateOf is the architecture's analytic estimate for the bound's terms (termsOf),
 // computed once.
-func (r *Evaluator) estimateOf(t, b int, recompute string) (*analytic.Result, error) {
-	k := termKey{t, b, recompute}
+func (r *Evaluator) estimateOf(t, b int, recompute string, c int) (*analytic.Result, error) {
+	k := termKey{t, b, recompute, max(1, c)}
 	if x := r.terms[k]; x != nil && x.est != nil {
 		return x.est, nil
 	}
 	if est := r.estimates[k]; est != nil {
 		return est, nil
 	}
-	est, err := analytic.Estimate(r.arch, r.target, r.analyticOptions(t, b, recompute))
+	o := r.analyticOptions(t, b, recompute)
+	if c > 1 {
+		o.Context, o.ContextMethod = c, analytic.ContextMethod(r.contextMethod)
+	}
+	est, err := analytic.Estimate(r.arch, r.target, o)
 	if err != nil {
 		return nil, err
 	}
@@ -557,7 +583,7 @@ func (r *Evaluator) termsFrom(est *analytic.Result, m *model.Model) *terms {
 		x.mem = make([]layerMemory, len(m.Layers))
 		for i := range m.Layers {
 			l := &m.Layers[i]
-			x.mem[i] = layerMemory{fixed: l.ParamBytes + l.ExclusiveBytes, opt: l.OptimizerBytes, act: l.ActivationBytes,
+			x.mem[i] = layerMemory{fixed: l.ParamBytes + l.ExclusiveBytes, grad: l.GradBytes, opt: l.OptimizerBytes, act: l.ActivationBytes,
 				peak: l.TemporaryBytes + l.CarryOverBytes}
 		}
 	}
@@ -576,8 +602,11 @@ func (r *Evaluator) termsFrom(est *analytic.Result, m *model.Model) *terms {
 // range grows at either end. The stages' k are schedule.InFlight's: m under gpipe,
 // min(p - i, m) under 1f1b and zb-h1; under interleaved at least 1 (core/plan shares a
 // device's count among its chunks, each at least 1), against 1/v of a device's memory.
-// Optimizer state: the estimate without ZeRO gives o = ceil(x) per layer; ZeRO-1 over d
-// replicas gives ceil(x/d) >= (o - 1)/d, less a byte for rounding.
+// Optimizer state: the estimate without ZeRO gives o = ceil(x) per layer; ZeRO over n
+// devices (replicas x context) gives ceil(x/n) >= (o - 1)/n, less a byte for rounding;
+// likewise the gradients from ZeRO-2 on and the weights under ZeRO-3, whose gathered
+// copies only add working memory (shardedFixed). Context parallelism's terms are those
+// of the estimate with it (termsOf).
 //
 // If some split fits, its stages satisfy LB <= limit; then the greedy cover (each stage
 // in turn takes as many layers as keep LB within its limit) also reaches the last layer
@@ -594,7 +623,7 @@ func (r *Evaluator) CannotFit(c search.Candidate) bool {
 	if !ok {
 		return false
 	}
-	x, err := r.termsOf(c.Tensor, c.MicrobatchSize, c.Recompute)
+	x, err := r.termsOf(c.Tensor, c.MicrobatchSize, c.Recompute, c.Context)
 	if err != nil || x.mem == nil {
 		return false
 	}
@@ -649,11 +678,7 @@ func (r *Evaluator) cover(c search.Candidate, x *terms, sc schedule.Config, limi
 		b := a
 		for ; b < n; b++ {
 			l := &x.mem[b]
-			opt := l.opt
-			if c.ZeRO == 1 {
-				opt = max(0, (opt-2)/int64(c.Data))
-			}
-			f := fixed + l.fixed + opt
+			f := fixed + shardedFixed(l, c.ZeRO, int64(shardDegree(c.Config)))
 			pk := max(peak, l.peak+act)
 			ac := act + l.act
 			w := work + x.layers[b]
@@ -665,6 +690,27 @@ func (r *Evaluator) cover(c search.Candidate, x *terms, sc schedule.Config, limi
 		a = b
 	}
 	return a == n
+}
+
+// shardDegree is the devices a candidate's state is sharded over: replicas x context.
+func shardDegree(c search.Config) int { return c.Data * max(1, c.Context) }
+
+// shardedFixed is a lower bound on layer l's always-alive bytes under ZeRO stage z over
+// n devices: each sharded part ceil(x/n) >= (ceil(x) - 2)/n (cover).
+func shardedFixed(l *layerMemory, z int, n int64) int64 {
+	shard := func(v int64) int64 { return max(0, (v-2)/n) }
+	weights := l.fixed - l.grad // with the exclusive bytes, which stay whole
+	grad, opt := l.grad, l.opt
+	if z >= 1 {
+		opt = shard(opt)
+	}
+	if z >= 2 {
+		grad = shard(grad)
+	}
+	if z >= 3 {
+		weights = shard(weights)
+	}
+	return weights + grad + opt
 }
 
 // Bound is an upper bound on a candidate's samples per second: its samples per step over
@@ -681,7 +727,7 @@ func (r *Evaluator) cover(c search.Candidate, x *terms, sc schedule.Config, limi
 // stage works m times it, which no split makes less than the least bottleneck over
 // contiguous splits of the layers (terms.bottleneckOf).
 func (r *Evaluator) Bound(c search.Candidate) (float64, error) {
-	x, err := r.termsOf(c.Tensor, c.MicrobatchSize, c.Recompute)
+	x, err := r.termsOf(c.Tensor, c.MicrobatchSize, c.Recompute, c.Context)
 	if err != nil {
 		return 0, err
 	}
@@ -695,7 +741,7 @@ func (r *Evaluator) Bound(c search.Candidate) (float64, error) {
 // bisection, from below); where memory binds (1F1B's first stages hold p microbatches)
 // this is more than the bottleneck over every split. No split fits: 0.
 func (r *Evaluator) Refine(c search.Candidate) (float64, error) {
-	x, err := r.termsOf(c.Tensor, c.MicrobatchSize, c.Recompute)
+	x, err := r.termsOf(c.Tensor, c.MicrobatchSize, c.Recompute, c.Context)
 	if err != nil {
 		return 0, err
 	}
@@ -749,12 +795,17 @@ func (r *Evaluator) bound(c search.Candidate, x *terms, sc schedule.Config, bott
 	}
 	step := pipe
 	if r.train {
-		opt := x.optimizer
-		if c.ZeRO == 1 {
-			opt /= float64(c.Data)
+		// Sharded over n devices, each layer's part is at least (its whole - 1)/n.
+		opt, params := x.optimizer, x.params
+		n, layers := float64(shardDegree(c.Config)), float64(len(x.layers))
+		if c.ZeRO >= 1 {
+			opt = max(0, (opt-layers)/n)
+		}
+		if c.ZeRO >= 2 {
+			params = max(0, (params-layers)/n)
 		}
 		if r.memoryBW > 0 {
-			step += (x.params + 2*opt) / p / r.memoryBW
+			step += (params + 2*opt) / p / r.memoryBW
 		}
 		// The data-parallel all-reduce adds nothing to the bound: frameworks that overlap
 		// it with the backward (PyTorch DDP, request's framework modes) may hide it whole.
@@ -777,7 +828,7 @@ func (r *Evaluator) ringBound(c search.Candidate, n float64) float64 {
 	topo.Nodes = (c.Devices() + topo.DevicesPerNode - 1) / topo.DevicesPerNode
 	least := math.Inf(1)
 	for _, o := range cluster.Orders {
-		if pl, err := topo.Place(c.Pipeline, c.Data, c.Tensor, o); err == nil {
+		if pl, err := topo.Place(c.Pipeline, c.Data, c.Tensor*max(1, c.Context), o); err == nil {
 			least = min(least, cluster.RingAllReduceSeconds(pl.DataLink, n, c.Data))
 		}
 	}
@@ -786,6 +837,13 @@ func (r *Evaluator) ringBound(c search.Candidate, n float64) float64 {
 	}
 	return least
 }
+
+// longSequence is the sequence length from which the search tries context parallelism
+// by default, up to maxSearchedContext devices.
+const (
+	longSequence       = 32768
+	maxSearchedContext = 32
+)
 
 // Space is the grid of the knobs: tensor-parallel degrees that divide the devices per
 // node (or the devices at hand) and the model's heads, key/value heads and MLP width;
@@ -834,6 +892,28 @@ func (r *Evaluator) Space(k search.Knobs) (search.Space, error) {
 		}
 	}
 	s.Tensors = fix(k.Tensor, ts)
+	if r.topo != nil {
+		s.StageGroup = r.topo.DevicesPerNode
+	}
+	switch {
+	case k.Context > 0:
+		s.Contexts = []int{k.Context}
+	case len(k.Contexts) > 0:
+		s.Contexts = k.Contexts
+	case r.arch != nil && r.base.Model.Architecture.Seq >= longSequence:
+		// Long sequences: ring attention over powers of two that split the sequence
+		// into 2c chunks and fit a node (or the devices) beside t = 1.
+		seq := r.base.Model.Architecture.Seq
+		group := k.MaxDevices
+		if r.topo != nil {
+			group = r.topo.DevicesPerNode
+		}
+		for c := 1; c <= maxSearchedContext && c <= group && c <= k.MaxDevices; c *= 2 {
+			if group%c == 0 && seq%(2*c) == 0 {
+				s.Contexts = append(s.Contexts, c)
+			}
+		}
+	}
 	switch {
 	case k.Schedule != "":
 		s.Schedules = []string{k.Schedule}
@@ -857,6 +937,8 @@ func (r *Evaluator) Space(k search.Knobs) (search.Space, error) {
 	switch {
 	case k.ZeRO != nil:
 		s.ZeROs = []int{*k.ZeRO}
+	case r.train && r.arch != nil:
+		s.ZeROs = []int{0, 1, 2, 3}
 	case r.train:
 		s.ZeROs = []int{0, 1}
 	default:

@@ -282,3 +282,55 @@ func cannotFitIsNecessary(t *testing.T, base *request.Request) {
 		t.Errorf("CannotFit rules out %d of the %d that do not fit", ruledOut, infeasible)
 	}
 }
+
+// TestLongContextSearch: a long-sequence grid (Llama-3.2-1B, s = 32,768, on 8 H100s in
+// one node) searches context parallelism (c = 1, 2, 4, 8 by default) and every ZeRO
+// stage beside p, d and t: the search finds exhaustive's best and Pareto front, no bound
+// is broken, CannotFit rules out only candidates that do not fit, and the best's request
+// replans to the same throughput.
+func TestLongContextSearch(t *testing.T) {
+	base := &request.Request{
+		Model:   request.ModelSpec{Architecture: &request.Architecture{Name: "llama-3.2-1b", Seq: 32768}},
+		Cluster: request.ClusterSpec{Device: "h100-sxm", DevicesPerNode: 8},
+	}
+	ev, err := New(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := ev.Space(search.Knobs{MaxDevices: 8, GlobalBatch: 8, MaxMicrobatchSize: 2, MemoryProportions: []float64{0.3, 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(s.Contexts, []int{1, 2, 4, 8}) || !reflect.DeepEqual(s.ZeROs, []int{0, 1, 2, 3}) {
+		t.Fatalf("contexts %v, ZeRO stages %v", s.Contexts, s.ZeROs)
+	}
+	s.Pipelines = []int{1, 2}
+	got, err := search.Run(context.Background(), s, ev, search.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ex, err := search.Run(context.Background(), s, ev, search.Options{Exhaustive: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Best == nil || got.Best.Candidate != ex.Best.Candidate {
+		t.Fatalf("best %v, exhaustive %v", got.Best, ex.Best)
+	}
+	if got.Stats.BoundViolations+ex.Stats.BoundViolations != 0 || len(got.Pareto) != len(ex.Pareto) {
+		t.Errorf("bound violations %d, %d; Pareto %d, exhaustive %d", got.Stats.BoundViolations, ex.Stats.BoundViolations, len(got.Pareto), len(ex.Pareto))
+	}
+	contexts := map[int]bool{}
+	for _, o := range ex.Evaluated {
+		if o.Feasible {
+			contexts[max(1, o.Context)] = true
+		}
+		if o.Feasible && ev.CannotFit(o.Candidate) {
+			t.Errorf("%s: CannotFit, but it fits", o.Candidate)
+		}
+	}
+	if len(contexts) < 2 {
+		t.Errorf("feasible candidates only at context %v", contexts)
+	}
+	t.Logf("best %s: %.0f tokens/s, MFU %.1f%%; planned %d of %d", got.Best.Candidate, got.Best.TokensPerSecond, 100*got.Best.MFU, got.Stats.Evaluated, ex.Stats.Evaluated)
+	replan(t, ev, got.Best)
+}
