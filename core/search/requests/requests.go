@@ -79,8 +79,8 @@ type Evaluator struct {
 	sp         bool // sequence parallelism wherever t > 1
 	// contextMethod is the base request's context_method (ring unless it says).
 	contextMethod string
-	terms      map[termKey]*terms
-	estimates  map[termKey]*analytic.Result // analytic estimates without their terms (Twin)
+	terms         map[termKey]*terms
+	estimates     map[termKey]*analytic.Result // analytic estimates without their terms (Twin)
 	// twins caches Twin's comparison per tensor-parallel degree and microbatch size.
 	twins map[[2]int]bool
 	// device is the cluster's device, as one stage's cluster holds it (memory limits).
@@ -183,7 +183,7 @@ func New(base *request.Request) (*Evaluator, error) {
 	n.Cluster.Count = 0
 	r := &Evaluator{base: n, sp: base.Parallelism.SequenceParallel, train: n.Training.Mode == request.ModeTraining,
 		contextMethod: contextMethodOf(base.Parallelism.ContextMethod),
-		terms: map[termKey]*terms{}, estimates: map[termKey]*analytic.Result{}, twins: map[[2]int]bool{}, secondsPer: 1, cache: request.NewCache()}
+		terms:         map[termKey]*terms{}, estimates: map[termKey]*analytic.Result{}, twins: map[[2]int]bool{}, secondsPer: 1, cache: request.NewCache()}
 	dp, err := cluster.LookupDevice(n.Cluster.Device)
 	if err != nil {
 		return nil, err
