@@ -40,6 +40,7 @@ type bestJSON struct {
 	Schedule         string           `json:"schedule"`
 	Recompute        string           `json:"recompute"`
 	ZeRO             int              `json:"zero"`
+	Context          int              `json:"context,omitempty"`
 	MemoryProportion float64          `json:"memory_proportion"`
 	Devices          int              `json:"devices"`
 	Throughput       float64          `json:"throughput"`
@@ -56,7 +57,7 @@ func runSearch(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("search", stderr)
 	var f requestFlags
 	f.add(fs, true)
-	maxDevices := fs.Int("max-devices", 0, "devices at hand: stages x replicas x tensor parallelism at most")
+	maxDevices := fs.Int("max-devices", 0, "devices at hand: stages x replicas x tensor x context parallelism at most")
 	globalBatch := fs.Int("global-batch", 0, "samples per step (microbatch size x microbatches x replicas); default: searched")
 	maxBatch := fs.Int("max-batch", 0, "largest microbatch size to try (default 64 for --hf-config, 128 for a profile)")
 	asJSON := fs.Bool("json", false, "print the best, every configuration planned and the Pareto front as JSON")
@@ -88,6 +89,22 @@ func runSearch(args []string, stdout, stderr io.Writer) error {
 		one := 1
 		k.ZeRO = &one
 	}
+	if f.sharding != "" {
+		z, ok := map[string]int{"none": 0, "zero1": 1, "zero2": 2, "zero3": 3, "fsdp": 3}[f.sharding]
+		if !ok {
+			return fmt.Errorf("--sharding: the search tries none, zero1, zero2 and zero3 (fsdp), got %q", f.sharding)
+		}
+		if f.zero1 && z != 1 {
+			return fmt.Errorf("--zero1: means --sharding zero1, and --sharding says %s", f.sharding)
+		}
+		k.ZeRO = &z
+	}
+	for _, name := range []string{"shard-group", "prefetch"} {
+		if g[name] {
+			return fmt.Errorf("--%s: does not go with search (it searches none, zero1, zero2 and zero3 with their defaults)", name)
+		}
+	}
+	k.Context = f.cp
 	if f.memoryProportion.set {
 		k.MemoryProportions = []float64{f.memoryProportion.v}
 	}
@@ -124,7 +141,7 @@ func runSearch(args []string, stdout, stderr io.Writer) error {
 	}
 	b := rep.Best
 	best := &bestJSON{Stages: b.Pipeline, Replicas: b.Data, TensorParallel: b.Tensor, MicrobatchSize: b.MicrobatchSize,
-		Microbatches: b.Microbatches, Schedule: b.Schedule, Recompute: b.Recompute, ZeRO: b.ZeRO, MemoryProportion: b.MemoryProportion,
+		Microbatches: b.Microbatches, Schedule: b.Schedule, Recompute: b.Recompute, ZeRO: b.ZeRO, Context: b.Context, MemoryProportion: b.MemoryProportion,
 		Devices: b.Devices, Throughput: b.SamplesPerSecond, TokensPerSecond: b.TokensPerSecond, MFU: b.MFU, StepSeconds: b.StepSeconds,
 		BubbleFraction: b.BubbleFraction, HeadroomBytes: b.HeadroomBytes, Boundaries: b.Boundaries, Request: q}
 	if *asJSON {
@@ -137,8 +154,12 @@ func runSearch(args []string, stdout, stderr io.Writer) error {
 // printSearch writes the best and the ten fastest configurations, then the work done.
 func printSearch(w io.Writer, rep *search.Report) {
 	b := rep.Best
-	fmt.Fprintf(w, "best: %d stages x %d replicas x %d-way tensor parallel (%d devices), %s, %d microbatches of %d, recompute %s, ZeRO-%d\n",
-		b.Pipeline, b.Data, b.Tensor, b.Devices, b.Schedule, b.Microbatches, b.MicrobatchSize, b.Recompute, b.ZeRO)
+	cp := ""
+	if b.Context > 1 {
+		cp = fmt.Sprintf(" x %d-way context parallel", b.Context)
+	}
+	fmt.Fprintf(w, "best: %d stages x %d replicas x %d-way tensor parallel%s (%d devices), %s, %d microbatches of %d, recompute %s, ZeRO-%d\n",
+		b.Pipeline, b.Data, b.Tensor, cp, b.Devices, b.Schedule, b.Microbatches, b.MicrobatchSize, b.Recompute, b.ZeRO)
 	fmt.Fprintf(w, "      %s", units.Rate(b.SamplesPerSecond, "samples/s"))
 	if b.TokensPerSecond > 0 {
 		fmt.Fprintf(w, ", %s", units.Rate(b.TokensPerSecond, "tokens/s"))
@@ -158,9 +179,9 @@ func printSearch(w io.Writer, rep *search.Report) {
 		top = top[:10]
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "p\td\tt\tdevices\tschedule\tm\tb\trecompute\tzero\tsamples/s\ttokens/s\tMFU\tstep s\tbubble\theadroom\t")
+	fmt.Fprintln(tw, "p\td\tt\tc\tdevices\tschedule\tm\tb\trecompute\tzero\tsamples/s\ttokens/s\tMFU\tstep s\tbubble\theadroom\t")
 	for _, o := range top {
-		fmt.Fprintf(tw, "%d\t%d\t%d\t%d\t%s\t%d\t%d\t%s\t%d\t%.2f\t%.0f\t%.1f%%\t%.3f\t%.1f%%\t%.0f%%\t\n", o.Pipeline, o.Data, o.Tensor, o.Devices,
+		fmt.Fprintf(tw, "%d\t%d\t%d\t%d\t%d\t%s\t%d\t%d\t%s\t%d\t%.2f\t%.0f\t%.1f%%\t%.3f\t%.1f%%\t%.0f%%\t\n", o.Pipeline, o.Data, o.Tensor, max(1, o.Context), o.Devices,
 			o.Schedule, o.Microbatches, o.MicrobatchSize, o.Recompute, o.ZeRO, o.SamplesPerSecond, o.TokensPerSecond, 100*o.MFU,
 			o.StepSeconds, 100*o.BubbleFraction, 100*o.HeadroomFraction)
 	}
