@@ -389,6 +389,13 @@ func (a *App) Knob(name string) string {
 		return a.Req.Training.Recompute
 	case "mode":
 		return a.Req.Training.Mode
+	case "sharding":
+		if a.Req.Parallelism.ZeRO == 1 && a.Req.Parallelism.Sharding == "" {
+			return "zero1" // the former field's value, as core reads it
+		}
+		return a.Req.Parallelism.Sharding
+	case "context_method":
+		return a.Req.Parallelism.ContextMethod
 	}
 	return ""
 }
@@ -408,6 +415,10 @@ func KnobChoices(name string) []string {
 		return []string{"", "none", "selective", "full"}
 	case "mode":
 		return []string{"", "training", "inference"}
+	case "sharding":
+		return []string{"", "none", "zero1", "zero2", "zero3", "hsdp"}
+	case "context_method":
+		return []string{"", "ring", "all-to-all"}
 	}
 	return nil
 }
@@ -460,6 +471,13 @@ func (a *App) SetKnob(name, v string) {
 		a.Req.Training.Optimizer = v
 	case "recompute":
 		a.Req.Training.Recompute = v
+	case "sharding":
+		// One field says it (the former zero goes); hsdp's group and the prefetch of
+		// weights are core's defaults.
+		par := &a.Req.Parallelism
+		par.Sharding, par.ZeRO, par.ShardGroup, par.Prefetch = v, 0, 0, ""
+	case "context_method":
+		a.Req.Parallelism.ContextMethod = v
 	case "mode":
 		// Inference runs the inference schedule and has no optimizer (core refuses
 		// either otherwise); training goes back to core's default schedule.
@@ -495,6 +513,7 @@ func (a *App) Import(name string, data []byte) {
 		spec.Name = path.Base(name)
 	} else {
 		r.Parallelism.Tensor, r.Parallelism.SequenceParallel = 0, false
+		r.Parallelism.Context, r.Parallelism.ContextMethod = 0, ""
 	}
 	r.Model = spec
 	r.Boundaries = nil
@@ -759,10 +778,10 @@ func (a *App) SetCluster(field, v string) {
 	}
 	a.Req.Cluster = f.spec()
 	// A parallelism applied from the search (stages, replicas) does not survive a change
-	// of the devices: the pipeline takes the devices again. The tensor-parallel degree
-	// and sequence parallelism are knobs of the panel, and stay.
+	// of the devices: the pipeline takes the devices again. The panel's knobs (replicas,
+	// tensor, context and sharding) stay.
 	if field != "link" && field != "inter_link" {
-		a.Req.Parallelism = Parallelism{Tensor: a.Req.Parallelism.Tensor, SequenceParallel: a.Req.Parallelism.SequenceParallel}
+		a.Req.Parallelism = a.panelParallelism()
 	}
 	a.Req.Boundaries, a.BoundsText = nil, ""
 	a.notice("", false)
@@ -816,10 +835,62 @@ func (f ClusterForm) spec() ClusterSpec {
 	return ClusterSpec{Document: doc}
 }
 
-// noTensor drops tensor and sequence parallelism, which only architectures have.
+// noTensor drops tensor, sequence and context parallelism, which only architectures have.
 func (a *App) noTensor() {
 	a.Req.Parallelism.Tensor, a.Req.Parallelism.SequenceParallel = 0, false
+	a.Req.Parallelism.Context, a.Req.Parallelism.ContextMethod = 0, ""
 	a.typed("tensor", "", true)
+	a.typed("context", "", true)
+}
+
+// panelParallelism is the parallelism the Cluster panel sets (replicas, tensor and
+// sequence parallelism, context parallelism, sharding), without the pipeline, which
+// follows from the devices.
+func (a *App) panelParallelism() Parallelism {
+	p := a.Req.Parallelism
+	return Parallelism{Data: p.Data, Tensor: p.Tensor, SequenceParallel: p.SequenceParallel,
+		Context: p.Context, ContextMethod: p.ContextMethod, ZeRO: p.ZeRO, Sharding: p.Sharding,
+		ShardGroup: p.ShardGroup, Prefetch: p.Prefetch}
+}
+
+// Degree is a parallel degree's box ("data" replicas, "context") as it shows it ("" for
+// core's default, 1).
+func (a *App) Degree(name string) string {
+	if name == "data" {
+		return itoa0(a.Req.Parallelism.Data)
+	}
+	return itoa0(a.Req.Parallelism.Context)
+}
+
+// SetDegree handles the data-parallel replicas or the context-parallel degree
+// (architectures): the pipeline gets devices / (replicas x tensor x context) stages. ""
+// is 1. Core checks what goes together (a context degree that does not split the
+// sequence, sharding without replicas) and says so by field.
+func (a *App) SetDegree(name, v string) {
+	v = strings.TrimSpace(v)
+	n, err := strconv.Atoi(v)
+	if v == "" {
+		n, err = 0, nil
+	}
+	if err != nil || n < 0 || n > 4096 {
+		a.typed(name, v, false)
+		a.notice(name+": enter a whole number", true)
+		return
+	}
+	a.typed(name, v, true)
+	par := &a.Req.Parallelism
+	if name == "data" {
+		par.Data = n
+	} else {
+		par.Context = n
+		if n < 2 {
+			par.ContextMethod = ""
+		}
+	}
+	par.Pipeline = 0 // the stages follow from the devices
+	a.Req.Boundaries, a.BoundsText = nil, ""
+	a.notice("", false)
+	a.changed(false)
 }
 
 // Tensor is the tensor-parallel degree as its box shows it ("" for core's default, 1).
@@ -841,7 +912,7 @@ func (a *App) SetTensor(v string) {
 	a.typed("tensor", v, true)
 	par := &a.Req.Parallelism
 	par.Tensor = n
-	par.Pipeline, par.Data = 0, 0 // the stages follow from the devices and t
+	par.Pipeline = 0 // the stages follow from the devices and t
 	if n < 2 {
 		par.SequenceParallel = false
 	}
@@ -875,6 +946,9 @@ func (a *App) Parallel() string {
 		if pl.Tensor > 1 {
 			s += fmt.Sprintf(" × %d-way tensor parallel", pl.Tensor)
 		}
+		if pl.Context > 1 {
+			s += fmt.Sprintf(" × %d-way context parallel", pl.Context)
+		}
 		s += fmt.Sprintf(", on %d nodes", pl.Nodes)
 		cross := 0
 		for _, c := range pl.StageCrossesNodes {
@@ -890,6 +964,9 @@ func (a *App) Parallel() string {
 	}
 	if t := a.Req.Parallelism.Tensor; t > 1 {
 		s += fmt.Sprintf(" × %d-way tensor parallel", t)
+	}
+	if c := a.Req.Parallelism.Context; c > 1 {
+		s += fmt.Sprintf(" × %d-way context parallel", c)
 	}
 	return s + "."
 }

@@ -124,3 +124,57 @@ func TestTensorKnob(t *testing.T) {
 		t.Error("the Cluster panel offers tensor parallelism for a profile")
 	}
 }
+
+// The replicas, sharding and context-parallel knobs fill the request's parallelism;
+// core plans them and says what goes together; context parallelism is an
+// architecture's, and goes with a profile.
+func TestShardingAndContextKnobs(t *testing.T) {
+	a := NewApp(nil, &fakeHost{}, local)
+	a.PickModel("arch:llama-2-7b")
+	a.SetCluster("device", "h100-sxm")
+	a.SetCluster("per_node", "8")
+	a.SetCluster("nodes", "2")
+	a.SetDegree("data", "2")
+	a.SetKnob("sharding", "zero3")
+	a.SetDegree("context", "2")
+	if a.Err != nil || a.Res == nil || a.Res.Step == nil {
+		t.Fatalf("d=2 zero3 c=2: %v", a.Err)
+	}
+	if par := a.Req.Parallelism; par.Data != 2 || par.Sharding != "zero3" || par.Context != 2 || a.Res.Step.Devices != 16 {
+		t.Fatalf("parallelism %+v, %d devices", par, a.Res.Step.Devices)
+	}
+	if s := a.Parallel(); !strings.Contains(s, "4 pipeline stages × 2 replicas × 2-way context parallel") {
+		t.Errorf("Parallel() = %q", s)
+	}
+	a.SetKnob("context_method", "all-to-all")
+	if a.Err != nil || a.Req.Parallelism.ContextMethod != "all-to-all" {
+		t.Errorf("all-to-all: %+v %v", a.Req.Parallelism, a.Err)
+	}
+	a.SetKnob("context_method", "")
+	a.SetKnob("seq", "4008")
+	a.SetDegree("context", "8") // ring attention's 16 chunks do not split 4008 tokens: core says so by field
+	if a.Err == nil || !strings.Contains(a.Err.Error(), "parallelism.context") {
+		t.Errorf("c=8, s=4008: %v", a.Err)
+	}
+	a.SetDegree("context", "")
+	a.SetKnob("seq", "")
+	a.SetCluster("nodes", "1") // the panel's knobs stay
+	if par := a.Req.Parallelism; par.Data != 2 || par.Sharding != "zero3" || a.Err != nil {
+		t.Errorf("after a change of the devices: %+v %v", par, a.Err)
+	}
+	a.SetTab("cluster")
+	html := render(t, a)
+	for _, id := range []string{"cluster-replicas", "cluster-sharding", "cluster-context"} {
+		if !strings.Contains(html, `id="`+id+`"`) {
+			t.Errorf("the Cluster panel has no %s", id)
+		}
+	}
+	a.SetDegree("context", "2")
+	a.PickModel("example:gpt2-medium")
+	if a.Req.Parallelism.Context != 0 || a.Req.Parallelism.Sharding != "zero3" || a.Err != nil {
+		t.Errorf("a profile: %+v %v", a.Req.Parallelism, a.Err)
+	}
+	if html := render(t, a); strings.Contains(html, `id="cluster-context"`) {
+		t.Error("the Cluster panel offers context parallelism for a profile")
+	}
+}

@@ -846,13 +846,57 @@ func (c *Root) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 								vgn.SetInnerHTML(vugu.HTML("The share of each device\x26#39;s usable memory a stage may fill (seed 000\x26#39;s memoryProportion)."))
 							}
 						}
+						vgn = vgElement(vgparent, "", "fieldset", "class", "grid", "id", "cluster-data")
+						{
+							vgparent := vgn
+							_ = vgparent
+							vgn = vgElement(vgparent, "", "legend")
+							vgn.SetInnerHTML(vugu.HTML("Data parallelism"))
+							vgn = vgElement(vgparent, "", "label", "for", "cluster-replicas")
+							vgn.SetInnerHTML(vugu.HTML("Replicas"))
+							vgn = vgElement(vgparent, "", "div")
+							{
+								vgparent := vgn
+								_ = vgparent
+								vgn = vgElement(vgparent, "", "input", "id", "cluster-replicas", "type", "number", "min", "1", "step", "1", "inputmode", "numeric", "placeholder", "1")
+								vgProp(vgn, "value", c.A.Val("data", c.A.Degree("data")))
+								vgOn(vgn, "input", func(event vugu.DOMEvent) { c.A.SetDegree("data", event.PropString("target", "value")) })
+								vgn = vgElement(vgparent, "", "p", "class", "hint")
+								vgn.SetInnerHTML(vugu.HTML("Copies of the pipeline, each on its own devices, training on their share of the batch."))
+							}
+							vgn = vgElement(vgparent, "", "label", "for", "cluster-sharding")
+							vgn.SetInnerHTML(vugu.HTML("Sharding"))
+							vgn = vgElement(vgparent, "", "div")
+							{
+								vgparent := vgn
+								_ = vgparent
+								vgn = vgElement(vgparent, "", "select", "id", "cluster-sharding")
+								vgOn(vgn, "change", func(event vugu.DOMEvent) { c.A.SetKnob("sharding", event.PropString("target", "value")) })
+								{
+									vgparent := vgn
+									_ = vgparent
+									for vgiterkeyt, v := range KnobChoices("sharding") {
+										var vgiterkey interface{} = vgiterkeyt
+										_ = vgiterkey
+										v := v
+										_ = v
+										vgn = vgElement(vgparent, "", "option")
+										vgn.AddAttrInterface("value", v)
+										vgProp(vgn, "selected", v == c.A.Knob("sharding"))
+										vgn.SetInnerHTML(ChoiceLabel(v))
+									}
+								}
+								vgn = vgElement(vgparent, "", "p", "class", "hint")
+								vgn.SetInnerHTML(vugu.HTML("Training state sharded over the replicas: zero1 the optimizer state (Megatron-LM\x26#39;s distributed optimizer), zero2 also the gradients, zero3 also the weights, gathered layer by layer (FSDP), hsdp zero3 inside a node and replicated across nodes."))
+							}
+						}
 						if c.A.ModelSource() == "architecture" {
 							vgn = vgElement(vgparent, "", "fieldset", "class", "grid", "id", "cluster-parallel")
 							{
 								vgparent := vgn
 								_ = vgparent
 								vgn = vgElement(vgparent, "", "legend")
-								vgn.SetInnerHTML(vugu.HTML("Tensor parallelism (architectures)"))
+								vgn.SetInnerHTML(vugu.HTML("Tensor and context parallelism (architectures)"))
 								vgn = vgElement(vgparent, "", "label", "for", "cluster-tensor")
 								vgn.SetInnerHTML(vugu.HTML("Tensor-parallel degree"))
 								vgn = vgElement(vgparent, "", "div")
@@ -878,6 +922,38 @@ func (c *Root) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 									vgn = vgText(vgparent, "\n          ")
 									vgn = vgElement(vgparent, "", "span", "class", "hint")
 									vgn.SetInnerHTML(vugu.HTML("splits norms, dropout and residuals along the sequence too (needs a degree of 2 or more)"))
+								}
+								vgn = vgElement(vgparent, "", "label", "for", "cluster-context")
+								vgn.SetInnerHTML(vugu.HTML("Context-parallel degree"))
+								vgn = vgElement(vgparent, "", "div")
+								{
+									vgparent := vgn
+									_ = vgparent
+									vgn = vgElement(vgparent, "", "input", "id", "cluster-context", "type", "number", "min", "1", "step", "1", "inputmode", "numeric", "placeholder", "1")
+									vgProp(vgn, "value", c.A.Val("context", c.A.Degree("context")))
+									vgOn(vgn, "input", func(event vugu.DOMEvent) { c.A.SetDegree("context", event.PropString("target", "value")) })
+									vgn = vgElement(vgparent, "", "p", "class", "hint")
+									vgn.SetInnerHTML(vugu.HTML("Each sequence is split over this many devices of a node (beside the tensor-parallel group), which exchange keys and values in every attention layer: for long sequences."))
+								}
+								vgn = vgElement(vgparent, "", "label", "for", "cluster-context-method")
+								vgn.SetInnerHTML(vugu.HTML("Context exchange"))
+								vgn = vgText(vgparent, "\n        ")
+								vgn = vgElement(vgparent, "", "select", "id", "cluster-context-method")
+								vgn.AddAttrInterface("disabled", c.A.Req.Parallelism.Context < 2)
+								vgOn(vgn, "change", func(event vugu.DOMEvent) { c.A.SetKnob("context_method", event.PropString("target", "value")) })
+								{
+									vgparent := vgn
+									_ = vgparent
+									for vgiterkeyt, v := range KnobChoices("context_method") {
+										var vgiterkey interface{} = vgiterkeyt
+										_ = vgiterkey
+										v := v
+										_ = v
+										vgn = vgElement(vgparent, "", "option")
+										vgn.AddAttrInterface("value", v)
+										vgProp(vgn, "selected", v == c.A.Knob("context_method"))
+										vgn.SetInnerHTML(ChoiceLabel(v))
+									}
 								}
 							}
 						}
@@ -1605,6 +1681,8 @@ func (c *Root) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 											vgn.SetInnerHTML(r.Replicas)
 											vgn = vgElement(vgparent, "", "td", "class", "num")
 											vgn.SetInnerHTML(r.Tensor)
+											vgn = vgElement(vgparent, "", "td", "class", "num")
+											vgn.SetInnerHTML(r.Context)
 											vgn = vgElement(vgparent, "", "td")
 											vgn.SetInnerHTML(r.Schedule)
 											vgn = vgElement(vgparent, "", "td", "class", "num")

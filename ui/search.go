@@ -46,6 +46,7 @@ var SearchKnobs = []struct{ ID, Label, Hint string }{
 	{"stages", "Pipeline stages", "searched when empty"},
 	{"replicas", "Data-parallel replicas", "searched when empty"},
 	{"tensor", "Tensor-parallel degree", "searched when empty (architectures)"},
+	{"context", "Context-parallel degree", "searched when empty from 32,768 tokens (architectures), else 1"},
 	{"schedule", "Schedule", "searched when empty: 1f1b, gpipe, interleaved:2, zb-h1"},
 	{"recompute", "Recomputation", "searched when empty: none, selective, full"},
 	{"microbatch_size", "Microbatch size", "searched when empty (up to 64 for architectures, 128 for profiles)"},
@@ -100,7 +101,7 @@ func (a *App) knobs() (search.Knobs, error) {
 		dst *int
 	}{
 		{"max_devices", &k.MaxDevices}, {"stages", &k.Stages}, {"replicas", &k.Replicas}, {"tensor", &k.Tensor},
-		{"microbatch_size", &k.MicrobatchSize}, {"global_batch", &k.GlobalBatch},
+		{"context", &k.Context}, {"microbatch_size", &k.MicrobatchSize}, {"global_batch", &k.GlobalBatch},
 	} {
 		if err := num(f.id, f.dst); err != nil {
 			return k, err
@@ -233,7 +234,7 @@ func (a *App) ProgressText() string {
 // ResultRow is a row of the results table.
 type ResultRow struct {
 	Key                                                          string
-	Devices, Stages, Replicas, Tensor, Microbatches, Batch, ZeRO int
+	Devices, Stages, Replicas, Tensor, Context, Microbatches, Batch, ZeRO int
 	Schedule, Recompute, Throughput, Step, Bubble, MFU, Headroom string
 	Best, Pareto                                                 bool
 	o                                                            search.Outcome
@@ -242,7 +243,7 @@ type ResultRow struct {
 // ResultColumns are the results table's sortable columns: id and label.
 var ResultColumns = []struct{ ID, Label string }{
 	{"throughput", "Samples/s"}, {"devices", "Devices"}, {"stages", "p"}, {"replicas", "d"}, {"tensor", "t"},
-	{"schedule", "Schedule"}, {"microbatches", "m"}, {"batch", "b"}, {"recompute", "Recompute"}, {"zero", "ZeRO"},
+	{"context", "c"}, {"schedule", "Schedule"}, {"microbatches", "m"}, {"batch", "b"}, {"recompute", "Recompute"}, {"zero", "ZeRO"},
 	{"step", "Step"}, {"bubble", "Bubble"}, {"mfu", "MFU"}, {"headroom", "Headroom"},
 }
 
@@ -265,7 +266,7 @@ func (a *App) Results() []ResultRow {
 		if !o.Feasible {
 			continue
 		}
-		r := ResultRow{Key: o.Candidate.String(), Devices: o.Devices, Stages: o.Pipeline, Replicas: o.Data, Tensor: o.Tensor,
+		r := ResultRow{Key: o.Candidate.String(), Devices: o.Devices, Stages: o.Pipeline, Replicas: o.Data, Tensor: o.Tensor, Context: max(1, o.Context),
 			Microbatches: o.Microbatches, Batch: o.MicrobatchSize, ZeRO: o.ZeRO, Schedule: o.Schedule, Recompute: o.Recompute,
 			Throughput: units.Rate(o.SamplesPerSecond, ""), Step: units.Time(o.StepSeconds, model.Seconds),
 			Bubble: fmt.Sprintf("%.1f%%", 100*o.BubbleFraction), Headroom: units.Bytes(o.HeadroomBytes),
@@ -288,6 +289,8 @@ func (a *App) Results() []ResultRow {
 			return float64(o.Data)
 		case "tensor":
 			return float64(o.Tensor)
+		case "context":
+			return float64(max(1, o.Context))
 		case "microbatches":
 			return float64(o.Microbatches)
 		case "batch":

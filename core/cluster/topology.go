@@ -79,6 +79,9 @@ type Placement struct {
 	Pipeline int   `json:"pipeline"`
 	Data     int   `json:"data"`
 	Tensor   int   `json:"tensor"`
+	// Context is the context-parallel degree c, whose groups sit in a node beside the
+	// tensor-parallel group (placed as one group of Tensor x Context devices); 0 for none.
+	Context int `json:"context,omitempty"`
 	// Nodes is the number of nodes the run occupies (ranks fill nodes in order).
 	Nodes int `json:"nodes"`
 	// StageLinks[i] is the link between stage i and i+1 (Pipeline-1 entries): Inter when

@@ -1217,6 +1217,9 @@ func (p *prepared) place(es *model.Errors) {
 		addPrefixed(es, "parallelism", err)
 		return
 	}
+	if par.Context > 1 {
+		pl.Tensor, pl.Context = par.Tensor, par.Context // placed as one group of t x c
+	}
 	p.placement = pl
 	c := pl.StageCluster(p.cluster.Devices[0])
 	p.cluster.Links = c.Links
