@@ -233,11 +233,11 @@ func (a *App) ProgressText() string {
 
 // ResultRow is a row of the results table.
 type ResultRow struct {
-	Key                                                          string
+	Key                                                                   string
 	Devices, Stages, Replicas, Tensor, Context, Microbatches, Batch, ZeRO int
-	Schedule, Recompute, Throughput, Step, Bubble, MFU, Headroom string
-	Best, Pareto                                                 bool
-	o                                                            search.Outcome
+	Schedule, Recompute, Throughput, Step, Bubble, MFU, Headroom          string
+	Best, Pareto                                                          bool
+	o                                                                     search.Outcome
 }
 
 // ResultColumns are the results table's sortable columns: id and label.
