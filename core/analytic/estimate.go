@@ -237,7 +237,7 @@ func Estimate(a *arch.Arch, t Target, o Options) (*Result, error) {
 	sh := newShape(a, o)
 	sh.keepLogits = t.Framework.ReturnsLogits && sh.train
 	c := &calc{sh: sh, rf: newRoofline(t, o.DType), o: o, fw: t.Framework,
-		allReduce: cluster.RingAllReduceSeconds(t.tensorLink(), sh.e*sh.t*sh.h, o.TensorParallel), contextLink: t.tensorLink()}
+		allReduce: cluster.RingAllReduceSeconds(t.tensorLink(), sh.e*sh.t*sh.h, o.TensorParallel), contextLink: t.contextLink()}
 	r := &Result{Name: a.Name, Device: t.Device.Name, Arch: a.Description(), Opts: o,
 		perParam: o.devicePerParam(), optShard: o.optimizerShard()}
 

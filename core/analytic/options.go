@@ -350,6 +350,17 @@ type Target struct {
 	// TensorLink carries the tensor-parallel all-reduces (the intra-node link, NVLink or
 	// NVSwitch); when it states no bandwidth, Link does.
 	TensorLink cluster.Link `json:"tensor_link,omitzero"`
+	// ContextLink carries the context-parallel exchanges when the context group spans
+	// nodes (the network between them); when it states no bandwidth, the tensor link does.
+	ContextLink cluster.Link `json:"context_link,omitzero"`
+}
+
+// contextLink is the link of the context-parallel exchanges.
+func (t Target) contextLink() cluster.Link {
+	if t.ContextLink.BytesPerSecond > 0 {
+		return t.ContextLink
+	}
+	return t.tensorLink()
 }
 
 // tensorLink is the link of the tensor-parallel all-reduces.

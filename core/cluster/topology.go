@@ -107,7 +107,9 @@ func rank(o Order, p, d, t, dp, pp int) int {
 
 // Place lays p stages x d replicas x t-way tensor-parallel groups on the topology in the
 // given order. Every tensor-parallel group stays inside one node, so t must divide the
-// devices per node; p*d*t must not exceed the devices. Errors name the parallel degree.
+// devices per node, or (a stage's group of tensor x context devices, whose context
+// groups span nodes) be whole nodes; p*d*t must not exceed the devices. Errors name the
+// parallel degree.
 func (tp Topology) Place(p, d, t int, o Order) (*Placement, error) {
 	if err := tp.Validate(); err != nil {
 		return nil, err
@@ -128,8 +130,8 @@ func (tp Topology) Place(p, d, t int, o Order) (*Placement, error) {
 		return nil, err
 	}
 	K := tp.DevicesPerNode
-	if K%t != 0 {
-		return nil, &model.FieldError{Path: "tensor", Reason: fmt.Sprintf("must divide the %d devices per node (a tensor-parallel group stays inside a node), got %d", K, t)}
+	if K%t != 0 && t%K != 0 {
+		return nil, &model.FieldError{Path: "tensor", Reason: fmt.Sprintf("must divide the %d devices per node (a tensor-parallel group stays inside a node), or be whole nodes, got %d", K, t)}
 	}
 	if n := int64(p) * int64(d) * int64(t); n > int64(tp.Devices()) {
 		return nil, &model.FieldError{Path: "pipeline", Reason: fmt.Sprintf("%d stages x %d replicas x %d-way tensor parallelism need %d devices, more than the %d of %d nodes x %d", p, d, t, n, tp.Devices(), tp.Nodes, K)}

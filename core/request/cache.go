@@ -43,10 +43,12 @@ type estimateKey struct {
 	name       string     // the model's label, which names the estimate's model
 	device     string
 	tensorLink cluster.Link
-	matmul     float64
-	memory     float64
-	kernel     float64
-	kernelSet  bool
+	// contextLink carries context-parallel exchanges across nodes (zero: the tensor link).
+	contextLink cluster.Link
+	matmul      float64
+	memory      float64
+	kernel      float64
+	kernelSet   bool
 	// framework with the request's host-cost overrides: it sets host times, the
 	// optimizer's temporaries and the framework's memory of the estimate.
 	framework cluster.Framework

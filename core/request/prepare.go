@@ -415,8 +415,8 @@ func (p *prepared) parallelism(es *model.Errors) {
 			es.Add("parallelism.tensor", "must divide cluster.devices_per_node (%d): a tensor-parallel group stays inside a node, got %d", p.topo.DevicesPerNode, par.Tensor)
 			return
 		}
-		if p.topo.DevicesPerNode%t != 0 {
-			es.Add("parallelism.context", "times parallelism.tensor (%d x %d) must divide cluster.devices_per_node (%d): the context group stays inside a node beside the tensor group", par.Context, par.Tensor, p.topo.DevicesPerNode)
+		if K := p.topo.DevicesPerNode; K%t != 0 && t%K != 0 {
+			es.Add("parallelism.context", "times parallelism.tensor (%d x %d) must divide cluster.devices_per_node (%d), or be whole nodes: a stage's group of tensor x context devices fills nodes evenly", par.Context, par.Tensor, K)
 			return
 		}
 		c.Links = []cluster.Link{p.topo.Intra}
@@ -867,6 +867,15 @@ func (p *prepared) architecture(es *model.Errors) {
 		t.Perf.KernelSeconds = *a.KernelSeconds
 	}
 	t.TensorLink = p.tensorLink
+	if par := r.Parallelism; p.topo != nil && par.Tensor*par.Context > p.topo.DevicesPerNode {
+		// The context group spans nodes: its exchanges cross the network.
+		t.ContextLink = p.topo.Inter
+	}
+	if !hasBandwidth(&p.tensorLink) {
+		// A cluster document states no link inside a stage's group: tensor and context
+		// groups, and one replica's shards, use the device preset's usual link.
+		p.tensorLink = t.Link
+	}
 	fw, ok := p.lookupFramework(es, device)
 	if !ok {
 		return
@@ -885,7 +894,7 @@ func (p *prepared) architecture(es *model.Errors) {
 	if r.Model.Name != "" {
 		p.arch.Name = r.Model.Name
 	}
-	k := estimateKey{arch: p.archKey, name: r.Model.Name, device: device, tensorLink: t.TensorLink,
+	k := estimateKey{arch: p.archKey, name: r.Model.Name, device: device, tensorLink: t.TensorLink, contextLink: t.ContextLink,
 		matmul: a.MatmulEfficiency, memory: a.MemoryEfficiency, framework: fw, opts: o}
 	if a.KernelSeconds != nil {
 		k.kernel, k.kernelSet = *a.KernelSeconds, true

@@ -222,9 +222,9 @@ func TestShardingAndContextRefused(t *testing.T) {
 		{func(r *Request) { r.Parallelism.Context, r.Parallelism.ContextMethod = 2, "star" }, "parallelism.context_method", "must be ring or all-to-all"},
 		{func(r *Request) { r.Parallelism.Context = -1 }, "parallelism.context", "must be between 1 and"},
 		{func(r *Request) {
-			r.Parallelism.Context, r.Parallelism.Tensor = 4, 4
+			r.Parallelism.Context, r.Parallelism.Tensor = 3, 4
 			r.Cluster.DevicesPerNode = 8
-		}, "parallelism.context", "(4 x 4) must divide cluster.devices_per_node (8)"},
+		}, "parallelism.context", "(3 x 4) must divide cluster.devices_per_node (8), or be whole nodes"},
 		{func(r *Request) {
 			r.Model = ModelSpec{Example: "gpt2-medium"}
 			r.Parallelism.Context = 2

@@ -1,0 +1,215 @@
+package request
+
+import (
+	"context"
+	"math"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// shardedRun is a published run with sharded data parallelism or context parallelism,
+// planned as a request with the run's own parallelism, batch and precision, with its
+// measured tokens per second per GPU.
+type shardedRun struct {
+	name, source string
+	r            *Request
+	// tokensPerGPU is the published tokens per second per GPU.
+	tokensPerGPU float64
+	tolerance    float64 // relative, on the predicted tokens per second per GPU
+}
+
+// torchtitanRun is a torchtitan benchmark of Llama 3.1 8B (the meta-llama-3-8b
+// architecture: the same shape) on H100s in nodes of 8: FSDP2 (zero3) over data x
+// context devices, one pipeline stage, a local batch of b sequences of seq tokens.
+func torchtitanRun(nodes, data, context, b, seq int, dtype, framework, recompute string) *Request {
+	return &Request{
+		Model: ModelSpec{Architecture: &Architecture{Name: "meta-llama-3-8b", Seq: seq, DType: dtype, Framework: framework}},
+		Cluster: ClusterSpec{Device: "h100-sxm", Count: 8 * nodes, DevicesPerNode: 8,
+			LinkInter: "roce-400g"}, // "backend RDMA network with 400 Gb/s per GPU"
+		Parallelism: Parallelism{Pipeline: 1, Data: data, Context: context, Sharding: "fsdp"},
+		Training:    Training{Recompute: recompute},
+		Schedule:    Schedule{Name: "1f1b", Microbatches: 1, MicrobatchSize: b},
+	}
+}
+
+// torchtitanNode is torchtitanRun on one host as a cluster document: H100s of 96 GB
+// (the benchmark's Grand Teton GPUs; the h100-sxm preset holds 80 GB, and these runs
+// peaked at 84 GiB), their shards and context groups over NVLink.
+func torchtitanNode(data, context, b, seq int, dtype, framework, recompute string) *Request {
+	r := torchtitanRun(1, data, context, b, seq, dtype, framework, recompute)
+	r.Cluster = ClusterSpec{Document: []byte(`{"devices": [{"name": "h100-sxm", "memory_bytes": 96000000000}]}`), DataLink: "nvlink4"}
+	r.Parallelism.Pipeline = 0
+	return r
+}
+
+// shardedRuns are torchtitan's benchmarks of December 2024 (pytorch/torchtitan,
+// benchmarks/llama3_h100_202412_torchtitan.md; Liang et al. 2024, "TorchTitan"), on
+// Grand Teton hosts: 8 H100s (96 GB HBM2e, 500 W) per host joined by NVLink, 400 Gb/s
+// RDMA per GPU between hosts. The planner's h100-sxm preset is the 80 GB, 700 W part: its
+// peak is higher than these GPUs' (the benchmark's footnote: "between SXM and NVL"), so
+// the predictions err fast. torchtitan's selective activation checkpointing ("op"
+// level: it saves the matrix products' outputs but every other one, and recomputes the
+// rest) keeps much less than Korthikanti et al.'s selective recomputation (which with
+// flash attention keeps everything, 131 GiB here): those rows are planned with full
+// recomputation, whose memory is closer and whose extra forward pass makes them err
+// slow. Float8 rows run dtype fp8 (the linear layers' products at the fp8 peak).
+//
+// Known gaps, whence the tolerances: the eager rows err 54% fast (torchtitan's eager
+// kernels beside torch.compile's 16% more); the long-sequence rows (Table 2) err 130% to
+// 265% fast: their time is the attention's, which core/analytic costs at the matrix
+// efficiency of the linear layers (0.70 of the peak) where the ring SDPA of torchtitan's
+// experimental context parallelism of December 2024 reached about a third of that. The
+// test then checks their trend: the predicted throughput falls with the sequence as the
+// measured one does, each step's ratio within a factor of 1.5 of the measured ratio.
+var shardedRuns = []shardedRun{
+	{"Llama 3.1 8B, FSDP 8, b=2 s=8192, eager", "torchtitan 2024-12, Table 1",
+		torchtitanRun(1, 8, 1, 2, 8192, "bf16", "eager", "full"), 5762, 0.6},
+	{"Llama 3.1 8B, FSDP 8, b=2 s=8192, torch.compile", "torchtitan 2024-12, Table 1",
+		torchtitanRun(1, 8, 1, 2, 8192, "bf16", "compiled", "full"), 6667, 0.35},
+	{"Llama 3.1 8B, FSDP 128, b=2 s=8192, eager", "torchtitan 2024-12, Table 3",
+		torchtitanRun(16, 128, 1, 2, 8192, "bf16", "eager", "full"), 5605, 0.6},
+	{"Llama 3.1 8B, FSDP 128, b=2 s=8192, torch.compile", "torchtitan 2024-12, Table 3",
+		torchtitanRun(16, 128, 1, 2, 8192, "bf16", "compiled", "full"), 6514, 0.35},
+	{"Llama 3.1 8B, FSDP 8 CP 1, s=32768, compile + Float8", "torchtitan 2024-12, Table 2",
+		torchtitanNode(8, 1, 1, 32768, "fp8", "compiled", "full"), 3890, 3.0},
+	{"Llama 3.1 8B, FSDP 4 CP 2, s=65536, compile + Float8", "torchtitan 2024-12, Table 2",
+		torchtitanNode(4, 2, 1, 65536, "fp8", "compiled", "full"), 2540, 3.0},
+	{"Llama 3.1 8B, FSDP 2 CP 4, s=131072, compile + Float8", "torchtitan 2024-12, Table 2",
+		torchtitanNode(2, 4, 1, 131072, "fp8", "compiled", "full"), 1071, 3.0},
+	{"Llama 3.1 8B, FSDP 1 CP 8, s=262144, compile + Float8", "torchtitan 2024-12, Table 2",
+		torchtitanNode(1, 8, 1, 262144, "fp8", "compiled", "full"), 548, 3.0},
+}
+
+// llama3Run is a pre-training run of Llama 3.1 405B as Dubey et al. 2024 ("The Llama 3
+// Herd of Models", section 3.3.2 and Table 4) report it: H100 SXM 80 GB in hosts of 8
+// joined by NVLink, 400 Gb/s RoCE between hosts; TP 8 with sequence parallelism inside
+// a host, PP 16 with the interleaved schedule, a step of 16M tokens, bf16. Assumed where
+// the paper does not say: two model chunks per device (interleaved:2), microbatches of
+// one sequence, the optimizer state sharded over the replicas x context devices once per
+// step (zero1: the paper's FSDP shards optimizer state and gradients but keeps the
+// weights), and the context group of CP 16 laid across hosts.
+func llama3Run(data, context, seq, microbatches int, recompute string) *Request {
+	const cfg = `{"model_type": "llama", "hidden_size": 16384, "intermediate_size": 53248, "num_attention_heads": 128,
+		"num_key_value_heads": 8, "num_hidden_layers": 126, "vocab_size": 128256, "max_position_embeddings": 131072,
+		"rope_theta": 500000, "rms_norm_eps": 1e-5, "hidden_act": "silu", "tie_word_embeddings": false}`
+	return &Request{
+		Model:       ModelSpec{Architecture: &Architecture{Config: []byte(cfg), Seq: seq}, Name: "llama-3.1-405b"},
+		Cluster:     ClusterSpec{Device: "h100-sxm", DevicesPerNode: 8, LinkInter: "roce-400g"},
+		Parallelism: Parallelism{Pipeline: 16, Data: data, Tensor: 8, SequenceParallel: true, Context: context, Sharding: "zero1"},
+		Training:    Training{Recompute: recompute},
+		Schedule:    Schedule{Name: "interleaved:2", Microbatches: microbatches, MicrobatchSize: 1},
+	}
+}
+
+// llama3Runs are Table 4's rows, with the model FLOP/s per GPU it reports (430, 400 and
+// 380 TFLOP/s; 43%, 41% and 38% of the bf16 peak).
+var llama3Runs = []struct {
+	name         string
+	r            *Request
+	tflopsPerGPU float64
+	tolerance    float64
+}{
+	{"Llama 3.1 405B, TP8 PP16 DP64, s=8192, 8,192 H100s", llama3Run(64, 1, 8192, 32, "full"), 430, 0.35},
+	{"Llama 3.1 405B, TP8 PP16 DP128, s=8192, 16,384 H100s", llama3Run(128, 1, 8192, 16, "full"), 400, 0.35},
+	{"Llama 3.1 405B, TP8 CP16 PP16 DP8, s=131072, 16,384 H100s", llama3Run(8, 16, 131072, 16, "full"), 380, 0.35},
+}
+
+// TestPublishedLlama3Runs plans Table 4 of Dubey et al. 2024 and compares the model
+// FLOP/s per GPU: each run must fit, and the prediction stay within its tolerance.
+func TestPublishedLlama3Runs(t *testing.T) {
+	if testing.Short() {
+		t.Skip("plans runs of 16,384 devices")
+	}
+	var es, abs []float64
+	for _, c := range llama3Runs {
+		res, err := Run(context.Background(), c.r)
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		if !res.Feasible {
+			t.Errorf("%s: ran, but the plan does not fit: %v", c.name, res.Diagnostics)
+			continue
+		}
+		st := res.Step
+		got := st.ModelFLOPsPerStep / st.StepSeconds / float64(st.Devices) / 1e12
+		e := (got - c.tflopsPerGPU) / c.tflopsPerGPU
+		es, abs = append(es, e), append(abs, math.Abs(e))
+		t.Logf("%-58s predicted %4.0f TFLOP/s per GPU, published %3.0f: error %+5.1f%% (Dubey et al. 2024, Table 4)", c.name, got, c.tflopsPerGPU, 100*e)
+		if math.Abs(e) > c.tolerance {
+			t.Errorf("%s: predicted %.0f TFLOP/s per GPU, published %.0f: error %+.1f%% beyond %.0f%%", c.name, got, c.tflopsPerGPU, 100*e, 100*c.tolerance)
+		}
+	}
+	t.Logf("Dubey et al. 2024: %d runs expressed, median |error| %.1f%%, signed median %+.1f%%", len(es), 100*median(abs), 100*median(es))
+}
+
+// TestPublishedShardedRuns plans each published FSDP and context-parallel run exactly
+// as it ran and compares the predicted tokens per second per GPU with the published
+// figure, within the run's tolerance; a run that ran must fit. Every error is logged,
+// with the median and signed median error per source.
+func TestPublishedShardedRuns(t *testing.T) {
+	errs := map[string][]float64{}
+	var sources []string
+	for _, c := range shardedRuns {
+		res, err := Run(context.Background(), c.r)
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		if !res.Feasible {
+			t.Errorf("%s (%s): ran, but the plan does not fit: %v", c.name, c.source, res.Diagnostics)
+			continue
+		}
+		got := res.Step.TokensPerSecond / float64(res.Step.Devices)
+		e := (got - c.tokensPerGPU) / c.tokensPerGPU
+		src := c.source[:len("torchtitan 2024-12")]
+		if _, ok := errs[src]; !ok {
+			sources = append(sources, src)
+		}
+		errs[src] = append(errs[src], e)
+		t.Logf("%-56s predicted %7.0f tokens/s/GPU, published %6.0f: error %+5.1f%% (MFU %.1f%%; %s)", c.name, got, c.tokensPerGPU, 100*e, 100*res.Step.MFU, c.source)
+		if math.Abs(e) > c.tolerance {
+			t.Errorf("%s: predicted %.0f tokens/s/GPU, published %.0f (%s): error %+.1f%% beyond %.0f%%", c.name, got, c.tokensPerGPU, c.source, 100*e, 100*c.tolerance)
+		}
+	}
+	// Table 2's trend: from one row to the next the sequence doubles and the context
+	// degree with it.
+	var prev, prevGot float64
+	for _, c := range shardedRuns {
+		if !strings.Contains(c.source, "Table 2") {
+			continue
+		}
+		res, err := Run(context.Background(), c.r)
+		if err != nil || !res.Feasible {
+			continue // reported above
+		}
+		got := res.Step.TokensPerSecond / float64(res.Step.Devices)
+		if prev > 0 {
+			want, ratio := c.tokensPerGPU/prev, got/prevGot
+			if ratio > 1.5*want || ratio < want/1.5 {
+				t.Errorf("%s: throughput falls to %.2f of the row before, measured %.2f", c.name, ratio, want)
+			}
+		}
+		prev, prevGot = c.tokensPerGPU, got
+	}
+	for _, src := range sources {
+		es := errs[src]
+		abs := make([]float64, len(es))
+		for i, e := range es {
+			abs[i] = math.Abs(e)
+		}
+		t.Logf("%s: %d runs expressed, median |error| %.1f%%, signed median %+.1f%%", src, len(es), 100*median(abs), 100*median(es))
+	}
+}
+
+func median(v []float64) float64 {
+	s := slices.Clone(v)
+	slices.Sort(s)
+	n := len(s)
+	if n == 0 {
+		return 0
+	}
+	if n%2 == 1 {
+		return s[n/2]
+	}
+	return (s[n/2-1] + s[n/2]) / 2
+}
