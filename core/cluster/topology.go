@@ -131,7 +131,7 @@ func (tp Topology) Place(p, d, t int, o Order) (*Placement, error) {
 	}
 	K := tp.DevicesPerNode
 	if K%t != 0 && t%K != 0 {
-		return nil, &model.FieldError{Path: "tensor", Reason: fmt.Sprintf("must divide the %d devices per node (a tensor-parallel group stays inside a node), or be whole nodes, got %d", K, t)}
+		return nil, &model.FieldError{Path: "tensor", Reason: fmt.Sprintf("must divide the %d devices per node, or be whole nodes (a tensor-parallel group stays inside a node), got %d", K, t)}
 	}
 	if n := int64(p) * int64(d) * int64(t); n > int64(tp.Devices()) {
 		return nil, &model.FieldError{Path: "pipeline", Reason: fmt.Sprintf("%d stages x %d replicas x %d-way tensor parallelism need %d devices, more than the %d of %d nodes x %d", p, d, t, n, tp.Devices(), tp.Nodes, K)}

@@ -84,7 +84,7 @@ func TestPlaceErrors(t *testing.T) {
 		want    string
 	}{
 		{1, 1, 3, TDP, "tensor: must divide the 8 devices per node"},
-		{1, 1, 16, TDP, "tensor: must divide the 8 devices per node"},
+		{1, 1, 12, TDP, "tensor: must divide the 8 devices per node, or be whole nodes"},
 		{4, 2, 4, TDP, "pipeline: 4 stages x 2 replicas x 4-way tensor parallelism need 32 devices, more than the 16"},
 		{0, 1, 1, TDP, "pipeline: must be >= 1"},
 		{1, 1, 1, "dpt", "order: must be tdp or tpd"},
@@ -93,6 +93,10 @@ func TestPlaceErrors(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("Place(%d, %d, %d, %s) = %v, want %q", tt.p, tt.d, tt.t, tt.o, err, tt.want)
 		}
+	}
+	// A stage's group of tensor x context devices may fill whole nodes.
+	if pl, err := tp.Place(1, 1, 16, TDP); err != nil || pl.Nodes != 2 {
+		t.Errorf("Place(1, 1, 16, tdp) = %+v, %v: want 2 whole nodes", pl, err)
 	}
 	if _, err := PresetTopology(2, 8, "nvlink9", "ib-ndr"); err == nil || !strings.HasPrefix(err.Error(), "intra: unknown link") {
 		t.Errorf("unknown intra link: %v", err)

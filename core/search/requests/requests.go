@@ -83,6 +83,8 @@ type Evaluator struct {
 	estimates     map[termKey]*analytic.Result // analytic estimates without their terms (Twin)
 	// twins caches Twin's comparison per tensor-parallel degree and microbatch size.
 	twins map[[2]int]bool
+	// gathered caches the terms of ZeRO-3 candidates (termsFor).
+	gathered map[gatherKey]*terms
 	// device is the cluster's device, as one stage's cluster holds it (memory limits).
 	device *cluster.Device
 	// cache keeps the parsed architecture and its analytic estimates across candidates.
@@ -183,7 +185,7 @@ func New(base *request.Request) (*Evaluator, error) {
 	n.Cluster.Count = 0
 	r := &Evaluator{base: n, sp: base.Parallelism.SequenceParallel, train: n.Training.Mode == request.ModeTraining,
 		contextMethod: contextMethodOf(base.Parallelism.ContextMethod),
-		terms:         map[termKey]*terms{}, estimates: map[termKey]*analytic.Result{}, twins: map[[2]int]bool{}, secondsPer: 1, cache: request.NewCache()}
+		terms:         map[termKey]*terms{}, estimates: map[termKey]*analytic.Result{}, twins: map[[2]int]bool{}, gathered: map[gatherKey]*terms{}, secondsPer: 1, cache: request.NewCache()}
 	dp, err := cluster.LookupDevice(n.Cluster.Device)
 	if err != nil {
 		return nil, err
@@ -692,6 +694,82 @@ func (r *Evaluator) cover(c search.Candidate, x *terms, sc schedule.Config, limi
 	return a == n
 }
 
+// gatherKey keys the terms of ZeRO-3 candidates: termsOf's, the shard group's size and
+// the link its gathers are bounded over.
+type gatherKey struct {
+	termKey
+	n    int
+	link cluster.Link
+}
+
+// termsFor are the bound's terms of a candidate: termsOf's, and under ZeRO-3 each
+// layer's work raised by what its gathers add to it as core/request costs them
+// (gatherLayers, with its default prefetch: forward max(0, AG - F), backward
+// max(0, AG + RS - B), AG and RS rings over the n = d x c devices), over the fastest
+// link the shard group's ring may cross in any placement (gatherLink). The gathers then
+// add at most what the plan adds, so the terms stay lower bounds.
+func (r *Evaluator) termsFor(c search.Candidate) (*terms, error) {
+	x, err := r.termsOf(c.Tensor, c.MicrobatchSize, c.Recompute, c.Context)
+	if err != nil || c.ZeRO < 3 || x.est == nil || !r.train || r.base.Cluster.FreeTransfers {
+		return x, err
+	}
+	link, ok := r.gatherLink(c.Config)
+	if !ok {
+		return x, nil
+	}
+	n := shardDegree(c.Config)
+	k := gatherKey{termKey{c.Tensor, c.MicrobatchSize, c.Recompute, max(1, c.Context)}, n, link}
+	if y := r.gathered[k]; y != nil {
+		return y, nil
+	}
+	y := &terms{bottleneck: map[int]float64{}, est: x.est, mem: x.mem, grads: x.grads, params: x.params,
+		optimizer: x.optimizer, layers: make([]float64, len(x.layers))}
+	for i := range y.layers {
+		l := &x.est.Layers[i]
+		w, g := x.est.FullBytes(i)
+		ag := cluster.RingAllGatherSeconds(link, float64(w), n)
+		rs := cluster.RingReduceScatterSeconds(link, float64(g), n)
+		f, b := l.FwdSeconds, l.BwdSeconds
+		f += max(0, ag-f)
+		b += max(0, ag+rs-b)
+		y.layers[i] = f + b
+		y.work += y.layers[i]
+	}
+	r.gathered[k] = y
+	return y, nil
+}
+
+// gatherLink is the fastest link a candidate's shard group may reduce over in
+// core/request: with one replica the context group's (the node's link, or the cluster's
+// link), else the data-parallel ring's in some placement (the node's link when a ring
+// stays in a node in some order, else the network); ok is false when the fastest is not
+// known (a network faster than the node's link).
+func (r *Evaluator) gatherLink(c search.Config) (cluster.Link, bool) {
+	if r.topo == nil {
+		return r.link, true
+	}
+	in, out := r.topo.Intra, r.topo.Inter
+	if c.Data < 2 {
+		return in, true
+	}
+	if out.BytesPerSecond > in.BytesPerSecond || out.LatencySeconds < in.LatencySeconds {
+		return cluster.Link{}, false
+	}
+	topo := *r.topo
+	topo.Nodes = (c.Devices() + topo.DevicesPerNode - 1) / topo.DevicesPerNode
+	link := out
+	for _, o := range cluster.Orders {
+		pl, err := topo.Place(c.Pipeline, c.Data, c.Tensor*max(1, c.Context), o)
+		if err != nil {
+			return cluster.Link{}, false
+		}
+		if !pl.DataCrossesNodes {
+			link = in
+		}
+	}
+	return link, true
+}
+
 // shardDegree is the devices a candidate's state is sharded over: replicas x context.
 func shardDegree(c search.Config) int { return c.Data * max(1, c.Context) }
 
@@ -727,7 +805,7 @@ func shardedFixed(l *layerMemory, z int, n int64) int64 {
 // stage works m times it, which no split makes less than the least bottleneck over
 // contiguous splits of the layers (terms.bottleneckOf).
 func (r *Evaluator) Bound(c search.Candidate) (float64, error) {
-	x, err := r.termsOf(c.Tensor, c.MicrobatchSize, c.Recompute, c.Context)
+	x, err := r.termsFor(c)
 	if err != nil {
 		return 0, err
 	}
@@ -741,7 +819,7 @@ func (r *Evaluator) Bound(c search.Candidate) (float64, error) {
 // bisection, from below); where memory binds (1F1B's first stages hold p microbatches)
 // this is more than the bottleneck over every split. No split fits: 0.
 func (r *Evaluator) Refine(c search.Candidate) (float64, error) {
-	x, err := r.termsOf(c.Tensor, c.MicrobatchSize, c.Recompute, c.Context)
+	x, err := r.termsFor(c)
 	if err != nil {
 		return 0, err
 	}
