@@ -1,0 +1,20 @@
+package cluster_test
+
+import (
+	"fmt"
+
+	"pipeplan/core/cluster"
+)
+
+// ZeRO-3 over 8 devices gathers each layer's weights and reduce-scatters its gradients;
+// together the two move what one all-reduce moves (NCCL's ring: (n-1)/n each, 2(n-1)/n
+// for the all-reduce), with half its latency steps each.
+func ExampleRingAllGatherSeconds() {
+	nv, _ := cluster.LookupLink("nvlink4") // 450 GB/s, 3 µs
+	layer := 436e6                         // a Llama-3-8B block's bf16 weights, bytes
+	ag := cluster.RingAllGatherSeconds(nv.Link, layer, 8)
+	rs := cluster.RingReduceScatterSeconds(nv.Link, layer, 8)
+	ar := cluster.RingAllReduceSeconds(nv.Link, layer, 8)
+	fmt.Printf("all-gather %.3f ms, reduce-scatter %.3f ms, all-reduce %.3f ms\n", ag*1e3, rs*1e3, ar*1e3)
+	// Output: all-gather 0.869 ms, reduce-scatter 0.869 ms, all-reduce 1.738 ms
+}
