@@ -20,6 +20,9 @@ func FuzzRun(f *testing.F) {
 		`{"model":{"document":{"measured_on":"a100-80gb","microbatch_size":2,"layers":[{"name":"a","forward_seconds":1,"param_bytes":8},{"name":"b","forward_seconds":2,"backward_seconds":1}]}},"cluster":{"document":{"devices":[{"name":"h100-sxm"},{"name":"a100-80gb"}],"links":[{"latency_seconds":1e-6,"bytes_per_second":1e9}]},"data_link":"pcie4"},"parallelism":{"data":3},"boundaries":[0,1,2]}`,
 		`{"model":{"document":"node1 -- Input -- forward_compute_time=1.0, backward_compute_time=2.0, activation_size=8.0, parameter_size=4.0\nnode2 -- Linear -- forward_compute_time=1.0, backward_compute_time=2.0, activation_size=8.0, parameter_size=4.0\n\tnode1 -- node2\n"},"cluster":{"device":"a100-80gb","count":2,"free_transfers":true},"schedule":{"name":"inference"}}`,
 		`{"model":{"example":"gpt2-medium"},"cluster":{"device":"a100-80gb","count":2},"schedule":{"name":"overlap"},"events":true}`,
+		`{"model":{"architecture":{"name":"llama-3.2-1b","seq":8192}},"cluster":{"device":"h100-sxm","count":16,"devices_per_node":8},"parallelism":{"data":4,"context":2,"tensor":2,"sharding":"hsdp","shard_group":2}}`,
+		`{"model":{"architecture":{"name":"gpt2","seq":1024}},"cluster":{"device":"a100-80gb","count":8},"parallelism":{"data":2,"context":4,"context_method":"all-to-all","sharding":"zero3","prefetch":"none"}}`,
+		`{"model":{"example":"gpt2-medium"},"cluster":{"device":"a100-80gb","count":8},"parallelism":{"pipeline":4,"data":2,"sharding":"zero2"}}`,
 	} {
 		f.Add([]byte(s))
 	}
@@ -33,7 +36,7 @@ func FuzzRun(f *testing.F) {
 			return
 		}
 		// Keep the work of one input small: big clusters and schedules are slow, not wrong.
-		if r.Cluster.Count > 64 || r.Parallelism.Pipeline > 64 || r.Parallelism.Data > 64 || r.Schedule.Microbatches > 256 {
+		if r.Cluster.Count > 64 || r.Parallelism.Pipeline > 64 || r.Parallelism.Data > 64 || r.Parallelism.Context > 64 || r.Schedule.Microbatches > 256 {
 			return
 		}
 		res, err := Run(context.Background(), r)
@@ -47,7 +50,8 @@ func FuzzRun(f *testing.F) {
 			t.Fatalf("the result does not encode: %v", err)
 		}
 		if st := res.Step; st != nil {
-			for _, v := range []float64{st.StepSeconds, st.SamplesPerSecond, st.TokensPerSecond, st.OptimizerSeconds, st.DataParallelAllReduceSeconds, st.TiedAllReduceSeconds} {
+			for _, v := range []float64{st.StepSeconds, st.SamplesPerSecond, st.TokensPerSecond, st.OptimizerSeconds, st.DataParallelAllReduceSeconds, st.TiedAllReduceSeconds,
+				st.DataParallelReduceScatterSeconds, st.DataParallelAllGatherSeconds, st.DataParallelExposedSeconds} {
 				if math.IsNaN(v) || math.IsInf(v, 0) || v < 0 {
 					t.Fatalf("step figure %v: %+v", v, st)
 				}
