@@ -86,11 +86,15 @@ type prepared struct {
 //   - training.precision: mixed for a 16-bit architecture, pure for fp32 and for
 //     PipeDream profiles (measured in fp32);
 //   - training.recompute: none;
-//   - cluster.count: pipeline x data x tensor; cluster.link: the device preset's usual
+//   - cluster.count: pipeline x data x tensor x context; cluster.link: the device preset's usual
 //     link; with devices_per_node, link_intra: the device's usual link, link_inter: its
 //     usual network;
-//   - parallelism.data: 1; parallelism.tensor: 1; parallelism.pipeline: the devices of a
-//     cluster document, or cluster.count / (data x tensor);
+//   - parallelism.data: 1; parallelism.tensor: 1; parallelism.context: 1;
+//     parallelism.sharding: none (zero 1 becomes zero1, fsdp zero3);
+//     parallelism.prefetch: next-layer with zero3 and hsdp; parallelism.shard_group with
+//     hsdp: the replicas a node holds; parallelism.context_method: ring with context >= 2;
+//     parallelism.pipeline: the devices of a cluster document, or cluster.count /
+//     (data x tensor x context);
 //   - schedule.name: 1f1b (training) or inference; schedule.microbatches: 4 per pipeline
 //     device (fewer where the simulator takes no more: 1,024 on 1,024 devices, 262 on
 //     4,000; for interleaved, a multiple of the devices); schedule.microbatch_size: the profile's own (1 when it does not say), or 1
