@@ -72,8 +72,8 @@ type Space struct {
 	Tensors   []int `json:"tensors"`
 	// Contexts are the context-parallel degrees c to try (nil: 1).
 	Contexts []int `json:"contexts,omitempty"`
-	// StageGroup, when > 0, must be a multiple of a stage's t x c devices (the devices of
-	// a node, which holds tensor and context groups whole).
+	// StageGroup, when > 0, is the devices of a node: under context parallelism a
+	// stage's t x c devices must divide it or be a multiple of it (whole nodes).
 	StageGroup int `json:"stage_group,omitempty"`
 	// Schedules, Recomputes, ZeROs and MemoryProportions to try.
 	Schedules         []string  `json:"schedules"`
@@ -209,7 +209,7 @@ func (s *Space) groups() ([]Config, error) {
 	for _, c := range cs {
 		for _, tt := range sortedUnique(s.Tensors) {
 			t := tt * c // the devices of a stage: tensor x context
-			if c > 1 && s.StageGroup > 0 && s.StageGroup%t != 0 {
+			if c > 1 && s.StageGroup > 0 && s.StageGroup%t != 0 && t%s.StageGroup != 0 {
 				continue
 			}
 			var err error

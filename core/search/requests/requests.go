@@ -978,9 +978,10 @@ func (r *Evaluator) Space(k search.Knobs) (search.Space, error) {
 		s.Contexts = []int{k.Context}
 	case len(k.Contexts) > 0:
 		s.Contexts = k.Contexts
-	case r.arch != nil && r.base.Model.Architecture.Seq >= longSequence:
+	case r.arch != nil && r.base.Model.Architecture.Seq >= longSequence && r.contextMethod == string(analytic.Ring):
 		// Long sequences: ring attention over powers of two that split the sequence
-		// into 2c chunks and fit a node (or the devices) beside t = 1.
+		// into 2c chunks and fit a node (or the devices) beside t = 1. (All-to-all's
+		// degrees must divide the heads of each t: the user gives them.)
 		seq := r.base.Model.Architecture.Seq
 		group := k.MaxDevices
 		if r.topo != nil {
