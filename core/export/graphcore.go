@@ -21,6 +21,12 @@ func graphcore(j *job) error {
 	if t := orOne(in.Tensor); t > 1 {
 		return fmt.Errorf("graphcore export: the plan splits every block over %d devices (tensor parallelism), and Keras's pipeline stage assignment places whole layers on one IPU each: plan with parallelism.tensor 1 for Graphcore", t)
 	}
+	if c := orOne(in.Context); c > 1 {
+		return fmt.Errorf("graphcore export: the plan splits every sequence over %d devices (context parallelism), and Keras's pipeline stage assignment places whole layers on one IPU each: plan with parallelism.context 1 for Graphcore", c)
+	}
+	if in.ZeRO > 0 {
+		j.parallelism("the plan shards training state over the replicas (%s), which this export (one pipeline's stages) does not set up: with replicas, popxl's replicated tensor sharding of the optimizer state comes closest", shardingName(in))
+	}
 	const own = "Graphcore's pipelining runs its own schedule (forward stages on IPUs 0..P-1, backward stages back down on the same IPUs: pipeplan's ipu schedule)"
 	switch j.sched.Kind {
 	case schedule.IPU, schedule.Inference:

@@ -68,3 +68,18 @@ func TestShardingAndContextExports(t *testing.T) {
 		}
 	}
 }
+
+// TestGraphcoreRefusesContext: Keras places whole layers on IPUs, so a plan that splits
+// the sequence over devices is refused with the reason, as tensor parallelism is; a
+// sharded plan exports one pipeline, not exactly, with a note.
+func TestGraphcoreRefusesContext(t *testing.T) {
+	in := &export.Input{Model: "m", LayerNames: []string{"a", "b"}, Boundaries: []int{0, 1, 2}, Context: 2}
+	if _, err := export.Make(in, export.Graphcore); err == nil || !strings.Contains(err.Error(), "context parallelism") {
+		t.Errorf("context 2: %v", err)
+	}
+	in.Context, in.ZeRO, in.Sharding, in.Data = 0, 3, "zero3", 2
+	ex, err := export.Make(in, export.Graphcore)
+	if err != nil || ex.Exact || len(ex.Notes) == 0 || ex.Notes[0].Code != export.NoteParallelism {
+		t.Errorf("zero3: %v, exact %v, notes %+v", err, ex != nil && ex.Exact, ex)
+	}
+}
