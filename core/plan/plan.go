@@ -25,6 +25,15 @@ type Options struct {
 	// stage set the memory each stage needs (overriding Estimate.InFlight), and the plan
 	// carries a simulated step. See ScheduleOptions.
 	Schedule *ScheduleOptions
+	// Graph splits the model's tensor graph into convex stages (core/dagsplit) rather
+	// than its layer order into ranges: a model whose layers branch (a layer reading an
+	// output other than the previous layer's) may then have stages that are not
+	// contiguous in its layer order (Plan.LayerOrder). A chain is split as ranges either
+	// way; a graph with more than MaxIdeals ideals (0: dagsplit.DefaultMaxIdeals), or
+	// whose transfers are stated per cut of the layer order, falls back to ranges of
+	// the layer order, and the plan says why (Plan.GraphFallback).
+	Graph     bool
+	MaxIdeals int
 }
 
 // Plan is an optimal split of a model over a cluster.
@@ -33,8 +42,21 @@ type Plan struct {
 	Unit model.TimeUnit `json:"time_unit"`
 	// Objective names what was minimised.
 	Objective string `json:"objective"`
-	// Boundaries: [0, s1, ..., n]; stage i holds layers Boundaries[i] .. Boundaries[i+1]-1.
+	// Boundaries: [0, s1, ..., n]; stage i holds layers Boundaries[i] .. Boundaries[i+1]-1
+	// of the layer order: the model's, or LayerOrder when set.
 	Boundaries []int `json:"boundaries"`
+	// Split is how the split was found: SplitGraph when Options.Graph split the model's
+	// tensor graph (a chain's included), else empty: ranges of the layer order.
+	Split string `json:"split,omitempty"`
+	// LayerOrder, for a graph split whose stages are not all contiguous in the model's
+	// layer order: the model's layers stage by stage (each stage's ascending), a
+	// topological order of the graph in which every stage is contiguous. Boundaries and
+	// every stage's FirstLayer and LastLayer are positions in it; Stage.Layers lists
+	// each stage's layers as the model numbers them. Empty: the model's own order.
+	LayerOrder []int `json:"layer_order,omitempty"`
+	// GraphFallback says why a graph split was asked for (Options.Graph) but the split
+	// is of ranges of the layer order.
+	GraphFallback *GraphFallback `json:"graph_fallback,omitempty"`
 	// Stages with their costs.
 	Stages []Stage `json:"stages"`
 	// Bottleneck is the minimised value, in the model's unit: max stage compute, or max
@@ -52,9 +74,14 @@ type Plan struct {
 
 // Stage is one pipeline stage of a plan.
 type Stage struct {
-	Device     string `json:"device,omitempty"`
-	FirstLayer int    `json:"first_layer"`
-	LastLayer  int    `json:"last_layer"`
+	Device string `json:"device,omitempty"`
+	// FirstLayer and LastLayer: the stage holds layers FirstLayer .. LastLayer of the
+	// plan's layer order (Plan.LayerOrder when set, else the model's).
+	FirstLayer int `json:"first_layer"`
+	LastLayer  int `json:"last_layer"`
+	// Layers, when the plan has a LayerOrder: the stage's layers as the model numbers
+	// them, ascending (Plan.StageLayers gives them for every plan).
+	Layers []int `json:"layers,omitempty"`
 	// FirstName and LastName are the names of its first and last layers.
 	FirstName string `json:"first_name"`
 	LastName  string `json:"last_name"`
@@ -212,6 +239,23 @@ func solve(m *model.Model, c *cluster.Cluster, opt Options, bounds []int) (*Plan
 	if err != nil {
 		return nil, err
 	}
+	var fallback *GraphFallback
+	split := ""
+	if bounds == nil && opt.Graph {
+		order, b, fb, err := graphSplit(e, m, opt.Objective, opt.MaxIdeals)
+		switch {
+		case errors.Is(err, partition.ErrInfeasible):
+			return nil, &NoFitError{Diagnose(e, m, sc)}
+		case err != nil:
+			return nil, err
+		case order != nil:
+			return graphPlan(m, c, sc, opt, order, b)
+		}
+		bounds, fallback = b, fb
+		if fb == nil {
+			split = SplitGraph
+		}
+	}
 	if bounds == nil {
 		r, err := partition.Solve(Costs{e}, opt.Objective)
 		if err != nil {
@@ -223,6 +267,7 @@ func solve(m *model.Model, c *cluster.Cluster, opt Options, bounds []int) (*Plan
 	if err != nil {
 		return nil, err
 	}
+	p.Split, p.GraphFallback = split, fallback
 	if opt.Schedule != nil {
 		if p.Schedule, err = simulate(e, m, c, sc, bounds, opt); err != nil {
 			return nil, err
