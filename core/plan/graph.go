@@ -121,7 +121,7 @@ func reordered(m *model.Model, order []int, opt estimate.Options) (*model.Model,
 	if temp := opt.OptimizerTempBytes; temp != nil {
 		opt.OptimizerTempBytes = func(a, b int) int64 {
 			var sum int64
-			for _, run := range runs(order[a : b+1]) {
+			for _, run := range Runs(order[a : b+1]) {
 				sum += max(0, temp(run[0], run[1]))
 			}
 			return sum
@@ -130,8 +130,9 @@ func reordered(m *model.Model, order []int, opt estimate.Options) (*model.Model,
 	return &m2, opt
 }
 
-// runs splits ascending layer indices into maximal runs of consecutive ones, [first, last].
-func runs(layers []int) [][2]int {
+// Runs splits ascending layer indices into maximal runs of consecutive ones, [first,
+// last]: what a function of ranges of layers is summed over for a stage's layers.
+func Runs(layers []int) [][2]int {
 	var out [][2]int
 	for k, l := range layers {
 		if k > 0 && layers[k-1] == l-1 {

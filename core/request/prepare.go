@@ -14,6 +14,7 @@ import (
 	"pipeplan/core/load"
 	"pipeplan/core/model"
 	"pipeplan/core/partition"
+	"pipeplan/core/request/spec"
 	"pipeplan/core/schedule"
 )
 
@@ -102,7 +103,8 @@ type prepared struct {
 //   - model.architecture: seq = the context, at most 4096; dtype bf16; attention flash;
 //     split block; tie copy; framework eager on GPUs (what a PyTorch training script
 //     runs), none on TPUs and IPUs (compiled programs);
-//   - objective: compute; memory_proportion: 1.
+//   - objective: compute; memory_proportion: 1; split: layers (normalized to nothing, so
+//     that requests from before the field keep their ids).
 //
 // Fields that do not apply to the request (an optimizer for inference, ZeRO without data
 // parallelism, selective recomputation of a measured profile, a weight-gradient share
@@ -800,6 +802,16 @@ func (p *prepared) objective(es *model.Errors) {
 	}
 	if _, err := partition.ParseObjective(r.Objective); err != nil {
 		es.Add("objective", "%v", err)
+	}
+	switch r.Split {
+	case "", spec.SplitLayers:
+		r.Split = ""
+	case spec.SplitGraph:
+		if r.Boundaries != nil {
+			es.Add("split", "%q finds the split; boundaries give one: leave one out", r.Split)
+		}
+	default:
+		es.Add("split", "must be %q or %q, got %q", spec.SplitLayers, spec.SplitGraph, r.Split)
 	}
 	if r.MemoryProportion == 0 {
 		r.MemoryProportion = 1

@@ -43,6 +43,7 @@ const (
 	CodeDataLinkAssumed       = spec.CodeDataLinkAssumed
 	CodeGradBytesAssumed      = spec.CodeGradBytesAssumed
 	CodeOptimizerTimeUnknown  = spec.CodeOptimizerTimeUnknown
+	CodeGraphSplitFallback    = spec.CodeGraphSplitFallback
 )
 
 func ptr(i int) *int { return &i }

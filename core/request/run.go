@@ -11,6 +11,7 @@ import (
 	"pipeplan/core/model"
 	"pipeplan/core/partition"
 	"pipeplan/core/plan"
+	"pipeplan/core/request/spec"
 	"pipeplan/core/units"
 )
 
@@ -70,6 +71,11 @@ func runWith(ctx context.Context, r *Request, cache *Cache) (*Result, error) {
 	res.Plan, res.Schedule, res.Feasible = pl, pl.Schedule, true
 	pl.Schedule = nil // in the result once, as Result.Schedule
 	p.tiedMemory(pl)
+	if fb := pl.GraphFallback; fb != nil {
+		res.Diagnostics = append(res.Diagnostics, Diagnostic{Code: CodeGraphSplitFallback, Severity: Warning, Field: "split",
+			Message:    "the split is of ranges of the layer order, not of the tensor graph: " + fb.Reason,
+			Suggestion: "the plan is the best contiguous split of the model's layer order; a graph with fewer branches side by side has fewer ideals"})
+	}
 	for i, s := range pl.Stages {
 		if s.MemoryBytes > s.LimitBytes {
 			res.Feasible = false
@@ -99,7 +105,7 @@ func (p *prepared) tiedMemory(pl *plan.Plan) {
 	}
 	for i := range pl.Stages {
 		s := &pl.Stages[i]
-		for l := s.FirstLayer; l <= s.LastLayer; l++ {
+		for _, l := range pl.StageLayers(i) {
 			if size, ok := p.model.Layers[l].Shared[analytic.TiedGroup]; ok && size == w+g+o && s.Memory.OtherBytes >= size {
 				s.Memory.OtherBytes -= size
 				s.Memory.WeightsBytes += w
@@ -121,6 +127,7 @@ func (p *prepared) options() plan.Options {
 	}
 	return plan.Options{
 		Objective: obj,
+		Graph:     r.Split == spec.SplitGraph,
 		Estimate: estimate.Options{
 			MemoryProportion: r.MemoryProportion,
 			Inference:        !p.train(),
@@ -269,7 +276,8 @@ func (p *prepared) step(res *Result) {
 			continue
 		}
 		var tiedW, tiedG int64
-		for l := stage.FirstLayer; l <= stage.LastLayer; l++ {
+		layers := pl.StageLayers(s)
+		for _, l := range layers {
 			layer := &p.model.Layers[l]
 			statedGrads = statedGrads || layer.GradBytes > 0
 			hasParams = hasParams || layer.ParamBytes > 0
@@ -283,7 +291,9 @@ func (p *prepared) step(res *Result) {
 		}
 		ds.GradBytes += tiedG
 		ds.WeightBytes += tiedW
-		ds.OptimizerHostSeconds += p.optimizerHostSeconds(stage.FirstLayer, stage.LastLayer)
+		for _, run := range plan.Runs(layers) {
+			ds.OptimizerHostSeconds += p.optimizerHostSeconds(run[0], run[1])
+		}
 		touched := float64(stage.ParamBytes) + 2*float64(stage.OptimizerBytes) + float64(stage.SharedBytes)
 		if touched > 0 {
 			bw := p.cluster.Devices[dev].MemoryBytesPerSecond * p.memoryEfficiency[dev]

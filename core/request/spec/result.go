@@ -172,6 +172,9 @@ const (
 	CodeDataLinkAssumed       = "data_link_assumed"
 	CodeGradBytesAssumed      = "grad_bytes_assumed"
 	CodeOptimizerTimeUnknown  = "optimizer_time_unknown"
+	// CodeGraphSplitFallback: split "graph" was asked for, and the split is of ranges
+	// of the layer order instead (Plan.GraphFallback says why).
+	CodeGraphSplitFallback = "graph_split_fallback"
 )
 
 // Diagnostic is one finding, as data a front end can act on and in words.
