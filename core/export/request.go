@@ -15,6 +15,11 @@ import (
 // ErrNoPlan is returned by FromRequest when no split fits: there is nothing to export.
 var ErrNoPlan = errors.New("no plan to export")
 
+// ErrNotContiguous is returned by FromRequest when the plan's stages are not contiguous
+// in the model's layer order (a graph split, Plan.LayerOrder): every export writes a
+// stage as a range of the model's layers.
+var ErrNotContiguous = errors.New("the plan's stages are not contiguous in the model's layer order")
+
 // FromRequest plans a request (core/request) and returns what an export reads: the
 // result's split with the settings the request planned it for (the schedule, the
 // microbatches, recomputation, and the parallelism: data, ZeRO, tensor and sequence
@@ -41,6 +46,10 @@ func FromRequest(ctx context.Context, r *request.Request) (*Input, *request.Resu
 			}
 		}
 		return nil, res, fmt.Errorf("%w: %s", ErrNoPlan, why)
+	}
+	if res.Plan.LayerOrder != nil {
+		return nil, res, fmt.Errorf("%w (split %q): an export writes each stage as a range of layers; plan with split %q to export a contiguous split",
+			ErrNotContiguous, n.Split, request.SplitLayers)
 	}
 	sched, err := schedule.Parse(n.Schedule.Name)
 	if err != nil {
@@ -97,6 +106,9 @@ type RequestCoster struct {
 func (rc *RequestCoster) run(bounds []int, s schedule.Config) (*request.Result, error) {
 	r := *rc.Request
 	r.Boundaries = bounds
+	if bounds != nil {
+		r.Split = "" // a given split is costed as ranges of the layer order
+	}
 	r.Schedule.Name = s.String()
 	r.Schedule.Microbatches = s.Microbatches
 	if s.Kind != schedule.ZBH1 {

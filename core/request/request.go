@@ -57,6 +57,12 @@ const (
 	ModeInference = spec.ModeInference
 )
 
+// The values of Request.Split.
+const (
+	SplitLayers = spec.SplitLayers
+	SplitGraph  = spec.SplitGraph
+)
+
 // Decode reads a request from JSON: one object, no unknown keys, at most MaxBytes.
 // Errors name the field ("schedule.microbatches: must be a number").
 func Decode(data []byte) (*Request, error) { return spec.Decode(data) }
