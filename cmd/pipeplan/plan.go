@@ -9,6 +9,7 @@ import (
 	"text/tabwriter"
 
 	"pipeplan/core/model"
+	"pipeplan/core/plan"
 	"pipeplan/core/request"
 	"pipeplan/core/units"
 )
@@ -87,7 +88,7 @@ func printResult(w io.Writer, res *request.Result) {
 	fmt.Fprintln(tw, "stage\tlayers\tfirst .. last\ttime\ttransfer\tmemory\tcapacity\tused\t")
 	for i, s := range p.Stages {
 		used := 100 * float64(s.MemoryBytes) / float64(s.LimitBytes)
-		fmt.Fprintf(tw, "%d\t%d-%d\t%s\t%s\t%s\t%s\t%s\t%.0f%%\t\n", i, s.FirstLayer, s.LastLayer,
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%.0f%%\t\n", i, ellipsis(layerRuns(p.StageLayers(i)), 24),
 			ellipsis(s.FirstName+" .. "+s.LastName, 40), units.Time(s.Compute, unit), units.Time(s.Transfer, unit),
 			units.Bytes(s.MemoryBytes), units.Bytes(s.LimitBytes), used)
 	}
@@ -95,6 +96,19 @@ func printResult(w io.Writer, res *request.Result) {
 	printSchedule(w, res)
 	printStep(w, res)
 	printDiagnostics(w, res)
+}
+
+// layerRuns writes ascending layer indices as runs: "0-7", or "0-12,14,17-20" for a
+// stage of a graph split that is not contiguous in the model's layer order.
+func layerRuns(layers []int) string {
+	var b strings.Builder
+	for _, r := range plan.Runs(layers) {
+		if b.Len() > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, "%d-%d", r[0], r[1])
+	}
+	return b.String()
 }
 
 // printStep writes the whole step and the throughput.

@@ -54,6 +54,7 @@ type requestFlags struct {
 	microbatches, batch       int
 	weightGradFraction        float64
 	objective                 string
+	partition                 string
 	memoryProportion          optionalFloat
 	boundaries                string
 	events, printRequest      bool
@@ -140,6 +141,7 @@ func (f *requestFlags) add(fs *flag.FlagSet, withSchedule bool) {
 	fs.IntVar(&f.microbatches, "microbatches", 0, "microbatches per step (default: 4 per pipeline device)")
 	fs.Float64Var(&f.weightGradFraction, "weight-grad-fraction", 0, "zb-h1: share of each backward that computes weight gradients (default 0.5)")
 	fs.StringVar(&f.objective, "objective", "", "what to minimise: compute (default; the bottleneck) or compute+transfer")
+	fs.StringVar(&f.partition, "partition", "", "what the stages are: layers (default; ranges of the layer order) or graph (convex parts of the tensor graph, for models that branch)")
 	fs.Var(&f.memoryProportion, "memory-proportion", "fraction of each device's usable memory a stage may fill, in (0, 1] (default 1)")
 	fs.StringVar(&f.boundaries, "boundaries", "", "cost this split instead of the optimum: comma-separated, from 0 to the layer count (0,8,15,26)")
 	fs.BoolVar(&f.events, "events", false, "keep the schedule's timeline (events per device) in --json output")
@@ -209,6 +211,7 @@ func (f *requestFlags) build() (*request.Request, error) {
 	r.Training.Optimizer, r.Training.Precision, r.Training.Recompute = f.optimizer, f.precision, f.recompute
 	r.Schedule = request.Schedule{Name: f.schedule, Microbatches: f.microbatches, MicrobatchSize: f.batch, WeightGradFraction: f.weightGradFraction}
 	r.Objective = f.objective
+	r.Partition = f.partition
 	if f.memoryProportion.set {
 		if p := f.memoryProportion.v; !(p > 0 && p <= 1) { // 0 would read as "the default"
 			return nil, fmt.Errorf("--memory-proportion: must be in (0, 1], got %v", p)
@@ -355,7 +358,7 @@ var flagOf = map[string]string{
 	"training.mode": "--inference", "training.optimizer": "--optimizer", "training.precision": "--precision",
 	"training.recompute": "--recompute", "schedule.name": "--schedule", "schedule.microbatches": "--microbatches",
 	"schedule.microbatch_size": "--batch", "schedule.weight_grad_fraction": "--weight-grad-fraction",
-	"objective": "--objective", "memory_proportion": "--memory-proportion", "boundaries": "--boundaries",
+	"objective": "--objective", "partition": "--partition", "memory_proportion": "--memory-proportion", "boundaries": "--boundaries",
 }
 
 // flagError names the flag beside the request field in field errors built from flags

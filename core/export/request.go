@@ -48,8 +48,8 @@ func FromRequest(ctx context.Context, r *request.Request) (*Input, *request.Resu
 		return nil, res, fmt.Errorf("%w: %s", ErrNoPlan, why)
 	}
 	if res.Plan.LayerOrder != nil {
-		return nil, res, fmt.Errorf("%w (split %q): an export writes each stage as a range of layers; plan with split %q to export a contiguous split",
-			ErrNotContiguous, n.Split, request.SplitLayers)
+		return nil, res, fmt.Errorf("%w (partition %q): an export writes each stage as a range of layers; plan with partition %q to export a contiguous split",
+			ErrNotContiguous, n.Partition, request.PartitionLayers)
 	}
 	sched, err := schedule.Parse(n.Schedule.Name)
 	if err != nil {
@@ -107,7 +107,7 @@ func (rc *RequestCoster) run(bounds []int, s schedule.Config) (*request.Result, 
 	r := *rc.Request
 	r.Boundaries = bounds
 	if bounds != nil {
-		r.Split = "" // a given split is costed as ranges of the layer order
+		r.Partition = "" // a given split is costed as ranges of the layer order
 	}
 	r.Schedule.Name = s.String()
 	r.Schedule.Microbatches = s.Microbatches

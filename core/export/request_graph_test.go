@@ -29,7 +29,7 @@ func TestFromRequestGraphSplit(t *testing.T) {
 		{"resnet50", 8, ErrNotContiguous},
 		{"vgg16", 4, nil},
 	} {
-		r, err := request.Decode([]byte(`{"model":{"document":` + doc(tc.model) + `},"cluster":{"device":"a100-80gb","count":` + strconv.Itoa(tc.devices) + `},"training":{"mode":"inference"},"split":"graph"}`))
+		r, err := request.Decode([]byte(`{"model":{"document":` + doc(tc.model) + `},"cluster":{"device":"a100-80gb","count":` + strconv.Itoa(tc.devices) + `},"training":{"mode":"inference"},"partition":"graph"}`))
 		if err != nil {
 			t.Fatal(err)
 		}

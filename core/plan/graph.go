@@ -11,11 +11,11 @@ import (
 	"pipeplan/core/partition"
 )
 
-// How a plan's split was found (Plan.Split).
+// How a plan's split was found (Plan.Partition).
 const (
-	// SplitGraph: convex stages of the model's tensor graph (core/dagsplit), which need
+	// PartitionGraph: convex stages of the model's tensor graph (core/dagsplit), which need
 	// not be contiguous in the model's layer order.
-	SplitGraph = "graph"
+	PartitionGraph = "graph"
 )
 
 // Why a graph split fell back to ranges of the layer order (GraphFallback.Code).
@@ -156,7 +156,7 @@ func graphPlan(m *model.Model, c, sc *cluster.Cluster, opt Options, order, bound
 	if err != nil {
 		return nil, err
 	}
-	p.Split, p.LayerOrder = SplitGraph, append([]int(nil), order...)
+	p.Partition, p.LayerOrder = PartitionGraph, append([]int(nil), order...)
 	for i := range p.Stages {
 		s := &p.Stages[i]
 		s.Layers = append([]int(nil), order[bounds[i]:bounds[i+1]]...)

@@ -181,8 +181,8 @@ func TestGraphAgainstBruteForce(t *testing.T) {
 			switch {
 			case stated && (got.GraphFallback == nil || got.GraphFallback.Code != FallbackStatedTransfers):
 				t.Fatalf("instance %d: stated transfers, fallback %+v", k, got.GraphFallback)
-			case !stated && (got.GraphFallback != nil || got.Split != SplitGraph):
-				t.Fatalf("instance %d: split %q, fallback %+v", k, got.Split, got.GraphFallback)
+			case !stated && (got.GraphFallback != nil || got.Partition != PartitionGraph):
+				t.Fatalf("instance %d: split %q, fallback %+v", k, got.Partition, got.GraphFallback)
 			}
 			order := got.LayerOrder
 			if order == nil {

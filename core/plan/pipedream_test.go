@@ -358,7 +358,7 @@ func TestGraphSplitMatchesPipeDream(t *testing.T) {
 			}
 			got, chain := costUs(graph), costUs(ranges)
 			t.Logf("%-8s p=%2d: PipeDream %6d us (%d states), ranges %6d us, graph %6d us (%+.2f%% vs PipeDream), split %q %v",
-				name, p, want, states, chain, got, 100*float64(got-want)/float64(want), graph.Split, graph.GraphFallback)
+				name, p, want, states, chain, got, 100*float64(got-want)/float64(want), graph.Partition, graph.GraphFallback)
 			if want >= 0 && got > want {
 				t.Errorf("%s, %d stages: graph split's bottleneck %d us, PipeDream's optimizer %d us", name, p, got, want)
 			}

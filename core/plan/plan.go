@@ -45,9 +45,9 @@ type Plan struct {
 	// Boundaries: [0, s1, ..., n]; stage i holds layers Boundaries[i] .. Boundaries[i+1]-1
 	// of the layer order: the model's, or LayerOrder when set.
 	Boundaries []int `json:"boundaries"`
-	// Split is how the split was found: SplitGraph when Options.Graph split the model's
-	// tensor graph (a chain's included), else empty: ranges of the layer order.
-	Split string `json:"split,omitempty"`
+	// Partition is how the split was found: PartitionGraph when Options.Graph split the
+	// model's tensor graph (a chain's included), else empty: ranges of the layer order.
+	Partition string `json:"partition,omitempty"`
 	// LayerOrder, for a graph split whose stages are not all contiguous in the model's
 	// layer order: the model's layers stage by stage (each stage's ascending), a
 	// topological order of the graph in which every stage is contiguous. Boundaries and
@@ -240,7 +240,7 @@ func solve(m *model.Model, c *cluster.Cluster, opt Options, bounds []int) (*Plan
 		return nil, err
 	}
 	var fallback *GraphFallback
-	split := ""
+	partitioned := ""
 	if bounds == nil && opt.Graph {
 		order, b, fb, err := graphSplit(e, m, opt.Objective, opt.MaxIdeals)
 		switch {
@@ -253,7 +253,7 @@ func solve(m *model.Model, c *cluster.Cluster, opt Options, bounds []int) (*Plan
 		}
 		bounds, fallback = b, fb
 		if fb == nil {
-			split = SplitGraph
+			partitioned = PartitionGraph
 		}
 	}
 	if bounds == nil {
@@ -267,7 +267,7 @@ func solve(m *model.Model, c *cluster.Cluster, opt Options, bounds []int) (*Plan
 	if err != nil {
 		return nil, err
 	}
-	p.Split, p.GraphFallback = split, fallback
+	p.Partition, p.GraphFallback = partitioned, fallback
 	if opt.Schedule != nil {
 		if p.Schedule, err = simulate(e, m, c, sc, bounds, opt); err != nil {
 			return nil, err

@@ -103,7 +103,7 @@ type prepared struct {
 //   - model.architecture: seq = the context, at most 4096; dtype bf16; attention flash;
 //     split block; tie copy; framework eager on GPUs (what a PyTorch training script
 //     runs), none on TPUs and IPUs (compiled programs);
-//   - objective: compute; memory_proportion: 1; split: layers (normalized to nothing, so
+//   - objective: compute; memory_proportion: 1; partition: layers (normalized to nothing, so
 //     that requests from before the field keep their ids).
 //
 // Fields that do not apply to the request (an optimizer for inference, ZeRO without data
@@ -803,15 +803,15 @@ func (p *prepared) objective(es *model.Errors) {
 	if _, err := partition.ParseObjective(r.Objective); err != nil {
 		es.Add("objective", "%v", err)
 	}
-	switch r.Split {
-	case "", spec.SplitLayers:
-		r.Split = ""
-	case spec.SplitGraph:
+	switch r.Partition {
+	case "", spec.PartitionLayers:
+		r.Partition = ""
+	case spec.PartitionGraph:
 		if r.Boundaries != nil {
-			es.Add("split", "%q finds the split; boundaries give one: leave one out", r.Split)
+			es.Add("partition", "%q finds the split; boundaries give one: leave one out", r.Partition)
 		}
 	default:
-		es.Add("split", "must be %q or %q, got %q", spec.SplitLayers, spec.SplitGraph, r.Split)
+		es.Add("partition", "must be %q or %q, got %q", spec.PartitionLayers, spec.PartitionGraph, r.Partition)
 	}
 	if r.MemoryProportion == 0 {
 		r.MemoryProportion = 1

@@ -57,10 +57,10 @@ const (
 	ModeInference = spec.ModeInference
 )
 
-// The values of Request.Split.
+// The values of Request.Partition.
 const (
-	SplitLayers = spec.SplitLayers
-	SplitGraph  = spec.SplitGraph
+	PartitionLayers = spec.PartitionLayers
+	PartitionGraph  = spec.PartitionGraph
 )
 
 // Decode reads a request from JSON: one object, no unknown keys, at most MaxBytes.

@@ -32,18 +32,18 @@ const (
 
 // Diagnostic codes beyond plan's no-fit reasons (plan.TooFewLayers, ...).
 const (
-	CodeStageOverMemory       = spec.CodeStageOverMemory
-	CodeScheduleAdvice        = spec.CodeScheduleAdvice
-	CodeIdleDevices           = spec.CodeIdleDevices
-	CodeTimesScaled           = spec.CodeTimesScaled
-	CodeTimesNotScaled        = spec.CodeTimesNotScaled
-	CodeMicrobatchSizeUnknown = spec.CodeMicrobatchSizeUnknown
-	CodeStateAdded            = spec.CodeStateAdded
-	CodeStateRemoved          = spec.CodeStateRemoved
-	CodeDataLinkAssumed       = spec.CodeDataLinkAssumed
-	CodeGradBytesAssumed      = spec.CodeGradBytesAssumed
-	CodeOptimizerTimeUnknown  = spec.CodeOptimizerTimeUnknown
-	CodeGraphSplitFallback    = spec.CodeGraphSplitFallback
+	CodeStageOverMemory        = spec.CodeStageOverMemory
+	CodeScheduleAdvice         = spec.CodeScheduleAdvice
+	CodeIdleDevices            = spec.CodeIdleDevices
+	CodeTimesScaled            = spec.CodeTimesScaled
+	CodeTimesNotScaled         = spec.CodeTimesNotScaled
+	CodeMicrobatchSizeUnknown  = spec.CodeMicrobatchSizeUnknown
+	CodeStateAdded             = spec.CodeStateAdded
+	CodeStateRemoved           = spec.CodeStateRemoved
+	CodeDataLinkAssumed        = spec.CodeDataLinkAssumed
+	CodeGradBytesAssumed       = spec.CodeGradBytesAssumed
+	CodeOptimizerTimeUnknown   = spec.CodeOptimizerTimeUnknown
+	CodeGraphPartitionFallback = spec.CodeGraphPartitionFallback
 )
 
 func ptr(i int) *int { return &i }

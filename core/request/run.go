@@ -72,7 +72,7 @@ func runWith(ctx context.Context, r *Request, cache *Cache) (*Result, error) {
 	pl.Schedule = nil // in the result once, as Result.Schedule
 	p.tiedMemory(pl)
 	if fb := pl.GraphFallback; fb != nil {
-		res.Diagnostics = append(res.Diagnostics, Diagnostic{Code: CodeGraphSplitFallback, Severity: Warning, Field: "split",
+		res.Diagnostics = append(res.Diagnostics, Diagnostic{Code: CodeGraphPartitionFallback, Severity: Warning, Field: "partition",
 			Message:    "the split is of ranges of the layer order, not of the tensor graph: " + fb.Reason,
 			Suggestion: "the plan is the best contiguous split of the model's layer order; a graph with fewer branches side by side has fewer ideals"})
 	}
@@ -127,7 +127,7 @@ func (p *prepared) options() plan.Options {
 	}
 	return plan.Options{
 		Objective: obj,
-		Graph:     r.Split == spec.SplitGraph,
+		Graph:     r.Partition == spec.PartitionGraph,
 		Estimate: estimate.Options{
 			MemoryProportion: r.MemoryProportion,
 			Inference:        !p.train(),

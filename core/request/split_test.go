@@ -17,18 +17,18 @@ func pipeDream(t *testing.T, name string) string {
 	return quote(string(b))
 }
 
-// TestSplitGraph plans ResNet-50's PipeDream profile on 8 devices with split "graph": the
+// TestPartitionGraph plans ResNet-50's PipeDream profile on 8 devices with partition "graph": the
 // stages are convex parts of the graph that are not contiguous in the layer order, the
 // plan says so (layer_order and each stage's layers), and what the request adds to the
 // plan per stage (gradients to all-reduce, the schedule's memory) follows the stage's
 // own layers.
-func TestSplitGraph(t *testing.T) {
+func TestPartitionGraph(t *testing.T) {
 	base := `{"model":{"document":` + pipeDream(t, "resnet50") + `},"cluster":{"device":"a100-80gb","count":8},"training":{"mode":"inference"}`
 	ranges := runJSON(t, base+`}`)
-	graph := runJSON(t, base+`,"split":"graph"}`)
+	graph := runJSON(t, base+`,"partition":"graph"}`)
 	p := graph.Plan
-	if p.Split != "graph" || p.LayerOrder == nil || p.GraphFallback != nil {
-		t.Fatalf("split %q, layer order %v, fallback %+v: want a graph split in an order of its own", p.Split, p.LayerOrder, p.GraphFallback)
+	if p.Partition != "graph" || p.LayerOrder == nil || p.GraphFallback != nil {
+		t.Fatalf("partition %q, layer order %v, fallback %+v: want a graph split in an order of its own", p.Partition, p.LayerOrder, p.GraphFallback)
 	}
 	if !(p.Bottleneck < ranges.Plan.Bottleneck) {
 		t.Errorf("graph split's bottleneck %v, the contiguous split's %v: the graph's should be lower", p.Bottleneck, ranges.Plan.Bottleneck)
@@ -56,9 +56,9 @@ func TestSplitGraph(t *testing.T) {
 
 	// In training, every device all-reduces the gradients of its own stage's layers:
 	// PipeDream's weights are fp32, their gradients as many bytes.
-	train := runJSON(t, `{"model":{"document":`+pipeDream(t, "resnet50")+`},"cluster":{"device":"a100-80gb","count":8},"split":"graph","parallelism":{"data":2}}`)
-	if train.Plan.Split != "graph" {
-		t.Fatalf("training: split %q", train.Plan.Split)
+	train := runJSON(t, `{"model":{"document":`+pipeDream(t, "resnet50")+`},"cluster":{"device":"a100-80gb","count":8},"partition":"graph","parallelism":{"data":2}}`)
+	if train.Plan.Partition != "graph" {
+		t.Fatalf("training: partition %q", train.Plan.Partition)
 	}
 	for i, s := range train.Plan.Stages {
 		if want := s.ParamBytes / 2; train.Devices[i].GradBytes != want {
@@ -76,21 +76,21 @@ func TestSplitField(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := ID(decode(t, base+`,"split":"layers"}`))
+	b, err := ID(decode(t, base+`,"partition":"layers"}`))
 	if err != nil || a != b {
-		t.Errorf("ids %s and %s (%v): split \"layers\" should be the default", a, b, err)
+		t.Errorf("ids %s and %s (%v): partition \"layers\" should be the default", a, b, err)
 	}
 	for _, tc := range []struct{ extra, reason string }{
-		{`,"split":"tree"}`, `must be "layers" or "graph"`},
-		{`,"split":"graph","boundaries":[0,20,41]}`, "leave one out"},
+		{`,"partition":"tree"}`, `must be "layers" or "graph"`},
+		{`,"partition":"graph","boundaries":[0,20,41]}`, "leave one out"},
 	} {
 		_, err := Run(context.Background(), decode(t, base+tc.extra))
-		if !hasFieldError(err, "split", tc.reason) {
+		if !hasFieldError(err, "partition", tc.reason) {
 			t.Errorf("%s: error %v, want one at split saying %q", tc.extra, err, tc.reason)
 		}
 	}
-	res := runJSON(t, `{"model":{"document":`+pipeDream(t, "gnmt")+`},"cluster":{"device":"a100-80gb","count":4},"split":"graph"}`)
-	d := diagnostic(res, CodeGraphSplitFallback)
+	res := runJSON(t, `{"model":{"document":`+pipeDream(t, "gnmt")+`},"cluster":{"device":"a100-80gb","count":4},"partition":"graph"}`)
+	d := diagnostic(res, CodeGraphPartitionFallback)
 	if d == nil || d.Severity != Warning || res.Plan.GraphFallback == nil || res.Plan.GraphFallback.Code != "too_many_ideals" || res.Plan.LayerOrder != nil {
 		t.Errorf("gnmt: diagnostic %+v, fallback %+v: want a too_many_ideals warning and ranges", d, res.Plan.GraphFallback)
 	}

@@ -49,11 +49,11 @@ type Request struct {
 	// Objective is what the split minimises: "compute" (the slowest stage's compute) or
 	// "compute+transfer" (the slowest stage's compute plus the slowest transfer).
 	Objective string `json:"objective,omitempty"`
-	// Split is what the stages are: "layers" (the default, written as nothing):
+	// Partition is what the stages are: "layers" (the default, written as nothing):
 	// contiguous ranges of the model's layer order; or "graph": convex parts of the
 	// model's tensor graph (core/dagsplit), which a model whose layers branch may need
 	// for its best split (Plan.LayerOrder then lists the layers stage by stage).
-	Split string `json:"split,omitempty"`
+	Partition string `json:"partition,omitempty"`
 	// MemoryProportion of each device's usable memory a stage may fill, in (0, 1].
 	MemoryProportion float64 `json:"memory_proportion,omitempty"`
 	// Boundaries, when set, is a split to cost instead of the optimum: [0, s1, ..., n],
@@ -67,10 +67,10 @@ type Request struct {
 	Layers bool `json:"layers,omitempty"`
 }
 
-// The values of Request.Split.
+// The values of Request.Partition.
 const (
-	SplitLayers = "layers"
-	SplitGraph  = "graph"
+	PartitionLayers = "layers"
+	PartitionGraph  = "graph"
 )
 
 // ModelSpec names the model: exactly one of Example, Document and Architecture.

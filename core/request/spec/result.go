@@ -172,9 +172,9 @@ const (
 	CodeDataLinkAssumed       = "data_link_assumed"
 	CodeGradBytesAssumed      = "grad_bytes_assumed"
 	CodeOptimizerTimeUnknown  = "optimizer_time_unknown"
-	// CodeGraphSplitFallback: split "graph" was asked for, and the split is of ranges
+	// CodeGraphPartitionFallback: split "graph" was asked for, and the split is of ranges
 	// of the layer order instead (Plan.GraphFallback says why).
-	CodeGraphSplitFallback = "graph_split_fallback"
+	CodeGraphPartitionFallback = "graph_partition_fallback"
 )
 
 // Diagnostic is one finding, as data a front end can act on and in words.
