@@ -1024,6 +1024,11 @@ func (a *App) SetPlanOption(field, v string) {
 		}
 	case "objective":
 		a.Req.Objective = v
+	case "partition":
+		a.Req.Partition = v
+		if v == partitionGraph {
+			a.Req.Boundaries, a.BoundsText = nil, "" // the graph partition finds the split
+		}
 	default:
 		return
 	}
@@ -1132,7 +1137,7 @@ func (a *App) Boundaries() string {
 	if a.BoundsText != "" {
 		return a.BoundsText
 	}
-	if a.Res != nil && a.Res.Plan != nil {
+	if a.Res != nil && a.Res.Plan != nil && a.Res.Plan.LayerOrder == nil {
 		return joinInts(a.Res.Plan.Boundaries)
 	}
 	return joinInts(a.Req.Boundaries)
@@ -1150,7 +1155,7 @@ func (a *App) SetBoundaries(v string) {
 		a.ClearManual()
 		return
 	}
-	a.Req.Boundaries = b
+	a.Req.Boundaries, a.Req.Partition = b, "" // a manual split is of ranges
 	a.notice("", false)
 	a.changed(true)
 	if a.Err == nil {
@@ -1172,7 +1177,7 @@ func (a *App) MoveBoundary(k, l int) {
 		return
 	}
 	b[k] = l
-	a.Req.Boundaries = b
+	a.Req.Boundaries, a.Req.Partition = b, ""
 	a.BoundsText = ""
 	a.notice("", false)
 	a.changed(false)
@@ -1207,11 +1212,11 @@ func (a *App) Timeline() (Timeline, int, int) {
 
 // Layers is the layer table's window.
 func (a *App) Layers() []LayerRow {
-	var b []int
+	var stageOf []int
 	if a.Res != nil && a.Res.Plan != nil {
-		b = a.Res.Plan.Boundaries
+		stageOf = a.Res.Plan.StageOfLayer()
 	}
-	return LayerPage(a.Model(), b, a.LayerStart, LayerPageSize)
+	return LayerPage(a.Model(), stageOf, a.LayerStart, LayerPageSize)
 }
 
 // HasLayerCosts reports whether the result has the layers' costs (request.layers).

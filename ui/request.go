@@ -21,6 +21,9 @@ type Request = spec.Request
 // requestVersion is the request format's version the page writes.
 const requestVersion = spec.Version
 
+// partitionGraph is the request's partition "graph": convex parts of the layer graph.
+const partitionGraph = spec.PartitionGraph
+
 // The parts of a request.
 type (
 	ModelSpec    = spec.ModelSpec

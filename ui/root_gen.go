@@ -1082,6 +1082,30 @@ func (c *Root) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 								}
 							}
 							vgn = vgText(vgparent, "\n        ")
+							vgn = vgElement(vgparent, "", "label", "for", "plan-partition")
+							vgn.SetInnerHTML(vugu.HTML("Stages"))
+							vgn = vgText(vgparent, "\n        ")
+							vgn = vgElement(vgparent, "", "select", "id", "plan-partition")
+							vgOn(vgn, "change", func(event vugu.DOMEvent) { c.A.SetPlanOption("partition", event.PropString("target", "value")) })
+							{
+								vgparent := vgn
+								_ = vgparent
+								vgn = vgElement(vgparent, "", "option", "value", "")
+								vgProp(vgn, "selected", c.A.Req.Partition == "")
+								{
+									vgparent := vgn
+									_ = vgparent
+									vgn = vgText(vgparent, "ranges of the layer order")
+								}
+								vgn = vgElement(vgparent, "", "option", "value", "graph")
+								vgProp(vgn, "selected", c.A.Req.Partition == "graph")
+								{
+									vgparent := vgn
+									_ = vgparent
+									vgn = vgText(vgparent, "parts of the layer graph (models that branch)")
+								}
+							}
+							vgn = vgText(vgparent, "\n        ")
 							vgn = vgElement(vgparent, "", "label", "for", "plan-bounds")
 							vgn.SetInnerHTML(vugu.HTML("Boundaries (manual split)"))
 							vgn = vgElement(vgparent, "", "div")

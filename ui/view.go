@@ -79,16 +79,17 @@ func NewStageBar(p *plan.Plan) StageBar {
 		for l := s.FirstLayer; l <= s.LastLayer+1 && l <= n; l++ {
 			x[l] = pos + w*float64(l-s.FirstLayer)/float64(k)
 		}
+		layers := plan.LayerRuns(p.StageLayers(i))
 		seg := Segment{
 			Stage: i, X: pos, W: w, Bottleneck: i == slow,
 			Pattern: "url(#pp-fill-" + strconv.Itoa(i%4) + ")",
-			Title: fmt.Sprintf("stage %d: layers %d–%d (%s … %s), %s", i, s.FirstLayer, s.LastLayer,
+			Title: fmt.Sprintf("stage %d: layers %s (%s … %s), %s", i, layers,
 				s.FirstName, s.LastName, units.Time(s.ComputeSeconds, model.Seconds)),
 		}
 		if i == slow {
 			seg.Title += ", the bottleneck"
 		}
-		label := fmt.Sprintf("S%d · %d–%d", i, s.FirstLayer, s.LastLayer)
+		label := fmt.Sprintf("S%d · %s", i, layers)
 		if seg.W >= float64(len(label))*7.5 {
 			seg.Label = label
 		} else if short := "S" + strconv.Itoa(i); seg.W >= float64(len(short))*8 {
@@ -100,7 +101,9 @@ func NewStageBar(p *plan.Plan) StageBar {
 	if n > 0 {
 		x[n] = BarWidth
 	}
-	for k := 1; k+1 < len(p.Boundaries); k++ {
+	for k := 1; k+1 < len(p.Boundaries) && p.LayerOrder == nil; k++ {
+		// A graph split in an order of its own has no boundaries in the model's order to
+		// drag.
 		l := p.Boundaries[k]
 		b.Handles = append(b.Handles, Handle{Index: k, Layer: l, X: x[l],
 			Label: fmt.Sprintf("boundary %d, before layer %d: arrow keys move it", k, l)})
@@ -158,7 +161,7 @@ func NewStageRows(p *plan.Plan) []StageRow {
 			used = float64(s.MemoryBytes) / float64(s.LimitBytes)
 		}
 		r := StageRow{
-			Stage: i, Device: s.Device, Layers: fmt.Sprintf("%d–%d", s.FirstLayer, s.LastLayer),
+			Stage: i, Device: s.Device, Layers: plan.LayerRuns(p.StageLayers(i)),
 			Names:   s.FirstName + " … " + s.LastName,
 			Compute: units.Time(s.ComputeSeconds, model.Seconds), Transfer: units.Time(s.TransferSeconds, model.Seconds),
 			Memory: units.Bytes(s.MemoryBytes), Limit: units.Bytes(s.LimitBytes),
@@ -329,7 +332,7 @@ type LayerRow struct {
 // of the layers, so that a model of 10,000 layers stays responsive. Core's result names
 // the layers (ModelInfo.LayerNames) and, when the request asks (layers), gives their
 // costs (ModelInfo.LayerCosts); bounds place them on stages.
-func LayerPage(m *ModelInfo, bounds []int, start, size int) []LayerRow {
+func LayerPage(m *ModelInfo, stageOf []int, start, size int) []LayerRow {
 	if m == nil || m.Layers == 0 {
 		return nil
 	}
@@ -342,10 +345,8 @@ func LayerPage(m *ModelInfo, bounds []int, start, size int) []LayerRow {
 		if i < len(m.LayerNames) {
 			r.Name = m.LayerNames[i]
 		}
-		if len(bounds) > 1 {
-			if k := sort.SearchInts(bounds, i+1) - 1; k >= 0 && k < len(bounds)-1 {
-				r.Stage = strconv.Itoa(k)
-			}
+		if i < len(stageOf) {
+			r.Stage = strconv.Itoa(stageOf[i])
 		}
 		if lc := m.LayerCosts; lc != nil && i < len(lc.ParamBytes) {
 			unit := model.TimeUnit(m.TimeUnit)

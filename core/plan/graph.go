@@ -3,6 +3,7 @@ package plan
 import (
 	"errors"
 	"fmt"
+	"strings"
 
 	"pipeplan/core/cluster"
 	"pipeplan/core/dagsplit"
@@ -169,6 +170,41 @@ func graphPlan(m *model.Model, c, sc *cluster.Cluster, opt Options, order, bound
 		}
 	}
 	return p, nil
+}
+
+// StageOfLayer returns the stage of each of the model's layers (indexed as the model
+// numbers them).
+func (p *Plan) StageOfLayer() []int {
+	n := 0
+	if k := len(p.Boundaries); k > 0 {
+		n = p.Boundaries[k-1]
+	}
+	out := make([]int, n)
+	for i := range p.Stages {
+		for _, l := range p.StageLayers(i) {
+			if l >= 0 && l < n {
+				out[l] = i
+			}
+		}
+	}
+	return out
+}
+
+// LayerRuns writes ascending layer indices as runs: "0–7", or "0–12, 14, 17–20" for a
+// stage of a graph split that is not contiguous in the model's layer order.
+func LayerRuns(layers []int) string {
+	var b strings.Builder
+	for _, r := range Runs(layers) {
+		if b.Len() > 0 {
+			b.WriteString(", ")
+		}
+		if r[0] == r[1] {
+			fmt.Fprintf(&b, "%d", r[0])
+		} else {
+			fmt.Fprintf(&b, "%d–%d", r[0], r[1])
+		}
+	}
+	return b.String()
 }
 
 // StageLayers lists the model's layers that stage i holds, ascending: Layers for a graph
