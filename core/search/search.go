@@ -71,7 +71,8 @@ type Outcome struct {
 	// HeadroomFraction the same over the limit.
 	HeadroomBytes    int64   `json:"headroom_bytes,omitempty"`
 	HeadroomFraction float64 `json:"headroom_fraction,omitempty"`
-	// Boundaries is the split: [0, s1, ..., n].
+	// Boundaries is the split: [0, s1, ..., n]; none for a graph partition whose stages
+	// are not ranges of the layer order (the request's partition "graph").
 	Boundaries []int `json:"boundaries,omitempty"`
 	// Reason says why an infeasible candidate does not fit (which stage, by how much).
 	Reason string `json:"reason,omitempty"`

@@ -395,7 +395,9 @@ func (r *Evaluator) Evaluate(ctx context.Context, c search.Candidate) (search.Ou
 func outcome(res *request.Result) search.Outcome {
 	o := search.Outcome{Feasible: res.Feasible}
 	if res.Plan != nil {
-		o.Boundaries = res.Plan.Boundaries
+		if res.Plan.LayerOrder == nil { // a graph partition's are positions in an order of its own
+			o.Boundaries = res.Plan.Boundaries
+		}
 		o.HeadroomBytes = math.MaxInt64
 		for _, s := range res.Plan.Stages {
 			if h := s.LimitBytes - s.MemoryBytes; h < o.HeadroomBytes {
