@@ -32,8 +32,9 @@
 // group lies in one stage, so in or out of every ideal between stages). The work is
 // O(p * pairs of nested ideals) stage costings, which is why the number of ideals is
 // bounded (Options.MaxIdeals): a chain has n+1, a graph of k parallel branches of length
-// L about L^k. Beyond the bound Solve returns ErrTooManyIdeals, and the caller falls back
-// to a contiguous split of one topological order.
+// L about L^k. Beyond the bound (or beyond MaxLayers layers) Solve returns
+// ErrTooManyIdeals, and the caller falls back to a contiguous split of one topological
+// order.
 //
 // For compute + transfer each state keeps its Pareto front of (largest compute, largest
 // transfer) pairs, the objective is the least sum on the last state's front, and the
@@ -43,7 +44,9 @@
 package dagsplit
 
 import (
+	"fmt"
 	"math"
+	"sort"
 
 	"pipeplan/core/partition"
 )
@@ -86,6 +89,10 @@ type Options struct {
 	Upper float64
 }
 
+// MaxLayers bounds the layers of a graph the exact method takes: every candidate stage
+// costs O(layers) to build and to cost, and there are up to MaxIdeals^2 of them.
+const MaxLayers = 8192
+
 // DefaultMaxIdeals is the default bound on the ideals enumerated: each pass of the
 // dynamic program tests the O(ideals^2) pairs for nesting (about 8 million here, a
 // fraction of a second) and costs those a split can use.
@@ -125,6 +132,7 @@ type solver struct {
 	ideals []ideal
 	full   int
 	work   []float64 // per ideal: the sum of its layers' Work
+	byWork []int32   // ideals by work (then index): those inside J lie below J's work
 	upper  float64   // stages whose Work sum exceeds it are skipped
 	// scratch for Cost calls
 	before []bool
@@ -138,6 +146,9 @@ func Solve(c Costs, obj partition.Objective, opt Options) (Result, error) {
 	n, p := c.Layers(), c.Stages()
 	if p < 1 || n < p {
 		return Result{}, partition.ErrInfeasible
+	}
+	if n > MaxLayers {
+		return Result{}, fmt.Errorf("%w: a graph of %d layers, more than %d (dagsplit.MaxLayers)", ErrTooManyIdeals, n, MaxLayers)
 	}
 	g, err := newGraph(c)
 	if err != nil {
@@ -164,6 +175,11 @@ func Solve(c Costs, obj partition.Objective, opt Options) (Result, error) {
 			}
 		}
 	}
+	s.byWork = make([]int32, len(ids))
+	for j := range s.byWork {
+		s.byWork[j] = int32(j)
+	}
+	sort.SliceStable(s.byWork, func(a, b int) bool { return s.work[s.byWork[a]] < s.work[s.byWork[b]] })
 	s.upper = inf
 	if opt.Upper > 0 {
 		least := inf
@@ -219,7 +235,18 @@ func (s *solver) each(j int, need func(i, lo, hi int) bool, fn func(i, lo, hi in
 	J, size := s.ideals[j].members, s.ideals[j].size
 	after := s.n - size
 	restWork := s.work[s.full] - s.work[j]
-	for i := range j {
+	// The ideals inside J weigh at most J (work is never negative), and those a stage
+	// within the bound can start from at least J's work less the bound: a range of
+	// byWork, found by bisection with a margin for rounding.
+	from := sort.Search(len(s.byWork), func(k int) bool {
+		w := s.work[s.byWork[k]]
+		return w >= s.work[j]-s.upper-1e-9*s.work[s.full] || s.work[j]-w <= s.upper
+	})
+	for _, i32 := range s.byWork[from:] {
+		i := int(i32)
+		if s.work[i] > s.work[j] {
+			break
+		}
 		I := s.ideals[i].members
 		if s.ideals[i].size >= size || s.work[j]-s.work[i] > s.upper {
 			continue

@@ -8,7 +8,8 @@ import (
 )
 
 // ErrTooManyIdeals is wrapped by the error Solve returns when the graph has more ideals
-// than Options.MaxIdeals: the exact method's work grows with their square.
+// than Options.MaxIdeals, or more layers than MaxLayers: the exact method's work grows
+// with the square of the ideals, times the layers.
 var ErrTooManyIdeals = errors.New("the graph has too many ideals for the exact split")
 
 // set is a bitset over layers.
