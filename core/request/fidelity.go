@@ -84,11 +84,11 @@ func (p *prepared) forwardWindow(pl *plan.Plan, dev, devices int) float64 {
 		return 0
 	}
 	var w float64
-	for s, stage := range pl.Stages {
+	for s := range pl.Stages {
 		if s%devices != dev {
 			continue
 		}
-		for l := stage.FirstLayer; l <= stage.LastLayer; l++ {
+		for _, l := range pl.StageLayers(s) {
 			w += p.model.Layers[l].ForwardSeconds
 		}
 	}
