@@ -93,6 +93,23 @@ func graphBest(m *model.Model, c *cluster.Cluster, opt estimate.Options, obj par
 	return best, feasible, splits
 }
 
+// secondOutputs gives some layers a second output tensor, which some later layers read:
+// layers with several inputs and outputs, as native profiles may have.
+func secondOutputs(rng *rand.Rand, m *model.Model) {
+	for l := range m.Layers {
+		if rng.IntN(2) == 0 {
+			continue
+		}
+		id := fmt.Sprintf("u%d", l)
+		m.Layers[l].Outputs = append(m.Layers[l].Outputs, model.Tensor{ID: id, Bytes: int64(rng.IntN(8))})
+		for k := l + 1; k < len(m.Layers); k++ {
+			if rng.IntN(3) == 0 {
+				m.Layers[k].InputIDs = append(m.Layers[k].InputIDs, id)
+			}
+		}
+	}
+}
+
 // isChain reports whether every layer depends on the one before it.
 func isChain(m *model.Model) bool {
 	next := map[[2]int]bool{}
@@ -141,6 +158,10 @@ func TestGraphAgainstBruteForce(t *testing.T) {
 		m, c, opt := randomInstance(rng)
 		if len(m.Layers) > 7 || len(c.Devices) > 4 {
 			continue
+		}
+		if rng.IntN(2) == 0 {
+			secondOutputs(rng, m)
+			counts["several outputs"]++
 		}
 		stated := false
 		for _, l := range m.Layers {
@@ -213,7 +234,7 @@ func TestGraphAgainstBruteForce(t *testing.T) {
 	}
 	// The generator must give branching graphs, splits that beat every contiguous one,
 	// both outcomes and every stage count, or the test is weak.
-	for key, least := range map[string]int{"branching": 600, "graph beats ranges": 100, "not contiguous": 150,
+	for key, least := range map[string]int{"several outputs": 300, "branching": 600, "graph beats ranges": 100, "not contiguous": 150,
 		"infeasible": 500, "p=1": 100, "p=2": 100, "p=3": 100, "p=4": 100} {
 		if counts[key] < least {
 			t.Errorf("%s: %d instances, want at least %d", key, counts[key], least)
