@@ -73,8 +73,8 @@ func (g *graphCosts) Cost(before []bool, set []int, out []dagsplit.StageCost) {
 
 // graphSplit splits m's tensor graph (Options.Graph). It returns the layer order in which
 // the split is contiguous (nil when it is the model's own) and its boundaries, or, when
-// the graph cannot be split as one, a fallback saying why (the caller then splits ranges
-// of the layer order). A chain's convex splits are its contiguous ones: core/partition
+// the graph cannot be split as one, a fallback saying why, with the best split of ranges
+// of the layer order when it found it (else the caller finds it). A chain's convex splits are its contiguous ones: core/partition
 // finds them, as for a plan of ranges.
 func graphSplit(e *estimate.Estimator, m *model.Model, obj partition.Objective, maxIdeals int) (order, bounds []int, fb *GraphFallback, err error) {
 	g := newGraphCosts(e, m)
@@ -83,12 +83,12 @@ func graphSplit(e *estimate.Estimator, m *model.Model, obj partition.Objective, 
 	}
 	// A contiguous split is a convex one: its objective bounds the graph's from above,
 	// and a chain has no other.
-	chain, err := partition.Solve(Costs{e}, obj)
+	chain, chainErr := partition.Solve(Costs{e}, obj)
 	if dagsplit.IsChain(g) {
-		return nil, chain.Boundaries, nil, err
+		return nil, chain.Boundaries, nil, chainErr
 	}
 	upper := 0.0
-	if err == nil {
+	if chainErr == nil {
 		upper = chain.MaxCompute
 		if obj == partition.MaxComputePlusTransfer {
 			upper = chain.Objective
@@ -97,8 +97,8 @@ func graphSplit(e *estimate.Estimator, m *model.Model, obj partition.Objective, 
 	r, err := dagsplit.Solve(g, obj, dagsplit.Options{MaxIdeals: maxIdeals, Upper: upper})
 	switch {
 	case errors.Is(err, dagsplit.ErrTooManyIdeals):
-		return nil, nil, &GraphFallback{Code: FallbackTooManyIdeals,
-			Reason: fmt.Sprintf("%v: the split is of ranges of the layer order", err)}, nil
+		return nil, chain.Boundaries, &GraphFallback{Code: FallbackTooManyIdeals,
+			Reason: fmt.Sprintf("%v: the split is of ranges of the layer order", err)}, chainErr
 	case err != nil:
 		return nil, nil, nil, err
 	}
