@@ -3,6 +3,9 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
+	"maps"
+	"slices"
 	"sync"
 )
 
@@ -14,11 +17,16 @@ type client struct {
 	// post sends a message to the worker: op on args (JSON texts), or op "cancel" to
 	// stop the call id.
 	post func(id int, op string, args []string)
+	// restart replaces a worker that stopped with a new one (client_js.go); nil: a
+	// stopped worker stays stopped and every later call fails with why.
+	restart func()
 
 	mu     sync.Mutex
 	next   int
 	calls  map[int]*call
 	broken error // why the worker is gone, once it is
+	// dead: the worker stopped; the next call starts a new one (with restart).
+	dead bool
 }
 
 // call is a call in flight: where its progress and its answer go.
@@ -28,7 +36,8 @@ type call struct {
 }
 
 // answer is a message from the worker: {id, result}, {id, progress}, {id, error, abort}
-// (with the result found so far, if any), or {fatal} when the planner failed to load.
+// (with the result found so far, if any), or {fatal} when the planner failed to load or
+// stopped (out of memory, a fatal error).
 type answer struct {
 	ID          int
 	Result      string
@@ -55,6 +64,12 @@ func (c *client) start(op string, args []string, progress func(string), done fun
 		done("", err)
 		return 0
 	}
+	if c.dead {
+		c.dead = false
+		c.mu.Unlock()
+		c.restart()
+		c.mu.Lock()
+	}
 	c.next++
 	id := c.next
 	c.calls[id] = &call{progress: progress, done: done}
@@ -76,13 +91,21 @@ func (c *client) cancel(id int) {
 // receive routes a message from the worker.
 func (c *client) receive(a answer) {
 	if a.Fatal != "" {
+		// Every call in flight is lost with the worker: each is rejected with why, and
+		// the next call starts a new worker (or, without restart, fails the same way).
+		err := errors.New(a.Fatal)
 		c.mu.Lock()
-		c.broken = errors.New(a.Fatal)
+		if c.restart != nil {
+			c.dead = true
+			err = fmt.Errorf("%s: the call was lost; the next call starts a new planner", a.Fatal)
+		} else {
+			c.broken = err
+		}
 		calls := c.calls
 		c.calls = map[int]*call{}
 		c.mu.Unlock()
-		for _, k := range calls {
-			k.done("", c.broken)
+		for _, id := range slices.Sorted(maps.Keys(calls)) {
+			calls[id].done("", err)
 		}
 		return
 	}
