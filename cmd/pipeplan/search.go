@@ -184,8 +184,9 @@ func printSearch(w io.Writer, rep *search.Report) {
 	if b.Context > 1 {
 		cp = fmt.Sprintf(" x %d-way context parallel", b.Context)
 	}
-	fmt.Fprintf(w, "best: %d stages x %d replicas x %d-way tensor parallel%s (%d devices), %s, %d microbatches of %d, recompute %s, ZeRO-%d\n",
-		b.Pipeline, b.Data, b.Tensor, cp, b.Devices, b.Schedule, b.Microbatches, b.MicrobatchSize, b.Recompute, b.ZeRO)
+	fmt.Fprintf(w, "best: %s x %s x %d-way tensor parallel%s (%s), %s, %s of %d, recompute %s, ZeRO-%d\n",
+		units.Count(int64(b.Pipeline), "stage"), units.Count(int64(b.Data), "replica"), b.Tensor, cp, units.Count(int64(b.Devices), "device"),
+		b.Schedule, units.Count(int64(b.Microbatches), "microbatch"), b.MicrobatchSize, b.Recompute, b.ZeRO)
 	fmt.Fprintf(w, "      %s", units.Rate(b.SamplesPerSecond, "samples/s"))
 	if b.TokensPerSecond > 0 {
 		fmt.Fprintf(w, ", %s", units.Rate(b.TokensPerSecond, "tokens/s"))
