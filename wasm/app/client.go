@@ -14,9 +14,9 @@ import (
 // a search's progress, errors) to their callers. It is plain Go: client_js.go connects it
 // to a Web Worker, the tests to wasm/planner/ops directly.
 type client struct {
-	// post sends a message to the worker: op on args (JSON texts), or op "cancel" to
-	// stop the call id.
-	post func(id int, op string, args []string)
+	// post sends a message to the worker: op on args (JSON texts, or in the browser
+	// objects the worker turns into JSON), or op "cancel" to stop the call id.
+	post func(id int, op string, args []any)
 	// restart replaces a worker that stopped with a new one (client_js.go); nil: a
 	// stopped worker stays stopped and every later call fails with why.
 	restart func()
@@ -49,14 +49,14 @@ type answer struct {
 	Fatal       string
 }
 
-func newClient(post func(id int, op string, args []string)) *client {
+func newClient(post func(id int, op string, args []any)) *client {
 	return &client{post: post, calls: map[int]*call{}}
 }
 
 // start posts a call and returns its id. done is called once, with the answer as JSON
 // text, or with context.Canceled (and what was found so far) when a cancel stopped it,
 // or with the worker's error. progress, when set, receives a search's progress.
-func (c *client) start(op string, args []string, progress func(string), done func(string, error)) int {
+func (c *client) start(op string, args []any, progress func(string), done func(string, error)) int {
 	c.mu.Lock()
 	if c.broken != nil {
 		err := c.broken
@@ -151,7 +151,11 @@ func (c *client) Do(stop <-chan struct{}, op string, args []string, progress fun
 			prog <- p
 		}
 	}
-	id := c.start(op, args, pf, func(s string, err error) { done <- outcome{s, err} })
+	a := make([]any, len(args))
+	for i, s := range args {
+		a[i] = s
+	}
+	id := c.start(op, a, pf, func(s string, err error) { done <- outcome{s, err} })
 	for {
 		select {
 		case p := <-prog:

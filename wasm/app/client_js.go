@@ -2,19 +2,26 @@
 
 package main
 
-import "syscall/js"
+import (
+	"fmt"
+	"syscall/js"
+)
 
 // startPlanner starts the planner worker (planner.js, which runs planner.wasm) and
 // returns its client. A worker that stops (out of memory) is terminated and replaced by a
 // new one at the next call.
 func startPlanner() *client {
 	var w js.Value
-	c := newClient(func(id int, op string, args []string) {
-		a := make([]any, len(args))
-		for i, s := range args {
-			a[i] = s
-		}
-		w.Call("postMessage", map[string]any{"id": id, "op": op, "args": a})
+	var c *client
+	c = newClient(func(id int, op string, args []any) {
+		defer func() {
+			// postMessage refuses what it cannot clone (a function, a symbol): the call
+			// answers an error object, as a bad request does.
+			if v := recover(); v != nil {
+				c.receive(answer{ID: id, HasResult: true, Result: mustJSON(apiError{Error: fmt.Sprintf("the request cannot be sent to the planner: it holds what JSON cannot carry (a function or a symbol): %v", v)})})
+			}
+		}()
+		w.Call("postMessage", map[string]any{"id": id, "op": op, "args": args})
 	})
 	var onMessage, onError js.Func
 	c.restart = func() {

@@ -18,7 +18,11 @@ func worker() *client {
 	var c *client
 	var mu sync.Mutex
 	cancels := map[int]context.CancelFunc{}
-	c = newClient(func(id int, op string, args []string) {
+	c = newClient(func(id int, op string, a []any) {
+		args := make([]string, len(a))
+		for i, v := range a {
+			args[i] = v.(string)
+		}
 		mu.Lock()
 		defer mu.Unlock()
 		if op == "cancel" {
@@ -73,7 +77,7 @@ func TestClientSearchProgressAndCancel(t *testing.T) {
 // A planner that failed to load fails the calls in flight and every later call.
 func TestClientBroken(t *testing.T) {
 	var c *client
-	c = newClient(func(id int, op string, args []string) {
+	c = newClient(func(id int, op string, args []any) {
 		c.receive(answer{Fatal: "the planner failed to load: no wasm"})
 	})
 	if _, err := c.Do(nil, "plan", []string{"{}"}, nil); err == nil || !strings.Contains(err.Error(), "no wasm") {
@@ -91,7 +95,7 @@ func TestClientRestarts(t *testing.T) {
 	var c *client
 	workers := 1
 	var held []int // calls the first worker holds, unanswered
-	c = newClient(func(id int, op string, args []string) {
+	c = newClient(func(id int, op string, args []any) {
 		switch {
 		case workers == 1 && op == "search":
 			held = append(held, id)
@@ -105,12 +109,12 @@ func TestClientRestarts(t *testing.T) {
 	c.restart = func() { workers++ }
 	errs := make(chan error, 3)
 	for range 2 {
-		c.start("search", []string{"{}"}, nil, func(_ string, err error) { errs <- err })
+		c.start("search", []any{"{}"}, nil, func(_ string, err error) { errs <- err })
 	}
 	if len(held) != 2 {
 		t.Fatalf("the worker holds %d calls, want 2", len(held))
 	}
-	c.start("plan", []string{"{}"}, nil, func(_ string, err error) { errs <- err })
+	c.start("plan", []any{"{}"}, nil, func(_ string, err error) { errs <- err })
 	for range 3 {
 		err := <-errs
 		if err == nil || !strings.Contains(err.Error(), "the planner stopped (fatal error: out of memory): the call was lost; the next call starts a new planner") {

@@ -43,5 +43,79 @@ const died = why => {
   }
   died("it exited");
 })();
+// pipeplanJSON(value, what) is the JSON text of an argument the page passed as an object
+// (structured-cloned by postMessage, which keeps shared sub-objects shared): {text}, or
+// {error} naming the path of what JSON cannot carry (NaN, Infinity, a BigInt, a boxed
+// NaN, a cycle) or the reason it is too large. The walk visits each distinct object once
+// and counts the values it holds as JSON: an object shared by many parents is repeated in
+// JSON, and a DAG of 41 levels would be 2^41 values, refused here before JSON.stringify
+// would try. It runs in the worker, off the page's thread. The planner (Go) calls it.
+const maxDepth = 64, maxValues = 1 << 25;
+self.pipeplanJSON = (value, what) => {
+  const sizes = new Map(); // object -> the values it holds as JSON; -1 while it is walked
+  let why = "";
+  const fail = (path, msg) => {
+    why = (path ? (what ? what + "." : "") + path : what || "the request") + ": " + msg;
+    return -1;
+  };
+  const walk = (v, path, depth) => {
+    switch (typeof v) {
+      case "number":
+        return Number.isFinite(v) ? 1 : fail(path, "must be a finite number, got " + v);
+      case "bigint":
+        return fail(path, "must be a number, got a BigInt");
+      case "function":
+      case "symbol":
+        return fail(path, "must be a JSON value, got a " + typeof v);
+      case "undefined":
+        return 0;
+      case "object":
+        break;
+      default:
+        return 1;
+    }
+    if (v === null || v instanceof Date) return 1;
+    if (v instanceof Number || v instanceof String || v instanceof Boolean) {
+      return walk(v.valueOf(), path, depth); // JSON.stringify unboxes them
+    }
+    const known = sizes.get(v);
+    if (known === -1) return fail(path, "holds an object that holds it (a cyclic object)");
+    if (known !== undefined) return known;
+    if (depth >= maxDepth) return fail(path, "nests deeper than " + maxDepth + " levels");
+    sizes.set(v, -1);
+    let n = 1;
+    const add = (k) => {
+      if (k < 0) return false;
+      n += k;
+      if (n > maxValues) {
+        fail(path, "holds more than " + maxValues + " values as JSON (an object shared by many parents is repeated in JSON each time)");
+        return false;
+      }
+      return true;
+    };
+    if (Array.isArray(v)) {
+      for (let i = 0; i < v.length; i++) {
+        if (!add(walk(v[i], path + "[" + i + "]", depth + 1))) return -1;
+      }
+    } else {
+      for (const key of Object.keys(v)) {
+        if (!add(walk(v[key], path ? path + "." + key : key, depth + 1))) return -1;
+      }
+    }
+    sizes.set(v, n);
+    return n;
+  };
+  try {
+    if (walk(value, "", 0) < 0) return { error: why };
+    return { text: JSON.stringify(value) };
+  } catch (err) {
+    return { error: (what || "the request") + " cannot be read as JSON: " + err };
+  }
+};
 // A trap in a call from JavaScript into Go (a message, a yield) ends the planner too.
-self.addEventListener("error", e => died(e.message || "an uncaught error"));
+// The page hears of it once, by the {fatal} message (the event is not passed on to the
+// Worker's onerror).
+self.addEventListener("error", e => {
+  e.preventDefault();
+  died(e.message || "an uncaught error");
+});
