@@ -188,7 +188,7 @@ func (s *Space) Validate() error {
 		return err
 	}
 	if n := s.count(); n > maxGroups {
-		return &model.FieldError{Path: "max_devices", Reason: fmt.Sprintf("the grid holds %d configurations, more than the %d a search may walk: fix some knobs (stages, replicas, tensor, schedule, recompute, zero, microbatches) or give fewer devices", n, maxGroups)}
+		return &model.FieldError{Path: "max_devices", Reason: fmt.Sprintf("the grid holds %d configurations, more than the %d a search may walk: fix some knobs (stages, replicas, tensor, context, schedule, recompute, zero, microbatches) or give fewer devices", n, maxGroups)}
 	}
 	return nil
 }

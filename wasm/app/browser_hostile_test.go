@@ -82,7 +82,9 @@ func TestBrowserHostile(t *testing.T) {
 	})
 	mux.HandleFunc("/hostile.html", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
-		w.Write([]byte(strings.Replace(string(index), "<head>", `<head><script>window.pipeplanPlannerURL = "test-planner.js";</script>`, 1)))
+		page := strings.Replace(string(index), "<head>", `<head><script>window.pipeplanPlannerURL = "test-planner.js";</script>`, 1)
+		page = strings.Replace(page, `new Worker("planner.js")`, `new Worker("test-planner.js")`, 1) // index.html starts it early
+		w.Write([]byte(page))
 	})
 	srv := httptest.NewServer(mux)
 	defer srv.Close()
