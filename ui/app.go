@@ -938,7 +938,7 @@ func (a *App) Parallel() string {
 	if a.Res.Schedule != nil && a.Res.Schedule.Devices > 0 {
 		p = a.Res.Schedule.Devices
 	}
-	s := fmt.Sprintf("%d devices in use: %d pipeline stages", a.Res.Step.Devices, p)
+	s := fmt.Sprintf("%s in use: %s", units.Count(int64(a.Res.Step.Devices), "device"), units.Count(int64(p), "pipeline stage"))
 	if pl := a.Res.Placement; pl != nil {
 		if pl.Data > 1 {
 			s += fmt.Sprintf(" × %d replicas", pl.Data)
@@ -949,7 +949,7 @@ func (a *App) Parallel() string {
 		if pl.Context > 1 {
 			s += fmt.Sprintf(" × %d-way context parallel", pl.Context)
 		}
-		s += fmt.Sprintf(", on %d nodes", pl.Nodes)
+		s += ", on " + units.Count(int64(pl.Nodes), "node")
 		cross := 0
 		for _, c := range pl.StageCrossesNodes {
 			if c {
@@ -1091,7 +1091,7 @@ func Summarize(r *Result) Summary {
 	s.Stages, s.Layers = len(r.Plan.Stages), r.Model.Layers
 	s.Bottleneck = units.Time(r.Plan.BottleneckSeconds, model.Seconds)
 	if r.Schedule != nil {
-		s.Schedule = fmt.Sprintf("%s, %d microbatches", r.Schedule.Schedule, r.Schedule.Microbatches)
+		s.Schedule = fmt.Sprintf("%s, %s", r.Schedule.Schedule, units.Count(int64(r.Schedule.Microbatches), "microbatch"))
 	}
 	if st := r.Step; st != nil {
 		s.Step = units.Time(st.StepSeconds, model.Seconds)

@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"github.com/vugu/vugu"
+
+	"pipeplan/core/units"
 )
 
 // Root is the page: the plan at a glance, then the panels; or, with App.Embed, the
@@ -72,7 +74,7 @@ func (c *Root) summaryLine(s Summary) string {
 	if s.Manual {
 		kind = "manual split"
 	}
-	line := fmt.Sprintf("%d layers on %d stages (%s): bottleneck %s per microbatch", s.Layers, s.Stages, kind, s.Bottleneck)
+	line := fmt.Sprintf("%s on %s (%s): bottleneck %s per microbatch", units.Count(int64(s.Layers), "layer"), units.Count(int64(s.Stages), "stage"), kind, s.Bottleneck)
 	if s.Step != "" {
 		line += fmt.Sprintf("; %s: step %s, %s, bubble %s", s.Schedule, s.Step, s.Throughput, s.Bubble)
 	}

@@ -56,6 +56,11 @@ func runCalibrate(args []string, stdout, stderr io.Writer) error {
 		if fes, ok := model.AsFieldErrors(err); ok && len(fes) > 0 && !strings.Contains(fes[0].Path, ".") && fes[0].Path != "" {
 			return fmt.Errorf("--model %s: %w", profile, err) // the profile's own fields
 		}
+		if fes, ok := model.AsFieldErrors(err); ok && len(fes) == 1 {
+			if rest, found := strings.CutPrefix(fes[0].Path, "profile."); found {
+				return fmt.Errorf("--model %s: %s: %s", profile, rest, fes[0].Reason)
+			}
+		}
 		return f.flagError(err)
 	}
 	if *asJSON {

@@ -12,7 +12,10 @@ import (
 	"io"
 	"os"
 	"sort"
+	"strconv"
 	"strings"
+
+	"pipeplan/core/model"
 )
 
 // command is one subcommand. Each lives in its own file and registers itself in init.
@@ -52,7 +55,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	c, ok := commands[args[0]]
 	if !ok {
-		fmt.Fprintf(stderr, "pipeplan: unknown command %q\n", args[0])
+		fmt.Fprintf(stderr, "pipeplan: unknown command %s\n", model.Clip(strconv.Quote(args[0])))
 		usage(stderr)
 		return exitBad
 	}
@@ -64,12 +67,24 @@ func run(args []string, stdout, stderr io.Writer) int {
 	case errors.Is(err, flag.ErrHelp):
 		return exitOK
 	case errors.As(err, &np):
-		fmt.Fprintf(stderr, "pipeplan %s: %v\n", c.name, err)
+		fmt.Fprintf(stderr, "pipeplan %s: %s\n", c.name, clipLines(err.Error()))
 		return exitNoPlan
 	default:
-		fmt.Fprintf(stderr, "pipeplan %s: %v\n", c.name, err)
+		fmt.Fprintf(stderr, "pipeplan %s: %s\n", c.name, clipLines(err.Error()))
 		return exitBad
 	}
+}
+
+// clipLines clips each line of an error message (model.Clip): a message that quotes a
+// flag's value or a file's name of 100,000 characters does not echo it whole.
+func clipLines(msg string) string {
+	lines := strings.Split(msg, "\n")
+	for i, l := range lines {
+		if len(l) > 2*model.MaxMessageBytes {
+			lines[i] = model.Clip(l)
+		}
+	}
+	return strings.Join(lines, "\n")
 }
 
 func usage(w io.Writer) {

@@ -82,8 +82,11 @@ func printResult(w io.Writer, res *request.Result) {
 		return
 	}
 	unit := model.TimeUnit(res.Model.TimeUnit)
-	fmt.Fprintf(w, "%s: %d layers on %d stages, objective %s, bottleneck %s\n\n",
-		res.Model.Name, res.Model.Layers, len(p.Stages), p.Objective, units.Time(p.Bottleneck, unit))
+	if res.Model.Name != "" {
+		fmt.Fprintf(w, "%s: ", res.Model.Name)
+	}
+	fmt.Fprintf(w, "%s on %s, objective %s, bottleneck %s\n\n",
+		units.Count(int64(res.Model.Layers), "layer"), units.Count(int64(len(p.Stages)), "stage"), p.Objective, units.Time(p.Bottleneck, unit))
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "stage\tlayers\tfirst .. last\ttime\ttransfer\tmemory\tcapacity\tused\t")
 	for i, s := range p.Stages {
@@ -139,7 +142,7 @@ func printStep(w io.Writer, res *request.Result) {
 	if st.TokensPerSecond > 0 {
 		fmt.Fprintf(w, ", %s", units.Rate(st.TokensPerSecond, "tokens/s"))
 	}
-	fmt.Fprintf(w, " (%d samples per step on %d devices)", st.SamplesPerStep, st.Devices)
+	fmt.Fprintf(w, " (%s per step on %s)", units.Count(int64(st.SamplesPerStep), "sample"), units.Count(int64(st.Devices), "device"))
 	if st.MFU > 0 {
 		fmt.Fprintf(w, ", MFU %.1f%%", 100*st.MFU)
 	}

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io/fs"
+	"os"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -278,7 +280,15 @@ func (f *requestFlags) modelSpec(r *request.Request, g map[string]bool) error {
 			s := f.kernelMicros.v * 1e-6
 			a.KernelSeconds = &s
 		}
-		if data, err := readInput(f.hfConfig, load.MaxInputBytes); err == nil {
+		path := f.hfConfig
+		if st, err := os.Stat(path); err == nil && st.IsDir() {
+			// A model's folder, as HuggingFace's hub lays one out: its config.json.
+			path = filepath.Join(path, "config.json")
+			if _, err := os.Stat(path); err != nil {
+				return fmt.Errorf("--hf-config: %s is a folder without a config.json: give the config.json of a HuggingFace model, or a bundled name (%s)", f.hfConfig, strings.Join(arch.BundledNames(), ", "))
+			}
+		}
+		if data, err := readInput(path, arch.MaxConfigBytes); err == nil {
 			a.Config = json.RawMessage(data)
 			if !json.Valid(data) {
 				doc, _ := json.Marshal(string(data))
@@ -287,6 +297,8 @@ func (f *requestFlags) modelSpec(r *request.Request, g map[string]bool) error {
 			if r.Model.Name == "" {
 				r.Model.Name = strings.TrimSuffix(filepath.Base(f.hfConfig), ".json")
 			}
+		} else if !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("--hf-config: %w", err) // a file that is there but too large, binary, unreadable
 		} else if _, ok := arch.BundledConfig(f.hfConfig); ok {
 			a.Name = f.hfConfig
 		} else if strings.ContainsAny(f.hfConfig, `/\`) || strings.HasSuffix(f.hfConfig, ".json") {

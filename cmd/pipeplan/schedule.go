@@ -23,8 +23,8 @@ func printSchedule(w io.Writer, res *request.Result) {
 	if s.Recompute {
 		re = ", recomputing activations"
 	}
-	fmt.Fprintf(w, "\nschedule %s, %d microbatches of %d%s: pipeline %s, bubble %.1f%%\n\n",
-		s.Schedule, s.Microbatches, res.Model.MicrobatchSize, re, units.Time(s.MakespanSeconds, model.Seconds), 100*s.BubbleFraction)
+	fmt.Fprintf(w, "\nschedule %s, %s of %d%s: pipeline %s, bubble %.1f%%\n\n",
+		s.Schedule, units.Count(int64(s.Microbatches), "microbatch"), res.Model.MicrobatchSize, re, units.Time(s.MakespanSeconds, model.Seconds), 100*s.BubbleFraction)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "device\tstages\tin flight\tpeak memory\tcapacity\tused\tbusy\t")
 	for d := 0; d < s.Devices; d++ {

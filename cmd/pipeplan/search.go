@@ -10,6 +10,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"pipeplan/core/model"
 	"pipeplan/core/request"
 	"pipeplan/core/search"
 	"pipeplan/core/search/requests"
@@ -65,23 +66,13 @@ func runSearch(args []string, stdout, stderr io.Writer) error {
 	if err := parse(fs, args); err != nil {
 		return err
 	}
-	if *maxDevices < 1 {
-		return fmt.Errorf("--max-devices: must be >= 1, got %d", *maxDevices)
-	}
 	g := f.given()
 	for _, name := range []string{"devices", "boundaries", "events", "print-request"} {
 		if g[name] {
 			return fmt.Errorf("--%s: does not go with search (it plans many requests)", name)
 		}
 	}
-	base, err := f.build()
-	if err != nil {
-		return err
-	}
-	ev, err := requests.New(base)
-	if err != nil {
-		return f.flagError(err)
-	}
+	// The knobs are checked first: they bound the search, before anything is built.
 	k := search.Knobs{MaxDevices: *maxDevices, Stages: f.stages, Replicas: f.dp, Tensor: f.tp,
 		Schedule: f.schedule, Recompute: f.recompute, GlobalBatch: *globalBatch, Microbatches: f.microbatches,
 		MicrobatchSize: f.batch, MaxMicrobatchSize: *maxBatch}
@@ -107,6 +98,17 @@ func runSearch(args []string, stdout, stderr io.Writer) error {
 	k.Context = f.cp
 	if f.memoryProportion.set {
 		k.MemoryProportions = []float64{f.memoryProportion.v}
+	}
+	if err := k.Validate(); err != nil {
+		return knobFlagError(err)
+	}
+	base, err := f.build()
+	if err != nil {
+		return err
+	}
+	ev, err := requests.New(base)
+	if err != nil {
+		return f.flagError(err)
 	}
 	s, err := ev.Space(k)
 	if err != nil {
@@ -151,6 +153,30 @@ func runSearch(args []string, stdout, stderr io.Writer) error {
 	return nil
 }
 
+// knobFlags are the flags that set a query's knobs (core/search.Knobs), by the knob's field.
+var knobFlags = map[string]string{
+	"max_devices": "--max-devices", "stages": "--stages", "replicas": "--dp", "tensor": "--tp",
+	"schedule": "--schedule", "recompute": "--recompute", "global_batch": "--global-batch",
+	"microbatches": "--microbatches", "microbatch_size": "--batch", "max_microbatch_size": "--max-batch",
+	"memory_proportions": "--memory-proportion", "context": "--cp", "zero": "--sharding",
+}
+
+// knobFlagError names the flag of each knob an error is about.
+func knobFlagError(err error) error {
+	es, ok := model.AsFieldErrors(err)
+	if !ok {
+		return err
+	}
+	out := make(model.Errors, len(es))
+	for i, e := range es {
+		out[i] = e
+		if fl, ok := knobFlags[e.Path]; ok {
+			out[i] = &model.FieldError{Path: fl, Reason: e.Reason}
+		}
+	}
+	return out
+}
+
 // printSearch writes the best and the ten fastest configurations, then the work done.
 func printSearch(w io.Writer, rep *search.Report) {
 	b := rep.Best
@@ -158,8 +184,9 @@ func printSearch(w io.Writer, rep *search.Report) {
 	if b.Context > 1 {
 		cp = fmt.Sprintf(" x %d-way context parallel", b.Context)
 	}
-	fmt.Fprintf(w, "best: %d stages x %d replicas x %d-way tensor parallel%s (%d devices), %s, %d microbatches of %d, recompute %s, ZeRO-%d\n",
-		b.Pipeline, b.Data, b.Tensor, cp, b.Devices, b.Schedule, b.Microbatches, b.MicrobatchSize, b.Recompute, b.ZeRO)
+	fmt.Fprintf(w, "best: %s x %s x %d-way tensor parallel%s (%s), %s, %s of %d, recompute %s, ZeRO-%d\n",
+		units.Count(int64(b.Pipeline), "stage"), units.Count(int64(b.Data), "replica"), b.Tensor, cp, units.Count(int64(b.Devices), "device"),
+		b.Schedule, units.Count(int64(b.Microbatches), "microbatch"), b.MicrobatchSize, b.Recompute, b.ZeRO)
 	fmt.Fprintf(w, "      %s", units.Rate(b.SamplesPerSecond, "samples/s"))
 	if b.TokensPerSecond > 0 {
 		fmt.Fprintf(w, ", %s", units.Rate(b.TokensPerSecond, "tokens/s"))

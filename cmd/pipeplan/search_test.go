@@ -37,7 +37,7 @@ func TestSearchJSON(t *testing.T) {
 		t.Errorf("plain: exit %d, %s\n%s", code, errs, out)
 	}
 	code, _, errs = runCLI("search", "--hf-config", "llama-3.2-1b", "--device", "h100-sxm")
-	if code != exitBad || !strings.Contains(errs, "--max-devices: must be >= 1") {
+	if code != exitBad || !strings.Contains(errs, "--max-devices: must be between 1 and 65536, got 0") {
 		t.Errorf("no --max-devices: exit %d, %s", code, errs)
 	}
 }

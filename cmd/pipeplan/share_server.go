@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"net/http"
 	"os"
 	"os/signal"
 	"strings"
@@ -59,7 +58,7 @@ func runShareServer(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("--addr: %w", err)
 	}
-	srv := &http.Server{Handler: share.NewHandler(c), ReadHeaderTimeout: 10 * time.Second}
+	srv := newServer(share.NewHandler(c))
 	ctx, stop := serveContext()
 	defer stop()
 	done := make(chan error, 1)

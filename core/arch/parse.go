@@ -55,8 +55,9 @@ func ModelTypes() []string {
 	return names
 }
 
-// maxConfigBytes bounds a config.json (1 MiB): real ones are a few kilobytes.
-const maxConfigBytes = 1 << 20
+// MaxConfigBytes bounds a config.json (1 MiB): real ones are a few kilobytes. Front ends
+// that read a file check its size against it before reading it.
+const MaxConfigBytes = 1 << 20
 
 // Parse reads a HuggingFace config.json. Fields that do not shape cost are ignored; the
 // ones that do are checked, and every problem is reported as a model.FieldError naming the
@@ -64,9 +65,11 @@ const maxConfigBytes = 1 << 20
 // given twice is an error (encoding/json would keep the last), as is a number written as
 // a string; null means what it means to HuggingFace: the field's default.
 func Parse(data []byte) (*Arch, error) {
-	if len(data) > maxConfigBytes {
-		return nil, fmt.Errorf("config.json: is %d bytes; a config.json is at most %d (1 MiB)", len(data), maxConfigBytes)
+	if len(data) > MaxConfigBytes {
+		return nil, fmt.Errorf("config.json: is %d bytes; a config.json is at most %d (1 MiB)", len(data), MaxConfigBytes)
 	}
+	// A UTF-8 byte order mark, as some Windows editors write, is not part of the JSON.
+	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))
 	raw, err := topLevel(data)
 	if err != nil {
 		return nil, err

@@ -195,8 +195,16 @@ func Fit(est *analytic.Result, t analytic.Target, m *model.Model) (*Result, erro
 	}
 	r.RMSBefore = math.Sqrt(before / float64(len(obs)))
 	r.RMSAfter = math.Sqrt(after / float64(len(obs)))
+	if r.RMSAfter > PoorFit {
+		r.Notes = append(r.Notes, fmt.Sprintf("a poor fit: %.0f%% rms relative error after fitting (more than %.0f%%): the profile may not be of this architecture, sequence length and microbatch size, or not of this device (a CPU run): do not plan with these figures", 100*r.RMSAfter, 100*PoorFit))
+	}
 	return r, nil
 }
+
+// PoorFit is the rms relative error after fitting beyond which a fit is reported as
+// poor (a note): a model of five figures that misses the measured times by more than a
+// quarter is not describing that run.
+const PoorFit = 0.25
 
 func sq(v float64) float64 { return v * v }
 

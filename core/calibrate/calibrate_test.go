@@ -3,6 +3,7 @@ package calibrate
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 
@@ -221,5 +222,36 @@ func TestMatchErrors(t *testing.T) {
 	// Numbered from 1 (Megatron's layer numbers) is as good as from 0.
 	if _, err := Fit(est, tg, blocks(twelve("layers", 1)...)); err != nil {
 		t.Errorf("blocks numbered from 1: %v", err)
+	}
+}
+
+// TestPoorFitIsNoted: a profile that no figures describe (each layer's times scaled by a
+// factor of its own between 1/8 and 8, as a run on another device or of another model
+// looks) gets a note saying the fit is poor; a good fit gets none.
+func TestPoorFitIsNoted(t *testing.T) {
+	a, _ := arch.Bundled("gpt2")
+	preset := target(t, cluster.Eager)
+	o := analytic.Options{Batch: 4, Seq: 1024}
+	est, err := analytic.Estimate(a, preset, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	good := measure(t, a, preset, o)
+	bad := measure(t, a, preset, o)
+	for i := range bad.Layers {
+		f := math.Pow(8, math.Sin(float64(7*i+3))) // deterministic, spread over [1/8, 8]
+		bad.Layers[i].ForwardSeconds *= f
+		bad.Layers[i].BackwardSeconds /= f
+	}
+	poor := func(r *Result) bool {
+		return slices.ContainsFunc(r.Notes, func(n string) bool { return strings.HasPrefix(n, "a poor fit: ") })
+	}
+	r, err := Fit(est, preset, good)
+	if err != nil || poor(r) || r.RMSAfter > PoorFit {
+		t.Errorf("a good fit: rms %.3g, notes %v, %v", r.RMSAfter, r.Notes, err)
+	}
+	r, err = Fit(est, preset, bad)
+	if err != nil || r.RMSAfter <= PoorFit || !poor(r) {
+		t.Errorf("a poor fit: rms %.3g, notes %v, %v", r.RMSAfter, r.Notes, err)
 	}
 }

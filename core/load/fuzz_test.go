@@ -1,11 +1,13 @@
 package load_test
 
 import (
+	"bytes"
 	"errors"
 	"math"
 	"path/filepath"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"pipeplan/core/cluster"
 	"pipeplan/core/load"
@@ -168,4 +170,29 @@ func TestFuzzSeedsPlan(t *testing.T) {
 	if err != nil || errors.Is(err, plan.ErrNoFit) || len(p.Boundaries) != 3 {
 		t.Fatalf("alexnet on 2 stages: %v, %v", p, err)
 	}
+}
+
+// FuzzCheckText: text (UTF-8 without NUL) passes, wherever SniffBytes cuts it; a NUL or a
+// byte that is not UTF-8 in the first SniffBytes is refused; more is never looked at.
+func FuzzCheckText(f *testing.F) {
+	f.Add([]byte(`{"layers": []}`), 0)
+	f.Add([]byte("node1 -- Embedding() -- forward_compute_time=1.0"), 4090)
+	f.Add([]byte("\x00\x00"), 0)
+	f.Add([]byte("é€😀"), 4093)
+	f.Fuzz(func(t *testing.T, data []byte, pad int) {
+		if pad < 0 || pad > 2*load.SniffBytes {
+			return
+		}
+		in := append(bytes.Repeat([]byte("a"), pad), data...)
+		err := load.CheckText(in)
+		head := in[:min(len(in), load.SniffBytes)]
+		switch {
+		case utf8.Valid(in) && bytes.IndexByte(in, 0) < 0 && err != nil:
+			t.Fatalf("text refused: %v", err)
+		case bytes.IndexByte(head, 0) >= 0 && err == nil:
+			t.Fatal("a NUL in the head passed")
+		case len(in) <= load.SniffBytes && !utf8.Valid(in) && err == nil:
+			t.Fatal("bytes that are not UTF-8 passed")
+		}
+	})
 }

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"unicode/utf8"
 
 	"pipeplan/core/cluster"
 	"pipeplan/core/model"
@@ -104,6 +105,39 @@ func Cluster(data []byte) (*cluster.Cluster, error) {
 func checkSize(data []byte) error {
 	if len(data) > MaxInputBytes {
 		return fmt.Errorf("the input is %d bytes; at most %d (%d MiB) are read", len(data), MaxInputBytes, MaxInputBytes>>20)
+	}
+	return CheckText(data)
+}
+
+// SniffBytes is how much of an input CheckText looks at: enough to tell text from a
+// binary file at once, whatever the file's size.
+const SniffBytes = 4096
+
+// CheckText refuses an input that is not text, from its first SniffBytes bytes: a NUL
+// byte, or bytes that are not UTF-8 (every format read here is UTF-8 text: JSON, a
+// PipeDream graph.txt). A binary file (64 MB of zeros given as a model) is refused in
+// microseconds, where reading it as a document took seconds and gigabytes. A character
+// cut by the end of the window is not an error.
+func CheckText(data []byte) error {
+	return CheckTextHead(data[:min(len(data), SniffBytes)], len(data) > SniffBytes)
+}
+
+// CheckTextHead is CheckText of the first bytes of an input (head), read before the rest:
+// more says whether more bytes follow, so that a character cut at head's end is not an
+// error.
+func CheckTextHead(head []byte, more bool) error {
+	if i := bytes.IndexByte(head, 0); i >= 0 {
+		return fmt.Errorf("the input is binary (a NUL byte at offset %d), not text: give a JSON file or a PipeDream graph.txt", i)
+	}
+	for i := 0; i < len(head); {
+		r, n := utf8.DecodeRune(head[i:])
+		if r == utf8.RuneError && n <= 1 {
+			if more && !utf8.FullRune(head[i:]) {
+				break // cut by the window
+			}
+			return fmt.Errorf("the input is not UTF-8 text (byte 0x%02x at offset %d): give a JSON file or a PipeDream graph.txt, saved as UTF-8", head[i], i)
+		}
+		i += n
 	}
 	return nil
 }

@@ -6,6 +6,7 @@ import (
 	"math"
 	"sort"
 	"strings"
+	"unicode/utf8"
 )
 
 // FieldError says what is wrong with one field of an input, by its path
@@ -17,9 +18,27 @@ type FieldError struct {
 
 func (e *FieldError) Error() string {
 	if e.Path == "" {
-		return e.Reason
+		return Clip(e.Reason)
 	}
-	return e.Path + ": " + e.Reason
+	return Clip(e.Path) + ": " + Clip(e.Reason)
+}
+
+// MaxMessageBytes bounds the path and the reason of an error as they are written: a
+// reason quotes what it refuses, and a hostile input (a device name of 100,000
+// characters) must not come back whole.
+const MaxMessageBytes = 512
+
+// Clip returns s, or its first bytes and how many it had when it is longer than
+// MaxMessageBytes (cut at a character's start).
+func Clip(s string) string {
+	if len(s) <= MaxMessageBytes {
+		return s
+	}
+	cut := MaxMessageBytes - 40
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return fmt.Sprintf("%s... (cut: %d bytes in all)", s[:cut], len(s))
 }
 
 // Errors collects the field errors of one input. Its Error lists up to ten of them.
@@ -51,7 +70,7 @@ func (es Errors) Err() error {
 
 // Add appends an error for path with a formatted reason.
 func (es *Errors) Add(path, format string, args ...any) {
-	*es = append(*es, &FieldError{Path: path, Reason: fmt.Sprintf(format, args...)})
+	*es = append(*es, &FieldError{Path: Clip(path), Reason: Clip(fmt.Sprintf(format, args...))})
 }
 
 // NonNegative checks that a count of bytes or a time is finite and >= 0.

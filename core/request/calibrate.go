@@ -2,9 +2,11 @@ package request
 
 import (
 	"context"
+	"fmt"
 
 	"pipeplan/core/analytic"
 	"pipeplan/core/calibrate"
+	"pipeplan/core/cluster"
 	"pipeplan/core/model"
 )
 
@@ -46,6 +48,11 @@ func Calibrate(ctx context.Context, r *Request, profile *model.Model) (*Calibrat
 	a := *c.Model.Architecture
 	c.Model.Architecture = &a
 	if c.Cluster.Device == "" && len(c.Cluster.Document) == 0 && profile.MeasuredOn != nil {
+		// The profile's device, which must be a preset to fit: a CPU run is not, and the
+		// error is the profile's, not a cluster.device nobody gave.
+		if _, err := cluster.LookupDevice(profile.MeasuredOn.Name); err != nil {
+			return nil, &model.FieldError{Path: "profile.measured_on.name", Reason: fmt.Sprintf("the profile was measured on %q, which is no device preset (pipeplan devices lists them): name the device to fit in cluster.device (--device)", profile.MeasuredOn.Name)}
+		}
 		c.Cluster.Device = profile.MeasuredOn.Name
 	}
 	if c.Cluster.Device == "" && len(c.Cluster.Document) == 0 {

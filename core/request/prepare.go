@@ -737,6 +737,9 @@ func (p *prepared) schedule(es *model.Errors) {
 			es.Add("schedule", "%v", err)
 		}
 	}
+	if n := TimelineEvents(r); r.Events && n > MaxEvents {
+		es.Add("events", "the timeline of %d microbatches on %d pipeline stages holds at least %d events, more than the %d a result may keep: leave events out, or ask for fewer microbatches", s.Microbatches, devices*max(1, c.Chunks), n, MaxEvents)
+	}
 	switch {
 	case c.Kind == schedule.ZBH1 && s.WeightGradFraction == 0:
 		s.WeightGradFraction = DefaultWeightGradFraction
@@ -780,6 +783,42 @@ func (p *prepared) schedule(es *model.Errors) {
 		}
 	}
 	p.sched = c
+}
+
+// MaxEvents bounds the schedule timeline a result keeps (events: true) to 1,048,576
+// events, about 160 MB of JSON: more than a page draws or a person reads, and a
+// request of a few hundred bytes may otherwise ask the simulator for its whole 2^22
+// operations as JSON (0.9 GB, 20 s).
+const MaxEvents = 1 << 20
+
+// MinEventBytes is the fewest bytes one event of the timeline takes in a result's JSON
+// ({"stage":0,"chunk":0,"kind":"F","microbatch":0,"step":-1,"start_seconds":0,...}).
+const MinEventBytes = 80
+
+// TimelineEvents is the fewest events the schedule timeline of a normalized request
+// holds: a forward per microbatch and stage (pipeline devices times chunks), and a
+// backward too in training. It prices a request's work before it runs: with events, its
+// result's JSON holds at least MinEventBytes times as many bytes.
+func TimelineEvents(n *Request) int64 {
+	c, err := schedule.Parse(n.Schedule.Name)
+	if err != nil || n.Parallelism.Pipeline < 1 || n.Schedule.Microbatches < 1 {
+		return 0
+	}
+	per := int64(2)
+	if c.Kind == schedule.Inference || c.Kind == schedule.Overlap {
+		per = 1
+	}
+	return int64(n.Parallelism.Pipeline) * int64(max(1, c.Chunks)) * int64(n.Schedule.Microbatches) * per
+}
+
+// MinResultBytes is the fewest bytes the JSON of a normalized request's result takes, as
+// far as they can be known before it runs (its timeline's, with events): a server that
+// keeps results refuses a request whose result cannot fit, before planning it.
+func MinResultBytes(n *Request) int64 {
+	if !n.Events {
+		return 0
+	}
+	return TimelineEvents(n) * MinEventBytes
 }
 
 // maxTokensPerStep bounds the tokens of one step (samples per step times tokens per

@@ -7,6 +7,7 @@ import (
 	"io"
 	"slices"
 
+	"pipeplan/core/cluster"
 	"pipeplan/core/model"
 	"pipeplan/core/request/spec"
 )
@@ -41,6 +42,10 @@ func DecodeQuery(data []byte) (*Query, error) {
 	}
 	if _, err := dec.Token(); err != io.EOF {
 		return nil, &model.FieldError{Reason: "unexpected data after the query's JSON object"}
+	}
+	// The knobs first: they are cheap to check, and they bound the search's work.
+	if err := raw.Knobs.Validate(); err != nil {
+		return nil, err
 	}
 	if len(bytes.TrimSpace(raw.Request)) == 0 || string(bytes.TrimSpace(raw.Request)) == "null" {
 		return nil, &model.FieldError{Path: "request", Reason: "is required: the planning request to search around (docs/request.md)"}
@@ -86,6 +91,85 @@ type Knobs struct {
 	// MaxMicrobatchSize (default 64 for architectures, 128 for profiles).
 	MicrobatchSize    int `json:"microbatch_size,omitempty"`
 	MaxMicrobatchSize int `json:"max_microbatch_size,omitempty"`
+}
+
+// The bounds of the knobs, checked before anything is allocated for them: a search's grid
+// and its memory grow with the devices, the replica counts, the lists and the microbatch
+// sizes, so an absurd knob (max_devices 1e9) is refused at once, naming it.
+const (
+	// MaxDevices bounds max_devices (65,536): more devices than the largest clusters
+	// built. A request's stages, replicas and tensor degree are each at most
+	// cluster.MaxStages.
+	MaxDevices = 1 << 16
+	// MaxListLength bounds each list of the knobs (schedules, memory_proportions,
+	// microbatches_per_stage).
+	MaxListLength = 64
+	// MaxScheduleName bounds the length of a schedule's name ("interleaved:16").
+	MaxScheduleName = 64
+	// MaxMicrobatchSize bounds microbatch_size and max_microbatch_size (4,096 samples):
+	// the search keeps the sizes 1..max_microbatch_size as a list.
+	MaxMicrobatchSize = 1 << 12
+	// MaxMicrobatches bounds microbatches and microbatches_per_stage (2^20, a
+	// request's schedule.microbatch_size bound: the simulator refuses far fewer).
+	MaxMicrobatches = 1 << 20
+	// MaxGlobalBatch bounds global_batch (2^30 samples per step).
+	MaxGlobalBatch = 1 << 30
+)
+
+// Validate checks the knobs against their bounds (MaxDevices and the others); errors name
+// the field. It allocates nothing for the values, so that it can run first.
+func (k *Knobs) Validate() error {
+	var es model.Errors
+	between := func(path string, v, lo, hi int) {
+		if v < lo || v > hi {
+			es.Add(path, "must be between %d and %d, got %d", lo, hi, v)
+		}
+	}
+	between("max_devices", k.MaxDevices, 1, MaxDevices)
+	between("stages", k.Stages, 0, cluster.MaxStages)
+	between("replicas", k.Replicas, 0, cluster.MaxStages)
+	between("tensor", k.Tensor, 0, cluster.MaxStages)
+	if len(k.Schedules) > MaxListLength {
+		es.Add("schedules", "must hold at most %d schedules, got %d", MaxListLength, len(k.Schedules))
+	} else {
+		for i, s := range k.Schedules {
+			if len(s) > MaxScheduleName {
+				es.Add(fmt.Sprintf("schedules[%d]", i), "must be a schedule's name (at most %d bytes), got %d bytes", MaxScheduleName, len(s))
+			}
+		}
+	}
+	if len(k.Schedule) > MaxScheduleName {
+		es.Add("schedule", "must be a schedule's name (at most %d bytes), got %d bytes", MaxScheduleName, len(k.Schedule))
+	}
+	if len(k.Recompute) > MaxScheduleName {
+		es.Add("recompute", "must be none, selective or full, got %d bytes", len(k.Recompute))
+	}
+	if len(k.MemoryProportions) > MaxListLength {
+		es.Add("memory_proportions", "must hold at most %d proportions, got %d", MaxListLength, len(k.MemoryProportions))
+	}
+	if len(k.MicrobatchesPerStage) > MaxListLength {
+		es.Add("microbatches_per_stage", "must hold at most %d values, got %d", MaxListLength, len(k.MicrobatchesPerStage))
+	} else {
+		for i, v := range k.MicrobatchesPerStage {
+			between(fmt.Sprintf("microbatches_per_stage[%d]", i), v, 1, MaxMicrobatches)
+		}
+	}
+	between("microbatches", k.Microbatches, 0, MaxMicrobatches)
+	between("global_batch", k.GlobalBatch, 0, MaxGlobalBatch)
+	between("microbatch_size", k.MicrobatchSize, 0, MaxMicrobatchSize)
+	between("max_microbatch_size", k.MaxMicrobatchSize, 0, MaxMicrobatchSize)
+	if k.ZeRO != nil && (*k.ZeRO < 0 || *k.ZeRO > 3) {
+		es.Add("zero", "must be 0, 1, 2 or 3, got %d", *k.ZeRO)
+	}
+	between("context", k.Context, 0, cluster.MaxStages)
+	if len(k.Contexts) > MaxListLength {
+		es.Add("contexts", "must hold at most %d values, got %d", MaxListLength, len(k.Contexts))
+	} else {
+		for i, v := range k.Contexts {
+			between(fmt.Sprintf("contexts[%d]", i), v, 1, cluster.MaxStages)
+		}
+	}
+	return es.Err()
 }
 
 // Answer is a query's answer: the best candidate with the planning request that

@@ -225,13 +225,19 @@ func Run(ctx context.Context, s Space, ev Evaluator, opt Options) (*Report, erro
 			index[g] = i
 		}
 	}
-	sizes := map[int][]int{} // per replica count: shared by the groups that keep them all
+	// The sizes per replica count (one list for all without a global batch), shared by
+	// the groups that keep them all.
+	sizes := map[int][]int{}
 	var tl twinLookup
 	for i, g := range groups {
-		all, ok := sizes[g.Data]
+		key := g.Data
+		if s.free() {
+			key = 0
+		}
+		all, ok := sizes[key]
 		if !ok {
 			all = s.sizes(g.Data)
-			sizes[g.Data] = all
+			sizes[key] = all
 		}
 		twins := index != nil && tw.MayHaveTwins(g)
 		if !twins && s.free() { // every size is a candidate of its own

@@ -166,7 +166,7 @@ func TestSpaceErrors(t *testing.T) {
 		s    Space
 		want string
 	}{
-		{Space{}, "max_devices: must be >= 1"},
+		{Space{}, "max_devices: must be between 1 and 65536, got 0"},
 		{Space{MaxDevices: 8, Pipelines: []int{1}, Tensors: []int{1}, Schedules: []string{"overlap"}, Recomputes: []string{"none"}, ZeROs: []int{0}, MemoryProportions: []float64{1}, MicrobatchesPerStage: []int{4}, MaxMicrobatchSize: 4},
 			`schedules[0]: the search tries gpipe, 1f1b, interleaved:V, zb-h1, ipu and inference, got "overlap"`},
 		{Space{MaxDevices: 8, Pipelines: []int{1}, Tensors: []int{1}, Schedules: []string{"1f1b"}, Recomputes: []string{"none"}, ZeROs: []int{4}, MemoryProportions: []float64{1}, GlobalBatch: 8, Microbatches: []int{2}, MaxMicrobatchSize: 4},

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"pipeplan/core/cluster"
 	"pipeplan/core/model"
 	"pipeplan/core/schedule"
 )
@@ -92,23 +93,29 @@ type Space struct {
 	MaxMicrobatchSize int   `json:"max_microbatch_size,omitempty"`
 }
 
-// maxGroups bounds the grid, so that a huge request gives an error, not an exhausted
-// machine.
-const maxGroups = 1 << 22
+// maxGroups bounds the grid (1,048,576 configurations, about 100 bytes each and as much
+// again for the search's own tables), so that a huge request gives an error, not an
+// exhausted machine. Space.Validate counts the grid before it is built.
+const maxGroups = 1 << 20
 
 // Validate checks the space (Run does too); errors name the field.
 func (s *Space) Validate() error {
 	var es model.Errors
-	if s.MaxDevices < 1 {
-		es.Add("max_devices", "must be >= 1, got %d", s.MaxDevices)
+	if s.MaxDevices < 1 || s.MaxDevices > MaxDevices {
+		es.Add("max_devices", "must be between 1 and %d, got %d", MaxDevices, s.MaxDevices)
 	}
+	// Lists of degrees hold at most one entry per value; the others MaxListLength.
 	positive := func(name string, vs []int, required bool) {
 		if required && len(vs) == 0 {
 			es.Add(name, "must hold at least one value")
 		}
+		if len(vs) > cluster.MaxStages {
+			es.Add(name, "must hold at most %d values, got %d", cluster.MaxStages, len(vs))
+			return
+		}
 		for i, v := range vs {
-			if v < 1 {
-				es.Add(fmt.Sprintf("%s[%d]", name, i), "must be >= 1, got %d", v)
+			if v < 1 || v > MaxMicrobatches {
+				es.Add(fmt.Sprintf("%s[%d]", name, i), "must be between 1 and %d, got %d", MaxMicrobatches, v)
 			}
 		}
 	}
@@ -119,6 +126,12 @@ func (s *Space) Validate() error {
 	positive("microbatches", s.Microbatches, false)
 	positive("microbatches_per_stage", s.MicrobatchesPerStage, false)
 	positive("microbatch_sizes", s.MicrobatchSizes, false)
+	for name, n := range map[string]int{"schedules": len(s.Schedules), "recomputes": len(s.Recomputes),
+		"zeros": len(s.ZeROs), "memory_proportions": len(s.MemoryProportions)} {
+		if n > MaxListLength {
+			es.Add(name, "must hold at most %d values, got %d", MaxListLength, n)
+		}
+	}
 	if len(s.Schedules) == 0 {
 		es.Add("schedules", "must hold at least one schedule")
 	}
@@ -163,10 +176,75 @@ func (s *Space) Validate() error {
 	case s.GlobalBatch == 0 && (len(s.Microbatches) == 0) == (len(s.MicrobatchesPerStage) == 0):
 		es.Add("microbatches", "give microbatches or microbatches_per_stage (one of them), or a global batch")
 	}
-	if len(s.MicrobatchSizes) == 0 && s.MaxMicrobatchSize < 1 {
+	switch {
+	case len(s.MicrobatchSizes) == 0 && s.MaxMicrobatchSize < 1:
 		es.Add("max_microbatch_size", "must be >= 1 when no microbatch_sizes are given, got %d", s.MaxMicrobatchSize)
+	case s.MaxMicrobatchSize > MaxMicrobatchSize:
+		es.Add("max_microbatch_size", "must be at most %d, got %d", MaxMicrobatchSize, s.MaxMicrobatchSize)
+	case s.GlobalBatch > MaxGlobalBatch:
+		es.Add("global_batch", "must be at most %d, got %d", MaxGlobalBatch, s.GlobalBatch)
 	}
-	return es.Err()
+	if err := es.Err(); err != nil {
+		return err
+	}
+	if n := s.count(); n > maxGroups {
+		return &model.FieldError{Path: "max_devices", Reason: fmt.Sprintf("the grid holds %d configurations, more than the %d a search may walk: fix some knobs (stages, replicas, tensor, context, schedule, recompute, zero, microbatches) or give fewer devices", n, maxGroups)}
+	}
+	return nil
+}
+
+// count is the configurations the grid holds at most (groups' skips of schedules with one
+// stage, ZeRO-1 without replicas and interleaved microbatches aside), reckoned without
+// building it: the degrees (p, d, t) with p x d x t within the devices, times the lists.
+// It saturates rather than overflows.
+func (s *Space) count() uint64 {
+	ts := sortedUnique(s.Tensors)
+	ps := sortedUnique(s.Pipelines)
+	var ds []int // the replica counts given, or that divide the global batch
+	switch {
+	case len(s.Data) > 0:
+		ds = sortedUnique(s.Data)
+	case s.GlobalBatch > 0:
+		for d := 1; d <= min(cluster.MaxStages, s.MaxDevices, s.GlobalBatch); d++ {
+			if s.GlobalBatch%d == 0 {
+				ds = append(ds, d)
+			}
+		}
+	}
+	cs := []int{1}
+	if len(s.Contexts) > 0 {
+		cs = sortedUnique(s.Contexts)
+	}
+	var degrees uint64
+	for _, c := range cs {
+		for _, tt := range ts {
+			t := tt * c // the devices of a stage
+			for _, p := range ps {
+				if p*t > s.MaxDevices {
+					break
+				}
+				most := s.MaxDevices / (p * t)
+				if ds == nil {
+					degrees += uint64(min(most, cluster.MaxStages))
+				} else {
+					n, _ := slices.BinarySearch(ds, most+1)
+					degrees += uint64(n)
+				}
+			}
+		}
+	}
+	ms := uint64(1)
+	if s.GlobalBatch == 0 {
+		ms = uint64(max(len(s.Microbatches), len(s.MicrobatchesPerStage)))
+	}
+	per := uint64(len(s.Schedules)) * uint64(len(s.Recomputes)) * uint64(len(s.ZeROs)) * uint64(len(s.MemoryProportions)) * ms
+	if per == 0 {
+		return 0
+	}
+	if degrees > (1<<62)/per {
+		return 1 << 62
+	}
+	return degrees * per
 }
 
 // sizes are the microbatch sizes to try in a group of replicas d, ascending.
@@ -231,7 +309,7 @@ func (s *Space) groupsOf(out []Config, c, tt, t int, ps []int) ([]Config, error)
 		if len(s.Data) > 0 {
 			ds = sortedUnique(s.Data)
 		} else {
-			for d := 1; p*d*t <= s.MaxDevices; d++ {
+			for d := 1; p*d*t <= s.MaxDevices && d <= cluster.MaxStages; d++ {
 				ds = append(ds, d)
 			}
 		}

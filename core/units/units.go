@@ -81,3 +81,15 @@ func Rate(v float64, unit string) string {
 	}
 	return strconv.FormatFloat(a, 'g', 4, 64) + ratePrefixes[u] + unit
 }
+
+// Count writes n things: "1 stage", "4 stages" (the plural adds an s, as for every noun
+// the planner counts: layer, stage, replica, device, microbatch takes es).
+func Count(n int64, noun string) string {
+	if n == 1 || n == -1 {
+		return fmt.Sprintf("%d %s", n, noun)
+	}
+	if strings.HasSuffix(noun, "ch") || strings.HasSuffix(noun, "s") {
+		return fmt.Sprintf("%d %ses", n, noun)
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
+}

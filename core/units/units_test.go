@@ -82,3 +82,18 @@ func ExampleRate() {
 	// 191.3k tokens/s
 	// 93.44 samples/s
 }
+
+func TestCount(t *testing.T) {
+	for _, tc := range []struct {
+		n    int64
+		noun string
+		want string
+	}{
+		{1, "replica", "1 replica"}, {2, "replica", "2 replicas"}, {0, "stage", "0 stages"},
+		{1, "microbatch", "1 microbatch"}, {16, "microbatch", "16 microbatches"}, {1, "layer", "1 layer"},
+	} {
+		if got := Count(tc.n, tc.noun); got != tc.want {
+			t.Errorf("Count(%d, %q) = %q, want %q", tc.n, tc.noun, got, tc.want)
+		}
+	}
+}

@@ -4,7 +4,6 @@ package main
 
 import (
 	"fmt"
-	"math"
 	"syscall/js"
 
 	"pipeplan/core/examples"
@@ -35,22 +34,12 @@ func exposeAPI(c *client) {
 
 // promise posts op on the request in args[0] (and the options in args[1], when two) to
 // the planner and returns a Promise of its answer, converted by conv. A call the page
-// refuses (a value JSON cannot carry) resolves to an error object at once, as the
-// planner's error objects do; a planner that failed to load rejects.
+// refuses (no request, a number for one) resolves to an error object at once, as the
+// planner's error objects do; a planner that failed to load or stopped rejects.
 func (c *client) promise(op string, two bool, conv func(string) any, args []js.Value) any {
-	var req, opts string
-	var bad string
-	if two {
-		bad = callJSON2(func(r, o string) string { req, opts = r, o; return "" }, args)
-	} else {
-		bad = callJSON(func(r string) string { req = r; return "" }, args)
-	}
+	a, bad := argsOf(args, two)
 	if bad != "" {
 		return js.Global().Get("Promise").Call("resolve", parsed(bad))
-	}
-	a := []string{req}
-	if two {
-		a = append(a, opts)
 	}
 	var resolve, reject js.Value
 	executor := js.FuncOf(func(_ js.Value, p []js.Value) any { resolve, reject = p[0], p[1]; return nil })
@@ -87,99 +76,41 @@ func profilerJSON() string {
 	}{profiler.FileName, profiler.Script})
 }
 
-// callJSON runs an API function on the request in args[0]: a JSON string as it is, an
-// object through JSON.stringify with a replacer that refuses what JSON cannot carry (NaN,
-// Infinity, BigInt). A cyclic object, a throwing getter, or any panic comes back as an
-// error object: the Go program never exits, so the next call works.
-func callJSON(f func(string) string, args []js.Value) (out string) {
-	defer recovered(&out)
+// argsOf takes an API call's request (args[0]) and, when two, its options (args[1]),
+// each a JSON string as it is or an object as it is: an object goes to the planner worker
+// by postMessage, whose structured clone keeps shared sub-objects shared and costs the
+// page's thread one native copy; the worker checks it and writes its JSON
+// (wasm/planner/worker.js: what JSON cannot carry, cycles, and the values a DAG of
+// shared objects would repeat, each distinct object walked once). bad is an error
+// object for a call refused here: no request, or a value that is neither.
+func argsOf(args []js.Value, two bool) (a []any, bad string) {
+	defer recovered(&bad)
 	if len(args) == 0 || args[0].IsUndefined() || args[0].IsNull() {
-		return mustJSON(apiError{Error: errNoRequest.Error()})
+		return nil, mustJSON(apiError{Error: errNoRequest.Error()})
 	}
 	switch t := typeOf(args[0]); t {
 	case "string":
-		return f(args[0].String())
+		a = append(a, args[0].String())
 	case "object":
+		a = append(a, args[0])
 	default:
-		return mustJSON(apiError{Error: fmt.Sprintf("the request is a %s: %v", t, errNoRequest)})
+		return nil, mustJSON(apiError{Error: fmt.Sprintf("the request is a %s: %v", t, errNoRequest)})
 	}
-	text, err := stringify(args[0])
-	if err != nil {
-		return mustJSON(apiError{Error: err.Error()})
+	if !two {
+		return a, ""
 	}
-	return f(text)
-}
-
-// callJSON2 runs an API function of a request and options (args[0], args[1]), each an
-// object or its JSON text; absent options are the defaults.
-func callJSON2(f func(request, options string) string, args []js.Value) (out string) {
-	defer recovered(&out)
-	var opts string
-	if len(args) > 1 && !args[1].IsUndefined() && !args[1].IsNull() {
-		switch t := typeOf(args[1]); t {
-		case "string":
-			opts = args[1].String()
-		case "object":
-			text, err := stringify(args[1])
-			if err != nil {
-				return mustJSON(apiError{Error: "options: " + err.Error()})
-			}
-			opts = text
-		default:
-			return mustJSON(apiError{Error: fmt.Sprintf("the options are a %s: give an object, or its JSON text", t)})
-		}
+	if len(args) < 2 || args[1].IsUndefined() || args[1].IsNull() {
+		return append(a, ""), "" // the defaults
 	}
-	return callJSON(func(req string) string { return f(req, opts) }, args[:min(len(args), 1)])
-}
-
-// maxDepth bounds the nesting of a request object: deeper is surely a cycle.
-const maxDepth = 64
-
-// check walks a request object for what JSON cannot carry: NaN and Infinity (JSON.stringify
-// would write null, read back as "the default"), BigInt (it would throw), functions and
-// symbols (it would drop them), and cycles. Errors name the path.
-func check(v js.Value, path string, depth int) error {
-	name := path
-	if name == "" {
-		name = "the request"
-	}
-	if depth > maxDepth {
-		return fmt.Errorf("%s: nests deeper than %d levels (a cyclic object?)", name, maxDepth)
-	}
-	switch typeOf(v) {
-	case "number":
-		if f := v.Float(); math.IsNaN(f) || math.IsInf(f, 0) {
-			return fmt.Errorf("%s: must be a finite number, got %v", name, f)
-		}
-	case "bigint":
-		return fmt.Errorf("%s: must be a number, got a BigInt", name)
-	case "function", "symbol":
-		return fmt.Errorf("%s: must be a JSON value, got a %s", name, typeOf(v))
+	switch t := typeOf(args[1]); t {
+	case "string":
+		a = append(a, args[1].String())
 	case "object":
-		if v.IsNull() {
-			return nil
-		}
-		if js.Global().Get("Array").Call("isArray", v).Bool() {
-			for i := range v.Length() {
-				if err := check(v.Index(i), fmt.Sprintf("%s[%d]", path, i), depth+1); err != nil {
-					return err
-				}
-			}
-			return nil
-		}
-		keys := js.Global().Get("Object").Call("keys", v)
-		for i := range keys.Length() {
-			k := keys.Index(i).String()
-			p := k
-			if path != "" {
-				p = path + "." + k
-			}
-			if err := check(v.Get(k), p, depth+1); err != nil {
-				return err
-			}
-		}
+		a = append(a, args[1])
+	default:
+		return nil, mustJSON(apiError{Error: fmt.Sprintf("the options are a %s: give an object, or its JSON text", t)})
 	}
-	return nil
+	return a, ""
 }
 
 // typeOf is JavaScript's typeof; js.Value.Type panics on BigInt.
@@ -206,20 +137,6 @@ func typeOf(v js.Value) (t string) {
 		return "function"
 	}
 	return "object"
-}
-
-// stringify is JSON.stringify(v) after check, with any JS exception (a throwing getter,
-// toJSON) as an error.
-func stringify(v js.Value) (text string, err error) {
-	if err := check(v, "", 0); err != nil {
-		return "", err
-	}
-	defer func() {
-		if r := recover(); r != nil {
-			err = fmt.Errorf("the request cannot be read as JSON: %v", r)
-		}
-	}()
-	return js.Global().Get("JSON").Call("stringify", v).String(), nil
 }
 
 // parsed returns JSON text as a JS object.

@@ -3,6 +3,9 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
+	"maps"
+	"slices"
 	"sync"
 )
 
@@ -11,14 +14,19 @@ import (
 // a search's progress, errors) to their callers. It is plain Go: client_js.go connects it
 // to a Web Worker, the tests to wasm/planner/ops directly.
 type client struct {
-	// post sends a message to the worker: op on args (JSON texts), or op "cancel" to
-	// stop the call id.
-	post func(id int, op string, args []string)
+	// post sends a message to the worker: op on args (JSON texts, or in the browser
+	// objects the worker turns into JSON), or op "cancel" to stop the call id.
+	post func(id int, op string, args []any)
+	// restart replaces a worker that stopped with a new one (client_js.go); nil: a
+	// stopped worker stays stopped and every later call fails with why.
+	restart func()
 
 	mu     sync.Mutex
 	next   int
 	calls  map[int]*call
 	broken error // why the worker is gone, once it is
+	// dead: the worker stopped; the next call starts a new one (with restart).
+	dead bool
 }
 
 // call is a call in flight: where its progress and its answer go.
@@ -28,7 +36,8 @@ type call struct {
 }
 
 // answer is a message from the worker: {id, result}, {id, progress}, {id, error, abort}
-// (with the result found so far, if any), or {fatal} when the planner failed to load.
+// (with the result found so far, if any), or {fatal} when the planner failed to load or
+// stopped (out of memory, a fatal error).
 type answer struct {
 	ID          int
 	Result      string
@@ -40,20 +49,26 @@ type answer struct {
 	Fatal       string
 }
 
-func newClient(post func(id int, op string, args []string)) *client {
+func newClient(post func(id int, op string, args []any)) *client {
 	return &client{post: post, calls: map[int]*call{}}
 }
 
 // start posts a call and returns its id. done is called once, with the answer as JSON
 // text, or with context.Canceled (and what was found so far) when a cancel stopped it,
 // or with the worker's error. progress, when set, receives a search's progress.
-func (c *client) start(op string, args []string, progress func(string), done func(string, error)) int {
+func (c *client) start(op string, args []any, progress func(string), done func(string, error)) int {
 	c.mu.Lock()
 	if c.broken != nil {
 		err := c.broken
 		c.mu.Unlock()
 		done("", err)
 		return 0
+	}
+	if c.dead {
+		c.dead = false
+		c.mu.Unlock()
+		c.restart()
+		c.mu.Lock()
 	}
 	c.next++
 	id := c.next
@@ -76,13 +91,21 @@ func (c *client) cancel(id int) {
 // receive routes a message from the worker.
 func (c *client) receive(a answer) {
 	if a.Fatal != "" {
+		// Every call in flight is lost with the worker: each is rejected with why, and
+		// the next call starts a new worker (or, without restart, fails the same way).
+		err := errors.New(a.Fatal)
 		c.mu.Lock()
-		c.broken = errors.New(a.Fatal)
+		if c.restart != nil {
+			c.dead = true
+			err = fmt.Errorf("%s: the call was lost; the next call starts a new planner", a.Fatal)
+		} else {
+			c.broken = err
+		}
 		calls := c.calls
 		c.calls = map[int]*call{}
 		c.mu.Unlock()
-		for _, k := range calls {
-			k.done("", c.broken)
+		for _, id := range slices.Sorted(maps.Keys(calls)) {
+			calls[id].done("", err)
 		}
 		return
 	}
@@ -128,7 +151,11 @@ func (c *client) Do(stop <-chan struct{}, op string, args []string, progress fun
 			prog <- p
 		}
 	}
-	id := c.start(op, args, pf, func(s string, err error) { done <- outcome{s, err} })
+	a := make([]any, len(args))
+	for i, s := range args {
+		a[i] = s
+	}
+	id := c.start(op, a, pf, func(s string, err error) { done <- outcome{s, err} })
 	for {
 		select {
 		case p := <-prog:

@@ -2,19 +2,32 @@
 
 package main
 
-import "syscall/js"
+import (
+	"fmt"
+	"syscall/js"
+)
 
 // startPlanner starts the planner worker (planner.js, which runs planner.wasm) and
-// returns its client.
+// returns its client. A worker that stops (out of memory) is terminated and replaced by a
+// new one at the next call.
 func startPlanner() *client {
 	var w js.Value
-	c := newClient(func(id int, op string, args []string) {
-		a := make([]any, len(args))
-		for i, s := range args {
-			a[i] = s
-		}
-		w.Call("postMessage", map[string]any{"id": id, "op": op, "args": a})
+	var c *client
+	c = newClient(func(id int, op string, args []any) {
+		defer func() {
+			// postMessage refuses what it cannot clone (a function, a symbol): the call
+			// answers an error object, as a bad request does.
+			if v := recover(); v != nil {
+				c.receive(answer{ID: id, HasResult: true, Result: mustJSON(apiError{Error: fmt.Sprintf("the request cannot be sent to the planner: it holds what JSON cannot carry (a function or a symbol): %v", v)})})
+			}
+		}()
+		w.Call("postMessage", map[string]any{"id": id, "op": op, "args": args})
 	})
+	var onMessage, onError js.Func
+	c.restart = func() {
+		w.Call("terminate")
+		w = newWorker(onMessage, onError)
+	}
 	// index.html starts the worker before main.wasm loads (window.pipeplanPlannerWorker),
 	// holding what it says until now; a page without one gets its worker here.
 	held := js.Undefined()
@@ -24,7 +37,7 @@ func startPlanner() *client {
 	} else {
 		w = js.Global().Get("Worker").New(plannerURL())
 	}
-	onMessage := js.FuncOf(func(_ js.Value, v []js.Value) any {
+	onMessage = js.FuncOf(func(_ js.Value, v []js.Value) any {
 		d := v[0].Get("data")
 		a := answer{ID: d.Get("id").Int(), Abort: d.Get("abort").Truthy()}
 		if r := d.Get("result"); r.Type() == js.TypeString {
@@ -42,7 +55,7 @@ func startPlanner() *client {
 		c.receive(a)
 		return nil
 	})
-	onError := js.FuncOf(func(_ js.Value, v []js.Value) any {
+	onError = js.FuncOf(func(_ js.Value, v []js.Value) any {
 		msg := "the planner worker failed"
 		if m := v[0].Get("message"); m.Type() == js.TypeString {
 			msg += ": " + m.String()
@@ -63,6 +76,14 @@ func startPlanner() *client {
 		}
 	}
 	return c
+}
+
+// newWorker starts a planner worker with these handlers.
+func newWorker(onMessage, onError js.Func) js.Value {
+	w := js.Global().Get("Worker").New(plannerURL())
+	w.Set("onmessage", onMessage)
+	w.Set("onerror", onError)
+	return w
 }
 
 // plannerURL is planner.js beside wasm_exec.js (the page's script element says where),

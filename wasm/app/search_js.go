@@ -16,8 +16,8 @@ import (
 // pipeplan.plan's does. onProgress, when a function, receives {done, total, evaluated,
 // best} objects as the search goes.
 func (c *client) searchJS(args []js.Value) any {
-	var text string
-	if bad := callJSON(func(s string) string { text = s; return "" }, args); bad != "" {
+	query, bad := argsOf(args, false)
+	if bad != "" {
 		return js.Global().Get("Promise").Call("resolve", parsed(bad))
 	}
 	var onProgress, signal js.Value
@@ -56,7 +56,7 @@ func (c *client) searchJS(args []js.Value) any {
 	}
 	cancelFunc = js.FuncOf(func(js.Value, []js.Value) any { c.cancel(id); return nil })
 	promise.Set("cancel", cancelFunc)
-	id = c.start("search", []string{text}, progress, done)
+	id = c.start("search", query, progress, done)
 	if !signal.IsUndefined() {
 		if signal.Get("aborted").Truthy() {
 			c.cancel(id)

@@ -4,6 +4,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"sync"
 	"syscall/js"
 
@@ -45,7 +46,23 @@ func receive(m js.Value) {
 	var args []string
 	if a := m.Get("args"); a.Truthy() {
 		for i := range a.Length() {
-			args = append(args, a.Index(i).String())
+			v := a.Index(i)
+			if v.Type() == js.TypeString {
+				args = append(args, v.String())
+				continue
+			}
+			// An object the page passed as it is: its JSON, checked (worker.js).
+			what := ""
+			if i > 0 {
+				what = argNames[op]
+			}
+			out := js.Global().Call("pipeplanJSON", v, what)
+			if e := out.Get("error"); e.Type() == js.TypeString {
+				b, _ := json.Marshal(map[string]string{"error": e.String()})
+				post(map[string]any{"id": id, "result": string(b) + "\n"})
+				return
+			}
+			args = append(args, out.Get("text").String())
 		}
 	}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -82,6 +99,9 @@ func receive(m js.Value) {
 }
 
 func post(m map[string]any) { js.Global().Call("postMessage", m) }
+
+// argNames name an operation's second argument in its errors.
+var argNames = map[string]string{"export": "options", "exports": "options", "calibrate": "profile"}
 
 // yielder lets the worker's event loop run (and a cancel message come in) during a
 // search: yield blocks the goroutine until a message posted to itself (a MessageChannel,

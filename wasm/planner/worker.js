@@ -2,15 +2,120 @@
 // build.sh copies this file to the site's root as planner.js, beside wasm_exec.js and
 // planner.wasm; paths are relative to it. Messages that come before Go is running wait
 // in pipeplanQueue, which Go reads when it starts.
+//
+// When the planner stops (Go exits: out of memory, a fatal error; or its WebAssembly
+// traps), the worker says so in a {fatal} message with the planner's last words: the page
+// rejects the calls in flight with it and starts a new worker for the next call.
 importScripts("wasm_exec.js");
 self.pipeplanQueue = [];
 self.onmessage = e => self.pipeplanQueue.push(e.data);
+// Go writes its fatal errors ("fatal error: out of memory", a panic) through console.log,
+// a line at a time: the last few are kept for the {fatal} message.
+const lastLines = [];
+const log = console.log.bind(console);
+console.log = (...args) => {
+  lastLines.push(args.join(" "));
+  if (lastLines.length > 4) lastLines.shift();
+  log(...args);
+};
+let gone = false;
+const died = why => {
+  if (gone) return;
+  gone = true;
+  const words = lastLines.filter(l => /fatal error|panic|out of memory|exit code/.test(l)).join("; ");
+  self.postMessage({ id: 0, fatal: "the planner stopped (" + (words || why) + ")" });
+  self.onmessage = null;
+};
 (async () => {
+  let instance;
   try {
     const go = new Go();
-    const { instance } = await WebAssembly.instantiateStreaming(fetch("planner.wasm"), go.importObject);
-    go.run(instance);
+    go.exit = code => lastLines.push("exit code " + code);
+    ({ instance } = await WebAssembly.instantiateStreaming(fetch("planner.wasm"), go.importObject));
+    await go.run(instance);
   } catch (err) {
-    self.postMessage({ id: 0, fatal: "the planner failed to load: " + err });
+    if (!instance) {
+      self.postMessage({ id: 0, fatal: "the planner failed to load: " + err });
+      return;
+    }
+    died(String(err));
+    return;
   }
+  died("it exited");
 })();
+// pipeplanJSON(value, what) is the JSON text of an argument the page passed as an object
+// (structured-cloned by postMessage, which keeps shared sub-objects shared): {text}, or
+// {error} naming the path of what JSON cannot carry (NaN, Infinity, a BigInt, a boxed
+// NaN, a cycle) or the reason it is too large. The walk visits each distinct object once
+// and counts the values it holds as JSON: an object shared by many parents is repeated in
+// JSON, and a DAG of 41 levels would be 2^41 values, refused here before JSON.stringify
+// would try. It runs in the worker, off the page's thread. The planner (Go) calls it.
+const maxDepth = 64, maxValues = 1 << 25;
+self.pipeplanJSON = (value, what) => {
+  const sizes = new Map(); // object -> the values it holds as JSON; -1 while it is walked
+  let why = "";
+  const fail = (path, msg) => {
+    why = (path ? (what ? what + "." : "") + path : what || "the request") + ": " + msg;
+    return -1;
+  };
+  const walk = (v, path, depth) => {
+    switch (typeof v) {
+      case "number":
+        return Number.isFinite(v) ? 1 : fail(path, "must be a finite number, got " + v);
+      case "bigint":
+        return fail(path, "must be a number, got a BigInt");
+      case "function":
+      case "symbol":
+        return fail(path, "must be a JSON value, got a " + typeof v);
+      case "undefined":
+        return 0;
+      case "object":
+        break;
+      default:
+        return 1;
+    }
+    if (v === null || v instanceof Date) return 1;
+    if (v instanceof Number || v instanceof String || v instanceof Boolean) {
+      return walk(v.valueOf(), path, depth); // JSON.stringify unboxes them
+    }
+    const known = sizes.get(v);
+    if (known === -1) return fail(path, "holds an object that holds it (a cyclic object)");
+    if (known !== undefined) return known;
+    if (depth >= maxDepth) return fail(path, "nests deeper than " + maxDepth + " levels");
+    sizes.set(v, -1);
+    let n = 1;
+    const add = (k) => {
+      if (k < 0) return false;
+      n += k;
+      if (n > maxValues) {
+        fail(path, "holds more than " + maxValues + " values as JSON (an object shared by many parents is repeated in JSON each time)");
+        return false;
+      }
+      return true;
+    };
+    if (Array.isArray(v)) {
+      for (let i = 0; i < v.length; i++) {
+        if (!add(walk(v[i], path + "[" + i + "]", depth + 1))) return -1;
+      }
+    } else {
+      for (const key of Object.keys(v)) {
+        if (!add(walk(v[key], path ? path + "." + key : key, depth + 1))) return -1;
+      }
+    }
+    sizes.set(v, n);
+    return n;
+  };
+  try {
+    if (walk(value, "", 0) < 0) return { error: why };
+    return { text: JSON.stringify(value) };
+  } catch (err) {
+    return { error: (what || "the request") + " cannot be read as JSON: " + err };
+  }
+};
+// A trap in a call from JavaScript into Go (a message, a yield) ends the planner too.
+// The page hears of it once, by the {fatal} message (the event is not passed on to the
+// Worker's onerror).
+self.addEventListener("error", e => {
+  e.preventDefault();
+  died(e.message || "an uncaught error");
+});

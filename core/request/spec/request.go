@@ -20,6 +20,7 @@ import (
 	"sort"
 	"strings"
 
+	"pipeplan/core/internal/jsonscan"
 	"pipeplan/core/model"
 )
 
@@ -252,7 +253,59 @@ func decode(data []byte, limit int) (*Request, error) {
 	if _, err := dec.Token(); err != io.EOF {
 		return nil, &model.FieldError{Reason: "unexpected data after the request's JSON object"}
 	}
+	if err := duplicateKeys(trimmed, "", 0); err != nil {
+		return nil, err
+	}
 	return r, nil
+}
+
+// duplicateKeys refuses a key given twice in an object of the request (encoding/json
+// would keep the last silently; the model and cluster files refuse it too), naming the
+// object's path. Embedded documents (a model's or cluster's document, an architecture's
+// config) are left to their loaders, which refuse the same. data is valid JSON.
+func duplicateKeys(data []byte, path string, depth int) error {
+	pos := jsonscan.Space(data, 0)
+	if pos == len(data) || depth > 64 {
+		return nil
+	}
+	join := func(k string) string {
+		if path == "" {
+			return k
+		}
+		return path + "." + k
+	}
+	var err error
+	switch data[pos] {
+	case '{':
+		seen := map[string]bool{}
+		jsonscan.Members(data, func(quoted []byte, value int) bool {
+			var key string
+			if json.Unmarshal(quoted, &key) != nil {
+				return true
+			}
+			if seen[key] {
+				err = &model.FieldError{Path: join(key), Reason: "is given twice: a key may appear once in an object"}
+				return false
+			}
+			seen[key] = true
+			if key == "document" || key == "config" {
+				return true
+			}
+			err = duplicateKeys(data[value:jsonscan.ValueEnd(data, value)], join(key), depth+1)
+			return err == nil
+		})
+	case '[':
+		for i, pos := 0, jsonscan.Space(data, pos+1); pos < len(data) && data[pos] != ']'; i++ {
+			end := jsonscan.ValueEnd(data, pos)
+			if err := duplicateKeys(data[pos:end], fmt.Sprintf("%s[%d]", path, i), depth+1); err != nil {
+				return err
+			}
+			if pos = jsonscan.Space(data, end); pos < len(data) && data[pos] == ',' {
+				pos = jsonscan.Space(data, pos+1)
+			}
+		}
+	}
+	return err
 }
 
 // decodeError turns encoding/json's errors into field errors; data is the request, in

@@ -31,6 +31,9 @@ import (
 // over its request. On cancellation it returns the answer so far with the context's
 // error.
 func RunQuery(ctx context.Context, q *search.Query, opt search.Options) (*search.Answer, error) {
+	if err := q.Knobs.Validate(); err != nil { // before the request is prepared
+		return nil, err
+	}
 	ev, err := New(q.Request)
 	if err != nil {
 		return nil, model.Prefixed("request", err)
@@ -930,8 +933,8 @@ const (
 // stages up to the model's layers; every replica count that fits.
 func (r *Evaluator) Space(k search.Knobs) (search.Space, error) {
 	s := search.Space{MaxDevices: k.MaxDevices, GlobalBatch: k.GlobalBatch, MemoryProportions: k.MemoryProportions}
-	if k.MaxDevices < 1 {
-		return s, &model.FieldError{Path: "max_devices", Reason: fmt.Sprintf("must be >= 1, got %d", k.MaxDevices)}
+	if err := k.Validate(); err != nil {
+		return s, err
 	}
 	layers := 0
 	switch {
@@ -950,7 +953,7 @@ func (r *Evaluator) Space(k search.Knobs) (search.Space, error) {
 		return all
 	}
 	var ps []int
-	for p := 1; p <= min(layers, k.MaxDevices); p++ {
+	for p := 1; p <= min(layers, k.MaxDevices, cluster.MaxStages); p++ {
 		ps = append(ps, p)
 	}
 	s.Pipelines = fix(k.Stages, ps)
@@ -964,7 +967,7 @@ func (r *Evaluator) Space(k search.Knobs) (search.Space, error) {
 			group = r.topo.DevicesPerNode
 		}
 		ts = nil
-		for t := 1; t <= group && t <= k.MaxDevices; t++ {
+		for t := 1; t <= group && t <= k.MaxDevices && t <= cluster.MaxStages; t++ {
 			a := r.arch
 			if group%t == 0 && a.NumHeads%t == 0 && a.NumKVHeads%t == 0 && a.IntermediateSize%t == 0 {
 				ts = append(ts, t)

@@ -55,7 +55,7 @@ func TestSearchJSON(t *testing.T) {
 func TestSearchJSONErrors(t *testing.T) {
 	for _, tc := range []struct{ query, want string }{
 		{`{"max_devices": 8}`, "request: is required"},
-		{`{"request": {"model": {"architecture": {"name": "llama-3.2-1b"}}, "cluster": {"device": "h100-sxm"}}}`, "max_devices: must be >= 1"},
+		{`{"request": {"model": {"architecture": {"name": "llama-3.2-1b"}}, "cluster": {"device": "h100-sxm"}}}`, "max_devices: must be between 1 and 65536, got 0"},
 		{`{"request": {"model": {"architecture": {"name": "nope"}}, "cluster": {"device": "h100-sxm"}}, "max_devices": 8}`, "request.model.architecture.name"},
 		{`{"request": {"model": {"architecture": {"name": "llama-3.2-1b"}}, "cluster": {"device": "h100-sxm", "cuont": 2}}, "max_devices": 8}`, "request.cluster.cuont"},
 		{`{"request": {}, "max_devices": 8, "bogus": 1}`, "unknown field"},

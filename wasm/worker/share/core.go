@@ -35,6 +35,8 @@ func CorePlanner(body []byte) (*Prepared, error) {
 	return &Prepared{
 		ID:        id,
 		Canonical: canonical,
+		// The document holds the canonical request and the result.
+		MinDocumentBytes: int64(len(canonical)) + request.MinResultBytes(c),
 		Run: func(ctx context.Context) ([]byte, error) {
 			res, err := request.Run(ctx, c)
 			if err != nil {

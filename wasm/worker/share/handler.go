@@ -7,9 +7,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"mime"
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
+	"unicode/utf8"
 
 	"pipeplan/core/model"
 	"pipeplan/wasm/worker/share/api"
@@ -36,6 +39,10 @@ type Prepared struct {
 	Canonical []byte
 	// Run plans the request (core/request's Run) and returns the result as JSON.
 	Run func(ctx context.Context) ([]byte, error)
+	// MinDocumentBytes is the fewest bytes the document will take, priced before Run
+	// (core/request's MinResultBytes: a timeline of events): beyond MaxDocumentBytes the
+	// request is refused (413) without planning it.
+	MinDocumentBytes int64
 }
 
 // Document runs the request and returns the document to store: the JSON of a Document
@@ -94,6 +101,7 @@ const (
 	CodeInvalid          = api.CodeInvalid
 	CodeNotFound         = api.CodeNotFound
 	CodeMethod           = api.CodeMethod
+	CodeMediaType        = api.CodeMediaType
 	CodeOrigin           = api.CodeOrigin
 	CodeUnavailable      = api.CodeUnavailable
 	CodeInternal         = api.CodeInternal
@@ -116,6 +124,39 @@ type handler struct {
 	c       Config
 	origins map[string]bool
 	any     bool
+
+	// ids holds a lock per id being posted: concurrent posts of one new request plan and
+	// store it once (one 201; the others wait, find it stored and answer 200). A Worker
+	// runs each request in an instance of its own, where this changes nothing.
+	mu  sync.Mutex
+	ids map[string]*idLock
+}
+
+// idLock is the lock of one id, with the posts that hold or wait for it.
+type idLock struct {
+	sync.Mutex
+	users int
+}
+
+// lock locks id for one post; the returned func unlocks it.
+func (h *handler) lock(id string) func() {
+	h.mu.Lock()
+	l := h.ids[id]
+	if l == nil {
+		l = &idLock{}
+		h.ids[id] = l
+	}
+	l.users++
+	h.mu.Unlock()
+	l.Lock()
+	return func() {
+		l.Unlock()
+		h.mu.Lock()
+		if l.users--; l.users == 0 {
+			delete(h.ids, id)
+		}
+		h.mu.Unlock()
+	}
 }
 
 // NewHandler returns the shared-plans API, the same for the Worker and the local twin:
@@ -136,7 +177,7 @@ func NewHandler(c Config) http.Handler {
 		c.MaxDocumentBytes = DefaultMaxDocumentBytes
 	}
 	c.BaseURL = strings.TrimRight(c.BaseURL, "/")
-	h := &handler{c: c, origins: map[string]bool{}}
+	h := &handler{c: c, origins: map[string]bool{}, ids: map[string]*idLock{}}
 	for _, o := range c.AllowedOrigins {
 		if o == "*" {
 			h.any = true
@@ -165,7 +206,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	switch {
 	case !plans && !onePlan:
-		h.fail(w, http.StatusNotFound, ErrorBody{Code: CodeNotFound, Error: fmt.Sprintf("no such path %q: the API is POST %s and GET %s{id}", r.URL.Path, PlansPath, planPath)})
+		h.fail(w, http.StatusNotFound, ErrorBody{Code: CodeNotFound, Error: fmt.Sprintf("no such path %s: the API is POST %s and GET %s{id}", quote(r.URL.Path, 256), PlansPath, planPath)})
 	case r.Method == http.MethodOptions:
 		h.preflight(w, r, allowed, methods)
 	case plans && r.Method == http.MethodPost:
@@ -174,7 +215,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.get(w, r, id)
 	default:
 		w.Header().Set("Allow", methods)
-		h.fail(w, http.StatusMethodNotAllowed, ErrorBody{Code: CodeMethod, Error: fmt.Sprintf("method %s not allowed on %s (allowed: %s)", r.Method, r.URL.Path, methods)})
+		h.fail(w, http.StatusMethodNotAllowed, ErrorBody{Code: CodeMethod, Error: fmt.Sprintf("method %s not allowed on %s (allowed: %s)", quote(r.Method, 32), quote(r.URL.Path, 256), methods)})
 	}
 }
 
@@ -203,7 +244,7 @@ func (h *handler) preflight(w http.ResponseWriter, r *http.Request, allowed bool
 		return
 	}
 	if !allowed {
-		h.fail(w, http.StatusForbidden, ErrorBody{Code: CodeOrigin, Error: fmt.Sprintf("origin %q may not call this API from a browser: it is not among the configured origins", r.Header.Get("Origin"))})
+		h.fail(w, http.StatusForbidden, ErrorBody{Code: CodeOrigin, Error: fmt.Sprintf("origin %s may not call this API from a browser: it is not among the configured origins", quote(r.Header.Get("Origin"), 256))})
 		return
 	}
 	w.Header().Set("Access-Control-Allow-Methods", methods)
@@ -214,6 +255,13 @@ func (h *handler) preflight(w http.ResponseWriter, r *http.Request, allowed bool
 }
 
 func (h *handler) post(w http.ResponseWriter, r *http.Request) {
+	// Only application/json: a form or text/plain POST is what any page may send
+	// cross-origin without a preflight, so it is refused before anything is read.
+	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/json" {
+		h.fail(w, http.StatusUnsupportedMediaType, ErrorBody{Code: CodeMediaType,
+			Error: fmt.Sprintf("the request's Content-Type is %s: POST a planning request as application/json", quote(r.Header.Get("Content-Type"), 64))})
+		return
+	}
 	limit := h.c.MaxRequestBytes
 	if r.ContentLength > limit {
 		h.fail(w, http.StatusRequestEntityTooLarge, tooLarge(r.ContentLength, limit))
@@ -244,8 +292,13 @@ func (h *handler) post(w http.ResponseWriter, r *http.Request) {
 	if !validID(p.ID) {
 		panic(fmt.Sprintf("the planner made an id %q that is not 1 to %d lowercase hex digits", p.ID, maxIDLen))
 	}
+	if p.MinDocumentBytes > h.c.MaxDocumentBytes {
+		h.fail(w, http.StatusRequestEntityTooLarge, documentTooLarge("at least", p.MinDocumentBytes, h.c.MaxDocumentBytes))
+		return
+	}
 	ctx := r.Context()
 	status := http.StatusOK
+	defer h.lock(p.ID)()
 	if _, err := h.c.Store.Get(ctx, p.ID); errors.Is(err, ErrNotFound) {
 		// Not stored yet: plan it and store it. A plan core cannot make is refused here,
 		// so nothing is stored that core would not make.
@@ -259,12 +312,7 @@ func (h *handler) post(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		if int64(len(doc)) > h.c.MaxDocumentBytes {
-			h.fail(w, http.StatusRequestEntityTooLarge, ErrorBody{
-				Code:       CodeDocumentTooLarge,
-				LimitBytes: h.c.MaxDocumentBytes,
-				Error: fmt.Sprintf("the plan made of this request is %d bytes, more than the %d bytes a shared plan may hold (a request with events keeps the whole schedule timeline: leave events out to share it)",
-					len(doc), h.c.MaxDocumentBytes),
-			})
+			h.fail(w, http.StatusRequestEntityTooLarge, documentTooLarge("", int64(len(doc)), h.c.MaxDocumentBytes))
 			return
 		}
 		if err := h.c.Store.Put(ctx, p.ID, doc); err != nil {
@@ -401,16 +449,46 @@ func tooLarge(n, limit int64) ErrorBody {
 	}
 }
 
+// documentTooLarge refuses a request whose plan is n bytes (qualified: "at least", priced
+// before planning), more than limit.
+func documentTooLarge(qualified string, n, limit int64) ErrorBody {
+	if qualified != "" {
+		qualified += " "
+	}
+	return ErrorBody{
+		Code:       CodeDocumentTooLarge,
+		LimitBytes: limit,
+		Error: fmt.Sprintf("the plan made of this request is %s%d bytes, more than the %d bytes a shared plan may hold (a request with events keeps the whole schedule timeline: leave events out to share it)",
+			qualified, n, limit),
+	}
+}
+
 func invalid(err error) ErrorBody {
 	e := ErrorBody{Code: CodeInvalid, Error: "invalid request: " + err.Error()}
 	if fes, ok := model.AsFieldErrors(err); ok {
 		for _, fe := range fes {
-			e.Fields = append(e.Fields, Field{Path: fe.Path, Reason: fe.Reason})
+			e.Fields = append(e.Fields, Field{Path: model.Clip(fe.Path), Reason: model.Clip(fe.Reason)})
 		}
 	}
 	return e
 }
 
 func notFound(id string) ErrorBody {
-	return ErrorBody{Code: CodeNotFound, Error: fmt.Sprintf("no plan is stored under id %q", id)}
+	return ErrorBody{Code: CodeNotFound, Error: fmt.Sprintf("no plan is stored under id %s", quote(id, 2*maxIDLen))}
+}
+
+// quote is s quoted as %q does, cut to its first n bytes (and "..." after the quote) when
+// longer: an error names what it refuses without echoing a hostile input whole.
+func quote(s string, n int) string {
+	if s == "" {
+		return "empty"
+	}
+	if len(s) <= n {
+		return strconv.Quote(s)
+	}
+	cut := n
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return strconv.Quote(s[:cut]) + fmt.Sprintf("... (%d bytes)", len(s))
 }

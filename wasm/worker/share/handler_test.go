@@ -67,7 +67,9 @@ func serve(t *testing.T, h http.Handler, r *http.Request) (*httptest.ResponseRec
 }
 
 func post(body string) *http.Request {
-	return httptest.NewRequest("POST", "/v1/plans", strings.NewReader(body))
+	r := httptest.NewRequest("POST", "/v1/plans", strings.NewReader(body))
+	r.Header.Set("Content-Type", "application/json")
+	return r
 }
 
 func TestRepostPlansAndWritesOnce(t *testing.T) {
@@ -151,6 +153,7 @@ func TestURLs(t *testing.T) {
 	} {
 		h := share.NewHandler(share.Config{Store: &share.MemStore{}, Plan: sharetest.StubPlanner, BaseURL: c.base})
 		r := httptest.NewRequest("POST", c.target, strings.NewReader(`{"version":1}`))
+		r.Header.Set("Content-Type", "application/json")
 		r.URL.Scheme, r.URL.Host = "", "" // as a server sees it
 		w, _ := serve(t, h, r)
 		var s share.Stored

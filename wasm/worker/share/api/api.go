@@ -32,15 +32,16 @@ type Stored struct {
 
 // Error codes of ErrorBody.Code.
 const (
-	CodeMalformed        = "malformed"          // 400: the body is not a JSON object
-	CodeTooLarge         = "too_large"          // 413: the body exceeds the size cap
-	CodeDocumentTooLarge = "document_too_large" // 413: the plan made is too large to store
-	CodeInvalid          = "invalid"            // 422: core refused the request
-	CodeNotFound         = "not_found"          // 404: no such plan, or no such path
-	CodeMethod           = "method_not_allowed" // 405
-	CodeOrigin           = "origin_not_allowed" // 403: a CORS preflight from an origin not configured
-	CodeUnavailable      = "unavailable"        // 503: the store failed, or the request was cancelled
-	CodeInternal         = "internal"           // 500: a bug
+	CodeMalformed        = "malformed"              // 400: the body is not a JSON object
+	CodeTooLarge         = "too_large"              // 413: the body exceeds the size cap
+	CodeDocumentTooLarge = "document_too_large"     // 413: the plan made is too large to store
+	CodeInvalid          = "invalid"                // 422: core refused the request
+	CodeNotFound         = "not_found"              // 404: no such plan, or no such path
+	CodeMethod           = "method_not_allowed"     // 405
+	CodeMediaType        = "unsupported_media_type" // 415: a POST whose Content-Type is not application/json
+	CodeOrigin           = "origin_not_allowed"     // 403: a CORS preflight from an origin not configured
+	CodeUnavailable      = "unavailable"            // 503: the store failed, or the request was cancelled
+	CodeInternal         = "internal"               // 500: a bug
 )
 
 // ErrorBody is every error answer's JSON.

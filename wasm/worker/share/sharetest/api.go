@@ -220,6 +220,28 @@ func API(t *testing.T, tg Target, f Fixture) {
 		}
 	})
 
+	t.Run("415", func(t *testing.T) {
+		// Only application/json: a text/plain or form POST is what any page may send
+		// cross-origin without a preflight. Nothing is stored.
+		fresh := f.Valid(49_999) // beyond what the other tests and the load test post
+		for _, ct := range []string{"text/plain", "application/x-www-form-urlencoded", "multipart/form-data; boundary=x"} {
+			r := do(t, "POST", share.PlansPath, fresh, map[string]string{"Content-Type": ct})
+			if r.Status != http.StatusUnsupportedMediaType || code(r) != share.CodeMediaType {
+				t.Errorf("POST as %s: %d %s, want 415 unsupported_media_type", ct, r.Status, r.Body)
+			}
+			checkJSON(t, "POST as "+ct, r)
+		}
+		if id, _, err := f.Expect(fresh); err == nil {
+			if r := do(t, "GET", share.PlansPath+"/"+id, nil, nil); r.Status != http.StatusNotFound {
+				t.Errorf("a request refused 415 was stored: GET %s: %d", id, r.Status)
+			}
+		}
+		r := do(t, "POST", share.PlansPath, fresh, map[string]string{"Content-Type": "application/json; charset=utf-8"})
+		if r.Status != http.StatusCreated && r.Status != http.StatusOK {
+			t.Errorf("POST as application/json; charset=utf-8: %d %s", r.Status, r.Body)
+		}
+	})
+
 	t.Run("413", func(t *testing.T) {
 		if tg.MaxRequestBytes <= 0 {
 			t.Skip("the target's MaxRequestBytes is not known")
