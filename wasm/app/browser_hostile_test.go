@@ -52,6 +52,15 @@ var hostileChecks = []struct{ name, js, want string }{
 		"the request cannot be sent to the planner: it holds what JSON cannot carry (a function or a symbol)"},
 	{"options: NaN", `(async () => (await pipeplan.export(pipeplan.exampleRequest(), {format: "json", x: NaN})).error)()`,
 		"options.x: must be a finite number, got NaN"},
+	{"a model name that would run as code in an export (issue 21.1)", `(async () => {
+		const r = pipeplan.exampleRequest(); r.model.name = "x\ntouch PWNED\n#";
+		const out = [];
+		for (const format of ["pytorch", "deepspeed", "graphcore"]) {
+			const e = await pipeplan.export(r, {format});
+			out.push(format + ":" + e.text.split("\n").filter(l => l.startsWith("touch")).length + ":" + e.text.includes("model x\\ntouch PWNED\\n#"));
+		}
+		return out.join(" ");
+	})()`, "pytorch:0:true deepspeed:0:true graphcore:0:true"},
 	{"deep nesting", `(async () => { let o = 1; for (let i = 0; i < 100; i++) o = [o]; const r = pipeplan.exampleRequest(); r.x = o; return (await pipeplan.plan(r)).error })()`,
 		"nests deeper than 64 levels"},
 	{"the planner stops", `(async () => {
