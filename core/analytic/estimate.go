@@ -230,6 +230,9 @@ func Estimate(a *arch.Arch, t Target, o Options) (*Result, error) {
 	if err := checkContext(a, o); err != nil {
 		return nil, err
 	}
+	if err := checkAttentionKernel(t.Device.Name, o.Attention); err != nil {
+		return nil, err
+	}
 	if a.LearnedPositions() && o.Seq > a.MaxPositions {
 		return nil, &model.FieldError{Path: "seq", Reason: fmt.Sprintf(
 			"must be at most %d, the learned position embeddings of %s, got %d", a.MaxPositions, a.ModelType, o.Seq)}
@@ -256,6 +259,7 @@ func Estimate(a *arch.Arch, t Target, o Options) (*Result, error) {
 	r.Layers = append(r.Layers, c.layer("embedding", "embedding", emb))
 
 	attn, mlp := sh.attention(), sh.mlp()
+	sh.attentionRates(t.Device.Name, &attn) // the fused kernel's published rate on the device
 	// AMP's 16-bit weight copies: the projections' weights (the norms run in fp32).
 	sh.autocast(&attn, float64(attn.params-sh.normParams()), attentionTensors(a))
 	sh.autocast(&mlp, float64(mlp.params-sh.normParams()), mlpTensors(a))
@@ -362,31 +366,31 @@ func (c *calc) layer(name, kind string, ps ...piece) Layer {
 		}
 		for _, o := range p.ops {
 			l.FwdFLOPs += o.fwd.flops
-			l.FwdDeviceSeconds += c.rf.opSeconds(o, o.fwd)
+			l.FwdDeviceSeconds += c.rf.opSeconds(o, false)
 			l.FwdKernels += o.fwd.kernels
-			c.rf.addTerms(&l.FwdTerms, o, o.fwd)
+			c.rf.addTerms(&l.FwdTerms, o, false)
 			if !train {
 				continue
 			}
 			l.BwdFLOPs += o.bwd.flops
-			l.BwdDeviceSeconds += c.rf.opSeconds(o, o.bwd)
+			l.BwdDeviceSeconds += c.rf.opSeconds(o, true)
 			l.BwdKernels += o.bwd.kernels
-			c.rf.addTerms(&l.BwdTerms, o, o.bwd)
+			c.rf.addTerms(&l.BwdTerms, o, true)
 			recompute := (c.o.Recompute == Full && p.recomputable) ||
 				(c.o.Recompute == Selective && o.core && c.o.Attention == Eager)
 			if recompute {
 				l.BwdFLOPs += o.fwd.flops
-				l.BwdDeviceSeconds += c.rf.opSeconds(o, o.fwd)
+				l.BwdDeviceSeconds += c.rf.opSeconds(o, false)
 				l.BwdKernels += o.fwd.kernels
-				c.rf.addTerms(&l.BwdTerms, o, o.fwd)
+				c.rf.addTerms(&l.BwdTerms, o, false)
 			}
 		}
 		if p.context {
 			var coreFwd, coreBwd float64
 			for _, o := range p.ops {
 				if o.core {
-					coreFwd += c.rf.opSeconds(o, o.fwd)
-					coreBwd += c.rf.opSeconds(o, o.bwd)
+					coreFwd += c.rf.opSeconds(o, false)
+					coreBwd += c.rf.opSeconds(o, true)
 				}
 			}
 			fs, fk := c.contextSeconds(p, coreFwd, false)

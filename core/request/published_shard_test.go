@@ -3,6 +3,8 @@ package request
 import (
 	"context"
 	"math"
+
+	"pipeplan/core/arch"
 	"slices"
 	"strings"
 	"testing"
@@ -90,17 +92,19 @@ var shardedRuns = []shardedRun{
 // step (zero1: the paper's FSDP shards optimizer state and gradients but keeps the
 // weights), and the context group of CP 16 laid across hosts.
 func llama3Run(data, context, seq, microbatches int, recompute string) *Request {
-	const cfg = `{"model_type": "llama", "hidden_size": 16384, "intermediate_size": 53248, "num_attention_heads": 128,
-		"num_key_value_heads": 8, "num_hidden_layers": 126, "vocab_size": 128256, "max_position_embeddings": 131072,
-		"rope_theta": 500000, "rms_norm_eps": 1e-5, "hidden_act": "silu", "tie_word_embeddings": false}`
 	return &Request{
-		Model:       ModelSpec{Architecture: &Architecture{Config: []byte(cfg), Seq: seq}, Name: "llama-3.1-405b"},
+		Model:       ModelSpec{Architecture: &Architecture{Config: llama405BConfig, Seq: seq}, Name: "llama-3.1-405b"},
 		Cluster:     ClusterSpec{Device: "h100-sxm", DevicesPerNode: 8, LinkInter: "roce-400g"},
 		Parallelism: Parallelism{Pipeline: 16, Data: data, Tensor: 8, SequenceParallel: true, Context: context, Sharding: "zero1"},
 		Training:    Training{Recompute: recompute},
 		Schedule:    Schedule{Name: "interleaved:2", Microbatches: microbatches, MicrobatchSize: 1},
 	}
 }
+
+// llama405BConfig is Llama 3.1 405B's config.json (meta-llama/Llama-3.1-405B).
+var llama405BConfig = []byte(`{"model_type": "llama", "hidden_size": 16384, "intermediate_size": 53248, "num_attention_heads": 128,
+	"num_key_value_heads": 8, "num_hidden_layers": 126, "vocab_size": 128256, "max_position_embeddings": 131072,
+	"rope_theta": 500000, "rms_norm_eps": 1e-5, "hidden_act": "silu", "tie_word_embeddings": false}`)
 
 // llama3Runs are Table 4's rows, with the model FLOP/s per GPU it reports (430, 400 and
 // 380 TFLOP/s; 43%, 41% and 38% of the bf16 peak).
@@ -132,7 +136,20 @@ func TestPublishedLlama3Runs(t *testing.T) {
 			continue
 		}
 		st := res.Step
-		got := st.ModelFLOPsPerStep / st.StepSeconds / float64(st.Devices) / 1e12
+		// The paper's model FLOP/s, counted as MFU formulas count them (Narayanan et al.
+		// 2021; Megatron-LM's num_floating_point_operations; torchtitan's
+		// num_flop_per_token): 6 per parameter besides the input embedding, and
+		// 12 L h s for the attention, the whole s^2 score matrix though the model is
+		// causal. The planner's ModelFLOPsPerStep counts the causal half (what the
+		// kernels compute); at 131,072 tokens the two differ by 40%, so the comparison
+		// is of the tokens per second, in the paper's units.
+		a, err := arch.Parse(llama405BConfig)
+		if err != nil {
+			t.Fatal(err)
+		}
+		seq := float64(c.r.Model.Architecture.Seq)
+		perToken := 6*float64(a.Params()-a.EmbeddingWeightParams()) + 12*float64(a.NumLayers)*float64(a.HiddenSize)*seq
+		got := st.TokensPerSecond / float64(st.Devices) * perToken / 1e12
 		e := (got - c.tflopsPerGPU) / c.tflopsPerGPU
 		es, abs = append(es, e), append(abs, math.Abs(e))
 		t.Logf("%-58s predicted %4.0f TFLOP/s per GPU, published %3.0f: error %+5.1f%% (Dubey et al. 2024, Table 4)", c.name, got, c.tflopsPerGPU, 100*e)
