@@ -406,7 +406,7 @@ func KnobChoices(name string) []string {
 	case "dtype":
 		return []string{"", "bf16", "fp16", "fp32"}
 	case "attention":
-		return []string{"", "flash", "eager"}
+		return []string{"", "flash", "flash3", "cudnn", "eager"}
 	case "precision":
 		return []string{"", "mixed", "pure"}
 	case "optimizer":

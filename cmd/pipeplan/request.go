@@ -103,7 +103,7 @@ func (f *requestFlags) add(fs *flag.FlagSet, withSchedule bool) {
 	fs.StringVar(&f.name, "name", "", "label the model (default: its own name, or the file's)")
 	fs.IntVar(&f.seq, "seq", 0, "sequence length with --hf-config (default: the model's context, at most 4096)")
 	fs.StringVar(&f.dtype, "dtype", "", "element type with --hf-config: bf16 (default), fp16, fp32 or fp8 (H100, H200, B200, MI300X)")
-	fs.StringVar(&f.attention, "attention", "", "attention kernel with --hf-config: flash (default) or eager")
+	fs.StringVar(&f.attention, "attention", "", "attention kernel with --hf-config: flash (FlashAttention-2, default), flash3 (FlashAttention-3, Hopper), cudnn or eager")
 	fs.StringVar(&f.framework, "framework", "", "how --hf-config runs: eager (default on GPUs), compiled, cuda-graphs or none")
 	fs.StringVar(&f.split, "split", "", "pipeline layers with --hf-config: block (default) or sublayer")
 	fs.StringVar(&f.tie, "tie", "", "tied embeddings with --hf-config: copy (default; gradients all-reduced) or stage")

@@ -7,8 +7,11 @@
 // Method. Time is a roofline per operation (each matrix product at the device's dense
 // peak times an efficiency, or its bytes at the memory bandwidth times an efficiency,
 // whichever is longer; each memory-bound operation at the bandwidth times an efficiency)
-// plus a launch cost per kernel. Activation memory follows Korthikanti et al. 2022
-// (s*b*h*(34 + 5*a*s/h) bytes per GPT block at 16 bits with dropout), generalised to
+// plus a launch cost per kernel. A fused attention kernel (FlashAttention-2 or -3,
+// cuDNN) runs at its published rate on devices with published figures (H100, H200:
+// Shah et al. 2024), by pass, sequence length, head dimension and causal mask, not at
+// the linear layers' matrix efficiency (attention.go). Activation memory follows
+// Korthikanti et al. 2022 (s*b*h*(34 + 5*a*s/h) bytes per GPT block at 16 bits with dropout), generalised to
 // grouped-query attention, SwiGLU, mixtures of experts, flash attention and
 // recomputation. Parameters, gradients and optimizer state follow the ZeRO paper
 // (Rajbhandari et al. 2020): 16 bytes per parameter in mixed precision with Adam.
@@ -230,6 +233,9 @@ func Estimate(a *arch.Arch, t Target, o Options) (*Result, error) {
 	if err := checkContext(a, o); err != nil {
 		return nil, err
 	}
+	if err := checkAttentionKernel(t.Device.Name, o.Attention); err != nil {
+		return nil, err
+	}
 	if a.LearnedPositions() && o.Seq > a.MaxPositions {
 		return nil, &model.FieldError{Path: "seq", Reason: fmt.Sprintf(
 			"must be at most %d, the learned position embeddings of %s, got %d", a.MaxPositions, a.ModelType, o.Seq)}
@@ -256,6 +262,7 @@ func Estimate(a *arch.Arch, t Target, o Options) (*Result, error) {
 	r.Layers = append(r.Layers, c.layer("embedding", "embedding", emb))
 
 	attn, mlp := sh.attention(), sh.mlp()
+	sh.attentionRates(t.Device.Name, &attn) // the fused kernel's published rate on the device
 	// AMP's 16-bit weight copies: the projections' weights (the norms run in fp32).
 	sh.autocast(&attn, float64(attn.params-sh.normParams()), attentionTensors(a))
 	sh.autocast(&mlp, float64(mlp.params-sh.normParams()), mlpTensors(a))
@@ -362,31 +369,31 @@ func (c *calc) layer(name, kind string, ps ...piece) Layer {
 		}
 		for _, o := range p.ops {
 			l.FwdFLOPs += o.fwd.flops
-			l.FwdDeviceSeconds += c.rf.opSeconds(o, o.fwd)
+			l.FwdDeviceSeconds += c.rf.opSeconds(o, false)
 			l.FwdKernels += o.fwd.kernels
-			c.rf.addTerms(&l.FwdTerms, o, o.fwd)
+			c.rf.addTerms(&l.FwdTerms, o, false)
 			if !train {
 				continue
 			}
 			l.BwdFLOPs += o.bwd.flops
-			l.BwdDeviceSeconds += c.rf.opSeconds(o, o.bwd)
+			l.BwdDeviceSeconds += c.rf.opSeconds(o, true)
 			l.BwdKernels += o.bwd.kernels
-			c.rf.addTerms(&l.BwdTerms, o, o.bwd)
+			c.rf.addTerms(&l.BwdTerms, o, true)
 			recompute := (c.o.Recompute == Full && p.recomputable) ||
 				(c.o.Recompute == Selective && o.core && c.o.Attention == Eager)
 			if recompute {
 				l.BwdFLOPs += o.fwd.flops
-				l.BwdDeviceSeconds += c.rf.opSeconds(o, o.fwd)
+				l.BwdDeviceSeconds += c.rf.opSeconds(o, false)
 				l.BwdKernels += o.fwd.kernels
-				c.rf.addTerms(&l.BwdTerms, o, o.fwd)
+				c.rf.addTerms(&l.BwdTerms, o, false)
 			}
 		}
 		if p.context {
 			var coreFwd, coreBwd float64
 			for _, o := range p.ops {
 				if o.core {
-					coreFwd += c.rf.opSeconds(o, o.fwd)
-					coreBwd += c.rf.opSeconds(o, o.bwd)
+					coreFwd += c.rf.opSeconds(o, false)
+					coreBwd += c.rf.opSeconds(o, true)
 				}
 			}
 			fs, fk := c.contextSeconds(p, coreFwd, false)

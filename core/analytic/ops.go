@@ -20,6 +20,19 @@ type op struct {
 	core bool
 	// fp8 marks a linear layer's product that runs at the fp8 peak (dtype fp8).
 	fp8 bool
+	// fwdEff and bwdEff, when above 0, are the fractions of the device's dense 16-bit
+	// peak that its products reach in each pass (a fused attention kernel's published
+	// rate, attentionEfficiency) in place of the matrix efficiency.
+	fwdEff, bwdEff float64
+}
+
+// pass is the operation's work in one pass (the backward's, or the forward's, which
+// recomputation reruns too) and its own efficiency there (0: the matrix efficiency).
+func (o op) pass(bwd bool) (work, float64) {
+	if bwd {
+		return o.bwd, o.bwdEff
+	}
+	return o.fwd, o.fwdEff
 }
 
 func (o op) times(n float64) op {
@@ -60,28 +73,40 @@ func (r roofline) seconds(w work) float64 {
 	return w.kernels*r.kernelSeconds + max(w.flops/r.flopsPerSecond, w.bytes/r.bytesPerSecond)
 }
 
-// addTerms adds a kernel's work to a pass's terms, at the full peak and bandwidth: its
-// FLOPs if it is compute-bound at the target's efficiencies, else its bytes.
-func (r roofline) addTerms(t *Terms, o op, w work) {
-	peak := r.flopsPerSecond
-	if o.fp8 {
-		peak = r.fp8FLOPSPerSecond
+// flopsRate is the FLOP/s of an operation's products in one pass: the fp8 peak for an
+// fp8 linear layer, the device's peak times the pass's own efficiency for a fused
+// attention kernel, else the matrix peak times the matrix efficiency.
+func (r roofline) flopsRate(o op, eff float64) float64 {
+	switch {
+	case o.fp8:
+		return r.fp8FLOPSPerSecond
+	case eff > 0:
+		return r.flopsPerSecond / r.matmulEfficiency * eff
 	}
+	return r.flopsPerSecond
+}
+
+// addTerms adds one pass of an operation (bwd: its backward) to the pass's terms, at
+// the full peak and bandwidth: its FLOPs if it is compute-bound at the target's
+// efficiencies, else its bytes. A fused attention kernel's FLOPs count at the matrix
+// peak scaled so that MatmulSeconds / matrix efficiency is its time at its own rate.
+func (r roofline) addTerms(t *Terms, o op, bwd bool) {
+	w, eff := o.pass(bwd)
+	rate := r.flopsRate(o, eff)
 	t.Kernels += w.kernels
-	if w.flops/peak >= w.bytes/r.bytesPerSecond {
-		t.MatmulSeconds += w.flops / (peak / r.matmulEfficiency)
+	if w.flops/rate >= w.bytes/r.bytesPerSecond {
+		t.MatmulSeconds += w.flops / rate * r.matmulEfficiency
 	} else {
 		t.MemorySeconds += w.bytes / (r.bytesPerSecond / r.memoryEfficiency)
 	}
 }
 
-// opSeconds times one pass of an operation: its products at the fp8 peak when it is
-// an fp8 linear layer.
-func (r roofline) opSeconds(o op, w work) float64 {
-	if o.fp8 {
-		return w.kernels*r.kernelSeconds + max(w.flops/r.fp8FLOPSPerSecond, w.bytes/r.bytesPerSecond)
-	}
-	return r.seconds(w)
+// opSeconds times one pass of an operation (bwd: its backward; the forward's again when
+// recomputed): its launches plus the longer of its products at their rate (flopsRate)
+// and its bytes at the achievable bandwidth.
+func (r roofline) opSeconds(o op, bwd bool) float64 {
+	w, eff := o.pass(bwd)
+	return w.kernels*r.kernelSeconds + max(w.flops/r.flopsRate(o, eff), w.bytes/r.bytesPerSecond)
 }
 
 // Element-wise backward kernels read the gradient and the saved input and write the input's

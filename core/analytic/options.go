@@ -75,8 +75,17 @@ const (
 	// backward pass, as in Korthikanti et al. 2022.
 	Eager Attention = "eager"
 	// Flash: FlashAttention (Dao et al. 2022): no s^2 tensor is stored; the backward pass
-	// recomputes the scores from Q, K, V, the output and the softmax statistics.
+	// recomputes the scores from Q, K, V, the output and the softmax statistics. Timed as
+	// FlashAttention-2 (Dao 2023), the kernel PyTorch's scaled_dot_product_attention runs
+	// as its flash backend and flash-attn 2.x provides.
 	Flash Attention = "flash"
+	// Flash3: FlashAttention-3 (Shah et al. 2024), Hopper's asynchronous kernel
+	// (flash-attn's hopper/ build; Transformer Engine uses it where installed). Memory
+	// as Flash.
+	Flash3 Attention = "flash3"
+	// CuDNN: cuDNN's fused attention (Transformer Engine's FusedAttention, Megatron-LM's
+	// default on Hopper; PyTorch's cuDNN SDPA backend). Memory as Flash.
+	CuDNN Attention = "cudnn"
 )
 
 // Recompute is the activation recomputation strategy of Korthikanti et al. 2022.
@@ -291,7 +300,7 @@ func (o Options) Validate() error {
 	oneOf(&es, "dtype", string(o.DType), BF16, FP16, FP32, FP8)
 	oneOf(&es, "precision", string(o.Precision), Pure, Mixed, MixedFP32Grads, AMP)
 	oneOf(&es, "optimizer", string(o.Optimizer), AdamW, Adam, SGD, None)
-	oneOf(&es, "attention", string(o.Attention), Eager, Flash)
+	oneOf(&es, "attention", string(o.Attention), Eager, Flash, Flash3, CuDNN)
 	oneOf(&es, "recompute", string(o.Recompute), NoRecompute, Selective, Full)
 	oneOf(&es, "split", string(o.Split), Blocks, Sublayers)
 	oneOf(&es, "tie", string(o.Tie), TieCopy, TieStage)

@@ -46,7 +46,13 @@ type Perf struct {
 	// MatmulEfficiency is the fraction of the peak FLOP/s that matrix products reach.
 	MatmulEfficiency float64 `json:"matmul_efficiency"`
 	// MemoryEfficiency is the fraction of MemoryBytesPerSecond that memory-bound kernels
-	// (elementwise, norms, softmax) reach.
+	// (elementwise, norms, residuals, eager softmax, the optimizer update) reach: the
+	// achievable bandwidth of a streaming kernel, not the datasheet's. STREAM-like
+	// measurements land at 75-85% of HBM peak: BabelStream's copy and triad on an H100
+	// NVL, 3.06 and 3.30 of 3.9 TB/s (78%, 85%); a CUDA memcpy on an A100 SXM4 80 GB, 1,536
+	// of 2,039 GB/s (75%; AnjaliSandip/FastIceFlo, output/EffectiveMemoryThroughput.md);
+	// NVIDIA's AIConfigurator likewise scales memory bandwidth by 0.8. The NVIDIA presets
+	// take 0.8.
 	MemoryEfficiency float64 `json:"memory_efficiency"`
 	// KernelSeconds is the fixed cost of launching one kernel (or one compiled step).
 	KernelSeconds float64 `json:"kernel_seconds"`

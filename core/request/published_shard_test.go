@@ -3,6 +3,8 @@ package request
 import (
 	"context"
 	"math"
+
+	"pipeplan/core/arch"
 	"slices"
 	"strings"
 	"testing"
@@ -16,8 +18,14 @@ type shardedRun struct {
 	r            *Request
 	// tokensPerGPU is the published tokens per second per GPU.
 	tokensPerGPU float64
-	tolerance    float64 // relative, on the predicted tokens per second per GPU
+	// tolerance is relative, on the predicted tokens per second per GPU: issue 19's 25%,
+	// or where gap says why the case misses it, the bound of that known gap.
+	tolerance float64
+	gap       string
 }
+
+// issueTolerance is issue 19's bound on any one case's error.
+const issueTolerance = 0.25
 
 // torchtitanRun is a torchtitan benchmark of Llama 3.1 8B (the meta-llama-3-8b
 // architecture: the same shape) on H100s in nodes of 8: FSDP2 (zero3) over data x
@@ -55,31 +63,54 @@ func torchtitanNode(data, context, b, seq int, dtype, framework, recompute strin
 // recomputation, whose memory is closer and whose extra forward pass makes them err
 // slow. Float8 rows run dtype fp8 (the linear layers' products at the fp8 peak).
 //
-// Known gaps, whence the tolerances: the eager rows err 54% fast (torchtitan's eager
-// kernels beside torch.compile's 16% more); the long-sequence rows (Table 2) err 130% to
-// 265% fast: their time is the attention's, which core/analytic costs at the matrix
-// efficiency of the linear layers (0.70 of the peak) where the ring SDPA of torchtitan's
-// experimental context parallelism of December 2024 reached about a third of that. The
-// test then checks their trend: the predicted throughput falls with the sequence as the
-// measured one does, each step's ratio within a factor of 1.5 of the measured ratio.
+// The attention core runs at FlashAttention-2's published rate on an H100 (core/analytic,
+// attention.go): torchtitan's SDPA of December 2024 ran PyTorch's flash backend
+// (FlashAttention-2; cuDNN's was opt-in), and its context parallelism supported the
+// flash and memory-efficient backends only. Priced at the linear layers' GEMM
+// efficiency instead, the long-sequence rows erred 131% to 264% fast.
+//
+// Known gaps, each case's gap says which; the cases without one are held to 25%.
 var shardedRuns = []shardedRun{
 	{"Llama 3.1 8B, FSDP 8, b=2 s=8192, eager", "torchtitan 2024-12, Table 1",
-		torchtitanRun(1, 8, 1, 2, 8192, "bf16", "eager", "full"), 5762, 0.6},
+		torchtitanRun(1, 8, 1, 2, 8192, "bf16", "eager", "full"), 5762, 0.4, gapEager},
 	{"Llama 3.1 8B, FSDP 8, b=2 s=8192, torch.compile", "torchtitan 2024-12, Table 1",
-		torchtitanRun(1, 8, 1, 2, 8192, "bf16", "compiled", "full"), 6667, 0.35},
+		torchtitanRun(1, 8, 1, 2, 8192, "bf16", "compiled", "full"), 6667, issueTolerance, ""},
 	{"Llama 3.1 8B, FSDP 128, b=2 s=8192, eager", "torchtitan 2024-12, Table 3",
-		torchtitanRun(16, 128, 1, 2, 8192, "bf16", "eager", "full"), 5605, 0.6},
+		torchtitanRun(16, 128, 1, 2, 8192, "bf16", "eager", "full"), 5605, 0.4, gapEager},
 	{"Llama 3.1 8B, FSDP 128, b=2 s=8192, torch.compile", "torchtitan 2024-12, Table 3",
-		torchtitanRun(16, 128, 1, 2, 8192, "bf16", "compiled", "full"), 6514, 0.35},
+		torchtitanRun(16, 128, 1, 2, 8192, "bf16", "compiled", "full"), 6514, issueTolerance, ""},
 	{"Llama 3.1 8B, FSDP 8 CP 1, s=32768, compile + Float8", "torchtitan 2024-12, Table 2",
-		torchtitanNode(8, 1, 1, 32768, "fp8", "compiled", "full"), 3890, 3.0},
+		torchtitanNode(8, 1, 1, 32768, "fp8", "compiled", "full"), 3890, 0.5, gapFloat8},
 	{"Llama 3.1 8B, FSDP 4 CP 2, s=65536, compile + Float8", "torchtitan 2024-12, Table 2",
-		torchtitanNode(4, 2, 1, 65536, "fp8", "compiled", "full"), 2540, 3.0},
+		torchtitanNode(4, 2, 1, 65536, "fp8", "compiled", "full"), 2540, 0.35, gapFloat8},
 	{"Llama 3.1 8B, FSDP 2 CP 4, s=131072, compile + Float8", "torchtitan 2024-12, Table 2",
-		torchtitanNode(2, 4, 1, 131072, "fp8", "compiled", "full"), 1071, 3.0},
+		torchtitanNode(2, 4, 1, 131072, "fp8", "compiled", "full"), 1071, 0.8, gapRing},
 	{"Llama 3.1 8B, FSDP 1 CP 8, s=262144, compile + Float8", "torchtitan 2024-12, Table 2",
-		torchtitanNode(1, 8, 1, 262144, "fp8", "compiled", "full"), 548, 3.0},
+		torchtitanNode(1, 8, 1, 262144, "fp8", "compiled", "full"), 548, 0.8, gapRing},
 }
+
+// The known gaps of torchtitan's rows.
+const (
+	// gapEager: +33%. The planner predicts the same for eager and compiled runs of
+	// large kernels (their host time hides behind the device's); torchtitan measured
+	// eager 14% slower. Its eager RMSNorm, rotary embedding and SwiGLU run as several
+	// unfused kernels each, upcasting to fp32, which torch.compile fuses; the analytic
+	// model counts one fused kernel's traffic for each in both modes. Counting the
+	// operators an eager block dispatches is issue 19's item 4.
+	gapEager = "eager's unfused fp32 norm, rotary and SwiGLU kernels are not counted (issue 19 item 4)"
+	// gapFloat8: +29% to +43%. The linear layers' Float8 GEMMs run at 0.7 of the fp8
+	// peak, twice the bf16 rate, where measured fp8 training gains are far smaller
+	// (issue 19's first point; the fp8 GEMM rates are another change's); and these
+	// 500 W, HBM2e H100s reach less than the 700 W preset (the benchmark's footnote).
+	gapFloat8 = "fp8 GEMMs at twice the bf16 rate, and the 500 W HBM2e H100s, are not modelled"
+	// gapRing: +68% and +73%. gapFloat8's, and a further ~1.3x at context degrees 4
+	// and 8 that the kernels' published rates do not explain: the throughput fell from
+	// CP 2 to CP 4 to 0.42 of the row before where the attention's FLOPs predict 0.55
+	// (the ring's exchanges hide behind the attention at these lengths). PyTorch's
+	// experimental context parallelism of December 2024 (per-step SDPA calls on blocks,
+	// its merge of partial outputs, its load balancing) is not modelled beyond the ring.
+	gapRing = "fp8 GEMMs and the 500 W H100s as above, and an unexplained ~1.3x of PyTorch's experimental ring attention at CP 4 and 8"
+)
 
 // llama3Run is a pre-training run of Llama 3.1 405B as Dubey et al. 2024 ("The Llama 3
 // Herd of Models", section 3.3.2 and Table 4) report it: H100 SXM 80 GB in hosts of 8
@@ -90,17 +121,19 @@ var shardedRuns = []shardedRun{
 // step (zero1: the paper's FSDP shards optimizer state and gradients but keeps the
 // weights), and the context group of CP 16 laid across hosts.
 func llama3Run(data, context, seq, microbatches int, recompute string) *Request {
-	const cfg = `{"model_type": "llama", "hidden_size": 16384, "intermediate_size": 53248, "num_attention_heads": 128,
-		"num_key_value_heads": 8, "num_hidden_layers": 126, "vocab_size": 128256, "max_position_embeddings": 131072,
-		"rope_theta": 500000, "rms_norm_eps": 1e-5, "hidden_act": "silu", "tie_word_embeddings": false}`
 	return &Request{
-		Model:       ModelSpec{Architecture: &Architecture{Config: []byte(cfg), Seq: seq}, Name: "llama-3.1-405b"},
+		Model:       ModelSpec{Architecture: &Architecture{Config: llama405BConfig, Seq: seq}, Name: "llama-3.1-405b"},
 		Cluster:     ClusterSpec{Device: "h100-sxm", DevicesPerNode: 8, LinkInter: "roce-400g"},
 		Parallelism: Parallelism{Pipeline: 16, Data: data, Tensor: 8, SequenceParallel: true, Context: context, Sharding: "zero1"},
 		Training:    Training{Recompute: recompute},
 		Schedule:    Schedule{Name: "interleaved:2", Microbatches: microbatches, MicrobatchSize: 1},
 	}
 }
+
+// llama405BConfig is Llama 3.1 405B's config.json (meta-llama/Llama-3.1-405B).
+var llama405BConfig = []byte(`{"model_type": "llama", "hidden_size": 16384, "intermediate_size": 53248, "num_attention_heads": 128,
+	"num_key_value_heads": 8, "num_hidden_layers": 126, "vocab_size": 128256, "max_position_embeddings": 131072,
+	"rope_theta": 500000, "rms_norm_eps": 1e-5, "hidden_act": "silu", "tie_word_embeddings": false}`)
 
 // llama3Runs are Table 4's rows, with the model FLOP/s per GPU it reports (430, 400 and
 // 380 TFLOP/s; 43%, 41% and 38% of the bf16 peak).
@@ -132,7 +165,20 @@ func TestPublishedLlama3Runs(t *testing.T) {
 			continue
 		}
 		st := res.Step
-		got := st.ModelFLOPsPerStep / st.StepSeconds / float64(st.Devices) / 1e12
+		// The paper's model FLOP/s, counted as MFU formulas count them (Narayanan et al.
+		// 2021; Megatron-LM's num_floating_point_operations; torchtitan's
+		// num_flop_per_token): 6 per parameter besides the input embedding, and
+		// 12 L h s for the attention, the whole s^2 score matrix though the model is
+		// causal. The planner's ModelFLOPsPerStep counts the causal half (what the
+		// kernels compute); at 131,072 tokens the two differ by 40%, so the comparison
+		// is of the tokens per second, in the paper's units.
+		a, err := arch.Parse(llama405BConfig)
+		if err != nil {
+			t.Fatal(err)
+		}
+		seq := float64(c.r.Model.Architecture.Seq)
+		perToken := 6*float64(a.Params()-a.EmbeddingWeightParams()) + 12*float64(a.NumLayers)*float64(a.HiddenSize)*seq
+		got := st.TokensPerSecond / float64(st.Devices) * perToken / 1e12
 		e := (got - c.tflopsPerGPU) / c.tflopsPerGPU
 		es, abs = append(es, e), append(abs, math.Abs(e))
 		t.Logf("%-58s predicted %4.0f TFLOP/s per GPU, published %3.0f: error %+5.1f%% (Dubey et al. 2024, Table 4)", c.name, got, c.tflopsPerGPU, 100*e)
@@ -167,8 +213,15 @@ func TestPublishedShardedRuns(t *testing.T) {
 		}
 		errs[src] = append(errs[src], e)
 		t.Logf("%-56s predicted %7.0f tokens/s/GPU, published %6.0f: error %+5.1f%% (MFU %.1f%%; %s)", c.name, got, c.tokensPerGPU, 100*e, 100*res.Step.MFU, c.source)
-		if math.Abs(e) > c.tolerance {
+		switch {
+		case c.gap == "" && c.tolerance > issueTolerance:
+			t.Errorf("%s: tolerance %.0f%% beyond issue 19's %.0f%% without a known gap", c.name, 100*c.tolerance, 100*issueTolerance)
+		case c.gap != "" && math.Abs(e) <= issueTolerance:
+			t.Errorf("%s: error %+.1f%% now within %.0f%%: the gap (%s) is closed, hold the case to the target", c.name, 100*e, 100*issueTolerance, c.gap)
+		case math.Abs(e) > c.tolerance:
 			t.Errorf("%s: predicted %.0f tokens/s/GPU, published %.0f (%s): error %+.1f%% beyond %.0f%%", c.name, got, c.tokensPerGPU, c.source, 100*e, 100*c.tolerance)
+		case c.gap != "":
+			t.Logf("    beyond %.0f%%, a known gap: %s", 100*issueTolerance, c.gap)
 		}
 	}
 	// Table 2's trend: from one row to the next the sequence doubles and the context
@@ -185,7 +238,7 @@ func TestPublishedShardedRuns(t *testing.T) {
 		got := res.Step.TokensPerSecond / float64(res.Step.Devices)
 		if prev > 0 {
 			want, ratio := c.tokensPerGPU/prev, got/prevGot
-			if ratio > 1.5*want || ratio < want/1.5 {
+			if ratio > 1.35*want || ratio < want/1.35 { // CP 2 to 4: 1.31 (gapRing)
 				t.Errorf("%s: throughput falls to %.2f of the row before, measured %.2f", c.name, ratio, want)
 			}
 		}
@@ -197,7 +250,7 @@ func TestPublishedShardedRuns(t *testing.T) {
 		for i, e := range es {
 			abs[i] = math.Abs(e)
 		}
-		t.Logf("%s: %d runs expressed, median |error| %.1f%%, signed median %+.1f%%", src, len(es), 100*median(abs), 100*median(es))
+		t.Logf("%s: %d runs expressed, median |error| %.1f%%, signed median %+.1f%% (issue 19's targets: 10%%, within 5%%)", src, len(es), 100*median(abs), 100*median(es))
 	}
 }
 

@@ -100,7 +100,8 @@ type Architecture struct {
 	Seq int `json:"seq,omitempty"`
 	// DType is the element type of the passes: bf16, fp16 or fp32.
 	DType string `json:"dtype,omitempty"`
-	// Attention kernel: flash or eager.
+	// Attention kernel: flash (FlashAttention-2), flash3 (FlashAttention-3, Hopper
+	// only), cudnn (cuDNN fused attention) or eager.
 	Attention string `json:"attention,omitempty"`
 	// Split: block (one layer per transformer block) or sublayer (attention and MLP apart).
 	Split string `json:"split,omitempty"`

@@ -1,0 +1,141 @@
+package analytic
+
+import (
+	"math"
+	"testing"
+
+	"pipeplan/core/model"
+)
+
+// TestAttentionEfficiencyPublished: at the benchmarked lengths the efficiency is the
+// published TFLOP/s (Shah et al. 2024, section 4.1, H100 80GB SXM5, BF16) over the
+// H100's 989 TFLOP/s; between them it is interpolated in log2 of the length, beyond them
+// held flat; the causal backward is the backward times the forward's causal ratio.
+func TestAttentionEfficiencyPublished(t *testing.T) {
+	cases := []struct {
+		name    string
+		device  string
+		k       Attention
+		d, seq  float64
+		causal  bool
+		bwd     bool
+		tflops  float64 // want: published, or derived as the comment says
+		comment string
+	}{
+		{"FA2 forward causal 16k", "h100-sxm", Flash, 128, 16384, true, false, 335, "published"},
+		{"FA2 forward 2k", "h100-sxm", Flash, 128, 2048, false, false, 362, "published"},
+		{"FA2 backward 8k", "h100-sxm", Flash, 128, 8192, false, true, 318, "published"},
+		{"FA2 backward hdim 64, 1k", "h100-sxm", Flash, 64, 1024, false, true, 238, "published"},
+		{"cuDNN forward 2k", "h100-sxm", CuDNN, 128, 2048, false, false, 617, "published"},
+		{"cuDNN forward causal 4k", "h100-sxm", CuDNN, 128, 4096, true, false, 518, "published"},
+		{"FA3 backward 4k", "h100-sxm", Flash3, 128, 4096, false, true, 542, "published"},
+		{"FA3 forward 512", "h200", Flash3, 128, 512, false, false, 467, "H200 takes H100's figures"},
+		{"FA2 forward causal 262k", "h100-sxm", Flash, 128, 262144, true, false, 335, "held at 16k's"},
+		{"FA2 forward causal 128", "h100-sxm", Flash, 128, 128, true, false, 191, "held at 512's"},
+		{"FA2 forward causal 3k", "h100-sxm", Flash, 128, 3072, true, false,
+			298 + (math.Log2(3072)-11)*(319-298), "log2 interpolation between 2k and 4k"},
+		{"FA2 backward causal 16k", "h100-sxm", Flash, 128, 16384, true, true, 322 * 335.0 / 370, "backward x causal/non-causal forward"},
+		{"FA3 forward hdim 64 takes 128's", "h100-sxm", Flash3, 64, 8192, false, false, 646, "nearest head dim with a forward figure"},
+		{"cuDNN backward hdim 256 takes 128's", "h100-sxm", CuDNN, 256, 8192, false, true, 518, "nearest head dim with a backward figure"},
+		{"cuDNN backward hdim 80 takes 64's", "h100-sxm", CuDNN, 80, 16384, false, true, 433, "nearest head dim in log2"},
+	}
+	for _, c := range cases {
+		got, ok := attentionEfficiency(c.device, c.k, c.d, c.seq, c.causal, c.bwd)
+		if !ok {
+			t.Errorf("%s: no figures", c.name)
+			continue
+		}
+		if want := c.tflops * 1e12 / 989e12; math.Abs(got-want) > 1e-12 {
+			t.Errorf("%s: efficiency %.6f, want %.6f (%.1f TFLOP/s, %s)", c.name, got, want, c.tflops, c.comment)
+		}
+	}
+	// No published figures: the matrix efficiency applies.
+	for _, c := range []struct {
+		device string
+		k      Attention
+	}{{"a100-80gb", Flash}, {"b200", CuDNN}, {"mi300x", Flash}, {"h100-sxm", Eager}} {
+		if _, ok := attentionEfficiency(c.device, c.k, 128, 8192, true, false); ok {
+			t.Errorf("%s %s: figures found, want none", c.device, c.k)
+		}
+	}
+}
+
+// TestAttentionEfficiencyInRange: at any length, from below the shortest benchmarked to
+// far beyond the longest, every curve's rate stays within its published range (the
+// interpolation and the flat ends invent no faster or slower kernel).
+func TestAttentionEfficiencyInRange(t *testing.T) {
+	for key, c := range hopperAttention {
+		lo, hi := c[0], c[0]
+		for _, v := range c {
+			lo, hi = min(lo, v), max(hi, v)
+		}
+		for seq := 256.0; seq <= 1<<19; seq *= 1.19 {
+			r := attentionRate(key.kernel, float64(key.headDim), seq, key.pass)
+			if r < lo-1e-9 || r > hi+1e-9 {
+				t.Errorf("%v at %.0f tokens: %.1f TFLOP/s outside the published %.0f..%.0f", key, seq, r, lo, hi)
+			}
+		}
+	}
+}
+
+// TestFlashKernelTime: the attention core's time on an H100 is its FLOPs at the
+// kernel's published rate. Two kernels' estimates of Llama 3 8B differ only in the core:
+// the forward passes differ by F/r1 - F/r2 with F the causal core's FLOPs
+// (4 b heads s^2 d / 2) and r the two kernels' rates; on an A100 (no figures) the
+// kernels cost the same.
+func TestFlashKernelTime(t *testing.T) {
+	a := bundled(t, "meta-llama-3-8b")
+	h100 := target(t, "h100-sxm")
+	for _, seq := range []int{2048, 8192, 32768} {
+		o := Options{Batch: 1, Seq: seq, Attention: Flash}
+		fa2, err := Estimate(a, h100, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		o.Attention = CuDNN
+		cud, err := Estimate(a, h100, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := float64(seq)
+		flops := 4 * 32 * s * s * 128 / 2
+		rate := func(k Attention, bwd bool) float64 {
+			e, _ := attentionEfficiency("h100-sxm", k, 128, s, true, bwd)
+			return 989e12 * e
+		}
+		f, c := block(fa2), block(cud)
+		if got, want := f.FwdSeconds-c.FwdSeconds, flops/rate(Flash, false)-flops/rate(CuDNN, false); math.Abs(got-want) > 1e-9*want {
+			t.Errorf("seq %d: forward FA2 - cuDNN = %.6g s, want %.6g", seq, got, want)
+		}
+		if got, want := f.BwdSeconds-c.BwdSeconds, 2.5*flops/rate(Flash, true)-2.5*flops/rate(CuDNN, true); math.Abs(got-want) > 1e-9*want {
+			t.Errorf("seq %d: backward FA2 - cuDNN = %.6g s, want %.6g", seq, got, want)
+		}
+		// The calibration terms add up to the pass's device time.
+		tm := f.FwdTerms
+		sum := tm.MatmulSeconds/h100.Perf.MatmulEfficiency + tm.MemorySeconds/h100.Perf.MemoryEfficiency + tm.Kernels*h100.Perf.KernelSeconds + tm.CommSeconds
+		if math.Abs(sum-f.FwdDeviceSeconds) > 1e-12*sum {
+			t.Errorf("seq %d: forward terms add to %.9g s, device time %.9g", seq, sum, f.FwdDeviceSeconds)
+		}
+	}
+	a100 := target(t, "a100-80gb")
+	o := Options{Batch: 1, Seq: 8192, Attention: Flash}
+	f, _ := Estimate(a, a100, o)
+	o.Attention = CuDNN
+	c, _ := Estimate(a, a100, o)
+	if block(f).FwdSeconds != block(c).FwdSeconds || block(f).BwdSeconds != block(c).BwdSeconds {
+		t.Errorf("a100: flash and cudnn differ without published figures")
+	}
+}
+
+// TestFlash3HopperOnly: FlashAttention-3 is refused off Hopper, by field.
+func TestFlash3HopperOnly(t *testing.T) {
+	a := bundled(t, "meta-llama-3-8b")
+	_, err := Estimate(a, target(t, "a100-80gb"), Options{Batch: 1, Seq: 1024, Attention: Flash3})
+	fe, ok := model.AsFieldErrors(err)
+	if !ok || len(fe) != 1 || fe[0].Path != "attention" {
+		t.Fatalf("flash3 on an A100: %v, want an error at attention", err)
+	}
+	if _, err := Estimate(a, target(t, "h200"), Options{Batch: 1, Seq: 1024, Attention: Flash3}); err != nil {
+		t.Errorf("flash3 on an H200: %v", err)
+	}
+}
