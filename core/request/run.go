@@ -338,7 +338,7 @@ func (p *prepared) step(res *Result) {
 		st.TokensPerSecond = float64(st.TokensPerStep) / st.StepSeconds
 	}
 	if p.est != nil {
-		perMicrobatch := p.est.Total.FwdFLOPs
+		perMicrobatch := p.est.Total.ModelFwdFLOPs
 		if train {
 			perMicrobatch *= 3
 		}
