@@ -559,6 +559,14 @@ func (r *Result) FullBytes(i int) (weights, grads int64) {
 	return ceil(n * p.weight), ceil(n * p.grad)
 }
 
+// ExpertFullBytes are the part of FullBytes(i) that is routed experts (Layer.ExpertParams):
+// what the expert-data-parallel group reduces and gathers.
+func (r *Result) ExpertFullBytes(i int) (weights, grads int64) {
+	p := r.Opts.perParam()
+	n := float64(r.Layers[i].ExpertParams)
+	return ceil(n * p.weight), ceil(n * p.grad)
+}
+
 // TiedFullBytes are FullBytes of the tied embedding matrix, held once by a stage whose
 // layers have TiedParams; 0 without one.
 func (r *Result) TiedFullBytes() (weights, grads int64) {

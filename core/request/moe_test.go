@@ -2,6 +2,7 @@ package request
 
 import (
 	"context"
+	"pipeplan/core/cluster"
 
 	"strings"
 	"testing"
@@ -68,6 +69,43 @@ func TestExpertParallelDefaults(t *testing.T) {
 	}
 	if n.Parallelism.Expert != 0 || n.Parallelism.ExpertTensor != 0 {
 		t.Errorf("dense: expert %d, expert_tensor %d; want both unset", n.Parallelism.Expert, n.Parallelism.ExpertTensor)
+	}
+}
+
+// TestExpertGradientReduce: with ZeRO-1 a device's dense gradients are reduce-scattered
+// over the d replicas and its routed experts' over the expert-data-parallel group
+// d x t / (ep x etp) (expert tensor parallelism defaults to t), each a ring over the data
+// link: (k-1)/k * n / B + (k-1) * alpha.
+func TestExpertGradientReduce(t *testing.T) {
+	for _, tt := range []struct{ p, d, t, ep int }{{4, 8, 1, 8}, {4, 8, 1, 2}, {2, 16, 2, 4}, {8, 4, 1, 1}} {
+		r := moeRequest(tt.p, tt.d, tt.t, tt.ep)
+		res := run(t, r)
+		if !res.Feasible {
+			t.Fatalf("%+v: infeasible: %v", tt, res.Diagnostics)
+		}
+		p, err := prepare(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		edp := tt.d * tt.t / (tt.ep * tt.t)
+		for i, ds := range res.Devices {
+			var expert int64
+			for _, s := range ds.Stages {
+				st := res.Plan.Stages[s]
+				for l := st.FirstLayer; l <= st.LastLayer; l++ {
+					_, g := p.est.ExpertFullBytes(l)
+					expert += g
+				}
+			}
+			if expert == 0 {
+				t.Fatalf("%+v: device %d holds no expert gradients", tt, i)
+			}
+			l := *p.dataLink
+			want := cluster.RingReduceScatterSeconds(l, float64(ds.GradBytes-expert), tt.d) + cluster.RingReduceScatterSeconds(l, float64(expert), edp)
+			if diff := ds.ReduceScatterSeconds - want; diff > 1e-12 || diff < -1e-12 {
+				t.Errorf("%+v: device %d reduce-scatter %v s, want %v", tt, i, ds.ReduceScatterSeconds, want)
+			}
+		}
 	}
 }
 
