@@ -913,6 +913,8 @@ func (a *App) SetTensor(v string) {
 	par := &a.Req.Parallelism
 	par.Tensor = n
 	par.Pipeline = 0 // the stages follow from the devices and t
+	// Expert tensor parallelism defaults to the tensor degree: it follows the new one.
+	par.ExpertTensor = 0
 	if n < 2 {
 		par.SequenceParallel = false
 	}

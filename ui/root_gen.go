@@ -1707,6 +1707,8 @@ func (c *Root) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 											vgn.SetInnerHTML(r.Tensor)
 											vgn = vgElement(vgparent, "", "td", "class", "num")
 											vgn.SetInnerHTML(r.Context)
+											vgn = vgElement(vgparent, "", "td", "class", "num")
+											vgn.SetInnerHTML(r.Expert)
 											vgn = vgElement(vgparent, "", "td")
 											vgn.SetInnerHTML(r.Schedule)
 											vgn = vgElement(vgparent, "", "td", "class", "num")

@@ -47,6 +47,7 @@ var SearchKnobs = []struct{ ID, Label, Hint string }{
 	{"replicas", "Data-parallel replicas", "searched when empty"},
 	{"tensor", "Tensor-parallel degree", "searched when empty (architectures)"},
 	{"context", "Context-parallel degree", "searched when empty from 32,768 tokens (architectures), else 1"},
+	{"expert", "Expert-parallel degree", "searched when empty (mixtures of experts): divides the experts and the replicas"},
 	{"schedule", "Schedule", "searched when empty: 1f1b, gpipe, interleaved:2, zb-h1"},
 	{"recompute", "Recomputation", "searched when empty: none, selective, full"},
 	{"microbatch_size", "Microbatch size", "searched when empty (up to 64 for architectures, 128 for profiles)"},
@@ -101,7 +102,7 @@ func (a *App) knobs() (search.Knobs, error) {
 		dst *int
 	}{
 		{"max_devices", &k.MaxDevices}, {"stages", &k.Stages}, {"replicas", &k.Replicas}, {"tensor", &k.Tensor},
-		{"context", &k.Context}, {"microbatch_size", &k.MicrobatchSize}, {"global_batch", &k.GlobalBatch},
+		{"context", &k.Context}, {"expert", &k.Expert}, {"microbatch_size", &k.MicrobatchSize}, {"global_batch", &k.GlobalBatch},
 	} {
 		if err := num(f.id, f.dst); err != nil {
 			return k, err
@@ -235,15 +236,17 @@ func (a *App) ProgressText() string {
 type ResultRow struct {
 	Key                                                                   string
 	Devices, Stages, Replicas, Tensor, Context, Microbatches, Batch, ZeRO int
-	Schedule, Recompute, Throughput, Step, Bubble, MFU, Headroom          string
-	Best, Pareto                                                          bool
-	o                                                                     search.Outcome
+	// Expert is the expert-parallel degree (1 without experts).
+	Expert                                                       int
+	Schedule, Recompute, Throughput, Step, Bubble, MFU, Headroom string
+	Best, Pareto                                                 bool
+	o                                                            search.Outcome
 }
 
 // ResultColumns are the results table's sortable columns: id and label.
 var ResultColumns = []struct{ ID, Label string }{
 	{"throughput", "Samples/s"}, {"devices", "Devices"}, {"stages", "p"}, {"replicas", "d"}, {"tensor", "t"},
-	{"context", "c"}, {"schedule", "Schedule"}, {"microbatches", "m"}, {"batch", "b"}, {"recompute", "Recompute"}, {"zero", "ZeRO"},
+	{"context", "c"}, {"expert", "e"}, {"schedule", "Schedule"}, {"microbatches", "m"}, {"batch", "b"}, {"recompute", "Recompute"}, {"zero", "ZeRO"},
 	{"step", "Step"}, {"bubble", "Bubble"}, {"mfu", "MFU"}, {"headroom", "Headroom"},
 }
 
@@ -266,7 +269,7 @@ func (a *App) Results() []ResultRow {
 		if !o.Feasible {
 			continue
 		}
-		r := ResultRow{Key: o.Candidate.String(), Devices: o.Devices, Stages: o.Pipeline, Replicas: o.Data, Tensor: o.Tensor, Context: max(1, o.Context),
+		r := ResultRow{Key: o.Candidate.String(), Devices: o.Devices, Stages: o.Pipeline, Replicas: o.Data, Tensor: o.Tensor, Context: max(1, o.Context), Expert: max(1, o.Expert),
 			Microbatches: o.Microbatches, Batch: o.MicrobatchSize, ZeRO: o.ZeRO, Schedule: o.Schedule, Recompute: o.Recompute,
 			Throughput: units.Rate(o.SamplesPerSecond, ""), Step: units.Time(o.StepSeconds, model.Seconds),
 			Bubble: fmt.Sprintf("%.1f%%", 100*o.BubbleFraction), Headroom: units.Bytes(o.HeadroomBytes),
@@ -291,6 +294,8 @@ func (a *App) Results() []ResultRow {
 			return float64(o.Tensor)
 		case "context":
 			return float64(max(1, o.Context))
+		case "expert":
+			return float64(max(1, o.Expert))
 		case "microbatches":
 			return float64(o.Microbatches)
 		case "batch":

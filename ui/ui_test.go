@@ -379,3 +379,38 @@ func TestShowLayerCosts(t *testing.T) {
 		t.Error("Show each layer's costs did not show them")
 	}
 }
+
+// TestSearchExperts: for a mixture of experts the search panel's expert knob fixes the
+// expert-parallel degree, and the results show each candidate's.
+func TestSearchExperts(t *testing.T) {
+	a := NewApp(nil, &fakeHost{}, local)
+	a.PickModel("arch:qwen1.5-moe-a2.7b")
+	a.SetCluster("device", "h100-sxm")
+	a.SetSearchKnob("max_devices", "16")
+	a.SetSearchKnob("schedule", "1f1b")
+	a.SetSearchKnob("stages", "2")
+	a.SetSearchKnob("expert", "4")
+	a.SetSearchKnob("microbatch_size", "1")
+	a.StartSearch()
+	s := a.Search
+	if s.Err != "" || s.Report == nil || s.Report.Best == nil {
+		t.Fatalf("search: %q %+v", s.Err, s.Report)
+	}
+	if len(a.Results()) == 0 {
+		t.Fatal("no feasible results")
+	}
+	for _, r := range a.Results() {
+		if r.Expert != 4 || r.Replicas%4 != 0 {
+			t.Fatalf("row %s: expert %d, replicas %d; want expert 4 dividing the replicas", r.Key, r.Expert, r.Replicas)
+		}
+	}
+	a.SetTab("search")
+	if html := render(t, a); !strings.Contains(html, ">e</button>") {
+		t.Errorf("the results have no expert column")
+	}
+	a.SetSearchKnob("expert", "x")
+	a.StartSearch()
+	if !strings.Contains(a.Search.Err, "expert: enter a whole number") {
+		t.Errorf("a bad expert knob: %q", a.Search.Err)
+	}
+}

@@ -40,7 +40,10 @@ type requestFlags struct {
 	// cluster and parallelism
 	clusterFile, device, link, dataLink string
 	devices, stages, dp, tp             int
-	zero1, freeTransfers, sp            bool
+	ep, etp                             int
+	zero1, freeTransfers, sp, epOverlap bool
+	expertImbalance, capacityFactor     float64
+	dispatcher                          string
 	devicesPerNode                      int
 	linkIntra, linkInter                string
 	// sharded data parallelism and context parallelism
@@ -126,6 +129,12 @@ func (f *requestFlags) add(fs *flag.FlagSet, withSchedule bool) {
 	fs.StringVar(&f.prefetch, "prefetch", "", "with --sharding zero3 or hsdp: next-layer (default, as PyTorch FSDP2) or none")
 	fs.IntVar(&f.cp, "cp", 0, "context-parallel degree with --hf-config (default 1): each sequence split over N devices")
 	fs.StringVar(&f.cpMethod, "cp-method", "", "with --cp: ring (default, ring attention) or all-to-all (DeepSpeed-Ulysses)")
+	fs.IntVar(&f.ep, "ep", 0, "expert-parallel degree of a mixture of experts (default 1): each device holds 1/N of the experts; N x --etp must divide --dp x --tp")
+	fs.IntVar(&f.etp, "etp", 0, "expert tensor-parallel degree of a mixture of experts (default: --tp)")
+	fs.BoolVar(&f.epOverlap, "ep-overlap", false, "hide the expert all-to-alls behind an adjacent microbatch (Megatron-Core's combined 1F1B, DeepSeek's DualPipe)")
+	fs.StringVar(&f.dispatcher, "dispatcher", "", "how a mixture of experts moves tokens: alltoall (default) or deepep (once per node over the network, fp8 with --dtype fp8)")
+	fs.Float64Var(&f.expertImbalance, "expert-imbalance", 0, "routed tokens of the busiest device over the mean (default 1, balanced)")
+	fs.Float64Var(&f.capacityFactor, "capacity-factor", 0, "cap each expert's tokens at this many times the mean, dropping the rest (default 0: dropless)")
 	fs.IntVar(&f.devicesPerNode, "devices-per-node", 0, "with --device: devices per node; stages, replicas and tensor-parallel groups are placed on the nodes")
 	fs.StringVar(&f.linkIntra, "link-intra", "", "link preset inside a node with --devices-per-node (default: the device's usual link)")
 	fs.StringVar(&f.linkInter, "link-inter", "", "link preset between nodes with --devices-per-node (default: the device's usual network)")
@@ -159,7 +168,7 @@ func (f *requestFlags) given() map[string]bool {
 
 // architectureFlags describe an architecture: the request has no place for them with a
 // profile.
-var architectureFlags = []string{"seq", "dtype", "attention", "framework", "split", "tie", "matmul-efficiency", "memory-efficiency", "kernel-us"}
+var architectureFlags = []string{"seq", "dtype", "attention", "framework", "split", "tie", "matmul-efficiency", "memory-efficiency", "kernel-us", "expert-imbalance", "capacity-factor"}
 
 // build returns the request the flags describe.
 func (f *requestFlags) build() (*request.Request, error) {
@@ -188,7 +197,7 @@ func (f *requestFlags) build() (*request.Request, error) {
 	for _, c := range []struct {
 		name string
 		v    int
-	}{{"stages", f.stages}, {"dp", f.dp}, {"tp", f.tp}, {"devices-per-node", f.devicesPerNode}, {"devices", f.devices}, {"cp", f.cp}, {"shard-group", f.shardGroup}, {"batch", f.batch}, {"microbatches", f.microbatches}, {"seq", f.seq}} {
+	}{{"stages", f.stages}, {"dp", f.dp}, {"tp", f.tp}, {"ep", f.ep}, {"etp", f.etp}, {"devices-per-node", f.devicesPerNode}, {"devices", f.devices}, {"cp", f.cp}, {"shard-group", f.shardGroup}, {"batch", f.batch}, {"microbatches", f.microbatches}, {"seq", f.seq}} {
 		if g[c.name] && c.v < 1 { // 0 would read as "the default"
 			return nil, fmt.Errorf("--%s: must be >= 1, got %d", c.name, c.v)
 		}
@@ -202,6 +211,8 @@ func (f *requestFlags) build() (*request.Request, error) {
 	}
 	r.Parallelism.Pipeline, r.Parallelism.Data, r.Parallelism.Tensor = f.stages, f.dp, f.tp
 	r.Parallelism.SequenceParallel = f.sp
+	r.Parallelism.Expert, r.Parallelism.ExpertTensor, r.Parallelism.ExpertOverlap = f.ep, f.etp, f.epOverlap
+	r.Parallelism.ExpertDispatcher = f.dispatcher
 	if f.zero1 {
 		r.Parallelism.ZeRO = 1
 	}
@@ -272,7 +283,8 @@ func (f *requestFlags) modelSpec(r *request.Request, g map[string]bool) error {
 		}
 	default:
 		a := &request.Architecture{Seq: f.seq, DType: f.dtype, Attention: f.attention, Split: f.split, Tie: f.tie, Framework: f.framework,
-			MatmulEfficiency: f.matmulEff, MemoryEfficiency: f.memoryEff}
+			MatmulEfficiency: f.matmulEff, MemoryEfficiency: f.memoryEff,
+			ExpertImbalance: f.expertImbalance, CapacityFactor: f.capacityFactor}
 		if f.kernelMicros.set {
 			if !(f.kernelMicros.v >= 0) {
 				return fmt.Errorf("--kernel-us: must be >= 0, got %v", f.kernelMicros.v)
@@ -366,6 +378,8 @@ var flagOf = map[string]string{
 	"parallelism.tensor": "--tp", "parallelism.sequence_parallel": "--sp",
 	"parallelism.sharding": "--sharding", "parallelism.shard_group": "--shard-group", "parallelism.prefetch": "--prefetch",
 	"parallelism.context": "--cp", "parallelism.context_method": "--cp-method",
+	"parallelism.expert": "--ep", "parallelism.expert_tensor": "--etp", "parallelism.expert_overlap": "--ep-overlap", "parallelism.expert_dispatcher": "--dispatcher",
+	"model.architecture.expert_imbalance": "--expert-imbalance", "model.architecture.capacity_factor": "--capacity-factor",
 	"cluster.devices_per_node": "--devices-per-node", "cluster.link_intra": "--link-intra", "cluster.link_inter": "--link-inter",
 	"training.mode": "--inference", "training.optimizer": "--optimizer", "training.precision": "--precision",
 	"training.recompute": "--recompute", "schedule.name": "--schedule", "schedule.microbatches": "--microbatches",

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -73,7 +74,7 @@ func runSearch(args []string, stdout, stderr io.Writer) error {
 		}
 	}
 	// The knobs are checked first: they bound the search, before anything is built.
-	k := search.Knobs{MaxDevices: *maxDevices, Stages: f.stages, Replicas: f.dp, Tensor: f.tp,
+	k := search.Knobs{MaxDevices: *maxDevices, Stages: f.stages, Replicas: f.dp, Tensor: f.tp, Expert: f.ep,
 		Schedule: f.schedule, Recompute: f.recompute, GlobalBatch: *globalBatch, Microbatches: f.microbatches,
 		MicrobatchSize: f.batch, MaxMicrobatchSize: *maxBatch}
 	if f.zero1 {
@@ -184,6 +185,9 @@ func printSearch(w io.Writer, rep *search.Report) {
 	if b.Context > 1 {
 		cp = fmt.Sprintf(" x %d-way context parallel", b.Context)
 	}
+	if b.Expert > 1 {
+		cp += fmt.Sprintf(", %d-way expert parallel", b.Expert)
+	}
 	fmt.Fprintf(w, "best: %s x %s x %d-way tensor parallel%s (%s), %s, %s of %d, recompute %s, ZeRO-%d\n",
 		units.Count(int64(b.Pipeline), "stage"), units.Count(int64(b.Data), "replica"), b.Tensor, cp, units.Count(int64(b.Devices), "device"),
 		b.Schedule, units.Count(int64(b.Microbatches), "microbatch"), b.MicrobatchSize, b.Recompute, b.ZeRO)
@@ -206,9 +210,21 @@ func printSearch(w io.Writer, rep *search.Report) {
 		top = top[:10]
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "p\td\tt\tc\tdevices\tschedule\tm\tb\trecompute\tzero\tsamples/s\ttokens/s\tMFU\tstep s\tbubble\theadroom\t")
+	// The expert-parallel column only for a mixture of experts, whose candidates state it.
+	experts := slices.ContainsFunc(top, func(o search.Outcome) bool { return o.Expert > 0 })
+	e := func(o search.Outcome) string {
+		if !experts {
+			return ""
+		}
+		return fmt.Sprintf("%d\t", max(1, o.Expert))
+	}
+	head := "p\td\tt\tc\t"
+	if experts {
+		head += "e\t"
+	}
+	fmt.Fprintln(tw, head+"devices\tschedule\tm\tb\trecompute\tzero\tsamples/s\ttokens/s\tMFU\tstep s\tbubble\theadroom\t")
 	for _, o := range top {
-		fmt.Fprintf(tw, "%d\t%d\t%d\t%d\t%d\t%s\t%d\t%d\t%s\t%d\t%.2f\t%.0f\t%.1f%%\t%.3f\t%.1f%%\t%.0f%%\t\n", o.Pipeline, o.Data, o.Tensor, max(1, o.Context), o.Devices,
+		fmt.Fprintf(tw, "%d\t%d\t%d\t%d\t%s%d\t%s\t%d\t%d\t%s\t%d\t%.2f\t%.0f\t%.1f%%\t%.3f\t%.1f%%\t%.0f%%\t\n", o.Pipeline, o.Data, o.Tensor, max(1, o.Context), e(o), o.Devices,
 			o.Schedule, o.Microbatches, o.MicrobatchSize, o.Recompute, o.ZeRO, o.SamplesPerSecond, o.TokensPerSecond, 100*o.MFU,
 			o.StepSeconds, 100*o.BubbleFraction, 100*o.HeadroomFraction)
 	}

@@ -75,6 +75,17 @@ type Layer struct {
 	// ContextSeconds is the time its context-parallel exchanges add (not hidden behind
 	// the attention), forward and backward, part of FwdSeconds + BwdSeconds.
 	ContextSeconds float64 `json:"context_seconds,omitempty"`
+	// ExpertParams is the part of Params that is routed experts (E/EP of them, split
+	// over the expert tensor group): their optimizer state is sharded, and their
+	// gradients all-reduced, over the expert-data-parallel group.
+	ExpertParams int64 `json:"expert_params,omitempty"`
+	// ExpertGradBytes is the part of GradBytes that is routed experts' gradients.
+	ExpertGradBytes int64 `json:"expert_grad_bytes,omitempty"`
+	// ExpertCommSeconds is the device time of its mixtures' token dispatch and combine
+	// all-to-alls and expert-tensor gathers in both passes, and ExpertExposedSeconds the
+	// part not hidden by Options.ExpertOverlap: what FwdSeconds + BwdSeconds include.
+	ExpertCommSeconds    float64 `json:"expert_comm_seconds,omitempty"`
+	ExpertExposedSeconds float64 `json:"expert_exposed_seconds,omitempty"`
 	// FwdKernels and BwdKernels count the kernels each pass launches (the backward's
 	// include recomputation); FwdHostSeconds and BwdHostSeconds are the framework's host
 	// time to launch them. A pass takes the longer of its device time and its host time.
@@ -93,6 +104,8 @@ type Layer struct {
 	BwdTerms Terms `json:"-"`
 
 	usesTied int64 // the tied matrix this layer uses, held here or in its stage
+	// extraFLOPs: the forward FLOPs of its experts' load beyond balanced routing.
+	extraFLOPs float64
 }
 
 // Terms is a pass's device time by what sets it, at the full peak and bandwidth:
@@ -110,10 +123,13 @@ type Terms struct {
 // Total sums the layers for one device holding the whole model, one microbatch, one
 // training step (a tied matrix counted once).
 type Total struct {
-	// Params is the number of distinct parameters of the model; DeviceParams those one
-	// device holds (Params / t, about, under t-way tensor parallelism).
-	Params       int64 `json:"params"`
-	DeviceParams int64 `json:"device_params"`
+	// Params is the number of distinct parameters of the model (with its multi-token
+	// prediction modules in training); DeviceParams those one device holds (Params / t,
+	// about, under t-way tensor parallelism; the routed experts divided by EP too), of
+	// which DeviceExpertParams are routed experts.
+	Params             int64 `json:"params"`
+	DeviceParams       int64 `json:"device_params"`
+	DeviceExpertParams int64 `json:"device_expert_params,omitempty"`
 	// WeightsBytes, GradsBytes and OptimizerBytes: parameters, gradients, optimizer state
 	// with master weights (per device under ZeRO-1).
 	WeightsBytes   int64 `json:"weights_bytes"`
@@ -140,6 +156,9 @@ type Total struct {
 	PeakDeviceBytes int64   `json:"peak_device_bytes"`
 	FwdFLOPs        float64 `json:"fwd_flops"`
 	BwdFLOPs        float64 `json:"bwd_flops"`
+	// ModelFwdFLOPs is FwdFLOPs with balanced routing: what a mixture's imbalance adds to
+	// the busiest device is time, not model FLOPs (MFU counts these).
+	ModelFwdFLOPs float64 `json:"model_fwd_flops"`
 	// FwdSeconds and BwdSeconds over all layers; OptimizerSeconds is the optimizer update:
 	// the longer of a memory-bound pass over parameters, gradients and state and the
 	// framework's host time per parameter tensor (OptimizerHostSeconds); StepSeconds their
@@ -173,6 +192,9 @@ type Result struct {
 	inputBytes int64
 	perParam   bytesPerParam
 	optShard   float64
+	// expertOptShard is optShard for routed experts (sharded over the
+	// expert-data-parallel group).
+	expertOptShard float64
 	// paramSums are prefix sums of the layers' params (tied matrices at both ends), and
 	// tempPerParam the framework's optimizer temporaries per parameter (0 in inference):
 	// OptimizerTempBytes of any range in O(1).
@@ -227,7 +249,7 @@ func Estimate(a *arch.Arch, t Target, o Options) (*Result, error) {
 		return nil, &model.FieldError{Path: "dtype", Reason: fmt.Sprintf(
 			"fp8 needs a device with fp8 matrix units (h100-sxm, h200, b200, mi300x): %s states no fp8_flops_per_second", t.Device.Name)}
 	}
-	if err := checkTensorParallel(a, o.TensorParallel); err != nil {
+	if err := checkTensorParallel(a, o); err != nil {
 		return nil, err
 	}
 	if err := checkContext(a, o); err != nil {
@@ -236,16 +258,22 @@ func Estimate(a *arch.Arch, t Target, o Options) (*Result, error) {
 	if err := checkAttentionKernel(t.Device.Name, o.Attention); err != nil {
 		return nil, err
 	}
+	if a.MLA() && o.Attention == Eager {
+		return nil, &model.FieldError{Path: "attention", Reason: "latent attention (" + a.ModelType + ") is costed with flash attention only"}
+	}
+	if a.MLA() && o.Context > 1 {
+		return nil, &model.FieldError{Path: "context_parallel", Reason: "context parallelism of latent attention (" + a.ModelType + ") is not modelled"}
+	}
 	if a.LearnedPositions() && o.Seq > a.MaxPositions {
 		return nil, &model.FieldError{Path: "seq", Reason: fmt.Sprintf(
 			"must be at most %d, the learned position embeddings of %s, got %d", a.MaxPositions, a.ModelType, o.Seq)}
 	}
 	sh := newShape(a, o)
 	sh.keepLogits = t.Framework.ReturnsLogits && sh.train
-	c := &calc{sh: sh, rf: newRoofline(t, o.DType), o: o, fw: t.Framework,
+	c := &calc{sh: sh, rf: newRoofline(t, o.DType), o: o, fw: t.Framework, target: t,
 		allReduce: cluster.RingAllReduceSeconds(t.tensorLink(), sh.e*sh.t*sh.h, o.TensorParallel), contextLink: t.contextLink()}
 	r := &Result{Name: a.Name, Device: t.Device.Name, Arch: a.Description(), Opts: o,
-		perParam: o.devicePerParam(), optShard: o.optimizerShard()}
+		perParam: o.devicePerParam(), optShard: o.optimizerShard(), expertOptShard: o.expertOptimizerShard()}
 
 	matrix := vocabShard(a, o) * int64(a.HiddenSize) // the token matrix on one device
 	tied := int64(0)
@@ -261,23 +289,56 @@ func Estimate(a *arch.Arch, t Target, o Options) (*Result, error) {
 	r.inputBytes = int64(emb.input)
 	r.Layers = append(r.Layers, c.layer("embedding", "embedding", emb))
 
-	attn, mlp := sh.attention(), sh.mlp()
-	sh.attentionRates(t.Device.Name, &attn) // the fused kernel's published rate on the device
-	// AMP's 16-bit weight copies: the projections' weights (the norms run in fp32).
-	sh.autocast(&attn, float64(attn.params-sh.normParams()), attentionTensors(a))
-	sh.autocast(&mlp, float64(mlp.params-sh.normParams()), mlpTensors(a))
-	var blocks []Layer
-	if o.Split == Blocks {
-		blocks = []Layer{c.layer("block", "block", attn, mlp)}
-	} else {
-		blocks = []Layer{c.layer("attention", "attention", attn), c.layer("mlp", "mlp", mlp)}
+	attn := sh.attention
+	if a.MLA() {
+		attn = sh.mla
+	}
+	// A block's attention is global or local (a sliding window or chunks, Arch.LocalLayer),
+	// its MLP dense or a mixture (block.Kind stays "block" either way): one template per
+	// kind the model has, built once.
+	type template struct{ block, attn, mlp Layer }
+	templates := map[[2]bool]template{}
+	build := func(local, moe bool) template {
+		if tm, ok := templates[[2]bool{local, moe}]; ok {
+			return tm
+		}
+		at := attn(local)
+		sh.attentionRates(t.Device.Name, &at) // the fused kernel's published rate on the device
+		mlp := sh.mlp
+		if moe {
+			mlp = func() piece { return sh.moe(c) }
+		}
+		ml := mlp()
+		// AMP's 16-bit weight copies: the projections' weights (the norms run in fp32).
+		sh.autocast(&at, float64(at.params-sh.normParams()), attentionTensors(a))
+		sh.autocast(&ml, float64(ml.params-sh.normParams()), max(1, ml.tensors-sh.normTensors()))
+		tm := template{c.layer("block", "block", at, ml), c.layer("attention", "attention", at), c.layer("mlp", "mlp", ml)}
+		templates[[2]bool{local, moe}] = tm
+		return tm
 	}
 	for i := range a.NumLayers {
+		tm := build(a.LocalLayer(i) && o.Attention == Flash, a.MoELayer(i))
+		blocks := []Layer{tm.block}
+		if o.Split == Sublayers {
+			blocks = []Layer{tm.attn, tm.mlp}
+		}
 		for _, l := range blocks {
 			l.Name = fmt.Sprintf("block.%d", i)
 			if o.Split == Sublayers {
 				l.Name += "." + l.Kind
 			}
+			r.Layers = append(r.Layers, l)
+		}
+	}
+	if sh.train {
+		// DeepSeek-V3's multi-token prediction modules run in training, after the main
+		// model's last block (Megatron-Core places them in the last pipeline stage); each
+		// passes the main model's hidden state on to the final norm and the head.
+		for i := range a.MTPLayers {
+			head := sh.head()
+			head.params, head.tensors = 0, 0 // the main model's head
+			l := c.layer(fmt.Sprintf("mtp.%d", i), "mtp", sh.mtpIn(), attn(false), sh.moe(c), sh.finalNorm(), head)
+			l.OutputBytes = int64(sh.e * sh.t * sh.hr)
 			r.Layers = append(r.Layers, l)
 		}
 	}
@@ -309,6 +370,8 @@ type calc struct {
 	rf roofline
 	o  Options
 	fw cluster.Framework
+	// target is what the layers are costed on (the expert links).
+	target Target
 	// allReduce is the time of one tensor-parallel all-reduce of an activation.
 	allReduce float64
 	// contextLink carries the context-parallel exchanges (the tensor link: the context
@@ -346,6 +409,8 @@ func (c *calc) layer(name, kind string, ps ...piece) Layer {
 	for _, p := range ps {
 		l.Params += p.params + p.tied
 		l.TiedParams += p.tied
+		l.ExpertParams += p.expertParams
+		l.extraFLOPs += p.extraFLOPs
 		l.ParamTensors += p.tensors
 		if c.allReduce > 0 {
 			ars := p.fwdAllReduces
@@ -415,6 +480,7 @@ func (c *calc) layer(name, kind string, ps ...piece) Layer {
 			}
 		}
 	}
+	c.expertComm(&l, ps)
 	// The host queues kernels ahead of the device; a pass takes the longer of the two.
 	l.FwdHostSeconds = c.fw.HostSeconds(l.FwdKernels, 1)
 	l.FwdSeconds = max(l.FwdDeviceSeconds, l.FwdHostSeconds)
@@ -422,9 +488,13 @@ func (c *calc) layer(name, kind string, ps ...piece) Layer {
 		l.BwdHostSeconds = c.fw.HostSeconds(l.BwdKernels, 1)
 		l.BwdSeconds = max(l.BwdDeviceSeconds, l.BwdHostSeconds)
 	}
-	l.ParamBytes = ceil(float64(l.Params) * pp.weight)
-	l.GradBytes = ceil(float64(l.Params) * pp.grad)
-	l.OptimizerBytes = ceil(float64(l.Params) * c.o.optimizerShard())
+	// Routed experts shard over their own group (Options.expertSharded).
+	ep := c.o.expertDevicePerParam()
+	dense, experts := float64(l.Params-l.ExpertParams), float64(l.ExpertParams)
+	l.ParamBytes = ceil(dense*pp.weight + experts*ep.weight)
+	l.GradBytes = ceil(dense*pp.grad + experts*ep.grad)
+	l.ExpertGradBytes = ceil(experts * c.o.perParam().grad) // whole, as they are reduced
+	l.OptimizerBytes = ceil(float64(l.Params-l.ExpertParams)*c.o.optimizerShard() + float64(l.ExpertParams)*c.o.expertOptimizerShard())
 	last := ps[len(ps)-1]
 	l.OutputBytes = int64(last.output)
 
@@ -496,6 +566,14 @@ func (r *Result) FullBytes(i int) (weights, grads int64) {
 	return ceil(n * p.weight), ceil(n * p.grad)
 }
 
+// ExpertFullBytes are the part of FullBytes(i) that is routed experts (Layer.ExpertParams):
+// what the expert-data-parallel group reduces and gathers.
+func (r *Result) ExpertFullBytes(i int) (weights, grads int64) {
+	p := r.Opts.perParam()
+	n := float64(r.Layers[i].ExpertParams)
+	return ceil(n * p.weight), ceil(n * p.grad)
+}
+
 // TiedFullBytes are FullBytes of the tied embedding matrix, held once by a stage whose
 // layers have TiedParams; 0 without one.
 func (r *Result) TiedFullBytes() (weights, grads int64) {
@@ -504,25 +582,71 @@ func (r *Result) TiedFullBytes() (weights, grads int64) {
 	return ceil(n * p.weight), ceil(n * p.grad)
 }
 
+// expertComm adds the mixtures' dispatch and combine (piece.fwdExpertComm,
+// bwdExpertComm) to the passes' device time, again in the backward pass for a forward
+// that full recomputation reruns. With Options.ExpertOverlap the forward pass's
+// communication hides behind the layer's backward computation and the backward pass's
+// behind its forward computation (another microbatch's, under combined 1F1B): only
+// what is longer than that computation stays exposed.
+func (c *calc) expertComm(l *Layer, ps []piece) {
+	var fwd, bwd float64
+	for _, p := range ps {
+		fwd += p.fwdExpertComm
+		if c.sh.train {
+			bwd += p.bwdExpertComm
+			if c.o.Recompute == Full && p.recomputable {
+				bwd += p.fwdExpertComm
+			}
+		}
+	}
+	if fwd == 0 && bwd == 0 {
+		return
+	}
+	l.ExpertCommSeconds = fwd + bwd
+	if c.o.ExpertOverlap {
+		fwdCompute, bwdCompute := l.FwdDeviceSeconds, l.BwdDeviceSeconds
+		fwd, bwd = max(0, fwd-bwdCompute), max(0, bwd-fwdCompute)
+	}
+	l.ExpertExposedSeconds = fwd + bwd
+	l.FwdDeviceSeconds += fwd
+	l.BwdDeviceSeconds += bwd
+	l.FwdTerms.CommSeconds += fwd
+	l.BwdTerms.CommSeconds += bwd
+	// Two all-to-alls (and the expert-tensor gathers) per mixture and pass.
+	l.FwdKernels += 2
+	l.FwdTerms.CommKernels += 2
+	if c.sh.train {
+		l.BwdKernels += 2
+		l.BwdTerms.CommKernels += 2
+	}
+}
+
 func ceil(v float64) int64 { return int64(math.Ceil(v)) }
 
 func (r *Result) total(a *arch.Arch, t Target, c *calc) {
 	o := r.Opts
 	tt := &r.Total
 	tt.Params = a.Params()
+	if !o.Inference() {
+		tt.Params += a.MTPParams()
+	}
 	for _, l := range r.Layers {
 		tt.DeviceParams += l.Params
+		tt.DeviceExpertParams += l.ExpertParams
 	}
 	if a.TiedEmbeddings && o.Tie == TieCopy {
 		tt.DeviceParams -= r.Layers[0].TiedParams // both ends count the matrix
 	}
-	tt.WeightsBytes = ceil(float64(tt.DeviceParams) * r.perParam.weight)
-	tt.GradsBytes = ceil(float64(tt.DeviceParams) * r.perParam.grad)
-	tt.OptimizerBytes = ceil(float64(tt.DeviceParams) * r.optShard)
+	ep := o.expertDevicePerParam()
+	dense, experts := float64(tt.DeviceParams-tt.DeviceExpertParams), float64(tt.DeviceExpertParams)
+	tt.WeightsBytes = ceil(dense*r.perParam.weight + experts*ep.weight)
+	tt.GradsBytes = ceil(dense*r.perParam.grad + experts*ep.grad)
+	tt.OptimizerBytes = ceil(float64(tt.DeviceParams-tt.DeviceExpertParams)*r.optShard + float64(tt.DeviceExpertParams)*r.expertOptShard)
 	var before, peak int64
 	for _, l := range r.Layers {
 		tt.ParamTensors += l.ParamTensors
 		tt.FwdFLOPs += l.FwdFLOPs
+		tt.ModelFwdFLOPs += l.FwdFLOPs - l.extraFLOPs
 		tt.BwdFLOPs += l.BwdFLOPs
 		tt.FwdSeconds += l.FwdSeconds
 		tt.BwdSeconds += l.BwdSeconds
@@ -551,10 +675,13 @@ func (r *Result) total(a *arch.Arch, t Target, c *calc) {
 		if p.master > 0 {
 			src = p.master
 		}
-		perParam := (p.grad + src + p.states + p.weight + p.master + p.states) / o.sharded()
+		perParam := p.grad + src + p.states + p.weight + p.master + p.states
+		// Each device updates its shard: of the dense parameters over the shard group, of
+		// the routed experts over the expert shard group.
+		updated := float64(tt.DeviceParams-tt.DeviceExpertParams)/o.sharded() + float64(tt.DeviceExpertParams)/o.expertSharded()
 		tensors := float64(tt.ParamTensors) / o.sharded() // each replica updates its shard's tensors
 		tt.OptimizerHostSeconds = tensors * t.Framework.OptimizerTensorSeconds
-		tt.OptimizerSeconds = max(c.rf.seconds(work{0, perParam * float64(tt.DeviceParams), float64(len(r.Layers))}), tt.OptimizerHostSeconds)
+		tt.OptimizerSeconds = max(c.rf.seconds(work{0, perParam * updated, float64(len(r.Layers))}), tt.OptimizerHostSeconds)
 		if a.TiedEmbeddings && o.Tie == TieCopy {
 			tt.TiedAllReduceBytes = ceil(float64(r.Layers[0].TiedParams) * r.perParam.grad)
 			tt.TiedAllReduceSeconds = linkSeconds(t.Link, float64(tt.TiedAllReduceBytes))
@@ -583,6 +710,7 @@ func (r *Result) Model() *model.Model {
 		m.Name = "model (" + r.Opts.String() + ")"
 	}
 	perTied := r.perParam.weight + r.perParam.grad + r.optShard
+	ep := r.Opts.expertDevicePerParam()
 	prev := "input_ids"
 	// Tensor parallelism without sequence parallelism leaves every device of a group with
 	// the whole activation; Megatron-LM's scatter-gather sends each device's 1/t of it to
@@ -597,9 +725,9 @@ func (r *Result) Model() *model.Model {
 			Kind:            l.Kind,
 			ForwardSeconds:  l.FwdSeconds,
 			BackwardSeconds: l.BwdSeconds,
-			ParamBytes:      ceil(own * (r.perParam.weight + r.perParam.grad)),
-			GradBytes:       ceil(own * r.perParam.grad),
-			OptimizerBytes:  ceil(own * r.optShard),
+			ParamBytes:      ceil((own-float64(l.ExpertParams))*(r.perParam.weight+r.perParam.grad) + float64(l.ExpertParams)*(ep.weight+ep.grad)),
+			GradBytes:       ceil((own-float64(l.ExpertParams))*r.perParam.grad + float64(l.ExpertParams)*ep.grad),
+			OptimizerBytes:  ceil((own-float64(l.ExpertParams))*r.optShard + float64(l.ExpertParams)*r.expertOptShard),
 			TemporaryBytes:  l.TemporaryBytes,
 			ActivationBytes: l.SavedActivationBytes,
 			InputIDs:        []string{prev},
@@ -653,17 +781,40 @@ func checkContext(a *arch.Arch, o Options) error {
 	return es.Err()
 }
 
-// checkTensorParallel requires t to divide what it splits: the query heads, the key/value
-// heads and the MLP width.
-func checkTensorParallel(a *arch.Arch, t int) error {
+// checkTensorParallel requires t to divide what it splits: the query heads, the
+// key/value heads and the dense and shared MLP widths; and for a mixture of experts,
+// expert parallelism to divide the experts (Megatron-LM: "num_experts must be divisible
+// by expert_model_parallel_size") and expert tensor parallelism an expert's width.
+func checkTensorParallel(a *arch.Arch, o Options) error {
+	t := o.TensorParallel
 	var es model.Errors
-	for _, f := range []struct {
+	type size struct {
 		name string
 		v    int
-	}{{"num_heads", a.NumHeads}, {"num_kv_heads", a.NumKVHeads}, {"intermediate_size", a.IntermediateSize}} {
+	}
+	fs := []size{{"num_heads", a.NumHeads}, {"num_kv_heads", a.NumKVHeads}}
+	if a.MoELayers() < a.NumLayers {
+		fs = append(fs, size{"intermediate_size", a.DenseWidth()})
+	}
+	if a.SharedExpertSize > 0 {
+		fs = append(fs, size{"shared_expert_size", a.SharedExpertSize})
+	}
+	for _, f := range fs {
 		if f.v%t != 0 {
 			es.Add("tensor_parallel", "must divide the model's %s (%d), got %d", f.name, f.v, t)
 		}
+	}
+	if !a.MoE() {
+		if o.ExpertParallel > 1 || o.ExpertTensorParallel != t {
+			es.Add("expert_parallel", "splits a mixture of experts: %s has none (give expert parallelism 1 and no expert tensor parallelism)", a.ModelType)
+		}
+		return es.Err()
+	}
+	if a.NumExperts%o.ExpertParallel != 0 {
+		es.Add("expert_parallel", "must divide the model's %d experts, got %d", a.NumExperts, o.ExpertParallel)
+	}
+	if a.IntermediateSize%o.ExpertTensorParallel != 0 {
+		es.Add("expert_tensor_parallel", "must divide an expert's width (%d), got %d", a.IntermediateSize, o.ExpertTensorParallel)
 	}
 	return es.Err()
 }

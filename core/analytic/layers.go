@@ -1,6 +1,11 @@
 package analytic
 
-import "pipeplan/core/arch"
+import (
+	"math"
+
+	"pipeplan/core/arch"
+	"pipeplan/core/cluster"
+)
 
 // shape holds the sizes of one microbatch through one architecture, as float64 (every
 // value is an integer far below 2^53, so sums and products of a few stay exact).
@@ -29,6 +34,12 @@ type shape struct {
 	// dropout masks): h, or h/t with sequence parallelism, which splits them along the
 	// sequence (the same bytes as dividing the width).
 	tp, hr float64
+	// fd is a dense block's MLP width on one device (DenseWidth / t); fs a mixture's
+	// shared expert's (SharedExpertSize / t).
+	fd, fs float64
+	// ep and x are the expert-parallel and expert-tensor-parallel degrees; load the
+	// routed tokens of the busiest device over the mean (Options.expertLoad).
+	ep, x, load float64
 }
 
 func newShape(a *arch.Arch, o Options) *shape {
@@ -50,6 +61,9 @@ func newShape(a *arch.Arch, o Options) *shape {
 		sh.e = 4
 	}
 	sh.drop = a.Dropout && sh.train
+	sh.fd = float64(a.DenseWidth()) / tp
+	sh.fs = float64(a.SharedExpertSize) / tp
+	sh.ep, sh.x, sh.load = float64(o.ExpertParallel), float64(o.ExpertTensorParallel), o.expertLoad()
 	return sh
 }
 
@@ -101,6 +115,41 @@ type piece struct {
 	// fwdAllReduces and bwdAllReduces count the tensor-parallel all-reduces of one
 	// activation (e*b*s*h bytes) in its forward and backward pass.
 	fwdAllReduces, bwdAllReduces float64
+	// expertParams is the part of params that is routed experts (their gradients are
+	// all-reduced, and their optimizer state sharded, over the expert-data-parallel
+	// group).
+	expertParams int64
+	// fwdExpertComm and bwdExpertComm are the seconds of a mixture's token dispatch and
+	// combine all-to-alls and expert-tensor all-gathers and reduce-scatters in each pass.
+	fwdExpertComm, bwdExpertComm float64
+	// extraFLOPs is the forward FLOPs its busiest-device load adds to balanced routing
+	// ((load - 1) / load of the routed experts'): not model FLOPs.
+	extraFLOPs float64
+}
+
+// pairs is the query-key pairs one device's flash attention computes per head and
+// sequence, for a sequence of S tokens split over c context-parallel devices (S^2/c
+// bidirectionally; causally S^2/(2c): the kernels skip the blocks above the diagonal,
+// and the load-balanced split gives each device 1/c of the rest): within a sliding
+// window of w (gpt-oss) S*w - w^2/2 of them over c once S > w (each query sees at most w
+// keys); within chunks of c' (Llama 4) c'^2/2 per whole chunk and r^2/2 for the r tokens
+// left, over c. Local attention only where local is true (Arch.LocalLayer) and only for
+// flash attention: eager attention materialises the whole score matrix, masked.
+func (sh *shape) pairs(local bool) float64 {
+	S, c := sh.skv, sh.cp
+	if !sh.a.Causal() {
+		return S * S / c
+	}
+	w := float64(sh.a.LocalWindow)
+	switch {
+	case !local || w == 0 || S <= w:
+		return S * S / 2 / c
+	case sh.a.LocalChunked:
+		n := math.Floor(S / w)
+		r := S - n*w
+		return (n*w*w/2 + r*r/2) / c
+	}
+	return (S*w - w*w/2) / c
 }
 
 // core marks an operation of the attention core.
@@ -149,7 +198,7 @@ func (sh *shape) norm(name string) op { return mem(name, 2*sh.e*sh.t*sh.hr, 1) }
 // (divided too with sequence parallelism), as in Korthikanti's Table 2. The output
 // projection's partial sums are all-reduced in the forward pass, and the gradient of
 // the QKV input in the backward pass.
-func (sh *shape) attention() piece {
+func (sh *shape) attention(local bool) piece {
 	a, e, t, h, q, kv, hr := sh.a, sh.e, sh.t, sh.h, sh.q, sh.kv, sh.hr
 	p := piece{params: shardParams(a.AttentionParams(), attentionSharded(a), sh.tp),
 		input: e * t * hr, output: e * t * hr, recomputable: true, fwdAllReduces: 1, bwdAllReduces: 1,
@@ -181,13 +230,10 @@ func (sh *shape) attention() piece {
 		p.bwdExtra = 2*e*scores + e*t*(q+2*kv)
 		p.inferExtra = e*t*h + e*t*(q+2*kv) + 2*e*scores
 	} else {
-		fa := 4 * sh.b * sh.heads * sh.s * sh.skv * sh.d // QK^T and PV
-		if a.Causal() {
-			// Causal kernels skip the blocks above the diagonal; under context
-			// parallelism the load-balanced split gives each device 1/c of them.
-			fa /= 2
-		}
-		io := e * t * (2*q + 2*kv) // read Q, K, V, write O
+		// Causal kernels skip the blocks above the diagonal (local attention more, pairs);
+		// under context parallelism the load-balanced split gives each device 1/c of them.
+		fa := 4 * sh.b * sh.heads * sh.pairs(local) * sh.d // QK^T and PV
+		io := e * t * (2*q + 2*kv)                         // read Q, K, V, write O
 		p.ops = append(p.ops, op{name: "flash attention", core: true,
 			// FlashAttention-2's backward pass does five products to the forward's two.
 			fwd: work{fa, io, 1}, bwd: work{2.5 * fa, 2 * io, 2}})
@@ -214,7 +260,141 @@ func (sh *shape) attention() piece {
 	return p
 }
 
-// mlp is the MLP part of a block: norm, the MLP (or router and experts), residual.
+// dispatchSeconds is the time of one mixture layer's dispatch and combine all-to-alls
+// in one pass, for n tokens at the device's input, at the busiest device (its load).
+//
+// alltoall: each of the n*k routed copies (e bytes per element) crosses to its expert's
+// device: cluster.HierarchicalAllToAllSeconds of e*h*n*k*load bytes, twice.
+//
+// deepep: a token crosses the network once per remote node that holds some of its
+// experts, and NVLink once per other device of a node that does. Of N nodes, routing
+// limited to G of RouteGroups groups reaches at most L = min(N, G * ceil(N / groups))
+// nodes; k experts drawn evenly from L nodes fall on L*(1 - (1 - 1/L)^k) distinct ones
+// on average, (N-1)/N of them remote. Inside the nodes each copy whose expert is on
+// another device crosses NVLink ((P-1)/P of them, P members per node). Each side pays a
+// latency per peer, as cluster.HierarchicalAllToAllSeconds does, and the slower side sets the time.
+// The dispatch moves fp8 (1 byte and a 4-byte scale per 128 elements) when the dtype is
+// fp8, the combine e bytes.
+func (sh *shape) dispatchSeconds(t Target, n float64) float64 {
+	a, h, k, e := sh.a, sh.h, sh.k, sh.e
+	members := sh.o.ExpertParallel
+	intra, inter := t.expertLinks()
+	if sh.o.Dispatcher != DispatchDeepEP {
+		return 2 * cluster.HierarchicalAllToAllSeconds(intra, inter, e*h*n*k*sh.load, members, t.ExpertPerNode)
+	}
+	perNode := t.ExpertPerNode
+	if perNode <= 0 || perNode > members {
+		perNode = members
+	}
+	P := float64(perNode)
+	N := math.Ceil(float64(members) / P)
+	reach := N
+	if a.RouteGroups > 0 && a.GroupsPerToken > 0 {
+		reach = min(N, float64(a.GroupsPerToken)*math.Ceil(N/float64(a.RouteGroups)))
+	}
+	remote := reach * (1 - math.Pow(1-1/reach, k)) * (N - 1) / N // distinct remote nodes per token
+	local := k * (P - 1) / P                                     // copies to other devices of a node
+	pass := func(bytes float64) float64 {
+		side := func(l cluster.Link, peers, copies float64) float64 {
+			t := peers * l.LatencySeconds
+			if l.BytesPerSecond > 0 {
+				t += bytes * n * copies * sh.load / l.BytesPerSecond
+			}
+			return t
+		}
+		var ti, te float64
+		if P > 1 {
+			ti = side(intra, P-1, local)
+		}
+		if N > 1 {
+			te = side(inter, float64(members)-P, remote)
+		}
+		return max(ti, te)
+	}
+	dispatch := e * h
+	if sh.o.DType == FP8 {
+		dispatch = h + 4*math.Ceil(h/128)
+	}
+	return pass(dispatch) + pass(e*h)
+}
+
+// mla is DeepSeek's multi-head latent attention (DeepSeek-V2 paper, section 2.1), as
+// trained (the up-projections not absorbed): the norm; the query down-projection to
+// QLoRARank with its norm and the up-projection to heads x (nope + rope), or one query
+// projection without a rank; the joint key-value down-projection to KVLoRARank plus a
+// shared rope key, its norm, and the up-projection to heads x (nope + v); rotary
+// embedding; the attention core on queries and keys nope + rope wide and values v wide;
+// the output projection; the residual. Flash attention only.
+//
+// With t-way tensor parallelism (Megatron-Core's MLASelfAttention) the up-projections
+// and the output projection are split by heads; the down-projections and their norms
+// are replicated. Saved for backward: the norm's input and output (the down-projections'
+// input), the query latent and its norm's output, the key-value latent (with the rope
+// key) and its norm's output, Q, K and V, the softmax statistics, the output projection's
+// input and the mask.
+func (sh *shape) mla(local bool) piece {
+	a, e, t, h, hr := sh.a, sh.e, sh.t, sh.h, sh.hr
+	heads := sh.heads
+	dqk, dv := float64(a.HeadDim), float64(a.VHeadDim)
+	qr, kvr, rope := float64(a.QLoRARank), float64(a.KVLoRARank), float64(a.QKRopeHeadDim)
+	q, k, v := heads*dqk, heads*dqk, heads*dv // per device
+	p := piece{params: shardParams(a.AttentionParams(), mlaSharded(a), sh.tp),
+		input: e * t * hr, output: e * t * hr, recomputable: true, fwdAllReduces: 1, bwdAllReduces: 1,
+		tensors: sh.normTensors() + 5}
+	p.ops = append(p.ops, sh.norm("attention norm"))
+	saved := 2*e*t*hr + e*t*h + sh.mask(t*hr)
+	if qr > 0 {
+		p.tensors += 2
+		p.ops = append(p.ops, sh.linear("q down", t, h, qr), mem("q norm", 2*e*t*qr, 1), sh.linear("q up", t, qr, q))
+		saved += 2 * e * t * qr
+	} else {
+		p.ops = append(p.ops, sh.linear("q", t, h, q))
+	}
+	p.ops = append(p.ops, sh.linear("kv down", t, h, kvr+rope), mem("kv norm", 2*e*t*kvr, 1),
+		sh.linear("kv up", t, kvr, heads*(float64(a.QKNopeHeadDim)+dv)), mem("rotary", 2*e*t*(heads+1)*rope, 2))
+	saved += e*t*(kvr+rope) + e*t*kvr
+	fa := 2 * sh.b * heads * sh.pairs(local) * (dqk + dv) // QK^T and PV
+	io := e * t * (q + k + 2*v)
+	p.ops = append(p.ops, op{name: "flash attention", core: true, fwd: work{fa, io, 1}, bwd: work{2.5 * fa, 2 * io, 2}})
+	saved += e*t*(q+k+v) + 4*sh.b*heads*sh.s + e*t*v // Q, K, V, statistics, output proj. input
+	p.ops = append(p.ops, sh.linear("output projection", t, v, h), sh.residual())
+	p.saved, p.bwdSaved = saved, saved
+	p.bwdExtra = e * t * (q + k + v)
+	p.inferExtra = e*t*h + e*t*(q+k+v) + e*t*v
+	return p
+}
+
+// mlaSharded is the latent attention's parameters tensor parallelism splits: the query
+// (up-)projection, the key-value up-projection and the output projection.
+func mlaSharded(a *arch.Arch) int64 {
+	h, heads := int64(a.HiddenSize), int64(a.NumHeads)
+	qIn := int64(a.QLoRARank)
+	if qIn == 0 {
+		qIn = h
+	}
+	return qIn*a.QDim() + int64(a.KVLoRARank)*heads*int64(a.QKNopeHeadDim+a.VHeadDim) + a.VDim()*h
+}
+
+// mtp is the part of a multi-token prediction module (DeepSeek-V3 Technical Report,
+// section 2.2) around its transformer block: the norms of the hidden state and of the
+// next tokens' embeddings, their concatenation projected from 2h to h (tensor-parallel
+// like a column projection); and after the block the norm and the shared output head's
+// logits and loss (mtpHead), whose weights are the main head's.
+func (sh *shape) mtpIn() piece {
+	a, e, t, h, hr := sh.a, sh.e, sh.t, sh.h, sh.hr
+	hh := int64(a.HiddenSize)
+	p := piece{params: 2*sh.normParams() + shardParams(2*hh*hh, 2*hh*hh, sh.tp),
+		input: e * t * hr, output: e * t * hr, recomputable: true, fwdAllReduces: 1, bwdAllReduces: 1,
+		tensors: 2*sh.normTensors() + 1}
+	p.ops = append(p.ops, sh.norm("mtp hidden norm"), sh.norm("mtp embedding norm"),
+		mem("concat", 4*e*t*hr, 1), sh.linear("mtp projection", t, 2*h, h/sh.tp))
+	saved := 4*e*t*hr + 2*e*t*h
+	p.saved, p.bwdSaved = saved, saved
+	p.inferExtra = 2 * e * t * h
+	return p
+}
+
+// mlp is the MLP part of a dense block: norm, the MLP (of the dense width), residual.
 //
 // Saved for backward: the norm's input and the first projection's input (e*T*h each), the
 // activation's input and the second projection's input (e*T*f each) for GELU, or for
@@ -222,50 +402,121 @@ func (sh *shape) attention() piece {
 // (4*e*T*f), and the residual dropout mask (T*h). GPT's MLP (f = 4h, e = 2, dropout) gives
 // 21*s*b*h: Korthikanti's 19sbh plus the norm's 2sbh.
 //
-// A mixture of experts routes each token to k of E experts (assumed evenly): each expert
-// runs on T*k/E tokens, so the experts together save k times a SwiGLU's tensors on
-// gathered copies of the input, plus the router's fp32 probabilities (4*T*E) and the
-// experts' outputs before weighting (e*T*k*h).
-//
 // With t-way tensor parallelism the MLP's width is split (first projections
-// column-parallel, the last row-parallel; each expert likewise): the e*T*f tensors are
-// divided by t, the norm's and the first projection's input and the mask are not (but
-// are with sequence parallelism). One all-reduce forward, one backward.
+// column-parallel, the last row-parallel): the e*T*f tensors are divided by t, the
+// norm's and the first projection's input and the mask are not (but are with sequence
+// parallelism). One all-reduce forward, one backward.
 func (sh *shape) mlp() piece {
-	a, e, t, h, f, hr := sh.a, sh.e, sh.t, sh.h, sh.f, sh.hr
-	p := piece{params: shardParams(a.MLPParams(), mlpSharded(a), sh.tp),
+	a, e, t, h, f, hr := sh.a, sh.e, sh.t, sh.h, sh.fd, sh.hr
+	p := piece{params: shardParams(a.DenseMLPParams(), denseSharded(a), sh.tp),
 		input: e * t * hr, output: e * t * hr, recomputable: true, fwdAllReduces: 1, bwdAllReduces: 1,
 		tensors: sh.normTensors() + mlpTensors(a)}
 	p.ops = append(p.ops, sh.norm("mlp norm"))
 	common := 2*e*t*hr + sh.mask(t*hr)
-	switch {
-	case a.MoE():
-		te := t * sh.k / sh.experts // tokens per expert
-		p.ops = append(p.ops, sh.linear("router", t, h, sh.experts), mem("top-k", 4*t*sh.experts*2, 3))
-		expert := []op{
-			mem("gather", 2*e*te*h, 1),
-			sh.linear("gate", te, h, f), sh.linear("up", te, h, f),
-			mem("silu", 2*e*te*f, 1), mem("gate x up", 3*e*te*f, 1),
-			sh.linear("down", te, f, h),
-			mem("weight and scatter", 3*e*te*h, 2),
-		}
-		for _, o := range expert {
-			p.ops = append(p.ops, o.times(sh.experts))
-		}
-		common += 4*t*sh.experts + sh.k*(e*t*h+4*e*t*f+e*t*h)
-		p.bwdExtra = sh.k * (2*e*t*f + e*t*h)
-		p.inferExtra = e*t*h + sh.k*(e*t*h+3*e*t*f+e*t*h)
-	case a.GatedMLP():
+	if a.GatedMLP() {
 		p.ops = append(p.ops, sh.linear("gate", t, h, f), sh.linear("up", t, h, f),
 			mem("silu", 2*e*t*f, 1), mem("gate x up", 3*e*t*f, 1), sh.linear("down", t, f, h))
 		common += 4 * e * t * f
 		p.bwdExtra = 2 * e * t * f
 		p.inferExtra = e*t*h + 3*e*t*f
-	default:
+	} else {
 		p.ops = append(p.ops, sh.linear("fc1", t, h, f), mem("gelu", 2*e*t*f, 1), sh.linear("fc2", t, f, h))
 		common += 2 * e * t * f
 		p.bwdExtra = 2 * e * t * f
 		p.inferExtra = e*t*h + 2*e*t*f
+	}
+	p.ops = append(p.ops, sh.residual())
+	p.saved, p.bwdSaved = common, common
+	return p
+}
+
+// moe is the MLP part of a mixture-of-experts block: norm, router, the routed experts
+// (and the shared ones), residual, with expert parallelism.
+//
+// Tokens. With T = b*s tokens per microbatch and replica, a device holds n of them at the
+// mixture's input: T, or T/t with sequence parallelism. The router picks k of E experts
+// per token; the expert-parallel group of EP x ETP devices (Options) holds E/EP experts
+// per device, each split ETP ways. Across the devices of a replica's stage the routed
+// work is T*k token-expert pairs, so under balanced routing each device computes the
+// share A = (T/t)*k*L at full width (L the busiest device's load over the mean,
+// Options.expertLoad), that is ETP*A rows (gathered over the expert-tensor group) on its
+// E/EP experts of width f/ETP: FLOPs 6*h*f*A forward (three projections), whatever EP and
+// ETP are. With EP = 1 and ETP = t, the layout Megatron-LM uses without expert
+// parallelism, this is every expert split t ways on the microbatch's T tokens.
+//
+// Communication. With EP > 1 each device sends its n*k token copies (e*h bytes each) to
+// the devices of their experts and gets the outputs back: a dispatch and a combine
+// all-to-all in each pass, of e*h*n*k*L bytes at the busiest device, priced by
+// cluster.HierarchicalAllToAllSeconds over the target's expert links. With ETP > 1 and tokens not
+// already replicated over the group, the ETP*A received rows are all-gathered before
+// the experts and reduce-scattered after (a ring all-reduce's cost of e*h*ETP*A bytes
+// over the tensor link) in each pass. Tensor parallelism without sequence parallelism
+// (tokens replicated over the t devices, EP = 1, ETP = t) all-reduces the output once in
+// each pass as a dense MLP does; with sequence parallelism, EP = 1 and ETP = t the
+// tokens are all-gathered before routing and reduce-scattered after (the same cost,
+// Megatron-Core's allgather dispatcher). Shared experts are tensor-parallel dense MLPs
+// on the stage's tokens.
+//
+// Saved for backward: the norm's and router's input (e*n*h each), the router's fp32
+// probabilities (4*n*E), the experts' gathered inputs and their outputs before weighting
+// (e*h*ETP*A each), the SwiGLU tensors (4*e*f*A), the shared experts' SwiGLU tensors
+// (4*e*T*fs/t) and the dropout mask: the activations follow the tokens each device
+// receives.
+func (sh *shape) moe(c *calc) piece {
+	a, e, T, h, hr := sh.a, sh.e, sh.t, sh.h, sh.hr
+	n := T * hr / h                          // tokens at the mixture's input on this device
+	local := sh.experts / sh.ep              // experts on this device
+	fl := float64(a.IntermediateSize) / sh.x // an expert's width on this device
+	A := T / sh.tp * sh.k * sh.load          // routed pairs computed, at full width
+	g := sh.x * A                            // rows the local experts run, h wide
+	te := g / local                          // rows per local expert
+	expert := int64(local) * shardParams(a.ExpertParams(), expertSharded(a), sh.x)
+	shared := shardParams(a.SharedExpertParams(), 3*int64(a.HiddenSize)*int64(a.SharedExpertSize), sh.tp)
+	p := piece{params: int64(sh.normTensors())*int64(a.HiddenSize) + a.RouterParams() + expert + shared, expertParams: expert,
+		input: e * n * h, output: e * n * h, recomputable: true,
+		tensors: sh.normTensors() + mlpTensors(a)*int(local) + routerTensors(a) + sharedTensors(a)}
+	replicated := sh.tp > 1 && !sh.o.SequenceParallel // tokens whole on every device of a TP group
+	gatherFirst := sh.o.SequenceParallel && sh.tp > 1 && sh.ep == 1 && sh.x == sh.tp
+	if replicated || gatherFirst {
+		p.fwdAllReduces, p.bwdAllReduces = 1, 1
+	} else {
+		if sh.fs > 0 && sh.tp > 1 {
+			p.fwdAllReduces, p.bwdAllReduces = 1, 1 // the shared experts' gather and scatter
+		}
+		comm := 0.0
+		if sh.ep > 1 {
+			comm += sh.dispatchSeconds(c.target, n)
+		}
+		if sh.x > 1 {
+			comm += cluster.RingAllReduceSeconds(c.target.tensorLink(), e*h*g, sh.o.ExpertTensorParallel)
+		}
+		p.fwdExpertComm, p.bwdExpertComm = comm, comm
+	}
+	p.ops = append(p.ops, sh.norm("mlp norm"),
+		sh.linear("router", n, h, sh.experts), mem("top-k", 4*n*sh.experts*2, 3))
+	perExpert := []op{
+		mem("gather", 2*e*te*h, 1),
+		sh.linear("gate", te, h, fl), sh.linear("up", te, h, fl),
+		mem("silu", 2*e*te*fl, 1), mem("gate x up", 3*e*te*fl, 1),
+		sh.linear("down", te, fl, h),
+		mem("weight and scatter", 3*e*te*h, 2),
+	}
+	for _, o := range perExpert {
+		p.ops = append(p.ops, o.times(local))
+		p.extraFLOPs += o.fwd.flops * local * (1 - 1/sh.load)
+	}
+	common := 2*e*n*h + sh.mask(n*h) + 4*n*sh.experts + 2*e*g*h + 4*e*A*float64(a.IntermediateSize)
+	p.bwdExtra = 2*e*A*float64(a.IntermediateSize) + e*g*h
+	p.inferExtra = e*n*h + 2*e*g*h + 3*e*A*float64(a.IntermediateSize)
+	if fs := sh.fs; fs > 0 {
+		p.ops = append(p.ops, sh.linear("shared gate", T, h, fs), sh.linear("shared up", T, h, fs),
+			mem("shared silu", 2*e*T*fs, 1), mem("shared gate x up", 3*e*T*fs, 1), sh.linear("shared down", T, fs, h))
+		if a.SharedExpertGate {
+			p.ops = append(p.ops, sh.linear("shared expert gate", T, h, 1))
+		}
+		common += 4 * e * T * fs
+		p.bwdExtra += 2 * e * T * fs
+		p.inferExtra += 3 * e * T * fs
 	}
 	p.ops = append(p.ops, sh.residual())
 	p.saved, p.bwdSaved = common, common
@@ -421,7 +672,7 @@ func attentionTensors(a *arch.Arch) int {
 	return n
 }
 
-// mlpTensors counts the MLP's weights and biases (every expert's, and the router).
+// mlpTensors counts one MLP's (or one expert's) weights and biases.
 func mlpTensors(a *arch.Arch) int {
 	n := 2
 	if a.GatedMLP() {
@@ -430,10 +681,26 @@ func mlpTensors(a *arch.Arch) int {
 	if a.MLPBias {
 		n *= 2
 	}
-	if a.MoE() {
-		return n*a.NumExperts + 1
-	}
 	return n
+}
+
+// routerTensors counts the router's weight and bias.
+func routerTensors(a *arch.Arch) int {
+	if a.RouterBias {
+		return 2
+	}
+	return 1
+}
+
+// sharedTensors counts the shared experts' projections and gate.
+func sharedTensors(a *arch.Arch) int {
+	switch {
+	case a.SharedExpertSize == 0:
+		return 0
+	case a.SharedExpertGate:
+		return 4
+	}
+	return 3
 }
 
 // vocabShard is the vocabulary rows one device holds: V/t, rounded up (Megatron-LM pads
@@ -463,11 +730,11 @@ func attentionSharded(a *arch.Arch) int64 {
 	return n
 }
 
-// mlpSharded is the MLP part's parameters that tensor parallelism splits: every
-// projection and the biases of the column-parallel ones, in every expert (the last
-// projection's bias, the norm and the router are replicated).
-func mlpSharded(a *arch.Arch) int64 {
-	h, f := int64(a.HiddenSize), int64(a.IntermediateSize)
+// mlpSharded is what tensor parallelism splits of one MLP of width f: every projection
+// and the biases of the column-parallel ones (the last projection's bias is
+// replicated).
+func mlpSharded(a *arch.Arch, f int64) int64 {
+	h := int64(a.HiddenSize)
 	var n int64
 	if a.GatedMLP() {
 		n = 3 * h * f
@@ -480,5 +747,12 @@ func mlpSharded(a *arch.Arch) int64 {
 			n += f
 		}
 	}
-	return n * int64(max(1, a.NumExperts))
+	return n
 }
+
+// denseSharded is a dense block's MLP part that tensor parallelism splits (the norm is
+// replicated).
+func denseSharded(a *arch.Arch) int64 { return mlpSharded(a, int64(a.DenseWidth())) }
+
+// expertSharded is one routed expert's part that expert tensor parallelism splits.
+func expertSharded(a *arch.Arch) int64 { return mlpSharded(a, int64(a.IntermediateSize)) }

@@ -103,6 +103,21 @@ const (
 	Full Recompute = "full"
 )
 
+// Dispatcher is how a mixture of experts moves tokens to their experts' devices and back.
+type Dispatcher string
+
+// The supported dispatchers.
+const (
+	// DispatchAllToAll: Megatron-Core's alltoall token dispatcher: every routed copy of a
+	// token crosses to its expert's device, in the passes' 16-bit type.
+	DispatchAllToAll Dispatcher = "alltoall"
+	// DispatchDeepEP: DeepSeek's DeepEP kernels (DeepSeek-V3 Technical Report, section 3.2.2;
+	// Megatron-Core's flex dispatcher): a token crosses the network once per destination
+	// node and NVLink once per destination device in it; with dtype fp8 the dispatch
+	// moves fp8 (1 byte per element and a 4-byte scale per 128), the combine 16 bits.
+	DispatchDeepEP Dispatcher = "deepep"
+)
+
 // Split says how finely blocks become pipeline layers.
 type Split string
 
@@ -178,6 +193,39 @@ type Options struct {
 	// divided by t too, and each all-reduce becomes a reduce-scatter and an all-gather of
 	// the same cost. No effect with t = 1.
 	SequenceParallel bool `json:"sequence_parallel,omitempty"`
+	// ExpertParallel is the expert-parallel degree EP of a mixture of experts (0 means
+	// 1): each device of an EP group holds NumExperts/EP experts, and every mixture
+	// layer dispatches each token's k copies to the devices of its experts and combines
+	// the results with two all-to-alls in the forward pass and two in the backward pass
+	// (Lepikhin et al. 2020, GShard; Megatron-Core's alltoall token dispatcher), over the
+	// target's ExpertLink and ExpertInterLink.
+	ExpertParallel int `json:"expert_parallel,omitempty"`
+	// ExpertTensorParallel is the tensor-parallel degree of each expert (Megatron-Core's
+	// expert_tensor_parallel_size; 0 means TensorParallel, its default): an expert's
+	// width is split over it, and the tokens an EP rank receives are all-gathered over
+	// it before the experts and reduce-scattered after.
+	ExpertTensorParallel int `json:"expert_tensor_parallel,omitempty"`
+	// ExpertImbalance is how many times the mean routed tokens the busiest device of an
+	// EP group receives (0 means 1, perfect balance). It scales the experts' time,
+	// memory and all-to-all bytes on the critical path: a step waits for the busiest
+	// device.
+	ExpertImbalance float64 `json:"expert_imbalance,omitempty"`
+	// CapacityFactor, when > 0, caps each expert's tokens at CapacityFactor times the
+	// mean (GShard's capacity; Megatron-Core's --moe-expert-capacity-factor), dropping
+	// the rest: the busiest device then computes min(ExpertImbalance, CapacityFactor)
+	// times the mean. 0: dropless routing (every token reaches its experts).
+	CapacityFactor float64 `json:"capacity_factor,omitempty"`
+	// ExpertOverlap hides each mixture layer's dispatch and combine all-to-alls behind
+	// an adjacent microbatch's computation: the forward pass's behind the layer's
+	// backward computation and the backward pass's behind its forward computation, as
+	// Megatron-Core's combined 1F1B schedule (--overlap-moe-expert-parallel-comm,
+	// "Combined 1F1B: Expert-Parallel All-to-All Overlap") and DeepSeek-V3's DualPipe
+	// (DeepSeek-V3 Technical Report, section 3.2.1) pair the forward of one microbatch
+	// with the backward of another. Training only; not with full recomputation
+	// (Megatron-Core's compatibility rule).
+	ExpertOverlap bool `json:"expert_overlap,omitempty"`
+	// Dispatcher moves the tokens to the experts and back (default alltoall).
+	Dispatcher Dispatcher `json:"dispatcher,omitempty"`
 }
 
 // Sharding is a ZeRO stage (Options.Sharding).
@@ -232,6 +280,10 @@ const (
 	maxTokens = 1 << 26
 	maxDP     = 1 << 20
 	maxTP     = 1 << 10
+	maxEP     = 1 << 12
+	// maxImbalance bounds ExpertImbalance and CapacityFactor (a device getting all of an
+	// EP group's tokens is EP times the mean).
+	maxImbalance = 1 << 12
 )
 
 // Inference reports whether the options describe inference (no optimizer).
@@ -281,7 +333,37 @@ func (o Options) withDefaults() Options {
 	if o.ShardGroup == 0 {
 		o.ShardGroup = o.DataParallel * o.Context
 	}
+	if o.ExpertParallel == 0 {
+		o.ExpertParallel = 1
+	}
+	if o.ExpertTensorParallel == 0 {
+		o.ExpertTensorParallel = o.TensorParallel
+	}
+	if o.ExpertImbalance == 0 {
+		o.ExpertImbalance = 1
+	}
+	if o.Dispatcher == "" {
+		o.Dispatcher = DispatchAllToAll
+	}
 	return o
+}
+
+// expertLoad is the routed tokens the busiest device computes, as a multiple of the
+// mean: the imbalance, capped by the capacity factor where tokens are dropped.
+func (o Options) expertLoad() float64 {
+	if o.CapacityFactor > 0 {
+		return min(o.ExpertImbalance, o.CapacityFactor)
+	}
+	return o.ExpertImbalance
+}
+
+// ExpertDataParallel is how many devices hold a copy of each expert shard: the
+// expert-data-parallel size of Megatron-Core, data x context x tensor / (EP x expert
+// tensor) for one pipeline stage.
+func (o Options) ExpertDataParallel() int {
+	o = o.withDefaults()
+	n := o.DataParallel * o.Context * o.TensorParallel / (o.ExpertParallel * o.ExpertTensorParallel)
+	return max(1, n)
 }
 
 // Validate checks the options (after defaults); errors name the option.
@@ -304,6 +386,7 @@ func (o Options) Validate() error {
 	oneOf(&es, "recompute", string(o.Recompute), NoRecompute, Selective, Full)
 	oneOf(&es, "split", string(o.Split), Blocks, Sublayers)
 	oneOf(&es, "tie", string(o.Tie), TieCopy, TieStage)
+	oneOf(&es, "dispatcher", string(o.Dispatcher), DispatchAllToAll, DispatchDeepEP)
 	if o.DType == FP32 && o.Precision != Pure {
 		es.Add("precision", "%s keeps fp32 weights or master weights beside 16-bit passes: use dtype bf16 or fp16, or precision pure with fp32", o.Precision)
 	}
@@ -325,6 +408,41 @@ func (o Options) Validate() error {
 	}
 	if o.Optimizer == None && o.Sharding != NoSharding {
 		es.Add("sharding", "shards training state (optimizer, gradients): inference (optimizer none) has none")
+	}
+	if o.ExpertParallel < 1 || o.ExpertParallel > maxEP {
+		es.Add("expert_parallel", "must be between 1 and %d, got %d", maxEP, o.ExpertParallel)
+	}
+	if o.ExpertTensorParallel < 1 || o.ExpertTensorParallel > maxTP {
+		es.Add("expert_tensor_parallel", "must be between 1 and %d, got %d", maxTP, o.ExpertTensorParallel)
+	}
+	if !(o.ExpertImbalance >= 1 && o.ExpertImbalance <= maxImbalance) {
+		es.Add("expert_imbalance", "must be between 1 (balanced) and %d, got %v", maxImbalance, o.ExpertImbalance)
+	}
+	if !(o.CapacityFactor == 0 || (o.CapacityFactor > 0 && o.CapacityFactor <= maxImbalance)) {
+		es.Add("capacity_factor", "must be 0 (dropless) or in (0, %d], got %v", maxImbalance, o.CapacityFactor)
+	}
+	if o.ExpertOverlap && o.Optimizer == None {
+		es.Add("expert_overlap", "pairs a forward with a backward pass: inference has none")
+	}
+	if o.ExpertOverlap && o.Recompute == Full {
+		es.Add("expert_overlap", "does not go with full recomputation (Megatron-Core refuses --overlap-moe-expert-parallel-comm with full recompute)")
+	}
+	if len(es) == 0 {
+		// Megatron-Core (parallel_state.initialize_model_parallel) lays the expert layers
+		// out as expert-tensor x expert x expert-data x pipeline ranks over the same
+		// devices as the dense layers' tensor x data x pipeline: EP x expert tensor must
+		// divide tensor x data ("world_size is not divisible by
+		// expert_tensor_model_pipeline_parallel size").
+		if n := o.ExpertParallel * o.ExpertTensorParallel; (o.DataParallel*o.Context*o.TensorParallel)%n != 0 {
+			es.Add("expert_parallel", "expert x expert tensor parallelism (%d x %d) must divide data x context x tensor parallelism (%d x %d x %d), the devices of a stage that Megatron-Core lays the expert layers over",
+				o.ExpertParallel, o.ExpertTensorParallel, o.DataParallel, o.Context, o.TensorParallel)
+		}
+		// Megatron-LM's arguments: "When using expert parallelism and tensor parallelism,
+		// sequence parallelism must be used" (the tokens a rank dispatches are its
+		// sequence shard).
+		if o.TensorParallel > 1 && !o.SequenceParallel && (o.ExpertParallel > 1 || o.ExpertTensorParallel != o.TensorParallel) {
+			es.Add("sequence_parallel", "is needed with tensor_parallel %d and expert parallelism (Megatron-LM: \"when using expert parallelism and tensor parallelism, sequence parallelism must be used\")", o.TensorParallel)
+		}
 	}
 	if o.Optimizer == None && o.Recompute != NoRecompute {
 		es.Add("recompute", "needs training: inference (optimizer none) keeps nothing to recompute")
@@ -362,6 +480,15 @@ type Target struct {
 	// ContextLink carries the context-parallel exchanges when the context group spans
 	// nodes (the network between them); when it states no bandwidth, the tensor link does.
 	ContextLink cluster.Link `json:"context_link,omitzero"`
+	// ExpertLink joins the members of an expert-parallel group inside a node and
+	// ExpertInterLink across nodes; ExpertPerNode is how many members share a node (0:
+	// all of them, on ExpertLink). A dispatch or combine all-to-all sends each member's
+	// share for peers in its node over ExpertLink and the rest over ExpertInterLink at
+	// once (cluster.HierarchicalAllToAllSeconds). A link that states no bandwidth falls back to
+	// the tensor-parallel link.
+	ExpertLink      cluster.Link `json:"expert_link,omitzero"`
+	ExpertInterLink cluster.Link `json:"expert_inter_link,omitzero"`
+	ExpertPerNode   int          `json:"expert_per_node,omitempty"`
 }
 
 // contextLink is the link of the context-parallel exchanges.
@@ -370,6 +497,18 @@ func (t Target) contextLink() cluster.Link {
 		return t.ContextLink
 	}
 	return t.tensorLink()
+}
+
+// expertLinks are the intra- and inter-node links of the expert-parallel all-to-alls.
+func (t Target) expertLinks() (intra, inter cluster.Link) {
+	intra, inter = t.ExpertLink, t.ExpertInterLink
+	if intra.BytesPerSecond <= 0 {
+		intra = t.tensorLink()
+	}
+	if inter.BytesPerSecond <= 0 {
+		inter = intra
+	}
+	return intra, inter
 }
 
 // tensorLink is the link of the tensor-parallel all-reduces.
@@ -405,6 +544,13 @@ func (t Target) Validate() error {
 	es.NonNegative("link.bytes_per_second", t.Link.BytesPerSecond)
 	es.NonNegative("tensor_link.latency_seconds", t.TensorLink.LatencySeconds)
 	es.NonNegative("tensor_link.bytes_per_second", t.TensorLink.BytesPerSecond)
+	es.NonNegative("expert_link.latency_seconds", t.ExpertLink.LatencySeconds)
+	es.NonNegative("expert_link.bytes_per_second", t.ExpertLink.BytesPerSecond)
+	es.NonNegative("expert_inter_link.latency_seconds", t.ExpertInterLink.LatencySeconds)
+	es.NonNegative("expert_inter_link.bytes_per_second", t.ExpertInterLink.BytesPerSecond)
+	if t.ExpertPerNode < 0 {
+		es.Add("expert_per_node", "must be >= 0, got %d", t.ExpertPerNode)
+	}
 	if err := t.Framework.Validate("framework"); err != nil {
 		fe, _ := model.AsFieldErrors(err)
 		es = append(es, fe...)
@@ -485,6 +631,44 @@ func (o Options) sharded() float64 {
 	return 1
 }
 
+// expertSharded is the devices a routed expert's sharded state is spread over: the
+// shard group's devices times the tensor group, over the expert x expert-tensor devices
+// that split the experts (for ZeRO over all replicas, Megatron-Core's expert-data-parallel
+// group, over which its distributed optimizer shards expert parameters); 1 without
+// sharding.
+func (o Options) expertSharded() float64 {
+	if o.Sharding.Level() < 1 || o.ShardGroup < 2 {
+		return 1
+	}
+	return max(1, float64(o.ShardGroup)*float64(o.TensorParallel)/float64(o.ExpertParallel*o.ExpertTensorParallel))
+}
+
+// expertDevicePerParam is devicePerParam for a routed expert's parameter: sharded over
+// expertSharded.
+func (o Options) expertDevicePerParam() bytesPerParam {
+	p := o.perParam()
+	n := o.expertSharded()
+	switch o.Sharding.Level() {
+	case 3:
+		p.weight /= n
+		fallthrough
+	case 2:
+		p.grad /= n
+		fallthrough
+	case 1:
+		p.master /= n
+		p.states /= n
+	}
+	return p
+}
+
+// expertOptimizerShard is the optimizer state (with master weights) per routed expert
+// parameter on one device.
+func (o Options) expertOptimizerShard() float64 {
+	p := o.expertDevicePerParam()
+	return p.master + p.states
+}
+
 // String describes the options for people: "b=8 s=1024 bf16 mixed, adamw, flash attention".
 func (o Options) String() string {
 	s := fmt.Sprintf("b=%d s=%d %s", o.Batch, o.Seq, o.DType)
@@ -515,6 +699,24 @@ func (o Options) String() string {
 		if o.SequenceParallel {
 			s += " with sequence parallelism"
 		}
+	}
+	if o.ExpertParallel > 1 {
+		s += fmt.Sprintf(", expert parallel %d", o.ExpertParallel)
+	}
+	if o.ExpertTensorParallel != o.TensorParallel && o.ExpertTensorParallel > 0 {
+		s += fmt.Sprintf(", expert tensor parallel %d", o.ExpertTensorParallel)
+	}
+	if o.ExpertImbalance > 1 {
+		s += fmt.Sprintf(", expert imbalance %g", o.ExpertImbalance)
+	}
+	if o.CapacityFactor > 0 {
+		s += fmt.Sprintf(", capacity factor %g", o.CapacityFactor)
+	}
+	if o.ExpertOverlap {
+		s += ", dispatch overlapped"
+	}
+	if o.Dispatcher == DispatchDeepEP {
+		s += ", deepep"
 	}
 	return s
 }

@@ -1,8 +1,10 @@
 // Package arch reads a transformer's architecture from a HuggingFace config.json and
 // describes it in the terms that shape its cost: sizes, heads, vocabulary, experts, norms,
 // biases, tied embeddings. It counts parameters exactly as the HuggingFace implementations
-// hold them. Supported: GPT-2, BERT, and the Llama family (Llama, Mistral, Qwen2, and the
-// mixture-of-experts Mixtral).
+// hold them. Supported: GPT-2, BERT, and the Llama family (Llama, Mistral, Qwen2, Qwen3),
+// with its mixtures of experts: Mixtral, Qwen2-MoE, Qwen3-MoE, DeepSeek-V2 and V3
+// (multi-head latent attention, shared experts, dense first layers, multi-token
+// prediction), Llama 4 (interleaved MoE layers, a shared expert) and gpt-oss.
 //
 // Well-known configs are bundled (Bundled, BundledNames), so nothing is fetched at run
 // time.
@@ -42,7 +44,8 @@ type Arch struct {
 	NumKVHeads int `json:"num_kv_heads"`
 	// HeadDim is the width of one head (usually HiddenSize / NumHeads).
 	HeadDim int `json:"head_dim"`
-	// IntermediateSize is the MLP's inner width f (per expert for mixtures of experts).
+	// IntermediateSize is the MLP's inner width f (per routed expert for mixtures of
+	// experts: DeepSeek's and Qwen's moe_intermediate_size).
 	IntermediateSize int `json:"intermediate_size"`
 	// VocabSize is the vocabulary V.
 	VocabSize int `json:"vocab_size"`
@@ -54,6 +57,58 @@ type Arch struct {
 	// NumExperts and ExpertsPerToken describe a mixture-of-experts MLP (0 for a dense MLP).
 	NumExperts      int `json:"num_experts,omitempty"`
 	ExpertsPerToken int `json:"experts_per_token,omitempty"`
+	// DenseIntermediateSize is the MLP width of a mixture's dense layers (DeepSeek's
+	// intermediate_size, Llama 4's intermediate_size_mlp); 0: IntermediateSize.
+	DenseIntermediateSize int `json:"dense_intermediate_size,omitempty"`
+	// SharedExpertSize is the inner width of the shared expert(s) every token passes
+	// through beside its routed ones (DeepSeek: n_shared_experts x moe_intermediate_size;
+	// Qwen2-MoE: shared_expert_intermediate_size; Llama 4: intermediate_size); 0: none.
+	// SharedExpertGate: Qwen2-MoE's sigmoid gate on it (h x 1).
+	SharedExpertSize int  `json:"shared_expert_size,omitempty"`
+	SharedExpertGate bool `json:"shared_expert_gate,omitempty"`
+	// RouterBias: the router has one bias per expert (gpt-oss's router bias,
+	// DeepSeek-V3's e_score_correction_bias).
+	RouterBias bool `json:"router_bias,omitempty"`
+	// RouteGroups and GroupsPerToken: group-limited routing (DeepSeek's n_group and
+	// topk_group with topk_method group_limited_greedy or noaux_tc): the experts are in
+	// RouteGroups equal groups and a token's experts come from at most GroupsPerToken of
+	// them, which DeepSeek lays out one group per device or node to bound the devices or
+	// nodes a token reaches (DeepSeek-V2 paper, section 2.2.2, device-limited routing;
+	// DeepSeek-V3 Technical Report, section 2.1.2, node-limited routing). 0: unlimited.
+	RouteGroups    int `json:"route_groups,omitempty"`
+	GroupsPerToken int `json:"groups_per_token,omitempty"`
+	// FirstDenseLayers are dense before the first mixture (DeepSeek's
+	// first_k_dense_replace); MoEEvery makes only every n-th layer after them a mixture
+	// (layer i when (i+1) % n == 0: Llama 4's interleave_moe_layer_step, Qwen's
+	// decoder_sparse_step); 0 or 1: every layer.
+	FirstDenseLayers int `json:"first_dense_layers,omitempty"`
+	MoEEvery         int `json:"moe_every,omitempty"`
+	// Multi-head latent attention (DeepSeek-V2, V3; KVLoRARank > 0): queries through a
+	// rank-QLoRARank bottleneck (0: a plain projection), keys and values from one
+	// KVLoRARank-wide latent plus a QKRopeHeadDim-wide rotary key shared by the heads;
+	// each head's query and key are QKNopeHeadDim + QKRopeHeadDim wide (HeadDim), its
+	// value VHeadDim.
+	QLoRARank     int `json:"q_lora_rank,omitempty"`
+	KVLoRARank    int `json:"kv_lora_rank,omitempty"`
+	QKRopeHeadDim int `json:"qk_rope_head_dim,omitempty"`
+	QKNopeHeadDim int `json:"qk_nope_head_dim,omitempty"`
+	VHeadDim      int `json:"v_head_dim,omitempty"`
+	// MTPLayers is DeepSeek-V3's multi-token prediction depth (num_nextn_predict_layers):
+	// each module is two norms, a 2h x h projection, one mixture-of-experts block and a
+	// norm, sharing the embedding and the output head with the main model.
+	MTPLayers int `json:"mtp_layers,omitempty"`
+	// LocalWindow limits the keys some layers attend to: with LocalChunked, attention
+	// within chunks of LocalWindow tokens (Llama 4's attention_chunk_size), else a
+	// sliding window of the LocalWindow latest tokens (gpt-oss's sliding_window). Layer i
+	// is local unless (i+1) % GlobalEvery == 0 (Llama 4: every 4th layer global; gpt-oss:
+	// every 2nd). 0: every layer attends to the whole sequence.
+	LocalWindow  int  `json:"local_window,omitempty"`
+	LocalChunked bool `json:"local_chunked,omitempty"`
+	GlobalEvery  int  `json:"global_every,omitempty"`
+	// QKNorm: RMSNorm weights on each query and key head (Qwen3); AttentionSinks: one
+	// learned sink logit per head (gpt-oss).
+	QKNorm         bool `json:"qk_norm,omitempty"`
+	AttentionSinks bool `json:"attention_sinks,omitempty"`
 
 	// TiedEmbeddings: the LM head reuses the input embedding matrix.
 	TiedEmbeddings bool `json:"tied_embeddings"`
@@ -82,14 +137,60 @@ func (a *Arch) GatedMLP() bool { return a.Family == Llama }
 // rather than rotary.
 func (a *Arch) LearnedPositions() bool { return a.Family != Llama }
 
-// MoE reports whether the MLP is a mixture of experts.
+// MoE reports whether the MLP is a mixture of experts (in some layers at least).
 func (a *Arch) MoE() bool { return a.NumExperts > 0 }
+
+// MoELayer reports whether block i's MLP is a mixture of experts: every block of a
+// mixture, but the first FirstDenseLayers and those MoEEvery skips.
+func (a *Arch) MoELayer(i int) bool {
+	if !a.MoE() || i < a.FirstDenseLayers {
+		return false
+	}
+	return (i+1)%max(1, a.MoEEvery) == 0
+}
+
+// MoELayers counts the blocks whose MLP is a mixture of experts.
+func (a *Arch) MoELayers() int {
+	n := 0
+	for i := range a.NumLayers {
+		if a.MoELayer(i) {
+			n++
+		}
+	}
+	return n
+}
+
+// DenseWidth is the MLP width of a dense block: DenseIntermediateSize in a mixture that
+// has one, else IntermediateSize.
+func (a *Arch) DenseWidth() int {
+	if a.MoE() && a.DenseIntermediateSize > 0 {
+		return a.DenseIntermediateSize
+	}
+	return a.IntermediateSize
+}
+
+// LocalLayer reports whether block i attends within LocalWindow only.
+func (a *Arch) LocalLayer(i int) bool {
+	return a.LocalWindow > 0 && (a.GlobalEvery < 1 || (i+1)%a.GlobalEvery != 0)
+}
+
+// MLA reports whether attention is multi-head latent attention (DeepSeek-V2, V3).
+func (a *Arch) MLA() bool { return a.KVLoRARank > 0 }
 
 // QDim is the width of all query heads together (NumHeads * HeadDim).
 func (a *Arch) QDim() int64 { return int64(a.NumHeads) * int64(a.HeadDim) }
 
 // KVDim is the width of all key (or value) heads together (NumKVHeads * HeadDim).
 func (a *Arch) KVDim() int64 { return int64(a.NumKVHeads) * int64(a.HeadDim) }
+
+// VDim is the width of all value heads together: KVDim, or with latent attention
+// NumHeads * VHeadDim.
+func (a *Arch) VDim() int64 {
+	if a.MLA() {
+		return int64(a.NumHeads) * int64(a.VHeadDim)
+	}
+	return a.KVDim()
+}
 
 // Description is a one-line summary for people.
 func (a *Arch) Description() string {

@@ -85,6 +85,104 @@ func TestGPT3(t *testing.T) {
 	}
 }
 
+// TestParamsMoEPublished checks the bundled mixtures of experts against the total and
+// active parameter counts their authors publish, to the precision published: within one
+// unit of the last digit given, as publishers round (DeepSeek-V2's 235.7B is "236B") or
+// truncate (Qwen3-30B-A3B's 3.35B active is "3.3B", Maverick's 400.7B "400B"). Where a publisher counts the active
+// parameters without the token embedding (gpt-oss's model card, DeepSeek-V2-Lite's) the
+// embedding matrix is taken off ActiveParams, which counts both ends.
+func TestParamsMoEPublished(t *testing.T) {
+	tests := []struct {
+		name string
+		// total and active published, and the unit of their last digit.
+		total, active, digit   float64
+		activeWithoutEmbedding bool
+		source                 string
+	}{
+		{"deepseek-v3", 671e9, 37e9, 1e9, false, "DeepSeek-V3 Technical Report (arXiv 2412.19437), abstract: 671B total, 37B activated"},
+		{"deepseek-v2", 236e9, 21e9, 1e9, false, "DeepSeek-V2 paper (arXiv 2405.04434), abstract: 236B total, 21B activated"},
+		{"deepseek-v2-lite", 15.7e9, 2.4e9, 0.1e9, true, "DeepSeek-V2 paper, appendix B: V2-Lite 15.7B total, 2.4B activated"},
+		{"mixtral-8x7b-v0.1", 46.7e9, 12.9e9, 0.1e9, false, "Mixtral of Experts (arXiv 2401.04088): 47B total, 13B active; Mistral's release post: 46.7B, 12.9B"},
+		{"mixtral-8x22b-v0.1", 141e9, 39e9, 1e9, false, "Mistral's Mixtral 8x22B release post: 141B total, 39B active"},
+		{"qwen3-30b-a3b", 30.5e9, 3.3e9, 0.1e9, false, "Qwen3-30B-A3B model card: 30.5B total, 3.3B activated"},
+		{"qwen3-235b-a22b", 235e9, 22e9, 1e9, false, "Qwen3-235B-A22B model card: 235B total, 22B activated"},
+		{"qwen1.5-moe-a2.7b", 14.3e9, 2.7e9, 0.1e9, false, "Qwen1.5-MoE-A2.7B model card: 14.3B total, 2.7B activated"},
+		{"llama-4-maverick-17b-128e", 400e9, 17e9, 1e9, false, "Llama 4 model card: Maverick 400B total, 17B active"},
+		{"gpt-oss-120b", 116.83e9, 5.13e9, 0.01e9, true, "gpt-oss model card (OpenAI 2025), table 1: 116.83B total, 5.13B active"},
+		{"gpt-oss-20b", 20.91e9, 3.61e9, 0.01e9, true, "gpt-oss model card, table 1: 20.91B total, 3.61B active"},
+	}
+	for _, tt := range tests {
+		a, err := Bundled(tt.name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		active := a.ActiveParams()
+		if tt.activeWithoutEmbedding {
+			active -= a.EmbeddingWeightParams()
+		}
+		for _, c := range []struct {
+			what      string
+			got       int64
+			published float64
+		}{{"total", a.Params(), tt.total}, {"active", active, tt.active}} {
+			if d := float64(c.got) - c.published; d <= -tt.digit || d >= tt.digit {
+				t.Errorf("%s: %s parameters %d, published %.4g (%s)", tt.name, c.what, c.got, c.published, tt.source)
+			}
+		}
+	}
+	// Llama 4 Scout's 109B counts its vision encoder too: the text model is 107.8B, and
+	// its 17B active.
+	a, _ := Bundled("llama-4-scout")
+	if p, act := a.Params(), a.ActiveParams(); p < 107.5e9 || p > 108e9 || act < 16.5e9 || act >= 17.5e9 {
+		t.Errorf("llama-4-scout: %d total, %d active; want the text model's 107.8B and 17B active", p, act)
+	}
+}
+
+// TestParamsDeepSeekV3ClosedForm checks DeepSeek-V3 against its structure written out:
+// latent attention, 3 dense layers, 58 layers of 256 routed experts plus one shared, a
+// router with a score-correction bias, untied embedding and head, and the MTP module.
+func TestParamsDeepSeekV3ClosedForm(t *testing.T) {
+	a, err := Bundled("deepseek-v3")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const h, L, dense, H, qr, kvr, rope, nope, v, f, fd, E, V = 7168, 61, 3, 128, 1536, 512, 64, 128, 128, 2048, 18432, 256, 129280
+	attn := int64(h + h*qr + qr + qr*H*(nope+rope) + h*(kvr+rope) + kvr + kvr*H*(nope+v) + H*v*h)
+	moe := int64(h + h*E + E + (E+1)*3*h*f)
+	mlp := int64(h + 3*h*fd)
+	want := int64(2*V*h+h) + L*attn + dense*mlp + (L-dense)*moe
+	if got := a.Params(); got != want {
+		t.Errorf("Params() = %d, want %d", got, want)
+	}
+	if got, want := a.MTPParams(), int64(3*h+2*h*h)+attn+moe; got != want {
+		t.Errorf("MTPParams() = %d, want %d", got, want)
+	}
+	if got, want := a.ActiveParams(), want-(L-dense)*int64((E-8)*3*h*f); got != want {
+		t.Errorf("ActiveParams() = %d, want %d", got, want)
+	}
+	for i, moe := range map[int]bool{0: false, 2: false, 3: true, 60: true} {
+		if a.MoELayer(i) != moe {
+			t.Errorf("MoELayer(%d) = %v, want %v", i, !moe, moe)
+		}
+	}
+}
+
+// TestMoELayersInterleaved: Llama 4 Maverick's MoE layers are every second one
+// (interleave_moe_layer_step 2: layers 1, 3, ..., 47), the others dense MLPs of
+// intermediate_size_mlp.
+func TestMoELayersInterleaved(t *testing.T) {
+	a, err := Bundled("llama-4-maverick")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.MoELayer(0) || !a.MoELayer(1) || a.MoELayer(46) || !a.MoELayer(47) || a.MoELayers() != 24 {
+		t.Errorf("MoE layers: 0 %v, 1 %v, 46 %v, 47 %v, count %d", a.MoELayer(0), a.MoELayer(1), a.MoELayer(46), a.MoELayer(47), a.MoELayers())
+	}
+	if a.DenseWidth() != 16384 || a.IntermediateSize != 8192 || a.SharedExpertSize != 8192 {
+		t.Errorf("widths: dense %d, expert %d, shared %d", a.DenseWidth(), a.IntermediateSize, a.SharedExpertSize)
+	}
+}
+
 func TestActiveParamsMixtral(t *testing.T) {
 	a, err := Bundled("mixtral-8x7b")
 	if err != nil {
@@ -124,7 +222,7 @@ func TestParseFields(t *testing.T) {
 
 func TestBundledNames(t *testing.T) {
 	got := strings.Join(BundledNames(), " ")
-	want := "bert-base-uncased bert-large-uncased gpt2 gpt2-large gpt2-medium gpt2-xl llama-2-70b llama-2-7b llama-3.1-70b llama-3.2-1b meta-llama-3-8b mistral-7b-v0.1 mixtral-8x7b-v0.1 qwen2-7b"
+	want := "bert-base-uncased bert-large-uncased deepseek-v2 deepseek-v2-lite deepseek-v3 gpt-oss-120b gpt-oss-20b gpt2 gpt2-large gpt2-medium gpt2-xl llama-2-70b llama-2-7b llama-3.1-70b llama-3.2-1b llama-4-maverick-17b-128e llama-4-scout-17b-16e meta-llama-3-8b mistral-7b-v0.1 mixtral-8x22b-v0.1 mixtral-8x7b-v0.1 qwen1.5-moe-a2.7b qwen2-7b qwen3-235b-a22b qwen3-30b-a3b"
 	if got != want {
 		t.Errorf("BundledNames() = %s\nwant %s", got, want)
 	}
@@ -208,6 +306,20 @@ func TestParseErrors(t *testing.T) {
 			"attn_pdrop: must be a probability in [0, 1], got 2"},
 		{"tie", `{"model_type":"gpt2","n_embd":8,"n_layer":1,"n_head":1,"vocab_size":10,"tie_word_embeddings":"yes"}`,
 			`tie_word_embeddings: must be true or false, got "yes"`},
+		{"experts per token", `{"model_type":"qwen3_moe","hidden_size":64,"num_hidden_layers":2,"num_attention_heads":8,"intermediate_size":8,"vocab_size":10,"num_experts":4,"num_experts_per_tok":5}`,
+			"num_experts_per_tok: must be between 1 and 4, got 5"},
+		{"mlp only layers", `{"model_type":"qwen2_moe","hidden_size":64,"num_hidden_layers":2,"num_attention_heads":8,"intermediate_size":8,"vocab_size":10,"mlp_only_layers":[0]}`,
+			"mlp_only_layers: dense layers named one by one are not modelled"},
+		{"moe layer freq", `{"model_type":"deepseek_v3","hidden_size":64,"num_hidden_layers":2,"num_attention_heads":8,"intermediate_size":8,"vocab_size":10,"kv_lora_rank":16,"n_routed_experts":4,"num_experts_per_tok":2,"moe_intermediate_size":8,"moe_layer_freq":2}`,
+			"moe_layer_freq: must be 1"},
+		{"kv lora rank", `{"model_type":"deepseek_v2","hidden_size":64,"num_hidden_layers":2,"num_attention_heads":8,"intermediate_size":8,"vocab_size":10}`,
+			"kv_lora_rank: is missing"},
+		{"llama4 text config", `{"model_type":"llama4","text_config":{"hidden_size":64,"num_hidden_layers":2,"num_attention_heads":8,"intermediate_size":8,"vocab_size":10,"interleave_moe_layer_step":0}}`,
+			"text_config.interleave_moe_layer_step: must be between 1 and 2, got 0"},
+		{"llama4 moe layers", `{"model_type":"llama4","text_config":{"hidden_size":64,"num_hidden_layers":4,"num_attention_heads":8,"intermediate_size":8,"vocab_size":10,"interleave_moe_layer_step":2,"moe_layers":[0,2]}}`,
+			"text_config.moe_layers: must be every interleave_moe_layer_step-th layer ([1 3])"},
+		{"dense first layers", `{"model_type":"deepseek_v3","hidden_size":64,"num_hidden_layers":2,"num_attention_heads":8,"intermediate_size":8,"vocab_size":10,"kv_lora_rank":16,"n_routed_experts":4,"num_experts_per_tok":2,"moe_intermediate_size":8,"first_k_dense_replace":3}`,
+			"first_k_dense_replace: must be between 0 and 2, got 3"},
 		{"huge", `{"model_type":"llama","hidden_size":131072,"num_hidden_layers":4096,"num_attention_heads":1024,"intermediate_size":1048576,"vocab_size":10}`,
 			"hidden_size: the model would have more than 2^50 parameters"},
 	}

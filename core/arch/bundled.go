@@ -16,12 +16,16 @@ var configs embed.FS
 
 // aliases are short names for bundled configs.
 var aliases = map[string]string{
-	"gpt2-small":   "gpt2",
-	"bert-base":    "bert-base-uncased",
-	"bert-large":   "bert-large-uncased",
-	"llama-3-8b":   "meta-llama-3-8b",
-	"mistral-7b":   "mistral-7b-v0.1",
-	"mixtral-8x7b": "mixtral-8x7b-v0.1",
+	"gpt2-small":       "gpt2",
+	"bert-base":        "bert-base-uncased",
+	"bert-large":       "bert-large-uncased",
+	"llama-3-8b":       "meta-llama-3-8b",
+	"mistral-7b":       "mistral-7b-v0.1",
+	"mixtral-8x7b":     "mixtral-8x7b-v0.1",
+	"mixtral-8x22b":    "mixtral-8x22b-v0.1",
+	"llama-4-scout":    "llama-4-scout-17b-16e",
+	"llama-4-maverick": "llama-4-maverick-17b-128e",
+	"qwen1.5-moe":      "qwen1.5-moe-a2.7b",
 }
 
 // bundledNames are the names of the files in configs/, without .json, sorted (a test
@@ -31,10 +35,14 @@ var aliases = map[string]string{
 // names: the browser page lists them and reads no config (about 170 KB of main.wasm).
 var bundledNames = []string{
 	"bert-base-uncased", "bert-large-uncased",
+	"deepseek-v2", "deepseek-v2-lite", "deepseek-v3",
+	"gpt-oss-120b", "gpt-oss-20b",
 	"gpt2", "gpt2-large", "gpt2-medium", "gpt2-xl",
-	"llama-2-70b", "llama-2-7b", "llama-3.1-70b", "llama-3.2-1b", "meta-llama-3-8b",
-	"mistral-7b-v0.1", "mixtral-8x7b-v0.1",
-	"qwen2-7b",
+	"llama-2-70b", "llama-2-7b", "llama-3.1-70b", "llama-3.2-1b",
+	"llama-4-maverick-17b-128e", "llama-4-scout-17b-16e",
+	"meta-llama-3-8b",
+	"mistral-7b-v0.1", "mixtral-8x22b-v0.1", "mixtral-8x7b-v0.1",
+	"qwen1.5-moe-a2.7b", "qwen2-7b", "qwen3-235b-a22b", "qwen3-30b-a3b",
 }
 
 // BundledNames lists the bundled configs by name (without aliases), sorted.

@@ -24,25 +24,35 @@ const (
 	maxPos     = 1 << 24
 	maxTypes   = 1 << 10
 	maxExperts = 1 << 10
+	maxMTP     = 1 << 4
 	// maxParams bounds the total parameter count (2^50, a thousand trillion).
 	maxParams = 1 << 50
 )
 
 // modelTypes maps config.json's model_type to a family.
 var modelTypes = map[string]Family{
-	"gpt2":    GPT2,
-	"bert":    BERT,
-	"llama":   Llama,
-	"mistral": Llama,
-	"qwen2":   Llama,
-	"mixtral": Llama,
+	"gpt2":        GPT2,
+	"bert":        BERT,
+	"llama":       Llama,
+	"mistral":     Llama,
+	"qwen2":       Llama,
+	"qwen3":       Llama,
+	"mixtral":     Llama,
+	"qwen2_moe":   Llama,
+	"qwen3_moe":   Llama,
+	"deepseek_v2": Llama,
+	"deepseek_v3": Llama,
+	"llama4":      Llama,
+	"llama4_text": Llama,
+	"gpt_oss":     Llama,
 }
 
 // architectureTypes maps an "architectures" entry's prefix to a model_type, for configs
 // without model_type.
 var architectureTypes = []struct{ prefix, modelType string }{
-	{"GPT2", "gpt2"}, {"Bert", "bert"}, {"Llama", "llama"}, {"Mistral", "mistral"},
-	{"Qwen2", "qwen2"}, {"Mixtral", "mixtral"},
+	{"GPT2", "gpt2"}, {"Bert", "bert"}, {"Llama4", "llama4"}, {"Llama", "llama"}, {"Mistral", "mistral"},
+	{"Qwen2Moe", "qwen2_moe"}, {"Qwen3Moe", "qwen3_moe"}, {"Qwen2", "qwen2"}, {"Qwen3", "qwen3"},
+	{"Mixtral", "mixtral"}, {"DeepseekV2", "deepseek_v2"}, {"DeepseekV3", "deepseek_v3"}, {"GptOss", "gpt_oss"},
 }
 
 // ModelTypes lists the supported model_type values, sorted.
@@ -142,6 +152,31 @@ func (f *fields) parse() *Arch {
 		return a
 	}
 	a.Family = modelTypes[a.ModelType]
+	if r, ok := f.raw["text_config"]; ok && a.ModelType == "llama4" && string(bytes.TrimSpace(r)) != "null" {
+		// Llama 4's config.json nests the language model's fields (Llama4TextConfig) in
+		// text_config beside the vision encoder's: the text model is what is costed.
+		sub, err := topLevel(r)
+		if err != nil {
+			fe, ok := model.AsFieldErrors(err)
+			if !ok {
+				f.es.Add("text_config", "%s", strings.TrimPrefix(err.Error(), "config.json: "))
+			}
+			for _, e := range fe {
+				f.es.Add("text_config."+e.Path, "%s", e.Reason)
+			}
+			return a
+		}
+		inner := &fields{raw: sub}
+		inner.llama(a)
+		inner.activation()
+		if len(inner.es) == 0 {
+			inner.check(a)
+		}
+		for _, e := range inner.es {
+			f.es.Add("text_config."+e.Path, "%s", e.Reason)
+		}
+		return a
+	}
 	switch a.Family {
 	case GPT2:
 		f.gpt2(a)
@@ -260,7 +295,8 @@ func (f *fields) llama(a *Arch) {
 		defaultHeadDim = a.HiddenSize / a.NumHeads
 	}
 	a.HeadDim = f.optional(defaultHeadDim, "head_dim")
-	if _, given := f.raw["head_dim"]; !given && a.NumHeads > 0 && a.HiddenSize%a.NumHeads != 0 {
+	mla := a.ModelType == "deepseek_v2" || a.ModelType == "deepseek_v3"
+	if _, given := f.raw["head_dim"]; !given && !mla && a.NumHeads > 0 && a.HiddenSize%a.NumHeads != 0 {
 		f.es.Add("num_attention_heads", "must divide hidden_size (%d) when head_dim is not given, got %d", a.HiddenSize, a.NumHeads)
 	}
 	switch a.ModelType {
@@ -270,10 +306,158 @@ func (f *fields) llama(a *Arch) {
 		a.MLPBias = f.boolean("mlp_bias", false)
 	case "qwen2":
 		a.QKVBias = true
+	case "qwen3":
+		a.QKVBias = f.boolean("attention_bias", false)
+		a.OutBias = a.QKVBias
+		a.QKNorm = true
 	case "mixtral":
 		a.NumExperts = f.optional(8, "num_local_experts")
 		a.ExpertsPerToken = f.optional(2, "num_experts_per_tok")
+	case "qwen2_moe", "qwen3_moe":
+		// Qwen2MoeConfig, Qwen3MoeConfig: intermediate_size is the dense MLP's (of the
+		// layers mlp_only_layers names), moe_intermediate_size each expert's.
+		a.DenseIntermediateSize = a.IntermediateSize
+		if a.ModelType == "qwen2_moe" {
+			a.QKVBias = true
+			a.NumExperts = f.optional(60, "num_experts")
+			a.ExpertsPerToken = f.optional(4, "num_experts_per_tok")
+			a.IntermediateSize = f.optional(1408, "moe_intermediate_size")
+			a.SharedExpertSize = f.optional(5632, "shared_expert_intermediate_size")
+			a.SharedExpertGate = a.SharedExpertSize > 0
+		} else {
+			a.QKVBias = f.boolean("attention_bias", false)
+			a.OutBias = a.QKVBias
+			a.QKNorm = true
+			a.NumExperts = f.optional(128, "num_experts")
+			a.ExpertsPerToken = f.optional(8, "num_experts_per_tok")
+			a.IntermediateSize = f.optional(768, "moe_intermediate_size")
+		}
+		a.MoEEvery = f.optional(1, "decoder_sparse_step")
+		if n := f.intList("mlp_only_layers"); len(n) > 0 {
+			f.es.Add("mlp_only_layers", "dense layers named one by one are not modelled: give [] (dense layers follow decoder_sparse_step)")
+		}
+	case "deepseek_v2", "deepseek_v3":
+		f.deepseek(a)
+	case "llama4", "llama4_text":
+		// Llama4TextConfig: every MoE layer has a shared expert as wide as a routed one;
+		// the dense layers between them are intermediate_size_mlp wide.
+		a.QKVBias = f.boolean("attention_bias", false)
+		a.OutBias = a.QKVBias
+		a.NumExperts = f.optional(16, "num_local_experts")
+		a.ExpertsPerToken = f.optional(1, "num_experts_per_tok")
+		a.SharedExpertSize = a.IntermediateSize
+		a.DenseIntermediateSize = f.optional(16384, "intermediate_size_mlp")
+		a.MoEEvery = f.optional(1, "interleave_moe_layer_step")
+		// Llama4TextAttention: layers with rotary embedding attend within chunks of
+		// attention_chunk_size; every no_rope_layer_interval-th (4th) layer is global.
+		if n := f.optional(0, "attention_chunk_size"); n > 0 {
+			a.LocalWindow, a.LocalChunked, a.GlobalEvery = n, true, f.optional(4, "no_rope_layer_interval")
+		}
+		if list, ok := f.raw["moe_layers"]; ok && string(bytes.TrimSpace(list)) != "null" {
+			got := f.intList("moe_layers")
+			var want []int
+			for i := range a.NumLayers {
+				if a.MoEEvery > 0 && (i+1)%a.MoEEvery == 0 {
+					want = append(want, i)
+				}
+			}
+			if got != nil && !slices.Equal(got, want) {
+				f.es.Add("moe_layers", "must be every interleave_moe_layer_step-th layer (%v): other layouts are not modelled", want)
+			}
+		}
+	case "gpt_oss":
+		// GptOssConfig: biased attention with a sink per head, experts with biases, a
+		// biased router.
+		a.QKVBias = f.boolean("attention_bias", true)
+		a.OutBias = a.QKVBias
+		a.AttentionSinks = true
+		a.NumExperts = f.optional(128, "num_local_experts")
+		a.ExpertsPerToken = f.optional(4, "num_experts_per_tok", "experts_per_token")
+		a.MLPBias, a.RouterBias = true, true
+		// GptOssConfig.layer_types: sliding_attention and full_attention alternate,
+		// the first sliding.
+		if n := f.optional(128, "sliding_window"); n > 0 {
+			a.LocalWindow, a.GlobalEvery = n, 2
+		}
+		if types, ok := f.raw["layer_types"]; ok && string(bytes.TrimSpace(types)) != "null" {
+			var ts []string
+			if json.Unmarshal(types, &ts) != nil {
+				f.es.Add("layer_types", "must be an array of strings")
+			} else {
+				for i, t := range ts {
+					want := "full_attention"
+					if a.LocalLayer(i) {
+						want = "sliding_attention"
+					}
+					if t != want {
+						f.es.Add(fmt.Sprintf("layer_types[%d]", i), "must be %s (sliding and full attention alternate, the first sliding: other layouts are not modelled), got %q", want, t)
+						break
+					}
+				}
+			}
+		}
 	}
+}
+
+// deepseek reads DeepseekV2Config and DeepseekV3Config: latent attention, routed and
+// shared experts of moe_intermediate_size, first_k_dense_replace dense layers of
+// intermediate_size, multi-token prediction modules (V3), and V3's per-expert score
+// correction bias (topk_method noaux_tc).
+func (f *fields) deepseek(a *Arch) {
+	a.DenseIntermediateSize = a.IntermediateSize
+	a.QLoRARank = f.optional(0, "q_lora_rank")
+	a.KVLoRARank = f.required("kv_lora_rank")
+	a.QKRopeHeadDim = f.optional(64, "qk_rope_head_dim")
+	a.QKNopeHeadDim = f.optional(128, "qk_nope_head_dim")
+	a.VHeadDim = f.optional(128, "v_head_dim")
+	a.HeadDim = a.QKNopeHeadDim + a.QKRopeHeadDim
+	a.NumKVHeads = a.NumHeads // every head has its own key and value, from the latent
+	a.NumExperts = f.optional(0, "n_routed_experts")
+	if a.NumExperts > 0 {
+		a.ExpertsPerToken = f.required("num_experts_per_tok")
+		a.IntermediateSize = f.required("moe_intermediate_size")
+		a.SharedExpertSize = f.optional(0, "n_shared_experts") * a.IntermediateSize
+		a.FirstDenseLayers = f.optional(0, "first_k_dense_replace")
+		if freq := f.optional(1, "moe_layer_freq"); freq != 1 {
+			f.es.Add("moe_layer_freq", "must be 1 (every layer after first_k_dense_replace a mixture): other layouts are not modelled, got %d", freq)
+		}
+	}
+	if s, ok := f.str("topk_method"); ok && (s == "noaux_tc" || s == "group_limited_greedy") {
+		a.RouterBias = s == "noaux_tc"
+		if a.NumExperts > 0 {
+			a.RouteGroups = f.optional(1, "n_group")
+			a.GroupsPerToken = f.optional(1, "topk_group")
+			if a.RouteGroups < 1 || a.NumExperts%a.RouteGroups != 0 {
+				f.es.Add("n_group", "must divide n_routed_experts (%d), got %d", a.NumExperts, a.RouteGroups)
+			} else if a.GroupsPerToken < 1 || a.GroupsPerToken > a.RouteGroups {
+				f.es.Add("topk_group", "must be between 1 and n_group (%d), got %d", a.RouteGroups, a.GroupsPerToken)
+			}
+		}
+	}
+	if a.ModelType == "deepseek_v3" {
+		a.MTPLayers = f.optional(0, "num_nextn_predict_layers")
+	}
+	if f.boolean("attention_bias", false) {
+		f.es.Add("attention_bias", "latent attention with biases is not modelled: DeepSeek's configs have none")
+	}
+}
+
+// intList reads an array of integers (nil when absent or null).
+func (f *fields) intList(name string) []int {
+	r, ok := f.raw[name]
+	if !ok || string(bytes.TrimSpace(r)) == "null" {
+		return nil
+	}
+	var vs []json.Number
+	if json.Unmarshal(r, &vs) != nil {
+		f.es.Add(name, "must be an array of integers, got %s", bytes.TrimSpace(r))
+		return nil
+	}
+	out := make([]int, 0, len(vs))
+	for _, v := range vs {
+		out = append(out, f.integer(json.RawMessage(v), name))
+	}
+	return out
 }
 
 // check validates sizes against each other and the bounds.
@@ -309,16 +493,45 @@ func (f *fields) check(a *Arch) {
 	} else if a.NumHeads%a.NumKVHeads != 0 {
 		es.Add("num_key_value_heads", "must divide num_attention_heads (%d), got %d", a.NumHeads, a.NumKVHeads)
 	}
-	if a.ModelType == "mixtral" {
+	switch a.ModelType {
+	case "mixtral", "llama4", "llama4_text", "gpt_oss":
 		bound("num_local_experts", a.NumExperts, 1, maxExperts)
-		bound("num_experts_per_tok", a.ExpertsPerToken, 1, max(1, a.NumExperts))
+	case "qwen2_moe", "qwen3_moe":
+		bound("num_experts", a.NumExperts, 1, maxExperts)
+	case "deepseek_v2", "deepseek_v3":
+		bound("n_routed_experts", a.NumExperts, 0, maxExperts)
+		bound("q_lora_rank", a.QLoRARank, 0, maxHidden)
+		bound("kv_lora_rank", a.KVLoRARank, 1, maxHidden)
+		bound("qk_rope_head_dim", a.QKRopeHeadDim, 1, maxHidden)
+		bound("qk_nope_head_dim", a.QKNopeHeadDim, 0, maxHidden)
+		bound("v_head_dim", a.VHeadDim, 1, maxHidden)
+		bound("num_nextn_predict_layers", a.MTPLayers, 0, maxMTP)
+	}
+	if a.LocalWindow > 0 {
+		bound(f.name("attention_chunk_size", "sliding_window"), a.LocalWindow, 1, maxPos)
+		bound(f.name("no_rope_layer_interval"), a.GlobalEvery, 1, maxLayers)
+	}
+	if a.NumExperts > 0 {
+		bound(f.name("num_experts_per_tok", "experts_per_token"), a.ExpertsPerToken, 1, a.NumExperts)
+		bound(f.name("moe_intermediate_size", "intermediate_size"), a.IntermediateSize, 1, maxInner)
+		bound(f.name("intermediate_size_mlp", "intermediate_size"), a.DenseIntermediateSize, 0, maxInner)
+		bound(f.name("shared_expert_intermediate_size", "n_shared_experts", "intermediate_size"), a.SharedExpertSize, 0, maxInner)
+		bound("first_k_dense_replace", a.FirstDenseLayers, 0, a.NumLayers)
+		if a.MoEEvery != 0 || f.raw["interleave_moe_layer_step"] != nil || f.raw["decoder_sparse_step"] != nil {
+			bound(f.name("interleave_moe_layer_step", "decoder_sparse_step"), a.MoEEvery, 1, a.NumLayers)
+		}
 	}
 	if len(*es) > 0 {
 		return
 	}
 	// Bound the total in float64 first: the int64 count could overflow for absurd sizes.
-	h, v, l := float64(a.HiddenSize), float64(a.VocabSize), float64(a.NumLayers)
-	blocks := l * (4*h*float64(a.NumHeads*a.HeadDim) + 3*h*float64(a.IntermediateSize)*float64(max(1, a.NumExperts)))
+	h, v, l := float64(a.HiddenSize), float64(a.VocabSize), float64(a.NumLayers+a.MTPLayers)
+	mlp := float64(a.IntermediateSize)*float64(max(1, a.NumExperts)) + float64(a.SharedExpertSize) + float64(a.DenseIntermediateSize)
+	attn := 4 * h * float64(a.NumHeads) * float64(a.HeadDim+a.VHeadDim)
+	if a.MLA() {
+		attn += float64(a.QLoRARank+a.KVLoRARank) * (h + float64(a.NumHeads)*float64(a.HeadDim+a.VHeadDim))
+	}
+	blocks := l * (attn + 3*h*mlp + 2*h*h)
 	if blocks+2*v*h+float64(a.MaxPositions)*h > maxParams {
 		es.Add(f.name("hidden_size", "n_embd"), "the model would have more than 2^50 parameters")
 	}

@@ -269,3 +269,32 @@ func PresetTopology(nodes, perNode int, intra, inter string) (Topology, error) {
 	t := Topology{Nodes: nodes, DevicesPerNode: perNode, Intra: li.Link, Inter: le.Link}
 	return t, t.Validate()
 }
+
+// HierarchicalAllToAllSeconds is the time of an all-to-all among members devices in which each
+// sends n bytes in all, an equal share to every member (its own share stays): the
+// members sit perNode to a node (0 or more than members: all in one node), the shares
+// for peers in the node cross intra and the rest inter, at once (NVLink and the network
+// interface are separate paths), each peer costing one latency on its link (a pairwise
+// exchange: Thakur, Rabenseifner and Gropp 2005). So (p-1)/m of n crosses intra and
+// (m-p)/m of n crosses inter, for m members and p per node; the time is the slower of
+// the two. 0 for one member or nothing to send.
+func HierarchicalAllToAllSeconds(intra, inter Link, n float64, members, perNode int) float64 {
+	if members <= 1 || n <= 0 {
+		return 0
+	}
+	if perNode <= 0 || perNode > members {
+		perNode = members
+	}
+	m, p := float64(members), float64(perNode)
+	side := func(l Link, peers float64) float64 {
+		if peers <= 0 {
+			return 0
+		}
+		t := peers * l.LatencySeconds
+		if l.BytesPerSecond > 0 {
+			t += peers / m * n / l.BytesPerSecond
+		}
+		return t
+	}
+	return max(side(intra, p-1), side(inter, m-p))
+}

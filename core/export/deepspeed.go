@@ -57,6 +57,10 @@ func deepspeed(j *job) error {
 		j.note(NoteTensorModules, "PipelineModule does not split layers, and the plan runs every stage tensor-parallel over %d devices: each entry of the layers list must build a tensor-parallel layer over the %d ranks of the topology's \"model\" axis (as Megatron-DeepSpeed's ColumnParallelLinear and RowParallelLinear do)%s", tp, tp, sp)
 	}
 
+	if ep, _ := in.expertParallel(); ep > 1 {
+		j.parallelism("the plan splits every mixture layer's experts over %d devices (expert parallelism): build them with deepspeed.moe.layer.MoE(ep_size=%d) inside the layers", ep, ep)
+	}
+
 	var w strings.Builder
 	if in.ZeRO > 1 {
 		j.parallelism("DeepSpeed's pipeline engine runs ZeRO stage 1 at most; pipeplan planned %s: the run holds more memory than priced", shardingName(in))

@@ -161,6 +161,18 @@ type Input struct {
 	// (ring or all-to-all), as the request's parallelism.context and context_method.
 	Context       int
 	ContextMethod string
+	// Expert and ExpertTensor are a mixture of experts' expert-parallel and expert
+	// tensor-parallel degrees (0: 1, and Tensor); ExpertOverlap hides its all-to-alls
+	// behind an adjacent microbatch (the request's parallelism.expert,
+	// parallelism.expert_tensor and parallelism.expert_overlap). Megatron-LM states them
+	// as --expert-model-parallel-size, --expert-tensor-parallel-size and
+	// --overlap-moe-expert-parallel-comm; the other exports note what the framework must
+	// be told.
+	Expert, ExpertTensor int
+	ExpertOverlap        bool
+	// ExpertDispatcher is the request's parallelism.expert_dispatcher: Megatron-LM runs
+	// deepep as --moe-token-dispatcher-type flex --moe-enable-deepep.
+	ExpertDispatcher string
 	// Recompute is the activation recomputation: none, selective or full ("" is none).
 	Recompute string
 	// Plan is the planner's plan, embedded in the JSON export when set.
@@ -246,7 +258,8 @@ func (in *Input) check() error {
 	for _, v := range []struct {
 		name string
 		v    int
-	}{{"microbatch_size", in.MicrobatchSize}, {"data", in.Data}, {"tensor", in.Tensor}, {"seq", in.Seq}, {"zero", in.ZeRO}, {"context", in.Context}} {
+	}{{"microbatch_size", in.MicrobatchSize}, {"data", in.Data}, {"tensor", in.Tensor}, {"seq", in.Seq}, {"zero", in.ZeRO}, {"context", in.Context},
+		{"expert", in.Expert}, {"expert_tensor", in.ExpertTensor}} {
 		if v.v < 0 {
 			es.Add(v.name, "must be >= 0, got %d", v.v)
 		}
@@ -257,12 +270,25 @@ func (in *Input) check() error {
 	if in.SequenceParallel && in.Tensor < 2 {
 		es.Add("sequence_parallel", "splits along the sequence what tensor parallelism leaves whole: it needs tensor >= 2, got %d", orOne(in.Tensor))
 	}
+	if (in.Expert > 1 || in.ExpertTensor > 0) && (in.Arch == nil || !in.Arch.MoE()) {
+		es.Add("expert", "splits the experts of a mixture-of-experts architecture; the plan's model has none")
+	}
 	switch in.Recompute {
 	case "", "none", "selective", "full":
 	default:
 		es.Add("recompute", "must be none, selective or full, got %q", in.Recompute)
 	}
 	return es.Err()
+}
+
+// expertParallel is the plan's expert and expert tensor parallelism, (1, Tensor) when
+// it states none.
+func (in *Input) expertParallel() (ep, etp int) {
+	ep, etp = orOne(in.Expert), in.ExpertTensor
+	if etp == 0 {
+		etp = orOne(in.Tensor)
+	}
+	return ep, etp
 }
 
 // planned is the planned schedule, 1F1B when the plan named none.

@@ -74,6 +74,21 @@ var cases = []exportCase{{
 	formats: all, exact: []export.Format{export.PyTorch, export.Megatron, export.JSON},
 	family: "llama",
 }, {
+	// A mixture of experts: Mixtral 8x7B on 16 H100s in nodes of 8, 4 stages x 4
+	// replicas, 4-way expert parallel (each device holds 2 of a layer's 8 experts), its
+	// all-to-alls overlapped. Megatron-LM states the expert parallel sizes.
+	name: "mixtral-8x7b-ep4",
+	request: func() *request.Request {
+		r := archCase{arch: "mixtral-8x7b-v0.1", device: "h100-sxm", devices: 4, sched: "1f1b",
+			m: 8, batch: 1, seq: 2048, dp: 4}.request()
+		r.Cluster.DevicesPerNode = 8
+		r.Parallelism.Expert, r.Parallelism.ExpertOverlap = 4, true
+		return r
+	},
+	// PyTorch and DeepSpeed say what they leave undone (TestExpertNotes).
+	formats: []export.Format{export.Megatron, export.JSON}, exact: []export.Format{export.Megatron, export.JSON},
+	family: "llama",
+}, {
 	// A hand-made split with a cut inside block 8 and one between the final norm and the
 	// head, under ZB-H1: Megatron-LM moves both cuts.
 	name: "gpt2-medium-sublayer-manual",
@@ -319,6 +334,14 @@ func checkSizes(m made) error {
 			{`# Launch on (\d+) GPUs`, p * d * tp}, {`--global-batch-size (\d+)`, mbs * mb * d}, {`--micro-batch-size (\d+)`, mbs}}
 		if sp := strings.Contains(m.ex.Text, "\n  --sequence-parallel\n"); sp != par.SequenceParallel {
 			return fmt.Errorf("--sequence-parallel %v, the request's sequence_parallel %v", sp, par.SequenceParallel)
+		}
+		if par.Expert > 0 {
+			wants = append(wants, want{`--expert-model-parallel-size (\d+)`, par.Expert}, want{`--expert-tensor-parallel-size (\d+)`, par.ExpertTensor})
+		} else if strings.Contains(m.ex.Text, "--expert-") {
+			return fmt.Errorf("a model without experts states expert parallelism")
+		}
+		if ov := strings.Contains(m.ex.Text, "--overlap-moe-expert-parallel-comm"); ov != par.ExpertOverlap {
+			return fmt.Errorf("--overlap-moe-expert-parallel-comm %v, the request's expert_overlap %v", ov, par.ExpertOverlap)
 		}
 	case export.PyTorch:
 		wants = []want{{`(?m)^NUM_RANKS = (\d+)`, p}, {`(?m)^DATA_PARALLEL = (\d+)`, d}, {`(?m)^TENSOR_PARALLEL = (\d+)`, tp}}
@@ -885,5 +908,27 @@ func checkMesh(t *testing.T, name string, mesh *struct {
 	}
 	if mesh == nil || !slices.Equal(mesh.Shape, shape) || !slices.Equal(mesh.Names, names) {
 		t.Errorf("%s: device mesh %+v, want %v %v", name, mesh, names, shape)
+	}
+}
+
+// TestExpertNotes: PyTorch and DeepSpeed do not set up expert parallelism: their exports
+// of a plan with it are not exact and say so.
+func TestExpertNotes(t *testing.T) {
+	r := archCase{arch: "mixtral-8x7b-v0.1", device: "h100-sxm", devices: 4, sched: "1f1b", m: 8, batch: 1, seq: 2048, dp: 4}.request()
+	r.Cluster.DevicesPerNode = 8
+	r.Parallelism.Expert = 4
+	in := fromRequest(t, r)
+	for _, f := range []export.Format{export.PyTorch, export.DeepSpeed} {
+		ex, err := export.Make(in, f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var said bool
+		for _, n := range ex.Notes {
+			said = said || (n.Code == export.NoteParallelism && strings.Contains(n.Message, "expert parallelism"))
+		}
+		if ex.Exact || !said {
+			t.Errorf("%s: exact %v, notes %v; want not exact, saying expert parallelism is not set up", f, ex.Exact, ex.Notes)
+		}
 	}
 }

@@ -125,6 +125,19 @@ func megatron(j *job) error {
 			w.WriteString("  --cp-comm-type a2a  # all-to-all (DeepSpeed-Ulysses style), as planned\n")
 		}
 	}
+	if in.Arch != nil && in.Arch.MoE() {
+		// Megatron-Core folds expert parallelism into data x tensor (world size divisible
+		// by expert tensor x expert x pipeline).
+		ep, etp := in.expertParallel()
+		fmt.Fprintf(&w, "  --expert-model-parallel-size %d\n", ep)
+		fmt.Fprintf(&w, "  --expert-tensor-parallel-size %d\n", etp)
+		if in.ExpertDispatcher == "deepep" {
+			w.WriteString("  --moe-token-dispatcher-type flex --moe-enable-deepep\n")
+		}
+		if in.ExpertOverlap {
+			w.WriteString("  --overlap-moe-expert-parallel-comm  # combined 1F1B: all-to-alls behind an adjacent microbatch\n")
+		}
+	}
 	fmt.Fprintf(&w, "  --pipeline-model-parallel-size %d\n", p)
 	fmt.Fprintf(&w, "  --pipeline-model-parallel-layout %q\n", strings.Join(layout, "|"))
 	switch in.Recompute {

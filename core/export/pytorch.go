@@ -62,6 +62,9 @@ func pytorch(j *job) error {
 	if in.ZeRO > 0 {
 		j.parallelism("the plan shards training state (%s) over the data-parallel devices: wrap each stage with FSDP2's fully_shard over the \"dp\" mesh dimension (reshard_after_forward=%v), and for ZeRO-1 and 2 shard the optimizer yourself (torch.distributed.optim.ZeroRedundancyOptimizer)", shardingName(in), in.ZeRO == 3)
 	}
+	if ep, _ := in.expertParallel(); ep > 1 {
+		j.parallelism("the plan splits every mixture layer's experts over %d devices (expert parallelism), which torch.distributed.pipelining does not do: shard each stage's experts over an \"ep\" dimension of the device mesh and dispatch tokens with all-to-alls yourself", ep)
+	}
 
 	var w strings.Builder
 	what := "PyTorch torch.distributed.pipelining (PyTorch 2.4 or later)"

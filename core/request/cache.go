@@ -45,10 +45,13 @@ type estimateKey struct {
 	tensorLink cluster.Link
 	// contextLink carries context-parallel exchanges across nodes (zero: the tensor link).
 	contextLink cluster.Link
-	matmul      float64
-	memory      float64
-	kernel      float64
-	kernelSet   bool
+	// expertLink, expertInterLink and expertPerNode carry the expert all-to-alls.
+	expertLink, expertInterLink cluster.Link
+	expertPerNode               int
+	matmul                      float64
+	memory                      float64
+	kernel                      float64
+	kernelSet                   bool
 	// framework with the request's host-cost overrides: it sets host times, the
 	// optimizer's temporaries and the framework's memory of the estimate.
 	framework cluster.Framework

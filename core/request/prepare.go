@@ -379,6 +379,7 @@ func (p *prepared) parallelism(es *model.Errors) {
 	}
 	p.context(es)
 	p.sharding(es)
+	p.experts(es)
 	if p.cluster != nil { // a document: its devices are one pipeline
 		n := len(p.cluster.Devices)
 		if par.Pipeline != 0 && par.Pipeline != n {
@@ -566,6 +567,60 @@ func (p *prepared) sharding(es *model.Errors) {
 		es.Add("parallelism.shard_group", "holds all %d replicas, which leaves nothing to replicate: use sharding zero3", par.Data)
 	case g*par.Context < 2:
 		es.Add("parallelism.shard_group", "one device per shard group shards nothing: give at least 2 replicas (or context parallelism)")
+	}
+}
+
+// experts checks and defaults the expert parallelism of a mixture of experts: expert 1
+// and expert_tensor the tensor degree by default; for other models both stay unset (1
+// is read as unset), and any other value is refused. Whether EP divides the experts and
+// EP x expert_tensor the data x tensor devices is core/analytic's check (archPaths).
+func (p *prepared) experts(es *model.Errors) {
+	r := p.req
+	par := &r.Parallelism
+	moe := p.arch != nil && p.arch.MoE()
+	for _, f := range []struct {
+		name string
+		v    int
+	}{{"expert", par.Expert}, {"expert_tensor", par.ExpertTensor}} {
+		if f.v < 0 || f.v > cluster.MaxStages {
+			es.Add("parallelism."+f.name, "must be between 1 and %d, got %d", cluster.MaxStages, f.v)
+			return
+		}
+	}
+	if !moe {
+		if par.Expert > 1 || (par.ExpertTensor > 1 && par.ExpertTensor != par.Tensor) || par.ExpertOverlap {
+			field := "parallelism.expert"
+			switch {
+			case par.ExpertOverlap && par.Expert <= 1:
+				field = "parallelism.expert_overlap"
+			case par.Expert <= 1:
+				field = "parallelism.expert_tensor"
+			}
+			es.Add(field, "splits the experts of a mixture-of-experts architecture; the model has none")
+		}
+		if par.ExpertDispatcher != "" {
+			es.Add("parallelism.expert_dispatcher", "moves the tokens of a mixture of experts; the model has none")
+		}
+		par.Expert, par.ExpertTensor, par.ExpertOverlap, par.ExpertDispatcher = 0, 0, false, ""
+		if a := r.Model.Architecture; a != nil && (a.ExpertImbalance != 0 || a.CapacityFactor != 0) {
+			es.Add("model.architecture.expert_imbalance", "applies to a mixture of experts; the model has none")
+		}
+		return
+	}
+	if par.Expert == 0 {
+		par.Expert = 1
+	}
+	if par.ExpertTensor == 0 {
+		par.ExpertTensor = par.Tensor
+	}
+	if par.ExpertDispatcher == "" {
+		par.ExpertDispatcher = string(analytic.DispatchAllToAll)
+	}
+	if par.ExpertOverlap && par.Expert < 2 {
+		es.Add("parallelism.expert_overlap", "hides the expert-parallel all-to-alls: it needs parallelism.expert >= 2")
+	}
+	if a := r.Model.Architecture; a.ExpertImbalance == 1 {
+		a.ExpertImbalance = 0 // 1 is the default, balanced routing
 	}
 }
 
@@ -901,6 +956,9 @@ func (p *prepared) architecture(es *model.Errors) {
 		ShardGroup: p.shardGroup(), NoPrefetch: r.Parallelism.Prefetch == PrefetchNone,
 		TensorParallel: r.Parallelism.Tensor, SequenceParallel: r.Parallelism.SequenceParallel,
 		Context: r.Parallelism.Context, ContextMethod: analytic.ContextMethod(r.Parallelism.ContextMethod),
+		ExpertParallel: r.Parallelism.Expert, ExpertTensorParallel: r.Parallelism.ExpertTensor,
+		ExpertImbalance: a.ExpertImbalance, CapacityFactor: a.CapacityFactor, ExpertOverlap: r.Parallelism.ExpertOverlap,
+		Dispatcher: analytic.Dispatcher(r.Parallelism.ExpertDispatcher),
 	}
 	if !p.train() {
 		o.Optimizer, o.Precision = analytic.None, ""
@@ -931,6 +989,7 @@ func (p *prepared) architecture(es *model.Errors) {
 		// groups, and one replica's shards, use the device preset's usual link.
 		p.tensorLink = t.Link
 	}
+	p.expertLinks(&t)
 	fw, ok := p.lookupFramework(es, device)
 	if !ok {
 		return
@@ -950,6 +1009,7 @@ func (p *prepared) architecture(es *model.Errors) {
 		p.arch.Name = r.Model.Name
 	}
 	k := estimateKey{arch: p.archKey, name: r.Model.Name, device: device, tensorLink: t.TensorLink, contextLink: t.ContextLink,
+		expertLink: t.ExpertLink, expertInterLink: t.ExpertInterLink, expertPerNode: t.ExpertPerNode,
 		matmul: a.MatmulEfficiency, memory: a.MemoryEfficiency, framework: fw, opts: o}
 	if a.KernelSeconds != nil {
 		k.kernel, k.kernelSet = *a.KernelSeconds, true
@@ -985,6 +1045,25 @@ func (p *prepared) shardGroup() int {
 	return par.Data * par.Context
 }
 
+// expertLinks sets the links of an architecture's expert-parallel all-to-alls: on a
+// cluster of nodes, the EP group is expert_tensor x expert consecutive ranks
+// (Megatron-Core numbers expert layers' ranks expert-tensor first, then expert, then
+// expert-data, then pipeline), so a node of K devices holds K / expert_tensor of its
+// members (all, when the group fits), joined by link_intra, the rest across link_inter;
+// on one link, cluster.link joins them all.
+func (p *prepared) expertLinks(t *analytic.Target) {
+	par := p.req.Parallelism
+	if par.Expert < 2 {
+		return
+	}
+	if p.topo == nil {
+		t.ExpertLink = p.tensorLink
+		return
+	}
+	t.ExpertLink, t.ExpertInterLink = p.topo.Intra, p.topo.Inter
+	t.ExpertPerNode = min(par.Expert, max(1, p.topo.DevicesPerNode/max(1, par.ExpertTensor)))
+}
+
 // archPaths renames the analytic options' field paths to the request's.
 func archPaths(err error) error {
 	es, ok := model.AsFieldErrors(err)
@@ -997,6 +1076,9 @@ func archPaths(err error) error {
 		"recompute": "training.recompute", "split": "model.architecture.split", "tie": "model.architecture.tie",
 		"data_parallel": "parallelism.data", "tensor_parallel": "parallelism.tensor",
 		"context_parallel": "parallelism.context", "sharding": "parallelism.sharding", "shard_group": "parallelism.shard_group",
+		"expert_parallel": "parallelism.expert", "expert_tensor_parallel": "parallelism.expert_tensor",
+		"sequence_parallel": "parallelism.sequence_parallel", "expert_overlap": "parallelism.expert_overlap",
+		"expert_imbalance": "model.architecture.expert_imbalance", "dispatcher": "parallelism.expert_dispatcher", "capacity_factor": "model.architecture.capacity_factor",
 		"perf.matmul_efficiency": "model.architecture.matmul_efficiency", "perf.memory_efficiency": "model.architecture.memory_efficiency",
 		"perf.kernel_seconds":           "model.architecture.kernel_seconds",
 		"framework.host_kernel_seconds": "model.architecture.host_kernel_seconds",

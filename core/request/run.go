@@ -338,7 +338,7 @@ func (p *prepared) step(res *Result) {
 		st.TokensPerSecond = float64(st.TokensPerStep) / st.StepSeconds
 	}
 	if p.est != nil {
-		perMicrobatch := p.est.Total.FwdFLOPs
+		perMicrobatch := p.est.Total.ModelFwdFLOPs
 		if train {
 			perMicrobatch *= 3
 		}
@@ -386,16 +386,21 @@ func (p *prepared) dataParallel(ds *DeviceStep, pl *plan.Plan, devices int) {
 	}
 	clock := p.cluster.Devices[ds.Device].ClockHz
 	bwd, fwd := p.overlapWindow(pl, ds.Device, devices), p.forwardWindow(pl, ds.Device, devices)
-	g, w := float64(ds.GradBytes), float64(ds.WeightBytes)
+	// A mixture's routed experts are reduced (and with ZeRO-1 and 2 gathered) over
+	// their expert-data-parallel group, n x tensor / (expert x expert tensor) devices
+	// (Megatron-Core's expert-data-parallel group), the rest over the n of the
+	// data-parallel group.
+	eg, ew, en := p.expertBytes(pl, ds.Device, devices)
+	g, w := float64(ds.GradBytes-eg), float64(ds.WeightBytes-ew)
 	m := float64(p.req.Schedule.Microbatches)
 	switch level {
 	case 0:
-		ds.AllReduceSeconds = ringAllReduce(n, ds.GradBytes, link, clock)
+		ds.AllReduceSeconds = ringAllReduce(n, ds.GradBytes-eg, link, clock) + ringAllReduce(en, eg, link, clock)
 		ds.ExposedAllReduceSeconds = max(0, ds.AllReduceSeconds-bwd)
 	case 1, 2:
 		l := secondsLink(link, clock)
-		rs := cluster.RingReduceScatterSeconds(l, g, n)
-		ds.AllGatherSeconds = cluster.RingAllGatherSeconds(l, w, n)
+		rs := cluster.RingReduceScatterSeconds(l, g, n) + cluster.RingReduceScatterSeconds(l, float64(eg), en)
+		ds.AllGatherSeconds = cluster.RingAllGatherSeconds(l, w, n) + cluster.RingAllGatherSeconds(l, float64(ew), en)
 		ds.ReduceScatterSeconds = rs
 		exposed := max(0, rs-bwd)
 		if level == 2 {
@@ -408,6 +413,25 @@ func (p *prepared) dataParallel(ds *DeviceStep, pl *plan.Plan, devices int) {
 			ds.ExposedAllReduceSeconds = max(0, ds.AllReduceSeconds-bwd)
 		}
 	}
+}
+
+// expertBytes are the routed experts' whole gradient and weight bytes on a device (its
+// stages'), and the devices that reduce them: n x tensor / (expert x expert tensor) of
+// the data-parallel group's n (Options.ExpertDataParallel); 0 without experts.
+func (p *prepared) expertBytes(pl *plan.Plan, dev, devices int) (grads, weights int64, members int) {
+	if p.est == nil || p.est.Total.DeviceExpertParams == 0 {
+		return 0, 0, 0
+	}
+	for s, st := range pl.Stages {
+		if s%devices != dev {
+			continue
+		}
+		for l := st.FirstLayer; l <= st.LastLayer; l++ {
+			w, g := p.est.ExpertFullBytes(l)
+			grads, weights = grads+g, weights+w
+		}
+	}
+	return grads, weights, p.est.Opts.ExpertDataParallel()
 }
 
 // secondsLink is l with its bandwidth and latency in seconds (a Graphcore-style link

@@ -66,6 +66,9 @@ type Knobs struct {
 	Stages   int `json:"stages,omitempty"`
 	Replicas int `json:"replicas,omitempty"`
 	Tensor   int `json:"tensor,omitempty"`
+	// Expert fixes the expert-parallel degree of a mixture of experts (default: every
+	// degree that divides the experts and a candidate's replicas).
+	Expert int `json:"expert,omitempty"`
 	// Schedule fixes the schedule; Schedules lists those to try (default: 1f1b, gpipe,
 	// interleaved:2, zb-h1 in training, inference in inference).
 	Schedule  string   `json:"schedule,omitempty"`

@@ -18,6 +18,10 @@ type Config struct {
 	Pipeline int `json:"stages"`
 	Data     int `json:"replicas"`
 	Tensor   int `json:"tensor_parallel"`
+	// Expert is the expert-parallel degree of a mixture of experts (1, or 0, for none):
+	// it uses no devices of its own, and divides the data x context devices (Megatron-Core's
+	// rule with expert tensor parallelism at its default, the tensor degree).
+	Expert int `json:"expert_parallel,omitempty"`
 	// Schedule as schedule.Parse reads it: gpipe, 1f1b, interleaved:V, zb-h1.
 	Schedule string `json:"schedule"`
 	// Recompute: none, selective or full.
@@ -49,11 +53,14 @@ type Candidate struct {
 }
 
 // String is a compact label: "p4 d2 t8 1f1b m16 b2 rc=none z0 mp=1" (with " c4" after
-// t8 under context parallelism).
+// t8 under context parallelism, and " e8" under expert parallelism).
 func (c Candidate) String() string {
 	ctx := ""
 	if c.Context > 1 {
 		ctx = fmt.Sprintf(" c%d", c.Context)
+	}
+	if c.Expert > 1 {
+		ctx += fmt.Sprintf(" e%d", c.Expert)
 	}
 	return fmt.Sprintf("p%d d%d t%d%s %s m%d b%d rc=%s z%d mp=%g", c.Pipeline, c.Data, c.Tensor, ctx, c.Schedule,
 		c.Microbatches, c.MicrobatchSize, c.Recompute, c.ZeRO, c.MemoryProportion)
@@ -73,6 +80,10 @@ type Space struct {
 	Tensors   []int `json:"tensors"`
 	// Contexts are the context-parallel degrees c to try (nil: 1).
 	Contexts []int `json:"contexts,omitempty"`
+	// Experts are the expert-parallel degrees to try (nil: none stated, each candidate's
+	// Expert 0); a degree that does not divide a candidate's data x context devices is
+	// skipped.
+	Experts []int `json:"experts,omitempty"`
 	// StageGroup, when > 0, is the devices of a node: under context parallelism a
 	// stage's t x c devices must divide it or be a multiple of it (whole nodes).
 	StageGroup int `json:"stage_group,omitempty"`
@@ -123,6 +134,7 @@ func (s *Space) Validate() error {
 	positive("data", s.Data, false)
 	positive("tensors", s.Tensors, true)
 	positive("contexts", s.Contexts, false)
+	positive("experts", s.Experts, false)
 	positive("microbatches", s.Microbatches, false)
 	positive("microbatches_per_stage", s.MicrobatchesPerStage, false)
 	positive("microbatch_sizes", s.MicrobatchSizes, false)
@@ -272,11 +284,12 @@ func (s *Space) sizes(d int) []int {
 // shrink as it grows, and every size is a candidate of its own.
 func (s *Space) free() bool { return s.GlobalBatch == 0 }
 
-// groups enumerates the configurations in canonical order: c, t, p, d, schedule,
+// groups enumerates the configurations in canonical order: c, t, p, d, e, schedule,
 // recomputation, ZeRO, memory proportion, microbatches. Skipped: p x d x t x c beyond
 // the devices; a ZeRO stage with one device to shard over (d x c = 1); schedules other
 // than 1f1b with one stage (they all run one stage alike); interleaved with microbatches
-// not a multiple of p; replicas that do not divide a global batch.
+// not a multiple of p; replicas that do not divide a global batch; expert parallelism
+// that does not divide d x c.
 func (s *Space) groups() ([]Config, error) {
 	var out []Config
 	cs := []int{1}
@@ -317,29 +330,38 @@ func (s *Space) groupsOf(out []Config, c, tt, t int, ps []int) ([]Config, error)
 			if p*d*t > s.MaxDevices || (s.GlobalBatch > 0 && s.GlobalBatch%d != 0) {
 				continue
 			}
-			for _, sn := range s.Schedules {
-				sc, _ := schedule.Parse(sn) // checked by Validate
-				if p == 1 && sc.Kind != schedule.OneFOneB && len(s.Schedules) > 1 {
+			es := []int{0} // no expert parallelism stated
+			if len(s.Experts) > 0 {
+				es = sortedUnique(s.Experts)
+			}
+			for _, e := range es {
+				if e > 0 && (d*c)%e != 0 {
 					continue
 				}
-				for _, rc := range s.Recomputes {
-					for _, z := range s.ZeROs {
-						if z >= 1 && d*c < 2 {
-							continue
-						}
-						for _, mp := range s.MemoryProportions {
-							for _, m := range s.microbatches(p) {
-								if m > 0 && sc.Kind == schedule.Interleaved && m%p != 0 {
-									continue
-								}
-								g := Config{Pipeline: p, Data: d, Tensor: tt, Schedule: sc.String(),
-									Recompute: rc, ZeRO: z, MemoryProportion: mp, Microbatches: m}
-								if c > 1 {
-									g.Context = c
-								}
-								out = append(out, g)
-								if len(out) > maxGroups {
-									return nil, &model.FieldError{Path: "max_devices", Reason: fmt.Sprintf("the grid holds more than %d configurations: fix some knobs", maxGroups)}
+				for _, sn := range s.Schedules {
+					sc, _ := schedule.Parse(sn) // checked by Validate
+					if p == 1 && sc.Kind != schedule.OneFOneB && len(s.Schedules) > 1 {
+						continue
+					}
+					for _, rc := range s.Recomputes {
+						for _, z := range s.ZeROs {
+							if z >= 1 && d*c < 2 {
+								continue
+							}
+							for _, mp := range s.MemoryProportions {
+								for _, m := range s.microbatches(p) {
+									if m > 0 && sc.Kind == schedule.Interleaved && m%p != 0 {
+										continue
+									}
+									g := Config{Pipeline: p, Data: d, Tensor: tt, Expert: e, Schedule: sc.String(),
+										Recompute: rc, ZeRO: z, MemoryProportion: mp, Microbatches: m}
+									if c > 1 {
+										g.Context = c
+									}
+									out = append(out, g)
+									if len(out) > maxGroups {
+										return nil, &model.FieldError{Path: "max_devices", Reason: fmt.Sprintf("the grid holds more than %d configurations: fix some knobs", maxGroups)}
+									}
 								}
 							}
 						}

@@ -122,6 +122,12 @@ type Architecture struct {
 	// kernel and per layer and pass (pipeplan calibrate fits them). Nil: the framework's.
 	HostKernelSeconds *float64 `json:"host_kernel_seconds,omitempty"`
 	HostLayerSeconds  *float64 `json:"host_layer_seconds,omitempty"`
+	// ExpertImbalance is how many times the mean routed tokens the busiest device of an
+	// expert-parallel group gets (default 1, balanced); CapacityFactor caps each
+	// expert's tokens at that many times the mean, dropping the rest (default 0:
+	// dropless). Mixtures of experts only.
+	ExpertImbalance float64 `json:"expert_imbalance,omitempty"`
+	CapacityFactor  float64 `json:"capacity_factor,omitempty"`
 }
 
 // ClusterSpec names the cluster: a Document, or Count devices of a Device preset joined by
@@ -193,6 +199,24 @@ type Parallelism struct {
 	// steps of keys and values per attention layer, overlapped with the attention,
 	// causal load balancing) or all-to-all (DeepSpeed-Ulysses: c must divide the heads).
 	ContextMethod string `json:"context_method,omitempty"`
+	// Expert is the expert-parallel degree EP of a mixture-of-experts architecture
+	// (default 1): each device holds 1/EP of every mixture layer's experts and the tokens
+	// are dispatched to them and combined with all-to-alls (core/analytic). It uses no
+	// devices of its own: as in Megatron-Core, expert x expert_tensor must divide data x
+	// tensor, and EP must divide the experts.
+	Expert int `json:"expert,omitempty"`
+	// ExpertTensor is the tensor-parallel degree of each expert (Megatron-Core's
+	// expert_tensor_parallel_size; default: tensor).
+	ExpertTensor int `json:"expert_tensor,omitempty"`
+	// ExpertOverlap hides the expert all-to-alls behind an adjacent microbatch's
+	// computation (Megatron-Core's combined 1F1B, --overlap-moe-expert-parallel-comm;
+	// DeepSeek-V3's DualPipe): training with expert >= 2, not with full recomputation.
+	ExpertOverlap bool `json:"expert_overlap,omitempty"`
+	// ExpertDispatcher moves tokens to their experts and back: alltoall (default,
+	// Megatron-Core's alltoall dispatcher: every routed copy crosses) or deepep
+	// (DeepSeek's DeepEP: once per destination node over the network, fp8 dispatch with
+	// dtype fp8). Mixtures of experts only.
+	ExpertDispatcher string `json:"expert_dispatcher,omitempty"`
 }
 
 // Training says what is run.

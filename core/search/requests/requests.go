@@ -84,8 +84,14 @@ type Evaluator struct {
 	contextMethod string
 	terms         map[termKey]*terms
 	estimates     map[termKey]*analytic.Result // analytic estimates without their terms (Twin)
-	// twins caches Twin's comparison per tensor-parallel degree and microbatch size.
-	twins map[[2]int]bool
+	// twins caches Twin's comparison per tensor-parallel degree, expert-parallel degree
+	// and microbatch size.
+	twins map[[3]int]bool
+	// expertOverlap: the base request's parallelism.expert_overlap, for the candidates
+	// it applies to (expert parallelism, no full recomputation); dispatcher its
+	// parallelism.expert_dispatcher.
+	expertOverlap bool
+	dispatcher    string
 	// gathered caches the terms of ZeRO-3 candidates (termsFor).
 	gathered map[gatherKey]*terms
 	// device is the cluster's device, as one stage's cluster holds it (memory limits).
@@ -98,6 +104,7 @@ type termKey struct {
 	t, b      int
 	recompute string
 	c         int // context-parallel degree
+	e         int // expert-parallel degree (0: none stated)
 }
 
 // terms are what bounds a candidate, for one microbatch on one device of a
@@ -187,8 +194,9 @@ func New(base *request.Request) (*Evaluator, error) {
 	n.Schedule = request.Schedule{}
 	n.Cluster.Count = 0
 	r := &Evaluator{base: n, sp: base.Parallelism.SequenceParallel, train: n.Training.Mode == request.ModeTraining,
+		expertOverlap: base.Parallelism.ExpertOverlap, dispatcher: base.Parallelism.ExpertDispatcher,
 		contextMethod: contextMethodOf(base.Parallelism.ContextMethod),
-		terms:         map[termKey]*terms{}, estimates: map[termKey]*analytic.Result{}, twins: map[[2]int]bool{}, gathered: map[gatherKey]*terms{}, secondsPer: 1, cache: request.NewCache()}
+		terms:         map[termKey]*terms{}, estimates: map[termKey]*analytic.Result{}, twins: map[[3]int]bool{}, gathered: map[gatherKey]*terms{}, secondsPer: 1, cache: request.NewCache()}
 	dp, err := cluster.LookupDevice(n.Cluster.Device)
 	if err != nil {
 		return nil, err
@@ -349,7 +357,8 @@ func scaleTensors(ts []model.Tensor, scale func(int64) int64) []model.Tensor {
 func (r *Evaluator) Request(c search.Candidate) (*request.Request, error) {
 	q := *r.base
 	q.Parallelism = request.Parallelism{Pipeline: c.Pipeline, Data: c.Data, Tensor: c.Tensor,
-		Sharding: zeroStages[c.ZeRO], SequenceParallel: r.sp && c.Tensor > 1}
+		Sharding: zeroStages[c.ZeRO], SequenceParallel: r.seqParallel(c.Tensor, c.Expert), Expert: c.Expert,
+		ExpertOverlap: r.expertOverlap && c.Expert > 1 && c.Recompute != string(analytic.Full), ExpertDispatcher: r.dispatcher}
 	if c.Context > 1 {
 		q.Parallelism.Context, q.Parallelism.ContextMethod = c.Context, r.contextMethod
 	}
@@ -444,7 +453,7 @@ func (r *Evaluator) MemoryKey(c search.Candidate) string {
 	if c.ZeRO >= 1 {
 		z = shardDegree(c.Config)
 	}
-	return fmt.Sprintf("%d/%d/%s/%d/%s/%d/%d/%d/%g", c.Tensor, c.Pipeline, sc, inFlight, c.Recompute, c.ZeRO, z, c.Context, c.MemoryProportion)
+	return fmt.Sprintf("%d/%d/%s/%d/%s/%d/%d/%d/%d/%g", c.Tensor, c.Pipeline, sc, inFlight, c.Recompute, c.ZeRO, z, c.Context, c.Expert, c.MemoryProportion)
 }
 
 // Twin: a candidate with selective recomputation is the twin of the same candidate
@@ -467,15 +476,15 @@ func (r *Evaluator) Twin(c search.Candidate) (search.Candidate, bool) {
 	if !r.MayHaveTwins(c.Config) {
 		return c, false
 	}
-	k := [2]int{c.Tensor, c.MicrobatchSize}
+	k := [3]int{c.Tensor, c.Expert, c.MicrobatchSize}
 	same, known := r.twins[k]
 	if !known {
 		// The estimates alone: the terms (and models) are built only for what is bounded.
-		none, err := r.estimateOf(c.Tensor, c.MicrobatchSize, string(analytic.NoRecompute), 1)
+		none, err := r.estimateOf(c.Tensor, c.MicrobatchSize, string(analytic.NoRecompute), 1, c.Expert)
 		if err != nil {
 			return c, false
 		}
-		sel, err := r.estimateOf(c.Tensor, c.MicrobatchSize, c.Recompute, 1)
+		sel, err := r.estimateOf(c.Tensor, c.MicrobatchSize, c.Recompute, 1, c.Expert)
 		if err != nil {
 			return c, false
 		}
@@ -521,8 +530,8 @@ func (r *Evaluator) analyticOptions(t, b int, recompute string) analytic.Options
 
 // termsOf are the bound's terms for a tensor-parallel degree, microbatch size and
 // recomputation, computed once.
-func (r *Evaluator) termsOf(t, b int, recompute string, c int) (*terms, error) {
-	k := termKey{t, b, recompute, max(1, c)}
+func (r *Evaluator) termsOf(t, b int, recompute string, c, e int) (*terms, error) {
+	k := termKey{t, b, recompute, max(1, c), e}
 	if x := r.terms[k]; x != nil {
 		return x, nil
 	}
@@ -530,7 +539,7 @@ func (r *Evaluator) termsOf(t, b int, recompute string, c int) (*terms, error) {
 	var m *model.Model
 	if r.arch != nil {
 		var err error
-		if est, err = r.estimateOf(t, b, recompute, c); err != nil {
+		if est, err = r.estimateOf(t, b, recompute, c, e); err != nil {
 			return nil, err
 		}
 	} else {
@@ -543,8 +552,8 @@ func (r *Evaluator) termsOf(t, b int, recompute string, c int) (*terms, error) {
 
 // estimateOf is the architecture's analytic estimate for the bound's terms (termsOf),
 // computed once.
-func (r *Evaluator) estimateOf(t, b int, recompute string, c int) (*analytic.Result, error) {
-	k := termKey{t, b, recompute, max(1, c)}
+func (r *Evaluator) estimateOf(t, b int, recompute string, c, e int) (*analytic.Result, error) {
+	k := termKey{t, b, recompute, max(1, c), e}
 	if x := r.terms[k]; x != nil && x.est != nil {
 		return x.est, nil
 	}
@@ -555,12 +564,43 @@ func (r *Evaluator) estimateOf(t, b int, recompute string, c int) (*analytic.Res
 	if c > 1 {
 		o.Context, o.ContextMethod = c, analytic.ContextMethod(r.contextMethod)
 	}
-	est, err := analytic.Estimate(r.arch, r.target, o)
+	// Expert parallelism e with e replicas, the fewest it allows, which change nothing
+	// else without ZeRO; the routing and dispatch of the base request.
+	a := r.base.Model.Architecture
+	o.ExpertParallel, o.DataParallel = e, max(1, e)
+	o.SequenceParallel = r.seqParallel(t, e)
+	o.ExpertImbalance, o.CapacityFactor = a.ExpertImbalance, a.CapacityFactor
+	o.ExpertOverlap = r.train && r.expertOverlap && e > 1 && recompute != string(analytic.Full)
+	o.Dispatcher = analytic.Dispatcher(r.dispatcher)
+	est, err := analytic.Estimate(r.arch, r.expertTarget(t, e), o)
 	if err != nil {
 		return nil, err
 	}
 	r.estimates[k] = est
 	return est, nil
+}
+
+// seqParallel is whether a candidate of tensor degree t and expert degree e runs
+// sequence parallelism: as the base request says wherever t > 1, and always with both
+// tensor and expert parallelism, which Megatron-LM requires it for.
+func (r *Evaluator) seqParallel(t, e int) bool { return t > 1 && (r.sp || e > 1) }
+
+// expertTarget is the target with the links of e-way expert parallelism as the request
+// sets them (core/request's expertLinks): on nodes of K devices, K / t members of an
+// expert-parallel group share a node (expert tensor parallelism is t), joined by the
+// intra-node link, the rest across the inter-node one; on one link, that link.
+func (r *Evaluator) expertTarget(t, e int) analytic.Target {
+	tg := r.target
+	if e < 2 {
+		return tg
+	}
+	if r.topo == nil {
+		tg.ExpertLink = r.link
+		return tg
+	}
+	tg.ExpertLink, tg.ExpertInterLink = r.topo.Intra, r.topo.Inter
+	tg.ExpertPerNode = min(e, max(1, r.topo.DevicesPerNode/max(1, t)))
+	return tg
 }
 
 // termsFrom builds the terms of an architecture's analytic estimate, or of a profile's
@@ -630,7 +670,7 @@ func (r *Evaluator) CannotFit(c search.Candidate) bool {
 	if !ok {
 		return false
 	}
-	x, err := r.termsOf(c.Tensor, c.MicrobatchSize, c.Recompute, c.Context)
+	x, err := r.termsOf(c.Tensor, c.MicrobatchSize, c.Recompute, c.Context, c.Expert)
 	if err != nil || x.mem == nil {
 		return false
 	}
@@ -714,7 +754,7 @@ type gatherKey struct {
 // link the shard group's ring may cross in any placement (gatherLink). The gathers then
 // add at most what the plan adds, so the terms stay lower bounds.
 func (r *Evaluator) termsFor(c search.Candidate) (*terms, error) {
-	x, err := r.termsOf(c.Tensor, c.MicrobatchSize, c.Recompute, c.Context)
+	x, err := r.termsOf(c.Tensor, c.MicrobatchSize, c.Recompute, c.Context, c.Expert)
 	if err != nil || c.ZeRO < 3 || x.est == nil || !r.train || r.base.Cluster.FreeTransfers {
 		return x, err
 	}
@@ -723,7 +763,7 @@ func (r *Evaluator) termsFor(c search.Candidate) (*terms, error) {
 		return x, nil
 	}
 	n := shardDegree(c.Config)
-	k := gatherKey{termKey{c.Tensor, c.MicrobatchSize, c.Recompute, max(1, c.Context)}, n, link}
+	k := gatherKey{termKey{c.Tensor, c.MicrobatchSize, c.Recompute, max(1, c.Context), c.Expert}, n, link}
 	if y := r.gathered[k]; y != nil {
 		return y, nil
 	}
@@ -943,6 +983,9 @@ func (r *Evaluator) Space(k search.Knobs) (search.Space, error) {
 		if r.base.Model.Architecture.Split == string(analytic.Sublayers) {
 			layers = 2*r.arch.NumLayers + 2
 		}
+		if r.train {
+			layers += r.arch.MTPLayers
+		}
 	default:
 		layers = len(r.profile.Layers)
 	}
@@ -969,12 +1012,27 @@ func (r *Evaluator) Space(k search.Knobs) (search.Space, error) {
 		ts = nil
 		for t := 1; t <= group && t <= k.MaxDevices && t <= cluster.MaxStages; t++ {
 			a := r.arch
-			if group%t == 0 && a.NumHeads%t == 0 && a.NumKVHeads%t == 0 && a.IntermediateSize%t == 0 {
+			if group%t == 0 && a.NumHeads%t == 0 && a.NumKVHeads%t == 0 && a.IntermediateSize%t == 0 &&
+				a.DenseWidth()%t == 0 && a.SharedExpertSize%t == 0 {
 				ts = append(ts, t)
 			}
 		}
 	}
 	s.Tensors = fix(k.Tensor, ts)
+	switch {
+	case r.arch != nil && r.arch.MoE():
+		// Every expert-parallel degree that divides the experts (a candidate's data x
+		// context devices must be a multiple of it).
+		var es []int
+		for e := 1; e <= min(r.arch.NumExperts, k.MaxDevices); e++ {
+			if r.arch.NumExperts%e == 0 {
+				es = append(es, e)
+			}
+		}
+		s.Experts = fix(k.Expert, es)
+	case k.Expert > 1:
+		return s, &model.FieldError{Path: "expert", Reason: "splits the experts of a mixture of experts; the model has none"}
+	}
 	if r.topo != nil {
 		s.StageGroup = r.topo.DevicesPerNode
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -333,4 +334,67 @@ func TestLongContextSearch(t *testing.T) {
 	}
 	t.Logf("best %s: %.0f tokens/s, MFU %.1f%%; planned %d of %d", got.Best.Candidate, got.Best.TokensPerSecond, 100*got.Best.MFU, got.Stats.Evaluated, ex.Stats.Evaluated)
 	replan(t, ev, got.Best)
+}
+
+// TestMoESearch: the search covers expert parallelism for a mixture of experts
+// (Qwen1.5-MoE-A2.7B on two nodes of 8 H100s), with the all-to-alls exposed, and
+// overlapped through DeepEP: it finds exhaustive's best with no bound broken, its
+// request replans to the same throughput, and the best splits the experts.
+func TestMoESearch(t *testing.T) {
+	for _, par := range []request.Parallelism{{}, {ExpertOverlap: true, ExpertDispatcher: "deepep"}} {
+		moeSearch(t, &request.Request{
+			Model:       request.ModelSpec{Architecture: &request.Architecture{Name: "qwen1.5-moe-a2.7b", Seq: 4096}},
+			Cluster:     request.ClusterSpec{Device: "h100-sxm", DevicesPerNode: 8},
+			Parallelism: par,
+		})
+	}
+}
+
+func moeSearch(t *testing.T, base *request.Request) {
+	ev, err := New(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := ev.Space(search.Knobs{MaxDevices: 16, GlobalBatch: 64, MaxMicrobatchSize: 4, Schedule: "1f1b"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []int{1, 2, 3, 4, 5, 6, 10, 12, 15}; !slices.Equal(s.Experts, want) {
+		t.Errorf("experts %v, want the divisors of 60 up to 16: %v", s.Experts, want)
+	}
+	s.Pipelines, s.Tensors, s.Recomputes = []int{1, 2, 4}, []int{1, 2}, []string{"none", "full"}
+	got, err := search.Run(context.Background(), s, ev, search.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ex, err := search.Run(context.Background(), s, ev, search.Options{Exhaustive: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Best == nil || got.Best.Candidate != ex.Best.Candidate {
+		t.Fatalf("best %v, exhaustive %v", got.Best, ex.Best)
+	}
+	if got.Stats.BoundViolations+ex.Stats.BoundViolations != 0 {
+		t.Errorf("bound violations: %d, exhaustive %d", got.Stats.BoundViolations, ex.Stats.BoundViolations)
+	}
+	if got.Best.Expert < 2 {
+		t.Errorf("best %s does not split the experts", got.Best.Candidate)
+	}
+	t.Logf("best %s: %.0f tokens/s, MFU %.1f%%; planned %d of %d", got.Best.Candidate, got.Best.TokensPerSecond, 100*got.Best.MFU, got.Stats.Evaluated, ex.Stats.Evaluated)
+	replan(t, ev, got.Best)
+	q, err := ev.Request(got.Best.Candidate)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if q.Parallelism.Expert != got.Best.Expert || q.Parallelism.ExpertDispatcher != base.Parallelism.ExpertDispatcher ||
+		q.Parallelism.ExpertOverlap != (base.Parallelism.ExpertOverlap && got.Best.Recompute != "full") {
+		t.Errorf("the best's request has %+v; the candidate %s, the base %+v", q.Parallelism, got.Best.Candidate, base.Parallelism)
+	}
+}
+
+func TestCannotFitIsNecessaryMoE(t *testing.T) {
+	cannotFitIsNecessary(t, &request.Request{
+		Model:   request.ModelSpec{Architecture: &request.Architecture{Name: "qwen1.5-moe-a2.7b", Seq: 2048}},
+		Cluster: request.ClusterSpec{Device: "h100-sxm", DevicesPerNode: 4},
+	})
 }

@@ -1,0 +1,400 @@
+package analytic
+
+import (
+	"math"
+	"strings"
+	"testing"
+
+	"pipeplan/core/cluster"
+)
+
+// moeBlock returns the first mixture-of-experts block of an estimate.
+func moeBlock(t *testing.T, r *Result) Layer {
+	t.Helper()
+	for _, l := range r.Layers {
+		if l.Kind == "block" && l.ExpertParams > 0 {
+			return l
+		}
+	}
+	t.Fatal("no mixture-of-experts block")
+	return Layer{}
+}
+
+// TestMoEFLOPsFollowActiveExperts: a mixture block's forward FLOPs are the attention's,
+// the router's 2*T*h*E and the k routed experts' 6*h*f per token (plus the shared
+// experts' 6*h*fs), whatever the expert parallelism; the busiest device's expert FLOPs
+// scale with its load (the imbalance, capped by a capacity factor).
+func TestMoEFLOPsFollowActiveExperts(t *testing.T) {
+	const b, s = 1, 4096
+	T := float64(b * s)
+	for _, tt := range []struct {
+		name       string
+		eps        []int
+		attention  func(T float64) float64
+		h, f, fs   float64
+		experts, k float64
+	}{
+		{"mixtral-8x7b", []int{1, 2, 4, 8}, func(T float64) float64 {
+			const h, q, kv = 4096, 4096, 1024
+			return 2*T*h*(q+2*kv) + 2*T*q*h + 4*T*T*q/2 // projections and causal flash
+		}, 4096, 14336, 0, 8, 2},
+		{"deepseek-v3", []int{1, 8, 32, 64}, func(T float64) float64 {
+			const h, H, qr, kvr, rope, nope, v = 7168, 128, 1536, 512, 64, 128, 128
+			proj := h*qr + qr*H*(nope+rope) + h*(kvr+rope) + kvr*H*(nope+v) + H*v*h
+			return 2*T*float64(proj) + 2*T*T*H*(nope+rope+v)/2
+		}, 7168, 2048, 2048, 256, 8},
+	} {
+		a := bundled(t, tt.name)
+		for _, ep := range tt.eps {
+			for _, load := range []struct{ imbalance, capacity, factor float64 }{{0, 0, 1}, {1.5, 0, 1.5}, {1.5, 1.25, 1.25}, {1.2, 2, 1.2}} {
+				o := Options{Batch: b, Seq: s, ExpertParallel: ep, DataParallel: 64, ExpertImbalance: load.imbalance, CapacityFactor: load.capacity}
+				r, err := Estimate(a, target(t, "h100-sxm"), o)
+				if err != nil {
+					t.Fatal(err)
+				}
+				balanced, err := Estimate(a, target(t, "h100-sxm"), Options{Batch: b, Seq: s, ExpertParallel: ep, DataParallel: 64})
+				if err != nil {
+					t.Fatal(err)
+				}
+				// The load is the busiest device's time, not model FLOPs.
+				if got, want := r.Total.ModelFwdFLOPs, balanced.Total.FwdFLOPs; math.Abs(got-want) > 1e-9*want {
+					t.Errorf("%s ep=%d load %v: model FLOPs %.6g, balanced routing's %.6g", tt.name, ep, load, got, want)
+				}
+				bl := moeBlock(t, r)
+				want := tt.attention(T) + 2*T*tt.h*tt.experts + 6*tt.h*tt.f*T*tt.k*load.factor + 6*tt.h*tt.fs*T
+				if math.Abs(bl.FwdFLOPs-want) > 1e-9*want {
+					t.Errorf("%s ep=%d load %v: forward FLOPs %.6g, want %.6g", tt.name, ep, load, bl.FwdFLOPs, want)
+				}
+			}
+		}
+	}
+}
+
+// TestExpertParamsDividedByEP: a mixture block holds E/EP routed experts (each split
+// over the expert tensor group), the router, the norm and the shared experts (split
+// over the tensor group); routed experts' optimizer state is sharded with ZeRO-1 over
+// the expert-data-parallel group d*t/(EP*ETP), the rest over d.
+func TestExpertParamsDividedByEP(t *testing.T) {
+	a := bundled(t, "deepseek-v3")
+	const h, f, E = 7168, 2048, 256
+	expert := int64(3 * h * f)
+	for _, tt := range []struct{ d, tp, ep, etp int }{{64, 1, 64, 1}, {32, 2, 8, 1}, {16, 8, 16, 8}, {8, 1, 1, 1}} {
+		o := Options{Batch: 1, Seq: 1024, DataParallel: tt.d, TensorParallel: tt.tp, SequenceParallel: tt.tp > 1,
+			ExpertParallel: tt.ep, ExpertTensorParallel: tt.etp, Sharding: ZeRO1}
+		r, err := Estimate(a, target(t, "h100-sxm"), o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		bl := moeBlock(t, r)
+		wantExperts := int64(E/tt.ep) * expert / int64(tt.etp)
+		if bl.ExpertParams != wantExperts {
+			t.Errorf("%+v: expert params %d, want %d", tt, bl.ExpertParams, wantExperts)
+		}
+		attn := a.AttentionParams() - mlaSharded(a) + mlaSharded(a)/int64(tt.tp)
+		wantBlock := attn + h + (h*E + E) + wantExperts + expert/int64(tt.tp)
+		if bl.Params != wantBlock {
+			t.Errorf("%+v: block params %d, want %d", tt, bl.Params, wantBlock)
+		}
+		edp := tt.d * tt.tp / (tt.ep * tt.etp)
+		if got := o.ExpertDataParallel(); got != edp {
+			t.Errorf("%+v: expert data parallel %d, want %d", tt, got, edp)
+		}
+		// Mixed precision with Adam: 12 bytes of state and master weights per parameter.
+		want := ceil(float64(bl.Params-bl.ExpertParams)*12/float64(tt.d) + float64(bl.ExpertParams)*12/float64(edp))
+		if bl.OptimizerBytes != want {
+			t.Errorf("%+v: optimizer bytes %d, want %d", tt, bl.OptimizerBytes, want)
+		}
+	}
+}
+
+// TestHierarchicalAllToAllSeconds: the closed form of cluster.HierarchicalAllToAllSeconds.
+func TestHierarchicalAllToAllSeconds(t *testing.T) {
+	nv := cluster.Link{LatencySeconds: 2e-6, BytesPerSecond: 450e9}
+	ib := cluster.Link{LatencySeconds: 5e-6, BytesPerSecond: 50e9}
+	const n = 64e6
+	for _, tt := range []struct {
+		members, perNode int
+		want             float64
+	}{
+		{1, 8, 0},
+		{8, 8, 7*2e-6 + 7.0/8*n/450e9},
+		{8, 0, 7*2e-6 + 7.0/8*n/450e9},
+		{64, 8, max(7*2e-6+7.0/64*n/450e9, 56*5e-6+56.0/64*n/50e9)},
+		{16, 1, 15*5e-6 + 15.0/16*n/50e9},
+	} {
+		if got := cluster.HierarchicalAllToAllSeconds(nv, ib, n, tt.members, tt.perNode); math.Abs(got-tt.want) > 1e-15 {
+			t.Errorf("%d members, %d per node: %v s, want %v", tt.members, tt.perNode, got, tt.want)
+		}
+	}
+}
+
+// TestExpertComm: each mixture layer runs a dispatch and a combine all-to-all of the
+// busiest device's e*h*n*k*L bytes in each pass (again for the rerun forward of full
+// recomputation), over the expert links; with expert tensor parallelism the received
+// rows are gathered and scattered too. The difference from free links is exactly that.
+func TestExpertComm(t *testing.T) {
+	a := bundled(t, "deepseek-v3")
+	const b, s, h, k = 1, 4096, 7168, 8
+	nv := cluster.Link{LatencySeconds: 3e-6, BytesPerSecond: 400e9}
+	ib := cluster.Link{LatencySeconds: 6e-6, BytesPerSecond: 45e9}
+	for _, tt := range []struct {
+		ep, perNode, tp, etp int
+		load, passes         float64
+		rc                   Recompute
+	}{
+		{8, 8, 1, 1, 1, 4, NoRecompute},
+		{64, 8, 1, 1, 1.3, 4, NoRecompute},
+		{32, 8, 1, 1, 1, 6, Full},
+		{16, 4, 2, 2, 1, 4, NoRecompute},
+	} {
+		tg := target(t, "h100-sxm")
+		tg.TensorLink, tg.ExpertLink, tg.ExpertInterLink, tg.ExpertPerNode = nv, nv, ib, tt.perNode
+		o := Options{Batch: b, Seq: s, DataParallel: 64, TensorParallel: tt.tp, SequenceParallel: tt.tp > 1,
+			ExpertParallel: tt.ep, ExpertTensorParallel: tt.etp, ExpertImbalance: tt.load, Recompute: tt.rc}
+		r, err := Estimate(a, tg, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := float64(b*s) / float64(tt.tp)
+		a2a := cluster.HierarchicalAllToAllSeconds(nv, ib, 2*h*n*k*tt.load, tt.ep, tt.perNode)
+		gather := cluster.RingAllReduceSeconds(nv, 2*h*float64(tt.etp)*float64(b*s)/float64(tt.tp)*k*tt.load, tt.etp)
+		want := tt.passes/2*(2*a2a) + tt.passes/2*gather
+		bl := moeBlock(t, r)
+		if math.Abs(bl.ExpertCommSeconds-want) > 1e-12 || bl.ExpertExposedSeconds != bl.ExpertCommSeconds {
+			t.Errorf("%+v: expert communication %v s (exposed %v), want %v", tt, bl.ExpertCommSeconds, bl.ExpertExposedSeconds, want)
+		}
+		free := tg
+		free.ExpertLink, free.ExpertInterLink = cluster.Link{BytesPerSecond: 1e300}, cluster.Link{BytesPerSecond: 1e300}
+		free.TensorLink = cluster.Link{BytesPerSecond: 1e300}
+		rf, err := Estimate(a, free, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		bf := moeBlock(t, rf)
+		tpComm := bl.TensorAllReduceSeconds - bf.TensorAllReduceSeconds
+		if d := bl.FwdSeconds + bl.BwdSeconds - bf.FwdSeconds - bf.BwdSeconds - tpComm; math.Abs(d-want) > 1e-9 {
+			t.Errorf("%+v: the passes grow by %v s, want %v", tt, d, want)
+		}
+	}
+}
+
+// TestExpertOverlap: with the dispatch overlapped (combined 1F1B), the forward pass's
+// all-to-alls hide behind the layer's backward computation and the backward's behind
+// its forward: exposed = max(0, fwd comm - bwd compute) + max(0, bwd comm - fwd compute).
+func TestExpertOverlap(t *testing.T) {
+	a := bundled(t, "deepseek-v3")
+	for _, bw := range []float64{400e9, 2e9, 0.2e9} {
+		tg := target(t, "h100-sxm")
+		tg.ExpertLink = cluster.Link{LatencySeconds: 1e-6, BytesPerSecond: bw}
+		o := Options{Batch: 1, Seq: 4096, DataParallel: 64, ExpertParallel: 64}
+		plain, err := Estimate(a, tg, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		o.ExpertOverlap = true
+		over, err := Estimate(a, tg, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, q := moeBlock(t, plain), moeBlock(t, over)
+		half := p.ExpertCommSeconds / 2
+		fwdCompute, bwdCompute := p.FwdDeviceSeconds-half, p.BwdDeviceSeconds-half
+		want := max(0, half-bwdCompute) + max(0, half-fwdCompute)
+		if math.Abs(q.ExpertExposedSeconds-want) > 1e-12 || q.ExpertCommSeconds != p.ExpertCommSeconds {
+			t.Errorf("link %g B/s: exposed %v s of %v, want %v", bw, q.ExpertExposedSeconds, q.ExpertCommSeconds, want)
+		}
+		if d := (p.FwdDeviceSeconds + p.BwdDeviceSeconds) - (q.FwdDeviceSeconds + q.BwdDeviceSeconds); math.Abs(d-(p.ExpertCommSeconds-want)) > 1e-12 {
+			t.Errorf("link %g B/s: overlap saves %v s, want %v", bw, d, p.ExpertCommSeconds-want)
+		}
+	}
+}
+
+// TestMoEActivations: what a mixture block keeps for its backward pass follows the
+// tokens its device computes: 2e*n*h for the norm's and router's inputs, 4*n*E for the
+// router's fp32 probabilities, 2*e*h*ETP*A for the experts' gathered inputs and
+// outputs, 4*e*f*A for their SwiGLU tensors and 4*e*T*fs/t for the shared experts'.
+func TestMoEActivations(t *testing.T) {
+	a := bundled(t, "deepseek-v3")
+	const b, s, h, f, E, k, e = 2, 4096, 7168, 2048, 256, 8, 2
+	for _, tt := range []struct {
+		tp, etp, ep int
+		load        float64
+	}{{1, 1, 8, 1}, {1, 1, 64, 1.5}, {4, 1, 32, 1}, {2, 2, 16, 1.2}} {
+		o := Options{Batch: b, Seq: s, DataParallel: 64, TensorParallel: tt.tp, SequenceParallel: tt.tp > 1,
+			ExpertParallel: tt.ep, ExpertTensorParallel: tt.etp, ExpertImbalance: tt.load, Split: Sublayers}
+		r, err := Estimate(a, target(t, "h100-sxm"), o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var mlp Layer
+		for _, l := range r.Layers {
+			if l.Kind == "mlp" && l.ExpertParams > 0 {
+				mlp = l
+				break
+			}
+		}
+		T := float64(b * s)
+		n := T / float64(tt.tp)
+		A := T / float64(tt.tp) * k * tt.load
+		want := 2*e*n*h + 4*n*E + 2*e*h*float64(tt.etp)*A + 4*e*f*A + 4*e*T*f/float64(tt.tp)
+		if got := float64(mlp.SavedActivationBytes); got != math.Floor(want) {
+			t.Errorf("%+v: saved %v bytes, want %v", tt, got, want)
+		}
+	}
+}
+
+// TestMoEOptionErrors: the layouts Megatron refuses are refused, naming the option.
+func TestMoEOptionErrors(t *testing.T) {
+	ds, llama := bundled(t, "deepseek-v3"), bundled(t, "meta-llama-3-8b")
+	for _, tt := range []struct {
+		arch string
+		o    Options
+		want string
+	}{
+		{"deepseek", Options{Batch: 1, Seq: 128, DataParallel: 48, ExpertParallel: 48}, "expert_parallel: must divide the model's 256 experts, got 48"},
+		{"deepseek", Options{Batch: 1, Seq: 128, DataParallel: 4, ExpertParallel: 8}, "expert_parallel: expert x expert tensor parallelism (8 x 1) must divide data x context x tensor parallelism (4 x 1 x 1)"},
+		{"deepseek", Options{Batch: 1, Seq: 128, DataParallel: 8, TensorParallel: 2, ExpertParallel: 8}, "sequence_parallel: is needed with tensor_parallel 2 and expert parallelism"},
+		{"deepseek", Options{Batch: 1, Seq: 128, DataParallel: 8, ExpertParallel: 8, ExpertOverlap: true, Recompute: Full}, "expert_overlap: does not go with full recomputation"},
+		{"deepseek", Options{Batch: 1, Seq: 128, DataParallel: 8, ExpertParallel: 8, ExpertOverlap: true, Optimizer: None}, "expert_overlap: pairs a forward with a backward pass"},
+		{"deepseek", Options{Batch: 1, Seq: 128, ExpertImbalance: 0.5}, "expert_imbalance: must be between 1 (balanced)"},
+		{"deepseek", Options{Batch: 1, Seq: 128, CapacityFactor: -1}, "capacity_factor: must be 0 (dropless)"},
+		{"deepseek", Options{Batch: 1, Seq: 128, DataParallel: 8, ExpertTensorParallel: 3}, "expert_parallel: expert x expert tensor parallelism (1 x 3) must divide data x context x tensor parallelism (8 x 1 x 1)"},
+		{"deepseek", Options{Batch: 1, Seq: 128, Attention: Eager}, "attention: latent attention"},
+		{"llama", Options{Batch: 1, Seq: 128, DataParallel: 8, ExpertParallel: 8}, "expert_parallel: splits a mixture of experts: llama has none"},
+	} {
+		a := ds
+		if tt.arch == "llama" {
+			a = llama
+		}
+		_, err := Estimate(a, target(t, "h100-sxm"), tt.o)
+		if err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%+v: error %v, want %q", tt.o, err, tt.want)
+		}
+	}
+}
+
+// TestMTPLayer: DeepSeek-V3's multi-token prediction module is a layer after the last
+// block in training (none in inference), holding its MTP parameters; the model counts
+// them.
+func TestMTPLayer(t *testing.T) {
+	a := bundled(t, "deepseek-v3")
+	r, err := Estimate(a, target(t, "h100-sxm"), Options{Batch: 1, Seq: 1024})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := len(r.Layers)
+	if l := r.Layers[n-3]; l.Kind != "mtp" || l.Name != "mtp.0" || l.Params != a.MTPParams() {
+		t.Errorf("layer %d: %s %s with %d params, want mtp.0 with %d", n-3, l.Kind, l.Name, l.Params, a.MTPParams())
+	}
+	if r.Total.Params != a.Params()+a.MTPParams() || r.Total.DeviceParams != r.Total.Params {
+		t.Errorf("params %d (device %d), want %d", r.Total.Params, r.Total.DeviceParams, a.Params()+a.MTPParams())
+	}
+	inf, err := Estimate(a, target(t, "h100-sxm"), Options{Batch: 1, Seq: 1024, Optimizer: None})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(inf.Layers) != n-1 || inf.Total.Params != a.Params() {
+		t.Errorf("inference: %d layers, %d params; want %d and %d", len(inf.Layers), inf.Total.Params, n-1, a.Params())
+	}
+}
+
+// TestDeepEPDispatch: with DeepEP a token crosses the network once per remote node
+// among the L = min(N, G * ceil(N / groups)) nodes its routing may reach (k experts on
+// L*(1-(1-1/L)^k) distinct ones, (N-1)/N remote) and NVLink once per other device of a
+// node (k*(P-1)/P copies); the dispatch moves fp8 with dtype fp8 (h + 4*h/128 bytes),
+// the combine 16 bits; each side pays a latency per peer and the slower sets the time.
+func TestDeepEPDispatch(t *testing.T) {
+	a := bundled(t, "deepseek-v3") // 8 route groups, 4 per token
+	const T, h, k = 4096.0, 7168.0, 8.0
+	nv := cluster.Link{LatencySeconds: 3e-6, BytesPerSecond: 150e9}
+	ib := cluster.Link{LatencySeconds: 5e-6, BytesPerSecond: 50e9}
+	for _, tt := range []struct {
+		ep, perNode int
+		dtype       DType
+		nodes       float64 // N
+		reach       float64 // L
+	}{
+		{64, 8, FP8, 8, 4},
+		{64, 8, BF16, 8, 4},
+		{32, 4, BF16, 8, 4},
+		{128, 8, FP8, 16, 8},
+		{8, 8, BF16, 1, 1},
+	} {
+		tg := target(t, "h100-sxm")
+		tg.ExpertLink, tg.ExpertInterLink, tg.ExpertPerNode = nv, ib, tt.perNode
+		o := Options{Batch: 1, Seq: int(T), DType: tt.dtype, DataParallel: tt.ep, ExpertParallel: tt.ep, Dispatcher: DispatchDeepEP}
+		r, err := Estimate(a, tg, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		P, N, L := float64(tt.perNode), tt.nodes, tt.reach
+		remote := L * (1 - math.Pow(1-1/L, k)) * (N - 1) / N
+		local := k * (P - 1) / P
+		pass := func(bytes float64) float64 {
+			var ti, te float64
+			if P > 1 {
+				ti = (P-1)*3e-6 + bytes*T*local/150e9
+			}
+			if N > 1 {
+				te = (float64(tt.ep)-P)*5e-6 + bytes*T*remote/50e9
+			}
+			return max(ti, te)
+		}
+		dispatch := 2 * h
+		if tt.dtype == FP8 {
+			dispatch = h + 4*h/128
+		}
+		want := 2 * (pass(dispatch) + pass(2*h)) // forward and backward
+		if got := moeBlock(t, r).ExpertCommSeconds; math.Abs(got-want) > 1e-12 {
+			t.Errorf("%+v: %v s, want %v", tt, got, want)
+		}
+	}
+}
+
+// TestLocalAttention: gpt-oss alternates sliding-window layers (128 tokens: s*w - w^2/2
+// query-key pairs per head once s > w) with full ones (s^2/2), the first sliding;
+// Llama 4 attends within chunks of 8,192 (c^2/2 per chunk) but in every fourth layer.
+// The attention core's forward FLOPs are 4*b*heads*d per pair; eager attention
+// materialises every score, masked.
+func TestLocalAttention(t *testing.T) {
+	for _, tt := range []struct {
+		name         string
+		seq          int
+		heads, d     float64
+		local, whole float64 // pairs of a local and of a global layer
+		first        []bool  // LocalLayer of the first layers
+	}{
+		{"gpt-oss-20b", 4096, 64, 64, 4096*128 - 128*128/2, 4096 * 4096 / 2, []bool{true, false, true, false}},
+		{"llama-4-scout", 20000, 40, 128, 2*8192*8192/2 + 3616*3616/2, 20000 * 20000 / 2, []bool{true, true, true, false, true}},
+	} {
+		a := bundled(t, tt.name)
+		for i, want := range tt.first {
+			if a.LocalLayer(i) != want {
+				t.Errorf("%s: LocalLayer(%d) = %v", tt.name, i, !want)
+			}
+		}
+		flash := func(attention Attention, block int) float64 {
+			r, err := Estimate(a, target(t, "h100-sxm"), Options{Batch: 1, Seq: tt.seq, Split: Sublayers, Attention: attention, Optimizer: None})
+			if err != nil {
+				t.Fatal(err)
+			}
+			l := r.Layers[1+2*block] // the embedding, then attention and MLP per block
+			free, err := Estimate(a, target(t, "h100-sxm"), Options{Batch: 1, Seq: 1, Split: Sublayers, Attention: attention, Optimizer: None})
+			if err != nil {
+				t.Fatal(err)
+			}
+			// The projections' FLOPs grow with the tokens: take them off.
+			return l.FwdFLOPs - free.Layers[1+2*block].FwdFLOPs*float64(tt.seq) + 4*tt.heads*tt.d/2*float64(tt.seq)
+		}
+		for block, local := range tt.first {
+			pairs := tt.whole
+			if local {
+				pairs = tt.local
+			}
+			want := 4 * tt.heads * tt.d * pairs
+			if got := flash(Flash, block); math.Abs(got-want) > 1e-6*want {
+				t.Errorf("%s block %d: attention core %.6g FLOPs, want %.6g", tt.name, block, got, want)
+			}
+		}
+	}
+}

@@ -1,0 +1,21 @@
+# pipeplan export (version 1): Megatron-LM arguments (pretrain_gpt.py, Megatron-Core models)
+# model mixtral-8x7b-v0.1: 35 layers; 4 pipeline devices, data parallel 4, tensor parallel 1
+# planned: 1f1b, 8 microbatches of 1; 824.155 ms per step, 38.83 samples/s (1f1b)
+
+# Launch on 16 GPUs: tensor 1 x pipeline 4 x data 4 (Megatron-LM derives the
+# data-parallel size from the world size).
+PIPEPLAN_ARGS=(
+  --num-layers 32
+  --seq-length 2048
+  --micro-batch-size 1
+  --global-batch-size 32  # 1 x 8 microbatches x data parallel 4
+  --tensor-model-parallel-size 1
+  --expert-model-parallel-size 4
+  --expert-tensor-parallel-size 1
+  --overlap-moe-expert-parallel-comm  # combined 1F1B: all-to-alls behind an adjacent microbatch
+  --pipeline-model-parallel-size 4
+  --pipeline-model-parallel-layout "E,t*8|t*8|t*8|t*8,L"
+)
+# Megatron-LM without --pipeline-model-parallel-layout, the same split:
+#   replace the layout with --decoder-first-pipeline-num-layers 8 --decoder-last-pipeline-num-layers 8  (or neither: the even split)
+# torchrun ... pretrain_gpt.py "${PIPEPLAN_ARGS[@]}" ...

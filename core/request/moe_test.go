@@ -1,0 +1,121 @@
+package request
+
+import (
+	"context"
+	"pipeplan/core/cluster"
+
+	"strings"
+	"testing"
+)
+
+// moeRequest is Mixtral 8x7B, sequences of 2048, on nodes of 8 H100s: p stages x d
+// replicas x t-way tensor parallelism, expert parallelism ep, ZeRO-1.
+func moeRequest(p, d, t, ep int) *Request {
+	return &Request{
+		Model:       ModelSpec{Architecture: &Architecture{Name: "mixtral-8x7b", Seq: 2048}},
+		Cluster:     ClusterSpec{Device: "h100-sxm", DevicesPerNode: 8},
+		Parallelism: Parallelism{Pipeline: p, Data: d, Tensor: t, SequenceParallel: t > 1, Expert: ep, ZeRO: 1},
+		Schedule:    Schedule{Microbatches: 4 * p},
+	}
+}
+
+// TestExpertParallelErrors: the layouts Megatron refuses are refused by field path, with
+// the reason.
+func TestExpertParallelErrors(t *testing.T) {
+	for _, tt := range []struct {
+		edit func(*Request)
+		want string
+	}{
+		{func(r *Request) { r.Parallelism.Expert = 3; r.Parallelism.Data = 3 }, "parallelism.expert: must divide the model's 8 experts, got 3"},
+		{func(r *Request) { r.Parallelism.Expert = 8; r.Parallelism.Data = 2 },
+			"parallelism.expert: expert x expert tensor parallelism (8 x 2) must divide data x context x tensor parallelism (2 x 1 x 2)"},
+		{func(r *Request) { r.Parallelism.SequenceParallel = false },
+			"parallelism.sequence_parallel: is needed with tensor_parallel 2 and expert parallelism"},
+		{func(r *Request) { r.Parallelism.Expert = 1; r.Parallelism.ExpertOverlap = true },
+			"parallelism.expert_overlap: hides the expert-parallel all-to-alls: it needs parallelism.expert >= 2"},
+		{func(r *Request) { r.Parallelism.ExpertOverlap = true; r.Training.Recompute = "full" },
+			"parallelism.expert_overlap: does not go with full recomputation"},
+		{func(r *Request) { r.Model.Architecture.ExpertImbalance = 0.5 }, "model.architecture.expert_imbalance: must be between 1 (balanced)"},
+		{func(r *Request) { r.Model.Architecture.CapacityFactor = -1 }, "model.architecture.capacity_factor: must be 0 (dropless)"},
+		{func(r *Request) { r.Parallelism.ExpertTensor = 3; r.Parallelism.Data = 6 }, "parallelism.expert_tensor: must divide an expert's width (14336), got 3"},
+		{func(r *Request) { r.Model.Architecture.Name = "meta-llama-3-8b" }, "parallelism.expert: splits the experts of a mixture-of-experts architecture; the model has none"},
+		{func(r *Request) { r.Parallelism.Expert = -1 }, "parallelism.expert: must be between 1 and"},
+	} {
+		r := moeRequest(2, 4, 2, 4)
+		tt.edit(r)
+		_, err := Run(context.Background(), r)
+		if err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%v, want %q", err, tt.want)
+		}
+	}
+}
+
+// TestExpertParallelDefaults: a mixture's expert parallelism defaults to 1 and its expert
+// tensor parallelism to the tensor degree; a dense model's stay unset, so its canonical
+// request does not change.
+func TestExpertParallelDefaults(t *testing.T) {
+	n, err := Normalize(moeRequest(2, 4, 2, 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n.Parallelism.Expert != 1 || n.Parallelism.ExpertTensor != 2 {
+		t.Errorf("mixture: expert %d, expert_tensor %d; want 1 and 2", n.Parallelism.Expert, n.Parallelism.ExpertTensor)
+	}
+	d := llamaRequest(4, 1, 1)
+	d.Parallelism.Expert = 1
+	n, err = Normalize(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n.Parallelism.Expert != 0 || n.Parallelism.ExpertTensor != 0 {
+		t.Errorf("dense: expert %d, expert_tensor %d; want both unset", n.Parallelism.Expert, n.Parallelism.ExpertTensor)
+	}
+}
+
+// TestExpertGradientReduce: with ZeRO-1 a device's dense gradients are reduce-scattered
+// over the d replicas and its routed experts' over the expert-data-parallel group
+// d x t / (ep x etp) (expert tensor parallelism defaults to t), each a ring over the data
+// link: (k-1)/k * n / B + (k-1) * alpha.
+func TestExpertGradientReduce(t *testing.T) {
+	for _, tt := range []struct{ p, d, t, ep int }{{4, 8, 1, 8}, {4, 8, 1, 2}, {2, 16, 2, 4}, {8, 4, 1, 1}} {
+		r := moeRequest(tt.p, tt.d, tt.t, tt.ep)
+		res := run(t, r)
+		if !res.Feasible {
+			t.Fatalf("%+v: infeasible: %v", tt, res.Diagnostics)
+		}
+		p, err := prepare(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		edp := tt.d * tt.t / (tt.ep * tt.t)
+		for i, ds := range res.Devices {
+			var expert int64
+			for _, s := range ds.Stages {
+				st := res.Plan.Stages[s]
+				for l := st.FirstLayer; l <= st.LastLayer; l++ {
+					_, g := p.est.ExpertFullBytes(l)
+					expert += g
+				}
+			}
+			if expert == 0 {
+				t.Fatalf("%+v: device %d holds no expert gradients", tt, i)
+			}
+			l := *p.dataLink
+			want := cluster.RingReduceScatterSeconds(l, float64(ds.GradBytes-expert), tt.d) + cluster.RingReduceScatterSeconds(l, float64(expert), edp)
+			if diff := ds.ReduceScatterSeconds - want; diff > 1e-12 || diff < -1e-12 {
+				t.Errorf("%+v: device %d reduce-scatter %v s, want %v", tt, i, ds.ReduceScatterSeconds, want)
+			}
+		}
+	}
+}
+
+// TestExpertParallelPlans: expert parallelism spreads the experts: Mixtral 8x7B on 2
+// stages x 8 replicas does not fit 80 GB H100s with every device holding all the experts
+// of its stage, and fits with EP 8, each device holding one.
+func TestExpertParallelPlans(t *testing.T) {
+	none := run(t, moeRequest(2, 8, 1, 1))
+	ep := run(t, moeRequest(2, 8, 1, 8))
+	if none.Feasible || !ep.Feasible {
+		t.Fatalf("EP 1 feasible %v, EP 8 feasible %v (%v); want only EP 8", none.Feasible, ep.Feasible, ep.Diagnostics)
+	}
+}

@@ -1,0 +1,108 @@
+package request
+
+import (
+	"context"
+	"math"
+	"slices"
+	"testing"
+)
+
+// publishedMoE is a mixture-of-experts pre-training run whose throughput was published,
+// planned as a request with the run's own model, parallelism, batch, precision and
+// schedule.
+type publishedMoE struct {
+	name, source string
+	req          *Request
+	// tokensPerGPUSecond is the published throughput per device.
+	tokensPerGPUSecond float64
+	tolerance          float64 // relative, on the predicted throughput
+}
+
+// H800 nodes as DeepSeek describes them (DeepSeek-V3 Technical Report, sections 3.1 and
+// 3.2.2): 8 GPUs per node on NVLink (160 GB/s; nvswitch1, 150 GB/s, is the nearest
+// preset), one 400 Gb/s InfiniBand interface per GPU (50 GB/s, ib-ndr). An H800 computes
+// as an H100 SXM (989 TFLOP/s bf16, 1,979 fp8): the h100-sxm preset.
+func deepseekCluster() ClusterSpec {
+	return ClusterSpec{Device: "h100-sxm", DevicesPerNode: 8, LinkIntra: "nvswitch1", LinkInter: "ib-ndr"}
+}
+
+var publishedMoERuns = []publishedMoE{
+	{
+		// 2,048 H800s: 16-way pipeline (DualPipe, which overlaps the expert all-to-alls of
+		// one microbatch with another's computation), 64-way expert parallelism across 8
+		// nodes, ZeRO-1 data parallelism (128 replicas), no tensor parallelism; FP8
+		// training (section 3.3); sequences of 4,096, batch 15,360 (section 4.2); all-to-all kernels
+		// that cross InfiniBand once per node with fp8 dispatch (DeepEP). Throughput: 180K
+		// H800 GPU hours per trillion tokens (Table 1: 2,664K GPU hours pre-training 14.8T
+		// tokens), 1,543 tokens/s per GPU. Microbatches of one sequence (the report does
+		// not give the size); DualPipe is planned as zb-h1 with the overlap.
+		name:   "DeepSeek-V3, PP16 EP64 DP128, FP8, 2048 H800",
+		source: "DeepSeek-V3 Technical Report (arXiv 2412.19437), sections 3.1-3.3, 4.2 and Table 1",
+		req: &Request{
+			Model:       ModelSpec{Architecture: &Architecture{Name: "deepseek-v3", Seq: 4096, DType: "fp8"}},
+			Cluster:     deepseekCluster(),
+			Parallelism: Parallelism{Pipeline: 16, Data: 128, Expert: 64, ZeRO: 1, ExpertOverlap: true, ExpertDispatcher: "deepep"},
+			Schedule:    Schedule{Name: "zb-h1", Microbatches: 15360 / 128, MicrobatchSize: 1},
+		},
+		tokensPerGPUSecond: 1e12 / (180e3 * 3600),
+		tolerance:          0.25,
+	},
+	{
+		// H800s: 16-way zero-bubble pipeline, 8-way expert parallelism inside a node,
+		// ZeRO-1 data parallelism (section 3.1.3); bf16; sequences of 4,096, batch 9,216
+		// (section 3.1.2); 172.8K GPU hours per trillion tokens (section 3.2.3, training
+		// costs), 1,608 tokens/s per GPU.
+		// The paper does not give the number of GPUs: 64 replicas (1,024 GPUs) here,
+		// which sets the microbatches per replica (144) and the data-parallel ring.
+		name:   "DeepSeek-V2, PP16 EP8 DP64, BF16, 1024 H800",
+		source: "DeepSeek-V2 paper (arXiv 2405.04434), sections 3.1.2, 3.1.3 and 3.2.3",
+		req: &Request{
+			Model:       ModelSpec{Architecture: &Architecture{Name: "deepseek-v2", Seq: 4096}},
+			Cluster:     deepseekCluster(),
+			Parallelism: Parallelism{Pipeline: 16, Data: 64, Expert: 8, ZeRO: 1},
+			Schedule:    Schedule{Name: "zb-h1", Microbatches: 9216 / 64, MicrobatchSize: 1},
+		},
+		tokensPerGPUSecond: 1e12 / (172.8e3 * 3600),
+		tolerance:          0.25,
+	},
+}
+
+// TestPublishedMoERuns plans each published mixture-of-experts run as it ran: it must
+// fit (a configuration that ran is never refused as out of memory) and its predicted
+// throughput must be within the run's tolerance; every error, and the median and signed
+// median over the runs, are logged.
+func TestPublishedMoERuns(t *testing.T) {
+	var errs, abs []float64
+	for _, c := range publishedMoERuns {
+		res, err := Run(context.Background(), c.req)
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		if !res.Feasible {
+			t.Errorf("%s (%s): refused: %v", c.name, c.source, res.Diagnostics)
+			continue
+		}
+		got := res.Step.TokensPerSecond / float64(res.Step.Devices)
+		e := (got - c.tokensPerGPUSecond) / c.tokensPerGPUSecond
+		errs, abs = append(errs, e), append(abs, math.Abs(e))
+		t.Logf("%-46s predicted %6.0f tokens/s/GPU, published %6.0f: error %+5.1f%% (step %.1f s, MFU %.1f%%; %s)",
+			c.name, got, c.tokensPerGPUSecond, 100*e, res.Step.StepSeconds, 100*res.Step.MFU, c.source)
+		if math.Abs(e) > c.tolerance {
+			t.Errorf("%s: predicted %.0f tokens/s per GPU, published %.0f (%s): error %+.1f%% beyond %.0f%%",
+				c.name, got, c.tokensPerGPUSecond, c.source, 100*e, 100*c.tolerance)
+		}
+	}
+	t.Logf("%d runs: median |error| %.1f%%, signed median %+.1f%%", len(errs), 100*medianOf(abs), 100*medianOf(errs))
+}
+
+func medianOf(v []float64) float64 {
+	if len(v) == 0 {
+		return 0
+	}
+	s := slices.Clone(v)
+	slices.Sort(s)
+	if n := len(s); n%2 == 1 {
+		return s[n/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
