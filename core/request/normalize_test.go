@@ -2,6 +2,7 @@ package request
 
 import (
 	"reflect"
+	"strings"
 	"testing"
 
 	"pipeplan/core/model"
@@ -297,5 +298,39 @@ func TestNormalizeOneErrorPerField(t *testing.T) {
 	}
 	if n != 1 {
 		t.Errorf("%d errors at schedule.microbatches, want 1: %v", n, err)
+	}
+}
+
+// TestScaleUpDomain: a node of devices_per_node on a preset's own link holds no more
+// devices than the preset's scale-up domain (72 in an NVL72 rack, 8 on an HGX board),
+// and a tensor-parallel group of up to 72 fits in an NVL72 node.
+func TestScaleUpDomain(t *testing.T) {
+	tests := []struct {
+		device      string
+		perNode, tp int
+		want        string // error, "" for none
+	}{
+		{"gb200", 72, 8, ""},
+		{"gb200", 72, 72, ""},
+		{"gb200", 144, 8, "cluster.devices_per_node: must be at most 72, the scale-up domain of gb200"},
+		{"h100-sxm", 16, 8, "cluster.devices_per_node: must be at most 8, the scale-up domain of h100-sxm"},
+		{"h100-sxm", 8, 16, "parallelism.tensor: must divide cluster.devices_per_node (8)"},
+	}
+	for _, tt := range tests {
+		r := &Request{
+			Model:       ModelSpec{Architecture: &Architecture{Name: "llama-2-7b", Seq: 1024}},
+			Cluster:     ClusterSpec{Device: tt.device, DevicesPerNode: tt.perNode, Count: 144},
+			Parallelism: Parallelism{Pipeline: 2, Tensor: tt.tp},
+		}
+		if tt.tp == 72 {
+			r.Model.Architecture = &Architecture{Config: []byte(`{"model_type": "gpt2", "n_embd": 4608, "n_head": 72, "n_layer": 4, "n_positions": 1024, "vocab_size": 51200}`)}
+		}
+		_, err := Normalize(r)
+		switch {
+		case tt.want == "" && err != nil:
+			t.Errorf("%s, %d per node, tp %d: %v", tt.device, tt.perNode, tt.tp, err)
+		case tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want)):
+			t.Errorf("%s, %d per node, tp %d: error %v, want %q", tt.device, tt.perNode, tt.tp, err, tt.want)
+		}
 	}
 }

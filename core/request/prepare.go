@@ -593,6 +593,13 @@ func (p *prepared) nodes(es *model.Errors, d cluster.DevicePreset) {
 	if cs.LinkIntra == "" {
 		cs.LinkIntra = d.Link
 	}
+	if n := d.ScaleUpDevices; n > 0 && cs.DevicesPerNode > n && strings.EqualFold(cs.LinkIntra, d.Link) {
+		// A node is what the intra-node link joins: no more devices than the preset's
+		// scale-up domain (8 on an HGX board, 72 in an NVL72 rack) share its fabric.
+		es.Add("cluster.devices_per_node", "must be at most %d, the scale-up domain of %s (devices on one %s fabric), got %d: nodes beyond it talk over link_inter",
+			n, d.Name, d.Link, cs.DevicesPerNode)
+		return
+	}
 	if cs.LinkInter == "" {
 		cs.LinkInter = d.Network
 	}
