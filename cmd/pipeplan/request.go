@@ -50,6 +50,7 @@ type requestFlags struct {
 	// training
 	inference                       bool
 	optimizer, precision, recompute string
+	fp8Recipe                       string
 
 	// schedule
 	schedule                  string
@@ -102,7 +103,8 @@ func (f *requestFlags) add(fs *flag.FlagSet, withSchedule bool) {
 	fs.StringVar(&f.hfConfig, "hf-config", "", "HuggingFace config.json `file`, or a bundled name: "+strings.Join(arch.BundledNames(), ", "))
 	fs.StringVar(&f.name, "name", "", "label the model (default: its own name, or the file's)")
 	fs.IntVar(&f.seq, "seq", 0, "sequence length with --hf-config (default: the model's context, at most 4096)")
-	fs.StringVar(&f.dtype, "dtype", "", "element type with --hf-config: bf16 (default), fp16, fp32 or fp8 (H100, H200, B200, MI300X)")
+	fs.StringVar(&f.dtype, "dtype", "", "element type with --hf-config: bf16 (default), fp16, fp32 or fp8 (pipeplan devices lists the fp8 rates)")
+	fs.StringVar(&f.fp8Recipe, "fp8-recipe", "", "fp8 scaling with --hf-config (means --dtype fp8): delayed (default), current, blockwise or mxfp8")
 	fs.StringVar(&f.attention, "attention", "", "attention kernel with --hf-config: flash (FlashAttention-2, default), flash3 (FlashAttention-3, Hopper), cudnn or eager")
 	fs.StringVar(&f.framework, "framework", "", "how --hf-config runs: eager (default on GPUs), compiled, cuda-graphs or none")
 	fs.StringVar(&f.split, "split", "", "pipeline layers with --hf-config: block (default) or sublayer")
@@ -211,6 +213,7 @@ func (f *requestFlags) build() (*request.Request, error) {
 		r.Training.Mode = request.ModeInference
 	}
 	r.Training.Optimizer, r.Training.Precision, r.Training.Recompute = f.optimizer, f.precision, f.recompute
+	r.Training.FP8Recipe = f.fp8Recipe
 	r.Schedule = request.Schedule{Name: f.schedule, Microbatches: f.microbatches, MicrobatchSize: f.batch, WeightGradFraction: f.weightGradFraction}
 	r.Objective = f.objective
 	r.Partition = f.partition
@@ -368,7 +371,7 @@ var flagOf = map[string]string{
 	"parallelism.context": "--cp", "parallelism.context_method": "--cp-method",
 	"cluster.devices_per_node": "--devices-per-node", "cluster.link_intra": "--link-intra", "cluster.link_inter": "--link-inter",
 	"training.mode": "--inference", "training.optimizer": "--optimizer", "training.precision": "--precision",
-	"training.recompute": "--recompute", "schedule.name": "--schedule", "schedule.microbatches": "--microbatches",
+	"training.recompute": "--recompute", "training.fp8_recipe": "--fp8-recipe", "schedule.name": "--schedule", "schedule.microbatches": "--microbatches",
 	"schedule.microbatch_size": "--batch", "schedule.weight_grad_fraction": "--weight-grad-fraction",
 	"objective": "--objective", "partition": "--partition", "memory_proportion": "--memory-proportion", "boundaries": "--boundaries",
 }

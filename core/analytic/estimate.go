@@ -52,6 +52,10 @@ type Layer struct {
 	ParamBytes     int64 `json:"param_bytes"`
 	GradBytes      int64 `json:"grad_bytes"`
 	OptimizerBytes int64 `json:"optimizer_bytes"`
+	// FP8WeightBytes is what an fp8 recipe keeps beside the weights through the step:
+	// the fp8 copies of its products' weights (both layouts, with scales) and their
+	// scaling state (amax history); 0 without fp8. Model counts it with the weights.
+	FP8WeightBytes int64 `json:"fp8_weight_bytes,omitempty"`
 	// FwdFLOPs and BwdFLOPs are the FLOPs of its matrix products (the backward pass
 	// includes recomputation).
 	FwdFLOPs float64 `json:"fwd_flops"`
@@ -115,8 +119,10 @@ type Total struct {
 	Params       int64 `json:"params"`
 	DeviceParams int64 `json:"device_params"`
 	// WeightsBytes, GradsBytes and OptimizerBytes: parameters, gradients, optimizer state
-	// with master weights (per device under ZeRO-1).
+	// with master weights (per device under ZeRO-1). WeightsBytes includes FP8WeightBytes,
+	// the fp8 recipe's weight copies and scaling state.
 	WeightsBytes   int64 `json:"weights_bytes"`
+	FP8WeightBytes int64 `json:"fp8_weight_bytes,omitempty"`
 	GradsBytes     int64 `json:"grads_bytes"`
 	OptimizerBytes int64 `json:"optimizer_bytes"`
 	// ActivationBytes is what one microbatch keeps for the backward pass, all layers.
@@ -223,9 +229,8 @@ func Estimate(a *arch.Arch, t Target, o Options) (*Result, error) {
 		return nil, err
 	}
 	o = o.withDefaults()
-	if o.DType == FP8 && !(t.Perf.FP8FLOPSPerSecond > 0) {
-		return nil, &model.FieldError{Path: "dtype", Reason: fmt.Sprintf(
-			"fp8 needs a device with fp8 matrix units (h100-sxm, h200, b200, mi300x): %s states no fp8_flops_per_second", t.Device.Name)}
+	if err := checkRecipe(t, o); err != nil {
+		return nil, err
 	}
 	if err := checkTensorParallel(a, o.TensorParallel); err != nil {
 		return nil, err
@@ -242,7 +247,7 @@ func Estimate(a *arch.Arch, t Target, o Options) (*Result, error) {
 	}
 	sh := newShape(a, o)
 	sh.keepLogits = t.Framework.ReturnsLogits && sh.train
-	c := &calc{sh: sh, rf: newRoofline(t, o.DType), o: o, fw: t.Framework,
+	c := &calc{sh: sh, rf: newRoofline(t, o.DType, o.FP8Recipe), o: o, fw: t.Framework,
 		allReduce: cluster.RingAllReduceSeconds(t.tensorLink(), sh.e*sh.t*sh.h, o.TensorParallel), contextLink: t.contextLink()}
 	r := &Result{Name: a.Name, Device: t.Device.Name, Arch: a.Description(), Opts: o,
 		perParam: o.devicePerParam(), optShard: o.optimizerShard()}
@@ -427,6 +432,11 @@ func (c *calc) layer(name, kind string, ps ...piece) Layer {
 	l.OptimizerBytes = ceil(float64(l.Params) * c.o.optimizerShard())
 	last := ps[len(ps)-1]
 	l.OutputBytes = int64(last.output)
+	var fp8 float64
+	for _, p := range ps {
+		fp8 += c.sh.fp8Bytes(p)
+	}
+	l.FP8WeightBytes = ceil(fp8)
 
 	if !train {
 		var work float64
@@ -516,7 +526,10 @@ func (r *Result) total(a *arch.Arch, t Target, c *calc) {
 	if a.TiedEmbeddings && o.Tie == TieCopy {
 		tt.DeviceParams -= r.Layers[0].TiedParams // both ends count the matrix
 	}
-	tt.WeightsBytes = ceil(float64(tt.DeviceParams) * r.perParam.weight)
+	for _, l := range r.Layers {
+		tt.FP8WeightBytes += l.FP8WeightBytes
+	}
+	tt.WeightsBytes = ceil(float64(tt.DeviceParams)*r.perParam.weight) + tt.FP8WeightBytes
 	tt.GradsBytes = ceil(float64(tt.DeviceParams) * r.perParam.grad)
 	tt.OptimizerBytes = ceil(float64(tt.DeviceParams) * r.optShard)
 	var before, peak int64
@@ -597,7 +610,7 @@ func (r *Result) Model() *model.Model {
 			Kind:            l.Kind,
 			ForwardSeconds:  l.FwdSeconds,
 			BackwardSeconds: l.BwdSeconds,
-			ParamBytes:      ceil(own * (r.perParam.weight + r.perParam.grad)),
+			ParamBytes:      ceil(own*(r.perParam.weight+r.perParam.grad)) + l.FP8WeightBytes,
 			GradBytes:       ceil(own * r.perParam.grad),
 			OptimizerBytes:  ceil(own * r.optShard),
 			TemporaryBytes:  l.TemporaryBytes,
@@ -651,6 +664,27 @@ func checkContext(a *arch.Arch, o Options) error {
 		es.Add("context_parallel", "ring attention on a causal model balances the load over 2c chunks of the sequence: 2 x %d must divide the sequence (%d tokens)", c, o.Seq)
 	}
 	return es.Err()
+}
+
+// checkRecipe refuses an fp8 run the device cannot do: fp8 without fp8 matrix units,
+// MXFP8 without microscaling in them, blockwise scaling where no library runs it.
+func checkRecipe(t Target, o Options) error {
+	if o.DType != FP8 {
+		return nil
+	}
+	name := t.Device.Name
+	switch {
+	case !(t.Perf.FP8FLOPSPerSecond > 0):
+		return &model.FieldError{Path: "dtype", Reason: fmt.Sprintf(
+			"fp8 needs a device with fp8 matrix units (Hopper, Blackwell, MI300X, MI355X, Gaudi 3, Trainium2): %s states no fp8_flops_per_second", name)}
+	case o.FP8Recipe == MXFP8 && !t.Perf.MXFP8:
+		return &model.FieldError{Path: "fp8_recipe", Reason: fmt.Sprintf(
+			"mxfp8 needs matrix units that take microscaling (MX) fp8 (Blackwell: b200, b300, gb200, gb300; CDNA 4: mi355x): %s has none; use delayed or current", name)}
+	case o.FP8Recipe == Blockwise && !t.Perf.BlockFP8:
+		return &model.FieldError{Path: "fp8_recipe", Reason: fmt.Sprintf(
+			"blockwise needs block-scaled fp8 products (Transformer Engine's Float8BlockScaling runs on NVIDIA Hopper and Blackwell): %s has none; use delayed or current", name)}
+	}
+	return nil
 }
 
 // checkTensorParallel requires t to divide what it splits: the query heads, the key/value

@@ -18,8 +18,13 @@ type shape struct {
 	f, v       float64 // MLP width (per expert) and vocabulary on one device
 	experts, k float64 // experts, and experts per token (0 for dense)
 	e          float64 // bytes of one activation element
-	drop       bool    // dropout in training keeps 1-byte masks
-	train      bool
+	// ge is the bytes per element of an fp8 GEMM's input saved for the backward pass: e,
+	// or the fp8 recipe's inputBytes (1 and its scales) with dtype fp8. fp8 holds the
+	// recipe's figures with dtype fp8, nil otherwise.
+	ge    float64
+	fp8   *recipeFigures
+	drop  bool // dropout in training keeps 1-byte masks
+	train bool
 	// keepLogits: the training loop holds the 16-bit logits the model returns until the
 	// step ends (cluster.Framework.ReturnsLogits).
 	keepLogits bool
@@ -50,23 +55,36 @@ func newShape(a *arch.Arch, o Options) *shape {
 		sh.e = 4
 	}
 	sh.drop = a.Dropout && sh.train
+	sh.ge = sh.e
+	if o.DType == FP8 {
+		f := o.FP8Recipe.figures()
+		sh.fp8, sh.ge = &f, f.inputBytes
+	}
 	return sh
 }
 
-// linear is a linear layer's product of the T x k activation with a k x n weight. With
-// dtype fp8 it runs at the fp8 peak (op.fp8), and Transformer Engine casts its inputs to
-// fp8 first: a memory-bound kernel reading 2 and writing 1 byte per element of the
-// activation and the weight (forward) and of the output's gradient (backward).
+// linear is a transformer block's linear layer: the T x k activation times a k x n
+// weight. With dtype fp8 it runs at the fp8 rate (op.fp8), and Transformer Engine first
+// quantizes its input (forward) and its output's gradient (backward) in both layouts, a
+// memory-bound kernel moving the recipe's quantBytes per element; the weight is
+// quantized once per step and cached across microbatches (is_first_microbatch), not
+// counted per microbatch.
 func (sh *shape) linear(name string, m, k, n float64) op {
 	o := matmul(name, sh.e, 1, m, k, n)
-	if sh.o.DType == FP8 {
+	if f := sh.fp8; f != nil {
 		o.fp8 = true
-		o.fwd.bytes += 3 * (m*k + k*n)
+		o.fwd.bytes += f.quantBytes * m * k
 		o.fwd.kernels++
-		o.bwd.bytes += 3 * m * n
+		o.bwd.bytes += f.quantBytes * m * n
 		o.bwd.kernels++
 	}
 	return o
+}
+
+// linear16 is a linear layer that stays in 16 bits under every fp8 recipe: the router
+// and the LM head (Megatron-LM runs them outside Transformer Engine's fp8 layers).
+func (sh *shape) linear16(name string, m, k, n float64) op {
+	return matmul(name, sh.e, 1, m, k, n)
 }
 
 // piece is the cost of one part of a layer (an embedding, an attention part, an MLP, a
@@ -101,6 +119,19 @@ type piece struct {
 	// fwdAllReduces and bwdAllReduces count the tensor-parallel all-reduces of one
 	// activation (e*b*s*h bytes) in its forward and backward pass.
 	fwdAllReduces, bwdAllReduces float64
+	// fp8Weights is the weight elements of its fp8 products on one device, and
+	// fp8GEMMs how many fp8 products hold them (with dtype fp8; 0 otherwise): the
+	// recipe keeps fp8 copies of those weights and a scaling state per product.
+	fp8Weights, fp8GEMMs float64
+}
+
+// fp8Bytes is what the fp8 recipe keeps for the piece through the step: fp8 copies of
+// its fp8 products' weights and their scaling state (0 without fp8).
+func (sh *shape) fp8Bytes(p piece) float64 {
+	if sh.fp8 == nil {
+		return 0
+	}
+	return p.fp8Weights*sh.fp8.weightBytes + p.fp8GEMMs*sh.fp8.stateBytes
 }
 
 // core marks an operation of the attention core.
@@ -158,9 +189,11 @@ func (sh *shape) attention() piece {
 	if a.Family == arch.Llama {
 		p.ops = append(p.ops, mem("rotary", 2*e*t*(q+kv), 2))
 	}
-	scores := sh.b * sh.heads * sh.s * sh.skv  // elements of the score matrix (this device's queries)
-	common := 2*e*t*hr + e*t*q + sh.mask(t*hr) // norm input, QKV input, output proj. input, mask
-	var coreSaved float64                      // the s^2 terms selective recomputation drops
+	scores := sh.b * sh.heads * sh.s * sh.skv // elements of the score matrix (this device's queries)
+	// norm input, QKV input, output projection's input, mask: the two products' inputs
+	// at 8 bits with fp8 (ge).
+	common := e*t*hr + sh.ge*t*hr + sh.ge*t*q + sh.mask(t*hr)
+	var coreSaved float64 // the s^2 terms selective recomputation drops
 	if sh.o.Attention == Eager {
 		if kv < q {
 			p.ops = append(p.ops, mem("repeat kv", e*t*(2*kv+2*q), 2))
@@ -196,6 +229,9 @@ func (sh *shape) attention() piece {
 		p.inferExtra = e*t*h + e*t*(q+2*kv) + e*t*q
 	}
 	p.ops = append(p.ops, sh.linear("output projection", t, q, h), sh.residual())
+	if sh.fp8 != nil {
+		p.fp8Weights, p.fp8GEMMs = h*(q+2*kv)+q*h, 2
+	}
 	if sh.cp > 1 {
 		p.context = true
 		if sh.o.ContextMethod == AllToAll {
@@ -237,11 +273,12 @@ func (sh *shape) mlp() piece {
 		input: e * t * hr, output: e * t * hr, recomputable: true, fwdAllReduces: 1, bwdAllReduces: 1,
 		tensors: sh.normTensors() + mlpTensors(a)}
 	p.ops = append(p.ops, sh.norm("mlp norm"))
-	common := 2*e*t*hr + sh.mask(t*hr)
+	ge := sh.ge                                // a product's saved input: 8 bits with fp8
+	common := e*t*hr + ge*t*hr + sh.mask(t*hr) // norm input, first projection's input, mask
 	switch {
 	case a.MoE():
 		te := t * sh.k / sh.experts // tokens per expert
-		p.ops = append(p.ops, sh.linear("router", t, h, sh.experts), mem("top-k", 4*t*sh.experts*2, 3))
+		p.ops = append(p.ops, sh.linear16("router", t, h, sh.experts), mem("top-k", 4*t*sh.experts*2, 3))
 		expert := []op{
 			mem("gather", 2*e*te*h, 1),
 			sh.linear("gate", te, h, f), sh.linear("up", te, h, f),
@@ -252,18 +289,29 @@ func (sh *shape) mlp() piece {
 		for _, o := range expert {
 			p.ops = append(p.ops, o.times(sh.experts))
 		}
-		common += 4*t*sh.experts + sh.k*(e*t*h+4*e*t*f+e*t*h)
+		// Router probabilities; per routed copy: the experts' input, gate and up outputs
+		// and SiLU output, the down projection's input, the output before weighting.
+		common += 4*t*sh.experts + sh.k*(ge*t*h+3*e*t*f+ge*t*f+e*t*h)
+		if sh.fp8 != nil {
+			p.fp8Weights, p.fp8GEMMs = 3*h*f*sh.experts, 3*sh.experts
+		}
 		p.bwdExtra = sh.k * (2*e*t*f + e*t*h)
 		p.inferExtra = e*t*h + sh.k*(e*t*h+3*e*t*f+e*t*h)
 	case a.GatedMLP():
 		p.ops = append(p.ops, sh.linear("gate", t, h, f), sh.linear("up", t, h, f),
 			mem("silu", 2*e*t*f, 1), mem("gate x up", 3*e*t*f, 1), sh.linear("down", t, f, h))
-		common += 4 * e * t * f
+		common += 3*e*t*f + ge*t*f // gate, up, SiLU outputs; the down projection's input
+		if sh.fp8 != nil {
+			p.fp8Weights, p.fp8GEMMs = 3*h*f, 3
+		}
 		p.bwdExtra = 2 * e * t * f
 		p.inferExtra = e*t*h + 3*e*t*f
 	default:
 		p.ops = append(p.ops, sh.linear("fc1", t, h, f), mem("gelu", 2*e*t*f, 1), sh.linear("fc2", t, f, h))
-		common += 2 * e * t * f
+		common += e*t*f + ge*t*f // the activation's input; the second projection's input
+		if sh.fp8 != nil {
+			p.fp8Weights, p.fp8GEMMs = 2*h*f, 2
+		}
 		p.bwdExtra = 2 * e * t * f
 		p.inferExtra = e*t*h + 2*e*t*f
 	}
@@ -352,10 +400,10 @@ func (sh *shape) head() piece {
 	}
 	saved := e * t * hr // the projection's input
 	if a.Family == arch.BERT {
-		p.ops = append(p.ops, sh.linear("transform", t, h, h), mem("gelu", 2*e*t*h, 1), sh.norm("transform norm"))
+		p.ops = append(p.ops, sh.linear16("transform", t, h, h), mem("gelu", 2*e*t*h, 1), sh.norm("transform norm"))
 		saved += 3 * e * t * h
 	}
-	p.ops = append(p.ops, sh.linear("logits", t, h, v))
+	p.ops = append(p.ops, sh.linear16("logits", t, h, v))
 	if !sh.train {
 		p.output = e * t * v
 		p.inferExtra = e * t * h

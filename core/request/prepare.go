@@ -629,6 +629,9 @@ func (p *prepared) weightsOnly() bool { return p.format == load.PipeDream }
 
 func (p *prepared) training(es *model.Errors) {
 	t := &p.req.Training
+	if t.FP8Recipe != "" && p.arch == nil {
+		es.Add("training.fp8_recipe", "applies to architectures (a measured profile ran in the precision it was measured in)")
+	}
 	if !p.train() {
 		if t.Optimizer != "" {
 			es.Add("training.optimizer", "applies to training: inference has no optimizer")
@@ -901,7 +904,7 @@ func (p *prepared) architecture(es *model.Errors) {
 	}
 	o := analytic.Options{
 		Batch: r.Schedule.MicrobatchSize, Seq: a.Seq,
-		DType: analytic.DType(a.DType), Precision: analytic.Precision(r.Training.Precision),
+		DType: analytic.DType(a.DType), FP8Recipe: analytic.FP8Recipe(r.Training.FP8Recipe), Precision: analytic.Precision(r.Training.Precision),
 		Optimizer: analytic.Optimizer(r.Training.Optimizer), Attention: analytic.Attention(a.Attention),
 		Recompute: analytic.Recompute(r.Training.Recompute), Split: analytic.Split(a.Split), Tie: analytic.Tie(a.Tie),
 		DataParallel: r.Parallelism.Data, Sharding: analytic.Sharding(r.Parallelism.Sharding),
@@ -968,6 +971,7 @@ func (p *prepared) architecture(es *model.Errors) {
 	}
 	o = est.Opts
 	a.DType, a.Attention, a.Split, a.Tie = string(o.DType), string(o.Attention), string(o.Split), string(o.Tie)
+	r.Training.FP8Recipe = string(o.FP8Recipe)
 	if p.train() {
 		r.Training.Precision = string(o.Precision)
 	}
@@ -999,7 +1003,7 @@ func archPaths(err error) error {
 		return err
 	}
 	paths := map[string]string{
-		"batch": "schedule.microbatch_size", "seq": "model.architecture.seq", "dtype": "model.architecture.dtype",
+		"batch": "schedule.microbatch_size", "seq": "model.architecture.seq", "dtype": "model.architecture.dtype", "fp8_recipe": "training.fp8_recipe",
 		"precision": "training.precision", "optimizer": "training.optimizer", "attention": "model.architecture.attention",
 		"recompute": "training.recompute", "split": "model.architecture.split", "tie": "model.architecture.tie",
 		"data_parallel": "parallelism.data", "tensor_parallel": "parallelism.tensor",
