@@ -54,7 +54,9 @@ type Layer struct {
 	OptimizerBytes int64 `json:"optimizer_bytes"`
 	// FP8WeightBytes is what an fp8 recipe keeps beside the weights through the step:
 	// the fp8 copies of its products' weights (both layouts, with scales) and their
-	// scaling state (amax history); 0 without fp8. Model counts it with the weights.
+	// scaling state (amax history); 0 without fp8. Model counts it with the weights. With
+	// fp8 primary weights (Options.FP8ParamGather) ParamBytes leaves out those weights'
+	// 16-bit copy.
 	FP8WeightBytes int64 `json:"fp8_weight_bytes,omitempty"`
 	// FwdFLOPs and BwdFLOPs are the FLOPs of its matrix products (the backward pass
 	// includes recomputation).
@@ -97,6 +99,9 @@ type Layer struct {
 	BwdTerms Terms `json:"-"`
 
 	usesTied int64 // the tied matrix this layer uses, held here or in its stage
+	// bf16Dropped is the 16-bit weights that fp8 primary weights do without
+	// (Options.FP8ParamGather), already out of ParamBytes.
+	bf16Dropped int64
 }
 
 // Terms is a pass's device time by what sets it, at the full peak and bandwidth:
@@ -247,6 +252,7 @@ func Estimate(a *arch.Arch, t Target, o Options) (*Result, error) {
 	}
 	sh := newShape(a, o)
 	sh.keepLogits = t.Framework.ReturnsLogits && sh.train
+	sh.fusedAct = t.Framework.FusedActivation
 	c := &calc{sh: sh, rf: newRoofline(t, o.DType, o.FP8Recipe), o: o, fw: t.Framework,
 		allReduce: cluster.RingAllReduceSeconds(t.tensorLink(), sh.e*sh.t*sh.h, o.TensorParallel), contextLink: t.contextLink()}
 	r := &Result{Name: a.Name, Device: t.Device.Name, Arch: a.Description(), Opts: o,
@@ -432,11 +438,13 @@ func (c *calc) layer(name, kind string, ps ...piece) Layer {
 	l.OptimizerBytes = ceil(float64(l.Params) * c.o.optimizerShard())
 	last := ps[len(ps)-1]
 	l.OutputBytes = int64(last.output)
-	var fp8 float64
+	var fp8, dropped float64
 	for _, p := range ps {
-		fp8 += c.sh.fp8Bytes(p)
+		k, d := c.sh.fp8Bytes(p)
+		fp8, dropped = fp8+k, dropped+d
 	}
-	l.FP8WeightBytes = ceil(fp8)
+	l.FP8WeightBytes, l.bf16Dropped = ceil(fp8), int64(dropped)
+	l.ParamBytes -= l.bf16Dropped
 
 	if !train {
 		var work float64
@@ -526,10 +534,12 @@ func (r *Result) total(a *arch.Arch, t Target, c *calc) {
 	if a.TiedEmbeddings && o.Tie == TieCopy {
 		tt.DeviceParams -= r.Layers[0].TiedParams // both ends count the matrix
 	}
+	var dropped int64
 	for _, l := range r.Layers {
 		tt.FP8WeightBytes += l.FP8WeightBytes
+		dropped += l.bf16Dropped
 	}
-	tt.WeightsBytes = ceil(float64(tt.DeviceParams)*r.perParam.weight) + tt.FP8WeightBytes
+	tt.WeightsBytes = ceil(float64(tt.DeviceParams)*r.perParam.weight) - dropped + tt.FP8WeightBytes
 	tt.GradsBytes = ceil(float64(tt.DeviceParams) * r.perParam.grad)
 	tt.OptimizerBytes = ceil(float64(tt.DeviceParams) * r.optShard)
 	var before, peak int64
@@ -610,7 +620,7 @@ func (r *Result) Model() *model.Model {
 			Kind:            l.Kind,
 			ForwardSeconds:  l.FwdSeconds,
 			BackwardSeconds: l.BwdSeconds,
-			ParamBytes:      ceil(own*(r.perParam.weight+r.perParam.grad)) + l.FP8WeightBytes,
+			ParamBytes:      ceil(own*(r.perParam.weight+r.perParam.grad)) - l.bf16Dropped + l.FP8WeightBytes,
 			GradBytes:       ceil(own * r.perParam.grad),
 			OptimizerBytes:  ceil(own * r.optShard),
 			TemporaryBytes:  l.TemporaryBytes,

@@ -82,7 +82,40 @@ func TestFP8RecipeMemory(t *testing.T) {
 }
 
 // TestFP8RecipeRate: fp8 products run at the device's fp8 peak times its own fp8 GEMM
-// efficiency (not bf16's), times the recipe's rate: 0.83 for block scaling.
+// efficiency (not bf16's), times the recipe's rate: 0.83 for block scaling, 0.94 for
+// MXFP8.
+// TestFP8ParamGather: fp8 primary weights (Megatron-LM's --fp8-param-gather) keep the fp8
+// copies and drop the 16-bit copy of every fp8 product's weight: 2 bytes per weight of
+// the products, h(q + 2kv) + qh + 3hf per block, fewer than the fp8 run that keeps both;
+// gradients and optimizer state unchanged.
+func TestFP8ParamGather(t *testing.T) {
+	a, _ := arch.Bundled("llama-2-7b")
+	tg := frameworkTarget(t, "h100-sxm", cluster.NoFramework)
+	o := Options{Batch: 1, Seq: 4096, FP8Recipe: Current, Precision: MixedFP32Grads}
+	copies, err := Estimate(a, tg, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o.FP8ParamGather = true
+	primary, err := Estimate(a, tg, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const L, h, f = 32, 4096, 11008
+	want := int64(L * 2 * (h*(h+2*h) + h*h + 3*h*f))
+	if got := copies.Total.WeightsBytes - primary.Total.WeightsBytes; got != want {
+		t.Errorf("fp8 primary weights save %d bytes, want %d", got, want)
+	}
+	if primary.Total.FP8WeightBytes != copies.Total.FP8WeightBytes || primary.Total.GradsBytes != copies.Total.GradsBytes ||
+		primary.Total.OptimizerBytes != copies.Total.OptimizerBytes {
+		t.Error("fp8 primary weights changed the fp8 copies, gradients or optimizer state")
+	}
+	m := primary.Model()
+	if got, want := m.Layers[1].ParamBytes, primary.Layers[1].ParamBytes+primary.Layers[1].GradBytes+primary.Layers[1].FP8WeightBytes; got != want {
+		t.Errorf("model layer holds %d bytes of weights, want %d", got, want)
+	}
+}
+
 func TestFP8RecipeRate(t *testing.T) {
 	for _, tt := range []struct {
 		device string
@@ -92,7 +125,7 @@ func TestFP8RecipeRate(t *testing.T) {
 		{"h100-sxm", Delayed, 1979e12 * 0.56},
 		{"h100-sxm", Current, 1979e12 * 0.56},
 		{"h100-sxm", Blockwise, 1979e12 * 0.56 * 0.83},
-		{"b200", MXFP8, 4.5e15 * 0.52},
+		{"b200", MXFP8, 4.5e15 * 0.52 * 0.94},
 		{"mi300x", Delayed, 2614.9e12 * 0.27},
 	} {
 		tg, _ := PresetTarget(tt.device)
@@ -123,6 +156,15 @@ func TestFP8RecipeRefused(t *testing.T) {
 		_, err := Estimate(a, tg, tt.o)
 		if err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("%s %+v: error %v, want %q", tt.device, tt.o, err, tt.want)
+		}
+	}
+	{
+		tg, _ := PresetTarget("h100-sxm")
+		for _, o := range []Options{{DType: BF16, FP8ParamGather: true}, {DType: FP8, Precision: AMP, FP8ParamGather: true}} {
+			o.Batch, o.Seq = 1, 1024
+			if _, err := Estimate(a, tg, o); err == nil || !strings.Contains(err.Error(), "fp8_param_gather: ") {
+				t.Errorf("%+v: error %v, want one on fp8_param_gather", o, err)
+			}
 		}
 	}
 	// Each recipe runs where the device has what it needs.

@@ -74,3 +74,22 @@ func TestFP8(t *testing.T) {
 		t.Errorf("fp8 on an A100: %v", err)
 	}
 }
+
+// TestFusedActivation: a framework that fuses the SwiGLU (Megatron-LM's bias_swiglu,
+// Inductor) keeps no SiLU output: L*e*T*f bytes fewer than eager PyTorch on Llama-2-7B
+// (L = 32, f = 11,008, T = 4,096 tokens, e = 2).
+func TestFusedActivation(t *testing.T) {
+	a, _ := arch.Bundled("llama-2-7b")
+	o := Options{Batch: 1, Seq: 4096}
+	eager, err := Estimate(a, frameworkTarget(t, "h100-sxm", cluster.Eager), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fused, err := Estimate(a, frameworkTarget(t, "h100-sxm", cluster.CUDAGraphs), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := eager.Total.ActivationBytes-fused.Total.ActivationBytes, int64(32*2*4096*11008); got != want {
+		t.Errorf("fused SwiGLU keeps %d bytes fewer, want %d", got, want)
+	}
+}

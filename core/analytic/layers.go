@@ -28,6 +28,9 @@ type shape struct {
 	// keepLogits: the training loop holds the 16-bit logits the model returns until the
 	// step ends (cluster.Framework.ReturnsLogits).
 	keepLogits bool
+	// fusedAct: a gated MLP's SiLU and product are one kernel that keeps only the gate
+	// and up outputs (cluster.Framework.FusedActivation).
+	fusedAct bool
 	// tp is the tensor-parallel degree t: heads, MLP width and vocabulary are divided by
 	// it (the vocabulary rounded up, as Megatron-LM pads it). hr is the width of the
 	// tensors tensor parallelism leaves whole (norm inputs and outputs, residuals,
@@ -126,12 +129,18 @@ type piece struct {
 }
 
 // fp8Bytes is what the fp8 recipe keeps for the piece through the step: fp8 copies of
-// its fp8 products' weights and their scaling state (0 without fp8).
-func (sh *shape) fp8Bytes(p piece) float64 {
+// its fp8 products' weights and their scaling state (0 without fp8); dropped is the
+// 16-bit copy of those weights that fp8 primary weights (Options.FP8ParamGather) do
+// without.
+func (sh *shape) fp8Bytes(p piece) (kept, dropped float64) {
 	if sh.fp8 == nil {
-		return 0
+		return 0, 0
 	}
-	return p.fp8Weights*sh.fp8.weightBytes + p.fp8GEMMs*sh.fp8.stateBytes
+	kept = p.fp8Weights*sh.fp8.weightBytes + p.fp8GEMMs*sh.fp8.stateBytes
+	if sh.o.FP8ParamGather {
+		dropped = p.fp8Weights * sh.e
+	}
+	return kept, dropped
 }
 
 // core marks an operation of the attention core.
@@ -255,7 +264,8 @@ func (sh *shape) attention() piece {
 // Saved for backward: the norm's input and the first projection's input (e*T*h each), the
 // activation's input and the second projection's input (e*T*f each) for GELU, or for
 // SwiGLU the gate and up outputs, the SiLU output and the down projection's input
-// (4*e*T*f), and the residual dropout mask (T*h). GPT's MLP (f = 4h, e = 2, dropout) gives
+// (4*e*T*f; 3*e*T*f where the framework fuses the SiLU and the product and keeps no SiLU
+// output, cluster.Framework.FusedActivation), and the residual dropout mask (T*h). GPT's MLP (f = 4h, e = 2, dropout) gives
 // 21*s*b*h: Korthikanti's 19sbh plus the norm's 2sbh.
 //
 // A mixture of experts routes each token to k of E experts (assumed evenly): each expert
@@ -298,9 +308,18 @@ func (sh *shape) mlp() piece {
 		p.bwdExtra = sh.k * (2*e*t*f + e*t*h)
 		p.inferExtra = e*t*h + sh.k*(e*t*h+3*e*t*f+e*t*h)
 	case a.GatedMLP():
-		p.ops = append(p.ops, sh.linear("gate", t, h, f), sh.linear("up", t, h, f),
-			mem("silu", 2*e*t*f, 1), mem("gate x up", 3*e*t*f, 1), sh.linear("down", t, f, h))
-		common += 3*e*t*f + ge*t*f // gate, up, SiLU outputs; the down projection's input
+		p.ops = append(p.ops, sh.linear("gate", t, h, f), sh.linear("up", t, h, f))
+		if sh.fusedAct {
+			// One kernel reads gate and up and writes their product; its backward
+			// recomputes the SiLU from the gate it kept.
+			p.ops = append(p.ops, mem("fused silu x up", 3*e*t*f, 1))
+			common += 2 * e * t * f
+		} else {
+			p.ops = append(p.ops, mem("silu", 2*e*t*f, 1), mem("gate x up", 3*e*t*f, 1))
+			common += 3 * e * t * f // gate, up and SiLU outputs
+		}
+		p.ops = append(p.ops, sh.linear("down", t, f, h))
+		common += ge * t * f // the down projection's input
 		if sh.fp8 != nil {
 			p.fp8Weights, p.fp8GEMMs = 3*h*f, 3
 		}

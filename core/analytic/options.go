@@ -81,7 +81,12 @@ type recipeFigures struct {
 	// gemmRate: the products' rate relative to per-tensor fp8 at the same shape: 0.83 for
 	// blockwise, whose per-block scales are applied in the main loop (vllm-project/vllm
 	// pull 49363, H100, Gemma-4-31B's N = 12,288, K = 5,376: 263 TFLOP/s block-scaled
-	// against 318 per-tensor at 64 rows); MXFP8's scales are native to the matrix units.
+	// against 318 per-tensor at 64 rows); 0.94 for MXFP8, whose scales the matrix units
+	// take natively but whose runs are 3.6-5.6% slower end to end than current scaling's
+	// on the same systems and parallelism (NVIDIA Megatron-Bridge performance summary,
+	// NeMo 25.11, Llama 3 8B on 8 B200, GB200, GB300: 29,521/30,624, 29,789/31,508,
+	// 36,108/37,556 tokens/s per GPU; Llama 3.1 405B on 128 B200: 624/661), with the
+	// products about 70% of the step.
 	gemmRate float64
 }
 
@@ -94,7 +99,7 @@ func (r FP8Recipe) figures() recipeFigures {
 	case Blockwise:
 		return recipeFigures{inputBytes: 1 + 4.0/128, weightBytes: 2 * (1 + 4.0/(128*128)), quantBytes: 2 + 2*(1+4.0/128), gemmRate: 0.83}
 	case MXFP8:
-		return recipeFigures{inputBytes: 1 + 1.0/32, weightBytes: 2 * (1 + 1.0/32), quantBytes: 2 + 2*(1+1.0/32), gemmRate: 1}
+		return recipeFigures{inputBytes: 1 + 1.0/32, weightBytes: 2 * (1 + 1.0/32), quantBytes: 2 + 2*(1+1.0/32), gemmRate: 0.94}
 	}
 	return recipeFigures{inputBytes: 1, weightBytes: 2, stateBytes: 3 * (history*4 + 3*4), quantBytes: 2 + 1 + 1, gemmRate: 1}
 }
@@ -217,12 +222,17 @@ type Options struct {
 	// FP8Recipe is the fp8 recipe of dtype fp8 (default Delayed); a recipe without a
 	// dtype means dtype fp8.
 	FP8Recipe FP8Recipe `json:"fp8_recipe,omitempty"`
-	Precision Precision `json:"precision,omitempty"`
-	Optimizer Optimizer `json:"optimizer,omitempty"`
-	Attention Attention `json:"attention,omitempty"`
-	Recompute Recompute `json:"recompute,omitempty"`
-	Split     Split     `json:"split,omitempty"`
-	Tie       Tie       `json:"tie,omitempty"`
+	// FP8ParamGather keeps the fp8 products' weights in fp8 only, without their 16-bit
+	// copy: Megatron-LM's --fp8-param-gather (Transformer Engine's fp8 primary weights,
+	// which Megatron-Bridge's fp8 recipes turn on), with the fp32 master weights in the
+	// optimizer. Needs dtype fp8 and mixed precision.
+	FP8ParamGather bool      `json:"fp8_param_gather,omitempty"`
+	Precision      Precision `json:"precision,omitempty"`
+	Optimizer      Optimizer `json:"optimizer,omitempty"`
+	Attention      Attention `json:"attention,omitempty"`
+	Recompute      Recompute `json:"recompute,omitempty"`
+	Split          Split     `json:"split,omitempty"`
+	Tie            Tie       `json:"tie,omitempty"`
 	// DataParallel is the number of data-parallel replicas (0 means 1).
 	DataParallel int `json:"data_parallel,omitempty"`
 	// Sharding is how the model state is sharded over ShardGroup devices (ZeRO,
@@ -389,6 +399,14 @@ func (o Options) Validate() error {
 		oneOf(&es, "fp8_recipe", string(o.FP8Recipe), FP8Recipes...)
 	} else if o.FP8Recipe != "" {
 		es.Add("fp8_recipe", "applies to dtype fp8, got dtype %s", o.DType)
+	}
+	if o.FP8ParamGather {
+		switch {
+		case o.DType != FP8:
+			es.Add("fp8_param_gather", "applies to dtype fp8 (the fp8 products' weights kept in fp8), got dtype %s", o.DType)
+		case o.Optimizer != None && o.Precision != Mixed && o.Precision != MixedFP32Grads:
+			es.Add("fp8_param_gather", "needs fp32 master weights beside the fp8 ones: precision mixed or mixed-fp32-grads, got %s", o.Precision)
+		}
 	}
 	oneOf(&es, "optimizer", string(o.Optimizer), AdamW, Adam, SGD, None)
 	oneOf(&es, "attention", string(o.Attention), Eager, Flash, Flash3, CuDNN)

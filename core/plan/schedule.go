@@ -4,11 +4,13 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 
 	"pipeplan/core/cluster"
 	"pipeplan/core/estimate"
 	"pipeplan/core/model"
+	"pipeplan/core/partition"
 	"pipeplan/core/schedule"
 )
 
@@ -16,10 +18,12 @@ import (
 // activations of the microbatches the schedule keeps in flight on it, and the plan carries
 // a simulated run of one step (core/schedule).
 //
-// Interleaved with v chunks plans p*v contiguous stages, stage j on device j mod p, each
-// with 1/v of its device's memory (a conservative share: the simulation then reports what
-// each device really holds at its peak). The wrap-around transfer from device p-1 to
-// device 0 uses the link between devices 0 and 1, which the cluster describes.
+// Interleaved with v chunks plans p*v contiguous stages, stage j on device j mod p. A
+// device's chunks share its memory: what is bounded is the device's total over its
+// chunks (their allocated peaks, the allocator's reserve of their sum and the
+// framework's fixed memory once), not each chunk's share (sharedBudgetSplit). The
+// wrap-around transfer from device p-1 to device 0 uses the link between devices 0 and
+// 1, which the cluster describes.
 //
 // ZB-H1 is planned with 1F1B's in-flight counts: its B frees the activations, and the
 // little its delayed W passes keep is not in the model (schedule.Stage.WeightGradBytes 0).
@@ -65,8 +69,8 @@ func scheduled(c *cluster.Cluster, opt *Options) (*cluster.Cluster, error) {
 	so.deviceFixedBytes = opt.Estimate.FixedBytes
 	if so.Kind == schedule.Interleaved && so.Chunks >= 2 {
 		sc = stageCluster(c, so.Chunks)
-		// Each chunk has 1/v of its device's memory, and carries 1/v of the framework's
-		// fixed memory (rounded up).
+		// Each chunk carries 1/v of the framework's fixed memory (rounded up); its
+		// device's memory is shared with the device's other chunks.
 		v := int64(so.Chunks)
 		opt.Estimate.FixedBytes = (opt.Estimate.FixedBytes + v - 1) / v
 	}
@@ -118,9 +122,10 @@ func deviceShares(cfg schedule.Config, counts []int, devices int) ([]int, error)
 }
 
 // stageCluster returns the cluster of p*v stages that Interleaved runs on p devices:
-// stage j on device j mod p with 1/v of its memory; the link from stage j to j+1 is the
-// one between their devices (devices 0 and 1's for the wrap from p-1 to 0). The host link
-// and HostEveryStage carry over: with it, every stage waits for both host transfers.
+// stage j on device j mod p, with the device's memory (which the device's chunks share:
+// sharedBudgetSplit bounds their total); the link from stage j to j+1 is the one between
+// their devices (devices 0 and 1's for the wrap from p-1 to 0). The host link and
+// HostEveryStage carry over: with it, every stage waits for both host transfers.
 func stageCluster(c *cluster.Cluster, v int) *cluster.Cluster {
 	p := len(c.Devices)
 	s := &cluster.Cluster{Name: c.Name, Host: c.Host, HostEveryStage: c.HostEveryStage}
@@ -137,9 +142,7 @@ func stageCluster(c *cluster.Cluster, v int) *cluster.Cluster {
 		return cluster.Link{}
 	}
 	for j := 0; j < p*v; j++ {
-		d := c.Devices[j%p]
-		d.MemoryBytes /= int64(v)
-		s.Devices = append(s.Devices, d)
+		s.Devices = append(s.Devices, c.Devices[j%p])
 		if j+1 < p*v {
 			s.Links = append(s.Links, between(j%p))
 		}
@@ -279,4 +282,378 @@ func simulate(e *estimate.Estimator, m *model.Model, c, sc *cluster.Cluster, bou
 		return schedule.Simulate(pl, so.Config)
 	}
 	return schedule.SimulateStep(pl, so.Config)
+}
+
+// chunked reports whether the stages of sc are the chunks of an interleaved schedule on
+// c's devices (stage j on device j mod p).
+func chunked(c, sc *cluster.Cluster) bool { return len(sc.Devices) > len(c.Devices) }
+
+// devicesOf is what the chunks of an interleaved schedule hold on their devices, so that
+// a device's memory bounds the total over its chunks.
+type devicesOf struct {
+	e *estimate.Estimator
+	p int // devices
+	// chunkFixed and deviceFixed are the framework's fixed memory per chunk (the
+	// estimator's) and per device.
+	chunkFixed, deviceFixed int64
+	// limit is each device's memory limit; avail the most its chunks may allocate in
+	// all: the largest total whose device memory (total, the allocator's reserve of it
+	// and the fixed memory) fits limit.
+	limit, avail []int64
+}
+
+func newDevicesOf(e *estimate.Estimator, c *cluster.Cluster, opt Options) *devicesOf {
+	d := &devicesOf{e: e, p: len(c.Devices), chunkFixed: opt.Estimate.FixedBytes, deviceFixed: opt.Schedule.deviceFixedBytes}
+	for i := range c.Devices {
+		limit := e.LimitBytes(i) // chunk i is on device i and has its limit
+		d.limit = append(d.limit, limit)
+		// The device's memory grows with the total: the largest total that fits, by
+		// bisection over [0, limit].
+		lo, hi := int64(0), limit
+		if d.memory(0) > limit {
+			d.avail = append(d.avail, -1)
+			continue
+		}
+		for lo < hi {
+			mid := lo + (hi-lo+1)/2
+			if d.memory(mid) <= limit {
+				lo = mid
+			} else {
+				hi = mid - 1
+			}
+		}
+		d.avail = append(d.avail, lo)
+	}
+	return d
+}
+
+// memory is the device memory of chunks allocating total bytes in all: the total, the
+// allocator's reserve of it, and the framework's fixed memory once.
+func (d *devicesOf) memory(total int64) int64 {
+	return d.e.DeviceBytes(total) - d.chunkFixed + d.deviceFixed
+}
+
+// allocated is what chunk j of a split allocates at its peak (its memory less the
+// reserve and the fixed memory).
+func allocated(r estimate.Range) int64 { return r.MemoryBytes - r.ReservedBytes - r.FrameworkBytes }
+
+// totals sums the chunks' allocated peaks per device for the split.
+func (d *devicesOf) totals(bounds []int) []int64 {
+	t := make([]int64, d.p)
+	for j := 0; j+1 < len(bounds); j++ {
+		t[j%d.p] += allocated(d.e.Range(j, bounds[j], bounds[j+1]-1))
+	}
+	return t
+}
+
+// budgetCosts is the partitioner's view of the chunks with a budget per chunk: what
+// chunk j may allocate.
+type budgetCosts struct {
+	Costs
+	budget []int64
+}
+
+// LimitBytes is chunk i's budget.
+func (c budgetCosts) LimitBytes(i int) int64 { return c.budget[i] }
+
+// maxBudgetRounds bounds the rounds of sharedBudgetSplit that move budget between a
+// device's chunks before it falls back to equal shares.
+const maxBudgetRounds = 16
+
+// sharedBudgetSplit finds the split of an interleaved schedule's chunks under the bound
+// that matters, each device's total over its chunks (Korthikanti et al. 2022 count a
+// device's activations over all its chunks, 1 + (p-1)/(pv) times p microbatches'). The
+// partitioner bounds each stage alone, so a device's budget is spread over its chunks:
+//
+//  1. Relaxation: every chunk may allocate its whole device's budget. Every split whose
+//     devices fit passes, so no split fits when this finds none, and its optimum is
+//     optimal under the shared bound when its devices fit: then it is returned (the usual
+//     case: a device's chunks hold about equal layers).
+//  2. Otherwise, for the bottleneck objective, the least bottleneck u under the shared
+//     bound is found exactly: a bisection over the chunks' compute times, each tested by a
+//     depth-first search for a split whose chunks compute within u and whose devices fit
+//     (sharedSearch). The split found there gives each chunk a budget, its own allocated
+//     peak (the budgets of a device add up within it), and the partitioner, bounded by
+//     them, breaks the ties among the splits of bottleneck u as it always does.
+//  3. Where the search would visit more than searchNodes states, or for the compute +
+//     transfer objective, budgets instead follow the allocations: each over-full
+//     device's chunks get budgets in proportion to what they allocated, scaled to the
+//     device's budget, and the split is found again (at most maxBudgetRounds rounds);
+//     last, each chunk gets an equal share of its device, under which every split fits.
+//
+// A returned split always fits every device's total; it is optimal in steps 1 and 2
+// (TestSharedBudgetAgainstBruteForce checks both against every split of small models).
+func sharedBudgetSplit(e *estimate.Estimator, d *devicesOf, obj partition.Objective) ([]int, error) {
+	S := e.Stages()
+	budget := make([]int64, S)
+	for j := range budget {
+		budget[j] = d.avail[j%d.p]
+	}
+	r, err := partition.Solve(budgetCosts{Costs{e}, budget}, obj)
+	if err != nil {
+		return nil, err // the relaxation holds every split that fits
+	}
+	if d.fits(r.Boundaries) {
+		return r.Boundaries, nil
+	}
+	if obj == partition.MaxCompute {
+		if b, ok := d.exactSplit(r.Boundaries); ok {
+			if b == nil {
+				return nil, partition.ErrInfeasible
+			}
+			for j := range budget {
+				budget[j] = allocated(e.Range(j, b[j], b[j+1]-1))
+			}
+			if r, err := partition.Solve(budgetCosts{Costs{e}, budget}, obj); err == nil {
+				return r.Boundaries, nil
+			}
+			return b, nil // the partitioner agrees; kept as a guard
+		}
+	}
+	for round := 0; round < maxBudgetRounds; round++ {
+		totals, over := d.totals(r.Boundaries), false
+		for dev, total := range totals {
+			if total <= d.avail[dev] {
+				continue
+			}
+			over = true
+			for j := dev; j < S; j += d.p {
+				a := allocated(e.Range(j, r.Boundaries[j], r.Boundaries[j+1]-1))
+				share := int64(float64(a) * float64(d.avail[dev]) / float64(total))
+				budget[j] = min(budget[j], max(0, share))
+			}
+		}
+		if !over {
+			return r.Boundaries, nil
+		}
+		if r, err = partition.Solve(budgetCosts{Costs{e}, budget}, obj); err != nil {
+			break
+		}
+	}
+	v := int64(S / d.p)
+	for j := range budget {
+		budget[j] = max(0, d.avail[j%d.p]) / v
+	}
+	r, err = partition.Solve(budgetCosts{Costs{e}, budget}, obj)
+	if err != nil {
+		return nil, err
+	}
+	return r.Boundaries, nil
+}
+
+// fits reports whether every device's total over its chunks fits the device.
+func (d *devicesOf) fits(bounds []int) bool {
+	for dev, total := range d.totals(bounds) {
+		if total > d.avail[dev] {
+			return false
+		}
+	}
+	return true
+}
+
+// searchNodes bounds the states one test of exactSplit's bisection visits.
+const searchNodes = 1 << 18
+
+// exactSplit finds a split of least bottleneck (max chunk compute) among those whose
+// every device fits, given relaxed, the relaxation's optimal split (whose bottleneck
+// bounds the answer from below). It returns the split, nil when none fits, and ok false
+// when a test visited more than searchNodes states (the answer is then unknown). The
+// candidates are the chunks' compute times from that bound up; the search gallops up
+// from the bound (the answer is usually near it) and then bisects.
+func (d *devicesOf) exactSplit(relaxed []int) (bounds []int, ok bool) {
+	e, n, S := d.e, d.e.Layers(), d.e.Stages()
+	var low float64
+	for j := 0; j < S; j++ {
+		low = max(low, e.Compute(j, relaxed[j], relaxed[j+1]-1))
+	}
+	var cand []float64
+	for j := 0; j < S; j++ {
+		for a := j; a < n; a++ {
+			for b := a; b < n; b++ {
+				if c := e.Compute(j, a, b); c >= low {
+					cand = append(cand, c)
+				}
+			}
+		}
+	}
+	sort.Float64s(cand)
+	cand = slices.Compact(cand)
+	s := newSharedSearch(d)
+	lo, hi := 0, -1 // cand[lo-1] fails (or lo is 0); cand[hi] passes (hi -1: none known)
+	var best []int
+	for step := 1; hi < 0; step *= 2 {
+		i := min(lo+step-1, len(cand)-1)
+		b, ok := s.run(cand[i])
+		if !ok {
+			return nil, false
+		}
+		if b != nil {
+			hi, best = i, b
+			break
+		}
+		if i == len(cand)-1 {
+			return nil, true // no bound admits a split that fits
+		}
+		lo = i + 1
+	}
+	for lo < hi {
+		mid := (lo + hi) / 2
+		b, ok := s.run(cand[mid])
+		if !ok {
+			return nil, false
+		}
+		if b != nil {
+			hi, best = mid, b
+		} else {
+			lo = mid + 1
+		}
+	}
+	return best, true
+}
+
+// sharedSearch is a depth-first search over the chunks' ends for a split whose chunks
+// compute within a bound and whose devices fit. A chunk's memory never decreases as it
+// grows to the right (partition.Costs), nor does its compute, so from a start the ends
+// that pass form a prefix, tried longest first. It prunes a state (chunk, start, the
+// devices' totals so far) when the chunks left cannot reach the last layer within the
+// bound, when a device's chunks left need more than its budget leaves (each at least its
+// least one-layer allocation), and when a failed state at the same chunk and start used
+// no more on every device.
+type sharedSearch struct {
+	d      *devicesOf
+	allocs map[[3]int]int64
+	// restMin[j*p+dev] is the least the chunks after j on device dev allocate in all.
+	restMin []int64
+	failed  map[[2]int][][]int64
+	finish  [][]bool // finish[j][a]: chunks j.. can cover layers a.. within the bound
+	nodes   int
+}
+
+func newSharedSearch(d *devicesOf) *sharedSearch {
+	n, S, p := d.e.Layers(), d.e.Stages(), d.p
+	s := &sharedSearch{d: d, allocs: map[[3]int]int64{}, restMin: make([]int64, (S+1)*p)}
+	// Fill restMin from the back: the chunks after j on each device.
+	for dev := range p {
+		var sum int64
+		for j := S - 1; j >= 0; j-- {
+			s.restMin[j*p+dev] = sum
+			if j%p == dev {
+				least := int64(math.MaxInt64)
+				for a := j; a < n; a++ {
+					least = min(least, s.alloc(j, a, a))
+				}
+				sum += least
+			}
+		}
+	}
+	return s
+}
+
+func (s *sharedSearch) alloc(j, a, b int) int64 {
+	k := [3]int{j, a, b}
+	if v, ok := s.allocs[k]; ok {
+		return v
+	}
+	v := allocated(s.d.e.Range(j, a, b))
+	s.allocs[k] = v
+	return v
+}
+
+// maxFailed bounds the failed states kept per chunk and start.
+const maxFailed = 64
+
+// run returns a split within bound u, nil if none, and ok false past searchNodes.
+func (s *sharedSearch) run(u float64) (bounds []int, ok bool) {
+	e, p := s.d.e, s.d.p
+	n, S := e.Layers(), e.Stages()
+	s.failed, s.nodes = map[[2]int][][]int64{}, 0
+	// finish[j][a] by dynamic programming from the last chunk back.
+	s.finish = make([][]bool, S+1)
+	for j := range s.finish {
+		s.finish[j] = make([]bool, n+1)
+	}
+	s.finish[S][n] = true
+	for j := S - 1; j >= 0; j-- {
+		for a := j; a < n; a++ {
+			for end := a; end < n && e.Compute(j, a, end) <= u; end++ {
+				if (end+1 == n || e.CutAllowed(end+1)) && s.finish[j+1][end+1] {
+					s.finish[j][a] = true
+					break
+				}
+			}
+		}
+	}
+	if !s.finish[0][0] {
+		return nil, true
+	}
+	b := make([]int, S+1)
+	b[S] = n
+	used := make([]int64, p)
+	var dfs func(j, a int) (found, ok bool)
+	dfs = func(j, a int) (bool, bool) {
+		if j == S {
+			return a == n, true
+		}
+		if s.nodes++; s.nodes > searchNodes {
+			return false, false
+		}
+		key := [2]int{j, a}
+		for _, f := range s.failed[key] {
+			dominated := true
+			for dev := range used {
+				if used[dev] < f[dev] {
+					dominated = false
+					break
+				}
+			}
+			if dominated {
+				return false, true
+			}
+		}
+		dev := j % p
+		ends := 0 // the longest end within the bound and the device's budget
+		for end := a; end < n && e.Compute(j, a, end) <= u; end++ {
+			if used[dev]+s.alloc(j, a, end)+s.restMin[j*p+dev] > s.d.avail[dev] {
+				break
+			}
+			ends = end - a + 1
+		}
+		for end := a + ends - 1; end >= a; end-- {
+			if !s.finish[j+1][end+1] || end+1 < n && !e.CutAllowed(end+1) {
+				continue
+			}
+			al := s.alloc(j, a, end)
+			used[dev] += al
+			b[j] = a
+			found, ok := dfs(j+1, end+1)
+			used[dev] -= al
+			if !ok {
+				return false, false
+			}
+			if found {
+				return true, true
+			}
+		}
+		if len(s.failed[key]) < maxFailed {
+			s.failed[key] = append(s.failed[key], append([]int64(nil), used...))
+		}
+		return false, true
+	}
+	found, ok := dfs(0, 0)
+	if !ok || !found {
+		return nil, ok
+	}
+	return append([]int(nil), b...), true
+}
+
+// shareLimits sets each chunk's LimitBytes to what its device leaves it beside the
+// device's other chunks: its memory plus the device's headroom (negative when the
+// device is over), so that a chunk fits its limit exactly when its device's total fits.
+func (d *devicesOf) shareLimits(p *Plan) {
+	totals := d.totals(p.Boundaries)
+	for j := range p.Stages {
+		s := &p.Stages[j]
+		dev := j % d.p
+		s.LimitBytes = s.MemoryBytes + d.limit[dev] - d.memory(totals[dev])
+	}
 }

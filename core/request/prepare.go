@@ -632,6 +632,9 @@ func (p *prepared) training(es *model.Errors) {
 	if t.FP8Recipe != "" && p.arch == nil {
 		es.Add("training.fp8_recipe", "applies to architectures (a measured profile ran in the precision it was measured in)")
 	}
+	if t.FP8ParamGather && p.arch == nil {
+		es.Add("training.fp8_param_gather", "applies to architectures (a measured profile states its weights' memory)")
+	}
 	if !p.train() {
 		if t.Optimizer != "" {
 			es.Add("training.optimizer", "applies to training: inference has no optimizer")
@@ -904,7 +907,7 @@ func (p *prepared) architecture(es *model.Errors) {
 	}
 	o := analytic.Options{
 		Batch: r.Schedule.MicrobatchSize, Seq: a.Seq,
-		DType: analytic.DType(a.DType), FP8Recipe: analytic.FP8Recipe(r.Training.FP8Recipe), Precision: analytic.Precision(r.Training.Precision),
+		DType: analytic.DType(a.DType), FP8Recipe: analytic.FP8Recipe(r.Training.FP8Recipe), FP8ParamGather: r.Training.FP8ParamGather, Precision: analytic.Precision(r.Training.Precision),
 		Optimizer: analytic.Optimizer(r.Training.Optimizer), Attention: analytic.Attention(a.Attention),
 		Recompute: analytic.Recompute(r.Training.Recompute), Split: analytic.Split(a.Split), Tie: analytic.Tie(a.Tie),
 		DataParallel: r.Parallelism.Data, Sharding: analytic.Sharding(r.Parallelism.Sharding),
@@ -1003,7 +1006,7 @@ func archPaths(err error) error {
 		return err
 	}
 	paths := map[string]string{
-		"batch": "schedule.microbatch_size", "seq": "model.architecture.seq", "dtype": "model.architecture.dtype", "fp8_recipe": "training.fp8_recipe",
+		"batch": "schedule.microbatch_size", "seq": "model.architecture.seq", "dtype": "model.architecture.dtype", "fp8_recipe": "training.fp8_recipe", "fp8_param_gather": "training.fp8_param_gather",
 		"precision": "training.precision", "optimizer": "training.optimizer", "attention": "model.architecture.attention",
 		"recompute": "training.recompute", "split": "model.architecture.split", "tie": "model.architecture.tie",
 		"data_parallel": "parallelism.data", "tensor_parallel": "parallelism.tensor",

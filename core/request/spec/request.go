@@ -214,6 +214,10 @@ type Training struct {
 	// MI355X). A recipe sets model.architecture.dtype to fp8; with another dtype it is
 	// refused.
 	FP8Recipe string `json:"fp8_recipe,omitempty"`
+	// FP8ParamGather keeps the fp8 products' weights in fp8 only (no 16-bit copy;
+	// Megatron-LM's --fp8-param-gather, on in Megatron-Bridge's fp8 recipes). Needs fp8 and
+	// precision mixed or mixed-fp32-grads.
+	FP8ParamGather bool `json:"fp8_param_gather,omitempty"`
 }
 
 // Schedule is the pipeline schedule of one step.
