@@ -1,6 +1,7 @@
 package request
 
 import (
+	"context"
 	"reflect"
 	"strings"
 	"testing"
@@ -331,6 +332,32 @@ func TestScaleUpDomain(t *testing.T) {
 			t.Errorf("%s, %d per node, tp %d: %v", tt.device, tt.perNode, tt.tp, err)
 		case tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want)):
 			t.Errorf("%s, %d per node, tp %d: error %v, want %q", tt.device, tt.perNode, tt.tp, err, tt.want)
+		}
+	}
+}
+
+// TestBeyondScaleUpWarns: 16 H100s on their NVLink preset, without nodes, are planned
+// as one NVLink fabric; the result warns that NVLink joins 8.
+func TestBeyondScaleUpWarns(t *testing.T) {
+	for _, tt := range []struct {
+		count, perNode int
+		warn           bool
+	}{{16, 0, true}, {8, 0, false}, {16, 8, false}} {
+		r := &Request{
+			Model:       ModelSpec{Architecture: &Architecture{Name: "llama-3.2-1b", Seq: 1024}},
+			Cluster:     ClusterSpec{Device: "h100-sxm", Count: tt.count, DevicesPerNode: tt.perNode},
+			Parallelism: Parallelism{Pipeline: 2},
+		}
+		res, err := Run(context.Background(), r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		warned := false
+		for _, d := range res.Diagnostics {
+			warned = warned || d.Code == CodeBeyondScaleUp && d.Field == "cluster.devices_per_node"
+		}
+		if warned != tt.warn {
+			t.Errorf("%d devices, %d per node: warned %v, want %v (%v)", tt.count, tt.perNode, warned, tt.warn, res.Diagnostics)
 		}
 	}
 }

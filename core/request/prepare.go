@@ -431,6 +431,11 @@ func (p *prepared) parallelism(es *model.Errors) {
 		l, _ := cluster.LookupLink(cs.Link)
 		c.Links = []cluster.Link{l.Link}
 		p.tensorLink = l.Link
+		if d, err := cluster.LookupDevice(cs.Device); err == nil && d.ScaleUpDevices > 0 && cs.Count > d.ScaleUpDevices && strings.EqualFold(cs.Link, d.Link) {
+			p.note(Diagnostic{Code: CodeBeyondScaleUp, Severity: Warning, Field: "cluster.devices_per_node",
+				Message: fmt.Sprintf("%d %s are planned as one %s fabric, but it joins %d of them (its scale-up domain): give cluster.devices_per_node %d to place the rest across its network",
+					cs.Count, d.Name, d.Link, d.ScaleUpDevices, d.ScaleUpDevices)})
+		}
 	}
 	p.cluster = c
 	if idle := cs.Count - par.Pipeline*par.Data*t; idle > 0 {
