@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"slices"
 	"sort"
 
 	"pipeplan/core/cluster"
@@ -356,9 +355,9 @@ type budgetCosts struct {
 // LimitBytes is chunk i's budget.
 func (c budgetCosts) LimitBytes(i int) int64 { return c.budget[i] }
 
-// maxBudgetRounds bounds the rounds of sharedBudgetSplit that move budget between a
-// device's chunks before it falls back to equal shares.
-const maxBudgetRounds = 16
+// maxBudgetRounds bounds the rounds of budgetRounds that move budget between a
+// device's chunks.
+const maxBudgetRounds = 4
 
 // sharedBudgetSplit finds the split of an interleaved schedule's chunks under the bound
 // that matters, each device's total over its chunks (Korthikanti et al. 2022 count a
@@ -368,21 +367,24 @@ const maxBudgetRounds = 16
 //  1. Relaxation: every chunk may allocate its whole device's budget. Every split whose
 //     devices fit passes, so no split fits when this finds none, and its optimum is
 //     optimal under the shared bound when its devices fit: then it is returned (the usual
-//     case: a device's chunks hold about equal layers).
-//  2. Otherwise, for the bottleneck objective, the least bottleneck u under the shared
-//     bound is found exactly: a bisection over the chunks' compute times, each tested by a
-//     depth-first search for a split whose chunks compute within u and whose devices fit
-//     (sharedSearch). The split found there gives each chunk a budget, its own allocated
-//     peak (the budgets of a device add up within it), and the partitioner, bounded by
-//     them, breaks the ties among the splits of bottleneck u as it always does.
-//  3. Where the search would visit more than searchNodes states, or for the compute +
-//     transfer objective, budgets instead follow the allocations: each over-full
-//     device's chunks get budgets in proportion to what they allocated, scaled to the
-//     device's budget, and the split is found again (at most maxBudgetRounds rounds);
-//     last, each chunk gets an equal share of its device, under which every split fits.
+//     case: a device's chunks hold about equal layers). Its bottleneck bounds every
+//     answer from below.
+//  2. Equal shares: each chunk gets an equal share of its device's budget (the former
+//     rule), under which every split fits; when its split reaches the relaxation's
+//     bottleneck, it is optimal.
+//  3. Otherwise, for the bottleneck objective, the least bottleneck under the shared
+//     bound is found exactly (exactSplit: the partitioner's parametric search with a
+//     depth-first search for a split whose chunks compute within a bound and whose
+//     devices fit as its test). The split found gives each chunk a budget, its own
+//     allocated peak (a device's budgets add up within it), and the partitioner, bounded
+//     by them, breaks the ties among the splits of that bottleneck as it always does.
+//  4. Where the search would visit more than searchNodes states in all, or for the
+//     compute + transfer objective, budgets are moved between each over-full device's
+//     chunks in proportion to what they allocated (budgetRounds), and the better of that
+//     split and step 2's stands.
 //
-// A returned split always fits every device's total; it is optimal in steps 1 and 2
-// (TestSharedBudgetAgainstBruteForce checks both against every split of small models).
+// A returned split always fits every device's total; it is optimal but where a search
+// gives up (TestSharedBudgetAgainstBruteForce checks every split of small models).
 func sharedBudgetSplit(e *estimate.Estimator, d *devicesOf, obj partition.Objective) ([]int, error) {
 	S := e.Stages()
 	budget := make([]int64, S)
@@ -396,49 +398,92 @@ func sharedBudgetSplit(e *estimate.Estimator, d *devicesOf, obj partition.Object
 	if d.fits(r.Boundaries) {
 		return r.Boundaries, nil
 	}
-	if obj == partition.MaxCompute {
-		if b, ok := d.exactSplit(r.Boundaries); ok {
-			if b == nil {
-				return nil, partition.ErrInfeasible
-			}
-			for j := range budget {
-				budget[j] = allocated(e.Range(j, b[j], b[j+1]-1))
-			}
-			if r, err := partition.Solve(budgetCosts{Costs{e}, budget}, obj); err == nil {
-				return r.Boundaries, nil
-			}
-			return b, nil // the partitioner agrees; kept as a guard
-		}
+	low := d.bottleneck(r.Boundaries)
+	equal := d.equalShares(obj)
+	if equal != nil && d.bottleneck(equal) <= low {
+		return equal, nil
 	}
+	var b []int
+	ok := false
+	if obj == partition.MaxCompute {
+		b, ok = d.exactSplit(low, equal)
+	}
+	if !ok { // unknown: the rounds' split, if any
+		if rounds := d.budgetRounds(r.Boundaries, budget, equal, obj); rounds != nil {
+			return rounds, nil
+		}
+		return nil, partition.ErrInfeasible
+	}
+	if b == nil {
+		return nil, partition.ErrInfeasible
+	}
+	for j := range budget {
+		budget[j] = allocated(e.Range(j, b[j], b[j+1]-1))
+	}
+	if r, err := partition.Solve(budgetCosts{Costs{e}, budget}, obj); err == nil {
+		return r.Boundaries, nil
+	}
+	return b, nil // the partitioner finds one within the budgets b meets; kept as a guard
+}
+
+// bottleneck is a split's largest chunk compute.
+func (d *devicesOf) bottleneck(bounds []int) float64 {
+	var w float64
+	for j := 0; j+1 < len(bounds); j++ {
+		w = max(w, d.e.Compute(j, bounds[j], bounds[j+1]-1))
+	}
+	return w
+}
+
+// equalShares is the partitioner's split with each chunk an equal share of its device's
+// budget, under which every split fits its devices (the former rule); nil if none.
+func (d *devicesOf) equalShares(obj partition.Objective) []int {
+	S := d.e.Stages()
+	v := int64(S / d.p)
+	equal := make([]int64, S)
+	for j := range equal {
+		equal[j] = max(0, d.avail[j%d.p]) / v
+	}
+	r, err := partition.Solve(budgetCosts{Costs{d.e}, equal}, obj)
+	if err != nil {
+		return nil
+	}
+	return r.Boundaries
+}
+
+// budgetRounds improves on best (equalShares' split, or nil) from the relaxation's split
+// relaxed: budgets moved between each over-full device's chunks in proportion to what
+// they allocated, the split found again (at most maxBudgetRounds rounds). It returns the
+// better split that fits every device, nil if neither.
+func (d *devicesOf) budgetRounds(relaxed []int, budget []int64, best []int, obj partition.Objective) []int {
+	e, S := d.e, d.e.Stages()
+	bounds := relaxed
 	for round := 0; round < maxBudgetRounds; round++ {
-		totals, over := d.totals(r.Boundaries), false
+		totals, over := d.totals(bounds), false
 		for dev, total := range totals {
 			if total <= d.avail[dev] {
 				continue
 			}
 			over = true
 			for j := dev; j < S; j += d.p {
-				a := allocated(e.Range(j, r.Boundaries[j], r.Boundaries[j+1]-1))
+				a := allocated(e.Range(j, bounds[j], bounds[j+1]-1))
 				share := int64(float64(a) * float64(d.avail[dev]) / float64(total))
 				budget[j] = min(budget[j], max(0, share))
 			}
 		}
 		if !over {
-			return r.Boundaries, nil
-		}
-		if r, err = partition.Solve(budgetCosts{Costs{e}, budget}, obj); err != nil {
+			if best == nil || d.bottleneck(bounds) < d.bottleneck(best) {
+				best = bounds
+			}
 			break
 		}
+		r, err := partition.Solve(budgetCosts{Costs{e}, budget}, obj)
+		if err != nil {
+			break
+		}
+		bounds = r.Boundaries
 	}
-	v := int64(S / d.p)
-	for j := range budget {
-		budget[j] = max(0, d.avail[j%d.p]) / v
-	}
-	r, err = partition.Solve(budgetCosts{Costs{e}, budget}, obj)
-	if err != nil {
-		return nil, err
-	}
-	return r.Boundaries, nil
+	return best
 }
 
 // fits reports whether every device's total over its chunks fits the device.
@@ -451,61 +496,53 @@ func (d *devicesOf) fits(bounds []int) bool {
 	return true
 }
 
-// searchNodes bounds the states one test of exactSplit's bisection visits.
-const searchNodes = 1 << 18
+// searchNodes bounds the states exactSplit's tests visit in all when a split that fits
+// is known (equal shares'): the search only improves on it, and past the bound the known
+// split stands. findNodes bounds them when none is known, where giving up means planning
+// no split. Both keep a plan's search to a fraction of a millisecond, as the max-
+// throughput search plans thousands (BenchmarkSearchLlama3_8B); every instance of
+// TestSharedBudgetAgainstBruteForce and every published run stays within them.
+const (
+	searchNodes = 1 << 7
+	findNodes   = 1 << 9
+)
 
 // exactSplit finds a split of least bottleneck (max chunk compute) among those whose
-// every device fits, given relaxed, the relaxation's optimal split (whose bottleneck
-// bounds the answer from below). It returns the split, nil when none fits, and ok false
-// when a test visited more than searchNodes states (the answer is then unknown). The
-// candidates are the chunks' compute times from that bound up; the search gallops up
-// from the bound (the answer is usually near it) and then bisects.
-func (d *devicesOf) exactSplit(relaxed []int) (bounds []int, ok bool) {
-	e, n, S := d.e, d.e.Layers(), d.e.Stages()
-	var low float64
-	for j := 0; j < S; j++ {
-		low = max(low, e.Compute(j, relaxed[j], relaxed[j+1]-1))
-	}
-	var cand []float64
-	for j := 0; j < S; j++ {
-		for a := j; a < n; a++ {
-			for b := a; b < n; b++ {
-				if c := e.Compute(j, a, b); c >= low {
-					cand = append(cand, c)
-				}
-			}
-		}
-	}
-	sort.Float64s(cand)
-	cand = slices.Compact(cand)
+// every device fits, given low, a bound on it from below, and known, a split that fits
+// (nil if none is known). It returns the split, nil when none fits, and ok false when its
+// tests visited more than searchNodes (findNodes without known) states in all (the
+// answer is then unknown).
+//
+// It is the partitioner's parametric search (core/partition) with sharedSearch as the
+// test: the bound low is tested first (the answer is usually there); then bisection over
+// [low, high), high the best bottleneck found. A test that passes lowers high to the
+// bottleneck of the split it found; one that fails raises low to the least compute time
+// it rejected, below which no bound admits another range, so every test in between would
+// fail alike. Both ends stay chunks' compute times, and the search stops when they meet.
+func (d *devicesOf) exactSplit(low float64, known []int) (bounds []int, ok bool) {
 	s := newSharedSearch(d)
-	lo, hi := 0, -1 // cand[lo-1] fails (or lo is 0); cand[hi] passes (hi -1: none known)
-	var best []int
-	for step := 1; hi < 0; step *= 2 {
-		i := min(lo+step-1, len(cand)-1)
-		b, ok := s.run(cand[i])
-		if !ok {
-			return nil, false
-		}
-		if b != nil {
-			hi, best = i, b
-			break
-		}
-		if i == len(cand)-1 {
-			return nil, true // no bound admits a split that fits
-		}
-		lo = i + 1
+	s.limit = searchNodes
+	if known == nil {
+		s.limit = findNodes
 	}
-	for lo < hi {
-		mid := (lo + hi) / 2
-		b, ok := s.run(cand[mid])
-		if !ok {
-			return nil, false
+	best, high := known, math.Inf(1)
+	if best == nil {
+		b, _, ok := s.run(math.Inf(1)) // memory alone
+		if !ok || b == nil {
+			return nil, ok
 		}
-		if b != nil {
-			hi, best = mid, b
-		} else {
-			lo = mid + 1
+		best = b
+	}
+	high = d.bottleneck(best)
+	for u := low; low < high; u = low + (high-low)/2 {
+		b, rejected, ok := s.run(u)
+		switch {
+		case !ok:
+			return nil, false
+		case b != nil:
+			best, high = b, d.bottleneck(b)
+		default:
+			low = rejected
 		}
 	}
 	return best, true
@@ -514,24 +551,25 @@ func (d *devicesOf) exactSplit(relaxed []int) (bounds []int, ok bool) {
 // sharedSearch is a depth-first search over the chunks' ends for a split whose chunks
 // compute within a bound and whose devices fit. A chunk's memory never decreases as it
 // grows to the right (partition.Costs), nor does its compute, so from a start the ends
-// that pass form a prefix, tried longest first. It prunes a state (chunk, start, the
+// that pass form a prefix, tried from an even share of the layers left outwards. It prunes a state (chunk, start, the
 // devices' totals so far) when the chunks left cannot reach the last layer within the
 // bound, when a device's chunks left need more than its budget leaves (each at least its
 // least one-layer allocation), and when a failed state at the same chunk and start used
 // no more on every device.
 type sharedSearch struct {
 	d      *devicesOf
-	allocs map[[3]int]int64
+	allocs [][]int64 // allocs[j*n+a][b-a]: chunk j of layers a..b (-1: not yet costed)
 	// restMin[j*p+dev] is the least the chunks after j on device dev allocate in all.
 	restMin []int64
-	failed  map[[2]int][][]int64
-	finish  [][]bool // finish[j][a]: chunks j.. can cover layers a.. within the bound
+	failed  map[int][][]int64 // by j*(n+1) + a
+	finish  [][]bool          // finish[j][a]: chunks j.. can cover layers a.. within the bound
 	nodes   int
+	limit   int // on nodes: searchNodes, or findNodes when no split that fits is known
 }
 
 func newSharedSearch(d *devicesOf) *sharedSearch {
 	n, S, p := d.e.Layers(), d.e.Stages(), d.p
-	s := &sharedSearch{d: d, allocs: map[[3]int]int64{}, restMin: make([]int64, (S+1)*p)}
+	s := &sharedSearch{d: d, allocs: make([][]int64, S*n), restMin: make([]int64, (S+1)*p)}
 	// Fill restMin from the back: the chunks after j on each device.
 	for dev := range p {
 		var sum int64
@@ -550,23 +588,34 @@ func newSharedSearch(d *devicesOf) *sharedSearch {
 }
 
 func (s *sharedSearch) alloc(j, a, b int) int64 {
-	k := [3]int{j, a, b}
-	if v, ok := s.allocs[k]; ok {
+	n := s.d.e.Layers()
+	row := s.allocs[j*n+a]
+	if row == nil {
+		row = make([]int64, n-a)
+		for i := range row {
+			row[i] = -1
+		}
+		s.allocs[j*n+a] = row
+	}
+	if v := row[b-a]; v >= 0 {
 		return v
 	}
 	v := allocated(s.d.e.Range(j, a, b))
-	s.allocs[k] = v
+	row[b-a] = v
 	return v
 }
 
 // maxFailed bounds the failed states kept per chunk and start.
-const maxFailed = 64
+const maxFailed = 8
 
-// run returns a split within bound u, nil if none, and ok false past searchNodes.
-func (s *sharedSearch) run(u float64) (bounds []int, ok bool) {
+// run returns a split within bound u (nil if none) and the least compute time above u
+// of a range it rejected (+Inf if none): the next bound at which the test may change.
+// ok is false past the search's limit on states.
+func (s *sharedSearch) run(u float64) (bounds []int, rejected float64, ok bool) {
 	e, p := s.d.e, s.d.p
 	n, S := e.Layers(), e.Stages()
-	s.failed, s.nodes = map[[2]int][][]int64{}, 0
+	rejected = math.Inf(1)
+	s.failed = map[int][][]int64{} // the nodes count over every test of one search
 	// finish[j][a] by dynamic programming from the last chunk back.
 	s.finish = make([][]bool, S+1)
 	for j := range s.finish {
@@ -575,16 +624,20 @@ func (s *sharedSearch) run(u float64) (bounds []int, ok bool) {
 	s.finish[S][n] = true
 	for j := S - 1; j >= 0; j-- {
 		for a := j; a < n; a++ {
-			for end := a; end < n && e.Compute(j, a, end) <= u; end++ {
+			end := a
+			for ; end < n && e.Compute(j, a, end) <= u; end++ {
 				if (end+1 == n || e.CutAllowed(end+1)) && s.finish[j+1][end+1] {
 					s.finish[j][a] = true
 					break
 				}
 			}
+			if !s.finish[j][a] && end < n {
+				rejected = min(rejected, e.Compute(j, a, end))
+			}
 		}
 	}
 	if !s.finish[0][0] {
-		return nil, true
+		return nil, rejected, true
 	}
 	b := make([]int, S+1)
 	b[S] = n
@@ -594,10 +647,10 @@ func (s *sharedSearch) run(u float64) (bounds []int, ok bool) {
 		if j == S {
 			return a == n, true
 		}
-		if s.nodes++; s.nodes > searchNodes {
+		if s.nodes++; s.nodes > s.limit {
 			return false, false
 		}
-		key := [2]int{j, a}
+		key := j*(n+1) + a
 		for _, f := range s.failed[key] {
 			dominated := true
 			for dev := range used {
@@ -612,13 +665,27 @@ func (s *sharedSearch) run(u float64) (bounds []int, ok bool) {
 		}
 		dev := j % p
 		ends := 0 // the longest end within the bound and the device's budget
-		for end := a; end < n && e.Compute(j, a, end) <= u; end++ {
+		for end := a; end < n; end++ {
+			if c := e.Compute(j, a, end); c > u {
+				rejected = min(rejected, c)
+				break
+			}
 			if used[dev]+s.alloc(j, a, end)+s.restMin[j*p+dev] > s.d.avail[dev] {
 				break
 			}
 			ends = end - a + 1
 		}
-		for end := a + ends - 1; end >= a; end-- {
+		// Ends nearest an even share of the layers left first (then alternately longer and
+		// shorter): a device's chunks hold about equal layers in the splits that fit.
+		even := a + (n-a)/(S-j) - 1
+		for k := 0; k < 2*ends; k++ {
+			end := even + (k+1)/2
+			if k%2 == 1 {
+				end = even - (k+1)/2
+			}
+			if end < a || end > a+ends-1 {
+				continue
+			}
 			if !s.finish[j+1][end+1] || end+1 < n && !e.CutAllowed(end+1) {
 				continue
 			}
@@ -641,9 +708,9 @@ func (s *sharedSearch) run(u float64) (bounds []int, ok bool) {
 	}
 	found, ok := dfs(0, 0)
 	if !ok || !found {
-		return nil, ok
+		return nil, rejected, ok
 	}
-	return append([]int(nil), b...), true
+	return append([]int(nil), b...), rejected, true
 }
 
 // shareLimits sets each chunk's LimitBytes to what its device leaves it beside the
