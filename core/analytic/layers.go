@@ -132,9 +132,16 @@ type piece struct {
 // its fp8 products' weights and their scaling state (0 without fp8); dropped is the
 // 16-bit copy of those weights that fp8 primary weights (Options.FP8ParamGather) do
 // without.
+//
+// With ZeRO-3 or HSDP the weights are gathered layer by layer and cast to fp8 as they are
+// used (PyTorch FSDP2 with torchao's float8 all-gather; Megatron-LM's FSDP), so no fp8
+// copy of a whole stage's weights is kept: only the scaling state.
 func (sh *shape) fp8Bytes(p piece) (kept, dropped float64) {
 	if sh.fp8 == nil {
 		return 0, 0
+	}
+	if sh.o.Sharding.Level() == 3 {
+		return p.fp8GEMMs * sh.fp8.stateBytes, 0
 	}
 	kept = p.fp8Weights*sh.fp8.weightBytes + p.fp8GEMMs*sh.fp8.stateBytes
 	if sh.o.FP8ParamGather {

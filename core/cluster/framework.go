@@ -49,9 +49,10 @@ type Framework struct {
 	// FusedActivation: a gated MLP's SiLU and product run as one fused kernel that keeps
 	// only the gate and up projections' outputs for its backward pass and recomputes the
 	// SiLU there (Megatron-LM's bias_swiglu_impl, megatron/core/fusions/
-	// fused_bias_swiglu.py, saves its input alone; Inductor's min-cut partitioner
-	// recomputes pointwise operators, Ansel et al., "PyTorch 2", ASPLOS 2024). Eager
-	// PyTorch keeps the SiLU's output too.
+	// fused_bias_swiglu.py, saves its input alone). On for cuda-graphs, the
+	// Megatron-style mode; eager PyTorch keeps the SiLU's output too, and torch.compile
+	// is left as eager here (Inductor's partitioner may recompute it, Ansel et al.,
+	// "PyTorch 2", ASPLOS 2024, but that is not checked against a measurement).
 	FusedActivation bool `json:"fused_activation,omitempty"`
 	// FixedBytes is device memory the framework holds outside the model's tensors: the
 	// CUDA context, cuBLAS and attention workspaces, communication buffers.
@@ -115,7 +116,7 @@ var frameworks = map[string]Framework{
 	// ASPLOS 2024); a few microseconds per kernel is assumed; the optimizer is usually left eager (foreach); DDP
 	// overlaps as in eager mode (DDPOptimizer splits the graph at bucket boundaries).
 	Compiled: {Name: Compiled, HostKernelSeconds: 4e-6, HostLayerSeconds: 10e-6, OptimizerTensorSeconds: 5e-6,
-		OptimizerTempBytesPerParam: 4, OverlapGradReduce: true, ReturnsLogits: true, FusedActivation: true, FixedBytes: contextBytes, AllocatorReserve: allocatorReserve,
+		OptimizerTempBytesPerParam: 4, OverlapGradReduce: true, ReturnsLogits: true, FixedBytes: contextBytes, AllocatorReserve: allocatorReserve,
 		Note: "torch.compile (Inductor): ~4 us host time per kernel, eager foreach AdamW, DDP overlapping the all-reduce"},
 	// CUDA graphs (torch.compile mode="reduce-overhead", or Megatron-LM / Transformer
 	// Engine graph capture): one launch replays a layer's kernels, so the host cost is
