@@ -244,7 +244,10 @@ func solve(m *model.Model, c *cluster.Cluster, opt Options, bounds []int) (*Plan
 	}
 	var fallback *GraphFallback
 	partitioned := ""
-	if bounds == nil && opt.Graph {
+	if bounds == nil && opt.Graph && chunked(c, sc) {
+		fallback = &GraphFallback{Code: FallbackSharedChunks,
+			Reason: "an interleaved schedule's chunks share their device's memory, which the graph split does not bound: ranges of the layer order are split instead"}
+	} else if bounds == nil && opt.Graph {
 		order, b, fb, err := graphSplit(e, m, opt.Objective, opt.MaxIdeals)
 		switch {
 		case errors.Is(err, partition.ErrInfeasible):
