@@ -175,9 +175,9 @@ verbose_test() {
     rm -f "$out"
     return 1
   fi
-  if grep -q -- "^--- SKIP: $name" "$out"; then
+  if grep -q -- "^--- SKIP: $name (" "$out"; then
     # go test -v prints the reason (t.Skip's message) on the line before.
-    skip=$(grep -B1 -- "^--- SKIP: $name" "$out" | sed -n '1s/^ *[^ ]*_test.go:[0-9]*: //p')
+    skip=$(grep -B1 -- "^--- SKIP: $name (" "$out" | sed -n '1s/^ *[^ ]*_test.go:[0-9]*: //p')
     skip=${skip:-$name skipped}
   else
     grep -- '^--- \|^ok \|^    [a-z_]*_test.go:[0-9]*: ' "$out" || true

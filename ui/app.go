@@ -383,6 +383,8 @@ func (a *App) Knob(name string) string {
 		return ar.Attention
 	case "precision":
 		return a.Req.Training.Precision
+	case "fp8_recipe":
+		return a.Req.Training.FP8Recipe
 	case "optimizer":
 		return a.Req.Training.Optimizer
 	case "recompute":
@@ -404,7 +406,10 @@ func (a *App) Knob(name string) string {
 func KnobChoices(name string) []string {
 	switch name {
 	case "dtype":
-		return []string{"", "bf16", "fp16", "fp32"}
+		return []string{"", "bf16", "fp16", "fp32", "fp8"}
+	case "fp8_recipe":
+		// Core's recipes (core/analytic.FP8Recipes; core refuses one the device lacks).
+		return []string{"", "delayed", "current", "blockwise", "mxfp8"}
 	case "attention":
 		return []string{"", "flash", "flash3", "cudnn", "eager"}
 	case "precision":
@@ -467,6 +472,8 @@ func (a *App) SetKnob(name, v string) {
 		ar.Attention = v
 	case "precision":
 		a.Req.Training.Precision = v
+	case "fp8_recipe":
+		a.Req.Training.FP8Recipe = v
 	case "optimizer":
 		a.Req.Training.Optimizer = v
 	case "recompute":

@@ -178,3 +178,23 @@ func TestShardingAndContextKnobs(t *testing.T) {
 		t.Error("the Cluster panel offers context parallelism for a profile")
 	}
 }
+
+// TestFP8RecipeKnob: the page offers core's fp8 recipes; one the device lacks is core's
+// error, named by field.
+func TestFP8RecipeKnob(t *testing.T) {
+	a := NewApp(nil, &fakeHost{}, local)
+	a.PickModel("arch:llama-2-7b")
+	a.SetCluster("device", "b200")
+	a.SetKnob("fp8_recipe", "mxfp8")
+	if a.Err != nil || a.Req.Training.FP8Recipe != "mxfp8" || a.Knob("fp8_recipe") != "mxfp8" {
+		t.Fatalf("mxfp8 on b200: %v %+v", a.Err, a.Req.Training)
+	}
+	a.SetCluster("device", "h100-sxm")
+	if a.Err == nil || !strings.Contains(a.Err.Error(), "training.fp8_recipe") {
+		t.Errorf("mxfp8 on h100-sxm: %v", a.Err)
+	}
+	a.SetTab("model")
+	if html := render(t, a); !strings.Contains(html, `id="knob-fp8-recipe"`) {
+		t.Error("the page has no fp8 recipe knob")
+	}
+}

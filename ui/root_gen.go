@@ -259,6 +259,26 @@ func (c *Root) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 									}
 								}
 								vgn = vgText(vgparent, "\n        ")
+								vgn = vgElement(vgparent, "", "label", "for", "knob-fp8-recipe")
+								vgn.SetInnerHTML(vugu.HTML("FP8 recipe"))
+								vgn = vgText(vgparent, "\n        ")
+								vgn = vgElement(vgparent, "", "select", "id", "knob-fp8-recipe")
+								vgOn(vgn, "change", func(event vugu.DOMEvent) { c.A.SetKnob("fp8_recipe", event.PropString("target", "value")) })
+								{
+									vgparent := vgn
+									_ = vgparent
+									for vgiterkeyt, v := range KnobChoices("fp8_recipe") {
+										var vgiterkey interface{} = vgiterkeyt
+										_ = vgiterkey
+										v := v
+										_ = v
+										vgn = vgElement(vgparent, "", "option")
+										vgn.AddAttrInterface("value", v)
+										vgProp(vgn, "selected", v == c.A.Knob("fp8_recipe"))
+										vgn.SetInnerHTML(ChoiceLabel(v))
+									}
+								}
+								vgn = vgText(vgparent, "\n        ")
 								vgn = vgElement(vgparent, "", "label", "for", "knob-attention")
 								vgn.SetInnerHTML(vugu.HTML("Attention"))
 								vgn = vgText(vgparent, "\n        ")

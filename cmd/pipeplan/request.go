@@ -53,6 +53,8 @@ type requestFlags struct {
 	// training
 	inference                       bool
 	optimizer, precision, recompute string
+	fp8Recipe                       string
+	fp8ParamGather                  bool
 
 	// schedule
 	schedule                  string
@@ -105,7 +107,9 @@ func (f *requestFlags) add(fs *flag.FlagSet, withSchedule bool) {
 	fs.StringVar(&f.hfConfig, "hf-config", "", "HuggingFace config.json `file`, or a bundled name: "+strings.Join(arch.BundledNames(), ", "))
 	fs.StringVar(&f.name, "name", "", "label the model (default: its own name, or the file's)")
 	fs.IntVar(&f.seq, "seq", 0, "sequence length with --hf-config (default: the model's context, at most 4096)")
-	fs.StringVar(&f.dtype, "dtype", "", "element type with --hf-config: bf16 (default), fp16, fp32 or fp8 (H100, H200, B200, MI300X)")
+	fs.StringVar(&f.dtype, "dtype", "", "element type with --hf-config: bf16 (default), fp16, fp32 or fp8 (pipeplan devices lists the fp8 rates)")
+	fs.StringVar(&f.fp8Recipe, "fp8-recipe", "", "fp8 scaling with --hf-config (means --dtype fp8): delayed (default), current, blockwise or mxfp8")
+	fs.BoolVar(&f.fp8ParamGather, "fp8-param-gather", false, "with fp8: keep the fp8 layers' weights in fp8 only (Megatron-LM's --fp8-param-gather)")
 	fs.StringVar(&f.attention, "attention", "", "attention kernel with --hf-config: flash (FlashAttention-2, default), flash3 (FlashAttention-3, Hopper), cudnn or eager")
 	fs.StringVar(&f.framework, "framework", "", "how --hf-config runs: eager (default on GPUs), compiled, cuda-graphs or none")
 	fs.StringVar(&f.split, "split", "", "pipeline layers with --hf-config: block (default) or sublayer")
@@ -222,6 +226,7 @@ func (f *requestFlags) build() (*request.Request, error) {
 		r.Training.Mode = request.ModeInference
 	}
 	r.Training.Optimizer, r.Training.Precision, r.Training.Recompute = f.optimizer, f.precision, f.recompute
+	r.Training.FP8Recipe, r.Training.FP8ParamGather = f.fp8Recipe, f.fp8ParamGather
 	r.Schedule = request.Schedule{Name: f.schedule, Microbatches: f.microbatches, MicrobatchSize: f.batch, WeightGradFraction: f.weightGradFraction}
 	r.Objective = f.objective
 	r.Partition = f.partition
@@ -382,7 +387,7 @@ var flagOf = map[string]string{
 	"model.architecture.expert_imbalance": "--expert-imbalance", "model.architecture.capacity_factor": "--capacity-factor",
 	"cluster.devices_per_node": "--devices-per-node", "cluster.link_intra": "--link-intra", "cluster.link_inter": "--link-inter",
 	"training.mode": "--inference", "training.optimizer": "--optimizer", "training.precision": "--precision",
-	"training.recompute": "--recompute", "schedule.name": "--schedule", "schedule.microbatches": "--microbatches",
+	"training.recompute": "--recompute", "training.fp8_recipe": "--fp8-recipe", "training.fp8_param_gather": "--fp8-param-gather", "schedule.name": "--schedule", "schedule.microbatches": "--microbatches",
 	"schedule.microbatch_size": "--batch", "schedule.weight_grad_fraction": "--weight-grad-fraction",
 	"objective": "--objective", "partition": "--partition", "memory_proportion": "--memory-proportion", "boundaries": "--boundaries",
 }

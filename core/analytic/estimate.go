@@ -52,6 +52,12 @@ type Layer struct {
 	ParamBytes     int64 `json:"param_bytes"`
 	GradBytes      int64 `json:"grad_bytes"`
 	OptimizerBytes int64 `json:"optimizer_bytes"`
+	// FP8WeightBytes is what an fp8 recipe keeps beside the weights through the step:
+	// the fp8 copies of its products' weights (both layouts, with scales) and their
+	// scaling state (amax history); 0 without fp8. Model counts it with the weights. With
+	// fp8 primary weights (Options.FP8ParamGather) ParamBytes leaves out those weights'
+	// 16-bit copy.
+	FP8WeightBytes int64 `json:"fp8_weight_bytes,omitempty"`
 	// FwdFLOPs and BwdFLOPs are the FLOPs of its matrix products (the backward pass
 	// includes recomputation).
 	FwdFLOPs float64 `json:"fwd_flops"`
@@ -106,6 +112,9 @@ type Layer struct {
 	usesTied int64 // the tied matrix this layer uses, held here or in its stage
 	// extraFLOPs: the forward FLOPs of its experts' load beyond balanced routing.
 	extraFLOPs float64
+	// bf16Dropped is the 16-bit weights that fp8 primary weights do without
+	// (Options.FP8ParamGather), already out of ParamBytes.
+	bf16Dropped int64
 }
 
 // Terms is a pass's device time by what sets it, at the full peak and bandwidth:
@@ -131,8 +140,10 @@ type Total struct {
 	DeviceParams       int64 `json:"device_params"`
 	DeviceExpertParams int64 `json:"device_expert_params,omitempty"`
 	// WeightsBytes, GradsBytes and OptimizerBytes: parameters, gradients, optimizer state
-	// with master weights (per device under ZeRO-1).
+	// with master weights (per device under ZeRO-1). WeightsBytes includes FP8WeightBytes,
+	// the fp8 recipe's weight copies and scaling state.
 	WeightsBytes   int64 `json:"weights_bytes"`
+	FP8WeightBytes int64 `json:"fp8_weight_bytes,omitempty"`
 	GradsBytes     int64 `json:"grads_bytes"`
 	OptimizerBytes int64 `json:"optimizer_bytes"`
 	// ActivationBytes is what one microbatch keeps for the backward pass, all layers.
@@ -245,9 +256,8 @@ func Estimate(a *arch.Arch, t Target, o Options) (*Result, error) {
 		return nil, err
 	}
 	o = o.withDefaults()
-	if o.DType == FP8 && !(t.Perf.FP8FLOPSPerSecond > 0) {
-		return nil, &model.FieldError{Path: "dtype", Reason: fmt.Sprintf(
-			"fp8 needs a device with fp8 matrix units (h100-sxm, h200, b200, mi300x): %s states no fp8_flops_per_second", t.Device.Name)}
+	if err := checkRecipe(t, o); err != nil {
+		return nil, err
 	}
 	if err := checkTensorParallel(a, o); err != nil {
 		return nil, err
@@ -270,7 +280,8 @@ func Estimate(a *arch.Arch, t Target, o Options) (*Result, error) {
 	}
 	sh := newShape(a, o)
 	sh.keepLogits = t.Framework.ReturnsLogits && sh.train
-	c := &calc{sh: sh, rf: newRoofline(t, o.DType), o: o, fw: t.Framework, target: t,
+	sh.fusedAct = t.Framework.FusedActivation
+	c := &calc{sh: sh, rf: newRoofline(t, o.DType, o.FP8Recipe), o: o, fw: t.Framework, target: t,
 		allReduce: cluster.RingAllReduceSeconds(t.tensorLink(), sh.e*sh.t*sh.h, o.TensorParallel), contextLink: t.contextLink()}
 	r := &Result{Name: a.Name, Device: t.Device.Name, Arch: a.Description(), Opts: o,
 		perParam: o.devicePerParam(), optShard: o.optimizerShard(), expertOptShard: o.expertOptimizerShard()}
@@ -497,6 +508,13 @@ func (c *calc) layer(name, kind string, ps ...piece) Layer {
 	l.OptimizerBytes = ceil(float64(l.Params-l.ExpertParams)*c.o.optimizerShard() + float64(l.ExpertParams)*c.o.expertOptimizerShard())
 	last := ps[len(ps)-1]
 	l.OutputBytes = int64(last.output)
+	var fp8, dropped float64
+	for _, p := range ps {
+		k, d := c.sh.fp8Bytes(p)
+		fp8, dropped = fp8+k, dropped+d
+	}
+	l.FP8WeightBytes, l.bf16Dropped = ceil(fp8), int64(dropped)
+	l.ParamBytes -= l.bf16Dropped
 
 	if !train {
 		var work float64
@@ -637,9 +655,14 @@ func (r *Result) total(a *arch.Arch, t Target, c *calc) {
 	if a.TiedEmbeddings && o.Tie == TieCopy {
 		tt.DeviceParams -= r.Layers[0].TiedParams // both ends count the matrix
 	}
+	var dropped int64
+	for _, l := range r.Layers {
+		tt.FP8WeightBytes += l.FP8WeightBytes
+		dropped += l.bf16Dropped
+	}
 	ep := o.expertDevicePerParam()
 	dense, experts := float64(tt.DeviceParams-tt.DeviceExpertParams), float64(tt.DeviceExpertParams)
-	tt.WeightsBytes = ceil(dense*r.perParam.weight + experts*ep.weight)
+	tt.WeightsBytes = ceil(dense*r.perParam.weight+experts*ep.weight) - dropped + tt.FP8WeightBytes
 	tt.GradsBytes = ceil(dense*r.perParam.grad + experts*ep.grad)
 	tt.OptimizerBytes = ceil(float64(tt.DeviceParams-tt.DeviceExpertParams)*r.optShard + float64(tt.DeviceExpertParams)*r.expertOptShard)
 	var before, peak int64
@@ -725,7 +748,7 @@ func (r *Result) Model() *model.Model {
 			Kind:            l.Kind,
 			ForwardSeconds:  l.FwdSeconds,
 			BackwardSeconds: l.BwdSeconds,
-			ParamBytes:      ceil((own-float64(l.ExpertParams))*(r.perParam.weight+r.perParam.grad) + float64(l.ExpertParams)*(ep.weight+ep.grad)),
+			ParamBytes:      ceil((own-float64(l.ExpertParams))*(r.perParam.weight+r.perParam.grad)+float64(l.ExpertParams)*(ep.weight+ep.grad)) - l.bf16Dropped + l.FP8WeightBytes,
 			GradBytes:       ceil((own-float64(l.ExpertParams))*r.perParam.grad + float64(l.ExpertParams)*ep.grad),
 			OptimizerBytes:  ceil((own-float64(l.ExpertParams))*r.optShard + float64(l.ExpertParams)*r.expertOptShard),
 			TemporaryBytes:  l.TemporaryBytes,
@@ -779,6 +802,27 @@ func checkContext(a *arch.Arch, o Options) error {
 		es.Add("context_parallel", "ring attention on a causal model balances the load over 2c chunks of the sequence: 2 x %d must divide the sequence (%d tokens)", c, o.Seq)
 	}
 	return es.Err()
+}
+
+// checkRecipe refuses an fp8 run the device cannot do: fp8 without fp8 matrix units,
+// MXFP8 without microscaling in them, blockwise scaling where no library runs it.
+func checkRecipe(t Target, o Options) error {
+	if o.DType != FP8 {
+		return nil
+	}
+	name := t.Device.Name
+	switch {
+	case !(t.Perf.FP8FLOPSPerSecond > 0):
+		return &model.FieldError{Path: "dtype", Reason: fmt.Sprintf(
+			"fp8 needs a device with fp8 matrix units (Hopper, Blackwell, MI300X, MI355X, Gaudi 3, Trainium2): %s states no fp8_flops_per_second", name)}
+	case o.FP8Recipe == MXFP8 && !t.Perf.MXFP8:
+		return &model.FieldError{Path: "fp8_recipe", Reason: fmt.Sprintf(
+			"mxfp8 needs matrix units that take microscaling (MX) fp8 (Blackwell: b200, b300, gb200, gb300; CDNA 4: mi355x): %s has none; use delayed or current", name)}
+	case o.FP8Recipe == Blockwise && !t.Perf.BlockFP8:
+		return &model.FieldError{Path: "fp8_recipe", Reason: fmt.Sprintf(
+			"blockwise needs block-scaled fp8 products (Transformer Engine's Float8BlockScaling runs on NVIDIA Hopper and Blackwell): %s has none; use delayed or current", name)}
+	}
+	return nil
 }
 
 // checkTensorParallel requires t to divide what it splits: the query heads, the

@@ -50,6 +50,10 @@ func TestHostBound(t *testing.T) {
 	}
 }
 
+// TestFP8: fp8 on an H100 speeds a Llama-2-7B block up by about what Transformer
+// Engine gives end to end (Megatron-LM issue 396: 13B GPT on H100, 0.34 s to 0.24 s per
+// step; ROCm/TransformerEngine issue 72: GPT-2 XL on an H100, 1.33 times), not the
+// datasheets' 2; a device without fp8 units refuses it.
 func TestFP8(t *testing.T) {
 	a, _ := arch.Bundled("llama-2-7b")
 	o := Options{Batch: 1, Seq: 4096}
@@ -62,14 +66,30 @@ func TestFP8(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := fp8.Layers[1].FwdSeconds / bf16.Layers[1].FwdSeconds
-	if !(r > 0.5 && r < 0.8) { // matmuls at twice the peak, attention and casts not
-		t.Errorf("fp8 block forward %.3g of bf16's", r)
-	}
-	if fp8.Total.WeightsBytes != bf16.Total.WeightsBytes || fp8.Total.ActivationBytes != bf16.Total.ActivationBytes {
-		t.Error("fp8 changed the bf16 weights or activations")
+	b, f := bf16.Layers[1], fp8.Layers[1]
+	if r := (b.FwdSeconds + b.BwdSeconds) / (f.FwdSeconds + f.BwdSeconds); !(r > 1.2 && r < 1.5) {
+		t.Errorf("fp8 block %.3g times as fast as bf16, want 1.2 to 1.5", r)
 	}
 	if _, err := Estimate(a, frameworkTarget(t, "a100-80gb", cluster.Eager), o); err == nil || !strings.Contains(err.Error(), "dtype: fp8 needs") {
 		t.Errorf("fp8 on an A100: %v", err)
+	}
+}
+
+// TestFusedActivation: a framework that fuses the SwiGLU (Megatron-LM's bias_swiglu,
+// Inductor) keeps no SiLU output: L*e*T*f bytes fewer than eager PyTorch on Llama-2-7B
+// (L = 32, f = 11,008, T = 4,096 tokens, e = 2).
+func TestFusedActivation(t *testing.T) {
+	a, _ := arch.Bundled("llama-2-7b")
+	o := Options{Batch: 1, Seq: 4096}
+	eager, err := Estimate(a, frameworkTarget(t, "h100-sxm", cluster.Eager), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fused, err := Estimate(a, frameworkTarget(t, "h100-sxm", cluster.CUDAGraphs), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := eager.Total.ActivationBytes-fused.Total.ActivationBytes, int64(32*2*4096*11008); got != want {
+		t.Errorf("fused SwiGLU keeps %d bytes fewer, want %d", got, want)
 	}
 }

@@ -23,11 +23,19 @@ type shape struct {
 	f, v       float64 // MLP width (per expert) and vocabulary on one device
 	experts, k float64 // experts, and experts per token (0 for dense)
 	e          float64 // bytes of one activation element
-	drop       bool    // dropout in training keeps 1-byte masks
-	train      bool
+	// ge is the bytes per element of an fp8 GEMM's input saved for the backward pass: e,
+	// or the fp8 recipe's inputBytes (1 and its scales) with dtype fp8. fp8 holds the
+	// recipe's figures with dtype fp8, nil otherwise.
+	ge    float64
+	fp8   *recipeFigures
+	drop  bool // dropout in training keeps 1-byte masks
+	train bool
 	// keepLogits: the training loop holds the 16-bit logits the model returns until the
 	// step ends (cluster.Framework.ReturnsLogits).
 	keepLogits bool
+	// fusedAct: a gated MLP's SiLU and product are one kernel that keeps only the gate
+	// and up outputs (cluster.Framework.FusedActivation).
+	fusedAct bool
 	// tp is the tensor-parallel degree t: heads, MLP width and vocabulary are divided by
 	// it (the vocabulary rounded up, as Megatron-LM pads it). hr is the width of the
 	// tensors tensor parallelism leaves whole (norm inputs and outputs, residuals,
@@ -64,23 +72,36 @@ func newShape(a *arch.Arch, o Options) *shape {
 	sh.fd = float64(a.DenseWidth()) / tp
 	sh.fs = float64(a.SharedExpertSize) / tp
 	sh.ep, sh.x, sh.load = float64(o.ExpertParallel), float64(o.ExpertTensorParallel), o.expertLoad()
+	sh.ge = sh.e
+	if o.DType == FP8 {
+		f := o.FP8Recipe.figures()
+		sh.fp8, sh.ge = &f, f.inputBytes
+	}
 	return sh
 }
 
-// linear is a linear layer's product of the T x k activation with a k x n weight. With
-// dtype fp8 it runs at the fp8 peak (op.fp8), and Transformer Engine casts its inputs to
-// fp8 first: a memory-bound kernel reading 2 and writing 1 byte per element of the
-// activation and the weight (forward) and of the output's gradient (backward).
+// linear is a transformer block's linear layer: the T x k activation times a k x n
+// weight. With dtype fp8 it runs at the fp8 rate (op.fp8), and Transformer Engine first
+// quantizes its input (forward) and its output's gradient (backward) in both layouts, a
+// memory-bound kernel moving the recipe's quantBytes per element; the weight is
+// quantized once per step and cached across microbatches (is_first_microbatch), not
+// counted per microbatch.
 func (sh *shape) linear(name string, m, k, n float64) op {
 	o := matmul(name, sh.e, 1, m, k, n)
-	if sh.o.DType == FP8 {
+	if f := sh.fp8; f != nil {
 		o.fp8 = true
-		o.fwd.bytes += 3 * (m*k + k*n)
+		o.fwd.bytes += f.quantBytes * m * k
 		o.fwd.kernels++
-		o.bwd.bytes += 3 * m * n
+		o.bwd.bytes += f.quantBytes * m * n
 		o.bwd.kernels++
 	}
 	return o
+}
+
+// linear16 is a linear layer that stays in 16 bits under every fp8 recipe: the router
+// and the LM head (Megatron-LM runs them outside Transformer Engine's fp8 layers).
+func (sh *shape) linear16(name string, m, k, n float64) op {
+	return matmul(name, sh.e, 1, m, k, n)
 }
 
 // piece is the cost of one part of a layer (an embedding, an attention part, an MLP, a
@@ -125,6 +146,10 @@ type piece struct {
 	// extraFLOPs is the forward FLOPs its busiest-device load adds to balanced routing
 	// ((load - 1) / load of the routed experts'): not model FLOPs.
 	extraFLOPs float64
+	// fp8Weights is the weight elements of its fp8 products on one device, and
+	// fp8GEMMs how many fp8 products hold them (with dtype fp8; 0 otherwise): the
+	// recipe keeps fp8 copies of those weights and a scaling state per product.
+	fp8Weights, fp8GEMMs float64
 }
 
 // pairs is the query-key pairs one device's flash attention computes per head and
@@ -150,6 +175,28 @@ func (sh *shape) pairs(local bool) float64 {
 		return (n*w*w/2 + r*r/2) / c
 	}
 	return (S*w - w*w/2) / c
+}
+
+// fp8Bytes is what the fp8 recipe keeps for the piece through the step: fp8 copies of
+// its fp8 products' weights and their scaling state (0 without fp8); dropped is the
+// 16-bit copy of those weights that fp8 primary weights (Options.FP8ParamGather) do
+// without.
+//
+// With ZeRO-3 or HSDP the weights are gathered layer by layer and cast to fp8 as they are
+// used (PyTorch FSDP2 with torchao's float8 all-gather; Megatron-LM's FSDP), so no fp8
+// copy of a whole stage's weights is kept: only the scaling state.
+func (sh *shape) fp8Bytes(p piece) (kept, dropped float64) {
+	if sh.fp8 == nil {
+		return 0, 0
+	}
+	if sh.o.Sharding.Level() == 3 {
+		return p.fp8GEMMs * sh.fp8.stateBytes, 0
+	}
+	kept = p.fp8Weights*sh.fp8.weightBytes + p.fp8GEMMs*sh.fp8.stateBytes
+	if sh.o.FP8ParamGather {
+		dropped = p.fp8Weights * sh.e
+	}
+	return kept, dropped
 }
 
 // core marks an operation of the attention core.
@@ -207,9 +254,11 @@ func (sh *shape) attention(local bool) piece {
 	if a.Family == arch.Llama {
 		p.ops = append(p.ops, mem("rotary", 2*e*t*(q+kv), 2))
 	}
-	scores := sh.b * sh.heads * sh.s * sh.skv  // elements of the score matrix (this device's queries)
-	common := 2*e*t*hr + e*t*q + sh.mask(t*hr) // norm input, QKV input, output proj. input, mask
-	var coreSaved float64                      // the s^2 terms selective recomputation drops
+	scores := sh.b * sh.heads * sh.s * sh.skv // elements of the score matrix (this device's queries)
+	// norm input, QKV input, output projection's input, mask: the two products' inputs
+	// at 8 bits with fp8 (ge).
+	common := e*t*hr + sh.ge*t*hr + sh.ge*t*q + sh.mask(t*hr)
+	var coreSaved float64 // the s^2 terms selective recomputation drops
 	if sh.o.Attention == Eager {
 		if kv < q {
 			p.ops = append(p.ops, mem("repeat kv", e*t*(2*kv+2*q), 2))
@@ -242,6 +291,9 @@ func (sh *shape) attention(local bool) piece {
 		p.inferExtra = e*t*h + e*t*(q+2*kv) + e*t*q
 	}
 	p.ops = append(p.ops, sh.linear("output projection", t, q, h), sh.residual())
+	if sh.fp8 != nil {
+		p.fp8Weights, p.fp8GEMMs = h*(q+2*kv)+q*h, 2
+	}
 	if sh.cp > 1 {
 		p.context = true
 		if sh.o.ContextMethod == AllToAll {
@@ -359,6 +411,13 @@ func (sh *shape) mla(local bool) piece {
 	saved += e*t*(q+k+v) + 4*sh.b*heads*sh.s + e*t*v // Q, K, V, statistics, output proj. input
 	p.ops = append(p.ops, sh.linear("output projection", t, v, h), sh.residual())
 	p.saved, p.bwdSaved = saved, saved
+	if sh.fp8 != nil {
+		// The projections run in fp8 (their saved inputs are counted at 16 bits here).
+		p.fp8Weights, p.fp8GEMMs = float64(p.params), 4
+		if qr > 0 {
+			p.fp8GEMMs = 5
+		}
+	}
 	p.bwdExtra = e * t * (q + k + v)
 	p.inferExtra = e*t*h + e*t*(q+k+v) + e*t*v
 	return p
@@ -399,7 +458,8 @@ func (sh *shape) mtpIn() piece {
 // Saved for backward: the norm's input and the first projection's input (e*T*h each), the
 // activation's input and the second projection's input (e*T*f each) for GELU, or for
 // SwiGLU the gate and up outputs, the SiLU output and the down projection's input
-// (4*e*T*f), and the residual dropout mask (T*h). GPT's MLP (f = 4h, e = 2, dropout) gives
+// (4*e*T*f; 3*e*T*f where the framework fuses the SiLU and the product and keeps no SiLU
+// output, cluster.Framework.FusedActivation), and the residual dropout mask (T*h). GPT's MLP (f = 4h, e = 2, dropout) gives
 // 21*s*b*h: Korthikanti's 19sbh plus the norm's 2sbh.
 //
 // With t-way tensor parallelism the MLP's width is split (first projections
@@ -412,16 +472,32 @@ func (sh *shape) mlp() piece {
 		input: e * t * hr, output: e * t * hr, recomputable: true, fwdAllReduces: 1, bwdAllReduces: 1,
 		tensors: sh.normTensors() + mlpTensors(a)}
 	p.ops = append(p.ops, sh.norm("mlp norm"))
-	common := 2*e*t*hr + sh.mask(t*hr)
+	ge := sh.ge                                // a product's saved input: 8 bits with fp8
+	common := e*t*hr + ge*t*hr + sh.mask(t*hr) // norm input, first projection's input, mask
 	if a.GatedMLP() {
-		p.ops = append(p.ops, sh.linear("gate", t, h, f), sh.linear("up", t, h, f),
-			mem("silu", 2*e*t*f, 1), mem("gate x up", 3*e*t*f, 1), sh.linear("down", t, f, h))
-		common += 4 * e * t * f
+		p.ops = append(p.ops, sh.linear("gate", t, h, f), sh.linear("up", t, h, f))
+		if sh.fusedAct {
+			// One kernel reads gate and up and writes their product; its backward
+			// recomputes the SiLU from the gate it kept.
+			p.ops = append(p.ops, mem("fused silu x up", 3*e*t*f, 1))
+			common += 2 * e * t * f
+		} else {
+			p.ops = append(p.ops, mem("silu", 2*e*t*f, 1), mem("gate x up", 3*e*t*f, 1))
+			common += 3 * e * t * f // gate, up and SiLU outputs
+		}
+		p.ops = append(p.ops, sh.linear("down", t, f, h))
+		common += ge * t * f // the down projection's input
+		if sh.fp8 != nil {
+			p.fp8Weights, p.fp8GEMMs = 3*h*f, 3
+		}
 		p.bwdExtra = 2 * e * t * f
 		p.inferExtra = e*t*h + 3*e*t*f
 	} else {
 		p.ops = append(p.ops, sh.linear("fc1", t, h, f), mem("gelu", 2*e*t*f, 1), sh.linear("fc2", t, f, h))
-		common += 2 * e * t * f
+		common += e*t*f + ge*t*f // the activation's input; the second projection's input
+		if sh.fp8 != nil {
+			p.fp8Weights, p.fp8GEMMs = 2*h*f, 2
+		}
 		p.bwdExtra = 2 * e * t * f
 		p.inferExtra = e*t*h + 2*e*t*f
 	}
@@ -493,19 +569,31 @@ func (sh *shape) moe(c *calc) piece {
 		p.fwdExpertComm, p.bwdExpertComm = comm, comm
 	}
 	p.ops = append(p.ops, sh.norm("mlp norm"),
-		sh.linear("router", n, h, sh.experts), mem("top-k", 4*n*sh.experts*2, 3))
-	perExpert := []op{
+		sh.linear16("router", n, h, sh.experts), mem("top-k", 4*n*sh.experts*2, 3))
+	act := []op{mem("silu", 2*e*te*fl, 1), mem("gate x up", 3*e*te*fl, 1)}
+	kept := 3.0 // gate, up and SiLU outputs, per routed row of an expert's width
+	if sh.fusedAct {
+		act, kept = []op{mem("fused silu x up", 3*e*te*fl, 1)}, 2
+	}
+	perExpert := append([]op{
 		mem("gather", 2*e*te*h, 1),
-		sh.linear("gate", te, h, fl), sh.linear("up", te, h, fl),
-		mem("silu", 2*e*te*fl, 1), mem("gate x up", 3*e*te*fl, 1),
+		sh.linear("gate", te, h, fl), sh.linear("up", te, h, fl)}, act...)
+	perExpert = append(perExpert,
 		sh.linear("down", te, fl, h),
 		mem("weight and scatter", 3*e*te*h, 2),
-	}
+	)
 	for _, o := range perExpert {
 		p.ops = append(p.ops, o.times(local))
 		p.extraFLOPs += o.fwd.flops * local * (1 - 1/sh.load)
 	}
-	common := 2*e*n*h + sh.mask(n*h) + 4*n*sh.experts + 2*e*g*h + 4*e*A*float64(a.IntermediateSize)
+	// Saved: the norm's and the router's input, the mask, the router's probabilities; per
+	// routed row the experts' input (8 bits with fp8) and output before weighting, the
+	// activation's tensors and the down projection's input (8 bits with fp8).
+	ge := sh.ge
+	common := 2*e*n*h + sh.mask(n*h) + 4*n*sh.experts + (ge+e)*g*h + (kept*e+ge)*A*float64(a.IntermediateSize)
+	if sh.fp8 != nil {
+		p.fp8Weights, p.fp8GEMMs = float64(expert), 3*local
+	}
 	p.bwdExtra = 2*e*A*float64(a.IntermediateSize) + e*g*h
 	p.inferExtra = e*n*h + 2*e*g*h + 3*e*A*float64(a.IntermediateSize)
 	if fs := sh.fs; fs > 0 {
@@ -515,6 +603,9 @@ func (sh *shape) moe(c *calc) piece {
 			p.ops = append(p.ops, sh.linear("shared expert gate", T, h, 1))
 		}
 		common += 4 * e * T * fs
+		if sh.fp8 != nil {
+			p.fp8Weights, p.fp8GEMMs = p.fp8Weights+3*h*fs, p.fp8GEMMs+3
+		}
 		p.bwdExtra += 2 * e * T * fs
 		p.inferExtra += 3 * e * T * fs
 	}
@@ -603,10 +694,10 @@ func (sh *shape) head() piece {
 	}
 	saved := e * t * hr // the projection's input
 	if a.Family == arch.BERT {
-		p.ops = append(p.ops, sh.linear("transform", t, h, h), mem("gelu", 2*e*t*h, 1), sh.norm("transform norm"))
+		p.ops = append(p.ops, sh.linear16("transform", t, h, h), mem("gelu", 2*e*t*h, 1), sh.norm("transform norm"))
 		saved += 3 * e * t * h
 	}
-	p.ops = append(p.ops, sh.linear("logits", t, h, v))
+	p.ops = append(p.ops, sh.linear16("logits", t, h, v))
 	if !sh.train {
 		p.output = e * t * v
 		p.inferExtra = e * t * h

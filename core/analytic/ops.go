@@ -44,14 +44,15 @@ func (o op) times(n float64) op {
 // matrix peak times an efficiency and its bytes at the memory bandwidth times an
 // efficiency (Williams, Waterman and Patterson 2009), plus a fixed launch cost.
 //
-// With dtype fp8 the linear layers' products run at the fp8 peak (fp8FLOPSPerSecond);
-// the attention core stays in 16 bits, as Transformer Engine's fp8 recipes do.
+// With dtype fp8 the blocks' linear layers' products run at the fp8 peak times the fp8
+// efficiency and the recipe's rate (fp8FLOPSPerSecond); the attention core stays in 16
+// bits, as Transformer Engine's fp8 recipes do.
 type roofline struct {
 	flopsPerSecond, fp8FLOPSPerSecond, bytesPerSecond, kernelSeconds float64
 	matmulEfficiency, memoryEfficiency                               float64
 }
 
-func newRoofline(t Target, dt DType) roofline {
+func newRoofline(t Target, dt DType, recipe FP8Recipe) roofline {
 	peak := t.Device.FLOPSPerSecond
 	if dt == FP32 {
 		peak = t.Perf.FP32FLOPSPerSecond
@@ -64,7 +65,9 @@ func newRoofline(t Target, dt DType) roofline {
 	}
 	r.fp8FLOPSPerSecond = r.flopsPerSecond
 	if dt == FP8 {
-		r.fp8FLOPSPerSecond = t.Perf.FP8FLOPSPerSecond * t.Perf.MatmulEfficiency
+		// fp8 products at their own measured fraction of the fp8 peak
+		// (cluster.Perf.FP8MatmulEfficiency), times the recipe's rate.
+		r.fp8FLOPSPerSecond = t.Perf.FP8FLOPSPerSecond * t.Perf.FP8Efficiency() * recipe.figures().gemmRate
 	}
 	return r
 }

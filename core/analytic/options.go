@@ -16,11 +16,93 @@ const (
 	BF16 DType = "bf16"
 	FP16 DType = "fp16"
 	FP32 DType = "fp32"
-	// FP8: the linear layers' products in fp8 at the device's fp8 peak (Transformer
-	// Engine's recipes on H100, H200, B200, MI300X), with inputs cast to fp8 first;
-	// weights, activations and the attention core in bf16.
+	// FP8: the transformer blocks' linear layers' products in fp8 at the device's fp8
+	// rate (Transformer Engine's recipes, FP8Recipe), with inputs cast to fp8 first and
+	// kept at 8 bits for the backward pass; weights (beside their fp8 copies), the other
+	// activations, the attention core, the router and the LM head in bf16, as Megatron-LM
+	// runs them.
 	FP8 DType = "fp8"
 )
+
+// FP8Recipe is how an fp8 run scales its 8-bit tensors: Transformer Engine's recipes
+// (transformer_engine.common.recipe: DelayedScaling, Float8CurrentScaling,
+// Float8BlockScaling, MXFP8BlockScaling), which Megatron-LM selects with --fp8-recipe
+// (delayed, tensorwise, blockwise, mxfp8). Each keeps different copies in memory and
+// costs different conversions (recipeFigures, with their sources).
+type FP8Recipe string
+
+// The fp8 recipes.
+const (
+	// Delayed scaling: one scale per tensor from the largest magnitude seen over the
+	// last 1,024 steps (amax_history_len's default), kept per fp8 GEMM operand.
+	Delayed FP8Recipe = "delayed"
+	// Current scaling: one scale per tensor from the tensor itself (an extra pass over
+	// it before the cast); Megatron-LM's "tensorwise".
+	Current FP8Recipe = "current"
+	// Blockwise: an fp32 scale per 1 x 128 tile of activations and gradients and per
+	// 128 x 128 block of weights, as DeepSeek-V3 trained (DeepSeek-AI 2024, section
+	// 3.3); needs Perf.BlockFP8.
+	Blockwise FP8Recipe = "blockwise"
+	// MXFP8: OCP microscaling, an 8-bit power-of-two scale (E8M0) per 32 elements, in the
+	// matrix units of Blackwell and CDNA 4; needs Perf.MXFP8.
+	MXFP8 FP8Recipe = "mxfp8"
+)
+
+// FP8Recipes lists the recipes, the default (Delayed) first.
+var FP8Recipes = []FP8Recipe{Delayed, Current, Blockwise, MXFP8}
+
+// recipeFigures is what an fp8 recipe keeps and moves, per element, and how fast its
+// products run. Sources: Transformer Engine's user guide ("FP8 Current Scaling", "FP8
+// Blockwise Scaling", "MXFP8" pages, and the DelayedScaling API: amax_history_len 1024,
+// fp32 amax history per quantized tensor); Micikevicius et al. 2022 ("FP8 Formats for
+// Deep Learning", arXiv 2209.05433) for per-tensor scaling; the OCP Microscaling
+// Formats (MX) v1.0 specification for E8M0 scales per 32 elements.
+type recipeFigures struct {
+	// inputBytes: bytes per element of an fp8 GEMM's input saved for the backward pass
+	// (Transformer Engine saves the quantized input, in the layout the weight gradient's
+	// product reads): 1 byte of data plus its scales (an fp32 per 128 elements for
+	// blockwise, one byte per 32 for MXFP8; one per tensor otherwise).
+	inputBytes float64
+	// weightBytes: bytes per weight element of the fp8 copies kept through the step
+	// beside the 16-bit weight and the fp32 master: Transformer Engine caches the
+	// quantized weight across microbatches (is_first_microbatch) in two layouts, row-
+	// and column-wise (the transpose the backward's products read: Hopper's fp8 tensor
+	// cores take only the TN layout, and MX and block scales run along one dimension),
+	// each with its scales.
+	weightBytes float64
+	// stateBytes: the scaling state per fp8 GEMM (its input, weight and output
+	// gradient): delayed scaling keeps a 1,024-step fp32 amax history and a scale, an
+	// inverse scale and an amax per operand; current scaling the last three.
+	stateBytes float64
+	// quantBytes: memory traffic per element of an activation or gradient quantized to
+	// fp8 in both layouts (read 2 bytes, write 1 + 1 and the scales); current scaling
+	// first reads the tensor once more for its amax.
+	quantBytes float64
+	// gemmRate: the products' rate relative to per-tensor fp8 at the same shape: 0.83 for
+	// blockwise, whose per-block scales are applied in the main loop (vllm-project/vllm
+	// pull 49363, H100, Gemma-4-31B's N = 12,288, K = 5,376: 263 TFLOP/s block-scaled
+	// against 318 per-tensor at 64 rows); 0.94 for MXFP8, whose scales the matrix units
+	// take natively but whose runs are 3.6-5.6% slower end to end than current scaling's
+	// on the same systems and parallelism (NVIDIA Megatron-Bridge performance summary,
+	// NeMo 25.11, Llama 3 8B on 8 B200, GB200, GB300: 29,521/30,624, 29,789/31,508,
+	// 36,108/37,556 tokens/s per GPU; Llama 3.1 405B on 128 B200: 624/661), with the
+	// products about 70% of the step.
+	gemmRate float64
+}
+
+// figures returns the recipe's figures (Delayed's for an unknown recipe).
+func (r FP8Recipe) figures() recipeFigures {
+	const history = 1024 // DelayedScaling's amax_history_len default
+	switch r {
+	case Current:
+		return recipeFigures{inputBytes: 1, weightBytes: 2, stateBytes: 3 * 3 * 4, quantBytes: 2 + 2 + 1 + 1, gemmRate: 1}
+	case Blockwise:
+		return recipeFigures{inputBytes: 1 + 4.0/128, weightBytes: 2 * (1 + 4.0/(128*128)), quantBytes: 2 + 2*(1+4.0/128), gemmRate: 0.83}
+	case MXFP8:
+		return recipeFigures{inputBytes: 1 + 1.0/32, weightBytes: 2 * (1 + 1.0/32), quantBytes: 2 + 2*(1+1.0/32), gemmRate: 0.94}
+	}
+	return recipeFigures{inputBytes: 1, weightBytes: 2, stateBytes: 3 * (history*4 + 3*4), quantBytes: 2 + 1 + 1, gemmRate: 1}
+}
 
 // Precision says how a 16-bit model keeps its weights.
 type Precision string
@@ -150,14 +232,22 @@ type Options struct {
 	// Batch is the microbatch size b (sequences).
 	Batch int `json:"batch"`
 	// Seq is the sequence length s (tokens).
-	Seq       int       `json:"seq"`
-	DType     DType     `json:"dtype,omitempty"`
-	Precision Precision `json:"precision,omitempty"`
-	Optimizer Optimizer `json:"optimizer,omitempty"`
-	Attention Attention `json:"attention,omitempty"`
-	Recompute Recompute `json:"recompute,omitempty"`
-	Split     Split     `json:"split,omitempty"`
-	Tie       Tie       `json:"tie,omitempty"`
+	Seq   int   `json:"seq"`
+	DType DType `json:"dtype,omitempty"`
+	// FP8Recipe is the fp8 recipe of dtype fp8 (default Delayed); a recipe without a
+	// dtype means dtype fp8.
+	FP8Recipe FP8Recipe `json:"fp8_recipe,omitempty"`
+	// FP8ParamGather keeps the fp8 products' weights in fp8 only, without their 16-bit
+	// copy: Megatron-LM's --fp8-param-gather (Transformer Engine's fp8 primary weights,
+	// which Megatron-Bridge's fp8 recipes turn on), with the fp32 master weights in the
+	// optimizer. Needs dtype fp8 and mixed precision.
+	FP8ParamGather bool      `json:"fp8_param_gather,omitempty"`
+	Precision      Precision `json:"precision,omitempty"`
+	Optimizer      Optimizer `json:"optimizer,omitempty"`
+	Attention      Attention `json:"attention,omitempty"`
+	Recompute      Recompute `json:"recompute,omitempty"`
+	Split          Split     `json:"split,omitempty"`
+	Tie            Tie       `json:"tie,omitempty"`
 	// DataParallel is the number of data-parallel replicas (0 means 1).
 	DataParallel int `json:"data_parallel,omitempty"`
 	// Sharding is how the model state is sharded over ShardGroup devices (ZeRO,
@@ -291,8 +381,14 @@ func (o Options) Inference() bool { return o.Optimizer == None }
 
 // withDefaults fills the enumerations' defaults.
 func (o Options) withDefaults() Options {
+	if o.DType == "" && o.FP8Recipe != "" {
+		o.DType = FP8
+	}
 	if o.DType == "" {
 		o.DType = BF16
+	}
+	if o.DType == FP8 && o.FP8Recipe == "" {
+		o.FP8Recipe = Delayed
 	}
 	if o.Precision == "" {
 		o.Precision = Mixed
@@ -381,6 +477,19 @@ func (o Options) Validate() error {
 	}
 	oneOf(&es, "dtype", string(o.DType), BF16, FP16, FP32, FP8)
 	oneOf(&es, "precision", string(o.Precision), Pure, Mixed, MixedFP32Grads, AMP)
+	if o.DType == FP8 {
+		oneOf(&es, "fp8_recipe", string(o.FP8Recipe), FP8Recipes...)
+	} else if o.FP8Recipe != "" {
+		es.Add("fp8_recipe", "applies to dtype fp8, got dtype %s", o.DType)
+	}
+	if o.FP8ParamGather {
+		switch {
+		case o.DType != FP8:
+			es.Add("fp8_param_gather", "applies to dtype fp8 (the fp8 products' weights kept in fp8), got dtype %s", o.DType)
+		case o.Optimizer != None && o.Precision != Mixed && o.Precision != MixedFP32Grads:
+			es.Add("fp8_param_gather", "needs fp32 master weights beside the fp8 ones: precision mixed or mixed-fp32-grads, got %s", o.Precision)
+		}
+	}
 	oneOf(&es, "optimizer", string(o.Optimizer), AdamW, Adam, SGD, None)
 	oneOf(&es, "attention", string(o.Attention), Eager, Flash, Flash3, CuDNN)
 	oneOf(&es, "recompute", string(o.Recompute), NoRecompute, Selective, Full)
@@ -672,6 +781,9 @@ func (o Options) expertOptimizerShard() float64 {
 // String describes the options for people: "b=8 s=1024 bf16 mixed, adamw, flash attention".
 func (o Options) String() string {
 	s := fmt.Sprintf("b=%d s=%d %s", o.Batch, o.Seq, o.DType)
+	if o.DType == FP8 && o.FP8Recipe != "" {
+		s += " " + string(o.FP8Recipe)
+	}
 	switch {
 	case o.Optimizer == None:
 		s += " inference"

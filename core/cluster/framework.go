@@ -46,6 +46,14 @@ type Framework struct {
 	// ends (HuggingFace models return them beside the loss); Megatron-style loops keep
 	// only the loss.
 	ReturnsLogits bool `json:"returns_logits"`
+	// FusedActivation: a gated MLP's SiLU and product run as one fused kernel that keeps
+	// only the gate and up projections' outputs for its backward pass and recomputes the
+	// SiLU there (Megatron-LM's bias_swiglu_impl, megatron/core/fusions/
+	// fused_bias_swiglu.py, saves its input alone). On for cuda-graphs, the
+	// Megatron-style mode; eager PyTorch keeps the SiLU's output too, and torch.compile
+	// is left as eager here (Inductor's partitioner may recompute it, Ansel et al.,
+	// "PyTorch 2", ASPLOS 2024, but that is not checked against a measurement).
+	FusedActivation bool `json:"fused_activation,omitempty"`
 	// FixedBytes is device memory the framework holds outside the model's tensors: the
 	// CUDA context, cuBLAS and attention workspaces, communication buffers.
 	FixedBytes int64 `json:"fixed_bytes"`
@@ -117,7 +125,7 @@ var frameworks = map[string]Framework{
 	// defaults (overlap_grad_reduce off; Korthikanti et al. 2022, section 6.3, "we do not
 	// use any overlapping of gradient all-reduces") the all-reduce follows the backward.
 	CUDAGraphs: {Name: CUDAGraphs, HostKernelSeconds: 0, HostLayerSeconds: 10e-6, OptimizerTensorSeconds: 1e-6,
-		OptimizerTempBytesPerParam: 0, OverlapGradReduce: false, FixedBytes: contextBytes, AllocatorReserve: allocatorReserve,
+		OptimizerTempBytesPerParam: 0, OverlapGradReduce: false, FusedActivation: true, FixedBytes: contextBytes, AllocatorReserve: allocatorReserve,
 		Note: "CUDA graphs (Megatron-LM / TE capture, or reduce-overhead): one launch per layer, fused in-place Adam, all-reduce after the backward"},
 }
 

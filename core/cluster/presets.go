@@ -20,6 +20,13 @@ type DevicePreset struct {
 	// Network is the preset name of the usual link between nodes of such devices, one
 	// network interface per device ("" when there is no usual one).
 	Network string
+	// ScaleUpDevices is the size of the device's scale-up domain: how many devices share
+	// its fast fabric (Link) before traffic must cross the scale-out network (Network):
+	// 8 in an HGX or DGX board, 72 in a GB200 or GB300 NVL72 rack (one NVLink domain), 256
+	// in a TPU v6e pod's 2-D torus. A cluster of nodes (cluster.Topology) keeps a
+	// tensor-parallel group inside one node, so devices_per_node up to this size is what
+	// the hardware allows. 0 when unknown.
+	ScaleUpDevices int
 	// Note says where the figures come from.
 	Note string
 	// GPU: the device runs a GPU framework (PyTorch eager, compiled or with CUDA
@@ -43,8 +50,21 @@ type Perf struct {
 	// MemoryBytesPerSecond is the bandwidth of the device memory (HBM, or the IPU's
 	// in-processor SRAM).
 	MemoryBytesPerSecond float64 `json:"memory_bytes_per_second"`
-	// MatmulEfficiency is the fraction of the peak FLOP/s that matrix products reach.
+	// MatmulEfficiency is the fraction of the peak FLOP/s that 16-bit matrix products
+	// reach.
 	MatmulEfficiency float64 `json:"matmul_efficiency"`
+	// FP8MatmulEfficiency is the fraction of FP8FLOPSPerSecond that fp8 matrix products
+	// reach, measured apart from the 16-bit one: published GEMM benchmarks find fp8
+	// products well short of twice the 16-bit rate (a lower fraction of a peak twice as
+	// high). 0 means MatmulEfficiency.
+	FP8MatmulEfficiency float64 `json:"fp8_matmul_efficiency,omitempty"`
+	// MXFP8 says the matrix units take microscaling fp8 (OCP MX: a shared 8-bit exponent
+	// per 32 elements) at the fp8 rate: NVIDIA Blackwell, AMD CDNA 4.
+	MXFP8 bool `json:"mxfp8,omitempty"`
+	// BlockFP8 says block-wise scaled fp8 products (1 x 128 activation tiles, 128 x 128
+	// weight blocks, as DeepSeek-V3 trained) run on the device: NVIDIA Hopper and
+	// Blackwell (cuBLAS 12.9 and Transformer Engine 2.3's Float8BlockScaling).
+	BlockFP8 bool `json:"block_fp8,omitempty"`
 	// MemoryEfficiency is the fraction of MemoryBytesPerSecond that memory-bound kernels
 	// (elementwise, norms, residuals, eager softmax, the optimizer update) reach: the
 	// achievable bandwidth of a streaming kernel, not the datasheet's. STREAM-like
@@ -58,12 +78,24 @@ type Perf struct {
 	KernelSeconds float64 `json:"kernel_seconds"`
 }
 
+// FP8Efficiency is the fraction of the fp8 peak that fp8 matrix products reach:
+// FP8MatmulEfficiency, or MatmulEfficiency when it is 0.
+func (p Perf) FP8Efficiency() float64 {
+	if p.FP8MatmulEfficiency > 0 {
+		return p.FP8MatmulEfficiency
+	}
+	return p.MatmulEfficiency
+}
+
 // Validate checks the figures; errors name the field under prefix ("perf").
 func (p Perf) Validate(prefix string) error {
 	var es model.Errors
 	es.Positive(prefix+".fp32_flops_per_second", p.FP32FLOPSPerSecond)
 	es.Positive(prefix+".memory_bytes_per_second", p.MemoryBytesPerSecond)
 	es.NonNegative(prefix+".fp8_flops_per_second", p.FP8FLOPSPerSecond)
+	if f := p.FP8MatmulEfficiency; !(f >= 0 && f <= 1) {
+		es.Add(prefix+".fp8_matmul_efficiency", "must be in [0, 1] (0: matmul_efficiency), got %v", f)
+	}
 	for _, f := range []struct {
 		name string
 		v    float64
@@ -108,6 +140,29 @@ const (
 	gpuKernelSeconds = 4e-6
 )
 
+// Fractions of the fp8 peak that fp8 GEMMs reach (Perf.FP8MatmulEfficiency), from
+// published benchmarks of the same shapes in bf16 and fp8, not from the datasheets' 2:1:
+//
+//   - Hopper (H100, H200): fp8 GEMMs run 1.5 to 2 times as fast as bf16 ones in
+//     Transformer Engine's te.Linear on an H100 (ROCm/TransformerEngine issue 73, the
+//     H100 comparison in its thread), 1.65 times at 128 rows and 1.8 times at 256 on
+//     Gemma-4-31B's shapes (vllm-project/vllm pull 49363, H100, fp8 with per-tensor
+//     scales against torch bf16). At 1.6 times bf16's 0.7 of 989 TFLOP/s, fp8 reaches
+//     0.56 of 1,979.
+//   - Blackwell (B200, B300, GB200, GB300): fp8 GEMMs 1.17 times bf16 at 256 rows on
+//     Llama-3.3-70B's shapes (vllm-project/vllm pull 20071, SM100), rising with the rows;
+//     training's GEMMs (8,192 rows and more) are taken at 1.6 times too: 0.52 of the fp8
+//     peak against bf16's 0.65.
+//   - MI300X: fp8 te.Linear about at parity with bf16 on the GEMMs of
+//     ROCm/TransformerEngine issue 73 and GPT-2 XL's fp8 training 20% slower than bf16
+//     (issue 72, late 2024 software): fp8 taken at 1.2 times bf16's 0.45, 0.27 of the
+//     fp8 peak.
+const (
+	hopperFP8Efficiency    = 0.56
+	blackwellFP8Efficiency = 0.52
+	mi300xFP8Efficiency    = 0.27
+)
+
 // Memory sizes: vendors' "GB" for HBM are binary (an 80 GB A100 shows 81920 MiB in
 // nvidia-smi), so presets store them as GiB.
 var devicePresets = map[string]DevicePreset{
@@ -131,47 +186,138 @@ var devicePresets = map[string]DevicePreset{
 		Note:    "NVIDIA A100 datasheet: 312 TFLOP/s bf16 dense, 19.5 TFLOP/s fp32, 2,039 GB/s HBM2e",
 	},
 	// NVIDIA H100 SXM5 80 GB (H100 datasheet): 989 TFLOP/s dense bf16 (1,979 with
-	// sparsity), 67 TFLOP/s fp32, 3.35 TB/s HBM3. NVLink 4 (900 GB/s total). Large GEMMs
-	// reach about 65-75% of the dense peak.
+	// sparsity), 1,979 dense fp8, 67 TFLOP/s fp32, 3.35 TB/s HBM3. NVLink 4 (900 GB/s
+	// total), 8 GPUs on the NVSwitches of an HGX/DGX H100 board (DGX H100 datasheet), one
+	// 400 Gb/s ConnectX-7 port per GPU. Large bf16 GEMMs reach about 65-75% of the dense
+	// peak. fp8: see h100FP8Efficiency.
 	"h100-sxm": {
-		Device:  Device{Name: "h100-sxm", MemoryBytes: 80 * gib, UsableFraction: gpuUsable, FLOPSPerSecond: 989e12},
-		Perf:    Perf{FP32FLOPSPerSecond: 67e12, FP8FLOPSPerSecond: 1979e12, MemoryBytesPerSecond: 3.35e12, MatmulEfficiency: 0.7, MemoryEfficiency: 0.8, KernelSeconds: gpuKernelSeconds},
-		Link:    "nvlink4",
-		Network: "ib-ndr",
-		GPU:     true,
-		Note:    "NVIDIA H100 SXM datasheet: 989 TFLOP/s bf16 dense, 67 TFLOP/s fp32, 3.35 TB/s HBM3",
+		Device:         Device{Name: "h100-sxm", MemoryBytes: 80 * gib, UsableFraction: gpuUsable, FLOPSPerSecond: 989e12},
+		Perf:           Perf{FP32FLOPSPerSecond: 67e12, FP8FLOPSPerSecond: 1979e12, MemoryBytesPerSecond: 3.35e12, MatmulEfficiency: 0.7, FP8MatmulEfficiency: hopperFP8Efficiency, BlockFP8: true, MemoryEfficiency: 0.8, KernelSeconds: gpuKernelSeconds},
+		Link:           "nvlink4",
+		Network:        "ib-ndr",
+		ScaleUpDevices: 8,
+		GPU:            true,
+		Note:           "NVIDIA H100 SXM datasheet: 989 TFLOP/s bf16 dense, 1,979 fp8 dense, 67 TFLOP/s fp32, 3.35 TB/s HBM3; NVLink 4 900 GB/s, 8 per HGX board (DGX H100 datasheet); 400 Gb/s NIC per GPU",
 	},
-	// NVIDIA H200 SXM 141 GB (H200 datasheet): H100's compute (1,979 TFLOP/s dense fp8)
-	// with 4.8 TB/s HBM3e.
+	// NVIDIA H200 SXM 141 GB (H200 datasheet): H100's compute (989 TFLOP/s dense bf16,
+	// 1,979 dense fp8) with 4.8 TB/s HBM3e; the same NVLink 4 board of 8 (HGX H200).
 	"h200": {
-		Device:  Device{Name: "h200", MemoryBytes: 141 * gib, UsableFraction: gpuUsable, FLOPSPerSecond: 989e12},
-		Perf:    Perf{FP32FLOPSPerSecond: 67e12, FP8FLOPSPerSecond: 1979e12, MemoryBytesPerSecond: 4.8e12, MatmulEfficiency: 0.7, MemoryEfficiency: 0.8, KernelSeconds: gpuKernelSeconds},
-		Link:    "nvlink4",
-		Network: "ib-ndr",
-		GPU:     true,
-		Note:    "NVIDIA H200 datasheet: 989 TFLOP/s bf16 dense, 67 TFLOP/s fp32, 141 GB at 4.8 TB/s HBM3e",
+		Device:         Device{Name: "h200", MemoryBytes: 141 * gib, UsableFraction: gpuUsable, FLOPSPerSecond: 989e12},
+		Perf:           Perf{FP32FLOPSPerSecond: 67e12, FP8FLOPSPerSecond: 1979e12, MemoryBytesPerSecond: 4.8e12, MatmulEfficiency: 0.7, FP8MatmulEfficiency: hopperFP8Efficiency, BlockFP8: true, MemoryEfficiency: 0.8, KernelSeconds: gpuKernelSeconds},
+		Link:           "nvlink4",
+		Network:        "ib-ndr",
+		ScaleUpDevices: 8,
+		GPU:            true,
+		Note:           "NVIDIA H200 datasheet: 989 TFLOP/s bf16 dense, 1,979 fp8 dense, 67 TFLOP/s fp32, 141 GB at 4.8 TB/s HBM3e; NVLink 4 900 GB/s, 8 per HGX board; 400 Gb/s NIC per GPU",
 	},
 	// NVIDIA B200 in HGX B200 (HGX datasheet: 8 GPUs with 1.44 TB at 62 TB/s in all, 36
-	// PFLOP/s fp16 with sparsity): per GPU 180 GB, 7.7 TB/s, 2.25 PFLOP/s dense bf16 (4.5 dense fp8); fp32
-	// about 75 TFLOP/s. NVLink 5 (1.8 TB/s total).
+	// PFLOP/s fp16 with sparsity): per GPU 180 GB, 7.7 TB/s, 2.25 PFLOP/s dense bf16, 4.5
+	// dense fp8 (and MXFP8 at that rate); fp32 about 75 TFLOP/s. NVLink 5 (1.8 TB/s total)
+	// through the board's NVLink switches; DGX B200 has one 400 Gb/s ConnectX-7 port per
+	// GPU (DGX B200 datasheet).
 	"b200": {
-		Device:  Device{Name: "b200", MemoryBytes: 180 * gib, UsableFraction: gpuUsable, FLOPSPerSecond: 2.25e15},
-		Perf:    Perf{FP32FLOPSPerSecond: 75e12, FP8FLOPSPerSecond: 4.5e15, MemoryBytesPerSecond: 7.7e12, MatmulEfficiency: 0.65, MemoryEfficiency: 0.8, KernelSeconds: gpuKernelSeconds},
-		Link:    "nvlink5",
-		Network: "ib-ndr",
-		GPU:     true,
-		Note:    "NVIDIA HGX B200 datasheet, per GPU: 2.25 PFLOP/s bf16 dense, 180 GB at 7.7 TB/s HBM3e",
+		Device:         Device{Name: "b200", MemoryBytes: 180 * gib, UsableFraction: gpuUsable, FLOPSPerSecond: 2.25e15},
+		Perf:           Perf{FP32FLOPSPerSecond: 75e12, FP8FLOPSPerSecond: 4.5e15, MemoryBytesPerSecond: 7.7e12, MatmulEfficiency: 0.65, FP8MatmulEfficiency: blackwellFP8Efficiency, MXFP8: true, BlockFP8: true, MemoryEfficiency: 0.8, KernelSeconds: gpuKernelSeconds},
+		Link:           "nvlink5",
+		Network:        "ib-ndr",
+		ScaleUpDevices: 8,
+		GPU:            true,
+		Note:           "NVIDIA HGX B200 datasheet, per GPU: 2.25 PFLOP/s bf16 dense, 4.5 fp8 dense, 180 GB at 7.7 TB/s HBM3e; NVLink 5 1.8 TB/s, 8 per board; DGX B200: 400 Gb/s NIC per GPU",
+	},
+	// NVIDIA B300 (Blackwell Ultra) in HGX B300 (NVIDIA Blackwell Ultra datasheet): per
+	// GPU 2.25 PFLOP/s dense bf16, 4.5 dense fp8/MXFP8, 288 GB HBM3e at 8 TB/s (7.75
+	// quoted per GPU on some boards), NVLink 5 through the board's switches, 8 per board;
+	// DGX B300 has one 800 Gb/s ConnectX-8 SuperNIC per GPU.
+	"b300": {
+		Device:         Device{Name: "b300", MemoryBytes: 288 * gib, UsableFraction: gpuUsable, FLOPSPerSecond: 2.25e15},
+		Perf:           Perf{FP32FLOPSPerSecond: 75e12, FP8FLOPSPerSecond: 4.5e15, MemoryBytesPerSecond: 7.75e12, MatmulEfficiency: 0.65, FP8MatmulEfficiency: blackwellFP8Efficiency, MXFP8: true, BlockFP8: true, MemoryEfficiency: 0.8, KernelSeconds: gpuKernelSeconds},
+		Link:           "nvlink5",
+		Network:        "ib-xdr",
+		ScaleUpDevices: 8,
+		GPU:            true,
+		Note:           "NVIDIA HGX B300 (Blackwell Ultra datasheet), per GPU: 2.25 PFLOP/s bf16 dense, 4.5 fp8 dense, 288 GB at 7.75 TB/s HBM3e; NVLink 5, 8 per board; DGX B300: 800 Gb/s ConnectX-8 per GPU",
+	},
+	// NVIDIA GB200 NVL72, per GPU (GB200 NVL72 datasheet: 72 Blackwell GPUs in one NVLink
+	// domain, 130 TB/s of NVLink in all, 13.4 TB HBM3e, 360 PFLOP/s fp16 and 720 fp8 with
+	// sparsity): 2.5 PFLOP/s dense bf16, 5 dense fp8/MXFP8, 186 GB at 8 TB/s, NVLink 5
+	// 1.8 TB/s to any of the 72 through the NVLink Switch trays; a 400 Gb/s ConnectX-7
+	// port per GPU to the scale-out network in NVIDIA's reference design.
+	"gb200": {
+		Device:         Device{Name: "gb200", MemoryBytes: 186 * gib, UsableFraction: gpuUsable, FLOPSPerSecond: 2.5e15},
+		Perf:           Perf{FP32FLOPSPerSecond: 80e12, FP8FLOPSPerSecond: 5e15, MemoryBytesPerSecond: 8e12, MatmulEfficiency: 0.65, FP8MatmulEfficiency: blackwellFP8Efficiency, MXFP8: true, BlockFP8: true, MemoryEfficiency: 0.8, KernelSeconds: gpuKernelSeconds},
+		Link:           "nvswitch4",
+		Network:        "ib-ndr",
+		ScaleUpDevices: 72,
+		GPU:            true,
+		Note:           "NVIDIA GB200 NVL72 datasheet, per GPU: 2.5 PFLOP/s bf16 dense, 5 fp8 dense, 186 GB at 8 TB/s HBM3e; NVLink 5 1.8 TB/s, 72 GPUs in one NVLink domain; 400 Gb/s NIC per GPU",
+	},
+	// NVIDIA GB300 NVL72, per GPU (GB300 NVL72 datasheet: 72 Blackwell Ultra GPUs in one
+	// NVLink domain, 20 TB HBM3e, 360 PFLOP/s fp16 and 720 fp8 with sparsity): 2.5
+	// PFLOP/s dense bf16, 5 dense fp8/MXFP8, 279 GB at 8 TB/s, NVLink 5 to any of the
+	// 72; an 800 Gb/s ConnectX-8 SuperNIC per GPU.
+	"gb300": {
+		Device:         Device{Name: "gb300", MemoryBytes: 279 * gib, UsableFraction: gpuUsable, FLOPSPerSecond: 2.5e15},
+		Perf:           Perf{FP32FLOPSPerSecond: 80e12, FP8FLOPSPerSecond: 5e15, MemoryBytesPerSecond: 8e12, MatmulEfficiency: 0.65, FP8MatmulEfficiency: blackwellFP8Efficiency, MXFP8: true, BlockFP8: true, MemoryEfficiency: 0.8, KernelSeconds: gpuKernelSeconds},
+		Link:           "nvswitch4",
+		Network:        "ib-xdr",
+		ScaleUpDevices: 72,
+		GPU:            true,
+		Note:           "NVIDIA GB300 NVL72 datasheet, per GPU: 2.5 PFLOP/s bf16 dense, 5 fp8 dense, 279 GB at 8 TB/s HBM3e; NVLink 5 1.8 TB/s, 72 GPUs in one NVLink domain; 800 Gb/s ConnectX-8 per GPU",
 	},
 	// AMD Instinct MI300X (AMD datasheet): 1,307.4 TFLOP/s dense bf16, 2,614.9 dense fp8,
-	// 163.4 TFLOP/s fp32 matrix, 192 GB HBM3 at 5.3 TB/s; Infinity Fabric to each of 7 peers. Published GEMM
-	// benchmarks reach well under half of the bf16 peak, hence the low efficiency.
+	// 163.4 TFLOP/s fp32 matrix, 192 GB HBM3 at 5.3 TB/s; Infinity Fabric to each of 7
+	// peers (8 GPUs per platform, 896 GB/s aggregate). Published GEMM benchmarks reach
+	// well under half of the bf16 peak, hence the low efficiency; fp8: see
+	// mi300xFP8Efficiency.
 	"mi300x": {
-		Device:  Device{Name: "mi300x", MemoryBytes: 192 * gib, UsableFraction: gpuUsable, FLOPSPerSecond: 1307.4e12},
-		Perf:    Perf{FP32FLOPSPerSecond: 163.4e12, FP8FLOPSPerSecond: 2614.9e12, MemoryBytesPerSecond: 5.3e12, MatmulEfficiency: 0.45, MemoryEfficiency: 0.7, KernelSeconds: 6e-6},
-		Link:    "xgmi",
-		Network: "roce-400g",
-		GPU:     true,
-		Note:    "AMD MI300X datasheet: 1,307 TFLOP/s bf16 dense, 163 TFLOP/s fp32, 192 GB at 5.3 TB/s HBM3",
+		Device:         Device{Name: "mi300x", MemoryBytes: 192 * gib, UsableFraction: gpuUsable, FLOPSPerSecond: 1307.4e12},
+		Perf:           Perf{FP32FLOPSPerSecond: 163.4e12, FP8FLOPSPerSecond: 2614.9e12, MemoryBytesPerSecond: 5.3e12, MatmulEfficiency: 0.45, FP8MatmulEfficiency: mi300xFP8Efficiency, MemoryEfficiency: 0.7, KernelSeconds: 6e-6},
+		Link:           "xgmi",
+		Network:        "roce-400g",
+		ScaleUpDevices: 8,
+		GPU:            true,
+		Note:           "AMD MI300X datasheet: 1,307 TFLOP/s bf16 dense, 2,615 fp8 dense, 163 TFLOP/s fp32, 192 GB at 5.3 TB/s HBM3; Infinity Fabric 896 GB/s aggregate, 8 per platform",
+	},
+	// AMD Instinct MI355X (AMD datasheet, CDNA 4): 2.5 PFLOP/s dense fp16/bf16, 5.0 dense
+	// fp8 and MXFP8 (OCP MX formats in the matrix cores), 157.3 TFLOP/s fp32 matrix, 288
+	// GB HBM3E at 8 TB/s; 7 Infinity Fabric links of 153.6 GB/s (1,075 GB/s aggregate), 8
+	// GPUs per platform; a 400 Gb/s NIC (AMD Pensando Pollara 400) per GPU. GEMM
+	// efficiencies as the MI300X's: no public training GEMM benchmark found.
+	"mi355x": {
+		Device:         Device{Name: "mi355x", MemoryBytes: 288 * gib, UsableFraction: gpuUsable, FLOPSPerSecond: 2.5e15},
+		Perf:           Perf{FP32FLOPSPerSecond: 157.3e12, FP8FLOPSPerSecond: 5e15, MemoryBytesPerSecond: 8e12, MatmulEfficiency: 0.45, FP8MatmulEfficiency: mi300xFP8Efficiency, MXFP8: true, MemoryEfficiency: 0.7, KernelSeconds: 6e-6},
+		Link:           "xgmi4",
+		Network:        "roce-400g",
+		ScaleUpDevices: 8,
+		GPU:            true,
+		Note:           "AMD MI355X datasheet: 2.5 PFLOP/s bf16 dense, 5 fp8/MXFP8 dense, 157 TFLOP/s fp32, 288 GB at 8 TB/s HBM3E; Infinity Fabric 7 x 153.6 GB/s, 8 per platform; 400 Gb/s NIC per GPU",
+	},
+	// Intel Gaudi 3 (HL-325L OAM; Intel Gaudi 3 AI accelerator white paper): 1,835
+	// TFLOP/s bf16 and the same in fp8 from its matrix engines (fp8 brings no rate gain,
+	// only memory), 128 GB HBM2e at 3.7 TB/s; 24 x 200 GbE RoCE ports on the die: in an
+	// 8-card server 21 join the cards all-to-all (3 per peer, 600 Gb/s = 75 GB/s per
+	// direction) and 3 go out (75 GB/s per card). fp32 matrix rate taken as an eighth of
+	// bf16 (an assumption: no figure found). Efficiencies as the H100's (none published).
+	"gaudi3": {
+		Device:         Device{Name: "gaudi3", MemoryBytes: 128 * gib, UsableFraction: gpuUsable, FLOPSPerSecond: 1835e12},
+		Perf:           Perf{FP32FLOPSPerSecond: 1835e12 / 8, FP8FLOPSPerSecond: 1835e12, MemoryBytesPerSecond: 3.7e12, MatmulEfficiency: 0.7, FP8MatmulEfficiency: 0.7, MemoryEfficiency: 0.8, KernelSeconds: gpuKernelSeconds},
+		Link:           "gaudi3-roce",
+		Network:        "gaudi3-roce",
+		ScaleUpDevices: 8,
+		Note:           "Intel Gaudi 3 white paper: 1,835 TFLOP/s bf16 and fp8, 128 GB at 3.7 TB/s HBM2e; 24 x 200 GbE RoCE on die: 3 per peer in an 8-card server, 3 out",
+	},
+	// AWS Trainium2 (AWS Trn2 instance documentation): per chip 667 TFLOP/s dense bf16,
+	// 1,299 dense fp8, 96 GiB HBM at 2.9 TB/s; 16 chips per trn2.48xlarge on NeuronLink-v3
+	// (a 2-D torus, 1 TB/s per chip; 64 in a Trn2 UltraServer), and 3.2 Tb/s of EFAv3 per
+	// instance (200 Gb/s per chip). Compiled (Neuron): a small per-step cost; GEMM
+	// efficiencies as the TPUs' (none published).
+	"trainium2": {
+		Device:         Device{Name: "trainium2", MemoryBytes: 96 * gib, UsableFraction: gpuUsable, FLOPSPerSecond: 667e12},
+		Perf:           Perf{FP32FLOPSPerSecond: 181e12, FP8FLOPSPerSecond: 1299e12, MemoryBytesPerSecond: 2.9e12, MatmulEfficiency: 0.7, FP8MatmulEfficiency: 0.6, MemoryEfficiency: 0.8, KernelSeconds: 1e-6},
+		Link:           "neuronlink-v3",
+		Network:        "efa-v3",
+		ScaleUpDevices: 16,
+		Note:           "AWS Trn2 docs, per chip: 667 TFLOP/s bf16 dense, 1,299 fp8 dense, 181 TFLOP/s fp32, 96 GiB at 2.9 TB/s; NeuronLink-v3 1 TB/s per chip, 16 per trn2.48xlarge; EFAv3 3.2 Tb/s per instance",
 	},
 	// Google TPU v4 (Cloud TPU docs, "TPU v4"): 275 TFLOP/s bf16, 32 GiB HBM2 at
 	// 1,200 GB/s. No fp32 matrix peak is published: fp32 matmuls at the highest precision
@@ -190,13 +336,27 @@ var devicePresets = map[string]DevicePreset{
 		Link:   "tpu-ici",
 		Note:   "Cloud TPU v5e docs: 197 TFLOP/s bf16, 16 GiB HBM2 at 819 GB/s; fp32 assumed bf16/6",
 	},
-	// Google TPU v5p (Cloud TPU docs, "TPU v5p"): 459 TFLOP/s bf16, 95 GiB HBM2e at
-	// 2,765 GB/s, ICI 1,200 GB/s per chip (bidirectional, six links).
+	// Google TPU v5p (Cloud TPU docs, "TPU v5p"): 459 TFLOP/s bf16 (fp8 listed at the
+	// same 459: no rate gain, so no fp8 preset figure), 95 GiB HBM2e at 2,765 GB/s, ICI
+	// 1,200 GB/s per chip bidirectional over six links of a 3-D torus, 8,960 chips per pod
+	// (slices up to 6,144); data-center network 50 Gb/s per chip.
 	"tpu-v5p": {
-		Device: Device{Name: "tpu-v5p", MemoryBytes: 95 * gib, UsableFraction: gpuUsable, FLOPSPerSecond: 459e12},
-		Perf:   Perf{FP32FLOPSPerSecond: 459e12 / 6, MemoryBytesPerSecond: 2765e9, MatmulEfficiency: 0.8, MemoryEfficiency: 0.85, KernelSeconds: 1e-6},
-		Link:   "tpu-ici",
-		Note:   "Cloud TPU v5p docs: 459 TFLOP/s bf16, 95 GiB HBM2e at 2,765 GB/s; fp32 assumed bf16/6",
+		Device:         Device{Name: "tpu-v5p", MemoryBytes: 95 * gib, UsableFraction: gpuUsable, FLOPSPerSecond: 459e12},
+		Perf:           Perf{FP32FLOPSPerSecond: 459e12 / 6, MemoryBytesPerSecond: 2765e9, MatmulEfficiency: 0.8, MemoryEfficiency: 0.85, KernelSeconds: 1e-6},
+		Link:           "tpu-ici-v5p",
+		Network:        "tpu-dcn-50g",
+		ScaleUpDevices: 6144,
+		Note:           "Cloud TPU v5p docs: 459 TFLOP/s bf16, 95 GiB HBM2e at 2,765 GB/s, ICI 1,200 GB/s per chip (3-D torus), slices up to 6,144 chips, DCN 50 Gb/s per chip; fp32 assumed bf16/6",
+	},
+	// Google TPU v6e, Trillium (Cloud TPU docs, "TPU v6e"): 918 TFLOP/s bf16 (1,836 int8;
+	// no fp8 rate), 32 GB HBM at 1,638 GB/s, ICI 800 GB/s per chip bidirectional over 4
+	// ports of a 2-D torus, 256 chips per pod, 8 per host.
+	"tpu-v6e": {
+		Device:         Device{Name: "tpu-v6e", MemoryBytes: 32 * gib, UsableFraction: gpuUsable, FLOPSPerSecond: 918e12},
+		Perf:           Perf{FP32FLOPSPerSecond: 918e12 / 6, MemoryBytesPerSecond: 1638e9, MatmulEfficiency: 0.8, MemoryEfficiency: 0.85, KernelSeconds: 1e-6},
+		Link:           "tpu-ici-v6e",
+		ScaleUpDevices: 256,
+		Note:           "Cloud TPU v6e docs: 918 TFLOP/s bf16, 32 GB HBM at 1,638 GB/s, ICI 800 GB/s per chip over 4 ports (2-D torus), 256 chips per pod; fp32 assumed bf16/6",
 	},
 	// Graphcore GC200 IPU (Colossus Mk2; IPU-M2000 datasheet): 1,472 tiles with 624 KiB
 	// each ("900 MB" In-Processor-Memory) at 47.5 TB/s, 250 TFLOP/s fp16, 62.5 TFLOP/s
@@ -277,6 +437,26 @@ var linkPresets = map[string]LinkPreset{
 	// direction on v4 and v5e (v5p links are about twice as fast: 1,200 GB/s per chip
 	// bidirectional over six links).
 	"tpu-ici": {Name: "tpu-ici", Link: Link{LatencySeconds: 2e-6, BytesPerSecond: 50e9}, Note: "TPU ICI link (v4/v5e): about 50 GB/s per direction"},
+	// TPU v5p ICI: 1,200 GB/s per chip bidirectional over six torus links (Cloud TPU docs,
+	// "TPU v5p"): 100 GB/s per direction per link.
+	"tpu-ici-v5p": {Name: "tpu-ici-v5p", Link: Link{LatencySeconds: 2e-6, BytesPerSecond: 100e9}, Note: "TPU v5p ICI link: 1,200 GB/s per chip over 6 links = 100 GB/s per direction (Cloud TPU v5p docs)"},
+	// TPU v6e ICI: 800 GB/s per chip bidirectional over four ports (Cloud TPU docs, "TPU
+	// v6e"): 100 GB/s per direction per port.
+	"tpu-ici-v6e": {Name: "tpu-ici-v6e", Link: Link{LatencySeconds: 2e-6, BytesPerSecond: 100e9}, Note: "TPU v6e ICI port: 800 GB/s per chip over 4 ports = 100 GB/s per direction (Cloud TPU v6e docs)"},
+	// TPU data-center network: 50 Gb/s per v5p chip (Cloud TPU docs, "TPU v5p").
+	"tpu-dcn-50g": {Name: "tpu-dcn-50g", Link: Link{LatencySeconds: 10e-6, BytesPerSecond: 6.25e9}, Note: "TPU v5p data-center network: 50 Gb/s = 6.25 GB/s per chip (Cloud TPU v5p docs)"},
+	// AMD Infinity Fabric on CDNA 4 (MI355X datasheet): 7 links of 153.6 GB/s
+	// bidirectional, one per peer of an 8-GPU platform: 76.8 GB/s per direction.
+	"xgmi4": {Name: "xgmi4", Link: Link{LatencySeconds: 5e-6, BytesPerSecond: 76.8e9}, Note: "MI355X Infinity Fabric: 153.6 GB/s per peer bidirectional = 76.8 GB/s per direction (AMD MI355X datasheet)"},
+	// Intel Gaudi 3: three 200 GbE RoCE ports per peer inside an 8-card server, and three
+	// per card out of it (Intel Gaudi 3 white paper): 600 Gb/s = 75 GB/s per direction.
+	"gaudi3-roce": {Name: "gaudi3-roce", Link: Link{LatencySeconds: 7e-6, BytesPerSecond: 75e9}, Note: "Gaudi 3 RoCE: 3 x 200 GbE = 75 GB/s per direction, per peer in a server or per card out of it (Intel Gaudi 3 white paper)"},
+	// AWS NeuronLink-v3 between Trainium2 chips: 1 TB/s per chip over the four links of a
+	// 2-D torus (AWS Trn2 docs), taken as bidirectional: 125 GB/s per direction per link.
+	"neuronlink-v3": {Name: "neuronlink-v3", Link: Link{LatencySeconds: 3e-6, BytesPerSecond: 125e9}, Note: "AWS NeuronLink-v3: 1 TB/s per Trainium2 chip over 4 torus links, taken bidirectional: 125 GB/s per direction (AWS Trn2 docs)"},
+	// AWS EFAv3 on trn2.48xlarge: 3.2 Tb/s per instance of 16 chips (AWS Trn2 docs):
+	// 200 Gb/s = 25 GB/s per chip.
+	"efa-v3": {Name: "efa-v3", Link: Link{LatencySeconds: 15e-6, BytesPerSecond: 25e9}, Note: "AWS EFAv3: 3.2 Tb/s per trn2.48xlarge of 16 chips = 25 GB/s per chip (AWS Trn2 docs)"},
 	// AMD Infinity Fabric (xGMI) between two MI300X: 128 GB/s bidirectional per peer.
 	"xgmi": {Name: "xgmi", Link: Link{LatencySeconds: 5e-6, BytesPerSecond: 64e9}, Note: "MI300X Infinity Fabric: 64 GB/s per direction per peer"},
 }

@@ -11,7 +11,7 @@ import (
 // TestPresets: every device preset names a link preset, has valid figures, and builds a
 // valid cluster; names are short and lower-case.
 func TestPresets(t *testing.T) {
-	want := "a100-40gb a100-80gb b200 bow gc200 h100-sxm h200 mi300x tpu-v4 tpu-v5e tpu-v5p"
+	want := "a100-40gb a100-80gb b200 b300 bow gaudi3 gb200 gb300 gc200 h100-sxm h200 mi300x mi355x tpu-v4 tpu-v5e tpu-v5p tpu-v6e trainium2"
 	if got := strings.Join(DeviceNames(), " "); got != want {
 		t.Errorf("DeviceNames() = %s, want %s", got, want)
 	}
@@ -135,5 +135,63 @@ func TestStageCountBound(t *testing.T) {
 	c := Homogeneous(Device{MemoryBytes: 1}, MaxStages+1, Link{}, nil)
 	if err := c.Validate(); err == nil || err.Error() != "devices: must hold at most 4096 devices (one per pipeline stage), got 4097" {
 		t.Errorf("Validate of %d devices = %v", MaxStages+1, err)
+	}
+}
+
+// TestAcceleratorPresets: the accelerators people train on in 2026 (issue 18.5), with
+// the datasheet figures the presets' comments cite: dense bf16 and fp8 peaks, memory,
+// bandwidth, the scale-up domain, and links that resolve inside and out of it.
+func TestAcceleratorPresets(t *testing.T) {
+	const gib = 1 << 30
+	tests := []struct {
+		name          string
+		bf16, fp8     float64 // TFLOP/s, dense
+		memoryGiB     int64
+		hbmTBs        float64
+		scaleUp       int
+		mxfp8         bool
+		link, network string
+	}{
+		{"h100-sxm", 989, 1979, 80, 3.35, 8, false, "nvlink4", "ib-ndr"},
+		{"h200", 989, 1979, 141, 4.8, 8, false, "nvlink4", "ib-ndr"},
+		{"b200", 2250, 4500, 180, 7.7, 8, true, "nvlink5", "ib-ndr"},
+		{"b300", 2250, 4500, 288, 7.75, 8, true, "nvlink5", "ib-xdr"},
+		{"gb200", 2500, 5000, 186, 8, 72, true, "nvswitch4", "ib-ndr"},
+		{"gb300", 2500, 5000, 279, 8, 72, true, "nvswitch4", "ib-xdr"},
+		{"mi300x", 1307.4, 2614.9, 192, 5.3, 8, false, "xgmi", "roce-400g"},
+		{"mi355x", 2500, 5000, 288, 8, 8, true, "xgmi4", "roce-400g"},
+		{"tpu-v5p", 459, 0, 95, 2.765, 6144, false, "tpu-ici-v5p", "tpu-dcn-50g"},
+		{"tpu-v6e", 918, 0, 32, 1.638, 256, false, "tpu-ici-v6e", ""},
+		{"gaudi3", 1835, 1835, 128, 3.7, 8, false, "gaudi3-roce", "gaudi3-roce"},
+		{"trainium2", 667, 1299, 96, 2.9, 16, false, "neuronlink-v3", "efa-v3"},
+	}
+	for _, tt := range tests {
+		d, err := LookupDevice(tt.name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d.FLOPSPerSecond != tt.bf16*1e12 || d.Perf.FP8FLOPSPerSecond != tt.fp8*1e12 {
+			t.Errorf("%s: bf16 %g, fp8 %g TFLOP/s, want %g, %g", tt.name, d.FLOPSPerSecond/1e12, d.Perf.FP8FLOPSPerSecond/1e12, tt.bf16, tt.fp8)
+		}
+		if d.MemoryBytes != tt.memoryGiB*gib || d.Perf.MemoryBytesPerSecond != tt.hbmTBs*1e12 {
+			t.Errorf("%s: %d bytes at %g B/s, want %d GiB at %g TB/s", tt.name, d.MemoryBytes, d.Perf.MemoryBytesPerSecond, tt.memoryGiB, tt.hbmTBs)
+		}
+		if d.ScaleUpDevices != tt.scaleUp || d.Perf.MXFP8 != tt.mxfp8 || d.Link != tt.link || d.Network != tt.network {
+			t.Errorf("%s: scale-up %d, mxfp8 %v, link %q, network %q; want %d, %v, %q, %q", tt.name,
+				d.ScaleUpDevices, d.Perf.MXFP8, d.Link, d.Network, tt.scaleUp, tt.mxfp8, tt.link, tt.network)
+		}
+		for _, l := range []string{d.Link, d.Network} {
+			if _, err := LookupLink(l); l != "" && err != nil {
+				t.Errorf("%s: %v", tt.name, err)
+			}
+		}
+		// A preset with an fp8 peak says what fraction of it fp8 products reach, and it
+		// is less than twice bf16's effective rate (issue 19.1).
+		if f := d.Perf.FP8FLOPSPerSecond; f > 0 {
+			fp8, bf16 := f*d.Perf.FP8Efficiency(), d.FLOPSPerSecond*d.Perf.MatmulEfficiency
+			if d.Perf.FP8MatmulEfficiency == 0 || fp8 > 2*bf16 {
+				t.Errorf("%s: fp8 reaches %.0f TFLOP/s against bf16's %.0f", tt.name, fp8/1e12, bf16/1e12)
+			}
+		}
 	}
 }

@@ -26,6 +26,9 @@ const (
 	// FallbackStatedTransfers: layers state their recv_bytes or send_bytes, or the
 	// cluster charges the host on every stage: transfers of the layer order's cuts.
 	FallbackStatedTransfers = "stated_transfers"
+	// FallbackSharedChunks: an interleaved schedule's chunks share their device's memory
+	// (sharedBudgetSplit), a bound the graph split does not take.
+	FallbackSharedChunks = "shared_chunks"
 )
 
 // GraphFallback says why a plan asked to split the graph (Options.Graph) split ranges

@@ -96,7 +96,10 @@ type Stage struct {
 	// cycles.
 	ComputeCycles  float64 `json:"compute_cycles,omitempty"`
 	TransferCycles float64 `json:"transfer_cycles,omitempty"`
-	// Memory and its parts.
+	// Memory and its parts. LimitBytes is the device's limit; for a chunk of an
+	// interleaved schedule, what its device leaves it beside the device's other chunks
+	// (its memory plus the device's headroom), so that every chunk fits exactly when its
+	// device's total does.
 	MemoryBytes     int64 `json:"memory_bytes"`
 	LimitBytes      int64 `json:"limit_bytes"`
 	ParamBytes      int64 `json:"param_bytes"`
@@ -241,7 +244,10 @@ func solve(m *model.Model, c *cluster.Cluster, opt Options, bounds []int) (*Plan
 	}
 	var fallback *GraphFallback
 	partitioned := ""
-	if bounds == nil && opt.Graph {
+	if bounds == nil && opt.Graph && chunked(c, sc) {
+		fallback = &GraphFallback{Code: FallbackSharedChunks,
+			Reason: "an interleaved schedule's chunks share their device's memory, which the graph split does not bound: ranges of the layer order are split instead"}
+	} else if bounds == nil && opt.Graph {
 		order, b, fb, err := graphSplit(e, m, opt.Objective, opt.MaxIdeals)
 		switch {
 		case errors.Is(err, partition.ErrInfeasible):
@@ -256,18 +262,30 @@ func solve(m *model.Model, c *cluster.Cluster, opt Options, bounds []int) (*Plan
 			partitioned = PartitionGraph
 		}
 	}
+	var shared *devicesOf // an interleaved schedule's chunks share their device's memory
+	if chunked(c, sc) {
+		shared = newDevicesOf(e, c, opt)
+	}
 	if bounds == nil {
-		r, err := partition.Solve(Costs{e}, opt.Objective)
+		if shared != nil {
+			bounds, err = sharedBudgetSplit(e, shared, opt.Objective)
+		} else {
+			var r partition.Result
+			r, err = partition.Solve(Costs{e}, opt.Objective)
+			bounds = r.Boundaries
+		}
 		if err != nil {
 			return nil, &NoFitError{Diagnose(e, m, sc)}
 		}
-		bounds = r.Boundaries
 	}
 	p, err := FromBoundaries(e, m, sc, bounds, opt.Objective)
 	if err != nil {
 		return nil, err
 	}
 	p.Partition, p.GraphFallback = partitioned, fallback
+	if shared != nil {
+		shared.shareLimits(p)
+	}
 	if opt.Schedule != nil {
 		if p.Schedule, err = simulate(e, m, c, sc, bounds, opt); err != nil {
 			return nil, err

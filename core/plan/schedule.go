@@ -9,6 +9,7 @@ import (
 	"pipeplan/core/cluster"
 	"pipeplan/core/estimate"
 	"pipeplan/core/model"
+	"pipeplan/core/partition"
 	"pipeplan/core/schedule"
 )
 
@@ -16,10 +17,12 @@ import (
 // activations of the microbatches the schedule keeps in flight on it, and the plan carries
 // a simulated run of one step (core/schedule).
 //
-// Interleaved with v chunks plans p*v contiguous stages, stage j on device j mod p, each
-// with 1/v of its device's memory (a conservative share: the simulation then reports what
-// each device really holds at its peak). The wrap-around transfer from device p-1 to
-// device 0 uses the link between devices 0 and 1, which the cluster describes.
+// Interleaved with v chunks plans p*v contiguous stages, stage j on device j mod p. A
+// device's chunks share its memory: what is bounded is the device's total over its
+// chunks (their allocated peaks, the allocator's reserve of their sum and the
+// framework's fixed memory once), not each chunk's share (sharedBudgetSplit). The
+// wrap-around transfer from device p-1 to device 0 uses the link between devices 0 and
+// 1, which the cluster describes.
 //
 // ZB-H1 is planned with 1F1B's in-flight counts: its B frees the activations, and the
 // little its delayed W passes keep is not in the model (schedule.Stage.WeightGradBytes 0).
@@ -65,8 +68,8 @@ func scheduled(c *cluster.Cluster, opt *Options) (*cluster.Cluster, error) {
 	so.deviceFixedBytes = opt.Estimate.FixedBytes
 	if so.Kind == schedule.Interleaved && so.Chunks >= 2 {
 		sc = stageCluster(c, so.Chunks)
-		// Each chunk has 1/v of its device's memory, and carries 1/v of the framework's
-		// fixed memory (rounded up).
+		// Each chunk carries 1/v of the framework's fixed memory (rounded up); its
+		// device's memory is shared with the device's other chunks.
 		v := int64(so.Chunks)
 		opt.Estimate.FixedBytes = (opt.Estimate.FixedBytes + v - 1) / v
 	}
@@ -118,9 +121,10 @@ func deviceShares(cfg schedule.Config, counts []int, devices int) ([]int, error)
 }
 
 // stageCluster returns the cluster of p*v stages that Interleaved runs on p devices:
-// stage j on device j mod p with 1/v of its memory; the link from stage j to j+1 is the
-// one between their devices (devices 0 and 1's for the wrap from p-1 to 0). The host link
-// and HostEveryStage carry over: with it, every stage waits for both host transfers.
+// stage j on device j mod p, with the device's memory (which the device's chunks share:
+// sharedBudgetSplit bounds their total); the link from stage j to j+1 is the one between
+// their devices (devices 0 and 1's for the wrap from p-1 to 0). The host link and
+// HostEveryStage carry over: with it, every stage waits for both host transfers.
 func stageCluster(c *cluster.Cluster, v int) *cluster.Cluster {
 	p := len(c.Devices)
 	s := &cluster.Cluster{Name: c.Name, Host: c.Host, HostEveryStage: c.HostEveryStage}
@@ -137,9 +141,7 @@ func stageCluster(c *cluster.Cluster, v int) *cluster.Cluster {
 		return cluster.Link{}
 	}
 	for j := 0; j < p*v; j++ {
-		d := c.Devices[j%p]
-		d.MemoryBytes /= int64(v)
-		s.Devices = append(s.Devices, d)
+		s.Devices = append(s.Devices, c.Devices[j%p])
 		if j+1 < p*v {
 			s.Links = append(s.Links, between(j%p))
 		}
@@ -279,4 +281,446 @@ func simulate(e *estimate.Estimator, m *model.Model, c, sc *cluster.Cluster, bou
 		return schedule.Simulate(pl, so.Config)
 	}
 	return schedule.SimulateStep(pl, so.Config)
+}
+
+// chunked reports whether the stages of sc are the chunks of an interleaved schedule on
+// c's devices (stage j on device j mod p).
+func chunked(c, sc *cluster.Cluster) bool { return len(sc.Devices) > len(c.Devices) }
+
+// devicesOf is what the chunks of an interleaved schedule hold on their devices, so that
+// a device's memory bounds the total over its chunks.
+type devicesOf struct {
+	e *estimate.Estimator
+	p int // devices
+	// chunkFixed and deviceFixed are the framework's fixed memory per chunk (the
+	// estimator's) and per device.
+	chunkFixed, deviceFixed int64
+	// limit is each device's memory limit; avail the most its chunks may allocate in
+	// all: the largest total whose device memory (total, the allocator's reserve of it
+	// and the fixed memory) fits limit.
+	limit, avail []int64
+}
+
+func newDevicesOf(e *estimate.Estimator, c *cluster.Cluster, opt Options) *devicesOf {
+	d := &devicesOf{e: e, p: len(c.Devices), chunkFixed: opt.Estimate.FixedBytes, deviceFixed: opt.Schedule.deviceFixedBytes}
+	for i := range c.Devices {
+		limit := e.LimitBytes(i) // chunk i is on device i and has its limit
+		d.limit = append(d.limit, limit)
+		// The device's memory grows with the total: the largest total that fits, by
+		// bisection over [0, limit].
+		lo, hi := int64(0), limit
+		if d.memory(0) > limit {
+			d.avail = append(d.avail, -1)
+			continue
+		}
+		for lo < hi {
+			mid := lo + (hi-lo+1)/2
+			if d.memory(mid) <= limit {
+				lo = mid
+			} else {
+				hi = mid - 1
+			}
+		}
+		d.avail = append(d.avail, lo)
+	}
+	return d
+}
+
+// memory is the device memory of chunks allocating total bytes in all: the total, the
+// allocator's reserve of it, and the framework's fixed memory once.
+func (d *devicesOf) memory(total int64) int64 {
+	return d.e.DeviceBytes(total) - d.chunkFixed + d.deviceFixed
+}
+
+// allocated is what chunk j of a split allocates at its peak (its memory less the
+// reserve and the fixed memory).
+func allocated(r estimate.Range) int64 { return r.MemoryBytes - r.ReservedBytes - r.FrameworkBytes }
+
+// totals sums the chunks' allocated peaks per device for the split.
+func (d *devicesOf) totals(bounds []int) []int64 {
+	t := make([]int64, d.p)
+	for j := 0; j+1 < len(bounds); j++ {
+		t[j%d.p] += allocated(d.e.Range(j, bounds[j], bounds[j+1]-1))
+	}
+	return t
+}
+
+// budgetCosts is the partitioner's view of the chunks with a budget per chunk: what
+// chunk j may allocate.
+type budgetCosts struct {
+	Costs
+	budget []int64
+}
+
+// LimitBytes is chunk i's budget.
+func (c budgetCosts) LimitBytes(i int) int64 { return c.budget[i] }
+
+// maxBudgetRounds bounds the rounds of budgetRounds that move budget between a
+// device's chunks.
+const maxBudgetRounds = 4
+
+// sharedBudgetSplit finds the split of an interleaved schedule's chunks under the bound
+// that matters, each device's total over its chunks (Korthikanti et al. 2022 count a
+// device's activations over all its chunks, 1 + (p-1)/(pv) times p microbatches'). The
+// partitioner bounds each stage alone, so a device's budget is spread over its chunks:
+//
+//  1. Relaxation: every chunk may allocate its whole device's budget. Every split whose
+//     devices fit passes, so no split fits when this finds none, and its optimum is
+//     optimal under the shared bound when its devices fit: then it is returned (the usual
+//     case: a device's chunks hold about equal layers). Its bottleneck bounds every
+//     answer from below.
+//  2. Equal shares: each chunk gets an equal share of its device's budget (the former
+//     rule), under which every split fits; when its split reaches the relaxation's
+//     bottleneck, it is optimal.
+//  3. Otherwise, for the bottleneck objective, the least bottleneck under the shared
+//     bound is found exactly (exactSplit: the partitioner's parametric search with a
+//     depth-first search for a split whose chunks compute within a bound and whose
+//     devices fit as its test). The split found gives each chunk a budget, its own
+//     allocated peak (a device's budgets add up within it), and the partitioner, bounded
+//     by them, breaks the ties among the splits of that bottleneck as it always does.
+//  4. Where the search would visit more than searchNodes states in all, or for the
+//     compute + transfer objective, budgets are moved between each over-full device's
+//     chunks in proportion to what they allocated (budgetRounds), and the better of that
+//     split and step 2's stands.
+//
+// A returned split always fits every device's total; it is optimal but where a search
+// gives up (TestSharedBudgetAgainstBruteForce checks every split of small models).
+func sharedBudgetSplit(e *estimate.Estimator, d *devicesOf, obj partition.Objective) ([]int, error) {
+	S := e.Stages()
+	budget := make([]int64, S)
+	for j := range budget {
+		budget[j] = d.avail[j%d.p]
+	}
+	r, err := partition.Solve(budgetCosts{Costs{e}, budget}, obj)
+	if err != nil {
+		return nil, err // the relaxation holds every split that fits
+	}
+	if d.fits(r.Boundaries) {
+		return r.Boundaries, nil
+	}
+	low := d.bottleneck(r.Boundaries)
+	equal := d.equalShares(obj)
+	if equal != nil && d.bottleneck(equal) <= low {
+		return equal, nil
+	}
+	var b []int
+	ok := false
+	if obj == partition.MaxCompute {
+		b, ok = d.exactSplit(low, equal)
+	}
+	if !ok { // unknown: the rounds' split, if any
+		if rounds := d.budgetRounds(r.Boundaries, budget, equal, obj); rounds != nil {
+			return rounds, nil
+		}
+		return nil, partition.ErrInfeasible
+	}
+	if b == nil {
+		return nil, partition.ErrInfeasible
+	}
+	for j := range budget {
+		budget[j] = allocated(e.Range(j, b[j], b[j+1]-1))
+	}
+	if r, err := partition.Solve(budgetCosts{Costs{e}, budget}, obj); err == nil {
+		return r.Boundaries, nil
+	}
+	return b, nil // the partitioner finds one within the budgets b meets; kept as a guard
+}
+
+// bottleneck is a split's largest chunk compute.
+func (d *devicesOf) bottleneck(bounds []int) float64 {
+	var w float64
+	for j := 0; j+1 < len(bounds); j++ {
+		w = max(w, d.e.Compute(j, bounds[j], bounds[j+1]-1))
+	}
+	return w
+}
+
+// equalShares is the partitioner's split with each chunk an equal share of its device's
+// budget, under which every split fits its devices (the former rule); nil if none.
+func (d *devicesOf) equalShares(obj partition.Objective) []int {
+	S := d.e.Stages()
+	v := int64(S / d.p)
+	equal := make([]int64, S)
+	for j := range equal {
+		equal[j] = max(0, d.avail[j%d.p]) / v
+	}
+	r, err := partition.Solve(budgetCosts{Costs{d.e}, equal}, obj)
+	if err != nil {
+		return nil
+	}
+	return r.Boundaries
+}
+
+// budgetRounds improves on best (equalShares' split, or nil) from the relaxation's split
+// relaxed: budgets moved between each over-full device's chunks in proportion to what
+// they allocated, the split found again (at most maxBudgetRounds rounds). It returns the
+// better split that fits every device, nil if neither.
+func (d *devicesOf) budgetRounds(relaxed []int, budget []int64, best []int, obj partition.Objective) []int {
+	e, S := d.e, d.e.Stages()
+	bounds := relaxed
+	for round := 0; round < maxBudgetRounds; round++ {
+		totals, over := d.totals(bounds), false
+		for dev, total := range totals {
+			if total <= d.avail[dev] {
+				continue
+			}
+			over = true
+			for j := dev; j < S; j += d.p {
+				a := allocated(e.Range(j, bounds[j], bounds[j+1]-1))
+				share := int64(float64(a) * float64(d.avail[dev]) / float64(total))
+				budget[j] = min(budget[j], max(0, share))
+			}
+		}
+		if !over {
+			if best == nil || d.bottleneck(bounds) < d.bottleneck(best) {
+				best = bounds
+			}
+			break
+		}
+		r, err := partition.Solve(budgetCosts{Costs{e}, budget}, obj)
+		if err != nil {
+			break
+		}
+		bounds = r.Boundaries
+	}
+	return best
+}
+
+// fits reports whether every device's total over its chunks fits the device.
+func (d *devicesOf) fits(bounds []int) bool {
+	for dev, total := range d.totals(bounds) {
+		if total > d.avail[dev] {
+			return false
+		}
+	}
+	return true
+}
+
+// searchNodes bounds the states exactSplit's tests visit in all when a split that fits
+// is known (equal shares'): the search only improves on it, and past the bound the known
+// split stands. findNodes bounds them when none is known, where giving up means planning
+// no split. Both keep a plan's search to a fraction of a millisecond, as the max-
+// throughput search plans thousands (BenchmarkSearchLlama3_8B); every instance of
+// TestSharedBudgetAgainstBruteForce and every published run stays within them.
+const (
+	searchNodes = 1 << 7
+	findNodes   = 1 << 9
+)
+
+// exactSplit finds a split of least bottleneck (max chunk compute) among those whose
+// every device fits, given low, a bound on it from below, and known, a split that fits
+// (nil if none is known). It returns the split, nil when none fits, and ok false when its
+// tests visited more than searchNodes (findNodes without known) states in all (the
+// answer is then unknown).
+//
+// It is the partitioner's parametric search (core/partition) with sharedSearch as the
+// test: the bound low is tested first (the answer is usually there); then bisection over
+// [low, high), high the best bottleneck found. A test that passes lowers high to the
+// bottleneck of the split it found; one that fails raises low to the least compute time
+// it rejected, below which no bound admits another range, so every test in between would
+// fail alike. Both ends stay chunks' compute times, and the search stops when they meet.
+func (d *devicesOf) exactSplit(low float64, known []int) (bounds []int, ok bool) {
+	s := newSharedSearch(d)
+	s.limit = searchNodes
+	if known == nil {
+		s.limit = findNodes
+	}
+	best, high := known, math.Inf(1)
+	if best == nil {
+		b, _, ok := s.run(math.Inf(1)) // memory alone
+		if !ok || b == nil {
+			return nil, ok
+		}
+		best = b
+	}
+	high = d.bottleneck(best)
+	for u := low; low < high; u = low + (high-low)/2 {
+		b, rejected, ok := s.run(u)
+		switch {
+		case !ok:
+			return nil, false
+		case b != nil:
+			best, high = b, d.bottleneck(b)
+		default:
+			low = rejected
+		}
+	}
+	return best, true
+}
+
+// sharedSearch is a depth-first search over the chunks' ends for a split whose chunks
+// compute within a bound and whose devices fit. A chunk's memory never decreases as it
+// grows to the right (partition.Costs), nor does its compute, so from a start the ends
+// that pass form a prefix, tried from an even share of the layers left outwards. It prunes a state (chunk, start, the
+// devices' totals so far) when the chunks left cannot reach the last layer within the
+// bound, when a device's chunks left need more than its budget leaves (each at least its
+// least one-layer allocation), and when a failed state at the same chunk and start used
+// no more on every device.
+type sharedSearch struct {
+	d      *devicesOf
+	allocs [][]int64 // allocs[j*n+a][b-a]: chunk j of layers a..b (-1: not yet costed)
+	// restMin[j*p+dev] is the least the chunks after j on device dev allocate in all.
+	restMin []int64
+	failed  map[int][][]int64 // by j*(n+1) + a
+	finish  [][]bool          // finish[j][a]: chunks j.. can cover layers a.. within the bound
+	nodes   int
+	limit   int // on nodes: searchNodes, or findNodes when no split that fits is known
+}
+
+func newSharedSearch(d *devicesOf) *sharedSearch {
+	n, S, p := d.e.Layers(), d.e.Stages(), d.p
+	s := &sharedSearch{d: d, allocs: make([][]int64, S*n), restMin: make([]int64, (S+1)*p)}
+	// Fill restMin from the back: the chunks after j on each device.
+	for dev := range p {
+		var sum int64
+		for j := S - 1; j >= 0; j-- {
+			s.restMin[j*p+dev] = sum
+			if j%p == dev {
+				least := int64(math.MaxInt64)
+				for a := j; a < n; a++ {
+					least = min(least, s.alloc(j, a, a))
+				}
+				sum += least
+			}
+		}
+	}
+	return s
+}
+
+func (s *sharedSearch) alloc(j, a, b int) int64 {
+	n := s.d.e.Layers()
+	row := s.allocs[j*n+a]
+	if row == nil {
+		row = make([]int64, n-a)
+		for i := range row {
+			row[i] = -1
+		}
+		s.allocs[j*n+a] = row
+	}
+	if v := row[b-a]; v >= 0 {
+		return v
+	}
+	v := allocated(s.d.e.Range(j, a, b))
+	row[b-a] = v
+	return v
+}
+
+// maxFailed bounds the failed states kept per chunk and start.
+const maxFailed = 8
+
+// run returns a split within bound u (nil if none) and the least compute time above u
+// of a range it rejected (+Inf if none): the next bound at which the test may change.
+// ok is false past the search's limit on states.
+func (s *sharedSearch) run(u float64) (bounds []int, rejected float64, ok bool) {
+	e, p := s.d.e, s.d.p
+	n, S := e.Layers(), e.Stages()
+	rejected = math.Inf(1)
+	s.failed = map[int][][]int64{} // the nodes count over every test of one search
+	// finish[j][a] by dynamic programming from the last chunk back.
+	s.finish = make([][]bool, S+1)
+	for j := range s.finish {
+		s.finish[j] = make([]bool, n+1)
+	}
+	s.finish[S][n] = true
+	for j := S - 1; j >= 0; j-- {
+		for a := j; a < n; a++ {
+			end := a
+			for ; end < n && e.Compute(j, a, end) <= u; end++ {
+				if (end+1 == n || e.CutAllowed(end+1)) && s.finish[j+1][end+1] {
+					s.finish[j][a] = true
+					break
+				}
+			}
+			if !s.finish[j][a] && end < n {
+				rejected = min(rejected, e.Compute(j, a, end))
+			}
+		}
+	}
+	if !s.finish[0][0] {
+		return nil, rejected, true
+	}
+	b := make([]int, S+1)
+	b[S] = n
+	used := make([]int64, p)
+	var dfs func(j, a int) (found, ok bool)
+	dfs = func(j, a int) (bool, bool) {
+		if j == S {
+			return a == n, true
+		}
+		if s.nodes++; s.nodes > s.limit {
+			return false, false
+		}
+		key := j*(n+1) + a
+		for _, f := range s.failed[key] {
+			dominated := true
+			for dev := range used {
+				if used[dev] < f[dev] {
+					dominated = false
+					break
+				}
+			}
+			if dominated {
+				return false, true
+			}
+		}
+		dev := j % p
+		ends := 0 // the longest end within the bound and the device's budget
+		for end := a; end < n; end++ {
+			if c := e.Compute(j, a, end); c > u {
+				rejected = min(rejected, c)
+				break
+			}
+			if used[dev]+s.alloc(j, a, end)+s.restMin[j*p+dev] > s.d.avail[dev] {
+				break
+			}
+			ends = end - a + 1
+		}
+		// Ends nearest an even share of the layers left first (then alternately longer and
+		// shorter): a device's chunks hold about equal layers in the splits that fit.
+		even := a + (n-a)/(S-j) - 1
+		for k := 0; k < 2*ends; k++ {
+			end := even + (k+1)/2
+			if k%2 == 1 {
+				end = even - (k+1)/2
+			}
+			if end < a || end > a+ends-1 {
+				continue
+			}
+			if !s.finish[j+1][end+1] || end+1 < n && !e.CutAllowed(end+1) {
+				continue
+			}
+			al := s.alloc(j, a, end)
+			used[dev] += al
+			b[j] = a
+			found, ok := dfs(j+1, end+1)
+			used[dev] -= al
+			if !ok {
+				return false, false
+			}
+			if found {
+				return true, true
+			}
+		}
+		if len(s.failed[key]) < maxFailed {
+			s.failed[key] = append(s.failed[key], append([]int64(nil), used...))
+		}
+		return false, true
+	}
+	found, ok := dfs(0, 0)
+	if !ok || !found {
+		return nil, rejected, ok
+	}
+	return append([]int(nil), b...), rejected, true
+}
+
+// shareLimits sets each chunk's LimitBytes to what its device leaves it beside the
+// device's other chunks: its memory plus the device's headroom (negative when the
+// device is over), so that a chunk fits its limit exactly when its device's total fits.
+func (d *devicesOf) shareLimits(p *Plan) {
+	totals := d.totals(p.Boundaries)
+	for j := range p.Stages {
+		s := &p.Stages[j]
+		dev := j % d.p
+		s.LimitBytes = s.MemoryBytes + d.limit[dev] - d.memory(totals[dev])
+	}
 }

@@ -1,7 +1,9 @@
 package request
 
 import (
+	"context"
 	"reflect"
+	"strings"
 	"testing"
 
 	"pipeplan/core/model"
@@ -297,5 +299,65 @@ func TestNormalizeOneErrorPerField(t *testing.T) {
 	}
 	if n != 1 {
 		t.Errorf("%d errors at schedule.microbatches, want 1: %v", n, err)
+	}
+}
+
+// TestScaleUpDomain: a node of devices_per_node on a preset's own link holds no more
+// devices than the preset's scale-up domain (72 in an NVL72 rack, 8 on an HGX board),
+// and a tensor-parallel group of up to 72 fits in an NVL72 node.
+func TestScaleUpDomain(t *testing.T) {
+	tests := []struct {
+		device      string
+		perNode, tp int
+		want        string // error, "" for none
+	}{
+		{"gb200", 72, 8, ""},
+		{"gb200", 72, 72, ""},
+		{"gb200", 144, 8, "cluster.devices_per_node: must be at most 72, the scale-up domain of gb200"},
+		{"h100-sxm", 16, 8, "cluster.devices_per_node: must be at most 8, the scale-up domain of h100-sxm"},
+		{"h100-sxm", 8, 16, "parallelism.tensor: must divide cluster.devices_per_node (8)"},
+	}
+	for _, tt := range tests {
+		r := &Request{
+			Model:       ModelSpec{Architecture: &Architecture{Name: "llama-2-7b", Seq: 1024}},
+			Cluster:     ClusterSpec{Device: tt.device, DevicesPerNode: tt.perNode, Count: 144},
+			Parallelism: Parallelism{Pipeline: 2, Tensor: tt.tp},
+		}
+		if tt.tp == 72 {
+			r.Model.Architecture = &Architecture{Config: []byte(`{"model_type": "gpt2", "n_embd": 4608, "n_head": 72, "n_layer": 4, "n_positions": 1024, "vocab_size": 51200}`)}
+		}
+		_, err := Normalize(r)
+		switch {
+		case tt.want == "" && err != nil:
+			t.Errorf("%s, %d per node, tp %d: %v", tt.device, tt.perNode, tt.tp, err)
+		case tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want)):
+			t.Errorf("%s, %d per node, tp %d: error %v, want %q", tt.device, tt.perNode, tt.tp, err, tt.want)
+		}
+	}
+}
+
+// TestBeyondScaleUpWarns: 16 H100s on their NVLink preset, without nodes, are planned
+// as one NVLink fabric; the result warns that NVLink joins 8.
+func TestBeyondScaleUpWarns(t *testing.T) {
+	for _, tt := range []struct {
+		count, perNode int
+		warn           bool
+	}{{16, 0, true}, {8, 0, false}, {16, 8, false}} {
+		r := &Request{
+			Model:       ModelSpec{Architecture: &Architecture{Name: "llama-3.2-1b", Seq: 1024}},
+			Cluster:     ClusterSpec{Device: "h100-sxm", Count: tt.count, DevicesPerNode: tt.perNode},
+			Parallelism: Parallelism{Pipeline: 2},
+		}
+		res, err := Run(context.Background(), r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		warned := false
+		for _, d := range res.Diagnostics {
+			warned = warned || d.Code == CodeBeyondScaleUp && d.Field == "cluster.devices_per_node"
+		}
+		if warned != tt.warn {
+			t.Errorf("%d devices, %d per node: warned %v, want %v (%v)", tt.count, tt.perNode, warned, tt.warn, res.Diagnostics)
+		}
 	}
 }

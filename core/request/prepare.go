@@ -432,6 +432,11 @@ func (p *prepared) parallelism(es *model.Errors) {
 		l, _ := cluster.LookupLink(cs.Link)
 		c.Links = []cluster.Link{l.Link}
 		p.tensorLink = l.Link
+		if d, err := cluster.LookupDevice(cs.Device); err == nil && d.ScaleUpDevices > 0 && cs.Count > d.ScaleUpDevices && strings.EqualFold(cs.Link, d.Link) {
+			p.note(Diagnostic{Code: CodeBeyondScaleUp, Severity: Warning, Field: "cluster.devices_per_node",
+				Message: fmt.Sprintf("%d %s are planned as one %s fabric, but it joins %d of them (its scale-up domain): give cluster.devices_per_node %d to place the rest across its network",
+					cs.Count, d.Name, d.Link, d.ScaleUpDevices, d.ScaleUpDevices)})
+		}
 	}
 	p.cluster = c
 	if idle := cs.Count - par.Pipeline*par.Data*t; idle > 0 {
@@ -648,6 +653,13 @@ func (p *prepared) nodes(es *model.Errors, d cluster.DevicePreset) {
 	if cs.LinkIntra == "" {
 		cs.LinkIntra = d.Link
 	}
+	if n := d.ScaleUpDevices; n > 0 && cs.DevicesPerNode > n && strings.EqualFold(cs.LinkIntra, d.Link) {
+		// A node is what the intra-node link joins: no more devices than the preset's
+		// scale-up domain (8 on an HGX board, 72 in an NVL72 rack) share its fabric.
+		es.Add("cluster.devices_per_node", "must be at most %d, the scale-up domain of %s (devices on one %s fabric), got %d: nodes beyond it talk over link_inter",
+			n, d.Name, d.Link, cs.DevicesPerNode)
+		return
+	}
 	if cs.LinkInter == "" {
 		cs.LinkInter = d.Network
 	}
@@ -677,6 +689,12 @@ func (p *prepared) weightsOnly() bool { return p.format == load.PipeDream }
 
 func (p *prepared) training(es *model.Errors) {
 	t := &p.req.Training
+	if t.FP8Recipe != "" && p.arch == nil {
+		es.Add("training.fp8_recipe", "applies to architectures (a measured profile ran in the precision it was measured in)")
+	}
+	if t.FP8ParamGather && p.arch == nil {
+		es.Add("training.fp8_param_gather", "applies to architectures (a measured profile states its weights' memory)")
+	}
 	if !p.train() {
 		if t.Optimizer != "" {
 			es.Add("training.optimizer", "applies to training: inference has no optimizer")
@@ -949,7 +967,7 @@ func (p *prepared) architecture(es *model.Errors) {
 	}
 	o := analytic.Options{
 		Batch: r.Schedule.MicrobatchSize, Seq: a.Seq,
-		DType: analytic.DType(a.DType), Precision: analytic.Precision(r.Training.Precision),
+		DType: analytic.DType(a.DType), FP8Recipe: analytic.FP8Recipe(r.Training.FP8Recipe), FP8ParamGather: r.Training.FP8ParamGather, Precision: analytic.Precision(r.Training.Precision),
 		Optimizer: analytic.Optimizer(r.Training.Optimizer), Attention: analytic.Attention(a.Attention),
 		Recompute: analytic.Recompute(r.Training.Recompute), Split: analytic.Split(a.Split), Tie: analytic.Tie(a.Tie),
 		DataParallel: r.Parallelism.Data, Sharding: analytic.Sharding(r.Parallelism.Sharding),
@@ -1021,6 +1039,7 @@ func (p *prepared) architecture(es *model.Errors) {
 	}
 	o = est.Opts
 	a.DType, a.Attention, a.Split, a.Tie = string(o.DType), string(o.Attention), string(o.Split), string(o.Tie)
+	r.Training.FP8Recipe = string(o.FP8Recipe)
 	if p.train() {
 		r.Training.Precision = string(o.Precision)
 	}
@@ -1071,7 +1090,7 @@ func archPaths(err error) error {
 		return err
 	}
 	paths := map[string]string{
-		"batch": "schedule.microbatch_size", "seq": "model.architecture.seq", "dtype": "model.architecture.dtype",
+		"batch": "schedule.microbatch_size", "seq": "model.architecture.seq", "dtype": "model.architecture.dtype", "fp8_recipe": "training.fp8_recipe", "fp8_param_gather": "training.fp8_param_gather",
 		"precision": "training.precision", "optimizer": "training.optimizer", "attention": "model.architecture.attention",
 		"recompute": "training.recompute", "split": "model.architecture.split", "tie": "model.architecture.tie",
 		"data_parallel": "parallelism.data", "tensor_parallel": "parallelism.tensor",

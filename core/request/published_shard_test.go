@@ -82,7 +82,7 @@ var shardedRuns = []shardedRun{
 	{"Llama 3.1 8B, FSDP 8 CP 1, s=32768, compile + Float8", "torchtitan 2024-12, Table 2",
 		torchtitanNode(8, 1, 1, 32768, "fp8", "compiled", "full"), 3890, 0.5, gapFloat8},
 	{"Llama 3.1 8B, FSDP 4 CP 2, s=65536, compile + Float8", "torchtitan 2024-12, Table 2",
-		torchtitanNode(4, 2, 1, 65536, "fp8", "compiled", "full"), 2540, 0.35, gapFloat8},
+		torchtitanNode(4, 2, 1, 65536, "fp8", "compiled", "full"), 2540, issueTolerance, ""},
 	{"Llama 3.1 8B, FSDP 2 CP 4, s=131072, compile + Float8", "torchtitan 2024-12, Table 2",
 		torchtitanNode(2, 4, 1, 131072, "fp8", "compiled", "full"), 1071, 0.8, gapRing},
 	{"Llama 3.1 8B, FSDP 1 CP 8, s=262144, compile + Float8", "torchtitan 2024-12, Table 2",
@@ -98,18 +98,19 @@ const (
 	// model counts one fused kernel's traffic for each in both modes. Counting the
 	// operators an eager block dispatches is issue 19's item 4.
 	gapEager = "eager's unfused fp32 norm, rotary and SwiGLU kernels are not counted (issue 19 item 4)"
-	// gapFloat8: +29% to +43%. The linear layers' Float8 GEMMs run at 0.7 of the fp8
-	// peak, twice the bf16 rate, where measured fp8 training gains are far smaller
-	// (issue 19's first point; the fp8 GEMM rates are another change's); and these
-	// 500 W, HBM2e H100s reach less than the 700 W preset (the benchmark's footnote).
-	gapFloat8 = "fp8 GEMMs at twice the bf16 rate, and the 500 W HBM2e H100s, are not modelled"
+	// gapFloat8: +33% at CP 1 (it was +29% to +43% with fp8 GEMMs at twice the bf16
+	// rate; the fp8 GEMM efficiency, cluster.Perf.FP8MatmulEfficiency, brought CP 2 within
+	// the target). These 500 W, HBM2e H100s reach less than the 700 W preset (the
+	// benchmark's footnote), and torchao's dynamic Float8 casts (an amax pass, per
+	// tensor, per microbatch) are costed as Transformer Engine's delayed scaling.
+	gapFloat8 = "the 500 W HBM2e H100s are not modelled, nor torchao's dynamic-scaling casts"
 	// gapRing: +68% and +73%. gapFloat8's, and a further ~1.3x at context degrees 4
 	// and 8 that the kernels' published rates do not explain: the throughput fell from
 	// CP 2 to CP 4 to 0.42 of the row before where the attention's FLOPs predict 0.55
 	// (the ring's exchanges hide behind the attention at these lengths). PyTorch's
 	// experimental context parallelism of December 2024 (per-step SDPA calls on blocks,
 	// its merge of partial outputs, its load balancing) is not modelled beyond the ring.
-	gapRing = "fp8 GEMMs and the 500 W H100s as above, and an unexplained ~1.3x of PyTorch's experimental ring attention at CP 4 and 8"
+	gapRing = "the 500 W H100s as above, and an unexplained ~1.3x of PyTorch's experimental ring attention at CP 4 and 8"
 )
 
 // llama3Run is a pre-training run of Llama 3.1 405B as Dubey et al. 2024 ("The Llama 3

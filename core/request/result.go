@@ -35,6 +35,7 @@ const (
 	CodeStageOverMemory        = spec.CodeStageOverMemory
 	CodeScheduleAdvice         = spec.CodeScheduleAdvice
 	CodeIdleDevices            = spec.CodeIdleDevices
+	CodeBeyondScaleUp          = spec.CodeBeyondScaleUp
 	CodeTimesScaled            = spec.CodeTimesScaled
 	CodeTimesNotScaled         = spec.CodeTimesNotScaled
 	CodeMicrobatchSizeUnknown  = spec.CodeMicrobatchSizeUnknown

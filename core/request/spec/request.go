@@ -231,6 +231,17 @@ type Training struct {
 	// Recompute: none, selective (the attention core; architectures only) or full (for
 	// an architecture each block's input is kept, for a profile each stage's input).
 	Recompute string `json:"recompute,omitempty"`
+	// FP8Recipe is how an architecture's fp8 products are scaled (Transformer Engine's
+	// recipes): delayed (per tensor, from an amax history; the default with dtype fp8),
+	// current (per tensor, from the tensor itself), blockwise (1 x 128 and 128 x 128
+	// blocks; Hopper and Blackwell) or mxfp8 (32-element microscaling; Blackwell,
+	// MI355X). A recipe sets model.architecture.dtype to fp8; with another dtype it is
+	// refused.
+	FP8Recipe string `json:"fp8_recipe,omitempty"`
+	// FP8ParamGather keeps the fp8 products' weights in fp8 only (no 16-bit copy;
+	// Megatron-LM's --fp8-param-gather, on in Megatron-Bridge's fp8 recipes). Needs fp8 and
+	// precision mixed or mixed-fp32-grads.
+	FP8ParamGather bool `json:"fp8_param_gather,omitempty"`
 }
 
 // Schedule is the pipeline schedule of one step.

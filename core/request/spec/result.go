@@ -161,9 +161,12 @@ const (
 
 // Diagnostic codes beyond plan's no-fit reasons (plan.TooFewLayers, ...).
 const (
-	CodeStageOverMemory       = "stage_over_memory"
-	CodeScheduleAdvice        = "schedule_advice"
-	CodeIdleDevices           = "idle_devices"
+	CodeStageOverMemory = "stage_over_memory"
+	CodeScheduleAdvice  = "schedule_advice"
+	CodeIdleDevices     = "idle_devices"
+	// CodeBeyondScaleUp: more devices than a preset's scale-up domain are joined by its
+	// scale-up link, without cluster.devices_per_node to place them on nodes.
+	CodeBeyondScaleUp         = "beyond_scale_up"
 	CodeTimesScaled           = "times_scaled"
 	CodeTimesNotScaled        = "times_not_scaled"
 	CodeMicrobatchSizeUnknown = "microbatch_size_unknown"

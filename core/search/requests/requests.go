@@ -648,7 +648,8 @@ func (r *Evaluator) termsFrom(est *analytic.Result, m *model.Model) *terms {
 // the carried tensors, each at least 0, gives a lower bound LB(i, a, b) that grows as the
 // range grows at either end. The stages' k are schedule.InFlight's: m under gpipe,
 // min(p - i, m) under 1f1b and zb-h1; under interleaved at least 1 (core/plan shares a
-// device's count among its chunks, each at least 1), against 1/v of a device's memory.
+// device's count among its chunks, each at least 1), against the whole device's memory
+// (a device's chunks share it: core/plan bounds their total, so no chunk holds more).
 // Optimizer state: the estimate without ZeRO gives o = ceil(x) per layer; ZeRO over n
 // devices (replicas x context) gives ceil(x/n) >= (o - 1)/n, less a byte for rounding;
 // likewise the gradients from ZeRO-2 on and the weights under ZeRO-3, whose gathered
@@ -677,15 +678,14 @@ func (r *Evaluator) CannotFit(c search.Candidate) bool {
 	return !r.cover(c, x, sc, limit, math.Inf(1))
 }
 
-// stageCeiling is memoryCeiling for one stage of the schedule: a device's memory, or
-// 1/v of it for each of interleaved:v's chunks. It reports false for the schedules the
-// memory bound does not cover.
+// stageCeiling is memoryCeiling for one stage of the schedule: a device's memory (for
+// interleaved:v, each chunk's: the chunks share their device's memory, and none holds
+// more than all of it). It reports false for the schedules the memory bound does not
+// cover.
 func (r *Evaluator) stageCeiling(sc schedule.Config, proportion float64) (int64, bool) {
 	dev := *r.device
 	switch sc.Kind {
-	case schedule.GPipe, schedule.OneFOneB, schedule.ZBH1:
-	case schedule.Interleaved:
-		dev.MemoryBytes /= int64(sc.Chunks)
+	case schedule.GPipe, schedule.OneFOneB, schedule.ZBH1, schedule.Interleaved:
 	default:
 		return 0, false
 	}

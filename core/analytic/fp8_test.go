@@ -1,0 +1,179 @@
+package analytic
+
+import (
+	"math"
+	"strings"
+	"testing"
+
+	"pipeplan/core/arch"
+	"pipeplan/core/cluster"
+)
+
+// TestFP8RecipeMemory checks each memory term of each fp8 recipe against its closed
+// form on Llama-2-7B (h = 4,096, f = 11,008, 32 heads without grouping, L = 32; flash
+// attention, no dropout), b = 1, s = 4,096, T = b*s tokens, t-way tensor parallel:
+//
+//   - saved activations: the inputs of a block's fp8 products (QKV's and the MLP's
+//     first projection's h wide, replicated over the tensor-parallel group without
+//     sequence parallelism; the output projection's q and the down projection's f,
+//     split) at the recipe's inputBytes instead of 2: L*T*(2 - inputBytes)*(2h + (q +
+//     f)/t) less than bf16 (Transformer Engine saves fp8 inputs of fp8 GEMMs);
+//   - fp8 weight copies: weightBytes per weight of the products, h(q + 2kv) + qh + 3hf
+//     per block over t, and stateBytes per product, 5 per block (QKV, output, gate, up,
+//     down);
+//   - nothing else: the bf16 weights, gradients and fp32 master and optimizer state are
+//     kept as in bf16.
+func TestFP8RecipeMemory(t *testing.T) {
+	a, _ := arch.Bundled("llama-2-7b")
+	const (
+		L, h, q, kv, f, T = 32.0, 4096.0, 4096.0, 4096.0, 11008.0, 4096.0
+		history           = 1024
+	)
+	tests := []struct {
+		recipe                         FP8Recipe
+		device                         string
+		tp                             float64
+		input, weight, statePerProduct float64 // closed forms, per element or product
+	}{
+		{Delayed, "h100-sxm", 1, 1, 2, 3 * (history*4 + 3*4)}, // amax history of 1,024 fp32 per operand
+		{Delayed, "h100-sxm", 2, 1, 2, 3 * (history*4 + 3*4)},
+		{Current, "h100-sxm", 1, 1, 2, 3 * 3 * 4},                       // scale, inverse scale, amax per operand
+		{Blockwise, "h100-sxm", 1, 1 + 4.0/128, 2 + 2*4.0/(128*128), 0}, // fp32 per 1x128 tile; per 128x128 block
+		{MXFP8, "b200", 1, 1 + 1.0/32, 2 + 2.0/32, 0},                   // E8M0 per 32, rowwise and columnwise
+		{MXFP8, "gb200", 4, 1 + 1.0/32, 2 + 2.0/32, 0},
+	}
+	for _, tt := range tests {
+		tg := frameworkTarget(t, tt.device, cluster.NoFramework)
+		o := Options{Batch: 1, Seq: 4096, TensorParallel: int(tt.tp)}
+		bf16, err := Estimate(a, tg, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		o.FP8Recipe = tt.recipe // the recipe alone means dtype fp8
+		fp8, err := Estimate(a, tg, o)
+		if err != nil {
+			t.Fatalf("%s on %s: %v", tt.recipe, tt.device, err)
+		}
+		if fp8.Opts.DType != FP8 {
+			t.Errorf("%s: dtype %s, want fp8", tt.recipe, fp8.Opts.DType)
+		}
+		name := string(tt.recipe) + " on " + tt.device
+		gotSaved := bf16.Total.ActivationBytes - fp8.Total.ActivationBytes
+		wantSaved := L * T * (2 - tt.input) * (2*h + (q+f)/tt.tp)
+		if d := float64(gotSaved) - wantSaved; d < -L || d > L { // each block's bytes rounded down
+			t.Errorf("%s: activations %d bytes below bf16's, want %.0f", name, gotSaved, wantSaved)
+		}
+		weights := (h*(q+2*kv) + q*h + 3*h*f) / tt.tp
+		wantCopies := L * (weights*tt.weight + 5*tt.statePerProduct)
+		if d := float64(fp8.Total.FP8WeightBytes) - wantCopies; d < 0 || d > L {
+			t.Errorf("%s: fp8 weight copies %d bytes, want %.0f", name, fp8.Total.FP8WeightBytes, wantCopies)
+		}
+		if fp8.Total.WeightsBytes-fp8.Total.FP8WeightBytes != bf16.Total.WeightsBytes ||
+			fp8.Total.GradsBytes != bf16.Total.GradsBytes || fp8.Total.OptimizerBytes != bf16.Total.OptimizerBytes {
+			t.Errorf("%s: weights %d (%d fp8), grads %d, optimizer %d; bf16 %d, %d, %d", name, fp8.Total.WeightsBytes, fp8.Total.FP8WeightBytes,
+				fp8.Total.GradsBytes, fp8.Total.OptimizerBytes, bf16.Total.WeightsBytes, bf16.Total.GradsBytes, bf16.Total.OptimizerBytes)
+		}
+		// The partitioner sees the copies with the weights.
+		m := fp8.Model()
+		if got, want := m.Layers[1].ParamBytes, fp8.Layers[1].ParamBytes+fp8.Layers[1].GradBytes+fp8.Layers[1].FP8WeightBytes; got != want {
+			t.Errorf("%s: model layer holds %d bytes of weights, want %d", name, got, want)
+		}
+	}
+}
+
+// TestFP8RecipeRate: fp8 products run at the device's fp8 peak times its own fp8 GEMM
+// efficiency (not bf16's), times the recipe's rate: 0.83 for block scaling, 0.94 for
+// MXFP8.
+// TestFP8ParamGather: fp8 primary weights (Megatron-LM's --fp8-param-gather) keep the fp8
+// copies and drop the 16-bit copy of every fp8 product's weight: 2 bytes per weight of
+// the products, h(q + 2kv) + qh + 3hf per block, fewer than the fp8 run that keeps both;
+// gradients and optimizer state unchanged.
+func TestFP8ParamGather(t *testing.T) {
+	a, _ := arch.Bundled("llama-2-7b")
+	tg := frameworkTarget(t, "h100-sxm", cluster.NoFramework)
+	o := Options{Batch: 1, Seq: 4096, FP8Recipe: Current, Precision: MixedFP32Grads}
+	copies, err := Estimate(a, tg, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o.FP8ParamGather = true
+	primary, err := Estimate(a, tg, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const L, h, f = 32, 4096, 11008
+	want := int64(L * 2 * (h*(h+2*h) + h*h + 3*h*f))
+	if got := copies.Total.WeightsBytes - primary.Total.WeightsBytes; got != want {
+		t.Errorf("fp8 primary weights save %d bytes, want %d", got, want)
+	}
+	if primary.Total.FP8WeightBytes != copies.Total.FP8WeightBytes || primary.Total.GradsBytes != copies.Total.GradsBytes ||
+		primary.Total.OptimizerBytes != copies.Total.OptimizerBytes {
+		t.Error("fp8 primary weights changed the fp8 copies, gradients or optimizer state")
+	}
+	m := primary.Model()
+	if got, want := m.Layers[1].ParamBytes, primary.Layers[1].ParamBytes+primary.Layers[1].GradBytes+primary.Layers[1].FP8WeightBytes; got != want {
+		t.Errorf("model layer holds %d bytes of weights, want %d", got, want)
+	}
+}
+
+func TestFP8RecipeRate(t *testing.T) {
+	for _, tt := range []struct {
+		device string
+		recipe FP8Recipe
+		want   float64
+	}{
+		{"h100-sxm", Delayed, 1979e12 * 0.56},
+		{"h100-sxm", Current, 1979e12 * 0.56},
+		{"h100-sxm", Blockwise, 1979e12 * 0.56 * 0.83},
+		{"b200", MXFP8, 4.5e15 * 0.52 * 0.94},
+		{"mi300x", Delayed, 2614.9e12 * 0.27},
+	} {
+		tg, _ := PresetTarget(tt.device)
+		if got := newRoofline(tg, FP8, tt.recipe).fp8FLOPSPerSecond; math.Abs(got/tt.want-1) > 1e-12 {
+			t.Errorf("%s %s: %.4g FLOP/s, want %.4g", tt.device, tt.recipe, got, tt.want)
+		}
+	}
+}
+
+// TestFP8RecipeRefused: a recipe the device cannot run, or a recipe without fp8, is
+// refused with the option's path and the reason.
+func TestFP8RecipeRefused(t *testing.T) {
+	a, _ := arch.Bundled("llama-2-7b")
+	for _, tt := range []struct {
+		device string
+		o      Options
+		want   string
+	}{
+		{"h100-sxm", Options{FP8Recipe: MXFP8}, "fp8_recipe: mxfp8 needs matrix units that take microscaling"},
+		{"mi300x", Options{FP8Recipe: Blockwise}, "fp8_recipe: blockwise needs block-scaled fp8 products"},
+		{"a100-80gb", Options{FP8Recipe: Current}, "dtype: fp8 needs a device with fp8 matrix units"},
+		{"tpu-v6e", Options{DType: FP8}, "dtype: fp8 needs a device with fp8 matrix units"},
+		{"b200", Options{DType: BF16, FP8Recipe: MXFP8}, "fp8_recipe: applies to dtype fp8, got dtype bf16"},
+		{"b200", Options{FP8Recipe: "nvfp4"}, `fp8_recipe: must be one of delayed, current, blockwise, mxfp8, got "nvfp4"`},
+	} {
+		tt.o.Batch, tt.o.Seq = 1, 1024
+		tg, _ := PresetTarget(tt.device)
+		_, err := Estimate(a, tg, tt.o)
+		if err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%s %+v: error %v, want %q", tt.device, tt.o, err, tt.want)
+		}
+	}
+	{
+		tg, _ := PresetTarget("h100-sxm")
+		for _, o := range []Options{{DType: BF16, FP8ParamGather: true}, {DType: FP8, Precision: AMP, FP8ParamGather: true}} {
+			o.Batch, o.Seq = 1, 1024
+			if _, err := Estimate(a, tg, o); err == nil || !strings.Contains(err.Error(), "fp8_param_gather: ") {
+				t.Errorf("%+v: error %v, want one on fp8_param_gather", o, err)
+			}
+		}
+	}
+	// Each recipe runs where the device has what it needs.
+	for _, d := range []string{"b200", "b300", "gb200", "gb300"} {
+		for _, r := range FP8Recipes {
+			tg, _ := PresetTarget(d)
+			if _, err := Estimate(a, tg, Options{Batch: 1, Seq: 1024, FP8Recipe: r}); err != nil {
+				t.Errorf("%s on %s: %v", r, d, err)
+			}
+		}
+	}
+}

@@ -1,0 +1,203 @@
+package request
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+	"testing"
+)
+
+// fp8Run is a published fp8 pre-training run of a dense Llama 3 model, planned as a
+// request with the run's own parallelism, batch and schedule, and compared on tokens per
+// second per GPU.
+type fp8Run struct {
+	name, source string
+	model        string // a key of fp8Models
+	device       string
+	recipe       string // delayed, current, blockwise, mxfp8
+	gpus         int
+	gbs, mbs     int
+	tp, pp, vp   int
+	tokensPerGPU float64 // published tokens per second per GPU
+	seq          int     // 0: 8,192
+	// gap, when set, names what the planner does not yet model that the run depends on:
+	// its error is reported and counted in the medians, but not held to the tolerance.
+	gap string
+}
+
+// The NVIDIA Megatron-Bridge performance summary (NVIDIA-NeMo/Megatron-Bridge,
+// docs/performance-summary.md and docs/performance-summary-archive.md; the NeMo
+// containers 25.09, 25.11 and 26.02): pre-training on DGX systems, sequence 8,192,
+// Megatron-Core with Transformer Engine, the distributed optimizer; FP8-CS is current
+// scaling, FP8-MX MXFP8. Only the runs without context parallelism and without FSDP are
+// here (those are planned elsewhere).
+var fp8Runs = []fp8Run{
+	{"Llama3 8B, 8 GB300, FP8-CS, DP8", "Megatron-Bridge perf summary, NeMo 25.11", "llama3-8b", "gb300", "current", 8, 128, 2, 1, 1, 1, 37556, 0, ""},
+	{"Llama3 8B, 8 GB300, FP8-MX, DP8", "Megatron-Bridge perf summary, NeMo 25.11", "llama3-8b", "gb300", "mxfp8", 8, 128, 2, 1, 1, 1, 36108, 0, ""},
+	{"Llama3 8B, 8 GB200, FP8-CS, DP8", "Megatron-Bridge perf summary, NeMo 25.11", "llama3-8b", "gb200", "current", 8, 128, 2, 1, 1, 1, 31508, 0, ""},
+	{"Llama3 8B, 8 GB200, FP8-MX, DP8", "Megatron-Bridge perf summary, NeMo 25.11", "llama3-8b", "gb200", "mxfp8", 8, 128, 2, 1, 1, 1, 29789, 0, ""},
+	{"Llama3 8B, 8 B200, FP8-CS, DP8", "Megatron-Bridge perf summary, NeMo 25.11", "llama3-8b", "b200", "current", 8, 128, 2, 1, 1, 1, 30624, 0, ""},
+	{"Llama3 8B, 8 B200, FP8-MX, DP8", "Megatron-Bridge perf summary, NeMo 25.11", "llama3-8b", "b200", "mxfp8", 8, 128, 2, 1, 1, 1, 29521, 0, ""},
+	{"Llama3 70B, 64 H100, FP8-CS, TP4 PP8 VP5", "Megatron-Bridge perf summary, NeMo 25.11", "llama3-70b", "h100-sxm", "current", 64, 128, 1, 4, 8, 5, 1602, 0, ""},
+	{"Llama3 70B, 64 H100, FP8-CS, TP4 PP8 VP5", "Megatron-Bridge perf summary, NeMo 25.09", "llama3-70b", "h100-sxm", "current", 64, 128, 1, 4, 8, 5, 1619, 0, ""},
+	{"Llama3 70B, 64 H100, FP8, TP4 PP8 VP5, GBS 256", "Megatron-Bridge perf summary, NeMo 26.02", "llama3-70b", "h100-sxm", "current", 64, 256, 1, 4, 8, 5, 1621, 0, ""},
+	{"Llama3 70B, 64 GB200, MXFP8, TP2 PP4 VP5", "Megatron-Bridge perf summary, NeMo 26.02", "llama3-70b", "gb200", "mxfp8", 64, 256, 1, 2, 4, 5, 3613, 0, ""},
+	{"Llama3 70B, 64 GB300, MXFP8, TP1 PP4 VP5", "Megatron-Bridge perf summary, NeMo 26.02", "llama3-70b", "gb300", "mxfp8", 64, 256, 1, 1, 4, 5, 4596, 0, ""},
+	{"Llama3.1 405B, 256 GB200, FP8-CS, TP4 PP16 VP4", "Megatron-Bridge perf summary, NeMo 25.11", "llama3.1-405b", "gb200", "current", 256, 1536, 1, 4, 16, 4, 813, 0, ""},
+	{"Llama3.1 405B, 256 GB200, FP8, TP4 PP16 VP4", "Megatron-Bridge perf summary, NeMo 26.02", "llama3.1-405b", "gb200", "current", 256, 1536, 1, 4, 16, 4, 793, 0, ""},
+	{"Llama3.1 405B, 256 GB200, MXFP8, TP4 PP16 VP8", "Megatron-Bridge perf summary, NeMo 26.02", "llama3.1-405b", "gb200", "mxfp8", 256, 1536, 1, 4, 16, 8, 786, 0, ""},
+	{"Llama3.1 405B, 256 GB300, FP8, TP4 PP8 VP4", "Megatron-Bridge perf summary, NeMo 26.02", "llama3.1-405b", "gb300", "current", 256, 1536, 1, 4, 8, 4, 988, 0, ""},
+
+	// The NeMo Framework performance summary (docs.nvidia.com/nemo-framework/user-guide,
+	// "Performance Benchmarks", NeMo 24.12, pre-training at fp8 on DGX H100, Transformer
+	// Engine's delayed scaling then; and the 25.04 archive, DGX-GB200, "per-tensor FP8
+	// quantization using the scaling factors calculated in the current step"). NeMo's
+	// GPT-3 models: learned positions, GELU MLP of 4h, vocabulary 50,257 padded, tied
+	// embeddings. The runs with context parallelism or FSDP are left out.
+	{"GPT3 5B, 64 H100, FP8, DP64", "NeMo Framework perf summary, 24.12", "gpt3-5b", "h100-sxm", "delayed", 64, 2048, 4, 1, 1, 1, 23406, 2048, ""},
+	{"GPT3 20B, 64 H100, FP8, TP2", "NeMo Framework perf summary, 24.12", "gpt3-20b", "h100-sxm", "delayed", 64, 256, 2, 2, 1, 1, 5851, 2048, overlapGap},
+	{"GPT3 175B, 128 H100, FP8, TP4 PP8 VP6", "NeMo Framework perf summary, 24.12", "gpt3-175b", "h100-sxm", "delayed", 128, 256, 1, 4, 8, 6, 716, 2048, ""},
+	{"GPT3 175B, 512 H100, FP8, TP4 PP8 VP6", "NeMo Framework perf summary, 24.12", "gpt3-175b", "h100-sxm", "delayed", 512, 2048, 2, 4, 8, 6, 825, 2048, ""},
+	{"Llama2 7B, 8 H100, FP8, DP8", "NeMo Framework perf summary, 24.12", "llama2-7b", "h100-sxm", "delayed", 8, 128, 1, 1, 1, 1, 16934, 4096, ""},
+	{"Llama2 13B, 16 H100, FP8, PP4 VP10", "NeMo Framework perf summary, 24.12", "llama2-13b", "h100-sxm", "delayed", 16, 128, 1, 1, 4, 10, 8715, 4096, ""},
+	{"Llama2 70B, 64 H100, FP8, TP4 PP4 VP20", "NeMo Framework perf summary, 24.12", "llama2-70b", "h100-sxm", "delayed", 64, 128, 1, 4, 4, 20, 1728, 4096, ""},
+	{"GPT3 175B, 128 GB200, FP8-CS, TP4 PP4 VP12", "NeMo Framework perf summary, 25.04", "gpt3-175b", "gb200", "current", 128, 256, 2, 4, 4, 12, 1804, 2048, overlapGap},
+	{"Llama3 8B, 8 GB200, FP8-CS, DP8", "NeMo Framework perf summary, 25.04", "llama3-8b", "gb200", "current", 8, 128, 2, 1, 1, 1, 33099, 0, ""},
+}
+
+// overlapGap: NeMo overlaps the distributed optimizer's gradient reduce-scatter and
+// parameter all-gather with the passes (overlap_grad_reduce, overlap_param_gather); the
+// planner's Megatron-style framework (cuda-graphs) runs one all-reduce after the
+// backward pass (issue 19.2, 18.3), which with few microbatches per replica and data
+// parallelism across nodes is about half the step.
+const overlapGap = "data-parallel communication overlapped by NeMo, exposed in the plan (issues 18.3, 19.2)"
+
+// fp8Models are the runs' models: bundled configs, or config.json objects (NeMo's GPT-3
+// sizes: Brown et al. 2020, Table 2.1; Llama 2 13B: meta-llama/Llama-2-13b-hf).
+var fp8Models = map[string]Architecture{
+	"llama3-8b":     {Name: "meta-llama-3-8b"},
+	"llama3-70b":    {Name: "llama-3.1-70b"},
+	"llama3.1-405b": {Config: []byte(llama31405b)},
+	"llama2-7b":     {Name: "llama-2-7b"},
+	"llama2-70b":    {Name: "llama-2-70b"},
+	"llama2-13b": {Config: []byte(`{"model_type": "llama", "hidden_act": "silu", "hidden_size": 5120, "intermediate_size": 13824,
+	 "num_hidden_layers": 40, "num_attention_heads": 40, "num_key_value_heads": 40, "vocab_size": 32000, "max_position_embeddings": 4096}`)},
+	"gpt3-5b":   {Config: []byte(`{"model_type": "gpt2", "n_embd": 4096, "n_head": 32, "n_layer": 24, "n_positions": 2048, "vocab_size": 50257}`)},
+	"gpt3-20b":  {Config: []byte(`{"model_type": "gpt2", "n_embd": 6144, "n_head": 48, "n_layer": 44, "n_positions": 2048, "vocab_size": 50257}`)},
+	"gpt3-175b": {Config: []byte(`{"model_type": "gpt2", "n_embd": 12288, "n_head": 96, "n_layer": 96, "n_positions": 2048, "vocab_size": 50257}`)},
+}
+
+// llama31405b is Llama 3.1 405B's config.json (meta-llama/Llama-3.1-405B), with the
+// positions Megatron-Bridge's runs use.
+const llama31405b = `{"model_type": "llama", "hidden_act": "silu", "hidden_size": 16384, "intermediate_size": 53248,
+ "num_hidden_layers": 126, "num_attention_heads": 128, "num_key_value_heads": 8, "vocab_size": 128256,
+ "max_position_embeddings": 8192, "rms_norm_eps": 1e-05, "tie_word_embeddings": false}`
+
+func (c fp8Run) request() *Request {
+	a := fp8Models[c.model]
+	a.Seq, a.Framework = c.seq, "cuda-graphs"
+	if a.Seq == 0 {
+		a.Seq = 8192
+	}
+	perNode := 8
+	if strings.HasPrefix(c.device, "gb") {
+		perNode = 72
+	}
+	dp := c.gpus / (c.tp * c.pp)
+	sched := "1f1b"
+	if c.vp > 1 {
+		sched = fmt.Sprintf("interleaved:%d", c.vp)
+	}
+	return &Request{
+		Model:       ModelSpec{Architecture: &a},
+		Cluster:     ClusterSpec{Device: c.device, DevicesPerNode: perNode},
+		Parallelism: Parallelism{Pipeline: c.pp, Data: dp, Tensor: c.tp, ZeRO: 1, SequenceParallel: c.tp > 1},
+		Training:    Training{Precision: "mixed-fp32-grads", FP8Recipe: c.recipe, FP8ParamGather: true},
+		Schedule:    Schedule{Name: sched, Microbatches: c.gbs / dp / c.mbs, MicrobatchSize: c.mbs},
+	}
+}
+
+// TestFP8PublishedRuns plans each published fp8 run exactly as it ran (Megatron-style:
+// CUDA graphs framework, fp32 gradient buffers, the distributed optimizer, sequence
+// parallelism with tensor parallelism, fp8 primary weights as Megatron-Bridge's fp8
+// recipes set them) and compares tokens per second per GPU. Every run must plan as
+// feasible (each ran); every error is logged, per source and per recipe, with the median
+// and signed median; the signed median over all must be within 10% (issue 19.1: fp8 was
+// about a third optimistic), no run beyond 25% (issue 19.7) but those with a known gap.
+//
+// Assumptions: the first and last blocks that Megatron-Bridge's current-scaling recipe
+// keeps in bf16 run in fp8 here; GB200 and GB300 share their datasheet rates, while
+// NVIDIA's tables show GB300 20-27% faster (Blackwell Ultra's faster attention exponent
+// and power), so GB200 runs err fast and GB300 runs slow.
+func TestFP8PublishedRuns(t *testing.T) {
+	if testing.Short() {
+		t.Skip("plans runs of up to 256 devices")
+	}
+	var all, held []float64
+	by := map[string][]float64{}
+	for _, c := range fp8Runs {
+		res, err := Run(context.Background(), c.request())
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		if !res.Feasible {
+			t.Errorf("%s (%s): ran, but planned as not fitting: %v", c.name, c.source, res.Diagnostics)
+			continue
+		}
+		got := float64(c.gbs) * float64(c.request().Model.Architecture.Seq) / res.Step.StepSeconds / float64(c.gpus)
+		e := (got - c.tokensPerGPU) / c.tokensPerGPU
+		all = append(all, e)
+		by["source: "+c.source] = append(by["source: "+c.source], e)
+		by["recipe: "+c.recipe] = append(by["recipe: "+c.recipe], e)
+		by["device: "+c.device] = append(by["device: "+c.device], e)
+		t.Logf("%-48s predicted %7.0f tokens/s/GPU, published %6.0f: error %+5.1f%% (%s)", c.name, got, c.tokensPerGPU, 100*e, c.source)
+		if c.gap != "" {
+			t.Logf("    not held to the tolerance: %s", c.gap)
+			continue
+		}
+		held = append(held, e)
+		if math.Abs(e) > 0.25 {
+			t.Errorf("%s: predicted %.0f tokens/s/GPU, published %.0f (%s): error %+.1f%% beyond 25%%", c.name, got, c.tokensPerGPU, c.source, 100*e)
+		}
+	}
+	keys := make([]string, 0, len(by))
+	for k := range by {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		signed, abs := medians(by[k])
+		t.Logf("%-52s %2d runs: median |error| %4.1f%%, signed median %+5.1f%%", k, len(by[k]), 100*abs, 100*signed)
+	}
+	signed, abs := medians(all)
+	t.Logf("all: %d runs, median |error| %.1f%%, signed median %+.1f%%", len(all), 100*abs, 100*signed)
+	hs, ha := medians(held)
+	t.Logf("without the known gaps: %d runs, median |error| %.1f%%, signed median %+.1f%%", len(held), 100*ha, 100*hs)
+	if len(all) != len(fp8Runs) || math.Abs(signed) > 0.10 {
+		t.Errorf("signed median %+.1f%% over %d of %d runs: want within 10%% over all", 100*signed, len(all), len(fp8Runs))
+	}
+}
+
+// medians returns the median of errs and of their absolute values (the mean of the two
+// middle ones for an even count).
+func medians(errs []float64) (signed, abs float64) {
+	med := func(v []float64) float64 {
+		v = append([]float64(nil), v...)
+		sort.Float64s(v)
+		n := len(v)
+		if n == 0 {
+			return 0
+		}
+		if n%2 == 1 {
+			return v[n/2]
+		}
+		return (v[n/2-1] + v[n/2]) / 2
+	}
+	a := make([]float64, len(errs))
+	for i, e := range errs {
+		a[i] = math.Abs(e)
+	}
+	return med(errs), med(a)
+}
