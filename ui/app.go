@@ -69,8 +69,14 @@ var Tabs = []struct{ ID, Label string }{
 	{"search", "Search"}, {"export", "Export and share"},
 }
 
-// LayerPageSize is the number of layer rows the table shows at once.
-const LayerPageSize = 50
+// LayerPageSize is the number of layer rows the table shows at once; StagePageSize the
+// stage table's, DevicePageSize the per-device overrides'. Windows keep what one render
+// draws bounded however large the model and the cluster are.
+const (
+	LayerPageSize  = 50
+	StagePageSize  = 50
+	DevicePageSize = 32
+)
 
 // App is the page's state: the request being planned (the whole state a link keeps), its
 // result, and what the panels show besides. Its methods are the event handlers.
@@ -93,6 +99,10 @@ type App struct {
 	// exports are the Export panel's exports of the request whose fragment is exportsFor.
 	exports    []ExportView
 	exportsFor string
+	// Failure says what went wrong in the page itself (a render that failed, an action
+	// that panicked), set by the host, which keeps the page running; DismissFailure
+	// clears it.
+	Failure string
 	// Notice is a message about the last import or share; NoticeBad marks a failure.
 	Notice    string
 	NoticeBad bool
@@ -106,8 +116,9 @@ type App struct {
 	Opened string
 	// shared is the link the last Share gave, for the request it was made for.
 	shared *sharedLink
-	// LayerStart is the first row of the layer table's window.
-	LayerStart int
+	// LayerStart is the first row of the layer table's window; StageStart the stage
+	// table's, DeviceStart the per-device overrides'.
+	LayerStart, StageStart, DeviceStart int
 	// BoundsText is what the user typed in the boundaries box, kept while it does not parse.
 	BoundsText string
 	// drafts holds what the user typed in a number box that is not (yet) a valid value,
@@ -1076,12 +1087,49 @@ func (a *App) OptBar() *StageBar {
 	return &b
 }
 
-// Rows are the stage table's rows.
+// Rows are the stage table's rows: its window, from StageStart.
 func (a *App) Rows() []StageRow {
 	if a.Res == nil || a.Res.Plan == nil {
 		return nil
 	}
-	return NewStageRows(a.Res.Plan)
+	return StagePage(a.Res.Plan, a.StageStart, StagePageSize)
+}
+
+// StageCount is the number of stages in the plan shown, 0 without one.
+func (a *App) StageCount() int {
+	if a.Res == nil || a.Res.Plan == nil {
+		return 0
+	}
+	return len(a.Res.Plan.Stages)
+}
+
+// PageStages moves the stage table's window by delta rows (it stays on the stages).
+func (a *App) PageStages(delta int) {
+	a.StageStart = max(0, min(a.StageStart+delta, a.StageCount()-1))
+}
+
+// DeviceWindow is the window of the per-device overrides shown: each device's index
+// and preset, from DeviceStart.
+func (a *App) DeviceWindow() []IndexedDevice {
+	devs := a.Form().Devices
+	start := max(0, min(a.DeviceStart, len(devs)-1))
+	end := min(len(devs), start+DevicePageSize)
+	out := make([]IndexedDevice, 0, end-start)
+	for i := start; i < end; i++ {
+		out = append(out, IndexedDevice{i, devs[i]})
+	}
+	return out
+}
+
+// IndexedDevice is one device of the overrides: its index in the cluster and its preset.
+type IndexedDevice struct {
+	I    int
+	Name string
+}
+
+// PageDevices moves the overrides' window by delta devices.
+func (a *App) PageDevices(delta int) {
+	a.DeviceStart = max(0, min(a.DeviceStart+delta, len(a.Form().Devices)-1))
 }
 
 // Summary is the Plan panel's headline numbers, formatted.
@@ -1474,6 +1522,9 @@ func (a *App) SetServer(v string) {
 		a.notice("Share stores plans on "+v+".", false)
 	}
 }
+
+// DismissFailure clears the failure banner.
+func (a *App) DismissFailure() { a.Failure = "" }
 
 // SetTab shows a panel.
 func (a *App) SetTab(id string) { a.Tab = id }

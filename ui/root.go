@@ -173,6 +173,18 @@ func (c *Root) layerRange() string {
 	return fmt.Sprintf("layers %d–%d of %d", c.A.LayerStart, end-1, n)
 }
 
+func (c *Root) stageRange() string {
+	n := c.A.StageCount()
+	start := min(c.A.StageStart, max(n-1, 0))
+	return fmt.Sprintf("stages %d–%d of %d", start, min(n, start+StagePageSize)-1, n)
+}
+
+func (c *Root) deviceRange() string {
+	n := len(c.A.Form().Devices)
+	start := min(c.A.DeviceStart, max(n-1, 0))
+	return fmt.Sprintf("devices %d–%d of %d", start, min(n, start+DevicePageSize)-1, n)
+}
+
 func (c *Root) gotoLayer(e vugu.DOMEvent) {
 	n, err := strconv.Atoi(strings.TrimSpace(e.PropString("target", "value")))
 	if err == nil {
@@ -211,14 +223,6 @@ func (c *Root) tlDrawn() int {
 func (c *Root) tlTotal() int {
 	_, _, n := c.A.Timeline()
 	return n
-}
-
-func (c *Root) embedSnippet() string {
-	l := c.A.ShareLink(true)
-	if l == "" {
-		return ""
-	}
-	return fmt.Sprintf(`<iframe src="%s" title="pipeplan plan" width="720" height="260" loading="lazy"></iframe>`, l)
 }
 
 // pick reads the file chosen in the file input.

@@ -20,6 +20,30 @@ func (c *Root) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 	{
 		vgparent := vgn
 		_ = vgparent
+		if c.A.Failure != "" {
+			vgn = vgElement(vgparent, "", "div", "id", "failure", "class", "errors", "role", "alert")
+			{
+				vgparent := vgn
+				_ = vgparent
+				vgn = vgElement(vgparent, "", "p")
+				{
+					vgparent := vgn
+					_ = vgparent
+					vgn = vgElement(vgparent, "", "strong")
+					vgn.SetInnerHTML(vugu.HTML("Something went wrong, and the page is still running:"))
+					vgn = vgText(vgparent, " ")
+					vgn = vgElement(vgparent, "", "span")
+					vgn.SetInnerHTML(c.A.Failure)
+				}
+				vgn = vgElement(vgparent, "", "button", "type", "button", "id", "failure-dismiss")
+				vgOn(vgn, "click", func(event vugu.DOMEvent) { c.A.DismissFailure() })
+				{
+					vgparent := vgn
+					_ = vgparent
+					vgn = vgText(vgparent, "Dismiss")
+				}
+			}
+		}
 		if c.A.Embed {
 			vgn = vgElement(vgparent, "", "div", "class", "embed")
 			{
@@ -47,6 +71,7 @@ func (c *Root) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 					vgin.BuildEnv.UseComponent(vgcompKey, vgcomp) // ensure we can use this in the cache next time around
 					vgcomp.Bar = c.A.Bar()
 					vgcomp.Editable = false
+					vgcomp.ID = "bar-main"
 					vgcomp.Caption = "Stages"
 					vgout.Components = append(vgout.Components, vgcomp)
 					vgn = &vugu.VGNode{Component: vgcomp}
@@ -70,18 +95,7 @@ func (c *Root) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 					}
 				}
 				vgn = vgElement(vgparent, "", "p", "class", "embed-open")
-				{
-					vgparent := vgn
-					_ = vgparent
-					vgn = vgElement(vgparent, "", "a", "target", "_blank", "rel", "noopener")
-					vgn.AddAttrInterface("href", c.A.ShareLink(false))
-					{
-						vgparent := vgn
-						_ = vgparent
-						vgn = vgText(vgparent, "Open in pipeplan")
-					}
-					vgn = vgText(vgparent, " (read-only view; the planner ran in this page)")
-				}
+				vgn.SetInnerHTML(vugu.HTML("\x3Ca id=\"open-full\" target=\"_blank\" rel=\"noopener\"\x3EOpen in pipeplan\x3C/a\x3E (read-only view; the planner ran in this page)"))
 			}
 		}
 		if !c.A.Embed {
@@ -110,6 +124,7 @@ func (c *Root) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 						vgcomp.Editable = true
 						vgcomp.Host = c.A.Host
 						vgcomp.OnMove = c.A.MoveBoundary
+						vgcomp.ID = "bar-main"
 						vgout.Components = append(vgout.Components, vgcomp)
 						vgn = &vugu.VGNode{Component: vgcomp}
 						vgparent.AppendChild(vgn)
@@ -994,11 +1009,9 @@ func (c *Root) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 							{
 								vgparent := vgn
 								_ = vgparent
-								for i, d := range c.form().Devices {
-									var vgiterkey interface{} = i
+								for vgiterkeyt, d := range c.A.DeviceWindow() {
+									var vgiterkey interface{} = vgiterkeyt
 									_ = vgiterkey
-									i := i
-									_ = i
 									d := d
 									_ = d
 									vgn = &vugu.VGNode{Type: vugu.VGNodeType(3)} // <vg-template>
@@ -1008,12 +1021,12 @@ func (c *Root) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 										_ = vgparent
 										vgn = vgText(vgparent, "\n            ")
 										vgn = vgElement(vgparent, "", "label")
-										vgn.AddAttrInterface("for", "dev-"+itoa(i))
-										vgn.SetInnerHTML("Device " + itoa(i))
+										vgn.AddAttrInterface("for", "dev-"+itoa(d.I))
+										vgn.SetInnerHTML("Device " + itoa(d.I))
 										vgn = vgText(vgparent, "\n            ")
 										vgn = vgElement(vgparent, "", "select")
-										vgn.AddAttrInterface("id", "dev-"+itoa(i))
-										vgOn(vgn, "change", func(event vugu.DOMEvent) { c.A.SetCluster("device:"+itoa(i), event.PropString("target", "value")) })
+										vgn.AddAttrInterface("id", "dev-"+itoa(d.I))
+										vgOn(vgn, "change", func(event vugu.DOMEvent) { c.A.SetCluster("device:"+itoa(d.I), event.PropString("target", "value")) })
 										{
 											vgparent := vgn
 											_ = vgparent
@@ -1024,11 +1037,38 @@ func (c *Root) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 												_ = n
 												vgn = vgElement(vgparent, "", "option")
 												vgn.AddAttrInterface("value", n)
-												vgProp(vgn, "selected", n == d)
+												vgProp(vgn, "selected", n == d.Name)
 												vgn.SetInnerHTML(n)
 											}
 										}
 										vgn = vgText(vgparent, "\n          ")
+									}
+								}
+							}
+							if len(c.form().Devices) > DevicePageSize {
+								vgn = vgElement(vgparent, "", "div", "class", "pager", "role", "group", "aria-label", "Devices shown")
+								{
+									vgparent := vgn
+									_ = vgparent
+									vgn = vgElement(vgparent, "", "button", "type", "button", "id", "devices-prev")
+									vgn.AddAttrInterface("disabled", c.A.DeviceStart == 0)
+									vgOn(vgn, "click", func(event vugu.DOMEvent) { c.A.PageDevices(-DevicePageSize) })
+									{
+										vgparent := vgn
+										_ = vgparent
+										vgn = vgText(vgparent, "Previous")
+									}
+									vgn = vgText(vgparent, "\n          ")
+									vgn = vgElement(vgparent, "", "span", "id", "device-range")
+									vgn.SetInnerHTML(c.deviceRange())
+									vgn = vgText(vgparent, "\n          ")
+									vgn = vgElement(vgparent, "", "button", "type", "button", "id", "devices-next")
+									vgn.AddAttrInterface("disabled", c.A.DeviceStart+DevicePageSize >= len(c.form().Devices))
+									vgOn(vgn, "click", func(event vugu.DOMEvent) { c.A.PageDevices(DevicePageSize) })
+									{
+										vgparent := vgn
+										_ = vgparent
+										vgn = vgText(vgparent, "Next")
 									}
 								}
 							}
@@ -1133,7 +1173,6 @@ func (c *Root) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 								vgparent := vgn
 								_ = vgparent
 								vgn = vgElement(vgparent, "", "input", "id", "plan-bounds", "type", "text", "spellcheck", "false")
-								vgProp(vgn, "value", c.A.Boundaries())
 								vgOn(vgn, "change", func(event vugu.DOMEvent) { c.A.SetBoundaries(event.PropString("target", "value")) })
 								vgn = vgText(vgparent, "\n          ")
 								vgn = vgElement(vgparent, "", "button", "type", "button", "id", "plan-optimum")
@@ -1209,6 +1248,7 @@ func (c *Root) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 									vgin.BuildEnv.UseComponent(vgcompKey, vgcomp) // ensure we can use this in the cache next time around
 									vgcomp.Bar = c.A.OptBar()
 									vgcomp.Editable = false
+									vgcomp.ID = "bar-opt"
 									vgcomp.Caption = "The optimum"
 									vgout.Components = append(vgout.Components, vgcomp)
 									vgn = &vugu.VGNode{Component: vgcomp}
@@ -1318,8 +1358,35 @@ func (c *Root) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 								}
 							}
 						}
-						vgn = vgElement(vgparent, "", "h2")
+						vgn = vgElement(vgparent, "", "h2", "id", "stages-title")
 						vgn.SetInnerHTML(vugu.HTML("Stages"))
+						if c.A.StageCount() > StagePageSize {
+							vgn = vgElement(vgparent, "", "div", "class", "pager", "role", "group", "aria-labelledby", "stages-title")
+							{
+								vgparent := vgn
+								_ = vgparent
+								vgn = vgElement(vgparent, "", "button", "type", "button", "id", "stages-prev")
+								vgn.AddAttrInterface("disabled", c.A.StageStart == 0)
+								vgOn(vgn, "click", func(event vugu.DOMEvent) { c.A.PageStages(-StagePageSize) })
+								{
+									vgparent := vgn
+									_ = vgparent
+									vgn = vgText(vgparent, "Previous")
+								}
+								vgn = vgText(vgparent, "\n        ")
+								vgn = vgElement(vgparent, "", "span", "id", "stage-range")
+								vgn.SetInnerHTML(c.stageRange())
+								vgn = vgText(vgparent, "\n        ")
+								vgn = vgElement(vgparent, "", "button", "type", "button", "id", "stages-next")
+								vgn.AddAttrInterface("disabled", c.A.StageStart+StagePageSize >= c.A.StageCount())
+								vgOn(vgn, "click", func(event vugu.DOMEvent) { c.A.PageStages(StagePageSize) })
+								{
+									vgparent := vgn
+									_ = vgparent
+									vgn = vgText(vgparent, "Next")
+								}
+							}
+						}
 						vgn = vgElement(vgparent, "", "table", "id", "plan")
 						{
 							vgparent := vgn
@@ -1798,13 +1865,13 @@ func (c *Root) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 						vgn.SetInnerHTML(vugu.HTML("Link"))
 						vgn = vgText(vgparent, "\n      ")
 						vgn = vgElement(vgparent, "", "input", "id", "share-link", "type", "text", "readonly", "")
-						vgProp(vgn, "value", c.A.ShareLink(false))
+						vgn.SetInnerHTML(vugu.HTML(""))
 						vgn = vgText(vgparent, "\n      ")
 						vgn = vgElement(vgparent, "", "label", "for", "embed-link")
 						vgn.SetInnerHTML(vugu.HTML("Embed (an iframe showing this plan, read-only)"))
 						vgn = vgText(vgparent, "\n      ")
 						vgn = vgElement(vgparent, "", "textarea", "id", "embed-link", "readonly", "", "rows", "2")
-						vgProp(vgn, "value", c.embedSnippet())
+						vgn.SetInnerHTML(vugu.HTML(""))
 						vgn = vgElement(vgparent, "", "h2")
 						vgn.SetInnerHTML(vugu.HTML("Framework exports"))
 						vgn = vgElement(vgparent, "", "p", "class", "hint")
@@ -1890,20 +1957,12 @@ func (c *Root) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 									}
 									if x.Err == "" {
 										vgn = vgElement(vgparent, "", "pre")
-										vgn.SetInnerHTML(x.Text)
 									}
 								}
 							}
 						}
 						vgn = vgElement(vgparent, "", "details")
-						{
-							vgparent := vgn
-							_ = vgparent
-							vgn = vgElement(vgparent, "", "summary")
-							vgn.SetInnerHTML(vugu.HTML("The request as JSON"))
-							vgn = vgElement(vgparent, "", "pre", "id", "request-json")
-							vgn.SetInnerHTML(string(c.A.RequestJSON()))
-						}
+						vgn.SetInnerHTML(vugu.HTML("\x3Csummary\x3EThe request as JSON\x3C/summary\x3E\x3Cpre id=\"request-json\"\x3E\x3C/pre\x3E"))
 					}
 				}
 			}

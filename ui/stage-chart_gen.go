@@ -14,7 +14,7 @@ func (c *StageChart) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 	var vgn *vugu.VGNode
 	vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "figure", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "stagebar"}}}
 	vgout.Out = append(vgout.Out, vgn) // root for output
-	vgn.AddAttrInterface("data-boundaries", c.boundaries())
+	vgn.AddAttrInterface("id", c.ID)
 	{
 		vgparent := vgn
 		_ = vgparent

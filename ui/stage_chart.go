@@ -6,6 +6,9 @@ import "github.com/vugu/vugu"
 // pointer or moved with the arrow keys (PageUp and PageDown move ten layers); each move
 // calls OnMove with the boundary's index and the layer it now starts.
 type StageChart struct {
+	// ID is the figure's id ("bar-main"), by which the host sets its data-boundaries
+	// (App.Detached).
+	ID       string
 	Bar      *StageBar
 	Caption  string
 	Editable bool
@@ -14,13 +17,6 @@ type StageChart struct {
 	Host Host
 
 	dragging, ghost int
-}
-
-func (c *StageChart) boundaries() string {
-	if c.Bar == nil {
-		return ""
-	}
-	return c.Bar.Boundaries
 }
 
 func (c *StageChart) segClass(s Segment) string {

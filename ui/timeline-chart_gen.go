@@ -120,8 +120,14 @@ func (c *TimelineChart) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 					vgn.AddAttrInterface("x2", c.T.Width-10)
 					vgn.AddAttrInterface("y1", p.Y)
 					vgn.AddAttrInterface("y2", p.Y)
-					vgn = vgElement(vgparent, "svg", "polyline")
-					vgn.AddAttrInterface("points", p.Points)
+					for vgiterkeyt, pts := range p.Points {
+						var vgiterkey interface{} = vgiterkeyt
+						_ = vgiterkey
+						pts := pts
+						_ = pts
+						vgn = vgElement(vgparent, "svg", "polyline")
+						vgn.AddAttrInterface("points", pts)
+					}
 				}
 			}
 		}

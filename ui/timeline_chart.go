@@ -18,7 +18,11 @@ func (c *TimelineChart) label() string {
 }
 
 func (c *TimelineChart) clipped() string {
-	return fmt.Sprintf("Showing the first %d of %d operations.", c.Drawn, c.Total)
+	s := fmt.Sprintf("Showing the first %d of %d operations", c.Drawn, c.Total)
+	if len(c.T.Rows) < c.T.Devices {
+		s += fmt.Sprintf(", on the first %d of %d devices", len(c.T.Rows), c.T.Devices)
+	}
+	return s + "."
 }
 
 func (c *TimelineChart) inFlightTitle() string {

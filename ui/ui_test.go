@@ -149,10 +149,14 @@ func TestRenderPanels(t *testing.T) {
 	for _, tab := range Tabs {
 		a.SetTab(tab.ID)
 		html := render(t, a)
-		for _, want := range []string{`id="panel-` + tab.ID + `"`, `data-boundaries="0,8,15,22,26"`, `aria-selected="true"`} {
+		for _, want := range []string{`id="panel-` + tab.ID + `"`, `id="bar-main"`, `aria-selected="true"`} {
 			if !strings.Contains(html, want) {
 				t.Errorf("%s panel: no %s in\n%.2000s", tab.ID, want, html)
 			}
+		}
+		// The boundaries are set on the bar outside the virtual DOM (App.Detached).
+		if d := a.Detached(); len(d) == 0 || d[0] != (Detached{"#bar-main", "data-boundaries", true, "0,8,15,22,26"}) {
+			t.Errorf("%s panel: detached %+v, want the bar's boundaries first", tab.ID, d)
 		}
 	}
 	a.SetTab("plan")

@@ -152,10 +152,17 @@ type MemPart struct {
 }
 
 // NewStageRows formats the stages of a plan.
-func NewStageRows(p *plan.Plan) []StageRow {
+func NewStageRows(p *plan.Plan) []StageRow { return StagePage(p, 0, len(p.Stages)) }
+
+// StagePage formats the stages [start, start+size) of a plan: the Plan panel's table
+// shows a window of the stages, as the layer table does of the layers.
+func StagePage(p *plan.Plan, start, size int) []StageRow {
 	slow := bottleneck(p)
-	rows := make([]StageRow, len(p.Stages))
-	for i, s := range p.Stages {
+	start = max(0, min(start, len(p.Stages)-1))
+	end := min(len(p.Stages), start+max(size, 0))
+	rows := make([]StageRow, end-start)
+	for i := start; i < end; i++ {
+		s := p.Stages[i]
 		used := 0.0
 		if s.LimitBytes > 0 {
 			used = float64(s.MemoryBytes) / float64(s.LimitBytes)
@@ -184,7 +191,7 @@ func NewStageRows(p *plan.Plan) []StageRow {
 			}
 			r.Parts = append(r.Parts, MemPart{Name: part.name, Class: part.class, Value: units.Bytes(part.v), Pct: pct})
 		}
-		rows[i] = r
+		rows[i-start] = r
 	}
 	return rows
 }
@@ -201,6 +208,8 @@ type Timeline struct {
 	InFlight                  []Polyline
 	InFlightHeight, InFlightY float64
 	MaxInFlight               int
+	// Devices is the step's device count; the rows are the first maxTimelineDevices.
+	Devices int
 }
 
 // TimelineRow labels a device's row.
@@ -225,15 +234,85 @@ type Tick struct {
 	Label string
 }
 
-// Polyline is a step chart.
+// Polyline is a step chart, drawn as consecutive polylines: Points are their SVG
+// points, each at most maxPolylinePoints points (a long string is not drawn through
+// vugu's render buffer: RenderBufferBytes), each starting where the one before ends.
 type Polyline struct {
-	Points, Label string
-	Y             float64
+	Points []string
+	Label  string
+	Y      float64
 }
 
 // maxTimelineOps bounds what the timeline draws: beyond it the operations of the later
-// microbatches are left out, and the panel says so.
-const maxTimelineOps = 6000
+// microbatches are left out, and the panel says so. maxTimelineDevices bounds the
+// devices (rows, and stages in flight) it draws: the first ones.
+const (
+	maxTimelineOps     = 6000
+	maxTimelineDevices = 64
+)
+
+// maxPolylinePoints bounds one polyline's points: "1234.5,1234.5 " is at most 14
+// bytes, so 500 points stay far below RenderBufferBytes.
+const maxPolylinePoints = 500
+
+// stepPoints draws a step chart at the timeline's resolution: the samples (x, y) in x
+// order, each a change of level from the one before (starting at y0), and its last level
+// carried to xEnd. Changes that fall in one column of the viewBox (1 unit wide) draw as
+// one vertical stroke spanning their levels, so the chart has at most four points per
+// column however many microbatches the step has, and it looks the same on the screen
+// (Douglas–Peucker-like simplification is not needed: a column is a pixel or less).
+func stepPoints(xs, ys []float64, y0, xEnd float64) [][2]float64 {
+	var pts [][2]float64
+	add := func(x, y float64) {
+		if n := len(pts); n > 0 && pts[n-1] == [2]float64{x, y} {
+			return
+		}
+		pts = append(pts, [2]float64{x, y})
+	}
+	prev := y0
+	for i := 0; i < len(xs); {
+		col := math.Floor(xs[i])
+		x := xs[i]
+		lo, hi := prev, prev
+		j := i
+		for ; j < len(xs) && math.Floor(xs[j]) == col; j++ {
+			lo, hi = math.Min(lo, ys[j]), math.Max(hi, ys[j])
+		}
+		last := ys[j-1]
+		add(x, prev)
+		if lo != hi {
+			add(x, hi)
+			add(x, lo)
+		}
+		add(x, last)
+		prev = last
+		i = j
+	}
+	add(xEnd, prev)
+	return pts
+}
+
+// chunkPoints writes points as SVG polylines of at most maxPolylinePoints each, each
+// starting at the point the one before ends at.
+func chunkPoints(pts [][2]float64) []string {
+	var out []string
+	for start := 0; start < len(pts); {
+		end := min(len(pts), start+maxPolylinePoints)
+		var b strings.Builder
+		for i, p := range pts[start:end] {
+			if i > 0 {
+				b.WriteByte(' ')
+			}
+			b.WriteString(f1(p[0]) + "," + f1(p[1]))
+		}
+		out = append(out, b.String())
+		if end == len(pts) {
+			break
+		}
+		start = end - 1
+	}
+	return out
+}
 
 // NewTimeline lays out a simulated step. ok is false when it has no events.
 func NewTimeline(s *schedule.Result) (t Timeline, drawn, total int) {
@@ -244,7 +323,14 @@ func NewTimeline(s *schedule.Result) (t Timeline, drawn, total int) {
 	span := s.MakespanSeconds
 	scale := (t.Width - t.Left - 10) / span
 	y := 18.0
+	t.Devices = len(s.Events)
 	for d, evs := range s.Events {
+		if d >= maxTimelineDevices {
+			for range evs {
+				total++
+			}
+			continue
+		}
 		busy := ""
 		if d < len(s.BusySeconds) {
 			busy = fmt.Sprintf("busy %.0f%%", 100*s.BusySeconds[d]/span)
@@ -286,20 +372,16 @@ func NewTimeline(s *schedule.Result) (t Timeline, drawn, total int) {
 	}
 	t.InFlightHeight = 20
 	for st, samples := range s.InFlight {
-		if len(samples) == 0 || t.MaxInFlight == 0 {
+		if len(samples) == 0 || t.MaxInFlight == 0 || st >= maxTimelineDevices {
 			continue
 		}
-		base := t.InFlightY + float64(st)*(t.InFlightHeight+8) + t.InFlightHeight
-		var pts []string
-		prev := base
-		for _, sm := range samples {
-			px := t.Left + sm.TimeSeconds*scale
-			py := base - float64(sm.Count)/float64(t.MaxInFlight)*t.InFlightHeight
-			pts = append(pts, f1(px)+","+f1(prev), f1(px)+","+f1(py))
-			prev = py
+		base := t.InFlightY + float64(len(t.InFlight))*(t.InFlightHeight+8) + t.InFlightHeight
+		xs, ys := make([]float64, len(samples)), make([]float64, len(samples))
+		for i, sm := range samples {
+			xs[i] = t.Left + sm.TimeSeconds*scale
+			ys[i] = base - float64(sm.Count)/float64(t.MaxInFlight)*t.InFlightHeight
 		}
-		pts = append(pts, f1(t.Width-10)+","+f1(prev))
-		t.InFlight = append(t.InFlight, Polyline{Points: strings.Join(pts, " "), Y: base,
+		t.InFlight = append(t.InFlight, Polyline{Points: chunkPoints(stepPoints(xs, ys, base, t.Width-10)), Y: base,
 			Label: fmt.Sprintf("stage %d", st)})
 	}
 	t.Height = t.InFlightY + float64(len(t.InFlight))*(t.InFlightHeight+8) + 24

@@ -35,6 +35,8 @@ func main() {
 		panic(err)
 	}
 	defer r.Release()
+	// The event handlers' panics are recovered by vugu, which then asks the loop to end
+	// (EventWait returns false): the loop below goes on.
 	env, err := vugu.NewBuildEnv(r.EventEnv())
 	if err != nil {
 		panic(err)
@@ -78,14 +80,27 @@ func main() {
 	js.Global().Call("addEventListener", "hashchange", onNav)
 	app.DeferKeep = true
 	root := &ui.Root{A: app}
-	for ok := true; ok; ok = r.EventWait() {
+	detached := newDetacher()
+	for {
 		t0 := time.Now()
-		out := env.RunBuild(root)
-		t1 := time.Now()
-		if err := r.Render(out); err != nil {
-			panic(err)
+		var t1 time.Time
+		err := renderOnce(r, env, root, &t1)
+		if err != nil {
+			// The page keeps running: it says what failed, and draws again (a failure
+			// that repeats draws the banner outside vugu).
+			console("error", "pipeplan: the page could not be drawn: "+err.Error())
+			h.env.Lock()
+			app.Failure = "the page could not draw what it was showing (" + err.Error() + "). Change the request, or reload the page."
+			h.env.UnlockOnly()
+			if err2 := renderOnce(r, env, root, &t1); err2 != nil {
+				console("error", "pipeplan: drawing the failure failed too: "+err2.Error())
+				failureBanner(app.Failure)
+			}
 		}
 		t2 := time.Now()
+		h.env.Lock()
+		detached.apply(app.Detached())
+		h.env.UnlockOnly()
 		h.afterRender()
 		// The URL and localStorage follow once the plan is on the screen.
 		h.env.Lock()
@@ -97,6 +112,84 @@ func main() {
 			"render_ms": ms(t2.Sub(t1)),
 			"keep_ms":   ms(time.Since(t2)),
 		})
+		if !r.EventWait() {
+			// An event handler panicked: vugu recovered it (and printed it to the
+			// console) and asks the loop to end. The page goes on instead.
+			h.env.Lock()
+			app.Failure = "an action failed (the browser's console has the details); the page is still running."
+			h.env.UnlockOnly()
+		}
+	}
+}
+
+// renderOnce builds the page and renders it, returning a panic in either as an error;
+// t1 is set to when the build ended. What does not fit vugu's render buffer is cut
+// first (ui.BoundRender), and said in the console: the page keeps its long strings out
+// of the virtual DOM (ui.App.Detached), so this is only the net under that.
+func renderOnce(r *domrender.JSRenderer, env *vugu.BuildEnv, root *ui.Root, t1 *time.Time) (err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			err = fmt.Errorf("%v", v)
+		}
+	}()
+	out := env.RunBuild(root)
+	*t1 = time.Now()
+	for _, cut := range ui.BoundRender(out) {
+		console("warn", "pipeplan: too long for vugu's render buffer: "+cut)
+	}
+	return r.Render(out)
+}
+
+func console(level, msg string) { js.Global().Get("console").Call(level, msg) }
+
+// failureBanner shows msg at the top of the page without vugu: the last resort when a
+// render fails twice.
+func failureBanner(msg string) {
+	defer func() { recover() }()
+	doc := js.Global().Get("document")
+	el := doc.Call("getElementById", "render-failure")
+	if el.IsNull() {
+		el = doc.Call("createElement", "p")
+		el.Set("id", "render-failure")
+		el.Call("setAttribute", "role", "alert")
+		el.Set("className", "errors")
+		doc.Get("body").Call("prepend", el)
+	}
+	el.Set("textContent", "Something went wrong, and the page is still running: "+msg)
+}
+
+// detacher sets the page's detached values (ui.Detached) on their elements after each
+// render. A value crosses to JavaScript when it changes, not at every render, and is
+// set on the element only when the element does not already hold it (vugu may have
+// replaced the element, or removed an attribute it did not set).
+type detacher struct {
+	set  js.Value
+	last map[string]detachedValue
+}
+
+type detachedValue struct {
+	s string
+	v js.Value
+}
+
+func newDetacher() *detacher {
+	set := js.Global().Get("Function").New("sel", "name", "attr", "v", `
+const e = document.querySelector(sel);
+if (!e) return;
+if (attr) { if (e.getAttribute(name) !== v) e.setAttribute(name, v); }
+else if (e[name] !== v) e[name] = v;`)
+	return &detacher{set: set, last: map[string]detachedValue{}}
+}
+
+func (d *detacher) apply(values []ui.Detached) {
+	for _, x := range values {
+		key := x.Selector + "\x00" + x.Name
+		last, ok := d.last[key]
+		if !ok || last.s != x.Value {
+			last = detachedValue{x.Value, js.ValueOf(x.Value)}
+			d.last[key] = last
+		}
+		d.set.Invoke(x.Selector, x.Name, x.Attr, last.v)
 	}
 }
 

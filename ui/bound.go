@@ -1,0 +1,109 @@
+package ui
+
+import (
+	"fmt"
+	"unicode/utf8"
+
+	"github.com/vugu/vugu"
+)
+
+// vugu's DOM renderer (domrender, vugu v0.4.0) hands the page's changes to JavaScript
+// as instructions in one buffer of RenderBufferBytes, a size fixed in its Go code
+// (make([]byte, 16384) in domrender.New) and in its script (new Uint8Array(16384)), and
+// not configurable. The buffer is flushed to JavaScript whenever the next instruction
+// would not fit, so a page of any size renders; but one instruction must fit in the
+// buffer whole, less its terminating byte. Only innerHTML is split across flushes: a
+// text node, an attribute or a property that does not fit fails the render with
+// "requested instruction does not fit in the buffer". The instructions' sizes
+// (renderer-js-instructions.go):
+//
+//	text node       len(text) + 5
+//	attribute       len(name) + len(value) + 9
+//	property        len(key) + len(JSON value) + 9
+//
+// So the page keeps every string that grows with the model out of the virtual DOM
+// (App.Detached: the host sets them on the elements itself) and draws windows of rows
+// and decimated charts; BoundRender is the net under that: whatever still does not fit
+// is cut (text) or left out (attributes, properties) instead of failing the render.
+const RenderBufferBytes = 16384
+
+// maxInstruction is the largest instruction the buffer takes: its last byte is the
+// terminator.
+const maxInstruction = RenderBufferBytes - 1
+
+// Instruction sizes of domrender's text, attribute and property instructions.
+func textInstruction(text string) int             { return len(text) + 5 }
+func attrInstruction(name, value string) int      { return len(name) + len(value) + 9 }
+func propInstruction(key string, json []byte) int { return len(key) + len(json) + 9 }
+
+// BoundRender makes a build's output fit domrender's instruction buffer: a text node
+// too long is cut, at a character, and says how much was left out; an attribute or a
+// property too long is left out (an input keeps what it holds). It returns a line per
+// change ("text of 27612 bytes in <pre> cut"), none when the output fits, as it should:
+// the page's own strings that grow with the model are not in the virtual DOM.
+func BoundRender(br *vugu.BuildResults) []string {
+	if br == nil || br.Out == nil {
+		return nil
+	}
+	var changed []string
+	seen := map[*vugu.BuildOut]bool{}
+	var walkOut func(bo *vugu.BuildOut)
+	var walk func(n *vugu.VGNode, parent string)
+	walk = func(n *vugu.VGNode, parent string) {
+		for ; n != nil; n = n.NextSibling {
+			if n.Component != nil {
+				walkOut(br.ResultFor(n.Component))
+				continue
+			}
+			switch n.Type {
+			case vugu.TextNode, vugu.CommentNode:
+				if textInstruction(n.Data) > maxInstruction {
+					changed = append(changed, fmt.Sprintf("text of %d bytes in <%s> cut", len(n.Data), parent))
+					n.Data = cutText(n.Data)
+				}
+				continue
+			}
+			attrs := n.Attr[:0]
+			for _, a := range n.Attr {
+				if attrInstruction(a.Key, a.Val) > maxInstruction {
+					changed = append(changed, fmt.Sprintf("attribute %s of %d bytes on <%s> left out", a.Key, len(a.Val), n.Data))
+					continue
+				}
+				attrs = append(attrs, a)
+			}
+			n.Attr = attrs
+			props := n.Prop[:0]
+			for _, p := range n.Prop {
+				if propInstruction(p.Key, p.JSONVal) > maxInstruction {
+					changed = append(changed, fmt.Sprintf("property %s of %d bytes on <%s> left out", p.Key, len(p.JSONVal), n.Data))
+					continue
+				}
+				props = append(props, p)
+			}
+			n.Prop = props
+			walk(n.FirstChild, n.Data)
+		}
+	}
+	walkOut = func(bo *vugu.BuildOut) {
+		if bo == nil || seen[bo] {
+			return
+		}
+		seen[bo] = true
+		for _, n := range bo.Out {
+			walk(n, "")
+		}
+	}
+	walkOut(br.Out)
+	return changed
+}
+
+// cutText cuts a text to what fits in one instruction, ending at a character, with a
+// note of what was left out.
+func cutText(s string) string {
+	// The note's length with the most digits it can have, then the note itself.
+	keep := maxInstruction - 5 - len(fmt.Sprintf(" … (%d more bytes not shown)", len(s)))
+	for keep > 0 && !utf8.RuneStart(s[keep]) {
+		keep--
+	}
+	return s[:keep] + fmt.Sprintf(" … (%d more bytes not shown)", len(s)-keep)
+}

@@ -1,0 +1,57 @@
+package ui
+
+// Detached is a value the host sets on an element itself after each render, instead of
+// through vugu's virtual DOM: the strings that grow with the model (the share link, the
+// embed snippet, the exports, the request's JSON, the boundaries). One of them can be
+// larger than domrender's instruction buffer (RenderBufferBytes: a 5,000-layer model's
+// link is tens of kilobytes), which would fail the render; and a string set this way
+// crosses to JavaScript only when it changes. The element is found by Selector; the
+// value is its property Name (Attr false: "value", "textContent") or its attribute
+// Name (Attr true: "href", "data-boundaries").
+type Detached struct {
+	Selector, Name string
+	Attr           bool
+	Value          string
+}
+
+// Detached lists the values the page shows outside the virtual DOM, for the elements
+// the current view has (an element that is not there is skipped).
+func (a *App) Detached() []Detached {
+	var out []Detached
+	if a.Res != nil && a.Res.Plan != nil {
+		// The stage bars' boundaries, as "0,8,15,22,26": what a script (or a test)
+		// reads of the split shown.
+		out = append(out, Detached{"#bar-main", "data-boundaries", true, joinInts(a.Res.Plan.Boundaries)})
+	}
+	if a.Opt != nil && a.Opt.Plan != nil {
+		out = append(out, Detached{"#bar-opt", "data-boundaries", true, joinInts(a.Opt.Plan.Boundaries)})
+	}
+	if a.Embed {
+		return append(out, Detached{"#open-full", "href", true, a.ShareLink(false)})
+	}
+	switch a.Tab {
+	case "plan":
+		out = append(out, Detached{"#plan-bounds", "value", false, a.Boundaries()})
+	case "export":
+		out = append(out,
+			Detached{"#share-link", "value", false, a.ShareLink(false)},
+			Detached{"#embed-link", "value", false, a.EmbedSnippet()},
+			Detached{"#request-json", "textContent", false, string(a.RequestJSON())})
+		for _, x := range a.Exports() {
+			if x.Err == "" {
+				out = append(out, Detached{"#exports .export-" + x.Format + " pre", "textContent", false, x.Text})
+			}
+		}
+	}
+	return out
+}
+
+// EmbedSnippet is the HTML that embeds this plan in another page: an iframe of the
+// read-only view, as wide as the page it sits in allows.
+func (a *App) EmbedSnippet() string {
+	l := a.ShareLink(true)
+	if l == "" {
+		return ""
+	}
+	return `<iframe src="` + l + `" title="pipeplan plan" width="720" height="260" style="max-width: 100%" loading="lazy"></iframe>`
+}
