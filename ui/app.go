@@ -1092,7 +1092,21 @@ func (a *App) Rows() []StageRow {
 	if a.Res == nil || a.Res.Plan == nil {
 		return nil
 	}
-	return StagePage(a.Res.Plan, a.StageStart, StagePageSize)
+	start, _ := a.StageWindow()
+	return StagePage(a.Res.Plan, start, StagePageSize)
+}
+
+// StageWindow is the stage table's window [start, end): from StageStart, moved back so
+// that it shows a full window when the plan has fewer stages than before.
+func (a *App) StageWindow() (start, end int) {
+	return window(a.StageStart, StagePageSize, a.StageCount())
+}
+
+// window is [start, end) of a window of size rows from start over n rows, moved back
+// to show a full window where start is past the end.
+func window(start, size, n int) (int, int) {
+	start = max(0, min(start, n-size))
+	return start, min(n, start+size)
 }
 
 // StageCount is the number of stages in the plan shown, 0 without one.
@@ -1103,17 +1117,17 @@ func (a *App) StageCount() int {
 	return len(a.Res.Plan.Stages)
 }
 
-// PageStages moves the stage table's window by delta rows (it stays on the stages).
+// PageStages moves the stage table's window by delta rows.
 func (a *App) PageStages(delta int) {
-	a.StageStart = max(0, min(a.StageStart+delta, a.StageCount()-1))
+	start, _ := a.StageWindow()
+	a.StageStart, _ = window(start+delta, StagePageSize, a.StageCount())
 }
 
 // DeviceWindow is the window of the per-device overrides shown: each device's index
 // and preset, from DeviceStart.
 func (a *App) DeviceWindow() []IndexedDevice {
 	devs := a.Form().Devices
-	start := max(0, min(a.DeviceStart, len(devs)-1))
-	end := min(len(devs), start+DevicePageSize)
+	start, end := window(a.DeviceStart, DevicePageSize, len(devs))
 	out := make([]IndexedDevice, 0, end-start)
 	for i := start; i < end; i++ {
 		out = append(out, IndexedDevice{i, devs[i]})
@@ -1129,7 +1143,14 @@ type IndexedDevice struct {
 
 // PageDevices moves the overrides' window by delta devices.
 func (a *App) PageDevices(delta int) {
-	a.DeviceStart = max(0, min(a.DeviceStart+delta, len(a.Form().Devices)-1))
+	n := len(a.Form().Devices)
+	start, _ := window(a.DeviceStart, DevicePageSize, n)
+	a.DeviceStart, _ = window(start+delta, DevicePageSize, n)
+}
+
+// DeviceRange is the overrides' window [start, end).
+func (a *App) DeviceRange() (start, end int) {
+	return window(a.DeviceStart, DevicePageSize, len(a.Form().Devices))
 }
 
 // Summary is the Plan panel's headline numbers, formatted.

@@ -136,8 +136,26 @@ func TestLongStringsStayOutOfTheVirtualDOM(t *testing.T) {
 		t.Errorf("the stage table draws %d rows of 3,000, want %d", n, StagePageSize)
 	}
 	wide.PageStages(2990)
-	if r := wide.Rows(); len(r) != 10 || r[0].Stage != 2990 {
+	if r := wide.Rows(); len(r) != StagePageSize || r[0].Stage != 3000-StagePageSize {
 		t.Errorf("the last window: %d rows from stage %d", len(r), r[0].Stage)
+	}
+	// The stage bar draws groups of stages, without handles, end to end.
+	bar := wide.Bar()
+	if len(bar.Segments) != maxBarSegments || len(bar.Handles) != 0 {
+		t.Errorf("the bar of 3,000 stages: %d segments, %d handles", len(bar.Segments), len(bar.Handles))
+	}
+	x, bottlenecks := 0.0, 0
+	for i, sg := range bar.Segments {
+		if math.Abs(sg.X-x) > 1e-9 || sg.Stage != 30*i {
+			t.Errorf("segment %d: stage %d at %g, want stage %d at %g", i, sg.Stage, sg.X, 30*i, x)
+		}
+		x = sg.X + sg.W
+		if sg.Bottleneck {
+			bottlenecks++
+		}
+	}
+	if math.Abs(x-BarWidth) > 1e-6 || bottlenecks != 1 {
+		t.Errorf("the bar ends at %g with %d bottleneck groups", x, bottlenecks)
 	}
 	if n := len(wide.DeviceWindow()); n != DevicePageSize {
 		t.Errorf("the overrides draw %d devices, want %d", n, DevicePageSize)

@@ -174,16 +174,22 @@ func (c *Root) layerRange() string {
 }
 
 func (c *Root) stageRange() string {
-	n := c.A.StageCount()
-	start := min(c.A.StageStart, max(n-1, 0))
-	return fmt.Sprintf("stages %d–%d of %d", start, min(n, start+StagePageSize)-1, n)
+	start, end := c.A.StageWindow()
+	return fmt.Sprintf("stages %d–%d of %d", start, end-1, c.A.StageCount())
 }
 
 func (c *Root) deviceRange() string {
-	n := len(c.A.Form().Devices)
-	start := min(c.A.DeviceStart, max(n-1, 0))
-	return fmt.Sprintf("devices %d–%d of %d", start, min(n, start+DevicePageSize)-1, n)
+	start, end := c.A.DeviceRange()
+	return fmt.Sprintf("devices %d–%d of %d", start, end-1, len(c.A.Form().Devices))
 }
+
+func (c *Root) stagesFirst() bool { s, _ := c.A.StageWindow(); return s == 0 }
+func (c *Root) stagesLast() bool  { _, e := c.A.StageWindow(); return e >= c.A.StageCount() }
+func (c *Root) devicesFirst() bool {
+	s, _ := c.A.DeviceRange()
+	return s == 0
+}
+func (c *Root) devicesLast() bool { _, e := c.A.DeviceRange(); return e >= len(c.A.Form().Devices) }
 
 func (c *Root) gotoLayer(e vugu.DOMEvent) {
 	n, err := strconv.Atoi(strings.TrimSpace(e.PropString("target", "value")))

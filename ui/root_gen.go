@@ -1051,7 +1051,7 @@ func (c *Root) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 									vgparent := vgn
 									_ = vgparent
 									vgn = vgElement(vgparent, "", "button", "type", "button", "id", "devices-prev")
-									vgn.AddAttrInterface("disabled", c.A.DeviceStart == 0)
+									vgn.AddAttrInterface("disabled", c.devicesFirst())
 									vgOn(vgn, "click", func(event vugu.DOMEvent) { c.A.PageDevices(-DevicePageSize) })
 									{
 										vgparent := vgn
@@ -1063,7 +1063,7 @@ func (c *Root) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 									vgn.SetInnerHTML(c.deviceRange())
 									vgn = vgText(vgparent, "\n          ")
 									vgn = vgElement(vgparent, "", "button", "type", "button", "id", "devices-next")
-									vgn.AddAttrInterface("disabled", c.A.DeviceStart+DevicePageSize >= len(c.form().Devices))
+									vgn.AddAttrInterface("disabled", c.devicesLast())
 									vgOn(vgn, "click", func(event vugu.DOMEvent) { c.A.PageDevices(DevicePageSize) })
 									{
 										vgparent := vgn
@@ -1366,7 +1366,7 @@ func (c *Root) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 								vgparent := vgn
 								_ = vgparent
 								vgn = vgElement(vgparent, "", "button", "type", "button", "id", "stages-prev")
-								vgn.AddAttrInterface("disabled", c.A.StageStart == 0)
+								vgn.AddAttrInterface("disabled", c.stagesFirst())
 								vgOn(vgn, "click", func(event vugu.DOMEvent) { c.A.PageStages(-StagePageSize) })
 								{
 									vgparent := vgn
@@ -1378,7 +1378,7 @@ func (c *Root) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 								vgn.SetInnerHTML(c.stageRange())
 								vgn = vgText(vgparent, "\n        ")
 								vgn = vgElement(vgparent, "", "button", "type", "button", "id", "stages-next")
-								vgn.AddAttrInterface("disabled", c.A.StageStart+StagePageSize >= c.A.StageCount())
+								vgn.AddAttrInterface("disabled", c.stagesLast())
 								vgOn(vgn, "click", func(event vugu.DOMEvent) { c.A.PageStages(StagePageSize) })
 								{
 									vgparent := vgn

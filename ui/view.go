@@ -55,6 +55,15 @@ type Handle struct {
 	Label        string
 }
 
+// maxBarSegments bounds the stage bar's segments (beyond it a segment is a group of
+// consecutive stages); maxBarHandles the plans whose boundaries are drawn as handles
+// to drag (beyond it they would cover the bar: the Plan panel's boundaries box takes
+// them).
+const (
+	maxBarSegments = 100
+	maxBarHandles  = 64
+)
+
 // NewStageBar places a plan's stages on the bar, each as wide as its compute time
 // (core's ComputeSeconds); a stage's layers share its width evenly.
 func NewStageBar(p *plan.Plan) StageBar {
@@ -70,6 +79,10 @@ func NewStageBar(p *plan.Plan) StageBar {
 	b := StageBar{X: x, Layers: n, Boundaries: joinInts(p.Boundaries)}
 	slow := bottleneck(p)
 	pos := 0.0
+	// More stages than maxBarSegments are drawn in groups of consecutive stages, one
+	// segment each: a bar of thousands of stages would be borders only.
+	group := (len(p.Stages) + maxBarSegments - 1) / maxBarSegments
+	starts := make([]float64, len(p.Stages)+1)
 	for i, s := range p.Stages {
 		w := BarWidth / float64(max(len(p.Stages), 1))
 		if total > 0 {
@@ -79,9 +92,15 @@ func NewStageBar(p *plan.Plan) StageBar {
 		for l := s.FirstLayer; l <= s.LastLayer+1 && l <= n; l++ {
 			x[l] = pos + w*float64(l-s.FirstLayer)/float64(k)
 		}
+		starts[i] = pos
+		pos += w
+		starts[i+1] = pos
+		if group > 1 {
+			continue
+		}
 		layers := plan.LayerRuns(p.StageLayers(i))
 		seg := Segment{
-			Stage: i, X: pos, W: w, Bottleneck: i == slow,
+			Stage: i, X: starts[i], W: w, Bottleneck: i == slow,
 			Pattern: "url(#pp-fill-" + strconv.Itoa(i%4) + ")",
 			Title: fmt.Sprintf("stage %d: layers %s (%s … %s), %s", i, layers,
 				s.FirstName, s.LastName, units.Time(s.ComputeSeconds, model.Seconds)),
@@ -96,10 +115,34 @@ func NewStageBar(p *plan.Plan) StageBar {
 			seg.Label = short
 		}
 		b.Segments = append(b.Segments, seg)
-		pos += w
+	}
+	if group > 1 {
+		for g, first := 0, 0; first < len(p.Stages); g, first = g+1, first+group {
+			last := min(len(p.Stages), first+group) - 1
+			a, z := p.Stages[first], p.Stages[last]
+			seg := Segment{
+				Stage: first, X: starts[first], W: starts[last+1] - starts[first], Bottleneck: first <= slow && slow <= last,
+				Pattern: "url(#pp-fill-" + strconv.Itoa(g%4) + ")",
+				Title: fmt.Sprintf("stages %d–%d (%s … %s)", first, last, a.FirstName, z.LastName),
+			}
+			if p.LayerOrder == nil { // a graph split's stages are not ranges of layers
+				seg.Title = fmt.Sprintf("stages %d–%d: layers %d–%d (%s … %s)", first, last, a.FirstLayer, z.LastLayer,
+					a.FirstName, z.LastName)
+			}
+			if seg.Bottleneck {
+				seg.Title += fmt.Sprintf(", with the bottleneck (stage %d, %s)", slow, units.Time(p.Stages[slow].ComputeSeconds, model.Seconds))
+			}
+			if label := fmt.Sprintf("S%d–%d", first, last); seg.W >= float64(len(label))*7.5 {
+				seg.Label = label
+			}
+			b.Segments = append(b.Segments, seg)
+		}
 	}
 	if n > 0 {
 		x[n] = BarWidth
+	}
+	if len(p.Stages) > maxBarHandles {
+		return b
 	}
 	for k := 1; k+1 < len(p.Boundaries) && p.LayerOrder == nil; k++ {
 		// A graph split in an order of its own has no boundaries in the model's order to

@@ -1,0 +1,190 @@
+//go:build browser
+
+package main
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+)
+
+// deepProfile is a native profile of n layers in a chain, each 0.1 ms forward and 0.2 ms
+// backward, 1 MiB of parameters and of activations.
+func deepProfile(n int) []byte {
+	var b strings.Builder
+	b.WriteString(`{"name": "deep", "inputs": [{"id": "x", "bytes": 1024}], "layers": [`)
+	for i := range n {
+		if i > 0 {
+			b.WriteString(",")
+		}
+		in := "x"
+		if i > 0 {
+			in = fmt.Sprintf("h%d", i-1)
+		}
+		fmt.Fprintf(&b, `{"name": "l%d", "forward_seconds": 0.0001, "backward_seconds": 0.0002, "param_bytes": 1048576, "activation_bytes": 1048576, "inputs": [%q], "outputs": [{"id": "h%d", "bytes": 4096}]}`, i, in, i)
+	}
+	b.WriteString("]}")
+	return []byte(b.String())
+}
+
+// waitLong is waitFor with a time limit of its own (a plan of thousands of stages takes
+// a while in the browser).
+func (b *browserT) waitLong(what, predicate string, limit time.Duration) {
+	b.Helper()
+	ctx, cancel := context.WithTimeout(b.ctx, limit+10*time.Second)
+	defer cancel()
+	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](predicate, chromedp.WithPollingTimeout(limit))); err != nil {
+		ctx, cancel := context.WithTimeout(b.ctx, 5*time.Second)
+		defer cancel()
+		page, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`"status: " + (document.querySelector("#status")?.textContent ?? "") + "\nnotice: " + (document.querySelector("#notice")?.textContent ?? "") + "\nfailure: " + (document.querySelector("#failure")?.textContent ?? "")`))
+		b.Fatalf("waiting for %s: %v; the page:\n%s", what, err, page)
+	}
+}
+
+// boundariesAre is a predicate: the overview's stage bar shows a plan of n stages.
+func boundariesAre(n int) string {
+	return fmt.Sprintf(`(document.querySelector("#app .stagebar")?.dataset.boundaries ?? "").split(",").length === %d`, n+1)
+}
+
+// TestBrowserLongText drives the three ways issue 23 found to kill the page's program
+// with a string longer than vugu's render buffer (16 KiB): the Export panel of a
+// 5,000-layer profile (its link), the Schedule panel of Llama-3-8B with 1,024
+// microbatches per step (its chart of microbatches in flight), and a 20,000-layer profile
+// on 3,000 devices (its boundaries). After each the page must still plan: a later edit
+// draws its plan. Screenshots go to PIPEPLAN_SCREENSHOTS, else testdata/screenshots/ at
+// the repository's root (git-ignored).
+func TestBrowserLongText(t *testing.T) {
+	chrome := findChromium(t)
+	srv := httptest.NewServer(http.FileServer(http.Dir(site(t))))
+	defer srv.Close()
+	shots := os.Getenv("PIPEPLAN_SCREENSHOTS")
+	if shots == "" {
+		shots = filepath.Join("..", "..", "testdata", "screenshots")
+	}
+	if err := os.MkdirAll(shots, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	opts := append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(chrome),
+		chromedp.NoSandbox,
+		chromedp.DisableGPU,
+		chromedp.Flag("disable-quic", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.UserDataDir(t.TempDir()),
+		chromedp.WindowSize(1200, 900),
+	)
+	actx, cancel := chromedp.NewExecAllocator(context.Background(), opts...)
+	defer cancel()
+	ctx, cancel := chromedp.NewContext(actx)
+	defer cancel()
+	if err := chromedp.Do(ctx); err != nil {
+		t.Fatalf("starting %s: %v", chrome, err)
+	}
+	b := &browserT{T: t, ctx: ctx, shots: shots}
+	// Errors in the console, and the render net's warnings: the page's own strings must
+	// not need it.
+	var mu sync.Mutex
+	var problems []string
+	go func() {
+		for m, err := range chromedp.Console(ctx) {
+			if err != nil {
+				return
+			}
+			if m.IsException() || m.Type == chromedp.ConsoleError || strings.Contains(m.String(), "render buffer") {
+				mu.Lock()
+				problems = append(problems, m.String())
+				mu.Unlock()
+			}
+		}
+	}()
+	files := t.TempDir()
+	do(b, "loading the page", chromedp.Navigate(srv.URL+"/"))
+	b.waitFor("the plan", boundariesAre(4))
+
+	// 1. A 5,000-layer profile, then Export and share: its link is tens of kilobytes.
+	deep := filepath.Join(files, "deep-5000.json")
+	os.WriteFile(deep, deepProfile(5000), 0o644)
+	b.tab("model")
+	do(b, "importing 5,000 layers", chromedp.SetUploadFiles("#model-file", []string{deep}))
+	b.waitLong("the 5,000-layer plan", `document.querySelector("#notice")?.textContent.includes("Loaded deep-5000.json: 5000 layers")`, time.Minute)
+	b.tab("export")
+	b.waitFor("the link", `document.querySelector("#share-link")?.value.length > 16384 && document.querySelector("#embed-link").value.includes("embed=1#r1.")`)
+	b.waitFor("the exports", `document.querySelector("#exports .export-pytorch pre")?.textContent.includes("torch")`)
+	link := do(b, "reading the link", chromedp.Evaluate[string](`document.querySelector("#share-link").value`))
+	if !strings.Contains(link, "#r1.") || len(link) <= 16384 {
+		t.Errorf("the share link: %d bytes, %.60s…", len(link), link)
+	}
+	b.shot("long-1-export-5000-layers")
+	// Still alive: three devices give a plan of three stages.
+	b.tab("cluster")
+	b.set("#cluster-count", "3", "input")
+	b.waitLong("3 stages after the export", boundariesAre(3), time.Minute)
+	b.tab("export")
+	b.waitFor("the new link", fmt.Sprintf(`document.querySelector("#share-link")?.value.length > 16384 && document.querySelector("#share-link").value !== %q`, link))
+
+	// 2. Llama-3-8B with 1,024 microbatches per step, then Schedule.
+	b.tab("model")
+	b.set("#model-pick", "arch:meta-llama-3-8b", "change")
+	b.waitLong("Llama-3-8B's plan", `document.querySelector("#summary")?.textContent.includes("layers on 3 stages") && document.querySelector("#model-pick").value === "arch:meta-llama-3-8b"`, time.Minute)
+	b.tab("plan")
+	b.set("#plan-microbatches", "1024", "input")
+	b.waitLong("1,024 microbatches", `document.querySelector("#summary")?.textContent.includes("1024 microbatches")`, time.Minute)
+	b.tab("schedule")
+	b.waitFor("the timeline", `document.querySelectorAll("#panel-schedule .inflight polyline").length >= 3`)
+	longest := do(b, "the longest points", chromedp.Evaluate[int](`Math.max(...[...document.querySelectorAll("#panel-schedule polyline")].map(p => p.getAttribute("points").length))`))
+	if longest > 16384 {
+		t.Errorf("a polyline of %d bytes of points", longest)
+	}
+	b.shot("long-2-schedule-1024-microbatches")
+	b.tab("cluster")
+	b.set("#cluster-count", "8", "input")
+	b.waitLong("8 stages after the schedule", boundariesAre(8), time.Minute)
+
+	// 3. A 20,000-layer profile on 3,000 devices (one microbatch per step, so that the
+	// step's timeline stays small): its boundaries are 17 KB.
+	wide := filepath.Join(files, "deep-20000.json")
+	os.WriteFile(wide, deepProfile(20000), 0o644)
+	b.tab("plan")
+	b.set("#plan-microbatches", "1", "input")
+	b.waitLong("one microbatch", `document.querySelector("#summary")?.textContent.includes(", 1 microbatches")`, time.Minute)
+	b.tab("model")
+	do(b, "importing 20,000 layers", chromedp.SetUploadFiles("#model-file", []string{wide}))
+	b.waitLong("the 20,000-layer plan", `document.querySelector("#notice")?.textContent.includes("Loaded deep-20000.json: 20000 layers")`, 2*time.Minute)
+	b.tab("cluster")
+	b.set("#cluster-count", "3000", "input")
+	b.waitLong("3,000 stages", boundariesAre(3000), 4*time.Minute)
+	b.waitFor("the device overrides' window", `document.querySelector("#device-range")?.textContent === "devices 0–31 of 3000"`)
+	if segs := do(b, "counting the bar's segments", chromedp.Evaluate[string](`document.querySelectorAll("#bar-main .seg").length + " segments, " + document.querySelectorAll("#bar-main .handle").length + " handles"`)); segs != "100 segments, 0 handles" {
+		t.Errorf("the stage bar of 3,000 stages draws %s", segs)
+	}
+	b.shot("long-3-cluster-3000-devices")
+	b.tab("plan")
+	b.waitFor("the stage table's window", `document.querySelectorAll("#plan tbody tr").length === 50 && document.querySelector("#stage-range")?.textContent === "stages 0–49 of 3000" && document.querySelector("#plan-bounds").value.length > 16384`)
+	b.eval(`document.querySelector("#stages-next").click()`)
+	b.waitFor("the next window", `document.querySelector("#stage-range")?.textContent === "stages 50–99 of 3000" && document.querySelector("#plan tbody tr td")?.textContent.startsWith("50")`)
+	b.shot("long-3-plan-3000-stages")
+	b.tab("cluster")
+	b.set("#cluster-count", "4", "input")
+	b.waitLong("4 stages after 3,000", boundariesAre(4), 2*time.Minute)
+	b.tab("plan")
+	b.waitFor("the four stages' rows", `document.querySelectorAll("#plan tbody tr").length === 4 && document.querySelector("#stage-range") === null`)
+	b.shot("long-3-after")
+
+	if failure := b.text("#failure") + b.text("#render-failure"); failure != "" {
+		t.Errorf("the page shows a failure: %s", failure)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	for _, p := range problems {
+		t.Errorf("console: %s", p)
+	}
+}
