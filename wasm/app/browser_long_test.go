@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -89,7 +90,6 @@ func TestBrowserLongText(t *testing.T) {
 	if err := chromedp.Do(ctx); err != nil {
 		t.Fatalf("starting %s: %v", chrome, err)
 	}
-	b := &browserT{T: t, ctx: ctx, shots: shots}
 	// Errors in the console, and the render net's warnings: the page's own strings must
 	// not need it.
 	var mu sync.Mutex
@@ -107,84 +107,106 @@ func TestBrowserLongText(t *testing.T) {
 		}
 	}()
 	files := t.TempDir()
-	do(b, "loading the page", chromedp.Navigate(srv.URL+"/"))
-	b.waitFor("the plan", boundariesAre(4))
+	// fresh loads the page afresh, on the first visit's request, for subtest t.
+	fresh := func(t *testing.T) *browserT {
+		b := &browserT{T: t, ctx: ctx, shots: shots}
+		do(b, "loading the page", chromedp.Navigate(srv.URL+"/?case="+url.QueryEscape(t.Name())))
+		b.eval(`localStorage.clear(); history.replaceState(null, "", location.pathname)`)
+		do(b, "reloading the page", chromedp.Reload())
+		b.waitFor("the first plan", boundariesAre(4))
+		return b
+	}
+	// healthy checks that the page shows no failure and logged no problem.
+	healthy := func(b *browserT) {
+		if failure := b.text("#failure") + b.text("#render-failure"); failure != "" {
+			b.Errorf("the page shows a failure: %s", failure)
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		for _, p := range problems {
+			b.Errorf("console: %s", p)
+		}
+		problems = nil
+	}
 
 	// 1. A 5,000-layer profile, then Export and share: its link is tens of kilobytes.
-	deep := filepath.Join(files, "deep-5000.json")
-	os.WriteFile(deep, deepProfile(5000), 0o644)
-	b.tab("model")
-	do(b, "importing 5,000 layers", chromedp.SetUploadFiles("#model-file", []string{deep}))
-	b.waitLong("the 5,000-layer plan", `document.querySelector("#notice")?.textContent.includes("Loaded deep-5000.json: 5000 layers")`, time.Minute)
-	b.tab("export")
-	b.waitFor("the link", `document.querySelector("#share-link")?.value.length > 16384 && document.querySelector("#embed-link").value.includes("embed=1#r1.")`)
-	b.waitFor("the exports", `document.querySelector("#exports .export-pytorch pre")?.textContent.includes("torch")`)
-	link := do(b, "reading the link", chromedp.Evaluate[string](`document.querySelector("#share-link").value`))
-	if !strings.Contains(link, "#r1.") || len(link) <= 16384 {
-		t.Errorf("the share link: %d bytes, %.60s…", len(link), link)
-	}
-	b.shot("long-1-export-5000-layers")
-	// Still alive: three devices give a plan of three stages.
-	b.tab("cluster")
-	b.set("#cluster-count", "3", "input")
-	b.waitLong("3 stages after the export", boundariesAre(3), time.Minute)
-	b.tab("export")
-	b.waitFor("the new link", fmt.Sprintf(`document.querySelector("#share-link")?.value.length > 16384 && document.querySelector("#share-link").value !== %q`, link))
+	t.Run("export-5000-layers", func(t *testing.T) {
+		b := fresh(t)
+		deep := filepath.Join(files, "deep-5000.json")
+		os.WriteFile(deep, deepProfile(5000), 0o644)
+		b.tab("model")
+		do(b, "importing 5,000 layers", chromedp.SetUploadFiles("#model-file", []string{deep}))
+		b.waitLong("the 5,000-layer plan", `document.querySelector("#notice")?.textContent.includes("Loaded deep-5000.json: 5000 layers")`, time.Minute)
+		b.tab("export")
+		b.waitFor("the link", `document.querySelector("#share-link")?.value.length > 16384 && document.querySelector("#embed-link").value.includes("embed=1#r1.")`)
+		b.waitFor("the exports", `document.querySelector("#exports .export-pytorch pre")?.textContent.includes("torch")`)
+		link := do(b, "reading the link", chromedp.Evaluate[string](`document.querySelector("#share-link").value`))
+		if !strings.Contains(link, "#r1.") || len(link) <= 16384 {
+			t.Errorf("the share link: %d bytes, %.60s…", len(link), link)
+		}
+		b.shot("long-1-export-5000-layers")
+		// Still alive: three devices give a plan of three stages, and its link.
+		b.tab("cluster")
+		b.set("#cluster-count", "3", "input")
+		b.waitLong("3 stages after the export", boundariesAre(3), time.Minute)
+		b.tab("export")
+		b.waitFor("the new link", fmt.Sprintf(`document.querySelector("#share-link")?.value.length > 16384 && document.querySelector("#share-link").value !== %q`, link))
+		healthy(b)
+	})
 
 	// 2. Llama-3-8B with 1,024 microbatches per step, then Schedule.
-	b.tab("model")
-	b.set("#model-pick", "arch:meta-llama-3-8b", "change")
-	b.waitLong("Llama-3-8B's plan", `document.querySelector("#summary")?.textContent.includes("layers on 3 stages") && document.querySelector("#model-pick").value === "arch:meta-llama-3-8b"`, time.Minute)
-	b.tab("plan")
-	b.set("#plan-microbatches", "1024", "input")
-	b.waitLong("1,024 microbatches", `document.querySelector("#summary")?.textContent.includes("1024 microbatches")`, time.Minute)
-	b.tab("schedule")
-	b.waitFor("the timeline", `document.querySelectorAll("#panel-schedule .inflight polyline").length >= 3`)
-	longest := do(b, "the longest points", chromedp.Evaluate[int](`Math.max(...[...document.querySelectorAll("#panel-schedule polyline")].map(p => p.getAttribute("points").length))`))
-	if longest > 16384 {
-		t.Errorf("a polyline of %d bytes of points", longest)
-	}
-	b.shot("long-2-schedule-1024-microbatches")
-	b.tab("cluster")
-	b.set("#cluster-count", "8", "input")
-	b.waitLong("8 stages after the schedule", boundariesAre(8), time.Minute)
+	t.Run("schedule-1024-microbatches", func(t *testing.T) {
+		b := fresh(t)
+		b.tab("model")
+		b.set("#model-pick", "arch:meta-llama-3-8b", "change")
+		b.waitLong("Llama-3-8B's plan", `document.querySelector("#summary")?.textContent.startsWith("35 layers on 4 stages")`, time.Minute)
+		b.tab("plan")
+		b.set("#plan-microbatches", "1024", "input")
+		b.waitLong("1,024 microbatches", `document.querySelector("#summary")?.textContent.includes("1024 microbatches")`, time.Minute)
+		b.tab("schedule")
+		b.waitFor("the timeline", `document.querySelectorAll("#panel-schedule .inflight polyline").length >= 4`)
+		longest := do(b, "the longest points", chromedp.Evaluate[int](`Math.max(...[...document.querySelectorAll("#panel-schedule polyline")].map(p => p.getAttribute("points").length))`))
+		if longest > 16384 {
+			t.Errorf("a polyline of %d bytes of points", longest)
+		}
+		b.shot("long-2-schedule-1024-microbatches")
+		b.tab("cluster")
+		b.set("#cluster-count", "8", "input")
+		b.waitLong("8 stages after the schedule", boundariesAre(8), time.Minute)
+		healthy(b)
+	})
 
 	// 3. A 20,000-layer profile on 3,000 devices (one microbatch per step, so that the
 	// step's timeline stays small): its boundaries are 17 KB.
-	wide := filepath.Join(files, "deep-20000.json")
-	os.WriteFile(wide, deepProfile(20000), 0o644)
-	b.tab("plan")
-	b.set("#plan-microbatches", "1", "input")
-	b.waitLong("one microbatch", `document.querySelector("#summary")?.textContent.includes(", 1 microbatches")`, time.Minute)
-	b.tab("model")
-	do(b, "importing 20,000 layers", chromedp.SetUploadFiles("#model-file", []string{wide}))
-	b.waitLong("the 20,000-layer plan", `document.querySelector("#notice")?.textContent.includes("Loaded deep-20000.json: 20000 layers")`, 2*time.Minute)
-	b.tab("cluster")
-	b.set("#cluster-count", "3000", "input")
-	b.waitLong("3,000 stages", boundariesAre(3000), 4*time.Minute)
-	b.waitFor("the device overrides' window", `document.querySelector("#device-range")?.textContent === "devices 0–31 of 3000"`)
-	if segs := do(b, "counting the bar's segments", chromedp.Evaluate[string](`document.querySelectorAll("#bar-main .seg").length + " segments, " + document.querySelectorAll("#bar-main .handle").length + " handles"`)); segs != "100 segments, 0 handles" {
-		t.Errorf("the stage bar of 3,000 stages draws %s", segs)
-	}
-	b.shot("long-3-cluster-3000-devices")
-	b.tab("plan")
-	b.waitFor("the stage table's window", `document.querySelectorAll("#plan tbody tr").length === 50 && document.querySelector("#stage-range")?.textContent === "stages 0–49 of 3000" && document.querySelector("#plan-bounds").value.length > 16384`)
-	b.eval(`document.querySelector("#stages-next").click()`)
-	b.waitFor("the next window", `document.querySelector("#stage-range")?.textContent === "stages 50–99 of 3000" && document.querySelector("#plan tbody tr td")?.textContent.startsWith("50")`)
-	b.shot("long-3-plan-3000-stages")
-	b.tab("cluster")
-	b.set("#cluster-count", "4", "input")
-	b.waitLong("4 stages after 3,000", boundariesAre(4), 2*time.Minute)
-	b.tab("plan")
-	b.waitFor("the four stages' rows", `document.querySelectorAll("#plan tbody tr").length === 4 && document.querySelector("#stage-range") === null`)
-	b.shot("long-3-after")
-
-	if failure := b.text("#failure") + b.text("#render-failure"); failure != "" {
-		t.Errorf("the page shows a failure: %s", failure)
-	}
-	mu.Lock()
-	defer mu.Unlock()
-	for _, p := range problems {
-		t.Errorf("console: %s", p)
-	}
+	t.Run("20000-layers-3000-devices", func(t *testing.T) {
+		b := fresh(t)
+		wide := filepath.Join(files, "deep-20000.json")
+		os.WriteFile(wide, deepProfile(20000), 0o644)
+		b.tab("plan")
+		b.set("#plan-microbatches", "1", "input")
+		b.waitLong("one microbatch", `document.querySelector("#summary")?.textContent.includes(", 1 microbatches")`, time.Minute)
+		b.tab("model")
+		do(b, "importing 20,000 layers", chromedp.SetUploadFiles("#model-file", []string{wide}))
+		b.waitLong("the 20,000-layer plan", `document.querySelector("#notice")?.textContent.includes("Loaded deep-20000.json: 20000 layers")`, 2*time.Minute)
+		b.tab("cluster")
+		b.set("#cluster-count", "3000", "input")
+		b.waitLong("3,000 stages", boundariesAre(3000), 4*time.Minute)
+		b.waitFor("the device overrides' window", `document.querySelector("#device-range")?.textContent === "devices 0–31 of 3000"`)
+		if segs := do(b, "counting the bar's segments", chromedp.Evaluate[string](`document.querySelectorAll("#bar-main .seg").length + " segments, " + document.querySelectorAll("#bar-main .handle").length + " handles"`)); segs != "100 segments, 0 handles" {
+			t.Errorf("the stage bar of 3,000 stages draws %s", segs)
+		}
+		b.shot("long-3-cluster-3000-devices")
+		b.tab("plan")
+		b.waitFor("the stage table's window", `document.querySelectorAll("#plan tbody tr").length === 50 && document.querySelector("#stage-range")?.textContent === "stages 0–49 of 3000" && document.querySelector("#plan-bounds").value.length > 16384`)
+		b.eval(`document.querySelector("#stages-next").click()`)
+		b.waitFor("the next window", `document.querySelector("#stage-range")?.textContent === "stages 50–99 of 3000" && document.querySelector("#plan tbody tr td")?.textContent.startsWith("50")`)
+		b.shot("long-3-plan-3000-stages")
+		b.tab("cluster")
+		b.set("#cluster-count", "4", "input")
+		b.waitLong("4 stages after 3,000", boundariesAre(4), 2*time.Minute)
+		b.tab("plan")
+		b.waitFor("the four stages' rows", `document.querySelectorAll("#plan tbody tr").length === 4 && document.querySelector("#stage-range") === null`)
+		b.shot("long-3-after")
+		healthy(b)
+	})
 }
