@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 
 	"pipeplan/core/model"
 )
@@ -41,8 +42,13 @@ func (e *plannerError) Unwrap() error {
 }
 
 // errorObject reads the planner's error object from an answer; nil when the answer is
-// not one.
+// not one. The error object's first key is "error" (wasm/planner/ops' apiError), which
+// no result's is: an answer is only decoded here when it starts so, for a result of
+// megabytes must not be read twice on the page's only thread.
 func errorObject(out string) *plannerError {
+	if !strings.HasPrefix(strings.TrimLeft(strings.TrimPrefix(strings.TrimLeft(out, " \t\r\n"), "{"), " \t\r\n"), `"error"`) {
+		return nil
+	}
 	var o struct {
 		Error  *string `json:"error"`
 		Fields []struct {

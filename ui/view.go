@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"pipeplan/core/model"
 	"pipeplan/core/plan"
@@ -506,6 +507,13 @@ func ParseBoundaries(s string) ([]int, error) {
 	for _, x := range f {
 		v, err := strconv.Atoi(x)
 		if err != nil {
+			if len(x) > 40 { // a paste of anything: say which, not all of it
+				x = x[:40]
+				for len(x) > 0 && !utf8.ValidString(x) {
+					x = x[:len(x)-1]
+				}
+				return nil, fmt.Errorf("boundaries: %q… is not a whole number", x)
+			}
 			return nil, fmt.Errorf("boundaries: %q is not a whole number", x)
 		}
 		out = append(out, v)
