@@ -31,10 +31,26 @@ func vgElement(parent *vugu.VGNode, ns, tag string, attrs ...string) *vugu.VGNod
 	return n
 }
 
-// vgOn adds a DOM event handler to n (@click='...').
+// vgOn adds a DOM event handler to n (@click='...'). A panic in the handler is
+// recovered and given to HandlerPanicked, when set: vugu v0.4.0 recovers none (a panic in
+// a handler ends the page's program, with vugu's lock held), so the page says what
+// failed and goes on.
 func vgOn(n *vugu.VGNode, event string, f func(vugu.DOMEvent)) {
-	n.DOMEventHandlerSpecList = append(n.DOMEventHandlerSpecList, vugu.DOMEventHandlerSpec{EventType: event, Func: f})
+	n.DOMEventHandlerSpecList = append(n.DOMEventHandlerSpecList, vugu.DOMEventHandlerSpec{EventType: event, Func: func(e vugu.DOMEvent) {
+		if HandlerPanicked != nil {
+			defer func() {
+				if v := recover(); v != nil {
+					HandlerPanicked(v)
+				}
+			}()
+		}
+		f(e)
+	}})
 }
+
+// HandlerPanicked, when set, is told of a panic in an event handler, which then returns
+// as if it had ended. It runs where the handler ran (holding vugu's lock).
+var HandlerPanicked func(v any)
 
 // vgProp sets a JavaScript property of n to v, as JSON (.value='...').
 func vgProp(n *vugu.VGNode, key string, v any) {

@@ -33,7 +33,33 @@ func TestVGNodeHelpers(t *testing.T) {
 	vgProp(vgn, "value", 42)
 	vgText(got, " ")
 	vgElement(got, "svg", "g")
+	// vgOn's handler wraps the one given (see TestHandlerPanicked).
+	if h := got.FirstChild.DOMEventHandlerSpecList; len(h) != 1 || h[0].Func == nil {
+		t.Fatalf("vgOn added %v", h)
+	}
+	got.FirstChild.DOMEventHandlerSpecList[0].Func = nil
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("the helpers built\n%#v\nvugugen's code builds\n%#v", got, want)
 	}
+}
+
+// TestHandlerPanicked: a handler's panic goes to HandlerPanicked, and the handler returns;
+// without HandlerPanicked it panics as before.
+func TestHandlerPanicked(t *testing.T) {
+	n := &vugu.VGNode{Type: vugu.ElementNode, Data: "button"}
+	ran := false
+	vgOn(n, "click", func(vugu.DOMEvent) { ran = true; panic("broken") })
+	var got any
+	HandlerPanicked = func(v any) { got = v }
+	n.DOMEventHandlerSpecList[0].Func(nil)
+	HandlerPanicked = nil
+	if !ran || got != "broken" {
+		t.Errorf("ran %v, HandlerPanicked got %v", ran, got)
+	}
+	defer func() {
+		if v := recover(); v != "broken" {
+			t.Errorf("without HandlerPanicked the panic is %v", v)
+		}
+	}()
+	n.DOMEventHandlerSpecList[0].Func(nil)
 }

@@ -51,6 +51,23 @@ func (b *browserT) waitLong(what, predicate string, limit time.Duration) {
 	}
 }
 
+// frameGaps starts recording the gaps between animation frames in window.ppGaps: the
+// longest, and how many exceed 100 ms, until ppGaps.stop().
+const frameGaps = `(() => {
+	const g = {max: 0, over100: 0, start: performance.now(), running: true};
+	let last = g.start;
+	const tick = (now) => {
+		const d = now - last;
+		last = now;
+		g.max = Math.max(g.max, d);
+		if (d > 100) g.over100++;
+		if (g.running) requestAnimationFrame(tick);
+	};
+	g.stop = () => { g.running = false; };
+	requestAnimationFrame(tick);
+	window.ppGaps = g;
+})()`
+
 // boundariesAre is a predicate: the overview's stage bar shows a plan of n stages.
 func boundariesAre(n int) string {
 	return fmt.Sprintf(`(document.querySelector("#app .stagebar")?.dataset.boundaries ?? "").split(",").length === %d`, n+1)
@@ -192,8 +209,13 @@ func TestBrowserLongText(t *testing.T) {
 		do(b, "importing 20,000 layers", chromedp.SetUploadFiles("#model-file", []string{wide}))
 		b.waitLong("the 20,000-layer plan", `document.querySelector("#notice")?.textContent.includes("Loaded deep-20000.json: 20000 layers")`, 2*time.Minute)
 		b.tab("cluster")
+		// The longest gap between frames while the plan is made and drawn (issue 23's
+		// item 2 asks for at most 100 ms): a figure, logged.
+		b.eval(frameGaps)
 		b.set("#cluster-count", "3000", "input")
 		b.waitLong("3,000 stages", boundariesAre(3000), 4*time.Minute)
+		gaps := do(b, "reading the frame gaps", chromedp.Evaluate[[]float64](`(window.ppGaps.stop(), [window.ppGaps.max, window.ppGaps.over100, performance.now() - window.ppGaps.start])`))
+		t.Logf("3,000 stages of 20,000 layers: longest frame gap %.0f ms, %.0f gaps over 100 ms, in %.1f s", gaps[0], gaps[1], gaps[2]/1000)
 		b.waitFor("the device overrides' window", `document.querySelector("#device-range")?.textContent === "devices 0–31 of 3000"`)
 		if segs := do(b, "counting the bar's segments", chromedp.Evaluate[string](`document.querySelectorAll("#bar-main .seg").length + " segments, " + document.querySelectorAll("#bar-main .handle").length + " handles"`)); segs != "100 segments, 0 handles" {
 			t.Errorf("the stage bar of 3,000 stages draws %s", segs)

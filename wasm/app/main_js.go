@@ -35,8 +35,6 @@ func main() {
 		panic(err)
 	}
 	defer r.Release()
-	// The event handlers' panics are recovered by vugu, which then asks the loop to end
-	// (EventWait returns false): the loop below goes on.
 	env, err := vugu.NewBuildEnv(r.EventEnv())
 	if err != nil {
 		panic(err)
@@ -79,9 +77,16 @@ func main() {
 	js.Global().Call("addEventListener", "popstate", onNav)
 	js.Global().Call("addEventListener", "hashchange", onNav)
 	app.DeferKeep = true
+	// A panic in an event handler (ui's handlers recover it, holding vugu's lock) or in
+	// a background task is shown, and the page goes on.
+	h.failed = func(v any) {
+		console("error", fmt.Sprintf("pipeplan: %v", v))
+		app.Failure = fmt.Sprintf("an action failed (%v); the page is still running.", v)
+	}
+	ui.HandlerPanicked = h.failed
 	root := &ui.Root{A: app}
 	detached := newDetacher()
-	for {
+	for ok := true; ok; ok = r.EventWait() {
 		t0 := time.Now()
 		var t1 time.Time
 		err := renderOnce(r, env, root, &t1)
@@ -112,13 +117,6 @@ func main() {
 			"render_ms": ms(t2.Sub(t1)),
 			"keep_ms":   ms(time.Since(t2)),
 		})
-		if !r.EventWait() {
-			// An event handler panicked: vugu recovered it (and printed it to the
-			// console) and asks the loop to end. The page goes on instead.
-			h.env.Lock()
-			app.Failure = "an action failed (the browser's console has the details); the page is still running."
-			h.env.UnlockOnly()
-		}
 	}
 }
 
@@ -182,6 +180,11 @@ else if (e[name] !== v) e[name] = v;`)
 }
 
 func (d *detacher) apply(values []ui.Detached) {
+	defer func() {
+		if v := recover(); v != nil {
+			console("error", fmt.Sprintf("pipeplan: setting the page's long values: %v", v))
+		}
+	}()
 	for _, x := range values {
 		key := x.Selector + "\x00" + x.Name
 		last, ok := d.last[key]
@@ -217,9 +220,11 @@ func startRequest() (*ui.Request, string, string) {
 
 // browser is ui.Host in a browser.
 type browser struct {
-	env   vugu.EventEnv
-	mu    sync.Mutex
-	focus string
+	env vugu.EventEnv
+	// failed shows a panic recovered in a handler or a background task (vugu's lock held).
+	failed func(any)
+	mu     sync.Mutex
+	focus  string
 	// yielded is when a long computation last let the browser run, as the time since
 	// started (a time.Time here would keep time.Time's formatting and parsing in
 	// main.wasm: the browser is used as an interface, ui.Host).
@@ -229,16 +234,37 @@ type browser struct {
 // started is when the program started.
 var started = time.Now()
 
-func (b *browser) Background(f func()) { go f() }
+// Background runs f in a goroutine; a panic in it is shown (failed), not the end of
+// the program.
+func (b *browser) Background(f func()) {
+	go func() {
+		defer func() {
+			if v := recover(); v != nil {
+				b.env.Lock()
+				b.failed(v)
+				b.env.UnlockRender()
+			}
+		}()
+		f()
+	}()
+}
 
+// Update runs f holding vugu's lock, which it releases whatever f does (a panic is
+// shown, and the page renders).
 func (b *browser) Update(f func(), render bool) {
 	b.env.Lock()
+	defer func() {
+		if v := recover(); v != nil {
+			b.failed(v)
+			render = true
+		}
+		if render {
+			b.env.UnlockRender()
+		} else {
+			b.env.UnlockOnly()
+		}
+	}()
 	f()
-	if render {
-		b.env.UnlockRender()
-	} else {
-		b.env.UnlockOnly()
-	}
 }
 
 // Yield gives the browser a turn (events, rendering) every 25 ms of a long computation:
