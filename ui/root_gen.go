@@ -1675,8 +1675,14 @@ func (c *Root) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 											vgn.SetInnerHTML(p.Title)
 										}
 									}
-									vgn = vgElement(vgparent, "svg", "polyline", "class", "front")
-									vgn.AddAttrInterface("points", c.A.Chart().Front)
+									for vgiterkeyt, pts := range c.A.Chart().Front {
+										var vgiterkey interface{} = vgiterkeyt
+										_ = vgiterkey
+										pts := pts
+										_ = pts
+										vgn = vgElement(vgparent, "svg", "polyline", "class", "front")
+										vgn.AddAttrInterface("points", pts)
+									}
 									for vgiterkeyt, p := range c.A.Chart().FrontPts {
 										var vgiterkey interface{} = vgiterkeyt
 										_ = vgiterkey

@@ -405,7 +405,7 @@ func (a *App) Apply(key string) {
 type ParetoChart struct {
 	Width, Height, Left, Bottom float64
 	Points                      []ChartPoint
-	Front                       string // polyline points
+	Front                       []string // polyline points, in pieces (chunkPoints)
 	FrontPts                    []ChartPoint
 	XTicks, YTicks              []Tick
 	Best                        *ChartPoint
@@ -445,13 +445,13 @@ func (a *App) Chart() *ParetoChart {
 		c.Points = append(c.Points, ChartPoint{X: x(o.Devices), Y: y(o.SamplesPerSecond),
 			Title: fmt.Sprintf("%s: %s on %d devices", o.Candidate, units.Rate(o.SamplesPerSecond, "samples/s"), o.Devices)})
 	}
-	var front []string
+	var front [][2]float64
 	for _, o := range rep.Pareto {
-		front = append(front, f1(x(o.Devices))+","+f1(y(o.SamplesPerSecond)))
+		front = append(front, [2]float64{x(o.Devices), y(o.SamplesPerSecond)})
 		c.FrontPts = append(c.FrontPts, ChartPoint{X: x(o.Devices), Y: y(o.SamplesPerSecond), Front: true,
 			Title: fmt.Sprintf("front: %s, %s on %d devices", o.Candidate, units.Rate(o.SamplesPerSecond, "samples/s"), o.Devices)})
 	}
-	c.Front = strings.Join(front, " ")
+	c.Front = chunkPoints(front)
 	b := rep.Best
 	c.Best = &ChartPoint{X: x(b.Devices), Y: y(b.SamplesPerSecond),
 		Title: fmt.Sprintf("best: %s, %s on %d devices", b.Candidate, units.Rate(b.SamplesPerSecond, "samples/s"), b.Devices)}
