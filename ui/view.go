@@ -124,7 +124,7 @@ func NewStageBar(p *plan.Plan) StageBar {
 			seg := Segment{
 				Stage: first, X: starts[first], W: starts[last+1] - starts[first], Bottleneck: first <= slow && slow <= last,
 				Pattern: "url(#pp-fill-" + strconv.Itoa(g%4) + ")",
-				Title: fmt.Sprintf("stages %d–%d (%s … %s)", first, last, a.FirstName, z.LastName),
+				Title:   fmt.Sprintf("stages %d–%d (%s … %s)", first, last, a.FirstName, z.LastName),
 			}
 			if p.LayerOrder == nil { // a graph split's stages are not ranges of layers
 				seg.Title = fmt.Sprintf("stages %d–%d: layers %d–%d (%s … %s)", first, last, a.FirstLayer, z.LastLayer,
