@@ -1092,21 +1092,29 @@ func (a *App) Rows() []StageRow {
 	if a.Res == nil || a.Res.Plan == nil {
 		return nil
 	}
-	start, _ := a.StageWindow()
-	return StagePage(a.Res.Plan, start, StagePageSize)
+	return StagePage(a.Res.Plan, a.StageWindow().Start, StagePageSize)
 }
 
-// StageWindow is the stage table's window [start, end): from StageStart, moved back so
-// that it shows a full window when the plan has fewer stages than before.
-func (a *App) StageWindow() (start, end int) {
-	return window(a.StageStart, StagePageSize, a.StageCount())
+// StageWindow is the stage table's window: from StageStart, moved back so that it
+// shows a full window when the plan has fewer stages than before.
+func (a *App) StageWindow() Window { return window(a.StageStart, StagePageSize, a.StageCount()) }
+
+// Window is the rows [Start, End) of N that a table shows.
+type Window struct{ Start, End, N int }
+
+// First and Last say whether the window is the first or the last; Range names its rows
+// ("stages 0–49 of 3000").
+func (w Window) First() bool { return w.Start == 0 }
+func (w Window) Last() bool  { return w.End >= w.N }
+func (w Window) Range(rows string) string {
+	return rows + " " + strconv.Itoa(w.Start) + "–" + strconv.Itoa(w.End-1) + " of " + strconv.Itoa(w.N)
 }
 
-// window is [start, end) of a window of size rows from start over n rows, moved back
-// to show a full window where start is past the end.
-func window(start, size, n int) (int, int) {
+// window is the window of size rows from start over n rows, moved back to show a full
+// window where start is past the end.
+func window(start, size, n int) Window {
 	start = max(0, min(start, n-size))
-	return start, min(n, start+size)
+	return Window{start, min(n, start+size), n}
 }
 
 // StageCount is the number of stages in the plan shown, 0 without one.
@@ -1119,17 +1127,16 @@ func (a *App) StageCount() int {
 
 // PageStages moves the stage table's window by delta rows.
 func (a *App) PageStages(delta int) {
-	start, _ := a.StageWindow()
-	a.StageStart, _ = window(start+delta, StagePageSize, a.StageCount())
+	a.StageStart = window(a.StageWindow().Start+delta, StagePageSize, a.StageCount()).Start
 }
 
 // DeviceWindow is the window of the per-device overrides shown: each device's index
 // and preset, from DeviceStart.
 func (a *App) DeviceWindow() []IndexedDevice {
 	devs := a.Form().Devices
-	start, end := window(a.DeviceStart, DevicePageSize, len(devs))
-	out := make([]IndexedDevice, 0, end-start)
-	for i := start; i < end; i++ {
+	w := window(a.DeviceStart, DevicePageSize, len(devs))
+	out := make([]IndexedDevice, 0, w.End-w.Start)
+	for i := w.Start; i < w.End; i++ {
 		out = append(out, IndexedDevice{i, devs[i]})
 	}
 	return out
@@ -1144,12 +1151,11 @@ type IndexedDevice struct {
 // PageDevices moves the overrides' window by delta devices.
 func (a *App) PageDevices(delta int) {
 	n := len(a.Form().Devices)
-	start, _ := window(a.DeviceStart, DevicePageSize, n)
-	a.DeviceStart, _ = window(start+delta, DevicePageSize, n)
+	a.DeviceStart = window(window(a.DeviceStart, DevicePageSize, n).Start+delta, DevicePageSize, n).Start
 }
 
-// DeviceRange is the overrides' window [start, end).
-func (a *App) DeviceRange() (start, end int) {
+// DeviceRange is the overrides' window.
+func (a *App) DeviceRange() Window {
 	return window(a.DeviceStart, DevicePageSize, len(a.Form().Devices))
 }
 

@@ -1,7 +1,7 @@
 package ui
 
 import (
-	"fmt"
+	"strconv"
 	"unicode/utf8"
 
 	"github.com/vugu/vugu"
@@ -38,50 +38,43 @@ func propInstruction(key string, json []byte) int { return len(key) + len(json) 
 
 // BoundRender makes a build's output fit domrender's instruction buffer: a text node
 // too long is cut, at a character, and says how much was left out; an attribute or a
-// property too long is left out (an input keeps what it holds). It returns a line per
-// change ("text of 27612 bytes in <pre> cut"), none when the output fits, as it should:
-// the page's own strings that grow with the model are not in the virtual DOM.
-func BoundRender(br *vugu.BuildResults) []string {
+// property too long is left out (an input keeps what it holds). It returns how many it
+// changed: none when the output fits, as it should, for the page's own strings that grow
+// with the model are not in the virtual DOM.
+func BoundRender(br *vugu.BuildResults) (changed int) {
 	if br == nil || br.Out == nil {
-		return nil
+		return 0
 	}
-	var changed []string
 	seen := map[*vugu.BuildOut]bool{}
 	var walkOut func(bo *vugu.BuildOut)
-	var walk func(n *vugu.VGNode, parent string)
-	walk = func(n *vugu.VGNode, parent string) {
+	var walk func(n *vugu.VGNode)
+	walk = func(n *vugu.VGNode) {
 		for ; n != nil; n = n.NextSibling {
-			if n.Component != nil {
+			switch {
+			case n.Component != nil:
 				walkOut(br.ResultFor(n.Component))
-				continue
-			}
-			switch n.Type {
-			case vugu.TextNode, vugu.CommentNode:
+			case n.Type == vugu.TextNode || n.Type == vugu.CommentNode:
 				if textInstruction(n.Data) > maxInstruction {
-					changed = append(changed, fmt.Sprintf("text of %d bytes in <%s> cut", len(n.Data), parent))
 					n.Data = cutText(n.Data)
+					changed++
 				}
-				continue
-			}
-			attrs := n.Attr[:0]
-			for _, a := range n.Attr {
-				if attrInstruction(a.Key, a.Val) > maxInstruction {
-					changed = append(changed, fmt.Sprintf("attribute %s of %d bytes on <%s> left out", a.Key, len(a.Val), n.Data))
-					continue
+			default:
+				attrs := n.Attr[:0]
+				for _, a := range n.Attr {
+					if attrInstruction(a.Key, a.Val) <= maxInstruction {
+						attrs = append(attrs, a)
+					}
 				}
-				attrs = append(attrs, a)
-			}
-			n.Attr = attrs
-			props := n.Prop[:0]
-			for _, p := range n.Prop {
-				if propInstruction(p.Key, p.JSONVal) > maxInstruction {
-					changed = append(changed, fmt.Sprintf("property %s of %d bytes on <%s> left out", p.Key, len(p.JSONVal), n.Data))
-					continue
+				props := n.Prop[:0]
+				for _, p := range n.Prop {
+					if propInstruction(p.Key, p.JSONVal) <= maxInstruction {
+						props = append(props, p)
+					}
 				}
-				props = append(props, p)
+				changed += len(n.Attr) - len(attrs) + len(n.Prop) - len(props)
+				n.Attr, n.Prop = attrs, props
+				walk(n.FirstChild)
 			}
-			n.Prop = props
-			walk(n.FirstChild, n.Data)
 		}
 	}
 	walkOut = func(bo *vugu.BuildOut) {
@@ -90,7 +83,7 @@ func BoundRender(br *vugu.BuildResults) []string {
 		}
 		seen[bo] = true
 		for _, n := range bo.Out {
-			walk(n, "")
+			walk(n)
 		}
 	}
 	walkOut(br.Out)
@@ -100,10 +93,11 @@ func BoundRender(br *vugu.BuildResults) []string {
 // cutText cuts a text to what fits in one instruction, ending at a character, with a
 // note of what was left out.
 func cutText(s string) string {
+	note := func(n int) string { return " … (" + strconv.Itoa(n) + " more bytes not shown)" }
 	// The note's length with the most digits it can have, then the note itself.
-	keep := maxInstruction - 5 - len(fmt.Sprintf(" … (%d more bytes not shown)", len(s)))
+	keep := maxInstruction - 5 - len(note(len(s)))
 	for keep > 0 && !utf8.RuneStart(s[keep]) {
 		keep--
 	}
-	return s[:keep] + fmt.Sprintf(" … (%d more bytes not shown)", len(s)-keep)
+	return s[:keep] + note(len(s)-keep)
 }

@@ -173,24 +173,6 @@ func (c *Root) layerRange() string {
 	return fmt.Sprintf("layers %d–%d of %d", c.A.LayerStart, end-1, n)
 }
 
-func (c *Root) stageRange() string {
-	start, end := c.A.StageWindow()
-	return fmt.Sprintf("stages %d–%d of %d", start, end-1, c.A.StageCount())
-}
-
-func (c *Root) deviceRange() string {
-	start, end := c.A.DeviceRange()
-	return fmt.Sprintf("devices %d–%d of %d", start, end-1, len(c.A.Form().Devices))
-}
-
-func (c *Root) stagesFirst() bool { s, _ := c.A.StageWindow(); return s == 0 }
-func (c *Root) stagesLast() bool  { _, e := c.A.StageWindow(); return e >= c.A.StageCount() }
-func (c *Root) devicesFirst() bool {
-	s, _ := c.A.DeviceRange()
-	return s == 0
-}
-func (c *Root) devicesLast() bool { _, e := c.A.DeviceRange(); return e >= len(c.A.Form().Devices) }
-
 func (c *Root) gotoLayer(e vugu.DOMEvent) {
 	n, err := strconv.Atoi(strings.TrimSpace(e.PropString("target", "value")))
 	if err == nil {

@@ -1051,7 +1051,7 @@ func (c *Root) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 									vgparent := vgn
 									_ = vgparent
 									vgn = vgElement(vgparent, "", "button", "type", "button", "id", "devices-prev")
-									vgn.AddAttrInterface("disabled", c.devicesFirst())
+									vgn.AddAttrInterface("disabled", c.A.DeviceRange().First())
 									vgOn(vgn, "click", func(event vugu.DOMEvent) { c.A.PageDevices(-DevicePageSize) })
 									{
 										vgparent := vgn
@@ -1060,10 +1060,10 @@ func (c *Root) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 									}
 									vgn = vgText(vgparent, "\n          ")
 									vgn = vgElement(vgparent, "", "span", "id", "device-range")
-									vgn.SetInnerHTML(c.deviceRange())
+									vgn.SetInnerHTML(c.A.DeviceRange().Range("devices"))
 									vgn = vgText(vgparent, "\n          ")
 									vgn = vgElement(vgparent, "", "button", "type", "button", "id", "devices-next")
-									vgn.AddAttrInterface("disabled", c.devicesLast())
+									vgn.AddAttrInterface("disabled", c.A.DeviceRange().Last())
 									vgOn(vgn, "click", func(event vugu.DOMEvent) { c.A.PageDevices(DevicePageSize) })
 									{
 										vgparent := vgn
@@ -1366,7 +1366,7 @@ func (c *Root) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 								vgparent := vgn
 								_ = vgparent
 								vgn = vgElement(vgparent, "", "button", "type", "button", "id", "stages-prev")
-								vgn.AddAttrInterface("disabled", c.stagesFirst())
+								vgn.AddAttrInterface("disabled", c.A.StageWindow().First())
 								vgOn(vgn, "click", func(event vugu.DOMEvent) { c.A.PageStages(-StagePageSize) })
 								{
 									vgparent := vgn
@@ -1375,10 +1375,10 @@ func (c *Root) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 								}
 								vgn = vgText(vgparent, "\n        ")
 								vgn = vgElement(vgparent, "", "span", "id", "stage-range")
-								vgn.SetInnerHTML(c.stageRange())
+								vgn.SetInnerHTML(c.A.StageWindow().Range("stages"))
 								vgn = vgText(vgparent, "\n        ")
 								vgn = vgElement(vgparent, "", "button", "type", "button", "id", "stages-next")
-								vgn.AddAttrInterface("disabled", c.stagesLast())
+								vgn.AddAttrInterface("disabled", c.A.StageWindow().Last())
 								vgOn(vgn, "click", func(event vugu.DOMEvent) { c.A.PageStages(StagePageSize) })
 								{
 									vgparent := vgn

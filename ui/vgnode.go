@@ -34,7 +34,10 @@ func vgElement(parent *vugu.VGNode, ns, tag string, attrs ...string) *vugu.VGNod
 // vgOn adds a DOM event handler to n (@click='...'). A panic in the handler is
 // recovered and given to HandlerPanicked, when set: vugu v0.4.0 recovers none (a panic in
 // a handler ends the page's program, with vugu's lock held), so the page says what
-// failed and goes on.
+// failed and goes on. It is not inlined: inlined, each of its ~50 callers had a copy
+// of the wrapper (20 KB of main.wasm).
+//
+//go:noinline
 func vgOn(n *vugu.VGNode, event string, f func(vugu.DOMEvent)) {
 	n.DOMEventHandlerSpecList = append(n.DOMEventHandlerSpecList, vugu.DOMEventHandlerSpec{EventType: event, Func: func(e vugu.DOMEvent) {
 		if HandlerPanicked != nil {

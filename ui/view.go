@@ -6,7 +6,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 
 	"pipeplan/core/model"
 	"pipeplan/core/plan"
@@ -121,19 +120,20 @@ func NewStageBar(p *plan.Plan) StageBar {
 		for g, first := 0, 0; first < len(p.Stages); g, first = g+1, first+group {
 			last := min(len(p.Stages), first+group) - 1
 			a, z := p.Stages[first], p.Stages[last]
+			stages := strconv.Itoa(first) + "–" + strconv.Itoa(last)
 			seg := Segment{
 				Stage: first, X: starts[first], W: starts[last+1] - starts[first], Bottleneck: first <= slow && slow <= last,
 				Pattern: "url(#pp-fill-" + strconv.Itoa(g%4) + ")",
-				Title:   fmt.Sprintf("stages %d–%d (%s … %s)", first, last, a.FirstName, z.LastName),
+				Title:   "stages " + stages,
 			}
 			if p.LayerOrder == nil { // a graph split's stages are not ranges of layers
-				seg.Title = fmt.Sprintf("stages %d–%d: layers %d–%d (%s … %s)", first, last, a.FirstLayer, z.LastLayer,
-					a.FirstName, z.LastName)
+				seg.Title += ": layers " + strconv.Itoa(a.FirstLayer) + "–" + strconv.Itoa(z.LastLayer)
 			}
+			seg.Title += " (" + a.FirstName + " … " + z.LastName + ")"
 			if seg.Bottleneck {
-				seg.Title += fmt.Sprintf(", with the bottleneck (stage %d, %s)", slow, units.Time(p.Stages[slow].ComputeSeconds, model.Seconds))
+				seg.Title += ", with the bottleneck (stage " + strconv.Itoa(slow) + ", " + units.Time(p.Stages[slow].ComputeSeconds, model.Seconds) + ")"
 			}
-			if label := fmt.Sprintf("S%d–%d", first, last); seg.W >= float64(len(label))*7.5 {
+			if label := "S" + stages; seg.W >= float64(len(label))*7.5 {
 				seg.Label = label
 			}
 			b.Segments = append(b.Segments, seg)
@@ -508,11 +508,7 @@ func ParseBoundaries(s string) ([]int, error) {
 		v, err := strconv.Atoi(x)
 		if err != nil {
 			if len(x) > 40 { // a paste of anything: say which, not all of it
-				x = x[:40]
-				for len(x) > 0 && !utf8.ValidString(x) {
-					x = x[:len(x)-1]
-				}
-				return nil, fmt.Errorf("boundaries: %q… is not a whole number", x)
+				x = x[:40] + "…"
 			}
 			return nil, fmt.Errorf("boundaries: %q is not a whole number", x)
 		}

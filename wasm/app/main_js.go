@@ -5,6 +5,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall/js"
@@ -80,8 +81,8 @@ func main() {
 	// A panic in an event handler (ui's handlers recover it, holding vugu's lock) or in
 	// a background task is shown, and the page goes on.
 	h.failed = func(v any) {
-		console("error", fmt.Sprintf("pipeplan: %v", v))
-		app.Failure = fmt.Sprintf("an action failed (%v); the page is still running.", v)
+		app.Failure = fmt.Sprint("an action failed (", v, "); the page is still running.")
+		console("error", "pipeplan: "+app.Failure)
 	}
 	ui.HandlerPanicked = h.failed
 	root := &ui.Root{A: app}
@@ -97,9 +98,8 @@ func main() {
 			h.env.Lock()
 			app.Failure = "the page could not draw what it was showing (" + err.Error() + "). Change the request, or reload the page."
 			h.env.UnlockOnly()
-			if err2 := renderOnce(r, env, root, &t1); err2 != nil {
-				console("error", "pipeplan: drawing the failure failed too: "+err2.Error())
-				failureBanner(app.Failure)
+			if err := renderOnce(r, env, root, &t1); err != nil {
+				console("error", "pipeplan: drawing the failure failed too: "+err.Error())
 			}
 		}
 		t2 := time.Now()
@@ -132,67 +132,35 @@ func renderOnce(r *domrender.JSRenderer, env *vugu.BuildEnv, root *ui.Root, t1 *
 	}()
 	out := env.RunBuild(root)
 	*t1 = time.Now()
-	for _, cut := range ui.BoundRender(out) {
-		console("warn", "pipeplan: too long for vugu's render buffer: "+cut)
+	if n := ui.BoundRender(out); n > 0 {
+		console("warn", "pipeplan: "+strconv.Itoa(n)+" strings too long for vugu's render buffer were cut or left out")
 	}
 	return r.Render(out)
 }
 
 func console(level, msg string) { js.Global().Get("console").Call(level, msg) }
 
-// failureBanner shows msg at the top of the page without vugu: the last resort when a
-// render fails twice.
-func failureBanner(msg string) {
-	defer func() { recover() }()
-	doc := js.Global().Get("document")
-	el := doc.Call("getElementById", "render-failure")
-	if el.IsNull() {
-		el = doc.Call("createElement", "p")
-		el.Set("id", "render-failure")
-		el.Call("setAttribute", "role", "alert")
-		el.Set("className", "errors")
-		doc.Get("body").Call("prepend", el)
-	}
-	el.Set("textContent", "Something went wrong, and the page is still running: "+msg)
-}
-
 // detacher sets the page's detached values (ui.Detached) on their elements after each
-// render. A value crosses to JavaScript when it changes, not at every render, and is
-// set on the element only when the element does not already hold it (vugu may have
-// replaced the element, or removed an attribute it did not set).
-type detacher struct {
-	set  js.Value
-	last map[string]detachedValue
-}
-
-type detachedValue struct {
-	s string
-	v js.Value
-}
+// render, where the element does not already hold the value (vugu may have replaced the
+// element, or removed an attribute it did not set).
+type detacher struct{ set js.Value }
 
 func newDetacher() *detacher {
-	set := js.Global().Get("Function").New("sel", "name", "attr", "v", `
+	return &detacher{js.Global().Get("Function").New("sel", "name", "attr", "v", `
 const e = document.querySelector(sel);
 if (!e) return;
 if (attr) { if (e.getAttribute(name) !== v) e.setAttribute(name, v); }
-else if (e[name] !== v) e[name] = v;`)
-	return &detacher{set: set, last: map[string]detachedValue{}}
+else if (e[name] !== v) e[name] = v;`)}
 }
 
 func (d *detacher) apply(values []ui.Detached) {
 	defer func() {
 		if v := recover(); v != nil {
-			console("error", fmt.Sprintf("pipeplan: setting the page's long values: %v", v))
+			console("error", fmt.Sprint("pipeplan: setting the page's long values: ", v))
 		}
 	}()
 	for _, x := range values {
-		key := x.Selector + "\x00" + x.Name
-		last, ok := d.last[key]
-		if !ok || last.s != x.Value {
-			last = detachedValue{x.Value, js.ValueOf(x.Value)}
-			d.last[key] = last
-		}
-		d.set.Invoke(x.Selector, x.Name, x.Attr, last.v)
+		d.set.Invoke(x.Selector, x.Name, x.Attr, x.Value)
 	}
 }
 
