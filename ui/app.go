@@ -1107,7 +1107,7 @@ type Window struct{ Start, End, N int }
 func (w Window) First() bool { return w.Start == 0 }
 func (w Window) Last() bool  { return w.End >= w.N }
 func (w Window) Range(rows string) string {
-	return rows + " " + strconv.Itoa(w.Start) + "–" + strconv.Itoa(w.End-1) + " of " + strconv.Itoa(w.N)
+	return fmt.Sprintf("%s %d–%d of %d", rows, w.Start, w.End-1, w.N)
 }
 
 // window is the window of size rows from start over n rows, moved back to show a full

@@ -93,11 +93,11 @@ func BoundRender(br *vugu.BuildResults) (changed int) {
 // cutText cuts a text to what fits in one instruction, ending at a character, with a
 // note of what was left out.
 func cutText(s string) string {
-	note := func(n int) string { return " … (" + strconv.Itoa(n) + " more bytes not shown)" }
-	// The note's length with the most digits it can have, then the note itself.
-	keep := maxInstruction - 5 - len(note(len(s)))
+	const note = " … ( more bytes not shown)"
+	// Room for the note with the most digits its count can have.
+	keep := maxInstruction - 5 - len(note) - len(strconv.Itoa(len(s)))
 	for keep > 0 && !utf8.RuneStart(s[keep]) {
 		keep--
 	}
-	return s[:keep] + note(len(s)-keep)
+	return s[:keep] + " … (" + strconv.Itoa(len(s)-keep) + " more bytes not shown)"
 }
