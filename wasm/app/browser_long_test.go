@@ -123,7 +123,20 @@ func TestBrowserLongText(t *testing.T) {
 		do(b, "leaving the page", chromedp.Navigate(srv.URL+"/blank"))
 		b.eval(`localStorage.clear()`)
 		do(b, "loading the page", chromedp.Navigate(srv.URL+"/?case="+url.QueryEscape(t.Name())))
-		b.waitFor("the first plan", boundariesAre(4))
+		// Right after a navigation, chromium may still hand out the last page's
+		// JavaScript context ("Cannot find context with specified id"): poll again.
+		for try := 0; ; try++ {
+			ctx, cancel := context.WithTimeout(b.ctx, 40*time.Second)
+			_, err := chromedp.Run(ctx, chromedp.Poll[bool](boundariesAre(4), chromedp.WithPollingTimeout(30*time.Second)))
+			cancel()
+			if err == nil {
+				break
+			}
+			if try == 3 || !strings.Contains(err.Error(), "Cannot find context") {
+				t.Fatalf("waiting for the first plan: %v", err)
+			}
+			time.Sleep(200 * time.Millisecond)
+		}
 		return b
 	}
 	// healthy checks that the page shows no failure and logged no problem but those
