@@ -1130,22 +1130,11 @@ func (a *App) PageStages(delta int) {
 	a.StageStart = window(a.StageWindow().Start+delta, StagePageSize, a.StageCount()).Start
 }
 
-// DeviceWindow is the window of the per-device overrides shown: each device's index
-// and preset, from DeviceStart.
-func (a *App) DeviceWindow() []IndexedDevice {
-	devs := a.Form().Devices
-	w := window(a.DeviceStart, DevicePageSize, len(devs))
-	out := make([]IndexedDevice, 0, w.End-w.Start)
-	for i := w.Start; i < w.End; i++ {
-		out = append(out, IndexedDevice{i, devs[i]})
-	}
-	return out
-}
-
-// IndexedDevice is one device of the overrides: its index in the cluster and its preset.
-type IndexedDevice struct {
-	I    int
-	Name string
+// DeviceWindow is the per-device overrides' window: the presets of the devices from
+// DeviceRange().Start.
+func (a *App) DeviceWindow() []string {
+	w := a.DeviceRange()
+	return a.Form().Devices[w.Start:w.End]
 }
 
 // PageDevices moves the overrides' window by delta devices.

@@ -1009,9 +1009,11 @@ func (c *Root) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 							{
 								vgparent := vgn
 								_ = vgparent
-								for vgiterkeyt, d := range c.A.DeviceWindow() {
-									var vgiterkey interface{} = vgiterkeyt
+								for j, d := range c.A.DeviceWindow() {
+									var vgiterkey interface{} = j
 									_ = vgiterkey
+									j := j
+									_ = j
 									d := d
 									_ = d
 									vgn = &vugu.VGNode{Type: vugu.VGNodeType(3)} // <vg-template>
@@ -1021,12 +1023,14 @@ func (c *Root) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 										_ = vgparent
 										vgn = vgText(vgparent, "\n            ")
 										vgn = vgElement(vgparent, "", "label")
-										vgn.AddAttrInterface("for", "dev-"+itoa(d.I))
-										vgn.SetInnerHTML("Device " + itoa(d.I))
+										vgn.AddAttrInterface("for", "dev-"+itoa(c.A.DeviceRange().Start+j))
+										vgn.SetInnerHTML("Device " + itoa(c.A.DeviceRange().Start+j))
 										vgn = vgText(vgparent, "\n            ")
 										vgn = vgElement(vgparent, "", "select")
-										vgn.AddAttrInterface("id", "dev-"+itoa(d.I))
-										vgOn(vgn, "change", func(event vugu.DOMEvent) { c.A.SetCluster("device:"+itoa(d.I), event.PropString("target", "value")) })
+										vgn.AddAttrInterface("id", "dev-"+itoa(c.A.DeviceRange().Start+j))
+										vgOn(vgn, "change", func(event vugu.DOMEvent) {
+											c.A.SetCluster("device:"+itoa(c.A.DeviceRange().Start+j), event.PropString("target", "value"))
+										})
 										{
 											vgparent := vgn
 											_ = vgparent
@@ -1037,7 +1041,7 @@ func (c *Root) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 												_ = n
 												vgn = vgElement(vgparent, "", "option")
 												vgn.AddAttrInterface("value", n)
-												vgProp(vgn, "selected", n == d.Name)
+												vgProp(vgn, "selected", n == d)
 												vgn.SetInnerHTML(n)
 											}
 										}

@@ -306,54 +306,46 @@ const maxPolylinePoints = 500
 // column however many microbatches the step has, and it looks the same on the screen
 // (Douglas–Peucker-like simplification is not needed: a column is a pixel or less).
 func stepPoints(xs, ys []float64, y0, xEnd float64) [][2]float64 {
-	var pts [][2]float64
-	add := func(x, y float64) {
-		if n := len(pts); n > 0 && pts[n-1] == [2]float64{x, y} {
-			return
-		}
-		pts = append(pts, [2]float64{x, y})
-	}
+	pts := make([][2]float64, 0, 8)
 	prev := y0
 	for i := 0; i < len(xs); {
-		col := math.Floor(xs[i])
-		x := xs[i]
+		col, x := math.Floor(xs[i]), xs[i]
 		lo, hi := prev, prev
 		j := i
 		for ; j < len(xs) && math.Floor(xs[j]) == col; j++ {
 			lo, hi = math.Min(lo, ys[j]), math.Max(hi, ys[j])
 		}
 		last := ys[j-1]
-		add(x, prev)
-		if lo != hi {
-			add(x, hi)
-			add(x, lo)
+		// (x, prev), the span's far end, its near end, then the level the column ends
+		// at, each only where it differs from the point before.
+		for _, y := range [4]float64{prev, hi, lo, last} {
+			if n := len(pts); n == 0 || pts[n-1] != [2]float64{x, y} {
+				pts = append(pts, [2]float64{x, y})
+			}
 		}
-		add(x, last)
-		prev = last
-		i = j
+		prev, i = last, j
 	}
-	add(xEnd, prev)
-	return pts
+	return append(pts, [2]float64{xEnd, prev})
 }
 
 // chunkPoints writes points as SVG polylines of at most maxPolylinePoints each, each
 // starting at the point the one before ends at.
 func chunkPoints(pts [][2]float64) []string {
 	var out []string
-	for start := 0; start < len(pts); {
-		end := min(len(pts), start+maxPolylinePoints)
-		var b strings.Builder
-		for i, p := range pts[start:end] {
+	for start := 0; start < len(pts); start += maxPolylinePoints - 1 {
+		var b []byte
+		for i, p := range pts[start:min(len(pts), start+maxPolylinePoints)] {
 			if i > 0 {
-				b.WriteByte(' ')
+				b = append(b, ' ')
 			}
-			b.WriteString(f1(p[0]) + "," + f1(p[1]))
+			b = strconv.AppendFloat(b, p[0], 'f', 1, 64)
+			b = append(b, ',')
+			b = strconv.AppendFloat(b, p[1], 'f', 1, 64)
 		}
-		out = append(out, b.String())
-		if end == len(pts) {
+		out = append(out, string(b))
+		if start+maxPolylinePoints >= len(pts) {
 			break
 		}
-		start = end - 1
 	}
 	return out
 }
