@@ -1,7 +1,7 @@
 // Package cluster describes the hardware a pipeline runs on: devices (memory, speed) and the
 // links between consecutive pipeline stages and to the host, with their alpha-beta costs
-// (T = latency + bytes / bandwidth, seed 004) or Graphcore's GBps-and-idle-cycles form
-// (seed 000).
+// (T = latency + bytes / bandwidth, Colossal-AUTO) or Graphcore's GBps-and-idle-cycles form
+// (Graphcore's auto-pipeline tool).
 package cluster
 
 import (
@@ -25,7 +25,7 @@ type Cluster struct {
 	Host *Link `json:"host,omitempty"`
 	// HostEveryStage says that the host transfers (the first device receiving the model's
 	// input, the last device sending its output) run after the exchange between stages,
-	// and every stage waits for them, as on Graphcore IPUs (seed 000): both host terms are
+	// and every stage waits for them, as on Graphcore IPUs (Graphcore's auto-pipeline tool): both host terms are
 	// then part of every stage's transfer time, not only the first's and the last's.
 	HostEveryStage bool `json:"host_every_stage,omitempty"`
 }
@@ -89,7 +89,7 @@ func (l Link) Seconds(n int64, clockHz float64) float64 {
 }
 
 // Cycles is the number of device cycles to move n bytes: for a Graphcore-style link
-// idle + n / (GBps * 2^30 / clock), truncated to an integer as seed 000's tool does; for
+// idle + n / (GBps * 2^30 / clock), truncated to an integer as Graphcore's auto-pipeline tool does; for
 // a latency-bandwidth link its time in seconds times the clock, truncated. Counts beyond
 // int64 (absurdly slow links) saturate at math.MaxInt64 rather than wrap negative.
 func (l Link) Cycles(n int64, clockHz float64) int64 {
@@ -117,7 +117,7 @@ func truncCycles(c float64) int64 {
 const MaxMemoryBytes = 1 << 60
 
 // MemoryLimitBytes is what a plan may fill on the device: memory times the usable fraction
-// times the caller's proportion (seed 000's memoryProportion; 1 for none), truncated, and
+// times the caller's proportion (Graphcore's auto-pipeline tool's memoryProportion; 1 for none), truncated, and
 // clamped to [0, math.MaxInt64] for devices that have not passed Validate.
 func (d Device) MemoryLimitBytes(proportion float64) int64 {
 	f := d.UsableFraction

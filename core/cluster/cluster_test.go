@@ -7,7 +7,7 @@ import (
 )
 
 func TestLinkCost(t *testing.T) {
-	const clock = 1850000000 // seed 000's example IPU clock
+	const clock = 1850000000 // Graphcore's auto-pipeline tool's example IPU clock
 	tests := []struct {
 		name    string
 		link    Link
@@ -35,7 +35,7 @@ func TestLinkCost(t *testing.T) {
 }
 
 func TestMemoryLimitBytes(t *testing.T) {
-	// Seed 000: memory * memoryProportion * 2^20 with memory 894 and proportion 0.85.
+	// Graphcore's auto-pipeline tool: memory * memoryProportion * 2^20 with memory 894 and proportion 0.85.
 	d := Device{MemoryBytes: 894 << 20}
 	if got, want := d.MemoryLimitBytes(0.85), int64(796812902); got != want { // 937426944 * 0.85, truncated
 		t.Errorf("MemoryLimitBytes = %d, want %d", got, want)

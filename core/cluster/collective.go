@@ -1,6 +1,6 @@
 package cluster
 
-// Collectives other than the all-reduce, in the same alpha-beta form (seed 004's
+// Collectives other than the all-reduce, in the same alpha-beta form (Colossal-AUTO's
 // T = alpha + beta x n; Patarasuk and Yuan 2009 for the ring). NCCL's performance notes
 // ("NCCL tests: performance", the bus bandwidth) give the bytes each rank moves per byte
 // of the operation's size n: 2(k-1)/k for a ring all-reduce, (k-1)/k for an all-gather

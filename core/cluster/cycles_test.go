@@ -15,7 +15,7 @@ func TestLinkCycles(t *testing.T) {
 		clock float64
 		want  int64
 	}{
-		// Seed 000: idle + bytes / (GBps * 2^30 / clock), truncated.
+		// Graphcore's auto-pipeline tool: idle + bytes / (GBps * 2^30 / clock), truncated.
 		{"one byte per cycle", cluster.Link{GBps: 1, IdleCycles: 7}, 1000, 1 << 30, 1007},
 		{"truncated", cluster.Link{GBps: 7, IdleCycles: 50000}, 1 << 20, 1.85e9, 308091}, // 50000 + 258091.07
 		{"no bytes", cluster.Link{GBps: 7, IdleCycles: 3}, 0, 1.85e9, 3},

@@ -116,7 +116,7 @@ type LinkPreset struct {
 	Note string
 }
 
-// SecondsPerByte is the link's beta in the alpha-beta model T = alpha + beta * n (seed 004):
+// SecondsPerByte is the link's beta in the alpha-beta model T = alpha + beta * n (Colossal-AUTO):
 // the inverse of its bandwidth; 0 for a link without a bandwidth.
 func (l Link) SecondsPerByte() float64 {
 	if l.BytesPerSecond <= 0 {
@@ -360,13 +360,13 @@ var devicePresets = map[string]DevicePreset{
 	},
 	// Graphcore GC200 IPU (Colossus Mk2; IPU-M2000 datasheet): 1,472 tiles with 624 KiB
 	// each ("900 MB" In-Processor-Memory) at 47.5 TB/s, 250 TFLOP/s fp16, 62.5 TFLOP/s
-	// fp32, 1.33 GHz. Seed 000's tool plans against 894 MiB, which is what is stored (all
+	// fp32, 1.33 GHz. Graphcore's auto-pipeline tool plans against 894 MiB, which is what is stored (all
 	// of it usable). Programs are compiled: the per-step cost is small.
 	"gc200": {
 		Device: Device{Name: "gc200", MemoryBytes: 894 * mib, ClockHz: 1.33e9, FLOPSPerSecond: 250e12},
 		Perf:   Perf{FP32FLOPSPerSecond: 62.5e12, MemoryBytesPerSecond: 47.5e12, MatmulEfficiency: 0.5, MemoryEfficiency: 0.5, KernelSeconds: 0.5e-6},
 		Link:   "ipu-link",
-		Note:   "Graphcore IPU-M2000 datasheet: 250 TFLOP/s fp16, 62.5 TFLOP/s fp32, 900 MB SRAM at 47.5 TB/s, 1.33 GHz; 894 MiB as seed 000 uses",
+		Note:   "Graphcore IPU-M2000 datasheet: 250 TFLOP/s fp16, 62.5 TFLOP/s fp32, 900 MB SRAM at 47.5 TB/s, 1.33 GHz; 894 MiB as Graphcore's auto-pipeline tool uses",
 	},
 	// Graphcore Bow IPU (Bow-2000 datasheet): the GC200 with wafer-on-wafer power
 	// delivery: 350 TFLOP/s fp16, 87.5 TFLOP/s fp32, 65 TB/s memory bandwidth, 1.85 GHz.

@@ -39,7 +39,7 @@ func TestPresets(t *testing.T) {
 			t.Errorf("%s: %v", name, err)
 		}
 	}
-	// Seed 000 plans a GC200 against 894 MiB.
+	// Graphcore's auto-pipeline tool plans a GC200 against 894 MiB.
 	if d, _ := LookupDevice("gc200"); d.MemoryLimitBytes(1) != 894<<20 {
 		t.Errorf("gc200 holds %d bytes, want 894 MiB", d.MemoryLimitBytes(1))
 	}

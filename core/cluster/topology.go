@@ -242,7 +242,7 @@ func allSame(ls []Link) bool {
 
 // RingAllReduceSeconds is the time of a ring all-reduce of n bytes among members devices
 // over link l: 2(k-1)/k * n / bandwidth + 2(k-1) * latency (Patarasuk and Yuan 2009; the
-// alpha-beta form of seed 004). 0 for one member or nothing to reduce.
+// alpha-beta form of Colossal-AUTO). 0 for one member or nothing to reduce.
 func RingAllReduceSeconds(l Link, n float64, members int) float64 {
 	if members <= 1 || n <= 0 {
 		return 0

@@ -2,7 +2,7 @@
 // pipeline stage on one device: compute time, memory (always-alive and peak
 // not-always-alive parts) and the transfers in and out.
 //
-// The method is seed 000's range estimator. After O(n) preparation (prefix sums, and a
+// The method is Graphcore's auto-pipeline tool's range estimator. After O(n) preparation (prefix sums, and a
 // difference array for the tensors carried across layers), compute, transfer and every
 // memory term but the shared items cost O(1) per range; shared items (counted once per
 // range, with the size first seen) cost O(keys) per layer added when a Scanner grows a
@@ -21,7 +21,7 @@ import (
 
 // Options changes how ranges are costed.
 type Options struct {
-	// MemoryProportion scales every device's memory limit (seed 000's memoryProportion),
+	// MemoryProportion scales every device's memory limit (Graphcore's auto-pipeline tool's memoryProportion),
 	// in (0, 1]; 0 means 1, so that the zero Options plan with all the memory. Front ends
 	// that take the proportion from people refuse 0 themselves (it reads as "none").
 	MemoryProportion float64
@@ -347,7 +347,7 @@ func (e *Estimator) prepareSums() {
 }
 
 // prepareTensors finds, from each tensor's producer and last consumer, the bytes carried
-// across each layer and crossing each cut, with difference arrays and prefix sums (seed 000).
+// across each layer and crossing each cut, with difference arrays and prefix sums (Graphcore's auto-pipeline tool).
 func (e *Estimator) prepareTensors() {
 	n := e.n
 	type span struct {
@@ -586,13 +586,13 @@ func (e *Estimator) MemoryMonotone() bool { return e.monotone }
 // Transfer is the time stage i holding [a, b] spends receiving its input (from the host
 // when it is the first stage) and sending its output (to the host when it is the last),
 // in the model's unit. In cycles, each term is counted in the cycles of the device doing
-// it and truncated as seed 000's tool does, then expressed in device 0's cycles (times
+// it and truncated as Graphcore's auto-pipeline tool does, then expressed in device 0's cycles (times
 // clock_0 / clock_i), the unit compute is stated in: on devices with different clocks the
 // two add up.
 //
 // When the cluster's HostEveryStage is set, every stage's transfer is its exchange with
 // its neighbour stages plus both host terms (the first device receiving layer 0's input,
-// the last device sending the last layer's output), exactly as seed 000's tool counts it.
+// the last device sending the last layer's output), exactly as Graphcore's auto-pipeline tool counts it.
 func (e *Estimator) Transfer(i, a, b int) float64 {
 	return e.Recv(i, a) + e.Send(i, b)
 }

@@ -46,7 +46,7 @@ func TestTransferHostEveryStage(t *testing.T) {
 		{3, 0, 0, 0, false, hostIn + sendIdle[0] + send[0]},
 		{3, 1, 1, 2, false, recvIdle[1] + recv[1] + sendIdle[1] + send[2]},
 		{3, 2, 3, 3, false, recvIdle[2] + recv[3] + hostOut},
-		// Seed 000: both host transfers in every stage's time.
+		// Graphcore's auto-pipeline tool: both host transfers in every stage's time.
 		{3, 0, 0, 0, true, sendIdle[0] + send[0] + hostIn + hostOut},
 		{3, 1, 1, 2, true, recvIdle[1] + recv[1] + sendIdle[1] + send[2] + hostIn + hostOut},
 		{3, 2, 3, 3, true, recvIdle[2] + recv[3] + hostIn + hostOut},

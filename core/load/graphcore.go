@@ -1,6 +1,6 @@
 package load
 
-// Graphcore's auto-pipeline formats (seed 000): the ModelInfo profile of a model and the
+// Graphcore's auto-pipeline formats: the ModelInfo profile of a model and the
 // IPUClusterInfo description of an IPU system. docs/formats.md says what maps to what.
 
 import (
@@ -171,7 +171,7 @@ func (r *reader) byteMap(set func(key string, v int64)) {
 
 // graphcoreCluster converts an IPUClusterInfo: one device per connection entry, each
 // with the common clock and memory and its own receive and send links. Host transfers
-// count in every stage's transfer time (cluster.Cluster.HostEveryStage), as in seed 000.
+// count in every stage's transfer time (cluster.Cluster.HostEveryStage), as in Graphcore's auto-pipeline tool.
 // The tool's memoryProportion is a plan option (estimate.Options.MemoryProportion).
 func graphcoreCluster(data []byte) (*cluster.Cluster, error) {
 	r := newReader(data)

@@ -18,7 +18,7 @@ import (
 	"pipeplan/core/plan"
 )
 
-// graphcoreOptions are the plan options of seed 000's tool: its objective and its
+// graphcoreOptions are the plan options of Graphcore's auto-pipeline tool: its objective and its
 // memoryProportion of 0.85.
 var graphcoreOptions = plan.Options{Objective: partition.MaxComputePlusTransfer}
 
@@ -33,7 +33,7 @@ func readFile(t testing.TB, path string) []byte {
 	return data
 }
 
-// TestGraphcoreToolCases plans the eight partition cases of seed 000's tool's own test
+// TestGraphcoreToolCases plans the eight partition cases of Graphcore's auto-pipeline tool's own test
 // suite (testdata/graphcore, written in the tool's formats) and checks that each answer is
 // one the tool accepts, and that its objective is the optimum of an independent brute
 // force over every split under the tool's cost rules (refGraphcore).
@@ -165,7 +165,7 @@ func randomGraphcore(rng *rand.Rand) (modelJSON, clusterJSON []byte) {
 	return mj, cj
 }
 
-// refGraphcore is seed 000's tool restated naively: every split into contiguous stages is
+// refGraphcore is Graphcore's auto-pipeline tool restated naively: every split into contiguous stages is
 // tried; a stage is admissible when every layer name in it has all its calls in it and its
 // memory (shared items once, exclusive items summed, and the running peak of temporary +
 // carry-over + activations accumulated in the range) fits memory * proportion MiB; its

@@ -21,7 +21,7 @@ type Format string
 const (
 	// Native is pipeplan's own JSON: the model.Model and cluster.Cluster structs.
 	Native Format = "native"
-	// Graphcore is the JSON of Graphcore's auto-pipeline tool (seed 000): a ModelInfo
+	// Graphcore is the JSON of Graphcore's auto-pipeline tool: a ModelInfo
 	// (keys layerName, layerType, layerInfo) or an IPUClusterInfo (clock, memory,
 	// connection).
 	Graphcore Format = "graphcore"

@@ -1,7 +1,7 @@
 // Package partition finds the optimal split of n layers into p contiguous, non-empty
 // pipeline stages, stage i on device i.
 //
-// Two objectives are offered (seed 000): the bottleneck, max over stages of compute time;
+// Two objectives are offered (Graphcore's auto-pipeline tool): the bottleneck, max over stages of compute time;
 // and max stage compute + max stage transfer, for pipelines whose transfers all happen
 // after the slowest stage computes. Ranges that do not fit their device's memory, or that
 // split a tie group, are never chosen. Among optimal splits the one with the lower total
@@ -45,7 +45,7 @@
 // that passes gives a split, whose largest compute becomes the upper end. Both ends stay
 // values of real stages and the search stops when they meet, exact to the bit.
 //
-// For compute + transfer, seed 000 enumerates every transfer bound T and solves the
+// For compute + transfer, Graphcore's auto-pipeline tool enumerates every transfer bound T and solves the
 // compute problem F(T) for each. We search the same candidates, but only where the
 // optimum can be: F only decreases as T grows, so a gap [a, b) of bounds not yet tried,
 // between tried ones, holds no split better than F(b) + a, and is skipped when that is no
@@ -141,7 +141,7 @@ const (
 	// MaxCompute minimises the bottleneck: the largest stage compute time.
 	MaxCompute Objective = iota
 	// MaxComputePlusTransfer minimises the largest stage compute time plus the largest
-	// stage transfer time (seed 000's objective).
+	// stage transfer time (Graphcore's auto-pipeline tool's objective).
 	MaxComputePlusTransfer
 )
 

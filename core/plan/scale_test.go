@@ -186,7 +186,7 @@ func BenchmarkScale(b *testing.B) {
 
 // BenchmarkAgainstEnumeration times the partitioner beside the plain DP that walks the
 // compute+transfer frontier point by point (plaindp_test.go) on instances small enough
-// for it. The plain DP is seed 000's enumeration with only the frontier's transfer bounds
+// for it. The plain DP is Graphcore's auto-pipeline tool's enumeration with only the frontier's transfer bounds
 // tried (the seed tries every distinct transfer cost), so it is never slower than the
 // seed's: the partitioner should beat it on every case.
 func BenchmarkAgainstEnumeration(b *testing.B) {

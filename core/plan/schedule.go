@@ -237,7 +237,7 @@ func simulate(e *estimate.Estimator, m *model.Model, c, sc *cluster.Cluster, bou
 	}
 	// Host transfers: the first stage receives the model's input and the last sends its
 	// output, each microbatch, before its forward can start or finish; with HostEveryStage
-	// (Graphcore's bulk-synchronous exchange, seed 000) every stage waits for both.
+	// (Graphcore's bulk-synchronous exchange) every stage waits for both.
 	var hostIn, hostOut float64
 	if l := sc.RecvLink(0); l != nil {
 		hostIn = l.Seconds(ranges[0].RecvBytes, sc.Devices[0].ClockHz)

@@ -6,7 +6,7 @@
 //
 // # Method
 //
-// The script follows pytorch_Gpipe's profiler (seed 003): each layer runs in isolation on
+// The script follows pytorch_Gpipe's profiler: each layer runs in isolation on
 // the inputs it received in one full forward pass, so that its forward and backward times
 // and its memory are its own. Times are the median of repeated runs after warm-up, taken
 // with CUDA events on a GPU and the wall clock on a CPU. What a layer keeps for its

@@ -7,7 +7,7 @@ import (
 )
 
 // advise says how to run the pipeline better: more microbatches when the bubble is large
-// (seed 002: at least twice the pipeline stages), a schedule that holds fewer microbatches,
+// (popxl's pipelining guide: at least twice the pipeline stages), a schedule that holds fewer microbatches,
 // weight-gradient times that ZB-H1 needs.
 func advise(p *Pipeline, cfg Config, r *Result) []string {
 	var out []string

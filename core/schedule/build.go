@@ -197,7 +197,7 @@ func (g *graph) interleaved(d int) {
 	}
 }
 
-// ipu orders the devices as Graphcore's pipeline (seed 002): 2p-1 pipeline stages, the
+// ipu orders the devices as Graphcore's pipeline (popxl's pipelining guide): 2p-1 pipeline stages, the
 // forward of device d is pipeline stage d and its backward pipeline stage 2(p-1)-d; in
 // cycle t, pipeline stage k works on microbatch t-k, so device d runs the forward of
 // microbatch t-d and then the backward of microbatch t-2(p-1)+d. All devices move from one
@@ -220,7 +220,7 @@ func (g *graph) ipu() {
 	}
 }
 
-// overlap orders seed 001's three-phase pipeline: step i (0 <= i < n+2) runs, on the
+// overlap orders jax_tpu_embedding's SparseCore pipelining's three-phase pipeline: step i (0 <= i < n+2) runs, on the
 // SparseCore (stage 0), the backward of batch i-2 and then the forward of batch i, while
 // the TensorCore (stage 1) runs forward and backward of batch i-1. The first and last steps
 // have no dense work (fake_tc_step); the last two feed the SparseCore forward dummy inputs,

@@ -29,7 +29,7 @@ func ExampleSimulate() {
 	// 4 microbatches on 4 stages: the bubble wastes 43% of the step; use at least 8
 }
 
-// The microbatches each stage holds under Graphcore's pipelining (seed 002): the stash
+// The microbatches each stage holds under Graphcore's pipelining (popxl's pipelining guide): the stash
 // FIFO of depth backward_stage - forward_stage, plus the microbatch at work.
 func ExampleInFlight() {
 	n, err := schedule.InFlight(schedule.Config{Kind: schedule.IPU, Microbatches: 16}, 4)

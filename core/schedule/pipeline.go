@@ -130,8 +130,9 @@ type Event struct {
 	Kind  OpKind `json:"kind"`
 	// Microbatch is the microbatch (batch, for Overlap); -1 for a dummy input.
 	Microbatch int `json:"microbatch"`
-	// Step is the lockstep step the operation belongs to (the IPU's pipeline cycle, seed
-	// 001's iteration); -1 in schedules that do not run in lockstep.
+	// Step is the lockstep step the operation belongs to (the IPU's pipeline cycle, an
+	// iteration of jax_tpu_embedding's SparseCore pipelining); -1 in schedules that do not
+	// run in lockstep.
 	Step         int     `json:"step"`
 	StartSeconds float64 `json:"start_seconds"`
 	EndSeconds   float64 `json:"end_seconds"`

@@ -10,8 +10,9 @@
 // data dependencies between operations, which are the same for all schedules: F of stage s
 // needs F of stage s-1 of the same microbatch plus the transfer over the boundary; B of
 // stage s needs B of stage s+1 (or the stage's own F on the last stage) plus the transfer
-// back; W needs its B. Lockstep schedules (the IPU's bulk-synchronous pipeline cycles, seed
-// 002; the TPU's three-phase steps, seed 001) add a barrier after each step.
+// back; W needs its B. Lockstep schedules (the IPU's bulk-synchronous pipeline cycles,
+// popxl's pipelining guide; the TPU's three-phase steps, jax_tpu_embedding's SparseCore
+// pipelining) add a barrier after each step.
 //
 // The simulation is list scheduling over that graph: an operation starts when its device has
 // finished the operation before it in the device's order and all its inputs have arrived.
@@ -32,8 +33,8 @@
 // References: GPipe (Huang et al. 2019); PipeDream-Flush / 1F1B (Narayanan et al. 2021);
 // Megatron-LM's interleaved schedule (Narayanan et al. 2021, "Efficient large-scale
 // language model training on GPU clusters"); ZB-H1 (Qi et al. 2023, "Zero Bubble
-// Pipeline Parallelism"); Graphcore popxl pipelining (seed 002); TPU SparseCore and
-// TensorCore overlap (seed 001).
+// Pipeline Parallelism"); popxl's pipelining guide; TPU SparseCore and
+// TensorCore overlap (jax_tpu_embedding's SparseCore pipelining).
 package schedule
 
 import (
@@ -61,12 +62,12 @@ const (
 	// split into the input gradient B and the weight gradient W; stage i delays its W
 	// passes by i microbatches so that they fill the tail of the pipeline.
 	ZBH1 Kind = "zb-h1"
-	// IPU is Graphcore's pipelining (seed 002): forward stages on devices 0..p-1, the loss
+	// IPU is Graphcore's pipelining (popxl's pipelining guide): forward stages on devices 0..p-1, the loss
 	// and the last backward on device p-1, backward stages back down on the same devices,
 	// 2p-1 pipeline stages run in lockstep cycles; device i stashes its activations in a
 	// FIFO of depth backward_stage - forward_stage = 2(p-1-i).
 	IPU Kind = "ipu"
-	// Overlap is seed 001's three-phase TPU pipeline on two stages: SparseCore (stage 0:
+	// Overlap is jax_tpu_embedding's SparseCore pipelining's three-phase TPU pipeline on two stages: SparseCore (stage 0:
 	// embedding forward and backward) and TensorCore (stage 1: dense forward and backward).
 	// Step i runs SC backward of batch i-2, then SC forward of batch i, while TC runs batch
 	// i-1; n + 2 steps, no dense work in the first and last, dummy inputs in the last two.
@@ -144,7 +145,7 @@ func (c Config) Training() bool { return c.Kind != Inference }
 func (c Config) Devices(stages int) int { return stages / c.chunks() }
 
 // Depth is the number of pipeline stages a microbatch passes through one after another,
-// the count in seed 002's rule that the microbatches per step should be at least twice
+// the count in popxl's pipelining guide's rule that the microbatches per step should be at least twice
 // it: 2p - 1 for the IPU's forward and backward stages, 3 phases for Overlap, p otherwise.
 func (c Config) Depth(stages int) int {
 	p := c.Devices(stages)

@@ -251,7 +251,7 @@ func TestZBH1ClosedForm(t *testing.T) {
 	}
 }
 
-// The IPU's lockstep pipeline (seed 002) with equal stages: p-1 ramp-up cycles of one
+// The IPU's lockstep pipeline (popxl's pipelining guide) with equal stages: p-1 ramp-up cycles of one
 // forward, m cycles of a forward and a backward, p-1 ramp-down cycles of one backward:
 // (m + p - 1)(F + B). Inference: (m + p - 1) F.
 func TestIPUAndInferenceClosedForm(t *testing.T) {
@@ -290,7 +290,7 @@ func TestGPipeTransfers(t *testing.T) {
 	}
 }
 
-// Seed 001's table for n = 5: which batch each phase of each step runs ("-" none,
+// jax_tpu_embedding's SparseCore pipelining's table for n = 5: which batch each phase of each step runs ("-" none,
 // "fake" a dummy input), and the SparseCore's backward before its forward.
 func TestOverlapTable(t *testing.T) {
 	const n = 5

@@ -1,5 +1,5 @@
 // Package search finds the configuration that runs a model fastest on the devices at
-// hand: seed 000's "auto-auto" max-throughput search, over pipeline, data and tensor
+// hand: Graphcore's auto-pipeline tool's "auto-auto" max-throughput search, over pipeline, data and tensor
 // parallelism, schedule, microbatches and microbatch size, recomputation, ZeRO and the
 // memory proportion. Every candidate is planned and simulated by the same planner a
 // single request goes through (an Evaluator: core/search/requests, over core/request's
@@ -8,7 +8,7 @@
 //
 // # Method
 //
-// Seed 000 grid-searches the knobs that are not monotone (device count, memory
+// Graphcore's auto-pipeline tool grid-searches the knobs that are not monotone (device count, memory
 // proportion) and binary-searches the batch size, whose throughput grows until memory
 // runs out. Here the grid is every configuration (Config) and the microbatch size is
 // walked inside each, with branch and bound (Land and Doig 1960) over the whole grid:
@@ -22,7 +22,7 @@
 //     pruned without planning.
 //
 //   - Memory grows with the microbatch size, so the sizes that fit a configuration are
-//     1..b* (seed 000's monotonicity). b* is found by galloping and bisection (Bentley
+//     1..b* (Graphcore's auto-pipeline tool's monotonicity). b* is found by galloping and bisection (Bentley
 //     and Yao 1976), and shared by every configuration with the same memory (the
 //     evaluator's MemoryKey: data-parallel degree and microbatch count often do not
 //     change what a stage holds). Without a global batch the bound grows with the

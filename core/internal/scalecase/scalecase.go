@@ -48,7 +48,7 @@ func Cluster(m *model.Model, p int) *cluster.Cluster {
 	return cluster.Homogeneous(d, p, cluster.Link{LatencySeconds: 5e-6, BytesPerSecond: 25e9}, &cluster.Link{LatencySeconds: 1e-5, BytesPerSecond: 12e9})
 }
 
-// Graphcore returns a Graphcore ModelInfo (seed 000) of n layers and an
+// Graphcore returns a Graphcore ModelInfo of n layers and an
 // IPUClusterInfo of p IPUs of 894 MiB: cycles, code shared by the layers of a type,
 // exclusive memory, transfers in and out, temporaries, carry-over, and a tie group (a
 // name called three times in a row) every 50 layers.

@@ -310,7 +310,7 @@ func (r *Evaluator) loadProfile(dp cluster.DevicePreset) error {
 }
 
 // ScaleProfile returns the profile measured at microbatch size from, scaled to size to,
-// as seed 000's auto-auto re-profiles the model at each batch size: times (seconds or
+// as Graphcore's auto-pipeline tool's auto-auto re-profiles the model at each batch size: times (seconds or
 // cycles, cycles rounded up), activations, temporaries, carried tensors, the tensors
 // passed between layers and stated transfers grow in proportion to the samples; weights,
 // gradients, optimizer state, exclusive and shared (code) memory do not. The model states

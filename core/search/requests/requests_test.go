@@ -14,7 +14,7 @@ import (
 	"pipeplan/core/search"
 )
 
-// graphcoreProfile is a ModelInfo profile (seed 000's format) of 12 layers measured at
+// graphcoreProfile is a ModelInfo profile (Graphcore's auto-pipeline tool's format) of 12 layers measured at
 // microbatch size 1 for inference: cycles, code that does not grow with the batch
 // (vertexCode), and temporaries and outputs that do.
 func graphcoreProfile() json.RawMessage {
@@ -29,12 +29,12 @@ func graphcoreProfile() json.RawMessage {
 		strings.Join(names, ","), strings.Join(names, ","), strings.Join(infos, ",")))
 }
 
-// TestSeed000Grid runs seed 000's example grid: devices 1, 2, 4, memory proportion 0.3,
+// TestGraphcoreExampleGrid runs Graphcore's auto-pipeline tool's example grid: devices 1, 2, 4, memory proportion 0.3,
 // 0.6 and 1, batch 1..127 (binary-searched), for inference of a Graphcore profile on
 // GC200 IPUs, the profile scaled with the batch (ScaleProfile). The search finds the
 // best that planning all 1143 candidates finds, planning fewer: times scale linearly with
 // the batch, so throughput is nearly flat in it and bounds separate little.
-func TestSeed000Grid(t *testing.T) {
+func TestGraphcoreExampleGrid(t *testing.T) {
 	base := &request.Request{
 		Model:    request.ModelSpec{Document: graphcoreProfile(), Name: "seed000"},
 		Cluster:  request.ClusterSpec{Device: "gc200"},
