@@ -42,51 +42,29 @@ func propInstruction(key string, json []byte) int { return len(key) + len(json) 
 // changed: none when the output fits, as it should, for the page's own strings that grow
 // with the model are not in the virtual DOM.
 func BoundRender(br *vugu.BuildResults) (changed int) {
-	if br == nil || br.Out == nil {
-		return 0
-	}
-	seen := map[*vugu.BuildOut]bool{}
-	var walkOut func(bo *vugu.BuildOut)
-	var walk func(n *vugu.VGNode)
-	walk = func(n *vugu.VGNode) {
-		for ; n != nil; n = n.NextSibling {
-			switch {
-			case n.Component != nil:
-				walkOut(br.ResultFor(n.Component))
-			case n.Type == vugu.TextNode || n.Type == vugu.CommentNode:
-				if textInstruction(n.Data) > maxInstruction {
-					n.Data = cutText(n.Data)
-					changed++
-				}
-			default:
-				attrs := n.Attr[:0]
-				for _, a := range n.Attr {
-					if attrInstruction(a.Key, a.Val) <= maxInstruction {
-						attrs = append(attrs, a)
-					}
-				}
-				props := n.Prop[:0]
-				for _, p := range n.Prop {
-					if propInstruction(p.Key, p.JSONVal) <= maxInstruction {
-						props = append(props, p)
-					}
-				}
-				changed += len(n.Attr) - len(attrs) + len(n.Prop) - len(props)
-				n.Attr, n.Prop = attrs, props
-				walk(n.FirstChild)
+	eachNode(br, func(n *vugu.VGNode) {
+		if n.Type == vugu.TextNode || n.Type == vugu.CommentNode {
+			if textInstruction(n.Data) > maxInstruction {
+				n.Data = cutText(n.Data)
+				changed++
 			}
-		}
-	}
-	walkOut = func(bo *vugu.BuildOut) {
-		if bo == nil || seen[bo] {
 			return
 		}
-		seen[bo] = true
-		for _, n := range bo.Out {
-			walk(n)
+		attrs := n.Attr[:0]
+		for _, a := range n.Attr {
+			if attrInstruction(a.Key, a.Val) <= maxInstruction {
+				attrs = append(attrs, a)
+			}
 		}
-	}
-	walkOut(br.Out)
+		props := n.Prop[:0]
+		for _, p := range n.Prop {
+			if propInstruction(p.Key, p.JSONVal) <= maxInstruction {
+				props = append(props, p)
+			}
+		}
+		changed += len(n.Attr) - len(attrs) + len(n.Prop) - len(props)
+		n.Attr, n.Prop = attrs, props
+	})
 	return changed
 }
 

@@ -3,7 +3,11 @@
 
 package ui
 
+import "fmt"
+import "reflect"
+import "github.com/vugu/vjson"
 import "github.com/vugu/vugu"
+import js "github.com/vugu/vugu/js"
 
 func (c *Root) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 
@@ -15,50 +19,88 @@ func (c *Root) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 	vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "div", Attr: []vugu.VGAttribute{{Namespace: "", Key: "id", Val: "app"}}}
 	vgout.Out = append(vgout.Out, vgn) // root for output
 	vgn.AddAttrInterface("class", c.rootClass())
-	vgOn(vgn, "dragover", func(event vugu.DOMEvent) { c.dragOver(event) })
-	vgOn(vgn, "drop", func(event vugu.DOMEvent) { c.drop(event) })
+	vgn.DOMEventHandlerSpecList = append(vgn.DOMEventHandlerSpecList, vugu.DOMEventHandlerSpec{
+		EventType: "dragover",
+		Func:      func(event vugu.DOMEvent) { c.dragOver(event) },
+		// TODO: implement capture, etc. mostly need to decide syntax
+	})
+	vgn.DOMEventHandlerSpecList = append(vgn.DOMEventHandlerSpecList, vugu.DOMEventHandlerSpec{
+		EventType: "drop",
+		Func:      func(event vugu.DOMEvent) { c.drop(event) },
+		// TODO: implement capture, etc. mostly need to decide syntax
+	})
 	{
 		vgparent := vgn
 		_ = vgparent
+		vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n  "}
+		vgparent.AppendChild(vgn)
 		if c.A.Failure != "" {
-			vgn = vgElement(vgparent, "", "div", "id", "failure", "class", "errors", "role", "alert")
+			vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "div", Attr: []vugu.VGAttribute{{Namespace: "", Key: "id", Val: "failure"}, vugu.VGAttribute{Namespace: "", Key: "class", Val: "errors"}, vugu.VGAttribute{Namespace: "", Key: "role", Val: "alert"}}}
+			vgparent.AppendChild(vgn)
 			{
 				vgparent := vgn
 				_ = vgparent
-				vgn = vgElement(vgparent, "", "p")
+				vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n    "}
+				vgparent.AppendChild(vgn)
+				vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "p", Attr: []vugu.VGAttribute(nil)}
+				vgparent.AppendChild(vgn)
 				{
 					vgparent := vgn
 					_ = vgparent
-					vgn = vgElement(vgparent, "", "strong")
+					vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "strong", Attr: []vugu.VGAttribute(nil)}
+					vgparent.AppendChild(vgn)
 					vgn.SetInnerHTML(vugu.HTML("Something went wrong, and the page is still running:"))
-					vgn = vgText(vgparent, " ")
-					vgn = vgElement(vgparent, "", "span")
+					vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: " "}
+					vgparent.AppendChild(vgn)
+					vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "span", Attr: []vugu.VGAttribute(nil)}
+					vgparent.AppendChild(vgn)
 					vgn.SetInnerHTML(c.A.Failure)
 				}
-				vgn = vgElement(vgparent, "", "button", "type", "button", "id", "failure-dismiss")
-				vgOn(vgn, "click", func(event vugu.DOMEvent) { c.A.DismissFailure() })
+				vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n    "}
+				vgparent.AppendChild(vgn)
+				vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "button", Attr: []vugu.VGAttribute{{Namespace: "", Key: "type", Val: "button"}, vugu.VGAttribute{Namespace: "", Key: "id", Val: "failure-dismiss"}}}
+				vgparent.AppendChild(vgn)
+				vgn.DOMEventHandlerSpecList = append(vgn.DOMEventHandlerSpecList, vugu.DOMEventHandlerSpec{
+					EventType: "click",
+					Func:      func(event vugu.DOMEvent) { c.A.DismissFailure() },
+					// TODO: implement capture, etc. mostly need to decide syntax
+				})
 				{
 					vgparent := vgn
 					_ = vgparent
-					vgn = vgText(vgparent, "Dismiss")
+					vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "Dismiss"}
+					vgparent.AppendChild(vgn)
 				}
+				vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n  "}
+				vgparent.AppendChild(vgn)
 			}
 		}
+		vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n  "}
+		vgparent.AppendChild(vgn)
 		if c.A.Embed {
-			vgn = vgElement(vgparent, "", "div", "class", "embed")
+			vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "div", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "embed"}}}
+			vgparent.AppendChild(vgn)
 			{
 				vgparent := vgn
 				_ = vgparent
-				vgn = vgElement(vgparent, "", "p", "class", "embed-title")
+				vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n    "}
+				vgparent.AppendChild(vgn)
+				vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "p", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "embed-title"}}}
+				vgparent.AppendChild(vgn)
 				{
 					vgparent := vgn
 					_ = vgparent
-					vgn = vgElement(vgparent, "", "strong")
+					vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "strong", Attr: []vugu.VGAttribute(nil)}
+					vgparent.AppendChild(vgn)
 					vgn.SetInnerHTML(c.title())
-					vgn = vgText(vgparent, " ")
-					vgn = vgElement(vgparent, "", "span", "class", "hint")
+					vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: " "}
+					vgparent.AppendChild(vgn)
+					vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "span", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "hint"}}}
+					vgparent.AppendChild(vgn)
 					vgn.SetInnerHTML(c.cluster())
 				}
+				vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n    "}
+				vgparent.AppendChild(vgn)
 				{
 					vgcompKey := vugu.MakeCompKey(0x679A9DE1D761BDBB^vgin.CurrentPositionHash(), vgiterkey)
 					// ask BuildEnv for prior instance of this specific component
@@ -77,10 +119,16 @@ func (c *Root) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 					vgn = &vugu.VGNode{Component: vgcomp}
 					vgparent.AppendChild(vgn)
 				}
-				vgn = vgElement(vgparent, "", "p", "id", "summary")
+				vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n    "}
+				vgparent.AppendChild(vgn)
+				vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "p", Attr: []vugu.VGAttribute{{Namespace: "", Key: "id", Val: "summary"}}}
+				vgparent.AppendChild(vgn)
 				vgn.SetInnerHTML(c.summaryLine(c.A.Summary()))
+				vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n    "}
+				vgparent.AppendChild(vgn)
 				if len(c.A.ErrorLines()) > 0 {
-					vgn = vgElement(vgparent, "", "ul", "class", "errors", "role", "alert")
+					vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "ul", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "errors"}, vugu.VGAttribute{Namespace: "", Key: "role", Val: "alert"}}}
+					vgparent.AppendChild(vgn)
 					{
 						vgparent := vgn
 						_ = vgparent
@@ -89,26 +137,43 @@ func (c *Root) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 							_ = vgiterkey
 							l := l
 							_ = l
-							vgn = vgElement(vgparent, "", "li")
+							vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "li", Attr: []vugu.VGAttribute(nil)}
+							vgparent.AppendChild(vgn)
 							vgn.SetInnerHTML(l)
 						}
 					}
 				}
-				vgn = vgElement(vgparent, "", "p", "class", "embed-open")
+				vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n    "}
+				vgparent.AppendChild(vgn)
+				vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "p", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "embed-open"}}}
+				vgparent.AppendChild(vgn)
 				vgn.SetInnerHTML(vugu.HTML("\x3Ca id=\"open-full\" target=\"_blank\" rel=\"noopener\"\x3EOpen in pipeplan\x3C/a\x3E (read-only view; the planner ran in this page)"))
+				vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n  "}
+				vgparent.AppendChild(vgn)
 			}
 		}
+		vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n\n  "}
+		vgparent.AppendChild(vgn)
 		if !c.A.Embed {
-			vgn = vgElement(vgparent, "", "div")
+			vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "div", Attr: []vugu.VGAttribute(nil)}
+			vgparent.AppendChild(vgn)
 			{
 				vgparent := vgn
 				_ = vgparent
-				vgn = vgElement(vgparent, "", "section", "class", "overview", "aria-label", "The plan at a glance")
+				vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n    "}
+				vgparent.AppendChild(vgn)
+				vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "section", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "overview"}, vugu.VGAttribute{Namespace: "", Key: "aria-label", Val: "The plan at a glance"}}}
+				vgparent.AppendChild(vgn)
 				{
 					vgparent := vgn
 					_ = vgparent
-					vgn = vgElement(vgparent, "", "p", "id", "status", "role", "status")
+					vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n      "}
+					vgparent.AppendChild(vgn)
+					vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "p", Attr: []vugu.VGAttribute{{Namespace: "", Key: "id", Val: "status"}, vugu.VGAttribute{Namespace: "", Key: "role", Val: "status"}}}
+					vgparent.AppendChild(vgn)
 					vgn.SetInnerHTML(c.A.Status())
+					vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n      "}
+					vgparent.AppendChild(vgn)
 					{
 						vgcompKey := vugu.MakeCompKey(0x8F3EDD05D5912C6C^vgin.CurrentPositionHash(), vgiterkey)
 						// ask BuildEnv for prior instance of this specific component
@@ -129,30 +194,52 @@ func (c *Root) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 						vgn = &vugu.VGNode{Component: vgcomp}
 						vgparent.AppendChild(vgn)
 					}
-					vgn = vgElement(vgparent, "", "p", "id", "summary")
+					vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n      "}
+					vgparent.AppendChild(vgn)
+					vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "p", Attr: []vugu.VGAttribute{{Namespace: "", Key: "id", Val: "summary"}}}
+					vgparent.AppendChild(vgn)
 					vgn.SetInnerHTML(c.summaryLine(c.A.Summary()))
+					vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n      "}
+					vgparent.AppendChild(vgn)
 					if c.A.Notice != "" {
-						vgn = vgElement(vgparent, "", "p", "id", "notice")
+						vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "p", Attr: []vugu.VGAttribute{{Namespace: "", Key: "id", Val: "notice"}}}
+						vgparent.AppendChild(vgn)
 						vgn.AddAttrInterface("class", c.noticeClass())
 						vgn.AddAttrInterface("role", c.noticeRole())
 						{
 							vgparent := vgn
 							_ = vgparent
-							vgn = vgElement(vgparent, "", "span", "class", "sr-tag")
+							vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
+							vgparent.AppendChild(vgn)
+							vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "span", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "sr-tag"}}}
+							vgparent.AppendChild(vgn)
 							vgn.SetInnerHTML(c.noticeTag())
-							vgn = vgText(vgparent, " ")
-							vgn = vgElement(vgparent, "", "span")
+							vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: " "}
+							vgparent.AppendChild(vgn)
+							vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "span", Attr: []vugu.VGAttribute(nil)}
+							vgparent.AppendChild(vgn)
 							vgn.SetInnerHTML(c.A.Notice)
+							vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n      "}
+							vgparent.AppendChild(vgn)
 						}
 					}
+					vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n      "}
+					vgparent.AppendChild(vgn)
 					if len(c.A.ErrorLines()) > 0 {
-						vgn = vgElement(vgparent, "", "div", "id", "error", "class", "errors", "role", "alert")
+						vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "div", Attr: []vugu.VGAttribute{{Namespace: "", Key: "id", Val: "error"}, vugu.VGAttribute{Namespace: "", Key: "class", Val: "errors"}, vugu.VGAttribute{Namespace: "", Key: "role", Val: "alert"}}}
+						vgparent.AppendChild(vgn)
 						{
 							vgparent := vgn
 							_ = vgparent
-							vgn = vgElement(vgparent, "", "p")
+							vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
+							vgparent.AppendChild(vgn)
+							vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "p", Attr: []vugu.VGAttribute(nil)}
+							vgparent.AppendChild(vgn)
 							vgn.SetInnerHTML(vugu.HTML("\x3Cstrong\x3EProblem:\x3C/strong\x3E the request cannot be planned."))
-							vgn = vgElement(vgparent, "", "ul")
+							vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
+							vgparent.AppendChild(vgn)
+							vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "ul", Attr: []vugu.VGAttribute(nil)}
+							vgparent.AppendChild(vgn)
 							{
 								vgparent := vgn
 								_ = vgparent
@@ -161,253 +248,494 @@ func (c *Root) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 									_ = vgiterkey
 									l := l
 									_ = l
-									vgn = vgElement(vgparent, "", "li")
+									vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "li", Attr: []vugu.VGAttribute(nil)}
+									vgparent.AppendChild(vgn)
 									vgn.SetInnerHTML(l)
 								}
 							}
+							vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n      "}
+							vgparent.AppendChild(vgn)
 						}
 					}
+					vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n    "}
+					vgparent.AppendChild(vgn)
 				}
-				vgn = vgElement(vgparent, "", "div", "class", "tabs", "role", "tablist", "aria-label", "Panels")
-				vgOn(vgn, "keydown", func(event vugu.DOMEvent) { c.tabKey(event) })
+				vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n\n    "}
+				vgparent.AppendChild(vgn)
+				vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "div", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "tabs"}, vugu.VGAttribute{Namespace: "", Key: "role", Val: "tablist"}, vugu.VGAttribute{Namespace: "", Key: "aria-label", Val: "Panels"}}}
+				vgparent.AppendChild(vgn)
+				vgn.DOMEventHandlerSpecList = append(vgn.DOMEventHandlerSpecList, vugu.DOMEventHandlerSpec{
+					EventType: "keydown",
+					Func:      func(event vugu.DOMEvent) { c.tabKey(event) },
+					// TODO: implement capture, etc. mostly need to decide syntax
+				})
 				{
 					vgparent := vgn
 					_ = vgparent
+					vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n      "}
+					vgparent.AppendChild(vgn)
 					for vgiterkeyt, t := range Tabs {
 						var vgiterkey interface{} = vgiterkeyt
 						_ = vgiterkey
 						t := t
 						_ = t
-						vgn = vgElement(vgparent, "", "button", "type", "button", "role", "tab")
+						vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "button", Attr: []vugu.VGAttribute{{Namespace: "", Key: "type", Val: "button"}, vugu.VGAttribute{Namespace: "", Key: "role", Val: "tab"}}}
+						vgparent.AppendChild(vgn)
 						vgn.AddAttrInterface("aria-controls", "panel-"+t.ID)
 						vgn.AddAttrInterface("aria-selected", c.selected(t.ID))
 						vgn.AddAttrInterface("id", "tab-"+t.ID)
 						vgn.AddAttrInterface("tabindex", c.A.TabIndex(t.ID))
 						vgn.SetInnerHTML(t.Label)
-						vgOn(vgn, "click", func(event vugu.DOMEvent) { c.A.SetTab(t.ID) })
+						vgn.DOMEventHandlerSpecList = append(vgn.DOMEventHandlerSpecList, vugu.DOMEventHandlerSpec{
+							EventType: "click",
+							Func:      func(event vugu.DOMEvent) { c.A.SetTab(t.ID) },
+							// TODO: implement capture, etc. mostly need to decide syntax
+						})
 					}
+					vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n    "}
+					vgparent.AppendChild(vgn)
 				}
+				vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n\n    "}
+				vgparent.AppendChild(vgn)
 				if c.A.Tab == "model" {
-					vgn = vgElement(vgparent, "", "section", "id", "panel-model", "role", "tabpanel", "aria-labelledby", "tab-model", "class", "panel")
+					vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "section", Attr: []vugu.VGAttribute{{Namespace: "", Key: "id", Val: "panel-model"}, vugu.VGAttribute{Namespace: "", Key: "role", Val: "tabpanel"}, vugu.VGAttribute{Namespace: "", Key: "aria-labelledby", Val: "tab-model"}, vugu.VGAttribute{Namespace: "", Key: "class", Val: "panel"}}}
+					vgparent.AppendChild(vgn)
 					{
 						vgparent := vgn
 						_ = vgparent
-						vgn = vgElement(vgparent, "", "div", "class", "grid")
+						vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n      "}
+						vgparent.AppendChild(vgn)
+						vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "div", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "grid"}}}
+						vgparent.AppendChild(vgn)
 						{
 							vgparent := vgn
 							_ = vgparent
-							vgn = vgElement(vgparent, "", "label", "for", "model-pick")
+							vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
+							vgparent.AppendChild(vgn)
+							vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "label", Attr: []vugu.VGAttribute{{Namespace: "", Key: "for", Val: "model-pick"}}}
+							vgparent.AppendChild(vgn)
 							vgn.SetInnerHTML(vugu.HTML("Model"))
-							vgn = vgText(vgparent, "\n        ")
-							vgn = vgElement(vgparent, "", "select", "id", "model-pick")
-							vgOn(vgn, "change", func(event vugu.DOMEvent) { c.A.PickModel(event.PropString("target", "value")) })
+							vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
+							vgparent.AppendChild(vgn)
+							vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "select", Attr: []vugu.VGAttribute{{Namespace: "", Key: "id", Val: "model-pick"}}}
+							vgparent.AppendChild(vgn)
+							vgn.DOMEventHandlerSpecList = append(vgn.DOMEventHandlerSpecList, vugu.DOMEventHandlerSpec{
+								EventType: "change",
+								Func:      func(event vugu.DOMEvent) { c.A.PickModel(event.PropString("target", "value")) },
+								// TODO: implement capture, etc. mostly need to decide syntax
+							})
 							{
 								vgparent := vgn
 								_ = vgparent
+								vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n          "}
+								vgparent.AppendChild(vgn)
 								for vgiterkeyt, g := range c.A.ModelGroups() {
 									var vgiterkey interface{} = vgiterkeyt
 									_ = vgiterkey
 									g := g
 									_ = g
-									vgn = vgElement(vgparent, "", "optgroup")
+									vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "optgroup", Attr: []vugu.VGAttribute(nil)}
+									vgparent.AppendChild(vgn)
 									vgn.AddAttrInterface("label", g)
 									{
 										vgparent := vgn
 										_ = vgparent
+										vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n            "}
+										vgparent.AppendChild(vgn)
 										for vgiterkeyt, o := range c.A.ModelOptionsIn(g) {
 											var vgiterkey interface{} = vgiterkeyt
 											_ = vgiterkey
 											o := o
 											_ = o
-											vgn = vgElement(vgparent, "", "option")
+											vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "option", Attr: []vugu.VGAttribute(nil)}
+											vgparent.AppendChild(vgn)
 											vgn.AddAttrInterface("value", o.Value)
-											vgProp(vgn, "selected", o.Value == c.A.ModelChoice())
+											{
+												b, err := vjson.Marshal(o.Value == c.A.ModelChoice())
+												if err != nil {
+													panic(err)
+												}
+												vgn.Prop = append(vgn.Prop, vugu.VGProperty{Key: "selected", JSONVal: vjson.RawMessage(b)})
+											}
 											vgn.SetInnerHTML(o.Label)
 										}
+										vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n          "}
+										vgparent.AppendChild(vgn)
 									}
 								}
+								vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
+								vgparent.AppendChild(vgn)
 							}
-							vgn = vgText(vgparent, "\n        ")
-							vgn = vgElement(vgparent, "", "label", "for", "model-file")
+							vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
+							vgparent.AppendChild(vgn)
+							vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "label", Attr: []vugu.VGAttribute{{Namespace: "", Key: "for", Val: "model-file"}}}
+							vgparent.AppendChild(vgn)
 							vgn.SetInnerHTML(vugu.HTML("Import a file"))
-							vgn = vgElement(vgparent, "", "div")
+							vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
+							vgparent.AppendChild(vgn)
+							vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "div", Attr: []vugu.VGAttribute(nil)}
+							vgparent.AppendChild(vgn)
 							{
 								vgparent := vgn
 								_ = vgparent
-								vgn = vgElement(vgparent, "", "input", "id", "model-file", "type", "file", "accept", ".json,.txt,application/json,text/plain")
-								vgOn(vgn, "change", func(event vugu.DOMEvent) { c.pick(event) })
-								vgn = vgElement(vgparent, "", "p", "class", "hint")
+								vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n          "}
+								vgparent.AppendChild(vgn)
+								vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "input", Attr: []vugu.VGAttribute{{Namespace: "", Key: "id", Val: "model-file"}, vugu.VGAttribute{Namespace: "", Key: "type", Val: "file"}, vugu.VGAttribute{Namespace: "", Key: "accept", Val: ".json,.txt,application/json,text/plain"}}}
+								vgparent.AppendChild(vgn)
+								vgn.DOMEventHandlerSpecList = append(vgn.DOMEventHandlerSpecList, vugu.DOMEventHandlerSpec{
+									EventType: "change",
+									Func:      func(event vugu.DOMEvent) { c.pick(event) },
+									// TODO: implement capture, etc. mostly need to decide syntax
+								})
+								vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n          "}
+								vgparent.AppendChild(vgn)
+								vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "p", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "hint"}}}
+								vgparent.AppendChild(vgn)
 								vgn.SetInnerHTML(vugu.HTML("pipeplan native JSON, a Graphcore auto-pipeline profile, a PipeDream graph.txt or a HuggingFace config.json; or drop a file anywhere on the page. Nothing leaves this page."))
+								vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
+								vgparent.AppendChild(vgn)
 							}
+							vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n      "}
+							vgparent.AppendChild(vgn)
 						}
+						vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n      "}
+						vgparent.AppendChild(vgn)
 						if c.A.ModelSource() == "architecture" {
-							vgn = vgElement(vgparent, "", "fieldset", "class", "grid")
+							vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "fieldset", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "grid"}}}
+							vgparent.AppendChild(vgn)
 							{
 								vgparent := vgn
 								_ = vgparent
-								vgn = vgElement(vgparent, "", "legend")
+								vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
+								vgparent.AppendChild(vgn)
+								vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "legend", Attr: []vugu.VGAttribute(nil)}
+								vgparent.AppendChild(vgn)
 								vgn.SetInnerHTML(vugu.HTML("Architecture knobs"))
-								vgn = vgElement(vgparent, "", "label", "for", "knob-seq")
+								vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
+								vgparent.AppendChild(vgn)
+								vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "label", Attr: []vugu.VGAttribute{{Namespace: "", Key: "for", Val: "knob-seq"}}}
+								vgparent.AppendChild(vgn)
 								vgn.SetInnerHTML(vugu.HTML("Sequence length (tokens)"))
-								vgn = vgText(vgparent, "\n        ")
-								vgn = vgElement(vgparent, "", "input", "id", "knob-seq", "type", "number", "min", "1", "step", "1", "inputmode", "numeric", "placeholder", "default")
-								vgProp(vgn, "value", c.A.Val("seq", c.A.Knob("seq")))
-								vgOn(vgn, "input", func(event vugu.DOMEvent) { c.A.SetKnob("seq", event.PropString("target", "value")) })
-								vgn = vgText(vgparent, "\n        ")
-								vgn = vgElement(vgparent, "", "label", "for", "knob-dtype")
+								vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
+								vgparent.AppendChild(vgn)
+								vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "input", Attr: []vugu.VGAttribute{{Namespace: "", Key: "id", Val: "knob-seq"}, vugu.VGAttribute{Namespace: "", Key: "type", Val: "number"}, vugu.VGAttribute{Namespace: "", Key: "min", Val: "1"}, vugu.VGAttribute{Namespace: "", Key: "step", Val: "1"}, vugu.VGAttribute{Namespace: "", Key: "inputmode", Val: "numeric"}, vugu.VGAttribute{Namespace: "", Key: "placeholder", Val: "default"}}}
+								vgparent.AppendChild(vgn)
+								{
+									b, err := vjson.Marshal(c.A.Val("seq", c.A.Knob("seq")))
+									if err != nil {
+										panic(err)
+									}
+									vgn.Prop = append(vgn.Prop, vugu.VGProperty{Key: "value", JSONVal: vjson.RawMessage(b)})
+								}
+								vgn.DOMEventHandlerSpecList = append(vgn.DOMEventHandlerSpecList, vugu.DOMEventHandlerSpec{
+									EventType: "input",
+									Func:      func(event vugu.DOMEvent) { c.A.SetKnob("seq", event.PropString("target", "value")) },
+									// TODO: implement capture, etc. mostly need to decide syntax
+								})
+								vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
+								vgparent.AppendChild(vgn)
+								vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "label", Attr: []vugu.VGAttribute{{Namespace: "", Key: "for", Val: "knob-dtype"}}}
+								vgparent.AppendChild(vgn)
 								vgn.SetInnerHTML(vugu.HTML("Data type"))
-								vgn = vgText(vgparent, "\n        ")
-								vgn = vgElement(vgparent, "", "select", "id", "knob-dtype")
-								vgOn(vgn, "change", func(event vugu.DOMEvent) { c.A.SetKnob("dtype", event.PropString("target", "value")) })
+								vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
+								vgparent.AppendChild(vgn)
+								vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "select", Attr: []vugu.VGAttribute{{Namespace: "", Key: "id", Val: "knob-dtype"}}}
+								vgparent.AppendChild(vgn)
+								vgn.DOMEventHandlerSpecList = append(vgn.DOMEventHandlerSpecList, vugu.DOMEventHandlerSpec{
+									EventType: "change",
+									Func:      func(event vugu.DOMEvent) { c.A.SetKnob("dtype", event.PropString("target", "value")) },
+									// TODO: implement capture, etc. mostly need to decide syntax
+								})
 								{
 									vgparent := vgn
 									_ = vgparent
+									vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n          "}
+									vgparent.AppendChild(vgn)
 									for vgiterkeyt, v := range KnobChoices("dtype") {
 										var vgiterkey interface{} = vgiterkeyt
 										_ = vgiterkey
 										v := v
 										_ = v
-										vgn = vgElement(vgparent, "", "option")
+										vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "option", Attr: []vugu.VGAttribute(nil)}
+										vgparent.AppendChild(vgn)
 										vgn.AddAttrInterface("value", v)
-										vgProp(vgn, "selected", v == c.A.Knob("dtype"))
+										{
+											b, err := vjson.Marshal(v == c.A.Knob("dtype"))
+											if err != nil {
+												panic(err)
+											}
+											vgn.Prop = append(vgn.Prop, vugu.VGProperty{Key: "selected", JSONVal: vjson.RawMessage(b)})
+										}
 										vgn.SetInnerHTML(ChoiceLabel(v))
 									}
+									vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
+									vgparent.AppendChild(vgn)
 								}
-								vgn = vgText(vgparent, "\n        ")
-								vgn = vgElement(vgparent, "", "label", "for", "knob-fp8-recipe")
+								vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
+								vgparent.AppendChild(vgn)
+								vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "label", Attr: []vugu.VGAttribute{{Namespace: "", Key: "for", Val: "knob-fp8-recipe"}}}
+								vgparent.AppendChild(vgn)
 								vgn.SetInnerHTML(vugu.HTML("FP8 recipe"))
-								vgn = vgText(vgparent, "\n        ")
-								vgn = vgElement(vgparent, "", "select", "id", "knob-fp8-recipe")
-								vgOn(vgn, "change", func(event vugu.DOMEvent) { c.A.SetKnob("fp8_recipe", event.PropString("target", "value")) })
+								vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
+								vgparent.AppendChild(vgn)
+								vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "select", Attr: []vugu.VGAttribute{{Namespace: "", Key: "id", Val: "knob-fp8-recipe"}}}
+								vgparent.AppendChild(vgn)
+								vgn.DOMEventHandlerSpecList = append(vgn.DOMEventHandlerSpecList, vugu.DOMEventHandlerSpec{
+									EventType: "change",
+									Func:      func(event vugu.DOMEvent) { c.A.SetKnob("fp8_recipe", event.PropString("target", "value")) },
+									// TODO: implement capture, etc. mostly need to decide syntax
+								})
 								{
 									vgparent := vgn
 									_ = vgparent
+									vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n          "}
+									vgparent.AppendChild(vgn)
 									for vgiterkeyt, v := range KnobChoices("fp8_recipe") {
 										var vgiterkey interface{} = vgiterkeyt
 										_ = vgiterkey
 										v := v
 										_ = v
-										vgn = vgElement(vgparent, "", "option")
+										vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "option", Attr: []vugu.VGAttribute(nil)}
+										vgparent.AppendChild(vgn)
 										vgn.AddAttrInterface("value", v)
-										vgProp(vgn, "selected", v == c.A.Knob("fp8_recipe"))
+										{
+											b, err := vjson.Marshal(v == c.A.Knob("fp8_recipe"))
+											if err != nil {
+												panic(err)
+											}
+											vgn.Prop = append(vgn.Prop, vugu.VGProperty{Key: "selected", JSONVal: vjson.RawMessage(b)})
+										}
 										vgn.SetInnerHTML(ChoiceLabel(v))
 									}
+									vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
+									vgparent.AppendChild(vgn)
 								}
-								vgn = vgText(vgparent, "\n        ")
-								vgn = vgElement(vgparent, "", "label", "for", "knob-attention")
+								vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
+								vgparent.AppendChild(vgn)
+								vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "label", Attr: []vugu.VGAttribute{{Namespace: "", Key: "for", Val: "knob-attention"}}}
+								vgparent.AppendChild(vgn)
 								vgn.SetInnerHTML(vugu.HTML("Attention"))
-								vgn = vgText(vgparent, "\n        ")
-								vgn = vgElement(vgparent, "", "select", "id", "knob-attention")
-								vgOn(vgn, "change", func(event vugu.DOMEvent) { c.A.SetKnob("attention", event.PropString("target", "value")) })
+								vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
+								vgparent.AppendChild(vgn)
+								vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "select", Attr: []vugu.VGAttribute{{Namespace: "", Key: "id", Val: "knob-attention"}}}
+								vgparent.AppendChild(vgn)
+								vgn.DOMEventHandlerSpecList = append(vgn.DOMEventHandlerSpecList, vugu.DOMEventHandlerSpec{
+									EventType: "change",
+									Func:      func(event vugu.DOMEvent) { c.A.SetKnob("attention", event.PropString("target", "value")) },
+									// TODO: implement capture, etc. mostly need to decide syntax
+								})
 								{
 									vgparent := vgn
 									_ = vgparent
+									vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n          "}
+									vgparent.AppendChild(vgn)
 									for vgiterkeyt, v := range KnobChoices("attention") {
 										var vgiterkey interface{} = vgiterkeyt
 										_ = vgiterkey
 										v := v
 										_ = v
-										vgn = vgElement(vgparent, "", "option")
+										vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "option", Attr: []vugu.VGAttribute(nil)}
+										vgparent.AppendChild(vgn)
 										vgn.AddAttrInterface("value", v)
-										vgProp(vgn, "selected", v == c.A.Knob("attention"))
+										{
+											b, err := vjson.Marshal(v == c.A.Knob("attention"))
+											if err != nil {
+												panic(err)
+											}
+											vgn.Prop = append(vgn.Prop, vugu.VGProperty{Key: "selected", JSONVal: vjson.RawMessage(b)})
+										}
 										vgn.SetInnerHTML(ChoiceLabel(v))
 									}
+									vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
+									vgparent.AppendChild(vgn)
 								}
-								vgn = vgText(vgparent, "\n        ")
-								vgn = vgElement(vgparent, "", "label", "for", "knob-precision")
+								vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
+								vgparent.AppendChild(vgn)
+								vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "label", Attr: []vugu.VGAttribute{{Namespace: "", Key: "for", Val: "knob-precision"}}}
+								vgparent.AppendChild(vgn)
 								vgn.SetInnerHTML(vugu.HTML("Precision"))
-								vgn = vgText(vgparent, "\n        ")
-								vgn = vgElement(vgparent, "", "select", "id", "knob-precision")
-								vgOn(vgn, "change", func(event vugu.DOMEvent) { c.A.SetKnob("precision", event.PropString("target", "value")) })
+								vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
+								vgparent.AppendChild(vgn)
+								vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "select", Attr: []vugu.VGAttribute{{Namespace: "", Key: "id", Val: "knob-precision"}}}
+								vgparent.AppendChild(vgn)
+								vgn.DOMEventHandlerSpecList = append(vgn.DOMEventHandlerSpecList, vugu.DOMEventHandlerSpec{
+									EventType: "change",
+									Func:      func(event vugu.DOMEvent) { c.A.SetKnob("precision", event.PropString("target", "value")) },
+									// TODO: implement capture, etc. mostly need to decide syntax
+								})
 								{
 									vgparent := vgn
 									_ = vgparent
+									vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n          "}
+									vgparent.AppendChild(vgn)
 									for vgiterkeyt, v := range KnobChoices("precision") {
 										var vgiterkey interface{} = vgiterkeyt
 										_ = vgiterkey
 										v := v
 										_ = v
-										vgn = vgElement(vgparent, "", "option")
+										vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "option", Attr: []vugu.VGAttribute(nil)}
+										vgparent.AppendChild(vgn)
 										vgn.AddAttrInterface("value", v)
-										vgProp(vgn, "selected", v == c.A.Knob("precision"))
+										{
+											b, err := vjson.Marshal(v == c.A.Knob("precision"))
+											if err != nil {
+												panic(err)
+											}
+											vgn.Prop = append(vgn.Prop, vugu.VGProperty{Key: "selected", JSONVal: vjson.RawMessage(b)})
+										}
 										vgn.SetInnerHTML(ChoiceLabel(v))
 									}
+									vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
+									vgparent.AppendChild(vgn)
 								}
-								vgn = vgText(vgparent, "\n        ")
-								vgn = vgElement(vgparent, "", "label", "for", "knob-optimizer")
+								vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
+								vgparent.AppendChild(vgn)
+								vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "label", Attr: []vugu.VGAttribute{{Namespace: "", Key: "for", Val: "knob-optimizer"}}}
+								vgparent.AppendChild(vgn)
 								vgn.SetInnerHTML(vugu.HTML("Optimizer"))
-								vgn = vgText(vgparent, "\n        ")
-								vgn = vgElement(vgparent, "", "select", "id", "knob-optimizer")
-								vgOn(vgn, "change", func(event vugu.DOMEvent) { c.A.SetKnob("optimizer", event.PropString("target", "value")) })
+								vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
+								vgparent.AppendChild(vgn)
+								vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "select", Attr: []vugu.VGAttribute{{Namespace: "", Key: "id", Val: "knob-optimizer"}}}
+								vgparent.AppendChild(vgn)
+								vgn.DOMEventHandlerSpecList = append(vgn.DOMEventHandlerSpecList, vugu.DOMEventHandlerSpec{
+									EventType: "change",
+									Func:      func(event vugu.DOMEvent) { c.A.SetKnob("optimizer", event.PropString("target", "value")) },
+									// TODO: implement capture, etc. mostly need to decide syntax
+								})
 								{
 									vgparent := vgn
 									_ = vgparent
+									vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n          "}
+									vgparent.AppendChild(vgn)
 									for vgiterkeyt, v := range KnobChoices("optimizer") {
 										var vgiterkey interface{} = vgiterkeyt
 										_ = vgiterkey
 										v := v
 										_ = v
-										vgn = vgElement(vgparent, "", "option")
+										vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "option", Attr: []vugu.VGAttribute(nil)}
+										vgparent.AppendChild(vgn)
 										vgn.AddAttrInterface("value", v)
-										vgProp(vgn, "selected", v == c.A.Knob("optimizer"))
+										{
+											b, err := vjson.Marshal(v == c.A.Knob("optimizer"))
+											if err != nil {
+												panic(err)
+											}
+											vgn.Prop = append(vgn.Prop, vugu.VGProperty{Key: "selected", JSONVal: vjson.RawMessage(b)})
+										}
 										vgn.SetInnerHTML(ChoiceLabel(v))
 									}
+									vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
+									vgparent.AppendChild(vgn)
 								}
+								vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n      "}
+								vgparent.AppendChild(vgn)
 							}
 						}
+						vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n      "}
+						vgparent.AppendChild(vgn)
 						if c.A.ModelSource() == "architecture" {
-							vgn = vgElement(vgparent, "", "fieldset", "id", "calibrate", "class", "calibrate")
+							vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "fieldset", Attr: []vugu.VGAttribute{{Namespace: "", Key: "id", Val: "calibrate"}, vugu.VGAttribute{Namespace: "", Key: "class", Val: "calibrate"}}}
+							vgparent.AppendChild(vgn)
 							{
 								vgparent := vgn
 								_ = vgparent
-								vgn = vgElement(vgparent, "", "legend")
+								vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
+								vgparent.AppendChild(vgn)
+								vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "legend", Attr: []vugu.VGAttribute(nil)}
+								vgparent.AppendChild(vgn)
 								vgn.SetInnerHTML(vugu.HTML("Calibrate against a measured profile"))
-								vgn = vgElement(vgparent, "", "div", "class", "grid")
+								vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
+								vgparent.AppendChild(vgn)
+								vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "div", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "grid"}}}
+								vgparent.AppendChild(vgn)
 								{
 									vgparent := vgn
 									_ = vgparent
-									vgn = vgElement(vgparent, "", "label", "for", "calibrate-file")
+									vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n          "}
+									vgparent.AppendChild(vgn)
+									vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "label", Attr: []vugu.VGAttribute{{Namespace: "", Key: "for", Val: "calibrate-file"}}}
+									vgparent.AppendChild(vgn)
 									vgn.SetInnerHTML(vugu.HTML("Measured profile"))
-									vgn = vgElement(vgparent, "", "div")
+									vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n          "}
+									vgparent.AppendChild(vgn)
+									vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "div", Attr: []vugu.VGAttribute(nil)}
+									vgparent.AppendChild(vgn)
 									{
 										vgparent := vgn
 										_ = vgparent
-										vgn = vgElement(vgparent, "", "input", "id", "calibrate-file", "type", "file", "accept", ".json,application/json")
-										vgOn(vgn, "change", func(event vugu.DOMEvent) { c.pickProfile(event) })
-										vgn = vgElement(vgparent, "", "p", "class", "hint")
+										vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n            "}
+										vgparent.AppendChild(vgn)
+										vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "input", Attr: []vugu.VGAttribute{{Namespace: "", Key: "id", Val: "calibrate-file"}, vugu.VGAttribute{Namespace: "", Key: "type", Val: "file"}, vugu.VGAttribute{Namespace: "", Key: "accept", Val: ".json,application/json"}}}
+										vgparent.AppendChild(vgn)
+										vgn.DOMEventHandlerSpecList = append(vgn.DOMEventHandlerSpecList, vugu.DOMEventHandlerSpec{
+											EventType: "change",
+											Func:      func(event vugu.DOMEvent) { c.pickProfile(event) },
+											// TODO: implement capture, etc. mostly need to decide syntax
+										})
+										vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n            "}
+										vgparent.AppendChild(vgn)
+										vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "p", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "hint"}}}
+										vgparent.AppendChild(vgn)
 										vgn.SetInnerHTML(vugu.HTML("A profile of this architecture in pipeplan\x26#39;s native JSON, as the profiler script writes it (Export and share). The planner fits the device\x26#39;s efficiencies and the framework\x26#39;s host costs to it; nothing leaves this page."))
+										vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n          "}
+										vgparent.AppendChild(vgn)
 									}
+									vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
+									vgparent.AppendChild(vgn)
 								}
+								vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
+								vgparent.AppendChild(vgn)
 								if c.A.Calibrating() {
-									vgn = vgElement(vgparent, "", "p", "id", "calibrate-busy", "role", "status")
+									vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "p", Attr: []vugu.VGAttribute{{Namespace: "", Key: "id", Val: "calibrate-busy"}, vugu.VGAttribute{Namespace: "", Key: "role", Val: "status"}}}
+									vgparent.AppendChild(vgn)
 									{
 										vgparent := vgn
 										_ = vgparent
-										vgn = vgText(vgparent, "Fitting…")
+										vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "Fitting…"}
+										vgparent.AppendChild(vgn)
 									}
 								}
+								vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
+								vgparent.AppendChild(vgn)
 								if c.A.CalibrationError() != "" {
-									vgn = vgElement(vgparent, "", "p", "id", "calibrate-error", "class", "errors", "role", "alert")
+									vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "p", Attr: []vugu.VGAttribute{{Namespace: "", Key: "id", Val: "calibrate-error"}, vugu.VGAttribute{Namespace: "", Key: "class", Val: "errors"}, vugu.VGAttribute{Namespace: "", Key: "role", Val: "alert"}}}
+									vgparent.AppendChild(vgn)
 									vgn.SetInnerHTML(c.A.CalibrationError())
 								}
+								vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
+								vgparent.AppendChild(vgn)
 								if c.A.Calibration() != nil {
-									vgn = vgElement(vgparent, "", "div", "id", "calibration")
+									vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "div", Attr: []vugu.VGAttribute{{Namespace: "", Key: "id", Val: "calibration"}}}
+									vgparent.AppendChild(vgn)
 									{
 										vgparent := vgn
 										_ = vgparent
-										vgn = vgElement(vgparent, "", "p", "id", "calibrate-summary")
+										vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n          "}
+										vgparent.AppendChild(vgn)
+										vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "p", Attr: []vugu.VGAttribute{{Namespace: "", Key: "id", Val: "calibrate-summary"}}}
+										vgparent.AppendChild(vgn)
 										vgn.SetInnerHTML(c.A.CalibrationSummary())
-										vgn = vgElement(vgparent, "", "table", "id", "calibrate-figures")
+										vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n          "}
+										vgparent.AppendChild(vgn)
+										vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "table", Attr: []vugu.VGAttribute{{Namespace: "", Key: "id", Val: "calibrate-figures"}}}
+										vgparent.AppendChild(vgn)
 										{
 											vgparent := vgn
 											_ = vgparent
-											vgn = vgElement(vgparent, "", "caption")
+											vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n            "}
+											vgparent.AppendChild(vgn)
+											vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "caption", Attr: []vugu.VGAttribute(nil)}
+											vgparent.AppendChild(vgn)
 											vgn.SetInnerHTML(vugu.HTML("The device\x26#39;s and framework\x26#39;s figures: the preset\x26#39;s and the fit\x26#39;s"))
-											vgn = vgElement(vgparent, "", "thead")
+											vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n            "}
+											vgparent.AppendChild(vgn)
+											vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "thead", Attr: []vugu.VGAttribute(nil)}
+											vgparent.AppendChild(vgn)
 											{
 												vgparent := vgn
 												_ = vgparent
-												vgn = vgElement(vgparent, "", "tr")
+												vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "tr", Attr: []vugu.VGAttribute(nil)}
+												vgparent.AppendChild(vgn)
 												{
 													vgparent := vgn
 													_ = vgparent
@@ -416,42 +744,58 @@ func (c *Root) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 														_ = vgiterkey
 														h := h
 														_ = h
-														vgn = vgElement(vgparent, "", "th", "scope", "col")
+														vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "th", Attr: []vugu.VGAttribute{{Namespace: "", Key: "scope", Val: "col"}}}
+														vgparent.AppendChild(vgn)
 														vgn.AddAttrInterface("class", h.Class)
 														vgn.SetInnerHTML(h.Label)
 													}
 												}
 											}
-											vgn = vgElement(vgparent, "", "tbody")
+											vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n            "}
+											vgparent.AppendChild(vgn)
+											vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "tbody", Attr: []vugu.VGAttribute(nil)}
+											vgparent.AppendChild(vgn)
 											{
 												vgparent := vgn
 												_ = vgparent
+												vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n              "}
+												vgparent.AppendChild(vgn)
 												for vgiterkeyt, f := range c.A.CalibrationFigures() {
 													var vgiterkey interface{} = vgiterkeyt
 													_ = vgiterkey
 													f := f
 													_ = f
-													vgn = vgElement(vgparent, "", "tr")
+													vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "tr", Attr: []vugu.VGAttribute(nil)}
+													vgparent.AppendChild(vgn)
 													vgn.AddAttrInterface("data-field", f.Field)
 													{
 														vgparent := vgn
 														_ = vgparent
-														vgn = vgElement(vgparent, "", "th", "scope", "row")
+														vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "th", Attr: []vugu.VGAttribute{{Namespace: "", Key: "scope", Val: "row"}}}
+														vgparent.AppendChild(vgn)
 														vgn.SetInnerHTML(f.Name)
 														for vgiterkeyt, v := range []string{f.Preset, f.Fitted} {
 															var vgiterkey interface{} = vgiterkeyt
 															_ = vgiterkey
 															v := v
 															_ = v
-															vgn = vgElement(vgparent, "", "td", "class", "num")
+															vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "td", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "num"}}}
+															vgparent.AppendChild(vgn)
 															vgn.SetInnerHTML(v)
 														}
 													}
 												}
+												vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n            "}
+												vgparent.AppendChild(vgn)
 											}
+											vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n          "}
+											vgparent.AppendChild(vgn)
 										}
+										vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n          "}
+										vgparent.AppendChild(vgn)
 										if len(c.A.CalibrationNotes()) > 0 {
-											vgn = vgElement(vgparent, "", "ul", "class", "hint")
+											vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "ul", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "hint"}}}
+											vgparent.AppendChild(vgn)
 											{
 												vgparent := vgn
 												_ = vgparent
@@ -460,48 +804,78 @@ func (c *Root) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 													_ = vgiterkey
 													n := n
 													_ = n
-													vgn = vgElement(vgparent, "", "li")
+													vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "li", Attr: []vugu.VGAttribute(nil)}
+													vgparent.AppendChild(vgn)
 													vgn.SetInnerHTML(n)
 												}
 											}
 										}
-										vgn = vgElement(vgparent, "", "p")
+										vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n          "}
+										vgparent.AppendChild(vgn)
+										vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "p", Attr: []vugu.VGAttribute(nil)}
+										vgparent.AppendChild(vgn)
 										{
 											vgparent := vgn
 											_ = vgparent
-											vgn = vgElement(vgparent, "", "button", "type", "button", "id", "calibrate-use")
+											vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n            "}
+											vgparent.AppendChild(vgn)
+											vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "button", Attr: []vugu.VGAttribute{{Namespace: "", Key: "type", Val: "button"}, vugu.VGAttribute{Namespace: "", Key: "id", Val: "calibrate-use"}}}
+											vgparent.AppendChild(vgn)
 											vgn.AddAttrInterface("disabled", c.A.CalibrationInUse())
-											vgOn(vgn, "click", func(event vugu.DOMEvent) { c.A.UseCalibration() })
+											vgn.DOMEventHandlerSpecList = append(vgn.DOMEventHandlerSpecList, vugu.DOMEventHandlerSpec{
+												EventType: "click",
+												Func:      func(event vugu.DOMEvent) { c.A.UseCalibration() },
+												// TODO: implement capture, etc. mostly need to decide syntax
+											})
 											{
 												vgparent := vgn
 												_ = vgparent
-												vgn = vgText(vgparent, "Use the fitted figures")
+												vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "Use the fitted figures"}
+												vgparent.AppendChild(vgn)
 											}
-											vgn = vgText(vgparent, "\n            ")
+											vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n            "}
+											vgparent.AppendChild(vgn)
 											if c.A.CalibrationInUse() {
-												vgn = vgElement(vgparent, "", "span", "class", "hint", "id", "calibrate-inuse")
+												vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "span", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "hint"}, vugu.VGAttribute{Namespace: "", Key: "id", Val: "calibrate-inuse"}}}
+												vgparent.AppendChild(vgn)
 												{
 													vgparent := vgn
 													_ = vgparent
-													vgn = vgText(vgparent, "The plan uses them.")
+													vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "The plan uses them."}
+													vgparent.AppendChild(vgn)
 												}
 											}
+											vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n          "}
+											vgparent.AppendChild(vgn)
 										}
-										vgn = vgElement(vgparent, "", "details", "id", "calibrate-residuals")
+										vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n          "}
+										vgparent.AppendChild(vgn)
+										vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "details", Attr: []vugu.VGAttribute{{Namespace: "", Key: "id", Val: "calibrate-residuals"}}}
+										vgparent.AppendChild(vgn)
 										{
 											vgparent := vgn
 											_ = vgparent
-											vgn = vgElement(vgparent, "", "summary")
+											vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n            "}
+											vgparent.AppendChild(vgn)
+											vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "summary", Attr: []vugu.VGAttribute(nil)}
+											vgparent.AppendChild(vgn)
 											vgn.SetInnerHTML(vugu.HTML("Per-layer residuals"))
-											vgn = vgElement(vgparent, "", "table", "class", "compact")
+											vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n            "}
+											vgparent.AppendChild(vgn)
+											vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "table", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "compact"}}}
+											vgparent.AppendChild(vgn)
 											{
 												vgparent := vgn
 												_ = vgparent
-												vgn = vgElement(vgparent, "", "thead")
+												vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n              "}
+												vgparent.AppendChild(vgn)
+												vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "thead", Attr: []vugu.VGAttribute(nil)}
+												vgparent.AppendChild(vgn)
 												{
 													vgparent := vgn
 													_ = vgparent
-													vgn = vgElement(vgparent, "", "tr")
+													vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "tr", Attr: []vugu.VGAttribute(nil)}
+													vgparent.AppendChild(vgn)
 													{
 														vgparent := vgn
 														_ = vgparent
@@ -510,22 +884,29 @@ func (c *Root) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 															_ = vgiterkey
 															h := h
 															_ = h
-															vgn = vgElement(vgparent, "", "th", "scope", "col")
+															vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "th", Attr: []vugu.VGAttribute{{Namespace: "", Key: "scope", Val: "col"}}}
+															vgparent.AppendChild(vgn)
 															vgn.AddAttrInterface("class", h.Class)
 															vgn.SetInnerHTML(h.Label)
 														}
 													}
 												}
-												vgn = vgElement(vgparent, "", "tbody")
+												vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n              "}
+												vgparent.AppendChild(vgn)
+												vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "tbody", Attr: []vugu.VGAttribute(nil)}
+												vgparent.AppendChild(vgn)
 												{
 													vgparent := vgn
 													_ = vgparent
+													vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n                "}
+													vgparent.AppendChild(vgn)
 													for vgiterkeyt, r := range c.A.CalibrationResiduals() {
 														var vgiterkey interface{} = vgiterkeyt
 														_ = vgiterkey
 														r := r
 														_ = r
-														vgn = vgElement(vgparent, "", "tr")
+														vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "tr", Attr: []vugu.VGAttribute(nil)}
+														vgparent.AppendChild(vgn)
 														{
 															vgparent := vgn
 															_ = vgparent
@@ -536,479 +917,970 @@ func (c *Root) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 																_ = i
 																v := v
 																_ = v
-																vgn = vgElement(vgparent, "", "td")
+																vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "td", Attr: []vugu.VGAttribute(nil)}
+																vgparent.AppendChild(vgn)
 																vgn.AddAttrInterface("class", residualHeads[i].Class)
 																vgn.SetInnerHTML(v)
 															}
 														}
 													}
+													vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n              "}
+													vgparent.AppendChild(vgn)
 												}
+												vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n            "}
+												vgparent.AppendChild(vgn)
 											}
+											vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n          "}
+											vgparent.AppendChild(vgn)
 										}
+										vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
+										vgparent.AppendChild(vgn)
 									}
 								}
+								vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n      "}
+								vgparent.AppendChild(vgn)
 							}
 						}
-						vgn = vgElement(vgparent, "", "fieldset", "class", "grid")
+						vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n      "}
+						vgparent.AppendChild(vgn)
+						vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "fieldset", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "grid"}}}
+						vgparent.AppendChild(vgn)
 						{
 							vgparent := vgn
 							_ = vgparent
-							vgn = vgElement(vgparent, "", "legend")
+							vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
+							vgparent.AppendChild(vgn)
+							vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "legend", Attr: []vugu.VGAttribute(nil)}
+							vgparent.AppendChild(vgn)
 							vgn.SetInnerHTML(vugu.HTML("Training"))
-							vgn = vgElement(vgparent, "", "label", "for", "knob-batch")
+							vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
+							vgparent.AppendChild(vgn)
+							vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "label", Attr: []vugu.VGAttribute{{Namespace: "", Key: "for", Val: "knob-batch"}}}
+							vgparent.AppendChild(vgn)
 							vgn.SetInnerHTML(vugu.HTML("Microbatch size (samples)"))
-							vgn = vgText(vgparent, "\n        ")
-							vgn = vgElement(vgparent, "", "input", "id", "knob-batch", "type", "number", "min", "1", "step", "1", "inputmode", "numeric", "placeholder", "default")
-							vgProp(vgn, "value", c.A.Val("batch", c.A.Knob("batch")))
-							vgOn(vgn, "input", func(event vugu.DOMEvent) { c.A.SetKnob("batch", event.PropString("target", "value")) })
-							vgn = vgText(vgparent, "\n        ")
-							vgn = vgElement(vgparent, "", "label", "for", "knob-mode")
+							vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
+							vgparent.AppendChild(vgn)
+							vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "input", Attr: []vugu.VGAttribute{{Namespace: "", Key: "id", Val: "knob-batch"}, vugu.VGAttribute{Namespace: "", Key: "type", Val: "number"}, vugu.VGAttribute{Namespace: "", Key: "min", Val: "1"}, vugu.VGAttribute{Namespace: "", Key: "step", Val: "1"}, vugu.VGAttribute{Namespace: "", Key: "inputmode", Val: "numeric"}, vugu.VGAttribute{Namespace: "", Key: "placeholder", Val: "default"}}}
+							vgparent.AppendChild(vgn)
+							{
+								b, err := vjson.Marshal(c.A.Val("batch", c.A.Knob("batch")))
+								if err != nil {
+									panic(err)
+								}
+								vgn.Prop = append(vgn.Prop, vugu.VGProperty{Key: "value", JSONVal: vjson.RawMessage(b)})
+							}
+							vgn.DOMEventHandlerSpecList = append(vgn.DOMEventHandlerSpecList, vugu.DOMEventHandlerSpec{
+								EventType: "input",
+								Func:      func(event vugu.DOMEvent) { c.A.SetKnob("batch", event.PropString("target", "value")) },
+								// TODO: implement capture, etc. mostly need to decide syntax
+							})
+							vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
+							vgparent.AppendChild(vgn)
+							vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "label", Attr: []vugu.VGAttribute{{Namespace: "", Key: "for", Val: "knob-mode"}}}
+							vgparent.AppendChild(vgn)
 							vgn.SetInnerHTML(vugu.HTML("Mode"))
-							vgn = vgText(vgparent, "\n        ")
-							vgn = vgElement(vgparent, "", "select", "id", "knob-mode")
-							vgOn(vgn, "change", func(event vugu.DOMEvent) { c.A.SetKnob("mode", event.PropString("target", "value")) })
+							vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
+							vgparent.AppendChild(vgn)
+							vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "select", Attr: []vugu.VGAttribute{{Namespace: "", Key: "id", Val: "knob-mode"}}}
+							vgparent.AppendChild(vgn)
+							vgn.DOMEventHandlerSpecList = append(vgn.DOMEventHandlerSpecList, vugu.DOMEventHandlerSpec{
+								EventType: "change",
+								Func:      func(event vugu.DOMEvent) { c.A.SetKnob("mode", event.PropString("target", "value")) },
+								// TODO: implement capture, etc. mostly need to decide syntax
+							})
 							{
 								vgparent := vgn
 								_ = vgparent
+								vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n          "}
+								vgparent.AppendChild(vgn)
 								for vgiterkeyt, v := range KnobChoices("mode") {
 									var vgiterkey interface{} = vgiterkeyt
 									_ = vgiterkey
 									v := v
 									_ = v
-									vgn = vgElement(vgparent, "", "option")
+									vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "option", Attr: []vugu.VGAttribute(nil)}
+									vgparent.AppendChild(vgn)
 									vgn.AddAttrInterface("value", v)
-									vgProp(vgn, "selected", v == c.A.Knob("mode"))
+									{
+										b, err := vjson.Marshal(v == c.A.Knob("mode"))
+										if err != nil {
+											panic(err)
+										}
+										vgn.Prop = append(vgn.Prop, vugu.VGProperty{Key: "selected", JSONVal: vjson.RawMessage(b)})
+									}
 									vgn.SetInnerHTML(ChoiceLabel(v))
 								}
+								vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
+								vgparent.AppendChild(vgn)
 							}
-							vgn = vgText(vgparent, "\n        ")
-							vgn = vgElement(vgparent, "", "label", "for", "knob-recompute")
+							vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
+							vgparent.AppendChild(vgn)
+							vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "label", Attr: []vugu.VGAttribute{{Namespace: "", Key: "for", Val: "knob-recompute"}}}
+							vgparent.AppendChild(vgn)
 							vgn.SetInnerHTML(vugu.HTML("Recomputation"))
-							vgn = vgText(vgparent, "\n        ")
-							vgn = vgElement(vgparent, "", "select", "id", "knob-recompute")
-							vgOn(vgn, "change", func(event vugu.DOMEvent) { c.A.SetKnob("recompute", event.PropString("target", "value")) })
+							vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
+							vgparent.AppendChild(vgn)
+							vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "select", Attr: []vugu.VGAttribute{{Namespace: "", Key: "id", Val: "knob-recompute"}}}
+							vgparent.AppendChild(vgn)
+							vgn.DOMEventHandlerSpecList = append(vgn.DOMEventHandlerSpecList, vugu.DOMEventHandlerSpec{
+								EventType: "change",
+								Func:      func(event vugu.DOMEvent) { c.A.SetKnob("recompute", event.PropString("target", "value")) },
+								// TODO: implement capture, etc. mostly need to decide syntax
+							})
 							{
 								vgparent := vgn
 								_ = vgparent
+								vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n          "}
+								vgparent.AppendChild(vgn)
 								for vgiterkeyt, v := range KnobChoices("recompute") {
 									var vgiterkey interface{} = vgiterkeyt
 									_ = vgiterkey
 									v := v
 									_ = v
-									vgn = vgElement(vgparent, "", "option")
+									vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "option", Attr: []vugu.VGAttribute(nil)}
+									vgparent.AppendChild(vgn)
 									vgn.AddAttrInterface("value", v)
-									vgProp(vgn, "selected", v == c.A.Knob("recompute"))
+									{
+										b, err := vjson.Marshal(v == c.A.Knob("recompute"))
+										if err != nil {
+											panic(err)
+										}
+										vgn.Prop = append(vgn.Prop, vugu.VGProperty{Key: "selected", JSONVal: vjson.RawMessage(b)})
+									}
 									vgn.SetInnerHTML(ChoiceLabel(v))
 								}
+								vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
+								vgparent.AppendChild(vgn)
 							}
+							vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n      "}
+							vgparent.AppendChild(vgn)
 						}
-						vgn = vgElement(vgparent, "", "h2", "id", "layers-title")
+						vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n      "}
+						vgparent.AppendChild(vgn)
+						vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "h2", Attr: []vugu.VGAttribute{{Namespace: "", Key: "id", Val: "layers-title"}}}
+						vgparent.AppendChild(vgn)
 						vgn.SetInnerHTML(vugu.HTML("Layers"))
+						vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n      "}
+						vgparent.AppendChild(vgn)
 						if c.A.LayerCount() > 0 {
-							vgn = vgElement(vgparent, "", "div", "class", "pager", "role", "group", "aria-labelledby", "layers-title")
+							vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "div", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "pager"}, vugu.VGAttribute{Namespace: "", Key: "role", Val: "group"}, vugu.VGAttribute{Namespace: "", Key: "aria-labelledby", Val: "layers-title"}}}
+							vgparent.AppendChild(vgn)
 							{
 								vgparent := vgn
 								_ = vgparent
-								vgn = vgElement(vgparent, "", "button", "type", "button")
+								vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
+								vgparent.AppendChild(vgn)
+								vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "button", Attr: []vugu.VGAttribute{{Namespace: "", Key: "type", Val: "button"}}}
+								vgparent.AppendChild(vgn)
 								vgn.AddAttrInterface("disabled", c.A.LayerStart == 0)
-								vgOn(vgn, "click", func(event vugu.DOMEvent) { c.A.PageLayers(-LayerPageSize, -1) })
+								vgn.DOMEventHandlerSpecList = append(vgn.DOMEventHandlerSpecList, vugu.DOMEventHandlerSpec{
+									EventType: "click",
+									Func:      func(event vugu.DOMEvent) { c.A.PageLayers(-LayerPageSize, -1) },
+									// TODO: implement capture, etc. mostly need to decide syntax
+								})
 								{
 									vgparent := vgn
 									_ = vgparent
-									vgn = vgText(vgparent, "Previous")
+									vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "Previous"}
+									vgparent.AppendChild(vgn)
 								}
-								vgn = vgText(vgparent, "\n        ")
-								vgn = vgElement(vgparent, "", "span", "id", "layer-range")
+								vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
+								vgparent.AppendChild(vgn)
+								vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "span", Attr: []vugu.VGAttribute{{Namespace: "", Key: "id", Val: "layer-range"}}}
+								vgparent.AppendChild(vgn)
 								vgn.SetInnerHTML(c.layerRange())
-								vgn = vgText(vgparent, "\n        ")
-								vgn = vgElement(vgparent, "", "button", "type", "button")
+								vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
+								vgparent.AppendChild(vgn)
+								vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "button", Attr: []vugu.VGAttribute{{Namespace: "", Key: "type", Val: "button"}}}
+								vgparent.AppendChild(vgn)
 								vgn.AddAttrInterface("disabled", c.A.LayerStart+LayerPageSize >= c.A.LayerCount())
-								vgOn(vgn, "click", func(event vugu.DOMEvent) { c.A.PageLayers(LayerPageSize, -1) })
+								vgn.DOMEventHandlerSpecList = append(vgn.DOMEventHandlerSpecList, vugu.DOMEventHandlerSpec{
+									EventType: "click",
+									Func:      func(event vugu.DOMEvent) { c.A.PageLayers(LayerPageSize, -1) },
+									// TODO: implement capture, etc. mostly need to decide syntax
+								})
 								{
 									vgparent := vgn
 									_ = vgparent
-									vgn = vgText(vgparent, "Next")
+									vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "Next"}
+									vgparent.AppendChild(vgn)
 								}
-								vgn = vgText(vgparent, "\n        ")
-								vgn = vgElement(vgparent, "", "label", "for", "layer-goto")
+								vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
+								vgparent.AppendChild(vgn)
+								vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "label", Attr: []vugu.VGAttribute{{Namespace: "", Key: "for", Val: "layer-goto"}}}
+								vgparent.AppendChild(vgn)
 								vgn.SetInnerHTML(vugu.HTML("Go to layer"))
-								vgn = vgText(vgparent, "\n        ")
-								vgn = vgElement(vgparent, "", "input", "id", "layer-goto", "type", "number", "min", "0")
+								vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
+								vgparent.AppendChild(vgn)
+								vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "input", Attr: []vugu.VGAttribute{{Namespace: "", Key: "id", Val: "layer-goto"}, vugu.VGAttribute{Namespace: "", Key: "type", Val: "number"}, vugu.VGAttribute{Namespace: "", Key: "min", Val: "0"}}}
+								vgparent.AppendChild(vgn)
 								vgn.AddAttrInterface("max", c.A.LayerCount()-1)
-								vgProp(vgn, "value", c.A.LayerStart)
-								vgOn(vgn, "change", func(event vugu.DOMEvent) { c.gotoLayer(event) })
+								{
+									b, err := vjson.Marshal(c.A.LayerStart)
+									if err != nil {
+										panic(err)
+									}
+									vgn.Prop = append(vgn.Prop, vugu.VGProperty{Key: "value", JSONVal: vjson.RawMessage(b)})
+								}
+								vgn.DOMEventHandlerSpecList = append(vgn.DOMEventHandlerSpecList, vugu.DOMEventHandlerSpec{
+									EventType: "change",
+									Func:      func(event vugu.DOMEvent) { c.gotoLayer(event) },
+									// TODO: implement capture, etc. mostly need to decide syntax
+								})
+								vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n      "}
+								vgparent.AppendChild(vgn)
 							}
 						}
+						vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n      "}
+						vgparent.AppendChild(vgn)
 						if c.A.LayerCount() > 0 && !c.A.HasLayerCosts() {
-							vgn = vgElement(vgparent, "", "p", "class", "hint")
+							vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "p", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "hint"}}}
+							vgparent.AppendChild(vgn)
 							{
 								vgparent := vgn
 								_ = vgparent
-								vgn = vgText(vgparent, "This request does not keep the layers' costs. ")
-								vgn = vgElement(vgparent, "", "button", "type", "button", "id", "layer-costs")
-								vgOn(vgn, "click", func(event vugu.DOMEvent) { c.A.ShowLayerCosts() })
+								vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "This request does not keep the layers' costs. "}
+								vgparent.AppendChild(vgn)
+								vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "button", Attr: []vugu.VGAttribute{{Namespace: "", Key: "type", Val: "button"}, vugu.VGAttribute{Namespace: "", Key: "id", Val: "layer-costs"}}}
+								vgparent.AppendChild(vgn)
+								vgn.DOMEventHandlerSpecList = append(vgn.DOMEventHandlerSpecList, vugu.DOMEventHandlerSpec{
+									EventType: "click",
+									Func:      func(event vugu.DOMEvent) { c.A.ShowLayerCosts() },
+									// TODO: implement capture, etc. mostly need to decide syntax
+								})
 								{
 									vgparent := vgn
 									_ = vgparent
-									vgn = vgText(vgparent, "Show each layer's costs")
+									vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "Show each layer's costs"}
+									vgparent.AppendChild(vgn)
 								}
 							}
 						}
-						vgn = vgElement(vgparent, "", "table", "id", "layers", "aria-labelledby", "layers-title")
+						vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n      "}
+						vgparent.AppendChild(vgn)
+						vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "table", Attr: []vugu.VGAttribute{{Namespace: "", Key: "id", Val: "layers"}, vugu.VGAttribute{Namespace: "", Key: "aria-labelledby", Val: "layers-title"}}}
+						vgparent.AppendChild(vgn)
 						{
 							vgparent := vgn
 							_ = vgparent
-							vgn = vgElement(vgparent, "", "thead")
+							vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
+							vgparent.AppendChild(vgn)
+							vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "thead", Attr: []vugu.VGAttribute(nil)}
+							vgparent.AppendChild(vgn)
 							{
 								vgparent := vgn
 								_ = vgparent
-								vgn = vgElement(vgparent, "", "tr")
+								vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "tr", Attr: []vugu.VGAttribute(nil)}
+								vgparent.AppendChild(vgn)
 								{
 									vgparent := vgn
 									_ = vgparent
-									vgn = vgElement(vgparent, "", "th", "scope", "col", "class", "num")
+									vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "th", Attr: []vugu.VGAttribute{{Namespace: "", Key: "scope", Val: "col"}, vugu.VGAttribute{Namespace: "", Key: "class", Val: "num"}}}
+									vgparent.AppendChild(vgn)
 									vgn.SetInnerHTML(vugu.HTML("#"))
-									vgn = vgElement(vgparent, "", "th", "scope", "col")
+									vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "th", Attr: []vugu.VGAttribute{{Namespace: "", Key: "scope", Val: "col"}}}
+									vgparent.AppendChild(vgn)
 									vgn.SetInnerHTML(vugu.HTML("Name"))
-									vgn = vgElement(vgparent, "", "th", "scope", "col", "class", "num")
+									vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "th", Attr: []vugu.VGAttribute{{Namespace: "", Key: "scope", Val: "col"}, vugu.VGAttribute{Namespace: "", Key: "class", Val: "num"}}}
+									vgparent.AppendChild(vgn)
 									vgn.SetInnerHTML(vugu.HTML("Stage"))
+									vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n          "}
+									vgparent.AppendChild(vgn)
 									if c.A.HasLayerCosts() {
-										vgn = vgElement(vgparent, "", "th", "scope", "col", "class", "num")
+										vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "th", Attr: []vugu.VGAttribute{{Namespace: "", Key: "scope", Val: "col"}, vugu.VGAttribute{Namespace: "", Key: "class", Val: "num"}}}
+										vgparent.AppendChild(vgn)
 										{
 											vgparent := vgn
 											_ = vgparent
-											vgn = vgText(vgparent, "Forward")
+											vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "Forward"}
+											vgparent.AppendChild(vgn)
 										}
 									}
 									if c.A.HasLayerCosts() {
-										vgn = vgElement(vgparent, "", "th", "scope", "col", "class", "num")
+										vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "th", Attr: []vugu.VGAttribute{{Namespace: "", Key: "scope", Val: "col"}, vugu.VGAttribute{Namespace: "", Key: "class", Val: "num"}}}
+										vgparent.AppendChild(vgn)
 										{
 											vgparent := vgn
 											_ = vgparent
-											vgn = vgText(vgparent, "Backward")
+											vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "Backward"}
+											vgparent.AppendChild(vgn)
 										}
 									}
 									if c.A.HasLayerCosts() {
-										vgn = vgElement(vgparent, "", "th", "scope", "col", "class", "num")
+										vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "th", Attr: []vugu.VGAttribute{{Namespace: "", Key: "scope", Val: "col"}, vugu.VGAttribute{Namespace: "", Key: "class", Val: "num"}}}
+										vgparent.AppendChild(vgn)
 										{
 											vgparent := vgn
 											_ = vgparent
-											vgn = vgText(vgparent, "Parameters")
+											vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "Parameters"}
+											vgparent.AppendChild(vgn)
 										}
 									}
 									if c.A.HasLayerCosts() {
-										vgn = vgElement(vgparent, "", "th", "scope", "col", "class", "num")
+										vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "th", Attr: []vugu.VGAttribute{{Namespace: "", Key: "scope", Val: "col"}, vugu.VGAttribute{Namespace: "", Key: "class", Val: "num"}}}
+										vgparent.AppendChild(vgn)
 										{
 											vgparent := vgn
 											_ = vgparent
-											vgn = vgText(vgparent, "Activations")
+											vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "Activations"}
+											vgparent.AppendChild(vgn)
 										}
 									}
 									if c.A.HasLayerCosts() {
-										vgn = vgElement(vgparent, "", "th", "scope", "col", "class", "num")
+										vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "th", Attr: []vugu.VGAttribute{{Namespace: "", Key: "scope", Val: "col"}, vugu.VGAttribute{Namespace: "", Key: "class", Val: "num"}}}
+										vgparent.AppendChild(vgn)
 										{
 											vgparent := vgn
 											_ = vgparent
-											vgn = vgText(vgparent, "Output")
+											vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "Output"}
+											vgparent.AppendChild(vgn)
 										}
 									}
 								}
 							}
-							vgn = vgElement(vgparent, "", "tbody")
+							vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
+							vgparent.AppendChild(vgn)
+							vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "tbody", Attr: []vugu.VGAttribute(nil)}
+							vgparent.AppendChild(vgn)
 							{
 								vgparent := vgn
 								_ = vgparent
+								vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n          "}
+								vgparent.AppendChild(vgn)
 								for vgiterkeyt, l := range c.A.Layers() {
 									var vgiterkey interface{} = vgiterkeyt
 									_ = vgiterkey
 									l := l
 									_ = l
-									vgn = vgElement(vgparent, "", "tr")
+									vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "tr", Attr: []vugu.VGAttribute(nil)}
+									vgparent.AppendChild(vgn)
 									{
 										vgparent := vgn
 										_ = vgparent
-										vgn = vgElement(vgparent, "", "td", "class", "num")
+										vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "td", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "num"}}}
+										vgparent.AppendChild(vgn)
 										vgn.SetInnerHTML(l.Index)
-										vgn = vgElement(vgparent, "", "td")
+										vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "td", Attr: []vugu.VGAttribute(nil)}
+										vgparent.AppendChild(vgn)
 										vgn.SetInnerHTML(l.Name)
-										vgn = vgElement(vgparent, "", "td", "class", "num")
+										vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "td", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "num"}}}
+										vgparent.AppendChild(vgn)
 										vgn.SetInnerHTML(l.Stage)
+										vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n            "}
+										vgparent.AppendChild(vgn)
 										if c.A.HasLayerCosts() {
-											vgn = vgElement(vgparent, "", "td", "class", "num")
+											vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "td", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "num"}}}
+											vgparent.AppendChild(vgn)
 											vgn.SetInnerHTML(l.Forward)
 										}
 										if c.A.HasLayerCosts() {
-											vgn = vgElement(vgparent, "", "td", "class", "num")
+											vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "td", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "num"}}}
+											vgparent.AppendChild(vgn)
 											vgn.SetInnerHTML(l.Backward)
 										}
 										if c.A.HasLayerCosts() {
-											vgn = vgElement(vgparent, "", "td", "class", "num")
+											vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "td", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "num"}}}
+											vgparent.AppendChild(vgn)
 											vgn.SetInnerHTML(l.Params)
 										}
 										if c.A.HasLayerCosts() {
-											vgn = vgElement(vgparent, "", "td", "class", "num")
+											vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "td", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "num"}}}
+											vgparent.AppendChild(vgn)
 											vgn.SetInnerHTML(l.Activations)
 										}
 										if c.A.HasLayerCosts() {
-											vgn = vgElement(vgparent, "", "td", "class", "num")
+											vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "td", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "num"}}}
+											vgparent.AppendChild(vgn)
 											vgn.SetInnerHTML(l.Output)
 										}
 									}
 								}
+								vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
+								vgparent.AppendChild(vgn)
 							}
+							vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n      "}
+							vgparent.AppendChild(vgn)
 						}
+						vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n    "}
+						vgparent.AppendChild(vgn)
 					}
 				}
+				vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n\n    "}
+				vgparent.AppendChild(vgn)
 				if c.A.Tab == "cluster" {
-					vgn = vgElement(vgparent, "", "section", "id", "panel-cluster", "role", "tabpanel", "aria-labelledby", "tab-cluster", "class", "panel")
+					vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "section", Attr: []vugu.VGAttribute{{Namespace: "", Key: "id", Val: "panel-cluster"}, vugu.VGAttribute{Namespace: "", Key: "role", Val: "tabpanel"}, vugu.VGAttribute{Namespace: "", Key: "aria-labelledby", Val: "tab-cluster"}, vugu.VGAttribute{Namespace: "", Key: "class", Val: "panel"}}}
+					vgparent.AppendChild(vgn)
 					{
 						vgparent := vgn
 						_ = vgparent
+						vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n      "}
+						vgparent.AppendChild(vgn)
 						if c.form().FromFile {
-							vgn = vgElement(vgparent, "", "div", "class", "hint")
+							vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "div", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "hint"}}}
+							vgparent.AppendChild(vgn)
 							{
 								vgparent := vgn
 								_ = vgparent
-								vgn = vgElement(vgparent, "", "p")
+								vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "p", Attr: []vugu.VGAttribute(nil)}
+								vgparent.AppendChild(vgn)
 								{
 									vgparent := vgn
 									_ = vgparent
-									vgn = vgText(vgparent, "The cluster comes from a file. Pick a device preset to replace it.")
+									vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "The cluster comes from a file. Pick a device preset to replace it."}
+									vgparent.AppendChild(vgn)
 								}
 							}
 						}
-						vgn = vgElement(vgparent, "", "div", "class", "grid")
+						vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n      "}
+						vgparent.AppendChild(vgn)
+						vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "div", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "grid"}}}
+						vgparent.AppendChild(vgn)
 						{
 							vgparent := vgn
 							_ = vgparent
-							vgn = vgElement(vgparent, "", "label", "for", "cluster-device")
+							vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
+							vgparent.AppendChild(vgn)
+							vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "label", Attr: []vugu.VGAttribute{{Namespace: "", Key: "for", Val: "cluster-device"}}}
+							vgparent.AppendChild(vgn)
 							vgn.SetInnerHTML(vugu.HTML("Device"))
-							vgn = vgText(vgparent, "\n        ")
-							vgn = vgElement(vgparent, "", "select", "id", "cluster-device")
-							vgOn(vgn, "change", func(event vugu.DOMEvent) { c.A.SetCluster("device", event.PropString("target", "value")) })
+							vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
+							vgparent.AppendChild(vgn)
+							vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "select", Attr: []vugu.VGAttribute{{Namespace: "", Key: "id", Val: "cluster-device"}}}
+							vgparent.AppendChild(vgn)
+							vgn.DOMEventHandlerSpecList = append(vgn.DOMEventHandlerSpecList, vugu.DOMEventHandlerSpec{
+								EventType: "change",
+								Func:      func(event vugu.DOMEvent) { c.A.SetCluster("device", event.PropString("target", "value")) },
+								// TODO: implement capture, etc. mostly need to decide syntax
+							})
 							{
 								vgparent := vgn
 								_ = vgparent
+								vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n          "}
+								vgparent.AppendChild(vgn)
 								for vgiterkeyt, d := range DeviceNames() {
 									var vgiterkey interface{} = vgiterkeyt
 									_ = vgiterkey
 									d := d
 									_ = d
-									vgn = vgElement(vgparent, "", "option")
+									vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "option", Attr: []vugu.VGAttribute(nil)}
+									vgparent.AppendChild(vgn)
 									vgn.AddAttrInterface("value", d)
-									vgProp(vgn, "selected", d == c.form().Device)
+									{
+										b, err := vjson.Marshal(d == c.form().Device)
+										if err != nil {
+											panic(err)
+										}
+										vgn.Prop = append(vgn.Prop, vugu.VGProperty{Key: "selected", JSONVal: vjson.RawMessage(b)})
+									}
 									vgn.SetInnerHTML(d)
 								}
+								vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
+								vgparent.AppendChild(vgn)
 							}
-							vgn = vgText(vgparent, "\n        ")
-							vgn = vgElement(vgparent, "", "label", "for", "cluster-nodes")
+							vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
+							vgparent.AppendChild(vgn)
+							vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "label", Attr: []vugu.VGAttribute{{Namespace: "", Key: "for", Val: "cluster-nodes"}}}
+							vgparent.AppendChild(vgn)
 							vgn.SetInnerHTML(vugu.HTML("Nodes"))
-							vgn = vgText(vgparent, "\n        ")
-							vgn = vgElement(vgparent, "", "input", "id", "cluster-nodes", "type", "number", "min", "1", "step", "1", "inputmode", "numeric")
-							vgProp(vgn, "value", c.A.Val("nodes", c.form().Nodes))
-							vgOn(vgn, "input", func(event vugu.DOMEvent) { c.A.SetCluster("nodes", event.PropString("target", "value")) })
-							vgn = vgText(vgparent, "\n        ")
-							vgn = vgElement(vgparent, "", "label", "for", "cluster-count")
+							vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
+							vgparent.AppendChild(vgn)
+							vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "input", Attr: []vugu.VGAttribute{{Namespace: "", Key: "id", Val: "cluster-nodes"}, vugu.VGAttribute{Namespace: "", Key: "type", Val: "number"}, vugu.VGAttribute{Namespace: "", Key: "min", Val: "1"}, vugu.VGAttribute{Namespace: "", Key: "step", Val: "1"}, vugu.VGAttribute{Namespace: "", Key: "inputmode", Val: "numeric"}}}
+							vgparent.AppendChild(vgn)
+							{
+								b, err := vjson.Marshal(c.A.Val("nodes", c.form().Nodes))
+								if err != nil {
+									panic(err)
+								}
+								vgn.Prop = append(vgn.Prop, vugu.VGProperty{Key: "value", JSONVal: vjson.RawMessage(b)})
+							}
+							vgn.DOMEventHandlerSpecList = append(vgn.DOMEventHandlerSpecList, vugu.DOMEventHandlerSpec{
+								EventType: "input",
+								Func:      func(event vugu.DOMEvent) { c.A.SetCluster("nodes", event.PropString("target", "value")) },
+								// TODO: implement capture, etc. mostly need to decide syntax
+							})
+							vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
+							vgparent.AppendChild(vgn)
+							vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "label", Attr: []vugu.VGAttribute{{Namespace: "", Key: "for", Val: "cluster-count"}}}
+							vgparent.AppendChild(vgn)
 							vgn.SetInnerHTML(vugu.HTML("Devices per node"))
-							vgn = vgElement(vgparent, "", "div")
+							vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
+							vgparent.AppendChild(vgn)
+							vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "div", Attr: []vugu.VGAttribute(nil)}
+							vgparent.AppendChild(vgn)
 							{
 								vgparent := vgn
 								_ = vgparent
-								vgn = vgElement(vgparent, "", "input", "id", "cluster-count", "type", "number", "min", "1", "step", "1", "inputmode", "numeric")
-								vgProp(vgn, "value", c.A.Val("per_node", c.form().PerNode))
-								vgOn(vgn, "input", func(event vugu.DOMEvent) { c.A.SetCluster("per_node", event.PropString("target", "value")) })
-								vgn = vgText(vgparent, "\n          ")
-								vgn = vgElement(vgparent, "", "span", "class", "hint", "id", "cluster-total")
+								vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n          "}
+								vgparent.AppendChild(vgn)
+								vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "input", Attr: []vugu.VGAttribute{{Namespace: "", Key: "id", Val: "cluster-count"}, vugu.VGAttribute{Namespace: "", Key: "type", Val: "number"}, vugu.VGAttribute{Namespace: "", Key: "min", Val: "1"}, vugu.VGAttribute{Namespace: "", Key: "step", Val: "1"}, vugu.VGAttribute{Namespace: "", Key: "inputmode", Val: "numeric"}}}
+								vgparent.AppendChild(vgn)
+								{
+									b, err := vjson.Marshal(c.A.Val("per_node", c.form().PerNode))
+									if err != nil {
+										panic(err)
+									}
+									vgn.Prop = append(vgn.Prop, vugu.VGProperty{Key: "value", JSONVal: vjson.RawMessage(b)})
+								}
+								vgn.DOMEventHandlerSpecList = append(vgn.DOMEventHandlerSpecList, vugu.DOMEventHandlerSpec{
+									EventType: "input",
+									Func:      func(event vugu.DOMEvent) { c.A.SetCluster("per_node", event.PropString("target", "value")) },
+									// TODO: implement capture, etc. mostly need to decide syntax
+								})
+								vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n          "}
+								vgparent.AppendChild(vgn)
+								vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "span", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "hint"}, vugu.VGAttribute{Namespace: "", Key: "id", Val: "cluster-total"}}}
+								vgparent.AppendChild(vgn)
 								vgn.SetInnerHTML(c.totalDevices())
+								vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
+								vgparent.AppendChild(vgn)
 							}
-							vgn = vgElement(vgparent, "", "label", "for", "cluster-link")
+							vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
+							vgparent.AppendChild(vgn)
+							vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "label", Attr: []vugu.VGAttribute{{Namespace: "", Key: "for", Val: "cluster-link"}}}
+							vgparent.AppendChild(vgn)
 							vgn.SetInnerHTML(c.linkLabel())
-							vgn = vgText(vgparent, "\n        ")
-							vgn = vgElement(vgparent, "", "select", "id", "cluster-link")
-							vgOn(vgn, "change", func(event vugu.DOMEvent) { c.A.SetCluster("link", event.PropString("target", "value")) })
+							vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
+							vgparent.AppendChild(vgn)
+							vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "select", Attr: []vugu.VGAttribute{{Namespace: "", Key: "id", Val: "cluster-link"}}}
+							vgparent.AppendChild(vgn)
+							vgn.DOMEventHandlerSpecList = append(vgn.DOMEventHandlerSpecList, vugu.DOMEventHandlerSpec{
+								EventType: "change",
+								Func:      func(event vugu.DOMEvent) { c.A.SetCluster("link", event.PropString("target", "value")) },
+								// TODO: implement capture, etc. mostly need to decide syntax
+							})
 							{
 								vgparent := vgn
 								_ = vgparent
-								vgn = vgElement(vgparent, "", "option", "value", "")
-								vgProp(vgn, "selected", c.form().Link == "")
+								vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n          "}
+								vgparent.AppendChild(vgn)
+								vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "option", Attr: []vugu.VGAttribute{{Namespace: "", Key: "value", Val: ""}}}
+								vgparent.AppendChild(vgn)
+								{
+									b, err := vjson.Marshal(c.form().Link == "")
+									if err != nil {
+										panic(err)
+									}
+									vgn.Prop = append(vgn.Prop, vugu.VGProperty{Key: "selected", JSONVal: vjson.RawMessage(b)})
+								}
 								vgn.SetInnerHTML(c.usualLabel(true))
+								vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n          "}
+								vgparent.AppendChild(vgn)
 								for vgiterkeyt, l := range LinkNames() {
 									var vgiterkey interface{} = vgiterkeyt
 									_ = vgiterkey
 									l := l
 									_ = l
-									vgn = vgElement(vgparent, "", "option")
+									vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "option", Attr: []vugu.VGAttribute(nil)}
+									vgparent.AppendChild(vgn)
 									vgn.AddAttrInterface("value", l)
-									vgProp(vgn, "selected", l == c.form().Link)
+									{
+										b, err := vjson.Marshal(l == c.form().Link)
+										if err != nil {
+											panic(err)
+										}
+										vgn.Prop = append(vgn.Prop, vugu.VGProperty{Key: "selected", JSONVal: vjson.RawMessage(b)})
+									}
 									vgn.SetInnerHTML(l)
 								}
+								vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
+								vgparent.AppendChild(vgn)
 							}
-							vgn = vgText(vgparent, "\n        ")
-							vgn = vgElement(vgparent, "", "label", "for", "cluster-inter")
+							vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
+							vgparent.AppendChild(vgn)
+							vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "label", Attr: []vugu.VGAttribute{{Namespace: "", Key: "for", Val: "cluster-inter"}}}
+							vgparent.AppendChild(vgn)
 							vgn.SetInnerHTML(vugu.HTML("Link between nodes"))
-							vgn = vgText(vgparent, "\n        ")
-							vgn = vgElement(vgparent, "", "select", "id", "cluster-inter")
+							vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
+							vgparent.AppendChild(vgn)
+							vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "select", Attr: []vugu.VGAttribute{{Namespace: "", Key: "id", Val: "cluster-inter"}}}
+							vgparent.AppendChild(vgn)
 							vgn.AddAttrInterface("disabled", c.form().Nodes < 2)
-							vgOn(vgn, "change", func(event vugu.DOMEvent) { c.A.SetCluster("inter_link", event.PropString("target", "value")) })
+							vgn.DOMEventHandlerSpecList = append(vgn.DOMEventHandlerSpecList, vugu.DOMEventHandlerSpec{
+								EventType: "change",
+								Func:      func(event vugu.DOMEvent) { c.A.SetCluster("inter_link", event.PropString("target", "value")) },
+								// TODO: implement capture, etc. mostly need to decide syntax
+							})
 							{
 								vgparent := vgn
 								_ = vgparent
-								vgn = vgElement(vgparent, "", "option", "value", "")
-								vgProp(vgn, "selected", c.form().InterLink == "")
+								vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n          "}
+								vgparent.AppendChild(vgn)
+								vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "option", Attr: []vugu.VGAttribute{{Namespace: "", Key: "value", Val: ""}}}
+								vgparent.AppendChild(vgn)
+								{
+									b, err := vjson.Marshal(c.form().InterLink == "")
+									if err != nil {
+										panic(err)
+									}
+									vgn.Prop = append(vgn.Prop, vugu.VGProperty{Key: "selected", JSONVal: vjson.RawMessage(b)})
+								}
 								vgn.SetInnerHTML(c.usualLabel(false))
+								vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n          "}
+								vgparent.AppendChild(vgn)
 								for vgiterkeyt, l := range LinkNames() {
 									var vgiterkey interface{} = vgiterkeyt
 									_ = vgiterkey
 									l := l
 									_ = l
-									vgn = vgElement(vgparent, "", "option")
+									vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "option", Attr: []vugu.VGAttribute(nil)}
+									vgparent.AppendChild(vgn)
 									vgn.AddAttrInterface("value", l)
-									vgProp(vgn, "selected", l == c.form().InterLink)
+									{
+										b, err := vjson.Marshal(l == c.form().InterLink)
+										if err != nil {
+											panic(err)
+										}
+										vgn.Prop = append(vgn.Prop, vugu.VGProperty{Key: "selected", JSONVal: vjson.RawMessage(b)})
+									}
 									vgn.SetInnerHTML(l)
 								}
+								vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
+								vgparent.AppendChild(vgn)
 							}
-							vgn = vgText(vgparent, "\n        ")
-							vgn = vgElement(vgparent, "", "label", "for", "cluster-mem")
+							vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
+							vgparent.AppendChild(vgn)
+							vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "label", Attr: []vugu.VGAttribute{{Namespace: "", Key: "for", Val: "cluster-mem"}}}
+							vgparent.AppendChild(vgn)
 							vgn.SetInnerHTML(vugu.HTML("Memory proportion"))
-							vgn = vgElement(vgparent, "", "div")
+							vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
+							vgparent.AppendChild(vgn)
+							vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "div", Attr: []vugu.VGAttribute(nil)}
+							vgparent.AppendChild(vgn)
 							{
 								vgparent := vgn
 								_ = vgparent
-								vgn = vgElement(vgparent, "", "input", "id", "cluster-mem", "type", "number", "min", "0.05", "max", "1", "step", "0.05", "placeholder", "default")
-								vgProp(vgn, "value", c.A.Val("memory_proportion", c.A.MemoryProportion()))
-								vgOn(vgn, "input", func(event vugu.DOMEvent) { c.A.SetMemoryProportion(event.PropString("target", "value")) })
-								vgn = vgElement(vgparent, "", "p", "class", "hint")
+								vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n          "}
+								vgparent.AppendChild(vgn)
+								vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "input", Attr: []vugu.VGAttribute{{Namespace: "", Key: "id", Val: "cluster-mem"}, vugu.VGAttribute{Namespace: "", Key: "type", Val: "number"}, vugu.VGAttribute{Namespace: "", Key: "min", Val: "0.05"}, vugu.VGAttribute{Namespace: "", Key: "max", Val: "1"}, vugu.VGAttribute{Namespace: "", Key: "step", Val: "0.05"}, vugu.VGAttribute{Namespace: "", Key: "placeholder", Val: "default"}}}
+								vgparent.AppendChild(vgn)
+								{
+									b, err := vjson.Marshal(c.A.Val("memory_proportion", c.A.MemoryProportion()))
+									if err != nil {
+										panic(err)
+									}
+									vgn.Prop = append(vgn.Prop, vugu.VGProperty{Key: "value", JSONVal: vjson.RawMessage(b)})
+								}
+								vgn.DOMEventHandlerSpecList = append(vgn.DOMEventHandlerSpecList, vugu.DOMEventHandlerSpec{
+									EventType: "input",
+									Func:      func(event vugu.DOMEvent) { c.A.SetMemoryProportion(event.PropString("target", "value")) },
+									// TODO: implement capture, etc. mostly need to decide syntax
+								})
+								vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n          "}
+								vgparent.AppendChild(vgn)
+								vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "p", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "hint"}}}
+								vgparent.AppendChild(vgn)
 								vgn.SetInnerHTML(vugu.HTML("The share of each device\x26#39;s usable memory a stage may fill (seed 000\x26#39;s memoryProportion)."))
+								vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
+								vgparent.AppendChild(vgn)
 							}
+							vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n      "}
+							vgparent.AppendChild(vgn)
 						}
-						vgn = vgElement(vgparent, "", "fieldset", "class", "grid", "id", "cluster-data")
+						vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n      "}
+						vgparent.AppendChild(vgn)
+						vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "fieldset", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "grid"}, vugu.VGAttribute{Namespace: "", Key: "id", Val: "cluster-data"}}}
+						vgparent.AppendChild(vgn)
 						{
 							vgparent := vgn
 							_ = vgparent
-							vgn = vgElement(vgparent, "", "legend")
+							vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
+							vgparent.AppendChild(vgn)
+							vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "legend", Attr: []vugu.VGAttribute(nil)}
+							vgparent.AppendChild(vgn)
 							vgn.SetInnerHTML(vugu.HTML("Data parallelism"))
-							vgn = vgElement(vgparent, "", "label", "for", "cluster-replicas")
+							vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
+							vgparent.AppendChild(vgn)
+							vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "label", Attr: []vugu.VGAttribute{{Namespace: "", Key: "for", Val: "cluster-replicas"}}}
+							vgparent.AppendChild(vgn)
 							vgn.SetInnerHTML(vugu.HTML("Replicas"))
-							vgn = vgElement(vgparent, "", "div")
+							vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
+							vgparent.AppendChild(vgn)
+							vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "div", Attr: []vugu.VGAttribute(nil)}
+							vgparent.AppendChild(vgn)
 							{
 								vgparent := vgn
 								_ = vgparent
-								vgn = vgElement(vgparent, "", "input", "id", "cluster-replicas", "type", "number", "min", "1", "step", "1", "inputmode", "numeric", "placeholder", "1")
-								vgProp(vgn, "value", c.A.Val("data", c.A.Degree("data")))
-								vgOn(vgn, "input", func(event vugu.DOMEvent) { c.A.SetDegree("data", event.PropString("target", "value")) })
-								vgn = vgElement(vgparent, "", "p", "class", "hint")
+								vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n          "}
+								vgparent.AppendChild(vgn)
+								vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "input", Attr: []vugu.VGAttribute{{Namespace: "", Key: "id", Val: "cluster-replicas"}, vugu.VGAttribute{Namespace: "", Key: "type", Val: "number"}, vugu.VGAttribute{Namespace: "", Key: "min", Val: "1"}, vugu.VGAttribute{Namespace: "", Key: "step", Val: "1"}, vugu.VGAttribute{Namespace: "", Key: "inputmode", Val: "numeric"}, vugu.VGAttribute{Namespace: "", Key: "placeholder", Val: "1"}}}
+								vgparent.AppendChild(vgn)
+								{
+									b, err := vjson.Marshal(c.A.Val("data", c.A.Degree("data")))
+									if err != nil {
+										panic(err)
+									}
+									vgn.Prop = append(vgn.Prop, vugu.VGProperty{Key: "value", JSONVal: vjson.RawMessage(b)})
+								}
+								vgn.DOMEventHandlerSpecList = append(vgn.DOMEventHandlerSpecList, vugu.DOMEventHandlerSpec{
+									EventType: "input",
+									Func:      func(event vugu.DOMEvent) { c.A.SetDegree("data", event.PropString("target", "value")) },
+									// TODO: implement capture, etc. mostly need to decide syntax
+								})
+								vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n          "}
+								vgparent.AppendChild(vgn)
+								vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "p", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "hint"}}}
+								vgparent.AppendChild(vgn)
 								vgn.SetInnerHTML(vugu.HTML("Copies of the pipeline, each on its own devices, training on their share of the batch."))
+								vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
+								vgparent.AppendChild(vgn)
 							}
-							vgn = vgElement(vgparent, "", "label", "for", "cluster-sharding")
+							vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
+							vgparent.AppendChild(vgn)
+							vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "label", Attr: []vugu.VGAttribute{{Namespace: "", Key: "for", Val: "cluster-sharding"}}}
+							vgparent.AppendChild(vgn)
 							vgn.SetInnerHTML(vugu.HTML("Sharding"))
-							vgn = vgElement(vgparent, "", "div")
+							vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
+							vgparent.AppendChild(vgn)
+							vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "div", Attr: []vugu.VGAttribute(nil)}
+							vgparent.AppendChild(vgn)
 							{
 								vgparent := vgn
 								_ = vgparent
-								vgn = vgElement(vgparent, "", "select", "id", "cluster-sharding")
-								vgOn(vgn, "change", func(event vugu.DOMEvent) { c.A.SetKnob("sharding", event.PropString("target", "value")) })
+								vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n          "}
+								vgparent.AppendChild(vgn)
+								vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "select", Attr: []vugu.VGAttribute{{Namespace: "", Key: "id", Val: "cluster-sharding"}}}
+								vgparent.AppendChild(vgn)
+								vgn.DOMEventHandlerSpecList = append(vgn.DOMEventHandlerSpecList, vugu.DOMEventHandlerSpec{
+									EventType: "change",
+									Func:      func(event vugu.DOMEvent) { c.A.SetKnob("sharding", event.PropString("target", "value")) },
+									// TODO: implement capture, etc. mostly need to decide syntax
+								})
 								{
 									vgparent := vgn
 									_ = vgparent
+									vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n            "}
+									vgparent.AppendChild(vgn)
 									for vgiterkeyt, v := range KnobChoices("sharding") {
 										var vgiterkey interface{} = vgiterkeyt
 										_ = vgiterkey
 										v := v
 										_ = v
-										vgn = vgElement(vgparent, "", "option")
+										vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "option", Attr: []vugu.VGAttribute(nil)}
+										vgparent.AppendChild(vgn)
 										vgn.AddAttrInterface("value", v)
-										vgProp(vgn, "selected", v == c.A.Knob("sharding"))
+										{
+											b, err := vjson.Marshal(v == c.A.Knob("sharding"))
+											if err != nil {
+												panic(err)
+											}
+											vgn.Prop = append(vgn.Prop, vugu.VGProperty{Key: "selected", JSONVal: vjson.RawMessage(b)})
+										}
 										vgn.SetInnerHTML(ChoiceLabel(v))
 									}
+									vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n          "}
+									vgparent.AppendChild(vgn)
 								}
-								vgn = vgElement(vgparent, "", "p", "class", "hint")
+								vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n          "}
+								vgparent.AppendChild(vgn)
+								vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "p", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "hint"}}}
+								vgparent.AppendChild(vgn)
 								vgn.SetInnerHTML(vugu.HTML("Training state sharded over the replicas: zero1 the optimizer state (Megatron-LM\x26#39;s distributed optimizer), zero2 also the gradients, zero3 also the weights, gathered layer by layer (FSDP), hsdp zero3 inside a node and replicated across nodes."))
+								vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
+								vgparent.AppendChild(vgn)
 							}
+							vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n      "}
+							vgparent.AppendChild(vgn)
 						}
+						vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n      "}
+						vgparent.AppendChild(vgn)
 						if c.A.ModelSource() == "architecture" {
-							vgn = vgElement(vgparent, "", "fieldset", "class", "grid", "id", "cluster-parallel")
+							vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "fieldset", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "grid"}, vugu.VGAttribute{Namespace: "", Key: "id", Val: "cluster-parallel"}}}
+							vgparent.AppendChild(vgn)
 							{
 								vgparent := vgn
 								_ = vgparent
-								vgn = vgElement(vgparent, "", "legend")
+								vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
+								vgparent.AppendChild(vgn)
+								vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "legend", Attr: []vugu.VGAttribute(nil)}
+								vgparent.AppendChild(vgn)
 								vgn.SetInnerHTML(vugu.HTML("Tensor and context parallelism (architectures)"))
-								vgn = vgElement(vgparent, "", "label", "for", "cluster-tensor")
+								vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
+								vgparent.AppendChild(vgn)
+								vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "label", Attr: []vugu.VGAttribute{{Namespace: "", Key: "for", Val: "cluster-tensor"}}}
+								vgparent.AppendChild(vgn)
 								vgn.SetInnerHTML(vugu.HTML("Tensor-parallel degree"))
-								vgn = vgElement(vgparent, "", "div")
+								vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
+								vgparent.AppendChild(vgn)
+								vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "div", Attr: []vugu.VGAttribute(nil)}
+								vgparent.AppendChild(vgn)
 								{
 									vgparent := vgn
 									_ = vgparent
-									vgn = vgElement(vgparent, "", "input", "id", "cluster-tensor", "type", "number", "min", "1", "step", "1", "inputmode", "numeric", "placeholder", "1")
-									vgProp(vgn, "value", c.A.Val("tensor", c.A.Tensor()))
-									vgOn(vgn, "input", func(event vugu.DOMEvent) { c.A.SetTensor(event.PropString("target", "value")) })
-									vgn = vgElement(vgparent, "", "p", "class", "hint")
+									vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n          "}
+									vgparent.AppendChild(vgn)
+									vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "input", Attr: []vugu.VGAttribute{{Namespace: "", Key: "id", Val: "cluster-tensor"}, vugu.VGAttribute{Namespace: "", Key: "type", Val: "number"}, vugu.VGAttribute{Namespace: "", Key: "min", Val: "1"}, vugu.VGAttribute{Namespace: "", Key: "step", Val: "1"}, vugu.VGAttribute{Namespace: "", Key: "inputmode", Val: "numeric"}, vugu.VGAttribute{Namespace: "", Key: "placeholder", Val: "1"}}}
+									vgparent.AppendChild(vgn)
+									{
+										b, err := vjson.Marshal(c.A.Val("tensor", c.A.Tensor()))
+										if err != nil {
+											panic(err)
+										}
+										vgn.Prop = append(vgn.Prop, vugu.VGProperty{Key: "value", JSONVal: vjson.RawMessage(b)})
+									}
+									vgn.DOMEventHandlerSpecList = append(vgn.DOMEventHandlerSpecList, vugu.DOMEventHandlerSpec{
+										EventType: "input",
+										Func:      func(event vugu.DOMEvent) { c.A.SetTensor(event.PropString("target", "value")) },
+										// TODO: implement capture, etc. mostly need to decide syntax
+									})
+									vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n          "}
+									vgparent.AppendChild(vgn)
+									vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "p", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "hint"}}}
+									vgparent.AppendChild(vgn)
 									vgn.SetInnerHTML(vugu.HTML("Each pipeline device becomes a group of this many devices splitting every block (Megatron-style), inside a node: it divides the devices per node, and the pipeline gets devices ÷ degree stages."))
+									vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
+									vgparent.AppendChild(vgn)
 								}
-								vgn = vgElement(vgparent, "", "label", "for", "cluster-sp")
+								vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
+								vgparent.AppendChild(vgn)
+								vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "label", Attr: []vugu.VGAttribute{{Namespace: "", Key: "for", Val: "cluster-sp"}}}
+								vgparent.AppendChild(vgn)
 								vgn.SetInnerHTML(vugu.HTML("Sequence parallelism"))
-								vgn = vgElement(vgparent, "", "div")
+								vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
+								vgparent.AppendChild(vgn)
+								vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "div", Attr: []vugu.VGAttribute(nil)}
+								vgparent.AppendChild(vgn)
 								{
 									vgparent := vgn
 									_ = vgparent
-									vgn = vgElement(vgparent, "", "input", "id", "cluster-sp", "type", "checkbox")
+									vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n          "}
+									vgparent.AppendChild(vgn)
+									vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "input", Attr: []vugu.VGAttribute{{Namespace: "", Key: "id", Val: "cluster-sp"}, vugu.VGAttribute{Namespace: "", Key: "type", Val: "checkbox"}}}
+									vgparent.AppendChild(vgn)
 									vgn.AddAttrInterface("disabled", c.A.Req.Parallelism.Tensor < 2)
-									vgProp(vgn, "checked", c.A.Req.Parallelism.SequenceParallel)
-									vgOn(vgn, "change", func(event vugu.DOMEvent) { c.A.SetSequenceParallel(event.PropBool("target", "checked")) })
-									vgn = vgText(vgparent, "\n          ")
-									vgn = vgElement(vgparent, "", "span", "class", "hint")
+									{
+										b, err := vjson.Marshal(c.A.Req.Parallelism.SequenceParallel)
+										if err != nil {
+											panic(err)
+										}
+										vgn.Prop = append(vgn.Prop, vugu.VGProperty{Key: "checked", JSONVal: vjson.RawMessage(b)})
+									}
+									vgn.DOMEventHandlerSpecList = append(vgn.DOMEventHandlerSpecList, vugu.DOMEventHandlerSpec{
+										EventType: "change",
+										Func:      func(event vugu.DOMEvent) { c.A.SetSequenceParallel(event.PropBool("target", "checked")) },
+										// TODO: implement capture, etc. mostly need to decide syntax
+									})
+									vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n          "}
+									vgparent.AppendChild(vgn)
+									vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "span", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "hint"}}}
+									vgparent.AppendChild(vgn)
 									vgn.SetInnerHTML(vugu.HTML("splits norms, dropout and residuals along the sequence too (needs a degree of 2 or more)"))
+									vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
+									vgparent.AppendChild(vgn)
 								}
-								vgn = vgElement(vgparent, "", "label", "for", "cluster-context")
+								vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
+								vgparent.AppendChild(vgn)
+								vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "label", Attr: []vugu.VGAttribute{{Namespace: "", Key: "for", Val: "cluster-context"}}}
+								vgparent.AppendChild(vgn)
 								vgn.SetInnerHTML(vugu.HTML("Context-parallel degree"))
-								vgn = vgElement(vgparent, "", "div")
+								vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
+								vgparent.AppendChild(vgn)
+								vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "div", Attr: []vugu.VGAttribute(nil)}
+								vgparent.AppendChild(vgn)
 								{
 									vgparent := vgn
 									_ = vgparent
-									vgn = vgElement(vgparent, "", "input", "id", "cluster-context", "type", "number", "min", "1", "step", "1", "inputmode", "numeric", "placeholder", "1")
-									vgProp(vgn, "value", c.A.Val("context", c.A.Degree("context")))
-									vgOn(vgn, "input", func(event vugu.DOMEvent) { c.A.SetDegree("context", event.PropString("target", "value")) })
-									vgn = vgElement(vgparent, "", "p", "class", "hint")
+									vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n          "}
+									vgparent.AppendChild(vgn)
+									vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "input", Attr: []vugu.VGAttribute{{Namespace: "", Key: "id", Val: "cluster-context"}, vugu.VGAttribute{Namespace: "", Key: "type", Val: "number"}, vugu.VGAttribute{Namespace: "", Key: "min", Val: "1"}, vugu.VGAttribute{Namespace: "", Key: "step", Val: "1"}, vugu.VGAttribute{Namespace: "", Key: "inputmode", Val: "numeric"}, vugu.VGAttribute{Namespace: "", Key: "placeholder", Val: "1"}}}
+									vgparent.AppendChild(vgn)
+									{
+										b, err := vjson.Marshal(c.A.Val("context", c.A.Degree("context")))
+										if err != nil {
+											panic(err)
+										}
+										vgn.Prop = append(vgn.Prop, vugu.VGProperty{Key: "value", JSONVal: vjson.RawMessage(b)})
+									}
+									vgn.DOMEventHandlerSpecList = append(vgn.DOMEventHandlerSpecList, vugu.DOMEventHandlerSpec{
+										EventType: "input",
+										Func:      func(event vugu.DOMEvent) { c.A.SetDegree("context", event.PropString("target", "value")) },
+										// TODO: implement capture, etc. mostly need to decide syntax
+									})
+									vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n          "}
+									vgparent.AppendChild(vgn)
+									vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "p", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "hint"}}}
+									vgparent.AppendChild(vgn)
 									vgn.SetInnerHTML(vugu.HTML("Each sequence is split over this many devices of a node (beside the tensor-parallel group), which exchange keys and values in every attention layer: for long sequences."))
+									vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
+									vgparent.AppendChild(vgn)
 								}
-								vgn = vgElement(vgparent, "", "label", "for", "cluster-context-method")
+								vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
+								vgparent.AppendChild(vgn)
+								vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "label", Attr: []vugu.VGAttribute{{Namespace: "", Key: "for", Val: "cluster-context-method"}}}
+								vgparent.AppendChild(vgn)
 								vgn.SetInnerHTML(vugu.HTML("Context exchange"))
-								vgn = vgText(vgparent, "\n        ")
-								vgn = vgElement(vgparent, "", "select", "id", "cluster-context-method")
+								vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
+								vgparent.AppendChild(vgn)
+								vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "select", Attr: []vugu.VGAttribute{{Namespace: "", Key: "id", Val: "cluster-context-method"}}}
+								vgparent.AppendChild(vgn)
 								vgn.AddAttrInterface("disabled", c.A.Req.Parallelism.Context < 2)
-								vgOn(vgn, "change", func(event vugu.DOMEvent) { c.A.SetKnob("context_method", event.PropString("target", "value")) })
+								vgn.DOMEventHandlerSpecList = append(vgn.DOMEventHandlerSpecList, vugu.DOMEventHandlerSpec{
+									EventType: "change",
+									Func:      func(event vugu.DOMEvent) { c.A.SetKnob("context_method", event.PropString("target", "value")) },
+									// TODO: implement capture, etc. mostly need to decide syntax
+								})
 								{
 									vgparent := vgn
 									_ = vgparent
+									vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n          "}
+									vgparent.AppendChild(vgn)
 									for vgiterkeyt, v := range KnobChoices("context_method") {
 										var vgiterkey interface{} = vgiterkeyt
 										_ = vgiterkey
 										v := v
 										_ = v
-										vgn = vgElement(vgparent, "", "option")
+										vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "option", Attr: []vugu.VGAttribute(nil)}
+										vgparent.AppendChild(vgn)
 										vgn.AddAttrInterface("value", v)
-										vgProp(vgn, "selected", v == c.A.Knob("context_method"))
+										{
+											b, err := vjson.Marshal(v == c.A.Knob("context_method"))
+											if err != nil {
+												panic(err)
+											}
+											vgn.Prop = append(vgn.Prop, vugu.VGProperty{Key: "selected", JSONVal: vjson.RawMessage(b)})
+										}
 										vgn.SetInnerHTML(ChoiceLabel(v))
 									}
+									vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
+									vgparent.AppendChild(vgn)
 								}
+								vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n      "}
+								vgparent.AppendChild(vgn)
 							}
 						}
+						vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n      "}
+						vgparent.AppendChild(vgn)
 						if c.A.Parallel() != "" {
-							vgn = vgElement(vgparent, "", "p", "id", "cluster-use")
+							vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "p", Attr: []vugu.VGAttribute{{Namespace: "", Key: "id", Val: "cluster-use"}}}
+							vgparent.AppendChild(vgn)
 							vgn.SetInnerHTML(c.A.Parallel())
 						}
-						vgn = vgElement(vgparent, "", "details", "class", "overrides")
+						vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n      "}
+						vgparent.AppendChild(vgn)
+						vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "details", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "overrides"}}}
+						vgparent.AppendChild(vgn)
 						vgn.AddAttrInterface("open", c.mixed())
 						{
 							vgparent := vgn
 							_ = vgparent
-							vgn = vgElement(vgparent, "", "summary")
+							vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
+							vgparent.AppendChild(vgn)
+							vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "summary", Attr: []vugu.VGAttribute(nil)}
+							vgparent.AppendChild(vgn)
 							vgn.SetInnerHTML(vugu.HTML("Per-device overrides (mixed clusters)"))
-							vgn = vgElement(vgparent, "", "p", "class", "hint")
+							vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
+							vgparent.AppendChild(vgn)
+							vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "p", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "hint"}}}
+							vgparent.AppendChild(vgn)
 							vgn.SetInnerHTML(vugu.HTML("One pipeline stage runs on each device, in this order; a cluster of different devices is written as a cluster document (without tensor parallelism or replicas)."))
-							vgn = vgElement(vgparent, "", "div", "class", "grid")
+							vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
+							vgparent.AppendChild(vgn)
+							vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "div", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "grid"}}}
+							vgparent.AppendChild(vgn)
 							{
 								vgparent := vgn
 								_ = vgparent
+								vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n          "}
+								vgparent.AppendChild(vgn)
 								for j, d := range c.A.DeviceWindow() {
 									var vgiterkey interface{} = j
 									_ = vgiterkey
@@ -1021,225 +1893,446 @@ func (c *Root) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 									{
 										vgparent := vgn
 										_ = vgparent
-										vgn = vgText(vgparent, "\n            ")
-										vgn = vgElement(vgparent, "", "label")
+										vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n            "}
+										vgparent.AppendChild(vgn)
+										vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "label", Attr: []vugu.VGAttribute(nil)}
+										vgparent.AppendChild(vgn)
 										vgn.AddAttrInterface("for", "dev-"+itoa(c.A.DeviceRange().Start+j))
 										vgn.SetInnerHTML("Device " + itoa(c.A.DeviceRange().Start+j))
-										vgn = vgText(vgparent, "\n            ")
-										vgn = vgElement(vgparent, "", "select")
+										vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n            "}
+										vgparent.AppendChild(vgn)
+										vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "select", Attr: []vugu.VGAttribute(nil)}
+										vgparent.AppendChild(vgn)
 										vgn.AddAttrInterface("id", "dev-"+itoa(c.A.DeviceRange().Start+j))
-										vgOn(vgn, "change", func(event vugu.DOMEvent) {
-											c.A.SetCluster("device:"+itoa(c.A.DeviceRange().Start+j), event.PropString("target", "value"))
+										vgn.DOMEventHandlerSpecList = append(vgn.DOMEventHandlerSpecList, vugu.DOMEventHandlerSpec{
+											EventType: "change",
+											Func: func(event vugu.DOMEvent) {
+												c.A.SetCluster("device:"+itoa(c.A.DeviceRange().Start+j), event.PropString("target", "value"))
+											},
+											// TODO: implement capture, etc. mostly need to decide syntax
 										})
 										{
 											vgparent := vgn
 											_ = vgparent
+											vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n              "}
+											vgparent.AppendChild(vgn)
 											for vgiterkeyt, n := range DeviceNames() {
 												var vgiterkey interface{} = vgiterkeyt
 												_ = vgiterkey
 												n := n
 												_ = n
-												vgn = vgElement(vgparent, "", "option")
+												vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "option", Attr: []vugu.VGAttribute(nil)}
+												vgparent.AppendChild(vgn)
 												vgn.AddAttrInterface("value", n)
-												vgProp(vgn, "selected", n == d)
+												{
+													b, err := vjson.Marshal(n == d)
+													if err != nil {
+														panic(err)
+													}
+													vgn.Prop = append(vgn.Prop, vugu.VGProperty{Key: "selected", JSONVal: vjson.RawMessage(b)})
+												}
 												vgn.SetInnerHTML(n)
 											}
+											vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n            "}
+											vgparent.AppendChild(vgn)
 										}
-										vgn = vgText(vgparent, "\n          ")
+										vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n          "}
+										vgparent.AppendChild(vgn)
 									}
 								}
+								vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
+								vgparent.AppendChild(vgn)
 							}
+							vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
+							vgparent.AppendChild(vgn)
 							if len(c.form().Devices) > DevicePageSize {
-								vgn = vgElement(vgparent, "", "div", "class", "pager", "role", "group", "aria-label", "Devices shown")
+								vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "div", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "pager"}, vugu.VGAttribute{Namespace: "", Key: "role", Val: "group"}, vugu.VGAttribute{Namespace: "", Key: "aria-label", Val: "Devices shown"}}}
+								vgparent.AppendChild(vgn)
 								{
 									vgparent := vgn
 									_ = vgparent
-									vgn = vgElement(vgparent, "", "button", "type", "button", "id", "devices-prev")
+									vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n          "}
+									vgparent.AppendChild(vgn)
+									vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "button", Attr: []vugu.VGAttribute{{Namespace: "", Key: "type", Val: "button"}, vugu.VGAttribute{Namespace: "", Key: "id", Val: "devices-prev"}}}
+									vgparent.AppendChild(vgn)
 									vgn.AddAttrInterface("disabled", c.A.DeviceRange().First())
-									vgOn(vgn, "click", func(event vugu.DOMEvent) { c.A.PageDevices(-DevicePageSize) })
+									vgn.DOMEventHandlerSpecList = append(vgn.DOMEventHandlerSpecList, vugu.DOMEventHandlerSpec{
+										EventType: "click",
+										Func:      func(event vugu.DOMEvent) { c.A.PageDevices(-DevicePageSize) },
+										// TODO: implement capture, etc. mostly need to decide syntax
+									})
 									{
 										vgparent := vgn
 										_ = vgparent
-										vgn = vgText(vgparent, "Previous")
+										vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "Previous"}
+										vgparent.AppendChild(vgn)
 									}
-									vgn = vgText(vgparent, "\n          ")
-									vgn = vgElement(vgparent, "", "span", "id", "device-range")
+									vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n          "}
+									vgparent.AppendChild(vgn)
+									vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "span", Attr: []vugu.VGAttribute{{Namespace: "", Key: "id", Val: "device-range"}}}
+									vgparent.AppendChild(vgn)
 									vgn.SetInnerHTML(c.A.DeviceRange().Range("devices"))
-									vgn = vgText(vgparent, "\n          ")
-									vgn = vgElement(vgparent, "", "button", "type", "button", "id", "devices-next")
+									vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n          "}
+									vgparent.AppendChild(vgn)
+									vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "button", Attr: []vugu.VGAttribute{{Namespace: "", Key: "type", Val: "button"}, vugu.VGAttribute{Namespace: "", Key: "id", Val: "devices-next"}}}
+									vgparent.AppendChild(vgn)
 									vgn.AddAttrInterface("disabled", c.A.DeviceRange().Last())
-									vgOn(vgn, "click", func(event vugu.DOMEvent) { c.A.PageDevices(DevicePageSize) })
+									vgn.DOMEventHandlerSpecList = append(vgn.DOMEventHandlerSpecList, vugu.DOMEventHandlerSpec{
+										EventType: "click",
+										Func:      func(event vugu.DOMEvent) { c.A.PageDevices(DevicePageSize) },
+										// TODO: implement capture, etc. mostly need to decide syntax
+									})
 									{
 										vgparent := vgn
 										_ = vgparent
-										vgn = vgText(vgparent, "Next")
+										vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "Next"}
+										vgparent.AppendChild(vgn)
 									}
+									vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
+									vgparent.AppendChild(vgn)
 								}
 							}
+							vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n      "}
+							vgparent.AppendChild(vgn)
 						}
+						vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n    "}
+						vgparent.AppendChild(vgn)
 					}
 				}
+				vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n\n    "}
+				vgparent.AppendChild(vgn)
 				if c.A.Tab == "plan" {
-					vgn = vgElement(vgparent, "", "section", "id", "panel-plan", "role", "tabpanel", "aria-labelledby", "tab-plan", "class", "panel")
+					vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "section", Attr: []vugu.VGAttribute{{Namespace: "", Key: "id", Val: "panel-plan"}, vugu.VGAttribute{Namespace: "", Key: "role", Val: "tabpanel"}, vugu.VGAttribute{Namespace: "", Key: "aria-labelledby", Val: "tab-plan"}, vugu.VGAttribute{Namespace: "", Key: "class", Val: "panel"}}}
+					vgparent.AppendChild(vgn)
 					{
 						vgparent := vgn
 						_ = vgparent
-						vgn = vgElement(vgparent, "", "div", "class", "grid")
+						vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n      "}
+						vgparent.AppendChild(vgn)
+						vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "div", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "grid"}}}
+						vgparent.AppendChild(vgn)
 						{
 							vgparent := vgn
 							_ = vgparent
-							vgn = vgElement(vgparent, "", "label", "for", "plan-schedule")
+							vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
+							vgparent.AppendChild(vgn)
+							vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "label", Attr: []vugu.VGAttribute{{Namespace: "", Key: "for", Val: "plan-schedule"}}}
+							vgparent.AppendChild(vgn)
 							vgn.SetInnerHTML(vugu.HTML("Schedule"))
-							vgn = vgText(vgparent, "\n        ")
-							vgn = vgElement(vgparent, "", "select", "id", "plan-schedule")
-							vgOn(vgn, "change", func(event vugu.DOMEvent) { c.A.SetPlanOption("schedule", event.PropString("target", "value")) })
+							vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
+							vgparent.AppendChild(vgn)
+							vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "select", Attr: []vugu.VGAttribute{{Namespace: "", Key: "id", Val: "plan-schedule"}}}
+							vgparent.AppendChild(vgn)
+							vgn.DOMEventHandlerSpecList = append(vgn.DOMEventHandlerSpecList, vugu.DOMEventHandlerSpec{
+								EventType: "change",
+								Func:      func(event vugu.DOMEvent) { c.A.SetPlanOption("schedule", event.PropString("target", "value")) },
+								// TODO: implement capture, etc. mostly need to decide syntax
+							})
 							{
 								vgparent := vgn
 								_ = vgparent
+								vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n          "}
+								vgparent.AppendChild(vgn)
 								for vgiterkeyt, s := range Schedules() {
 									var vgiterkey interface{} = vgiterkeyt
 									_ = vgiterkey
 									s := s
 									_ = s
-									vgn = vgElement(vgparent, "", "option")
+									vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "option", Attr: []vugu.VGAttribute(nil)}
+									vgparent.AppendChild(vgn)
 									vgn.AddAttrInterface("value", s)
-									vgProp(vgn, "selected", s == c.A.Req.Schedule.Name)
+									{
+										b, err := vjson.Marshal(s == c.A.Req.Schedule.Name)
+										if err != nil {
+											panic(err)
+										}
+										vgn.Prop = append(vgn.Prop, vugu.VGProperty{Key: "selected", JSONVal: vjson.RawMessage(b)})
+									}
 									vgn.SetInnerHTML(ScheduleLabel(s))
 								}
+								vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
+								vgparent.AppendChild(vgn)
 							}
-							vgn = vgText(vgparent, "\n        ")
-							vgn = vgElement(vgparent, "", "label", "for", "plan-microbatches")
+							vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
+							vgparent.AppendChild(vgn)
+							vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "label", Attr: []vugu.VGAttribute{{Namespace: "", Key: "for", Val: "plan-microbatches"}}}
+							vgparent.AppendChild(vgn)
 							vgn.SetInnerHTML(vugu.HTML("Microbatches per step"))
-							vgn = vgText(vgparent, "\n        ")
-							vgn = vgElement(vgparent, "", "input", "id", "plan-microbatches", "type", "number", "min", "1", "step", "1", "inputmode", "numeric", "placeholder", "default")
-							vgProp(vgn, "value", c.A.Val("microbatches", itoa0(c.A.Req.Schedule.Microbatches)))
-							vgOn(vgn, "input", func(event vugu.DOMEvent) { c.A.SetPlanOption("microbatches", event.PropString("target", "value")) })
-							vgn = vgText(vgparent, "\n        ")
-							vgn = vgElement(vgparent, "", "label", "for", "plan-objective")
+							vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
+							vgparent.AppendChild(vgn)
+							vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "input", Attr: []vugu.VGAttribute{{Namespace: "", Key: "id", Val: "plan-microbatches"}, vugu.VGAttribute{Namespace: "", Key: "type", Val: "number"}, vugu.VGAttribute{Namespace: "", Key: "min", Val: "1"}, vugu.VGAttribute{Namespace: "", Key: "step", Val: "1"}, vugu.VGAttribute{Namespace: "", Key: "inputmode", Val: "numeric"}, vugu.VGAttribute{Namespace: "", Key: "placeholder", Val: "default"}}}
+							vgparent.AppendChild(vgn)
+							{
+								b, err := vjson.Marshal(c.A.Val("microbatches", itoa0(c.A.Req.Schedule.Microbatches)))
+								if err != nil {
+									panic(err)
+								}
+								vgn.Prop = append(vgn.Prop, vugu.VGProperty{Key: "value", JSONVal: vjson.RawMessage(b)})
+							}
+							vgn.DOMEventHandlerSpecList = append(vgn.DOMEventHandlerSpecList, vugu.DOMEventHandlerSpec{
+								EventType: "input",
+								Func:      func(event vugu.DOMEvent) { c.A.SetPlanOption("microbatches", event.PropString("target", "value")) },
+								// TODO: implement capture, etc. mostly need to decide syntax
+							})
+							vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
+							vgparent.AppendChild(vgn)
+							vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "label", Attr: []vugu.VGAttribute{{Namespace: "", Key: "for", Val: "plan-objective"}}}
+							vgparent.AppendChild(vgn)
 							vgn.SetInnerHTML(vugu.HTML("Objective"))
-							vgn = vgText(vgparent, "\n        ")
-							vgn = vgElement(vgparent, "", "select", "id", "plan-objective")
-							vgOn(vgn, "change", func(event vugu.DOMEvent) { c.A.SetPlanOption("objective", event.PropString("target", "value")) })
+							vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
+							vgparent.AppendChild(vgn)
+							vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "select", Attr: []vugu.VGAttribute{{Namespace: "", Key: "id", Val: "plan-objective"}}}
+							vgparent.AppendChild(vgn)
+							vgn.DOMEventHandlerSpecList = append(vgn.DOMEventHandlerSpecList, vugu.DOMEventHandlerSpec{
+								EventType: "change",
+								Func:      func(event vugu.DOMEvent) { c.A.SetPlanOption("objective", event.PropString("target", "value")) },
+								// TODO: implement capture, etc. mostly need to decide syntax
+							})
 							{
 								vgparent := vgn
 								_ = vgparent
-								vgn = vgElement(vgparent, "", "option", "value", "")
-								vgProp(vgn, "selected", c.A.Req.Objective == "")
+								vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n          "}
+								vgparent.AppendChild(vgn)
+								vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "option", Attr: []vugu.VGAttribute{{Namespace: "", Key: "value", Val: ""}}}
+								vgparent.AppendChild(vgn)
+								{
+									b, err := vjson.Marshal(c.A.Req.Objective == "")
+									if err != nil {
+										panic(err)
+									}
+									vgn.Prop = append(vgn.Prop, vugu.VGProperty{Key: "selected", JSONVal: vjson.RawMessage(b)})
+								}
 								{
 									vgparent := vgn
 									_ = vgparent
-									vgn = vgText(vgparent, "default (slowest compute)")
+									vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "default (slowest compute)"}
+									vgparent.AppendChild(vgn)
 								}
-								vgn = vgElement(vgparent, "", "option", "value", "compute")
-								vgProp(vgn, "selected", c.A.Req.Objective == "compute")
+								vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n          "}
+								vgparent.AppendChild(vgn)
+								vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "option", Attr: []vugu.VGAttribute{{Namespace: "", Key: "value", Val: "compute"}}}
+								vgparent.AppendChild(vgn)
+								{
+									b, err := vjson.Marshal(c.A.Req.Objective == "compute")
+									if err != nil {
+										panic(err)
+									}
+									vgn.Prop = append(vgn.Prop, vugu.VGProperty{Key: "selected", JSONVal: vjson.RawMessage(b)})
+								}
 								{
 									vgparent := vgn
 									_ = vgparent
-									vgn = vgText(vgparent, "compute")
+									vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "compute"}
+									vgparent.AppendChild(vgn)
 								}
-								vgn = vgElement(vgparent, "", "option", "value", "compute+transfer")
-								vgProp(vgn, "selected", c.A.Req.Objective == "compute+transfer")
+								vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n          "}
+								vgparent.AppendChild(vgn)
+								vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "option", Attr: []vugu.VGAttribute{{Namespace: "", Key: "value", Val: "compute+transfer"}}}
+								vgparent.AppendChild(vgn)
+								{
+									b, err := vjson.Marshal(c.A.Req.Objective == "compute+transfer")
+									if err != nil {
+										panic(err)
+									}
+									vgn.Prop = append(vgn.Prop, vugu.VGProperty{Key: "selected", JSONVal: vjson.RawMessage(b)})
+								}
 								{
 									vgparent := vgn
 									_ = vgparent
-									vgn = vgText(vgparent, "compute + transfer")
+									vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "compute + transfer"}
+									vgparent.AppendChild(vgn)
 								}
+								vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
+								vgparent.AppendChild(vgn)
 							}
-							vgn = vgText(vgparent, "\n        ")
-							vgn = vgElement(vgparent, "", "label", "for", "plan-partition")
+							vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
+							vgparent.AppendChild(vgn)
+							vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "label", Attr: []vugu.VGAttribute{{Namespace: "", Key: "for", Val: "plan-partition"}}}
+							vgparent.AppendChild(vgn)
 							vgn.SetInnerHTML(vugu.HTML("Stages"))
-							vgn = vgText(vgparent, "\n        ")
-							vgn = vgElement(vgparent, "", "select", "id", "plan-partition")
-							vgOn(vgn, "change", func(event vugu.DOMEvent) { c.A.SetPlanOption("partition", event.PropString("target", "value")) })
+							vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
+							vgparent.AppendChild(vgn)
+							vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "select", Attr: []vugu.VGAttribute{{Namespace: "", Key: "id", Val: "plan-partition"}}}
+							vgparent.AppendChild(vgn)
+							vgn.DOMEventHandlerSpecList = append(vgn.DOMEventHandlerSpecList, vugu.DOMEventHandlerSpec{
+								EventType: "change",
+								Func:      func(event vugu.DOMEvent) { c.A.SetPlanOption("partition", event.PropString("target", "value")) },
+								// TODO: implement capture, etc. mostly need to decide syntax
+							})
 							{
 								vgparent := vgn
 								_ = vgparent
-								vgn = vgElement(vgparent, "", "option", "value", "")
-								vgProp(vgn, "selected", c.A.Req.Partition == "")
+								vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n          "}
+								vgparent.AppendChild(vgn)
+								vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "option", Attr: []vugu.VGAttribute{{Namespace: "", Key: "value", Val: ""}}}
+								vgparent.AppendChild(vgn)
+								{
+									b, err := vjson.Marshal(c.A.Req.Partition == "")
+									if err != nil {
+										panic(err)
+									}
+									vgn.Prop = append(vgn.Prop, vugu.VGProperty{Key: "selected", JSONVal: vjson.RawMessage(b)})
+								}
 								{
 									vgparent := vgn
 									_ = vgparent
-									vgn = vgText(vgparent, "ranges of the layer order")
+									vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "ranges of the layer order"}
+									vgparent.AppendChild(vgn)
 								}
-								vgn = vgElement(vgparent, "", "option", "value", "graph")
-								vgProp(vgn, "selected", c.A.Req.Partition == "graph")
+								vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n          "}
+								vgparent.AppendChild(vgn)
+								vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "option", Attr: []vugu.VGAttribute{{Namespace: "", Key: "value", Val: "graph"}}}
+								vgparent.AppendChild(vgn)
+								{
+									b, err := vjson.Marshal(c.A.Req.Partition == "graph")
+									if err != nil {
+										panic(err)
+									}
+									vgn.Prop = append(vgn.Prop, vugu.VGProperty{Key: "selected", JSONVal: vjson.RawMessage(b)})
+								}
 								{
 									vgparent := vgn
 									_ = vgparent
-									vgn = vgText(vgparent, "parts of the layer graph (models that branch)")
+									vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "parts of the layer graph (models that branch)"}
+									vgparent.AppendChild(vgn)
 								}
+								vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
+								vgparent.AppendChild(vgn)
 							}
-							vgn = vgText(vgparent, "\n        ")
-							vgn = vgElement(vgparent, "", "label", "for", "plan-bounds")
+							vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
+							vgparent.AppendChild(vgn)
+							vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "label", Attr: []vugu.VGAttribute{{Namespace: "", Key: "for", Val: "plan-bounds"}}}
+							vgparent.AppendChild(vgn)
 							vgn.SetInnerHTML(vugu.HTML("Boundaries (manual split)"))
-							vgn = vgElement(vgparent, "", "div")
+							vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
+							vgparent.AppendChild(vgn)
+							vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "div", Attr: []vugu.VGAttribute(nil)}
+							vgparent.AppendChild(vgn)
 							{
 								vgparent := vgn
 								_ = vgparent
-								vgn = vgElement(vgparent, "", "input", "id", "plan-bounds", "type", "text", "spellcheck", "false")
-								vgOn(vgn, "change", func(event vugu.DOMEvent) { c.A.SetBoundaries(event.PropString("target", "value")) })
-								vgn = vgText(vgparent, "\n          ")
-								vgn = vgElement(vgparent, "", "button", "type", "button", "id", "plan-optimum")
+								vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n          "}
+								vgparent.AppendChild(vgn)
+								vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "input", Attr: []vugu.VGAttribute{{Namespace: "", Key: "id", Val: "plan-bounds"}, vugu.VGAttribute{Namespace: "", Key: "type", Val: "text"}, vugu.VGAttribute{Namespace: "", Key: "spellcheck", Val: "false"}}}
+								vgparent.AppendChild(vgn)
+								vgn.DOMEventHandlerSpecList = append(vgn.DOMEventHandlerSpecList, vugu.DOMEventHandlerSpec{
+									EventType: "change",
+									Func:      func(event vugu.DOMEvent) { c.A.SetBoundaries(event.PropString("target", "value")) },
+									// TODO: implement capture, etc. mostly need to decide syntax
+								})
+								vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n          "}
+								vgparent.AppendChild(vgn)
+								vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "button", Attr: []vugu.VGAttribute{{Namespace: "", Key: "type", Val: "button"}, vugu.VGAttribute{Namespace: "", Key: "id", Val: "plan-optimum"}}}
+								vgparent.AppendChild(vgn)
 								vgn.AddAttrInterface("disabled", len(c.A.Req.Boundaries) == 0)
-								vgOn(vgn, "click", func(event vugu.DOMEvent) { c.A.ClearManual() })
+								vgn.DOMEventHandlerSpecList = append(vgn.DOMEventHandlerSpecList, vugu.DOMEventHandlerSpec{
+									EventType: "click",
+									Func:      func(event vugu.DOMEvent) { c.A.ClearManual() },
+									// TODO: implement capture, etc. mostly need to decide syntax
+								})
 								{
 									vgparent := vgn
 									_ = vgparent
-									vgn = vgText(vgparent, "Back to the optimum")
+									vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "Back to the optimum"}
+									vgparent.AppendChild(vgn)
 								}
-								vgn = vgElement(vgparent, "", "p", "class", "hint")
+								vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n          "}
+								vgparent.AppendChild(vgn)
+								vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "p", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "hint"}}}
+								vgparent.AppendChild(vgn)
 								vgn.SetInnerHTML(vugu.HTML("Type the first layer of each stage, from 0 to the layer count, or drag a boundary on the bar above (or focus it and use the arrow keys)."))
+								vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
+								vgparent.AppendChild(vgn)
 							}
+							vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n      "}
+							vgparent.AppendChild(vgn)
 						}
+						vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n      "}
+						vgparent.AppendChild(vgn)
 						if c.A.Opt != nil {
-							vgn = vgElement(vgparent, "", "div", "class", "compare", "id", "compare")
+							vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "div", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "compare"}, vugu.VGAttribute{Namespace: "", Key: "id", Val: "compare"}}}
+							vgparent.AppendChild(vgn)
 							{
 								vgparent := vgn
 								_ = vgparent
-								vgn = vgElement(vgparent, "", "h2")
+								vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
+								vgparent.AppendChild(vgn)
+								vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "h2", Attr: []vugu.VGAttribute(nil)}
+								vgparent.AppendChild(vgn)
 								vgn.SetInnerHTML(vugu.HTML("Your split beside the optimum"))
-								vgn = vgElement(vgparent, "", "table")
+								vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
+								vgparent.AppendChild(vgn)
+								vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "table", Attr: []vugu.VGAttribute(nil)}
+								vgparent.AppendChild(vgn)
 								{
 									vgparent := vgn
 									_ = vgparent
-									vgn = vgElement(vgparent, "", "thead")
+									vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n          "}
+									vgparent.AppendChild(vgn)
+									vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "thead", Attr: []vugu.VGAttribute(nil)}
+									vgparent.AppendChild(vgn)
 									vgn.SetInnerHTML(vugu.HTML("\x3Ctr\x3E\x3Cth scope=\"col\"\x3E\x3C/th\x3E\x3Cth scope=\"col\" class=\"num\"\x3EBottleneck\x3C/th\x3E\x3Cth scope=\"col\" class=\"num\"\x3EStep\x3C/th\x3E\x3Cth scope=\"col\" class=\"num\"\x3EThroughput\x3C/th\x3E\x3Cth scope=\"col\" class=\"num\"\x3EBubble\x3C/th\x3E\x3C/tr\x3E"))
-									vgn = vgElement(vgparent, "", "tbody")
+									vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n          "}
+									vgparent.AppendChild(vgn)
+									vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "tbody", Attr: []vugu.VGAttribute(nil)}
+									vgparent.AppendChild(vgn)
 									{
 										vgparent := vgn
 										_ = vgparent
-										vgn = vgElement(vgparent, "", "tr", "id", "compare-manual")
+										vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n            "}
+										vgparent.AppendChild(vgn)
+										vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "tr", Attr: []vugu.VGAttribute{{Namespace: "", Key: "id", Val: "compare-manual"}}}
+										vgparent.AppendChild(vgn)
 										{
 											vgparent := vgn
 											_ = vgparent
-											vgn = vgElement(vgparent, "", "th", "scope", "row")
+											vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "th", Attr: []vugu.VGAttribute{{Namespace: "", Key: "scope", Val: "row"}}}
+											vgparent.AppendChild(vgn)
 											vgn.SetInnerHTML(vugu.HTML("your split"))
-											vgn = vgElement(vgparent, "", "td", "class", "num")
+											vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "td", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "num"}}}
+											vgparent.AppendChild(vgn)
 											vgn.SetInnerHTML(c.A.Summary().Bottleneck)
-											vgn = vgElement(vgparent, "", "td", "class", "num")
+											vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "td", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "num"}}}
+											vgparent.AppendChild(vgn)
 											vgn.SetInnerHTML(c.A.Summary().Step)
-											vgn = vgElement(vgparent, "", "td", "class", "num")
+											vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "td", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "num"}}}
+											vgparent.AppendChild(vgn)
 											vgn.SetInnerHTML(c.A.Summary().Throughput)
-											vgn = vgElement(vgparent, "", "td", "class", "num")
+											vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "td", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "num"}}}
+											vgparent.AppendChild(vgn)
 											vgn.SetInnerHTML(c.A.Summary().Bubble)
 										}
-										vgn = vgElement(vgparent, "", "tr", "id", "compare-optimum")
+										vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n            "}
+										vgparent.AppendChild(vgn)
+										vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "tr", Attr: []vugu.VGAttribute{{Namespace: "", Key: "id", Val: "compare-optimum"}}}
+										vgparent.AppendChild(vgn)
 										{
 											vgparent := vgn
 											_ = vgparent
-											vgn = vgElement(vgparent, "", "th", "scope", "row")
+											vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "th", Attr: []vugu.VGAttribute{{Namespace: "", Key: "scope", Val: "row"}}}
+											vgparent.AppendChild(vgn)
 											vgn.SetInnerHTML(vugu.HTML("optimum"))
-											vgn = vgElement(vgparent, "", "td", "class", "num")
+											vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "td", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "num"}}}
+											vgparent.AppendChild(vgn)
 											vgn.SetInnerHTML(c.A.OptSummary().Bottleneck)
-											vgn = vgElement(vgparent, "", "td", "class", "num")
+											vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "td", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "num"}}}
+											vgparent.AppendChild(vgn)
 											vgn.SetInnerHTML(c.A.OptSummary().Step)
-											vgn = vgElement(vgparent, "", "td", "class", "num")
+											vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "td", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "num"}}}
+											vgparent.AppendChild(vgn)
 											vgn.SetInnerHTML(c.A.OptSummary().Throughput)
-											vgn = vgElement(vgparent, "", "td", "class", "num")
+											vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "td", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "num"}}}
+											vgparent.AppendChild(vgn)
 											vgn.SetInnerHTML(c.A.OptSummary().Bubble)
 										}
+										vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n          "}
+										vgparent.AppendChild(vgn)
 									}
+									vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
+									vgparent.AppendChild(vgn)
 								}
+								vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
+								vgparent.AppendChild(vgn)
 								{
 									vgcompKey := vugu.MakeCompKey(0xE945DADE2350055D^vgin.CurrentPositionHash(), vgiterkey)
 									// ask BuildEnv for prior instance of this specific component
@@ -1258,189 +2351,305 @@ func (c *Root) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 									vgn = &vugu.VGNode{Component: vgcomp}
 									vgparent.AppendChild(vgn)
 								}
+								vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n      "}
+								vgparent.AppendChild(vgn)
 							}
 						}
+						vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n      "}
+						vgparent.AppendChild(vgn)
 						if c.A.Summary().Step != "" {
-							vgn = vgElement(vgparent, "", "dl", "class", "numbers")
+							vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "dl", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "numbers"}}}
+							vgparent.AppendChild(vgn)
 							{
 								vgparent := vgn
 								_ = vgparent
-								vgn = vgElement(vgparent, "", "div")
+								vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
+								vgparent.AppendChild(vgn)
+								vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "div", Attr: []vugu.VGAttribute(nil)}
+								vgparent.AppendChild(vgn)
 								{
 									vgparent := vgn
 									_ = vgparent
-									vgn = vgElement(vgparent, "", "dt")
+									vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "dt", Attr: []vugu.VGAttribute(nil)}
+									vgparent.AppendChild(vgn)
 									vgn.SetInnerHTML(vugu.HTML("Step time"))
-									vgn = vgElement(vgparent, "", "dd", "id", "step-time")
+									vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "dd", Attr: []vugu.VGAttribute{{Namespace: "", Key: "id", Val: "step-time"}}}
+									vgparent.AppendChild(vgn)
 									vgn.SetInnerHTML(c.A.Summary().Step)
 								}
-								vgn = vgElement(vgparent, "", "div")
+								vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
+								vgparent.AppendChild(vgn)
+								vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "div", Attr: []vugu.VGAttribute(nil)}
+								vgparent.AppendChild(vgn)
 								{
 									vgparent := vgn
 									_ = vgparent
-									vgn = vgElement(vgparent, "", "dt")
+									vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "dt", Attr: []vugu.VGAttribute(nil)}
+									vgparent.AppendChild(vgn)
 									vgn.SetInnerHTML(vugu.HTML("Throughput"))
-									vgn = vgElement(vgparent, "", "dd", "id", "throughput")
+									vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "dd", Attr: []vugu.VGAttribute{{Namespace: "", Key: "id", Val: "throughput"}}}
+									vgparent.AppendChild(vgn)
 									vgn.SetInnerHTML(c.A.Summary().Throughput)
 								}
+								vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
+								vgparent.AppendChild(vgn)
 								if c.A.Summary().Tokens != "" {
-									vgn = vgElement(vgparent, "", "div")
+									vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "div", Attr: []vugu.VGAttribute(nil)}
+									vgparent.AppendChild(vgn)
 									{
 										vgparent := vgn
 										_ = vgparent
-										vgn = vgElement(vgparent, "", "dt")
+										vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "dt", Attr: []vugu.VGAttribute(nil)}
+										vgparent.AppendChild(vgn)
 										vgn.SetInnerHTML(vugu.HTML("Tokens"))
-										vgn = vgElement(vgparent, "", "dd")
+										vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "dd", Attr: []vugu.VGAttribute(nil)}
+										vgparent.AppendChild(vgn)
 										vgn.SetInnerHTML(c.A.Summary().Tokens)
 									}
 								}
-								vgn = vgElement(vgparent, "", "div")
+								vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
+								vgparent.AppendChild(vgn)
+								vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "div", Attr: []vugu.VGAttribute(nil)}
+								vgparent.AppendChild(vgn)
 								{
 									vgparent := vgn
 									_ = vgparent
-									vgn = vgElement(vgparent, "", "dt")
+									vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "dt", Attr: []vugu.VGAttribute(nil)}
+									vgparent.AppendChild(vgn)
 									vgn.SetInnerHTML(vugu.HTML("Bubble"))
-									vgn = vgElement(vgparent, "", "dd")
+									vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "dd", Attr: []vugu.VGAttribute(nil)}
+									vgparent.AppendChild(vgn)
 									vgn.SetInnerHTML(c.A.Summary().Bubble)
 								}
+								vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
+								vgparent.AppendChild(vgn)
 								if c.A.Summary().MFU != "" {
-									vgn = vgElement(vgparent, "", "div")
+									vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "div", Attr: []vugu.VGAttribute(nil)}
+									vgparent.AppendChild(vgn)
 									{
 										vgparent := vgn
 										_ = vgparent
-										vgn = vgElement(vgparent, "", "dt")
+										vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "dt", Attr: []vugu.VGAttribute(nil)}
+										vgparent.AppendChild(vgn)
 										vgn.SetInnerHTML(vugu.HTML("Model FLOPs utilisation"))
-										vgn = vgElement(vgparent, "", "dd")
+										vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "dd", Attr: []vugu.VGAttribute(nil)}
+										vgparent.AppendChild(vgn)
 										vgn.SetInnerHTML(c.A.Summary().MFU)
 									}
 								}
-								vgn = vgElement(vgparent, "", "div")
+								vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
+								vgparent.AppendChild(vgn)
+								vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "div", Attr: []vugu.VGAttribute(nil)}
+								vgparent.AppendChild(vgn)
 								{
 									vgparent := vgn
 									_ = vgparent
-									vgn = vgElement(vgparent, "", "dt")
+									vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "dt", Attr: []vugu.VGAttribute(nil)}
+									vgparent.AppendChild(vgn)
 									vgn.SetInnerHTML(vugu.HTML("Bottleneck stage time"))
-									vgn = vgElement(vgparent, "", "dd")
+									vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "dd", Attr: []vugu.VGAttribute(nil)}
+									vgparent.AppendChild(vgn)
 									vgn.SetInnerHTML(c.A.Summary().Bottleneck)
 								}
+								vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n      "}
+								vgparent.AppendChild(vgn)
 							}
 						}
+						vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n      "}
+						vgparent.AppendChild(vgn)
 						if len(c.A.Diagnostics()) > 0 {
-							vgn = vgElement(vgparent, "", "h2")
+							vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "h2", Attr: []vugu.VGAttribute(nil)}
+							vgparent.AppendChild(vgn)
 							{
 								vgparent := vgn
 								_ = vgparent
-								vgn = vgText(vgparent, "Diagnostics")
+								vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "Diagnostics"}
+								vgparent.AppendChild(vgn)
 							}
 						}
+						vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n      "}
+						vgparent.AppendChild(vgn)
 						if len(c.A.Diagnostics()) > 0 {
-							vgn = vgElement(vgparent, "", "ul", "id", "diagnostics", "class", "diagnostics")
+							vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "ul", Attr: []vugu.VGAttribute{{Namespace: "", Key: "id", Val: "diagnostics"}, vugu.VGAttribute{Namespace: "", Key: "class", Val: "diagnostics"}}}
+							vgparent.AppendChild(vgn)
 							{
 								vgparent := vgn
 								_ = vgparent
+								vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
+								vgparent.AppendChild(vgn)
 								for vgiterkeyt, d := range c.A.Diagnostics() {
 									var vgiterkey interface{} = vgiterkeyt
 									_ = vgiterkey
 									d := d
 									_ = d
-									vgn = vgElement(vgparent, "", "li")
+									vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "li", Attr: []vugu.VGAttribute(nil)}
+									vgparent.AppendChild(vgn)
 									vgn.AddAttrInterface("class", "sev-"+d.Severity)
 									{
 										vgparent := vgn
 										_ = vgparent
-										vgn = vgElement(vgparent, "", "strong")
+										vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n          "}
+										vgparent.AppendChild(vgn)
+										vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "strong", Attr: []vugu.VGAttribute(nil)}
+										vgparent.AppendChild(vgn)
 										vgn.SetInnerHTML(severityLabel(d.Severity) + ":")
-										vgn = vgText(vgparent, " ")
-										vgn = vgElement(vgparent, "", "span")
+										vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: " "}
+										vgparent.AppendChild(vgn)
+										vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "span", Attr: []vugu.VGAttribute(nil)}
+										vgparent.AppendChild(vgn)
 										vgn.SetInnerHTML(d.Message)
-										vgn = vgText(vgparent, "\n          ")
+										vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n          "}
+										vgparent.AppendChild(vgn)
 										if d.Suggestion != "" {
-											vgn = vgElement(vgparent, "", "span", "class", "suggestion")
+											vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "span", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "suggestion"}}}
+											vgparent.AppendChild(vgn)
 											vgn.SetInnerHTML(" Suggestion: " + d.Suggestion)
 										}
+										vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
+										vgparent.AppendChild(vgn)
 									}
 								}
+								vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n      "}
+								vgparent.AppendChild(vgn)
 							}
 						}
-						vgn = vgElement(vgparent, "", "h2", "id", "stages-title")
+						vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n      "}
+						vgparent.AppendChild(vgn)
+						vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "h2", Attr: []vugu.VGAttribute{{Namespace: "", Key: "id", Val: "stages-title"}}}
+						vgparent.AppendChild(vgn)
 						vgn.SetInnerHTML(vugu.HTML("Stages"))
+						vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n      "}
+						vgparent.AppendChild(vgn)
 						if c.A.StageCount() > StagePageSize {
-							vgn = vgElement(vgparent, "", "div", "class", "pager", "role", "group", "aria-labelledby", "stages-title")
+							vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "div", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "pager"}, vugu.VGAttribute{Namespace: "", Key: "role", Val: "group"}, vugu.VGAttribute{Namespace: "", Key: "aria-labelledby", Val: "stages-title"}}}
+							vgparent.AppendChild(vgn)
 							{
 								vgparent := vgn
 								_ = vgparent
-								vgn = vgElement(vgparent, "", "button", "type", "button", "id", "stages-prev")
+								vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
+								vgparent.AppendChild(vgn)
+								vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "button", Attr: []vugu.VGAttribute{{Namespace: "", Key: "type", Val: "button"}, vugu.VGAttribute{Namespace: "", Key: "id", Val: "stages-prev"}}}
+								vgparent.AppendChild(vgn)
 								vgn.AddAttrInterface("disabled", c.A.StageWindow().First())
-								vgOn(vgn, "click", func(event vugu.DOMEvent) { c.A.PageStages(-StagePageSize) })
+								vgn.DOMEventHandlerSpecList = append(vgn.DOMEventHandlerSpecList, vugu.DOMEventHandlerSpec{
+									EventType: "click",
+									Func:      func(event vugu.DOMEvent) { c.A.PageStages(-StagePageSize) },
+									// TODO: implement capture, etc. mostly need to decide syntax
+								})
 								{
 									vgparent := vgn
 									_ = vgparent
-									vgn = vgText(vgparent, "Previous")
+									vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "Previous"}
+									vgparent.AppendChild(vgn)
 								}
-								vgn = vgText(vgparent, "\n        ")
-								vgn = vgElement(vgparent, "", "span", "id", "stage-range")
+								vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
+								vgparent.AppendChild(vgn)
+								vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "span", Attr: []vugu.VGAttribute{{Namespace: "", Key: "id", Val: "stage-range"}}}
+								vgparent.AppendChild(vgn)
 								vgn.SetInnerHTML(c.A.StageWindow().Range("stages"))
-								vgn = vgText(vgparent, "\n        ")
-								vgn = vgElement(vgparent, "", "button", "type", "button", "id", "stages-next")
+								vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
+								vgparent.AppendChild(vgn)
+								vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "button", Attr: []vugu.VGAttribute{{Namespace: "", Key: "type", Val: "button"}, vugu.VGAttribute{Namespace: "", Key: "id", Val: "stages-next"}}}
+								vgparent.AppendChild(vgn)
 								vgn.AddAttrInterface("disabled", c.A.StageWindow().Last())
-								vgOn(vgn, "click", func(event vugu.DOMEvent) { c.A.PageStages(StagePageSize) })
+								vgn.DOMEventHandlerSpecList = append(vgn.DOMEventHandlerSpecList, vugu.DOMEventHandlerSpec{
+									EventType: "click",
+									Func:      func(event vugu.DOMEvent) { c.A.PageStages(StagePageSize) },
+									// TODO: implement capture, etc. mostly need to decide syntax
+								})
 								{
 									vgparent := vgn
 									_ = vgparent
-									vgn = vgText(vgparent, "Next")
+									vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "Next"}
+									vgparent.AppendChild(vgn)
 								}
+								vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n      "}
+								vgparent.AppendChild(vgn)
 							}
 						}
-						vgn = vgElement(vgparent, "", "table", "id", "plan")
+						vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n      "}
+						vgparent.AppendChild(vgn)
+						vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "table", Attr: []vugu.VGAttribute{{Namespace: "", Key: "id", Val: "plan"}}}
+						vgparent.AppendChild(vgn)
 						{
 							vgparent := vgn
 							_ = vgparent
-							vgn = vgElement(vgparent, "", "thead")
+							vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
+							vgparent.AppendChild(vgn)
+							vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "thead", Attr: []vugu.VGAttribute(nil)}
+							vgparent.AppendChild(vgn)
 							vgn.SetInnerHTML(vugu.HTML("\x3Ctr\x3E\x3Cth scope=\"col\"\x3EStage\x3C/th\x3E\x3Cth scope=\"col\"\x3EDevice\x3C/th\x3E\x3Cth scope=\"col\"\x3ELayers\x3C/th\x3E\x3Cth scope=\"col\"\x3EFirst … last\x3C/th\x3E\x3Cth scope=\"col\" class=\"num\"\x3ECompute\x3C/th\x3E\x3Cth scope=\"col\" class=\"num\"\x3ETransfer\x3C/th\x3E\x3Cth scope=\"col\"\x3EMemory against capacity\x3C/th\x3E\x3C/tr\x3E"))
-							vgn = vgElement(vgparent, "", "tbody")
+							vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
+							vgparent.AppendChild(vgn)
+							vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "tbody", Attr: []vugu.VGAttribute(nil)}
+							vgparent.AppendChild(vgn)
 							{
 								vgparent := vgn
 								_ = vgparent
+								vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n          "}
+								vgparent.AppendChild(vgn)
 								for vgiterkeyt, r := range c.A.Rows() {
 									var vgiterkey interface{} = vgiterkeyt
 									_ = vgiterkey
 									r := r
 									_ = r
-									vgn = vgElement(vgparent, "", "tr")
+									vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "tr", Attr: []vugu.VGAttribute(nil)}
+									vgparent.AppendChild(vgn)
 									vgn.AddAttrInterface("class", c.rowClass(r))
 									{
 										vgparent := vgn
 										_ = vgparent
-										vgn = vgElement(vgparent, "", "td")
+										vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n            "}
+										vgparent.AppendChild(vgn)
+										vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "td", Attr: []vugu.VGAttribute(nil)}
+										vgparent.AppendChild(vgn)
 										{
 											vgparent := vgn
 											_ = vgparent
-											vgn = vgElement(vgparent, "", "span")
+											vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "span", Attr: []vugu.VGAttribute(nil)}
+											vgparent.AppendChild(vgn)
 											vgn.SetInnerHTML(r.Stage)
 											if r.Bottleneck {
-												vgn = vgElement(vgparent, "", "span", "class", "tag")
+												vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "span", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "tag"}}}
+												vgparent.AppendChild(vgn)
 												{
 													vgparent := vgn
 													_ = vgparent
-													vgn = vgText(vgparent, " ▲ bottleneck")
+													vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: " ▲ bottleneck"}
+													vgparent.AppendChild(vgn)
 												}
 											}
 										}
-										vgn = vgElement(vgparent, "", "td")
+										vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n            "}
+										vgparent.AppendChild(vgn)
+										vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "td", Attr: []vugu.VGAttribute(nil)}
+										vgparent.AppendChild(vgn)
 										vgn.SetInnerHTML(r.Device)
-										vgn = vgElement(vgparent, "", "td")
+										vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "td", Attr: []vugu.VGAttribute(nil)}
+										vgparent.AppendChild(vgn)
 										vgn.SetInnerHTML(r.Layers)
-										vgn = vgElement(vgparent, "", "td")
+										vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "td", Attr: []vugu.VGAttribute(nil)}
+										vgparent.AppendChild(vgn)
 										vgn.SetInnerHTML(r.Names)
-										vgn = vgElement(vgparent, "", "td", "class", "num")
+										vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n            "}
+										vgparent.AppendChild(vgn)
+										vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "td", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "num"}}}
+										vgparent.AppendChild(vgn)
 										vgn.SetInnerHTML(r.Compute)
-										vgn = vgElement(vgparent, "", "td", "class", "num")
+										vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "td", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "num"}}}
+										vgparent.AppendChild(vgn)
 										vgn.SetInnerHTML(r.Transfer)
-										vgn = vgElement(vgparent, "", "td", "class", "mem")
+										vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n            "}
+										vgparent.AppendChild(vgn)
+										vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "td", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "mem"}}}
+										vgparent.AppendChild(vgn)
 										{
 											vgparent := vgn
 											_ = vgparent
-											vgn = vgElement(vgparent, "", "div", "class", "membar", "aria-hidden", "true")
+											vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n              "}
+											vgparent.AppendChild(vgn)
+											vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "div", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "membar"}, vugu.VGAttribute{Namespace: "", Key: "aria-hidden", Val: "true"}}}
+											vgparent.AppendChild(vgn)
 											{
 												vgparent := vgn
 												_ = vgparent
@@ -1449,28 +2658,41 @@ func (c *Root) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 													_ = vgiterkey
 													p := p
 													_ = p
-													vgn = vgElement(vgparent, "", "span")
+													vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "span", Attr: []vugu.VGAttribute(nil)}
+													vgparent.AppendChild(vgn)
 													vgn.AddAttrInterface("class", p.Class)
 													vgn.AddAttrInterface("style", c.width(p.Pct))
 												}
 											}
-											vgn = vgElement(vgparent, "", "span", "class", "memtext")
+											vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n              "}
+											vgparent.AppendChild(vgn)
+											vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "span", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "memtext"}}}
+											vgparent.AppendChild(vgn)
 											vgn.SetInnerHTML(r.Memory + " of " + r.Limit + " (" + r.Used + ")")
 											if r.Over {
-												vgn = vgElement(vgparent, "", "span", "class", "tag")
+												vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "span", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "tag"}}}
+												vgparent.AppendChild(vgn)
 												{
 													vgparent := vgn
 													_ = vgparent
-													vgn = vgText(vgparent, " ✖ over capacity")
+													vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: " ✖ over capacity"}
+													vgparent.AppendChild(vgn)
 												}
 											}
-											vgn = vgElement(vgparent, "", "details")
+											vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n              "}
+											vgparent.AppendChild(vgn)
+											vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "details", Attr: []vugu.VGAttribute(nil)}
+											vgparent.AppendChild(vgn)
 											{
 												vgparent := vgn
 												_ = vgparent
-												vgn = vgElement(vgparent, "", "summary")
+												vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "summary", Attr: []vugu.VGAttribute(nil)}
+												vgparent.AppendChild(vgn)
 												vgn.SetInnerHTML(vugu.HTML("breakdown"))
-												vgn = vgElement(vgparent, "", "ul", "class", "parts")
+												vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n                "}
+												vgparent.AppendChild(vgn)
+												vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "ul", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "parts"}}}
+												vgparent.AppendChild(vgn)
 												{
 													vgparent := vgn
 													_ = vgparent
@@ -1479,39 +2701,64 @@ func (c *Root) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 														_ = vgiterkey
 														p := p
 														_ = p
-														vgn = vgElement(vgparent, "", "li")
+														vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "li", Attr: []vugu.VGAttribute(nil)}
+														vgparent.AppendChild(vgn)
 														{
 															vgparent := vgn
 															_ = vgparent
-															vgn = vgElement(vgparent, "", "span", "aria-hidden", "true")
+															vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "span", Attr: []vugu.VGAttribute{{Namespace: "", Key: "aria-hidden", Val: "true"}}}
+															vgparent.AppendChild(vgn)
 															vgn.AddAttrInterface("class", "swatch "+p.Class)
-															vgn = vgText(vgparent, " ")
-															vgn = vgElement(vgparent, "", "span")
+															vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: " "}
+															vgparent.AppendChild(vgn)
+															vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "span", Attr: []vugu.VGAttribute(nil)}
+															vgparent.AppendChild(vgn)
 															vgn.SetInnerHTML(p.Name + ": " + p.Value)
 														}
 													}
 												}
+												vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n              "}
+												vgparent.AppendChild(vgn)
 											}
+											vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n            "}
+											vgparent.AppendChild(vgn)
 										}
+										vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n          "}
+										vgparent.AppendChild(vgn)
 									}
 								}
+								vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
+								vgparent.AppendChild(vgn)
 							}
+							vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n      "}
+							vgparent.AppendChild(vgn)
 						}
+						vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n    "}
+						vgparent.AppendChild(vgn)
 					}
 				}
+				vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n\n    "}
+				vgparent.AppendChild(vgn)
 				if c.A.Tab == "schedule" {
-					vgn = vgElement(vgparent, "", "section", "id", "panel-schedule", "role", "tabpanel", "aria-labelledby", "tab-schedule", "class", "panel")
+					vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "section", Attr: []vugu.VGAttribute{{Namespace: "", Key: "id", Val: "panel-schedule"}, vugu.VGAttribute{Namespace: "", Key: "role", Val: "tabpanel"}, vugu.VGAttribute{Namespace: "", Key: "aria-labelledby", Val: "tab-schedule"}, vugu.VGAttribute{Namespace: "", Key: "class", Val: "panel"}}}
+					vgparent.AppendChild(vgn)
 					{
 						vgparent := vgn
 						_ = vgparent
+						vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n      "}
+						vgparent.AppendChild(vgn)
 						if c.A.Res == nil || c.A.Res.Schedule == nil {
-							vgn = vgElement(vgparent, "", "p", "class", "hint")
+							vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "p", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "hint"}}}
+							vgparent.AppendChild(vgn)
 							{
 								vgparent := vgn
 								_ = vgparent
-								vgn = vgText(vgparent, "Choose a schedule in the Plan panel to simulate the step.")
+								vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "Choose a schedule in the Plan panel to simulate the step."}
+								vgparent.AppendChild(vgn)
 							}
 						}
+						vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n      "}
+						vgparent.AppendChild(vgn)
 						if c.timelineOK() {
 							{
 								vgcompKey := vugu.MakeCompKey(0xC9B83E791F5CF91A^vgin.CurrentPositionHash(), vgiterkey)
@@ -1531,19 +2778,32 @@ func (c *Root) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 								vgparent.AppendChild(vgn)
 							}
 						}
+						vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n    "}
+						vgparent.AppendChild(vgn)
 					}
 				}
+				vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n\n    "}
+				vgparent.AppendChild(vgn)
 				if c.A.Tab == "search" {
-					vgn = vgElement(vgparent, "", "section", "id", "panel-search", "role", "tabpanel", "aria-labelledby", "tab-search", "class", "panel")
+					vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "section", Attr: []vugu.VGAttribute{{Namespace: "", Key: "id", Val: "panel-search"}, vugu.VGAttribute{Namespace: "", Key: "role", Val: "tabpanel"}, vugu.VGAttribute{Namespace: "", Key: "aria-labelledby", Val: "tab-search"}, vugu.VGAttribute{Namespace: "", Key: "class", Val: "panel"}}}
+					vgparent.AppendChild(vgn)
 					{
 						vgparent := vgn
 						_ = vgparent
-						vgn = vgElement(vgparent, "", "p", "class", "hint")
+						vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n      "}
+						vgparent.AppendChild(vgn)
+						vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "p", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "hint"}}}
+						vgparent.AppendChild(vgn)
 						vgn.SetInnerHTML(vugu.HTML("The search plans the model above on its device for every configuration of the knobs left empty (core/search: branch and bound over the grid, the microbatch size walked inside each) and keeps the fastest. Fill a knob to fix it."))
-						vgn = vgElement(vgparent, "", "div", "class", "grid")
+						vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n      "}
+						vgparent.AppendChild(vgn)
+						vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "div", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "grid"}}}
+						vgparent.AppendChild(vgn)
 						{
 							vgparent := vgn
 							_ = vgparent
+							vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
+							vgparent.AppendChild(vgn)
 							for vgiterkeyt, k := range SearchKnobs {
 								var vgiterkey interface{} = vgiterkeyt
 								_ = vgiterkey
@@ -1554,394 +2814,659 @@ func (c *Root) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 								{
 									vgparent := vgn
 									_ = vgparent
-									vgn = vgElement(vgparent, "", "label")
+									vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n          "}
+									vgparent.AppendChild(vgn)
+									vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "label", Attr: []vugu.VGAttribute(nil)}
+									vgparent.AppendChild(vgn)
 									vgn.AddAttrInterface("for", "search-"+k.ID)
 									vgn.SetInnerHTML(k.Label)
-									vgn = vgElement(vgparent, "", "div")
+									vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n          "}
+									vgparent.AppendChild(vgn)
+									vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "div", Attr: []vugu.VGAttribute(nil)}
+									vgparent.AppendChild(vgn)
 									{
 										vgparent := vgn
 										_ = vgparent
-										vgn = vgElement(vgparent, "", "input", "type", "text", "spellcheck", "false")
+										vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "input", Attr: []vugu.VGAttribute{{Namespace: "", Key: "type", Val: "text"}, vugu.VGAttribute{Namespace: "", Key: "spellcheck", Val: "false"}}}
+										vgparent.AppendChild(vgn)
 										vgn.AddAttrInterface("aria-describedby", "search-hint-"+k.ID)
 										vgn.AddAttrInterface("id", "search-"+k.ID)
 										vgn.AddAttrInterface("placeholder", c.searchPlaceholder(k.ID))
-										vgProp(vgn, "value", c.A.SearchKnob(k.ID))
-										vgOn(vgn, "input", func(event vugu.DOMEvent) { c.A.SetSearchKnob(k.ID, event.PropString("target", "value")) })
-										vgn = vgText(vgparent, " ")
-										vgn = vgElement(vgparent, "", "span", "class", "hint")
+										{
+											b, err := vjson.Marshal(c.A.SearchKnob(k.ID))
+											if err != nil {
+												panic(err)
+											}
+											vgn.Prop = append(vgn.Prop, vugu.VGProperty{Key: "value", JSONVal: vjson.RawMessage(b)})
+										}
+										vgn.DOMEventHandlerSpecList = append(vgn.DOMEventHandlerSpecList, vugu.DOMEventHandlerSpec{
+											EventType: "input",
+											Func:      func(event vugu.DOMEvent) { c.A.SetSearchKnob(k.ID, event.PropString("target", "value")) },
+											// TODO: implement capture, etc. mostly need to decide syntax
+										})
+										vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: " "}
+										vgparent.AppendChild(vgn)
+										vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "span", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "hint"}}}
+										vgparent.AppendChild(vgn)
 										vgn.AddAttrInterface("id", "search-hint-"+k.ID)
 										vgn.SetInnerHTML(k.Hint)
 									}
+									vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
+									vgparent.AppendChild(vgn)
 								}
 							}
+							vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n      "}
+							vgparent.AppendChild(vgn)
 						}
-						vgn = vgElement(vgparent, "", "div", "class", "actions")
+						vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n      "}
+						vgparent.AppendChild(vgn)
+						vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "div", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "actions"}}}
+						vgparent.AppendChild(vgn)
 						{
 							vgparent := vgn
 							_ = vgparent
-							vgn = vgElement(vgparent, "", "button", "type", "button", "id", "search-start")
+							vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
+							vgparent.AppendChild(vgn)
+							vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "button", Attr: []vugu.VGAttribute{{Namespace: "", Key: "type", Val: "button"}, vugu.VGAttribute{Namespace: "", Key: "id", Val: "search-start"}}}
+							vgparent.AppendChild(vgn)
 							vgn.AddAttrInterface("disabled", c.A.Search.Running)
-							vgOn(vgn, "click", func(event vugu.DOMEvent) { c.A.StartSearch() })
+							vgn.DOMEventHandlerSpecList = append(vgn.DOMEventHandlerSpecList, vugu.DOMEventHandlerSpec{
+								EventType: "click",
+								Func:      func(event vugu.DOMEvent) { c.A.StartSearch() },
+								// TODO: implement capture, etc. mostly need to decide syntax
+							})
 							{
 								vgparent := vgn
 								_ = vgparent
-								vgn = vgText(vgparent, "Search")
+								vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "Search"}
+								vgparent.AppendChild(vgn)
 							}
-							vgn = vgText(vgparent, "\n        ")
-							vgn = vgElement(vgparent, "", "button", "type", "button", "id", "search-cancel")
+							vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
+							vgparent.AppendChild(vgn)
+							vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "button", Attr: []vugu.VGAttribute{{Namespace: "", Key: "type", Val: "button"}, vugu.VGAttribute{Namespace: "", Key: "id", Val: "search-cancel"}}}
+							vgparent.AppendChild(vgn)
 							vgn.AddAttrInterface("disabled", !c.A.Search.Running)
-							vgOn(vgn, "click", func(event vugu.DOMEvent) { c.A.CancelSearch() })
+							vgn.DOMEventHandlerSpecList = append(vgn.DOMEventHandlerSpecList, vugu.DOMEventHandlerSpec{
+								EventType: "click",
+								Func:      func(event vugu.DOMEvent) { c.A.CancelSearch() },
+								// TODO: implement capture, etc. mostly need to decide syntax
+							})
 							{
 								vgparent := vgn
 								_ = vgparent
-								vgn = vgText(vgparent, "Cancel")
+								vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "Cancel"}
+								vgparent.AppendChild(vgn)
 							}
+							vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n      "}
+							vgparent.AppendChild(vgn)
 						}
+						vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n      "}
+						vgparent.AppendChild(vgn)
 						if c.A.Search.Err != "" {
-							vgn = vgElement(vgparent, "", "p", "id", "search-error", "class", "errors", "role", "alert")
+							vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "p", Attr: []vugu.VGAttribute{{Namespace: "", Key: "id", Val: "search-error"}, vugu.VGAttribute{Namespace: "", Key: "class", Val: "errors"}, vugu.VGAttribute{Namespace: "", Key: "role", Val: "alert"}}}
+							vgparent.AppendChild(vgn)
 							vgn.SetInnerHTML(c.A.Search.Err)
 						}
+						vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n      "}
+						vgparent.AppendChild(vgn)
 						if c.A.Search.Running || c.A.Search.Report != nil {
-							vgn = vgElement(vgparent, "", "div")
+							vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "div", Attr: []vugu.VGAttribute(nil)}
+							vgparent.AppendChild(vgn)
 							{
 								vgparent := vgn
 								_ = vgparent
-								vgn = vgElement(vgparent, "", "progress", "id", "search-progress", "max", "100", "aria-labelledby", "search-status")
+								vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
+								vgparent.AppendChild(vgn)
+								vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "progress", Attr: []vugu.VGAttribute{{Namespace: "", Key: "id", Val: "search-progress"}, vugu.VGAttribute{Namespace: "", Key: "max", Val: "100"}, vugu.VGAttribute{Namespace: "", Key: "aria-labelledby", Val: "search-status"}}}
+								vgparent.AppendChild(vgn)
 								vgn.AddAttrInterface("value", c.A.ProgressPct())
-								vgn = vgElement(vgparent, "", "p", "id", "search-status", "role", "status")
+								vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
+								vgparent.AppendChild(vgn)
+								vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "p", Attr: []vugu.VGAttribute{{Namespace: "", Key: "id", Val: "search-status"}, vugu.VGAttribute{Namespace: "", Key: "role", Val: "status"}}}
+								vgparent.AppendChild(vgn)
 								vgn.SetInnerHTML(c.A.ProgressText())
+								vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n      "}
+								vgparent.AppendChild(vgn)
 							}
 						}
+						vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n      "}
+						vgparent.AppendChild(vgn)
 						if c.A.Chart() != nil {
-							vgn = vgElement(vgparent, "", "figure", "class", "pareto")
+							vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "figure", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "pareto"}}}
+							vgparent.AppendChild(vgn)
 							{
 								vgparent := vgn
 								_ = vgparent
-								vgn = vgElement(vgparent, "", "figcaption")
+								vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
+								vgparent.AppendChild(vgn)
+								vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "figcaption", Attr: []vugu.VGAttribute(nil)}
+								vgparent.AppendChild(vgn)
 								vgn.SetInnerHTML(vugu.HTML("Throughput against devices: every configuration that fits (○), the Pareto front (□ joined by a line: the fastest for its device count that beats every smaller one), and the best (★)."))
-								vgn = vgElement(vgparent, "svg", "svg", "width", "640", "role", "img")
+								vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
+								vgparent.AppendChild(vgn)
+								vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "svg", Data: "svg", Attr: []vugu.VGAttribute{{Namespace: "", Key: "width", Val: "640"}, vugu.VGAttribute{Namespace: "", Key: "role", Val: "img"}}}
+								vgparent.AppendChild(vgn)
 								vgn.AddAttrInterface("aria-label", c.A.Chart().Best.Title)
 								vgn.AddAttrInterface("viewBox", c.chartBox())
 								{
 									vgparent := vgn
 									_ = vgparent
-									vgn = vgElement(vgparent, "svg", "line", "y1", "12", "class", "axis")
+									vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n          "}
+									vgparent.AppendChild(vgn)
+									vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "svg", Data: "line", Attr: []vugu.VGAttribute{{Namespace: "", Key: "y1", Val: "12"}, vugu.VGAttribute{Namespace: "", Key: "class", Val: "axis"}}}
+									vgparent.AppendChild(vgn)
 									vgn.AddAttrInterface("x1", c.A.Chart().Left)
 									vgn.AddAttrInterface("x2", c.A.Chart().Left)
 									vgn.AddAttrInterface("y2", c.A.Chart().Height-c.A.Chart().Bottom)
-									vgn = vgElement(vgparent, "svg", "line", "class", "axis")
+									vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n          "}
+									vgparent.AppendChild(vgn)
+									vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "svg", Data: "line", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "axis"}}}
+									vgparent.AppendChild(vgn)
 									vgn.AddAttrInterface("x1", c.A.Chart().Left)
 									vgn.AddAttrInterface("x2", c.A.Chart().Width-16)
 									vgn.AddAttrInterface("y1", c.A.Chart().Height-c.A.Chart().Bottom)
 									vgn.AddAttrInterface("y2", c.A.Chart().Height-c.A.Chart().Bottom)
+									vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n          "}
+									vgparent.AppendChild(vgn)
 									for vgiterkeyt, t := range c.A.Chart().XTicks {
 										var vgiterkey interface{} = vgiterkeyt
 										_ = vgiterkey
 										t := t
 										_ = t
-										vgn = vgElement(vgparent, "svg", "text", "text-anchor", "middle")
+										vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "svg", Data: "text", Attr: []vugu.VGAttribute{{Namespace: "", Key: "text-anchor", Val: "middle"}}}
+										vgparent.AppendChild(vgn)
 										vgn.AddAttrInterface("x", t.X)
 										vgn.AddAttrInterface("y", c.A.Chart().Height-12)
 										vgn.SetInnerHTML(t.Label)
 									}
+									vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n          "}
+									vgparent.AppendChild(vgn)
 									for vgiterkeyt, t := range c.A.Chart().YTicks {
 										var vgiterkey interface{} = vgiterkeyt
 										_ = vgiterkey
 										t := t
 										_ = t
-										vgn = vgElement(vgparent, "svg", "text", "text-anchor", "end")
+										vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "svg", Data: "text", Attr: []vugu.VGAttribute{{Namespace: "", Key: "text-anchor", Val: "end"}}}
+										vgparent.AppendChild(vgn)
 										vgn.AddAttrInterface("x", c.A.Chart().Left-6)
 										vgn.AddAttrInterface("y", t.X+4)
 										vgn.SetInnerHTML(t.Label)
 									}
-									vgn = vgElement(vgparent, "svg", "text", "text-anchor", "end", "class", "axislabel")
+									vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n          "}
+									vgparent.AppendChild(vgn)
+									vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "svg", Data: "text", Attr: []vugu.VGAttribute{{Namespace: "", Key: "text-anchor", Val: "end"}, vugu.VGAttribute{Namespace: "", Key: "class", Val: "axislabel"}}}
+									vgparent.AppendChild(vgn)
 									vgn.AddAttrInterface("x", c.A.Chart().Width-16)
 									vgn.AddAttrInterface("y", c.A.Chart().Height-2)
 									{
 										vgparent := vgn
 										_ = vgparent
-										vgn = vgText(vgparent, "devices")
+										vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "devices"}
+										vgparent.AppendChild(vgn)
 									}
-									vgn = vgElement(vgparent, "svg", "text", "x", "4", "y", "10", "class", "axislabel")
+									vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n          "}
+									vgparent.AppendChild(vgn)
+									vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "svg", Data: "text", Attr: []vugu.VGAttribute{{Namespace: "", Key: "x", Val: "4"}, vugu.VGAttribute{Namespace: "", Key: "y", Val: "10"}, vugu.VGAttribute{Namespace: "", Key: "class", Val: "axislabel"}}}
+									vgparent.AppendChild(vgn)
 									vgn.SetInnerHTML(vugu.HTML("samples/s"))
+									vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n          "}
+									vgparent.AppendChild(vgn)
 									for vgiterkeyt, p := range c.A.Chart().Points {
 										var vgiterkey interface{} = vgiterkeyt
 										_ = vgiterkey
 										p := p
 										_ = p
-										vgn = vgElement(vgparent, "svg", "circle", "r", "3", "class", "pt")
+										vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "svg", Data: "circle", Attr: []vugu.VGAttribute{{Namespace: "", Key: "r", Val: "3"}, vugu.VGAttribute{Namespace: "", Key: "class", Val: "pt"}}}
+										vgparent.AppendChild(vgn)
 										vgn.AddAttrInterface("cx", p.X)
 										vgn.AddAttrInterface("cy", p.Y)
 										{
 											vgparent := vgn
 											_ = vgparent
-											vgn = vgElement(vgparent, "svg", "title")
+											vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "svg", Data: "title", Attr: []vugu.VGAttribute(nil)}
+											vgparent.AppendChild(vgn)
 											vgn.SetInnerHTML(p.Title)
 										}
 									}
+									vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n          "}
+									vgparent.AppendChild(vgn)
 									for vgiterkeyt, pts := range c.A.Chart().Front {
 										var vgiterkey interface{} = vgiterkeyt
 										_ = vgiterkey
 										pts := pts
 										_ = pts
-										vgn = vgElement(vgparent, "svg", "polyline", "class", "front")
+										vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "svg", Data: "polyline", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "front"}}}
+										vgparent.AppendChild(vgn)
 										vgn.AddAttrInterface("points", pts)
 									}
+									vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n          "}
+									vgparent.AppendChild(vgn)
 									for vgiterkeyt, p := range c.A.Chart().FrontPts {
 										var vgiterkey interface{} = vgiterkeyt
 										_ = vgiterkey
 										p := p
 										_ = p
-										vgn = vgElement(vgparent, "svg", "rect", "width", "8", "height", "8", "class", "frontpt")
+										vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "svg", Data: "rect", Attr: []vugu.VGAttribute{{Namespace: "", Key: "width", Val: "8"}, vugu.VGAttribute{Namespace: "", Key: "height", Val: "8"}, vugu.VGAttribute{Namespace: "", Key: "class", Val: "frontpt"}}}
+										vgparent.AppendChild(vgn)
 										vgn.AddAttrInterface("x", p.X-4)
 										vgn.AddAttrInterface("y", p.Y-4)
 										{
 											vgparent := vgn
 											_ = vgparent
-											vgn = vgElement(vgparent, "svg", "title")
+											vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "svg", Data: "title", Attr: []vugu.VGAttribute(nil)}
+											vgparent.AppendChild(vgn)
 											vgn.SetInnerHTML(p.Title)
 										}
 									}
-									vgn = vgElement(vgparent, "svg", "text", "text-anchor", "middle", "class", "best")
+									vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n          "}
+									vgparent.AppendChild(vgn)
+									vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "svg", Data: "text", Attr: []vugu.VGAttribute{{Namespace: "", Key: "text-anchor", Val: "middle"}, vugu.VGAttribute{Namespace: "", Key: "class", Val: "best"}}}
+									vgparent.AppendChild(vgn)
 									vgn.AddAttrInterface("x", c.A.Chart().Best.X)
 									vgn.AddAttrInterface("y", c.A.Chart().Best.Y+6)
 									{
 										vgparent := vgn
 										_ = vgparent
-										vgn = vgText(vgparent, "★")
-										vgn = vgElement(vgparent, "svg", "title")
+										vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "★"}
+										vgparent.AppendChild(vgn)
+										vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "svg", Data: "title", Attr: []vugu.VGAttribute(nil)}
+										vgparent.AppendChild(vgn)
 										vgn.SetInnerHTML(c.A.Chart().Best.Title)
 									}
+									vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
+									vgparent.AppendChild(vgn)
 								}
+								vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n      "}
+								vgparent.AppendChild(vgn)
 							}
 						}
+						vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n      "}
+						vgparent.AppendChild(vgn)
 						if len(c.A.Results()) > 0 {
-							vgn = vgElement(vgparent, "", "table", "id", "search-results")
+							vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "table", Attr: []vugu.VGAttribute{{Namespace: "", Key: "id", Val: "search-results"}}}
+							vgparent.AppendChild(vgn)
 							{
 								vgparent := vgn
 								_ = vgparent
-								vgn = vgElement(vgparent, "", "caption")
+								vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
+								vgparent.AppendChild(vgn)
+								vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "caption", Attr: []vugu.VGAttribute(nil)}
+								vgparent.AppendChild(vgn)
 								vgn.SetInnerHTML(c.resultsCaption())
-								vgn = vgElement(vgparent, "", "thead")
+								vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
+								vgparent.AppendChild(vgn)
+								vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "thead", Attr: []vugu.VGAttribute(nil)}
+								vgparent.AppendChild(vgn)
 								{
 									vgparent := vgn
 									_ = vgparent
-									vgn = vgElement(vgparent, "", "tr")
+									vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "tr", Attr: []vugu.VGAttribute(nil)}
+									vgparent.AppendChild(vgn)
 									{
 										vgparent := vgn
 										_ = vgparent
-										vgn = vgElement(vgparent, "", "th", "scope", "col")
+										vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n          "}
+										vgparent.AppendChild(vgn)
+										vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "th", Attr: []vugu.VGAttribute{{Namespace: "", Key: "scope", Val: "col"}}}
+										vgparent.AppendChild(vgn)
 										vgn.SetInnerHTML(vugu.HTML(""))
+										vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n          "}
+										vgparent.AppendChild(vgn)
 										for vgiterkeyt, col := range ResultColumns {
 											var vgiterkey interface{} = vgiterkeyt
 											_ = vgiterkey
 											col := col
 											_ = col
-											vgn = vgElement(vgparent, "", "th", "scope", "col")
+											vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "th", Attr: []vugu.VGAttribute{{Namespace: "", Key: "scope", Val: "col"}}}
+											vgparent.AppendChild(vgn)
 											vgn.AddAttrInterface("aria-sort", c.A.AriaSort(col.ID))
 											{
 												vgparent := vgn
 												_ = vgparent
-												vgn = vgElement(vgparent, "", "button", "type", "button", "class", "sort")
+												vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "button", Attr: []vugu.VGAttribute{{Namespace: "", Key: "type", Val: "button"}, vugu.VGAttribute{Namespace: "", Key: "class", Val: "sort"}}}
+												vgparent.AppendChild(vgn)
 												vgn.SetInnerHTML(col.Label + c.sortMark(col.ID))
-												vgOn(vgn, "click", func(event vugu.DOMEvent) { c.A.SortResults(col.ID) })
+												vgn.DOMEventHandlerSpecList = append(vgn.DOMEventHandlerSpecList, vugu.DOMEventHandlerSpec{
+													EventType: "click",
+													Func:      func(event vugu.DOMEvent) { c.A.SortResults(col.ID) },
+													// TODO: implement capture, etc. mostly need to decide syntax
+												})
 											}
 										}
+										vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
+										vgparent.AppendChild(vgn)
 									}
 								}
-								vgn = vgElement(vgparent, "", "tbody")
+								vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
+								vgparent.AppendChild(vgn)
+								vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "tbody", Attr: []vugu.VGAttribute(nil)}
+								vgparent.AppendChild(vgn)
 								{
 									vgparent := vgn
 									_ = vgparent
+									vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n          "}
+									vgparent.AppendChild(vgn)
 									for vgiterkeyt, r := range c.A.Results() {
 										var vgiterkey interface{} = vgiterkeyt
 										_ = vgiterkey
 										r := r
 										_ = r
-										vgn = vgElement(vgparent, "", "tr")
+										vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "tr", Attr: []vugu.VGAttribute(nil)}
+										vgparent.AppendChild(vgn)
 										vgn.AddAttrInterface("class", c.resultClass(r))
 										{
 											vgparent := vgn
 											_ = vgparent
-											vgn = vgElement(vgparent, "", "td")
+											vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n            "}
+											vgparent.AppendChild(vgn)
+											vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "td", Attr: []vugu.VGAttribute(nil)}
+											vgparent.AppendChild(vgn)
 											{
 												vgparent := vgn
 												_ = vgparent
-												vgn = vgElement(vgparent, "", "button", "type", "button", "class", "apply")
+												vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "button", Attr: []vugu.VGAttribute{{Namespace: "", Key: "type", Val: "button"}, vugu.VGAttribute{Namespace: "", Key: "class", Val: "apply"}}}
+												vgparent.AppendChild(vgn)
 												vgn.AddAttrInterface("aria-label", "Apply "+r.Key)
-												vgOn(vgn, "click", func(event vugu.DOMEvent) { c.A.Apply(r.Key) })
+												vgn.DOMEventHandlerSpecList = append(vgn.DOMEventHandlerSpecList, vugu.DOMEventHandlerSpec{
+													EventType: "click",
+													Func:      func(event vugu.DOMEvent) { c.A.Apply(r.Key) },
+													// TODO: implement capture, etc. mostly need to decide syntax
+												})
 												{
 													vgparent := vgn
 													_ = vgparent
-													vgn = vgText(vgparent, "Apply")
+													vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "Apply"}
+													vgparent.AppendChild(vgn)
 												}
 												if r.Best {
-													vgn = vgElement(vgparent, "", "span", "class", "tag")
+													vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "span", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "tag"}}}
+													vgparent.AppendChild(vgn)
 													{
 														vgparent := vgn
 														_ = vgparent
-														vgn = vgText(vgparent, " ★ best")
+														vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: " ★ best"}
+														vgparent.AppendChild(vgn)
 													}
 												}
 												if r.Pareto && !r.Best {
-													vgn = vgElement(vgparent, "", "span", "class", "tag")
+													vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "span", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "tag"}}}
+													vgparent.AppendChild(vgn)
 													{
 														vgparent := vgn
 														_ = vgparent
-														vgn = vgText(vgparent, " □ front")
+														vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: " □ front"}
+														vgparent.AppendChild(vgn)
 													}
 												}
 											}
-											vgn = vgElement(vgparent, "", "td", "class", "num")
+											vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n            "}
+											vgparent.AppendChild(vgn)
+											vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "td", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "num"}}}
+											vgparent.AppendChild(vgn)
 											vgn.SetInnerHTML(r.Throughput)
-											vgn = vgElement(vgparent, "", "td", "class", "num")
+											vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "td", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "num"}}}
+											vgparent.AppendChild(vgn)
 											vgn.SetInnerHTML(r.Devices)
-											vgn = vgElement(vgparent, "", "td", "class", "num")
+											vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "td", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "num"}}}
+											vgparent.AppendChild(vgn)
 											vgn.SetInnerHTML(r.Stages)
-											vgn = vgElement(vgparent, "", "td", "class", "num")
+											vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "td", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "num"}}}
+											vgparent.AppendChild(vgn)
 											vgn.SetInnerHTML(r.Replicas)
-											vgn = vgElement(vgparent, "", "td", "class", "num")
+											vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "td", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "num"}}}
+											vgparent.AppendChild(vgn)
 											vgn.SetInnerHTML(r.Tensor)
-											vgn = vgElement(vgparent, "", "td", "class", "num")
+											vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "td", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "num"}}}
+											vgparent.AppendChild(vgn)
 											vgn.SetInnerHTML(r.Context)
-											vgn = vgElement(vgparent, "", "td", "class", "num")
+											vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "td", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "num"}}}
+											vgparent.AppendChild(vgn)
 											vgn.SetInnerHTML(r.Expert)
-											vgn = vgElement(vgparent, "", "td")
+											vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "td", Attr: []vugu.VGAttribute(nil)}
+											vgparent.AppendChild(vgn)
 											vgn.SetInnerHTML(r.Schedule)
-											vgn = vgElement(vgparent, "", "td", "class", "num")
+											vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "td", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "num"}}}
+											vgparent.AppendChild(vgn)
 											vgn.SetInnerHTML(r.Microbatches)
-											vgn = vgElement(vgparent, "", "td", "class", "num")
+											vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "td", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "num"}}}
+											vgparent.AppendChild(vgn)
 											vgn.SetInnerHTML(r.Batch)
-											vgn = vgElement(vgparent, "", "td")
+											vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "td", Attr: []vugu.VGAttribute(nil)}
+											vgparent.AppendChild(vgn)
 											vgn.SetInnerHTML(r.Recompute)
-											vgn = vgElement(vgparent, "", "td", "class", "num")
+											vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "td", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "num"}}}
+											vgparent.AppendChild(vgn)
 											vgn.SetInnerHTML(r.ZeRO)
-											vgn = vgElement(vgparent, "", "td", "class", "num")
+											vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "td", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "num"}}}
+											vgparent.AppendChild(vgn)
 											vgn.SetInnerHTML(r.Step)
-											vgn = vgElement(vgparent, "", "td", "class", "num")
+											vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "td", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "num"}}}
+											vgparent.AppendChild(vgn)
 											vgn.SetInnerHTML(r.Bubble)
-											vgn = vgElement(vgparent, "", "td", "class", "num")
+											vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "td", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "num"}}}
+											vgparent.AppendChild(vgn)
 											vgn.SetInnerHTML(r.MFU)
-											vgn = vgElement(vgparent, "", "td", "class", "num")
+											vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "td", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "num"}}}
+											vgparent.AppendChild(vgn)
 											vgn.SetInnerHTML(r.Headroom)
+											vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n          "}
+											vgparent.AppendChild(vgn)
 										}
 									}
+									vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
+									vgparent.AppendChild(vgn)
 								}
+								vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n      "}
+								vgparent.AppendChild(vgn)
 							}
 						}
+						vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n    "}
+						vgparent.AppendChild(vgn)
 					}
 				}
+				vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n\n    "}
+				vgparent.AppendChild(vgn)
 				if c.A.Tab == "export" {
-					vgn = vgElement(vgparent, "", "section", "id", "panel-export", "role", "tabpanel", "aria-labelledby", "tab-export", "class", "panel")
+					vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "section", Attr: []vugu.VGAttribute{{Namespace: "", Key: "id", Val: "panel-export"}, vugu.VGAttribute{Namespace: "", Key: "role", Val: "tabpanel"}, vugu.VGAttribute{Namespace: "", Key: "aria-labelledby", Val: "tab-export"}, vugu.VGAttribute{Namespace: "", Key: "class", Val: "panel"}}}
+					vgparent.AppendChild(vgn)
 					{
 						vgparent := vgn
 						_ = vgparent
-						vgn = vgElement(vgparent, "", "div", "class", "grid")
+						vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n      "}
+						vgparent.AppendChild(vgn)
+						vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "div", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "grid"}}}
+						vgparent.AppendChild(vgn)
 						{
 							vgparent := vgn
 							_ = vgparent
-							vgn = vgElement(vgparent, "", "label", "for", "share-server")
+							vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
+							vgparent.AppendChild(vgn)
+							vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "label", Attr: []vugu.VGAttribute{{Namespace: "", Key: "for", Val: "share-server"}}}
+							vgparent.AppendChild(vgn)
 							vgn.SetInnerHTML(vugu.HTML("Share server"))
-							vgn = vgElement(vgparent, "", "div")
+							vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
+							vgparent.AppendChild(vgn)
+							vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "div", Attr: []vugu.VGAttribute(nil)}
+							vgparent.AppendChild(vgn)
 							{
 								vgparent := vgn
 								_ = vgparent
-								vgn = vgElement(vgparent, "", "input", "id", "share-server", "type", "url", "spellcheck", "false", "placeholder", "none: links hold the whole request")
-								vgProp(vgn, "value", c.A.Val("server", c.A.Server))
-								vgOn(vgn, "change", func(event vugu.DOMEvent) { c.A.SetServer(event.PropString("target", "value")) })
-								vgn = vgElement(vgparent, "", "p", "class", "hint")
+								vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n          "}
+								vgparent.AppendChild(vgn)
+								vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "input", Attr: []vugu.VGAttribute{{Namespace: "", Key: "id", Val: "share-server"}, vugu.VGAttribute{Namespace: "", Key: "type", Val: "url"}, vugu.VGAttribute{Namespace: "", Key: "spellcheck", Val: "false"}, vugu.VGAttribute{Namespace: "", Key: "placeholder", Val: "none: links hold the whole request"}}}
+								vgparent.AppendChild(vgn)
+								{
+									b, err := vjson.Marshal(c.A.Val("server", c.A.Server))
+									if err != nil {
+										panic(err)
+									}
+									vgn.Prop = append(vgn.Prop, vugu.VGProperty{Key: "value", JSONVal: vjson.RawMessage(b)})
+								}
+								vgn.DOMEventHandlerSpecList = append(vgn.DOMEventHandlerSpecList, vugu.DOMEventHandlerSpec{
+									EventType: "change",
+									Func:      func(event vugu.DOMEvent) { c.A.SetServer(event.PropString("target", "value")) },
+									// TODO: implement capture, etc. mostly need to decide syntax
+								})
+								vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n          "}
+								vgparent.AppendChild(vgn)
+								vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "p", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "hint"}}}
+								vgparent.AppendChild(vgn)
 								vgn.SetInnerHTML(vugu.HTML("A shared-plans server (docs/share.md: the Worker, or pipeplan share-server) keeps the plan under its id, and the link opens it from there: short links for large models. Without one, or when it cannot be reached, the link holds the whole request, compressed, in its #fragment, and nothing is stored anywhere. The page\x26#39;s ?server= sets it for one visit."))
+								vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
+								vgparent.AppendChild(vgn)
 							}
+							vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n      "}
+							vgparent.AppendChild(vgn)
 						}
-						vgn = vgElement(vgparent, "", "div", "class", "actions")
+						vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n      "}
+						vgparent.AppendChild(vgn)
+						vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "div", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "actions"}}}
+						vgparent.AppendChild(vgn)
 						{
 							vgparent := vgn
 							_ = vgparent
-							vgn = vgElement(vgparent, "", "button", "type", "button", "id", "share")
+							vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
+							vgparent.AppendChild(vgn)
+							vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "button", Attr: []vugu.VGAttribute{{Namespace: "", Key: "type", Val: "button"}, vugu.VGAttribute{Namespace: "", Key: "id", Val: "share"}}}
+							vgparent.AppendChild(vgn)
 							vgn.AddAttrInterface("disabled", c.A.Sharing)
 							vgn.SetInnerHTML(c.shareLabel())
-							vgOn(vgn, "click", func(event vugu.DOMEvent) { c.A.Share() })
-							vgn = vgText(vgparent, "\n        ")
-							vgn = vgElement(vgparent, "", "button", "type", "button", "id", "export-json")
+							vgn.DOMEventHandlerSpecList = append(vgn.DOMEventHandlerSpecList, vugu.DOMEventHandlerSpec{
+								EventType: "click",
+								Func:      func(event vugu.DOMEvent) { c.A.Share() },
+								// TODO: implement capture, etc. mostly need to decide syntax
+							})
+							vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
+							vgparent.AppendChild(vgn)
+							vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "button", Attr: []vugu.VGAttribute{{Namespace: "", Key: "type", Val: "button"}, vugu.VGAttribute{Namespace: "", Key: "id", Val: "export-json"}}}
+							vgparent.AppendChild(vgn)
 							vgn.AddAttrInterface("disabled", c.A.Res == nil)
-							vgOn(vgn, "click", func(event vugu.DOMEvent) { c.A.ExportPlan() })
+							vgn.DOMEventHandlerSpecList = append(vgn.DOMEventHandlerSpecList, vugu.DOMEventHandlerSpec{
+								EventType: "click",
+								Func:      func(event vugu.DOMEvent) { c.A.ExportPlan() },
+								// TODO: implement capture, etc. mostly need to decide syntax
+							})
 							{
 								vgparent := vgn
 								_ = vgparent
-								vgn = vgText(vgparent, "Download the plan as JSON")
+								vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "Download the plan as JSON"}
+								vgparent.AppendChild(vgn)
 							}
+							vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n      "}
+							vgparent.AppendChild(vgn)
 						}
-						vgn = vgElement(vgparent, "", "label", "for", "share-link")
+						vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n      "}
+						vgparent.AppendChild(vgn)
+						vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "label", Attr: []vugu.VGAttribute{{Namespace: "", Key: "for", Val: "share-link"}}}
+						vgparent.AppendChild(vgn)
 						vgn.SetInnerHTML(vugu.HTML("Link"))
-						vgn = vgText(vgparent, "\n      ")
-						vgn = vgElement(vgparent, "", "input", "id", "share-link", "type", "text", "readonly", "")
+						vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n      "}
+						vgparent.AppendChild(vgn)
+						vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "input", Attr: []vugu.VGAttribute{{Namespace: "", Key: "id", Val: "share-link"}, vugu.VGAttribute{Namespace: "", Key: "type", Val: "text"}, vugu.VGAttribute{Namespace: "", Key: "readonly", Val: ""}}}
+						vgparent.AppendChild(vgn)
 						vgn.SetInnerHTML(vugu.HTML(""))
-						vgn = vgText(vgparent, "\n      ")
-						vgn = vgElement(vgparent, "", "label", "for", "embed-link")
+						vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n      "}
+						vgparent.AppendChild(vgn)
+						vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "label", Attr: []vugu.VGAttribute{{Namespace: "", Key: "for", Val: "embed-link"}}}
+						vgparent.AppendChild(vgn)
 						vgn.SetInnerHTML(vugu.HTML("Embed (an iframe showing this plan, read-only)"))
-						vgn = vgText(vgparent, "\n      ")
-						vgn = vgElement(vgparent, "", "textarea", "id", "embed-link", "readonly", "", "rows", "2")
+						vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n      "}
+						vgparent.AppendChild(vgn)
+						vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "textarea", Attr: []vugu.VGAttribute{{Namespace: "", Key: "id", Val: "embed-link"}, vugu.VGAttribute{Namespace: "", Key: "readonly", Val: ""}, vugu.VGAttribute{Namespace: "", Key: "rows", Val: "2"}}}
+						vgparent.AppendChild(vgn)
 						vgn.SetInnerHTML(vugu.HTML(""))
-						vgn = vgElement(vgparent, "", "h2")
+						vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n      "}
+						vgparent.AppendChild(vgn)
+						vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "h2", Attr: []vugu.VGAttribute(nil)}
+						vgparent.AppendChild(vgn)
 						vgn.SetInnerHTML(vugu.HTML("Framework exports"))
-						vgn = vgElement(vgparent, "", "p", "class", "hint")
+						vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n      "}
+						vgparent.AppendChild(vgn)
+						vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "p", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "hint"}}}
+						vgparent.AppendChild(vgn)
 						vgn.SetInnerHTML(vugu.HTML("The plan as each framework takes it (core/export). Where a framework cannot run the plan exactly, the export says what it runs instead and what that costs."))
-						vgn = vgElement(vgparent, "", "div", "id", "exports")
+						vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n      "}
+						vgparent.AppendChild(vgn)
+						vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "div", Attr: []vugu.VGAttribute{{Namespace: "", Key: "id", Val: "exports"}}}
+						vgparent.AppendChild(vgn)
 						{
 							vgparent := vgn
 							_ = vgparent
+							vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
+							vgparent.AppendChild(vgn)
 							for vgiterkeyt, x := range c.A.Exports() {
 								var vgiterkey interface{} = vgiterkeyt
 								_ = vgiterkey
 								x := x
 								_ = x
-								vgn = vgElement(vgparent, "", "details")
+								vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "details", Attr: []vugu.VGAttribute(nil)}
+								vgparent.AppendChild(vgn)
 								vgn.AddAttrInterface("class", "export export-"+x.Format)
 								{
 									vgparent := vgn
 									_ = vgparent
-									vgn = vgElement(vgparent, "", "summary")
+									vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n          "}
+									vgparent.AppendChild(vgn)
+									vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "summary", Attr: []vugu.VGAttribute(nil)}
+									vgparent.AppendChild(vgn)
 									{
 										vgparent := vgn
 										_ = vgparent
-										vgn = vgElement(vgparent, "", "strong")
+										vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "strong", Attr: []vugu.VGAttribute(nil)}
+										vgparent.AppendChild(vgn)
 										vgn.SetInnerHTML(x.Format)
-										vgn = vgText(vgparent, " ")
+										vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: " "}
+										vgparent.AppendChild(vgn)
 										if x.Exact {
-											vgn = vgElement(vgparent, "", "span", "class", "tag")
+											vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "span", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "tag"}}}
+											vgparent.AppendChild(vgn)
 											{
 												vgparent := vgn
 												_ = vgparent
-												vgn = vgText(vgparent, "✔ exact")
+												vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "✔ exact"}
+												vgparent.AppendChild(vgn)
 											}
 										}
 										if !x.Exact && x.Err == "" {
-											vgn = vgElement(vgparent, "", "span", "class", "tag")
+											vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "span", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "tag"}}}
+											vgparent.AppendChild(vgn)
 											{
 												vgparent := vgn
 												_ = vgparent
-												vgn = vgText(vgparent, "≈ closest it can express")
+												vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "≈ closest it can express"}
+												vgparent.AppendChild(vgn)
 											}
 										}
 										if x.Err != "" {
-											vgn = vgElement(vgparent, "", "span", "class", "tag")
+											vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "span", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "tag"}}}
+											vgparent.AppendChild(vgn)
 											{
 												vgparent := vgn
 												_ = vgparent
-												vgn = vgText(vgparent, "✖ not available")
+												vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "✖ not available"}
+												vgparent.AppendChild(vgn)
 											}
 										}
 									}
+									vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n          "}
+									vgparent.AppendChild(vgn)
 									if x.Err != "" {
-										vgn = vgElement(vgparent, "", "p")
+										vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "p", Attr: []vugu.VGAttribute(nil)}
+										vgparent.AppendChild(vgn)
 										vgn.SetInnerHTML(x.Err)
 									}
+									vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n          "}
+									vgparent.AppendChild(vgn)
 									if x.Summary != "" {
-										vgn = vgElement(vgparent, "", "p")
+										vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "p", Attr: []vugu.VGAttribute(nil)}
+										vgparent.AppendChild(vgn)
 										vgn.SetInnerHTML(x.Summary)
 									}
+									vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n          "}
+									vgparent.AppendChild(vgn)
 									if len(x.Notes) > 0 {
-										vgn = vgElement(vgparent, "", "ul")
+										vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "ul", Attr: []vugu.VGAttribute(nil)}
+										vgparent.AppendChild(vgn)
 										{
 											vgparent := vgn
 											_ = vgparent
@@ -1950,33 +3475,64 @@ func (c *Root) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 												_ = vgiterkey
 												n := n
 												_ = n
-												vgn = vgElement(vgparent, "", "li")
+												vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "li", Attr: []vugu.VGAttribute(nil)}
+												vgparent.AppendChild(vgn)
 												vgn.SetInnerHTML(n)
 											}
 										}
 									}
+									vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n          "}
+									vgparent.AppendChild(vgn)
 									if x.Err == "" {
-										vgn = vgElement(vgparent, "", "p")
+										vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "p", Attr: []vugu.VGAttribute(nil)}
+										vgparent.AppendChild(vgn)
 										{
 											vgparent := vgn
 											_ = vgparent
-											vgn = vgElement(vgparent, "", "button", "type", "button")
+											vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "button", Attr: []vugu.VGAttribute{{Namespace: "", Key: "type", Val: "button"}}}
+											vgparent.AppendChild(vgn)
 											vgn.SetInnerHTML("Download " + x.Filename)
-											vgOn(vgn, "click", func(event vugu.DOMEvent) { c.A.DownloadExport(x.Format) })
+											vgn.DOMEventHandlerSpecList = append(vgn.DOMEventHandlerSpecList, vugu.DOMEventHandlerSpec{
+												EventType: "click",
+												Func:      func(event vugu.DOMEvent) { c.A.DownloadExport(x.Format) },
+												// TODO: implement capture, etc. mostly need to decide syntax
+											})
 										}
 									}
+									vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n          "}
+									vgparent.AppendChild(vgn)
 									if x.Err == "" {
-										vgn = vgElement(vgparent, "", "pre")
+										vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "pre", Attr: []vugu.VGAttribute(nil)}
+										vgparent.AppendChild(vgn)
 									}
+									vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
+									vgparent.AppendChild(vgn)
 								}
 							}
+							vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n      "}
+							vgparent.AppendChild(vgn)
 						}
-						vgn = vgElement(vgparent, "", "details")
+						vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n      "}
+						vgparent.AppendChild(vgn)
+						vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "details", Attr: []vugu.VGAttribute(nil)}
+						vgparent.AppendChild(vgn)
 						vgn.SetInnerHTML(vugu.HTML("\x3Csummary\x3EThe request as JSON\x3C/summary\x3E\x3Cpre id=\"request-json\"\x3E\x3C/pre\x3E"))
+						vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n    "}
+						vgparent.AppendChild(vgn)
 					}
 				}
+				vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n  "}
+				vgparent.AppendChild(vgn)
 			}
 		}
+		vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n"}
+		vgparent.AppendChild(vgn)
 	}
 	return vgout
 }
+
+// 'fix' unused imports
+var _ fmt.Stringer
+var _ reflect.Type
+var _ vjson.RawMessage
+var _ js.Value

@@ -3,7 +3,11 @@
 
 package ui
 
+import "fmt"
+import "reflect"
+import "github.com/vugu/vjson"
 import "github.com/vugu/vugu"
+import js "github.com/vugu/vugu/js"
 
 func (c *TimelineChart) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 
@@ -17,120 +21,200 @@ func (c *TimelineChart) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 	{
 		vgparent := vgn
 		_ = vgparent
-		vgn = vgElement(vgparent, "", "figcaption")
+		vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n  "}
+		vgparent.AppendChild(vgn)
+		vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "figcaption", Attr: []vugu.VGAttribute(nil)}
+		vgparent.AppendChild(vgn)
 		vgn.SetInnerHTML(vugu.HTML("Each device\x26#39;s work over one step: \x3Cspan class=\"key k-f\"\x3EF\x3C/span\x3E forward,\n    \x3Cspan class=\"key k-b\"\x3EB\x3C/span\x3E backward, \x3Cspan class=\"key k-w\"\x3EW\x3C/span\x3E weight gradient\n    (zero-bubble schedules); blank is idle. Below: microbatches in flight on each stage (the\n    activations it holds) over the same time."))
+		vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n  "}
+		vgparent.AppendChild(vgn)
 		if c.Drawn < c.Total {
-			vgn = vgElement(vgparent, "", "p", "class", "hint")
+			vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "p", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "hint"}}}
+			vgparent.AppendChild(vgn)
 			vgn.SetInnerHTML(c.clipped())
 		}
-		vgn = vgElement(vgparent, "svg", "svg", "width", "100%", "role", "img")
+		vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n  "}
+		vgparent.AppendChild(vgn)
+		vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "svg", Data: "svg", Attr: []vugu.VGAttribute{{Namespace: "", Key: "width", Val: "100%"}, vugu.VGAttribute{Namespace: "", Key: "role", Val: "img"}}}
+		vgparent.AppendChild(vgn)
 		vgn.AddAttrInterface("aria-label", c.label())
 		vgn.AddAttrInterface("height", c.T.Height)
 		vgn.AddAttrInterface("viewBox", c.viewBox())
 		{
 			vgparent := vgn
 			_ = vgparent
-			vgn = vgElement(vgparent, "svg", "g", "class", "axis")
+			vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n    "}
+			vgparent.AppendChild(vgn)
+			vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "svg", Data: "g", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "axis"}}}
+			vgparent.AppendChild(vgn)
 			{
 				vgparent := vgn
 				_ = vgparent
+				vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n      "}
+				vgparent.AppendChild(vgn)
 				for vgiterkeyt, k := range c.T.Ticks {
 					var vgiterkey interface{} = vgiterkeyt
 					_ = vgiterkey
 					k := k
 					_ = k
-					vgn = vgElement(vgparent, "svg", "g")
+					vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "svg", Data: "g", Attr: []vugu.VGAttribute(nil)}
+					vgparent.AppendChild(vgn)
 					{
 						vgparent := vgn
 						_ = vgparent
-						vgn = vgElement(vgparent, "svg", "line", "y1", "12", "class", "tick")
+						vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
+						vgparent.AppendChild(vgn)
+						vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "svg", Data: "line", Attr: []vugu.VGAttribute{{Namespace: "", Key: "y1", Val: "12"}, vugu.VGAttribute{Namespace: "", Key: "class", Val: "tick"}}}
+						vgparent.AppendChild(vgn)
 						vgn.AddAttrInterface("x1", k.X)
 						vgn.AddAttrInterface("x2", k.X)
 						vgn.AddAttrInterface("y2", c.T.Height-14)
-						vgn = vgElement(vgparent, "svg", "text", "y", "10", "text-anchor", "middle")
+						vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
+						vgparent.AppendChild(vgn)
+						vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "svg", Data: "text", Attr: []vugu.VGAttribute{{Namespace: "", Key: "y", Val: "10"}, vugu.VGAttribute{Namespace: "", Key: "text-anchor", Val: "middle"}}}
+						vgparent.AppendChild(vgn)
 						vgn.AddAttrInterface("x", k.X)
 						vgn.SetInnerHTML(k.Label)
+						vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n      "}
+						vgparent.AppendChild(vgn)
 					}
 				}
+				vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n    "}
+				vgparent.AppendChild(vgn)
 			}
+			vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n    "}
+			vgparent.AppendChild(vgn)
 			for vgiterkeyt, r := range c.T.Rows {
 				var vgiterkey interface{} = vgiterkeyt
 				_ = vgiterkey
 				r := r
 				_ = r
-				vgn = vgElement(vgparent, "svg", "g")
+				vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "svg", Data: "g", Attr: []vugu.VGAttribute(nil)}
+				vgparent.AppendChild(vgn)
 				{
 					vgparent := vgn
 					_ = vgparent
-					vgn = vgElement(vgparent, "svg", "rect", "x", "90", "class", "idle")
+					vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n      "}
+					vgparent.AppendChild(vgn)
+					vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "svg", Data: "rect", Attr: []vugu.VGAttribute{{Namespace: "", Key: "x", Val: "90"}, vugu.VGAttribute{Namespace: "", Key: "class", Val: "idle"}}}
+					vgparent.AppendChild(vgn)
 					vgn.AddAttrInterface("height", c.T.RowH-4)
 					vgn.AddAttrInterface("width", c.T.Width-100)
 					vgn.AddAttrInterface("y", r.Y)
-					vgn = vgElement(vgparent, "svg", "text", "x", "4", "class", "rowlabel")
+					vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n      "}
+					vgparent.AppendChild(vgn)
+					vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "svg", Data: "text", Attr: []vugu.VGAttribute{{Namespace: "", Key: "x", Val: "4"}, vugu.VGAttribute{Namespace: "", Key: "class", Val: "rowlabel"}}}
+					vgparent.AppendChild(vgn)
 					vgn.AddAttrInterface("y", r.Y+12)
 					vgn.SetInnerHTML(r.Label)
-					vgn = vgElement(vgparent, "svg", "text", "x", "4", "class", "rowsub")
+					vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n      "}
+					vgparent.AppendChild(vgn)
+					vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "svg", Data: "text", Attr: []vugu.VGAttribute{{Namespace: "", Key: "x", Val: "4"}, vugu.VGAttribute{Namespace: "", Key: "class", Val: "rowsub"}}}
+					vgparent.AppendChild(vgn)
 					vgn.AddAttrInterface("y", r.Y+22)
 					vgn.SetInnerHTML(r.Busy)
+					vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n    "}
+					vgparent.AppendChild(vgn)
 				}
 			}
+			vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n    "}
+			vgparent.AppendChild(vgn)
 			for vgiterkeyt, o := range c.T.Ops {
 				var vgiterkey interface{} = vgiterkeyt
 				_ = vgiterkey
 				o := o
 				_ = o
-				vgn = vgElement(vgparent, "svg", "g")
+				vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "svg", Data: "g", Attr: []vugu.VGAttribute(nil)}
+				vgparent.AppendChild(vgn)
 				vgn.AddAttrInterface("class", o.Class)
 				{
 					vgparent := vgn
 					_ = vgparent
-					vgn = vgElement(vgparent, "svg", "title")
+					vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n      "}
+					vgparent.AppendChild(vgn)
+					vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "svg", Data: "title", Attr: []vugu.VGAttribute(nil)}
+					vgparent.AppendChild(vgn)
 					vgn.SetInnerHTML(o.Title)
-					vgn = vgElement(vgparent, "svg", "rect")
+					vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n      "}
+					vgparent.AppendChild(vgn)
+					vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "svg", Data: "rect", Attr: []vugu.VGAttribute(nil)}
+					vgparent.AppendChild(vgn)
 					vgn.AddAttrInterface("height", o.H)
 					vgn.AddAttrInterface("width", o.W)
 					vgn.AddAttrInterface("x", o.X)
 					vgn.AddAttrInterface("y", o.Y)
+					vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n      "}
+					vgparent.AppendChild(vgn)
 					if o.Text != "" {
-						vgn = vgElement(vgparent, "svg", "text", "text-anchor", "middle")
+						vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "svg", Data: "text", Attr: []vugu.VGAttribute{{Namespace: "", Key: "text-anchor", Val: "middle"}}}
+						vgparent.AppendChild(vgn)
 						vgn.AddAttrInterface("x", o.X+o.W/2)
 						vgn.AddAttrInterface("y", o.Y+15)
 						vgn.SetInnerHTML(o.Text)
 					}
+					vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n    "}
+					vgparent.AppendChild(vgn)
 				}
 			}
+			vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n    "}
+			vgparent.AppendChild(vgn)
 			if len(c.T.InFlight) > 0 {
-				vgn = vgElement(vgparent, "svg", "text", "x", "4", "class", "rowlabel")
+				vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "svg", Data: "text", Attr: []vugu.VGAttribute{{Namespace: "", Key: "x", Val: "4"}, vugu.VGAttribute{Namespace: "", Key: "class", Val: "rowlabel"}}}
+				vgparent.AppendChild(vgn)
 				vgn.AddAttrInterface("y", c.T.InFlightY-8)
 				vgn.SetInnerHTML(c.inFlightTitle())
 			}
+			vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n    "}
+			vgparent.AppendChild(vgn)
 			for vgiterkeyt, p := range c.T.InFlight {
 				var vgiterkey interface{} = vgiterkeyt
 				_ = vgiterkey
 				p := p
 				_ = p
-				vgn = vgElement(vgparent, "svg", "g", "class", "inflight")
+				vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "svg", Data: "g", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "inflight"}}}
+				vgparent.AppendChild(vgn)
 				{
 					vgparent := vgn
 					_ = vgparent
-					vgn = vgElement(vgparent, "svg", "text", "x", "4", "class", "rowsub")
+					vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n      "}
+					vgparent.AppendChild(vgn)
+					vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "svg", Data: "text", Attr: []vugu.VGAttribute{{Namespace: "", Key: "x", Val: "4"}, vugu.VGAttribute{Namespace: "", Key: "class", Val: "rowsub"}}}
+					vgparent.AppendChild(vgn)
 					vgn.AddAttrInterface("y", p.Y-4)
 					vgn.SetInnerHTML(p.Label)
-					vgn = vgElement(vgparent, "svg", "line", "x1", "90", "class", "base")
+					vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n      "}
+					vgparent.AppendChild(vgn)
+					vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "svg", Data: "line", Attr: []vugu.VGAttribute{{Namespace: "", Key: "x1", Val: "90"}, vugu.VGAttribute{Namespace: "", Key: "class", Val: "base"}}}
+					vgparent.AppendChild(vgn)
 					vgn.AddAttrInterface("x2", c.T.Width-10)
 					vgn.AddAttrInterface("y1", p.Y)
 					vgn.AddAttrInterface("y2", p.Y)
+					vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n      "}
+					vgparent.AppendChild(vgn)
 					for vgiterkeyt, pts := range p.Points {
 						var vgiterkey interface{} = vgiterkeyt
 						_ = vgiterkey
 						pts := pts
 						_ = pts
-						vgn = vgElement(vgparent, "svg", "polyline")
+						vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "svg", Data: "polyline", Attr: []vugu.VGAttribute(nil)}
+						vgparent.AppendChild(vgn)
 						vgn.AddAttrInterface("points", pts)
 					}
+					vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n    "}
+					vgparent.AppendChild(vgn)
 				}
 			}
+			vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n  "}
+			vgparent.AppendChild(vgn)
 		}
+		vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n"}
+		vgparent.AppendChild(vgn)
 	}
 	return vgout
 }
+
+// 'fix' unused imports
+var _ fmt.Stringer
+var _ reflect.Type
+var _ vjson.RawMessage
+var _ js.Value

@@ -78,7 +78,7 @@ func main() {
 	js.Global().Call("addEventListener", "popstate", onNav)
 	js.Global().Call("addEventListener", "hashchange", onNav)
 	app.DeferKeep = true
-	// A panic in an event handler (ui's handlers recover it, holding vugu's lock) or in
+	// A panic in an event handler (ui.RecoverHandlers recovers it, holding vugu's lock) or in
 	// a background task is shown, and the page goes on.
 	h.failed = func(v any) {
 		app.Failure = fmt.Sprint("an action failed (", v, "); the page is still running.")
@@ -86,11 +86,12 @@ func main() {
 	}
 	ui.HandlerPanicked = h.failed
 	root := &ui.Root{A: app}
+	handlers := &ui.RecoverHandlers{}
 	detached := newDetacher()
 	for ok := true; ok; ok = r.EventWait() {
 		t0 := time.Now()
 		var t1 time.Time
-		err := renderOnce(r, env, root, &t1)
+		err := renderOnce(r, env, root, handlers, &t1)
 		if err != nil {
 			// The page keeps running: it says what failed, and draws again (a failure
 			// that repeats draws the banner outside vugu).
@@ -98,7 +99,7 @@ func main() {
 			h.env.Lock()
 			app.Failure = "the page could not draw what it was showing (" + err.Error() + "). Change the request, or reload the page."
 			h.env.UnlockOnly()
-			if err := renderOnce(r, env, root, &t1); err != nil {
+			if err := renderOnce(r, env, root, handlers, &t1); err != nil {
 				console("error", "pipeplan: drawing the failure failed too: "+err.Error())
 			}
 		}
@@ -123,8 +124,9 @@ func main() {
 // renderOnce builds the page and renders it, returning a panic in either as an error;
 // t1 is set to when the build ended. What does not fit vugu's render buffer is cut
 // first (ui.BoundRender), and said in the console: the page keeps its long strings out
-// of the virtual DOM (ui.App.Detached), so this is only the net under that.
-func renderOnce(r *domrender.JSRenderer, env *vugu.BuildEnv, root *ui.Root, t1 *time.Time) (err error) {
+// of the virtual DOM (ui.App.Detached), so this is only the net under that. The build's
+// event handlers recover their panics (ui.RecoverHandlers).
+func renderOnce(r *domrender.JSRenderer, env *vugu.BuildEnv, root *ui.Root, handlers *ui.RecoverHandlers, t1 *time.Time) (err error) {
 	defer func() {
 		if v := recover(); v != nil {
 			err = fmt.Errorf("%v", v)
@@ -132,6 +134,7 @@ func renderOnce(r *domrender.JSRenderer, env *vugu.BuildEnv, root *ui.Root, t1 *
 	}()
 	out := env.RunBuild(root)
 	*t1 = time.Now()
+	handlers.Wrap(out)
 	if n := ui.BoundRender(out); n > 0 {
 		console("warn", "pipeplan: "+strconv.Itoa(n)+" strings too long for vugu's render buffer were cut or left out")
 	}
