@@ -60,5 +60,5 @@ func (a *App) EmbedSnippet() string {
 	if l == "" {
 		return ""
 	}
-	return `<iframe src="` + l + `" title="pipeplan plan" width="720" height="260" style="max-width: 100%" loading="lazy"></iframe>`
+	return `<iframe src="` + l + `" title="pipeplan plan" style="width: 100%; max-width: 720px; height: 280px" loading="lazy"></iframe>`
 }

@@ -196,7 +196,7 @@ func (c *Root) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 					}
 					vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n      "}
 					vgparent.AppendChild(vgn)
-					vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "p", Attr: []vugu.VGAttribute{{Namespace: "", Key: "id", Val: "summary"}}}
+					vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "p", Attr: []vugu.VGAttribute{{Namespace: "", Key: "id", Val: "summary"}, vugu.VGAttribute{Namespace: "", Key: "tabindex", Val: "-1"}}}
 					vgparent.AppendChild(vgn)
 					vgn.SetInnerHTML(c.summaryLine(c.A.Summary()))
 					vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n      "}
@@ -2240,7 +2240,7 @@ func (c *Root) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 								vgparent.AppendChild(vgn)
 								vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "p", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "hint"}}}
 								vgparent.AppendChild(vgn)
-								vgn.SetInnerHTML(vugu.HTML("Type the first layer of each stage, from 0 to the layer count, or drag a boundary on the bar above (or focus it and use the arrow keys)."))
+								vgn.SetInnerHTML(vugu.HTML("Type the first layer of each stage, from 0 to the layer count, or drag a boundary on the bar above (or focus it: ← → move it, ↑ ↓ go to the next one)."))
 								vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
 								vgparent.AppendChild(vgn)
 							}
@@ -2903,7 +2903,7 @@ func (c *Root) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 						vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n      "}
 						vgparent.AppendChild(vgn)
 						if c.A.Search.Err != "" {
-							vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "p", Attr: []vugu.VGAttribute{{Namespace: "", Key: "id", Val: "search-error"}, vugu.VGAttribute{Namespace: "", Key: "class", Val: "errors"}, vugu.VGAttribute{Namespace: "", Key: "role", Val: "alert"}}}
+							vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "p", Attr: []vugu.VGAttribute{{Namespace: "", Key: "id", Val: "search-error"}, vugu.VGAttribute{Namespace: "", Key: "class", Val: "errors"}, vugu.VGAttribute{Namespace: "", Key: "role", Val: "alert"}, vugu.VGAttribute{Namespace: "", Key: "tabindex", Val: "-1"}}}
 							vgparent.AppendChild(vgn)
 							vgn.SetInnerHTML(c.A.Search.Err)
 						}
@@ -2922,7 +2922,7 @@ func (c *Root) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 								vgn.AddAttrInterface("value", c.A.ProgressPct())
 								vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
 								vgparent.AppendChild(vgn)
-								vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "p", Attr: []vugu.VGAttribute{{Namespace: "", Key: "id", Val: "search-status"}, vugu.VGAttribute{Namespace: "", Key: "role", Val: "status"}}}
+								vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "p", Attr: []vugu.VGAttribute{{Namespace: "", Key: "id", Val: "search-status"}, vugu.VGAttribute{Namespace: "", Key: "role", Val: "status"}, vugu.VGAttribute{Namespace: "", Key: "tabindex", Val: "-1"}}}
 								vgparent.AppendChild(vgn)
 								vgn.SetInnerHTML(c.A.ProgressText())
 								vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n      "}
@@ -2941,12 +2941,11 @@ func (c *Root) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 								vgparent.AppendChild(vgn)
 								vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "figcaption", Attr: []vugu.VGAttribute(nil)}
 								vgparent.AppendChild(vgn)
-								vgn.SetInnerHTML(vugu.HTML("Throughput against devices: every configuration that fits (○), the Pareto front (□ joined by a line: the fastest for its device count that beats every smaller one), and the best (★)."))
+								vgn.SetInnerHTML(ChartCaption + c.A.Chart().Best.Title)
 								vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
 								vgparent.AppendChild(vgn)
-								vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "svg", Data: "svg", Attr: []vugu.VGAttribute{{Namespace: "", Key: "width", Val: "640"}, vugu.VGAttribute{Namespace: "", Key: "role", Val: "img"}}}
+								vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "svg", Data: "svg", Attr: []vugu.VGAttribute{{Namespace: "", Key: "width", Val: "640"}, vugu.VGAttribute{Namespace: "", Key: "aria-hidden", Val: "true"}}}
 								vgparent.AppendChild(vgn)
-								vgn.AddAttrInterface("aria-label", c.A.Chart().Best.Title)
 								vgn.AddAttrInterface("viewBox", c.chartBox())
 								{
 									vgparent := vgn
@@ -3083,7 +3082,7 @@ func (c *Root) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 						vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n      "}
 						vgparent.AppendChild(vgn)
 						if len(c.A.Results()) > 0 {
-							vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "table", Attr: []vugu.VGAttribute{{Namespace: "", Key: "id", Val: "search-results"}}}
+							vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "table", Attr: []vugu.VGAttribute{{Namespace: "", Key: "id", Val: "search-results"}, vugu.VGAttribute{Namespace: "", Key: "tabindex", Val: "-1"}}}
 							vgparent.AppendChild(vgn)
 							{
 								vgparent := vgn

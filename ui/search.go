@@ -180,6 +180,10 @@ func (a *App) StartSearch() {
 			case err != nil:
 				s.Err = err.Error()
 			}
+			// The focus goes to the results (the Search button, disabled while the
+			// search ran, dropped it to <body>); without results it stays where it is
+			// and the status or the error (an alert) says why.
+			host.Focus("#search-results")
 			cancel()
 		}, true)
 	})
@@ -368,6 +372,11 @@ func (a *App) AriaSort(col string) string {
 	return "descending"
 }
 
+// ChartCaption introduces the search chart's caption; the best configuration's
+// description follows it. The chart's drawing is hidden from assistive technology (its
+// thousands of points would be as many nodes): the caption and the results table say it.
+const ChartCaption = "Throughput against devices: every configuration that fits (○), the Pareto front (□ joined by a line: the fastest for its device count that beats every smaller one), and the best (★). Best: "
+
 // Apply loads a result's request into the Plan panel.
 func (a *App) Apply(key string) {
 	s := &a.Search
@@ -394,6 +403,11 @@ func (a *App) Apply(key string) {
 				a.Req, a.BoundsText, a.Tab = q, "", "plan"
 				a.notice(fmt.Sprintf("Applied %s from the search.", key), false)
 				a.changed(true)
+				// The Apply button is gone with the Search panel: the focus goes to the
+				// plan's summary, which the new plan changes.
+				if a.Host != nil {
+					a.Host.Focus("#summary")
+				}
 			})
 		})
 		return

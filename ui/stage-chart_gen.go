@@ -32,131 +32,140 @@ func (c *StageChart) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 		vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n  "}
 		vgparent.AppendChild(vgn)
 		if c.Bar != nil {
-			vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "svg", Data: "svg", Attr: []vugu.VGAttribute{{Namespace: "", Key: "viewBox", Val: "0 0 1000 56"}, vugu.VGAttribute{Namespace: "", Key: "role", Val: "group"}}}
+			vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "div", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "bar"}}}
 			vgparent.AppendChild(vgn)
-			vgn.AddAttrInterface("aria-label", c.Caption+": stages along the model, each as wide as its time")
-			vgn.DOMEventHandlerSpecList = append(vgn.DOMEventHandlerSpecList, vugu.DOMEventHandlerSpec{
-				EventType: "pointermove",
-				Func:      func(event vugu.DOMEvent) { c.pointerMove(event) },
-				// TODO: implement capture, etc. mostly need to decide syntax
-			})
-			vgn.DOMEventHandlerSpecList = append(vgn.DOMEventHandlerSpecList, vugu.DOMEventHandlerSpec{
-				EventType: "pointerup",
-				Func:      func(event vugu.DOMEvent) { c.pointerUp(event) },
-				// TODO: implement capture, etc. mostly need to decide syntax
-			})
-			vgn.DOMEventHandlerSpecList = append(vgn.DOMEventHandlerSpecList, vugu.DOMEventHandlerSpec{
-				EventType: "pointercancel",
-				Func:      func(event vugu.DOMEvent) { c.pointerUp(event) },
-				// TODO: implement capture, etc. mostly need to decide syntax
-			})
 			{
 				vgparent := vgn
 				_ = vgparent
-				vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n    "}
+				vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n  "}
 				vgparent.AppendChild(vgn)
-				vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "svg", Data: "defs", Attr: []vugu.VGAttribute(nil)}
+				vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "svg", Data: "svg", Attr: []vugu.VGAttribute{{Namespace: "", Key: "viewBox", Val: "0 0 1000 44"}, vugu.VGAttribute{Namespace: "", Key: "preserveAspectRatio", Val: "none"}, vugu.VGAttribute{Namespace: "", Key: "role", Val: "group"}}}
 				vgparent.AppendChild(vgn)
-				vgn.SetInnerHTML(vugu.HTML("\n      \x3Cpattern id=\"pp-fill-0\" width=\"8\" height=\"8\" patternUnits=\"userSpaceOnUse\"\x3E\x3Crect width=\"8\" height=\"8\" class=\"f0\"\x3E\x3C/rect\x3E\x3C/pattern\x3E\n      \x3Cpattern id=\"pp-fill-1\" width=\"8\" height=\"8\" patternUnits=\"userSpaceOnUse\"\x3E\x3Crect width=\"8\" height=\"8\" class=\"f1\"\x3E\x3C/rect\x3E\x3Cpath d=\"M0,8 L8,0\" class=\"hatch\"\x3E\x3C/path\x3E\x3C/pattern\x3E\n      \x3Cpattern id=\"pp-fill-2\" width=\"8\" height=\"8\" patternUnits=\"userSpaceOnUse\"\x3E\x3Crect width=\"8\" height=\"8\" class=\"f2\"\x3E\x3C/rect\x3E\x3Ccircle cx=\"4\" cy=\"4\" r=\"1.2\" class=\"dot\"\x3E\x3C/circle\x3E\x3C/pattern\x3E\n      \x3Cpattern id=\"pp-fill-3\" width=\"8\" height=\"8\" patternUnits=\"userSpaceOnUse\"\x3E\x3Crect width=\"8\" height=\"8\" class=\"f3\"\x3E\x3C/rect\x3E\x3Cpath d=\"M0,0 L8,8\" class=\"hatch\"\x3E\x3C/path\x3E\x3C/pattern\x3E\n    "))
-				vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n    "}
-				vgparent.AppendChild(vgn)
-				for vgiterkeyt, s := range c.Bar.Segments {
-					var vgiterkey interface{} = vgiterkeyt
-					_ = vgiterkey
-					s := s
-					_ = s
-					vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "svg", Data: "g", Attr: []vugu.VGAttribute(nil)}
+				vgn.AddAttrInterface("aria-label", c.Caption+": stages along the model, each as wide as its time")
+				vgn.DOMEventHandlerSpecList = append(vgn.DOMEventHandlerSpecList, vugu.DOMEventHandlerSpec{
+					EventType: "pointermove",
+					Func:      func(event vugu.DOMEvent) { c.pointerMove(event) },
+					// TODO: implement capture, etc. mostly need to decide syntax
+				})
+				vgn.DOMEventHandlerSpecList = append(vgn.DOMEventHandlerSpecList, vugu.DOMEventHandlerSpec{
+					EventType: "pointerup",
+					Func:      func(event vugu.DOMEvent) { c.pointerUp(event) },
+					// TODO: implement capture, etc. mostly need to decide syntax
+				})
+				vgn.DOMEventHandlerSpecList = append(vgn.DOMEventHandlerSpecList, vugu.DOMEventHandlerSpec{
+					EventType: "pointercancel",
+					Func:      func(event vugu.DOMEvent) { c.pointerUp(event) },
+					// TODO: implement capture, etc. mostly need to decide syntax
+				})
+				{
+					vgparent := vgn
+					_ = vgparent
+					vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n    "}
 					vgparent.AppendChild(vgn)
-					vgn.AddAttrInterface("class", c.segClass(s))
-					{
-						vgparent := vgn
-						_ = vgparent
-						vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n      "}
-						vgparent.AppendChild(vgn)
-						vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "svg", Data: "title", Attr: []vugu.VGAttribute(nil)}
-						vgparent.AppendChild(vgn)
-						vgn.SetInnerHTML(s.Title)
-						vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n      "}
-						vgparent.AppendChild(vgn)
-						vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "svg", Data: "rect", Attr: []vugu.VGAttribute{{Namespace: "", Key: "y", Val: "4"}, vugu.VGAttribute{Namespace: "", Key: "height", Val: "36"}}}
-						vgparent.AppendChild(vgn)
-						vgn.AddAttrInterface("fill", s.Pattern)
-						vgn.AddAttrInterface("width", s.W)
-						vgn.AddAttrInterface("x", s.X)
-						vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n      "}
-						vgparent.AppendChild(vgn)
-						if s.Label != "" {
-							vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "svg", Data: "text", Attr: []vugu.VGAttribute{{Namespace: "", Key: "y", Val: "27"}, vugu.VGAttribute{Namespace: "", Key: "text-anchor", Val: "middle"}}}
-							vgparent.AppendChild(vgn)
-							vgn.AddAttrInterface("x", s.X+s.W/2)
-							vgn.SetInnerHTML(s.Label)
-						}
-						vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n      "}
-						vgparent.AppendChild(vgn)
-						if s.Bottleneck {
-							vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "svg", Data: "text", Attr: []vugu.VGAttribute{{Namespace: "", Key: "y", Val: "53"}, vugu.VGAttribute{Namespace: "", Key: "text-anchor", Val: "middle"}, vugu.VGAttribute{Namespace: "", Key: "class", Val: "tag"}}}
-							vgparent.AppendChild(vgn)
-							vgn.AddAttrInterface("x", s.X+s.W/2)
-							{
-								vgparent := vgn
-								_ = vgparent
-								vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "▲ bottleneck"}
-								vgparent.AppendChild(vgn)
-							}
-						}
-						vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n    "}
-						vgparent.AppendChild(vgn)
-					}
-				}
-				vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n    "}
-				vgparent.AppendChild(vgn)
-				if c.dragging > 0 {
-					vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "svg", Data: "line", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "ghost"}, vugu.VGAttribute{Namespace: "", Key: "y1", Val: "0"}, vugu.VGAttribute{Namespace: "", Key: "y2", Val: "44"}}}
+					vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "svg", Data: "defs", Attr: []vugu.VGAttribute(nil)}
 					vgparent.AppendChild(vgn)
-					vgn.AddAttrInterface("x1", c.ghostX())
-					vgn.AddAttrInterface("x2", c.ghostX())
-				}
-				vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n    "}
-				vgparent.AppendChild(vgn)
-				for vgiterkeyt, h := range c.Bar.Handles {
-					var vgiterkey interface{} = vgiterkeyt
-					_ = vgiterkey
-					h := h
-					_ = h
-					if c.Editable {
-						vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "svg", Data: "g", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "handle"}, vugu.VGAttribute{Namespace: "", Key: "tabindex", Val: "0"}, vugu.VGAttribute{Namespace: "", Key: "role", Val: "slider"}, vugu.VGAttribute{Namespace: "", Key: "aria-orientation", Val: "horizontal"}, vugu.VGAttribute{Namespace: "", Key: "aria-valuemin", Val: "1"}}}
+					vgn.SetInnerHTML(vugu.HTML("\n      \x3Cpattern id=\"pp-fill-0\" width=\"8\" height=\"8\" patternUnits=\"userSpaceOnUse\"\x3E\x3Crect width=\"8\" height=\"8\" class=\"f0\"\x3E\x3C/rect\x3E\x3C/pattern\x3E\n      \x3Cpattern id=\"pp-fill-1\" width=\"8\" height=\"8\" patternUnits=\"userSpaceOnUse\"\x3E\x3Crect width=\"8\" height=\"8\" class=\"f1\"\x3E\x3C/rect\x3E\x3Cpath d=\"M0,8 L8,0\" class=\"hatch\"\x3E\x3C/path\x3E\x3C/pattern\x3E\n      \x3Cpattern id=\"pp-fill-2\" width=\"8\" height=\"8\" patternUnits=\"userSpaceOnUse\"\x3E\x3Crect width=\"8\" height=\"8\" class=\"f2\"\x3E\x3C/rect\x3E\x3Ccircle cx=\"4\" cy=\"4\" r=\"1.2\" class=\"dot\"\x3E\x3C/circle\x3E\x3C/pattern\x3E\n      \x3Cpattern id=\"pp-fill-3\" width=\"8\" height=\"8\" patternUnits=\"userSpaceOnUse\"\x3E\x3Crect width=\"8\" height=\"8\" class=\"f3\"\x3E\x3C/rect\x3E\x3Cpath d=\"M0,0 L8,8\" class=\"hatch\"\x3E\x3C/path\x3E\x3C/pattern\x3E\n    "))
+					vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n    "}
+					vgparent.AppendChild(vgn)
+					for vgiterkeyt, s := range c.Bar.Segments {
+						var vgiterkey interface{} = vgiterkeyt
+						_ = vgiterkey
+						s := s
+						_ = s
+						vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "svg", Data: "g", Attr: []vugu.VGAttribute(nil)}
 						vgparent.AppendChild(vgn)
-						vgn.AddAttrInterface("aria-label", h.Label)
-						vgn.AddAttrInterface("aria-valuemax", c.Bar.Layers-1)
-						vgn.AddAttrInterface("aria-valuenow", h.Layer)
-						vgn.AddAttrInterface("data-index", h.Index)
-						vgn.DOMEventHandlerSpecList = append(vgn.DOMEventHandlerSpecList, vugu.DOMEventHandlerSpec{
-							EventType: "pointerdown",
-							Func:      func(event vugu.DOMEvent) { c.pointerDown(event, h) },
-							// TODO: implement capture, etc. mostly need to decide syntax
-						})
-						vgn.DOMEventHandlerSpecList = append(vgn.DOMEventHandlerSpecList, vugu.DOMEventHandlerSpec{
-							EventType: "keydown",
-							Func:      func(event vugu.DOMEvent) { c.key(event, h) },
-							// TODO: implement capture, etc. mostly need to decide syntax
-						})
+						vgn.AddAttrInterface("class", c.segClass(s))
 						{
 							vgparent := vgn
 							_ = vgparent
 							vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n      "}
 							vgparent.AppendChild(vgn)
-							vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "svg", Data: "rect", Attr: []vugu.VGAttribute{{Namespace: "", Key: "y", Val: "0"}, vugu.VGAttribute{Namespace: "", Key: "width", Val: "12"}, vugu.VGAttribute{Namespace: "", Key: "height", Val: "44"}, vugu.VGAttribute{Namespace: "", Key: "class", Val: "grip"}}}
+							vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "svg", Data: "title", Attr: []vugu.VGAttribute(nil)}
 							vgparent.AppendChild(vgn)
-							vgn.AddAttrInterface("x", h.X-6)
+							vgn.SetInnerHTML(s.Title)
 							vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n      "}
 							vgparent.AppendChild(vgn)
-							vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "svg", Data: "line", Attr: []vugu.VGAttribute{{Namespace: "", Key: "y1", Val: "0"}, vugu.VGAttribute{Namespace: "", Key: "y2", Val: "44"}}}
+							vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "svg", Data: "rect", Attr: []vugu.VGAttribute{{Namespace: "", Key: "y", Val: "4"}, vugu.VGAttribute{Namespace: "", Key: "height", Val: "36"}}}
 							vgparent.AppendChild(vgn)
-							vgn.AddAttrInterface("x1", h.X)
-							vgn.AddAttrInterface("x2", h.X)
+							vgn.AddAttrInterface("fill", s.Pattern)
+							vgn.AddAttrInterface("width", s.W)
+							vgn.AddAttrInterface("x", s.X)
 							vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n    "}
 							vgparent.AppendChild(vgn)
 						}
+					}
+					vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n    "}
+					vgparent.AppendChild(vgn)
+					if c.dragging > 0 {
+						vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "svg", Data: "line", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "ghost"}, vugu.VGAttribute{Namespace: "", Key: "y1", Val: "0"}, vugu.VGAttribute{Namespace: "", Key: "y2", Val: "44"}}}
+						vgparent.AppendChild(vgn)
+						vgn.AddAttrInterface("x1", c.ghostX())
+						vgn.AddAttrInterface("x2", c.ghostX())
+					}
+					vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n    "}
+					vgparent.AppendChild(vgn)
+					for vgiterkeyt, h := range c.Bar.Handles {
+						var vgiterkey interface{} = vgiterkeyt
+						_ = vgiterkey
+						h := h
+						_ = h
+						if c.Editable {
+							vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "svg", Data: "g", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "handle"}, vugu.VGAttribute{Namespace: "", Key: "role", Val: "slider"}, vugu.VGAttribute{Namespace: "", Key: "aria-orientation", Val: "horizontal"}, vugu.VGAttribute{Namespace: "", Key: "aria-valuemin", Val: "1"}}}
+							vgparent.AppendChild(vgn)
+							vgn.AddAttrInterface("aria-label", h.Label)
+							vgn.AddAttrInterface("aria-valuemax", c.Bar.Layers-1)
+							vgn.AddAttrInterface("aria-valuenow", h.Layer)
+							vgn.AddAttrInterface("data-index", h.Index)
+							vgn.AddAttrInterface("tabindex", c.tabIndex(h))
+							vgn.DOMEventHandlerSpecList = append(vgn.DOMEventHandlerSpecList, vugu.DOMEventHandlerSpec{
+								EventType: "pointerdown",
+								Func:      func(event vugu.DOMEvent) { c.pointerDown(event, h) },
+								// TODO: implement capture, etc. mostly need to decide syntax
+							})
+							vgn.DOMEventHandlerSpecList = append(vgn.DOMEventHandlerSpecList, vugu.DOMEventHandlerSpec{
+								EventType: "keydown",
+								Func:      func(event vugu.DOMEvent) { c.key(event, h) },
+								// TODO: implement capture, etc. mostly need to decide syntax
+							})
+							{
+								vgparent := vgn
+								_ = vgparent
+								vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n      "}
+								vgparent.AppendChild(vgn)
+								vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "svg", Data: "rect", Attr: []vugu.VGAttribute{{Namespace: "", Key: "y", Val: "0"}, vugu.VGAttribute{Namespace: "", Key: "width", Val: "12"}, vugu.VGAttribute{Namespace: "", Key: "height", Val: "44"}, vugu.VGAttribute{Namespace: "", Key: "class", Val: "grip"}}}
+								vgparent.AppendChild(vgn)
+								vgn.AddAttrInterface("x", h.X-6)
+								vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n      "}
+								vgparent.AppendChild(vgn)
+								vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "svg", Data: "line", Attr: []vugu.VGAttribute{{Namespace: "", Key: "y1", Val: "0"}, vugu.VGAttribute{Namespace: "", Key: "y2", Val: "44"}}}
+								vgparent.AppendChild(vgn)
+								vgn.AddAttrInterface("x1", h.X)
+								vgn.AddAttrInterface("x2", h.X)
+								vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n    "}
+								vgparent.AppendChild(vgn)
+							}
+						}
+					}
+					vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n  "}
+					vgparent.AppendChild(vgn)
+				}
+				vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n  "}
+				vgparent.AppendChild(vgn)
+				vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "div", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "labels"}, vugu.VGAttribute{Namespace: "", Key: "aria-hidden", Val: "true"}}}
+				vgparent.AppendChild(vgn)
+				{
+					vgparent := vgn
+					_ = vgparent
+					for vgiterkeyt, s := range c.Bar.Segments {
+						var vgiterkey interface{} = vgiterkeyt
+						_ = vgiterkey
+						s := s
+						_ = s
+						vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "span", Attr: []vugu.VGAttribute(nil)}
+						vgparent.AppendChild(vgn)
+						vgn.AddAttrInterface("class", c.segClass(s))
+						vgn.AddAttrInterface("style", c.place(s))
+						vgn.SetInnerHTML(s.Label)
 					}
 				}
 				vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n  "}

@@ -35,11 +35,12 @@ func (c *TimelineChart) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 		}
 		vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n  "}
 		vgparent.AppendChild(vgn)
-		vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "svg", Data: "svg", Attr: []vugu.VGAttribute{{Namespace: "", Key: "width", Val: "100%"}, vugu.VGAttribute{Namespace: "", Key: "role", Val: "img"}}}
+		vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "svg", Data: "svg", Attr: []vugu.VGAttribute{{Namespace: "", Key: "role", Val: "img"}}}
 		vgparent.AppendChild(vgn)
 		vgn.AddAttrInterface("aria-label", c.label())
 		vgn.AddAttrInterface("height", c.T.Height)
 		vgn.AddAttrInterface("viewBox", c.viewBox())
+		vgn.AddAttrInterface("width", c.T.Width)
 		{
 			vgparent := vgn
 			_ = vgparent

@@ -20,7 +20,7 @@ import (
 // BarWidth and BarHeight are the stage bar's SVG viewBox.
 const (
 	BarWidth  = 1000.0
-	BarHeight = 56.0
+	BarHeight = 44.0
 )
 
 // StageBar is the stage bar: one segment per stage along the model's layers, each layer
