@@ -375,7 +375,7 @@ func (a *App) AriaSort(col string) string {
 // ChartCaption introduces the search chart's caption; the best configuration's
 // description follows it. The chart's drawing is hidden from assistive technology (its
 // thousands of points would be as many nodes): the caption and the results table say it.
-const ChartCaption = "Throughput against devices: every configuration that fits (○), the Pareto front (□ joined by a line: the fastest for its device count that beats every smaller one), and the best (★). Best: "
+const ChartCaption = "Throughput against devices: every configuration that fits (○), the Pareto front (□ joined by a line: the fastest for its device count that beats every smaller one), and the best (★). "
 
 // Apply loads a result's request into the Plan panel.
 func (a *App) Apply(key string) {

@@ -187,7 +187,7 @@ func TestBrowserKeyboard(t *testing.T) {
 	if n := do(b, "counting the chart's exposed nodes", chromedp.Evaluate[int](`document.querySelectorAll(".pareto svg *:not([aria-hidden=true] *)").length + (document.querySelector(".pareto svg[aria-hidden=true]") ? 0 : 1)`)); n > 0 {
 		t.Errorf("the search chart exposes %d SVG nodes to assistive technology; want none (aria-hidden, with a summary label)", n)
 	}
-	if label := do(b, "reading the chart's label", chromedp.Evaluate[string](`document.querySelector(".pareto figcaption")?.textContent ?? ""`)); !strings.Contains(label, "Best:") {
+	if label := do(b, "reading the chart's label", chromedp.Evaluate[string](`document.querySelector(".pareto figcaption")?.textContent ?? ""`)); !strings.Contains(label, "(★). best: ") {
 		t.Errorf("the search chart's label %q does not summarise it", label)
 	}
 	// Apply with the keyboard: the plan's summary takes the focus.
