@@ -224,7 +224,7 @@ func TestBrowserLongText(t *testing.T) {
 		parts := do(b, "reading the replan's parts", chromedp.Evaluate[map[string]float64](`window.pipeplanTimings`))
 		t.Logf("3,000 stages of 20,000 layers: longest frame gap %.0f ms, %.0f gaps over 100 ms, in %.1f s; the last render's parts (ms): %v", gaps[0], gaps[1], gaps[2]/1000, parts)
 		b.waitFor("the device overrides' window", `document.querySelector("#device-range")?.textContent === "devices 0–31 of 3000"`)
-		if segs := do(b, "counting the bar's segments", chromedp.Evaluate[string](`document.querySelectorAll("#bar-main .seg").length + " segments, " + document.querySelectorAll("#bar-main .handle").length + " handles"`)); segs != "100 segments, 0 handles" {
+		if segs := do(b, "counting the bar's segments", chromedp.Evaluate[string](`document.querySelectorAll("#bar-main g.seg").length + " segments, " + document.querySelectorAll("#bar-main .handle").length + " handles"`)); segs != "100 segments, 0 handles" {
 			t.Errorf("the stage bar of 3,000 stages draws %s", segs)
 		}
 		b.shot("long-3-cluster-3000-devices")
