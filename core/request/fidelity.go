@@ -1,7 +1,6 @@
 package request
 
 import (
-	"pipeplan/core/analytic"
 	"strings"
 
 	"pipeplan/core/cluster"
@@ -33,24 +32,6 @@ func (p *prepared) lookupFramework(es *model.Errors, device string) (cluster.Fra
 	}
 	p.framework = fw
 	return fw, true
-}
-
-// optimizerHostSeconds is the framework's host time for the optimizer step over the
-// parameter tensors of layers first..last (architectures; 0 for profiles), sharded over
-// the shard group from ZeRO-1 on.
-func (p *prepared) optimizerHostSeconds(first, last int) float64 {
-	if p.est == nil || p.framework.OptimizerTensorSeconds == 0 {
-		return 0
-	}
-	n := 0
-	for l := first; l <= last && l < len(p.est.Layers); l++ {
-		n += p.est.Layers[l].ParamTensors
-	}
-	t := float64(n) * p.framework.OptimizerTensorSeconds
-	if analytic.Sharding(p.req.Parallelism.Sharding).Level() >= 1 {
-		t /= float64(p.shardGroup())
-	}
-	return t
 }
 
 // overlapWindow is how much of device dev's data-parallel all-reduce its framework hides

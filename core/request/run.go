@@ -291,12 +291,24 @@ func (p *prepared) step(res *Result) {
 		}
 		ds.GradBytes += tiedG
 		ds.WeightBytes += tiedW
-		for _, run := range plan.Runs(layers) {
-			ds.OptimizerHostSeconds += p.optimizerHostSeconds(run[0], run[1])
+		bw := p.cluster.Devices[dev].MemoryBytesPerSecond * p.memoryEfficiency[dev]
+		if p.est != nil {
+			// The analytic estimate owns the update's time (analytic.Result.OptimizerSeconds),
+			// costed on device 0: another device's pass scales by its bandwidth.
+			scale := 1.0
+			if bw0 := p.cluster.Devices[0].MemoryBytesPerSecond * p.memoryEfficiency[0]; bw != bw0 && bw > 0 && bw0 > 0 {
+				scale = bw0 / bw
+			}
+			for _, run := range plan.Runs(layers) {
+				device, host := p.est.OptimizerSeconds(run[0], run[1])
+				ds.OptimizerSeconds += device * scale
+				ds.OptimizerHostSeconds += host
+			}
+			continue
 		}
+		// A profile's update reads and writes its parameters and twice its optimizer state.
 		touched := float64(stage.ParamBytes) + 2*float64(stage.OptimizerBytes) + float64(stage.SharedBytes)
 		if touched > 0 {
-			bw := p.cluster.Devices[dev].MemoryBytesPerSecond * p.memoryEfficiency[dev]
 			if bw > 0 {
 				ds.OptimizerSeconds += touched / bw
 			} else {
