@@ -494,3 +494,34 @@ func Estimate(ctx context.Context, r *Request) (*analytic.Result, error) {
 	}
 	return p.est, nil
 }
+
+// OneStage is an architecture's analytic estimate with the same request planned on one
+// stage and one microbatch: the estimate's per-layer breakdown, and the step, memory,
+// throughput and verdict (Result.Feasible and its diagnostics) that a plan gives, so a
+// front end that shows an estimate computes none of them itself. The two agree on every
+// term: Result.Step.PipelineSeconds is Estimate.Total's forward plus backward,
+// Result.Step.OptimizerSeconds its OptimizerSeconds, the stage's memory its peak.
+type OneStage struct {
+	Estimate *analytic.Result `json:"estimate"`
+	Result   *Result          `json:"result"`
+}
+
+// EstimateOneStage returns the request's analytic estimate (Estimate) and its plan on one
+// stage (Run), both of a copy of the request with parallelism.pipeline 1,
+// schedule.microbatches 1 and no boundaries. The request must name an architecture.
+func EstimateOneStage(ctx context.Context, r *Request) (*OneStage, error) {
+	if r == nil {
+		return nil, &model.FieldError{Path: "request", Reason: "is required"}
+	}
+	one := *r
+	one.Parallelism.Pipeline, one.Schedule.Microbatches, one.Boundaries = 1, 1, nil
+	est, err := Estimate(ctx, &one)
+	if err != nil {
+		return nil, err
+	}
+	res, err := Run(ctx, &one)
+	if err != nil {
+		return nil, err
+	}
+	return &OneStage{Estimate: est, Result: res}, nil
+}
