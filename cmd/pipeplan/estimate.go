@@ -111,7 +111,7 @@ func printEstimate(w io.Writer, o *request.OneStage) {
 		fmt.Fprintf(w, "); %s usable on %s: fits\n", units.Bytes(s.LimitBytes), r.Device)
 	}
 	if st := res.Step; st != nil {
-		fmt.Fprintf(w, "step time    %s = %s (the pipeline: forward %s, backward %s)\n", sec(st.StepSeconds), st.Breakdown(),
+		fmt.Fprintf(w, "step time    %s = %s (the pipeline: forward %s, backward %s)\n", sec(st.StepSeconds), st.Breakdown,
 			sec(tt.FwdSeconds), sec(tt.BwdSeconds))
 		fmt.Fprintf(w, "throughput   %s", units.Rate(st.TokensPerSecond, "tokens/s"))
 		if tp := r.Opts.TensorParallel; tp > 1 {

@@ -121,7 +121,7 @@ func printStep(w io.Writer, res *request.Result) {
 		return
 	}
 	sec := func(v float64) string { return units.Time(v, model.Seconds) }
-	fmt.Fprintf(w, "\nstep %s = %s", sec(st.StepSeconds), st.Breakdown())
+	fmt.Fprintf(w, "\nstep %s = %s", sec(st.StepSeconds), st.Breakdown)
 	fmt.Fprintf(w, "\nthroughput %s", units.Rate(st.SamplesPerSecond, "samples/s"))
 	if st.TokensPerSecond > 0 {
 		fmt.Fprintf(w, ", %s", units.Rate(st.TokensPerSecond, "tokens/s"))

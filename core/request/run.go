@@ -340,6 +340,7 @@ func (p *prepared) step(res *Result) {
 		}
 	}
 	st.StepSeconds = st.PipelineSeconds + st.TiedAllReduceSeconds + st.DataParallelExposedSeconds + st.OptimizerSeconds
+	st.Breakdown = breakdown(st)
 	mbs := int64(r.Schedule.MicrobatchSize)
 	st.SamplesPerStep = mbs * int64(r.Schedule.Microbatches) * int64(d)
 	if t := int64(p.model.TokensPerSample); t > 0 {

@@ -1,4 +1,4 @@
-package spec
+package request
 
 import "testing"
 
@@ -20,11 +20,11 @@ func TestStepBreakdown(t *testing.T) {
 		{"sharded", Step{PipelineSeconds: 0.1, DataParallelReduceScatterSeconds: 0.003, DataParallelAllGatherSeconds: 0.002, DataParallelExposedSeconds: 0.001},
 			"pipeline 100.00 ms + data-parallel reduce-scatter + all-gather 1.00 ms exposed; data-parallel reduce-scatter + all-gather 5.00 ms, 4.00 ms of it hidden behind the last backward and the first forward"},
 	} {
-		if got := tt.step.Breakdown(); got != tt.want {
+		if got := breakdown(&tt.step); got != tt.want {
 			t.Errorf("%s:\n got %q\nwant %q", tt.name, got, tt.want)
 		}
 	}
-	if got := (*Step)(nil).Breakdown(); got != "" {
+	if got := breakdown(nil); got != "" {
 		t.Errorf("nil step: %q", got)
 	}
 }

@@ -1,14 +1,11 @@
-package spec
+package request
 
 import (
-	"fmt"
-	"strings"
-
 	"pipeplan/core/model"
 	"pipeplan/core/units"
 )
 
-// Breakdown writes the step as the parts that add up to StepSeconds, and then the
+// breakdown is Step.Breakdown: the parts that add up to StepSeconds, then the
 // data-parallel communication the framework hides behind compute, so that every front
 // end says the same thing:
 //
@@ -17,7 +14,7 @@ import (
 //
 // The hidden part is the slowest device's communication less the slowest device's
 // exposed part. Parts that are 0 are left out.
-func (s *Step) Breakdown() string {
+func breakdown(s *Step) string {
 	if s == nil {
 		return ""
 	}
@@ -26,27 +23,26 @@ func (s *Step) Breakdown() string {
 	if sharded := s.DataParallelReduceScatterSeconds + s.DataParallelAllGatherSeconds; sharded > 0 {
 		dp, all, behind = "data-parallel reduce-scatter + all-gather", sharded, "the last backward and the first forward"
 	}
-	var b strings.Builder
-	b.WriteString("pipeline " + sec(s.PipelineSeconds))
+	out := "pipeline " + sec(s.PipelineSeconds)
 	if s.TiedAllReduceSeconds > 0 {
-		b.WriteString(" + tied all-reduce " + sec(s.TiedAllReduceSeconds))
+		out += " + tied all-reduce " + sec(s.TiedAllReduceSeconds)
 	}
 	hidden := all - s.DataParallelExposedSeconds
 	if s.DataParallelExposedSeconds > 0 {
-		b.WriteString(" + " + dp + " " + sec(s.DataParallelExposedSeconds))
+		out += " + " + dp + " " + sec(s.DataParallelExposedSeconds)
 		if hidden > 0 {
-			b.WriteString(" exposed")
+			out += " exposed"
 		}
 	}
 	if s.OptimizerSeconds > 0 {
-		b.WriteString(" + optimizer " + sec(s.OptimizerSeconds))
+		out += " + optimizer " + sec(s.OptimizerSeconds)
 	}
-	switch {
-	case hidden <= 0:
-	case s.DataParallelExposedSeconds <= 0:
-		fmt.Fprintf(&b, "; %s %s, all of it hidden behind %s", dp, sec(all), behind)
-	default:
-		fmt.Fprintf(&b, "; %s %s, %s of it hidden behind %s", dp, sec(all), sec(hidden), behind)
+	if hidden > 0 {
+		part := "all"
+		if s.DataParallelExposedSeconds > 0 {
+			part = sec(hidden)
+		}
+		out += "; " + dp + " " + sec(all) + ", " + part + " of it hidden behind " + behind
 	}
-	return b.String()
+	return out
 }
