@@ -8,6 +8,13 @@ import (
 	"pipeplan/core/plan"
 )
 
+// The values of parallelism.overlap_grad_reduce and overlap_param_gather ("" is the
+// framework's default).
+const (
+	OverlapOn  = "on"
+	OverlapOff = "off"
+)
+
 // lookupFramework resolves model.architecture.framework on the device preset named
 // device: its default is eager on GPUs and none elsewhere (Normalize).
 func (p *prepared) lookupFramework(es *model.Errors, device string) (cluster.Framework, bool) {
@@ -30,6 +37,12 @@ func (p *prepared) lookupFramework(es *model.Errors, device string) (cluster.Fra
 	if a.HostLayerSeconds != nil {
 		fw.HostLayerSeconds = *a.HostLayerSeconds
 	}
+	if v := p.req.Parallelism.OverlapGradReduce; v != "" {
+		fw.OverlapGradReduce = v == OverlapOn
+	}
+	if v := p.req.Parallelism.OverlapParamGather; v != "" {
+		fw.OverlapParamGather = v == OverlapOn
+	}
 	p.framework = fw
 	return fw, true
 }
@@ -38,8 +51,10 @@ func (p *prepared) lookupFramework(es *model.Errors, device string) (cluster.Fra
 // behind the backward pass: PyTorch DDP all-reduces gradient buckets as the last
 // microbatch's backward produces them (gradient accumulation skips the all-reduce on the
 // others), so up to one microbatch's backward time of the device's stages overlaps it.
-// Frameworks that all-reduce after the backward (Megatron-LM's default) hide nothing,
-// nor do profiles (no framework is known).
+// Megatron-LM's --overlap-grad-reduce does the same with its buckets. Frameworks that
+// all-reduce after the backward (Megatron-LM's default) hide nothing, nor do profiles
+// (no framework is known). The framework's mode sets the default
+// (cluster.Framework.OverlapGradReduce), parallelism.overlap_grad_reduce overrides it.
 func (p *prepared) overlapWindow(pl *plan.Plan, dev, devices int) float64 {
 	if !p.framework.OverlapGradReduce || p.model.Unit() != model.Seconds {
 		return 0
@@ -58,10 +73,10 @@ func (p *prepared) overlapWindow(pl *plan.Plan, dev, devices int) float64 {
 
 // forwardWindow is how much of device dev's weight all-gather (zero1, zero2) its
 // framework hides behind the next step's first forward pass: one microbatch's forward
-// time of the device's stages, where the framework overlaps communication
-// (overlapWindow's rule).
+// time of the device's stages, where the framework overlaps the gather
+// (cluster.Framework.OverlapParamGather, parallelism.overlap_param_gather).
 func (p *prepared) forwardWindow(pl *plan.Plan, dev, devices int) float64 {
-	if !p.framework.OverlapGradReduce || p.model.Unit() != model.Seconds {
+	if !p.framework.OverlapParamGather || p.model.Unit() != model.Seconds {
 		return 0
 	}
 	var w float64
