@@ -1150,9 +1150,11 @@ func (a *App) DeviceRange() Window {
 
 // Summary is the Plan panel's headline numbers, formatted.
 type Summary struct {
-	Bottleneck, Step, Throughput, Tokens, Bubble, Schedule, MFU string
-	Stages, Layers                                              int
-	Manual                                                      bool
+	// StepLine is Step as the sum of its parts, with the communication hidden behind
+	// compute named (core's spec.Step.Breakdown).
+	Bottleneck, Step, StepLine, Throughput, Tokens, Bubble, Schedule, MFU string
+	Stages, Layers                                                        int
+	Manual                                                                bool
 }
 
 // Summarize reads a result's headline numbers.
@@ -1168,6 +1170,7 @@ func Summarize(r *Result) Summary {
 	}
 	if st := r.Step; st != nil {
 		s.Step = units.Time(st.StepSeconds, model.Seconds)
+		s.StepLine = s.Step + " = " + st.Breakdown
 		s.Throughput = units.Rate(st.SamplesPerSecond, "samples/s")
 		if st.TokensPerSecond > 0 {
 			s.Tokens = units.Rate(st.TokensPerSecond, "tokens/s")

@@ -2375,7 +2375,7 @@ func (c *Root) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 									vgn.SetInnerHTML(vugu.HTML("Step time"))
 									vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "dd", Attr: []vugu.VGAttribute{{Namespace: "", Key: "id", Val: "step-time"}}}
 									vgparent.AppendChild(vgn)
-									vgn.SetInnerHTML(c.A.Summary().Step)
+									vgn.SetInnerHTML(c.A.Summary().StepLine)
 								}
 								vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
 								vgparent.AppendChild(vgn)

@@ -38,24 +38,23 @@ func runEstimate(args []string, stdout, stderr io.Writer) error {
 	if rq.Parallelism.Pipeline == 0 && f.requestFile == "" {
 		rq.Parallelism.Pipeline = 1 // the whole model on one device
 	}
-	r, err := request.Estimate(context.Background(), rq)
+	o, err := request.EstimateOneStage(context.Background(), rq)
 	if err != nil {
 		return f.flagError(err)
 	}
 	if *asJSON {
-		return writeJSON(stdout, r)
+		return writeJSON(stdout, o.Estimate)
 	}
-	t, err := analytic.PresetTarget(r.Device)
-	if err != nil {
-		return err
-	}
-	printEstimate(stdout, r, t)
+	printEstimate(stdout, o)
 	return nil
 }
 
 // printEstimate writes a table of the layers (consecutive identical layers on one row)
-// and the totals.
-func printEstimate(w io.Writer, r *analytic.Result, t analytic.Target) {
+// and the totals: the state and activations from the estimate, the memory, its verdict,
+// the step and the throughput from the one-stage plan (core/request.EstimateOneStage),
+// so that they are a plan's figures.
+func printEstimate(w io.Writer, o *request.OneStage) {
+	r, res := o.Estimate, o.Result
 	fmt.Fprintf(w, "%s on %s\n%s\n%s\n\n", r.Name, r.Device, r.Arch, r.Opts)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "layers\tkind\tparams\tfwd GFLOP\tfwd\tbwd\tsaved\toutput\tworking\t")
@@ -93,22 +92,6 @@ func printEstimate(w io.Writer, r *analytic.Result, t analytic.Target) {
 	fmt.Fprintln(w)
 	fmt.Fprintf(w, "state        weights %s, gradients %s, optimizer %s\n", units.Bytes(tt.WeightsBytes), units.Bytes(tt.GradsBytes), units.Bytes(tt.OptimizerBytes))
 	fmt.Fprintf(w, "activations  %s per microbatch\n", units.Bytes(tt.ActivationBytes))
-	limit := t.Device.MemoryLimitBytes(1)
-	need := tt.PeakBytes
-	if tt.FrameworkBytes > 0 {
-		// The framework's memory is explicit: compare with the whole device.
-		limit, need = t.Device.MemoryBytes, tt.PeakDeviceBytes
-	}
-	verdict := "fits"
-	if need > limit {
-		verdict = "does not fit: pipeline it (pipeplan plan --hf-config ... --stages N)"
-	}
-	fmt.Fprintf(w, "peak memory  %s allocated on one device", units.Bytes(tt.PeakBytes))
-	if tt.FrameworkBytes > 0 {
-		fmt.Fprintf(w, ", %s with the allocator's reserve and the framework's %s", units.Bytes(tt.PeakDeviceBytes), units.Bytes(tt.FrameworkBytes))
-	}
-	fmt.Fprintf(w, "; %s on %s: %s\n", units.Bytes(limit), r.Device, verdict)
-	flops := tt.FwdFLOPs + tt.BwdFLOPs
 	var host, device float64
 	for _, l := range r.Layers {
 		host += l.FwdHostSeconds + l.BwdHostSeconds
@@ -118,19 +101,31 @@ func printEstimate(w io.Writer, r *analytic.Result, t analytic.Target) {
 		fmt.Fprintf(w, "host         %s of framework dispatch against %s of device time in the passes (a pass takes the longer)\n",
 			units.Time(host, model.Seconds), units.Time(device, model.Seconds))
 	}
-	fmt.Fprintf(w, "step time    %s (forward %s, backward %s, optimizer %s)\n", units.Time(tt.StepSeconds, model.Seconds),
-		units.Time(tt.FwdSeconds, model.Seconds), units.Time(tt.BwdSeconds, model.Seconds), units.Time(tt.OptimizerSeconds, model.Seconds))
-	if tt.StepSeconds > 0 {
-		peak := t.Device.FLOPSPerSecond
-		if r.Opts.DType == analytic.FP32 {
-			peak = t.Perf.FP32FLOPSPerSecond
+	sec := func(v float64) string { return units.Time(v, model.Seconds) }
+	if res.Plan != nil && len(res.Plan.Stages) == 1 {
+		s := res.Plan.Stages[0]
+		fmt.Fprintf(w, "peak memory  %s on one device (%s allocated", units.Bytes(s.MemoryBytes), units.Bytes(tt.PeakBytes))
+		if tt.FrameworkBytes > 0 {
+			fmt.Fprintf(w, ", with the allocator's reserve and the framework's %s", units.Bytes(tt.FrameworkBytes))
 		}
-		rate := flops / tt.StepSeconds
-		group := ""
+		fmt.Fprintf(w, "); %s usable on %s: fits\n", units.Bytes(s.LimitBytes), r.Device)
+	}
+	if st := res.Step; st != nil {
+		fmt.Fprintf(w, "step time    %s = %s (the pipeline: forward %s, backward %s)\n", sec(st.StepSeconds), st.Breakdown,
+			sec(tt.FwdSeconds), sec(tt.BwdSeconds))
+		fmt.Fprintf(w, "throughput   %s", units.Rate(st.TokensPerSecond, "tokens/s"))
 		if tp := r.Opts.TensorParallel; tp > 1 {
-			group = fmt.Sprintf(" per group of %d", tp)
+			fmt.Fprintf(w, " per group of %d", tp)
 		}
-		fmt.Fprintf(w, "throughput   %.0f tokens/s%s, %.1f TFLOP/s per device (%.0f%% of peak)\n", tt.TokensPerSecond, group, rate/1e12, 100*rate/peak)
+		if st.MFU > 0 {
+			fmt.Fprintf(w, ", MFU %.1f%%", 100*st.MFU)
+		}
+		fmt.Fprintln(w)
+	}
+	if !res.Feasible {
+		fmt.Fprintf(w, "peak memory  %s allocated on one device: does not fit\n", units.Bytes(tt.PeakBytes))
+		printDiagnostics(w, res)
+		fmt.Fprintln(w, "pipeline it: pipeplan plan --hf-config ... --stages N")
 	}
 	if tt.TiedAllReduceBytes > 0 {
 		fmt.Fprintf(w, "tied embedding: when pipelined, first and last stage all-reduce %s of gradients per step (%s)\n",

@@ -224,3 +224,30 @@ func TestTensorParallelFlags(t *testing.T) {
 		t.Errorf("plan --tp 2: exit %d %s", code, errs)
 	}
 }
+
+// TestEstimateStepIsOneStagePlan: estimate's step line is a one-stage, one-microbatch
+// plan's, to the printed digit (issue 19 item 6: one notion of each quantity).
+func TestEstimateStepIsOneStagePlan(t *testing.T) {
+	for _, args := range [][]string{
+		{"--hf-config", "llama-3.2-1b", "--device", "h100-sxm"},
+		{"--hf-config", "gpt2", "--device", "a100-80gb", "--seq", "512"},
+	} {
+		code, est, errs := runCLI(append([]string{"estimate"}, args...)...)
+		if code != 0 {
+			t.Fatalf("estimate %v: exit %d: %s", args, code, errs)
+		}
+		code, pl, errs := runCLI(append([]string{"plan", "--stages", "1", "--microbatches", "1"}, args...)...)
+		if code != 0 {
+			t.Fatalf("plan %v: exit %d: %s", args, code, errs)
+		}
+		var step string
+		for _, l := range strings.Split(pl, "\n") {
+			if rest, ok := strings.CutPrefix(l, "step "); ok {
+				step = rest
+			}
+		}
+		if step == "" || !strings.Contains(est, "step time    "+step+" (the pipeline: forward") {
+			t.Errorf("%v: plan's step %q is not estimate's:\n%s", args, step, est)
+		}
+	}
+}

@@ -121,23 +121,7 @@ func printStep(w io.Writer, res *request.Result) {
 		return
 	}
 	sec := func(v float64) string { return units.Time(v, model.Seconds) }
-	fmt.Fprintf(w, "\nstep %s = pipeline %s", sec(st.StepSeconds), sec(st.PipelineSeconds))
-	// The step counts the data-parallel communication its framework does not hide.
-	dp, dpAll := "data-parallel all-reduce", st.DataParallelAllReduceSeconds
-	if sharded := st.DataParallelReduceScatterSeconds + st.DataParallelAllGatherSeconds; sharded > 0 {
-		dp, dpAll = "data-parallel reduce-scatter + all-gather", sharded
-	}
-	if st.DataParallelExposedSeconds < dpAll {
-		dp += fmt.Sprintf(" (exposed, of %s)", sec(dpAll))
-	}
-	for _, part := range []struct {
-		name string
-		v    float64
-	}{{"tied all-reduce", st.TiedAllReduceSeconds}, {dp, st.DataParallelExposedSeconds}, {"optimizer", st.OptimizerSeconds}} {
-		if part.v > 0 {
-			fmt.Fprintf(w, " + %s %s", part.name, sec(part.v))
-		}
-	}
+	fmt.Fprintf(w, "\nstep %s = %s", sec(st.StepSeconds), st.Breakdown)
 	fmt.Fprintf(w, "\nthroughput %s", units.Rate(st.SamplesPerSecond, "samples/s"))
 	if st.TokensPerSecond > 0 {
 		fmt.Fprintf(w, ", %s", units.Rate(st.TokensPerSecond, "tokens/s"))

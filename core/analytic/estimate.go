@@ -211,6 +211,11 @@ type Result struct {
 	// OptimizerTempBytes of any range in O(1).
 	paramSums    []int64
 	tempPerParam float64
+	// rf is the roofline the layers were costed with, and tensorSeconds the framework's
+	// host time per parameter tensor of the optimizer step (0 in inference):
+	// OptimizerSeconds of any range.
+	rf            roofline
+	tensorSeconds float64
 }
 
 // TiedBytes splits the shared item of a tied embedding matrix (Model's TiedGroup, held
@@ -242,6 +247,44 @@ func (r *Result) OptimizerTempBytes(first, last int) int64 {
 	}
 	temp := r.tempPerParam * float64(params)
 	return ceil(temp / r.Opts.sharded())
+}
+
+// OptimizerSeconds is the optimizer update of the parameters of layers [first, last] on
+// the estimate's device: deviceSeconds the memory-bound pass (it reads each gradient, the
+// weight or its fp32 master and the state, and writes the weight, the master and the
+// state; one fused kernel per layer), hostSeconds the framework's host time per parameter
+// tensor. The update takes the longer of the two; over several ranges on one device each
+// part adds up before the longer is taken. Under ZeRO-1 and beyond each device updates
+// its shard: dense parameters over the shard group, routed experts over the expert shard
+// group. A tied matrix copied to both ends counts once when the range holds both, as
+// Total.OptimizerSeconds, which is this over all layers, does. Both are 0 in inference
+// or for an empty range. This is the one formula of the update: a one-stage plan's step
+// (core/request) uses it too.
+func (r *Result) OptimizerSeconds(first, last int) (deviceSeconds, hostSeconds float64) {
+	o := r.Opts
+	if o.Inference() || first < 0 || last >= len(r.Layers) || first > last {
+		return 0, 0
+	}
+	var params, experts int64
+	tensors := 0
+	for _, l := range r.Layers[first : last+1] {
+		params += l.Params
+		experts += l.ExpertParams
+		tensors += l.ParamTensors
+	}
+	if first == 0 && last == len(r.Layers)-1 && o.Tie == TieCopy {
+		params -= r.Layers[0].TiedParams // both ends hold the matrix: once in one stage
+	}
+	p := o.perParam() // a shard's update touches its shard only: divided below
+	src := p.weight
+	if p.master > 0 {
+		src = p.master
+	}
+	perParam := p.grad + src + p.states + p.weight + p.master + p.states
+	updated := float64(params-experts)/o.sharded() + float64(experts)/o.expertSharded()
+	deviceSeconds = r.rf.seconds(work{0, perParam * updated, float64(last - first + 1)})
+	hostSeconds = float64(tensors) / o.sharded() * r.tensorSeconds // each replica updates its shard's tensors
+	return deviceSeconds, hostSeconds
 }
 
 // TiedGroup is the model.Layer.TieGroup and the model.Layer.Shared key of a tied embedding.
@@ -690,21 +733,10 @@ func (r *Result) total(a *arch.Arch, t Target, c *calc) {
 	tt.ReservedBytes = ceil(float64(tt.PeakBytes) * t.Framework.AllocatorReserve)
 	tt.PeakDeviceBytes = tt.PeakBytes + tt.ReservedBytes + tt.FrameworkBytes
 	if !o.Inference() {
-		// The update reads each gradient, the weight (or fp32 master) and the state, and
-		// writes the weight, the master and the state: memory-bound, one fused kernel per
-		// layer.
-		p := o.perParam() // a shard's update touches its shard only: divided below
-		src := p.weight
-		if p.master > 0 {
-			src = p.master
-		}
-		perParam := p.grad + src + p.states + p.weight + p.master + p.states
-		// Each device updates its shard: of the dense parameters over the shard group, of
-		// the routed experts over the expert shard group.
-		updated := float64(tt.DeviceParams-tt.DeviceExpertParams)/o.sharded() + float64(tt.DeviceExpertParams)/o.expertSharded()
-		tensors := float64(tt.ParamTensors) / o.sharded() // each replica updates its shard's tensors
-		tt.OptimizerHostSeconds = tensors * t.Framework.OptimizerTensorSeconds
-		tt.OptimizerSeconds = max(c.rf.seconds(work{0, perParam * updated, float64(len(r.Layers))}), tt.OptimizerHostSeconds)
+		r.rf, r.tensorSeconds = c.rf, t.Framework.OptimizerTensorSeconds
+		var device float64
+		device, tt.OptimizerHostSeconds = r.OptimizerSeconds(0, len(r.Layers)-1)
+		tt.OptimizerSeconds = max(device, tt.OptimizerHostSeconds)
 		if a.TiedEmbeddings && o.Tie == TieCopy {
 			tt.TiedAllReduceBytes = ceil(float64(r.Layers[0].TiedParams) * r.perParam.grad)
 			tt.TiedAllReduceSeconds = linkSeconds(t.Link, float64(tt.TiedAllReduceBytes))

@@ -42,6 +42,10 @@ type Framework struct {
 	// OverlapGradReduce: the data-parallel gradient all-reduce runs in buckets during the
 	// last microbatch's backward pass (PyTorch DDP); otherwise after it.
 	OverlapGradReduce bool `json:"overlap_grad_reduce"`
+	// OverlapParamGather: ZeRO-1's and ZeRO-2's weight all-gather after the update runs
+	// during the next step's first forward pass (Megatron-LM's --overlap-param-gather);
+	// otherwise before it.
+	OverlapParamGather bool `json:"overlap_param_gather"`
 	// ReturnsLogits: the training loop holds the model's 16-bit logits until the step
 	// ends (HuggingFace models return them beside the loss); Megatron-style loops keep
 	// only the loss.
@@ -109,14 +113,14 @@ var frameworks = map[string]Framework{
 	// of the state. DistributedDataParallel overlaps bucketed gradient all-reduces with
 	// the backward pass (Li et al., "PyTorch Distributed", VLDB 2020).
 	Eager: {Name: Eager, HostKernelSeconds: 15e-6, HostLayerSeconds: 20e-6, OptimizerTensorSeconds: 5e-6,
-		OptimizerTempBytesPerParam: 4, OverlapGradReduce: true, ReturnsLogits: true, FixedBytes: contextBytes, AllocatorReserve: allocatorReserve,
+		OptimizerTempBytesPerParam: 4, OverlapGradReduce: true, OverlapParamGather: true, ReturnsLogits: true, FixedBytes: contextBytes, AllocatorReserve: allocatorReserve,
 		Note: "eager PyTorch: ~15 us host time per kernel (Python, dispatcher, autograd; PyTorch CUDA Graphs blog 2021, He 2022), foreach AdamW, DDP overlapping the all-reduce"},
 	// torch.compile (Inductor, default mode): generated code launches fused Triton
 	// kernels without the dispatcher and autograd per operator (Ansel et al., "PyTorch 2",
 	// ASPLOS 2024); a few microseconds per kernel is assumed; the optimizer is usually left eager (foreach); DDP
 	// overlaps as in eager mode (DDPOptimizer splits the graph at bucket boundaries).
 	Compiled: {Name: Compiled, HostKernelSeconds: 4e-6, HostLayerSeconds: 10e-6, OptimizerTensorSeconds: 5e-6,
-		OptimizerTempBytesPerParam: 4, OverlapGradReduce: true, ReturnsLogits: true, FixedBytes: contextBytes, AllocatorReserve: allocatorReserve,
+		OptimizerTempBytesPerParam: 4, OverlapGradReduce: true, OverlapParamGather: true, ReturnsLogits: true, FixedBytes: contextBytes, AllocatorReserve: allocatorReserve,
 		Note: "torch.compile (Inductor): ~4 us host time per kernel, eager foreach AdamW, DDP overlapping the all-reduce"},
 	// CUDA graphs (torch.compile mode="reduce-overhead", or Megatron-LM / Transformer
 	// Engine graph capture): one launch replays a layer's kernels, so the host cost is

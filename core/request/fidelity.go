@@ -1,12 +1,18 @@
 package request
 
 import (
-	"pipeplan/core/analytic"
 	"strings"
 
 	"pipeplan/core/cluster"
 	"pipeplan/core/model"
 	"pipeplan/core/plan"
+)
+
+// The values of parallelism.overlap_grad_reduce and overlap_param_gather ("" is the
+// framework's default).
+const (
+	OverlapOn  = "on"
+	OverlapOff = "off"
 )
 
 // lookupFramework resolves model.architecture.framework on the device preset named
@@ -31,34 +37,24 @@ func (p *prepared) lookupFramework(es *model.Errors, device string) (cluster.Fra
 	if a.HostLayerSeconds != nil {
 		fw.HostLayerSeconds = *a.HostLayerSeconds
 	}
+	if v := p.req.Parallelism.OverlapGradReduce; v != "" {
+		fw.OverlapGradReduce = v == OverlapOn
+	}
+	if v := p.req.Parallelism.OverlapParamGather; v != "" {
+		fw.OverlapParamGather = v == OverlapOn
+	}
 	p.framework = fw
 	return fw, true
-}
-
-// optimizerHostSeconds is the framework's host time for the optimizer step over the
-// parameter tensors of layers first..last (architectures; 0 for profiles), sharded over
-// the shard group from ZeRO-1 on.
-func (p *prepared) optimizerHostSeconds(first, last int) float64 {
-	if p.est == nil || p.framework.OptimizerTensorSeconds == 0 {
-		return 0
-	}
-	n := 0
-	for l := first; l <= last && l < len(p.est.Layers); l++ {
-		n += p.est.Layers[l].ParamTensors
-	}
-	t := float64(n) * p.framework.OptimizerTensorSeconds
-	if analytic.Sharding(p.req.Parallelism.Sharding).Level() >= 1 {
-		t /= float64(p.shardGroup())
-	}
-	return t
 }
 
 // overlapWindow is how much of device dev's data-parallel all-reduce its framework hides
 // behind the backward pass: PyTorch DDP all-reduces gradient buckets as the last
 // microbatch's backward produces them (gradient accumulation skips the all-reduce on the
 // others), so up to one microbatch's backward time of the device's stages overlaps it.
-// Frameworks that all-reduce after the backward (Megatron-LM's default) hide nothing,
-// nor do profiles (no framework is known).
+// Megatron-LM's --overlap-grad-reduce does the same with its buckets. Frameworks that
+// all-reduce after the backward (Megatron-LM's default) hide nothing, nor do profiles
+// (no framework is known). The framework's mode sets the default
+// (cluster.Framework.OverlapGradReduce), parallelism.overlap_grad_reduce overrides it.
 func (p *prepared) overlapWindow(pl *plan.Plan, dev, devices int) float64 {
 	if !p.framework.OverlapGradReduce || p.model.Unit() != model.Seconds {
 		return 0
@@ -77,10 +73,10 @@ func (p *prepared) overlapWindow(pl *plan.Plan, dev, devices int) float64 {
 
 // forwardWindow is how much of device dev's weight all-gather (zero1, zero2) its
 // framework hides behind the next step's first forward pass: one microbatch's forward
-// time of the device's stages, where the framework overlaps communication
-// (overlapWindow's rule).
+// time of the device's stages, where the framework overlaps the gather
+// (cluster.Framework.OverlapParamGather, parallelism.overlap_param_gather).
 func (p *prepared) forwardWindow(pl *plan.Plan, dev, devices int) float64 {
-	if !p.framework.OverlapGradReduce || p.model.Unit() != model.Seconds {
+	if !p.framework.OverlapParamGather || p.model.Unit() != model.Seconds {
 		return 0
 	}
 	var w float64

@@ -8,6 +8,7 @@ package request
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -576,13 +577,23 @@ func TestDataParallelAllReducesTiedGradients(t *testing.T) {
 }
 
 // An architecture's memory_efficiency overrides the preset's for every memory-bound
-// kernel, the optimizer update included.
+// kernel, the optimizer update included: each device's update is the analytic
+// estimate's for its stage's layers (analytic.Result.OptimizerSeconds), and a lower
+// efficiency makes its memory-bound pass longer.
 func TestOptimizerUpdateUsesMemoryEfficiencyOverride(t *testing.T) {
-	res := runJSON(t, `{"model":{"architecture":{"name":"gpt2","memory_efficiency":0.4}},"cluster":{"device":"a100-80gb","count":2}}`)
-	bw := preset(t, "a100-80gb").Perf.MemoryBytesPerSecond * 0.4
-	for i, s := range res.Plan.Stages {
-		if want := float64(s.ParamBytes+2*s.OptimizerBytes+s.SharedBytes) / bw; res.Devices[i].OptimizerSeconds != want {
-			t.Errorf("device %d: optimizer update %v s, want %v s at 0.4 of the bandwidth", i, res.Devices[i].OptimizerSeconds, want)
+	const q = `{"model":{"architecture":{"name":"gpt2","memory_efficiency":%v}},"cluster":{"device":"a100-80gb","count":2}}`
+	slow, fast := runJSON(t, fmt.Sprintf(q, 0.4)), runJSON(t, fmt.Sprintf(q, 0.8))
+	est, err := Estimate(context.Background(), decode(t, fmt.Sprintf(q, 0.4)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, s := range slow.Plan.Stages {
+		device, host := est.OptimizerSeconds(s.FirstLayer, s.LastLayer)
+		if want := max(device, host); slow.Devices[i].OptimizerSeconds != want {
+			t.Errorf("device %d: optimizer update %v s, want the estimate's %v s at 0.4 of the bandwidth", i, slow.Devices[i].OptimizerSeconds, want)
+		}
+		if !(slow.Devices[i].OptimizerSeconds > fast.Devices[i].OptimizerSeconds) {
+			t.Errorf("device %d: update %v s at 0.4 of the bandwidth, not longer than %v s at 0.8", i, slow.Devices[i].OptimizerSeconds, fast.Devices[i].OptimizerSeconds)
 		}
 	}
 }

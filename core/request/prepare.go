@@ -695,6 +695,17 @@ func (p *prepared) training(es *model.Errors) {
 	if t.FP8ParamGather && p.arch == nil {
 		es.Add("training.fp8_param_gather", "applies to architectures (a measured profile states its weights' memory)")
 	}
+	for _, o := range []struct{ field, v string }{
+		{"parallelism.overlap_grad_reduce", p.req.Parallelism.OverlapGradReduce},
+		{"parallelism.overlap_param_gather", p.req.Parallelism.OverlapParamGather},
+	} {
+		switch {
+		case o.v != "" && o.v != OverlapOn && o.v != OverlapOff:
+			es.Add(o.field, "must be %q or %q (or left out: the framework's default), got %q", OverlapOn, OverlapOff, o.v)
+		case o.v != "" && p.arch == nil:
+			es.Add(o.field, "applies to architectures (their framework overlaps the communication or not; a profile's plan hides none)")
+		}
+	}
 	if !p.train() {
 		if t.Optimizer != "" {
 			es.Add("training.optimizer", "applies to training: inference has no optimizer")

@@ -25,7 +25,7 @@ const Version = spec.Version
 
 // PlannerVersion names the planner's behaviour: it changes whenever the same request
 // would give a different result, and is part of the content id.
-const PlannerVersion = "pipeplan-2026.11.6"
+const PlannerVersion = "pipeplan-2026.11.7"
 
 // MaxBytes bounds a request's JSON (with its embedded documents): larger inputs are
 // refused before they are decoded.

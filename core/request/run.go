@@ -291,12 +291,24 @@ func (p *prepared) step(res *Result) {
 		}
 		ds.GradBytes += tiedG
 		ds.WeightBytes += tiedW
-		for _, run := range plan.Runs(layers) {
-			ds.OptimizerHostSeconds += p.optimizerHostSeconds(run[0], run[1])
+		bw := p.cluster.Devices[dev].MemoryBytesPerSecond * p.memoryEfficiency[dev]
+		if p.est != nil {
+			// The analytic estimate owns the update's time (analytic.Result.OptimizerSeconds),
+			// costed on device 0: another device's pass scales by its bandwidth.
+			scale := 1.0
+			if bw0 := p.cluster.Devices[0].MemoryBytesPerSecond * p.memoryEfficiency[0]; bw != bw0 && bw > 0 && bw0 > 0 {
+				scale = bw0 / bw
+			}
+			for _, run := range plan.Runs(layers) {
+				device, host := p.est.OptimizerSeconds(run[0], run[1])
+				ds.OptimizerSeconds += device * scale
+				ds.OptimizerHostSeconds += host
+			}
+			continue
 		}
+		// A profile's update reads and writes its parameters and twice its optimizer state.
 		touched := float64(stage.ParamBytes) + 2*float64(stage.OptimizerBytes) + float64(stage.SharedBytes)
 		if touched > 0 {
-			bw := p.cluster.Devices[dev].MemoryBytesPerSecond * p.memoryEfficiency[dev]
 			if bw > 0 {
 				ds.OptimizerSeconds += touched / bw
 			} else {
@@ -328,6 +340,7 @@ func (p *prepared) step(res *Result) {
 		}
 	}
 	st.StepSeconds = st.PipelineSeconds + st.TiedAllReduceSeconds + st.DataParallelExposedSeconds + st.OptimizerSeconds
+	st.Breakdown = breakdown(st)
 	mbs := int64(r.Schedule.MicrobatchSize)
 	st.SamplesPerStep = mbs * int64(r.Schedule.Microbatches) * int64(d)
 	if t := int64(p.model.TokensPerSample); t > 0 {
@@ -481,4 +494,35 @@ func Estimate(ctx context.Context, r *Request) (*analytic.Result, error) {
 		return nil, &model.FieldError{Path: "model.architecture", Reason: "is required: an estimate costs an architecture (a profile states its own costs)"}
 	}
 	return p.est, nil
+}
+
+// OneStage is an architecture's analytic estimate with the same request planned on one
+// stage and one microbatch: the estimate's per-layer breakdown, and the step, memory,
+// throughput and verdict (Result.Feasible and its diagnostics) that a plan gives, so a
+// front end that shows an estimate computes none of them itself. The two agree on every
+// term: Result.Step.PipelineSeconds is Estimate.Total's forward plus backward,
+// Result.Step.OptimizerSeconds its OptimizerSeconds, the stage's memory its peak.
+type OneStage struct {
+	Estimate *analytic.Result `json:"estimate"`
+	Result   *Result          `json:"result"`
+}
+
+// EstimateOneStage returns the request's analytic estimate (Estimate) and its plan on one
+// stage (Run), both of a copy of the request with parallelism.pipeline 1,
+// schedule.microbatches 1 and no boundaries. The request must name an architecture.
+func EstimateOneStage(ctx context.Context, r *Request) (*OneStage, error) {
+	if r == nil {
+		return nil, &model.FieldError{Path: "request", Reason: "is required"}
+	}
+	one := *r
+	one.Parallelism.Pipeline, one.Schedule.Microbatches, one.Boundaries = 1, 1, nil
+	est, err := Estimate(ctx, &one)
+	if err != nil {
+		return nil, err
+	}
+	res, err := Run(ctx, &one)
+	if err != nil {
+		return nil, err
+	}
+	return &OneStage{Estimate: est, Result: res}, nil
 }

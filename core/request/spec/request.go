@@ -217,6 +217,19 @@ type Parallelism struct {
 	// (DeepSeek's DeepEP: once per destination node over the network, fp8 dispatch with
 	// dtype fp8). Mixtures of experts only.
 	ExpertDispatcher string `json:"expert_dispatcher,omitempty"`
+	// OverlapGradReduce says whether the data-parallel gradient reduction (all-reduce, or
+	// ZeRO's reduce-scatter) runs in buckets during the last microbatch's backward pass:
+	// "on" (PyTorch DDP's bucketed all-reduce, Li et al. 2020; Megatron-LM's
+	// --overlap-grad-reduce, on in NeMo's and Megatron-Bridge's recipes) or "off" (after
+	// the backward: Megatron-LM's default). Default: the framework's
+	// (cluster.Framework.OverlapGradReduce). Architectures only.
+	OverlapGradReduce string `json:"overlap_grad_reduce,omitempty"`
+	// OverlapParamGather says whether zero1's and zero2's weight all-gather after the
+	// update runs during the next step's first forward pass: "on" (Megatron-LM's
+	// --overlap-param-gather with the distributed optimizer, on in NeMo's and
+	// Megatron-Bridge's recipes) or "off". Default: the framework's
+	// (cluster.Framework.OverlapParamGather). Architectures only.
+	OverlapParamGather string `json:"overlap_param_gather,omitempty"`
 }
 
 // Training says what is run.

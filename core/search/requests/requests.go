@@ -918,18 +918,7 @@ func (r *Evaluator) bound(c search.Candidate, x *terms, sc schedule.Config, bott
 	}
 	step := pipe
 	if r.train {
-		// Sharded over n devices, each layer's part is at least (its whole - 1)/n.
-		opt, params := x.optimizer, x.params
-		n, layers := float64(shardDegree(c.Config)), float64(len(x.layers))
-		if c.ZeRO >= 1 {
-			opt = max(0, (opt-layers)/n)
-		}
-		if c.ZeRO >= 2 {
-			params = max(0, (params-layers)/n)
-		}
-		if r.memoryBW > 0 {
-			step += (params + 2*opt) / p / r.memoryBW
-		}
+		step += r.optimizerBound(c, x) / p
 		// The data-parallel all-reduce adds nothing to the bound: frameworks that overlap
 		// it with the backward (PyTorch DDP, request's framework modes) may hide it whole.
 	}
@@ -938,6 +927,41 @@ func (r *Evaluator) bound(c search.Candidate, x *terms, sc schedule.Config, bott
 		return math.Inf(1)
 	}
 	return samples / step
+}
+
+// optimizerBound is a lower bound on the optimizer update of all the devices of a
+// pipeline together: an architecture's is the analytic estimate's
+// (analytic.Result.OptimizerSeconds, which the plan's step uses), whose memory-bound pass
+// ZeRO-1 and beyond divide over at most the shard group (routed experts over at most the
+// shard group times the tensor group) and whose host time over the shard group; the
+// slowest device updates at least the average. A profile's reads and writes its
+// parameters and twice its state at the device's bandwidth, each layer's part sharded to
+// at least (its whole - 1)/n.
+func (r *Evaluator) optimizerBound(c search.Candidate, x *terms) float64 {
+	n := float64(shardDegree(c.Config))
+	if x.est != nil {
+		device, host := x.est.OptimizerSeconds(0, len(x.est.Layers)-1)
+		if c.ZeRO >= 1 {
+			spread := n
+			if x.est.Total.DeviceExpertParams > 0 {
+				spread *= float64(max(1, c.Tensor))
+			}
+			device, host = device/spread, host/n
+		}
+		return max(device, host)
+	}
+	opt, params := x.optimizer, x.params
+	layers := float64(len(x.layers))
+	if c.ZeRO >= 1 {
+		opt = max(0, (opt-layers)/n)
+	}
+	if c.ZeRO >= 2 {
+		params = max(0, (params-layers)/n)
+	}
+	if r.memoryBW > 0 {
+		return (params + 2*opt) / r.memoryBW
+	}
+	return 0
 }
 
 // ringBound is the least time of the candidate's data-parallel ring all-reduce of n bytes

@@ -1,8 +1,8 @@
 # -*- coding: utf-8 -*-
 # pipeplan export (version 1): Graphcore IPU: Keras pipeline stages and popxl IPU mapping
 # model gpt2-medium: 51 layers; 4 pipeline devices, data parallel 1, tensor parallel 1
-# planned: zb-h1, 8 microbatches of 4; 68.405 ms per step, 467.8 samples/s (zb-h1)
-# NOT EXACT: this runs ipu, split [0 18 36 50 51]; 77.476 ms per step, 413 samples/s (ipu)
+# planned: zb-h1, 8 microbatches of 4; 68.707 ms per step, 465.7 samples/s (zb-h1)
+# NOT EXACT: this runs ipu, split [0 18 36 50 51]; 77.779 ms per step, 411.4 samples/s (ipu)
 # note: Graphcore's pipelining runs its own schedule (forward stages on IPUs 0..P-1, backward
 #       stages back down on the same IPUs: pipeplan's ipu schedule); the export runs ipu instead
 #       of the planned zb-h1

@@ -1,8 +1,8 @@
 # -*- coding: utf-8 -*-
 # pipeplan export (version 1): PyTorch torch.distributed.pipelining (PyTorch 2.4 or later)
 # model gpt2-medium: 51 layers; 4 pipeline devices, data parallel 1, tensor parallel 1
-# planned: zb-h1, 8 microbatches of 4; 68.405 ms per step, 467.8 samples/s (zb-h1)
-# NOT EXACT: this runs zb-h1, split [0 18 36 50 51]; 68.405 ms per step, 467.8 samples/s (zb-h1)
+# planned: zb-h1, 8 microbatches of 4; 68.707 ms per step, 465.7 samples/s (zb-h1)
+# NOT EXACT: this runs zb-h1, split [0 18 36 50 51]; 68.707 ms per step, 465.7 samples/s (zb-h1)
 # note: torch's ScheduleInterleavedZeroBubble runs the zero-bubble paper's ZB1P schedule, an
 #       automatically scheduled cousin of ZB-H1 with the same memory; pipeplan prices it as
 #       zb-h1

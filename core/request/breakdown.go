@@ -1,0 +1,48 @@
+package request
+
+import (
+	"pipeplan/core/model"
+	"pipeplan/core/units"
+)
+
+// breakdown is Step.Breakdown: the parts that add up to StepSeconds, then the
+// data-parallel communication the framework hides behind compute, so that every front
+// end says the same thing:
+//
+//	pipeline 268.64 ms + optimizer 11.74 ms; data-parallel all-reduce 9.65 ms, all of it hidden behind the last backward
+//	pipeline 268.64 ms + data-parallel all-reduce 1.75 ms exposed + optimizer 11.74 ms; data-parallel all-reduce 9.65 ms, 7.90 ms of it hidden behind the last backward
+//
+// The hidden part is the slowest device's communication less the slowest device's
+// exposed part. Parts that are 0 are left out.
+func breakdown(s *Step) string {
+	if s == nil {
+		return ""
+	}
+	sec := func(v float64) string { return units.Time(v, model.Seconds) }
+	dp, all, behind := "data-parallel all-reduce", s.DataParallelAllReduceSeconds, "the last backward"
+	if sharded := s.DataParallelReduceScatterSeconds + s.DataParallelAllGatherSeconds; sharded > 0 {
+		dp, all, behind = "data-parallel reduce-scatter + all-gather", sharded, "the last backward and the first forward"
+	}
+	out := "pipeline " + sec(s.PipelineSeconds)
+	if s.TiedAllReduceSeconds > 0 {
+		out += " + tied all-reduce " + sec(s.TiedAllReduceSeconds)
+	}
+	hidden := all - s.DataParallelExposedSeconds
+	if s.DataParallelExposedSeconds > 0 {
+		out += " + " + dp + " " + sec(s.DataParallelExposedSeconds)
+		if hidden > 0 {
+			out += " exposed"
+		}
+	}
+	if s.OptimizerSeconds > 0 {
+		out += " + optimizer " + sec(s.OptimizerSeconds)
+	}
+	if hidden > 0 {
+		part := "all"
+		if s.DataParallelExposedSeconds > 0 {
+			part = sec(hidden)
+		}
+		out += "; " + dp + " " + sec(all) + ", " + part + " of it hidden behind " + behind
+	}
+	return out
+}
