@@ -1569,7 +1569,7 @@ func (c *Root) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 								vgparent.AppendChild(vgn)
 								vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "p", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "hint"}}}
 								vgparent.AppendChild(vgn)
-								vgn.SetInnerHTML(vugu.HTML("The share of each device\x26#39;s usable memory a stage may fill (seed 000\x26#39;s memoryProportion)."))
+								vgn.SetInnerHTML(vugu.HTML("The share of each device\x26#39;s usable memory a stage may fill (Graphcore\x26#39;s auto-pipeline tool\x26#39;s memoryProportion)."))
 								vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
 								vgparent.AppendChild(vgn)
 							}

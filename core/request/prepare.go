@@ -24,7 +24,7 @@ const (
 	DefaultSchedule = "1f1b"
 	// DefaultMicrobatchesPerStage: with no microbatch count given, a step runs this many
 	// microbatches per pipeline device, which keeps the 1F1B bubble (p-1)/(m+p-1) under
-	// 20% (seed 002 asks for at least twice the stages).
+	// 20% (popxl's pipelining guide asks for at least twice the stages).
 	DefaultMicrobatchesPerStage = 4
 	// DefaultSeq caps the default sequence length of an architecture: its context
 	// (max_position_embeddings), at most this.

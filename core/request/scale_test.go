@@ -20,7 +20,7 @@ func BenchmarkRunScale(b *testing.B) {
 			mj, cj := docs()
 			r := &Request{Model: ModelSpec{Document: mj}, Cluster: ClusterSpec{Document: cj},
 				Schedule: Schedule{Microbatches: 1}, Objective: objective}
-			if objective == "" { // Graphcore's: seed 000's memory proportion and objective
+			if objective == "" { // Graphcore's: its auto-pipeline tool's memory proportion and objective
 				r.Objective, r.MemoryProportion = "compute+transfer", 0.85
 			}
 			b.SetBytes(int64(len(mj) + len(cj)))
