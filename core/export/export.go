@@ -282,6 +282,22 @@ func (in *Input) check() error {
 	if (in.Expert > 1 || in.ExpertTensor > 0) && (in.Arch == nil || !in.Arch.MoE()) {
 		es.Add("expert", "splits the experts of a mixture-of-experts architecture; the plan's model has none")
 	}
+	// The precision is written into flags and config entries: only the request's names.
+	switch in.DType {
+	case "", "bf16", "fp16", "fp32", "fp8":
+	default:
+		es.Add("dtype", "must be bf16, fp16, fp32 or fp8, got %q", in.DType)
+	}
+	switch in.Precision {
+	case "", "mixed", "mixed-fp32-grads", "amp", "pure":
+	default:
+		es.Add("precision", "must be mixed, mixed-fp32-grads, amp or pure, got %q", in.Precision)
+	}
+	if _, ok := fp8Names[in.FP8Recipe]; in.DType == "fp8" && !ok {
+		es.Add("fp8_recipe", "must be delayed, current, blockwise or mxfp8 with dtype fp8, got %q", in.FP8Recipe)
+	} else if in.DType != "fp8" && (in.FP8Recipe != "" || in.FP8ParamGather) {
+		es.Add("fp8_recipe", "needs dtype fp8, got %q", in.DType)
+	}
 	switch in.Recompute {
 	case "", "none", "selective", "full":
 	default:

@@ -89,6 +89,20 @@ var cases = []exportCase{{
 	formats: []export.Format{export.Megatron, export.JSON}, exact: []export.Format{export.Megatron, export.JSON},
 	family: "llama",
 }, {
+	// FP8 with current scaling, fp32 gradients and fp8 weights only, on H100s:
+	// Megatron-LM runs it (--fp8-recipe tensorwise, --fp8-param-gather, --bf16's fp32
+	// main_grad buffers); DeepSpeed and PyTorch have no fp8 recipe to set, Graphcore's
+	// IPUs no fp8 or bf16.
+	name: "llama-2-7b-fp8-current",
+	request: func() *request.Request {
+		r := archCase{arch: "llama-2-7b", device: "h100-sxm", devices: 4, sched: "1f1b",
+			m: 8, batch: 1, seq: 4096, dp: 2}.request()
+		r.Training.FP8Recipe, r.Training.FP8ParamGather, r.Training.Precision = "current", true, "mixed-fp32-grads"
+		return r
+	},
+	formats: all, exact: []export.Format{export.Megatron, export.JSON},
+	family: "llama",
+}, {
 	// A hand-made split with a cut inside block 8 and one between the final norm and the
 	// head, under ZB-H1: Megatron-LM moves both cuts.
 	name: "gpt2-medium-sublayer-manual",
@@ -692,6 +706,10 @@ func TestSnippetsRun(t *testing.T) {
 			Shape []int    `json:"shape"`
 			Names []string `json:"names"`
 		} `json:"mesh"`
+		// DTypes: a PyTorch snippet's PARAM_DTYPE and AUTOCAST_DTYPE, as torch names;
+		// Precision: a DeepSpeed config's "bf16", "fp16" and "data_types" entries.
+		DTypes    map[string]string `json:"dtypes"`
+		Precision map[string]any    `json:"precision"`
 		// Tensor: every rank of a tensor-parallel PyTorch snippet.
 		Tensor []struct {
 			Rank       int   `json:"rank"`
@@ -764,10 +782,16 @@ func TestSnippetsRun(t *testing.T) {
 					}
 				}
 			}
+			if want := torchPrecision(m.in); !maps.Equal(r.DTypes, want) {
+				t.Errorf("%s: the snippet's dtypes %v, want %v (dtype %q, precision %q)", name, r.DTypes, want, m.in.DType, m.in.Precision)
+			}
 			if r.Microbatches != s.Microbatches || r.HasLoss != s.Training() {
 				t.Errorf("%s: %d microbatches, loss %v; want %d, %v", name, r.Microbatches, r.HasLoss, s.Microbatches, s.Training())
 			}
 		case export.DeepSpeed:
+			if got, want := fmt.Sprint(r.Precision), deepspeedPrecision(m.in); got != want {
+				t.Errorf("%s: the config's precision %s, want %s (dtype %q, precision %q)", name, got, want, m.in.DType, m.in.Precision)
+			}
 			if !slices.Equal(r.Parts, b) || !slices.Equal(r.LayerNames, m.in.LayerNames) {
 				t.Errorf("%s: parts %v over %d layer names, want %v", name, r.Parts, len(r.LayerNames), b)
 			}
@@ -938,4 +962,38 @@ func TestExpertNotes(t *testing.T) {
 			t.Errorf("%s: exact %v, notes %v; want not exact, saying expert parallelism is not set up", f, ex.Exact, ex.Notes)
 		}
 	}
+}
+
+// torchPrecision is the dtypes a PyTorch export's snippet must state for the planned
+// precision: the 16-bit type of the passes (bf16 for fp8's other layers), fp32 parameters
+// with an autocast type for amp, nothing for a profile.
+func torchPrecision(in *export.Input) map[string]string {
+	half := map[string]string{"bf16": "bfloat16", "fp8": "bfloat16", "fp16": "float16", "fp32": "float32"}[in.DType]
+	switch {
+	case in.DType == "":
+		return map[string]string{}
+	case in.Precision == "amp":
+		return map[string]string{"PARAM_DTYPE": "float32", "AUTOCAST_DTYPE": half}
+	}
+	return map[string]string{"PARAM_DTYPE": half}
+}
+
+// deepspeedPrecision is the precision entries a DeepSpeed config must hold, as
+// fmt.Sprint writes the decoded JSON: the 16-bit type enabled, and for bf16 training the
+// gradient accumulation type priced (BF16_Optimizer accumulates in fp32 by default).
+func deepspeedPrecision(in *export.Input) string {
+	want := map[string]any{}
+	switch in.DType {
+	case "bf16", "fp8":
+		want["bf16"] = map[string]any{"enabled": true}
+		switch in.Precision {
+		case "mixed":
+			want["data_types"] = map[string]any{"grad_accum_dtype": "bf16"}
+		case "mixed-fp32-grads":
+			want["data_types"] = map[string]any{"grad_accum_dtype": "fp32"}
+		}
+	case "fp16":
+		want["fp16"] = map[string]any{"enabled": true}
+	}
+	return fmt.Sprint(want)
 }

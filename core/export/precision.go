@@ -28,6 +28,10 @@ import (
 // Engine's Float8CurrentScaling is Megatron-LM's tensorwise).
 var fp8Names = map[string]string{"delayed": "delayed", "current": "tensorwise", "blockwise": "blockwise", "mxfp8": "mxfp8"}
 
+// teRecipes are Transformer Engine's recipe classes (transformer_engine.common.recipe)
+// for pipeplan's recipes.
+var teRecipes = map[string]string{"delayed": "DelayedScaling", "current": "Float8CurrentScaling", "blockwise": "Float8BlockScaling", "mxfp8": "MXFP8BlockScaling"}
+
 // training reports whether the plan trains (a precision is set for training only).
 func (in *Input) training() bool { return in.Precision != "" }
 
@@ -133,7 +137,7 @@ func deepspeedPrecision(in *Input) (entries []string, why string) {
 		}
 	}
 	if in.DType == "fp8" {
-		why = fmt.Sprintf("DeepSpeed has no fp8 recipe of its own: the config runs bf16, and pipeplan priced fp8 products with %s scaling; build the layers with Transformer Engine (transformer_engine.pytorch.Linear under fp8_autocast with its %s recipe) to run what was priced", in.FP8Recipe, in.FP8Recipe)
+		why = fmt.Sprintf("DeepSpeed has no fp8 recipe of its own: the config runs bf16, and pipeplan priced fp8 products with %s scaling; build the layers with Transformer Engine (transformer_engine.pytorch.Linear under fp8_autocast(fp8_recipe=%s())) to run what was priced", in.FP8Recipe, teRecipes[in.FP8Recipe])
 	}
 	if !in.training() || h == "" {
 		return entries, why
@@ -179,7 +183,7 @@ func pytorchPrecision(in *Input) (lines []string, why string) {
 	}
 	t := torchDTypes[h]
 	if in.DType == "fp8" {
-		why = fmt.Sprintf("the export sets no fp8: pipeplan priced the blocks' linear layers in fp8 with %s scaling; run them in Transformer Engine's layers under fp8_autocast with that recipe (torchao.float8.convert_to_float8_training's tensorwise recipe is current scaling only)", in.FP8Recipe)
+		why = fmt.Sprintf("the export sets no fp8: pipeplan priced the blocks' linear layers in fp8 with %s scaling; run them in Transformer Engine's layers under fp8_autocast(fp8_recipe=%s()) (torchao.float8.convert_to_float8_training's tensorwise recipe is current scaling only)", in.FP8Recipe, teRecipes[in.FP8Recipe])
 	}
 	if !in.training() || in.Precision == "pure" {
 		return append(lines, fmt.Sprintf("PARAM_DTYPE = %s  # model.to(PARAM_DTYPE): weights%s in %s", t, map[bool]string{true: ", gradients and optimizer state", false: ""}[in.training()], h)), why
