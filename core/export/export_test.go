@@ -862,6 +862,18 @@ func TestErrors(t *testing.T) {
 	if _, err := export.Make(tp, export.Graphcore); err == nil || !strings.Contains(err.Error(), "tensor parallelism") {
 		t.Errorf("tensor-parallel plan to graphcore: %v", err)
 	}
+	// Precision names become flags: names the request does not know are refused.
+	for _, c := range []struct{ dtype, precision, recipe, path string }{
+		{"bf16; rm -rf /", "mixed", "", "dtype"}, {"bf16", "mixed\n--fp16", "", "precision"},
+		{"fp8", "mixed", "tensorwise", "fp8_recipe"}, {"bf16", "mixed", "current", "fp8_recipe"},
+	} {
+		bad := *tp
+		bad.DType, bad.Precision, bad.FP8Recipe = c.dtype, c.precision, c.recipe
+		_, err := export.Make(&bad, export.Megatron)
+		if fes, ok := model.AsFieldErrors(err); !ok || fes[0].Path != c.path {
+			t.Errorf("dtype %q, precision %q, recipe %q: %v, want an error at %s", c.dtype, c.precision, c.recipe, err, c.path)
+		}
+	}
 	// Sequence parallelism needs tensor parallelism, as the request says.
 	sp := *tp
 	sp.Tensor, sp.SequenceParallel = 1, true
