@@ -15,6 +15,7 @@ import (
 //     Transformer Engine's fp8: --fp8-format {e4m3,hybrid}, --fp8-recipe
 //     {delayed,tensorwise,blockwise,mxfp8}, --fp8-amax-history-len (default 1, where
 //     Transformer Engine's DelayedScaling, which pipeplan prices, keeps 1,024),
+//     --fp8-amax-compute-algo (default most_recent, Transformer Engine's max),
 //     --fp8-param-gather. Its mixed-precision optimizer always keeps fp32 master weights.
 //   - DeepSpeed's config: "bf16": {"enabled": true}, "fp16": {"enabled": true}; its
 //     BF16_Optimizer accumulates gradients in fp32 unless "data_types":
@@ -94,7 +95,8 @@ func megatronPrecision(in *Input) (args []string, why string) {
 		args = append(args, "--fp8-format hybrid  # e4m3 forward, e5m2 gradients (Transformer Engine's default)")
 		args = append(args, "--fp8-recipe "+fp8Names[in.FP8Recipe])
 		if in.FP8Recipe == "delayed" {
-			args = append(args, "--fp8-amax-history-len 1024  # as priced (Transformer Engine's DelayedScaling; Megatron-LM's default is 1)")
+			args = append(args, "--fp8-amax-history-len 1024  # as priced (Transformer Engine's DelayedScaling; Megatron-LM's default is 1)",
+				"--fp8-amax-compute-algo max  # Transformer Engine's default (Megatron-LM's is most_recent)")
 		}
 		if in.FP8ParamGather {
 			args = append(args, "--fp8-param-gather  # fp8 weights without their 16-bit copy")

@@ -31,7 +31,7 @@ func TestPrecisionFlags(t *testing.T) {
 		{"fp32", "pure", "", false, "", true, "", true, "torch.float32", true, true},
 		{"bf16", "pure", "", false, "--bf16", false, `"bf16": {"enabled": True},`, false, "torch.bfloat16", true, false},
 		{"bf16", "amp", "", false, "--bf16", false, `"bf16": {"enabled": True},`, false, "torch.float32 torch.bfloat16", true, false},
-		{"fp8", "mixed", "delayed", false, "--bf16 --fp8-format hybrid --fp8-recipe delayed --fp8-amax-history-len 1024 --grad-reduce-in-bf16", true, `"bf16": {"enabled": True}, "data_types": {"grad_accum_dtype": "bf16"},`, false, "torch.bfloat16", false, false},
+		{"fp8", "mixed", "delayed", false, "--bf16 --fp8-format hybrid --fp8-recipe delayed --fp8-amax-history-len 1024 --fp8-amax-compute-algo max --grad-reduce-in-bf16", true, `"bf16": {"enabled": True}, "data_types": {"grad_accum_dtype": "bf16"},`, false, "torch.bfloat16", false, false},
 		{"fp8", "mixed-fp32-grads", "current", true, "--bf16 --fp8-format hybrid --fp8-recipe tensorwise --fp8-param-gather", true, `"bf16": {"enabled": True}, "data_types": {"grad_accum_dtype": "fp32"},`, false, "torch.bfloat16", false, false},
 		{"fp8", "mixed-fp32-grads", "blockwise", false, "--bf16 --fp8-format hybrid --fp8-recipe blockwise", true, `"bf16": {"enabled": True}, "data_types": {"grad_accum_dtype": "fp32"},`, false, "torch.bfloat16", false, false},
 		{"fp8", "", "mxfp8", false, "--bf16 --fp8-format hybrid --fp8-recipe mxfp8", true, `"bf16": {"enabled": True},`, false, "torch.bfloat16", false, false},
