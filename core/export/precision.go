@@ -19,7 +19,10 @@ import (
 //     --fp8-param-gather. Its mixed-precision optimizer always keeps fp32 master weights.
 //   - DeepSpeed's config: "bf16": {"enabled": true}, "fp16": {"enabled": true}; its
 //     BF16_Optimizer accumulates gradients in fp32 unless "data_types":
-//     {"grad_accum_dtype": "bf16"} (DeepSpeed pull request 4713). DeepSpeed has no fp8
+//     {"grad_accum_dtype": "bf16"} (DeepSpeed pull request 4713), which
+//     deepspeed/runtime/engine.py's _do_optimizer_sanity_check allows with pipeline
+//     parallelism; it refuses fp16 weights with fp32 accumulation ("unsupported mix of
+//     model dtype and gradient accumulation type"). DeepSpeed has no fp8
 //     recipe of its own: fp8 runs inside Transformer Engine's layers.
 //   - PyTorch: torch.autocast for amp; parameters in a dtype (module.to) otherwise;
 //     torch.optim keeps no fp32 master copy of 16-bit parameters.
@@ -160,7 +163,7 @@ func deepspeedPrecision(in *Input) (entries []string, why string) {
 		if h == "bf16" {
 			entries = append(entries, `"data_types": {"grad_accum_dtype": "fp32"},  # fp32 gradient accumulation, as priced`)
 		} else {
-			also("DeepSpeed's fp16 optimizer keeps 16-bit gradients, where pipeplan priced fp32 gradients (mixed-fp32-grads): the run holds less memory than priced")
+			also("DeepSpeed accumulates fp16 weights' gradients in fp16 (it refuses grad_accum_dtype fp32 with fp16), where pipeplan priced fp32 gradients (mixed-fp32-grads): the run holds less memory than priced")
 		}
 	case "pure":
 		also(fmt.Sprintf("DeepSpeed's %s optimizer keeps fp32 master weights and optimizer state, where pipeplan priced pure %s (none): the run holds more memory than priced", h, h))
