@@ -73,6 +73,9 @@ func exportView(ex *exportspec.Export) ExportView {
 	} else if ex.Expressed != nil && ex.Planned != nil {
 		v.Summary += fmt.Sprintf(" (not exactly as planned: step %s instead of %s)",
 			units.Time(ex.Expressed.StepSeconds, model.Seconds), units.Time(ex.Planned.StepSeconds, model.Seconds))
+	} else {
+		// Another precision or sharding than priced: the notes say what, and it has no price.
+		v.Summary += " (not exactly as planned: see the notes)"
 	}
 	for _, n := range ex.Notes {
 		v.Notes = append(v.Notes, n.Message)

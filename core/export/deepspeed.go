@@ -68,6 +68,10 @@ func deepspeed(j *job) error {
 	if orOne(in.Context) > 1 {
 		j.parallelism("the plan splits each sequence over %d devices (context parallelism, %s), which a PipelineModule does not: DeepSpeed-Ulysses (deepspeed.sequence.layer.DistributedAttention) must be wired into the layers by hand", in.Context, in.ContextMethod)
 	}
+	prec, why := deepspeedPrecision(in)
+	if why != "" {
+		j.imprecision("%s", why)
+	}
 	header(&w, "python", j, "DeepSpeed PipelineModule")
 	w.WriteString("from deepspeed.pipe import PipelineModule\n")
 	fmt.Fprintf(&w, "from deepspeed.runtime.pipe.topology import %s\n\n", topology[:strings.Index(topology, "(")])
@@ -119,6 +123,9 @@ def build(layers, loss_fn=None, **kwargs):
 	fmt.Fprintf(&w, "    \"train_micro_batch_size_per_gpu\": %d,\n", mbs)
 	fmt.Fprintf(&w, "    \"gradient_accumulation_steps\": %d,  # the microbatches of one step\n", run.Microbatches)
 	fmt.Fprintf(&w, "    \"train_batch_size\": %d,  # %d x %d microbatches x data parallel %d\n", mbs*run.Microbatches*orOne(in.Data), mbs, run.Microbatches, orOne(in.Data))
+	for _, e := range prec {
+		fmt.Fprintf(&w, "    %s\n", e)
+	}
 	switch {
 	case in.ZeRO == 1:
 		w.WriteString("    \"zero_optimization\": {\"stage\": 1},\n")

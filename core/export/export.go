@@ -102,6 +102,7 @@ const (
 	NoteCost          = spec.NoteCost
 	NoteTied          = spec.NoteTied
 	NoteParallelism   = spec.NoteParallelism
+	NotePrecision     = spec.NotePrecision
 )
 
 // ParseFormat reads a format name.
@@ -175,6 +176,14 @@ type Input struct {
 	ExpertDispatcher string
 	// Recompute is the activation recomputation: none, selective or full ("" is none).
 	Recompute string
+	// DType, Precision, FP8Recipe and FP8ParamGather are the precision the plan was
+	// priced with, as the normalized request states them (model.architecture.dtype:
+	// bf16, fp16, fp32 or fp8; training.precision: mixed, mixed-fp32-grads, amp or pure,
+	// "" for inference; training.fp8_recipe: delayed, current, blockwise or mxfp8;
+	// training.fp8_param_gather). DType "" states none (a profile): exports then set no
+	// precision. Each export states them in its framework's terms (precision.go).
+	DType, Precision, FP8Recipe string
+	FP8ParamGather              bool
 	// Plan is the planner's plan, embedded in the JSON export when set.
 	Plan *plan.Plan
 	// Coster prices other splits and schedules, for the closest plan a framework can
@@ -273,6 +282,22 @@ func (in *Input) check() error {
 	if (in.Expert > 1 || in.ExpertTensor > 0) && (in.Arch == nil || !in.Arch.MoE()) {
 		es.Add("expert", "splits the experts of a mixture-of-experts architecture; the plan's model has none")
 	}
+	// The precision is written into flags and config entries: only the request's names.
+	switch in.DType {
+	case "", "bf16", "fp16", "fp32", "fp8":
+	default:
+		es.Add("dtype", "must be bf16, fp16, fp32 or fp8, got %q", in.DType)
+	}
+	switch in.Precision {
+	case "", "mixed", "mixed-fp32-grads", "amp", "pure":
+	default:
+		es.Add("precision", "must be mixed, mixed-fp32-grads, amp or pure, got %q", in.Precision)
+	}
+	if _, ok := fp8Names[in.FP8Recipe]; in.DType == "fp8" && !ok {
+		es.Add("fp8_recipe", "must be delayed, current, blockwise or mxfp8 with dtype fp8, got %q", in.FP8Recipe)
+	} else if in.DType != "fp8" && (in.FP8Recipe != "" || in.FP8ParamGather) {
+		es.Add("fp8_recipe", "needs dtype fp8, got %q", in.DType)
+	}
 	switch in.Recompute {
 	case "", "none", "selective", "full":
 	default:
@@ -322,6 +347,9 @@ type job struct {
 	// unsharded: the framework runs another sharding or no context parallelism (the
 	// NoteParallelism notes say what); the export is then not exact, and not priced.
 	unsharded bool
+	// imprecise: the framework runs another precision (the NotePrecision note says
+	// what); the export is then not exact, and not priced.
+	imprecise bool
 	// settled: what is expressed is decided and priced (no more runSchedule, moveSplit).
 	settled bool
 }
@@ -404,8 +432,8 @@ func (j *job) settle() {
 	j.ex.Boundaries = slices.Clone(j.split())
 	run := j.ranSchedule()
 	j.ex.Schedule = run.String()
-	j.ex.Exact = j.runs == nil && j.moved == nil && !j.unsharded
-	if j.ex.Exact || j.in.Coster == nil || j.unsharded {
+	j.ex.Exact = j.runs == nil && j.moved == nil && !j.unsharded && !j.imprecise
+	if j.ex.Exact || j.in.Coster == nil || j.unsharded || j.imprecise {
 		return
 	}
 	c, err := j.in.Coster.Cost(j.ex.Boundaries, run)
@@ -421,6 +449,13 @@ func (j *job) settle() {
 func (j *job) parallelism(format string, args ...any) {
 	j.unsharded = true
 	j.note(NoteParallelism, format, args...)
+}
+
+// imprecision records that the framework cannot run the planned precision: a
+// NotePrecision note, and the export is not exact. Call it before the header.
+func (j *job) imprecision(format string, args ...any) {
+	j.imprecise = true
+	j.note(NotePrecision, format, args...)
 }
 
 // errNeedsArch is returned by frameworks that only take transformers.

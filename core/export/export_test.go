@@ -89,6 +89,20 @@ var cases = []exportCase{{
 	formats: []export.Format{export.Megatron, export.JSON}, exact: []export.Format{export.Megatron, export.JSON},
 	family: "llama",
 }, {
+	// FP8 with current scaling, fp32 gradients and fp8 weights only, on H100s:
+	// Megatron-LM runs it (--fp8-recipe tensorwise, --fp8-param-gather, --bf16's fp32
+	// main_grad buffers); DeepSpeed and PyTorch have no fp8 recipe to set, Graphcore's
+	// IPUs no fp8 or bf16.
+	name: "llama-2-7b-fp8-current",
+	request: func() *request.Request {
+		r := archCase{arch: "llama-2-7b", device: "h100-sxm", devices: 4, sched: "1f1b",
+			m: 8, batch: 1, seq: 4096, dp: 2}.request()
+		r.Training.FP8Recipe, r.Training.FP8ParamGather, r.Training.Precision = "current", true, "mixed-fp32-grads"
+		return r
+	},
+	formats: all, exact: []export.Format{export.Megatron, export.JSON},
+	family: "llama",
+}, {
 	// A hand-made split with a cut inside block 8 and one between the final norm and the
 	// head, under ZB-H1: Megatron-LM moves both cuts.
 	name: "gpt2-medium-sublayer-manual",
@@ -241,14 +255,21 @@ func TestExactness(t *testing.T) {
 			}
 			continue
 		}
-		if m.ex.Expressed == nil || !slices.Equal(m.ex.Expressed.Boundaries, m.ex.Boundaries) || m.ex.Expressed.Schedule != m.ex.Schedule {
-			t.Errorf("%s: not exact, and what it expresses (%v under %s) is priced as %+v", name, m.ex.Boundaries, m.ex.Schedule, m.ex.Expressed)
-		}
 		var codes []string
 		for _, n := range m.ex.Notes {
 			codes = append(codes, n.Code)
 		}
-		if !slices.Contains(codes, export.NoteSchedule) && !slices.Contains(codes, export.NoteSplit) {
+		// Another precision or sharding is not what pipeplan priced: what the export
+		// expresses then has no price.
+		otherRun := slices.Contains(codes, export.NotePrecision) || slices.Contains(codes, export.NoteParallelism)
+		if otherRun {
+			if m.ex.Expressed != nil {
+				t.Errorf("%s: runs another precision or sharding than priced, yet prices what it expresses as %+v", name, *m.ex.Expressed)
+			}
+		} else if m.ex.Expressed == nil || !slices.Equal(m.ex.Expressed.Boundaries, m.ex.Boundaries) || m.ex.Expressed.Schedule != m.ex.Schedule {
+			t.Errorf("%s: not exact, and what it expresses (%v under %s) is priced as %+v", name, m.ex.Boundaries, m.ex.Schedule, m.ex.Expressed)
+		}
+		if !otherRun && !slices.Contains(codes, export.NoteSchedule) && !slices.Contains(codes, export.NoteSplit) {
 			t.Errorf("%s: not exact, and no note says why: %v", name, codes)
 		}
 		if !strings.Contains(m.ex.Text, "NOT EXACT: this runs "+m.ex.Schedule) {
@@ -685,6 +706,10 @@ func TestSnippetsRun(t *testing.T) {
 			Shape []int    `json:"shape"`
 			Names []string `json:"names"`
 		} `json:"mesh"`
+		// DTypes: a PyTorch snippet's PARAM_DTYPE and AUTOCAST_DTYPE, as torch names;
+		// Precision: a DeepSpeed config's "bf16", "fp16" and "data_types" entries.
+		DTypes    map[string]string `json:"dtypes"`
+		Precision map[string]any    `json:"precision"`
 		// Tensor: every rank of a tensor-parallel PyTorch snippet.
 		Tensor []struct {
 			Rank       int   `json:"rank"`
@@ -757,10 +782,16 @@ func TestSnippetsRun(t *testing.T) {
 					}
 				}
 			}
+			if want := torchPrecision(m.in); !maps.Equal(r.DTypes, want) {
+				t.Errorf("%s: the snippet's dtypes %v, want %v (dtype %q, precision %q)", name, r.DTypes, want, m.in.DType, m.in.Precision)
+			}
 			if r.Microbatches != s.Microbatches || r.HasLoss != s.Training() {
 				t.Errorf("%s: %d microbatches, loss %v; want %d, %v", name, r.Microbatches, r.HasLoss, s.Microbatches, s.Training())
 			}
 		case export.DeepSpeed:
+			if got, want := fmt.Sprint(r.Precision), deepspeedPrecision(m.in); got != want {
+				t.Errorf("%s: the config's precision %s, want %s (dtype %q, precision %q)", name, got, want, m.in.DType, m.in.Precision)
+			}
 			if !slices.Equal(r.Parts, b) || !slices.Equal(r.LayerNames, m.in.LayerNames) {
 				t.Errorf("%s: parts %v over %d layer names, want %v", name, r.Parts, len(r.LayerNames), b)
 			}
@@ -830,6 +861,18 @@ func TestErrors(t *testing.T) {
 	tp := archCase{arch: "llama-2-7b", device: "a100-80gb", devices: 4, sched: "1f1b", m: 16, batch: 1, seq: 4096, tp: 2}.input(t)
 	if _, err := export.Make(tp, export.Graphcore); err == nil || !strings.Contains(err.Error(), "tensor parallelism") {
 		t.Errorf("tensor-parallel plan to graphcore: %v", err)
+	}
+	// Precision names become flags: names the request does not know are refused.
+	for _, c := range []struct{ dtype, precision, recipe, path string }{
+		{"bf16; rm -rf /", "mixed", "", "dtype"}, {"bf16", "mixed\n--fp16", "", "precision"},
+		{"fp8", "mixed", "tensorwise", "fp8_recipe"}, {"bf16", "mixed", "current", "fp8_recipe"},
+	} {
+		bad := *tp
+		bad.DType, bad.Precision, bad.FP8Recipe = c.dtype, c.precision, c.recipe
+		_, err := export.Make(&bad, export.Megatron)
+		if fes, ok := model.AsFieldErrors(err); !ok || fes[0].Path != c.path {
+			t.Errorf("dtype %q, precision %q, recipe %q: %v, want an error at %s", c.dtype, c.precision, c.recipe, err, c.path)
+		}
 	}
 	// Sequence parallelism needs tensor parallelism, as the request says.
 	sp := *tp
@@ -931,4 +974,38 @@ func TestExpertNotes(t *testing.T) {
 			t.Errorf("%s: exact %v, notes %v; want not exact, saying expert parallelism is not set up", f, ex.Exact, ex.Notes)
 		}
 	}
+}
+
+// torchPrecision is the dtypes a PyTorch export's snippet must state for the planned
+// precision: the 16-bit type of the passes (bf16 for fp8's other layers), fp32 parameters
+// with an autocast type for amp, nothing for a profile.
+func torchPrecision(in *export.Input) map[string]string {
+	half := map[string]string{"bf16": "bfloat16", "fp8": "bfloat16", "fp16": "float16", "fp32": "float32"}[in.DType]
+	switch {
+	case in.DType == "":
+		return map[string]string{}
+	case in.Precision == "amp":
+		return map[string]string{"PARAM_DTYPE": "float32", "AUTOCAST_DTYPE": half}
+	}
+	return map[string]string{"PARAM_DTYPE": half}
+}
+
+// deepspeedPrecision is the precision entries a DeepSpeed config must hold, as
+// fmt.Sprint writes the decoded JSON: the 16-bit type enabled, and for bf16 training the
+// gradient accumulation type priced (BF16_Optimizer accumulates in fp32 by default).
+func deepspeedPrecision(in *export.Input) string {
+	want := map[string]any{}
+	switch in.DType {
+	case "bf16", "fp8":
+		want["bf16"] = map[string]any{"enabled": true}
+		switch in.Precision {
+		case "mixed":
+			want["data_types"] = map[string]any{"grad_accum_dtype": "bf16"}
+		case "mixed-fp32-grads":
+			want["data_types"] = map[string]any{"grad_accum_dtype": "fp32"}
+		}
+	case "fp16":
+		want["fp16"] = map[string]any{"enabled": true}
+	}
+	return fmt.Sprint(want)
 }

@@ -27,6 +27,9 @@ func graphcore(j *job) error {
 	if in.ZeRO > 0 {
 		j.parallelism("the plan shards training state over the replicas (%s), which this export (one pipeline's stages) does not set up: with replicas, popxl's replicated tensor sharding of the optimizer state comes closest", shardingName(in))
 	}
+	if why := graphcorePrecision(in); why != "" {
+		j.imprecision("%s", why)
+	}
 	const own = "Graphcore's pipelining runs its own schedule (forward stages on IPUs 0..P-1, backward stages back down on the same IPUs: pipeplan's ipu schedule)"
 	switch j.sched.Kind {
 	case schedule.IPU, schedule.Inference:

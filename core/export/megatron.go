@@ -97,6 +97,10 @@ func megatron(j *job) error {
 		}
 		j.parallelism("Megatron-LM's distributed optimizer shards the optimizer state only (ZeRO-1); pipeplan planned %s, which also shards %s: the run holds more memory than priced", shardingName(in), also)
 	}
+	prec, why := megatronPrecision(in)
+	if why != "" {
+		j.imprecision("%s", why)
+	}
 	var w strings.Builder
 	header(&w, "shell", j, "Megatron-LM arguments (pretrain_gpt.py, Megatron-Core models)")
 	mbs := orOne(in.MicrobatchSize)
@@ -137,6 +141,9 @@ func megatron(j *job) error {
 		if in.ExpertOverlap {
 			w.WriteString("  --overlap-moe-expert-parallel-comm  # combined 1F1B: all-to-alls behind an adjacent microbatch\n")
 		}
+	}
+	for _, a := range prec {
+		fmt.Fprintf(&w, "  %s\n", a)
 	}
 	fmt.Fprintf(&w, "  --pipeline-model-parallel-size %d\n", p)
 	fmt.Fprintf(&w, "  --pipeline-model-parallel-layout %q\n", strings.Join(layout, "|"))

@@ -66,6 +66,11 @@ func pytorch(j *job) error {
 		j.parallelism("the plan splits every mixture layer's experts over %d devices (expert parallelism), which torch.distributed.pipelining does not do: shard each stage's experts over an \"ep\" dimension of the device mesh and dispatch tokens with all-to-alls yourself", ep)
 	}
 
+	prec, why := pytorchPrecision(in)
+	if why != "" {
+		j.imprecision("%s", why)
+	}
+
 	var w strings.Builder
 	what := "PyTorch torch.distributed.pipelining (PyTorch 2.4 or later)"
 	if tp > 1 {
@@ -86,6 +91,9 @@ func pytorch(j *job) error {
 	fmt.Fprintf(&w, "DATA_PARALLEL = %d  # replicas of the pipeline\nTENSOR_PARALLEL = %d  # devices of one pipeline rank, splitting its blocks\n", dp, tp)
 	if in.SequenceParallel {
 		w.WriteString("SEQUENCE_PARALLEL = True  # norms, dropout and residuals split along the sequence too\n")
+	}
+	for _, l := range prec {
+		w.WriteString(l + "\n")
 	}
 	fmt.Fprintf(&w, "N_MICROBATCHES = %d\nMICROBATCH_SIZE = %d  # samples per microbatch\n\n", run.Microbatches, orOne(in.MicrobatchSize))
 	w.WriteString("# A split point at the beginning of the first module of every stage after the first.\n")
@@ -261,12 +269,18 @@ func header(w *strings.Builder, lang string, j *job, what string) {
 	}
 	comment(w, c, fmt.Sprintf("model %s: %d layers; %d pipeline devices, data parallel %d, tensor parallel %d%s",
 		name, len(in.LayerNames), in.devices(), orOne(in.Data), orOne(in.Tensor), sp))
+	if pc := precisionComment(in); pc != "" {
+		comment(w, c, pc)
+	}
 	comment(w, c, fmt.Sprintf("planned: %s, %d microbatches of %d; %s", j.sched, j.sched.Microbatches, orOne(in.MicrobatchSize), costLine(j.ex.Planned)))
 	j.settle()
 	if !j.ex.Exact {
 		comment(w, c, fmt.Sprintf("NOT EXACT: this runs %s, split %v; %s", j.ranSchedule(), j.split(), costLine(j.ex.Expressed)))
 		if j.unsharded {
 			comment(w, c, "(and shards or splits the sequence otherwise than planned: see the notes)")
+		}
+		if j.imprecise {
+			comment(w, c, "(and runs another precision than planned: see the notes)")
 		}
 	}
 	for _, n := range j.ex.Notes {

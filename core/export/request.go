@@ -75,6 +75,9 @@ func FromRequest(ctx context.Context, r *request.Request) (*Input, *request.Resu
 		ExpertOverlap:    n.Parallelism.ExpertOverlap,
 		ExpertDispatcher: n.Parallelism.ExpertDispatcher,
 		Recompute:        n.Training.Recompute,
+		Precision:        n.Training.Precision,
+		FP8Recipe:        n.Training.FP8Recipe,
+		FP8ParamGather:   n.Training.FP8ParamGather,
 		Plan:             res.Plan,
 		Coster:           &RequestCoster{Request: n, Context: ctx},
 	}
@@ -83,6 +86,7 @@ func FromRequest(ctx context.Context, r *request.Request) (*Input, *request.Resu
 			return nil, nil, err
 		}
 		in.Seq = a.Seq
+		in.DType = a.DType
 	}
 	return in, res, nil
 }

@@ -103,4 +103,7 @@ const (
 	// NoteParallelism: the framework cannot shard or split as planned (a ZeRO stage,
 	// context parallelism); the export says what it runs instead.
 	NoteParallelism = "parallelism_not_expressible"
+	// NotePrecision: the framework cannot run the planned precision (an fp8 recipe, 16-bit
+	// gradients, no master weights); the export says what it runs instead.
+	NotePrecision = "precision_not_expressible"
 )

@@ -119,10 +119,17 @@ class PipelineStage:
         self.submodule, self.index, self.num_stages, self.group = submodule, stage_index, num_stages, group
 
 
+class TorchDType:
+    """torch.bfloat16 and its kind: a dtype named as torch names it."""
+
+    def __init__(self, name):
+        self.name = name
+
+
 def install_torch():
     for m in [k for k in sys.modules if k == "torch" or k.startswith("torch.")]:
         del sys.modules[m]
-    stub("torch")
+    stub("torch", **{n: TorchDType(n) for n in ("bfloat16", "float16", "float32")})
     stub("torch.distributed")
     stub("torch.distributed.device_mesh", init_device_mesh=init_device_mesh)
     stub("torch.distributed.tensor")
@@ -296,6 +303,7 @@ def main():
                     mesh = mod.device_mesh("cpu")
                     res["mesh"] = {"shape": list(mesh.shape), "names": list(mesh.names)}
             res["stage_modules"] = mod.STAGE_MODULES
+            res["dtypes"] = {k: getattr(mod, k).name for k in ("PARAM_DTYPE", "AUTOCAST_DTYPE") if hasattr(mod, k)}
         elif f == "deepspeed":
             install_deepspeed()
             mod = load(job["path"], "snippet%d" % i)
@@ -309,7 +317,8 @@ def main():
                 res["ranks"].append([m._topo.get_coord(rank).pipe, m._local_start, m._local_stop])
                 res["topology"] = dict(zip(m._topo.axes, m._topo.dims))
             res["layer_names"] = mod.LAYER_NAMES
-            res["config"] = mod.DS_CONFIG
+            res["config"] = {k: v for k, v in mod.DS_CONFIG.items() if isinstance(v, int)}
+            res["precision"] = {k: v for k, v in mod.DS_CONFIG.items() if k in ("bf16", "fp16", "data_types")}
         elif f == "graphcore":
             mod = load(job["path"], "snippet%d" % i)
             m = KerasModel(job["layers"])

@@ -1,6 +1,7 @@
 # -*- coding: utf-8 -*-
 # pipeplan export (version 1): DeepSpeed PipelineModule
 # model gpt2-medium: 51 layers; 4 pipeline devices, data parallel 1, tensor parallel 1
+# precision priced: bf16; mixed: 16-bit weights and gradients, fp32 master weights and optimizer state
 # planned: zb-h1, 8 microbatches of 4; 68.707 ms per step, 465.7 samples/s (zb-h1)
 # NOT EXACT: this runs 1f1b, split [0 18 36 50 51]; 77.671 ms per step, 412 samples/s (1f1b)
 # note: DeepSpeed's PipelineEngine runs one stage per rank under its own 1F1B schedule
@@ -112,4 +113,6 @@ DS_CONFIG = {
     "train_micro_batch_size_per_gpu": 4,
     "gradient_accumulation_steps": 8,  # the microbatches of one step
     "train_batch_size": 32,  # 4 x 8 microbatches x data parallel 1
+    "bf16": {"enabled": True},
+    "data_types": {"grad_accum_dtype": "bf16"},  # 16-bit gradients, as priced (BF16_Optimizer's default is fp32)
 }

@@ -1,5 +1,6 @@
 # pipeplan export (version 1): Megatron-LM arguments (pretrain_gpt.py, Megatron-Core models)
 # model gpt2-medium: 51 layers; 4 pipeline devices, data parallel 1, tensor parallel 1
+# precision priced: bf16; mixed: 16-bit weights and gradients, fp32 master weights and optimizer state
 # planned: zb-h1, 8 microbatches of 4; 68.707 ms per step, 465.7 samples/s (zb-h1)
 # NOT EXACT: this runs 1f1b, split [0 17 35 49 51]; 77.959 ms per step, 410.5 samples/s (1f1b)
 # note: Megatron-LM trains with 1F1B (or interleaved 1F1B), not zb-h1; the export runs 1f1b
@@ -17,6 +18,8 @@ PIPEPLAN_ARGS=(
   --micro-batch-size 4
   --global-batch-size 32  # 4 x 8 microbatches x data parallel 1
   --tensor-model-parallel-size 1
+  --bf16
+  --grad-reduce-in-bf16  # 16-bit gradients, as priced (--bf16 alone keeps fp32 main_grad buffers)
   --pipeline-model-parallel-size 4
   --pipeline-model-parallel-layout "E,t*8|t*9|t*7|L"
   --recompute-activations  # selective: the attention core

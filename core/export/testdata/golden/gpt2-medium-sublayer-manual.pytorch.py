@@ -1,6 +1,7 @@
 # -*- coding: utf-8 -*-
 # pipeplan export (version 1): PyTorch torch.distributed.pipelining (PyTorch 2.4 or later)
 # model gpt2-medium: 51 layers; 4 pipeline devices, data parallel 1, tensor parallel 1
+# precision priced: bf16; mixed: 16-bit weights and gradients, fp32 master weights and optimizer state
 # planned: zb-h1, 8 microbatches of 4; 68.707 ms per step, 465.7 samples/s (zb-h1)
 # NOT EXACT: this runs zb-h1, split [0 18 36 50 51]; 68.707 ms per step, 465.7 samples/s (zb-h1)
 # note: torch's ScheduleInterleavedZeroBubble runs the zero-bubble paper's ZB1P schedule, an
@@ -16,6 +17,9 @@ NUM_RANKS = 4  # pipeline ranks (devices) of one pipeline
 NUM_STAGES = 4
 DATA_PARALLEL = 1  # replicas of the pipeline
 TENSOR_PARALLEL = 1  # devices of one pipeline rank, splitting its blocks
+PARAM_DTYPE = torch.bfloat16  # model.to(PARAM_DTYPE) for the passes; precision mixed was priced:
+# the optimizer must step fp32 master copies of the weights (torch.optim keeps none of bf16
+# parameters), with 16-bit gradients
 N_MICROBATCHES = 8
 MICROBATCH_SIZE = 4  # samples per microbatch
 

@@ -1,6 +1,7 @@
 # -*- coding: utf-8 -*-
 # pipeplan export (version 1): DeepSpeed PipelineModule
 # model llama-2-7b: 35 layers; 4 pipeline devices, data parallel 2, tensor parallel 2
+# precision priced: bf16; mixed: 16-bit weights and gradients, fp32 master weights and optimizer state
 # planned: 1f1b, 16 microbatches of 1; 2.163 s per step, 14.79 samples/s (1f1b)
 # note: the layers list given to PipelineModule must hold one entry (LayerSpec or module) per
 #       pipeplan layer, in LAYER_NAMES's order: PARTS counts entries of that list
@@ -93,4 +94,6 @@ DS_CONFIG = {
     "train_micro_batch_size_per_gpu": 1,
     "gradient_accumulation_steps": 16,  # the microbatches of one step
     "train_batch_size": 32,  # 1 x 16 microbatches x data parallel 2
+    "bf16": {"enabled": True},
+    "data_types": {"grad_accum_dtype": "bf16"},  # 16-bit gradients, as priced (BF16_Optimizer's default is fp32)
 }

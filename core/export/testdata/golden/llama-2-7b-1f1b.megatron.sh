@@ -1,5 +1,6 @@
 # pipeplan export (version 1): Megatron-LM arguments (pretrain_gpt.py, Megatron-Core models)
 # model llama-2-7b: 35 layers; 4 pipeline devices, data parallel 2, tensor parallel 2
+# precision priced: bf16; mixed: 16-bit weights and gradients, fp32 master weights and optimizer state
 # planned: 1f1b, 16 microbatches of 1; 2.163 s per step, 14.79 samples/s (1f1b)
 
 # Launch on 16 GPUs: tensor 2 x pipeline 4 x data 2 (Megatron-LM derives the
@@ -10,6 +11,8 @@ PIPEPLAN_ARGS=(
   --micro-batch-size 1
   --global-batch-size 32  # 1 x 16 microbatches x data parallel 2
   --tensor-model-parallel-size 2
+  --bf16
+  --grad-reduce-in-bf16  # 16-bit gradients, as priced (--bf16 alone keeps fp32 main_grad buffers)
   --pipeline-model-parallel-size 4
   --pipeline-model-parallel-layout "E,t*8|t*8|t*8|t*8,L"
 )

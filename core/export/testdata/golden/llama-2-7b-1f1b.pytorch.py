@@ -1,6 +1,7 @@
 # -*- coding: utf-8 -*-
 # pipeplan export (version 1): PyTorch torch.distributed.pipelining and tensor parallel (PyTorch 2.6 or later)
 # model llama-2-7b: 35 layers; 4 pipeline devices, data parallel 2, tensor parallel 2
+# precision priced: bf16; mixed: 16-bit weights and gradients, fp32 master weights and optimizer state
 # planned: 1f1b, 16 microbatches of 1; 2.163 s per step, 14.79 samples/s (1f1b)
 # note: torch.distributed.pipelining does not split a stage over devices, and the plan runs
 #       every stage tensor-parallel over 2 devices: build_tensor_parallel shards each stage with
@@ -19,6 +20,9 @@ NUM_RANKS = 4  # pipeline ranks (devices) of one pipeline
 NUM_STAGES = 4
 DATA_PARALLEL = 2  # replicas of the pipeline
 TENSOR_PARALLEL = 2  # devices of one pipeline rank, splitting its blocks
+PARAM_DTYPE = torch.bfloat16  # model.to(PARAM_DTYPE) for the passes; precision mixed was priced:
+# the optimizer must step fp32 master copies of the weights (torch.optim keeps none of bf16
+# parameters), with 16-bit gradients
 N_MICROBATCHES = 16
 MICROBATCH_SIZE = 1  # samples per microbatch
 

@@ -1,6 +1,7 @@
 # -*- coding: utf-8 -*-
 # pipeplan export (version 1): DeepSpeed PipelineModule
 # model llama-2-7b: 35 layers; 4 pipeline devices, data parallel 1, tensor parallel 1
+# precision priced: bf16; mixed: 16-bit weights and gradients, fp32 master weights and optimizer state
 # planned: interleaved:2, 16 microbatches of 1; 3.781 s per step, 4.232 samples/s (interleaved:2)
 # NOT EXACT: this runs 1f1b, split [0 9 17 25 35]; 4.078 s per step, 3.923 samples/s (1f1b)
 # note: DeepSpeed's PipelineEngine runs one stage per rank under its own 1F1B schedule
@@ -93,4 +94,6 @@ DS_CONFIG = {
     "train_micro_batch_size_per_gpu": 1,
     "gradient_accumulation_steps": 16,  # the microbatches of one step
     "train_batch_size": 16,  # 1 x 16 microbatches x data parallel 1
+    "bf16": {"enabled": True},
+    "data_types": {"grad_accum_dtype": "bf16"},  # 16-bit gradients, as priced (BF16_Optimizer's default is fp32)
 }

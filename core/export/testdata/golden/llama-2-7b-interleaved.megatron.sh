@@ -1,5 +1,6 @@
 # pipeplan export (version 1): Megatron-LM arguments (pretrain_gpt.py, Megatron-Core models)
 # model llama-2-7b: 35 layers; 4 pipeline devices, data parallel 1, tensor parallel 1
+# precision priced: bf16; mixed: 16-bit weights and gradients, fp32 master weights and optimizer state
 # planned: interleaved:2, 16 microbatches of 1; 3.781 s per step, 4.232 samples/s (interleaved:2)
 
 # Launch on 4 GPUs: tensor 1 x pipeline 4 x data 1 (Megatron-LM derives the
@@ -10,6 +11,8 @@ PIPEPLAN_ARGS=(
   --micro-batch-size 1
   --global-batch-size 16  # 1 x 16 microbatches x data parallel 1
   --tensor-model-parallel-size 1
+  --bf16
+  --grad-reduce-in-bf16  # 16-bit gradients, as priced (--bf16 alone keeps fp32 main_grad buffers)
   --pipeline-model-parallel-size 4
   --pipeline-model-parallel-layout "E,t*4|t*4|t*4|t*4|t*4|t*4|t*4|t*4,L"
 )

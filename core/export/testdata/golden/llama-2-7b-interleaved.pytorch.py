@@ -1,6 +1,7 @@
 # -*- coding: utf-8 -*-
 # pipeplan export (version 1): PyTorch torch.distributed.pipelining (PyTorch 2.4 or later)
 # model llama-2-7b: 35 layers; 4 pipeline devices, data parallel 1, tensor parallel 1
+# precision priced: bf16; mixed: 16-bit weights and gradients, fp32 master weights and optimizer state
 # planned: interleaved:2, 16 microbatches of 1; 3.781 s per step, 4.232 samples/s (interleaved:2)
 
 import torch
@@ -10,6 +11,9 @@ NUM_RANKS = 4  # pipeline ranks (devices) of one pipeline
 NUM_STAGES = 8
 DATA_PARALLEL = 1  # replicas of the pipeline
 TENSOR_PARALLEL = 1  # devices of one pipeline rank, splitting its blocks
+PARAM_DTYPE = torch.bfloat16  # model.to(PARAM_DTYPE) for the passes; precision mixed was priced:
+# the optimizer must step fp32 master copies of the weights (torch.optim keeps none of bf16
+# parameters), with 16-bit gradients
 N_MICROBATCHES = 16
 MICROBATCH_SIZE = 1  # samples per microbatch
 

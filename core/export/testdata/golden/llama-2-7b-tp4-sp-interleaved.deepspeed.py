@@ -1,6 +1,7 @@
 # -*- coding: utf-8 -*-
 # pipeplan export (version 1): DeepSpeed PipelineModule
 # model llama-2-7b: 35 layers; 4 pipeline devices, data parallel 1, tensor parallel 4 with sequence parallelism
+# precision priced: bf16; mixed: 16-bit weights and gradients, fp32 master weights and optimizer state
 # planned: interleaved:2, 8 microbatches of 1; 255.802 ms per step, 31.27 samples/s (interleaved:2)
 # NOT EXACT: this runs 1f1b, split [0 9 17 25 35]; 292.210 ms per step, 27.38 samples/s (1f1b)
 # note: DeepSpeed's PipelineEngine runs one stage per rank under its own 1F1B schedule
@@ -98,4 +99,6 @@ DS_CONFIG = {
     "train_micro_batch_size_per_gpu": 1,
     "gradient_accumulation_steps": 8,  # the microbatches of one step
     "train_batch_size": 8,  # 1 x 8 microbatches x data parallel 1
+    "bf16": {"enabled": True},
+    "data_types": {"grad_accum_dtype": "bf16"},  # 16-bit gradients, as priced (BF16_Optimizer's default is fp32)
 }

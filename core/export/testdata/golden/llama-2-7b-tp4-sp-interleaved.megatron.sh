@@ -1,5 +1,6 @@
 # pipeplan export (version 1): Megatron-LM arguments (pretrain_gpt.py, Megatron-Core models)
 # model llama-2-7b: 35 layers; 4 pipeline devices, data parallel 1, tensor parallel 4 with sequence parallelism
+# precision priced: bf16; mixed: 16-bit weights and gradients, fp32 master weights and optimizer state
 # planned: interleaved:2, 8 microbatches of 1; 255.802 ms per step, 31.27 samples/s (interleaved:2)
 
 # Launch on 16 GPUs: tensor 4 x pipeline 4 x data 1 (Megatron-LM derives the
@@ -11,6 +12,8 @@ PIPEPLAN_ARGS=(
   --global-batch-size 8  # 1 x 8 microbatches x data parallel 1
   --tensor-model-parallel-size 4
   --sequence-parallel
+  --bf16
+  --grad-reduce-in-bf16  # 16-bit gradients, as priced (--bf16 alone keeps fp32 main_grad buffers)
   --pipeline-model-parallel-size 4
   --pipeline-model-parallel-layout "E,t*4|t*4|t*4|t*4|t*4|t*4|t*4|t*4,L"
 )

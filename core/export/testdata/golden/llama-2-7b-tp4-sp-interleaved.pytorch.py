@@ -1,6 +1,7 @@
 # -*- coding: utf-8 -*-
 # pipeplan export (version 1): PyTorch torch.distributed.pipelining and tensor parallel (PyTorch 2.6 or later)
 # model llama-2-7b: 35 layers; 4 pipeline devices, data parallel 1, tensor parallel 4 with sequence parallelism
+# precision priced: bf16; mixed: 16-bit weights and gradients, fp32 master weights and optimizer state
 # planned: interleaved:2, 8 microbatches of 1; 255.802 ms per step, 31.27 samples/s (interleaved:2)
 # note: torch.distributed.pipelining does not split a stage over devices, and the plan runs
 #       every stage tensor-parallel over 4 devices: build_tensor_parallel shards each stage with
@@ -21,6 +22,9 @@ NUM_STAGES = 8
 DATA_PARALLEL = 1  # replicas of the pipeline
 TENSOR_PARALLEL = 4  # devices of one pipeline rank, splitting its blocks
 SEQUENCE_PARALLEL = True  # norms, dropout and residuals split along the sequence too
+PARAM_DTYPE = torch.bfloat16  # model.to(PARAM_DTYPE) for the passes; precision mixed was priced:
+# the optimizer must step fp32 master copies of the weights (torch.optim keeps none of bf16
+# parameters), with 16-bit gradients
 N_MICROBATCHES = 8
 MICROBATCH_SIZE = 1  # samples per microbatch
 

@@ -1,5 +1,6 @@
 # pipeplan export (version 1): Megatron-LM arguments (pretrain_gpt.py, Megatron-Core models)
 # model mixtral-8x7b-v0.1: 35 layers; 4 pipeline devices, data parallel 4, tensor parallel 1
+# precision priced: bf16; mixed: 16-bit weights and gradients, fp32 master weights and optimizer state
 # planned: 1f1b, 8 microbatches of 1; 824.195 ms per step, 38.83 samples/s (1f1b)
 
 # Launch on 16 GPUs: tensor 1 x pipeline 4 x data 4 (Megatron-LM derives the
@@ -13,6 +14,8 @@ PIPEPLAN_ARGS=(
   --expert-model-parallel-size 4
   --expert-tensor-parallel-size 1
   --overlap-moe-expert-parallel-comm  # combined 1F1B: all-to-alls behind an adjacent microbatch
+  --bf16
+  --grad-reduce-in-bf16  # 16-bit gradients, as priced (--bf16 alone keeps fp32 main_grad buffers)
   --pipeline-model-parallel-size 4
   --pipeline-model-parallel-layout "E,t*8|t*8|t*8|t*8,L"
 )

@@ -1,0 +1,79 @@
+package export
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestPrecisionFlags: the planned precision (a request's model.architecture.dtype,
+// training.precision, fp8_recipe and fp8_param_gather) as each framework states it, and
+// whether the framework runs it as priced. Sources: Megatron-LM's
+// megatron/training/arguments.py (--bf16 sets accumulate_allreduce_grads_in_fp32 unless
+// --grad-reduce-in-bf16; --fp8-recipe tensorwise is Transformer Engine's current
+// scaling), DeepSpeed's config ("bf16"/"fp16" blocks; BF16_Optimizer accumulates in fp32
+// unless data_types.grad_accum_dtype is bf16, DeepSpeed pull request 4713).
+func TestPrecisionFlags(t *testing.T) {
+	for _, c := range []struct {
+		dtype, precision, recipe string
+		gather                   bool
+		megatron                 string // the arguments, comments dropped, joined by spaces
+		megatronExact            bool
+		deepspeed                string // the config's entries, comments dropped
+		deepspeedExact           bool
+		pytorch                  string // PARAM_DTYPE and AUTOCAST_DTYPE lines' values
+		pytorchExact             bool
+		graphcoreExact           bool
+	}{
+		{"bf16", "mixed", "", false, "--bf16 --grad-reduce-in-bf16", true, `"bf16": {"enabled": True}, "data_types": {"grad_accum_dtype": "bf16"},`, true, "torch.bfloat16", true, false},
+		{"bf16", "mixed-fp32-grads", "", false, "--bf16", true, `"bf16": {"enabled": True}, "data_types": {"grad_accum_dtype": "fp32"},`, true, "torch.bfloat16", true, false},
+		{"fp16", "mixed", "", false, "--fp16", true, `"fp16": {"enabled": True},`, true, "torch.float16", true, true},
+		{"fp16", "mixed-fp32-grads", "", false, "--fp16 --accumulate-allreduce-grads-in-fp32", true, `"fp16": {"enabled": True},`, false, "torch.float16", true, true},
+		{"fp32", "pure", "", false, "", true, "", true, "torch.float32", true, true},
+		{"bf16", "pure", "", false, "--bf16", false, `"bf16": {"enabled": True},`, false, "torch.bfloat16", true, false},
+		{"bf16", "amp", "", false, "--bf16", false, `"bf16": {"enabled": True},`, false, "torch.float32 torch.bfloat16", true, false},
+		{"fp8", "mixed", "delayed", false, "--bf16 --fp8-format hybrid --fp8-recipe delayed --fp8-amax-history-len 1024 --fp8-amax-compute-algo max --grad-reduce-in-bf16", true, `"bf16": {"enabled": True}, "data_types": {"grad_accum_dtype": "bf16"},`, false, "torch.bfloat16", false, false},
+		{"fp8", "mixed-fp32-grads", "current", true, "--bf16 --fp8-format hybrid --fp8-recipe tensorwise --fp8-param-gather", true, `"bf16": {"enabled": True}, "data_types": {"grad_accum_dtype": "fp32"},`, false, "torch.bfloat16", false, false},
+		{"fp8", "mixed-fp32-grads", "blockwise", false, "--bf16 --fp8-format hybrid --fp8-recipe blockwise", true, `"bf16": {"enabled": True}, "data_types": {"grad_accum_dtype": "fp32"},`, false, "torch.bfloat16", false, false},
+		{"fp8", "", "mxfp8", false, "--bf16 --fp8-format hybrid --fp8-recipe mxfp8", true, `"bf16": {"enabled": True},`, false, "torch.bfloat16", false, false},
+		{"bf16", "", "", false, "--bf16", true, `"bf16": {"enabled": True},`, true, "torch.bfloat16", true, false}, // inference
+		{"", "", "", false, "", true, "", true, "", true, true}, // a profile: no precision stated
+	} {
+		name := c.dtype + "/" + c.precision + "/" + c.recipe
+		in := &Input{DType: c.dtype, Precision: c.precision, FP8Recipe: c.recipe, FP8ParamGather: c.gather}
+		args, why := megatronPrecision(in)
+		if got := uncommented(args, "#"); got != c.megatron || (why == "") != c.megatronExact {
+			t.Errorf("%s: megatron %q (why %q), want %q exact %v", name, got, why, c.megatron, c.megatronExact)
+		}
+		entries, why := deepspeedPrecision(in)
+		if got := uncommented(entries, "#"); got != c.deepspeed || (why == "") != c.deepspeedExact {
+			t.Errorf("%s: deepspeed %q (why %q), want %q exact %v", name, got, why, c.deepspeed, c.deepspeedExact)
+		}
+		lines, why := pytorchPrecision(in)
+		var dtypes []string
+		for _, l := range lines {
+			if k, v, ok := strings.Cut(l, " = "); ok && strings.HasSuffix(k, "_DTYPE") {
+				dtypes = append(dtypes, strings.Fields(v)[0])
+			}
+		}
+		if got := strings.Join(dtypes, " "); got != c.pytorch || (why == "") != c.pytorchExact {
+			t.Errorf("%s: pytorch %q (why %q), want %q exact %v", name, got, why, c.pytorch, c.pytorchExact)
+		}
+		if why := graphcorePrecision(in); (why == "") != c.graphcoreExact {
+			t.Errorf("%s: graphcore why %q, want exact %v", name, why, c.graphcoreExact)
+		}
+	}
+}
+
+// uncommented joins lines without their comments ("  # ..." and comment lines).
+func uncommented(lines []string, c string) string {
+	var out []string
+	for _, l := range lines {
+		if i := strings.Index(l, c); i >= 0 {
+			l = l[:i]
+		}
+		if l = strings.TrimSpace(l); l != "" {
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, " ")
+}

@@ -1,0 +1,101 @@
+# -*- coding: utf-8 -*-
+# pipeplan export (version 1): DeepSpeed PipelineModule
+# model llama-2-7b: 35 layers; 4 pipeline devices, data parallel 2, tensor parallel 1
+# precision priced: fp8 (current scaling) products, bf16 elsewhere; mixed-fp32-grads: 16-bit weights, fp32 gradients, master weights and optimizer state; fp8 weights kept in fp8 only
+# planned: 1f1b, 8 microbatches of 1; 708.901 ms per step, 22.57 samples/s (1f1b)
+# NOT EXACT: this runs 1f1b, split [0 9 17 25 35]; not priced
+# (and runs another precision than planned: see the notes)
+# note: the layers list given to PipelineModule must hold one entry (LayerSpec or module) per
+#       pipeplan layer, in LAYER_NAMES's order: PARTS counts entries of that list
+# note: PlannedPipelineModule overrides PipelineModule._partition_layers, a DeepSpeed internal
+#       (deepspeed/runtime/pipe/module.py)
+# note: DeepSpeed has no fp8 recipe of its own: the config runs bf16, and pipeplan priced fp8
+#       products with current scaling; build the layers with Transformer Engine
+#       (transformer_engine.pytorch.Linear under
+#       fp8_autocast(fp8_recipe=Float8CurrentScaling())) to run what was priced
+
+from deepspeed.pipe import PipelineModule
+from deepspeed.runtime.pipe.topology import PipeDataParallelTopology
+
+NUM_STAGES = 4
+DATA_PARALLEL = 2  # replicas of the pipeline
+TENSOR_PARALLEL = 1  # devices of one stage, splitting its layers
+# Stage i holds entries PARTS[i] .. PARTS[i+1]-1 of the layers list.
+PARTS = [0, 9, 17, 25, 35]
+# pipeplan's layers, in order: the layers list must match them one to one.
+LAYER_NAMES = [
+    # stage 0
+    "embedding",
+    "block.0",
+    "block.1",
+    "block.2",
+    "block.3",
+    "block.4",
+    "block.5",
+    "block.6",
+    "block.7",
+    # stage 1
+    "block.8",
+    "block.9",
+    "block.10",
+    "block.11",
+    "block.12",
+    "block.13",
+    "block.14",
+    "block.15",
+    # stage 2
+    "block.16",
+    "block.17",
+    "block.18",
+    "block.19",
+    "block.20",
+    "block.21",
+    "block.22",
+    "block.23",
+    # stage 3
+    "block.24",
+    "block.25",
+    "block.26",
+    "block.27",
+    "block.28",
+    "block.29",
+    "block.30",
+    "block.31",
+    "final_norm",
+    "lm_head",
+]
+
+
+class PlannedPipelineModule(PipelineModule):
+    """A PipelineModule split as pipeplan planned, instead of by partition_method."""
+
+    def _partition_layers(self, method="uniform"):
+        num_stages = self._topo.get_dim("pipe")
+        if num_stages != NUM_STAGES or len(self._layer_specs) != PARTS[-1]:
+            raise ValueError(
+                "pipeplan planned %d layers on %d stages; this module has %d layers on %d stages"
+                % (PARTS[-1], NUM_STAGES, len(self._layer_specs), num_stages))
+        self.parts = list(PARTS)
+        stage_id = self._topo.get_coord(self.global_rank).pipe
+        self._set_bounds(start=self.parts[stage_id], stop=self.parts[stage_id + 1])
+
+
+def build(layers, loss_fn=None, **kwargs):
+    """The pipeline module: layers holds one LayerSpec (or module) per entry of LAYER_NAMES."""
+    if len(layers) != len(LAYER_NAMES):
+        raise ValueError("pipeplan planned %d layers, got %d" % (len(LAYER_NAMES), len(layers)))
+    kwargs.setdefault("activation_checkpoint_interval", 0)
+    # The ranks: NUM_STAGES x DATA_PARALLEL, the last axis fastest.
+    topology = PipeDataParallelTopology(num_pp=NUM_STAGES, num_dp=DATA_PARALLEL)
+    return PlannedPipelineModule(layers=layers, topology=topology, loss_fn=loss_fn, **kwargs)
+
+
+# deepspeed.initialize(model=build(layers, loss_fn), config=DS_CONFIG, ...); then
+# engine.train_batch(data_iter) runs one step of gradient_accumulation_steps microbatches.
+DS_CONFIG = {
+    "train_micro_batch_size_per_gpu": 1,
+    "gradient_accumulation_steps": 8,  # the microbatches of one step
+    "train_batch_size": 16,  # 1 x 8 microbatches x data parallel 2
+    "bf16": {"enabled": True},
+    "data_types": {"grad_accum_dtype": "fp32"},  # fp32 gradient accumulation, as priced
+}
