@@ -1584,6 +1584,9 @@ func (a *App) Status() string {
 	case a.Opened != "" && a.Res != nil:
 		return fmt.Sprintf("Stored plan %s from %s, as planner %s made it (not replanned).", ShortID(a.Opened), a.Server, a.Res.PlannerVersion)
 	case a.Res != nil && !a.Res.Feasible:
+		if d := a.Res.FirstError(); d != nil {
+			return fmt.Sprintf("%s (planned in %.1f ms).", capitalize(strings.TrimSuffix(d.Message, ".")), ms)
+		}
 		return fmt.Sprintf("No plan fits (planned in %.1f ms).", ms)
 	case a.Res != nil:
 		return fmt.Sprintf("Planned in %.1f ms, in this page.", ms)
@@ -1603,3 +1606,11 @@ func itoa0(n int) string {
 
 // Keep stores the request shown (in the URL and localStorage) without replanning.
 func (a *App) Keep() { a.keep(false) }
+
+// capitalize starts a sentence made of a core message ("no plan fits: ...").
+func capitalize(s string) string {
+	if s == "" || s[0] < 'a' || s[0] > 'z' {
+		return s
+	}
+	return string(s[0]-'a'+'A') + s[1:]
+}

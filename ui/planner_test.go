@@ -2,6 +2,7 @@ package ui
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	"pipeplan/wasm/planner/ops"
@@ -52,5 +53,23 @@ func TestErrorObject(t *testing.T) {
 	}
 	if e := errorObject(bad); e == nil || len(e.fields) == 0 || e.fields[0].Path != "cluster.count" {
 		t.Errorf("the planner's error %+v does not name cluster.count", e)
+	}
+}
+
+// TestStatusSaysWhyNothingFits: when no plan fits, the line under the header gives core's
+// reason (Result.FirstError), not only "No plan fits" (issue 23's misleading defaults).
+func TestStatusSaysWhyNothingFits(t *testing.T) {
+	a := NewApp(nil, &fakeHost{}, local)
+	a.PickModel("arch:llama-2-70b")
+	if a.Res == nil || a.Res.Feasible {
+		t.Fatalf("llama-2-70b on the initial cluster: want no plan, got %+v", a.Res)
+	}
+	d := a.Res.FirstError()
+	if d == nil {
+		t.Fatal("an infeasible result without an error diagnostic")
+	}
+	status := a.Status()
+	if !strings.HasPrefix(status, "No plan fits: ") || !strings.Contains(status, strings.TrimSuffix(d.Message[len("no plan fits: "):], ".")) {
+		t.Errorf("status %q does not give the reason %q", status, d.Message)
 	}
 }

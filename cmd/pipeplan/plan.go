@@ -59,10 +59,8 @@ func runPlan(args []string, stdout, stderr io.Writer) error {
 
 // firstError is the message of the result's first error diagnostic.
 func firstError(res *request.Result) string {
-	for _, d := range res.Diagnostics {
-		if d.Severity == request.Error {
-			return d.Message
-		}
+	if d := res.FirstError(); d != nil {
+		return d.Message
 	}
 	return "no plan fits"
 }

@@ -39,11 +39,8 @@ func FromRequest(ctx context.Context, r *request.Request) (*Input, *request.Resu
 	}
 	if res.Plan == nil {
 		why := "no split fits"
-		for _, d := range res.Diagnostics {
-			if d.Severity == request.Error {
-				why = d.Message
-				break
-			}
+		if d := res.FirstError(); d != nil {
+			why = d.Message
 		}
 		return nil, res, fmt.Errorf("%w: %s", ErrNoPlan, why)
 	}
@@ -132,10 +129,8 @@ func (rc *RequestCoster) run(bounds []int, s schedule.Config) (*request.Result, 
 		return nil, err
 	}
 	if res.Plan == nil || res.Step == nil {
-		for _, d := range res.Diagnostics {
-			if d.Severity == request.Error {
-				return nil, fmt.Errorf("%w: %s", ErrNoPlan, d.Message)
-			}
+		if d := res.FirstError(); d != nil {
+			return nil, fmt.Errorf("%w: %s", ErrNoPlan, d.Message)
 		}
 		return nil, ErrNoPlan
 	}

@@ -185,6 +185,20 @@ const (
 	CodeGraphPartitionFallback = "graph_partition_fallback"
 )
 
+// FirstError is the result's first error diagnostic (why no plan fits, or why the plan
+// does not), or nil when it has none: the one reason a front end states in a line.
+func (r *Result) FirstError() *Diagnostic {
+	if r == nil {
+		return nil
+	}
+	for i := range r.Diagnostics {
+		if r.Diagnostics[i].Severity == Error {
+			return &r.Diagnostics[i]
+		}
+	}
+	return nil
+}
+
 // Diagnostic is one finding, as data a front end can act on and in words.
 type Diagnostic struct {
 	// Code names the kind of finding (the constants above and plan's no-fit codes).
