@@ -9,13 +9,13 @@ import (
 
 // graphcore writes the split for Graphcore IPUs: the pipeline stage of every layer for
 // Keras (model.set_pipeline_stage_assignment, with set_pipelining_options'
-// device_mapping), and the IPU of every layer for popxl, where (seed 002) the forward of
-// the layers on IPU d runs in pipeline stage d and their backward in stage 2P-2-d.
+// device_mapping), and the IPU of every layer for popxl, where (as popxl's pipelining guide
+// describes) the forward of the layers on IPU d runs in pipeline stage d and their backward in stage 2P-2-d.
 //
 // Graphcore's pipelining runs its own lockstep schedule, pipeplan's ipu schedule; other
 // schedules are priced under it. It places whole layers on IPUs, so a plan with tensor
 // parallelism cannot be written for it. Keras names layers by their Keras names, which a
-// Graphcore auto-pipeline profile (seed 000) uses as its layer names.
+// profile of Graphcore's auto-pipeline tool uses as its layer names.
 func graphcore(j *job) error {
 	in := j.in
 	if t := orOne(in.Tensor); t > 1 {
