@@ -52,7 +52,7 @@ func pyStr(s string) string {
 		case '\t':
 			b.WriteString(`\t`)
 		default:
-			writeRune(&b, r, `\x%02x`, `\u%04x`, `\U%08x`)
+			writeEscaped(&b, r)
 		}
 	}
 	b.WriteByte('"')
@@ -98,7 +98,7 @@ func commentText(s string) string {
 		case commentSafe(r):
 			b.WriteRune(r)
 		default:
-			writeRune(&b, r, `\x%02x`, `\u%04x`, `\U%08x`)
+			writeEscaped(&b, r)
 		}
 	}
 	return b.String()
@@ -111,19 +111,19 @@ func commentSafe(r rune) bool {
 	return r == ' ' || (r != utf8.RuneError && unicode.IsGraphic(r) && !unicode.IsSpace(r))
 }
 
-// writeRune writes r as itself when it is graphic and not a space other than ' ', and
-// otherwise with the escape for its size: x for under 0x80, u for the basic plane, U
-// beyond.
-func writeRune(b *strings.Builder, r rune, x, u, U string) {
+// writeEscaped writes r as itself when it is graphic and not a space other than ' ', and
+// otherwise with the escape for its size, which Python and Go read alike: \xNN under
+// 0x80, \uNNNN in the basic plane, \UNNNNNNNN beyond.
+func writeEscaped(b *strings.Builder, r rune) {
 	switch {
 	case commentSafe(r):
 		b.WriteRune(r)
 	case r < 0x80:
-		fmt.Fprintf(b, x, r)
+		fmt.Fprintf(b, `\x%02x`, r)
 	case r <= 0xffff:
-		fmt.Fprintf(b, u, r)
+		fmt.Fprintf(b, `\u%04x`, r)
 	default:
-		fmt.Fprintf(b, U, r)
+		fmt.Fprintf(b, `\U%08x`, r)
 	}
 }
 
