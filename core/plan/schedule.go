@@ -36,6 +36,11 @@ type ScheduleOptions struct {
 	WeightGradFraction float64
 	// Events keeps the timeline (events per device, in-flight microbatches over time).
 	Events bool
+	// OneMicrobatch charges each stage the activations of one microbatch, as Graphcore's
+	// auto-pipeline tool counts them, rather than of the microbatches the schedule keeps
+	// in flight on it: the split is the tool's, and the simulated step's peak memory
+	// still counts what the schedule keeps (and advises where that exceeds a device).
+	OneMicrobatch bool
 
 	// deviceFixedBytes is the framework's fixed memory of a whole device
 	// (estimate.Options.FixedBytes before Interleaved shares it among the chunks).
@@ -81,6 +86,10 @@ func scheduled(c *cluster.Cluster, opt *Options) (*cluster.Cluster, error) {
 		if counts, err = deviceShares(so.Config, counts, len(c.Devices)); err != nil {
 			return nil, err
 		}
+	}
+	if so.OneMicrobatch {
+		opt.Estimate.InFlight = nil // one microbatch on every stage
+		return sc, nil
 	}
 	opt.Estimate.InFlight = func(i int) int { return counts[i] }
 	return sc, nil

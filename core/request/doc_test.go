@@ -164,7 +164,7 @@ func TestDocCodes(t *testing.T) {
 	doc := string(readDoc(t))
 	for _, code := range []string{CodeStageOverMemory, CodeScheduleAdvice, CodeIdleDevices, CodeTimesScaled,
 		CodeTimesNotScaled, CodeMicrobatchSizeUnknown, CodeStateAdded, CodeStateRemoved, CodeDataLinkAssumed,
-		CodeGradBytesAssumed, CodeOptimizerTimeUnknown,
+		CodeGradBytesAssumed, CodeOptimizerTimeUnknown, CodeBeyondScaleUp, CodeGraphPartitionFallback, CodeGraphcoreMemoryRule,
 		"too_few_layers", "too_few_cuts", "layer_too_large", "state_too_large", "no_split_fits"} {
 		if !strings.Contains(doc, "| `"+code+"` |") {
 			t.Errorf("docs/request.md does not document the code %s", code)

@@ -45,6 +45,7 @@ const (
 	CodeGradBytesAssumed       = spec.CodeGradBytesAssumed
 	CodeOptimizerTimeUnknown   = spec.CodeOptimizerTimeUnknown
 	CodeGraphPartitionFallback = spec.CodeGraphPartitionFallback
+	CodeGraphcoreMemoryRule    = spec.CodeGraphcoreMemoryRule
 )
 
 func ptr(i int) *int { return &i }

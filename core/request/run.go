@@ -144,6 +144,7 @@ func (p *prepared) options() plan.Options {
 			MicrobatchSize:     r.Schedule.MicrobatchSize,
 			WeightGradFraction: r.Schedule.WeightGradFraction,
 			Events:             r.Events,
+			OneMicrobatch:      p.toolMemory(),
 		},
 	}
 }

@@ -183,6 +183,10 @@ const (
 	// CodeGraphPartitionFallback: split "graph" was asked for, and the split is of ranges
 	// of the layer order instead (Plan.GraphFallback says why).
 	CodeGraphPartitionFallback = "graph_partition_fallback"
+	// CodeGraphcoreMemoryRule: a Graphcore profile in training is planned with Graphcore's
+	// auto-pipeline tool's memory rule, one microbatch's activations per stage, rather
+	// than the schedule's in-flight microbatches (docs/formats.md).
+	CodeGraphcoreMemoryRule = "graphcore_memory_rule"
 )
 
 // FirstError is the result's first error diagnostic (why no plan fits, or why the plan
