@@ -382,6 +382,7 @@ var flagOf = map[string]string{
 	"model.architecture.split": "--split", "model.architecture.tie": "--tie",
 	"model.architecture.matmul_efficiency": "--matmul-efficiency", "model.architecture.memory_efficiency": "--memory-efficiency",
 	"model.architecture.kernel_seconds": "--kernel-us", "model.example": "--example",
+	"model.architecture": "--hf-config", "model.architecture.name": "--hf-config", "model.architecture.framework": "--framework",
 	"cluster.device": "--device", "cluster.count": "--devices", "cluster.link": "--link", "cluster.data_link": "--data-link",
 	"parallelism.pipeline": "--stages", "parallelism.data": "--dp", "parallelism.zero": "--zero1",
 	"parallelism.tensor": "--tp", "parallelism.sequence_parallel": "--sp",
@@ -394,6 +395,7 @@ var flagOf = map[string]string{
 	"training.recompute": "--recompute", "training.fp8_recipe": "--fp8-recipe", "training.fp8_param_gather": "--fp8-param-gather", "schedule.name": "--schedule", "schedule.microbatches": "--microbatches",
 	"schedule.microbatch_size": "--batch", "schedule.weight_grad_fraction": "--weight-grad-fraction",
 	"objective": "--objective", "partition": "--partition", "memory_proportion": "--memory-proportion", "boundaries": "--boundaries",
+	"schedule": "--schedule", "events": "--events",
 }
 
 // flagError names the flag beside the request field in field errors built from flags
