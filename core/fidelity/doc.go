@@ -1,6 +1,7 @@
 // Package fidelity holds pipeplan's checks against published measurements: its tests
-// cost models, GPUs and parallel configurations from papers and framework performance
-// tables with the analytic profiler, the planner and the schedule simulator, and compare
+// plan models, GPUs and parallel configurations from papers and framework performance
+// tables through the planning request (request.Run, the doorway every front end uses),
+// and compare
 // activation memory, model state memory (weights, gradients, optimizer state), block
 // time, whole-step time and whole-step peak memory with what was published, each case
 // with its source and tolerance, and the median error over the cases against a target

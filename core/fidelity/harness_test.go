@@ -1,133 +1,107 @@
 package fidelity_test
 
 import (
+	"context"
+	"encoding/json"
 	"fmt"
 	"math"
 	"sort"
 	"testing"
 
-	"pipeplan/core/analytic"
-	"pipeplan/core/arch"
 	"pipeplan/core/cluster"
-	"pipeplan/core/estimate"
-	"pipeplan/core/plan"
-	"pipeplan/core/schedule"
+	"pipeplan/core/request"
 )
 
 // gpt is a Megatron GPT of Korthikanti et al. 2022, Table 3: learned positions, tied
-// embeddings, dropout, vocabulary 51,200, sequence 2048.
-func gpt(t *testing.T, h, heads, layers int) *arch.Arch {
-	t.Helper()
+// embeddings, dropout, vocabulary 51,200, sequence 2048, as a HuggingFace config.json.
+func gpt(h, heads, layers int) request.Architecture {
 	cfg := fmt.Sprintf(`{"model_type": "gpt2", "n_embd": %d, "n_head": %d, "n_layer": %d, "n_positions": 2048, "vocab_size": 51200}`, h, heads, layers)
-	a, err := arch.Parse([]byte(cfg))
-	if err != nil {
-		t.Fatal(err)
-	}
-	a.Name = fmt.Sprintf("gpt h=%d L=%d", h, layers)
-	return a
+	return request.Architecture{Config: json.RawMessage(cfg)}
 }
 
-// megatron is Megatron-LM as Korthikanti et al. 2022 ran it: eager PyTorch with fused
-// kernels and the fused Adam, the data-parallel all-reduce after the backward ("we do
-// not use any overlapping of gradient all-reduces with back-propagation", section 6.3).
-func megatron() cluster.Framework {
-	f, _ := cluster.LookupFramework(cluster.Eager)
-	f.Name = "megatron-lm"
-	f.OverlapGradReduce = false
-	f.ReturnsLogits = false
-	f.OptimizerTempBytesPerParam = 0
-	f.OptimizerTensorSeconds = 1e-6
-	return f
-}
-
-// selene is a DGX A100 80 GB node of Selene: NVSwitch inside (tensor parallelism), one
-// 200 Gb/s HDR InfiniBand port per GPU between nodes (pipeline and data parallelism).
-func selene(t *testing.T) analytic.Target {
+// megatron is Megatron-LM as Korthikanti et al. 2022 ran it, in the request's terms:
+// eager PyTorch's host time per kernel and per layer (model.architecture's
+// host_kernel_seconds and host_layer_seconds, the eager preset's figures) with what the
+// cuda-graphs framework mode models of Megatron-LM: the fused in-place Adam, the
+// data-parallel all-reduce after the backward ("we do not use any overlapping of
+// gradient all-reduces with back-propagation", section 6.3), the loss without the
+// logits held to the step's end; and its fused SwiGLU (for gated MLPs). An
+// architecture that names its framework keeps it.
+func megatron(t *testing.T, a *request.Architecture) {
 	t.Helper()
-	tg, err := analytic.PresetTarget("a100-80gb")
+	eager, err := cluster.LookupFramework(cluster.Eager)
 	if err != nil {
 		t.Fatal(err)
 	}
-	ib, _ := cluster.LookupLink("ib-hdr")
-	nvs, _ := cluster.LookupLink("nvswitch2")
-	tg.Link, tg.TensorLink, tg.Framework = ib.Link, nvs.Link, megatron()
-	return tg
+	if a.Framework == "" {
+		a.Framework = cluster.CUDAGraphs
+	}
+	a.HostKernelSeconds, a.HostLayerSeconds = &eager.HostKernelSeconds, &eager.HostLayerSeconds
 }
 
-// step is a whole training step planned and simulated: the pipeline's makespan, the
-// data-parallel all-reduce after it (ring over d replicas), the tied embedding's
-// all-reduce and the optimizer update, as core/request's Run counts them.
+// step is a whole training step as request.Run plans and simulates it: the pipeline's
+// makespan, the data-parallel all-reduce, the tied embedding's all-reduce and the
+// optimizer update.
 type step struct {
-	est          *analytic.Result
-	pl           *plan.Plan
+	res          *request.Result
 	seconds      float64
-	stage0Act    int64 // activations the first stage keeps (all in-flight microbatches)
+	stage0Act    int64 // activations the first device keeps (all in-flight microbatches of its stages)
 	stage0Memory int64 // the first stage's device memory at the step's peak (plan.Stage.MemoryBytes)
 }
 
-func runStep(t *testing.T, a *arch.Arch, tg analytic.Target, o analytic.Options, p, v, m, d int) step {
+// runStep plans a step of the architecture on Selene through the request, the doorway
+// every front end uses: DGX A100 80 GB nodes, NVSwitch inside (tensor parallelism), one
+// 200 Gb/s HDR InfiniBand port per GPU between nodes (pipeline and data parallelism),
+// Megatron-LM (megatron), p pipeline devices with v chunks each (1F1B, or interleaved
+// for v > 1), m microbatches of the training's microbatch size, d replicas, split as
+// Megatron splits the blocks: evenly, the embedding with the first, the head with the
+// last.
+func runStep(t *testing.T, a request.Architecture, par request.Parallelism, tr request.Training, mb, v, m int) step {
 	t.Helper()
-	o.DataParallel = d
-	est, err := analytic.Estimate(a, tg, o)
-	if err != nil {
-		t.Fatal(err)
+	megatron(t, &a)
+	r := &request.Request{
+		Model:       request.ModelSpec{Architecture: &a},
+		Cluster:     request.ClusterSpec{Device: "a100-80gb", DevicesPerNode: 8, LinkIntra: "nvswitch2", LinkInter: "ib-hdr"},
+		Parallelism: par,
+		Training:    tr,
+		Schedule:    request.Schedule{Name: "1f1b", Microbatches: m, MicrobatchSize: mb},
+		Layers:      true,
 	}
-	dev := tg.Device
-	dev.MemoryBytesPerSecond = tg.Perf.MemoryBytesPerSecond
-	c := cluster.Homogeneous(dev, p, tg.Link, nil)
-	cfg := schedule.Config{Kind: schedule.OneFOneB, Microbatches: m}
 	if v > 1 {
-		cfg = schedule.Config{Kind: schedule.Interleaved, Chunks: v, Microbatches: m}
+		r.Schedule.Name = fmt.Sprintf("interleaved:%d", v)
 	}
-	// The framework's memory as core/request counts it: fixed memory and the allocator's
-	// reserve in every stage, the optimizer's temporaries in its peak.
-	opt := plan.Options{Schedule: &plan.ScheduleOptions{Config: cfg, MicrobatchSize: o.Batch},
-		Estimate: estimate.Options{FixedBytes: tg.Framework.FixedBytes, AllocatorReserve: tg.Framework.AllocatorReserve,
-			OptimizerTempBytes: est.OptimizerTempBytes}}
-	// Megatron splits the blocks evenly (embedding with the first, head with the last).
-	layers := a.NumLayers
-	stages := p * max(v, 1)
-	bounds := []int{0}
-	for i := 1; i < stages; i++ {
-		bounds = append(bounds, 1+i*layers/stages)
-	}
-	bounds = append(bounds, len(est.Layers))
-	pl, err := plan.Evaluate(est.Model(), c, opt, bounds)
+	est, err := request.Estimate(context.Background(), r)
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := step{est: est, pl: pl, seconds: pl.Schedule.MakespanSeconds}
-	// Per device: optimizer (memory pass over its stages' state) and its all-reduce.
-	var opt2, ar float64
-	for dv := 0; dv < p; dv++ {
-		var touched, grads, tensors float64
-		for i, st := range pl.Stages {
-			if i%p != dv {
-				continue
-			}
-			touched += float64(st.ParamBytes) + 2*float64(st.OptimizerBytes) + float64(st.SharedBytes)
-			for l := st.FirstLayer; l <= st.LastLayer; l++ {
-				grads += float64(est.Layers[l].GradBytes)
-				tensors += float64(est.Layers[l].ParamTensors)
-			}
-		}
-		o := max(touched/(dev.MemoryBytesPerSecond*tg.Perf.MemoryEfficiency), tensors*tg.Framework.OptimizerTensorSeconds)
-		opt2 = max(opt2, o)
-		if d > 1 {
-			k := float64(d)
-			ar = max(ar, 2*(k-1)/k*grads/tg.Link.BytesPerSecond+2*(k-1)*tg.Link.LatencySeconds)
+	n, blocks := len(est.Layers), 0
+	for _, l := range est.Layers {
+		if l.Kind == "block" {
+			blocks++
 		}
 	}
-	s.seconds += opt2 + ar
-	if p > 1 {
-		s.seconds += est.Total.TiedAllReduceSeconds
+	if est.Layers[0].Kind != "embedding" || blocks == 0 {
+		t.Fatalf("layers %s, %s, ...: want the embedding, then the blocks", est.Layers[0].Kind, est.Layers[1].Kind)
 	}
-	for i, st := range pl.Stages {
-		if i%p == 0 { // the first device's stages (chunks)
+	stages := par.Pipeline * max(v, 1)
+	r.Boundaries = []int{0}
+	for i := 1; i < stages; i++ {
+		r.Boundaries = append(r.Boundaries, 1+i*blocks/stages)
+	}
+	r.Boundaries = append(r.Boundaries, n)
+	res, err := request.Run(context.Background(), r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Plan == nil || res.Step == nil {
+		t.Fatalf("no step: %+v", res.Diagnostics)
+	}
+	s := step{res: res, seconds: res.Step.StepSeconds, stage0Memory: res.Plan.Stages[0].MemoryBytes}
+	for i, st := range res.Plan.Stages {
+		if i%par.Pipeline == 0 { // the first device's stages (chunks)
 			s.stage0Act += st.ActivationBytes + st.StashBytes
 		}
 	}
-	s.stage0Memory = pl.Stages[0].MemoryBytes
 	return s
 }
 
