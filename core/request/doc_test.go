@@ -5,8 +5,15 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"io/fs"
 	"os"
+	"path/filepath"
 	"reflect"
+	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -145,29 +152,120 @@ func TestDocRequests(t *testing.T) {
 	}
 }
 
-// TestDocDefaults: the defaults the documentation lists are Normalize's doc comment's,
-// field by field.
+// TestDocDefaults: every default Normalize's doc comment lists (a request field
+// followed by a colon, as "training.recompute: none", or "parallelism.shard_group with
+// hsdp:") is a field of the request and is listed in the documentation's defaults
+// ("`training.recompute`:").
 func TestDocDefaults(t *testing.T) {
-	doc := string(readDoc(t))
-	for _, field := range []string{"version", "training.mode", "training.optimizer", "training.precision",
-		"training.recompute", "cluster.count", "cluster.link", "parallelism.data", "parallelism.pipeline",
-		"schedule.name", "schedule.microbatches", "schedule.microbatch_size", "schedule.weight_grad_fraction",
-		"model.architecture", "objective", "memory_proportion"} {
-		if !strings.Contains(doc, "`"+field+"`:") {
-			t.Errorf("docs/request.md lists no default for %s", field)
+	doc := strings.Join(strings.Fields(string(readDoc(t))), " ")
+	fields := requestFields()
+	var comment string
+	for _, f := range parseGo(t, ".") {
+		for _, d := range f.Decls {
+			if fn, ok := d.(*ast.FuncDecl); ok && fn.Name.Name == "Normalize" && fn.Recv == nil && fn.Doc != nil {
+				comment = strings.Join(strings.Fields(fn.Doc.Text()), " ")
+			}
+		}
+	}
+	var listed []string
+	for _, m := range regexp.MustCompile(`([a-z][a-z_]*(?:\.[a-z_]+)*)(?: with [a-z0-9]+)?:`).FindAllStringSubmatch(comment, -1) {
+		if fields[m[1]] && !slices.Contains(listed, m[1]) {
+			listed = append(listed, m[1])
+		}
+	}
+	if len(listed) < 20 || listed[0] != "version" {
+		t.Fatalf("Normalize's doc comment lists the defaults of %v: the parse is broken", listed)
+	}
+	for _, field := range listed {
+		if !regexp.MustCompile("`" + regexp.QuoteMeta(field) + "`( with `[a-z0-9]+`)?:").MatchString(doc) {
+			t.Errorf("docs/request.md lists no default for %s, which Normalize's doc comment gives", field)
 		}
 	}
 }
 
-// TestDocCodes: every diagnostic code is documented.
+// requestFields returns the JSON paths of the request's fields ("schedule.name").
+func requestFields() map[string]bool {
+	fields := map[string]bool{}
+	var walk func(t reflect.Type, prefix string)
+	walk = func(t reflect.Type, prefix string) {
+		for t.Kind() == reflect.Pointer {
+			t = t.Elem()
+		}
+		for i := range t.NumField() {
+			f := t.Field(i)
+			name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+			if name == "" || name == "-" {
+				continue
+			}
+			fields[prefix+name] = true
+			if ft := f.Type; ft.Kind() == reflect.Struct || (ft.Kind() == reflect.Pointer && ft.Elem().Kind() == reflect.Struct) {
+				walk(ft, prefix+name+".")
+			}
+		}
+	}
+	walk(reflect.TypeOf(Request{}), "")
+	return fields
+}
+
+// parseGo parses the non-test Go files of a directory, with comments.
+func parseGo(t *testing.T, dir string) []*ast.File {
+	t.Helper()
+	pkgs, err := parser.ParseDir(token.NewFileSet(), dir, func(fi fs.FileInfo) bool { return !strings.HasSuffix(fi.Name(), "_test.go") }, parser.ParseComments)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var files []*ast.File
+	for _, p := range pkgs {
+		for _, f := range p.Files {
+			files = append(files, f)
+		}
+	}
+	return files
+}
+
+// TestDocCodes: every diagnostic code is documented: the string constants named Code*
+// anywhere in core (the result's codes), and those of the const block of "The codes of
+// a Reason" (core/plan's no-fit reasons).
 func TestDocCodes(t *testing.T) {
 	doc := string(readDoc(t))
-	for _, code := range []string{CodeStageOverMemory, CodeScheduleAdvice, CodeIdleDevices, CodeTimesScaled,
-		CodeTimesNotScaled, CodeMicrobatchSizeUnknown, CodeStateAdded, CodeStateRemoved, CodeDataLinkAssumed,
-		CodeGradBytesAssumed, CodeOptimizerTimeUnknown, CodeBeyondScaleUp, CodeGraphPartitionFallback, CodeGraphcoreMemoryRule,
-		"too_few_layers", "too_few_cuts", "layer_too_large", "state_too_large", "no_split_fits"} {
+	codes := map[string]string{}
+	err := filepath.WalkDir("..", func(path string, d fs.DirEntry, err error) error {
+		if err != nil || !d.IsDir() {
+			return err
+		}
+		for _, f := range parseGo(t, path) {
+			for _, decl := range f.Decls {
+				g, ok := decl.(*ast.GenDecl)
+				if !ok || g.Tok != token.CONST {
+					continue
+				}
+				block := g.Doc != nil && strings.HasPrefix(g.Doc.Text(), "The codes of a Reason")
+				for _, spec := range g.Specs {
+					vs := spec.(*ast.ValueSpec)
+					for i, name := range vs.Names {
+						if i >= len(vs.Values) || !(block || strings.HasPrefix(name.Name, "Code")) {
+							continue
+						}
+						if lit, ok := vs.Values[i].(*ast.BasicLit); ok && lit.Kind == token.STRING {
+							codes[strings.Trim(lit.Value, `"`)] = path + ": " + name.Name
+						}
+					}
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, known := range []string{CodeStageOverMemory, CodeGraphcoreMemoryRule, "no_split_fits", "too_few_layers"} {
+		if _, ok := codes[known]; !ok {
+			t.Fatalf("the scan of core found no constant for the code %s: it is broken (found %v)", known, codes)
+		}
+	}
+	for code, where := range codes {
 		if !strings.Contains(doc, "| `"+code+"` |") {
-			t.Errorf("docs/request.md does not document the code %s", code)
+			t.Errorf("docs/request.md does not document the code %s (%s)", code, where)
 		}
 	}
 	if !strings.Contains(doc, PlannerVersion) {
