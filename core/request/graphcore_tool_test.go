@@ -39,8 +39,10 @@ const toolInf = math.MaxInt64 / 4
 //     memoryProportion MiB or a layer in it has a call (a repeated layer name) outside it;
 //   - memory[a, b] is the always-alive part (each shared key once, the first size met;
 //     every exclusive entry) plus the not-always-alive peak: the most, over the layers l
-//     of the range, of maxTemporary + curCarryOver + the curActivation of a..l-1: one
-//     microbatch's activations, whatever the schedule;
+//     of the range, of maxTemporary + curCarryOver + the curActivation of a..l-1. The
+//     README names the temporaries and the carried tensors; its profiles' curActivation
+//     adds, layer by layer, what one microbatch keeps (docs/formats.md): one
+//     microbatch's, whatever the pipeline schedule;
 //   - transfer_cost[i, a, b] is what IPU i receives (from the previous IPU unless i = 0)
 //     and sends (to the next unless last), plus the two host transfers every IPU waits
 //     for, each idle + bytes / (GBps x 2^30 / clock) cycles, truncated;
