@@ -108,6 +108,36 @@ func TestScheduleAwarePlanFitsWhereBlindRunsOutOfMemory(t *testing.T) {
 	}
 }
 
+// OneMicrobatch plans as Graphcore's auto-pipeline tool counts memory, one microbatch's
+// activations on every stage: on the fixture above the split under 1F1B is then the
+// blind one (3 + 3 + 3 + 3), each stage planned with one microbatch in flight and no
+// stash, while the simulated step keeps 1F1B's in-flight microbatches and says that
+// device 0 then needs 14 MiB.
+func TestOneMicrobatchPlansAsBlind(t *testing.T) {
+	m := chain(12, mib, mib, 0)
+	c := devices(4, 12*mib)
+	opt := with(schedule.Config{Kind: schedule.OneFOneB, Microbatches: 8})
+	opt.Schedule.OneMicrobatch = true
+	p, err := Make(m, c, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []int{0, 3, 6, 9, 12}; !reflect.DeepEqual(p.Boundaries, want) {
+		t.Errorf("boundaries %v, want the blind plan's %v", p.Boundaries, want)
+	}
+	for i, st := range p.Stages {
+		if st.InFlight != 1 || st.StashBytes != 0 || st.MemoryBytes > st.LimitBytes {
+			t.Errorf("stage %d: %d in flight, stash %d, memory %d of %d: want one microbatch, no stash, within the limit", i, st.InFlight, st.StashBytes, st.MemoryBytes, st.LimitBytes)
+		}
+	}
+	if got, want := p.Schedule.MaxInFlight, []int{4, 3, 2, 1}; !reflect.DeepEqual(got, want) {
+		t.Errorf("simulated in flight %v, want 1f1b's %v", got, want)
+	}
+	if got := p.Schedule.PeakMemoryBytes[0]; got != 14*mib || len(p.Schedule.Advice) == 0 {
+		t.Errorf("simulated peak of device 0 %d, advice %q: want 14 MiB and advice", got, p.Schedule.Advice)
+	}
+}
+
 // The simulator's peak per device and the estimator's memory per stage are computed
 // independently (memory changes sorted in time; prefix sums and in-flight counts), and
 // agree exactly for every schedule with one stage per device.
