@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"os"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -270,5 +272,37 @@ func TestGraphcoreToolRandom(t *testing.T) {
 	}
 	if stashBinds < trials/20 {
 		t.Errorf("only %d of %d plans would not fit with the schedule's stash: the test would not see it charged", stashBinds, trials)
+	}
+}
+
+// The note of the tool's memory rule is given where the rule changes what a stage holds:
+// in training, with activations (or recomputation's stashed inputs); not for the tool's
+// own test profiles, which keep none, nor in inference.
+func TestGraphcoreMemoryRuleNote(t *testing.T) {
+	read := func(name string) string {
+		b, err := os.ReadFile("../load/testdata/graphcore/" + name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	mj, cj := read("transfer_4.json"), read("cluster_4ipu.json")
+	withActs := strings.Replace(mj, `"curActivation": 0`, `"curActivation": 1024`, 1)
+	if withActs == mj {
+		t.Fatal("transfer_4.json has no curActivation to set")
+	}
+	for _, tc := range []struct {
+		name, model, extra string
+		note               bool
+	}{
+		{"no activations", mj, "", false},
+		{"no activations, full recomputation", mj, `, "training": {"recompute": "full"}`, true},
+		{"activations", withActs, "", true},
+		{"activations, inference", withActs, `, "training": {"mode": "inference"}`, false},
+	} {
+		res := run(t, decode(t, `{"model": {"document": `+tc.model+`}, "cluster": {"document": `+cj+`}`+tc.extra+`}`))
+		if got := diagnostic(res, CodeGraphcoreMemoryRule) != nil; got != tc.note {
+			t.Errorf("%s: note %v, want %v", tc.name, got, tc.note)
+		}
 	}
 }

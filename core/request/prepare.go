@@ -687,14 +687,6 @@ func (p *prepared) nodes(es *model.Errors, d cluster.DevicePreset) {
 // adds gradients and optimizer state: PipeDream profiles.
 func (p *prepared) weightsOnly() bool { return p.format == load.PipeDream }
 
-// toolMemory reports whether the stages are planned with Graphcore's auto-pipeline tool's
-// memory rule: one microbatch's activations on every stage, whatever the schedule keeps in
-// flight (plan.ScheduleOptions.OneMicrobatch). It holds for training a Graphcore profile,
-// so that the settings docs/formats.md names reproduce the tool's partitions, which count
-// one microbatch (its curActivation); a profile in pipeplan's native JSON is planned with
-// the schedule's stash.
-func (p *prepared) toolMemory() bool { return p.format == load.Graphcore && p.train() }
-
 func (p *prepared) training(es *model.Errors) {
 	t := &p.req.Training
 	if t.FP8Recipe != "" && p.arch == nil {
@@ -874,11 +866,7 @@ func (p *prepared) schedule(es *model.Errors) {
 			es.Add(p.modelField("tokens_per_sample"), "%d tokens per sample times the %d samples of a step is more than the %d tokens a step may count", t, samples, int64(maxTokensPerStep))
 		}
 	}
-	if p.toolMemory() {
-		p.note(Diagnostic{Code: CodeGraphcoreMemoryRule, Severity: Note, Field: "schedule.name",
-			Message:    fmt.Sprintf("the Graphcore profile is split as Graphcore's auto-pipeline tool splits it: each stage's memory holds one microbatch's activations (curActivation), not the microbatches %s keeps in flight; the simulated step's peak memory counts those", c),
-			Suggestion: "to split with the schedule's stash counted, give the profile in pipeplan's native JSON (docs/formats.md)"})
-	}
+	p.toolMemoryNote(c)
 	p.sched = c
 }
 
