@@ -3,6 +3,8 @@ package request
 import (
 	"fmt"
 	"testing"
+
+	"pipeplan/core/arch"
 )
 
 // A cluster document whose stages are joined by links of different speeds, and in
@@ -57,5 +59,24 @@ func TestDataParallelSlowestLink(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// A tied embedding's gradients, copied to the first and the last stage, are all-reduced
+// between them over the slowest link between the stages of a cluster document, wherever
+// it sits.
+func TestTiedAllReduceSlowestLink(t *testing.T) {
+	a, err := arch.Bundled("gpt2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	bytes := int64(a.VocabSize) * int64(a.HiddenSize) * 2 // bf16 gradients
+	fast, slow := `{"latency_seconds": 1e-6, "bytes_per_second": 100e9}`, `{"latency_seconds": 4e-6, "bytes_per_second": 5e9}`
+	for i, links := range [][3]string{{slow, fast, fast}, {fast, slow, fast}, {fast, fast, slow}} {
+		cl := fmt.Sprintf(`{"devices": [{"name": "a100-80gb"}, {"name": "a100-80gb"}, {"name": "a100-80gb"}, {"name": "a100-80gb"}], "links": [%s, %s, %s]}`, links[0], links[1], links[2])
+		res := runJSON(t, `{"model": {"architecture": {"name": "gpt2", "tie": "copy"}}, "cluster": {"document": `+cl+`}}`)
+		if want := ring(2, bytes, 4e-6, 5e9); !near(res.Step.TiedAllReduceSeconds, want) {
+			t.Errorf("slow link %d: tied all-reduce %v s, want %v s over the slowest link", i, res.Step.TiedAllReduceSeconds, want)
+		}
 	}
 }
