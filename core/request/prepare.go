@@ -75,6 +75,9 @@ type prepared struct {
 	// profiles, whose measured times hold their framework's costs.
 	framework cluster.Framework
 	notes     []Diagnostic
+	// loaded is what was read from the request's documents (or reused from them: a
+	// variant's, Prepared.With), kept for the variants.
+	loaded *loaded
 }
 
 // Normalize checks the request and returns a copy with every default applied: the
@@ -126,12 +129,19 @@ func Validate(r *Request) error {
 func prepare(in *Request) (*prepared, error) { return prepareWith(in, nil) }
 
 // prepareWith is prepare with a cache (nil: none).
-func prepareWith(in *Request, cache *Cache) (*prepared, error) {
+func prepareWith(in *Request, cache *Cache) (*prepared, error) { return prepareFrom(in, cache, nil) }
+
+// prepareFrom is prepareWith reading the documents that reuse holds (nil: none) as the
+// request's instead of loading them again (a variant's, Prepared.With).
+func prepareFrom(in *Request, cache *Cache, reuse *loaded) (*prepared, error) {
 	if in == nil {
 		return nil, &model.FieldError{Reason: "the request is missing"}
 	}
 	r := clone(in)
-	p := &prepared{req: r, cache: cache}
+	p := &prepared{req: r, cache: cache, loaded: &loaded{}}
+	if reuse != nil {
+		*p.loaded = *reuse
+	}
 	var es model.Errors
 	switch r.Version {
 	case 0, Version:
@@ -168,7 +178,13 @@ func prepareWith(in *Request, cache *Cache) (*prepared, error) {
 		return nil, es.Err()
 	}
 	p.gatherLayers(&es)
-	return p, es.Err()
+	if err := es.Err(); err != nil {
+		return nil, err
+	}
+	if reuse == nil && p.loaded.origin != nil {
+		p.loaded.spec = p.req.Model
+	}
+	return p, nil
 }
 
 func clone(r *Request) *Request {
@@ -219,6 +235,10 @@ func document(raw json.RawMessage) ([]byte, error) {
 
 func (p *prepared) loadModel(es *model.Errors) {
 	ms := &p.req.Model
+	if ld := p.loaded; ld.model != nil {
+		p.model, p.format = ld.model, ld.format
+		return
+	}
 	n := 0
 	for _, set := range []bool{ms.Example != "", len(ms.Document) > 0, ms.Architecture != nil} {
 		if set {
@@ -243,6 +263,7 @@ func (p *prepared) loadModel(es *model.Errors) {
 		}
 		ms.Example = e.Name
 		p.model, p.format = m, load.Native
+		p.keepProfile()
 	case len(ms.Document) > 0:
 		data, err := document(ms.Document)
 		if err != nil {
@@ -255,6 +276,7 @@ func (p *prepared) loadModel(es *model.Errors) {
 			return
 		}
 		p.model, p.format = m, f
+		p.keepProfile()
 	default:
 		a := ms.Architecture
 		switch {
@@ -284,6 +306,12 @@ func (p *prepared) loadModel(es *model.Errors) {
 			p.arch, p.archKey = def, key
 		}
 	}
+}
+
+// keepProfile records the profile as loaded, for the variants (Prepared.With).
+func (p *prepared) keepProfile() {
+	ld := p.loaded
+	ld.model, ld.format, ld.origin, ld.originFormat = p.model, p.format, p.model, p.format
 }
 
 func (p *prepared) loadCluster(es *model.Errors) {
@@ -330,17 +358,20 @@ func (p *prepared) loadCluster(es *model.Errors) {
 	if cs.Link != "" {
 		es.Add("cluster.link", "goes with cluster.device: a cluster document states its links")
 	}
-	data, err := document(cs.Document)
-	if err != nil {
-		es.Add("cluster.document", "%v", err)
-		return
+	c := p.loaded.cluster
+	if c == nil {
+		data, err := document(cs.Document)
+		if err != nil {
+			es.Add("cluster.document", "%v", err)
+			return
+		}
+		if c, err = load.Cluster(data); err != nil {
+			addPrefixed(es, "cluster.document", err)
+			return
+		}
+		p.loaded.cluster = c
 	}
-	c, err := load.Cluster(data)
-	if err != nil {
-		addPrefixed(es, "cluster.document", err)
-		return
-	}
-	p.cluster = c
+	p.cluster = copyCluster(c) // links and devices are adjusted below
 	if cs.DataLink != "" {
 		if l, err := cluster.LookupLink(cs.DataLink); err != nil {
 			es.Add("cluster.data_link", "%v", err)
@@ -1129,6 +1160,7 @@ func archPaths(err error) error {
 // state for weights-only profiles, none of either for inference, optimizer state sharded
 // under ZeRO-1, and times rescaled from the device it was measured on.
 func (p *prepared) profile(es *model.Errors) {
+	p.model = copyModel(p.model) // the profile as loaded stays as it was, for the variants
 	m := p.model
 	r := p.req
 	train := p.train()

@@ -44,6 +44,11 @@ func runWith(ctx context.Context, r *Request, cache *Cache) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	return p.run(ctx, id)
+}
+
+// run plans the prepared request; its result states id. It changes nothing of p.
+func (p *prepared) run(ctx context.Context, id string) (*Result, error) {
 	res := &Result{Version: Version, ID: id, PlannerVersion: PlannerVersion, Model: p.modelInfo(), Diagnostics: []Diagnostic{}}
 	res.Diagnostics = append(res.Diagnostics, p.notes...)
 	res.Placement = p.placement
@@ -52,6 +57,7 @@ func runWith(ctx context.Context, r *Request, cache *Cache) (*Result, error) {
 	}
 	opt := p.options()
 	var pl *plan.Plan
+	var err error
 	if p.req.Boundaries != nil {
 		pl, err = plan.Evaluate(p.model, p.cluster, opt, p.req.Boundaries)
 	} else {

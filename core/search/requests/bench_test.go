@@ -60,3 +60,30 @@ func BenchmarkSearchLlama3_8BGlobalBatch(b *testing.B) { benchSearch(b, "meta-ll
 // BenchmarkSearchLlama31_70B: Llama-3.1-70B on up to 512 H100s with a global batch of
 // 1024 sequences. Target: under 5 s natively.
 func BenchmarkSearchLlama31_70B(b *testing.B) { benchSearch(b, "llama-3.1-70b", 512, 1024) }
+
+// BenchmarkSearchProfile: the bundled GPT-2 medium profile (measured on an A100, scaled
+// to H100s) on up to 4 H100s, every knob: a profile-driven search, whose candidates each
+// plan the profile scaled to their microbatch size.
+func BenchmarkSearchProfile(b *testing.B) {
+	var st search.Stats
+	for b.Loop() {
+		ev, err := New(&request.Request{Model: request.ModelSpec{Example: "gpt2-medium"}, Cluster: request.ClusterSpec{Device: "h100-sxm"}})
+		if err != nil {
+			b.Fatal(err)
+		}
+		s, err := ev.Space(search.Knobs{MaxDevices: 4, MaxMicrobatchSize: 32})
+		if err != nil {
+			b.Fatal(err)
+		}
+		r, err := search.Run(context.Background(), s, ev, search.Options{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if r.Best == nil {
+			b.Fatal("nothing fits")
+		}
+		st = r.Stats
+	}
+	b.ReportMetric(float64(st.Evaluated), "evaluated")
+	b.ReportMetric(b.Elapsed().Seconds()*1e9/float64(b.N)/float64(max(1, st.Evaluated)), "ns/evaluation")
+}

@@ -10,7 +10,6 @@ package requests
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"math"
 	"reflect"
@@ -19,8 +18,6 @@ import (
 	"pipeplan/core/analytic"
 	"pipeplan/core/arch"
 	"pipeplan/core/cluster"
-	"pipeplan/core/examples"
-	"pipeplan/core/load"
 	"pipeplan/core/model"
 	"pipeplan/core/request"
 	"pipeplan/core/schedule"
@@ -67,13 +64,13 @@ func RunQuery(ctx context.Context, q *search.Query, opt search.Options) (*search
 // (see Bound). A profile (a measured model document) is scaled with the microbatch size
 // (ScaleProfile) and bounded by its scaled layer times.
 type Evaluator struct {
-	base    *request.Request // normalized
-	arch    *arch.Arch
-	target  analytic.Target
-	profile *model.Model // a measured profile, as measured (microbatch size profileB)
-	// profileB is the samples per microbatch the profile was measured with.
-	profileB int
-	// secondsPer converts a profile's time unit to seconds on the cluster's device.
+	base *request.Request // normalized, without the knobs
+	// prepared is the base request prepared: every candidate is a variant of it
+	// (request.Prepared.With), which reuses its model, documents and estimates.
+	prepared *request.Prepared
+	arch     *arch.Arch
+	// secondsPer converts a profile's time unit to seconds on the cluster's device
+	// (cycles at its clock; times are in seconds once prepared).
 	secondsPer float64
 	topo       *cluster.Topology
 	link       cluster.Link // between devices, without nodes
@@ -84,6 +81,7 @@ type Evaluator struct {
 	contextMethod string
 	terms         map[termKey]*terms
 	estimates     map[termKey]*analytic.Result // analytic estimates without their terms (Twin)
+	layers        int                          // the model's layers
 	// twins caches Twin's comparison per tensor-parallel degree, expert-parallel degree
 	// and microbatch size.
 	twins map[[3]int]bool
@@ -96,8 +94,6 @@ type Evaluator struct {
 	gathered map[gatherKey]*terms
 	// device is the cluster's device, as one stage's cluster holds it (memory limits).
 	device *cluster.Device
-	// cache keeps the parsed architecture and its analytic estimates across candidates.
-	cache *request.Cache
 }
 
 type termKey struct {
@@ -186,17 +182,19 @@ func New(base *request.Request) (*Evaluator, error) {
 	if b.Cluster.Device == "" {
 		return nil, &model.FieldError{Path: "cluster.device", Reason: "the search needs a device preset (and devices_per_node for nodes): it decides how many devices a pipeline uses"}
 	}
-	n, err := request.Normalize(&b)
+	prepared, err := request.Prepare(&b)
 	if err != nil {
 		return nil, err
 	}
+	n := prepared.Request()
 	n.Parallelism = request.Parallelism{}
 	n.Schedule = request.Schedule{}
 	n.Cluster.Count = 0
-	r := &Evaluator{base: n, sp: base.Parallelism.SequenceParallel, train: n.Training.Mode == request.ModeTraining,
+	r := &Evaluator{base: n, prepared: prepared, arch: prepared.Architecture(), layers: len(prepared.Model().Layers),
+		sp: base.Parallelism.SequenceParallel, train: n.Training.Mode == request.ModeTraining,
 		expertOverlap: base.Parallelism.ExpertOverlap, dispatcher: base.Parallelism.ExpertDispatcher,
 		contextMethod: contextMethodOf(base.Parallelism.ContextMethod),
-		terms:         map[termKey]*terms{}, estimates: map[termKey]*analytic.Result{}, twins: map[[3]int]bool{}, gathered: map[gatherKey]*terms{}, secondsPer: 1, cache: request.NewCache()}
+		terms:         map[termKey]*terms{}, estimates: map[termKey]*analytic.Result{}, twins: map[[3]int]bool{}, gathered: map[gatherKey]*terms{}, secondsPer: 1}
 	dp, err := cluster.LookupDevice(n.Cluster.Device)
 	if err != nil {
 		return nil, err
@@ -221,161 +219,50 @@ func New(base *request.Request) (*Evaluator, error) {
 	if n.Cluster.FreeTransfers {
 		r.link, r.topo = cluster.Link{}, nil
 	}
-	if a := n.Model.Architecture; a != nil {
-		if r.arch, err = architecture(a); err != nil {
-			return nil, err
+	if prepared.Model().Unit() == model.Cycles {
+		if !(dp.ClockHz > 0) {
+			return nil, &model.FieldError{Path: "cluster.device", Reason: fmt.Sprintf("%s states no clock to convert the profile's cycles with", dp.Name)}
 		}
-		if r.target, err = analytic.PresetTarget(n.Cluster.Device); err != nil {
-			return nil, err
-		}
-		if a.MatmulEfficiency != 0 {
-			r.target.Perf.MatmulEfficiency = a.MatmulEfficiency
-		}
-		if a.MemoryEfficiency != 0 {
-			r.target.Perf.MemoryEfficiency = a.MemoryEfficiency
-		}
-		if a.KernelSeconds != nil {
-			r.target.Perf.KernelSeconds = *a.KernelSeconds
-		}
-		if r.topo != nil {
-			r.target.TensorLink = r.topo.Intra
-		} else {
-			r.target.TensorLink = r.link
-		}
-		return r, nil
-	}
-	if err := r.loadProfile(dp); err != nil {
-		return nil, err
+		r.secondsPer = 1 / dp.ClockHz
 	}
 	return r, nil
 }
 
-func architecture(a *request.Architecture) (*arch.Arch, error) {
-	if a.Name != "" {
-		return arch.Bundled(a.Name)
-	}
-	return arch.Parse(a.Config)
-}
-
-// loadProfile reads the base's profile: the document, or the example.
-func (r *Evaluator) loadProfile(dp cluster.DevicePreset) error {
-	ms := r.base.Model
-	var data []byte
-	switch {
-	case ms.Example != "":
-		e, err := examples.Lookup(ms.Example)
-		if err != nil {
-			return err
-		}
-		data = e.ModelJSON()
-	default:
-		s := strings.TrimSpace(string(ms.Document))
-		data = []byte(s)
-		if strings.HasPrefix(s, `"`) {
-			var text string
-			if err := json.Unmarshal(ms.Document, &text); err != nil {
-				return err
-			}
-			data = []byte(text)
-		}
-	}
-	m, _, err := load.Model(data)
-	if err != nil {
-		return err
-	}
-	if m.Name == "" {
-		m.Name = ms.Name
-	}
-	r.profile = m
-	r.profileB = max(1, m.MicrobatchSize)
-	r.secondsPer = 1
-	switch {
-	case m.Unit() == model.Cycles:
-		r.secondsPer = 1 / dp.ClockHz
-		if !(dp.ClockHz > 0) {
-			return &model.FieldError{Path: "cluster.device", Reason: fmt.Sprintf("%s states no clock to convert the profile's cycles with", dp.Name)}
-		}
-	case m.MeasuredOn != nil:
-		from := m.MeasuredOn.FLOPSPerSecond
-		if from == 0 {
-			if d, err := cluster.LookupDevice(m.MeasuredOn.Name); err == nil {
-				from = d.FLOPSPerSecond
-			}
-		}
-		if from > 0 {
-			r.secondsPer = from / dp.FLOPSPerSecond
-		}
-	}
-	return nil
-}
-
-// ScaleProfile returns the profile measured at microbatch size from, scaled to size to,
-// as Graphcore's auto-pipeline tool's auto-auto re-profiles the model at each batch size: times (seconds or
-// cycles, cycles rounded up), activations, temporaries, carried tensors, the tensors
-// passed between layers and stated transfers grow in proportion to the samples; weights,
-// gradients, optimizer state, exclusive and shared (code) memory do not. The model states
-// its new microbatch size. It is a linear model of a profile: measure at the sizes that
-// matter when a profile is at hand.
-func ScaleProfile(m *model.Model, from, to int) *model.Model {
-	f := float64(to) / float64(from)
-	scale := func(v int64) int64 { return int64(math.Ceil(float64(v) * f)) }
-	s := *m
-	s.MicrobatchSize = to
-	s.Inputs = scaleTensors(m.Inputs, scale)
-	s.Layers = make([]model.Layer, len(m.Layers))
-	for i, l := range m.Layers {
-		l.ForwardSeconds *= f
-		l.BackwardSeconds *= f
-		l.ForwardCycles = scale(l.ForwardCycles)
-		l.BackwardCycles = scale(l.BackwardCycles)
-		l.TemporaryBytes = scale(l.TemporaryBytes)
-		l.ActivationBytes = scale(l.ActivationBytes)
-		l.CarryOverBytes = scale(l.CarryOverBytes)
-		l.Outputs = scaleTensors(l.Outputs, scale)
-		if l.RecvBytes != nil {
-			v := scale(*l.RecvBytes)
-			l.RecvBytes = &v
-		}
-		if l.SendBytes != nil {
-			v := scale(*l.SendBytes)
-			l.SendBytes = &v
-		}
-		s.Layers[i] = l
-	}
-	return &s
-}
-
-func scaleTensors(ts []model.Tensor, scale func(int64) int64) []model.Tensor {
-	out := make([]model.Tensor, len(ts))
-	for i, t := range ts {
-		out[i] = model.Tensor{ID: t.ID, Bytes: scale(t.Bytes)}
-	}
-	return out
-}
-
-// Request is the planning request of a candidate: the base with the candidate's knobs.
+// Request is the planning request of a candidate: the base with the candidate's knobs
+// (a profile scaled to the candidate's microbatch size, request.Prepared.With).
 func (r *Evaluator) Request(c search.Candidate) (*request.Request, error) {
+	k := r.knobs(c)
 	q := *r.base
-	q.Parallelism = request.Parallelism{Pipeline: c.Pipeline, Data: c.Data, Tensor: c.Tensor,
-		Sharding: zeroStages[c.ZeRO], SequenceParallel: r.seqParallel(c.Tensor, c.Expert), Expert: c.Expert,
-		ExpertOverlap: r.expertOverlap && c.Expert > 1 && c.Recompute != string(analytic.Full), ExpertDispatcher: r.dispatcher}
-	if c.Context > 1 {
-		q.Parallelism.Context, q.Parallelism.ContextMethod = c.Context, r.contextMethod
-	}
-	q.Schedule = request.Schedule{Name: c.Schedule, Microbatches: c.Microbatches, MicrobatchSize: c.MicrobatchSize}
-	q.Training.Recompute = c.Recompute
-	if !r.train {
-		q.Training.Recompute = ""
-	}
-	q.MemoryProportion = c.MemoryProportion
-	if r.profile != nil {
-		doc, err := json.Marshal(ScaleProfile(r.profile, r.profileB, c.MicrobatchSize))
+	q.Parallelism, q.Schedule, q.Training.Recompute, q.MemoryProportion = k.Parallelism, k.Schedule, k.Recompute, k.MemoryProportion
+	if r.arch == nil {
+		v, err := r.prepare(c)
 		if err != nil {
 			return nil, err
 		}
-		q.Model = request.ModelSpec{Document: doc, Name: r.profile.Name}
+		q.Model = v.Request().Model
 	}
 	return &q, nil
+}
+
+// knobs are a candidate's knobs of the base request.
+func (r *Evaluator) knobs(c search.Candidate) request.Knobs {
+	k := request.Knobs{Parallelism: request.Parallelism{Pipeline: c.Pipeline, Data: c.Data, Tensor: c.Tensor,
+		Sharding: zeroStages[c.ZeRO], SequenceParallel: r.seqParallel(c.Tensor, c.Expert), Expert: c.Expert,
+		ExpertOverlap: r.expertOverlap && c.Expert > 1 && c.Recompute != string(analytic.Full), ExpertDispatcher: r.dispatcher},
+		Schedule:  request.Schedule{Name: c.Schedule, Microbatches: c.Microbatches, MicrobatchSize: c.MicrobatchSize},
+		Recompute: c.Recompute, MemoryProportion: c.MemoryProportion, Partition: r.base.Partition}
+	if c.Context > 1 {
+		k.Parallelism.Context, k.Parallelism.ContextMethod = c.Context, r.contextMethod
+	}
+	if !r.train {
+		k.Recompute = ""
+	}
+	return k
+}
+
+// prepare is the candidate's request prepared, as a variant of the base.
+func (r *Evaluator) prepare(c search.Candidate) (*request.Prepared, error) {
+	return r.prepared.With(r.knobs(c))
 }
 
 // contextMethodOf is the context method of the search's candidates: the base request's,
@@ -392,11 +279,11 @@ var zeroStages = [...]string{"none", "zero1", "zero2", "zero3"}
 
 // Evaluate plans the candidate's request.
 func (r *Evaluator) Evaluate(ctx context.Context, c search.Candidate) (search.Outcome, error) {
-	q, err := r.Request(c)
+	v, err := r.prepare(c)
 	if err != nil {
-		return search.Outcome{}, err
+		return search.Outcome{}, fmt.Errorf("%s: %w", c, err)
 	}
-	res, err := r.cache.Run(ctx, q)
+	res, err := v.Plan(ctx) // no content id: only the reported candidates get one
 	if err != nil {
 		return search.Outcome{}, fmt.Errorf("%s: %w", c, err)
 	}
@@ -514,20 +401,6 @@ func sameEstimate(a, b *analytic.Result) bool {
 	return reflect.DeepEqual(a.Layers, b.Layers) && a.Total == b.Total
 }
 
-// analyticOptions are the analytic options of the bound's terms: the base request's, with
-// a tensor-parallel degree, microbatch size and recomputation (one replica, no ZeRO).
-func (r *Evaluator) analyticOptions(t, b int, recompute string) analytic.Options {
-	o := analytic.Options{Batch: b, Seq: r.base.Model.Architecture.Seq, DType: analytic.DType(r.base.Model.Architecture.DType),
-		Precision: analytic.Precision(r.base.Training.Precision), Optimizer: analytic.Optimizer(r.base.Training.Optimizer),
-		Attention: analytic.Attention(r.base.Model.Architecture.Attention), Recompute: analytic.Recompute(recompute),
-		Split: analytic.Split(r.base.Model.Architecture.Split), Tie: analytic.Tie(r.base.Model.Architecture.Tie),
-		TensorParallel: t, SequenceParallel: r.sp && t > 1}
-	if !r.train {
-		o.Optimizer, o.Precision, o.Recompute = analytic.None, "", ""
-	}
-	return o
-}
-
 // termsOf are the bound's terms for a tensor-parallel degree, microbatch size and
 // recomputation, computed once.
 func (r *Evaluator) termsOf(t, b int, recompute string, c, e int) (*terms, error) {
@@ -543,7 +416,12 @@ func (r *Evaluator) termsOf(t, b int, recompute string, c, e int) (*terms, error
 			return nil, err
 		}
 	} else {
-		m = ScaleProfile(r.profile, r.profileB, b)
+		// The profile scaled to b on one device, as every candidate of size b plans it.
+		v, err := r.prepared.With(request.Knobs{Parallelism: request.Parallelism{Pipeline: 1}, Schedule: request.Schedule{MicrobatchSize: b}})
+		if err != nil {
+			return nil, err
+		}
+		m = v.Model()
 	}
 	x := r.termsFrom(est, m)
 	r.terms[k] = x
@@ -560,19 +438,23 @@ func (r *Evaluator) estimateOf(t, b int, recompute string, c, e int) (*analytic.
 	if est := r.estimates[k]; est != nil {
 		return est, nil
 	}
-	o := r.analyticOptions(t, b, recompute)
+	// The request of one device (tensor and context groups aside) with e replicas, the
+	// fewest expert parallelism e allows, which change nothing else without ZeRO: its
+	// analytic estimate is the one the candidates' plans cost their layers with.
+	var ctx int
+	var method string
 	if c > 1 {
-		o.Context, o.ContextMethod = c, analytic.ContextMethod(r.contextMethod)
+		ctx, method = c, r.contextMethod
 	}
-	// Expert parallelism e with e replicas, the fewest it allows, which change nothing
-	// else without ZeRO; the routing and dispatch of the base request.
-	a := r.base.Model.Architecture
-	o.ExpertParallel, o.DataParallel = e, max(1, e)
-	o.SequenceParallel = r.seqParallel(t, e)
-	o.ExpertImbalance, o.CapacityFactor = a.ExpertImbalance, a.CapacityFactor
-	o.ExpertOverlap = r.train && r.expertOverlap && e > 1 && recompute != string(analytic.Full)
-	o.Dispatcher = analytic.Dispatcher(r.dispatcher)
-	est, err := analytic.Estimate(r.arch, r.expertTarget(t, e), o)
+	v, err := r.prepared.With(request.Knobs{
+		Parallelism: request.Parallelism{Pipeline: 1, Data: max(1, e), Tensor: t, SequenceParallel: r.seqParallel(t, e),
+			Context: ctx, ContextMethod: method, Expert: e, ExpertOverlap: r.train && r.expertOverlap && e > 1 && recompute != string(analytic.Full),
+			ExpertDispatcher: r.dispatcher},
+		Schedule: request.Schedule{MicrobatchSize: b}, Recompute: recompute, Partition: r.base.Partition})
+	if err != nil {
+		return nil, err
+	}
+	est, err := v.Estimate()
 	if err != nil {
 		return nil, err
 	}
@@ -584,24 +466,6 @@ func (r *Evaluator) estimateOf(t, b int, recompute string, c, e int) (*analytic.
 // sequence parallelism: as the base request says wherever t > 1, and always with both
 // tensor and expert parallelism, which Megatron-LM requires it for.
 func (r *Evaluator) seqParallel(t, e int) bool { return t > 1 && (r.sp || e > 1) }
-
-// expertTarget is the target with the links of e-way expert parallelism as the request
-// sets them (core/request's expertLinks): on nodes of K devices, K / t members of an
-// expert-parallel group share a node (expert tensor parallelism is t), joined by the
-// intra-node link, the rest across the inter-node one; on one link, that link.
-func (r *Evaluator) expertTarget(t, e int) analytic.Target {
-	tg := r.target
-	if e < 2 {
-		return tg
-	}
-	if r.topo == nil {
-		tg.ExpertLink = r.link
-		return tg
-	}
-	tg.ExpertLink, tg.ExpertInterLink = r.topo.Intra, r.topo.Inter
-	tg.ExpertPerNode = min(e, max(1, r.topo.DevicesPerNode/max(1, t)))
-	return tg
-}
 
 // termsFrom builds the terms of an architecture's analytic estimate, or of a profile's
 // model (est nil).
@@ -1011,7 +875,7 @@ func (r *Evaluator) Space(k search.Knobs) (search.Space, error) {
 			layers += r.arch.MTPLayers
 		}
 	default:
-		layers = len(r.profile.Layers)
+		layers = r.layers
 	}
 	fix := func(v int, all []int) []int {
 		if v > 0 {
