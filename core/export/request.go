@@ -2,12 +2,10 @@ package export
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 
 	"pipeplan/core/analytic"
-	"pipeplan/core/arch"
 	"pipeplan/core/request"
 	"pipeplan/core/schedule"
 )
@@ -28,12 +26,18 @@ var ErrNotContiguous = errors.New("the plan's stages are not contiguous in the m
 // errors; a request whose model fits no split gives an error wrapping ErrNoPlan with the
 // reason.
 func FromRequest(ctx context.Context, r *request.Request) (*Input, *request.Result, error) {
-	n, err := request.Normalize(r)
+	pr, err := request.Prepare(r)
 	if err != nil {
 		return nil, nil, err
 	}
-	n.Events = false
-	res, err := request.Run(ctx, n)
+	if k := pr.Knobs(); k.Events {
+		k.Events = false
+		if pr, err = pr.With(k); err != nil {
+			return nil, nil, err
+		}
+	}
+	n := pr.Request()
+	res, err := pr.Run(ctx)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -76,55 +80,45 @@ func FromRequest(ctx context.Context, r *request.Request) (*Input, *request.Resu
 		FP8Recipe:        n.Training.FP8Recipe,
 		FP8ParamGather:   n.Training.FP8ParamGather,
 		Plan:             res.Plan,
-		Coster:           &RequestCoster{Request: n, Context: ctx},
+		Coster:           &RequestCoster{Request: pr, Context: ctx},
 	}
 	if a := n.Model.Architecture; a != nil {
-		if in.Arch, err = requestArch(a); err != nil {
-			return nil, nil, err
-		}
+		in.Arch = pr.Architecture()
 		in.Seq = a.Seq
 		in.DType = a.DType
 	}
 	return in, res, nil
 }
 
-// requestArch reads a request's architecture as core/request does.
-func requestArch(a *request.Architecture) (*arch.Arch, error) {
-	if a.Name != "" {
-		return arch.Bundled(a.Name)
-	}
-	data := []byte(a.Config)
-	var text string
-	if json.Unmarshal(data, &text) == nil { // a config given as a JSON string
-		data = []byte(text)
-	}
-	return arch.Parse(data)
-}
-
-// RequestCoster prices plans by running a normalized request with their split and
-// schedule: the whole step (pipeline, optimizer, all-reduces) as core/request states it.
+// RequestCoster prices plans by planning variants of a prepared request with their split
+// and schedule (request.Prepared.With, which reuses the model and the cluster): the whole
+// step (pipeline, optimizer, all-reduces) as core/request states it.
 type RequestCoster struct {
-	Request *request.Request
+	Request *request.Prepared
 	Context context.Context
 }
 
 func (rc *RequestCoster) run(bounds []int, s schedule.Config) (*request.Result, error) {
-	r := *rc.Request
-	r.Boundaries = bounds
+	k := rc.Request.Knobs()
+	k.Boundaries = bounds
 	if bounds != nil {
-		r.Partition = "" // a given split is costed as ranges of the layer order
+		k.Partition = "" // a given split is costed as ranges of the layer order
 	}
-	r.Schedule.Name = s.String()
-	r.Schedule.Microbatches = s.Microbatches
+	k.Schedule.Name = s.String()
+	k.Schedule.Microbatches = s.Microbatches
 	if s.Kind != schedule.ZBH1 {
-		r.Schedule.WeightGradFraction = 0 // zb-h1's alone
+		k.Schedule.WeightGradFraction = 0 // zb-h1's alone
 	}
-	r.Events = false
+	k.Events = false
 	ctx := rc.Context
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	res, err := request.Run(ctx, &r)
+	v, err := rc.Request.With(k)
+	if err != nil {
+		return nil, err
+	}
+	res, err := v.Plan(ctx)
 	if err != nil {
 		return nil, err
 	}

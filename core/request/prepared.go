@@ -185,7 +185,8 @@ func (pr *Prepared) Knobs() Knobs {
 // the documents as loaded, the parsed architecture and its analytic estimates (shared by
 // every variant of pr). Errors are Normalize's, of the variant's request.
 //
-// A measured profile planned at a microbatch size other than the one it states is
+// A measured profile planned at a microbatch size other than the one it states (1 when
+// it states none) is
 // scaled to it (ScaleProfile), as Graphcore's auto-pipeline tool's auto-auto re-profiles
 // the model at each batch size; the variant's request then holds the scaled profile as
 // its model document, so that it plans alone to the same result.
@@ -206,7 +207,7 @@ func (pr *Prepared) With(k Knobs) (*Prepared, error) {
 	ld := base.loaded
 	var scaled *model.Model
 	if m := ld.origin; m != nil {
-		if b := k.Schedule.MicrobatchSize; b != 0 && b != m.MicrobatchSize {
+		if b := k.Schedule.MicrobatchSize; b != 0 && b != max(1, m.MicrobatchSize) {
 			scaled = ScaleProfile(m, max(1, m.MicrobatchSize), b)
 			if scaled.Name == "" {
 				scaled.Name = ld.spec.Name

@@ -3,42 +3,40 @@ package share
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 
 	"pipeplan/core/request"
 )
 
 // CorePlanner is the Planner of the Worker and the twin: core/request decodes the body
-// strictly, normalizes and validates it (Canonical) and gives its content id; Run plans
-// the canonical request and its Result is stored as JSON. Its errors are core's field
-// errors.
+// strictly and prepares it once (request.Prepare: normalized and validated, its canonical
+// form and content id); Run plans it and its Result is stored as JSON. Its errors are
+// core's field errors.
 func CorePlanner(body []byte) (*Prepared, error) {
 	r, err := request.Decode(body)
 	if err != nil {
 		return nil, err
 	}
-	canonical, err := request.Canonical(r)
+	p, err := request.Prepare(r)
 	if err != nil {
 		return nil, err
 	}
-	id, err := request.ID(r)
+	canonical, err := p.Canonical()
 	if err != nil {
 		return nil, err
 	}
-	// Run the canonical request, not the one posted: the stored result is then the one
-	// the stored request replays to, whichever spelling of it came first. (They differ
-	// in notes: a default that Normalize fills in is no longer reported as missing.)
-	c, err := request.Decode(canonical)
+	id, err := p.ID()
 	if err != nil {
-		return nil, fmt.Errorf("core's canonical request does not decode: %w", err)
+		return nil, err
 	}
+	// The request as posted and its canonical form plan to the same result
+	// (core/request's TestRunNormalizedIsRun), the one the stored request replays to.
 	return &Prepared{
 		ID:        id,
 		Canonical: canonical,
 		// The document holds the canonical request and the result.
-		MinDocumentBytes: int64(len(canonical)) + request.MinResultBytes(c),
+		MinDocumentBytes: int64(len(canonical)) + request.MinResultBytes(p.Request()),
 		Run: func(ctx context.Context) ([]byte, error) {
-			res, err := request.Run(ctx, c)
+			res, err := p.Run(ctx)
 			if err != nil {
 				return nil, err
 			}

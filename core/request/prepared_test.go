@@ -1,0 +1,122 @@
+package request
+
+import (
+	"context"
+	"testing"
+)
+
+// TestWithIsRun: a variant of a prepared request (With) plans to the same result, id
+// included, as the request with those knobs prepared from nothing; its Request replays
+// to it alone; Plan gives the same result without the id.
+func TestWithIsRun(t *testing.T) {
+	tests := []struct {
+		name, base string
+		knobs      func(k Knobs) Knobs
+	}{
+		{"profile, more stages", `{"model":{"example":"gpt2-medium"},"cluster":{"device":"h100-sxm","count":2}}`,
+			func(k Knobs) Knobs {
+				k.Parallelism = Parallelism{Pipeline: 4, Data: 2}
+				k.Count, k.Schedule = 0, Schedule{Name: "gpipe"}
+				return k
+			}},
+		{"profile scaled to 4 samples", `{"model":{"example":"gpt2-medium"},"cluster":{"device":"h100-sxm","count":2}}`,
+			func(k Knobs) Knobs { k.Schedule = Schedule{MicrobatchSize: 4}; return k }},
+		{"profile document, full recomputation", `{"model":{"document":` + vgg16(t) + `},"cluster":{"device":"a100-80gb","count":4}}`,
+			func(k Knobs) Knobs { k.Recompute, k.MemoryProportion = "full", 0.5; return k }},
+		{"architecture, tensor parallel and zero3", `{"model":{"architecture":{"name":"llama-3.2-1b"}},"cluster":{"device":"h100-sxm","count":4}}`,
+			func(k Knobs) Knobs {
+				k.Parallelism = Parallelism{Pipeline: 2, Data: 2, Tensor: 2, Sharding: "zero3"}
+				k.Count = 0
+				return k
+			}},
+		{"architecture, a given split", `{"model":{"architecture":{"name":"gpt2"}},"cluster":{"device":"a100-80gb","count":4}}`,
+			func(k Knobs) Knobs { k.Boundaries = []int{0, 3, 7, 10, 15}; return k }},
+		{"cluster document", `{"model":{"example":"gpt2-medium"},"cluster":{"document":` + twoDevices + `}}`,
+			func(k Knobs) Knobs { k.Schedule.Name, k.Schedule.Microbatches = "zb-h1", 6; return k }},
+	}
+	ctx := context.Background()
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			base, err := Prepare(decode(t, tt.base))
+			if err != nil {
+				t.Fatal(err)
+			}
+			k := tt.knobs(base.Knobs())
+			v, err := base.With(k)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := v.Run(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// The same request, built from the base's normalized form and prepared anew.
+			q := base.Request()
+			q.Parallelism, q.Cluster.Count, q.Schedule, q.Training.Recompute = k.Parallelism, k.Count, k.Schedule, k.Recompute
+			q.MemoryProportion, q.Boundaries, q.Partition, q.Events = k.MemoryProportion, k.Boundaries, k.Partition, k.Events
+			if k.Schedule.MicrobatchSize != base.Knobs().Schedule.MicrobatchSize {
+				q = v.Request() // a scaled profile: its request holds the scaled document
+			}
+			want := run(t, q)
+			replay := run(t, v.Request())
+			a, b, c := mustJSON(t, got), mustJSON(t, want), mustJSON(t, replay)
+			if a != b || a != c {
+				t.Errorf("With:\n%.600s\nthe request prepared anew:\n%.600s\nits Request replayed:\n%.600s", a, b, c)
+			}
+			if id, _ := ID(v.Request()); got.ID != id || got.ID == "" {
+				t.Errorf("the variant's id %q, its request's %q", got.ID, id)
+			}
+			planned, err := v.Plan(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if planned.ID != "" {
+				t.Errorf("Plan gave the id %q", planned.ID)
+			}
+			planned.ID = got.ID
+			if mustJSON(t, planned) != a {
+				t.Errorf("Plan differs from Run but for the id")
+			}
+			// The base is as it was: its variants share what it built.
+			again, err := Run(ctx, decode(t, tt.base))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if b, _ := base.Run(ctx); mustJSON(t, b) != mustJSON(t, again) {
+				t.Errorf("the base plans differently after a variant")
+			}
+		})
+	}
+}
+
+// TestScaledProfileRequest: a profile planned at another microbatch size is scaled to it,
+// and the variant's request states the scaled profile (its microbatch_size and times).
+func TestScaledProfileRequest(t *testing.T) {
+	base, err := Prepare(decode(t, `{"model":{"example":"gpt2-medium"},"cluster":{"device":"h100-sxm","count":2}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b0 := base.Knobs().Schedule.MicrobatchSize
+	v, err := base.With(Knobs{Parallelism: Parallelism{Pipeline: 2}, Schedule: Schedule{MicrobatchSize: 3 * b0}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := v.Model().MicrobatchSize; got != 3*b0 {
+		t.Errorf("the variant's model states microbatch size %d, want %d", got, 3*b0)
+	}
+	if f0, f := base.Model().Layers[1].ForwardSeconds, v.Model().Layers[1].ForwardSeconds; f != 3*f0 {
+		t.Errorf("layer 1's forward: %g at %d samples, %g at %d: want 3 times", f0, b0, f, 3*b0)
+	}
+	r := v.Request()
+	if r.Model.Example != "" || len(r.Model.Document) == 0 {
+		t.Fatalf("the variant's request names its model %+v, want the scaled document", r.Model)
+	}
+	// Back to the profile's own size: the example again.
+	w, err := v.With(Knobs{Parallelism: Parallelism{Pipeline: 2}, Schedule: Schedule{MicrobatchSize: b0}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := w.Request().Model.Example; got != "gpt2-medium" {
+		t.Errorf("at the profile's own size the request names %q, want the example", got)
+	}
+}
