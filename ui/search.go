@@ -26,7 +26,8 @@ type Searcher struct {
 
 	Running  bool
 	Progress search.Progress
-	Report   *search.Report
+	// Report is the search's answer (core/search.Answer, the one JSON of every search).
+	Report *search.Answer
 	// Cancelled is set when the user stopped the search; Err when it failed.
 	Cancelled bool
 	Err       string
@@ -157,13 +158,13 @@ func (a *App) StartSearch() {
 		host.Update(func() { s.Progress = p }, draw)
 	}
 	host.Background(func() {
-		var rep *search.Report
-		out, err := a.Planner(stop, "report", []string{string(q)}, progress)
+		var rep *search.Answer
+		out, err := a.Planner(stop, "search", []string{string(q)}, progress)
 		if out != "" {
 			if e := errorObject(out); e != nil {
 				err = fmt.Errorf("The search cannot start: %w", e)
 			} else {
-				rep = new(search.Report)
+				rep = new(search.Answer)
 				if uerr := json.Unmarshal([]byte(out), rep); uerr != nil {
 					rep, err = nil, fmt.Errorf("the planner's report does not read: %v", uerr)
 				}

@@ -83,7 +83,7 @@ func TestHostileInputs(t *testing.T) {
 		{"--max-devices 1e8 as a float", []string{"search", "--hf-config", "meta-llama-3-8b", "--device", "h100-sxm", "--max-devices", "1e8"},
 			exitBad, `invalid value "1e8" for flag -max-devices`, 4 * mib},
 		{"a grid too large to walk", []string{"search", "--hf-config", "meta-llama-3-8b", "--device", "h100-sxm", "--max-devices", "65536"},
-			exitBad, "max_devices: the grid holds 52193280 configurations, more than the 1048576 a search may walk", 64 * mib},
+			exitBad, "--max-devices: the grid holds 52193280 configurations, more than the 1048576 a search may walk", 64 * mib},
 		{"--max-batch 1e9", []string{"search", "--hf-config", "meta-llama-3-8b", "--device", "h100-sxm", "--max-devices", "8", "--max-batch", "1000000000"},
 			exitBad, "--max-batch: must be between 0 and 4096, got 1000000000", 4 * mib},
 		{"64 MB of zeros as a model", []string{"plan", "--model", zeros, "--device", "a100-80gb", "--stages", "4"},

@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"pipeplan/core/model"
-	"pipeplan/core/request"
 	"pipeplan/core/search"
 	"pipeplan/core/search/requests"
 	"pipeplan/core/units"
@@ -24,37 +23,6 @@ func init() {
 	register(&command{name: "search", summary: "find the fastest way to run a model on the devices at hand (pipeline, data and tensor parallelism)", run: runSearch})
 }
 
-// searchJSON is the --json form of pipeplan search.
-type searchJSON struct {
-	Best      *bestJSON        `json:"best"`
-	Evaluated []search.Outcome `json:"evaluated"`
-	Pareto    []search.Outcome `json:"pareto"`
-	Stats     search.Stats     `json:"stats"`
-}
-
-// bestJSON is the best configuration with the request that reproduces it.
-type bestJSON struct {
-	Stages           int              `json:"stages"`
-	Replicas         int              `json:"replicas"`
-	TensorParallel   int              `json:"tensor_parallel"`
-	MicrobatchSize   int              `json:"microbatch_size"`
-	Microbatches     int              `json:"microbatches"`
-	Schedule         string           `json:"schedule"`
-	Recompute        string           `json:"recompute"`
-	ZeRO             int              `json:"zero"`
-	Context          int              `json:"context,omitempty"`
-	MemoryProportion float64          `json:"memory_proportion"`
-	Devices          int              `json:"devices"`
-	Throughput       float64          `json:"throughput"`
-	TokensPerSecond  float64          `json:"tokens_per_second"`
-	MFU              float64          `json:"mfu"`
-	StepSeconds      float64          `json:"step_seconds"`
-	BubbleFraction   float64          `json:"bubble_fraction"`
-	HeadroomBytes    int64            `json:"headroom_bytes"`
-	Boundaries       []int            `json:"boundaries"`
-	Request          *request.Request `json:"request"`
-}
-
 func runSearch(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("search", stderr)
 	var f requestFlags
@@ -62,7 +30,7 @@ func runSearch(args []string, stdout, stderr io.Writer) error {
 	maxDevices := fs.Int("max-devices", 0, "devices at hand: stages x replicas x tensor x context parallelism at most")
 	globalBatch := fs.Int("global-batch", 0, "samples per step (microbatch size x microbatches x replicas); default: searched")
 	maxBatch := fs.Int("max-batch", 0, "largest microbatch size to try (default 64 for --hf-config, 128 for a profile)")
-	asJSON := fs.Bool("json", false, "print the best, every configuration planned and the Pareto front as JSON")
+	asJSON := fs.Bool("json", false, "print the search's answer as JSON (core/search.Answer, as pipeplan.search gives it): the best with its request, the ten fastest, the Pareto front and every configuration planned")
 	exhaustive := fs.Bool("exhaustive", false, "plan every candidate, pruning nothing (slow: to check the search)")
 	if err := parse(fs, args); err != nil {
 		return err
@@ -107,30 +75,22 @@ func runSearch(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	ev, err := requests.New(base)
-	if err != nil {
-		return f.flagError(err)
-	}
-	s, err := ev.Space(k)
-	if err != nil {
-		return err
-	}
 	opt := search.Options{Exhaustive: *exhaustive}
 	var bar *progressBar
 	if !*asJSON && isTerminal(stdout) {
 		bar = newProgressBar(stderr)
 		opt.Progress = bar.update
 	}
-	rep, err := search.Run(context.Background(), s, ev, opt)
+	a, err := requests.RunQuery(context.Background(), &search.Query{Request: base, Knobs: k}, opt)
 	if bar != nil {
 		bar.finish()
 	}
 	if err != nil {
-		return err
+		return searchError(&f, err)
 	}
-	if rep.Best == nil {
+	if a.Best == nil {
 		msg := "no configuration fits"
-		for _, o := range rep.Evaluated {
+		for _, o := range a.Evaluated {
 			if o.Reason != "" {
 				msg += fmt.Sprintf(" (for example %s: %s)", o.Candidate, o.Reason)
 				break
@@ -138,20 +98,39 @@ func runSearch(args []string, stdout, stderr io.Writer) error {
 		}
 		return noPlanError{errors.New(msg)}
 	}
-	q, err := ev.Request(rep.Best.Candidate)
-	if err != nil {
+	if *asJSON {
+		return writeJSON(stdout, a)
+	}
+	printSearch(stdout, a)
+	return nil
+}
+
+// searchError names the flags of a search's errors: the base request's fields (which
+// the answer's errors put under "request") by the flags that set them, the knobs' by
+// theirs.
+func searchError(f *requestFlags, err error) error {
+	es, ok := model.AsFieldErrors(err)
+	if !ok {
 		return err
 	}
-	b := rep.Best
-	best := &bestJSON{Stages: b.Pipeline, Replicas: b.Data, TensorParallel: b.Tensor, MicrobatchSize: b.MicrobatchSize,
-		Microbatches: b.Microbatches, Schedule: b.Schedule, Recompute: b.Recompute, ZeRO: b.ZeRO, Context: b.Context, MemoryProportion: b.MemoryProportion,
-		Devices: b.Devices, Throughput: b.SamplesPerSecond, TokensPerSecond: b.TokensPerSecond, MFU: b.MFU, StepSeconds: b.StepSeconds,
-		BubbleFraction: b.BubbleFraction, HeadroomBytes: b.HeadroomBytes, Boundaries: b.Boundaries, Request: q}
-	if *asJSON {
-		return writeJSON(stdout, searchJSON{Best: best, Evaluated: rep.Evaluated, Pareto: rep.Pareto, Stats: rep.Stats})
+	var req, knobs model.Errors
+	for _, e := range es {
+		if rest, ok := strings.CutPrefix(e.Path, "request"); ok && (rest == "" || rest[0] == '.' || rest[0] == '[') {
+			req = append(req, &model.FieldError{Path: strings.TrimPrefix(rest, "."), Reason: e.Reason})
+		} else {
+			knobs = append(knobs, e)
+		}
 	}
-	printSearch(stdout, rep)
-	return nil
+	var out model.Errors
+	if len(req) > 0 {
+		fes, _ := model.AsFieldErrors(f.flagError(req))
+		out = append(out, fes...)
+	}
+	if len(knobs) > 0 {
+		fes, _ := model.AsFieldErrors(knobFlagError(knobs))
+		out = append(out, fes...)
+	}
+	return out
 }
 
 // knobFlags are the flags that set a query's knobs (core/search.Knobs), by the knob's field.
@@ -178,9 +157,10 @@ func knobFlagError(err error) error {
 	return out
 }
 
-// printSearch writes the best and the ten fastest configurations, then the work done.
-func printSearch(w io.Writer, rep *search.Report) {
-	b := rep.Best
+// printSearch writes the answer's best and its ten fastest configurations (Answer.Top),
+// then the work done.
+func printSearch(w io.Writer, a *search.Answer) {
+	b := a.Best
 	cp := ""
 	if b.Context > 1 {
 		cp = fmt.Sprintf(" x %d-way context parallel", b.Context)
@@ -199,16 +179,7 @@ func printSearch(w io.Writer, rep *search.Report) {
 		fmt.Fprintf(w, ", MFU %.1f%%", 100*b.MFU)
 	}
 	fmt.Fprintf(w, ", step %.3f s, bubble %.1f%%, split %v\n\n", b.StepSeconds, 100*b.BubbleFraction, b.Boundaries)
-	var top []search.Outcome
-	for _, o := range rep.Evaluated {
-		if o.Feasible {
-			top = append(top, o)
-		}
-	}
-	sortOutcomes(top)
-	if len(top) > 10 {
-		top = top[:10]
-	}
+	top := a.Top
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	// The expert-parallel column only for a mixture of experts, whose candidates state it.
 	experts := slices.ContainsFunc(top, func(o search.Outcome) bool { return o.Expert > 0 })
@@ -229,22 +200,14 @@ func printSearch(w io.Writer, rep *search.Report) {
 			o.StepSeconds, 100*o.BubbleFraction, 100*o.HeadroomFraction)
 	}
 	tw.Flush()
-	st := rep.Stats
+	st := a.Stats
 	fmt.Fprintf(w, "\n%d candidates (%d configurations): %d planned (%d fit), %d pruned by bound, %d known not to fit; %.2f s\n",
 		st.Candidates, st.Configurations, st.Evaluated, st.Feasible, st.PrunedByBound, st.KnownInfeasible, st.Seconds)
 	var front []string
-	for _, o := range rep.Pareto {
+	for _, o := range a.Pareto {
 		front = append(front, fmt.Sprintf("%d: %.2f/s", o.Devices, o.SamplesPerSecond))
 	}
 	fmt.Fprintf(w, "Pareto front (devices: samples/s): %s\n", strings.Join(front, ", "))
-}
-
-func sortOutcomes(os []search.Outcome) {
-	for i := 1; i < len(os); i++ {
-		for j := i; j > 0 && os[j].SamplesPerSecond > os[j-1].SamplesPerSecond; j-- {
-			os[j], os[j-1] = os[j-1], os[j]
-		}
-	}
 }
 
 // isTerminal reports whether w is a character device (a terminal).

@@ -1,13 +1,20 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"strings"
 	"testing"
+
+	"pipeplan/core/request"
+	"pipeplan/core/search"
+	"pipeplan/core/search/requests"
 )
 
-// TestSearchJSON: --json gives the best with the request that reproduces it, every
-// configuration planned and the Pareto front; plain output a table and the counts.
+// TestSearchJSON: --json gives the search's answer (core/search.Answer), the JSON
+// pipeplan.search gives: the best with the request that reproduces it and its id, the
+// ten fastest, every configuration planned and the Pareto front; plain output renders
+// the same answer as a table and the counts.
 func TestSearchJSON(t *testing.T) {
 	args := []string{"search", "--hf-config", "llama-3.2-1b", "--device", "h100-sxm", "--max-devices", "8", "--devices-per-node", "4",
 		"--global-batch", "32", "--seq", "2048", "--max-batch", "4"}
@@ -15,22 +22,43 @@ func TestSearchJSON(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
-	var v struct {
-		Best      map[string]any   `json:"best"`
-		Evaluated []map[string]any `json:"evaluated"`
-		Pareto    []map[string]any `json:"pareto"`
-	}
+	var v search.Answer
 	if err := json.Unmarshal([]byte(out), &v); err != nil {
 		t.Fatal(err)
 	}
+	var keys struct {
+		Best map[string]any `json:"best"`
+	}
+	if err := json.Unmarshal([]byte(out), &keys); err != nil {
+		t.Fatal(err)
+	}
 	for _, k := range []string{"stages", "replicas", "tensor_parallel", "microbatch_size", "microbatches", "schedule", "recompute",
-		"throughput", "tokens_per_second", "mfu", "step_seconds", "boundaries", "request"} {
-		if _, ok := v.Best[k]; !ok {
+		"samples_per_second", "tokens_per_second", "mfu", "step_seconds", "boundaries"} {
+		if _, ok := keys.Best[k]; !ok {
 			t.Errorf("best lacks %q", k)
 		}
 	}
-	if len(v.Evaluated) == 0 || len(v.Pareto) == 0 {
-		t.Errorf("%d evaluated, %d on the Pareto front", len(v.Evaluated), len(v.Pareto))
+	if len(v.Evaluated) == 0 || len(v.Pareto) == 0 || len(v.Top) == 0 || v.Top[0].Candidate != v.Best.Candidate {
+		t.Errorf("%d evaluated, %d on the Pareto front, top %v, best %v", len(v.Evaluated), len(v.Pareto), v.Top, v.Best)
+	}
+	if id, err := request.ID(v.BestRequest); err != nil || id != v.BestID {
+		t.Errorf("best_id %q, the best request's id %q (%v)", v.BestID, id, err)
+	}
+	// The same query as the JS API takes it (pipeplan.search) gives the same answer.
+	q, err := search.DecodeQuery([]byte(`{"request": {"model": {"architecture": {"name": "llama-3.2-1b", "seq": 2048}},
+		"cluster": {"device": "h100-sxm", "devices_per_node": 4}}, "max_devices": 8, "global_batch": 32, "max_microbatch_size": 4}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	js, err := requests.RunQuery(context.Background(), q, search.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	js.Stats.Seconds, v.Stats.Seconds = 0, 0
+	a, _ := json.Marshal(js)
+	b, _ := json.Marshal(&v)
+	if string(a) != string(b) {
+		t.Errorf("pipeplan search --json and pipeplan.search answer differently:\n%.800s\n%.800s", b, a)
 	}
 	code, out, errs = runCLI(args...)
 	if code != 0 || !strings.Contains(out, "best: ") || !strings.Contains(out, "pruned by bound") || strings.Contains(errs, "[") {

@@ -175,16 +175,40 @@ func (k *Knobs) Validate() error {
 	return es.Err()
 }
 
-// Answer is a query's answer: the best candidate with the planning request that
-// reproduces it alone, the ten fastest, the Pareto front and the counts.
+// Answer is a query's answer, the one JSON every front end gives (pipeplan search
+// --json, pipeplan.search, the page): the best candidate with the planning request that
+// reproduces it alone and its content id, the ten fastest, the Pareto front, every
+// candidate planned and the counts.
 type Answer struct {
 	Best *Outcome `json:"best"`
-	// BestRequest is the best candidate's planning request.
+	// BestRequest is the best candidate's planning request, and BestID its content id
+	// (core/request's ID): the one candidate of a search that gets an id.
 	BestRequest *spec.Request `json:"best_request,omitempty"`
-	// Top are the fastest feasible candidates planned, fastest first (at most ten).
+	BestID      string        `json:"best_id,omitempty"`
+	// Top are the fastest feasible candidates planned, fastest first (at most TopCount).
 	Top    []Outcome `json:"top"`
 	Pareto []Outcome `json:"pareto"`
-	Stats  Stats     `json:"stats"`
+	// Evaluated are the candidates planned, in the order they were planned.
+	Evaluated []Outcome `json:"evaluated"`
+	Stats     Stats     `json:"stats"`
+}
+
+// TopCount is how many of the fastest candidates an Answer lists.
+const TopCount = 10
+
+// NewAnswer is the answer of a report: its best, the TopCount fastest (Top), its Pareto
+// front, every candidate it planned and its counts. The best's request and id are the
+// evaluator's to give.
+func NewAnswer(rep *Report) *Answer {
+	ev := rep.Evaluated
+	if ev == nil {
+		ev = []Outcome{}
+	}
+	pareto := rep.Pareto
+	if pareto == nil {
+		pareto = []Outcome{}
+	}
+	return &Answer{Best: rep.Best, Top: Top(ev, TopCount), Pareto: pareto, Evaluated: ev, Stats: rep.Stats}
 }
 
 // Top returns the n fastest feasible outcomes, fastest first (ties as Report.Best).

@@ -474,6 +474,7 @@ func TestBrowser(t *testing.T) {
 	}
 
 	checkSearch(t, ctx)
+	checkDocSearchExample(t, ctx)
 
 	// Pick a bundled architecture: the page replans it and shows its layers.
 	b.tab("model")
@@ -742,6 +743,47 @@ func checkSearch(t *testing.T, ctx context.Context) {
 	}
 	if !got.After {
 		t.Error("pipeplan.plan fails after a cancelled search")
+	}
+}
+
+// checkDocSearchExample runs the pipeplan.search example of docs/js-api.md as it is
+// written there, in the page, and checks that it resolves to the answer the same query
+// gives natively.
+func checkDocSearchExample(t *testing.T, ctx context.Context) {
+	t.Helper()
+	doc, err := os.ReadFile("../../docs/js-api.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, _ := strings.Cut(string(doc), "## The search")
+	_, block, ok := strings.Cut(section, "```js\n")
+	example, _, ok2 := strings.Cut(block, "```")
+	if !ok || !ok2 || !strings.Contains(example, "pipeplan.search(") {
+		t.Fatalf("docs/js-api.md has no pipeplan.search example under \"## The search\"")
+	}
+	js := "(async () => {\n" + example + "\nreturn {best: JSON.stringify(answer.best), error: answer.error || \"\", plans: (await pipeplan.plan(answer.best_request)).feasible};\n})()"
+	ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+	defer cancel()
+	type state struct {
+		Best  string `json:"best"`
+		Error string `json:"error"`
+		Plans bool   `json:"plans"`
+	}
+	got, err := chromedp.Run(ctx, chromedp.Evaluate[state](js, chromedp.EvalAwaitPromise))
+	if err != nil {
+		t.Fatalf("the pipeplan.search example of docs/js-api.md:\n%s\n%v", example, err)
+	}
+	q, _ := json.Marshal(map[string]any{"request": exampleRequest(), "max_devices": 8, "schedule": "1f1b"})
+	native, err := ops.Do(context.Background(), "search", []string{string(q)}, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want struct{ Best json.RawMessage }
+	if err := json.Unmarshal([]byte(native), &want); err != nil {
+		t.Fatal(err)
+	}
+	if got.Error != "" || got.Best == "" || canon(t, got.Best) != canon(t, string(want.Best)) || !got.Plans {
+		t.Errorf("the docs' pipeplan.search example gave best %s (error %q, its request plans: %v); natively %s", got.Best, got.Error, got.Plans, want.Best)
 	}
 }
 

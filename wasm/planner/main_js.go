@@ -77,7 +77,7 @@ func receive(m js.Value) {
 			cancel()
 		}()
 		var y *yielder
-		if op == "search" || op == "report" {
+		if op == "search" {
 			y = newYielder()
 			defer y.release()
 		}

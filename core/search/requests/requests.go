@@ -24,9 +24,11 @@ import (
 	"pipeplan/core/search"
 )
 
-// RunQuery runs a query (core/search.Query: a base request and knobs) with an Evaluator
-// over its request. On cancellation it returns the answer so far with the context's
-// error.
+// RunQuery is the one search doorway: it runs a query (core/search.Query: a base request
+// and knobs) with an Evaluator over its request and answers with search.Answer, the JSON
+// the command line, the JS API and the page all give. Errors of the base request name
+// its fields under "request". On cancellation it returns the answer so far with the
+// context's error.
 func RunQuery(ctx context.Context, q *search.Query, opt search.Options) (*search.Answer, error) {
 	if err := q.Knobs.Validate(); err != nil { // before the request is prepared
 		return nil, err
@@ -44,13 +46,21 @@ func RunQuery(ctx context.Context, q *search.Query, opt search.Options) (*search
 	if rep == nil {
 		return nil, err
 	}
-	a := &search.Answer{Best: rep.Best, Pareto: rep.Pareto, Stats: rep.Stats, Top: search.Top(rep.Evaluated, 10)}
+	a := search.NewAnswer(rep)
 	if rep.Best != nil {
-		if a.BestRequest, err = ev.Request(rep.Best.Candidate); err != nil {
+		best, err := ev.Request(rep.Best.Candidate)
+		if err != nil {
 			return nil, err
 		}
+		if a.BestID, err = request.ID(best); err != nil {
+			return nil, err
+		}
+		a.BestRequest = best
 	}
-	return a, ctx.Err()
+	if err == nil {
+		err = ctx.Err()
+	}
+	return a, err
 }
 
 // Evaluator evaluates candidates as planning requests: each candidate is the base request

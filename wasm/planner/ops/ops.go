@@ -8,12 +8,11 @@
 //	plan [request]               the result as compact JSON, or an error object (pipeplan.plan)
 //	planJSON [request]           the result as the command line prints it (pipeplan.planJSON)
 //	estimate [request]           the analytic estimate of the request's architecture
-//	search [query]               core/search's answer (pipeplan.search); streams progress
+//	search [query]               core/search's answer (pipeplan.search and the page's search);
+//	                             streams progress, and on cancellation gives what was found so far
 //	export [request, options]    the plan in options.format (pipeplan.export)
 //	exports [request, options]   the plan in every format (pipeplan.exports)
 //	profiler []                  {filename, text}: the PyTorch profiler script
-//	report [query]               the page's search: core/search's whole report, and on
-//	                             cancellation what was found so far
 //	candidate [query, candidate] the request of a searched candidate, in core's normal form
 //	calibrate [request, profile] request.Calibration: the request's architecture fitted to
 //	                             a measured profile (its text, a native model file)
@@ -65,46 +64,12 @@ func Do(ctx context.Context, op string, args []string, progress func(string), yi
 		return exportsJSON(arg(0), arg(1)), nil
 	case "profiler":
 		return profilerJSON(), nil
-	case "report":
-		return reportJSON(ctx, arg(0), progress, yield)
 	case "candidate":
 		return candidateJSON(arg(0), arg(1)), nil
 	case "calibrate":
 		return calibrateJSON(arg(0), arg(1)), nil
 	}
 	return mustJSON(apiError{Error: fmt.Sprintf("unknown operation %q", op)}), nil
-}
-
-// reportJSON runs the page's search (a query, as searchJSON reads it) and returns
-// core/search's whole report: every planned candidate, for the results table and the
-// chart. On cancellation it returns what was found so far, with ctx's error.
-func reportJSON(ctx context.Context, queryJSON string, progress func(string), yield func()) (string, error) {
-	q, err := search.DecodeQuery([]byte(queryJSON))
-	if err != nil {
-		return mustJSON(errorOf(err)), nil
-	}
-	ev, err := requests.New(q.Request)
-	if err != nil {
-		return mustJSON(errorOf(err)), nil
-	}
-	space, err := ev.Space(q.Knobs)
-	if err != nil {
-		return mustJSON(errorOf(err)), nil
-	}
-	rep, err := search.Run(ctx, space, ev, searchOptions(progress, yield))
-	if rep == nil {
-		if ctx.Err() != nil {
-			return "", ctx.Err()
-		}
-		return mustJSON(errorOf(err)), nil
-	}
-	if ctx.Err() != nil {
-		return mustJSON(rep), ctx.Err()
-	}
-	if err != nil {
-		return mustJSON(errorOf(err)), nil
-	}
-	return mustJSON(rep), nil
 }
 
 // candidateJSON is the request of one candidate of a query's search (its JSON, as the

@@ -72,25 +72,28 @@ func TestSearchJSONErrors(t *testing.T) {
 	}
 }
 
-// Cancelling stops the search with the context's error and no answer.
+// Cancelling stops the search with the context's error and the answer so far: before
+// it starts, nothing planned.
 func TestSearchJSONCancel(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	out, err := searchJSON(ctx, smallQuery, nil, func() {})
-	if !errors.Is(err, context.Canceled) || out != "" {
+	var a search.Answer
+	if !errors.Is(err, context.Canceled) || json.Unmarshal([]byte(out), &a) != nil || a.Best != nil || a.Stats.Evaluated != 0 {
 		t.Errorf("cancelled search: %q, %v", out, err)
 	}
 }
 
-// The page's search gives the whole report, and a candidate's request in normal form.
-func TestReportAndCandidate(t *testing.T) {
-	out, err := Do(context.Background(), "report", []string{smallQuery}, nil, nil)
+// The page's search is pipeplan.search: its answer holds every candidate planned, and
+// a candidate's request comes in normal form.
+func TestSearchAnswerAndCandidate(t *testing.T) {
+	out, err := Do(context.Background(), "search", []string{smallQuery}, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var rep search.Report
-	if err := json.Unmarshal([]byte(out), &rep); err != nil || rep.Best == nil || len(rep.Evaluated) == 0 {
-		t.Fatalf("report: %v, %s", err, out[:min(len(out), 300)])
+	var rep search.Answer
+	if err := json.Unmarshal([]byte(out), &rep); err != nil || rep.Best == nil || len(rep.Evaluated) == 0 || rep.BestID == "" {
+		t.Fatalf("answer: %v, %s", err, out[:min(len(out), 300)])
 	}
 	c, _ := json.Marshal(rep.Best.Candidate)
 	out, _ = Do(context.Background(), "candidate", []string{smallQuery, string(c)}, nil, nil)
@@ -99,8 +102,8 @@ func TestReportAndCandidate(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if _, err := Do(ctx, "report", []string{smallQuery}, nil, func() {}); !errors.Is(err, context.Canceled) {
-		t.Errorf("cancelled report: %v", err)
+	if _, err := Do(ctx, "search", []string{smallQuery}, nil, func() {}); !errors.Is(err, context.Canceled) {
+		t.Errorf("cancelled search: %v", err)
 	}
 	if out, _ := Do(context.Background(), "nope", nil, nil, nil); !strings.Contains(out, `unknown operation \"nope\"`) {
 		t.Errorf("unknown op: %s", out)
