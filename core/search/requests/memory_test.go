@@ -1,0 +1,75 @@
+package requests
+
+import (
+	"context"
+	"slices"
+	"testing"
+
+	"pipeplan/core/request"
+	"pipeplan/core/search"
+)
+
+// TestMemoryBoundRecomputeExact: on a grid where memory binds (Llama-2-7B with 4,096
+// tokens on up to 4 H100s, half of each device's memory) and recomputation is searched,
+// the search finds the best and the Pareto front that planning every candidate finds.
+// What a stage holds depends on recomputation (full recomputation keeps only the stage
+// inputs), so candidates that differ in it must not share what fits (MemoryKey): were
+// they to, a size that does not fit without recomputation would be taken as not fitting
+// with it, and the search would miss the fastest configurations, which recompute to fit
+// larger microbatches.
+func TestMemoryBoundRecomputeExact(t *testing.T) {
+	base := &request.Request{
+		Model:   request.ModelSpec{Architecture: &request.Architecture{Name: "llama-2-7b", Seq: 4096}},
+		Cluster: request.ClusterSpec{Device: "h100-sxm", DevicesPerNode: 4},
+	}
+	ev, err := New(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	zero := 0
+	s, err := ev.Space(search.Knobs{MaxDevices: 4, Tensor: 1, ZeRO: &zero, Schedule: "1f1b", MemoryProportions: []float64{0.5},
+		MicrobatchesPerStage: []int{2}, MaxMicrobatchSize: 16})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(s.Recomputes, []string{"none", "selective", "full"}) {
+		t.Fatalf("recomputation searched over %v", s.Recomputes)
+	}
+	got, err := search.Run(context.Background(), s, ev, search.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ex, err := search.Run(context.Background(), s, ev, search.Options{Exhaustive: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ex.Best == nil {
+		t.Fatal("nothing fits")
+	}
+	// The grid is memory-bound, and recomputation decides what fits: the best recomputes,
+	// at a microbatch size that does not fit without it.
+	fits := map[string]bool{}
+	for _, o := range ex.Evaluated {
+		fits[o.Candidate.String()] = o.Feasible
+	}
+	without := ex.Best.Candidate
+	without.Recompute = "none"
+	if ex.Best.Recompute == "none" || fits[without.String()] {
+		t.Fatalf("the exhaustive best %s does not need recomputation to fit: the grid does not test the memory key", ex.Best.Candidate)
+	}
+	if got.Best == nil || got.Best.Candidate != ex.Best.Candidate || got.Best.SamplesPerSecond != ex.Best.SamplesPerSecond {
+		t.Errorf("best %v, exhaustive %s (%.6g/s)", got.Best, ex.Best.Candidate, ex.Best.SamplesPerSecond)
+	}
+	if len(got.Pareto) != len(ex.Pareto) {
+		t.Fatalf("Pareto front of %d points, exhaustive %d", len(got.Pareto), len(ex.Pareto))
+	}
+	for i := range ex.Pareto {
+		if got.Pareto[i].Candidate != ex.Pareto[i].Candidate {
+			t.Errorf("Pareto point %d: %s, exhaustive %s", i, got.Pareto[i].Candidate, ex.Pareto[i].Candidate)
+		}
+	}
+	if got.Stats.BoundViolations+ex.Stats.BoundViolations != 0 {
+		t.Errorf("bound violations: %d, exhaustive %d", got.Stats.BoundViolations, ex.Stats.BoundViolations)
+	}
+	t.Logf("best %s: %.2f samples/s; planned %d of %d", got.Best.Candidate, got.Best.SamplesPerSecond, got.Stats.Evaluated, ex.Stats.Evaluated)
+}
