@@ -1,7 +1,6 @@
 package request
 
 import (
-	"context"
 	"sync"
 
 	"pipeplan/core/analytic"
@@ -14,7 +13,8 @@ import (
 // parsed architecture, and its analytic estimate for each set of options that decide it
 // (microbatch size, sequence, types, recomputation, tensor parallelism, the data-parallel
 // sharding of ZeRO-1, the device and its link). A search plans thousands of requests that
-// differ in a few knobs; with a cache each estimate is made once. Results are the same as
+// differ in a few knobs; with a cache each estimate is made once (Cache.Prepare, and the
+// variants of a Prepared, which share one). Results are the same as
 // without one: what is cached is never changed by a request that uses it. A Cache is
 // safe for concurrent use; the zero value is not (use NewCache).
 type Cache struct {
@@ -27,9 +27,6 @@ type Cache struct {
 func NewCache() *Cache {
 	return &Cache{arches: map[archKey]archEntry{}, estimates: map[estimateKey]estimateEntry{}}
 }
-
-// Run is request.Run with the cache.
-func (c *Cache) Run(ctx context.Context, r *Request) (*Result, error) { return runWith(ctx, r, c) }
 
 type archKey struct{ name, config string }
 

@@ -47,7 +47,7 @@ func TestCacheSameResults(t *testing.T) {
 		for i, r := range reqs {
 			name := fmt.Sprintf("round %d request %d", round, i)
 			want, werr := Run(context.Background(), r)
-			got, gerr := c.Run(context.Background(), r)
+			got, gerr := cacheRun(c, r)
 			if werr != nil {
 				errs++
 			}
@@ -87,7 +87,7 @@ func mustJSON(t *testing.T, v any) string {
 func TestCacheKeysFramework(t *testing.T) {
 	c := NewCache()
 	get := func(fw string) *Result {
-		res, err := c.Run(context.Background(), decode(t, `{"model": {"architecture": {"name": "gpt2", "seq": 256, "framework": "`+fw+`"}},
+		res, err := cacheRun(c, decode(t, `{"model": {"architecture": {"name": "gpt2", "seq": 256, "framework": "`+fw+`"}},
 			"cluster": {"device": "h100-sxm", "count": 2}}`))
 		if err != nil {
 			t.Fatal(err)
@@ -99,4 +99,13 @@ func TestCacheKeysFramework(t *testing.T) {
 		t.Errorf("eager and cuda-graphs: step %v and %v s, stage 0 %d and %d bytes: the cache gave one estimate to both",
 			eager.Step.StepSeconds, graphs.Step.StepSeconds, eager.Plan.Stages[0].MemoryBytes, graphs.Plan.Stages[0].MemoryBytes)
 	}
+}
+
+// cacheRun prepares the request with the cache and plans it.
+func cacheRun(c *Cache, r *Request) (*Result, error) {
+	p, err := c.Prepare(r)
+	if err != nil {
+		return nil, err
+	}
+	return p.Run(context.Background())
 }

@@ -22,9 +22,7 @@ import (
 // ("cluster.document.devices[1].memory_bytes: must be > 0"). A valid request that fits no
 // split gives a Result with Feasible false and diagnostics that say why. Run checks ctx
 // between its phases.
-func Run(ctx context.Context, r *Request) (*Result, error) { return runWith(ctx, r, nil) }
-
-func runWith(ctx context.Context, r *Request, cache *Cache) (*Result, error) {
+func Run(ctx context.Context, r *Request) (*Result, error) {
 	if ctx == nil {
 		ctx = context.Background()
 	}
@@ -36,7 +34,7 @@ func runWith(ctx context.Context, r *Request, cache *Cache) (*Result, error) {
 		pending = startID(r.Model.Document)
 		defer pending.abandon() // a request refused before its id leaves it running
 	}
-	p, err := prepareWith(r, cache)
+	p, err := prepare(r)
 	if err != nil {
 		return nil, err
 	}

@@ -4,7 +4,9 @@
 // memory proportion. Every candidate is planned and simulated by the same planner a
 // single request goes through (an Evaluator: core/search/requests, over core/request's
 // Run); the search decides which candidates to plan. This package holds the search and
-// its data (Query, Knobs, Report), and imports none of the planner.
+// its data (Query, Knobs, Report, Answer); it plans nothing itself and imports neither
+// core/request nor the Evaluator (core/search/requests, whose RunQuery is the one search
+// doorway of every front end). The requests it carries are core/request/spec's.
 //
 // # Method
 //

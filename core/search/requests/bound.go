@@ -1,0 +1,158 @@
+package requests
+
+import (
+	"math"
+
+	"pipeplan/core/cluster"
+	"pipeplan/core/schedule"
+	"pipeplan/core/search"
+)
+
+// Bound is an upper bound on a candidate's samples per second: its samples per step over
+// a lower bound on the step. The pipeline of m microbatches on p devices, whose stages
+// take s_j per microbatch (sum W), lasts at least m*W/p (the average device's work) and,
+// but for ZB-H1 whose weight gradients run beside other stages' work, W (one microbatch
+// through every stage); in inference W + (m-1) * the largest stage; for GPipe and 1F1B,
+// at least max_j (s_0 + ... +
+// s_(j-1) + m*s_j), since device j waits for the first forward and the last backward to
+// pass the stages before it, which over every split is at least W / (1 - (1 - 1/m)^p).
+// To it comes the optimizer update (the average device's state at the device's memory
+// bandwidth). Transfers, the tied all-reduce, the data-parallel all-reduce (which the
+// backward may hide) and the rest of the bubble only add. And the device of the largest
+// stage works m times it, which no split makes less than the least bottleneck over
+// contiguous splits of the layers (terms.bottleneckOf).
+func (r *Evaluator) Bound(c search.Candidate) (float64, error) {
+	x, err := r.termsFor(c)
+	if err != nil {
+		return 0, err
+	}
+	sc, _ := schedule.Parse(c.Schedule)
+	return r.bound(c, x, sc, x.bottleneckOf(c.Pipeline*max(1, sc.Chunks))), nil
+}
+
+// Refine is Bound with the bottleneck of the splits that may fit (Refiner): the largest
+// stage's work is at least the least X for which the greedy cover of CannotFit's
+// memory bound, with stages of work at most X, reaches the last layer (found by
+// bisection, from below); where memory binds (1F1B's first stages hold p microbatches)
+// this is more than the bottleneck over every split. No split fits: 0.
+func (r *Evaluator) Refine(c search.Candidate) (float64, error) {
+	x, err := r.termsFor(c)
+	if err != nil {
+		return 0, err
+	}
+	sc, _ := schedule.Parse(c.Schedule)
+	stages := c.Pipeline * max(1, sc.Chunks)
+	least := x.bottleneckOf(stages)
+	if !r.train || r.arch == nil || r.device == nil || x.mem == nil {
+		return r.bound(c, x, sc, least), nil
+	}
+	limit, ok := r.stageCeiling(sc, c.MemoryProportion)
+	if !ok {
+		return r.bound(c, x, sc, least), nil
+	}
+	if !r.cover(c, x, sc, limit, math.Inf(1)) {
+		return 0, nil
+	}
+	lo, hi := least, x.work // lo: no cover known (or the bound over all splits); hi: covers
+	if r.cover(c, x, sc, limit, lo) {
+		return r.bound(c, x, sc, least), nil
+	}
+	for range 40 {
+		mid := lo + (hi-lo)/2
+		if mid <= lo || mid >= hi {
+			break
+		}
+		if r.cover(c, x, sc, limit, mid) {
+			hi = mid
+		} else {
+			lo = mid
+		}
+	}
+	return r.bound(c, x, sc, lo), nil
+}
+
+// bound is Bound with a lower bound on the largest stage's work.
+func (r *Evaluator) bound(c search.Candidate, x *terms, sc schedule.Config, bottleneck float64) float64 {
+	m, p := float64(c.Microbatches), float64(c.Pipeline)
+	pipe := max(m*x.work/p, m*bottleneck)
+	switch sc.Kind {
+	case schedule.GPipe, schedule.OneFOneB:
+		pipe = max(pipe, x.work/(1-math.Pow(1-1/m, p)))
+	case schedule.Inference:
+		// The device of stage j starts after the stages before it and the last
+		// microbatch still crosses the stages after it.
+		pipe = max(pipe, x.work+(m-1)*bottleneck)
+	case schedule.ZBH1:
+		// Weight gradients run apart, beside other stages' work: one microbatch's whole
+		// work is no bound.
+	default:
+		pipe = max(pipe, x.work)
+	}
+	step := pipe
+	if r.train {
+		step += r.optimizerBound(c, x) / p
+		// The data-parallel all-reduce adds nothing to the bound: frameworks that overlap
+		// it with the backward (PyTorch DDP, request's framework modes) may hide it whole.
+	}
+	samples := float64(c.MicrobatchSize) * m * float64(c.Data)
+	if step <= 0 {
+		return math.Inf(1)
+	}
+	return samples / step
+}
+
+// optimizerBound is a lower bound on the optimizer update of all the devices of a
+// pipeline together: an architecture's is the analytic estimate's
+// (analytic.Result.OptimizerSeconds, which the plan's step uses), whose memory-bound pass
+// ZeRO-1 and beyond divide over at most the shard group (routed experts over at most the
+// shard group times the tensor group) and whose host time over the shard group; the
+// slowest device updates at least the average. A profile's reads and writes its
+// parameters and twice its state at the device's bandwidth, each layer's part sharded to
+// at least (its whole - 1)/n.
+func (r *Evaluator) optimizerBound(c search.Candidate, x *terms) float64 {
+	n := float64(shardDegree(c.Config))
+	if x.est != nil {
+		device, host := x.est.OptimizerSeconds(0, len(x.est.Layers)-1)
+		if c.ZeRO >= 1 {
+			spread := n
+			if x.est.Total.DeviceExpertParams > 0 {
+				spread *= float64(max(1, c.Tensor))
+			}
+			device, host = device/spread, host/n
+		}
+		return max(device, host)
+	}
+	opt, params := x.optimizer, x.params
+	layers := float64(len(x.layers))
+	if c.ZeRO >= 1 {
+		opt = max(0, (opt-layers)/n)
+	}
+	if c.ZeRO >= 2 {
+		params = max(0, (params-layers)/n)
+	}
+	if r.memoryBW > 0 {
+		return (params + 2*opt) / r.memoryBW
+	}
+	return 0
+}
+
+// ringBound is the least time of the candidate's data-parallel ring all-reduce of n bytes
+// per device: over the link a ring crosses in the placement (Topology.Choose picks one
+// of cluster.Orders) that makes it cheapest.
+func (r *Evaluator) ringBound(c search.Candidate, n float64) float64 {
+	if r.topo == nil || c.Data < 2 {
+		return cluster.RingAllReduceSeconds(r.link, n, c.Data)
+	}
+	topo := *r.topo
+	topo.Nodes = (c.Devices() + topo.DevicesPerNode - 1) / topo.DevicesPerNode
+	least := math.Inf(1)
+	for _, o := range cluster.Orders {
+		if pl, err := topo.Place(c.Pipeline, c.Data, c.Tensor*max(1, c.Context), o); err == nil {
+			least = min(least, cluster.RingAllReduceSeconds(pl.DataLink, n, c.Data))
+		}
+	}
+	if math.IsInf(least, 1) {
+		return 0
+	}
+	return least
+}

@@ -1,0 +1,159 @@
+package requests
+
+import (
+	"pipeplan/core/analytic"
+	"pipeplan/core/cluster"
+	"pipeplan/core/model"
+	"pipeplan/core/schedule"
+	"pipeplan/core/search"
+)
+
+// longSequence is the sequence length from which the search tries context parallelism
+// by default, up to maxSearchedContext devices.
+const (
+	longSequence       = 32768
+	maxSearchedContext = 32
+)
+
+// Space is the grid of the knobs: tensor-parallel degrees that divide the devices per
+// node (or the devices at hand) and the model's heads, key/value heads and MLP width;
+// stages up to the model's layers; every replica count that fits.
+func (r *Evaluator) Space(k search.Knobs) (search.Space, error) {
+	s := search.Space{MaxDevices: k.MaxDevices, GlobalBatch: k.GlobalBatch, MemoryProportions: k.MemoryProportions}
+	if err := k.Validate(); err != nil {
+		return s, err
+	}
+	layers := 0
+	switch {
+	case r.arch != nil:
+		layers = r.arch.NumLayers + 2
+		if r.base.Model.Architecture.Split == string(analytic.Sublayers) {
+			layers = 2*r.arch.NumLayers + 2
+		}
+		if r.train {
+			layers += r.arch.MTPLayers
+		}
+	default:
+		layers = r.layers
+	}
+	fix := func(v int, all []int) []int {
+		if v > 0 {
+			return []int{v}
+		}
+		return all
+	}
+	var ps []int
+	for p := 1; p <= min(layers, k.MaxDevices, cluster.MaxStages); p++ {
+		ps = append(ps, p)
+	}
+	s.Pipelines = fix(k.Stages, ps)
+	if k.Replicas > 0 {
+		s.Data = []int{k.Replicas}
+	}
+	ts := []int{1}
+	if r.arch != nil {
+		group := k.MaxDevices
+		if r.topo != nil {
+			group = r.topo.DevicesPerNode
+		}
+		ts = nil
+		for t := 1; t <= group && t <= k.MaxDevices && t <= cluster.MaxStages; t++ {
+			a := r.arch
+			if group%t == 0 && a.NumHeads%t == 0 && a.NumKVHeads%t == 0 && a.IntermediateSize%t == 0 &&
+				a.DenseWidth()%t == 0 && a.SharedExpertSize%t == 0 {
+				ts = append(ts, t)
+			}
+		}
+	}
+	s.Tensors = fix(k.Tensor, ts)
+	switch {
+	case r.arch != nil && r.arch.MoE():
+		// Every expert-parallel degree that divides the experts (a candidate's data x
+		// context devices must be a multiple of it).
+		var es []int
+		for e := 1; e <= min(r.arch.NumExperts, k.MaxDevices); e++ {
+			if r.arch.NumExperts%e == 0 {
+				es = append(es, e)
+			}
+		}
+		s.Experts = fix(k.Expert, es)
+	case k.Expert > 1:
+		return s, &model.FieldError{Path: "expert", Reason: "splits the experts of a mixture of experts; the model has none"}
+	}
+	if r.topo != nil {
+		s.StageGroup = r.topo.DevicesPerNode
+	}
+	switch {
+	case k.Context > 0:
+		s.Contexts = []int{k.Context}
+	case len(k.Contexts) > 0:
+		s.Contexts = k.Contexts
+	case r.arch != nil && r.base.Model.Architecture.Seq >= longSequence && r.contextMethod == string(analytic.Ring):
+		// Long sequences: ring attention over powers of two that split the sequence
+		// into 2c chunks and fit a node (or the devices) beside t = 1. (All-to-all's
+		// degrees must divide the heads of each t: the user gives them.)
+		seq := r.base.Model.Architecture.Seq
+		group := k.MaxDevices
+		if r.topo != nil {
+			group = r.topo.DevicesPerNode
+		}
+		for c := 1; c <= maxSearchedContext && c <= group && c <= k.MaxDevices; c *= 2 {
+			if group%c == 0 && seq%(2*c) == 0 {
+				s.Contexts = append(s.Contexts, c)
+			}
+		}
+	}
+	switch {
+	case k.Schedule != "":
+		s.Schedules = []string{k.Schedule}
+	case len(k.Schedules) > 0:
+		s.Schedules = k.Schedules
+	case !r.train:
+		s.Schedules = []string{string(schedule.Inference)}
+	default:
+		s.Schedules = []string{"1f1b", "gpipe", "interleaved:2", "zb-h1"}
+	}
+	switch {
+	case k.Recompute != "":
+		s.Recomputes = []string{k.Recompute}
+	case !r.train:
+		s.Recomputes = []string{"none"}
+	case r.arch != nil:
+		s.Recomputes = []string{"none", "selective", "full"}
+	default:
+		s.Recomputes = []string{"none", "full"}
+	}
+	switch {
+	case k.ZeRO != nil:
+		s.ZeROs = []int{*k.ZeRO}
+	case r.train && r.arch != nil:
+		s.ZeROs = []int{0, 1, 2, 3}
+	case r.train:
+		s.ZeROs = []int{0, 1}
+	default:
+		s.ZeROs = []int{0}
+	}
+	if len(s.MemoryProportions) == 0 {
+		s.MemoryProportions = []float64{1}
+	}
+	switch {
+	case k.GlobalBatch > 0:
+	case k.Microbatches > 0:
+		s.Microbatches = []int{k.Microbatches}
+	case len(k.MicrobatchesPerStage) > 0:
+		s.MicrobatchesPerStage = k.MicrobatchesPerStage
+	default:
+		s.MicrobatchesPerStage = []int{1, 2, 4, 8}
+	}
+	switch {
+	case k.MicrobatchSize > 0:
+		s.MicrobatchSizes = []int{k.MicrobatchSize}
+	case k.MaxMicrobatchSize > 0:
+		s.MaxMicrobatchSize = k.MaxMicrobatchSize
+	case r.arch != nil:
+		s.MaxMicrobatchSize = 64
+	default:
+		s.MaxMicrobatchSize = 128
+	}
+	return s, s.Validate()
+}

@@ -1,0 +1,251 @@
+package requests
+
+import (
+	"math"
+
+	"pipeplan/core/analytic"
+	"pipeplan/core/cluster"
+	"pipeplan/core/model"
+	"pipeplan/core/request"
+	"pipeplan/core/search"
+)
+
+type termKey struct {
+	t, b      int
+	recompute string
+	c         int // context-parallel degree
+	e         int // expert-parallel degree (0: none stated)
+}
+
+// terms are what bounds a candidate, for one microbatch on one device of a
+// tensor-parallel group: the work of every layer, forward and backward; the gradient
+// bytes all-reduced across replicas; the bytes the optimizer update touches.
+type terms struct {
+	work, grads, params, optimizer float64
+	// layers are the layers' work; bottleneck[k] the least, over splits into k
+	// contiguous stages, of the largest stage's work (computed when first asked).
+	layers     []float64
+	bottleneck map[int]float64
+	// est is the architecture's analytic estimate (nil for a profile), for Twin.
+	est *analytic.Result
+	// mem are the layers' memory terms, for CannotFit (architectures in training).
+	mem []layerMemory
+}
+
+// layerMemory is what a layer adds to the memory of a stage that holds it (core/estimate's
+// Range): its own always-alive bytes (fixed: parameters with their gradients and exclusive
+// bytes, of which grad are the gradients; opt: optimizer state without ZeRO), what one
+// microbatch keeps for the backward (act), and its working peak beyond what the layers
+// before it in the stage keep (peak: temporaries and carried tensors).
+type layerMemory struct {
+	fixed, grad, opt, act, peak int64
+}
+
+// bottleneckOf is a lower bound on the largest stage's work over every split of the
+// layers into k contiguous stages: the smallest X such that a greedy split into stages of
+// at most X needs at most k stages, found by bisection and taken from below (the largest
+// X found too small), so that it never exceeds the true minimum.
+func (x *terms) bottleneckOf(k int) float64 {
+	if v, ok := x.bottleneck[k]; ok {
+		return v
+	}
+	lo, hi := 0.0, x.work
+	for _, w := range x.layers {
+		lo = max(lo, w)
+	}
+	lo = math.Nextafter(lo, 0) // the largest layer is a stage's least; lo stays too small
+	fits := func(limit float64) bool {
+		n, cur := 1, 0.0
+		for _, w := range x.layers {
+			if cur+w > limit {
+				n, cur = n+1, 0
+			}
+			cur += w
+		}
+		return n <= k
+	}
+	for range 64 {
+		mid := lo + (hi-lo)/2
+		if mid <= lo || mid >= hi {
+			break
+		}
+		if fits(mid) {
+			hi = mid
+		} else {
+			lo = mid
+		}
+	}
+	x.bottleneck[k] = lo
+	return lo
+}
+
+// termsOf are the bound's terms for a tensor-parallel degree, microbatch size and
+// recomputation, computed once.
+func (r *Evaluator) termsOf(t, b int, recompute string, c, e int) (*terms, error) {
+	k := termKey{t, b, recompute, max(1, c), e}
+	if x := r.terms[k]; x != nil {
+		return x, nil
+	}
+	var est *analytic.Result
+	var m *model.Model
+	if r.arch != nil {
+		var err error
+		if est, err = r.estimateOf(t, b, recompute, c, e); err != nil {
+			return nil, err
+		}
+	} else {
+		// The profile scaled to b on one device, as every candidate of size b plans it.
+		v, err := r.prepared.With(request.Knobs{Parallelism: request.Parallelism{Pipeline: 1}, Schedule: request.Schedule{MicrobatchSize: b}})
+		if err != nil {
+			return nil, err
+		}
+		m = v.Model()
+	}
+	x := r.termsFrom(est, m)
+	r.terms[k] = x
+	return x, nil
+}
+
+// estimateOf is the architecture's analytic estimate for the bound's terms (termsOf),
+// computed once.
+func (r *Evaluator) estimateOf(t, b int, recompute string, c, e int) (*analytic.Result, error) {
+	k := termKey{t, b, recompute, max(1, c), e}
+	if x := r.terms[k]; x != nil && x.est != nil {
+		return x.est, nil
+	}
+	if est := r.estimates[k]; est != nil {
+		return est, nil
+	}
+	// The request of one device (tensor and context groups aside) with e replicas, the
+	// fewest expert parallelism e allows, which change nothing else without ZeRO: its
+	// analytic estimate is the one the candidates' plans cost their layers with.
+	var ctx int
+	var method string
+	if c > 1 {
+		ctx, method = c, r.contextMethod
+	}
+	v, err := r.prepared.With(request.Knobs{
+		Parallelism: request.Parallelism{Pipeline: 1, Data: max(1, e), Tensor: t, SequenceParallel: r.seqParallel(t, e),
+			Context: ctx, ContextMethod: method, Expert: e, ExpertOverlap: r.train && r.expertOverlap && e > 1 && recompute != string(analytic.Full),
+			ExpertDispatcher: r.dispatcher},
+		Schedule: request.Schedule{MicrobatchSize: b}, Recompute: recompute, Partition: r.base.Partition})
+	if err != nil {
+		return nil, err
+	}
+	est, err := v.Estimate()
+	if err != nil {
+		return nil, err
+	}
+	r.estimates[k] = est
+	return est, nil
+}
+
+// termsFrom builds the terms of an architecture's analytic estimate, or of a profile's
+// model (est nil).
+func (r *Evaluator) termsFrom(est *analytic.Result, m *model.Model) *terms {
+	x := &terms{bottleneck: map[int]float64{}}
+	if est != nil {
+		m = est.Model()
+		x.est = est
+	}
+	for i := range m.Layers {
+		l := &m.Layers[i]
+		w := m.Forward(i) * r.secondsPer
+		if r.train {
+			w += m.Backward(i) * r.secondsPer
+		}
+		x.layers = append(x.layers, w)
+		x.work += w
+		x.grads += float64(l.GradBytes)
+		x.params += float64(l.ParamBytes)
+		x.optimizer += float64(l.OptimizerBytes)
+	}
+	if !r.train || r.arch == nil {
+		x.grads, x.params, x.optimizer = 0, 0, 0 // a profile's state is not bounded
+	}
+	if r.train && r.arch != nil {
+		x.mem = make([]layerMemory, len(m.Layers))
+		for i := range m.Layers {
+			l := &m.Layers[i]
+			x.mem[i] = layerMemory{fixed: l.ParamBytes + l.ExclusiveBytes, grad: l.GradBytes, opt: l.OptimizerBytes, act: l.ActivationBytes,
+				peak: l.TemporaryBytes + l.CarryOverBytes}
+		}
+	}
+	return x
+}
+
+// gatherKey keys the terms of ZeRO-3 candidates: termsOf's, the shard group's size and
+// the link its gathers are bounded over.
+type gatherKey struct {
+	termKey
+	n    int
+	link cluster.Link
+}
+
+// termsFor are the bound's terms of a candidate: termsOf's, and under ZeRO-3 each
+// layer's work raised by what its gathers add to it as core/request costs them
+// (gatherLayers, with its default prefetch: forward max(0, AG - F), backward
+// max(0, AG + RS - B), AG and RS rings over the n = d x c devices), over the fastest
+// link the shard group's ring may cross in any placement (gatherLink). The gathers then
+// add at most what the plan adds, so the terms stay lower bounds.
+func (r *Evaluator) termsFor(c search.Candidate) (*terms, error) {
+	x, err := r.termsOf(c.Tensor, c.MicrobatchSize, c.Recompute, c.Context, c.Expert)
+	if err != nil || c.ZeRO < 3 || x.est == nil || !r.train || r.base.Cluster.FreeTransfers {
+		return x, err
+	}
+	link, ok := r.gatherLink(c.Config)
+	if !ok {
+		return x, nil
+	}
+	n := shardDegree(c.Config)
+	k := gatherKey{termKey{c.Tensor, c.MicrobatchSize, c.Recompute, max(1, c.Context), c.Expert}, n, link}
+	if y := r.gathered[k]; y != nil {
+		return y, nil
+	}
+	y := &terms{bottleneck: map[int]float64{}, est: x.est, mem: x.mem, grads: x.grads, params: x.params,
+		optimizer: x.optimizer, layers: make([]float64, len(x.layers))}
+	for i := range y.layers {
+		l := &x.est.Layers[i]
+		w, g := x.est.FullBytes(i)
+		ag := cluster.RingAllGatherSeconds(link, float64(w), n)
+		rs := cluster.RingReduceScatterSeconds(link, float64(g), n)
+		f, b := l.FwdSeconds, l.BwdSeconds
+		f += max(0, ag-f)
+		b += max(0, ag+rs-b)
+		y.layers[i] = f + b
+		y.work += y.layers[i]
+	}
+	r.gathered[k] = y
+	return y, nil
+}
+
+// gatherLink is the fastest link a candidate's shard group may reduce over in
+// core/request: with one replica the context group's (the node's link, or the cluster's
+// link), else the data-parallel ring's in some placement (the node's link when a ring
+// stays in a node in some order, else the network); ok is false when the fastest is not
+// known (a network faster than the node's link).
+func (r *Evaluator) gatherLink(c search.Config) (cluster.Link, bool) {
+	if r.topo == nil {
+		return r.link, true
+	}
+	in, out := r.topo.Intra, r.topo.Inter
+	if c.Data < 2 {
+		return in, true
+	}
+	if out.BytesPerSecond > in.BytesPerSecond || out.LatencySeconds < in.LatencySeconds {
+		return cluster.Link{}, false
+	}
+	topo := *r.topo
+	topo.Nodes = (c.Devices() + topo.DevicesPerNode - 1) / topo.DevicesPerNode
+	link := out
+	for _, o := range cluster.Orders {
+		pl, err := topo.Place(c.Pipeline, c.Data, c.Tensor*max(1, c.Context), o)
+		if err != nil {
+			return cluster.Link{}, false
+		}
+		if !pl.DataCrossesNodes {
+			link = in
+		}
+	}
+	return link, true
+}
