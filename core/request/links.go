@@ -1,0 +1,197 @@
+package request
+
+import (
+	"pipeplan/core/analytic"
+	"pipeplan/core/cluster"
+	"pipeplan/core/model"
+)
+
+// links checks that every transfer between stages has a link with a bandwidth, unless
+// transfers are free, and finds the links of the gradient all-reduces.
+func (p *prepared) links(es *model.Errors) {
+	r := p.req
+	c := p.cluster
+	if r.Cluster.FreeTransfers {
+		c.Links, c.Host = nil, nil
+		for i := range c.Devices {
+			c.Devices[i].Recv, c.Devices[i].Send = nil, nil
+		}
+		return
+	}
+	field := func(i int) string {
+		if r.Cluster.Device != "" {
+			return "cluster.link"
+		}
+		if f := c.SendLinkField(i); f != "" {
+			return "cluster.document." + f
+		}
+		return "cluster.document.links"
+	}
+	if p.topo != nil {
+		p.place(es)
+		if len(*es) > 0 {
+			return
+		}
+	}
+	var slowest *cluster.Link
+	for i := 0; i+1 < len(c.Devices); i++ {
+		l := c.SendLink(i)
+		switch {
+		case l == nil:
+			es.Add(field(i), "no link joins devices %d and %d, which pass activations between stages: give one, or set cluster.free_transfers", i, i+1)
+			return
+		case !hasBandwidth(l):
+			es.Add(field(i), "has no bandwidth (0 bytes/s) between devices %d and %d: give bytes_per_second or gbps, or set cluster.free_transfers", i, i+1)
+			return
+		}
+		if slowest == nil || bandwidth(l, c.Devices[i].ClockHz) < bandwidth(slowest, c.Devices[i].ClockHz) {
+			slowest = l
+		}
+	}
+	if len(c.Devices) > 1 {
+		p.tiedLink = slowest
+	}
+	if r.Parallelism.Data < 2 || !p.train() {
+		return
+	}
+	switch {
+	case p.placement != nil:
+		p.dataLink = &p.placement.DataLink
+	case r.Cluster.Device != "":
+		p.dataLink = &c.Links[0]
+	case r.Cluster.DataLink != "":
+		l, _ := cluster.LookupLink(r.Cluster.DataLink)
+		p.dataLink = &l.Link
+	case slowest != nil:
+		p.dataLink = slowest
+		p.note(Diagnostic{Code: CodeDataLinkAssumed, Severity: Note, Field: "cluster.data_link",
+			Message: "the data-parallel all-reduce is costed on the slowest link between the pipeline's stages (set cluster.data_link to name another)"})
+	default:
+		es.Add("cluster.data_link", "the pipeline has one device, so no link of the cluster document joins the data-parallel replicas: name a link preset")
+	}
+}
+
+// place lays the run on the nodes (cluster.Topology.Choose) with the traffic of one step:
+// each device's gradients, all-reduced with its replicas, and what crosses a stage
+// boundary (the largest layer output, sent per microbatch); the pipeline's links become
+// the ones its stage boundaries cross.
+func (p *prepared) place(es *model.Errors) {
+	r := p.req
+	par := r.Parallelism
+	var tr cluster.Traffic
+	var out int64
+	for i := range p.model.Layers {
+		l := &p.model.Layers[i]
+		if p.train() {
+			tr.GradientBytes += float64(gradBytes(l))
+		}
+		send := int64(0)
+		if l.SendBytes != nil {
+			send = *l.SendBytes
+		} else {
+			for _, t := range l.Outputs {
+				send += t.Bytes
+			}
+		}
+		out = max(out, send)
+	}
+	tr.GradientBytes /= float64(par.Pipeline)
+	tr.StageBytes = float64(out) * float64(r.Schedule.Microbatches)
+	if p.train() {
+		tr.StageBytes *= 2 // activations forward, their gradients back
+	}
+	pl, err := p.topo.Choose(par.Pipeline, par.Data, par.Tensor*par.Context, tr)
+	if err != nil {
+		addPrefixed(es, "parallelism", err)
+		return
+	}
+	if par.Context > 1 {
+		pl.Tensor, pl.Context = par.Tensor, par.Context // placed as one group of t x c
+	}
+	p.placement = pl
+	c := pl.StageCluster(p.cluster.Devices[0])
+	p.cluster.Links = c.Links
+}
+
+// shardLinks are the links and group sizes of the data-parallel reductions: the
+// devices that hold the same layers (replicas times the context group) reduce their
+// gradients over link (the slowest a ring crosses: the data link, or with one replica
+// the context group's link inside a node). Under hsdp the shard group reduces over
+// link (inside a node when the group fits one, cluster.devices_per_node) and the
+// replicas of each shard across groups over across. ok is false when there is no
+// reduction (inference, or one device).
+func (p *prepared) shardLinks() (link *cluster.Link, members int, across *cluster.Link, groups int, ok bool) {
+	par := p.req.Parallelism
+	n := par.Data * par.Context
+	if !p.train() || n < 2 || p.req.Cluster.FreeTransfers || (par.Data > 1 && p.dataLink == nil) {
+		return nil, 0, nil, 0, false
+	}
+	link = p.dataLink
+	if link == nil {
+		link = &p.tensorLink // one replica: the context group, inside a node
+	}
+	if par.Sharding != string(analytic.HSDP) {
+		return link, n, nil, 0, true
+	}
+	g := par.ShardGroup * par.Context
+	across = link
+	if p.topo != nil && p.placement != nil && p.placement.Order == cluster.TDP && g*par.Tensor <= p.topo.DevicesPerNode {
+		intra := p.topo.Intra // TDP numbers replicas next to each other: a group fits a node
+		link = &intra
+	}
+	return link, g, across, n / g, true
+}
+
+// gatherLayers adds to each layer's times the communication of ZeRO-3 (and HSDP) that
+// its compute does not hide: per microbatch, its weights all-gathered over the shard
+// group before its forward and again before its backward, and its gradients
+// reduce-scattered after its backward (Rajbhandari et al. 2020, section 7: 1.5 x the
+// all-reduce's volume). With prefetch (PyTorch FSDP2's default: the next layer's
+// all-gather is issued while this one computes, docs of torch.distributed.fsdp.fully_shard)
+// an all-gather hides behind a layer's compute, counted as this layer's (a transformer's
+// blocks are alike); the reduce-scatter always runs beside the next layer's backward.
+// Exposed: forward max(0, AG - F) (AG without prefetch), backward max(0, AG + RS - B)
+// (AG + max(0, RS - B) without prefetch).
+func (p *prepared) gatherLayers(es *model.Errors) {
+	if analytic.Sharding(p.req.Parallelism.Sharding).Level() < 3 {
+		return
+	}
+	link, n, _, _, ok := p.shardLinks()
+	if !ok || p.req.Cluster.FreeTransfers {
+		return
+	}
+	if p.model.Unit() != model.Seconds {
+		es.Add("parallelism.sharding", "%s adds gathers to each layer's time: it needs a profile timed in seconds, not cycles", p.req.Parallelism.Sharding)
+		return
+	}
+	prefetch := p.req.Parallelism.Prefetch != PrefetchNone
+	p.model.Layers = append([]model.Layer(nil), p.model.Layers...) // a cached model's layers are shared
+	sl := secondsLink(link, p.cluster.Devices[0].ClockHz)
+	for i := range p.model.Layers {
+		l := &p.model.Layers[i]
+		ag := cluster.RingAllGatherSeconds(sl, float64(p.fullWeights[i]), n)
+		rs := cluster.RingReduceScatterSeconds(sl, float64(p.fullGrads[i]), n)
+		if prefetch {
+			l.ForwardSeconds += max(0, ag-l.ForwardSeconds)
+			l.BackwardSeconds += max(0, ag+rs-l.BackwardSeconds)
+		} else {
+			l.ForwardSeconds += ag
+			l.BackwardSeconds += ag + max(0, rs-l.BackwardSeconds)
+		}
+	}
+}
+
+func hasBandwidth(l *cluster.Link) bool {
+	if l.CyclesStyle() {
+		return l.GBps > 0
+	}
+	return l.BytesPerSecond > 0
+}
+
+// bandwidth is a link's bytes per second.
+func bandwidth(l *cluster.Link, clockHz float64) float64 {
+	if l.CyclesStyle() {
+		return l.GBps * cluster.GiB
+	}
+	return l.BytesPerSecond
+}

@@ -1,0 +1,274 @@
+package request
+
+import (
+	"fmt"
+
+	"pipeplan/core/analytic"
+	"pipeplan/core/load"
+	"pipeplan/core/model"
+	"pipeplan/core/partition"
+	"pipeplan/core/request/spec"
+	"pipeplan/core/schedule"
+)
+
+// weightsOnly reports whether the model's param_bytes are weights only, to which training
+// adds gradients and optimizer state: PipeDream profiles.
+func (p *prepared) weightsOnly() bool { return p.format == load.PipeDream }
+
+func (p *prepared) training(es *model.Errors) {
+	t := &p.req.Training
+	if t.FP8Recipe != "" && p.arch == nil {
+		es.Add("training.fp8_recipe", "applies to architectures (a measured profile ran in the precision it was measured in)")
+	}
+	if t.FP8ParamGather && p.arch == nil {
+		es.Add("training.fp8_param_gather", "applies to architectures (a measured profile states its weights' memory)")
+	}
+	for _, o := range []struct{ field, v string }{
+		{"parallelism.overlap_grad_reduce", p.req.Parallelism.OverlapGradReduce},
+		{"parallelism.overlap_param_gather", p.req.Parallelism.OverlapParamGather},
+	} {
+		switch {
+		case o.v != "" && o.v != OverlapOn && o.v != OverlapOff:
+			es.Add(o.field, "must be %q or %q (or left out: the framework's default), got %q", OverlapOn, OverlapOff, o.v)
+		case o.v != "" && p.arch == nil:
+			es.Add(o.field, "applies to architectures (their framework overlaps the communication or not; a profile's plan hides none)")
+		}
+	}
+	if !p.train() {
+		if t.Optimizer != "" {
+			es.Add("training.optimizer", "applies to training: inference has no optimizer")
+		}
+		if t.Precision != "" {
+			es.Add("training.precision", "applies to training (master weights and optimizer state): inference has neither")
+		}
+		if t.Recompute != "" && t.Recompute != "none" {
+			es.Add("training.recompute", "applies to training: inference keeps no activations for a backward pass to recompute")
+		}
+		t.Recompute = "none"
+		return // ZeRO with inference is refused by parallelism
+	}
+	switch {
+	case p.arch != nil || p.weightsOnly():
+		if t.Optimizer == "" {
+			t.Optimizer = string(analytic.AdamW)
+		}
+		switch analytic.Optimizer(t.Optimizer) {
+		case analytic.AdamW, analytic.Adam, analytic.SGD:
+		default:
+			es.Add("training.optimizer", "must be adamw, adam or sgd, got %q (for inference set training.mode)", t.Optimizer)
+		}
+	case t.Optimizer != "":
+		es.Add("training.optimizer", "applies to architectures and to profiles that give weights only (PipeDream): this profile states its optimizer state (layers[].optimizer_bytes)")
+	}
+	switch {
+	case p.arch != nil:
+		switch analytic.Precision(t.Precision) {
+		case "", analytic.Mixed, analytic.MixedFP32Grads, analytic.AMP, analytic.Pure:
+		default:
+			es.Add("training.precision", "must be mixed, mixed-fp32-grads, amp or pure, got %q", t.Precision)
+		}
+	case p.weightsOnly():
+		if t.Precision == "" {
+			t.Precision = string(analytic.Pure)
+		}
+		if t.Precision != string(analytic.Pure) {
+			es.Add("training.precision", "must be pure for a PipeDream profile: its weights were measured in fp32, with no 16-bit copy to keep master weights of")
+		}
+	case t.Precision != "":
+		es.Add("training.precision", "applies to architectures and to profiles that give weights only (PipeDream): this profile states its optimizer state")
+	}
+	if t.Recompute == "" {
+		t.Recompute = string(analytic.NoRecompute)
+	}
+	switch analytic.Recompute(t.Recompute) {
+	case analytic.NoRecompute, analytic.Full:
+	case analytic.Selective:
+		if p.arch == nil {
+			es.Add("training.recompute", "selective recomputation needs an architecture (a measured profile does not say which activations are cheap to rebuild): use none or full")
+		}
+	default:
+		es.Add("training.recompute", "must be none, selective or full, got %q", t.Recompute)
+	}
+	p.recomputeStages = p.arch == nil && t.Recompute == string(analytic.Full)
+}
+
+// defaultMicrobatches is DefaultMicrobatchesPerStage per pipeline device, or fewer on
+// pipelines so long that the simulator would refuse that many: then the most it takes
+// (for interleaved schedules, which run microbatches in groups of the devices, the most
+// multiple of the devices, at least the devices).
+func defaultMicrobatches(devices, chunks int) int {
+	m := DefaultMicrobatchesPerStage * devices
+	if most := schedule.MaxMicrobatches(devices * chunks); m > most {
+		m = max(1, most)
+		if chunks > 1 {
+			m = max(1, most/devices) * devices
+		}
+	}
+	return m
+}
+
+func (p *prepared) schedule(es *model.Errors) {
+	r := p.req
+	s := &r.Schedule
+	if s.Name == "" {
+		s.Name = DefaultSchedule
+		if !p.train() {
+			s.Name = string(schedule.Inference)
+		}
+	}
+	c, err := schedule.Parse(s.Name)
+	if err != nil {
+		es.Add("schedule.name", "%v", err)
+		return
+	}
+	s.Name = c.String()
+	switch {
+	case p.train() && c.Kind == schedule.Inference:
+		es.Add("schedule.name", "inference runs forward passes only, but training.mode is training")
+	case !p.train() && c.Kind != schedule.Inference:
+		es.Add("schedule.name", "%s is a training schedule, but training.mode is inference: use the inference schedule", c)
+	}
+	devices := r.Parallelism.Pipeline
+	if s.Microbatches == 0 {
+		s.Microbatches = defaultMicrobatches(devices, max(1, c.Chunks))
+	}
+	c.Microbatches = s.Microbatches
+	c.Recompute = p.recomputeStages
+	if err := c.Validate(devices * max(1, c.Chunks)); err != nil {
+		// The schedule's "stages" are the request's pipeline devices (times the chunks).
+		fes, _ := model.AsFieldErrors(err)
+		for _, fe := range fes {
+			switch fe.Path {
+			case "stages":
+				es.Add("parallelism.pipeline", "%s", fe.Reason)
+			default:
+				addPrefixed(es, "schedule", fe)
+			}
+		}
+		if len(fes) == 0 {
+			es.Add("schedule", "%v", err)
+		}
+	}
+	if n := TimelineEvents(r); r.Events && n > MaxEvents {
+		es.Add("events", "the timeline of %d microbatches on %d pipeline stages holds at least %d events, more than the %d a result may keep: leave events out, or ask for fewer microbatches", s.Microbatches, devices*max(1, c.Chunks), n, MaxEvents)
+	}
+	switch {
+	case c.Kind == schedule.ZBH1 && s.WeightGradFraction == 0:
+		s.WeightGradFraction = DefaultWeightGradFraction
+	case c.Kind == schedule.ZBH1:
+		if f := s.WeightGradFraction; !(f >= 0 && f <= 1) {
+			es.Add("schedule.weight_grad_fraction", "must be in [0, 1], got %v", f)
+		}
+	case s.WeightGradFraction != 0:
+		es.Add("schedule.weight_grad_fraction", "applies to zb-h1, which runs weight gradients apart; %s does not", c)
+	}
+	// Samples per microbatch: an architecture's batch, or what the profile was measured with.
+	switch {
+	case p.arch != nil:
+		if s.MicrobatchSize == 0 {
+			s.MicrobatchSize = 1
+		}
+	case p.model.MicrobatchSize > 0:
+		if s.MicrobatchSize != 0 && s.MicrobatchSize != p.model.MicrobatchSize {
+			es.Add("schedule.microbatch_size", "must be %d, the samples per microbatch the profile was measured with (its microbatch_size), got %d", p.model.MicrobatchSize, s.MicrobatchSize)
+		}
+		s.MicrobatchSize = p.model.MicrobatchSize
+	default:
+		// The note depends on the profile alone, not on whether the request spelled the
+		// size out, so that a request and its normalized form give the same result.
+		if s.MicrobatchSize == 0 {
+			s.MicrobatchSize = 1
+		}
+		p.note(Diagnostic{Code: CodeMicrobatchSizeUnknown, Severity: Note, Field: "schedule.microbatch_size",
+			Message: fmt.Sprintf("the profile does not say how many samples a microbatch holds (its microbatch_size): throughput counts %d per microbatch (schedule.microbatch_size)", s.MicrobatchSize)})
+	}
+	if s.MicrobatchSize < 1 || s.MicrobatchSize > 1<<20 {
+		es.Add("schedule.microbatch_size", "must be between 1 and %d, got %d", 1<<20, s.MicrobatchSize)
+	}
+	// A step's tokens must fit the result's integer. Samples per step are at most 2^56
+	// (microbatch size 2^20, microbatches 2^20, replicas 2^16); an architecture's tokens
+	// per microbatch are at most 2^26 (core/analytic), a profile's are its own.
+	if t := int64(p.modelTokensPerSample()); t > 0 && s.MicrobatchSize >= 1 && s.Microbatches >= 1 {
+		samples := int64(s.MicrobatchSize) * int64(s.Microbatches) * int64(r.Parallelism.Data)
+		if t > maxTokensPerStep/samples {
+			es.Add(p.modelField("tokens_per_sample"), "%d tokens per sample times the %d samples of a step is more than the %d tokens a step may count", t, samples, int64(maxTokensPerStep))
+		}
+	}
+	p.toolMemoryNote(c)
+	p.sched = c
+}
+
+// MaxEvents bounds the schedule timeline a result keeps (events: true) to 1,048,576
+// events, about 160 MB of JSON: more than a page draws or a person reads, and a
+// request of a few hundred bytes may otherwise ask the simulator for its whole 2^22
+// operations as JSON (0.9 GB, 20 s).
+const MaxEvents = 1 << 20
+
+// MinEventBytes is the fewest bytes one event of the timeline takes in a result's JSON
+// ({"stage":0,"chunk":0,"kind":"F","microbatch":0,"step":-1,"start_seconds":0,...}).
+const MinEventBytes = 80
+
+// TimelineEvents is the fewest events the schedule timeline of a normalized request
+// holds: a forward per microbatch and stage (pipeline devices times chunks), and a
+// backward too in training. It prices a request's work before it runs: with events, its
+// result's JSON holds at least MinEventBytes times as many bytes.
+func TimelineEvents(n *Request) int64 {
+	c, err := schedule.Parse(n.Schedule.Name)
+	if err != nil || n.Parallelism.Pipeline < 1 || n.Schedule.Microbatches < 1 {
+		return 0
+	}
+	per := int64(2)
+	if c.Kind == schedule.Inference || c.Kind == schedule.Overlap {
+		per = 1
+	}
+	return int64(n.Parallelism.Pipeline) * int64(max(1, c.Chunks)) * int64(n.Schedule.Microbatches) * per
+}
+
+// MinResultBytes is the fewest bytes the JSON of a normalized request's result takes, as
+// far as they can be known before it runs (its timeline's, with events): a server that
+// keeps results refuses a request whose result cannot fit, before planning it.
+func MinResultBytes(n *Request) int64 {
+	if !n.Events {
+		return 0
+	}
+	return TimelineEvents(n) * MinEventBytes
+}
+
+// maxTokensPerStep bounds the tokens of one step (samples per step times tokens per
+// sample), so that the result's counts are exact integers.
+const maxTokensPerStep = 1 << 62
+
+// modelTokensPerSample is a profile's tokens_per_sample (an architecture's model is built
+// later, with at most 2^26 tokens per microbatch).
+func (p *prepared) modelTokensPerSample() int {
+	if p.model == nil {
+		return 0
+	}
+	return p.model.TokensPerSample
+}
+
+func (p *prepared) objective(es *model.Errors) {
+	r := p.req
+	if r.Objective == "" {
+		r.Objective = partition.MaxCompute.String()
+	}
+	if _, err := partition.ParseObjective(r.Objective); err != nil {
+		es.Add("objective", "%v", err)
+	}
+	switch r.Partition {
+	case "", spec.PartitionLayers:
+		r.Partition = ""
+	case spec.PartitionGraph:
+		if r.Boundaries != nil {
+			es.Add("partition", "%q finds the split; boundaries give one: leave one out", r.Partition)
+		}
+	default:
+		es.Add("partition", "must be %q or %q, got %q", spec.PartitionLayers, spec.PartitionGraph, r.Partition)
+	}
+	if r.MemoryProportion == 0 {
+		r.MemoryProportion = 1
+	}
+	if f := r.MemoryProportion; !(f > 0 && f <= 1) {
+		es.Add("memory_proportion", "must be in (0, 1], got %v", f)
+	}
+}
