@@ -519,13 +519,23 @@ func EstimateOneStage(ctx context.Context, r *Request) (*OneStage, error) {
 	if r == nil {
 		return nil, &model.FieldError{Path: "request", Reason: "is required"}
 	}
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	one := *r
 	one.Parallelism.Pipeline, one.Schedule.Microbatches, one.Boundaries = 1, 1, nil
-	est, err := Estimate(ctx, &one)
+	p, err := Prepare(&one) // once, for both
 	if err != nil {
 		return nil, err
 	}
-	res, err := Run(ctx, &one)
+	est, err := p.Estimate()
+	if err != nil {
+		return nil, err
+	}
+	res, err := p.Run(ctx)
 	if err != nil {
 		return nil, err
 	}
