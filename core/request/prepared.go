@@ -32,11 +32,16 @@ type Prepared struct {
 	reqOnce sync.Once
 	req     *Request // the normalized request, with a scaled profile's document written
 
-	idOnce    sync.Once
+	canonOnce sync.Once
 	canonical []byte
-	id        string
-	idErr     error
-	pending   *pendingID
+	canonErr  error
+
+	idOnce sync.Once
+	id     string
+	idErr  error
+	// pending hashes a large model document while the request is prepared (Run's
+	// pendingID); nil once the id is known.
+	pending *pendingID
 }
 
 // loaded is what preparing a request read from its documents, kept so that a Prepared's
@@ -97,25 +102,27 @@ func (pr *Prepared) Request() *Request {
 
 // Canonical returns the canonical encoding of the request (Canonical), computed once.
 func (pr *Prepared) Canonical() ([]byte, error) {
-	pr.identify()
-	return pr.canonical, pr.idErr
+	pr.canonOnce.Do(func() { pr.canonical, pr.canonErr = canonical(pr.Request()) })
+	return pr.canonical, pr.canonErr
 }
 
-// ID returns the request's content id (ID), computed once.
+// ID returns the request's content id (ID), computed once: from the canonical encoding,
+// or for a large model document from its hash, taken while the request was prepared.
 func (pr *Prepared) ID() (string, error) {
-	pr.identify()
-	return pr.id, pr.idErr
-}
-
-func (pr *Prepared) identify() {
 	pr.idOnce.Do(func() {
-		r := pr.Request()
-		pr.id, pr.idErr = requestID(r, pr.pending)
-		pr.pending = nil
-		if pr.idErr == nil {
-			pr.canonical, pr.idErr = canonical(r)
+		if pr.pending != nil {
+			pr.id, pr.idErr = requestID(pr.Request(), pr.pending)
+			pr.pending = nil
+			return
 		}
+		c, err := pr.Canonical()
+		if err != nil {
+			pr.idErr = err
+			return
+		}
+		pr.id = contentID(c)
 	})
+	return pr.id, pr.idErr
 }
 
 // Run plans the prepared request, as request.Run does. It may be called more than once.

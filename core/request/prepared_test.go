@@ -120,3 +120,47 @@ func TestScaledProfileRequest(t *testing.T) {
 		t.Errorf("at the profile's own size the request names %q, want the example", got)
 	}
 }
+
+// TestPreparedIdentity: a Prepared's canonical form and id are Canonical's and ID's, in
+// either order of asking, a large model document (hashed while it is prepared) included.
+func TestPreparedIdentity(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		r    *Request
+	}{
+		{"example", decode(t, `{"model":{"example":"gpt2-medium"},"cluster":{"device":"h100-sxm","count":2}}`)},
+		{"architecture", decode(t, `{"model":{"architecture":{"name":"gpt2"}},"cluster":{"device":"a100-80gb","count":4}}`)},
+		{"large document", &Request{Model: ModelSpec{Document: bigProfile(6000)}, Cluster: ClusterSpec{Device: "a100-80gb", Count: 4}}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			wantC, err := Canonical(tt.r)
+			if err != nil {
+				t.Fatal(err)
+			}
+			wantID, err := ID(tt.r)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, idFirst := range []bool{true, false} {
+				p, err := Prepare(tt.r)
+				if err != nil {
+					t.Fatal(err)
+				}
+				var id string
+				if idFirst {
+					id, _ = p.ID()
+				}
+				c, err := p.Canonical()
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !idFirst {
+					id, _ = p.ID()
+				}
+				if string(c) != string(wantC) || id != wantID {
+					t.Errorf("id first %v: id %s, canonical %.80s; want %s, %.80s", idFirst, id, c, wantID, wantC)
+				}
+			}
+		})
+	}
+}
