@@ -2,6 +2,9 @@ package request
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
+	"sync"
 	"testing"
 )
 
@@ -162,5 +165,67 @@ func TestPreparedIdentity(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestWithConcurrent: variants of one Prepared planned at once (they share its loaded
+// documents and its cache) plan as they do one at a time. Run with -race.
+func TestWithConcurrent(t *testing.T) {
+	for _, base := range []string{
+		`{"model":{"example":"gpt2-medium"},"cluster":{"document":` + twoDevices + `}}`,
+		`{"model":{"architecture":{"name":"gpt2"}},"cluster":{"device":"a100-80gb","count":4}}`,
+	} {
+		p, err := Prepare(decode(t, base))
+		if err != nil {
+			t.Fatal(err)
+		}
+		knobs := func(i int) Knobs {
+			k := p.Knobs()
+			k.Schedule = Schedule{Name: []string{"1f1b", "gpipe", "zb-h1"}[i%3], Microbatches: 4 + i%5, MicrobatchSize: 1 + i%3}
+			k.Recompute = []string{"none", "full"}[i%2]
+			k.Parallelism.Data, k.Parallelism.Sharding = 1+i%2, []string{"none", "zero1"}[i%2]
+			if k.Parallelism.Data > 1 && p.Request().Cluster.Device != "" {
+				k.Count = 0
+			}
+			return k
+		}
+		const n = 24
+		want := make([]string, n)
+		planned := 0
+		for i := range n {
+			v, err := p.With(knobs(i))
+			if err != nil {
+				want[i] = err.Error()
+				continue
+			}
+			res, err := v.Run(context.Background())
+			want[i] = fmt.Sprint(err) + mustJSON(t, res)
+			if err == nil && res.Feasible {
+				planned++
+			}
+		}
+		if planned < n/2 {
+			t.Fatalf("%.60s: %d of %d variants have a plan: %v", base, planned, n, want)
+		}
+		got := make([]string, n)
+		var wg sync.WaitGroup
+		for i := range n {
+			wg.Go(func() {
+				v, err := p.With(knobs(i))
+				if err != nil {
+					got[i] = err.Error()
+					return
+				}
+				res, err := v.Run(context.Background())
+				b, _ := json.Marshal(res)
+				got[i] = fmt.Sprint(err) + string(b)
+			})
+		}
+		wg.Wait()
+		for i := range n {
+			if got[i] != want[i] {
+				t.Errorf("%.60s, variant %d: at once\n%.300s\none at a time\n%.300s", base, i, got[i], want[i])
+			}
+		}
 	}
 }
