@@ -300,3 +300,29 @@ func copyCluster(c *cluster.Cluster) *cluster.Cluster {
 // Architecture returns the request's architecture as parsed (nil for a profile); the
 // caller must not change it.
 func (pr *Prepared) Architecture() *arch.Arch { return pr.p.arch }
+
+// AsNative returns the request with its measured profile written as pipeplan's native
+// JSON, as loaded, stating the microbatch size it is planned at: the form every variant at another microbatch size takes (With), so
+// that a caller planning variants at many sizes (the search) plans them all alike. A
+// Graphcore or PipeDream profile then means what its native form means (the schedule's
+// stash, weights with their gradients and state as stated); the request's other fields
+// must suit it (Normalize's errors). An architecture, or a profile already native, is
+// returned as it is.
+func (pr *Prepared) AsNative() (*Prepared, error) {
+	ld := pr.p.loaded
+	if ld.origin == nil || ld.originFormat == load.Native || pr.scaled != nil {
+		return pr, nil
+	}
+	m := *ld.origin
+	if m.Name == "" {
+		m.Name = ld.spec.Name
+	}
+	m.MicrobatchSize = pr.p.req.Schedule.MicrobatchSize // the size it is planned at, stated
+	doc, err := json.Marshal(&m)
+	if err != nil {
+		return nil, err
+	}
+	q := clone(pr.p.req)
+	q.Model = ModelSpec{Document: doc, Name: m.Name}
+	return prepareRequest(q, pr.cache)
+}

@@ -4,8 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
+	"strings"
 	"sync"
 	"testing"
+
+	"pipeplan/core/load"
 )
 
 // TestWithIsRun: a variant of a prepared request (With) plans to the same result, id
@@ -227,5 +231,41 @@ func TestWithConcurrent(t *testing.T) {
 				t.Errorf("%.60s, variant %d: at once\n%.300s\none at a time\n%.300s", base, i, got[i], want[i])
 			}
 		}
+	}
+}
+
+// TestAsNative: a Graphcore profile written as native JSON (AsNative) states the
+// microbatch size it is planned at and is planned as a native profile: in training, with
+// the schedule's stash, not Graphcore's auto-pipeline tool's one-microbatch rule.
+func TestAsNative(t *testing.T) {
+	doc := `{"layerName": ["a", "b", "c", "d"], "layerType": ["x", "x", "x", "x"], "layerInfo": [` +
+		strings.Repeat(`{"cycle": {"forward": 1000, "backward": 2000}, "memory": {"shared": {}, "exclusive": {"code": 1000},
+			"inputs": 100, "outputs": 100, "maxTemporary": 100, "curCarryOver": 0, "curActivation": 5000}},`, 3) +
+		`{"cycle": {"forward": 1000, "backward": 2000}, "memory": {"shared": {}, "exclusive": {"code": 1000},
+			"inputs": 100, "outputs": 100, "maxTemporary": 100, "curCarryOver": 0, "curActivation": 5000}}]}`
+	p, err := Prepare(decode(t, `{"model":{"document":`+doc+`},"cluster":{"device":"gc200","count":2}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, err := p.AsNative()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := n.Request()
+	if f := load.DetectModel(r.Model.Document); f != load.Native || !strings.Contains(string(r.Model.Document), `"microbatch_size":1`) {
+		t.Errorf("AsNative's document is %s: %.200s", f, r.Model.Document)
+	}
+	rule := func(pr *Prepared) bool {
+		res, err := pr.Run(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return slices.ContainsFunc(res.Diagnostics, func(d Diagnostic) bool { return d.Code == CodeGraphcoreMemoryRule })
+	}
+	if !rule(p) || rule(n) {
+		t.Errorf("the tool's memory rule: Graphcore profile %v, its native form %v; want true, false", rule(p), rule(n))
+	}
+	if again, _ := n.AsNative(); again != n {
+		t.Error("AsNative of a native profile is not the same Prepared")
 	}
 }

@@ -127,6 +127,11 @@ func New(base *request.Request) (*Evaluator, error) {
 	if err != nil {
 		return nil, err
 	}
+	// Candidates at another microbatch size than the profile's are its scaled native
+	// form: so are those at its own size, so that every candidate is planned alike.
+	if prepared, err = prepared.AsNative(); err != nil {
+		return nil, err
+	}
 	n := prepared.Request()
 	n.Parallelism = request.Parallelism{}
 	n.Schedule = request.Schedule{}
