@@ -3,6 +3,9 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -67,5 +70,54 @@ func TestSearchJSON(t *testing.T) {
 	code, _, errs = runCLI("search", "--hf-config", "llama-3.2-1b", "--device", "h100-sxm")
 	if code != exitBad || !strings.Contains(errs, "--max-devices: must be between 1 and 65536, got 0") {
 		t.Errorf("no --max-devices: exit %d, %s", code, errs)
+	}
+}
+
+// TestSearchPipeDream: pipeplan search answers for a real PipeDream profile (AlexNet, from
+// ../shared/data), whose weights-only meaning a scaled candidate keeps, and pipeplan plan
+// on the best's request (best_request) gives the search's best: the same throughput,
+// step and split.
+func TestSearchPipeDream(t *testing.T) {
+	code, out, errs := runCLI("search", "--model", "../../../shared/data/pipedream/alexnet.graph.txt", "--device", "a100-40gb",
+		"--max-devices", "4", "--max-batch", "64", "--json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	var a search.Answer
+	if err := json.Unmarshal([]byte(out), &a); err != nil {
+		t.Fatal(err)
+	}
+	if a.Best == nil || a.BestRequest == nil || a.Best.MicrobatchSize < 2 {
+		t.Fatalf("best %+v", a.Best)
+	}
+	file := filepath.Join(t.TempDir(), "best.json")
+	b, err := json.Marshal(a.BestRequest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(file, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errs = runCLI("plan", "--request", file, "--json")
+	if code != 0 {
+		t.Fatalf("plan best_request: exit %d: %s", code, errs)
+	}
+	var res request.Result
+	if err := json.Unmarshal([]byte(out), &res); err != nil {
+		t.Fatal(err)
+	}
+	if res.Step == nil || res.Plan == nil || res.Step.SamplesPerSecond != a.Best.SamplesPerSecond || res.Step.StepSeconds != a.Best.StepSeconds ||
+		!slices.Equal(res.Plan.Boundaries, a.Best.Boundaries) || res.ID != a.BestID {
+		t.Errorf("search's best %s: %v samples/s, step %v s, split %v, id %s; pipeplan plan of best_request: %s", a.Best.Candidate,
+			a.Best.SamplesPerSecond, a.Best.StepSeconds, a.Best.Boundaries, a.BestID, out)
+	}
+	for _, code := range []string{request.CodeStateAdded, request.CodeProfileScaled} {
+		if !slices.ContainsFunc(res.Diagnostics, func(d request.Diagnostic) bool { return d.Code == code }) {
+			t.Errorf("the best's plan has no %s note", code)
+		}
+	}
+	code, out, errs = runCLI("search", "--model", "../../../shared/data/pipedream/alexnet.graph.txt", "--device", "a100-40gb", "--max-devices", "4", "--max-batch", "64")
+	if code != 0 || !strings.Contains(out, "best: ") {
+		t.Errorf("plain: exit %d, %s\n%s", code, errs, out)
 	}
 }

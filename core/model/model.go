@@ -47,7 +47,26 @@ type Model struct {
 	// TokensPerSample is the tokens in one sample (the sequence length), when the model
 	// reads sequences; it turns samples/s into tokens/s. 0: unknown.
 	TokensPerSample int `json:"tokens_per_sample,omitempty"`
+
+	// ConvertedFrom names the format a profile written in this JSON was converted from,
+	// when it keeps that format's meaning (core/request plans it by that format's rules):
+	// "graphcore" (in training, a stage holds one microbatch's activations, as Graphcore's
+	// auto-pipeline tool counts them) or "pipedream" (param_bytes are fp32 weights only,
+	// to which training adds gradients and optimizer state). Empty: this format's own
+	// meaning (the schedule's stash; the state as stated).
+	ConvertedFrom string `json:"converted_from,omitempty"`
+	// ScaledFrom is the microbatch size the profile was measured with, when pipeplan
+	// scaled it linearly to MicrobatchSize (core/request's ScaleProfile): planning it
+	// says so. 0: the profile is as measured.
+	ScaledFrom int `json:"scaled_from,omitempty"`
 }
+
+// The formats a profile may be converted from and keep the meaning of (ConvertedFrom):
+// core/load's names of them.
+const (
+	FromGraphcore = "graphcore"
+	FromPipeDream = "pipedream"
+)
 
 // MeasuredOn is the device a profile was measured on. In JSON it is either a preset name
 // (a string) or an object with a name and the device's dense peak FLOP/s.

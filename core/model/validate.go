@@ -172,6 +172,17 @@ func (m *Model) Validate() error {
 	if m.TokensPerSample < 0 {
 		es.Add("tokens_per_sample", "must be >= 0, got %d", m.TokensPerSample)
 	}
+	switch m.ConvertedFrom {
+	case "", FromGraphcore, FromPipeDream:
+	default:
+		es.Add("converted_from", "must be %q or %q (or left out), got %q", FromGraphcore, FromPipeDream, m.ConvertedFrom)
+	}
+	if m.ScaledFrom < 0 {
+		es.Add("scaled_from", "must be >= 0, got %d", m.ScaledFrom)
+	}
+	if m.ScaledFrom > 0 && m.MicrobatchSize == 0 {
+		es.Add("scaled_from", "needs microbatch_size, the size the profile was scaled to")
+	}
 	producer := make(map[string]int, len(m.Inputs)+len(m.Layers)) // tensor id -> producing layer, -1 for model inputs
 	for j, t := range m.Inputs {
 		p := fmt.Sprintf("inputs[%d]", j)

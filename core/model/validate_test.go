@@ -36,6 +36,11 @@ func TestValidate(t *testing.T) {
 		{"negative override", Model{Layers: []Layer{{Name: "a", RecvBytes: &neg}}}, []string{"layers[0].recv_bytes: must be >= 0, got -1"}},
 		{"negative shared", Model{Layers: []Layer{{Name: "a", Shared: map[string]int64{"k": -2}}}}, []string{`layers[0].shared["k"]: must be >= 0, got -2`}},
 		{"huge bytes", Model{Layers: []Layer{{Name: "a", ParamBytes: 1 << 62}}}, []string{"layers[0].param_bytes: must be at most 2^60 bytes"}},
+		{"converted from a known format", Model{ConvertedFrom: FromPipeDream, MicrobatchSize: 8, ScaledFrom: 1, Layers: []Layer{{Name: "a"}}}, nil},
+		{"converted from an unknown format", Model{ConvertedFrom: "onnx", Layers: []Layer{{Name: "a"}}},
+			[]string{`converted_from: must be "graphcore" or "pipedream" (or left out), got "onnx"`}},
+		{"scaled to no size", Model{ScaledFrom: 2, Layers: []Layer{{Name: "a"}}}, []string{"scaled_from: needs microbatch_size"}},
+		{"negative scaled_from", Model{ScaledFrom: -1, MicrobatchSize: 1, Layers: []Layer{{Name: "a"}}}, []string{"scaled_from: must be >= 0, got -1"}},
 		{"several errors", Model{Layers: []Layer{{Name: "a", ParamBytes: -1, TemporaryBytes: -2}}},
 			[]string{"layers[0].param_bytes", "layers[0].temporary_bytes"}},
 	}

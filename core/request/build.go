@@ -217,6 +217,10 @@ func (p *prepared) profile(es *model.Errors) {
 		p.note(Diagnostic{Code: CodeStateRemoved, Severity: Note,
 			Message: "inference: the profile's gradients (grad_bytes, or half of param_bytes) and optimizer state are not held"})
 	}
+	if m.ScaledFrom > 0 {
+		p.note(Diagnostic{Code: CodeProfileScaled, Severity: Note, Field: p.modelField("scaled_from"),
+			Message: fmt.Sprintf("the profile was measured with %d samples per microbatch and is scaled linearly to %d (ScaleProfile): times, activations, temporaries and transfers in proportion, weights and state as measured; measure it at this size for exact figures", m.ScaledFrom, m.MicrobatchSize)})
+	}
 	changed := (train && p.weightsOnly()) || removed || sharded
 	if changed { // the loader validated the profile as it came
 		if err := m.Validate(); err != nil {

@@ -196,7 +196,9 @@ func (pr *Prepared) Knobs() Knobs {
 // it states none) is
 // scaled to it (ScaleProfile), as Graphcore's auto-pipeline tool's auto-auto re-profiles
 // the model at each batch size; the variant's request then holds the scaled profile as
-// its model document, so that it plans alone to the same result.
+// its model document, so that it plans alone to the same result: in pipeplan's native
+// JSON, which states the size it was measured with (scaled_from, which its plan notes)
+// and the format it came in (converted_from), whose rules it is planned by.
 func (pr *Prepared) With(k Knobs) (*Prepared, error) {
 	pr.cacheOnce.Do(func() {
 		if pr.cache == nil {
@@ -219,8 +221,13 @@ func (pr *Prepared) With(k Knobs) (*Prepared, error) {
 			if scaled.Name == "" {
 				scaled.Name = ld.spec.Name
 			}
-			// As its request states it: a native model document.
-			ld = &loaded{model: scaled, format: load.Native, origin: m, originFormat: ld.originFormat, spec: ld.spec, cluster: ld.cluster}
+			// As its request states it: a native model document, which keeps the meaning
+			// of the format the profile came in (converted_from), so that the scaled
+			// profile is planned by the rules the profile is.
+			if ld.originFormat != load.Native {
+				scaled.ConvertedFrom = string(ld.originFormat)
+			}
+			ld = &loaded{model: scaled, format: ld.originFormat, origin: m, originFormat: ld.originFormat, spec: ld.spec, cluster: ld.cluster}
 			q.Model = ModelSpec{Name: scaled.Name}
 		} else if pr.scaled != nil {
 			ld = &loaded{model: m, format: ld.originFormat, origin: m, originFormat: ld.originFormat, spec: ld.spec, cluster: ld.cluster}
@@ -240,12 +247,19 @@ func (pr *Prepared) With(k Knobs) (*Prepared, error) {
 // passed between layers and stated transfers grow in proportion to the samples; weights,
 // gradients, optimizer state, exclusive and shared (code) memory do not. The model states
 // its new microbatch size. It is a linear model of a profile: measure at the sizes that
-// matter when a profile is at hand.
+// matter when a profile is at hand. The scaled model states the size the profile was
+// measured with (ScaledFrom: from, or what m states when m is itself scaled).
 func ScaleProfile(m *model.Model, from, to int) *model.Model {
 	f := float64(to) / float64(from)
 	scale := func(v int64) int64 { return int64(math.Ceil(float64(v) * f)) }
 	s := *m
 	s.MicrobatchSize = to
+	if s.ScaledFrom == 0 {
+		s.ScaledFrom = from
+	}
+	if s.ScaledFrom == to {
+		s.ScaledFrom = 0
+	}
 	s.Inputs = scaleTensors(m.Inputs, scale)
 	s.Layers = make([]model.Layer, len(m.Layers))
 	for i, l := range m.Layers {
@@ -302,15 +316,13 @@ func copyCluster(c *cluster.Cluster) *cluster.Cluster {
 func (pr *Prepared) Architecture() *arch.Arch { return pr.p.arch }
 
 // AsNative returns the request with its measured profile written as pipeplan's native
-// JSON, as loaded, stating the microbatch size it is planned at: the form every variant at another microbatch size takes (With), so
-// that a caller planning variants at many sizes (the search) plans them all alike. A
-// Graphcore or PipeDream profile then means what its native form means (the schedule's
-// stash, weights with their gradients and state as stated); the request's other fields
-// must suit it (Normalize's errors). An architecture, or a profile already native, is
-// returned as it is.
+// JSON, as loaded, stating the microbatch size it is planned at: the form every variant at
+// another microbatch size takes (With). A Graphcore or PipeDream profile keeps its
+// format's meaning (converted_from): it plans to the same result. An architecture, or a
+// profile already native, is returned as it is.
 func (pr *Prepared) AsNative() (*Prepared, error) {
 	ld := pr.p.loaded
-	if ld.origin == nil || ld.originFormat == load.Native || pr.scaled != nil {
+	if ld.origin == nil || ld.originFormat == load.Native || ld.origin.ConvertedFrom != "" || pr.scaled != nil {
 		return pr, nil
 	}
 	m := *ld.origin
@@ -318,6 +330,7 @@ func (pr *Prepared) AsNative() (*Prepared, error) {
 		m.Name = ld.spec.Name
 	}
 	m.MicrobatchSize = pr.p.req.Schedule.MicrobatchSize // the size it is planned at, stated
+	m.ConvertedFrom = string(ld.originFormat)
 	doc, err := json.Marshal(&m)
 	if err != nil {
 		return nil, err

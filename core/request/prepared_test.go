@@ -30,6 +30,11 @@ func TestWithIsRun(t *testing.T) {
 			func(k Knobs) Knobs { k.Schedule = Schedule{MicrobatchSize: 4}; return k }},
 		{"profile document, full recomputation", `{"model":{"document":` + vgg16(t) + `},"cluster":{"device":"a100-80gb","count":4}}`,
 			func(k Knobs) Knobs { k.Recompute, k.MemoryProportion = "full", 0.5; return k }},
+		{"PipeDream profile scaled to 8 samples, zero1", `{"model":{"document":` + vgg16(t) + `},"cluster":{"device":"a100-80gb","count":4}}`,
+			func(k Knobs) Knobs {
+				k.Parallelism, k.Count, k.Schedule = Parallelism{Pipeline: 2, Data: 2, Sharding: "zero1"}, 0, Schedule{MicrobatchSize: 8}
+				return k
+			}},
 		{"architecture, tensor parallel and zero3", `{"model":{"architecture":{"name":"llama-3.2-1b"}},"cluster":{"device":"h100-sxm","count":4}}`,
 			func(k Knobs) Knobs {
 				k.Parallelism = Parallelism{Pipeline: 2, Data: 2, Tensor: 2, Sharding: "zero3"}
@@ -235,8 +240,9 @@ func TestWithConcurrent(t *testing.T) {
 }
 
 // TestAsNative: a Graphcore profile written as native JSON (AsNative) states the
-// microbatch size it is planned at and is planned as a native profile: in training, with
-// the schedule's stash, not Graphcore's auto-pipeline tool's one-microbatch rule.
+// microbatch size it is planned at and the format it came in (converted_from), and is
+// planned as the Graphcore profile is: in training, by Graphcore's auto-pipeline tool's
+// one-microbatch rule, to the same result.
 func TestAsNative(t *testing.T) {
 	doc := `{"layerName": ["a", "b", "c", "d"], "layerType": ["x", "x", "x", "x"], "layerInfo": [` +
 		strings.Repeat(`{"cycle": {"forward": 1000, "backward": 2000}, "memory": {"shared": {}, "exclusive": {"code": 1000},
@@ -252,7 +258,8 @@ func TestAsNative(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := n.Request()
-	if f := load.DetectModel(r.Model.Document); f != load.Native || !strings.Contains(string(r.Model.Document), `"microbatch_size":1`) {
+	if f := load.DetectModel(r.Model.Document); f != load.Native || !strings.Contains(string(r.Model.Document), `"microbatch_size":1`) ||
+		!strings.Contains(string(r.Model.Document), `"converted_from":"graphcore"`) {
 		t.Errorf("AsNative's document is %s: %.200s", f, r.Model.Document)
 	}
 	rule := func(pr *Prepared) bool {
@@ -262,10 +269,85 @@ func TestAsNative(t *testing.T) {
 		}
 		return slices.ContainsFunc(res.Diagnostics, func(d Diagnostic) bool { return d.Code == CodeGraphcoreMemoryRule })
 	}
-	if !rule(p) || rule(n) {
-		t.Errorf("the tool's memory rule: Graphcore profile %v, its native form %v; want true, false", rule(p), rule(n))
+	if !rule(p) || !rule(n) {
+		t.Errorf("the tool's memory rule: Graphcore profile %v, its native form %v; want true, true", rule(p), rule(n))
+	}
+	a, err := p.Run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := n.Run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	mem := func(r *Result) (out []int64) {
+		for _, s := range r.Plan.Stages {
+			out = append(out, s.MemoryBytes)
+		}
+		return out
+	}
+	if !a.Feasible || a.Step.SamplesPerSecond != b.Step.SamplesPerSecond || !slices.Equal(mem(a), mem(b)) ||
+		!slices.Equal(a.Plan.Boundaries, b.Plan.Boundaries) {
+		t.Errorf("the Graphcore profile and its native form plan differently: %v %v %v; %v %v %v", a.Step.SamplesPerSecond, mem(a), a.Plan.Boundaries,
+			b.Step.SamplesPerSecond, mem(b), b.Plan.Boundaries)
 	}
 	if again, _ := n.AsNative(); again != n {
 		t.Error("AsNative of a native profile is not the same Prepared")
+	}
+}
+
+// TestScaledKeepsFormat: a variant of a Graphcore or PipeDream profile at another
+// microbatch size (With) is planned by the format's rules, as the profile is at its own
+// size (Graphcore's auto-pipeline tool's one-microbatch memory rule in training; PipeDream's
+// weights only, to which training adds gradients and optimizer state), and says that it
+// is scaled; its request's native document states both (converted_from, scaled_from).
+// A native document converted from PipeDream's format that states optimizer state is
+// refused.
+func TestScaledKeepsFormat(t *testing.T) {
+	gc := `{"layerName": ["a", "b", "c", "d"], "layerInfo": [` +
+		strings.Repeat(`{"cycle": {"forward": 1000, "backward": 2000}, "memory": {"exclusive": {"code": 1000},
+			"inputs": 100, "outputs": 100, "maxTemporary": 100, "curActivation": 5000}},`, 3) +
+		`{"cycle": {"forward": 1000, "backward": 2000}, "memory": {"exclusive": {"code": 1000},
+			"inputs": 100, "outputs": 100, "maxTemporary": 100, "curActivation": 5000}}]}`
+	for _, tt := range []struct {
+		name, base, from string
+		codes            []string
+	}{
+		{"graphcore", `{"model":{"document":` + gc + `},"cluster":{"device":"gc200","count":2}}`, "graphcore",
+			[]string{CodeGraphcoreMemoryRule, CodeProfileScaled}},
+		{"pipedream", `{"model":{"document":` + vgg16(t) + `},"cluster":{"device":"a100-80gb","count":2}}`, "pipedream",
+			[]string{CodeStateAdded, CodeProfileScaled}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			base, err := Prepare(decode(t, tt.base))
+			if err != nil {
+				t.Fatal(err)
+			}
+			k := base.Knobs()
+			k.Schedule.MicrobatchSize = 4
+			v, err := base.With(k)
+			if err != nil {
+				t.Fatal(err)
+			}
+			doc := string(v.Request().Model.Document)
+			for _, want := range []string{`"converted_from":"` + tt.from + `"`, `"scaled_from":1`, `"microbatch_size":4`} {
+				if !strings.Contains(doc, want) {
+					t.Errorf("the scaled request's document has no %s: %.300s", want, doc)
+				}
+			}
+			res := run(t, v.Request())
+			for _, code := range tt.codes {
+				if !slices.ContainsFunc(res.Diagnostics, func(d Diagnostic) bool { return d.Code == code }) {
+					t.Errorf("the scaled profile's plan has no %s note: %+v", code, res.Diagnostics)
+				}
+			}
+			if res.Model.Format != tt.from {
+				t.Errorf("the scaled profile is planned as %q, want %q", res.Model.Format, tt.from)
+			}
+		})
+	}
+	_, err := Prepare(decode(t, `{"model":{"document":{"converted_from":"pipedream","layers":[{"name":"a","forward_seconds":1,"param_bytes":8,"optimizer_bytes":16}]}},"cluster":{"device":"a100-80gb"}}`))
+	if !hasFieldError(err, "model.document", "layers[0] states grad_bytes or optimizer_bytes") {
+		t.Errorf("a PipeDream conversion with optimizer state: %v", err)
 	}
 }

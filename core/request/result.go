@@ -46,6 +46,7 @@ const (
 	CodeOptimizerTimeUnknown   = spec.CodeOptimizerTimeUnknown
 	CodeGraphPartitionFallback = spec.CodeGraphPartitionFallback
 	CodeGraphcoreMemoryRule    = spec.CodeGraphcoreMemoryRule
+	CodeProfileScaled          = spec.CodeProfileScaled
 )
 
 func ptr(i int) *int { return &i }

@@ -73,6 +73,7 @@ func (p *prepared) loadModel(es *model.Errors) {
 			return
 		}
 		p.model, p.format = m, f
+		p.convertedFrom(es)
 		p.keepProfile()
 	default:
 		a := ms.Architecture
@@ -101,6 +102,25 @@ func (p *prepared) loadModel(es *model.Errors) {
 				return
 			}
 			p.arch, p.archKey = def, key
+		}
+	}
+}
+
+// convertedFrom plans a native profile converted from Graphcore's or PipeDream's format
+// (its converted_from) by that format's rules, as the profile in its own format is.
+func (p *prepared) convertedFrom(es *model.Errors) {
+	m := p.model
+	if p.format != load.Native || m.ConvertedFrom == "" {
+		return
+	}
+	p.format = load.Format(m.ConvertedFrom)
+	if p.format != load.PipeDream {
+		return
+	}
+	for i, l := range m.Layers {
+		if l.GradBytes != 0 || l.OptimizerBytes != 0 {
+			es.Add("model.document", "layers[%d] states grad_bytes or optimizer_bytes, but a profile converted from PipeDream's format (converted_from) gives weights only (param_bytes), to which training adds both", i)
+			return
 		}
 	}
 }

@@ -187,6 +187,9 @@ const (
 	// auto-pipeline tool's memory rule, one microbatch's activations per stage, rather
 	// than the schedule's in-flight microbatches (docs/formats.md).
 	CodeGraphcoreMemoryRule = "graphcore_memory_rule"
+	// CodeProfileScaled: the profile was scaled linearly from the microbatch size it was
+	// measured with to the one planned (its scaled_from; request.ScaleProfile).
+	CodeProfileScaled = "profile_scaled"
 )
 
 // FirstError is the result's first error diagnostic (why no plan fits, or why the plan

@@ -127,11 +127,10 @@ func New(base *request.Request) (*Evaluator, error) {
 	if err != nil {
 		return nil, err
 	}
-	// Candidates at another microbatch size than the profile's are its scaled native
-	// form: so are those at its own size, so that every candidate is planned alike.
-	if prepared, err = prepared.AsNative(); err != nil {
-		return nil, err
-	}
+	// Every candidate is planned by the rules its request is planned by alone: the
+	// profile's format's (Graphcore's auto-pipeline tool's memory rule, PipeDream's
+	// weights only), at the profile's own microbatch size in its own format and at any
+	// other scaled in native JSON that keeps that meaning (request.Prepared.With).
 	n := prepared.Request()
 	n.Parallelism = request.Parallelism{}
 	n.Schedule = request.Schedule{}
