@@ -81,6 +81,9 @@ func TestBestRequestPlansAsBest(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			if a.Stats.BoundViolations != 0 || ex.Stats.BoundViolations != 0 {
+				t.Errorf("bound violations: %d, exhaustive %d", a.Stats.BoundViolations, ex.Stats.BoundViolations)
+			}
 			if ex.Best.Candidate != a.Best.Candidate || ex.Best.SamplesPerSecond != a.Best.SamplesPerSecond {
 				t.Errorf("best %s (%.6g/s), exhaustive %s (%.6g/s)", a.Best.Candidate, a.Best.SamplesPerSecond, ex.Best.Candidate, ex.Best.SamplesPerSecond)
 			}
