@@ -131,6 +131,9 @@ type piece struct {
 	// and the output) in each pass (calc.contextSeconds).
 	context      bool
 	contextBytes float64
+	// ringBytes is, with the hierarchical method, what each ring step passes between
+	// the all-to-all groups (the device's keys and values).
+	ringBytes float64
 	// recomputable: a transformer sublayer, which full recomputation reruns.
 	recomputable bool
 	// fwdAllReduces and bwdAllReduces count the tensor-parallel all-reduces of one
@@ -296,9 +299,13 @@ func (sh *shape) attention(local bool) piece {
 	}
 	if sh.cp > 1 {
 		p.context = true
-		if sh.o.ContextMethod == AllToAll {
+		if m := sh.o.ContextMethod; m == AllToAll || m == Hierarchical {
 			// Q, K, V in, the output back: each device's share before and after.
 			p.contextBytes = e * t * (2*q + 2*kv)
+			// Hierarchical: after the all-to-all a device holds g times the tokens
+			// and 1/g of the heads, so a ring step passes the same bytes as a flat
+			// ring's.
+			p.ringBytes = e * t * 2 * kv
 		} else {
 			p.contextBytes = e * t * 2 * kv // this device's K and V, passed c - 1 times
 		}
