@@ -200,6 +200,9 @@ func (r *Evaluator) knobs(c search.Candidate) request.Knobs {
 	if c.Context > 1 {
 		k.Parallelism.Context, k.Parallelism.ContextMethod = c.Context, r.contextMethod
 	}
+	if c.ShardGroup > 0 {
+		k.Parallelism.Sharding, k.Parallelism.ShardGroup = string(analytic.HSDP), c.ShardGroup
+	}
 	if !r.train {
 		k.Recompute = ""
 	}

@@ -185,9 +185,10 @@ type gatherKey struct {
 // termsFor are the bound's terms of a candidate: termsOf's, and under ZeRO-3 each
 // layer's work raised by what its gathers add to it as core/request costs them
 // (gatherLayers, with its default prefetch: forward max(0, AG - F), backward
-// max(0, AG + RS - B), AG and RS rings over the n = d x c devices), over the fastest
-// link the shard group's ring may cross in any placement (gatherLink). The gathers then
-// add at most what the plan adds, so the terms stay lower bounds.
+// max(0, AG + RS - B), AG and RS rings over the n = d x c devices, or HSDP's g x c),
+// over the fastest link the shard group's ring may cross in any placement (gatherLink;
+// under HSDP the node's link where a group fits in a node). The gathers then add at most
+// what the plan adds, so the terms stay lower bounds.
 func (r *Evaluator) termsFor(c search.Candidate) (*terms, error) {
 	x, err := r.termsOf(c.Tensor, c.MicrobatchSize, c.Recompute, c.Context, c.Expert)
 	if err != nil || c.ZeRO < 3 || x.est == nil || !r.train || r.base.Cluster.FreeTransfers {
@@ -196,6 +197,9 @@ func (r *Evaluator) termsFor(c search.Candidate) (*terms, error) {
 	link, ok := r.gatherLink(c.Config)
 	if !ok {
 		return x, nil
+	}
+	if c.ShardGroup > 0 && r.topo != nil && c.ShardGroup*c.Tensor*max(1, c.Context) <= r.topo.DevicesPerNode {
+		link = r.topo.Intra // HSDP's group may sit in a node (core/request's shardLinks)
 	}
 	n := shardDegree(c.Config)
 	k := gatherKey{termKey{c.Tensor, c.MicrobatchSize, c.Recompute, max(1, c.Context), c.Expert}, n, link}
