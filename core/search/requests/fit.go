@@ -103,6 +103,7 @@ func (r *Evaluator) cover(c search.Candidate, x *terms, sc schedule.Config, limi
 	p, m := c.Pipeline, c.Microbatches
 	stages := p * max(1, sc.Chunks)
 	n := len(x.mem)
+	sharded := x.fixedOf(c.ZeRO, shardDegree(c.Config))
 	a := 0
 	for i := 0; i < stages && a < n; i++ {
 		k := int64(1)
@@ -117,7 +118,7 @@ func (r *Evaluator) cover(c search.Candidate, x *terms, sc schedule.Config, limi
 		b := a
 		for ; b < n; b++ {
 			l := &x.mem[b]
-			f := fixed + shardedFixed(l, c.ZeRO, int64(shardDegree(c.Config)))
+			f := fixed + sharded[b]
 			pk := max(peak, l.peak+act)
 			ac := act + l.act
 			w := work + x.layers[b]
