@@ -36,6 +36,9 @@ type shape struct {
 	// fusedAct: a gated MLP's SiLU and product are one kernel that keeps only the gate
 	// and up outputs (cluster.Framework.FusedActivation).
 	fusedAct bool
+	// fusedCE: the loss reads the 16-bit logits and writes their gradient in place
+	// (cluster.Framework.FusedCrossEntropy).
+	fusedCE bool
 	// tp is the tensor-parallel degree t: heads, MLP width and vocabulary are divided by
 	// it (the vocabulary rounded up, as Megatron-LM pads it). hr is the width of the
 	// tensors tensor parallelism leaves whole (norm inputs and outputs, residuals,
@@ -708,6 +711,17 @@ func (sh *shape) head() piece {
 	if !sh.train {
 		p.output = e * t * v
 		p.inferExtra = e * t * h
+		return p
+	}
+	if sh.fusedCE {
+		// One kernel reads the logits twice (the row's maximum and sum, then the loss)
+		// and overwrites them with their gradient, kept for the backward pass, which
+		// scales it by the loss's gradient in place (a read and a write).
+		p.ops = append(p.ops, op{name: "fused cross entropy",
+			fwd: work{0, 3*e*t*v + 8*t, 1}, bwd: work{0, 2 * e * t * v, 1}})
+		p.output = 4
+		saved += e * t * v
+		p.saved, p.bwdSaved = saved, saved
 		return p
 	}
 	p.ops = append(p.ops, op{name: "cross entropy",
