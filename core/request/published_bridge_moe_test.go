@@ -95,6 +95,9 @@ var bridgeMoERuns = []bridgeMoERun{
 // bridgeMoEModels are the runs' models: bundled configs, and DeepSeek-V3 without its
 // multi-token prediction module (num_nextn_predict_layers 0) for the "w/o MTP" rows.
 func bridgeMoEModel(t *testing.T, key string) Architecture {
+	if key == "llama3.1-405b" {
+		return Architecture{Config: []byte(llama31405b)}
+	}
 	if key != "deepseek-v3-nomtp" {
 		return Architecture{Name: key}
 	}
@@ -114,8 +117,10 @@ func bridgeMoEModel(t *testing.T, key string) Architecture {
 	return Architecture{Config: out}
 }
 
-// request is the run as a planning request: Megatron-style (CUDA graphs framework, fp32
-// gradient buffers, the distributed optimizer with its overlaps, sequence parallelism
+// request is the run as a planning request: Megatron-style (CUDA graphs framework, 16-bit
+// gradient buffers: the perf scripts set cfg.ddp.grad_reduce_in_fp32 = False, e.g.
+// set_deepseek_v3_common_configs in configs/deepseek/deepseek_llm_pretrain.py; the
+// distributed optimizer with its overlaps, sequence parallelism
 // with tensor parallelism, fp8 primary weights with an fp8 recipe), NVL72 domains of 72
 // GB200s or GB300s and nodes of 8 otherwise, expert tensor parallelism 1 (every recipe's
 // base config sets expert_tensor_parallel_size=1), the expert all-to-alls overlapped
@@ -138,7 +143,7 @@ func (c bridgeMoERun) request(t *testing.T) *Request {
 	if c.vp > 1 {
 		sched = fmt.Sprintf("interleaved:%d", c.vp)
 	}
-	tr := Training{Precision: "mixed-fp32-grads"}
+	tr := Training{Precision: "mixed"}
 	if c.precision != "bf16" {
 		tr.FP8Recipe, tr.FP8ParamGather = c.precision, true
 	}
@@ -162,10 +167,37 @@ func TestBridgeMoEPublishedRuns(t *testing.T) {
 	if testing.Short() {
 		t.Skip("plans runs of up to 256 devices")
 	}
+	planBridgeRuns(t, "Megatron-Bridge MoE runs", bridgeMoERuns)
+}
+
+// bridgeContextRuns are the context-parallel runs of the same summary: Llama 3.1 405B
+// (sequence 8,192) with CP 2, ring attention (Megatron-Core's default cp_comm_type,
+// p2p), fp8.
+var bridgeContextRuns = []bridgeMoERun{
+	{name: "Llama3.1 405B, 1024 H100, FP8-CS, TP8 PP8 CP2 VP8", source: bridge2511, model: "llama3.1-405b", device: "h100-sxm", precision: "current", gpus: 1024, gbs: 512, mbs: 1, seq: 8192, tp: 8, pp: 8, vp: 8, cp: 2, tokensPerGPU: 292},
+	{name: "Llama3.1 405B, 128 B200, FP8-CS, TP4 PP8 CP2 VP8", source: bridge2511, model: "llama3.1-405b", device: "b200", precision: "current", gpus: 128, gbs: 64, mbs: 1, seq: 8192, tp: 4, pp: 8, vp: 8, cp: 2, tokensPerGPU: 661},
+	{name: "Llama3.1 405B, 128 B200, FP8-MX, TP4 PP8 CP2 VP8", source: bridge2511, model: "llama3.1-405b", device: "b200", precision: "mxfp8", gpus: 128, gbs: 64, mbs: 1, seq: 8192, tp: 4, pp: 8, vp: 8, cp: 2, tokensPerGPU: 624},
+	{name: "Llama3.1 405B, 256 GB300, FP8-CS, TP2 PP8 CP2 VP4", source: bridge2511, model: "llama3.1-405b", device: "gb300", precision: "current", gpus: 256, gbs: 1536, mbs: 1, seq: 8192, tp: 2, pp: 8, vp: 4, cp: 2, tokensPerGPU: 999},
+	{name: "Llama3.1 405B, 1024 H100, FP8, TP8 PP8 CP2 VP8, GBS 1536", source: bridge2602, model: "llama3.1-405b", device: "h100-sxm", precision: "current", gpus: 1024, gbs: 1536, mbs: 1, seq: 8192, tp: 8, pp: 8, vp: 8, cp: 2, tokensPerGPU: 311},
+	{name: "Llama3.1 405B, 256 GB300, MXFP8, TP2 PP8 CP2 VP4", source: bridge2602, model: "llama3.1-405b", device: "gb300", precision: "mxfp8", gpus: 256, gbs: 1536, mbs: 1, seq: 8192, tp: 2, pp: 8, vp: 4, cp: 2, tokensPerGPU: 931},
+}
+
+// TestBridgeContextParallelRuns plans the summary's context-parallel runs as they ran,
+// as TestBridgeMoEPublishedRuns does.
+func TestBridgeContextParallelRuns(t *testing.T) {
+	if testing.Short() {
+		t.Skip("plans runs of up to 1,024 devices")
+	}
+	planBridgeRuns(t, "Megatron-Bridge context-parallel runs", bridgeContextRuns)
+}
+
+// planBridgeRuns plans runs, logs each error and the medians by source, model and
+// device, and fails where a run that ran (and is expressible) does not fit.
+func planBridgeRuns(t *testing.T, label string, runs []bridgeMoERun) {
 	var all []float64
 	by := map[string][]float64{}
 	refused := 0
-	for _, c := range bridgeMoERuns {
+	for _, c := range runs {
 		req := c.request(t)
 		res, err := Run(context.Background(), req)
 		if err != nil {
@@ -212,8 +244,8 @@ func TestBridgeMoEPublishedRuns(t *testing.T) {
 		t.Logf("%-56s %2d runs: median |error| %5.1f%%, signed median %+6.1f%%", k, len(by[k]), 100*abs, 100*signed)
 	}
 	signed, abs := medians(all)
-	t.Logf("Megatron-Bridge MoE runs: %d of %d expressed and planned (%d not: recompute_modules, or refused), median |error| %.1f%%, signed median %+.1f%%", len(all), len(bridgeMoERuns), refused, 100*abs, 100*signed)
-	if len(all)+refused != len(bridgeMoERuns) || math.IsNaN(signed) {
-		t.Errorf("%d runs planned and %d not expressed, of %d", len(all), refused, len(bridgeMoERuns))
+	t.Logf("%s: %d of %d expressed and planned (%d not: recompute_modules, or refused), median |error| %.1f%%, signed median %+.1f%%", label, len(all), len(runs), refused, 100*abs, 100*signed)
+	if len(all)+refused != len(runs) || math.IsNaN(signed) {
+		t.Errorf("%d runs planned and %d not expressed, of %d", len(all), refused, len(runs))
 	}
 }
