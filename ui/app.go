@@ -424,7 +424,7 @@ func KnobChoices(name string) []string {
 	case "attention":
 		return []string{"", "flash", "flash3", "cudnn", "eager"}
 	case "precision":
-		return []string{"", "mixed", "pure"}
+		return []string{"", "mixed", "mixed-fp32-grads", "amp", "pure"}
 	case "optimizer":
 		return []string{"", "adamw", "adam", "sgd"}
 	case "recompute":
@@ -434,7 +434,7 @@ func KnobChoices(name string) []string {
 	case "sharding":
 		return []string{"", "none", "zero1", "zero2", "zero3", "hsdp"}
 	case "context_method":
-		return []string{"", "ring", "all-to-all"}
+		return []string{"", "ring", "all-to-all", "hierarchical"}
 	}
 	return nil
 }
@@ -937,6 +937,14 @@ func (a *App) SetTensor(v string) {
 		par.SequenceParallel = false
 	}
 	a.Req.Boundaries, a.BoundsText = nil, ""
+	a.notice("", false)
+	a.changed(false)
+}
+
+// SetFP8ParamGather handles the fp8 primary weights box (training.fp8_param_gather: the
+// fp8 products' weights kept in fp8 only; core refuses it without fp8).
+func (a *App) SetFP8ParamGather(on bool) {
+	a.Req.Training.FP8ParamGather = on
 	a.notice("", false)
 	a.changed(false)
 }

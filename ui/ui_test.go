@@ -418,3 +418,32 @@ func TestSearchExperts(t *testing.T) {
 		t.Errorf("a bad expert knob: %q", a.Search.Err)
 	}
 }
+
+// TestFP8ParamGatherKnob: the page's fp8 primary weights box sets
+// training.fp8_param_gather: with fp8 the plan keeps no 16-bit copy of the fp8 products'
+// weights (less parameter memory), and core's refusal without fp8 names the field.
+func TestFP8ParamGatherKnob(t *testing.T) {
+	a := NewApp(nil, &fakeHost{}, local)
+	a.PickModel("arch:meta-llama-3-8b")
+	a.SetCluster("device", "h100-sxm")
+	a.SetKnob("dtype", "fp8")
+	if a.Err != nil || a.Res == nil || a.Res.Plan == nil {
+		t.Fatalf("fp8 plan: %v", a.Err)
+	}
+	before := a.Res.Plan.Stages[0].ParamBytes
+	a.SetFP8ParamGather(true)
+	if !a.Req.Training.FP8ParamGather || a.Err != nil || a.Res.Plan == nil {
+		t.Fatalf("with fp8 primary weights: %v", a.Err)
+	}
+	if after := a.Res.Plan.Stages[0].ParamBytes; !(after < before) {
+		t.Errorf("stage 0 holds %d parameter bytes with fp8 primary weights, %d without: want fewer", after, before)
+	}
+	a.SetTab("model")
+	if html := render(t, a); !strings.Contains(html, `id="knob-fp8-param-gather"`) {
+		t.Error("the page has no fp8 primary weights box")
+	}
+	a.SetKnob("dtype", "bf16")
+	if a.Err == nil || !strings.Contains(a.Err.Error(), "fp8_param_gather") {
+		t.Errorf("fp8 primary weights with bf16: %v, want core's refusal naming training.fp8_param_gather", a.Err)
+	}
+}
