@@ -447,3 +447,41 @@ func TestFP8ParamGatherKnob(t *testing.T) {
 		t.Errorf("fp8 primary weights with bf16: %v, want core's refusal naming training.fp8_param_gather", a.Err)
 	}
 }
+
+// TestExpertKnobs: the Cluster panel's expert knobs set parallelism.expert,
+// expert_overlap and expert_dispatcher for a mixture of experts; the plan follows
+// (the mixture layers' all-to-alls appear), a change of the devices keeps them, and
+// another model starts without them.
+func TestExpertKnobs(t *testing.T) {
+	a := NewApp(nil, &fakeHost{}, local)
+	a.PickModel("arch:qwen1.5-moe-a2.7b")
+	a.SetCluster("device", "h100-sxm")
+	a.SetCluster("per_node", "16")
+	a.SetDegree("data", "2")
+	base := a.Res
+	if a.Err != nil || base == nil || base.Step == nil {
+		t.Fatalf("the mixture without expert parallelism: %v", a.Err)
+	}
+	a.SetDegree("expert", "2")
+	a.SetExpertOverlap(true)
+	a.SetKnob("expert_dispatcher", "deepep")
+	p := a.Req.Parallelism
+	if p.Expert != 2 || !p.ExpertOverlap || p.ExpertDispatcher != "deepep" || a.Err != nil || a.Res.Step == nil {
+		t.Fatalf("expert knobs: %+v, %v %v", p, a.Err, a.Res.FirstError())
+	}
+	if a.Res.Step.StepSeconds == base.Step.StepSeconds {
+		t.Error("expert parallelism changed nothing in the plan")
+	}
+	a.SetCluster("per_node", "32")
+	if a.Req.Parallelism.Expert != 2 || a.Knob("expert_dispatcher") != "deepep" {
+		t.Errorf("a change of the devices lost the expert knobs: %+v", a.Req.Parallelism)
+	}
+	a.SetTab("cluster")
+	if html := render(t, a); !strings.Contains(html, `id="cluster-expert"`) || !strings.Contains(html, `id="cluster-dispatcher"`) {
+		t.Error("the page has no expert knobs")
+	}
+	a.PickModel("arch:meta-llama-3-8b")
+	if q := a.Req.Parallelism; q.Expert != 0 || q.ExpertOverlap || q.ExpertDispatcher != "" {
+		t.Errorf("another model kept the expert knobs: %+v", q)
+	}
+}
