@@ -368,6 +368,11 @@ func (a *App) PickModel(v string) {
 		if old != nil { // keep the knobs the user set
 			ar.Seq, ar.DType, ar.Attention = old.Seq, old.DType, old.Attention
 		}
+		if old == nil || old.Name != name {
+			// Expert knobs belong to a mixture's experts: another model starts without.
+			par := &a.Req.Parallelism
+			par.Expert, par.ExpertOverlap, par.ExpertDispatcher = 0, false, ""
+		}
 		a.Req.Model = ModelSpec{Architecture: ar}
 	default:
 		return
@@ -409,6 +414,8 @@ func (a *App) Knob(name string) string {
 		return a.Req.Parallelism.Sharding
 	case "context_method":
 		return a.Req.Parallelism.ContextMethod
+	case "expert_dispatcher":
+		return a.Req.Parallelism.ExpertDispatcher
 	}
 	return ""
 }
@@ -424,7 +431,7 @@ func KnobChoices(name string) []string {
 	case "attention":
 		return []string{"", "flash", "flash3", "cudnn", "eager"}
 	case "precision":
-		return []string{"", "mixed", "pure"}
+		return []string{"", "mixed", "mixed-fp32-grads", "amp", "pure"}
 	case "optimizer":
 		return []string{"", "adamw", "adam", "sgd"}
 	case "recompute":
@@ -434,7 +441,9 @@ func KnobChoices(name string) []string {
 	case "sharding":
 		return []string{"", "none", "zero1", "zero2", "zero3", "hsdp"}
 	case "context_method":
-		return []string{"", "ring", "all-to-all"}
+		return []string{"", "ring", "all-to-all", "hierarchical"}
+	case "expert_dispatcher":
+		return []string{"", "alltoall", "deepep"}
 	}
 	return nil
 }
@@ -496,6 +505,8 @@ func (a *App) SetKnob(name, v string) {
 		par.Sharding, par.ZeRO, par.ShardGroup, par.Prefetch = v, 0, 0, ""
 	case "context_method":
 		a.Req.Parallelism.ContextMethod = v
+	case "expert_dispatcher":
+		a.Req.Parallelism.ExpertDispatcher = v
 	case "mode":
 		// Inference runs the inference schedule and has no optimizer (core refuses
 		// either otherwise); training goes back to core's default schedule.
@@ -862,20 +873,24 @@ func (a *App) noTensor() {
 }
 
 // panelParallelism is the parallelism the Cluster panel sets (replicas, tensor and
-// sequence parallelism, context parallelism, sharding), without the pipeline, which
+// sequence parallelism, context parallelism, sharding, experts), without the pipeline, which
 // follows from the devices.
 func (a *App) panelParallelism() Parallelism {
 	p := a.Req.Parallelism
 	return Parallelism{Data: p.Data, Tensor: p.Tensor, SequenceParallel: p.SequenceParallel,
 		Context: p.Context, ContextMethod: p.ContextMethod, ZeRO: p.ZeRO, Sharding: p.Sharding,
-		ShardGroup: p.ShardGroup, Prefetch: p.Prefetch}
+		ShardGroup: p.ShardGroup, Prefetch: p.Prefetch,
+		Expert: p.Expert, ExpertOverlap: p.ExpertOverlap, ExpertDispatcher: p.ExpertDispatcher}
 }
 
-// Degree is a parallel degree's box ("data" replicas, "context") as it shows it ("" for
-// core's default, 1).
+// Degree is a parallel degree's box ("data" replicas, "context", "expert") as it shows it
+// ("" for core's default, 1).
 func (a *App) Degree(name string) string {
-	if name == "data" {
+	switch name {
+	case "data":
 		return itoa0(a.Req.Parallelism.Data)
+	case "expert":
+		return itoa0(a.Req.Parallelism.Expert)
 	}
 	return itoa0(a.Req.Parallelism.Context)
 }
@@ -897,9 +912,17 @@ func (a *App) SetDegree(name, v string) {
 	}
 	a.typed(name, v, true)
 	par := &a.Req.Parallelism
-	if name == "data" {
+	switch name {
+	case "data":
 		par.Data = n
-	} else {
+	case "expert":
+		// Expert parallelism uses no devices of its own (Megatron-Core folds it into
+		// replicas x tensor); core checks that it divides them and the experts.
+		par.Expert = n
+		if n < 2 {
+			par.ExpertOverlap = false
+		}
+	default:
 		par.Context = n
 		if n < 2 {
 			par.ContextMethod = ""
@@ -937,6 +960,22 @@ func (a *App) SetTensor(v string) {
 		par.SequenceParallel = false
 	}
 	a.Req.Boundaries, a.BoundsText = nil, ""
+	a.notice("", false)
+	a.changed(false)
+}
+
+// SetFP8ParamGather handles the fp8 primary weights box (training.fp8_param_gather: the
+// fp8 products' weights kept in fp8 only; core refuses it without fp8).
+func (a *App) SetFP8ParamGather(on bool) {
+	a.Req.Training.FP8ParamGather = on
+	a.notice("", false)
+	a.changed(false)
+}
+
+// SetExpertOverlap handles the box that hides the expert all-to-alls behind an adjacent
+// microbatch (parallelism.expert_overlap; with expert >= 2).
+func (a *App) SetExpertOverlap(on bool) {
+	a.Req.Parallelism.ExpertOverlap = on
 	a.notice("", false)
 	a.changed(false)
 }

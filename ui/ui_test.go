@@ -418,3 +418,70 @@ func TestSearchExperts(t *testing.T) {
 		t.Errorf("a bad expert knob: %q", a.Search.Err)
 	}
 }
+
+// TestFP8ParamGatherKnob: the page's fp8 primary weights box sets
+// training.fp8_param_gather: with fp8 the plan keeps no 16-bit copy of the fp8 products'
+// weights (less parameter memory), and core's refusal without fp8 names the field.
+func TestFP8ParamGatherKnob(t *testing.T) {
+	a := NewApp(nil, &fakeHost{}, local)
+	a.PickModel("arch:meta-llama-3-8b")
+	a.SetCluster("device", "h100-sxm")
+	a.SetKnob("dtype", "fp8")
+	if a.Err != nil || a.Res == nil || a.Res.Plan == nil {
+		t.Fatalf("fp8 plan: %v", a.Err)
+	}
+	before := a.Res.Plan.Stages[0].ParamBytes
+	a.SetFP8ParamGather(true)
+	if !a.Req.Training.FP8ParamGather || a.Err != nil || a.Res.Plan == nil {
+		t.Fatalf("with fp8 primary weights: %v", a.Err)
+	}
+	if after := a.Res.Plan.Stages[0].ParamBytes; !(after < before) {
+		t.Errorf("stage 0 holds %d parameter bytes with fp8 primary weights, %d without: want fewer", after, before)
+	}
+	a.SetTab("model")
+	if html := render(t, a); !strings.Contains(html, `id="knob-fp8-param-gather"`) {
+		t.Error("the page has no fp8 primary weights box")
+	}
+	a.SetKnob("dtype", "bf16")
+	if a.Err == nil || !strings.Contains(a.Err.Error(), "fp8_param_gather") {
+		t.Errorf("fp8 primary weights with bf16: %v, want core's refusal naming training.fp8_param_gather", a.Err)
+	}
+}
+
+// TestExpertKnobs: the Cluster panel's expert knobs set parallelism.expert,
+// expert_overlap and expert_dispatcher for a mixture of experts; the plan follows
+// (the mixture layers' all-to-alls appear), a change of the devices keeps them, and
+// another model starts without them.
+func TestExpertKnobs(t *testing.T) {
+	a := NewApp(nil, &fakeHost{}, local)
+	a.PickModel("arch:qwen1.5-moe-a2.7b")
+	a.SetCluster("device", "h100-sxm")
+	a.SetCluster("per_node", "16")
+	a.SetDegree("data", "2")
+	base := a.Res
+	if a.Err != nil || base == nil || base.Step == nil {
+		t.Fatalf("the mixture without expert parallelism: %v", a.Err)
+	}
+	a.SetDegree("expert", "2")
+	a.SetExpertOverlap(true)
+	a.SetKnob("expert_dispatcher", "deepep")
+	p := a.Req.Parallelism
+	if p.Expert != 2 || !p.ExpertOverlap || p.ExpertDispatcher != "deepep" || a.Err != nil || a.Res.Step == nil {
+		t.Fatalf("expert knobs: %+v, %v %v", p, a.Err, a.Res.FirstError())
+	}
+	if a.Res.Step.StepSeconds == base.Step.StepSeconds {
+		t.Error("expert parallelism changed nothing in the plan")
+	}
+	a.SetCluster("per_node", "32")
+	if a.Req.Parallelism.Expert != 2 || a.Knob("expert_dispatcher") != "deepep" {
+		t.Errorf("a change of the devices lost the expert knobs: %+v", a.Req.Parallelism)
+	}
+	a.SetTab("cluster")
+	if html := render(t, a); !strings.Contains(html, `id="cluster-expert"`) || !strings.Contains(html, `id="cluster-dispatcher"`) {
+		t.Error("the page has no expert knobs")
+	}
+	a.PickModel("arch:meta-llama-3-8b")
+	if q := a.Req.Parallelism; q.Expert != 0 || q.ExpertOverlap || q.ExpertDispatcher != "" {
+		t.Errorf("another model kept the expert knobs: %+v", q)
+	}
+}

@@ -49,7 +49,7 @@ type requestFlags struct {
 	linkIntra, linkInter                string
 	// sharded data parallelism and context parallelism
 	sharding, prefetch, cpMethod string
-	shardGroup, cp               int
+	shardGroup, cp, cpInner      int
 
 	// training
 	inference                       bool
@@ -133,7 +133,8 @@ func (f *requestFlags) add(fs *flag.FlagSet, withSchedule bool) {
 	fs.IntVar(&f.shardGroup, "shard-group", 0, "with --sharding hsdp: replicas per shard group (default: those a node holds)")
 	fs.StringVar(&f.prefetch, "prefetch", "", "with --sharding zero3 or hsdp: next-layer (default, as PyTorch FSDP2) or none")
 	fs.IntVar(&f.cp, "cp", 0, "context-parallel degree with --hf-config (default 1): each sequence split over N devices")
-	fs.StringVar(&f.cpMethod, "cp-method", "", "with --cp: ring (default, ring attention) or all-to-all (DeepSpeed-Ulysses)")
+	fs.StringVar(&f.cpMethod, "cp-method", "", "with --cp: ring (default, ring attention), all-to-all (DeepSpeed-Ulysses) or hierarchical (Megatron-LM's a2a+p2p)")
+	fs.IntVar(&f.cpInner, "cp-inner", 0, "with --cp-method hierarchical: the all-to-all group's size (default: what fits in a node)")
 	fs.IntVar(&f.ep, "ep", 0, "expert-parallel degree of a mixture of experts (default 1): each device holds 1/N of the experts; N x --etp must divide --dp x --tp")
 	fs.IntVar(&f.etp, "etp", 0, "expert tensor-parallel degree of a mixture of experts (default: --tp)")
 	fs.BoolVar(&f.epOverlap, "ep-overlap", false, "hide the expert all-to-alls behind an adjacent microbatch (Megatron-Core's combined 1F1B, DeepSeek's DualPipe)")
@@ -204,7 +205,7 @@ func (f *requestFlags) build() (*request.Request, error) {
 	for _, c := range []struct {
 		name string
 		v    int
-	}{{"stages", f.stages}, {"dp", f.dp}, {"tp", f.tp}, {"ep", f.ep}, {"etp", f.etp}, {"devices-per-node", f.devicesPerNode}, {"devices", f.devices}, {"cp", f.cp}, {"shard-group", f.shardGroup}, {"batch", f.batch}, {"microbatches", f.microbatches}, {"seq", f.seq}} {
+	}{{"stages", f.stages}, {"dp", f.dp}, {"tp", f.tp}, {"ep", f.ep}, {"etp", f.etp}, {"devices-per-node", f.devicesPerNode}, {"devices", f.devices}, {"cp", f.cp}, {"cp-inner", f.cpInner}, {"shard-group", f.shardGroup}, {"batch", f.batch}, {"microbatches", f.microbatches}, {"seq", f.seq}} {
 		if g[c.name] && c.v < 1 { // 0 would read as "the default"
 			return nil, fmt.Errorf("--%s: must be >= 1, got %d", c.name, c.v)
 		}
@@ -225,7 +226,7 @@ func (f *requestFlags) build() (*request.Request, error) {
 		r.Parallelism.ZeRO = 1
 	}
 	r.Parallelism.Sharding, r.Parallelism.ShardGroup, r.Parallelism.Prefetch = f.sharding, f.shardGroup, f.prefetch
-	r.Parallelism.Context, r.Parallelism.ContextMethod = f.cp, f.cpMethod
+	r.Parallelism.Context, r.Parallelism.ContextMethod, r.Parallelism.ContextInner = f.cp, f.cpMethod, f.cpInner
 	if f.inference {
 		r.Training.Mode = request.ModeInference
 	}
@@ -387,7 +388,7 @@ var flagOf = map[string]string{
 	"parallelism.pipeline": "--stages", "parallelism.data": "--dp", "parallelism.zero": "--zero1",
 	"parallelism.tensor": "--tp", "parallelism.sequence_parallel": "--sp",
 	"parallelism.sharding": "--sharding", "parallelism.shard_group": "--shard-group", "parallelism.prefetch": "--prefetch",
-	"parallelism.context": "--cp", "parallelism.context_method": "--cp-method",
+	"parallelism.context": "--cp", "parallelism.context_method": "--cp-method", "parallelism.context_inner": "--cp-inner",
 	"parallelism.expert": "--ep", "parallelism.expert_tensor": "--etp", "parallelism.expert_overlap": "--ep-overlap", "parallelism.overlap_grad_reduce": "--overlap-grad-reduce", "parallelism.overlap_param_gather": "--overlap-param-gather", "parallelism.expert_dispatcher": "--dispatcher",
 	"model.architecture.expert_imbalance": "--expert-imbalance", "model.architecture.capacity_factor": "--capacity-factor",
 	"cluster.devices_per_node": "--devices-per-node", "cluster.link_intra": "--link-intra", "cluster.link_inter": "--link-inter",

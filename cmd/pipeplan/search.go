@@ -50,20 +50,20 @@ func runSearch(args []string, stdout, stderr io.Writer) error {
 		k.ZeRO = &one
 	}
 	if f.sharding != "" {
-		z, ok := map[string]int{"none": 0, "zero1": 1, "zero2": 2, "zero3": 3, "fsdp": 3}[f.sharding]
+		z, ok := map[string]int{"none": 0, "zero1": 1, "zero2": 2, "zero3": 3, "fsdp": 3, "hsdp": 3}[f.sharding]
 		if !ok {
-			return fmt.Errorf("--sharding: the search tries none, zero1, zero2 and zero3 (fsdp), got %q", f.sharding)
+			return fmt.Errorf("--sharding: the search tries none, zero1, zero2, zero3 (fsdp) and hsdp (beside zero3), got %q", f.sharding)
 		}
 		if f.zero1 && z != 1 {
 			return fmt.Errorf("--zero1: means --sharding zero1, and --sharding says %s", f.sharding)
 		}
 		k.ZeRO = &z
 	}
-	for _, name := range []string{"shard-group", "prefetch"} {
-		if g[name] {
-			return fmt.Errorf("--%s: does not go with search (it searches none, zero1, zero2 and zero3 with their defaults)", name)
-		}
+	if g["prefetch"] {
+		return fmt.Errorf("--prefetch: does not go with search (it searches zero3 and hsdp with their default prefetch)")
 	}
+	// HSDP's shard group: tried beside zero3 (the knob's default: the replicas a node holds).
+	k.ShardGroup = f.shardGroup
 	k.Context = f.cp
 	if f.memoryProportion.set {
 		k.MemoryProportions = []float64{f.memoryProportion.v}
@@ -138,7 +138,7 @@ var knobFlags = map[string]string{
 	"max_devices": "--max-devices", "stages": "--stages", "replicas": "--dp", "tensor": "--tp",
 	"schedule": "--schedule", "recompute": "--recompute", "global_batch": "--global-batch",
 	"microbatches": "--microbatches", "microbatch_size": "--batch", "max_microbatch_size": "--max-batch",
-	"memory_proportions": "--memory-proportion", "context": "--cp", "zero": "--sharding",
+	"memory_proportions": "--memory-proportion", "context": "--cp", "zero": "--sharding", "shard_group": "--shard-group",
 }
 
 // knobFlagError names the flag of each knob an error is about.
@@ -171,6 +171,9 @@ func printSearch(w io.Writer, a *search.Answer) {
 	fmt.Fprintf(w, "best: %s x %s x %d-way tensor parallel%s (%s), %s, %s of %d, recompute %s, ZeRO-%d\n",
 		units.Count(int64(b.Pipeline), "stage"), units.Count(int64(b.Data), "replica"), b.Tensor, cp, units.Count(int64(b.Devices), "device"),
 		b.Schedule, units.Count(int64(b.Microbatches), "microbatch"), b.MicrobatchSize, b.Recompute, b.ZeRO)
+	if b.ShardGroup > 0 {
+		fmt.Fprintf(w, "      HSDP: ZeRO-3 within shard groups of %s, replicated across them\n", units.Count(int64(b.ShardGroup), "replica"))
+	}
 	fmt.Fprintf(w, "      %s", units.Rate(b.SamplesPerSecond, "samples/s"))
 	if b.TokensPerSecond > 0 {
 		fmt.Fprintf(w, ", %s", units.Rate(b.TokensPerSecond, "tokens/s"))

@@ -167,7 +167,8 @@ func checkAttentionKernel(device string, k Attention) error {
 
 // attentionRates sets the fused attention kernels' efficiencies (op.fwdEff, bwdEff) of
 // a piece's attention core on the target: each kernel call attends over the whole
-// sequence, or with ring context parallelism over one device's block per step.
+// sequence, or with ring context parallelism over one device's block per step (the
+// hierarchical split: one all-to-all group's block).
 func (sh *shape) attentionRates(device string, p *piece) {
 	if sh.o.Attention == Eager || sh.o.DType == FP32 {
 		return // eager: GEMMs and memory-bound kernels; fp32: no fused 16-bit kernel figures
@@ -175,6 +176,9 @@ func (sh *shape) attentionRates(device string, p *piece) {
 	seq := sh.skv
 	if sh.cp > 1 && sh.o.ContextMethod == Ring {
 		seq = sh.s
+	}
+	if sh.cp > 1 && sh.o.ContextMethod == Hierarchical {
+		seq = sh.s * float64(sh.o.ContextInner) // one ring step's block: g devices' tokens
 	}
 	causal := sh.a.Causal()
 	fwd, ok := attentionEfficiency(device, sh.o.Attention, sh.d, seq, causal, false)

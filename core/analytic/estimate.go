@@ -324,6 +324,7 @@ func Estimate(a *arch.Arch, t Target, o Options) (*Result, error) {
 	sh := newShape(a, o)
 	sh.keepLogits = t.Framework.ReturnsLogits && sh.train
 	sh.fusedAct = t.Framework.FusedActivation
+	sh.fusedCE = t.Framework.FusedCrossEntropy
 	c := &calc{sh: sh, rf: newRoofline(t, o.DType, o.FP8Recipe), o: o, fw: t.Framework, target: t,
 		allReduce: cluster.RingAllReduceSeconds(t.tensorLink(), sh.e*sh.t*sh.h, o.TensorParallel), contextLink: t.contextLink()}
 	r := &Result{Name: a.Name, Device: t.Device.Name, Arch: a.Description(), Opts: o,
@@ -439,16 +440,35 @@ type calc struct {
 // gradients). Ring (Liu et al. 2023): c - 1 point-to-point steps, each overlapped with
 // the attention on the block already received (1/c of the core), so a step adds
 // max(0, step - core/c). All-to-all (Jacobs et al. 2023): the all-to-alls are not
-// overlapped and add their whole time.
+// overlapped and add their whole time. Hierarchical (Megatron-LM's a2a+p2p): the
+// all-to-all over the inner group of g, not overlapped, plus the ring over c/g groups
+// with the piece's ringBytes per step.
 func (c *calc) contextSeconds(p piece, core float64, bwd bool) (seconds, kernels float64) {
 	if !p.context {
 		return 0, 0
 	}
 	k := c.sh.cp
-	if c.o.ContextMethod == AllToAll {
+	switch c.o.ContextMethod {
+	case AllToAll:
 		return cluster.AllToAllSeconds(c.contextLink, p.contextBytes, int(k)), 2
+	case Hierarchical:
+		// The all-to-all inside the inner group (over the tensor link: it sits in a
+		// node), then a ring over the k/g groups, each step overlapped with 1/(k/g) of
+		// the core.
+		g := float64(c.o.ContextInner)
+		a2a := cluster.AllToAllSeconds(c.target.tensorLink(), p.contextBytes, int(g))
+		r, rk := c.ringSeconds(p.ringBytes, core, k/g, bwd)
+		return a2a + r, 2 + rk
 	}
-	n := p.contextBytes
+	return c.ringSeconds(p.contextBytes, core, k, bwd)
+}
+
+// ringSeconds is the time ring attention over k devices adds to a pass whose attention
+// core takes core seconds: k - 1 point-to-point steps of n bytes (twice n in the
+// backward pass: keys and values, and their gradients) over the context link, each
+// overlapped with the attention on the block already received (1/k of the core), so a
+// step adds max(0, step - core/k).
+func (c *calc) ringSeconds(n, core, k float64, bwd bool) (seconds, kernels float64) {
 	if bwd {
 		n *= 2
 	}
@@ -820,15 +840,22 @@ func checkContext(a *arch.Arch, o Options) error {
 	}
 	var es model.Errors
 	switch {
-	case o.ContextMethod == AllToAll:
+	case o.ContextMethod == AllToAll || o.ContextMethod == Hierarchical:
 		t := o.TensorParallel
+		g, what := c, "all-to-all splits the heads"
+		if o.ContextMethod == Hierarchical {
+			g, what = o.ContextInner, "the hierarchical split's all-to-all splits the heads over context_inner"
+		}
 		for _, f := range []struct {
 			name string
 			v    int
 		}{{"num_heads", a.NumHeads}, {"num_kv_heads", a.NumKVHeads}} {
-			if (f.v/t)%c != 0 {
-				es.Add("context_parallel", "all-to-all splits the heads: it must divide the model's %s on a device (%d / %d-way tensor parallelism = %d), got %d", f.name, f.v, t, f.v/t, c)
+			if g < 1 || (f.v/t)%g != 0 {
+				es.Add("context_parallel", "%s: it must divide the model's %s on a device (%d / %d-way tensor parallelism = %d), got %d", what, f.name, f.v, t, f.v/t, g)
 			}
+		}
+		if o.ContextMethod == Hierarchical && a.Causal() && o.Seq%(2*c) != 0 {
+			es.Add("context_parallel", "the hierarchical split's ring balances a causal model's load over 2c chunks of the sequence: 2 x %d must divide the sequence (%d tokens)", c, o.Seq)
 		}
 	case a.Causal() && o.Seq%(2*c) != 0:
 		es.Add("context_parallel", "ring attention on a causal model balances the load over 2c chunks of the sequence: 2 x %d must divide the sequence (%d tokens)", c, o.Seq)

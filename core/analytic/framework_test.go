@@ -77,7 +77,9 @@ func TestFP8(t *testing.T) {
 
 // TestFusedActivation: a framework that fuses the SwiGLU (Megatron-LM's bias_swiglu,
 // Inductor) keeps no SiLU output: L*e*T*f bytes fewer than eager PyTorch on Llama-2-7B
-// (L = 32, f = 11,008, T = 4,096 tokens, e = 2).
+// (L = 32, f = 11,008, T = 4,096 tokens, e = 2); and its fused cross-entropy keeps the
+// 16-bit logits (their gradient, in place) where PyTorch's keeps fp32 log-probabilities:
+// (4 - e)*T*V bytes fewer (V = 32,000); its working memory holds no fp32 copies.
 func TestFusedActivation(t *testing.T) {
 	a, _ := arch.Bundled("llama-2-7b")
 	o := Options{Batch: 1, Seq: 4096}
@@ -89,7 +91,14 @@ func TestFusedActivation(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, want := eager.Total.ActivationBytes-fused.Total.ActivationBytes, int64(32*2*4096*11008); got != want {
-		t.Errorf("fused SwiGLU keeps %d bytes fewer, want %d", got, want)
+	if got, want := eager.Total.ActivationBytes-fused.Total.ActivationBytes, int64(32*2*4096*11008+2*4096*32000); got != want {
+		t.Errorf("fused SwiGLU and cross-entropy keep %d bytes fewer, want %d", got, want)
+	}
+	e, f := eager.Layers[len(eager.Layers)-1], fused.Layers[len(fused.Layers)-1]
+	if f.SavedActivationBytes != 2*4096*4096+2*4096*32000 {
+		t.Errorf("fused cross-entropy's head keeps %d bytes, want its input and the 16-bit logits, %d", f.SavedActivationBytes, 2*4096*4096+2*4096*32000)
+	}
+	if !(f.TemporaryBytes < e.TemporaryBytes-int64(8*4096*32000)) {
+		t.Errorf("head working memory %d fused, %d eager: want no fp32 copies of the logits", f.TemporaryBytes, e.TemporaryBytes)
 	}
 }

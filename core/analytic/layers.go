@@ -36,6 +36,9 @@ type shape struct {
 	// fusedAct: a gated MLP's SiLU and product are one kernel that keeps only the gate
 	// and up outputs (cluster.Framework.FusedActivation).
 	fusedAct bool
+	// fusedCE: the loss reads the 16-bit logits and writes their gradient in place
+	// (cluster.Framework.FusedCrossEntropy).
+	fusedCE bool
 	// tp is the tensor-parallel degree t: heads, MLP width and vocabulary are divided by
 	// it (the vocabulary rounded up, as Megatron-LM pads it). hr is the width of the
 	// tensors tensor parallelism leaves whole (norm inputs and outputs, residuals,
@@ -131,6 +134,9 @@ type piece struct {
 	// and the output) in each pass (calc.contextSeconds).
 	context      bool
 	contextBytes float64
+	// ringBytes is, with the hierarchical method, what each ring step passes between
+	// the all-to-all groups (the device's keys and values).
+	ringBytes float64
 	// recomputable: a transformer sublayer, which full recomputation reruns.
 	recomputable bool
 	// fwdAllReduces and bwdAllReduces count the tensor-parallel all-reduces of one
@@ -296,9 +302,13 @@ func (sh *shape) attention(local bool) piece {
 	}
 	if sh.cp > 1 {
 		p.context = true
-		if sh.o.ContextMethod == AllToAll {
+		if m := sh.o.ContextMethod; m == AllToAll || m == Hierarchical {
 			// Q, K, V in, the output back: each device's share before and after.
 			p.contextBytes = e * t * (2*q + 2*kv)
+			// Hierarchical: after the all-to-all a device holds g times the tokens
+			// and 1/g of the heads, so a ring step passes the same bytes as a flat
+			// ring's.
+			p.ringBytes = e * t * 2 * kv
 		} else {
 			p.contextBytes = e * t * 2 * kv // this device's K and V, passed c - 1 times
 		}
@@ -701,6 +711,17 @@ func (sh *shape) head() piece {
 	if !sh.train {
 		p.output = e * t * v
 		p.inferExtra = e * t * h
+		return p
+	}
+	if sh.fusedCE {
+		// One kernel reads the logits twice (the row's maximum and sum, then the loss)
+		// and overwrites them with their gradient, kept for the backward pass, which
+		// scales it by the loss's gradient in place (a read and a write).
+		p.ops = append(p.ops, op{name: "fused cross entropy",
+			fwd: work{0, 3*e*t*v + 8*t, 1}, bwd: work{0, 2 * e * t * v, 1}})
+		p.output = 4
+		saved += e * t * v
+		p.saved, p.bwdSaved = saved, saved
 		return p
 	}
 	p.ops = append(p.ops, op{name: "cross entropy",

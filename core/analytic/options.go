@@ -271,6 +271,12 @@ type Options struct {
 	// (the context group sits in a node).
 	Context       int           `json:"context_parallel,omitempty"`
 	ContextMethod ContextMethod `json:"context_method,omitempty"`
+	// ContextInner is, with ContextMethod Hierarchical, the size of the all-to-all
+	// group inside the context group (Megatron-LM's hierarchical_context_parallel_sizes,
+	// first entry): it must divide Context, and the ring runs over Context/ContextInner
+	// such groups. The all-to-all crosses the target's TensorLink (the inner group sits
+	// in a node beside the tensor group) and the ring its ContextLink.
+	ContextInner int `json:"context_inner,omitempty"`
 	// TensorParallel is t, the Megatron-style tensor-parallel degree (0 means 1): the
 	// attention heads, the MLP's width and the vocabulary are split over t devices, each
 	// transformer block all-reduces its b x s x h output twice in the forward pass and
@@ -361,6 +367,16 @@ const (
 	// it (the output), and again for their gradients; not overlapped. c must divide the
 	// query and key/value heads on a device.
 	AllToAll ContextMethod = "all-to-all"
+	// Hierarchical: all-to-all inside groups of ContextInner devices, ring attention
+	// between the Context/ContextInner groups (Megatron-LM's --cp-comm-type a2a+p2p with
+	// --hierarchical-context-parallel-sizes; Transformer Engine's
+	// AttnFuncWithCPAndKVP2P behind an all-to-all, after Fang and Zhao 2024's USP,
+	// "A Unified Sequence Parallelism Approach for Long Context Generative AI"). The
+	// all-to-all makes each device hold ContextInner times the tokens with
+	// 1/ContextInner of the heads, so each ring step still passes the device's
+	// e*b*(s/c)*2*kv bytes of keys and values, in Context/ContextInner - 1 steps.
+	// ContextInner must divide the heads on a device.
+	Hierarchical ContextMethod = "hierarchical"
 )
 
 // Bounds that keep every byte count exact and far from overflow.
@@ -506,7 +522,14 @@ func (o Options) Validate() error {
 		es.Add("tensor_parallel", "must be between 1 and %d, got %d", maxTP, o.TensorParallel)
 	}
 	oneOf(&es, "sharding", string(o.Sharding), NoSharding, ZeRO1, ZeRO2, ZeRO3, HSDP)
-	oneOf(&es, "context_method", string(o.ContextMethod), Ring, AllToAll)
+	oneOf(&es, "context_method", string(o.ContextMethod), Ring, AllToAll, Hierarchical)
+	switch c, g := max(1, o.Context), o.ContextInner; {
+	case g == 0 && o.ContextMethod != Hierarchical:
+	case o.ContextMethod != Hierarchical:
+		es.Add("context_inner", "goes with context_method %s", Hierarchical)
+	case g < 2 || g >= c || c%g != 0:
+		es.Add("context_inner", "must divide context_parallel (%d) and lie between 2 and %d: the all-to-all groups of a hierarchical split, with at least two of them on the ring, got %d", c, c/2, g)
+	}
 	if o.Context < 1 || o.Context > maxTP {
 		es.Add("context_parallel", "must be between 1 and %d, got %d", maxTP, o.Context)
 	} else if o.Seq%o.Context != 0 {
@@ -805,6 +828,9 @@ func (o Options) String() string {
 	}
 	if o.Context > 1 {
 		s += fmt.Sprintf(", context parallel %d (%s)", o.Context, o.ContextMethod)
+		if o.ContextMethod == Hierarchical {
+			s += fmt.Sprintf(" all-to-all over %d, ring over %d", o.ContextInner, o.Context/max(1, o.ContextInner))
+		}
 	}
 	if o.TensorParallel > 1 {
 		s += fmt.Sprintf(", tensor parallel %d", o.TensorParallel)

@@ -34,8 +34,15 @@ func TestContextParallelActivations(t *testing.T) {
 	a := bundled(t, "meta-llama-3-8b")
 	one := block(estimate(t, a, Options{Batch: 1, Seq: 8192}))
 	for _, c := range []int{2, 4, 8} {
-		for _, m := range []ContextMethod{Ring, AllToAll} {
-			l := block(estimate(t, a, Options{Batch: 1, Seq: 8192, Context: c, ContextMethod: m}))
+		for _, m := range []ContextMethod{Ring, AllToAll, Hierarchical} {
+			inner := 0
+			if m == Hierarchical {
+				inner = c / 2
+				if c == 2 {
+					continue // the hierarchical split needs c >= 4
+				}
+			}
+			l := block(estimate(t, a, Options{Batch: 1, Seq: 8192, Context: c, ContextMethod: m, ContextInner: inner}))
 			if l.SavedActivationBytes*int64(c) != one.SavedActivationBytes {
 				t.Errorf("c=%d %s: %d bytes saved, want 1/c of %d", c, m, l.SavedActivationBytes, one.SavedActivationBytes)
 			}
@@ -89,6 +96,55 @@ func TestContextParallelCommunication(t *testing.T) {
 	}
 }
 
+// TestHierarchicalContextCommunication checks the hierarchical split's closed forms
+// (Megatron-LM's a2a+p2p) per attention layer of Llama-3-8B, b = 1, s = 8192, bf16,
+// c = 8 as g = 2 devices all-to-all (over the tensor link) times c/g = 4 on a ring
+// (over the context link):
+//
+//   - the all-to-all moves Q, K, V and the output, e x b x s/c x (2q + 2kv) bytes per
+//     device, over g, once forward and once backward, not overlapped;
+//   - the ring passes the device's keys and values (the all-to-all gave it g times the
+//     tokens and 1/g of the heads: 2 x e x b x s/c x kv bytes) in c/g - 1 steps forward
+//     and c/g - 1 steps of twice that backward, so between two context-link
+//     bandwidths B1 and B2 the time changes by (c/g - 1) x 3 x kvBytes x (1/B1 - 1/B2),
+//     and over a fast link the ring hides behind the attention: the all-to-all is all.
+func TestHierarchicalContextCommunication(t *testing.T) {
+	a := bundled(t, "meta-llama-3-8b")
+	const c, g, s = 8, 2, 8192
+	intra := cluster.Link{BytesPerSecond: 1e11, LatencySeconds: 1e-5}
+	ctx := func(l cluster.Link) float64 {
+		tg := target(t, "a100-80gb")
+		tg.TensorLink, tg.ContextLink = intra, l
+		r, err := Estimate(a, tg, Options{Batch: 1, Seq: s, Context: c, ContextMethod: Hierarchical, ContextInner: g})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return block(r).ContextSeconds
+	}
+	a2a := 2 * cluster.AllToAllSeconds(intra, 2*1*s/c*float64(2*a.QDim()+2*a.KVDim()), g)
+	if got := ctx(cluster.Link{BytesPerSecond: 1e15}); math.Abs(got-a2a) > 1e-12*a2a {
+		t.Errorf("fast ring: %v s, want the all-to-alls' %v", got, a2a)
+	}
+	kvBytes := 2.0 * 1 * s / c * 2 * float64(a.KVDim())
+	slow1 := cluster.Link{BytesPerSecond: 1e8, LatencySeconds: 1e-3}
+	slow2 := cluster.Link{BytesPerSecond: 2e8, LatencySeconds: 1e-3}
+	got := ctx(slow1) - ctx(slow2)
+	want := (c/g - 1) * 3 * kvBytes * (1/1e8 - 1/2e8)
+	if math.Abs(got-want) > 1e-9*want {
+		t.Errorf("ring of the groups: %v s between the bandwidths, want %v", got, want)
+	}
+	// Against the flat ring over the same slow link: c - 1 steps instead of c/g - 1.
+	tg := target(t, "a100-80gb")
+	tg.TensorLink, tg.ContextLink = intra, slow1
+	flat, err := Estimate(a, tg, Options{Batch: 1, Seq: s, Context: c})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h := ctx(slow1); !(h < block(flat).ContextSeconds) {
+		t.Errorf("hierarchical %v s over a slow network, flat ring %v s: want the hierarchical split cheaper", h, block(flat).ContextSeconds)
+	}
+}
+
 // TestContextParallelRefused: context parallelism that does not split evenly is refused
 // with the reason.
 func TestContextParallelRefused(t *testing.T) {
@@ -102,6 +158,12 @@ func TestContextParallelRefused(t *testing.T) {
 		{Options{Batch: 1, Seq: 8192, Context: 16, ContextMethod: AllToAll}, "num_kv_heads"},
 		{Options{Batch: 1, Seq: 8192, Context: 4, TensorParallel: 4, ContextMethod: AllToAll}, "num_kv_heads on a device"},
 		{Options{Batch: 1, Seq: 8192, Context: 2, ContextMethod: "star"}, "context_method"},
+		{Options{Batch: 1, Seq: 8192, Context: 8, ContextMethod: Hierarchical}, "context_inner"},
+		{Options{Batch: 1, Seq: 8192, Context: 8, ContextMethod: Hierarchical, ContextInner: 8}, "at least two of them on the ring"},
+		{Options{Batch: 1, Seq: 8192, Context: 8, ContextMethod: Hierarchical, ContextInner: 3}, "must divide context_parallel"},
+		{Options{Batch: 1, Seq: 8192, Context: 4, ContextMethod: Ring, ContextInner: 2}, "goes with context_method hierarchical"},
+		{Options{Batch: 1, Seq: 8192, Context: 32, ContextMethod: Hierarchical, ContextInner: 16}, "num_kv_heads"},
+		{Options{Batch: 1, Seq: 8200, Context: 8, ContextMethod: Hierarchical, ContextInner: 2}, "2 x 8 must divide the sequence"},
 		{Options{Batch: 1, Seq: 8192, Sharding: ZeRO3, Optimizer: None}, "inference"},
 	} {
 		_, err := Estimate(a, target(t, "a100-80gb"), c.o)

@@ -58,6 +58,13 @@ type Framework struct {
 	// is left as eager here (Inductor's partitioner may recompute it, Ansel et al.,
 	// "PyTorch 2", ASPLOS 2024, but that is not checked against a measurement).
 	FusedActivation bool `json:"fused_activation,omitempty"`
+	// FusedCrossEntropy: the loss is one fused kernel that reads the 16-bit logits and
+	// writes their gradient in place, keeping no fp32 copy (Megatron-Core's
+	// --cross-entropy-loss-fusion with --cross-entropy-fusion-impl te, Transformer
+	// Engine's parallel_cross_entropy, which Megatron-Bridge's model providers turn on).
+	// On for cuda-graphs, the Megatron-style mode; eager PyTorch's F.cross_entropy keeps
+	// fp32 log-probabilities and their gradients.
+	FusedCrossEntropy bool `json:"fused_cross_entropy,omitempty"`
 	// FixedBytes is device memory the framework holds outside the model's tensors: the
 	// CUDA context, cuBLAS and attention workspaces, communication buffers.
 	FixedBytes int64 `json:"fixed_bytes"`
@@ -129,7 +136,7 @@ var frameworks = map[string]Framework{
 	// defaults (overlap_grad_reduce off; Korthikanti et al. 2022, section 6.3, "we do not
 	// use any overlapping of gradient all-reduces") the all-reduce follows the backward.
 	CUDAGraphs: {Name: CUDAGraphs, HostKernelSeconds: 0, HostLayerSeconds: 10e-6, OptimizerTensorSeconds: 1e-6,
-		OptimizerTempBytesPerParam: 0, OverlapGradReduce: false, FusedActivation: true, FixedBytes: contextBytes, AllocatorReserve: allocatorReserve,
+		OptimizerTempBytesPerParam: 0, OverlapGradReduce: false, FusedActivation: true, FusedCrossEntropy: true, FixedBytes: contextBytes, AllocatorReserve: allocatorReserve,
 		Note: "CUDA graphs (Megatron-LM / TE capture, or reduce-overhead): one launch per layer, fused in-place Adam, all-reduce after the backward"},
 }
 

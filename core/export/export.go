@@ -159,9 +159,13 @@ type Input struct {
 	Sharding   string
 	ShardGroup int
 	// Context is the context-parallel degree (0: 1) and ContextMethod its exchange
-	// (ring or all-to-all), as the request's parallelism.context and context_method.
+	// (ring, all-to-all or hierarchical), as the request's parallelism.context and
+	// context_method; ContextInner is the hierarchical split's all-to-all group
+	// (parallelism.context_inner), which Megatron-LM states as the first of
+	// --hierarchical-context-parallel-sizes.
 	Context       int
 	ContextMethod string
+	ContextInner  int
 	// Expert and ExpertTensor are a mixture of experts' expert-parallel and expert
 	// tensor-parallel degrees (0: 1, and Tensor); ExpertOverlap hides its all-to-alls
 	// behind an adjacent microbatch (the request's parallelism.expert,
@@ -275,6 +279,12 @@ func (in *Input) check() error {
 	}
 	if in.ZeRO > 3 {
 		es.Add("zero", "must be 0, 1, 2 or 3, got %d", in.ZeRO)
+	}
+	switch c, g := orOne(in.Context), in.ContextInner; {
+	case in.ContextMethod != "hierarchical" && g != 0:
+		es.Add("context_inner", "goes with context_method hierarchical")
+	case in.ContextMethod == "hierarchical" && (g < 2 || g >= c || c%g != 0):
+		es.Add("context_inner", "must divide context (%d) and lie between 2 and %d, got %d", c, c/2, g)
 	}
 	if in.SequenceParallel && in.Tensor < 2 {
 		es.Add("sequence_parallel", "splits along the sequence what tensor parallelism leaves whole: it needs tensor >= 2, got %d", orOne(in.Tensor))

@@ -51,11 +51,13 @@ type DocParallelism struct {
 	ZeRO     int `json:"zero"`
 	// Sharding names the ZeRO stage as the request does (zero1, zero2, zero3, hsdp) and
 	// ShardGroup hsdp's group; Context is the context-parallel degree and ContextMethod
-	// its exchange. Absent: none, 1.
+	// its exchange, ContextInner the hierarchical exchange's all-to-all group. Absent:
+	// none, 1.
 	Sharding      string `json:"sharding,omitempty"`
 	ShardGroup    int    `json:"shard_group,omitempty"`
 	Context       int    `json:"context,omitempty"`
 	ContextMethod string `json:"context_method,omitempty"`
+	ContextInner  int    `json:"context_inner,omitempty"`
 }
 
 // DocSchedule describes the schedule of a Document.
@@ -93,7 +95,7 @@ func planJSON(j *job) error {
 		Format: DocumentFormat, Version: Version,
 		Model: DocModel{Name: in.Model, Layers: in.LayerNames, Modules: mods},
 		Parallelism: DocParallelism{Pipeline: p, Data: orOne(in.Data), Tensor: orOne(in.Tensor), ZeRO: in.ZeRO, Context: contextOf(in.Context),
-			Sharding: docSharding(in.Sharding), ShardGroup: in.ShardGroup, ContextMethod: in.ContextMethod},
+			Sharding: docSharding(in.Sharding), ShardGroup: in.ShardGroup, ContextMethod: in.ContextMethod, ContextInner: in.ContextInner},
 
 		Schedule:   DocSchedule{Name: j.sched.String(), Microbatches: j.sched.Microbatches, MicrobatchSize: orOne(in.MicrobatchSize), Recompute: rec},
 		Boundaries: in.Boundaries,

@@ -125,8 +125,13 @@ func megatron(j *job) error {
 	}
 	if cp > 1 {
 		fmt.Fprintf(&w, "  --context-parallel-size %d\n", cp)
-		if in.ContextMethod == "all-to-all" {
+		switch in.ContextMethod {
+		case "all-to-all":
 			w.WriteString("  --cp-comm-type a2a  # all-to-all (DeepSpeed-Ulysses style), as planned\n")
+		case "hierarchical":
+			g := orOne(in.ContextInner)
+			fmt.Fprintf(&w, "  --cp-comm-type a2a+p2p  # all-to-all inside groups of %d, ring between the %d groups, as planned\n", g, cp/g)
+			fmt.Fprintf(&w, "  --hierarchical-context-parallel-sizes %d %d\n", g, cp/g)
 		}
 	}
 	if in.Arch != nil && in.Arch.MoE() {

@@ -56,8 +56,9 @@ func pytorch(j *job) error {
 		j.note(NoteTensorModules, "torch.distributed.pipelining does not split a stage over devices, and the plan runs every stage tensor-parallel over %d devices: build_tensor_parallel shards each stage with parallelize_module (DTensor) over the \"tp\" dimension of a device mesh and builds its PipelineStage on the \"pp\" group. Split the model by hand (STAGE_MODULES): pipeline()'s traced stages are graphs, not the nn.Linear modules parallelize_module shards. tp_plan is your modules' plan: %s", tp, plan)
 	}
 
-	if cp := orOne(in.Context); cp > 1 {
-		j.parallelism("the plan splits each sequence over %d devices (context parallelism, %s), which this export does not set up: add a \"cp\" dimension to the device mesh and run the attention under torch.distributed.tensor.experimental.context_parallel (ring attention), with the launch's world size times %d", cp, in.ContextMethod, cp)
+	cp := orOne(in.Context)
+	if cp > 1 {
+		j.parallelism("the plan splits each sequence over %d devices (context parallelism, %s): device_mesh() has its \"cp\" dimension, but this export does not split the attention: run each stage's forward under torch.distributed.tensor.experimental.context_parallel(mesh[\"cp\"], buffers=..., buffer_seq_dims=...) (ring attention; PyTorch has no all-to-all or hierarchical form of it)", cp, in.ContextMethod)
 	}
 	if in.ZeRO > 0 {
 		j.parallelism("the plan shards training state (%s) over the data-parallel devices: wrap each stage with FSDP2's fully_shard over the \"dp\" mesh dimension (reshard_after_forward=%v), and for ZeRO-1 and 2 shard the optimizer yourself (torch.distributed.optim.ZeroRedundancyOptimizer)", shardingName(in), in.ZeRO == 3)
@@ -79,7 +80,7 @@ func pytorch(j *job) error {
 	}
 	header(&w, "python", j, what)
 	w.WriteString("import torch\n")
-	if dp*tp > 1 {
+	if dp*cp*tp > 1 {
 		w.WriteString("from torch.distributed.device_mesh import init_device_mesh\n")
 	}
 	if tp > 1 {
@@ -88,7 +89,11 @@ func pytorch(j *job) error {
 		fmt.Fprintf(&w, "from torch.distributed.pipelining import SplitPoint, pipeline, %s\n\n", class)
 	}
 	fmt.Fprintf(&w, "NUM_RANKS = %d  # pipeline ranks (devices) of one pipeline\nNUM_STAGES = %d\n", p, len(b)-1)
-	fmt.Fprintf(&w, "DATA_PARALLEL = %d  # replicas of the pipeline\nTENSOR_PARALLEL = %d  # devices of one pipeline rank, splitting its blocks\n", dp, tp)
+	fmt.Fprintf(&w, "DATA_PARALLEL = %d  # replicas of the pipeline\n", dp)
+	if cp > 1 {
+		fmt.Fprintf(&w, "CONTEXT_PARALLEL = %d  # devices of one pipeline rank, splitting each sequence\n", cp)
+	}
+	fmt.Fprintf(&w, "TENSOR_PARALLEL = %d  # devices of one pipeline rank, splitting its blocks\n", tp)
 	if in.SequenceParallel {
 		w.WriteString("SEQUENCE_PARALLEL = True  # norms, dropout and residuals split along the sequence too\n")
 	}
@@ -131,8 +136,8 @@ func pytorch(j *job) error {
 	} else {
 		w.WriteString("\ndef stage_indices(rank):\n    \"\"\"The stage a rank runs: one per rank.\"\"\"\n    return [rank]\n\n")
 	}
-	if dp*tp > 1 {
-		writeDeviceMesh(&w, p, dp, tp)
+	if dp*cp*tp > 1 {
+		writeDeviceMesh(&w, p, dp, cp, tp)
 	}
 	param, lossArg := ", loss_fn=None", ", loss_fn=loss_fn"
 	lossDoc := "loss_fn(output, target) is the training loss"
@@ -200,21 +205,23 @@ def build(model, example_microbatch, rank, device, group=None%s):
 }
 
 // writeDeviceMesh writes device_mesh(), the ranks of p pipeline ranks times dp replicas
-// times tp tensor-parallel devices as a torch DeviceMesh: ("pp", "dp", "tp"), leaving out
-// a dimension of size 1. The last dimension varies fastest, so a tensor-parallel group is
-// on neighbouring ranks, inside a node, as Megatron-LM places it.
-func writeDeviceMesh(w *strings.Builder, p, dp, tp int) {
+// times cp context-parallel times tp tensor-parallel devices as a torch DeviceMesh:
+// ("pp", "dp", "cp", "tp"), leaving out a dimension of size 1. The last dimension varies
+// fastest, so a tensor-parallel group is on neighbouring ranks, inside a node, and the
+// context group beside it, as Megatron-LM places them (tp, cp, dp, pp from the fastest;
+// the planner places a stage's tensor x context devices as one group).
+func writeDeviceMesh(w *strings.Builder, p, dp, cp, tp int) {
 	var shape, names []string
 	for _, d := range []struct {
 		name, size string
 		n          int
-	}{{"pp", "NUM_RANKS", p}, {"dp", "DATA_PARALLEL", dp}, {"tp", "TENSOR_PARALLEL", tp}} {
+	}{{"pp", "NUM_RANKS", p}, {"dp", "DATA_PARALLEL", dp}, {"cp", "CONTEXT_PARALLEL", cp}, {"tp", "TENSOR_PARALLEL", tp}} {
 		if d.name == "pp" || d.n > 1 {
 			shape = append(shape, d.size)
 			names = append(names, pyStr(d.name))
 		}
 	}
-	fmt.Fprintf(w, "\ndef device_mesh(device_type=\"cuda\"):\n    \"\"\"All %d ranks as a (%s) device mesh.\n\n", p*dp*tp, strings.Join(names, ", "))
+	fmt.Fprintf(w, "\ndef device_mesh(device_type=\"cuda\"):\n    \"\"\"All %d ranks as a (%s) device mesh.\n\n", p*dp*cp*tp, strings.Join(names, ", "))
 	var doc []string
 	if tp > 1 {
 		doc = append(doc, `The last dimension varies fastest: a tensor-parallel group, mesh["tp"], is on neighbouring ranks (inside a node).`)
@@ -223,6 +230,9 @@ func writeDeviceMesh(w *strings.Builder, p, dp, tp int) {
 		doc = append(doc, `A rank's pipeline rank is mesh["pp"].get_local_rank() and its pipeline group mesh["pp"].get_group().`)
 	} else {
 		doc = append(doc, `A rank's pipeline rank is mesh["pp"].get_local_rank() and its pipeline group mesh["pp"].get_group(): build's rank and group.`)
+	}
+	if cp > 1 {
+		doc = append(doc, `A sequence is split over mesh["cp"] (context parallelism): its ranks hold the same layers and reduce their gradients together with mesh["dp"]'s (mesh["dp", "cp"]).`)
 	}
 	if dp > 1 {
 		doc = append(doc, `Its stages' replicas are mesh["dp"]: wrap the stage modules for the gradient all-reduce (FSDP's fully_shard, or replicate).`)

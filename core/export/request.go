@@ -71,6 +71,7 @@ func FromRequest(ctx context.Context, r *request.Request) (*Input, *request.Resu
 		ShardGroup:       n.Parallelism.ShardGroup,
 		Context:          n.Parallelism.Context,
 		ContextMethod:    n.Parallelism.ContextMethod,
+		ContextInner:     n.Parallelism.ContextInner,
 		Expert:           n.Parallelism.Expert,
 		ExpertTensor:     n.Parallelism.ExpertTensor,
 		ExpertOverlap:    n.Parallelism.ExpertOverlap,

@@ -10,7 +10,8 @@ import (
 )
 
 // TestShardingAndContextExports: Megatron-LM states the context-parallel size (and the
-// all-to-all exchange) and the distributed optimizer it was priced with, exactly; a
+// all-to-all or hierarchical exchange) and the distributed optimizer it was priced with,
+// exactly; the PyTorch export's device mesh has the context-parallel dimension; a
 // sharding or a context split a framework cannot run makes the export not exact, with
 // a note that says what it runs instead.
 func TestShardingAndContextExports(t *testing.T) {
@@ -35,6 +36,11 @@ func TestShardingAndContextExports(t *testing.T) {
 			[]string{"--cp-comm-type"}},
 		{"megatron cp all-to-all", base("", 2, "all-to-all"), export.Megatron, true,
 			[]string{"--context-parallel-size 2\n", "--cp-comm-type a2a"}, []string{"--use-distributed-optimizer"}},
+		{"megatron cp hierarchical", base("", 4, "hierarchical"), export.Megatron, true,
+			[]string{"--context-parallel-size 4\n", "--cp-comm-type a2a+p2p", "--hierarchical-context-parallel-sizes 2 2\n"}, nil},
+		{"pytorch cp mesh", base("", 4, ""), export.PyTorch, false,
+			[]string{"CONTEXT_PARALLEL = 4", `init_device_mesh(device_type, (NUM_RANKS, DATA_PARALLEL, CONTEXT_PARALLEL, TENSOR_PARALLEL), mesh_dim_names=("pp", "dp", "cp", "tp"))`, "All 64 ranks", "context_parallel(mesh[\"cp\"]"}, nil},
+		{"json hierarchical", base("", 4, "hierarchical"), export.JSON, true, []string{`"context_method": "hierarchical"`, `"context_inner": 2`}, nil},
 		{"megatron zero3", base("zero3", 1, ""), export.Megatron, false,
 			[]string{"--use-distributed-optimizer", "NOT EXACT"}, []string{"--context-parallel-size"}},
 		{"deepspeed cp", base("zero1", 2, ""), export.DeepSpeed, false, []string{`"stage": 1`, "DistributedAttention"}, nil},

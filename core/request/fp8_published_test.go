@@ -37,7 +37,7 @@ var fp8Runs = []fp8Run{
 	{"Llama3 8B, 8 GB300, FP8-CS, DP8", "Megatron-Bridge perf summary, NeMo 25.11", "llama3-8b", "gb300", "current", 8, 128, 2, 1, 1, 1, 37556, 0, ""},
 	{"Llama3 8B, 8 GB300, FP8-MX, DP8", "Megatron-Bridge perf summary, NeMo 25.11", "llama3-8b", "gb300", "mxfp8", 8, 128, 2, 1, 1, 1, 36108, 0, ""},
 	{"Llama3 8B, 8 GB200, FP8-CS, DP8", "Megatron-Bridge perf summary, NeMo 25.11", "llama3-8b", "gb200", "current", 8, 128, 2, 1, 1, 1, 31508, 0, ""},
-	{"Llama3 8B, 8 GB200, FP8-MX, DP8", "Megatron-Bridge perf summary, NeMo 25.11", "llama3-8b", "gb200", "mxfp8", 8, 128, 2, 1, 1, 1, 29789, 0, ""},
+	{"Llama3 8B, 8 GB200, FP8-MX, DP8", "Megatron-Bridge perf summary, NeMo 25.11", "llama3-8b", "gb200", "mxfp8", 8, 128, 2, 1, 1, 1, 29789, 0, gb200Gap},
 	{"Llama3 8B, 8 B200, FP8-CS, DP8", "Megatron-Bridge perf summary, NeMo 25.11", "llama3-8b", "b200", "current", 8, 128, 2, 1, 1, 1, 30624, 0, ""},
 	{"Llama3 8B, 8 B200, FP8-MX, DP8", "Megatron-Bridge perf summary, NeMo 25.11", "llama3-8b", "b200", "mxfp8", 8, 128, 2, 1, 1, 1, 29521, 0, ""},
 	{"Llama3 70B, 64 H100, FP8-CS, TP4 PP8 VP5", "Megatron-Bridge perf summary, NeMo 25.11", "llama3-70b", "h100-sxm", "current", 64, 128, 1, 4, 8, 5, 1602, 0, ""},
@@ -66,6 +66,12 @@ var fp8Runs = []fp8Run{
 	{"GPT3 175B, 128 GB200, FP8-CS, TP4 PP4 VP12", "NeMo Framework perf summary, 25.04", "gpt3-175b", "gb200", "current", 128, 256, 2, 4, 4, 12, 1804, 2048, overlapGap},
 	{"Llama3 8B, 8 GB200, FP8-CS, DP8", "NeMo Framework perf summary, 25.04", "llama3-8b", "gb200", "current", 8, 128, 2, 1, 1, 1, 33099, 0, ""},
 }
+
+// gb200Gap: GB200 is costed with GB300's datasheet rates (see TestFP8PublishedRuns), so
+// its runs err fast; this one went from +23.6% to +26.0% when the Megatron-style loss
+// became Transformer Engine's fused cross-entropy (cluster.Framework.FusedCrossEntropy:
+// five passes over the 16-bit logits instead of the unfused loss's fp32 copies).
+const gb200Gap = "GB200 costed at GB300's datasheet rates (issue 19): +26% with the fused cross-entropy's lighter loss"
 
 // overlapGap: the runs now overlap the distributed optimizer's gradient reduce-scatter
 // and parameter all-gather as NeMo does (parallelism.overlap_grad_reduce and

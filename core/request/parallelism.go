@@ -143,9 +143,10 @@ func (p *prepared) context(es *model.Errors) {
 	case par.Context == 1:
 	case par.ContextMethod == "":
 		par.ContextMethod = string(analytic.Ring)
-	case par.ContextMethod != string(analytic.Ring) && par.ContextMethod != string(analytic.AllToAll):
-		es.Add("parallelism.context_method", "must be %s or %s, got %q", analytic.Ring, analytic.AllToAll, par.ContextMethod)
+	case par.ContextMethod != string(analytic.Ring) && par.ContextMethod != string(analytic.AllToAll) && par.ContextMethod != string(analytic.Hierarchical):
+		es.Add("parallelism.context_method", "must be %s, %s or %s, got %q", analytic.Ring, analytic.AllToAll, analytic.Hierarchical, par.ContextMethod)
 	}
+	p.contextInner(es)
 }
 
 // sharding checks and defaults the sharding of training state: zero (the former

@@ -90,7 +90,8 @@ type prepared struct {
 //     parallelism.sharding: none (zero 1 becomes zero1, fsdp zero3);
 //     parallelism.prefetch: next-layer with zero3 and hsdp; parallelism.shard_group with
 //     hsdp: the replicas a node holds; parallelism.context_method: ring with context >= 2;
-//     parallelism.pipeline: the devices of a cluster document, or cluster.count /
+//     parallelism.context_inner with hierarchical: the largest divisor of context below
+//     it that fits in a node beside the tensor group; parallelism.pipeline: the devices of a cluster document, or cluster.count /
 //     (data x tensor x context);
 //   - schedule.name: 1f1b (training) or inference; schedule.microbatches: 4 per pipeline
 //     device (fewer where the simulator takes no more: 1,024 on 1,024 devices, 262 on

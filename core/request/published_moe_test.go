@@ -50,11 +50,14 @@ var publishedMoERuns = []publishedMoE{
 		},
 		tokensPerGPUSecond: 1e12 / (180e3 * 3600),
 		tolerance:          0.25,
-		gap: "the planned pipeline idles over half the step: memory splits the 61 layers unevenly over " +
-			"the 16 stages, where DeepSeek recomputes RMSNorm and the MLA up-projections (section 3.2.3), a " +
-			"selection pipeplan's recompute modes do not express (issue 22), and DualPipe's two-way schedule " +
-			"is planned as zb-h1; DeepGEMM's fine-grained fp8 products may also run faster than the per-tensor " +
-			"fp8 efficiency the h100-sxm preset takes from NeMo's runs",
+		gap: "memory binds, not a cost: 1F1B's (and zb-h1's) p - i microbatches in flight on stage i, at " +
+			"549 KB kept per token and layer, split the 61 layers from 2 blocks on the first stages to 8 on " +
+			"the last ones, so the pipeline idles over half the step (the same run on 141 GB H200s, where memory " +
+			"does not bind, plans +28%). DeepSeek keeps about half of that per layer: it recomputes RMSNorm and " +
+			"the MLA up-projections and caches the SwiGLU inputs in FP8 (sections 3.2.3 and 3.3.2), which " +
+			"pipeplan's recompute modes cannot select (Megatron's recompute_modules; issue 22); and DualPipe " +
+			"keeps PP+1 microbatches of two chunks on every device (Table 2), balanced where 1F1B is not, " +
+			"planned here as zb-h1",
 	},
 	{
 		// H800s: 16-way zero-bubble pipeline, 8-way expert parallelism inside a node,

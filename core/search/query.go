@@ -78,6 +78,10 @@ type Knobs struct {
 	Recompute string `json:"recompute,omitempty"`
 	// ZeRO fixes the ZeRO stage, 0 to 3 (nil: 0, 1, 2 and 3 in training).
 	ZeRO *int `json:"zero,omitempty"`
+	// ShardGroup is HSDP's shard group, in replicas, to try beside ZeRO-3 (default: for
+	// an architecture in training on nodes, cluster.devices_per_node, the replicas a
+	// node holds, core/request's default; HSDP needs ZeRO stage 3 among those searched).
+	ShardGroup int `json:"shard_group,omitempty"`
 	// Context fixes the context-parallel degree; Contexts lists those to try (default:
 	// 1, and for sequences of 32,768 tokens or more every power of two up to 32 that
 	// splits the sequence and fits a node beside the tensor group).
@@ -132,6 +136,7 @@ func (k *Knobs) Validate() error {
 	between("stages", k.Stages, 0, cluster.MaxStages)
 	between("replicas", k.Replicas, 0, cluster.MaxStages)
 	between("tensor", k.Tensor, 0, cluster.MaxStages)
+	between("shard_group", k.ShardGroup, 0, cluster.MaxStages)
 	if len(k.Schedules) > MaxListLength {
 		es.Add("schedules", "must hold at most %d schedules, got %d", MaxListLength, len(k.Schedules))
 	} else {

@@ -523,6 +523,29 @@ func (r *runner) branchAndBound() error {
 			q = append(q, item{g: g, top: i, bound: u})
 		}
 	}
+	if !free {
+		// Nothing is queued again without a free size: the items leave in the heap's
+		// order, which is total (Less ends on the group and the size), so one sort gives
+		// it at less cost than a pop each.
+		slices.SortFunc(q, func(a, b item) int {
+			switch {
+			case a == b:
+				return 0
+			case queue{a, b}.Less(0, 1):
+				return -1
+			}
+			return 1
+		})
+		for _, it := range q {
+			if err := r.pause(); err != nil {
+				return err
+			}
+			if err := r.settle(&q, it, free); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
 	heap.Init(&q)
 	for q.Len() > 0 {
 		if err := r.pause(); err != nil {

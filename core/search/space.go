@@ -32,6 +32,10 @@ type Config struct {
 	// Context is the context-parallel degree c (0 reads as 1): the run uses
 	// p x d x t x c devices.
 	Context int `json:"context,omitempty"`
+	// ShardGroup, with ZeRO 3, is HSDP's shard group in replicas (0: none, ZeRO-3 over
+	// every replica): the state is sharded over ShardGroup x c devices and replicated
+	// across the d / ShardGroup groups (PyTorch HSDP).
+	ShardGroup int `json:"shard_group,omitempty"`
 	// MemoryProportion of each device's usable memory a stage may fill.
 	MemoryProportion float64 `json:"memory_proportion"`
 	// Microbatches per step and replica; 0 in a group of a fixed global batch, where it
@@ -53,7 +57,8 @@ type Candidate struct {
 }
 
 // String is a compact label: "p4 d2 t8 1f1b m16 b2 rc=none z0 mp=1" (with " c4" after
-// t8 under context parallelism, and " e8" under expert parallelism).
+// t8 under context parallelism, " e8" under expert parallelism, and "hsdp4" for z3 under
+// HSDP with shard groups of 4 replicas).
 func (c Candidate) String() string {
 	ctx := ""
 	if c.Context > 1 {
@@ -62,8 +67,12 @@ func (c Candidate) String() string {
 	if c.Expert > 1 {
 		ctx += fmt.Sprintf(" e%d", c.Expert)
 	}
-	return fmt.Sprintf("p%d d%d t%d%s %s m%d b%d rc=%s z%d mp=%g", c.Pipeline, c.Data, c.Tensor, ctx, c.Schedule,
-		c.Microbatches, c.MicrobatchSize, c.Recompute, c.ZeRO, c.MemoryProportion)
+	z := fmt.Sprintf("z%d", c.ZeRO)
+	if c.ShardGroup > 0 {
+		z = fmt.Sprintf("hsdp%d", c.ShardGroup)
+	}
+	return fmt.Sprintf("p%d d%d t%d%s %s m%d b%d rc=%s %s mp=%g", c.Pipeline, c.Data, c.Tensor, ctx, c.Schedule,
+		c.Microbatches, c.MicrobatchSize, c.Recompute, z, c.MemoryProportion)
 }
 
 // Space is the grid the search walks. A knob with one value is fixed (the user's);
@@ -92,6 +101,12 @@ type Space struct {
 	Recomputes        []string  `json:"recomputes"`
 	ZeROs             []int     `json:"zeros"`
 	MemoryProportions []float64 `json:"memory_proportions"`
+	// ShardGroups are HSDP's shard groups to try beside ZeRO stage 3 (in ZeROs), in
+	// replicas (nil: none): a group g gives a candidate of d replicas and context c an
+	// HSDP twin of its ZeRO-3 candidate when g divides d, g < d and g x c >= 2. 0 stands
+	// for the replicas a node holds (StageGroup / (t x c), at most d, a divisor of both:
+	// core/request's default shard group).
+	ShardGroups []int `json:"shard_groups,omitempty"`
 	// GlobalBatch, when > 0, fixes the samples per step: microbatch size x microbatches x
 	// replicas. Replica counts that do not divide it are skipped.
 	GlobalBatch int `json:"global_batch,omitempty"`
@@ -138,8 +153,16 @@ func (s *Space) Validate() error {
 	positive("microbatches", s.Microbatches, false)
 	positive("microbatches_per_stage", s.MicrobatchesPerStage, false)
 	positive("microbatch_sizes", s.MicrobatchSizes, false)
+	for i, g := range s.ShardGroups {
+		if g < 0 || g > cluster.MaxStages {
+			es.Add(fmt.Sprintf("shard_groups[%d]", i), "must be between 0 (a node's replicas) and %d, got %d", cluster.MaxStages, g)
+		}
+	}
+	if len(s.ShardGroups) > 0 && !slices.Contains(s.ZeROs, 3) {
+		es.Add("shard_groups", "HSDP is ZeRO-3 inside shard groups: it goes with ZeRO stage 3 in zeros")
+	}
 	for name, n := range map[string]int{"schedules": len(s.Schedules), "recomputes": len(s.Recomputes),
-		"zeros": len(s.ZeROs), "memory_proportions": len(s.MemoryProportions)} {
+		"zeros": len(s.ZeROs), "memory_proportions": len(s.MemoryProportions), "shard_groups": len(s.ShardGroups)} {
 		if n > MaxListLength {
 			es.Add(name, "must hold at most %d values, got %d", MaxListLength, n)
 		}
@@ -249,7 +272,7 @@ func (s *Space) count() uint64 {
 	if s.GlobalBatch == 0 {
 		ms = uint64(max(len(s.Microbatches), len(s.MicrobatchesPerStage)))
 	}
-	per := uint64(len(s.Schedules)) * uint64(len(s.Recomputes)) * uint64(len(s.ZeROs)) * uint64(len(s.MemoryProportions)) * ms
+	per := uint64(len(s.Schedules)) * uint64(len(s.Recomputes)) * uint64(len(s.ZeROs)+len(s.ShardGroups)) * uint64(len(s.MemoryProportions)) * ms
 	if per == 0 {
 		return 0
 	}
@@ -289,7 +312,7 @@ func (s *Space) free() bool { return s.GlobalBatch == 0 }
 // the devices; a ZeRO stage with one device to shard over (d x c = 1); schedules other
 // than 1f1b with one stage (they all run one stage alike); interleaved with microbatches
 // not a multiple of p; replicas that do not divide a global batch; expert parallelism
-// that does not divide d x c.
+// that does not divide d x c. HSDP's shard groups follow ZeRO stage 3, ascending.
 func (s *Space) groups() ([]Config, error) {
 	var out []Config
 	cs := []int{1}
@@ -330,6 +353,8 @@ func (s *Space) groupsOf(out []Config, c, tt, t int, ps []int) ([]Config, error)
 			if p*d*t > s.MaxDevices || (s.GlobalBatch > 0 && s.GlobalBatch%d != 0) {
 				continue
 			}
+			// ZeRO-3 alone, and beside it HSDP's groups.
+			none, hsdp := []int{0}, append([]int{0}, s.shardGroups(d, c, t)...)
 			es := []int{0} // no expert parallelism stated
 			if len(s.Experts) > 0 {
 				es = sortedUnique(s.Experts)
@@ -348,19 +373,25 @@ func (s *Space) groupsOf(out []Config, c, tt, t int, ps []int) ([]Config, error)
 							if z >= 1 && d*c < 2 {
 								continue
 							}
-							for _, mp := range s.MemoryProportions {
-								for _, m := range s.microbatches(p) {
-									if m > 0 && sc.Kind == schedule.Interleaved && m%p != 0 {
-										continue
-									}
-									g := Config{Pipeline: p, Data: d, Tensor: tt, Expert: e, Schedule: sc.String(),
-										Recompute: rc, ZeRO: z, MemoryProportion: mp, Microbatches: m}
-									if c > 1 {
-										g.Context = c
-									}
-									out = append(out, g)
-									if len(out) > maxGroups {
-										return nil, &model.FieldError{Path: "max_devices", Reason: fmt.Sprintf("the grid holds more than %d configurations: fix some knobs", maxGroups)}
+							shards := none
+							if z == 3 {
+								shards = hsdp
+							}
+							for _, sg := range shards {
+								for _, mp := range s.MemoryProportions {
+									for _, m := range s.microbatches(p) {
+										if m > 0 && sc.Kind == schedule.Interleaved && m%p != 0 {
+											continue
+										}
+										g := Config{Pipeline: p, Data: d, Tensor: tt, Expert: e, Schedule: sc.String(),
+											Recompute: rc, ZeRO: z, ShardGroup: sg, MemoryProportion: mp, Microbatches: m}
+										if c > 1 {
+											g.Context = c
+										}
+										out = append(out, g)
+										if len(out) > maxGroups {
+											return nil, &model.FieldError{Path: "max_devices", Reason: fmt.Sprintf("the grid holds more than %d configurations: fix some knobs", maxGroups)}
+										}
 									}
 								}
 							}
@@ -371,6 +402,31 @@ func (s *Space) groupsOf(out []Config, c, tt, t int, ps []int) ([]Config, error)
 		}
 	}
 	return out, nil
+}
+
+// shardGroups are HSDP's shard groups (ShardGroups) for d replicas, context c and t
+// devices a stage, ascending and each once: those that divide d, lie below it and shard
+// over at least two devices (g x c >= 2), with 0 read as the replicas a node holds.
+func (s *Space) shardGroups(d, c, t int) []int {
+	var out []int
+	for _, g := range s.ShardGroups {
+		if g == 0 {
+			if s.StageGroup <= 0 {
+				continue
+			}
+			fit := max(1, s.StageGroup/t)
+			for k := 1; k <= min(fit, d); k++ {
+				if d%k == 0 && fit%k == 0 {
+					g = k
+				}
+			}
+		}
+		if g >= 1 && g < d && d%g == 0 && g*c >= 2 {
+			out = append(out, g)
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
 }
 
 // microbatches are the microbatch counts of a group with p stages: 0 with a global batch.

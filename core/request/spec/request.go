@@ -197,8 +197,16 @@ type Parallelism struct {
 	Context int `json:"context,omitempty"`
 	// ContextMethod, with context >= 2: ring (default: ring attention, c-1 point-to-point
 	// steps of keys and values per attention layer, overlapped with the attention,
-	// causal load balancing) or all-to-all (DeepSpeed-Ulysses: c must divide the heads).
+	// causal load balancing), all-to-all (DeepSpeed-Ulysses: c must divide the heads) or
+	// hierarchical (Megatron-LM's a2a+p2p: all-to-all inside groups of context_inner
+	// devices, a ring between the groups).
 	ContextMethod string `json:"context_method,omitempty"`
+	// ContextInner, with context_method hierarchical, is the all-to-all group's size
+	// (Megatron-LM's --hierarchical-context-parallel-sizes, first entry): it divides
+	// context, leaves at least two groups on the ring and, with cluster.devices_per_node,
+	// sits in a node beside the tensor group (default: the largest such divisor of
+	// context that fits in a node).
+	ContextInner int `json:"context_inner,omitempty"`
 	// Expert is the expert-parallel degree EP of a mixture-of-experts architecture
 	// (default 1): each device holds 1/EP of every mixture layer's experts and the tokens
 	// are dispatched to them and combined with all-to-alls (core/analytic). It uses no

@@ -87,3 +87,38 @@ func BenchmarkSearchProfile(b *testing.B) {
 	b.ReportMetric(float64(st.Evaluated), "evaluated")
 	b.ReportMetric(b.Elapsed().Seconds()*1e9/float64(b.N)/float64(max(1, st.Evaluated)), "ns/evaluation")
 }
+
+// BenchmarkSearchDeepSeekV3: DeepSeek-V3 (671B, a mixture of 256 experts; s = 4096) on
+// up to 1,024 GB200s in NVL72 domains of 72, with a global batch of 4,096 sequences:
+// stages, replicas, tensor and expert parallelism, schedule, recomputation, ZeRO and
+// HSDP, microbatches and their size. Target (issue 18): under 10 s natively.
+func BenchmarkSearchDeepSeekV3(b *testing.B) {
+	var st search.Stats
+	for b.Loop() {
+		base := &request.Request{
+			Model:   request.ModelSpec{Architecture: &request.Architecture{Name: "deepseek-v3", Seq: 4096}},
+			Cluster: request.ClusterSpec{Device: "gb200", DevicesPerNode: 72},
+		}
+		ev, err := New(base)
+		if err != nil {
+			b.Fatal(err)
+		}
+		s, err := ev.Space(search.Knobs{MaxDevices: 1024, GlobalBatch: 4096})
+		if err != nil {
+			b.Fatal(err)
+		}
+		r, err := search.Run(context.Background(), s, ev, search.Options{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if r.Best == nil {
+			b.Fatal("nothing fits")
+		}
+		st = r.Stats
+	}
+	b.ReportMetric(float64(st.Candidates), "candidates")
+	b.ReportMetric(float64(st.Evaluated), "evaluated")
+	b.ReportMetric(float64(st.PrunedByBound), "pruned")
+	b.ReportMetric(float64(st.CannotFit), "cannot_fit")
+	b.ReportMetric(float64(st.BoundViolations), "bound_violations")
+}

@@ -112,7 +112,11 @@ func (r *Evaluator) bound(c search.Candidate, x *terms, sc schedule.Config, bott
 func (r *Evaluator) optimizerBound(c search.Candidate, x *terms) float64 {
 	n := float64(shardDegree(c.Config))
 	if x.est != nil {
-		device, host := x.est.OptimizerSeconds(0, len(x.est.Layers)-1)
+		if !x.optSet {
+			x.opt[0], x.opt[1] = x.est.OptimizerSeconds(0, len(x.est.Layers)-1)
+			x.optSet = true
+		}
+		device, host := x.opt[0], x.opt[1]
 		if c.ZeRO >= 1 {
 			spread := n
 			if x.est.Total.DeviceExpertParams > 0 {

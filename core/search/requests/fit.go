@@ -26,7 +26,7 @@ func (r *Evaluator) MemoryKey(c search.Candidate) string {
 	if c.ZeRO >= 1 {
 		z = shardDegree(c.Config)
 	}
-	return fmt.Sprintf("%d/%d/%s/%d/%s/%d/%d/%d/%d/%g", c.Tensor, c.Pipeline, sc, inFlight, c.Recompute, c.ZeRO, z, c.Context, c.Expert, c.MemoryProportion)
+	return fmt.Sprintf("%d/%d/%s/%d/%s/%d/%d/%d/%d/%g/%t", c.Tensor, c.Pipeline, sc, inFlight, c.Recompute, c.ZeRO, z, c.Context, c.Expert, c.MemoryProportion, c.ShardGroup > 0)
 }
 
 // CannotFit reports that the candidate fits no split, by a lower bound on what a stage
@@ -103,6 +103,7 @@ func (r *Evaluator) cover(c search.Candidate, x *terms, sc schedule.Config, limi
 	p, m := c.Pipeline, c.Microbatches
 	stages := p * max(1, sc.Chunks)
 	n := len(x.mem)
+	sharded := x.fixedOf(c.ZeRO, shardDegree(c.Config))
 	a := 0
 	for i := 0; i < stages && a < n; i++ {
 		k := int64(1)
@@ -117,7 +118,7 @@ func (r *Evaluator) cover(c search.Candidate, x *terms, sc schedule.Config, limi
 		b := a
 		for ; b < n; b++ {
 			l := &x.mem[b]
-			f := fixed + shardedFixed(l, c.ZeRO, int64(shardDegree(c.Config)))
+			f := fixed + sharded[b]
 			pk := max(peak, l.peak+act)
 			ac := act + l.act
 			w := work + x.layers[b]
@@ -131,8 +132,14 @@ func (r *Evaluator) cover(c search.Candidate, x *terms, sc schedule.Config, limi
 	return a == n
 }
 
-// shardDegree is the devices a candidate's state is sharded over: replicas x context.
-func shardDegree(c search.Config) int { return c.Data * max(1, c.Context) }
+// shardDegree is the devices a candidate's state is sharded over: replicas x context
+// (under HSDP its shard group's replicas x context).
+func shardDegree(c search.Config) int {
+	if c.ShardGroup > 0 {
+		return c.ShardGroup * max(1, c.Context)
+	}
+	return c.Data * max(1, c.Context)
+}
 
 // shardedFixed is a lower bound on layer l's always-alive bytes under ZeRO stage z over
 // n devices: each sharded part ceil(x/n) >= (ceil(x) - 2)/n (cover).

@@ -102,6 +102,8 @@ type Evaluator struct {
 	dispatcher    string
 	// gathered caches the terms of ZeRO-3 candidates (termsFor).
 	gathered map[gatherKey]*terms
+	// gatherLinks caches gatherLink per (stages, replicas, devices of a stage).
+	gatherLinks map[[3]int]linkOK
 	// device is the cluster's device, as one stage's cluster holds it (memory limits).
 	device *cluster.Device
 }
@@ -139,7 +141,7 @@ func New(base *request.Request) (*Evaluator, error) {
 		sp: base.Parallelism.SequenceParallel, train: n.Training.Mode == request.ModeTraining,
 		expertOverlap: base.Parallelism.ExpertOverlap, dispatcher: base.Parallelism.ExpertDispatcher,
 		contextMethod: contextMethodOf(base.Parallelism.ContextMethod),
-		terms:         map[termKey]*terms{}, estimates: map[termKey]*analytic.Result{}, twins: map[[3]int]bool{}, gathered: map[gatherKey]*terms{}, secondsPer: 1}
+		terms:         map[termKey]*terms{}, estimates: map[termKey]*analytic.Result{}, twins: map[[3]int]bool{}, gathered: map[gatherKey]*terms{}, gatherLinks: map[[3]int]linkOK{}, secondsPer: 1}
 	dp, err := cluster.LookupDevice(n.Cluster.Device)
 	if err != nil {
 		return nil, err
@@ -198,6 +200,9 @@ func (r *Evaluator) knobs(c search.Candidate) request.Knobs {
 		Recompute: c.Recompute, MemoryProportion: c.MemoryProportion, Partition: r.base.Partition}
 	if c.Context > 1 {
 		k.Parallelism.Context, k.Parallelism.ContextMethod = c.Context, r.contextMethod
+	}
+	if c.ShardGroup > 0 {
+		k.Parallelism.Sharding, k.Parallelism.ShardGroup = string(analytic.HSDP), c.ShardGroup
 	}
 	if !r.train {
 		k.Recompute = ""

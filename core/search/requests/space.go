@@ -1,6 +1,8 @@
 package requests
 
 import (
+	"slices"
+
 	"pipeplan/core/analytic"
 	"pipeplan/core/cluster"
 	"pipeplan/core/model"
@@ -132,6 +134,14 @@ func (r *Evaluator) Space(k search.Knobs) (search.Space, error) {
 		s.ZeROs = []int{0, 1}
 	default:
 		s.ZeROs = []int{0}
+	}
+	switch {
+	case k.ShardGroup > 0 && !slices.Contains(s.ZeROs, 3):
+		return s, &model.FieldError{Path: "shard_group", Reason: "HSDP is ZeRO-3 inside shard groups: it needs training and zero 3 (or zero unset) among the stages searched"}
+	case k.ShardGroup > 0:
+		s.ShardGroups = []int{k.ShardGroup}
+	case r.train && r.arch != nil && r.topo != nil && slices.Contains(s.ZeROs, 3):
+		s.ShardGroups = []int{0} // the replicas a node holds
 	}
 	if len(s.MemoryProportions) == 0 {
 		s.MemoryProportions = []float64{1}

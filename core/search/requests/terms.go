@@ -30,6 +30,35 @@ type terms struct {
 	est *analytic.Result
 	// mem are the layers' memory terms, for CannotFit (architectures in training).
 	mem []layerMemory
+	// opt caches est.OptimizerSeconds over every layer (device and host seconds), set
+	// once optSet (optimizerBound).
+	opt    [2]float64
+	optSet bool
+	// fixed caches, per ZeRO stage and shard degree, each layer's shardedFixed (cover).
+	fixed map[[2]int][]int64
+}
+
+// fixedOf is each layer's shardedFixed under ZeRO stage z over n devices, computed once.
+func (x *terms) fixedOf(z, n int) []int64 {
+	k := [2]int{z, n}
+	if f, ok := x.fixed[k]; ok {
+		return f
+	}
+	if x.fixed == nil {
+		x.fixed = map[[2]int][]int64{}
+	}
+	f := make([]int64, len(x.mem))
+	for i := range x.mem {
+		f[i] = shardedFixed(&x.mem[i], z, int64(n))
+	}
+	x.fixed[k] = f
+	return f
+}
+
+// linkOK is a cached gatherLink answer.
+type linkOK struct {
+	link cluster.Link
+	ok   bool
 }
 
 // layerMemory is what a layer adds to the memory of a stage that holds it (core/estimate's
@@ -58,7 +87,9 @@ func (x *terms) bottleneckOf(k int) float64 {
 		n, cur := 1, 0.0
 		for _, w := range x.layers {
 			if cur+w > limit {
-				n, cur = n+1, 0
+				if n, cur = n+1, 0; n > k {
+					return false
+				}
 			}
 			cur += w
 		}
@@ -185,9 +216,10 @@ type gatherKey struct {
 // termsFor are the bound's terms of a candidate: termsOf's, and under ZeRO-3 each
 // layer's work raised by what its gathers add to it as core/request costs them
 // (gatherLayers, with its default prefetch: forward max(0, AG - F), backward
-// max(0, AG + RS - B), AG and RS rings over the n = d x c devices), over the fastest
-// link the shard group's ring may cross in any placement (gatherLink). The gathers then
-// add at most what the plan adds, so the terms stay lower bounds.
+// max(0, AG + RS - B), AG and RS rings over the n = d x c devices, or HSDP's g x c),
+// over the fastest link the shard group's ring may cross in any placement (gatherLink;
+// under HSDP the node's link where a group fits in a node). The gathers then add at most
+// what the plan adds, so the terms stay lower bounds.
 func (r *Evaluator) termsFor(c search.Candidate) (*terms, error) {
 	x, err := r.termsOf(c.Tensor, c.MicrobatchSize, c.Recompute, c.Context, c.Expert)
 	if err != nil || c.ZeRO < 3 || x.est == nil || !r.train || r.base.Cluster.FreeTransfers {
@@ -196,6 +228,9 @@ func (r *Evaluator) termsFor(c search.Candidate) (*terms, error) {
 	link, ok := r.gatherLink(c.Config)
 	if !ok {
 		return x, nil
+	}
+	if c.ShardGroup > 0 && r.topo != nil && c.ShardGroup*c.Tensor*max(1, c.Context) <= r.topo.DevicesPerNode {
+		link = r.topo.Intra // HSDP's group may sit in a node (core/request's shardLinks)
 	}
 	n := shardDegree(c.Config)
 	k := gatherKey{termKey{c.Tensor, c.MicrobatchSize, c.Recompute, max(1, c.Context), c.Expert}, n, link}
@@ -228,6 +263,18 @@ func (r *Evaluator) gatherLink(c search.Config) (cluster.Link, bool) {
 	if r.topo == nil {
 		return r.link, true
 	}
+	k := [3]int{c.Pipeline, c.Data, c.Tensor * max(1, c.Context)}
+	if v, ok := r.gatherLinks[k]; ok {
+		return v.link, v.ok
+	}
+	link, ok := r.placedGatherLink(c)
+	r.gatherLinks[k] = linkOK{link, ok}
+	return link, ok
+}
+
+// placedGatherLink is gatherLink with nodes, found by placing the candidate in every
+// order (it depends on the stages, replicas and devices of a stage alone).
+func (r *Evaluator) placedGatherLink(c search.Config) (cluster.Link, bool) {
 	in, out := r.topo.Intra, r.topo.Inter
 	if c.Data < 2 {
 		return in, true

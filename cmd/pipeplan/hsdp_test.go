@@ -1,0 +1,30 @@
+package main
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+)
+
+// TestSearchHSDP: `pipeplan search --sharding hsdp` searches HSDP beside ZeRO-3 (with
+// --shard-group, that group); on nodes of 4 H100s joined by InfiniBand HDR it picks HSDP
+// over a node's replicas and says so; --prefetch is refused.
+func TestSearchHSDP(t *testing.T) {
+	args := []string{"search", "--hf-config", "llama-3.2-1b", "--seq", "4096", "--device", "h100-sxm", "--devices-per-node", "4",
+		"--link-inter", "ib-hdr", "--max-devices", "16", "--global-batch", "32", "--max-batch", "4", "--schedule", "1f1b", "--sharding", "hsdp"}
+	for _, c := range []struct {
+		extra []string
+		want  string
+		code  int
+	}{
+		{nil, "HSDP: ZeRO-3 within shard groups of 4 replicas", 0},
+		{[]string{"--shard-group", "2"}, "shard groups of 2 replicas", 0},
+		{[]string{"--prefetch", "none"}, "--prefetch: does not go with search", 2},
+	} {
+		var out, errs bytes.Buffer
+		code := run(append(append([]string(nil), args...), c.extra...), &out, &errs)
+		if code != c.code || !strings.Contains(out.String()+errs.String(), c.want) {
+			t.Errorf("%v: exit %d, want %d, saying %q:\n%s%s", c.extra, code, c.code, c.want, out.String(), errs.String())
+		}
+	}
+}
