@@ -125,8 +125,13 @@ type Layer struct {
 // are compute-bound is decided at the target's efficiencies. The device time is
 // MatmulSeconds / matmul efficiency + MemorySeconds / memory efficiency + Kernels x
 // kernel seconds + CommSeconds.
+//
+// HostOps is what the host dispatches in the pass (its host time is HostOps x the
+// framework's HostKernelSeconds, plus a fixed time per layer): the kernels and
+// communication kernels, or with cluster.Framework.EagerOps the operators eager
+// PyTorch dispatches (calls from Python forward, ATen operators backward).
 type Terms struct {
-	MatmulSeconds, MemorySeconds, Kernels, CommSeconds, CommKernels float64
+	MatmulSeconds, MemorySeconds, Kernels, CommSeconds, CommKernels, HostOps float64
 }
 
 // Total sums the layers for one device holding the whole model, one microbatch, one
@@ -325,6 +330,7 @@ func Estimate(a *arch.Arch, t Target, o Options) (*Result, error) {
 	sh.keepLogits = t.Framework.ReturnsLogits && sh.train
 	sh.fusedAct = t.Framework.FusedActivation
 	sh.fusedCE = t.Framework.FusedCrossEntropy
+	sh.eagerCode = t.Framework.EagerOps
 	c := &calc{sh: sh, rf: newRoofline(t, o.DType, o.FP8Recipe), o: o, fw: t.Framework, target: t,
 		allReduce: cluster.RingAllReduceSeconds(t.tensorLink(), sh.e*sh.t*sh.h, o.TensorParallel), contextLink: t.contextLink()}
 	r := &Result{Name: a.Name, Device: t.Device.Name, Arch: a.Description(), Opts: o,
@@ -432,6 +438,38 @@ type calc struct {
 	// contextLink carries the context-parallel exchanges (the tensor link: the context
 	// group sits in a node).
 	contextLink cluster.Link
+}
+
+// eagerHostOps is what the host dispatches in each pass of layer l (built from ps) in
+// eager PyTorch: the counted pieces' operators (the forward's again in the backward
+// when fully recomputed, and the eager attention core's under selective
+// recomputation), the other pieces' kernels, and the communication kernels.
+func (c *calc) eagerHostOps(ps []piece, l Layer) (fwd, bwd float64) {
+	fwd, bwd = l.FwdTerms.CommKernels, l.BwdTerms.CommKernels
+	for _, p := range ps {
+		var fk, bk float64
+		for _, o := range p.ops {
+			fk += o.fwd.kernels
+			bk += o.bwd.kernels
+			if (c.o.Recompute == Full && p.recomputable) || (c.o.Recompute == Selective && o.core && c.o.Attention == Eager) {
+				bk += o.fwd.kernels
+			}
+		}
+		if p.eagerCounted {
+			fk, bk = p.eager.fwd, p.eager.bwd
+			switch {
+			case c.o.Recompute == Full && p.recomputable:
+				bk += p.eager.fwd
+			case c.o.Recompute == Selective:
+				bk += p.eagerCoreFwd
+			}
+		}
+		fwd += fk
+		if c.sh.train {
+			bwd += bk
+		}
+	}
+	return fwd, bwd
 }
 
 // contextSeconds is the time a context-parallel attention core adds to a pass in which
@@ -556,10 +594,18 @@ func (c *calc) layer(name, kind string, ps ...piece) Layer {
 	}
 	c.expertComm(&l, ps)
 	// The host queues kernels ahead of the device; a pass takes the longer of the two.
-	l.FwdHostSeconds = c.fw.HostSeconds(l.FwdKernels, 1)
+	// It dispatches the layer's kernels, or with a framework that counts eager
+	// PyTorch's operators (cluster.Framework.EagerOps) what the pieces' HuggingFace code
+	// dispatches (eagerops.go) and the kernels of the pieces without counts, and the
+	// communication kernels either way.
+	l.FwdTerms.HostOps, l.BwdTerms.HostOps = l.FwdKernels, l.BwdKernels
+	if c.fw.EagerOps {
+		l.FwdTerms.HostOps, l.BwdTerms.HostOps = c.eagerHostOps(ps, l)
+	}
+	l.FwdHostSeconds = c.fw.HostSeconds(l.FwdTerms.HostOps, 1)
 	l.FwdSeconds = max(l.FwdDeviceSeconds, l.FwdHostSeconds)
 	if train {
-		l.BwdHostSeconds = c.fw.HostSeconds(l.BwdKernels, 1)
+		l.BwdHostSeconds = c.fw.HostSeconds(l.BwdTerms.HostOps, 1)
 		l.BwdSeconds = max(l.BwdDeviceSeconds, l.BwdHostSeconds)
 	}
 	// Routed experts shard over their own group (Options.expertSharded).

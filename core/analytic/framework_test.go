@@ -21,7 +21,8 @@ func frameworkTarget(t *testing.T, device, fw string) Target {
 }
 
 // A pass takes the longer of its device and host time: a small model in eager PyTorch is
-// host-bound, with CUDA graphs it is not, and the device time does not change.
+// host-bound, with CUDA graphs it is not; the device time is eager's unfused gelu_new's
+// more (eagerTraffic).
 func TestHostBound(t *testing.T) {
 	a, _ := arch.Bundled("gpt2")
 	o := Options{Batch: 1, Seq: 128}
@@ -31,7 +32,7 @@ func TestHostBound(t *testing.T) {
 	}
 	graphs, _ := Estimate(a, frameworkTarget(t, "h100-sxm", cluster.CUDAGraphs), o)
 	b, g := eager.Layers[1], graphs.Layers[1]
-	if b.FwdDeviceSeconds != g.FwdDeviceSeconds || b.FwdSeconds != b.FwdHostSeconds || b.FwdHostSeconds <= b.FwdDeviceSeconds {
+	if b.FwdDeviceSeconds <= g.FwdDeviceSeconds || b.FwdSeconds != b.FwdHostSeconds || b.FwdHostSeconds <= b.FwdDeviceSeconds {
 		t.Errorf("eager block: device %g host %g time %g", b.FwdDeviceSeconds, b.FwdHostSeconds, b.FwdSeconds)
 	}
 	if g.FwdSeconds != g.FwdDeviceSeconds {

@@ -39,6 +39,10 @@ type shape struct {
 	// fusedCE: the loss reads the 16-bit logits and writes their gradient in place
 	// (cluster.Framework.FusedCrossEntropy).
 	fusedCE bool
+	// eagerCode: the framework runs HuggingFace's code eagerly (cluster.Framework.
+	// EagerOps): the operations it leaves unfused cost their measured traffic
+	// (eagerTraffic).
+	eagerCode bool
 	// tp is the tensor-parallel degree t: heads, MLP width and vocabulary are divided by
 	// it (the vocabulary rounded up, as Megatron-LM pads it). hr is the width of the
 	// tensors tensor parallelism leaves whole (norm inputs and outputs, residuals,
@@ -156,6 +160,13 @@ type piece struct {
 	// fp8GEMMs how many fp8 products hold them (with dtype fp8; 0 otherwise): the
 	// recipe keeps fp8 copies of those weights and a scaling state per product.
 	fp8Weights, fp8GEMMs float64
+	// eager is what its code dispatches in eager PyTorch (eagerops.go) when counted,
+	// and eagerCoreFwd the forward calls of its attention core (selective recomputation
+	// reruns them); with a framework that counts them (cluster.Framework.EagerOps) they
+	// set the host time in place of its kernels.
+	eager        hostOps
+	eagerCounted bool
+	eagerCoreFwd float64
 }
 
 // pairs is the query-key pairs one device's flash attention computes per head and
@@ -229,7 +240,9 @@ func (sh *shape) residual() op {
 	return mem("residual", 3*sh.e*sh.t*sh.hr+sh.mask(sh.t*sh.hr), kernels)
 }
 
-func (sh *shape) norm(name string) op { return mem(name, 2*sh.e*sh.t*sh.hr, 1) }
+func (sh *shape) norm(name string) op {
+	return sh.eagerMem(name, eagerTraffic[sh.a.Family].norm, sh.t*sh.hr, 2*sh.e*sh.t*sh.hr, 1)
+}
 
 // attention is the attention part of a block: norm, QKV projection, rotary embedding
 // (Llama), the attention core, output projection, residual (and dropout).
@@ -258,7 +271,7 @@ func (sh *shape) attention(local bool) piece {
 		tensors: sh.normTensors() + attentionTensors(a)}
 	p.ops = append(p.ops, sh.norm("attention norm"), sh.linear("qkv", t, h, q+2*kv))
 	if a.Family == arch.Llama {
-		p.ops = append(p.ops, mem("rotary", 2*e*t*(q+kv), 2))
+		p.ops = append(p.ops, sh.eagerMem("rotary", eagerTraffic[a.Family].rotary, t*(q+kv), 2*e*t*(q+kv), 2))
 	}
 	scores := sh.b * sh.heads * sh.s * sh.skv // elements of the score matrix (this device's queries)
 	// norm input, QKV input, output projection's input, mask: the two products' inputs
@@ -318,6 +331,10 @@ func (sh *shape) attention(local bool) piece {
 	if sh.o.Recompute == Selective {
 		p.saved = common
 		p.fwdExtra += coreSaved // computed in the forward pass, then dropped
+	}
+	p.eager, p.eagerCounted = sh.eagerAttention()
+	if p.eagerCounted && sh.o.Attention == Eager {
+		p.eagerCoreFwd = eagerBlocks[a.Family].core.fwd
 	}
 	return p
 }
@@ -503,7 +520,7 @@ func (sh *shape) mlp() piece {
 		p.bwdExtra = 2 * e * t * f
 		p.inferExtra = e*t*h + 3*e*t*f
 	} else {
-		p.ops = append(p.ops, sh.linear("fc1", t, h, f), mem("gelu", 2*e*t*f, 1), sh.linear("fc2", t, f, h))
+		p.ops = append(p.ops, sh.linear("fc1", t, h, f), sh.eagerMem("gelu", eagerTraffic[a.Family].activation, t*f, 2*e*t*f, 1), sh.linear("fc2", t, f, h))
 		common += e*t*f + ge*t*f // the activation's input; the second projection's input
 		if sh.fp8 != nil {
 			p.fp8Weights, p.fp8GEMMs = 2*h*f, 2
@@ -513,6 +530,7 @@ func (sh *shape) mlp() piece {
 	}
 	p.ops = append(p.ops, sh.residual())
 	p.saved, p.bwdSaved = common, common
+	p.eager, p.eagerCounted = sh.eagerMLP()
 	return p
 }
 
@@ -621,6 +639,7 @@ func (sh *shape) moe(c *calc) piece {
 	}
 	p.ops = append(p.ops, sh.residual())
 	p.saved, p.bwdSaved = common, common
+	p.eager, p.eagerCounted = sh.eagerMoE(local, g)
 	return p
 }
 

@@ -117,6 +117,7 @@ func addTerms(a, b analytic.Terms) analytic.Terms {
 	a.Kernels += b.Kernels
 	a.CommSeconds += b.CommSeconds
 	a.CommKernels += b.CommKernels
+	a.HostOps += b.HostOps
 	return a
 }
 
@@ -235,7 +236,7 @@ func (r *Result) toFigures(x [n]float64) Figures {
 
 func row(o observation, hostSide bool) [n]float64 {
 	if hostSide {
-		return [n]float64{0, 0, 0, o.terms.Kernels + o.terms.CommKernels, max(1, o.layers)}
+		return [n]float64{0, 0, 0, o.terms.HostOps, max(1, o.layers)}
 	}
 	return [n]float64{o.terms.MatmulSeconds, o.terms.MemorySeconds, o.terms.Kernels, 0, 0}
 }

@@ -30,6 +30,12 @@ type Framework struct {
 	// (forward and backward alike): the operator and the view, reshape and bookkeeping
 	// operators around it.
 	HostKernelSeconds float64 `json:"host_kernel_seconds"`
+	// EagerOps: the host dispatches what a HuggingFace block's code calls in eager
+	// PyTorch (the operators counted per architecture family by tools/opcount, in
+	// package analytic), and HostKernelSeconds is the host time of one such operator: a
+	// call from Python in the forward pass, an ATen operator run by the autograd engine
+	// in the backward. Otherwise the host launches the analytic model's kernels.
+	EagerOps bool `json:"eager_ops,omitempty"`
 	// HostLayerSeconds is a fixed host time per layer and pass (module call, hooks, or
 	// one graph launch).
 	HostLayerSeconds float64 `json:"host_layer_seconds"`
@@ -113,15 +119,16 @@ var frameworks = map[string]Framework{
 	// PyTorch with CUDA Graphs" (2021) and H. He, "Making Deep Learning Go Brrrr From
 	// First Principles" (2022) describe this overhead, microseconds per operator, as what
 	// bounds small models; an order of 10 us per operator is the usual figure, an
-	// assumption here. An analytic kernel stands for about two framework operators
-	// (views, transposes, casts around it), hence 15 us; calibrate fits it to a profile.
+	// assumption here. The host dispatches what HuggingFace's code calls, counted per
+	// architecture family (EagerOps; tools/opcount), at eagerOpSeconds each (measured
+	// per call and per backward operator, below); calibrate fits it to a profile.
 	// torch.optim.AdamW defaults to the foreach implementation on CUDA (PyTorch 2.x
 	// docs), a few microseconds of host time per tensor, and one fp32 temporary the size
 	// of the state. DistributedDataParallel overlaps bucketed gradient all-reduces with
 	// the backward pass (Li et al., "PyTorch Distributed", VLDB 2020).
-	Eager: {Name: Eager, HostKernelSeconds: 15e-6, HostLayerSeconds: 20e-6, OptimizerTensorSeconds: 5e-6,
+	Eager: {Name: Eager, EagerOps: true, HostKernelSeconds: eagerOpSeconds, HostLayerSeconds: 20e-6, OptimizerTensorSeconds: 5e-6,
 		OptimizerTempBytesPerParam: 4, OverlapGradReduce: true, OverlapParamGather: true, ReturnsLogits: true, FixedBytes: contextBytes, AllocatorReserve: allocatorReserve,
-		Note: "eager PyTorch: ~15 us host time per kernel (Python, dispatcher, autograd; PyTorch CUDA Graphs blog 2021, He 2022), foreach AdamW, DDP overlapping the all-reduce"},
+		Note: "eager PyTorch: HuggingFace's operators as counted per block (tools/opcount), ~8 us host time each (Python, dispatcher, autograd, launch), foreach AdamW, DDP overlapping the all-reduce"},
 	// torch.compile (Inductor, default mode): generated code launches fused Triton
 	// kernels without the dispatcher and autograd per operator (Ansel et al., "PyTorch 2",
 	// ASPLOS 2024); a few microseconds per kernel is assumed; the optimizer is usually left eager (foreach); DDP
@@ -179,3 +186,13 @@ func (f Framework) Validate(prefix string) error {
 func (f Framework) HostSeconds(kernels, layers float64) float64 {
 	return kernels*f.HostKernelSeconds + layers*f.HostLayerSeconds
 }
+
+// eagerOpSeconds is eager PyTorch's host time per operator it dispatches (a call from
+// Python in the forward pass, an ATen operator of the autograd engine in the backward;
+// Framework.EagerOps). Measured with tools/opcount/host_cost.py on CPU tensors of 8
+// elements (the fastest of 30 runs of chains of 200 operators, PyTorch 1.13 on an AMD
+// EPYC core): 4.3 us per forward call with autograd recording, 5.4 us per backward
+// operator; a CUDA tensor adds the launch (cudaLaunchKernel's host side, a few
+// microseconds) and the caching allocator's bookkeeping, assumed 3 us. 8 us in all;
+// calibrate fits it to a measured profile.
+const eagerOpSeconds = 8e-6

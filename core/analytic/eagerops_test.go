@@ -1,0 +1,149 @@
+package analytic
+
+import (
+	"encoding/json"
+	"math"
+	"os"
+	"testing"
+
+	"pipeplan/core/arch"
+	"pipeplan/core/cluster"
+)
+
+// eagerOpsFile is tools/opcount/count_ops.py's output.
+type eagerOpsFile struct {
+	Torch    string `json:"torch"`
+	Families map[string]struct {
+		Config map[string]float64 `json:"config"`
+		// Regions: per region of the block's code, forward calls from Python, forward
+		// ATen operators, and the forward's memory-bound kernels and their bytes.
+		Regions map[string]struct {
+			Python     float64 `json:"python"`
+			Fwd        float64 `json:"fwd"`
+			FwdKernels float64 `json:"fwd_kernels"`
+			FwdBytes   float64 `json:"fwd_bytes"`
+		} `json:"regions"`
+		Backward       float64            `json:"backward"`
+		BackwardHalves map[string]float64 `json:"backward_halves"`
+		CoreBackward   float64            `json:"core_backward"`
+	} `json:"families"`
+}
+
+// TestEagerOpsMatchCounts derives eagerBlocks and eagerTraffic from the counting
+// script's output (testdata/eager_ops.json): the tables are that data, not tuned.
+func TestEagerOpsMatchCounts(t *testing.T) {
+	raw, err := os.ReadFile("testdata/eager_ops.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var f eagerOpsFile
+	if err := json.Unmarshal(raw, &f); err != nil {
+		t.Fatal(err)
+	}
+	half := func(fam string) (attn, core, mlp hostOps) {
+		v, ok := f.Families[fam]
+		if !ok {
+			t.Fatalf("no family %q in the counts", fam)
+		}
+		py := func(r string) float64 { return v.Regions[r].Python }
+		attn.fwd = py("qkv") + py("rotary") + py("out") + py("norm")/2 + py("residual")/2
+		mlp.fwd = py("mlp") + py("activation") + py("router") + py("other") + py("expert") + py("norm")/2 + py("residual")/2
+		core = hostOps{py("core"), v.CoreBackward}
+		attn.bwd = v.BackwardHalves["attention"] - v.CoreBackward
+		mlp.bwd = v.BackwardHalves["mlp"]
+		if attn.bwd+core.bwd+mlp.bwd != v.Backward {
+			t.Errorf("%s: the halves' backward operators %v + %v do not add up to the block's %v", fam, v.BackwardHalves["attention"], mlp.bwd, v.Backward)
+		}
+		return attn, core, mlp
+	}
+	for _, c := range []struct {
+		fam    string
+		family arch.Family
+	}{{"llama", arch.Llama}, {"gpt2", arch.GPT2}, {"bert", arch.BERT}} {
+		attn, core, mlp := half(c.fam)
+		want := eagerBlocks[c.family]
+		if attn != want.attention || core != want.core || mlp != want.mlp {
+			t.Errorf("%s: counted attention %v, core %v, mlp %v; eagerBlocks has %v, %v, %v", c.fam, attn, core, mlp, want.attention, want.core, want.mlp)
+		}
+	}
+	// A mixture: the MLP half with E and 2E experts hit; the difference is E experts'.
+	_, _, m4 := half("mixtral")
+	_, _, m8 := half("mixtral_e8")
+	e := f.Families["mixtral"].Config["experts"]
+	expert := hostOps{(m8.fwd - m4.fwd) / e, (m8.bwd - m4.bwd) / e}
+	moe := hostOps{m4.fwd - e*expert.fwd, m4.bwd - e*expert.bwd}
+	if w := eagerBlocks[arch.Llama]; expert != w.expert || moe != w.moe {
+		t.Errorf("mixtral: counted per expert %v, the rest %v; eagerBlocks has %v, %v", expert, moe, w.expert, w.moe)
+	}
+	// Traffic per element: Llama's two RMSNorms over T x h, its rotary over T x (q + kv),
+	// GPT-2's gelu_new over T x f (T: the script's 2 sequences).
+	ll, g2 := f.Families["llama"], f.Families["gpt2"]
+	tokens := 2 * ll.Config["s"]
+	h := ll.Config["h"]
+	q, kv := h, ll.Config["kv_heads"]*h/ll.Config["heads"]
+	per := func(r struct {
+		Python     float64 `json:"python"`
+		Fwd        float64 `json:"fwd"`
+		FwdKernels float64 `json:"fwd_kernels"`
+		FwdBytes   float64 `json:"fwd_bytes"`
+	}, n, count float64) eagerKernels {
+		return eagerKernels{r.FwdBytes / n / count, r.FwdKernels / count}
+	}
+	got := []eagerKernels{
+		per(ll.Regions["norm"], tokens*h, 2),
+		per(ll.Regions["rotary"], tokens*(q+kv), 1),
+		per(g2.Regions["activation"], 2*g2.Config["s"]*g2.Config["f"], 1),
+	}
+	want := []eagerKernels{eagerTraffic[arch.Llama].norm, eagerTraffic[arch.Llama].rotary, eagerTraffic[arch.GPT2].activation}
+	for i := range got {
+		if math.Abs(got[i].bytesPerElement-want[i].bytesPerElement) > 1e-9 || got[i].kernels != want[i].kernels {
+			t.Errorf("traffic %d: counted %+v, eagerTraffic has %+v", i, got[i], want[i])
+		}
+	}
+}
+
+// TestEagerHostOps: in eager PyTorch a block's host time is what its HuggingFace code
+// dispatches (the counted calls forward, operators backward, the forward's again when
+// recomputed) times the framework's per-operator time, whatever the model's size; the
+// other modes launch the analytic kernels; the unfused RMSNorm and rotary embedding move
+// their measured bytes in eager mode only.
+func TestEagerHostOps(t *testing.T) {
+	for _, c := range []struct {
+		model     string
+		attention Attention
+		recompute Recompute
+		fwd, bwd  float64
+	}{
+		{"llama-3.2-1b", Flash, NoRecompute, 43 + 3 + 14, 100 + 3 + 57},
+		{"llama-3.2-1b", Eager, NoRecompute, 43 + 10 + 14, 100 + 30 + 57},
+		{"llama-3.2-1b", Flash, Full, 43 + 3 + 14, 100 + 3 + 57 + 43 + 3 + 14},
+		{"llama-3.2-1b", Eager, Selective, 43 + 10 + 14, 100 + 30 + 57 + 10},
+		{"gpt2", Flash, NoRecompute, 19 + 3 + 17, 37 + 3 + 44},
+		{"bert-base-uncased", Eager, NoRecompute, 13 + 10 + 6, 69 + 29 + 37},
+	} {
+		a, _ := arch.Bundled(c.model)
+		o := Options{Batch: 1, Seq: 128, Attention: c.attention, Recompute: c.recompute}
+		tg := frameworkTarget(t, "h100-sxm", cluster.Eager)
+		r, err := Estimate(a, tg, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b := r.Layers[1]
+		fw := tg.Framework
+		if want := c.fwd*fw.HostKernelSeconds + fw.HostLayerSeconds; math.Abs(b.FwdHostSeconds-want) > 1e-12 {
+			t.Errorf("%s %s %s: forward host %g s, want %g (%v operators)", c.model, c.attention, c.recompute, b.FwdHostSeconds, want, c.fwd)
+		}
+		if want := c.bwd*fw.HostKernelSeconds + fw.HostLayerSeconds; math.Abs(b.BwdHostSeconds-want) > 1e-12 {
+			t.Errorf("%s %s %s: backward host %g s, want %g (%v operators)", c.model, c.attention, c.recompute, b.BwdHostSeconds, want, c.bwd)
+		}
+		comp, _ := Estimate(a, frameworkTarget(t, "h100-sxm", cluster.Compiled), o)
+		cb := comp.Layers[1]
+		if cb.FwdTerms.HostOps != cb.FwdKernels || cb.FwdHostSeconds != cb.FwdKernels*4e-6+10e-6 {
+			t.Errorf("%s compiled: host ops %g, kernels %g, host %g s", c.model, cb.FwdTerms.HostOps, cb.FwdKernels, cb.FwdHostSeconds)
+		}
+		eagerTraffic := a.Family != arch.BERT // RMSNorm and rotary, gelu_new
+		if more := b.FwdTerms.MemorySeconds > cb.FwdTerms.MemorySeconds; more != eagerTraffic {
+			t.Errorf("%s: eager memory time %g s, compiled %g s: unfused traffic counted %v, want %v", c.model, b.FwdTerms.MemorySeconds, cb.FwdTerms.MemorySeconds, more, eagerTraffic)
+		}
+	}
+}
