@@ -40,7 +40,8 @@ import (
 // backward, take 128's); sequences beyond 16k take the 16k rate (every curve has
 // flattened by 8k), and below 512 the 512 rate. Between the points the rate is
 // interpolated linearly in log2 of the length. H200 has H100's compute, and takes
-// H100's figures.
+// H100's figures; the 500 W H100 (h100-96gb-500w) takes the same fractions of its own
+// lower peak.
 //
 // Other devices have no published per-kernel figures here: their flash kernels run at
 // the matrix efficiency (FlashAttention-2's paper reports 50-73% of the A100's peak
@@ -94,7 +95,7 @@ var hopperAttention = map[attentionKey]attentionCurve{
 // kernels Shah et al. 2024 measured.
 func hopper(device string) bool {
 	switch strings.ToLower(device) {
-	case "h100-sxm", "h200":
+	case "h100-sxm", "h200", "h100-96gb-500w":
 		return true
 	}
 	return false
@@ -160,7 +161,7 @@ func attentionRate(k Attention, headDim, seq float64, p attentionPass) float64 {
 func checkAttentionKernel(device string, k Attention) error {
 	if k == Flash3 && !hopper(device) {
 		return &model.FieldError{Path: "attention", Reason: fmt.Sprintf(
-			"flash3 (FlashAttention-3) runs on Hopper GPUs only (h100-sxm, h200), not %s: use flash or cudnn", device)}
+			"flash3 (FlashAttention-3) runs on Hopper GPUs only (h100-sxm, h100-96gb-500w, h200), not %s: use flash or cudnn", device)}
 	}
 	return nil
 }

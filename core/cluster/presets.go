@@ -199,6 +199,22 @@ var devicePresets = map[string]DevicePreset{
 		GPU:            true,
 		Note:           "NVIDIA H100 SXM datasheet: 989 TFLOP/s bf16 dense, 1,979 fp8 dense, 67 TFLOP/s fp32, 3.35 TB/s HBM3; NVLink 4 900 GB/s, 8 per HGX board (DGX H100 datasheet); 400 Gb/s NIC per GPU",
 	},
+	// NVIDIA H100 SXM5 96 GB HBM2e at the 500 W power limit, as Meta's Grand Teton hosts
+	// run it (pytorch/torchtitan, benchmarks/llama3_h100_202412_torchtitan.md: "96GB
+	// HBM2e with 2.4 TB/sec peak memory bandwidth", "the default 500W power limit", and
+	// "the actual peak TFLOPs number is between SXM and NVL, and we don't know its exact
+	// value"): the midpoint of the SXM's 989 and the H100 NVL's 835 TFLOP/s dense bf16
+	// (H100 datasheet), 912, an assumption; fp8 twice that. The same board of 8 on
+	// NVLink 4, a 400 Gb/s RDMA NIC per GPU.
+	"h100-96gb-500w": {
+		Device:         Device{Name: "h100-96gb-500w", MemoryBytes: 96 * gib, UsableFraction: gpuUsable, FLOPSPerSecond: 912e12},
+		Perf:           Perf{FP32FLOPSPerSecond: 62e12, FP8FLOPSPerSecond: 1824e12, MemoryBytesPerSecond: 2.4e12, MatmulEfficiency: 0.7, FP8MatmulEfficiency: hopperFP8Efficiency, BlockFP8: true, MemoryEfficiency: 0.8, KernelSeconds: gpuKernelSeconds},
+		Link:           "nvlink4",
+		Network:        "roce-400g",
+		ScaleUpDevices: 8,
+		GPU:            true,
+		Note:           "H100 SXM5 96 GB HBM2e at 500 W (Grand Teton, torchtitan's benchmarks): between the SXM's 989 and the NVL's 835 TFLOP/s bf16 dense, 912 assumed; 2.4 TB/s; NVLink 4, 8 per board; 400 Gb/s RDMA per GPU",
+	},
 	// NVIDIA H200 SXM 141 GB (H200 datasheet): H100's compute (989 TFLOP/s dense bf16,
 	// 1,979 dense fp8) with 4.8 TB/s HBM3e; the same NVLink 4 board of 8 (HGX H200).
 	"h200": {

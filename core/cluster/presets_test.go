@@ -11,7 +11,7 @@ import (
 // TestPresets: every device preset names a link preset, has valid figures, and builds a
 // valid cluster; names are short and lower-case.
 func TestPresets(t *testing.T) {
-	want := "a100-40gb a100-80gb b200 b300 bow gaudi3 gb200 gb300 gc200 h100-sxm h200 mi300x mi355x tpu-v4 tpu-v5e tpu-v5p tpu-v6e trainium2"
+	want := "a100-40gb a100-80gb b200 b300 bow gaudi3 gb200 gb300 gc200 h100-96gb-500w h100-sxm h200 mi300x mi355x tpu-v4 tpu-v5e tpu-v5p tpu-v6e trainium2"
 	if got := strings.Join(DeviceNames(), " "); got != want {
 		t.Errorf("DeviceNames() = %s, want %s", got, want)
 	}
