@@ -116,10 +116,12 @@ const (
 // the paper does not say: two model chunks per device (interleaved:2), microbatches of
 // one sequence, the optimizer state sharded over the replicas x context devices once per
 // step (zero1: the paper's FSDP shards optimizer state and gradients but keeps the
-// weights), and the context group of CP 16 laid across hosts.
+// weights), the context group of CP 16 laid across hosts, and fused kernels with the
+// gradient reduction overlapped (the compiled framework mode: Meta's stack does not run
+// HuggingFace's eager code).
 func llama3Run(data, context, seq, microbatches int, recompute string) *Request {
 	return &Request{
-		Model:       ModelSpec{Architecture: &Architecture{Config: llama405BConfig, Seq: seq}, Name: "llama-3.1-405b"},
+		Model:       ModelSpec{Architecture: &Architecture{Config: llama405BConfig, Seq: seq, Framework: "compiled"}, Name: "llama-3.1-405b"},
 		Cluster:     ClusterSpec{Device: "h100-sxm", DevicesPerNode: 8, LinkInter: "roce-400g"},
 		Parallelism: Parallelism{Pipeline: 16, Data: data, Tensor: 8, SequenceParallel: true, Context: context, Sharding: "zero1"},
 		Training:    Training{Recompute: recompute},

@@ -47,7 +47,9 @@ var publishedRuns = []published{
 
 // request is the run as a planning request: microbatches of one sequence, 1F1B, full
 // recomputation (Megatron-LM's throughput runs of 2021 recompute every layer), the
-// attention unfused (eager).
+// attention unfused (eager), and Megatron-LM's fused LayerNorm, bias-GeLU and softmax
+// kernels with the all-reduce after the backward: the Megatron-style framework mode
+// (cuda-graphs, as fp8Runs), not eager HuggingFace code.
 func (c published) request() *Request {
 	cfg := fmt.Sprintf(`{"model_type": "gpt2", "n_embd": %d, "n_head": %d, "n_layer": %d, "n_positions": 2048, "vocab_size": 51200}`, c.h, c.heads, c.layers)
 	device := c.device
@@ -55,7 +57,7 @@ func (c published) request() *Request {
 		device = "a100-80gb"
 	}
 	return &Request{
-		Model:       ModelSpec{Architecture: &Architecture{Config: json.RawMessage(cfg), Seq: 2048, Attention: "eager"}},
+		Model:       ModelSpec{Architecture: &Architecture{Config: json.RawMessage(cfg), Seq: 2048, Attention: "eager", Framework: "cuda-graphs"}},
 		Cluster:     ClusterSpec{Device: device, DevicesPerNode: 8, LinkIntra: "nvswitch2", LinkInter: "ib-hdr"},
 		Parallelism: Parallelism{Pipeline: c.p, Data: c.d, Tensor: c.t, ZeRO: c.zero},
 		Training:    Training{Recompute: "full"},

@@ -1,0 +1,136 @@
+package request
+
+import (
+	"context"
+	"math"
+	"sort"
+	"testing"
+
+	"pipeplan/core/arch"
+)
+
+// validationCase is one published run of the validation tables, with its throughput
+// error: predicted over published, minus 1 (positive: the planner is optimistic).
+type validationCase struct {
+	name, source, precision string
+	err                     float64
+	// gap: the known gap that lets it miss issue 19's 25%, or "".
+	gap string
+}
+
+// validationCases plans every published run of this package's tables (publishedRuns,
+// llama3Runs, shardedRuns, fp8Runs, publishedMoERuns) through Run and returns each one's
+// throughput error; a run that does not fit is reported as an error of t (each ran).
+func validationCases(t *testing.T) []validationCase {
+	t.Helper()
+	var out []validationCase
+	run := func(name string, r *Request) *Result {
+		res, err := Run(context.Background(), r)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if !res.Feasible {
+			t.Errorf("%s: ran, but planned as not fitting: %v", name, res.Diagnostics)
+			return nil
+		}
+		return res
+	}
+	precision := func(r *Request) string {
+		if (r.Model.Architecture != nil && r.Model.Architecture.DType == "fp8") || r.Training.FP8Recipe != "" {
+			return "fp8"
+		}
+		return "16-bit"
+	}
+	for _, c := range publishedRuns {
+		r := c.request()
+		if res := run(c.name, r); res != nil {
+			// Step times: throughput is their inverse.
+			out = append(out, validationCase{c.name, c.source, precision(r), c.seconds/res.Step.StepSeconds - 1, gapIf(c.tolerance)})
+		}
+	}
+	a, err := arch.Parse(llama405BConfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range llama3Runs {
+		if res := run(c.name, c.r); res != nil {
+			seq := float64(c.r.Model.Architecture.Seq)
+			perToken := 6*float64(a.Params()-a.EmbeddingWeightParams()) + 12*float64(a.NumLayers)*float64(a.HiddenSize)*seq
+			got := res.Step.TokensPerSecond / float64(res.Step.Devices) * perToken / 1e12
+			out = append(out, validationCase{c.name, "Dubey et al. 2024, Table 4", precision(c.r), got/c.tflopsPerGPU - 1, gapIf(c.tolerance)})
+		}
+	}
+	for _, c := range shardedRuns {
+		if res := run(c.name, c.r); res != nil {
+			got := res.Step.TokensPerSecond / float64(res.Step.Devices)
+			out = append(out, validationCase{c.name, c.source[:len("torchtitan 2024-12")], precision(c.r), got/c.tokensPerGPU - 1, c.gap})
+		}
+	}
+	for _, c := range fp8Runs {
+		r := c.request()
+		if res := run(c.name, r); res != nil {
+			got := float64(c.gbs) * float64(r.Model.Architecture.Seq) / res.Step.StepSeconds / float64(c.gpus)
+			out = append(out, validationCase{c.name, c.source, precision(r), got/c.tokensPerGPU - 1, c.gap})
+		}
+	}
+	for _, c := range publishedMoERuns {
+		if res := run(c.name, c.req); res != nil {
+			got := res.Step.TokensPerSecond / float64(res.Step.Devices)
+			out = append(out, validationCase{c.name, c.source, precision(c.req), got/c.tokensPerGPUSecond - 1, c.gap})
+		}
+	}
+	return out
+}
+
+// gapIf names the gap of a table that states a tolerance beyond issue 19's 25% instead
+// of a gap.
+func gapIf(tolerance float64) string {
+	if tolerance > issueTolerance {
+		return "a tolerance of its table beyond 25%"
+	}
+	return ""
+}
+
+// TestValidationSummary is issue 19.7's report: every published run planned through Run,
+// its throughput error, and per source and per precision the count, the median |error|
+// and the signed median. Over all runs the medians must meet issue 19's targets (median
+// |error| within 10%, signed median within 5%); the runs beyond 25% are counted and
+// named, and each must be one its table names a known gap for.
+func TestValidationSummary(t *testing.T) {
+	if testing.Short() {
+		t.Skip("plans runs of up to 16,384 devices")
+	}
+	cases := validationCases(t)
+	groups := map[string][]float64{}
+	var all []float64
+	for _, c := range cases {
+		groups["source: "+c.source] = append(groups["source: "+c.source], c.err)
+		groups["precision: "+c.precision] = append(groups["precision: "+c.precision], c.err)
+		all = append(all, c.err)
+	}
+	keys := make([]string, 0, len(groups))
+	for k := range groups {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		signed, abs := medians(groups[k])
+		t.Logf("%-88s %3d runs: median |error| %5.1f%%, signed median %+6.1f%%", k, len(groups[k]), 100*abs, 100*signed)
+	}
+	signed, abs := medians(all)
+	var beyond int
+	for _, c := range cases {
+		if math.Abs(c.err) <= issueTolerance {
+			continue
+		}
+		beyond++
+		t.Logf("beyond 25%%: %-58s %+6.1f%% (%s)", c.name, 100*c.err, c.gap)
+		if c.gap == "" {
+			t.Errorf("%s: error %+.1f%% beyond 25%% without a known gap", c.name, 100*c.err)
+		}
+	}
+	t.Logf("all: %d runs, median |error| %.1f%%, signed median %+.1f%%, %d beyond 25%% (issue 19's targets: 10%%, within 5%%, none)", len(all), 100*abs, 100*signed, beyond)
+	if abs > 0.10 || math.Abs(signed) > 0.05 {
+		t.Errorf("over %d runs: median |error| %.1f%%, signed median %+.1f%%: issue 19's targets are 10%% and within 5%%", len(all), 100*abs, 100*signed)
+	}
+}
