@@ -45,6 +45,7 @@ type requestFlags struct {
 	expertImbalance, capacityFactor     float64
 	dispatcher                          string
 	overlapGrad, overlapParam           string
+	overlapTensor                       string
 	devicesPerNode                      int
 	linkIntra, linkInter                string
 	// sharded data parallelism and context parallelism
@@ -140,6 +141,7 @@ func (f *requestFlags) add(fs *flag.FlagSet, withSchedule bool) {
 	fs.BoolVar(&f.epOverlap, "ep-overlap", false, "hide the expert all-to-alls behind an adjacent microbatch (Megatron-Core's combined 1F1B, DeepSeek's DualPipe)")
 	fs.StringVar(&f.overlapGrad, "overlap-grad-reduce", "", "on or off: the data-parallel gradient reduction runs during the last backward (default: the framework's, on for eager and compiled, off for cuda-graphs)")
 	fs.StringVar(&f.overlapParam, "overlap-param-gather", "", "on or off: zero1/zero2's weight all-gather runs during the first forward (default: the framework's)")
+	fs.StringVar(&f.overlapTensor, "overlap-tensor-comm", "", "on or off: tensor parallelism's all-gathers and reduce-scatters run behind the products, Megatron-LM's --tp-comm-overlap; needs --sp (default: the framework's, off)")
 	fs.StringVar(&f.dispatcher, "dispatcher", "", "how a mixture of experts moves tokens: alltoall (default) or deepep (once per node over the network, fp8 with --dtype fp8)")
 	fs.Float64Var(&f.expertImbalance, "expert-imbalance", 0, "routed tokens of the busiest device over the mean (default 1, balanced)")
 	fs.Float64Var(&f.capacityFactor, "capacity-factor", 0, "cap each expert's tokens at this many times the mean, dropping the rest (default 0: dropless)")
@@ -221,6 +223,7 @@ func (f *requestFlags) build() (*request.Request, error) {
 	r.Parallelism.SequenceParallel = f.sp
 	r.Parallelism.Expert, r.Parallelism.ExpertTensor, r.Parallelism.ExpertOverlap = f.ep, f.etp, f.epOverlap
 	r.Parallelism.OverlapGradReduce, r.Parallelism.OverlapParamGather = f.overlapGrad, f.overlapParam
+	r.Parallelism.OverlapTensorComm = f.overlapTensor
 	r.Parallelism.ExpertDispatcher = f.dispatcher
 	if f.zero1 {
 		r.Parallelism.ZeRO = 1
@@ -389,7 +392,7 @@ var flagOf = map[string]string{
 	"parallelism.tensor": "--tp", "parallelism.sequence_parallel": "--sp",
 	"parallelism.sharding": "--sharding", "parallelism.shard_group": "--shard-group", "parallelism.prefetch": "--prefetch",
 	"parallelism.context": "--cp", "parallelism.context_method": "--cp-method", "parallelism.context_inner": "--cp-inner",
-	"parallelism.expert": "--ep", "parallelism.expert_tensor": "--etp", "parallelism.expert_overlap": "--ep-overlap", "parallelism.overlap_grad_reduce": "--overlap-grad-reduce", "parallelism.overlap_param_gather": "--overlap-param-gather", "parallelism.expert_dispatcher": "--dispatcher",
+	"parallelism.expert": "--ep", "parallelism.expert_tensor": "--etp", "parallelism.expert_overlap": "--ep-overlap", "parallelism.overlap_grad_reduce": "--overlap-grad-reduce", "parallelism.overlap_param_gather": "--overlap-param-gather", "parallelism.overlap_tensor_comm": "--overlap-tensor-comm", "parallelism.expert_dispatcher": "--dispatcher",
 	"model.architecture.expert_imbalance": "--expert-imbalance", "model.architecture.capacity_factor": "--capacity-factor",
 	"cluster.devices_per_node": "--devices-per-node", "cluster.link_intra": "--link-intra", "cluster.link_inter": "--link-inter",
 	"training.mode": "--inference", "training.optimizer": "--optimizer", "training.precision": "--precision",

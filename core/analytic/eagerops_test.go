@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"math"
 	"os"
+	"strings"
 	"testing"
 
 	"pipeplan/core/arch"
@@ -145,5 +146,48 @@ func TestEagerHostOps(t *testing.T) {
 		if more := b.FwdTerms.MemorySeconds > cb.FwdTerms.MemorySeconds; more != eagerTraffic {
 			t.Errorf("%s: eager memory time %g s, compiled %g s: unfused traffic counted %v, want %v", c.model, b.FwdTerms.MemorySeconds, cb.FwdTerms.MemorySeconds, more, eagerTraffic)
 		}
+	}
+}
+
+// TestTensorCommOverlap: with Options.TensorCommOverlap a layer's pass adds only the
+// tensor-parallel communication longer than its linear layers' products, and at least
+// its first chunk's (1/t): over NVLink all but that hides, over a slow link less; the
+// total (TensorAllReduceSeconds) stays.
+func TestTensorCommOverlap(t *testing.T) {
+	a, _ := arch.Bundled("llama-2-7b")
+	for _, c := range []struct {
+		link    cluster.Link
+		allHide bool
+	}{
+		{cluster.Link{BytesPerSecond: 450e9, LatencySeconds: 5e-6}, true}, // NVLink 4, each way
+		{cluster.Link{BytesPerSecond: 2e9, LatencySeconds: 5e-6}, false},
+	} {
+		tg := frameworkTarget(t, "h100-sxm", cluster.CUDAGraphs)
+		tg.TensorLink = c.link
+		o := Options{Batch: 1, Seq: 4096, TensorParallel: 4, SequenceParallel: true}
+		off, err := Estimate(a, tg, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		o.TensorCommOverlap = true
+		on, err := Estimate(a, tg, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, bo := off.Layers[1], on.Layers[1]
+		if bo.TensorAllReduceSeconds != b.TensorAllReduceSeconds || b.FwdTerms.CommSeconds <= 0 {
+			t.Errorf("%v: total communication %g s, was %g s", c.link, bo.TensorAllReduceSeconds, b.TensorAllReduceSeconds)
+		}
+		hidden, comm := b.FwdDeviceSeconds-bo.FwdDeviceSeconds, b.FwdTerms.CommSeconds
+		if math.Abs(hidden-(comm-bo.FwdTerms.CommSeconds)) > 1e-12 {
+			t.Errorf("%v: device time falls %g s, exposed communication %g s of %g s", c.link, hidden, bo.FwdTerms.CommSeconds, comm)
+		}
+		// Hidden behind the products, the first of the 4 chunks' exchange stays.
+		if first := math.Abs(bo.FwdTerms.CommSeconds-comm/4) < 1e-12; first != c.allHide || hidden <= 0 {
+			t.Errorf("%v: %g s of %g s exposed; want only the first chunk's %v", c.link, bo.FwdTerms.CommSeconds, comm, c.allHide)
+		}
+	}
+	if _, err := Estimate(a, frameworkTarget(t, "h100-sxm", cluster.CUDAGraphs), Options{Batch: 1, Seq: 4096, TensorParallel: 4, TensorCommOverlap: true}); err == nil || !strings.Contains(err.Error(), "tensor_comm_overlap") {
+		t.Errorf("overlap without sequence parallelism: %v", err)
 	}
 }

@@ -76,7 +76,8 @@ type Layer struct {
 	// TiedParams is the part of Params that is the tied embedding matrix.
 	TiedParams int64 `json:"tied_params,omitempty"`
 	// TensorAllReduceSeconds is the device time of its tensor-parallel all-reduces
-	// (0 for t = 1), part of the device time of FwdSeconds + BwdSeconds.
+	// (0 for t = 1); the part its products do not hide (all of it without
+	// Options.TensorCommOverlap) is part of the device time of FwdSeconds + BwdSeconds.
 	TensorAllReduceSeconds float64 `json:"tensor_allreduce_seconds,omitempty"`
 	// ContextSeconds is the time its context-parallel exchanges add (not hidden behind
 	// the attention), forward and backward, part of FwdSeconds + BwdSeconds.
@@ -440,6 +441,29 @@ type calc struct {
 	contextLink cluster.Link
 }
 
+// tensorCommExposed is what a piece's tensor-parallel communication adds to each pass
+// when its linear layers' products hide it (Options.TensorCommOverlap): Transformer
+// Engine's ring-exchange overlap splits a product into t chunks and sends one while
+// computing another, so the first chunk's exchange is never hidden: a pass adds the
+// longer of 1/t of its communication and the part of it longer than the pass's
+// products (the rerun forward's too under full recomputation, which communicates
+// again).
+func (c *calc) tensorCommExposed(p piece, fwd, bwd float64) (float64, float64) {
+	var fg, bg float64
+	for _, o := range p.ops {
+		if o.core || o.fwd.flops == 0 {
+			continue
+		}
+		fg += c.rf.opSeconds(o, false)
+		bg += c.rf.opSeconds(o, true)
+		if c.o.Recompute == Full && p.recomputable {
+			bg += c.rf.opSeconds(o, false)
+		}
+	}
+	t := c.sh.tp
+	return max(fwd/t, fwd-fg), max(bwd/t, bwd-bg)
+}
+
 // eagerHostOps is what the host dispatches in each pass of layer l (built from ps) in
 // eager PyTorch: the counted pieces' operators (the forward's again in the backward
 // when fully recomputed, and the eager attention core's under selective
@@ -533,14 +557,18 @@ func (c *calc) layer(name, kind string, ps ...piece) Layer {
 				}
 			}
 			l.TensorAllReduceSeconds += ars * c.allReduce
-			l.FwdDeviceSeconds += p.fwdAllReduces * c.allReduce
+			fwdComm, bwdComm := p.fwdAllReduces*c.allReduce, (ars-p.fwdAllReduces)*c.allReduce
+			if c.o.TensorCommOverlap {
+				fwdComm, bwdComm = c.tensorCommExposed(p, fwdComm, bwdComm)
+			}
+			l.FwdDeviceSeconds += fwdComm
 			l.FwdKernels += p.fwdAllReduces
-			l.FwdTerms.CommSeconds += p.fwdAllReduces * c.allReduce
+			l.FwdTerms.CommSeconds += fwdComm
 			l.FwdTerms.CommKernels += p.fwdAllReduces
 			if train {
-				l.BwdDeviceSeconds += (ars - p.fwdAllReduces) * c.allReduce
+				l.BwdDeviceSeconds += bwdComm
 				l.BwdKernels += ars - p.fwdAllReduces
-				l.BwdTerms.CommSeconds += (ars - p.fwdAllReduces) * c.allReduce
+				l.BwdTerms.CommSeconds += bwdComm
 				l.BwdTerms.CommKernels += ars - p.fwdAllReduces
 			}
 		}

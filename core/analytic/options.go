@@ -322,6 +322,14 @@ type Options struct {
 	ExpertOverlap bool `json:"expert_overlap,omitempty"`
 	// Dispatcher moves the tokens to the experts and back (default alltoall).
 	Dispatcher Dispatcher `json:"dispatcher,omitempty"`
+	// TensorCommOverlap hides a sublayer's tensor-parallel all-gather and
+	// reduce-scatter behind its own linear layers' products, as Transformer Engine's
+	// userbuffers do under Megatron-LM's --tp-comm-overlap (the all-gather split in
+	// chunks, each chunk's product running while the next arrives; NeMo's performance
+	// recipes turn it on with tensor and sequence parallelism): each pass adds the
+	// communication its products do not cover, and at least the first of t chunks'.
+	// Needs sequence parallelism.
+	TensorCommOverlap bool `json:"tensor_comm_overlap,omitempty"`
 }
 
 // Sharding is a ZeRO stage (Options.Sharding).
@@ -552,6 +560,9 @@ func (o Options) Validate() error {
 	}
 	if !(o.CapacityFactor == 0 || (o.CapacityFactor > 0 && o.CapacityFactor <= maxImbalance)) {
 		es.Add("capacity_factor", "must be 0 (dropless) or in (0, %d], got %v", maxImbalance, o.CapacityFactor)
+	}
+	if o.TensorCommOverlap && (o.TensorParallel < 2 || !o.SequenceParallel) {
+		es.Add("tensor_comm_overlap", "needs tensor_parallel >= 2 with sequence_parallel (Transformer Engine overlaps sequence parallelism's all-gather and reduce-scatter), got tensor_parallel %d, sequence_parallel %v", o.TensorParallel, o.SequenceParallel)
 	}
 	if o.ExpertOverlap && o.Optimizer == None {
 		es.Add("expert_overlap", "pairs a forward with a backward pass: inference has none")

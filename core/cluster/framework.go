@@ -52,6 +52,15 @@ type Framework struct {
 	// during the next step's first forward pass (Megatron-LM's --overlap-param-gather);
 	// otherwise before it.
 	OverlapParamGather bool `json:"overlap_param_gather"`
+	// OverlapTensorComm: tensor parallelism's all-gathers and reduce-scatters (with
+	// sequence parallelism) run in chunks behind the linear layers' products
+	// (Transformer Engine's userbuffers, Megatron-LM's --tp-comm-overlap: off by default
+	// in Megatron-LM, on in NeMo's performance recipes; PyTorch's async tensor
+	// parallelism under torch.compile is opt-in too, torchtitan's "AsyncTP"). Off in
+	// every mode; parallelism.overlap_tensor_comm turns it on. (A mixture's expert
+	// all-to-alls have their own option, parallelism.expert_overlap, also off unless
+	// asked: Megatron-Core's --overlap-moe-expert-parallel-comm is opt-in.)
+	OverlapTensorComm bool `json:"overlap_tensor_comm,omitempty"`
 	// ReturnsLogits: the training loop holds the model's 16-bit logits until the step
 	// ends (HuggingFace models return them beside the loss); Megatron-style loops keep
 	// only the loss.

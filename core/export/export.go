@@ -175,6 +175,11 @@ type Input struct {
 	// be told.
 	Expert, ExpertTensor int
 	ExpertOverlap        bool
+	// OverlapGradReduce, OverlapParamGather and OverlapTensorComm are the communication
+	// overlaps the plan was priced with (request.PricedOverlaps: the framework mode's
+	// defaults and the request's parallelism.overlap_*); Megatron-LM states them as
+	// --overlap-grad-reduce, --overlap-param-gather and --tp-comm-overlap.
+	OverlapGradReduce, OverlapParamGather, OverlapTensorComm bool
 	// ExpertDispatcher is the request's parallelism.expert_dispatcher: Megatron-LM runs
 	// deepep as --moe-token-dispatcher-type flex --moe-enable-deepep.
 	ExpertDispatcher string

@@ -123,6 +123,9 @@ func megatron(j *job) error {
 	if in.SequenceParallel {
 		w.WriteString("  --sequence-parallel\n")
 	}
+	if in.OverlapTensorComm && tp > 1 && in.SequenceParallel {
+		w.WriteString("  --tp-comm-overlap  # priced: tensor-parallel all-gathers and reduce-scatters behind the products (Transformer Engine userbuffers)\n")
+	}
 	if cp > 1 {
 		fmt.Fprintf(&w, "  --context-parallel-size %d\n", cp)
 		switch in.ContextMethod {
@@ -164,6 +167,12 @@ func megatron(j *job) error {
 	case in.ZeRO > 1:
 		// Megatron-LM's distributed optimizer shards the optimizer state only.
 		w.WriteString("  --use-distributed-optimizer  # ZeRO-1: the closest to the planned sharding (see the note)\n")
+	}
+	if in.OverlapGradReduce && dp > 1 {
+		w.WriteString("  --overlap-grad-reduce  # priced: the gradient reduction during the last backward pass\n")
+	}
+	if in.OverlapParamGather && dp > 1 && in.ZeRO >= 1 {
+		w.WriteString("  --overlap-param-gather  # priced: the distributed optimizer's all-gather during the next forward pass\n")
 	}
 	w.WriteString(")\n")
 

@@ -83,6 +83,8 @@ func FromRequest(ctx context.Context, r *request.Request) (*Input, *request.Resu
 		Plan:             res.Plan,
 		Coster:           &RequestCoster{Request: pr, Context: ctx},
 	}
+	ov := request.PricedOverlaps(n)
+	in.OverlapGradReduce, in.OverlapParamGather, in.OverlapTensorComm = ov.GradReduce, ov.ParamGather, ov.TensorComm
 	if a := n.Model.Architecture; a != nil {
 		in.Arch = pr.Architecture()
 		in.Seq = a.Seq

@@ -37,12 +37,7 @@ func (p *prepared) lookupFramework(es *model.Errors, device string) (cluster.Fra
 	if a.HostLayerSeconds != nil {
 		fw.HostLayerSeconds = *a.HostLayerSeconds
 	}
-	if v := p.req.Parallelism.OverlapGradReduce; v != "" {
-		fw.OverlapGradReduce = v == OverlapOn
-	}
-	if v := p.req.Parallelism.OverlapParamGather; v != "" {
-		fw.OverlapParamGather = v == OverlapOn
-	}
+	applyOverlaps(&fw, p.req.Parallelism)
 	p.framework = fw
 	return fw, true
 }

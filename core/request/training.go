@@ -26,6 +26,7 @@ func (p *prepared) training(es *model.Errors) {
 	for _, o := range []struct{ field, v string }{
 		{"parallelism.overlap_grad_reduce", p.req.Parallelism.OverlapGradReduce},
 		{"parallelism.overlap_param_gather", p.req.Parallelism.OverlapParamGather},
+		{"parallelism.overlap_tensor_comm", p.req.Parallelism.OverlapTensorComm},
 	} {
 		switch {
 		case o.v != "" && o.v != OverlapOn && o.v != OverlapOff:

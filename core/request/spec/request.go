@@ -238,6 +238,12 @@ type Parallelism struct {
 	// Megatron-Bridge's recipes) or "off". Default: the framework's
 	// (cluster.Framework.OverlapParamGather). Architectures only.
 	OverlapParamGather string `json:"overlap_param_gather,omitempty"`
+	// OverlapTensorComm says whether tensor parallelism's all-gathers and
+	// reduce-scatters run behind the linear layers' products: "on" (Transformer Engine's
+	// userbuffers, Megatron-LM's --tp-comm-overlap, on in NeMo's performance recipes;
+	// needs sequence_parallel) or "off". Default: the framework's
+	// (cluster.Framework.OverlapTensorComm: off). Architectures only.
+	OverlapTensorComm string `json:"overlap_tensor_comm,omitempty"`
 }
 
 // Training says what is run.

@@ -15,6 +15,7 @@ PIPEPLAN_ARGS=(
   --grad-reduce-in-bf16  # 16-bit gradients, as priced (--bf16 alone keeps fp32 main_grad buffers)
   --pipeline-model-parallel-size 4
   --pipeline-model-parallel-layout "E,t*8|t*8|t*8|t*8,L"
+  --overlap-grad-reduce  # priced: the gradient reduction during the last backward pass
 )
 # Megatron-LM without --pipeline-model-parallel-layout, the same split:
 #   replace the layout with --decoder-first-pipeline-num-layers 8 --decoder-last-pipeline-num-layers 8  (or neither: the even split)

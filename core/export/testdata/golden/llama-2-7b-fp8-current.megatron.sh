@@ -18,6 +18,7 @@ PIPEPLAN_ARGS=(
   # gradients accumulated and all-reduced in fp32 main_grad buffers: --bf16's default
   --pipeline-model-parallel-size 4
   --pipeline-model-parallel-layout "E,t*8|t*8|t*8|t*8,L"
+  --overlap-grad-reduce  # priced: the gradient reduction during the last backward pass
 )
 # Megatron-LM without --pipeline-model-parallel-layout, the same split:
 #   replace the layout with --decoder-first-pipeline-num-layers 8 --decoder-last-pipeline-num-layers 8  (or neither: the even split)

@@ -1,0 +1,41 @@
+package export_test
+
+import (
+	"strings"
+	"testing"
+
+	"pipeplan/core/export"
+	"pipeplan/core/request"
+)
+
+// TestMegatronWritesPricedOverlaps: the Megatron-LM export states the communication
+// overlaps the plan was priced with (request.PricedOverlaps), and no others.
+func TestMegatronWritesPricedOverlaps(t *testing.T) {
+	flags := []string{"--overlap-grad-reduce", "--overlap-param-gather", "--tp-comm-overlap"}
+	for _, c := range []struct {
+		framework, overlap string
+		want               []bool
+	}{
+		{"cuda-graphs", "", []bool{false, false, false}}, // Megatron-LM's defaults
+		{"cuda-graphs", request.OverlapOn, []bool{true, true, true}},
+		{"eager", "", []bool{true, true, false}}, // DDP's bucketed all-reduce
+		{"eager", request.OverlapOff, []bool{false, false, false}},
+	} {
+		r := &request.Request{
+			Model:   request.ModelSpec{Architecture: &request.Architecture{Name: "llama-2-7b", Seq: 2048, Framework: c.framework}},
+			Cluster: request.ClusterSpec{Device: "h100-sxm", DevicesPerNode: 8},
+			Parallelism: request.Parallelism{Pipeline: 2, Data: 2, Tensor: 2, SequenceParallel: true, ZeRO: 1,
+				OverlapGradReduce: c.overlap, OverlapParamGather: c.overlap, OverlapTensorComm: c.overlap},
+			Schedule: request.Schedule{Name: "1f1b", Microbatches: 4, MicrobatchSize: 1},
+		}
+		ex, err := export.Make(fromRequest(t, r), export.Megatron)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, f := range flags {
+			if got := strings.Contains(ex.Text, f+" "); got != c.want[i] {
+				t.Errorf("%s, overlap %q: %s written %v, want %v", c.framework, c.overlap, f, got, c.want[i])
+			}
+		}
+	}
+}

@@ -1,0 +1,54 @@
+package request
+
+import (
+	"context"
+	"strings"
+	"testing"
+)
+
+// TestOverlapTensorComm: parallelism.overlap_tensor_comm hides tensor parallelism's
+// communication behind the products (Megatron-LM's --tp-comm-overlap): the step is
+// shorter, it is off by default (here in the Megatron-style mode), it is off in every
+// framework mode, it needs sequence parallelism, and a bad value names its field
+// (core/analytic's TestTensorCommOverlap checks what a layer hides).
+func TestOverlapTensorComm(t *testing.T) {
+	base := func(overlap string, sp bool) *Request {
+		return &Request{
+			Model:       ModelSpec{Architecture: &Architecture{Name: "llama-2-7b", Seq: 4096, Framework: "cuda-graphs"}},
+			Cluster:     ClusterSpec{Device: "h100-sxm", Count: 8, DevicesPerNode: 8},
+			Parallelism: Parallelism{Pipeline: 2, Tensor: 4, SequenceParallel: sp, OverlapTensorComm: overlap},
+			Schedule:    Schedule{Name: "1f1b", Microbatches: 8, MicrobatchSize: 1},
+		}
+	}
+	step := func(r *Request) *Result {
+		t.Helper()
+		res, err := Run(context.Background(), r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !res.Feasible {
+			t.Fatalf("does not fit: %v", res.Diagnostics)
+		}
+		return res
+	}
+	def, off, on := step(base("", true)), step(base("off", true)), step(base("on", true))
+	if def.Step.StepSeconds != off.Step.StepSeconds {
+		t.Errorf("default %g s, off %g s: the default is off", def.Step.StepSeconds, off.Step.StepSeconds)
+	}
+	saved := off.Step.StepSeconds - on.Step.StepSeconds
+	if !(saved > 0) {
+		t.Errorf("overlapped %g s, not faster than %g s", on.Step.StepSeconds, off.Step.StepSeconds)
+	}
+	for _, c := range []struct {
+		r    *Request
+		path string
+	}{
+		{base("on", false), "parallelism.overlap_tensor_comm"},
+		{base("yes", true), "parallelism.overlap_tensor_comm"},
+	} {
+		_, err := Run(context.Background(), c.r)
+		if err == nil || !strings.Contains(err.Error(), c.path) {
+			t.Errorf("overlap %q, sequence parallel %v: error %v, want one naming %s", c.r.Parallelism.OverlapTensorComm, c.r.Parallelism.SequenceParallel, err, c.path)
+		}
+	}
+}
