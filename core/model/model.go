@@ -124,6 +124,14 @@ type Layer struct {
 	// ForwardCycles and BackwardCycles: the same in device cycles, when TimeUnit is Cycles.
 	ForwardCycles  int64 `json:"forward_cycles,omitempty"`
 	BackwardCycles int64 `json:"backward_cycles,omitempty"`
+	// ForwardFixedSeconds and BackwardFixedSeconds, when measured, are the part of
+	// ForwardSeconds and BackwardSeconds that does not grow with the samples in the
+	// microbatch: kernel launches, host dispatch, a layer's fixed costs (the intercept of
+	// its times measured at two microbatch sizes). A profile scaled to another
+	// microbatch size keeps them and scales the rest; 0: not measured, all of the time
+	// scales.
+	ForwardFixedSeconds  float64 `json:"forward_fixed_seconds,omitempty"`
+	BackwardFixedSeconds float64 `json:"backward_fixed_seconds,omitempty"`
 
 	// ParamBytes holds the layer's parameters (and, for training, their gradients).
 	ParamBytes int64 `json:"param_bytes,omitempty"`

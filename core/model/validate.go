@@ -240,6 +240,14 @@ func (m *Model) validateLayer(es *Errors, i int, producer map[string]int) {
 		es.NonNegative(p+".forward_seconds", l.ForwardSeconds)
 		es.NonNegative(p+".backward_seconds", l.BackwardSeconds)
 	}
+	for _, f := range []struct {
+		name        string
+		fixed, time float64
+	}{{"forward_fixed_seconds", l.ForwardFixedSeconds, l.ForwardSeconds}, {"backward_fixed_seconds", l.BackwardFixedSeconds, l.BackwardSeconds}} {
+		if !(f.fixed >= 0 && f.fixed <= f.time) {
+			es.Add(p+"."+f.name, "must be between 0 and the layer's time (%g s), got %v", f.time, f.fixed)
+		}
+	}
 	for _, b := range []struct {
 		name string
 		v    int64
@@ -273,6 +281,9 @@ func (m *Model) layerNumbersOK(l *Layer) bool {
 		}
 	} else if l.ForwardCycles != 0 || l.BackwardCycles != 0 || !(l.ForwardSeconds >= 0) || !(l.BackwardSeconds >= 0) ||
 		math.IsInf(l.ForwardSeconds, 0) || math.IsInf(l.BackwardSeconds, 0) {
+		return false
+	}
+	if !(l.ForwardFixedSeconds >= 0 && l.ForwardFixedSeconds <= l.ForwardSeconds) || !(l.BackwardFixedSeconds >= 0 && l.BackwardFixedSeconds <= l.BackwardSeconds) {
 		return false
 	}
 	for _, v := range []int64{l.ParamBytes, l.GradBytes, l.OptimizerBytes, l.ExclusiveBytes, l.TemporaryBytes, l.ActivationBytes, l.CarryOverBytes} {

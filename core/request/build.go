@@ -11,6 +11,22 @@ import (
 
 // buildModel costs an architecture on the cluster's device, or adjusts a profile to the
 // training settings and the devices.
+// fixedTimesNote says how a scaled profile's fixed per-layer costs were priced: kept
+// where its layers state them (forward_fixed_seconds, backward_fixed_seconds), else
+// scaled with the rest.
+func fixedTimesNote(m *model.Model) string {
+	fixed := 0
+	for _, l := range m.Layers {
+		if l.ForwardFixedSeconds > 0 || l.BackwardFixedSeconds > 0 {
+			fixed++
+		}
+	}
+	if fixed == 0 {
+		return "no layer states its fixed times (forward_fixed_seconds, backward_fixed_seconds), so launches and host dispatch scale too, pricing a smaller microbatch too fast and a larger one too slow"
+	}
+	return fmt.Sprintf("the fixed times %d of its %d layers state (forward_fixed_seconds, backward_fixed_seconds) are kept and the rest of their times scaled", fixed, len(m.Layers))
+}
+
 func (p *prepared) buildModel(es *model.Errors) {
 	if p.arch != nil {
 		p.architecture(es)
@@ -220,7 +236,7 @@ func (p *prepared) profile(es *model.Errors) {
 	}
 	if m.ScaledFrom > 0 {
 		p.note(Diagnostic{Code: CodeProfileScaled, Severity: Note, Field: p.modelField("scaled_from"),
-			Message: fmt.Sprintf("the profile was measured with %d samples per microbatch and is scaled linearly to %d (ScaleProfile): times, activations, temporaries and transfers in proportion, weights and state as measured; measure it at this size for exact figures", m.ScaledFrom, m.MicrobatchSize)})
+			Message: fmt.Sprintf("the profile was measured with %d samples per microbatch and is scaled linearly to %d (ScaleProfile): times, activations, temporaries and transfers in proportion, weights and state as measured; %s; measure it at this size for exact figures", m.ScaledFrom, m.MicrobatchSize, fixedTimesNote(m))})
 	}
 	changed := (train && p.weightsOnly()) || removed || sharded
 	if changed { // the loader validated the profile as it came

@@ -245,10 +245,14 @@ func (pr *Prepared) With(k Knobs) (*Prepared, error) {
 // as Graphcore's auto-pipeline tool's auto-auto re-profiles the model at each batch size: times (seconds or
 // cycles, cycles rounded up), activations, temporaries, carried tensors, the tensors
 // passed between layers and stated transfers grow in proportion to the samples; weights,
-// gradients, optimizer state, exclusive and shared (code) memory do not. The model states
-// its new microbatch size. It is a linear model of a profile: measure at the sizes that
-// matter when a profile is at hand. The scaled model states the size the profile was
-// measured with (ScaledFrom: from, or what m states when m is itself scaled).
+// gradients, optimizer state, exclusive and shared (code) memory do not. A layer's
+// measured fixed times (forward_fixed_seconds, backward_fixed_seconds: launches, host
+// dispatch) stay and only the rest of its time scales; without them all of it does,
+// which prices a smaller microbatch too fast and a larger one too slow by the fixed
+// part (the result's note says which). The model states its new microbatch size. It is
+// a linear model of a profile: measure at the sizes that matter when a profile is at
+// hand. The scaled model states the size the profile was measured with (ScaledFrom:
+// from, or what m states when m is itself scaled).
 func ScaleProfile(m *model.Model, from, to int) *model.Model {
 	f := float64(to) / float64(from)
 	scale := func(v int64) int64 { return int64(math.Ceil(float64(v) * f)) }
@@ -263,8 +267,8 @@ func ScaleProfile(m *model.Model, from, to int) *model.Model {
 	s.Inputs = scaleTensors(m.Inputs, scale)
 	s.Layers = make([]model.Layer, len(m.Layers))
 	for i, l := range m.Layers {
-		l.ForwardSeconds *= f
-		l.BackwardSeconds *= f
+		l.ForwardSeconds = l.ForwardFixedSeconds + (l.ForwardSeconds-l.ForwardFixedSeconds)*f
+		l.BackwardSeconds = l.BackwardFixedSeconds + (l.BackwardSeconds-l.BackwardFixedSeconds)*f
 		l.ForwardCycles = scale(l.ForwardCycles)
 		l.BackwardCycles = scale(l.BackwardCycles)
 		l.TemporaryBytes = scale(l.TemporaryBytes)
