@@ -620,8 +620,9 @@ func (c *calc) layer(name, kind string, ps ...piece) Layer {
 			}
 		}
 	}
-	c.expertComm(&l, ps)
-	// The host queues kernels ahead of the device; a pass takes the longer of the two.
+	fwdExposed, bwdExposed := c.expertComm(&l, ps)
+	// The host queues kernels ahead of the device; a pass takes the longer of the two
+	// (except across a dropless mixture's host synchronization, moeHostSeconds).
 	// It dispatches the layer's kernels, or with a framework that counts eager
 	// PyTorch's operators (cluster.Framework.EagerOps) what the pieces' HuggingFace code
 	// dispatches (eagerops.go) and the kernels of the pieces without counts, and the
@@ -636,6 +637,7 @@ func (c *calc) layer(name, kind string, ps ...piece) Layer {
 		l.BwdHostSeconds = c.fw.HostSeconds(l.BwdTerms.HostOps, 1)
 		l.BwdSeconds = max(l.BwdDeviceSeconds, l.BwdHostSeconds)
 	}
+	c.moeHostSeconds(&l, ps, fwdExposed, bwdExposed)
 	// Routed experts shard over their own group (Options.expertSharded).
 	ep := c.o.expertDevicePerParam()
 	dense, experts := float64(l.Params-l.ExpertParams), float64(l.ExpertParams)
@@ -743,7 +745,7 @@ func (r *Result) TiedFullBytes() (weights, grads int64) {
 // communication hides behind the layer's backward computation and the backward pass's
 // behind its forward computation (another microbatch's, under combined 1F1B): only
 // what is longer than that computation stays exposed.
-func (c *calc) expertComm(l *Layer, ps []piece) {
+func (c *calc) expertComm(l *Layer, ps []piece) (fwdExposed, bwdExposed float64) {
 	var fwd, bwd float64
 	for _, p := range ps {
 		fwd += p.fwdExpertComm
@@ -774,6 +776,7 @@ func (c *calc) expertComm(l *Layer, ps []piece) {
 		l.BwdKernels += 2
 		l.BwdTerms.CommKernels += 2
 	}
+	return fwd, bwd
 }
 
 func ceil(v float64) int64 { return int64(math.Ceil(v)) }

@@ -153,6 +153,9 @@ type piece struct {
 	// fwdExpertComm and bwdExpertComm are the seconds of a mixture's token dispatch and
 	// combine all-to-alls and expert-tensor all-gathers and reduce-scatters in each pass.
 	fwdExpertComm, bwdExpertComm float64
+	// eagerFrom and eagerTo bound ops[eagerFrom:eagerTo], a dropless mixture's routed
+	// experts: launched eagerly after a host synchronization (moeHostSeconds).
+	eagerFrom, eagerTo int
 	// extraFLOPs is the forward FLOPs its busiest-device load adds to balanced routing
 	// ((load - 1) / load of the routed experts'): not model FLOPs.
 	extraFLOPs float64
@@ -610,6 +613,16 @@ func (sh *shape) moe(c *calc) piece {
 		sh.linear("down", te, fl, h),
 		mem("weight and scatter", 3*e*te*h, 2),
 	)
+	if sh.ep > 1 && local > 1 && sh.o.Dispatcher != DispatchDeepEP {
+		// Megatron-Core's all-to-all dispatcher receives its rows grouped by source device
+		// and regroups them by local expert before the experts (sort_chunks_by_idxs), and
+		// back before the combine: a read and a write of the g received rows each way
+		// (megatron/core/transformer/moe/token_dispatcher.py, MoEAlltoAllTokenDispatcher).
+		perExpert = append(perExpert, mem("sort chunks", 4*e*te*h, 2/local)) // two kernels in all
+	}
+	if sh.o.CapacityFactor == 0 {
+		p.eagerFrom, p.eagerTo = len(p.ops), len(p.ops)+len(perExpert)
+	}
 	for _, o := range perExpert {
 		p.ops = append(p.ops, o.times(local))
 		p.extraFLOPs += o.fwd.flops * local * (1 - 1/sh.load)
