@@ -167,7 +167,13 @@ func TestBridgeMoEPublishedRuns(t *testing.T) {
 	if testing.Short() {
 		t.Skip("plans runs of up to 256 devices")
 	}
-	planBridgeRuns(t, "Megatron-Bridge MoE runs", bridgeMoERuns)
+	signed, abs := planBridgeRuns(t, "Megatron-Bridge MoE runs", bridgeMoERuns)
+	// Issue 19's targets are 10% and within 5%; today's ceiling holds what the host
+	// synchronization and chunk sorting of dropless mixtures (analytic.moeHostSeconds)
+	// brought (52.1% to 38.9%, signed alike), so that a regression fails.
+	if abs > 0.41 || signed > 0.41 {
+		t.Errorf("median |error| %.1f%%, signed median %+.1f%%: want at most 41%% (was 38.9%%)", 100*abs, 100*signed)
+	}
 }
 
 // bridgeContextRuns are the context-parallel runs of the same summary: Llama 3.1 405B
@@ -193,7 +199,7 @@ func TestBridgeContextParallelRuns(t *testing.T) {
 
 // planBridgeRuns plans runs, logs each error and the medians by source, model and
 // device, and fails where a run that ran (and is expressible) does not fit.
-func planBridgeRuns(t *testing.T, label string, runs []bridgeMoERun) {
+func planBridgeRuns(t *testing.T, label string, runs []bridgeMoERun) (signed, abs float64) {
 	var all []float64
 	by := map[string][]float64{}
 	refused := 0
@@ -243,9 +249,10 @@ func planBridgeRuns(t *testing.T, label string, runs []bridgeMoERun) {
 		signed, abs := medians(by[k])
 		t.Logf("%-56s %2d runs: median |error| %5.1f%%, signed median %+6.1f%%", k, len(by[k]), 100*abs, 100*signed)
 	}
-	signed, abs := medians(all)
+	signed, abs = medians(all)
 	t.Logf("%s: %d of %d expressed and planned (%d not: recompute_modules, or refused), median |error| %.1f%%, signed median %+.1f%%", label, len(all), len(runs), refused, 100*abs, 100*signed)
 	if len(all)+refused != len(runs) || math.IsNaN(signed) {
 		t.Errorf("%d runs planned and %d not expressed, of %d", len(all), refused, len(runs))
 	}
+	return signed, abs
 }

@@ -1,0 +1,96 @@
+package analytic
+
+import (
+	"math"
+	"testing"
+
+	"pipeplan/core/cluster"
+)
+
+// TestMoEHostSync: a dropless mixture (no capacity factor) synchronizes with the host
+// before its experts, which then run eagerly (moeHostSeconds). Without a host side, or
+// with a capacity factor (fixed shapes, the same load of 1 here), the passes are the
+// longer of device and host time; dropless under CUDA graphs they grow by no more than
+// the eager host time of all the layer's kernels: for a small microbatch (host-bound
+// after the sync), not for a large one whose experts' device time covers the launches.
+func TestMoEHostSync(t *testing.T) {
+	a := bundled(t, "qwen3-30b-a3b")
+	eager, err := cluster.LookupFramework(cluster.Eager)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var grown []float64
+	for _, seq := range []int{256, 4096} {
+		o := Options{Batch: 1, Seq: seq, DataParallel: 8, ExpertParallel: 8}
+		capped := o
+		capped.CapacityFactor = 1
+		for _, fw := range []string{cluster.NoFramework, cluster.CUDAGraphs} {
+			tg := frameworkTarget(t, "h100-sxm", fw)
+			d, err := Estimate(a, tg, o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			c, err := Estimate(a, tg, capped)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ld, lc := moeBlock(t, d), moeBlock(t, c)
+			if lc.FwdSeconds != max(lc.FwdDeviceSeconds, lc.FwdHostSeconds) || lc.BwdSeconds != max(lc.BwdDeviceSeconds, lc.BwdHostSeconds) {
+				t.Errorf("seq %d, %s, capacity factor: passes %v, %v s, want the longer of device and host", seq, fw, lc.FwdSeconds, lc.BwdSeconds)
+			}
+			if ld.FwdDeviceSeconds != lc.FwdDeviceSeconds || ld.FwdKernels != lc.FwdKernels {
+				t.Fatalf("seq %d, %s: dropless and capped at load 1 differ on the device: %v, %v s", seq, fw, ld.FwdDeviceSeconds, lc.FwdDeviceSeconds)
+			}
+			grow := ld.FwdSeconds + ld.BwdSeconds - lc.FwdSeconds - lc.BwdSeconds
+			if fw == cluster.NoFramework {
+				if grow != 0 {
+					t.Errorf("seq %d, no framework: dropless adds %v s, want 0", seq, grow)
+				}
+				continue
+			}
+			bound := (ld.FwdKernels + ld.BwdKernels) * eager.HostKernelSeconds
+			if !(grow >= 0 && grow <= bound) || (seq == 256 && grow == 0) {
+				t.Errorf("seq %d, %s: dropless adds %v s, want in [0, %v] (above 0 for 256 tokens, host-bound)", seq, fw, grow, bound)
+			}
+			if ld.FwdHostSeconds <= lc.FwdHostSeconds {
+				t.Errorf("seq %d, %s: dropless host time %v s, want above the graphed %v s", seq, fw, ld.FwdHostSeconds, lc.FwdHostSeconds)
+			}
+			grown = append(grown, grow/(ld.FwdDeviceSeconds+ld.BwdDeviceSeconds))
+		}
+	}
+	if len(grown) != 2 || !(grown[0] > grown[1]) {
+		t.Errorf("the sync's share of the passes at 256 and 4096 tokens: %v; want it larger for the smaller microbatch", grown)
+	}
+}
+
+// TestSortChunks: with EP > 1 and several experts per device, Megatron-Core's
+// all-to-all dispatcher regroups the received rows by local expert and back: 4*e*h
+// bytes per routed row in the forward pass (twice a read and a write), not with DeepEP
+// nor with one expert per device.
+func TestSortChunks(t *testing.T) {
+	a := bundled(t, "qwen3-30b-a3b")
+	const s, k, h = 4096, 8, 2048
+	for _, tt := range []struct {
+		ep   int
+		disp Dispatcher
+		want float64
+	}{
+		{8, DispatchAllToAll, 4 * 2 * h * s * k},
+		{8, DispatchDeepEP, 0},
+		{128, DispatchAllToAll, 0},
+	} {
+		o := Options{Batch: 1, Seq: s, DataParallel: tt.ep, ExpertParallel: tt.ep, Dispatcher: tt.disp}
+		o = o.withDefaults()
+		sh := newShape(a, o)
+		tg := target(t, "h100-sxm")
+		var got float64
+		for _, op := range sh.moe(&calc{sh: sh, target: tg, o: o}).ops {
+			if op.name == "sort chunks" {
+				got += op.fwd.bytes
+			}
+		}
+		if math.Abs(got-tt.want) > 1e-6*tt.want+1e-9 {
+			t.Errorf("EP %d, %s: sort chunks move %v bytes, want %v", tt.ep, tt.disp, got, tt.want)
+		}
+	}
+}
