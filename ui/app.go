@@ -1,7 +1,6 @@
 package ui
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -17,6 +16,7 @@ import (
 	"pipeplan/core/cluster"
 	"pipeplan/core/examples"
 	"pipeplan/core/model"
+	"pipeplan/core/request/spec"
 	"pipeplan/core/schedule"
 	"pipeplan/core/units"
 	"pipeplan/wasm/worker/share/api"
@@ -37,6 +37,11 @@ type Host interface {
 	// ReadFile reads the file of a file input's change event or of a drop event, then
 	// calls done with the event environment locked, and renders.
 	ReadFile(e vugu.DOMEvent, done func(name string, data []byte))
+	// ImportFile hands the file of a file input's change event or of a drop event to
+	// the planner worker, which reads it, keeps it in the browser's storage and answers
+	// the request's model for it (the planner's "import"), then calls done with the
+	// event environment locked, and renders. The page's thread never reads the file.
+	ImportFile(e vugu.DOMEvent, done func(name, answer string, err error))
 	// BarX converts a pointer event's position to x in the viewBox of the SVG the handler
 	// is on, whose viewBox is width wide.
 	BarX(e vugu.DOMEvent, width float64) float64
@@ -87,6 +92,9 @@ type App struct {
 	Err error
 	// Opt is the optimum's result beside a manual split (Req.Boundaries set).
 	Opt *Result
+	// View and OptView are Res and Opt as the planner cut them (Res is View.Result):
+	// windows of their stages and layers, and what the page draws of the rest.
+	View, OptView *View
 	// Elapsed is how long the last replan took (both runs when there is a manual split).
 	Elapsed time.Duration
 	// Replans counts the replans, for tests that wait for the next one.
@@ -188,14 +196,15 @@ func (a *App) replan() {
 	a.planSeq++
 	seq, r := a.planSeq, clone(a.Req)
 	a.Opened = ""
+	w := a.window()
 	a.background(func() {
 		start := time.Now()
-		res, err := a.plan(r)
-		var opt *Result
+		v, err := a.plan(r, w)
+		var opt *View
 		if len(r.Boundaries) > 0 {
 			o := clone(r)
 			o.Boundaries = nil
-			if x, err := a.plan(o); err == nil {
+			if x, err := a.plan(o, spec.Window{}); err == nil {
 				opt = x
 			}
 		}
@@ -204,11 +213,55 @@ func (a *App) replan() {
 			if seq != a.planSeq {
 				return
 			}
-			a.Res, a.Err, a.Opt, a.Elapsed = res, err, opt, elapsed
+			a.show(v, opt)
+			a.Err, a.Elapsed = err, elapsed
 			a.Replans++
 			if m := a.Model(); m != nil && a.LayerStart >= m.Layers {
 				a.LayerStart = 0
 			}
+		})
+	})
+}
+
+// show shows a plan's view and the optimum's beside it (either nil: none).
+func (a *App) show(v, opt *View) {
+	a.View, a.OptView, a.Res, a.Opt = v, opt, nil, nil
+	if v != nil {
+		a.Res = v.Result
+	}
+	if opt != nil {
+		a.Opt = opt.Result
+	}
+}
+
+// window is the rows the page shows: the stage table's and the layer table's.
+func (a *App) window() spec.Window {
+	return spec.Window{StageStart: a.StageStart, LayerStart: a.LayerStart}
+}
+
+// refetch brings the rows the tables show when they are outside the view held, from the
+// planner, which holds the result (a result it no longer holds is planned again).
+func (a *App) refetch() {
+	v := a.View
+	sw, n := a.StageWindow(), a.LayerCount()
+	if v == nil || (sw.Start >= v.StageStart && sw.End <= v.StageStart+spec.ViewStages) &&
+		(a.LayerStart >= v.LayerStart && min(a.LayerStart+LayerPageSize, n) <= v.LayerStart+spec.ViewLayers) {
+		return
+	}
+	w := a.window()
+	seq := a.planSeq
+	a.background(func() {
+		nv := new(View)
+		err := a.call(nil, "window", nv, strconv.Itoa(v.Handle), w)
+		a.update(func() {
+			if seq != a.planSeq || a.View != v {
+				return
+			}
+			if err != nil || nv.Result == nil {
+				a.replan()
+				return
+			}
+			a.show(nv, a.OptView)
 		})
 	})
 }
@@ -534,35 +587,72 @@ func (a *App) Import(name string, data []byte) {
 		a.notImported(name, err)
 		return
 	}
-	r := clone(a.Req)
-	if spec.Architecture != nil {
-		if old := r.Model.Architecture; old != nil {
-			spec.Architecture.Seq, spec.Architecture.DType, spec.Architecture.Attention = old.Seq, old.DType, old.Attention
+	a.importModel(name, spec, "")
+}
+
+// ImportAnswer takes the planner's answer to a file handed to it (Host.ImportFile): the
+// request's model, which for a large file is a reference to the file the planner kept in
+// the browser's storage, so that links and localStorage stay short.
+func (a *App) ImportAnswer(name, answer string, err error) {
+	if err == nil {
+		if e := errorObject(answer); e != nil {
+			err = e
 		}
-		spec.Name = path.Base(name)
+	}
+	var im struct {
+		Model        ModelSpec `json:"model"`
+		Stored, Kept bool
+	}
+	if err == nil {
+		err = json.Unmarshal([]byte(answer), &im)
+	}
+	if err != nil {
+		a.notImported(name, err)
+		return
+	}
+	extra := ""
+	switch {
+	case im.Stored && im.Kept:
+		extra = " It is kept in this browser's storage: the link and a reload find it here (a share server's link opens it elsewhere)."
+	case im.Stored:
+		extra = " This browser's storage did not take it: a reload will not find it."
+	}
+	a.importModel(name, im.Model, extra)
+}
+
+// importModel plans the request with the model spec of the file name, and shows it
+// when it plans; extra ends the notice.
+func (a *App) importModel(name string, m ModelSpec, extra string) {
+	r := clone(a.Req)
+	if m.Architecture != nil {
+		if old := r.Model.Architecture; old != nil {
+			m.Architecture.Seq, m.Architecture.DType, m.Architecture.Attention = old.Seq, old.DType, old.Attention
+		}
+		m.Name = path.Base(name)
 	} else {
 		r.Parallelism.Tensor, r.Parallelism.SequenceParallel = 0, false
 		r.Parallelism.Context, r.Parallelism.ContextMethod = 0, ""
 	}
-	r.Model = spec
+	r.Model = m
 	r.Boundaries = nil
 	a.background(func() {
-		res, err := a.plan(r)
+		v, err := a.plan(r, spec.Window{})
 		a.update(func() {
 			if err != nil {
 				a.notImported(name, err)
 				return
 			}
 			a.Req = r
-			if spec.Architecture == nil {
+			if m.Architecture == nil {
 				a.noTensor()
 			}
-			a.BoundsText, a.LayerStart = "", 0
+			a.BoundsText, a.LayerStart, a.StageStart = "", 0, 0
 			a.planSeq++ // an answer still coming is for the model before
-			a.Res, a.Err, a.Opt, a.Opened = res, nil, nil, ""
+			a.show(v, nil)
+			a.Err, a.Opened = nil, ""
 			a.Replans++
 			a.keep(true)
-			a.notice(fmt.Sprintf("Loaded %s: %d layers.", name, res.Model.Layers), false)
+			a.notice(fmt.Sprintf("Loaded %s: %d layers.%s", name, v.Result.Model.Layers, extra), false)
 		})
 	})
 }
@@ -571,35 +661,13 @@ func (a *App) notImported(name string, err error) {
 	a.notice(fmt.Sprintf("%s was not loaded: %v. The model shown is unchanged.", name, err), true)
 }
 
-// maxImportBytes bounds an imported file.
+// maxImportBytes bounds a file the page reads itself (a calibration profile, a model in
+// the tests); the Model panel's files go to the planner worker (Host.ImportFile), which
+// takes files up to the planner's own bound.
 const maxImportBytes = 32 << 20
 
-// importSpec turns a file into a model spec.
-func importSpec(data []byte) (ModelSpec, error) {
-	if len(data) == 0 {
-		return ModelSpec{}, errors.New("the file is empty")
-	}
-	if len(data) > maxImportBytes {
-		return ModelSpec{}, fmt.Errorf("the file is larger than %d MiB", maxImportBytes>>20)
-	}
-	trim := strings.TrimSpace(string(data))
-	if strings.HasPrefix(trim, "{") {
-		var probe map[string]json.RawMessage
-		if err := json.Unmarshal(data, &probe); err != nil {
-			return ModelSpec{}, fmt.Errorf("the file looks like JSON but does not parse: %v", err)
-		}
-		if _, ok := probe["model_type"]; ok {
-			return ModelSpec{Architecture: &Architecture{Config: json.RawMessage(trim)}}, nil
-		}
-		var buf bytes.Buffer
-		if err := json.Compact(&buf, data); err != nil {
-			return ModelSpec{}, err
-		}
-		return ModelSpec{Document: json.RawMessage(buf.String())}, nil
-	}
-	text, _ := json.Marshal(string(data))
-	return ModelSpec{Document: text}, nil
-}
+// importSpec turns a file into a model spec (spec.ModelFromFile).
+func importSpec(data []byte) (ModelSpec, error) { return spec.ModelFromFile(data, maxImportBytes) }
 
 // --- The Cluster panel.
 
@@ -993,7 +1061,7 @@ func (a *App) Parallel() string {
 	if a.Res == nil || a.Res.Step == nil || a.Res.Plan == nil {
 		return ""
 	}
-	p := len(a.Res.Plan.Stages)
+	p := a.StageCount()
 	if a.Res.Schedule != nil && a.Res.Schedule.Devices > 0 {
 		p = a.Res.Schedule.Devices
 	}
@@ -1113,7 +1181,7 @@ func (a *App) Bar() *StageBar {
 	if a.Res == nil || a.Res.Plan == nil {
 		return nil
 	}
-	b := NewStageBar(a.Res.Plan)
+	b := ViewBar(a.View)
 	return &b
 }
 
@@ -1122,7 +1190,7 @@ func (a *App) OptBar() *StageBar {
 	if a.Opt == nil || a.Opt.Plan == nil {
 		return nil
 	}
-	b := NewStageBar(a.Opt.Plan)
+	b := ViewBar(a.OptView)
 	return &b
 }
 
@@ -1131,7 +1199,9 @@ func (a *App) Rows() []StageRow {
 	if a.Res == nil || a.Res.Plan == nil {
 		return nil
 	}
-	return StagePage(a.Res.Plan, a.StageWindow().Start, StagePageSize)
+	v := a.View
+	w := a.StageWindow()
+	return stagePage(a.Res.Plan, v.StageStart, v.Bottleneck, w.Start, w.End-w.Start)
 }
 
 // StageWindow is the stage table's window: from StageStart, moved back so that it
@@ -1161,12 +1231,13 @@ func (a *App) StageCount() int {
 	if a.Res == nil || a.Res.Plan == nil {
 		return 0
 	}
-	return len(a.Res.Plan.Stages)
+	return a.View.Stages
 }
 
 // PageStages moves the stage table's window by delta rows.
 func (a *App) PageStages(delta int) {
 	a.StageStart = window(a.StageWindow().Start+delta, StagePageSize, a.StageCount()).Start
+	a.refetch()
 }
 
 // DeviceWindow is the per-device overrides' window: the presets of the devices from
@@ -1226,11 +1297,20 @@ func Summarize(r *Result) Summary {
 func (a *App) Summary() Summary {
 	s := Summarize(a.Res)
 	s.Manual = len(a.Req.Boundaries) > 0
+	if s.Stages > 0 {
+		s.Stages = a.View.Stages
+	}
 	return s
 }
 
 // OptSummary of the optimum beside a manual split.
-func (a *App) OptSummary() Summary { return Summarize(a.Opt) }
+func (a *App) OptSummary() Summary {
+	s := Summarize(a.Opt)
+	if s.Stages > 0 {
+		s.Stages = a.OptView.Stages
+	}
+	return s
+}
 
 // ErrorLines are the field errors (or the message) of a bad request, one per line.
 func (a *App) ErrorLines() []string {
@@ -1320,7 +1400,13 @@ func (a *App) Timeline() (Timeline, int, int) {
 	if a.Res == nil {
 		return Timeline{}, 0, 0
 	}
-	return NewTimeline(a.Res.Schedule)
+	t, drawn, total := NewTimeline(a.Res.Schedule)
+	if a.Res.Schedule != nil && total > 0 {
+		// The planner cut the schedule (spec.ViewEvents): its counts are the whole's.
+		total = max(total, a.View.Events)
+		t.Devices = max(t.Devices, a.Res.Schedule.Devices)
+	}
+	return t, drawn, total
 }
 
 // --- The layer table.
@@ -1328,10 +1414,11 @@ func (a *App) Timeline() (Timeline, int, int) {
 // Layers is the layer table's window.
 func (a *App) Layers() []LayerRow {
 	var stageOf []int
-	if a.Res != nil && a.Res.Plan != nil {
-		stageOf = a.Res.Plan.StageOfLayer()
+	off := 0
+	if a.View != nil {
+		stageOf, off = a.View.LayerStages, a.View.LayerStart
 	}
-	return LayerPage(a.Model(), stageOf, a.LayerStart, LayerPageSize)
+	return layerPage(a.Model(), off, stageOf, a.LayerStart, LayerPageSize)
 }
 
 // HasLayerCosts reports whether the result has the layers' costs (request.layers).
@@ -1362,17 +1449,28 @@ func (a *App) PageLayers(delta, at int) {
 		s = at
 	}
 	a.LayerStart = max(0, min(s, n-1))
+	a.refetch()
 }
 
 // --- Export and share.
 
-// ResultJSON is the plan as JSON: the result with its request.
+// ResultJSON is the plan as JSON: the whole result, which the planner holds (the page
+// has its view). It blocks: call it from Host.Background.
 func (a *App) ResultJSON() []byte {
-	if a.Res == nil {
+	var handle int
+	a.Host.Update(func() {
+		if a.View != nil {
+			handle = a.View.Handle
+		}
+	}, false)
+	if handle == 0 || a.Planner == nil {
 		return nil
 	}
-	b, _ := json.MarshalIndent(a.Res, "", "  ")
-	return b
+	out, err := a.Planner(nil, "result", []string{strconv.Itoa(handle)}, nil)
+	if err != nil || errorObject(out) != nil {
+		return nil
+	}
+	return []byte(out)
 }
 
 // RequestJSON is the request as JSON.
@@ -1381,11 +1479,26 @@ func (a *App) RequestJSON() []byte {
 	return b
 }
 
-// ExportPlan downloads the plan as JSON.
+// ExportPlan downloads the plan as JSON: the whole result, which the planner gives.
 func (a *App) ExportPlan() {
-	if a.Host != nil && a.Res != nil {
-		a.Host.Download("pipeplan-plan.json", "application/json", a.ResultJSON())
+	if a.Host == nil || a.Res == nil {
+		return
 	}
+	a.Host.Background(func() {
+		if b := a.ResultJSON(); b != nil {
+			a.Host.Download("pipeplan-plan.json", "application/json", b)
+		} else {
+			a.Host.Update(func() {
+				a.notice("The plan could not be downloaded: the planner no longer holds it. Try again after it plans.", true)
+			}, true)
+		}
+	})
+}
+
+// StoredModel reports whether the request's model is a file kept in the browser's
+// storage, which the request references (the planner's "import").
+func (a *App) StoredModel() bool {
+	return strings.HasPrefix(string(a.Req.Model.Document), `{"stored":`)
 }
 
 // ShareLink is the link to this request: the one the last Share gave for it (a stored
@@ -1413,7 +1526,11 @@ func (a *App) Share() {
 	if a.Server == "" {
 		a.shared = nil
 		a.Host.Copy(fragLink)
-		a.notice("Link copied: it holds the whole request, and opens this plan on any copy of pipeplan.", false)
+		if a.StoredModel() {
+			a.notice("Link copied: its model file is kept in this browser's storage, so it opens this plan in this browser only. Set a share server for a link that opens anywhere.", false)
+		} else {
+			a.notice("Link copied: it holds the whole request, and opens this plan on any copy of pipeplan.", false)
+		}
 		return
 	}
 	body, err := json.Marshal(a.Req)
@@ -1423,7 +1540,20 @@ func (a *App) Share() {
 	server := a.Server
 	a.Sharing = true
 	a.notice("Storing the plan on "+server+"…", false)
+	stored := a.StoredModel()
 	a.Host.Background(func() {
+		if stored {
+			// The server stores the whole request: the planner puts the model file back.
+			out, perr := a.Planner(nil, "expand", []string{string(body)}, nil)
+			if e := errorObject(out); perr == nil && e != nil {
+				perr = e
+			}
+			if perr != nil {
+				a.Host.Update(func() { a.shareDone(f, fragLink, server, api.Stored{}, perr) }, true)
+				return
+			}
+			body = []byte(out)
+		}
 		st, err := a.shareClient(server).Share(body)
 		a.Host.Update(func() { a.shareDone(f, fragLink, server, st, err) }, true)
 	})
@@ -1510,42 +1640,49 @@ func (a *App) OpenPlan(id, showing string) {
 	a.notice(fmt.Sprintf("Opening plan %s from %s…", ShortID(id), server), false)
 	a.Host.Background(func() {
 		doc, err := a.shareClient(server).Open(id)
-		var r *Request
-		res := new(Result)
+		// The planner reads the stored plan: it holds the result (the page receives its
+		// view) and keeps a large model in the browser's storage (the page's request
+		// references it).
+		var o struct {
+			Request *Request `json:"request"`
+			View    *View    `json:"view"`
+		}
 		if err == nil {
-			if r, err = DecodeRequest(doc.Request); err == nil {
-				err = json.Unmarshal(doc.Result, res)
+			err = a.call(nil, "open", &o, string(doc.Request), string(doc.Result))
+			if err == nil && (o.Request == nil || o.View == nil || o.View.Result == nil) {
+				err = errors.New("the planner's answer has no plan")
 			}
 			if err != nil {
 				err = fmt.Errorf("the stored plan does not read: %v", err)
 			}
 		}
-		a.Host.Update(func() { a.openDone(id, server, showing, r, res, err) }, true)
+		a.Host.Update(func() { a.openDone(id, server, showing, o.Request, o.View, err) }, true)
 	})
 }
 
-func (a *App) openDone(id, server, showing string, r *Request, res *Result, err error) {
+func (a *App) openDone(id, server, showing string, r *Request, v *View, err error) {
 	a.Sharing = false
 	var ae *api.APIError
 	switch {
 	case err == nil:
 		a.planSeq++ // an answer still coming is for the request before
 		seq := a.planSeq
-		a.Req, a.Res, a.Err, a.Opt = r, res, nil, nil
+		a.BoundsText, a.LayerStart, a.StageStart, a.Opened = "", 0, 0, id
+		a.Req, a.Err = r, nil
+		a.show(v, nil)
 		if len(r.Boundaries) > 0 { // the optimum beside a manual split, when it comes
 			o := clone(r)
 			o.Boundaries = nil
 			a.background(func() {
-				if opt, err := a.plan(o); err == nil {
+				if opt, err := a.plan(o, spec.Window{}); err == nil {
 					a.update(func() {
 						if seq == a.planSeq {
-							a.Opt = opt
+							a.OptView, a.Opt = opt, opt.Result
 						}
 					})
 				}
 			})
 		}
-		a.BoundsText, a.LayerStart, a.Opened = "", 0, id
 		f, _ := EncodeFragment(r)
 		a.shared = &sharedLink{For: f, Link: a.Host.PlanLink(id, server)}
 		a.keep(false)

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"pipeplan/core/model"
+	"pipeplan/core/request/spec"
 )
 
 // Planner runs one operation of the planner on its arguments (JSON texts) and returns
@@ -97,11 +98,16 @@ func (a *App) call(stop <-chan struct{}, op string, v any, args ...any) error {
 	return nil
 }
 
-// plan plans a request with the planner.
-func (a *App) plan(r *Request) (*Result, error) {
-	res := new(Result)
-	if err := a.call(nil, "plan", res, r); err != nil {
+// plan plans a request with the planner, which holds the result and answers it cut to a
+// View of window w (spec.Cut): what the page decodes and draws is bounded whatever the
+// size of the plan.
+func (a *App) plan(r *Request, w spec.Window) (*View, error) {
+	v := new(View)
+	if err := a.call(nil, "view", v, r, w); err != nil {
 		return nil, err
 	}
-	return res, nil
+	if v.Result == nil {
+		return nil, errors.New("the planner's answer has no result")
+	}
+	return v, nil
 }

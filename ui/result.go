@@ -11,3 +11,7 @@ type ModelInfo = spec.ModelInfo
 // Diagnostic is one finding of core about a request: why nothing fits, what is over
 // memory, what was assumed, advice.
 type Diagnostic = spec.Diagnostic
+
+// View is a result cut to what the page draws (spec.Cut): the planner worker holds the
+// whole result, and the page asks for other windows of its rows.
+type View = spec.View

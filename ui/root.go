@@ -216,7 +216,7 @@ func (c *Root) tlTotal() int {
 // pick reads the file chosen in the file input.
 func (c *Root) pick(e vugu.DOMEvent) {
 	if c.A.Host != nil {
-		c.A.Host.ReadFile(e, c.A.Import)
+		c.A.Host.ImportFile(e, c.A.ImportAnswer)
 	}
 }
 
@@ -239,7 +239,7 @@ func (c *Root) drop(e vugu.DOMEvent) {
 		return
 	}
 	e.PreventDefault()
-	c.A.Host.ReadFile(e, c.A.Import)
+	c.A.Host.ImportFile(e, c.A.ImportAnswer)
 }
 
 func (c *Root) searchPlaceholder(id string) string {

@@ -118,6 +118,10 @@ func (h *fakeHost) Keep(f string, push bool) {
 		h.pushes++
 	}
 }
+
+// ImportFile: the tests call App.ImportAnswer with the planner's answer themselves.
+func (h *fakeHost) ImportFile(vugu.DOMEvent, func(string, string, error)) {}
+
 func (h *fakeHost) Copy(s string)                                { h.copied = s }
 func (h *fakeHost) Download(string, string, []byte)              {}
 func (h *fakeHost) Link(f string, embed bool) string             { return "https://example.org/pp/#" + f }

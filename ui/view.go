@@ -9,6 +9,7 @@ import (
 
 	"pipeplan/core/model"
 	"pipeplan/core/plan"
+	"pipeplan/core/request/spec"
 	"pipeplan/core/schedule"
 	"pipeplan/core/units"
 )
@@ -117,27 +118,7 @@ func NewStageBar(p *plan.Plan) StageBar {
 		b.Segments = append(b.Segments, seg)
 	}
 	if group > 1 {
-		for g, first := 0, 0; first < len(p.Stages); g, first = g+1, first+group {
-			last := min(len(p.Stages), first+group) - 1
-			a, z := p.Stages[first], p.Stages[last]
-			stages := strconv.Itoa(first) + "–" + strconv.Itoa(last)
-			seg := Segment{
-				Stage: first, X: starts[first], W: starts[last+1] - starts[first], Bottleneck: first <= slow && slow <= last,
-				Pattern: "url(#pp-fill-" + strconv.Itoa(g%4) + ")",
-				Title:   "stages " + stages,
-			}
-			if p.LayerOrder == nil { // a graph split's stages are not ranges of layers
-				seg.Title += ": layers " + strconv.Itoa(a.FirstLayer) + "–" + strconv.Itoa(z.LastLayer)
-			}
-			seg.Title += " (" + a.FirstName + " … " + z.LastName + ")"
-			if seg.Bottleneck {
-				seg.Title += ", with the bottleneck (stage " + strconv.Itoa(slow) + ", " + units.Time(p.Stages[slow].ComputeSeconds, model.Seconds) + ")"
-			}
-			if label := "S" + stages; seg.W >= float64(len(label))*7.5 {
-				seg.Label = label
-			}
-			b.Segments = append(b.Segments, seg)
-		}
+		b.Segments = groupSegments(spec.Groups(p, group), slow, p.Stages[slow].ComputeSeconds, p.LayerOrder == nil, total)
 	}
 	if n > 0 {
 		x[n] = BarWidth
@@ -153,6 +134,58 @@ func NewStageBar(p *plan.Plan) StageBar {
 			Label: fmt.Sprintf("boundary %d, before layer %d: arrow keys move it", k, l)})
 	}
 	return b
+}
+
+// groupSegments draws runs of consecutive stages as the bar's segments, each as wide as
+// its share of total compute (all of it: total); slow is the bottleneck stage and
+// slowSeconds its compute; ranges says the stages are ranges of layers.
+func groupSegments(groups []spec.StageGroup, slow int, slowSeconds float64, ranges bool, total float64) []Segment {
+	var out []Segment
+	pos := 0.0
+	for g, x := range groups {
+		w := BarWidth / float64(max(len(groups), 1))
+		if total > 0 {
+			w = x.ComputeSeconds / total * BarWidth
+		}
+		stages := strconv.Itoa(x.First) + "–" + strconv.Itoa(x.Last)
+		seg := Segment{
+			Stage: x.First, X: pos, W: w, Bottleneck: x.First <= slow && slow <= x.Last,
+			Pattern: "url(#pp-fill-" + strconv.Itoa(g%4) + ")",
+			Title:   "stages " + stages,
+		}
+		pos += w
+		if ranges { // a graph split's stages are not ranges of layers
+			seg.Title += ": layers " + strconv.Itoa(x.FirstLayer) + "–" + strconv.Itoa(x.LastLayer)
+		}
+		seg.Title += " (" + x.FirstName + " … " + x.LastName + ")"
+		if seg.Bottleneck {
+			seg.Title += ", with the bottleneck (stage " + strconv.Itoa(slow) + ", " + units.Time(slowSeconds, model.Seconds) + ")"
+		}
+		if label := "S" + stages; seg.W >= float64(len(label))*7.5 {
+			seg.Label = label
+		}
+		out = append(out, seg)
+	}
+	return out
+}
+
+// ViewBar is the stage bar of a planner's view: its stages, or beyond spec.ViewGroups
+// the groups the planner made of them (without handles to drag).
+func ViewBar(v *View) StageBar {
+	p := v.Result.Plan
+	if v.Groups == nil {
+		return NewStageBar(p)
+	}
+	total := 0.0
+	for _, g := range v.Groups {
+		total += g.ComputeSeconds
+	}
+	n := 0
+	if k := len(p.Boundaries); k > 0 {
+		n = p.Boundaries[k-1]
+	}
+	return StageBar{Layers: n, Boundaries: joinInts(p.Boundaries),
+		Segments: groupSegments(v.Groups, v.Bottleneck, v.BottleneckSeconds, p.LayerOrder == nil, total)}
 }
 
 // LayerAt returns the boundary position (0..n) nearest to x on the bar.
@@ -201,18 +234,26 @@ func NewStageRows(p *plan.Plan) []StageRow { return StagePage(p, 0, len(p.Stages
 // StagePage formats the stages [start, start+size) of a plan: the Plan panel's table
 // shows a window of the stages, as the layer table does of the layers.
 func StagePage(p *plan.Plan, start, size int) []StageRow {
-	slow := bottleneck(p)
-	start = max(0, min(start, len(p.Stages)-1))
-	end := min(len(p.Stages), start+max(size, 0))
+	return stagePage(p, 0, bottleneck(p), start, size)
+}
+
+// stagePage is StagePage of a plan whose Stages start at stage off (a spec.View's), with
+// the bottleneck stage slow.
+func stagePage(p *plan.Plan, off, slow, start, size int) []StageRow {
+	start = max(off, min(start, off+len(p.Stages)-1))
+	end := min(off+len(p.Stages), start+max(size, 0))
+	if end <= start {
+		return nil
+	}
 	rows := make([]StageRow, end-start)
 	for i := start; i < end; i++ {
-		s := p.Stages[i]
+		s := p.Stages[i-off]
 		used := 0.0
 		if s.LimitBytes > 0 {
 			used = float64(s.MemoryBytes) / float64(s.LimitBytes)
 		}
 		r := StageRow{
-			Stage: i, Device: s.Device, Layers: plan.LayerRuns(p.StageLayers(i)),
+			Stage: i, Device: s.Device, Layers: plan.LayerRuns(p.StageLayers(i - off)),
 			Names:   s.FirstName + " … " + s.LastName,
 			Compute: units.Time(s.ComputeSeconds, model.Seconds), Transfer: units.Time(s.TransferSeconds, model.Seconds),
 			Memory: units.Bytes(s.MemoryBytes), Limit: units.Bytes(s.LimitBytes),
@@ -451,6 +492,12 @@ type LayerRow struct {
 // the layers (ModelInfo.LayerNames) and, when the request asks (layers), gives their
 // costs (ModelInfo.LayerCosts); bounds place them on stages.
 func LayerPage(m *ModelInfo, stageOf []int, start, size int) []LayerRow {
+	return layerPage(m, 0, stageOf, start, size)
+}
+
+// layerPage is LayerPage of a model whose layer names and costs, and stageOf, start at
+// layer off (a spec.View's).
+func layerPage(m *ModelInfo, off int, stageOf []int, start, size int) []LayerRow {
 	if m == nil || m.Layers == 0 {
 		return nil
 	}
@@ -458,12 +505,15 @@ func LayerPage(m *ModelInfo, stageOf []int, start, size int) []LayerRow {
 	start = max(0, min(start, n-1))
 	end := min(n, start+size)
 	rows := make([]LayerRow, 0, end-start)
-	for i := start; i < end; i++ {
-		r := LayerRow{Index: i}
+	for l := start; l < end; l++ {
+		r, i := LayerRow{Index: l}, l-off
+		if i < 0 {
+			i = len(m.LayerNames) + len(stageOf) + n // outside the window: no names, no costs
+		}
 		if i < len(m.LayerNames) {
 			r.Name = m.LayerNames[i]
 		}
-		if i < len(stageOf) {
+		if i < len(stageOf) && stageOf[i] >= 0 {
 			r.Stage = strconv.Itoa(stageOf[i])
 		}
 		if lc := m.LayerCosts; lc != nil && i < len(lc.ParamBytes) {

@@ -40,7 +40,7 @@ func main() {
 	if err != nil {
 		panic(err)
 	}
-	h := &browser{env: r.EventEnv()}
+	h := &browser{env: r.EventEnv(), planner: planner}
 	req, notice, showing := startRequest()
 	// The plans come from the planner worker: the page draws each when it comes.
 	app := ui.NewApp(req, h, planner.Do)
@@ -194,8 +194,10 @@ type browser struct {
 	env vugu.EventEnv
 	// failed shows a panic recovered in a handler or a background task (vugu's lock held).
 	failed func(any)
-	mu     sync.Mutex
-	focus  string
+	// planner is the planner worker's client (ImportFile hands it files).
+	planner *client
+	mu      sync.Mutex
+	focus   string
 	// yielded is when a long computation last let the browser run, as the time since
 	// started (a time.Time here would keep time.Time's formatting and parsing in
 	// main.wasm: the browser is used as an interface, ui.Host).
@@ -294,7 +296,9 @@ func (b *browser) Link(fragment string, embed bool) string {
 	return base + "#" + fragment
 }
 
-func (b *browser) ReadFile(e vugu.DOMEvent, done func(string, []byte)) {
+// eventFile is the file of a file input's change event or of a drop event; ok false
+// when there is none.
+func eventFile(e vugu.DOMEvent) (f js.Value, ok bool) {
 	ev := js.Value(e.JSEvent())
 	var files js.Value
 	if dt := ev.Get("dataTransfer"); dt.Truthy() {
@@ -303,9 +307,37 @@ func (b *browser) ReadFile(e vugu.DOMEvent, done func(string, []byte)) {
 		files = js.Value(e.JSEventTarget()).Get("files")
 	}
 	if !files.Truthy() || files.Length() == 0 {
+		return js.Undefined(), false
+	}
+	return files.Index(0), true
+}
+
+// ImportFile posts the event's File to the planner worker as it is (postMessage clones a
+// File without reading it): the worker reads, hashes and keeps it (its "import").
+func (b *browser) ImportFile(e vugu.DOMEvent, done func(name, answer string, err error)) {
+	f, ok := eventFile(e)
+	if !ok {
 		return
 	}
-	f := files.Index(0)
+	name := f.Get("name").String()
+	b.planner.start("import", []any{name, f}, nil, func(answer string, err error) {
+		go func() {
+			b.env.Lock()
+			done(name, answer, err)
+			b.env.UnlockRender()
+		}()
+	})
+	// Let the same file be picked again after it was fixed.
+	if t := js.Value(e.JSEventTarget()); t.Get("type").String() == "file" {
+		t.Set("value", "")
+	}
+}
+
+func (b *browser) ReadFile(e vugu.DOMEvent, done func(string, []byte)) {
+	f, ok := eventFile(e)
+	if !ok {
+		return
+	}
 	name := f.Get("name").String()
 	var then, fail js.Func
 	release := func() { then.Release(); fail.Release() }

@@ -5,6 +5,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"sync"
 	"syscall/js"
 
@@ -17,6 +18,8 @@ var (
 )
 
 func main() {
+	ops.Models.Load = loadStored
+	ops.Models.Keep = keepStored
 	self := js.Global()
 	self.Set("onmessage", js.FuncOf(func(_ js.Value, args []js.Value) any {
 		receive(args[0].Get("data"))
@@ -41,6 +44,10 @@ func receive(m js.Value) {
 			cancel()
 		}
 		mu.Unlock()
+		return
+	}
+	if op == "import" {
+		go importFile(id, m.Get("args"))
 		return
 	}
 	var args []string
@@ -136,4 +143,75 @@ func (y *yielder) release() {
 	y.c.Get("port1").Call("close")
 	y.c.Get("port2").Call("close")
 	y.onMsg.Release()
+}
+
+// importFile reads a model file the page passed as it is (a File: the page's thread never
+// reads it), keeps it in the browser's storage (worker.js, pipeplanReadFile) and answers
+// ops.Store.Import's JSON. args: [name, file].
+func importFile(id int, args js.Value) {
+	name := args.Index(0).String()
+	v, err := await(js.Global().Call("pipeplanReadFile", args.Index(1), ops.MaxFileBytes))
+	if err != nil {
+		b, _ := json.Marshal(map[string]string{"error": name + " could not be read: " + err.Error()})
+		post(map[string]any{"id": id, "result": string(b)})
+		return
+	}
+	if e := v.Get("error"); e.Type() == js.TypeString {
+		b, _ := json.Marshal(map[string]string{"error": e.String()})
+		post(map[string]any{"id": id, "result": string(b)})
+		return
+	}
+	buf := v.Get("data")
+	data := make([]byte, buf.Length())
+	js.CopyBytesToGo(data, buf)
+	post(map[string]any{"id": id, "result": ops.Models.Import(name, v.Get("hash").String(), data, v.Get("kept").Bool())})
+}
+
+// loadStored reads a model file kept in the browser's storage (ops.Store.Load).
+func loadStored(hash string) ([]byte, bool, error) {
+	v, err := await(js.Global().Call("pipeplanLoadFile", hash))
+	if err != nil {
+		return nil, false, err
+	}
+	if v.IsNull() || v.IsUndefined() {
+		return nil, false, nil
+	}
+	data := make([]byte, v.Length())
+	js.CopyBytesToGo(data, v)
+	return data, true, nil
+}
+
+// await waits for a promise (in a goroutine: the worker's event loop runs meanwhile).
+func await(p js.Value) (js.Value, error) {
+	type outcome struct {
+		v   js.Value
+		err error
+	}
+	ch := make(chan outcome, 1)
+	var then, fail js.Func
+	then = js.FuncOf(func(_ js.Value, args []js.Value) any {
+		ch <- outcome{v: args[0]}
+		return nil
+	})
+	fail = js.FuncOf(func(_ js.Value, args []js.Value) any {
+		msg := "rejected"
+		if len(args) > 0 {
+			msg = args[0].Call("toString").String()
+		}
+		ch <- outcome{err: errors.New(msg)}
+		return nil
+	})
+	defer then.Release()
+	defer fail.Release()
+	p.Call("then", then, fail)
+	o := <-ch
+	return o.v, o.err
+}
+
+// keepStored puts a model file in the browser's storage (ops.Store.Keep).
+func keepStored(hash string, data []byte) bool {
+	buf := js.Global().Get("Uint8Array").New(len(data))
+	js.CopyBytesToJS(buf, data)
+	v, err := await(js.Global().Call("pipeplanKeepFile", hash, buf))
+	return err == nil && v.Truthy()
 }

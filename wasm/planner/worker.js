@@ -119,3 +119,55 @@ self.addEventListener("error", e => {
   e.preventDefault();
   died(e.message || "an uncaught error");
 });
+// The browser's storage of model files too large for a link (wasm/planner/ops: Store):
+// IndexedDB "pipeplan", object store "models", each file's bytes under "sha256-" and
+// its SHA-256 in hex. The files are read, hashed and stored here, in the worker: the
+// page's thread passes the File object and never reads it.
+const openStore = () => self.pipeplanDB ??= new Promise((ok, fail) => {
+  const r = indexedDB.open("pipeplan", 1);
+  r.onupgradeneeded = () => r.result.createObjectStore("models");
+  r.onsuccess = () => ok(r.result);
+  r.onerror = () => fail(r.error);
+});
+const storeRequest = async (mode, f) => {
+  const db = await openStore();
+  return new Promise((ok, fail) => {
+    const t = db.transaction("models", mode);
+    const r = f(t.objectStore("models"));
+    t.oncomplete = () => ok(r.result);
+    t.onerror = t.onabort = () => fail(t.error || new Error("the transaction was aborted"));
+  });
+};
+// pipeplanReadFile(file, maxBytes): {hash, data (Uint8Array), kept}, or {error}; kept
+// is false when the storage refused the file (full, or a private window without one).
+self.pipeplanReadFile = async (file, maxBytes) => {
+  if (file.size > maxBytes) {
+    return { error: "the file is " + (file.size / 1048576).toFixed(1) + " MiB, larger than the " + (maxBytes / 1048576) + " MiB the planner takes" };
+  }
+  const buf = await file.arrayBuffer();
+  const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", buf));
+  const hash = Array.from(digest, b => b.toString(16).padStart(2, "0")).join("");
+  let kept = false;
+  try {
+    await storeRequest("readwrite", s => s.put(buf, "sha256-" + hash));
+    kept = true;
+  } catch (err) {
+    console.warn("pipeplan: the model file was not kept in this browser's storage: " + err);
+  }
+  return { hash, data: new Uint8Array(buf), kept };
+};
+// pipeplanLoadFile(key): the stored file's bytes (Uint8Array), or null.
+self.pipeplanLoadFile = async key => {
+  const v = await storeRequest("readonly", s => s.get(key));
+  return v ? new Uint8Array(v) : null;
+};
+// pipeplanKeepFile(key, bytes): true when the storage took the file.
+self.pipeplanKeepFile = async (key, bytes) => {
+  try {
+    await storeRequest("readwrite", s => s.put(bytes.buffer, key));
+    return true;
+  } catch (err) {
+    console.warn("pipeplan: the model file was not kept in this browser's storage: " + err);
+    return false;
+  }
+};

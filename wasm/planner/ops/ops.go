@@ -17,6 +17,16 @@
 //	calibrate [request, profile] request.Calibration: the request's architecture fitted to
 //	                             a measured profile (its text, a native model file)
 //	                             (pipeplan.calibrate)
+//	view [request, window]       the page's plan: the result cut to a spec.View of the
+//	                             window (spec.Window), the whole held for window and result
+//	window [handle, window]      another window of a held result
+//	result [handle]              a held result whole, as plan answers it
+//	expand [request]             the request with its stored model put back (to share it)
+//	open [request, result]       a share server's stored plan: {request, view}, the
+//	                             request's large model kept in the browser's storage
+//
+// A request may hold a stored model's reference in its model document (Ref, Import):
+// Do puts the document back before it runs the operation.
 //
 // Bad input comes back as an error object ({error, fields}), never as a Go error: Do's
 // error is only the context's, when a search is cancelled.
@@ -39,6 +49,19 @@ import (
 // A panic comes back as an error object.
 func Do(ctx context.Context, op string, args []string, progress func(string), yield func()) (out string, err error) {
 	defer recovered(&out)
+	var refs []Ref
+	for i, a := range args {
+		r, rs, err := Models.Resolve(a)
+		if err != nil {
+			return mustJSON(apiError{Error: err.Error(), Fields: []apiField{{Path: "model.document", Reason: err.Error()}}}), nil
+		}
+		if rs != nil {
+			if i == 0 {
+				args = append([]string(nil), args...)
+			}
+			args[i], refs = r, append(refs, rs...)
+		}
+	}
 	arg := func(i int) string {
 		if i < len(args) {
 			return args[i]
@@ -65,7 +88,17 @@ func Do(ctx context.Context, op string, args []string, progress func(string), yi
 	case "profiler":
 		return profilerJSON(), nil
 	case "candidate":
-		return candidateJSON(arg(0), arg(1)), nil
+		return candidateJSON(arg(0), arg(1), refs), nil
+	case "view":
+		return Views.view(arg(0), arg(1)), nil
+	case "window":
+		return Views.window(arg(0), arg(1)), nil
+	case "result":
+		return Views.result(arg(0)), nil
+	case "open":
+		return Views.open(arg(0), arg(1)), nil
+	case "expand":
+		return arg(0), nil
 	case "calibrate":
 		return calibrateJSON(arg(0), arg(1)), nil
 	}
@@ -74,7 +107,9 @@ func Do(ctx context.Context, op string, args []string, progress func(string), yi
 
 // candidateJSON is the request of one candidate of a query's search (its JSON, as the
 // report gives it), in core's normal form (every knob stated).
-func candidateJSON(queryJSON, candidateJSON string) string {
+// refs are the stored models the query referenced: the request answers with its
+// reference again, as the page holds it.
+func candidateJSON(queryJSON, candidateJSON string, refs []Ref) string {
 	q, err := search.DecodeQuery([]byte(queryJSON))
 	if err != nil {
 		return mustJSON(errorOf(err))
@@ -93,6 +128,10 @@ func candidateJSON(queryJSON, candidateJSON string) string {
 	}
 	if n, err := request.Normalize(r); err == nil {
 		r = n
+	}
+	if len(refs) == 1 && len(r.Model.Document) > 0 {
+		b, _ := json.Marshal(refs[0])
+		r.Model.Document = b
 	}
 	return mustJSON(r)
 }

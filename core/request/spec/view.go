@@ -1,0 +1,231 @@
+package spec
+
+import (
+	"pipeplan/core/plan"
+	"pipeplan/core/schedule"
+)
+
+// A page draws a result in frames of a few milliseconds, on the thread that also answers
+// the person: a result of thousands of stages or of a hundred thousand layers is megabytes
+// of JSON (4.4 MB for 20,000 layers on 3,000 stages), too much to decode there. So the
+// planner (in its Web Worker) keeps the whole result and hands the page a View: the
+// result cut to what the page draws (Cut), with windows of rows that the page asks for
+// again as a person pages through them. What a View holds is bounded whatever the size
+// of the model, the cluster and the schedule, but for the plan's boundaries (an int per
+// stage, which the page's boundaries box and stage bar show whole).
+
+// The bounds of a View.
+const (
+	// ViewStages is the most stages of a window; ViewLayers the most layers.
+	ViewStages = 100
+	ViewLayers = 100
+	// ViewGroups is the most segments of the stage bar: more stages are drawn in groups
+	// of consecutive stages (ViewStages, so that a plan up to it is drawn stage by stage).
+	ViewGroups = 100
+	// ViewDevices is the most devices (pipeline stages) of the schedule a View keeps:
+	// the timeline's rows, their busy times and their microbatches in flight.
+	ViewDevices = 64
+	// ViewEvents is the most operations of the timeline; a device keeps its earliest.
+	ViewEvents = 2000
+	// ViewSamples is the most points of one stage's microbatches in flight: more are
+	// decimated to the highest count in each of ViewSamples/2 spans of time.
+	ViewSamples = 600
+	// ViewDeviceSteps is the most per-device steps (Result.Devices) a View keeps.
+	ViewDeviceSteps = 64
+)
+
+// Window is which rows a View holds: Stages from StageStart, layers from LayerStart
+// (each at most ViewStages and ViewLayers).
+type Window struct {
+	StageStart int `json:"stage_start"`
+	LayerStart int `json:"layer_start"`
+}
+
+// View is a result cut to what a page draws (Cut).
+type View struct {
+	// Result is the result with its lists cut: Plan.Stages from StageStart,
+	// Model.LayerNames and LayerCosts from LayerStart, the schedule's lists to its first
+	// ViewDevices devices and ViewEvents operations, its in-flight samples decimated, and
+	// Devices to ViewDeviceSteps.
+	Result *Result `json:"result"`
+	// Handle names the whole result where the planner holds it (for other windows and
+	// the whole result's JSON); 0 where nothing holds it.
+	Handle int `json:"handle,omitempty"`
+	// Stages is the plan's stage count; StageStart the first stage of Plan.Stages.
+	Stages     int `json:"stages"`
+	StageStart int `json:"stage_start"`
+	// Bottleneck is the stage with the largest compute time (the first of equals; -1
+	// without a plan) and BottleneckSeconds its compute time.
+	Bottleneck        int     `json:"bottleneck"`
+	BottleneckSeconds float64 `json:"bottleneck_seconds"`
+	// Groups are the stage bar's segments when the plan has more than ViewGroups
+	// stages (each a run of consecutive stages), else nil: the bar is drawn from
+	// Plan.Stages, which then holds every stage.
+	Groups []StageGroup `json:"groups,omitempty"`
+	// LayerStart is the first layer of Model.LayerNames and LayerCosts; LayerStages the
+	// stage of each of those layers.
+	LayerStart  int   `json:"layer_start"`
+	LayerStages []int `json:"layer_stages,omitempty"`
+	// Events is how many operations the whole schedule has; MaxInFlight the most
+	// microbatches in flight on any stage.
+	Events      int `json:"events"`
+	MaxInFlight int `json:"max_in_flight"`
+}
+
+// StageGroup is a run of consecutive stages, First to Last, drawn as one segment of the
+// stage bar: their layers (FirstLayer to LastLayer, for a split into ranges; names
+// FirstName to LastName) and the sum of their compute times.
+type StageGroup struct {
+	First          int     `json:"first"`
+	Last           int     `json:"last"`
+	FirstLayer     int     `json:"first_layer"`
+	LastLayer      int     `json:"last_layer"`
+	FirstName      string  `json:"first_name"`
+	LastName       string  `json:"last_name"`
+	ComputeSeconds float64 `json:"compute_seconds"`
+}
+
+// Cut returns r cut to a View of window w. r is not changed: the View shares what it
+// keeps whole.
+func Cut(r *Result, w Window) *View {
+	v := &View{Bottleneck: -1}
+	c := *r
+	v.Result = &c
+	m := &c.Model
+	n := m.Layers
+	v.LayerStart = max(0, min(w.LayerStart, n-ViewLayers))
+	end := min(n, v.LayerStart+ViewLayers)
+	if v.LayerStart < len(m.LayerNames) {
+		m.LayerNames = m.LayerNames[v.LayerStart:min(end, len(m.LayerNames))]
+	} else {
+		m.LayerNames = nil
+	}
+	if lc := m.LayerCosts; lc != nil {
+		x := LayerCosts{
+			ForwardSeconds: cutList(lc.ForwardSeconds, v.LayerStart, end), BackwardSeconds: cutList(lc.BackwardSeconds, v.LayerStart, end),
+			ForwardCycles: cutList(lc.ForwardCycles, v.LayerStart, end), BackwardCycles: cutList(lc.BackwardCycles, v.LayerStart, end),
+			ParamBytes: cutList(lc.ParamBytes, v.LayerStart, end), ActivationBytes: cutList(lc.ActivationBytes, v.LayerStart, end),
+			OutputBytes: cutList(lc.OutputBytes, v.LayerStart, end),
+		}
+		m.LayerCosts = &x
+	}
+	if p := r.Plan; p != nil {
+		cp := *p
+		c.Plan = &cp
+		v.Stages = len(p.Stages)
+		for i, s := range p.Stages {
+			if v.Bottleneck < 0 || s.ComputeSeconds > p.Stages[v.Bottleneck].ComputeSeconds {
+				v.Bottleneck = i
+			}
+		}
+		if v.Bottleneck >= 0 {
+			v.BottleneckSeconds = p.Stages[v.Bottleneck].ComputeSeconds
+		}
+		if v.Stages > ViewGroups {
+			v.Groups = Groups(p, (v.Stages+ViewGroups-1)/ViewGroups)
+		}
+		v.StageStart = max(0, min(w.StageStart, v.Stages-ViewStages))
+		cp.Stages = p.Stages[v.StageStart:min(v.Stages, v.StageStart+ViewStages)]
+		if end > v.LayerStart {
+			v.LayerStages = make([]int, end-v.LayerStart)
+			for i := range v.LayerStages {
+				v.LayerStages[i] = -1
+			}
+			for i, s := range p.Stages {
+				if s.Layers == nil && (s.LastLayer < v.LayerStart || s.FirstLayer >= end) {
+					continue
+				}
+				for _, l := range p.StageLayers(i) {
+					if l >= v.LayerStart && l < end {
+						v.LayerStages[l-v.LayerStart] = i
+					}
+				}
+			}
+		}
+	}
+	if len(c.Devices) > ViewDeviceSteps {
+		c.Devices = c.Devices[:ViewDeviceSteps]
+	}
+	if s := r.Schedule; s != nil {
+		v.Events, v.MaxInFlight = cutSchedule(&c, s)
+	}
+	return v
+}
+
+func cutList[T any](s []T, start, end int) []T {
+	if start >= len(s) {
+		return nil
+	}
+	return s[start:min(end, len(s))]
+}
+
+// Groups splits a plan's stages into runs of size consecutive stages.
+func Groups(p *plan.Plan, size int) []StageGroup {
+	var out []StageGroup
+	for first := 0; first < len(p.Stages); first += size {
+		last := min(len(p.Stages), first+size) - 1
+		a, z := p.Stages[first], p.Stages[last]
+		g := StageGroup{First: first, Last: last, FirstLayer: a.FirstLayer, LastLayer: z.LastLayer, FirstName: a.FirstName, LastName: z.LastName}
+		for _, s := range p.Stages[first : last+1] {
+			g.ComputeSeconds += max(s.ComputeSeconds, 0)
+		}
+		out = append(out, g)
+	}
+	return out
+}
+
+// cutSchedule sets c.Schedule to s cut to its first ViewDevices devices and ViewEvents
+// operations, with each stage's in-flight samples decimated to ViewSamples; it returns
+// how many operations s has and its most microbatches in flight.
+func cutSchedule(c *Result, s *schedule.Result) (events, inFlight int) {
+	cs := *s
+	c.Schedule = &cs
+	for _, e := range s.Events {
+		events += len(e)
+	}
+	for _, k := range s.MaxInFlight {
+		inFlight = max(inFlight, k)
+	}
+	cs.StageDevices = cutList(s.StageDevices, 0, ViewDevices)
+	cs.BusySeconds = cutList(s.BusySeconds, 0, ViewDevices)
+	cs.PeakMemoryBytes = cutList(s.PeakMemoryBytes, 0, ViewDevices)
+	cs.LimitBytes = cutList(s.LimitBytes, 0, ViewDevices)
+	cs.MaxInFlight = cutList(s.MaxInFlight, 0, ViewDevices)
+	cs.Events = nil
+	left := ViewEvents
+	for _, e := range cutList(s.Events, 0, ViewDevices) {
+		k := min(len(e), left)
+		cs.Events = append(cs.Events, e[:k])
+		left -= k
+	}
+	cs.InFlight = nil
+	for _, samples := range cutList(s.InFlight, 0, ViewDevices) {
+		cs.InFlight = append(cs.InFlight, Decimate(samples, ViewSamples))
+	}
+	return events, inFlight
+}
+
+// Decimate reduces a step chart of samples (a count from each sample's time to the next)
+// to at most limit samples: the time is split into limit/2 spans of as many samples each,
+// and each span is drawn as its highest count from its start, then its last count from the
+// time of its last sample, so that peaks and where each span ends stay as they were.
+func Decimate(samples []schedule.Sample, limit int) []schedule.Sample {
+	if len(samples) <= limit || limit < 2 {
+		return samples
+	}
+	spans := limit / 2
+	size := (len(samples) + spans - 1) / spans
+	out := make([]schedule.Sample, 0, limit)
+	for first := 0; first < len(samples); first += size {
+		span := samples[first:min(len(samples), first+size)]
+		peak := span[0]
+		for _, s := range span {
+			peak.Count = max(peak.Count, s.Count)
+		}
+		out = append(out, peak)
+		if last := span[len(span)-1]; len(span) > 1 && last.Count != peak.Count {
+			out = append(out, last)
+		}
+	}
+	return out
+}

@@ -1,0 +1,175 @@
+package spec_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+
+	"pipeplan/core/request"
+	"pipeplan/core/request/spec"
+	"pipeplan/core/schedule"
+)
+
+// chain is a native profile of n layers in a chain, each 0.1 ms forward and 0.2 ms
+// backward (layer i's forward is 0.1 ms + i ns, so that stages differ).
+func chain(n int) string {
+	var b strings.Builder
+	b.WriteString(`{"name":"chain","inputs":[{"id":"x","bytes":1024}],"layers":[`)
+	for i := range n {
+		if i > 0 {
+			b.WriteString(",")
+		}
+		in := "x"
+		if i > 0 {
+			in = fmt.Sprintf("h%d", i-1)
+		}
+		fmt.Fprintf(&b, `{"name":"l%d","forward_seconds":%g,"backward_seconds":0.0002,"param_bytes":1048576,"activation_bytes":1048576,"inputs":[%q],"outputs":[{"id":"h%d","bytes":4096}]}`, i, 0.0001+float64(i)*1e-9, in, i)
+	}
+	b.WriteString("]}")
+	return b.String()
+}
+
+func run(t *testing.T, layers, devices, microbatches int) *request.Result {
+	t.Helper()
+	r, err := request.Decode(fmt.Appendf(nil, `{"version":1,"model":{"document":%s},"cluster":{"device":"A100-80GB","count":%d},"schedule":{"microbatches":%d},"events":true,"layers":true}`, chain(layers), devices, microbatches))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := request.Run(context.Background(), r)
+	if err != nil || res.Plan == nil {
+		t.Fatalf("%v (feasible %v)", err, res != nil && res.Feasible)
+	}
+	return res
+}
+
+// TestCut: a View holds the rows of its window, as the whole result has them, the
+// bottleneck and the groups of the whole plan, and its JSON stays under a bound however
+// large the result.
+func TestCut(t *testing.T) {
+	for _, c := range []struct {
+		layers, devices, microbatches int
+		w                             spec.Window
+	}{
+		{6000, 1000, 1, spec.Window{StageStart: 450, LayerStart: 2990}},
+		{6000, 1000, 1, spec.Window{StageStart: 5000, LayerStart: 9000}}, // past the end: the last rows
+		{300, 4, 400, spec.Window{}},                                     // a long schedule
+		{30, 3, 4, spec.Window{StageStart: 1, LayerStart: 7}},            // small: whole
+	} {
+		t.Run(fmt.Sprintf("%d-layers-%d-devices-%d-microbatches", c.layers, c.devices, c.microbatches), func(t *testing.T) {
+			res := run(t, c.layers, c.devices, c.microbatches)
+			whole, _ := json.Marshal(res)
+			v := spec.Cut(res, c.w)
+			b, _ := json.Marshal(v)
+			t.Logf("the result: %d bytes of JSON; its view: %d", len(whole), len(b))
+			if len(b) > 512<<10 {
+				t.Errorf("the view is %d bytes of JSON", len(b))
+			}
+			p := res.Plan
+			if v.Stages != len(p.Stages) {
+				t.Errorf("stages %d, want %d", v.Stages, len(p.Stages))
+			}
+			wantStart := max(0, min(c.w.StageStart, len(p.Stages)-spec.ViewStages))
+			got := v.Result.Plan.Stages
+			if v.StageStart != wantStart || len(got) != min(spec.ViewStages, len(p.Stages)) {
+				t.Fatalf("stages from %d, %d of them; want from %d", v.StageStart, len(got), wantStart)
+			}
+			for i, s := range got {
+				if q := p.Stages[v.StageStart+i]; s.FirstLayer != q.FirstLayer || s.LastLayer != q.LastLayer || s.ComputeSeconds != q.ComputeSeconds || s.MemoryBytes != q.MemoryBytes {
+					t.Fatalf("stage %d differs", v.StageStart+i)
+				}
+			}
+			slow := 0
+			for i, s := range p.Stages {
+				if s.ComputeSeconds > p.Stages[slow].ComputeSeconds {
+					slow = i
+				}
+			}
+			if v.Bottleneck != slow || v.BottleneckSeconds != p.Stages[slow].ComputeSeconds {
+				t.Errorf("bottleneck %d (%g), want %d", v.Bottleneck, v.BottleneckSeconds, slow)
+			}
+			if len(p.Stages) > spec.ViewGroups {
+				if len(v.Groups) > spec.ViewGroups || v.Groups[0].First != 0 || v.Groups[len(v.Groups)-1].Last != len(p.Stages)-1 {
+					t.Errorf("%d groups, from %d to %d", len(v.Groups), v.Groups[0].First, v.Groups[len(v.Groups)-1].Last)
+				}
+				sum, total := 0.0, 0.0
+				for k, g := range v.Groups {
+					if k > 0 && g.First != v.Groups[k-1].Last+1 {
+						t.Errorf("group %d starts at %d", k, g.First)
+					}
+					sum += g.ComputeSeconds
+				}
+				for _, s := range p.Stages {
+					total += s.ComputeSeconds
+				}
+				if d := sum - total; d > 1e-9*total || d < -1e-9*total {
+					t.Errorf("the groups' compute %g, the stages' %g", sum, total)
+				}
+			} else if v.Groups != nil {
+				t.Errorf("%d groups of %d stages", len(v.Groups), len(p.Stages))
+			}
+			n := res.Model.Layers
+			ls := max(0, min(c.w.LayerStart, n-spec.ViewLayers))
+			end := min(n, ls+spec.ViewLayers)
+			if v.LayerStart != ls || !slices.Equal(v.Result.Model.LayerNames, res.Model.LayerNames[ls:end]) ||
+				!slices.Equal(v.Result.Model.LayerCosts.ParamBytes, res.Model.LayerCosts.ParamBytes[ls:end]) {
+				t.Errorf("layers from %d: %v", v.LayerStart, v.Result.Model.LayerNames)
+			}
+			if !slices.Equal(v.LayerStages, p.StageOfLayer()[ls:end]) {
+				t.Errorf("the layers' stages %v, want %v", v.LayerStages, p.StageOfLayer()[ls:end])
+			}
+			s, cs := res.Schedule, v.Result.Schedule
+			events, shown := 0, 0
+			for _, e := range s.Events {
+				events += len(e)
+			}
+			for d, e := range cs.Events {
+				shown += len(e)
+				if !slices.Equal(e, s.Events[d][:len(e)]) {
+					t.Errorf("device %d's events are not the first of the whole's", d)
+				}
+			}
+			if v.Events != events || shown != min(events, spec.ViewEvents) && len(cs.Events) < spec.ViewDevices {
+				t.Errorf("%d events of %d shown, the view says %d", shown, events, v.Events)
+			}
+			if len(cs.InFlight) > spec.ViewDevices || len(cs.Events) > spec.ViewDevices || len(cs.BusySeconds) > spec.ViewDevices {
+				t.Errorf("the schedule's lists hold %d, %d, %d devices", len(cs.InFlight), len(cs.Events), len(cs.BusySeconds))
+			}
+			if res.Plan.Stages[0].FirstName == "" || len(res.Plan.Stages) != v.Stages {
+				t.Error("Cut changed the result")
+			}
+		})
+	}
+}
+
+// TestDecimate: a step chart decimated keeps its highest count in each span, its first
+// and last points, and at most limit points; a short one is kept as it is.
+func TestDecimate(t *testing.T) {
+	var s []schedule.Sample
+	for i := range 5000 {
+		s = append(s, schedule.Sample{TimeSeconds: float64(i), Count: (i * 7919) % 13})
+	}
+	s[4321].Count = 99
+	d := spec.Decimate(s, 600)
+	if len(d) > 600 || d[0].TimeSeconds != s[0].TimeSeconds {
+		t.Fatalf("%d points, first %v", len(d), d[0])
+	}
+	peak := 0
+	for k, x := range d {
+		peak = max(peak, x.Count)
+		if k > 0 && x.TimeSeconds <= d[k-1].TimeSeconds {
+			t.Fatalf("point %d goes back in time", k)
+		}
+	}
+	if peak != 99 {
+		t.Errorf("the peak %d, want 99", peak)
+	}
+	if last := d[len(d)-1]; last.TimeSeconds != s[len(s)-1].TimeSeconds && last.Count != s[len(s)-1].Count {
+		t.Errorf("ends at %v, the chart at %v", last, s[len(s)-1])
+	}
+	if short := s[:600]; len(spec.Decimate(short, 600)) != 600 {
+		t.Error("a chart of the limit was decimated")
+	}
+}
