@@ -727,8 +727,9 @@ func (a *App) Form() ClusterForm {
 			f.Nodes, f.PerNode = max(1, (cs.Count+d-1)/d), d
 			f.Link, f.InterLink = cs.LinkIntra, cs.LinkInter
 		}
-		for range f.Nodes * f.PerNode {
-			f.Devices = append(f.Devices, cs.Device)
+		f.Devices = make([]string, f.Nodes*f.PerNode)
+		for i := range f.Devices {
+			f.Devices[i] = cs.Device
 		}
 		return f
 	}
@@ -1255,7 +1256,17 @@ func (a *App) PageDevices(delta int) {
 
 // DeviceRange is the overrides' window.
 func (a *App) DeviceRange() Window {
-	return window(a.DeviceStart, DevicePageSize, len(a.Form().Devices))
+	n := 0
+	if cs := a.Req.Cluster; len(cs.Document) == 0 {
+		// Form's devices, counted without listing them (the panel asks for each row).
+		n = cs.Count
+		if d := cs.DevicesPerNode; d > 0 {
+			n = max(1, (cs.Count+d-1)/d) * d
+		}
+	} else {
+		n = len(a.Form().Devices)
+	}
+	return window(a.DeviceStart, DevicePageSize, n)
 }
 
 // Summary is the Plan panel's headline numbers, formatted.

@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"bytes"
 	"fmt"
 	"strconv"
 	"strings"
@@ -14,6 +15,10 @@ import (
 // compact read-only view for an iframe.
 type Root struct {
 	A *App
+	// formOf and formMemo keep the cluster form of the cluster last drawn: the panel
+	// reads it once per device preset, and a form of thousands of devices is not free.
+	formOf   ClusterSpec
+	formMemo *ClusterForm
 }
 
 func (c *Root) rootClass() string {
@@ -113,7 +118,16 @@ func (c *Root) tabKey(e vugu.DOMEvent) {
 	}
 }
 
-func (c *Root) form() ClusterForm { return c.A.Form() }
+func (c *Root) form() ClusterForm {
+	cs, m := c.A.Req.Cluster, c.formOf
+	if c.formMemo == nil || !bytes.Equal(m.Document, cs.Document) || m.Device != cs.Device || m.Count != cs.Count ||
+		m.Link != cs.Link || m.DataLink != cs.DataLink || m.FreeTransfers != cs.FreeTransfers ||
+		m.DevicesPerNode != cs.DevicesPerNode || m.LinkIntra != cs.LinkIntra || m.LinkInter != cs.LinkInter {
+		f := c.A.Form()
+		c.formOf, c.formMemo = cs, &f
+	}
+	return *c.formMemo
+}
 
 func (c *Root) shareLabel() string {
 	switch {

@@ -155,7 +155,8 @@ func TestBrowserLongText(t *testing.T) {
 		problems = nil
 	}
 
-	// 1. A 5,000-layer profile, then Export and share: its link is tens of kilobytes.
+	// 1. A 5,000-layer profile, then Export and share: its link was tens of kilobytes (it
+	// is short now that the model is kept in the browser's storage), and its exports are.
 	t.Run("export-5000-layers", func(t *testing.T) {
 		b := fresh(t)
 		deep := filepath.Join(files, "deep-5000.json")
@@ -164,10 +165,12 @@ func TestBrowserLongText(t *testing.T) {
 		do(b, "importing 5,000 layers", chromedp.SetUploadFiles("#model-file", []string{deep}))
 		b.waitLong("the 5,000-layer plan", `document.querySelector("#notice")?.textContent.includes("Loaded deep-5000.json: 5000 layers")`, time.Minute)
 		b.tab("export")
-		b.waitFor("the link", `document.querySelector("#share-link")?.value.length > 16384 && document.querySelector("#embed-link").value.includes("embed=1#r1.")`)
+		// The model file is kept in the browser's storage (issue 23 item 3): the link
+		// holds its reference, not the model.
+		b.waitFor("the link", `document.querySelector("#share-link")?.value.includes("#r1.") && document.querySelector("#embed-link").value.includes("embed=1#r1.")`)
 		b.waitFor("the exports", `document.querySelector("#exports .export-pytorch pre")?.textContent.includes("torch")`)
 		link := do(b, "reading the link", chromedp.Evaluate[string](`document.querySelector("#share-link").value`))
-		if !strings.Contains(link, "#r1.") || len(link) <= 16384 {
+		if !strings.Contains(link, "#r1.") || len(link) > 2048 {
 			t.Errorf("the share link: %d bytes, %.60s…", len(link), link)
 		}
 		b.shot("long-1-export-5000-layers")
@@ -176,7 +179,7 @@ func TestBrowserLongText(t *testing.T) {
 		b.set("#cluster-count", "3", "input")
 		b.waitLong("3 stages after the export", boundariesAre(3), time.Minute)
 		b.tab("export")
-		b.waitFor("the new link", fmt.Sprintf(`document.querySelector("#share-link")?.value.length > 16384 && document.querySelector("#share-link").value !== %q`, link))
+		b.waitFor("the new link", fmt.Sprintf(`document.querySelector("#share-link")?.value.includes("#r1.") && document.querySelector("#share-link").value !== %q`, link))
 		healthy(b, "")
 	})
 

@@ -42,6 +42,11 @@ func startPlanner() *client {
 		a := answer{ID: d.Get("id").Int(), Abort: d.Get("abort").Truthy()}
 		if r := d.Get("result"); r.Type() == js.TypeString {
 			a.Result, a.HasResult = r.String(), true
+			// The longest answer (bytes of JSON) the page's thread has read, as
+			// window.pipeplanLargestAnswer: what a test bounds (setting it to 0 first).
+			if n, was := len(a.Result), js.Global().Get("pipeplanLargestAnswer"); was.Type() != js.TypeNumber || n > was.Int() {
+				js.Global().Set("pipeplanLargestAnswer", n)
+			}
 		}
 		if p := d.Get("progress"); p.Type() == js.TypeString {
 			a.Progress, a.HasProgress = p.String(), true
