@@ -1,0 +1,103 @@
+package ui
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+
+	"pipeplan/core/plan"
+	"pipeplan/wasm/planner/ops"
+)
+
+// chain is a native profile of n layers in a chain.
+func chain(n int) []byte {
+	var b strings.Builder
+	b.WriteString(`{"name": "chain", "inputs": [{"id": "x", "bytes": 1024}], "layers": [`)
+	for i := range n {
+		if i > 0 {
+			b.WriteString(",")
+		}
+		in := "x"
+		if i > 0 {
+			in = fmt.Sprintf("h%d", i-1)
+		}
+		fmt.Fprintf(&b, `{"name": "l%d", "forward_seconds": 0.0001, "backward_seconds": 0.0002, "param_bytes": 1048576, "activation_bytes": 1048576, "inputs": [%q], "outputs": [{"id": "h%d", "bytes": 4096}]}`, i, in, i)
+	}
+	b.WriteString("]}")
+	return []byte(b.String())
+}
+
+// importStored imports data as the planner worker does (ops.Store.Import, the answer to
+// Host.ImportFile).
+func importStored(a *App, name string, data []byte) {
+	sum := sha256.Sum256(data)
+	a.ImportAnswer(name, ops.Models.Import(name, hex.EncodeToString(sum[:]), data, true), nil)
+}
+
+// TestImportStoredModel: a large model file comes back from the planner as a reference:
+// the page plans it, keeps a short fragment, and a page opened on that fragment plans
+// the same model; one whose file the planner does not hold says so.
+func TestImportStoredModel(t *testing.T) {
+	h := &fakeHost{}
+	a := NewApp(nil, h, local)
+	data := chain(3000)
+	importStored(a, "chain-3000.json", data)
+	if a.Err != nil || a.Res == nil || a.Res.Model.Layers != 3000 || !a.StoredModel() {
+		t.Fatalf("err %v, stored %v", a.Err, a.StoredModel())
+	}
+	if !strings.Contains(a.Notice, "Loaded chain-3000.json: 3000 layers. It is kept in this browser's storage") {
+		t.Errorf("the notice: %s", a.Notice)
+	}
+	f := h.kept[len(h.kept)-1]
+	if len(f) > 512 {
+		t.Errorf("the fragment of a %d-byte model is %d bytes", len(data), len(f))
+	}
+	r, err := DecodeFragment(f, FlateInflate)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := NewApp(r, &fakeHost{}, local)
+	if b.Err != nil || b.Res == nil || b.Res.Model.Layers != 3000 || b.Summary() != a.Summary() {
+		t.Errorf("the fragment's page: %v, %+v", b.Err, b.Summary())
+	}
+	// Another browser: the reference names a file the planner does not hold.
+	r.Model.Document = json.RawMessage(strings.Replace(string(r.Model.Document), `"stored":"sha256-`, `"stored":"sha256-0`, 1))
+	c := NewApp(r, &fakeHost{}, local)
+	if lines := c.ErrorLines(); len(lines) != 1 || !strings.Contains(lines[0], "chain-3000.json") || !strings.Contains(lines[0], "not in this one") {
+		t.Errorf("a model not stored here: %q", lines)
+	}
+}
+
+// TestViewWindows: the page holds a window of a large plan's stages and layers; paging
+// past it brings the rows from the planner, as the whole result has them.
+func TestViewWindows(t *testing.T) {
+	a := NewApp(nil, &fakeHost{}, local)
+	a.SetPlanOption("microbatches", "1")
+	importStored(a, "chain-3000.json", chain(3000))
+	a.SetCluster("count", "300")
+	if a.Err != nil || a.StageCount() != 300 || len(a.Res.Plan.Stages) > 100 {
+		t.Fatalf("err %v, %d stages, %d held", a.Err, a.StageCount(), len(a.Res.Plan.Stages))
+	}
+	whole := new(Result)
+	if err := json.Unmarshal(a.ResultJSON(), whole); err != nil {
+		t.Fatal(err)
+	}
+	stageOf := whole.Plan.StageOfLayer()
+	a.PageStages(250)
+	rows := a.Rows()
+	if w := a.StageWindow(); w.Start != 250 || len(rows) != StagePageSize || rows[0].Stage != 250 ||
+		rows[0].Layers != plan.LayerRuns(whole.Plan.StageLayers(250)) {
+		t.Errorf("stages from %d: %d rows, the first %+v", w.Start, len(rows), rows[0])
+	}
+	a.PageLayers(0, 2222)
+	layers := a.Layers()
+	if len(layers) != LayerPageSize || layers[0].Name != "l2222" || layers[0].Stage != fmt.Sprint(stageOf[2222]) || layers[49].Stage != fmt.Sprint(stageOf[2271]) {
+		t.Errorf("layers from 2222: %+v … %+v", layers[0], layers[len(layers)-1])
+	}
+	if bar := a.Bar(); len(bar.Segments) != 100 || bar.Boundaries != joinInts(whole.Plan.Boundaries) {
+		t.Errorf("the bar: %d segments", len(bar.Segments))
+	}
+}
