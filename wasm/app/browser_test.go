@@ -19,6 +19,8 @@ package main
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -49,6 +51,13 @@ import (
 
 // local plans natively as the page's planner worker does in the browser (ui.Planner;
 // the calls here are never cancelled).
+// keepLocally gives the tests' planner (local) a model file the page kept in the
+// browser's storage, so that check plans the page's requests that reference it.
+func keepLocally(name string, data []byte) {
+	sum := sha256.Sum256(data)
+	ops.Models.Import(name, hex.EncodeToString(sum[:]), data, false)
+}
+
 func local(_ <-chan struct{}, op string, args []string, progress func(string)) (string, error) {
 	return ops.Do(context.Background(), op, args, progress, nil)
 }
@@ -518,6 +527,7 @@ func TestBrowser(t *testing.T) {
 	// Import a good file (a 100-layer model) with the file picker...
 	good, bad := filepath.Join(files, "synthetic-100.json"), filepath.Join(files, "broken.json")
 	os.WriteFile(good, model100(), 0o644)
+	keepLocally("synthetic-100.json", model100())
 	os.WriteFile(bad, []byte(`{"layers": [{"name": "a", "forward_seconds": -1}]}`), 0o644)
 	b.tab("model")
 	do(b, "picking a file", chromedp.SetUploadFiles("#model-file", []string{good}))
