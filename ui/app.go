@@ -1509,7 +1509,8 @@ func (a *App) ExportPlan() {
 // StoredModel reports whether the request's model is a file kept in the browser's
 // storage, which the request references (the planner's "import").
 func (a *App) StoredModel() bool {
-	return strings.HasPrefix(string(a.Req.Model.Document), `{"stored":`)
+	d := strings.TrimLeft(string(a.Req.Model.Document), " \t\r\n")
+	return strings.HasPrefix(d, "{") && strings.HasPrefix(strings.TrimLeft(d[1:], " \t\r\n"), `"stored":`)
 }
 
 // ShareLink is the link to this request: the one the last Share gave for it (a stored

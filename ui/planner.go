@@ -13,8 +13,12 @@ import (
 // Planner runs one operation of the planner on its arguments (JSON texts) and returns
 // the answer (JSON text): wasm/planner/ops.Do, which in the browser runs in a Web Worker
 // (planner.wasm), so that the page's program does not link the planner. The page uses
-// "plan" [request], "exports" [request], "search" [query] (a search, with its progress)
-// and "candidate" [query, candidate]. Closing stop cancels the call (nil: it runs to its
+// "view" [request, window] (a plan, cut to a spec.View; the planner holds the whole),
+// "window" [handle, window] and "result" [handle] (another window, the whole result),
+// "open" [request, result] (a share server's plan), "expand" [request] (a stored model
+// put back, to share), "exports" [request], "search" [query] (a search, with its
+// progress) and "candidate" [query, candidate]; Host.ImportFile sends files ("import").
+// Closing stop cancels the call (nil: it runs to its
 // end). Bad input comes back as an error object ({error, fields}); the error is only a
 // cancelled search's (context.Canceled, with the answer found so far) or a planner that
 // failed to load. It blocks: call it from Host.Background.

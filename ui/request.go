@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"sync"
 
 	"pipeplan/core/request/spec"
 )
@@ -68,28 +67,16 @@ func EncodeFragment(r *Request) (string, error) {
 		return "", err
 	}
 	var buf bytes.Buffer
-	// One compressor serves every call: a new one allocates about a megabyte of tables,
-	// which the page's thread would allocate and collect on each edit.
-	fragmentMu.Lock()
-	defer fragmentMu.Unlock()
-	if fragmentWriter == nil {
-		if fragmentWriter, err = flate.NewWriter(&buf, flate.DefaultCompression); err != nil {
-			return "", err
-		}
-	} else {
-		fragmentWriter.Reset(&buf)
+	w, err := flate.NewWriter(&buf, flate.DefaultCompression)
+	if err != nil {
+		return "", err
 	}
-	fragmentWriter.Write(data)
-	if err := fragmentWriter.Close(); err != nil {
+	w.Write(data)
+	if err := w.Close(); err != nil {
 		return "", err
 	}
 	return fragmentPrefix + base64.RawURLEncoding.EncodeToString(buf.Bytes()), nil
 }
-
-var (
-	fragmentMu     sync.Mutex
-	fragmentWriter *flate.Writer
-)
 
 // Inflate decompresses raw DEFLATE data (RFC 1951), the fragment's compression, reading
 // at most limit+1 bytes of its output (so that its caller sees that there is more). An

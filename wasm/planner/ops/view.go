@@ -94,8 +94,8 @@ func (v *views) open(requestJSON, resultJSON string) string {
 	return string(b)
 }
 
-// window answers another window of a held result, or an error object (with gone set in
-// its message when the result is no longer held: the page plans again).
+// window answers another window of a held result, or an error object (errGone when the
+// result is no longer held: the page plans again).
 func (v *views) window(handleText, windowJSON string) string {
 	res, h, err := v.find(handleText)
 	if err != nil {
@@ -121,7 +121,7 @@ func (v *views) result(handleText string) string {
 	return string(b)
 }
 
-// ErrGone's message starts the error of a window of a result the planner no longer holds.
+// errGone starts the error of a window of a result the planner no longer holds.
 const errGone = "the result is no longer held by the planner"
 
 func (v *views) find(handleText string) (*request.Result, int, error) {
