@@ -25,6 +25,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -44,6 +45,7 @@ import (
 	"pipeplan/core/calibrate"
 	"pipeplan/core/cluster"
 	"pipeplan/core/model"
+	"pipeplan/core/request/spec"
 	"pipeplan/ui"
 	"pipeplan/wasm/planner/ops"
 	"pipeplan/wasm/worker/share"
@@ -56,6 +58,32 @@ import (
 func keepLocally(name string, data []byte) {
 	sum := sha256.Sum256(data)
 	ops.Models.Import(name, hex.EncodeToString(sum[:]), data, false)
+}
+
+// keepStoredLocally gives the tests' planner the model of a plan stored on a share
+// server, as the page keeps it when it opens the plan (under the SHA-256 of the stored
+// request's document: the planner's "open").
+func keepStoredLocally(b *browserT, store *share.MemStore, link string) {
+	b.Helper()
+	u, err := url.Parse(link)
+	if err != nil {
+		b.Fatal(err)
+	}
+	raw, err := store.Get(context.Background(), u.Query().Get("plan"))
+	var doc struct {
+		Request json.RawMessage `json:"request"`
+	}
+	if err == nil {
+		err = json.Unmarshal(raw, &doc)
+	}
+	r, err2 := spec.Decode(doc.Request)
+	if err != nil || err2 != nil {
+		b.Fatalf("the stored plan: %v, %v", err, err2)
+	}
+	if len(r.Model.Document) > 0 {
+		sum := sha256.Sum256(r.Model.Document)
+		ops.Models.Put("sha256-"+hex.EncodeToString(sum[:]), r.Model.Document)
+	}
 }
 
 func local(_ <-chan struct{}, op string, args []string, progress func(string)) (string, error) {
@@ -888,6 +916,7 @@ func checkShare(b *browserT, base, origin string, mu *sync.Mutex, expected *stri
 	if st := fresh.text("#status"); !strings.HasPrefix(st, "Stored plan ") {
 		b.Errorf("the opened plan's status: %q", st)
 	}
+	keepStoredLocally(b, store, link)
 	got := fresh.check("the opened plan")
 	if got.Summary != shown.Summary || got.Boundaries != shown.Boundaries {
 		b.Errorf("the opened plan shows\n  %s %s\nthe sharing page\n  %s %s", got.Boundaries, got.Summary, shown.Boundaries, shown.Summary)
