@@ -86,8 +86,11 @@ build_web() {
 # holds no time.Time in an interface (either keeps time's formatting and parsing).
 # README's "Size" has the figures (go run ./cmd/wasmsize breaks a build down by
 # package). planner.wasm's sizes are reported, not guarded.
-wasm_brotli_guard=1030000
-wasm_gzip_guard=1405000
+# Issue 23's items 2 and 3 (the planner worker's views, stored model files) add about
+# 9.5 KB gzip and 6 KB brotli to main.wasm (1,408,412 gzip, 1,029,974 brotli on
+# 2026-11-27): the guards moved up by 5 KB each.
+wasm_brotli_guard=1035000
+wasm_gzip_guard=1410000
 check_wasm_size() {
   local size br gz planner
   size=$(wc -c <dist/main.wasm)
