@@ -508,6 +508,14 @@ func (e *Estimator) prepareShared() {
 	}
 }
 
+// CarryBytes is the memory of earlier tensors alive across layer l that a range holding
+// it keeps beside its own activations: the tensors carried over it from their producers
+// to later consumers, and its stated carry-over bytes (what every range's peak adds to
+// the layer's temporary and the activations accumulated before it).
+func (e *Estimator) CarryBytes(l int) int64 {
+	return e.peakAt[l] - e.m.Layers[l].TemporaryBytes - e.act[l]
+}
+
 // Layers is the number of layers.
 func (e *Estimator) Layers() int { return e.n }
 

@@ -150,6 +150,18 @@ func (s *Scanner) Lower() (base, stash, floor int64) {
 	return base, e.act[b+1] - e.act[a], floor
 }
 
+// Always returns the window's always-alive memory (parameters, optimizer state,
+// exclusive and shared items, each shared key once) and the optimizer step's
+// temporaries for its parameters: Memory's parts without the passes' peak and stash.
+func (s *Scanner) Always() (always, optimizerTemp int64) {
+	e := s.e
+	return e.static[s.b+1] - e.static[s.a] + s.sharedBytes, e.optimizerTemp(s.a, s.b)
+}
+
+// StaticBytes is the always-alive memory of layers [a, b] without shared items: a lower
+// bound of Scanner.Always's that never decreases as the range grows.
+func (e *Estimator) StaticBytes(a, b int) int64 { return e.static[b+1] - e.static[a] }
+
 // MemoryBytes is the device memory the window needs on stage i.
 func (s *Scanner) MemoryBytes(i int) int64 {
 	base, stash, floor := s.Memory()

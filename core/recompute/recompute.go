@@ -1,0 +1,332 @@
+// Package recompute chooses, for one pipeline stage, which layers (or which parts of a
+// layer) recompute their forward pass in the backward pass, activation checkpointing,
+// so that the stage fits its memory with the least extra time.
+//
+// # Model
+//
+// Every layer l has options (Choices[l]); option 0 is the layer as the model states it,
+// keeping every activation its backward pass reads. Another option keeps less
+// (Option.ActivationBytes: a recomputed layer keeps its input, the checkpoint, as
+// Megatron-LM's per-layer full recomputation and PyTorch's torch.utils.checkpoint around
+// one block do; the attention core's recomputation keeps Q, K and V but not the scores)
+// and pays its forward again in the backward pass (Option.ExtraTime). A stage holding
+// layers [a, b] with option o_l on each layer and k microbatches in flight allocates, as
+// core/estimate costs a range of the model whose layers are replaced by their options,
+//
+//	always + max(M + (k-1) P, optimizer temporaries)
+//	P = sum over l of A_l(o_l)
+//	M = max over l of (T_l(o_l) + carry_l + sum over a <= j < l of A_j(o_j))
+//
+// with A the activation bytes, T the temporary bytes and carry_l the tensors alive
+// across layer l, and computes the layers' time plus sum over l of ExtraTime_l(o_l).
+//
+// # Method
+//
+// Exact: a dynamic program along the stage's layers whose states are (P, M, extra time)
+// after each layer, keeping only the states that no other state dominates (another with
+// no larger P, M and time): the dominance-list method of Nemhauser and Ullmann for the
+// knapsack problem ("Discrete dynamic programming and capital allocation", Management
+// Science 15(9), 1969), here for a multiple-choice knapsack whose weight has a peak
+// term. A state's successors only grow in every coordinate and a stage's memory only
+// grows with P and M, so a dominated state never leads to a better choice, and no
+// memory is discretised (Rotor, Beaumont et al., "Optimal checkpointing for
+// heterogeneous chains: how to train deep neural networks with limited memory", 2019,
+// rounds memory to slots). Rotor's model differs: a chain whose checkpoints are
+// sequenced, where a recomputed segment keeps one input; here each recomputed layer
+// keeps its own input, which is what the frameworks' per-layer checkpointing runs.
+//
+// A Sweep grows a range one layer at a time from a fixed start, so that every range
+// [a, b] of the partitioner's walk costs one step of the program, and answers for any
+// stage (its memory left for the passes and its microbatches in flight) by a scan of the
+// states: the least extra time that fits. The partitioner (core/partition's
+// SolveSweep) makes this the stage's cost, so that the split and each stage's
+// recomputation are optimal together.
+package recompute
+
+import (
+	"fmt"
+	"sort"
+
+	"pipeplan/core/model"
+)
+
+// The parts an option recomputes (Option.Part).
+const (
+	// None keeps every activation (option 0).
+	None = ""
+	// Full recomputes the whole layer from its input.
+	Full = "full"
+	// Attention recomputes the attention core (scores, softmax, dropout and the
+	// weighted sum) from Q, K and V: Korthikanti et al. 2022's selective recomputation.
+	Attention = "attention"
+)
+
+// Option is one way to run a layer in training.
+type Option struct {
+	// Part names what it recomputes (None, Full, Attention).
+	Part string `json:"part"`
+	// ActivationBytes and TemporaryBytes replace the layer's for one microbatch.
+	ActivationBytes int64 `json:"activation_bytes"`
+	TemporaryBytes  int64 `json:"temporary_bytes"`
+	// ExtraTime is what the option adds to the layer's backward pass, in the model's
+	// unit (seconds or cycles), on device 0.
+	ExtraTime float64 `json:"extra_time"`
+}
+
+// Choices holds every layer's options; Choices[l][0] is layer l as the model states it.
+type Choices [][]Option
+
+// ForProfile returns the options of a measured profile in training: a layer may be
+// recomputed whole, keeping its inputs (the tensors its inputs name; a Graphcore
+// profile's recv_bytes when it names none) and running its forward again in the
+// backward pass. A layer whose inputs are unknown, or no smaller than what it keeps,
+// has option 0 only.
+func ForProfile(m *model.Model) Choices {
+	bytes := map[string]int64{}
+	for _, t := range m.Inputs {
+		bytes[t.ID] = t.Bytes
+	}
+	c := make(Choices, len(m.Layers))
+	for l := range m.Layers {
+		ly := &m.Layers[l]
+		c[l] = []Option{{ActivationBytes: ly.ActivationBytes, TemporaryBytes: ly.TemporaryBytes}}
+		in, known := int64(0), false
+		for _, id := range ly.InputIDs {
+			if b, ok := bytes[id]; ok {
+				in, known = in+b, true
+			}
+		}
+		if !known && ly.RecvBytes != nil {
+			in, known = *ly.RecvBytes, true
+		}
+		if known && in < ly.ActivationBytes && m.Forward(l) >= 0 {
+			c[l] = append(c[l], Option{Part: Full, ActivationBytes: in, TemporaryBytes: ly.TemporaryBytes, ExtraTime: m.Forward(l)})
+		}
+		for _, t := range ly.Outputs {
+			bytes[t.ID] = t.Bytes
+		}
+	}
+	return c
+}
+
+// FromVariants returns the options of a model costed three ways: base as it is planned
+// (nothing recomputed), and the same model costed with each layer's attention core
+// (selective) and each whole layer (full) recomputed, any of which may be nil. Each
+// variant layer's differences from none, the model costed with nothing recomputed
+// before anything was added to its layers (ZeRO's gathered weights), are added to base's
+// layer; an option that saves nothing is left out.
+func FromVariants(base, none, selective, full *model.Model) (Choices, error) {
+	n := len(base.Layers)
+	for _, v := range []*model.Model{none, selective, full} {
+		if v != nil && len(v.Layers) != n {
+			return nil, fmt.Errorf("recompute: a variant has %d layers, the model %d", len(v.Layers), n)
+		}
+	}
+	c := make(Choices, n)
+	for l := range base.Layers {
+		b := &base.Layers[l]
+		c[l] = []Option{{ActivationBytes: b.ActivationBytes, TemporaryBytes: b.TemporaryBytes}}
+		for _, v := range []struct {
+			part string
+			m    *model.Model
+		}{{Attention, selective}, {Full, full}} {
+			if v.m == nil || none == nil {
+				continue
+			}
+			x, z := &v.m.Layers[l], &none.Layers[l]
+			o := Option{Part: v.part,
+				ActivationBytes: max(0, b.ActivationBytes+x.ActivationBytes-z.ActivationBytes),
+				TemporaryBytes:  max(0, b.TemporaryBytes+x.TemporaryBytes-z.TemporaryBytes),
+				ExtraTime:       max(0, (v.m.Forward(l)+v.m.Backward(l))-(none.Forward(l)+none.Backward(l))),
+			}
+			if o.ActivationBytes >= b.ActivationBytes {
+				continue // keeps no less: never worth its time
+			}
+			c[l] = append(c[l], o)
+		}
+	}
+	return c, nil
+}
+
+// Apply returns a copy of m whose layers run the chosen options (choice[l] indexes
+// c[l]; a nil choice or a short one leaves the rest at option 0): activation and
+// temporary bytes replaced, the extra time added to the backward pass (rounded up to
+// whole cycles for a model in cycles).
+func Apply(m *model.Model, c Choices, choice []int) *model.Model {
+	out := *m
+	out.Layers = append([]model.Layer(nil), m.Layers...)
+	for l, k := range choice {
+		if k <= 0 || l >= len(out.Layers) || k >= len(c[l]) {
+			continue
+		}
+		o, ly := c[l][k], &out.Layers[l]
+		ly.ActivationBytes, ly.TemporaryBytes = o.ActivationBytes, o.TemporaryBytes
+		if m.Unit() == model.Cycles {
+			ly.BackwardCycles += int64(o.ExtraTime + 0.5)
+		} else {
+			ly.BackwardSeconds += o.ExtraTime
+		}
+	}
+	return &out
+}
+
+// state is one non-dominated choice of options for the layers swept so far: P, M and
+// the extra time, and where its choice is recorded (node).
+type state struct {
+	p, m  int64
+	t     float64
+	node  int32
+	_     int32
+	order int64 // insertion order, for determinism among equals
+}
+
+// node records one layer's option of a state and its predecessor (-1: none).
+type node struct {
+	parent int32
+	option int32
+}
+
+// Sweep runs the dynamic program over the layers [a, b] of one model as b grows.
+type Sweep struct {
+	c     Choices
+	carry func(l int) int64
+	a, b  int
+
+	states, next []state
+	nodes        []node
+	stairs       []stair
+	seq          int64
+	maxStates    int
+}
+
+// stair is a point (P, M) of the staircase of kept states: P ascending, M descending.
+type stair struct{ p, m int64 }
+
+// NewSweep returns a sweep over the options c; carry(l) is the bytes of earlier tensors
+// alive across layer l (core/estimate's Estimator.CarryBytes).
+func NewSweep(c Choices, carry func(l int) int64) *Sweep {
+	return &Sweep{c: c, carry: carry}
+}
+
+// Reset starts a range at layer a with no layer in it yet; Extend adds layer a first.
+func (s *Sweep) Reset(a int) {
+	s.a, s.b = a, a-1
+	s.states = append(s.states[:0], state{node: -1})
+	s.nodes = s.nodes[:0]
+	s.seq = 0
+}
+
+// First and Last are the range's layers (Last < First before the first Extend).
+func (s *Sweep) First() int { return s.a }
+func (s *Sweep) Last() int  { return s.b }
+
+// States is the number of states kept: the work of the next Extend and of a query.
+func (s *Sweep) States() int { return len(s.states) }
+
+// MaxStates is the most states any step of the sweep has kept since it was made.
+func (s *Sweep) MaxStates() int { return s.maxStates }
+
+// Extend adds the layer after the range. States whose M exceeds cut are dropped: no
+// stage's memory left for the passes is above cut from here on (M and P only grow), so
+// none of them can fit. It reports whether any state is left.
+func (s *Sweep) Extend(cut int64) bool {
+	s.b++
+	l := s.b
+	carry := s.carry(l)
+	s.next = s.next[:0]
+	for _, st := range s.states {
+		for k, o := range s.c[l] {
+			m := max(st.m, o.TemporaryBytes+carry+st.p)
+			if m > cut {
+				continue
+			}
+			s.nodes = append(s.nodes, node{parent: st.node, option: int32(k)})
+			s.seq++
+			s.next = append(s.next, state{p: st.p + o.ActivationBytes, m: m, t: st.t + o.ExtraTime,
+				node: int32(len(s.nodes) - 1), order: s.seq})
+		}
+	}
+	s.prune()
+	s.maxStates = max(s.maxStates, len(s.states))
+	return len(s.states) > 0
+}
+
+// prune keeps the states of next that no other dominates, in s.states: sorted by time
+// (then P, M, insertion), a state is kept when no kept one has P and M no larger, which
+// the staircase of kept (P, M) answers by one binary search.
+func (s *Sweep) prune() {
+	n := s.next
+	sort.Slice(n, func(i, j int) bool {
+		x, y := &n[i], &n[j]
+		if x.t != y.t {
+			return x.t < y.t
+		}
+		if x.p != y.p {
+			return x.p < y.p
+		}
+		if x.m != y.m {
+			return x.m < y.m
+		}
+		return x.order < y.order
+	})
+	s.states = s.states[:0]
+	s.stairs = s.stairs[:0]
+	for _, st := range n {
+		// The kept point with the largest P <= st.p has the least M among those.
+		i := sort.Search(len(s.stairs), func(i int) bool { return s.stairs[i].p > st.p })
+		if i > 0 && s.stairs[i-1].m <= st.m {
+			continue
+		}
+		s.states = append(s.states, st)
+		// Insert (p, m) at i, dropping the points at or after it that it now dominates.
+		j := i
+		for j < len(s.stairs) && s.stairs[j].m >= st.m {
+			j++
+		}
+		s.stairs = append(s.stairs[:i], append([]stair{{st.p, st.m}}, s.stairs[j:]...)...)
+	}
+}
+
+// Best returns the least extra time of the range on a stage with k microbatches in
+// flight whose passes may use budget bytes (its allocatable memory less the range's
+// always-alive memory), the state's index for Choice, and whether any state fits.
+// Among states of equal time the one with the least memory wins.
+func (s *Sweep) Best(budget int64, k int) (extra float64, at int, ok bool) {
+	k1 := int64(max(1, k) - 1)
+	at = -1
+	var mem int64
+	for i := range s.states {
+		st := &s.states[i]
+		if at >= 0 && st.t > extra {
+			break // sorted by time
+		}
+		if v := st.m + k1*st.p; v <= budget && (at < 0 || v < mem) {
+			extra, at, mem = st.t, i, v
+		}
+	}
+	return extra, at, at >= 0
+}
+
+// Least returns the state needing the least memory with k in flight (for a range that
+// fits with no choice: a given split's stage over its limit shows what it needs at best).
+func (s *Sweep) Least(k int) int {
+	k1 := int64(max(1, k) - 1)
+	at := -1
+	var mem int64
+	for i := range s.states {
+		if v := s.states[i].m + k1*s.states[i].p; at < 0 || v < mem {
+			at, mem = i, v
+		}
+	}
+	return at
+}
+
+// Choice returns the options of state at (from Best or Least) for the layers
+// [First, Last]: choice[l - First] indexes Choices[l].
+func (s *Sweep) Choice(at int) []int {
+	out := make([]int, s.b-s.a+1)
+	for nd, i := s.states[at].node, len(out)-1; nd >= 0 && i >= 0; nd, i = s.nodes[nd].parent, i-1 {
+		out[i] = int(s.nodes[nd].option)
+	}
+	return out
+}
