@@ -110,7 +110,11 @@ func sweepDP(c SweepCosts, limit float64) (float64, []int, bool) {
 			for i := 0; i < p; i++ {
 				from := best[i][a]
 				// Stage i holds [a, k): layers enough must be left for the stages after.
-				if !from.ok || n-k < p-i-1 || (i == p-1 && k != n) {
+				if !from.ok || n-k < p-i-1 {
+					continue
+				}
+				if i == p-1 && k != n {
+					more = true // the last stage ends at the last layer
 					continue
 				}
 				if minMax && from.v > bound {

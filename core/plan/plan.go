@@ -11,6 +11,7 @@ import (
 	"pipeplan/core/estimate"
 	"pipeplan/core/model"
 	"pipeplan/core/partition"
+	"pipeplan/core/recompute"
 	"pipeplan/core/schedule"
 )
 
@@ -34,6 +35,14 @@ type Options struct {
 	// the layer order, and the plan says why (Plan.GraphFallback).
 	Graph     bool
 	MaxIdeals int
+	// Recompute, when set, chooses per stage which layers (or parts of layers)
+	// recompute their forward pass in the backward pass: each layer's options
+	// (core/recompute), option 0 as the model states it. The split and each stage's
+	// choice are optimal together: a stage costs its compute plus the least extra time
+	// of a choice that fits its memory (Stage.Recompute says what it chose). It needs
+	// training, the compute objective, ranges of the layer order and a schedule whose
+	// stages have devices of their own (not interleaved).
+	Recompute recompute.Choices
 }
 
 // Plan is an optimal split of a model over a cluster.
@@ -121,6 +130,9 @@ type Stage struct {
 	ReservedBytes      int64 `json:"reserved_bytes,omitempty"`
 	// Memory is MemoryBytes by what it holds, at the stage's peak.
 	Memory Memory `json:"memory"`
+	// Recompute is what the stage recomputes under per-layer recomputation
+	// (Options.Recompute), and what it costs; nil otherwise.
+	Recompute *StageRecompute `json:"recompute,omitempty"`
 }
 
 // Memory is a stage's memory at its peak by what holds it; the fields add up to the
@@ -241,6 +253,9 @@ func solve(m *model.Model, c *cluster.Cluster, opt Options, bounds []int) (*Plan
 	e, err := estimate.New(m, sc, opt.Estimate)
 	if err != nil {
 		return nil, err
+	}
+	if opt.Recompute != nil {
+		return perLayerPlan(e, m, c, sc, opt, bounds)
 	}
 	var fallback *GraphFallback
 	partitioned := ""

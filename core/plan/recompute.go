@@ -1,0 +1,208 @@
+package plan
+
+import (
+	"errors"
+	"math"
+
+	"pipeplan/core/cluster"
+	"pipeplan/core/estimate"
+	"pipeplan/core/model"
+	"pipeplan/core/partition"
+	"pipeplan/core/recompute"
+)
+
+// StageRecompute is what a stage recomputes under per-layer recomputation
+// (Options.Recompute) and what that costs.
+type StageRecompute struct {
+	// Layers are the layers that recompute something, in the plan's layer order.
+	Layers []RecomputedLayer `json:"layers"`
+	// ExtraSeconds is the time the recomputation adds to the stage's backward pass for
+	// one microbatch (in Stage.ComputeSeconds); ExtraCycles the same in device 0's
+	// cycles for a model in cycles.
+	ExtraSeconds float64 `json:"extra_seconds"`
+	ExtraCycles  float64 `json:"extra_cycles,omitempty"`
+	// SavedBytes is the memory it saves the stage: what the stage would need keeping
+	// every activation, less its MemoryBytes.
+	SavedBytes int64 `json:"saved_bytes"`
+}
+
+// RecomputedLayer is one layer's recomputation.
+type RecomputedLayer struct {
+	Layer int    `json:"layer"`
+	Name  string `json:"name"`
+	// Part is what it recomputes: recompute.Full (the whole layer, from its input) or
+	// recompute.Attention (the attention core).
+	Part string `json:"part"`
+}
+
+// perLayerCosts adapts an estimator and per-layer options to partition.SweepCosts: a
+// stage's cost is its compute plus the least extra time of a recomputation that fits
+// it (core/recompute).
+type perLayerCosts struct {
+	e        *estimate.Estimator
+	c        recompute.Choices
+	sw       *recompute.Sweep
+	sc       *estimate.Scanner
+	alloc    []int64 // allocatable bytes per stage
+	maxAlloc int64
+}
+
+func newPerLayerCosts(e *estimate.Estimator, c recompute.Choices) *perLayerCosts {
+	pc := &perLayerCosts{e: e, c: c, sw: recompute.NewSweep(c, e.CarryBytes), sc: e.Scanner()}
+	for i := range e.Stages() {
+		pc.alloc = append(pc.alloc, e.AllocatableBytes(i))
+		pc.maxAlloc = max(pc.maxAlloc, pc.alloc[i])
+	}
+	return pc
+}
+
+func (pc *perLayerCosts) Layers() int           { return pc.e.Layers() }
+func (pc *perLayerCosts) Stages() int           { return pc.e.Stages() }
+func (pc *perLayerCosts) CutAllowed(k int) bool { return pc.e.CutAllowed(k) }
+
+// Sweep grows [a, b] one layer at a time; a stage's cost is (work + least extra time)
+// times its speed scale, +Inf when no choice fits its memory.
+func (pc *perLayerCosts) Sweep(a int, visit func(b int, cost func(i int) float64) bool) {
+	e := pc.e
+	pc.sc.Reset(a)
+	pc.sw.Reset(a)
+	for b := a; b < e.Layers(); b++ {
+		if b > a {
+			pc.sc.ExtendRight()
+		}
+		if !pc.sw.Extend(pc.maxAlloc - e.StaticBytes(a, b)) {
+			return // no state fits any stage, nor will a longer range's
+		}
+		always, temp := pc.sc.Always()
+		work := e.Prefix(b+1) - e.Prefix(a)
+		cost := func(i int) float64 {
+			lim := pc.alloc[i]
+			if always+temp > lim {
+				return math.Inf(1)
+			}
+			extra, _, ok := pc.sw.Best(lim-always, e.InFlight(i))
+			if !ok {
+				return math.Inf(1)
+			}
+			return (work + extra) * e.Scale(i)
+		}
+		if !visit(b, cost) {
+			return
+		}
+	}
+}
+
+// choose returns each layer's option under the split: per stage, the fitting choice of
+// least extra time, or, where none fits, the one needing the least memory.
+func (pc *perLayerCosts) choose(bounds []int) []int {
+	e := pc.e
+	choice := make([]int, e.Layers())
+	for i := 0; i+1 < len(bounds); i++ {
+		a, b := bounds[i], bounds[i+1]-1
+		pc.sc.Reset(a)
+		pc.sw.Reset(a)
+		for l := a; l <= b; l++ {
+			if l > a {
+				pc.sc.ExtendRight()
+			}
+			pc.sw.Extend(math.MaxInt64)
+		}
+		always, _ := pc.sc.Always()
+		_, at, ok := pc.sw.Best(pc.alloc[i]-always, e.InFlight(i))
+		if !ok {
+			at = pc.sw.Least(e.InFlight(i))
+		}
+		copy(choice[a:b+1], pc.sw.Choice(at))
+	}
+	return choice
+}
+
+// perLayerPlan plans with per-layer recomputation (Options.Recompute): the split that
+// minimises the bottleneck with each stage's optimal recomputation (partition.SolveSweep
+// over perLayerCosts), or the given split with each stage's optimal recomputation; then
+// the plan of the model whose layers run the chosen options.
+func perLayerPlan(e *estimate.Estimator, m *model.Model, c, sc *cluster.Cluster, opt Options, bounds []int) (*Plan, error) {
+	switch {
+	case len(opt.Recompute) != len(m.Layers):
+		return nil, &model.FieldError{Path: "recompute", Reason: "must give options for every layer"}
+	case opt.Estimate.Inference:
+		return nil, &model.FieldError{Path: "recompute", Reason: "applies to training: inference keeps no activations to recompute"}
+	case opt.Estimate.Recompute:
+		return nil, &model.FieldError{Path: "recompute", Reason: "per-layer recomputation chooses what each stage stashes: it does not combine with recomputing whole stages"}
+	case opt.Objective != partition.MaxCompute:
+		return nil, &model.FieldError{Path: "objective", Reason: "per-layer recomputation minimises the slowest stage's compute: use the compute objective"}
+	case opt.Graph:
+		return nil, &model.FieldError{Path: "partition", Reason: "per-layer recomputation splits ranges of the layer order: use the layers partition"}
+	case chunked(c, sc):
+		return nil, &model.FieldError{Path: "schedule", Reason: "per-layer recomputation is chosen per stage: an interleaved schedule's chunks share their device's memory, which it does not bound"}
+	}
+	for _, os := range opt.Recompute {
+		if len(os) == 0 {
+			return nil, &model.FieldError{Path: "recompute", Reason: "every layer needs its option 0 (as it is)"}
+		}
+	}
+	pc := newPerLayerCosts(e, opt.Recompute)
+	if bounds == nil {
+		r, err := partition.SolveSweep(pc)
+		if errors.Is(err, partition.ErrInfeasible) {
+			// Say why with every layer as lean as its options make it.
+			lean := make([]int, len(m.Layers))
+			for l, os := range opt.Recompute {
+				for k := range os {
+					if os[k].ActivationBytes < os[lean[l]].ActivationBytes {
+						lean[l] = k
+					}
+				}
+			}
+			ml := recompute.Apply(m, opt.Recompute, lean)
+			if el, err2 := estimate.New(ml, sc, opt.Estimate); err2 == nil {
+				return nil, &NoFitError{Diagnose(el, ml, sc)}
+			}
+			return nil, &NoFitError{Diagnose(e, m, sc)}
+		}
+		if err != nil {
+			return nil, err
+		}
+		bounds = r.Boundaries
+	}
+	choice := pc.choose(bounds)
+	m2 := recompute.Apply(m, opt.Recompute, choice)
+	e2, err := estimate.New(m2, sc, opt.Estimate)
+	if err != nil {
+		return nil, err
+	}
+	p, err := FromBoundaries(e2, m2, sc, bounds, opt.Objective)
+	if err != nil {
+		return nil, err
+	}
+	seconds, err := secondsOf(m, sc)
+	if err != nil {
+		return nil, err
+	}
+	for i := range p.Stages {
+		s := &p.Stages[i]
+		rec := &StageRecompute{Layers: []RecomputedLayer{}}
+		var extra float64
+		for l := s.FirstLayer; l <= s.LastLayer; l++ {
+			if k := choice[l]; k > 0 {
+				o := opt.Recompute[l][k]
+				rec.Layers = append(rec.Layers, RecomputedLayer{Layer: l, Name: m.Layers[l].Name, Part: o.Part})
+				extra += (m2.Backward(l) - m.Backward(l))
+			}
+		}
+		extra *= e.Scale(i)
+		rec.ExtraSeconds = seconds(extra)
+		if m.Unit() == model.Cycles {
+			rec.ExtraCycles = extra
+		}
+		rec.SavedBytes = e.Range(i, s.FirstLayer, s.LastLayer).MemoryBytes - s.MemoryBytes
+		s.Recompute = rec
+	}
+	if opt.Schedule != nil {
+		opt.Recompute = nil
+		if p.Schedule, err = simulate(e2, m2, c, sc, bounds, opt); err != nil {
+			return nil, err
+		}
+	}
+	return p, nil
+}
