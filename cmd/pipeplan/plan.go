@@ -94,9 +94,21 @@ func printResult(w io.Writer, res *request.Result) {
 			units.Bytes(s.MemoryBytes), units.Bytes(s.LimitBytes), used)
 	}
 	tw.Flush()
+	printRecompute(w, p, unit)
 	printSchedule(w, res)
 	printStep(w, res)
 	printDiagnostics(w, res)
+}
+
+// printRecompute writes what each stage recomputes under per-layer recomputation.
+func printRecompute(w io.Writer, p *plan.Plan, unit model.TimeUnit) {
+	if len(p.Stages) == 0 || p.Stages[0].Recompute == nil {
+		return
+	}
+	fmt.Fprintln(w, "\nrecomputed per stage (recompute auto):")
+	for i, s := range p.Stages {
+		fmt.Fprintf(w, "  stage %d: %s\n", i, s.Recompute.Describe(unit))
+	}
 }
 
 // layerRuns writes ascending layer indices as runs: "0-7", or "0-12,14,17-20" for a

@@ -38,6 +38,14 @@ func deepspeed(j *job) error {
 		}
 	case "selective":
 		j.note(NoteSchedule, "PipelineModule has no selective recomputation: recompute the attention core inside the layers (pipeplan planned selective recomputation)")
+	case "auto":
+		switch pl, _ := in.perLayer(); {
+		case pl == nil:
+			j.recomputeApprox("the plan's per-layer recomputation (recompute auto) is not at hand: the export recomputes nothing; give the plan to say what each stage recomputes")
+		case pl.any():
+			interval = 1
+			j.recomputeApprox("PipelineModule checkpoints every layer or every k-th (activation_checkpoint_interval), the same on every stage; the plan recomputes per stage (%s): the export checkpoints every layer, keeping less and taking longer than planned", pl.describe(in.LayerNames))
+		}
 	}
 	b := j.split()
 	run := j.ranSchedule()

@@ -103,6 +103,7 @@ const (
 	NoteTied          = spec.NoteTied
 	NoteParallelism   = spec.NoteParallelism
 	NotePrecision     = spec.NotePrecision
+	NoteRecompute     = spec.NoteRecompute
 )
 
 // ParseFormat reads a format name.
@@ -183,7 +184,9 @@ type Input struct {
 	// ExpertDispatcher is the request's parallelism.expert_dispatcher: Megatron-LM runs
 	// deepep as --moe-token-dispatcher-type flex --moe-enable-deepep.
 	ExpertDispatcher string
-	// Recompute is the activation recomputation: none, selective or full ("" is none).
+	// Recompute is the activation recomputation: none, selective, full or auto ("" is
+	// none); under auto, what each stage recomputes is the plan's (Plan's
+	// Stages[i].Recompute).
 	Recompute string
 	// DType, Precision, FP8Recipe and FP8ParamGather are the precision the plan was
 	// priced with, as the normalized request states them (model.architecture.dtype:
@@ -314,9 +317,9 @@ func (in *Input) check() error {
 		es.Add("fp8_recipe", "needs dtype fp8, got %q", in.DType)
 	}
 	switch in.Recompute {
-	case "", "none", "selective", "full":
+	case "", "none", "selective", "full", "auto":
 	default:
-		es.Add("recompute", "must be none, selective or full, got %q", in.Recompute)
+		es.Add("recompute", "must be none, selective, full or auto, got %q", in.Recompute)
 	}
 	return es.Err()
 }
@@ -365,6 +368,10 @@ type job struct {
 	// imprecise: the framework runs another precision (the NotePrecision note says
 	// what); the export is then not exact, and not priced.
 	imprecise bool
+	// recomputes: the framework recomputes other layers than the plan's per-layer
+	// recomputation (the NoteRecompute note says what); the export is then not exact,
+	// and not priced.
+	recomputes bool
 	// settled: what is expressed is decided and priced (no more runSchedule, moveSplit).
 	settled bool
 }
@@ -447,8 +454,8 @@ func (j *job) settle() {
 	j.ex.Boundaries = slices.Clone(j.split())
 	run := j.ranSchedule()
 	j.ex.Schedule = run.String()
-	j.ex.Exact = j.runs == nil && j.moved == nil && !j.unsharded && !j.imprecise
-	if j.ex.Exact || j.in.Coster == nil || j.unsharded || j.imprecise {
+	j.ex.Exact = j.runs == nil && j.moved == nil && !j.unsharded && !j.imprecise && !j.recomputes
+	if j.ex.Exact || j.in.Coster == nil || j.unsharded || j.imprecise || j.recomputes {
 		return
 	}
 	c, err := j.in.Coster.Cost(j.ex.Boundaries, run)

@@ -101,6 +101,18 @@ func megatron(j *job) error {
 	if why != "" {
 		j.imprecision("%s", why)
 	}
+	var rec strings.Builder // recompute auto's arguments, decided before the header
+	if _, ok := in.perLayer(); ok {
+		j.megatronRecompute(&rec, func(stage, layer int) int {
+			n := 0
+			for l := in.Boundaries[stage]; l < layer; l++ {
+				if roles[l] == block {
+					n++
+				}
+			}
+			return n
+		})
+	}
 	var w strings.Builder
 	header(&w, "shell", j, "Megatron-LM arguments (pretrain_gpt.py, Megatron-Core models)")
 	mbs := orOne(in.MicrobatchSize)
@@ -160,6 +172,8 @@ func megatron(j *job) error {
 		w.WriteString("  --recompute-activations  # selective: the attention core\n")
 	case "full":
 		w.WriteString("  --recompute-granularity full --recompute-method uniform --recompute-num-layers 1\n")
+	case "auto":
+		w.WriteString(rec.String())
 	}
 	switch {
 	case in.ZeRO == 1:

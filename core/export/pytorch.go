@@ -72,6 +72,11 @@ func pytorch(j *job) error {
 		j.imprecision("%s", why)
 	}
 
+	pl, auto := in.perLayer()
+	if auto {
+		j.pytorchRecomputeNotes(pl)
+	}
+
 	var w strings.Builder
 	what := "PyTorch torch.distributed.pipelining (PyTorch 2.4 or later)"
 	if tp > 1 {
@@ -131,6 +136,9 @@ func pytorch(j *job) error {
 		w.WriteString("],\n")
 	}
 	w.WriteString("]\n\n")
+	if pl != nil {
+		writeTorchRecompute(&w, pl, mods)
+	}
 	if multi {
 		fmt.Fprintf(&w, "\ndef stage_indices(rank):\n    \"\"\"The stages a rank runs: rank, rank + NUM_RANKS, ... (looped, as %s expects).\"\"\"\n    return list(range(rank, NUM_STAGES, NUM_RANKS))\n\n", class)
 	} else {
@@ -180,6 +188,10 @@ func pytorch(j *job) error {
     return %s(%s, n_microbatches=N_MICROBATCHES%s)
 `, dpCall, class, stagesArg, lossArg)
 	} else {
+		applyRecompute := ""
+		if pl != nil {
+			applyRecompute = "\n    model = apply_recompute(model)  # the planned per-layer recomputation"
+		}
 		fmt.Fprintf(&w, `
 def build(model, example_microbatch, rank, device, group=None%s):
     """Splits model as planned and returns the schedule that runs this rank's stages.
@@ -189,11 +201,11 @@ def build(model, example_microbatch, rank, device, group=None%s):
     schedule.step(target=target, losses=losses) on the last, schedule.step() elsewhere.
     """
     if not isinstance(example_microbatch, tuple):
-        example_microbatch = (example_microbatch,)
+        example_microbatch = (example_microbatch,)%s
     pipe = pipeline(model, mb_args=example_microbatch, split_spec=SPLIT_SPEC)
     if pipe.num_stages != NUM_STAGES:
         raise ValueError("the split gave %%d stages, the plan has %%d" %% (pipe.num_stages, NUM_STAGES))
-`, param, lossDoc)
+`, param, lossDoc, applyRecompute)
 		if multi {
 			fmt.Fprintf(&w, "    stages = [pipe.build_stage(i, device, group) for i in stage_indices(rank)]\n    return %s(stages, n_microbatches=N_MICROBATCHES%s)\n", class, lossArg)
 		} else {

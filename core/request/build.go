@@ -61,7 +61,7 @@ func (p *prepared) architecture(es *model.Errors) {
 		Batch: r.Schedule.MicrobatchSize, Seq: a.Seq,
 		DType: analytic.DType(a.DType), FP8Recipe: analytic.FP8Recipe(r.Training.FP8Recipe), FP8ParamGather: r.Training.FP8ParamGather, Precision: analytic.Precision(r.Training.Precision),
 		Optimizer: analytic.Optimizer(r.Training.Optimizer), Attention: analytic.Attention(a.Attention),
-		Recompute: analytic.Recompute(r.Training.Recompute), Split: analytic.Split(a.Split), Tie: analytic.Tie(a.Tie),
+		Recompute: archRecompute(r.Training.Recompute), Split: analytic.Split(a.Split), Tie: analytic.Tie(a.Tie),
 		DataParallel: r.Parallelism.Data, Sharding: analytic.Sharding(r.Parallelism.Sharding),
 		ShardGroup: p.shardGroup(), NoPrefetch: r.Parallelism.Prefetch == PrefetchNone,
 		TensorParallel: r.Parallelism.Tensor, SequenceParallel: r.Parallelism.SequenceParallel,
@@ -125,6 +125,7 @@ func (p *prepared) architecture(es *model.Errors) {
 	if a.KernelSeconds != nil {
 		k.kernel, k.kernelSet = *a.KernelSeconds, true
 	}
+	p.estKey = k
 	est, m, err := p.cache.estimate(k, p.arch, t, o)
 	if err != nil {
 		addPrefixed(es, "", archPaths(err))

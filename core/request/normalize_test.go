@@ -175,7 +175,7 @@ func TestNormalizeRefuses(t *testing.T) {
 		{"selective recompute on a PipeDream profile", `{"model":{"document":` + vgg16(t) + `},` + a100x4 + `,"training":{"recompute":"selective"}}`,
 			"training.recompute", "needs an architecture"},
 		{"unknown recompute", `{` + gpt2 + `,` + a100x4 + `,"training":{"recompute":"some"}}`,
-			"training.recompute", "must be none, selective or full"},
+			"training.recompute", "must be none, selective, full or auto"},
 		{"optimizer on a profile that states optimizer_bytes", `{` + example + `,` + a100x4 + `,"training":{"optimizer":"adamw"}}`,
 			"training.optimizer", "states its optimizer state"},
 		{"precision on a profile that states optimizer_bytes", `{` + example + `,` + a100x4 + `,"training":{"precision":"mixed"}}`,

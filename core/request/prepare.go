@@ -61,6 +61,9 @@ type prepared struct {
 	// recomputeStages: the estimator and the schedule stash stage inputs only (full
 	// recomputation of a profile).
 	recomputeStages bool
+	// estKey is the analytic estimate's cache key (an architecture's), from which
+	// per-layer recomputation (recompute auto) costs its variants.
+	estKey estimateKey
 	// memoryEfficiency per device: the fraction of memory_bytes_per_second the optimizer
 	// update reaches (an architecture's memory_efficiency, else a preset's figure, else 1).
 	memoryEfficiency []float64
@@ -160,6 +163,7 @@ func prepareFrom(in *Request, cache *Cache, reuse *loaded) (*prepared, error) {
 	}
 	p.schedule(&es)
 	p.objective(&es)
+	p.recomputeAuto(&es)
 	if len(es) > 0 {
 		return nil, es.Err()
 	}

@@ -132,6 +132,7 @@ func (p *prepared) options() plan.Options {
 	return plan.Options{
 		Objective: obj,
 		Graph:     r.Partition == spec.PartitionGraph,
+		Recompute: p.recomputeChoices(),
 		Estimate: estimate.Options{
 			MemoryProportion: r.MemoryProportion,
 			Inference:        !p.train(),

@@ -82,13 +82,13 @@ func (p *prepared) training(es *model.Errors) {
 		t.Recompute = string(analytic.NoRecompute)
 	}
 	switch analytic.Recompute(t.Recompute) {
-	case analytic.NoRecompute, analytic.Full:
+	case analytic.NoRecompute, analytic.Full, RecomputeAuto:
 	case analytic.Selective:
 		if p.arch == nil {
 			es.Add("training.recompute", "selective recomputation needs an architecture (a measured profile does not say which activations are cheap to rebuild): use none or full")
 		}
 	default:
-		es.Add("training.recompute", "must be none, selective or full, got %q", t.Recompute)
+		es.Add("training.recompute", "must be none, selective, full or auto, got %q", t.Recompute)
 	}
 	p.recomputeStages = p.arch == nil && t.Recompute == string(analytic.Full)
 }

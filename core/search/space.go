@@ -24,7 +24,7 @@ type Config struct {
 	Expert int `json:"expert_parallel,omitempty"`
 	// Schedule as schedule.Parse reads it: gpipe, 1f1b, interleaved:V, zb-h1.
 	Schedule string `json:"schedule"`
-	// Recompute: none, selective or full.
+	// Recompute: none, selective, full or auto (per stage, core/recompute).
 	Recompute string `json:"recompute"`
 	// ZeRO stage: 0 (none), 1 (optimizer state), 2 (and gradients) or 3 (and weights,
 	// gathered layer by layer: FSDP), sharded over the replicas x context devices.
@@ -183,8 +183,8 @@ func (s *Space) Validate() error {
 		es.Add("recomputes", "must hold at least one of none, selective, full")
 	}
 	for i, r := range s.Recomputes {
-		if r != "none" && r != "selective" && r != "full" {
-			es.Add(fmt.Sprintf("recomputes[%d]", i), "must be none, selective or full, got %q", r)
+		if r != "none" && r != "selective" && r != "full" && r != "auto" {
+			es.Add(fmt.Sprintf("recomputes[%d]", i), "must be none, selective, full or auto, got %q", r)
 		}
 	}
 	if len(s.ZeROs) == 0 {
@@ -369,6 +369,9 @@ func (s *Space) groupsOf(out []Config, c, tt, t int, ps []int) ([]Config, error)
 						continue
 					}
 					for _, rc := range s.Recomputes {
+						if rc == "auto" && sc.Kind == schedule.Interleaved && sc.Chunks > 1 {
+							continue // auto chooses per stage; interleaved chunks share a device
+						}
 						for _, z := range s.ZeROs {
 							if z >= 1 && d*c < 2 {
 								continue

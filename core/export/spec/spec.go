@@ -106,4 +106,7 @@ const (
 	// NotePrecision: the framework cannot run the planned precision (an fp8 recipe, 16-bit
 	// gradients, no master weights); the export says what it runs instead.
 	NotePrecision = "precision_not_expressible"
+	// NoteRecompute: the framework cannot recompute per layer as planned (training.recompute
+	// auto); the export says what it recomputes instead.
+	NoteRecompute = "recompute_not_expressible"
 )

@@ -117,6 +117,19 @@ func (r *Evaluator) termsOf(t, b int, recompute string, c, e int) (*terms, error
 	if x := r.terms[k]; x != nil {
 		return x, nil
 	}
+	if recompute == request.RecomputeAuto {
+		// Per-layer recomputation only adds time to what nothing recomputed takes, and
+		// may keep as little as full recomputation: none's work bounds it, and its
+		// memory is not bounded (mem nil).
+		x, err := r.termsOf(t, b, string(analytic.NoRecompute), c, e)
+		if err != nil {
+			return nil, err
+		}
+		y := *x
+		y.mem, y.bottleneck = nil, map[int]float64{}
+		r.terms[k] = &y
+		return &y, nil
+	}
 	var est *analytic.Result
 	var m *model.Model
 	if r.arch != nil {

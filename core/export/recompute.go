@@ -1,0 +1,195 @@
+package export
+
+import (
+	"fmt"
+	"strings"
+
+	"pipeplan/core/recompute"
+)
+
+// perLayer is a plan's per-layer recomputation (training.recompute auto), stage by
+// stage of the planned split: the layers recomputed whole and those recomputing only
+// their attention core.
+type perLayer struct {
+	full, attention [][]int
+}
+
+// perLayer reads the plan's per-layer recomputation. ok is false when the plan is not
+// one of recompute auto; pl is nil when it is but the plan (Input.Plan) is not at hand.
+func (in *Input) perLayer() (pl *perLayer, ok bool) {
+	if in.Recompute != "auto" {
+		return nil, false
+	}
+	p := in.Plan
+	if p == nil || len(p.Stages) != len(in.Boundaries)-1 {
+		return nil, true
+	}
+	pl = &perLayer{full: make([][]int, len(p.Stages)), attention: make([][]int, len(p.Stages))}
+	for i, s := range p.Stages {
+		if s.Recompute == nil {
+			continue
+		}
+		for _, l := range s.Recompute.Layers {
+			if l.Part == recompute.Attention {
+				pl.attention[i] = append(pl.attention[i], l.Layer)
+			} else {
+				pl.full[i] = append(pl.full[i], l.Layer)
+			}
+		}
+	}
+	return pl, true
+}
+
+// recomputeApprox records that the framework recomputes other layers than the plan's:
+// a NoteRecompute note, and the export is not exact. Call it before the header.
+func (j *job) recomputeApprox(format string, args ...any) {
+	j.recomputes = true
+	j.note(NoteRecompute, format, args...)
+}
+
+// describe says stage by stage what the plan recomputes, in the layers' names.
+func (pl *perLayer) describe(names []string) string {
+	var parts []string
+	for i := range pl.full {
+		var what []string
+		if len(pl.full[i]) > 0 {
+			what = append(what, "whole "+layerList(names, pl.full[i]))
+		}
+		if len(pl.attention[i]) > 0 {
+			what = append(what, "the attention core of "+layerList(names, pl.attention[i]))
+		}
+		if len(what) == 0 {
+			what = append(what, "nothing")
+		}
+		parts = append(parts, fmt.Sprintf("stage %d: %s", i, strings.Join(what, " and ")))
+	}
+	return strings.Join(parts, "; ")
+}
+
+// layerList names layers, a run of consecutive ones by its ends.
+func layerList(names []string, ls []int) string {
+	var out []string
+	for k := 0; k < len(ls); {
+		e := k
+		for e+1 < len(ls) && ls[e+1] == ls[e]+1 {
+			e++
+		}
+		if e == k {
+			out = append(out, names[ls[k]])
+		} else {
+			out = append(out, names[ls[k]]+" .. "+names[ls[e]])
+		}
+		k = e + 1
+	}
+	return strings.Join(out, ", ")
+}
+
+// megatronRecompute is Megatron-LM's recomputation of a plan of recompute auto.
+// Megatron-LM recomputes the first N transformer layers of every pipeline stage whole
+// (--recompute-granularity full --recompute-method block --recompute-num-layers N), or
+// the attention core of every layer (--recompute-granularity selective), one setting for
+// every stage. The export gives the plan exactly when every stage recomputes its first
+// N blocks whole and nothing else; otherwise it recomputes at least what the plan does
+// (memory stays within the plan's, time grows), and says so.
+func (j *job) megatronRecompute(w *strings.Builder, blocksBefore func(stage, layer int) int) {
+	pl, _ := j.in.perLayer()
+	if pl == nil {
+		j.recomputeApprox("the plan's per-layer recomputation (recompute auto) is not at hand: the export recomputes nothing; give the plan to say what each stage recomputes")
+		return
+	}
+	if j.moved != nil {
+		j.recomputeApprox("the export splits otherwise than the plan, whose per-layer recomputation is for its own stages: %s", pl.describe(j.in.LayerNames))
+	}
+	n, anyFull, anyAttention, exact := 0, false, false, true
+	for i := range pl.full {
+		k := len(pl.full[i]) + len(pl.attention[i])
+		n = max(n, k)
+		anyFull = anyFull || len(pl.full[i]) > 0
+		anyAttention = anyAttention || len(pl.attention[i]) > 0
+		// Exact: the stage's first k blocks, whole.
+		for x, l := range pl.full[i] {
+			exact = exact && blocksBefore(i, l) == x
+		}
+	}
+	for i := range pl.full {
+		exact = exact && len(pl.full[i]) == n && len(pl.attention[i]) == 0
+	}
+	what := pl.describe(j.in.LayerNames)
+	switch {
+	case n == 0:
+		fmt.Fprintf(w, "  # recompute auto: every stage fits keeping its activations: nothing recomputed\n")
+	case !anyFull:
+		fmt.Fprintf(w, "  --recompute-granularity selective  # the attention core; pipeplan planned it per layer (%s)\n", commentText(what))
+		j.recomputeApprox("Megatron-LM recomputes the attention core of every layer or of none; the plan recomputes it in some layers only (%s): the export recomputes it everywhere, keeping less and taking a little longer than planned", what)
+	default:
+		fmt.Fprintf(w, "  --recompute-granularity full --recompute-method block --recompute-num-layers %d  # pipeplan per layer: %s\n", n, commentText(what))
+		if !exact {
+			why := "Megatron-LM recomputes the same number of first blocks whole on every stage"
+			if anyAttention {
+				why += ", and with full granularity no attention core alone"
+			}
+			j.recomputeApprox("%s; the plan recomputes per stage (%s): the export recomputes the first %d blocks of every stage whole, keeping less and taking longer than planned", why, what, n)
+		}
+	}
+}
+
+// pytorchRecomputeNotes says what the PyTorch export cannot recompute as planned: a
+// module's attention core alone (a checkpoint wrapper wraps whole modules), or anything
+// without the plan.
+func (j *job) pytorchRecomputeNotes(pl *perLayer) {
+	if pl == nil {
+		j.recomputeApprox("the plan's per-layer recomputation (recompute auto) is not at hand: the export recomputes nothing; give the plan to say what each stage recomputes")
+		return
+	}
+	var att []int
+	for _, a := range pl.attention {
+		att = append(att, a...)
+	}
+	if len(att) > 0 {
+		j.recomputeApprox("a checkpoint wrapper recomputes whole modules, not the attention core alone, which the plan recomputes in %s: run their attention core (scaled_dot_product_attention with the math backend, or your eager attention) under torch.utils.checkpoint.checkpoint in the block's forward, or keep those activations (more memory than planned)", layerList(j.in.LayerNames, att))
+	}
+}
+
+// writeTorchRecompute writes RECOMPUTE, the plan's per-layer recomputation by module
+// path, and apply_recompute, which wraps the modules recomputed whole in PyTorch's
+// checkpoint wrapper (torch.utils.checkpoint, non-reentrant) before the model is split.
+func writeTorchRecompute(w *strings.Builder, pl *perLayer, mods []string) {
+	w.WriteString("# Per-layer recomputation as planned (recompute auto), stage by stage: \"full\" reruns the\n")
+	w.WriteString("# module's forward in the backward pass, keeping only its input; \"attention\" only its\n")
+	w.WriteString("# attention core (see the notes: a wrapper cannot reach it).\n")
+	w.WriteString("RECOMPUTE = {\n")
+	for i := range pl.full {
+		for _, x := range []struct {
+			part string
+			ls   []int
+		}{{recompute.Full, pl.full[i]}, {recompute.Attention, pl.attention[i]}} {
+			for _, l := range x.ls {
+				fmt.Fprintf(w, "    %s: %s,  # stage %d\n", pyStr(mods[l]), pyStr(x.part), i)
+			}
+		}
+	}
+	w.WriteString("}\n\n")
+	w.WriteString(`
+def apply_recompute(model):
+    """Wraps every module RECOMPUTE runs "full" in a checkpoint wrapper; call it before pipeline()."""
+    from torch.distributed.algorithms._checkpoint.checkpoint_wrapper import checkpoint_wrapper
+    for path, part in RECOMPUTE.items():
+        if part != "full":
+            continue
+        parent, _, name = path.rpartition(".")
+        owner = model.get_submodule(parent) if parent else model
+        setattr(owner, name, checkpoint_wrapper(owner.get_submodule(name)))
+    return model
+
+`)
+}
+
+// any reports whether some stage recomputes something.
+func (pl *perLayer) any() bool {
+	for i := range pl.full {
+		if len(pl.full[i])+len(pl.attention[i]) > 0 {
+			return true
+		}
+	}
+	return false
+}
