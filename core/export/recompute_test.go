@@ -1,0 +1,123 @@
+package export_test
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+	"testing"
+
+	"pipeplan/core/export"
+	"pipeplan/core/plan"
+	"pipeplan/core/recompute"
+	"pipeplan/core/request"
+)
+
+// autoInput is Llama-2-7B with eager attention on 4 A100-40GB under 1F1B, planned with
+// per-layer recomputation: the stages recompute different numbers of whole blocks and
+// attention cores.
+func autoInput(t *testing.T) *export.Input {
+	t.Helper()
+	return fromRequest(t, &request.Request{
+		Model:       request.ModelSpec{Architecture: &request.Architecture{Name: "llama-2-7b", Seq: 4096, Attention: "eager"}},
+		Cluster:     request.ClusterSpec{Device: "a100-40gb"},
+		Parallelism: request.Parallelism{Pipeline: 4},
+		Training:    request.Training{Recompute: "auto"},
+		Schedule:    request.Schedule{Microbatches: 16, MicrobatchSize: 2},
+	})
+}
+
+func hasNote(ex *export.Export, code string) bool {
+	for _, n := range ex.Notes {
+		if n.Code == code {
+			return true
+		}
+	}
+	return false
+}
+
+// TestRecomputeAutoExports: each framework recomputes at least what the plan does, and
+// says so where that is more: Megatron-LM the largest per-stage count of blocks with
+// the block method, DeepSpeed every layer, PyTorch exactly the modules recomputed whole
+// (RECOMPUTE, one entry per recomputed layer) with a note for the attention cores.
+func TestRecomputeAutoExports(t *testing.T) {
+	in := autoInput(t)
+	most, recomputed := 0, 0
+	for _, s := range in.Plan.Stages {
+		most = max(most, len(s.Recompute.Layers))
+		recomputed += len(s.Recompute.Layers)
+	}
+	if most == 0 {
+		t.Fatal("the plan recomputes nothing: the exports are not tested")
+	}
+	mg, err := export.Make(in, export.Megatron)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := fmt.Sprintf("--recompute-granularity full --recompute-method block --recompute-num-layers %d ", most); !strings.Contains(mg.Text, want) {
+		t.Errorf("megatron: no %q in\n%s", want, mg.Text)
+	}
+	if !hasNote(mg, export.NoteRecompute) || mg.Exact {
+		t.Errorf("megatron: exact %v, notes %v: want a recompute_not_expressible note", mg.Exact, mg.Notes)
+	}
+	ds, err := export.Make(in, export.DeepSpeed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(ds.Text, `"activation_checkpoint_interval", 1`) || !hasNote(ds, export.NoteRecompute) {
+		t.Errorf("deepspeed: want interval 1 and a note, notes %v", ds.Notes)
+	}
+	pt, err := export.Make(in, export.PyTorch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	entries := regexp.MustCompile(`(?m)^    "model\.layers\.(\d+)": "(full|attention)",  # stage (\d+)$`).FindAllStringSubmatch(pt.Text, -1)
+	if len(entries) != recomputed {
+		t.Errorf("pytorch: %d RECOMPUTE entries, the plan recomputes %d layers", len(entries), recomputed)
+	}
+	k := 0
+	for i, s := range in.Plan.Stages {
+		for _, l := range s.Recompute.Layers {
+			want := []string{"", fmt.Sprint(l.Layer - 1), l.Part, fmt.Sprint(i)} // block.N is layer N+1
+			if k < len(entries) && fmt.Sprint(entries[k][1:]) != fmt.Sprint(want[1:]) {
+				t.Errorf("pytorch: entry %v, want %v", entries[k][1:], want[1:])
+			}
+			k++
+		}
+	}
+	if !strings.Contains(pt.Text, "model = apply_recompute(model)") || !hasNote(pt, export.NoteRecompute) {
+		t.Errorf("pytorch: build does not apply the recomputation, or no note for the attention cores: %v", pt.Notes)
+	}
+}
+
+// TestRecomputeAutoMegatronExact: a plan whose every stage recomputes its first N blocks
+// whole is what Megatron-LM's block method runs: exact, no note; one that recomputes
+// nothing adds no argument.
+func TestRecomputeAutoMegatronExact(t *testing.T) {
+	for _, n := range []int{0, 2} {
+		in := autoInput(t)
+		for i := range in.Plan.Stages {
+			s := &in.Plan.Stages[i]
+			r := &plan.StageRecompute{}
+			first := s.FirstLayer
+			if i == 0 {
+				first++ // the embedding
+			}
+			for l := first; l < first+n; l++ {
+				r.Layers = append(r.Layers, plan.RecomputedLayer{Layer: l, Name: in.LayerNames[l], Part: recompute.Full})
+			}
+			s.Recompute = r
+		}
+		in.Coster = nil
+		mg, err := export.Make(in, export.Megatron)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if hasNote(mg, export.NoteRecompute) {
+			t.Errorf("n=%d: a recompute note: %v", n, mg.Notes)
+		}
+		has := strings.Contains(mg.Text, fmt.Sprintf("--recompute-method block --recompute-num-layers %d ", n))
+		if has != (n > 0) || n == 0 && strings.Contains(mg.Text, "--recompute-granularity") {
+			t.Errorf("n=%d: recompute arguments wrong in\n%s", n, mg.Text)
+		}
+	}
+}
