@@ -488,7 +488,7 @@ func KnobChoices(name string) []string {
 	case "optimizer":
 		return []string{"", "adamw", "adam", "sgd"}
 	case "recompute":
-		return []string{"", "none", "selective", "full"}
+		return []string{"", "none", "selective", "full", "auto"}
 	case "mode":
 		return []string{"", "training", "inference"}
 	case "sharding":
@@ -1429,7 +1429,17 @@ func (a *App) Layers() []LayerRow {
 	if a.View != nil {
 		stageOf, off = a.View.LayerStages, a.View.LayerStart
 	}
-	return layerPage(a.Model(), off, stageOf, a.LayerStart, LayerPageSize)
+	rows := layerPage(a.Model(), off, stageOf, a.LayerStart, LayerPageSize)
+	if a.Res != nil && a.Res.Plan != nil {
+		markRecomputed(rows, a.Res.Plan)
+	}
+	return rows
+}
+
+// HasRecompute reports whether the plan chose recomputation per layer (recompute auto).
+func (a *App) HasRecompute() bool {
+	p := a.Res
+	return p != nil && p.Plan != nil && len(p.Plan.Stages) > 0 && p.Plan.Stages[0].Recompute != nil
 }
 
 // HasLayerCosts reports whether the result has the layers' costs (request.layers).

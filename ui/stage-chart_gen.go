@@ -90,6 +90,14 @@ func (c *StageChart) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 							vgn.AddAttrInterface("fill", s.Pattern)
 							vgn.AddAttrInterface("width", s.W)
 							vgn.AddAttrInterface("x", s.X)
+							vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n      "}
+							vgparent.AppendChild(vgn)
+							if s.RecomputeW > 0 {
+								vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "svg", Data: "rect", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "recompute"}, vugu.VGAttribute{Namespace: "", Key: "y", Val: "30"}, vugu.VGAttribute{Namespace: "", Key: "height", Val: "10"}}}
+								vgparent.AppendChild(vgn)
+								vgn.AddAttrInterface("width", s.RecomputeW)
+								vgn.AddAttrInterface("x", s.RecomputeX)
+							}
 							vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n    "}
 							vgparent.AppendChild(vgn)
 						}

@@ -9,6 +9,7 @@ import (
 
 	"pipeplan/core/model"
 	"pipeplan/core/plan"
+	"pipeplan/core/recompute"
 	"pipeplan/core/request/spec"
 	"pipeplan/core/schedule"
 	"pipeplan/core/units"
@@ -46,6 +47,9 @@ type Segment struct {
 	Title      string // the tooltip and accessible name
 	Bottleneck bool
 	Pattern    string // the fill: a pattern per stage, so that neighbours differ without colour
+	// RecomputeX and RecomputeW: the strip at the segment's end that is the time its
+	// per-layer recomputation adds (recompute auto); RecomputeW 0 without one.
+	RecomputeX, RecomputeW float64
 }
 
 // Handle is a draggable boundary: Index into Boundaries, the first layer of the stage
@@ -108,6 +112,13 @@ func NewStageBar(p *plan.Plan) StageBar {
 		}
 		if i == slow {
 			seg.Title += ", the bottleneck"
+		}
+		if r := s.Recompute; r != nil && len(r.Layers) > 0 {
+			seg.Title += "; recomputes " + r.Describe(model.Seconds)
+			if s.ComputeSeconds > 0 {
+				seg.RecomputeW = w * min(1, max(0, r.ExtraSeconds/s.ComputeSeconds))
+				seg.RecomputeX = starts[i] + w - seg.RecomputeW
+			}
 		}
 		label := fmt.Sprintf("S%d · %s", i, layers)
 		if seg.W >= float64(len(label))*7.5 {
@@ -485,6 +496,9 @@ type LayerRow struct {
 	Index                                          int
 	Name, Stage                                    string
 	Forward, Backward, Params, Activations, Output string
+	// Recompute is what the layer recomputes under recompute auto: "whole layer",
+	// "attention core", or "".
+	Recompute string
 }
 
 // LayerPage is the rows [start, start+size) of the layer table: the table shows a window
@@ -557,4 +571,27 @@ func ParseBoundaries(s string) ([]int, error) {
 		out = append(out, v)
 	}
 	return out, nil
+}
+
+// markRecomputed fills the rows' Recompute from the plan's stages (recompute auto).
+func markRecomputed(rows []LayerRow, p *plan.Plan) {
+	if len(rows) == 0 {
+		return
+	}
+	first, last := rows[0].Index, rows[len(rows)-1].Index
+	for _, s := range p.Stages {
+		if s.Recompute == nil {
+			continue
+		}
+		for _, l := range s.Recompute.Layers {
+			if l.Layer < first || l.Layer > last {
+				continue
+			}
+			what := "whole layer"
+			if l.Part == recompute.Attention {
+				what = "attention core"
+			}
+			rows[l.Layer-first].Recompute = what
+		}
+	}
 }
