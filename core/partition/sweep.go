@@ -18,6 +18,13 @@ type SweepCosts interface {
 	Sweep(a int, visit func(b int, cost func(i int) float64) bool)
 }
 
+// SweepBounder is a SweepCosts that may skip work on ranges that cost more than a
+// bound: after Bound(u), a range costing more than u may be reported as +Inf. SolveSweep
+// calls it whenever it knows that no such range can take part in the answer.
+type SweepBounder interface {
+	Bound(u float64)
+}
+
 // SolveSweep returns the split that minimises the largest stage cost, then the total
 // (lexicographically, exact to the bit), or ErrInfeasible. It is the classic dynamic
 // program of the min-max linear partition (Bokhari, "Partitioning problems in parallel,
@@ -76,6 +83,10 @@ func SolveSweep(c SweepCosts) (Result, error) {
 func sweepDP(c SweepCosts, limit float64) (float64, []int, bool) {
 	n, p := c.Layers(), c.Stages()
 	minMax := math.IsInf(limit, 1)
+	bounder, _ := c.(SweepBounder)
+	if bounder != nil && !minMax {
+		bounder.Bound(limit)
+	}
 	type cell struct {
 		v    float64 // the max (minMax) or the total
 		from int     // the previous stage's start: the stage holds [from, k)
@@ -135,6 +146,9 @@ func sweepDP(c SweepCosts, limit float64) (float64, []int, bool) {
 				}
 				if cur := best[i+1][k]; !cur.ok || v < cur.v {
 					best[i+1][k] = cell{v: v, from: a, ok: true}
+					if minMax && bounder != nil && i+1 == p {
+						bounder.Bound(v) // a split of bottleneck v: nothing costlier is needed
+					}
 				}
 			}
 			return more

@@ -9,6 +9,7 @@ import (
 	"pipeplan/core/internal/scalecase"
 	"pipeplan/core/model"
 	"pipeplan/core/partition"
+	"pipeplan/core/recompute"
 )
 
 // BenchmarkPlan times estimator preparation plus the optimal partition, for both
@@ -90,5 +91,41 @@ func BenchmarkPlanTransferDominated(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// BenchmarkPerLayerRecompute times a plan with per-layer recomputation (the bound from
+// the leanest choice, partition.SolveSweep over the stages' optimal recompute costs, the
+// plan of the chosen model) on scalecase's chains,
+// whole layers recomputable, on devices with 0.6 of scalecase's memory, so that
+// recomputation binds.
+func BenchmarkPerLayerRecompute(b *testing.B) {
+	for _, n := range []int{100, 300} {
+		m := scalecase.Model(n)
+		choices := recompute.ForProfile(m)
+		for _, p := range []int{4, 16} {
+			if n == 300 && p == 4 {
+				continue // 75 layers a stage of random sizes: past MaxRecomputeStates
+			}
+			c := scalecase.Cluster(m, p)
+			for i := range c.Devices {
+				c.Devices[i].MemoryBytes = c.Devices[i].MemoryBytes * 6 / 10
+			}
+			opt := estimate.Options{InFlight: func(i int) int { return min(p-i, 4) }}
+			b.Run(fmt.Sprintf("n=%d/p=%d", n, p), func(b *testing.B) {
+				var recomputed int
+				for b.Loop() {
+					pl, err := Make(m, c, Options{Estimate: opt, Recompute: choices})
+					if err != nil {
+						b.Fatal(err)
+					}
+					recomputed = 0
+					for _, s := range pl.Stages {
+						recomputed += len(s.Recompute.Layers)
+					}
+				}
+				b.ReportMetric(float64(recomputed), "layers_recomputed")
+			})
+		}
 	}
 }

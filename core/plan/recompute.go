@@ -1,9 +1,9 @@
 package plan
 
 import (
-	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -49,13 +49,65 @@ type perLayerCosts struct {
 	sc       *estimate.Scanner
 	alloc    []int64 // allocatable bytes per stage
 	maxAlloc int64
+	// bound: no range costing more is needed (partition.SweepBounder); minScale the
+	// least speed scale of a stage, by which a bound limits a range's extra time.
+	bound, minScale float64
+	// classes are the stages' distinct (in flight - 1, allocatable bytes): a state
+	// fits no stage when it fits none of them.
+	classes [][2]int64
 }
 
+// keeper is the sweep's filter for the range [a, b] of that work: a state is kept when
+// its extra time is within the bound's and its memory fits some stage beside the
+// range's always-alive memory without shared items (which only grows).
+func (pc *perLayerCosts) keeper(a, b int, work float64) func(p, m int64, t float64) bool {
+	static := pc.e.StaticBytes(a, b)
+	tcut := pc.timeCut(work)
+	return func(p, m int64, t float64) bool {
+		if t > tcut {
+			return false
+		}
+		for _, c := range pc.classes {
+			if m+c[0]*p <= c[1]-static {
+				return true
+			}
+		}
+		return false
+	}
+}
+
+// Bound makes ranges costing more than u report +Inf: their sweeps drop the states of
+// more extra time than u allows, and end once the work alone exceeds it.
+func (pc *perLayerCosts) Bound(u float64) { pc.bound = min(pc.bound, u) }
+
+// timeCut is the most extra time a range of that work may take and cost at most the
+// bound on some stage (with a relative 1e-9 of room, so that rounding drops nothing
+// needed); +Inf without a bound.
+func (pc *perLayerCosts) timeCut(work float64) float64 {
+	if math.IsInf(pc.bound, 1) {
+		return math.Inf(1)
+	}
+	u := pc.bound / pc.minScale
+	return u - work + 1e-9*math.Abs(u)
+}
+
+// MaxRecomputeStates bounds the states per-layer recomputation's sweeps make for one
+// plan (about a second of work per ten million): architectures, whose blocks are alike,
+// need few (Llama-2-70B's 83 layers on 8 stages: thousands); profiles of long stages of
+// layers of many different sizes may need more, and are refused rather than left to run.
+const MaxRecomputeStates = 20_000_000
+
 func newPerLayerCosts(e *estimate.Estimator, c recompute.Choices) *perLayerCosts {
-	pc := &perLayerCosts{e: e, c: c, sw: recompute.NewSweep(c, e.CarryBytes), sc: e.Scanner()}
+	pc := &perLayerCosts{e: e, c: c, sw: recompute.NewSweep(c, e.CarryBytes), sc: e.Scanner(), bound: math.Inf(1), minScale: math.Inf(1)}
+	pc.sw.SetBudget(MaxRecomputeStates)
 	for i := range e.Stages() {
 		pc.alloc = append(pc.alloc, e.AllocatableBytes(i))
 		pc.maxAlloc = max(pc.maxAlloc, pc.alloc[i])
+		pc.minScale = min(pc.minScale, e.Scale(i))
+		c := [2]int64{int64(e.InFlight(i) - 1), pc.alloc[i]}
+		if !slices.Contains(pc.classes, c) {
+			pc.classes = append(pc.classes, c)
+		}
 	}
 	return pc
 }
@@ -74,11 +126,11 @@ func (pc *perLayerCosts) Sweep(a int, visit func(b int, cost func(i int) float64
 		if b > a {
 			pc.sc.ExtendRight()
 		}
-		if !pc.sw.Extend(pc.maxAlloc - e.StaticBytes(a, b)) {
-			return // no state fits any stage, nor will a longer range's
+		work := e.Prefix(b+1) - e.Prefix(a)
+		if !pc.sw.Extend(pc.keeper(a, b, work)) {
+			return // no state fits any stage or the bound, nor will a longer range's
 		}
 		always, temp := pc.sc.Always()
-		work := e.Prefix(b+1) - e.Prefix(a)
 		cost := func(i int) float64 {
 			lim := pc.alloc[i]
 			if always+temp > lim {
@@ -109,7 +161,7 @@ func (pc *perLayerCosts) choose(bounds []int) []int {
 			if l > a {
 				pc.sc.ExtendRight()
 			}
-			pc.sw.Extend(math.MaxInt64)
+			pc.sw.Extend(nil)
 		}
 		always, _ := pc.sc.Always()
 		_, at, ok := pc.sw.Best(pc.alloc[i]-always, e.InFlight(i))
@@ -119,6 +171,43 @@ func (pc *perLayerCosts) choose(bounds []int) []int {
 		copy(choice[a:b+1], pc.sw.Choice(at))
 	}
 	return choice
+}
+
+// noneBinds returns the optimal split without recomputation when memory does not bind
+// it: when its bottleneck equals that of the best split on devices of unbounded memory,
+// which bounds from below the bottleneck of every split with any recomputation.
+func noneBinds(e *estimate.Estimator, m *model.Model, sc *cluster.Cluster, opt Options) ([]int, bool) {
+	r, err := partition.Solve(Costs{e}, partition.MaxCompute)
+	if err != nil {
+		return nil, false
+	}
+	free := *sc
+	free.Devices = slices.Clone(sc.Devices)
+	for i := range free.Devices {
+		free.Devices[i].MemoryBytes, free.Devices[i].UsableFraction = cluster.MaxMemoryBytes, 1
+	}
+	eo := opt.Estimate
+	eo.FixedBytes, eo.AllocatorReserve, eo.MemoryProportion = 0, 0, 1
+	ef, err := estimate.New(m, &free, eo)
+	if err != nil {
+		return nil, false
+	}
+	lb, err := partition.Solve(Costs{ef}, partition.MaxCompute)
+	if err != nil || lb.MaxCompute != r.MaxCompute {
+		return nil, false
+	}
+	return r.Boundaries, true
+}
+
+func tooManyStates(n, p int) error {
+	return &model.FieldError{Path: "recompute", Reason: fmt.Sprintf("auto: choosing what %d layers on %d stages recompute takes more than %d trade-offs of memory and time, which this planner refuses to walk: plan with more stages (fewer layers each), or recompute none or full", n, p, MaxRecomputeStates)}
+}
+
+// leaner reports whether option x needs no more memory than y on every stage (no more
+// activation and temporary bytes) and is strictly leaner in one of them.
+func leaner(x, y recompute.Option) bool {
+	return x.ActivationBytes <= y.ActivationBytes && x.TemporaryBytes <= y.TemporaryBytes &&
+		(x.ActivationBytes < y.ActivationBytes || x.TemporaryBytes < y.TemporaryBytes)
 }
 
 // perLayerPlan plans with per-layer recomputation (Options.Recompute): the split that
@@ -147,29 +236,45 @@ func perLayerPlan(e *estimate.Estimator, m *model.Model, c, sc *cluster.Cluster,
 	}
 	pc := newPerLayerCosts(e, opt.Recompute)
 	if bounds == nil {
-		r, err := partition.SolveSweep(pc)
-		if errors.Is(err, partition.ErrInfeasible) {
-			// Say why with every layer as lean as its options make it.
-			lean := make([]int, len(m.Layers))
-			for l, os := range opt.Recompute {
-				for k := range os {
-					if os[k].ActivationBytes < os[lean[l]].ActivationBytes {
-						lean[l] = k
-					}
+		if r, ok := noneBinds(e, m, sc, opt); ok {
+			// Memory does not bind: the split without recomputation attains the least
+			// bottleneck any split can have, extra times being >= 0.
+			bounds = r
+		}
+	}
+	if bounds == nil {
+		// Every layer as lean as its options make it: the fast partitioner's optimum of
+		// that model is a split whose stages fit with that choice, so the optimum costs
+		// no more (a bound that prunes the sweeps); where nothing fits, it explains why.
+		lean := make([]int, len(m.Layers))
+		for l, os := range opt.Recompute {
+			for k := range os {
+				if leaner(os[k], os[lean[l]]) {
+					lean[l] = k
 				}
 			}
-			ml := recompute.Apply(m, opt.Recompute, lean)
-			if el, err2 := estimate.New(ml, sc, opt.Estimate); err2 == nil {
-				return nil, &NoFitError{Diagnose(el, ml, sc)}
-			}
-			return nil, &NoFitError{Diagnose(e, m, sc)}
 		}
+		ml := recompute.Apply(m, opt.Recompute, lean)
+		el, err := estimate.New(ml, sc, opt.Estimate)
 		if err != nil {
 			return nil, err
+		}
+		if r, err := partition.Solve(Costs{el}, partition.MaxCompute); err == nil {
+			pc.Bound(r.MaxCompute * (1 + 1e-9))
+		}
+		r, err := partition.SolveSweep(pc)
+		if pc.sw.Exceeded() {
+			return nil, tooManyStates(len(m.Layers), e.Stages())
+		}
+		if err != nil {
+			return nil, &NoFitError{Diagnose(el, ml, sc)}
 		}
 		bounds = r.Boundaries
 	}
 	choice := pc.choose(bounds)
+	if pc.sw.Exceeded() {
+		return nil, tooManyStates(len(m.Layers), e.Stages())
+	}
 	m2 := recompute.Apply(m, opt.Recompute, choice)
 	e2, err := estimate.New(m2, sc, opt.Estimate)
 	if err != nil {

@@ -44,7 +44,9 @@
 package recompute
 
 import (
+	"cmp"
 	"fmt"
+	"slices"
 	"sort"
 
 	"pipeplan/core/model"
@@ -197,7 +199,22 @@ type Sweep struct {
 	stairs       []stair
 	seq          int64
 	maxStates    int
+	// made counts the states every Extend made; budget, when > 0, the most it may make
+	// (Exceeded then says so, and Extend keeps none).
+	made, budget int64
 }
+
+// SetBudget bounds the states the sweep makes over its life (0: none), so that a model
+// whose choices have very many trade-offs fails in bounded time; Exceeded reports that
+// the bound was reached.
+func (s *Sweep) SetBudget(states int64) { s.budget = states }
+
+// Made is the number of states the sweep has made over its life.
+func (s *Sweep) Made() int64 { return s.made }
+
+// Exceeded reports whether the budget was reached (the sweep's answers since are not
+// to be used).
+func (s *Sweep) Exceeded() bool { return s.budget > 0 && s.made > s.budget }
 
 // stair is a point (P, M) of the staircase of kept states: P ascending, M descending.
 type stair struct{ p, m int64 }
@@ -226,10 +243,11 @@ func (s *Sweep) States() int { return len(s.states) }
 // MaxStates is the most states any step of the sweep has kept since it was made.
 func (s *Sweep) MaxStates() int { return s.maxStates }
 
-// Extend adds the layer after the range. States whose M exceeds cut are dropped: no
-// stage's memory left for the passes is above cut from here on (M and P only grow), so
-// none of them can fit. It reports whether any state is left.
-func (s *Sweep) Extend(cut int64) bool {
+// Extend adds the layer after the range, keeping only the states for which keep (nil:
+// every state) reports true given their P, M and extra time: a caller drops those no
+// stage can use, as M, P and the time only grow (a state whose memory fits no stage, or
+// whose time exceeds what any range needs). It reports whether any state is left.
+func (s *Sweep) Extend(keep func(p, m int64, t float64) bool) bool {
 	s.b++
 	l := s.b
 	carry := s.carry(l)
@@ -237,7 +255,7 @@ func (s *Sweep) Extend(cut int64) bool {
 	for _, st := range s.states {
 		for k, o := range s.c[l] {
 			m := max(st.m, o.TemporaryBytes+carry+st.p)
-			if m > cut {
+			if keep != nil && !keep(st.p+o.ActivationBytes, m, st.t+o.ExtraTime) {
 				continue
 			}
 			s.nodes = append(s.nodes, node{parent: st.node, option: int32(k)})
@@ -245,6 +263,11 @@ func (s *Sweep) Extend(cut int64) bool {
 			s.next = append(s.next, state{p: st.p + o.ActivationBytes, m: m, t: st.t + o.ExtraTime,
 				node: int32(len(s.nodes) - 1), order: s.seq})
 		}
+	}
+	s.made += int64(len(s.next))
+	if s.Exceeded() {
+		s.states = s.states[:0]
+		return false
 	}
 	s.prune()
 	s.maxStates = max(s.maxStates, len(s.states))
@@ -256,18 +279,16 @@ func (s *Sweep) Extend(cut int64) bool {
 // the staircase of kept (P, M) answers by one binary search.
 func (s *Sweep) prune() {
 	n := s.next
-	sort.Slice(n, func(i, j int) bool {
-		x, y := &n[i], &n[j]
-		if x.t != y.t {
-			return x.t < y.t
+	slices.SortFunc(n, func(x, y state) int {
+		switch {
+		case x.t != y.t:
+			return cmp.Compare(x.t, y.t)
+		case x.p != y.p:
+			return cmp.Compare(x.p, y.p)
+		case x.m != y.m:
+			return cmp.Compare(x.m, y.m)
 		}
-		if x.p != y.p {
-			return x.p < y.p
-		}
-		if x.m != y.m {
-			return x.m < y.m
-		}
-		return x.order < y.order
+		return cmp.Compare(x.order, y.order)
 	})
 	s.states = s.states[:0]
 	s.stairs = s.stairs[:0]
@@ -283,7 +304,7 @@ func (s *Sweep) prune() {
 		for j < len(s.stairs) && s.stairs[j].m >= st.m {
 			j++
 		}
-		s.stairs = append(s.stairs[:i], append([]stair{{st.p, st.m}}, s.stairs[j:]...)...)
+		s.stairs = slices.Replace(s.stairs, i, j, stair{st.p, st.m})
 	}
 }
 

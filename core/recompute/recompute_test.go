@@ -83,7 +83,7 @@ func TestSweepBruteForce(t *testing.T) {
 				if b > a {
 					sc.ExtendRight()
 				}
-				sw.Extend(math.MaxInt64)
+				sw.Extend(nil)
 				always, temp := sc.Always()
 				for i := range p {
 					want, wantOK := bruteForce(t, m, c, cl, opt, i, a, b)
@@ -226,5 +226,27 @@ func TestForProfile(t *testing.T) {
 	m2 := recompute.Apply(m, c, []int{1, 0, 0})
 	if l := m2.Layers[0]; l.ActivationBytes != 10 || l.BackwardSeconds != 6 || m.Layers[0].BackwardSeconds != 4 {
 		t.Fatalf("applied layer %+v (the model's: %+v)", l, m.Layers[0])
+	}
+}
+
+// TestSweepBudget: a sweep past its budget of states keeps none and says so.
+func TestSweepBudget(t *testing.T) {
+	m, c := randomModel(rand.New(rand.NewPCG(22, 5)), 6)
+	for l := range c {
+		c[l] = append(c[l], recompute.Option{Part: recompute.Full, ActivationBytes: 1, ExtraTime: float64(l + 1)})
+	}
+	e, err := estimate.New(m, stages(1, 1<<30), estimate.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sw := recompute.NewSweep(c, e.CarryBytes)
+	sw.SetBudget(20)
+	sw.Reset(0)
+	ok := true
+	for l := 0; l < 6 && ok; l++ {
+		ok = sw.Extend(nil)
+	}
+	if ok || !sw.Exceeded() || sw.States() != 0 || sw.Made() <= 20 {
+		t.Fatalf("ok %v, exceeded %v, states %d, made %d", ok, sw.Exceeded(), sw.States(), sw.Made())
 	}
 }

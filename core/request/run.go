@@ -174,6 +174,8 @@ func (p *prepared) planError(err error) error {
 			}
 		case path == "boundaries" || hasAnyPrefix(path, "boundaries["):
 		case path == "memory_proportion":
+		case path == "recompute":
+			prefix = "training"
 		default:
 			prefix = "schedule"
 		}
