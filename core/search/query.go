@@ -74,7 +74,8 @@ type Knobs struct {
 	Schedule  string   `json:"schedule,omitempty"`
 	Schedules []string `json:"schedules,omitempty"`
 	// Recompute fixes recomputation (default: none, selective and full for an
-	// architecture, none and full for a profile; none in inference).
+	// architecture, none and full for a profile; none in inference). auto (per stage) is
+	// searched only when fixed here.
 	Recompute string `json:"recompute,omitempty"`
 	// ZeRO fixes the ZeRO stage, 0 to 3 (nil: 0, 1, 2 and 3 in training).
 	ZeRO *int `json:"zero,omitempty"`
