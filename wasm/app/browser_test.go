@@ -523,6 +523,13 @@ func TestBrowser(t *testing.T) {
 	b.set("#knob-seq", "512", "input")
 	s = b.waitChange("gpt2 at seq 512", s)
 	b.shot("2-model")
+	// Per-layer recomputation (recompute auto): the layer table gains its column, and
+	// loses it with the knob back at the default.
+	recomputes := `[...document.querySelectorAll("#layers th")].some(th => th.textContent === "Recomputes")`
+	b.set("#knob-recompute", "auto", "change")
+	do(b, "the layer table's Recomputes column", chromedp.Poll[bool](recomputes, chromedp.WithPollingTimeout(30*time.Second)))
+	b.set("#knob-recompute", "", "change")
+	do(b, "no Recomputes column", chromedp.Poll[bool]("!"+recomputes, chromedp.WithPollingTimeout(30*time.Second)))
 
 	// Change the device count: the stage bar and the numbers follow.
 	b.tab("cluster")
