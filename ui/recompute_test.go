@@ -13,7 +13,7 @@ import (
 // table marks each recomputed layer by its part.
 func TestStageBarRecompute(t *testing.T) {
 	p := &plan.Plan{Boundaries: []int{0, 3, 5}, Stages: []plan.Stage{
-		{FirstLayer: 0, LastLayer: 2, ComputeSeconds: 3, Recompute: &plan.StageRecompute{ExtraSeconds: 0.75,
+		{FirstLayer: 0, LastLayer: 2, ComputeSeconds: 3, Recompute: &plan.StageRecompute{ExtraSeconds: 0.75, Summary: "whole layers 1, attention core of 2: +750 ms per microbatch, saves 0 B",
 			Layers: []plan.RecomputedLayer{{Layer: 1, Part: recompute.Full}, {Layer: 2, Part: recompute.Attention}}}},
 		{FirstLayer: 3, LastLayer: 4, ComputeSeconds: 1, Recompute: &plan.StageRecompute{Layers: []plan.RecomputedLayer{}}},
 	}}

@@ -114,7 +114,7 @@ func NewStageBar(p *plan.Plan) StageBar {
 			seg.Title += ", the bottleneck"
 		}
 		if r := s.Recompute; r != nil && len(r.Layers) > 0 {
-			seg.Title += "; recomputes " + r.Describe(model.Seconds)
+			seg.Title += "; recomputes " + r.Summary
 			if s.ComputeSeconds > 0 {
 				seg.RecomputeW = w * min(1, max(0, r.ExtraSeconds/s.ComputeSeconds))
 				seg.RecomputeX = starts[i] + w - seg.RecomputeW

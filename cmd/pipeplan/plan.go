@@ -94,20 +94,20 @@ func printResult(w io.Writer, res *request.Result) {
 			units.Bytes(s.MemoryBytes), units.Bytes(s.LimitBytes), used)
 	}
 	tw.Flush()
-	printRecompute(w, p, unit)
+	printRecompute(w, p)
 	printSchedule(w, res)
 	printStep(w, res)
 	printDiagnostics(w, res)
 }
 
 // printRecompute writes what each stage recomputes under per-layer recomputation.
-func printRecompute(w io.Writer, p *plan.Plan, unit model.TimeUnit) {
+func printRecompute(w io.Writer, p *plan.Plan) {
 	if len(p.Stages) == 0 || p.Stages[0].Recompute == nil {
 		return
 	}
 	fmt.Fprintln(w, "\nrecomputed per stage (recompute auto):")
 	for i, s := range p.Stages {
-		fmt.Fprintf(w, "  stage %d: %s\n", i, s.Recompute.Describe(unit))
+		fmt.Fprintf(w, "  stage %d: %s\n", i, s.Recompute.Summary)
 	}
 }
 

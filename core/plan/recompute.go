@@ -28,6 +28,8 @@ type StageRecompute struct {
 	// SavedBytes is the memory it saves the stage: what the stage would need keeping
 	// every activation, less its MemoryBytes.
 	SavedBytes int64 `json:"saved_bytes"`
+	// Summary says it for people (Describe): what front ends show as it is.
+	Summary string `json:"summary"`
 }
 
 // RecomputedLayer is one layer's recomputation.
@@ -305,6 +307,7 @@ func perLayerPlan(e *estimate.Estimator, m *model.Model, c, sc *cluster.Cluster,
 			rec.ExtraCycles = extra
 		}
 		rec.SavedBytes = e.Range(i, s.FirstLayer, s.LastLayer).MemoryBytes - s.MemoryBytes
+		rec.Summary = rec.Describe(m.Unit())
 		s.Recompute = rec
 	}
 	if opt.Schedule != nil {
