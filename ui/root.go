@@ -269,12 +269,12 @@ func (c *Root) chartBox() string {
 }
 
 func (c *Root) resultsCaption() string {
-	n := c.A.FeasibleCount()
+	n := c.A.RowCount()
 	shown := len(c.A.Results())
 	if shown < n {
-		return fmt.Sprintf("The %d fastest of the %d configurations that fit (sorted by the column marked; click a column to sort)", shown, n)
+		return fmt.Sprintf("The first %d of %d rows: the configurations that fit, alike ones as one row (Alike: how many more); the best first, then the fastest (click a column to sort)", shown, n)
 	}
-	return fmt.Sprintf("The %d configurations that fit (click a column to sort)", n)
+	return fmt.Sprintf("%d rows: the configurations that fit, alike ones as one row (Alike: how many more); the best first, then the fastest (click a column to sort)", n)
 }
 
 func (c *Root) sortMark(col string) string {

@@ -52,7 +52,7 @@ var SearchKnobs = []struct{ ID, Label, Hint string }{
 	{"schedule", "Schedule", "searched when empty: 1f1b, gpipe, interleaved:2, zb-h1"},
 	{"recompute", "Recomputation", "searched when empty: none, selective, full"},
 	{"microbatch_size", "Microbatch size", "searched when empty (up to 64 for architectures, 128 for profiles)"},
-	{"global_batch", "Global batch (samples per step)", "when set, fixes microbatch size × microbatches × replicas"},
+	{"global_batch", "Global batch (samples per step)", "fixes microbatch size × microbatches × replicas; when empty, the planned request's samples per step (core's default)"},
 }
 
 // SearchKnob is a knob's text.
@@ -244,22 +244,26 @@ type ResultRow struct {
 	// Expert is the expert-parallel degree (1 without experts).
 	Expert                                                       int
 	Schedule, Recompute, Throughput, Step, Bubble, MFU, Headroom string
-	Best, Pareto                                                 bool
-	o                                                            search.Outcome
+	// Alike says how many more candidates the row stands for (core/search.Alike): the
+	// same run but for ZeRO, recomputation or memory proportion, at the same speed.
+	Alike        string
+	Best, Pareto bool
+	o            search.Outcome
 }
 
 // ResultColumns are the results table's sortable columns: id and label.
 var ResultColumns = []struct{ ID, Label string }{
 	{"throughput", "Samples/s"}, {"devices", "Devices"}, {"stages", "p"}, {"replicas", "d"}, {"tensor", "t"},
 	{"context", "c"}, {"expert", "e"}, {"schedule", "Schedule"}, {"microbatches", "m"}, {"batch", "b"}, {"recompute", "Recompute"}, {"zero", "ZeRO"},
-	{"step", "Step"}, {"bubble", "Bubble"}, {"mfu", "MFU"}, {"headroom", "Headroom"},
+	{"step", "Step"}, {"bubble", "Bubble"}, {"mfu", "MFU"}, {"headroom", "Headroom"}, {"alike", "Alike"},
 }
 
 // maxResultRows bounds the results table.
 const maxResultRows = 50
 
-// Results are the feasible candidates the search planned, sorted by the chosen column
-// (throughput, fastest first, by default), at most maxResultRows.
+// Results are core's rows of the search (search.Report.Rows: the feasible candidates,
+// the best first, then the fastest, alike candidates collapsed), in that order or
+// sorted by the chosen column, at most maxResultRows.
 func (a *App) Results() []ResultRow {
 	rep := a.Search.Report
 	if rep == nil {
@@ -270,10 +274,7 @@ func (a *App) Results() []ResultRow {
 		pareto[o.Candidate.String()] = true
 	}
 	var rows []ResultRow
-	for _, o := range rep.Evaluated {
-		if !o.Feasible {
-			continue
-		}
+	for _, o := range rep.Rows {
 		r := ResultRow{Key: o.Candidate.String(), Devices: o.Devices, Stages: o.Pipeline, Replicas: o.Data, Tensor: o.Tensor, Context: max(1, o.Context), Expert: max(1, o.Expert),
 			Microbatches: o.Microbatches, Batch: o.MicrobatchSize, ZeRO: o.ZeRO, Schedule: o.Schedule, Recompute: o.Recompute,
 			Throughput: units.Rate(o.SamplesPerSecond, ""), Step: units.Time(o.StepSeconds, model.Seconds),
@@ -282,10 +283,16 @@ func (a *App) Results() []ResultRow {
 		if o.MFU > 0 {
 			r.MFU = fmt.Sprintf("%.1f%%", 100*o.MFU)
 		}
+		if n := len(o.Alike); n > 0 {
+			r.Alike = fmt.Sprintf("+%d", n)
+		}
 		r.Best = rep.Best != nil && rep.Best.Candidate == o.Candidate
 		rows = append(rows, r)
 	}
 	by := a.Search.SortBy
+	if by == "" { // core's order
+		return rows[:min(len(rows), maxResultRows)]
+	}
 	key := func(r ResultRow) float64 {
 		o := r.o
 		switch by {
@@ -315,6 +322,8 @@ func (a *App) Results() []ResultRow {
 			return o.MFU
 		case "headroom":
 			return float64(o.HeadroomBytes)
+		case "alike":
+			return float64(len(o.Alike))
 		}
 		return o.SamplesPerSecond
 	}
@@ -337,6 +346,28 @@ func (a *App) Results() []ResultRow {
 	return rows[:min(len(rows), maxResultRows)]
 }
 
+// RowCount is the number of core's rows (search.Report.Rows).
+func (a *App) RowCount() int {
+	if a.Search.Report == nil {
+		return 0
+	}
+	return len(a.Search.Report.Rows)
+}
+
+// SearchRule says how core's search compared the candidates: the global batch they all
+// ran and where it comes from, and the tie rule (search.NearTie), "" before a report.
+func (a *App) SearchRule() string {
+	rep := a.Search.Report
+	if rep == nil {
+		return ""
+	}
+	batch := "Every candidate's samples per step were searched (the throughputs compare different global batches)."
+	if rep.GlobalBatch > 0 {
+		batch = fmt.Sprintf("Every candidate runs a global batch of %s: %s.", units.Count(int64(rep.GlobalBatch), "sample"), rep.GlobalBatchRule)
+	}
+	return fmt.Sprintf("%s The best is the one with the most memory headroom among those within %g%% of the fastest throughput; rows that differ only in ZeRO, recomputation or memory proportion at the same speed are one row, the one with the most headroom.", batch, 100*search.NearTie)
+}
+
 // FeasibleCount is the number of feasible candidates planned.
 func (a *App) FeasibleCount() int {
 	if a.Search.Report == nil {
@@ -345,25 +376,20 @@ func (a *App) FeasibleCount() int {
 	return a.Search.Report.Stats.Feasible
 }
 
-// SortResults sorts the results table by a column; a second click reverses it.
+// SortResults sorts the results table by a column (before any, it is in core's order:
+// the best first, then the fastest); a second click reverses it.
 func (a *App) SortResults(col string) {
 	s := &a.Search
-	if s.SortBy == col || (s.SortBy == "" && col == "throughput") {
+	if s.SortBy == col {
 		s.Asc = !s.Asc
 	} else {
 		s.SortBy, s.Asc = col, col == "schedule" || col == "recompute"
-	}
-	if s.SortBy == "" {
-		s.SortBy = col
 	}
 }
 
 // AriaSort is a column header's aria-sort.
 func (a *App) AriaSort(col string) string {
 	by := a.Search.SortBy
-	if by == "" {
-		by = "throughput"
-	}
 	if by != col {
 		return "none"
 	}

@@ -28,7 +28,7 @@ func runSearch(args []string, stdout, stderr io.Writer) error {
 	var f requestFlags
 	f.add(fs, true)
 	maxDevices := fs.Int("max-devices", 0, "devices at hand: stages x replicas x tensor x context parallelism at most")
-	globalBatch := fs.Int("global-batch", 0, "samples per step (microbatch size x microbatches x replicas); default: searched")
+	globalBatch := fs.Int("global-batch", 0, "samples per step (microbatch size x microbatches x replicas); default: 4 per device at hand (core's default plan), unless --microbatches is given")
 	maxBatch := fs.Int("max-batch", 0, "largest microbatch size to try (default 64 for --hf-config, 128 for a profile)")
 	asJSON := fs.Bool("json", false, "print the search's answer as JSON (core/search.Answer, as pipeplan.search gives it): the best with its request, the ten fastest, the Pareto front and every configuration planned")
 	exhaustive := fs.Bool("exhaustive", false, "plan every candidate, pruning nothing (slow: to check the search)")
@@ -181,7 +181,13 @@ func printSearch(w io.Writer, a *search.Answer) {
 	if b.MFU > 0 {
 		fmt.Fprintf(w, ", MFU %.1f%%", 100*b.MFU)
 	}
-	fmt.Fprintf(w, ", step %.3f s, bubble %.1f%%, split %v\n\n", b.StepSeconds, 100*b.BubbleFraction, b.Boundaries)
+	fmt.Fprintf(w, ", step %.3f s, bubble %.1f%%, split %v\n", b.StepSeconds, 100*b.BubbleFraction, b.Boundaries)
+	if a.GlobalBatch > 0 {
+		fmt.Fprintf(w, "global batch: %s, %s\n", units.Count(int64(a.GlobalBatch), "sample"), a.GlobalBatchRule)
+	} else {
+		fmt.Fprintf(w, "global batch: searched (candidates run different samples per step)\n")
+	}
+	fmt.Fprintf(w, "rule: the best has the most memory headroom within %g%% of the fastest; rows alike but for ZeRO, recomputation or memory proportion at the same speed are one row, the one with the most headroom (alike: how many more)\n\n", 100*search.NearTie)
 	top := a.Top
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	// The expert-parallel column only for a mixture of experts, whose candidates state it.
@@ -196,11 +202,11 @@ func printSearch(w io.Writer, a *search.Answer) {
 	if experts {
 		head += "e\t"
 	}
-	fmt.Fprintln(tw, head+"devices\tschedule\tm\tb\trecompute\tzero\tsamples/s\ttokens/s\tMFU\tstep s\tbubble\theadroom\t")
+	fmt.Fprintln(tw, head+"devices\tschedule\tm\tb\trecompute\tzero\tsamples/s\ttokens/s\tMFU\tstep s\tbubble\theadroom\talike\t")
 	for _, o := range top {
-		fmt.Fprintf(tw, "%d\t%d\t%d\t%d\t%s%d\t%s\t%d\t%d\t%s\t%d\t%.2f\t%.0f\t%.1f%%\t%.3f\t%.1f%%\t%.0f%%\t\n", o.Pipeline, o.Data, o.Tensor, max(1, o.Context), e(o), o.Devices,
+		fmt.Fprintf(tw, "%d\t%d\t%d\t%d\t%s%d\t%s\t%d\t%d\t%s\t%d\t%.2f\t%.0f\t%.1f%%\t%.3f\t%.1f%%\t%.0f%%\t%d\t\n", o.Pipeline, o.Data, o.Tensor, max(1, o.Context), e(o), o.Devices,
 			o.Schedule, o.Microbatches, o.MicrobatchSize, o.Recompute, o.ZeRO, o.SamplesPerSecond, o.TokensPerSecond, 100*o.MFU,
-			o.StepSeconds, 100*o.BubbleFraction, 100*o.HeadroomFraction)
+			o.StepSeconds, 100*o.BubbleFraction, 100*o.HeadroomFraction, len(o.Alike))
 	}
 	tw.Flush()
 	st := a.Stats

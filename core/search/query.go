@@ -191,20 +191,25 @@ type Answer struct {
 	// (core/request's ID): the one candidate of a search that gets an id.
 	BestRequest *spec.Request `json:"best_request,omitempty"`
 	BestID      string        `json:"best_id,omitempty"`
-	// Top are the fastest feasible candidates planned, fastest first (at most TopCount).
+	// Top are the first TopCount of Report.Rows: the best, then the fastest, alike
+	// outcomes collapsed into one (Alike).
 	Top    []Outcome `json:"top"`
 	Pareto []Outcome `json:"pareto"`
+	// GlobalBatch and GlobalBatchRule: the samples per step every candidate ran, and
+	// where that comes from (Report's).
+	GlobalBatch     int    `json:"global_batch,omitempty"`
+	GlobalBatchRule string `json:"global_batch_rule,omitempty"`
 	// Evaluated are the candidates planned, in the order they were planned.
 	Evaluated []Outcome `json:"evaluated"`
 	Stats     Stats     `json:"stats"`
 }
 
-// TopCount is how many of the fastest candidates an Answer lists.
+// TopCount is how many of the report's rows an Answer lists.
 const TopCount = 10
 
-// NewAnswer is the answer of a report: its best, the TopCount fastest (Top), its Pareto
-// front, every candidate it planned and its counts. The best's request and id are the
-// evaluator's to give.
+// NewAnswer is the answer of a report: its best, its first TopCount rows (Top), its
+// Pareto front, the global batch and its rule, every candidate it planned and its
+// counts. The best's request and id are the evaluator's to give.
 func NewAnswer(rep *Report) *Answer {
 	ev := rep.Evaluated
 	if ev == nil {
@@ -214,7 +219,12 @@ func NewAnswer(rep *Report) *Answer {
 	if pareto == nil {
 		pareto = []Outcome{}
 	}
-	return &Answer{Best: rep.Best, Top: Top(ev, TopCount), Pareto: pareto, Evaluated: ev, Stats: rep.Stats}
+	top := rep.Rows
+	if top == nil {
+		top = rows(ev, rep.Best)
+	}
+	return &Answer{Best: rep.Best, Top: top[:min(TopCount, len(top))], Pareto: pareto, GlobalBatch: rep.GlobalBatch,
+		GlobalBatchRule: rep.GlobalBatchRule, Evaluated: ev, Stats: rep.Stats}
 }
 
 // Top returns the n fastest feasible outcomes, fastest first (ties as Report.Best).

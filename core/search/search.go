@@ -19,9 +19,10 @@
 //     (Evaluator.Bound: work per device, the part of the pipeline bubble no split can
 //     avoid, the data-parallel all-reduce and the optimizer update, from cached analytic
 //     estimates). Candidates are planned in decreasing order of their bound; one whose
-//     bound is below the best throughput found with as many devices or fewer can
-//     neither be the best nor on the Pareto front of throughput against devices, and is
-//     pruned without planning.
+//     bound is below (1 - NearTie) times the best throughput found with as many devices
+//     or fewer can neither be the best (which prefers memory headroom within NearTie of
+//     the fastest) nor on the Pareto front of throughput against devices, and is pruned
+//     without planning.
 //
 //   - Memory grows with the microbatch size, so the sizes that fit a configuration are
 //     1..b* (Graphcore's auto-pipeline tool's monotonicity). b* is found by galloping and bisection (Bentley
@@ -80,6 +81,9 @@ type Outcome struct {
 	Reason string `json:"reason,omitempty"`
 	// Bound is the upper bound on SamplesPerSecond the search held before planning it.
 	Bound float64 `json:"bound"`
+	// Alike, in Report.Rows, are the candidates collapsed into this one (Alike): they
+	// differ only in knobs that changed nothing the search measures.
+	Alike []Candidate `json:"alike,omitempty"`
 
 	group int // index of the configuration in the grid's canonical order
 }
@@ -180,9 +184,18 @@ type Stats struct {
 
 // Report is the search's answer.
 type Report struct {
-	// Best is the fastest feasible candidate (ties: fewer devices, then the grid's
-	// order); nil when nothing fits.
+	// Best is the feasible candidate with the most memory headroom among those within
+	// NearTie (1%) of the fastest (then the fastest, fewer devices, the grid's order);
+	// nil when nothing fits.
 	Best *Outcome `json:"best"`
+	// GlobalBatch is the samples per step every candidate runs (0: free, the
+	// candidates compare different batches), and GlobalBatchRule says where it comes
+	// from (Space.GlobalBatchRule).
+	GlobalBatch     int    `json:"global_batch,omitempty"`
+	GlobalBatchRule string `json:"global_batch_rule,omitempty"`
+	// Rows are the feasible candidates planned as a front end lists them: the best
+	// first, then fastest first, with alike outcomes (Alike) collapsed into one row.
+	Rows []Outcome `json:"rows"`
 	// Evaluated are the planned candidates in the order they were planned.
 	Evaluated []Outcome `json:"evaluated"`
 	// Pareto is the front of throughput against devices: for each device count (rising),
@@ -276,6 +289,9 @@ func Run(ctx context.Context, s Space, ev Evaluator, opt Options) (*Report, erro
 		err = r.branchAndBound()
 	}
 	r.rep.Pareto = pareto(r.rep.Evaluated)
+	r.rep.Best = pickBest(r.rep.Evaluated)
+	r.rep.Rows = rows(r.rep.Evaluated, r.rep.Best)
+	r.rep.GlobalBatch, r.rep.GlobalBatchRule = s.GlobalBatch, s.GlobalBatchRule
 	r.rep.Stats.Seconds = time.Since(start).Seconds()
 	r.progress()
 	return r.rep, err
@@ -572,7 +588,7 @@ func (it item) count(free bool) int {
 func (r *runner) settle(q *queue, it item, free bool) error {
 	g := it.g
 	sizes := r.sizes[g]
-	if it.bound < r.best.upTo(r.groups[g].Devices()) {
+	if it.bound < tieFloor(r.best.upTo(r.groups[g].Devices())) {
 		n := 1
 		if free {
 			n = it.top + 1 - r.plannedUpTo(g, it.top)
@@ -685,7 +701,7 @@ func (r *runner) largestFit(g, top int, f *fit) (lo, hi int, err error) {
 	}
 	hopeless := func() (bool, error) {
 		u, err := r.bound(g, sizes[hi-1])
-		return err == nil && u < r.best.upTo(devices), err
+		return err == nil && u < tieFloor(r.best.upTo(devices)), err
 	}
 	galloping := true // double the size while it fits, then bisect
 	for hi-lo > 1 {
@@ -730,7 +746,7 @@ func (r *runner) refine(g, b int, u float64) (float64, bool, error) {
 	if !math.IsNaN(v) {
 		u = min(u, v*boundSlack)
 	}
-	if u < r.best.upTo(r.groups[g].Devices()) {
+	if u < tieFloor(r.best.upTo(r.groups[g].Devices())) {
 		r.rep.Stats.PrunedByBound++
 		r.done++
 		return u, false, nil

@@ -108,8 +108,10 @@ type Space struct {
 	// core/request's default shard group).
 	ShardGroups []int `json:"shard_groups,omitempty"`
 	// GlobalBatch, when > 0, fixes the samples per step: microbatch size x microbatches x
-	// replicas. Replica counts that do not divide it are skipped.
-	GlobalBatch int `json:"global_batch,omitempty"`
+	// replicas. Replica counts that do not divide it are skipped. GlobalBatchRule says
+	// where it comes from, for people (Report.GlobalBatchRule).
+	GlobalBatch     int    `json:"global_batch,omitempty"`
+	GlobalBatchRule string `json:"global_batch_rule,omitempty"`
 	// Microbatches per step, or MicrobatchesPerStage: m = k x p (without a global batch;
 	// one of the two).
 	Microbatches         []int `json:"microbatches,omitempty"`

@@ -106,6 +106,9 @@ type Evaluator struct {
 	gatherLinks map[[3]int]linkOK
 	// device is the cluster's device, as one stage's cluster holds it (memory limits).
 	device *cluster.Device
+	// baseBatch is the base request's samples per step as core normalizes it (0 when it
+	// does not normalize as given): the search's default global batch (Space).
+	baseBatch int
 }
 
 // New prepares an evaluator for a base request: a model (an architecture, or a
@@ -117,6 +120,10 @@ func New(base *request.Request) (*Evaluator, error) {
 	// The knobs the search sets are cleared, so that the base normalizes whatever they are.
 	if c, err := schedule.Parse(b.Schedule.Name); err == nil && b.Schedule.Name != "" && c.Kind == schedule.Inference {
 		b.Training.Mode = request.ModeInference
+	}
+	baseBatch := 0
+	if n, err := request.Normalize(base); err == nil {
+		baseBatch = n.Schedule.MicrobatchSize * n.Schedule.Microbatches * n.Parallelism.Data
 	}
 	b.Parallelism = request.Parallelism{Pipeline: 1}
 	b.Schedule = request.Schedule{}
@@ -137,7 +144,7 @@ func New(base *request.Request) (*Evaluator, error) {
 	n.Parallelism = request.Parallelism{}
 	n.Schedule = request.Schedule{}
 	n.Cluster.Count = 0
-	r := &Evaluator{base: n, prepared: prepared, arch: prepared.Architecture(), layers: len(prepared.Model().Layers),
+	r := &Evaluator{base: n, baseBatch: baseBatch, prepared: prepared, arch: prepared.Architecture(), layers: len(prepared.Model().Layers),
 		sp: base.Parallelism.SequenceParallel, train: n.Training.Mode == request.ModeTraining,
 		expertOverlap: base.Parallelism.ExpertOverlap, dispatcher: base.Parallelism.ExpertDispatcher,
 		contextMethod: contextMethodOf(base.Parallelism.ContextMethod),

@@ -1,14 +1,40 @@
 package requests
 
 import (
+	"fmt"
 	"slices"
 
 	"pipeplan/core/analytic"
 	"pipeplan/core/cluster"
 	"pipeplan/core/model"
+	"pipeplan/core/request"
 	"pipeplan/core/schedule"
 	"pipeplan/core/search"
 )
+
+// DefaultBatchPerDevice is the samples per step per device at hand of the search's
+// default global batch when the base request does not say one: core/request's
+// DefaultMicrobatchesPerStage microbatches of one sample per device, what a request
+// plans by default on those devices as one pipeline (times a profile's own samples per
+// microbatch).
+const DefaultBatchPerDevice = request.DefaultMicrobatchesPerStage
+
+// defaultBatch is the search's global batch when the knobs fix none (no global_batch,
+// microbatches or microbatches_per_stage), so that every candidate runs the same
+// samples per step and their throughputs compare: the base request's samples per step
+// (microbatch size x microbatches x replicas, as core normalizes it), else
+// DefaultBatchPerDevice per device at hand. The rule says which, for people.
+func (r *Evaluator) defaultBatch(devices int) (int, string) {
+	if r.baseBatch > 0 {
+		return r.baseBatch, fmt.Sprintf("the planned request's samples per step (microbatch size × microbatches × replicas): %d", r.baseBatch)
+	}
+	per := 1
+	if r.arch == nil {
+		per = max(1, r.prepared.Model().MicrobatchSize)
+	}
+	b := DefaultBatchPerDevice * devices * per
+	return b, fmt.Sprintf("%d samples per device at hand (core's default of %d microbatches per pipeline device): %d", DefaultBatchPerDevice*per, request.DefaultMicrobatchesPerStage, b)
+}
 
 // longSequence is the sequence length from which the search tries context parallelism
 // by default, up to maxSearchedContext devices.
@@ -148,12 +174,13 @@ func (r *Evaluator) Space(k search.Knobs) (search.Space, error) {
 	}
 	switch {
 	case k.GlobalBatch > 0:
+		s.GlobalBatchRule = "given (global_batch)"
 	case k.Microbatches > 0:
 		s.Microbatches = []int{k.Microbatches}
 	case len(k.MicrobatchesPerStage) > 0:
 		s.MicrobatchesPerStage = k.MicrobatchesPerStage
 	default:
-		s.MicrobatchesPerStage = []int{1, 2, 4, 8}
+		s.GlobalBatch, s.GlobalBatchRule = r.defaultBatch(k.MaxDevices)
 	}
 	switch {
 	case k.MicrobatchSize > 0:
