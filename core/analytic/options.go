@@ -133,6 +133,9 @@ const (
 	AMP Precision = "amp"
 )
 
+// Precisions lists the precisions, the default (Mixed) first.
+var Precisions = []Precision{Mixed, MixedFP32Grads, AMP, Pure}
+
 // Optimizer is the training optimizer, or None for inference.
 type Optimizer string
 

@@ -484,6 +484,10 @@ func (s *Space) candidate(g Config, b int) (Candidate, bool) {
 		if strings.HasPrefix(g.Schedule, "interleaved") && c.Microbatches%g.Pipeline != 0 {
 			return c, false
 		}
+		// More microbatches than the simulator takes: no request could run it.
+		if sc, err := schedule.Parse(g.Schedule); err == nil && c.Microbatches > schedule.MaxMicrobatches(g.Pipeline*max(1, sc.Chunks)) {
+			return c, false
+		}
 	}
 	return c, true
 }

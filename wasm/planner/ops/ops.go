@@ -14,6 +14,10 @@
 //	exports [request, options]   the plan in every format (pipeplan.exports)
 //	profiler []                  {filename, text}: the PyTorch profiler script
 //	candidate [query, candidate] the request of a searched candidate, in core's normal form
+//	layout [request]             request.StartLayout: the request with its devices laid out
+//	                             as stages x replicas, and the rule that chose it
+//	normal [request]             the request in core's normal form (request.Normalize),
+//	                             without its documents: what each default resolves to
 //	calibrate [request, profile] request.Calibration: the request's architecture fitted to
 //	                             a measured profile (its text, a native model file)
 //	                             (pipeplan.calibrate)
@@ -101,8 +105,46 @@ func Do(ctx context.Context, op string, args []string, progress func(string), yi
 		return arg(0), nil
 	case "calibrate":
 		return calibrateJSON(arg(0), arg(1)), nil
+	case "layout":
+		return layoutJSON(ctx, arg(0)), nil
+	case "normal":
+		return normalJSON(arg(0)), nil
 	}
 	return mustJSON(apiError{Error: fmt.Sprintf("unknown operation %q", op)}), nil
+}
+
+// layoutJSON is request.StartLayout's answer for a request (JSON), or an error object.
+func layoutJSON(ctx context.Context, requestJSON string) string {
+	r, err := request.Decode([]byte(requestJSON))
+	if err != nil {
+		return mustJSON(errorOf(err))
+	}
+	l, err := request.StartLayout(ctx, r)
+	if err != nil {
+		return mustJSON(errorOf(err))
+	}
+	return mustJSON(l)
+}
+
+// normalJSON is a request in core's normal form (every default applied), with its
+// documents (a model's, a cluster's, an architecture's config) left out: the page shows
+// what each knob left to core resolves to.
+func normalJSON(requestJSON string) string {
+	r, err := request.Decode([]byte(requestJSON))
+	if err != nil {
+		return mustJSON(errorOf(err))
+	}
+	n, err := request.Normalize(r)
+	if err != nil {
+		return mustJSON(errorOf(err))
+	}
+	n.Model.Document, n.Cluster.Document = nil, nil
+	if a := n.Model.Architecture; a != nil {
+		c := *a
+		c.Config = nil
+		n.Model.Architecture = &c
+	}
+	return mustJSON(n)
 }
 
 // candidateJSON is the request of one candidate of a query's search (its JSON, as the
