@@ -144,6 +144,12 @@ type App struct {
 	planSeq int
 	// calib is the Model panel's calibration to a measured profile.
 	calib calibration
+	// Normal is the request in core's normal form (the planner's "normal": every
+	// default applied, documents left out), for the knobs to show what "default" is.
+	Normal *Request
+	// Layout says where the replicas and sharding came from when core's starting layout
+	// set them (request.StartLayout's rule); "" once the user sets them.
+	Layout string
 }
 
 // InitialRequest is the request a first visit starts with: the default example on its
@@ -200,6 +206,10 @@ func (a *App) replan() {
 	a.background(func() {
 		start := time.Now()
 		v, err := a.plan(r, w)
+		norm := new(Request)
+		if a.call(nil, "normal", norm, r) != nil {
+			norm = nil
+		}
 		var opt *View
 		if len(r.Boundaries) > 0 {
 			o := clone(r)
@@ -215,6 +225,7 @@ func (a *App) replan() {
 			}
 			a.show(v, opt)
 			a.Err, a.Elapsed = err, elapsed
+			a.Normal = norm
 			a.Replans++
 			if m := a.Model(); m != nil && a.LayerStart >= m.Layers {
 				a.LayerStart = 0
@@ -432,7 +443,43 @@ func (a *App) PickModel(v string) {
 	}
 	a.Req.Boundaries, a.BoundsText, a.LayerStart = nil, "", 0
 	a.notice("", false)
-	a.changed(true)
+	a.relayout(true)
+}
+
+// relayout asks core for the starting layout of the devices (the planner's "layout":
+// request.StartLayout) when the model or the cluster changed, unless the user set the
+// replicas or the stages, then plans. The answer for a request edited since is dropped.
+func (a *App) relayout(push bool) {
+	par := &a.Req.Parallelism
+	if a.Layout != "" { // the replicas and sharding were the last layout's: lay out again
+		par.Data, par.Sharding, par.ZeRO = 0, "", 0
+		a.Layout = ""
+	}
+	if len(a.Req.Model.Document) > 0 || len(a.Req.Cluster.Document) > 0 || par.Pipeline != 0 || par.Data != 0 || a.Req.Cluster.Count < 2 {
+		a.changed(push)
+		return
+	}
+	a.planSeq++
+	seq, r := a.planSeq, clone(a.Req)
+	a.background(func() {
+		var l struct {
+			Request *Request `json:"request"`
+			Stages  int      `json:"stages"`
+			Rule    string   `json:"rule"`
+		}
+		err := a.call(nil, "layout", &l, r)
+		a.update(func() {
+			if seq != a.planSeq {
+				return
+			}
+			if err == nil && l.Request != nil && l.Stages > 0 {
+				a.Req.Parallelism.Data, a.Req.Parallelism.Sharding = l.Request.Parallelism.Data, l.Request.Parallelism.Sharding
+				a.Layout = l.Rule
+				a.typed("data", "", true)
+			}
+			a.changed(push)
+		})
+	})
 }
 
 // Knob returns an architecture or training knob's value as text.
@@ -477,14 +524,14 @@ func (a *App) Knob(name string) string {
 func KnobChoices(name string) []string {
 	switch name {
 	case "dtype":
-		return []string{"", "bf16", "fp16", "fp32", "fp8"}
+		return append([]string{""}, spec.DTypes...)
 	case "fp8_recipe":
-		// Core's recipes (core/analytic.FP8Recipes; core refuses one the device lacks).
-		return []string{"", "delayed", "current", "blockwise", "mxfp8"}
+		// Core's recipes (core refuses one the device lacks).
+		return append([]string{""}, spec.FP8Recipes...)
 	case "attention":
 		return []string{"", "flash", "flash3", "cudnn", "eager"}
 	case "precision":
-		return []string{"", "mixed", "mixed-fp32-grads", "amp", "pure"}
+		return append([]string{""}, spec.Precisions...)
 	case "optimizer":
 		return []string{"", "adamw", "adam", "sgd"}
 	case "recompute":
@@ -507,6 +554,76 @@ func ChoiceLabel(v string) string {
 		return "default"
 	}
 	return v
+}
+
+// ChoiceText labels knob name's value v: "" is "default (bf16)", with what core's
+// normal form of the request resolves it to (Resolved), "default" before it is known.
+func (a *App) ChoiceText(name, v string) string {
+	if v != "" {
+		return v
+	}
+	if r := a.Resolved(name); r != "" {
+		return "default (" + r + ")"
+	}
+	return "default"
+}
+
+// DefaultText is a number box's placeholder: "default: 4096", from core's normal form.
+func (a *App) DefaultText(name string) string {
+	if r := a.Resolved(name); r != "" {
+		return "default: " + r
+	}
+	return "default"
+}
+
+// Resolved is what knob name's default resolves to in core's normal form of the
+// request (Normal), "" when unknown or when core leaves it unset.
+func (a *App) Resolved(name string) string {
+	n := a.Normal
+	if n == nil {
+		return ""
+	}
+	ar := n.Model.Architecture
+	if ar == nil {
+		ar = &Architecture{}
+	}
+	switch name {
+	case "batch":
+		return itoa0(n.Schedule.MicrobatchSize)
+	case "seq":
+		return itoa0(ar.Seq)
+	case "dtype":
+		return ar.DType
+	case "attention":
+		return ar.Attention
+	case "precision":
+		return n.Training.Precision
+	case "fp8_recipe":
+		if ar.DType != "fp8" {
+			return "none: dtype " + ar.DType
+		}
+		return n.Training.FP8Recipe
+	case "optimizer":
+		return n.Training.Optimizer
+	case "recompute":
+		return n.Training.Recompute
+	case "mode":
+		return n.Training.Mode
+	case "sharding":
+		return n.Parallelism.Sharding
+	case "context_method":
+		return n.Parallelism.ContextMethod
+	case "microbatches":
+		return itoa0(n.Schedule.Microbatches)
+	case "memory_proportion":
+		if n.MemoryProportion == 0 {
+			return ""
+		}
+		return strconv.FormatFloat(n.MemoryProportion, 'g', -1, 64)
+	case "data":
+		return itoa0(n.Parallelism.Data)
+	}
+	return ""
 }
 
 // SetKnob handles an architecture or training knob.
@@ -556,6 +673,7 @@ func (a *App) SetKnob(name, v string) {
 		// weights are core's defaults.
 		par := &a.Req.Parallelism
 		par.Sharding, par.ZeRO, par.ShardGroup, par.Prefetch = v, 0, 0, ""
+		a.Layout = "" // the user's sharding, not the layout's
 	case "context_method":
 		a.Req.Parallelism.ContextMethod = v
 	case "expert_dispatcher":
@@ -883,7 +1001,11 @@ func (a *App) SetCluster(field, v string) {
 	}
 	a.Req.Boundaries, a.BoundsText = nil, ""
 	a.notice("", false)
-	a.changed(field == "device")
+	if field == "link" || field == "inter_link" {
+		a.changed(false)
+		return
+	}
+	a.relayout(field == "device")
 }
 
 // spec writes the form as a cluster spec: a device preset x count, in nodes
@@ -984,6 +1106,10 @@ func (a *App) SetDegree(name, v string) {
 	switch name {
 	case "data":
 		par.Data = n
+		if a.Layout != "" && n < 2 && par.Sharding == "zero1" {
+			par.Sharding = "" // the layout's ZeRO-1 needs replicas
+		}
+		a.Layout = "" // the user's replicas, not the layout's
 	case "expert":
 		// Expert parallelism uses no devices of its own (Megatron-Core folds it into
 		// replicas x tensor); core checks that it divides them and the experts.
@@ -1000,7 +1126,11 @@ func (a *App) SetDegree(name, v string) {
 	par.Pipeline = 0 // the stages follow from the devices
 	a.Req.Boundaries, a.BoundsText = nil, ""
 	a.notice("", false)
-	a.changed(false)
+	if name != "context" { // replicas and experts use no devices of their own
+		a.changed(false)
+		return
+	}
+	a.relayout(false) // a layout's replicas may not divide the new groups
 }
 
 // Tensor is the tensor-parallel degree as its box shows it ("" for core's default, 1).
@@ -1030,7 +1160,7 @@ func (a *App) SetTensor(v string) {
 	}
 	a.Req.Boundaries, a.BoundsText = nil, ""
 	a.notice("", false)
-	a.changed(false)
+	a.relayout(false) // a layout's replicas may not divide the new groups
 }
 
 // SetFP8ParamGather handles the fp8 primary weights box (training.fp8_param_gather: the

@@ -10,6 +10,7 @@ import (
 // links inside and between nodes), not a document: core places the stages on the nodes.
 func TestClusterNodes(t *testing.T) {
 	a := NewApp(nil, &fakeHost{}, local)
+	a.SetDegree("data", "1") // one pipeline, the user's: no starting layout (TestStartLayout)
 	a.SetCluster("device", "h100-sxm")
 	a.SetCluster("per_node", "4")
 	a.SetCluster("nodes", "2")
@@ -91,9 +92,11 @@ func TestTensorKnob(t *testing.T) {
 	a.SetCluster("per_node", "8")
 	a.SetCluster("nodes", "2")
 	a.SetTensor("4")
-	if a.Err != nil || a.Req.Parallelism.Tensor != 4 || len(a.Res.Plan.Stages) != 4 || a.Res.Step.Devices != 16 {
-		t.Fatalf("t=4 on 16: %v %+v", a.Err, a.Req.Parallelism)
+	// Core's starting layout splits the 4 groups of 4 into stages x replicas.
+	if a.Err != nil || a.Req.Parallelism.Tensor != 4 || len(a.Res.Plan.Stages)*max(1, a.Req.Parallelism.Data) != 4 || a.Res.Step.Devices != 16 || a.Layout == "" {
+		t.Fatalf("t=4 on 16: %v %+v %q", a.Err, a.Req.Parallelism, a.Layout)
 	}
+	a.SetDegree("data", "1")
 	a.SetSequenceParallel(true)
 	if !a.Req.Parallelism.SequenceParallel || a.Err != nil {
 		t.Errorf("sequence parallel: %+v %v", a.Req.Parallelism, a.Err)
@@ -196,5 +199,66 @@ func TestFP8RecipeKnob(t *testing.T) {
 	a.SetTab("model")
 	if html := render(t, a); !strings.Contains(html, `id="knob-fp8-recipe"`) {
 		t.Error("the page has no fp8 recipe knob")
+	}
+}
+
+// TestStartLayout: 2 nodes of 8 H100s for Llama-3-8B start from core's layout
+// (request.StartLayout), not 16 stages, and the panel says where it came from; replicas
+// the user types stay through a change of the devices. The knobs' defaults say what
+// core resolves them to, and the precisions are core's.
+func TestStartLayout(t *testing.T) {
+	a := NewApp(nil, &fakeHost{}, local)
+	a.PickModel("arch:meta-llama-3-8b")
+	a.SetCluster("device", "h100-sxm")
+	a.SetCluster("per_node", "8")
+	a.SetCluster("nodes", "2")
+	if a.Err != nil || a.Req.Parallelism.Data != 8 || len(a.Res.Plan.Stages) != 2 || !strings.Contains(a.Layout, "starting layout") {
+		t.Fatalf("layout: %v %+v %q", a.Err, a.Req.Parallelism, a.Layout)
+	}
+	if s := a.Parallel(); !strings.Contains(s, "2 pipeline stages × 8 replicas") {
+		t.Errorf("Parallel() = %q", s)
+	}
+	a.SetTab("cluster")
+	if html := render(t, a); !strings.Contains(html, `id="cluster-layout"`) {
+		t.Error("the cluster panel does not say where the layout came from")
+	}
+	a.SetDegree("data", "4")
+	a.SetCluster("nodes", "1")
+	if a.Req.Parallelism.Data != 4 || a.Layout != "" {
+		t.Errorf("the user's replicas: %+v %q", a.Req.Parallelism, a.Layout)
+	}
+	for name, want := range map[string]string{"dtype": "default (bf16)", "precision": "default (mixed)", "optimizer": "default (adamw)", "attention": "default (flash)"} {
+		if got := a.ChoiceText(name, ""); got != want {
+			t.Errorf("%s: %q, want %q", name, got, want)
+		}
+	}
+	if got := a.DefaultText("seq"); got != "default: 4096" {
+		t.Errorf("seq: %q", got)
+	}
+	for _, p := range []string{"mixed", "mixed-fp32-grads", "amp", "pure"} {
+		if !strings.Contains(strings.Join(KnobChoices("precision"), ","), p) {
+			t.Errorf("precision %s is not offered", p)
+		}
+	}
+}
+
+// TestCapacity: the same preset's capacity is 76 GiB for a measured profile and 80 GiB
+// for an architecture; each row and the note under the table say why.
+func TestCapacity(t *testing.T) {
+	a := NewApp(nil, &fakeHost{}, local)
+	a.SetCluster("device", "h100-sxm")
+	if r := a.Rows(); len(r) == 0 || !strings.Contains(r[0].Limit, "usable (95% of 80 GiB)") || !strings.Contains(CapacityNote(a.Res.Plan), "95%") {
+		t.Errorf("a profile on an H100: %+v %q", r, CapacityNote(a.Res.Plan))
+	}
+	a.PickModel("arch:llama-3.2-1b")
+	if r := a.Rows(); len(r) == 0 || r[0].Limit != "80 GiB (all of it)" || !strings.Contains(CapacityNote(a.Res.Plan), "counted in each stage") {
+		t.Errorf("an architecture on an H100: %+v %q", r, CapacityNote(a.Res.Plan))
+	}
+	found := false
+	for _, p := range a.Rows()[0].Parts {
+		found = found || strings.HasPrefix(p.Name, "framework's own memory")
+	}
+	if !found {
+		t.Error("the breakdown leaves out the framework's memory")
 	}
 }

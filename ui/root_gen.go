@@ -418,8 +418,9 @@ func (c *Root) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 								vgn.SetInnerHTML(vugu.HTML("Sequence length (tokens)"))
 								vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
 								vgparent.AppendChild(vgn)
-								vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "input", Attr: []vugu.VGAttribute{{Namespace: "", Key: "id", Val: "knob-seq"}, vugu.VGAttribute{Namespace: "", Key: "type", Val: "number"}, vugu.VGAttribute{Namespace: "", Key: "min", Val: "1"}, vugu.VGAttribute{Namespace: "", Key: "step", Val: "1"}, vugu.VGAttribute{Namespace: "", Key: "inputmode", Val: "numeric"}, vugu.VGAttribute{Namespace: "", Key: "placeholder", Val: "default"}}}
+								vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "input", Attr: []vugu.VGAttribute{{Namespace: "", Key: "id", Val: "knob-seq"}, vugu.VGAttribute{Namespace: "", Key: "type", Val: "number"}, vugu.VGAttribute{Namespace: "", Key: "min", Val: "1"}, vugu.VGAttribute{Namespace: "", Key: "step", Val: "1"}, vugu.VGAttribute{Namespace: "", Key: "inputmode", Val: "numeric"}}}
 								vgparent.AppendChild(vgn)
+								vgn.AddAttrInterface("placeholder", c.A.DefaultText("seq"))
 								{
 									b, err := vjson.Marshal(c.A.Val("seq", c.A.Knob("seq")))
 									if err != nil {
@@ -466,7 +467,7 @@ func (c *Root) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 											}
 											vgn.Prop = append(vgn.Prop, vugu.VGProperty{Key: "selected", JSONVal: vjson.RawMessage(b)})
 										}
-										vgn.SetInnerHTML(ChoiceLabel(v))
+										vgn.SetInnerHTML(c.A.ChoiceText("dtype", v))
 									}
 									vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
 									vgparent.AppendChild(vgn)
@@ -505,7 +506,7 @@ func (c *Root) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 											}
 											vgn.Prop = append(vgn.Prop, vugu.VGProperty{Key: "selected", JSONVal: vjson.RawMessage(b)})
 										}
-										vgn.SetInnerHTML(ChoiceLabel(v))
+										vgn.SetInnerHTML(c.A.ChoiceText("fp8_recipe", v))
 									}
 									vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
 									vgparent.AppendChild(vgn)
@@ -580,7 +581,7 @@ func (c *Root) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 											}
 											vgn.Prop = append(vgn.Prop, vugu.VGProperty{Key: "selected", JSONVal: vjson.RawMessage(b)})
 										}
-										vgn.SetInnerHTML(ChoiceLabel(v))
+										vgn.SetInnerHTML(c.A.ChoiceText("attention", v))
 									}
 									vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
 									vgparent.AppendChild(vgn)
@@ -619,7 +620,7 @@ func (c *Root) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 											}
 											vgn.Prop = append(vgn.Prop, vugu.VGProperty{Key: "selected", JSONVal: vjson.RawMessage(b)})
 										}
-										vgn.SetInnerHTML(ChoiceLabel(v))
+										vgn.SetInnerHTML(c.A.ChoiceText("precision", v))
 									}
 									vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
 									vgparent.AppendChild(vgn)
@@ -658,7 +659,7 @@ func (c *Root) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 											}
 											vgn.Prop = append(vgn.Prop, vugu.VGProperty{Key: "selected", JSONVal: vjson.RawMessage(b)})
 										}
-										vgn.SetInnerHTML(ChoiceLabel(v))
+										vgn.SetInnerHTML(c.A.ChoiceText("optimizer", v))
 									}
 									vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
 									vgparent.AppendChild(vgn)
@@ -996,8 +997,9 @@ func (c *Root) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 							vgn.SetInnerHTML(vugu.HTML("Microbatch size (samples)"))
 							vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
 							vgparent.AppendChild(vgn)
-							vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "input", Attr: []vugu.VGAttribute{{Namespace: "", Key: "id", Val: "knob-batch"}, vugu.VGAttribute{Namespace: "", Key: "type", Val: "number"}, vugu.VGAttribute{Namespace: "", Key: "min", Val: "1"}, vugu.VGAttribute{Namespace: "", Key: "step", Val: "1"}, vugu.VGAttribute{Namespace: "", Key: "inputmode", Val: "numeric"}, vugu.VGAttribute{Namespace: "", Key: "placeholder", Val: "default"}}}
+							vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "input", Attr: []vugu.VGAttribute{{Namespace: "", Key: "id", Val: "knob-batch"}, vugu.VGAttribute{Namespace: "", Key: "type", Val: "number"}, vugu.VGAttribute{Namespace: "", Key: "min", Val: "1"}, vugu.VGAttribute{Namespace: "", Key: "step", Val: "1"}, vugu.VGAttribute{Namespace: "", Key: "inputmode", Val: "numeric"}}}
 							vgparent.AppendChild(vgn)
+							vgn.AddAttrInterface("placeholder", c.A.DefaultText("batch"))
 							{
 								b, err := vjson.Marshal(c.A.Val("batch", c.A.Knob("batch")))
 								if err != nil {
@@ -1044,7 +1046,7 @@ func (c *Root) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 										}
 										vgn.Prop = append(vgn.Prop, vugu.VGProperty{Key: "selected", JSONVal: vjson.RawMessage(b)})
 									}
-									vgn.SetInnerHTML(ChoiceLabel(v))
+									vgn.SetInnerHTML(c.A.ChoiceText("mode", v))
 								}
 								vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
 								vgparent.AppendChild(vgn)
@@ -1083,7 +1085,7 @@ func (c *Root) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 										}
 										vgn.Prop = append(vgn.Prop, vugu.VGProperty{Key: "selected", JSONVal: vjson.RawMessage(b)})
 									}
-									vgn.SetInnerHTML(ChoiceLabel(v))
+									vgn.SetInnerHTML(c.A.ChoiceText("recompute", v))
 								}
 								vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
 								vgparent.AppendChild(vgn)
@@ -1602,8 +1604,9 @@ func (c *Root) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 								_ = vgparent
 								vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n          "}
 								vgparent.AppendChild(vgn)
-								vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "input", Attr: []vugu.VGAttribute{{Namespace: "", Key: "id", Val: "cluster-mem"}, vugu.VGAttribute{Namespace: "", Key: "type", Val: "number"}, vugu.VGAttribute{Namespace: "", Key: "min", Val: "0.05"}, vugu.VGAttribute{Namespace: "", Key: "max", Val: "1"}, vugu.VGAttribute{Namespace: "", Key: "step", Val: "0.05"}, vugu.VGAttribute{Namespace: "", Key: "placeholder", Val: "default"}}}
+								vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "input", Attr: []vugu.VGAttribute{{Namespace: "", Key: "id", Val: "cluster-mem"}, vugu.VGAttribute{Namespace: "", Key: "type", Val: "number"}, vugu.VGAttribute{Namespace: "", Key: "min", Val: "0.05"}, vugu.VGAttribute{Namespace: "", Key: "max", Val: "1"}, vugu.VGAttribute{Namespace: "", Key: "step", Val: "0.05"}}}
 								vgparent.AppendChild(vgn)
+								vgn.AddAttrInterface("placeholder", c.A.DefaultText("memory_proportion"))
 								{
 									b, err := vjson.Marshal(c.A.Val("memory_proportion", c.A.MemoryProportion()))
 									if err != nil {
@@ -1653,8 +1656,9 @@ func (c *Root) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 								_ = vgparent
 								vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n          "}
 								vgparent.AppendChild(vgn)
-								vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "input", Attr: []vugu.VGAttribute{{Namespace: "", Key: "id", Val: "cluster-replicas"}, vugu.VGAttribute{Namespace: "", Key: "type", Val: "number"}, vugu.VGAttribute{Namespace: "", Key: "min", Val: "1"}, vugu.VGAttribute{Namespace: "", Key: "step", Val: "1"}, vugu.VGAttribute{Namespace: "", Key: "inputmode", Val: "numeric"}, vugu.VGAttribute{Namespace: "", Key: "placeholder", Val: "1"}}}
+								vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "input", Attr: []vugu.VGAttribute{{Namespace: "", Key: "id", Val: "cluster-replicas"}, vugu.VGAttribute{Namespace: "", Key: "type", Val: "number"}, vugu.VGAttribute{Namespace: "", Key: "min", Val: "1"}, vugu.VGAttribute{Namespace: "", Key: "step", Val: "1"}, vugu.VGAttribute{Namespace: "", Key: "inputmode", Val: "numeric"}}}
 								vgparent.AppendChild(vgn)
+								vgn.AddAttrInterface("placeholder", c.A.DefaultText("data"))
 								{
 									b, err := vjson.Marshal(c.A.Val("data", c.A.Degree("data")))
 									if err != nil {
@@ -1716,7 +1720,7 @@ func (c *Root) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 											}
 											vgn.Prop = append(vgn.Prop, vugu.VGProperty{Key: "selected", JSONVal: vjson.RawMessage(b)})
 										}
-										vgn.SetInnerHTML(ChoiceLabel(v))
+										vgn.SetInnerHTML(c.A.ChoiceText("sharding", v))
 									}
 									vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n          "}
 									vgparent.AppendChild(vgn)
@@ -1889,7 +1893,7 @@ func (c *Root) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 											}
 											vgn.Prop = append(vgn.Prop, vugu.VGProperty{Key: "selected", JSONVal: vjson.RawMessage(b)})
 										}
-										vgn.SetInnerHTML(ChoiceLabel(v))
+										vgn.SetInnerHTML(c.A.ChoiceText("context_method", v))
 									}
 									vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
 									vgparent.AppendChild(vgn)
@@ -2017,6 +2021,13 @@ func (c *Root) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 							vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "p", Attr: []vugu.VGAttribute{{Namespace: "", Key: "id", Val: "cluster-use"}}}
 							vgparent.AppendChild(vgn)
 							vgn.SetInnerHTML(c.A.Parallel())
+						}
+						vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n      "}
+						vgparent.AppendChild(vgn)
+						if c.A.Layout != "" {
+							vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "p", Attr: []vugu.VGAttribute{{Namespace: "", Key: "id", Val: "cluster-layout"}, vugu.VGAttribute{Namespace: "", Key: "class", Val: "hint"}}}
+							vgparent.AppendChild(vgn)
+							vgn.SetInnerHTML("Replicas and sharding: " + c.A.Layout + ". Type replicas to choose your own.")
 						}
 						vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n      "}
 						vgparent.AppendChild(vgn)
@@ -2224,8 +2235,9 @@ func (c *Root) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 							vgn.SetInnerHTML(vugu.HTML("Microbatches per step"))
 							vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
 							vgparent.AppendChild(vgn)
-							vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "input", Attr: []vugu.VGAttribute{{Namespace: "", Key: "id", Val: "plan-microbatches"}, vugu.VGAttribute{Namespace: "", Key: "type", Val: "number"}, vugu.VGAttribute{Namespace: "", Key: "min", Val: "1"}, vugu.VGAttribute{Namespace: "", Key: "step", Val: "1"}, vugu.VGAttribute{Namespace: "", Key: "inputmode", Val: "numeric"}, vugu.VGAttribute{Namespace: "", Key: "placeholder", Val: "default"}}}
+							vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "input", Attr: []vugu.VGAttribute{{Namespace: "", Key: "id", Val: "plan-microbatches"}, vugu.VGAttribute{Namespace: "", Key: "type", Val: "number"}, vugu.VGAttribute{Namespace: "", Key: "min", Val: "1"}, vugu.VGAttribute{Namespace: "", Key: "step", Val: "1"}, vugu.VGAttribute{Namespace: "", Key: "inputmode", Val: "numeric"}}}
 							vgparent.AppendChild(vgn)
+							vgn.AddAttrInterface("placeholder", c.A.DefaultText("microbatches"))
 							{
 								b, err := vjson.Marshal(c.A.Val("microbatches", itoa0(c.A.Req.Schedule.Microbatches)))
 								if err != nil {
@@ -2730,6 +2742,13 @@ func (c *Root) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 								vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n      "}
 								vgparent.AppendChild(vgn)
 							}
+						}
+						vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n      "}
+						vgparent.AppendChild(vgn)
+						if c.A.Res != nil {
+							vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "p", Attr: []vugu.VGAttribute{{Namespace: "", Key: "id", Val: "plan-capacity"}, vugu.VGAttribute{Namespace: "", Key: "class", Val: "hint"}}}
+							vgparent.AppendChild(vgn)
+							vgn.SetInnerHTML(CapacityNote(c.A.Res.Plan))
 						}
 						vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n      "}
 						vgparent.AppendChild(vgn)

@@ -190,6 +190,7 @@ func TestEditsReplanAndKeep(t *testing.T) {
 	h := &fakeHost{}
 	a := NewApp(nil, h, local)
 	before := a.Res.Plan.Boundaries
+	a.SetDegree("data", "1") // one pipeline, the user's: no starting layout (TestStartLayout)
 	a.SetCluster("per_node", "3")
 	if got := len(a.Res.Plan.Stages); got != 3 {
 		t.Fatalf("3 devices: %d stages", got)
