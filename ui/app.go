@@ -622,6 +622,10 @@ func (a *App) Resolved(name string) string {
 		return strconv.FormatFloat(n.MemoryProportion, 'g', -1, 64)
 	case "data":
 		return itoa0(n.Parallelism.Data)
+	case "schedule":
+		return n.Schedule.Name
+	case "objective":
+		return n.Objective
 	}
 	return ""
 }
@@ -1297,6 +1301,14 @@ func (a *App) SetPlanOption(field, v string) {
 // Schedules lists the schedule names the picker offers.
 func Schedules() []string {
 	return []string{"", "gpipe", "1f1b", "interleaved:2", "interleaved:4", "zb-h1", "ipu", "overlap", "inference"}
+}
+
+// ScheduleText labels a schedule name, "" with what core resolves it to (ChoiceText).
+func (a *App) ScheduleText(s string) string {
+	if s == "" && a.Resolved("schedule") != "" {
+		return a.ChoiceText("schedule", s)
+	}
+	return ScheduleLabel(s)
 }
 
 // ScheduleLabel labels a schedule name.

@@ -232,6 +232,9 @@ func TestStartLayout(t *testing.T) {
 			t.Errorf("%s: %q, want %q", name, got, want)
 		}
 	}
+	if got := a.ScheduleText(""); got != "default (1f1b)" {
+		t.Errorf("schedule: %q", got)
+	}
 	if got := a.DefaultText("seq"); got != "default: 4096" {
 		t.Errorf("seq: %q", got)
 	}

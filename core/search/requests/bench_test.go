@@ -19,7 +19,11 @@ func llama(tb testing.TB, name string, devices, globalBatch int) (*Evaluator, se
 	if err != nil {
 		tb.Fatal(err)
 	}
-	s, err := ev.Space(search.Knobs{MaxDevices: devices, GlobalBatch: globalBatch})
+	k := search.Knobs{MaxDevices: devices, GlobalBatch: globalBatch}
+	if globalBatch == 0 { // a free batch: microbatches searched (the default fixes it)
+		k.MicrobatchesPerStage = []int{1, 2, 4, 8}
+	}
+	s, err := ev.Space(k)
 	if err != nil {
 		tb.Fatal(err)
 	}

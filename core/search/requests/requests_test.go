@@ -414,3 +414,41 @@ func TestCannotFitIsNecessaryMoE(t *testing.T) {
 		Cluster: request.ClusterSpec{Device: "h100-sxm", DevicesPerNode: 4},
 	})
 }
+
+// TestDefaultGlobalBatch: with no batch knob the search fixes the global batch, so that
+// every candidate's throughput is of the same samples per step: the base request's
+// (as core normalizes it: 4 microbatches per pipeline device), else 4 per device at
+// hand; microbatches (or microbatches_per_stage) let it vary, as before.
+func TestDefaultGlobalBatch(t *testing.T) {
+	arch := request.ModelSpec{Architecture: &request.Architecture{Name: "llama-3.2-1b"}}
+	for _, tc := range []struct {
+		name  string
+		base  *request.Request
+		knobs search.Knobs
+		want  int
+		rule  string
+	}{
+		{"the base's samples per step", &request.Request{Model: arch, Cluster: request.ClusterSpec{Device: "h100-sxm", Count: 8}, Schedule: request.Schedule{MicrobatchSize: 2}},
+			search.Knobs{MaxDevices: 8}, 2 * 4 * 8, "the planned request's samples per step"},
+		{"the base's replicas", &request.Request{Model: arch, Cluster: request.ClusterSpec{Device: "h100-sxm", Count: 8}, Parallelism: request.Parallelism{Data: 4}},
+			search.Knobs{MaxDevices: 8}, 4 * 2 * 4, "the planned request's samples per step"},
+		{"4 per device without a count", &request.Request{Model: arch, Cluster: request.ClusterSpec{Device: "h100-sxm"}},
+			search.Knobs{MaxDevices: 16}, 64, "4 samples per device at hand"},
+		{"given", &request.Request{Model: arch, Cluster: request.ClusterSpec{Device: "h100-sxm"}},
+			search.Knobs{MaxDevices: 16, GlobalBatch: 32}, 32, "given"},
+		{"free with microbatches", &request.Request{Model: arch, Cluster: request.ClusterSpec{Device: "h100-sxm"}},
+			search.Knobs{MaxDevices: 16, MicrobatchesPerStage: []int{2}}, 0, ""},
+	} {
+		ev, err := New(tc.base)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		s, err := ev.Space(tc.knobs)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		if s.GlobalBatch != tc.want || !strings.HasPrefix(s.GlobalBatchRule, tc.rule) {
+			t.Errorf("%s: global batch %d (%q), want %d (%q...)", tc.name, s.GlobalBatch, s.GlobalBatchRule, tc.want, tc.rule)
+		}
+	}
+}
