@@ -104,7 +104,7 @@ type Evaluator interface {
 
 // Twins is what an Evaluator may also do: name, for a candidate, another candidate of
 // the grid whose outcome is the same in every number the search compares (feasible or
-// not, samples per second) on as many devices, with the same microbatches and
+// not, samples per second, headroom) on as many devices, with the same microbatches and
 // microbatch size. The search then plans only the twin that comes first in the grid's
 // canonical order, which is also the one the tie-break prefers (Report.Best, Pareto):
 // the other can neither be the best nor on the front, whatever its outcome ties with.
