@@ -455,6 +455,8 @@ func (a *App) relayout(push bool) {
 		par.Data, par.Sharding, par.ZeRO = 0, "", 0
 		a.Layout = ""
 	}
+	// Core lays out architectures only (request.StartLayout); a model document, which
+	// may be megabytes, is not sent to be told so.
 	if len(a.Req.Model.Document) > 0 || len(a.Req.Cluster.Document) > 0 || par.Pipeline != 0 || par.Data != 0 || a.Req.Cluster.Count < 2 {
 		a.changed(push)
 		return

@@ -30,9 +30,9 @@ type Layout struct {
 	Rule string `json:"rule"`
 }
 
-// StartLayout lays out the devices of a request that leaves the layout open (a device
-// preset and a count, neither parallelism.pipeline nor parallelism.data given, no
-// boundaries): of the splits of the count, over the tensor x context groups, into
+// StartLayout lays out the devices of a request that leaves the layout open (an
+// architecture on a device preset and a count, neither parallelism.pipeline nor
+// parallelism.data given, no boundaries): of the splits of the count, over the tensor x context groups, into
 // pipeline stages p times replicas d (every divisor p, d = groups / p), with ZeRO-1
 // beside no sharding where the request gives none (training, d >= 2), it plans each and
 // keeps the fastest; a layout within LayoutTie of a faster one that has fewer stages
@@ -51,6 +51,8 @@ func StartLayout(ctx context.Context, r *Request) (*Layout, error) {
 	}
 	par := r.Parallelism
 	switch {
+	case r.Model.Architecture == nil:
+		return &Layout{Request: r, Rule: "a measured profile is planned as one pipeline of the devices (its times are per device, measured for pipelining): give replicas for data parallelism"}, nil
 	case len(r.Cluster.Document) > 0:
 		return &Layout{Request: r, Rule: "the cluster document is one pipeline: its devices are the stages"}, nil
 	case par.Pipeline != 0 || par.Data != 0:

@@ -55,6 +55,10 @@ func TestStartLayout(t *testing.T) {
 	if l, err := StartLayout(context.Background(), fixed); err != nil || l.Pipeline != 0 || l.Request != fixed {
 		t.Errorf("a request with its replicas: %v %+v", err, l)
 	}
+	profile := &Request{Model: ModelSpec{Example: "gpt2-medium"}, Cluster: ClusterSpec{Device: "h100-sxm", Count: 8}}
+	if l, err := StartLayout(context.Background(), profile); err != nil || l.Pipeline != 0 || l.Request != profile {
+		t.Errorf("a measured profile: %v %+v", err, l)
+	}
 	if _, err := StartLayout(context.Background(), &Request{Model: ModelSpec{Example: "gpt2-medium"}}); err == nil {
 		t.Error("a request without a cluster: no error")
 	}

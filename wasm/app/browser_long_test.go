@@ -188,6 +188,9 @@ func TestBrowserLongText(t *testing.T) {
 		b := fresh(t)
 		b.tab("model")
 		b.set("#model-pick", "arch:meta-llama-3-8b", "change")
+		// One pipeline (the user's replicas: no starting layout), for a long timeline.
+		b.tab("cluster")
+		b.set("#cluster-replicas", "1", "input")
 		b.waitLong("Llama-3-8B's plan", `document.querySelector("#summary")?.textContent.startsWith("35 layers on 4 stages")`, time.Minute)
 		b.tab("plan")
 		b.set("#plan-microbatches", "1024", "input")
