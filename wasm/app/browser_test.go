@@ -531,8 +531,12 @@ func TestBrowser(t *testing.T) {
 	b.set("#knob-recompute", "", "change")
 	do(b, "no Recomputes column", chromedp.Poll[bool]("!"+recomputes, chromedp.WithPollingTimeout(30*time.Second)))
 
-	// Change the device count: the stage bar and the numbers follow.
+	// Change the device count: the stage bar and the numbers follow. One pipeline, the
+	// user's (typed replicas: core's starting layout of an architecture stays out).
 	b.tab("cluster")
+	b.set("#cluster-replicas", "1", "input")
+	b.waitFor("one pipeline", `!document.querySelector("#cluster-use")?.textContent.includes("replicas") && document.querySelector("#cluster-layout") === null`)
+	s = b.check("one pipeline")
 	b.set("#cluster-count", "3", "input")
 	s = b.waitChange("3 devices", s)
 	if n := strings.Count(s.Boundaries, ","); n != 3 {
