@@ -206,10 +206,6 @@ func (a *App) replan() {
 	a.background(func() {
 		start := time.Now()
 		v, err := a.plan(r, w)
-		norm := new(Request)
-		if a.call(nil, "normal", norm, r) != nil {
-			norm = nil
-		}
 		var opt *View
 		if len(r.Boundaries) > 0 {
 			o := clone(r)
@@ -219,6 +215,11 @@ func (a *App) replan() {
 			}
 		}
 		elapsed := time.Since(start)
+		// What the knobs left to core resolve to (its normal form), after the timing.
+		norm := new(Request)
+		if a.call(nil, "normal", norm, r) != nil {
+			norm = nil
+		}
 		a.update(func() {
 			if seq != a.planSeq {
 				return
