@@ -75,8 +75,10 @@ func TestBrowserDefaults(t *testing.T) {
 			t.Errorf("%s is not offered (options %s)", v, opts)
 		}
 	}
+	b.shot("desktop-defaults-model")
 	b.tab("plan")
 	b.waitFor("an architecture's capacity", `document.querySelector("#plan .memtext")?.textContent.includes("80 GiB (all of it)") && document.querySelector("#plan-capacity")?.textContent.includes("counted in each stage")`)
+	b.shot("desktop-defaults-plan")
 
 	// The search: one global batch, its rule stated, the best first, no two rows alike.
 	b.tab("search")
