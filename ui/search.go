@@ -261,7 +261,7 @@ var ResultColumns = []struct{ ID, Label string }{
 // maxResultRows bounds the results table.
 const maxResultRows = 50
 
-// Results are core's rows of the search (search.Report.Rows: the feasible candidates,
+// Results are core's rows of the search (search.Answer.Rows: the feasible candidates,
 // the best first, then the fastest, alike candidates collapsed), in that order or
 // sorted by the chosen column, at most maxResultRows.
 func (a *App) Results() []ResultRow {
@@ -346,7 +346,7 @@ func (a *App) Results() []ResultRow {
 	return rows[:min(len(rows), maxResultRows)]
 }
 
-// RowCount is the number of core's rows (search.Report.Rows).
+// RowCount is the number of core's rows (search.Answer.Rows).
 func (a *App) RowCount() int {
 	if a.Search.Report == nil {
 		return 0

@@ -191,9 +191,12 @@ type Answer struct {
 	// (core/request's ID): the one candidate of a search that gets an id.
 	BestRequest *spec.Request `json:"best_request,omitempty"`
 	BestID      string        `json:"best_id,omitempty"`
-	// Top are the first TopCount of Report.Rows: the best, then the fastest, alike
-	// outcomes collapsed into one (Alike).
-	Top    []Outcome `json:"top"`
+	// Top are the first TopCount of Rows: the best, then the fastest, alike outcomes
+	// collapsed into one (Alike).
+	Top []Outcome `json:"top"`
+	// Rows are every feasible candidate planned as a front end lists them
+	// (Report.Rows): the page's results table.
+	Rows   []Outcome `json:"rows"`
 	Pareto []Outcome `json:"pareto"`
 	// GlobalBatch and GlobalBatchRule: the samples per step every candidate ran, and
 	// where that comes from (Report's).
@@ -219,11 +222,11 @@ func NewAnswer(rep *Report) *Answer {
 	if pareto == nil {
 		pareto = []Outcome{}
 	}
-	top := rep.Rows
-	if top == nil {
-		top = rows(ev, rep.Best)
+	all := rep.Rows
+	if all == nil {
+		all = rows(ev, rep.Best)
 	}
-	return &Answer{Best: rep.Best, Top: top[:min(TopCount, len(top))], Pareto: pareto, GlobalBatch: rep.GlobalBatch,
+	return &Answer{Best: rep.Best, Top: all[:min(TopCount, len(all))], Rows: all, Pareto: pareto, GlobalBatch: rep.GlobalBatch,
 		GlobalBatchRule: rep.GlobalBatchRule, Evaluated: ev, Stats: rep.Stats}
 }
 
