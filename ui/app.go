@@ -616,6 +616,8 @@ func (a *App) Resolved(name string) string {
 		return n.Parallelism.Sharding
 	case "context_method":
 		return n.Parallelism.ContextMethod
+	case "expert_dispatcher":
+		return n.Parallelism.ExpertDispatcher
 	case "microbatches":
 		return itoa0(n.Schedule.Microbatches)
 	case "memory_proportion":

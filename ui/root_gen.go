@@ -2013,7 +2013,7 @@ func (c *Root) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 											}
 											vgn.Prop = append(vgn.Prop, vugu.VGProperty{Key: "selected", JSONVal: vjson.RawMessage(b)})
 										}
-										vgn.SetInnerHTML(ChoiceLabel(v))
+										vgn.SetInnerHTML(c.A.ChoiceText("expert_dispatcher", v))
 									}
 									vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
 									vgparent.AppendChild(vgn)

@@ -79,7 +79,7 @@ func TestSearchJSON(t *testing.T) {
 // step and split.
 func TestSearchPipeDream(t *testing.T) {
 	code, out, errs := runCLI("search", "--model", "../../../shared/data/pipedream/alexnet.graph.txt", "--device", "a100-40gb",
-		"--max-devices", "4", "--max-batch", "64", "--json")
+		"--max-devices", "4", "--batch", "8", "--json")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
