@@ -144,9 +144,10 @@ type App struct {
 	planSeq int
 	// calib is the Model panel's calibration to a measured profile.
 	calib calibration
-	// Normal is the request in core's normal form (the planner's "normal": every
-	// default applied, documents left out), for the knobs to show what "default" is.
-	Normal *Request
+	// Normal is what each knob of the page resolves to in core's normal form of the
+	// request (the planner's "normal"), by knob name, for the knobs to show what
+	// "default" is.
+	Normal map[string]string
 	// Layout says where the replicas and sharding came from when core's starting layout
 	// set them (request.StartLayout's rule); "" once the user sets them.
 	Layout string
@@ -216,8 +217,8 @@ func (a *App) replan() {
 		}
 		elapsed := time.Since(start)
 		// What the knobs left to core resolve to (its normal form), after the timing.
-		norm := new(Request)
-		if a.call(nil, "normal", norm, r) != nil {
+		var norm map[string]string
+		if a.call(nil, "normal", &norm, r) != nil {
 			norm = nil
 		}
 		a.update(func() {
@@ -580,60 +581,9 @@ func (a *App) DefaultText(name string) string {
 }
 
 // Resolved is what knob name's default resolves to in core's normal form of the
-// request (Normal), "" when unknown or when core leaves it unset.
-func (a *App) Resolved(name string) string {
-	n := a.Normal
-	if n == nil {
-		return ""
-	}
-	ar := n.Model.Architecture
-	if ar == nil {
-		ar = &Architecture{}
-	}
-	switch name {
-	case "batch":
-		return itoa0(n.Schedule.MicrobatchSize)
-	case "seq":
-		return itoa0(ar.Seq)
-	case "dtype":
-		return ar.DType
-	case "attention":
-		return ar.Attention
-	case "precision":
-		return n.Training.Precision
-	case "fp8_recipe":
-		if ar.DType != "fp8" {
-			return "none: dtype " + ar.DType
-		}
-		return n.Training.FP8Recipe
-	case "optimizer":
-		return n.Training.Optimizer
-	case "recompute":
-		return n.Training.Recompute
-	case "mode":
-		return n.Training.Mode
-	case "sharding":
-		return n.Parallelism.Sharding
-	case "context_method":
-		return n.Parallelism.ContextMethod
-	case "expert_dispatcher":
-		return n.Parallelism.ExpertDispatcher
-	case "microbatches":
-		return itoa0(n.Schedule.Microbatches)
-	case "memory_proportion":
-		if n.MemoryProportion == 0 {
-			return ""
-		}
-		return strconv.FormatFloat(n.MemoryProportion, 'g', -1, 64)
-	case "data":
-		return itoa0(n.Parallelism.Data)
-	case "schedule":
-		return n.Schedule.Name
-	case "objective":
-		return n.Objective
-	}
-	return ""
-}
+// request (Normal, the planner's "normal" answer by the page's knob names), "" when
+// unknown or when core leaves it unset.
+func (a *App) Resolved(name string) string { return a.Normal[name] }
 
 // SetKnob handles an architecture or training knob.
 func (a *App) SetKnob(name, v string) {
@@ -1306,14 +1256,6 @@ func (a *App) SetPlanOption(field, v string) {
 // Schedules lists the schedule names the picker offers.
 func Schedules() []string {
 	return []string{"", "gpipe", "1f1b", "interleaved:2", "interleaved:4", "zb-h1", "ipu", "overlap", "inference"}
-}
-
-// ScheduleText labels a schedule name, "" with what core resolves it to (ChoiceText).
-func (a *App) ScheduleText(s string) string {
-	if s == "" && a.Resolved("schedule") != "" {
-		return a.ChoiceText("schedule", s)
-	}
-	return ScheduleLabel(s)
 }
 
 // ScheduleLabel labels a schedule name.

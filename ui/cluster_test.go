@@ -232,7 +232,7 @@ func TestStartLayout(t *testing.T) {
 			t.Errorf("%s: %q, want %q", name, got, want)
 		}
 	}
-	if got := a.ScheduleText(""); got != "default (1f1b)" {
+	if got := a.ChoiceText("schedule", ""); got != "default (1f1b)" {
 		t.Errorf("schedule: %q", got)
 	}
 	if got := a.DefaultText("seq"); got != "default: 4096" {
@@ -250,12 +250,12 @@ func TestStartLayout(t *testing.T) {
 func TestCapacity(t *testing.T) {
 	a := NewApp(nil, &fakeHost{}, local)
 	a.SetCluster("device", "h100-sxm")
-	if r := a.Rows(); len(r) == 0 || !strings.Contains(r[0].Limit, "usable (95% of 80 GiB)") || !strings.Contains(CapacityNote(a.Res.Plan), "95%") {
-		t.Errorf("a profile on an H100: %+v %q", r, CapacityNote(a.Res.Plan))
+	if r := a.Rows(); len(r) == 0 || !strings.Contains(r[0].Limit, "usable (95% of 80 GiB)") || !strings.Contains(a.Resolved("capacity"), "95%") {
+		t.Errorf("a profile on an H100: %+v %q", r, a.Resolved("capacity"))
 	}
 	a.PickModel("arch:llama-3.2-1b")
-	if r := a.Rows(); len(r) == 0 || r[0].Limit != "80 GiB (all of it)" || !strings.Contains(CapacityNote(a.Res.Plan), "counted in each stage") {
-		t.Errorf("an architecture on an H100: %+v %q", r, CapacityNote(a.Res.Plan))
+	if r := a.Rows(); len(r) == 0 || r[0].Limit != "80 GiB (all of it)" || !strings.Contains(a.Resolved("capacity"), "counted in each stage") {
+		t.Errorf("an architecture on an H100: %+v %q", r, a.Resolved("capacity"))
 	}
 	found := false
 	for _, p := range a.Rows()[0].Parts {

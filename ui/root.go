@@ -269,12 +269,7 @@ func (c *Root) chartBox() string {
 }
 
 func (c *Root) resultsCaption() string {
-	n := c.A.RowCount()
-	shown := len(c.A.Results())
-	if shown < n {
-		return fmt.Sprintf("The first %d of %d rows: the configurations that fit, alike ones as one row (Alike: how many more); the best first, then the fastest (click a column to sort)", shown, n)
-	}
-	return fmt.Sprintf("%d rows: the configurations that fit, alike ones as one row (Alike: how many more); the best first, then the fastest (click a column to sort)", n)
+	return fmt.Sprintf("%d of %d rows: the best first, then the fastest; alike configurations as one (click a column to sort)", len(c.A.Results()), c.A.RowCount())
 }
 
 func (c *Root) sortMark(col string) string {

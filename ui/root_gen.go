@@ -1681,7 +1681,7 @@ func (c *Root) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 								if c.A.Layout != "" {
 									vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "p", Attr: []vugu.VGAttribute{{Namespace: "", Key: "id", Val: "cluster-layout"}, vugu.VGAttribute{Namespace: "", Key: "class", Val: "hint"}}}
 									vgparent.AppendChild(vgn)
-									vgn.SetInnerHTML("These replicas and sharding are " + c.A.Layout + ". Type replicas to choose your own.")
+									vgn.SetInnerHTML(c.A.Layout)
 								}
 								vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
 								vgparent.AppendChild(vgn)
@@ -2223,7 +2223,7 @@ func (c *Root) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 										}
 										vgn.Prop = append(vgn.Prop, vugu.VGProperty{Key: "selected", JSONVal: vjson.RawMessage(b)})
 									}
-									vgn.SetInnerHTML(c.A.ScheduleText(s))
+									vgn.SetInnerHTML(c.A.ChoiceText("schedule", s))
 								}
 								vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
 								vgparent.AppendChild(vgn)
@@ -2740,10 +2740,10 @@ func (c *Root) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 						}
 						vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n      "}
 						vgparent.AppendChild(vgn)
-						if c.A.Res != nil {
+						if c.A.Resolved("capacity") != "" {
 							vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "p", Attr: []vugu.VGAttribute{{Namespace: "", Key: "id", Val: "plan-capacity"}, vugu.VGAttribute{Namespace: "", Key: "class", Val: "hint"}}}
 							vgparent.AppendChild(vgn)
-							vgn.SetInnerHTML(CapacityNote(c.A.Res.Plan))
+							vgn.SetInnerHTML(c.A.Resolved("capacity"))
 						}
 						vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n      "}
 						vgparent.AppendChild(vgn)
@@ -3433,9 +3433,6 @@ func (c *Root) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 											vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "td", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "num"}}}
 											vgparent.AppendChild(vgn)
 											vgn.SetInnerHTML(r.Headroom)
-											vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "td", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "num"}}}
-											vgparent.AppendChild(vgn)
-											vgn.SetInnerHTML(r.Alike)
 											vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n          "}
 											vgparent.AppendChild(vgn)
 										}

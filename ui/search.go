@@ -244,18 +244,15 @@ type ResultRow struct {
 	// Expert is the expert-parallel degree (1 without experts).
 	Expert                                                       int
 	Schedule, Recompute, Throughput, Step, Bubble, MFU, Headroom string
-	// Alike says how many more candidates the row stands for (core/search.Alike): the
-	// same run but for ZeRO, recomputation or memory proportion, at the same speed.
-	Alike        string
-	Best, Pareto bool
-	o            search.Outcome
+	Best, Pareto                                                 bool
+	o                                                            search.Outcome
 }
 
 // ResultColumns are the results table's sortable columns: id and label.
 var ResultColumns = []struct{ ID, Label string }{
 	{"throughput", "Samples/s"}, {"devices", "Devices"}, {"stages", "p"}, {"replicas", "d"}, {"tensor", "t"},
 	{"context", "c"}, {"expert", "e"}, {"schedule", "Schedule"}, {"microbatches", "m"}, {"batch", "b"}, {"recompute", "Recompute"}, {"zero", "ZeRO"},
-	{"step", "Step"}, {"bubble", "Bubble"}, {"mfu", "MFU"}, {"headroom", "Headroom"}, {"alike", "Alike"},
+	{"step", "Step"}, {"bubble", "Bubble"}, {"mfu", "MFU"}, {"headroom", "Headroom"},
 }
 
 // maxResultRows bounds the results table.
@@ -282,9 +279,6 @@ func (a *App) Results() []ResultRow {
 			Pareto: pareto[o.Candidate.String()], o: o}
 		if o.MFU > 0 {
 			r.MFU = fmt.Sprintf("%.1f%%", 100*o.MFU)
-		}
-		if n := len(o.Alike); n > 0 {
-			r.Alike = fmt.Sprintf("+%d", n)
 		}
 		r.Best = rep.Best != nil && rep.Best.Candidate == o.Candidate
 		rows = append(rows, r)
@@ -322,8 +316,6 @@ func (a *App) Results() []ResultRow {
 			return o.MFU
 		case "headroom":
 			return float64(o.HeadroomBytes)
-		case "alike":
-			return float64(len(o.Alike))
 		}
 		return o.SamplesPerSecond
 	}
@@ -354,18 +346,13 @@ func (a *App) RowCount() int {
 	return len(a.Search.Report.Rows)
 }
 
-// SearchRule says how core's search compared the candidates: the global batch they all
-// ran and where it comes from, and the tie rule (search.NearTie), "" before a report.
+// SearchRule says how core's search compared the candidates (search.Answer.Rule: the
+// global batch and where it comes from, the tie rule), "" before an answer.
 func (a *App) SearchRule() string {
-	rep := a.Search.Report
-	if rep == nil {
+	if a.Search.Report == nil {
 		return ""
 	}
-	batch := "Every candidate's samples per step were searched (the throughputs compare different global batches)."
-	if rep.GlobalBatch > 0 {
-		batch = fmt.Sprintf("Every candidate runs a global batch of %s: %s.", units.Count(int64(rep.GlobalBatch), "sample"), rep.GlobalBatchRule)
-	}
-	return fmt.Sprintf("%s The best is the one with the most memory headroom among those within %g%% of the fastest throughput; rows that differ only in ZeRO, recomputation or memory proportion at the same speed are one row, the one with the most headroom.", batch, 100*search.NearTie)
+	return a.Search.Report.Rule
 }
 
 // FeasibleCount is the number of feasible candidates planned.

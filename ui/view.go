@@ -259,26 +259,6 @@ func capacity(s plan.Stage) string {
 	return fmt.Sprintf("%s usable (%.0f%% of %s)", limit, 100*f, units.Bytes(d.MemoryBytes))
 }
 
-// CapacityNote says what a stage's capacity is, from the plan's first stage: the
-// device's usable memory (core/cluster's presets leave 5% of a GPU's memory to the
-// runtime for measured profiles), or all of it where core counts the framework's own
-// memory in each stage (architectures); "" without a plan.
-func CapacityNote(p *plan.Plan) string {
-	if p == nil || len(p.Stages) == 0 {
-		return ""
-	}
-	s := p.Stages[0]
-	d, err := cluster.LookupDevice(s.Device)
-	if err != nil || d.MemoryBytes <= 0 {
-		return "Capacity: what a stage may fill on its device (the device's usable memory times the memory proportion)."
-	}
-	f := float64(s.LimitBytes) / float64(d.MemoryBytes)
-	if f > 0.9995 {
-		return fmt.Sprintf("Capacity: all of each %s's %s. The framework's own memory (CUDA context, libraries) and its allocator's reserve are counted in each stage's memory (its breakdown), not taken off the capacity.", d.Name, units.Bytes(d.MemoryBytes))
-	}
-	return fmt.Sprintf("Capacity: %.0f%% of each %s's %s is usable: the rest is left to the runtime (CUDA context, communication buffers, allocator fragmentation), which a measured profile does not count, times the memory proportion.", 100*f, d.Name, units.Bytes(d.MemoryBytes))
-}
-
 // NewStageRows formats the stages of a plan.
 func NewStageRows(p *plan.Plan) []StageRow { return StagePage(p, 0, len(p.Stages)) }
 
@@ -328,7 +308,7 @@ func stagePage(p *plan.Plan, off, slow, start, size int) []StageRow {
 			r.Parts = append(r.Parts, MemPart{Name: part.name, Class: part.class, Value: units.Bytes(part.v), Pct: pct})
 		}
 		if fw := s.FrameworkBytes + s.ReservedBytes; fw > 0 && s.LimitBytes > 0 {
-			// Counted in the stage's memory, not taken off its capacity (CapacityNote).
+			// Counted in the stage's memory, not taken off its capacity (the planner's note).
 			r.Parts = append(r.Parts, MemPart{Name: "framework's own memory and allocator reserve", Class: "mp-x", Value: units.Bytes(fw),
 				Pct: 100 * float64(fw) / float64(s.LimitBytes)})
 		}

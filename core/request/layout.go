@@ -130,7 +130,7 @@ func StartLayout(ctx context.Context, r *Request) (*Layout, error) {
 	if best.Sharding != "none" {
 		sh = ", " + best.Sharding
 	}
-	best.Rule = fmt.Sprintf("core's starting layout: the fastest of %d splits of the %d %s into %s (within %g%%, the fewest stages): %s × %s%s",
+	best.Rule = fmt.Sprintf("These replicas and sharding are core's starting layout (type replicas to choose your own): the fastest of %d splits of the %d %s into %s (within %g%%, the fewest stages): %s × %s%s",
 		best.Tried, groups, unit, what, 100*LayoutTie, plural(best.Pipeline, "stage"), plural(best.Data, "replica"), sh)
 	return best, nil
 }

@@ -202,6 +202,9 @@ type Answer struct {
 	// where that comes from (Report's).
 	GlobalBatch     int    `json:"global_batch,omitempty"`
 	GlobalBatchRule string `json:"global_batch_rule,omitempty"`
+	// Rule says, for people, how the candidates were compared: the global batch and
+	// where it comes from, the near-tie rule (NearTie) and the rows' collapse.
+	Rule string `json:"rule"`
 	// Evaluated are the candidates planned, in the order they were planned.
 	Evaluated []Outcome `json:"evaluated"`
 	Stats     Stats     `json:"stats"`
@@ -226,8 +229,13 @@ func NewAnswer(rep *Report) *Answer {
 	if all == nil {
 		all = rows(ev, rep.Best)
 	}
+	batch := "Every candidate's samples per step were searched (the throughputs compare different global batches)."
+	if rep.GlobalBatch > 0 {
+		batch = fmt.Sprintf("Every candidate runs a global batch of %d samples: %s.", rep.GlobalBatch, rep.GlobalBatchRule)
+	}
+	rule := fmt.Sprintf("%s The best is the one with the most memory headroom among those within %g%% of the fastest throughput; rows that differ only in ZeRO, recomputation or memory proportion at the same speed are one row, the one with the most headroom.", batch, 100*NearTie)
 	return &Answer{Best: rep.Best, Top: all[:min(TopCount, len(all))], Rows: all, Pareto: pareto, GlobalBatch: rep.GlobalBatch,
-		GlobalBatchRule: rep.GlobalBatchRule, Evaluated: ev, Stats: rep.Stats}
+		GlobalBatchRule: rep.GlobalBatchRule, Rule: rule, Evaluated: ev, Stats: rep.Stats}
 }
 
 // Top returns the n fastest feasible outcomes, fastest first (ties as Report.Best).

@@ -16,8 +16,8 @@
 //	candidate [query, candidate] the request of a searched candidate, in core's normal form
 //	layout [request]             request.StartLayout: the request with its devices laid out
 //	                             as stages x replicas, and the rule that chose it
-//	normal [request]             the request in core's normal form (request.Normalize),
-//	                             without its documents: what each default resolves to
+//	normal [request]             what each of the page's knobs resolves to in the
+//	                             request's normal form (request.Normalize), by knob name
 //	calibrate [request, profile] request.Calibration: the request's architecture fitted to
 //	                             a measured profile (its text, a native model file)
 //	                             (pipeplan.calibrate)
@@ -40,11 +40,14 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"time"
 
+	"pipeplan/core/cluster"
 	"pipeplan/core/request"
 	"pipeplan/core/search"
 	"pipeplan/core/search/requests"
+	"pipeplan/core/units"
 )
 
 // Do runs the operation op on its arguments (JSON texts). progress, when set, receives a
@@ -126,9 +129,10 @@ func layoutJSON(ctx context.Context, requestJSON string) string {
 	return mustJSON(l)
 }
 
-// normalJSON is a request in core's normal form (every default applied), with its
-// documents (a model's, a cluster's, an architecture's config) left out: the page shows
-// what each knob left to core resolves to.
+// normalJSON is what each of the page's knobs resolves to in the request's normal form
+// (request.Normalize, every default applied), by the page's knob names: {"dtype":
+// "bf16", "seq": "4096", ...}; a knob core leaves unset is absent. The page shows them
+// beside "default" without reading the request's rules itself.
 func normalJSON(requestJSON string) string {
 	r, err := request.Decode([]byte(requestJSON))
 	if err != nil {
@@ -138,13 +142,60 @@ func normalJSON(requestJSON string) string {
 	if err != nil {
 		return mustJSON(errorOf(err))
 	}
-	n.Model.Document, n.Cluster.Document = nil, nil
-	if a := n.Model.Architecture; a != nil {
-		c := *a
-		c.Config = nil
-		n.Model.Architecture = &c
+	ar := n.Model.Architecture
+	if ar == nil {
+		ar = &request.Architecture{}
 	}
-	return mustJSON(n)
+	num := func(v int) string {
+		if v == 0 {
+			return ""
+		}
+		return strconv.Itoa(v)
+	}
+	k := map[string]string{
+		"batch": num(n.Schedule.MicrobatchSize), "seq": num(ar.Seq), "dtype": ar.DType, "attention": ar.Attention,
+		"precision": n.Training.Precision, "fp8_recipe": n.Training.FP8Recipe, "optimizer": n.Training.Optimizer,
+		"recompute": n.Training.Recompute, "mode": n.Training.Mode, "sharding": n.Parallelism.Sharding,
+		"context_method": n.Parallelism.ContextMethod, "expert_dispatcher": n.Parallelism.ExpertDispatcher,
+		"microbatches": num(n.Schedule.Microbatches), "data": num(n.Parallelism.Data),
+		"schedule": n.Schedule.Name, "objective": n.Objective,
+	}
+	if ar.DType != "" && ar.DType != "fp8" {
+		k["fp8_recipe"] = "none: dtype " + ar.DType
+	}
+	if n.MemoryProportion != 0 {
+		k["memory_proportion"] = strconv.FormatFloat(n.MemoryProportion, 'g', -1, 64)
+	}
+	k["capacity"] = capacityNote(n)
+	for name, v := range k {
+		if v == "" {
+			delete(k, name)
+		}
+	}
+	return mustJSON(k)
+}
+
+// capacityNote says what a stage's capacity is on the request's device preset, so that
+// 76 GiB for a profile and 80 GiB for an architecture on the same H100 say why: a
+// measured profile may fill the preset's usable share (core/cluster: 95% of a GPU's
+// memory, the rest left to the runtime), an architecture all of it, with its
+// framework's own memory counted in each stage (core/request); times the memory
+// proportion. "" for a cluster document.
+func capacityNote(n *request.Request) string {
+	d, err := cluster.FromPreset(n.Cluster.Device, 1)
+	if err != nil || len(d.Devices) == 0 {
+		return ""
+	}
+	dev := d.Devices[0]
+	mem := units.Bytes(dev.MemoryBytes)
+	mp := ""
+	if n.MemoryProportion != 0 && n.MemoryProportion != 1 {
+		mp = fmt.Sprintf(", times the memory proportion %g", n.MemoryProportion)
+	}
+	if n.Model.Architecture != nil || dev.UsableFraction == 0 || dev.UsableFraction == 1 {
+		return fmt.Sprintf("Capacity: all of each %s's %s%s. The framework's own memory (CUDA context, libraries) and its allocator's reserve are counted in each stage's memory (its breakdown), not taken off the capacity.", dev.Name, mem, mp)
+	}
+	return fmt.Sprintf("Capacity: %.0f%% of each %s's %s is usable%s: the rest is left to the runtime (CUDA context, communication buffers, allocator fragmentation), which a measured profile does not count.", 100*dev.UsableFraction, dev.Name, mem, mp)
 }
 
 // candidateJSON is the request of one candidate of a query's search (its JSON, as the
