@@ -7,7 +7,6 @@ import (
 	"strconv"
 	"strings"
 
-	"pipeplan/core/cluster"
 	"pipeplan/core/model"
 	"pipeplan/core/plan"
 	"pipeplan/core/recompute"
@@ -240,25 +239,6 @@ type MemPart struct {
 	Pct                float64 // of the device's capacity (the limit)
 }
 
-// capacity says a stage's limit beside its device's memory, so that 76 GiB and 80 GiB
-// for the same preset say why: "76 GiB usable (95% of 80 GiB)", or "80 GiB (all of it)".
-// The share is core's (the device's usable fraction times the memory proportion).
-func capacity(s plan.Stage) string {
-	limit := units.Bytes(s.LimitBytes)
-	d, err := cluster.LookupDevice(s.Device)
-	if err != nil || d.MemoryBytes <= 0 || s.LimitBytes <= 0 {
-		return limit
-	}
-	f := float64(s.LimitBytes) / float64(d.MemoryBytes)
-	switch {
-	case f > 1.0005:
-		return limit // an interleaved chunk's share, or a device that states its own memory
-	case f > 0.9995:
-		return limit + " (all of it)"
-	}
-	return fmt.Sprintf("%s usable (%.0f%% of %s)", limit, 100*f, units.Bytes(d.MemoryBytes))
-}
-
 // NewStageRows formats the stages of a plan.
 func NewStageRows(p *plan.Plan) []StageRow { return StagePage(p, 0, len(p.Stages)) }
 
@@ -287,7 +267,7 @@ func stagePage(p *plan.Plan, off, slow, start, size int) []StageRow {
 			Stage: i, Device: s.Device, Layers: plan.LayerRuns(p.StageLayers(i - off)),
 			Names:   s.FirstName + " … " + s.LastName,
 			Compute: units.Time(s.ComputeSeconds, model.Seconds), Transfer: units.Time(s.TransferSeconds, model.Seconds),
-			Memory: units.Bytes(s.MemoryBytes), Limit: capacity(s),
+			Memory: units.Bytes(s.MemoryBytes), Limit: units.Bytes(s.LimitBytes),
 			Used: fmt.Sprintf("%.0f%%", 100*used), UsedPct: math.Min(100, 100*used),
 			Over: s.MemoryBytes > s.LimitBytes, Bottleneck: i == slow, InFlight: s.InFlight,
 		}
@@ -306,11 +286,6 @@ func stagePage(p *plan.Plan, off, slow, start, size int) []StageRow {
 				pct = 100 * float64(part.v) / float64(s.LimitBytes)
 			}
 			r.Parts = append(r.Parts, MemPart{Name: part.name, Class: part.class, Value: units.Bytes(part.v), Pct: pct})
-		}
-		if fw := s.FrameworkBytes + s.ReservedBytes; fw > 0 && s.LimitBytes > 0 {
-			// Counted in the stage's memory, not taken off its capacity (the planner's note).
-			r.Parts = append(r.Parts, MemPart{Name: "framework's own memory and allocator reserve", Class: "mp-x", Value: units.Bytes(fw),
-				Pct: 100 * float64(fw) / float64(s.LimitBytes)})
 		}
 		rows[i-start] = r
 	}

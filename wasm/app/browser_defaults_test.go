@@ -35,7 +35,7 @@ func TestBrowserDefaults(t *testing.T) {
 	b.tab("cluster")
 	b.set("#cluster-device", "h100-sxm", "change")
 	b.tab("plan")
-	b.waitFor("a profile's capacity", `document.querySelector("#plan .memtext")?.textContent.includes("usable (95% of 80 GiB)") && document.querySelector("#plan-capacity")?.textContent.includes("95%")`)
+	b.waitFor("a profile's capacity", `document.querySelector("#plan .memtext")?.textContent.includes("of 76 GiB") && document.querySelector("#plan-capacity")?.textContent.includes("95% of each h100-sxm's 80 GiB is usable")`)
 
 	// Llama-3-8B on 2 nodes of 8: core's starting layout.
 	b.tab("model")
@@ -77,7 +77,7 @@ func TestBrowserDefaults(t *testing.T) {
 	}
 	b.shot("desktop-defaults-model")
 	b.tab("plan")
-	b.waitFor("an architecture's capacity", `document.querySelector("#plan .memtext")?.textContent.includes("80 GiB (all of it)") && document.querySelector("#plan-capacity")?.textContent.includes("counted in each stage")`)
+	b.waitFor("an architecture's capacity", `document.querySelector("#plan .memtext")?.textContent.includes("of 80 GiB") && document.querySelector("#plan-capacity")?.textContent.includes("counted in each stage")`)
 	b.shot("desktop-defaults-plan")
 
 	// The search: one global batch, its rule stated, the best first, no two rows alike.
