@@ -149,7 +149,7 @@ gofmt_check() {
 go_vet() {
   go vet ./...
   # Files that only build for the browser, and the browser test.
-  GOOS=js GOARCH=wasm go vet ./wasm/app ./wasm/planner ./wasm/planner/ops ./core/... ./wasm/worker ./wasm/worker/share ./wasm/worker/share/sharetest ./wasm/worker/share/api
+  GOOS=js GOARCH=wasm go vet ./wasm/app ./wasm/planner ./wasm/planner/ops ./core/... ./wasm/worker ./share ./share/sharetest ./share/api
   go vet -tags browser ./wasm/app
   GOOS=js GOARCH=wasm go vet ./ui
   go vet -tags wrangler ./wasm/worker

@@ -19,7 +19,7 @@ import (
 	"pipeplan/core/request/spec"
 	"pipeplan/core/schedule"
 	"pipeplan/core/units"
-	"pipeplan/wasm/worker/share/api"
+	"pipeplan/share/api"
 )
 
 // Host is what the page needs from the browser, so that the app's logic runs and is

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"pipeplan/wasm/worker/share"
+	"pipeplan/share"
 )
 
 // Share through a share server (the real handler over a memory store): the link is

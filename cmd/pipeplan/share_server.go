@@ -12,8 +12,8 @@ import (
 	"syscall"
 	"time"
 
-	"pipeplan/wasm/worker/share"
-	"pipeplan/wasm/worker/share/boltstore"
+	"pipeplan/share"
+	"pipeplan/share/boltstore"
 )
 
 func init() {

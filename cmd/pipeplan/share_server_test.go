@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"pipeplan/wasm/worker/share/boltstore"
-	"pipeplan/wasm/worker/share/sharetest"
+	"pipeplan/share/boltstore"
+	"pipeplan/share/sharetest"
 )
 
 // startShareServer runs `pipeplan share-server` with args on a free loopback port and

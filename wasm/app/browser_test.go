@@ -46,9 +46,9 @@ import (
 	"pipeplan/core/cluster"
 	"pipeplan/core/model"
 	"pipeplan/core/request/spec"
+	"pipeplan/share"
 	"pipeplan/ui"
 	"pipeplan/wasm/planner/ops"
-	"pipeplan/wasm/worker/share"
 )
 
 // local plans natively as the page's planner worker does in the browser (ui.Planner;

@@ -13,7 +13,7 @@ import (
 	"github.com/syumai/workers/cloudflare"
 	"github.com/syumai/workers/cloudflare/kv"
 
-	"pipeplan/wasm/worker/share"
+	"pipeplan/share"
 )
 
 // binding is the name of the KV namespace of plans in wrangler.toml.

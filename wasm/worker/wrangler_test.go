@@ -17,8 +17,8 @@ import (
 	"testing"
 	"time"
 
-	"pipeplan/wasm/worker/share"
-	"pipeplan/wasm/worker/share/sharetest"
+	"pipeplan/share"
+	"pipeplan/share/sharetest"
 )
 
 // TestWrangler runs the built Worker (build/, from ../../build.sh worker) under wrangler

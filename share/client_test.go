@@ -8,8 +8,8 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"pipeplan/wasm/worker/share"
-	"pipeplan/wasm/worker/share/sharetest"
+	"pipeplan/share"
+	"pipeplan/share/sharetest"
 )
 
 func TestClient(t *testing.T) {

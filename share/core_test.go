@@ -5,8 +5,8 @@ import (
 	"context"
 	"testing"
 
-	"pipeplan/wasm/worker/share"
-	"pipeplan/wasm/worker/share/sharetest"
+	"pipeplan/share"
+	"pipeplan/share/sharetest"
 )
 
 // A shared plan must replay: the canonical request it stores, posted again, is the same

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"pipeplan/wasm/worker/share"
+	"pipeplan/share"
 )
 
 // Fixture is what the suites send: requests that the server's Planner takes and one it

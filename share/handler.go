@@ -15,7 +15,7 @@ import (
 	"unicode/utf8"
 
 	"pipeplan/core/model"
-	"pipeplan/wasm/worker/share/api"
+	"pipeplan/share/api"
 )
 
 // Limits used when Config leaves them zero.

@@ -14,7 +14,7 @@ import (
 	"fmt"
 
 	"pipeplan/core/model"
-	"pipeplan/wasm/worker/share"
+	"pipeplan/share"
 )
 
 // StubPlanner is a Planner for handler tests. A request is a JSON object with "version":

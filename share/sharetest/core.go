@@ -4,7 +4,7 @@ import (
 	"bytes"
 	"fmt"
 
-	"pipeplan/wasm/worker/share"
+	"pipeplan/share"
 )
 
 // coreSchedules are the schedules CoreFixture's requests go round, so that a load test

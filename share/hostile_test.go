@@ -8,7 +8,7 @@ import (
 	"sync"
 	"testing"
 
-	"pipeplan/wasm/worker/share"
+	"pipeplan/share"
 )
 
 // allocated is the bytes f allocates (runtime.MemStats.TotalAlloc): a bound on work that

@@ -8,7 +8,7 @@ import (
 	"sync"
 	"testing"
 
-	"pipeplan/wasm/worker/share"
+	"pipeplan/share"
 )
 
 // Store checks a share.Store: an unknown id is ErrNotFound, what is put is got back

@@ -5,8 +5,8 @@ import (
 	"strings"
 	"testing"
 
-	"pipeplan/wasm/worker/share/boltstore"
-	"pipeplan/wasm/worker/share/sharetest"
+	"pipeplan/share/boltstore"
+	"pipeplan/share/sharetest"
 )
 
 func TestStore(t *testing.T) {

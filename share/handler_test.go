@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"pipeplan/wasm/worker/share"
-	"pipeplan/wasm/worker/share/sharetest"
+	"pipeplan/share"
+	"pipeplan/share/sharetest"
 )
 
 const origin = "https://pipeplan.example"

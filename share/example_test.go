@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"net/http/httptest"
 
-	"pipeplan/wasm/worker/share"
+	"pipeplan/share"
 )
 
 // The API over a store in memory, called with the client: a request is stored under its

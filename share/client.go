@@ -8,7 +8,7 @@ import (
 	"net/http"
 	"net/url"
 
-	"pipeplan/wasm/worker/share/api"
+	"pipeplan/share/api"
 )
 
 // Client calls a shared-plans server, the Worker or the twin, from Go with net/http

@@ -17,7 +17,7 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 
-	"pipeplan/wasm/worker/share"
+	"pipeplan/share"
 )
 
 // FileName is the name of the database file in the store's folder.

@@ -10,7 +10,7 @@ import (
 	"sync"
 	"time"
 
-	"pipeplan/wasm/worker/share"
+	"pipeplan/share"
 )
 
 // Load is a load test's shape: Posts distinct requests, then a GET of each stored plan
