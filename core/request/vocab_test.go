@@ -1,41 +1,128 @@
 package request
 
 import (
+	"fmt"
 	"slices"
+	"strings"
 	"testing"
 
 	"pipeplan/core/analytic"
-	"pipeplan/core/request/spec"
+	"pipeplan/core/cluster"
+	"pipeplan/core/model"
+	"pipeplan/core/partition"
+	"pipeplan/core/schedule"
+	"pipeplan/core/wire"
 )
 
-// TestVocabulary: the lists the page offers (core/request/spec) are the planner's own
-// (core/analytic), default first, and every value plans.
-func TestVocabulary(t *testing.T) {
-	strs := func(vs ...string) []string { return vs }
-	var precisions, recipes []string
-	for _, p := range analytic.Precisions {
-		precisions = append(precisions, string(p))
+// TestVocabularyIsThePlanners: core/wire's lists, which the front ends offer, are the
+// planner's own constants, and every value in them is accepted by Normalize at its field
+// while a made-up one is refused there.
+func TestVocabularyIsThePlanners(t *testing.T) {
+	strs := func(xs ...fmt.Stringer) []string {
+		var s []string
+		for _, x := range xs {
+			s = append(s, x.String())
+		}
+		return s
 	}
-	for _, r := range analytic.FP8Recipes {
-		recipes = append(recipes, string(r))
+	kinds := func() []string {
+		var s []string
+		for _, k := range schedule.Kinds {
+			s = append(s, string(k))
+		}
+		return s
 	}
-	for _, tc := range []struct {
-		name       string
-		spec, core []string
+	recipes := func() []string {
+		var s []string
+		for _, r := range analytic.FP8Recipes {
+			s = append(s, string(r))
+		}
+		return s
+	}
+	// request builds a request on an architecture with the field (a JSON path) set to v.
+	arch := func(extra string) string {
+		return `{"model":{"architecture":{"name":"llama-2-7b"` + extra + `}},"cluster":{"device":"b200","count":8},"parallelism":{"data":2}`
+	}
+	tests := []struct {
+		field   string
+		list    []string
+		planner []string
+		build   func(v string) string
 	}{
-		{"precisions", spec.Precisions, precisions},
-		{"fp8 recipes", spec.FP8Recipes, recipes},
-		{"dtypes", spec.DTypes, strs(string(analytic.BF16), string(analytic.FP16), string(analytic.FP32), string(analytic.FP8))},
-	} {
-		if !slices.Equal(tc.spec, tc.core) {
-			t.Errorf("%s: spec lists %v, core %v", tc.name, tc.spec, tc.core)
+		{"model.architecture.dtype", wire.DTypes(), []string{string(analytic.BF16), string(analytic.FP16), string(analytic.FP32), string(analytic.FP8)},
+			func(v string) string { return arch(`,"dtype":"`+v+`"`) + `}` }},
+		{"training.fp8_recipe", wire.FP8Recipes(), recipes(),
+			func(v string) string { return arch(`,"dtype":"fp8"`) + `,"training":{"fp8_recipe":"` + v + `"}}` }},
+		{"model.architecture.attention", wire.Attentions(), []string{string(analytic.Flash), string(analytic.Flash3), string(analytic.CuDNN), string(analytic.Eager)},
+			func(v string) string {
+				return strings.Replace(arch(`,"attention":"`+v+`"`), "b200", "h100-sxm", 1) + `}`
+			}},
+		{"model.architecture.split", wire.Splits(), []string{string(analytic.Blocks), string(analytic.Sublayers)},
+			func(v string) string { return arch(`,"split":"`+v+`"`) + `}` }},
+		{"model.architecture.tie", wire.Ties(), []string{string(analytic.TieCopy), string(analytic.TieStage)},
+			func(v string) string {
+				return strings.Replace(arch(`,"tie":"`+v+`"`), "llama-2-7b", "gpt2", 1) + `}`
+			}},
+		{"training.mode", wire.Modes(), []string{ModeTraining, ModeInference},
+			func(v string) string {
+				return strings.Replace(arch(""), `"data":2`, ``, 1) + `,"training":{"mode":"` + v + `"}}`
+			}},
+		{"training.precision", wire.Precisions(), []string{string(analytic.Mixed), string(analytic.MixedFP32Grads), string(analytic.AMP), string(analytic.Pure)},
+			func(v string) string { return arch("") + `,"training":{"precision":"` + v + `"}}` }},
+		{"training.optimizer", wire.Optimizers(), []string{string(analytic.AdamW), string(analytic.Adam), string(analytic.SGD)},
+			func(v string) string { return arch("") + `,"training":{"optimizer":"` + v + `"}}` }},
+		{"training.recompute", wire.RecomputeModes(), []string{string(analytic.NoRecompute), string(analytic.Selective), string(analytic.Full)},
+			func(v string) string { return arch("") + `,"training":{"recompute":"` + v + `"}}` }},
+		{"parallelism.sharding", wire.ShardingModes(), []string{string(analytic.NoSharding), string(analytic.ZeRO1), string(analytic.ZeRO2), string(analytic.ZeRO3), string(analytic.HSDP)},
+			func(v string) string {
+				return strings.Replace(arch(""), `"data":2`, `"data":2,"sharding":"`+v+`"`, 1) + `}`
+			}},
+		{"parallelism.context_method", wire.ContextMethods(), []string{string(analytic.Ring), string(analytic.AllToAll)},
+			func(v string) string {
+				return strings.Replace(arch(""), `"data":2`, `"context":2,"context_method":"`+v+`"`, 1) + `}`
+			}},
+		{"schedule.name", wire.ScheduleKinds(), kinds(), nil},
+		{"schedule.name", wire.Schedules(), nil,
+			func(v string) string {
+				mode := "training"
+				if v == "inference" {
+					mode = "inference"
+				}
+				return `{"model":{"example":"gpt2-medium"},"cluster":{"device":"a100-80gb","count":4},"training":{"mode":"` + mode + `"},"schedule":{"name":"` + v + `"}}`
+			}},
+		{"objective", wire.Objectives(), strs(partition.MaxCompute, partition.MaxComputePlusTransfer),
+			func(v string) string { return arch("") + `,"objective":"` + v + `"}` }},
+		{"partition", wire.Partitions(), []string{PartitionLayers, PartitionGraph},
+			func(v string) string { return arch("") + `,"partition":"` + v + `"}` }},
+	}
+	for _, tc := range tests {
+		if tc.planner != nil && !slices.Equal(tc.list, tc.planner) {
+			t.Errorf("%s: core/wire lists %q, the planner %q", tc.field, tc.list, tc.planner)
+		}
+		if tc.build == nil {
+			continue
+		}
+		for _, v := range append(slices.Clone(tc.list), "made-up") {
+			_, err := Normalize(decode(t, tc.build(v)))
+			var at []string
+			if es, ok := model.AsFieldErrors(err); ok {
+				for _, fe := range es {
+					if fe.Path == tc.field {
+						at = append(at, fe.Reason)
+					}
+				}
+			} else if err != nil {
+				t.Errorf("%s = %q: %v, not a field error", tc.field, v, err)
+			}
+			switch {
+			case v == "made-up" && len(at) == 0:
+				t.Errorf("%s = %q: accepted (err %v); the test's request does not reach the field", tc.field, v, err)
+			case v != "made-up" && len(at) > 0:
+				t.Errorf("%s = %q (core/wire's list): refused: %s", tc.field, v, strings.Join(at, "; "))
+			}
 		}
 	}
-	for _, p := range spec.Precisions {
-		r := &Request{Model: ModelSpec{Architecture: &Architecture{Name: "llama-3.2-1b"}}, Cluster: ClusterSpec{Device: "h100-sxm", Count: 1},
-			Training: Training{Precision: p}}
-		if _, err := Normalize(r); err != nil {
-			t.Errorf("precision %s: %v", p, err)
-		}
+	if wire.MaxDevices != cluster.MaxStages {
+		t.Errorf("wire.MaxDevices = %d, cluster.MaxStages = %d", wire.MaxDevices, cluster.MaxStages)
 	}
 }

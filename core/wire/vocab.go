@@ -1,0 +1,68 @@
+// Package wire is the planning request's vocabulary: the values each enumerated field
+// of a request takes (precisions, schedules, sharding and recomputation modes, ...) and
+// its caps, for every front end to list rather than keep a copy. It imports nothing of
+// the planner, so the page can offer the choices without linking it; core/request's
+// tests check each list against what the planner accepts.
+package wire
+
+// MaxDevices bounds a cluster's devices and every parallel degree of a request (4,096):
+// cluster.count, cluster.devices_per_node and parallelism.pipeline, data, tensor,
+// context and expert (core/cluster.MaxStages).
+const MaxDevices = 1 << 12
+
+// Each list below gives the values a request's field accepts, core's default first where
+// the field has one default (the zero value, "", also means the default).
+
+// DTypes lists model.architecture.dtype: the element type of the passes.
+func DTypes() []string { return []string{"bf16", "fp16", "fp32", "fp8"} }
+
+// FP8Recipes lists model.architecture.fp8_recipe: how fp8 tensors are scaled.
+func FP8Recipes() []string { return []string{"delayed", "current", "blockwise", "mxfp8"} }
+
+// Attentions lists model.architecture.attention: the attention kernel.
+func Attentions() []string { return []string{"flash", "flash3", "cudnn", "eager"} }
+
+// Splits lists model.architecture.split: what one layer of an architecture is.
+func Splits() []string { return []string{"block", "sublayer"} }
+
+// Ties lists model.architecture.tie: where a tied embedding lives.
+func Ties() []string { return []string{"copy", "stage"} }
+
+// Modes lists training.mode.
+func Modes() []string { return []string{"training", "inference"} }
+
+// Precisions lists training.precision: which copies of the weights, gradients and
+// optimizer state are kept in which precision.
+func Precisions() []string { return []string{"mixed", "mixed-fp32-grads", "amp", "pure"} }
+
+// Optimizers lists training.optimizer.
+func Optimizers() []string { return []string{"adamw", "adam", "sgd"} }
+
+// RecomputeModes lists training.recompute: which activations the backward rebuilds.
+func RecomputeModes() []string { return []string{"none", "selective", "full"} }
+
+// ShardingModes lists parallelism.sharding: what data-parallel replicas shard ("fsdp"
+// is read as "zero3").
+func ShardingModes() []string { return []string{"none", "zero1", "zero2", "zero3", "hsdp"} }
+
+// ContextMethods lists parallelism.context_method: how context parallelism exchanges
+// keys and values.
+func ContextMethods() []string { return []string{"ring", "all-to-all"} }
+
+// ScheduleKinds lists the pipeline schedules by kind; interleaved is written with its
+// chunks per device ("interleaved:2").
+func ScheduleKinds() []string {
+	return []string{"gpipe", "1f1b", "interleaved", "zb-h1", "ipu", "overlap", "inference"}
+}
+
+// Schedules lists schedule.name values a picker offers: every kind, interleaved with 2
+// and 4 chunks per device (any count from 2 is accepted).
+func Schedules() []string {
+	return []string{"gpipe", "1f1b", "interleaved:2", "interleaved:4", "zb-h1", "ipu", "overlap", "inference"}
+}
+
+// Objectives lists objective: what the split minimises.
+func Objectives() []string { return []string{"compute", "compute+transfer"} }
+
+// Partitions lists partition: contiguous layer ranges, or convex parts of the graph.
+func Partitions() []string { return []string{"layers", "graph"} }
