@@ -19,6 +19,7 @@ import (
 	"pipeplan/core/request/spec"
 	"pipeplan/core/schedule"
 	"pipeplan/core/units"
+	"pipeplan/core/wire"
 	"pipeplan/share/api"
 )
 
@@ -524,32 +525,36 @@ func (a *App) Knob(name string) string {
 	return ""
 }
 
-// KnobChoices lists the values of an enumerated knob; "" is core's default.
+// KnobChoices lists the values of an enumerated knob, core's (core/wire): "" (core's
+// default), then the values. Core refuses a value the request's device lacks (an fp8
+// recipe, flash3 off Hopper) and says why.
 func KnobChoices(name string) []string {
+	var values []string
 	switch name {
 	case "dtype":
-		return append([]string{""}, spec.DTypes...)
+		values = wire.DTypes()
 	case "fp8_recipe":
-		// Core's recipes (core refuses one the device lacks).
-		return append([]string{""}, spec.FP8Recipes...)
+		values = wire.FP8Recipes()
 	case "attention":
-		return []string{"", "flash", "flash3", "cudnn", "eager"}
+		values = wire.Attentions()
 	case "precision":
-		return append([]string{""}, spec.Precisions...)
+		values = wire.Precisions()
 	case "optimizer":
-		return []string{"", "adamw", "adam", "sgd"}
+		values = wire.Optimizers()
 	case "recompute":
-		return []string{"", "none", "selective", "full", "auto"}
+		values = wire.RecomputeModes()
 	case "mode":
-		return []string{"", "training", "inference"}
+		values = wire.Modes()
 	case "sharding":
-		return []string{"", "none", "zero1", "zero2", "zero3", "hsdp"}
+		values = wire.ShardingModes()
 	case "context_method":
-		return []string{"", "ring", "all-to-all", "hierarchical"}
+		values = wire.ContextMethods()
 	case "expert_dispatcher":
-		return []string{"", "alltoall", "deepep"}
+		values = wire.ExpertDispatchers()
+	default:
+		return nil
 	}
-	return nil
+	return append([]string{""}, values...)
 }
 
 // ChoiceLabel labels an enumerated knob's value ("" is core's default).
@@ -905,10 +910,10 @@ func (a *App) SetCluster(field, v string) {
 	}
 	num := func() (int, bool) {
 		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 || n > 4096 {
+		if err != nil || n < 1 || n > wire.MaxDevices {
 			a.typed(field, v, false)
 			if v != "" {
-				a.notice(field+": enter a whole number from 1 to 4096", true)
+				a.notice(fmt.Sprintf("%s: enter a whole number from 1 to %d", field, wire.MaxDevices), true)
 			}
 			return 0, false
 		}
@@ -946,9 +951,9 @@ func (a *App) SetCluster(field, v string) {
 	default:
 		return
 	}
-	if n := max(1, f.Nodes) * max(1, f.PerNode); n > 4096 {
+	if n := max(1, f.Nodes) * max(1, f.PerNode); n > wire.MaxDevices {
 		a.typed(field, v, false)
-		a.notice(fmt.Sprintf("%d nodes of %d devices are %d devices: at most 4096", f.Nodes, f.PerNode, n), true)
+		a.notice(fmt.Sprintf("%d nodes of %d devices are %d devices: at most %d", f.Nodes, f.PerNode, n, wire.MaxDevices), true)
 		return
 	}
 	a.Req.Cluster = f.spec()
@@ -1055,7 +1060,7 @@ func (a *App) SetDegree(name, v string) {
 	if v == "" {
 		n, err = 0, nil
 	}
-	if err != nil || n < 0 || n > 4096 {
+	if err != nil || n < 0 || n > wire.MaxDevices {
 		a.typed(name, v, false)
 		a.notice(name+": enter a whole number", true)
 		return
@@ -1103,7 +1108,7 @@ func (a *App) SetTensor(v string) {
 	if v == "" {
 		n, err = 0, nil
 	}
-	if err != nil || n < 0 || n > 4096 {
+	if err != nil || n < 0 || n > wire.MaxDevices {
 		a.typed("tensor", v, false)
 		a.notice("tensor-parallel degree: enter a whole number", true)
 		return
@@ -1253,10 +1258,9 @@ func (a *App) SetPlanOption(field, v string) {
 	a.changed(false)
 }
 
-// Schedules lists the schedule names the picker offers.
-func Schedules() []string {
-	return []string{"", "gpipe", "1f1b", "interleaved:2", "interleaved:4", "zb-h1", "ipu", "overlap", "inference"}
-}
+// Schedules lists the schedule names the picker offers: "" (core's default), then
+// core's (core/wire).
+func Schedules() []string { return append([]string{""}, wire.Schedules()...) }
 
 // ScheduleLabel labels a schedule name.
 func ScheduleLabel(s string) string {

@@ -71,16 +71,17 @@ func TestVocabularyIsThePlanners(t *testing.T) {
 			func(v string) string { return arch("") + `,"training":{"precision":"` + v + `"}}` }},
 		{"training.optimizer", wire.Optimizers(), []string{string(analytic.AdamW), string(analytic.Adam), string(analytic.SGD)},
 			func(v string) string { return arch("") + `,"training":{"optimizer":"` + v + `"}}` }},
-		{"training.recompute", wire.RecomputeModes(), []string{string(analytic.NoRecompute), string(analytic.Selective), string(analytic.Full)},
+		{"training.recompute", wire.RecomputeModes(), []string{string(analytic.NoRecompute), string(analytic.Selective), string(analytic.Full), RecomputeAuto},
 			func(v string) string { return arch("") + `,"training":{"recompute":"` + v + `"}}` }},
 		{"parallelism.sharding", wire.ShardingModes(), []string{string(analytic.NoSharding), string(analytic.ZeRO1), string(analytic.ZeRO2), string(analytic.ZeRO3), string(analytic.HSDP)},
 			func(v string) string {
 				return strings.Replace(arch(""), `"data":2`, `"data":2,"sharding":"`+v+`"`, 1) + `}`
 			}},
-		{"parallelism.context_method", wire.ContextMethods(), []string{string(analytic.Ring), string(analytic.AllToAll)},
+		{"parallelism.context_method", wire.ContextMethods(), []string{string(analytic.Ring), string(analytic.AllToAll), string(analytic.Hierarchical)},
 			func(v string) string {
 				return strings.Replace(arch(""), `"data":2`, `"context":2,"context_method":"`+v+`"`, 1) + `}`
 			}},
+		{"parallelism.expert_dispatcher", wire.ExpertDispatchers(), []string{string(analytic.DispatchAllToAll), string(analytic.DispatchDeepEP)}, nil},
 		{"schedule.name", wire.ScheduleKinds(), kinds(), nil},
 		{"schedule.name", wire.Schedules(), nil,
 			func(v string) string {

@@ -38,8 +38,9 @@ func Precisions() []string { return []string{"mixed", "mixed-fp32-grads", "amp",
 // Optimizers lists training.optimizer.
 func Optimizers() []string { return []string{"adamw", "adam", "sgd"} }
 
-// RecomputeModes lists training.recompute: which activations the backward rebuilds.
-func RecomputeModes() []string { return []string{"none", "selective", "full"} }
+// RecomputeModes lists training.recompute: which activations the backward rebuilds
+// ("auto": the planner chooses per layer).
+func RecomputeModes() []string { return []string{"none", "selective", "full", "auto"} }
 
 // ShardingModes lists parallelism.sharding: what data-parallel replicas shard ("fsdp"
 // is read as "zero3").
@@ -47,7 +48,11 @@ func ShardingModes() []string { return []string{"none", "zero1", "zero2", "zero3
 
 // ContextMethods lists parallelism.context_method: how context parallelism exchanges
 // keys and values.
-func ContextMethods() []string { return []string{"ring", "all-to-all"} }
+func ContextMethods() []string { return []string{"ring", "all-to-all", "hierarchical"} }
+
+// ExpertDispatchers lists parallelism.expert_dispatcher: how a mixture of experts moves
+// tokens to their experts and back.
+func ExpertDispatchers() []string { return []string{"alltoall", "deepep"} }
 
 // ScheduleKinds lists the pipeline schedules by kind; interleaved is written with its
 // chunks per device ("interleaved:2").
