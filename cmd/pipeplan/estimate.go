@@ -50,9 +50,9 @@ func runEstimate(args []string, stdout, stderr io.Writer) error {
 }
 
 // printEstimate writes a table of the layers (consecutive identical layers on one row)
-// and the totals: the state and activations from the estimate, the memory, its verdict,
-// the step and the throughput from the one-stage plan (core/request.EstimateOneStage),
-// so that they are a plan's figures.
+// and the totals: the state and activations from the estimate, the memory, the step and
+// the throughput from the one-stage plan, and core's verdict (core/request.EstimateOneStage:
+// OneStage.Fits), so that they are a plan's figures.
 func printEstimate(w io.Writer, o *request.OneStage) {
 	r, res := o.Estimate, o.Result
 	fmt.Fprintf(w, "%s on %s\n%s\n%s\n\n", r.Name, r.Device, r.Arch, r.Opts)
@@ -102,7 +102,7 @@ func printEstimate(w io.Writer, o *request.OneStage) {
 			units.Time(host, model.Seconds), units.Time(device, model.Seconds))
 	}
 	sec := func(v float64) string { return units.Time(v, model.Seconds) }
-	if res.Plan != nil && len(res.Plan.Stages) == 1 {
+	if o.Fits {
 		s := res.Plan.Stages[0]
 		fmt.Fprintf(w, "peak memory  %s on one device (%s allocated", units.Bytes(s.MemoryBytes), units.Bytes(tt.PeakBytes))
 		if tt.FrameworkBytes > 0 {
@@ -122,7 +122,7 @@ func printEstimate(w io.Writer, o *request.OneStage) {
 		}
 		fmt.Fprintln(w)
 	}
-	if !res.Feasible {
+	if !o.Fits {
 		fmt.Fprintf(w, "peak memory  %s allocated on one device: does not fit\n", units.Bytes(tt.PeakBytes))
 		printDiagnostics(w, res)
 		fmt.Fprintln(w, "pipeline it: pipeplan plan --hf-config ... --stages N")

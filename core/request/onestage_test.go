@@ -45,3 +45,35 @@ func TestEstimateAgreesWithOneStagePlan(t *testing.T) {
 		})
 	}
 }
+
+// TestOneStageVerdict: EstimateOneStage says whether the whole model fits one device,
+// so that a front end states core's verdict; when it does not, FirstError says why.
+func TestOneStageVerdict(t *testing.T) {
+	for _, tt := range []struct {
+		name, req string
+		fits      bool
+	}{
+		{"gpt2 on an a100", `{"model":{"architecture":{"name":"gpt2","seq":512}},"cluster":{"device":"a100-80gb","count":1}}`, true},
+		{"llama-2-70b on an a100", `{"model":{"architecture":{"name":"llama-2-70b"}},"cluster":{"device":"a100-80gb","count":1}}`, false},
+		{"llama-2-7b on an a100-40gb with adamw", `{"model":{"architecture":{"name":"llama-2-7b"}},"cluster":{"device":"a100-40gb","count":1}}`, false},
+		{"llama-2-7b inference on an a100-40gb", `{"model":{"architecture":{"name":"llama-2-7b","seq":1024}},"cluster":{"device":"a100-40gb","count":1},"training":{"mode":"inference"}}`, true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			o, err := EstimateOneStage(context.Background(), decode(t, tt.req))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if o.Fits != tt.fits {
+				t.Fatalf("Fits = %v, want %v (feasible %v, diagnostics %+v)", o.Fits, tt.fits, o.Result.Feasible, o.Result.Diagnostics)
+			}
+			if o.Fits {
+				s := o.Result.Plan.Stages[0]
+				if s.MemoryBytes > s.LimitBytes {
+					t.Errorf("fits, but the stage needs %d bytes of %d", s.MemoryBytes, s.LimitBytes)
+				}
+			} else if o.Result.FirstError() == nil {
+				t.Errorf("does not fit, and the result gives no reason")
+			}
+		})
+	}
+}

@@ -513,6 +513,10 @@ func Estimate(ctx context.Context, r *Request) (*analytic.Result, error) {
 type OneStage struct {
 	Estimate *analytic.Result `json:"estimate"`
 	Result   *Result          `json:"result"`
+	// Fits is the verdict: the model, whole, fits one device's usable memory (a
+	// feasible one-stage plan, its memory within its limit). When it does not,
+	// Result.FirstError says why.
+	Fits bool `json:"fits"`
 }
 
 // EstimateOneStage returns the request's analytic estimate (Estimate) and its plan on one
@@ -542,5 +546,7 @@ func EstimateOneStage(ctx context.Context, r *Request) (*OneStage, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &OneStage{Estimate: est, Result: res}, nil
+	fits := res.Feasible && res.Plan != nil && len(res.Plan.Stages) == 1 &&
+		res.Plan.Stages[0].MemoryBytes <= res.Plan.Stages[0].LimitBytes
+	return &OneStage{Estimate: est, Result: res, Fits: fits}, nil
 }
