@@ -40,10 +40,6 @@ func runCalibrate(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	prof, _, err := load.Model(data)
-	if err != nil {
-		return fmt.Errorf("--model %s: %w", f.modelFile, err)
-	}
 	profile := f.modelFile
 	f.modelFile = "" // the profile is what is fitted to, not the request's model
 	f.clusterOptional = true
@@ -51,23 +47,36 @@ func runCalibrate(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	c, err := request.Calibrate(context.Background(), rq, prof)
+	c, err := request.CalibrateText(context.Background(), rq, data)
 	if err != nil {
-		if fes, ok := model.AsFieldErrors(err); ok && len(fes) > 0 && !strings.Contains(fes[0].Path, ".") && fes[0].Path != "" {
-			return fmt.Errorf("--model %s: %w", profile, err) // the profile's own fields
-		}
-		if fes, ok := model.AsFieldErrors(err); ok && len(fes) == 1 {
-			if rest, found := strings.CutPrefix(fes[0].Path, "profile."); found {
-				return fmt.Errorf("--model %s: %s: %s", profile, rest, fes[0].Reason)
-			}
-		}
-		return f.flagError(err)
+		return f.flagError(profileOnFlag(err, "--model "+profile))
 	}
 	if *asJSON {
 		return writeJSON(stdout, c)
 	}
 	printCalibration(stdout, c.Estimate, c.Result)
 	return nil
+}
+
+// profileOnFlag names the profile's fields (core's paths under "profile") by the flag
+// that gave the profile: "profile.layers[5].name" becomes "--model FILE: layers[5].name".
+func profileOnFlag(err error, flag string) error {
+	es, ok := model.AsFieldErrors(err)
+	if !ok {
+		return err
+	}
+	out := make(model.Errors, len(es))
+	for i, e := range es {
+		out[i] = e
+		if rest, ok := strings.CutPrefix(e.Path, "profile"); ok && (rest == "" || rest[0] == '.' || rest[0] == '[') {
+			path := flag
+			if rest = strings.TrimPrefix(rest, "."); rest != "" {
+				path += ": " + rest
+			}
+			out[i] = &model.FieldError{Path: path, Reason: e.Reason}
+		}
+	}
+	return out
 }
 
 func printCalibration(w io.Writer, est *analytic.Result, r *calibrate.Result) {

@@ -3,10 +3,12 @@ package request
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"pipeplan/core/analytic"
 	"pipeplan/core/calibrate"
 	"pipeplan/core/cluster"
+	"pipeplan/core/load"
 	"pipeplan/core/model"
 )
 
@@ -28,6 +30,10 @@ type Calibration struct {
 // tokens_per_sample; and a profile that measures each block in two layers (attention and
 // MLP) is matched against the architecture split by sublayers, unless the request names
 // a split. The whole model is costed on one device.
+//
+// Errors name their field: the request's by its path ("model.architecture"), the
+// profile's under "profile" ("profile.layers[5].name", "profile.time_unit"), so that
+// every front end tells the two apart alike.
 func Calibrate(ctx context.Context, r *Request, profile *model.Model) (*Calibration, error) {
 	if ctx == nil {
 		ctx = context.Background()
@@ -42,7 +48,7 @@ func Calibrate(ctx context.Context, r *Request, profile *model.Model) (*Calibrat
 		return nil, &model.FieldError{Path: "profile", Reason: "is required: a measured profile of the architecture"}
 	}
 	if err := profile.Validate(); err != nil {
-		return nil, err
+		return nil, ProfileError(err)
 	}
 	c := clone(r)
 	a := *c.Model.Architecture
@@ -82,13 +88,54 @@ func Calibrate(ctx context.Context, r *Request, profile *model.Model) (*Calibrat
 	}
 	fit, err := calibrate.Fit(p.est, p.target, profile)
 	if err != nil {
-		return nil, err
+		return nil, ProfileError(err)
 	}
 	f := fit.Fitted
 	arch := *p.req.Model.Architecture
 	arch.MatmulEfficiency, arch.MemoryEfficiency = f.MatmulEfficiency, f.MemoryEfficiency
 	arch.KernelSeconds, arch.HostKernelSeconds, arch.HostLayerSeconds = &f.KernelSeconds, &f.HostKernelSeconds, &f.HostLayerSeconds
 	return &Calibration{Result: fit, Architecture: arch, Estimate: p.est}, nil
+}
+
+// CalibrateText is Calibrate of a profile given as a file's text (any model format
+// core/load reads; the profiler writes pipeplan's native JSON). An empty text, or one
+// that does not load, is an error under "profile".
+func CalibrateText(ctx context.Context, r *Request, profileText []byte) (*Calibration, error) {
+	if r == nil || r.Model.Architecture == nil {
+		return nil, &model.FieldError{Path: "model.architecture", Reason: "is required: calibration fits an architecture's costs to a profile of it"}
+	}
+	if len(profileText) == 0 {
+		return nil, &model.FieldError{Path: "profile", Reason: "is required: the text of a measured profile (pipeplan's native model JSON, as the profiler writes it)"}
+	}
+	prof, _, err := load.Model(profileText)
+	if err != nil {
+		return nil, ProfileError(err)
+	}
+	return Calibrate(ctx, r, prof)
+}
+
+// ProfileError puts an error of a profile's own fields under "profile": each field
+// error's path is prefixed ("layers[3].name" becomes "profile.layers[3].name", a path
+// of its own "profile"), and an error without fields becomes one on "profile".
+func ProfileError(err error) error {
+	under := func(path string) string {
+		switch {
+		case path == "":
+			return "profile"
+		case strings.HasPrefix(path, "["):
+			return "profile" + path
+		}
+		return "profile." + path
+	}
+	fes, ok := model.AsFieldErrors(err)
+	if !ok || len(fes) == 0 {
+		return &model.FieldError{Path: "profile", Reason: err.Error()}
+	}
+	out := make(model.Errors, len(fes))
+	for i, fe := range fes {
+		out[i] = &model.FieldError{Path: under(fe.Path), Reason: fe.Reason}
+	}
+	return out
 }
 
 // sublayered reports whether the profile measures each of the estimate's blocks in two

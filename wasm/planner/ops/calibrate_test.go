@@ -94,10 +94,10 @@ func TestCalibrateJSONErrors(t *testing.T) {
 		{"no architecture", `{"model": {"example": "gpt2-small"}}`, prof, "model.architecture", "is required"},
 		{"bad request", `{"model": {"architecture": {"name": "nope"}}}`, prof, "model.architecture.name", ""},
 		{"no profile", gpt2Request, "", "profile", "is required"},
-		{"not JSON", gpt2Request, "this is not a profile", "profile", "profile: "},
-		{"cycles", gpt2Request, `{"time_unit": "cycles", "layers": [{"name": "a", "forward_seconds": 1}]}`, "profile", "profile: "},
-		{"duplicate", gpt2Request, strings.Replace(prof, `"block.3"`, `"block.7"`, 1), "profile.layers[8].name", "profile: "},
-		{"another model", `{"model": {"architecture": {"name": "gpt2-medium"}}}`, prof, "profile.layers", "profile: layers"},
+		{"not JSON", gpt2Request, "this is not a profile", "profile", "profile"},
+		{"cycles", gpt2Request, `{"time_unit": "cycles", "layers": [{"name": "a", "forward_seconds": 1}]}`, "profile", "profile"},
+		{"duplicate", gpt2Request, strings.Replace(prof, `"block.3"`, `"block.7"`, 1), "profile.layers[8].name", "profile.layers[8].name: "},
+		{"another model", `{"model": {"architecture": {"name": "gpt2-medium"}}}`, prof, "profile.layers", "profile.layers"},
 	} {
 		var e apiError
 		if err := json.Unmarshal([]byte(calibrateJSON(c.req, c.prof)), &e); err != nil {
