@@ -56,3 +56,20 @@ func TestPlanRefusesAHugeFileUnread(t *testing.T) {
 		t.Errorf("exit %d, stderr %q; want exit %d and %q", code, stderr, exitBad, want)
 	}
 }
+
+// TestModelFileClassified: --model takes any model file, classified by core
+// (spec.ModelFromFile): a HuggingFace config.json given as --model plans as --hf-config does.
+func TestModelFileClassified(t *testing.T) {
+	const config = "../../../shared/data/hf-configs/gpt2.json"
+	code, viaModel, errs := runCLI("plan", "--model", config, "--device", "a100-80gb", "--devices", "4", "--seq", "512")
+	if code != 0 {
+		t.Fatalf("--model %s: exit %d, %s", config, code, errs)
+	}
+	code, viaHF, errs := runCLI("plan", "--hf-config", config, "--device", "a100-80gb", "--devices", "4", "--seq", "512")
+	if code != 0 {
+		t.Fatalf("--hf-config %s: exit %d, %s", config, code, errs)
+	}
+	if viaModel != viaHF || !strings.HasPrefix(viaModel, "gpt2: ") {
+		t.Errorf("--model gives\n%s\n--hf-config gives\n%s", viaModel, viaHF)
+	}
+}

@@ -18,6 +18,7 @@ import (
 	"pipeplan/core/load"
 	"pipeplan/core/model"
 	"pipeplan/core/request"
+	"pipeplan/core/request/spec"
 )
 
 // requestFlags are the flags that build a planning request (core/request): plan, estimate
@@ -104,7 +105,7 @@ func (o *optionalFloat) Set(s string) error {
 func (f *requestFlags) add(fs *flag.FlagSet, withSchedule bool) {
 	f.fs, f.withSchedule = fs, withSchedule
 	fs.StringVar(&f.requestFile, "request", "", "a planning request `file` (JSON, docs/request.md): everything else comes from it")
-	fs.StringVar(&f.modelFile, "model", "", "model `file`: native JSON, Graphcore ModelInfo or PipeDream graph.txt")
+	fs.StringVar(&f.modelFile, "model", "", "model `file`: native JSON, Graphcore ModelInfo, PipeDream graph.txt, or a HuggingFace config.json (as --hf-config)")
 	fs.StringVar(&f.example, "example", "", "a built-in example profile `name` (pipeplan example)")
 	fs.StringVar(&f.hfConfig, "hf-config", "", "HuggingFace config.json `file`, or a bundled name: "+strings.Join(arch.BundledNames(), ", "))
 	fs.StringVar(&f.name, "name", "", "label the model (default: its own name, or the file's)")
@@ -270,6 +271,19 @@ func (f *requestFlags) modelSpec(r *request.Request, g map[string]bool) error {
 	case n > 1:
 		return errors.New("--model, --example and --hf-config: give one of them")
 	}
+	if f.modelFile != "" {
+		data, err := readInput(f.modelFile, load.MaxInputBytes)
+		if err != nil {
+			return err
+		}
+		m, err := spec.ModelFromFile(data, load.MaxInputBytes)
+		if err == nil && m.Architecture != nil {
+			// A HuggingFace config.json (core's classification): read as --hf-config reads it.
+			f.hfConfig, f.modelFile = f.modelFile, ""
+		} else if r.Model.Document, err = documentJSON(data); err != nil { // as it is: core reports a syntax error with its position
+			return fmt.Errorf("%s: %w", f.modelFile, err)
+		}
+	}
 	if f.hfConfig == "" {
 		for _, name := range architectureFlags {
 			if g[name] {
@@ -282,16 +296,7 @@ func (f *requestFlags) modelSpec(r *request.Request, g map[string]bool) error {
 	case f.example != "":
 		r.Model.Example = f.example
 	case f.modelFile != "":
-		data, err := readInput(f.modelFile, load.MaxInputBytes)
-		if err != nil {
-			return err
-		}
-		doc, err := documentJSON(data)
-		if err != nil {
-			return fmt.Errorf("%s: %w", f.modelFile, err)
-		}
-		r.Model.Document = doc
-		if r.Model.Name == "" && request.DocumentName(doc) == "" { // Graphcore and PipeDream profiles carry no name: use the file's
+		if r.Model.Name == "" && request.DocumentName(r.Model.Document) == "" { // Graphcore and PipeDream profiles carry no name: use the file's
 			r.Model.Name = strings.TrimSuffix(strings.TrimSuffix(filepath.Base(f.modelFile), ".json"), ".graph.txt")
 		}
 	default:

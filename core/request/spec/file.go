@@ -20,7 +20,7 @@ func ModelFromFile(data []byte, limit int) (ModelSpec, error) {
 	if len(data) > limit {
 		return ModelSpec{}, fmt.Errorf("the file is larger than %d MiB", limit>>20)
 	}
-	trim := bytes.TrimSpace(data)
+	trim := bytes.TrimSpace(bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))) // a byte-order mark, as editors on Windows write
 	if bytes.HasPrefix(trim, []byte("{")) {
 		// model_type is searched in the text first: a profile of a million layers is not
 		// decoded twice.
