@@ -20,15 +20,15 @@ import (
 	"github.com/chromedp/chromedp"
 )
 
-// wire counts, per path, what a server sent: requests, full answers (200) and body
+// served counts, per path, what a server sent: requests, full answers (200) and body
 // bytes. It is the test's view of the bytes on the wire, whoever asked (the page, its
 // planner worker, its service worker).
-type wire struct {
+type served struct {
 	mu    sync.Mutex
-	paths map[string]*wireCount
+	paths map[string]*servedCount
 }
 
-type wireCount struct {
+type servedCount struct {
 	requests, full, notModified int
 	bytes                       int64
 }
@@ -53,18 +53,18 @@ func (w *countingWriter) Write(p []byte) (int, error) {
 	return n, err
 }
 
-func (c *wire) wrap(h http.Handler) http.Handler {
+func (c *served) wrap(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		cw := &countingWriter{ResponseWriter: w}
 		h.ServeHTTP(cw, r)
 		c.mu.Lock()
 		defer c.mu.Unlock()
 		if c.paths == nil {
-			c.paths = map[string]*wireCount{}
+			c.paths = map[string]*servedCount{}
 		}
 		n := c.paths[r.URL.Path]
 		if n == nil {
-			n = &wireCount{}
+			n = &servedCount{}
 			c.paths[r.URL.Path] = n
 		}
 		n.requests++
@@ -78,7 +78,7 @@ func (c *wire) wrap(h http.Handler) http.Handler {
 	})
 }
 
-func (c *wire) report() (string, int64) {
+func (c *served) report() (string, int64) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	var names []string
@@ -106,7 +106,7 @@ func (c *wire) report() (string, int64) {
 func TestBrowserFirstLoad(t *testing.T) {
 	chrome := findChromium(t)
 	dir := site(t)
-	var counts wire
+	var counts served
 	srv := httptest.NewServer(counts.wrap(http.FileServer(http.Dir(dir))))
 	defer srv.Close()
 
