@@ -16,7 +16,6 @@ import (
 	"pipeplan/core/cluster"
 	"pipeplan/core/examples"
 	"pipeplan/core/model"
-	"pipeplan/core/request/spec"
 	"pipeplan/core/schedule"
 	"pipeplan/core/units"
 	"pipeplan/core/wire"
@@ -87,15 +86,15 @@ const (
 // App is the page's state: the request being planned (the whole state a link keeps), its
 // result, and what the panels show besides. Its methods are the event handlers.
 type App struct {
-	Req *Request
+	Req *wire.Request
 	// Res is the request's result and Err the error that replaced it (bad input).
-	Res *Result
+	Res *wire.Result
 	Err error
 	// Opt is the optimum's result beside a manual split (Req.Boundaries set).
-	Opt *Result
+	Opt *wire.Result
 	// View and OptView are Res and Opt as the planner cut them (Res is View.Result):
 	// windows of their stages and layers, and what the page draws of the rest.
-	View, OptView *View
+	View, OptView *wire.View
 	// Elapsed is how long the last replan took (both runs when there is a manual split).
 	Elapsed time.Duration
 	// Replans counts the replans, for tests that wait for the next one.
@@ -158,19 +157,19 @@ type App struct {
 // device and stage count (core/examples), with everything else core's defaults, the
 // schedule's timeline kept for the Schedule panel and the layers' costs for the layer
 // table.
-func InitialRequest() *Request {
+func InitialRequest() *wire.Request {
 	e := examples.Default()
-	return &Request{
-		Version: requestVersion,
-		Model:   ModelSpec{Example: e.Name},
-		Cluster: ClusterSpec{Device: e.Device, Count: e.Stages},
+	return &wire.Request{
+		Version: wire.Version,
+		Model:   wire.ModelSpec{Example: e.Name},
+		Cluster: wire.ClusterSpec{Device: e.Device, Count: e.Stages},
 		Events:  true,
 		Layers:  true,
 	}
 }
 
 // NewApp returns an app showing r (nil: InitialRequest), planned by planner.
-func NewApp(r *Request, host Host, planner Planner) *App {
+func NewApp(r *wire.Request, host Host, planner Planner) *App {
 	if r == nil {
 		r = InitialRequest()
 	}
@@ -208,11 +207,11 @@ func (a *App) replan() {
 	a.background(func() {
 		start := time.Now()
 		v, err := a.plan(r, w)
-		var opt *View
+		var opt *wire.View
 		if len(r.Boundaries) > 0 {
 			o := clone(r)
 			o.Boundaries = nil
-			if x, err := a.plan(o, spec.Window{}); err == nil {
+			if x, err := a.plan(o, wire.Window{}); err == nil {
 				opt = x
 			}
 		}
@@ -238,7 +237,7 @@ func (a *App) replan() {
 }
 
 // show shows a plan's view and the optimum's beside it (either nil: none).
-func (a *App) show(v, opt *View) {
+func (a *App) show(v, opt *wire.View) {
 	a.View, a.OptView, a.Res, a.Opt = v, opt, nil, nil
 	if v != nil {
 		a.Res = v.Result
@@ -249,8 +248,8 @@ func (a *App) show(v, opt *View) {
 }
 
 // window is the rows the page shows: the stage table's and the layer table's.
-func (a *App) window() spec.Window {
-	return spec.Window{StageStart: a.StageStart, LayerStart: a.LayerStart}
+func (a *App) window() wire.Window {
+	return wire.Window{StageStart: a.StageStart, LayerStart: a.LayerStart}
 }
 
 // refetch brings the rows the tables show when they are outside the view held, from the
@@ -258,14 +257,14 @@ func (a *App) window() spec.Window {
 func (a *App) refetch() {
 	v := a.View
 	sw, n := a.StageWindow(), a.LayerCount()
-	if v == nil || (sw.Start >= v.StageStart && sw.End <= v.StageStart+spec.ViewStages) &&
-		(a.LayerStart >= v.LayerStart && min(a.LayerStart+LayerPageSize, n) <= v.LayerStart+spec.ViewLayers) {
+	if v == nil || (sw.Start >= v.StageStart && sw.End <= v.StageStart+wire.ViewStages) &&
+		(a.LayerStart >= v.LayerStart && min(a.LayerStart+LayerPageSize, n) <= v.LayerStart+wire.ViewLayers) {
 		return
 	}
 	w := a.window()
 	seq := a.planSeq
 	a.background(func() {
-		nv := new(View)
+		nv := new(wire.View)
 		err := a.call(nil, "window", nv, strconv.Itoa(v.Handle), w)
 		a.update(func() {
 			if seq != a.planSeq || a.View != v {
@@ -345,7 +344,7 @@ func (a *App) Val(field string, v any) string {
 }
 
 // Model describes the model being planned (core's ModelInfo), or nil.
-func (a *App) Model() *ModelInfo {
+func (a *App) Model() *wire.ModelInfo {
 	switch {
 	case a.Res != nil:
 		return &a.Res.Model
@@ -427,11 +426,11 @@ func (a *App) PickModel(v string) {
 	kind, name, _ := strings.Cut(v, ":")
 	switch kind {
 	case "example":
-		a.Req.Model = ModelSpec{Example: name}
+		a.Req.Model = wire.ModelSpec{Example: name}
 		a.noTensor()
 	case "arch":
 		old := a.Req.Model.Architecture
-		ar := &Architecture{Name: name}
+		ar := &wire.Architecture{Name: name}
 		if old != nil { // keep the knobs the user set
 			ar.Seq, ar.DType, ar.Attention = old.Seq, old.DType, old.Attention
 		}
@@ -440,7 +439,7 @@ func (a *App) PickModel(v string) {
 			par := &a.Req.Parallelism
 			par.Expert, par.ExpertOverlap, par.ExpertDispatcher = 0, false, ""
 		}
-		a.Req.Model = ModelSpec{Architecture: ar}
+		a.Req.Model = wire.ModelSpec{Architecture: ar}
 	default:
 		return
 	}
@@ -468,9 +467,9 @@ func (a *App) relayout(push bool) {
 	seq, r := a.planSeq, clone(a.Req)
 	a.background(func() {
 		var l struct {
-			Request *Request `json:"request"`
-			Stages  int      `json:"stages"`
-			Rule    string   `json:"rule"`
+			Request *wire.Request `json:"request"`
+			Stages  int           `json:"stages"`
+			Rule    string        `json:"rule"`
 		}
 		err := a.call(nil, "layout", &l, r)
 		a.update(func() {
@@ -491,7 +490,7 @@ func (a *App) relayout(push bool) {
 func (a *App) Knob(name string) string {
 	ar := a.Req.Model.Architecture
 	if ar == nil {
-		ar = &Architecture{}
+		ar = &wire.Architecture{}
 	}
 	switch name {
 	case "batch":
@@ -682,7 +681,7 @@ func (a *App) ImportAnswer(name, answer string, err error) {
 		}
 	}
 	var im struct {
-		Model        ModelSpec `json:"model"`
+		Model        wire.ModelSpec `json:"model"`
 		Stored, Kept bool
 	}
 	if err == nil {
@@ -704,7 +703,7 @@ func (a *App) ImportAnswer(name, answer string, err error) {
 
 // importModel plans the request with the model spec of the file name, and shows it
 // when it plans; extra ends the notice.
-func (a *App) importModel(name string, m ModelSpec, extra string) {
+func (a *App) importModel(name string, m wire.ModelSpec, extra string) {
 	r := clone(a.Req)
 	if m.Architecture != nil {
 		if old := r.Model.Architecture; old != nil {
@@ -718,7 +717,7 @@ func (a *App) importModel(name string, m ModelSpec, extra string) {
 	r.Model = m
 	r.Boundaries = nil
 	a.background(func() {
-		v, err := a.plan(r, spec.Window{})
+		v, err := a.plan(r, wire.Window{})
 		a.update(func() {
 			if err != nil {
 				a.notImported(name, err)
@@ -749,7 +748,7 @@ func (a *App) notImported(name string, err error) {
 const maxImportBytes = 32 << 20
 
 // importSpec turns a file into a model spec (spec.ModelFromFile).
-func importSpec(data []byte) (ModelSpec, error) { return spec.ModelFromFile(data, maxImportBytes) }
+func importSpec(data []byte) (wire.ModelSpec, error) { return wire.ModelFromFile(data, maxImportBytes) }
 
 // --- The Cluster panel.
 
@@ -974,7 +973,7 @@ func (a *App) SetCluster(field, v string) {
 
 // spec writes the form as a cluster spec: a device preset x count, in nodes
 // (cluster.devices_per_node) when there are several; a document when devices differ.
-func (f ClusterForm) spec() ClusterSpec {
+func (f ClusterForm) spec() wire.ClusterSpec {
 	nodes, per := max(1, f.Nodes), max(1, f.PerNode)
 	n := nodes * per
 	devs := make([]string, n)
@@ -988,9 +987,9 @@ func (f ClusterForm) spec() ClusterSpec {
 	}
 	switch {
 	case !mixed && nodes == 1:
-		return ClusterSpec{Device: f.Device, Count: n, Link: f.Link}
+		return wire.ClusterSpec{Device: f.Device, Count: n, Link: f.Link}
 	case !mixed:
-		return ClusterSpec{Device: f.Device, Count: n, DevicesPerNode: per, LinkIntra: f.Link, LinkInter: f.InterLink}
+		return wire.ClusterSpec{Device: f.Device, Count: n, DevicesPerNode: per, LinkIntra: f.Link, LinkInter: f.InterLink}
 	}
 	intra, inter := UsualLinks(f.Device)
 	if f.Link != "" {
@@ -1016,7 +1015,7 @@ func (f ClusterForm) spec() ClusterSpec {
 		}
 	}
 	doc, _ := json.Marshal(d)
-	return ClusterSpec{Document: doc}
+	return wire.ClusterSpec{Document: doc}
 }
 
 // noTensor drops tensor, sequence and context parallelism, which only architectures have.
@@ -1030,9 +1029,9 @@ func (a *App) noTensor() {
 // panelParallelism is the parallelism the Cluster panel sets (replicas, tensor and
 // sequence parallelism, context parallelism, sharding, experts), without the pipeline, which
 // follows from the devices.
-func (a *App) panelParallelism() Parallelism {
+func (a *App) panelParallelism() wire.Parallelism {
 	p := a.Req.Parallelism
-	return Parallelism{Data: p.Data, Tensor: p.Tensor, SequenceParallel: p.SequenceParallel,
+	return wire.Parallelism{Data: p.Data, Tensor: p.Tensor, SequenceParallel: p.SequenceParallel,
 		Context: p.Context, ContextMethod: p.ContextMethod, ZeRO: p.ZeRO, Sharding: p.Sharding,
 		ShardGroup: p.ShardGroup, Prefetch: p.Prefetch,
 		Expert: p.Expert, ExpertOverlap: p.ExpertOverlap, ExpertDispatcher: p.ExpertDispatcher}
@@ -1248,7 +1247,7 @@ func (a *App) SetPlanOption(field, v string) {
 		a.Req.Objective = v
 	case "partition":
 		a.Req.Partition = v
-		if v == partitionGraph {
+		if v == wire.PartitionGraph {
 			a.Req.Boundaries, a.BoundsText = nil, "" // the graph partition finds the split
 		}
 	default:
@@ -1372,7 +1371,7 @@ type Summary struct {
 }
 
 // Summarize reads a result's headline numbers.
-func Summarize(r *Result) Summary {
+func Summarize(r *wire.Result) Summary {
 	var s Summary
 	if r == nil || r.Plan == nil {
 		return s
@@ -1490,7 +1489,7 @@ func (a *App) ClearManual() {
 }
 
 // Diagnostics of the current result.
-func (a *App) Diagnostics() []Diagnostic {
+func (a *App) Diagnostics() []wire.Diagnostic {
 	if a.Res == nil {
 		return nil
 	}
@@ -1759,8 +1758,8 @@ func (a *App) OpenPlan(id, showing string) {
 		// view) and keeps a large model in the browser's storage (the page's request
 		// references it).
 		var o struct {
-			Request *Request `json:"request"`
-			View    *View    `json:"view"`
+			Request *wire.Request `json:"request"`
+			View    *wire.View    `json:"view"`
 		}
 		if err == nil {
 			err = a.call(nil, "open", &o, string(doc.Request), string(doc.Result))
@@ -1775,7 +1774,7 @@ func (a *App) OpenPlan(id, showing string) {
 	})
 }
 
-func (a *App) openDone(id, server, showing string, r *Request, v *View, err error) {
+func (a *App) openDone(id, server, showing string, r *wire.Request, v *wire.View, err error) {
 	a.Sharing = false
 	var ae *api.APIError
 	switch {
@@ -1789,7 +1788,7 @@ func (a *App) openDone(id, server, showing string, r *Request, v *View, err erro
 			o := clone(r)
 			o.Boundaries = nil
 			a.background(func() {
-				if opt, err := a.plan(o, spec.Window{}); err == nil {
+				if opt, err := a.plan(o, wire.Window{}); err == nil {
 					a.update(func() {
 						if seq == a.planSeq {
 							a.OptView, a.Opt = opt, opt.Result

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"pipeplan/core/plan"
+	"pipeplan/core/wire"
 	"pipeplan/wasm/planner/ops"
 )
 
@@ -81,7 +82,7 @@ func TestViewWindows(t *testing.T) {
 	if a.Err != nil || a.StageCount() != 300 || len(a.Res.Plan.Stages) > 100 {
 		t.Fatalf("err %v, %d stages, %d held", a.Err, a.StageCount(), len(a.Res.Plan.Stages))
 	}
-	whole := new(Result)
+	whole := new(wire.Result)
 	if err := json.Unmarshal(a.ResultJSON(), whole); err != nil {
 		t.Fatal(err)
 	}

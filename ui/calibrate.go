@@ -8,6 +8,7 @@ import (
 
 	"pipeplan/core/model"
 	"pipeplan/core/units"
+	"pipeplan/core/wire"
 )
 
 // --- The Model panel's calibration: an architecture's device figures fitted to a
@@ -28,7 +29,7 @@ type Calibration struct {
 	Iterations int        `json:"iterations"`
 	Notes      []string   `json:"notes"`
 	// Architecture is the request's model.architecture with the fitted figures.
-	Architecture *Architecture `json:"architecture"`
+	Architecture *wire.Architecture `json:"architecture"`
 }
 
 // Figures are the fitted figures (calibrate.Figures).
@@ -63,7 +64,7 @@ type calibration struct {
 }
 
 // archKey identifies the model a calibration fits: the architecture's name or config.
-func archKey(a *Architecture) string {
+func archKey(a *wire.Architecture) string {
 	if a == nil {
 		return ""
 	}
@@ -107,7 +108,7 @@ type profileFacts struct {
 // its own (measured_on, microbatch_size, tokens_per_sample). The whole model is costed on
 // one device (the cluster's base device), so parallelism and the rest of the cluster are
 // left out.
-func calibrationRequest(r *Request, device string, profile []byte) *Request {
+func calibrationRequest(r *wire.Request, device string, profile []byte) *wire.Request {
 	c := clone(r)
 	ar := c.Model.Architecture
 	ar.MatmulEfficiency, ar.MemoryEfficiency = 0, 0
@@ -125,8 +126,8 @@ func calibrationRequest(r *Request, device string, profile []byte) *Request {
 	if facts.MicrobatchSize > 0 {
 		c.Schedule.MicrobatchSize = 0
 	}
-	return &Request{Version: c.Version, Model: ModelSpec{Architecture: ar}, Cluster: ClusterSpec{Device: device},
-		Training: c.Training, Schedule: Schedule{MicrobatchSize: c.Schedule.MicrobatchSize}}
+	return &wire.Request{Version: c.Version, Model: wire.ModelSpec{Architecture: ar}, Cluster: wire.ClusterSpec{Device: device},
+		Training: c.Training, Schedule: wire.Schedule{MicrobatchSize: c.Schedule.MicrobatchSize}}
 }
 
 // Calibrate fits the architecture's figures to a measured profile picked by the user (a

@@ -3,6 +3,7 @@ package ui
 import (
 	"encoding/json"
 	"fmt"
+	"pipeplan/core/wire"
 	"strings"
 	"testing"
 )
@@ -77,7 +78,7 @@ func TestClusterMixedDocument(t *testing.T) {
 		`{"devices": [{"name": "a100-80gb"}, {"name": "a100-80gb"}], "links": [{"bytes_per_second": 12345}]}`,
 		`{"devices": [{"name": "a100-80gb"}, {"name": "a100-80gb"}, {"name": "a100-80gb"}], "links": [{"latency_seconds": 3e-6, "bytes_per_second": 3e11}]}`,
 	} {
-		a.Req.Cluster = ClusterSpec{Document: json.RawMessage(doc)}
+		a.Req.Cluster = wire.ClusterSpec{Document: json.RawMessage(doc)}
 		if f := a.Form(); !f.FromFile {
 			t.Errorf("%s: read as the page's own: %+v", doc, f)
 		}

@@ -3,9 +3,9 @@ package ui
 import (
 	"fmt"
 
-	exportspec "pipeplan/core/export/spec"
 	"pipeplan/core/model"
 	"pipeplan/core/units"
+	"pipeplan/core/wire"
 )
 
 // ExportView is one framework's form of the plan, as the Export panel shows it.
@@ -32,17 +32,17 @@ func (a *App) Exports() []ExportView {
 	r := clone(a.Req)
 	a.background(func() {
 		var res struct {
-			Exports     []*exportspec.Export `json:"exports"`
+			Exports     []*wire.Export `json:"exports"`
 			Unavailable []struct {
-				Format exportspec.Format `json:"format"`
-				Error  string            `json:"error"`
+				Format wire.Format `json:"format"`
+				Error  string      `json:"error"`
 			} `json:"unavailable"`
 		}
 		var views []ExportView
 		if err := a.call(nil, "exports", &res, r, ""); err != nil {
 			views = []ExportView{{Format: "all", Err: "No export: " + err.Error()}}
 		} else {
-			for _, fm := range exportspec.Formats {
+			for _, fm := range wire.Formats {
 				for _, u := range res.Unavailable {
 					if u.Format == fm {
 						views = append(views, ExportView{Format: string(fm), Err: u.Error})
@@ -65,7 +65,7 @@ func (a *App) Exports() []ExportView {
 }
 
 // exportView is how the Export panel shows an export.
-func exportView(ex *exportspec.Export) ExportView {
+func exportView(ex *wire.Export) ExportView {
 	v := ExportView{Format: string(ex.Format), Filename: ex.Filename, Text: ex.Text, Exact: ex.Exact}
 	v.Summary = fmt.Sprintf("%s: runs the split %s under %s", ex.Filename, joinInts(ex.Boundaries), ex.Schedule)
 	if ex.Exact {

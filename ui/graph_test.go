@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"pipeplan/core/plan"
+	"pipeplan/core/wire"
 )
 
 // TestGraphPlanViews: a graph split whose stages are not contiguous in the model's layer
@@ -33,7 +34,7 @@ func TestGraphPlanViews(t *testing.T) {
 	if got := p.StageOfLayer(); !equalInts(got, []int{0, 1, 0, 1, 1}) {
 		t.Errorf("stage of each layer %v", got)
 	}
-	page := LayerPage(&ModelInfo{Layers: 5}, p.StageOfLayer(), 0, 10)
+	page := LayerPage(&wire.ModelInfo{Layers: 5}, p.StageOfLayer(), 0, 10)
 	if page[1].Stage != "1" || page[2].Stage != "0" {
 		t.Errorf("layer table stages %q, %q; want 1 and 0", page[1].Stage, page[2].Stage)
 	}

@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"pipeplan/core/model"
-	"pipeplan/core/request/spec"
+	"pipeplan/core/wire"
 )
 
 // Planner runs one operation of the planner on its arguments (JSON texts) and returns
@@ -105,8 +105,8 @@ func (a *App) call(stop <-chan struct{}, op string, v any, args ...any) error {
 // plan plans a request with the planner, which holds the result and answers it cut to a
 // View of window w (spec.Cut): what the page decodes and draws is bounded whatever the
 // size of the plan.
-func (a *App) plan(r *Request, w spec.Window) (*View, error) {
-	v := new(View)
+func (a *App) plan(r *wire.Request, w wire.Window) (*wire.View, error) {
+	v := new(wire.View)
 	if err := a.call(nil, "view", v, r, w); err != nil {
 		return nil, err
 	}

@@ -10,32 +10,11 @@ import (
 	"io"
 	"strings"
 
-	"pipeplan/core/request/spec"
-)
-
-// Request is the planning request the page builds (core/request/spec, the request as
-// data: the page does not link the planner, which runs in a Web Worker): the whole state
-// of the page that a link, a reload or localStorage restores.
-type Request = spec.Request
-
-// requestVersion is the request format's version the page writes.
-const requestVersion = spec.Version
-
-// partitionGraph is the request's partition "graph": convex parts of the layer graph.
-const partitionGraph = spec.PartitionGraph
-
-// The parts of a request.
-type (
-	ModelSpec    = spec.ModelSpec
-	Architecture = spec.Architecture
-	ClusterSpec  = spec.ClusterSpec
-	Parallelism  = spec.Parallelism
-	Training     = spec.Training
-	Schedule     = spec.Schedule
+	"pipeplan/core/wire"
 )
 
 // clone returns a deep copy of a request.
-func clone(r *Request) *Request {
+func clone(r *wire.Request) *wire.Request {
 	c := *r
 	c.Model.Document = bytes.Clone(r.Model.Document)
 	if r.Model.Architecture != nil {
@@ -61,7 +40,7 @@ const fragmentPrefix = "r1."
 const maxFragmentJSON = 64 << 20
 
 // EncodeFragment writes the request as a URL fragment (without the "#").
-func EncodeFragment(r *Request) (string, error) {
+func EncodeFragment(r *wire.Request) (string, error) {
 	data, err := json.Marshal(r)
 	if err != nil {
 		return "", err
@@ -94,7 +73,7 @@ func FlateInflate(data []byte, limit int) ([]byte, error) {
 
 // DecodeFragment reads a fragment written by EncodeFragment (with or without the "#"),
 // inflating it with inflate. Errors say what is wrong with the link.
-func DecodeFragment(s string, inflate Inflate) (*Request, error) {
+func DecodeFragment(s string, inflate Inflate) (*wire.Request, error) {
 	s = strings.TrimPrefix(s, "#")
 	if !strings.HasPrefix(s, fragmentPrefix) {
 		return nil, errors.New("the link's #fragment is not a pipeplan request (it should start with r1.)")
@@ -115,8 +94,8 @@ func DecodeFragment(s string, inflate Inflate) (*Request, error) {
 
 // DecodeRequest reads a request's JSON as core does (spec.Decode): strictly, with
 // errors naming the field.
-func DecodeRequest(data []byte) (*Request, error) {
-	r, err := spec.Decode(data)
+func DecodeRequest(data []byte) (*wire.Request, error) {
+	r, err := wire.Decode(data)
 	if err != nil {
 		return nil, fmt.Errorf("the link's request: %v", err)
 	}

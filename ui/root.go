@@ -9,6 +9,7 @@ import (
 	"github.com/vugu/vugu"
 
 	"pipeplan/core/units"
+	"pipeplan/core/wire"
 )
 
 // Root is the page: the plan at a glance, then the panels; or, with App.Embed, the
@@ -17,7 +18,7 @@ type Root struct {
 	A *App
 	// formOf and formMemo keep the cluster form of the cluster last drawn: the panel
 	// reads it once per device preset, and a form of thousands of devices is not free.
-	formOf   ClusterSpec
+	formOf   wire.ClusterSpec
 	formMemo *ClusterForm
 }
 

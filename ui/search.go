@@ -14,6 +14,7 @@ import (
 	"pipeplan/core/model"
 	"pipeplan/core/search"
 	"pipeplan/core/units"
+	"pipeplan/core/wire"
 )
 
 // Searcher is the Search panel: the knobs to fix or search, a search running (with its
@@ -133,7 +134,7 @@ func (a *App) StartSearch() {
 	base := clone(a.Req)
 	if f := a.Form(); !f.FromFile && len(base.Cluster.Document) > 0 {
 		// The search places stages on nodes of a device preset itself.
-		base.Cluster = ClusterSpec{Device: f.Device, Link: f.Link}
+		base.Cluster = wire.ClusterSpec{Device: f.Device, Link: f.Link}
 	}
 	q, err := json.Marshal(search.Query{Request: base, Knobs: k})
 	if err != nil {
@@ -406,7 +407,7 @@ func (a *App) Apply(key string) {
 			// The planner gives the candidate's request in core's normal form, which
 			// states every knob (the device count included), so that the panels show
 			// what the search chose.
-			q := new(Request)
+			q := new(wire.Request)
 			err := a.call(nil, "candidate", q, query, c)
 			a.update(func() {
 				if err != nil {

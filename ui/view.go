@@ -10,9 +10,9 @@ import (
 	"pipeplan/core/model"
 	"pipeplan/core/plan"
 	"pipeplan/core/recompute"
-	"pipeplan/core/request/spec"
 	"pipeplan/core/schedule"
 	"pipeplan/core/units"
+	"pipeplan/core/wire"
 )
 
 // This file turns core's results into what the components draw: positions, labels and
@@ -129,7 +129,7 @@ func NewStageBar(p *plan.Plan) StageBar {
 		b.Segments = append(b.Segments, seg)
 	}
 	if group > 1 {
-		b.Segments = groupSegments(spec.Groups(p, group), slow, p.Stages[slow].ComputeSeconds, p.LayerOrder == nil, total)
+		b.Segments = groupSegments(wire.Groups(p, group), slow, p.Stages[slow].ComputeSeconds, p.LayerOrder == nil, total)
 	}
 	if n > 0 {
 		x[n] = BarWidth
@@ -150,7 +150,7 @@ func NewStageBar(p *plan.Plan) StageBar {
 // groupSegments draws runs of consecutive stages as the bar's segments, each as wide as
 // its share of total compute (all of it: total); slow is the bottleneck stage and
 // slowSeconds its compute; ranges says the stages are ranges of layers.
-func groupSegments(groups []spec.StageGroup, slow int, slowSeconds float64, ranges bool, total float64) []Segment {
+func groupSegments(groups []wire.StageGroup, slow int, slowSeconds float64, ranges bool, total float64) []Segment {
 	var out []Segment
 	pos := 0.0
 	for g, x := range groups {
@@ -182,7 +182,7 @@ func groupSegments(groups []spec.StageGroup, slow int, slowSeconds float64, rang
 
 // ViewBar is the stage bar of a planner's view: its stages, or beyond spec.ViewGroups
 // the groups the planner made of them (without handles to drag).
-func ViewBar(v *View) StageBar {
+func ViewBar(v *wire.View) StageBar {
 	p := v.Result.Plan
 	if v.Groups == nil {
 		return NewStageBar(p)
@@ -505,13 +505,13 @@ type LayerRow struct {
 // of the layers, so that a model of 10,000 layers stays responsive. Core's result names
 // the layers (ModelInfo.LayerNames) and, when the request asks (layers), gives their
 // costs (ModelInfo.LayerCosts); bounds place them on stages.
-func LayerPage(m *ModelInfo, stageOf []int, start, size int) []LayerRow {
+func LayerPage(m *wire.ModelInfo, stageOf []int, start, size int) []LayerRow {
 	return layerPage(m, 0, stageOf, start, size)
 }
 
 // layerPage is LayerPage of a model whose layer names and costs, and stageOf, start at
 // layer off (a spec.View's).
-func layerPage(m *ModelInfo, off int, stageOf []int, start, size int) []LayerRow {
+func layerPage(m *wire.ModelInfo, off int, stageOf []int, start, size int) []LayerRow {
 	if m == nil || m.Layers == 0 {
 		return nil
 	}

@@ -17,7 +17,7 @@ import (
 	"testing"
 
 	"pipeplan/core/model"
-	"pipeplan/core/request"
+	"pipeplan/core/wire"
 )
 
 // requestDir is the planning request's gate, whose errors name request fields.
@@ -192,7 +192,7 @@ func requestFields() (fields, documents map[string]bool) {
 			}
 		}
 	}
-	walk(reflect.TypeOf(request.Request{}), "")
+	walk(reflect.TypeOf(wire.Request{}), "")
 	return fields, documents
 }
 

@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"pipeplan/core/examples"
-	"pipeplan/core/request"
+	"pipeplan/core/wire"
 )
 
 func TestExampleCommand(t *testing.T) {
@@ -39,7 +39,7 @@ func TestExampleCommand(t *testing.T) {
 	if code := run([]string{"plan", "--model", file, "--device", "a100-80gb", "--stages", "4", "--json"}, &stdout, &stderr); code != exitOK {
 		t.Fatalf("plan: exit %d, %s", code, stderr.String())
 	}
-	var res request.Result
+	var res wire.Result
 	if err := json.Unmarshal(stdout.Bytes(), &res); err != nil {
 		t.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 
 	"pipeplan/core/export"
 	"pipeplan/core/request"
+	"pipeplan/core/wire"
 )
 
 func init() {
@@ -24,8 +25,8 @@ func runExport(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("export", stderr)
 	var f requestFlags
 	f.add(fs, true)
-	formats := make([]string, len(export.Formats))
-	for i, x := range export.Formats {
+	formats := make([]string, len(wire.Formats))
+	for i, x := range wire.Formats {
 		formats[i] = string(x)
 	}
 	format := fs.String("format", "", "what to write: "+strings.Join(formats, ", ")+" (docs/export.md)")

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"pipeplan/core/export"
+	"pipeplan/core/wire"
 )
 
 func TestExportCommand(t *testing.T) {
@@ -85,7 +86,7 @@ func TestExportEveryFormat(t *testing.T) {
 		"tensor parallel graphcore": "tensor parallelism",
 	}
 	for name, in := range inputs {
-		for _, f := range export.Formats {
+		for _, f := range wire.Formats {
 			t.Run(name+" "+string(f), func(t *testing.T) {
 				var stdout, stderr bytes.Buffer
 				code := run(append([]string{"export", "--format", string(f)}, in...), &stdout, &stderr)
@@ -98,7 +99,7 @@ func TestExportEveryFormat(t *testing.T) {
 				if code != exitOK || stdout.Len() == 0 {
 					t.Fatalf("exit %d, %d bytes of export\nstderr: %s", code, stdout.Len(), stderr.String())
 				}
-				if name == "tensor parallel" && f != export.JSON && !strings.Contains(stdout.String(), "data parallel 2, tensor parallel 2\n") {
+				if name == "tensor parallel" && f != wire.JSON && !strings.Contains(stdout.String(), "data parallel 2, tensor parallel 2\n") {
 					t.Errorf("the export does not state the request's parallelism:\n%s", stdout.String())
 				}
 			})
@@ -117,7 +118,7 @@ func TestExportJSONAndFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var ex export.Export
+	var ex wire.Export
 	if err := json.Unmarshal(data, &ex); err != nil {
 		t.Fatal(err)
 	}
@@ -125,7 +126,7 @@ func TestExportJSONAndFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !ex.Exact || ex.Format != export.JSON || !slices.Equal(d.Boundaries, ex.Boundaries) || d.Model.Name != "gpt2-medium" {
+	if !ex.Exact || ex.Format != wire.JSON || !slices.Equal(d.Boundaries, ex.Boundaries) || d.Model.Name != "gpt2-medium" {
 		t.Errorf("export %+v, document %+v", ex, d)
 	}
 }
@@ -149,9 +150,9 @@ func TestExportHostileName(t *testing.T) {
 		"python": "x\nopen('PWNED', 'w')\n#",
 	}
 	llama := []string{"--hf-config", "llama-2-7b", "--device", "a100-80gb", "--stages", "4"}
-	for _, f := range export.Formats {
+	for _, f := range wire.Formats {
 		lang := "python"
-		if f == export.Megatron {
+		if f == wire.Megatron {
 			lang = "shell"
 		}
 		name := names[lang]
@@ -185,7 +186,7 @@ func TestExportHostileName(t *testing.T) {
 			if _, err := os.Stat(filepath.Join(dir, "PWNED")); err == nil {
 				t.Fatalf("%s through %s: the model's name ran as code\n%s", f, how, res)
 			}
-			if f == export.JSON || f == export.Megatron {
+			if f == wire.JSON || f == wire.Megatron {
 				if text, _ := os.ReadFile(out); !bytes.Contains(text, []byte(`x\n`)) {
 					t.Errorf("%s through %s: the export does not show the name escaped:\n%s", f, how, text)
 				}

@@ -12,6 +12,7 @@ import (
 	"pipeplan/core/plan"
 	"pipeplan/core/request"
 	"pipeplan/core/units"
+	"pipeplan/core/wire"
 )
 
 func init() {
@@ -58,7 +59,7 @@ func runPlan(args []string, stdout, stderr io.Writer) error {
 }
 
 // firstError is the message of the result's first error diagnostic.
-func firstError(res *request.Result) string {
+func firstError(res *wire.Result) string {
 	if d := res.FirstError(); d != nil {
 		return d.Message
 	}
@@ -73,7 +74,7 @@ func writeJSON(w io.Writer, v any) error {
 
 // printResult writes the plan as a table with a row per stage, the simulated step and the
 // diagnostics.
-func printResult(w io.Writer, res *request.Result) {
+func printResult(w io.Writer, res *wire.Result) {
 	p := res.Plan
 	if p == nil {
 		printDiagnostics(w, res)
@@ -125,7 +126,7 @@ func layerRuns(layers []int) string {
 }
 
 // printStep writes the whole step and the throughput.
-func printStep(w io.Writer, res *request.Result) {
+func printStep(w io.Writer, res *wire.Result) {
 	st := res.Step
 	if st == nil {
 		return
@@ -144,12 +145,12 @@ func printStep(w io.Writer, res *request.Result) {
 }
 
 // printDiagnostics writes the diagnostics, errors first.
-func printDiagnostics(w io.Writer, res *request.Result) {
+func printDiagnostics(w io.Writer, res *wire.Result) {
 	if len(res.Diagnostics) == 0 {
 		return
 	}
 	fmt.Fprintln(w)
-	for _, sev := range []string{request.Error, request.Warning, request.Note} {
+	for _, sev := range []string{wire.Error, wire.Warning, wire.Note} {
 		for _, d := range res.Diagnostics {
 			if d.Severity != sev {
 				continue

@@ -18,7 +18,7 @@ import (
 	"pipeplan/core/load"
 	"pipeplan/core/model"
 	"pipeplan/core/request"
-	"pipeplan/core/request/spec"
+	"pipeplan/core/wire"
 )
 
 // requestFlags are the flags that build a planning request (core/request): plan, estimate
@@ -182,7 +182,7 @@ func (f *requestFlags) given() map[string]bool {
 var architectureFlags = []string{"seq", "dtype", "attention", "framework", "split", "tie", "matmul-efficiency", "memory-efficiency", "kernel-us", "expert-imbalance", "capacity-factor"}
 
 // build returns the request the flags describe.
-func (f *requestFlags) build() (*request.Request, error) {
+func (f *requestFlags) build() (*wire.Request, error) {
 	g := f.given()
 	if f.requestFile != "" {
 		var others []string
@@ -195,7 +195,7 @@ func (f *requestFlags) build() (*request.Request, error) {
 			sort.Strings(others)
 			return nil, fmt.Errorf("--request: the request file says everything; drop %s (or edit the request)", strings.Join(others, ", "))
 		}
-		data, err := readInput(f.requestFile, request.MaxBytes)
+		data, err := readInput(f.requestFile, wire.MaxBytes)
 		if err != nil {
 			return nil, err
 		}
@@ -213,7 +213,7 @@ func (f *requestFlags) build() (*request.Request, error) {
 			return nil, fmt.Errorf("--%s: must be >= 1, got %d", c.name, c.v)
 		}
 	}
-	r := &request.Request{Version: request.Version}
+	r := &wire.Request{Version: wire.Version}
 	if err := f.modelSpec(r, g); err != nil {
 		return nil, err
 	}
@@ -232,11 +232,11 @@ func (f *requestFlags) build() (*request.Request, error) {
 	r.Parallelism.Sharding, r.Parallelism.ShardGroup, r.Parallelism.Prefetch = f.sharding, f.shardGroup, f.prefetch
 	r.Parallelism.Context, r.Parallelism.ContextMethod, r.Parallelism.ContextInner = f.cp, f.cpMethod, f.cpInner
 	if f.inference {
-		r.Training.Mode = request.ModeInference
+		r.Training.Mode = wire.ModeInference
 	}
 	r.Training.Optimizer, r.Training.Precision, r.Training.Recompute = f.optimizer, f.precision, f.recompute
 	r.Training.FP8Recipe, r.Training.FP8ParamGather = f.fp8Recipe, f.fp8ParamGather
-	r.Schedule = request.Schedule{Name: f.schedule, Microbatches: f.microbatches, MicrobatchSize: f.batch, WeightGradFraction: f.weightGradFraction}
+	r.Schedule = wire.Schedule{Name: f.schedule, Microbatches: f.microbatches, MicrobatchSize: f.batch, WeightGradFraction: f.weightGradFraction}
 	r.Objective = f.objective
 	r.Partition = f.partition
 	if f.memoryProportion.set {
@@ -258,7 +258,7 @@ func (f *requestFlags) build() (*request.Request, error) {
 	return r, nil
 }
 
-func (f *requestFlags) modelSpec(r *request.Request, g map[string]bool) error {
+func (f *requestFlags) modelSpec(r *wire.Request, g map[string]bool) error {
 	n := 0
 	for _, s := range []string{f.modelFile, f.example, f.hfConfig} {
 		if s != "" {
@@ -276,7 +276,7 @@ func (f *requestFlags) modelSpec(r *request.Request, g map[string]bool) error {
 		if err != nil {
 			return err
 		}
-		m, err := spec.ModelFromFile(data, load.MaxInputBytes)
+		m, err := wire.ModelFromFile(data, load.MaxInputBytes)
 		if err == nil && m.Architecture != nil {
 			// A HuggingFace config.json (core's classification): read as --hf-config reads it.
 			f.hfConfig, f.modelFile = f.modelFile, ""
@@ -300,7 +300,7 @@ func (f *requestFlags) modelSpec(r *request.Request, g map[string]bool) error {
 			r.Model.Name = strings.TrimSuffix(strings.TrimSuffix(filepath.Base(f.modelFile), ".json"), ".graph.txt")
 		}
 	default:
-		a := &request.Architecture{Seq: f.seq, DType: f.dtype, Attention: f.attention, Split: f.split, Tie: f.tie, Framework: f.framework,
+		a := &wire.Architecture{Seq: f.seq, DType: f.dtype, Attention: f.attention, Split: f.split, Tie: f.tie, Framework: f.framework,
 			MatmulEfficiency: f.matmulEff, MemoryEfficiency: f.memoryEff,
 			ExpertImbalance: f.expertImbalance, CapacityFactor: f.capacityFactor}
 		if f.kernelMicros.set {
@@ -354,7 +354,7 @@ func documentJSON(data []byte) (json.RawMessage, error) {
 	return json.Marshal(string(data))
 }
 
-func (f *requestFlags) clusterSpec(r *request.Request, g map[string]bool) error {
+func (f *requestFlags) clusterSpec(r *wire.Request, g map[string]bool) error {
 	switch {
 	case f.clusterFile != "" && f.device != "":
 		return errors.New("--cluster and --device: give one of them, not both")

@@ -8,13 +8,13 @@ import (
 	"text/tabwriter"
 
 	"pipeplan/core/model"
-	"pipeplan/core/request"
 	"pipeplan/core/schedule"
+	"pipeplan/core/wire"
 )
 
 // printSchedule writes a summary of the simulated step: time, bubble, throughput, memory
 // per device, advice, and a timeline for small pipelines.
-func printSchedule(w io.Writer, res *request.Result) {
+func printSchedule(w io.Writer, res *wire.Result) {
 	s := res.Schedule
 	if s == nil {
 		return

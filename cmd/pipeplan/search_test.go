@@ -12,6 +12,7 @@ import (
 	"pipeplan/core/request"
 	"pipeplan/core/search"
 	"pipeplan/core/search/requests"
+	"pipeplan/core/wire"
 )
 
 // TestSearchJSON: --json gives the search's answer (core/search.Answer), the JSON
@@ -102,7 +103,7 @@ func TestSearchPipeDream(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("plan best_request: exit %d: %s", code, errs)
 	}
-	var res request.Result
+	var res wire.Result
 	if err := json.Unmarshal([]byte(out), &res); err != nil {
 		t.Fatal(err)
 	}
@@ -111,8 +112,8 @@ func TestSearchPipeDream(t *testing.T) {
 		t.Errorf("search's best %s: %v samples/s, step %v s, split %v, id %s; pipeplan plan of best_request: %s", a.Best.Candidate,
 			a.Best.SamplesPerSecond, a.Best.StepSeconds, a.Best.Boundaries, a.BestID, out)
 	}
-	for _, code := range []string{request.CodeStateAdded, request.CodeProfileScaled} {
-		if !slices.ContainsFunc(res.Diagnostics, func(d request.Diagnostic) bool { return d.Code == code }) {
+	for _, code := range []string{wire.CodeStateAdded, wire.CodeProfileScaled} {
+		if !slices.ContainsFunc(res.Diagnostics, func(d wire.Diagnostic) bool { return d.Code == code }) {
 			t.Errorf("the best's plan has no %s note", code)
 		}
 	}

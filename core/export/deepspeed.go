@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"pipeplan/core/schedule"
+	"pipeplan/core/wire"
 )
 
 // deepspeed writes a DeepSpeed PipelineModule subclass that takes the planned partition,
@@ -27,17 +28,17 @@ func deepspeed(j *job) error {
 	case schedule.GPipe, schedule.ZBH1, schedule.IPU, schedule.Overlap:
 		j.runSchedule(schedule.Config{Kind: schedule.OneFOneB}, engine)
 	}
-	j.note(NoteLayerList, "the layers list given to PipelineModule must hold one entry (LayerSpec or module) per pipeplan layer, in LAYER_NAMES's order: PARTS counts entries of that list")
-	j.note(NotePrivateAPI, "PlannedPipelineModule overrides PipelineModule._partition_layers, a DeepSpeed internal (deepspeed/runtime/pipe/module.py)")
+	j.note(wire.NoteLayerList, "the layers list given to PipelineModule must hold one entry (LayerSpec or module) per pipeplan layer, in LAYER_NAMES's order: PARTS counts entries of that list")
+	j.note(wire.NotePrivateAPI, "PlannedPipelineModule overrides PipelineModule._partition_layers, a DeepSpeed internal (deepspeed/runtime/pipe/module.py)")
 	interval := 0
 	switch in.Recompute {
 	case "full":
 		interval = 1
 		if in.Arch == nil {
-			j.note(NoteSchedule, "activation_checkpoint_interval=1 keeps every layer's input, where pipeplan planned to keep only each stage's input: a little more memory")
+			j.note(wire.NoteSchedule, "activation_checkpoint_interval=1 keeps every layer's input, where pipeplan planned to keep only each stage's input: a little more memory")
 		}
 	case "selective":
-		j.note(NoteSchedule, "PipelineModule has no selective recomputation: recompute the attention core inside the layers (pipeplan planned selective recomputation)")
+		j.note(wire.NoteSchedule, "PipelineModule has no selective recomputation: recompute the attention core inside the layers (pipeplan planned selective recomputation)")
 	case "auto":
 		switch pl, _ := in.perLayer(); {
 		case pl == nil:
@@ -50,7 +51,7 @@ func deepspeed(j *job) error {
 	b := j.split()
 	run := j.ranSchedule()
 	if j.tiedAcross() {
-		j.note(NoteTied, "the head reuses the embedding matrix on another stage: build both with deepspeed.pipe.TiedLayerSpec under one key, and DeepSpeed all-reduces the tied gradients")
+		j.note(wire.NoteTied, "the head reuses the embedding matrix on another stage: build both with deepspeed.pipe.TiedLayerSpec under one key, and DeepSpeed all-reduces the tied gradients")
 	}
 	mbs := orOne(in.MicrobatchSize)
 	dp, tp := orOne(in.Data), orOne(in.Tensor)
@@ -62,7 +63,7 @@ func deepspeed(j *job) error {
 		if in.SequenceParallel {
 			sp = ", and with sequence parallelism split the norms and dropout along the sequence too"
 		}
-		j.note(NoteTensorModules, "PipelineModule does not split layers, and the plan runs every stage tensor-parallel over %d devices: each entry of the layers list must build a tensor-parallel layer over the %d ranks of the topology's \"model\" axis (as Megatron-DeepSpeed's ColumnParallelLinear and RowParallelLinear do)%s", tp, tp, sp)
+		j.note(wire.NoteTensorModules, "PipelineModule does not split layers, and the plan runs every stage tensor-parallel over %d devices: each entry of the layers list must build a tensor-parallel layer over the %d ranks of the topology's \"model\" axis (as Megatron-DeepSpeed's ColumnParallelLinear and RowParallelLinear do)%s", tp, tp, sp)
 	}
 
 	if ep, _ := in.expertParallel(); ep > 1 {

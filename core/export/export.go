@@ -50,70 +50,20 @@ import (
 	"strings"
 
 	"pipeplan/core/arch"
-	"pipeplan/core/export/spec"
 	"pipeplan/core/model"
 	"pipeplan/core/plan"
 	"pipeplan/core/schedule"
-)
-
-// Version is the version of the exports' content: the plan JSON's "version", and the
-// version each snippet's header names. It changes when an export's meaning changes.
-const Version = spec.Version
-
-// The exports' types (core/export/spec).
-type (
-	// Format names a framework.
-	Format = spec.Format
-	// Export is one framework's form of a plan.
-	Export = spec.Export
-	// Cost is the price of one plan.
-	Cost = spec.Cost
-	// Note is something the user must know about an export: what the framework could not
-	// express and what the export did instead, or what to check.
-	Note = spec.Note
-)
-
-// The formats.
-const (
-	// PyTorch: torch.distributed.pipelining's split_spec and schedule class (Python).
-	PyTorch = spec.PyTorch
-	// DeepSpeed: a PipelineModule that takes the planned partition (Python).
-	DeepSpeed = spec.DeepSpeed
-	// Megatron: Megatron-LM's pipeline layout and parallel sizes (shell arguments).
-	Megatron = spec.Megatron
-	// Graphcore: the Keras pipeline stage assignment and the popxl IPU mapping (Python).
-	Graphcore = spec.Graphcore
-	// JSON: pipeplan's own plan document (docs/export.md).
-	JSON = spec.JSON
-)
-
-// Formats lists the formats in the order the command line documents them.
-var Formats = spec.Formats
-
-// The codes of notes.
-const (
-	NoteSchedule      = spec.NoteSchedule
-	NoteSplit         = spec.NoteSplit
-	NoteModuleNames   = spec.NoteModuleNames
-	NoteLayerList     = spec.NoteLayerList
-	NotePrivateAPI    = spec.NotePrivateAPI
-	NoteTensorModules = spec.NoteTensorModules
-	NoteMicrobatches  = spec.NoteMicrobatches
-	NoteCost          = spec.NoteCost
-	NoteTied          = spec.NoteTied
-	NoteParallelism   = spec.NoteParallelism
-	NotePrecision     = spec.NotePrecision
-	NoteRecompute     = spec.NoteRecompute
+	"pipeplan/core/wire"
 )
 
 // ParseFormat reads a format name.
-func ParseFormat(s string) (Format, error) {
-	f := Format(strings.ToLower(strings.TrimSpace(s)))
-	if slices.Contains(Formats, f) {
+func ParseFormat(s string) (wire.Format, error) {
+	f := wire.Format(strings.ToLower(strings.TrimSpace(s)))
+	if slices.Contains(wire.Formats, f) {
 		return f, nil
 	}
-	names := make([]string, len(Formats))
-	for i, f := range Formats {
+	names := make([]string, len(wire.Formats))
+	for i, f := range wire.Formats {
 		names[i] = string(f)
 	}
 	return "", fmt.Errorf("unknown export format %q: use %s", s, strings.Join(names, ", "))
@@ -206,40 +156,40 @@ type Input struct {
 // Coster prices plans as the planner does.
 type Coster interface {
 	// Cost prices a split under a schedule.
-	Cost(bounds []int, sched schedule.Config) (Cost, error)
+	Cost(bounds []int, sched schedule.Config) (wire.Cost, error)
 	// Best is the optimal split under a schedule, and its price.
-	Best(sched schedule.Config) ([]int, Cost, error)
+	Best(sched schedule.Config) ([]int, wire.Cost, error)
 }
 
 // Make exports the plan in one format.
-func Make(in *Input, f Format) (*Export, error) {
+func Make(in *Input, f wire.Format) (*wire.Export, error) {
 	if err := in.check(); err != nil {
 		return nil, err
 	}
 	var gen func(*job) error
 	switch f {
-	case PyTorch:
+	case wire.PyTorch:
 		gen = pytorch
-	case DeepSpeed:
+	case wire.DeepSpeed:
 		gen = deepspeed
-	case Megatron:
+	case wire.Megatron:
 		gen = megatron
-	case Graphcore:
+	case wire.Graphcore:
 		gen = graphcore
-	case JSON:
+	case wire.JSON:
 		gen = planJSON
 	default:
 		_, err := ParseFormat(string(f))
 		return nil, err
 	}
-	j := &job{in: in, ex: &Export{Format: f, Version: Version}}
+	j := &job{in: in, ex: &wire.Export{Format: f, Version: wire.ExportVersion}}
 	j.sched = in.planned()
 	if in.Coster != nil {
 		c, err := in.Coster.Cost(in.Boundaries, j.sched)
 		if err == nil {
 			j.ex.Planned = &c
 		} else {
-			j.note(NoteCost, "the plan could not be priced: %v", err)
+			j.note(wire.NoteCost, "the plan could not be priced: %v", err)
 		}
 	}
 	if err := gen(j); err != nil {
@@ -358,7 +308,7 @@ func (in *Input) devices() int {
 // job is one export being made.
 type job struct {
 	in    *Input
-	ex    *Export
+	ex    *wire.Export
 	sched schedule.Config // the planned schedule
 	runs  *schedule.Config
 	moved []int // a split other than the plan's, when the framework needs one
@@ -377,14 +327,14 @@ type job struct {
 }
 
 func (j *job) note(code, format string, args ...any) {
-	j.ex.Notes = append(j.ex.Notes, Note{Code: code, Message: fmt.Sprintf(format, args...)})
+	j.ex.Notes = append(j.ex.Notes, wire.ExportNote{Code: code, Message: fmt.Sprintf(format, args...)})
 }
 
 // runSchedule records the schedule the framework will run, when it is not the planned one.
 func (j *job) runSchedule(s schedule.Config, why string) {
 	s.Microbatches, s.Recompute = j.sched.Microbatches, j.sched.Recompute
 	j.runs = &s
-	j.note(NoteSchedule, "%s; the export runs %s instead of the planned %s", why, s, j.sched)
+	j.note(wire.NoteSchedule, "%s; the export runs %s instead of the planned %s", why, s, j.sched)
 }
 
 // approximate records that the framework runs a schedule close to the planned one, which
@@ -392,7 +342,7 @@ func (j *job) runSchedule(s schedule.Config, why string) {
 func (j *job) approximate(why string) {
 	s := j.sched
 	j.runs = &s
-	j.note(NoteSchedule, "%s; pipeplan prices it as %s", why, s)
+	j.note(wire.NoteSchedule, "%s; pipeplan prices it as %s", why, s)
 }
 
 // ranSchedule is the schedule the framework runs.
@@ -414,7 +364,7 @@ func (j *job) split() []int {
 // moveSplit records a split other than the plan's.
 func (j *job) moveSplit(b []int, why string) {
 	j.moved = b
-	j.note(NoteSplit, "%s: the export splits at %s instead of the planned %s", why, j.describe(b), j.describe(j.in.Boundaries))
+	j.note(wire.NoteSplit, "%s: the export splits at %s instead of the planned %s", why, j.describe(b), j.describe(j.in.Boundaries))
 }
 
 // best replaces the plan with the optimal one under the schedule the framework runs, for
@@ -431,7 +381,7 @@ func (j *job) best(s schedule.Config, why string) error {
 	}
 	j.runs = &s
 	j.moved = b
-	j.note(NoteSchedule, "%s; the export gives the best split under %s instead of the planned %s", why, s, j.sched)
+	j.note(wire.NoteSchedule, "%s; the export gives the best split under %s instead of the planned %s", why, s, j.sched)
 	return nil
 }
 
@@ -460,7 +410,7 @@ func (j *job) settle() {
 	}
 	c, err := j.in.Coster.Cost(j.ex.Boundaries, run)
 	if err != nil {
-		j.note(NoteCost, "what the export expresses could not be priced: %v", err)
+		j.note(wire.NoteCost, "what the export expresses could not be priced: %v", err)
 		return
 	}
 	j.ex.Expressed = &c
@@ -470,14 +420,14 @@ func (j *job) settle() {
 // NoteParallelism note, and the export is not exact. Call it before the header.
 func (j *job) parallelism(format string, args ...any) {
 	j.unsharded = true
-	j.note(NoteParallelism, format, args...)
+	j.note(wire.NoteParallelism, format, args...)
 }
 
 // imprecision records that the framework cannot run the planned precision: a
 // NotePrecision note, and the export is not exact. Call it before the header.
 func (j *job) imprecision(format string, args ...any) {
 	j.imprecise = true
-	j.note(NotePrecision, format, args...)
+	j.note(wire.NotePrecision, format, args...)
 }
 
 // errNeedsArch is returned by frameworks that only take transformers.
@@ -493,7 +443,7 @@ func stagesOf(b []int) [][2]int {
 }
 
 // costLine writes a price for a header comment.
-func costLine(c *Cost) string {
+func costLine(c *wire.Cost) string {
 	if c == nil {
 		return "not priced"
 	}

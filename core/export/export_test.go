@@ -24,6 +24,7 @@ import (
 	"pipeplan/core/model"
 	"pipeplan/core/request"
 	"pipeplan/core/schedule"
+	"pipeplan/core/wire"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/golden")
@@ -31,19 +32,19 @@ var update = flag.Bool("update", false, "rewrite the golden files in testdata/go
 // exportCase is a planning request and the formats exported from its result.
 type exportCase struct {
 	name    string
-	request func() *request.Request
-	formats []export.Format
+	request func() *wire.Request
+	formats []wire.Format
 	// exact lists the formats expected to express the plan exactly.
-	exact []export.Format
+	exact []wire.Format
 	// family names the module naming the case uses ("" for a profile: layer names).
 	family string
 }
 
-var all = []export.Format{export.PyTorch, export.DeepSpeed, export.Megatron, export.Graphcore, export.JSON}
+var all = []wire.Format{wire.PyTorch, wire.DeepSpeed, wire.Megatron, wire.Graphcore, wire.JSON}
 
 // notGraphcore are the formats that can write a tensor-parallel plan: Graphcore places
 // whole layers on IPUs.
-var notGraphcore = []export.Format{export.PyTorch, export.DeepSpeed, export.Megatron, export.JSON}
+var notGraphcore = []wire.Format{wire.PyTorch, wire.DeepSpeed, wire.Megatron, wire.JSON}
 
 var cases = []exportCase{{
 	// The real case: Llama-2-7B on 16 A100s, 4 stages x 2 replicas x 2-way tensor
@@ -57,13 +58,13 @@ var cases = []exportCase{{
 	// Tensor and sequence parallel under interleaving: 4-way tensor parallel inside 8-GPU
 	// H100 nodes, 4 stages of 2 chunks. DeepSpeed gets the best 1F1B split.
 	name: "llama-2-7b-tp4-sp-interleaved",
-	request: func() *request.Request {
+	request: func() *wire.Request {
 		r := archCase{arch: "llama-2-7b", device: "h100-sxm", devices: 4, sched: "interleaved:2",
 			m: 8, batch: 1, seq: 4096, tp: 4, sp: true}.request()
 		r.Cluster.DevicesPerNode = 8
 		return r
 	},
-	formats: notGraphcore, exact: []export.Format{export.PyTorch, export.Megatron, export.JSON},
+	formats: notGraphcore, exact: []wire.Format{wire.PyTorch, wire.Megatron, wire.JSON},
 	family: "llama",
 }, {
 	// Interleaved: PyTorch and Megatron-LM run it; DeepSpeed and Graphcore get the best
@@ -71,14 +72,14 @@ var cases = []exportCase{{
 	name: "llama-2-7b-interleaved",
 	request: archCase{arch: "llama-2-7b", device: "a100-80gb", devices: 4, sched: "interleaved:2",
 		m: 16, batch: 1, seq: 4096}.request,
-	formats: all, exact: []export.Format{export.PyTorch, export.Megatron, export.JSON},
+	formats: all, exact: []wire.Format{wire.PyTorch, wire.Megatron, wire.JSON},
 	family: "llama",
 }, {
 	// A mixture of experts: Mixtral 8x7B on 16 H100s in nodes of 8, 4 stages x 4
 	// replicas, 4-way expert parallel (each device holds 2 of a layer's 8 experts), its
 	// all-to-alls overlapped. Megatron-LM states the expert parallel sizes.
 	name: "mixtral-8x7b-ep4",
-	request: func() *request.Request {
+	request: func() *wire.Request {
 		r := archCase{arch: "mixtral-8x7b-v0.1", device: "h100-sxm", devices: 4, sched: "1f1b",
 			m: 8, batch: 1, seq: 2048, dp: 4}.request()
 		r.Cluster.DevicesPerNode = 8
@@ -86,7 +87,7 @@ var cases = []exportCase{{
 		return r
 	},
 	// PyTorch and DeepSpeed say what they leave undone (TestExpertNotes).
-	formats: []export.Format{export.Megatron, export.JSON}, exact: []export.Format{export.Megatron, export.JSON},
+	formats: []wire.Format{wire.Megatron, wire.JSON}, exact: []wire.Format{wire.Megatron, wire.JSON},
 	family: "llama",
 }, {
 	// FP8 with current scaling, fp32 gradients and fp8 weights only, on H100s:
@@ -94,62 +95,62 @@ var cases = []exportCase{{
 	// main_grad buffers); DeepSpeed and PyTorch have no fp8 recipe to set, Graphcore's
 	// IPUs no fp8 or bf16.
 	name: "llama-2-7b-fp8-current",
-	request: func() *request.Request {
+	request: func() *wire.Request {
 		r := archCase{arch: "llama-2-7b", device: "h100-sxm", devices: 4, sched: "1f1b",
 			m: 8, batch: 1, seq: 4096, dp: 2}.request()
 		r.Training.FP8Recipe, r.Training.FP8ParamGather, r.Training.Precision = "current", true, "mixed-fp32-grads"
 		return r
 	},
-	formats: all, exact: []export.Format{export.Megatron, export.JSON},
+	formats: all, exact: []wire.Format{wire.Megatron, wire.JSON},
 	family: "llama",
 }, {
 	// A hand-made split with a cut inside block 8 and one between the final norm and the
 	// head, under ZB-H1: Megatron-LM moves both cuts.
 	name: "gpt2-medium-sublayer-manual",
-	request: func() *request.Request {
+	request: func() *wire.Request {
 		r := archCase{arch: "gpt2-medium", device: "h100-sxm", devices: 4, sched: "zb-h1",
 			m: 8, batch: 4, seq: 1024, split: analytic.Sublayers, recompute: analytic.Selective}.request()
 		// 0 embedding, 1+2i block.i.attention, 2+2i block.i.mlp, 49 final_norm, 50 lm_head.
 		r.Boundaries = []int{0, 18, 36, 50, 51}
 		return r
 	},
-	formats: all, exact: []export.Format{export.JSON},
+	formats: all, exact: []wire.Format{wire.JSON},
 	family: "gpt2",
 }, {
 	// A profile (the bundled GPT-2 medium example): layer names are the module names. Two
 	// replicas of the pipeline, without tensor parallelism.
 	name: "example-profile-gpipe",
-	request: func() *request.Request {
+	request: func() *wire.Request {
 		r := exampleRequest(4, "gpipe", 8)
 		r.Training.Recompute = "full"
 		r.Parallelism.Data = 2
 		return r
 	},
-	formats: []export.Format{export.PyTorch, export.DeepSpeed, export.Graphcore, export.JSON},
-	exact:   []export.Format{export.PyTorch, export.JSON},
+	formats: []wire.Format{wire.PyTorch, wire.DeepSpeed, wire.Graphcore, wire.JSON},
+	exact:   []wire.Format{wire.PyTorch, wire.JSON},
 }, {
 	name: "example-profile-inference",
-	request: func() *request.Request {
+	request: func() *wire.Request {
 		r := exampleRequest(2, "inference", 4)
-		r.Training.Mode = request.ModeInference
+		r.Training.Mode = wire.ModeInference
 		return r
 	},
-	formats: []export.Format{export.PyTorch, export.DeepSpeed, export.Graphcore},
-	exact:   []export.Format{export.PyTorch, export.DeepSpeed, export.Graphcore},
+	formats: []wire.Format{wire.PyTorch, wire.DeepSpeed, wire.Graphcore},
+	exact:   []wire.Format{wire.PyTorch, wire.DeepSpeed, wire.Graphcore},
 }}
 
-var extensions = map[export.Format]string{
-	export.PyTorch: "pytorch.py", export.DeepSpeed: "deepspeed.py", export.Megatron: "megatron.sh",
-	export.Graphcore: "graphcore.py", export.JSON: "plan.json",
+var extensions = map[wire.Format]string{
+	wire.PyTorch: "pytorch.py", wire.DeepSpeed: "deepspeed.py", wire.Megatron: "megatron.sh",
+	wire.Graphcore: "graphcore.py", wire.JSON: "plan.json",
 }
 
 // made is one export of one case.
 type made struct {
 	c   exportCase
 	in  *export.Input
-	req *request.Request // the normalized request
-	res *request.Result  // its result, as FromRequest planned it
-	ex  *export.Export
+	req *wire.Request // the normalized request
+	res *wire.Result  // its result, as FromRequest planned it
+	ex  *wire.Export
 }
 
 // madeAll caches the exports: every test reads them, and each plans several requests.
@@ -261,7 +262,7 @@ func TestExactness(t *testing.T) {
 		}
 		// Another precision or sharding is not what pipeplan priced: what the export
 		// expresses then has no price.
-		otherRun := slices.Contains(codes, export.NotePrecision) || slices.Contains(codes, export.NoteParallelism)
+		otherRun := slices.Contains(codes, wire.NotePrecision) || slices.Contains(codes, wire.NoteParallelism)
 		if otherRun {
 			if m.ex.Expressed != nil {
 				t.Errorf("%s: runs another precision or sharding than priced, yet prices what it expresses as %+v", name, *m.ex.Expressed)
@@ -269,7 +270,7 @@ func TestExactness(t *testing.T) {
 		} else if m.ex.Expressed == nil || !slices.Equal(m.ex.Expressed.Boundaries, m.ex.Boundaries) || m.ex.Expressed.Schedule != m.ex.Schedule {
 			t.Errorf("%s: not exact, and what it expresses (%v under %s) is priced as %+v", name, m.ex.Boundaries, m.ex.Schedule, m.ex.Expressed)
 		}
-		if !otherRun && !slices.Contains(codes, export.NoteSchedule) && !slices.Contains(codes, export.NoteSplit) {
+		if !otherRun && !slices.Contains(codes, wire.NoteSchedule) && !slices.Contains(codes, wire.NoteSplit) {
 			t.Errorf("%s: not exact, and no note says why: %v", name, codes)
 		}
 		if !strings.Contains(m.ex.Text, "NOT EXACT: this runs "+m.ex.Schedule) {
@@ -286,15 +287,15 @@ func TestReadBack(t *testing.T) {
 		var got []int
 		var err error
 		switch m.ex.Format {
-		case export.PyTorch:
+		case wire.PyTorch:
 			got, err = readPyTorch(m.ex.Text, m.in.LayerNames, m.c.family)
-		case export.DeepSpeed:
+		case wire.DeepSpeed:
 			got, err = readList(m.ex.Text, `(?m)^PARTS = \[([0-9, ]+)\]$`)
-		case export.Megatron:
+		case wire.Megatron:
 			got, err = readMegatron(m.ex.Text, m.in.LayerNames)
-		case export.Graphcore:
+		case wire.Graphcore:
 			got, err = readGraphcore(m.ex.Text, m.in.LayerNames)
-		case export.JSON:
+		case wire.JSON:
 			var d *export.Document
 			if d, err = export.ReadDocument([]byte(m.ex.Text)); err == nil {
 				got = d.Boundaries
@@ -341,7 +342,7 @@ func checkSizes(m made) error {
 	}
 	var wants []want
 	switch m.ex.Format {
-	case export.JSON:
+	case wire.JSON:
 		doc, err := export.ReadDocument([]byte(m.ex.Text))
 		if err != nil {
 			return err
@@ -350,7 +351,7 @@ func checkSizes(m made) error {
 			return fmt.Errorf("the document states %+v, the request pipeline %d, data %d, tensor %d", g, p, d, tp)
 		}
 		return nil
-	case export.Megatron:
+	case wire.Megatron:
 		wants = []want{{`--tensor-model-parallel-size (\d+)`, tp}, {`--pipeline-model-parallel-size (\d+)`, p},
 			{`# Launch on (\d+) GPUs`, p * d * tp}, {`--global-batch-size (\d+)`, mbs * mb * d}, {`--micro-batch-size (\d+)`, mbs}}
 		if sp := strings.Contains(m.ex.Text, "\n  --sequence-parallel\n"); sp != par.SequenceParallel {
@@ -364,12 +365,12 @@ func checkSizes(m made) error {
 		if ov := strings.Contains(m.ex.Text, "--overlap-moe-expert-parallel-comm"); ov != par.ExpertOverlap {
 			return fmt.Errorf("--overlap-moe-expert-parallel-comm %v, the request's expert_overlap %v", ov, par.ExpertOverlap)
 		}
-	case export.PyTorch:
+	case wire.PyTorch:
 		wants = []want{{`(?m)^NUM_RANKS = (\d+)`, p}, {`(?m)^DATA_PARALLEL = (\d+)`, d}, {`(?m)^TENSOR_PARALLEL = (\d+)`, tp}}
 		if sp := strings.Contains(m.ex.Text, "\nSEQUENCE_PARALLEL = True"); sp != par.SequenceParallel {
 			return fmt.Errorf("SEQUENCE_PARALLEL %v, the request's sequence_parallel %v", sp, par.SequenceParallel)
 		}
-	case export.DeepSpeed:
+	case wire.DeepSpeed:
 		wants = []want{{`(?m)^NUM_STAGES = (\d+)`, len(m.ex.Boundaries) - 1}, {`(?m)^DATA_PARALLEL = (\d+)`, d},
 			{`(?m)^TENSOR_PARALLEL = (\d+)`, tp}, {`"train_batch_size": (\d+)`, mbs * mb * d}}
 	}
@@ -664,7 +665,7 @@ func TestSnippetsRun(t *testing.T) {
 			t.Fatal(err)
 		}
 		ranks := len(m.ex.Boundaries) - 1
-		if m.ex.Format == export.PyTorch {
+		if m.ex.Format == wire.PyTorch {
 			s, _ := schedule.Parse(m.ex.Schedule)
 			ranks = s.Devices(ranks)
 		}
@@ -732,9 +733,9 @@ func TestSnippetsRun(t *testing.T) {
 		s.Microbatches = m.in.Schedule.Microbatches
 		p := s.Devices(len(b) - 1)
 		d, tp := max(m.in.Data, 1), max(m.in.Tensor, 1)
-		if m.ex.Format != export.Graphcore {
+		if m.ex.Format != wire.Graphcore {
 			wantSizes := []int{p, d, tp}
-			if m.ex.Format == export.DeepSpeed {
+			if m.ex.Format == wire.DeepSpeed {
 				wantSizes[0] = len(b) - 1
 			}
 			if !slices.Equal(r.Sizes, wantSizes) {
@@ -742,7 +743,7 @@ func TestSnippetsRun(t *testing.T) {
 			}
 		}
 		switch m.ex.Format {
-		case export.PyTorch:
+		case wire.PyTorch:
 			checkMesh(t, name, r.Mesh, p, d, tp)
 			for _, x := range r.Tensor {
 				if !x.ShardedTP || !x.StagedOnPP || len(x.PPGroup) != p || len(x.TPGroup) != tp ||
@@ -788,7 +789,7 @@ func TestSnippetsRun(t *testing.T) {
 			if r.Microbatches != s.Microbatches || r.HasLoss != s.Training() {
 				t.Errorf("%s: %d microbatches, loss %v; want %d, %v", name, r.Microbatches, r.HasLoss, s.Microbatches, s.Training())
 			}
-		case export.DeepSpeed:
+		case wire.DeepSpeed:
 			if got, want := fmt.Sprint(r.Precision), deepspeedPrecision(m.in); got != want {
 				t.Errorf("%s: the config's precision %s, want %s (dtype %q, precision %q)", name, got, want, m.in.DType, m.in.Precision)
 			}
@@ -814,7 +815,7 @@ func TestSnippetsRun(t *testing.T) {
 			if r.Config["gradient_accumulation_steps"] != s.Microbatches {
 				t.Errorf("%s: config %v", name, r.Config)
 			}
-		case export.Graphcore:
+		case wire.Graphcore:
 			got, err := boundariesOf(m.in.LayerNames, func(l int) (int, bool) { return r.Stages[l], true })
 			if err != nil || !slices.Equal(got, b) {
 				t.Errorf("%s: Keras stages %v give %v (%v), want %v", name, r.Stages, got, err, b)
@@ -834,7 +835,7 @@ func TestSnippetsRun(t *testing.T) {
 
 func TestErrors(t *testing.T) {
 	in := fromRequest(t, exampleRequest(4, "1f1b", 8))
-	if _, err := export.Make(in, export.Megatron); err == nil || !strings.Contains(err.Error(), "needs a transformer architecture") {
+	if _, err := export.Make(in, wire.Megatron); err == nil || !strings.Contains(err.Error(), "needs a transformer architecture") {
 		t.Errorf("megatron of a profile: %v", err)
 	}
 	if _, err := export.Make(in, "tensorflow"); err == nil || !strings.Contains(err.Error(), `unknown export format "tensorflow"`) {
@@ -842,7 +843,7 @@ func TestErrors(t *testing.T) {
 	}
 	bad := *in
 	bad.Boundaries = []int{0, 5, 5, 20, 26}
-	_, err := export.Make(&bad, export.PyTorch)
+	_, err := export.Make(&bad, wire.PyTorch)
 	if fes, ok := model.AsFieldErrors(err); !ok || fes[0].Path != "boundaries[2]" {
 		t.Errorf("bad boundaries: %v", err)
 	}
@@ -850,16 +851,16 @@ func TestErrors(t *testing.T) {
 	// DeepSpeed.
 	il := archCase{arch: "llama-2-7b", device: "a100-80gb", devices: 4, sched: "interleaved:2", m: 16, batch: 1, seq: 4096}.input(t)
 	il.Coster = nil
-	if _, err := export.Make(il, export.DeepSpeed); err == nil || !strings.Contains(err.Error(), "no split to offer") {
+	if _, err := export.Make(il, wire.DeepSpeed); err == nil || !strings.Contains(err.Error(), "no split to offer") {
 		t.Errorf("interleaved to deepspeed without a coster: %v", err)
 	}
-	if ex, err := export.Make(il, export.Megatron); err != nil || !ex.Exact || ex.Planned != nil {
+	if ex, err := export.Make(il, wire.Megatron); err != nil || !ex.Exact || ex.Planned != nil {
 		t.Errorf("interleaved to megatron without a coster: %v, %+v", err, ex)
 	}
 	// Graphcore places whole layers on IPUs: a tensor-parallel plan is refused, not
 	// written without its tensor parallelism.
 	tp := archCase{arch: "llama-2-7b", device: "a100-80gb", devices: 4, sched: "1f1b", m: 16, batch: 1, seq: 4096, tp: 2}.input(t)
-	if _, err := export.Make(tp, export.Graphcore); err == nil || !strings.Contains(err.Error(), "tensor parallelism") {
+	if _, err := export.Make(tp, wire.Graphcore); err == nil || !strings.Contains(err.Error(), "tensor parallelism") {
 		t.Errorf("tensor-parallel plan to graphcore: %v", err)
 	}
 	// Precision names become flags: names the request does not know are refused.
@@ -869,7 +870,7 @@ func TestErrors(t *testing.T) {
 	} {
 		bad := *tp
 		bad.DType, bad.Precision, bad.FP8Recipe = c.dtype, c.precision, c.recipe
-		_, err := export.Make(&bad, export.Megatron)
+		_, err := export.Make(&bad, wire.Megatron)
 		if fes, ok := model.AsFieldErrors(err); !ok || fes[0].Path != c.path {
 			t.Errorf("dtype %q, precision %q, recipe %q: %v, want an error at %s", c.dtype, c.precision, c.recipe, err, c.path)
 		}
@@ -877,7 +878,7 @@ func TestErrors(t *testing.T) {
 	// Sequence parallelism needs tensor parallelism, as the request says.
 	sp := *tp
 	sp.Tensor, sp.SequenceParallel = 1, true
-	_, err = export.Make(&sp, export.Megatron)
+	_, err = export.Make(&sp, wire.Megatron)
 	if fes, ok := model.AsFieldErrors(err); !ok || fes[0].Path != "sequence_parallel" {
 		t.Errorf("sequence parallel without tensor parallel: %v", err)
 	}
@@ -900,7 +901,7 @@ func TestFromRequestParallelism(t *testing.T) {
 }
 
 func TestParseFormat(t *testing.T) {
-	for _, f := range export.Formats {
+	for _, f := range wire.Formats {
 		if g, err := export.ParseFormat(" " + strings.ToUpper(string(f))); err != nil || g != f {
 			t.Errorf("ParseFormat(%q) = %q, %v", f, g, err)
 		}
@@ -910,7 +911,7 @@ func TestParseFormat(t *testing.T) {
 // The plan document embeds the planner's plan when it has one.
 func TestDocumentEmbedsPlan(t *testing.T) {
 	in := fromRequest(t, cases[0].request())
-	ex, err := export.Make(in, export.JSON)
+	ex, err := export.Make(in, wire.JSON)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -961,14 +962,14 @@ func TestExpertNotes(t *testing.T) {
 	r.Cluster.DevicesPerNode = 8
 	r.Parallelism.Expert = 4
 	in := fromRequest(t, r)
-	for _, f := range []export.Format{export.PyTorch, export.DeepSpeed} {
+	for _, f := range []wire.Format{wire.PyTorch, wire.DeepSpeed} {
 		ex, err := export.Make(in, f)
 		if err != nil {
 			t.Fatal(err)
 		}
 		var said bool
 		for _, n := range ex.Notes {
-			said = said || (n.Code == export.NoteParallelism && strings.Contains(n.Message, "expert parallelism"))
+			said = said || (n.Code == wire.NoteParallelism && strings.Contains(n.Message, "expert parallelism"))
 		}
 		if ex.Exact || !said {
 			t.Errorf("%s: exact %v, notes %v; want not exact, saying expert parallelism is not set up", f, ex.Exact, ex.Notes)

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"pipeplan/core/schedule"
+	"pipeplan/core/wire"
 )
 
 // graphcore writes the split for Graphcore IPUs: the pipeline stage of every layer for
@@ -41,14 +42,14 @@ func graphcore(j *job) error {
 		j.runSchedule(schedule.Config{Kind: schedule.IPU}, own)
 	}
 	if in.Arch != nil {
-		j.note(NoteModuleNames, "STAGE_OF is keyed by pipeplan's layer names, which are not Keras layer names for an architecture: rename them to your model's layers")
+		j.note(wire.NoteModuleNames, "STAGE_OF is keyed by pipeplan's layer names, which are not Keras layer names for an architecture: rename them to your model's layers")
 	}
 	b := j.split()
 	run := j.ranSchedule()
 	p := run.Devices(len(b) - 1)
 	if run.Kind == schedule.IPU {
 		if depth := run.Depth(len(b) - 1); run.Microbatches < 2*depth {
-			j.note(NoteMicrobatches, "Graphcore's pipeline has %d stages on %d IPUs; it wants at least twice as many microbatches (gradient accumulation >= %d), has %d", depth, p, 2*depth, run.Microbatches)
+			j.note(wire.NoteMicrobatches, "Graphcore's pipeline has %d stages on %d IPUs; it wants at least twice as many microbatches (gradient accumulation >= %d), has %d", depth, p, 2*depth, run.Microbatches)
 		}
 	}
 	stageOf := make([]int, len(in.LayerNames))

@@ -6,7 +6,7 @@ import (
 
 	"pipeplan/core/analytic"
 	"pipeplan/core/export"
-	"pipeplan/core/request"
+	"pipeplan/core/wire"
 )
 
 // archCase is an architecture planned on devices of a preset under a schedule.
@@ -24,13 +24,13 @@ type archCase struct {
 	sp        bool
 }
 
-func (c archCase) request() *request.Request {
-	return &request.Request{
-		Model:       request.ModelSpec{Architecture: &request.Architecture{Name: c.arch, Seq: c.seq, Split: string(c.split)}},
-		Cluster:     request.ClusterSpec{Device: c.device},
-		Parallelism: request.Parallelism{Pipeline: c.devices, Data: c.dp, Tensor: c.tp, SequenceParallel: c.sp},
-		Training:    request.Training{Recompute: string(c.recompute)},
-		Schedule:    request.Schedule{Name: c.sched, Microbatches: c.m, MicrobatchSize: c.batch},
+func (c archCase) request() *wire.Request {
+	return &wire.Request{
+		Model:       wire.ModelSpec{Architecture: &wire.Architecture{Name: c.arch, Seq: c.seq, Split: string(c.split)}},
+		Cluster:     wire.ClusterSpec{Device: c.device},
+		Parallelism: wire.Parallelism{Pipeline: c.devices, Data: c.dp, Tensor: c.tp, SequenceParallel: c.sp},
+		Training:    wire.Training{Recompute: string(c.recompute)},
+		Schedule:    wire.Schedule{Name: c.sched, Microbatches: c.m, MicrobatchSize: c.batch},
 	}
 }
 
@@ -41,7 +41,7 @@ func (c archCase) input(t *testing.T) *export.Input {
 }
 
 // fromRequest plans a request and returns the export input.
-func fromRequest(t *testing.T, r *request.Request) *export.Input {
+func fromRequest(t *testing.T, r *wire.Request) *export.Input {
 	t.Helper()
 	in, _, err := export.FromRequest(context.Background(), r)
 	if err != nil {
@@ -51,11 +51,11 @@ func fromRequest(t *testing.T, r *request.Request) *export.Input {
 }
 
 // exampleRequest is the bundled GPT-2 medium profile on A100s.
-func exampleRequest(devices int, sched string, m int) *request.Request {
-	return &request.Request{
-		Model:       request.ModelSpec{Example: "gpt2-medium"},
-		Cluster:     request.ClusterSpec{Device: "a100-80gb"},
-		Parallelism: request.Parallelism{Pipeline: devices},
-		Schedule:    request.Schedule{Name: sched, Microbatches: m},
+func exampleRequest(devices int, sched string, m int) *wire.Request {
+	return &wire.Request{
+		Model:       wire.ModelSpec{Example: "gpt2-medium"},
+		Cluster:     wire.ClusterSpec{Device: "a100-80gb"},
+		Parallelism: wire.Parallelism{Pipeline: devices},
+		Schedule:    wire.Schedule{Name: sched, Microbatches: m},
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"unicode/utf8"
 
 	"pipeplan/core/export"
+	"pipeplan/core/wire"
 )
 
 // marker is the file every payload below tries to create in the directory the export
@@ -105,9 +106,9 @@ func TestHostileNamesDoNotRun(t *testing.T) {
 	names := append([]string{"plain"}, hostileNames...)
 	for i, name := range names {
 		profile, arch := hostileInputs(t, name)
-		for _, f := range export.Formats {
+		for _, f := range wire.Formats {
 			in := profile
-			if f == export.Megatron {
+			if f == wire.Megatron {
 				in = arch
 			}
 			ex, err := export.Make(in, f)
@@ -255,9 +256,9 @@ func checkLines(t *testing.T, name string, priced bool) {
 			in.Coster = nil
 		}
 	}
-	for _, f := range export.Formats {
+	for _, f := range wire.Formats {
 		in, base := profile, plainProfile
-		if f == export.Megatron {
+		if f == wire.Megatron {
 			in, base = arch, plainArch
 		}
 		ex, err := export.Make(in, f)
@@ -268,7 +269,7 @@ func checkLines(t *testing.T, name string, priced bool) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if f == export.JSON {
+		if f == wire.JSON {
 			if !json.Valid([]byte(ex.Text)) {
 				t.Errorf("%q: the JSON export is not JSON", name)
 			}

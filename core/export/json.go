@@ -7,6 +7,7 @@ import (
 
 	"pipeplan/core/model"
 	"pipeplan/core/plan"
+	"pipeplan/core/wire"
 )
 
 // DocumentFormat is the "format" of pipeplan's plan document.
@@ -30,7 +31,7 @@ type Document struct {
 	// Stages, each with its device and layers.
 	Stages []DocStage `json:"stages"`
 	// Cost is the plan's price, when known.
-	Cost *Cost `json:"cost,omitempty"`
+	Cost *wire.Cost `json:"cost,omitempty"`
 	// Plan is the planner's full plan (per-stage time, memory and transfers), when known.
 	Plan *plan.Plan `json:"plan,omitempty"`
 }
@@ -92,7 +93,7 @@ func planJSON(j *job) error {
 		rec = "none"
 	}
 	d := Document{
-		Format: DocumentFormat, Version: Version,
+		Format: DocumentFormat, Version: wire.ExportVersion,
 		Model: DocModel{Name: in.Model, Layers: in.LayerNames, Modules: mods},
 		Parallelism: DocParallelism{Pipeline: p, Data: orOne(in.Data), Tensor: orOne(in.Tensor), ZeRO: in.ZeRO, Context: contextOf(in.Context),
 			Sharding: docSharding(in.Sharding), ShardGroup: in.ShardGroup, ContextMethod: in.ContextMethod, ContextInner: in.ContextInner},
@@ -127,8 +128,8 @@ func ReadDocument(data []byte) (*Document, error) {
 	if head.Format != DocumentFormat {
 		return nil, &model.FieldError{Path: "format", Reason: fmt.Sprintf("must be %q, got %q", DocumentFormat, head.Format)}
 	}
-	if head.Version < 1 || head.Version > Version {
-		return nil, &model.FieldError{Path: "version", Reason: fmt.Sprintf("must be between 1 and %d, got %d", Version, head.Version)}
+	if head.Version < 1 || head.Version > wire.ExportVersion {
+		return nil, &model.FieldError{Path: "version", Reason: fmt.Sprintf("must be between 1 and %d, got %d", wire.ExportVersion, head.Version)}
 	}
 	d := new(Document)
 	dec := json.NewDecoder(bytes.NewReader(data))

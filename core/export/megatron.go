@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"pipeplan/core/schedule"
+	"pipeplan/core/wire"
 )
 
 // megatron writes Megatron-LM's pipeline arguments: --pipeline-model-parallel-layout
@@ -87,7 +88,7 @@ func megatron(j *job) error {
 		layout = append(layout, strings.Join(parts, ","))
 	}
 	if run.Kind == schedule.Inference {
-		j.note(NoteSchedule, "for inference Megatron-LM runs the same layout forward only (forward_only=True)")
+		j.note(wire.NoteSchedule, "for inference Megatron-LM runs the same layout forward only (forward_only=True)")
 	}
 
 	if in.ZeRO > 1 {

@@ -6,6 +6,7 @@ import (
 
 	"pipeplan/core/export"
 	"pipeplan/core/request"
+	"pipeplan/core/wire"
 )
 
 // TestMegatronWritesPricedOverlaps: the Megatron-LM export states the communication
@@ -21,14 +22,14 @@ func TestMegatronWritesPricedOverlaps(t *testing.T) {
 		{"eager", "", []bool{true, true, false}}, // DDP's bucketed all-reduce
 		{"eager", request.OverlapOff, []bool{false, false, false}},
 	} {
-		r := &request.Request{
-			Model:   request.ModelSpec{Architecture: &request.Architecture{Name: "llama-2-7b", Seq: 2048, Framework: c.framework}},
-			Cluster: request.ClusterSpec{Device: "h100-sxm", DevicesPerNode: 8},
-			Parallelism: request.Parallelism{Pipeline: 2, Data: 2, Tensor: 2, SequenceParallel: true, ZeRO: 1,
+		r := &wire.Request{
+			Model:   wire.ModelSpec{Architecture: &wire.Architecture{Name: "llama-2-7b", Seq: 2048, Framework: c.framework}},
+			Cluster: wire.ClusterSpec{Device: "h100-sxm", DevicesPerNode: 8},
+			Parallelism: wire.Parallelism{Pipeline: 2, Data: 2, Tensor: 2, SequenceParallel: true, ZeRO: 1,
 				OverlapGradReduce: c.overlap, OverlapParamGather: c.overlap, OverlapTensorComm: c.overlap},
-			Schedule: request.Schedule{Name: "1f1b", Microbatches: 4, MicrobatchSize: 1},
+			Schedule: wire.Schedule{Name: "1f1b", Microbatches: 4, MicrobatchSize: 1},
 		}
-		ex, err := export.Make(fromRequest(t, r), export.Megatron)
+		ex, err := export.Make(fromRequest(t, r), wire.Megatron)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"pipeplan/core/schedule"
+	"pipeplan/core/wire"
 )
 
 // torchSchedules maps pipeplan's schedules to torch.distributed.pipelining's classes.
@@ -30,7 +31,7 @@ func pytorch(j *job) error {
 	mods, fromArch := in.moduleNames()
 	parts := in.partModules()
 	if !fromArch {
-		j.note(NoteModuleNames, "the layer names are used as module paths (as pipeplan_profile.py writes them); for another profile, replace them with the paths of the modules that start each stage")
+		j.note(wire.NoteModuleNames, "the layer names are used as module paths (as pipeplan_profile.py writes them); for another profile, replace them with the paths of the modules that start each stage")
 	}
 	switch j.sched.Kind {
 	case schedule.IPU, schedule.Overlap:
@@ -40,7 +41,7 @@ func pytorch(j *job) error {
 	}
 	run := j.ranSchedule()
 	if j.tiedAcross() {
-		j.note(NoteTied, "the head reuses the embedding matrix, and they are on different stages: each stage holds its copy, so their gradients must be summed each step")
+		j.note(wire.NoteTied, "the head reuses the embedding matrix, and they are on different stages: each stage holds its copy, so their gradients must be summed each step")
 	}
 	class := torchSchedules[run.Kind]
 	multi := run.Kind == schedule.Interleaved || run.Kind == schedule.ZBH1
@@ -53,7 +54,7 @@ func pytorch(j *job) error {
 		if in.SequenceParallel {
 			plan += ", and with sequence parallelism SequenceParallel for the norms"
 		}
-		j.note(NoteTensorModules, "torch.distributed.pipelining does not split a stage over devices, and the plan runs every stage tensor-parallel over %d devices: build_tensor_parallel shards each stage with parallelize_module (DTensor) over the \"tp\" dimension of a device mesh and builds its PipelineStage on the \"pp\" group. Split the model by hand (STAGE_MODULES): pipeline()'s traced stages are graphs, not the nn.Linear modules parallelize_module shards. tp_plan is your modules' plan: %s", tp, plan)
+		j.note(wire.NoteTensorModules, "torch.distributed.pipelining does not split a stage over devices, and the plan runs every stage tensor-parallel over %d devices: build_tensor_parallel shards each stage with parallelize_module (DTensor) over the \"tp\" dimension of a device mesh and builds its PipelineStage on the \"pp\" group. Split the model by hand (STAGE_MODULES): pipeline()'s traced stages are graphs, not the nn.Linear modules parallelize_module shards. tp_plan is your modules' plan: %s", tp, plan)
 	}
 
 	cp := orOne(in.Context)
@@ -278,7 +279,7 @@ func header(w *strings.Builder, lang string, j *job, what string) {
 	if name == "" {
 		name = "model"
 	}
-	comment(w, c, fmt.Sprintf("pipeplan export (version %d): %s", Version, what))
+	comment(w, c, fmt.Sprintf("pipeplan export (version %d): %s", wire.ExportVersion, what))
 	sp := ""
 	if in.SequenceParallel {
 		sp = " with sequence parallelism"

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"pipeplan/core/recompute"
+	"pipeplan/core/wire"
 )
 
 // perLayer is a plan's per-layer recomputation (training.recompute auto), stage by
@@ -44,7 +45,7 @@ func (in *Input) perLayer() (pl *perLayer, ok bool) {
 // a NoteRecompute note, and the export is not exact. Call it before the header.
 func (j *job) recomputeApprox(format string, args ...any) {
 	j.recomputes = true
-	j.note(NoteRecompute, format, args...)
+	j.note(wire.NoteRecompute, format, args...)
 }
 
 // describe says stage by stage what the plan recomputes, in the layers' names.

@@ -9,7 +9,7 @@ import (
 	"pipeplan/core/export"
 	"pipeplan/core/plan"
 	"pipeplan/core/recompute"
-	"pipeplan/core/request"
+	"pipeplan/core/wire"
 )
 
 // autoInput is Llama-2-7B with eager attention on 4 A100-40GB under 1F1B, planned with
@@ -17,16 +17,16 @@ import (
 // attention cores.
 func autoInput(t *testing.T) *export.Input {
 	t.Helper()
-	return fromRequest(t, &request.Request{
-		Model:       request.ModelSpec{Architecture: &request.Architecture{Name: "llama-2-7b", Seq: 4096, Attention: "eager"}},
-		Cluster:     request.ClusterSpec{Device: "a100-40gb"},
-		Parallelism: request.Parallelism{Pipeline: 4},
-		Training:    request.Training{Recompute: "auto"},
-		Schedule:    request.Schedule{Microbatches: 16, MicrobatchSize: 2},
+	return fromRequest(t, &wire.Request{
+		Model:       wire.ModelSpec{Architecture: &wire.Architecture{Name: "llama-2-7b", Seq: 4096, Attention: "eager"}},
+		Cluster:     wire.ClusterSpec{Device: "a100-40gb"},
+		Parallelism: wire.Parallelism{Pipeline: 4},
+		Training:    wire.Training{Recompute: "auto"},
+		Schedule:    wire.Schedule{Microbatches: 16, MicrobatchSize: 2},
 	})
 }
 
-func hasNote(ex *export.Export, code string) bool {
+func hasNote(ex *wire.Export, code string) bool {
 	for _, n := range ex.Notes {
 		if n.Code == code {
 			return true
@@ -49,24 +49,24 @@ func TestRecomputeAutoExports(t *testing.T) {
 	if most == 0 {
 		t.Fatal("the plan recomputes nothing: the exports are not tested")
 	}
-	mg, err := export.Make(in, export.Megatron)
+	mg, err := export.Make(in, wire.Megatron)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if want := fmt.Sprintf("--recompute-granularity full --recompute-method block --recompute-num-layers %d ", most); !strings.Contains(mg.Text, want) {
 		t.Errorf("megatron: no %q in\n%s", want, mg.Text)
 	}
-	if !hasNote(mg, export.NoteRecompute) || mg.Exact {
+	if !hasNote(mg, wire.NoteRecompute) || mg.Exact {
 		t.Errorf("megatron: exact %v, notes %v: want a recompute_not_expressible note", mg.Exact, mg.Notes)
 	}
-	ds, err := export.Make(in, export.DeepSpeed)
+	ds, err := export.Make(in, wire.DeepSpeed)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(ds.Text, `"activation_checkpoint_interval", 1`) || !hasNote(ds, export.NoteRecompute) {
+	if !strings.Contains(ds.Text, `"activation_checkpoint_interval", 1`) || !hasNote(ds, wire.NoteRecompute) {
 		t.Errorf("deepspeed: want interval 1 and a note, notes %v", ds.Notes)
 	}
-	pt, err := export.Make(in, export.PyTorch)
+	pt, err := export.Make(in, wire.PyTorch)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,7 +84,7 @@ func TestRecomputeAutoExports(t *testing.T) {
 			k++
 		}
 	}
-	if !strings.Contains(pt.Text, "model = apply_recompute(model)") || !hasNote(pt, export.NoteRecompute) {
+	if !strings.Contains(pt.Text, "model = apply_recompute(model)") || !hasNote(pt, wire.NoteRecompute) {
 		t.Errorf("pytorch: build does not apply the recomputation, or no note for the attention cores: %v", pt.Notes)
 	}
 }
@@ -108,11 +108,11 @@ func TestRecomputeAutoMegatronExact(t *testing.T) {
 			s.Recompute = r
 		}
 		in.Coster = nil
-		mg, err := export.Make(in, export.Megatron)
+		mg, err := export.Make(in, wire.Megatron)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if hasNote(mg, export.NoteRecompute) {
+		if hasNote(mg, wire.NoteRecompute) {
 			t.Errorf("n=%d: a recompute note: %v", n, mg.Notes)
 		}
 		has := strings.Contains(mg.Text, fmt.Sprintf("--recompute-method block --recompute-num-layers %d ", n))

@@ -8,6 +8,7 @@ import (
 	"pipeplan/core/analytic"
 	"pipeplan/core/request"
 	"pipeplan/core/schedule"
+	"pipeplan/core/wire"
 )
 
 // ErrNoPlan is returned by FromRequest when no split fits: there is nothing to export.
@@ -25,7 +26,7 @@ var ErrNotContiguous = errors.New("the plan's stages are not contiguous in the m
 // splits and schedules by planning the same request with them. Bad requests give field
 // errors; a request whose model fits no split gives an error wrapping ErrNoPlan with the
 // reason.
-func FromRequest(ctx context.Context, r *request.Request) (*Input, *request.Result, error) {
+func FromRequest(ctx context.Context, r *wire.Request) (*Input, *wire.Result, error) {
 	pr, err := request.Prepare(r)
 	if err != nil {
 		return nil, nil, err
@@ -50,7 +51,7 @@ func FromRequest(ctx context.Context, r *request.Request) (*Input, *request.Resu
 	}
 	if res.Plan.LayerOrder != nil {
 		return nil, res, fmt.Errorf("%w (partition %q): an export writes each stage as a range of layers; plan with partition %q to export a contiguous split",
-			ErrNotContiguous, n.Partition, request.PartitionLayers)
+			ErrNotContiguous, n.Partition, wire.PartitionLayers)
 	}
 	sched, err := schedule.Parse(n.Schedule.Name)
 	if err != nil {
@@ -101,7 +102,7 @@ type RequestCoster struct {
 	Context context.Context
 }
 
-func (rc *RequestCoster) run(bounds []int, s schedule.Config) (*request.Result, error) {
+func (rc *RequestCoster) run(bounds []int, s schedule.Config) (*wire.Result, error) {
 	k := rc.Request.Knobs()
 	k.Boundaries = bounds
 	if bounds != nil {
@@ -135,24 +136,24 @@ func (rc *RequestCoster) run(bounds []int, s schedule.Config) (*request.Result, 
 }
 
 // Cost plans the request with the split and the schedule.
-func (rc *RequestCoster) Cost(bounds []int, s schedule.Config) (Cost, error) {
+func (rc *RequestCoster) Cost(bounds []int, s schedule.Config) (wire.Cost, error) {
 	res, err := rc.run(bounds, s)
 	if err != nil {
-		return Cost{}, err
+		return wire.Cost{}, err
 	}
 	return resultCost(res, s), nil
 }
 
 // Best plans the request under the schedule.
-func (rc *RequestCoster) Best(s schedule.Config) ([]int, Cost, error) {
+func (rc *RequestCoster) Best(s schedule.Config) ([]int, wire.Cost, error) {
 	res, err := rc.run(nil, s)
 	if err != nil {
-		return nil, Cost{}, err
+		return nil, wire.Cost{}, err
 	}
 	return res.Plan.Boundaries, resultCost(res, s), nil
 }
 
-func resultCost(res *request.Result, s schedule.Config) Cost {
-	return Cost{Schedule: s.String(), Boundaries: append([]int(nil), res.Plan.Boundaries...),
+func resultCost(res *wire.Result, s schedule.Config) wire.Cost {
+	return wire.Cost{Schedule: s.String(), Boundaries: append([]int(nil), res.Plan.Boundaries...),
 		StepSeconds: res.Step.StepSeconds, SamplesPerSecond: res.Step.SamplesPerSecond, Fits: res.Feasible}
 }

@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"pipeplan/core/export"
-	"pipeplan/core/request"
+	"pipeplan/core/wire"
 )
 
 // TestShardingAndContextExports: Megatron-LM states the context-parallel size (and the
@@ -15,37 +15,37 @@ import (
 // sharding or a context split a framework cannot run makes the export not exact, with
 // a note that says what it runs instead.
 func TestShardingAndContextExports(t *testing.T) {
-	base := func(sharding string, cp int, method string) *request.Request {
-		return &request.Request{
-			Model:       request.ModelSpec{Architecture: &request.Architecture{Name: "meta-llama-3-8b", Seq: 16384}},
-			Cluster:     request.ClusterSpec{Device: "h100-sxm", DevicesPerNode: 8},
-			Parallelism: request.Parallelism{Pipeline: 2, Data: 4, Tensor: 2, Context: cp, ContextMethod: method, Sharding: sharding},
-			Schedule:    request.Schedule{Name: "1f1b", Microbatches: 8},
+	base := func(sharding string, cp int, method string) *wire.Request {
+		return &wire.Request{
+			Model:       wire.ModelSpec{Architecture: &wire.Architecture{Name: "meta-llama-3-8b", Seq: 16384}},
+			Cluster:     wire.ClusterSpec{Device: "h100-sxm", DevicesPerNode: 8},
+			Parallelism: wire.Parallelism{Pipeline: 2, Data: 4, Tensor: 2, Context: cp, ContextMethod: method, Sharding: sharding},
+			Schedule:    wire.Schedule{Name: "1f1b", Microbatches: 8},
 		}
 	}
 	for _, c := range []struct {
 		name    string
-		r       *request.Request
-		format  export.Format
+		r       *wire.Request
+		format  wire.Format
 		exact   bool
 		want    []string
 		notWant []string
 	}{
-		{"megatron cp ring zero1", base("zero1", 4, ""), export.Megatron, true,
+		{"megatron cp ring zero1", base("zero1", 4, ""), wire.Megatron, true,
 			[]string{"--context-parallel-size 4\n", "--use-distributed-optimizer", "# Launch on 64 GPUs: tensor 2 x context 4 x pipeline 2 x data 4"},
 			[]string{"--cp-comm-type"}},
-		{"megatron cp all-to-all", base("", 2, "all-to-all"), export.Megatron, true,
+		{"megatron cp all-to-all", base("", 2, "all-to-all"), wire.Megatron, true,
 			[]string{"--context-parallel-size 2\n", "--cp-comm-type a2a"}, []string{"--use-distributed-optimizer"}},
-		{"megatron cp hierarchical", base("", 4, "hierarchical"), export.Megatron, true,
+		{"megatron cp hierarchical", base("", 4, "hierarchical"), wire.Megatron, true,
 			[]string{"--context-parallel-size 4\n", "--cp-comm-type a2a+p2p", "--hierarchical-context-parallel-sizes 2 2\n"}, nil},
-		{"pytorch cp mesh", base("", 4, ""), export.PyTorch, false,
+		{"pytorch cp mesh", base("", 4, ""), wire.PyTorch, false,
 			[]string{"CONTEXT_PARALLEL = 4", `init_device_mesh(device_type, (NUM_RANKS, DATA_PARALLEL, CONTEXT_PARALLEL, TENSOR_PARALLEL), mesh_dim_names=("pp", "dp", "cp", "tp"))`, "All 64 ranks", "context_parallel(mesh[\"cp\"]"}, nil},
-		{"json hierarchical", base("", 4, "hierarchical"), export.JSON, true, []string{`"context_method": "hierarchical"`, `"context_inner": 2`}, nil},
-		{"megatron zero3", base("zero3", 1, ""), export.Megatron, false,
+		{"json hierarchical", base("", 4, "hierarchical"), wire.JSON, true, []string{`"context_method": "hierarchical"`, `"context_inner": 2`}, nil},
+		{"megatron zero3", base("zero3", 1, ""), wire.Megatron, false,
 			[]string{"--use-distributed-optimizer", "NOT EXACT"}, []string{"--context-parallel-size"}},
-		{"deepspeed cp", base("zero1", 2, ""), export.DeepSpeed, false, []string{`"stage": 1`, "DistributedAttention"}, nil},
-		{"pytorch zero3", base("zero3", 1, ""), export.PyTorch, false, []string{"fully_shard", "sharding ZeRO-3"}, nil},
-		{"json", base("hsdp", 2, ""), export.JSON, true, []string{`"sharding": "hsdp"`, `"shard_group": 2`, `"context": 2`, `"context_method": "ring"`, `"zero": 3`}, nil},
+		{"deepspeed cp", base("zero1", 2, ""), wire.DeepSpeed, false, []string{`"stage": 1`, "DistributedAttention"}, nil},
+		{"pytorch zero3", base("zero3", 1, ""), wire.PyTorch, false, []string{"fully_shard", "sharding ZeRO-3"}, nil},
+		{"json", base("hsdp", 2, ""), wire.JSON, true, []string{`"sharding": "hsdp"`, `"shard_group": 2`, `"context": 2`, `"context_method": "ring"`, `"zero": 3`}, nil},
 	} {
 		in := fromRequest(t, c.r)
 		ex, err := export.Make(in, c.format)
@@ -59,7 +59,7 @@ func TestShardingAndContextExports(t *testing.T) {
 		for _, n := range ex.Notes {
 			codes = append(codes, n.Code)
 		}
-		if got := slices.Contains(codes, export.NoteParallelism); got == c.exact {
+		if got := slices.Contains(codes, wire.NoteParallelism); got == c.exact {
 			t.Errorf("%s: notes %v: a parallelism note %v, want %v", c.name, codes, got, !c.exact)
 		}
 		for _, w := range c.want {
@@ -80,12 +80,12 @@ func TestShardingAndContextExports(t *testing.T) {
 // sharded plan exports one pipeline, not exactly, with a note.
 func TestGraphcoreRefusesContext(t *testing.T) {
 	in := &export.Input{Model: "m", LayerNames: []string{"a", "b"}, Boundaries: []int{0, 1, 2}, Context: 2}
-	if _, err := export.Make(in, export.Graphcore); err == nil || !strings.Contains(err.Error(), "context parallelism") {
+	if _, err := export.Make(in, wire.Graphcore); err == nil || !strings.Contains(err.Error(), "context parallelism") {
 		t.Errorf("context 2: %v", err)
 	}
 	in.Context, in.ZeRO, in.Sharding, in.Data = 0, 3, "zero3", 2
-	ex, err := export.Make(in, export.Graphcore)
-	if err != nil || ex.Exact || len(ex.Notes) == 0 || ex.Notes[0].Code != export.NoteParallelism {
+	ex, err := export.Make(in, wire.Graphcore)
+	if err != nil || ex.Exact || len(ex.Notes) == 0 || ex.Notes[0].Code != wire.NoteParallelism {
 		t.Errorf("zero3: %v, exact %v, notes %+v", err, ex != nil && ex.Exact, ex)
 	}
 }

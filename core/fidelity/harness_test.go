@@ -10,13 +10,14 @@ import (
 
 	"pipeplan/core/cluster"
 	"pipeplan/core/request"
+	"pipeplan/core/wire"
 )
 
 // gpt is a Megatron GPT of Korthikanti et al. 2022, Table 3: learned positions, tied
 // embeddings, dropout, vocabulary 51,200, sequence 2048, as a HuggingFace config.json.
-func gpt(h, heads, layers int) request.Architecture {
+func gpt(h, heads, layers int) wire.Architecture {
 	cfg := fmt.Sprintf(`{"model_type": "gpt2", "n_embd": %d, "n_head": %d, "n_layer": %d, "n_positions": 2048, "vocab_size": 51200}`, h, heads, layers)
-	return request.Architecture{Config: json.RawMessage(cfg)}
+	return wire.Architecture{Config: json.RawMessage(cfg)}
 }
 
 // megatron is Megatron-LM as Korthikanti et al. 2022 ran it, in the request's terms:
@@ -27,7 +28,7 @@ func gpt(h, heads, layers int) request.Architecture {
 // gradient all-reduces with back-propagation", section 6.3), the loss without the
 // logits held to the step's end; and its fused SwiGLU (for gated MLPs). An
 // architecture that names its framework keeps it.
-func megatron(t *testing.T, a *request.Architecture) {
+func megatron(t *testing.T, a *wire.Architecture) {
 	t.Helper()
 	eager, err := cluster.LookupFramework(cluster.Eager)
 	if err != nil {
@@ -48,7 +49,7 @@ func megatron(t *testing.T, a *request.Architecture) {
 // makespan, the data-parallel all-reduce, the tied embedding's all-reduce and the
 // optimizer update.
 type step struct {
-	res          *request.Result
+	res          *wire.Result
 	seconds      float64
 	stage0Act    int64 // activations the first device keeps (all in-flight microbatches of its stages)
 	stage0Memory int64 // the first stage's device memory at the step's peak (plan.Stage.MemoryBytes)
@@ -61,15 +62,15 @@ type step struct {
 // for v > 1), m microbatches of the training's microbatch size, d replicas, split as
 // Megatron splits the blocks: evenly, the embedding with the first, the head with the
 // last.
-func runStep(t *testing.T, a request.Architecture, par request.Parallelism, tr request.Training, mb, v, m int) step {
+func runStep(t *testing.T, a wire.Architecture, par wire.Parallelism, tr wire.Training, mb, v, m int) step {
 	t.Helper()
 	megatron(t, &a)
-	r := &request.Request{
-		Model:       request.ModelSpec{Architecture: &a},
-		Cluster:     request.ClusterSpec{Device: "a100-80gb", DevicesPerNode: 8, LinkIntra: "nvswitch2", LinkInter: "ib-hdr"},
+	r := &wire.Request{
+		Model:       wire.ModelSpec{Architecture: &a},
+		Cluster:     wire.ClusterSpec{Device: "a100-80gb", DevicesPerNode: 8, LinkIntra: "nvswitch2", LinkInter: "ib-hdr"},
 		Parallelism: par,
 		Training:    tr,
-		Schedule:    request.Schedule{Name: "1f1b", Microbatches: m, MicrobatchSize: mb},
+		Schedule:    wire.Schedule{Name: "1f1b", Microbatches: m, MicrobatchSize: mb},
 		Layers:      true,
 	}
 	if v > 1 {

@@ -3,7 +3,7 @@ package fidelity_test
 import (
 	"testing"
 
-	"pipeplan/core/request"
+	"pipeplan/core/wire"
 )
 
 const gib = 1 << 30
@@ -34,8 +34,8 @@ func korthikantiStep(t *testing.T, k korthikanti, recompute string, sp bool, pre
 	t.Helper()
 	a := gpt(k.h, k.heads, k.layers)
 	a.Seq, a.Attention = 2048, "eager"
-	par := request.Parallelism{Pipeline: k.p, Data: d, Tensor: 8, SequenceParallel: sp}
-	return runStep(t, a, par, request.Training{Recompute: recompute, Precision: precision}, k.mb, k.v, k.microbatches)
+	par := wire.Parallelism{Pipeline: k.p, Data: d, Tensor: 8, SequenceParallel: sp}
+	return runStep(t, a, par, wire.Training{Recompute: recompute, Precision: precision}, k.mb, k.v, k.microbatches)
 }
 
 type result struct {
@@ -194,9 +194,9 @@ func TestStepTime(t *testing.T) {
 // the passes' peak); with Megatron-LM's fused SwiGLU (framework cuda-graphs, the other
 // tests' mode) the prediction is 62.6 GB, -9.4%.
 func TestStepPeakMemory(t *testing.T) {
-	a := request.Architecture{Name: "llama-2-7b", Seq: 4096, Framework: "eager"}
-	par := request.Parallelism{Pipeline: 2, Data: 8, Sharding: "zero1", OverlapGradReduce: "off"}
-	s := runStep(t, a, par, request.Training{Precision: "mixed-fp32-grads"}, 2, 1, 128)
+	a := wire.Architecture{Name: "llama-2-7b", Seq: 4096, Framework: "eager"}
+	par := wire.Parallelism{Pipeline: 2, Data: 8, Sharding: "zero1", OverlapGradReduce: "off"}
+	s := runStep(t, a, par, wire.Training{Precision: "mixed-fp32-grads"}, 2, 1, 128)
 	// The stage's memory is the device's at the step's peak: the allocated peak, the
 	// caching allocator's reserve and the framework's fixed memory.
 	check(t, "whole-step peak memory", 0.10, []result{

@@ -20,6 +20,7 @@ import (
 	"pipeplan/core/plan"
 	"pipeplan/core/profiler"
 	"pipeplan/core/request"
+	"pipeplan/core/wire"
 )
 
 // torchPython is Debian's interpreter, the one python3-torch installs torch for (the
@@ -220,11 +221,11 @@ func checkMLP(t *testing.T, m *model.Model) {
 // the page do: the times are rescaled from the CPU to the cluster's device, which keeps the
 // independent DP's split.
 func checkRequest(t *testing.T, doc []byte, m *model.Model) {
-	r := &request.Request{
-		Model:       request.ModelSpec{Document: doc},
-		Cluster:     request.ClusterSpec{Device: "a100-80gb", Count: 3},
-		Parallelism: request.Parallelism{Pipeline: 3},
-		Schedule:    request.Schedule{Name: "1f1b", Microbatches: 12},
+	r := &wire.Request{
+		Model:       wire.ModelSpec{Document: doc},
+		Cluster:     wire.ClusterSpec{Device: "a100-80gb", Count: 3},
+		Parallelism: wire.Parallelism{Pipeline: 3},
+		Schedule:    wire.Schedule{Name: "1f1b", Microbatches: 12},
 	}
 	res, err := request.Run(context.Background(), r)
 	if err != nil {
@@ -242,7 +243,7 @@ func checkRequest(t *testing.T, doc []byte, m *model.Model) {
 	}
 	scaled := false
 	for _, d := range res.Diagnostics {
-		scaled = scaled || d.Code == request.CodeTimesScaled
+		scaled = scaled || d.Code == wire.CodeTimesScaled
 	}
 	if !scaled {
 		t.Errorf("request: no note that the CPU's times were scaled: %+v", res.Diagnostics)

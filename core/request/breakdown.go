@@ -3,6 +3,7 @@ package request
 import (
 	"pipeplan/core/model"
 	"pipeplan/core/units"
+	"pipeplan/core/wire"
 )
 
 // breakdown is Step.Breakdown: the parts that add up to StepSeconds, then the
@@ -14,7 +15,7 @@ import (
 //
 // The hidden part is the slowest device's communication less the slowest device's
 // exposed part. Parts that are 0 are left out.
-func breakdown(s *Step) string {
+func breakdown(s *wire.Step) string {
 	if s == nil {
 		return ""
 	}

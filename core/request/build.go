@@ -7,6 +7,7 @@ import (
 	"pipeplan/core/analytic"
 	"pipeplan/core/cluster"
 	"pipeplan/core/model"
+	"pipeplan/core/wire"
 )
 
 // buildModel costs an architecture on the cluster's device, or adjusts a profile to the
@@ -229,14 +230,14 @@ func (p *prepared) profile(es *model.Errors) {
 	sharded := p.shardProfile()
 	switch {
 	case train && p.weightsOnly():
-		p.note(Diagnostic{Code: CodeStateAdded, Severity: Note,
+		p.note(wire.Diagnostic{Code: wire.CodeStateAdded, Severity: wire.Note,
 			Message: fmt.Sprintf("the PipeDream profile gives weights only (fp32): training adds their gradients and %s state (%g x the weights)", r.Training.Optimizer, states)})
 	case removed:
-		p.note(Diagnostic{Code: CodeStateRemoved, Severity: Note,
+		p.note(wire.Diagnostic{Code: wire.CodeStateRemoved, Severity: wire.Note,
 			Message: "inference: the profile's gradients (grad_bytes, or half of param_bytes) and optimizer state are not held"})
 	}
 	if m.ScaledFrom > 0 {
-		p.note(Diagnostic{Code: CodeProfileScaled, Severity: Note, Field: p.modelField("scaled_from"),
+		p.note(wire.Diagnostic{Code: wire.CodeProfileScaled, Severity: wire.Note, Field: p.modelField("scaled_from"),
 			Message: fmt.Sprintf("the profile was measured with %d samples per microbatch and is scaled linearly to %d (ScaleProfile): times, activations, temporaries and transfers in proportion, weights and state as measured; %s; measure it at this size for exact figures", m.ScaledFrom, m.MicrobatchSize, fixedTimesNote(m))})
 	}
 	changed := (train && p.weightsOnly()) || removed || sharded
@@ -318,7 +319,7 @@ func (p *prepared) rescale(es *model.Errors) {
 		return
 	}
 	if m.MeasuredOn == nil {
-		p.note(Diagnostic{Code: CodeTimesNotScaled, Severity: Note, Field: p.modelField("measured_on"),
+		p.note(wire.Diagnostic{Code: wire.CodeTimesNotScaled, Severity: wire.Note, Field: p.modelField("measured_on"),
 			Message: "the profile does not say what it was measured on (measured_on): its times are taken as they are on every device"})
 		return
 	}
@@ -339,7 +340,7 @@ func (p *prepared) rescale(es *model.Errors) {
 	}
 	f := from / to
 	if f == 1 {
-		p.note(Diagnostic{Code: CodeTimesScaled, Severity: Note, Field: p.modelField("measured_on"),
+		p.note(wire.Diagnostic{Code: wire.CodeTimesScaled, Severity: wire.Note, Field: p.modelField("measured_on"),
 			Message: fmt.Sprintf("the profile was measured on %s, the cluster's device: times as measured", mo.Name)})
 		return
 	}
@@ -347,7 +348,7 @@ func (p *prepared) rescale(es *model.Errors) {
 		m.Layers[i].ForwardSeconds *= f
 		m.Layers[i].BackwardSeconds *= f
 	}
-	p.note(Diagnostic{Code: CodeTimesScaled, Severity: Note, Field: p.modelField("measured_on"),
+	p.note(wire.Diagnostic{Code: wire.CodeTimesScaled, Severity: wire.Note, Field: p.modelField("measured_on"),
 		Message: fmt.Sprintf("times measured on %s (%.4g FLOP/s) are scaled by %.4g to %s (%.4g FLOP/s)", mo.Name, from, f, deviceLabel(p.cluster.Devices[0]), to)})
 }
 

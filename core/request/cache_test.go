@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"pipeplan/core/arch"
+	"pipeplan/core/wire"
 )
 
 // A cache changes how fast, never what: every request gives through a shared cache the
@@ -18,28 +19,28 @@ func TestCacheSameResults(t *testing.T) {
 	if !ok {
 		t.Fatal("gpt2-medium is not bundled")
 	}
-	var reqs []*Request
+	var reqs []*wire.Request
 	for _, rc := range []string{"none", "selective", "full"} {
-		for _, par := range []Parallelism{{Pipeline: 2}, {Pipeline: 2, Data: 2}, {Pipeline: 2, Data: 2, ZeRO: 1}, {Pipeline: 1, Data: 4, ZeRO: 1}, {Pipeline: 4, Tensor: 2}} {
+		for _, par := range []wire.Parallelism{{Pipeline: 2}, {Pipeline: 2, Data: 2}, {Pipeline: 2, Data: 2, ZeRO: 1}, {Pipeline: 1, Data: 4, ZeRO: 1}, {Pipeline: 4, Tensor: 2}} {
 			for _, b := range []int{1, 4} {
 				for _, label := range []string{"", "renamed"} {
-					reqs = append(reqs, &Request{
-						Model:       ModelSpec{Architecture: &Architecture{Name: "gpt2-medium", Seq: 1024}, Name: label},
-						Cluster:     ClusterSpec{Device: "a100-80gb", DevicesPerNode: 4},
-						Parallelism: par, Training: Training{Recompute: rc},
-						Schedule: Schedule{Name: "1f1b", Microbatches: 8, MicrobatchSize: b},
+					reqs = append(reqs, &wire.Request{
+						Model:       wire.ModelSpec{Architecture: &wire.Architecture{Name: "gpt2-medium", Seq: 1024}, Name: label},
+						Cluster:     wire.ClusterSpec{Device: "a100-80gb", DevicesPerNode: 4},
+						Parallelism: par, Training: wire.Training{Recompute: rc},
+						Schedule: wire.Schedule{Name: "1f1b", Microbatches: 8, MicrobatchSize: b},
 					})
 				}
 			}
 		}
 	}
 	reqs = append(reqs,
-		&Request{Model: ModelSpec{Architecture: &Architecture{Config: cfg, Seq: 512}}, Cluster: ClusterSpec{Device: "h100-sxm", Count: 2}},
-		&Request{Model: ModelSpec{Architecture: &Architecture{Config: cfg, Seq: 512, MatmulEfficiency: 0.5}}, Cluster: ClusterSpec{Device: "h100-sxm", Count: 2}},
-		&Request{Model: ModelSpec{Architecture: &Architecture{Name: "gpt2-medium", Seq: 512}}, Cluster: ClusterSpec{Device: "mi300x", Count: 2}},
-		&Request{Model: ModelSpec{Architecture: &Architecture{Name: "no-such-model"}}, Cluster: ClusterSpec{Device: "h100-sxm", Count: 2}},
-		&Request{Model: ModelSpec{Architecture: &Architecture{Config: json.RawMessage(`{"model_type": "nope"}`)}}, Cluster: ClusterSpec{Device: "h100-sxm", Count: 2}},
-		&Request{Model: ModelSpec{Example: "gpt2-medium"}, Cluster: ClusterSpec{Device: "a100-80gb", Count: 4}},
+		&wire.Request{Model: wire.ModelSpec{Architecture: &wire.Architecture{Config: cfg, Seq: 512}}, Cluster: wire.ClusterSpec{Device: "h100-sxm", Count: 2}},
+		&wire.Request{Model: wire.ModelSpec{Architecture: &wire.Architecture{Config: cfg, Seq: 512, MatmulEfficiency: 0.5}}, Cluster: wire.ClusterSpec{Device: "h100-sxm", Count: 2}},
+		&wire.Request{Model: wire.ModelSpec{Architecture: &wire.Architecture{Name: "gpt2-medium", Seq: 512}}, Cluster: wire.ClusterSpec{Device: "mi300x", Count: 2}},
+		&wire.Request{Model: wire.ModelSpec{Architecture: &wire.Architecture{Name: "no-such-model"}}, Cluster: wire.ClusterSpec{Device: "h100-sxm", Count: 2}},
+		&wire.Request{Model: wire.ModelSpec{Architecture: &wire.Architecture{Config: json.RawMessage(`{"model_type": "nope"}`)}}, Cluster: wire.ClusterSpec{Device: "h100-sxm", Count: 2}},
+		&wire.Request{Model: wire.ModelSpec{Example: "gpt2-medium"}, Cluster: wire.ClusterSpec{Device: "a100-80gb", Count: 4}},
 	)
 	c := NewCache()
 	errs := 0
@@ -86,7 +87,7 @@ func mustJSON(t *testing.T, v any) string {
 // own estimates (host times, temporaries and fixed memory differ).
 func TestCacheKeysFramework(t *testing.T) {
 	c := NewCache()
-	get := func(fw string) *Result {
+	get := func(fw string) *wire.Result {
 		res, err := cacheRun(c, decode(t, `{"model": {"architecture": {"name": "gpt2", "seq": 256, "framework": "`+fw+`"}},
 			"cluster": {"device": "h100-sxm", "count": 2}}`))
 		if err != nil {
@@ -102,7 +103,7 @@ func TestCacheKeysFramework(t *testing.T) {
 }
 
 // cacheRun prepares the request with the cache and plans it.
-func cacheRun(c *Cache, r *Request) (*Result, error) {
+func cacheRun(c *Cache, r *wire.Request) (*wire.Result, error) {
 	p, err := c.Prepare(r)
 	if err != nil {
 		return nil, err

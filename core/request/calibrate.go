@@ -10,6 +10,7 @@ import (
 	"pipeplan/core/cluster"
 	"pipeplan/core/load"
 	"pipeplan/core/model"
+	"pipeplan/core/wire"
 )
 
 // Calibration is a fit of an architecture's device figures to a measured profile of the
@@ -18,7 +19,7 @@ type Calibration struct {
 	*calibrate.Result
 	// Architecture is the request's model.architecture with the fitted figures: put it in
 	// a request to plan with them at other batch sizes, sequence lengths and clusters.
-	Architecture Architecture `json:"architecture"`
+	Architecture wire.Architecture `json:"architecture"`
 	// Estimate is the analytic estimate the fit compared the profile with.
 	Estimate *analytic.Result `json:"-"`
 }
@@ -34,7 +35,7 @@ type Calibration struct {
 // Errors name their field: the request's by its path ("model.architecture"), the
 // profile's under "profile" ("profile.layers[5].name", "profile.time_unit"), so that
 // every front end tells the two apart alike.
-func Calibrate(ctx context.Context, r *Request, profile *model.Model) (*Calibration, error) {
+func Calibrate(ctx context.Context, r *wire.Request, profile *model.Model) (*Calibration, error) {
 	if ctx == nil {
 		ctx = context.Background()
 	}
@@ -100,7 +101,7 @@ func Calibrate(ctx context.Context, r *Request, profile *model.Model) (*Calibrat
 // CalibrateText is Calibrate of a profile given as a file's text (any model format
 // core/load reads; the profiler writes pipeplan's native JSON). An empty text, or one
 // that does not load, is an error under "profile".
-func CalibrateText(ctx context.Context, r *Request, profileText []byte) (*Calibration, error) {
+func CalibrateText(ctx context.Context, r *wire.Request, profileText []byte) (*Calibration, error) {
 	if r == nil || r.Model.Architecture == nil {
 		return nil, &model.FieldError{Path: "model.architecture", Reason: "is required: calibration fits an architecture's costs to a profile of it"}
 	}

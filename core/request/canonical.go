@@ -15,12 +15,13 @@ import (
 	"unicode/utf8"
 
 	"pipeplan/core/internal/jsonscan"
+	"pipeplan/core/wire"
 )
 
 // Canonical returns the request's canonical encoding: normalized (every default applied),
 // compact JSON with the fields in a fixed order and the keys of embedded documents sorted.
 // Two requests that mean the same plan give the same bytes.
-func Canonical(r *Request) ([]byte, error) {
+func Canonical(r *wire.Request) ([]byte, error) {
 	n, err := Normalize(r)
 	if err != nil {
 		return nil, err
@@ -29,7 +30,7 @@ func Canonical(r *Request) ([]byte, error) {
 }
 
 // canonical encodes an already normalized request.
-func canonical(r *Request) ([]byte, error) {
+func canonical(r *wire.Request) ([]byte, error) {
 	parts, _, err := canonicalParts(r, nil)
 	if err != nil {
 		return nil, err
@@ -46,7 +47,7 @@ func canonical(r *Request) ([]byte, error) {
 // When the model document is hashed (the same bytes in memory: a request's copies share
 // them), it is not encoded: its piece is nil and skipped is its index; otherwise skipped
 // is -1.
-func canonicalParts(r *Request, hashed json.RawMessage) (parts [][]byte, skipped int, err error) {
+func canonicalParts(r *wire.Request, hashed json.RawMessage) (parts [][]byte, skipped int, err error) {
 	c := *r
 	if c.Parallelism.Tensor == 1 {
 		// Tensor parallelism came after the first requests: its default is left out, so
@@ -374,7 +375,7 @@ func appendValue(out, v []byte) []byte {
 // ID returns the request's content id: the SHA-256 of its canonical encoding and the
 // planner's version, in hex (64 characters). The same request gives the same id, and a
 // planner that would answer differently gives another.
-func ID(r *Request) (string, error) {
+func ID(r *wire.Request) (string, error) {
 	b, err := Canonical(r)
 	if err != nil {
 		return "", err

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"pipeplan/core/wire"
 	"regexp"
 	"strconv"
 	"testing"
@@ -156,8 +157,8 @@ func TestIDIsRunsID(t *testing.T) {
 	if want := contentID(c); id != want {
 		t.Errorf("ID %s, want contentID of the canonical bytes %s", id, want)
 	}
-	if res := run(t, r); res.ID != id || res.PlannerVersion != PlannerVersion || res.Version != Version {
-		t.Errorf("result id %s, planner %s, version %d; want %s, %s, %d", res.ID, res.PlannerVersion, res.Version, id, PlannerVersion, Version)
+	if res := run(t, r); res.ID != id || res.PlannerVersion != PlannerVersion || res.Version != wire.Version {
+		t.Errorf("result id %s, planner %s, version %d; want %s, %s, %d", res.ID, res.PlannerVersion, res.Version, id, PlannerVersion, wire.Version)
 	}
 }
 

@@ -2,6 +2,7 @@ package request
 
 import (
 	"context"
+	"pipeplan/core/wire"
 	"testing"
 )
 
@@ -11,7 +12,7 @@ import (
 // over nodes joined by InfiniBand exposes less context time than the flat ring, whose
 // c - 1 steps all cross the network.
 func TestHierarchicalContextRequest(t *testing.T) {
-	req := func(method string) *Request {
+	req := func(method string) *wire.Request {
 		r := llamaRequest(2, 1, 2)
 		r.Model.Architecture.Seq = 16384
 		r.Parallelism.Context, r.Parallelism.ContextMethod = 8, method
@@ -42,26 +43,26 @@ func TestHierarchicalContextRequest(t *testing.T) {
 // refused at parallelism.context_inner with the reason.
 func TestHierarchicalContextRefused(t *testing.T) {
 	for _, c := range []struct {
-		edit         func(*Request)
+		edit         func(*wire.Request)
 		path, reason string
 	}{
-		{func(r *Request) { r.Parallelism.Context, r.Parallelism.ContextInner = 4, 2 }, "parallelism.context_inner", "goes with parallelism.context_method hierarchical"},
-		{func(r *Request) { r.Parallelism.Context, r.Parallelism.ContextMethod = 4, "hierarchical" }, "parallelism.context_inner", "give the all-to-all group's size"},
-		{func(r *Request) {
+		{func(r *wire.Request) { r.Parallelism.Context, r.Parallelism.ContextInner = 4, 2 }, "parallelism.context_inner", "goes with parallelism.context_method hierarchical"},
+		{func(r *wire.Request) { r.Parallelism.Context, r.Parallelism.ContextMethod = 4, "hierarchical" }, "parallelism.context_inner", "give the all-to-all group's size"},
+		{func(r *wire.Request) {
 			r.Parallelism.Context, r.Parallelism.ContextMethod, r.Parallelism.ContextInner = 8, "hierarchical", 3
 		}, "parallelism.context_inner", "must divide parallelism.context (8)"},
-		{func(r *Request) {
+		{func(r *wire.Request) {
 			r.Parallelism.Context, r.Parallelism.ContextMethod, r.Parallelism.ContextInner = 4, "hierarchical", 4
 		}, "parallelism.context_inner", "at least two groups on the ring"},
-		{func(r *Request) {
+		{func(r *wire.Request) {
 			r.Parallelism.Context, r.Parallelism.ContextMethod, r.Parallelism.ContextInner = 8, "hierarchical", 4
 			r.Parallelism.Tensor, r.Cluster.DevicesPerNode = 4, 8
 		}, "parallelism.context_inner", "(4 x 4) must fit in a node of cluster.devices_per_node (8)"},
-		{func(r *Request) {
+		{func(r *wire.Request) {
 			r.Parallelism.Context, r.Parallelism.ContextMethod = 2, "hierarchical"
 			r.Cluster.DevicesPerNode = 8
 		}, "parallelism.context_inner", "no divisor of parallelism.context (2)"},
-		{func(r *Request) {
+		{func(r *wire.Request) {
 			r.Parallelism.Context, r.Parallelism.ContextMethod, r.Parallelism.ContextInner = 32, "hierarchical", 16
 		}, "parallelism.context", "num_kv_heads"},
 	} {

@@ -11,6 +11,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"pipeplan/core/wire"
 	"reflect"
 	"regexp"
 	"slices"
@@ -203,7 +204,7 @@ func requestFields() map[string]bool {
 			}
 		}
 	}
-	walk(reflect.TypeOf(Request{}), "")
+	walk(reflect.TypeOf(wire.Request{}), "")
 	return fields
 }
 
@@ -258,7 +259,7 @@ func TestDocCodes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, known := range []string{CodeStageOverMemory, CodeGraphcoreMemoryRule, "no_split_fits", "too_few_layers"} {
+	for _, known := range []string{wire.CodeStageOverMemory, wire.CodeGraphcoreMemoryRule, "no_split_fits", "too_few_layers"} {
 		if _, ok := codes[known]; !ok {
 			t.Fatalf("the scan of core found no constant for the code %s: it is broken (found %v)", known, codes)
 		}

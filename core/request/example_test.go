@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"pipeplan/core/request"
+	"pipeplan/core/wire"
 )
 
 // A front end turns what its user gave into a request and runs it: here the bundled
@@ -54,23 +55,23 @@ func ExampleRun() {
 // writes names in another case, has the id of one that leaves them out. A cache or a
 // shared-plan link keys on it.
 func ExampleID() {
-	short := &request.Request{
-		Model:   request.ModelSpec{Example: "gpt2-medium"},
-		Cluster: request.ClusterSpec{Device: "a100-80gb", Count: 4},
+	short := &wire.Request{
+		Model:   wire.ModelSpec{Example: "gpt2-medium"},
+		Cluster: wire.ClusterSpec{Device: "a100-80gb", Count: 4},
 	}
-	long := &request.Request{
+	long := &wire.Request{
 		Version:     1,
-		Model:       request.ModelSpec{Example: "GPT2-Medium"},
-		Cluster:     request.ClusterSpec{Device: "A100-80GB", Count: 4, Link: "NVLink3"},
-		Parallelism: request.Parallelism{Pipeline: 4, Data: 1},
-		Training:    request.Training{Mode: request.ModeTraining, Recompute: "none"},
-		Schedule:    request.Schedule{Name: "1F1B", Microbatches: 16, MicrobatchSize: 8},
+		Model:       wire.ModelSpec{Example: "GPT2-Medium"},
+		Cluster:     wire.ClusterSpec{Device: "A100-80GB", Count: 4, Link: "NVLink3"},
+		Parallelism: wire.Parallelism{Pipeline: 4, Data: 1},
+		Training:    wire.Training{Mode: wire.ModeTraining, Recompute: "none"},
+		Schedule:    wire.Schedule{Name: "1F1B", Microbatches: 16, MicrobatchSize: 8},
 		Objective:   "compute", MemoryProportion: 1,
 	}
-	other := &request.Request{
-		Model:    request.ModelSpec{Example: "gpt2-medium"},
-		Cluster:  request.ClusterSpec{Device: "a100-80gb", Count: 4},
-		Schedule: request.Schedule{Name: "gpipe"},
+	other := &wire.Request{
+		Model:    wire.ModelSpec{Example: "gpt2-medium"},
+		Cluster:  wire.ClusterSpec{Device: "a100-80gb", Count: 4},
+		Schedule: wire.Schedule{Name: "gpipe"},
 	}
 	a, _ := request.ID(short)
 	b, _ := request.ID(long)
@@ -117,9 +118,9 @@ func ExampleDecode() {
 // alternatives) prepares it once and plans its variants: each With reuses the loaded
 // model and cluster, and Plan skips the content id that only a reported plan needs.
 func ExamplePrepared_With() {
-	p, err := request.Prepare(&request.Request{
-		Model:   request.ModelSpec{Example: "gpt2-medium"},
-		Cluster: request.ClusterSpec{Device: "a100-80gb", Count: 4},
+	p, err := request.Prepare(&wire.Request{
+		Model:   wire.ModelSpec{Example: "gpt2-medium"},
+		Cluster: wire.ClusterSpec{Device: "a100-80gb", Count: 4},
 	})
 	if err != nil {
 		fmt.Println(err)
@@ -127,7 +128,7 @@ func ExamplePrepared_With() {
 	}
 	for _, name := range []string{"gpipe", "1f1b", "zb-h1"} {
 		k := p.Knobs()
-		k.Schedule = request.Schedule{Name: name, Microbatches: 16}
+		k.Schedule = wire.Schedule{Name: name, Microbatches: 16}
 		v, err := p.With(k)
 		if err != nil {
 			fmt.Println(err)

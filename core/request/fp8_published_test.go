@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"pipeplan/core/wire"
 	"sort"
 	"strings"
 	"testing"
@@ -84,7 +85,7 @@ const overlapGap = "a third slow with NeMo's data-parallel and tensor-parallel o
 
 // fp8Models are the runs' models: bundled configs, or config.json objects (NeMo's GPT-3
 // sizes: Brown et al. 2020, Table 2.1; Llama 2 13B: meta-llama/Llama-2-13b-hf).
-var fp8Models = map[string]Architecture{
+var fp8Models = map[string]wire.Architecture{
 	"llama3-8b":     {Name: "meta-llama-3-8b"},
 	"llama3-70b":    {Name: "llama-3.1-70b"},
 	"llama3.1-405b": {Config: []byte(llama31405b)},
@@ -103,7 +104,7 @@ const llama31405b = `{"model_type": "llama", "hidden_act": "silu", "hidden_size"
  "num_hidden_layers": 126, "num_attention_heads": 128, "num_key_value_heads": 8, "vocab_size": 128256,
  "max_position_embeddings": 8192, "rms_norm_eps": 1e-05, "tie_word_embeddings": false}`
 
-func (c fp8Run) request() *Request {
+func (c fp8Run) request() *wire.Request {
 	a := fp8Models[c.model]
 	a.Seq, a.Framework = c.seq, "cuda-graphs"
 	if a.Seq == 0 {
@@ -122,16 +123,16 @@ func (c fp8Run) request() *Request {
 	if c.vp > 1 {
 		sched = fmt.Sprintf("interleaved:%d", c.vp)
 	}
-	return &Request{
-		Model:   ModelSpec{Architecture: &a},
-		Cluster: ClusterSpec{Device: c.device, DevicesPerNode: perNode},
-		Parallelism: Parallelism{Pipeline: c.pp, Data: dp, Tensor: c.tp, ZeRO: 1, SequenceParallel: c.tp > 1,
+	return &wire.Request{
+		Model:   wire.ModelSpec{Architecture: &a},
+		Cluster: wire.ClusterSpec{Device: c.device, DevicesPerNode: perNode},
+		Parallelism: wire.Parallelism{Pipeline: c.pp, Data: dp, Tensor: c.tp, ZeRO: 1, SequenceParallel: c.tp > 1,
 			// NeMo's and Megatron-Bridge's recipes set overlap_grad_reduce and
 			// overlap_param_gather in their DistributedDataParallelConfig, and
 			// tp_comm_overlap with tensor parallelism (their userbuffers configs).
 			OverlapGradReduce: OverlapOn, OverlapParamGather: OverlapOn, OverlapTensorComm: tpOverlap},
-		Training: Training{Precision: "mixed-fp32-grads", FP8Recipe: c.recipe, FP8ParamGather: true},
-		Schedule: Schedule{Name: sched, Microbatches: c.gbs / dp / c.mbs, MicrobatchSize: c.mbs},
+		Training: wire.Training{Precision: "mixed-fp32-grads", FP8Recipe: c.recipe, FP8ParamGather: true},
+		Schedule: wire.Schedule{Name: sched, Microbatches: c.gbs / dp / c.mbs, MicrobatchSize: c.mbs},
 	}
 }
 

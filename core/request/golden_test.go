@@ -6,6 +6,7 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"pipeplan/core/wire"
 	"testing"
 )
 
@@ -18,7 +19,7 @@ var goldens = []string{"gpt2-4xa100"}
 
 // marshalResult is how a golden result is written: indented by two spaces, with a final
 // newline.
-func marshalResult(t *testing.T, res *Result) []byte {
+func marshalResult(t *testing.T, res *wire.Result) []byte {
 	t.Helper()
 	b, err := json.MarshalIndent(res, "", "  ")
 	if err != nil {
@@ -66,7 +67,7 @@ func TestGoldenRequest(t *testing.T) {
 		t.Fatal(err)
 	}
 	if n.Model.Example != "gpt2-medium" || n.Cluster.Device != "a100-80gb" || n.Parallelism.Pipeline != 4 ||
-		n.Parallelism.Data != 1 || n.Schedule.Name != "1f1b" || n.Schedule.Microbatches != 16 || n.Training.Mode != ModeTraining {
+		n.Parallelism.Data != 1 || n.Schedule.Name != "1f1b" || n.Schedule.Microbatches != 16 || n.Training.Mode != wire.ModeTraining {
 		t.Errorf("the golden request is %+v", n)
 	}
 }

@@ -5,6 +5,7 @@ import (
 
 	"pipeplan/core/load"
 	"pipeplan/core/schedule"
+	"pipeplan/core/wire"
 )
 
 // toolMemory reports whether the stages are planned with Graphcore's auto-pipeline tool's
@@ -28,7 +29,7 @@ func (p *prepared) toolMemoryNote(c schedule.Config) {
 	if !keeps {
 		return
 	}
-	p.note(Diagnostic{Code: CodeGraphcoreMemoryRule, Severity: Note, Field: "schedule.name",
+	p.note(wire.Diagnostic{Code: wire.CodeGraphcoreMemoryRule, Severity: wire.Note, Field: "schedule.name",
 		Message:    fmt.Sprintf("the Graphcore profile is split as Graphcore's auto-pipeline tool splits it: each stage's memory holds one microbatch's activations (curActivation), not the microbatches %s keeps in flight; the simulated step's peak memory counts those", c),
 		Suggestion: "to split with the schedule's stash counted, give the profile in pipeplan's native JSON (docs/formats.md)"})
 }

@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
+	"pipeplan/core/wire"
 	"slices"
 	"strings"
 	"testing"
@@ -301,7 +302,7 @@ func TestGraphcoreMemoryRuleNote(t *testing.T) {
 		{"activations, inference", withActs, `, "training": {"mode": "inference"}`, false},
 	} {
 		res := run(t, decode(t, `{"model": {"document": `+tc.model+`}, "cluster": {"document": `+cj+`}`+tc.extra+`}`))
-		if got := diagnostic(res, CodeGraphcoreMemoryRule) != nil; got != tc.note {
+		if got := diagnostic(res, wire.CodeGraphcoreMemoryRule) != nil; got != tc.note {
 			t.Errorf("%s: note %v, want %v", tc.name, got, tc.note)
 		}
 	}

@@ -8,10 +8,11 @@ import (
 	"testing"
 
 	"pipeplan/core/model"
+	"pipeplan/core/wire"
 )
 
 // decode reads a request written in the test, failing the test on an error.
-func decode(t *testing.T, s string) *Request {
+func decode(t *testing.T, s string) *wire.Request {
 	t.Helper()
 	r, err := Decode([]byte(s))
 	if err != nil {
@@ -21,7 +22,7 @@ func decode(t *testing.T, s string) *Request {
 }
 
 // run plans a request, failing the test on an error.
-func run(t *testing.T, r *Request) *Result {
+func run(t *testing.T, r *wire.Request) *wire.Result {
 	t.Helper()
 	res, err := Run(context.Background(), r)
 	if err != nil {
@@ -31,7 +32,7 @@ func run(t *testing.T, r *Request) *Result {
 }
 
 // runJSON decodes and plans a request, and checks that it has a plan.
-func runJSON(t *testing.T, s string) *Result {
+func runJSON(t *testing.T, s string) *wire.Result {
 	t.Helper()
 	res := run(t, decode(t, s))
 	if !res.Feasible || res.Plan == nil || res.Step == nil {
@@ -76,7 +77,7 @@ func hasFieldError(err error, path, reason string) bool {
 }
 
 // diagnostic returns the result's diagnostic with that code, or nil.
-func diagnostic(res *Result, code string) *Diagnostic {
+func diagnostic(res *wire.Result, code string) *wire.Diagnostic {
 	for i := range res.Diagnostics {
 		if res.Diagnostics[i].Code == code {
 			return &res.Diagnostics[i]

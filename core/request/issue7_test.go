@@ -18,6 +18,7 @@ import (
 	"pipeplan/core/examples"
 	"pipeplan/core/load"
 	"pipeplan/core/model"
+	"pipeplan/core/wire"
 )
 
 // gpt2Layers returns the bundled GPT-2 profile's layers, as the example file states them.
@@ -109,10 +110,10 @@ func TestTimesScaleFromMeasuredOn(t *testing.T) {
 			t.Errorf("stage %d: %v s on h100-sxm, want 312/989 x %v s = %v", i, h, a, a*f)
 		}
 	}
-	if d := diagnostic(h100, CodeTimesScaled); d == nil || d.Field != "model.example" {
+	if d := diagnostic(h100, wire.CodeTimesScaled); d == nil || d.Field != "model.example" {
 		t.Errorf("no times_scaled note on h100-sxm: %+v", h100.Diagnostics)
 	}
-	if diagnostic(a100, CodeTimesNotScaled) != nil || diagnostic(h100, CodeTimesNotScaled) != nil {
+	if diagnostic(a100, wire.CodeTimesNotScaled) != nil || diagnostic(h100, wire.CodeTimesNotScaled) != nil {
 		t.Errorf("times_not_scaled note with measured_on")
 	}
 }
@@ -132,11 +133,11 @@ func TestTimesNotScaledWithoutMeasuredOn(t *testing.T) {
 	bounds := `"boundaries":[0,7,14,21,26]`
 	a100 := runJSON(t, `{"model":{"example":"gpt2-medium"},"cluster":{"device":"a100-80gb","count":4},`+bounds+`}`)
 	h100 := runJSON(t, `{"model":{"document":`+string(b)+`},"cluster":{"device":"h100-sxm","count":4},`+bounds+`}`)
-	d := diagnostic(h100, CodeTimesNotScaled)
-	if d == nil || d.Severity != Note || d.Field != "model.document.measured_on" {
+	d := diagnostic(h100, wire.CodeTimesNotScaled)
+	if d == nil || d.Severity != wire.Note || d.Field != "model.document.measured_on" {
 		t.Errorf("no times_not_scaled note: %+v", h100.Diagnostics)
 	}
-	if diagnostic(h100, CodeTimesScaled) != nil {
+	if diagnostic(h100, wire.CodeTimesScaled) != nil {
 		t.Errorf("times_scaled note without measured_on")
 	}
 	for i := range a100.Plan.Stages {
@@ -179,7 +180,7 @@ func TestPipeDreamTrainingHoldsGradientsAndState(t *testing.T) {
 	if res.Model.Format != string(load.PipeDream) {
 		t.Fatalf("format %q", res.Model.Format)
 	}
-	if diagnostic(res, CodeStateAdded) == nil {
+	if diagnostic(res, wire.CodeStateAdded) == nil {
 		t.Errorf("no state_added note")
 	}
 	for i, s := range res.Plan.Stages {
@@ -250,7 +251,7 @@ func TestDataParallelRingAllReduce(t *testing.T) {
 	if res.Step.DataParallelAllReduceSeconds != slowest || slowest == 0 {
 		t.Errorf("step all-reduce %v s, want the slowest device's %v s", res.Step.DataParallelAllReduceSeconds, slowest)
 	}
-	if diagnostic(res, CodeGradBytesAssumed) == nil {
+	if diagnostic(res, wire.CodeGradBytesAssumed) == nil {
 		t.Errorf("no grad_bytes_assumed note")
 	}
 }
@@ -271,8 +272,8 @@ func TestDataParallelDocumentLinks(t *testing.T) {
 			t.Errorf("no data_link, device %d: %v s, want %v s over the document's link", i, assumed.Devices[i].AllReduceSeconds, want)
 		}
 	}
-	if diagnostic(assumed, CodeDataLinkAssumed) == nil || diagnostic(named, CodeDataLinkAssumed) != nil {
-		t.Errorf("data_link_assumed note: %v without data_link, %v with", diagnostic(assumed, CodeDataLinkAssumed), diagnostic(named, CodeDataLinkAssumed))
+	if diagnostic(assumed, wire.CodeDataLinkAssumed) == nil || diagnostic(named, wire.CodeDataLinkAssumed) != nil {
+		t.Errorf("data_link_assumed note: %v without data_link, %v with", diagnostic(assumed, wire.CodeDataLinkAssumed), diagnostic(named, wire.CodeDataLinkAssumed))
 	}
 }
 
@@ -480,7 +481,7 @@ func TestInferenceOneNotion(t *testing.T) {
 			t.Errorf("stage %d: stash %d for %d in flight: inference keeps nothing for a backward pass", i, s.StashBytes, s.InFlight)
 		}
 	}
-	if diagnostic(inf, CodeStateRemoved) == nil {
+	if diagnostic(inf, wire.CodeStateRemoved) == nil {
 		t.Errorf("no state_removed note")
 	}
 	sched := decode(t, `{"model":{"example":"gpt2-medium"},"cluster":{"device":"a100-80gb","count":4},"schedule":{"name":"inference"},`+bounds+`}`)
@@ -488,7 +489,7 @@ func TestInferenceOneNotion(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n.Training.Mode != ModeInference {
+	if n.Training.Mode != wire.ModeInference {
 		t.Errorf("schedule inference: mode %q, want inference", n.Training.Mode)
 	}
 	if res := run(t, sched); res.ID != inf.ID {
@@ -506,7 +507,7 @@ func TestRunRefusesWithoutPanicking(t *testing.T) {
 	if _, err := Run(noContext, decode(t, `{"model":{"example":"gpt2-medium"},"cluster":{"device":"a100-80gb","count":2}}`)); err != nil {
 		t.Errorf("Run without a context: %v", err)
 	}
-	var zero Request
+	var zero wire.Request
 	if _, err := Run(context.Background(), &zero); !hasFieldError(err, "model", "exactly one") {
 		t.Errorf("Run(zero request): %v", err)
 	}
@@ -535,13 +536,13 @@ func TestRunInfeasible(t *testing.T) {
 	}
 	var found bool
 	for _, d := range res.Diagnostics {
-		found = found || (d.Severity == Error && d.Code != "" && d.BytesNeeded > d.CapacityBytes)
+		found = found || (d.Severity == wire.Error && d.Code != "" && d.BytesNeeded > d.CapacityBytes)
 	}
 	if !found {
 		t.Errorf("no error diagnostic with bytes needed over capacity: %+v", res.Diagnostics)
 	}
 	res = run(t, decode(t, `{"model":{"example":"gpt2-medium"},"cluster":{"device":"a100-80gb","count":2},"boundaries":[0,25,26],"schedule":{"name":"gpipe","microbatches":16}}`))
-	d := diagnostic(res, CodeStageOverMemory)
+	d := diagnostic(res, wire.CodeStageOverMemory)
 	if res.Feasible || res.Plan == nil || d == nil || d.Stage == nil || *d.Stage != 0 || d.BytesNeeded <= d.CapacityBytes {
 		t.Errorf("split over memory: feasible %v, diagnostic %+v", res.Feasible, d)
 	}
@@ -601,7 +602,7 @@ func TestOptimizerUpdateUsesMemoryEfficiencyOverride(t *testing.T) {
 // TestPrecisionAllReduce: with fp32 gradients (Megatron-LM's main_grad, or PyTorch AMP's
 // fp32 parameters) the data-parallel all-reduce moves twice mixed precision's bytes.
 func TestPrecisionAllReduce(t *testing.T) {
-	req := func(precision string) *Result {
+	req := func(precision string) *wire.Result {
 		return runJSON(t, `{"model": {"architecture": {"name": "llama-3.2-1b", "seq": 1024}},
 			"cluster": {"device": "h100-sxm", "count": 4}, "parallelism": {"pipeline": 2, "data": 2},
 			"training": {"precision": "`+precision+`"}}`)

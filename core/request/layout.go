@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"pipeplan/core/model"
+	"pipeplan/core/wire"
 )
 
 // LayoutTie is the relative throughput within which StartLayout keeps the simpler
@@ -17,7 +18,7 @@ const LayoutTie = 0.01
 type Layout struct {
 	// Request is the request given with the layout set: parallelism.data and
 	// parallelism.sharding (the pipeline follows from the devices).
-	Request *Request `json:"request"`
+	Request *wire.Request `json:"request"`
 	// Pipeline stages and Data replicas of the layout, and its Sharding ("none" or
 	// "zero1"); SamplesPerSecond its throughput as planned.
 	Pipeline         int     `json:"stages"`
@@ -44,7 +45,7 @@ type Layout struct {
 // A request that fixes the layout, or whose layout no split fits, comes back as given
 // (Layout.Request is r, Pipeline 0) with a Rule that says why. Errors are the request's
 // (Normalize's).
-func StartLayout(ctx context.Context, r *Request) (*Layout, error) {
+func StartLayout(ctx context.Context, r *wire.Request) (*Layout, error) {
 	n, err := Normalize(r)
 	if err != nil {
 		return nil, err
@@ -63,7 +64,7 @@ func StartLayout(ctx context.Context, r *Request) (*Layout, error) {
 	group := n.Parallelism.Tensor * n.Parallelism.Context
 	groups := n.Cluster.Count / group
 	shardings := []string{par.Sharding}
-	open := par.Sharding == "" && par.ZeRO == 0 && n.Training.Mode == ModeTraining
+	open := par.Sharding == "" && par.ZeRO == 0 && n.Training.Mode == wire.ModeTraining
 	if open {
 		shardings = []string{"", "zero1"}
 	}

@@ -2,6 +2,7 @@ package request
 
 import (
 	"context"
+	"pipeplan/core/wire"
 	"testing"
 )
 
@@ -10,8 +11,8 @@ import (
 // it helps), checked against planning every split; a request that fixes its layout
 // comes back as given.
 func TestStartLayout(t *testing.T) {
-	base := &Request{Model: ModelSpec{Architecture: &Architecture{Name: "meta-llama-3-8b"}},
-		Cluster: ClusterSpec{Device: "h100-sxm", Count: 16, DevicesPerNode: 8}}
+	base := &wire.Request{Model: wire.ModelSpec{Architecture: &wire.Architecture{Name: "meta-llama-3-8b"}},
+		Cluster: wire.ClusterSpec{Device: "h100-sxm", Count: 16, DevicesPerNode: 8}}
 	l, err := StartLayout(context.Background(), base)
 	if err != nil {
 		t.Fatal(err)
@@ -55,11 +56,11 @@ func TestStartLayout(t *testing.T) {
 	if l, err := StartLayout(context.Background(), fixed); err != nil || l.Pipeline != 0 || l.Request != fixed {
 		t.Errorf("a request with its replicas: %v %+v", err, l)
 	}
-	profile := &Request{Model: ModelSpec{Example: "gpt2-medium"}, Cluster: ClusterSpec{Device: "h100-sxm", Count: 8}}
+	profile := &wire.Request{Model: wire.ModelSpec{Example: "gpt2-medium"}, Cluster: wire.ClusterSpec{Device: "h100-sxm", Count: 8}}
 	if l, err := StartLayout(context.Background(), profile); err != nil || l.Pipeline != 0 || l.Request != profile {
 		t.Errorf("a measured profile: %v %+v", err, l)
 	}
-	if _, err := StartLayout(context.Background(), &Request{Model: ModelSpec{Example: "gpt2-medium"}}); err == nil {
+	if _, err := StartLayout(context.Background(), &wire.Request{Model: wire.ModelSpec{Example: "gpt2-medium"}}); err == nil {
 		t.Error("a request without a cluster: no error")
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"pipeplan/core/analytic"
 	"pipeplan/core/cluster"
 	"pipeplan/core/model"
+	"pipeplan/core/wire"
 )
 
 // links checks that every transfer between stages has a link with a bandwidth, unless
@@ -64,7 +65,7 @@ func (p *prepared) links(es *model.Errors) {
 		p.dataLink = &l.Link
 	case slowest != nil:
 		p.dataLink = slowest
-		p.note(Diagnostic{Code: CodeDataLinkAssumed, Severity: Note, Field: "cluster.data_link",
+		p.note(wire.Diagnostic{Code: wire.CodeDataLinkAssumed, Severity: wire.Note, Field: "cluster.data_link",
 			Message: "the data-parallel all-reduce is costed on the slowest link between the pipeline's stages (set cluster.data_link to name another)"})
 	default:
 		es.Add("cluster.data_link", "the pipeline has one device, so no link of the cluster document joins the data-parallel replicas: name a link preset")

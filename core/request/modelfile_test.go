@@ -5,7 +5,7 @@ import (
 	"os"
 	"testing"
 
-	"pipeplan/core/request/spec"
+	"pipeplan/core/wire"
 )
 
 // TestModelFileIsWhatCoreReads: spec.ModelFromFile, which the page and the command line put
@@ -29,13 +29,13 @@ func TestModelFileIsWhatCoreReads(t *testing.T) {
 			{"as it is", "", ""},
 			{"with a byte-order mark and white space", "\xef\xbb\xbf \n", "\n\n"},
 		} {
-			m, err := spec.ModelFromFile([]byte(variant.prefix+string(data)+variant.suffix), 1<<30)
+			m, err := wire.ModelFromFile([]byte(variant.prefix+string(data)+variant.suffix), 1<<30)
 			if err != nil {
 				t.Errorf("%s %s: %v", tc.file, variant.name, err)
 				continue
 			}
-			r := &Request{Model: m,
-				Cluster: ClusterSpec{Device: tc.device, Count: 2}}
+			r := &wire.Request{Model: m,
+				Cluster: wire.ClusterSpec{Device: tc.device, Count: 2}}
 			res, err := Run(context.Background(), r)
 			if err != nil {
 				t.Errorf("%s %s: %v", tc.file, variant.name, err)

@@ -4,18 +4,19 @@ import (
 	"context"
 	"pipeplan/core/cluster"
 
+	"pipeplan/core/wire"
 	"strings"
 	"testing"
 )
 
 // moeRequest is Mixtral 8x7B, sequences of 2048, on nodes of 8 H100s: p stages x d
 // replicas x t-way tensor parallelism, expert parallelism ep, ZeRO-1.
-func moeRequest(p, d, t, ep int) *Request {
-	return &Request{
-		Model:       ModelSpec{Architecture: &Architecture{Name: "mixtral-8x7b", Seq: 2048}},
-		Cluster:     ClusterSpec{Device: "h100-sxm", DevicesPerNode: 8},
-		Parallelism: Parallelism{Pipeline: p, Data: d, Tensor: t, SequenceParallel: t > 1, Expert: ep, ZeRO: 1},
-		Schedule:    Schedule{Microbatches: 4 * p},
+func moeRequest(p, d, t, ep int) *wire.Request {
+	return &wire.Request{
+		Model:       wire.ModelSpec{Architecture: &wire.Architecture{Name: "mixtral-8x7b", Seq: 2048}},
+		Cluster:     wire.ClusterSpec{Device: "h100-sxm", DevicesPerNode: 8},
+		Parallelism: wire.Parallelism{Pipeline: p, Data: d, Tensor: t, SequenceParallel: t > 1, Expert: ep, ZeRO: 1},
+		Schedule:    wire.Schedule{Microbatches: 4 * p},
 	}
 }
 
@@ -23,23 +24,23 @@ func moeRequest(p, d, t, ep int) *Request {
 // the reason.
 func TestExpertParallelErrors(t *testing.T) {
 	for _, tt := range []struct {
-		edit func(*Request)
+		edit func(*wire.Request)
 		want string
 	}{
-		{func(r *Request) { r.Parallelism.Expert = 3; r.Parallelism.Data = 3 }, "parallelism.expert: must divide the model's 8 experts, got 3"},
-		{func(r *Request) { r.Parallelism.Expert = 8; r.Parallelism.Data = 2 },
+		{func(r *wire.Request) { r.Parallelism.Expert = 3; r.Parallelism.Data = 3 }, "parallelism.expert: must divide the model's 8 experts, got 3"},
+		{func(r *wire.Request) { r.Parallelism.Expert = 8; r.Parallelism.Data = 2 },
 			"parallelism.expert: expert x expert tensor parallelism (8 x 2) must divide data x context x tensor parallelism (2 x 1 x 2)"},
-		{func(r *Request) { r.Parallelism.SequenceParallel = false },
+		{func(r *wire.Request) { r.Parallelism.SequenceParallel = false },
 			"parallelism.sequence_parallel: is needed with tensor_parallel 2 and expert parallelism"},
-		{func(r *Request) { r.Parallelism.Expert = 1; r.Parallelism.ExpertOverlap = true },
+		{func(r *wire.Request) { r.Parallelism.Expert = 1; r.Parallelism.ExpertOverlap = true },
 			"parallelism.expert_overlap: hides the expert-parallel all-to-alls: it needs parallelism.expert >= 2"},
-		{func(r *Request) { r.Parallelism.ExpertOverlap = true; r.Training.Recompute = "full" },
+		{func(r *wire.Request) { r.Parallelism.ExpertOverlap = true; r.Training.Recompute = "full" },
 			"parallelism.expert_overlap: does not go with full recomputation"},
-		{func(r *Request) { r.Model.Architecture.ExpertImbalance = 0.5 }, "model.architecture.expert_imbalance: must be between 1 (balanced)"},
-		{func(r *Request) { r.Model.Architecture.CapacityFactor = -1 }, "model.architecture.capacity_factor: must be 0 (dropless)"},
-		{func(r *Request) { r.Parallelism.ExpertTensor = 3; r.Parallelism.Data = 6 }, "parallelism.expert_tensor: must divide an expert's width (14336), got 3"},
-		{func(r *Request) { r.Model.Architecture.Name = "meta-llama-3-8b" }, "parallelism.expert: splits the experts of a mixture-of-experts architecture; the model has none"},
-		{func(r *Request) { r.Parallelism.Expert = -1 }, "parallelism.expert: must be between 1 and"},
+		{func(r *wire.Request) { r.Model.Architecture.ExpertImbalance = 0.5 }, "model.architecture.expert_imbalance: must be between 1 (balanced)"},
+		{func(r *wire.Request) { r.Model.Architecture.CapacityFactor = -1 }, "model.architecture.capacity_factor: must be 0 (dropless)"},
+		{func(r *wire.Request) { r.Parallelism.ExpertTensor = 3; r.Parallelism.Data = 6 }, "parallelism.expert_tensor: must divide an expert's width (14336), got 3"},
+		{func(r *wire.Request) { r.Model.Architecture.Name = "meta-llama-3-8b" }, "parallelism.expert: splits the experts of a mixture-of-experts architecture; the model has none"},
+		{func(r *wire.Request) { r.Parallelism.Expert = -1 }, "parallelism.expert: must be between 1 and"},
 	} {
 		r := moeRequest(2, 4, 2, 4)
 		tt.edit(r)

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"pipeplan/core/model"
+	"pipeplan/core/wire"
 )
 
 // Requests the tests build on: the bundled GPT-2 profile (native, measured on an A100
@@ -26,83 +27,83 @@ func TestNormalizeDefaults(t *testing.T) {
 	tests := []struct {
 		name string
 		in   string
-		get  func(r *Request) any
+		get  func(r *wire.Request) any
 		want any
 	}{
 		{"version", `{` + example + `,` + a100x4 + `}`,
-			func(r *Request) any { return r.Version }, 1},
+			func(r *wire.Request) any { return r.Version }, 1},
 		{"training.mode: training", `{` + example + `,` + a100x4 + `}`,
-			func(r *Request) any { return r.Training.Mode }, ModeTraining},
+			func(r *wire.Request) any { return r.Training.Mode }, wire.ModeTraining},
 		{"training.mode: inference with the inference schedule", `{` + example + `,` + a100x4 + `,"schedule":{"name":"inference"}}`,
-			func(r *Request) any { return r.Training.Mode }, ModeInference},
+			func(r *wire.Request) any { return r.Training.Mode }, wire.ModeInference},
 		{"training.optimizer: adamw for an architecture", `{` + gpt2 + `,` + a100x4 + `}`,
-			func(r *Request) any { return r.Training.Optimizer }, "adamw"},
+			func(r *wire.Request) any { return r.Training.Optimizer }, "adamw"},
 		{"training.optimizer: adamw for a PipeDream profile", `{"model":{"document":` + vgg16(t) + `},` + a100x4 + `}`,
-			func(r *Request) any { return r.Training.Optimizer }, "adamw"},
+			func(r *wire.Request) any { return r.Training.Optimizer }, "adamw"},
 		{"training.optimizer: none for a profile that states its state", `{` + example + `,` + a100x4 + `}`,
-			func(r *Request) any { return r.Training.Optimizer }, ""},
+			func(r *wire.Request) any { return r.Training.Optimizer }, ""},
 		{"training.optimizer: none for inference", `{` + gpt2 + `,` + a100x4 + `,"training":{"mode":"inference"}}`,
-			func(r *Request) any { return r.Training.Optimizer }, ""},
+			func(r *wire.Request) any { return r.Training.Optimizer }, ""},
 		{"training.precision: mixed for a 16-bit architecture", `{` + gpt2 + `,` + a100x4 + `}`,
-			func(r *Request) any { return r.Training.Precision }, "mixed"},
+			func(r *wire.Request) any { return r.Training.Precision }, "mixed"},
 		{"training.precision: pure for an fp32 architecture", `{"model":{"architecture":{"name":"gpt2","dtype":"fp32"}},` + a100x4 + `}`,
-			func(r *Request) any { return r.Training.Precision }, "pure"},
+			func(r *wire.Request) any { return r.Training.Precision }, "pure"},
 		{"training.precision: pure for a PipeDream profile", `{"model":{"document":` + vgg16(t) + `},` + a100x4 + `}`,
-			func(r *Request) any { return r.Training.Precision }, "pure"},
+			func(r *wire.Request) any { return r.Training.Precision }, "pure"},
 		{"training.recompute: none", `{` + example + `,` + a100x4 + `}`,
-			func(r *Request) any { return r.Training.Recompute }, "none"},
+			func(r *wire.Request) any { return r.Training.Recompute }, "none"},
 		{"training.recompute: none for inference", `{` + example + `,` + a100x4 + `,"training":{"mode":"inference"}}`,
-			func(r *Request) any { return r.Training.Recompute }, "none"},
+			func(r *wire.Request) any { return r.Training.Recompute }, "none"},
 		{"cluster.count: pipeline x data", `{` + example + `,"cluster":{"device":"a100-80gb"},"parallelism":{"pipeline":4,"data":2}}`,
-			func(r *Request) any { return r.Cluster.Count }, 8},
+			func(r *wire.Request) any { return r.Cluster.Count }, 8},
 		{"cluster.link: the device preset's", `{` + example + `,"cluster":{"device":"h100-sxm","count":4}}`,
-			func(r *Request) any { return r.Cluster.Link }, "nvlink4"},
+			func(r *wire.Request) any { return r.Cluster.Link }, "nvlink4"},
 		{"parallelism.data", `{` + example + `,` + a100x4 + `}`,
-			func(r *Request) any { return r.Parallelism.Data }, 1},
+			func(r *wire.Request) any { return r.Parallelism.Data }, 1},
 		{"parallelism.pipeline: the devices of a cluster document", `{` + example + `,"cluster":{"document":` + twoDevices + `}}`,
-			func(r *Request) any { return r.Parallelism.Pipeline }, 2},
+			func(r *wire.Request) any { return r.Parallelism.Pipeline }, 2},
 		{"parallelism.pipeline: cluster.count / data", `{` + example + `,"cluster":{"device":"a100-80gb","count":8},"parallelism":{"data":2}}`,
-			func(r *Request) any { return r.Parallelism.Pipeline }, 4},
+			func(r *wire.Request) any { return r.Parallelism.Pipeline }, 4},
 		{"schedule.name: 1f1b for training", `{` + example + `,` + a100x4 + `}`,
-			func(r *Request) any { return r.Schedule.Name }, "1f1b"},
+			func(r *wire.Request) any { return r.Schedule.Name }, "1f1b"},
 		{"schedule.name: inference for inference", `{` + example + `,` + a100x4 + `,"training":{"mode":"inference"}}`,
-			func(r *Request) any { return r.Schedule.Name }, "inference"},
+			func(r *wire.Request) any { return r.Schedule.Name }, "inference"},
 		{"schedule.microbatches: 4 per pipeline device", `{` + example + `,"cluster":{"device":"a100-80gb","count":6},"parallelism":{"data":2}}`,
-			func(r *Request) any { return r.Schedule.Microbatches }, 12},
+			func(r *wire.Request) any { return r.Schedule.Microbatches }, 12},
 		{"schedule.microbatches: the most the simulator takes on 1,024 devices", `{` + example + `,"cluster":{"device":"a100-80gb","count":1024}}`,
-			func(r *Request) any { return r.Schedule.Microbatches }, 1024},
+			func(r *wire.Request) any { return r.Schedule.Microbatches }, 1024},
 		{"schedule.microbatches: the most the simulator takes on 4,000 devices, fewer than the devices", `{` + example + `,"cluster":{"device":"a100-80gb","count":4000}}`,
-			func(r *Request) any { return r.Schedule.Microbatches }, 262},
+			func(r *wire.Request) any { return r.Schedule.Microbatches }, 262},
 		{"schedule.microbatches: 4 per device on 512, just within the simulator", `{` + example + `,"cluster":{"device":"a100-80gb","count":512}}`,
-			func(r *Request) any { return r.Schedule.Microbatches }, 2048},
+			func(r *wire.Request) any { return r.Schedule.Microbatches }, 2048},
 		{"schedule.microbatches: a multiple of the devices for interleaved:2 on 384", `{` + example + `,"cluster":{"device":"a100-80gb","count":384},"schedule":{"name":"interleaved:2"}}`,
-			func(r *Request) any { return r.Schedule.Microbatches }, 1152},
+			func(r *wire.Request) any { return r.Schedule.Microbatches }, 1152},
 		{"schedule.microbatch_size: the profile's own", `{` + example + `,` + a100x4 + `}`,
-			func(r *Request) any { return r.Schedule.MicrobatchSize }, 8},
+			func(r *wire.Request) any { return r.Schedule.MicrobatchSize }, 8},
 		{"schedule.microbatch_size: 1 when the profile does not say", `{"model":{"document":` + vgg16(t) + `},` + a100x4 + `}`,
-			func(r *Request) any { return r.Schedule.MicrobatchSize }, 1},
+			func(r *wire.Request) any { return r.Schedule.MicrobatchSize }, 1},
 		{"schedule.microbatch_size: 1 sequence for an architecture", `{` + gpt2 + `,` + a100x4 + `}`,
-			func(r *Request) any { return r.Schedule.MicrobatchSize }, 1},
+			func(r *wire.Request) any { return r.Schedule.MicrobatchSize }, 1},
 		{"schedule.weight_grad_fraction: 0.5 for zb-h1", `{` + example + `,` + a100x4 + `,"schedule":{"name":"zb-h1"}}`,
-			func(r *Request) any { return r.Schedule.WeightGradFraction }, 0.5},
+			func(r *wire.Request) any { return r.Schedule.WeightGradFraction }, 0.5},
 		{"schedule.weight_grad_fraction: none for 1f1b", `{` + example + `,` + a100x4 + `}`,
-			func(r *Request) any { return r.Schedule.WeightGradFraction }, 0.0},
+			func(r *wire.Request) any { return r.Schedule.WeightGradFraction }, 0.0},
 		{"model.architecture.seq: the context", `{` + gpt2 + `,` + a100x4 + `}`,
-			func(r *Request) any { return r.Model.Architecture.Seq }, 1024},
+			func(r *wire.Request) any { return r.Model.Architecture.Seq }, 1024},
 		{"model.architecture.seq: at most 4096", `{"model":{"architecture":{"name":"llama-3.2-1b"}},` + a100x4 + `}`,
-			func(r *Request) any { return r.Model.Architecture.Seq }, 4096},
+			func(r *wire.Request) any { return r.Model.Architecture.Seq }, 4096},
 		{"model.architecture.dtype", `{` + gpt2 + `,` + a100x4 + `}`,
-			func(r *Request) any { return r.Model.Architecture.DType }, "bf16"},
+			func(r *wire.Request) any { return r.Model.Architecture.DType }, "bf16"},
 		{"model.architecture.attention", `{` + gpt2 + `,` + a100x4 + `}`,
-			func(r *Request) any { return r.Model.Architecture.Attention }, "flash"},
+			func(r *wire.Request) any { return r.Model.Architecture.Attention }, "flash"},
 		{"model.architecture.split", `{` + gpt2 + `,` + a100x4 + `}`,
-			func(r *Request) any { return r.Model.Architecture.Split }, "block"},
+			func(r *wire.Request) any { return r.Model.Architecture.Split }, "block"},
 		{"model.architecture.tie", `{` + gpt2 + `,` + a100x4 + `}`,
-			func(r *Request) any { return r.Model.Architecture.Tie }, "copy"},
+			func(r *wire.Request) any { return r.Model.Architecture.Tie }, "copy"},
 		{"objective", `{` + example + `,` + a100x4 + `}`,
-			func(r *Request) any { return r.Objective }, "compute"},
+			func(r *wire.Request) any { return r.Objective }, "compute"},
 		{"memory_proportion", `{` + example + `,` + a100x4 + `}`,
-			func(r *Request) any { return r.MemoryProportion }, 1.0},
+			func(r *wire.Request) any { return r.MemoryProportion }, 1.0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -318,13 +319,13 @@ func TestScaleUpDomain(t *testing.T) {
 		{"h100-sxm", 8, 16, "parallelism.tensor: must divide cluster.devices_per_node (8)"},
 	}
 	for _, tt := range tests {
-		r := &Request{
-			Model:       ModelSpec{Architecture: &Architecture{Name: "llama-2-7b", Seq: 1024}},
-			Cluster:     ClusterSpec{Device: tt.device, DevicesPerNode: tt.perNode, Count: 144},
-			Parallelism: Parallelism{Pipeline: 2, Tensor: tt.tp},
+		r := &wire.Request{
+			Model:       wire.ModelSpec{Architecture: &wire.Architecture{Name: "llama-2-7b", Seq: 1024}},
+			Cluster:     wire.ClusterSpec{Device: tt.device, DevicesPerNode: tt.perNode, Count: 144},
+			Parallelism: wire.Parallelism{Pipeline: 2, Tensor: tt.tp},
 		}
 		if tt.tp == 72 {
-			r.Model.Architecture = &Architecture{Config: []byte(`{"model_type": "gpt2", "n_embd": 4608, "n_head": 72, "n_layer": 4, "n_positions": 1024, "vocab_size": 51200}`)}
+			r.Model.Architecture = &wire.Architecture{Config: []byte(`{"model_type": "gpt2", "n_embd": 4608, "n_head": 72, "n_layer": 4, "n_positions": 1024, "vocab_size": 51200}`)}
 		}
 		_, err := Normalize(r)
 		switch {
@@ -343,10 +344,10 @@ func TestBeyondScaleUpWarns(t *testing.T) {
 		count, perNode int
 		warn           bool
 	}{{16, 0, true}, {8, 0, false}, {16, 8, false}} {
-		r := &Request{
-			Model:       ModelSpec{Architecture: &Architecture{Name: "llama-3.2-1b", Seq: 1024}},
-			Cluster:     ClusterSpec{Device: "h100-sxm", Count: tt.count, DevicesPerNode: tt.perNode},
-			Parallelism: Parallelism{Pipeline: 2},
+		r := &wire.Request{
+			Model:       wire.ModelSpec{Architecture: &wire.Architecture{Name: "llama-3.2-1b", Seq: 1024}},
+			Cluster:     wire.ClusterSpec{Device: "h100-sxm", Count: tt.count, DevicesPerNode: tt.perNode},
+			Parallelism: wire.Parallelism{Pipeline: 2},
 		}
 		res, err := Run(context.Background(), r)
 		if err != nil {
@@ -354,7 +355,7 @@ func TestBeyondScaleUpWarns(t *testing.T) {
 		}
 		warned := false
 		for _, d := range res.Diagnostics {
-			warned = warned || d.Code == CodeBeyondScaleUp && d.Field == "cluster.devices_per_node"
+			warned = warned || d.Code == wire.CodeBeyondScaleUp && d.Field == "cluster.devices_per_node"
 		}
 		if warned != tt.warn {
 			t.Errorf("%d devices, %d per node: warned %v, want %v (%v)", tt.count, tt.perNode, warned, tt.warn, res.Diagnostics)

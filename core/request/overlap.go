@@ -1,6 +1,7 @@
 package request
 
 import "pipeplan/core/cluster"
+import "pipeplan/core/wire"
 
 // Overlaps are the communication overlaps a plan is priced with: the framework mode's
 // defaults (cluster.Framework) with the request's parallelism.overlap_* overrides.
@@ -15,7 +16,7 @@ type Overlaps struct {
 
 // PricedOverlaps returns the overlaps a normalized request is priced with (none for a
 // measured profile, whose plan hides no communication, or an unknown framework).
-func PricedOverlaps(n *Request) Overlaps {
+func PricedOverlaps(n *wire.Request) Overlaps {
 	a := n.Model.Architecture
 	if a == nil {
 		return Overlaps{}
@@ -29,7 +30,7 @@ func PricedOverlaps(n *Request) Overlaps {
 }
 
 // applyOverlaps sets a framework's overlaps that the request's parallelism states.
-func applyOverlaps(fw *cluster.Framework, par Parallelism) {
+func applyOverlaps(fw *cluster.Framework, par wire.Parallelism) {
 	if v := par.OverlapGradReduce; v != "" {
 		fw.OverlapGradReduce = v == OverlapOn
 	}

@@ -2,6 +2,7 @@ package request
 
 import (
 	"context"
+	"pipeplan/core/wire"
 	"strings"
 	"testing"
 )
@@ -12,15 +13,15 @@ import (
 // framework mode, it needs sequence parallelism, and a bad value names its field
 // (core/analytic's TestTensorCommOverlap checks what a layer hides).
 func TestOverlapTensorComm(t *testing.T) {
-	base := func(overlap string, sp bool) *Request {
-		return &Request{
-			Model:       ModelSpec{Architecture: &Architecture{Name: "llama-2-7b", Seq: 4096, Framework: "cuda-graphs"}},
-			Cluster:     ClusterSpec{Device: "h100-sxm", Count: 8, DevicesPerNode: 8},
-			Parallelism: Parallelism{Pipeline: 2, Tensor: 4, SequenceParallel: sp, OverlapTensorComm: overlap},
-			Schedule:    Schedule{Name: "1f1b", Microbatches: 8, MicrobatchSize: 1},
+	base := func(overlap string, sp bool) *wire.Request {
+		return &wire.Request{
+			Model:       wire.ModelSpec{Architecture: &wire.Architecture{Name: "llama-2-7b", Seq: 4096, Framework: "cuda-graphs"}},
+			Cluster:     wire.ClusterSpec{Device: "h100-sxm", Count: 8, DevicesPerNode: 8},
+			Parallelism: wire.Parallelism{Pipeline: 2, Tensor: 4, SequenceParallel: sp, OverlapTensorComm: overlap},
+			Schedule:    wire.Schedule{Name: "1f1b", Microbatches: 8, MicrobatchSize: 1},
 		}
 	}
-	step := func(r *Request) *Result {
+	step := func(r *wire.Request) *wire.Result {
 		t.Helper()
 		res, err := Run(context.Background(), r)
 		if err != nil {
@@ -40,7 +41,7 @@ func TestOverlapTensorComm(t *testing.T) {
 		t.Errorf("overlapped %g s, not faster than %g s", on.Step.StepSeconds, off.Step.StepSeconds)
 	}
 	for _, c := range []struct {
-		r    *Request
+		r    *wire.Request
 		path string
 	}{
 		{base("on", false), "parallelism.overlap_tensor_comm"},

@@ -9,14 +9,15 @@ import (
 	"testing"
 
 	"pipeplan/core/cluster"
+	"pipeplan/core/wire"
 )
 
-func llamaRequest(p, d, t int) *Request {
-	return &Request{
-		Model:       ModelSpec{Architecture: &Architecture{Name: "meta-llama-3-8b", Seq: 4096}},
-		Cluster:     ClusterSpec{Device: "h100-sxm"},
-		Parallelism: Parallelism{Pipeline: p, Data: d, Tensor: t},
-		Schedule:    Schedule{Name: "1f1b", Microbatches: 8},
+func llamaRequest(p, d, t int) *wire.Request {
+	return &wire.Request{
+		Model:       wire.ModelSpec{Architecture: &wire.Architecture{Name: "meta-llama-3-8b", Seq: 4096}},
+		Cluster:     wire.ClusterSpec{Device: "h100-sxm"},
+		Parallelism: wire.Parallelism{Pipeline: p, Data: d, Tensor: t},
+		Schedule:    wire.Schedule{Name: "1f1b", Microbatches: 8},
 	}
 }
 
@@ -85,18 +86,18 @@ func TestNodes(t *testing.T) {
 
 func TestParallelErrors(t *testing.T) {
 	for _, tt := range []struct {
-		edit func(*Request)
+		edit func(*wire.Request)
 		want string
 	}{
-		{func(r *Request) { r.Parallelism.Tensor = 3 }, "parallelism.tensor: must divide the model's num_heads (32), got 3"},
-		{func(r *Request) { r.Parallelism.Tensor = 3; r.Cluster.DevicesPerNode = 8 }, "parallelism.tensor: must divide cluster.devices_per_node (8)"},
-		{func(r *Request) { r.Parallelism.SequenceParallel = true }, "parallelism.sequence_parallel: splits along the sequence"},
-		{func(r *Request) { r.Cluster.LinkInter = "ib-hdr" }, "cluster.link_inter: goes with cluster.devices_per_node"},
-		{func(r *Request) { r.Cluster.DevicesPerNode = 8; r.Cluster.LinkInter = "ib-9000" }, `cluster.link_inter: unknown link "ib-9000"`},
-		{func(r *Request) { r.Cluster.DevicesPerNode = 8; r.Cluster.Link = "pcie4" }, "cluster.link: goes without cluster.devices_per_node"},
-		{func(r *Request) { r.Cluster.Count = 8; r.Parallelism.Tensor = 4 }, "cluster.count: 8 devices cannot hold 4 pipeline stages times 1 replicas times 4-way"},
-		{func(r *Request) {
-			r.Model = ModelSpec{Example: "gpt2-medium"}
+		{func(r *wire.Request) { r.Parallelism.Tensor = 3 }, "parallelism.tensor: must divide the model's num_heads (32), got 3"},
+		{func(r *wire.Request) { r.Parallelism.Tensor = 3; r.Cluster.DevicesPerNode = 8 }, "parallelism.tensor: must divide cluster.devices_per_node (8)"},
+		{func(r *wire.Request) { r.Parallelism.SequenceParallel = true }, "parallelism.sequence_parallel: splits along the sequence"},
+		{func(r *wire.Request) { r.Cluster.LinkInter = "ib-hdr" }, "cluster.link_inter: goes with cluster.devices_per_node"},
+		{func(r *wire.Request) { r.Cluster.DevicesPerNode = 8; r.Cluster.LinkInter = "ib-9000" }, `cluster.link_inter: unknown link "ib-9000"`},
+		{func(r *wire.Request) { r.Cluster.DevicesPerNode = 8; r.Cluster.Link = "pcie4" }, "cluster.link: goes without cluster.devices_per_node"},
+		{func(r *wire.Request) { r.Cluster.Count = 8; r.Parallelism.Tensor = 4 }, "cluster.count: 8 devices cannot hold 4 pipeline stages times 1 replicas times 4-way"},
+		{func(r *wire.Request) {
+			r.Model = wire.ModelSpec{Example: "gpt2-medium"}
 			r.Parallelism.Tensor = 2
 		}, "parallelism.tensor: splits an architecture's blocks"},
 	} {

@@ -7,6 +7,7 @@ import (
 	"pipeplan/core/analytic"
 	"pipeplan/core/cluster"
 	"pipeplan/core/model"
+	"pipeplan/core/wire"
 )
 
 func (p *prepared) parallelism(es *model.Errors) {
@@ -92,7 +93,7 @@ func (p *prepared) parallelism(es *model.Errors) {
 		c.Links = []cluster.Link{l.Link}
 		p.tensorLink = l.Link
 		if d, err := cluster.LookupDevice(cs.Device); err == nil && d.ScaleUpDevices > 0 && cs.Count > d.ScaleUpDevices && strings.EqualFold(cs.Link, d.Link) {
-			p.note(Diagnostic{Code: CodeBeyondScaleUp, Severity: Warning, Field: "cluster.devices_per_node",
+			p.note(wire.Diagnostic{Code: wire.CodeBeyondScaleUp, Severity: wire.Warning, Field: "cluster.devices_per_node",
 				Message: fmt.Sprintf("%d %s are planned as one %s fabric, but it joins %d of them (its scale-up domain): give cluster.devices_per_node %d to place the rest across its network",
 					cs.Count, d.Name, d.Link, d.ScaleUpDevices, d.ScaleUpDevices)})
 		}
@@ -106,7 +107,7 @@ func (p *prepared) parallelism(es *model.Errors) {
 		if par.Context > 1 {
 			msg += fmt.Sprintf(" times %d-way context parallelism", par.Context)
 		}
-		p.note(Diagnostic{Code: CodeIdleDevices, Severity: Warning, Field: "cluster.count", Message: msg})
+		p.note(wire.Diagnostic{Code: wire.CodeIdleDevices, Severity: wire.Warning, Field: "cluster.count", Message: msg})
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/json"
 	"hash"
+	"pipeplan/core/wire"
 	"strconv"
 	"sync/atomic"
 )
@@ -38,7 +39,7 @@ func (p *pendingID) abandon() {
 // the canonical encoding of a request with a model document has.
 func startID(raw json.RawMessage) *pendingID {
 	p := &pendingID{raw: raw, done: make(chan struct{}),
-		prefix: []byte(`{"version":` + strconv.Itoa(Version) + `,"model":{"document":`)}
+		prefix: []byte(`{"version":` + strconv.Itoa(wire.Version) + `,"model":{"document":`)}
 	go func() {
 		defer close(p.done)
 		h := sha256.New()
@@ -52,7 +53,7 @@ func startID(raw json.RawMessage) *pendingID {
 // requestID returns the content id of a normalized request. pending, which may be nil,
 // is its model document being hashed: it is used where the encoding before the
 // document is the prefix it assumed.
-func requestID(r *Request, pending *pendingID) (string, error) {
+func requestID(r *wire.Request, pending *pendingID) (string, error) {
 	var hashed json.RawMessage
 	if pending != nil {
 		hashed = pending.raw

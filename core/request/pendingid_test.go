@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"pipeplan/core/wire"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -37,8 +38,8 @@ func TestRunHashesBigDocumentsAside(t *testing.T) {
 	if len(doc) < concurrentJSONBytes {
 		t.Fatalf("the profile is %d bytes, under %d", len(doc), concurrentJSONBytes)
 	}
-	r := &Request{Model: ModelSpec{Document: doc, Name: "named"}, Cluster: ClusterSpec{Device: "a100-80gb", Count: 4},
-		Schedule: Schedule{Microbatches: 8}}
+	r := &wire.Request{Model: wire.ModelSpec{Document: doc, Name: "named"}, Cluster: wire.ClusterSpec{Device: "a100-80gb", Count: 4},
+		Schedule: wire.Schedule{Microbatches: 8}}
 	c, err := Canonical(r)
 	if err != nil {
 		t.Fatal(err)

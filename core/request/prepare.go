@@ -9,6 +9,7 @@ import (
 	"pipeplan/core/load"
 	"pipeplan/core/model"
 	"pipeplan/core/schedule"
+	"pipeplan/core/wire"
 )
 
 // The defaults Normalize applies, in one place.
@@ -30,7 +31,7 @@ const (
 // prepared is a normalized request with what it names built: the model (adjusted for
 // the training settings), one pipeline's cluster, the schedule.
 type prepared struct {
-	req    *Request
+	req    *wire.Request
 	model  *model.Model
 	format load.Format // of a document or example; "" for an architecture
 	est    *analytic.Result
@@ -70,7 +71,7 @@ type prepared struct {
 	// framework runs an architecture (model.architecture.framework); the zero value for
 	// profiles, whose measured times hold their framework's costs.
 	framework cluster.Framework
-	notes     []Diagnostic
+	notes     []wire.Diagnostic
 	// loaded is what was read from the request's documents (or reused from them: a
 	// variant's, Prepared.With), kept for the variants.
 	loaded *loaded
@@ -109,7 +110,7 @@ type prepared struct {
 // Fields that do not apply to the request (an optimizer for inference, ZeRO without data
 // parallelism, selective recomputation of a measured profile, a weight-gradient share
 // for a schedule without W passes) are errors naming the field, never ignored.
-func Normalize(r *Request) (*Request, error) {
+func Normalize(r *wire.Request) (*wire.Request, error) {
 	p, err := prepare(r)
 	if err != nil {
 		return nil, err
@@ -118,19 +119,21 @@ func Normalize(r *Request) (*Request, error) {
 }
 
 // Validate reports whether the request is valid (Normalize's errors).
-func Validate(r *Request) error {
+func Validate(r *wire.Request) error {
 	_, err := prepare(r)
 	return err
 }
 
-func prepare(in *Request) (*prepared, error) { return prepareWith(in, nil) }
+func prepare(in *wire.Request) (*prepared, error) { return prepareWith(in, nil) }
 
 // prepareWith is prepare with a cache (nil: none).
-func prepareWith(in *Request, cache *Cache) (*prepared, error) { return prepareFrom(in, cache, nil) }
+func prepareWith(in *wire.Request, cache *Cache) (*prepared, error) {
+	return prepareFrom(in, cache, nil)
+}
 
 // prepareFrom is prepareWith reading the documents that reuse holds (nil: none) as the
 // request's instead of loading them again (a variant's, Prepared.With).
-func prepareFrom(in *Request, cache *Cache, reuse *loaded) (*prepared, error) {
+func prepareFrom(in *wire.Request, cache *Cache, reuse *loaded) (*prepared, error) {
 	if in == nil {
 		return nil, &model.FieldError{Reason: "the request is missing"}
 	}
@@ -141,10 +144,10 @@ func prepareFrom(in *Request, cache *Cache, reuse *loaded) (*prepared, error) {
 	}
 	var es model.Errors
 	switch r.Version {
-	case 0, Version:
-		r.Version = Version
+	case 0, wire.Version:
+		r.Version = wire.Version
 	default:
-		es.Add("version", "must be %d, the version this planner reads, got %d", Version, r.Version)
+		es.Add("version", "must be %d, the version this planner reads, got %d", wire.Version, r.Version)
 		return nil, es.Err()
 	}
 	p.mode(&es)
@@ -185,7 +188,7 @@ func prepareFrom(in *Request, cache *Cache, reuse *loaded) (*prepared, error) {
 	return p, nil
 }
 
-func clone(r *Request) *Request {
+func clone(r *wire.Request) *wire.Request {
 	c := *r
 	if r.Model.Architecture != nil {
 		a := *r.Model.Architecture
@@ -202,19 +205,19 @@ func (p *prepared) mode(es *model.Errors) {
 	r := p.req
 	t := &r.Training
 	if t.Mode == "" {
-		t.Mode = ModeTraining
+		t.Mode = wire.ModeTraining
 		if c, err := schedule.Parse(r.Schedule.Name); err == nil && r.Schedule.Name != "" && c.Kind == schedule.Inference {
-			t.Mode = ModeInference
+			t.Mode = wire.ModeInference
 		}
 	}
-	if t.Mode != ModeTraining && t.Mode != ModeInference {
-		es.Add("training.mode", "must be %s or %s, got %q", ModeTraining, ModeInference, t.Mode)
+	if t.Mode != wire.ModeTraining && t.Mode != wire.ModeInference {
+		es.Add("training.mode", "must be %s or %s, got %q", wire.ModeTraining, wire.ModeInference, t.Mode)
 	}
 }
 
-func (p *prepared) train() bool { return p.req.Training.Mode == ModeTraining }
+func (p *prepared) train() bool { return p.req.Training.Mode == wire.ModeTraining }
 
-func (p *prepared) note(d Diagnostic) { p.notes = append(p.notes, d) }
+func (p *prepared) note(d wire.Diagnostic) { p.notes = append(p.notes, d) }
 
 // addPrefixed adds err's field errors under prefix, or err as one error at prefix.
 func addPrefixed(es *model.Errors, prefix string, err error) {

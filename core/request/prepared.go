@@ -11,6 +11,7 @@ import (
 	"pipeplan/core/cluster"
 	"pipeplan/core/load"
 	"pipeplan/core/model"
+	"pipeplan/core/wire"
 )
 
 // Prepared is a request made ready to plan: normalized (every default applied), its
@@ -30,7 +31,7 @@ type Prepared struct {
 	scaled *model.Model
 
 	reqOnce sync.Once
-	req     *Request // the normalized request, with a scaled profile's document written
+	req     *wire.Request // the normalized request, with a scaled profile's document written
 
 	canonOnce sync.Once
 	canonical []byte
@@ -54,7 +55,7 @@ type loaded struct {
 	// that named it: a variant scaled to its microbatch size is scaled from origin.
 	origin       *model.Model
 	originFormat load.Format
-	spec         ModelSpec
+	spec         wire.ModelSpec
 	// cluster is the cluster document as loaded (nil for a device preset).
 	cluster *cluster.Cluster
 }
@@ -62,12 +63,12 @@ type loaded struct {
 // Prepare normalizes the request (Normalize's errors) and builds what it names: the
 // model, the cluster, the costs. A request whose model fits no split prepares fine: Run
 // says why it has no plan.
-func Prepare(r *Request) (*Prepared, error) { return prepareRequest(r, nil) }
+func Prepare(r *wire.Request) (*Prepared, error) { return prepareRequest(r, nil) }
 
 // Prepare is request.Prepare with the cache, which its variants share.
-func (c *Cache) Prepare(r *Request) (*Prepared, error) { return prepareRequest(r, c) }
+func (c *Cache) Prepare(r *wire.Request) (*Prepared, error) { return prepareRequest(r, c) }
 
-func prepareRequest(r *Request, cache *Cache) (*Prepared, error) {
+func prepareRequest(r *wire.Request, cache *Cache) (*Prepared, error) {
 	var pending *pendingID
 	if r != nil && len(r.Model.Document) >= concurrentJSONBytes {
 		pending = startID(r.Model.Document)
@@ -83,7 +84,7 @@ func prepareRequest(r *Request, cache *Cache) (*Prepared, error) {
 }
 
 // Request returns the normalized request (a copy the caller may change).
-func (pr *Prepared) Request() *Request {
+func (pr *Prepared) Request() *wire.Request {
 	pr.reqOnce.Do(func() {
 		pr.req = pr.p.req
 		if pr.scaled == nil {
@@ -126,7 +127,7 @@ func (pr *Prepared) ID() (string, error) {
 }
 
 // Run plans the prepared request, as request.Run does. It may be called more than once.
-func (pr *Prepared) Run(ctx context.Context) (*Result, error) {
+func (pr *Prepared) Run(ctx context.Context) (*wire.Result, error) {
 	if ctx == nil {
 		ctx = context.Background()
 	}
@@ -143,7 +144,7 @@ func (pr *Prepared) Run(ctx context.Context) (*Result, error) {
 // Plan is Run without the content id (Result.ID is empty): for a caller that plans many
 // variants and reports few (the search), which then asks ID of those it reports. The
 // id hashes the whole request, a profile's document included.
-func (pr *Prepared) Plan(ctx context.Context) (*Result, error) {
+func (pr *Prepared) Plan(ctx context.Context) (*wire.Result, error) {
 	if ctx == nil {
 		ctx = context.Background()
 	}
@@ -171,9 +172,9 @@ func (pr *Prepared) Model() *model.Model { return pr.p.model }
 // proportion and the split. Each means what the request's field means; a zero value is
 // its default.
 type Knobs struct {
-	Parallelism      Parallelism
+	Parallelism      wire.Parallelism
 	Count            int
-	Schedule         Schedule
+	Schedule         wire.Schedule
 	Recompute        string
 	MemoryProportion float64
 	Boundaries       []int
@@ -228,7 +229,7 @@ func (pr *Prepared) With(k Knobs) (*Prepared, error) {
 				scaled.ConvertedFrom = string(ld.originFormat)
 			}
 			ld = &loaded{model: scaled, format: ld.originFormat, origin: m, originFormat: ld.originFormat, spec: ld.spec, cluster: ld.cluster}
-			q.Model = ModelSpec{Name: scaled.Name}
+			q.Model = wire.ModelSpec{Name: scaled.Name}
 		} else if pr.scaled != nil {
 			ld = &loaded{model: m, format: ld.originFormat, origin: m, originFormat: ld.originFormat, spec: ld.spec, cluster: ld.cluster}
 			q.Model = ld.spec
@@ -340,6 +341,6 @@ func (pr *Prepared) AsNative() (*Prepared, error) {
 		return nil, err
 	}
 	q := clone(pr.p.req)
-	q.Model = ModelSpec{Document: doc, Name: m.Name}
+	q.Model = wire.ModelSpec{Document: doc, Name: m.Name}
 	return prepareRequest(q, pr.cache)
 }

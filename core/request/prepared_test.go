@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"pipeplan/core/load"
+	"pipeplan/core/wire"
 )
 
 // TestWithIsRun: a variant of a prepared request (With) plans to the same result, id
@@ -22,22 +23,22 @@ func TestWithIsRun(t *testing.T) {
 	}{
 		{"profile, more stages", `{"model":{"example":"gpt2-medium"},"cluster":{"device":"h100-sxm","count":2}}`,
 			func(k Knobs) Knobs {
-				k.Parallelism = Parallelism{Pipeline: 4, Data: 2}
-				k.Count, k.Schedule = 0, Schedule{Name: "gpipe"}
+				k.Parallelism = wire.Parallelism{Pipeline: 4, Data: 2}
+				k.Count, k.Schedule = 0, wire.Schedule{Name: "gpipe"}
 				return k
 			}},
 		{"profile scaled to 4 samples", `{"model":{"example":"gpt2-medium"},"cluster":{"device":"h100-sxm","count":2}}`,
-			func(k Knobs) Knobs { k.Schedule = Schedule{MicrobatchSize: 4}; return k }},
+			func(k Knobs) Knobs { k.Schedule = wire.Schedule{MicrobatchSize: 4}; return k }},
 		{"profile document, full recomputation", `{"model":{"document":` + vgg16(t) + `},"cluster":{"device":"a100-80gb","count":4}}`,
 			func(k Knobs) Knobs { k.Recompute, k.MemoryProportion = "full", 0.5; return k }},
 		{"PipeDream profile scaled to 8 samples, zero1", `{"model":{"document":` + vgg16(t) + `},"cluster":{"device":"a100-80gb","count":4}}`,
 			func(k Knobs) Knobs {
-				k.Parallelism, k.Count, k.Schedule = Parallelism{Pipeline: 2, Data: 2, Sharding: "zero1"}, 0, Schedule{MicrobatchSize: 8}
+				k.Parallelism, k.Count, k.Schedule = wire.Parallelism{Pipeline: 2, Data: 2, Sharding: "zero1"}, 0, wire.Schedule{MicrobatchSize: 8}
 				return k
 			}},
 		{"architecture, tensor parallel and zero3", `{"model":{"architecture":{"name":"llama-3.2-1b"}},"cluster":{"device":"h100-sxm","count":4}}`,
 			func(k Knobs) Knobs {
-				k.Parallelism = Parallelism{Pipeline: 2, Data: 2, Tensor: 2, Sharding: "zero3"}
+				k.Parallelism = wire.Parallelism{Pipeline: 2, Data: 2, Tensor: 2, Sharding: "zero3"}
 				k.Count = 0
 				return k
 			}},
@@ -109,7 +110,7 @@ func TestScaledProfileRequest(t *testing.T) {
 		t.Fatal(err)
 	}
 	b0 := base.Knobs().Schedule.MicrobatchSize
-	v, err := base.With(Knobs{Parallelism: Parallelism{Pipeline: 2}, Schedule: Schedule{MicrobatchSize: 3 * b0}})
+	v, err := base.With(Knobs{Parallelism: wire.Parallelism{Pipeline: 2}, Schedule: wire.Schedule{MicrobatchSize: 3 * b0}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -124,7 +125,7 @@ func TestScaledProfileRequest(t *testing.T) {
 		t.Fatalf("the variant's request names its model %+v, want the scaled document", r.Model)
 	}
 	// Back to the profile's own size: the example again.
-	w, err := v.With(Knobs{Parallelism: Parallelism{Pipeline: 2}, Schedule: Schedule{MicrobatchSize: b0}})
+	w, err := v.With(Knobs{Parallelism: wire.Parallelism{Pipeline: 2}, Schedule: wire.Schedule{MicrobatchSize: b0}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -138,11 +139,11 @@ func TestScaledProfileRequest(t *testing.T) {
 func TestPreparedIdentity(t *testing.T) {
 	for _, tt := range []struct {
 		name string
-		r    *Request
+		r    *wire.Request
 	}{
 		{"example", decode(t, `{"model":{"example":"gpt2-medium"},"cluster":{"device":"h100-sxm","count":2}}`)},
 		{"architecture", decode(t, `{"model":{"architecture":{"name":"gpt2"}},"cluster":{"device":"a100-80gb","count":4}}`)},
-		{"large document", &Request{Model: ModelSpec{Document: bigProfile(6000)}, Cluster: ClusterSpec{Device: "a100-80gb", Count: 4}}},
+		{"large document", &wire.Request{Model: wire.ModelSpec{Document: bigProfile(6000)}, Cluster: wire.ClusterSpec{Device: "a100-80gb", Count: 4}}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			wantC, err := Canonical(tt.r)
@@ -190,7 +191,7 @@ func TestWithConcurrent(t *testing.T) {
 		}
 		knobs := func(i int) Knobs {
 			k := p.Knobs()
-			k.Schedule = Schedule{Name: []string{"1f1b", "gpipe", "zb-h1"}[i%3], Microbatches: 4 + i%5, MicrobatchSize: 1 + i%3}
+			k.Schedule = wire.Schedule{Name: []string{"1f1b", "gpipe", "zb-h1"}[i%3], Microbatches: 4 + i%5, MicrobatchSize: 1 + i%3}
 			k.Recompute = []string{"none", "full"}[i%2]
 			k.Parallelism.Data, k.Parallelism.Sharding = 1+i%2, []string{"none", "zero1"}[i%2]
 			if k.Parallelism.Data > 1 && p.Request().Cluster.Device != "" {
@@ -267,7 +268,7 @@ func TestAsNative(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		return slices.ContainsFunc(res.Diagnostics, func(d Diagnostic) bool { return d.Code == CodeGraphcoreMemoryRule })
+		return slices.ContainsFunc(res.Diagnostics, func(d wire.Diagnostic) bool { return d.Code == wire.CodeGraphcoreMemoryRule })
 	}
 	if !rule(p) || !rule(n) {
 		t.Errorf("the tool's memory rule: Graphcore profile %v, its native form %v; want true, true", rule(p), rule(n))
@@ -280,7 +281,7 @@ func TestAsNative(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	mem := func(r *Result) (out []int64) {
+	mem := func(r *wire.Result) (out []int64) {
 		for _, s := range r.Plan.Stages {
 			out = append(out, s.MemoryBytes)
 		}
@@ -314,9 +315,9 @@ func TestScaledKeepsFormat(t *testing.T) {
 		codes            []string
 	}{
 		{"graphcore", `{"model":{"document":` + gc + `},"cluster":{"device":"gc200","count":2}}`, "graphcore",
-			[]string{CodeGraphcoreMemoryRule, CodeProfileScaled}},
+			[]string{wire.CodeGraphcoreMemoryRule, wire.CodeProfileScaled}},
 		{"pipedream", `{"model":{"document":` + vgg16(t) + `},"cluster":{"device":"a100-80gb","count":2}}`, "pipedream",
-			[]string{CodeStateAdded, CodeProfileScaled}},
+			[]string{wire.CodeStateAdded, wire.CodeProfileScaled}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			base, err := Prepare(decode(t, tt.base))
@@ -337,7 +338,7 @@ func TestScaledKeepsFormat(t *testing.T) {
 			}
 			res := run(t, v.Request())
 			for _, code := range tt.codes {
-				if !slices.ContainsFunc(res.Diagnostics, func(d Diagnostic) bool { return d.Code == code }) {
+				if !slices.ContainsFunc(res.Diagnostics, func(d wire.Diagnostic) bool { return d.Code == code }) {
 					t.Errorf("the scaled profile's plan has no %s note: %+v", code, res.Diagnostics)
 				}
 			}

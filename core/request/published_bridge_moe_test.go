@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"pipeplan/core/arch"
+	"pipeplan/core/wire"
 )
 
 // bridgeMoERun is a mixture-of-experts pre-training run from NVIDIA's Megatron-Bridge
@@ -94,12 +95,12 @@ var bridgeMoERuns = []bridgeMoERun{
 
 // bridgeMoEModels are the runs' models: bundled configs, and DeepSeek-V3 without its
 // multi-token prediction module (num_nextn_predict_layers 0) for the "w/o MTP" rows.
-func bridgeMoEModel(t *testing.T, key string) Architecture {
+func bridgeMoEModel(t *testing.T, key string) wire.Architecture {
 	if key == "llama3.1-405b" {
-		return Architecture{Config: []byte(llama31405b)}
+		return wire.Architecture{Config: []byte(llama31405b)}
 	}
 	if key != "deepseek-v3-nomtp" {
-		return Architecture{Name: key}
+		return wire.Architecture{Name: key}
 	}
 	raw, ok := arch.BundledConfig("deepseek-v3")
 	if !ok {
@@ -114,7 +115,7 @@ func bridgeMoEModel(t *testing.T, key string) Architecture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return Architecture{Config: out}
+	return wire.Architecture{Config: out}
 }
 
 // request is the run as a planning request: Megatron-style (CUDA graphs framework, 16-bit
@@ -131,7 +132,7 @@ func bridgeMoEModel(t *testing.T, key string) Architecture {
 // qwen workload_base_configs.py): where today's recipe names another parallelism than
 // the table's row (the recipes moved on), its overlap and recompute_modules are taken
 // from the recipe of the same system and precision all the same.
-func (c bridgeMoERun) request(t *testing.T) *Request {
+func (c bridgeMoERun) request(t *testing.T) *wire.Request {
 	a := bridgeMoEModel(t, c.model)
 	a.Seq, a.Framework = c.seq, "cuda-graphs"
 	perNode := 8
@@ -143,18 +144,18 @@ func (c bridgeMoERun) request(t *testing.T) *Request {
 	if c.vp > 1 {
 		sched = fmt.Sprintf("interleaved:%d", c.vp)
 	}
-	tr := Training{Precision: "mixed"}
+	tr := wire.Training{Precision: "mixed"}
 	if c.precision != "bf16" {
 		tr.FP8Recipe, tr.FP8ParamGather = c.precision, true
 	}
-	return &Request{
-		Model:   ModelSpec{Architecture: &a},
-		Cluster: ClusterSpec{Device: c.device, DevicesPerNode: perNode},
-		Parallelism: Parallelism{Pipeline: c.pp, Data: dp, Tensor: c.tp, Context: c.cp, Expert: c.ep, ExpertTensor: 1, ExpertOverlap: c.overlap,
+	return &wire.Request{
+		Model:   wire.ModelSpec{Architecture: &a},
+		Cluster: wire.ClusterSpec{Device: c.device, DevicesPerNode: perNode},
+		Parallelism: wire.Parallelism{Pipeline: c.pp, Data: dp, Tensor: c.tp, Context: c.cp, Expert: c.ep, ExpertTensor: 1, ExpertOverlap: c.overlap,
 			ZeRO: 1, SequenceParallel: c.tp > 1,
 			OverlapGradReduce: OverlapOn, OverlapParamGather: OverlapOn},
 		Training: tr,
-		Schedule: Schedule{Name: sched, Microbatches: c.gbs / dp / c.mbs, MicrobatchSize: c.mbs},
+		Schedule: wire.Schedule{Name: sched, Microbatches: c.gbs / dp / c.mbs, MicrobatchSize: c.mbs},
 	}
 }
 

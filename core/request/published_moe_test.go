@@ -3,6 +3,7 @@ package request
 import (
 	"context"
 	"math"
+	"pipeplan/core/wire"
 	"slices"
 	"testing"
 )
@@ -12,7 +13,7 @@ import (
 // schedule.
 type publishedMoE struct {
 	name, source string
-	req          *Request
+	req          *wire.Request
 	// tokensPerGPUSecond is the published throughput per device.
 	tokensPerGPUSecond float64
 	tolerance          float64 // relative, on the predicted throughput
@@ -26,8 +27,8 @@ type publishedMoE struct {
 // 3.2.2): 8 GPUs per node on NVLink (160 GB/s; nvswitch1, 150 GB/s, is the nearest
 // preset), one 400 Gb/s InfiniBand interface per GPU (50 GB/s, ib-ndr). An H800 computes
 // as an H100 SXM (989 TFLOP/s bf16, 1,979 fp8): the h100-sxm preset.
-func deepseekCluster() ClusterSpec {
-	return ClusterSpec{Device: "h100-sxm", DevicesPerNode: 8, LinkIntra: "nvswitch1", LinkInter: "ib-ndr"}
+func deepseekCluster() wire.ClusterSpec {
+	return wire.ClusterSpec{Device: "h100-sxm", DevicesPerNode: 8, LinkIntra: "nvswitch1", LinkInter: "ib-ndr"}
 }
 
 var publishedMoERuns = []publishedMoE{
@@ -42,11 +43,11 @@ var publishedMoERuns = []publishedMoE{
 		// not give the size); DualPipe is planned as zb-h1 with the overlap.
 		name:   "DeepSeek-V3, PP16 EP64 DP128, FP8, 2048 H800",
 		source: "DeepSeek-V3 Technical Report (arXiv 2412.19437), sections 3.1-3.3, 4.2 and Table 1",
-		req: &Request{
-			Model:       ModelSpec{Architecture: &Architecture{Name: "deepseek-v3", Seq: 4096, DType: "fp8"}},
+		req: &wire.Request{
+			Model:       wire.ModelSpec{Architecture: &wire.Architecture{Name: "deepseek-v3", Seq: 4096, DType: "fp8"}},
 			Cluster:     deepseekCluster(),
-			Parallelism: Parallelism{Pipeline: 16, Data: 128, Expert: 64, ZeRO: 1, ExpertOverlap: true, ExpertDispatcher: "deepep"},
-			Schedule:    Schedule{Name: "zb-h1", Microbatches: 15360 / 128, MicrobatchSize: 1},
+			Parallelism: wire.Parallelism{Pipeline: 16, Data: 128, Expert: 64, ZeRO: 1, ExpertOverlap: true, ExpertDispatcher: "deepep"},
+			Schedule:    wire.Schedule{Name: "zb-h1", Microbatches: 15360 / 128, MicrobatchSize: 1},
 		},
 		tokensPerGPUSecond: 1e12 / (180e3 * 3600),
 		tolerance:          0.25,
@@ -68,11 +69,11 @@ var publishedMoERuns = []publishedMoE{
 		// which sets the microbatches per replica (144) and the data-parallel ring.
 		name:   "DeepSeek-V2, PP16 EP8 DP64, BF16, 1024 H800",
 		source: "DeepSeek-V2 paper (arXiv 2405.04434), sections 3.1.2, 3.1.3 and 3.2.3",
-		req: &Request{
-			Model:       ModelSpec{Architecture: &Architecture{Name: "deepseek-v2", Seq: 4096}},
+		req: &wire.Request{
+			Model:       wire.ModelSpec{Architecture: &wire.Architecture{Name: "deepseek-v2", Seq: 4096}},
 			Cluster:     deepseekCluster(),
-			Parallelism: Parallelism{Pipeline: 16, Data: 64, Expert: 8, ZeRO: 1},
-			Schedule:    Schedule{Name: "zb-h1", Microbatches: 9216 / 64, MicrobatchSize: 1},
+			Parallelism: wire.Parallelism{Pipeline: 16, Data: 64, Expert: 8, ZeRO: 1},
+			Schedule:    wire.Schedule{Name: "zb-h1", Microbatches: 9216 / 64, MicrobatchSize: 1},
 		},
 		tokensPerGPUSecond: 1e12 / (172.8e3 * 3600),
 		tolerance:          0.25,

@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"pipeplan/core/arch"
+	"pipeplan/core/wire"
 	"slices"
 	"strings"
 	"testing"
@@ -15,7 +16,7 @@ import (
 // measured tokens per second per GPU.
 type shardedRun struct {
 	name, source string
-	r            *Request
+	r            *wire.Request
 	// tokensPerGPU is the published tokens per second per GPU.
 	tokensPerGPU float64
 	// tolerance is relative, on the predicted tokens per second per GPU: issue 19's 25%,
@@ -30,14 +31,14 @@ const issueTolerance = 0.25
 // torchtitanRun is a torchtitan benchmark of Llama 3.1 8B (the meta-llama-3-8b
 // architecture: the same shape) on H100s in nodes of 8: FSDP2 (zero3) over data x
 // context devices, one pipeline stage, a local batch of b sequences of seq tokens.
-func torchtitanRun(nodes, data, context, b, seq int, dtype, framework, recompute string) *Request {
-	return &Request{
-		Model: ModelSpec{Architecture: &Architecture{Name: "meta-llama-3-8b", Seq: seq, DType: dtype, Framework: framework}},
-		Cluster: ClusterSpec{Device: "h100-96gb-500w", Count: 8 * nodes, DevicesPerNode: 8,
+func torchtitanRun(nodes, data, context, b, seq int, dtype, framework, recompute string) *wire.Request {
+	return &wire.Request{
+		Model: wire.ModelSpec{Architecture: &wire.Architecture{Name: "meta-llama-3-8b", Seq: seq, DType: dtype, Framework: framework}},
+		Cluster: wire.ClusterSpec{Device: "h100-96gb-500w", Count: 8 * nodes, DevicesPerNode: 8,
 			LinkInter: "roce-400g"}, // "backend RDMA network with 400 Gb/s per GPU"
-		Parallelism: Parallelism{Pipeline: 1, Data: data, Context: context, Sharding: "fsdp"},
-		Training:    Training{Recompute: recompute},
-		Schedule:    Schedule{Name: "1f1b", Microbatches: 1, MicrobatchSize: b},
+		Parallelism: wire.Parallelism{Pipeline: 1, Data: data, Context: context, Sharding: "fsdp"},
+		Training:    wire.Training{Recompute: recompute},
+		Schedule:    wire.Schedule{Name: "1f1b", Microbatches: 1, MicrobatchSize: b},
 	}
 }
 
@@ -47,7 +48,7 @@ func torchtitanRun(nodes, data, context, b, seq int, dtype, framework, recompute
 // full activation checkpointing, torch.compile and Float8; asyncTP is PyTorch's
 // asynchronous tensor parallelism, which overlaps the all-gathers and reduce-scatters
 // with the products (parallelism.overlap_tensor_comm).
-func torchtitan2D(nodes, b int, asyncTP bool) *Request {
+func torchtitan2D(nodes, b int, asyncTP bool) *wire.Request {
 	r := torchtitanRun(nodes, 8*nodes/8, 1, b, 8192, "fp8", "compiled", "full")
 	r.Model.Architecture.Name = "llama-3.1-70b"
 	r.Parallelism.Data, r.Parallelism.Tensor, r.Parallelism.SequenceParallel = nodes, 8, true
@@ -63,7 +64,7 @@ func torchtitan2D(nodes, b int, asyncTP bool) *Request {
 // 2 of 8,192 tokens, torch.compile and Float8 (with Float8 all-gathers); the recipe's
 // selective activation checkpointing planned as full recomputation, as torchtitan's rows
 // above.
-func trainyRun(nodes int) *Request {
+func trainyRun(nodes int) *wire.Request {
 	r := torchtitanRun(nodes, 8*nodes, 1, 2, 8192, "fp8", "compiled", "full")
 	r.Cluster.Device = "h200"
 	return r
@@ -72,9 +73,9 @@ func trainyRun(nodes int) *Request {
 // torchtitanNode is torchtitanRun on one host as a cluster document: the benchmark's
 // Grand Teton GPUs (96 GB; these runs peaked at 84 GiB), their shards and context groups
 // over NVLink.
-func torchtitanNode(data, context, b, seq int, dtype, framework, recompute string) *Request {
+func torchtitanNode(data, context, b, seq int, dtype, framework, recompute string) *wire.Request {
 	r := torchtitanRun(1, data, context, b, seq, dtype, framework, recompute)
-	r.Cluster = ClusterSpec{Document: []byte(`{"devices": [{"name": "h100-96gb-500w"}]}`), DataLink: "nvlink4"}
+	r.Cluster = wire.ClusterSpec{Document: []byte(`{"devices": [{"name": "h100-96gb-500w"}]}`), DataLink: "nvlink4"}
 	r.Parallelism.Pipeline = 0
 	return r
 }
@@ -162,13 +163,13 @@ const (
 // weights), the context group of CP 16 laid across hosts, and fused kernels with the
 // gradient reduction overlapped (the compiled framework mode: Meta's stack does not run
 // HuggingFace's eager code).
-func llama3Run(data, context, seq, microbatches int, recompute string) *Request {
-	return &Request{
-		Model:       ModelSpec{Architecture: &Architecture{Config: llama405BConfig, Seq: seq, Framework: "compiled"}, Name: "llama-3.1-405b"},
-		Cluster:     ClusterSpec{Device: "h100-sxm", DevicesPerNode: 8, LinkInter: "roce-400g"},
-		Parallelism: Parallelism{Pipeline: 16, Data: data, Tensor: 8, SequenceParallel: true, Context: context, Sharding: "zero1"},
-		Training:    Training{Recompute: recompute},
-		Schedule:    Schedule{Name: "interleaved:2", Microbatches: microbatches, MicrobatchSize: 1},
+func llama3Run(data, context, seq, microbatches int, recompute string) *wire.Request {
+	return &wire.Request{
+		Model:       wire.ModelSpec{Architecture: &wire.Architecture{Config: llama405BConfig, Seq: seq, Framework: "compiled"}, Name: "llama-3.1-405b"},
+		Cluster:     wire.ClusterSpec{Device: "h100-sxm", DevicesPerNode: 8, LinkInter: "roce-400g"},
+		Parallelism: wire.Parallelism{Pipeline: 16, Data: data, Tensor: 8, SequenceParallel: true, Context: context, Sharding: "zero1"},
+		Training:    wire.Training{Recompute: recompute},
+		Schedule:    wire.Schedule{Name: "interleaved:2", Microbatches: microbatches, MicrobatchSize: 1},
 	}
 }
 
@@ -181,7 +182,7 @@ var llama405BConfig = []byte(`{"model_type": "llama", "hidden_size": 16384, "int
 // 380 TFLOP/s; 43%, 41% and 38% of the bf16 peak).
 var llama3Runs = []struct {
 	name         string
-	r            *Request
+	r            *wire.Request
 	tflopsPerGPU float64
 	tolerance    float64
 }{

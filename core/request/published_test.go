@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"pipeplan/core/wire"
 	"testing"
 )
 
@@ -50,18 +51,18 @@ var publishedRuns = []published{
 // attention unfused (eager), and Megatron-LM's fused LayerNorm, bias-GeLU and softmax
 // kernels with the all-reduce after the backward: the Megatron-style framework mode
 // (cuda-graphs, as fp8Runs), not eager HuggingFace code.
-func (c published) request() *Request {
+func (c published) request() *wire.Request {
 	cfg := fmt.Sprintf(`{"model_type": "gpt2", "n_embd": %d, "n_head": %d, "n_layer": %d, "n_positions": 2048, "vocab_size": 51200}`, c.h, c.heads, c.layers)
 	device := c.device
 	if device == "" {
 		device = "a100-80gb"
 	}
-	return &Request{
-		Model:       ModelSpec{Architecture: &Architecture{Config: json.RawMessage(cfg), Seq: 2048, Attention: "eager", Framework: "cuda-graphs"}},
-		Cluster:     ClusterSpec{Device: device, DevicesPerNode: 8, LinkIntra: "nvswitch2", LinkInter: "ib-hdr"},
-		Parallelism: Parallelism{Pipeline: c.p, Data: c.d, Tensor: c.t, ZeRO: c.zero},
-		Training:    Training{Recompute: "full"},
-		Schedule:    Schedule{Name: "1f1b", Microbatches: c.batch / c.d, MicrobatchSize: 1},
+	return &wire.Request{
+		Model:       wire.ModelSpec{Architecture: &wire.Architecture{Config: json.RawMessage(cfg), Seq: 2048, Attention: "eager", Framework: "cuda-graphs"}},
+		Cluster:     wire.ClusterSpec{Device: device, DevicesPerNode: 8, LinkIntra: "nvswitch2", LinkInter: "ib-hdr"},
+		Parallelism: wire.Parallelism{Pipeline: c.p, Data: c.d, Tensor: c.t, ZeRO: c.zero},
+		Training:    wire.Training{Recompute: "full"},
+		Schedule:    wire.Schedule{Name: "1f1b", Microbatches: c.batch / c.d, MicrobatchSize: 1},
 	}
 }
 

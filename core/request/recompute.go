@@ -5,8 +5,8 @@ import (
 	"pipeplan/core/model"
 	"pipeplan/core/partition"
 	"pipeplan/core/recompute"
-	"pipeplan/core/request/spec"
 	"pipeplan/core/schedule"
+	"pipeplan/core/wire"
 )
 
 // RecomputeAuto is training.recompute's per-layer recomputation: each stage recomputes
@@ -64,7 +64,7 @@ func (p *prepared) recomputeAuto(es *model.Errors) {
 	switch {
 	case r.Objective != partition.MaxCompute.String():
 		es.Add("training.recompute", "auto minimises the slowest stage's compute: it needs objective compute, got %q", r.Objective)
-	case r.Partition == spec.PartitionGraph:
+	case r.Partition == wire.PartitionGraph:
 		es.Add("training.recompute", "auto splits ranges of the layer order: it does not go with partition graph")
 	case p.sched.Kind == schedule.Interleaved && p.sched.Chunks > 1:
 		es.Add("training.recompute", "auto chooses per stage, and an interleaved schedule's chunks share their device's memory: use 1f1b, gpipe or zb-h1")

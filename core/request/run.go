@@ -11,8 +11,8 @@ import (
 	"pipeplan/core/model"
 	"pipeplan/core/partition"
 	"pipeplan/core/plan"
-	"pipeplan/core/request/spec"
 	"pipeplan/core/units"
+	"pipeplan/core/wire"
 )
 
 // Run plans the request: it normalizes it, builds the model and the cluster, finds the
@@ -22,7 +22,7 @@ import (
 // ("cluster.document.devices[1].memory_bytes: must be > 0"). A valid request that fits no
 // split gives a Result with Feasible false and diagnostics that say why. Run checks ctx
 // between its phases.
-func Run(ctx context.Context, r *Request) (*Result, error) {
+func Run(ctx context.Context, r *wire.Request) (*wire.Result, error) {
 	if ctx == nil {
 		ctx = context.Background()
 	}
@@ -46,8 +46,8 @@ func Run(ctx context.Context, r *Request) (*Result, error) {
 }
 
 // run plans the prepared request; its result states id. It changes nothing of p.
-func (p *prepared) run(ctx context.Context, id string) (*Result, error) {
-	res := &Result{Version: Version, ID: id, PlannerVersion: PlannerVersion, Model: p.modelInfo(), Diagnostics: []Diagnostic{}}
+func (p *prepared) run(ctx context.Context, id string) (*wire.Result, error) {
+	res := &wire.Result{Version: wire.Version, ID: id, PlannerVersion: PlannerVersion, Model: p.modelInfo(), Diagnostics: []wire.Diagnostic{}}
 	res.Diagnostics = append(res.Diagnostics, p.notes...)
 	res.Placement = p.placement
 	if err := ctx.Err(); err != nil {
@@ -76,21 +76,21 @@ func (p *prepared) run(ctx context.Context, id string) (*Result, error) {
 	pl.Schedule = nil // in the result once, as Result.Schedule
 	p.tiedMemory(pl)
 	if fb := pl.GraphFallback; fb != nil {
-		res.Diagnostics = append(res.Diagnostics, Diagnostic{Code: CodeGraphPartitionFallback, Severity: Warning, Field: "partition",
+		res.Diagnostics = append(res.Diagnostics, wire.Diagnostic{Code: wire.CodeGraphPartitionFallback, Severity: wire.Warning, Field: "partition",
 			Message:    "the split is of ranges of the layer order, not of the tensor graph: " + fb.Reason,
 			Suggestion: "the plan is the best contiguous split of the model's layer order; a graph with fewer branches side by side has fewer ideals"})
 	}
 	for i, s := range pl.Stages {
 		if s.MemoryBytes > s.LimitBytes {
 			res.Feasible = false
-			res.Diagnostics = append(res.Diagnostics, Diagnostic{Code: CodeStageOverMemory, Severity: Error, Stage: ptr(i),
+			res.Diagnostics = append(res.Diagnostics, wire.Diagnostic{Code: wire.CodeStageOverMemory, Severity: wire.Error, Stage: ptr(i),
 				Layer: ptr(s.FirstLayer), LastLayer: ptr(s.LastLayer), BytesNeeded: s.MemoryBytes, CapacityBytes: s.LimitBytes,
 				Message:    fmt.Sprintf("stage %d (layers %d-%d) needs %s; its device holds %s", i, s.FirstLayer, s.LastLayer, units.Bytes(s.MemoryBytes), units.Bytes(s.LimitBytes)),
 				Suggestion: "move a boundary to give the stage fewer layers, or plan the optimal split"})
 		}
 	}
 	for _, a := range res.Schedule.Advice {
-		res.Diagnostics = append(res.Diagnostics, Diagnostic{Code: CodeScheduleAdvice, Severity: Warning, Message: a})
+		res.Diagnostics = append(res.Diagnostics, wire.Diagnostic{Code: wire.CodeScheduleAdvice, Severity: wire.Warning, Message: a})
 	}
 	p.step(res)
 	return res, nil
@@ -131,7 +131,7 @@ func (p *prepared) options() plan.Options {
 	}
 	return plan.Options{
 		Objective: obj,
-		Graph:     r.Partition == spec.PartitionGraph,
+		Graph:     r.Partition == wire.PartitionGraph,
 		Recompute: p.recomputeChoices(),
 		Estimate: estimate.Options{
 			MemoryProportion: r.MemoryProportion,
@@ -203,9 +203,9 @@ func (p *prepared) modelSource() string {
 	return "document"
 }
 
-func (p *prepared) modelInfo() ModelInfo {
+func (p *prepared) modelInfo() wire.ModelInfo {
 	m := p.model
-	mi := ModelInfo{Name: m.Name, Source: p.modelSource(), Format: string(p.format), Layers: len(m.Layers),
+	mi := wire.ModelInfo{Name: m.Name, Source: p.modelSource(), Format: string(p.format), Layers: len(m.Layers),
 		TimeUnit: string(m.Unit()), MicrobatchSize: p.req.Schedule.MicrobatchSize, TokensPerSample: m.TokensPerSample}
 	mi.LayerNames = make([]string, len(m.Layers))
 	for i := range m.Layers {
@@ -221,9 +221,9 @@ func (p *prepared) modelInfo() ModelInfo {
 }
 
 // layerCosts lists the model's layers' costs, column by column.
-func layerCosts(m *model.Model) *LayerCosts {
+func layerCosts(m *model.Model) *wire.LayerCosts {
 	n := len(m.Layers)
-	lc := &LayerCosts{ParamBytes: make([]int64, n), ActivationBytes: make([]int64, n), OutputBytes: make([]int64, n)}
+	lc := &wire.LayerCosts{ParamBytes: make([]int64, n), ActivationBytes: make([]int64, n), OutputBytes: make([]int64, n)}
 	cycles := m.Unit() == model.Cycles
 	if cycles {
 		lc.ForwardCycles, lc.BackwardCycles = make([]int64, n), make([]int64, n)
@@ -245,8 +245,8 @@ func layerCosts(m *model.Model) *LayerCosts {
 	return lc
 }
 
-func noFit(r plan.Reason) Diagnostic {
-	d := Diagnostic{Code: r.Code, Severity: Error, Message: "no plan fits: " + r.Message, Suggestion: r.Suggestion,
+func noFit(r plan.Reason) wire.Diagnostic {
+	d := wire.Diagnostic{Code: r.Code, Severity: wire.Error, Message: "no plan fits: " + r.Message, Suggestion: r.Suggestion,
 		BytesNeeded: r.BytesNeeded, CapacityBytes: r.CapacityBytes}
 	if r.FirstLayer >= 0 {
 		d.Layer, d.LastLayer = ptr(r.FirstLayer), ptr(r.LastLayer)
@@ -262,7 +262,7 @@ func noFit(r plan.Reason) Diagnostic {
 
 // step adds what one step does besides the pipeline, per device and in all, and the
 // throughput.
-func (p *prepared) step(res *Result) {
+func (p *prepared) step(res *wire.Result) {
 	r := p.req
 	pl, sr := res.Plan, res.Schedule
 	devices := len(p.cluster.Devices)
@@ -270,10 +270,10 @@ func (p *prepared) step(res *Result) {
 	train := p.train()
 	t := r.Parallelism.Tensor
 	c := r.Parallelism.Context
-	st := &Step{PipelineSeconds: sr.MakespanSeconds, BubbleFraction: sr.BubbleFraction, Devices: devices * d * t * c}
-	res.Devices = make([]DeviceStep, devices)
+	st := &wire.Step{PipelineSeconds: sr.MakespanSeconds, BubbleFraction: sr.BubbleFraction, Devices: devices * d * t * c}
+	res.Devices = make([]wire.DeviceStep, devices)
 	for i := range res.Devices {
-		res.Devices[i] = DeviceStep{Device: i, Name: p.cluster.Devices[i].Name, Stages: []int{}}
+		res.Devices[i] = wire.DeviceStep{Device: i, Name: p.cluster.Devices[i].Name, Stages: []int{}}
 	}
 	statedGrads, hasParams, unknownBandwidth := false, false, false
 	for s, stage := range pl.Stages {
@@ -339,11 +339,11 @@ func (p *prepared) step(res *Result) {
 			st.TiedAllReduceSeconds = ringAllReduce(2, p.est.Total.TiedAllReduceBytes, p.tiedLink, p.cluster.Devices[0].ClockHz)
 		}
 		if unknownBandwidth {
-			res.Diagnostics = append(res.Diagnostics, Diagnostic{Code: CodeOptimizerTimeUnknown, Severity: Note, Field: "cluster.document.devices",
+			res.Diagnostics = append(res.Diagnostics, wire.Diagnostic{Code: wire.CodeOptimizerTimeUnknown, Severity: wire.Note, Field: "cluster.document.devices",
 				Message: "a device states no memory_bytes_per_second: its optimizer update is not counted in the step"})
 		}
 		if d > 1 && p.est == nil && !p.weightsOnly() && !statedGrads && hasParams {
-			res.Diagnostics = append(res.Diagnostics, Diagnostic{Code: CodeGradBytesAssumed, Severity: Note, Field: p.modelField("layers"),
+			res.Diagnostics = append(res.Diagnostics, wire.Diagnostic{Code: wire.CodeGradBytesAssumed, Severity: wire.Note, Field: p.modelField("layers"),
 				Message: "the profile gives no grad_bytes: the data-parallel all-reduce moves half of each stage's param_bytes (weights and gradients of one type)"})
 		}
 	}
@@ -396,7 +396,7 @@ func (p *prepared) step(res *Result) {
 // the all-gather behind the next step's first forward (Megatron-LM's
 // --overlap-param-gather, FSDP's prefetch); ExposedAllReduceSeconds is what they do not
 // hide.
-func (p *prepared) dataParallel(ds *DeviceStep, pl *plan.Plan, devices int) {
+func (p *prepared) dataParallel(ds *wire.DeviceStep, pl *plan.Plan, devices int) {
 	level := analytic.Sharding(p.req.Parallelism.Sharding).Level()
 	if level != 1 && level != 2 {
 		ds.WeightBytes = 0 // gathered by zero1 and zero2 alone
@@ -487,7 +487,7 @@ func ringAllReduce(k int, n int64, l *cluster.Link, clockHz float64) float64 {
 // Estimate returns the analytic estimate of the request's architecture on its cluster's
 // device: every layer's parameters, FLOPs, times and memory for one microbatch, and the
 // totals of one device holding the whole model. The request must name an architecture.
-func Estimate(ctx context.Context, r *Request) (*analytic.Result, error) {
+func Estimate(ctx context.Context, r *wire.Request) (*analytic.Result, error) {
 	if ctx == nil {
 		ctx = context.Background()
 	}
@@ -512,7 +512,7 @@ func Estimate(ctx context.Context, r *Request) (*analytic.Result, error) {
 // Result.Step.OptimizerSeconds its OptimizerSeconds, the stage's memory its peak.
 type OneStage struct {
 	Estimate *analytic.Result `json:"estimate"`
-	Result   *Result          `json:"result"`
+	Result   *wire.Result     `json:"result"`
 	// Fits is the verdict: the model, whole, fits one device's usable memory (a
 	// feasible one-stage plan, its memory within its limit). When it does not,
 	// Result.FirstError says why.
@@ -522,7 +522,7 @@ type OneStage struct {
 // EstimateOneStage returns the request's analytic estimate (Estimate) and its plan on one
 // stage (Run), both of a copy of the request with parallelism.pipeline 1,
 // schedule.microbatches 1 and no boundaries. The request must name an architecture.
-func EstimateOneStage(ctx context.Context, r *Request) (*OneStage, error) {
+func EstimateOneStage(ctx context.Context, r *wire.Request) (*OneStage, error) {
 	if r == nil {
 		return nil, &model.FieldError{Path: "request", Reason: "is required"}
 	}

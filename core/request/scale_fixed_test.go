@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"pipeplan/core/model"
+	"pipeplan/core/wire"
 )
 
 // TestScaleProfileFixedTimes: a layer's measured fixed times stay when a profile is
@@ -59,10 +60,10 @@ func TestScaleProfileFixedTimes(t *testing.T) {
 			t.Fatal(err)
 		}
 		res := run(t, v.Request())
-		if !slices.ContainsFunc(res.Diagnostics, func(d Diagnostic) bool {
-			return d.Code == CodeProfileScaled && strings.Contains(d.Message, c.want)
+		if !slices.ContainsFunc(res.Diagnostics, func(d wire.Diagnostic) bool {
+			return d.Code == wire.CodeProfileScaled && strings.Contains(d.Message, c.want)
 		}) {
-			t.Errorf("the scaled plan has no %s note saying %q: %+v", CodeProfileScaled, c.want, res.Diagnostics)
+			t.Errorf("the scaled plan has no %s note saying %q: %+v", wire.CodeProfileScaled, c.want, res.Diagnostics)
 		}
 	}
 }

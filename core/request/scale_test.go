@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"pipeplan/core/internal/scalecase"
+	"pipeplan/core/wire"
 )
 
 // BenchmarkRunScale times issue 8's cases whole, as a front end runs them: a request that
@@ -18,8 +19,8 @@ func BenchmarkRunScale(b *testing.B) {
 	run := func(name string, docs func() (modelJSON, clusterJSON []byte), objective string) {
 		b.Run(name, func(b *testing.B) {
 			mj, cj := docs()
-			r := &Request{Model: ModelSpec{Document: mj}, Cluster: ClusterSpec{Document: cj},
-				Schedule: Schedule{Microbatches: 1}, Objective: objective}
+			r := &wire.Request{Model: wire.ModelSpec{Document: mj}, Cluster: wire.ClusterSpec{Document: cj},
+				Schedule: wire.Schedule{Microbatches: 1}, Objective: objective}
 			if objective == "" { // Graphcore's: its auto-pipeline tool's memory proportion and objective
 				r.Objective, r.MemoryProportion = "compute+transfer", 0.85
 			}

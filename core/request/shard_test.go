@@ -7,13 +7,14 @@ import (
 	"testing"
 
 	"pipeplan/core/cluster"
+	"pipeplan/core/wire"
 )
 
 // TestShardingAliases: parallelism.zero 1 (the former field) is sharding zero1, fsdp is
 // zero3, and the defaults (sharding none, context 1) are left out of the canonical
 // encoding, so that requests written before these fields keep their ids.
 func TestShardingAliases(t *testing.T) {
-	id := func(r *Request) string {
+	id := func(r *wire.Request) string {
 		t.Helper()
 		s, err := ID(r)
 		if err != nil {
@@ -91,7 +92,7 @@ func TestShardingMemory(t *testing.T) {
 // what the backward does not hide of the reduce-scatter.
 func TestShardingCommunication(t *testing.T) {
 	link, _ := cluster.LookupLink("nvlink4")
-	base := func(sharding string) *Result {
+	base := func(sharding string) *wire.Result {
 		r := llamaRequest(4, 8, 1)
 		r.Parallelism.Sharding = sharding
 		r.Layers = true
@@ -107,7 +108,7 @@ func TestShardingCommunication(t *testing.T) {
 		}
 		return run(t, r)
 	}
-	grads := func(res *Result) float64 { return float64(res.Devices[0].GradBytes) }
+	grads := func(res *wire.Result) float64 { return float64(res.Devices[0].GradBytes) }
 	none := base("none")
 	if g, w := none.Devices[0].AllReduceSeconds, cluster.RingAllReduceSeconds(link.Link, grads(none), 8); !near(g, w) {
 		t.Errorf("none: all-reduce %v s, want %v", g, w)
@@ -170,7 +171,7 @@ func TestHSDP(t *testing.T) {
 // devices, plans the same samples, tokens and model FLOPs per step, and divides a
 // block's activations by c.
 func TestContextParallelRequest(t *testing.T) {
-	req := func(c int) *Request {
+	req := func(c int) *wire.Request {
 		r := llamaRequest(2, 1, 2)
 		r.Model.Architecture.Seq = 16384
 		r.Parallelism.Context = c
@@ -198,35 +199,35 @@ func TestContextParallelRequest(t *testing.T) {
 // with the reason.
 func TestShardingAndContextRefused(t *testing.T) {
 	for _, c := range []struct {
-		edit         func(*Request)
+		edit         func(*wire.Request)
 		path, reason string
 	}{
-		{func(r *Request) { r.Parallelism.Sharding = "zero4" }, "parallelism.sharding", "must be one of none, zero1, zero2, zero3, fsdp, hsdp"},
-		{func(r *Request) { r.Parallelism.Data, r.Parallelism.Sharding = 1, "zero3" }, "parallelism.sharding", "needs parallelism.data (or parallelism.context) >= 2"},
-		{func(r *Request) { r.Parallelism.ZeRO, r.Parallelism.Sharding = 1, "zero3" }, "parallelism.zero", "give sharding alone"},
-		{func(r *Request) { r.Parallelism.ZeRO = 3 }, "parallelism.zero", "give parallelism.sharding"},
-		{func(r *Request) { r.Parallelism.Sharding, r.Parallelism.Prefetch = "zero1", "none" }, "parallelism.prefetch", "goes with sharding zero3 or hsdp"},
-		{func(r *Request) { r.Parallelism.Sharding, r.Parallelism.Prefetch = "zero3", "all" }, "parallelism.prefetch", "must be next-layer or none"},
-		{func(r *Request) { r.Parallelism.Sharding = "hsdp" }, "parallelism.shard_group", "give the replicas in a shard group"},
-		{func(r *Request) { r.Parallelism.Sharding, r.Parallelism.ShardGroup = "hsdp", 3 }, "parallelism.shard_group", "must divide parallelism.data (4)"},
-		{func(r *Request) { r.Parallelism.Sharding, r.Parallelism.ShardGroup = "hsdp", 4 }, "parallelism.shard_group", "use sharding zero3"},
-		{func(r *Request) { r.Parallelism.Sharding, r.Parallelism.ShardGroup = "zero3", 2 }, "parallelism.shard_group", "goes with sharding hsdp"},
-		{func(r *Request) {
+		{func(r *wire.Request) { r.Parallelism.Sharding = "zero4" }, "parallelism.sharding", "must be one of none, zero1, zero2, zero3, fsdp, hsdp"},
+		{func(r *wire.Request) { r.Parallelism.Data, r.Parallelism.Sharding = 1, "zero3" }, "parallelism.sharding", "needs parallelism.data (or parallelism.context) >= 2"},
+		{func(r *wire.Request) { r.Parallelism.ZeRO, r.Parallelism.Sharding = 1, "zero3" }, "parallelism.zero", "give sharding alone"},
+		{func(r *wire.Request) { r.Parallelism.ZeRO = 3 }, "parallelism.zero", "give parallelism.sharding"},
+		{func(r *wire.Request) { r.Parallelism.Sharding, r.Parallelism.Prefetch = "zero1", "none" }, "parallelism.prefetch", "goes with sharding zero3 or hsdp"},
+		{func(r *wire.Request) { r.Parallelism.Sharding, r.Parallelism.Prefetch = "zero3", "all" }, "parallelism.prefetch", "must be next-layer or none"},
+		{func(r *wire.Request) { r.Parallelism.Sharding = "hsdp" }, "parallelism.shard_group", "give the replicas in a shard group"},
+		{func(r *wire.Request) { r.Parallelism.Sharding, r.Parallelism.ShardGroup = "hsdp", 3 }, "parallelism.shard_group", "must divide parallelism.data (4)"},
+		{func(r *wire.Request) { r.Parallelism.Sharding, r.Parallelism.ShardGroup = "hsdp", 4 }, "parallelism.shard_group", "use sharding zero3"},
+		{func(r *wire.Request) { r.Parallelism.Sharding, r.Parallelism.ShardGroup = "zero3", 2 }, "parallelism.shard_group", "goes with sharding hsdp"},
+		{func(r *wire.Request) {
 			r.Parallelism.Sharding = "zero2"
 			r.Training.Mode, r.Schedule.Name = "inference", "inference"
 		}, "parallelism.sharding", "inference"},
-		{func(r *Request) { r.Parallelism.Context = 3 }, "parallelism.context", "must divide the sequence (4096 tokens)"},
-		{func(r *Request) { r.Model.Architecture.Seq, r.Parallelism.Context = 4000, 32 }, "parallelism.context", "2 x 32 must divide the sequence (4000 tokens)"},
-		{func(r *Request) { r.Parallelism.Context, r.Parallelism.ContextMethod = 16, "all-to-all" }, "parallelism.context", "num_kv_heads"},
-		{func(r *Request) { r.Parallelism.ContextMethod = "ring" }, "parallelism.context_method", "goes with parallelism.context >= 2"},
-		{func(r *Request) { r.Parallelism.Context, r.Parallelism.ContextMethod = 2, "star" }, "parallelism.context_method", "must be ring, all-to-all or hierarchical"},
-		{func(r *Request) { r.Parallelism.Context = -1 }, "parallelism.context", "must be between 1 and"},
-		{func(r *Request) {
+		{func(r *wire.Request) { r.Parallelism.Context = 3 }, "parallelism.context", "must divide the sequence (4096 tokens)"},
+		{func(r *wire.Request) { r.Model.Architecture.Seq, r.Parallelism.Context = 4000, 32 }, "parallelism.context", "2 x 32 must divide the sequence (4000 tokens)"},
+		{func(r *wire.Request) { r.Parallelism.Context, r.Parallelism.ContextMethod = 16, "all-to-all" }, "parallelism.context", "num_kv_heads"},
+		{func(r *wire.Request) { r.Parallelism.ContextMethod = "ring" }, "parallelism.context_method", "goes with parallelism.context >= 2"},
+		{func(r *wire.Request) { r.Parallelism.Context, r.Parallelism.ContextMethod = 2, "star" }, "parallelism.context_method", "must be ring, all-to-all or hierarchical"},
+		{func(r *wire.Request) { r.Parallelism.Context = -1 }, "parallelism.context", "must be between 1 and"},
+		{func(r *wire.Request) {
 			r.Parallelism.Context, r.Parallelism.Tensor = 3, 4
 			r.Cluster.DevicesPerNode = 8
 		}, "parallelism.context", "(3 x 4) must divide cluster.devices_per_node (8), or be whole nodes"},
-		{func(r *Request) {
-			r.Model = ModelSpec{Example: "gpt2-medium"}
+		{func(r *wire.Request) {
+			r.Model = wire.ModelSpec{Example: "gpt2-medium"}
 			r.Parallelism.Context = 2
 		}, "parallelism.context", "a measured profile's cannot be split"},
 	} {

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"pipeplan/core/arch"
+	"pipeplan/core/wire"
 )
 
 // A cluster document whose stages are joined by links of different speeds, and in
@@ -47,7 +48,7 @@ func TestDataParallelSlowestLink(t *testing.T) {
 				fmt.Sprintf(dev, ""), fmt.Sprintf(dev, send), fmt.Sprintf(dev, ""), fmt.Sprintf(dev, ""),
 				tc.links[0], tc.links[1], tc.links[2])
 			res := runJSON(t, `{"model": {"example": "gpt2-medium"}, "cluster": {"document": `+cl+`}, "parallelism": {"data": 2}}`)
-			if diagnostic(res, CodeDataLinkAssumed) == nil {
+			if diagnostic(res, wire.CodeDataLinkAssumed) == nil {
 				t.Errorf("no data_link_assumed note")
 			}
 			for i, d := range res.Devices {

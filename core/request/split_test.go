@@ -3,6 +3,7 @@ package request
 import (
 	"context"
 	"os"
+	"pipeplan/core/wire"
 	"slices"
 	"testing"
 )
@@ -90,8 +91,8 @@ func TestSplitField(t *testing.T) {
 		}
 	}
 	res := runJSON(t, `{"model":{"document":`+pipeDream(t, "gnmt")+`},"cluster":{"device":"a100-80gb","count":4},"partition":"graph"}`)
-	d := diagnostic(res, CodeGraphPartitionFallback)
-	if d == nil || d.Severity != Warning || res.Plan.GraphFallback == nil || res.Plan.GraphFallback.Code != "too_many_ideals" || res.Plan.LayerOrder != nil {
+	d := diagnostic(res, wire.CodeGraphPartitionFallback)
+	if d == nil || d.Severity != wire.Warning || res.Plan.GraphFallback == nil || res.Plan.GraphFallback.Code != "too_many_ideals" || res.Plan.LayerOrder != nil {
 		t.Errorf("gnmt: diagnostic %+v, fallback %+v: want a too_many_ideals warning and ranges", d, res.Plan.GraphFallback)
 	}
 }

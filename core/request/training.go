@@ -7,8 +7,8 @@ import (
 	"pipeplan/core/load"
 	"pipeplan/core/model"
 	"pipeplan/core/partition"
-	"pipeplan/core/request/spec"
 	"pipeplan/core/schedule"
+	"pipeplan/core/wire"
 )
 
 // weightsOnly reports whether the model's param_bytes are weights only, to which training
@@ -180,7 +180,7 @@ func (p *prepared) schedule(es *model.Errors) {
 		if s.MicrobatchSize == 0 {
 			s.MicrobatchSize = 1
 		}
-		p.note(Diagnostic{Code: CodeMicrobatchSizeUnknown, Severity: Note, Field: "schedule.microbatch_size",
+		p.note(wire.Diagnostic{Code: wire.CodeMicrobatchSizeUnknown, Severity: wire.Note, Field: "schedule.microbatch_size",
 			Message: fmt.Sprintf("the profile does not say how many samples a microbatch holds (its microbatch_size): throughput counts %d per microbatch (schedule.microbatch_size)", s.MicrobatchSize)})
 	}
 	if s.MicrobatchSize < 1 || s.MicrobatchSize > 1<<20 {
@@ -213,7 +213,7 @@ const MinEventBytes = 80
 // holds: a forward per microbatch and stage (pipeline devices times chunks), and a
 // backward too in training. It prices a request's work before it runs: with events, its
 // result's JSON holds at least MinEventBytes times as many bytes.
-func TimelineEvents(n *Request) int64 {
+func TimelineEvents(n *wire.Request) int64 {
 	c, err := schedule.Parse(n.Schedule.Name)
 	if err != nil || n.Parallelism.Pipeline < 1 || n.Schedule.Microbatches < 1 {
 		return 0
@@ -228,7 +228,7 @@ func TimelineEvents(n *Request) int64 {
 // MinResultBytes is the fewest bytes the JSON of a normalized request's result takes, as
 // far as they can be known before it runs (its timeline's, with events): a server that
 // keeps results refuses a request whose result cannot fit, before planning it.
-func MinResultBytes(n *Request) int64 {
+func MinResultBytes(n *wire.Request) int64 {
 	if !n.Events {
 		return 0
 	}
@@ -257,14 +257,14 @@ func (p *prepared) objective(es *model.Errors) {
 		es.Add("objective", "%v", err)
 	}
 	switch r.Partition {
-	case "", spec.PartitionLayers:
+	case "", wire.PartitionLayers:
 		r.Partition = ""
-	case spec.PartitionGraph:
+	case wire.PartitionGraph:
 		if r.Boundaries != nil {
 			es.Add("partition", "%q finds the split; boundaries give one: leave one out", r.Partition)
 		}
 	default:
-		es.Add("partition", "must be %q or %q, got %q", spec.PartitionLayers, spec.PartitionGraph, r.Partition)
+		es.Add("partition", "must be %q or %q, got %q", wire.PartitionLayers, wire.PartitionGraph, r.Partition)
 	}
 	if r.MemoryProportion == 0 {
 		r.MemoryProportion = 1

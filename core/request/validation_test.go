@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"pipeplan/core/arch"
+	"pipeplan/core/wire"
 )
 
 // validationCase is one published run of the validation tables, with its throughput
@@ -24,7 +25,7 @@ type validationCase struct {
 func validationCases(t *testing.T) []validationCase {
 	t.Helper()
 	var out []validationCase
-	run := func(name string, r *Request) *Result {
+	run := func(name string, r *wire.Request) *wire.Result {
 		res, err := Run(context.Background(), r)
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
@@ -35,7 +36,7 @@ func validationCases(t *testing.T) []validationCase {
 		}
 		return res
 	}
-	precision := func(r *Request) string {
+	precision := func(r *wire.Request) string {
 		if (r.Model.Architecture != nil && r.Model.Architecture.DType == "fp8") || r.Training.FP8Recipe != "" {
 			return "fp8"
 		}

@@ -63,7 +63,7 @@ func TestVocabularyIsThePlanners(t *testing.T) {
 			func(v string) string {
 				return strings.Replace(arch(`,"tie":"`+v+`"`), "llama-2-7b", "gpt2", 1) + `}`
 			}},
-		{"training.mode", wire.Modes(), []string{ModeTraining, ModeInference},
+		{"training.mode", wire.Modes(), []string{wire.ModeTraining, wire.ModeInference},
 			func(v string) string {
 				return strings.Replace(arch(""), `"data":2`, ``, 1) + `,"training":{"mode":"` + v + `"}}`
 			}},
@@ -93,7 +93,7 @@ func TestVocabularyIsThePlanners(t *testing.T) {
 			}},
 		{"objective", wire.Objectives(), strs(partition.MaxCompute, partition.MaxComputePlusTransfer),
 			func(v string) string { return arch("") + `,"objective":"` + v + `"}` }},
-		{"partition", wire.Partitions(), []string{PartitionLayers, PartitionGraph},
+		{"partition", wire.Partitions(), []string{wire.PartitionLayers, wire.PartitionGraph},
 			func(v string) string { return arch("") + `,"partition":"` + v + `"}` }},
 	}
 	for _, tc := range tests {

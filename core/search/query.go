@@ -9,7 +9,7 @@ import (
 
 	"pipeplan/core/cluster"
 	"pipeplan/core/model"
-	"pipeplan/core/request/spec"
+	"pipeplan/core/wire"
 )
 
 // Query is a search as plain data, what the browser's JS API takes
@@ -18,7 +18,7 @@ import (
 // zero are searched.
 type Query struct {
 	// Request is the base planning request (docs/request.md).
-	Request *spec.Request `json:"request"`
+	Request *wire.Request `json:"request"`
 	// Knobs fix or bound what is searched; max_devices is required.
 	Knobs
 	// Exhaustive plans every candidate, pruning nothing (slow: to check the search).
@@ -27,8 +27,8 @@ type Query struct {
 
 // DecodeQuery reads a query from JSON: one object, no unknown keys. Errors name the field.
 func DecodeQuery(data []byte) (*Query, error) {
-	if len(data) > spec.MaxBytes {
-		return nil, &model.FieldError{Reason: fmt.Sprintf("the query is %d bytes, more than the %d it may hold", len(data), spec.MaxBytes)}
+	if len(data) > wire.MaxBytes {
+		return nil, &model.FieldError{Reason: fmt.Sprintf("the query is %d bytes, more than the %d it may hold", len(data), wire.MaxBytes)}
 	}
 	var raw struct {
 		Request json.RawMessage `json:"request"`
@@ -50,7 +50,7 @@ func DecodeQuery(data []byte) (*Query, error) {
 	if len(bytes.TrimSpace(raw.Request)) == 0 || string(bytes.TrimSpace(raw.Request)) == "null" {
 		return nil, &model.FieldError{Path: "request", Reason: "is required: the planning request to search around (docs/request.md)"}
 	}
-	r, err := spec.Decode(raw.Request)
+	r, err := wire.Decode(raw.Request)
 	if err != nil {
 		return nil, model.Prefixed("request", err)
 	}
@@ -189,7 +189,7 @@ type Answer struct {
 	Best *Outcome `json:"best"`
 	// BestRequest is the best candidate's planning request, and BestID its content id
 	// (core/request's ID): the one candidate of a search that gets an id.
-	BestRequest *spec.Request `json:"best_request,omitempty"`
+	BestRequest *wire.Request `json:"best_request,omitempty"`
 	BestID      string        `json:"best_id,omitempty"`
 	// Top are the first TopCount of Rows: the best, then the fastest, alike outcomes
 	// collapsed into one (Alike).

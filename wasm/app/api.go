@@ -6,7 +6,7 @@ import (
 	"fmt"
 
 	"pipeplan/core/examples"
-	"pipeplan/core/request/spec"
+	"pipeplan/core/wire"
 )
 
 // apiError is what the JS API returns for a call it refuses before the planner sees it
@@ -17,10 +17,10 @@ type apiError struct {
 }
 
 // exampleRequest is the request of the default example on its default cluster.
-func exampleRequest() *spec.Request {
+func exampleRequest() *wire.Request {
 	e := examples.Default()
-	return &spec.Request{Version: spec.Version, Model: spec.ModelSpec{Example: e.Name},
-		Cluster: spec.ClusterSpec{Device: e.Device, Count: e.Stages}}
+	return &wire.Request{Version: wire.Version, Model: wire.ModelSpec{Example: e.Name},
+		Cluster: wire.ClusterSpec{Device: e.Device, Count: e.Stages}}
 }
 
 // mustJSON encodes v as the command line's --json does (two-space indent, a final

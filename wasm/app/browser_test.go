@@ -45,7 +45,7 @@ import (
 	"pipeplan/core/calibrate"
 	"pipeplan/core/cluster"
 	"pipeplan/core/model"
-	"pipeplan/core/request/spec"
+	"pipeplan/core/wire"
 	"pipeplan/share"
 	"pipeplan/ui"
 	"pipeplan/wasm/planner/ops"
@@ -76,7 +76,7 @@ func keepStoredLocally(b *browserT, store *share.MemStore, link string) {
 	if err == nil {
 		err = json.Unmarshal(raw, &doc)
 	}
-	r, err2 := spec.Decode(doc.Request)
+	r, err2 := wire.Decode(doc.Request)
 	if err != nil || err2 != nil {
 		b.Fatalf("the stored plan: %v, %v", err, err2)
 	}

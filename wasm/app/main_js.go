@@ -14,6 +14,7 @@ import (
 	"github.com/vugu/vugu"
 	"github.com/vugu/vugu/domrender"
 
+	"pipeplan/core/wire"
 	"pipeplan/ui"
 )
 
@@ -172,7 +173,7 @@ func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 // startRequest picks the request a page load shows: the URL fragment's, else the one kept
 // in localStorage, else the first visit's, and says which ("the link's #fragment"). A
 // fragment that does not decode is reported.
-func startRequest() (*ui.Request, string, string) {
+func startRequest() (*wire.Request, string, string) {
 	notice := ""
 	if f := strings.TrimPrefix(js.Global().Get("location").Get("hash").String(), "#"); f != "" {
 		r, err := ui.DecodeFragment(f, inflate)

@@ -4,16 +4,16 @@ import (
 	"context"
 	"testing"
 
-	"pipeplan/core/request"
 	"pipeplan/core/search"
+	"pipeplan/core/wire"
 )
 
 // llama is the search for an architecture on nodes of 8 H100s joined by InfiniBand NDR.
 func llama(tb testing.TB, name string, devices, globalBatch int) (*Evaluator, search.Space) {
 	tb.Helper()
-	base := &request.Request{
-		Model:   request.ModelSpec{Architecture: &request.Architecture{Name: name, Seq: 8192}},
-		Cluster: request.ClusterSpec{Device: "h100-sxm", DevicesPerNode: 8},
+	base := &wire.Request{
+		Model:   wire.ModelSpec{Architecture: &wire.Architecture{Name: name, Seq: 8192}},
+		Cluster: wire.ClusterSpec{Device: "h100-sxm", DevicesPerNode: 8},
 	}
 	ev, err := New(base)
 	if err != nil {
@@ -71,7 +71,7 @@ func BenchmarkSearchLlama31_70B(b *testing.B) { benchSearch(b, "llama-3.1-70b", 
 func BenchmarkSearchProfile(b *testing.B) {
 	var st search.Stats
 	for b.Loop() {
-		ev, err := New(&request.Request{Model: request.ModelSpec{Example: "gpt2-medium"}, Cluster: request.ClusterSpec{Device: "h100-sxm"}})
+		ev, err := New(&wire.Request{Model: wire.ModelSpec{Example: "gpt2-medium"}, Cluster: wire.ClusterSpec{Device: "h100-sxm"}})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -99,9 +99,9 @@ func BenchmarkSearchProfile(b *testing.B) {
 func BenchmarkSearchDeepSeekV3(b *testing.B) {
 	var st search.Stats
 	for b.Loop() {
-		base := &request.Request{
-			Model:   request.ModelSpec{Architecture: &request.Architecture{Name: "deepseek-v3", Seq: 4096}},
-			Cluster: request.ClusterSpec{Device: "gb200", DevicesPerNode: 72},
+		base := &wire.Request{
+			Model:   wire.ModelSpec{Architecture: &wire.Architecture{Name: "deepseek-v3", Seq: 4096}},
+			Cluster: wire.ClusterSpec{Device: "gb200", DevicesPerNode: 72},
 		}
 		ev, err := New(base)
 		if err != nil {

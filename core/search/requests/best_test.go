@@ -12,6 +12,7 @@ import (
 
 	"pipeplan/core/request"
 	"pipeplan/core/search"
+	"pipeplan/core/wire"
 )
 
 // graphcoreTraining is a ModelInfo profile (Graphcore's auto-pipeline tool's format) of 8
@@ -54,17 +55,17 @@ func TestBestRequestPlansAsBest(t *testing.T) {
 	}{
 		{"graphcore", `{"request": {"model": {"document": ` + string(graphcoreTraining()) + `}, "cluster": {"device": "gc200"}},
 			"max_devices": 4, "replicas": 1, "microbatches": 8, "microbatch_size": 4}`,
-			[]string{request.CodeGraphcoreMemoryRule, request.CodeProfileScaled}},
+			[]string{wire.CodeGraphcoreMemoryRule, wire.CodeProfileScaled}},
 		// At the profile's own size, the best's request holds the profile as the user gave it.
 		{"graphcore at its own size", `{"request": {"model": {"document": ` + string(graphcoreTraining()) + `}, "cluster": {"device": "gc200"}},
 			"max_devices": 4, "replicas": 1, "microbatches": 8, "microbatch_size": 1}`,
-			[]string{request.CodeGraphcoreMemoryRule}},
+			[]string{wire.CodeGraphcoreMemoryRule}},
 		{"pipedream", `{"request": {"model": {"document": ` + string(pd) + `}, "cluster": {"device": "a100-40gb"}},
 			"max_devices": 4, "microbatches_per_stage": [1, 2, 4, 8], "microbatch_size": 8}`,
-			[]string{request.CodeStateAdded, request.CodeProfileScaled}},
+			[]string{wire.CodeStateAdded, wire.CodeProfileScaled}},
 		{"native", `{"request": {"model": {"example": "gpt2-medium"}, "cluster": {"device": "a100-40gb"}},
 			"max_devices": 4, "replicas": 1, "schedule": "1f1b", "microbatch_size": 16}`,
-			[]string{request.CodeProfileScaled}},
+			[]string{wire.CodeProfileScaled}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			q, err := search.DecodeQuery([]byte(c.query))
@@ -114,7 +115,7 @@ func TestBestRequestPlansAsBest(t *testing.T) {
 				t.Errorf("best_id %s, planned %s", a.BestID, res.ID)
 			}
 			for _, code := range c.codes {
-				if !slices.ContainsFunc(res.Diagnostics, func(d request.Diagnostic) bool { return d.Code == code }) {
+				if !slices.ContainsFunc(res.Diagnostics, func(d wire.Diagnostic) bool { return d.Code == code }) {
 					t.Errorf("the best's plan (%s) has no %s note", b.Candidate, code)
 				}
 			}

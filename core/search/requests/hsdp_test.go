@@ -5,8 +5,8 @@ import (
 	"slices"
 	"testing"
 
-	"pipeplan/core/request"
 	"pipeplan/core/search"
+	"pipeplan/core/wire"
 )
 
 // TestHSDPSearch: on nodes, the search tries HSDP beside ZeRO-3 with the shard group a
@@ -16,9 +16,9 @@ import (
 // candidates plan their own requests (sharding hsdp with their group), and the best's
 // request replans to the same throughput.
 func TestHSDPSearch(t *testing.T) {
-	base := &request.Request{
-		Model:   request.ModelSpec{Architecture: &request.Architecture{Name: "llama-3.2-1b", Seq: 4096}},
-		Cluster: request.ClusterSpec{Device: "h100-sxm", DevicesPerNode: 4, LinkInter: "ib-hdr"},
+	base := &wire.Request{
+		Model:   wire.ModelSpec{Architecture: &wire.Architecture{Name: "llama-3.2-1b", Seq: 4096}},
+		Cluster: wire.ClusterSpec{Device: "h100-sxm", DevicesPerNode: 4, LinkInter: "ib-hdr"},
 	}
 	ev, err := New(base)
 	if err != nil {
@@ -80,9 +80,9 @@ func TestHSDPSearch(t *testing.T) {
 // TestHSDPKnob: the shard_group knob fixes HSDP's group, and is refused where ZeRO-3 is
 // not searched.
 func TestHSDPKnob(t *testing.T) {
-	base := &request.Request{
-		Model:   request.ModelSpec{Architecture: &request.Architecture{Name: "llama-3.2-1b", Seq: 4096}},
-		Cluster: request.ClusterSpec{Device: "h100-sxm", DevicesPerNode: 4},
+	base := &wire.Request{
+		Model:   wire.ModelSpec{Architecture: &wire.Architecture{Name: "llama-3.2-1b", Seq: 4096}},
+		Cluster: wire.ClusterSpec{Device: "h100-sxm", DevicesPerNode: 4},
 	}
 	ev, err := New(base)
 	if err != nil {

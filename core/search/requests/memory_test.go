@@ -5,8 +5,8 @@ import (
 	"slices"
 	"testing"
 
-	"pipeplan/core/request"
 	"pipeplan/core/search"
+	"pipeplan/core/wire"
 )
 
 // TestMemoryBoundRecomputeExact: on a grid where memory binds (Llama-2-7B with 4,096
@@ -18,9 +18,9 @@ import (
 // with it, and the search would miss the fastest configurations, which recompute to fit
 // larger microbatches.
 func TestMemoryBoundRecomputeExact(t *testing.T) {
-	base := &request.Request{
-		Model:   request.ModelSpec{Architecture: &request.Architecture{Name: "llama-2-7b", Seq: 4096}},
-		Cluster: request.ClusterSpec{Device: "h100-sxm", DevicesPerNode: 4},
+	base := &wire.Request{
+		Model:   wire.ModelSpec{Architecture: &wire.Architecture{Name: "llama-2-7b", Seq: 4096}},
+		Cluster: wire.ClusterSpec{Device: "h100-sxm", DevicesPerNode: 4},
 	}
 	ev, err := New(base)
 	if err != nil {

@@ -22,6 +22,7 @@ import (
 	"pipeplan/core/request"
 	"pipeplan/core/schedule"
 	"pipeplan/core/search"
+	"pipeplan/core/wire"
 )
 
 // RunQuery is the one search doorway: it runs a query (core/search.Query: a base request
@@ -74,7 +75,7 @@ func RunQuery(ctx context.Context, q *search.Query, opt search.Options) (*search
 // (see Bound). A profile (a measured model document) is scaled with the microbatch size
 // (ScaleProfile) and bounded by its scaled layer times.
 type Evaluator struct {
-	base *request.Request // normalized, without the knobs
+	base *wire.Request // normalized, without the knobs
 	// prepared is the base request prepared: every candidate is a variant of it
 	// (request.Prepared.With), which reuses its model, documents and estimates.
 	prepared *request.Prepared
@@ -115,18 +116,18 @@ type Evaluator struct {
 // profile document or example) on a device preset (cluster.device, with
 // cluster.devices_per_node for nodes). Its parallelism, schedule, microbatch, recompute
 // and memory-proportion fields are what each candidate sets.
-func New(base *request.Request) (*Evaluator, error) {
+func New(base *wire.Request) (*Evaluator, error) {
 	b := *base
 	// The knobs the search sets are cleared, so that the base normalizes whatever they are.
 	if c, err := schedule.Parse(b.Schedule.Name); err == nil && b.Schedule.Name != "" && c.Kind == schedule.Inference {
-		b.Training.Mode = request.ModeInference
+		b.Training.Mode = wire.ModeInference
 	}
 	baseBatch := 0
 	if n, err := request.Normalize(base); err == nil {
 		baseBatch = n.Schedule.MicrobatchSize * n.Schedule.Microbatches * n.Parallelism.Data
 	}
-	b.Parallelism = request.Parallelism{Pipeline: 1}
-	b.Schedule = request.Schedule{}
+	b.Parallelism = wire.Parallelism{Pipeline: 1}
+	b.Schedule = wire.Schedule{}
 	b.Training.Recompute, b.MemoryProportion, b.Boundaries, b.Events = "", 0, nil, false
 	b.Cluster.Count = 0
 	if b.Cluster.Device == "" {
@@ -141,11 +142,11 @@ func New(base *request.Request) (*Evaluator, error) {
 	// weights only), at the profile's own microbatch size in its own format and at any
 	// other scaled in native JSON that keeps that meaning (request.Prepared.With).
 	n := prepared.Request()
-	n.Parallelism = request.Parallelism{}
-	n.Schedule = request.Schedule{}
+	n.Parallelism = wire.Parallelism{}
+	n.Schedule = wire.Schedule{}
 	n.Cluster.Count = 0
 	r := &Evaluator{base: n, baseBatch: baseBatch, prepared: prepared, arch: prepared.Architecture(), layers: len(prepared.Model().Layers),
-		sp: base.Parallelism.SequenceParallel, train: n.Training.Mode == request.ModeTraining,
+		sp: base.Parallelism.SequenceParallel, train: n.Training.Mode == wire.ModeTraining,
 		expertOverlap: base.Parallelism.ExpertOverlap, dispatcher: base.Parallelism.ExpertDispatcher,
 		contextMethod: contextMethodOf(base.Parallelism.ContextMethod),
 		terms:         map[termKey]*terms{}, estimates: map[termKey]*analytic.Result{}, twins: map[[3]int]bool{}, gathered: map[gatherKey]*terms{}, gatherLinks: map[[3]int]linkOK{}, secondsPer: 1}
@@ -184,7 +185,7 @@ func New(base *request.Request) (*Evaluator, error) {
 
 // Request is the planning request of a candidate: the base with the candidate's knobs
 // (a profile scaled to the candidate's microbatch size, request.Prepared.With).
-func (r *Evaluator) Request(c search.Candidate) (*request.Request, error) {
+func (r *Evaluator) Request(c search.Candidate) (*wire.Request, error) {
 	k := r.knobs(c)
 	q := *r.base
 	q.Parallelism, q.Schedule, q.Training.Recompute, q.MemoryProportion = k.Parallelism, k.Schedule, k.Recompute, k.MemoryProportion
@@ -200,10 +201,10 @@ func (r *Evaluator) Request(c search.Candidate) (*request.Request, error) {
 
 // knobs are a candidate's knobs of the base request.
 func (r *Evaluator) knobs(c search.Candidate) request.Knobs {
-	k := request.Knobs{Parallelism: request.Parallelism{Pipeline: c.Pipeline, Data: c.Data, Tensor: c.Tensor,
+	k := request.Knobs{Parallelism: wire.Parallelism{Pipeline: c.Pipeline, Data: c.Data, Tensor: c.Tensor,
 		Sharding: zeroStages[c.ZeRO], SequenceParallel: r.seqParallel(c.Tensor, c.Expert), Expert: c.Expert,
 		ExpertOverlap: r.expertOverlap && c.Expert > 1 && c.Recompute != string(analytic.Full), ExpertDispatcher: r.dispatcher},
-		Schedule:  request.Schedule{Name: c.Schedule, Microbatches: c.Microbatches, MicrobatchSize: c.MicrobatchSize},
+		Schedule:  wire.Schedule{Name: c.Schedule, Microbatches: c.Microbatches, MicrobatchSize: c.MicrobatchSize},
 		Recompute: c.Recompute, MemoryProportion: c.MemoryProportion, Partition: r.base.Partition}
 	if c.Context > 1 {
 		k.Parallelism.Context, k.Parallelism.ContextMethod = c.Context, r.contextMethod
@@ -248,7 +249,7 @@ func (r *Evaluator) Evaluate(ctx context.Context, c search.Candidate) (search.Ou
 }
 
 // outcome reads a result.
-func outcome(res *request.Result) search.Outcome {
+func outcome(res *wire.Result) search.Outcome {
 	o := search.Outcome{Feasible: res.Feasible}
 	if res.Plan != nil {
 		if res.Plan.LayerOrder == nil { // a graph partition's are positions in an order of its own
@@ -271,7 +272,7 @@ func outcome(res *request.Result) search.Outcome {
 	if !res.Feasible {
 		var why []string
 		for _, d := range res.Diagnostics {
-			if d.Severity == request.Error {
+			if d.Severity == wire.Error {
 				why = append(why, d.Message)
 			}
 		}

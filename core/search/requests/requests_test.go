@@ -12,6 +12,7 @@ import (
 
 	"pipeplan/core/request"
 	"pipeplan/core/search"
+	"pipeplan/core/wire"
 )
 
 // graphcoreProfile is a ModelInfo profile (Graphcore's auto-pipeline tool's format) of 12 layers measured at
@@ -35,10 +36,10 @@ func graphcoreProfile() json.RawMessage {
 // best that planning all 1143 candidates finds, planning fewer: times scale linearly with
 // the batch, so throughput is nearly flat in it and bounds separate little.
 func TestGraphcoreExampleGrid(t *testing.T) {
-	base := &request.Request{
-		Model:    request.ModelSpec{Document: graphcoreProfile(), Name: "seed000"},
-		Cluster:  request.ClusterSpec{Device: "gc200"},
-		Training: request.Training{Mode: request.ModeInference},
+	base := &wire.Request{
+		Model:    wire.ModelSpec{Document: graphcoreProfile(), Name: "seed000"},
+		Cluster:  wire.ClusterSpec{Device: "gc200"},
+		Training: wire.Training{Mode: wire.ModeInference},
 	}
 	ev, err := New(base)
 	if err != nil {
@@ -124,9 +125,9 @@ func replan(t *testing.T, ev *Evaluator, best *search.Outcome) {
 // TestLlamaSmall: a small grid of Llama-3.2-1B on 8 H100s in one node: the search finds
 // exhaustive's best, its request replans to the same throughput, and no bound is broken.
 func TestLlamaSmall(t *testing.T) {
-	base := &request.Request{
-		Model:   request.ModelSpec{Architecture: &request.Architecture{Name: "llama-3.2-1b", Seq: 2048}},
-		Cluster: request.ClusterSpec{Device: "h100-sxm", DevicesPerNode: 4},
+	base := &wire.Request{
+		Model:   wire.ModelSpec{Architecture: &wire.Architecture{Name: "llama-3.2-1b", Seq: 2048}},
+		Cluster: wire.ClusterSpec{Device: "h100-sxm", DevicesPerNode: 4},
 	}
 	ev, err := New(base)
 	if err != nil {
@@ -161,9 +162,9 @@ func TestLlamaSmall(t *testing.T) {
 // TestFreeLinksScaleLinearly: with free transfers the data-parallel all-reduce costs
 // nothing, and d replicas run d times the samples per second.
 func TestFreeLinksScaleLinearly(t *testing.T) {
-	base := &request.Request{
-		Model:   request.ModelSpec{Architecture: &request.Architecture{Name: "llama-3.2-1b", Seq: 2048}},
-		Cluster: request.ClusterSpec{Device: "h100-sxm", FreeTransfers: true},
+	base := &wire.Request{
+		Model:   wire.ModelSpec{Architecture: &wire.Architecture{Name: "llama-3.2-1b", Seq: 2048}},
+		Cluster: wire.ClusterSpec{Device: "h100-sxm", FreeTransfers: true},
 	}
 	ev, err := New(base)
 	if err != nil {
@@ -191,9 +192,9 @@ func TestFreeLinksScaleLinearly(t *testing.T) {
 // the same outcome; with eager attention it drops the attention scores: no twin.
 func TestTwinSelective(t *testing.T) {
 	for _, attention := range []string{"", "eager"} {
-		base := &request.Request{
-			Model:   request.ModelSpec{Architecture: &request.Architecture{Name: "llama-3.2-1b", Seq: 2048, Attention: attention}},
-			Cluster: request.ClusterSpec{Device: "h100-sxm", DevicesPerNode: 4},
+		base := &wire.Request{
+			Model:   wire.ModelSpec{Architecture: &wire.Architecture{Name: "llama-3.2-1b", Seq: 2048, Attention: attention}},
+			Cluster: wire.ClusterSpec{Device: "h100-sxm", DevicesPerNode: 4},
 		}
 		ev, err := New(base)
 		if err != nil {
@@ -238,18 +239,18 @@ func TestTwinSelective(t *testing.T) {
 // what a plan needs), and it rules out most that do not fit; Refine is at most Bound and
 // at least the planned throughput.
 func TestCannotFitIsNecessary(t *testing.T) {
-	for _, base := range []*request.Request{
-		{Model: request.ModelSpec{Architecture: &request.Architecture{Name: "llama-3.2-1b", Seq: 4096}},
-			Cluster: request.ClusterSpec{Device: "h100-sxm", DevicesPerNode: 4}},
+	for _, base := range []*wire.Request{
+		{Model: wire.ModelSpec{Architecture: &wire.Architecture{Name: "llama-3.2-1b", Seq: 4096}},
+			Cluster: wire.ClusterSpec{Device: "h100-sxm", DevicesPerNode: 4}},
 		// Tied embeddings (shared bytes), dropout, eager attention on a smaller device.
-		{Model: request.ModelSpec{Architecture: &request.Architecture{Name: "gpt2-medium", Seq: 1024, Attention: "eager"}},
-			Cluster: request.ClusterSpec{Device: "a100-40gb", DevicesPerNode: 4}},
+		{Model: wire.ModelSpec{Architecture: &wire.Architecture{Name: "gpt2-medium", Seq: 1024, Attention: "eager"}},
+			Cluster: wire.ClusterSpec{Device: "a100-40gb", DevicesPerNode: 4}},
 	} {
 		cannotFitIsNecessary(t, base)
 	}
 }
 
-func cannotFitIsNecessary(t *testing.T, base *request.Request) {
+func cannotFitIsNecessary(t *testing.T, base *wire.Request) {
 	ev, err := New(base)
 	if err != nil {
 		t.Fatal(err)
@@ -306,9 +307,9 @@ func cannotFitIsNecessary(t *testing.T, base *request.Request) {
 // is broken, CannotFit rules out only candidates that do not fit, and the best's request
 // replans to the same throughput.
 func TestLongContextSearch(t *testing.T) {
-	base := &request.Request{
-		Model:   request.ModelSpec{Architecture: &request.Architecture{Name: "llama-3.2-1b", Seq: 32768}},
-		Cluster: request.ClusterSpec{Device: "h100-sxm", DevicesPerNode: 8},
+	base := &wire.Request{
+		Model:   wire.ModelSpec{Architecture: &wire.Architecture{Name: "llama-3.2-1b", Seq: 32768}},
+		Cluster: wire.ClusterSpec{Device: "h100-sxm", DevicesPerNode: 8},
 	}
 	ev, err := New(base)
 	if err != nil {
@@ -357,16 +358,16 @@ func TestLongContextSearch(t *testing.T) {
 // overlapped through DeepEP: it finds exhaustive's best with no bound broken, its
 // request replans to the same throughput, and the best splits the experts.
 func TestMoESearch(t *testing.T) {
-	for _, par := range []request.Parallelism{{}, {ExpertOverlap: true, ExpertDispatcher: "deepep"}} {
-		moeSearch(t, &request.Request{
-			Model:       request.ModelSpec{Architecture: &request.Architecture{Name: "qwen1.5-moe-a2.7b", Seq: 4096}},
-			Cluster:     request.ClusterSpec{Device: "h100-sxm", DevicesPerNode: 8},
+	for _, par := range []wire.Parallelism{{}, {ExpertOverlap: true, ExpertDispatcher: "deepep"}} {
+		moeSearch(t, &wire.Request{
+			Model:       wire.ModelSpec{Architecture: &wire.Architecture{Name: "qwen1.5-moe-a2.7b", Seq: 4096}},
+			Cluster:     wire.ClusterSpec{Device: "h100-sxm", DevicesPerNode: 8},
 			Parallelism: par,
 		})
 	}
 }
 
-func moeSearch(t *testing.T, base *request.Request) {
+func moeSearch(t *testing.T, base *wire.Request) {
 	ev, err := New(base)
 	if err != nil {
 		t.Fatal(err)
@@ -409,9 +410,9 @@ func moeSearch(t *testing.T, base *request.Request) {
 }
 
 func TestCannotFitIsNecessaryMoE(t *testing.T) {
-	cannotFitIsNecessary(t, &request.Request{
-		Model:   request.ModelSpec{Architecture: &request.Architecture{Name: "qwen1.5-moe-a2.7b", Seq: 2048}},
-		Cluster: request.ClusterSpec{Device: "h100-sxm", DevicesPerNode: 4},
+	cannotFitIsNecessary(t, &wire.Request{
+		Model:   wire.ModelSpec{Architecture: &wire.Architecture{Name: "qwen1.5-moe-a2.7b", Seq: 2048}},
+		Cluster: wire.ClusterSpec{Device: "h100-sxm", DevicesPerNode: 4},
 	})
 }
 
@@ -420,23 +421,23 @@ func TestCannotFitIsNecessaryMoE(t *testing.T) {
 // (as core normalizes it: 4 microbatches per pipeline device), else 4 per device at
 // hand; microbatches (or microbatches_per_stage) let it vary, as before.
 func TestDefaultGlobalBatch(t *testing.T) {
-	arch := request.ModelSpec{Architecture: &request.Architecture{Name: "llama-3.2-1b"}}
+	arch := wire.ModelSpec{Architecture: &wire.Architecture{Name: "llama-3.2-1b"}}
 	for _, tc := range []struct {
 		name  string
-		base  *request.Request
+		base  *wire.Request
 		knobs search.Knobs
 		want  int
 		rule  string
 	}{
-		{"the base's samples per step", &request.Request{Model: arch, Cluster: request.ClusterSpec{Device: "h100-sxm", Count: 8}, Schedule: request.Schedule{MicrobatchSize: 2}},
+		{"the base's samples per step", &wire.Request{Model: arch, Cluster: wire.ClusterSpec{Device: "h100-sxm", Count: 8}, Schedule: wire.Schedule{MicrobatchSize: 2}},
 			search.Knobs{MaxDevices: 8}, 2 * 4 * 8, "the planned request's samples per step"},
-		{"the base's replicas", &request.Request{Model: arch, Cluster: request.ClusterSpec{Device: "h100-sxm", Count: 8}, Parallelism: request.Parallelism{Data: 4}},
+		{"the base's replicas", &wire.Request{Model: arch, Cluster: wire.ClusterSpec{Device: "h100-sxm", Count: 8}, Parallelism: wire.Parallelism{Data: 4}},
 			search.Knobs{MaxDevices: 8}, 4 * 2 * 4, "the planned request's samples per step"},
-		{"4 per device without a count", &request.Request{Model: arch, Cluster: request.ClusterSpec{Device: "h100-sxm"}},
+		{"4 per device without a count", &wire.Request{Model: arch, Cluster: wire.ClusterSpec{Device: "h100-sxm"}},
 			search.Knobs{MaxDevices: 16}, 64, "4 samples per device at hand"},
-		{"given", &request.Request{Model: arch, Cluster: request.ClusterSpec{Device: "h100-sxm"}},
+		{"given", &wire.Request{Model: arch, Cluster: wire.ClusterSpec{Device: "h100-sxm"}},
 			search.Knobs{MaxDevices: 16, GlobalBatch: 32}, 32, "given"},
-		{"free with microbatches", &request.Request{Model: arch, Cluster: request.ClusterSpec{Device: "h100-sxm"}},
+		{"free with microbatches", &wire.Request{Model: arch, Cluster: wire.ClusterSpec{Device: "h100-sxm"}},
 			search.Knobs{MaxDevices: 16, MicrobatchesPerStage: []int{2}}, 0, ""},
 	} {
 		ev, err := New(tc.base)

@@ -8,6 +8,7 @@ import (
 	"pipeplan/core/model"
 	"pipeplan/core/request"
 	"pipeplan/core/search"
+	"pipeplan/core/wire"
 )
 
 type termKey struct {
@@ -139,7 +140,7 @@ func (r *Evaluator) termsOf(t, b int, recompute string, c, e int) (*terms, error
 		}
 	} else {
 		// The profile scaled to b on one device, as every candidate of size b plans it.
-		v, err := r.prepared.With(request.Knobs{Parallelism: request.Parallelism{Pipeline: 1}, Schedule: request.Schedule{MicrobatchSize: b}})
+		v, err := r.prepared.With(request.Knobs{Parallelism: wire.Parallelism{Pipeline: 1}, Schedule: wire.Schedule{MicrobatchSize: b}})
 		if err != nil {
 			return nil, err
 		}
@@ -169,10 +170,10 @@ func (r *Evaluator) estimateOf(t, b int, recompute string, c, e int) (*analytic.
 		ctx, method = c, r.contextMethod
 	}
 	v, err := r.prepared.With(request.Knobs{
-		Parallelism: request.Parallelism{Pipeline: 1, Data: max(1, e), Tensor: t, SequenceParallel: r.seqParallel(t, e),
+		Parallelism: wire.Parallelism{Pipeline: 1, Data: max(1, e), Tensor: t, SequenceParallel: r.seqParallel(t, e),
 			Context: ctx, ContextMethod: method, Expert: e, ExpertOverlap: r.train && r.expertOverlap && e > 1 && recompute != string(analytic.Full),
 			ExpertDispatcher: r.dispatcher},
-		Schedule: request.Schedule{MicrobatchSize: b}, Recompute: recompute, Partition: r.base.Partition})
+		Schedule: wire.Schedule{MicrobatchSize: b}, Recompute: recompute, Partition: r.base.Partition})
 	if err != nil {
 		return nil, err
 	}

@@ -8,6 +8,7 @@ import (
 	"pipeplan/core/examples"
 	"pipeplan/core/model"
 	"pipeplan/core/request"
+	"pipeplan/core/wire"
 )
 
 // apiError is what the JS API returns instead of a result: the whole message, and the bad
@@ -73,10 +74,10 @@ func estimateJSON(requestJSON string) string {
 }
 
 // exampleRequest is the request of the default example on its default cluster.
-func exampleRequest() *request.Request {
+func exampleRequest() *wire.Request {
 	e := examples.Default()
-	return &request.Request{Version: request.Version, Model: request.ModelSpec{Example: e.Name},
-		Cluster: request.ClusterSpec{Device: e.Device, Count: e.Stages}}
+	return &wire.Request{Version: wire.Version, Model: wire.ModelSpec{Example: e.Name},
+		Cluster: wire.ClusterSpec{Device: e.Device, Count: e.Stages}}
 }
 
 // mustJSON encodes v as the command line's --json does (two-space indent, a final

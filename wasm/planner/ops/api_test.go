@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"pipeplan/core/request"
+	"pipeplan/core/wire"
 )
 
 // The request in testdata gives, through the JS API's Go side, exactly the result JSON the
@@ -61,7 +62,7 @@ func TestPlanJSONErrors(t *testing.T) {
 		})
 	}
 	// A request that fits no split is a result, not an error: the diagnostics say why.
-	var res request.Result
+	var res wire.Result
 	if err := json.Unmarshal([]byte(planJSON(`{"model": {"example": "gpt2-medium"}, "cluster": {"device": "a100-80gb", "count": 30}}`)), &res); err != nil {
 		t.Fatal(err)
 	}
@@ -81,7 +82,7 @@ func TestEstimateJSON(t *testing.T) {
 }
 
 func TestMustJSONNeverPanics(t *testing.T) {
-	got := mustJSON(request.Step{StepSeconds: 1.0 / zero()})
+	got := mustJSON(wire.Step{StepSeconds: 1.0 / zero()})
 	if !strings.HasPrefix(got, "{\n  \"error\": \"internal error: json: unsupported value: +Inf\"") {
 		t.Errorf("mustJSON(+Inf) = %s", got)
 	}

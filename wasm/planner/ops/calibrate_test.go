@@ -14,6 +14,7 @@ import (
 	"pipeplan/core/load"
 	"pipeplan/core/model"
 	"pipeplan/core/request"
+	"pipeplan/core/wire"
 )
 
 // truth are the figures the synthetic profile was "measured" with: not the presets'.
@@ -66,7 +67,7 @@ func TestCalibrateJSONGivesCore(t *testing.T) {
 		Preset       calibrate.Figures    `json:"preset"`
 		RMSAfter     float64              `json:"rms_error_after"`
 		Residuals    []calibrate.Residual `json:"residuals"`
-		Architecture request.Architecture `json:"architecture"`
+		Architecture wire.Architecture    `json:"architecture"`
 	}
 	if err := json.Unmarshal([]byte(out), &got); err != nil {
 		t.Fatal(err)

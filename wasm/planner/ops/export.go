@@ -11,6 +11,7 @@ import (
 	"pipeplan/core/model"
 	"pipeplan/core/profiler"
 	"pipeplan/core/request"
+	"pipeplan/core/wire"
 )
 
 // exportOptions is the options argument of pipeplan.export and pipeplan.exports. The
@@ -23,13 +24,13 @@ type exportOptions struct {
 // exportsResult is what pipeplan.exports returns: every format the plan can be written
 // in, and why the others cannot (megatron needs an architecture).
 type exportsResult struct {
-	Exports     []*export.Export `json:"exports"`
-	Unavailable []unavailable    `json:"unavailable,omitempty"`
+	Exports     []*wire.Export `json:"exports"`
+	Unavailable []unavailable  `json:"unavailable,omitempty"`
 }
 
 type unavailable struct {
-	Format export.Format `json:"format"`
-	Error  string        `json:"error"`
+	Format wire.Format `json:"format"`
+	Error  string      `json:"error"`
 }
 
 // decodeExportOptions reads the options (empty or null: the defaults); errors name the
@@ -107,8 +108,8 @@ func exportsJSON(requestJSON, optionsJSON string) string {
 	if aerr != nil {
 		return mustJSON(aerr)
 	}
-	res := exportsResult{Exports: []*export.Export{}}
-	for _, f := range export.Formats {
+	res := exportsResult{Exports: []*wire.Export{}}
+	for _, f := range wire.Formats {
 		ex, err := export.Make(in, f)
 		if err != nil {
 			res.Unavailable = append(res.Unavailable, unavailable{f, err.Error()})

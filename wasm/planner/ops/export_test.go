@@ -8,6 +8,7 @@ import (
 
 	"pipeplan/core/export"
 	"pipeplan/core/profiler"
+	"pipeplan/core/wire"
 )
 
 func exampleRequestJSON(t *testing.T) string {
@@ -26,7 +27,7 @@ func TestExportJSONGivesCoreExport(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want, err := export.Make(in, export.DeepSpeed)
+	want, err := export.Make(in, wire.DeepSpeed)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -40,7 +41,7 @@ func TestExportJSONGivesCoreExport(t *testing.T) {
 func TestExportJSONTensorParallel(t *testing.T) {
 	req := `{"model": {"architecture": {"name": "llama-2-7b", "seq": 4096}}, "cluster": {"device": "h100-sxm"},
 		"parallelism": {"pipeline": 4, "tensor": 2, "sequence_parallel": true}, "schedule": {"microbatches": 8}}`
-	var ex export.Export
+	var ex wire.Export
 	if err := json.Unmarshal([]byte(exportJSON(req, `{"format": "megatron"}`)), &ex); err != nil {
 		t.Fatal(err)
 	}
@@ -53,7 +54,7 @@ func TestExportJSONTensorParallel(t *testing.T) {
 	if err := json.Unmarshal([]byte(exportsJSON(req, "")), &res); err != nil {
 		t.Fatal(err)
 	}
-	if len(res.Exports) != 4 || len(res.Unavailable) != 1 || res.Unavailable[0].Format != export.Graphcore ||
+	if len(res.Exports) != 4 || len(res.Unavailable) != 1 || res.Unavailable[0].Format != wire.Graphcore ||
 		!strings.Contains(res.Unavailable[0].Error, "tensor parallelism") {
 		t.Errorf("exports of a tensor-parallel plan: %d, unavailable %+v", len(res.Exports), res.Unavailable)
 	}
@@ -69,7 +70,7 @@ func TestExportsJSON(t *testing.T) {
 	if err := json.Unmarshal([]byte(exportsJSON(exampleRequestJSON(t), "")), &res); err != nil {
 		t.Fatal(err)
 	}
-	var got []export.Format
+	var got []wire.Format
 	for _, e := range res.Exports {
 		got = append(got, e.Format)
 		if e.Text == "" || len(e.Boundaries) != 5 {
@@ -77,12 +78,12 @@ func TestExportsJSON(t *testing.T) {
 		}
 	}
 	if strings.Join(fmtNames(got), ",") != "pytorch,deepspeed,graphcore,json" ||
-		len(res.Unavailable) != 1 || res.Unavailable[0].Format != export.Megatron || !strings.Contains(res.Unavailable[0].Error, "needs a transformer architecture") {
+		len(res.Unavailable) != 1 || res.Unavailable[0].Format != wire.Megatron || !strings.Contains(res.Unavailable[0].Error, "needs a transformer architecture") {
 		t.Errorf("exports %v, unavailable %+v", got, res.Unavailable)
 	}
 }
 
-func fmtNames(fs []export.Format) []string {
+func fmtNames(fs []wire.Format) []string {
 	var s []string
 	for _, f := range fs {
 		s = append(s, string(f))

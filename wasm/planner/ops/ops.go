@@ -48,6 +48,7 @@ import (
 	"pipeplan/core/search"
 	"pipeplan/core/search/requests"
 	"pipeplan/core/units"
+	"pipeplan/core/wire"
 )
 
 // Do runs the operation op on its arguments (JSON texts). progress, when set, receives a
@@ -144,7 +145,7 @@ func normalJSON(requestJSON string) string {
 	}
 	ar := n.Model.Architecture
 	if ar == nil {
-		ar = &request.Architecture{}
+		ar = &wire.Architecture{}
 	}
 	num := func(v int) string {
 		if v == 0 {
@@ -181,7 +182,7 @@ func normalJSON(requestJSON string) string {
 // memory, the rest left to the runtime), an architecture all of it, with its
 // framework's own memory counted in each stage (core/request); times the memory
 // proportion. "" for a cluster document.
-func capacityNote(n *request.Request) string {
+func capacityNote(n *wire.Request) string {
 	d, err := cluster.FromPreset(n.Cluster.Device, 1)
 	if err != nil || len(d.Devices) == 0 {
 		return ""

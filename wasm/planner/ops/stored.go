@@ -9,8 +9,8 @@ import (
 	"sync"
 
 	"pipeplan/core/load"
-	"pipeplan/core/request/spec"
 	"pipeplan/core/units"
+	"pipeplan/core/wire"
 )
 
 // A model file too large for a link (a profile of 20,000 layers is megabytes) is not put
@@ -113,7 +113,7 @@ func (s *Store) document(ref Ref) (json.RawMessage, error) {
 	if !ok {
 		return nil, missing
 	}
-	m, err := spec.ModelFromFile(data, MaxFileBytes)
+	m, err := wire.ModelFromFile(data, MaxFileBytes)
 	if err != nil || m.Document == nil {
 		return nil, fmt.Errorf("the model file %s kept in this browser's storage does not read: %v", orName(ref.Name), err)
 	}
@@ -164,7 +164,7 @@ func (s *Store) Resolve(arg string) (string, []Ref, error) {
 type Imported struct {
 	// Model is the request's model: an architecture, a document, or a document's
 	// reference (Ref).
-	Model spec.ModelSpec `json:"model"`
+	Model wire.ModelSpec `json:"model"`
 	// Stored is set when Model holds a reference; Kept when the browser's storage took
 	// the file (without it, a reload cannot restore the model).
 	Stored bool `json:"stored,omitempty"`
@@ -175,7 +175,7 @@ type Imported struct {
 // document over InlineBytes is held and referenced. kept says whether the browser's
 // storage took the file. It answers Imported's JSON, or an error object.
 func (s *Store) Import(name, hash string, data []byte, kept bool) string {
-	m, err := spec.ModelFromFile(data, MaxFileBytes)
+	m, err := wire.ModelFromFile(data, MaxFileBytes)
 	if err != nil {
 		return mustJSON(apiError{Error: err.Error()})
 	}

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"pipeplan/core/request/spec"
+	"pipeplan/core/wire"
 )
 
 // chainProfile is a native profile of n layers in a chain.
@@ -67,7 +67,7 @@ func TestImportStoresLargeModels(t *testing.T) {
 	if err != nil || len(refs) != 1 {
 		t.Fatal(err, refs)
 	}
-	whole, _ := spec.ModelFromFile(big, MaxFileBytes)
+	whole, _ := wire.ModelFromFile(big, MaxFileBytes)
 	if resolved != req(whole.Document) {
 		t.Errorf("the resolved request is not the request with the file's document")
 	}
@@ -86,7 +86,7 @@ func TestStoredModelsPlan(t *testing.T) {
 	Models = &Store{}
 	big := chainProfile(1500)
 	im := imported(t, Models, "chain.json", big)
-	whole, _ := spec.ModelFromFile(big, MaxFileBytes)
+	whole, _ := wire.ModelFromFile(big, MaxFileBytes)
 	req := func(doc []byte) string {
 		return fmt.Sprintf(`{"version":1,"model":{"document":%s},"cluster":{"device":"A100-80GB","count":6}}`, doc)
 	}
@@ -150,7 +150,7 @@ func TestViews(t *testing.T) {
 	ctx := context.Background()
 	req := fmt.Sprintf(`{"version":1,"model":{"document":%s},"cluster":{"device":"A100-80GB","count":300},"schedule":{"microbatches":1},"layers":true,"events":true}`, chainProfile(3000))
 	out, _ := Do(ctx, "view", []string{req, `{"stage_start":120,"layer_start":2000}`}, nil, nil)
-	var v spec.View
+	var v wire.View
 	if err := json.Unmarshal([]byte(out), &v); err != nil || v.Result == nil || v.Result.Plan == nil {
 		t.Fatalf("%v: %.300s", err, out)
 	}
@@ -160,7 +160,7 @@ func TestViews(t *testing.T) {
 	}
 	h := fmt.Sprint(v.Handle)
 	out, _ = Do(ctx, "window", []string{h, `{"stage_start":250}`}, nil, nil)
-	var w spec.View
+	var w wire.View
 	if err := json.Unmarshal([]byte(out), &w); err != nil || w.StageStart != 200 || w.Result.Plan.Stages[0].FirstName != fmt.Sprintf("l%d", 10*200) || w.Handle != v.Handle {
 		t.Errorf("the window from stage 250: %v, from %d: %.200s", err, w.StageStart, out)
 	}

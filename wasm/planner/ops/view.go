@@ -7,7 +7,7 @@ import (
 	"sync"
 
 	"pipeplan/core/request"
-	"pipeplan/core/request/spec"
+	"pipeplan/core/wire"
 )
 
 // views holds the page's last results whole, by handle, so that the page receives each
@@ -20,7 +20,7 @@ type views struct {
 
 type heldResult struct {
 	handle int
-	res    *request.Result
+	res    *wire.Result
 }
 
 // keepViews is how many results the planner holds for the page: the plan shown, the
@@ -49,7 +49,7 @@ func (v *views) view(requestJSON, windowJSON string) string {
 }
 
 // hold holds a result and returns its handle.
-func (v *views) hold(res *request.Result) int {
+func (v *views) hold(res *wire.Result) int {
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	v.next++
@@ -60,8 +60,8 @@ func (v *views) hold(res *request.Result) int {
 	return v.next
 }
 
-func viewJSON(res *request.Result, handle int, w spec.Window) string {
-	cut := spec.Cut(res, w)
+func viewJSON(res *wire.Result, handle int, w wire.Window) string {
+	cut := wire.Cut(res, w)
 	cut.Handle = handle
 	b, err := json.Marshal(cut)
 	if err != nil {
@@ -78,16 +78,16 @@ func (v *views) open(requestJSON, resultJSON string) string {
 	if err != nil {
 		return mustJSON(errorOf(err))
 	}
-	res := new(request.Result)
+	res := new(wire.Result)
 	if err := json.Unmarshal([]byte(resultJSON), res); err != nil {
 		return mustJSON(apiError{Error: "the stored result does not read: " + err.Error()})
 	}
 	r.Model.Document = Models.reference(r.Model.Name, r.Model.Document)
 	h := v.hold(res)
 	b, err := json.Marshal(struct {
-		Request *request.Request `json:"request"`
-		View    json.RawMessage  `json:"view"`
-	}{r, json.RawMessage(viewJSON(res, h, spec.Window{}))})
+		Request *wire.Request   `json:"request"`
+		View    json.RawMessage `json:"view"`
+	}{r, json.RawMessage(viewJSON(res, h, wire.Window{}))})
 	if err != nil {
 		return mustJSON(apiError{Error: "internal error: " + err.Error()})
 	}
@@ -124,7 +124,7 @@ func (v *views) result(handleText string) string {
 // errGone starts the error of a window of a result the planner no longer holds.
 const errGone = "the result is no longer held by the planner"
 
-func (v *views) find(handleText string) (*request.Result, int, error) {
+func (v *views) find(handleText string) (*wire.Result, int, error) {
 	h, err := strconv.Atoi(handleText)
 	if err != nil {
 		return nil, 0, errorString("handle: " + err.Error())
@@ -143,8 +143,8 @@ type errorString string
 
 func (e errorString) Error() string { return string(e) }
 
-func readWindow(s string) (spec.Window, error) {
-	var w spec.Window
+func readWindow(s string) (wire.Window, error) {
+	var w wire.Window
 	if s == "" {
 		return w, nil
 	}

@@ -1,14 +1,4 @@
-// Package spec is the planning request and its result as data: the types, their JSON
-// (docs/request.md) and Decode, which reads a request strictly. It holds no planning:
-// core/request, the planner's doorway, re-exports every name here (as type aliases) and
-// adds Normalize, Canonical, ID and Run.
-//
-// A program that only builds requests and reads results, as the browser page does
-// (main.wasm, whose planner runs in a Web Worker), imports this package instead of
-// core/request, so that it links none of the planner: not the estimator, the
-// partitioner or the simulator, nor crypto/sha256, which core/request's content ids
-// need (about 160 KB of WebAssembly).
-package spec
+package wire
 
 import (
 	"bytes"

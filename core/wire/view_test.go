@@ -1,4 +1,4 @@
-package spec_test
+package wire_test
 
 import (
 	"context"
@@ -9,8 +9,8 @@ import (
 	"testing"
 
 	"pipeplan/core/request"
-	"pipeplan/core/request/spec"
 	"pipeplan/core/schedule"
+	"pipeplan/core/wire"
 )
 
 // chain is a native profile of n layers in a chain, each 0.1 ms forward and 0.2 ms
@@ -32,7 +32,7 @@ func chain(n int) string {
 	return b.String()
 }
 
-func run(t *testing.T, layers, devices, microbatches int) *request.Result {
+func run(t *testing.T, layers, devices, microbatches int) *wire.Result {
 	t.Helper()
 	r, err := request.Decode(fmt.Appendf(nil, `{"version":1,"model":{"document":%s},"cluster":{"device":"A100-80GB","count":%d},"schedule":{"microbatches":%d},"events":true,"layers":true}`, chain(layers), devices, microbatches))
 	if err != nil {
@@ -51,17 +51,17 @@ func run(t *testing.T, layers, devices, microbatches int) *request.Result {
 func TestCut(t *testing.T) {
 	for _, c := range []struct {
 		layers, devices, microbatches int
-		w                             spec.Window
+		w                             wire.Window
 	}{
-		{6000, 1000, 1, spec.Window{StageStart: 450, LayerStart: 2990}},
-		{6000, 1000, 1, spec.Window{StageStart: 5000, LayerStart: 9000}}, // past the end: the last rows
-		{300, 4, 400, spec.Window{}},                                     // a long schedule
-		{30, 3, 4, spec.Window{StageStart: 1, LayerStart: 7}},            // small: whole
+		{6000, 1000, 1, wire.Window{StageStart: 450, LayerStart: 2990}},
+		{6000, 1000, 1, wire.Window{StageStart: 5000, LayerStart: 9000}}, // past the end: the last rows
+		{300, 4, 400, wire.Window{}},                                     // a long schedule
+		{30, 3, 4, wire.Window{StageStart: 1, LayerStart: 7}},            // small: whole
 	} {
 		t.Run(fmt.Sprintf("%d-layers-%d-devices-%d-microbatches", c.layers, c.devices, c.microbatches), func(t *testing.T) {
 			res := run(t, c.layers, c.devices, c.microbatches)
 			whole, _ := json.Marshal(res)
-			v := spec.Cut(res, c.w)
+			v := wire.Cut(res, c.w)
 			b, _ := json.Marshal(v)
 			t.Logf("the result: %d bytes of JSON; its view: %d", len(whole), len(b))
 			if len(b) > 512<<10 {
@@ -71,9 +71,9 @@ func TestCut(t *testing.T) {
 			if v.Stages != len(p.Stages) {
 				t.Errorf("stages %d, want %d", v.Stages, len(p.Stages))
 			}
-			wantStart := max(0, min(c.w.StageStart, len(p.Stages)-spec.ViewStages))
+			wantStart := max(0, min(c.w.StageStart, len(p.Stages)-wire.ViewStages))
 			got := v.Result.Plan.Stages
-			if v.StageStart != wantStart || len(got) != min(spec.ViewStages, len(p.Stages)) {
+			if v.StageStart != wantStart || len(got) != min(wire.ViewStages, len(p.Stages)) {
 				t.Fatalf("stages from %d, %d of them; want from %d", v.StageStart, len(got), wantStart)
 			}
 			for i, s := range got {
@@ -90,8 +90,8 @@ func TestCut(t *testing.T) {
 			if v.Bottleneck != slow || v.BottleneckSeconds != p.Stages[slow].ComputeSeconds {
 				t.Errorf("bottleneck %d (%g), want %d", v.Bottleneck, v.BottleneckSeconds, slow)
 			}
-			if len(p.Stages) > spec.ViewGroups {
-				if len(v.Groups) > spec.ViewGroups || v.Groups[0].First != 0 || v.Groups[len(v.Groups)-1].Last != len(p.Stages)-1 {
+			if len(p.Stages) > wire.ViewGroups {
+				if len(v.Groups) > wire.ViewGroups || v.Groups[0].First != 0 || v.Groups[len(v.Groups)-1].Last != len(p.Stages)-1 {
 					t.Errorf("%d groups, from %d to %d", len(v.Groups), v.Groups[0].First, v.Groups[len(v.Groups)-1].Last)
 				}
 				sum, total := 0.0, 0.0
@@ -111,8 +111,8 @@ func TestCut(t *testing.T) {
 				t.Errorf("%d groups of %d stages", len(v.Groups), len(p.Stages))
 			}
 			n := res.Model.Layers
-			ls := max(0, min(c.w.LayerStart, n-spec.ViewLayers))
-			end := min(n, ls+spec.ViewLayers)
+			ls := max(0, min(c.w.LayerStart, n-wire.ViewLayers))
+			end := min(n, ls+wire.ViewLayers)
 			if v.LayerStart != ls || !slices.Equal(v.Result.Model.LayerNames, res.Model.LayerNames[ls:end]) ||
 				!slices.Equal(v.Result.Model.LayerCosts.ParamBytes, res.Model.LayerCosts.ParamBytes[ls:end]) {
 				t.Errorf("layers from %d: %v", v.LayerStart, v.Result.Model.LayerNames)
@@ -131,10 +131,10 @@ func TestCut(t *testing.T) {
 					t.Errorf("device %d's events are not the first of the whole's", d)
 				}
 			}
-			if v.Events != events || shown != min(events, spec.ViewEvents) && len(cs.Events) < spec.ViewDevices {
+			if v.Events != events || shown != min(events, wire.ViewEvents) && len(cs.Events) < wire.ViewDevices {
 				t.Errorf("%d events of %d shown, the view says %d", shown, events, v.Events)
 			}
-			if len(cs.InFlight) > spec.ViewDevices || len(cs.Events) > spec.ViewDevices || len(cs.BusySeconds) > spec.ViewDevices {
+			if len(cs.InFlight) > wire.ViewDevices || len(cs.Events) > wire.ViewDevices || len(cs.BusySeconds) > wire.ViewDevices {
 				t.Errorf("the schedule's lists hold %d, %d, %d devices", len(cs.InFlight), len(cs.Events), len(cs.BusySeconds))
 			}
 			if res.Plan.Stages[0].FirstName == "" || len(res.Plan.Stages) != v.Stages {
@@ -152,7 +152,7 @@ func TestDecimate(t *testing.T) {
 		s = append(s, schedule.Sample{TimeSeconds: float64(i), Count: (i * 7919) % 13})
 	}
 	s[4321].Count = 99
-	d := spec.Decimate(s, 600)
+	d := wire.Decimate(s, 600)
 	if len(d) > 600 || d[0].TimeSeconds != s[0].TimeSeconds {
 		t.Fatalf("%d points, first %v", len(d), d[0])
 	}
@@ -169,7 +169,7 @@ func TestDecimate(t *testing.T) {
 	if last := d[len(d)-1]; last.TimeSeconds != s[len(s)-1].TimeSeconds && last.Count != s[len(s)-1].Count {
 		t.Errorf("ends at %v, the chart at %v", last, s[len(s)-1])
 	}
-	if short := s[:600]; len(spec.Decimate(short, 600)) != 600 {
+	if short := s[:600]; len(wire.Decimate(short, 600)) != 600 {
 		t.Error("a chart of the limit was decimated")
 	}
 }

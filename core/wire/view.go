@@ -1,4 +1,4 @@
-package spec
+package wire
 
 import (
 	"pipeplan/core/plan"

@@ -1,14 +1,8 @@
-// Package spec is an export of a plan as data: the formats and what an export holds
-// (Export, its Notes and Costs), as the planner answers them in JSON. It holds no
-// exporting: core/export re-exports every name here (as type aliases) and makes the
-// exports. The browser page, which asks its planner worker for exports and shows them,
-// imports this package instead of core/export, so that it links none of the planner
-// (core/export plans requests with core/request).
-package spec
+package wire
 
-// Version is the version of the exports' content: the plan JSON's "version", and the
+// ExportVersion is the version of the exports' content: the plan JSON's "version", and the
 // version each snippet's header names. It changes when an export's meaning changes.
-const Version = 1
+const ExportVersion = 1
 
 // Format names a framework.
 type Format string
@@ -53,7 +47,7 @@ type Export struct {
 	Planned   *Cost `json:"planned,omitempty"`
 	Expressed *Cost `json:"expressed,omitempty"`
 	// Notes: what could not be expressed, and what to check.
-	Notes []Note `json:"notes,omitempty"`
+	Notes []ExportNote `json:"notes,omitempty"`
 }
 
 // Cost is the price of one plan.
@@ -70,9 +64,9 @@ type Cost struct {
 	Fits bool `json:"fits"`
 }
 
-// Note is something the user must know about an export: what the framework could not
+// ExportNote is something the user must know about an export: what the framework could not
 // express and what the export did instead, or what to check.
-type Note struct {
+type ExportNote struct {
 	// Code names the kind of note (the Note* constants).
 	Code string `json:"code"`
 	// Message says it in words.
