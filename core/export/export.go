@@ -1,7 +1,11 @@
 // Package export turns a plan into what a training framework takes: a PyTorch
 // torch.distributed.pipelining split and schedule, a DeepSpeed PipelineModule partition,
 // Megatron-LM's pipeline arguments, a Graphcore Keras stage assignment and popxl IPU
-// mapping, or pipeplan's own versioned plan JSON. It is pure: text in, text out.
+// mapping, or pipeplan's own versioned plan JSON. Make writes an export from an Input
+// and does no I/O; FromRequest plans the request through core/request to build the
+// Input, and its Coster plans the same request again to price the alternatives an
+// export falls back to. The exports' types (wire.Export, wire.Format, wire.ExportNote)
+// are core/wire's, so the page lists and reads exports without linking this package.
 //
 // # What an export says
 //

@@ -1,6 +1,11 @@
-// Package plan ties the planner together for the front ends: a validated model and
-// cluster go in, the optimal split comes out with every stage's costs, or an explanation
-// a user can act on when nothing fits.
+// Package plan splits one model over one cluster: a validated model and cluster go in
+// (with the schedule and the memory settings as Options), the optimal split comes out
+// with every stage's costs and its simulated schedule, or an explanation a user can act
+// on when nothing fits. It joins core/estimate (what a range of layers costs),
+// core/partition (the best contiguous split) or core/dagsplit (a split of the layer
+// graph), and core/schedule (the pipeline's simulation). Front ends do not call it:
+// core/request prepares a request (defaults, presets, analytic costs, replicas and
+// placement) and runs it through here.
 package plan
 
 import (

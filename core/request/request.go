@@ -13,9 +13,9 @@
 // whole step's time (pipeline, optimizer update, gradient all-reduces) and throughput,
 // and diagnostics as data.
 //
-// The request and result types, Decode and the constants of the format are package
-// core/request/spec's, re-exported here: a front end that only builds requests and reads
-// results (the browser page) imports spec and links none of the planner.
+// The request and result types, Decode and the constants and vocabulary of the format
+// are package core/wire's: a front end that only builds requests and reads results (the
+// browser page) imports wire, not this package, and links none of the planner.
 package request
 
 import "pipeplan/core/wire"

@@ -1,8 +1,18 @@
-// Package wire is the planning request's vocabulary: the values each enumerated field
-// of a request takes (precisions, schedules, sharding and recomputation modes, ...) and
-// its caps, for every front end to list rather than keep a copy. It imports nothing of
-// the planner, so the page can offer the choices without linking it; core/request's
-// tests check each list against what the planner accepts.
+// Package wire is the planning request and its result as data: the types and their
+// JSON (docs/request.md), Decode, which reads a request strictly, and ModelFile, which
+// puts a model file into a request; the exports' types (docs/export.md); and the
+// request's vocabulary, the values each enumerated field takes (precisions, schedules,
+// sharding and recomputation modes, ...) and its caps, for every front end to list
+// rather than keep a copy (core/request's tests check each list against what the
+// planner accepts). It holds no planning: core/request normalizes and runs a request,
+// core/export writes an export.
+//
+// A program that only builds requests and reads results, as the browser page does
+// (main.wasm, whose planner runs in a Web Worker), imports this package instead of
+// core/request, so that it links none of the planner: not the estimator, the
+// partitioner or the simulator, nor crypto/sha256, which core/request's content ids
+// need. Today Result still holds core/plan's Plan and core/schedule's Result, which
+// link them (wasm's TestPageLinksNoPlanner lists what is owed).
 package wire
 
 // MaxDevices bounds a cluster's devices and every parallel degree of a request (4,096):
