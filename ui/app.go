@@ -782,118 +782,31 @@ func UsualLinks(device string) (intra, inter string) {
 	return p.Link, p.Network
 }
 
-// mixedDoc is the native cluster the page writes for per-device overrides (a mixed
-// cluster, which a device preset x count cannot say): devices named after presets, whose
-// figures core fills in, and a link per neighbour pair, a node's link inside a node and
-// the network between nodes.
-type mixedDoc struct {
-	Name    string         `json:"name"`
-	Devices []mixedDevice  `json:"devices"`
-	Links   []cluster.Link `json:"links,omitempty"`
-}
-
-type mixedDevice struct {
-	Name string `json:"name"`
-}
-
-// mixedDocName names the page's mixed clusters.
-const mixedDocName = "mixed cluster (pipeplan page)"
-
 // Form returns the Cluster panel's inputs.
 func (a *App) Form() ClusterForm {
 	cs := a.Req.Cluster
-	if len(cs.Document) == 0 {
-		f := ClusterForm{Device: cs.Device, Nodes: 1, PerNode: cs.Count, Link: cs.Link}
-		if d := cs.DevicesPerNode; d > 0 {
-			f.Nodes, f.PerNode = max(1, (cs.Count+d-1)/d), d
-			f.Link, f.InterLink = cs.LinkIntra, cs.LinkInter
-		}
-		f.Devices = make([]string, f.Nodes*f.PerNode)
-		for i := range f.Devices {
-			f.Devices[i] = cs.Device
-		}
-		return f
-	}
-	f, ok := readMixed(cs.Document)
-	if !ok {
+	if len(cs.Document) > 0 {
 		return ClusterForm{FromFile: true, Nodes: 1}
 	}
+	f := ClusterForm{Device: cs.Device, Nodes: 1, PerNode: cs.Count, Link: cs.Link}
+	n := cs.Count
+	if len(cs.Devices) > 0 {
+		n = len(cs.Devices)
+		f.PerNode = n
+	}
+	if d := cs.DevicesPerNode; d > 0 {
+		f.Nodes, f.PerNode = max(1, (n+d-1)/d), d
+		f.Link, f.InterLink = cs.LinkIntra, cs.LinkInter
+	}
+	if len(cs.Devices) > 0 {
+		f.Devices = slices.Clone(cs.Devices)
+		return f
+	}
+	f.Devices = make([]string, f.Nodes*f.PerNode)
+	for i := range f.Devices {
+		f.Devices[i] = cs.Device
+	}
 	return f
-}
-
-// readMixed reads a cluster document as the form: one the page wrote (devices that are
-// only preset names, links that are presets) or one like it. The base device is the most
-// common one; the nodes are where the link changes, every PerNode devices. A document
-// whose links change elsewhere, or whose devices state figures, is a file.
-func readMixed(doc []byte) (ClusterForm, bool) {
-	var d struct {
-		Name    string            `json:"name"`
-		Devices []json.RawMessage `json:"devices"`
-		Links   []cluster.Link    `json:"links"`
-	}
-	if err := json.Unmarshal(doc, &d); err != nil || len(d.Devices) == 0 || len(d.Links) != len(d.Devices)-1 {
-		return ClusterForm{}, false
-	}
-	var f ClusterForm
-	count := map[string]int{}
-	for _, raw := range d.Devices {
-		var dev map[string]any
-		if json.Unmarshal(raw, &dev) != nil || len(dev) != 1 {
-			return f, false
-		}
-		name, _ := dev["name"].(string)
-		if _, err := cluster.LookupDevice(name); err != nil {
-			return f, false
-		}
-		f.Devices = append(f.Devices, name)
-		count[name]++
-		if count[name] > count[f.Device] {
-			f.Device = name
-		}
-	}
-	names := make([]string, len(d.Links))
-	for i, l := range d.Links {
-		if names[i] = linkName(l); names[i] == "" {
-			return f, false
-		}
-	}
-	n := len(f.Devices)
-	f.Nodes, f.PerNode = 1, n
-	if len(names) > 0 {
-		f.Link = names[0]
-		// A node's link joins device i and i+1 unless i+1 starts a node.
-		if k := slices.IndexFunc(names, func(s string) bool { return s != names[0] }); k >= 0 {
-			per := k + 1
-			for i, name := range names {
-				want := names[0]
-				if (i+1)%per == 0 {
-					want = names[k]
-				}
-				if name != want || n%per != 0 {
-					return f, false
-				}
-			}
-			f.Nodes, f.PerNode, f.InterLink = n/per, per, names[k]
-		}
-		intra, inter := UsualLinks(f.Device)
-		if f.Link == intra {
-			f.Link = ""
-		}
-		if f.InterLink == inter {
-			f.InterLink = ""
-		}
-	}
-	return f, true
-}
-
-// linkName is the preset with a link's figures, "" if none.
-func linkName(l cluster.Link) string {
-	for _, name := range cluster.LinkNames() {
-		if p, err := cluster.LookupLink(name); err == nil && p.Link == l {
-			return name
-		}
-	}
-	return ""
 }
 
 // SetCluster handles an edit of the Cluster panel: field is "device", "count",
@@ -972,7 +885,8 @@ func (a *App) SetCluster(field, v string) {
 }
 
 // spec writes the form as a cluster spec: a device preset x count, in nodes
-// (cluster.devices_per_node) when there are several; a document when devices differ.
+// (cluster.devices_per_node) when there are several, with each device's preset
+// (cluster.devices) when they differ.
 func (f ClusterForm) spec() wire.ClusterSpec {
 	nodes, per := max(1, f.Nodes), max(1, f.PerNode)
 	n := nodes * per
@@ -991,31 +905,11 @@ func (f ClusterForm) spec() wire.ClusterSpec {
 	case !mixed:
 		return wire.ClusterSpec{Device: f.Device, Count: n, DevicesPerNode: per, LinkIntra: f.Link, LinkInter: f.InterLink}
 	}
-	intra, inter := UsualLinks(f.Device)
-	if f.Link != "" {
-		intra = f.Link
+	c := wire.ClusterSpec{Device: f.Device, Count: n, Devices: devs, Link: f.Link}
+	if nodes > 1 {
+		c.Link, c.DevicesPerNode, c.LinkIntra, c.LinkInter = "", per, f.Link, f.InterLink
 	}
-	if f.InterLink != "" {
-		inter = f.InterLink
-	}
-	if inter == "" {
-		inter = intra
-	}
-	d := mixedDoc{Name: mixedDocName}
-	for _, name := range devs {
-		d.Devices = append(d.Devices, mixedDevice{Name: name})
-	}
-	li, _ := cluster.LookupLink(intra)
-	lx, _ := cluster.LookupLink(inter)
-	for i := 0; i+1 < n; i++ {
-		if (i+1)%per == 0 {
-			d.Links = append(d.Links, lx.Link)
-		} else {
-			d.Links = append(d.Links, li.Link)
-		}
-	}
-	doc, _ := json.Marshal(d)
-	return wire.ClusterSpec{Document: doc}
+	return c
 }
 
 // noTensor drops tensor, sequence and context parallelism, which only architectures have.

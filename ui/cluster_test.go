@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"pipeplan/core/wire"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -44,44 +45,38 @@ func TestClusterNodes(t *testing.T) {
 	}
 }
 
-// Per-device overrides make a cluster document; the form reads its nodes and links back
-// from the document itself (where the link changes), not from a name.
-func TestClusterMixedDocument(t *testing.T) {
+// Per-device overrides give each device's preset in the request (cluster.devices), which
+// core plans as the cluster document they stand for; the form reads them back from the
+// request. The page writes no cluster document.
+func TestClusterPerDevice(t *testing.T) {
 	a := NewApp(nil, &fakeHost{}, local)
 	a.SetCluster("device", "a100-80gb")
 	a.SetCluster("per_node", "2")
 	a.SetCluster("nodes", "3")
 	a.SetCluster("inter_link", "ib-ndr")
 	a.SetCluster("device:3", "h100-sxm")
-	if len(a.Req.Cluster.Document) == 0 || a.Err != nil {
-		t.Fatalf("mixed: %+v %v", a.Req.Cluster, a.Err)
-	}
-	var doc mixedDoc
-	if err := json.Unmarshal(a.Req.Cluster.Document, &doc); err != nil || doc.Name != mixedDocName || len(doc.Devices) != 6 || len(doc.Links) != 5 {
-		t.Fatalf("document: %s %v", a.Req.Cluster.Document, err)
+	cs := a.Req.Cluster
+	want := []string{"a100-80gb", "a100-80gb", "a100-80gb", "h100-sxm", "a100-80gb", "a100-80gb"}
+	if len(cs.Document) != 0 || !slices.Equal(cs.Devices, want) || cs.Device != "a100-80gb" || cs.Count != 6 ||
+		cs.DevicesPerNode != 2 || cs.LinkInter != "ib-ndr" || a.Err != nil {
+		t.Fatalf("mixed: %+v %v", cs, a.Err)
 	}
 	f := a.Form()
 	if f.FromFile || f.Nodes != 3 || f.PerNode != 2 || f.Device != "a100-80gb" || f.Link != "" || f.InterLink != "ib-ndr" || f.Devices[3] != "h100-sxm" {
-		t.Errorf("form of the mixed document: %+v", f)
+		t.Errorf("form of the mixed cluster: %+v", f)
 	}
 	if got := a.Res.Plan.Stages[3].Device; got != "h100-sxm" {
 		t.Errorf("stage 3 runs on %s", got)
 	}
 	// Undoing the override goes back to nodes of one preset.
 	a.SetCluster("device:3", "a100-80gb")
-	if cs := a.Req.Cluster; len(cs.Document) != 0 || cs.DevicesPerNode != 2 || cs.Count != 6 || cs.LinkInter != "ib-ndr" {
+	if cs := a.Req.Cluster; len(cs.Devices) != 0 || cs.DevicesPerNode != 2 || cs.Count != 6 || cs.LinkInter != "ib-ndr" {
 		t.Errorf("undone: %+v", cs)
 	}
-	// Documents the page did not write are files: the form does not edit them.
-	for _, doc := range []string{
-		`{"devices": [{"name": "a100-80gb", "memory_bytes": 1}, {"name": "a100-80gb"}], "links": [{"bytes_per_second": 1e9}]}`,
-		`{"devices": [{"name": "a100-80gb"}, {"name": "a100-80gb"}], "links": [{"bytes_per_second": 12345}]}`,
-		`{"devices": [{"name": "a100-80gb"}, {"name": "a100-80gb"}, {"name": "a100-80gb"}], "links": [{"latency_seconds": 3e-6, "bytes_per_second": 3e11}]}`,
-	} {
-		a.Req.Cluster = wire.ClusterSpec{Document: json.RawMessage(doc)}
-		if f := a.Form(); !f.FromFile {
-			t.Errorf("%s: read as the page's own: %+v", doc, f)
-		}
+	// A cluster document is a file: the form does not edit it.
+	a.Req.Cluster = wire.ClusterSpec{Document: json.RawMessage(`{"devices": [{"name": "a100-80gb"}, {"name": "a100-80gb"}], "links": [{"bytes_per_second": 1e9}]}`)}
+	if f := a.Form(); !f.FromFile {
+		t.Errorf("a document read as the form: %+v", f)
 	}
 }
 

@@ -132,7 +132,7 @@ func (a *App) StartSearch() {
 		return
 	}
 	base := clone(a.Req)
-	if f := a.Form(); !f.FromFile && len(base.Cluster.Document) > 0 {
+	if f := a.Form(); !f.FromFile && len(base.Cluster.Devices) > 0 {
 		// The search places stages on nodes of a device preset itself.
 		base.Cluster = wire.ClusterSpec{Device: f.Device, Link: f.Link}
 	}

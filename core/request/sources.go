@@ -133,6 +133,9 @@ func (p *prepared) keepProfile() {
 
 func (p *prepared) loadCluster(es *model.Errors) {
 	cs := &p.req.Cluster
+	if len(cs.Devices) > 0 && !perDevice(cs, es) {
+		return
+	}
 	if (cs.Device == "") == (len(cs.Document) == 0) {
 		es.Add("cluster", "must give exactly one of device (a preset: %s) and document", strings.Join(cluster.DeviceNames(), ", "))
 		return

@@ -149,7 +149,18 @@ type ClusterSpec struct {
 	DevicesPerNode int    `json:"devices_per_node,omitempty"`
 	LinkIntra      string `json:"link_intra,omitempty"`
 	LinkInter      string `json:"link_inter,omitempty"`
+	// Devices, with a device preset, gives each device's preset, in pipeline order: a
+	// mixed cluster, which Device x Count cannot say. Device is the usual one, whose
+	// links join the devices (Link, or LinkIntra inside a node of DevicesPerNode and
+	// LinkInter between nodes); Count, if given, is len(Devices). The devices are one
+	// pipeline, as a cluster document's are: Normalize writes the request as that
+	// document (MixedClusterName), so its plan and id are the document's.
+	Devices []string `json:"devices,omitempty"`
 }
+
+// MixedClusterName is the name of the cluster document a request's cluster.devices
+// stands for.
+const MixedClusterName = "mixed cluster (pipeplan page)"
 
 // Parallelism says how the devices are used.
 type Parallelism struct {
