@@ -6,7 +6,7 @@
 // Run); the search decides which candidates to plan. This package holds the search and
 // its data (Query, Knobs, Report, Answer); it plans nothing itself and imports neither
 // core/request nor the Evaluator (core/search/requests, whose RunQuery is the one search
-// doorway of every front end). The requests it carries are core/request/spec's.
+// doorway of every front end). The requests it carries are core/wire's.
 //
 // # Method
 //
