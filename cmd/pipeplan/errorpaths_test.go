@@ -46,16 +46,19 @@ var dynamicPaths = map[string][]string{
 	`"cluster.document"`:          {"cluster.document.devices[0].memory_bytes"},
 	`"model.architecture.config"`: {"model.architecture.config.hidden_size"},
 	// addPrefixed itself, and planError's prefix: the paths above, prefixed.
-	`prefix`:              nil,
-	`join(fe.Path)`:       nil,
-	`q`:                   nil, // archPaths: the values of its map, read from the source
-	`"profile"`:           nil, // calibrate's (exempt below)
-	`"request"`:           nil,
-	`"model"`:             nil,
-	`"cluster"`:           nil,
-	`"version"`:           nil,
-	`"events"`:            nil,
-	`"memory_proportion"`: nil,
+	`prefix`:         nil,
+	`join(fe.Path)`:  nil,
+	`q`:              nil, // archPaths: the values of its map, read from the source
+	`"profile"`:      nil, // calibrate's (exempt below)
+	`under(fe.Path)`: nil, // request.ProfileError's: the profile's fields, under "profile" (exempt below)
+	// perDevice's: a device of cluster.devices.
+	`fmt.Sprintf("cluster.devices[%d]", i)`: {"cluster.devices[0]"},
+	`"request"`:                             nil,
+	`"model"`:                               nil,
+	`"cluster"`:                             nil,
+	`"version"`:                             nil,
+	`"events"`:                              nil,
+	`"memory_proportion"`:                   nil,
 }
 
 // exemptPaths are request fields whose errors never reach the command line's request
@@ -68,6 +71,8 @@ var exemptPaths = map[string]string{
 	"parallelism":                            "cluster.Topology.Choose's errors, put under it, all name a field (dynamicPaths)",
 	"profile":                                "calibrate's profile: pipeplan calibrate names --model itself",
 	"profile.measured_on.name":               "calibrate's profile: pipeplan calibrate names --model itself",
+	"cluster.devices":                        "no flag sets it (the page's per-device presets, or a --request file, whose errors keep request paths)",
+	"cluster.devices[0]":                     "no flag sets it (the page's per-device presets, or a --request file, whose errors keep request paths)",
 	"model.architecture.host_kernel_seconds": "no flag sets it (calibrate's output, in a --request file, whose errors keep request paths)",
 	"model.architecture.host_layer_seconds":  "no flag sets it (calibrate's output, in a --request file, whose errors keep request paths)",
 }
