@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"pipeplan/core/wire"
@@ -23,6 +24,7 @@ func clone(r *wire.Request) *wire.Request {
 		c.Model.Architecture = &a
 	}
 	c.Cluster.Document = bytes.Clone(r.Cluster.Document)
+	c.Cluster.Devices = slices.Clone(r.Cluster.Devices)
 	c.Boundaries = append([]int(nil), r.Boundaries...)
 	if len(c.Boundaries) == 0 {
 		c.Boundaries = nil
