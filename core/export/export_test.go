@@ -126,7 +126,8 @@ var cases = []exportCase{{
 		return r
 	},
 	formats: []export.Format{export.PyTorch, export.DeepSpeed, export.Graphcore, export.JSON},
-	exact:   []export.Format{export.PyTorch, export.JSON},
+	// PyTorch's checkpoint wrappers keep each module's input, not only the stage's.
+	exact: []export.Format{export.JSON},
 }, {
 	name: "example-profile-inference",
 	request: func() *request.Request {
@@ -261,7 +262,7 @@ func TestExactness(t *testing.T) {
 		}
 		// Another precision or sharding is not what pipeplan priced: what the export
 		// expresses then has no price.
-		otherRun := slices.Contains(codes, export.NotePrecision) || slices.Contains(codes, export.NoteParallelism)
+		otherRun := slices.Contains(codes, export.NotePrecision) || slices.Contains(codes, export.NoteParallelism) || slices.Contains(codes, export.NoteRecompute)
 		if otherRun {
 			if m.ex.Expressed != nil {
 				t.Errorf("%s: runs another precision or sharding than priced, yet prices what it expresses as %+v", name, *m.ex.Expressed)
@@ -1008,4 +1009,50 @@ func deepspeedPrecision(in *export.Input) string {
 		want["fp16"] = map[string]any{"enabled": true}
 	}
 	return fmt.Sprint(want)
+}
+
+// TestPyTorchGlobalRecompute: the PyTorch export carries global recomputation. Under
+// full every layer's module is wrapped in a checkpoint wrapper (RECOMPUTE names each
+// "full" and build applies it); a profile's full keeps only each stage's input, which
+// per-module wrappers do not, and under selective a wrapper cannot reach the attention
+// core alone: both are not exact and a recompute note says why. Without recomputation
+// nothing is wrapped.
+func TestPyTorchGlobalRecompute(t *testing.T) {
+	seen := map[string]int{}
+	for _, m := range makeAll(t) {
+		if m.ex.Format != export.PyTorch || m.in.Recompute == "auto" {
+			continue
+		}
+		name := m.c.name
+		rec := m.in.Recompute
+		seen[rec]++
+		full := strings.Count(m.ex.Text, `: "full",  # stage`)
+		att := strings.Count(m.ex.Text, `: "attention",  # stage`)
+		applied := strings.Contains(m.ex.Text, "model = apply_recompute(model)") || strings.Contains(m.ex.Text, "RECOMPUTE = {")
+		var noted bool
+		for _, n := range m.ex.Notes {
+			noted = noted || n.Code == export.NoteRecompute
+		}
+		n := len(m.in.LayerNames)
+		switch rec {
+		case "full":
+			if full != n || att != 0 || !applied {
+				t.Errorf("%s: full wraps %d modules (attention %d, applied %v), want all %d", name, full, att, applied, n)
+			}
+			if profile := m.c.family == ""; profile && (m.ex.Exact || !noted) {
+				t.Errorf("%s: a profile's full (whole stages) exports exact %v, noted %v: want not exact, with a note", name, m.ex.Exact, noted)
+			}
+		case "selective":
+			if att != n || full != 0 || m.ex.Exact || !noted {
+				t.Errorf("%s: selective lists %d attention cores of %d (full %d), exact %v, noted %v", name, att, n, full, m.ex.Exact, noted)
+			}
+		default:
+			if applied || full+att > 0 || noted {
+				t.Errorf("%s: recompute %q, yet the export recomputes (%d full, %d attention)", name, rec, full, att)
+			}
+		}
+	}
+	if seen["full"] == 0 || seen["selective"] == 0 || seen["none"] == 0 {
+		t.Fatalf("cases by recomputation %v: want none, selective and full", seen)
+	}
 }

@@ -75,6 +75,11 @@ func pytorch(j *job) error {
 	pl, auto := in.perLayer()
 	if auto {
 		j.pytorchRecomputeNotes(pl)
+	} else if pl = in.globalRecompute(fromArch); pl != nil {
+		// Global selective or full: every module of every stage; what a wrapper cannot
+		// express (an attention core alone, a whole stage from its input) makes the
+		// export not exact, with a note saying so.
+		j.pytorchRecomputeNotes(pl)
 	}
 
 	var w strings.Builder

@@ -3,12 +3,17 @@
 # model gpt2-medium: 51 layers; 4 pipeline devices, data parallel 1, tensor parallel 1
 # precision priced: bf16; mixed: 16-bit weights and gradients, fp32 master weights and optimizer state
 # planned: zb-h1, 8 microbatches of 4; 120.610 ms per step, 265.3 samples/s (zb-h1)
-# NOT EXACT: this runs zb-h1, split [0 18 36 50 51]; 120.610 ms per step, 265.3 samples/s (zb-h1)
+# NOT EXACT: this runs zb-h1, split [0 18 36 50 51]; not priced
 # note: torch's ScheduleInterleavedZeroBubble runs the zero-bubble paper's ZB1P schedule, an
 #       automatically scheduled cousin of ZB-H1 with the same memory; pipeplan prices it as
 #       zb-h1
 # note: the head reuses the embedding matrix, and they are on different stages: each stage holds
 #       its copy, so their gradients must be summed each step
+# note: a checkpoint wrapper recomputes whole modules, not the attention core alone, which the
+#       plan recomputes in embedding .. lm_head: run their attention core
+#       (scaled_dot_product_attention with the math backend, or your eager attention) under
+#       torch.utils.checkpoint.checkpoint in the block's forward, or keep those activations
+#       (more memory than planned)
 
 import torch
 from torch.distributed.pipelining import SplitPoint, pipeline, ScheduleInterleavedZeroBubble
@@ -39,6 +44,75 @@ STAGE_MODULES = [
     ["lm_head"],
 ]
 
+# Recomputation as planned (recompute selective), stage by stage: "full" reruns the
+# module's forward in the backward pass, keeping only its input; "attention" only its
+# attention core (see the notes: a wrapper cannot reach it).
+RECOMPUTE = {
+    "transformer.wte": "attention",  # stage 0
+    "transformer.h.0.ln_1": "attention",  # stage 0
+    "transformer.h.0.ln_2": "attention",  # stage 0
+    "transformer.h.1.ln_1": "attention",  # stage 0
+    "transformer.h.1.ln_2": "attention",  # stage 0
+    "transformer.h.2.ln_1": "attention",  # stage 0
+    "transformer.h.2.ln_2": "attention",  # stage 0
+    "transformer.h.3.ln_1": "attention",  # stage 0
+    "transformer.h.3.ln_2": "attention",  # stage 0
+    "transformer.h.4.ln_1": "attention",  # stage 0
+    "transformer.h.4.ln_2": "attention",  # stage 0
+    "transformer.h.5.ln_1": "attention",  # stage 0
+    "transformer.h.5.ln_2": "attention",  # stage 0
+    "transformer.h.6.ln_1": "attention",  # stage 0
+    "transformer.h.6.ln_2": "attention",  # stage 0
+    "transformer.h.7.ln_1": "attention",  # stage 0
+    "transformer.h.7.ln_2": "attention",  # stage 0
+    "transformer.h.8.ln_1": "attention",  # stage 0
+    "transformer.h.8.ln_2": "attention",  # stage 1
+    "transformer.h.9.ln_1": "attention",  # stage 1
+    "transformer.h.9.ln_2": "attention",  # stage 1
+    "transformer.h.10.ln_1": "attention",  # stage 1
+    "transformer.h.10.ln_2": "attention",  # stage 1
+    "transformer.h.11.ln_1": "attention",  # stage 1
+    "transformer.h.11.ln_2": "attention",  # stage 1
+    "transformer.h.12.ln_1": "attention",  # stage 1
+    "transformer.h.12.ln_2": "attention",  # stage 1
+    "transformer.h.13.ln_1": "attention",  # stage 1
+    "transformer.h.13.ln_2": "attention",  # stage 1
+    "transformer.h.14.ln_1": "attention",  # stage 1
+    "transformer.h.14.ln_2": "attention",  # stage 1
+    "transformer.h.15.ln_1": "attention",  # stage 1
+    "transformer.h.15.ln_2": "attention",  # stage 1
+    "transformer.h.16.ln_1": "attention",  # stage 1
+    "transformer.h.16.ln_2": "attention",  # stage 1
+    "transformer.h.17.ln_1": "attention",  # stage 1
+    "transformer.h.17.ln_2": "attention",  # stage 2
+    "transformer.h.18.ln_1": "attention",  # stage 2
+    "transformer.h.18.ln_2": "attention",  # stage 2
+    "transformer.h.19.ln_1": "attention",  # stage 2
+    "transformer.h.19.ln_2": "attention",  # stage 2
+    "transformer.h.20.ln_1": "attention",  # stage 2
+    "transformer.h.20.ln_2": "attention",  # stage 2
+    "transformer.h.21.ln_1": "attention",  # stage 2
+    "transformer.h.21.ln_2": "attention",  # stage 2
+    "transformer.h.22.ln_1": "attention",  # stage 2
+    "transformer.h.22.ln_2": "attention",  # stage 2
+    "transformer.h.23.ln_1": "attention",  # stage 2
+    "transformer.h.23.ln_2": "attention",  # stage 2
+    "transformer.ln_f": "attention",  # stage 2
+    "lm_head": "attention",  # stage 3
+}
+
+
+def apply_recompute(model):
+    """Wraps every module RECOMPUTE runs "full" in a checkpoint wrapper; call it before pipeline()."""
+    from torch.distributed.algorithms._checkpoint.checkpoint_wrapper import checkpoint_wrapper
+    for path, part in RECOMPUTE.items():
+        if part != "full":
+            continue
+        parent, _, name = path.rpartition(".")
+        owner = model.get_submodule(parent) if parent else model
+        setattr(owner, name, checkpoint_wrapper(owner.get_submodule(name)))
+    return model
+
 
 def stage_indices(rank):
     """The stages a rank runs: rank, rank + NUM_RANKS, ... (looped, as ScheduleInterleavedZeroBubble expects)."""
@@ -54,6 +128,7 @@ def build(model, example_microbatch, rank, device, group=None, loss_fn=None):
     """
     if not isinstance(example_microbatch, tuple):
         example_microbatch = (example_microbatch,)
+    model = apply_recompute(model)  # the planned per-layer recomputation
     pipe = pipeline(model, mb_args=example_microbatch, split_spec=SPLIT_SPEC)
     if pipe.num_stages != NUM_STAGES:
         raise ValueError("the split gave %d stages, the plan has %d" % (pipe.num_stages, NUM_STAGES))
