@@ -19,25 +19,20 @@ type perLayer struct {
 	mode string
 }
 
-// globalRecompute is global selective or full recomputation stated per layer, stage by
-// stage of the split: every layer recomputed whole (full) or its attention core
-// (selective); a profile's full keeps only each stage's input (whole). nil for none and
-// auto.
+// globalRecompute is global full recomputation stated per layer, stage by stage of the
+// split: every layer recomputed whole; a profile's full keeps only each stage's input
+// (whole). nil for none, selective and auto.
 func (in *Input) globalRecompute(fromArch bool) *perLayer {
-	if in.Recompute != "full" && in.Recompute != "selective" {
+	if in.Recompute != "full" {
 		return nil
 	}
 	p := len(in.Boundaries) - 1
 	pl := &perLayer{full: make([][]int, p), attention: make([][]int, p), whole: make([]bool, p), mode: in.Recompute}
 	for i := range p {
 		for l := in.Boundaries[i]; l < in.Boundaries[i+1]; l++ {
-			if in.Recompute == "full" {
-				pl.full[i] = append(pl.full[i], l)
-			} else {
-				pl.attention[i] = append(pl.attention[i], l)
-			}
+			pl.full[i] = append(pl.full[i], l)
 		}
-		pl.whole[i] = in.Recompute == "full" && !fromArch
+		pl.whole[i] = !fromArch
 	}
 	return pl
 }

@@ -9,11 +9,11 @@
 #       zb-h1
 # note: the head reuses the embedding matrix, and they are on different stages: each stage holds
 #       its copy, so their gradients must be summed each step
-# note: a checkpoint wrapper recomputes whole modules, not the attention core alone, which the
-#       plan recomputes in embedding .. lm_head: run their attention core
-#       (scaled_dot_product_attention with the math backend, or your eager attention) under
-#       torch.utils.checkpoint.checkpoint in the block's forward, or keep those activations
-#       (more memory than planned)
+# note: the plan recomputes every block's attention core (selective recomputation), which a
+#       checkpoint wrapper cannot reach (it recomputes whole modules): the export recomputes
+#       nothing; run each block's attention core (scaled_dot_product_attention with the math
+#       backend, or your eager attention) under torch.utils.checkpoint.checkpoint in the block's
+#       forward, or keep those activations (more memory than planned)
 
 import torch
 from torch.distributed.pipelining import SplitPoint, pipeline, ScheduleInterleavedZeroBubble
@@ -25,6 +25,8 @@ TENSOR_PARALLEL = 1  # devices of one pipeline rank, splitting its blocks
 PARAM_DTYPE = torch.bfloat16  # model.to(PARAM_DTYPE) for the passes; precision mixed was priced:
 # the optimizer must step fp32 master copies of the weights (torch.optim keeps none of bf16
 # parameters), with 16-bit gradients
+# Selective recomputation as planned (each block's attention core) is not expressed:
+# a checkpoint wrapper recomputes whole modules; see the notes.
 N_MICROBATCHES = 8
 MICROBATCH_SIZE = 4  # samples per microbatch
 
@@ -44,75 +46,6 @@ STAGE_MODULES = [
     ["lm_head"],
 ]
 
-# Recomputation as planned (recompute selective), stage by stage: "full" reruns the
-# module's forward in the backward pass, keeping only its input; "attention" only its
-# attention core (see the notes: a wrapper cannot reach it).
-RECOMPUTE = {
-    "transformer.wte": "attention",  # stage 0
-    "transformer.h.0.ln_1": "attention",  # stage 0
-    "transformer.h.0.ln_2": "attention",  # stage 0
-    "transformer.h.1.ln_1": "attention",  # stage 0
-    "transformer.h.1.ln_2": "attention",  # stage 0
-    "transformer.h.2.ln_1": "attention",  # stage 0
-    "transformer.h.2.ln_2": "attention",  # stage 0
-    "transformer.h.3.ln_1": "attention",  # stage 0
-    "transformer.h.3.ln_2": "attention",  # stage 0
-    "transformer.h.4.ln_1": "attention",  # stage 0
-    "transformer.h.4.ln_2": "attention",  # stage 0
-    "transformer.h.5.ln_1": "attention",  # stage 0
-    "transformer.h.5.ln_2": "attention",  # stage 0
-    "transformer.h.6.ln_1": "attention",  # stage 0
-    "transformer.h.6.ln_2": "attention",  # stage 0
-    "transformer.h.7.ln_1": "attention",  # stage 0
-    "transformer.h.7.ln_2": "attention",  # stage 0
-    "transformer.h.8.ln_1": "attention",  # stage 0
-    "transformer.h.8.ln_2": "attention",  # stage 1
-    "transformer.h.9.ln_1": "attention",  # stage 1
-    "transformer.h.9.ln_2": "attention",  # stage 1
-    "transformer.h.10.ln_1": "attention",  # stage 1
-    "transformer.h.10.ln_2": "attention",  # stage 1
-    "transformer.h.11.ln_1": "attention",  # stage 1
-    "transformer.h.11.ln_2": "attention",  # stage 1
-    "transformer.h.12.ln_1": "attention",  # stage 1
-    "transformer.h.12.ln_2": "attention",  # stage 1
-    "transformer.h.13.ln_1": "attention",  # stage 1
-    "transformer.h.13.ln_2": "attention",  # stage 1
-    "transformer.h.14.ln_1": "attention",  # stage 1
-    "transformer.h.14.ln_2": "attention",  # stage 1
-    "transformer.h.15.ln_1": "attention",  # stage 1
-    "transformer.h.15.ln_2": "attention",  # stage 1
-    "transformer.h.16.ln_1": "attention",  # stage 1
-    "transformer.h.16.ln_2": "attention",  # stage 1
-    "transformer.h.17.ln_1": "attention",  # stage 1
-    "transformer.h.17.ln_2": "attention",  # stage 2
-    "transformer.h.18.ln_1": "attention",  # stage 2
-    "transformer.h.18.ln_2": "attention",  # stage 2
-    "transformer.h.19.ln_1": "attention",  # stage 2
-    "transformer.h.19.ln_2": "attention",  # stage 2
-    "transformer.h.20.ln_1": "attention",  # stage 2
-    "transformer.h.20.ln_2": "attention",  # stage 2
-    "transformer.h.21.ln_1": "attention",  # stage 2
-    "transformer.h.21.ln_2": "attention",  # stage 2
-    "transformer.h.22.ln_1": "attention",  # stage 2
-    "transformer.h.22.ln_2": "attention",  # stage 2
-    "transformer.h.23.ln_1": "attention",  # stage 2
-    "transformer.h.23.ln_2": "attention",  # stage 2
-    "transformer.ln_f": "attention",  # stage 2
-    "lm_head": "attention",  # stage 3
-}
-
-
-def apply_recompute(model):
-    """Wraps every module RECOMPUTE runs "full" in a checkpoint wrapper; call it before pipeline()."""
-    from torch.distributed.algorithms._checkpoint.checkpoint_wrapper import checkpoint_wrapper
-    for path, part in RECOMPUTE.items():
-        if part != "full":
-            continue
-        parent, _, name = path.rpartition(".")
-        owner = model.get_submodule(parent) if parent else model
-        setattr(owner, name, checkpoint_wrapper(owner.get_submodule(name)))
-    return model
-
 
 def stage_indices(rank):
     """The stages a rank runs: rank, rank + NUM_RANKS, ... (looped, as ScheduleInterleavedZeroBubble expects)."""
@@ -128,7 +61,6 @@ def build(model, example_microbatch, rank, device, group=None, loss_fn=None):
     """
     if not isinstance(example_microbatch, tuple):
         example_microbatch = (example_microbatch,)
-    model = apply_recompute(model)  # the planned per-layer recomputation
     pipe = pipeline(model, mb_args=example_microbatch, split_spec=SPLIT_SPEC)
     if pipe.num_stages != NUM_STAGES:
         raise ValueError("the split gave %d stages, the plan has %d" % (pipe.num_stages, NUM_STAGES))
