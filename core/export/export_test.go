@@ -1056,3 +1056,51 @@ func TestPyTorchGlobalRecompute(t *testing.T) {
 		t.Fatalf("cases by recomputation %v: want none, selective and full", seen)
 	}
 }
+
+// TestPyTorchAutoWholeStage: where recompute auto recomputes a profile's stage whole from
+// its input (VGG-16 on tight memory), the PyTorch export wraps the stage's modules and says that
+// the wrappers keep each module's input, more than planned: not exact.
+func TestPyTorchAutoWholeStage(t *testing.T) {
+	// PipeDream's VGG-16 (core/load's copy of ../shared/data/pipedream's) on 40 GB A100s.
+	text, err := os.ReadFile("../load/testdata/pipedream/vgg16.graph.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc, err := json.Marshal(string(text))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, prop := range []float64{0.1, 0.15, 0.2, 0.3} {
+		r := exampleRequest(4, "1f1b", 16)
+		r.Model = request.ModelSpec{Document: doc}
+		r.Cluster.Device = "a100-40gb"
+		r.Training.Recompute, r.MemoryProportion = "auto", prop
+		in, res, err := export.FromRequest(context.Background(), r)
+		if err != nil || !res.Feasible {
+			continue
+		}
+		var whole []int
+		for i, s := range res.Plan.Stages {
+			if s.Recompute != nil && s.Recompute.WholeStage {
+				whole = append(whole, i)
+			}
+		}
+		if len(whole) == 0 {
+			continue
+		}
+		ex, err := export.Make(in, export.PyTorch)
+		if err != nil {
+			t.Fatal(err)
+		}
+		noted := false
+		for _, n := range ex.Notes {
+			noted = noted || n.Code == export.NoteRecompute && strings.Contains(n.Message, "keep each module's input")
+		}
+		if ex.Exact || !noted || !strings.Contains(ex.Text, "model = apply_recompute(model)") {
+			t.Fatalf("proportion %g, whole stages %v: exact %v, noted %v, notes %v", prop, whole, ex.Exact, noted, ex.Notes)
+		}
+		t.Logf("proportion %g: stages %v recompute whole", prop, whole)
+		return
+	}
+	t.Fatal("no memory proportion makes auto recompute a whole stage: the test tests nothing")
+}
