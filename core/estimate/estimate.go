@@ -516,6 +516,10 @@ func (e *Estimator) CarryBytes(l int) int64 {
 	return e.peakAt[l] - e.m.Layers[l].TemporaryBytes - e.act[l]
 }
 
+// InputBytes is what a stage whose first layer is a receives: what recomputing whole
+// stages (Options.Recompute) keeps per microbatch in flight.
+func (e *Estimator) InputBytes(a int) int64 { return e.recvBytes[a] }
+
 // Layers is the number of layers.
 func (e *Estimator) Layers() int { return e.n }
 

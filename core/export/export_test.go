@@ -127,7 +127,8 @@ var cases = []exportCase{{
 		return r
 	},
 	formats: []wire.Format{wire.PyTorch, wire.DeepSpeed, wire.Graphcore, wire.JSON},
-	exact:   []wire.Format{wire.PyTorch, wire.JSON},
+	// PyTorch's checkpoint wrappers keep each module's input, not only the stage's.
+	exact: []wire.Format{wire.JSON},
 }, {
 	name: "example-profile-inference",
 	request: func() *wire.Request {
@@ -262,7 +263,7 @@ func TestExactness(t *testing.T) {
 		}
 		// Another precision or sharding is not what pipeplan priced: what the export
 		// expresses then has no price.
-		otherRun := slices.Contains(codes, wire.NotePrecision) || slices.Contains(codes, wire.NoteParallelism)
+		otherRun := slices.Contains(codes, wire.NotePrecision) || slices.Contains(codes, wire.NoteParallelism) || slices.Contains(codes, wire.NoteRecompute)
 		if otherRun {
 			if m.ex.Expressed != nil {
 				t.Errorf("%s: runs another precision or sharding than priced, yet prices what it expresses as %+v", name, *m.ex.Expressed)
@@ -1009,4 +1010,98 @@ func deepspeedPrecision(in *export.Input) string {
 		want["fp16"] = map[string]any{"enabled": true}
 	}
 	return fmt.Sprint(want)
+}
+
+// TestPyTorchGlobalRecompute: the PyTorch export carries global recomputation. Under
+// full every layer's module is wrapped in a checkpoint wrapper (RECOMPUTE names each
+// "full" and build applies it); a profile's full keeps only each stage's input, which
+// per-module wrappers do not, and under selective a wrapper cannot reach the attention
+// core alone (nothing is wrapped, a comment says so): both are not exact and a recompute
+// note says why. Without recomputation nothing is wrapped.
+func TestPyTorchGlobalRecompute(t *testing.T) {
+	seen := map[string]int{}
+	for _, m := range makeAll(t) {
+		if m.ex.Format != wire.PyTorch || m.in.Recompute == "auto" {
+			continue
+		}
+		name := m.c.name
+		rec := m.in.Recompute
+		seen[rec]++
+		full := strings.Count(m.ex.Text, `: "full",  # stage`)
+		att := strings.Count(m.ex.Text, `: "attention",  # stage`)
+		applied := strings.Contains(m.ex.Text, "model = apply_recompute(model)") || strings.Contains(m.ex.Text, "RECOMPUTE = {")
+		var noted bool
+		for _, n := range m.ex.Notes {
+			noted = noted || n.Code == wire.NoteRecompute
+		}
+		n := len(m.in.LayerNames)
+		switch rec {
+		case "full":
+			if full != n || att != 0 || !applied {
+				t.Errorf("%s: full wraps %d modules (attention %d, applied %v), want all %d", name, full, att, applied, n)
+			}
+			if profile := m.c.family == ""; profile && (m.ex.Exact || !noted) {
+				t.Errorf("%s: a profile's full (whole stages) exports exact %v, noted %v: want not exact, with a note", name, m.ex.Exact, noted)
+			}
+		case "selective":
+			if applied || full+att > 0 || m.ex.Exact || !noted || !strings.Contains(m.ex.Text, "# Selective recomputation as planned (each block's attention core) is not expressed") {
+				t.Errorf("%s: selective wraps %d modules (attention %d, applied %v), exact %v, noted %v: want none, not exact, a note and a comment", name, full, att, applied, m.ex.Exact, noted)
+			}
+		default:
+			if applied || full+att > 0 || noted {
+				t.Errorf("%s: recompute %q, yet the export recomputes (%d full, %d attention)", name, rec, full, att)
+			}
+		}
+	}
+	if seen["full"] == 0 || seen["selective"] == 0 || seen["none"] == 0 {
+		t.Fatalf("cases by recomputation %v: want none, selective and full", seen)
+	}
+}
+
+// TestPyTorchAutoWholeStage: where recompute auto recomputes a profile's stage whole from
+// its input (VGG-16 on tight memory), the PyTorch export wraps the stage's modules and says that
+// the wrappers keep each module's input, more than planned: not exact.
+func TestPyTorchAutoWholeStage(t *testing.T) {
+	// PipeDream's VGG-16 (core/load's copy of ../shared/data/pipedream's) on 40 GB A100s.
+	text, err := os.ReadFile("../load/testdata/pipedream/vgg16.graph.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc, err := json.Marshal(string(text))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, prop := range []float64{0.1, 0.15, 0.2, 0.3} {
+		r := exampleRequest(4, "1f1b", 16)
+		r.Model = wire.ModelSpec{Document: doc}
+		r.Cluster.Device = "a100-40gb"
+		r.Training.Recompute, r.MemoryProportion = "auto", prop
+		in, res, err := export.FromRequest(context.Background(), r)
+		if err != nil || !res.Feasible {
+			continue
+		}
+		var whole []int
+		for i, s := range res.Plan.Stages {
+			if s.Recompute != nil && s.Recompute.WholeStage {
+				whole = append(whole, i)
+			}
+		}
+		if len(whole) == 0 {
+			continue
+		}
+		ex, err := export.Make(in, wire.PyTorch)
+		if err != nil {
+			t.Fatal(err)
+		}
+		noted := false
+		for _, n := range ex.Notes {
+			noted = noted || n.Code == wire.NoteRecompute && strings.Contains(n.Message, "keep each module's input")
+		}
+		if ex.Exact || !noted || !strings.Contains(ex.Text, "model = apply_recompute(model)") {
+			t.Fatalf("proportion %g, whole stages %v: exact %v, noted %v, notes %v", prop, whole, ex.Exact, noted, ex.Notes)
+		}
+		t.Logf("proportion %g: stages %v recompute whole", prop, whole)
+		return
+	}
+	t.Fatal("no memory proportion makes auto recompute a whole stage: the test tests nothing")
 }

@@ -76,6 +76,12 @@ func pytorch(j *job) error {
 	pl, auto := in.perLayer()
 	if auto {
 		j.pytorchRecomputeNotes(pl)
+	} else if pl = in.globalRecompute(fromArch); pl != nil {
+		// Global full: every module of every stage; a profile's whole stages from their
+		// input, which per-module wrappers do not express, make it not exact (a note).
+		j.pytorchRecomputeNotes(pl)
+	} else if in.Recompute == "selective" {
+		j.recomputeApprox("the plan recomputes every block's attention core (selective recomputation), which a checkpoint wrapper cannot reach (it recomputes whole modules): the export recomputes nothing; run each block's attention core (scaled_dot_product_attention with the math backend, or your eager attention) under torch.utils.checkpoint.checkpoint in the block's forward, or keep those activations (more memory than planned)")
 	}
 
 	var w strings.Builder
@@ -105,6 +111,10 @@ func pytorch(j *job) error {
 	}
 	for _, l := range prec {
 		w.WriteString(l + "\n")
+	}
+	if !auto && in.Recompute == "selective" {
+		w.WriteString("# Selective recomputation as planned (each block's attention core) is not expressed:\n")
+		w.WriteString("# a checkpoint wrapper recomputes whole modules; see the notes.\n")
 	}
 	fmt.Fprintf(&w, "N_MICROBATCHES = %d\nMICROBATCH_SIZE = %d  # samples per microbatch\n\n", run.Microbatches, orOne(in.MicrobatchSize))
 	w.WriteString("# A split point at the beginning of the first module of every stage after the first.\n")

@@ -13,6 +13,29 @@ import (
 // their attention core.
 type perLayer struct {
 	full, attention [][]int
+	// whole marks the stages that recompute their whole forward keeping only their input
+	// (a profile's global full, or a stage of recompute auto that chose it).
+	whole []bool
+	// mode is the request's training.recompute the recomputation comes from.
+	mode string
+}
+
+// globalRecompute is global full recomputation stated per layer, stage by stage of the
+// split: every layer recomputed whole; a profile's full keeps only each stage's input
+// (whole). nil for none, selective and auto.
+func (in *Input) globalRecompute(fromArch bool) *perLayer {
+	if in.Recompute != "full" {
+		return nil
+	}
+	p := len(in.Boundaries) - 1
+	pl := &perLayer{full: make([][]int, p), attention: make([][]int, p), whole: make([]bool, p), mode: in.Recompute}
+	for i := range p {
+		for l := in.Boundaries[i]; l < in.Boundaries[i+1]; l++ {
+			pl.full[i] = append(pl.full[i], l)
+		}
+		pl.whole[i] = !fromArch
+	}
+	return pl
 }
 
 // perLayer reads the plan's per-layer recomputation. ok is false when the plan is not
@@ -25,11 +48,12 @@ func (in *Input) perLayer() (pl *perLayer, ok bool) {
 	if p == nil || len(p.Stages) != len(in.Boundaries)-1 {
 		return nil, true
 	}
-	pl = &perLayer{full: make([][]int, len(p.Stages)), attention: make([][]int, len(p.Stages))}
+	pl = &perLayer{full: make([][]int, len(p.Stages)), attention: make([][]int, len(p.Stages)), whole: make([]bool, len(p.Stages)), mode: "auto"}
 	for i, s := range p.Stages {
 		if s.Recompute == nil {
 			continue
 		}
+		pl.whole[i] = s.Recompute.WholeStage
 		for _, l := range s.Recompute.Layers {
 			if l.Part == recompute.Attention {
 				pl.attention[i] = append(pl.attention[i], l.Layer)
@@ -149,13 +173,22 @@ func (j *job) pytorchRecomputeNotes(pl *perLayer) {
 	if len(att) > 0 {
 		j.recomputeApprox("a checkpoint wrapper recomputes whole modules, not the attention core alone, which the plan recomputes in %s: run their attention core (scaled_dot_product_attention with the math backend, or your eager attention) under torch.utils.checkpoint.checkpoint in the block's forward, or keep those activations (more memory than planned)", layerList(j.in.LayerNames, att))
 	}
+	var whole []string
+	for i, w := range pl.whole {
+		if w {
+			whole = append(whole, fmt.Sprint(i))
+		}
+	}
+	if len(whole) > 0 {
+		j.recomputeApprox("stages %s recompute their whole forward keeping only the stage's input, as planned; the checkpoint wrappers keep each module's input (more memory than planned): to keep only the stage's input, wrap the stage's module (its pipe.split_gm submodule) in one checkpoint wrapper instead", strings.Join(whole, ", "))
+	}
 }
 
 // writeTorchRecompute writes RECOMPUTE, the plan's per-layer recomputation by module
 // path, and apply_recompute, which wraps the modules recomputed whole in PyTorch's
 // checkpoint wrapper (torch.utils.checkpoint, non-reentrant) before the model is split.
 func writeTorchRecompute(w *strings.Builder, pl *perLayer, mods []string) {
-	w.WriteString("# Per-layer recomputation as planned (recompute auto), stage by stage: \"full\" reruns the\n")
+	fmt.Fprintf(w, "# Recomputation as planned (recompute %s), stage by stage: \"full\" reruns the\n", pl.mode)
 	w.WriteString("# module's forward in the backward pass, keeping only its input; \"attention\" only its\n")
 	w.WriteString("# attention core (see the notes: a wrapper cannot reach it).\n")
 	w.WriteString("RECOMPUTE = {\n")

@@ -48,6 +48,11 @@ type Options struct {
 	// training, the compute objective, ranges of the layer order and a schedule whose
 	// stages have devices of their own (not interleaved).
 	Recompute recompute.Choices
+	// RecomputeStages adds to each stage's choices under Recompute the whole-stage form
+	// that Estimate.Recompute costs for every stage: keep only the stage's input and
+	// recompute its whole forward pass (a measured profile's global full), so that the
+	// choice is never worse than that.
+	RecomputeStages bool
 }
 
 // Plan is an optimal split of a model over a cluster.

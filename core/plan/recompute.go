@@ -28,6 +28,10 @@ type StageRecompute struct {
 	// SavedBytes is the memory it saves the stage: what the stage would need keeping
 	// every activation, less its MemoryBytes.
 	SavedBytes int64 `json:"saved_bytes"`
+	// WholeStage says the stage recomputes its whole forward pass keeping only its
+	// input (as global full recomputation does every stage), rather than each layer
+	// keeping its own input: Layers then lists every layer of the stage.
+	WholeStage bool `json:"whole_stage,omitempty"`
 	// Summary says it for people (Describe): what front ends show as it is.
 	Summary string `json:"summary"`
 }
@@ -57,6 +61,25 @@ type perLayerCosts struct {
 	// classes are the stages' distinct (in flight - 1, allocatable bytes): a state
 	// fits no stage when it fits none of them.
 	classes [][2]int64
+	// stages offers each stage the whole-stage form (Options.RecomputeStages); fwd is
+	// the prefix sum of the layers' forward times on device 0, what it adds.
+	stages bool
+	fwd    []float64
+}
+
+// wholeStage returns the whole-stage form's extra time for the range [a, b] and its
+// passes' peak with k in flight over its always-alive memory, as Estimate.Recompute
+// costs it: one microbatch's peak as nothing recomputed (the forward runs again in the
+// backward pass), and the stage's input for each other microbatch in flight. ok is
+// false where the form is not offered.
+func (pc *perLayerCosts) wholeStage(sc *estimate.Scanner, k int) (extra float64, passes int64, ok bool) {
+	if !pc.stages {
+		return 0, 0, false
+	}
+	a, b := sc.First(), sc.Last()
+	base, _, _ := sc.Memory()
+	always, _ := sc.Always()
+	return pc.fwd[b+1] - pc.fwd[a], base - always + int64(max(1, k)-1)*pc.e.InputBytes(a), true
 }
 
 // keeper is the sweep's filter for the range [a, b] of that work: a state is kept when
@@ -99,8 +122,12 @@ func (pc *perLayerCosts) timeCut(work float64) float64 {
 // layers of many different sizes may need more, and are refused rather than left to run.
 const MaxRecomputeStates = 20_000_000
 
-func newPerLayerCosts(e *estimate.Estimator, c recompute.Choices) *perLayerCosts {
-	pc := &perLayerCosts{e: e, c: c, sw: recompute.NewSweep(c, e.CarryBytes), sc: e.Scanner(), bound: math.Inf(1), minScale: math.Inf(1)}
+func newPerLayerCosts(e *estimate.Estimator, m *model.Model, c recompute.Choices, stages bool) *perLayerCosts {
+	pc := &perLayerCosts{e: e, c: c, sw: recompute.NewSweep(c, e.CarryBytes), sc: e.Scanner(), bound: math.Inf(1), minScale: math.Inf(1), stages: stages}
+	pc.fwd = make([]float64, len(m.Layers)+1)
+	for l := range m.Layers {
+		pc.fwd[l+1] = pc.fwd[l] + m.Forward(l)
+	}
 	pc.sw.SetBudget(MaxRecomputeStates)
 	for i := range e.Stages() {
 		pc.alloc = append(pc.alloc, e.AllocatableBytes(i))
@@ -129,16 +156,34 @@ func (pc *perLayerCosts) Sweep(a int, visit func(b int, cost func(i int) float64
 			pc.sc.ExtendRight()
 		}
 		work := e.Prefix(b+1) - e.Prefix(a)
-		if !pc.sw.Extend(pc.keeper(a, b, work)) {
-			return // no state fits any stage or the bound, nor will a longer range's
+		left := pc.sw.Extend(pc.keeper(a, b, work))
+		if pc.sw.Exceeded() {
+			return
 		}
 		always, temp := pc.sc.Always()
+		// The whole-stage form's peak only grows with the range (its input is fixed):
+		// once it fits no stage, nor will a longer range's.
+		wExtra, _, wOK := pc.wholeStage(pc.sc, 1)
+		if wOK {
+			wOK = false
+			for i := range pc.alloc {
+				if _, passes, _ := pc.wholeStage(pc.sc, e.InFlight(i)); always+passes <= pc.alloc[i] {
+					wOK = true
+				}
+			}
+		}
+		if !left && !wOK {
+			return // no state fits any stage or the bound, nor will a longer range's
+		}
 		cost := func(i int) float64 {
 			lim := pc.alloc[i]
 			if always+temp > lim {
 				return math.Inf(1)
 			}
 			extra, _, ok := pc.sw.Best(lim-always, e.InFlight(i))
+			if _, passes, w := pc.wholeStage(pc.sc, e.InFlight(i)); w && always+passes <= lim && (!ok || wExtra < extra) {
+				extra, ok = wExtra, true
+			}
 			if !ok {
 				return math.Inf(1)
 			}
@@ -151,10 +196,12 @@ func (pc *perLayerCosts) Sweep(a int, visit func(b int, cost func(i int) float64
 }
 
 // choose returns each layer's option under the split: per stage, the fitting choice of
-// least extra time, or, where none fits, the one needing the least memory.
-func (pc *perLayerCosts) choose(bounds []int) []int {
+// least extra time, or, where none fits, the one needing the least memory; and which
+// stages take the whole-stage form (their layers' options are then unused).
+func (pc *perLayerCosts) choose(bounds []int) ([]int, []bool) {
 	e := pc.e
 	choice := make([]int, e.Layers())
+	whole := make([]bool, len(bounds)-1)
 	for i := 0; i+1 < len(bounds); i++ {
 		a, b := bounds[i], bounds[i+1]-1
 		pc.sc.Reset(a)
@@ -166,13 +213,66 @@ func (pc *perLayerCosts) choose(bounds []int) []int {
 			pc.sw.Extend(nil)
 		}
 		always, _ := pc.sc.Always()
-		_, at, ok := pc.sw.Best(pc.alloc[i]-always, e.InFlight(i))
-		if !ok {
-			at = pc.sw.Least(e.InFlight(i))
+		k := e.InFlight(i)
+		extra, at, ok := pc.sw.Best(pc.alloc[i]-always, k)
+		wExtra, wPasses, w := pc.wholeStage(pc.sc, k)
+		switch {
+		case w && always+wPasses <= pc.alloc[i] && (!ok || wExtra < extra):
+			whole[i] = true
+			continue
+		case ok:
+		case w && (pc.sw.States() == 0 || wPasses < leastPasses(pc.sw, k)):
+			whole[i] = true
+			continue
+		default:
+			at = pc.sw.Least(k)
 		}
 		copy(choice[a:b+1], pc.sw.Choice(at))
 	}
-	return choice
+	return choice, whole
+}
+
+// leastPasses is the least passes' peak of a sweep's states with k in flight.
+func leastPasses(sw *recompute.Sweep, k int) int64 {
+	_, p, m := sw.StateAt(sw.Least(k))
+	return m + int64(max(1, k)-1)*p
+}
+
+// applyWholeStages returns m (already running the chosen options elsewhere) with the
+// stages of bounds that whole marks running the whole-stage form, stated per layer so
+// that core/estimate costs it as Estimate.Recompute does: the stage's activations total
+// its input (on its first layer, the excess over the first layer's activation on its
+// last), each later layer's temporary grows by what the dropped activations before it
+// held in the peak (so that one microbatch's peak is that of nothing recomputed), and
+// every layer's backward pass runs its forward again.
+func applyWholeStages(m *model.Model, e *estimate.Estimator, bounds []int, whole []bool) *model.Model {
+	out := *m
+	out.Layers = append([]model.Layer(nil), m.Layers...)
+	for i, w := range whole {
+		if !w {
+			continue
+		}
+		a, b := bounds[i], bounds[i+1]-1
+		in := e.InputBytes(a)
+		first := min(in, m.Layers[a].ActivationBytes)
+		var run int64 // activations of [a, l) as nothing recomputed
+		for l := a; l <= b; l++ {
+			ly := &out.Layers[l]
+			if l > a {
+				ly.TemporaryBytes += run - first
+			}
+			run += m.Layers[l].ActivationBytes
+			ly.ActivationBytes = 0
+			if m.Unit() == model.Cycles {
+				ly.BackwardCycles += ly.ForwardCycles
+			} else {
+				ly.BackwardSeconds += ly.ForwardSeconds
+			}
+		}
+		out.Layers[a].ActivationBytes = first
+		out.Layers[b].ActivationBytes += in - first
+	}
+	return &out
 }
 
 // noneBinds returns the optimal split without recomputation when memory does not bind
@@ -236,7 +336,7 @@ func perLayerPlan(e *estimate.Estimator, m *model.Model, c, sc *cluster.Cluster,
 			return nil, &model.FieldError{Path: "recompute", Reason: "every layer needs its option 0 (as it is)"}
 		}
 	}
-	pc := newPerLayerCosts(e, opt.Recompute)
+	pc := newPerLayerCosts(e, m, opt.Recompute, opt.RecomputeStages)
 	if bounds == nil {
 		if r, ok := noneBinds(e, m, sc, opt); ok {
 			// Memory does not bind: the split without recomputation attains the least
@@ -273,11 +373,11 @@ func perLayerPlan(e *estimate.Estimator, m *model.Model, c, sc *cluster.Cluster,
 		}
 		bounds = r.Boundaries
 	}
-	choice := pc.choose(bounds)
+	choice, whole := pc.choose(bounds)
 	if pc.sw.Exceeded() {
 		return nil, tooManyStates(len(m.Layers), e.Stages())
 	}
-	m2 := recompute.Apply(m, opt.Recompute, choice)
+	m2 := applyWholeStages(recompute.Apply(m, opt.Recompute, choice), e, bounds, whole)
 	e2, err := estimate.New(m2, sc, opt.Estimate)
 	if err != nil {
 		return nil, err
@@ -292,10 +392,13 @@ func perLayerPlan(e *estimate.Estimator, m *model.Model, c, sc *cluster.Cluster,
 	}
 	for i := range p.Stages {
 		s := &p.Stages[i]
-		rec := &StageRecompute{Layers: []RecomputedLayer{}}
+		rec := &StageRecompute{Layers: []RecomputedLayer{}, WholeStage: whole[i]}
 		var extra float64
 		for l := s.FirstLayer; l <= s.LastLayer; l++ {
-			if k := choice[l]; k > 0 {
+			if whole[i] {
+				rec.Layers = append(rec.Layers, RecomputedLayer{Layer: l, Name: m.Layers[l].Name, Part: recompute.Full})
+				extra += m2.Backward(l) - m.Backward(l)
+			} else if k := choice[l]; k > 0 {
 				o := opt.Recompute[l][k]
 				rec.Layers = append(rec.Layers, RecomputedLayer{Layer: l, Name: m.Layers[l].Name, Part: o.Part})
 				extra += (m2.Backward(l) - m.Backward(l))
@@ -325,6 +428,13 @@ func perLayerPlan(e *estimate.Estimator, m *model.Model, c, sc *cluster.Cluster,
 func (r *StageRecompute) Describe(unit model.TimeUnit) string {
 	if r == nil || len(r.Layers) == 0 {
 		return "nothing"
+	}
+	if r.WholeStage {
+		extra := units.Time(r.ExtraSeconds, model.Seconds)
+		if unit == model.Cycles {
+			extra = units.Time(r.ExtraCycles, model.Cycles)
+		}
+		return fmt.Sprintf("the whole stage from its input: +%s per microbatch, saves %s", extra, units.Bytes(r.SavedBytes))
 	}
 	var parts []string
 	for _, part := range []struct{ name, label string }{{recompute.Full, "whole layers "}, {recompute.Attention, "attention core of "}} {

@@ -342,6 +342,12 @@ func (s *Sweep) Least(k int) int {
 	return at
 }
 
+// StateAt returns state at's extra time, P and M (from Best or Least).
+func (s *Sweep) StateAt(at int) (extra float64, p, m int64) {
+	st := &s.states[at]
+	return st.t, st.p, st.m
+}
+
 // Choice returns the options of state at (from Best or Least) for the layers
 // [First, Last]: choice[l - First] indexes Choices[l].
 func (s *Sweep) Choice(at int) []int {

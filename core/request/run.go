@@ -130,9 +130,10 @@ func (p *prepared) options() plan.Options {
 		temp = p.est.OptimizerTempBytes
 	}
 	return plan.Options{
-		Objective: obj,
-		Graph:     r.Partition == wire.PartitionGraph,
-		Recompute: p.recomputeChoices(),
+		Objective:       obj,
+		Graph:           r.Partition == wire.PartitionGraph,
+		Recompute:       p.recomputeChoices(),
+		RecomputeStages: p.arch == nil,
 		Estimate: estimate.Options{
 			MemoryProportion: r.MemoryProportion,
 			Inference:        !p.train(),

@@ -126,6 +126,22 @@ class TorchDType:
         self.name = name
 
 
+class Module:
+    """An nn.Module as apply_recompute reaches it: submodules by path, set by name."""
+
+    def get_submodule(self, path):
+        return Module()
+
+
+WRAPPED = []
+
+
+def checkpoint_wrapper(module):
+    """torch's checkpoint_wrapper: records that a module was wrapped."""
+    WRAPPED.append(module)
+    return module
+
+
 def install_torch():
     for m in [k for k in sys.modules if k == "torch" or k.startswith("torch.")]:
         del sys.modules[m]
@@ -134,6 +150,9 @@ def install_torch():
     stub("torch.distributed.device_mesh", init_device_mesh=init_device_mesh)
     stub("torch.distributed.tensor")
     stub("torch.distributed.tensor.parallel", parallelize_module=parallelize_module)
+    stub("torch.distributed.algorithms")
+    stub("torch.distributed.algorithms._checkpoint")
+    stub("torch.distributed.algorithms._checkpoint.checkpoint_wrapper", checkpoint_wrapper=checkpoint_wrapper)
     names = ["ScheduleGPipe", "Schedule1F1B", "ScheduleInterleaved1F1B", "ScheduleInterleavedZeroBubble"]
     stub("torch.distributed.pipelining", SplitPoint=SplitPoint, pipeline=pipeline, PipelineStage=PipelineStage,
          **{n: schedule_class(n) for n in names})
@@ -292,7 +311,9 @@ def main():
             else:
                 for rank in range(job["ranks"]):
                     RECORD.clear()
-                    sched = mod.build(object(), (0,), rank, "cpu")
+                    WRAPPED.clear()
+                    sched = mod.build(Module(), (0,), rank, "cpu")
+                    res["wrapped"] = len(WRAPPED)
                     res["split_spec"] = RECORD["split_spec"]
                     res["schedule"] = type(sched).__name__
                     res["n_microbatches"] = sched.n_microbatches

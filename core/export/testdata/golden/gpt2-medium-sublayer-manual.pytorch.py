@@ -3,12 +3,17 @@
 # model gpt2-medium: 51 layers; 4 pipeline devices, data parallel 1, tensor parallel 1
 # precision priced: bf16; mixed: 16-bit weights and gradients, fp32 master weights and optimizer state
 # planned: zb-h1, 8 microbatches of 4; 120.610 ms per step, 265.3 samples/s (zb-h1)
-# NOT EXACT: this runs zb-h1, split [0 18 36 50 51]; 120.610 ms per step, 265.3 samples/s (zb-h1)
+# NOT EXACT: this runs zb-h1, split [0 18 36 50 51]; not priced
 # note: torch's ScheduleInterleavedZeroBubble runs the zero-bubble paper's ZB1P schedule, an
 #       automatically scheduled cousin of ZB-H1 with the same memory; pipeplan prices it as
 #       zb-h1
 # note: the head reuses the embedding matrix, and they are on different stages: each stage holds
 #       its copy, so their gradients must be summed each step
+# note: the plan recomputes every block's attention core (selective recomputation), which a
+#       checkpoint wrapper cannot reach (it recomputes whole modules): the export recomputes
+#       nothing; run each block's attention core (scaled_dot_product_attention with the math
+#       backend, or your eager attention) under torch.utils.checkpoint.checkpoint in the block's
+#       forward, or keep those activations (more memory than planned)
 
 import torch
 from torch.distributed.pipelining import SplitPoint, pipeline, ScheduleInterleavedZeroBubble
@@ -20,6 +25,8 @@ TENSOR_PARALLEL = 1  # devices of one pipeline rank, splitting its blocks
 PARAM_DTYPE = torch.bfloat16  # model.to(PARAM_DTYPE) for the passes; precision mixed was priced:
 # the optimizer must step fp32 master copies of the weights (torch.optim keeps none of bf16
 # parameters), with 16-bit gradients
+# Selective recomputation as planned (each block's attention core) is not expressed:
+# a checkpoint wrapper recomputes whole modules; see the notes.
 N_MICROBATCHES = 8
 MICROBATCH_SIZE = 4  # samples per microbatch
 
