@@ -3,7 +3,6 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -16,6 +15,7 @@ import (
 
 	"pipeplan/core/wire"
 	"pipeplan/ui"
+	"pipeplan/wasm/internal/promise"
 )
 
 // storageKey is the localStorage key of the last request's fragment; serverKey the
@@ -453,11 +453,11 @@ func (b *browser) Fetch(method, url string, body []byte, limit int64, timeout ti
 		opts["body"] = string(body)
 		opts["headers"] = map[string]any{"Content-Type": "application/json"}
 	}
-	resp, err := await(js.Global().Call("fetch", url, opts))
+	resp, err := promise.Await(js.Global().Call("fetch", url, opts))
 	if err != nil {
 		return 0, nil, err
 	}
-	buf, err := await(resp.Call("arrayBuffer"))
+	buf, err := promise.Await(resp.Call("arrayBuffer"))
 	if err != nil {
 		return 0, nil, err
 	}
@@ -486,7 +486,7 @@ func inflate(data []byte, limit int) (out []byte, err error) {
 	ds := js.Global().Get("DecompressionStream").New("deflate-raw")
 	reader := js.Global().Get("Blob").New([]any{in}).Call("stream").Call("pipeThrough", ds).Call("getReader")
 	for {
-		r, err := await(reader.Call("read"))
+		r, err := promise.Await(reader.Call("read"))
 		if err != nil {
 			return nil, err
 		}
@@ -503,34 +503,6 @@ func inflate(data []byte, limit int) (out []byte, err error) {
 			return out, nil
 		}
 	}
-}
-
-// await waits for a promise: its value, or its rejection as an error ("TypeError:
-// Failed to fetch").
-func await(p js.Value) (js.Value, error) {
-	type outcome struct {
-		v   js.Value
-		err error
-	}
-	ch := make(chan outcome, 1)
-	var then, fail js.Func
-	then = js.FuncOf(func(_ js.Value, args []js.Value) any {
-		ch <- outcome{v: args[0]}
-		return nil
-	})
-	fail = js.FuncOf(func(_ js.Value, args []js.Value) any {
-		msg := "rejected"
-		if len(args) > 0 {
-			msg = args[0].Call("toString").String()
-		}
-		ch <- outcome{err: errors.New(msg)}
-		return nil
-	})
-	defer then.Release()
-	defer fail.Release()
-	p.Call("then", then, fail)
-	o := <-ch
-	return o.v, o.err
 }
 
 // PlanLink is the page's address with ?plan=ID and &server=SERVER (share.Link's form),

@@ -5,10 +5,10 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"sync"
 	"syscall/js"
 
+	"pipeplan/wasm/internal/promise"
 	"pipeplan/wasm/planner/ops"
 )
 
@@ -150,7 +150,7 @@ func (y *yielder) release() {
 // ops.Store.Import's JSON. args: [name, file].
 func importFile(id int, args js.Value) {
 	name := args.Index(0).String()
-	v, err := await(js.Global().Call("pipeplanReadFile", args.Index(1), ops.MaxFileBytes))
+	v, err := promise.Await(js.Global().Call("pipeplanReadFile", args.Index(1), ops.MaxFileBytes))
 	if err != nil {
 		b, _ := json.Marshal(map[string]string{"error": name + " could not be read: " + err.Error()})
 		post(map[string]any{"id": id, "result": string(b)})
@@ -169,7 +169,7 @@ func importFile(id int, args js.Value) {
 
 // loadStored reads a model file kept in the browser's storage (ops.Store.Load).
 func loadStored(hash string) ([]byte, bool, error) {
-	v, err := await(js.Global().Call("pipeplanLoadFile", hash))
+	v, err := promise.Await(js.Global().Call("pipeplanLoadFile", hash))
 	if err != nil {
 		return nil, false, err
 	}
@@ -181,37 +181,10 @@ func loadStored(hash string) ([]byte, bool, error) {
 	return data, true, nil
 }
 
-// await waits for a promise (in a goroutine: the worker's event loop runs meanwhile).
-func await(p js.Value) (js.Value, error) {
-	type outcome struct {
-		v   js.Value
-		err error
-	}
-	ch := make(chan outcome, 1)
-	var then, fail js.Func
-	then = js.FuncOf(func(_ js.Value, args []js.Value) any {
-		ch <- outcome{v: args[0]}
-		return nil
-	})
-	fail = js.FuncOf(func(_ js.Value, args []js.Value) any {
-		msg := "rejected"
-		if len(args) > 0 {
-			msg = args[0].Call("toString").String()
-		}
-		ch <- outcome{err: errors.New(msg)}
-		return nil
-	})
-	defer then.Release()
-	defer fail.Release()
-	p.Call("then", then, fail)
-	o := <-ch
-	return o.v, o.err
-}
-
 // keepStored puts a model file in the browser's storage (ops.Store.Keep).
 func keepStored(hash string, data []byte) bool {
 	buf := js.Global().Get("Uint8Array").New(len(data))
 	js.CopyBytesToJS(buf, data)
-	v, err := await(js.Global().Call("pipeplanKeepFile", hash, buf))
+	v, err := promise.Await(js.Global().Call("pipeplanKeepFile", hash, buf))
 	return err == nil && v.Truthy()
 }
