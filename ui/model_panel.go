@@ -1,0 +1,410 @@
+package ui
+
+import (
+	"encoding/json"
+	"fmt"
+	"path"
+	"slices"
+	"strconv"
+	"strings"
+
+	"pipeplan/core/arch"
+	"pipeplan/core/examples"
+	"pipeplan/core/wire"
+)
+
+// --- The Model panel.
+
+// ModelSource is "example", "architecture" or "document".
+func (a *App) ModelSource() string {
+	switch {
+	case a.Req.Model.Architecture != nil:
+		return "architecture"
+	case len(a.Req.Model.Document) > 0:
+		return "document"
+	}
+	return "example"
+}
+
+// ModelChoice is the value of the model picker: "example:NAME", "arch:NAME" or "file".
+func (a *App) ModelChoice() string {
+	switch a.ModelSource() {
+	case "architecture":
+		if len(a.Req.Model.Architecture.Config) > 0 {
+			return "file"
+		}
+		return "arch:" + a.Req.Model.Architecture.Name
+	case "document":
+		return "file"
+	}
+	return "example:" + a.Req.Model.Example
+}
+
+// ModelOption is an entry of the model picker.
+type ModelOption struct{ Value, Label, Group string }
+
+// ModelOptions lists the bundled examples and architectures.
+func (a *App) ModelOptions() []ModelOption {
+	var out []ModelOption
+	for _, e := range examples.All() {
+		out = append(out, ModelOption{"example:" + e.Name, e.Title, "Example profiles"})
+	}
+	for _, n := range arch.BundledNames() {
+		out = append(out, ModelOption{"arch:" + n, n, "Architectures (costed analytically)"})
+	}
+	if a.ModelChoice() == "file" {
+		out = append(out, ModelOption{"file", "the imported file", "Imported"})
+	}
+	return out
+}
+
+// ModelGroups returns the picker's option groups in order.
+func (a *App) ModelGroups() []string {
+	var g []string
+	for _, o := range a.ModelOptions() {
+		if !slices.Contains(g, o.Group) {
+			g = append(g, o.Group)
+		}
+	}
+	return g
+}
+
+// ModelOptionsIn returns the picker's options of one group.
+func (a *App) ModelOptionsIn(group string) []ModelOption {
+	var out []ModelOption
+	for _, o := range a.ModelOptions() {
+		if o.Group == group {
+			out = append(out, o)
+		}
+	}
+	return out
+}
+
+// PickModel handles the model picker.
+func (a *App) PickModel(v string) {
+	kind, name, _ := strings.Cut(v, ":")
+	switch kind {
+	case "example":
+		a.Req.Model = wire.ModelSpec{Example: name}
+		a.noTensor()
+	case "arch":
+		old := a.Req.Model.Architecture
+		ar := &wire.Architecture{Name: name}
+		if old != nil { // keep the knobs the user set
+			ar.Seq, ar.DType, ar.Attention = old.Seq, old.DType, old.Attention
+		}
+		if old == nil || old.Name != name {
+			// Expert knobs belong to a mixture's experts: another model starts without.
+			par := &a.Req.Parallelism
+			par.Expert, par.ExpertOverlap, par.ExpertDispatcher = 0, false, ""
+		}
+		a.Req.Model = wire.ModelSpec{Architecture: ar}
+	default:
+		return
+	}
+	a.Req.Boundaries, a.BoundsText, a.LayerStart = nil, "", 0
+	a.notice("", false)
+	a.relayout(true)
+}
+
+// relayout asks core for the starting layout of the devices (the planner's "layout":
+// request.StartLayout) when the model or the cluster changed, unless the user set the
+// replicas or the stages, then plans. The answer for a request edited since is dropped.
+func (a *App) relayout(push bool) {
+	par := &a.Req.Parallelism
+	if a.Layout != "" { // the replicas and sharding were the last layout's: lay out again
+		par.Data, par.Sharding, par.ZeRO = 0, "", 0
+		a.Layout = ""
+	}
+	// Core lays out architectures only (request.StartLayout); a model document, which
+	// may be megabytes, is not sent to be told so.
+	if len(a.Req.Model.Document) > 0 || len(a.Req.Cluster.Document) > 0 || par.Pipeline != 0 || par.Data != 0 || a.Req.Cluster.Count < 2 {
+		a.changed(push)
+		return
+	}
+	a.planSeq++
+	seq, r := a.planSeq, clone(a.Req)
+	a.background(func() {
+		var l struct {
+			Request *wire.Request `json:"request"`
+			Stages  int           `json:"stages"`
+			Rule    string        `json:"rule"`
+		}
+		err := a.call(nil, "layout", &l, r)
+		a.update(func() {
+			if seq != a.planSeq {
+				return
+			}
+			if err == nil && l.Request != nil && l.Stages > 0 {
+				a.Req.Parallelism.Data, a.Req.Parallelism.Sharding = l.Request.Parallelism.Data, l.Request.Parallelism.Sharding
+				a.Layout = l.Rule
+				a.typed("data", "", true)
+			}
+			a.changed(push)
+		})
+	})
+}
+
+// Knob returns an architecture or training knob's value as text.
+func (a *App) Knob(name string) string {
+	ar := a.Req.Model.Architecture
+	if ar == nil {
+		ar = &wire.Architecture{}
+	}
+	switch name {
+	case "batch":
+		return itoa0(a.Req.Schedule.MicrobatchSize)
+	case "seq":
+		return itoa0(ar.Seq)
+	case "dtype":
+		return ar.DType
+	case "attention":
+		return ar.Attention
+	case "precision":
+		return a.Req.Training.Precision
+	case "fp8_recipe":
+		return a.Req.Training.FP8Recipe
+	case "optimizer":
+		return a.Req.Training.Optimizer
+	case "recompute":
+		return a.Req.Training.Recompute
+	case "mode":
+		return a.Req.Training.Mode
+	case "sharding":
+		if a.Req.Parallelism.ZeRO == 1 && a.Req.Parallelism.Sharding == "" {
+			return "zero1" // the former field's value, as core reads it
+		}
+		return a.Req.Parallelism.Sharding
+	case "context_method":
+		return a.Req.Parallelism.ContextMethod
+	case "expert_dispatcher":
+		return a.Req.Parallelism.ExpertDispatcher
+	}
+	return ""
+}
+
+// KnobChoices lists the values of an enumerated knob, core's (core/wire): "" (core's
+// default), then the values. Core refuses a value the request's device lacks (an fp8
+// recipe, flash3 off Hopper) and says why.
+func KnobChoices(name string) []string {
+	var values []string
+	switch name {
+	case "dtype":
+		values = wire.DTypes()
+	case "fp8_recipe":
+		values = wire.FP8Recipes()
+	case "attention":
+		values = wire.Attentions()
+	case "precision":
+		values = wire.Precisions()
+	case "optimizer":
+		values = wire.Optimizers()
+	case "recompute":
+		values = wire.RecomputeModes()
+	case "mode":
+		values = wire.Modes()
+	case "sharding":
+		values = wire.ShardingModes()
+	case "context_method":
+		values = wire.ContextMethods()
+	case "expert_dispatcher":
+		values = wire.ExpertDispatchers()
+	default:
+		return nil
+	}
+	return append([]string{""}, values...)
+}
+
+// ChoiceLabel labels an enumerated knob's value ("" is core's default).
+func ChoiceLabel(v string) string {
+	if v == "" {
+		return "default"
+	}
+	return v
+}
+
+// ChoiceText labels knob name's value v: "" is "default (bf16)", with what core's
+// normal form of the request resolves it to (Resolved), "default" before it is known.
+func (a *App) ChoiceText(name, v string) string {
+	if v != "" {
+		return v
+	}
+	if r := a.Resolved(name); r != "" {
+		return "default (" + r + ")"
+	}
+	return "default"
+}
+
+// DefaultText is a number box's placeholder: "default: 4096", from core's normal form.
+func (a *App) DefaultText(name string) string {
+	if r := a.Resolved(name); r != "" {
+		return "default: " + r
+	}
+	return "default"
+}
+
+// Resolved is what knob name's default resolves to in core's normal form of the
+// request (Normal, the planner's "normal" answer by the page's knob names), "" when
+// unknown or when core leaves it unset.
+func (a *App) Resolved(name string) string { return a.Normal[name] }
+
+// SetKnob handles an architecture or training knob.
+func (a *App) SetKnob(name, v string) {
+	v = strings.TrimSpace(v)
+	ar := a.Req.Model.Architecture
+	switch name {
+	case "batch", "seq":
+		if ar == nil && name == "seq" {
+			return
+		}
+		n, err := strconv.Atoi(v)
+		if v == "" {
+			n, err = 0, nil
+		}
+		if err != nil || n < 0 {
+			a.typed(name, v, false)
+			a.notice(name+": enter a whole number", true)
+			return
+		}
+		a.typed(name, v, true)
+		if name == "batch" {
+			a.Req.Schedule.MicrobatchSize = n
+		} else {
+			ar.Seq = n
+		}
+	case "dtype":
+		if ar == nil {
+			return
+		}
+		ar.DType = v
+	case "attention":
+		if ar == nil {
+			return
+		}
+		ar.Attention = v
+	case "precision":
+		a.Req.Training.Precision = v
+	case "fp8_recipe":
+		a.Req.Training.FP8Recipe = v
+	case "optimizer":
+		a.Req.Training.Optimizer = v
+	case "recompute":
+		a.Req.Training.Recompute = v
+	case "sharding":
+		// One field says it (the former zero goes); hsdp's group and the prefetch of
+		// weights are core's defaults.
+		par := &a.Req.Parallelism
+		par.Sharding, par.ZeRO, par.ShardGroup, par.Prefetch = v, 0, 0, ""
+		a.Layout = "" // the user's sharding, not the layout's
+	case "context_method":
+		a.Req.Parallelism.ContextMethod = v
+	case "expert_dispatcher":
+		a.Req.Parallelism.ExpertDispatcher = v
+	case "mode":
+		// Inference runs the inference schedule and has no optimizer (core refuses
+		// either otherwise); training goes back to core's default schedule.
+		a.Req.Training.Mode = v
+		if v == "inference" {
+			a.Req.Schedule.Name = "inference"
+			a.Req.Training.Optimizer = ""
+		} else if a.Req.Schedule.Name == "inference" {
+			a.Req.Schedule.Name = ""
+		}
+	default:
+		return
+	}
+	a.notice("", false)
+	a.changed(false)
+}
+
+// Import loads a model file picked or dropped by the user: a native or Graphcore model,
+// a PipeDream graph.txt, or a HuggingFace config.json. The planner plans it in the
+// background; a file that does not load (a model that fits no split still loads) leaves
+// the model as it was and a message naming the problem.
+func (a *App) Import(name string, data []byte) {
+	spec, err := importSpec(data)
+	if err != nil {
+		a.notImported(name, err)
+		return
+	}
+	a.importModel(name, spec, "")
+}
+
+// ImportAnswer takes the planner's answer to a file handed to it (Host.ImportFile): the
+// request's model, which for a large file is a reference to the file the planner kept in
+// the browser's storage, so that links and localStorage stay short.
+func (a *App) ImportAnswer(name, answer string, err error) {
+	if err == nil {
+		if e := errorObject(answer); e != nil {
+			err = e
+		}
+	}
+	var im struct {
+		Model        wire.ModelSpec `json:"model"`
+		Stored, Kept bool
+	}
+	if err == nil {
+		err = json.Unmarshal([]byte(answer), &im)
+	}
+	if err != nil {
+		a.notImported(name, err)
+		return
+	}
+	extra := ""
+	switch {
+	case im.Stored && im.Kept:
+		extra = " It is kept in this browser's storage: the link and a reload find it here (a share server's link opens it elsewhere)."
+	case im.Stored:
+		extra = " This browser's storage did not take it: a reload will not find it."
+	}
+	a.importModel(name, im.Model, extra)
+}
+
+// importModel plans the request with the model spec of the file name, and shows it
+// when it plans; extra ends the notice.
+func (a *App) importModel(name string, m wire.ModelSpec, extra string) {
+	r := clone(a.Req)
+	if m.Architecture != nil {
+		if old := r.Model.Architecture; old != nil {
+			m.Architecture.Seq, m.Architecture.DType, m.Architecture.Attention = old.Seq, old.DType, old.Attention
+		}
+		m.Name = path.Base(name)
+	} else {
+		r.Parallelism.Tensor, r.Parallelism.SequenceParallel = 0, false
+		r.Parallelism.Context, r.Parallelism.ContextMethod = 0, ""
+	}
+	r.Model = m
+	r.Boundaries = nil
+	a.background(func() {
+		v, err := a.plan(r, wire.Window{})
+		a.update(func() {
+			if err != nil {
+				a.notImported(name, err)
+				return
+			}
+			a.Req = r
+			if m.Architecture == nil {
+				a.noTensor()
+			}
+			a.BoundsText, a.LayerStart, a.StageStart = "", 0, 0
+			a.planSeq++ // an answer still coming is for the model before
+			a.show(v, nil)
+			a.Err, a.Opened = nil, ""
+			a.Replans++
+			a.keep(true)
+			a.notice(fmt.Sprintf("Loaded %s: %d layers.%s", name, v.Result.Model.Layers, extra), false)
+		})
+	})
+}
+
+func (a *App) notImported(name string, err error) {
+	a.notice(fmt.Sprintf("%s was not loaded: %v. The model shown is unchanged.", name, err), true)
+}
+
+// maxImportBytes bounds a file the page reads itself (a calibration profile, a model in
+// the tests); the Model panel's files go to the planner worker (Host.ImportFile), which
+// takes files up to the planner's own bound.
+const maxImportBytes = 32 << 20
+
+// importSpec turns a file into a model spec (spec.ModelFromFile).
+func importSpec(data []byte) (wire.ModelSpec, error) { return wire.ModelFromFile(data, maxImportBytes) }
