@@ -215,14 +215,6 @@ func KnobChoices(name string) []string {
 	return append([]string{""}, values...)
 }
 
-// ChoiceLabel labels an enumerated knob's value ("" is core's default).
-func ChoiceLabel(v string) string {
-	if v == "" {
-		return "default"
-	}
-	return v
-}
-
 // ChoiceText labels knob name's value v: "" is "default (bf16)", with what core's
 // normal form of the request resolves it to (Resolved), "default" before it is known.
 func (a *App) ChoiceText(name, v string) string {

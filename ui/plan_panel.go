@@ -53,14 +53,6 @@ func (a *App) SetPlanOption(field, v string) {
 // core's (core/wire).
 func Schedules() []string { return append([]string{""}, wire.Schedules()...) }
 
-// ScheduleLabel labels a schedule name.
-func ScheduleLabel(s string) string {
-	if s == "" {
-		return "default (1f1b; inference for inference)"
-	}
-	return s
-}
-
 // Bar is the stage bar of the current result, or nil.
 func (a *App) Bar() *StageBar {
 	if a.Res == nil || a.Res.Plan == nil {

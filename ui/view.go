@@ -488,8 +488,6 @@ func opName(k schedule.OpKind) string {
 	return string(k)
 }
 
-func f1(v float64) string { return strconv.FormatFloat(v, 'f', 1, 64) }
-
 // LayerRow is one row of the layer table: with the result's layer costs
 // (request.layers), the layer's times and memory, formatted.
 type LayerRow struct {

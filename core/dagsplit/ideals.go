@@ -3,7 +3,6 @@ package dagsplit
 import (
 	"errors"
 	"fmt"
-	"math/bits"
 	"sort"
 )
 
@@ -26,14 +25,6 @@ func (s set) subset(t set) bool {
 		}
 	}
 	return true
-}
-
-func (s set) count() int {
-	c := 0
-	for _, w := range s {
-		c += bits.OnesCount64(w)
-	}
-	return c
 }
 
 func (s set) key() string {

@@ -57,12 +57,6 @@ func (e *NoFitError) Error() string { return ErrNoFit.Error() + ": " + e.Reason.
 // Unwrap makes errors.Is(err, ErrNoFit) hold.
 func (e *NoFitError) Unwrap() error { return ErrNoFit }
 
-// Explain says, in words a user can act on, why no split of the model fits the cluster
-// (Diagnose's message).
-func Explain(e *estimate.Estimator, m *model.Model, c *cluster.Cluster) string {
-	return Diagnose(e, m, c).Message
-}
-
 // Diagnose says why no split of the model fits the cluster: too few layers, tie groups
 // that leave too few cuts, a layer (with the layers tied to it) too large for any device,
 // or memory that is short overall.

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"slices"
 
 	"pipeplan/core/cluster"
 	"pipeplan/core/model"
@@ -236,30 +235,4 @@ func NewAnswer(rep *Report) *Answer {
 	rule := fmt.Sprintf("%s The best is the one with the most memory headroom among those within %g%% of the fastest throughput; rows that differ only in ZeRO, recomputation or memory proportion at the same speed are one row, the one with the most headroom.", batch, 100*NearTie)
 	return &Answer{Best: rep.Best, Top: all[:min(TopCount, len(all))], Rows: all, Pareto: pareto, GlobalBatch: rep.GlobalBatch,
 		GlobalBatchRule: rep.GlobalBatchRule, Rule: rule, Evaluated: ev, Stats: rep.Stats}
-}
-
-// Top returns the n fastest feasible outcomes, fastest first (ties as Report.Best).
-func Top(os []Outcome, n int) []Outcome {
-	var fs []Outcome
-	for _, o := range os {
-		if o.Feasible {
-			fs = append(fs, o)
-		}
-	}
-	slices.SortStableFunc(fs, func(a, b Outcome) int {
-		switch {
-		case better(&a, &b):
-			return -1
-		case better(&b, &a):
-			return 1
-		}
-		return 0
-	})
-	if len(fs) > n {
-		fs = fs[:n]
-	}
-	if fs == nil {
-		fs = []Outcome{}
-	}
-	return fs
 }

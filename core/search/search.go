@@ -575,14 +575,6 @@ func (r *runner) branchAndBound() error {
 	return nil
 }
 
-// count is the candidates an item stands for.
-func (it item) count(free bool) int {
-	if free {
-		return it.top + 1
-	}
-	return 1
-}
-
 // settle handles the item of largest bound: prune it, plan it, or narrow it and queue it
 // again.
 func (r *runner) settle(q *queue, it item, free bool) error {

@@ -3,7 +3,6 @@ package requests
 import (
 	"math"
 
-	"pipeplan/core/cluster"
 	"pipeplan/core/schedule"
 	"pipeplan/core/search"
 )
@@ -138,25 +137,4 @@ func (r *Evaluator) optimizerBound(c search.Candidate, x *terms) float64 {
 		return (params + 2*opt) / r.memoryBW
 	}
 	return 0
-}
-
-// ringBound is the least time of the candidate's data-parallel ring all-reduce of n bytes
-// per device: over the link a ring crosses in the placement (Topology.Choose picks one
-// of cluster.Orders) that makes it cheapest.
-func (r *Evaluator) ringBound(c search.Candidate, n float64) float64 {
-	if r.topo == nil || c.Data < 2 {
-		return cluster.RingAllReduceSeconds(r.link, n, c.Data)
-	}
-	topo := *r.topo
-	topo.Nodes = (c.Devices() + topo.DevicesPerNode - 1) / topo.DevicesPerNode
-	least := math.Inf(1)
-	for _, o := range cluster.Orders {
-		if pl, err := topo.Place(c.Pipeline, c.Data, c.Tensor*max(1, c.Context), o); err == nil {
-			least = min(least, cluster.RingAllReduceSeconds(pl.DataLink, n, c.Data))
-		}
-	}
-	if math.IsInf(least, 1) {
-		return 0
-	}
-	return least
 }
