@@ -50,8 +50,8 @@ var SearchKnobs = []struct{ ID, Label, Hint string }{
 	{"tensor", "Tensor-parallel degree", "searched when empty (architectures)"},
 	{"context", "Context-parallel degree", "searched when empty from 32,768 tokens (architectures), else 1"},
 	{"expert", "Expert-parallel degree", "searched when empty (mixtures of experts): divides the experts and the replicas"},
-	{"schedule", "Schedule", "searched when empty: 1f1b, gpipe, interleaved:2, zb-h1"},
-	{"recompute", "Recomputation", "searched when empty: none, selective, full"},
+	{"schedule", "Schedule", "searched when empty: " + strings.Join(wire.SearchedSchedules(), ", ")},
+	{"recompute", "Recomputation", "searched when empty: " + strings.Join(wire.SearchedRecomputes(true), ", ") + " (profiles: " + strings.Join(wire.SearchedRecomputes(false), ", ") + ")"},
 	{"microbatch_size", "Microbatch size", "searched when empty (up to 64 for architectures, 128 for profiles)"},
 	{"global_batch", "Global batch (samples per step)", "fixes microbatch size × microbatches × replicas; when empty, the planned request's samples per step (core's default)"},
 }

@@ -81,3 +81,16 @@ func Objectives() []string { return []string{"compute", "compute+transfer"} }
 
 // Partitions lists partition: contiguous layer ranges, or convex parts of the graph.
 func Partitions() []string { return []string{"layers", "graph"} }
+
+// SearchedSchedules lists the schedules a training search tries when its query names none.
+func SearchedSchedules() []string { return []string{"1f1b", "gpipe", "interleaved:2", "zb-h1"} }
+
+// SearchedRecomputes lists the recomputation modes a training search tries when its query
+// names none: an architecture's, or (architecture false) a profile's, which has no
+// selective recomputation. Per-layer recomputation ("auto") is searched when named.
+func SearchedRecomputes(architecture bool) []string {
+	if architecture {
+		return []string{"none", "selective", "full"}
+	}
+	return []string{"none", "full"}
+}

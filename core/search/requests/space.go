@@ -10,6 +10,7 @@ import (
 	"pipeplan/core/request"
 	"pipeplan/core/schedule"
 	"pipeplan/core/search"
+	"pipeplan/core/wire"
 )
 
 // DefaultBatchPerDevice is the samples per step per device at hand of the search's
@@ -139,17 +140,15 @@ func (r *Evaluator) Space(k search.Knobs) (search.Space, error) {
 	case !r.train:
 		s.Schedules = []string{string(schedule.Inference)}
 	default:
-		s.Schedules = []string{"1f1b", "gpipe", "interleaved:2", "zb-h1"}
+		s.Schedules = wire.SearchedSchedules()
 	}
 	switch {
 	case k.Recompute != "":
 		s.Recomputes = []string{k.Recompute}
 	case !r.train:
 		s.Recomputes = []string{"none"}
-	case r.arch != nil:
-		s.Recomputes = []string{"none", "selective", "full"}
 	default:
-		s.Recomputes = []string{"none", "full"}
+		s.Recomputes = wire.SearchedRecomputes(r.arch != nil)
 	}
 	switch {
 	case k.ZeRO != nil:
