@@ -121,3 +121,153 @@ func (sh *shape) eagerMem(name string, k eagerKernels, n, fused, kernels float64
 	}
 	return mem(name, k.bytesPerElement*n, k.kernels)
 }
+
+// perToken is memory traffic per token, linear in the widths that shape it: bytes per
+// token = hidden*h + mlp*f + kv*(key or value heads' width).
+type perToken struct{ hidden, mlp, kv float64 }
+
+// trafficCounts is what the memory-bound kernels of one HuggingFace transformer block
+// move in a training forward and backward pass in eager PyTorch on a GPU: bytes per
+// token (fwd, bwd) and kernel launches per block (fwdKernels, bwdKernels).
+type trafficCounts struct {
+	fwd, bwd               perToken
+	fwdKernels, bwdKernels float64
+}
+
+// eagerBlockTraffic holds, per architecture family and for AMP (true: fp32 parameters
+// under torch.autocast to bf16, the HuggingFace Trainer's bf16=True) or plain 16-bit
+// training (false), the traffic tools/measure/traffic.py counted on an H100 SXM
+// (PyTorch 2.11, transformers 5.17, the sdpa attention): every ATen operator of the
+// real modeling code's forward and backward under a TorchDispatchMode, below autograd
+// and autocast, at six sizes per family, with the blocks' traffic solved from the
+// differences (core/analytic/testdata/eager_traffic.json; TestEagerTrafficMatchesCounts
+// solves it again). The autocast casts of the weights (6 bytes per matrix weight each
+// way, shape.autocast) are taken out: they are per parameter, not per token. Dropout is
+// as each family's configurations have it (GPT-2 and BERT 0.1, Llama none). Under AMP
+// the residual stream, the norms and (GPT-2) gelu_new run in fp32: GPT-2's MLP moves 76
+// bytes per element forward where 16 bits move 36, the count the CPU transcription of
+// tools/opcount also gives (eagerTraffic).
+var eagerBlockTraffic = map[arch.Family]map[bool]trafficCounts{
+	arch.GPT2: {
+		true:  {fwd: perToken{58.047, 76.0, 0}, bwd: perToken{104.072, 120.002, 0}, fwdKernels: 26, bwdKernels: 38},
+		false: {fwd: perToken{30.039, 36.0, 0}, bwd: perToken{56.057, 58.002, 0}, fwdKernels: 14, bwdKernels: 22},
+	},
+	arch.Llama: {
+		true:  {fwd: perToken{142.602, 10.0, 36.0}, bwd: perToken{352.656, 18.0, 58.0}, fwdKernels: 40, bwdKernels: 72},
+		false: {fwd: perToken{104.348, 10.0, 20.0}, bwd: perToken{254.398, 18.0, 32.0}, fwdKernels: 30, bwdKernels: 56},
+	},
+	arch.BERT: {
+		true:  {fwd: perToken{70.047, 4.0, 0}, bwd: perToken{128.072, 8.002, 0}, fwdKernels: 23, bwdKernels: 33},
+		false: {fwd: perToken{30.039, 4.0, 0}, bwd: perToken{56.057, 8.002, 0}, fwdKernels: 7, bwdKernels: 15},
+	},
+}
+
+// blockTraffic is the counted traffic of a dense block in HuggingFace's eager code on
+// this shape, and false where the counts do not apply: another framework, inference
+// (the counts are a training step's, dropout on), an attention kernel other than
+// sdpa's (flash), activations not in 16 bits, fp8, a mixture or latent attention.
+func (sh *shape) blockTraffic() (trafficCounts, bool) {
+	if !sh.eagerCode || !sh.train || sh.o.Attention != Flash || sh.e != 2 || sh.fp8 != nil || sh.a.MLA() {
+		return trafficCounts{}, false
+	}
+	c, ok := eagerBlockTraffic[sh.a.Family][sh.o.Precision == AMP]
+	return c, ok
+}
+
+// countedTraffic replaces a dense block half's memory-bound operations (its norm,
+// rotary embedding, activation, residual add and dropout: every operation with no
+// matrix product that is not the attention core) with the traffic HuggingFace's code
+// makes eager PyTorch move (blockTraffic): the hidden-width term split evenly between
+// the halves (each has one norm and one residual add, and one dropout where the family
+// has them), the key-value term to the attention half, the MLP term to the MLP half.
+// The block's total is the count; the split between its halves is this rule's.
+func (sh *shape) countedTraffic(p *piece, attention bool) {
+	c, ok := sh.blockTraffic()
+	if !ok {
+		return
+	}
+	ops := make([]op, 0, len(p.ops)+1)
+	for _, o := range p.ops {
+		if o.core || o.fwd.flops > 0 {
+			ops = append(ops, o)
+		}
+	}
+	bytes := func(pt perToken) float64 {
+		b := pt.hidden / 2 * sh.hr
+		if attention {
+			b += pt.kv * sh.kv
+		} else {
+			b += pt.mlp * sh.fd
+		}
+		return b * sh.t
+	}
+	p.ops = append(ops, op{name: "eager kernels (counted)",
+		fwd: work{0, bytes(c.fwd), c.fwdKernels / 2}, bwd: work{0, bytes(c.bwd), c.bwdKernels / 2}})
+}
+
+// unalignedRates are the rates of an output layer's products when the vocabulary's row
+// of 16-bit elements is not a multiple of 16 bytes, over the rate of the same products
+// with the vocabulary padded to one (forward; the backward's two products together),
+// by the row's alignment in bytes: cuBLAS then runs SIMT-era kernels with narrow loads
+// (cutlass_75 ... align1, align2) instead of Hopper's. Measured on an H100 SXM
+// (tools/measure/kernels.py, core/analytic/testdata/h100_kernels.json): GPT-2's 50,257
+// words at 96 to 154 TFLOP/s against 50,304 at 654 to 775; BERT's 30,522 at 245 to 271
+// against 30,528 at 667 to 752. An 8-byte alignment (a vocabulary of 4 mod 8) is not
+// measured and takes the 4-byte figures. NVIDIA's "Matrix Multiplication Background"
+// guide asks for multiples of 8 elements in 16 bits; Megatron-LM pads the vocabulary
+// (--make-vocab-size-divisible-by 128) and Inductor pads the products
+// (torch._inductor.config.shape_padding), HuggingFace's eager code does neither.
+var unalignedRates = map[int]struct{ fwd, bwd float64 }{
+	2: {fwd: 0.137, bwd: 0.195},
+	4: {fwd: 0.340, bwd: 0.383},
+	8: {fwd: 0.340, bwd: 0.383},
+}
+
+// rowAlignment is the largest power of two, up to 16, that divides n elements of e
+// bytes.
+func rowAlignment(n, e float64) int {
+	b := int64(n * e)
+	a := 1
+	for a < 16 && b%int64(2*a) == 0 {
+		a *= 2
+	}
+	return a
+}
+
+// alignLogits slows the output layer's products to unalignedRates when HuggingFace's
+// code runs eagerly (no padding) and the vocabulary on the device is not a multiple of
+// 16 bytes in 16 bits. matmulEfficiency is the target's fraction of peak for products.
+func (sh *shape) alignLogits(p *piece, matmulEfficiency float64) {
+	if !sh.eagerCode || sh.e != 2 {
+		return
+	}
+	r, ok := unalignedRates[rowAlignment(sh.v, sh.e)]
+	if !ok {
+		return
+	}
+	for i := range p.ops {
+		if p.ops[i].name == "logits" {
+			p.ops[i].fwdEff = matmulEfficiency * r.fwd
+			p.ops[i].bwdEff = matmulEfficiency * r.bwd
+		}
+	}
+}
+
+// geluNewSaved is the bytes per MLP element that GPT-2's gelu_new and the second
+// projection keep for the backward pass when HuggingFace's code runs eagerly in training
+// (0 otherwise: one fused activation keeps its input, as the analytic model counts).
+// NewGELUActivation computes 0.5*x * (1 + tanh(sqrt(2/pi) * (x + 0.044715*pow(x, 3))))
+// in eight operators; autograd keeps pow's input, tanh's output and both factors of
+// the last product, and the projection keeps its input: 10 bytes in 16 bits. Under AMP
+// torch.autocast runs pow in fp32 (PyTorch's "CUDA ops that can autocast to float32"),
+// so its input is an fp32 copy and everything after it fp32 but the factor 0.5*x, and
+// the projection keeps a 16-bit cast: 4 + 4 + 2 + 4 + 2 = 16 bytes.
+func (sh *shape) geluNewSaved() float64 {
+	if !sh.eagerCode || !sh.train || sh.a.Family != arch.GPT2 || sh.e != 2 || sh.fp8 != nil {
+		return 0
+	}
+	if sh.o.Precision == AMP {
+		return 16
+	}
+	return 10
+}

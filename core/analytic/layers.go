@@ -525,6 +525,9 @@ func (sh *shape) mlp() piece {
 	} else {
 		p.ops = append(p.ops, sh.linear("fc1", t, h, f), sh.eagerMem("gelu", eagerTraffic[a.Family].activation, t*f, 2*e*t*f, 1), sh.linear("fc2", t, f, h))
 		common += e*t*f + ge*t*f // the activation's input; the second projection's input
+		if k := sh.geluNewSaved(); k > 0 {
+			common = e*t*hr + ge*t*hr + sh.mask(t*hr) + k*t*f
+		}
 		if sh.fp8 != nil {
 			p.fp8Weights, p.fp8GEMMs = 2*h*f, 2
 		}

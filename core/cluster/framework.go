@@ -45,6 +45,11 @@ type Framework struct {
 	// per parameter (torch.optim's foreach AdamW builds one fp32 temporary of the second
 	// moments' square roots; fused kernels update in place).
 	OptimizerTempBytesPerParam float64 `json:"optimizer_temp_bytes_per_param"`
+	// ForeachOptimizer: the optimizer is torch.optim's foreach implementation (PyTorch's
+	// default on CUDA when neither foreach nor fused is asked for: torch.optim docs,
+	// "Algorithms"), whose Adam update passes over the tensors eight times (package
+	// analytic counts the bytes); otherwise one fused kernel updates each tensor in place.
+	ForeachOptimizer bool `json:"foreach_optimizer,omitempty"`
 	// OverlapGradReduce: the data-parallel gradient all-reduce runs in buckets during the
 	// last microbatch's backward pass (PyTorch DDP); otherwise after it.
 	OverlapGradReduce bool `json:"overlap_grad_reduce"`
@@ -127,23 +132,22 @@ var frameworks = map[string]Framework{
 	// (and autograd) before its kernel is launched: the PyTorch blog "Accelerating
 	// PyTorch with CUDA Graphs" (2021) and H. He, "Making Deep Learning Go Brrrr From
 	// First Principles" (2022) describe this overhead, microseconds per operator, as what
-	// bounds small models; an order of 10 us per operator is the usual figure, an
-	// assumption here. The host dispatches what HuggingFace's code calls, counted per
-	// architecture family (EagerOps; tools/opcount), at eagerOpSeconds each (measured
-	// per call and per backward operator, below); calibrate fits it to a profile.
+	// bounds small models. The host dispatches what HuggingFace's code calls, counted per
+	// architecture family (EagerOps; tools/opcount), at eagerOpSeconds each (fitted to
+	// steps measured on an H100 machine, below); calibrate fits it to a profile.
 	// torch.optim.AdamW defaults to the foreach implementation on CUDA (PyTorch 2.x
 	// docs), a few microseconds of host time per tensor, and one fp32 temporary the size
 	// of the state. DistributedDataParallel overlaps bucketed gradient all-reduces with
 	// the backward pass (Li et al., "PyTorch Distributed", VLDB 2020).
 	Eager: {Name: Eager, EagerOps: true, HostKernelSeconds: eagerOpSeconds, HostLayerSeconds: 20e-6, OptimizerTensorSeconds: 5e-6,
-		OptimizerTempBytesPerParam: 4, OverlapGradReduce: true, OverlapParamGather: true, ReturnsLogits: true, FixedBytes: contextBytes, AllocatorReserve: allocatorReserve,
-		Note: "eager PyTorch: HuggingFace's operators as counted per block (tools/opcount), ~8 us host time each (Python, dispatcher, autograd, launch), foreach AdamW, DDP overlapping the all-reduce"},
+		OptimizerTempBytesPerParam: 4, ForeachOptimizer: true, OverlapGradReduce: true, OverlapParamGather: true, ReturnsLogits: true, FixedBytes: contextBytes, AllocatorReserve: allocatorReserve,
+		Note: "eager PyTorch: HuggingFace's operators as counted per block (tools/opcount), ~15 us host time each (Python, dispatcher, autograd, launch), foreach AdamW (eight passes), DDP overlapping the all-reduce"},
 	// torch.compile (Inductor, default mode): generated code launches fused Triton
 	// kernels without the dispatcher and autograd per operator (Ansel et al., "PyTorch 2",
 	// ASPLOS 2024); a few microseconds per kernel is assumed; the optimizer is usually left eager (foreach); DDP
 	// overlaps as in eager mode (DDPOptimizer splits the graph at bucket boundaries).
 	Compiled: {Name: Compiled, HostKernelSeconds: 4e-6, HostLayerSeconds: 10e-6, OptimizerTensorSeconds: 5e-6,
-		OptimizerTempBytesPerParam: 4, OverlapGradReduce: true, OverlapParamGather: true, ReturnsLogits: true, FixedBytes: contextBytes, AllocatorReserve: allocatorReserve,
+		OptimizerTempBytesPerParam: 4, ForeachOptimizer: true, OverlapGradReduce: true, OverlapParamGather: true, ReturnsLogits: true, FixedBytes: contextBytes, AllocatorReserve: allocatorReserve,
 		Note: "torch.compile (Inductor): ~4 us host time per kernel, eager foreach AdamW, DDP overlapping the all-reduce"},
 	// CUDA graphs (torch.compile mode="reduce-overhead", or Megatron-LM / Transformer
 	// Engine graph capture): one launch replays a layer's kernels, so the host cost is
@@ -198,10 +202,13 @@ func (f Framework) HostSeconds(kernels, layers float64) float64 {
 
 // eagerOpSeconds is eager PyTorch's host time per operator it dispatches (a call from
 // Python in the forward pass, an ATen operator of the autograd engine in the backward;
-// Framework.EagerOps). Measured with tools/opcount/host_cost.py on CPU tensors of 8
-// elements (the fastest of 30 runs of chains of 200 operators, PyTorch 1.13 on an AMD
-// EPYC core): 4.3 us per forward call with autograd recording, 5.4 us per backward
-// operator; a CUDA tensor adds the launch (cudaLaunchKernel's host side, a few
-// microseconds) and the caching allocator's bookkeeping, assumed 3 us. 8 us in all;
-// calibrate fits it to a measured profile.
-const eagerOpSeconds = 8e-6
+// Framework.EagerOps), with CUDA tensors: fitted to the host-bound training steps (a
+// microbatch of one sequence: GPT-2 small to XL, Llama-3.2-1B; BERT-large at 8) that
+// tools/measure/steps.py timed on an H100 SXM machine with PyTorch 2.11 and
+// transformers 5.17 (core/request/testdata/measured_h100_steps.json; TestMeasuredSteps
+// plans them): 15 us, within 25% of each. Such steps vary by up to a quarter between
+// runs of the same machine. On CPU tensors (tools/opcount/host_cost.py, PyTorch 1.13)
+// a forward call costs 4.3 us and a backward operator 5.4 us: a CUDA tensor adds the
+// kernel launch and the caching allocator's bookkeeping. calibrate fits it to a user's
+// own profile.
+const eagerOpSeconds = 15e-6

@@ -20,7 +20,7 @@ type validationCase struct {
 }
 
 // validationCases plans every published run of this package's tables (publishedRuns,
-// llama3Runs, shardedRuns, fp8Runs, publishedMoERuns) through Run and returns each one's
+// llama3Runs, shardedRuns, fp8Runs, the steps measured on an H100, publishedMoERuns) through Run and returns each one's
 // throughput error; a run that does not fit is reported as an error of t (each ran).
 func validationCases(t *testing.T) []validationCase {
 	t.Helper()
@@ -72,6 +72,14 @@ func validationCases(t *testing.T) []validationCase {
 		if res := run(c.name, r); res != nil {
 			got := float64(c.gbs) * float64(r.Model.Architecture.Seq) / res.Step.StepSeconds / float64(c.gpus)
 			out = append(out, validationCase{c.name, c.source, precision(r), got/c.tokensPerGPU - 1, c.gap})
+		}
+	}
+	for _, m := range measuredSteps(t) {
+		if m.Error != "" {
+			continue // TestMeasuredSteps reports it
+		}
+		if res := run(m.name(), m.request()); res != nil {
+			out = append(out, validationCase{m.name(), "measured: one H100 SXM, eager PyTorch 2.11 (tools/measure/steps.py)", precision(m.request()), m.StepSeconds/res.Step.StepSeconds - 1, ""})
 		}
 	}
 	for _, c := range publishedMoERuns {
