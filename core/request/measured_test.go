@@ -11,8 +11,10 @@ import (
 	"pipeplan/core/wire"
 )
 
-// measuredStep is one training step that tools/measure/steps.py timed on one H100 SXM
-// (testdata/measured_h100_steps.json): a HuggingFace model from a bundled
+// measuredStep is one training step that tools/measure/steps.py timed on one GPU
+// (testdata/measured_h100_steps.json on an H100 SXM, the figures the eager preset's
+// host time was fitted to; testdata/measured_h200_steps.json on an H200, another
+// machine, which nothing was fitted to): a HuggingFace model from a bundled
 // configuration with random weights, eager PyTorch 2.11 and transformers 5.17, the sdpa
 // attention, AdamW (torch's default foreach implementation), under AMP (fp32
 // parameters, torch.autocast to bf16) or in bf16; the median of ten steps after three
@@ -25,9 +27,11 @@ type measuredStep struct {
 	StepSeconds    float64 `json:"step_seconds"`
 	PeakAllocated  float64 `json:"peak_allocated_bytes"`
 	Error          string  `json:"error"`
+	// device is the preset of the GPU it ran on (not in the file).
+	device string
 }
 
-// request is the planning request of the measured step: one h100-sxm, the model's
+// request is the planning request of the measured step: one device of its preset, the model's
 // bundled architecture with the flash attention (what sdpa runs) and the default
 // framework (eager), one microbatch per step.
 func (m measuredStep) request() *wire.Request {
@@ -37,34 +41,44 @@ func (m measuredStep) request() *wire.Request {
 	}
 	return &wire.Request{
 		Model:    wire.ModelSpec{Architecture: &wire.Architecture{Name: strings.TrimSuffix(m.Config, ".json"), Seq: m.Seq, DType: "bf16", Attention: "flash"}},
-		Cluster:  wire.ClusterSpec{Device: "h100-sxm", Count: 1},
+		Cluster:  wire.ClusterSpec{Device: m.device, Count: 1},
 		Training: wire.Training{Mode: "training", Optimizer: "adamw", Precision: precision},
 		Schedule: wire.Schedule{Microbatches: 1, MicrobatchSize: m.MicrobatchSize},
 	}
 }
 
 func (m measuredStep) name() string {
-	return strings.TrimSuffix(m.Config, ".json") + " " + m.Precision + " b" + itoa(m.MicrobatchSize) + " s" + itoa(m.Seq)
+	return m.device + " " + strings.TrimSuffix(m.Config, ".json") + " " + m.Precision + " b" + itoa(m.MicrobatchSize) + " s" + itoa(m.Seq)
 }
 
-// measuredSteps reads testdata/measured_h100_steps.json.
+// measuredSteps reads the measured steps of both GPUs.
 func measuredSteps(t *testing.T) []measuredStep {
 	t.Helper()
-	raw, err := os.ReadFile("testdata/measured_h100_steps.json")
-	if err != nil {
-		t.Fatal(err)
+	var out []measuredStep
+	for _, f := range []struct{ file, gpu, device string }{
+		{"testdata/measured_h100_steps.json", "H100", "h100-sxm"},
+		{"testdata/measured_h200_steps.json", "H200", "h200"},
+	} {
+		raw, err := os.ReadFile(f.file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var doc struct {
+			GPU   string         `json:"gpu"`
+			Steps []measuredStep `json:"steps"`
+		}
+		if err := json.Unmarshal(raw, &doc); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(doc.GPU, f.gpu) || len(doc.Steps) < 10 {
+			t.Fatalf("%s: %d steps on %q, want an %s's", f.file, len(doc.Steps), doc.GPU, f.gpu)
+		}
+		for _, s := range doc.Steps {
+			s.device = f.device
+			out = append(out, s)
+		}
 	}
-	var doc struct {
-		GPU   string         `json:"gpu"`
-		Steps []measuredStep `json:"steps"`
-	}
-	if err := json.Unmarshal(raw, &doc); err != nil {
-		t.Fatal(err)
-	}
-	if !strings.Contains(doc.GPU, "H100") || len(doc.Steps) < 10 {
-		t.Fatalf("testdata/measured_h100_steps.json: %d steps on %q, want an H100's", len(doc.Steps), doc.GPU)
-	}
-	return doc.Steps
+	return out
 }
 
 // TestMeasuredSteps plans each measured step through Run and holds the prediction to

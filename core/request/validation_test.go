@@ -79,7 +79,7 @@ func validationCases(t *testing.T) []validationCase {
 			continue // TestMeasuredSteps reports it
 		}
 		if res := run(m.name(), m.request()); res != nil {
-			out = append(out, validationCase{m.name(), "measured: one H100 SXM, eager PyTorch 2.11 (tools/measure/steps.py)", precision(m.request()), m.StepSeconds/res.Step.StepSeconds - 1, ""})
+			out = append(out, validationCase{m.name(), "measured: one " + m.device + ", eager PyTorch 2.11 (tools/measure/steps.py)", precision(m.request()), m.StepSeconds/res.Step.StepSeconds - 1, ""})
 		}
 	}
 	for _, c := range publishedMoERuns {
