@@ -213,16 +213,31 @@ func TestExpertOverlap(t *testing.T) {
 // tokens its device computes: 2e*n*h for the norm's and router's inputs, 4*n*E for the
 // router's fp32 probabilities, 2*e*h*ETP*A for the experts' gathered inputs and
 // outputs, 4*e*f*A for their SwiGLU tensors and 4*e*T*fs/t for the shared experts'.
+// Megatron-style (cuda-graphs: the weighted fused activation and the memory-efficient
+// permutation) keeps the experts' inputs, 4 bytes of probability per routed row instead
+// of their outputs, and 3*e*f*A for the fused SwiGLU's input and the down projection's.
 func TestMoEActivations(t *testing.T) {
 	a := bundled(t, "deepseek-v3")
 	const b, s, h, f, E, k, e = 2, 4096, 7168, 2048, 256, 8, 2
+	megatron := target(t, "h100-sxm")
+	fw, err := cluster.LookupFramework(cluster.CUDAGraphs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	megatron.Framework = fw
 	for _, tt := range []struct {
 		tp, etp, ep int
 		load        float64
-	}{{1, 1, 8, 1}, {1, 1, 64, 1.5}, {4, 1, 32, 1}, {2, 2, 16, 1.2}} {
+		megatron    bool
+	}{{1, 1, 8, 1, false}, {1, 1, 64, 1.5, false}, {4, 1, 32, 1, false}, {2, 2, 16, 1.2, false},
+		{1, 1, 8, 1, true}, {2, 2, 16, 1.2, true}} {
 		o := Options{Batch: b, Seq: s, DataParallel: 64, TensorParallel: tt.tp, SequenceParallel: tt.tp > 1,
 			ExpertParallel: tt.ep, ExpertTensorParallel: tt.etp, ExpertImbalance: tt.load, Split: Sublayers}
-		r, err := Estimate(a, target(t, "h100-sxm"), o)
+		tg := target(t, "h100-sxm")
+		if tt.megatron {
+			tg = megatron
+		}
+		r, err := Estimate(a, tg, o)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -237,6 +252,10 @@ func TestMoEActivations(t *testing.T) {
 		n := T / float64(tt.tp)
 		A := T / float64(tt.tp) * k * tt.load
 		want := 2*e*n*h + 4*n*E + 2*e*h*float64(tt.etp)*A + 4*e*f*A + 4*e*T*f/float64(tt.tp)
+		if tt.megatron {
+			g := float64(tt.etp) * A
+			want = 2*e*n*h + 4*n*E + e*h*g + 4*g + 3*e*f*A + 4*e*T*f/float64(tt.tp)
+		}
 		if got := float64(mlp.SavedActivationBytes); got != math.Floor(want) {
 			t.Errorf("%+v: saved %v bytes, want %v", tt, got, want)
 		}
