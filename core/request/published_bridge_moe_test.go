@@ -133,7 +133,7 @@ func bridgeMoEModel(t *testing.T, key string) wire.Architecture {
 // from the recipe of the same system and precision all the same.
 func (c bridgeMoERun) request(t *testing.T) *wire.Request {
 	a := bridgeMoEModel(t, c.model)
-	a.Seq, a.Framework = c.seq, "cuda-graphs"
+	a.Seq, a.Framework, a.Attention = c.seq, "cuda-graphs", teAttention(c.device)
 	perNode := 8
 	if strings.HasPrefix(c.device, "gb") {
 		perNode = 72
@@ -170,9 +170,11 @@ func TestBridgeMoEPublishedRuns(t *testing.T) {
 	signed, abs := planBridgeRuns(t, "Megatron-Bridge MoE runs", bridgeMoERuns)
 	// Issue 19's targets are 10% and within 5%; today's ceiling holds what the host
 	// synchronization and chunk sorting of dropless mixtures (analytic.moeHostSeconds)
-	// brought (52.1% to 49.4%, signed alike), so that a regression fails.
-	if abs > 0.51 || signed > 0.51 {
-		t.Errorf("median |error| %.1f%%, signed median %+.1f%%: want at most 51%% (was 49.4%%)", 100*abs, 100*signed)
+	// brought (52.1% to 49.4%, signed alike), then Megatron-Core's memory-efficient
+	// permutation (three more runs fit: 47.5%) and cuDNN's published attention rates on
+	// Blackwell (40.9%), so that a regression fails.
+	if abs > 0.43 || signed > 0.43 {
+		t.Errorf("median |error| %.1f%%, signed median %+.1f%%: want at most 43%% (was 40.9%%)", 100*abs, 100*signed)
 	}
 }
 
