@@ -36,12 +36,6 @@ func validationCases(t *testing.T) []validationCase {
 		}
 		return res
 	}
-	precision := func(r *wire.Request) string {
-		if (r.Model.Architecture != nil && r.Model.Architecture.DType == "fp8") || r.Training.FP8Recipe != "" {
-			return "fp8"
-		}
-		return "16-bit"
-	}
 	for _, c := range publishedRuns {
 		r := c.request()
 		if res := run(c.name, r); res != nil {
@@ -81,6 +75,15 @@ func validationCases(t *testing.T) []validationCase {
 		}
 	}
 	return out
+}
+
+// precision is a run's precision for the summary: fp8 (an fp8 dtype or recipe) or
+// 16-bit.
+func precision(r *wire.Request) string {
+	if (r.Model.Architecture != nil && r.Model.Architecture.DType == "fp8") || r.Training.FP8Recipe != "" {
+		return "fp8"
+	}
+	return "16-bit"
 }
 
 // gapIf names the gap of a table that states a tolerance beyond issue 19's 25% instead
@@ -146,6 +149,35 @@ func TestValidationSummary(t *testing.T) {
 		met = "NOT met"
 	}
 	t.Logf("without the known gaps: %d runs, median |error| %.1f%%, signed median %+.1f%% (targets: %s)", len(held), 100*ha, 100*hs, met)
+	// Megatron-Bridge's mixture-of-experts and context-parallel runs
+	// (published_bridge_moe_test.go) are not among the cases held here yet: reported
+	// with them, so that the targets are read over every published case.
+	ext := append([]validationCase(nil), cases...)
+	for _, c := range append(append([]bridgeMoERun(nil), bridgeMoERuns...), bridgeContextRuns...) {
+		r := c.request(t)
+		res, err := Run(context.Background(), r)
+		if err != nil || !res.Feasible {
+			continue // reported by TestBridgeMoEPublishedRuns (not expressed, or refused)
+		}
+		got := float64(c.gbs) * float64(c.seq) / res.Step.StepSeconds / float64(c.gpus)
+		ext = append(ext, validationCase{name: c.name, source: c.source, precision: precision(r), err: got/c.tokensPerGPU - 1})
+	}
+	byPrecision := map[string][]float64{}
+	var extAll []float64
+	extBeyond := 0
+	for _, c := range ext {
+		byPrecision[c.precision] = append(byPrecision[c.precision], c.err)
+		extAll = append(extAll, c.err)
+		if math.Abs(c.err) > issueTolerance {
+			extBeyond++
+		}
+	}
+	for _, k := range []string{"16-bit", "fp8"} {
+		es, ea := medians(byPrecision[k])
+		t.Logf("with Megatron-Bridge's MoE and CP runs, precision %-6s %3d runs: median |error| %5.1f%%, signed median %+6.1f%%", k, len(byPrecision[k]), 100*ea, 100*es)
+	}
+	es, ea := medians(extAll)
+	t.Logf("with Megatron-Bridge's MoE and CP runs: %d runs, median |error| %.1f%%, signed median %+.1f%%, %d beyond 25%% (not held yet)", len(extAll), 100*ea, 100*es, extBeyond)
 	// Not all targets are met yet (the signed medians are +5% to +6%: GB200's and
 	// B200's fp8 runs and Narayanan's A100 runs err fast): the medians are held to
 	// bounds that catch a regression from what this test measured when written.
