@@ -67,6 +67,21 @@ import (
 //	GB300, head dim 192, forward, causal:  1158 1570 1811 1969 2063
 //	GB300, head dim 192, backward, causal:  906 1160 1321 1403 1420
 //
+// and, from the same repository's gpt-oss rows (results/gb200_919_only_cudnn and
+// gb300_919_only_cudnn, February 2026, cuDNN 9.19: 64 query and 8 key-value heads of
+// 64, causal within a sliding window of 1,024 keys, batch 2), head dim 64:
+//
+//	GB200, head dim 64, forward, causal:    497  574  609  624  632
+//	GB200, head dim 64, backward, causal:   559  617  646  658  660
+//	GB300, head dim 64, forward, causal:    581  675  718  738  748
+//	GB300, head dim 64, backward, causal:   583  638  668  682  689
+//
+// taken for any attention of head dim 64 (gpt-oss's layers attend to the whole
+// sequence or to a window of 128, neither published at cuDNN 9.19; the same
+// repository's later rows at 128, cuDNN 9.22, run at 153-188 TFLOP/s on a GB200, so a
+// window of 128 is priced fast). A head dim of 64 halves the products per exponential,
+// and the exponential units bound the forward pass.
+//
 // Of the 2.5 PFLOP/s dense 16-bit peak both are rated at, that is 33% to 72% on a GB200
 // and 36% to 83% on a GB300, rising with the length: not the matrix efficiency. Blackwell doubled the tensor
 // cores' rate over Hopper but not the special function units that evaluate the
@@ -159,6 +174,8 @@ var blackwellAttention = attentionTable{peak: blackwellPeak, seqKnots: blackwell
 		{CuDNN, 128, attnBackwardCausal}: {824, 1105, 1279, 1371, 1441},
 		{CuDNN, 192, attnForwardCausal}:  {1053, 1324, 1501, 1698, 1792},
 		{CuDNN, 192, attnBackwardCausal}: {859, 1083, 1217, 1298, 1311},
+		{CuDNN, 64, attnForwardCausal}:   {497, 574, 609, 624, 632},
+		{CuDNN, 64, attnBackwardCausal}:  {559, 617, 646, 658, 660},
 		{Flash, 128, attnForwardCausal}:  scaled(blackwellPeak/2.25e15, 254, 343, 400, 425, 436),
 		{Flash, 128, attnBackwardCausal}: scaled(blackwellPeak/2.25e15, 199, 273, 318, 337, 346),
 	}}
@@ -172,6 +189,8 @@ var blackwellUltraAttention = attentionTable{peak: blackwellPeak, seqKnots: blac
 		{CuDNN, 128, attnBackwardCausal}: {900, 1198, 1391, 1494, 1552},
 		{CuDNN, 192, attnForwardCausal}:  {1158, 1570, 1811, 1969, 2063},
 		{CuDNN, 192, attnBackwardCausal}: {906, 1160, 1321, 1403, 1420},
+		{CuDNN, 64, attnForwardCausal}:   {581, 675, 718, 738, 748},
+		{CuDNN, 64, attnBackwardCausal}:  {583, 638, 668, 682, 689},
 		{Flash, 128, attnForwardCausal}:  {285, 392, 440, 465, 475},
 		{Flash, 128, attnBackwardCausal}: {247, 315, 352, 369, 378},
 	}}
@@ -215,34 +234,38 @@ func attentionTableOf(device string) *attentionTable {
 // figures are published for the device and kernel (or the kernel is eager), and the
 // products then run at the matrix efficiency.
 //
-// A pass without its own figure is derived: a causal backward as the backward times
-// the forward's causal/non-causal ratio at the same length (Hopper), a non-causal
-// pass as the causal one (FlashAttention-2 on Blackwell).
+// Figures come from the nearest head dimension (in log2) that has the pass. A causal
+// backward without its own figure is the backward times the forward's causal/non-causal
+// ratio at the same length (Hopper); a non-causal pass whose nearest head dimension has
+// only the causal figure takes it (head dim 64 and FlashAttention-2 on Blackwell).
 func attentionEfficiency(device string, k Attention, headDim, seq float64, causal, bwd bool) (eff float64, ok bool) {
 	tab := attentionTableOf(device)
 	if k == Eager || tab == nil {
 		return 0, false
 	}
 	rate := func(p attentionPass) float64 { return tab.rate(k, headDim, seq, p) }
-	fwdPass, bwdPass := attnForward, attnBackward
-	if causal {
-		fwdPass, bwdPass = attnForwardCausal, attnBackwardCausal
+	// plain is a non-causal pass's rate: at the nearest head dimension with either
+	// figure of that direction, its non-causal figure, else its causal one.
+	plain := func(p, causalPass attentionPass) float64 {
+		d := tab.nearest(k, headDim, p, causalPass)
+		if r := tab.rateAt(k, d, seq, p); r > 0 {
+			return r
+		}
+		return tab.rateAt(k, d, seq, causalPass)
 	}
 	var r float64
 	switch {
+	case !bwd && causal:
+		r = rate(attnForwardCausal)
 	case !bwd:
-		r = rate(fwdPass)
-		if r == 0 && !causal {
-			r = rate(attnForwardCausal)
-		}
-	default:
-		r = rate(bwdPass)
-		if r == 0 && causal && rate(attnForward) > 0 {
+		r = plain(attnForward, attnForwardCausal)
+	case causal:
+		r = rate(attnBackwardCausal)
+		if r == 0 && rate(attnForward) > 0 {
 			r = rate(attnBackward) * rate(attnForwardCausal) / rate(attnForward)
 		}
-		if r == 0 && !causal {
-			r = rate(attnBackwardCausal)
-		}
+	default:
+		r = plain(attnBackward, attnBackwardCausal)
 	}
 	if r == 0 {
 		return 0, false
@@ -255,23 +278,39 @@ func attentionRate(k Attention, headDim, seq float64, p attentionPass) float64 {
 	return hopperAttention.rate(k, headDim, seq, p)
 }
 
-// rate is the kernel's TFLOP/s in a pass, from the figures of the nearest head
-// dimension that has them (in log2; ties go to the smaller), interpolated in log2 of
-// the sequence length and held flat beyond the measured lengths; 0 without figures
-// for the kernel and pass.
-func (tab *attentionTable) rate(k Attention, headDim, seq float64, p attentionPass) float64 {
-	var best []float64
-	dist := math.Inf(1)
-	for _, d := range []int{128, 64, 192, 256} { // ties go to 128, the most measured
-		c, found := tab.curves[attentionKey{k, d, p}]
+// nearest is the head dimension nearest headDim in log2 (ties to 128, the most
+// measured, then the smaller) that has a figure for the kernel in one of the passes;
+// 0 if none has.
+func (tab *attentionTable) nearest(k Attention, headDim float64, passes ...attentionPass) int {
+	best, dist := 0, math.Inf(1)
+	for _, d := range []int{128, 64, 192, 256} {
+		found := false
+		for _, p := range passes {
+			if _, ok := tab.curves[attentionKey{k, d, p}]; ok {
+				found = true
+			}
+		}
 		if !found {
 			continue
 		}
 		if dd := math.Abs(math.Log2(headDim) - math.Log2(float64(d))); dd < dist {
-			best, dist = c, dd
+			best, dist = d, dd
 		}
 	}
-	if best == nil {
+	return best
+}
+
+// rate is the kernel's TFLOP/s in a pass at the nearest head dimension that has
+// figures for it (nearest), 0 without any.
+func (tab *attentionTable) rate(k Attention, headDim, seq float64, p attentionPass) float64 {
+	return tab.rateAt(k, tab.nearest(k, headDim, p), seq, p)
+}
+
+// rateAt is the kernel's TFLOP/s in a pass at head dimension d, interpolated in log2 of
+// the sequence length and held flat beyond the measured lengths; 0 without figures.
+func (tab *attentionTable) rateAt(k Attention, d int, seq float64, p attentionPass) float64 {
+	best, found := tab.curves[attentionKey{k, d, p}]
+	if !found {
 		return 0
 	}
 	knots := tab.seqKnots
