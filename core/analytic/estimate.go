@@ -9,8 +9,9 @@
 // whichever is longer; each memory-bound operation at the bandwidth times an efficiency)
 // plus a launch cost per kernel. A fused attention kernel (FlashAttention-2 or -3,
 // cuDNN) runs at its published rate on devices with published figures (H100, H200:
-// Shah et al. 2024), by pass, sequence length, head dimension and causal mask, not at
-// the linear layers' matrix efficiency (attention.go). Activation memory follows
+// Shah et al. 2024; B200, GB200, B300, GB300: NVIDIA's cuDNN frontend benchmarks), by
+// pass, sequence length, head dimension and causal mask, not at the linear layers'
+// matrix efficiency (attention.go). Activation memory follows
 // Korthikanti et al. 2022 (s*b*h*(34 + 5*a*s/h) bytes per GPT block at 16 bits with dropout), generalised to
 // grouped-query attention, SwiGLU, mixtures of experts, flash attention and
 // recomputation. Parameters, gradients and optimizer state follow the ZeRO paper
