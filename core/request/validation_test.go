@@ -40,7 +40,7 @@ func validationCases(t *testing.T) []validationCase {
 		r := c.request()
 		if res := run(c.name, r); res != nil {
 			// Step times: throughput is their inverse.
-			out = append(out, validationCase{c.name, c.source, precision(r), c.seconds/res.Step.StepSeconds - 1, gapIf(c.tolerance)})
+			out = append(out, validationCase{c.name, c.source, runPrecision(r), c.seconds/res.Step.StepSeconds - 1, gapIf(c.tolerance)})
 		}
 	}
 	a, err := arch.Parse(llama405BConfig)
@@ -52,34 +52,34 @@ func validationCases(t *testing.T) []validationCase {
 			seq := float64(c.r.Model.Architecture.Seq)
 			perToken := 6*float64(a.Params()-a.EmbeddingWeightParams()) + 12*float64(a.NumLayers)*float64(a.HiddenSize)*seq
 			got := res.Step.TokensPerSecond / float64(res.Step.Devices) * perToken / 1e12
-			out = append(out, validationCase{c.name, "Dubey et al. 2024, Table 4", precision(c.r), got/c.tflopsPerGPU - 1, gapIf(c.tolerance)})
+			out = append(out, validationCase{c.name, "Dubey et al. 2024, Table 4", runPrecision(c.r), got/c.tflopsPerGPU - 1, gapIf(c.tolerance)})
 		}
 	}
 	for _, c := range shardedRuns {
 		if res := run(c.name, c.r); res != nil {
 			got := res.Step.TokensPerSecond / float64(res.Step.Devices)
-			out = append(out, validationCase{c.name, c.source[:len("torchtitan 2024-12")], precision(c.r), got/c.tokensPerGPU - 1, c.gap}) // per benchmark
+			out = append(out, validationCase{c.name, c.source[:len("torchtitan 2024-12")], runPrecision(c.r), got/c.tokensPerGPU - 1, c.gap}) // per benchmark
 		}
 	}
 	for _, c := range fp8Runs {
 		r := c.request()
 		if res := run(c.name, r); res != nil {
 			got := float64(c.gbs) * float64(r.Model.Architecture.Seq) / res.Step.StepSeconds / float64(c.gpus)
-			out = append(out, validationCase{c.name, c.source, precision(r), got/c.tokensPerGPU - 1, c.gap})
+			out = append(out, validationCase{c.name, c.source, runPrecision(r), got/c.tokensPerGPU - 1, c.gap})
 		}
 	}
 	for _, c := range publishedMoERuns {
 		if res := run(c.name, c.req); res != nil {
 			got := res.Step.TokensPerSecond / float64(res.Step.Devices)
-			out = append(out, validationCase{c.name, c.source, precision(c.req), got/c.tokensPerGPUSecond - 1, c.gap})
+			out = append(out, validationCase{c.name, c.source, runPrecision(c.req), got/c.tokensPerGPUSecond - 1, c.gap})
 		}
 	}
 	return out
 }
 
-// precision is a run's precision for the summary: fp8 (an fp8 dtype or recipe) or
+// runPrecision is a run's precision for the summary: fp8 (an fp8 dtype or recipe) or
 // 16-bit.
-func precision(r *wire.Request) string {
+func runPrecision(r *wire.Request) string {
 	if (r.Model.Architecture != nil && r.Model.Architecture.DType == "fp8") || r.Training.FP8Recipe != "" {
 		return "fp8"
 	}
@@ -160,7 +160,7 @@ func TestValidationSummary(t *testing.T) {
 			continue // reported by TestBridgeMoEPublishedRuns (not expressed, or refused)
 		}
 		got := float64(c.gbs) * float64(c.seq) / res.Step.StepSeconds / float64(c.gpus)
-		ext = append(ext, validationCase{name: c.name, source: c.source, precision: precision(r), err: got/c.tokensPerGPU - 1})
+		ext = append(ext, validationCase{name: c.name, source: c.source, precision: runPrecision(r), err: got/c.tokensPerGPU - 1})
 	}
 	byPrecision := map[string][]float64{}
 	var extAll []float64
