@@ -43,6 +43,65 @@ import (
 // H100's figures; the 500 W H100 (h100-96gb-500w) takes the same fractions of its own
 // lower peak.
 //
+// Blackwell. NVIDIA's cuDNN frontend publishes its fused attention's training speed
+// (NVIDIA/cudnn-frontend, benchmark/sdpa_benchmark_training, results/
+// gb200_918_only_cudnn and gb300_918_only_cudnn, January 2026: cuDNN 9.18, the one of
+// the NeMo 25.11 and 26.02 containers' time), BF16, batch 1, counted as Shah et al.
+// count (a causal pass at half the FLOPs, the backward at 2.5 times the forward), on a
+// GB200 and a GB300, at 2k to 32k tokens: Llama 3.1's layout (64 query and 8 key-value
+// heads of 128) with and without the causal mask, and DeepSeek-V3's latent attention
+// (128 heads, 192 query-key and 128 value dimensions, deterministic backward) causal.
+// In TFLOP/s at 2k, 4k,
+// 8k, 16k and 32k:
+//
+//	GB200, head dim 128, forward:          1232 1569 1675 1746 1756
+//	GB200, head dim 128, forward, causal:  1022 1297 1563 1646 1686
+//	GB200, head dim 128, backward:         1070 1261 1381 1429 1469
+//	GB200, head dim 128, backward, causal:  824 1105 1279 1371 1441
+//	GB200, head dim 192, forward, causal:  1053 1324 1501 1698 1792
+//	GB200, head dim 192, backward, causal:  859 1083 1217 1298 1311
+//	GB300, head dim 128, forward:          1559 1901 1967 2001 2022
+//	GB300, head dim 128, forward, causal:  1265 1679 1927 1998 2031
+//	GB300, head dim 128, backward:         1151 1352 1498 1557 1552
+//	GB300, head dim 128, backward, causal:  900 1198 1391 1494 1552
+//	GB300, head dim 192, forward, causal:  1158 1570 1811 1969 2063
+//	GB300, head dim 192, backward, causal:  906 1160 1321 1403 1420
+//
+// and, from the same repository's gpt-oss rows (results/gb200_919_only_cudnn and
+// gb300_919_only_cudnn, February 2026, cuDNN 9.19: 64 query and 8 key-value heads of
+// 64, causal within a sliding window of 1,024 keys, batch 2), head dim 64:
+//
+//	GB200, head dim 64, forward, causal:    497  574  609  624  632
+//	GB200, head dim 64, backward, causal:   559  617  646  658  660
+//	GB300, head dim 64, forward, causal:    581  675  718  738  748
+//	GB300, head dim 64, backward, causal:   583  638  668  682  689
+//
+// taken for any attention of head dim 64 (gpt-oss's layers attend to the whole
+// sequence or to a window of 128, neither published at cuDNN 9.19; the same
+// repository's later rows at 128, cuDNN 9.22, run at 153-188 TFLOP/s on a GB200, so a
+// window of 128 is priced fast). A head dim of 64 halves the products per exponential,
+// and the exponential units bound the forward pass.
+//
+// Of the 2.5 PFLOP/s dense 16-bit peak both are rated at, that is 33% to 72% on a GB200
+// and 36% to 83% on a GB300, rising with the length: not the matrix efficiency. Blackwell doubled the tensor
+// cores' rate over Hopper but not the special function units that evaluate the
+// softmax's exponentials nor the shared memory's bandwidth, which bound attention's
+// forward and backward passes (Zadouri et al. 2026, "FlashAttention-4", arXiv
+// 2603.05451); Blackwell Ultra doubles the exponential units' throughput (NVIDIA,
+// "Inside NVIDIA Blackwell Ultra", 2025), hence GB300's faster forward. A B200 takes
+// the GB200's fractions of its own peak (the same chip at a lower power and clock), a
+// B300 the GB300's. The same repository's B200 and GB300 runs of flash-attn 2.7.4
+// (artifacts/sdpa_bf16_benchmark_results_NVIDIA_B200.csv and _GB300.csv, causal, 128
+// query heads, batch 1) give FlashAttention-2, a kernel written for Ampere:
+//
+//	B200, head dim 128, forward, causal:   254 343 400 425 436
+//	B200, head dim 128, backward, causal:  199 273 318 337 346
+//	GB300, head dim 128, forward, causal:  285 392 440 465 475
+//	GB300, head dim 128, backward, causal: 247 315 352 369 378
+//
+// Where only a causal figure is published the non-causal pass takes it (a causal
+// kernel skips the masked blocks, so its rate is the lower of the two).
+//
 // Other devices have no published per-kernel figures here: their flash kernels run at
 // the matrix efficiency (FlashAttention-2's paper reports 50-73% of the A100's peak
 // in the forward pass, close to the A100 preset's 0.75). FlashAttention-3 runs on
@@ -50,19 +109,16 @@ import (
 // refused elsewhere. Eager attention is not looked up: its products are ordinary
 // batched GEMMs (at the matrix efficiency) and its softmax, masking and dropout are
 // memory-bound kernels at the achievable bandwidth (attention).
-var attentionSeqKnots = [...]float64{512, 1024, 2048, 4096, 8192, 16384}
 
-// attentionCurve is a kernel's TFLOP/s at attentionSeqKnots.
-type attentionCurve [len(attentionSeqKnots)]float64
-
-// attentionPass names a benchmarked pass: the forward with or without a causal mask,
-// and the (non-causal) backward.
+// attentionPass names a benchmarked pass: the forward and the backward, with or
+// without a causal mask.
 type attentionPass int
 
 const (
 	attnForward attentionPass = iota
 	attnForwardCausal
 	attnBackward
+	attnBackwardCausal
 )
 
 type attentionKey struct {
@@ -71,24 +127,81 @@ type attentionKey struct {
 	pass    attentionPass
 }
 
+// attentionTable is one device's published fused attention speeds: TFLOP/s at the
+// sequence lengths seqKnots, by kernel, head dimension and pass, measured on a device
+// whose dense 16-bit peak is peak FLOP/s.
+type attentionTable struct {
+	peak     float64
+	seqKnots []float64
+	curves   map[attentionKey][]float64
+}
+
 // hopperPeak is the dense 16-bit peak of the H100 80GB SXM5 the figures were measured
 // on (NVIDIA H100 datasheet).
 const hopperPeak = 989e12
 
 // hopperAttention holds Shah et al. 2024's figures (TFLOP/s), listed above.
-var hopperAttention = map[attentionKey]attentionCurve{
-	{Flash, 128, attnForward}:        {309, 350, 362, 368, 370, 370},
-	{Flash, 128, attnForwardCausal}:  {191, 260, 298, 319, 333, 335},
-	{Flash, 128, attnBackward}:       {214, 260, 291, 310, 318, 322},
-	{Flash, 64, attnBackward}:        {198, 238, 264, 279, 287, 291},
-	{CuDNN, 128, attnForward}:        {497, 574, 617, 609, 600, 595},
-	{CuDNN, 128, attnForwardCausal}:  {315, 410, 484, 518, 529, 539},
-	{CuDNN, 128, attnBackward}:       {305, 408, 465, 499, 518, 516},
-	{CuDNN, 64, attnBackward}:        {266, 348, 395, 417, 432, 433},
-	{Flash3, 128, attnForward}:       {467, 565, 625, 638, 646, 648},
-	{Flash3, 128, attnForwardCausal}: {292, 423, 521, 579, 602, 616},
-	{Flash3, 128, attnBackward}:      {316, 424, 501, 542, 559, 561},
-	{Flash3, 64, attnBackward}:       {272, 363, 422, 453, 472, 474},
+var hopperAttention = attentionTable{peak: hopperPeak, seqKnots: []float64{512, 1024, 2048, 4096, 8192, 16384},
+	curves: map[attentionKey][]float64{
+		{Flash, 128, attnForward}:        {309, 350, 362, 368, 370, 370},
+		{Flash, 128, attnForwardCausal}:  {191, 260, 298, 319, 333, 335},
+		{Flash, 128, attnBackward}:       {214, 260, 291, 310, 318, 322},
+		{Flash, 64, attnBackward}:        {198, 238, 264, 279, 287, 291},
+		{CuDNN, 128, attnForward}:        {497, 574, 617, 609, 600, 595},
+		{CuDNN, 128, attnForwardCausal}:  {315, 410, 484, 518, 529, 539},
+		{CuDNN, 128, attnBackward}:       {305, 408, 465, 499, 518, 516},
+		{CuDNN, 64, attnBackward}:        {266, 348, 395, 417, 432, 433},
+		{Flash3, 128, attnForward}:       {467, 565, 625, 638, 646, 648},
+		{Flash3, 128, attnForwardCausal}: {292, 423, 521, 579, 602, 616},
+		{Flash3, 128, attnBackward}:      {316, 424, 501, 542, 559, 561},
+		{Flash3, 64, attnBackward}:       {272, 363, 422, 453, 472, 474},
+	}}
+
+// blackwellPeak is the dense 16-bit peak of the GB200 and the GB300 (NVIDIA's GB200
+// NVL72 and GB300 NVL72 datasheets: 180 PFLOP/s over 72 GPUs).
+const blackwellPeak = 2.5e15
+
+// blackwellKnots are the lengths of NVIDIA's cuDNN frontend benchmarks.
+var blackwellKnots = []float64{2048, 4096, 8192, 16384, 32768}
+
+// blackwellAttention holds the GB200's figures and the B200's FlashAttention-2 (listed
+// above), the latter rescaled to the GB200's peak (measured on a B200, 2.25 PFLOP/s).
+var blackwellAttention = attentionTable{peak: blackwellPeak, seqKnots: blackwellKnots,
+	curves: map[attentionKey][]float64{
+		{CuDNN, 128, attnForward}:        {1232, 1569, 1675, 1746, 1756},
+		{CuDNN, 128, attnForwardCausal}:  {1022, 1297, 1563, 1646, 1686},
+		{CuDNN, 128, attnBackward}:       {1070, 1261, 1381, 1429, 1469},
+		{CuDNN, 128, attnBackwardCausal}: {824, 1105, 1279, 1371, 1441},
+		{CuDNN, 192, attnForwardCausal}:  {1053, 1324, 1501, 1698, 1792},
+		{CuDNN, 192, attnBackwardCausal}: {859, 1083, 1217, 1298, 1311},
+		{CuDNN, 64, attnForwardCausal}:   {497, 574, 609, 624, 632},
+		{CuDNN, 64, attnBackwardCausal}:  {559, 617, 646, 658, 660},
+		{Flash, 128, attnForwardCausal}:  scaled(blackwellPeak/2.25e15, 254, 343, 400, 425, 436),
+		{Flash, 128, attnBackwardCausal}: scaled(blackwellPeak/2.25e15, 199, 273, 318, 337, 346),
+	}}
+
+// blackwellUltraAttention holds the GB300's figures (listed above).
+var blackwellUltraAttention = attentionTable{peak: blackwellPeak, seqKnots: blackwellKnots,
+	curves: map[attentionKey][]float64{
+		{CuDNN, 128, attnForward}:        {1559, 1901, 1967, 2001, 2022},
+		{CuDNN, 128, attnForwardCausal}:  {1265, 1679, 1927, 1998, 2031},
+		{CuDNN, 128, attnBackward}:       {1151, 1352, 1498, 1557, 1552},
+		{CuDNN, 128, attnBackwardCausal}: {900, 1198, 1391, 1494, 1552},
+		{CuDNN, 192, attnForwardCausal}:  {1158, 1570, 1811, 1969, 2063},
+		{CuDNN, 192, attnBackwardCausal}: {906, 1160, 1321, 1403, 1420},
+		{CuDNN, 64, attnForwardCausal}:   {581, 675, 718, 738, 748},
+		{CuDNN, 64, attnBackwardCausal}:  {583, 638, 668, 682, 689},
+		{Flash, 128, attnForwardCausal}:  {285, 392, 440, 465, 475},
+		{Flash, 128, attnBackwardCausal}: {247, 315, 352, 369, 378},
+	}}
+
+// scaled multiplies published rates by f (a figure measured on a device of another
+// peak, kept as the same fraction of the table's).
+func scaled(f float64, v ...float64) []float64 {
+	for i := range v {
+		v[i] *= f
+	}
+	return v
 }
 
 // hopper reports whether a device preset is a Hopper GPU, whose fused attention
@@ -101,54 +214,116 @@ func hopper(device string) bool {
 	return false
 }
 
+// attentionTableOf returns the published attention speeds that a device preset takes
+// (as fractions of its table's peak), or nil.
+func attentionTableOf(device string) *attentionTable {
+	switch strings.ToLower(device) {
+	case "h100-sxm", "h200", "h100-96gb-500w":
+		return &hopperAttention
+	case "b200", "gb200":
+		return &blackwellAttention
+	case "b300", "gb300":
+		return &blackwellUltraAttention
+	}
+	return nil
+}
+
 // attentionEfficiency is the fraction of the device's dense 16-bit peak that a fused
 // attention kernel reaches in one pass (bwd: the backward), for a head dimension, the
 // keys each kernel call attends over (seq) and the causal mask; ok is false where no
-// figures are published for the device (or the kernel is eager), and the products
-// then run at the matrix efficiency.
+// figures are published for the device and kernel (or the kernel is eager), and the
+// products then run at the matrix efficiency.
+//
+// Figures come from the nearest head dimension (in log2) that has the pass. A causal
+// backward without its own figure is the backward times the forward's causal/non-causal
+// ratio at the same length (Hopper); a non-causal pass whose nearest head dimension has
+// only the causal figure takes it (head dim 64 and FlashAttention-2 on Blackwell).
 func attentionEfficiency(device string, k Attention, headDim, seq float64, causal, bwd bool) (eff float64, ok bool) {
-	if k == Eager || !hopper(device) {
+	tab := attentionTableOf(device)
+	if k == Eager || tab == nil {
 		return 0, false
 	}
-	rate := func(p attentionPass) float64 { return attentionRate(k, headDim, seq, p) }
+	rate := func(p attentionPass) float64 { return tab.rate(k, headDim, seq, p) }
+	// plain is a non-causal pass's rate: at the nearest head dimension with either
+	// figure of that direction, its non-causal figure, else its causal one.
+	plain := func(p, causalPass attentionPass) float64 {
+		d := tab.nearest(k, headDim, p, causalPass)
+		if r := tab.rateAt(k, d, seq, p); r > 0 {
+			return r
+		}
+		return tab.rateAt(k, d, seq, causalPass)
+	}
 	var r float64
 	switch {
 	case !bwd && causal:
 		r = rate(attnForwardCausal)
 	case !bwd:
-		r = rate(attnForward)
+		r = plain(attnForward, attnForwardCausal)
 	case causal:
-		r = rate(attnBackward) * rate(attnForwardCausal) / rate(attnForward)
+		r = rate(attnBackwardCausal)
+		if r == 0 && rate(attnForward) > 0 {
+			r = rate(attnBackward) * rate(attnForwardCausal) / rate(attnForward)
+		}
 	default:
-		r = rate(attnBackward)
+		r = plain(attnBackward, attnBackwardCausal)
 	}
-	return r * 1e12 / hopperPeak, true
+	if r == 0 {
+		return 0, false
+	}
+	return r * 1e12 / tab.peak, true
 }
 
-// attentionRate is the kernel's TFLOP/s in a benchmarked pass, from the figures of the
-// nearest head dimension that has them, interpolated in log2 of the sequence length and
-// held flat beyond the measured lengths.
+// attentionRate is a Hopper kernel's TFLOP/s in a benchmarked pass (attentionTable.rate).
 func attentionRate(k Attention, headDim, seq float64, p attentionPass) float64 {
-	best, dist := attentionCurve{}, math.Inf(1)
-	for _, d := range []int{128, 64, 256} { // ties go to 128, the most measured
-		c, found := hopperAttention[attentionKey{k, d, p}]
+	return hopperAttention.rate(k, headDim, seq, p)
+}
+
+// nearest is the head dimension nearest headDim in log2 (ties to 128, the most
+// measured, then the smaller) that has a figure for the kernel in one of the passes;
+// 0 if none has.
+func (tab *attentionTable) nearest(k Attention, headDim float64, passes ...attentionPass) int {
+	best, dist := 0, math.Inf(1)
+	for _, d := range []int{128, 64, 192, 256} {
+		found := false
+		for _, p := range passes {
+			if _, ok := tab.curves[attentionKey{k, d, p}]; ok {
+				found = true
+			}
+		}
 		if !found {
 			continue
 		}
 		if dd := math.Abs(math.Log2(headDim) - math.Log2(float64(d))); dd < dist {
-			best, dist = c, dd
+			best, dist = d, dd
 		}
 	}
-	n := len(attentionSeqKnots)
+	return best
+}
+
+// rate is the kernel's TFLOP/s in a pass at the nearest head dimension that has
+// figures for it (nearest), 0 without any.
+func (tab *attentionTable) rate(k Attention, headDim, seq float64, p attentionPass) float64 {
+	return tab.rateAt(k, tab.nearest(k, headDim, p), seq, p)
+}
+
+// rateAt is the kernel's TFLOP/s in a pass at head dimension d, interpolated in log2 of
+// the sequence length and held flat beyond the measured lengths; 0 without figures.
+func (tab *attentionTable) rateAt(k Attention, d int, seq float64, p attentionPass) float64 {
+	best, found := tab.curves[attentionKey{k, d, p}]
+	if !found {
+		return 0
+	}
+	knots := tab.seqKnots
+	n := len(knots)
 	switch {
-	case seq <= attentionSeqKnots[0]:
+	case seq <= knots[0]:
 		return best[0]
-	case seq >= attentionSeqKnots[n-1]:
+	case seq >= knots[n-1]:
 		return best[n-1]
 	}
 	for i := 1; i < n; i++ {
-		if seq <= attentionSeqKnots[i] {
-			lo, hi := attentionSeqKnots[i-1], attentionSeqKnots[i]
+		if seq <= knots[i] {
+			lo, hi := knots[i-1], knots[i]
 			f := (math.Log2(seq) - math.Log2(lo)) / (math.Log2(hi) - math.Log2(lo))
 			return best[i-1] + f*(best[i]-best[i-1])
 		}

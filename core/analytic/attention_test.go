@@ -53,9 +53,64 @@ func TestAttentionEfficiencyPublished(t *testing.T) {
 	for _, c := range []struct {
 		device string
 		k      Attention
-	}{{"a100-80gb", Flash}, {"b200", CuDNN}, {"mi300x", Flash}, {"h100-sxm", Eager}} {
+	}{{"a100-80gb", Flash}, {"mi300x", Flash}, {"h100-sxm", Eager}, {"b200", Eager}} {
 		if _, ok := attentionEfficiency(c.device, c.k, 128, 8192, true, false); ok {
 			t.Errorf("%s %s: figures found, want none", c.device, c.k)
+		}
+	}
+}
+
+// TestBlackwellAttentionPublished: on Blackwell the efficiency is NVIDIA's published
+// cuDNN TFLOP/s (cuDNN frontend's training benchmark, cuDNN 9.18, GB200 and GB300)
+// over the 2.5 PFLOP/s peak they were measured at; a B200 takes the GB200's fraction
+// of its own peak, a B300 the GB300's; FlashAttention-2's B200 figure is its fraction
+// of the B200's 2.25 PFLOP/s; a non-causal pass with only a causal figure takes it.
+func TestBlackwellAttentionPublished(t *testing.T) {
+	cases := []struct {
+		name        string
+		device      string
+		k           Attention
+		d, seq      float64
+		causal, bwd bool
+		eff         float64 // want
+	}{
+		{"GB200 cuDNN forward causal 8k", "gb200", CuDNN, 128, 8192, true, false, 1563 / 2500.0},
+		{"GB200 cuDNN backward causal 4k", "gb200", CuDNN, 128, 4096, true, true, 1105 / 2500.0},
+		{"GB200 cuDNN backward 16k", "gb200", CuDNN, 128, 16384, false, true, 1429 / 2500.0},
+		{"B200 takes GB200's fraction", "b200", CuDNN, 128, 8192, true, true, 1279 / 2500.0},
+		{"GB300 cuDNN forward causal 4k", "gb300", CuDNN, 128, 4096, true, false, 1679 / 2500.0},
+		{"B300 takes GB300's fraction", "b300", CuDNN, 128, 2048, false, false, 1559 / 2500.0},
+		{"GB200 latent attention, head dim 192", "gb200", CuDNN, 192, 32768, true, true, 1311 / 2500.0},
+		{"GB200 head dim 64 (gpt-oss's rows)", "gb200", CuDNN, 64, 8192, true, false, 609 / 2500.0},
+		{"B300 head dim 64 backward takes GB300's", "b300", CuDNN, 64, 4096, true, true, 638 / 2500.0},
+		{"GB200 head dim 80 takes 64's", "gb200", CuDNN, 80, 16384, true, true, 658 / 2500.0},
+		{"GB300 head dim 64 non-causal takes its causal forward", "gb300", CuDNN, 64, 2048, false, false, 581 / 2500.0},
+		{"GB200 head dim 64 non-causal backward takes its causal", "gb200", CuDNN, 64, 32768, false, true, 660 / 2500.0},
+		{"GB300 cuDNN 6k, log2 interpolation", "gb300", CuDNN, 128, 6144, true, false,
+			(1679 + (math.Log2(6144)-12)*(1927-1679)) / 2500},
+		{"GB200 cuDNN 1k, held at 2k's", "gb200", CuDNN, 128, 1024, true, false, 1022 / 2500.0},
+		{"B200 FlashAttention-2 forward causal 8k", "b200", Flash, 128, 8192, true, false, 400 / 2250.0},
+		{"B200 FlashAttention-2 backward, non-causal takes causal", "b200", Flash, 128, 16384, false, true, 337 / 2250.0},
+		{"GB300 FlashAttention-2 forward causal 32k", "gb300", Flash, 128, 32768, true, false, 475 / 2500.0},
+	}
+	for _, c := range cases {
+		got, ok := attentionEfficiency(c.device, c.k, c.d, c.seq, c.causal, c.bwd)
+		if !ok {
+			t.Errorf("%s: no figures", c.name)
+			continue
+		}
+		if math.Abs(got-c.eff) > 1e-12 {
+			t.Errorf("%s: efficiency %.6f, want %.6f", c.name, got, c.eff)
+		}
+	}
+	// cuDNN is faster than FlashAttention-2 on Blackwell, as NVIDIA's figures show, and
+	// Blackwell Ultra's attention faster than Blackwell's.
+	for _, bwd := range []bool{false, true} {
+		f, _ := attentionEfficiency("gb200", Flash, 128, 8192, true, bwd)
+		c, _ := attentionEfficiency("gb200", CuDNN, 128, 8192, true, bwd)
+		u, _ := attentionEfficiency("gb300", CuDNN, 128, 8192, true, bwd)
+		if !(f < c && c < u) {
+			t.Errorf("backward %v: FA2 %.3f, cuDNN %.3f, GB300 cuDNN %.3f: want increasing", bwd, f, c, u)
 		}
 	}
 }
@@ -64,15 +119,17 @@ func TestAttentionEfficiencyPublished(t *testing.T) {
 // far beyond the longest, every curve's rate stays within its published range (the
 // interpolation and the flat ends invent no faster or slower kernel).
 func TestAttentionEfficiencyInRange(t *testing.T) {
-	for key, c := range hopperAttention {
-		lo, hi := c[0], c[0]
-		for _, v := range c {
-			lo, hi = min(lo, v), max(hi, v)
-		}
-		for seq := 256.0; seq <= 1<<19; seq *= 1.19 {
-			r := attentionRate(key.kernel, float64(key.headDim), seq, key.pass)
-			if r < lo-1e-9 || r > hi+1e-9 {
-				t.Errorf("%v at %.0f tokens: %.1f TFLOP/s outside the published %.0f..%.0f", key, seq, r, lo, hi)
+	for _, tab := range []*attentionTable{&hopperAttention, &blackwellAttention, &blackwellUltraAttention} {
+		for key, c := range tab.curves {
+			lo, hi := c[0], c[0]
+			for _, v := range c {
+				lo, hi = min(lo, v), max(hi, v)
+			}
+			for seq := 256.0; seq <= 1<<19; seq *= 1.19 {
+				r := tab.rate(key.kernel, float64(key.headDim), seq, key.pass)
+				if r < lo-1e-9 || r > hi+1e-9 {
+					t.Errorf("%v at %.0f tokens: %.1f TFLOP/s outside the published %.0f..%.0f", key, seq, r, lo, hi)
+				}
 			}
 		}
 	}

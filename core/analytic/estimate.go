@@ -9,8 +9,9 @@
 // whichever is longer; each memory-bound operation at the bandwidth times an efficiency)
 // plus a launch cost per kernel. A fused attention kernel (FlashAttention-2 or -3,
 // cuDNN) runs at its published rate on devices with published figures (H100, H200:
-// Shah et al. 2024), by pass, sequence length, head dimension and causal mask, not at
-// the linear layers' matrix efficiency (attention.go). Activation memory follows
+// Shah et al. 2024; B200, GB200, B300, GB300: NVIDIA's cuDNN frontend benchmarks), by
+// pass, sequence length, head dimension and causal mask, not at the linear layers'
+// matrix efficiency (attention.go). Activation memory follows
 // Korthikanti et al. 2022 (s*b*h*(34 + 5*a*s/h) bytes per GPT block at 16 bits with dropout), generalised to
 // grouped-query attention, SwiGLU, mixtures of experts, flash attention and
 // recomputation. Parameters, gradients and optimizer state follow the ZeRO paper
@@ -783,12 +784,23 @@ func (r *Result) TiedFullBytes() (weights, grads int64) {
 	return ceil(n * p.weight), ceil(n * p.grad)
 }
 
+// overlapCommSMs is the fraction of a GPU's streaming multiprocessors that all-to-all
+// kernels occupy while they run beside computation: DeepSeek-V3's dispatch and combine
+// kernels take 20 of an H800's 132 SMs, enough to fill its InfiniBand and NVLink
+// bandwidth (DeepSeek-V3 Technical Report, arXiv 2412.19437, section 3.2.2; DeepEP's
+// default Buffer.num_sms is 20 too). NCCL's all-to-all, which Megatron-Core's alltoall
+// dispatcher calls, runs on SMs as well. The figure is taken for every GPU.
+const overlapCommSMs = 20.0 / 132
+
 // expertComm adds the mixtures' dispatch and combine (piece.fwdExpertComm,
 // bwdExpertComm) to the passes' device time, again in the backward pass for a forward
 // that full recomputation reruns. With Options.ExpertOverlap the forward pass's
 // communication hides behind the layer's backward computation and the backward pass's
-// behind its forward computation (another microbatch's, under combined 1F1B): only
-// what is longer than that computation stays exposed.
+// behind its forward computation (another microbatch's, under combined 1F1B); the
+// communication kernels hold overlapCommSMs of the SMs while they run, so the
+// computation beside them runs that much slower: a pair of communication D and
+// computation C takes max(D, C + f*D) (the computation goes at 1 - f of its speed for
+// D, then at full speed), and D - C or f*D, whichever is longer, stays exposed.
 func (c *calc) expertComm(l *Layer, ps []piece) (fwdExposed, bwdExposed float64) {
 	var fwd, bwd float64
 	for _, p := range ps {
@@ -806,7 +818,8 @@ func (c *calc) expertComm(l *Layer, ps []piece) (fwdExposed, bwdExposed float64)
 	l.ExpertCommSeconds = fwd + bwd
 	if c.o.ExpertOverlap {
 		fwdCompute, bwdCompute := l.FwdDeviceSeconds, l.BwdDeviceSeconds
-		fwd, bwd = max(0, fwd-bwdCompute), max(0, bwd-fwdCompute)
+		f := overlapCommSMs
+		fwd, bwd = max(fwd-bwdCompute, f*fwd), max(bwd-fwdCompute, f*bwd)
 	}
 	l.ExpertExposedSeconds = fwd + bwd
 	l.FwdDeviceSeconds += fwd

@@ -633,8 +633,20 @@ func (sh *shape) moe(c *calc) piece {
 	// Saved: the norm's and the router's input, the mask, the router's probabilities; per
 	// routed row the experts' input (8 bits with fp8) and output before weighting, the
 	// activation's tensors and the down projection's input (8 bits with fp8).
+	//
+	// Megatron-style (the fused activation): Megatron-Core's TEGroupedMLP multiplies each
+	// routed row by its probability inside the activation (weighted_bias_swiglu_impl,
+	// weighted_bias_quick_geglu_impl) and the combine unpermutes without probabilities
+	// ("Memory efficient token permutation", Megatron-LM commit 2659630721, April 2025,
+	// in Megatron-Core 0.13; megatron/core/transformer/moe/experts.py and
+	// token_dispatcher.py), so the experts' outputs before weighting are not kept for the
+	// router's gradient: an fp32 probability per routed row is kept in their place.
 	ge := sh.ge
-	common := 2*e*n*h + sh.mask(n*h) + 4*n*sh.experts + (ge+e)*g*h + (kept*e+ge)*A*float64(a.IntermediateSize)
+	weighted := e * g * h // the experts' outputs, kept for the probabilities' gradient
+	if sh.fusedAct {
+		weighted = 4 * g
+	}
+	common := 2*e*n*h + sh.mask(n*h) + 4*n*sh.experts + ge*g*h + weighted + (kept*e+ge)*A*float64(a.IntermediateSize)
 	if sh.fp8 != nil {
 		p.fp8Weights, p.fp8GEMMs = float64(expert), 3*local
 	}

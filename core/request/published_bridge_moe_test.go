@@ -67,8 +67,7 @@ var bridgeMoERuns = []bridgeMoERun{
 	{name: "Qwen3 30B-A3B, 8 B200, FP8-MX, EP8", source: bridge2511, model: "qwen3-30b-a3b", device: "b200", precision: "mxfp8", gpus: 8, gbs: 512, mbs: 1, seq: 4096, tp: 1, pp: 1, vp: 1, ep: 8, tokensPerGPU: 9299},
 	{name: "Qwen3 235B-A22B, 64 B200, FP8-MX, PP8 VP2 EP8", source: bridge2511, model: "qwen3-235b-a22b", device: "b200", precision: "mxfp8", gpus: 64, gbs: 1024, mbs: 1, seq: 4096, tp: 1, pp: 8, vp: 2, ep: 8, tokensPerGPU: 3269},
 	{name: "GPT-OSS 120B, 64 H100, BF16, PP4 EP8", source: bridge2511, model: "gpt-oss-120b", device: "h100-sxm", precision: "bf16", gpus: 64, gbs: 512, mbs: 4, seq: 4096, tp: 1, pp: 4, vp: 1, ep: 8, tokensPerGPU: 5630, recompute: "layernorm, moe_act"},
-	{name: "Qwen3 30B-A3B, 16 H100, FP8-CS, PP2 VP24 EP8", source: bridge2511, model: "qwen3-30b-a3b", device: "h100-sxm", precision: "current", gpus: 16, gbs: 512, mbs: 2, seq: 4096, tp: 1, pp: 2, vp: 24, ep: 8, tokensPerGPU: 5275,
-		refused: "today's H100 recipe runs EP16 without VP, and the 25.11 recipe's memory settings for this layout are not published: at 109 KB kept per token and layer (Megatron's own tensors come to more) device 0's 24 chunks with 49 microbatch-chunks in flight need about 85 GB"},
+	{name: "Qwen3 30B-A3B, 16 H100, FP8-CS, PP2 VP24 EP8", source: bridge2511, model: "qwen3-30b-a3b", device: "h100-sxm", precision: "current", gpus: 16, gbs: 512, mbs: 2, seq: 4096, tp: 1, pp: 2, vp: 24, ep: 8, tokensPerGPU: 5275},
 	{name: "Qwen3 235B-A22B, 256 H100, FP8-CS, TP2 PP8 VP4 EP32", source: bridge2511, model: "qwen3-235b-a22b", device: "h100-sxm", precision: "current", gpus: 256, gbs: 2048, mbs: 1, seq: 4096, tp: 2, pp: 8, vp: 4, ep: 32, tokensPerGPU: 1575, overlap: true},
 
 	// NeMo 26.02 (the archive's per-model tables).
@@ -134,7 +133,7 @@ func bridgeMoEModel(t *testing.T, key string) wire.Architecture {
 // from the recipe of the same system and precision all the same.
 func (c bridgeMoERun) request(t *testing.T) *wire.Request {
 	a := bridgeMoEModel(t, c.model)
-	a.Seq, a.Framework = c.seq, "cuda-graphs"
+	a.Seq, a.Framework, a.Attention = c.seq, "cuda-graphs", teAttention(c.device)
 	perNode := 8
 	if strings.HasPrefix(c.device, "gb") {
 		perNode = 72
@@ -171,9 +170,12 @@ func TestBridgeMoEPublishedRuns(t *testing.T) {
 	signed, abs := planBridgeRuns(t, "Megatron-Bridge MoE runs", bridgeMoERuns)
 	// Issue 19's targets are 10% and within 5%; today's ceiling holds what the host
 	// synchronization and chunk sorting of dropless mixtures (analytic.moeHostSeconds)
-	// brought (52.1% to 49.4%, signed alike), so that a regression fails.
-	if abs > 0.51 || signed > 0.51 {
-		t.Errorf("median |error| %.1f%%, signed median %+.1f%%: want at most 51%% (was 49.4%%)", 100*abs, 100*signed)
+	// brought (52.1% to 49.4%, signed alike), then Megatron-Core's memory-efficient
+	// permutation (three more runs fit: 47.5%), cuDNN's published attention rates on
+	// Blackwell (40.9%), the SMs the overlapped all-to-alls hold (38.8%) and cuDNN's
+	// head-dim-64 rates for gpt-oss (32.8%), so that a regression fails.
+	if abs > 0.35 || signed > 0.35 {
+		t.Errorf("median |error| %.1f%%, signed median %+.1f%%: want at most 35%% (was 32.8%%)", 100*abs, 100*signed)
 	}
 }
 

@@ -50,8 +50,11 @@ var publishedMoERuns = []publishedMoE{
 		// the first stages take fewer blocks and the pipeline idles over 0.4 of the step;
 		// DeepSeek keeps less per layer (it recomputes RMSNorm and the MLA up-projections
 		// and caches the SwiGLU inputs in FP8, sections 3.2.3 and 3.3.2) and DualPipe
-		// balances memory across devices (Table 2), neither of which pipeplan expresses:
-		// why the prediction is below the run (-11% in the Megatron-style mode).
+		// balances memory across devices (Table 2), neither of which pipeplan expresses.
+		// The Megatron-style mode keeps a probability per routed row instead of the
+		// experts' outputs (Megatron-Core's memory-efficient permutation; whether
+		// DeepSeek's framework does is not published): with that the split balances
+		// better (bubble 0.30) and the prediction went from -11% to +10%.
 		name:   "DeepSeek-V3, PP16 EP64 DP128, FP8, 2048 H800",
 		source: "DeepSeek-V3 Technical Report (arXiv 2412.19437), sections 3.1-3.3, 4.2 and Table 1",
 		req: &wire.Request{

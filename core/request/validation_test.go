@@ -36,17 +36,11 @@ func validationCases(t *testing.T) []validationCase {
 		}
 		return res
 	}
-	precision := func(r *wire.Request) string {
-		if (r.Model.Architecture != nil && r.Model.Architecture.DType == "fp8") || r.Training.FP8Recipe != "" {
-			return "fp8"
-		}
-		return "16-bit"
-	}
 	for _, c := range publishedRuns {
 		r := c.request()
 		if res := run(c.name, r); res != nil {
 			// Step times: throughput is their inverse.
-			out = append(out, validationCase{c.name, c.source, precision(r), c.seconds/res.Step.StepSeconds - 1, gapIf(c.tolerance)})
+			out = append(out, validationCase{c.name, c.source, runPrecision(r), c.seconds/res.Step.StepSeconds - 1, gapIf(c.tolerance)})
 		}
 	}
 	a, err := arch.Parse(llama405BConfig)
@@ -58,20 +52,20 @@ func validationCases(t *testing.T) []validationCase {
 			seq := float64(c.r.Model.Architecture.Seq)
 			perToken := 6*float64(a.Params()-a.EmbeddingWeightParams()) + 12*float64(a.NumLayers)*float64(a.HiddenSize)*seq
 			got := res.Step.TokensPerSecond / float64(res.Step.Devices) * perToken / 1e12
-			out = append(out, validationCase{c.name, "Dubey et al. 2024, Table 4", precision(c.r), got/c.tflopsPerGPU - 1, gapIf(c.tolerance)})
+			out = append(out, validationCase{c.name, "Dubey et al. 2024, Table 4", runPrecision(c.r), got/c.tflopsPerGPU - 1, gapIf(c.tolerance)})
 		}
 	}
 	for _, c := range shardedRuns {
 		if res := run(c.name, c.r); res != nil {
 			got := res.Step.TokensPerSecond / float64(res.Step.Devices)
-			out = append(out, validationCase{c.name, c.source[:len("torchtitan 2024-12")], precision(c.r), got/c.tokensPerGPU - 1, c.gap}) // per benchmark
+			out = append(out, validationCase{c.name, c.source[:len("torchtitan 2024-12")], runPrecision(c.r), got/c.tokensPerGPU - 1, c.gap}) // per benchmark
 		}
 	}
 	for _, c := range fp8Runs {
 		r := c.request()
 		if res := run(c.name, r); res != nil {
 			got := float64(c.gbs) * float64(r.Model.Architecture.Seq) / res.Step.StepSeconds / float64(c.gpus)
-			out = append(out, validationCase{c.name, c.source, precision(r), got/c.tokensPerGPU - 1, c.gap})
+			out = append(out, validationCase{c.name, c.source, runPrecision(r), got/c.tokensPerGPU - 1, c.gap})
 		}
 	}
 	for _, m := range measuredSteps(t) {
@@ -79,16 +73,25 @@ func validationCases(t *testing.T) []validationCase {
 			continue // TestMeasuredSteps reports it
 		}
 		if res := run(m.name(), m.request()); res != nil {
-			out = append(out, validationCase{m.name(), "measured: one " + m.device + ", eager PyTorch 2.11 (tools/measure/steps.py)", precision(m.request()), m.StepSeconds/res.Step.StepSeconds - 1, ""})
+			out = append(out, validationCase{m.name(), "measured: one " + m.device + ", eager PyTorch 2.11 (tools/measure/steps.py)", runPrecision(m.request()), m.StepSeconds/res.Step.StepSeconds - 1, ""})
 		}
 	}
 	for _, c := range publishedMoERuns {
 		if res := run(c.name, c.req); res != nil {
 			got := res.Step.TokensPerSecond / float64(res.Step.Devices)
-			out = append(out, validationCase{c.name, c.source, precision(c.req), got/c.tokensPerGPUSecond - 1, c.gap})
+			out = append(out, validationCase{c.name, c.source, runPrecision(c.req), got/c.tokensPerGPUSecond - 1, c.gap})
 		}
 	}
 	return out
+}
+
+// runPrecision is a run's precision for the summary: fp8 (an fp8 dtype or recipe) or
+// 16-bit.
+func runPrecision(r *wire.Request) string {
+	if (r.Model.Architecture != nil && r.Model.Architecture.DType == "fp8") || r.Training.FP8Recipe != "" {
+		return "fp8"
+	}
+	return "16-bit"
 }
 
 // gapIf names the gap of a table that states a tolerance beyond issue 19's 25% instead
@@ -154,6 +157,35 @@ func TestValidationSummary(t *testing.T) {
 		met = "NOT met"
 	}
 	t.Logf("without the known gaps: %d runs, median |error| %.1f%%, signed median %+.1f%% (targets: %s)", len(held), 100*ha, 100*hs, met)
+	// Megatron-Bridge's mixture-of-experts and context-parallel runs
+	// (published_bridge_moe_test.go) are not among the cases held here yet: reported
+	// with them, so that the targets are read over every published case.
+	ext := append([]validationCase(nil), cases...)
+	for _, c := range append(append([]bridgeMoERun(nil), bridgeMoERuns...), bridgeContextRuns...) {
+		r := c.request(t)
+		res, err := Run(context.Background(), r)
+		if err != nil || !res.Feasible {
+			continue // reported by TestBridgeMoEPublishedRuns (not expressed, or refused)
+		}
+		got := float64(c.gbs) * float64(c.seq) / res.Step.StepSeconds / float64(c.gpus)
+		ext = append(ext, validationCase{name: c.name, source: c.source, precision: runPrecision(r), err: got/c.tokensPerGPU - 1})
+	}
+	byPrecision := map[string][]float64{}
+	var extAll []float64
+	extBeyond := 0
+	for _, c := range ext {
+		byPrecision[c.precision] = append(byPrecision[c.precision], c.err)
+		extAll = append(extAll, c.err)
+		if math.Abs(c.err) > issueTolerance {
+			extBeyond++
+		}
+	}
+	for _, k := range []string{"16-bit", "fp8"} {
+		es, ea := medians(byPrecision[k])
+		t.Logf("with Megatron-Bridge's MoE and CP runs, precision %-6s %3d runs: median |error| %5.1f%%, signed median %+6.1f%%", k, len(byPrecision[k]), 100*ea, 100*es)
+	}
+	es, ea := medians(extAll)
+	t.Logf("with Megatron-Bridge's MoE and CP runs: %d runs, median |error| %.1f%%, signed median %+.1f%%, %d beyond 25%% (not held yet)", len(extAll), 100*ea, 100*es, extBeyond)
 	// Not all targets are met yet (the signed medians are +5% to +6%: GB200's and
 	// B200's fp8 runs and Narayanan's A100 runs err fast): the medians are held to
 	// bounds that catch a regression from what this test measured when written.
