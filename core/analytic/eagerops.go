@@ -128,10 +128,17 @@ type perToken struct{ hidden, mlp, kv float64 }
 
 // trafficCounts is what the memory-bound kernels of one HuggingFace transformer block
 // move in a training forward and backward pass in eager PyTorch on a GPU: bytes per
-// token (fwd, bwd) and kernel launches per block (fwdKernels, bwdKernels).
+// token (fwd, bwd) and kernel launches per block (fwdKernels, bwdKernels), without
+// torch.autocast's casts of the weights (shape.autocast prices them per parameter).
+// dropout is what each of the block's two residual dropouts moves per element of the
+// hidden width in each pass (native_dropout reads the input and writes the output and a
+// 1-byte mask, its backward reads the gradient and the mask and writes the input's
+// gradient: 5 bytes in 16 bits), one kernel each: part of the counts, taken out again
+// for a configuration without dropout (with p = 0 PyTorch runs no kernel).
 type trafficCounts struct {
 	fwd, bwd               perToken
 	fwdKernels, bwdKernels float64
+	dropout                float64
 }
 
 // eagerBlockTraffic holds, per architecture family and for AMP (true: fp32 parameters
@@ -141,61 +148,83 @@ type trafficCounts struct {
 // real modeling code's forward and backward under a TorchDispatchMode, below autograd
 // and autocast, at six sizes per family, with the blocks' traffic solved from the
 // differences (core/analytic/testdata/eager_traffic.json; TestEagerTrafficMatchesCounts
-// solves it again). The autocast casts of the weights (6 bytes per matrix weight each
-// way, shape.autocast) are taken out: they are per parameter, not per token. Dropout is
-// as each family's configurations have it (GPT-2 and BERT 0.1, Llama none). Under AMP
-// the residual stream, the norms and (GPT-2) gelu_new run in fp32: GPT-2's MLP moves 76
-// bytes per element forward where 16 bits move 36, the count the CPU transcription of
-// tools/opcount also gives (eagerTraffic).
+// solves it again). The autocast casts of the weights (6 bytes and one kernel per matrix
+// weight or bias each way) are taken out: they are per parameter, not per token. Dropout
+// is as each family's configurations have it (GPT-2 and BERT 0.1, Llama none). Under
+// AMP the residual stream, the norms and (GPT-2) gelu_new run in fp32: GPT-2's MLP moves
+// 76 bytes per element forward where 16 bits move 36, the count the CPU transcription of
+// tools/opcount also gives (eagerTraffic). The scripts give the query heads the hidden
+// width, so the hidden term holds the queries' work too; for Llama (rotary embedding and
+// copies alike on queries and keys) the key-value term's rate per element is taken for
+// the queries, so that tensor parallelism divides it (blockTraffic).
 var eagerBlockTraffic = map[arch.Family]map[bool]trafficCounts{
 	arch.GPT2: {
-		true:  {fwd: perToken{58.047, 76.0, 0}, bwd: perToken{104.072, 120.002, 0}, fwdKernels: 26, bwdKernels: 38},
-		false: {fwd: perToken{30.039, 36.0, 0}, bwd: perToken{56.057, 58.002, 0}, fwdKernels: 14, bwdKernels: 22},
+		true:  {fwd: perToken{58.047, 76.0, 0}, bwd: perToken{104.072, 120.002, 0}, fwdKernels: 18, bwdKernels: 30, dropout: 5},
+		false: {fwd: perToken{30.039, 36.0, 0}, bwd: perToken{56.057, 58.002, 0}, fwdKernels: 14, bwdKernels: 22, dropout: 5},
 	},
 	arch.Llama: {
-		true:  {fwd: perToken{142.602, 10.0, 36.0}, bwd: perToken{352.656, 18.0, 58.0}, fwdKernels: 40, bwdKernels: 72},
+		true:  {fwd: perToken{142.602, 10.0, 36.0}, bwd: perToken{352.656, 18.0, 58.0}, fwdKernels: 33, bwdKernels: 65},
 		false: {fwd: perToken{104.348, 10.0, 20.0}, bwd: perToken{254.398, 18.0, 32.0}, fwdKernels: 30, bwdKernels: 56},
 	},
 	arch.BERT: {
-		true:  {fwd: perToken{70.047, 4.0, 0}, bwd: perToken{128.072, 8.002, 0}, fwdKernels: 23, bwdKernels: 33},
-		false: {fwd: perToken{30.039, 4.0, 0}, bwd: perToken{56.057, 8.002, 0}, fwdKernels: 7, bwdKernels: 15},
+		true:  {fwd: perToken{70.047, 4.0, 0}, bwd: perToken{128.072, 8.002, 0}, fwdKernels: 11, bwdKernels: 21, dropout: 5},
+		false: {fwd: perToken{30.039, 4.0, 0}, bwd: perToken{56.057, 8.002, 0}, fwdKernels: 7, bwdKernels: 15, dropout: 5},
 	},
 }
 
 // blockTraffic is the counted traffic of a dense block in HuggingFace's eager code on
 // this shape, and false where the counts do not apply: another framework, inference
-// (the counts are a training step's, dropout on), an attention kernel other than
-// sdpa's (flash), activations not in 16 bits, fp8, a mixture or latent attention.
+// (the counts are a training step's), activations not in 16 bits, fp8, a mixture's
+// block or latent attention. The attention kernel does not matter (the counts leave the
+// attention core out). For Llama the queries' share of the hidden term moves to a
+// query term at the key-value rate (eagerBlockTraffic), and a configuration without
+// dropout drops the two dropouts' bytes and kernels.
 func (sh *shape) blockTraffic() (trafficCounts, bool) {
-	if !sh.eagerCode || !sh.train || sh.o.Attention != Flash || sh.e != 2 || sh.fp8 != nil || sh.a.MLA() {
+	if !sh.eagerCode || !sh.train || sh.e != 2 || sh.fp8 != nil || sh.a.MLA() {
 		return trafficCounts{}, false
 	}
 	c, ok := eagerBlockTraffic[sh.a.Family][sh.o.Precision == AMP]
+	if ok && !sh.drop && c.dropout > 0 {
+		c.fwd.hidden -= 2 * c.dropout
+		c.bwd.hidden -= 2 * c.dropout
+		c.fwdKernels -= 2
+		c.bwdKernels -= 2
+		c.dropout = 0
+	}
 	return c, ok
 }
 
 // countedTraffic replaces a dense block half's memory-bound operations (its norm,
 // rotary embedding, activation, residual add and dropout: every operation with no
-// matrix product that is not the attention core) with the traffic HuggingFace's code
-// makes eager PyTorch move (blockTraffic): the hidden-width term split evenly between
-// the halves (each has one norm and one residual add, and one dropout where the family
-// has them), the key-value term to the attention half, the MLP term to the MLP half.
-// The block's total is the count; the split between its halves is this rule's.
+// matrix product that is not the attention core, eager attention's repetition of the
+// key-value heads, or Qwen3's query-key norm, which the counted Llama blocks lack) with the traffic HuggingFace's code makes eager PyTorch move
+// (blockTraffic): the hidden-width term split evenly between the halves (each has one
+// norm and one residual add, and one dropout where the family has them), the query and
+// key-value terms to the attention half, the MLP term to the MLP half. The block's
+// total is the count; the split between its halves is this rule's. A GPT-2 whose
+// activation is not gelu_new keeps its MLP half's own operations.
 func (sh *shape) countedTraffic(p *piece, attention bool) {
 	c, ok := sh.blockTraffic()
-	if !ok {
+	if !ok || (!attention && sh.a.Family == arch.GPT2 && sh.a.Activation != "gelu_new") {
 		return
 	}
 	ops := make([]op, 0, len(p.ops)+1)
 	for _, o := range p.ops {
-		if o.core || o.fwd.flops > 0 {
+		if o.core || o.fwd.flops > 0 || o.name == "repeat kv" || o.name == "qk norm" {
 			ops = append(ops, o)
 		}
 	}
 	bytes := func(pt perToken) float64 {
-		b := pt.hidden / 2 * sh.hr
+		h := pt.hidden
+		if sh.a.Family == arch.Llama {
+			h -= pt.kv // the queries' share (counted at q = h), at the key-value rate
+		}
+		b := h / 2 * sh.hr
 		if attention {
 			b += pt.kv * sh.kv
+			if sh.a.Family == arch.Llama {
+				b += pt.kv * sh.q
+			}
 		} else {
 			b += pt.mlp * sh.fd
 		}
@@ -263,7 +292,7 @@ func (sh *shape) alignLogits(p *piece, matmulEfficiency float64) {
 // so its input is an fp32 copy and everything after it fp32 but the factor 0.5*x, and
 // the projection keeps a 16-bit cast: 4 + 4 + 2 + 4 + 2 = 16 bytes.
 func (sh *shape) geluNewSaved() float64 {
-	if !sh.eagerCode || !sh.train || sh.a.Family != arch.GPT2 || sh.e != 2 || sh.fp8 != nil {
+	if !sh.eagerCode || !sh.train || sh.a.Family != arch.GPT2 || sh.a.Activation != "gelu_new" || sh.e != 2 || sh.fp8 != nil {
 		return 0
 	}
 	if sh.o.Precision == AMP {

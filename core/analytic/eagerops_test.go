@@ -142,9 +142,10 @@ func TestEagerHostOps(t *testing.T) {
 		if cb.FwdTerms.HostOps != cb.FwdKernels || cb.FwdHostSeconds != cb.FwdKernels*4e-6+10e-6 {
 			t.Errorf("%s compiled: host ops %g, kernels %g, host %g s", c.model, cb.FwdTerms.HostOps, cb.FwdKernels, cb.FwdHostSeconds)
 		}
-		eagerTraffic := a.Family != arch.BERT // RMSNorm and rotary, gelu_new
-		if more := b.FwdTerms.MemorySeconds > cb.FwdTerms.MemorySeconds; more != eagerTraffic {
-			t.Errorf("%s: eager memory time %g s, compiled %g s: unfused traffic counted %v, want %v", c.model, b.FwdTerms.MemorySeconds, cb.FwdTerms.MemorySeconds, more, eagerTraffic)
+		// HuggingFace's blocks run eagerly move their counted traffic (eagerBlockTraffic),
+		// more than the fused kernels the compiled mode is costed with, in every family.
+		if b.FwdTerms.MemorySeconds <= cb.FwdTerms.MemorySeconds {
+			t.Errorf("%s: eager memory time %g s, compiled %g s: the counted traffic is not more", c.model, b.FwdTerms.MemorySeconds, cb.FwdTerms.MemorySeconds)
 		}
 	}
 }

@@ -293,7 +293,7 @@ func (r *Result) OptimizerSeconds(first, last int) (deviceSeconds, hostSeconds f
 	perParam := p.grad + src + p.states + p.weight + p.master + p.states
 	kernels := 1.0
 	if r.foreach && (o.Optimizer == Adam || o.Optimizer == AdamW) {
-		perParam, kernels = foreachAdamBytes(p), foreachAdamPasses
+		perParam, kernels = foreachAdam(p, o.Optimizer == AdamW)
 	}
 	updated := float64(params-experts)/o.sharded() + float64(experts)/o.expertSharded()
 	deviceSeconds = r.rf.seconds(work{0, perParam * updated, kernels * float64(last-first+1)})
@@ -301,35 +301,36 @@ func (r *Result) OptimizerSeconds(first, last int) (deviceSeconds, hostSeconds f
 	return deviceSeconds, hostSeconds
 }
 
-// foreachAdamPasses is the passes over the tensors torch.optim's foreach Adam and AdamW
-// make per step (torch/optim/adam.py, _multi_tensor_adam, PyTorch 2.x, with decoupled
-// weight decay): the weights' decay, the first moment's lerp, the second moment's
+// foreachAdam is what torch.optim's foreach Adam and AdamW (torch/optim/adam.py,
+// _multi_tensor_adam, PyTorch 2.x) move per parameter per step, and the passes over the
+// tensors they make: AdamW's decoupled weight decay (its default is 0.01; Adam's
+// default weight decay is 0, and skips it), the first moment's lerp, the second moment's
 // scaling and addcmul, its square root into a temporary, the temporary's division by
-// the bias correction and addition of epsilon, and the weights' addcdiv.
-const foreachAdamPasses = 8
-
-// foreachAdamBytes is what those passes move per parameter: the weight (or its fp32
-// master) read and written twice, the first moment read and written and read again,
-// the second moment read and written twice and read once more, the gradient read twice
-// (addcmul reads it as both of its operands, from one load), and the temporary (in the
-// state's type) written, read and written twice, and read: 20 element accesses where a
-// fused kernel makes 7 (gradient, weight and both moments read, the three written), 80
-// bytes in fp32 against 28. With a master copy, the 16-bit weight is written from it
-// after the update. Measured on an H100 SXM (tools/measure/kernels.py,
-// core/analytic/testdata/h100_kernels.json): a billion fp32 parameters in 64 tensors
-// take 30.0 ms foreach and 10.9 ms fused, 2.7 and 2.6 TB/s at 80 and 28 bytes, the
-// preset's 80% of the bandwidth.
-func foreachAdamBytes(p bytesPerParam) float64 {
+// the bias correction and addition of epsilon, and the weights' addcdiv. AdamW: the
+// weight (or its fp32 master) read and written twice, the first moment read and written
+// and read again, the second moment read and written twice and read once more, the
+// gradient read twice (addcmul reads it as both of its operands, from one load), the
+// temporary (in the state's type) written, read and written twice, and read: 20 element
+// accesses in 8 passes where a fused kernel makes 7 (gradient, weight and both moments
+// read, the three written), 80 bytes in fp32 against 28; Adam 18 in 7. With a master
+// copy, a ninth pass writes the 16-bit weight from it. Measured on an H100 SXM
+// (tools/measure/kernels.py, core/analytic/testdata/h100_kernels.json): a billion fp32
+// parameters in 64 tensors take 30.0 ms foreach and 10.9 ms fused, 2.7 and 2.6 TB/s at
+// 80 and 28 bytes, the preset's 80% of the bandwidth.
+func foreachAdam(p bytesPerParam, decoupledDecay bool) (bytes, passes float64) {
 	src := p.weight
 	if p.master > 0 {
 		src = p.master
 	}
 	state := p.states / 2
-	b := 4*src + 3*state + 5*state + 2*p.grad + 6*state
-	if p.master > 0 {
-		b += p.master + p.weight // the 16-bit weight from its master
+	bytes, passes = 2*src+3*state+5*state+2*p.grad+6*state, 7
+	if decoupledDecay {
+		bytes, passes = bytes+2*src, 8
 	}
-	return b
+	if p.master > 0 {
+		bytes, passes = bytes+p.master+p.weight, passes+1 // the 16-bit weight from its master
+	}
+	return bytes, passes
 }
 
 // TiedGroup is the model.Layer.TieGroup and the model.Layer.Shared key of a tied embedding.

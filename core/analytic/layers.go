@@ -273,6 +273,11 @@ func (sh *shape) attention(local bool) piece {
 		input: e * t * hr, output: e * t * hr, recomputable: true, fwdAllReduces: 1, bwdAllReduces: 1,
 		tensors: sh.normTensors() + attentionTensors(a)}
 	p.ops = append(p.ops, sh.norm("attention norm"), sh.linear("qkv", t, h, q+2*kv))
+	if a.QKNorm {
+		// Qwen3's RMSNorm on each query and key head: one fused kernel each, or eager
+		// PyTorch's unfused RMSNorm over their width.
+		p.ops = append(p.ops, sh.eagerMem("qk norm", eagerTraffic[arch.Llama].norm, t*(q+kv), 2*e*t*(q+kv), 2))
+	}
 	if a.Family == arch.Llama {
 		p.ops = append(p.ops, sh.eagerMem("rotary", eagerTraffic[a.Family].rotary, t*(q+kv), 2*e*t*(q+kv), 2))
 	}

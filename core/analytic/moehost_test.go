@@ -43,7 +43,7 @@ func TestMoEHostSync(t *testing.T) {
 			}
 			grow := ld.FwdSeconds + ld.BwdSeconds - lc.FwdSeconds - lc.BwdSeconds
 			if fw == cluster.NoFramework {
-				if grow != 0 {
+				if math.Abs(grow) > 1e-15 { // sums of the same terms in another order
 					t.Errorf("seq %d, no framework: dropless adds %v s, want 0", seq, grow)
 				}
 				continue

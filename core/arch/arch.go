@@ -109,6 +109,10 @@ type Arch struct {
 	// learned sink logit per head (gpt-oss).
 	QKNorm         bool `json:"qk_norm,omitempty"`
 	AttentionSinks bool `json:"attention_sinks,omitempty"`
+	// Activation is GPT-2's activation_function (default gelu_new, HuggingFace's
+	// GPT2Config): the analytic model costs every activation alike but where eager
+	// PyTorch runs gelu_new unfused (package analytic).
+	Activation string `json:"activation,omitempty"`
 
 	// TiedEmbeddings: the LM head reuses the input embedding matrix.
 	TiedEmbeddings bool `json:"tied_embeddings"`

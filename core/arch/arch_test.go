@@ -214,7 +214,7 @@ func TestParseFields(t *testing.T) {
 	}
 	wantG := Arch{Name: "gpt2", ModelType: "gpt2", Family: GPT2, HiddenSize: 768, NumLayers: 12, NumHeads: 12,
 		NumKVHeads: 12, HeadDim: 64, IntermediateSize: 3072, VocabSize: 50257, MaxPositions: 1024,
-		TiedEmbeddings: true, QKVBias: true, OutBias: true, MLPBias: true, Dropout: true}
+		TiedEmbeddings: true, QKVBias: true, OutBias: true, MLPBias: true, Activation: "gelu_new", Dropout: true}
 	if *g != wantG {
 		t.Errorf("got %+v\nwant %+v", *g, wantG)
 	}

@@ -253,6 +253,10 @@ func (f *fields) gpt2(a *Arch) {
 	a.TiedEmbeddings = f.boolean("tie_word_embeddings", true)
 	a.QKVBias, a.OutBias, a.MLPBias = true, true, true
 	a.Dropout = f.anyPositive(0.1, "attn_pdrop", "resid_pdrop", "embd_pdrop")
+	a.Activation = "gelu_new"
+	if s, ok := f.str("activation_function"); ok {
+		a.Activation = s
+	}
 	if a.NumHeads > 0 {
 		a.HeadDim = a.HiddenSize / a.NumHeads
 	}
