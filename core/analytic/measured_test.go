@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"pipeplan/core/arch"
+	"pipeplan/core/cluster"
 )
 
 // trafficRow is one row of testdata/eager_traffic.json (tools/measure/traffic.py).
@@ -229,5 +230,61 @@ func TestForeachAdamBytes(t *testing.T) {
 	}
 	if got, want := foreach/fused, 80.0/28; math.Abs(got/want-1) > 0.1 {
 		t.Errorf("foreach over fused AdamW: measured %.2f, the byte counts give %.2f", got, want)
+	}
+}
+
+// countedBytes is the forward bytes of the counted eager kernels of the first block
+// (its attention and MLP halves, split by sublayer) of a on one h100-sxm in eager
+// PyTorch, training.
+func countedBytes(t *testing.T, a *arch.Arch, o Options) (attention, mlp float64) {
+	t.Helper()
+	o.Split = Sublayers
+	r, err := Estimate(a, frameworkTarget(t, "h100-sxm", cluster.Eager), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r.Layers[1].FwdTerms.MemorySeconds, r.Layers[2].FwdTerms.MemorySeconds
+}
+
+// TestCountedTrafficConditions checks where the counted eager traffic applies and how it
+// follows the configuration: dropout off takes the two dropouts' 5 bytes per hidden
+// element out of each half; eager attention keeps the counted kernels (and adds its
+// own); tensor parallelism without sequence parallelism divides Llama's query and
+// key-value terms and the MLP's, not the hidden-width term.
+func TestCountedTrafficConditions(t *testing.T) {
+	base := Options{Batch: 4, Seq: 1024}
+	gpt2, _ := arch.Bundled("gpt2")
+	noDrop := *gpt2
+	noDrop.Dropout = false
+	att, ml := countedBytes(t, gpt2, base)
+	att0, ml0 := countedBytes(t, &noDrop, base)
+	tg := frameworkTarget(t, "h100-sxm", cluster.Eager)
+	perHalf := 5 * 4 * 1024 * 768 / (tg.Perf.MemoryBytesPerSecond) // 5 bytes per element at the full bandwidth
+	if d := att - att0; math.Abs(d-perHalf) > 1e-12 {
+		t.Errorf("GPT-2 attention half without dropout: %g s less memory time, want %g", d, perHalf)
+	}
+	if d := ml - ml0; math.Abs(d-perHalf) > 1e-12 {
+		t.Errorf("GPT-2 MLP half without dropout: %g s less memory time, want %g", d, perHalf)
+	}
+	eager := base
+	eager.Attention = Eager
+	if ae, _ := countedBytes(t, gpt2, eager); ae <= att {
+		t.Errorf("GPT-2 with eager attention: %g s of memory time, not more than flash's %g", ae, att)
+	}
+	llama, _ := arch.Bundled("llama-3.2-1b")
+	one, _ := countedBytes(t, llama, base)
+	tp := base
+	tp.TensorParallel = 2
+	two, _ := countedBytes(t, llama, tp)
+	c := eagerBlockTraffic[arch.Llama][false].fwd
+	h, q, kv := float64(llama.HiddenSize), float64(llama.QDim()), float64(llama.KVDim())
+	T := 4.0 * 1024
+	want := T * (c.hidden - c.kv) / 2 * h // the hidden-width part stays whole
+	wantOne := (want + T*c.kv*(q+kv)) / tg.Perf.MemoryBytesPerSecond
+	wantTwo := (want + T*c.kv*(q+kv)/2) / tg.Perf.MemoryBytesPerSecond
+	// Each half's memory time holds other kernels too (none in the attention half but
+	// the counted one and the fused attention's reads): compare the differences.
+	if d, w := one-two, wantOne-wantTwo; math.Abs(d-w) > 1e-9 {
+		t.Errorf("Llama attention half at tensor parallelism 2: %g s less memory time, want %g (queries and keys and values halved)", d, w)
 	}
 }
