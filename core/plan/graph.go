@@ -3,7 +3,6 @@ package plan
 import (
 	"errors"
 	"fmt"
-	"strings"
 
 	"pipeplan/core/cluster"
 	"pipeplan/core/dagsplit"
@@ -191,23 +190,6 @@ func (p *Plan) StageOfLayer() []int {
 		}
 	}
 	return out
-}
-
-// LayerRuns writes ascending layer indices as runs: "0–7", or "0–12, 14, 17–20" for a
-// stage of a graph split that is not contiguous in the model's layer order.
-func LayerRuns(layers []int) string {
-	var b strings.Builder
-	for _, r := range Runs(layers) {
-		if b.Len() > 0 {
-			b.WriteString(", ")
-		}
-		if r[0] == r[1] {
-			fmt.Fprintf(&b, "%d", r[0])
-		} else {
-			fmt.Fprintf(&b, "%d–%d", r[0], r[1])
-		}
-	}
-	return b.String()
 }
 
 // StageLayers lists the model's layers that stage i holds, ascending: Layers for a graph

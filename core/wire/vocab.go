@@ -11,8 +11,9 @@
 // (main.wasm, whose planner runs in a Web Worker), imports this package instead of
 // core/request, so that it links none of the planner: not the estimator, the
 // partitioner or the simulator, nor crypto/sha256, which core/request's content ids
-// need. Today Result still holds core/plan's Plan and core/schedule's Result, which
-// link them (wasm's TestPageLinksNoPlanner lists what is owed).
+// need. Its results' plans, schedules and placements are its own types, which
+// core/request converts the planner's to (wasm's TestPageLinksNoPlanner holds the page to
+// it).
 package wire
 
 // MaxDevices bounds a cluster's devices and every parallel degree of a request (4,096):
