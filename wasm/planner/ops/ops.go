@@ -236,7 +236,7 @@ func searchOptions(progress func(string), yield func()) search.Options {
 	var opt search.Options
 	if progress != nil {
 		last := time.Time{}
-		opt.Progress = func(p search.Progress) {
+		opt.Progress = func(p wire.SearchProgress) {
 			if now := time.Now(); now.Sub(last) >= progressEvery || p.Done == p.Total {
 				last = now
 				progress(mustJSON(p))
