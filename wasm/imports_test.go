@@ -141,7 +141,6 @@ var pageForbidden = []string{"crypto/sha256"}
 var pageDebt = map[string]string{
 	"pipeplan/core/cluster": "ui's Cluster panel lists the device and link presets",
 	"pipeplan/core/arch":    "ui's Model panel lists the bundled architectures",
-	"pipeplan/core/load":    "through core/examples",
 }
 
 // TestPageLinksNoPlanner lists what the page's program (wasm/app, built for js/wasm)
