@@ -135,18 +135,10 @@ var pageAllowed = map[string]string{
 // content ids hash with crypto/sha256, which the page never needs.
 var pageForbidden = []string{"crypto/sha256"}
 
-// pageDebt lists the planner packages main.wasm still reaches, and through what. Each
-// goes when the page no longer needs it; the test fails when one is no longer reached,
-// so that the list only shrinks.
-var pageDebt = map[string]string{
-	"pipeplan/core/cluster": "ui's Cluster panel lists the device and link presets",
-	"pipeplan/core/arch":    "ui's Model panel lists the bundled architectures",
-}
-
 // TestPageLinksNoPlanner lists what the page's program (wasm/app, built for js/wasm)
 // imports, directly or not, and fails if it links a package of pipeplan/core that
-// pageAllowed does not name (beyond pageDebt's), or one of pageForbidden. core/wire, the
-// request's and result's types, is held to the same rule.
+// pageAllowed does not name, or one of pageForbidden. core/wire, the request's and
+// result's types, is held to the same rule.
 func TestPageLinksNoPlanner(t *testing.T) {
 	core := goList(t, nil, "./core/...")
 	if !slices.Contains(core, "pipeplan/core/plan") || !slices.Contains(core, "pipeplan/core/schedule") {
@@ -164,18 +156,8 @@ func TestPageLinksNoPlanner(t *testing.T) {
 			t.Fatalf("go list -deps %s: %d packages, without core/wire", pkg, len(deps))
 		}
 		for _, d := range deps {
-			_, debt := pageDebt[d]
-			debt = debt && pkg == "./wasm/app"
-			if planner := strings.HasPrefix(d, "pipeplan/core/") && pageAllowed[d] == ""; (planner && !debt) || slices.Contains(pageForbidden, d) {
+			if planner := strings.HasPrefix(d, "pipeplan/core/") && pageAllowed[d] == ""; planner || slices.Contains(pageForbidden, d) {
 				t.Errorf("%s links %s, a planner package", pkg, d)
-			}
-		}
-		if pkg != "./wasm/app" {
-			continue
-		}
-		for p, why := range pageDebt {
-			if !slices.Contains(deps, p) {
-				t.Errorf("%s no longer reaches %s (%s): strike it from pageDebt", pkg, p, why)
 			}
 		}
 	}

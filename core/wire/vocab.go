@@ -95,3 +95,56 @@ func SearchedRecomputes(architecture bool) []string {
 	}
 	return []string{"none", "full"}
 }
+
+// DevicePreset is a value of cluster.device, a device preset, with its usual links: Link
+// inside a node (core's default for cluster.link_intra, and for cluster.link of one
+// node) and Network between nodes (cluster.link_inter's default; "" where the preset
+// names none).
+type DevicePreset struct {
+	Name    string `json:"name"`
+	Link    string `json:"link"`
+	Network string `json:"network,omitempty"`
+}
+
+// DevicePresets lists cluster.device's presets, sorted by name (core/cluster holds their
+// figures).
+func DevicePresets() []DevicePreset {
+	return []DevicePreset{
+		{"a100-40gb", "nvlink3", "ib-hdr"},
+		{"a100-80gb", "nvlink3", "ib-hdr"},
+		{"b200", "nvlink5", "ib-ndr"},
+		{"b300", "nvlink5", "ib-xdr"},
+		{"bow", "ipu-link", ""},
+		{"gaudi3", "gaudi3-roce", "gaudi3-roce"},
+		{"gb200", "nvswitch4", "ib-ndr"},
+		{"gb300", "nvswitch4", "ib-xdr"},
+		{"gc200", "ipu-link", ""},
+		{"h100-96gb-500w", "nvlink4", "roce-400g"},
+		{"h100-sxm", "nvlink4", "ib-ndr"},
+		{"h200", "nvlink4", "ib-ndr"},
+		{"mi300x", "xgmi", "roce-400g"},
+		{"mi355x", "xgmi4", "roce-400g"},
+		{"tpu-v4", "tpu-ici", ""},
+		{"tpu-v5e", "tpu-ici", ""},
+		{"tpu-v5p", "tpu-ici-v5p", "tpu-dcn-50g"},
+		{"tpu-v6e", "tpu-ici-v6e", ""},
+		{"trainium2", "neuronlink-v3", "efa-v3"},
+	}
+}
+
+// LinkPresets lists the link presets of cluster.link, link_intra and link_inter, sorted.
+func LinkPresets() []string {
+	return []string{"efa-v3", "gaudi3-roce", "ib-edr", "ib-hdr", "ib-ndr", "ib-xdr", "ipu-link", "neuronlink-v3",
+		"nvlink2", "nvlink3", "nvlink4", "nvlink5", "nvswitch1", "nvswitch2", "nvswitch3", "nvswitch4", "pcie4", "pcie5",
+		"roce-100g", "roce-200g", "roce-400g", "tpu-dcn-50g", "tpu-ici", "tpu-ici-v5p", "tpu-ici-v6e", "xgmi", "xgmi4"}
+}
+
+// Architectures lists the bundled architectures model.architecture.name takes (their
+// HuggingFace configs are core/arch's), sorted.
+func Architectures() []string {
+	return []string{"bert-base-uncased", "bert-large-uncased", "deepseek-v2", "deepseek-v2-lite", "deepseek-v3",
+		"gpt-oss-120b", "gpt-oss-20b", "gpt2", "gpt2-large", "gpt2-medium", "gpt2-xl", "llama-2-70b", "llama-2-7b",
+		"llama-3.1-70b", "llama-3.2-1b", "llama-4-maverick-17b-128e", "llama-4-scout-17b-16e", "meta-llama-3-8b",
+		"mistral-7b-v0.1", "mixtral-8x22b-v0.1", "mixtral-8x7b-v0.1", "qwen1.5-moe-a2.7b", "qwen2-7b",
+		"qwen3-235b-a22b", "qwen3-30b-a3b"}
+}
