@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"pipeplan/core/calibrate"
 	"pipeplan/core/cluster"
 	"pipeplan/core/model"
 	"pipeplan/core/plan"
@@ -59,18 +60,22 @@ func TestWireTypesMatchPlanner(t *testing.T) {
 	tests := []struct {
 		planner, wire any
 		skip          []string // the planner's fields a result does not carry
+		extra         []string // the wire type's fields the planner's lacks, last
 	}{
-		{plan.Plan{}, wire.Plan{}, []string{"schedule"}},
-		{plan.Stage{}, wire.Stage{}, nil},
-		{plan.Memory{}, wire.Memory{}, nil},
-		{plan.StageRecompute{}, wire.StageRecompute{}, nil},
-		{plan.RecomputedLayer{}, wire.RecomputedLayer{}, nil},
-		{plan.GraphFallback{}, wire.GraphFallback{}, nil},
-		{schedule.Result{}, wire.ScheduleResult{}, nil},
-		{schedule.Event{}, wire.Event{}, nil},
-		{schedule.Sample{}, wire.Sample{}, nil},
-		{cluster.Placement{}, wire.Placement{}, nil},
-		{cluster.Link{}, wire.Link{}, nil},
+		{plan.Plan{}, wire.Plan{}, []string{"schedule"}, nil},
+		{plan.Stage{}, wire.Stage{}, nil, nil},
+		{plan.Memory{}, wire.Memory{}, nil, nil},
+		{plan.StageRecompute{}, wire.StageRecompute{}, nil, nil},
+		{plan.RecomputedLayer{}, wire.RecomputedLayer{}, nil, nil},
+		{plan.GraphFallback{}, wire.GraphFallback{}, nil, nil},
+		{schedule.Result{}, wire.ScheduleResult{}, nil, nil},
+		{schedule.Event{}, wire.Event{}, nil, nil},
+		{schedule.Sample{}, wire.Sample{}, nil, nil},
+		{cluster.Placement{}, wire.Placement{}, nil, nil},
+		{cluster.Link{}, wire.Link{}, nil, nil},
+		{calibrate.Result{}, wire.Calibration{}, nil, []string{"architecture architecture ptr struct"}},
+		{calibrate.Figures{}, wire.CalibrationFigures{}, nil, nil},
+		{calibrate.Residual{}, wire.CalibrationResidual{}, nil, nil},
 	}
 	for _, tc := range tests {
 		pt, wt := reflect.TypeOf(tc.planner), reflect.TypeOf(tc.wire)
@@ -80,6 +85,7 @@ func TestWireTypesMatchPlanner(t *testing.T) {
 				want = append(want, f)
 			}
 		}
+		want = append(want, tc.extra...)
 		if got := jsonFields(wt); !slices.Equal(got, want) {
 			t.Errorf("%v's JSON fields\n%q\ndiffer from %v's\n%q", wt, got, pt, want)
 		}
