@@ -1,19 +1,22 @@
-// Package wire is the planning request and its result as data: the types and their
-// JSON (docs/request.md), Decode, which reads a request strictly, and ModelFile, which
-// puts a model file into a request; the exports' types (docs/export.md); and the
-// request's vocabulary, the values each enumerated field takes (precisions, schedules,
-// sharding and recomputation modes, ...) and its caps, for every front end to list
+// Package wire is the planning request and its result as data: the request's types and
+// their JSON (docs/request.md), Decode, which reads a request strictly, and
+// ModelFromFile, which puts a model file into a request; a result's plan, simulated
+// schedule and placement (Plan, ScheduleResult, Placement); a search's query, progress
+// and answer (SearchQuery, SearchProgress, SearchAnswer); a calibration (Calibration);
+// the exports' types (docs/export.md); and the request's vocabulary, the values each
+// enumerated field takes (precisions, schedules, sharding and recomputation modes, ...),
+// the device, link and architecture presets, and its caps, for every front end to list
 // rather than keep a copy (core/request's tests check each list against what the
-// planner accepts). It holds no planning: core/request normalizes and runs a request,
-// core/export writes an export.
+// planner accepts). It holds no planning and has no type aliases: core/request
+// normalizes and runs a request and converts the planner's types to these, core/search
+// runs a search, core/export writes an export.
 //
 // A program that only builds requests and reads results, as the browser page does
 // (main.wasm, whose planner runs in a Web Worker), imports this package instead of
 // core/request, so that it links none of the planner: not the estimator, the
 // partitioner or the simulator, nor crypto/sha256, which core/request's content ids
-// need. Its results' plans, schedules and placements are its own types, which
-// core/request converts the planner's to (wasm's TestPageLinksNoPlanner holds the page to
-// it).
+// need. It imports core/model (field errors) and nothing of the planner (wasm's
+// TestPageLinksNoPlanner holds it and the page to that).
 package wire
 
 // MaxDevices bounds a cluster's devices and every parallel degree of a request (4,096):
