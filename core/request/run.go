@@ -307,7 +307,7 @@ func (p *prepared) step(res *wire.Result) {
 			if bw0 := p.cluster.Devices[0].MemoryBytesPerSecond * p.memoryEfficiency[0]; bw != bw0 && bw > 0 && bw0 > 0 {
 				scale = bw0 / bw
 			}
-			for _, run := range plan.Runs(layers) {
+			for _, run := range wire.Runs(layers) {
 				device, host := p.est.OptimizerSeconds(run[0], run[1])
 				ds.OptimizerSeconds += device * scale
 				ds.OptimizerHostSeconds += host

@@ -205,7 +205,9 @@ func (p *Plan) StageOfLayer() []int {
 	return out
 }
 
-// Runs groups ascending layer indices into runs of consecutive ones, [first, last] each.
+// Runs splits ascending layer indices into maximal runs of consecutive ones, [first,
+// last]: what a function of ranges of layers is summed over for a stage's layers
+// (core/plan), and how front ends write a stage's layers (LayerRuns).
 func Runs(layers []int) [][2]int {
 	var out [][2]int
 	for _, l := range layers {
