@@ -10,7 +10,6 @@ import (
 	"github.com/vugu/vugu"
 
 	"pipeplan/core/examples"
-	"pipeplan/core/schedule"
 	"pipeplan/core/wire"
 )
 
@@ -397,9 +396,6 @@ func (a *App) Status() string {
 	}
 	return ""
 }
-
-// ScheduleKinds is core/schedule's list, for the docs and tests.
-var ScheduleKinds = schedule.Kinds
 
 func itoa0(n int) string {
 	if n == 0 {

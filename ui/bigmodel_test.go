@@ -8,7 +8,6 @@ import (
 	"strings"
 	"testing"
 
-	"pipeplan/core/plan"
 	"pipeplan/core/wire"
 	"pipeplan/wasm/planner/ops"
 )
@@ -90,7 +89,7 @@ func TestViewWindows(t *testing.T) {
 	a.PageStages(250)
 	rows := a.Rows()
 	if w := a.StageWindow(); w.Start != 250 || len(rows) != StagePageSize || rows[0].Stage != 250 ||
-		rows[0].Layers != plan.LayerRuns(whole.Plan.StageLayers(250)) {
+		rows[0].Layers != wire.LayerRuns(whole.Plan.StageLayers(250)) {
 		t.Errorf("stages from %d: %d rows, the first %+v", w.Start, len(rows), rows[0])
 	}
 	a.PageLayers(0, 2222)

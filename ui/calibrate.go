@@ -15,47 +15,10 @@ import (
 // measured profile by the planner (operation "calibrate", request.Calibrate). The page
 // shows core's numbers; it computes none.
 
-// Calibration is what the page reads of the planner's fit (request.Calibration's JSON):
-// its own types, not core's, so that main.wasm does not link core/calibrate and
-// core/analytic for their JSON.
-type Calibration struct {
-	Device     string     `json:"device"`
-	Framework  string     `json:"framework"`
-	Preset     Figures    `json:"preset"`
-	Fitted     Figures    `json:"fitted"`
-	Residuals  []Residual `json:"residuals"`
-	RMSBefore  float64    `json:"rms_error_before"`
-	RMSAfter   float64    `json:"rms_error_after"`
-	Iterations int        `json:"iterations"`
-	Notes      []string   `json:"notes"`
-	// Architecture is the request's model.architecture with the fitted figures.
-	Architecture *wire.Architecture `json:"architecture"`
-}
-
-// Figures are the fitted figures (calibrate.Figures).
-type Figures struct {
-	MatmulEfficiency  float64 `json:"matmul_efficiency"`
-	MemoryEfficiency  float64 `json:"memory_efficiency"`
-	KernelSeconds     float64 `json:"kernel_seconds"`
-	HostKernelSeconds float64 `json:"host_kernel_seconds"`
-	HostLayerSeconds  float64 `json:"host_layer_seconds"`
-}
-
-// Residual is one measured pass before and after the fit (calibrate.Residual).
-type Residual struct {
-	Layer     string  `json:"layer"`
-	Pass      string  `json:"pass"`
-	Measured  float64 `json:"measured_seconds"`
-	Before    float64 `json:"before_seconds"`
-	After     float64 `json:"after_seconds"`
-	Error     float64 `json:"error"`
-	HostBound bool    `json:"host_bound"`
-}
-
 // calibration is the Model panel's calibration state.
 type calibration struct {
 	// Fit is the last fit, of the file File, for the architecture whose key is For.
-	Fit  *Calibration
+	Fit  *wire.Calibration
 	File string
 	For  string
 	// Err is why the last file did not calibrate; Busy is set while the planner fits.
@@ -83,7 +46,7 @@ func (a *App) CalibrationError() string {
 }
 
 // Calibration returns the fit of the architecture shown, nil when there is none.
-func (a *App) Calibration() *Calibration {
+func (a *App) Calibration() *wire.Calibration {
 	if a.ModelSource() != "architecture" || a.calib.Fit == nil || a.calib.For != archKey(a.Req.Model.Architecture) {
 		return nil
 	}
@@ -153,7 +116,7 @@ func (a *App) Calibrate(name string, data []byte) {
 	r := calibrationRequest(a.Req, a.Form().Device, data)
 	a.calib.Busy, a.calib.Err = true, ""
 	a.background(func() {
-		fit := new(Calibration)
+		fit := new(wire.Calibration)
 		err := a.call(nil, "calibrate", fit, r, string(data))
 		if err == nil && fit.Architecture == nil {
 			err = errors.New("the planner's answer has no fit")

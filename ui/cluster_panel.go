@@ -6,18 +6,23 @@ import (
 	"strconv"
 	"strings"
 
-	"pipeplan/core/cluster"
 	"pipeplan/core/units"
 	"pipeplan/core/wire"
 )
 
 // --- The Cluster panel.
 
-// DeviceNames lists the device presets.
-func DeviceNames() []string { return cluster.DeviceNames() }
+// DeviceNames lists the device presets (core/wire's).
+func DeviceNames() []string {
+	var names []string
+	for _, d := range wire.DevicePresets() {
+		names = append(names, d.Name)
+	}
+	return names
+}
 
-// LinkNames lists the link presets.
-func LinkNames() []string { return cluster.LinkNames() }
+// LinkNames lists the link presets (core/wire's).
+func LinkNames() []string { return wire.LinkPresets() }
 
 // ClusterForm is the Cluster panel's inputs, read from the request.
 type ClusterForm struct {
@@ -36,11 +41,12 @@ type ClusterForm struct {
 // UsualLinks returns a device preset's usual link inside a node and between nodes
 // (core's defaults for cluster.link_intra and cluster.link_inter); "" when unknown.
 func UsualLinks(device string) (intra, inter string) {
-	p, err := cluster.LookupDevice(device)
-	if err != nil {
-		return "", ""
+	for _, d := range wire.DevicePresets() {
+		if strings.EqualFold(d.Name, device) {
+			return d.Link, d.Network
+		}
 	}
-	return p.Link, p.Network
+	return "", ""
 }
 
 // Form returns the Cluster panel's inputs.

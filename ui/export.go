@@ -31,13 +31,7 @@ func (a *App) Exports() []ExportView {
 	a.exportsFor, a.exports = f, nil
 	r := clone(a.Req)
 	a.background(func() {
-		var res struct {
-			Exports     []*wire.Export `json:"exports"`
-			Unavailable []struct {
-				Format wire.Format `json:"format"`
-				Error  string      `json:"error"`
-			} `json:"unavailable"`
-		}
+		var res wire.Exports
 		var views []ExportView
 		if err := a.call(nil, "exports", &res, r, ""); err != nil {
 			views = []ExportView{{Format: "all", Err: "No export: " + err.Error()}}

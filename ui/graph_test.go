@@ -3,7 +3,6 @@ package ui
 import (
 	"testing"
 
-	"pipeplan/core/plan"
 	"pipeplan/core/wire"
 )
 
@@ -12,10 +11,10 @@ import (
 // boundaries to drag or type, and the layer table finds each layer's stage by its own
 // index.
 func TestGraphPlanViews(t *testing.T) {
-	p := &plan.Plan{
+	p := &wire.Plan{
 		Boundaries: []int{0, 2, 5},
 		LayerOrder: []int{0, 2, 1, 3, 4},
-		Stages: []plan.Stage{
+		Stages: []wire.Stage{
 			{FirstLayer: 0, LastLayer: 1, Layers: []int{0, 2}, ComputeSeconds: 1, LimitBytes: 1},
 			{FirstLayer: 2, LastLayer: 4, Layers: []int{1, 3, 4}, ComputeSeconds: 1, LimitBytes: 1},
 		},

@@ -8,7 +8,6 @@ import (
 	"strconv"
 	"strings"
 
-	"pipeplan/core/arch"
 	"pipeplan/core/examples"
 	"pipeplan/core/wire"
 )
@@ -49,7 +48,7 @@ func (a *App) ModelOptions() []ModelOption {
 	for _, e := range examples.All() {
 		out = append(out, ModelOption{"example:" + e.Name, e.Title, "Example profiles"})
 	}
-	for _, n := range arch.BundledNames() {
+	for _, n := range wire.Architectures() {
 		out = append(out, ModelOption{"arch:" + n, n, "Architectures (costed analytically)"})
 	}
 	if a.ModelChoice() == "file" {

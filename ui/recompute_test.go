@@ -4,18 +4,17 @@ import (
 	"strings"
 	"testing"
 
-	"pipeplan/core/plan"
-	"pipeplan/core/recompute"
+	"pipeplan/core/wire"
 )
 
 // TestStageBarRecompute: a stage that recomputes per layer carries a strip as wide as
 // the share of its time the recomputation adds, and says what it recomputes; the layer
 // table marks each recomputed layer by its part.
 func TestStageBarRecompute(t *testing.T) {
-	p := &plan.Plan{Boundaries: []int{0, 3, 5}, Stages: []plan.Stage{
-		{FirstLayer: 0, LastLayer: 2, ComputeSeconds: 3, Recompute: &plan.StageRecompute{ExtraSeconds: 0.75, Summary: "whole layers 1, attention core of 2: +750 ms per microbatch, saves 0 B",
-			Layers: []plan.RecomputedLayer{{Layer: 1, Part: recompute.Full}, {Layer: 2, Part: recompute.Attention}}}},
-		{FirstLayer: 3, LastLayer: 4, ComputeSeconds: 1, Recompute: &plan.StageRecompute{Layers: []plan.RecomputedLayer{}}},
+	p := &wire.Plan{Boundaries: []int{0, 3, 5}, Stages: []wire.Stage{
+		{FirstLayer: 0, LastLayer: 2, ComputeSeconds: 3, Recompute: &wire.StageRecompute{ExtraSeconds: 0.75, Summary: "whole layers 1, attention core of 2: +750 ms per microbatch, saves 0 B",
+			Layers: []wire.RecomputedLayer{{Layer: 1, Part: wire.RecomputeLayer}, {Layer: 2, Part: wire.RecomputeAttention}}}},
+		{FirstLayer: 3, LastLayer: 4, ComputeSeconds: 1, Recompute: &wire.StageRecompute{Layers: []wire.RecomputedLayer{}}},
 	}}
 	b := NewStageBar(p)
 	s0, s1 := b.Segments[0], b.Segments[1]

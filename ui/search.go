@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"pipeplan/core/model"
-	"pipeplan/core/search"
 	"pipeplan/core/units"
 	"pipeplan/core/wire"
 )
@@ -26,9 +25,9 @@ type Searcher struct {
 	Knobs map[string]string
 
 	Running  bool
-	Progress search.Progress
-	// Report is the search's answer (core/search.Answer, the one JSON of every search).
-	Report *search.Answer
+	Progress wire.SearchProgress
+	// Report is the search's answer (core/wire.SearchAnswer, the one JSON of every search).
+	Report *wire.SearchAnswer
 	// Cancelled is set when the user stopped the search; Err when it failed.
 	Cancelled bool
 	Err       string
@@ -85,8 +84,8 @@ func (a *App) SetSearchKnob(id, v string) {
 }
 
 // knobs reads the knobs; errors name the knob.
-func (a *App) knobs() (search.Knobs, error) {
-	var k search.Knobs
+func (a *App) knobs() (wire.SearchKnobs, error) {
+	var k wire.SearchKnobs
 	num := func(id string, dst *int) error {
 		v := a.SearchKnob(id)
 		if v == "" {
@@ -125,7 +124,7 @@ func (a *App) StartSearch() {
 	if s.Running || a.Host == nil {
 		return
 	}
-	s.Err, s.Cancelled, s.Report, s.Progress = "", false, nil, search.Progress{}
+	s.Err, s.Cancelled, s.Report, s.Progress = "", false, nil, wire.SearchProgress{}
 	k, err := a.knobs()
 	if err != nil {
 		s.Err = err.Error()
@@ -136,7 +135,7 @@ func (a *App) StartSearch() {
 		// The search places stages on nodes of a device preset itself.
 		base.Cluster = wire.ClusterSpec{Device: f.Device, Link: f.Link}
 	}
-	q, err := json.Marshal(search.Query{Request: base, Knobs: k})
+	q, err := json.Marshal(wire.SearchQuery{Request: base, SearchKnobs: k})
 	if err != nil {
 		s.Err = "The search cannot start: " + err.Error()
 		return
@@ -148,7 +147,7 @@ func (a *App) StartSearch() {
 	host := a.Host
 	last := time.Now()
 	progress := func(text string) {
-		var p search.Progress
+		var p wire.SearchProgress
 		if json.Unmarshal([]byte(text), &p) != nil {
 			return
 		}
@@ -159,13 +158,13 @@ func (a *App) StartSearch() {
 		host.Update(func() { s.Progress = p }, draw)
 	}
 	host.Background(func() {
-		var rep *search.Answer
+		var rep *wire.SearchAnswer
 		out, err := a.Planner(stop, "search", []string{string(q)}, progress)
 		if out != "" {
 			if e := errorObject(out); e != nil {
 				err = fmt.Errorf("The search cannot start: %w", e)
 			} else {
-				rep = new(search.Answer)
+				rep = new(wire.SearchAnswer)
 				if uerr := json.Unmarshal([]byte(out), rep); uerr != nil {
 					rep, err = nil, fmt.Errorf("the planner's report does not read: %v", uerr)
 				}
@@ -246,7 +245,7 @@ type ResultRow struct {
 	Expert                                                       int
 	Schedule, Recompute, Throughput, Step, Bubble, MFU, Headroom string
 	Best, Pareto                                                 bool
-	o                                                            search.Outcome
+	o                                                            wire.SearchOutcome
 }
 
 // ResultColumns are the results table's sortable columns: id and label.
@@ -259,7 +258,7 @@ var ResultColumns = []struct{ ID, Label string }{
 // maxResultRows bounds the results table.
 const maxResultRows = 50
 
-// Results are core's rows of the search (search.Answer.Rows: the feasible candidates,
+// Results are core's rows of the search (wire.SearchAnswer.Rows: the feasible candidates,
 // the best first, then the fastest, alike candidates collapsed), in that order or
 // sorted by the chosen column, at most maxResultRows.
 func (a *App) Results() []ResultRow {
@@ -269,19 +268,19 @@ func (a *App) Results() []ResultRow {
 	}
 	pareto := map[string]bool{}
 	for _, o := range rep.Pareto {
-		pareto[o.Candidate.String()] = true
+		pareto[o.SearchCandidate.String()] = true
 	}
 	var rows []ResultRow
 	for _, o := range rep.Rows {
-		r := ResultRow{Key: o.Candidate.String(), Devices: o.Devices, Stages: o.Pipeline, Replicas: o.Data, Tensor: o.Tensor, Context: max(1, o.Context), Expert: max(1, o.Expert),
+		r := ResultRow{Key: o.SearchCandidate.String(), Devices: o.Devices, Stages: o.Pipeline, Replicas: o.Data, Tensor: o.Tensor, Context: max(1, o.Context), Expert: max(1, o.Expert),
 			Microbatches: o.Microbatches, Batch: o.MicrobatchSize, ZeRO: o.ZeRO, Schedule: o.Schedule, Recompute: o.Recompute,
 			Throughput: units.Rate(o.SamplesPerSecond, ""), Step: units.Time(o.StepSeconds, model.Seconds),
 			Bubble: fmt.Sprintf("%.1f%%", 100*o.BubbleFraction), Headroom: units.Bytes(o.HeadroomBytes),
-			Pareto: pareto[o.Candidate.String()], o: o}
+			Pareto: pareto[o.SearchCandidate.String()], o: o}
 		if o.MFU > 0 {
 			r.MFU = fmt.Sprintf("%.1f%%", 100*o.MFU)
 		}
-		r.Best = rep.Best != nil && rep.Best.Candidate == o.Candidate
+		r.Best = rep.Best != nil && rep.Best.SearchCandidate == o.SearchCandidate
 		rows = append(rows, r)
 	}
 	by := a.Search.SortBy
@@ -339,7 +338,7 @@ func (a *App) Results() []ResultRow {
 	return rows[:min(len(rows), maxResultRows)]
 }
 
-// RowCount is the number of core's rows (search.Answer.Rows).
+// RowCount is the number of core's rows (wire.SearchAnswer.Rows).
 func (a *App) RowCount() int {
 	if a.Search.Report == nil {
 		return 0
@@ -347,7 +346,7 @@ func (a *App) RowCount() int {
 	return len(a.Search.Report.Rows)
 }
 
-// SearchRule says how core's search compared the candidates (search.Answer.Rule: the
+// SearchRule says how core's search compared the candidates (wire.SearchAnswer.Rule: the
 // global batch and where it comes from, the tie rule), "" before an answer.
 func (a *App) SearchRule() string {
 	if a.Search.Report == nil {
@@ -399,10 +398,10 @@ func (a *App) Apply(key string) {
 		return
 	}
 	for _, o := range s.Report.Evaluated {
-		if o.Candidate.String() != key {
+		if o.SearchCandidate.String() != key {
 			continue
 		}
-		query, c := s.query, o.Candidate
+		query, c := s.query, o.SearchCandidate
 		a.background(func() {
 			// The planner gives the candidate's request in core's normal form, which
 			// states every knob (the device count included), so that the panels show
@@ -472,18 +471,18 @@ func (a *App) Chart() *ParetoChart {
 			continue
 		}
 		c.Points = append(c.Points, ChartPoint{X: x(o.Devices), Y: y(o.SamplesPerSecond),
-			Title: fmt.Sprintf("%s: %s on %d devices", o.Candidate, units.Rate(o.SamplesPerSecond, "samples/s"), o.Devices)})
+			Title: fmt.Sprintf("%s: %s on %d devices", o.SearchCandidate, units.Rate(o.SamplesPerSecond, "samples/s"), o.Devices)})
 	}
 	var front [][2]float64
 	for _, o := range rep.Pareto {
 		front = append(front, [2]float64{x(o.Devices), y(o.SamplesPerSecond)})
 		c.FrontPts = append(c.FrontPts, ChartPoint{X: x(o.Devices), Y: y(o.SamplesPerSecond), Front: true,
-			Title: fmt.Sprintf("front: %s, %s on %d devices", o.Candidate, units.Rate(o.SamplesPerSecond, "samples/s"), o.Devices)})
+			Title: fmt.Sprintf("front: %s, %s on %d devices", o.SearchCandidate, units.Rate(o.SamplesPerSecond, "samples/s"), o.Devices)})
 	}
 	c.Front = chunkPoints(front)
 	b := rep.Best
 	c.Best = &ChartPoint{X: x(b.Devices), Y: y(b.SamplesPerSecond),
-		Title: fmt.Sprintf("best: %s, %s on %d devices", b.Candidate, units.Rate(b.SamplesPerSecond, "samples/s"), b.Devices)}
+		Title: fmt.Sprintf("best: %s, %s on %d devices", b.SearchCandidate, units.Rate(b.SamplesPerSecond, "samples/s"), b.Devices)}
 	for i := 0; i <= 4; i++ {
 		d := int(math.Round(float64(maxD) * float64(i) / 4))
 		c.XTicks = append(c.XTicks, Tick{X: x(d), Label: strconv.Itoa(d)})

@@ -227,7 +227,7 @@ func TestEditsReplanAndKeep(t *testing.T) {
 	if a.Opt == nil || a.Res.Plan.Boundaries[1] != before[1]+2 {
 		t.Fatalf("manual split: %v, optimum %v", a.Res.Plan.Boundaries, a.Opt)
 	}
-	if a.Res.Plan.Bottleneck < a.Opt.Plan.Bottleneck {
+	if a.Res.Plan.Bottleneck() < a.Opt.Plan.Bottleneck() {
 		t.Error("a manual split beats the optimum")
 	}
 	a.ClearManual()

@@ -8,9 +8,6 @@ import (
 	"strings"
 
 	"pipeplan/core/model"
-	"pipeplan/core/plan"
-	"pipeplan/core/recompute"
-	"pipeplan/core/schedule"
 	"pipeplan/core/units"
 	"pipeplan/core/wire"
 )
@@ -71,7 +68,7 @@ const (
 
 // NewStageBar places a plan's stages on the bar, each as wide as its compute time
 // (core's ComputeSeconds); a stage's layers share its width evenly.
-func NewStageBar(p *plan.Plan) StageBar {
+func NewStageBar(p *wire.Plan) StageBar {
 	n := 0
 	if k := len(p.Boundaries); k > 0 {
 		n = p.Boundaries[k-1]
@@ -103,7 +100,7 @@ func NewStageBar(p *plan.Plan) StageBar {
 		if group > 1 {
 			continue
 		}
-		layers := plan.LayerRuns(p.StageLayers(i))
+		layers := wire.LayerRuns(p.StageLayers(i))
 		seg := Segment{
 			Stage: i, X: starts[i], W: w, Bottleneck: i == slow,
 			Pattern: "url(#pp-fill-" + strconv.Itoa(i%4) + ")",
@@ -212,7 +209,7 @@ func (b StageBar) LayerAt(x float64) int {
 }
 
 // bottleneck is the stage with the largest compute (the first of equals), -1 for none.
-func bottleneck(p *plan.Plan) int {
+func bottleneck(p *wire.Plan) int {
 	slow := -1
 	for i, s := range p.Stages {
 		if slow < 0 || s.ComputeSeconds > p.Stages[slow].ComputeSeconds {
@@ -240,17 +237,17 @@ type MemPart struct {
 }
 
 // NewStageRows formats the stages of a plan.
-func NewStageRows(p *plan.Plan) []StageRow { return StagePage(p, 0, len(p.Stages)) }
+func NewStageRows(p *wire.Plan) []StageRow { return StagePage(p, 0, len(p.Stages)) }
 
 // StagePage formats the stages [start, start+size) of a plan: the Plan panel's table
 // shows a window of the stages, as the layer table does of the layers.
-func StagePage(p *plan.Plan, start, size int) []StageRow {
+func StagePage(p *wire.Plan, start, size int) []StageRow {
 	return stagePage(p, 0, bottleneck(p), start, size)
 }
 
 // stagePage is StagePage of a plan whose Stages start at stage off (a spec.View's), with
 // the bottleneck stage slow.
-func stagePage(p *plan.Plan, off, slow, start, size int) []StageRow {
+func stagePage(p *wire.Plan, off, slow, start, size int) []StageRow {
 	start = max(off, min(start, off+len(p.Stages)-1))
 	end := min(off+len(p.Stages), start+max(size, 0))
 	if end <= start {
@@ -264,7 +261,7 @@ func stagePage(p *plan.Plan, off, slow, start, size int) []StageRow {
 			used = float64(s.MemoryBytes) / float64(s.LimitBytes)
 		}
 		r := StageRow{
-			Stage: i, Device: s.Device, Layers: plan.LayerRuns(p.StageLayers(i - off)),
+			Stage: i, Device: s.Device, Layers: wire.LayerRuns(p.StageLayers(i - off)),
 			Names:   s.FirstName + " … " + s.LastName,
 			Compute: units.Time(s.ComputeSeconds, model.Seconds), Transfer: units.Time(s.TransferSeconds, model.Seconds),
 			Memory: units.Bytes(s.MemoryBytes), Limit: units.Bytes(s.LimitBytes),
@@ -403,7 +400,7 @@ func chunkPoints(pts [][2]float64) []string {
 }
 
 // NewTimeline lays out a simulated step. ok is false when it has no events.
-func NewTimeline(s *schedule.Result) (t Timeline, drawn, total int) {
+func NewTimeline(s *wire.ScheduleResult) (t Timeline, drawn, total int) {
 	if s == nil || len(s.Events) == 0 || s.MakespanSeconds <= 0 {
 		return t, 0, 0
 	}
@@ -476,13 +473,13 @@ func NewTimeline(s *schedule.Result) (t Timeline, drawn, total int) {
 	return t, drawn, total
 }
 
-func opName(k schedule.OpKind) string {
+func opName(k wire.OpKind) string {
 	switch k {
-	case schedule.Forward:
+	case wire.OpForward:
 		return "forward"
-	case schedule.Backward:
+	case wire.OpBackward:
 		return "backward"
-	case schedule.WeightGrad:
+	case wire.OpWeightGrad:
 		return "weight gradient"
 	}
 	return string(k)
@@ -572,7 +569,7 @@ func ParseBoundaries(s string) ([]int, error) {
 }
 
 // markRecomputed fills the rows' Recompute from the plan's stages (recompute auto).
-func markRecomputed(rows []LayerRow, p *plan.Plan) {
+func markRecomputed(rows []LayerRow, p *wire.Plan) {
 	if len(rows) == 0 {
 		return
 	}
@@ -586,7 +583,7 @@ func markRecomputed(rows []LayerRow, p *plan.Plan) {
 				continue
 			}
 			what := "whole layer"
-			if l.Part == recompute.Attention {
+			if l.Part == wire.RecomputeAttention {
 				what = "attention core"
 			}
 			rows[l.Layer-first].Recompute = what

@@ -2,8 +2,11 @@ package ui
 
 import (
 	"slices"
+	"strings"
 	"testing"
 
+	"pipeplan/core/arch"
+	"pipeplan/core/cluster"
 	"pipeplan/core/wire"
 )
 
@@ -34,5 +37,37 @@ func TestChoicesAreCores(t *testing.T) {
 	}
 	if got, want := Schedules(), append([]string{""}, wire.Schedules()...); !slices.Equal(got, want) {
 		t.Errorf("Schedules() = %q, want %q", got, want)
+	}
+}
+
+// TestPresetPickers: the Cluster panel's device and link pickers and each device's usual
+// links, the Model panel's architectures, are core's presets (its tests import the
+// planner; the page's code does not).
+func TestPresetPickers(t *testing.T) {
+	if got := DeviceNames(); !slices.Equal(got, cluster.DeviceNames()) {
+		t.Errorf("DeviceNames() = %q, core/cluster's %q", got, cluster.DeviceNames())
+	}
+	if got := LinkNames(); !slices.Equal(got, cluster.LinkNames()) {
+		t.Errorf("LinkNames() = %q, core/cluster's %q", got, cluster.LinkNames())
+	}
+	for _, d := range cluster.DeviceNames() {
+		p, _ := cluster.LookupDevice(d)
+		for _, name := range []string{d, strings.ToUpper(d)} {
+			if intra, inter := UsualLinks(name); intra != p.Link || inter != p.Network {
+				t.Errorf("UsualLinks(%q) = %q, %q; core/cluster's %q, %q", name, intra, inter, p.Link, p.Network)
+			}
+		}
+	}
+	if intra, inter := UsualLinks("made-up"); intra != "" || inter != "" {
+		t.Errorf("UsualLinks of an unknown device = %q, %q", intra, inter)
+	}
+	var archs []string
+	for _, o := range (&App{Req: InitialRequest()}).ModelOptions() {
+		if n, ok := strings.CutPrefix(o.Value, "arch:"); ok {
+			archs = append(archs, n)
+		}
+	}
+	if !slices.Equal(archs, arch.BundledNames()) {
+		t.Errorf("the model picker's architectures %q, core/arch's %q", archs, arch.BundledNames())
 	}
 }

@@ -9,11 +9,11 @@ import (
 	"text/tabwriter"
 
 	"pipeplan/core/analytic"
-	"pipeplan/core/calibrate"
 	"pipeplan/core/load"
 	"pipeplan/core/model"
 	"pipeplan/core/request"
 	"pipeplan/core/units"
+	"pipeplan/core/wire"
 )
 
 func init() {
@@ -54,7 +54,7 @@ func runCalibrate(args []string, stdout, stderr io.Writer) error {
 	if *asJSON {
 		return writeJSON(stdout, c)
 	}
-	printCalibration(stdout, c.Estimate, c.Result)
+	printCalibration(stdout, c.Estimate, &c.Calibration)
 	return nil
 }
 
@@ -79,7 +79,7 @@ func profileOnFlag(err error, flag string) error {
 	return out
 }
 
-func printCalibration(w io.Writer, est *analytic.Result, r *calibrate.Result) {
+func printCalibration(w io.Writer, est *analytic.Result, r *wire.Calibration) {
 	fmt.Fprintf(w, "%s on %s, framework %s\n%s\n\n", est.Name, r.Device, r.Framework, est.Opts)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "figure\tpreset\tfitted\t")

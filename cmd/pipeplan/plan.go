@@ -9,7 +9,6 @@ import (
 	"text/tabwriter"
 
 	"pipeplan/core/model"
-	"pipeplan/core/plan"
 	"pipeplan/core/request"
 	"pipeplan/core/units"
 	"pipeplan/core/wire"
@@ -85,13 +84,15 @@ func printResult(w io.Writer, res *wire.Result) {
 		fmt.Fprintf(w, "%s: ", res.Model.Name)
 	}
 	fmt.Fprintf(w, "%s on %s, objective %s, bottleneck %s\n\n",
-		units.Count(int64(res.Model.Layers), "layer"), units.Count(int64(len(p.Stages)), "stage"), p.Objective, units.Time(p.Bottleneck, unit))
+		units.Count(int64(res.Model.Layers), "layer"), units.Count(int64(len(p.Stages)), "stage"), p.Objective, units.Time(p.Bottleneck(), unit))
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "stage\tlayers\tfirst .. last\ttime\ttransfer\tmemory\tcapacity\tused\t")
-	for i, s := range p.Stages {
+	for i := range p.Stages {
+		s := &p.Stages[i]
+		compute, transfer := s.Time(res.Model.TimeUnit)
 		used := 100 * float64(s.MemoryBytes) / float64(s.LimitBytes)
 		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%.0f%%\t\n", i, ellipsis(layerRuns(p.StageLayers(i)), 24),
-			ellipsis(s.FirstName+" .. "+s.LastName, 40), units.Time(s.Compute, unit), units.Time(s.Transfer, unit),
+			ellipsis(s.FirstName+" .. "+s.LastName, 40), units.Time(compute, unit), units.Time(transfer, unit),
 			units.Bytes(s.MemoryBytes), units.Bytes(s.LimitBytes), used)
 	}
 	tw.Flush()
@@ -102,7 +103,7 @@ func printResult(w io.Writer, res *wire.Result) {
 }
 
 // printRecompute writes what each stage recomputes under per-layer recomputation.
-func printRecompute(w io.Writer, p *plan.Plan) {
+func printRecompute(w io.Writer, p *wire.Plan) {
 	if len(p.Stages) == 0 || p.Stages[0].Recompute == nil {
 		return
 	}
@@ -116,7 +117,7 @@ func printRecompute(w io.Writer, p *plan.Plan) {
 // stage of a graph split that is not contiguous in the model's layer order.
 func layerRuns(layers []int) string {
 	var b strings.Builder
-	for _, r := range plan.Runs(layers) {
+	for _, r := range wire.Runs(layers) {
 		if b.Len() > 0 {
 			b.WriteByte(',')
 		}

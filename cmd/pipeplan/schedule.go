@@ -8,7 +8,6 @@ import (
 	"text/tabwriter"
 
 	"pipeplan/core/model"
-	"pipeplan/core/schedule"
 	"pipeplan/core/wire"
 )
 
@@ -53,7 +52,7 @@ func printSchedule(w io.Writer, res *wire.Result) {
 // timeline draws the events as one row of width columns per device: forward of microbatch
 // 0, 1, ... as a, b, ...; its backward as A, B, ...; ZB-H1's weight gradient as ~, a dummy
 // input as ?, idle as '.'.
-func timeline(w io.Writer, s *schedule.Result, width int) {
+func timeline(w io.Writer, s *wire.ScheduleResult, width int) {
 	if s.MakespanSeconds <= 0 {
 		return
 	}
@@ -64,11 +63,11 @@ func timeline(w io.Writer, s *schedule.Result, width int) {
 			g := byte('?')
 			switch {
 			case e.Microbatch < 0:
-			case e.Kind == schedule.Forward:
+			case e.Kind == wire.OpForward:
 				g = 'a' + byte(e.Microbatch%26)
-			case e.Kind == schedule.Backward:
+			case e.Kind == wire.OpBackward:
 				g = 'A' + byte(e.Microbatch%26)
-			case e.Kind == schedule.WeightGrad:
+			case e.Kind == wire.OpWeightGrad:
 				g = '~'
 			}
 			a, b := col(e.StartSeconds), col(e.EndSeconds)

@@ -15,6 +15,7 @@ import (
 	"pipeplan/core/search"
 	"pipeplan/core/search/requests"
 	"pipeplan/core/units"
+	"pipeplan/core/wire"
 
 	"github.com/schollz/progressbar/v3"
 )
@@ -30,7 +31,7 @@ func runSearch(args []string, stdout, stderr io.Writer) error {
 	maxDevices := fs.Int("max-devices", 0, "devices at hand: stages x replicas x tensor x context parallelism at most")
 	globalBatch := fs.Int("global-batch", 0, "samples per step (microbatch size x microbatches x replicas); default: 4 per device at hand (core's default plan), unless --microbatches is given")
 	maxBatch := fs.Int("max-batch", 0, "largest microbatch size to try (default 64 for --hf-config, 128 for a profile)")
-	asJSON := fs.Bool("json", false, "print the search's answer as JSON (core/search.Answer, as pipeplan.search gives it): the best with its request, the ten fastest, the Pareto front and every configuration planned")
+	asJSON := fs.Bool("json", false, "print the search's answer as JSON (core/wire.SearchAnswer, as pipeplan.search gives it): the best with its request, the ten fastest, the Pareto front and every configuration planned")
 	exhaustive := fs.Bool("exhaustive", false, "plan every candidate, pruning nothing (slow: to check the search)")
 	if err := parse(fs, args); err != nil {
 		return err
@@ -42,7 +43,7 @@ func runSearch(args []string, stdout, stderr io.Writer) error {
 		}
 	}
 	// The knobs are checked first: they bound the search, before anything is built.
-	k := search.Knobs{MaxDevices: *maxDevices, Stages: f.stages, Replicas: f.dp, Tensor: f.tp, Expert: f.ep,
+	k := wire.SearchKnobs{MaxDevices: *maxDevices, Stages: f.stages, Replicas: f.dp, Tensor: f.tp, Expert: f.ep,
 		Schedule: f.schedule, Recompute: f.recompute, GlobalBatch: *globalBatch, Microbatches: f.microbatches,
 		MicrobatchSize: f.batch, MaxMicrobatchSize: *maxBatch}
 	if f.zero1 {
@@ -68,7 +69,7 @@ func runSearch(args []string, stdout, stderr io.Writer) error {
 	if f.memoryProportion.set {
 		k.MemoryProportions = []float64{f.memoryProportion.v}
 	}
-	if err := k.Validate(); err != nil {
+	if err := search.ValidateKnobs(&k); err != nil {
 		return knobFlagError(err)
 	}
 	base, err := f.build()
@@ -81,7 +82,7 @@ func runSearch(args []string, stdout, stderr io.Writer) error {
 		bar = newProgressBar(stderr)
 		opt.Progress = bar.update
 	}
-	a, err := requests.RunQuery(context.Background(), &search.Query{Request: base, Knobs: k}, opt)
+	a, err := requests.RunQuery(context.Background(), &wire.SearchQuery{Request: base, SearchKnobs: k}, opt)
 	if bar != nil {
 		bar.finish()
 	}
@@ -92,7 +93,7 @@ func runSearch(args []string, stdout, stderr io.Writer) error {
 		msg := "no configuration fits"
 		for _, o := range a.Evaluated {
 			if o.Reason != "" {
-				msg += fmt.Sprintf(" (for example %s: %s)", o.Candidate, o.Reason)
+				msg += fmt.Sprintf(" (for example %s: %s)", o.SearchCandidate, o.Reason)
 				break
 			}
 		}
@@ -133,7 +134,7 @@ func searchError(f *requestFlags, err error) error {
 	return out
 }
 
-// knobFlags are the flags that set a query's knobs (core/search.Knobs), by the knob's field.
+// knobFlags are the flags that set a query's knobs (core/wire.SearchKnobs), by the knob's field.
 var knobFlags = map[string]string{
 	"max_devices": "--max-devices", "stages": "--stages", "replicas": "--dp", "tensor": "--tp",
 	"schedule": "--schedule", "recompute": "--recompute", "global_batch": "--global-batch",
@@ -159,7 +160,7 @@ func knobFlagError(err error) error {
 
 // printSearch writes the answer's best and its ten fastest configurations (Answer.Top),
 // then the work done.
-func printSearch(w io.Writer, a *search.Answer) {
+func printSearch(w io.Writer, a *wire.SearchAnswer) {
 	b := a.Best
 	cp := ""
 	if b.Context > 1 {
@@ -191,8 +192,8 @@ func printSearch(w io.Writer, a *search.Answer) {
 	top := a.Top
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	// The expert-parallel column only for a mixture of experts, whose candidates state it.
-	experts := slices.ContainsFunc(top, func(o search.Outcome) bool { return o.Expert > 0 })
-	e := func(o search.Outcome) string {
+	experts := slices.ContainsFunc(top, func(o wire.SearchOutcome) bool { return o.Expert > 0 })
+	e := func(o wire.SearchOutcome) string {
 		if !experts {
 			return ""
 		}
@@ -246,7 +247,7 @@ func newProgressBar(w io.Writer) *progressBar {
 	)}
 }
 
-func (b *progressBar) update(p search.Progress) {
+func (b *progressBar) update(p wire.SearchProgress) {
 	if int64(p.Total) != b.bar.GetMax64() {
 		b.bar.ChangeMax64(int64(p.Total))
 	}

@@ -15,7 +15,7 @@ import (
 	"pipeplan/core/wire"
 )
 
-// TestSearchJSON: --json gives the search's answer (core/search.Answer), the JSON
+// TestSearchJSON: --json gives the search's answer (core/wire.SearchAnswer), the JSON
 // pipeplan.search gives: the best with the request that reproduces it and its id, the
 // ten fastest, every configuration planned and the Pareto front; plain output renders
 // the same answer as a table and the counts.
@@ -26,7 +26,7 @@ func TestSearchJSON(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
-	var v search.Answer
+	var v wire.SearchAnswer
 	if err := json.Unmarshal([]byte(out), &v); err != nil {
 		t.Fatal(err)
 	}
@@ -42,7 +42,7 @@ func TestSearchJSON(t *testing.T) {
 			t.Errorf("best lacks %q", k)
 		}
 	}
-	if len(v.Evaluated) == 0 || len(v.Pareto) == 0 || len(v.Top) == 0 || v.Top[0].Candidate != v.Best.Candidate {
+	if len(v.Evaluated) == 0 || len(v.Pareto) == 0 || len(v.Top) == 0 || v.Top[0].SearchCandidate != v.Best.SearchCandidate {
 		t.Errorf("%d evaluated, %d on the Pareto front, top %v, best %v", len(v.Evaluated), len(v.Pareto), v.Top, v.Best)
 	}
 	if id, err := request.ID(v.BestRequest); err != nil || id != v.BestID {
@@ -84,7 +84,7 @@ func TestSearchPipeDream(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
-	var a search.Answer
+	var a wire.SearchAnswer
 	if err := json.Unmarshal([]byte(out), &a); err != nil {
 		t.Fatal(err)
 	}
@@ -109,7 +109,7 @@ func TestSearchPipeDream(t *testing.T) {
 	}
 	if res.Step == nil || res.Plan == nil || res.Step.SamplesPerSecond != a.Best.SamplesPerSecond || res.Step.StepSeconds != a.Best.StepSeconds ||
 		!slices.Equal(res.Plan.Boundaries, a.Best.Boundaries) || res.ID != a.BestID {
-		t.Errorf("search's best %s: %v samples/s, step %v s, split %v, id %s; pipeplan plan of best_request: %s", a.Best.Candidate,
+		t.Errorf("search's best %s: %v samples/s, step %v s, split %v, id %s; pipeplan plan of best_request: %s", a.Best.SearchCandidate,
 			a.Best.SamplesPerSecond, a.Best.StepSeconds, a.Best.Boundaries, a.BestID, out)
 	}
 	for _, code := range []string{wire.CodeStateAdded, wire.CodeProfileScaled} {

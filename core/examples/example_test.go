@@ -2,20 +2,22 @@ package examples_test
 
 import (
 	"fmt"
-	"pipeplan/core/units"
 
+	"pipeplan/core/cluster"
 	"pipeplan/core/examples"
+	"pipeplan/core/load"
 	"pipeplan/core/plan"
+	"pipeplan/core/units"
 )
 
 // The default example planned on its default cluster, as the browser app first shows it.
 func Example() {
 	e := examples.Default()
-	m, err := e.Model()
+	m, _, err := load.Model(e.ModelJSON())
 	if err != nil {
 		panic(err)
 	}
-	c, err := e.Cluster(e.Stages)
+	c, err := cluster.FromPreset(e.Device, e.Stages)
 	if err != nil {
 		panic(err)
 	}

@@ -1,17 +1,15 @@
 // Package examples holds the built-in example inputs that the command line and the
 // browser app share: native-JSON model profiles, each with the device preset and stage
 // count it is meant to be planned on. The files are embedded, so the examples work
-// offline and in WebAssembly.
+// offline and in WebAssembly. It holds the documents as bytes and loads nothing
+// (core/load reads them), so that the page lists and sends the examples without linking
+// the planner.
 package examples
 
 import (
 	_ "embed"
 	"fmt"
 	"strings"
-
-	"pipeplan/core/cluster"
-	"pipeplan/core/load"
-	"pipeplan/core/model"
 )
 
 //go:embed gpt2-medium.json
@@ -66,17 +64,3 @@ func Lookup(name string) (Example, error) {
 
 // ModelJSON returns a copy of the example's model in native JSON.
 func (e Example) ModelJSON() []byte { return append([]byte(nil), e.data...) }
-
-// Model decodes and validates the example's model; every call returns a fresh copy.
-func (e Example) Model() (*model.Model, error) {
-	m, _, err := load.Model(e.data)
-	if err != nil {
-		return nil, fmt.Errorf("example %s: %w", e.Name, err)
-	}
-	return m, nil
-}
-
-// Cluster returns stages copies of the example's device preset, joined by its usual link.
-func (e Example) Cluster(stages int) (*cluster.Cluster, error) {
-	return cluster.FromPreset(e.Device, stages)
-}

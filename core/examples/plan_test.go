@@ -5,6 +5,8 @@ import (
 	"slices"
 	"testing"
 
+	"pipeplan/core/cluster"
+	"pipeplan/core/load"
 	"pipeplan/core/plan"
 )
 
@@ -50,7 +52,7 @@ func bruteForce(times []float64, p int) (best float64, splits [][]int) {
 
 func TestDefaultPlansAsBruteForce(t *testing.T) {
 	e := Default()
-	m, err := e.Model()
+	m, _, err := load.Model(e.ModelJSON())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -59,7 +61,7 @@ func TestDefaultPlansAsBruteForce(t *testing.T) {
 		times = append(times, l.ForwardSeconds+l.BackwardSeconds)
 	}
 	for p := 1; p <= 5; p++ {
-		c, err := e.Cluster(p)
+		c, err := cluster.FromPreset(e.Device, p)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -89,11 +91,11 @@ func TestDefaultPlansAsBruteForce(t *testing.T) {
 // which makes it the bottleneck: 0.1260 + 7 * 5.154 = 36.204 ms.
 func TestDefaultFourStages(t *testing.T) {
 	e := Default()
-	m, err := e.Model()
+	m, _, err := load.Model(e.ModelJSON())
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := e.Cluster(e.Stages)
+	c, err := cluster.FromPreset(e.Device, e.Stages)
 	if err != nil {
 		t.Fatal(err)
 	}

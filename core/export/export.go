@@ -55,7 +55,6 @@ import (
 
 	"pipeplan/core/arch"
 	"pipeplan/core/model"
-	"pipeplan/core/plan"
 	"pipeplan/core/schedule"
 	"pipeplan/core/wire"
 )
@@ -151,7 +150,7 @@ type Input struct {
 	DType, Precision, FP8Recipe string
 	FP8ParamGather              bool
 	// Plan is the planner's plan, embedded in the JSON export when set.
-	Plan *plan.Plan
+	Plan *wire.Plan
 	// Coster prices other splits and schedules, for the closest plan a framework can
 	// express; nil: exports still say what they changed, without its cost.
 	Coster Coster

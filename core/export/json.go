@@ -6,7 +6,6 @@ import (
 	"fmt"
 
 	"pipeplan/core/model"
-	"pipeplan/core/plan"
 	"pipeplan/core/wire"
 )
 
@@ -33,7 +32,7 @@ type Document struct {
 	// Cost is the plan's price, when known.
 	Cost *wire.Cost `json:"cost,omitempty"`
 	// Plan is the planner's full plan (per-stage time, memory and transfers), when known.
-	Plan *plan.Plan `json:"plan,omitempty"`
+	Plan *wire.Plan `json:"plan,omitempty"`
 }
 
 // DocModel describes the model of a Document.

@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"pipeplan/core/export"
-	"pipeplan/core/plan"
 	"pipeplan/core/recompute"
 	"pipeplan/core/wire"
 )
@@ -97,13 +96,13 @@ func TestRecomputeAutoMegatronExact(t *testing.T) {
 		in := autoInput(t)
 		for i := range in.Plan.Stages {
 			s := &in.Plan.Stages[i]
-			r := &plan.StageRecompute{}
+			r := &wire.StageRecompute{}
 			first := s.FirstLayer
 			if i == 0 {
 				first++ // the embedding
 			}
 			for l := first; l < first+n; l++ {
-				r.Layers = append(r.Layers, plan.RecomputedLayer{Layer: l, Name: in.LayerNames[l], Part: recompute.Full})
+				r.Layers = append(r.Layers, wire.RecomputedLayer{Layer: l, Name: in.LayerNames[l], Part: recompute.Full})
 			}
 			s.Recompute = r
 		}

@@ -3,13 +3,13 @@ package plan
 import (
 	"errors"
 	"fmt"
-	"strings"
 
 	"pipeplan/core/cluster"
 	"pipeplan/core/dagsplit"
 	"pipeplan/core/estimate"
 	"pipeplan/core/model"
 	"pipeplan/core/partition"
+	"pipeplan/core/wire"
 )
 
 // How a plan's split was found (Plan.Partition).
@@ -125,27 +125,13 @@ func reordered(m *model.Model, order []int, opt estimate.Options) (*model.Model,
 	if temp := opt.OptimizerTempBytes; temp != nil {
 		opt.OptimizerTempBytes = func(a, b int) int64 {
 			var sum int64
-			for _, run := range Runs(order[a : b+1]) {
+			for _, run := range wire.Runs(order[a : b+1]) {
 				sum += max(0, temp(run[0], run[1]))
 			}
 			return sum
 		}
 	}
 	return &m2, opt
-}
-
-// Runs splits ascending layer indices into maximal runs of consecutive ones, [first,
-// last]: what a function of ranges of layers is summed over for a stage's layers.
-func Runs(layers []int) [][2]int {
-	var out [][2]int
-	for k, l := range layers {
-		if k > 0 && layers[k-1] == l-1 {
-			out[len(out)-1][1] = l
-			continue
-		}
-		out = append(out, [2]int{l, l})
-	}
-	return out
 }
 
 // graphPlan costs the split of the reordered model and reports it in m's terms: each
@@ -191,23 +177,6 @@ func (p *Plan) StageOfLayer() []int {
 		}
 	}
 	return out
-}
-
-// LayerRuns writes ascending layer indices as runs: "0–7", or "0–12, 14, 17–20" for a
-// stage of a graph split that is not contiguous in the model's layer order.
-func LayerRuns(layers []int) string {
-	var b strings.Builder
-	for _, r := range Runs(layers) {
-		if b.Len() > 0 {
-			b.WriteString(", ")
-		}
-		if r[0] == r[1] {
-			fmt.Fprintf(&b, "%d", r[0])
-		} else {
-			fmt.Fprintf(&b, "%d–%d", r[0], r[1])
-		}
-	}
-	return b.String()
 }
 
 // StageLayers lists the model's layers that stage i holds, ascending: Layers for a graph

@@ -13,6 +13,7 @@ import (
 	"pipeplan/core/partition"
 	"pipeplan/core/recompute"
 	"pipeplan/core/units"
+	"pipeplan/core/wire"
 )
 
 // StageRecompute is what a stage recomputes under per-layer recomputation
@@ -448,7 +449,7 @@ func (r *StageRecompute) Describe(unit model.TimeUnit) string {
 			continue
 		}
 		var runs []string
-		for _, rn := range Runs(ls) {
+		for _, rn := range wire.Runs(ls) {
 			if rn[0] == rn[1] {
 				runs = append(runs, strconv.Itoa(rn[0]))
 			} else {

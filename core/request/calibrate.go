@@ -16,10 +16,9 @@ import (
 // Calibration is a fit of an architecture's device figures to a measured profile of the
 // same model (core/calibrate), with the figures as the request's fields.
 type Calibration struct {
-	*calibrate.Result
-	// Architecture is the request's model.architecture with the fitted figures: put it in
-	// a request to plan with them at other batch sizes, sequence lengths and clusters.
-	Architecture wire.Architecture `json:"architecture"`
+	// Calibration is the fit as data (its JSON), with the request's model.architecture
+	// with the fitted figures.
+	wire.Calibration
 	// Estimate is the analytic estimate the fit compared the profile with.
 	Estimate *analytic.Result `json:"-"`
 }
@@ -95,7 +94,16 @@ func Calibrate(ctx context.Context, r *wire.Request, profile *model.Model) (*Cal
 	arch := *p.req.Model.Architecture
 	arch.MatmulEfficiency, arch.MemoryEfficiency = f.MatmulEfficiency, f.MemoryEfficiency
 	arch.KernelSeconds, arch.HostKernelSeconds, arch.HostLayerSeconds = &f.KernelSeconds, &f.HostKernelSeconds, &f.HostLayerSeconds
-	return &Calibration{Result: fit, Architecture: arch, Estimate: p.est}, nil
+	out := &Calibration{Calibration: wire.Calibration{Device: fit.Device, Framework: fit.Framework,
+		Preset: wire.CalibrationFigures(fit.Preset), Fitted: wire.CalibrationFigures(fit.Fitted), RMSBefore: fit.RMSBefore,
+		RMSAfter: fit.RMSAfter, Iterations: fit.Iterations, Notes: fit.Notes, Architecture: &arch}, Estimate: p.est}
+	if fit.Residuals != nil {
+		out.Residuals = make([]wire.CalibrationResidual, len(fit.Residuals))
+		for i, r := range fit.Residuals {
+			out.Residuals[i] = wire.CalibrationResidual(r)
+		}
+	}
+	return out, nil
 }
 
 // CalibrateText is Calibrate of a profile given as a file's text (any model format

@@ -5,7 +5,7 @@ import (
 
 	"pipeplan/core/cluster"
 	"pipeplan/core/model"
-	"pipeplan/core/plan"
+	"pipeplan/core/wire"
 )
 
 // The values of parallelism.overlap_grad_reduce and overlap_param_gather ("" is the
@@ -50,7 +50,7 @@ func (p *prepared) lookupFramework(es *model.Errors, device string) (cluster.Fra
 // all-reduce after the backward (Megatron-LM's default) hide nothing, nor do profiles
 // (no framework is known). The framework's mode sets the default
 // (cluster.Framework.OverlapGradReduce), parallelism.overlap_grad_reduce overrides it.
-func (p *prepared) overlapWindow(pl *plan.Plan, dev, devices int) float64 {
+func (p *prepared) overlapWindow(pl *wire.Plan, dev, devices int) float64 {
 	if !p.framework.OverlapGradReduce || p.model.Unit() != model.Seconds {
 		return 0
 	}
@@ -70,7 +70,7 @@ func (p *prepared) overlapWindow(pl *plan.Plan, dev, devices int) float64 {
 // framework hides behind the next step's first forward pass: one microbatch's forward
 // time of the device's stages, where the framework overlaps the gather
 // (cluster.Framework.OverlapParamGather, parallelism.overlap_param_gather).
-func (p *prepared) forwardWindow(pl *plan.Plan, dev, devices int) float64 {
+func (p *prepared) forwardWindow(pl *wire.Plan, dev, devices int) float64 {
 	if !p.framework.OverlapParamGather || p.model.Unit() != model.Seconds {
 		return 0
 	}

@@ -252,9 +252,9 @@ func TestGraphcoreToolRandom(t *testing.T) {
 		if !res.Feasible || res.Plan == nil {
 			t.Fatalf("trial %d: no plan (%+v); the tool's optimum is %d\n%s\n%s", trial, res.Diagnostics, best, mj, cj)
 		}
-		if got := costOf(res.Plan.Boundaries); got != best || res.Plan.Bottleneck != float64(best) {
+		if got := costOf(res.Plan.Boundaries); got != best || res.Plan.Bottleneck() != float64(best) {
 			t.Fatalf("trial %d: plan %v with objective %v costs %d under the tool's rules; the tool's optimum is %d\n%s\n%s",
-				trial, res.Plan.Boundaries, res.Plan.Bottleneck, got, best, mj, cj)
+				trial, res.Plan.Boundaries, res.Plan.Bottleneck(), got, best, mj, cj)
 		}
 		if false {
 		}

@@ -28,7 +28,7 @@ func gpt2Layers(t *testing.T) []model.Layer {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := e.Model()
+	m, _, err := load.Model(e.ModelJSON())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -58,7 +58,7 @@ func TestNodes(t *testing.T) {
 	r.Parallelism.ZeRO = 1
 	res := run(t, r)
 	pl := res.Placement
-	if pl == nil || pl.Order != cluster.TDP || pl.DataCrossesNodes || !reflect.DeepEqual(pl.StageCrossesNodes, []bool{true}) {
+	if pl == nil || pl.Order != string(cluster.TDP) || pl.DataCrossesNodes || !reflect.DeepEqual(pl.StageCrossesNodes, []bool{true}) {
 		t.Fatalf("placement %+v", pl)
 	}
 	n, _ := Normalize(r)
@@ -79,7 +79,7 @@ func TestNodes(t *testing.T) {
 			st.DataParallelReduceScatterSeconds+st.DataParallelAllGatherSeconds, want, st.DataParallelAllReduceSeconds)
 	}
 	ib, _ := cluster.LookupLink("ib-ndr")
-	if res.Plan.Stages[0].Transfer <= 0 || !reflect.DeepEqual(pl.StageLinks, []cluster.Link{ib.Link}) {
+	if res.Plan.Stages[0].TransferSeconds <= 0 || !reflect.DeepEqual(pl.StageLinks, []wire.Link{wire.Link(ib.Link)}) {
 		t.Errorf("stage links %+v, want InfiniBand", pl.StageLinks)
 	}
 }

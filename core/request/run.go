@@ -49,7 +49,7 @@ func Run(ctx context.Context, r *wire.Request) (*wire.Result, error) {
 func (p *prepared) run(ctx context.Context, id string) (*wire.Result, error) {
 	res := &wire.Result{Version: wire.Version, ID: id, PlannerVersion: PlannerVersion, Model: p.modelInfo(), Diagnostics: []wire.Diagnostic{}}
 	res.Diagnostics = append(res.Diagnostics, p.notes...)
-	res.Placement = p.placement
+	res.Placement = wirePlacement(p.placement)
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -72,9 +72,8 @@ func (p *prepared) run(ctx context.Context, id string) (*wire.Result, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	res.Plan, res.Schedule, res.Feasible = pl, pl.Schedule, true
-	pl.Schedule = nil // in the result once, as Result.Schedule
 	p.tiedMemory(pl)
+	res.Plan, res.Schedule, res.Feasible = wirePlan(pl), wireSchedule(pl.Schedule), true
 	if fb := pl.GraphFallback; fb != nil {
 		res.Diagnostics = append(res.Diagnostics, wire.Diagnostic{Code: wire.CodeGraphPartitionFallback, Severity: wire.Warning, Field: "partition",
 			Message:    "the split is of ranges of the layer order, not of the tensor graph: " + fb.Reason,
@@ -308,7 +307,7 @@ func (p *prepared) step(res *wire.Result) {
 			if bw0 := p.cluster.Devices[0].MemoryBytesPerSecond * p.memoryEfficiency[0]; bw != bw0 && bw > 0 && bw0 > 0 {
 				scale = bw0 / bw
 			}
-			for _, run := range plan.Runs(layers) {
+			for _, run := range wire.Runs(layers) {
 				device, host := p.est.OptimizerSeconds(run[0], run[1])
 				ds.OptimizerSeconds += device * scale
 				ds.OptimizerHostSeconds += host
@@ -397,7 +396,7 @@ func (p *prepared) step(res *wire.Result) {
 // the all-gather behind the next step's first forward (Megatron-LM's
 // --overlap-param-gather, FSDP's prefetch); ExposedAllReduceSeconds is what they do not
 // hide.
-func (p *prepared) dataParallel(ds *wire.DeviceStep, pl *plan.Plan, devices int) {
+func (p *prepared) dataParallel(ds *wire.DeviceStep, pl *wire.Plan, devices int) {
 	level := analytic.Sharding(p.req.Parallelism.Sharding).Level()
 	if level != 1 && level != 2 {
 		ds.WeightBytes = 0 // gathered by zero1 and zero2 alone
@@ -440,7 +439,7 @@ func (p *prepared) dataParallel(ds *wire.DeviceStep, pl *plan.Plan, devices int)
 // expertBytes are the routed experts' whole gradient and weight bytes on a device (its
 // stages'), and the devices that reduce them: n x tensor / (expert x expert tensor) of
 // the data-parallel group's n (Options.ExpertDataParallel); 0 without experts.
-func (p *prepared) expertBytes(pl *plan.Plan, dev, devices int) (grads, weights int64, members int) {
+func (p *prepared) expertBytes(pl *wire.Plan, dev, devices int) (grads, weights int64, members int) {
 	if p.est == nil || p.est.Total.DeviceExpertParams == 0 {
 		return 0, 0, 0
 	}

@@ -53,9 +53,9 @@ func (p *prepared) loadModel(es *model.Errors) {
 			es.Add("model.example", "%v", err)
 			return
 		}
-		m, err := e.Model()
+		m, _, err := load.Model(e.ModelJSON())
 		if err != nil {
-			es.Add("model.example", "%v", err)
+			es.Add("model.example", "example %s: %v", e.Name, err)
 			return
 		}
 		ms.Example = e.Name

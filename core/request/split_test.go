@@ -31,8 +31,8 @@ func TestPartitionGraph(t *testing.T) {
 	if p.Partition != "graph" || p.LayerOrder == nil || p.GraphFallback != nil {
 		t.Fatalf("partition %q, layer order %v, fallback %+v: want a graph split in an order of its own", p.Partition, p.LayerOrder, p.GraphFallback)
 	}
-	if !(p.Bottleneck < ranges.Plan.Bottleneck) {
-		t.Errorf("graph split's bottleneck %v, the contiguous split's %v: the graph's should be lower", p.Bottleneck, ranges.Plan.Bottleneck)
+	if !(p.Bottleneck() < ranges.Plan.Bottleneck()) {
+		t.Errorf("graph split's bottleneck %v, the contiguous split's %v: the graph's should be lower", p.Bottleneck(), ranges.Plan.Bottleneck())
 	}
 	n := len(p.LayerOrder)
 	seen := make([]bool, n)

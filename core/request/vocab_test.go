@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"pipeplan/core/analytic"
+	"pipeplan/core/arch"
 	"pipeplan/core/cluster"
 	"pipeplan/core/model"
 	"pipeplan/core/partition"
@@ -125,5 +126,36 @@ func TestVocabularyIsThePlanners(t *testing.T) {
 	}
 	if wire.MaxDevices != cluster.MaxStages {
 		t.Errorf("wire.MaxDevices = %d, cluster.MaxStages = %d", wire.MaxDevices, cluster.MaxStages)
+	}
+}
+
+// TestPresetsAreThePlanners: the presets core/wire lists (the page's pickers) are
+// core/cluster's devices with their usual links, its links, and core/arch's bundled
+// architectures, and each device is planned by name.
+func TestPresetsAreThePlanners(t *testing.T) {
+	var names []string
+	for _, d := range wire.DevicePresets() {
+		names = append(names, d.Name)
+		p, err := cluster.LookupDevice(d.Name)
+		if err != nil {
+			t.Errorf("device %s: %v", d.Name, err)
+			continue
+		}
+		if d.Link != p.Link || d.Network != p.Network {
+			t.Errorf("device %s: core/wire's usual links %q and %q, core/cluster's %q and %q", d.Name, d.Link, d.Network, p.Link, p.Network)
+		}
+		r := `{"model":{"example":"gpt2-medium"},"cluster":{"device":"` + d.Name + `","count":2}}`
+		if _, err := Normalize(decode(t, r)); err != nil {
+			t.Errorf("device %s: %v", d.Name, err)
+		}
+	}
+	if !slices.Equal(names, cluster.DeviceNames()) {
+		t.Errorf("core/wire's devices %q, core/cluster's %q", names, cluster.DeviceNames())
+	}
+	if !slices.Equal(wire.LinkPresets(), cluster.LinkNames()) {
+		t.Errorf("core/wire's links %q, core/cluster's %q", wire.LinkPresets(), cluster.LinkNames())
+	}
+	if !slices.Equal(wire.Architectures(), arch.BundledNames()) {
+		t.Errorf("core/wire's architectures %q, core/arch's %q", wire.Architectures(), arch.BundledNames())
 	}
 }

@@ -125,10 +125,10 @@ func FuzzDecodeQuery(f *testing.F) {
 		if err != nil {
 			return
 		}
-		if err := q.Knobs.Validate(); err != nil {
+		if err := ValidateKnobs(&q.SearchKnobs); err != nil {
 			t.Fatalf("decoded knobs are invalid: %v", err)
 		}
-		k := q.Knobs
+		k := q.SearchKnobs
 		if k.MaxDevices < 1 || k.MaxDevices > MaxDevices || k.MaxMicrobatchSize > MaxMicrobatchSize || len(k.Schedules) > MaxListLength {
 			t.Fatalf("a knob out of bounds decoded: %+v", k)
 		}

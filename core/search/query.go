@@ -11,27 +11,14 @@ import (
 	"pipeplan/core/wire"
 )
 
-// Query is a search as plain data, what the browser's JS API takes
-// (docs/search.md): the base planning request, whose model and cluster (a device preset,
-// with devices_per_node for nodes) are searched over, and the knobs, of which those left
-// zero are searched.
-type Query struct {
-	// Request is the base planning request (docs/request.md).
-	Request *wire.Request `json:"request"`
-	// Knobs fix or bound what is searched; max_devices is required.
-	Knobs
-	// Exhaustive plans every candidate, pruning nothing (slow: to check the search).
-	Exhaustive bool `json:"exhaustive,omitempty"`
-}
-
 // DecodeQuery reads a query from JSON: one object, no unknown keys. Errors name the field.
-func DecodeQuery(data []byte) (*Query, error) {
+func DecodeQuery(data []byte) (*wire.SearchQuery, error) {
 	if len(data) > wire.MaxBytes {
 		return nil, &model.FieldError{Reason: fmt.Sprintf("the query is %d bytes, more than the %d it may hold", len(data), wire.MaxBytes)}
 	}
 	var raw struct {
 		Request json.RawMessage `json:"request"`
-		Knobs
+		wire.SearchKnobs
 		Exhaustive bool `json:"exhaustive,omitempty"`
 	}
 	dec := json.NewDecoder(bytes.NewReader(data))
@@ -43,7 +30,7 @@ func DecodeQuery(data []byte) (*Query, error) {
 		return nil, &model.FieldError{Reason: "unexpected data after the query's JSON object"}
 	}
 	// The knobs first: they are cheap to check, and they bound the search's work.
-	if err := raw.Knobs.Validate(); err != nil {
+	if err := ValidateKnobs(&raw.SearchKnobs); err != nil {
 		return nil, err
 	}
 	if len(bytes.TrimSpace(raw.Request)) == 0 || string(bytes.TrimSpace(raw.Request)) == "null" {
@@ -53,51 +40,7 @@ func DecodeQuery(data []byte) (*Query, error) {
 	if err != nil {
 		return nil, model.Prefixed("request", err)
 	}
-	return &Query{Request: r, Knobs: raw.Knobs, Exhaustive: raw.Exhaustive}, nil
-}
-
-// Knobs are what the user fixes; the zero value of each is searched. Space turns them
-// into the grid.
-type Knobs struct {
-	// MaxDevices is the devices at hand: p x d x t x c at most.
-	MaxDevices int `json:"max_devices"`
-	// Stages, Replicas, Tensor fix p, d, t.
-	Stages   int `json:"stages,omitempty"`
-	Replicas int `json:"replicas,omitempty"`
-	Tensor   int `json:"tensor,omitempty"`
-	// Expert fixes the expert-parallel degree of a mixture of experts (default: every
-	// degree that divides the experts and a candidate's replicas).
-	Expert int `json:"expert,omitempty"`
-	// Schedule fixes the schedule; Schedules lists those to try (default: 1f1b, gpipe,
-	// interleaved:2, zb-h1 in training, inference in inference).
-	Schedule  string   `json:"schedule,omitempty"`
-	Schedules []string `json:"schedules,omitempty"`
-	// Recompute fixes recomputation (default: none, selective and full for an
-	// architecture, none and full for a profile; none in inference). auto (per stage) is
-	// searched only when fixed here.
-	Recompute string `json:"recompute,omitempty"`
-	// ZeRO fixes the ZeRO stage, 0 to 3 (nil: 0, 1, 2 and 3 in training).
-	ZeRO *int `json:"zero,omitempty"`
-	// ShardGroup is HSDP's shard group, in replicas, to try beside ZeRO-3 (default: for
-	// an architecture in training on nodes, cluster.devices_per_node, the replicas a
-	// node holds, core/request's default; HSDP needs ZeRO stage 3 among those searched).
-	ShardGroup int `json:"shard_group,omitempty"`
-	// Context fixes the context-parallel degree; Contexts lists those to try (default:
-	// 1, and for sequences of 32,768 tokens or more every power of two up to 32 that
-	// splits the sequence and fits a node beside the tensor group).
-	Context  int   `json:"context,omitempty"`
-	Contexts []int `json:"contexts,omitempty"`
-	// MemoryProportions to try (default: 1).
-	MemoryProportions []float64 `json:"memory_proportions,omitempty"`
-	// GlobalBatch fixes samples per step; else Microbatches fixes m, else m is searched
-	// over MicrobatchesPerStage x p (default 1, 2, 4, 8).
-	GlobalBatch          int   `json:"global_batch,omitempty"`
-	Microbatches         int   `json:"microbatches,omitempty"`
-	MicrobatchesPerStage []int `json:"microbatches_per_stage,omitempty"`
-	// MicrobatchSize fixes the samples per microbatch; else it is searched up to
-	// MaxMicrobatchSize (default 64 for architectures, 128 for profiles).
-	MicrobatchSize    int `json:"microbatch_size,omitempty"`
-	MaxMicrobatchSize int `json:"max_microbatch_size,omitempty"`
+	return &wire.SearchQuery{Request: r, SearchKnobs: raw.SearchKnobs, Exhaustive: raw.Exhaustive}, nil
 }
 
 // The bounds of the knobs, checked before anything is allocated for them: a search's grid
@@ -123,9 +66,9 @@ const (
 	MaxGlobalBatch = 1 << 30
 )
 
-// Validate checks the knobs against their bounds (MaxDevices and the others); errors name
-// the field. It allocates nothing for the values, so that it can run first.
-func (k *Knobs) Validate() error {
+// ValidateKnobs checks the knobs against their bounds (MaxDevices and the others);
+// errors name the field. It allocates nothing for the values, so that it can run first.
+func ValidateKnobs(k *wire.SearchKnobs) error {
 	var es model.Errors
 	between := func(path string, v, lo, hi int) {
 		if v < lo || v > hi {
@@ -180,42 +123,13 @@ func (k *Knobs) Validate() error {
 	return es.Err()
 }
 
-// Answer is a query's answer, the one JSON every front end gives (pipeplan search
-// --json, pipeplan.search, the page): the best candidate with the planning request that
-// reproduces it alone and its content id, the ten fastest, the Pareto front, every
-// candidate planned and the counts.
-type Answer struct {
-	Best *Outcome `json:"best"`
-	// BestRequest is the best candidate's planning request, and BestID its content id
-	// (core/request's ID): the one candidate of a search that gets an id.
-	BestRequest *wire.Request `json:"best_request,omitempty"`
-	BestID      string        `json:"best_id,omitempty"`
-	// Top are the first TopCount of Rows: the best, then the fastest, alike outcomes
-	// collapsed into one (Alike).
-	Top []Outcome `json:"top"`
-	// Rows are every feasible candidate planned as a front end lists them
-	// (Report.Rows): the page's results table.
-	Rows   []Outcome `json:"rows"`
-	Pareto []Outcome `json:"pareto"`
-	// GlobalBatch and GlobalBatchRule: the samples per step every candidate ran, and
-	// where that comes from (Report's).
-	GlobalBatch     int    `json:"global_batch,omitempty"`
-	GlobalBatchRule string `json:"global_batch_rule,omitempty"`
-	// Rule says, for people, how the candidates were compared: the global batch and
-	// where it comes from, the near-tie rule (NearTie) and the rows' collapse.
-	Rule string `json:"rule"`
-	// Evaluated are the candidates planned, in the order they were planned.
-	Evaluated []Outcome `json:"evaluated"`
-	Stats     Stats     `json:"stats"`
-}
-
-// TopCount is how many of the report's rows an Answer lists.
+// TopCount is how many of the report's rows an answer lists (wire.SearchAnswer.Top).
 const TopCount = 10
 
 // NewAnswer is the answer of a report: its best, its first TopCount rows (Top), its
 // Pareto front, the global batch and its rule, every candidate it planned and its
 // counts. The best's request and id are the evaluator's to give.
-func NewAnswer(rep *Report) *Answer {
+func NewAnswer(rep *Report) *wire.SearchAnswer {
 	ev := rep.Evaluated
 	if ev == nil {
 		ev = []Outcome{}
@@ -233,6 +147,8 @@ func NewAnswer(rep *Report) *Answer {
 		batch = fmt.Sprintf("Every candidate runs a global batch of %d samples: %s.", rep.GlobalBatch, rep.GlobalBatchRule)
 	}
 	rule := fmt.Sprintf("%s The best is the one with the most memory headroom among those within %g%% of the fastest throughput; rows that differ only in ZeRO, recomputation or memory proportion at the same speed are one row, the one with the most headroom.", batch, 100*NearTie)
-	return &Answer{Best: rep.Best, Top: all[:min(TopCount, len(all))], Rows: all, Pareto: pareto, GlobalBatch: rep.GlobalBatch,
-		GlobalBatchRule: rep.GlobalBatchRule, Rule: rule, Evaluated: ev, Stats: rep.Stats}
+	rs := wireOutcomes(all)
+	return &wire.SearchAnswer{Best: wireBest(rep.Best), Top: rs[:min(TopCount, len(rs))], Rows: rs, Pareto: wireOutcomes(pareto),
+		GlobalBatch: rep.GlobalBatch, GlobalBatchRule: rep.GlobalBatchRule, Rule: rule, Evaluated: wireOutcomes(ev),
+		Stats: rep.Stats}
 }

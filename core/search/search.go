@@ -54,6 +54,8 @@ import (
 	"math"
 	"slices"
 	"time"
+
+	"pipeplan/core/wire"
 )
 
 // Outcome is a planned candidate: its throughput and step, or why it does not fit.
@@ -134,21 +136,10 @@ type Refiner interface {
 	Refine(c Candidate) (float64, error)
 }
 
-// Progress is reported as the search goes.
-type Progress struct {
-	// Done of Total candidates are settled (planned, or pruned).
-	Done  int `json:"done"`
-	Total int `json:"total"`
-	// Evaluated candidates were planned.
-	Evaluated int `json:"evaluated"`
-	// Best so far; nil while nothing fits.
-	Best *Outcome `json:"best,omitempty"`
-}
-
 // Options configure a search.
 type Options struct {
 	// Progress, when set, is called after each planned candidate and each pruned batch.
-	Progress func(Progress)
+	Progress func(wire.SearchProgress)
 	// Yield, when set, is called after each planned candidate and between steps that
 	// plan nothing: a single-threaded host (the browser) lets its event loop run there,
 	// as often as it likes (it may return at once).
@@ -156,30 +147,6 @@ type Options struct {
 	// Exhaustive plans every candidate of the grid, pruning nothing: the reference the
 	// search is tested against.
 	Exhaustive bool
-}
-
-// Stats count the search's work.
-type Stats struct {
-	// Configurations in the grid, and Candidates (configurations x microbatch sizes).
-	Configurations int `json:"configurations"`
-	Candidates     int `json:"candidates"`
-	// Evaluated candidates were planned; Feasible of them fit.
-	Evaluated int `json:"evaluated"`
-	Feasible  int `json:"feasible"`
-	// PrunedByBound were not planned: their bound could not beat the best with as many
-	// devices or fewer. KnownInfeasible were not planned: a smaller microbatch of the
-	// same memory did not fit.
-	PrunedByBound   int `json:"pruned_by_bound"`
-	KnownInfeasible int `json:"known_infeasible"`
-	// CannotFit were not planned: the Evaluator's Fitter showed they fit no split.
-	CannotFit int `json:"cannot_fit,omitempty"`
-	// Twins were not planned: an Evaluator's Twins named a candidate earlier in the grid
-	// with the same outcome.
-	Twins int `json:"twins,omitempty"`
-	// BoundViolations counts planned candidates faster than their bound (should be 0).
-	BoundViolations int `json:"bound_violations"`
-	// Seconds the search took.
-	Seconds float64 `json:"seconds"`
 }
 
 // Report is the search's answer.
@@ -200,8 +167,8 @@ type Report struct {
 	Evaluated []Outcome `json:"evaluated"`
 	// Pareto is the front of throughput against devices: for each device count (rising),
 	// the best candidate if it beats every candidate with fewer devices.
-	Pareto []Outcome `json:"pareto"`
-	Stats  Stats     `json:"stats"`
+	Pareto []Outcome        `json:"pareto"`
+	Stats  wire.SearchStats `json:"stats"`
 }
 
 // boundSlack widens bounds by a relative 1e-9, against rounding differences between a
@@ -441,12 +408,8 @@ func (r *runner) progress() {
 	if r.opt.Progress == nil {
 		return
 	}
-	p := Progress{Done: r.done, Total: r.rep.Stats.Candidates, Evaluated: r.rep.Stats.Evaluated}
-	if r.rep.Best != nil {
-		b := *r.rep.Best
-		p.Best = &b
-	}
-	r.opt.Progress(p)
+	r.opt.Progress(wire.SearchProgress{Done: r.done, Total: r.rep.Stats.Candidates, Evaluated: r.rep.Stats.Evaluated,
+		Best: wireBest(r.rep.Best)})
 }
 
 // better orders outcomes: more samples per second, then fewer devices, then the grid's

@@ -8,6 +8,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"pipeplan/core/wire"
 )
 
 func toySpace(rng *rand.Rand, global bool) Space {
@@ -133,14 +135,14 @@ func TestProgressAndCancel(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 1))
 	s := toySpace(rng, false)
 	s.MaxDevices = 16
-	var ps []Progress
+	var ps []wire.SearchProgress
 	yields := 0
-	r, err := Run(context.Background(), s, newToy(rng), Options{Progress: func(p Progress) { ps = append(ps, p) }, Yield: func() { yields++ }})
+	r, err := Run(context.Background(), s, newToy(rng), Options{Progress: func(p wire.SearchProgress) { ps = append(ps, p) }, Yield: func() { yields++ }})
 	if err != nil {
 		t.Fatal(err)
 	}
 	last := ps[len(ps)-1]
-	if last.Done != last.Total || last.Total != r.Stats.Candidates || last.Best == nil || last.Best.Candidate != r.Best.Candidate {
+	if last.Done != last.Total || last.Total != r.Stats.Candidates || last.Best == nil || last.Best.SearchCandidate != wireCandidate(r.Best.Candidate) {
 		t.Errorf("last progress %+v, want done = total = %d and the best", last, r.Stats.Candidates)
 	}
 	for i := 1; i < len(ps); i++ {

@@ -56,24 +56,8 @@ type Candidate struct {
 	MicrobatchSize int `json:"microbatch_size"`
 }
 
-// String is a compact label: "p4 d2 t8 1f1b m16 b2 rc=none z0 mp=1" (with " c4" after
-// t8 under context parallelism, " e8" under expert parallelism, and "hsdp4" for z3 under
-// HSDP with shard groups of 4 replicas).
-func (c Candidate) String() string {
-	ctx := ""
-	if c.Context > 1 {
-		ctx = fmt.Sprintf(" c%d", c.Context)
-	}
-	if c.Expert > 1 {
-		ctx += fmt.Sprintf(" e%d", c.Expert)
-	}
-	z := fmt.Sprintf("z%d", c.ZeRO)
-	if c.ShardGroup > 0 {
-		z = fmt.Sprintf("hsdp%d", c.ShardGroup)
-	}
-	return fmt.Sprintf("p%d d%d t%d%s %s m%d b%d rc=%s %s mp=%g", c.Pipeline, c.Data, c.Tensor, ctx, c.Schedule,
-		c.Microbatches, c.MicrobatchSize, c.Recompute, z, c.MemoryProportion)
-}
+// String is a compact label (wire.SearchCandidate's).
+func (c Candidate) String() string { return wireCandidate(c).String() }
 
 // Space is the grid the search walks. A knob with one value is fixed (the user's);
 // with several it is searched. The microbatch size is searched over 1..MaxMicrobatchSize

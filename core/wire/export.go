@@ -104,3 +104,16 @@ const (
 	// auto); the export says what it recomputes instead.
 	NoteRecompute = "recompute_not_expressible"
 )
+
+// Exports is every format a plan can be written in, and why the others cannot (the
+// planner's "exports" operation, pipeplan.exports).
+type Exports struct {
+	Exports     []*Export           `json:"exports"`
+	Unavailable []ExportUnavailable `json:"unavailable,omitempty"`
+}
+
+// ExportUnavailable is a format a plan cannot be written in, and why.
+type ExportUnavailable struct {
+	Format Format `json:"format"`
+	Error  string `json:"error"`
+}

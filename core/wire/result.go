@@ -1,11 +1,5 @@
 package wire
 
-import (
-	"pipeplan/core/cluster"
-	"pipeplan/core/plan"
-	"pipeplan/core/schedule"
-)
-
 // Result is what Run returns for a valid request: the plan (or why there is none), the
 // simulated step and the whole step's time and throughput, with diagnostics. Every time
 // is in seconds (a plan of a profile in cycles also gives cycles).
@@ -22,15 +16,15 @@ type Result struct {
 	// not fit its devices' memory.
 	Feasible bool `json:"feasible"`
 	// Plan is the split and each stage's costs for one microbatch; nil when no split fits.
-	Plan *plan.Plan `json:"plan,omitempty"`
+	Plan *Plan `json:"plan,omitempty"`
 	// Placement says which links the stage transfers and the data-parallel all-reduce
 	// cross, for a cluster of nodes (cluster.devices_per_node).
-	Placement *cluster.Placement `json:"placement,omitempty"`
+	Placement *Placement `json:"placement,omitempty"`
 	// Devices are the pipeline's devices with what runs once per step on each: the
 	// optimizer update and the gradient all-reduces.
 	Devices []DeviceStep `json:"devices,omitempty"`
 	// Schedule is the simulated pipeline of one step (one replica); nil when no split fits.
-	Schedule *schedule.Result `json:"schedule,omitempty"`
+	Schedule *ScheduleResult `json:"schedule,omitempty"`
 	// Step is the whole training step (or inference batch) and the throughput.
 	Step *Step `json:"step,omitempty"`
 	// Diagnostics: why nothing fits, what is over memory, what was assumed, advice.

@@ -1,10 +1,5 @@
 package wire
 
-import (
-	"pipeplan/core/plan"
-	"pipeplan/core/schedule"
-)
-
 // A page draws a result in frames of a few milliseconds, on the thread that also answers
 // the person: a result of thousands of stages or of a hundred thousand layers is megabytes
 // of JSON (4.4 MB for 20,000 layers on 3,000 stages), too much to decode there. So the
@@ -160,7 +155,7 @@ func cutList[T any](s []T, start, end int) []T {
 }
 
 // Groups splits a plan's stages into runs of size consecutive stages.
-func Groups(p *plan.Plan, size int) []StageGroup {
+func Groups(p *Plan, size int) []StageGroup {
 	var out []StageGroup
 	for first := 0; first < len(p.Stages); first += size {
 		last := min(len(p.Stages), first+size) - 1
@@ -177,7 +172,7 @@ func Groups(p *plan.Plan, size int) []StageGroup {
 // cutSchedule sets c.Schedule to s cut to its first ViewDevices devices and ViewEvents
 // operations, with each stage's in-flight samples decimated to ViewSamples; it returns
 // how many operations s has and its most microbatches in flight.
-func cutSchedule(c *Result, s *schedule.Result) (events, inFlight int) {
+func cutSchedule(c *Result, s *ScheduleResult) (events, inFlight int) {
 	cs := *s
 	c.Schedule = &cs
 	for _, e := range s.Events {
@@ -209,13 +204,13 @@ func cutSchedule(c *Result, s *schedule.Result) (events, inFlight int) {
 // to at most limit samples: the time is split into limit/2 spans of as many samples each,
 // and each span is drawn as its highest count from its start, then its last count from the
 // time of its last sample, so that peaks and where each span ends stay as they were.
-func Decimate(samples []schedule.Sample, limit int) []schedule.Sample {
+func Decimate(samples []Sample, limit int) []Sample {
 	if len(samples) <= limit || limit < 2 {
 		return samples
 	}
 	spans := limit / 2
 	size := (len(samples) + spans - 1) / spans
-	out := make([]schedule.Sample, 0, limit)
+	out := make([]Sample, 0, limit)
 	for first := 0; first < len(samples); first += size {
 		span := samples[first:min(len(samples), first+size)]
 		peak := span[0]

@@ -9,7 +9,6 @@ import (
 	"testing"
 
 	"pipeplan/core/request"
-	"pipeplan/core/schedule"
 	"pipeplan/core/wire"
 )
 
@@ -147,9 +146,9 @@ func TestCut(t *testing.T) {
 // TestDecimate: a step chart decimated keeps its highest count in each span, its first
 // and last points, and at most limit points; a short one is kept as it is.
 func TestDecimate(t *testing.T) {
-	var s []schedule.Sample
+	var s []wire.Sample
 	for i := range 5000 {
-		s = append(s, schedule.Sample{TimeSeconds: float64(i), Count: (i * 7919) % 13})
+		s = append(s, wire.Sample{TimeSeconds: float64(i), Count: (i * 7919) % 13})
 	}
 	s[4321].Count = 99
 	d := wire.Decimate(s, 600)

@@ -1,18 +1,22 @@
-// Package wire is the planning request and its result as data: the types and their
-// JSON (docs/request.md), Decode, which reads a request strictly, and ModelFile, which
-// puts a model file into a request; the exports' types (docs/export.md); and the
-// request's vocabulary, the values each enumerated field takes (precisions, schedules,
-// sharding and recomputation modes, ...) and its caps, for every front end to list
+// Package wire is the planning request and its result as data: the request's types and
+// their JSON (docs/request.md), Decode, which reads a request strictly, and
+// ModelFromFile, which puts a model file into a request; a result's plan, simulated
+// schedule and placement (Plan, ScheduleResult, Placement); a search's query, progress
+// and answer (SearchQuery, SearchProgress, SearchAnswer); a calibration (Calibration);
+// the exports' types (docs/export.md); and the request's vocabulary, the values each
+// enumerated field takes (precisions, schedules, sharding and recomputation modes, ...),
+// the device, link and architecture presets, and its caps, for every front end to list
 // rather than keep a copy (core/request's tests check each list against what the
-// planner accepts). It holds no planning: core/request normalizes and runs a request,
-// core/export writes an export.
+// planner accepts). It holds no planning and has no type aliases: core/request
+// normalizes and runs a request and converts the planner's types to these, core/search
+// runs a search, core/export writes an export.
 //
 // A program that only builds requests and reads results, as the browser page does
 // (main.wasm, whose planner runs in a Web Worker), imports this package instead of
 // core/request, so that it links none of the planner: not the estimator, the
 // partitioner or the simulator, nor crypto/sha256, which core/request's content ids
-// need. Today Result still holds core/plan's Plan and core/schedule's Result, which
-// link them (wasm's TestPageLinksNoPlanner lists what is owed).
+// need. It imports core/model (field errors) and nothing of the planner (wasm's
+// TestPageLinksNoPlanner holds it and the page to that).
 package wire
 
 // MaxDevices bounds a cluster's devices and every parallel degree of a request (4,096):
@@ -93,4 +97,57 @@ func SearchedRecomputes(architecture bool) []string {
 		return []string{"none", "selective", "full"}
 	}
 	return []string{"none", "full"}
+}
+
+// DevicePreset is a value of cluster.device, a device preset, with its usual links: Link
+// inside a node (core's default for cluster.link_intra, and for cluster.link of one
+// node) and Network between nodes (cluster.link_inter's default; "" where the preset
+// names none).
+type DevicePreset struct {
+	Name    string `json:"name"`
+	Link    string `json:"link"`
+	Network string `json:"network,omitempty"`
+}
+
+// DevicePresets lists cluster.device's presets, sorted by name (core/cluster holds their
+// figures).
+func DevicePresets() []DevicePreset {
+	return []DevicePreset{
+		{"a100-40gb", "nvlink3", "ib-hdr"},
+		{"a100-80gb", "nvlink3", "ib-hdr"},
+		{"b200", "nvlink5", "ib-ndr"},
+		{"b300", "nvlink5", "ib-xdr"},
+		{"bow", "ipu-link", ""},
+		{"gaudi3", "gaudi3-roce", "gaudi3-roce"},
+		{"gb200", "nvswitch4", "ib-ndr"},
+		{"gb300", "nvswitch4", "ib-xdr"},
+		{"gc200", "ipu-link", ""},
+		{"h100-96gb-500w", "nvlink4", "roce-400g"},
+		{"h100-sxm", "nvlink4", "ib-ndr"},
+		{"h200", "nvlink4", "ib-ndr"},
+		{"mi300x", "xgmi", "roce-400g"},
+		{"mi355x", "xgmi4", "roce-400g"},
+		{"tpu-v4", "tpu-ici", ""},
+		{"tpu-v5e", "tpu-ici", ""},
+		{"tpu-v5p", "tpu-ici-v5p", "tpu-dcn-50g"},
+		{"tpu-v6e", "tpu-ici-v6e", ""},
+		{"trainium2", "neuronlink-v3", "efa-v3"},
+	}
+}
+
+// LinkPresets lists the link presets of cluster.link, link_intra and link_inter, sorted.
+func LinkPresets() []string {
+	return []string{"efa-v3", "gaudi3-roce", "ib-edr", "ib-hdr", "ib-ndr", "ib-xdr", "ipu-link", "neuronlink-v3",
+		"nvlink2", "nvlink3", "nvlink4", "nvlink5", "nvswitch1", "nvswitch2", "nvswitch3", "nvswitch4", "pcie4", "pcie5",
+		"roce-100g", "roce-200g", "roce-400g", "tpu-dcn-50g", "tpu-ici", "tpu-ici-v5p", "tpu-ici-v6e", "xgmi", "xgmi4"}
+}
+
+// Architectures lists the bundled architectures model.architecture.name takes (their
+// HuggingFace configs are core/arch's), sorted.
+func Architectures() []string {
+	return []string{"bert-base-uncased", "bert-large-uncased", "deepseek-v2", "deepseek-v2-lite", "deepseek-v3",
+		"gpt-oss-120b", "gpt-oss-20b", "gpt2", "gpt2-large", "gpt2-medium", "gpt2-xl", "llama-2-70b", "llama-2-7b",
+		"llama-3.1-70b", "llama-3.2-1b", "llama-4-maverick-17b-128e", "llama-4-scout-17b-16e", "meta-llama-3-8b",
+		"mistral-7b-v0.1", "mixtral-8x22b-v0.1", "mixtral-8x7b-v0.1", "qwen1.5-moe-a2.7b", "qwen2-7b",
+		"qwen3-235b-a22b", "qwen3-30b-a3b"}
 }

@@ -17,7 +17,7 @@
 //	pipeplan.plan(request) -> Promise of the result object, or of {error, fields: [{path, reason}]}
 //	pipeplan.planJSON(request) -> Promise of the result as JSON text, exactly as `pipeplan plan --json` prints it
 //	pipeplan.estimate(request) -> Promise of the analytic estimate of the request's architecture
-//	pipeplan.search(request, onProgress, knobs) -> Promise of core/search's report (with cancel())
+//	pipeplan.search(request, onProgress, knobs) -> Promise of the search's answer (core/wire.SearchAnswer; with cancel())
 //	pipeplan.export(request, {format}) -> Promise of the plan for a framework (docs/export.md)
 //	pipeplan.exports(request) -> Promise of {exports: [...], unavailable: [{format, error}]}
 //	pipeplan.calibrate(request, profileText) -> Promise of the fit of the request's architecture to a measured profile

@@ -19,7 +19,7 @@ func llama(tb testing.TB, name string, devices, globalBatch int) (*Evaluator, se
 	if err != nil {
 		tb.Fatal(err)
 	}
-	k := search.Knobs{MaxDevices: devices, GlobalBatch: globalBatch}
+	k := wire.SearchKnobs{MaxDevices: devices, GlobalBatch: globalBatch}
 	if globalBatch == 0 { // a free batch: microbatches searched (the default fixes it)
 		k.MicrobatchesPerStage = []int{1, 2, 4, 8}
 	}
@@ -31,7 +31,7 @@ func llama(tb testing.TB, name string, devices, globalBatch int) (*Evaluator, se
 }
 
 func benchSearch(b *testing.B, name string, devices, globalBatch int) {
-	var st search.Stats
+	var st wire.SearchStats
 	for b.Loop() {
 		ev, s := llama(b, name, devices, globalBatch)
 		r, err := search.Run(context.Background(), s, ev, search.Options{})
@@ -69,13 +69,13 @@ func BenchmarkSearchLlama31_70B(b *testing.B) { benchSearch(b, "llama-3.1-70b", 
 // to H100s) on up to 4 H100s, every knob: a profile-driven search, whose candidates each
 // plan the profile scaled to their microbatch size.
 func BenchmarkSearchProfile(b *testing.B) {
-	var st search.Stats
+	var st wire.SearchStats
 	for b.Loop() {
 		ev, err := New(&wire.Request{Model: wire.ModelSpec{Example: "gpt2-medium"}, Cluster: wire.ClusterSpec{Device: "h100-sxm"}})
 		if err != nil {
 			b.Fatal(err)
 		}
-		s, err := ev.Space(search.Knobs{MaxDevices: 4, MaxMicrobatchSize: 32})
+		s, err := ev.Space(wire.SearchKnobs{MaxDevices: 4, MaxMicrobatchSize: 32})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -97,7 +97,7 @@ func BenchmarkSearchProfile(b *testing.B) {
 // stages, replicas, tensor and expert parallelism, schedule, recomputation, ZeRO and
 // HSDP, microbatches and their size. Target (issue 18): under 10 s natively.
 func BenchmarkSearchDeepSeekV3(b *testing.B) {
-	var st search.Stats
+	var st wire.SearchStats
 	for b.Loop() {
 		base := &wire.Request{
 			Model:   wire.ModelSpec{Architecture: &wire.Architecture{Name: "deepseek-v3", Seq: 4096}},
@@ -107,7 +107,7 @@ func BenchmarkSearchDeepSeekV3(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		s, err := ev.Space(search.Knobs{MaxDevices: 1024, GlobalBatch: 4096})
+		s, err := ev.Space(wire.SearchKnobs{MaxDevices: 1024, GlobalBatch: 4096})
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -87,8 +87,8 @@ func TestBestRequestPlansAsBest(t *testing.T) {
 			if a.Stats.BoundViolations != 0 || ex.Stats.BoundViolations != 0 {
 				t.Errorf("bound violations: %d, exhaustive %d", a.Stats.BoundViolations, ex.Stats.BoundViolations)
 			}
-			if ex.Best.Candidate != a.Best.Candidate || ex.Best.SamplesPerSecond != a.Best.SamplesPerSecond {
-				t.Errorf("best %s (%.6g/s), exhaustive %s (%.6g/s)", a.Best.Candidate, a.Best.SamplesPerSecond, ex.Best.Candidate, ex.Best.SamplesPerSecond)
+			if ex.Best.SearchCandidate != a.Best.SearchCandidate || ex.Best.SamplesPerSecond != a.Best.SamplesPerSecond {
+				t.Errorf("best %s (%.6g/s), exhaustive %s (%.6g/s)", a.Best.SearchCandidate, a.Best.SamplesPerSecond, ex.Best.SearchCandidate, ex.Best.SamplesPerSecond)
 			}
 			res, err := request.Run(context.Background(), a.BestRequest)
 			if err != nil {
@@ -105,7 +105,7 @@ func TestBestRequestPlansAsBest(t *testing.T) {
 			if b.SamplesPerSecond != res.Step.SamplesPerSecond || b.StepSeconds != res.Step.StepSeconds ||
 				!slices.Equal(b.Boundaries, res.Plan.Boundaries) || b.HeadroomBytes != head || b.Devices != res.Step.Devices {
 				t.Errorf("the search's best %s: %.9g samples/s, step %.9g s, split %v, headroom %d B, %d devices;\nplanning best_request: %.9g samples/s, step %.9g s, split %v, headroom %d B, %d devices",
-					b.Candidate, b.SamplesPerSecond, b.StepSeconds, b.Boundaries, b.HeadroomBytes, b.Devices,
+					b.SearchCandidate, b.SamplesPerSecond, b.StepSeconds, b.Boundaries, b.HeadroomBytes, b.Devices,
 					res.Step.SamplesPerSecond, res.Step.StepSeconds, res.Plan.Boundaries, head, res.Step.Devices)
 			}
 			if b.MicrobatchSize == 1 && !slices.Equal(a.BestRequest.Model.Document, q.Request.Model.Document) {
@@ -116,10 +116,10 @@ func TestBestRequestPlansAsBest(t *testing.T) {
 			}
 			for _, code := range c.codes {
 				if !slices.ContainsFunc(res.Diagnostics, func(d wire.Diagnostic) bool { return d.Code == code }) {
-					t.Errorf("the best's plan (%s) has no %s note", b.Candidate, code)
+					t.Errorf("the best's plan (%s) has no %s note", b.SearchCandidate, code)
 				}
 			}
-			t.Logf("best %s: %.6g samples/s, split %v, headroom %d B", b.Candidate, b.SamplesPerSecond, b.Boundaries, b.HeadroomBytes)
+			t.Logf("best %s: %.6g samples/s, split %v, headroom %d B", b.SearchCandidate, b.SamplesPerSecond, b.Boundaries, b.HeadroomBytes)
 		})
 	}
 }

@@ -25,7 +25,7 @@ func TestHSDPSearch(t *testing.T) {
 		t.Fatal(err)
 	}
 	three := 3
-	s, err := ev.Space(search.Knobs{MaxDevices: 16, GlobalBatch: 32, MaxMicrobatchSize: 4, ZeRO: &three, Schedule: "1f1b"})
+	s, err := ev.Space(wire.SearchKnobs{MaxDevices: 16, GlobalBatch: 32, MaxMicrobatchSize: 4, ZeRO: &three, Schedule: "1f1b"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -88,12 +88,12 @@ func TestHSDPKnob(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := ev.Space(search.Knobs{MaxDevices: 16, ShardGroup: 2, GlobalBatch: 32})
+	s, err := ev.Space(wire.SearchKnobs{MaxDevices: 16, ShardGroup: 2, GlobalBatch: 32})
 	if err != nil || !slices.Equal(s.ShardGroups, []int{2}) {
 		t.Errorf("shard groups %v, %v; want [2]", s.ShardGroups, err)
 	}
 	one := 1
-	if _, err := ev.Space(search.Knobs{MaxDevices: 16, ShardGroup: 2, ZeRO: &one, GlobalBatch: 32}); err == nil {
+	if _, err := ev.Space(wire.SearchKnobs{MaxDevices: 16, ShardGroup: 2, ZeRO: &one, GlobalBatch: 32}); err == nil {
 		t.Error("shard_group with zero 1: no error")
 	}
 }

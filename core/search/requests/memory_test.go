@@ -27,7 +27,7 @@ func TestMemoryBoundRecomputeExact(t *testing.T) {
 		t.Fatal(err)
 	}
 	zero := 0
-	s, err := ev.Space(search.Knobs{MaxDevices: 4, Tensor: 1, ZeRO: &zero, Schedule: "1f1b", MemoryProportions: []float64{0.5},
+	s, err := ev.Space(wire.SearchKnobs{MaxDevices: 4, Tensor: 1, ZeRO: &zero, Schedule: "1f1b", MemoryProportions: []float64{0.5},
 		MicrobatchesPerStage: []int{2}, MaxMicrobatchSize: 16})
 	if err != nil {
 		t.Fatal(err)

@@ -25,20 +25,20 @@ import (
 	"pipeplan/core/wire"
 )
 
-// RunQuery is the one search doorway: it runs a query (core/search.Query: a base request
-// and knobs) with an Evaluator over its request and answers with search.Answer, the JSON
+// RunQuery is the one search doorway: it runs a query (wire.SearchQuery: a base request
+// and knobs) with an Evaluator over its request and answers with wire.SearchAnswer, the JSON
 // the command line, the JS API and the page all give. Errors of the base request name
 // its fields under "request". On cancellation it returns the answer so far with the
 // context's error.
-func RunQuery(ctx context.Context, q *search.Query, opt search.Options) (*search.Answer, error) {
-	if err := q.Knobs.Validate(); err != nil { // before the request is prepared
+func RunQuery(ctx context.Context, q *wire.SearchQuery, opt search.Options) (*wire.SearchAnswer, error) {
+	if err := search.ValidateKnobs(&q.SearchKnobs); err != nil { // before the request is prepared
 		return nil, err
 	}
 	ev, err := New(q.Request)
 	if err != nil {
 		return nil, model.Prefixed("request", err)
 	}
-	s, err := ev.Space(q.Knobs)
+	s, err := ev.Space(q.SearchKnobs)
 	if err != nil {
 		return nil, err
 	}

@@ -45,7 +45,7 @@ func TestGraphcoreExampleGrid(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := ev.Space(search.Knobs{MaxDevices: 4, Replicas: 1, Microbatches: 4, MaxMicrobatchSize: 127, MemoryProportions: []float64{0.3, 0.6, 1}})
+	s, err := ev.Space(wire.SearchKnobs{MaxDevices: 4, Replicas: 1, Microbatches: 4, MaxMicrobatchSize: 127, MemoryProportions: []float64{0.3, 0.6, 1}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -133,7 +133,7 @@ func TestLlamaSmall(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := ev.Space(search.Knobs{MaxDevices: 8, GlobalBatch: 32, MaxMicrobatchSize: 8})
+	s, err := ev.Space(wire.SearchKnobs{MaxDevices: 8, GlobalBatch: 32, MaxMicrobatchSize: 8})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -255,7 +255,7 @@ func cannotFitIsNecessary(t *testing.T, base *wire.Request) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := ev.Space(search.Knobs{MaxDevices: 8, GlobalBatch: 64, MaxMicrobatchSize: 32, MemoryProportions: []float64{0.08, 0.15, 0.3, 1}})
+	s, err := ev.Space(wire.SearchKnobs{MaxDevices: 8, GlobalBatch: 64, MaxMicrobatchSize: 32, MemoryProportions: []float64{0.08, 0.15, 0.3, 1}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -315,7 +315,7 @@ func TestLongContextSearch(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := ev.Space(search.Knobs{MaxDevices: 8, GlobalBatch: 8, MaxMicrobatchSize: 2, MemoryProportions: []float64{0.3, 1}})
+	s, err := ev.Space(wire.SearchKnobs{MaxDevices: 8, GlobalBatch: 8, MaxMicrobatchSize: 2, MemoryProportions: []float64{0.3, 1}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -372,7 +372,7 @@ func moeSearch(t *testing.T, base *wire.Request) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := ev.Space(search.Knobs{MaxDevices: 16, GlobalBatch: 64, MaxMicrobatchSize: 4, Schedule: "1f1b"})
+	s, err := ev.Space(wire.SearchKnobs{MaxDevices: 16, GlobalBatch: 64, MaxMicrobatchSize: 4, Schedule: "1f1b"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -425,20 +425,20 @@ func TestDefaultGlobalBatch(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
 		base  *wire.Request
-		knobs search.Knobs
+		knobs wire.SearchKnobs
 		want  int
 		rule  string
 	}{
 		{"the base's samples per step", &wire.Request{Model: arch, Cluster: wire.ClusterSpec{Device: "h100-sxm", Count: 8}, Schedule: wire.Schedule{MicrobatchSize: 2}},
-			search.Knobs{MaxDevices: 8}, 2 * 4 * 8, "the planned request's samples per step"},
+			wire.SearchKnobs{MaxDevices: 8}, 2 * 4 * 8, "the planned request's samples per step"},
 		{"the base's replicas", &wire.Request{Model: arch, Cluster: wire.ClusterSpec{Device: "h100-sxm", Count: 8}, Parallelism: wire.Parallelism{Data: 4}},
-			search.Knobs{MaxDevices: 8}, 4 * 2 * 4, "the planned request's samples per step"},
+			wire.SearchKnobs{MaxDevices: 8}, 4 * 2 * 4, "the planned request's samples per step"},
 		{"4 per device without a count", &wire.Request{Model: arch, Cluster: wire.ClusterSpec{Device: "h100-sxm"}},
-			search.Knobs{MaxDevices: 16}, 64, "4 samples per device at hand"},
+			wire.SearchKnobs{MaxDevices: 16}, 64, "4 samples per device at hand"},
 		{"given", &wire.Request{Model: arch, Cluster: wire.ClusterSpec{Device: "h100-sxm"}},
-			search.Knobs{MaxDevices: 16, GlobalBatch: 32}, 32, "given"},
+			wire.SearchKnobs{MaxDevices: 16, GlobalBatch: 32}, 32, "given"},
 		{"free with microbatches", &wire.Request{Model: arch, Cluster: wire.ClusterSpec{Device: "h100-sxm"}},
-			search.Knobs{MaxDevices: 16, MicrobatchesPerStage: []int{2}}, 0, ""},
+			wire.SearchKnobs{MaxDevices: 16, MicrobatchesPerStage: []int{2}}, 0, ""},
 	} {
 		ev, err := New(tc.base)
 		if err != nil {

@@ -47,9 +47,9 @@ const (
 // Space is the grid of the knobs: tensor-parallel degrees that divide the devices per
 // node (or the devices at hand) and the model's heads, key/value heads and MLP width;
 // stages up to the model's layers; every replica count that fits.
-func (r *Evaluator) Space(k search.Knobs) (search.Space, error) {
+func (r *Evaluator) Space(k wire.SearchKnobs) (search.Space, error) {
 	s := search.Space{MaxDevices: k.MaxDevices, GlobalBatch: k.GlobalBatch, MemoryProportions: k.MemoryProportions}
-	if err := k.Validate(); err != nil {
+	if err := search.ValidateKnobs(&k); err != nil {
 		return s, err
 	}
 	layers := 0

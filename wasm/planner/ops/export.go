@@ -21,18 +21,6 @@ type exportOptions struct {
 	Format string `json:"format,omitempty"`
 }
 
-// exportsResult is what pipeplan.exports returns: every format the plan can be written
-// in, and why the others cannot (megatron needs an architecture).
-type exportsResult struct {
-	Exports     []*wire.Export `json:"exports"`
-	Unavailable []unavailable  `json:"unavailable,omitempty"`
-}
-
-type unavailable struct {
-	Format wire.Format `json:"format"`
-	Error  string      `json:"error"`
-}
-
 // decodeExportOptions reads the options (empty or null: the defaults); errors name the
 // field under "options".
 func decodeExportOptions(text string) (exportOptions, error) {
@@ -108,11 +96,11 @@ func exportsJSON(requestJSON, optionsJSON string) string {
 	if aerr != nil {
 		return mustJSON(aerr)
 	}
-	res := exportsResult{Exports: []*wire.Export{}}
+	res := wire.Exports{Exports: []*wire.Export{}}
 	for _, f := range wire.Formats {
 		ex, err := export.Make(in, f)
 		if err != nil {
-			res.Unavailable = append(res.Unavailable, unavailable{f, err.Error()})
+			res.Unavailable = append(res.Unavailable, wire.ExportUnavailable{Format: f, Error: err.Error()})
 			continue
 		}
 		res.Exports = append(res.Exports, ex)

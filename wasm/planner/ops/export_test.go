@@ -50,7 +50,7 @@ func TestExportJSONTensorParallel(t *testing.T) {
 			t.Errorf("the export lacks %q:\n%s", s, ex.Text)
 		}
 	}
-	var res exportsResult
+	var res wire.Exports
 	if err := json.Unmarshal([]byte(exportsJSON(req, "")), &res); err != nil {
 		t.Fatal(err)
 	}
@@ -66,7 +66,7 @@ func TestExportJSONTensorParallel(t *testing.T) {
 }
 
 func TestExportsJSON(t *testing.T) {
-	var res exportsResult
+	var res wire.Exports
 	if err := json.Unmarshal([]byte(exportsJSON(exampleRequestJSON(t), "")), &res); err != nil {
 		t.Fatal(err)
 	}

@@ -8,7 +8,7 @@
 //	plan [request]               the result as compact JSON, or an error object (pipeplan.plan)
 //	planJSON [request]           the result as the command line prints it (pipeplan.planJSON)
 //	estimate [request]           the analytic estimate of the request's architecture
-//	search [query]               core/search's answer (pipeplan.search and the page's search);
+//	search [query]               the search's answer, wire.SearchAnswer (pipeplan.search and the page's search);
 //	                             streams progress, and on cancellation gives what was found so far
 //	export [request, options]    the plan in options.format (pipeplan.export)
 //	exports [request, options]   the plan in every format (pipeplan.exports)
@@ -236,7 +236,7 @@ func searchOptions(progress func(string), yield func()) search.Options {
 	var opt search.Options
 	if progress != nil {
 		last := time.Time{}
-		opt.Progress = func(p search.Progress) {
+		opt.Progress = func(p wire.SearchProgress) {
 			if now := time.Now(); now.Sub(last) >= progressEvery || p.Done == p.Total {
 				last = now
 				progress(mustJSON(p))

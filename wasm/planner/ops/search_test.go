@@ -9,6 +9,7 @@ import (
 
 	"pipeplan/core/search"
 	"pipeplan/core/search/requests"
+	"pipeplan/core/wire"
 )
 
 const smallQuery = `{"request": {"model": {"architecture": {"name": "llama-3.2-1b", "seq": 2048}},
@@ -16,10 +17,10 @@ const smallQuery = `{"request": {"model": {"architecture": {"name": "llama-3.2-1
 
 // searchJSON gives the answer core's search gives, reports progress and yields.
 func TestSearchJSON(t *testing.T) {
-	var progress []search.Progress
+	var progress []wire.SearchProgress
 	yields := 0
 	out, err := searchJSON(context.Background(), smallQuery, func(p string) {
-		var v search.Progress
+		var v wire.SearchProgress
 		if err := json.Unmarshal([]byte(p), &v); err != nil {
 			t.Fatal(err)
 		}
@@ -28,7 +29,7 @@ func TestSearchJSON(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var got search.Answer
+	var got wire.SearchAnswer
 	if err := json.Unmarshal([]byte(out), &got); err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
@@ -40,7 +41,7 @@ func TestSearchJSON(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got.Best == nil || got.Best.Candidate != want.Best.Candidate || got.Best.SamplesPerSecond != want.Best.SamplesPerSecond {
+	if got.Best == nil || got.Best.SearchCandidate != want.Best.SearchCandidate || got.Best.SamplesPerSecond != want.Best.SamplesPerSecond {
 		t.Errorf("best %+v, core's %+v", got.Best, want.Best)
 	}
 	if got.BestRequest == nil || got.BestRequest.Parallelism.Pipeline != want.Best.Pipeline || len(got.Top) == 0 || len(got.Pareto) == 0 {
@@ -78,7 +79,7 @@ func TestSearchJSONCancel(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	out, err := searchJSON(ctx, smallQuery, nil, func() {})
-	var a search.Answer
+	var a wire.SearchAnswer
 	if !errors.Is(err, context.Canceled) || json.Unmarshal([]byte(out), &a) != nil || a.Best != nil || a.Stats.Evaluated != 0 {
 		t.Errorf("cancelled search: %q, %v", out, err)
 	}
@@ -91,11 +92,11 @@ func TestSearchAnswerAndCandidate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var rep search.Answer
+	var rep wire.SearchAnswer
 	if err := json.Unmarshal([]byte(out), &rep); err != nil || rep.Best == nil || len(rep.Evaluated) == 0 || rep.BestID == "" {
 		t.Fatalf("answer: %v, %s", err, out[:min(len(out), 300)])
 	}
-	c, _ := json.Marshal(rep.Best.Candidate)
+	c, _ := json.Marshal(rep.Best.SearchCandidate)
 	out, _ = Do(context.Background(), "candidate", []string{smallQuery, string(c)}, nil, nil)
 	if !strings.Contains(out, `"pipeline": `) || strings.Contains(out, `"error"`) {
 		t.Errorf("candidate: %s", out)
