@@ -222,7 +222,10 @@ func TestRoofline(t *testing.T) {
 	}
 	head := r.Layers[len(r.Layers)-1]
 	flops := 2.0 * 8 * 1024 * 1600 * 50257
-	if want := 4e-6 + flops/(312e12*0.75); math.Abs(head.FwdSeconds-want) > 1e-15 {
+	// The logits product reduces over K = 1,600 < gemmReferenceK: below the large
+	// products' rate by its shape (108 SMs on the A100).
+	shapeFrac := productFraction(1, 8*1024, 1600, 50257, 108, gemmTileOverheadK)
+	if want := 4e-6 + flops/(312e12*0.75*shapeFrac); math.Abs(head.FwdSeconds-want) > 1e-15 {
 		t.Errorf("inference head forward %v s, want %v", head.FwdSeconds, want)
 	}
 	if head.BwdSeconds != 0 || head.OutputBytes != 2*8*1024*50257 {
@@ -238,7 +241,7 @@ func TestRoofline(t *testing.T) {
 	tg.Perf.MatmulEfficiency = 1
 	tg.Perf.KernelSeconds = 0
 	r2, _ := Estimate(a, tg, Options{Batch: 8, Seq: 1024, Optimizer: None})
-	if got, want := r2.Layers[len(r2.Layers)-1].FwdSeconds, flops/312e12; math.Abs(got-want) > 1e-15 {
+	if got, want := r2.Layers[len(r2.Layers)-1].FwdSeconds, flops/312e12/shapeFrac; math.Abs(got-want) > 1e-15 {
 		t.Errorf("head at full efficiency %v s, want %v", got, want)
 	}
 }

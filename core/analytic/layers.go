@@ -632,6 +632,9 @@ func (sh *shape) moe(c *calc) piece {
 		p.eagerFrom, p.eagerTo = len(p.ops), len(p.ops)+len(perExpert)
 	}
 	for _, o := range perExpert {
+		// One grouped product over the local experts (Megatron-Core's TEGroupedMLP,
+		// Transformer Engine's GroupedLinear): their tiles share the multiprocessors.
+		o.gemm.groups *= local
 		p.ops = append(p.ops, o.times(local))
 		p.extraFLOPs += o.fwd.flops * local * (1 - 1/sh.load)
 	}

@@ -24,6 +24,9 @@ type op struct {
 	// peak that its products reach in each pass (a fused attention kernel's published
 	// rate, attentionEfficiency) in place of the matrix efficiency.
 	fwdEff, bwdEff float64
+	// gemm is the product's shape (zero for no product): the roofline slows a small
+	// one by its waves and its reduction length (gemmShape.fraction).
+	gemm gemmShape
 }
 
 // pass is the operation's work in one pass (the backward's, or the forward's, which
@@ -50,6 +53,10 @@ func (o op) times(n float64) op {
 type roofline struct {
 	flopsPerSecond, fp8FLOPSPerSecond, bytesPerSecond, kernelSeconds float64
 	matmulEfficiency, memoryEfficiency                               float64
+	// sms is the device's multiprocessor count (cluster.Perf.Multiprocessors; 0: no
+	// shape model), k0 a tile's fixed cost in steps of its K loop: gemmTileOverheadK
+	// in 16 bits, twice that for fp8 products (twice the steps in the same time).
+	sms, k0 float64
 }
 
 func newRoofline(t Target, dt DType, recipe FP8Recipe) roofline {
@@ -62,6 +69,7 @@ func newRoofline(t Target, dt DType, recipe FP8Recipe) roofline {
 		bytesPerSecond:   t.Perf.MemoryBytesPerSecond * t.Perf.MemoryEfficiency,
 		kernelSeconds:    t.Perf.KernelSeconds,
 		matmulEfficiency: t.Perf.MatmulEfficiency, memoryEfficiency: t.Perf.MemoryEfficiency,
+		sms: float64(t.Perf.Multiprocessors), k0: gemmTileOverheadK,
 	}
 	r.fp8FLOPSPerSecond = r.flopsPerSecond
 	if dt == FP8 {
@@ -76,17 +84,20 @@ func (r roofline) seconds(w work) float64 {
 	return w.kernels*r.kernelSeconds + max(w.flops/r.flopsPerSecond, w.bytes/r.bytesPerSecond)
 }
 
-// flopsRate is the FLOP/s of an operation's products in one pass: the fp8 peak for an
-// fp8 linear layer, the device's peak times the pass's own efficiency for a fused
-// attention kernel, else the matrix peak times the matrix efficiency.
-func (r roofline) flopsRate(o op, eff float64) float64 {
+// flopsRate is the FLOP/s of an operation's products in one pass (bwd: the backward's):
+// the device's peak times the pass's own efficiency for a fused attention kernel (or a
+// measured product rate), else the fp8 rate for an fp8 linear layer and the matrix
+// peak times the matrix efficiency for others, each times its shape's fraction
+// (gemmShape.fraction: small products lose waves and short reductions).
+func (r roofline) flopsRate(o op, bwd bool) float64 {
+	_, eff := o.pass(bwd)
 	switch {
-	case o.fp8:
-		return r.fp8FLOPSPerSecond
 	case eff > 0:
 		return r.flopsPerSecond / r.matmulEfficiency * eff
+	case o.fp8:
+		return r.fp8FLOPSPerSecond * o.gemm.fraction(bwd, r.sms, 2*r.k0)
 	}
-	return r.flopsPerSecond
+	return r.flopsPerSecond * o.gemm.fraction(bwd, r.sms, r.k0)
 }
 
 // addTerms adds one pass of an operation (bwd: its backward) to the pass's terms, at
@@ -94,8 +105,8 @@ func (r roofline) flopsRate(o op, eff float64) float64 {
 // efficiencies, else its bytes. A fused attention kernel's FLOPs count at the matrix
 // peak scaled so that MatmulSeconds / matrix efficiency is its time at its own rate.
 func (r roofline) addTerms(t *Terms, o op, bwd bool) {
-	w, eff := o.pass(bwd)
-	rate := r.flopsRate(o, eff)
+	w, _ := o.pass(bwd)
+	rate := r.flopsRate(o, bwd)
 	t.Kernels += w.kernels
 	if w.flops/rate >= w.bytes/r.bytesPerSecond {
 		t.MatmulSeconds += w.flops / rate * r.matmulEfficiency
@@ -108,8 +119,8 @@ func (r roofline) addTerms(t *Terms, o op, bwd bool) {
 // recomputed): its launches plus the longer of its products at their rate (flopsRate)
 // and its bytes at the achievable bandwidth.
 func (r roofline) opSeconds(o op, bwd bool) float64 {
-	w, eff := o.pass(bwd)
-	return w.kernels*r.kernelSeconds + max(w.flops/r.flopsRate(o, eff), w.bytes/r.bytesPerSecond)
+	w, _ := o.pass(bwd)
+	return w.kernels*r.kernelSeconds + max(w.flops/r.flopsRate(o, bwd), w.bytes/r.bytesPerSecond)
 }
 
 // Element-wise backward kernels read the gradient and the saved input and write the input's
@@ -121,7 +132,7 @@ const memBackward = 1.5
 func matmul(name string, e, batch, m, k, n float64) op {
 	f := 2 * batch * m * k * n
 	b := e * batch * (m*k + k*n + m*n)
-	return op{name: name, fwd: work{f, b, 1}, bwd: work{2 * f, 2 * b, 2}}
+	return op{name: name, fwd: work{f, b, 1}, bwd: work{2 * f, 2 * b, 2}, gemm: gemmShape{batch, m, k, n}}
 }
 
 // mem is a memory-bound operation moving bytes in kernels launches.

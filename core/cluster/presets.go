@@ -76,6 +76,12 @@ type Perf struct {
 	MemoryEfficiency float64 `json:"memory_efficiency"`
 	// KernelSeconds is the fixed cost of launching one kernel (or one compiled step).
 	KernelSeconds float64 `json:"kernel_seconds"`
+	// Multiprocessors is the number of streaming multiprocessors (NVIDIA SMs) a matrix
+	// product's output tiles are spread over: with it the analytic profiler slows small
+	// products by their wave quantization and short reductions (a product's shape,
+	// core/analytic's gemmShape) below the large products' MatmulEfficiency. 0: every
+	// product at MatmulEfficiency (devices without a measured shape model).
+	Multiprocessors int `json:"multiprocessors,omitempty"`
 }
 
 // FP8Efficiency is the fraction of the fp8 peak that fp8 matrix products reach:
@@ -105,6 +111,9 @@ func (p Perf) Validate(prefix string) error {
 		}
 	}
 	es.NonNegative(prefix+".kernel_seconds", p.KernelSeconds)
+	if p.Multiprocessors < 0 {
+		es.Add(prefix+".multiprocessors", "must not be negative, got %d", p.Multiprocessors)
+	}
 	return es.Err()
 }
 
@@ -157,6 +166,20 @@ const (
 //     ROCm/TransformerEngine issue 73 and GPT-2 XL's fp8 training 20% slower than bf16
 //     (issue 72, late 2024 software): fp8 taken at 1.2 times bf16's 0.45, 0.27 of the
 //     fp8 peak.
+//
+// Streaming multiprocessors of NVIDIA's data-centre GPUs (Perf.Multiprocessors): 108 on
+// the A100 (NVIDIA A100 Tensor Core GPU Architecture whitepaper), 132 on the H100 SXM5
+// and the H200 (NVIDIA H100 Tensor Core GPU Architecture whitepaper; the measured H100
+// and H200 report 132, core/request/testdata/measured_h100_steps.json), 148 on the B200
+// (two dies of the 160-SM design, as shipped); Blackwell Ultra (B300, GB300) is taken at
+// the B200's 148 too, its shipping count not being published beside the full design's
+// 160 (NVIDIA's Hot Chips 2025 Blackwell Ultra article).
+const (
+	a100SMs      = 108
+	hopperSMs    = 132
+	blackwellSMs = 148
+)
+
 const (
 	hopperFP8Efficiency    = 0.56
 	blackwellFP8Efficiency = 0.52
@@ -170,7 +193,7 @@ var devicePresets = map[string]DevicePreset{
 	// 19.5 TFLOP/s fp32 (without TF32), 1,555 GB/s HBM2. NVLink 3 (600 GB/s total).
 	"a100-40gb": {
 		Device:  Device{Name: "a100-40gb", MemoryBytes: 40 * gib, UsableFraction: gpuUsable, FLOPSPerSecond: 312e12},
-		Perf:    Perf{FP32FLOPSPerSecond: 19.5e12, MemoryBytesPerSecond: 1555e9, MatmulEfficiency: 0.75, MemoryEfficiency: 0.8, KernelSeconds: gpuKernelSeconds},
+		Perf:    Perf{FP32FLOPSPerSecond: 19.5e12, MemoryBytesPerSecond: 1555e9, MatmulEfficiency: 0.75, MemoryEfficiency: 0.8, KernelSeconds: gpuKernelSeconds, Multiprocessors: a100SMs},
 		Link:    "nvlink3",
 		Network: "ib-hdr",
 		GPU:     true,
@@ -179,7 +202,7 @@ var devicePresets = map[string]DevicePreset{
 	// NVIDIA A100 SXM4 80 GB (A100 datasheet): as the 40 GB part with 2,039 GB/s HBM2e.
 	"a100-80gb": {
 		Device:  Device{Name: "a100-80gb", MemoryBytes: 80 * gib, UsableFraction: gpuUsable, FLOPSPerSecond: 312e12},
-		Perf:    Perf{FP32FLOPSPerSecond: 19.5e12, MemoryBytesPerSecond: 2039e9, MatmulEfficiency: 0.75, MemoryEfficiency: 0.8, KernelSeconds: gpuKernelSeconds},
+		Perf:    Perf{FP32FLOPSPerSecond: 19.5e12, MemoryBytesPerSecond: 2039e9, MatmulEfficiency: 0.75, MemoryEfficiency: 0.8, KernelSeconds: gpuKernelSeconds, Multiprocessors: a100SMs},
 		Link:    "nvlink3",
 		Network: "ib-hdr",
 		GPU:     true,
@@ -192,7 +215,7 @@ var devicePresets = map[string]DevicePreset{
 	// peak. fp8: see h100FP8Efficiency.
 	"h100-sxm": {
 		Device:         Device{Name: "h100-sxm", MemoryBytes: 80 * gib, UsableFraction: gpuUsable, FLOPSPerSecond: 989e12},
-		Perf:           Perf{FP32FLOPSPerSecond: 67e12, FP8FLOPSPerSecond: 1979e12, MemoryBytesPerSecond: 3.35e12, MatmulEfficiency: 0.7, FP8MatmulEfficiency: hopperFP8Efficiency, BlockFP8: true, MemoryEfficiency: 0.8, KernelSeconds: gpuKernelSeconds},
+		Perf:           Perf{FP32FLOPSPerSecond: 67e12, FP8FLOPSPerSecond: 1979e12, MemoryBytesPerSecond: 3.35e12, MatmulEfficiency: 0.7, FP8MatmulEfficiency: hopperFP8Efficiency, BlockFP8: true, MemoryEfficiency: 0.8, KernelSeconds: gpuKernelSeconds, Multiprocessors: hopperSMs},
 		Link:           "nvlink4",
 		Network:        "ib-ndr",
 		ScaleUpDevices: 8,
@@ -208,7 +231,7 @@ var devicePresets = map[string]DevicePreset{
 	// NVLink 4, a 400 Gb/s RDMA NIC per GPU.
 	"h100-96gb-500w": {
 		Device:         Device{Name: "h100-96gb-500w", MemoryBytes: 96 * gib, UsableFraction: gpuUsable, FLOPSPerSecond: 912e12},
-		Perf:           Perf{FP32FLOPSPerSecond: 62e12, FP8FLOPSPerSecond: 1824e12, MemoryBytesPerSecond: 2.4e12, MatmulEfficiency: 0.7, FP8MatmulEfficiency: hopperFP8Efficiency, BlockFP8: true, MemoryEfficiency: 0.8, KernelSeconds: gpuKernelSeconds},
+		Perf:           Perf{FP32FLOPSPerSecond: 62e12, FP8FLOPSPerSecond: 1824e12, MemoryBytesPerSecond: 2.4e12, MatmulEfficiency: 0.7, FP8MatmulEfficiency: hopperFP8Efficiency, BlockFP8: true, MemoryEfficiency: 0.8, KernelSeconds: gpuKernelSeconds, Multiprocessors: hopperSMs},
 		Link:           "nvlink4",
 		Network:        "roce-400g",
 		ScaleUpDevices: 8,
@@ -219,7 +242,7 @@ var devicePresets = map[string]DevicePreset{
 	// 1,979 dense fp8) with 4.8 TB/s HBM3e; the same NVLink 4 board of 8 (HGX H200).
 	"h200": {
 		Device:         Device{Name: "h200", MemoryBytes: 141 * gib, UsableFraction: gpuUsable, FLOPSPerSecond: 989e12},
-		Perf:           Perf{FP32FLOPSPerSecond: 67e12, FP8FLOPSPerSecond: 1979e12, MemoryBytesPerSecond: 4.8e12, MatmulEfficiency: 0.7, FP8MatmulEfficiency: hopperFP8Efficiency, BlockFP8: true, MemoryEfficiency: 0.8, KernelSeconds: gpuKernelSeconds},
+		Perf:           Perf{FP32FLOPSPerSecond: 67e12, FP8FLOPSPerSecond: 1979e12, MemoryBytesPerSecond: 4.8e12, MatmulEfficiency: 0.7, FP8MatmulEfficiency: hopperFP8Efficiency, BlockFP8: true, MemoryEfficiency: 0.8, KernelSeconds: gpuKernelSeconds, Multiprocessors: hopperSMs},
 		Link:           "nvlink4",
 		Network:        "ib-ndr",
 		ScaleUpDevices: 8,
@@ -233,7 +256,7 @@ var devicePresets = map[string]DevicePreset{
 	// GPU (DGX B200 datasheet).
 	"b200": {
 		Device:         Device{Name: "b200", MemoryBytes: 180 * gib, UsableFraction: gpuUsable, FLOPSPerSecond: 2.25e15},
-		Perf:           Perf{FP32FLOPSPerSecond: 75e12, FP8FLOPSPerSecond: 4.5e15, MemoryBytesPerSecond: 7.7e12, MatmulEfficiency: 0.65, FP8MatmulEfficiency: blackwellFP8Efficiency, MXFP8: true, BlockFP8: true, MemoryEfficiency: 0.8, KernelSeconds: gpuKernelSeconds},
+		Perf:           Perf{FP32FLOPSPerSecond: 75e12, FP8FLOPSPerSecond: 4.5e15, MemoryBytesPerSecond: 7.7e12, MatmulEfficiency: 0.65, FP8MatmulEfficiency: blackwellFP8Efficiency, MXFP8: true, BlockFP8: true, MemoryEfficiency: 0.8, KernelSeconds: gpuKernelSeconds, Multiprocessors: blackwellSMs},
 		Link:           "nvlink5",
 		Network:        "ib-ndr",
 		ScaleUpDevices: 8,
@@ -246,7 +269,7 @@ var devicePresets = map[string]DevicePreset{
 	// DGX B300 has one 800 Gb/s ConnectX-8 SuperNIC per GPU.
 	"b300": {
 		Device:         Device{Name: "b300", MemoryBytes: 288 * gib, UsableFraction: gpuUsable, FLOPSPerSecond: 2.25e15},
-		Perf:           Perf{FP32FLOPSPerSecond: 75e12, FP8FLOPSPerSecond: 4.5e15, MemoryBytesPerSecond: 7.75e12, MatmulEfficiency: 0.65, FP8MatmulEfficiency: blackwellFP8Efficiency, MXFP8: true, BlockFP8: true, MemoryEfficiency: 0.8, KernelSeconds: gpuKernelSeconds},
+		Perf:           Perf{FP32FLOPSPerSecond: 75e12, FP8FLOPSPerSecond: 4.5e15, MemoryBytesPerSecond: 7.75e12, MatmulEfficiency: 0.65, FP8MatmulEfficiency: blackwellFP8Efficiency, MXFP8: true, BlockFP8: true, MemoryEfficiency: 0.8, KernelSeconds: gpuKernelSeconds, Multiprocessors: blackwellSMs},
 		Link:           "nvlink5",
 		Network:        "ib-xdr",
 		ScaleUpDevices: 8,
@@ -260,7 +283,7 @@ var devicePresets = map[string]DevicePreset{
 	// port per GPU to the scale-out network in NVIDIA's reference design.
 	"gb200": {
 		Device:         Device{Name: "gb200", MemoryBytes: 186 * gib, UsableFraction: gpuUsable, FLOPSPerSecond: 2.5e15},
-		Perf:           Perf{FP32FLOPSPerSecond: 80e12, FP8FLOPSPerSecond: 5e15, MemoryBytesPerSecond: 8e12, MatmulEfficiency: 0.65, FP8MatmulEfficiency: blackwellFP8Efficiency, MXFP8: true, BlockFP8: true, MemoryEfficiency: 0.8, KernelSeconds: gpuKernelSeconds},
+		Perf:           Perf{FP32FLOPSPerSecond: 80e12, FP8FLOPSPerSecond: 5e15, MemoryBytesPerSecond: 8e12, MatmulEfficiency: 0.65, FP8MatmulEfficiency: blackwellFP8Efficiency, MXFP8: true, BlockFP8: true, MemoryEfficiency: 0.8, KernelSeconds: gpuKernelSeconds, Multiprocessors: blackwellSMs},
 		Link:           "nvswitch4",
 		Network:        "ib-ndr",
 		ScaleUpDevices: 72,
@@ -273,7 +296,7 @@ var devicePresets = map[string]DevicePreset{
 	// 72; an 800 Gb/s ConnectX-8 SuperNIC per GPU.
 	"gb300": {
 		Device:         Device{Name: "gb300", MemoryBytes: 279 * gib, UsableFraction: gpuUsable, FLOPSPerSecond: 2.5e15},
-		Perf:           Perf{FP32FLOPSPerSecond: 80e12, FP8FLOPSPerSecond: 5e15, MemoryBytesPerSecond: 8e12, MatmulEfficiency: 0.65, FP8MatmulEfficiency: blackwellFP8Efficiency, MXFP8: true, BlockFP8: true, MemoryEfficiency: 0.8, KernelSeconds: gpuKernelSeconds},
+		Perf:           Perf{FP32FLOPSPerSecond: 80e12, FP8FLOPSPerSecond: 5e15, MemoryBytesPerSecond: 8e12, MatmulEfficiency: 0.65, FP8MatmulEfficiency: blackwellFP8Efficiency, MXFP8: true, BlockFP8: true, MemoryEfficiency: 0.8, KernelSeconds: gpuKernelSeconds, Multiprocessors: blackwellSMs},
 		Link:           "nvswitch4",
 		Network:        "ib-xdr",
 		ScaleUpDevices: 72,

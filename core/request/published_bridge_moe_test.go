@@ -172,10 +172,12 @@ func TestBridgeMoEPublishedRuns(t *testing.T) {
 	// synchronization and chunk sorting of dropless mixtures (analytic.moeHostSeconds)
 	// brought (52.1% to 49.4%, signed alike), then Megatron-Core's memory-efficient
 	// permutation (three more runs fit: 47.5%), cuDNN's published attention rates on
-	// Blackwell (40.9%), the SMs the overlapped all-to-alls hold (38.8%) and cuDNN's
-	// head-dim-64 rates for gpt-oss (32.8%), so that a regression fails.
-	if abs > 0.35 || signed > 0.35 {
-		t.Errorf("median |error| %.1f%%, signed median %+.1f%%: want at most 35%% (was 32.8%%)", 100*abs, 100*signed)
+	// Blackwell (40.9%), the SMs the overlapped all-to-alls hold (38.8%), cuDNN's
+	// head-dim-64 rates for gpt-oss (32.8%) and matrix products priced by shape, the
+	// experts' small grouped products losing waves and short reductions (26.9%), so
+	// that a regression fails.
+	if abs > 0.30 || signed > 0.30 {
+		t.Errorf("median |error| %.1f%%, signed median %+.1f%%: want at most 30%% (was 26.9%%)", 100*abs, 100*signed)
 	}
 }
 

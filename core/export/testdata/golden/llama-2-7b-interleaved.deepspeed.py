@@ -2,8 +2,8 @@
 # pipeplan export (version 1): DeepSpeed PipelineModule
 # model llama-2-7b: 35 layers; 4 pipeline devices, data parallel 1, tensor parallel 1
 # precision priced: bf16; mixed: 16-bit weights and gradients, fp32 master weights and optimizer state
-# planned: interleaved:2, 16 microbatches of 1; 4.395 s per step, 3.641 samples/s (interleaved:2)
-# NOT EXACT: this runs 1f1b, split [0 9 17 25 35]; 4.738 s per step, 3.377 samples/s (1f1b)
+# planned: interleaved:2, 16 microbatches of 1; 4.501 s per step, 3.555 samples/s (interleaved:2)
+# NOT EXACT: this runs 1f1b, split [0 9 17 25 35]; 4.853 s per step, 3.297 samples/s (1f1b)
 # note: DeepSpeed's PipelineEngine runs one stage per rank under its own 1F1B schedule
 #       (TrainSchedule), so an interleaved split cannot run; the export gives the best split
 #       under 1f1b instead of the planned interleaved:2
