@@ -219,9 +219,13 @@ func (sh *shape) fp8Bytes(p piece) (kept, dropped float64) {
 	return kept, dropped
 }
 
-// core marks an operation of the attention core.
+// core marks an operation of the attention core. Its products keep no gemmShape: fused
+// kernels run at the attention tables' rates (attentionRates), and eager code's
+// per-head products (K or N one head's width, 64 to 128) are bound by their bytes,
+// outside the range the shape model was fitted on (K of 768 and more).
 func core(o op) op {
 	o.core = true
+	o.gemm = gemmShape{}
 	return o
 }
 
