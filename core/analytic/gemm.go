@@ -35,11 +35,14 @@ var gemmTiles = [][2]float64{{128, 128}, {128, 256}, {256, 128}}
 // gemmTileOverheadK is K0, the fixed cost of a 16-bit tile (pipeline fill and epilogue)
 // in steps of its K loop. Fitted to the single products measured with cuBLAS on an H100
 // SXM and an H200 (core/request/testdata/measured_h100_steps.json and
-// measured_h200_steps.json, "gemm"; tools/measure/steps.py): 400 and 700 fit best
-// in 16 bits, 1,525 and 1,100 in fp8, whose tiles run their K loop twice as fast for
-// the same fixed time; 550 (1,100 in fp8) sits between them. TestGEMMShapeModel refits
-// it. DeepGEMM's fp8 kernels, tuned for short K, lose less (its README's dense table
-// on an H800, K of 512 to 16,384 at 4,096 rows: K0 near 450 in fp8).
+// measured_h200_steps.json, "gemm"; tools/measure/steps.py; each fit also takes a
+// plateau rate and a fixed time per timed call, the host's launch inside the timed
+// window): 400 and 700 fit best in 16 bits, 800 and 1,100 in fp8, whose tiles run
+// their K loop twice as fast for the same fixed time; 550 (1,100 in fp8) sits between
+// them. TestGEMMShapeModel refits it. DeepGEMM's fp8 kernels, tuned for short K, lose
+// less (its README's dense table on an H800, K of 512 to 16,384 at 4,096 rows: K0
+// near 450 in fp8). Blackwell's products are taken at the same K0: no measurement of
+// them by shape is at hand.
 const gemmTileOverheadK = 550
 
 // gemmReferenceK is the reduction length of the large products that the presets'

@@ -49,16 +49,20 @@ type gemmFit struct {
 func fitGEMMs(m measuredGEMMs, fp8 bool, k0 float64) gemmFit {
 	best := gemmFit{k0: k0, rms: math.Inf(1)}
 	sms := float64(m.Multiprocessors)
+	work := make([]float64, len(m.GEMM)) // FLOPs over the shape's fraction
+	measured := make([]float64, len(m.GEMM))
+	for i, g := range m.GEMM {
+		work[i] = 2 * g.M * g.K * g.N / productFraction(1, g.M, g.K, g.N, sms, k0)
+		measured[i] = g.BF16Seconds
+		if fp8 {
+			measured[i] = g.FP8Seconds
+		}
+	}
 	for p := 300e12; p <= 1600e12; p += 5e12 {
-		for c := 0.0; c <= 40e-6; c += 1e-6 {
+		for c := 0.0; c <= 60e-6; c += 1e-6 {
 			var s float64
-			for _, g := range m.GEMM {
-				measured := g.BF16Seconds
-				if fp8 {
-					measured = g.FP8Seconds
-				}
-				model := 2*g.M*g.K*g.N/(p*productFraction(1, g.M, g.K, g.N, sms, k0)) + c
-				s += math.Pow(math.Log(model/measured), 2)
+			for i := range work {
+				s += math.Pow(math.Log((work[i]/p+c)/measured[i]), 2)
 			}
 			if rms := math.Sqrt(s / float64(len(m.GEMM))); rms < best.rms {
 				best.plateau, best.launchSeconds, best.rms = p, c, rms

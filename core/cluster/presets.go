@@ -50,8 +50,8 @@ type Perf struct {
 	// MemoryBytesPerSecond is the bandwidth of the device memory (HBM, or the IPU's
 	// in-processor SRAM).
 	MemoryBytesPerSecond float64 `json:"memory_bytes_per_second"`
-	// MatmulEfficiency is the fraction of the peak FLOP/s that 16-bit matrix products
-	// reach.
+	// MatmulEfficiency is the fraction of the peak FLOP/s that large 16-bit matrix
+	// products reach (smaller ones reach less where Multiprocessors is set).
 	MatmulEfficiency float64 `json:"matmul_efficiency"`
 	// FP8MatmulEfficiency is the fraction of FP8FLOPSPerSecond that fp8 matrix products
 	// reach, measured apart from the 16-bit one: published GEMM benchmarks find fp8
