@@ -49,7 +49,7 @@ func TestMoEHostSync(t *testing.T) {
 				continue
 			}
 			bound := (ld.FwdKernels + ld.BwdKernels) * eager.HostKernelSeconds
-			if !(grow >= 0 && grow <= bound) || (seq == 256 && grow == 0) {
+			if !(grow >= -1e-15 && grow <= bound) || (seq == 256 && grow <= 0) { // -1e-15: summation order
 				t.Errorf("seq %d, %s: dropless adds %v s, want in [0, %v] (above 0 for 256 tokens, host-bound)", seq, fw, grow, bound)
 			}
 			if ld.FwdHostSeconds <= lc.FwdHostSeconds {
