@@ -66,9 +66,10 @@ func TestSecondsPerByte(t *testing.T) {
 }
 
 func TestPerfValidate(t *testing.T) {
-	err := Perf{MatmulEfficiency: 0, MemoryEfficiency: 1.2, KernelSeconds: -1}.Validate("perf")
+	err := Perf{MatmulEfficiency: 0, MemoryEfficiency: 1.2, KernelSeconds: -1, Multiprocessors: -2}.Validate("perf")
 	for _, want := range []string{"perf.fp32_flops_per_second: must be > 0", "perf.memory_bytes_per_second: must be > 0",
-		"perf.matmul_efficiency: must be in (0, 1], got 0", "perf.memory_efficiency: must be in (0, 1], got 1.2", "perf.kernel_seconds: must be >= 0"} {
+		"perf.matmul_efficiency: must be in (0, 1], got 0", "perf.memory_efficiency: must be in (0, 1], got 1.2", "perf.kernel_seconds: must be >= 0",
+		"perf.multiprocessors: must not be negative, got -2"} {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("error %v, want %q", err, want)
 		}
@@ -191,6 +192,32 @@ func TestAcceleratorPresets(t *testing.T) {
 			fp8, bf16 := f*d.Perf.FP8Efficiency(), d.FLOPSPerSecond*d.Perf.MatmulEfficiency
 			if d.Perf.FP8MatmulEfficiency == 0 || fp8 > 2*bf16 {
 				t.Errorf("%s: fp8 reaches %.0f TFLOP/s against bf16's %.0f", tt.name, fp8/1e12, bf16/1e12)
+			}
+		}
+	}
+}
+
+// TestMultiprocessors checks the SM counts that the analytic shape model spreads a
+// product's tiles over: NVIDIA's whitepapers' 108 (A100), 132 (H100 SXM5, H200; the
+// measured H100 and H200 report 132) and the B200's 148, on every preset of those
+// GPUs; none on devices without a measured shape model.
+func TestMultiprocessors(t *testing.T) {
+	for _, c := range []struct {
+		names []string
+		want  int
+	}{
+		{[]string{"a100-40gb", "a100-80gb"}, 108},
+		{[]string{"h100-sxm", "h100-96gb-500w", "h200"}, 132},
+		{[]string{"b200", "b300", "gb200", "gb300"}, 148},
+		{[]string{"mi300x", "tpu-v5p", "gc200"}, 0},
+	} {
+		for _, n := range c.names {
+			d, err := LookupDevice(n)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d.Perf.Multiprocessors != c.want {
+				t.Errorf("%s: %d multiprocessors, want %d", n, d.Perf.Multiprocessors, c.want)
 			}
 		}
 	}
