@@ -186,13 +186,17 @@ func TestValidationSummary(t *testing.T) {
 	}
 	es, ea := medians(extAll)
 	t.Logf("with Megatron-Bridge's MoE and CP runs: %d runs, median |error| %.1f%%, signed median %+.1f%%, %d beyond 25%% (not held yet)", len(extAll), 100*ea, 100*es, extBeyond)
-	// Not all targets are met yet (the signed medians are +5% to +6%: GB200's and
-	// B200's fp8 runs and Narayanan's A100 runs err fast): the medians are held to
-	// bounds that catch a regression from what this test measured when written.
-	if ha > 0.10 || math.Abs(hs) > 0.07 {
-		t.Errorf("without the known gaps, over %d runs: median |error| %.1f%%, signed median %+.1f%%: beyond 10%% and 7%%", len(held), 100*ha, 100*hs)
+	// The medians meet issue 19's targets over the held runs; the runs beyond 25% (each
+	// with its known gap) and Megatron-Bridge's MoE runs do not yet. Issue 19's bounds
+	// hold the held runs; the runs with the Bridge MoE and CP cases are held to what this
+	// test measured when the bounds were last set (7.7%, +2.8%), with room for noise.
+	if ha > 0.10 || math.Abs(hs) > 0.05 {
+		t.Errorf("without the known gaps, over %d runs: median |error| %.1f%%, signed median %+.1f%%: beyond 10%% and 5%%", len(held), 100*ha, 100*hs)
 	}
-	if abs > 0.12 || math.Abs(signed) > 0.07 {
-		t.Errorf("over all %d runs: median |error| %.1f%%, signed median %+.1f%%: beyond 12%% and 7%%, worse than when this test was written", len(all), 100*abs, 100*signed)
+	if abs > 0.10 || math.Abs(signed) > 0.05 {
+		t.Errorf("over all %d runs: median |error| %.1f%%, signed median %+.1f%%: beyond 10%% and 5%%", len(all), 100*abs, 100*signed)
+	}
+	if ea > 0.10 || math.Abs(es) > 0.05 {
+		t.Errorf("with Megatron-Bridge's MoE and CP runs, over %d runs: median |error| %.1f%%, signed median %+.1f%%: beyond 10%% and 5%%, worse than when these bounds were set", len(extAll), 100*ea, 100*es)
 	}
 }
