@@ -377,7 +377,11 @@ func (d *devicesOf) chunk(r estimate.Range) chunkMem {
 // in all: one device runs one chunk's forward or backward at a time, so its chunks'
 // static and held memory add up but only one chunk's working memory is live, the
 // largest; the optimizer step follows the passes (as the schedule's simulation counts a
-// device's peak: schedule.Simulate). Every part only grows as chunks are added.
+// device's peak: schedule.Simulate; Megatron-LM's theoretical memory estimate,
+// megatron/training/theoretical_memory_usage.py, likewise counts the first stage's
+// in-flight activations over its chunks, Korthikanti et al. 2022's Table 2 times
+// 1 + (p-1)/(pv), and no working memory per chunk). Every part only grows as chunks are
+// added.
 type deviceMem struct {
 	static, held, opt int64
 	work              int64 // the largest chunk's work (never negative)
