@@ -208,6 +208,10 @@ func KnobChoices(name string) []string {
 		values = wire.ContextMethods()
 	case "expert_dispatcher":
 		values = wire.ExpertDispatchers()
+	case "prefetch":
+		values = wire.PrefetchModes()
+	case "overlap_grad_reduce", "overlap_param_gather":
+		values = wire.OverlapModes()
 	default:
 		return nil
 	}
