@@ -245,7 +245,7 @@ func (a *App) SetDegree(name, v string) {
 	default:
 		par.Context = n
 		if n < 2 {
-			par.ContextMethod = ""
+			par.ContextMethod, par.ContextInner = "", 0
 		}
 	}
 	par.Pipeline = 0 // the stages follow from the devices

@@ -143,7 +143,7 @@ func (a *App) SetField(name, v string) {
 		if v == "" {
 			f, err = 0, nil
 		}
-		if err != nil || f < 0 || f > wire.MaxExpertImbalance {
+		if err != nil || !(f >= 0 && f <= wire.MaxExpertImbalance) { // NaN too, which JSON cannot carry
 			a.typed(name, v, false)
 			a.notice(name+": enter a number up to "+strconv.Itoa(wire.MaxExpertImbalance), true)
 			return
