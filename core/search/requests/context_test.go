@@ -29,7 +29,7 @@ func TestLongContextMethodsSearch(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := ev.Space(search.Knobs{MaxDevices: 8, GlobalBatch: 8, MaxMicrobatchSize: 2})
+	s, err := ev.Space(wire.SearchKnobs{MaxDevices: 8, GlobalBatch: 8, MaxMicrobatchSize: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
