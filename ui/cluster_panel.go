@@ -194,8 +194,9 @@ func (a *App) panelParallelism() wire.Parallelism {
 	p := a.Req.Parallelism
 	return wire.Parallelism{Data: p.Data, Tensor: p.Tensor, SequenceParallel: p.SequenceParallel,
 		Context: p.Context, ContextMethod: p.ContextMethod, ZeRO: p.ZeRO, Sharding: p.Sharding,
-		ShardGroup: p.ShardGroup, Prefetch: p.Prefetch,
-		Expert: p.Expert, ExpertOverlap: p.ExpertOverlap, ExpertDispatcher: p.ExpertDispatcher}
+		ShardGroup: p.ShardGroup, Prefetch: p.Prefetch, ContextInner: p.ContextInner,
+		OverlapGradReduce: p.OverlapGradReduce, OverlapParamGather: p.OverlapParamGather,
+		Expert: p.Expert, ExpertTensor: p.ExpertTensor, ExpertOverlap: p.ExpertOverlap, ExpertDispatcher: p.ExpertDispatcher}
 }
 
 // Degree is a parallel degree's box ("data" replicas, "context", "expert") as it shows it
@@ -244,7 +245,7 @@ func (a *App) SetDegree(name, v string) {
 	default:
 		par.Context = n
 		if n < 2 {
-			par.ContextMethod = ""
+			par.ContextMethod, par.ContextInner = "", 0
 		}
 	}
 	par.Pipeline = 0 // the stages follow from the devices

@@ -208,6 +208,10 @@ func KnobChoices(name string) []string {
 		values = wire.ContextMethods()
 	case "expert_dispatcher":
 		values = wire.ExpertDispatchers()
+	case "prefetch":
+		values = wire.PrefetchModes()
+	case "overlap_grad_reduce", "overlap_param_gather":
+		values = wire.OverlapModes()
 	default:
 		return nil
 	}
@@ -288,7 +292,9 @@ func (a *App) SetKnob(name, v string) {
 		par.Sharding, par.ZeRO, par.ShardGroup, par.Prefetch = v, 0, 0, ""
 		a.Layout = "" // the user's sharding, not the layout's
 	case "context_method":
-		a.Req.Parallelism.ContextMethod = v
+		// The all-to-all group is the hierarchical split's: another method starts from
+		// core's default again.
+		a.Req.Parallelism.ContextMethod, a.Req.Parallelism.ContextInner = v, 0
 	case "expert_dispatcher":
 		a.Req.Parallelism.ExpertDispatcher = v
 	case "mode":

@@ -308,10 +308,12 @@ type devicesOf struct {
 	// all: the largest total whose device memory (total, the allocator's reserve of it
 	// and the fixed memory) fits limit.
 	limit, avail []int64
+	// recompute: the chunks keep only their inputs for the microbatches in flight.
+	recompute bool
 }
 
 func newDevicesOf(e *estimate.Estimator, c *cluster.Cluster, opt Options) *devicesOf {
-	d := &devicesOf{e: e, p: len(c.Devices), chunkFixed: opt.Estimate.FixedBytes, deviceFixed: opt.Schedule.deviceFixedBytes}
+	d := &devicesOf{e: e, p: len(c.Devices), chunkFixed: opt.Estimate.FixedBytes, deviceFixed: opt.Schedule.deviceFixedBytes, recompute: opt.Estimate.Recompute}
 	for i := range c.Devices {
 		limit := e.LimitBytes(i) // chunk i is on device i and has its limit
 		d.limit = append(d.limit, limit)
@@ -345,11 +347,75 @@ func (d *devicesOf) memory(total int64) int64 {
 // reserve and the fixed memory).
 func allocated(r estimate.Range) int64 { return r.MemoryBytes - r.ReservedBytes - r.FrameworkBytes }
 
-// totals sums the chunks' allocated peaks per device for the split.
+// chunkMem is a chunk's allocated memory in the parts that add up differently over a
+// device's chunks: static (parameters, optimizer state, exclusive and shared items) is
+// always alive; held is what the chunk keeps between its operations during the passes
+// (its microbatches in flight: their activations, or their inputs under recomputation);
+// work is what it allocates beyond that only while it runs a forward or backward
+// (temporaries, carried tensors); opt the optimizer step's temporaries. The chunk alone
+// allocates static + max(held + work, opt), its allocated peak.
+type chunkMem struct{ static, held, work, opt int64 }
+
+// chunk splits range r of a chunk into its parts. The microbatch it works on keeps at
+// most its peak's worth, so that held + work is the range's PeakBytes + StashBytes and
+// work is never negative.
+func (d *devicesOf) chunk(r estimate.Range) chunkMem {
+	kept := r.ActivationBytes
+	if d.recompute {
+		kept = r.RecvBytes
+	}
+	kept = min(kept, r.PeakBytes)
+	return chunkMem{
+		static: r.ParamBytes + r.OptimizerBytes + r.ExclusiveBytes + r.SharedBytes,
+		held:   r.StashBytes + kept,
+		work:   r.PeakBytes - kept,
+		opt:    r.OptimizerTempBytes,
+	}
+}
+
+// deviceMem is what a device's chunks (some of them, while a split is searched) allocate
+// in all: one device runs one chunk's forward or backward at a time, so its chunks'
+// static and held memory add up but only one chunk's working memory is live, the
+// largest; the optimizer step follows the passes (as the schedule's simulation counts a
+// device's peak: schedule.Simulate; Megatron-LM's theoretical memory estimate,
+// megatron/training/theoretical_memory_usage.py, likewise counts the first stage's
+// in-flight activations over its chunks, Korthikanti et al. 2022's Table 2 times
+// 1 + (p-1)/(pv), and no working memory per chunk). Every part only grows as chunks are
+// added.
+type deviceMem struct {
+	static, held, opt int64
+	work              int64 // the largest chunk's work (never negative)
+}
+
+// add returns the device's memory with chunk c added.
+func (m deviceMem) add(c chunkMem) deviceMem {
+	m.static += c.static
+	m.held += c.held
+	m.opt += c.opt
+	m.work = max(m.work, c.work)
+	return m
+}
+
+// total is the device's allocated peak: the static memory and the larger of the passes
+// (all chunks' held memory and the largest working memory) and the optimizer step. It
+// is at most the sum of the chunks' own allocated peaks, and equal to it for one chunk.
+func (m deviceMem) total() int64 { return m.static + max(m.held+m.work, m.opt) }
+
+// covers reports whether m uses at least what o does in every part, so that whatever
+// does not fit beside o does not fit beside m.
+func (m deviceMem) covers(o deviceMem) bool {
+	return m.static >= o.static && m.held >= o.held && m.opt >= o.opt && m.work >= o.work
+}
+
+// totals is each device's allocated peak over its chunks for the split (deviceMem).
 func (d *devicesOf) totals(bounds []int) []int64 {
-	t := make([]int64, d.p)
+	mem := make([]deviceMem, d.p)
 	for j := 0; j+1 < len(bounds); j++ {
-		t[j%d.p] += allocated(d.e.Range(j, bounds[j], bounds[j+1]-1))
+		mem[j%d.p] = mem[j%d.p].add(d.chunk(d.e.Range(j, bounds[j], bounds[j+1]-1)))
+	}
+	t := make([]int64, d.p)
+	for dev := range t {
+		t[dev] = mem[dev].total()
 	}
 	return t
 }
@@ -429,10 +495,12 @@ func sharedBudgetSplit(e *estimate.Estimator, d *devicesOf, obj partition.Object
 	for j := range budget {
 		budget[j] = allocated(e.Range(j, b[j], b[j+1]-1))
 	}
-	if r, err := partition.Solve(budgetCosts{Costs{e}, budget}, obj); err == nil {
+	// A split whose chunks each allocate no more than b's may still put more on a device
+	// (its chunks' parts add up differently: deviceMem), hence the check.
+	if r, err := partition.Solve(budgetCosts{Costs{e}, budget}, obj); err == nil && d.fits(r.Boundaries) {
 		return r.Boundaries, nil
 	}
-	return b, nil // the partitioner finds one within the budgets b meets; kept as a guard
+	return b, nil
 }
 
 // bottleneck is a split's largest chunk compute.
@@ -567,19 +635,21 @@ func (d *devicesOf) exactSplit(low float64, known []int) (bounds []int, ok bool)
 // no more on every device.
 type sharedSearch struct {
 	d      *devicesOf
-	allocs [][]int64 // allocs[j*n+a][b-a]: chunk j of layers a..b (-1: not yet costed)
-	// restMin[j*p+dev] is the least the chunks after j on device dev allocate in all.
+	allocs [][]chunkMem // allocs[j*n+a][b-a]: chunk j of layers a..b (static -1: not yet costed)
+	// restMin[j*p+dev] is the least the chunks after j on device dev add to its total.
 	restMin []int64
-	failed  map[int][][]int64 // by j*(n+1) + a
-	finish  [][]bool          // finish[j][a]: chunks j.. can cover layers a.. within the bound
+	failed  map[int][][]deviceMem // by j*(n+1) + a
+	finish  [][]bool              // finish[j][a]: chunks j.. can cover layers a.. within the bound
 	nodes   int
 	limit   int // on nodes: searchNodes, or findNodes when no split that fits is known
 }
 
 func newSharedSearch(d *devicesOf) *sharedSearch {
 	n, S, p := d.e.Layers(), d.e.Stages(), d.p
-	s := &sharedSearch{d: d, allocs: make([][]int64, S*n), restMin: make([]int64, (S+1)*p)}
-	// Fill restMin from the back: the chunks after j on each device.
+	s := &sharedSearch{d: d, allocs: make([][]chunkMem, S*n), restMin: make([]int64, (S+1)*p)}
+	// Fill restMin from the back: the chunks after j on each device. A chunk adds at
+	// least its static memory and the lesser of its held memory and its optimizer
+	// temporaries to its device's total (deviceMem.total), and a longer range no less.
 	for dev := range p {
 		var sum int64
 		for j := S - 1; j >= 0; j-- {
@@ -587,7 +657,8 @@ func newSharedSearch(d *devicesOf) *sharedSearch {
 			if j%p == dev {
 				least := int64(math.MaxInt64)
 				for a := j; a < n; a++ {
-					least = min(least, s.alloc(j, a, a))
+					c := s.alloc(j, a, a)
+					least = min(least, c.static+min(c.held, c.opt))
 				}
 				sum += least
 			}
@@ -596,20 +667,20 @@ func newSharedSearch(d *devicesOf) *sharedSearch {
 	return s
 }
 
-func (s *sharedSearch) alloc(j, a, b int) int64 {
+func (s *sharedSearch) alloc(j, a, b int) chunkMem {
 	n := s.d.e.Layers()
 	row := s.allocs[j*n+a]
 	if row == nil {
-		row = make([]int64, n-a)
+		row = make([]chunkMem, n-a)
 		for i := range row {
-			row[i] = -1
+			row[i].static = -1
 		}
 		s.allocs[j*n+a] = row
 	}
-	if v := row[b-a]; v >= 0 {
+	if v := row[b-a]; v.static >= 0 {
 		return v
 	}
-	v := allocated(s.d.e.Range(j, a, b))
+	v := s.d.chunk(s.d.e.Range(j, a, b))
 	row[b-a] = v
 	return v
 }
@@ -624,7 +695,7 @@ func (s *sharedSearch) run(u float64) (bounds []int, rejected float64, ok bool) 
 	e, p := s.d.e, s.d.p
 	n, S := e.Layers(), e.Stages()
 	rejected = math.Inf(1)
-	s.failed = map[int][][]int64{} // the nodes count over every test of one search
+	s.failed = map[int][][]deviceMem{} // the nodes count over every test of one search
 	// finish[j][a] by dynamic programming from the last chunk back.
 	s.finish = make([][]bool, S+1)
 	for j := range s.finish {
@@ -650,7 +721,7 @@ func (s *sharedSearch) run(u float64) (bounds []int, rejected float64, ok bool) 
 	}
 	b := make([]int, S+1)
 	b[S] = n
-	used := make([]int64, p)
+	used := make([]deviceMem, p)
 	var dfs func(j, a int) (found, ok bool)
 	dfs = func(j, a int) (bool, bool) {
 		if j == S {
@@ -663,7 +734,7 @@ func (s *sharedSearch) run(u float64) (bounds []int, rejected float64, ok bool) 
 		for _, f := range s.failed[key] {
 			dominated := true
 			for dev := range used {
-				if used[dev] < f[dev] {
+				if !used[dev].covers(f[dev]) {
 					dominated = false
 					break
 				}
@@ -679,7 +750,7 @@ func (s *sharedSearch) run(u float64) (bounds []int, rejected float64, ok bool) 
 				rejected = min(rejected, c)
 				break
 			}
-			if used[dev]+s.alloc(j, a, end)+s.restMin[j*p+dev] > s.d.avail[dev] {
+			if used[dev].add(s.alloc(j, a, end)).total()+s.restMin[j*p+dev] > s.d.avail[dev] {
 				break
 			}
 			ends = end - a + 1
@@ -698,11 +769,11 @@ func (s *sharedSearch) run(u float64) (bounds []int, rejected float64, ok bool) 
 			if !s.finish[j+1][end+1] || end+1 < n && !e.CutAllowed(end+1) {
 				continue
 			}
-			al := s.alloc(j, a, end)
-			used[dev] += al
+			was := used[dev]
+			used[dev] = was.add(s.alloc(j, a, end))
 			b[j] = a
 			found, ok := dfs(j+1, end+1)
-			used[dev] -= al
+			used[dev] = was
 			if !ok {
 				return false, false
 			}
@@ -711,7 +782,7 @@ func (s *sharedSearch) run(u float64) (bounds []int, rejected float64, ok bool) 
 			}
 		}
 		if len(s.failed[key]) < maxFailed {
-			s.failed[key] = append(s.failed[key], append([]int64(nil), used...))
+			s.failed[key] = append(s.failed[key], append([]deviceMem(nil), used...))
 		}
 		return false, true
 	}

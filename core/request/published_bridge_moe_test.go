@@ -233,6 +233,14 @@ func planBridgeRuns(t *testing.T, label string, runs []bridgeMoERun) (signed, ab
 		if c.refused != "" {
 			t.Errorf("%s: fits now: remove its refused note (%s)", c.name, c.refused)
 		}
+		// The split fits as the schedule's simulation counts each device's peak too.
+		if sc := res.Schedule; sc != nil {
+			for d, peak := range sc.PeakMemoryBytes {
+				if peak > sc.LimitBytes[d] {
+					t.Errorf("%s: planned as fitting, but device %d's simulated peak %d exceeds its %d bytes", c.name, d, peak, sc.LimitBytes[d])
+				}
+			}
+		}
 		got := float64(c.gbs) * float64(c.seq) / res.Step.StepSeconds / float64(c.gpus)
 		e := (got - c.tokensPerGPU) / c.tokensPerGPU
 		all = append(all, e)

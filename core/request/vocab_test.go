@@ -83,6 +83,18 @@ func TestVocabularyIsThePlanners(t *testing.T) {
 				return strings.Replace(arch(""), `"data":2`, `"context":2,"context_method":"`+v+`"`, 1) + `}`
 			}},
 		{"parallelism.expert_dispatcher", wire.ExpertDispatchers(), []string{string(analytic.DispatchAllToAll), string(analytic.DispatchDeepEP)}, nil},
+		{"parallelism.prefetch", wire.PrefetchModes(), []string{PrefetchNextLayer, PrefetchNone},
+			func(v string) string {
+				return strings.Replace(arch(""), `"data":2`, `"data":2,"sharding":"zero3","prefetch":"`+v+`"`, 1) + `}`
+			}},
+		{"parallelism.overlap_grad_reduce", wire.OverlapModes(), []string{OverlapOn, OverlapOff},
+			func(v string) string {
+				return strings.Replace(arch(""), `"data":2`, `"data":2,"overlap_grad_reduce":"`+v+`"`, 1) + `}`
+			}},
+		{"parallelism.overlap_param_gather", wire.OverlapModes(), []string{OverlapOn, OverlapOff},
+			func(v string) string {
+				return strings.Replace(arch(""), `"data":2`, `"data":2,"sharding":"zero1","overlap_param_gather":"`+v+`"`, 1) + `}`
+			}},
 		{"schedule.name", wire.ScheduleKinds(), kinds(), nil},
 		{"schedule.name", wire.Schedules(), nil,
 			func(v string) string {
@@ -122,6 +134,18 @@ func TestVocabularyIsThePlanners(t *testing.T) {
 			case v != "made-up" && len(at) > 0:
 				t.Errorf("%s = %q (core/wire's list): refused: %s", tc.field, v, strings.Join(at, "; "))
 			}
+		}
+	}
+	// The expert imbalance's bound, at the bound and past it.
+	moe := func(field string, v float64) string {
+		return fmt.Sprintf(`{"model":{"architecture":{"name":"mixtral-8x7b","%s":%v}},"cluster":{"device":"h100-sxm","count":8},"parallelism":{"data":8,"expert":8}}`, field, v)
+	}
+	for _, field := range []string{"expert_imbalance", "capacity_factor"} {
+		if _, err := Normalize(decode(t, moe(field, wire.MaxExpertImbalance))); err != nil {
+			t.Errorf("%s = wire.MaxExpertImbalance (%d): refused: %v", field, wire.MaxExpertImbalance, err)
+		}
+		if _, err := Normalize(decode(t, moe(field, 2*wire.MaxExpertImbalance))); err == nil {
+			t.Errorf("%s = 2 x wire.MaxExpertImbalance: accepted", field)
 		}
 	}
 	if wire.MaxDevices != cluster.MaxStages {

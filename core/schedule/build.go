@@ -279,7 +279,31 @@ func InFlight(cfg Config, stages int) ([]int, error) {
 		}
 		return most, nil
 	}
-	return inFlightCounted(cfg, stages), nil
+	return inFlightCounted(steadyInterleaved(cfg, stages), stages), nil
+}
+
+// steadyInterleaved caps an interleaved schedule's microbatches at 3p where it has more
+// (p devices; m a multiple of p, as Validate requires): the counts of InFlight and
+// DeviceInFlight are the same for every m >= 3p, so counting 3p's operations gives
+// them. Device d's order (graph.interleaved) runs w = 2(p-d-1) + (v-1)p forwards, then
+// forward k+w and backward k for k < mv - w, then the backwards left. A chunk's
+// forwards among the first n operations of their kind number p per pv plus a part
+// that depends on n mod pv alone, and so do its backwards; so in the steady phase
+// its microbatches in flight depend on k mod pv only, and every value they take is
+// taken in its first pv steps, which mv - w >= pv ensures for m >= 3p (3pv >= w + pv
+// as w < (v+1)p). The warm-up's forwards are the same for every such m and the
+// backwards left only lower the counts. (m = p, where every forward comes first, is
+// not capped.) TestInterleavedInFlightSteady checks the cap against counting every
+// microbatch.
+func steadyInterleaved(cfg Config, stages int) Config {
+	if cfg.Kind != Interleaved || cfg.Chunks < 2 {
+		return cfg
+	}
+	p := cfg.Devices(stages)
+	if p >= 1 && cfg.Microbatches > 3*p && cfg.Microbatches%p == 0 {
+		cfg.Microbatches = 3 * p
+	}
+	return cfg
 }
 
 // inFlightCounted is InFlight by counting the rules' operations.
@@ -320,6 +344,11 @@ func DeviceInFlight(cfg Config, stages, devices int) ([]int, error) {
 	if err := cfg.Validate(stages); err != nil {
 		return nil, err
 	}
+	return deviceInFlightCounted(steadyInterleaved(cfg, stages), stages, devices), nil
+}
+
+// deviceInFlightCounted is DeviceInFlight by counting the rules' operations.
+func deviceInFlightCounted(cfg Config, stages, devices int) []int {
 	// The rules add each device's operations in its order (as InFlight counts them):
 	// count as they come, storing nothing.
 	cur := make([]int, devices)
@@ -343,5 +372,5 @@ func DeviceInFlight(cfg Config, stages, devices int) ([]int, error) {
 		}
 	}
 	g.orderOps()
-	return most, nil
+	return most
 }

@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -617,6 +618,34 @@ func TestSimulateDirectIsGraph(t *testing.T) {
 		}
 		if !reflect.DeepEqual(got, want) {
 			t.Fatalf("%s p=%d m=%d: direct %+v, graph %+v", c, p, c.Microbatches, got, want)
+		}
+	}
+}
+
+// TestInterleavedInFlightSteady: InFlight and DeviceInFlight count an interleaved
+// schedule's operations for at most 3p microbatches (steadyInterleaved); counting every
+// microbatch gives the same, for p up to 6 devices, 2 to 4 chunks and m up to 12p.
+func TestInterleavedInFlightSteady(t *testing.T) {
+	for p := 1; p <= 6; p++ {
+		for v := 2; v <= 4; v++ {
+			for m := p; m <= 12*p; m += p {
+				cfg := Config{Kind: Interleaved, Chunks: v, Microbatches: m}
+				S := p * v
+				chunks, err := InFlight(cfg, S)
+				if err != nil {
+					t.Fatal(err)
+				}
+				devices, err := DeviceInFlight(cfg, S, p)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if want := inFlightCounted(cfg, S); !slices.Equal(chunks, want) {
+					t.Errorf("p=%d v=%d m=%d: InFlight %v, counting every microbatch %v", p, v, m, chunks, want)
+				}
+				if want := deviceInFlightCounted(cfg, S, p); !slices.Equal(devices, want) {
+					t.Errorf("p=%d v=%d m=%d: DeviceInFlight %v, counting every microbatch %v", p, v, m, devices, want)
+				}
+			}
 		}
 	}
 }

@@ -127,6 +127,14 @@ type Fitter interface {
 	CannotFit(c Candidate) bool
 }
 
+// Refuser is what an Evaluator may also do: say that its rules refuse a configuration
+// of the grid as a whole (a combination no microbatch size makes valid, such as an
+// all-to-all context split whose degree does not divide the heads on a device). The
+// search leaves such configurations out of the grid, exhaustive or not.
+type Refuser interface {
+	Refuses(g Config) bool
+}
+
 // Refiner is what an Evaluator may also do: a tighter upper bound on one candidate's
 // samples per second than Bound, dearer to compute and with no monotonicity asked. The
 // search asks it just before it would plan a candidate (not for the probes that find
@@ -188,6 +196,9 @@ func Run(ctx context.Context, s Space, ev Evaluator, opt Options) (*Report, erro
 	groups, err := s.groups()
 	if err != nil {
 		return nil, err
+	}
+	if rf, ok := ev.(Refuser); ok {
+		groups = slices.DeleteFunc(groups, rf.Refuses)
 	}
 	r := &runner{ctx: ctx, s: &s, ev: ev, opt: opt, groups: groups, rep: &Report{Evaluated: []Outcome{}},
 		fits: map[string]*fit{}, best: newPrefixMax(s.MaxDevices), planned: map[int][]int{}}

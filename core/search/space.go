@@ -32,6 +32,10 @@ type Config struct {
 	// Context is the context-parallel degree c (0 reads as 1): the run uses
 	// p x d x t x c devices.
 	Context int `json:"context,omitempty"`
+	// ContextMethod, with c >= 2, is how the context group exchanges keys and values
+	// (Space.ContextMethods: ring, all-to-all, hierarchical); "" leaves it to the
+	// evaluator (the base request's).
+	ContextMethod string `json:"context_method,omitempty"`
 	// ShardGroup, with ZeRO 3, is HSDP's shard group in replicas (0: none, ZeRO-3 over
 	// every replica): the state is sharded over ShardGroup x c devices and replicated
 	// across the d / ShardGroup groups (PyTorch HSDP).
@@ -73,6 +77,10 @@ type Space struct {
 	Tensors   []int `json:"tensors"`
 	// Contexts are the context-parallel degrees c to try (nil: 1).
 	Contexts []int `json:"contexts,omitempty"`
+	// ContextMethods are the context methods to try with each c >= 2, in order (nil:
+	// the evaluator's, one per c). A combination the evaluator's rules refuse (Refuser)
+	// is left out of the grid.
+	ContextMethods []string `json:"context_methods,omitempty"`
 	// Experts are the expert-parallel degrees to try (nil: none stated, each candidate's
 	// Expert 0); a degree that does not divide a candidate's data x context devices is
 	// skipped.
@@ -147,8 +155,14 @@ func (s *Space) Validate() error {
 	if len(s.ShardGroups) > 0 && !slices.Contains(s.ZeROs, 3) {
 		es.Add("shard_groups", "HSDP is ZeRO-3 inside shard groups: it goes with ZeRO stage 3 in zeros")
 	}
+	for i, m := range s.ContextMethods {
+		if m == "" || slices.Contains(s.ContextMethods[:i], m) {
+			es.Add(fmt.Sprintf("context_methods[%d]", i), "must name a context method once, got %q", m)
+		}
+	}
 	for name, n := range map[string]int{"schedules": len(s.Schedules), "recomputes": len(s.Recomputes),
-		"zeros": len(s.ZeROs), "memory_proportions": len(s.MemoryProportions), "shard_groups": len(s.ShardGroups)} {
+		"zeros": len(s.ZeROs), "memory_proportions": len(s.MemoryProportions), "shard_groups": len(s.ShardGroups),
+		"context_methods": len(s.ContextMethods)} {
 		if n > MaxListLength {
 			es.Add(name, "must hold at most %d values, got %d", MaxListLength, n)
 		}
@@ -238,6 +252,10 @@ func (s *Space) count() uint64 {
 	}
 	var degrees uint64
 	for _, c := range cs {
+		forms := uint64(1)
+		if c > 1 && len(s.ContextMethods) > 0 {
+			forms = uint64(len(s.ContextMethods))
+		}
 		for _, tt := range ts {
 			t := tt * c // the devices of a stage
 			for _, p := range ps {
@@ -246,10 +264,10 @@ func (s *Space) count() uint64 {
 				}
 				most := s.MaxDevices / (p * t)
 				if ds == nil {
-					degrees += uint64(min(most, cluster.MaxStages))
+					degrees += forms * uint64(min(most, cluster.MaxStages))
 				} else {
 					n, _ := slices.BinarySearch(ds, most+1)
-					degrees += uint64(n)
+					degrees += forms * uint64(n)
 				}
 			}
 		}
@@ -293,8 +311,8 @@ func (s *Space) sizes(d int) []int {
 // shrink as it grows, and every size is a candidate of its own.
 func (s *Space) free() bool { return s.GlobalBatch == 0 }
 
-// groups enumerates the configurations in canonical order: c, t, p, d, e, schedule,
-// recomputation, ZeRO, memory proportion, microbatches. Skipped: p x d x t x c beyond
+// groups enumerates the configurations in canonical order: c, context method, t, p, d,
+// e, schedule, recomputation, ZeRO, memory proportion, microbatches. Skipped: p x d x t x c beyond
 // the devices; a ZeRO stage with one device to shard over (d x c = 1); schedules other
 // than 1f1b with one stage (they all run one stage alike); interleaved with microbatches
 // not a multiple of p; replicas that do not divide a global batch; expert parallelism
@@ -307,22 +325,29 @@ func (s *Space) groups() ([]Config, error) {
 	}
 	ps := sortedUnique(s.Pipelines)
 	for _, c := range cs {
-		for _, tt := range sortedUnique(s.Tensors) {
-			t := tt * c // the devices of a stage: tensor x context
-			if c > 1 && s.StageGroup > 0 && s.StageGroup%t != 0 && t%s.StageGroup != 0 {
-				continue
-			}
-			var err error
-			if out, err = s.groupsOf(out, c, tt, t, ps); err != nil {
-				return nil, err
+		methods := []string{""}
+		if c > 1 && len(s.ContextMethods) > 0 {
+			methods = s.ContextMethods
+		}
+		for _, method := range methods {
+			for _, tt := range sortedUnique(s.Tensors) {
+				t := tt * c // the devices of a stage: tensor x context
+				if c > 1 && s.StageGroup > 0 && s.StageGroup%t != 0 && t%s.StageGroup != 0 {
+					continue
+				}
+				var err error
+				if out, err = s.groupsOf(out, c, method, tt, t, ps); err != nil {
+					return nil, err
+				}
 			}
 		}
 	}
 	return out, nil
 }
 
-// groupsOf appends the groups of context c and tensor tt (t = tt x c devices per stage).
-func (s *Space) groupsOf(out []Config, c, tt, t int, ps []int) ([]Config, error) {
+// groupsOf appends the groups of context c with its method and tensor tt (t = tt x c
+// devices per stage).
+func (s *Space) groupsOf(out []Config, c int, method string, tt, t int, ps []int) ([]Config, error) {
 	for _, p := range ps {
 		if p*t > s.MaxDevices {
 			continue
@@ -375,7 +400,7 @@ func (s *Space) groupsOf(out []Config, c, tt, t int, ps []int) ([]Config, error)
 										g := Config{Pipeline: p, Data: d, Tensor: tt, Expert: e, Schedule: sc.String(),
 											Recompute: rc, ZeRO: z, ShardGroup: sg, MemoryProportion: mp, Microbatches: m}
 										if c > 1 {
-											g.Context = c
+											g.Context, g.ContextMethod = c, method
 										}
 										out = append(out, g)
 										if len(out) > maxGroups {

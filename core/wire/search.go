@@ -80,6 +80,10 @@ type SearchConfig struct {
 	ZeRO int `json:"zero"`
 	// Context is the context-parallel degree c (0 reads as 1).
 	Context int `json:"context,omitempty"`
+	// ContextMethod, with c >= 2, is how the context group exchanges keys and values
+	// when the search chose it (ring, all-to-all, hierarchical); "" for the base
+	// request's.
+	ContextMethod string `json:"context_method,omitempty"`
 	// ShardGroup, with ZeRO 3, is HSDP's shard group in replicas (0: none).
 	ShardGroup int `json:"shard_group,omitempty"`
 	// MemoryProportion of each device's usable memory a stage may fill.
@@ -96,12 +100,16 @@ type SearchCandidate struct {
 }
 
 // String is a compact label: "p4 d2 t8 1f1b m16 b2 rc=none z0 mp=1" (with " c4" after
-// t8 under context parallelism, " e8" under expert parallelism, and "hsdp4" for z3 under
-// HSDP with shard groups of 4 replicas).
+// t8 under context parallelism, " c4:all-to-all" where the candidate names its context
+// method, " e8" under expert parallelism, and "hsdp4" for z3 under HSDP with shard groups
+// of 4 replicas).
 func (c SearchCandidate) String() string {
 	ctx := ""
 	if c.Context > 1 {
 		ctx = fmt.Sprintf(" c%d", c.Context)
+		if c.ContextMethod != "" {
+			ctx += ":" + c.ContextMethod
+		}
 	}
 	if c.Expert > 1 {
 		ctx += fmt.Sprintf(" e%d", c.Expert)

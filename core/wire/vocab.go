@@ -68,6 +68,19 @@ func ContextMethods() []string { return []string{"ring", "all-to-all", "hierarch
 // tokens to their experts and back.
 func ExpertDispatchers() []string { return []string{"alltoall", "deepep"} }
 
+// PrefetchModes lists parallelism.prefetch (zero3 and hsdp): whether a layer's weights
+// are gathered while the layer before it computes.
+func PrefetchModes() []string { return []string{"next-layer", "none"} }
+
+// OverlapModes lists parallelism.overlap_grad_reduce, overlap_param_gather and
+// overlap_tensor_comm; left out, each is the framework's default.
+func OverlapModes() []string { return []string{"on", "off"} }
+
+// MaxExpertImbalance bounds model.architecture.expert_imbalance (at least 1, balanced
+// routing) and capacity_factor (0, dropless, or above 0): a device that gets all of an
+// expert-parallel group's tokens gets EP times the mean.
+const MaxExpertImbalance = 1 << 12
+
 // ScheduleKinds lists the pipeline schedules by kind; interleaved is written with its
 // chunks per device ("interleaved:2").
 func ScheduleKinds() []string {

@@ -26,7 +26,7 @@ func (r *Evaluator) MemoryKey(c search.Candidate) string {
 	if c.ZeRO >= 1 {
 		z = shardDegree(c.Config)
 	}
-	return fmt.Sprintf("%d/%d/%s/%d/%s/%d/%d/%d/%d/%g/%t", c.Tensor, c.Pipeline, sc, inFlight, c.Recompute, c.ZeRO, z, c.Context, c.Expert, c.MemoryProportion, c.ShardGroup > 0)
+	return fmt.Sprintf("%d/%d/%s/%d/%s/%d/%d/%d/%s/%d/%g/%t", c.Tensor, c.Pipeline, sc, inFlight, c.Recompute, c.ZeRO, z, c.Context, r.methodOf(c.Config), c.Expert, c.MemoryProportion, c.ShardGroup > 0)
 }
 
 // CannotFit reports that the candidate fits no split, by a lower bound on what a stage
@@ -63,7 +63,7 @@ func (r *Evaluator) CannotFit(c search.Candidate) bool {
 	if !ok {
 		return false
 	}
-	x, err := r.termsOf(c.Tensor, c.MicrobatchSize, c.Recompute, c.Context, c.Expert)
+	x, err := r.termsOf(c.Tensor, c.MicrobatchSize, c.Recompute, c.Context, r.methodOf(c.Config), c.Expert)
 	if err != nil || x.mem == nil {
 		return false
 	}

@@ -88,8 +88,11 @@ type Evaluator struct {
 	memoryBW   float64      // bytes/s the optimizer update reaches
 	train      bool
 	sp         bool // sequence parallelism wherever t > 1
-	// contextMethod is the base request's context_method (ring unless it says).
+	// contextMethod is the base request's context_method (ring unless it says);
+	// contextNamed whether it says one. refused caches Refuses.
 	contextMethod string
+	contextNamed  bool
+	refused       map[refuseKey]bool
 	terms         map[termKey]*terms
 	estimates     map[termKey]*analytic.Result // analytic estimates without their terms (Twin)
 	layers        int                          // the model's layers
@@ -148,8 +151,8 @@ func New(base *wire.Request) (*Evaluator, error) {
 	r := &Evaluator{base: n, baseBatch: baseBatch, prepared: prepared, arch: prepared.Architecture(), layers: len(prepared.Model().Layers),
 		sp: base.Parallelism.SequenceParallel, train: n.Training.Mode == wire.ModeTraining,
 		expertOverlap: base.Parallelism.ExpertOverlap, dispatcher: base.Parallelism.ExpertDispatcher,
-		contextMethod: contextMethodOf(base.Parallelism.ContextMethod),
-		terms:         map[termKey]*terms{}, estimates: map[termKey]*analytic.Result{}, twins: map[[3]int]bool{}, gathered: map[gatherKey]*terms{}, gatherLinks: map[[3]int]linkOK{}, secondsPer: 1}
+		contextMethod: contextMethodOf(base.Parallelism.ContextMethod), contextNamed: base.Parallelism.ContextMethod != "", refused: map[refuseKey]bool{},
+		terms: map[termKey]*terms{}, estimates: map[termKey]*analytic.Result{}, twins: map[[3]int]bool{}, gathered: map[gatherKey]*terms{}, gatherLinks: map[[3]int]linkOK{}, secondsPer: 1}
 	dp, err := cluster.LookupDevice(n.Cluster.Device)
 	if err != nil {
 		return nil, err
@@ -207,7 +210,7 @@ func (r *Evaluator) knobs(c search.Candidate) request.Knobs {
 		Schedule:  wire.Schedule{Name: c.Schedule, Microbatches: c.Microbatches, MicrobatchSize: c.MicrobatchSize},
 		Recompute: c.Recompute, MemoryProportion: c.MemoryProportion, Partition: r.base.Partition}
 	if c.Context > 1 {
-		k.Parallelism.Context, k.Parallelism.ContextMethod = c.Context, r.contextMethod
+		k.Parallelism.Context, k.Parallelism.ContextMethod = c.Context, r.methodOf(c.Config)
 	}
 	if c.ShardGroup > 0 {
 		k.Parallelism.Sharding, k.Parallelism.ShardGroup = string(analytic.HSDP), c.ShardGroup
@@ -221,6 +224,44 @@ func (r *Evaluator) knobs(c search.Candidate) request.Knobs {
 // prepare is the candidate's request prepared, as a variant of the base.
 func (r *Evaluator) prepare(c search.Candidate) (*request.Prepared, error) {
 	return r.prepared.With(r.knobs(c))
+}
+
+// methodOf is a configuration's context method: "" without context parallelism, else
+// the one it names, else the base request's (contextMethod).
+func (r *Evaluator) methodOf(g search.Config) string {
+	switch {
+	case g.Context <= 1:
+		return ""
+	case g.ContextMethod != "":
+		return g.ContextMethod
+	}
+	return r.contextMethod
+}
+
+// Refuses reports that core refuses the configuration's context split whatever its
+// other knobs (search.Refuser): all-to-all whose degree does not divide the heads on a
+// device, hierarchical with no all-to-all group that fits a node beside the tensor
+// group, as core's rules say when the split alone is prepared and estimated (one
+// stage, one replica, the tensor degree; cached per split). It answers only for the
+// configurations whose method the space chose (Config.ContextMethod): the base
+// request's own are planned, and their errors reported, as before.
+func (r *Evaluator) Refuses(g search.Config) bool {
+	if g.Context <= 1 || g.ContextMethod == "" || r.arch == nil {
+		return false
+	}
+	k := refuseKey{g.Tensor, g.Context, g.ContextMethod}
+	if v, ok := r.refused[k]; ok {
+		return v
+	}
+	_, err := r.estimateOf(g.Tensor, 1, string(analytic.NoRecompute), g.Context, g.ContextMethod, 0)
+	r.refused[k] = err != nil
+	return err != nil
+}
+
+// refuseKey is a context split: tensor degree, context degree and method.
+type refuseKey struct {
+	t, c   int
+	method string
 }
 
 // contextMethodOf is the context method of the search's candidates: the base request's,

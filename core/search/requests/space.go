@@ -117,10 +117,16 @@ func (r *Evaluator) Space(k wire.SearchKnobs) (search.Space, error) {
 		s.Contexts = []int{k.Context}
 	case len(k.Contexts) > 0:
 		s.Contexts = k.Contexts
-	case r.arch != nil && r.base.Model.Architecture.Seq >= longSequence && r.contextMethod == string(analytic.Ring):
-		// Long sequences: ring attention over powers of two that split the sequence
-		// into 2c chunks and fit a node (or the devices) beside t = 1. (All-to-all's
-		// degrees must divide the heads of each t: the user gives them.)
+	case r.arch != nil && r.base.Model.Architecture.Seq >= longSequence:
+		// Long sequences: powers of two that split the sequence into 2c chunks and fit
+		// a node (or the devices) beside t = 1, in every form core has (ring, all-to-all,
+		// hierarchical), or the one the base request names; the splits core refuses for
+		// a tensor degree (all-to-all's degree must divide the heads on a device,
+		// hierarchical's group must fit a node) are left out (Refuses).
+		s.ContextMethods = wire.ContextMethods()
+		if r.contextNamed {
+			s.ContextMethods = []string{r.contextMethod}
+		}
 		seq := r.base.Model.Architecture.Seq
 		group := k.MaxDevices
 		if r.topo != nil {

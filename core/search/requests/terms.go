@@ -14,8 +14,9 @@ import (
 type termKey struct {
 	t, b      int
 	recompute string
-	c         int // context-parallel degree
-	e         int // expert-parallel degree (0: none stated)
+	c         int    // context-parallel degree
+	method    string // its context method ("" for c = 1)
+	e         int    // expert-parallel degree (0: none stated)
 }
 
 // terms are what bounds a candidate, for one microbatch on one device of a
@@ -113,8 +114,8 @@ func (x *terms) bottleneckOf(k int) float64 {
 
 // termsOf are the bound's terms for a tensor-parallel degree, microbatch size and
 // recomputation, computed once.
-func (r *Evaluator) termsOf(t, b int, recompute string, c, e int) (*terms, error) {
-	k := termKey{t, b, recompute, max(1, c), e}
+func (r *Evaluator) termsOf(t, b int, recompute string, c int, method string, e int) (*terms, error) {
+	k := termKey{t, b, recompute, max(1, c), method, e}
 	if x := r.terms[k]; x != nil {
 		return x, nil
 	}
@@ -122,7 +123,7 @@ func (r *Evaluator) termsOf(t, b int, recompute string, c, e int) (*terms, error
 		// Per-layer recomputation only adds time to what nothing recomputed takes, and
 		// may keep as little as full recomputation: none's work bounds it, and its
 		// memory is not bounded (mem nil).
-		x, err := r.termsOf(t, b, string(analytic.NoRecompute), c, e)
+		x, err := r.termsOf(t, b, string(analytic.NoRecompute), c, method, e)
 		if err != nil {
 			return nil, err
 		}
@@ -135,7 +136,7 @@ func (r *Evaluator) termsOf(t, b int, recompute string, c, e int) (*terms, error
 	var m *model.Model
 	if r.arch != nil {
 		var err error
-		if est, err = r.estimateOf(t, b, recompute, c, e); err != nil {
+		if est, err = r.estimateOf(t, b, recompute, c, method, e); err != nil {
 			return nil, err
 		}
 	} else {
@@ -153,8 +154,8 @@ func (r *Evaluator) termsOf(t, b int, recompute string, c, e int) (*terms, error
 
 // estimateOf is the architecture's analytic estimate for the bound's terms (termsOf),
 // computed once.
-func (r *Evaluator) estimateOf(t, b int, recompute string, c, e int) (*analytic.Result, error) {
-	k := termKey{t, b, recompute, max(1, c), e}
+func (r *Evaluator) estimateOf(t, b int, recompute string, c int, method string, e int) (*analytic.Result, error) {
+	k := termKey{t, b, recompute, max(1, c), method, e}
 	if x := r.terms[k]; x != nil && x.est != nil {
 		return x.est, nil
 	}
@@ -165,9 +166,8 @@ func (r *Evaluator) estimateOf(t, b int, recompute string, c, e int) (*analytic.
 	// fewest expert parallelism e allows, which change nothing else without ZeRO: its
 	// analytic estimate is the one the candidates' plans cost their layers with.
 	var ctx int
-	var method string
 	if c > 1 {
-		ctx, method = c, r.contextMethod
+		ctx = c
 	}
 	v, err := r.prepared.With(request.Knobs{
 		Parallelism: wire.Parallelism{Pipeline: 1, Data: max(1, e), Tensor: t, SequenceParallel: r.seqParallel(t, e),
@@ -235,7 +235,7 @@ type gatherKey struct {
 // under HSDP the node's link where a group fits in a node). The gathers then add at most
 // what the plan adds, so the terms stay lower bounds.
 func (r *Evaluator) termsFor(c search.Candidate) (*terms, error) {
-	x, err := r.termsOf(c.Tensor, c.MicrobatchSize, c.Recompute, c.Context, c.Expert)
+	x, err := r.termsOf(c.Tensor, c.MicrobatchSize, c.Recompute, c.Context, r.methodOf(c.Config), c.Expert)
 	if err != nil || c.ZeRO < 3 || x.est == nil || !r.train || r.base.Cluster.FreeTransfers {
 		return x, err
 	}
@@ -247,7 +247,7 @@ func (r *Evaluator) termsFor(c search.Candidate) (*terms, error) {
 		link = r.topo.Intra // HSDP's group may sit in a node (core/request's shardLinks)
 	}
 	n := shardDegree(c.Config)
-	k := gatherKey{termKey{c.Tensor, c.MicrobatchSize, c.Recompute, max(1, c.Context), c.Expert}, n, link}
+	k := gatherKey{termKey{c.Tensor, c.MicrobatchSize, c.Recompute, max(1, c.Context), r.methodOf(c.Config), c.Expert}, n, link}
 	if y := r.gathered[k]; y != nil {
 		return y, nil
 	}

@@ -31,11 +31,11 @@ func (r *Evaluator) Twin(c search.Candidate) (search.Candidate, bool) {
 	same, known := r.twins[k]
 	if !known {
 		// The estimates alone: the terms (and models) are built only for what is bounded.
-		none, err := r.estimateOf(c.Tensor, c.MicrobatchSize, string(analytic.NoRecompute), 1, c.Expert)
+		none, err := r.estimateOf(c.Tensor, c.MicrobatchSize, string(analytic.NoRecompute), 1, "", c.Expert)
 		if err != nil {
 			return c, false
 		}
-		sel, err := r.estimateOf(c.Tensor, c.MicrobatchSize, c.Recompute, 1, c.Expert)
+		sel, err := r.estimateOf(c.Tensor, c.MicrobatchSize, c.Recompute, 1, "", c.Expert)
 		if err != nil {
 			return c, false
 		}

@@ -160,6 +160,24 @@ func normalJSON(requestJSON string) string {
 		"context_method": n.Parallelism.ContextMethod, "expert_dispatcher": n.Parallelism.ExpertDispatcher,
 		"microbatches": num(n.Schedule.Microbatches), "data": num(n.Parallelism.Data),
 		"schedule": n.Schedule.Name, "objective": n.Objective,
+		"shard_group": num(n.Parallelism.ShardGroup), "prefetch": n.Parallelism.Prefetch,
+		"context_inner": num(n.Parallelism.ContextInner),
+	}
+	if n.Parallelism.ExpertDispatcher != "" { // a mixture of experts (Normalize sets it)
+		k["expert_tensor"] = num(n.Parallelism.ExpertTensor)
+		// Normalize writes the defaults, balanced routing and dropless, as 0.
+		k["expert_imbalance"], k["capacity_factor"] = "1 (balanced)", "0 (dropless)"
+		if v := ar.ExpertImbalance; v != 0 {
+			k["expert_imbalance"] = strconv.FormatFloat(v, 'g', -1, 64)
+		}
+		if v := ar.CapacityFactor; v != 0 {
+			k["capacity_factor"] = strconv.FormatFloat(v, 'g', -1, 64)
+		}
+	}
+	if n.Model.Architecture != nil { // the framework's overlaps, or the request's
+		onOff := map[bool]string{true: request.OverlapOn, false: request.OverlapOff}
+		o := request.PricedOverlaps(n)
+		k["overlap_grad_reduce"], k["overlap_param_gather"] = onOff[o.GradReduce], onOff[o.ParamGather]
 	}
 	if ar.DType != "" && ar.DType != "fp8" {
 		k["fp8_recipe"] = "none: dtype " + ar.DType

@@ -1,0 +1,128 @@
+package requests
+
+import (
+	"context"
+	"reflect"
+	"testing"
+
+	"pipeplan/core/request"
+	"pipeplan/core/search"
+	"pipeplan/core/wire"
+)
+
+// TestLongContextMethodsSearch: a long sequence's default grid (Llama-3.2-1B, s =
+// 32,768, on 8 H100s in one node) tries context parallelism in every form core has
+// (ring, all-to-all, hierarchical), leaving out the splits core refuses. Checked:
+//
+//   - Refuses says what core says: with every configuration of the grid (Refuses asked
+//     of each), a refused one's request is an error when core runs it, and a kept one's
+//     plans;
+//   - the search finds exhaustive enumeration's best and Pareto front with no bound
+//     broken, and the best's request replans to the same throughput;
+//   - feasible candidates use all three forms, so that the grid really mixes them.
+func TestLongContextMethodsSearch(t *testing.T) {
+	base := &wire.Request{
+		Model:   wire.ModelSpec{Architecture: &wire.Architecture{Name: "llama-3.2-1b", Seq: 32768}},
+		Cluster: wire.ClusterSpec{Device: "h100-sxm", DevicesPerNode: 8},
+	}
+	ev, err := New(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := ev.Space(wire.SearchKnobs{MaxDevices: 8, GlobalBatch: 8, MaxMicrobatchSize: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(s.Contexts, []int{1, 2, 4, 8}) || !reflect.DeepEqual(s.ContextMethods, wire.ContextMethods()) {
+		t.Fatalf("contexts %v in forms %v, want 1, 2, 4, 8 in %v", s.Contexts, s.ContextMethods, wire.ContextMethods())
+	}
+	s.Pipelines, s.ZeROs, s.ShardGroups, s.Recomputes = []int{1, 2}, []int{0, 1}, nil, []string{"none", "full"}
+
+	// Refuses against core, context split by context split (one microbatch of one
+	// sample each: the split decides).
+	refused, kept := 0, 0
+	seen := map[refuseKey]bool{}
+	for _, g := range contextSplits(s) {
+		if g.Context <= 1 || seen[refuseKey{g.Tensor, g.Context, g.ContextMethod}] {
+			continue
+		}
+		seen[refuseKey{g.Tensor, g.Context, g.ContextMethod}] = true
+		q, err := ev.Request(search.Candidate{Config: g, MicrobatchSize: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, runErr := request.Run(context.Background(), q)
+		switch no := ev.Refuses(g); {
+		case no && runErr == nil:
+			t.Errorf("%s: refused, but core plans its request", search.Candidate{Config: g, MicrobatchSize: 1}.String())
+		case !no && runErr != nil:
+			t.Errorf("%s: kept, but core refuses its request: %v", search.Candidate{Config: g, MicrobatchSize: 1}.String(), runErr)
+		case no:
+			refused++
+		default:
+			kept++
+		}
+	}
+	if refused == 0 || kept == 0 {
+		t.Errorf("%d context splits refused, %d kept: the grid does not exercise Refuses", refused, kept)
+	}
+
+	got, err := search.Run(context.Background(), s, ev, search.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ex, err := search.Run(context.Background(), s, ev, search.Options{Exhaustive: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Best == nil || ex.Best == nil || got.Best.Candidate != ex.Best.Candidate {
+		t.Fatalf("best %v, exhaustive %v", got.Best, ex.Best)
+	}
+	if got.Stats.BoundViolations+ex.Stats.BoundViolations != 0 || len(got.Pareto) != len(ex.Pareto) {
+		t.Errorf("bound violations %d, %d; Pareto %d, exhaustive %d", got.Stats.BoundViolations, ex.Stats.BoundViolations, len(got.Pareto), len(ex.Pareto))
+	}
+	for i := range min(len(got.Pareto), len(ex.Pareto)) {
+		if got.Pareto[i].Candidate != ex.Pareto[i].Candidate {
+			t.Errorf("Pareto[%d]: %s, exhaustive %s", i, got.Pareto[i].Candidate, ex.Pareto[i].Candidate)
+		}
+	}
+	forms := map[string]int{}
+	for _, o := range ex.Evaluated {
+		if o.Feasible && o.Context > 1 {
+			forms[o.ContextMethod]++
+		}
+		if ev.Refuses(o.Config) {
+			t.Errorf("%s: planned, but Refuses leaves it out", o.Candidate)
+		}
+	}
+	for _, m := range wire.ContextMethods() {
+		if forms[m] == 0 {
+			t.Errorf("no feasible candidate splits the context by %s (feasible by form: %v)", m, forms)
+		}
+	}
+	t.Logf("%d context splits kept, %d refused; feasible by form %v; best %s: %.0f tokens/s; planned %d of %d",
+		kept, refused, forms, got.Best.Candidate, got.Best.TokensPerSecond, got.Stats.Evaluated, ex.Stats.Evaluated)
+	replan(t, ev, got.Best)
+}
+
+// contextSplits are the space's context splits (c >= 2, each method, each tensor degree
+// whose stage fits the node's devices as the grid requires), each as a configuration of
+// one stage and one replica.
+func contextSplits(s search.Space) []search.Config {
+	var out []search.Config
+	for _, c := range s.Contexts {
+		if c <= 1 {
+			continue
+		}
+		for _, m := range s.ContextMethods {
+			for _, tt := range s.Tensors {
+				if c*tt > s.MaxDevices || (s.StageGroup > 0 && s.StageGroup%(c*tt) != 0 && (c*tt)%s.StageGroup != 0) {
+					continue
+				}
+				out = append(out, search.Config{Pipeline: 1, Data: 1, Tensor: tt, Context: c, ContextMethod: m,
+					Schedule: "1f1b", Recompute: "none", MemoryProportion: 1})
+			}
+		}
+	}
+	return out
+}

@@ -1,0 +1,147 @@
+//go:build browser
+
+package main
+
+import (
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/chromedp/chromedp"
+
+	"pipeplan/core/request"
+	"pipeplan/core/wire"
+	"pipeplan/ui"
+)
+
+// TestBrowserFinerKnobs sets each of the Cluster panel's finer knobs (issue 18 item 6:
+// the page offers every knob core has) on Qwen3-30B-A3B on 4 nodes of 8 of the page's
+// default device with replicas, hierarchical context parallelism, hsdp and experts: each
+// shows its default
+// as core resolves it before it is set; each edit reaches the request in the URL and
+// the page shows the plan core makes of that request (browserT.check); and the URL
+// brings every value back on a fresh load. It saves phone (390 × 844) screenshots of the
+// panel with the defaults and with every knob set, and a desktop one (finer-*.png), and
+// checks that it fits the phone.
+func TestBrowserFinerKnobs(t *testing.T) {
+	chrome := findChromium(t)
+	srv := httptest.NewServer(http.FileServer(http.Dir(site(t))))
+	defer srv.Close()
+	ctx, stop := startBrowser(t, chrome)
+	defer stop()
+	b := &browserT{T: t, ctx: ctx, shots: screenshotDir(t)}
+
+	do(b, "sizing the viewport", chromedp.EmulateViewport(1280, 900, chromedp.EmulateScale(1)))
+	do(b, "loading the page", chromedp.Navigate(srv.URL+"/"))
+	b.waitFor("the plan", `document.querySelector("#plan tbody tr") !== null`)
+	b.tab("model")
+	b.set("#model-pick", "arch:qwen3-30b-a3b", "change")
+	b.waitFor("the architecture's knobs", `document.querySelector("#knob-dtype") !== null`)
+	b.tab("cluster")
+	b.set("#cluster-count", "8", "input")
+	b.set("#cluster-nodes", "4", "input")
+	b.set("#cluster-context", "4", "input")
+	b.set("#cluster-replicas", "8", "input")
+	b.set("#cluster-sharding", "hsdp", "change")
+	b.set("#cluster-expert", "4", "input")
+	b.set("#cluster-context-method", "hierarchical", "change")
+
+	// Before they are set, the knobs say what core resolves them to.
+	b.waitFor("the resolved defaults", `document.querySelector("#knob-shard_group")?.placeholder.startsWith("default: ") && !document.querySelector("#knob-shard_group").disabled && document.querySelector("#knob-context_inner")?.placeholder.startsWith("default: ")`)
+	for sel, want := range map[string]string{
+		"#knob-prefetch option[value='']":             "default (next-layer)",
+		"#knob-overlap_grad_reduce option[value='']":  "default (on)",
+		"#knob-overlap_param_gather option[value='']": "default (on)",
+	} {
+		if got := b.text(sel); got != want {
+			t.Errorf("%s reads %q, want %q", sel, got, want)
+		}
+	}
+	// The number boxes' defaults are core's normal form of the URL's request.
+	r, err := ui.DecodeFragment(do(b, "reading the URL", chromedp.Evaluate[string](`location.hash`)), ui.FlateInflate)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, err := request.Normalize(r)
+	if err != nil {
+		t.Fatalf("the page's request: %v", err)
+	}
+	for id, want := range map[string]string{
+		"shard_group": fmt.Sprint(n.Parallelism.ShardGroup), "context_inner": fmt.Sprint(n.Parallelism.ContextInner),
+		"expert_tensor": fmt.Sprint(n.Parallelism.ExpertTensor), "expert_imbalance": "1 (balanced)", "capacity_factor": "0 (dropless)",
+	} {
+		if got := do(b, "reading a placeholder", chromedp.Evaluate[string](`document.querySelector("#knob-`+id+`").placeholder`)); got != "default: "+want {
+			t.Errorf("#knob-%s's placeholder is %q, want %q", id, got, "default: "+want)
+		}
+	}
+	// The lists are core's.
+	for id, want := range map[string][]string{"prefetch": wire.PrefetchModes(), "overlap_grad_reduce": wire.OverlapModes()} {
+		got := do(b, "reading a list", chromedp.Evaluate[string](`[...document.querySelectorAll("#knob-`+id+` option")].map(o => o.value).join(",")`))
+		if want := "," + strings.Join(want, ","); got != want {
+			t.Errorf("#knob-%s offers %q, want %q", id, got, want)
+		}
+	}
+
+	do(b, "sizing the viewport", chromedp.EmulateViewport(390, 844, chromedp.EmulateScale(1), chromedp.EmulateMobile))
+	b.shot("finer-phone-defaults")
+	do(b, "sizing the viewport", chromedp.EmulateViewport(1280, 900, chromedp.EmulateScale(1)))
+
+	// Each knob: set, in the URL's request, planned as core plans that request.
+	// Those marked change the step here: a larger shard group gathers over more devices,
+	// and without prefetch the gathers are exposed. (The others may leave this plan's
+	// summary as it was: overlaps with nothing to hide, the defaults' own values.)
+	knobs := []struct {
+		id, value, event string
+		field            func(r *wire.Request) string
+		changes          bool
+	}{
+		{"shard_group", "4", "input", func(r *wire.Request) string { return fmt.Sprint(r.Parallelism.ShardGroup) }, true},
+		{"prefetch", "none", "change", func(r *wire.Request) string { return r.Parallelism.Prefetch }, true},
+		{"overlap_grad_reduce", "off", "change", func(r *wire.Request) string { return r.Parallelism.OverlapGradReduce }, false},
+		{"overlap_param_gather", "off", "change", func(r *wire.Request) string { return r.Parallelism.OverlapParamGather }, false},
+		{"context_inner", "2", "input", func(r *wire.Request) string { return fmt.Sprint(r.Parallelism.ContextInner) }, false},
+		{"expert_tensor", "1", "input", func(r *wire.Request) string { return fmt.Sprint(r.Parallelism.ExpertTensor) }, false},
+		{"expert_imbalance", "1.5", "input", func(r *wire.Request) string { return fmt.Sprint(r.Model.Architecture.ExpertImbalance) }, false},
+		{"capacity_factor", "1.25", "input", func(r *wire.Request) string { return fmt.Sprint(r.Model.Architecture.CapacityFactor) }, false},
+	}
+	for _, k := range knobs {
+		before := b.check("before " + k.id)
+		b.set("#knob-"+k.id, k.value, k.event)
+		b.waitFor(k.id+" in the URL", fmt.Sprintf(`location.hash !== %q`, before.Hash))
+		after := b.check("after " + k.id)
+		r, err = ui.DecodeFragment(after.Hash, ui.FlateInflate)
+		if err != nil {
+			t.Fatalf("%s: the URL's fragment does not decode: %v", k.id, err)
+		}
+		if got := k.field(r); got != k.value {
+			t.Errorf("%s set to %s: the URL's request has %s", k.id, k.value, got)
+		}
+		if after.Errors != "" {
+			t.Errorf("%s set to %s: the page shows an error: %s", k.id, k.value, after.Errors)
+		}
+		if k.changes && after.Summary == before.Summary {
+			t.Errorf("%s set to %s: the plan's summary did not change: %s", k.id, k.value, after.Summary)
+		}
+		t.Logf("%-20s = %-5s %s", k.id, k.value, after.Summary)
+	}
+	b.shot("finer-desktop-cluster")
+	do(b, "sizing the viewport", chromedp.EmulateViewport(390, 844, chromedp.EmulateScale(1), chromedp.EmulateMobile))
+	b.shot("finer-phone-cluster")
+	if bad := do(b, "measuring the cluster panel", chromedp.Evaluate[[]string](phoneCheck)); len(bad) > 0 {
+		t.Errorf("the cluster panel on a phone:\n  %s", strings.Join(bad, "\n  "))
+	}
+
+	// The URL brings them back.
+	hash := do(b, "reading the URL", chromedp.Evaluate[string](`location.hash`))
+	do(b, "leaving the page", chromedp.Navigate("about:blank"))
+	do(b, "loading the URL", chromedp.Navigate(srv.URL+"/"+hash))
+	b.waitFor("the plan", `document.querySelector("#status")?.textContent.startsWith("Planned")`)
+	b.tab("cluster")
+	for _, k := range knobs {
+		if got := do(b, "reading #knob-"+k.id, chromedp.Evaluate[string](`document.querySelector("#knob-`+k.id+`").value`)); got != k.value {
+			t.Errorf("after loading the URL, #knob-%s shows %q, want %q", k.id, got, k.value)
+		}
+	}
+}
