@@ -502,7 +502,7 @@ func (c *calc) tensorCommExposed(p piece, fwd, bwd float64) (float64, float64) {
 		}
 		fg += c.rf.opSeconds(o, false)
 		bg += c.rf.opSeconds(o, true)
-		if c.o.Recompute == Full && p.recomputable {
+		if c.rerun(p) {
 			bg += c.rf.opSeconds(o, false)
 		}
 	}
@@ -521,17 +521,24 @@ func (c *calc) eagerHostOps(ps []piece, l Layer) (fwd, bwd float64) {
 		for _, o := range p.ops {
 			fk += o.fwd.kernels
 			bk += o.bwd.kernels
-			if (c.o.Recompute == Full && p.recomputable) || (c.o.Recompute == Selective && o.core && c.o.Attention == Eager) {
+			if c.rerun(p) || c.rerunOp(p, o) {
 				bk += o.fwd.kernels
 			}
 		}
 		if p.eagerCounted {
 			fk, bk = p.eager.fwd, p.eager.bwd
 			switch {
-			case c.o.Recompute == Full && p.recomputable:
+			case c.rerun(p):
 				bk += p.eager.fwd
 			case c.o.Recompute == Selective:
-				bk += p.eagerCoreFwd
+				if c.o.modules()&ModCoreAttn != 0 {
+					bk += p.eagerCoreFwd
+				}
+				for _, o := range p.ops {
+					if o.module != 0 && c.rerunOp(p, o) {
+						bk += o.fwd.kernels // an output-discarding module's operations again
+					}
+				}
 			}
 		}
 		fwd += fk
@@ -598,7 +605,7 @@ func (c *calc) layer(name, kind string, ps ...piece) Layer {
 			ars := p.fwdAllReduces
 			if train {
 				ars += p.bwdAllReduces
-				if c.o.Recompute == Full && p.recomputable {
+				if c.rerun(p) {
 					ars += p.fwdAllReduces // the rerun forward communicates again
 				}
 			}
@@ -630,9 +637,7 @@ func (c *calc) layer(name, kind string, ps ...piece) Layer {
 			l.BwdDeviceSeconds += c.rf.opSeconds(o, true)
 			l.BwdKernels += o.bwd.kernels
 			c.rf.addTerms(&l.BwdTerms, o, true)
-			recompute := (c.o.Recompute == Full && p.recomputable) ||
-				(c.o.Recompute == Selective && o.core && c.o.Attention == Eager)
-			if recompute {
+			if c.rerun(p) || c.rerunOp(p, o) {
 				l.BwdFLOPs += o.fwd.flops
 				l.BwdDeviceSeconds += c.rf.opSeconds(o, false)
 				l.BwdKernels += o.fwd.kernels
@@ -655,7 +660,7 @@ func (c *calc) layer(name, kind string, ps ...piece) Layer {
 			l.FwdTerms.CommKernels += fk
 			if train {
 				bs, bk := c.contextSeconds(p, coreBwd, true)
-				if c.o.Recompute == Full && p.recomputable {
+				if c.rerun(p) {
 					bs, bk = bs+fs, bk+fk // the rerun forward exchanges again
 				}
 				l.ContextSeconds += bs
@@ -730,6 +735,15 @@ func (c *calc) layer(name, kind string, ps ...piece) Layer {
 	} else {
 		var before float64 // saved by the pieces before
 		for i, p := range ps {
+			if c.rerun(p) {
+				// A checkpointed part (selective recomputation's mlp or moe) keeps its
+				// input, runs its forward as in inference, and rebuilds its activations
+				// in the backward pass, as full recomputation does a whole layer.
+				fwdWork = max(fwdWork, before+p.input+p.output+p.inferExtra)
+				bwdWork = max(bwdWork, before+p.input+p.bwdSaved+p.bwdExtra+p.output+gradIn(p, i))
+				before += p.input
+				continue
+			}
 			fwdWork = max(fwdWork, before+p.saved+p.fwdExtra+p.output)
 			bwdWork = max(bwdWork, before+p.bwdSaved+p.bwdExtra+p.output+gradIn(p, i))
 			before += p.saved
@@ -808,7 +822,7 @@ func (c *calc) expertComm(l *Layer, ps []piece) (fwdExposed, bwdExposed float64)
 		fwd += p.fwdExpertComm
 		if c.sh.train {
 			bwd += p.bwdExpertComm
-			if c.o.Recompute == Full && p.recomputable {
+			if c.rerun(p) {
 				bwd += p.fwdExpertComm
 			}
 		}

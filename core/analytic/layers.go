@@ -143,6 +143,9 @@ type piece struct {
 	ringBytes float64
 	// recomputable: a transformer sublayer, which full recomputation reruns.
 	recomputable bool
+	// module is the checkpointing module that reruns the whole piece from its input
+	// under selective recomputation (mlp, moe; Modules), if any.
+	module Modules
 	// fwdAllReduces and bwdAllReduces count the tensor-parallel all-reduces of one
 	// activation (e*b*s*h bytes) in its forward and backward pass.
 	fwdAllReduces, bwdAllReduces float64
@@ -219,6 +222,28 @@ func (sh *shape) fp8Bytes(p piece) (kept, dropped float64) {
 	return kept, dropped
 }
 
+// blockNorm is a block's norm before its attention or its MLP (Megatron-LM's
+// input_layernorm and pre_mlp_layernorm), which the layernorm module reruns.
+func (sh *shape) blockNorm(name string) op { return withModule(sh.norm(name), ModLayerNorm) }
+
+// withModule marks o as rerun by the output-discarding module m.
+func withModule(o op, m Modules) op {
+	o.module = m
+	return o
+}
+
+// discard drops bytes from what p saves when selective recomputation names the
+// output-discarding module m (and does not rerun p whole): the output is computed in
+// the forward pass, then dropped, and rebuilt for the backward pass.
+func (sh *shape) discard(p *piece, m Modules, bytes float64) {
+	mods := sh.o.modules()
+	if mods&m == 0 || (p.module != 0 && mods&p.module != 0) {
+		return
+	}
+	p.saved -= bytes
+	p.fwdExtra += bytes
+}
+
 // core marks an operation of the attention core. Its products keep no gemmShape: fused
 // kernels run at the attention tables' rates (attentionRates), and eager code's
 // per-head products (K or N one head's width, 64 to 128) are bound by their bytes,
@@ -276,7 +301,7 @@ func (sh *shape) attention(local bool) piece {
 	p := piece{params: shardParams(a.AttentionParams(), attentionSharded(a), sh.tp),
 		input: e * t * hr, output: e * t * hr, recomputable: true, fwdAllReduces: 1, bwdAllReduces: 1,
 		tensors: sh.normTensors() + attentionTensors(a)}
-	p.ops = append(p.ops, sh.norm("attention norm"), sh.linear("qkv", t, h, q+2*kv))
+	p.ops = append(p.ops, sh.blockNorm("attention norm"), sh.linear("qkv", t, h, q+2*kv))
 	if a.QKNorm {
 		// Qwen3's RMSNorm on each query and key head: one fused kernel each, or eager
 		// PyTorch's unfused RMSNorm over their width.
@@ -340,10 +365,11 @@ func (sh *shape) attention(local bool) piece {
 	}
 	p.bwdSaved = common + coreSaved
 	p.saved = p.bwdSaved
-	if sh.o.Recompute == Selective {
+	if sh.o.modules()&ModCoreAttn != 0 {
 		p.saved = common
 		p.fwdExtra += coreSaved // computed in the forward pass, then dropped
 	}
+	sh.discard(&p, ModLayerNorm, sh.ge*t*hr) // the norm's output, QKV's input
 	p.eager, p.eagerCounted = sh.eagerAttention()
 	if p.eagerCounted && sh.o.Attention == Eager {
 		p.eagerCoreFwd = eagerBlocks[a.Family].core.fwd
@@ -432,17 +458,17 @@ func (sh *shape) mla(local bool) piece {
 	p := piece{params: shardParams(a.AttentionParams(), mlaSharded(a), sh.tp),
 		input: e * t * hr, output: e * t * hr, recomputable: true, fwdAllReduces: 1, bwdAllReduces: 1,
 		tensors: sh.normTensors() + 5}
-	p.ops = append(p.ops, sh.norm("attention norm"))
+	p.ops = append(p.ops, sh.blockNorm("attention norm"))
 	saved := 2*e*t*hr + e*t*h + sh.mask(t*hr)
 	if qr > 0 {
 		p.tensors += 2
-		p.ops = append(p.ops, sh.linear("q down", t, h, qr), mem("q norm", 2*e*t*qr, 1), sh.linear("q up", t, qr, q))
+		p.ops = append(p.ops, sh.linear("q down", t, h, qr), mem("q norm", 2*e*t*qr, 1), withModule(sh.linear("q up", t, qr, q), ModMLAUpProj))
 		saved += 2 * e * t * qr
 	} else {
 		p.ops = append(p.ops, sh.linear("q", t, h, q))
 	}
 	p.ops = append(p.ops, sh.linear("kv down", t, h, kvr+rope), mem("kv norm", 2*e*t*kvr, 1),
-		sh.linear("kv up", t, kvr, heads*(float64(a.QKNopeHeadDim)+dv)), mem("rotary", 2*e*t*(heads+1)*rope, 2))
+		withModule(sh.linear("kv up", t, kvr, heads*(float64(a.QKNopeHeadDim)+dv)), ModMLAUpProj), withModule(mem("rotary", 2*e*t*(heads+1)*rope, 2), ModMLAUpProj))
 	saved += e*t*(kvr+rope) + e*t*kvr
 	fa := 2 * sh.b * heads * sh.pairs(local) * (dqk + dv) // QK^T and PV
 	io := e * t * (q + k + 2*v)
@@ -450,6 +476,8 @@ func (sh *shape) mla(local bool) piece {
 	saved += e*t*(q+k+v) + 4*sh.b*heads*sh.s + e*t*v // Q, K, V, statistics, output proj. input
 	p.ops = append(p.ops, sh.linear("output projection", t, v, h), sh.residual())
 	p.saved, p.bwdSaved = saved, saved
+	sh.discard(&p, ModLayerNorm, e*t*hr)      // the norm's output, the down-projections' input
+	sh.discard(&p, ModMLAUpProj, e*t*(q+k+v)) // Q, K and V after the up-projections and rotary
 	if sh.fp8 != nil {
 		// The projections run in fp8 (their saved inputs are counted at 16 bits here).
 		p.fp8Weights, p.fp8GEMMs = float64(p.params), 4
@@ -508,9 +536,9 @@ func (sh *shape) mtpIn() piece {
 func (sh *shape) mlp() piece {
 	a, e, t, h, f, hr := sh.a, sh.e, sh.t, sh.h, sh.fd, sh.hr
 	p := piece{params: shardParams(a.DenseMLPParams(), denseSharded(a), sh.tp),
-		input: e * t * hr, output: e * t * hr, recomputable: true, fwdAllReduces: 1, bwdAllReduces: 1,
+		input: e * t * hr, output: e * t * hr, recomputable: true, module: ModMLP, fwdAllReduces: 1, bwdAllReduces: 1,
 		tensors: sh.normTensors() + mlpTensors(a)}
-	p.ops = append(p.ops, sh.norm("mlp norm"))
+	p.ops = append(p.ops, sh.blockNorm("mlp norm"))
 	ge := sh.ge                                // a product's saved input: 8 bits with fp8
 	common := e*t*hr + ge*t*hr + sh.mask(t*hr) // norm input, first projection's input, mask
 	if a.GatedMLP() {
@@ -545,6 +573,7 @@ func (sh *shape) mlp() piece {
 	}
 	p.ops = append(p.ops, sh.residual())
 	p.saved, p.bwdSaved = common, common
+	sh.discard(&p, ModLayerNorm, ge*t*hr) // the norm's output, the first projections' input
 	p.eager, p.eagerCounted = sh.eagerMLP()
 	return p
 }
@@ -592,7 +621,7 @@ func (sh *shape) moe(c *calc) piece {
 	expert := int64(local) * shardParams(a.ExpertParams(), expertSharded(a), sh.x)
 	shared := shardParams(a.SharedExpertParams(), 3*int64(a.HiddenSize)*int64(a.SharedExpertSize), sh.tp)
 	p := piece{params: int64(sh.normTensors())*int64(a.HiddenSize) + a.RouterParams() + expert + shared, expertParams: expert,
-		input: e * n * h, output: e * n * h, recomputable: true,
+		input: e * n * h, output: e * n * h, recomputable: true, module: ModMoE,
 		tensors: sh.normTensors() + mlpTensors(a)*int(local) + routerTensors(a) + sharedTensors(a)}
 	replicated := sh.tp > 1 && !sh.o.SequenceParallel // tokens whole on every device of a TP group
 	gatherFirst := sh.o.SequenceParallel && sh.tp > 1 && sh.ep == 1 && sh.x == sh.tp
@@ -611,12 +640,12 @@ func (sh *shape) moe(c *calc) piece {
 		}
 		p.fwdExpertComm, p.bwdExpertComm = comm, comm
 	}
-	p.ops = append(p.ops, sh.norm("mlp norm"),
+	p.ops = append(p.ops, sh.blockNorm("mlp norm"),
 		sh.linear16("router", n, h, sh.experts), mem("top-k", 4*n*sh.experts*2, 3))
-	act := []op{mem("silu", 2*e*te*fl, 1), mem("gate x up", 3*e*te*fl, 1)}
+	act := []op{withModule(mem("silu", 2*e*te*fl, 1), ModMoEAct), withModule(mem("gate x up", 3*e*te*fl, 1), ModMoEAct)}
 	kept := 3.0 // gate, up and SiLU outputs, per routed row of an expert's width
 	if sh.fusedAct {
-		act, kept = []op{mem("fused silu x up", 3*e*te*fl, 1)}, 2
+		act, kept = []op{withModule(mem("fused silu x up", 3*e*te*fl, 1), ModMoEAct)}, 2
 	}
 	perExpert := append([]op{
 		mem("gather", 2*e*te*h, 1),
@@ -665,10 +694,13 @@ func (sh *shape) moe(c *calc) piece {
 	p.bwdExtra = 2*e*A*float64(a.IntermediateSize) + e*g*h
 	p.inferExtra = e*n*h + 2*e*g*h + 3*e*A*float64(a.IntermediateSize)
 	if fs := sh.fs; fs > 0 {
-		p.ops = append(p.ops, sh.linear("shared gate", T, h, fs), sh.linear("shared up", T, h, fs),
-			mem("shared silu", 2*e*T*fs, 1), mem("shared gate x up", 3*e*T*fs, 1), sh.linear("shared down", T, fs, h))
+		shared := []op{sh.linear("shared gate", T, h, fs), sh.linear("shared up", T, h, fs),
+			mem("shared silu", 2*e*T*fs, 1), mem("shared gate x up", 3*e*T*fs, 1), sh.linear("shared down", T, fs, h)}
 		if a.SharedExpertGate {
-			p.ops = append(p.ops, sh.linear("shared expert gate", T, h, 1))
+			shared = append(shared, sh.linear("shared expert gate", T, h, 1))
+		}
+		for _, o := range shared {
+			p.ops = append(p.ops, withModule(o, ModSharedExperts))
 		}
 		common += 4 * e * T * fs
 		if sh.fp8 != nil {
@@ -679,6 +711,9 @@ func (sh *shape) moe(c *calc) piece {
 	}
 	p.ops = append(p.ops, sh.residual())
 	p.saved, p.bwdSaved = common, common
+	sh.discard(&p, ModLayerNorm, e*n*h)                         // the norm's output, the router's input
+	sh.discard(&p, ModMoEAct, ge*A*float64(a.IntermediateSize)) // the activation's output, the down projection's input
+	sh.discard(&p, ModSharedExperts, 4*e*T*sh.fs)               // the shared experts' activations
 	p.eager, p.eagerCounted = sh.eagerMoE(local, g)
 	return p
 }

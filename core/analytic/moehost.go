@@ -51,7 +51,7 @@ func (c *calc) moeHostSeconds(l *Layer, ps []piece, fwdComm, bwdComm float64) {
 			}
 			bwdDev += c.rf.opSeconds(o, true)
 			bwdK += o.bwd.kernels
-			if c.o.Recompute == Full && p.recomputable {
+			if c.rerun(p) {
 				bwdDev += c.rf.opSeconds(o, false)
 				bwdK += o.fwd.kernels
 			}

@@ -20,6 +20,9 @@ type op struct {
 	core bool
 	// fp8 marks a linear layer's product that runs at the fp8 peak (dtype fp8).
 	fp8 bool
+	// module is the output-discarding recomputation module that reruns it in the
+	// backward pass (layernorm, moe_act, shared_experts, mla_up_proj; Modules), if any.
+	module Modules
 	// fwdEff and bwdEff, when above 0, are the fractions of the device's dense 16-bit
 	// peak that its products reach in each pass (a fused attention kernel's published
 	// rate, attentionEfficiency) in place of the matrix efficiency.

@@ -249,8 +249,11 @@ type Options struct {
 	Optimizer      Optimizer `json:"optimizer,omitempty"`
 	Attention      Attention `json:"attention,omitempty"`
 	Recompute      Recompute `json:"recompute,omitempty"`
-	Split          Split     `json:"split,omitempty"`
-	Tie            Tie       `json:"tie,omitempty"`
+	// RecomputeModules is what selective recomputation reruns (Modules); none named means
+	// the attention core. Only with Recompute Selective.
+	RecomputeModules Modules `json:"recompute_modules,omitempty"`
+	Split            Split   `json:"split,omitempty"`
+	Tie              Tie     `json:"tie,omitempty"`
 	// DataParallel is the number of data-parallel replicas (0 means 1).
 	DataParallel int `json:"data_parallel,omitempty"`
 	// Sharding is how the model state is sharded over ShardGroup devices (ZeRO,
@@ -520,6 +523,9 @@ func (o Options) Validate() error {
 	oneOf(&es, "optimizer", string(o.Optimizer), AdamW, Adam, SGD, None)
 	oneOf(&es, "attention", string(o.Attention), Eager, Flash, Flash3, CuDNN)
 	oneOf(&es, "recompute", string(o.Recompute), NoRecompute, Selective, Full)
+	if o.RecomputeModules != 0 && o.Recompute != Selective {
+		es.Add("recompute_modules", "applies to selective recomputation, got recompute %s", o.Recompute)
+	}
 	oneOf(&es, "split", string(o.Split), Blocks, Sublayers)
 	oneOf(&es, "tie", string(o.Tie), TieCopy, TieStage)
 	oneOf(&es, "dispatcher", string(o.Dispatcher), DispatchAllToAll, DispatchDeepEP)
@@ -832,6 +838,9 @@ func (o Options) String() string {
 	s += fmt.Sprintf(", %s attention", o.Attention)
 	if o.Recompute != NoRecompute {
 		s += ", " + string(o.Recompute) + " recompute"
+		if o.RecomputeModules != 0 {
+			s += " (" + o.RecomputeModules.String() + ")"
+		}
 	}
 	if o.Sharding.Level() > 0 && o.ShardGroup > 1 {
 		name := fmt.Sprintf("ZeRO-%d", o.Sharding.Level())

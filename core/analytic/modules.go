@@ -1,0 +1,184 @@
+package analytic
+
+import (
+	"encoding/json"
+	"fmt"
+	"pipeplan/core/arch"
+	"strings"
+)
+
+// Modules is a set of the parts of a transformer block that selective recomputation
+// reruns in the backward pass, named as Megatron-LM's --recompute-modules names them
+// (megatron/training/arguments.py, "--recompute-modules"; Megatron-Core's
+// TransformerConfig.recompute_modules): Options.RecomputeModules with Recompute
+// Selective. The zero set means Megatron-LM's default, the attention core.
+//
+// Two kinds of recomputation (Megatron-Core's docs call them checkpointing and
+// output-discarding checkpointing):
+//   - core_attn, mlp and moe checkpoint a part: it keeps its input and runs its forward
+//     pass again in the backward pass, keeping none of its own activations;
+//   - layernorm, moe_act, mla_up_proj and shared_experts discard an output that a later
+//     product saves as its input, and rebuild it in the backward pass from the inputs
+//     that are kept anyway.
+//
+// What each saves, per microbatch, with e bytes per element, T tokens on the device
+// (T/t with sequence parallelism for the h-wide ones), the activation bytes of
+// Korthikanti et al. 2022 (section 4.1, generalised as layers.go does):
+//   - core_attn: the attention core's s^2 tensors with eager attention (softmax output,
+//     dropout mask and output: 5as^2b for GPT); nothing with flash attention, whose kernel
+//     keeps only Q, K, V, its output and the softmax statistics, and costs nothing;
+//   - layernorm: each norm's output, the next product's input (e*T*h per norm; the
+//     product's 8-bit copy with fp8), for one norm's forward again;
+//   - mlp (dense blocks) and moe (mixture blocks): the whole MLP part's activations but
+//     its input (e*T*h kept), for its forward again (with its communication);
+//   - moe_act: the routed experts' activation output, the down projection's input
+//     (e*A*f for A routed rows of width f), for the activation again;
+//   - shared_experts: the shared experts' activations (4*e*T*f_s), for their forward
+//     again;
+//   - mla_up_proj: latent attention's query and key-value up-projections' outputs with
+//     rotary embedding applied (Q, K, V: e*T*(q + k + v)), for the up-projections and the
+//     rotary embedding again.
+type Modules uint8
+
+// The parts selective recomputation may rerun.
+const (
+	ModCoreAttn Modules = 1 << iota
+	ModMLP
+	ModMoEAct
+	ModLayerNorm
+	ModMLAUpProj
+	ModMoE
+	ModSharedExperts
+)
+
+// moduleNames are Megatron-LM's names, in its order (the canonical order of a set).
+var moduleNames = []struct {
+	m    Modules
+	name string
+}{
+	{ModCoreAttn, "core_attn"}, {ModMLP, "mlp"}, {ModMoEAct, "moe_act"}, {ModLayerNorm, "layernorm"},
+	{ModMLAUpProj, "mla_up_proj"}, {ModMoE, "moe"}, {ModSharedExperts, "shared_experts"},
+}
+
+// ModuleNames lists every module's name, in Megatron-LM's order.
+func ModuleNames() []string {
+	out := make([]string, len(moduleNames))
+	for i, m := range moduleNames {
+		out[i] = m.name
+	}
+	return out
+}
+
+// ParseModules returns the set of the named modules; an unknown or repeated name is an
+// error naming its index.
+func ParseModules(names []string) (Modules, error) {
+	var s Modules
+	for i, n := range names {
+		m, ok := Modules(0), false
+		for _, x := range moduleNames {
+			if x.name == n {
+				m, ok = x.m, true
+			}
+		}
+		switch {
+		case !ok:
+			return 0, fmt.Errorf("[%d]: must be one of %s, got %q", i, strings.Join(ModuleNames(), ", "), n)
+		case s&m != 0:
+			return 0, fmt.Errorf("[%d]: %q is named twice", i, n)
+		}
+		s |= m
+	}
+	return s, nil
+}
+
+// Names lists the set's modules in Megatron-LM's order.
+func (s Modules) Names() []string {
+	var out []string
+	for _, x := range moduleNames {
+		if s&x.m != 0 {
+			out = append(out, x.name)
+		}
+	}
+	return out
+}
+
+// String is the set's names joined by commas ("" for the empty set).
+func (s Modules) String() string { return strings.Join(s.Names(), ",") }
+
+// MarshalJSON writes the set as a list of names.
+func (s Modules) MarshalJSON() ([]byte, error) {
+	n := s.Names()
+	if n == nil {
+		n = []string{}
+	}
+	return json.Marshal(n)
+}
+
+// UnmarshalJSON reads a list of names.
+func (s *Modules) UnmarshalJSON(b []byte) error {
+	var names []string
+	if err := json.Unmarshal(b, &names); err != nil {
+		return err
+	}
+	m, err := ParseModules(names)
+	if err != nil {
+		return err
+	}
+	*s = m
+	return nil
+}
+
+// Applicable is the modules that change something in a's blocks under options o: the
+// attention core with eager attention (flash attention's kernel keeps no s^2 tensor to
+// drop); the norms; mlp where a block is dense; moe and moe_act where one is a mixture,
+// and shared_experts where its mixtures have shared experts; mla_up_proj with latent
+// attention.
+func Applicable(a *arch.Arch, o Options) Modules {
+	s := ModLayerNorm
+	if o.withDefaults().Attention == Eager {
+		s |= ModCoreAttn
+	}
+	if a.MoELayers() < a.NumLayers {
+		s |= ModMLP
+	}
+	if a.MoELayers() > 0 {
+		s |= ModMoE | ModMoEAct
+		if a.SharedExpertSize > 0 {
+			s |= ModSharedExperts
+		}
+	}
+	if a.MLA() {
+		s |= ModMLAUpProj
+	}
+	return s
+}
+
+// modules is the set selective recomputation reruns: the options' (the attention core
+// when they name none); empty unless Recompute is Selective.
+func (o Options) modules() Modules {
+	if o.Recompute != Selective {
+		return 0
+	}
+	if o.RecomputeModules == 0 {
+		return ModCoreAttn
+	}
+	return o.RecomputeModules
+}
+
+// rerun reports whether the options rerun the whole piece p from its input in the
+// backward pass: every transformer sublayer under full recomputation, and the MLP part
+// of a block whose module (mlp, moe) selective recomputation names.
+func (c *calc) rerun(p piece) bool {
+	return (c.o.Recompute == Full && p.recomputable) || (p.module != 0 && c.o.modules()&p.module != 0)
+}
+
+// rerunOp reports whether selective recomputation reruns the operation o of piece p
+// (and p is not rerun whole): the eager attention core under core_attn, and the
+// operations an output-discarding module rebuilds.
+func (c *calc) rerunOp(p piece, o op) bool {
+	if c.rerun(p) {
+		return false
+	}
+	m := c.o.modules()
+	return (m&ModCoreAttn != 0 && o.core && c.o.Attention == Eager) || (o.module != 0 && m&o.module != 0)
+}
