@@ -582,11 +582,7 @@ func markRecomputed(rows []LayerRow, p *wire.Plan) {
 			if l.Layer < first || l.Layer > last {
 				continue
 			}
-			what := "whole layer"
-			if l.Part == wire.RecomputeAttention {
-				what = "attention core"
-			}
-			rows[l.Layer-first].Recompute = what
+			rows[l.Layer-first].Recompute = wire.RecomputeLabel(l.Part)
 		}
 	}
 }

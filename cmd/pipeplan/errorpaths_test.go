@@ -34,6 +34,9 @@ var dynamicPaths = map[string][]string{
 	// links' field(i): the preset's link, or the cluster document's link of pair i.
 	`field(i)`: {"cluster.link", "cluster.document.links", "cluster.document.devices[1].send"},
 	`o.field`:  {"parallelism.overlap_grad_reduce", "parallelism.overlap_param_gather"},
+	// archPaths' recompute_modules[i]: the module the architecture has no part for.
+	`"training." + e.Path`:                             {"training.recompute_modules[0]"},
+	`fmt.Sprintf("training.recompute_modules[%d]", i)`: {"training.recompute_modules[0]"},
 	// modelField: under the model's source, a document's field or the example.
 	`p.modelField("measured_on")`:       {"model.document.measured_on", "model.example"},
 	`p.modelField("tokens_per_sample")`: {"model.document.tokens_per_sample", "model.example"},

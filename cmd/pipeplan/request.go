@@ -56,6 +56,7 @@ type requestFlags struct {
 	// training
 	inference                       bool
 	optimizer, precision, recompute string
+	recomputeModules                string
 	fp8Recipe                       string
 	fp8ParamGather                  bool
 
@@ -155,6 +156,7 @@ func (f *requestFlags) add(fs *flag.FlagSet, withSchedule bool) {
 	fs.StringVar(&f.optimizer, "optimizer", "", "adamw (default), adam or sgd: for --hf-config and PipeDream profiles")
 	fs.StringVar(&f.precision, "precision", "", "mixed (default for 16-bit: 16 bytes per parameter with Adam), mixed-fp32-grads (Megatron-LM's fp32 gradient buffers: 18), amp (PyTorch autocast: fp32 parameters, 16) or pure: for --hf-config and PipeDream profiles")
 	fs.StringVar(&f.recompute, "recompute", "", "activation recomputation: none (default), selective (--hf-config), full, or auto (per stage, the layers that fit its memory at the least extra time)")
+	fs.StringVar(&f.recomputeModules, "recompute-modules", "", "the parts of each block selective recomputation reruns, comma-separated in Megatron-LM's names: core_attn (default), mlp, moe_act, layernorm, mla_up_proj, moe, shared_experts (--hf-config; with --recompute auto, what it may choose from)")
 	fs.IntVar(&f.batch, "batch", 0, "samples per microbatch (sequences with --hf-config; a profile's own by default)")
 	if !withSchedule {
 		return
@@ -236,6 +238,9 @@ func (f *requestFlags) build() (*wire.Request, error) {
 	}
 	r.Training.Optimizer, r.Training.Precision, r.Training.Recompute = f.optimizer, f.precision, f.recompute
 	r.Training.FP8Recipe, r.Training.FP8ParamGather = f.fp8Recipe, f.fp8ParamGather
+	if f.recomputeModules != "" {
+		r.Training.RecomputeModules = strings.Split(f.recomputeModules, ",")
+	}
 	r.Schedule = wire.Schedule{Name: f.schedule, Microbatches: f.microbatches, MicrobatchSize: f.batch, WeightGradFraction: f.weightGradFraction}
 	r.Objective = f.objective
 	r.Partition = f.partition
@@ -401,7 +406,7 @@ var flagOf = map[string]string{
 	"model.architecture.expert_imbalance": "--expert-imbalance", "model.architecture.capacity_factor": "--capacity-factor",
 	"cluster.devices_per_node": "--devices-per-node", "cluster.link_intra": "--link-intra", "cluster.link_inter": "--link-inter",
 	"training.mode": "--inference", "training.optimizer": "--optimizer", "training.precision": "--precision",
-	"training.recompute": "--recompute", "training.fp8_recipe": "--fp8-recipe", "training.fp8_param_gather": "--fp8-param-gather", "schedule.name": "--schedule", "schedule.microbatches": "--microbatches",
+	"training.recompute": "--recompute", "training.recompute_modules": "--recompute-modules", "training.fp8_recipe": "--fp8-recipe", "training.fp8_param_gather": "--fp8-param-gather", "schedule.name": "--schedule", "schedule.microbatches": "--microbatches",
 	"schedule.microbatch_size": "--batch", "schedule.weight_grad_fraction": "--weight-grad-fraction",
 	"objective": "--objective", "partition": "--partition", "memory_proportion": "--memory-proportion", "boundaries": "--boundaries",
 	"schedule": "--schedule", "events": "--events",
@@ -431,6 +436,10 @@ func (f *requestFlags) flagError(err error) error {
 		}
 		if fl, ok := flagOf[e.Path]; ok {
 			path = fl
+		} else if base, _, ok := strings.Cut(e.Path, "["); ok && strings.HasPrefix(base, "training.") {
+			if fl, ok := flagOf[base]; ok {
+				path = fl // an item of a list flag (--recompute-modules), which the reason names
+			}
 		}
 		out[i] = &model.FieldError{Path: path, Reason: e.Reason}
 	}

@@ -354,6 +354,9 @@ func Estimate(a *arch.Arch, t Target, o Options) (*Result, error) {
 	if err := checkContext(a, o); err != nil {
 		return nil, err
 	}
+	if err := checkModules(a, o); err != nil {
+		return nil, err
+	}
 	if err := checkAttentionKernel(t.Device.Name, o.Attention); err != nil {
 		return nil, err
 	}

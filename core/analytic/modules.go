@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"pipeplan/core/arch"
+	"pipeplan/core/model"
 	"strings"
 )
 
@@ -69,8 +70,8 @@ func ModuleNames() []string {
 	return out
 }
 
-// ParseModules returns the set of the named modules; an unknown or repeated name is an
-// error naming its index.
+// ParseModules returns the set of the named modules; an unknown or repeated name is a
+// *model.FieldError whose path is its index ("[2]").
 func ParseModules(names []string) (Modules, error) {
 	var s Modules
 	for i, n := range names {
@@ -82,9 +83,9 @@ func ParseModules(names []string) (Modules, error) {
 		}
 		switch {
 		case !ok:
-			return 0, fmt.Errorf("[%d]: must be one of %s, got %q", i, strings.Join(ModuleNames(), ", "), n)
+			return 0, &model.FieldError{Path: fmt.Sprintf("[%d]", i), Reason: fmt.Sprintf("must be one of %s (Megatron-LM's --recompute-modules), got %q", strings.Join(ModuleNames(), ", "), n)}
 		case s&m != 0:
-			return 0, fmt.Errorf("[%d]: %q is named twice", i, n)
+			return 0, &model.FieldError{Path: fmt.Sprintf("[%d]", i), Reason: fmt.Sprintf("%q is named twice", n)}
 		}
 		s |= m
 	}
@@ -151,6 +152,37 @@ func Applicable(a *arch.Arch, o Options) Modules {
 		s |= ModMLAUpProj
 	}
 	return s
+}
+
+// Misfit says why module m (one of the set) has no part to rerun in a's blocks, or ""
+// where it has: mlp needs a dense block, moe and moe_act a mixture, shared_experts
+// shared experts, mla_up_proj latent attention. (core_attn and layernorm apply to every
+// block; core_attn changes nothing with flash attention, as Megatron-LM's selective
+// default, and is not refused.)
+func Misfit(a *arch.Arch, m Modules) string {
+	switch {
+	case m == ModMLP && a.MoELayers() == a.NumLayers:
+		return "every block's MLP is a mixture of experts: use moe (or moe_act, shared_experts)"
+	case (m == ModMoE || m == ModMoEAct) && a.MoELayers() == 0:
+		return "no block is a mixture of experts: use mlp"
+	case m == ModSharedExperts && (a.MoELayers() == 0 || a.SharedExpertSize == 0):
+		return "the model has no shared experts"
+	case m == ModMLAUpProj && !a.MLA():
+		return "the model has no multi-head latent attention"
+	}
+	return ""
+}
+
+// checkModules refuses the options' modules that a's blocks have no part for (Misfit).
+func checkModules(a *arch.Arch, o Options) error {
+	var es model.Errors
+	for i, n := range o.RecomputeModules.Names() {
+		m, _ := ParseModules([]string{n})
+		if why := Misfit(a, m); why != "" {
+			es.Add(fmt.Sprintf("recompute_modules[%d]", i), "%s: %s", n, why)
+		}
+	}
+	return es.Err()
 }
 
 // modules is the set selective recomputation reruns: the options' (the attention core

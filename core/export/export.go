@@ -53,6 +53,7 @@ import (
 	"slices"
 	"strings"
 
+	"pipeplan/core/analytic"
 	"pipeplan/core/arch"
 	"pipeplan/core/model"
 	"pipeplan/core/schedule"
@@ -141,6 +142,9 @@ type Input struct {
 	// none); under auto, what each stage recomputes is the plan's (Plan's
 	// Stages[i].Recompute).
 	Recompute string
+	// RecomputeModules is what selective recomputation reruns, in Megatron-LM's
+	// --recompute-modules names (analytic.Modules; none: the attention core).
+	RecomputeModules []string
 	// DType, Precision, FP8Recipe and FP8ParamGather are the precision the plan was
 	// priced with, as the normalized request states them (model.architecture.dtype:
 	// bf16, fp16, fp32 or fp8; training.precision: mixed, mixed-fp32-grads, amp or pure,
@@ -273,6 +277,18 @@ func (in *Input) check() error {
 	case "", "none", "selective", "full", "auto":
 	default:
 		es.Add("recompute", "must be none, selective, full or auto, got %q", in.Recompute)
+	}
+	if len(in.RecomputeModules) > 0 {
+		if in.Recompute != "selective" && in.Recompute != "auto" {
+			es.Add("recompute_modules", "names what selective recomputation reruns: it needs recompute selective or auto, got %q", in.Recompute)
+		} else if _, err := analytic.ParseModules(in.RecomputeModules); err != nil {
+			var fe *model.FieldError
+			if errors.As(err, &fe) {
+				es.Add("recompute_modules"+fe.Path, "%s", fe.Reason)
+			} else {
+				es.Add("recompute_modules", "%v", err)
+			}
+		}
 	}
 	return es.Err()
 }

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"pipeplan/core/analytic"
 	"pipeplan/core/schedule"
 	"pipeplan/core/wire"
 )
@@ -112,7 +113,7 @@ func megatron(j *job) error {
 				}
 			}
 			return n
-		})
+		}, func(l int) bool { return roles[l] == block })
 	}
 	var w strings.Builder
 	header(&w, "shell", j, "Megatron-LM arguments (pretrain_gpt.py, Megatron-Core models)")
@@ -170,7 +171,12 @@ func megatron(j *job) error {
 	fmt.Fprintf(&w, "  --pipeline-model-parallel-layout %q\n", strings.Join(layout, "|"))
 	switch in.Recompute {
 	case "selective":
-		w.WriteString("  --recompute-activations  # selective: the attention core\n")
+		if len(in.RecomputeModules) == 0 {
+			w.WriteString("  --recompute-activations  # selective: the attention core\n")
+		} else {
+			mods, _ := analytic.ParseModules(in.RecomputeModules) // checked by Validate
+			fmt.Fprintf(&w, "  --recompute-granularity selective --recompute-modules %s\n", strings.Join(mods.Names(), " "))
+		}
 	case "full":
 		w.WriteString("  --recompute-granularity full --recompute-method uniform --recompute-num-layers 1\n")
 	case "auto":

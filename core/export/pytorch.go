@@ -80,6 +80,8 @@ func pytorch(j *job) error {
 		// Global full: every module of every stage; a profile's whole stages from their
 		// input, which per-module wrappers do not express, make it not exact (a note).
 		j.pytorchRecomputeNotes(pl)
+	} else if in.Recompute == "selective" && len(in.RecomputeModules) > 0 {
+		j.recomputeApprox("the plan recomputes the parts %s of every block (selective recomputation, Megatron-LM's --recompute-modules), which apply_recompute's checkpoint wrappers do not express: the export recomputes nothing; mlp and moe are the block's MLP submodule (HuggingFace's model.layers.N.mlp), which you can wrap in checkpoint_wrapper; core_attn, layernorm, moe_act, mla_up_proj and shared_experts discard an output inside a module, which no wrapper reaches: rewrite the block's forward, or keep those activations (more memory than planned)", strings.Join(in.RecomputeModules, ", "))
 	} else if in.Recompute == "selective" {
 		j.recomputeApprox("the plan recomputes every block's attention core (selective recomputation), which a checkpoint wrapper cannot reach (it recomputes whole modules): the export recomputes nothing; run each block's attention core (scaled_dot_product_attention with the math backend, or your eager attention) under torch.utils.checkpoint.checkpoint in the block's forward, or keep those activations (more memory than planned)")
 	}
@@ -112,7 +114,10 @@ func pytorch(j *job) error {
 	for _, l := range prec {
 		w.WriteString(l + "\n")
 	}
-	if !auto && in.Recompute == "selective" {
+	if !auto && in.Recompute == "selective" && len(in.RecomputeModules) > 0 {
+		fmt.Fprintf(&w, "# Selective recomputation as planned (each block's %s) is not expressed:\n", strings.Join(in.RecomputeModules, ", "))
+		w.WriteString("# a checkpoint wrapper recomputes whole modules; see the notes.\n")
+	} else if !auto && in.Recompute == "selective" {
 		w.WriteString("# Selective recomputation as planned (each block's attention core) is not expressed:\n")
 		w.WriteString("# a checkpoint wrapper recomputes whole modules; see the notes.\n")
 	}

@@ -4,15 +4,20 @@ import (
 	"fmt"
 	"strings"
 
+	"pipeplan/core/analytic"
 	"pipeplan/core/recompute"
 	"pipeplan/core/wire"
 )
 
 // perLayer is a plan's per-layer recomputation (training.recompute auto), stage by
 // stage of the planned split: the layers recomputed whole and those recomputing only
-// their attention core.
+// some of their parts (attention: the attention core, or any other set of Megatron-LM's
+// modules, which part names).
 type perLayer struct {
 	full, attention [][]int
+	// part is what each layer of attention recomputes (recompute.Attention, or
+	// Megatron-LM's modules joined by commas).
+	part map[int]string
 	// whole marks the stages that recompute their whole forward keeping only their input
 	// (a profile's global full, or a stage of recompute auto that chose it).
 	whole []bool
@@ -48,17 +53,18 @@ func (in *Input) perLayer() (pl *perLayer, ok bool) {
 	if p == nil || len(p.Stages) != len(in.Boundaries)-1 {
 		return nil, true
 	}
-	pl = &perLayer{full: make([][]int, len(p.Stages)), attention: make([][]int, len(p.Stages)), whole: make([]bool, len(p.Stages)), mode: "auto"}
+	pl = &perLayer{full: make([][]int, len(p.Stages)), attention: make([][]int, len(p.Stages)), whole: make([]bool, len(p.Stages)), mode: "auto", part: map[int]string{}}
 	for i, s := range p.Stages {
 		if s.Recompute == nil {
 			continue
 		}
 		pl.whole[i] = s.Recompute.WholeStage
 		for _, l := range s.Recompute.Layers {
-			if l.Part == recompute.Attention {
-				pl.attention[i] = append(pl.attention[i], l.Layer)
-			} else {
+			if l.Part == recompute.Full {
 				pl.full[i] = append(pl.full[i], l.Layer)
+			} else {
+				pl.attention[i] = append(pl.attention[i], l.Layer)
+				pl.part[l.Layer] = l.Part
 			}
 		}
 	}
@@ -80,8 +86,12 @@ func (pl *perLayer) describe(names []string) string {
 		if len(pl.full[i]) > 0 {
 			what = append(what, "whole "+layerList(names, pl.full[i]))
 		}
-		if len(pl.attention[i]) > 0 {
-			what = append(what, "the attention core of "+layerList(names, pl.attention[i]))
+		for _, g := range pl.byPart(i) {
+			label := "the attention core of "
+			if g.part != recompute.Attention {
+				label = "the parts " + g.part + " of "
+			}
+			what = append(what, label+layerList(names, g.layers))
 		}
 		if len(what) == 0 {
 			what = append(what, "nothing")
@@ -89,6 +99,53 @@ func (pl *perLayer) describe(names []string) string {
 		parts = append(parts, fmt.Sprintf("stage %d: %s", i, strings.Join(what, " and ")))
 	}
 	return strings.Join(parts, "; ")
+}
+
+// partLayers is the layers of a stage that recompute one set of parts.
+type partLayers struct {
+	part   string
+	layers []int
+}
+
+// byPart groups stage i's layers recomputing parts by what they recompute, in the order
+// each set first appears.
+func (pl *perLayer) byPart(i int) []partLayers {
+	var out []partLayers
+	for _, l := range pl.attention[i] {
+		p := pl.partOf(l)
+		k := 0
+		for k < len(out) && out[k].part != p {
+			k++
+		}
+		if k == len(out) {
+			out = append(out, partLayers{part: p})
+		}
+		out[k].layers = append(out[k].layers, l)
+	}
+	return out
+}
+
+// partOf is what layer l (of attention) recomputes.
+func (pl *perLayer) partOf(l int) string {
+	if p, ok := pl.part[l]; ok {
+		return p
+	}
+	return recompute.Attention
+}
+
+// modules is the union of the Megatron-LM modules the plan's layers recompute in part,
+// and whether every such layer names only known ones.
+func (pl *perLayer) modules() (analytic.Modules, bool) {
+	var s analytic.Modules
+	ok := true
+	for i := range pl.attention {
+		for _, l := range pl.attention[i] {
+			m, err := analytic.ParseModules(strings.Split(pl.partOf(l), ","))
+			ok = ok && err == nil
+			s |= m
+		}
+	}
+	return s, ok
 }
 
 // layerList names layers, a run of consecutive ones by its ends.
@@ -112,11 +169,12 @@ func layerList(names []string, ls []int) string {
 // megatronRecompute is Megatron-LM's recomputation of a plan of recompute auto.
 // Megatron-LM recomputes the first N transformer layers of every pipeline stage whole
 // (--recompute-granularity full --recompute-method block --recompute-num-layers N), or
-// the attention core of every layer (--recompute-granularity selective), one setting for
-// every stage. The export gives the plan exactly when every stage recomputes its first
-// N blocks whole and nothing else; otherwise it recomputes at least what the plan does
-// (memory stays within the plan's, time grows), and says so.
-func (j *job) megatronRecompute(w *strings.Builder, blocksBefore func(stage, layer int) int) {
+// the same parts of every layer (--recompute-granularity selective --recompute-modules
+// ...), one setting for every stage. The export gives the plan exactly when every stage
+// recomputes its first N blocks whole and nothing else, or every block the same parts;
+// otherwise it recomputes at least what the plan does (memory stays within the plan's,
+// time grows), and says so.
+func (j *job) megatronRecompute(w *strings.Builder, blocksBefore func(stage, layer int) int, isBlock func(layer int) bool) {
 	pl, _ := j.in.perLayer()
 	if pl == nil {
 		j.recomputeApprox("the plan's per-layer recomputation (recompute auto) is not at hand: the export recomputes nothing; give the plan to say what each stage recomputes")
@@ -144,8 +202,27 @@ func (j *job) megatronRecompute(w *strings.Builder, blocksBefore func(stage, lay
 	case n == 0:
 		fmt.Fprintf(w, "  # recompute auto: every stage fits keeping its activations: nothing recomputed\n")
 	case !anyFull:
-		fmt.Fprintf(w, "  --recompute-granularity selective  # the attention core; pipeplan planned it per layer (%s)\n", commentText(what))
-		j.recomputeApprox("Megatron-LM recomputes the attention core of every layer or of none; the plan recomputes it in some layers only (%s): the export recomputes it everywhere, keeping less and taking a little longer than planned", what)
+		mods, known := pl.modules()
+		if !known {
+			mods = analytic.ModCoreAttn
+			j.recomputeApprox("the plan names parts Megatron-LM has no module for (%s): the export recomputes the attention core", what)
+		}
+		fmt.Fprintf(w, "  --recompute-granularity selective --recompute-modules %s  # pipeplan per layer: %s\n", strings.Join(mods.Names(), " "), commentText(what))
+		// Exact: every block recomputes the same parts (and nothing else does).
+		parts := map[int]string{}
+		for i := range pl.attention {
+			for _, l := range pl.attention[i] {
+				parts[l] = pl.partOf(l)
+			}
+		}
+		same := true
+		for l := range j.in.LayerNames {
+			p, ok := parts[l]
+			same = same && ok == isBlock(l) && (!ok || p == mods.String())
+		}
+		if !same {
+			j.recomputeApprox("Megatron-LM recomputes the same parts (--recompute-modules) of every layer; the plan recomputes per layer (%s): the export recomputes %s in every layer, keeping less and taking a little longer than planned", what, strings.Join(mods.Names(), ", "))
+		}
 	default:
 		fmt.Fprintf(w, "  --recompute-granularity full --recompute-method block --recompute-num-layers %d  # pipeplan per layer: %s\n", n, commentText(what))
 		if !exact {
@@ -166,12 +243,21 @@ func (j *job) pytorchRecomputeNotes(pl *perLayer) {
 		j.recomputeApprox("the plan's per-layer recomputation (recompute auto) is not at hand: the export recomputes nothing; give the plan to say what each stage recomputes")
 		return
 	}
-	var att []int
-	for _, a := range pl.attention {
-		att = append(att, a...)
+	var att, other []int
+	for i := range pl.attention {
+		for _, l := range pl.attention[i] {
+			if pl.partOf(l) == recompute.Attention {
+				att = append(att, l)
+			} else {
+				other = append(other, l)
+			}
+		}
 	}
 	if len(att) > 0 {
 		j.recomputeApprox("a checkpoint wrapper recomputes whole modules, not the attention core alone, which the plan recomputes in %s: run their attention core (scaled_dot_product_attention with the math backend, or your eager attention) under torch.utils.checkpoint.checkpoint in the block's forward, or keep those activations (more memory than planned)", layerList(j.in.LayerNames, att))
+	}
+	if len(other) > 0 {
+		j.recomputeApprox("the plan recomputes parts of blocks (RECOMPUTE names them in Megatron-LM's modules) in %s, which apply_recompute leaves as they are: mlp and moe are the block's MLP submodule (HuggingFace's model.layers.N.mlp), which you can wrap in checkpoint_wrapper yourself; core_attn, layernorm, moe_act, mla_up_proj and shared_experts discard an output inside a module, which no wrapper reaches (Megatron-Core's output-discarding checkpointing): rewrite the block's forward, or keep those activations (more memory than planned)", layerList(j.in.LayerNames, other))
 	}
 	var whole []string
 	for i, w := range pl.whole {
@@ -189,17 +275,16 @@ func (j *job) pytorchRecomputeNotes(pl *perLayer) {
 // checkpoint wrapper (torch.utils.checkpoint, non-reentrant) before the model is split.
 func writeTorchRecompute(w *strings.Builder, pl *perLayer, mods []string) {
 	fmt.Fprintf(w, "# Recomputation as planned (recompute %s), stage by stage: \"full\" reruns the\n", pl.mode)
-	w.WriteString("# module's forward in the backward pass, keeping only its input; \"attention\" only its\n")
-	w.WriteString("# attention core (see the notes: a wrapper cannot reach it).\n")
+	w.WriteString("# module's forward in the backward pass, keeping only its input; any other value names\n")
+	w.WriteString("# the parts of the block recomputed, in Megatron-LM's --recompute-modules names\n")
+	w.WriteString("# (core_attn: the attention core; see the notes: a wrapper cannot reach them).\n")
 	w.WriteString("RECOMPUTE = {\n")
 	for i := range pl.full {
-		for _, x := range []struct {
-			part string
-			ls   []int
-		}{{recompute.Full, pl.full[i]}, {recompute.Attention, pl.attention[i]}} {
-			for _, l := range x.ls {
-				fmt.Fprintf(w, "    %s: %s,  # stage %d\n", pyStr(mods[l]), pyStr(x.part), i)
-			}
+		for _, l := range pl.full[i] {
+			fmt.Fprintf(w, "    %s: %s,  # stage %d\n", pyStr(mods[l]), pyStr(recompute.Full), i)
+		}
+		for _, l := range pl.attention[i] {
+			fmt.Fprintf(w, "    %s: %s,  # stage %d\n", pyStr(mods[l]), pyStr(pl.partOf(l)), i)
 		}
 	}
 	w.WriteString("}\n\n")

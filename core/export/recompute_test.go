@@ -69,7 +69,7 @@ func TestRecomputeAutoExports(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	entries := regexp.MustCompile(`(?m)^    "model\.layers\.(\d+)": "(full|attention)",  # stage (\d+)$`).FindAllStringSubmatch(pt.Text, -1)
+	entries := regexp.MustCompile(`(?m)^    "model\.layers\.(\d+)": "(full|[a-z_,]+)",  # stage (\d+)$`).FindAllStringSubmatch(pt.Text, -1)
 	if len(entries) != recomputed {
 		t.Errorf("pytorch: %d RECOMPUTE entries, the plan recomputes %d layers", len(entries), recomputed)
 	}
@@ -117,6 +117,74 @@ func TestRecomputeAutoMegatronExact(t *testing.T) {
 		has := strings.Contains(mg.Text, fmt.Sprintf("--recompute-method block --recompute-num-layers %d ", n))
 		if has != (n > 0) || n == 0 && strings.Contains(mg.Text, "--recompute-granularity") {
 			t.Errorf("n=%d: recompute arguments wrong in\n%s", n, mg.Text)
+		}
+	}
+}
+
+// TestRecomputeModulesExports: selective recomputation of named parts is Megatron-LM's
+// --recompute-granularity selective --recompute-modules, exactly; PyTorch's checkpoint
+// wrappers cannot reach them and say so; a module name outside Megatron-LM's list is
+// refused at its field.
+func TestRecomputeModulesExports(t *testing.T) {
+	in := fromRequest(t, &wire.Request{
+		Model:       wire.ModelSpec{Architecture: &wire.Architecture{Name: "llama-2-7b", Seq: 4096}},
+		Cluster:     wire.ClusterSpec{Device: "a100-80gb"},
+		Parallelism: wire.Parallelism{Pipeline: 4},
+		Training:    wire.Training{Recompute: "selective", RecomputeModules: []string{"mlp", "layernorm"}},
+		Schedule:    wire.Schedule{Microbatches: 16, MicrobatchSize: 1},
+	})
+	mg, err := export.Make(in, wire.Megatron)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(mg.Text, "  --recompute-granularity selective --recompute-modules mlp layernorm\n") || hasNote(mg, wire.NoteRecompute) {
+		t.Errorf("megatron: want the modules, exactly, notes %v, in\n%s", mg.Notes, mg.Text)
+	}
+	pt, err := export.Make(in, wire.PyTorch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !hasNote(pt, wire.NoteRecompute) || pt.Exact {
+		t.Errorf("pytorch: exact %v, notes %v: want a recompute_not_expressible note", pt.Exact, pt.Notes)
+	}
+	in.RecomputeModules = []string{"mlp", "core_attn; rm -rf /"}
+	if _, err := export.Make(in, wire.Megatron); err == nil || !strings.Contains(err.Error(), "recompute_modules[1]") {
+		t.Errorf("a hostile module name: error %v, want one at recompute_modules[1]", err)
+	}
+}
+
+// TestRecomputeAutoModulesMegatron: a plan of recompute auto whose every block
+// recomputes the same parts is Megatron-LM's selective recomputation of those modules,
+// exactly; one whose blocks differ recomputes their union everywhere, with a note.
+func TestRecomputeAutoModulesMegatron(t *testing.T) {
+	for _, mixed := range []bool{false, true} {
+		in := autoInput(t)
+		for i := range in.Plan.Stages {
+			s := &in.Plan.Stages[i]
+			r := &plan.StageRecompute{}
+			for l := s.FirstLayer; l <= s.LastLayer; l++ {
+				if !strings.HasPrefix(in.LayerNames[l], "block.") {
+					continue
+				}
+				part := "core_attn,layernorm"
+				if mixed && l%2 == 0 {
+					part = "mlp"
+				}
+				r.Layers = append(r.Layers, plan.RecomputedLayer{Layer: l, Name: in.LayerNames[l], Part: part})
+			}
+			s.Recompute = r
+		}
+		in.Coster = nil
+		mg, err := export.Make(in, wire.Megatron)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := "--recompute-granularity selective --recompute-modules core_attn layernorm  #"
+		if mixed {
+			want = "--recompute-granularity selective --recompute-modules core_attn mlp layernorm  #"
+		}
+		if !strings.Contains(mg.Text, want) || hasNote(mg, wire.NoteRecompute) != mixed {
+			t.Errorf("mixed %v: want %q and a note only when mixed, notes %v, in\n%s", mixed, want, mg.Notes, mg.Text)
 		}
 	}
 }

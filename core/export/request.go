@@ -78,6 +78,7 @@ func FromRequest(ctx context.Context, r *wire.Request) (*Input, *wire.Result, er
 		ExpertOverlap:    n.Parallelism.ExpertOverlap,
 		ExpertDispatcher: n.Parallelism.ExpertDispatcher,
 		Recompute:        n.Training.Recompute,
+		RecomputeModules: n.Training.RecomputeModules,
 		Precision:        n.Training.Precision,
 		FP8Recipe:        n.Training.FP8Recipe,
 		FP8ParamGather:   n.Training.FP8ParamGather,

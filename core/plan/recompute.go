@@ -41,8 +41,9 @@ type StageRecompute struct {
 type RecomputedLayer struct {
 	Layer int    `json:"layer"`
 	Name  string `json:"name"`
-	// Part is what it recomputes: recompute.Full (the whole layer, from its input) or
-	// recompute.Attention (the attention core).
+	// Part is what it recomputes: recompute.Full (the whole layer, from its input),
+	// recompute.Attention (the attention core), or another set of a block's parts named
+	// by Megatron-LM's modules joined by commas ("layernorm,moe_act"; recompute.Label).
 	Part string `json:"part"`
 }
 
@@ -438,10 +439,20 @@ func (r *StageRecompute) Describe(unit model.TimeUnit) string {
 		return fmt.Sprintf("the whole stage from its input: +%s per microbatch, saves %s", extra, units.Bytes(r.SavedBytes))
 	}
 	var parts []string
-	for _, part := range []struct{ name, label string }{{recompute.Full, "whole layers "}, {recompute.Attention, "attention core of "}} {
+	names := []string{recompute.Full, recompute.Attention} // then the other sets, as they come
+	for _, l := range r.Layers {
+		if !slices.Contains(names, l.Part) {
+			names = append(names, l.Part)
+		}
+	}
+	for _, name := range names {
+		label := wire.RecomputeLabel(name) + " of "
+		if name == recompute.Full {
+			label = "whole layers "
+		}
 		var ls []int
 		for _, l := range r.Layers {
-			if l.Part == part.name {
+			if l.Part == name {
 				ls = append(ls, l.Layer)
 			}
 		}
@@ -456,7 +467,7 @@ func (r *StageRecompute) Describe(unit model.TimeUnit) string {
 				runs = append(runs, fmt.Sprintf("%d-%d", rn[0], rn[1]))
 			}
 		}
-		parts = append(parts, part.label+strings.Join(runs, ","))
+		parts = append(parts, label+strings.Join(runs, ","))
 	}
 	extra := units.Time(r.ExtraSeconds, model.Seconds)
 	if unit == model.Cycles {

@@ -50,6 +50,7 @@ import (
 	"sort"
 
 	"pipeplan/core/model"
+	"pipeplan/core/wire"
 )
 
 // The parts an option recomputes (Option.Part).
@@ -57,11 +58,19 @@ const (
 	// None keeps every activation (option 0).
 	None = ""
 	// Full recomputes the whole layer from its input.
-	Full = "full"
+	Full = wire.RecomputeLayer
 	// Attention recomputes the attention core (scores, softmax, dropout and the
-	// weighted sum) from Q, K and V: Korthikanti et al. 2022's selective recomputation.
-	Attention = "attention"
+	// weighted sum) from Q, K and V: Korthikanti et al. 2022's selective recomputation,
+	// Megatron-LM's core_attn module. Any other set of a block's parts is named by its
+	// Megatron-LM modules joined by commas ("layernorm,moe_act"; analytic.Modules).
+	Attention = wire.RecomputeAttention
 )
+
+// Variant is a model costed with some recomputation (Part names it).
+type Variant struct {
+	Part  string
+	Model *model.Model
+}
 
 // Option is one way to run a layer in training.
 type Option struct {
@@ -111,43 +120,72 @@ func ForProfile(m *model.Model) Choices {
 	return c
 }
 
-// FromVariants returns the options of a model costed three ways: base as it is planned
-// (nothing recomputed), and the same model costed with each layer's attention core
-// (selective) and each whole layer (full) recomputed, any of which may be nil. Each
-// variant layer's differences from none, the model costed with nothing recomputed
-// before anything was added to its layers (ZeRO's gathered weights), are added to base's
-// layer; an option that saves nothing is left out.
-func FromVariants(base, none, selective, full *model.Model) (Choices, error) {
+// FromVariants returns the options of a model costed several ways: base as it is
+// planned (nothing recomputed), and the same model costed with each variant's
+// recomputation (selective recomputation of some parts of every block, or full), any of
+// whose models may be nil. Each variant layer's differences from none, the model costed
+// with nothing recomputed before anything was added to its layers (ZeRO's gathered
+// weights), are added to base's layer. An option that saves nothing is left out, and so
+// is one that another option of the layer dominates (no more activation, temporary
+// bytes and extra time, and less of one, or the same and listed earlier): no stage's
+// best choice needs it, as a stage's memory and time only grow with those.
+func FromVariants(base, none *model.Model, variants []Variant) (Choices, error) {
 	n := len(base.Layers)
-	for _, v := range []*model.Model{none, selective, full} {
-		if v != nil && len(v.Layers) != n {
-			return nil, fmt.Errorf("recompute: a variant has %d layers, the model %d", len(v.Layers), n)
+	for _, v := range variants {
+		if v.Model != nil && len(v.Model.Layers) != n {
+			return nil, fmt.Errorf("recompute: variant %s has %d layers, the model %d", v.Part, len(v.Model.Layers), n)
 		}
+	}
+	if none != nil && len(none.Layers) != n {
+		return nil, fmt.Errorf("recompute: the variant without recomputation has %d layers, the model %d", len(none.Layers), n)
 	}
 	c := make(Choices, n)
 	for l := range base.Layers {
 		b := &base.Layers[l]
-		c[l] = []Option{{ActivationBytes: b.ActivationBytes, TemporaryBytes: b.TemporaryBytes}}
-		for _, v := range []struct {
-			part string
-			m    *model.Model
-		}{{Attention, selective}, {Full, full}} {
-			if v.m == nil || none == nil {
+		os := []Option{{ActivationBytes: b.ActivationBytes, TemporaryBytes: b.TemporaryBytes}}
+		for _, v := range variants {
+			if v.Model == nil || none == nil {
 				continue
 			}
-			x, z := &v.m.Layers[l], &none.Layers[l]
-			o := Option{Part: v.part,
+			x, z := &v.Model.Layers[l], &none.Layers[l]
+			o := Option{Part: v.Part,
 				ActivationBytes: max(0, b.ActivationBytes+x.ActivationBytes-z.ActivationBytes),
 				TemporaryBytes:  max(0, b.TemporaryBytes+x.TemporaryBytes-z.TemporaryBytes),
-				ExtraTime:       max(0, (v.m.Forward(l)+v.m.Backward(l))-(none.Forward(l)+none.Backward(l))),
+				ExtraTime:       max(0, (v.Model.Forward(l)+v.Model.Backward(l))-(none.Forward(l)+none.Backward(l))),
 			}
 			if o.ActivationBytes >= b.ActivationBytes {
 				continue // keeps no less: never worth its time
 			}
-			c[l] = append(c[l], o)
+			os = append(os, o)
 		}
+		c[l] = Undominated(os)
 	}
 	return c, nil
+}
+
+// Undominated returns os (option 0 first, always kept) without the options another
+// dominates: one with no more activation bytes, temporary bytes and extra time, and less
+// of one, or all the same and earlier in os.
+func Undominated(os []Option) []Option {
+	out := os[:1:1]
+	for i, o := range os[1:] {
+		dominated := false
+		for j, x := range os {
+			if j == i+1 {
+				continue
+			}
+			le := x.ActivationBytes <= o.ActivationBytes && x.TemporaryBytes <= o.TemporaryBytes && x.ExtraTime <= o.ExtraTime
+			eq := x.ActivationBytes == o.ActivationBytes && x.TemporaryBytes == o.TemporaryBytes && x.ExtraTime == o.ExtraTime
+			if le && (!eq || j < i+1) {
+				dominated = true
+				break
+			}
+		}
+		if !dominated {
+			out = append(out, o)
+		}
+	}
+	return out
 }
 
 // Apply returns a copy of m whose layers run the chosen options (choice[l] indexes

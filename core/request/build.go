@@ -3,6 +3,7 @@ package request
 import (
 	"fmt"
 	"math"
+	"strings"
 
 	"pipeplan/core/analytic"
 	"pipeplan/core/cluster"
@@ -73,6 +74,18 @@ func (p *prepared) architecture(es *model.Errors) {
 	}
 	if !p.train() {
 		o.Optimizer, o.Precision = analytic.None, ""
+	}
+	if o.Recompute == analytic.Selective {
+		o.RecomputeModules = p.modules
+	}
+	if r.Training.Recompute == RecomputeAuto {
+		// Selective's are checked by the estimate (analytic.Misfit); auto's here.
+		for i, n := range p.modules.Names() {
+			m, _ := analytic.ParseModules([]string{n})
+			if why := analytic.Misfit(p.arch, m); why != "" {
+				es.Add(fmt.Sprintf("training.recompute_modules[%d]", i), "%s: %s", n, why)
+			}
+		}
 	}
 	// Costed on device 0; the estimator scales each other device's times by its FLOP/s.
 	device := p.cluster.Devices[0].Name
@@ -176,7 +189,7 @@ func archPaths(err error) error {
 	paths := map[string]string{
 		"batch": "schedule.microbatch_size", "seq": "model.architecture.seq", "dtype": "model.architecture.dtype", "fp8_recipe": "training.fp8_recipe", "fp8_param_gather": "training.fp8_param_gather",
 		"precision": "training.precision", "optimizer": "training.optimizer", "attention": "model.architecture.attention",
-		"recompute": "training.recompute", "split": "model.architecture.split", "tie": "model.architecture.tie",
+		"recompute": "training.recompute", "recompute_modules": "training.recompute_modules", "split": "model.architecture.split", "tie": "model.architecture.tie",
 		"data_parallel": "parallelism.data", "tensor_parallel": "parallelism.tensor",
 		"context_parallel": "parallelism.context", "context_inner": "parallelism.context_inner", "sharding": "parallelism.sharding", "shard_group": "parallelism.shard_group",
 		"expert_parallel": "parallelism.expert", "expert_tensor_parallel": "parallelism.expert_tensor",
@@ -192,6 +205,8 @@ func archPaths(err error) error {
 		out[i] = e
 		if q, ok := paths[e.Path]; ok {
 			out[i] = &model.FieldError{Path: q, Reason: e.Reason}
+		} else if strings.HasPrefix(e.Path, "recompute_modules[") {
+			out[i] = &model.FieldError{Path: "training." + e.Path, Reason: e.Reason}
 		}
 	}
 	return out

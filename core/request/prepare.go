@@ -62,6 +62,9 @@ type prepared struct {
 	// recomputeStages: the estimator and the schedule stash stage inputs only (full
 	// recomputation of a profile).
 	recomputeStages bool
+	// modules: training.recompute_modules (analytic.Modules), what selective recomputation
+	// reruns or auto chooses from.
+	modules analytic.Modules
 	// estKey is the analytic estimate's cache key (an architecture's), from which
 	// per-layer recomputation (recompute auto) costs its variants.
 	estKey estimateKey

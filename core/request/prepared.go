@@ -210,6 +210,11 @@ func (pr *Prepared) With(k Knobs) (*Prepared, error) {
 	q := clone(base.req)
 	q.Parallelism, q.Cluster.Count, q.Schedule = k.Parallelism, k.Count, k.Schedule
 	q.Training.Recompute, q.MemoryProportion, q.Events = k.Recompute, k.MemoryProportion, k.Events
+	if k.Recompute != string(analytic.Selective) && k.Recompute != RecomputeAuto {
+		// The request's modules say what selective recomputation (or auto) reruns: a
+		// variant recomputing none or full has none.
+		q.Training.RecomputeModules = nil
+	}
 	q.Boundaries, q.Partition = append([]int(nil), k.Boundaries...), k.Partition
 	if len(k.Boundaries) == 0 {
 		q.Boundaries = nil

@@ -60,37 +60,64 @@ func TestRecomputeAutoBeatsGlobal(t *testing.T) {
 }
 
 // TestRecomputeVariantsClosedForm: an architecture's block options are the analytic
-// estimate's own costs of the block with its attention core (selective) and the whole
-// block (full) recomputed: the same activation and temporary bytes, and the extra time
-// is the difference of the layer's passes.
+// estimate's own costs of the block with some of its parts (selective recomputation of a
+// set of Megatron-LM's modules) or the whole block (full) recomputed: the same
+// activation and temporary bytes, and the extra time is the difference of the layer's
+// passes. Every set of the modules that apply is costed, and only the options no other
+// option of the layer dominates are offered.
 func TestRecomputeVariantsClosedForm(t *testing.T) {
 	p, err := prepare(decode(t, llama7bOn40GB(RecomputeAuto)))
 	if err != nil {
 		t.Fatal(err)
 	}
 	c := p.recomputeChoices()
-	variant := func(r analytic.Recompute) *analytic.Result {
+	variant := func(part string) *analytic.Result {
 		k := p.estKey
-		k.opts.Recompute = r
+		if part == recompute.Full {
+			k.opts.Recompute = analytic.Full
+		} else {
+			mods, err := analytic.ParseModules(strings.Split(part, ","))
+			if err != nil {
+				t.Fatal(err)
+			}
+			k.opts.Recompute, k.opts.RecomputeModules = analytic.Selective, mods
+		}
 		est, _, err := p.cache.estimate(k, p.arch, p.target, k.opts)
 		if err != nil {
 			t.Fatal(err)
 		}
 		return est
 	}
-	none, sel, full := variant(analytic.NoRecompute), variant(analytic.Selective), variant(analytic.Full)
+	k := p.estKey
+	k.opts.Recompute = analytic.NoRecompute
+	none, _, err := p.cache.estimate(k, p.arch, p.target, k.opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sets := p.autoModuleSets()
+	if len(sets) != 7 { // core_attn, mlp, layernorm and their unions (eager attention)
+		t.Fatalf("auto costs %d module sets, want 7: %v", len(sets), sets)
+	}
+	parts := map[string]bool{}
 	for l, os := range c {
-		parts := map[string]analytic.Layer{recompute.Attention: sel.Layers[l], recompute.Full: full.Layers[l]}
-		for _, o := range os[1:] {
-			want := parts[o.Part]
+		for i, o := range os[1:] {
+			parts[o.Part] = true
+			want := variant(o.Part).Layers[l]
 			extra := (want.FwdSeconds + want.BwdSeconds) - (none.Layers[l].FwdSeconds + none.Layers[l].BwdSeconds)
 			if o.ActivationBytes != want.SavedActivationBytes || o.TemporaryBytes != want.TemporaryBytes || o.ExtraTime != extra {
 				t.Errorf("layer %d %s: option %+v, analytic saved %d, temporary %d, extra %v", l, o.Part, o, want.SavedActivationBytes, want.TemporaryBytes, extra)
 			}
+			for j, x := range os {
+				if j != i+1 && x.ActivationBytes <= o.ActivationBytes && x.TemporaryBytes <= o.TemporaryBytes && x.ExtraTime <= o.ExtraTime {
+					t.Errorf("layer %d: option %s is dominated by %s", l, o.Part, x.Part)
+				}
+			}
 		}
 	}
-	if len(c[5]) != 3 {
-		t.Errorf("block.4 has %d options, want none, attention and full", len(c[5]))
+	for _, want := range []string{recompute.Attention, "layernorm", "core_attn,mlp", recompute.Full} {
+		if !parts[want] {
+			t.Errorf("no block offers %s: offered %v", want, parts)
+		}
 	}
 }
 
@@ -184,4 +211,62 @@ func randomChain(t *testing.T, rng *rand.Rand, n int) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+// TestRecomputeModulesRequest: training.recompute_modules is checked at its field (a
+// name Megatron-LM does not have, a module the architecture has no part for, modules
+// without selective or auto, modules of a profile) and put in Megatron-LM's order; a
+// plan with selective recomputation of named modules keeps less than the attention
+// core's default, and auto limited to named modules recomputes only those parts.
+func TestRecomputeModulesRequest(t *testing.T) {
+	arch := func(rec, mods string) string {
+		return fmt.Sprintf(`{"model": {"architecture": {"name": "llama-2-7b", "seq": 4096}}, "cluster": {"device": "a100-40gb", "count": 4},
+			"schedule": {"microbatches": 16, "microbatch_size": 2}, "training": {"recompute": %q, "recompute_modules": %s}}`, rec, mods)
+	}
+	for _, c := range []struct{ name, req, path string }{
+		{"unknown", arch("selective", `["mlp", "attention"]`), "training.recompute_modules[1]"},
+		{"twice", arch("selective", `["mlp", "mlp"]`), "training.recompute_modules[1]"},
+		{"no part", arch("selective", `["mla_up_proj"]`), "training.recompute_modules[0]"},
+		{"no mixture", arch("auto", `["moe_act"]`), "training.recompute_modules[0]"},
+		{"full", arch("full", `["mlp"]`), "training.recompute_modules"},
+		{"profile", `{"model": {"example": "gpt2-medium"}, "cluster": {"device": "a100-80gb", "count": 4}, "training": {"recompute": "auto", "recompute_modules": ["mlp"]}}`, "training.recompute_modules"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := Normalize(decode(t, c.req))
+			fes, _ := model.AsFieldErrors(err)
+			if len(fes) == 0 || fes[0].Path != c.path {
+				t.Fatalf("error %v, want one at %s", err, c.path)
+			}
+		})
+	}
+	n, err := Normalize(decode(t, arch("selective", `["layernorm", "mlp"]`)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := n.Training.RecomputeModules; fmt.Sprint(got) != "[mlp layernorm]" {
+		t.Errorf("modules normalized to %v, want Megatron-LM's order [mlp layernorm]", got)
+	}
+	on80 := func(req string) string { return strings.Replace(req, "a100-40gb", "a100-80gb", 1) }
+	sel := runJSON(t, on80(arch("selective", `[]`)))
+	mods := runJSON(t, on80(arch("selective", `["mlp", "layernorm"]`)))
+	if mods.Plan.Stages[0].Memory.ActivationBytes >= sel.Plan.Stages[0].Memory.ActivationBytes {
+		t.Errorf("mlp and layernorm keep %d bytes on stage 0, the attention core alone %d: want less", mods.Plan.Stages[0].Memory.ActivationBytes, sel.Plan.Stages[0].Memory.ActivationBytes)
+	}
+	auto := runJSON(t, arch("auto", `["layernorm", "mlp"]`))
+	parts := map[string]int{}
+	for i, s := range auto.Plan.Stages {
+		if s.Recompute == nil {
+			continue
+		}
+		for _, l := range s.Recompute.Layers {
+			parts[l.Part]++
+			if l.Part != "layernorm" && l.Part != "mlp" && l.Part != "mlp,layernorm" && l.Part != recompute.Full {
+				t.Errorf("stage %d layer %d recomputes %s: auto was limited to mlp and layernorm (and whole blocks)", i, l.Layer, l.Part)
+			}
+		}
+	}
+	if len(parts) == 0 {
+		t.Error("auto recomputes nothing: the limit is not tested")
+	}
+	t.Logf("auto limited to mlp, layernorm: %v", parts)
 }

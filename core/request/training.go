@@ -91,6 +91,33 @@ func (p *prepared) training(es *model.Errors) {
 		es.Add("training.recompute", "must be none, selective, full or auto, got %q", t.Recompute)
 	}
 	p.recomputeStages = p.arch == nil && t.Recompute == string(analytic.Full)
+	p.recomputeModules(es)
+}
+
+// recomputeModules checks training.recompute_modules and puts it in Megatron-LM's order:
+// architectures only, with recompute selective (what it reruns) or auto (what auto may
+// choose from).
+func (p *prepared) recomputeModules(es *model.Errors) {
+	t := &p.req.Training
+	if len(t.RecomputeModules) == 0 {
+		t.RecomputeModules = nil
+		return
+	}
+	switch {
+	case p.arch == nil:
+		es.Add("training.recompute_modules", "applies to architectures (a measured profile's layers have no parts pipeplan knows): use recompute full or auto")
+		return
+	case t.Recompute != string(analytic.Selective) && t.Recompute != RecomputeAuto:
+		es.Add("training.recompute_modules", "names what selective recomputation reruns (or what auto chooses from): it needs recompute selective or auto, got %q", t.Recompute)
+		return
+	}
+	m, err := analytic.ParseModules(t.RecomputeModules)
+	if err != nil {
+		addPrefixed(es, "training.recompute_modules", err)
+		return
+	}
+	t.RecomputeModules = m.Names()
+	p.modules = m
 }
 
 // defaultMicrobatches is DefaultMicrobatchesPerStage per pipeline device, or fewer on

@@ -162,16 +162,31 @@ type StageRecompute struct {
 type RecomputedLayer struct {
 	Layer int    `json:"layer"`
 	Name  string `json:"name"`
-	// Part is what it recomputes: RecomputeLayer (the whole layer, from its input) or
-	// RecomputeAttention (the attention core).
+	// Part is what it recomputes: RecomputeLayer (the whole layer, from its input),
+	// RecomputeAttention (the attention core), or another set of a block's parts named
+	// by Megatron-LM's --recompute-modules names joined by commas ("layernorm,moe_act").
 	Part string `json:"part"`
 }
 
-// The parts of a layer a per-layer recomputation rebuilds (RecomputedLayer.Part).
+// The parts of a layer a per-layer recomputation rebuilds (RecomputedLayer.Part; core/
+// recompute's Full and Attention).
 const (
 	RecomputeLayer     = "full"
-	RecomputeAttention = "attention"
+	RecomputeAttention = "core_attn"
 )
+
+// RecomputeLabel says what a part (RecomputedLayer.Part) recomputes, for people: "whole
+// layer", "attention core", or the modules of another set of a block's parts
+// ("layernorm, moe_act").
+func RecomputeLabel(part string) string {
+	switch part {
+	case RecomputeLayer:
+		return "whole layer"
+	case RecomputeAttention:
+		return "attention core"
+	}
+	return strings.ReplaceAll(part, ",", ", ")
+}
 
 // StageLayers lists the model's layers that stage i holds, ascending: Layers for a graph
 // split in an order of its own, else FirstLayer .. LastLayer.

@@ -259,6 +259,11 @@ type Training struct {
 	// Recompute: none, selective (the attention core; architectures only) or full (for
 	// an architecture each block's input is kept, for a profile each stage's input).
 	Recompute string `json:"recompute,omitempty"`
+	// RecomputeModules names the parts of each block that selective recomputation reruns,
+	// in Megatron-LM's --recompute-modules names: core_attn (the default), mlp, moe_act,
+	// layernorm, mla_up_proj, moe, shared_experts (architectures only). With recompute
+	// auto it bounds what auto may choose per layer (all that apply when left out).
+	RecomputeModules []string `json:"recompute_modules,omitempty"`
 	// FP8Recipe is how an architecture's fp8 products are scaled (Transformer Engine's
 	// recipes): delayed (per tensor, from an amax history; the default with dtype fp8),
 	// current (per tensor, from the tensor itself), blockwise (1 x 128 and 128 x 128

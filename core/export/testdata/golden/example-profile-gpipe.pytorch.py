@@ -37,8 +37,9 @@ STAGE_MODULES = [
 ]
 
 # Recomputation as planned (recompute full), stage by stage: "full" reruns the
-# module's forward in the backward pass, keeping only its input; "attention" only its
-# attention core (see the notes: a wrapper cannot reach it).
+# module's forward in the backward pass, keeping only its input; any other value names
+# the parts of the block recomputed, in Megatron-LM's --recompute-modules names
+# (core_attn: the attention core; see the notes: a wrapper cannot reach them).
 RECOMPUTE = {
     "embed": "full",  # stage 0
     "block.0": "full",  # stage 0
