@@ -53,6 +53,10 @@ type Options struct {
 	// recompute its whole forward pass (a measured profile's global full), so that the
 	// choice is never worse than that.
 	RecomputeStages bool
+	// RecomputeFixed names the parts (recompute.Option.Part) of the global modes a
+	// request could name instead of auto (selective's, full): a plan under Recompute is
+	// never slower than the plan with each of them on every layer, nor than none's.
+	RecomputeFixed []string
 }
 
 // Plan is an optimal split of a model over a cluster.

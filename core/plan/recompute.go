@@ -339,6 +339,7 @@ func perLayerPlan(e *estimate.Estimator, m *model.Model, c, sc *cluster.Cluster,
 		}
 	}
 	pc := newPerLayerCosts(e, m, opt.Recompute, opt.RecomputeStages)
+	given := bounds != nil
 	if bounds == nil {
 		if r, ok := noneBinds(e, m, sc, opt); ok {
 			// Memory does not bind: the split without recomputation attains the least
@@ -379,7 +380,90 @@ func perLayerPlan(e *estimate.Estimator, m *model.Model, c, sc *cluster.Cluster,
 	if pc.sw.Exceeded() {
 		return nil, tooManyStates(len(m.Layers), e.Stages())
 	}
-	m2 := applyWholeStages(recompute.Apply(m, opt.Recompute, choice), e, bounds, whole)
+	p, err := pc.finish(m, c, sc, opt, bounds, choice, whole)
+	if err != nil || given || opt.Schedule == nil {
+		return p, err
+	}
+	// The least bottleneck is not always the shortest step: GPipe's (and any schedule's
+	// fill and drain) also grows with the stages' total, which no split here minimises.
+	// So auto also plans what the request's global modes plan (nothing recomputed, each
+	// of Options.RecomputeFixed on every layer, and, where offered, every stage whole),
+	// each with its own least-bottleneck split, and keeps the shortest pipeline: auto is
+	// never slower than a mode it could have been asked for.
+	for _, f := range pc.fixedModes(m, sc, opt) {
+		q, err := pc.finish(m, c, sc, opt, f.bounds, f.choice, f.whole)
+		if err != nil || q.Schedule == nil || p.Schedule == nil {
+			continue
+		}
+		if q.Schedule.MakespanSeconds < p.Schedule.MakespanSeconds*(1-1e-12) {
+			p = q
+		}
+	}
+	return p, nil
+}
+
+// fixedMode is a global recomputation mode stated per layer: its split, each layer's
+// option, and the stages recomputed whole.
+type fixedMode struct {
+	bounds []int
+	choice []int
+	whole  []bool
+}
+
+// fixedModes are the global modes auto compares its plan with (perLayerPlan), each with
+// the least-bottleneck split of the model running it: nothing recomputed; each part of
+// Options.RecomputeFixed on every layer that offers it (or an option that dominates it,
+// recompute.Option.Covers); and with Options.RecomputeStages every stage whole, as a
+// profile's global full recomputation is planned (estimate.Options.Recompute). A mode
+// no split fits is left out.
+func (pc *perLayerCosts) fixedModes(m *model.Model, sc *cluster.Cluster, opt Options) []fixedMode {
+	var out []fixedMode
+	n := len(m.Layers)
+	solve := func(mm *model.Model, eo estimate.Options) []int {
+		ef, err := estimate.New(mm, sc, eo)
+		if err != nil {
+			return nil
+		}
+		r, err := partition.Solve(Costs{ef}, partition.MaxCompute)
+		if err != nil {
+			return nil
+		}
+		return r.Boundaries
+	}
+	parts := append([]string{recompute.None}, opt.RecomputeFixed...)
+	for _, part := range parts {
+		choice := make([]int, n)
+		for l, os := range pc.c {
+			for k, o := range os[1:] {
+				if part != recompute.None && (o.Part == part || slices.Contains(o.Covers, part)) {
+					choice[l] = k + 1
+				}
+			}
+		}
+		if b := solve(recompute.Apply(m, pc.c, choice), opt.Estimate); b != nil {
+			out = append(out, fixedMode{bounds: b, choice: choice, whole: make([]bool, len(b)-1)})
+		}
+	}
+	if pc.stages {
+		eo := opt.Estimate
+		eo.Recompute = true
+		if b := solve(m, eo); b != nil {
+			whole := make([]bool, len(b)-1)
+			for i := range whole {
+				whole[i] = true
+			}
+			out = append(out, fixedMode{bounds: b, choice: make([]int, n), whole: whole})
+		}
+	}
+	return out
+}
+
+// finish is the plan of the split bounds whose layers run choice and whose stages marked
+// whole recompute whole: each stage says what it recomputes, what that adds and saves,
+// and the schedule is simulated.
+func (pc *perLayerCosts) finish(m *model.Model, c, sc *cluster.Cluster, opt Options, bounds, choice []int, whole []bool) (*Plan, error) {
+	e := pc.e
+	m2 := applyWholeStages(recompute.Apply(m, pc.c, choice), e, bounds, whole)
 	e2, err := estimate.New(m2, sc, opt.Estimate)
 	if err != nil {
 		return nil, err
@@ -401,7 +485,7 @@ func perLayerPlan(e *estimate.Estimator, m *model.Model, c, sc *cluster.Cluster,
 				rec.Layers = append(rec.Layers, RecomputedLayer{Layer: l, Name: m.Layers[l].Name, Part: recompute.Full})
 				extra += m2.Backward(l) - m.Backward(l)
 			} else if k := choice[l]; k > 0 {
-				o := opt.Recompute[l][k]
+				o := pc.c[l][k]
 				rec.Layers = append(rec.Layers, RecomputedLayer{Layer: l, Name: m.Layers[l].Name, Part: o.Part})
 				extra += (m2.Backward(l) - m.Backward(l))
 			}

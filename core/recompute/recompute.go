@@ -82,6 +82,9 @@ type Option struct {
 	// ExtraTime is what the option adds to the layer's backward pass, in the model's
 	// unit (seconds or cycles), on device 0.
 	ExtraTime float64 `json:"extra_time"`
+	// Covers names the parts of the options of the layer left out because this one
+	// dominates them (Undominated): a global mode of such a part may take this option.
+	Covers []string `json:"covers,omitempty"`
 }
 
 // Choices holds every layer's options; Choices[l][0] is layer l as the model states it.
@@ -165,24 +168,45 @@ func FromVariants(base, none *model.Model, variants []Variant) (Choices, error) 
 
 // Undominated returns os (option 0 first, always kept) without the options another
 // dominates: one with no more activation bytes, temporary bytes and extra time, and less
-// of one, or all the same and earlier in os.
+// of one, or all the same and earlier in os. Each option left out is named in the Covers
+// of a kept option that dominates it.
 func Undominated(os []Option) []Option {
-	out := os[:1:1]
-	for i, o := range os[1:] {
-		dominated := false
-		for j, x := range os {
-			if j == i+1 {
-				continue
-			}
-			le := x.ActivationBytes <= o.ActivationBytes && x.TemporaryBytes <= o.TemporaryBytes && x.ExtraTime <= o.ExtraTime
-			eq := x.ActivationBytes == o.ActivationBytes && x.TemporaryBytes == o.TemporaryBytes && x.ExtraTime == o.ExtraTime
-			if le && (!eq || j < i+1) {
-				dominated = true
+	dominates := func(j, i int) bool {
+		x, o := os[j], os[i]
+		le := x.ActivationBytes <= o.ActivationBytes && x.TemporaryBytes <= o.TemporaryBytes && x.ExtraTime <= o.ExtraTime
+		eq := x.ActivationBytes == o.ActivationBytes && x.TemporaryBytes == o.TemporaryBytes && x.ExtraTime == o.ExtraTime
+		return j != i && le && (!eq || j < i)
+	}
+	kept := make([]bool, len(os))
+	kept[0] = true
+	for i := 1; i < len(os); i++ {
+		kept[i] = true
+		for j := range os {
+			if dominates(j, i) {
+				kept[i] = false
 				break
 			}
 		}
-		if !dominated {
+	}
+	out := make([]Option, 0, len(os))
+	at := make([]int, len(os)) // index in out of each kept option
+	for i, o := range os {
+		if kept[i] {
+			at[i] = len(out)
 			out = append(out, o)
+		}
+	}
+	// Dominance is a strict order (ties broken by position), so every option left out
+	// has a kept option dominating it: the first such, by position, covers it.
+	for i := 1; i < len(os); i++ {
+		if kept[i] {
+			continue
+		}
+		for j := range os {
+			if kept[j] && j != 0 && dominates(j, i) {
+				out[at[j]].Covers = append(out[at[j]].Covers, os[i].Part)
+				break
+			}
 		}
 	}
 	return out

@@ -64,6 +64,21 @@ func (p *prepared) recomputeChoices() recompute.Choices {
 	return c
 }
 
+// recomputeFixed are the parts of the global modes auto is compared with
+// (plan.Options.RecomputeFixed): for an architecture selective recomputation's (the
+// request's modules, or the attention core) and full; nil for a profile, whose global
+// full is the whole-stage form (plan.Options.RecomputeStages).
+func (p *prepared) recomputeFixed() []string {
+	if p.req.Training.Recompute != RecomputeAuto || p.arch == nil {
+		return nil
+	}
+	sel := recompute.Attention
+	if p.modules != 0 {
+		sel = p.modules.String()
+	}
+	return []string{sel, recompute.Full}
+}
+
 // autoModuleSets are the sets of a block's parts auto may recompute: every nonempty
 // subset of the modules training.recompute_modules names (all that change something in
 // the model when it names none: analytic.Applicable), but those that name moe with

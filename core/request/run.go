@@ -133,6 +133,7 @@ func (p *prepared) options() plan.Options {
 		Graph:           r.Partition == wire.PartitionGraph,
 		Recompute:       p.recomputeChoices(),
 		RecomputeStages: p.arch == nil,
+		RecomputeFixed:  p.recomputeFixed(),
 		Estimate: estimate.Options{
 			MemoryProportion: r.MemoryProportion,
 			Inference:        !p.train(),
