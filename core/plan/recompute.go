@@ -390,7 +390,16 @@ func perLayerPlan(e *estimate.Estimator, m *model.Model, c, sc *cluster.Cluster,
 	// of Options.RecomputeFixed on every layer, and, where offered, every stage whole),
 	// each with its own least-bottleneck split, and keeps the shortest pipeline: auto is
 	// never slower than a mode it could have been asked for.
+	seconds, err := secondsOf(m, sc)
+	if err != nil {
+		return nil, err
+	}
 	for _, f := range pc.fixedModes(m, sc, opt) {
+		if p.Schedule != nil && seconds(f.bottleneck)*float64(max(1, opt.Schedule.Microbatches)) >= p.Schedule.MakespanSeconds {
+			// Its busiest device alone computes every microbatch of its slowest stage
+			// (one stage per device: auto is not chunked), so it is no shorter.
+			continue
+		}
 		q, err := pc.finish(m, c, sc, opt, f.bounds, f.choice, f.whole)
 		if err != nil || q.Schedule == nil || p.Schedule == nil {
 			continue
@@ -408,6 +417,8 @@ type fixedMode struct {
 	bounds []int
 	choice []int
 	whole  []bool
+	// bottleneck is its slowest stage's compute per microbatch (the split's MaxCompute).
+	bottleneck float64
 }
 
 // fixedModes are the global modes auto compares its plan with (perLayerPlan), each with
@@ -419,16 +430,13 @@ type fixedMode struct {
 func (pc *perLayerCosts) fixedModes(m *model.Model, sc *cluster.Cluster, opt Options) []fixedMode {
 	var out []fixedMode
 	n := len(m.Layers)
-	solve := func(mm *model.Model, eo estimate.Options) []int {
+	solve := func(mm *model.Model, eo estimate.Options) (partition.Result, bool) {
 		ef, err := estimate.New(mm, sc, eo)
 		if err != nil {
-			return nil
+			return partition.Result{}, false
 		}
 		r, err := partition.Solve(Costs{ef}, partition.MaxCompute)
-		if err != nil {
-			return nil
-		}
-		return r.Boundaries
+		return r, err == nil
 	}
 	parts := append([]string{recompute.None}, opt.RecomputeFixed...)
 	for _, part := range parts {
@@ -440,19 +448,19 @@ func (pc *perLayerCosts) fixedModes(m *model.Model, sc *cluster.Cluster, opt Opt
 				}
 			}
 		}
-		if b := solve(recompute.Apply(m, pc.c, choice), opt.Estimate); b != nil {
-			out = append(out, fixedMode{bounds: b, choice: choice, whole: make([]bool, len(b)-1)})
+		if r, ok := solve(recompute.Apply(m, pc.c, choice), opt.Estimate); ok {
+			out = append(out, fixedMode{bounds: r.Boundaries, choice: choice, whole: make([]bool, len(r.Boundaries)-1), bottleneck: r.MaxCompute})
 		}
 	}
 	if pc.stages {
 		eo := opt.Estimate
 		eo.Recompute = true
-		if b := solve(m, eo); b != nil {
-			whole := make([]bool, len(b)-1)
+		if r, ok := solve(m, eo); ok {
+			whole := make([]bool, len(r.Boundaries)-1)
 			for i := range whole {
 				whole[i] = true
 			}
-			out = append(out, fixedMode{bounds: b, choice: make([]int, n), whole: whole})
+			out = append(out, fixedMode{bounds: r.Boundaries, choice: make([]int, n), whole: whole, bottleneck: r.MaxCompute})
 		}
 	}
 	return out

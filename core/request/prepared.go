@@ -11,6 +11,7 @@ import (
 	"pipeplan/core/cluster"
 	"pipeplan/core/load"
 	"pipeplan/core/model"
+	"pipeplan/core/recompute"
 	"pipeplan/core/wire"
 )
 
@@ -166,6 +167,11 @@ func (pr *Prepared) Estimate() (*analytic.Result, error) {
 // Model returns the model as planned (the caller must not change it): an architecture's
 // layers as costed, or the profile adjusted to the training settings and the devices.
 func (pr *Prepared) Model() *model.Model { return pr.p.model }
+
+// RecomputeOptions are the layers' recomputation options under training.recompute auto
+// (recompute.Choices, relative to Model's layers; option 0 is each layer as it is), nil
+// otherwise: what the search bounds an auto candidate's memory with.
+func (pr *Prepared) RecomputeOptions() recompute.Choices { return pr.p.recomputeChoices() }
 
 // Knobs are the fields of a request that its variants change (With): how the devices
 // are used, the devices (cluster.count), the schedule, recomputation, the memory

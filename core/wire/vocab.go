@@ -104,12 +104,13 @@ func SearchedSchedules() []string { return []string{"1f1b", "gpipe", "interleave
 
 // SearchedRecomputes lists the recomputation modes a training search tries when its query
 // names none: an architecture's, or (architecture false) a profile's, which has no
-// selective recomputation. Per-layer recomputation ("auto") is searched when named.
+// selective recomputation; per-layer recomputation ("auto") last, where its schedule
+// allows it (not interleaved).
 func SearchedRecomputes(architecture bool) []string {
 	if architecture {
-		return []string{"none", "selective", "full"}
+		return []string{"none", "selective", "full", "auto"}
 	}
-	return []string{"none", "full"}
+	return []string{"none", "full", "auto"}
 }
 
 // DevicePreset is a value of cluster.device, a device preset, with its usual links: Link

@@ -32,9 +32,10 @@ func TestMemoryBoundRecomputeExact(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !slices.Equal(s.Recomputes, []string{"none", "selective", "full"}) {
+	if !slices.Equal(s.Recomputes, []string{"none", "selective", "full", "auto"}) {
 		t.Fatalf("recomputation searched over %v", s.Recomputes)
 	}
+	s.Recomputes = s.Recomputes[:3] // the global modes (auto: TestMemoryBoundAutoExact)
 	got, err := search.Run(context.Background(), s, ev, search.Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -72,4 +73,75 @@ func TestMemoryBoundRecomputeExact(t *testing.T) {
 		t.Errorf("bound violations: %d, exhaustive %d", got.Stats.BoundViolations, ex.Stats.BoundViolations)
 	}
 	t.Logf("best %s: %.2f samples/s; planned %d of %d", got.Best.Candidate, got.Best.SamplesPerSecond, got.Stats.Evaluated, ex.Stats.Evaluated)
+}
+
+// TestMemoryBoundAutoExact: recompute auto in the same memory-bound grid as
+// TestMemoryBoundRecomputeExact. Its candidates are bounded in memory by each layer's
+// leanest options (autoMemory): every auto candidate CannotFit rules out is one the
+// planner finds no split for, the bound rules some out, and the search finds the best
+// and the Pareto front that planning every candidate finds.
+func TestMemoryBoundAutoExact(t *testing.T) {
+	base := &wire.Request{
+		Model:   wire.ModelSpec{Architecture: &wire.Architecture{Name: "llama-2-7b", Seq: 4096}},
+		Cluster: wire.ClusterSpec{Device: "h100-sxm", DevicesPerNode: 4},
+	}
+	ev, err := New(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	zero := 0
+	s, err := ev.Space(wire.SearchKnobs{MaxDevices: 4, Tensor: 1, ZeRO: &zero, Schedule: "1f1b", MemoryProportions: []float64{0.25, 0.5},
+		MicrobatchesPerStage: []int{2}, MaxMicrobatchSize: 16})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Contains(s.Recomputes, "auto") {
+		t.Fatalf("auto is not in the default grid: %v", s.Recomputes)
+	}
+	got, err := search.Run(context.Background(), s, ev, search.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ex, err := search.Run(context.Background(), s, ev, search.Options{Exhaustive: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ex.Best == nil {
+		t.Fatal("nothing fits")
+	}
+	autos, ruledOut, infeasible := 0, 0, 0
+	for _, o := range ex.Evaluated {
+		if o.Candidate.Recompute != "auto" {
+			continue
+		}
+		autos++
+		cannot := ev.CannotFit(o.Candidate)
+		if cannot && o.Feasible {
+			t.Errorf("%s: CannotFit, but it fits: %v", o.Candidate, o.Boundaries)
+		}
+		if !o.Feasible {
+			infeasible++
+			if cannot {
+				ruledOut++
+			}
+		}
+	}
+	if autos == 0 || ruledOut == 0 {
+		t.Fatalf("%d auto candidates, %d do not fit, %d ruled out: the bound is not tested", autos, infeasible, ruledOut)
+	}
+	if got.Best == nil || got.Best.Candidate != ex.Best.Candidate || got.Best.SamplesPerSecond != ex.Best.SamplesPerSecond {
+		t.Errorf("best %v, exhaustive %s (%.6g/s)", got.Best, ex.Best.Candidate, ex.Best.SamplesPerSecond)
+	}
+	if len(got.Pareto) != len(ex.Pareto) {
+		t.Fatalf("Pareto front of %d points, exhaustive %d", len(got.Pareto), len(ex.Pareto))
+	}
+	for i := range ex.Pareto {
+		if got.Pareto[i].Candidate != ex.Pareto[i].Candidate {
+			t.Errorf("Pareto point %d: %s, exhaustive %s", i, got.Pareto[i].Candidate, ex.Pareto[i].Candidate)
+		}
+	}
+	if got.Stats.BoundViolations+ex.Stats.BoundViolations != 0 {
+		t.Errorf("bound violations: %d, exhaustive %d", got.Stats.BoundViolations, ex.Stats.BoundViolations)
+	}
+	t.Logf("best %s: %.2f samples/s; planned %d of %d; %d auto candidates, %d do not fit, CannotFit rules out %d", got.Best.Candidate, got.Best.SamplesPerSecond, got.Stats.Evaluated, ex.Stats.Evaluated, autos, infeasible, ruledOut)
 }

@@ -6,6 +6,7 @@ import (
 	"pipeplan/core/analytic"
 	"pipeplan/core/cluster"
 	"pipeplan/core/model"
+	"pipeplan/core/recompute"
 	"pipeplan/core/request"
 	"pipeplan/core/search"
 	"pipeplan/core/wire"
@@ -120,15 +121,20 @@ func (r *Evaluator) termsOf(t, b int, recompute string, c int, method string, e 
 		return x, nil
 	}
 	if recompute == request.RecomputeAuto {
-		// Per-layer recomputation only adds time to what nothing recomputed takes, and
-		// may keep as little as full recomputation: none's work bounds it, and its
-		// memory is not bounded (mem nil).
+		// Per-layer recomputation only adds time to what nothing recomputed takes: none's
+		// work bounds it. Its memory is bounded by each layer's leanest options
+		// (autoMemory); without them (a profile) it is not bounded (mem nil).
 		x, err := r.termsOf(t, b, string(analytic.NoRecompute), c, method, e)
 		if err != nil {
 			return nil, err
 		}
 		y := *x
-		y.mem, y.bottleneck = nil, map[int]float64{}
+		y.mem, y.bottleneck, y.fixed = nil, map[int]float64{}, nil
+		if x.mem != nil {
+			if v, err := r.variant(t, b, recompute, c, method, e); err == nil {
+				y.mem = autoMemory(x.mem, v.RecomputeOptions())
+			}
+		}
 		r.terms[k] = &y
 		return &y, nil
 	}
@@ -162,18 +168,7 @@ func (r *Evaluator) estimateOf(t, b int, recompute string, c int, method string,
 	if est := r.estimates[k]; est != nil {
 		return est, nil
 	}
-	// The request of one device (tensor and context groups aside) with e replicas, the
-	// fewest expert parallelism e allows, which change nothing else without ZeRO: its
-	// analytic estimate is the one the candidates' plans cost their layers with.
-	var ctx int
-	if c > 1 {
-		ctx = c
-	}
-	v, err := r.prepared.With(request.Knobs{
-		Parallelism: wire.Parallelism{Pipeline: 1, Data: max(1, e), Tensor: t, SequenceParallel: r.seqParallel(t, e),
-			Context: ctx, ContextMethod: method, Expert: e, ExpertOverlap: r.train && r.expertOverlap && e > 1 && recompute != string(analytic.Full),
-			ExpertDispatcher: r.dispatcher},
-		Schedule: wire.Schedule{MicrobatchSize: b}, Recompute: recompute, Partition: r.base.Partition})
+	v, err := r.variant(t, b, recompute, c, method, e)
 	if err != nil {
 		return nil, err
 	}
@@ -183,6 +178,22 @@ func (r *Evaluator) estimateOf(t, b int, recompute string, c int, method string,
 	}
 	r.estimates[k] = est
 	return est, nil
+}
+
+// variant is the request of one device (tensor and context groups aside) with e
+// replicas, the fewest expert parallelism e allows, which change nothing else without
+// ZeRO: its analytic estimate is the one the candidates' plans cost their layers with
+// (estimateOf), and under recompute auto its layers' options the ones they choose from.
+func (r *Evaluator) variant(t, b int, recompute string, c int, method string, e int) (*request.Prepared, error) {
+	var ctx int
+	if c > 1 {
+		ctx = c
+	}
+	return r.prepared.With(request.Knobs{
+		Parallelism: wire.Parallelism{Pipeline: 1, Data: max(1, e), Tensor: t, SequenceParallel: r.seqParallel(t, e),
+			Context: ctx, ContextMethod: method, Expert: e, ExpertOverlap: r.train && r.expertOverlap && e > 1 && recompute != string(analytic.Full),
+			ExpertDispatcher: r.dispatcher},
+		Schedule: wire.Schedule{MicrobatchSize: b}, Recompute: recompute, Partition: r.base.Partition})
 }
 
 // termsFrom builds the terms of an architecture's analytic estimate, or of a profile's
@@ -217,6 +228,33 @@ func (r *Evaluator) termsFrom(est *analytic.Result, m *model.Model) *terms {
 		}
 	}
 	return x
+}
+
+// autoMemory bounds the memory terms of recompute auto from below: each layer's
+// activations the least of its options' (recompute.Choices), and its working peak
+// none's less its temporary bytes plus the least of its options' temporary bytes (the
+// carried tensors stay). Whatever option each layer of a stage takes, its range's
+// memory is at least what these terms give in CannotFit's lower bound, which grows with
+// each layer's activations and peak; so a candidate no split fits with them fits no
+// split with any choice. nil where the options are not those of none's layers.
+func autoMemory(none []layerMemory, c recompute.Choices) []layerMemory {
+	if len(c) != len(none) {
+		return nil
+	}
+	out := make([]layerMemory, len(none))
+	for i, os := range c {
+		if len(os) == 0 || os[0].ActivationBytes != none[i].act {
+			return nil // not the layers of none's terms
+		}
+		act, temp := os[0].ActivationBytes, os[0].TemporaryBytes
+		for _, o := range os[1:] {
+			act, temp = min(act, o.ActivationBytes), min(temp, o.TemporaryBytes)
+		}
+		out[i] = none[i]
+		out[i].act = act
+		out[i].peak = none[i].peak - os[0].TemporaryBytes + temp
+	}
+	return out
 }
 
 // gatherKey keys the terms of ZeRO-3 candidates: termsOf's, the shard group's size and
