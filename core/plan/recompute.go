@@ -340,11 +340,13 @@ func perLayerPlan(e *estimate.Estimator, m *model.Model, c, sc *cluster.Cluster,
 	}
 	pc := newPerLayerCosts(e, m, opt.Recompute, opt.RecomputeStages)
 	given := bounds != nil
+	free := false // memory does not bind: nothing is recomputed
 	if bounds == nil {
 		if r, ok := noneBinds(e, m, sc, opt); ok {
 			// Memory does not bind: the split without recomputation attains the least
-			// bottleneck any split can have, extra times being >= 0.
-			bounds = r
+			// bottleneck any split can have, extra times being >= 0, and its stages fit
+			// recomputing nothing (no stage's sweep is needed).
+			bounds, free = r, true
 		}
 	}
 	if bounds == nil {
@@ -376,7 +378,10 @@ func perLayerPlan(e *estimate.Estimator, m *model.Model, c, sc *cluster.Cluster,
 		}
 		bounds = r.Boundaries
 	}
-	choice, whole := pc.choose(bounds)
+	choice, whole := make([]int, len(m.Layers)), make([]bool, len(bounds)-1)
+	if !free {
+		choice, whole = pc.choose(bounds)
+	}
 	if pc.sw.Exceeded() {
 		return nil, tooManyStates(len(m.Layers), e.Stages())
 	}
