@@ -7,7 +7,6 @@ import (
 	"pipeplan/core/analytic"
 	"pipeplan/core/cluster"
 	"pipeplan/core/model"
-	"pipeplan/core/partition"
 	"pipeplan/core/request"
 	"pipeplan/core/schedule"
 	"pipeplan/core/search"
@@ -156,11 +155,6 @@ func (r *Evaluator) Space(k wire.SearchKnobs) (search.Space, error) {
 		s.Recomputes = []string{"none"}
 	default:
 		s.Recomputes = wire.SearchedRecomputes(r.arch != nil)
-		if r.base.Objective != "" && r.base.Objective != partition.MaxCompute.String() || r.base.Partition == wire.PartitionGraph {
-			// Per-layer recomputation minimises the compute bottleneck over ranges of the
-			// layer order (core/request refuses it otherwise): not searched by default.
-			s.Recomputes = slices.DeleteFunc(s.Recomputes, func(rc string) bool { return rc == request.RecomputeAuto })
-		}
 	}
 	switch {
 	case k.ZeRO != nil:
