@@ -161,7 +161,7 @@ func TestRecomputeAutoModulesMegatron(t *testing.T) {
 		in := autoInput(t)
 		for i := range in.Plan.Stages {
 			s := &in.Plan.Stages[i]
-			r := &plan.StageRecompute{}
+			r := &wire.StageRecompute{}
 			for l := s.FirstLayer; l <= s.LastLayer; l++ {
 				if !strings.HasPrefix(in.LayerNames[l], "block.") {
 					continue
@@ -170,7 +170,7 @@ func TestRecomputeAutoModulesMegatron(t *testing.T) {
 				if mixed && l%2 == 0 {
 					part = "mlp"
 				}
-				r.Layers = append(r.Layers, plan.RecomputedLayer{Layer: l, Name: in.LayerNames[l], Part: part})
+				r.Layers = append(r.Layers, wire.RecomputedLayer{Layer: l, Name: in.LayerNames[l], Part: part})
 			}
 			s.Recompute = r
 		}

@@ -25,7 +25,7 @@ func llama7bOn40GB(rec string) string {
 // mode does (nothing, every block's attention core, every block whole), so its bottleneck
 // is no worse than any of theirs that fits; on Llama-2-7B on 40 GB devices only full
 // recomputation fits among those, and auto's stages recompute a mix of whole blocks and
-// attention cores, each fitting its memory.
+// parts of blocks, each fitting its memory.
 func TestRecomputeAutoBeatsGlobal(t *testing.T) {
 	auto := runJSON(t, llama7bOn40GB(RecomputeAuto))
 	kinds := map[string]int{}
@@ -37,8 +37,8 @@ func TestRecomputeAutoBeatsGlobal(t *testing.T) {
 			kinds[l.Part]++
 		}
 	}
-	if kinds[recompute.Full] == 0 || kinds[recompute.Attention] == 0 {
-		t.Errorf("auto recomputes %v: want both whole blocks and attention cores", kinds)
+	if kinds[recompute.Full] == 0 || len(kinds) < 3 {
+		t.Errorf("auto recomputes %v: want whole blocks and at least two sets of a block's parts", kinds)
 	}
 	fitted := 0
 	for _, rec := range []string{"none", "selective", "full"} {
@@ -114,10 +114,8 @@ func TestRecomputeVariantsClosedForm(t *testing.T) {
 			}
 		}
 	}
-	for _, want := range []string{recompute.Attention, "layernorm", "core_attn,mlp", recompute.Full} {
-		if !parts[want] {
-			t.Errorf("no block offers %s: offered %v", want, parts)
-		}
+	if !parts[recompute.Full] || len(parts) < 4 {
+		t.Errorf("the blocks offer %v: want whole blocks and at least three sets of their parts", parts)
 	}
 }
 
