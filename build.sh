@@ -260,10 +260,10 @@ case "${1:-}" in
   bench)
     # The searches take seconds each: run them once (-benchtime=1x), the rest as usual.
     step "benchmarks (./core/...)" go test -run '^$' -bench . -skip '^BenchmarkSearch' -benchmem ./core/...
-    step "search benchmarks (./core/search/requests, once each)" go test -run '^$' -bench '^BenchmarkSearch' -benchtime=1x ./core/search/requests
+    step "search benchmarks (./core/search/evaluate, once each)" go test -run '^$' -bench '^BenchmarkSearch' -benchtime=1x ./core/search/evaluate
     if command -v node >/dev/null; then
       step "search benchmarks under WebAssembly (node, Llama-3-8B)" \
-        env GOOS=js GOARCH=wasm go test -exec="$GOROOT/lib/wasm/go_js_wasm_exec" -run '^$' -bench '^BenchmarkSearchLlama3_8B' -benchtime=1x ./core/search/requests
+        env GOOS=js GOARCH=wasm go test -exec="$GOROOT/lib/wasm/go_js_wasm_exec" -run '^$' -bench '^BenchmarkSearchLlama3_8B' -benchtime=1x ./core/search/evaluate
       # Issue 8's cases, as the page's planner runs them: the small ones 40 times (the
       # first run of a fresh node compiles the code), the large once (they take seconds).
       step "small scale benchmarks under WebAssembly (node, 40 runs)" \

@@ -13,7 +13,7 @@ import (
 
 	"pipeplan/core/model"
 	"pipeplan/core/search"
-	"pipeplan/core/search/requests"
+	"pipeplan/core/search/evaluate"
 	"pipeplan/core/units"
 	"pipeplan/core/wire"
 
@@ -82,7 +82,7 @@ func runSearch(args []string, stdout, stderr io.Writer) error {
 		bar = newProgressBar(stderr)
 		opt.Progress = bar.update
 	}
-	a, err := requests.RunQuery(context.Background(), &wire.SearchQuery{Request: base, SearchKnobs: k}, opt)
+	a, err := evaluate.RunQuery(context.Background(), &wire.SearchQuery{Request: base, SearchKnobs: k}, opt)
 	if bar != nil {
 		bar.finish()
 	}

@@ -11,7 +11,7 @@ import (
 
 	"pipeplan/core/request"
 	"pipeplan/core/search"
-	"pipeplan/core/search/requests"
+	"pipeplan/core/search/evaluate"
 	"pipeplan/core/wire"
 )
 
@@ -54,7 +54,7 @@ func TestSearchJSON(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	js, err := requests.RunQuery(context.Background(), q, search.Options{})
+	js, err := evaluate.RunQuery(context.Background(), q, search.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

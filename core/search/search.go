@@ -2,10 +2,10 @@
 // hand: Graphcore's auto-pipeline tool's "auto-auto" max-throughput search, over pipeline, data and tensor
 // parallelism, schedule, microbatches and microbatch size, recomputation, ZeRO and the
 // memory proportion. Every candidate is planned and simulated by the same planner a
-// single request goes through (an Evaluator: core/search/requests, over core/request's
+// single request goes through (an Evaluator: core/search/evaluate, over core/request's
 // Run); the search decides which candidates to plan. This package holds the search and
 // its data (Query, Knobs, Report, Answer); it plans nothing itself and imports neither
-// core/request nor the Evaluator (core/search/requests, whose RunQuery is the one search
+// core/request nor the Evaluator (core/search/evaluate, whose RunQuery is the one search
 // doorway of every front end). The requests it carries are core/wire's.
 //
 // # Method

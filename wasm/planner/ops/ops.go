@@ -46,7 +46,7 @@ import (
 	"pipeplan/core/cluster"
 	"pipeplan/core/request"
 	"pipeplan/core/search"
-	"pipeplan/core/search/requests"
+	"pipeplan/core/search/evaluate"
 	"pipeplan/core/units"
 	"pipeplan/core/wire"
 )
@@ -226,7 +226,7 @@ func candidateJSON(queryJSON, candidateJSON string, refs []Ref) string {
 	if err != nil {
 		return mustJSON(errorOf(err))
 	}
-	ev, err := requests.New(q.Request)
+	ev, err := evaluate.New(q.Request)
 	if err != nil {
 		return mustJSON(errorOf(err))
 	}

@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"pipeplan/core/search"
-	"pipeplan/core/search/requests"
+	"pipeplan/core/search/evaluate"
 )
 
 // searchSlice is how long a search runs between yields to the browser's event loop: short
@@ -17,7 +17,7 @@ const searchSlice = 25 * time.Millisecond
 const progressEvery = 100 * time.Millisecond
 
 // searchJSON is the Go side of window.pipeplan.search and of the page's search: it
-// decodes a search query (docs/search.md), runs it (core/search/requests.RunQuery, the one
+// decodes a search query (docs/search.md), runs it (core/search/evaluate.RunQuery, the one
 // search doorway), and returns its answer as JSON, or an apiError as JSON for a bad query.
 // progress, when set, receives {done, total, evaluated, best} as JSON at most every
 // progressEvery; yield, when set, is called at most every searchSlice of work, and is
@@ -28,7 +28,7 @@ func searchJSON(ctx context.Context, queryJSON string, progress func(string), yi
 	if err != nil {
 		return mustJSON(errorOf(err)), nil
 	}
-	a, err := requests.RunQuery(ctx, q, searchOptions(progress, yield))
+	a, err := evaluate.RunQuery(ctx, q, searchOptions(progress, yield))
 	if ctx.Err() != nil {
 		if a == nil {
 			return "", ctx.Err()

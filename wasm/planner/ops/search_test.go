@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"pipeplan/core/search"
-	"pipeplan/core/search/requests"
+	"pipeplan/core/search/evaluate"
 	"pipeplan/core/wire"
 )
 
@@ -37,7 +37,7 @@ func TestSearchJSON(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want, err := requests.RunQuery(context.Background(), q, search.Options{})
+	want, err := evaluate.RunQuery(context.Background(), q, search.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

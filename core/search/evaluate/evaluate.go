@@ -1,4 +1,4 @@
-// Package requests is the search's Evaluator over planning requests: every candidate of
+// Package evaluate is the search's Evaluator over planning requests: every candidate of
 // core/search's grid is the base request with the candidate's knobs (a variant of the
 // prepared base, core/request's Prepared.With), planned and simulated exactly as a user's
 // request would be, and bounded from the same analytic estimates. RunQuery, the one search
@@ -7,7 +7,7 @@
 // It is core/search's planner side, apart from the search's data (Query, Knobs, Report),
 // so that a program that only builds queries and reads reports (the browser page, whose
 // planner runs in a Web Worker) links none of the planner.
-package requests
+package evaluate
 
 import (
 	"context"
