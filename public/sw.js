@@ -8,7 +8,7 @@ const VERSION = "dev";
 const CACHE = "pipeplan-" + VERSION;
 const SHELL = [
   "./", "wasm_exec.js", "main.wasm", "planner.js", "planner.wasm",
-  "public/style.css", "public/icon.svg", "public/manifest.webmanifest", "public/embed-example.html",
+  "public/style.css", "public/render.js", "public/icon.svg", "public/manifest.webmanifest", "public/embed-example.html",
 ];
 
 // A response that came through a redirect (a server sending index.html to ./) may not
