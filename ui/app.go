@@ -86,6 +86,8 @@ type App struct {
 	// View and OptView are Res and Opt as the planner cut them (Res is View.Result):
 	// windows of their stages and layers, and what the page draws of the rest.
 	View, OptView *wire.View
+	// bars are the stage bars of View and OptView, made once per view.
+	bars barMemo
 	// Elapsed is how long the last replan took (both runs when there is a manual split).
 	Elapsed time.Duration
 	// Replans counts the replans, for tests that wait for the next one.
@@ -282,6 +284,9 @@ func (a *App) keep(push bool) {
 		a.FlushKeep()
 	}
 }
+
+// KeepPending says whether an edit changed the request since the last FlushKeep.
+func (a *App) KeepPending() bool { return a.keepPending }
 
 // FlushKeep stores the request if an edit changed it since the last flush.
 func (a *App) FlushKeep() {

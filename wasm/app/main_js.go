@@ -89,7 +89,26 @@ func main() {
 	root := &ui.Root{A: app}
 	handlers := &ui.RecoverHandlers{}
 	detached := newDetacher()
-	for ok := true; ok; ok = r.EventWait() {
+	// Renders wait for the next animation frame (index.html's pipeplanFrame), so that
+	// each is a task of its own, apart from the planner's answer it draws (decoded in the
+	// task that received it) and from the event that asked for it. What is asked for
+	// meanwhile makes one render: wake holds one request.
+	wake := make(chan bool, 1)
+	go func() {
+		for ok := true; ok; {
+			ok = r.EventWait()
+			select {
+			case wake <- ok:
+			default:
+			}
+		}
+	}()
+	for ok := true; ok; ok = <-wake {
+		frame()
+		select {
+		case ok = <-wake:
+		default:
+		}
 		t0 := time.Now()
 		var t1 time.Time
 		err := renderOnce(r, env, root, handlers, &t1)
@@ -109,16 +128,30 @@ func main() {
 		detached.apply(app.Detached())
 		h.env.UnlockOnly()
 		h.afterRender()
-		// The URL and localStorage follow once the plan is on the screen.
-		h.env.Lock()
-		app.FlushKeep()
-		h.env.UnlockOnly()
+		// The URL and localStorage follow once the plan is on the screen, a frame later
+		// (index.html's pipeplanKeep writes them when the page is idle).
+		t3 := time.Now()
+		if app.KeepPending() {
+			frame()
+			t3 = time.Now()
+			h.env.Lock()
+			app.FlushKeep()
+			h.env.UnlockOnly()
+		}
 		js.Global().Set("pipeplanTimings", map[string]any{
 			"plan_ms":   ms(app.Elapsed),
 			"build_ms":  ms(t1.Sub(t0)),
 			"render_ms": ms(t2.Sub(t1)),
-			"keep_ms":   ms(time.Since(t2)),
+			"keep_ms":   ms(time.Since(t3)),
 		})
+	}
+}
+
+// frame waits for the next animation frame (index.html's pipeplanFrame; at once on a
+// page without it).
+func frame() {
+	if f := js.Global().Get("pipeplanFrame"); f.Type() == js.TypeFunction {
+		promise.Await(f.Invoke())
 	}
 }
 
@@ -251,20 +284,13 @@ func (b *browser) Yield() {
 	b.yielded = time.Since(started)
 }
 
-// Keep puts the request in the URL's fragment. A stored plan's ?plan= goes: the
-// fragment is the page's state now (and opens the plan where the server cannot).
+// Keep puts the request in the URL's fragment and in localStorage, when the page is
+// idle (index.html's pipeplanKeep). A stored plan's ?plan= goes: the fragment is the
+// page's state now (and opens the plan where the server cannot).
 func (b *browser) Keep(fragment string, push bool) {
-	u := js.Global().Get("URL").New(js.Global().Get("location").Get("href"))
-	u.Set("hash", fragment)
-	u.Get("searchParams").Call("delete", "plan")
-	method := "replaceState"
-	if push {
-		method = "pushState"
+	if k := js.Global().Get("pipeplanKeep"); k.Type() == js.TypeFunction {
+		k.Invoke(fragment, push, storageKey)
 	}
-	if u.Call("toString").String() != js.Global().Get("location").Get("href").String() {
-		js.Global().Get("history").Call(method, nil, "", u.Call("toString"))
-	}
-	storageSet(storageKey, fragment)
 }
 
 func (b *browser) Copy(text string) {
