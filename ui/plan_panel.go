@@ -58,8 +58,7 @@ func (a *App) Bar() *StageBar {
 	if a.Res == nil || a.Res.Plan == nil {
 		return nil
 	}
-	b := ViewBar(a.View)
-	return &b
+	return a.bars.of(a.View, 0)
 }
 
 // OptBar is the optimum's stage bar beside a manual split, or nil.
@@ -67,8 +66,24 @@ func (a *App) OptBar() *StageBar {
 	if a.Opt == nil || a.Opt.Plan == nil {
 		return nil
 	}
-	b := ViewBar(a.OptView)
-	return &b
+	return a.bars.of(a.OptView, 1)
+}
+
+// barMemo keeps the stage bars of the views last drawn (the plan's, the optimum's), so
+// that a render draws them without placing every layer again: a view's bar costs time in
+// its layers (StageBar.X), and the page renders at every event.
+type barMemo struct {
+	view [2]*wire.View
+	bar  [2]*StageBar
+}
+
+// of is ViewBar(v), made once per view (slot 0: the plan's, 1: the optimum's).
+func (m *barMemo) of(v *wire.View, slot int) *StageBar {
+	if m.view[slot] != v || m.bar[slot] == nil {
+		b := ViewBar(v)
+		m.view[slot], m.bar[slot] = v, &b
+	}
+	return m.bar[slot]
 }
 
 // Rows are the stage table's rows: its window, from StageStart.

@@ -20,6 +20,8 @@ type Root struct {
 	// reads it once per device preset, and a form of thousands of devices is not free.
 	formOf   wire.ClusterSpec
 	formMemo *ClusterForm
+	// overrides is whether the person opened the per-device overrides.
+	overrides bool
 }
 
 func (c *Root) rootClass() string {
@@ -172,8 +174,15 @@ func (c *Root) usualLabel(intra bool) string {
 	return "as within a node"
 }
 
+// overridesOpen says whether the per-device overrides are open: as the person left
+// them, and always for a mixed cluster. Closed, their rows are not drawn (a select of
+// every preset per device: hundreds of elements that each render would send again).
+func (c *Root) overridesOpen() bool { return c.overrides || c.mixed() }
+
+func (c *Root) toggleOverrides(open bool) { c.overrides = open }
+
 func (c *Root) mixed() bool {
-	f := c.A.Form()
+	f := c.form()
 	for _, d := range f.Devices {
 		if d != f.Device {
 			return true

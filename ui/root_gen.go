@@ -2146,7 +2146,12 @@ func (c *Root) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 						vgparent.AppendChild(vgn)
 						vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "details", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "overrides"}}}
 						vgparent.AppendChild(vgn)
-						vgn.AddAttrInterface("open", c.mixed())
+						vgn.AddAttrInterface("open", c.overridesOpen())
+						vgn.DOMEventHandlerSpecList = append(vgn.DOMEventHandlerSpecList, vugu.DOMEventHandlerSpec{
+							EventType: "toggle",
+							Func:      func(event vugu.DOMEvent) { c.toggleOverrides(event.PropBool("target", "open")) },
+							// TODO: implement capture, etc. mostly need to decide syntax
+						})
 						{
 							vgparent := vgn
 							_ = vgparent
@@ -2176,56 +2181,58 @@ func (c *Root) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 									_ = j
 									d := d
 									_ = d
-									vgn = &vugu.VGNode{Type: vugu.VGNodeType(3)} // <vg-template>
-									vgparent.AppendChild(vgn)
-									{
-										vgparent := vgn
-										_ = vgparent
-										vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n            "}
+									if c.overridesOpen() {
+										vgn = &vugu.VGNode{Type: vugu.VGNodeType(3)} // <vg-template>
 										vgparent.AppendChild(vgn)
-										vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "label", Attr: []vugu.VGAttribute(nil)}
-										vgparent.AppendChild(vgn)
-										vgn.AddAttrInterface("for", "dev-"+itoa(c.A.DeviceRange().Start+j))
-										vgn.SetInnerHTML("Device " + itoa(c.A.DeviceRange().Start+j))
-										vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n            "}
-										vgparent.AppendChild(vgn)
-										vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "select", Attr: []vugu.VGAttribute(nil)}
-										vgparent.AppendChild(vgn)
-										vgn.AddAttrInterface("id", "dev-"+itoa(c.A.DeviceRange().Start+j))
-										vgn.DOMEventHandlerSpecList = append(vgn.DOMEventHandlerSpecList, vugu.DOMEventHandlerSpec{
-											EventType: "change",
-											Func: func(event vugu.DOMEvent) {
-												c.A.SetCluster("device:"+itoa(c.A.DeviceRange().Start+j), event.PropString("target", "value"))
-											},
-											// TODO: implement capture, etc. mostly need to decide syntax
-										})
 										{
 											vgparent := vgn
 											_ = vgparent
-											vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n              "}
-											vgparent.AppendChild(vgn)
-											for vgiterkeyt, n := range DeviceNames() {
-												var vgiterkey interface{} = vgiterkeyt
-												_ = vgiterkey
-												n := n
-												_ = n
-												vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "option", Attr: []vugu.VGAttribute(nil)}
-												vgparent.AppendChild(vgn)
-												vgn.AddAttrInterface("value", n)
-												{
-													b, err := vjson.Marshal(n == d)
-													if err != nil {
-														panic(err)
-													}
-													vgn.Prop = append(vgn.Prop, vugu.VGProperty{Key: "selected", JSONVal: vjson.RawMessage(b)})
-												}
-												vgn.SetInnerHTML(n)
-											}
 											vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n            "}
 											vgparent.AppendChild(vgn)
+											vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "label", Attr: []vugu.VGAttribute(nil)}
+											vgparent.AppendChild(vgn)
+											vgn.AddAttrInterface("for", "dev-"+itoa(c.A.DeviceRange().Start+j))
+											vgn.SetInnerHTML("Device " + itoa(c.A.DeviceRange().Start+j))
+											vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n            "}
+											vgparent.AppendChild(vgn)
+											vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "select", Attr: []vugu.VGAttribute(nil)}
+											vgparent.AppendChild(vgn)
+											vgn.AddAttrInterface("id", "dev-"+itoa(c.A.DeviceRange().Start+j))
+											vgn.DOMEventHandlerSpecList = append(vgn.DOMEventHandlerSpecList, vugu.DOMEventHandlerSpec{
+												EventType: "change",
+												Func: func(event vugu.DOMEvent) {
+													c.A.SetCluster("device:"+itoa(c.A.DeviceRange().Start+j), event.PropString("target", "value"))
+												},
+												// TODO: implement capture, etc. mostly need to decide syntax
+											})
+											{
+												vgparent := vgn
+												_ = vgparent
+												vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n              "}
+												vgparent.AppendChild(vgn)
+												for vgiterkeyt, n := range DeviceNames() {
+													var vgiterkey interface{} = vgiterkeyt
+													_ = vgiterkey
+													n := n
+													_ = n
+													vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "option", Attr: []vugu.VGAttribute(nil)}
+													vgparent.AppendChild(vgn)
+													vgn.AddAttrInterface("value", n)
+													{
+														b, err := vjson.Marshal(n == d)
+														if err != nil {
+															panic(err)
+														}
+														vgn.Prop = append(vgn.Prop, vugu.VGProperty{Key: "selected", JSONVal: vjson.RawMessage(b)})
+													}
+													vgn.SetInnerHTML(n)
+												}
+												vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n            "}
+												vgparent.AppendChild(vgn)
+											}
+											vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n          "}
+											vgparent.AppendChild(vgn)
 										}
-										vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n          "}
-										vgparent.AppendChild(vgn)
 									}
 								}
 								vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}

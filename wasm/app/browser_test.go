@@ -544,6 +544,9 @@ func TestBrowser(t *testing.T) {
 	}
 	b.set("#cluster-nodes", "2", "input")
 	s = b.waitChange("2 nodes of 3", s)
+	// The per-device overrides draw their rows once opened.
+	b.eval(`document.querySelector("details.overrides summary").click()`)
+	b.waitFor("the per-device overrides", `document.querySelector("#dev-1") !== null`)
 	b.set("#dev-1", "h100-sxm", "change")
 	s = b.waitChange("a mixed cluster", s)
 	b.shot("3-cluster")
