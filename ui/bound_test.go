@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/vugu/vugu"
+
+	"pipeplan/core/wire"
 )
 
 // deepProfile is a native profile of n layers in a chain.
@@ -219,6 +221,20 @@ func TestStepPoints(t *testing.T) {
 	for i, c := range chunks {
 		if n := strings.Count(c, " ") + 1; n > maxPolylinePoints {
 			t.Errorf("piece %d has %d points", i, n)
+		}
+	}
+}
+
+// TestStageRuns: a stage's layers as runs, as wire.LayerRuns writes them, for ranges
+// (written without listing them) and for a graph split's lists.
+func TestStageRuns(t *testing.T) {
+	p := &wire.Plan{Stages: []wire.Stage{
+		{FirstLayer: 0, LastLayer: 7}, {FirstLayer: 8, LastLayer: 8}, {FirstLayer: 9, LastLayer: 199999},
+		{Layers: []int{0, 1, 2, 5, 7, 8}}, {FirstLayer: 3, LastLayer: 2},
+	}}
+	for i := range p.Stages {
+		if got, want := stageRuns(p, i), wire.LayerRuns(p.StageLayers(i)); got != want {
+			t.Errorf("stage %d: %q, want %q", i, got, want)
 		}
 	}
 }

@@ -100,7 +100,7 @@ func NewStageBar(p *wire.Plan) StageBar {
 		if group > 1 {
 			continue
 		}
-		layers := wire.LayerRuns(p.StageLayers(i))
+		layers := stageRuns(p, i)
 		seg := Segment{
 			Stage: i, X: starts[i], W: w, Bottleneck: i == slow,
 			Pattern: "url(#pp-fill-" + strconv.Itoa(i%4) + ")",
@@ -196,6 +196,21 @@ func ViewBar(v *wire.View) StageBar {
 		Segments: groupSegments(v.Groups, v.Bottleneck, v.BottleneckSeconds, p.LayerOrder == nil, total)}
 }
 
+// stageRuns is wire.LayerRuns of stage i's layers, without listing the layers of a
+// range (a stage of 50,000 layers would be 50,000 of them, at each render).
+func stageRuns(p *wire.Plan, i int) string {
+	s := &p.Stages[i]
+	switch {
+	case s.Layers != nil:
+		return wire.LayerRuns(s.Layers)
+	case s.FirstLayer == s.LastLayer:
+		return strconv.Itoa(s.FirstLayer)
+	case s.FirstLayer > s.LastLayer:
+		return ""
+	}
+	return strconv.Itoa(s.FirstLayer) + "–" + strconv.Itoa(s.LastLayer)
+}
+
 // LayerAt returns the boundary position (0..n) nearest to x on the bar.
 func (b StageBar) LayerAt(x float64) int {
 	i := sort.SearchFloat64s(b.X, x)
@@ -261,7 +276,7 @@ func stagePage(p *wire.Plan, off, slow, start, size int) []StageRow {
 			used = float64(s.MemoryBytes) / float64(s.LimitBytes)
 		}
 		r := StageRow{
-			Stage: i, Device: s.Device, Layers: wire.LayerRuns(p.StageLayers(i - off)),
+			Stage: i, Device: s.Device, Layers: stageRuns(p, i-off),
 			Names:   s.FirstName + " … " + s.LastName,
 			Compute: units.Time(s.ComputeSeconds, model.Seconds), Transfer: units.Time(s.TransferSeconds, model.Seconds),
 			Memory: units.Bytes(s.MemoryBytes), Limit: units.Bytes(s.LimitBytes),
