@@ -20,6 +20,9 @@ var (
 func main() {
 	ops.Models.Load = loadStored
 	ops.Models.Keep = keepStored
+	ops.Models.Files = storedFiles
+	ops.Models.Delete = deleteStored
+	ops.Models.Used = func(key string) { js.Global().Call("pipeplanUseFile", key) }
 	self := js.Global()
 	self.Set("onmessage", js.FuncOf(func(_ js.Value, args []js.Value) any {
 		receive(args[0].Get("data"))
@@ -187,4 +190,27 @@ func keepStored(hash string, data []byte) bool {
 	js.CopyBytesToJS(buf, data)
 	v, err := promise.Await(js.Global().Call("pipeplanKeepFile", hash, buf))
 	return err == nil && v.Truthy()
+}
+
+// storedFiles lists the model files in the browser's storage (ops.Store.Files).
+func storedFiles() ([]ops.StoredFile, error) {
+	v, err := promise.Await(js.Global().Call("pipeplanStoredFiles"))
+	if err != nil {
+		return nil, err
+	}
+	var files []ops.StoredFile
+	if err := json.Unmarshal([]byte(v.String()), &files); err != nil {
+		return nil, err
+	}
+	return files, nil
+}
+
+// deleteStored deletes model files from the browser's storage (ops.Store.Delete).
+func deleteStored(keys []string) error {
+	list := make([]any, len(keys))
+	for i, k := range keys {
+		list[i] = k
+	}
+	_, err := promise.Await(js.Global().Call("pipeplanDeleteFiles", list))
+	return err
 }

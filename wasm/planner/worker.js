@@ -121,23 +121,45 @@ self.addEventListener("error", e => {
 });
 // The browser's storage of model files too large for a link (wasm/planner/ops: Store):
 // IndexedDB "pipeplan", object store "models", each file's bytes under "sha256-" and
-// its SHA-256 in hex. The files are read, hashed and stored here, in the worker: the
-// page's thread passes the File object and never reads it.
+// its SHA-256 in hex, and object store "used" ({bytes, used}: its size, and when it was
+// last imported, kept or read, in milliseconds since 1970) under the same key, which
+// the planner reads to keep the storage within its bounds (ops.Evict). The files are
+// read, hashed and stored here, in the worker: the page's thread passes the File object
+// and never reads it.
 const openStore = () => self.pipeplanDB ??= new Promise((ok, fail) => {
-  const r = indexedDB.open("pipeplan", 1);
-  r.onupgradeneeded = () => r.result.createObjectStore("models");
+  const r = indexedDB.open("pipeplan", 2);
+  r.onupgradeneeded = () => {
+    const db = r.result;
+    if (!db.objectStoreNames.contains("models")) db.createObjectStore("models");
+    if (!db.objectStoreNames.contains("used")) {
+      // Files kept by version 1 get their sizes, and the oldest time.
+      const used = db.createObjectStore("used");
+      r.transaction.objectStore("models").openCursor().onsuccess = e => {
+        const c = e.target.result;
+        if (!c) return;
+        used.put({ bytes: c.value.byteLength, used: 0 }, c.key);
+        c.continue();
+      };
+    }
+  };
   r.onsuccess = () => ok(r.result);
   r.onerror = () => fail(r.error);
 });
+// storeRequest runs f on the object stores (models, used) in one transaction and
+// answers the result of the request f returns, once the transaction is done.
 const storeRequest = async (mode, f) => {
   const db = await openStore();
   return new Promise((ok, fail) => {
-    const t = db.transaction("models", mode);
-    const r = f(t.objectStore("models"));
-    t.oncomplete = () => ok(r.result);
+    const t = db.transaction(["models", "used"], mode);
+    const r = f(t.objectStore("models"), t.objectStore("used"));
+    t.oncomplete = () => ok(r && r.result);
     t.onerror = t.onabort = () => fail(t.error || new Error("the transaction was aborted"));
   });
 };
+const putFile = (key, buf) => storeRequest("readwrite", (models, used) => {
+  used.put({ bytes: buf.byteLength, used: Date.now() }, key);
+  return models.put(buf, key);
+});
 // pipeplanReadFile(file, maxBytes): {hash, data (Uint8Array), kept}, or {error}; kept
 // is false when the storage refused the file (full, or a private window without one).
 self.pipeplanReadFile = async (file, maxBytes) => {
@@ -149,7 +171,7 @@ self.pipeplanReadFile = async (file, maxBytes) => {
   const hash = Array.from(digest, b => b.toString(16).padStart(2, "0")).join("");
   let kept = false;
   try {
-    await storeRequest("readwrite", s => s.put(buf, "sha256-" + hash));
+    await putFile("sha256-" + hash, buf);
     kept = true;
   } catch (err) {
     console.warn("pipeplan: the model file was not kept in this browser's storage: " + err);
@@ -158,16 +180,47 @@ self.pipeplanReadFile = async (file, maxBytes) => {
 };
 // pipeplanLoadFile(key): the stored file's bytes (Uint8Array), or null.
 self.pipeplanLoadFile = async key => {
-  const v = await storeRequest("readonly", s => s.get(key));
+  const v = await storeRequest("readonly", models => models.get(key));
   return v ? new Uint8Array(v) : null;
 };
 // pipeplanKeepFile(key, bytes): true when the storage took the file.
 self.pipeplanKeepFile = async (key, bytes) => {
   try {
-    await storeRequest("readwrite", s => s.put(bytes.buffer, key));
+    await putFile(key, bytes.buffer);
     return true;
   } catch (err) {
     console.warn("pipeplan: the model file was not kept in this browser's storage: " + err);
     return false;
   }
 };
+// pipeplanUseFile(key) marks a stored file as used now (nothing when it is not stored,
+// or the storage refuses: the order of use is a hint).
+self.pipeplanUseFile = key => {
+  storeRequest("readwrite", (models, used) => {
+    const r = used.get(key);
+    r.onsuccess = () => { if (r.result) used.put({ bytes: r.result.bytes, used: Date.now() }, key); };
+    return null;
+  }).catch(err => console.warn("pipeplan: " + err));
+};
+// pipeplanStoredFiles(): the stored files, as JSON: [{key, bytes, used}].
+self.pipeplanStoredFiles = async () => {
+  const out = [];
+  await storeRequest("readonly", (models, used) => {
+    used.openCursor().onsuccess = e => {
+      const c = e.target.result;
+      if (!c) return;
+      out.push({ key: c.key, bytes: c.value.bytes, used: c.value.used });
+      c.continue();
+    };
+    return null;
+  });
+  return JSON.stringify(out);
+};
+// pipeplanDeleteFiles(keys): deletes the stored files of these keys.
+self.pipeplanDeleteFiles = keys => storeRequest("readwrite", (models, used) => {
+  for (const k of keys) {
+    models.delete(k);
+    used.delete(k);
+  }
+  return null;
+});

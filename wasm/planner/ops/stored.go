@@ -1,10 +1,12 @@
 package ops
 
 import (
+	"cmp"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 
@@ -55,8 +57,96 @@ type Store struct {
 	// storage took it. nil: nothing is kept.
 	Keep func(hash string, data []byte) bool
 
+	// Files lists the files in the browser's storage, Delete deletes some (by key), and
+	// Used marks one as used now; each nil where there is no storage (Trim and the
+	// marks then do nothing).
+	Files  func() ([]StoredFile, error)
+	Delete func(keys []string) error
+	Used   func(key string)
+
 	mu   sync.Mutex
 	docs []storedDoc // the most recent last
+	// used is the file last marked used (Used).
+	used string
+}
+
+// StoredFile is a model file in the browser's storage: its key ("sha256-..."), its size,
+// and when it was last imported, kept or read (milliseconds since 1970).
+type StoredFile struct {
+	Key   string  `json:"key"`
+	Bytes int64   `json:"bytes"`
+	Used  float64 `json:"used"`
+}
+
+// The browser's storage keeps at most KeepFiles model files of at most KeepBytes
+// together (Evict): the limits of what a person's imports leave behind, two files as
+// large as the planner takes (MaxFileBytes) or eight of any size.
+const (
+	KeepFiles = 8
+	KeepBytes = 2 * MaxFileBytes
+)
+
+// Evict says which files to delete so that those left are the most recently used ones
+// within maxFiles files and maxBytes bytes together: least recently used first (LRU),
+// the files are kept in order of use, newest first, until the next would break either
+// bound; it and every older file go. The file inUse (the model the page shows) is kept
+// whatever its size, and counts first. Equal times are ordered by key, so the answer
+// does not depend on the list's order.
+func Evict(files []StoredFile, inUse string, maxFiles int, maxBytes int64) []string {
+	order := slices.Clone(files)
+	slices.SortFunc(order, func(a, b StoredFile) int {
+		switch {
+		case (a.Key == inUse) != (b.Key == inUse):
+			if a.Key == inUse {
+				return -1
+			}
+			return 1
+		case a.Used != b.Used:
+			return cmp.Compare(b.Used, a.Used)
+		}
+		return strings.Compare(a.Key, b.Key)
+	})
+	var out []string
+	n, total := 0, int64(0)
+	for _, f := range order {
+		if f.Key != inUse && (out != nil || n+1 > maxFiles || total+f.Bytes > maxBytes) {
+			out = append(out, f.Key)
+			continue
+		}
+		n, total = n+1, total+f.Bytes
+	}
+	return out
+}
+
+// Trim deletes the files of the browser's storage that Evict leaves out, keeping inUse
+// (a file just imported or kept), and returns their keys. An error of the storage
+// leaves the files as they were: the limits are kept at the next import.
+func (s *Store) Trim(inUse string) ([]string, error) {
+	if s.Files == nil || s.Delete == nil {
+		return nil, nil
+	}
+	files, err := s.Files()
+	if err != nil {
+		return nil, err
+	}
+	gone := Evict(files, inUse, KeepFiles, KeepBytes)
+	if len(gone) == 0 {
+		return nil, nil
+	}
+	return gone, s.Delete(gone)
+}
+
+// markUsed marks the file of a reference as used (Used), when it is not the file
+// marked last: so that the storage's order of use follows the models the page shows,
+// without a write at every plan.
+func (s *Store) markUsed(key string) {
+	s.mu.Lock()
+	last := s.used
+	s.used = key
+	s.mu.Unlock()
+	if key != last && s.Used != nil {
+		s.Used(key)
+	}
 }
 
 type storedDoc struct {
@@ -99,6 +189,7 @@ func (s *Store) held(hash string) json.RawMessage {
 
 // document is the model document of a reference: held, else loaded and read.
 func (s *Store) document(ref Ref) (json.RawMessage, error) {
+	s.markUsed(ref.Stored)
 	if d := s.held(ref.Stored); d != nil {
 		return d, nil
 	}
@@ -180,6 +271,12 @@ func (s *Store) Import(name, hash string, data []byte, kept bool) string {
 		return mustJSON(apiError{Error: err.Error()})
 	}
 	out := Imported{Model: m}
+	if kept && hash != "" {
+		s.markUsed("sha256-" + hash)
+		if _, err := s.Trim("sha256-" + hash); err != nil {
+			fmt.Println("pipeplan: the browser's storage of model files was not trimmed:", err)
+		}
+	}
 	if len(m.Document) > InlineBytes && hash != "" {
 		ref := Ref{Stored: "sha256-" + hash, Name: name, Bytes: int64(len(data))}
 		s.Put(ref.Stored, m.Document)
@@ -203,8 +300,11 @@ func (s *Store) reference(name string, doc json.RawMessage) json.RawMessage {
 	sum := sha256.Sum256(doc)
 	ref := Ref{Stored: "sha256-" + hex.EncodeToString(sum[:]), Name: name, Bytes: int64(len(doc))}
 	s.Put(ref.Stored, doc)
-	if s.Keep != nil {
-		s.Keep(ref.Stored, doc)
+	if s.Keep != nil && s.Keep(ref.Stored, doc) {
+		s.markUsed(ref.Stored)
+		if _, err := s.Trim(ref.Stored); err != nil {
+			fmt.Println("pipeplan: the browser's storage of model files was not trimmed:", err)
+		}
 	}
 	b, _ := json.Marshal(ref)
 	return b

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -180,5 +181,142 @@ func TestViews(t *testing.T) {
 	out, _ = Do(ctx, "window", []string{h, ""}, nil, nil)
 	if e := errorObject(t, out); !strings.Contains(e.Error, errGone) {
 		t.Errorf("a result no longer held: %s", out)
+	}
+}
+
+// TestEvict: the files kept are the most recently used ones within both bounds, newest
+// first, and the first file over a bound goes with every older one; the file in use stays
+// whatever its size and age.
+func TestEvict(t *testing.T) {
+	const MiB = 1 << 20
+	files := []StoredFile{
+		{Key: "sha256-a", Bytes: 300 * MiB, Used: 1000},
+		{Key: "sha256-b", Bytes: 10 * MiB, Used: 4000},
+		{Key: "sha256-c", Bytes: 200 * MiB, Used: 3000},
+		{Key: "sha256-d", Bytes: 1 * MiB, Used: 2000},
+		{Key: "sha256-e", Bytes: 5 * MiB, Used: 0}, // kept before files had times
+	}
+	for _, c := range []struct {
+		name     string
+		inUse    string
+		maxFiles int
+		maxBytes int64
+		want     []string
+	}{
+		{"within both bounds", "sha256-b", 5, 1024 * MiB, nil},
+		{"by count: the two oldest go", "sha256-b", 3, 1024 * MiB, []string{"sha256-a", "sha256-e"}},
+		{"by bytes: c overflows, and the older go with it", "sha256-b", 5, 100 * MiB, []string{"sha256-c", "sha256-d", "sha256-a", "sha256-e"}},
+		{"by bytes, exactly full: a fits", "sha256-b", 5, 511 * MiB, []string{"sha256-e"}},
+		{"the file in use counts first, whatever its age", "sha256-e", 2, 1024 * MiB, []string{"sha256-c", "sha256-d", "sha256-a"}},
+		{"the file in use stays over the byte bound", "sha256-a", 5, 100 * MiB, []string{"sha256-b", "sha256-c", "sha256-d", "sha256-e"}},
+		{"one file: only the file in use", "sha256-d", 1, 1024 * MiB, []string{"sha256-b", "sha256-c", "sha256-a", "sha256-e"}},
+		{"no file in use is kept by its key alone", "", 1, 1024 * MiB, []string{"sha256-c", "sha256-d", "sha256-a", "sha256-e"}},
+	} {
+		got := Evict(files, c.inUse, c.maxFiles, c.maxBytes)
+		if fmt.Sprint(got) != fmt.Sprint(c.want) {
+			t.Errorf("%s: evicts %v, want %v", c.name, got, c.want)
+		}
+		// The list's order does not matter.
+		rev := slices.Clone(files)
+		slices.Reverse(rev)
+		if again := Evict(rev, c.inUse, c.maxFiles, c.maxBytes); fmt.Sprint(again) != fmt.Sprint(got) {
+			t.Errorf("%s: reversed, evicts %v, not %v", c.name, again, got)
+		}
+	}
+	// Equal times: by key.
+	tied := []StoredFile{{Key: "sha256-y", Used: 5}, {Key: "sha256-x", Used: 5}, {Key: "sha256-z", Used: 5}}
+	if got := Evict(tied, "", 2, 1<<40); fmt.Sprint(got) != "[sha256-z]" {
+		t.Errorf("ties: evicts %v, want [sha256-z]", got)
+	}
+}
+
+// fakeStorage is the browser's storage of model files as Store sees it, in memory, with
+// a clock that ticks at each use.
+type fakeStorage struct {
+	files map[string]StoredFile
+	data  map[string][]byte
+	now   float64
+}
+
+func (f *fakeStorage) attach(s *Store) {
+	f.files, f.data = map[string]StoredFile{}, map[string][]byte{}
+	s.Load = func(key string) ([]byte, bool, error) {
+		if _, ok := f.files[key]; !ok {
+			return nil, false, nil
+		}
+		return f.data[key], true, nil
+	}
+	s.Files = func() ([]StoredFile, error) {
+		var out []StoredFile
+		for _, x := range f.files {
+			out = append(out, x)
+		}
+		return out, nil
+	}
+	s.Delete = func(keys []string) error {
+		for _, k := range keys {
+			delete(f.files, k)
+		}
+		return nil
+	}
+	s.Used = func(key string) {
+		if x, ok := f.files[key]; ok {
+			f.now++
+			x.Used = f.now
+			f.files[key] = x
+		}
+	}
+}
+
+// put is worker.js's pipeplanReadFile: the file goes to storage as used now.
+func (f *fakeStorage) put(data []byte) {
+	f.now++
+	key := "sha256-" + hashOf(data)
+	f.files[key] = StoredFile{Key: key, Bytes: int64(len(data)), Used: f.now}
+	f.data[key] = data
+}
+
+// TestStoreTrim: imports past KeepFiles leave the KeepFiles most recently used files in
+// storage, the one just imported among them; a model the page went back to (a plan of
+// its reference) counts as used, so the next import evicts another.
+func TestStoreTrim(t *testing.T) {
+	s := &Store{}
+	var f fakeStorage
+	f.attach(s)
+	var data [][]byte
+	for i := range KeepFiles + 3 {
+		d := chainProfile(100 + i)
+		data = append(data, d)
+		f.put(d)
+		imported(t, s, fmt.Sprintf("chain-%d.json", 100+i), d)
+		if want := min(i+1, KeepFiles); len(f.files) != want {
+			t.Fatalf("after %d imports, storage holds %d files, want %d", i+1, len(f.files), want)
+		}
+		if _, ok := f.files["sha256-"+hashOf(d)]; !ok {
+			t.Fatalf("import %d: the file just imported was evicted", i)
+		}
+	}
+	// The oldest three went.
+	for i, d := range data {
+		_, ok := f.files["sha256-"+hashOf(d)]
+		if ok != (i >= 3) {
+			t.Errorf("file %d: in storage %v, want %v", i, ok, i >= 3)
+		}
+	}
+	// Back to file 3 (the oldest left): resolving its reference (as a plan does) marks it
+	// used.
+	ref, _ := json.Marshal(Ref{Stored: "sha256-" + hashOf(data[3]), Name: "chain-103.json", Bytes: int64(len(data[3]))})
+	req := `{"version": 1, "model": {"document": ` + string(ref) + `}, "cluster": {"device": "a100-80gb", "count": 2}}`
+	if _, refs, err := s.Resolve(req); err != nil || len(refs) != 1 {
+		t.Fatalf("resolving file 3's reference: %v, %d references", err, len(refs))
+	}
+	d := chainProfile(500)
+	f.put(d)
+	imported(t, s, "chain-500.json", d)
+	if _, ok := f.files["sha256-"+hashOf(data[3])]; !ok {
+		t.Errorf("the file the page went back to was evicted")
+	}
+	if _, ok := f.files["sha256-"+hashOf(data[4])]; ok {
+		t.Errorf("file 4, the least recently used, is still in storage")
 	}
 }
