@@ -4,18 +4,25 @@ package main
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
+	"sort"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/chromedp/cdproto/cdp"
-	"github.com/chromedp/cdproto/profiler"
+	"github.com/chromedp/cdproto/tracing"
 	"github.com/chromedp/chromedp"
+
+	"pipeplan/wasm/planner/ops"
 )
 
 // Issue 23's items 2 and 3: big plans and big models. The page's thread only draws: the
@@ -24,16 +31,27 @@ import (
 // browser's storage (IndexedDB), the link holding a reference.
 //
 // The bounds: the longest answer the page's thread reads (the structure: views are at
-// most a few hundred kilobytes, where a 3,000-stage result was 4.4 MB); the longest
-// stretch of work on the page's thread, in CPU time; and the longest gap between
-// animation frames (before: 0.7 to 4 s for 3,000 stages of 20,000 layers, 38.5 s for
-// 512 devices), in wall time, which a machine shared by many programs stretches: its
-// bound is generous.
+// most a few hundred kilobytes, where a 3,000-stage result was 4.4 MB), and the longest
+// gap between animation frames, issue 23's 100 ms, in the CPU time of the page's thread
+// (frameWork; before: 0.7 to 4 s for 3,000 stages of 20,000 layers, 38.5 s for 512
+// devices, in wall time).
 const (
 	maxAnswerBytes = 512 << 10
-	maxWorkMS      = 250
-	maxFrameGapMS  = 3000
+	maxFrameWorkMS = 100
 )
+
+// longTasks starts recording the page's long tasks (over 50 ms, as chromium's
+// PerformanceObserver reports them) in window.ppLong: the longest and how many, until
+// ppLong.stop().
+const longTasks = `(() => {
+	const l = {max: 0, n: 0};
+	const o = new PerformanceObserver(list => {
+		for (const e of list.getEntries()) { l.max = Math.max(l.max, e.duration); l.n++; }
+	});
+	o.observe({type: "longtask"});
+	l.stop = () => { for (const e of o.takeRecords()) { l.max = Math.max(l.max, e.duration); l.n++; } o.disconnect(); };
+	window.ppLong = l;
+})()`
 
 // smallProfile is a native profile of n layers in a chain with small tensors, so that
 // 200,000 layers fit four devices.
@@ -118,21 +136,39 @@ func forget(b *browserT) {
 	}
 }
 
-// measure starts recording frame gaps, the longest answer from the planner, and a CPU
-// profile of the page's thread (a sample every millisecond).
-func measure(b *browserT) {
+// measure starts recording: the longest answer from the planner, the gaps between
+// animation frames and the long tasks (in the page), and a trace of the page's thread
+// (chromium's tracing: its tasks, with the CPU time each took, and its animation frames).
+// PIPEPLAN_TRACE_MORE adds trace categories (say "blink v8"), for the report of the
+// longest gap's work to say more.
+func measure(b *browserT) *pageTrace {
 	b.Helper()
 	b.eval(`window.pipeplanLargestAnswer = 0`)
 	b.eval(frameGaps)
-	for _, err := range []error{
-		cdpCall(b, profiler.Enable, cdp.Empty{}),
-		cdpCall(b, profiler.SetSamplingInterval, profiler.SetSamplingIntervalParams{Interval: 1000}),
-		cdpCall(b, profiler.Start, cdp.Empty{}),
-	} {
-		if err != nil {
-			b.Fatalf("starting the profiler: %v", err)
+	b.eval(longTasks)
+	tr := &pageTrace{done: make(chan struct{})}
+	ctx, cancel := context.WithCancel(b.ctx)
+	tr.stop = cancel
+	chromedp.Listen(ctx, func(ev any) {
+		switch e := ev.(type) {
+		case *tracing.EventDataCollected:
+			for _, v := range e.Value {
+				var x traceEvent
+				if json.Unmarshal([]byte(v), &x) == nil {
+					tr.events = append(tr.events, x)
+				}
+			}
+		case *tracing.EventTracingComplete:
+			close(tr.done)
 		}
+	})
+	err := cdpCall(b, tracing.Start, tracing.StartParams{TransferMode: tracing.StartTransferModeReportEvents, TraceConfig: &tracing.TraceConfig{
+		IncludedCategories: append([]string{"toplevel", "devtools.timeline", "disabled-by-default-devtools.timeline"}, strings.Fields(os.Getenv("PIPEPLAN_TRACE_MORE"))...)}})
+	if err != nil {
+		cancel()
+		b.Fatalf("starting the trace: %v", err)
 	}
+	return tr
 }
 
 func cdpCall[P, R any](b *browserT, c cdp.Command[P, R], p P) error {
@@ -140,39 +176,163 @@ func cdpCall[P, R any](b *browserT, c cdp.Command[P, R], p P) error {
 	return err
 }
 
-// measured stops the recording and checks its bounds: the longest answer the page's
-// thread read, the longest stretch of work on the page's thread (consecutive profile
-// samples that are not idle: its CPU time, which a busy machine does not stretch as it
-// stretches the wall clock), and the longest gap between frames.
-func measured(b *browserT, what string) {
-	b.Helper()
-	g := do(b, "reading the frame gaps", chromedp.Evaluate[[]float64](`(window.ppGaps.stop(), [window.ppGaps.max, window.ppGaps.over100, performance.now() - window.ppGaps.start, window.pipeplanLargestAnswer])`))
-	res, err := chromedp.Call(b.ctx, profiler.Stop, cdp.Empty{})
-	if err != nil || res.Profile == nil {
-		b.Fatalf("stopping the profiler: %v", err)
+// pageTrace collects a trace's events (Listen's function adds them, in the order they
+// come, until done).
+type pageTrace struct {
+	events []traceEvent
+	done   chan struct{}
+	stop   context.CancelFunc
+}
+
+// traceEvent is a trace event (Trace Event Format): times in microseconds, ts and dur
+// in wall time, tdur the CPU time of the thread.
+type traceEvent struct {
+	Name string  `json:"name"`
+	Ph   string  `json:"ph"`
+	Ts   float64 `json:"ts"`
+	Dur  float64 `json:"dur"`
+	TDur float64 `json:"tdur"`
+	Pid  int     `json:"pid"`
+	Tid  int     `json:"tid"`
+	Args struct {
+		Name string `json:"name"`
+	} `json:"args"`
+}
+
+// frameWork reads the page's main thread in a trace: its tasks, in order, the CPU time
+// of each, and which ones fired animation frames. gaps is the CPU time the thread
+// worked from each frame's task to the next frame's (that task and all those before the
+// next; and before the first frame and after the last, from the trace's start and to
+// its end): the frame gap the page itself makes, which the other programs on a shared
+// machine do not stretch. longest is the longest task's CPU time, frames the number of
+// frames, all in milliseconds; worst says what the thread did in the longest gap (its
+// tasks of 3 ms or more, and their events of 3 ms or more).
+func frameWork(events []traceEvent) (gaps []float64, longest float64, frames int, worst string) {
+	type thread struct{ pid, tid int }
+	main := map[thread]bool{}
+	for _, e := range events {
+		if e.Ph == "M" && e.Name == "thread_name" && e.Args.Name == "CrRendererMain" {
+			main[thread{e.Pid, e.Tid}] = true
+		}
 	}
-	idle := map[int64]bool{}
-	for _, n := range res.Profile.Nodes {
-		idle[n.ID] = n.CallFrame.FunctionName == "(idle)"
+	type task struct {
+		start, end, cpu float64
+		frame           bool
+		inside          []string // the longest events inside, for a report
 	}
-	busy, longest := 0, 0
-	for _, id := range res.Profile.Samples {
-		if idle[id] {
-			busy = 0
+	tasks := map[thread][]task{}
+	var fires []traceEvent
+	for _, e := range events {
+		th := thread{e.Pid, e.Tid}
+		switch {
+		case !main[th]:
+		case e.Ph == "X" && (e.Name == "ThreadControllerImpl::RunTask" || e.Name == "RunTask"):
+			tasks[th] = append(tasks[th], task{start: e.Ts, end: e.Ts + e.Dur, cpu: e.TDur / 1000})
+		case e.Name == "FireAnimationFrame":
+			fires = append(fires, e)
+		}
+	}
+	// The page's thread is the one that fires the frames.
+	count := map[thread]int{}
+	var page thread
+	for _, f := range fires {
+		th := thread{f.Pid, f.Tid}
+		if count[th]++; count[th] > count[page] {
+			page = th
+		}
+	}
+	// Tasks nest (a RunTask in a ThreadControllerImpl::RunTask): the outermost count.
+	var list []task
+	all := tasks[page]
+	sort.Slice(all, func(i, j int) bool {
+		return all[i].start < all[j].start || all[i].start == all[j].start && all[i].end > all[j].end
+	})
+	for _, t := range all {
+		if n := len(list); n == 0 || t.start >= list[n-1].end {
+			list = append(list, t)
+		}
+	}
+	for _, f := range fires {
+		if (thread{f.Pid, f.Tid}) != page {
 			continue
 		}
-		busy++
-		longest = max(longest, busy)
+		i := sort.Search(len(list), func(i int) bool { return list[i].start > f.Ts }) - 1
+		if i >= 0 && f.Ts <= list[i].end {
+			list[i].frame = true
+		}
 	}
-	b.Logf("%s: the page's thread read at most %.0f bytes of an answer; its longest stretch of work %d ms (profile samples); the longest frame gap %.0f ms, %.0f gaps over 100 ms, in %.1f s", what, g[3], longest, g[0], g[1], g[2]/1000)
+	// What each task did: its longest events (the work in them, in CPU time).
+	for _, e := range events {
+		if (thread{e.Pid, e.Tid}) != page || e.Ph != "X" || e.Name == "ThreadControllerImpl::RunTask" || e.Name == "RunTask" || e.TDur < 3000 {
+			continue
+		}
+		i := sort.Search(len(list), func(i int) bool { return list[i].start > e.Ts }) - 1
+		if i >= 0 && e.Ts+e.Dur <= list[i].end {
+			list[i].inside = append(list[i].inside, fmt.Sprintf("%s %.1f", e.Name, e.TDur/1000))
+		}
+	}
+	sum, k := 0.0, 0
+	var work []string
+	gap := func() {
+		if k > 0 {
+			gaps = append(gaps, sum)
+			if sum >= slices.Max(gaps) {
+				worst = strings.Join(work, "; ")
+			}
+		}
+		sum, k, work = 0, 0, nil
+	}
+	for _, t := range list {
+		longest = max(longest, t.cpu)
+		if t.frame {
+			frames++
+			gap()
+		}
+		sum, k = sum+t.cpu, k+1
+		if t.cpu >= 3 {
+			work = append(work, fmt.Sprintf("task %.1f ms (%s)", t.cpu, strings.Join(t.inside, ", ")))
+		}
+	}
+	gap()
+	return gaps, longest, frames, worst
+}
+
+// measured stops the recording and checks its bounds: the longest answer the page's
+// thread read, and the longest frame gap in the CPU time of the page's thread (frameWork).
+// The frame gaps and long tasks in wall time are reported: a machine shared by many
+// programs stretches them (by 2 to 4 times on the 2 cores shared by several people
+// where these were first measured), so they are not bounded here.
+func measured(b *browserT, tr *pageTrace, what string) {
+	b.Helper()
+	g := do(b, "reading the frame gaps", chromedp.Evaluate[[]float64](`(window.ppGaps.stop(), window.ppLong.stop(), [window.ppGaps.max, window.ppGaps.over100, performance.now() - window.ppGaps.start, window.pipeplanLargestAnswer, window.ppLong.max, window.ppLong.n])`))
+	if err := cdpCall(b, tracing.End, cdp.Empty{}); err != nil {
+		b.Fatalf("ending the trace: %v", err)
+	}
+	select {
+	case <-tr.done:
+	case <-time.After(time.Minute):
+		b.Fatalf("%s: the trace did not end", what)
+	}
+	tr.stop()
+	gaps, longest, frames, why := frameWork(tr.events)
+	worst := 0.0
+	over := 0
+	for _, x := range gaps {
+		worst = max(worst, x)
+		if x > maxFrameWorkMS {
+			over++
+		}
+	}
+	b.Logf("%s: the page's thread read at most %.0f bytes of an answer; in CPU time, its longest frame gap %.1f ms (%d frames, %d gaps over %d ms), its longest task %.1f ms; in wall time, its longest frame gap %.0f ms (%.0f over 100 ms) and longest task %.0f ms (%.0f long tasks), in %.1f s; the longest gap's work: %s",
+		what, g[3], worst, frames, over, maxFrameWorkMS, longest, g[0], g[1], g[4], g[5], g[2]/1000, why)
 	if g[3] > maxAnswerBytes {
 		b.Errorf("%s: the page's thread read an answer of %.0f bytes (bound %d)", what, g[3], maxAnswerBytes)
 	}
-	if longest > maxWorkMS {
-		b.Errorf("%s: the page's thread worked %d ms without a break (bound %d ms)", what, longest, maxWorkMS)
+	if frames < 2 {
+		b.Errorf("%s: the trace holds %d animation frames of the page", what, frames)
 	}
-	if g[0] > maxFrameGapMS {
-		b.Errorf("%s: a frame gap of %.0f ms (bound %d ms)", what, g[0], maxFrameGapMS)
+	if worst > maxFrameWorkMS {
+		b.Errorf("%s: the page's thread worked %.1f ms of CPU time between two frames (bound %d ms)", what, worst, maxFrameWorkMS)
 	}
 }
 
@@ -189,20 +349,20 @@ func TestBrowserBigPlan(t *testing.T) {
 	b.set("#plan-microbatches", "1", "input")
 	b.waitLong("one microbatch", `/, 1 microbatch(es)?:/.test(document.querySelector("#summary")?.textContent)`, time.Minute)
 	b.tab("model")
-	measure(b)
+	tr := measure(b)
 	do(b, "importing 20,000 layers", chromedp.SetUploadFiles("#model-file", []string{wide}))
 	b.waitLong("the 20,000-layer plan", `document.querySelector("#notice")?.textContent.includes("Loaded deep-20000.json: 20000 layers")`, 2*time.Minute)
-	measured(b, "importing 20,000 layers")
+	measured(b, tr, "importing 20,000 layers")
 	hash := do(b, "reading the URL", chromedp.Evaluate[string](`location.hash`))
 	t.Logf("the 20,000-layer model's URL fragment: %d bytes", len(hash))
 	if len(hash) > 1024 || !strings.HasPrefix(hash, "#r1.") {
 		t.Errorf("the URL's fragment is %d bytes: %.80s", len(hash), hash)
 	}
 	b.tab("cluster")
-	measure(b)
+	tr = measure(b)
 	b.set("#cluster-count", "3000", "input")
 	b.waitLong("3,000 stages", boundariesAre(3000), 4*time.Minute)
-	measured(b, "3,000 stages of 20,000 layers")
+	measured(b, tr, "3,000 stages of 20,000 layers")
 	if segs := do(b, "counting the bar's segments", chromedp.Evaluate[string](`document.querySelectorAll("#bar-main g.seg").length + " segments, " + document.querySelectorAll("#bar-main .handle").length + " handles"`)); segs != "100 segments, 0 handles" {
 		t.Errorf("the stage bar of 3,000 stages draws %s", segs)
 	}
@@ -222,12 +382,22 @@ func TestBrowserBigPlan(t *testing.T) {
 	b.set("#layer-goto", "12345", "change")
 	b.waitFor("layer 12345's window, from the planner", `document.querySelector("#layer-range")?.textContent === "layers 12345–12394 of 20000" && document.querySelector("#layers tbody tr td:nth-child(2)")?.textContent === "l12345" && /^\d+$/.test(document.querySelector("#layers tbody tr td:nth-child(3)")?.textContent)`)
 	b.shot("big-1-model-layer-12345")
+	// On a 390 × 844 phone: every panel fits, its text 12 px or more (phoneCheck).
+	do(b, "sizing the viewport", chromedp.EmulateViewport(390, 844, chromedp.EmulateScale(1), chromedp.EmulateMobile))
+	for _, panel := range []string{"plan", "model", "cluster", "schedule"} {
+		b.tab(panel)
+		b.shot("big-1-phone-" + panel)
+		if bad := do(b, "measuring the "+panel+" panel", chromedp.Evaluate[[]string](phoneCheck)); len(bad) > 0 {
+			t.Errorf("the %s panel of 3,000 stages of 20,000 layers at 390 × 844:\n  %s", panel, strings.Join(bad, "\n  "))
+		}
+	}
+	do(b, "sizing the viewport", chromedp.EmulateReset())
 	// An edit: back to four stages, as fast as ever.
 	b.tab("cluster")
-	measure(b)
+	tr = measure(b)
 	b.set("#cluster-count", "4", "input")
 	b.waitLong("4 stages after 3,000", boundariesAre(4), 2*time.Minute)
-	measured(b, "back to 4 stages")
+	measured(b, tr, "back to 4 stages")
 }
 
 // TestBrowserBigModel: a 200,000-layer profile, a file over the old 32 MiB cap. The
@@ -244,10 +414,10 @@ func TestBrowserBigModel(t *testing.T) {
 	}
 	os.WriteFile(big, data, 0o644)
 	b.tab("model")
-	measure(b)
+	tr := measure(b)
 	do(b, "importing 200,000 layers", chromedp.SetUploadFiles("#model-file", []string{big}))
 	b.waitLong("the 200,000-layer plan", `document.querySelector("#notice")?.textContent.includes("Loaded deep-200000.json: 200000 layers") && /^200000 layers on 4 stages/.test(document.querySelector("#summary")?.textContent)`, 4*time.Minute)
-	measured(b, fmt.Sprintf("importing 200,000 layers (%.1f MiB)", float64(len(data))/(1<<20)))
+	measured(b, tr, fmt.Sprintf("importing 200,000 layers (%.1f MiB)", float64(len(data))/(1<<20)))
 	if notice := b.text("#notice"); !strings.Contains(notice, "kept in this browser's storage") {
 		t.Errorf("the notice: %s", notice)
 	}
@@ -268,10 +438,10 @@ func TestBrowserBigModel(t *testing.T) {
 	t.Logf("the reload planned 200,000 layers in %.1f s", time.Since(start).Seconds())
 	// An edit: five devices, without freezing the page.
 	b.tab("cluster")
-	measure(b)
+	tr = measure(b)
 	b.set("#cluster-count", "5", "input")
 	b.waitLong("5 stages of 200,000 layers", `/^200000 layers on 5 stages/.test(document.querySelector("#summary")?.textContent)`, 4*time.Minute)
-	measured(b, "200,000 layers on 5 devices")
+	measured(b, tr, "200,000 layers on 5 devices")
 	b.shot("big-2-reloaded-5-devices")
 
 	// A browser that does not hold the file: the link says what is missing.
@@ -282,4 +452,73 @@ func TestBrowserBigModel(t *testing.T) {
 		t.Errorf("the error: %s", e)
 	}
 	b.shot("big-2-model-not-here")
+}
+
+// TestBrowserStoredModelsBounded: the browser's storage of imported model files keeps the
+// ops.KeepFiles most recently used: one import more leaves the first file out, and the
+// file just imported in.
+func TestBrowserStoredModelsBounded(t *testing.T) {
+	p, stop := newBigPage(t)
+	defer stop()
+	b := p.fresh(t)
+	b.tab("model")
+	dir := t.TempDir()
+	for i := range ops.KeepFiles + 1 {
+		n := 10 + i
+		name := filepath.Join(dir, fmt.Sprintf("small-%d.json", n))
+		os.WriteFile(name, smallProfile(n), 0o644)
+		do(b, "importing "+name, chromedp.SetUploadFiles("#model-file", []string{name}))
+		b.waitLong(name, fmt.Sprintf(`document.querySelector("#notice")?.textContent.includes("Loaded small-%d.json: %d layers")`, n, n), time.Minute)
+	}
+	keys := do(b, "reading the storage's keys", chromedp.Evaluate[[]string](`new Promise((ok, fail) => {
+		const r = indexedDB.open("pipeplan");
+		r.onerror = () => fail(r.error);
+		r.onsuccess = () => { const g = r.result.transaction("models").objectStore("models").getAllKeys(); g.onsuccess = () => ok(g.result); g.onerror = () => fail(g.error); };
+	})`, chromedp.EvalAwaitPromise))
+	hash := func(n int) string {
+		h := sha256.Sum256(smallProfile(n))
+		return "sha256-" + hex.EncodeToString(h[:])
+	}
+	if len(keys) != ops.KeepFiles || !slices.Contains(keys, hash(10+ops.KeepFiles)) || slices.Contains(keys, hash(10)) {
+		t.Errorf("after %d imports the storage holds %d files (want %d: all but the first): %v", ops.KeepFiles+1, len(keys), ops.KeepFiles, keys)
+	}
+}
+
+// TestBrowserFrameWork checks frameWork on a trace made by hand: the page's main thread
+// is the renderer's main thread that fires the frames; nested tasks count once; a gap
+// is the CPU time from a frame's task up to the next frame's (and before the first and
+// after the last); other threads do not count.
+func TestBrowserFrameWork(t *testing.T) {
+	ev := func(name, ph string, ts, dur, tdur float64, tid int) traceEvent {
+		return traceEvent{Name: name, Ph: ph, Ts: ts, Dur: dur, TDur: tdur, Pid: 1, Tid: tid}
+	}
+	meta := func(tid int, name string) traceEvent {
+		e := traceEvent{Name: "thread_name", Ph: "M", Pid: 1, Tid: tid}
+		e.Args.Name = name
+		return e
+	}
+	events := []traceEvent{
+		meta(1, "CrRendererMain"), meta(2, "DedicatedWorker thread"), meta(3, "CrRendererMain"),
+		// Before the first frame: an input event of 7 ms.
+		ev("ThreadControllerImpl::RunTask", "X", -10000, 8000, 7000, 1),
+		// Frame 1: a task of 10 ms CPU (20 ms wall), nested in the controller's task.
+		ev("ThreadControllerImpl::RunTask", "X", 0, 20000, 10000, 1), ev("RunTask", "X", 0, 20000, 10000, 1),
+		ev("FireAnimationFrame", "X", 1000, 5000, 4000, 1),
+		// Between frames: a message of 30 ms and one of 5 ms.
+		ev("ThreadControllerImpl::RunTask", "X", 30000, 40000, 30000, 1), ev("HandlePostMessage", "X", 30000, 39000, 29000, 1),
+		ev("ThreadControllerImpl::RunTask", "X", 80000, 6000, 5000, 1),
+		// A worker's long task, and another renderer's: not the page's.
+		ev("ThreadControllerImpl::RunTask", "X", 30000, 900000, 900000, 2),
+		ev("ThreadControllerImpl::RunTask", "X", 30000, 800000, 800000, 3),
+		// Frame 2: 50 ms of CPU; frame 3, 2 ms, to the trace's end.
+		ev("ThreadControllerImpl::RunTask", "X", 100000, 60000, 50000, 1), ev("FireAnimationFrame", "X", 100500, 40000, 40000, 1),
+		ev("ThreadControllerImpl::RunTask", "X", 200000, 3000, 2000, 1), ev("FireAnimationFrame", "X", 200100, 1000, 1000, 1),
+	}
+	gaps, longest, frames, worst := frameWork(events)
+	if fmt.Sprint(gaps) != "[7 45 50 2]" || longest != 50 || frames != 3 {
+		t.Errorf("gaps %v ms, longest task %v ms, %d frames; want [7 45 50 2], 50, 3", gaps, longest, frames)
+	}
+	if !strings.HasPrefix(worst, "task 50.0 ms (FireAnimationFrame 40.0)") {
+		t.Errorf("the longest gap's work: %s", worst)
+	}
 }
