@@ -285,9 +285,6 @@ func (a *App) keep(push bool) {
 	}
 }
 
-// KeepPending says whether an edit changed the request since the last FlushKeep.
-func (a *App) KeepPending() bool { return a.keepPending }
-
 // FlushKeep stores the request if an edit changed it since the last flush.
 func (a *App) FlushKeep() {
 	if !a.keepPending {

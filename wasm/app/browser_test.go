@@ -214,6 +214,9 @@ func (b *browserT) tab(id string) {
 
 // shown is what the page shows of the plan.
 type shown struct {
+	// Keeping: the page has yet to write the last edit's request in the URL (it does
+	// when it is idle).
+	Keeping    bool   `json:"keeping"`
 	Hash       string `json:"hash"`
 	Boundaries string `json:"boundaries"`
 	Summary    string `json:"summary"`
@@ -221,6 +224,7 @@ type shown struct {
 }
 
 const readShown = `(() => ({
+	keeping: window.pipeplanKeeping?.() ?? false,
 	hash: location.hash,
 	boundaries: document.querySelector("#app .stagebar")?.dataset.boundaries ?? "",
 	summary: document.querySelector("#summary")?.textContent ?? "",
@@ -229,14 +233,19 @@ const readShown = `(() => ({
 
 // check reads the page and compares it with what core/request's Run gives natively for
 // the request in the page's URL. It returns what the page shows. The URL follows an edit
-// at once and the plan when the planner worker answers (a drag makes several edits), so
-// the page is read again until it shows the plan of its URL's request, for 10 s at most.
+// when the page is idle (window.pipeplanKeeping() says an edit's request is waiting to be
+// written: the page takes it in the edit's own task) and the plan when the planner worker
+// answers (a drag makes several edits), so the page is read again until its URL is
+// written and it shows the plan of its URL's request, for 10 s at most.
 func (b *browserT) check(when string) shown {
 	b.Helper()
 	var got, want shown
 	natively := map[string]shown{}
 	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(100 * time.Millisecond) {
 		got = do(b, "reading the page", chromedp.Evaluate[shown](readShown))
+		if got.Keeping && time.Now().Before(deadline) {
+			continue // the URL is not the page's request yet
+		}
 		var ok bool
 		if want, ok = natively[got.Hash]; !ok {
 			r, err := ui.DecodeFragment(got.Hash, ui.FlateInflate)
@@ -250,7 +259,7 @@ func (b *browserT) check(when string) shown {
 			}
 			natively[got.Hash] = want
 		}
-		if got.Boundaries == want.Boundaries && got.Summary == want.Summary {
+		if !got.Keeping && got.Boundaries == want.Boundaries && got.Summary == want.Summary {
 			return got
 		}
 		if time.Now().After(deadline) {

@@ -92,7 +92,9 @@ func main() {
 	// Renders wait for the next animation frame (index.html's pipeplanFrame), so that
 	// each is a task of its own, apart from the planner's answer it draws (decoded in the
 	// task that received it) and from the event that asked for it. What is asked for
-	// meanwhile makes one render: wake holds one request.
+	// meanwhile makes one render: wake holds one request. An edit's request is handed to
+	// index.html's pipeplanKeep at once, which writes the URL and localStorage when the
+	// page is idle.
 	wake := make(chan bool, 1)
 	go func() {
 		for ok := true; ok; {
@@ -104,6 +106,9 @@ func main() {
 		}
 	}()
 	for ok := true; ok; ok = <-wake {
+		h.env.Lock()
+		app.FlushKeep()
+		h.env.UnlockOnly()
 		frame()
 		select {
 		case ok = <-wake:
@@ -128,21 +133,11 @@ func main() {
 		detached.apply(app.Detached())
 		h.env.UnlockOnly()
 		h.afterRender()
-		// The URL and localStorage follow once the plan is on the screen, a frame later
-		// (index.html's pipeplanKeep writes them when the page is idle).
-		t3 := time.Now()
-		if app.KeepPending() {
-			frame()
-			t3 = time.Now()
-			h.env.Lock()
-			app.FlushKeep()
-			h.env.UnlockOnly()
-		}
 		js.Global().Set("pipeplanTimings", map[string]any{
 			"plan_ms":   ms(app.Elapsed),
 			"build_ms":  ms(t1.Sub(t0)),
 			"render_ms": ms(t2.Sub(t1)),
-			"keep_ms":   ms(time.Since(t3)),
+			"keep_ms":   ms(time.Since(t2)),
 		})
 	}
 }
