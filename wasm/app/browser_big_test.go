@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -336,9 +337,9 @@ func measured(b *browserT, tr *pageTrace, what string) {
 	}
 }
 
-// TestBrowserBigPlan: a 20,000-layer profile on 3,000 devices. Its link is short, the
-// page keeps drawing frames while the 3,000-stage plan comes, and the tables page through
-// windows that the planner sends when asked.
+// TestBrowserBigPlan: a 20,000-layer profile on 512, 2,048 and 3,000 devices. Its link
+// is short, the page keeps drawing frames while each plan comes, the tables page through
+// windows that the planner sends when asked, and the panels fit a phone.
 func TestBrowserBigPlan(t *testing.T) {
 	p, stop := newBigPage(t)
 	defer stop()
@@ -359,6 +360,14 @@ func TestBrowserBigPlan(t *testing.T) {
 		t.Errorf("the URL's fragment is %d bytes: %.80s", len(hash), hash)
 	}
 	b.tab("cluster")
+	// Issue 23's cases: 512 and 2,048 devices (38.5 s and 52 s of a frozen page before
+	// the planner worker's views), then 3,000.
+	for _, n := range []int{512, 2048} {
+		tr = measure(b)
+		b.set("#cluster-count", strconv.Itoa(n), "input")
+		b.waitLong(fmt.Sprintf("%d stages", n), boundariesAre(n), 4*time.Minute)
+		measured(b, tr, fmt.Sprintf("%d stages of 20,000 layers", n))
+	}
 	tr = measure(b)
 	b.set("#cluster-count", "3000", "input")
 	b.waitLong("3,000 stages", boundariesAre(3000), 4*time.Minute)
