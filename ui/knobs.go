@@ -35,6 +35,8 @@ var finerKnobs = [...]KnobField{
 		Hint: "the gradients' all-reduce or reduce-scatter in buckets during the last backward (Megatron-LM's --overlap-grad-reduce)."},
 	{Name: "overlap_param_gather", Label: "Overlap weight all-gather", choose: true, arch: true,
 		Hint: "zero1 and zero2: the updated weights' all-gather during the next step's first forward (Megatron-LM's --overlap-param-gather)."},
+	{Name: "overlap_tensor_comm", Label: "Overlap tensor-parallel communication", choose: true, arch: true,
+		Hint: "with sequence parallelism: tensor parallelism's all-gathers and reduce-scatters in chunks behind the linear layers' products (Megatron-LM's --tp-comm-overlap, Transformer Engine's userbuffers)."},
 	{Name: "context_inner", Label: "All-to-all group (hierarchical context)", Max: wire.MaxDevices,
 		Hint: "hierarchical context parallelism: all-to-all inside groups of this many devices, a ring between the groups."},
 	{Name: "expert_tensor", Label: "Expert tensor-parallel degree", Max: wire.MaxDevices,
@@ -46,7 +48,7 @@ var finerKnobs = [...]KnobField{
 }
 
 // KnobFields lists the Cluster panel's finer knobs: sharding's group and prefetch, the
-// data-parallel overlaps (architectures), hierarchical context parallelism's all-to-all
+// data-parallel and tensor-parallel overlaps (architectures), hierarchical context parallelism's all-to-all
 // group, expert tensor parallelism, routing imbalance and capacity factor (mixtures of
 // experts). The lists of values and the bounds are core's (core/wire); whether a knob
 // applies is what core's normal form says (Resolved).
@@ -86,6 +88,8 @@ func (a *App) Field(name string) string {
 		return par.OverlapGradReduce
 	case "overlap_param_gather":
 		return par.OverlapParamGather
+	case "overlap_tensor_comm":
+		return par.OverlapTensorComm
 	case "context_inner":
 		return itoa0(par.ContextInner)
 	case "expert_tensor":
@@ -116,6 +120,8 @@ func (a *App) SetField(name, v string) {
 		par.OverlapGradReduce = v
 	case "overlap_param_gather":
 		par.OverlapParamGather = v
+	case "overlap_tensor_comm":
+		par.OverlapTensorComm = v
 	case "shard_group", "context_inner", "expert_tensor":
 		n, err := strconv.Atoi(v)
 		if v == "" {

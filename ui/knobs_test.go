@@ -6,7 +6,7 @@ import (
 )
 
 // TestFinerKnobs: the Cluster panel's finer knobs set their request fields (parallelism
-// shard_group, prefetch, overlap_grad_reduce, overlap_param_gather, context_inner,
+// shard_group, prefetch, overlap_grad_reduce, overlap_param_gather, overlap_tensor_comm, context_inner,
 // expert_tensor; the architecture's expert_imbalance and capacity_factor), apply where
 // core's normal form has a value for them, keep a number that does not parse out of the
 // request (NaN included, which JSON cannot carry), let core refuse what its rules refuse
@@ -29,7 +29,7 @@ func TestFinerKnobs(t *testing.T) {
 		names = append(names, f.Name)
 		enabled[f.Name] = !f.Disabled
 	}
-	if got := strings.Join(names, " "); got != "shard_group prefetch overlap_grad_reduce overlap_param_gather context_inner expert_tensor expert_imbalance capacity_factor" {
+	if got := strings.Join(names, " "); got != "shard_group prefetch overlap_grad_reduce overlap_param_gather overlap_tensor_comm context_inner expert_tensor expert_imbalance capacity_factor" {
 		t.Errorf("knobs %s", got)
 	}
 	// hsdp's knobs and the experts' apply; without hierarchical context parallelism its
@@ -48,6 +48,7 @@ func TestFinerKnobs(t *testing.T) {
 		{"prefetch", "none", func() string { return a.Req.Parallelism.Prefetch }},
 		{"overlap_grad_reduce", "off", func() string { return a.Req.Parallelism.OverlapGradReduce }},
 		{"overlap_param_gather", "off", func() string { return a.Req.Parallelism.OverlapParamGather }},
+		{"overlap_tensor_comm", "off", func() string { return a.Req.Parallelism.OverlapTensorComm }},
 		{"expert_tensor", "1", func() string { return itoa0(a.Req.Parallelism.ExpertTensor) }},
 		{"expert_imbalance", "1.5", func() string { return a.Field("expert_imbalance") }},
 		{"capacity_factor", "1.25", func() string { return a.Field("capacity_factor") }},
@@ -64,6 +65,11 @@ func TestFinerKnobs(t *testing.T) {
 			t.Errorf("%s = %q: request %q (was %q), notice %q, box %q", bad.name, bad.v, a.Field(bad.name), before, a.Notice, a.Val(bad.name, ""))
 		}
 	}
+	a.SetField("overlap_tensor_comm", "on")
+	if a.Err == nil || !strings.Contains(a.Err.Error(), "overlap_tensor_comm") {
+		t.Errorf("tensor-parallel overlap without sequence parallelism: %v, want core's refusal naming overlap_tensor_comm", a.Err)
+	}
+	a.SetField("overlap_tensor_comm", "")
 	a.SetField("expert_imbalance", "0.5")
 	if a.Err == nil || !strings.Contains(a.Err.Error(), "expert_imbalance") {
 		t.Errorf("an imbalance of 0.5: %v, want core's refusal naming expert_imbalance", a.Err)

@@ -210,7 +210,7 @@ func KnobChoices(name string) []string {
 		values = wire.ExpertDispatchers()
 	case "prefetch":
 		values = wire.PrefetchModes()
-	case "overlap_grad_reduce", "overlap_param_gather":
+	case "overlap_grad_reduce", "overlap_param_gather", "overlap_tensor_comm":
 		values = wire.OverlapModes()
 	default:
 		return nil

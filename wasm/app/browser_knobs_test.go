@@ -54,6 +54,7 @@ func TestBrowserFinerKnobs(t *testing.T) {
 		"#knob-prefetch option[value='']":             "default (next-layer)",
 		"#knob-overlap_grad_reduce option[value='']":  "default (on)",
 		"#knob-overlap_param_gather option[value='']": "default (on)",
+		"#knob-overlap_tensor_comm option[value='']":  "default (off)",
 	} {
 		if got := b.text(sel); got != want {
 			t.Errorf("%s reads %q, want %q", sel, got, want)
@@ -101,6 +102,7 @@ func TestBrowserFinerKnobs(t *testing.T) {
 		{"prefetch", "none", "change", func(r *wire.Request) string { return r.Parallelism.Prefetch }, true},
 		{"overlap_grad_reduce", "off", "change", func(r *wire.Request) string { return r.Parallelism.OverlapGradReduce }, false},
 		{"overlap_param_gather", "off", "change", func(r *wire.Request) string { return r.Parallelism.OverlapParamGather }, false},
+		{"overlap_tensor_comm", "off", "change", func(r *wire.Request) string { return r.Parallelism.OverlapTensorComm }, false},
 		{"context_inner", "2", "input", func(r *wire.Request) string { return fmt.Sprint(r.Parallelism.ContextInner) }, false},
 		{"expert_tensor", "1", "input", func(r *wire.Request) string { return fmt.Sprint(r.Parallelism.ExpertTensor) }, false},
 		{"expert_imbalance", "1.5", "input", func(r *wire.Request) string { return fmt.Sprint(r.Model.Architecture.ExpertImbalance) }, false},

@@ -178,6 +178,7 @@ func normalJSON(requestJSON string) string {
 		onOff := map[bool]string{true: request.OverlapOn, false: request.OverlapOff}
 		o := request.PricedOverlaps(n)
 		k["overlap_grad_reduce"], k["overlap_param_gather"] = onOff[o.GradReduce], onOff[o.ParamGather]
+		k["overlap_tensor_comm"] = onOff[o.TensorComm]
 	}
 	if ar.DType != "" && ar.DType != "fp8" {
 		k["fp8_recipe"] = "none: dtype " + ar.DType
