@@ -156,20 +156,27 @@ const (
 // llama3Run is a pre-training run of Llama 3.1 405B as Dubey et al. 2024 ("The Llama 3
 // Herd of Models", section 3.3.2 and Table 4) report it: H100 SXM 80 GB in hosts of 8
 // joined by NVLink, 400 Gb/s RoCE between hosts; TP 8 with sequence parallelism inside
-// a host, PP 16 with the interleaved schedule, a step of 16M tokens, bf16. Assumed where
-// the paper does not say: two model chunks per device (interleaved:2), microbatches of
+// a host, PP 16 with the interleaved schedule, a step of 16M tokens, bf16. One
+// transformer layer per model chunk, eight chunks per device (interleaved:8): section
+// 3.3.2 removes one layer each from the first and last stages so that "the first model
+// chunk on the first stage has only the embedding, and the last model chunk on the last
+// stage has only output projection and loss calculation", which leaves a chunk of one
+// layer everywhere else (126 = 16 x 8 - 2; with two chunks per device, as this table
+// assumed before, the bubble of 16 microbatches on 16 stages wasted 32% of the step and the rows
+// erred 22% to 30% slow). Assumed where the paper does not say: microbatches of
 // one sequence, the optimizer state sharded over the replicas x context devices once per
 // step (zero1: the paper's FSDP shards optimizer state and gradients but keeps the
 // weights), the context group of CP 16 laid across hosts, and fused kernels with the
 // gradient reduction overlapped (the compiled framework mode: Meta's stack does not run
-// HuggingFace's eager code).
+// HuggingFace's eager code), and full recomputation (the planner fits neither selective
+// recomputation nor none in 80 GB with these chunks).
 func llama3Run(data, context, seq, microbatches int, recompute string) *wire.Request {
 	return &wire.Request{
 		Model:       wire.ModelSpec{Architecture: &wire.Architecture{Config: llama405BConfig, Seq: seq, Framework: "compiled"}, Name: "llama-3.1-405b"},
 		Cluster:     wire.ClusterSpec{Device: "h100-sxm", DevicesPerNode: 8, LinkInter: "roce-400g"},
 		Parallelism: wire.Parallelism{Pipeline: 16, Data: data, Tensor: 8, SequenceParallel: true, Context: context, Sharding: "zero1"},
 		Training:    wire.Training{Recompute: recompute},
-		Schedule:    wire.Schedule{Name: "interleaved:2", Microbatches: microbatches, MicrobatchSize: 1},
+		Schedule:    wire.Schedule{Name: "interleaved:8", Microbatches: microbatches, MicrobatchSize: 1},
 	}
 }
 
@@ -186,9 +193,9 @@ var llama3Runs = []struct {
 	tflopsPerGPU float64
 	tolerance    float64
 }{
-	{"Llama 3.1 405B, TP8 PP16 DP64, s=8192, 8,192 H100s", llama3Run(64, 1, 8192, 32, "full"), 430, 0.35},
-	{"Llama 3.1 405B, TP8 PP16 DP128, s=8192, 16,384 H100s", llama3Run(128, 1, 8192, 16, "full"), 400, 0.35},
-	{"Llama 3.1 405B, TP8 CP16 PP16 DP8, s=131072, 16,384 H100s", llama3Run(8, 16, 131072, 16, "full"), 380, 0.35},
+	{"Llama 3.1 405B, TP8 PP16 DP64, s=8192, 8,192 H100s", llama3Run(64, 1, 8192, 32, "full"), 430, issueTolerance},
+	{"Llama 3.1 405B, TP8 PP16 DP128, s=8192, 16,384 H100s", llama3Run(128, 1, 8192, 16, "full"), 400, issueTolerance},
+	{"Llama 3.1 405B, TP8 CP16 PP16 DP8, s=131072, 16,384 H100s", llama3Run(8, 16, 131072, 16, "full"), 380, issueTolerance},
 }
 
 // TestPublishedLlama3Runs plans Table 4 of Dubey et al. 2024 and compares the model
