@@ -89,10 +89,15 @@ type Placement struct {
 	// which.
 	StageLinks        []Link `json:"stage_links"`
 	StageCrossesNodes []bool `json:"stage_crosses_nodes"`
-	// DataLink is the slowest link a data-parallel ring crosses (zero for one replica);
-	// DataCrossesNodes says whether some ring crosses nodes.
+	// DataLink is the slowest link a data-parallel ring crosses (zero for one replica):
+	// across nodes, the network at as many NICs as the ring has members in a node
+	// (DataMembersPerNode); DataCrossesNodes says whether some ring crosses nodes.
 	DataLink         Link `json:"data_link"`
 	DataCrossesNodes bool `json:"data_crosses_nodes"`
+	// DataMembersPerNode is, when a data-parallel ring crosses nodes, the fewest of its
+	// members in one node (over every ring): DataLink is Inter at that many NICs
+	// (Topology.RingInter).
+	DataMembersPerNode int `json:"-"`
 	// TensorLink is the link of the tensor-parallel all-reduces (Intra; zero for t = 1).
 	TensorLink Link `json:"tensor_link"`
 }
@@ -162,13 +167,48 @@ func (tp Topology) Place(p, d, t int, o Order) (*Placement, error) {
 		}
 		pl.DataLink = tp.Intra
 		if pl.DataCrossesNodes {
-			pl.DataLink = tp.Inter
+			pl.DataMembersPerNode = minMembersPerNode(node, d, func(dp, pp int) int { return rank(o, p, d, t, dp, pp) }, p)
+			pl.DataLink = tp.RingInter(pl.DataMembersPerNode)
 		}
 	}
 	if t > 1 {
 		pl.TensorLink = tp.Intra
 	}
 	return pl, nil
+}
+
+// minMembersPerNode is the fewest members that a data-parallel ring (one per stage: its
+// d replicas' ranks given by rank) has in any one node it touches, over all the rings.
+func minMembersPerNode(node func(int) int, d int, rank func(dp, pp int) int, p int) int {
+	least := d
+	for pp := range p {
+		count := map[int]int{}
+		for dp := range d {
+			count[node(rank(dp, pp))]++
+		}
+		for _, n := range count {
+			least = min(least, n)
+		}
+	}
+	return least
+}
+
+// RingInter is the link of a data-parallel ring that crosses nodes with at least k of
+// its members in each node it touches. NCCL lays a ring's channels on different NICs
+// (one ring per channel, each entering and leaving a node once, on the NIC nearest the
+// devices it passes: "NCCL tests: performance" measures the bus bandwidth of such
+// rings), so with one NIC per device (rail-optimised nodes) the k members of a node
+// drive k NICs at once and the ring's bus bandwidth is k times one NIC's, up to the
+// link inside the node: a DGX A100's eight 200 Gb/s HDR NICs carry a multi-node
+// all-reduce at about 185 GB/s of bus bandwidth, not 25 (NVIDIA's DGX SuperPOD
+// reference architecture and nccl-tests' published runs). Latency is one message's, as
+// before.
+func (tp Topology) RingInter(k int) Link {
+	l := tp.Inter
+	if k > 1 && l.BytesPerSecond > 0 {
+		l.BytesPerSecond = min(float64(k)*l.BytesPerSecond, max(tp.Intra.BytesPerSecond, l.BytesPerSecond))
+	}
+	return l
 }
 
 // Traffic is what a run communicates per training step, per device: the bytes of

@@ -159,3 +159,50 @@ func TestPlacementPipeline(t *testing.T) {
 		t.Errorf("one stage: %+v", c)
 	}
 }
+
+// TestRingInter checks the data-parallel ring's link across nodes against rank maps
+// worked out by hand: the fewest members a ring has in one node, times one NIC's
+// bandwidth (NCCL lays the ring's channels on that many NICs), at most NVLink's.
+func TestRingInter(t *testing.T) {
+	h100 := h100Nodes(t, 4)
+	a100, err := PresetTopology(4, 8, "nvswitch2", "ib-hdr")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		tp       Topology
+		p, d, tt int
+		o        Order
+		members  int     // fewest members of a ring in one node
+		bps      float64 // the ring's bandwidth
+	}{
+		{h100, 1, 32, 1, TDP, 8, 400e9}, // 8 NICs of 50 GB/s per node
+		{h100, 2, 16, 1, TDP, 8, 400e9}, // each stage's ring: 8 + 8
+		{h100, 1, 16, 2, TDP, 4, 200e9}, // t = 2: 4 members a node
+		{h100, 1, 4, 8, TDP, 1, 50e9},   // t = 8: one member a node, one NIC
+		{h100, 1, 12, 2, TDP, 4, 200e9}, // ranks 0..23: 4, 4 and 4 in nodes 0, 1, 2
+		{h100, 1, 6, 4, TDP, 2, 100e9},  // ranks 0..23 at stride 4: 2 a node
+		{h100, 4, 8, 1, TPD, 2, 100e9},  // ranks pp + 4dp: 2 of each ring a node
+		{a100, 1, 32, 1, TDP, 8, 200e9}, // DGX A100: 8 HDR NICs, under NVLink's 300
+		{h100, 1, 10, 1, TDP, 2, 100e9}, // ranks 0..9: 8 in node 0, 2 in node 1
+		{a100, 16, 2, 1, TPD, 1, 25e9},  // rings of two, a node apart
+		{h100, 1, 20, 1, TDP, 4, 200e9}, // 8, 8 and 4
+	}
+	for _, tt := range tests {
+		pl, err := tt.tp.Place(tt.p, tt.d, tt.tt, tt.o)
+		if err != nil {
+			t.Fatalf("%+v: %v", tt, err)
+		}
+		if !pl.DataCrossesNodes || pl.DataMembersPerNode != tt.members || pl.DataLink.BytesPerSecond != tt.bps {
+			t.Errorf("p=%d d=%d t=%d %s: crosses %v, %d members a node at %g B/s, want %d at %g",
+				tt.p, tt.d, tt.tt, tt.o, pl.DataCrossesNodes, pl.DataMembersPerNode, pl.DataLink.BytesPerSecond, tt.members, tt.bps)
+		}
+		if pl.DataLink.LatencySeconds != tt.tp.Inter.LatencySeconds {
+			t.Errorf("%+v: latency %g, want one message's %g", tt, pl.DataLink.LatencySeconds, tt.tp.Inter.LatencySeconds)
+		}
+	}
+	// Inside a node nothing changes.
+	if pl, _ := h100.Place(1, 8, 1, TDP); pl.DataCrossesNodes || pl.DataLink != h100.Intra {
+		t.Errorf("a ring inside a node: %+v", pl.DataLink)
+	}
+}

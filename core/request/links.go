@@ -140,6 +140,12 @@ func (p *prepared) shardLinks() (link *cluster.Link, members int, across *cluste
 		intra := p.topo.Intra // TDP numbers replicas next to each other: a group fits a node
 		link = &intra
 	}
+	if p.topo != nil && p.placement != nil && p.placement.DataCrossesNodes {
+		// A ring across the groups has 1/g of a data-parallel ring's members in a node
+		// (at least one), each on its own NIC (cluster.Topology.RingInter).
+		inter := p.topo.RingInter(max(1, p.placement.DataMembersPerNode/g))
+		across = &inter
+	}
 	return link, g, across, n / g, true
 }
 

@@ -342,6 +342,11 @@ func (r *Evaluator) placedGatherLink(c search.Config) (cluster.Link, bool) {
 		if err != nil {
 			return cluster.Link{}, false
 		}
+		// Across nodes, the ring's NICs (cluster.Topology.RingInter): as fast as the
+		// node's link at most, with the network's latency.
+		if pl.DataLink.BytesPerSecond > link.BytesPerSecond || !pl.DataCrossesNodes {
+			link = pl.DataLink
+		}
 		if !pl.DataCrossesNodes {
 			link = in
 		}
