@@ -7,11 +7,13 @@ import (
 )
 
 // TestSearchHSDP: `pipeplan search --sharding hsdp` searches HSDP beside ZeRO-3 (with
-// --shard-group, that group); on nodes of 4 H100s joined by InfiniBand HDR it picks HSDP
-// over a node's replicas and says so; --prefetch is refused.
+// --shard-group, that group); on nodes of 4 H100s joined by InfiniBand EDR, sequences of
+// 1,024, it picks HSDP over a node's replicas and says so; --prefetch is refused. (With
+// HDR and sequences of 4,096 ZeRO-3's rings over a node's 4 NICs hide behind the
+// compute: cluster.Topology.RingInter.)
 func TestSearchHSDP(t *testing.T) {
-	args := []string{"search", "--hf-config", "llama-3.2-1b", "--seq", "4096", "--device", "h100-sxm", "--devices-per-node", "4",
-		"--link-inter", "ib-hdr", "--max-devices", "16", "--global-batch", "32", "--max-batch", "4", "--schedule", "1f1b", "--sharding", "hsdp"}
+	args := []string{"search", "--hf-config", "llama-3.2-1b", "--seq", "1024", "--device", "h100-sxm", "--devices-per-node", "4",
+		"--link-inter", "ib-edr", "--max-devices", "16", "--global-batch", "32", "--max-batch", "4", "--schedule", "1f1b", "--sharding", "hsdp"}
 	for _, c := range []struct {
 		extra []string
 		want  string
