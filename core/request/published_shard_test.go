@@ -143,13 +143,26 @@ const (
 	// (the ring's exchanges hide behind the attention at these lengths). PyTorch's
 	// experimental context parallelism of December 2024 (per-step SDPA calls on blocks,
 	// its merge of partial outputs, its load balancing) is not modelled beyond the ring.
+	// Read from its source (torch/distributed/tensor/experimental/_attention.py): the
+	// round-robin load balancing (on by default) gives every rank 2(s/2c)^2 of the
+	// scores at each of the c steps, balanced; the keys and values are all-gathered once
+	// (the default rotate method) behind step 0, and their fp32 gradients passed on by
+	// all-to-all behind the next step, one exchange left exposed (about 3 ms a layer at
+	// CP 4); the fp32 merges and copies of partial outputs and gradients move a few GB a
+	// step (about 4% of the attention's backward). None of it is 1.3x, nor steps from
+	// CP 2 to CP 4 alone (CP 4 to CP 8 falls to 0.51 measured, 0.53 predicted).
 	gapRing = "an unexplained ~1.3x of PyTorch's experimental ring attention at CP 4 and 8"
 	// gapAsyncTP: +35%. PyTorch's asynchronous tensor parallelism of December 2024 sped
 	// Table 4's 2D run up by 5.7% (829 to 876 tokens/s/GPU), where hiding the
 	// all-gathers and reduce-scatters behind the products as Transformer Engine's
 	// userbuffers do (parallelism.overlap_tensor_comm) predicts 25%: it overlapped only
 	// some of them (its micro-pipelined all-gather-matmul and matmul-reduce-scatter
-	// patterns, under torch.compile), which the option does not distinguish.
+	// patterns, under torch.compile), which the option does not distinguish. Later
+	// PyTorch hid more: on 128 H100s (FSDP 16, TP 8, full recomputation) async TP sped
+	// Llama 3 70B up by 12.5% in bf16 and 15.9% with tensorwise Float8
+	// (pytorch/pytorch#149990, March 2025), still short of the 25% predicted here;
+	// without a published breakdown of what the December version fused, no mechanism is
+	// fitted to the one row.
 	gapAsyncTP = "PyTorch's async TP of December 2024 hid less of the communication than Transformer Engine's userbuffers, as the option prices it"
 )
 
