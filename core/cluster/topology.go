@@ -10,7 +10,8 @@ import (
 // each other by Intra (NVLink, NVSwitch, Infinity Fabric), and nodes joined by Inter (an
 // InfiniBand or RoCE network). Inter is one device's own network interface: the nodes are
 // taken to be rail-optimised with one NIC per device, as DGX A100 and DGX H100 are (8
-// ConnectX NICs for 8 GPUs), so transfers of different devices do not share bandwidth.
+// ConnectX NICs for 8 GPUs), so transfers of different devices do not share bandwidth,
+// and a ring with k members in each node it crosses runs on k NICs at once (RingInter).
 //
 // A topology is where a run with pipeline, data and tensor parallelism is placed (Place):
 // which link each stage-to-stage transfer and each data-parallel all-reduce crosses.
