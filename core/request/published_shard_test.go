@@ -150,7 +150,11 @@ const (
 	// all-to-all behind the next step, one exchange left exposed (about 3 ms a layer at
 	// CP 4); the fp32 merges and copies of partial outputs and gradients move a few GB a
 	// step (about 4% of the attention's backward). None of it is 1.3x, nor steps from
-	// CP 2 to CP 4 alone (CP 4 to CP 8 falls to 0.51 measured, 0.53 predicted).
+	// CP 2 to CP 4 alone (CP 4 to CP 8 falls to 0.51 measured, 0.53 predicted). Each
+	// rank holds 32,768 tokens in every row, so CP 2 and CP 4 run kernels of the same
+	// shapes, CP 4 twice as many: the measured step grew 2.37x (12.9 s to 30.6 s) where
+	// every per-rank cost at most doubles; only the bytes exchanged grow faster (3x),
+	// about 1.3 s a step at NVLink's rate, which step 0's attention hides.
 	gapRing = "an unexplained ~1.3x of PyTorch's experimental ring attention at CP 4 and 8"
 	// gapAsyncTP: +35%. PyTorch's asynchronous tensor parallelism of December 2024 sped
 	// Table 4's 2D run up by 5.7% (829 to 876 tokens/s/GPU), where hiding the
