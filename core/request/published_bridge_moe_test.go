@@ -267,11 +267,12 @@ func TestBridgeMoEPublishedRuns(t *testing.T) {
 	// brought over NeMo 25.11's and 26.02's 36 runs (52.1% down to 25.7%, all
 	// optimistic). Over these and the 55 runs of 26.02.01 to 26.04.01 (20.4%, signed
 	// +17.0%) the measured share of the all-to-alls that the expert-parallel overlap
-	// hides (analytic.expertOverlapHidden: 11.2%, +10.2%) and the flex dispatcher
-	// over expert groups that span nodes (10.4%, +10.4%) bring it here; gpt-oss's
-	// 24 runs (+57% median) are most of what is left.
-	if abs > 0.12 || signed > 0.12 {
-		t.Errorf("median |error| %.1f%%, signed median %+.1f%%: want at most 12%% (was 10.4%%, +10.4%%)", 100*abs, 100*signed)
+	// hides (analytic.expertOverlapHidden: 11.2%, +10.2%), the flex dispatcher over
+	// expert groups that span nodes (10.4%, +10.4%), and fp8 quantization priced as
+	// kernels of its own beside Hopper's measured fp8 product rate (7.8%, +5.0%) bring
+	// it here; gpt-oss's 24 runs (+57% median) are most of what is left.
+	if abs > 0.09 || signed > 0.07 {
+		t.Errorf("median |error| %.1f%%, signed median %+.1f%%: want at most 9%% and +7%% (was 7.8%%, +5.0%%)", 100*abs, 100*signed)
 	}
 }
 
