@@ -810,15 +810,35 @@ func (r *Result) TiedFullBytes() (weights, grads int64) {
 // dispatcher calls, runs on SMs as well. The figure is taken for every GPU.
 const overlapCommSMs = 20.0 / 132
 
+// expertOverlapHidden is the fraction of a mixture's all-to-all time that runs beside
+// computation when its overlap is on: Megatron-Core's combined 1F1B pairs each
+// dispatch and combine with one sub-module of another microbatch (the attention or
+// the experts of its other pass), so an all-to-all hides only behind the kernels it
+// is paired with and only while both run, not behind the whole layer. Measured by
+// NVIDIA on Qwen3 30B-A3B pre-training on 16 H100s (BF16, sequence 4,096, EP16, MBS 1,
+// GBS 1,024, flex dispatcher with HybridEP, Transformer Engine's CUDA graphs of the
+// router and preprocessing): with --overlap-moe-expert-parallel-comm, Nsight Systems
+// found 3,959 ms of communication concurrent with GEMMs and attention, 36.55% of the
+// communication time (9 ms, 0.11%, without), and the step fell from 24.71 s to 20.99
+// s, 34% of that communication time (Megatron-Bridge, skills/nemo-mbridge-perf-
+// expert-parallel-overlap/SKILL.md, "HybridEP Production-Shape Benchmark",
+// 2026-07-25). Taken for every device and link; not fitted to the runs it is tested
+// on. (DeepSeek's DualPipe claims to hide its all-to-alls fully, DeepSeek-V3
+// Technical Report section 3.2.1; pipeplan has no DualPipe schedule, and prices its
+// overlap as Megatron-Core's.)
+const expertOverlapHidden = 0.3655
+
 // expertComm adds the mixtures' dispatch and combine (piece.fwdExpertComm,
 // bwdExpertComm) to the passes' device time, again in the backward pass for a forward
 // that full recomputation reruns. With Options.ExpertOverlap the forward pass's
 // communication hides behind the layer's backward computation and the backward pass's
-// behind its forward computation (another microbatch's, under combined 1F1B); the
-// communication kernels hold overlapCommSMs of the SMs while they run, so the
-// computation beside them runs that much slower: a pair of communication D and
-// computation C takes max(D, C + f*D) (the computation goes at 1 - f of its speed for
-// D, then at full speed), and D - C or f*D, whichever is longer, stays exposed.
+// behind its forward computation (another microbatch's, under combined 1F1B), but only
+// the part h = expertOverlapHidden of it that runs beside the computation it is paired
+// with; the communication kernels hold overlapCommSMs of the SMs while they run, so
+// the computation beside them runs that much slower. Communication D beside
+// computation C leaves D - C or (1 - h)*D + f*h*D exposed, whichever is longer (with
+// h = 1 a pair takes max(D, C + f*D): the computation goes at 1 - f of its speed for
+// D, then at full speed).
 func (c *calc) expertComm(l *Layer, ps []piece) (fwdExposed, bwdExposed float64) {
 	var fwd, bwd float64
 	for _, p := range ps {
@@ -836,8 +856,9 @@ func (c *calc) expertComm(l *Layer, ps []piece) (fwdExposed, bwdExposed float64)
 	l.ExpertCommSeconds = fwd + bwd
 	if c.o.ExpertOverlap {
 		fwdCompute, bwdCompute := l.FwdDeviceSeconds, l.BwdDeviceSeconds
-		f := overlapCommSMs
-		fwd, bwd = max(fwd-bwdCompute, f*fwd), max(bwd-fwdCompute, f*bwd)
+		f, h := overlapCommSMs, expertOverlapHidden
+		fwd = max(fwd-bwdCompute, (1-h)*fwd+f*h*fwd)
+		bwd = max(bwd-fwdCompute, (1-h)*bwd+f*h*bwd)
 	}
 	l.ExpertExposedSeconds = fwd + bwd
 	l.FwdDeviceSeconds += fwd

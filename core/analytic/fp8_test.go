@@ -122,9 +122,9 @@ func TestFP8RecipeRate(t *testing.T) {
 		recipe FP8Recipe
 		want   float64
 	}{
-		{"h100-sxm", Delayed, 1979e12 * 0.56},
-		{"h100-sxm", Current, 1979e12 * 0.56},
-		{"h100-sxm", Blockwise, 1979e12 * 0.56 * 0.83},
+		{"h100-sxm", Delayed, 1979e12 * 0.63},
+		{"h100-sxm", Current, 1979e12 * 0.63},
+		{"h100-sxm", Blockwise, 1979e12 * 0.63 * 0.83},
 		{"b200", MXFP8, 4.5e15 * 0.52 * 0.94},
 		{"mi300x", Delayed, 2614.9e12 * 0.27},
 	} {
@@ -173,6 +173,44 @@ func TestFP8RecipeRefused(t *testing.T) {
 			tg, _ := PresetTarget(d)
 			if _, err := Estimate(a, tg, Options{Batch: 1, Seq: 1024, FP8Recipe: r}); err != nil {
 				t.Errorf("%s on %s: %v", r, d, err)
+			}
+		}
+	}
+}
+
+// TestFP8QuantizationAdds: an fp8 linear layer's input quantization is a kernel of its
+// own before the product, so its time adds to the product's in each pass, whether the
+// product is compute-bound (a large projection) or memory-bound (a small expert's):
+// launches + max(FLOPs at the fp8 rate, the product's bytes) + the quantization's
+// bytes (the recipe's quantBytes per element of the input, forward, and of the
+// output's gradient, backward) at the achievable bandwidth.
+func TestFP8QuantizationAdds(t *testing.T) {
+	a := bundled(t, "qwen3-30b-a3b")
+	tg := target(t, "h100-sxm")
+	o := Options{Batch: 1, Seq: 4096, DType: FP8, FP8Recipe: Current}.withDefaults()
+	sh := newShape(a, o)
+	rf := newRoofline(tg, FP8, Current)
+	q := Current.figures().quantBytes
+	for _, tt := range []struct {
+		name    string
+		m, k, n float64
+	}{{"projection", 4096, 2048, 4096}, {"expert", 512, 2048, 768}} {
+		o16 := sh.linear16(tt.name, tt.m, tt.k, tt.n)
+		o8 := sh.linear(tt.name, tt.m, tt.k, tt.n)
+		for _, bwd := range []bool{false, true} {
+			w, _ := o16.pass(bwd)
+			w8, _ := o8.pass(bwd)
+			if w8.flops != w.flops || w8.bytes != w.bytes || w8.kernels != w.kernels+1 {
+				t.Fatalf("%s, backward %v: fp8 product %+v, want the 16-bit one's FLOPs and bytes %+v and one more launch", tt.name, bwd, w8, w)
+			}
+			quant := q * tt.m * tt.k
+			if bwd {
+				quant = q * tt.m * tt.n
+			}
+			rate := rf.fp8FLOPSPerSecond * o16.gemm.fraction(bwd, rf.sms, 2*rf.k0)
+			want := w8.kernels*rf.kernelSeconds + max(w.flops/rate, w.bytes/rf.bytesPerSecond) + quant/rf.bytesPerSecond
+			if got := rf.opSeconds(o8, bwd); math.Abs(got/want-1) > 1e-12 {
+				t.Errorf("%s, backward %v: %v s, want %v", tt.name, bwd, got, want)
 			}
 		}
 	}

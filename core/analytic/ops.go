@@ -30,6 +30,10 @@ type op struct {
 	// gemm is the product's shape (zero for no product): the roofline slows a small
 	// one by its waves and its reduction length (gemmShape.fraction).
 	gemm gemmShape
+	// fwdQuant and bwdQuant are the bytes of the fp8 quantization kernels before the
+	// product in each pass (shape.linear): memory-bound kernels of their own, whose
+	// time adds to the product's (their launches are in fwd and bwd.kernels).
+	fwdQuant, bwdQuant float64
 }
 
 // pass is the operation's work in one pass (the backward's, or the forward's, which
@@ -43,6 +47,7 @@ func (o op) pass(bwd bool) (work, float64) {
 
 func (o op) times(n float64) op {
 	o.fwd, o.bwd = o.fwd.times(n), o.bwd.times(n)
+	o.fwdQuant, o.bwdQuant = o.fwdQuant*n, o.bwdQuant*n
 	return o
 }
 
@@ -116,14 +121,24 @@ func (r roofline) addTerms(t *Terms, o op, bwd bool) {
 	} else {
 		t.MemorySeconds += w.bytes / (r.bytesPerSecond / r.memoryEfficiency)
 	}
+	q := o.fwdQuant
+	if bwd {
+		q = o.bwdQuant
+	}
+	t.MemorySeconds += q / (r.bytesPerSecond / r.memoryEfficiency)
 }
 
 // opSeconds times one pass of an operation (bwd: its backward; the forward's again when
 // recomputed): its launches plus the longer of its products at their rate (flopsRate)
-// and its bytes at the achievable bandwidth.
+// and its bytes at the achievable bandwidth, plus its fp8 quantization's bytes at that
+// bandwidth.
 func (r roofline) opSeconds(o op, bwd bool) float64 {
 	w, _ := o.pass(bwd)
-	return w.kernels*r.kernelSeconds + max(w.flops/r.flopsRate(o, bwd), w.bytes/r.bytesPerSecond)
+	q := o.fwdQuant
+	if bwd {
+		q = o.bwdQuant
+	}
+	return w.kernels*r.kernelSeconds + max(w.flops/r.flopsRate(o, bwd), w.bytes/r.bytesPerSecond) + q/r.bytesPerSecond
 }
 
 // Element-wise backward kernels read the gradient and the saved input and write the input's

@@ -323,8 +323,10 @@ type Options struct {
 	// Megatron-Core's combined 1F1B schedule (--overlap-moe-expert-parallel-comm,
 	// "Combined 1F1B: Expert-Parallel All-to-All Overlap") and DeepSeek-V3's DualPipe
 	// (DeepSeek-V3 Technical Report, section 3.2.1) pair the forward of one microbatch
-	// with the backward of another. Training only; not with full recomputation
-	// (Megatron-Core's compatibility rule).
+	// with the backward of another; of the all-to-all time, the part that runs beside
+	// the paired computation hides (expertOverlapHidden, as measured under combined
+	// 1F1B). Training only; not with full recomputation (Megatron-Core's compatibility
+	// rule).
 	ExpertOverlap bool `json:"expert_overlap,omitempty"`
 	// Dispatcher moves the tokens to the experts and back (default alltoall).
 	Dispatcher Dispatcher `json:"dispatcher,omitempty"`

@@ -152,12 +152,17 @@ const (
 // Fractions of the fp8 peak that fp8 GEMMs reach (Perf.FP8MatmulEfficiency), from
 // published benchmarks of the same shapes in bf16 and fp8, not from the datasheets' 2:1:
 //
-//   - Hopper (H100, H200): fp8 GEMMs run 1.5 to 2 times as fast as bf16 ones in
-//     Transformer Engine's te.Linear on an H100 (ROCm/TransformerEngine issue 73, the
-//     H100 comparison in its thread), 1.65 times at 128 rows and 1.8 times at 256 on
-//     Gemma-4-31B's shapes (vllm-project/vllm pull 49363, H100, fp8 with per-tensor
-//     scales against torch bf16). At 1.6 times bf16's 0.7 of 989 TFLOP/s, fp8 reaches
-//     0.56 of 1,979.
+//   - Hopper (H100, H200): the products alone, the quantization of their inputs being
+//     priced as kernels of its own (package analytic, shape.linear). Single products
+//     measured with cuBLAS (torch._scaled_mm against torch.matmul, per-tensor scales) on
+//     an H100 SXM and an H200 (core/request/testdata/measured_h100_steps.json and
+//     measured_h200_steps.json, "gemm"; TestGEMMShapeModel's fit) plateau at 1,315 and
+//     1,335 TFLOP/s in fp8 against 725 and 740 in bf16: 1.81 times bf16's rate, so at
+//     1.8 times bf16's 0.7 of 989 TFLOP/s fp8 reaches 0.63 of 1,979 (0.66 to 0.67 at
+//     the plateaus themselves). Published te.Linear comparisons, whose times include
+//     the quantization, find 1.5 to 2 times bf16 (ROCm/TransformerEngine issue 73, the
+//     H100 comparison in its thread; vllm-project/vllm pull 49363, H100, Gemma-4-31B's
+//     shapes: 1.65 times at 128 rows, 1.8 at 256).
 //   - Blackwell (B200, B300, GB200, GB300): fp8 GEMMs 1.17 times bf16 at 256 rows on
 //     Llama-3.3-70B's shapes (vllm-project/vllm pull 20071, SM100), rising with the rows;
 //     training's GEMMs (8,192 rows and more) are taken at 1.6 times too: 0.52 of the fp8
@@ -181,7 +186,7 @@ const (
 )
 
 const (
-	hopperFP8Efficiency    = 0.56
+	hopperFP8Efficiency    = 0.63
 	blackwellFP8Efficiency = 0.52
 	mi300xFP8Efficiency    = 0.27
 )

@@ -33,6 +33,11 @@ type bridgeMoERun struct {
 	// training.recompute_modules.
 	overlap   bool
 	recompute string
+	// dispatcher: "deepep" where the recipe runs the flex dispatcher (DeepEP or
+	// HybridEP: a token crosses the network once per destination node) over expert
+	// groups that span nodes; the all-to-all dispatcher otherwise (within a node or an
+	// NVL72 domain the two move about the same bytes).
+	dispatcher string
 	// refused, when set, is why pipeplan refuses this run although it ran: reported, and
 	// held to that (a run that comes to fit fails the test until the note is removed).
 	refused string
@@ -46,8 +51,19 @@ type bridgeMoERun struct {
 // capacity factor). DeepSeekV3 rows of 25.11 on GB200 and GB300 are "w/o MTP", the B200
 // row "w/ MTP"; 26.02 does not say (planned with MTP, as the model is).
 const (
-	bridge2511 = "Megatron-Bridge perf summary, NeMo 25.11"
-	bridge2602 = "Megatron-Bridge perf summary archive, NeMo 26.02"
+	bridge2511  = "Megatron-Bridge perf summary, NeMo 25.11"
+	bridge2602  = "Megatron-Bridge perf summary archive, NeMo 26.02"
+	bridge26021 = "Megatron-Bridge perf summary archive, NeMo 26.02.01"
+	bridge2604  = "Megatron-Bridge perf summary archive, NeMo 26.04"
+	bridge26041 = "Megatron-Bridge perf summary archive, NeMo 26.04.01"
+	// bridgeOverlap: Megatron-Bridge, skills/nemo-mbridge-perf-expert-parallel-overlap/
+	// SKILL.md, "HybridEP Production-Shape Benchmark" (2026-07-25): Qwen3 30B-A3B
+	// pre-training on 16 H100s, BF16, sequence 4,096, TP1 PP1 EP16, MBS 1, GBS 1,024,
+	// forced balance, flex dispatcher with HybridEP, Transformer Engine's CUDA graphs
+	// of the router and preprocessing; step 24.7138 s without the expert-parallel
+	// overlap, 20.9920 s with it (1,024 x 4,096 tokens over 16 GPUs: 10,607 and 12,489
+	// tokens/s/GPU). Its Nsight measurement is analytic.expertOverlapHidden's source.
+	bridgeOverlap = "Megatron-Bridge expert-parallel overlap benchmark, 2026-07"
 )
 
 var bridgeMoERuns = []bridgeMoERun{
@@ -90,6 +106,76 @@ var bridgeMoERuns = []bridgeMoERun{
 	{name: "Qwen3 235B-A22B, 256 B300, MXFP8, PP8 VP4 EP8", source: bridge2602, model: "qwen3-235b-a22b", device: "b300", precision: "mxfp8", gpus: 256, gbs: 8192, mbs: 1, seq: 4096, tp: 1, pp: 8, vp: 4, ep: 8, tokensPerGPU: 2691},
 	{name: "Qwen3 235B-A22B, 256 B200, MXFP8, PP8 EP8", source: bridge2602, model: "qwen3-235b-a22b", device: "b200", precision: "mxfp8", gpus: 256, gbs: 8192, mbs: 1, seq: 4096, tp: 1, pp: 8, vp: 1, ep: 8, tokensPerGPU: 3805},
 	{name: "Qwen3 235B-A22B, 256 H100, FP8, TP2 PP8 VP4 EP32", source: bridge2602, model: "qwen3-235b-a22b", device: "h100-sxm", precision: "current", gpus: 256, gbs: 8192, mbs: 1, seq: 4096, tp: 2, pp: 8, vp: 4, ep: 32, tokensPerGPU: 1633, overlap: true},
+
+	// NeMo 26.02.01.
+	{name: "DeepSeekV3, 256 GB300, MXFP8, MBS2 PP2 VP8 EP32", source: bridge26021, model: "deepseek-v3", device: "gb300", precision: "mxfp8", gpus: 256, gbs: 4096, mbs: 2, seq: 4096, tp: 1, pp: 2, vp: 8, ep: 32, tokensPerGPU: 4691, overlap: true, recompute: "mla_up_proj"},
+	{name: "DeepSeekV3, 256 GB200, MXFP8, PP4 VP4 EP64", source: bridge26021, model: "deepseek-v3", device: "gb200", precision: "mxfp8", gpus: 256, gbs: 4096, mbs: 1, seq: 4096, tp: 1, pp: 4, vp: 4, ep: 64, tokensPerGPU: 4021, overlap: true, recompute: "mla_up_proj"},
+	{name: "DeepSeekV3, 256 B300, MXFP8, PP16 EP8", source: bridge26021, model: "deepseek-v3", device: "b300", precision: "mxfp8", gpus: 256, gbs: 4096, mbs: 1, seq: 4096, tp: 1, pp: 16, vp: 1, ep: 8, tokensPerGPU: 3099, recompute: "mla_up_proj"},
+	{name: "DeepSeekV3, 256 B200, MXFP8, PP16 EP8", source: bridge26021, model: "deepseek-v3", device: "b200", precision: "mxfp8", gpus: 256, gbs: 4096, mbs: 1, seq: 4096, tp: 1, pp: 16, vp: 1, ep: 8, tokensPerGPU: 2790, recompute: "mla_up_proj"},
+	{name: "GPT-OSS 120B, 64 GB300, BF16, MBS4 EP64", source: bridge26021, model: "gpt-oss-120b", device: "gb300", precision: "bf16", gpus: 64, gbs: 1280, mbs: 4, seq: 4096, tp: 1, pp: 1, vp: 1, ep: 64, tokensPerGPU: 19366},
+	{name: "GPT-OSS 120B, 64 GB200, BF16, MBS4 EP64", source: bridge26021, model: "gpt-oss-120b", device: "gb200", precision: "bf16", gpus: 64, gbs: 1280, mbs: 4, seq: 4096, tp: 1, pp: 1, vp: 1, ep: 64, tokensPerGPU: 15754, overlap: true, recompute: "layernorm, moe_act"},
+	{name: "GPT-OSS 120B, 64 B300, BF16, MBS4 EP8", source: bridge26021, model: "gpt-oss-120b", device: "b300", precision: "bf16", gpus: 64, gbs: 1280, mbs: 4, seq: 4096, tp: 1, pp: 1, vp: 1, ep: 8, tokensPerGPU: 15031},
+	{name: "GPT-OSS 120B, 64 B200, BF16, MBS4 EP8", source: bridge26021, model: "gpt-oss-120b", device: "b200", precision: "bf16", gpus: 64, gbs: 1280, mbs: 4, seq: 4096, tp: 1, pp: 1, vp: 1, ep: 8, tokensPerGPU: 13722, recompute: "layernorm, moe_act"},
+	{name: "GPT-OSS 120B, 64 H100, BF16, PP4 EP8", source: bridge26021, model: "gpt-oss-120b", device: "h100-sxm", precision: "bf16", gpus: 64, gbs: 1280, mbs: 1, seq: 4096, tp: 1, pp: 4, vp: 1, ep: 8, tokensPerGPU: 5984},
+	{name: "Qwen3 30B-A3B, 8 GB300, MXFP8, MBS8 EP8", source: bridge26021, model: "qwen3-30b-a3b", device: "gb300", precision: "mxfp8", gpus: 8, gbs: 512, mbs: 8, seq: 4096, tp: 1, pp: 1, vp: 1, ep: 8, tokensPerGPU: 30411},
+	{name: "Qwen3 30B-A3B, 8 GB200, MXFP8, MBS4 EP8", source: bridge26021, model: "qwen3-30b-a3b", device: "gb200", precision: "mxfp8", gpus: 8, gbs: 512, mbs: 4, seq: 4096, tp: 1, pp: 1, vp: 1, ep: 8, tokensPerGPU: 26373},
+	{name: "Qwen3 30B-A3B, 8 B300, MXFP8, MBS8 EP8", source: bridge26021, model: "qwen3-30b-a3b", device: "b300", precision: "mxfp8", gpus: 8, gbs: 512, mbs: 8, seq: 4096, tp: 1, pp: 1, vp: 1, ep: 8, tokensPerGPU: 29454},
+	{name: "Qwen3 30B-A3B, 8 B200, MXFP8, MBS4 EP8", source: bridge26021, model: "qwen3-30b-a3b", device: "b200", precision: "mxfp8", gpus: 8, gbs: 512, mbs: 4, seq: 4096, tp: 1, pp: 1, vp: 1, ep: 8, tokensPerGPU: 26695},
+	{name: "Qwen3 30B-A3B, 16 H100, FP8, PP2 VP12 EP8", source: bridge26021, model: "qwen3-30b-a3b", device: "h100-sxm", precision: "current", gpus: 16, gbs: 1024, mbs: 1, seq: 4096, tp: 1, pp: 2, vp: 12, ep: 8, tokensPerGPU: 9058},
+	{name: "Qwen3 235B-A22B, 256 GB300, MXFP8, MBS2 PP4 EP32", source: bridge26021, model: "qwen3-235b-a22b", device: "gb300", precision: "mxfp8", gpus: 256, gbs: 8192, mbs: 2, seq: 4096, tp: 1, pp: 4, vp: 1, ep: 32, tokensPerGPU: 6583},
+	{name: "Qwen3 235B-A22B, 256 GB200, MXFP8, PP8 EP32", source: bridge26021, model: "qwen3-235b-a22b", device: "gb200", precision: "mxfp8", gpus: 256, gbs: 8192, mbs: 1, seq: 4096, tp: 1, pp: 8, vp: 1, ep: 32, tokensPerGPU: 5530},
+	{name: "Qwen3 235B-A22B, 256 B300, MXFP8, PP8 VP4 EP8", source: bridge26021, model: "qwen3-235b-a22b", device: "b300", precision: "mxfp8", gpus: 256, gbs: 8192, mbs: 1, seq: 4096, tp: 1, pp: 8, vp: 4, ep: 8, tokensPerGPU: 2644},
+	{name: "Qwen3 235B-A22B, 256 H100, FP8, TP2 PP8 VP4 EP32", source: bridge26021, model: "qwen3-235b-a22b", device: "h100-sxm", precision: "current", gpus: 256, gbs: 8192, mbs: 1, seq: 4096, tp: 2, pp: 8, vp: 4, ep: 32, tokensPerGPU: 1611, overlap: true},
+
+	// NeMo 26.04.
+	{name: "DeepSeekV3, 256 GB300, MXFP8, MBS2 PP2 VP8 EP32", source: bridge2604, model: "deepseek-v3", device: "gb300", precision: "mxfp8", gpus: 256, gbs: 4096, mbs: 2, seq: 4096, tp: 1, pp: 2, vp: 8, ep: 32, tokensPerGPU: 4965, overlap: true, recompute: "mla_up_proj"},
+	{name: "DeepSeekV3, 256 GB200, MXFP8, PP4 VP4 EP64", source: bridge2604, model: "deepseek-v3", device: "gb200", precision: "mxfp8", gpus: 256, gbs: 4096, mbs: 1, seq: 4096, tp: 1, pp: 4, vp: 4, ep: 64, tokensPerGPU: 4193, overlap: true, recompute: "mla_up_proj"},
+	{name: "DeepSeekV3, 256 B300, MXFP8, PP16 EP8", source: bridge2604, model: "deepseek-v3", device: "b300", precision: "mxfp8", gpus: 256, gbs: 4096, mbs: 1, seq: 4096, tp: 1, pp: 16, vp: 1, ep: 8, tokensPerGPU: 3131, recompute: "mla_up_proj"},
+	{name: "DeepSeekV3, 256 B200, MXFP8, PP16 EP8", source: bridge2604, model: "deepseek-v3", device: "b200", precision: "mxfp8", gpus: 256, gbs: 4096, mbs: 1, seq: 4096, tp: 1, pp: 16, vp: 1, ep: 8, tokensPerGPU: 2815, recompute: "mla_up_proj"},
+	{name: "GPT-OSS 120B, 64 GB300, BF16, MBS4 EP64", source: bridge2604, model: "gpt-oss-120b", device: "gb300", precision: "bf16", gpus: 64, gbs: 1280, mbs: 4, seq: 4096, tp: 1, pp: 1, vp: 1, ep: 64, tokensPerGPU: 19275},
+	{name: "GPT-OSS 120B, 64 GB200, BF16, MBS4 EP64", source: bridge2604, model: "gpt-oss-120b", device: "gb200", precision: "bf16", gpus: 64, gbs: 1280, mbs: 4, seq: 4096, tp: 1, pp: 1, vp: 1, ep: 64, tokensPerGPU: 15938, overlap: true, recompute: "layernorm, moe_act"},
+	{name: "GPT-OSS 120B, 64 B300, BF16, MBS4 EP8", source: bridge2604, model: "gpt-oss-120b", device: "b300", precision: "bf16", gpus: 64, gbs: 1280, mbs: 4, seq: 4096, tp: 1, pp: 1, vp: 1, ep: 8, tokensPerGPU: 15114},
+	{name: "GPT-OSS 120B, 64 B200, BF16, MBS4 EP8", source: bridge2604, model: "gpt-oss-120b", device: "b200", precision: "bf16", gpus: 64, gbs: 1280, mbs: 4, seq: 4096, tp: 1, pp: 1, vp: 1, ep: 8, tokensPerGPU: 13045, recompute: "layernorm, moe_act"},
+	{name: "GPT-OSS 120B, 64 H100, BF16, PP4 EP8", source: bridge2604, model: "gpt-oss-120b", device: "h100-sxm", precision: "bf16", gpus: 64, gbs: 1280, mbs: 1, seq: 4096, tp: 1, pp: 4, vp: 1, ep: 8, tokensPerGPU: 5810},
+	{name: "Qwen3 30B-A3B, 8 GB300, MXFP8, MBS8 EP8", source: bridge2604, model: "qwen3-30b-a3b", device: "gb300", precision: "mxfp8", gpus: 8, gbs: 512, mbs: 8, seq: 4096, tp: 1, pp: 1, vp: 1, ep: 8, tokensPerGPU: 31470},
+	{name: "Qwen3 30B-A3B, 8 GB200, MXFP8, MBS4 EP8", source: bridge2604, model: "qwen3-30b-a3b", device: "gb200", precision: "mxfp8", gpus: 8, gbs: 512, mbs: 4, seq: 4096, tp: 1, pp: 1, vp: 1, ep: 8, tokensPerGPU: 26032},
+	{name: "Qwen3 30B-A3B, 8 B300, MXFP8, MBS8 EP8", source: bridge2604, model: "qwen3-30b-a3b", device: "b300", precision: "mxfp8", gpus: 8, gbs: 512, mbs: 8, seq: 4096, tp: 1, pp: 1, vp: 1, ep: 8, tokensPerGPU: 30553},
+	{name: "Qwen3 30B-A3B, 8 B200, MXFP8, MBS4 EP8", source: bridge2604, model: "qwen3-30b-a3b", device: "b200", precision: "mxfp8", gpus: 8, gbs: 512, mbs: 4, seq: 4096, tp: 1, pp: 1, vp: 1, ep: 8, tokensPerGPU: 26859},
+	{name: "Qwen3 30B-A3B, 16 H100, FP8, EP16", source: bridge2604, model: "qwen3-30b-a3b", device: "h100-sxm", precision: "current", gpus: 16, gbs: 1024, mbs: 1, seq: 4096, tp: 1, pp: 1, vp: 1, ep: 16, tokensPerGPU: 8901, dispatcher: "deepep"},
+	{name: "Qwen3 235B-A22B, 256 GB300, MXFP8, MBS2 PP4 VP12 EP32", source: bridge2604, model: "qwen3-235b-a22b", device: "gb300", precision: "mxfp8", gpus: 256, gbs: 8192, mbs: 2, seq: 4096, tp: 1, pp: 4, vp: 12, ep: 32, tokensPerGPU: 6994},
+	{name: "Qwen3 235B-A22B, 256 GB200, MXFP8, PP8 VP3 EP32", source: bridge2604, model: "qwen3-235b-a22b", device: "gb200", precision: "mxfp8", gpus: 256, gbs: 8192, mbs: 1, seq: 4096, tp: 1, pp: 8, vp: 3, ep: 32, tokensPerGPU: 5672},
+	{name: "Qwen3 235B-A22B, 256 B300, MXFP8, MBS2 PP8 EP8", source: bridge2604, model: "qwen3-235b-a22b", device: "b300", precision: "mxfp8", gpus: 256, gbs: 8192, mbs: 2, seq: 4096, tp: 1, pp: 8, vp: 1, ep: 8, tokensPerGPU: 4865},
+	{name: "Qwen3 235B-A22B, 256 H100, FP8, TP2 PP8 VP4 EP32", source: bridge2604, model: "qwen3-235b-a22b", device: "h100-sxm", precision: "current", gpus: 256, gbs: 8192, mbs: 1, seq: 4096, tp: 2, pp: 8, vp: 4, ep: 32, tokensPerGPU: 1686, overlap: true},
+
+	// NeMo 26.04.01.
+	{name: "DeepSeekV3, 256 GB300, MXFP8, MBS2 PP2 VP8 EP32", source: bridge26041, model: "deepseek-v3", device: "gb300", precision: "mxfp8", gpus: 256, gbs: 4096, mbs: 2, seq: 4096, tp: 1, pp: 2, vp: 8, ep: 32, tokensPerGPU: 4992, overlap: true, recompute: "mla_up_proj"},
+	{name: "DeepSeekV3, 256 GB200, MXFP8, PP4 VP4 EP64", source: bridge26041, model: "deepseek-v3", device: "gb200", precision: "mxfp8", gpus: 256, gbs: 4096, mbs: 1, seq: 4096, tp: 1, pp: 4, vp: 4, ep: 64, tokensPerGPU: 4256, overlap: true, recompute: "mla_up_proj"},
+	{name: "DeepSeekV3, 256 B300, MXFP8, MBS2 PP8 EP8", source: bridge26041, model: "deepseek-v3", device: "b300", precision: "mxfp8", gpus: 256, gbs: 4096, mbs: 2, seq: 4096, tp: 1, pp: 8, vp: 1, ep: 8, tokensPerGPU: 3456, recompute: "mla_up_proj"},
+	{name: "DeepSeekV3, 256 B200, MXFP8, PP8 VP2 EP32", source: bridge26041, model: "deepseek-v3", device: "b200", precision: "mxfp8", gpus: 256, gbs: 4096, mbs: 1, seq: 4096, tp: 1, pp: 8, vp: 2, ep: 32, tokensPerGPU: 3328, overlap: true, recompute: "mla_up_proj", dispatcher: "deepep"},
+	{name: "GPT-OSS 120B, 64 GB300, BF16, MBS4 EP64", source: bridge26041, model: "gpt-oss-120b", device: "gb300", precision: "bf16", gpus: 64, gbs: 1280, mbs: 4, seq: 4096, tp: 1, pp: 1, vp: 1, ep: 64, tokensPerGPU: 19200},
+	{name: "GPT-OSS 120B, 64 GB200, BF16, MBS4 EP64", source: bridge26041, model: "gpt-oss-120b", device: "gb200", precision: "bf16", gpus: 64, gbs: 1280, mbs: 4, seq: 4096, tp: 1, pp: 1, vp: 1, ep: 64, tokensPerGPU: 16640, overlap: true, recompute: "layernorm, moe_act"},
+	{name: "GPT-OSS 120B, 64 B300, BF16, MBS4 EP8", source: bridge26041, model: "gpt-oss-120b", device: "b300", precision: "bf16", gpus: 64, gbs: 1280, mbs: 4, seq: 4096, tp: 1, pp: 1, vp: 1, ep: 8, tokensPerGPU: 15232},
+	{name: "GPT-OSS 120B, 64 B200, BF16, MBS4 EP8", source: bridge26041, model: "gpt-oss-120b", device: "b200", precision: "bf16", gpus: 64, gbs: 1280, mbs: 4, seq: 4096, tp: 1, pp: 1, vp: 1, ep: 8, tokensPerGPU: 13568, recompute: "layernorm, moe_act"},
+	{name: "GPT-OSS 120B, 64 H100, BF16, PP4 EP8", source: bridge26041, model: "gpt-oss-120b", device: "h100-sxm", precision: "bf16", gpus: 64, gbs: 1280, mbs: 1, seq: 4096, tp: 1, pp: 4, vp: 1, ep: 8, tokensPerGPU: 5824},
+	{name: "Qwen3 30B-A3B, 8 GB300, MXFP8, MBS8 EP8", source: bridge26041, model: "qwen3-30b-a3b", device: "gb300", precision: "mxfp8", gpus: 8, gbs: 512, mbs: 8, seq: 4096, tp: 1, pp: 1, vp: 1, ep: 8, tokensPerGPU: 31744},
+	{name: "Qwen3 30B-A3B, 8 GB200, MXFP8, MBS4 EP8", source: bridge26041, model: "qwen3-30b-a3b", device: "gb200", precision: "mxfp8", gpus: 8, gbs: 512, mbs: 4, seq: 4096, tp: 1, pp: 1, vp: 1, ep: 8, tokensPerGPU: 26112},
+	{name: "Qwen3 30B-A3B, 8 B300, MXFP8, MBS8 EP8", source: bridge26041, model: "qwen3-30b-a3b", device: "b300", precision: "mxfp8", gpus: 8, gbs: 512, mbs: 8, seq: 4096, tp: 1, pp: 1, vp: 1, ep: 8, tokensPerGPU: 30720},
+	{name: "Qwen3 30B-A3B, 8 B200, MXFP8, MBS4 EP8", source: bridge26041, model: "qwen3-30b-a3b", device: "b200", precision: "mxfp8", gpus: 8, gbs: 512, mbs: 4, seq: 4096, tp: 1, pp: 1, vp: 1, ep: 8, tokensPerGPU: 27136},
+	{name: "Qwen3 30B-A3B, 16 H100, FP8, EP16", source: bridge26041, model: "qwen3-30b-a3b", device: "h100-sxm", precision: "current", gpus: 16, gbs: 1024, mbs: 1, seq: 4096, tp: 1, pp: 1, vp: 1, ep: 16, tokensPerGPU: 8960, dispatcher: "deepep"},
+	{name: "Qwen3 235B-A22B, 256 GB300, MXFP8, MBS2 PP4 VP12 EP32", source: bridge26041, model: "qwen3-235b-a22b", device: "gb300", precision: "mxfp8", gpus: 256, gbs: 8192, mbs: 2, seq: 4096, tp: 1, pp: 4, vp: 12, ep: 32, tokensPerGPU: 6944},
+	{name: "Qwen3 235B-A22B, 256 GB200, MXFP8, PP8 VP3 EP32", source: bridge26041, model: "qwen3-235b-a22b", device: "gb200", precision: "mxfp8", gpus: 256, gbs: 8192, mbs: 1, seq: 4096, tp: 1, pp: 8, vp: 3, ep: 32, tokensPerGPU: 5680},
+	{name: "Qwen3 235B-A22B, 256 B300, MXFP8, MBS2 PP8 EP8", source: bridge26041, model: "qwen3-235b-a22b", device: "b300", precision: "mxfp8", gpus: 256, gbs: 8192, mbs: 2, seq: 4096, tp: 1, pp: 8, vp: 1, ep: 8, tokensPerGPU: 5936},
+	{name: "Qwen3 235B-A22B, 256 B200, MXFP8, PP8 EP8", source: bridge26041, model: "qwen3-235b-a22b", device: "b200", precision: "mxfp8", gpus: 256, gbs: 8192, mbs: 1, seq: 4096, tp: 1, pp: 8, vp: 1, ep: 8, tokensPerGPU: 3776},
+	{name: "Qwen3 235B-A22B, 256 H100, FP8, TP2 PP8 VP4 EP32", source: bridge26041, model: "qwen3-235b-a22b", device: "h100-sxm", precision: "current", gpus: 256, gbs: 8192, mbs: 1, seq: 4096, tp: 2, pp: 8, vp: 4, ep: 32, tokensPerGPU: 1712, overlap: true},
+
+	// The expert-parallel overlap benchmark (bridgeOverlap), without and with the overlap.
+	// The H100 EP16 rows above and B200's PP8 VP2 EP32 row of 26.04.01 (new
+	// parallelisms in 26.04) take their flex dispatcher, and B200's its overlap, from
+	// today's recipes of the same shape (qwen3_30b_a3b_pretrain_16gpu_h100_fp8cs_config:
+	// hybridep, no overlap; deepseek_v3_pretrain_256gpu_b200_fp8mx_config: deepep,
+	// overlap_moe_expert_parallel_comm).
+	{name: "Qwen3 30B-A3B, 16 H100, BF16, EP16", source: bridgeOverlap, model: "qwen3-30b-a3b", device: "h100-sxm", precision: "bf16", gpus: 16, gbs: 1024, mbs: 1, seq: 4096, tp: 1, pp: 1, vp: 1, ep: 16, tokensPerGPU: 1024 * 4096 / 16 / 24.7138, dispatcher: "deepep"},
+	{name: "Qwen3 30B-A3B, 16 H100, BF16, EP16, EP overlap", source: bridgeOverlap, model: "qwen3-30b-a3b", device: "h100-sxm", precision: "bf16", gpus: 16, gbs: 1024, mbs: 1, seq: 4096, tp: 1, pp: 1, vp: 1, ep: 16, tokensPerGPU: 1024 * 4096 / 16 / 20.9920, overlap: true, dispatcher: "deepep"},
 }
 
 // bridgeMoEModels are the runs' models: bundled configs, and DeepSeek-V3 without its
@@ -125,7 +211,8 @@ func bridgeMoEModel(t *testing.T, key string) wire.Architecture {
 // GB200s or GB300s and nodes of 8 otherwise, expert tensor parallelism 1 (every recipe's
 // base config sets expert_tensor_parallel_size=1), the expert all-to-alls overlapped
 // where the recipe sets moe_a2a_overlap, the all-to-all dispatcher (the recipes' hybridep
-// and deepep backends of the flex dispatcher are planned as it), the recipe's
+// and deepep backends of the flex dispatcher are planned as it, except over expert
+// groups that span 8-GPU nodes: bridgeMoERun.dispatcher), the recipe's
 // recompute_modules where it sets them (selective recomputation), none otherwise.
 //
 // The recipes are Megatron-Bridge's scripts/performance/configs (deepseek, gpt_oss and
@@ -154,7 +241,7 @@ func (c bridgeMoERun) request(t *testing.T) *wire.Request {
 	return &wire.Request{
 		Model:   wire.ModelSpec{Architecture: &a},
 		Cluster: wire.ClusterSpec{Device: c.device, DevicesPerNode: perNode},
-		Parallelism: wire.Parallelism{Pipeline: c.pp, Data: dp, Tensor: c.tp, Context: c.cp, Expert: c.ep, ExpertTensor: 1, ExpertOverlap: c.overlap,
+		Parallelism: wire.Parallelism{Pipeline: c.pp, Data: dp, Tensor: c.tp, Context: c.cp, Expert: c.ep, ExpertTensor: 1, ExpertOverlap: c.overlap, ExpertDispatcher: c.dispatcher,
 			ZeRO: 1, SequenceParallel: c.tp > 1,
 			OverlapGradReduce: OverlapOn, OverlapParamGather: OverlapOn},
 		Training: tr,
@@ -172,16 +259,20 @@ func TestBridgeMoEPublishedRuns(t *testing.T) {
 		t.Skip("plans runs of up to 256 devices")
 	}
 	signed, abs := planBridgeRuns(t, "Megatron-Bridge MoE runs", bridgeMoERuns)
-	// Issue 19's targets are 10% and within 5%; today's ceiling holds what the host
-	// synchronization and chunk sorting of dropless mixtures (analytic.moeHostSeconds)
-	// brought (52.1% to 49.4%, signed alike), then Megatron-Core's memory-efficient
-	// permutation (three more runs fit: 47.5%), cuDNN's published attention rates on
-	// Blackwell (40.9%), the SMs the overlapped all-to-alls hold (38.8%), cuDNN's
-	// head-dim-64 rates for gpt-oss (32.8%) and matrix products priced by shape, the
-	// experts' small grouped products losing waves and short reductions (26.9%), and the
-	// runs' own recompute_modules (issue 22: 25.7%), so that a regression fails.
-	if abs > 0.29 || signed > 0.29 {
-		t.Errorf("median |error| %.1f%%, signed median %+.1f%%: want at most 29%% (was 25.7%%)", 100*abs, 100*signed)
+	// Issue 19's targets are 10% and within 5%. The ceiling held what the host
+	// synchronization and chunk sorting of dropless mixtures (analytic.moeHostSeconds),
+	// Megatron-Core's memory-efficient permutation, cuDNN's published attention rates
+	// on Blackwell, the SMs the overlapped all-to-alls hold, cuDNN's head-dim-64 rates
+	// for gpt-oss, matrix products priced by shape and the runs' own recompute_modules
+	// brought over NeMo 25.11's and 26.02's 36 runs (52.1% down to 25.7%, all
+	// optimistic). Over these and the 55 runs of 26.02.01 to 26.04.01 (20.4%, signed
+	// +17.0%) the measured share of the all-to-alls that the expert-parallel overlap
+	// hides (analytic.expertOverlapHidden: 11.2%, +10.2%), the flex dispatcher over
+	// expert groups that span nodes (10.4%, +10.4%), and fp8 quantization priced as
+	// kernels of its own beside Hopper's measured fp8 product rate (7.8%, +5.0%) bring
+	// it here; gpt-oss's 24 runs (+57% median) are most of what is left.
+	if abs > 0.09 || signed > 0.07 {
+		t.Errorf("median |error| %.1f%%, signed median %+.1f%%: want at most 9%% and +7%% (was 7.8%%, +5.0%%)", 100*abs, 100*signed)
 	}
 }
 
@@ -206,10 +297,43 @@ func TestBridgeContextParallelRuns(t *testing.T) {
 	planBridgeRuns(t, "Megatron-Bridge context-parallel runs", bridgeContextRuns)
 }
 
+// bridgeReleases orders the summary's containers, oldest first.
+var bridgeReleases = map[string]int{bridge2511: 0, bridge2602: 1, bridge26021: 2, bridge2604: 3, bridge26041: 4, bridgeOverlap: 5}
+
+// supersededGain is how much faster a later container must have run the same
+// configuration for a run to be read as the software of its release rather than as
+// the hardware and the recipe: issue 19's 25% bound on a case's error, which a
+// measurement that differs from itself by more cannot be held to.
+const supersededGain = 0.25
+
+// superseded returns the fastest later run among runs of c's exact configuration
+// (model, system, precision, GPUs, batch, sequence and every parallel degree), when it
+// published more than supersededGain above c: the same recipe on the same machines,
+// so the difference is the container's software (NeMo 26.02.01 ran Qwen3 30B-A3B's
+// H100 recipe at 9,058 tokens/s/GPU where 26.02 had 5,113).
+func superseded(c bridgeMoERun, runs []bridgeMoERun) (bridgeMoERun, bool) {
+	var best bridgeMoERun
+	found := false
+	for _, o := range runs {
+		same := o.model == c.model && o.device == c.device && o.precision == c.precision && o.gpus == c.gpus &&
+			o.gbs == c.gbs && o.mbs == c.mbs && o.seq == c.seq && o.tp == c.tp && o.pp == c.pp && o.vp == c.vp &&
+			o.ep == c.ep && o.cp == c.cp
+		if !same || bridgeReleases[o.source] <= bridgeReleases[c.source] || o.tokensPerGPU <= c.tokensPerGPU*(1+supersededGain) {
+			continue
+		}
+		if !found || o.tokensPerGPU > best.tokensPerGPU {
+			best, found = o, true
+		}
+	}
+	return best, found
+}
+
 // planBridgeRuns plans runs, logs each error and the medians by source, model and
-// device, and fails where a run that ran (and is expressible) does not fit.
+// device, and fails where a run that ran (and is expressible) does not fit. It returns
+// the medians over the runs that no later container superseded (superseded), and
+// logs them over all runs too.
 func planBridgeRuns(t *testing.T, label string, runs []bridgeMoERun) (signed, abs float64) {
-	var all []float64
+	var all, held []float64
 	by := map[string][]float64{}
 	refused := 0
 	for _, c := range runs {
@@ -242,14 +366,21 @@ func planBridgeRuns(t *testing.T, label string, runs []bridgeMoERun) (signed, ab
 		got := float64(c.gbs) * float64(c.seq) / res.Step.StepSeconds / float64(c.gpus)
 		e := (got - c.tokensPerGPU) / c.tokensPerGPU
 		all = append(all, e)
-		by["source: "+c.source] = append(by["source: "+c.source], e)
-		by["model: "+c.model] = append(by["model: "+c.model], e)
-		by["device: "+c.device] = append(by["device: "+c.device], e)
 		note := ""
 		if c.recompute != "" {
 			note = "; recompute_modules " + c.recompute
 		}
 		t.Logf("%-52s predicted %7.0f tokens/s/GPU, published %6.0f: error %+6.1f%% (bubble %.2f, MFU %.1f%%%s)", c.name, got, c.tokensPerGPU, 100*e, res.Step.BubbleFraction, 100*res.Step.MFU, note)
+		if later, ok := superseded(c, runs); ok {
+			by["superseded"] = append(by["superseded"], e)
+			t.Logf("    superseded: the same configuration ran at %.0f tokens/s/GPU in %s (%+.0f%%): error %+.1f%% against it; not held", later.tokensPerGPU, later.source, 100*(later.tokensPerGPU/c.tokensPerGPU-1), 100*(got/later.tokensPerGPU-1))
+			continue
+		}
+		held = append(held, e)
+		by["source: "+c.source] = append(by["source: "+c.source], e)
+		by["model: "+c.model] = append(by["model: "+c.model], e)
+		by["device: "+c.device] = append(by["device: "+c.device], e)
+		by["precision: "+c.precision] = append(by["precision: "+c.precision], e)
 	}
 	keys := make([]string, 0, len(by))
 	for k := range by {
@@ -265,5 +396,13 @@ func planBridgeRuns(t *testing.T, label string, runs []bridgeMoERun) (signed, ab
 	if len(all)+refused != len(runs) || math.IsNaN(signed) {
 		t.Errorf("%d runs planned and %d refused, of %d", len(all), refused, len(runs))
 	}
+	signed, abs = medians(held)
+	beyond := 0
+	for _, e := range held {
+		if math.Abs(e) > issueTolerance {
+			beyond++
+		}
+	}
+	t.Logf("%s, not superseded: %d runs, median |error| %.1f%%, signed median %+.1f%%, %d beyond 25%%", label, len(held), 100*abs, 100*signed, beyond)
 	return signed, abs
 }
