@@ -78,14 +78,9 @@ func scheduled(c *cluster.Cluster, opt *Options) (*cluster.Cluster, error) {
 		v := int64(so.Chunks)
 		opt.Estimate.FixedBytes = (opt.Estimate.FixedBytes + v - 1) / v
 	}
-	counts, err := schedule.InFlight(so.Config, len(sc.Devices))
+	counts, err := InFlight(so.Config, len(sc.Devices), len(c.Devices))
 	if err != nil {
 		return nil, err
-	}
-	if len(sc.Devices) > len(c.Devices) {
-		if counts, err = deviceShares(so.Config, counts, len(c.Devices)); err != nil {
-			return nil, err
-		}
 	}
 	if so.OneMicrobatch {
 		opt.Estimate.InFlight = nil // one microbatch on every stage
@@ -93,6 +88,19 @@ func scheduled(c *cluster.Cluster, opt *Options) (*cluster.Cluster, error) {
 	}
 	opt.Estimate.InFlight = func(i int) int { return counts[i] }
 	return sc, nil
+}
+
+// InFlight is the microbatches in flight a plan charges each of a schedule's stages on
+// devices devices (stages = devices x v for interleaved's v chunks): schedule.InFlight's
+// counts, which for chunks sharing a device are their shares of the device's peak
+// (deviceShares). What bounds a plan's memory from outside (the search's CannotFit)
+// reads the same counts.
+func InFlight(cfg schedule.Config, stages, devices int) ([]int, error) {
+	counts, err := schedule.InFlight(cfg, stages)
+	if err != nil || stages <= devices {
+		return counts, err
+	}
+	return deviceShares(cfg, counts, devices)
 }
 
 // deviceShares spreads each device's peak of in-flight microbatch-chunks over its

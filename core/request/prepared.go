@@ -168,6 +168,11 @@ func (pr *Prepared) Estimate() (*analytic.Result, error) {
 // layers as costed, or the profile adjusted to the training settings and the devices.
 func (pr *Prepared) Model() *model.Model { return pr.p.model }
 
+// Framework is the framework an architecture's plans are costed with (its fixed memory
+// and allocator reserve on every device, the same for every variant); the zero
+// Framework for a profile.
+func (pr *Prepared) Framework() cluster.Framework { return pr.p.framework }
+
 // RecomputeOptions are the layers' recomputation options under training.recompute auto
 // (recompute.Choices, relative to Model's layers; option 0 is each layer as it is), nil
 // otherwise: what the search bounds an auto candidate's memory with.

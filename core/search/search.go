@@ -119,6 +119,15 @@ type Twins interface {
 	Twin(c Candidate) (twin Candidate, ok bool)
 }
 
+// TwinSizes is what a Twins evaluator may also do, sparing the search a question per
+// candidate (a grid holds millions): answer Twin for every size of a configuration at
+// once. It sets has[k] to whether Twin names a twin for g's candidate of size
+// sizes[k], and returns the configuration those twins share (each of the same size);
+// ok false when it names none.
+type TwinSizes interface {
+	TwinSizes(g Config, sizes []int, has []bool) (twin Config, ok bool)
+}
+
 // Fitter is what an Evaluator may also do: tell, without planning, that a candidate
 // cannot fit, by a necessary condition of fitting (a lower bound on memory). When
 // CannotFit says true, Evaluate would give an Outcome with Feasible false; false means
@@ -222,6 +231,8 @@ func Run(ctx context.Context, s Space, ev Evaluator, opt Options) (*Report, erro
 	// the groups that keep them all.
 	sizes := map[int][]int{}
 	var tl twinLookup
+	ts, _ := tw.(TwinSizes)
+	var has []bool
 	for i, g := range groups {
 		key := g.Data
 		if s.free() {
@@ -238,13 +249,29 @@ func Run(ctx context.Context, s Space, ev Evaluator, opt Options) (*Report, erro
 			r.sizes[i] = all
 			continue
 		}
+		// With TwinSizes, the twins' group (-1: none), asked once.
+		twinGroup := -1
+		if twins && ts != nil {
+			has = slices.Grow(has[:0], len(all))[:len(all)]
+			clear(has)
+			if t, ok := ts.TwinSizes(g, all, has); ok {
+				twinGroup = r.twinGroup(index, &tl, i, t)
+			}
+		}
 		var kept []int // nil while every size so far is kept
 		for k, b := range all {
 			c, ok := s.candidate(g, b)
 			twin := false
 			if ok {
 				r.rep.Stats.Candidates++
-				if twin = twins && r.hasTwin(tw, index, &tl, i, c); twin {
+				switch {
+				case !twins:
+				case ts != nil:
+					twin = twinGroup >= 0 && has[k] && r.candidateOK(twinGroup, b)
+				default:
+					twin = r.hasTwin(tw, index, &tl, i, c)
+				}
+				if twin {
 					r.rep.Stats.Twins++
 					r.done++
 				}
@@ -338,6 +365,37 @@ func (r *runner) hasTwin(tw Twins, index map[Config]int, tl *twinLookup, g int, 
 		return false
 	}
 	_, ok = r.s.candidate(r.groups[i], c.MicrobatchSize)
+	return ok
+}
+
+// twinGroup is the group of configuration t, the twins TwinSizes names for group g's
+// candidates: -1 unless it comes before g in the grid's order and runs on as many
+// devices (its microbatches are g's: TwinSizes names twins of the same microbatches).
+func (r *runner) twinGroup(index map[Config]int, tl *twinLookup, g int, t Config) int {
+	if t.Devices() != r.groups[g].Devices() {
+		return -1
+	}
+	t.Microbatches = r.groups[g].Microbatches
+	if !tl.ok || tl.config != t {
+		tl.config = t
+		tl.index, tl.ok = index[t]
+		if !tl.ok {
+			tl.index = -1
+		}
+		tl.ok = true
+	}
+	if tl.index >= g {
+		return -1
+	}
+	return tl.index
+}
+
+// candidateOK reports whether group g has a candidate of size b.
+func (r *runner) candidateOK(g, b int) bool {
+	if r.s.free() {
+		return true
+	}
+	_, ok := r.s.candidate(r.groups[g], b)
 	return ok
 }
 
@@ -665,14 +723,26 @@ func (r *runner) largestFit(g, top int, f *fit) (lo, hi int, err error) {
 		r.planned[g] = append(r.planned[g], i)
 		return o.Feasible, nil
 	}
-	hopeless := func() (bool, error) {
-		u, err := r.bound(g, sizes[hi-1])
-		return err == nil && u < tieFloor(r.best.upTo(devices)), err
-	}
 	galloping := true // double the size while it fits, then bisect
 	for hi-lo > 1 {
-		if h, err := hopeless(); err != nil || h {
+		// Only the sizes from w on may still win (the bound grows with the size): the
+		// probes need not tell which of the smaller ones fit.
+		w, err := r.winnable(g, lo+1, hi, tieFloor(r.best.upTo(devices)))
+		if err != nil || w == hi {
 			return lo, hi, err
+		}
+		if w > lo+1 {
+			// Whether w fits decides whether any size that may win fits: probe it
+			// first, then gallop on from it.
+			ok, err := probe(w)
+			if err != nil {
+				return lo, hi, err
+			}
+			if !ok {
+				return lo, w, nil // the sizes below w cannot win, from w on none fits
+			}
+			lo = w
+			continue
 		}
 		i := lo + (hi-lo)/2
 		if galloping {
@@ -696,6 +766,28 @@ func (r *runner) largestFit(g, top int, f *fit) (lo, hi int, err error) {
 		}
 	}
 	return lo, hi, nil
+}
+
+// winnable is the first index w in [from, to) whose size's bound in configuration g is
+// at least floor (to: none), found by bisection: the bound does not decrease as the
+// size grows (Evaluator.Bound), so the sizes below w cannot beat floor and those from w
+// on may.
+func (r *runner) winnable(g, from, to int, floor float64) (int, error) {
+	sizes := r.sizes[g]
+	lo, hi := from, to // the answer lies in [lo, hi]
+	for lo < hi {
+		mid := lo + (hi-lo)/2
+		u, err := r.bound(g, sizes[mid])
+		if err != nil {
+			return to, err
+		}
+		if u < floor {
+			lo = mid + 1
+		} else {
+			hi = mid
+		}
+	}
+	return lo, nil
 }
 
 // refine asks the Refiner for a tighter bound on candidate (g, b) than u: ok false when

@@ -96,9 +96,9 @@ type Evaluator struct {
 	terms         map[termKey]*terms
 	estimates     map[termKey]*analytic.Result // analytic estimates without their terms (Twin)
 	layers        int                          // the model's layers
-	// twins caches Twin's comparison per tensor-parallel degree, expert-parallel degree
-	// and microbatch size.
-	twins map[[3]int]bool
+	// twins caches Twin's comparison per tensor-parallel degree and expert-parallel
+	// degree, by microbatch size (0: not known, 1: the same, -1: not).
+	twins map[[2]int][]int8
 	// expertOverlap: the base request's parallelism.expert_overlap, for the candidates
 	// it applies to (expert parallelism, no full recomputation); dispatcher its
 	// parallelism.expert_dispatcher.
@@ -108,6 +108,11 @@ type Evaluator struct {
 	gathered map[gatherKey]*terms
 	// gatherLinks caches gatherLink per (stages, replicas, devices of a stage).
 	gatherLinks map[[3]int]linkOK
+	// framework is the base request's (Prepared.Framework): its fixed memory and
+	// allocator reserve take from every device's memory (allocatable).
+	framework cluster.Framework
+	// inFlight caches chunkInFlight per (stages, chunks, microbatches).
+	inFlight map[[3]int][]int
 	// device is the cluster's device, as one stage's cluster holds it (memory limits).
 	device *cluster.Device
 	// baseBatch is the base request's samples per step as core normalizes it (0 when it
@@ -152,12 +157,13 @@ func New(base *wire.Request) (*Evaluator, error) {
 		sp: base.Parallelism.SequenceParallel, train: n.Training.Mode == wire.ModeTraining,
 		expertOverlap: base.Parallelism.ExpertOverlap, dispatcher: base.Parallelism.ExpertDispatcher,
 		contextMethod: contextMethodOf(base.Parallelism.ContextMethod), contextNamed: base.Parallelism.ContextMethod != "", refused: map[refuseKey]bool{},
-		terms: map[termKey]*terms{}, estimates: map[termKey]*analytic.Result{}, twins: map[[3]int]bool{}, gathered: map[gatherKey]*terms{}, gatherLinks: map[[3]int]linkOK{}, secondsPer: 1}
+		terms: map[termKey]*terms{}, estimates: map[termKey]*analytic.Result{}, twins: map[[2]int][]int8{}, gathered: map[gatherKey]*terms{}, gatherLinks: map[[3]int]linkOK{}, inFlight: map[[3]int][]int{}, secondsPer: 1}
 	dp, err := cluster.LookupDevice(n.Cluster.Device)
 	if err != nil {
 		return nil, err
 	}
 	r.memoryBW = dp.Perf.MemoryBytesPerSecond * dp.Perf.MemoryEfficiency
+	r.framework = prepared.Framework()
 	if one, err := cluster.FromPreset(n.Cluster.Device, 1); err == nil {
 		r.device = &one.Devices[0]
 	}

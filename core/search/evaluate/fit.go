@@ -5,6 +5,8 @@ import (
 	"math"
 
 	"pipeplan/core/cluster"
+	"pipeplan/core/plan"
+	"pipeplan/core/request"
 	"pipeplan/core/schedule"
 	"pipeplan/core/search"
 )
@@ -15,12 +17,18 @@ import (
 // not on the replicas otherwise or the links.
 //
 // The microbatches in flight follow from the schedule, the stages and the microbatches:
-// for 1F1B and ZB-H1, min(p - i, m) on stage i, which depends on m only up to p.
+// for 1F1B and ZB-H1, min(p - i, m) on stage i, which depends on m only up to p; for
+// interleaved (m a multiple of p), the same for every m >= 3p (schedule.InFlight and
+// DeviceInFlight count 3p's operations), and core/plan reads m nowhere else but under
+// recompute auto.
 func (r *Evaluator) MemoryKey(c search.Candidate) string {
 	sc, _ := schedule.Parse(c.Schedule)
 	inFlight := c.Microbatches
-	if sc.Kind == schedule.OneFOneB || sc.Kind == schedule.ZBH1 {
+	switch {
+	case sc.Kind == schedule.OneFOneB || sc.Kind == schedule.ZBH1:
 		inFlight = min(c.Microbatches, c.Pipeline)
+	case sc.Kind == schedule.Interleaved && c.Recompute != request.RecomputeAuto && c.Pipeline > 0 && c.Microbatches%c.Pipeline == 0:
+		inFlight = min(c.Microbatches, 3*c.Pipeline)
 	}
 	z := 0
 	if c.ZeRO >= 1 {
@@ -67,7 +75,153 @@ func (r *Evaluator) CannotFit(c search.Candidate) bool {
 	if err != nil || x.mem == nil {
 		return false
 	}
-	return !r.cover(c, x, sc, limit, math.Inf(1))
+	if !r.cover(c, x, sc, limit, math.Inf(1)) {
+		return true
+	}
+	return r.sharedCannotFit(c, x, sc, limit)
+}
+
+// sharedCannotFit is CannotFit's bound over whole devices for an interleaved schedule,
+// whose v chunks on a device share its memory: core/plan's split fits each device's
+// total over its chunks (their static and stashed bytes added, one chunk's working
+// peak at a time: plan's deviceMem), so under every split that fits, device d holds at
+// least LB_d = the sum over its chunks j of fixed_j + (k_j - 1) x activations_j, plus
+// the largest of their working peaks (k_j: the microbatches core/plan charges chunk j,
+// plan.InFlight; fixed, activations and peaks as CannotFit's). It reports true when no
+// split of the layers into p x v chunks has every LB_d within the device's memory:
+//
+//   - first by the devices' sum (the least over the splits of the sum over the chunks of
+//     fixed + (k - 1) x activations + peak / v, which is at most the sum of the LB_d, a
+//     dynamic programme over the layers, above p devices' memory);
+//   - then by a depth-first search over the chunks' ends, pruned by each device's LB
+//     so far and by the sum's least over the layers left; past sharedNodes states it
+//     gives up (false: not known).
+func (r *Evaluator) sharedCannotFit(c search.Candidate, x *terms, sc schedule.Config, limit int64) bool {
+	if sc.Kind != schedule.Interleaved || sc.Chunks < 2 {
+		return false
+	}
+	p, v := c.Pipeline, sc.Chunks
+	stages, n := p*v, len(x.mem)
+	ks := r.chunkInFlight(sc, p, c.Microbatches)
+	if ks == nil || stages > n {
+		return false
+	}
+	d := &sharedSearch{x: x, ks: ks, p: p, v: v, limit: limit, sharded: x.fixedOf(c.ZeRO, shardDegree(c.Config))}
+	d.suffixes()
+	if d.suf[0] > int64(p)*limit {
+		return true // also when no split's chunks each fit alone
+	}
+	d.acc, d.peak = make([]int64, p), make([]int64, p)
+	found := d.search(0, 0, 0)
+	return !found && d.nodes <= sharedNodes
+}
+
+// sharedNodes bounds the states sharedCannotFit's search visits.
+const sharedNodes = 1 << 12
+
+// sharedSearch is sharedCannotFit's search.
+type sharedSearch struct {
+	x       *terms
+	ks      []int
+	p, v    int
+	limit   int64
+	sharded []int64
+	// suf[j*(n+1)+a] is the least sum over chunks j.. of their part of the devices' sum
+	// (fixed + (k - 1) x activations + peak / v) over the splits of layers a.. whose
+	// chunks each fit alone (sharedNone: none).
+	suf []int64
+	// acc and peak are each device's fixed and stashed bytes, and its largest working
+	// peak, over the chunks placed so far; nodes the states visited.
+	acc, peak []int64
+	nodes     int
+}
+
+const sharedNone = math.MaxInt64
+
+// chunk is chunk j's range of layers [a, b] extended by layer b: its fixed bytes,
+// activations and working peak (CannotFit's terms).
+func (d *sharedSearch) extend(fixed, act, peak int64, b int) (int64, int64, int64) {
+	l := &d.x.mem[b]
+	return fixed + d.sharded[b], act + l.act, max(peak, l.peak+act)
+}
+
+// suffixes fills suf, from the last chunk back.
+func (d *sharedSearch) suffixes() {
+	n, stages := len(d.x.mem), d.p*d.v
+	d.suf = make([]int64, (stages+1)*(n+1))
+	for i := range d.suf {
+		d.suf[i] = sharedNone
+	}
+	d.suf[stages*(n+1)+n] = 0
+	for j := stages - 1; j >= 0; j-- {
+		k := int64(d.ks[j])
+		row, next := d.suf[j*(n+1):], d.suf[(j+1)*(n+1):]
+		last := n - (stages - j) // chunk j ends by this layer: the others hold one each
+		for a := j; a <= last; a++ {
+			var fixed, act, peak int64
+			for b := a; b <= last; b++ {
+				fixed, act, peak = d.extend(fixed, act, peak, b)
+				if fixed+peak+(k-1)*act > d.limit {
+					break // the chunk alone does not fit, nor any longer one
+				}
+				if rest := next[b+1]; rest != sharedNone {
+					row[a] = min(row[a], rest+fixed+(k-1)*act+peak/int64(d.v))
+				}
+			}
+		}
+	}
+}
+
+// search reports whether chunks j.. can take layers a.. with every device's LB within
+// its memory, sum being the devices' sum's part of the chunks before j.
+func (d *sharedSearch) search(j, a int, sum int64) bool {
+	n, stages := len(d.x.mem), d.p*d.v
+	if j == stages {
+		return a == n
+	}
+	if d.nodes++; d.nodes > sharedNodes {
+		return false
+	}
+	dev, k := j%d.p, int64(d.ks[j])
+	total := int64(d.p) * d.limit
+	last := n - (stages - j)
+	var fixed, act, peak int64
+	for b := a; b <= last; b++ {
+		fixed, act, peak = d.extend(fixed, act, peak, b)
+		acc, pk := d.acc[dev]+fixed+(k-1)*act, max(d.peak[dev], peak)
+		if fixed+peak+(k-1)*act > d.limit || acc+pk > d.limit {
+			break // nor any longer chunk
+		}
+		rest := d.suf[(j+1)*(n+1)+b+1]
+		part := sum + fixed + (k-1)*act + peak/int64(d.v)
+		if rest == sharedNone || part+rest > total {
+			continue
+		}
+		saved, savedPeak := d.acc[dev], d.peak[dev]
+		d.acc[dev], d.peak[dev] = acc, pk
+		ok := d.search(j+1, b+1, part)
+		d.acc[dev], d.peak[dev] = saved, savedPeak
+		if ok || d.nodes > sharedNodes {
+			return ok
+		}
+	}
+	return false
+}
+
+// chunkInFlight is plan.InFlight for p devices of interleaved schedule sc with m
+// microbatches, cached; nil when it has none.
+func (r *Evaluator) chunkInFlight(sc schedule.Config, p, m int) []int {
+	k := [3]int{p, sc.Chunks, m}
+	if ks, ok := r.inFlight[k]; ok {
+		return ks
+	}
+	sc.Microbatches = m
+	ks, err := plan.InFlight(sc, p*sc.Chunks, p)
+	if err != nil {
+		ks = nil
+	}
+	r.inFlight[k] = ks
+	return ks
 }
 
 // stageCeiling is memoryCeiling for one stage of the schedule: a device's memory (for
@@ -81,7 +235,7 @@ func (r *Evaluator) stageCeiling(sc schedule.Config, proportion float64) (int64,
 	default:
 		return 0, false
 	}
-	return memoryCeiling(dev, proportion), true
+	return allocatable(memoryCeiling(dev, proportion), r.framework), true
 }
 
 // memoryCeiling bounds from above the memory a stage's model tensors may use on dev: its
@@ -92,6 +246,21 @@ func (r *Evaluator) stageCeiling(sc schedule.Config, proportion float64) (int64,
 func memoryCeiling(dev cluster.Device, proportion float64) int64 {
 	dev.UsableFraction = 1
 	return dev.MemoryLimitBytes(proportion)
+}
+
+// allocatable bounds from above what a stage's (or an interleaved device's chunks')
+// tensors may allocate at their peak within limit: core/estimate charges a stage its
+// allocated peak a, the allocator's reserve ceil(a x reserve) and the framework's
+// fixed memory once (core/plan a device of chunks likewise), so a + a x reserve + fixed
+// <= limit. A byte is added against rounding.
+func allocatable(limit int64, fw cluster.Framework) int64 {
+	if fw.FixedBytes <= 0 && !(fw.AllocatorReserve > 0) {
+		return limit
+	}
+	if limit < fw.FixedBytes {
+		return 0
+	}
+	return int64(float64(limit-fw.FixedBytes)/(1+max(0, fw.AllocatorReserve))) + 1
 }
 
 // cover reports whether the greedy cover reaches the last layer with stages whose

@@ -27,27 +27,58 @@ func (r *Evaluator) Twin(c search.Candidate) (search.Candidate, bool) {
 	if !r.MayHaveTwins(c.Config) {
 		return c, false
 	}
-	k := [3]int{c.Tensor, c.Expert, c.MicrobatchSize}
-	same, known := r.twins[k]
-	if !known {
-		// The estimates alone: the terms (and models) are built only for what is bounded.
-		none, err := r.estimateOf(c.Tensor, c.MicrobatchSize, string(analytic.NoRecompute), 1, "", c.Expert)
-		if err != nil {
-			return c, false
-		}
-		sel, err := r.estimateOf(c.Tensor, c.MicrobatchSize, c.Recompute, 1, "", c.Expert)
-		if err != nil {
-			return c, false
-		}
-		same = sameEstimate(sel, none)
-		r.twins[k] = same
-	}
-	if !same {
+	if !r.sameAt(c.Tensor, c.Expert, c.MicrobatchSize, c.Recompute) {
 		return c, false
 	}
 	c.Recompute = string(analytic.NoRecompute)
 	return c, true
 }
+
+// TwinSizes is Twin for every size of a configuration at once (search.TwinSizes): the
+// twins are the configuration without recomputation.
+func (r *Evaluator) TwinSizes(g search.Config, sizes []int, has []bool) (search.Config, bool) {
+	if !r.MayHaveTwins(g) {
+		return g, false
+	}
+	found := false
+	for k, b := range sizes {
+		has[k] = r.sameAt(g.Tensor, g.Expert, b, g.Recompute)
+		found = found || has[k]
+	}
+	g.Recompute = string(analytic.NoRecompute)
+	return g, found
+}
+
+// sameAt reports whether the estimates with recomputation rc and without are the same
+// (sameEstimate) for tensor degree t, expert degree e and microbatch size b, cached.
+func (r *Evaluator) sameAt(t, e, b int, rc string) bool {
+	k := [2]int{t, e}
+	known := r.twins[k]
+	if b >= 0 && b < len(known) && known[b] != 0 {
+		return known[b] > 0
+	}
+	same := false
+	// The estimates alone: the terms (and models) are built only for what is bounded.
+	if none, err := r.estimateOf(t, b, string(analytic.NoRecompute), 1, "", e); err == nil {
+		if sel, err := r.estimateOf(t, b, rc, 1, "", e); err == nil {
+			same = sameEstimate(sel, none)
+		}
+	}
+	if b >= 0 && b <= maxTwinSize {
+		if b >= len(known) {
+			known = append(known, make([]int8, b+1-len(known))...)
+			r.twins[k] = known
+		}
+		known[b] = -1
+		if same {
+			known[b] = 1
+		}
+	}
+	return same
+}
+
+// maxTwinSize bounds the microbatch sizes sameAt caches.
+const maxTwinSize = 1 << 16
 
 // MayHaveTwins: only candidates with selective recomputation of an architecture in
 // training, without context parallelism (Twin compares estimates with none), may have
