@@ -41,16 +41,23 @@ func (r *Evaluator) TwinSizes(g search.Config, sizes []int, has []bool) (search.
 		return g, false
 	}
 	found := false
+	known := r.twins[[2]int{g.Tensor, g.Expert}]
 	for k, b := range sizes {
-		has[k] = r.sameAt(g.Tensor, g.Expert, b, g.Recompute)
+		if b >= 0 && b < len(known) && known[b] != 0 {
+			has[k] = known[b] > 0
+		} else {
+			has[k] = r.sameAt(g.Tensor, g.Expert, b, g.Recompute)
+			known = r.twins[[2]int{g.Tensor, g.Expert}]
+		}
 		found = found || has[k]
 	}
 	g.Recompute = string(analytic.NoRecompute)
 	return g, found
 }
 
-// sameAt reports whether the estimates with recomputation rc and without are the same
-// (sameEstimate) for tensor degree t, expert degree e and microbatch size b, cached.
+// sameAt reports whether the estimates with recomputation rc (selective:
+// MayHaveTwins) and without are the same (sameEstimate) for tensor degree t, expert
+// degree e and microbatch size b, cached by (t, e) and b.
 func (r *Evaluator) sameAt(t, e, b int, rc string) bool {
 	k := [2]int{t, e}
 	known := r.twins[k]
