@@ -26,7 +26,10 @@
 //
 //   - Memory grows with the microbatch size, so the sizes that fit a configuration are
 //     1..b* (Graphcore's auto-pipeline tool's monotonicity). b* is found by galloping and bisection (Bentley
-//     and Yao 1976), and shared by every configuration with the same memory (the
+//     and Yao 1976), among the sizes that may still win only (the bound grows with the
+//     size: the probes start at the first size whose bound reaches the best found, and
+//     the smaller sizes are pruned without learning whether they fit), and shared by
+//     every configuration with the same memory (the
 //     evaluator's MemoryKey: data-parallel degree and microbatch count often do not
 //     change what a stage holds). Without a global batch the bound grows with the
 //     microbatch size, so a configuration's sizes are walked from b* down, each only while
@@ -36,7 +39,8 @@
 //   - Three optional helpers of the evaluator settle candidates without planning them,
 //     each exact. Twins: a candidate whose outcome equals one earlier in the grid's order
 //     (selective recomputation that keeps what none keeps, as with flash attention) is
-//     left to it, which the tie-break prefers anyway. Fitter: a lower bound on a stage's
+//     left to it, which the tie-break prefers anyway (TwinSizes asks once per
+//     configuration). Fitter: a lower bound on a stage's
 //     memory, covered greedily, shows that no split fits (CannotFit); the search asks it
 //     before each plan, probes for b* included. Refiner: a dearer bound, asked just
 //     before a plan (the largest stage's work over the splits that may fit memory),

@@ -56,9 +56,11 @@ func (r *Evaluator) MemoryKey(c search.Candidate) string {
 // copies only add working memory (shardedFixed). Context parallelism's terms are those
 // of the estimate with it (termsOf).
 //
-// If some split fits, its stages satisfy LB <= limit; then the greedy cover (each stage
-// in turn takes as many layers as keep LB within its limit) also reaches the last layer
-// (cover). So when the greedy cover does not reach the last layer, no split fits.
+// If some split fits, its stages satisfy LB <= limit (what a stage may allocate:
+// stageCeiling); then the greedy cover (each stage in turn takes as many layers as keep
+// LB within its limit) also reaches the last layer (cover). So when the greedy cover
+// does not reach the last layer, no split fits. Under interleaved, a device's chunks
+// together must fit it too (sharedCannotFit).
 func (r *Evaluator) CannotFit(c search.Candidate) bool {
 	if !r.train || r.arch == nil || r.device == nil {
 		return false
@@ -83,16 +85,18 @@ func (r *Evaluator) CannotFit(c search.Candidate) bool {
 
 // sharedCannotFit is CannotFit's bound over whole devices for an interleaved schedule,
 // whose v chunks on a device share its memory: core/plan's split fits each device's
-// total over its chunks (their static and stashed bytes added, one chunk's working
-// peak at a time: plan's deviceMem), so under every split that fits, device d holds at
-// least LB_d = the sum over its chunks j of fixed_j + (k_j - 1) x activations_j, plus
-// the largest of their working peaks (k_j: the microbatches core/plan charges chunk j,
-// plan.InFlight; fixed, activations and peaks as CannotFit's). It reports true when no
-// split of the layers into p x v chunks has every LB_d within the device's memory:
+// total over its chunks (plan's deviceMem: their static and held bytes added, the
+// working memory of one chunk at a time), so under every split that fits, device d
+// holds at least LB_d = the sum over its chunks j of fixed_j + held_j, plus the largest
+// of their work_j, where held_j = (k_j - 1) x act_j + min(act_j, peak_j) and work_j =
+// peak_j - min(act_j, peak_j) (parts; k_j: the microbatches core/plan charges chunk j,
+// plan.InFlight; fixed, act and peak CannotFit's lower bounds, below core/plan's parts
+// since each grows with them). It reports true when no split of the layers into p x v
+// chunks has every LB_d within what a device may allocate:
 //
 //   - first by the devices' sum (the least over the splits of the sum over the chunks of
-//     fixed + (k - 1) x activations + peak / v, which is at most the sum of the LB_d, a
-//     dynamic programme over the layers, above p devices' memory);
+//     fixed + held + work / v, which is at most the sum of the LB_d, a dynamic programme
+//     over the layers, above p devices' memory);
 //   - then by a depth-first search over the chunks' ends, pruned by each device's LB
 //     so far and by the sum's least over the layers left; past sharedNodes states it
 //     gives up (false: not known).
@@ -130,8 +134,8 @@ type sharedSearch struct {
 	// (fixed + (k - 1) x activations + peak / v) over the splits of layers a.. whose
 	// chunks each fit alone (sharedNone: none).
 	suf []int64
-	// acc and peak are each device's fixed and stashed bytes, and its largest working
-	// peak, over the chunks placed so far; nodes the states visited.
+	// acc and peak are each device's fixed and held bytes, and its largest working
+	// memory, over the chunks placed so far; nodes the states visited.
 	acc, peak []int64
 	nodes     int
 }
@@ -143,6 +147,16 @@ const sharedNone = math.MaxInt64
 func (d *sharedSearch) extend(fixed, act, peak int64, b int) (int64, int64, int64) {
 	l := &d.x.mem[b]
 	return fixed + d.sharded[b], act + l.act, max(peak, l.peak+act)
+}
+
+// parts splits a chunk's memory beyond its fixed bytes, with k microbatches in flight,
+// activations act and working peak peak (CannotFit's), as core/plan's chunkMem does: what
+// it holds between its operations, at least (k - 1) x act and the part of the peak it
+// keeps (min(act, peak)), and its working memory beyond that (peak - act, or 0), live
+// for one chunk of a device at a time. held + work is the chunk's own peak.
+func (d *sharedSearch) parts(k, act, peak int64) (held, work int64) {
+	kept := min(act, peak)
+	return (k-1)*act + kept, peak - kept
 }
 
 // suffixes fills suf, from the last chunk back.
@@ -165,7 +179,8 @@ func (d *sharedSearch) suffixes() {
 					break // the chunk alone does not fit, nor any longer one
 				}
 				if rest := next[b+1]; rest != sharedNone {
-					row[a] = min(row[a], rest+fixed+(k-1)*act+peak/int64(d.v))
+					held, work := d.parts(k, act, peak)
+					row[a] = min(row[a], rest+fixed+held+work/int64(d.v))
 				}
 			}
 		}
@@ -188,12 +203,13 @@ func (d *sharedSearch) search(j, a int, sum int64) bool {
 	var fixed, act, peak int64
 	for b := a; b <= last; b++ {
 		fixed, act, peak = d.extend(fixed, act, peak, b)
-		acc, pk := d.acc[dev]+fixed+(k-1)*act, max(d.peak[dev], peak)
+		held, work := d.parts(k, act, peak)
+		acc, pk := d.acc[dev]+fixed+held, max(d.peak[dev], work)
 		if fixed+peak+(k-1)*act > d.limit || acc+pk > d.limit {
 			break // nor any longer chunk
 		}
 		rest := d.suf[(j+1)*(n+1)+b+1]
-		part := sum + fixed + (k-1)*act + peak/int64(d.v)
+		part := sum + fixed + held + work/int64(d.v)
 		if rest == sharedNone || part+rest > total {
 			continue
 		}
@@ -224,10 +240,10 @@ func (r *Evaluator) chunkInFlight(sc schedule.Config, p, m int) []int {
 	return ks
 }
 
-// stageCeiling is memoryCeiling for one stage of the schedule: a device's memory (for
-// interleaved:v, each chunk's: the chunks share their device's memory, and none holds
-// more than all of it). It reports false for the schedules the memory bound does not
-// cover.
+// stageCeiling is what one stage of the schedule may allocate at most (allocatable,
+// within memoryCeiling): a device's (for interleaved:v, each chunk's: the chunks share
+// their device's memory, and none holds more than all of it). It reports false for the
+// schedules the memory bound does not cover.
 func (r *Evaluator) stageCeiling(sc schedule.Config, proportion float64) (int64, bool) {
 	dev := *r.device
 	switch sc.Kind {

@@ -5,6 +5,7 @@ import (
 	"math"
 	"testing"
 
+	"pipeplan/core/cluster"
 	"pipeplan/core/schedule"
 	"pipeplan/core/search"
 	"pipeplan/core/wire"
@@ -179,5 +180,38 @@ func TestTwinSizesAgree(t *testing.T) {
 	}
 	if n == 0 {
 		t.Error("no twins: the test checks nothing")
+	}
+}
+
+// TestAllocatable: allocatable is at least the largest allocated peak a whose device
+// memory a + ceil(a x reserve) + fixed fits the limit (core/estimate's), found here by
+// bisection, and within two bytes of it.
+func TestAllocatable(t *testing.T) {
+	for _, tc := range []struct {
+		limit int64
+		fw    cluster.Framework
+	}{
+		{80 << 30, cluster.Framework{}},
+		{80 << 30, cluster.Framework{FixedBytes: 1 << 30, AllocatorReserve: 0.02}},
+		{141e9, cluster.Framework{FixedBytes: 3 << 30, AllocatorReserve: 0.1}},
+		{1 << 20, cluster.Framework{FixedBytes: 1 << 21, AllocatorReserve: 0.02}},
+		{12345678901, cluster.Framework{AllocatorReserve: 1}},
+	} {
+		fits := func(a int64) bool {
+			return a+int64(math.Ceil(float64(a)*tc.fw.AllocatorReserve))+tc.fw.FixedBytes <= tc.limit
+		}
+		largest := int64(-1)
+		for lo, hi := int64(0), tc.limit; lo <= hi; {
+			mid := lo + (hi-lo)/2
+			if fits(mid) {
+				largest, lo = mid, mid+1
+			} else {
+				hi = mid - 1
+			}
+		}
+		got := allocatable(tc.limit, tc.fw)
+		if got < largest || got > max(0, largest)+2 {
+			t.Errorf("limit %d, %+v: allocatable %d, the largest that fits %d", tc.limit, tc.fw, got, largest)
+		}
 	}
 }
