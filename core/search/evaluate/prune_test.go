@@ -58,7 +58,9 @@ func pruneSpace(t *testing.T, arch string, seq, devices, perNode, maxSize int, p
 // framework's share of memory, the memory shared between interleaved microbatch counts
 // of the same in-flight counts, twins asked once per configuration) prunes nothing that
 // planning every candidate keeps: on each case, the same best and the same Pareto front
-// as exhaustive enumeration, and no bound broken.
+// as exhaustive enumeration, no bound broken, and every candidate counted once in the
+// stats (planned, pruned by its bound, known not to fit, ruled out by memory, or a
+// twin).
 func TestGroupedPruningExact(t *testing.T) {
 	for _, tc := range pruneCases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -87,6 +89,11 @@ func TestGroupedPruningExact(t *testing.T) {
 			}
 			if got.Stats.BoundViolations+ex.Stats.BoundViolations != 0 {
 				t.Errorf("bound violations: %d, exhaustive %d", got.Stats.BoundViolations, ex.Stats.BoundViolations)
+			}
+			// Every candidate is counted once: planned, or settled without a plan.
+			st := got.Stats
+			if n := st.Evaluated + st.PrunedByBound + st.KnownInfeasible + st.CannotFit + st.Twins; n != st.Candidates || st.Candidates != ex.Stats.Candidates {
+				t.Errorf("%d candidates (exhaustive %d), %d settled: %+v", st.Candidates, ex.Stats.Candidates, n, st)
 			}
 			if got.Stats.Evaluated >= ex.Stats.Evaluated {
 				t.Errorf("planned %d of %d: nothing pruned", got.Stats.Evaluated, ex.Stats.Evaluated)
