@@ -29,6 +29,9 @@ func deepspeed(j *job) error {
 		j.runSchedule(schedule.Config{Kind: schedule.OneFOneB}, engine)
 	}
 	j.note(wire.NoteLayerList, "the layers list given to PipelineModule must hold one entry (LayerSpec or module) per pipeplan layer, in LAYER_NAMES's order: PARTS counts entries of that list")
+	if in.graph() {
+		j.graphNote("LAYER_NAMES", ": PipelineModule passes each entry's output to the next entry and each stage's last output to the next stage, so every entry must take and return a tuple holding every tensor a later entry reads, and a stage's last entry return exactly that stage's CUT_TENSORS in their order")
+	}
 	j.note(wire.NotePrivateAPI, "PlannedPipelineModule overrides PipelineModule._partition_layers, a DeepSpeed internal (deepspeed/runtime/pipe/module.py)")
 	interval := 0
 	switch in.Recompute {
@@ -96,6 +99,9 @@ func deepspeed(j *job) error {
 		}
 	}
 	w.WriteString("]\n\n")
+	if in.graph() {
+		writeCutTensors(&w, in)
+	}
 	w.WriteString(`
 class PlannedPipelineModule(PipelineModule):
     """A PipelineModule split as pipeplan planned, instead of by partition_method."""

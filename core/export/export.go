@@ -77,8 +77,17 @@ func ParseFormat(s string) (wire.Format, error) {
 type Input struct {
 	// Model is the model's name, for the header.
 	Model string
-	// LayerNames are the model's layers in order.
+	// LayerNames are the model's layers in order: the model's, or, for a graph split
+	// (LayerOrder), the plan's.
 	LayerNames []string
+	// LayerOrder, for a graph split whose stages are convex cuts of the model's graph but
+	// not contiguous in its layer order (wire.Plan.LayerOrder), is the order in which
+	// they are: LayerNames[k] is the model's layer LayerOrder[k], and Boundaries are
+	// positions in it. nil: the model's order.
+	LayerOrder []int
+	// CutTensors, for a graph split, are the tensors crossing each cut (CutTensors[k]
+	// from stage k to stage k+1): exports that build stages by hand list them.
+	CutTensors [][]CutTensor
 	// Arch is the architecture when the model was costed from one (core/analytic); nil
 	// for a profile.
 	Arch *arch.Arch
@@ -223,6 +232,7 @@ func (in *Input) check() error {
 			}
 		}
 	}
+	in.checkGraph(&es)
 	s := in.planned()
 	if err := s.Validate(len(b) - 1); err != nil && len(b) >= 2 {
 		if fes, ok := model.AsFieldErrors(err); ok {

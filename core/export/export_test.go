@@ -138,6 +138,17 @@ var cases = []exportCase{{
 	},
 	formats: []wire.Format{wire.PyTorch, wire.DeepSpeed, wire.Graphcore},
 	exact:   []wire.Format{wire.PyTorch, wire.DeepSpeed, wire.Graphcore},
+}, {
+	// A graph split (partition graph): two towers listed alternately in the model's
+	// order, split into convex stages that are not contiguous in it. PyTorch builds the
+	// stages by hand and lists the tensors crossing the cut, DeepSpeed's layer list
+	// follows the plan's order, Graphcore gives every layer its stage (under its own
+	// schedule, priced by planning the graph split under it); Megatron-LM refuses
+	// (TestFromRequestGraphSplit).
+	name:    "two-towers-graph",
+	request: func() *wire.Request { return twoTowers(nil, nil, 2, "1f1b", 4) },
+	formats: []wire.Format{wire.PyTorch, wire.DeepSpeed, wire.Graphcore, wire.JSON},
+	exact:   []wire.Format{wire.PyTorch, wire.DeepSpeed, wire.JSON},
 }}
 
 var extensions = map[wire.Format]string{
@@ -289,6 +300,10 @@ func TestReadBack(t *testing.T) {
 		var err error
 		switch m.ex.Format {
 		case wire.PyTorch:
+			if m.in.LayerOrder != nil { // a graph split: no split points, stages by hand
+				got, err = readStageModules(m.ex.Text)
+				break
+			}
 			got, err = readPyTorch(m.ex.Text, m.in.LayerNames, m.c.family)
 		case wire.DeepSpeed:
 			got, err = readList(m.ex.Text, `(?m)^PARTS = \[([0-9, ]+)\]$`)
@@ -303,6 +318,9 @@ func TestReadBack(t *testing.T) {
 				for i, s := range d.Stages {
 					if s.FirstLayer != got[i] || s.LastLayer != got[i+1]-1 || s.Device != i%d.Parallelism.Pipeline {
 						t.Errorf("%s: stage %+v does not match boundaries %v", name, s, got)
+					}
+					if lo := d.Plan.LayerOrder; lo != nil && (s.FirstName != d.Model.Layers[lo[s.FirstLayer]] || s.LastName != d.Model.Layers[lo[s.LastLayer]]) {
+						t.Errorf("%s: stage %d from %q to %q; in the plan's layer order, %q to %q", name, i, s.FirstName, s.LastName, d.Model.Layers[lo[s.FirstLayer]], d.Model.Layers[lo[s.LastLayer]])
 					}
 				}
 			}
@@ -439,6 +457,22 @@ func moduleLayer(family, mod string) string {
 		return mod
 	}
 	return "?" + mod
+}
+
+// readStageModules reads the boundaries from STAGE_MODULES's stages of one module per
+// layer (a profile's): each line "    [...]," is a stage.
+func readStageModules(text string) ([]int, error) {
+	_, body, ok := strings.Cut(text, "\nSTAGE_MODULES = [\n")
+	if !ok {
+		return nil, fmt.Errorf("no STAGE_MODULES")
+	}
+	body, _, _ = strings.Cut(body, "\n]\n")
+	b := []int{0}
+	for _, line := range strings.Split(body, "\n") {
+		n := len(regexp.MustCompile(`"(?:[^"\\]|\\.)*"`).FindAllString(line, -1))
+		b = append(b, b[len(b)-1]+n)
+	}
+	return b, nil
 }
 
 // readPyTorch reads SPLIT_SPEC: each key starts a stage.
@@ -698,6 +732,7 @@ func TestSnippetsRun(t *testing.T) {
 		Config       map[string]int    `json:"config"`
 		Stages       []int             `json:"stages"`
 		Options      map[string]any    `json:"options"`
+		CutTensors   [][]any           `json:"cut_tensors"`
 		Forward      []int             `json:"forward"`
 		Backward     []int             `json:"backward"`
 		// Sizes are the snippet's pipeline, data and tensor sizes; Topology DeepSpeed's
@@ -769,13 +804,28 @@ func TestSnippetsRun(t *testing.T) {
 					t.Errorf("%s: stage %d's modules start at %s (%s), want layer %s", name, k, mods[0], got, m.in.LayerNames[b[k]])
 				}
 			}
-			for k, mods := range r.StageModules[1:] {
-				if r.SplitSpec[mods[0]] != "BEGINNING" {
-					t.Errorf("%s: stage %d starts at %s, which split_spec %v does not split before", name, k+1, mods[0], r.SplitSpec)
+			if m.in.LayerOrder != nil {
+				// A graph split: no split points; the tensors of every cut, as planned.
+				var want [][]any
+				for _, cut := range m.in.CutTensors {
+					row := []any{}
+					for _, ct := range cut {
+						row = append(row, []any{ct.ID, float64(ct.Bytes)})
+					}
+					want = append(want, row)
 				}
-			}
-			if len(r.SplitSpec) != len(b)-2 {
-				t.Errorf("%s: %d split points for %d stages", name, len(r.SplitSpec), len(b)-1)
+				if got, w := fmt.Sprint(r.CutTensors), fmt.Sprint(want); len(r.SplitSpec) != 0 || got != w || len(m.in.CutTensors) != len(b)-2 {
+					t.Errorf("%s: split points %v, cut tensors %s; want none, %s", name, r.SplitSpec, got, w)
+				}
+			} else {
+				for k, mods := range r.StageModules[1:] {
+					if r.SplitSpec[mods[0]] != "BEGINNING" {
+						t.Errorf("%s: stage %d starts at %s, which split_spec %v does not split before", name, k+1, mods[0], r.SplitSpec)
+					}
+				}
+				if len(r.SplitSpec) != len(b)-2 {
+					t.Errorf("%s: %d split points for %d stages", name, len(r.SplitSpec), len(b)-1)
+				}
 			}
 			for rank, stages := range r.Ranks {
 				for _, st := range stages {

@@ -44,6 +44,9 @@ func graphcore(j *job) error {
 	if in.Arch != nil {
 		j.note(wire.NoteModuleNames, "STAGE_OF is keyed by pipeplan's layer names, which are not Keras layer names for an architecture: rename them to your model's layers")
 	}
+	if in.graph() {
+		j.note(wire.NoteLayerList, "the plan splits the model's graph into convex stages that are not contiguous in the model's layer order: STAGE_OF gives every layer its stage, and every layer reads only tensors of its own stage or earlier ones, as a pipeline's stages must")
+	}
 	b := j.split()
 	run := j.ranSchedule()
 	p := run.Devices(len(b) - 1)

@@ -2,6 +2,7 @@ package export_test
 
 import (
 	"context"
+	"encoding/json"
 	"testing"
 
 	"pipeplan/core/analytic"
@@ -57,5 +58,67 @@ func exampleRequest(devices int, sched string, m int) *wire.Request {
 		Cluster:     wire.ClusterSpec{Device: "a100-80gb"},
 		Parallelism: wire.Parallelism{Pipeline: devices},
 		Schedule:    wire.Schedule{Name: sched, Microbatches: m},
+	}
+}
+
+// twoTowersNames are twoTowers's layer names and tensor ids by default.
+var (
+	twoTowersNames = []string{"stem", "tower_a.0", "tower_b.0", "tower_a.1", "tower_b.1", "head"}
+	twoTowersIDs   = []string{"x", "s", "a0", "b0", "a1", "b1", "y"}
+)
+
+// twoTowers is a small model whose graph branches: a stem, two towers of two layers each
+// listed alternately (a, b, a, b) in the model's order, and a head reading both towers
+// and the model's input. Its best split on two devices (stem and tower b, 5 ms of
+// forward each side) is convex but not contiguous in the model's order; the best
+// contiguous split costs 6 ms. names and ids (nil: the defaults) name the layers and the
+// tensors (x the input, s the stem's output, then a0, b0, a1, b1, and y the head's).
+func twoTowers(names, ids []string, devices int, sched string, m int) *wire.Request {
+	if names == nil {
+		names = twoTowersNames
+	}
+	if ids == nil {
+		ids = twoTowersIDs
+	}
+	type tensor struct {
+		ID    string `json:"id"`
+		Bytes int64  `json:"bytes"`
+	}
+	type layer struct {
+		Name            string   `json:"name"`
+		ForwardSeconds  float64  `json:"forward_seconds"`
+		BackwardSeconds float64  `json:"backward_seconds"`
+		ParamBytes      int64    `json:"param_bytes"`
+		ActivationBytes int64    `json:"activation_bytes"`
+		Inputs          []string `json:"inputs"`
+		Outputs         []tensor `json:"outputs"`
+	}
+	x, s, a0, b0, a1, b1, y := ids[0], ids[1], ids[2], ids[3], ids[4], ids[5], ids[6]
+	ms := []float64{1, 2, 3, 2, 1, 1} // forward milliseconds; backward twice that
+	ins := [][]string{{x}, {s}, {s}, {a0}, {b0}, {a1, b1, x}}
+	outs := []string{s, a0, b0, a1, b1, y}
+	doc := struct {
+		Name   string   `json:"name"`
+		Inputs []tensor `json:"inputs"`
+		Layers []layer  `json:"layers"`
+	}{Name: "two-towers", Inputs: []tensor{{x, 1 << 20}}}
+	for l := range names {
+		out := tensor{outs[l], 1 << 20}
+		if l == len(names)-1 {
+			out.Bytes = 1 << 10
+		}
+		doc.Layers = append(doc.Layers, layer{Name: names[l], ForwardSeconds: ms[l] / 1e3, BackwardSeconds: 2 * ms[l] / 1e3,
+			ParamBytes: 1 << 20, ActivationBytes: 1 << 20, Inputs: ins[l], Outputs: []tensor{out}})
+	}
+	b, err := json.Marshal(doc)
+	if err != nil {
+		panic(err)
+	}
+	return &wire.Request{
+		Model:       wire.ModelSpec{Document: b},
+		Cluster:     wire.ClusterSpec{Device: "a100-80gb"},
+		Parallelism: wire.Parallelism{Pipeline: devices},
+		Schedule:    wire.Schedule{Name: sched, Microbatches: m},
+		Partition:   wire.PartitionGraph,
 	}
 }

@@ -25,7 +25,9 @@ type Document struct {
 	// Schedule planned.
 	Schedule DocSchedule `json:"schedule"`
 	// Boundaries: stage i (model chunk i, interleaved) holds layers
-	// Boundaries[i] .. Boundaries[i+1]-1.
+	// Boundaries[i] .. Boundaries[i+1]-1 of the layer order: the model's, or, for a graph
+	// split whose stages are not contiguous in it, Plan.LayerOrder's (version 1 of the
+	// document states that order in the embedded plan alone).
 	Boundaries []int `json:"boundaries"`
 	// Stages, each with its device and layers.
 	Stages []DocStage `json:"stages"`
@@ -39,7 +41,8 @@ type Document struct {
 type DocModel struct {
 	Name   string   `json:"name"`
 	Layers []string `json:"layers"`
-	// Modules are the layers' module paths (HuggingFace's, for an architecture).
+	// Layers are in the model's order (for a graph split too). Modules are the layers'
+	// module paths (HuggingFace's, for an architecture).
 	Modules []string `json:"modules"`
 }
 
@@ -76,7 +79,8 @@ type DocStage struct {
 	// Device runs the stage; Chunk is its index among the device's stages (interleaved).
 	Device int `json:"device"`
 	Chunk  int `json:"chunk"`
-	// FirstLayer and LastLayer (inclusive), with their names.
+	// FirstLayer and LastLayer (inclusive, positions in the layer order as Boundaries),
+	// with their names.
 	FirstLayer int    `json:"first_layer"`
 	LastLayer  int    `json:"last_layer"`
 	FirstName  string `json:"first_name"`
@@ -93,7 +97,7 @@ func planJSON(j *job) error {
 	}
 	d := Document{
 		Format: DocumentFormat, Version: wire.ExportVersion,
-		Model: DocModel{Name: in.Model, Layers: in.LayerNames, Modules: mods},
+		Model: DocModel{Name: in.Model, Layers: in.modelOrder(in.LayerNames), Modules: in.modelOrder(mods)},
 		Parallelism: DocParallelism{Pipeline: p, Data: orOne(in.Data), Tensor: orOne(in.Tensor), ZeRO: in.ZeRO, Context: contextOf(in.Context),
 			Sharding: docSharding(in.Sharding), ShardGroup: in.ShardGroup, ContextMethod: in.ContextMethod, ContextInner: in.ContextInner},
 

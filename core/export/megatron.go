@@ -22,6 +22,10 @@ import (
 // between the final norm and the head moves before the norm.
 func megatron(j *job) error {
 	in := j.in
+	if in.graph() {
+		return fmt.Errorf("megatron export: %w: the plan splits the model's graph into convex stages (%s), and Megatron-LM splits a transformer's blocks into contiguous runs by their counts (--pipeline-model-parallel-layout, --decoder-first-pipeline-num-layers): it cannot place a layer after one of a later stage. Plan with partition %q to export to Megatron-LM",
+			ErrNotContiguous, in.scattered(), wire.PartitionLayers)
+	}
 	if in.Arch == nil {
 		return fmt.Errorf("megatron export %w", errNeedsArch)
 	}

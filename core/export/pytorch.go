@@ -33,6 +33,11 @@ func pytorch(j *job) error {
 	if !fromArch {
 		j.note(wire.NoteModuleNames, "the layer names are used as module paths (as pipeplan_profile.py writes them); for another profile, replace them with the paths of the modules that start each stage")
 	}
+	graph := in.graph()
+	if graph {
+		j.graphNote("STAGE_MODULES", "")
+		j.note(wire.NoteLayerList, "pipeline()'s split points cut the traced program where a module starts, which makes stages contiguous in the program's order: a graph split is built by hand instead, one module per stage running its STAGE_MODULES in order, taking the tensors of the cut before it (the microbatch on the first stage) and returning those of the cut after it (the output on the last), wrapped in PipelineStage by build_stages")
+	}
 	switch j.sched.Kind {
 	case schedule.IPU, schedule.Overlap:
 		j.runSchedule(schedule.Config{Kind: schedule.OneFOneB}, fmt.Sprintf("torch.distributed.pipelining has no %s schedule", j.sched.Kind))
@@ -97,8 +102,12 @@ func pytorch(j *job) error {
 	if dp*cp*tp > 1 {
 		w.WriteString("from torch.distributed.device_mesh import init_device_mesh\n")
 	}
-	if tp > 1 {
+	if tp > 1 && graph {
+		fmt.Fprintf(&w, "from torch.distributed.pipelining import PipelineStage, %s\nfrom torch.distributed.tensor.parallel import parallelize_module\n\n", class)
+	} else if tp > 1 {
 		fmt.Fprintf(&w, "from torch.distributed.pipelining import PipelineStage, SplitPoint, %s\nfrom torch.distributed.tensor.parallel import parallelize_module\n\n", class)
+	} else if graph {
+		fmt.Fprintf(&w, "from torch.distributed.pipelining import PipelineStage, %s\n\n", class)
 	} else {
 		fmt.Fprintf(&w, "from torch.distributed.pipelining import SplitPoint, pipeline, %s\n\n", class)
 	}
@@ -122,18 +131,23 @@ func pytorch(j *job) error {
 		w.WriteString("# a checkpoint wrapper recomputes whole modules; see the notes.\n")
 	}
 	fmt.Fprintf(&w, "N_MICROBATCHES = %d\nMICROBATCH_SIZE = %d  # samples per microbatch\n\n", run.Microbatches, orOne(in.MicrobatchSize))
-	w.WriteString("# A split point at the beginning of the first module of every stage after the first.\n")
-	if tp > 1 {
-		w.WriteString("# (pipeline()'s tracer takes it; with tensor parallelism, split by hand: STAGE_MODULES.)\n")
-	}
-	w.WriteString("SPLIT_SPEC = {\n")
-	for i, s := range stagesOf(b) {
-		if i == 0 {
-			continue
+	if graph {
+		w.WriteString("# No SPLIT_SPEC: the stages are not contiguous in the model's program order, which\n")
+		w.WriteString("# pipeline()'s split points cut; build each stage by hand (STAGE_MODULES, build_stages).\n\n")
+	} else {
+		w.WriteString("# A split point at the beginning of the first module of every stage after the first.\n")
+		if tp > 1 {
+			w.WriteString("# (pipeline()'s tracer takes it; with tensor parallelism, split by hand: STAGE_MODULES.)\n")
 		}
-		fmt.Fprintf(&w, "    %s: SplitPoint.BEGINNING,  # stage %d: %s\n", pyStr(mods[s[0]]), i, commentText(layerSpan(in.LayerNames, s)))
+		w.WriteString("SPLIT_SPEC = {\n")
+		for i, s := range stagesOf(b) {
+			if i == 0 {
+				continue
+			}
+			fmt.Fprintf(&w, "    %s: SplitPoint.BEGINNING,  # stage %d: %s\n", pyStr(mods[s[0]]), i, commentText(layerSpan(in.LayerNames, s)))
+		}
+		w.WriteString("}\n\n")
 	}
-	w.WriteString("}\n\n")
 	w.WriteString("# Each stage's modules, for splitting by hand (PipelineStage on a model holding only these).\n")
 	if fromArch && hasSublayers(in.LayerNames) {
 		w.WriteString("# A stage that starts or ends inside a block needs that block's forward split by hand.\n")
@@ -152,6 +166,9 @@ func pytorch(j *job) error {
 		w.WriteString("],\n")
 	}
 	w.WriteString("]\n\n")
+	if graph {
+		writeCutTensors(&w, in)
+	}
 	if pl != nil {
 		writeTorchRecompute(&w, pl, mods)
 	}
@@ -203,6 +220,29 @@ func pytorch(j *job) error {
         stages.append(PipelineStage(module, i, NUM_STAGES, device, group=pp.get_group()))
     return %s(%s, n_microbatches=N_MICROBATCHES%s)
 `, dpCall, class, stagesArg, lossArg)
+	} else if graph {
+		recomputeDoc := ""
+		if pl != nil {
+			recomputeDoc = "\n    Run apply_recompute(model) (the planned recomputation) before taking the stage\n    modules out of the model."
+		}
+		fmt.Fprintf(&w, `
+def build_stages(stage_modules, rank, device, group=None%s):
+    """Returns the schedule that runs this rank's stages, built by hand.
+
+    stage_modules holds one module per stage of stage_indices(rank): stage i's runs the
+    modules STAGE_MODULES[i] in that order, its forward taking the tensors CUT_TENSORS[i - 1]
+    (the microbatch on stage 0) as positional arguments and returning those of
+    CUT_TENSORS[i] as a tuple (the output on the last stage).
+    %s.%s
+    Then every step: schedule.step(batch) on the first rank,
+    schedule.step(target=target, losses=losses) on the last, schedule.step() elsewhere.
+    """
+    indices = stage_indices(rank)
+    if len(stage_modules) != len(indices):
+        raise ValueError("rank %%d runs stages %%s, got %%d modules" %% (rank, indices, len(stage_modules)))
+    stages = [PipelineStage(m, i, NUM_STAGES, device, group=group) for i, m in zip(indices, stage_modules)]
+    return %s(%s, n_microbatches=N_MICROBATCHES%s)
+`, param, lossDoc, recomputeDoc, class, stagesArg, lossArg)
 	} else {
 		applyRecompute := ""
 		if pl != nil {

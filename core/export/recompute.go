@@ -60,11 +60,12 @@ func (in *Input) perLayer() (pl *perLayer, ok bool) {
 		}
 		pl.whole[i] = s.Recompute.WholeStage
 		for _, l := range s.Recompute.Layers {
+			at := in.position(l.Layer) // the model's layer, in LayerNames's order
 			if l.Part == recompute.Full {
-				pl.full[i] = append(pl.full[i], l.Layer)
+				pl.full[i] = append(pl.full[i], at)
 			} else {
-				pl.attention[i] = append(pl.attention[i], l.Layer)
-				pl.part[l.Layer] = l.Part
+				pl.attention[i] = append(pl.attention[i], at)
+				pl.part[at] = l.Part
 			}
 		}
 	}

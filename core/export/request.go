@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 
 	"pipeplan/core/analytic"
 	"pipeplan/core/request"
@@ -14,9 +15,9 @@ import (
 // ErrNoPlan is returned by FromRequest when no split fits: there is nothing to export.
 var ErrNoPlan = errors.New("no plan to export")
 
-// ErrNotContiguous is returned by FromRequest when the plan's stages are not contiguous
-// in the model's layer order (a graph split, Plan.LayerOrder): every export writes a
-// stage as a range of the model's layers.
+// ErrNotContiguous is wrapped by the errors of exports that write each stage as a range
+// of the model's layers (Megatron-LM's layer counts) for a graph split whose stages are
+// not contiguous in the model's layer order (Plan.LayerOrder).
 var ErrNotContiguous = errors.New("the plan's stages are not contiguous in the model's layer order")
 
 // FromRequest plans a request (core/request) and returns what an export reads: the
@@ -25,7 +26,9 @@ var ErrNotContiguous = errors.New("the plan's stages are not contiguous in the m
 // parallel, as the normalized request states them), and a Coster that prices other
 // splits and schedules by planning the same request with them. Bad requests give field
 // errors; a request whose model fits no split gives an error wrapping ErrNoPlan with the
-// reason.
+// reason. A graph split (partition graph, Plan.LayerOrder) gives its layers in the
+// plan's order (Input.LayerOrder) and the tensors crossing each cut (Input.CutTensors),
+// and a Coster that prices it as planned only.
 func FromRequest(ctx context.Context, r *wire.Request) (*Input, *wire.Result, error) {
 	pr, err := request.Prepare(r)
 	if err != nil {
@@ -49,10 +52,6 @@ func FromRequest(ctx context.Context, r *wire.Request) (*Input, *wire.Result, er
 		}
 		return nil, res, fmt.Errorf("%w: %s", ErrNoPlan, why)
 	}
-	if res.Plan.LayerOrder != nil {
-		return nil, res, fmt.Errorf("%w (partition %q): an export writes each stage as a range of layers; plan with partition %q to export a contiguous split",
-			ErrNotContiguous, n.Partition, wire.PartitionLayers)
-	}
 	sched, err := schedule.Parse(n.Schedule.Name)
 	if err != nil {
 		return nil, nil, err
@@ -61,6 +60,7 @@ func FromRequest(ctx context.Context, r *wire.Request) (*Input, *wire.Result, er
 	in := &Input{
 		Model:            res.Model.Name,
 		LayerNames:       res.Model.LayerNames,
+		LayerOrder:       slices.Clone(res.Plan.LayerOrder),
 		Boundaries:       res.Plan.Boundaries,
 		Schedule:         sched,
 		MicrobatchSize:   n.Schedule.MicrobatchSize,
@@ -84,6 +84,17 @@ func FromRequest(ctx context.Context, r *wire.Request) (*Input, *wire.Result, er
 		FP8ParamGather:   n.Training.FP8ParamGather,
 		Plan:             res.Plan,
 		Coster:           &RequestCoster{Request: pr, Context: ctx},
+	}
+	if in.LayerOrder != nil {
+		// A graph split: the layers in the plan's order, with the tensors of each cut;
+		// the request prices this split only as planned.
+		if m := pr.Model(); m != nil && len(m.Layers) == len(in.LayerOrder) {
+			in.LayerNames, in.CutTensors = graphOf(m, in.LayerOrder, in.Boundaries)
+		} else {
+			return nil, res, fmt.Errorf("%w: the plan's model is not at hand to name its stages' layers", ErrNotContiguous)
+		}
+		in.Coster = &graphCoster{rc: &RequestCoster{Request: pr, Context: ctx}, order: in.LayerOrder, bounds: slices.Clone(in.Boundaries),
+			sched: in.planned(), cost: resultCost(res, in.planned())}
 	}
 	ov := request.PricedOverlaps(n)
 	in.OverlapGradReduce, in.OverlapParamGather, in.OverlapTensorComm = ov.GradReduce, ov.ParamGather, ov.TensorComm

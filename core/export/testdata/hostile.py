@@ -34,7 +34,10 @@ def main():
             out.append(res)
             continue
         res["defines"] = sorted(k for k in vars(mod) if not k.startswith("__"))
-        if job["format"] == "pytorch":
+        if job["format"] == "pytorch" and hasattr(mod, "CUT_TENSORS"):  # a graph split
+            res["names"] = hexes(t[0] for cut in mod.CUT_TENSORS for t in cut)
+            res["modules"] = hexes(m for stage in mod.STAGE_MODULES for m in stage)
+        elif job["format"] == "pytorch":
             res["names"] = hexes(mod.SPLIT_SPEC.keys())
             res["modules"] = hexes(m for stage in mod.STAGE_MODULES for m in stage)
         elif job["format"] == "deepspeed":

@@ -308,6 +308,17 @@ def main():
                 for t in res["tensor"]:
                     by_pp.setdefault(t["pp"], t["stages"])
                 res["ranks"] = [by_pp[k] for k in sorted(by_pp)]
+            elif hasattr(mod, "build_stages"):
+                # A graph split: each rank's stages built by hand from their modules.
+                res["has_loss"] = "loss_fn" in inspect.signature(mod.build_stages).parameters
+                res["split_spec"] = {}
+                for rank in range(job["ranks"]):
+                    mods = [Module() for _ in mod.stage_indices(rank)]
+                    sched = mod.build_stages(mods, rank, "cpu")
+                    res["schedule"] = type(sched).__name__
+                    res["n_microbatches"] = sched.n_microbatches
+                    res["ranks"].append([s.index for s in sched.stages])
+                res["cut_tensors"] = [[[t[0], t[1]] for t in cut] for cut in mod.CUT_TENSORS]
             else:
                 for rank in range(job["ranks"]):
                     RECORD.clear()
