@@ -45,8 +45,10 @@ type Options struct {
 	// (core/recompute), option 0 as the model states it. The split and each stage's
 	// choice are optimal together: a stage costs its compute plus the least extra time
 	// of a choice that fits its memory (Stage.Recompute says what it chose). It needs
-	// training, the compute objective, ranges of the layer order and a schedule whose
-	// stages have devices of their own (not interleaved).
+	// training. Exact with the compute objective on ranges of the layer order with a
+	// device per stage, and under compute+transfer (by the transfer bound); with a graph
+	// partition or an interleaved schedule (chunks sharing their device's memory), a
+	// heuristic never slower than a global mode (autoElsewhere, Plan.RecomputeHeuristic).
 	Recompute recompute.Choices
 	// RecomputeStages adds to each stage's choices under Recompute the whole-stage form
 	// that Estimate.Recompute costs for every stage: keep only the stage's input and
@@ -93,6 +95,10 @@ type Plan struct {
 	MaxTransfer float64 `json:"-"`
 	// Schedule is the simulated step under Options.Schedule, when set.
 	Schedule *schedule.Result `json:"schedule,omitempty"`
+	// RecomputeHeuristic, under per-layer recomputation (Options.Recompute), says why
+	// what the stages recompute was chosen by a heuristic (never slower than a global
+	// mode, not proven optimal) rather than exactly; empty when exact.
+	RecomputeHeuristic string `json:"-"`
 }
 
 // Stage is one pipeline stage of a plan.

@@ -326,17 +326,17 @@ func perLayerPlan(e *estimate.Estimator, m *model.Model, c, sc *cluster.Cluster,
 		return nil, &model.FieldError{Path: "recompute", Reason: "applies to training: inference keeps no activations to recompute"}
 	case opt.Estimate.Recompute:
 		return nil, &model.FieldError{Path: "recompute", Reason: "per-layer recomputation chooses what each stage stashes: it does not combine with recomputing whole stages"}
-	case opt.Objective != partition.MaxCompute:
-		return nil, &model.FieldError{Path: "objective", Reason: "per-layer recomputation minimises the slowest stage's compute: use the compute objective"}
-	case opt.Graph:
-		return nil, &model.FieldError{Path: "partition", Reason: "per-layer recomputation splits ranges of the layer order: use the layers partition"}
-	case chunked(c, sc):
-		return nil, &model.FieldError{Path: "schedule", Reason: "per-layer recomputation is chosen per stage: an interleaved schedule's chunks share their device's memory, which it does not bound"}
 	}
 	for _, os := range opt.Recompute {
 		if len(os) == 0 {
 			return nil, &model.FieldError{Path: "recompute", Reason: "every layer needs its option 0 (as it is)"}
 		}
+	}
+	if opt.Graph {
+		return graphPerLayer(e, m, c, sc, opt, bounds)
+	}
+	if opt.Objective != partition.MaxCompute || chunked(c, sc) {
+		return autoElsewhere(e, m, c, sc, opt, bounds)
 	}
 	pc := newPerLayerCosts(e, m, opt.Recompute, opt.RecomputeStages)
 	given := bounds != nil

@@ -169,7 +169,6 @@ func prepareFrom(in *wire.Request, cache *Cache, reuse *loaded) (*prepared, erro
 	}
 	p.schedule(&es)
 	p.objective(&es)
-	p.recomputeAuto(&es)
 	if len(es) > 0 {
 		return nil, es.Err()
 	}

@@ -3,10 +3,7 @@ package request
 import (
 	"pipeplan/core/analytic"
 	"pipeplan/core/model"
-	"pipeplan/core/partition"
 	"pipeplan/core/recompute"
-	"pipeplan/core/schedule"
-	"pipeplan/core/wire"
 )
 
 // RecomputeAuto is training.recompute's per-layer recomputation: each stage recomputes
@@ -109,22 +106,4 @@ func (p *prepared) autoModuleSets() []analytic.Modules {
 		out = append(out, s)
 	}
 	return out
-}
-
-// recomputeAuto refuses recompute auto where per-layer recomputation is not planned:
-// it minimises the slowest stage's compute over ranges of the layer order, each stage
-// on a device of its own.
-func (p *prepared) recomputeAuto(es *model.Errors) {
-	r := p.req
-	if r.Training.Recompute != RecomputeAuto {
-		return
-	}
-	switch {
-	case r.Objective != partition.MaxCompute.String():
-		es.Add("training.recompute", "auto minimises the slowest stage's compute: it needs objective compute, got %q", r.Objective)
-	case r.Partition == wire.PartitionGraph:
-		es.Add("training.recompute", "auto splits ranges of the layer order: it does not go with partition graph")
-	case p.sched.Kind == schedule.Interleaved && p.sched.Chunks > 1:
-		es.Add("training.recompute", "auto chooses per stage, and an interleaved schedule's chunks share their device's memory: use 1f1b, gpipe or zb-h1")
-	}
 }

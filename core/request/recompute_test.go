@@ -10,6 +10,7 @@ import (
 	"pipeplan/core/analytic"
 	"pipeplan/core/model"
 	"pipeplan/core/recompute"
+	"pipeplan/core/wire"
 )
 
 // llama7bOn40GB is Llama-2-7B, microbatches of 2 x 4096 tokens with eager attention (whose
@@ -119,17 +120,65 @@ func TestRecomputeVariantsClosedForm(t *testing.T) {
 	}
 }
 
-// TestRecomputeAutoRefused: auto where it is not planned is refused at the field.
-func TestRecomputeAutoRefused(t *testing.T) {
-	for _, c := range []struct{ name, edit string }{
-		{"compute+transfer", `"objective": "compute+transfer",`},
-		{"interleaved", `"schedule": {"name": "interleaved:2", "microbatches": 16},`},
-		{"graph", `"partition": "graph",`},
+// TestRecomputeAutoElsewhere: auto plans with the compute+transfer objective, an
+// interleaved schedule and a graph partition (on a tight memory budget, where what is
+// recomputed matters), never slower than none, selective or full under the same
+// settings; with an interleaved schedule or a graph partition a note says the choice is
+// a heuristic's, and with compute+transfer (exact on ranges) none does.
+func TestRecomputeAutoElsewhere(t *testing.T) {
+	const llama = `"model": {"architecture": {"name": "llama-2-7b", "seq": 4096, "attention": "eager"}}, "cluster": {"device": "a100-40gb", "count": 4}`
+	resnet := `"model": {"document": ` + pipeDream(t, "resnet50") + `}, "cluster": {"device": "a100-40gb", "count": 8}, "memory_proportion": 0.2`
+	for _, c := range []struct {
+		name, req string
+		heuristic bool
+	}{
+		{"compute+transfer", llama + `, "objective": "compute+transfer", "schedule": {"name": "1f1b", "microbatches": 16, "microbatch_size": 2}`, false},
+		{"interleaved", llama + `, "schedule": {"name": "interleaved:2", "microbatches": 16, "microbatch_size": 2}`, true},
+		// A chain's graph split is of ranges: exact.
+		{"graph of a chain", llama + `, "partition": "graph", "schedule": {"name": "1f1b", "microbatches": 16, "microbatch_size": 2}`, false},
+		{"graph", resnet + `, "partition": "graph", "schedule": {"name": "1f1b", "microbatches": 16}`, true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			_, err := Normalize(decode(t, `{`+c.edit+` "model": {"architecture": {"name": "gpt2"}}, "cluster": {"device": "h100-sxm", "count": 4}, "training": {"recompute": "auto"}}`))
-			if err == nil || !strings.Contains(err.Error(), "training.recompute: auto") {
-				t.Fatalf("error %v, want one at training.recompute", err)
+			req := func(rec string) string {
+				return `{` + c.req + `, "training": {"recompute": "` + rec + `"}}`
+			}
+			auto := run(t, decode(t, req(RecomputeAuto)))
+			if !auto.Feasible {
+				t.Fatalf("auto does not plan: %+v", auto.Diagnostics)
+			}
+			noted := false
+			for _, d := range auto.Diagnostics {
+				noted = noted || d.Code == wire.CodeRecomputeHeuristic
+			}
+			if noted != c.heuristic {
+				t.Errorf("heuristic note %v, want %v: %+v", noted, c.heuristic, auto.Diagnostics)
+			}
+			recomputing := 0
+			for _, s := range auto.Plan.Stages {
+				if s.Recompute == nil {
+					t.Fatalf("stage without its recomputation: %+v", s)
+				}
+				recomputing += len(s.Recompute.Layers)
+			}
+			compared := 0
+			var got []string
+			for _, rec := range []string{"none", "selective", "full"} {
+				if rec == "selective" && strings.Contains(c.req, "document") {
+					continue // a profile has no selective recomputation
+				}
+				g := run(t, decode(t, req(rec)))
+				if !g.Feasible {
+					continue
+				}
+				compared++
+				got = append(got, fmt.Sprintf("%s %.4g", rec, g.Step.SamplesPerSecond))
+				if auto.Step.SamplesPerSecond < g.Step.SamplesPerSecond*(1-1e-9) {
+					t.Errorf("auto's throughput %v is below %s's %v", auto.Step.SamplesPerSecond, rec, g.Step.SamplesPerSecond)
+				}
+			}
+			t.Logf("%s: auto %.4g samples/s (%d layers recomputing); %v", c.name, auto.Step.SamplesPerSecond, recomputing, got)
+			if compared == 0 || recomputing == 0 {
+				t.Errorf("compared with %d global modes, %d layers recomputing: the budget does not test the choice", compared, recomputing)
 			}
 		})
 	}

@@ -79,6 +79,10 @@ func (p *prepared) run(ctx context.Context, id string) (*wire.Result, error) {
 			Message:    "the split is of ranges of the layer order, not of the tensor graph: " + fb.Reason,
 			Suggestion: "the plan is the best contiguous split of the model's layer order; a graph with fewer branches side by side has fewer ideals"})
 	}
+	if why := pl.RecomputeHeuristic; why != "" {
+		res.Diagnostics = append(res.Diagnostics, wire.Diagnostic{Code: wire.CodeRecomputeHeuristic, Severity: wire.Note, Field: "training.recompute",
+			Message: "recompute auto: " + why})
+	}
 	for i, s := range pl.Stages {
 		if s.MemoryBytes > s.LimitBytes {
 			res.Feasible = false

@@ -184,6 +184,10 @@ const (
 	// CodeProfileScaled: the profile was scaled linearly from the microbatch size it was
 	// measured with to the one planned (its scaled_from; request.ScaleProfile).
 	CodeProfileScaled = "profile_scaled"
+	// CodeRecomputeHeuristic: under training.recompute auto, what each stage recomputes
+	// was chosen by a heuristic, never slower than a global mode but not proven optimal
+	// (a graph partition, an interleaved schedule; plan.Plan.RecomputeHeuristic says why).
+	CodeRecomputeHeuristic = "recompute_auto_heuristic"
 )
 
 // FirstError is the result's first error diagnostic (why no plan fits, or why the plan

@@ -1,0 +1,422 @@
+package plan
+
+import (
+	"fmt"
+	"math"
+	"slices"
+
+	"pipeplan/core/cluster"
+	"pipeplan/core/dagsplit"
+	"pipeplan/core/estimate"
+	"pipeplan/core/model"
+	"pipeplan/core/partition"
+	"pipeplan/core/recompute"
+)
+
+// MaxTransferBounds bounds the transfer bounds the exact method of per-layer
+// recomputation under the compute+transfer objective tries (autoElsewhere): each costs
+// one run of the per-layer program over every split. Beyond it, the plan is the
+// heuristic's.
+const MaxTransferBounds = 64
+
+// autoElsewhere plans per-layer recomputation (Options.Recompute) where perLayerPlan's
+// program, which minimises the slowest stage's compute over ranges of the layer order
+// with one stage per device, does not reach: a graph partition (Options.Graph), an
+// interleaved schedule (its chunks share their device's memory) and the compute+transfer
+// objective.
+//
+// # Method
+//
+// Under compute+transfer, on ranges of the layer order with one stage per device, it is
+// exact: a stage's transfers do not depend on what it recomputes, so the objective,
+// max compute + max transfer, is the least over transfer bounds t of OPT(t) + t, where
+// OPT(t) is the least slowest-stage compute (with each stage's optimal recomputation,
+// core/recompute) over the splits whose every stage transfers at most t (the
+// enumeration of Graphcore's auto-pipeline tool, over partition.SolveSweep). Bounds
+// are tried from the least; once OPT(+Inf) + t reaches the best found, no larger t can
+// do better. Beyond MaxTransferBounds bounds, the heuristic below is the plan.
+//
+// Elsewhere it is a heuristic, sound and never slower than a global mode: each global
+// mode the request could have named (nothing recomputed, each of
+// Options.RecomputeFixed on every layer, and with Options.RecomputeStages every stage
+// whole) is planned as the planner plans it (the graph split, the interleaved split under
+// its devices' shared memory, the objective), and then each of its stages takes the
+// per-layer recomputation of least extra time that fits what that stage held under the
+// mode (its device's limit; for a chunk of an interleaved schedule, the memory the mode
+// gave it, so that its device still fits); the plan of shortest simulated step among
+// all of these is kept. Plan.RecomputeHeuristic says so.
+func autoElsewhere(e *estimate.Estimator, m *model.Model, c, sc *cluster.Cluster, opt Options, bounds []int) (*Plan, error) {
+	// opt is as solve scheduled it (scheduled: the in-flight counts, an interleaved
+	// chunk's share of the fixed memory); solve schedules base again, so it gets the
+	// fixed memory as given, while graphPlan takes the scheduled options (sched).
+	sched := opt
+	sched.Recompute, sched.RecomputeStages, sched.RecomputeFixed = nil, false, nil
+	base := sched
+	if opt.Schedule != nil {
+		base.Estimate.FixedBytes = opt.Schedule.deviceFixedBytes
+	}
+	ae := &autoEval{m: m, c: c, sc: sc, opt: opt, base: base, sched: sched, e: e, chunked: chunked(c, sc)}
+	var best *Plan
+	keep := func(p *Plan) {
+		if p != nil && fitsAll(p) && (best == nil || faster(p, best)) {
+			best = p
+		}
+	}
+	exact := bounds != nil && !ae.chunked // a given split: each stage's choice is optimal
+	if !ae.chunked && bounds == nil && opt.Objective == partition.MaxComputePlusTransfer && (!opt.Graph || dagsplit.IsChain(newGraphCosts(e, m))) {
+		p, ok, err := ae.transferBounds()
+		if err != nil {
+			return nil, err
+		}
+		keep(p)
+		exact = ok
+	}
+	var fallback *Plan // the first mode's plan, when no plan fits (a given split)
+	for _, md := range ae.modes() {
+		pg, err := ae.evaluate(md, nil, bounds)
+		if err != nil {
+			continue
+		}
+		if fallback == nil {
+			fallback = pg
+		}
+		keep(pg)
+		if q := ae.refine(pg, md); q != nil {
+			keep(q)
+		}
+	}
+	if best == nil {
+		if fallback != nil {
+			return fallback, nil
+		}
+		el, err := estimate.New(m, sc, opt.Estimate)
+		if err != nil {
+			return nil, err
+		}
+		return nil, &NoFitError{Diagnose(el, m, sc)}
+	}
+	if !exact {
+		best.RecomputeHeuristic = ae.why()
+	}
+	return best, nil
+}
+
+// graphPerLayer plans per-layer recomputation with a graph partition (Options.Graph):
+// where the graph split is one of ranges of the layer order (a given split, a chain, an
+// interleaved schedule, layers stating their transfers; graphSplit), as perLayerPlan
+// plans ranges, exactly; elsewhere by autoElsewhere's heuristic.
+func graphPerLayer(e *estimate.Estimator, m *model.Model, c, sc *cluster.Cluster, opt Options, bounds []int) (*Plan, error) {
+	g := newGraphCosts(e, m)
+	why := g.s.Graphable()
+	if bounds == nil && !chunked(c, sc) && why == "" && !dagsplit.IsChain(g) {
+		return autoElsewhere(e, m, c, sc, opt, bounds)
+	}
+	o := opt
+	o.Graph = false
+	p, err := perLayerPlan(e, m, c, sc, o, bounds)
+	if err != nil || bounds != nil {
+		return p, err
+	}
+	switch {
+	case chunked(c, sc):
+		p.GraphFallback = &GraphFallback{Code: FallbackSharedChunks,
+			Reason: "an interleaved schedule's chunks share their device's memory, which the graph split does not bound: ranges of the layer order are split instead"}
+	case why != "":
+		p.GraphFallback = &GraphFallback{Code: FallbackStatedTransfers, Reason: why}
+	default:
+		p.Partition = PartitionGraph // a chain: its convex splits are its ranges
+	}
+	return p, nil
+}
+
+// fitsAll reports whether every stage of p fits its limit.
+func fitsAll(p *Plan) bool {
+	for _, s := range p.Stages {
+		if s.MemoryBytes > s.LimitBytes {
+			return false
+		}
+	}
+	return true
+}
+
+// faster reports whether p's simulated step is shorter than q's (by a relative 1e-12),
+// or, without a schedule, its objective lower.
+func faster(p, q *Plan) bool {
+	if p.Schedule != nil && q.Schedule != nil {
+		return p.Schedule.MakespanSeconds < q.Schedule.MakespanSeconds*(1-1e-12)
+	}
+	return p.Bottleneck < q.Bottleneck*(1-1e-12)
+}
+
+// autoEval plans the candidates of autoElsewhere.
+type autoEval struct {
+	m          *model.Model
+	c, sc      *cluster.Cluster
+	opt        Options
+	base       Options             // opt without recomputation, for solve
+	sched      Options             // the same, scheduled, for graphPlan
+	e          *estimate.Estimator // of m on sc, nothing recomputed
+	chunked    bool
+	transferCp bool // the exact method gave up (too many transfer bounds)
+}
+
+// why says for the plan why its recomputation is the heuristic's.
+func (ae *autoEval) why() string {
+	var where string
+	switch {
+	case ae.chunked:
+		where = "an interleaved schedule's chunks share their device's memory"
+	case ae.opt.Graph:
+		where = "a graph split's stages are sets of layers, not ranges"
+	case ae.transferCp:
+		where = fmt.Sprintf("the compute+transfer objective has more than %d transfer bounds to try", MaxTransferBounds)
+	default:
+		where = "the split is given"
+	}
+	return where + ": the recomputation is chosen per stage of the best split of each global mode (none, selective, full), within the memory that mode gave the stage, and the plan is the fastest of those, never slower than a global mode, not proven optimal"
+}
+
+// mode is a global recomputation mode stated per layer.
+type mode struct {
+	choice []int
+	whole  bool
+}
+
+// modes are the global modes a request could name instead of auto (fixedModes'):
+// nothing recomputed, each part of Options.RecomputeFixed on every layer that offers it,
+// and with Options.RecomputeStages every stage whole.
+func (ae *autoEval) modes() []mode {
+	n := len(ae.m.Layers)
+	var out []mode
+	for _, part := range append([]string{recompute.None}, ae.opt.RecomputeFixed...) {
+		choice := make([]int, n)
+		for l, os := range ae.opt.Recompute {
+			for k, o := range os[1:] {
+				if part != recompute.None && (o.Part == part || slices.Contains(o.Covers, part)) {
+					choice[l] = k + 1
+				}
+			}
+		}
+		out = append(out, mode{choice: choice})
+	}
+	if ae.opt.RecomputeStages {
+		out = append(out, mode{choice: make([]int, n), whole: true})
+	}
+	return out
+}
+
+// evaluate plans m running md: with bounds nil, the planner's best split of it (the
+// graph split, the interleaved split, the objective), else that split of the layer
+// order order (nil: the model's). The plan's stages say what they recompute.
+func (ae *autoEval) evaluate(md mode, order, bounds []int) (*Plan, error) {
+	mm := recompute.Apply(ae.m, ae.opt.Recompute, md.choice)
+	p, err := ae.plan(mm, md.whole, order, bounds)
+	if err != nil {
+		return nil, err
+	}
+	wholes := make([]bool, len(p.Stages))
+	for i := range wholes {
+		wholes[i] = md.whole
+	}
+	ae.describe(p, mm, md.choice, wholes)
+	return p, nil
+}
+
+// plan plans mm, with every stage whole (estimate.Options.Recompute) when whole: the
+// planner's best split when bounds is nil, else that split of the layer order order
+// (nil: the model's).
+func (ae *autoEval) plan(mm *model.Model, whole bool, order, bounds []int) (*Plan, error) {
+	if order != nil {
+		o := ae.sched
+		if whole {
+			o.Estimate.Recompute = true
+			if o.Schedule != nil {
+				so := *o.Schedule
+				so.Recompute = true
+				o.Schedule = &so
+			}
+		}
+		return graphPlan(mm, ae.c, ae.sc, o, order, bounds)
+	}
+	o := ae.base
+	o.Estimate.Recompute = whole
+	return solve(mm, ae.c, o, bounds)
+}
+
+// describe fills each stage's Recompute: the layers it recomputes (every layer of a
+// whole stage), the time that adds (what mm's backward passes add to m's, at the stage's
+// speed) and the memory it saves (the same split of m, nothing recomputed).
+func (ae *autoEval) describe(p *Plan, mm *model.Model, choice []int, whole []bool) {
+	m := ae.m
+	seconds, err := secondsOf(m, ae.sc)
+	if err != nil {
+		return
+	}
+	none, _ := ae.plan(m, false, p.LayerOrder, p.Boundaries)
+	for i := range p.Stages {
+		s := &p.Stages[i]
+		rec := &StageRecompute{Layers: []RecomputedLayer{}, WholeStage: whole[i]}
+		var extra float64
+		for _, l := range p.StageLayers(i) {
+			switch {
+			case whole[i]:
+				rec.Layers = append(rec.Layers, RecomputedLayer{Layer: l, Name: m.Layers[l].Name, Part: recompute.Full})
+				extra += m.Forward(l)
+			case choice[l] > 0:
+				rec.Layers = append(rec.Layers, RecomputedLayer{Layer: l, Name: m.Layers[l].Name, Part: ae.opt.Recompute[l][choice[l]].Part})
+				extra += mm.Backward(l) - m.Backward(l)
+			}
+		}
+		extra *= ae.e.Scale(i)
+		rec.ExtraSeconds = seconds(extra)
+		if m.Unit() == model.Cycles {
+			rec.ExtraCycles = extra
+		}
+		if none != nil && i < len(none.Stages) {
+			rec.SavedBytes = none.Stages[i].MemoryBytes - s.MemoryBytes
+		}
+		rec.Summary = rec.Describe(m.Unit())
+		s.Recompute = rec
+	}
+}
+
+// refine returns pg's split (a global mode md's best) with each stage's per-layer
+// recomputation of least extra time that fits what the stage held under md (its device's
+// limit; a chunk of an interleaved schedule, md's allocated peak of it), or nil.
+func (ae *autoEval) refine(pg *Plan, md mode) *Plan {
+	m, c, order := ae.m, ae.opt.Recompute, pg.LayerOrder
+	e := ae.e
+	if order != nil { // a graph split: its stages are ranges of its own order
+		m2, eo := reordered(m, order, ae.opt.Estimate)
+		c2 := make(recompute.Choices, len(order))
+		for k, l := range order {
+			c2[k] = c[l]
+		}
+		var err error
+		if e, err = estimate.New(m2, ae.sc, eo); err != nil {
+			return nil
+		}
+		m, c = m2, c2
+	}
+	pc := newPerLayerCosts(e, m, c, ae.opt.RecomputeStages)
+	if ae.chunked {
+		for i, s := range pg.Stages {
+			always := s.ParamBytes + s.OptimizerBytes + s.ExclusiveBytes + s.SharedBytes
+			pc.alloc[i] = min(pc.alloc[i], always+max(s.PeakBytes+s.StashBytes, s.OptimizerTempBytes))
+		}
+	}
+	choice, whole := pc.choose(pg.Boundaries)
+	if pc.sw.Exceeded() {
+		return nil
+	}
+	// Back in the model's terms: each layer's option, and the model whose layers run
+	// them (a whole stage's form stated per layer, applyWholeStages, in the split's order).
+	mr := applyWholeStages(recompute.Apply(m, c, choice), e, pg.Boundaries, whole)
+	mm, full := mr, choice
+	if order != nil {
+		mm = &model.Model{}
+		*mm = *ae.m
+		mm.Layers = make([]model.Layer, len(order))
+		full = make([]int, len(order))
+		for k, l := range order {
+			mm.Layers[l] = mr.Layers[k]
+			full[l] = choice[k]
+		}
+	}
+	for i, w := range whole {
+		if w {
+			for _, l := range pg.StageLayers(i) {
+				full[l] = 0
+			}
+		}
+	}
+	q, err := ae.plan(mm, false, order, pg.Boundaries)
+	if err != nil {
+		return nil
+	}
+	q.Partition, q.GraphFallback = pg.Partition, pg.GraphFallback
+	// describe takes mm's added backward time for a recomputed layer; a whole stage's
+	// layers add their forward time.
+	ae.describe(q, mm, full, whole)
+	return q
+}
+
+// transferCapped is per-layer recomputation's costs with every stage's transfer
+// bounded: a range whose transfer on stage i exceeds tau costs +Inf there.
+type transferCapped struct {
+	*perLayerCosts
+	tau float64
+}
+
+func (t transferCapped) Sweep(a int, visit func(b int, cost func(i int) float64) bool) {
+	t.perLayerCosts.Sweep(a, func(b int, cost func(i int) float64) bool {
+		return visit(b, func(i int) float64 {
+			if t.e.Transfer(i, a, b) > t.tau {
+				return math.Inf(1)
+			}
+			return cost(i)
+		})
+	})
+}
+
+// transferBounds is autoElsewhere's exact method under compute+transfer: the least over
+// transfer bounds t of OPT(t) + t, and its plan. ok is false when it gave up (more than
+// MaxTransferBounds bounds to try), or found no split.
+func (ae *autoEval) transferBounds() (*Plan, bool, error) {
+	e, m := ae.e, ae.m
+	n, p := e.Layers(), e.Stages()
+	free := newPerLayerCosts(e, m, ae.opt.Recompute, ae.opt.RecomputeStages)
+	r0, err := partition.SolveSweep(free)
+	if free.sw.Exceeded() {
+		return nil, false, tooManyStates(n, p)
+	}
+	if err != nil {
+		return nil, true, nil // no split fits: none under a bound either
+	}
+	var taus []float64
+	for i := range p {
+		for a := 0; a < n; a++ {
+			for b := a; b < n; b++ {
+				taus = append(taus, e.Transfer(i, a, b))
+			}
+		}
+	}
+	slices.Sort(taus)
+	taus = slices.Compact(taus)
+	bestObj, var0 := math.Inf(1), []int(nil)
+	tried := 0
+	for _, tau := range taus {
+		if r0.MaxCompute+tau >= bestObj {
+			break // OPT(t) + t >= OPT(+Inf) + tau for every t >= tau
+		}
+		if tried++; tried > MaxTransferBounds {
+			ae.transferCp = true
+			return nil, false, nil
+		}
+		pc := newPerLayerCosts(e, m, ae.opt.Recompute, ae.opt.RecomputeStages)
+		r, err := partition.SolveSweep(transferCapped{pc, tau})
+		if pc.sw.Exceeded() {
+			return nil, false, tooManyStates(n, p)
+		}
+		if err != nil {
+			continue
+		}
+		var maxT float64
+		for i := range p {
+			maxT = max(maxT, e.Transfer(i, r.Boundaries[i], r.Boundaries[i+1]-1))
+		}
+		if obj := r.MaxCompute + maxT; obj < bestObj {
+			bestObj, var0 = obj, r.Boundaries
+		}
+	}
+	if var0 == nil {
+		return nil, true, nil
+	}
+	pc := newPerLayerCosts(e, m, ae.opt.Recompute, ae.opt.RecomputeStages)
+	choice, whole := pc.choose(var0)
+	q, err := pc.finish(m, ae.c, ae.sc, ae.opt, var0, choice, whole)
+	if err != nil {
+		return nil, false, err
+	}
+	return q, true, nil
+}
