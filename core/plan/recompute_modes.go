@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -72,6 +73,7 @@ func autoElsewhere(e *estimate.Estimator, m *model.Model, c, sc *cluster.Cluster
 		exact = ok
 	}
 	var fallback *Plan // the first mode's plan, when no plan fits (a given split)
+	var orders [][]int // the graph splits' orders seen
 	for _, md := range ae.modes() {
 		pg, err := ae.evaluate(md, nil, bounds)
 		if err != nil {
@@ -81,9 +83,36 @@ func autoElsewhere(e *estimate.Estimator, m *model.Model, c, sc *cluster.Cluster
 			fallback = pg
 		}
 		keep(pg)
-		if q := ae.refine(pg, md); q != nil {
-			keep(q)
+		keep(ae.refine(pg, md))
+		if ae.chunked && bounds == nil {
+			// Every chunk within what the mode's chunk in its place allocated, the split
+			// found again (a guess at what its device can give: the plan is checked).
+			budget := make([]int64, len(pg.Stages))
+			for j, s := range pg.Stages {
+				budget[j] = s.ParamBytes + s.OptimizerBytes + s.ExclusiveBytes + s.SharedBytes + max(s.PeakBytes+s.StashBytes, s.OptimizerTempBytes)
+			}
+			keep(ae.sweepSplit(nil, budget, pg))
 		}
+		if o := pg.LayerOrder; o != nil && bounds == nil && !slices.ContainsFunc(orders, func(x []int) bool { return slices.Equal(x, o) }) {
+			// The best split of ranges of this order, each stage recomputing optimally.
+			orders = append(orders, o)
+			keep(ae.sweepSplit(o, nil, pg))
+		}
+	}
+	if ae.chunked && bounds == nil {
+		// Each chunk within an equal share of what its device's chunks may allocate in
+		// all: a split whose chunks all fit their shares fits every device.
+		d := newDevicesOf(e, c, ae.opt)
+		v := len(sc.Devices) / len(c.Devices)
+		budget := make([]int64, len(sc.Devices))
+		for j := range budget {
+			budget[j] = d.avail[j%d.p] / int64(v)
+		}
+		var like *Plan
+		if fallback != nil {
+			like = &Plan{Partition: fallback.Partition, GraphFallback: fallback.GraphFallback}
+		}
+		keep(ae.sweepSplit(nil, budget, like))
 	}
 	if best == nil {
 		if fallback != nil {
@@ -214,6 +243,24 @@ func (ae *autoEval) evaluate(md mode, order, bounds []int) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
+	if md.whole {
+		// The estimator's whole stages leave the forward they run again to the
+		// schedule: the split's stages stated per layer (applyWholeStages) carry it in
+		// their compute, as auto's own whole stages do.
+		all := make([]bool, len(p.Stages))
+		for i := range all {
+			all[i] = true
+		}
+		mm = ae.applied(make([]int, len(ae.m.Layers)), p.LayerOrder, p.Boundaries, all)
+		if mm == nil {
+			return nil, errNoEstimate
+		}
+		part, fb := p.Partition, p.GraphFallback
+		if p, err = ae.plan(mm, false, p.LayerOrder, p.Boundaries); err != nil {
+			return nil, err
+		}
+		p.Partition, p.GraphFallback = part, fb
+	}
 	wholes := make([]bool, len(p.Stages))
 	for i := range wholes {
 		wholes[i] = md.whole
@@ -284,19 +331,10 @@ func (ae *autoEval) describe(p *Plan, mm *model.Model, choice []int, whole []boo
 // recomputation of least extra time that fits what the stage held under md (its device's
 // limit; a chunk of an interleaved schedule, md's allocated peak of it), or nil.
 func (ae *autoEval) refine(pg *Plan, md mode) *Plan {
-	m, c, order := ae.m, ae.opt.Recompute, pg.LayerOrder
-	e := ae.e
-	if order != nil { // a graph split: its stages are ranges of its own order
-		m2, eo := reordered(m, order, ae.opt.Estimate)
-		c2 := make(recompute.Choices, len(order))
-		for k, l := range order {
-			c2[k] = c[l]
-		}
-		var err error
-		if e, err = estimate.New(m2, ae.sc, eo); err != nil {
-			return nil
-		}
-		m, c = m2, c2
+	order := pg.LayerOrder
+	m, c, e := ae.inOrder(order)
+	if e == nil {
+		return nil
 	}
 	pc := newPerLayerCosts(e, m, c, ae.opt.RecomputeStages)
 	if ae.chunked {
@@ -309,36 +347,119 @@ func (ae *autoEval) refine(pg *Plan, md mode) *Plan {
 	if pc.sw.Exceeded() {
 		return nil
 	}
-	// Back in the model's terms: each layer's option, and the model whose layers run
-	// them (a whole stage's form stated per layer, applyWholeStages, in the split's order).
-	mr := applyWholeStages(recompute.Apply(m, c, choice), e, pg.Boundaries, whole)
-	mm, full := mr, choice
+	return ae.finishChoice(order, pg.Boundaries, choice, whole, pg)
+}
+
+// finishChoice plans the split bounds of the layer order order (nil: the model's) whose
+// layers run choice (indexed in that order) and whose stages marked whole recompute
+// whole, and says what each stage recomputes; like (nil: none) gives the partition and
+// fallback to state. nil when it cannot be planned.
+func (ae *autoEval) finishChoice(order, bounds, choice []int, whole []bool, like *Plan) *Plan {
+	// Each layer's option in the model's numbering (none on a whole stage's layers).
+	full := slices.Clone(choice)
 	if order != nil {
-		mm = &model.Model{}
-		*mm = *ae.m
-		mm.Layers = make([]model.Layer, len(order))
-		full = make([]int, len(order))
 		for k, l := range order {
-			mm.Layers[l] = mr.Layers[k]
 			full[l] = choice[k]
 		}
 	}
 	for i, w := range whole {
-		if w {
-			for _, l := range pg.StageLayers(i) {
-				full[l] = 0
+		if !w {
+			continue
+		}
+		for k := bounds[i]; k < bounds[i+1]; k++ {
+			l := k
+			if order != nil {
+				l = order[k]
 			}
+			full[l] = 0
 		}
 	}
-	q, err := ae.plan(mm, false, order, pg.Boundaries)
+	mm := ae.applied(full, order, bounds, whole)
+	if mm == nil {
+		return nil
+	}
+	q, err := ae.plan(mm, false, order, bounds)
 	if err != nil {
 		return nil
 	}
-	q.Partition, q.GraphFallback = pg.Partition, pg.GraphFallback
-	// describe takes mm's added backward time for a recomputed layer; a whole stage's
-	// layers add their forward time.
+	if like != nil {
+		q.Partition, q.GraphFallback = like.Partition, like.GraphFallback
+	}
 	ae.describe(q, mm, full, whole)
 	return q
+}
+
+// sweepSplit is per-layer recomputation's optimal split of ranges of the layer order
+// order (nil: the model's) under the compute objective, each stage allocating at most
+// budget[i] (nil: its device's limit), with each stage's optimal choice (perLayerPlan's
+// program, partition.SolveSweep); nil when none fits. Every range split of a
+// topological order is convex, so with a graph split's order it is a graph split.
+func (ae *autoEval) sweepSplit(order []int, budget []int64, like *Plan) *Plan {
+	m, c, e := ae.inOrder(order)
+	if e == nil {
+		return nil
+	}
+	pc := newPerLayerCosts(e, m, c, ae.opt.RecomputeStages)
+	for i := range budget {
+		pc.alloc[i] = min(pc.alloc[i], budget[i])
+	}
+	r, err := partition.SolveSweep(pc)
+	if err != nil || pc.sw.Exceeded() {
+		return nil
+	}
+	choice, whole := pc.choose(r.Boundaries)
+	if pc.sw.Exceeded() {
+		return nil
+	}
+	return ae.finishChoice(order, r.Boundaries, choice, whole, like)
+}
+
+// errNoEstimate: a model in a graph split's order could not be estimated.
+var errNoEstimate = errors.New("plan: the model in the split's order cannot be estimated")
+
+// inOrder returns the model, its options and its estimator (nothing recomputed) in the
+// layer order order (nil: the model's, and ae.e); e is nil when the estimate fails.
+func (ae *autoEval) inOrder(order []int) (*model.Model, recompute.Choices, *estimate.Estimator) {
+	if order == nil {
+		return ae.m, ae.opt.Recompute, ae.e
+	}
+	m2, eo := reordered(ae.m, order, ae.sched.Estimate)
+	c2 := make(recompute.Choices, len(order))
+	for k, l := range order {
+		c2[k] = ae.opt.Recompute[l]
+	}
+	e, err := estimate.New(m2, ae.sc, eo)
+	if err != nil {
+		return nil, nil, nil
+	}
+	return m2, c2, e
+}
+
+// applied returns the model (in its own order) whose layers run choice (by the model's
+// numbers) and whose stages of the split bounds of the layer order order that whole
+// marks recompute whole (applyWholeStages, in that order); nil when the estimate fails.
+func (ae *autoEval) applied(choice, order, bounds []int, whole []bool) *model.Model {
+	m, c, e := ae.inOrder(order)
+	if e == nil {
+		return nil
+	}
+	ch := choice
+	if order != nil {
+		ch = make([]int, len(order))
+		for k, l := range order {
+			ch[k] = choice[l]
+		}
+	}
+	mr := applyWholeStages(recompute.Apply(m, c, ch), e, bounds, whole)
+	if order == nil {
+		return mr
+	}
+	mm := *ae.m
+	mm.Layers = make([]model.Layer, len(order))
+	for k, l := range order {
+		mm.Layers[l] = mr.Layers[k]
+	}
+	return &mm
 }
 
 // transferCapped is per-layer recomputation's costs with every stage's transfer
