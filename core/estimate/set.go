@@ -251,3 +251,19 @@ func (s *SetCoster) Stages(before []bool, set []int, out []Range) {
 		out[i] = r
 	}
 }
+
+// CarryBytes writes into out (grown to len(set)) what the last call of Stages found
+// alive across each of set's layers besides its own temporaries and what the stage's
+// earlier layers keep: the earlier tensors it carries (received before the stage, or
+// made by an earlier member, and read at or after that layer or after the stage) and the
+// layer's CarryOverBytes, as Estimator.CarryBytes says of a layer of a range. set must
+// be the set Stages was last called with. O(len(set)).
+func (s *SetCoster) CarryBytes(set []int, out []int64) []int64 {
+	out = out[:0]
+	var run int64
+	for x, l := range set {
+		run += s.carry[x]
+		out = append(out, s.e.m.Layers[l].CarryOverBytes+run)
+	}
+	return out
+}

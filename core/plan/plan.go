@@ -45,10 +45,10 @@ type Options struct {
 	// (core/recompute), option 0 as the model states it. The split and each stage's
 	// choice are optimal together: a stage costs its compute plus the least extra time
 	// of a choice that fits its memory (Stage.Recompute says what it chose). It needs
-	// training. Exact with the compute objective on ranges of the layer order with a
-	// device per stage, and under compute+transfer (by the transfer bound); with a graph
-	// partition or an interleaved schedule (chunks sharing their device's memory), a
-	// heuristic never slower than a global mode (autoElsewhere, Plan.RecomputeHeuristic).
+	// training. Exact with either objective, on ranges of the layer order or with a
+	// graph partition, with a device per stage; with an interleaved schedule (chunks
+	// sharing their device's memory), a heuristic never slower than a global mode
+	// (autoElsewhere, Plan.RecomputeHeuristic).
 	Recompute recompute.Choices
 	// RecomputeStages adds to each stage's choices under Recompute the whole-stage form
 	// that Estimate.Recompute costs for every stage: keep only the stage's input and

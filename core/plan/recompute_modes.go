@@ -22,9 +22,9 @@ const MaxTransferBounds = 64
 
 // autoElsewhere plans per-layer recomputation (Options.Recompute) where perLayerPlan's
 // program, which minimises the slowest stage's compute over ranges of the layer order
-// with one stage per device, does not reach: a graph partition (Options.Graph), an
-// interleaved schedule (its chunks share their device's memory) and the compute+transfer
-// objective.
+// with one stage per device, does not reach: a graph partition of a branching graph
+// (Options.Graph), an interleaved schedule (its chunks share their device's memory) and
+// the compute+transfer objective.
 //
 // # Method
 //
@@ -37,15 +37,22 @@ const MaxTransferBounds = 64
 // are tried from the least; once OPT(+Inf) + t reaches the best found, no larger t can
 // do better. Beyond MaxTransferBounds bounds, the heuristic below is the plan.
 //
-// Elsewhere it is a heuristic, sound and never slower than a global mode: each global
-// mode the request could have named (nothing recomputed, each of
+// With a graph partition it is exact (exactGraph): core/dagsplit's program over ideals
+// with each candidate stage costed with its optimal recomputation (graphRecomputeCosts),
+// for either objective, within the least objective the heuristic's plans reach.
+//
+// Under an interleaved schedule it is a heuristic, sound and never slower than a global
+// mode: each global mode the request could have named (nothing recomputed, each of
 // Options.RecomputeFixed on every layer, and with Options.RecomputeStages every stage
-// whole) is planned as the planner plans it (the graph split, the interleaved split under
-// its devices' shared memory, the objective), and then each of its stages takes the
-// per-layer recomputation of least extra time that fits what that stage held under the
-// mode (its device's limit; for a chunk of an interleaved schedule, the memory the mode
-// gave it, so that its device still fits); the plan of shortest simulated step among
-// all of these is kept. Plan.RecomputeHeuristic says so.
+// whole) is planned as the planner plans it (the interleaved split under its devices'
+// shared memory), and then each of its chunks takes the per-layer recomputation of least
+// extra time that fits what that chunk held under the mode; per-layer recomputation's
+// best split is also found with every chunk within an equal share of what its device's
+// chunks may allocate (a split that fits so fits every device) and within what each
+// mode's chunk in its place held. Every plan is checked against the devices' memory, and
+// the one of shortest simulated step is kept. Plan.RecomputeHeuristic says so. The same
+// candidates (each graph split's order split again as ranges) are the plan where the
+// exact methods give up.
 func autoElsewhere(e *estimate.Estimator, m *model.Model, c, sc *cluster.Cluster, opt Options, bounds []int) (*Plan, error) {
 	// opt is as solve scheduled it (scheduled: the in-flight counts, an interleaved
 	// chunk's share of the fixed memory); solve schedules base again, so it gets the
@@ -58,8 +65,13 @@ func autoElsewhere(e *estimate.Estimator, m *model.Model, c, sc *cluster.Cluster
 	}
 	ae := &autoEval{m: m, c: c, sc: sc, opt: opt, base: base, sched: sched, e: e, chunked: chunked(c, sc)}
 	var best *Plan
+	upper := math.Inf(1) // the least objective of a plan that fits
 	keep := func(p *Plan) {
-		if p != nil && fitsAll(p) && (best == nil || faster(p, best)) {
+		if p == nil || !fitsAll(p) {
+			return
+		}
+		upper = min(upper, p.Bottleneck)
+		if best == nil || faster(p, best) {
 			best = p
 		}
 	}
@@ -113,6 +125,17 @@ func autoElsewhere(e *estimate.Estimator, m *model.Model, c, sc *cluster.Cluster
 			like = &Plan{Partition: fallback.Partition, GraphFallback: fallback.GraphFallback}
 		}
 		keep(ae.sweepSplit(nil, budget, like))
+	}
+	if opt.Graph && bounds == nil && !ae.chunked {
+		// Exact, within the least objective the candidates above reach.
+		p, ok, err := ae.exactGraph(upper)
+		if err != nil {
+			return nil, err
+		}
+		if p != nil && fitsAll(p) && (best == nil || !faster(best, p)) {
+			best = p // exact: kept on a tie
+		}
+		exact = ok
 	}
 	if best == nil {
 		if fallback != nil {
@@ -187,6 +210,9 @@ type autoEval struct {
 	e          *estimate.Estimator // of m on sc, nothing recomputed
 	chunked    bool
 	transferCp bool // the exact method gave up (too many transfer bounds)
+	// tooManyIdeals: the exact graph method gave up (more ideals than it enumerates);
+	// setStates: it left out stages whose trade-offs were too many.
+	tooManyIdeals, setStates bool
 }
 
 // why says for the plan why its recomputation is the heuristic's.
@@ -195,8 +221,10 @@ func (ae *autoEval) why() string {
 	switch {
 	case ae.chunked:
 		where = "an interleaved schedule's chunks share their device's memory"
-	case ae.opt.Graph:
-		where = "a graph split's stages are sets of layers, not ranges"
+	case ae.tooManyIdeals:
+		where = "the graph has more ideals than the exact graph split enumerates"
+	case ae.setStates:
+		where = "some candidate stages of the graph split have too many trade-offs of memory and time to walk"
 	case ae.transferCp:
 		where = fmt.Sprintf("the compute+transfer objective has more than %d transfer bounds to try", MaxTransferBounds)
 	default:

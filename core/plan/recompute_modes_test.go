@@ -175,11 +175,13 @@ func branchingModel(rng *rand.Rand, n int) (*model.Model, recompute.Choices) {
 // TestPerLayerHeuristicBruteForce: with an interleaved schedule (two chunks per device)
 // or a graph partition of a branching model, per-layer recomputation's plan fits (every
 // stage, and so every device), is never slower than a global mode (nothing recomputed,
-// every stage whole) that fits, and says it is a heuristic's; it is compared with the
-// brute force over every split (every convex split of the graph, stages in an order of
-// their own) and every choice of options, each costed and simulated as the planner
-// plans a given split, to measure how far from the optimum it is (logged, not asserted:
-// a heuristic's gap).
+// every stage whole) that fits, and says it is a heuristic's under the interleaved
+// schedule (the graph split's is exact in its objective: TestPerLayerGraphBruteForce);
+// its simulated step is compared with the brute force's shortest over every split (every
+// convex split of the graph, stages in an order of their own) and every choice of
+// options, each costed and simulated as the planner plans a given split, to measure how
+// far from the shortest step it is (logged, not asserted: the interleaved heuristic's
+// gap, and the graph's, which minimises the bottleneck, not the step).
 func TestPerLayerHeuristicBruteForce(t *testing.T) {
 	rng := rand.New(rand.NewPCG(22, 9))
 	for _, kind := range []string{"interleaved", "graph"} {
@@ -224,10 +226,8 @@ func TestPerLayerHeuristicBruteForce(t *testing.T) {
 			if !fitsAll(pl) {
 				t.Fatalf("%s trial %d: a stage over its limit: %+v", kind, trial, pl.Stages)
 			}
-			if kind == "graph" && pl.LayerOrder != nil || kind == "interleaved" {
-				if pl.RecomputeHeuristic == "" {
-					t.Errorf("%s trial %d: the plan does not say it is a heuristic's", kind, trial)
-				}
+			if heuristic := pl.RecomputeHeuristic != ""; heuristic != (kind == "interleaved") {
+				t.Errorf("%s trial %d: heuristic %v (%q)", kind, trial, heuristic, pl.RecomputeHeuristic)
 			}
 			got := pl.Schedule.MakespanSeconds
 			for _, g := range globals {
@@ -337,4 +337,125 @@ func bruteMakespan(t *testing.T, m *model.Model, c recompute.Choices, cl *cluste
 	}
 	assign(0)
 	return best
+}
+
+// TestPerLayerGraphBruteForce: with a graph partition of a branching model, per-layer
+// recomputation's plan minimises the objective (the bottleneck, or max compute + max
+// transfer) over every convex split (stages in an order of their own) and every choice
+// of options that fits, each stage costed by the estimator on the model running the
+// choice in that order, under 1F1B's in-flight counts; and it says it is exact.
+func TestPerLayerGraphBruteForce(t *testing.T) {
+	rng := rand.New(rand.NewPCG(22, 11))
+	solved, bound, reordered := 0, 0, 0
+	for trial := range 80 {
+		m, c := branchingModel(rng, 4+rng.IntN(3))
+		p := 2 + rng.IntN(2)
+		cl := &cluster.Cluster{Links: []cluster.Link{{BytesPerSecond: float64(2 + rng.IntN(8))}}}
+		for range p {
+			cl.Devices = append(cl.Devices, cluster.Device{MemoryBytes: int64(250 + rng.IntN(900))})
+		}
+		counts, _ := schedule.InFlight(schedule.Config{Kind: schedule.OneFOneB, Microbatches: 2 * p}, p)
+		eo := estimate.Options{InFlight: func(i int) int { return counts[i] }}
+		obj := partition.Objective(trial % 2)
+		want, wantNone := bruteGraph(t, m, c, cl, eo, obj)
+		pl, err := Make(m, cl, Options{Recompute: c, Objective: obj, Estimate: eo, Graph: true})
+		if math.IsInf(want, 1) {
+			if err == nil {
+				t.Fatalf("trial %d: a plan where no convex split and choice fits", trial)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatalf("trial %d: %v, brute force %v", trial, err, want)
+		}
+		if math.Abs(pl.Bottleneck-want) > 1e-9*want || pl.RecomputeHeuristic != "" || !fitsAll(pl) {
+			t.Fatalf("trial %d (%v): objective %v (%q), brute force %v (split %v of %v)", trial, obj, pl.Bottleneck, pl.RecomputeHeuristic, want, pl.Boundaries, pl.LayerOrder)
+		}
+		solved++
+		if want < wantNone {
+			bound++
+		}
+		if pl.LayerOrder != nil {
+			reordered++
+		}
+	}
+	t.Logf("%d plans, %d where recomputation pays, %d in an order of their own", solved, bound, reordered)
+	if solved < 40 || bound < 10 || reordered < 5 {
+		t.Fatalf("%d plans, %d where recomputation pays, %d reordered: the instances do not test the choice", solved, bound, reordered)
+	}
+}
+
+// bruteGraph is the least objective over every convex split of m's graph into the
+// cluster's stages and every choice of options that fits; and the same with nothing
+// recomputed.
+func bruteGraph(t *testing.T, m *model.Model, c recompute.Choices, cl *cluster.Cluster, eo estimate.Options, obj partition.Objective) (best, none float64) {
+	n, p := len(m.Layers), len(cl.Devices)
+	best, none = math.Inf(1), math.Inf(1)
+	edges := graphEdges(m)
+	stage := make([]int, n)
+	choice := make([]int, n)
+	var try func(order, bounds []int, l int)
+	try = func(order, bounds []int, l int) {
+		if l < n {
+			for k := range c[l] {
+				choice[l] = k
+				try(order, bounds, l+1)
+			}
+			choice[l] = 0
+			return
+		}
+		mm, o := reordered(recompute.Apply(m, c, choice), order, eo)
+		e, err := estimate.New(mm, cl, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		maxC, maxT, fits := 0.0, 0.0, true
+		for i := 0; i < p && fits; i++ {
+			r := e.Range(i, bounds[i], bounds[i+1]-1)
+			fits = r.Fits()
+			maxC, maxT = max(maxC, r.Compute), max(maxT, r.Transfer)
+		}
+		if !fits {
+			return
+		}
+		v := maxC
+		if obj == partition.MaxComputePlusTransfer {
+			v += maxT
+		}
+		best = min(best, v)
+		if !slices.ContainsFunc(choice, func(k int) bool { return k != 0 }) {
+			none = min(none, v)
+		}
+	}
+	var assign func(l int)
+	assign = func(l int) {
+		if l < n {
+			for s := range p {
+				stage[l] = s
+				assign(l + 1)
+			}
+			return
+		}
+		for _, e := range edges {
+			if stage[e[0]] > stage[e[1]] {
+				return
+			}
+		}
+		order := make([]int, 0, n)
+		bounds := []int{0}
+		for s := range p {
+			for l := range n {
+				if stage[l] == s {
+					order = append(order, l)
+				}
+			}
+			if len(order) == bounds[len(bounds)-1] {
+				return
+			}
+			bounds = append(bounds, len(order))
+		}
+		try(order, bounds, 0)
+	}
+	assign(0)
+	return best, none
 }

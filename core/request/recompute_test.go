@@ -123,8 +123,8 @@ func TestRecomputeVariantsClosedForm(t *testing.T) {
 // TestRecomputeAutoElsewhere: auto plans with the compute+transfer objective, an
 // interleaved schedule and a graph partition (on a tight memory budget, where what is
 // recomputed matters), never slower than none, selective or full under the same
-// settings; with an interleaved schedule or a graph partition a note says the choice is
-// a heuristic's, and with compute+transfer (exact on ranges) none does.
+// settings; with an interleaved schedule a note says the choice is a heuristic's, and
+// with compute+transfer or a graph partition (exact) none does.
 func TestRecomputeAutoElsewhere(t *testing.T) {
 	const llama = `"model": {"architecture": {"name": "llama-2-7b", "seq": 4096, "attention": "eager"}}, "cluster": {"device": "a100-40gb", "count": 4}`
 	resnet := `"model": {"document": ` + pipeDream(t, "resnet50") + `}, "cluster": {"device": "a100-40gb", "count": 8}, "memory_proportion": 0.2`
@@ -136,7 +136,9 @@ func TestRecomputeAutoElsewhere(t *testing.T) {
 		{"interleaved", llama + `, "schedule": {"name": "interleaved:2", "microbatches": 16, "microbatch_size": 2}`, true},
 		// A chain's graph split is of ranges: exact.
 		{"graph of a chain", llama + `, "partition": "graph", "schedule": {"name": "1f1b", "microbatches": 16, "microbatch_size": 2}`, false},
-		{"graph", resnet + `, "partition": "graph", "schedule": {"name": "1f1b", "microbatches": 16}`, true},
+		// A branching graph's split is exact too (dagsplit over each stage's optimal
+		// recomputation).
+		{"graph", resnet + `, "partition": "graph", "schedule": {"name": "1f1b", "microbatches": 16}`, false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			req := func(rec string) string {
