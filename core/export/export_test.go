@@ -149,6 +149,13 @@ var cases = []exportCase{{
 	request: func() *wire.Request { return twoTowers(nil, nil, 2, "1f1b", 4) },
 	formats: []wire.Format{wire.PyTorch, wire.DeepSpeed, wire.Graphcore, wire.JSON},
 	exact:   []wire.Format{wire.PyTorch, wire.DeepSpeed, wire.JSON},
+}, {
+	// The same graph split with recompute auto on a tight memory: the stem recomputes,
+	// named in the plan's stage as the model numbers it; PyTorch's RECOMPUTE wraps it.
+	name:    "two-towers-graph-auto",
+	request: twoTowersRecompute,
+	formats: []wire.Format{wire.PyTorch, wire.DeepSpeed, wire.JSON},
+	exact:   []wire.Format{wire.PyTorch, wire.JSON},
 }}
 
 var extensions = map[wire.Format]string{

@@ -122,3 +122,25 @@ func twoTowers(names, ids []string, devices int, sched string, m int) *wire.Requ
 		Partition:   wire.PartitionGraph,
 	}
 }
+
+// twoTowersRecompute is twoTowers in training with recompute auto, each layer keeping
+// 8 MiB for its backward pass (eight times what it reads), on a memory proportion that
+// leaves room for the stem's activations on one stage only: the stem recomputes.
+func twoTowersRecompute() *wire.Request {
+	r := twoTowers(nil, nil, 2, "1f1b", 4)
+	var doc map[string]any
+	if err := json.Unmarshal(r.Model.Document, &doc); err != nil {
+		panic(err)
+	}
+	for _, l := range doc["layers"].([]any) {
+		l.(map[string]any)["activation_bytes"] = 8 << 20
+	}
+	b, err := json.Marshal(doc)
+	if err != nil {
+		panic(err)
+	}
+	r.Model.Document = b
+	r.Training.Recompute = "auto"
+	r.MemoryProportion = 0.0005
+	return r
+}

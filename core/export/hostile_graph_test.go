@@ -175,3 +175,31 @@ func modelOrder(in *export.Input) []string {
 	}
 	return out
 }
+
+// TestGraphRecomputeExport: a graph split with recompute auto exports, in PyTorch's
+// RECOMPUTE, every layer the plan's stages recompute, by name and on its stage, though
+// the stages' layers are numbered by the model and the export's by the plan's order.
+func TestGraphRecomputeExport(t *testing.T) {
+	in, res, err := export.FromRequest(context.Background(), twoTowersRecompute())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if in.LayerOrder == nil {
+		t.Fatal("the split is contiguous; the test wants a graph split")
+	}
+	ex, err := export.Make(in, wire.PyTorch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, body, _ := strings.Cut(ex.Text, "\nRECOMPUTE = {\n")
+	body, _, _ = strings.Cut(body, "\n}\n")
+	var want []string
+	for i, s := range res.Plan.Stages {
+		for _, l := range s.Recompute.Layers {
+			want = append(want, fmt.Sprintf("    %q: %q,  # stage %d", l.Name, l.Part, i))
+		}
+	}
+	if got := strings.Split(body, "\n"); len(want) == 0 || !slices.Equal(got, want) {
+		t.Errorf("RECOMPUTE holds %q, the plan recomputes %q", got, want)
+	}
+}

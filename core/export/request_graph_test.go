@@ -133,3 +133,27 @@ func checkGraphInput(t *testing.T, name string, in *Input, r *wire.Request) {
 		}
 	}
 }
+
+// TestGraphPerLayerPositions: a graph split's per-layer recomputation names layers by the
+// model's numbers, and perLayer places each at its position in the plan's order
+// (LayerNames), on its stage.
+func TestGraphPerLayerPositions(t *testing.T) {
+	full := func(l int, name string) *wire.StageRecompute {
+		return &wire.StageRecompute{Layers: []wire.RecomputedLayer{{Layer: l, Name: name, Part: "full"}}}
+	}
+	in := &Input{
+		LayerNames: []string{"a", "c", "b", "d"}, LayerOrder: []int{0, 2, 1, 3}, Boundaries: []int{0, 2, 4},
+		Recompute: "auto",
+		Plan:      &wire.Plan{Stages: []wire.Stage{{Recompute: full(2, "c")}, {Recompute: full(1, "b")}}},
+	}
+	pl, ok := in.perLayer()
+	if !ok || pl == nil {
+		t.Fatal("no per-layer recomputation")
+	}
+	if !slices.Equal(pl.full[0], []int{1}) || !slices.Equal(pl.full[1], []int{2}) {
+		t.Fatalf("positions %v, want [[1] [2]]", pl.full)
+	}
+	if got, want := pl.describe(in.LayerNames), "stage 0: whole c; stage 1: whole b"; got != want {
+		t.Errorf("described %q, want %q", got, want)
+	}
+}
