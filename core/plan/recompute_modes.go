@@ -16,9 +16,10 @@ import (
 
 // MaxTransferBounds bounds the transfer bounds the exact method of per-layer
 // recomputation under the compute+transfer objective tries (autoElsewhere): each costs
-// one run of the per-layer program over every split. Beyond it, the plan is the
-// heuristic's.
-const MaxTransferBounds = 64
+// one run of the per-layer program over every split, bounded by the best objective
+// found. PipeDream's profiles need at most 158 (ResNet-50 on 8 stages: 161 distinct stage
+// transfers). Beyond it, the plan is the heuristic's.
+const MaxTransferBounds = 1024
 
 // autoElsewhere plans per-layer recomputation (Options.Recompute) where perLayerPlan's
 // program, which minimises the slowest stage's compute over ranges of the layer order
@@ -35,7 +36,9 @@ const MaxTransferBounds = 64
 // core/recompute) over the splits whose every stage transfers at most t (the
 // enumeration of Graphcore's auto-pipeline tool, over partition.SolveSweep). Bounds
 // are tried from the least; once OPT(+Inf) + t reaches the best found, no larger t can
-// do better. Beyond MaxTransferBounds bounds, the heuristic below is the plan.
+// do better, and under each bound only ranges costing less than the best found less t
+// are swept (the unbounded split's objective is the first best). Beyond
+// MaxTransferBounds bounds, the heuristic below is the plan.
 //
 // With a graph partition it is exact (exactGraph): core/dagsplit's program over ideals
 // with each candidate stage costed with its optimal recomputation (graphRecomputeCosts),
@@ -498,13 +501,26 @@ type transferCapped struct {
 }
 
 func (t transferCapped) Sweep(a int, visit func(b int, cost func(i int) float64) bool) {
+	// A stage starting at a receives the same on every range: where it alone exceeds
+	// tau on every stage, no range from a fits.
+	open := false
+	for i := range t.e.Stages() {
+		open = open || t.e.Recv(i, a) <= t.tau
+	}
+	if !open {
+		return
+	}
+	var at int
+	var inner func(i int) float64
+	capped := func(i int) float64 {
+		if t.e.Transfer(i, a, at) > t.tau {
+			return math.Inf(1)
+		}
+		return inner(i)
+	}
 	t.perLayerCosts.Sweep(a, func(b int, cost func(i int) float64) bool {
-		return visit(b, func(i int) float64 {
-			if t.e.Transfer(i, a, b) > t.tau {
-				return math.Inf(1)
-			}
-			return cost(i)
-		})
+		at, inner = b, cost
+		return visit(b, capped)
 	})
 }
 
@@ -532,7 +548,15 @@ func (ae *autoEval) transferBounds() (*Plan, bool, error) {
 	}
 	slices.Sort(taus)
 	taus = slices.Compact(taus)
-	bestObj, var0 := math.Inf(1), []int(nil)
+	// The unbounded split's objective is reached: it bounds the rest from the start.
+	maxT := func(bounds []int) float64 {
+		var t float64
+		for i := range p {
+			t = max(t, e.Transfer(i, bounds[i], bounds[i+1]-1))
+		}
+		return t
+	}
+	bestObj, var0 := r0.MaxCompute+maxT(r0.Boundaries), r0.Boundaries
 	tried := 0
 	for _, tau := range taus {
 		if r0.MaxCompute+tau >= bestObj {
@@ -543,6 +567,9 @@ func (ae *autoEval) transferBounds() (*Plan, bool, error) {
 			return nil, false, nil
 		}
 		pc := newPerLayerCosts(e, m, ae.opt.Recompute, ae.opt.RecomputeStages)
+		// Only a split of compute below bestObj - tau improves on the best: ranges
+		// costing more need not be swept (perLayerCosts.Bound).
+		pc.Bound((bestObj - tau) * (1 + 1e-9))
 		r, err := partition.SolveSweep(transferCapped{pc, tau})
 		if pc.sw.Exceeded() {
 			return nil, false, tooManyStates(n, p)
@@ -550,11 +577,7 @@ func (ae *autoEval) transferBounds() (*Plan, bool, error) {
 		if err != nil {
 			continue
 		}
-		var maxT float64
-		for i := range p {
-			maxT = max(maxT, e.Transfer(i, r.Boundaries[i], r.Boundaries[i+1]-1))
-		}
-		if obj := r.MaxCompute + maxT; obj < bestObj {
+		if obj := r.MaxCompute + maxT(r.Boundaries); obj < bestObj {
 			bestObj, var0 = obj, r.Boundaries
 		}
 	}
