@@ -47,8 +47,8 @@ type Options struct {
 	// of a choice that fits its memory (Stage.Recompute says what it chose). It needs
 	// training. Exact with either objective, on ranges of the layer order or with a
 	// graph partition, with a device per stage; with an interleaved schedule (chunks
-	// sharing their device's memory), a heuristic never slower than a global mode
-	// (autoElsewhere, Plan.RecomputeHeuristic).
+	// sharing their device's memory) exact up to MaxChunkSplits splits, beyond a
+	// heuristic never slower than a global mode (autoElsewhere, Plan.RecomputeHeuristic).
 	Recompute recompute.Choices
 	// RecomputeStages adds to each stage's choices under Recompute the whole-stage form
 	// that Estimate.Recompute costs for every stage: keep only the stage's input and

@@ -21,6 +21,10 @@ import (
 // transfers). Beyond it, the plan is the heuristic's.
 const MaxTransferBounds = 1024
 
+// MaxChunkSplits bounds the splits of an interleaved schedule's chunks that per-layer
+// recomputation tries one by one (autoElsewhere); beyond it, the heuristic's plan.
+const MaxChunkSplits = 4096
+
 // autoElsewhere plans per-layer recomputation (Options.Recompute) where perLayerPlan's
 // program, which minimises the slowest stage's compute over ranges of the layer order
 // with one stage per device, does not reach: a graph partition of a branching graph
@@ -44,18 +48,21 @@ const MaxTransferBounds = 1024
 // with each candidate stage costed with its optimal recomputation (graphRecomputeCosts),
 // for either objective, within the least objective the heuristic's plans reach.
 //
-// Under an interleaved schedule it is a heuristic, sound and never slower than a global
-// mode: each global mode the request could have named (nothing recomputed, each of
-// Options.RecomputeFixed on every layer, and with Options.RecomputeStages every stage
-// whole) is planned as the planner plans it (the interleaved split under its devices'
-// shared memory), and then each of its chunks takes the per-layer recomputation of least
-// extra time that fits what that chunk held under the mode; per-layer recomputation's
-// best split is also found with every chunk within an equal share of what its device's
-// chunks may allocate (a split that fits so fits every device) and within what each
-// mode's chunk in its place held. Every plan is checked against the devices' memory, and
-// the one of shortest simulated step is kept. Plan.RecomputeHeuristic says so. The same
-// candidates (each graph split's order split again as ranges) are the plan where the
-// exact methods give up.
+// Under an interleaved schedule, whose chunks share their device's memory, each
+// device's chunks choose together (deviceChoice: every combination of their undominated
+// choices, the device's memory counted as devicesOf counts it, the least slowest chunk
+// kept), which is exact for a given split; with at most MaxChunkSplits splits, every
+// split is tried so, and the least bottleneck is exact. Beyond, it is a heuristic, sound
+// and never slower than a global mode: each global mode the request could have named
+// (nothing recomputed, each of Options.RecomputeFixed on every layer, and with
+// Options.RecomputeStages every stage whole) is planned as the planner plans it (the
+// interleaved split under its devices' shared memory), and then its devices' chunks
+// choose together on its split; per-layer recomputation's best split is also found with
+// every chunk within an equal share of what its device's chunks may allocate (a split
+// that fits so fits every device) and within what each mode's chunk in its place held.
+// Every plan is checked against the devices' memory, and the one of shortest simulated
+// step is kept. Plan.RecomputeHeuristic says so. The same candidates (each graph split's
+// order split again as ranges) are the plan where the exact methods give up.
 func autoElsewhere(e *estimate.Estimator, m *model.Model, c, sc *cluster.Cluster, opt Options, bounds []int) (*Plan, error) {
 	// opt is as solve scheduled it (scheduled: the in-flight counts, an interleaved
 	// chunk's share of the fixed memory); solve schedules base again, so it gets the
@@ -78,7 +85,23 @@ func autoElsewhere(e *estimate.Estimator, m *model.Model, c, sc *cluster.Cluster
 			best = p
 		}
 	}
-	exact := bounds != nil && !ae.chunked // a given split: each stage's choice is optimal
+	// A given split: each stage's (each device's chunks') choice is optimal.
+	exact := bounds != nil
+	if ae.chunked && bounds == nil {
+		// Few enough splits: each with its devices' optimal choices (deviceChoice), the
+		// least bottleneck found among them all.
+		var bestB []int
+		least := math.Inf(1)
+		exact = chunkSplits(len(m.Layers), len(sc.Devices), MaxChunkSplits, func(b []int) {
+			if _, _, u, ok := ae.deviceChoice(b); ok && u < least {
+				least, bestB = u, b
+			}
+		})
+		if bestB != nil {
+			choice, whole, _, _ := ae.deviceChoice(bestB)
+			keep(ae.finishChoice(nil, bestB, choice, whole, nil))
+		}
+	}
 	if !ae.chunked && bounds == nil && opt.Objective == partition.MaxComputePlusTransfer && (!opt.Graph || dagsplit.IsChain(newGraphCosts(e, m))) {
 		p, ok, err := ae.transferBounds()
 		if err != nil {
@@ -223,7 +246,7 @@ func (ae *autoEval) why() string {
 	var where string
 	switch {
 	case ae.chunked:
-		where = "an interleaved schedule's chunks share their device's memory"
+		where = fmt.Sprintf("an interleaved schedule's chunks share their device's memory, and its splits are more than the %d tried one by one", MaxChunkSplits)
 	case ae.tooManyIdeals:
 		where = "the graph has more ideals than the exact graph split enumerates"
 	case ae.setStates:
@@ -367,13 +390,14 @@ func (ae *autoEval) refine(pg *Plan, md mode) *Plan {
 	if e == nil {
 		return nil
 	}
-	pc := newPerLayerCosts(e, m, c, ae.opt.RecomputeStages)
-	if ae.chunked {
-		for i, s := range pg.Stages {
-			always := s.ParamBytes + s.OptimizerBytes + s.ExclusiveBytes + s.SharedBytes
-			pc.alloc[i] = min(pc.alloc[i], always+max(s.PeakBytes+s.StashBytes, s.OptimizerTempBytes))
+	if ae.chunked { // the chunks of each device choose together
+		choice, whole, _, ok := ae.deviceChoice(pg.Boundaries)
+		if !ok {
+			return nil
 		}
+		return ae.finishChoice(nil, pg.Boundaries, choice, whole, pg)
 	}
+	pc := newPerLayerCosts(e, m, c, ae.opt.RecomputeStages)
 	choice, whole := pc.choose(pg.Boundaries)
 	if pc.sw.Exceeded() {
 		return nil

@@ -174,14 +174,13 @@ func branchingModel(rng *rand.Rand, n int) (*model.Model, recompute.Choices) {
 
 // TestPerLayerHeuristicBruteForce: with an interleaved schedule (two chunks per device)
 // or a graph partition of a branching model, per-layer recomputation's plan fits (every
-// stage, and so every device), is never slower than a global mode (nothing recomputed,
-// every stage whole) that fits, and says it is a heuristic's under the interleaved
-// schedule (the graph split's is exact in its objective: TestPerLayerGraphBruteForce);
-// its simulated step is compared with the brute force's shortest over every split (every
+// stage, and so every device) and is never slower than a global mode (nothing
+// recomputed, every stage whole) that fits; on these small instances it is exact in its
+// objective (TestPerLayerGraphBruteForce, TestPerLayerChunksBruteForce) and says so. Its
+// simulated step is compared with the brute force's shortest over every split (every
 // convex split of the graph, stages in an order of their own) and every choice of
 // options, each costed and simulated as the planner plans a given split, to measure how
-// far from the shortest step it is (logged, not asserted: the interleaved heuristic's
-// gap, and the graph's, which minimises the bottleneck, not the step).
+// far from the shortest step the least bottleneck is (logged, not asserted).
 func TestPerLayerHeuristicBruteForce(t *testing.T) {
 	rng := rand.New(rand.NewPCG(22, 9))
 	for _, kind := range []string{"interleaved", "graph"} {
@@ -226,8 +225,8 @@ func TestPerLayerHeuristicBruteForce(t *testing.T) {
 			if !fitsAll(pl) {
 				t.Fatalf("%s trial %d: a stage over its limit: %+v", kind, trial, pl.Stages)
 			}
-			if heuristic := pl.RecomputeHeuristic != ""; heuristic != (kind == "interleaved") {
-				t.Errorf("%s trial %d: heuristic %v (%q)", kind, trial, heuristic, pl.RecomputeHeuristic)
+			if pl.RecomputeHeuristic != "" {
+				t.Errorf("%s trial %d: a small instance's plan says it is a heuristic's: %q", kind, trial, pl.RecomputeHeuristic)
 			}
 			got := pl.Schedule.MakespanSeconds
 			for _, g := range globals {
@@ -458,4 +457,82 @@ func bruteGraph(t *testing.T, m *model.Model, c recompute.Choices, cl *cluster.C
 	}
 	assign(0)
 	return best, none
+}
+
+// TestPerLayerChunksBruteForce: under an interleaved schedule (two chunks per device,
+// sharing its memory), per-layer recomputation's plan has the least bottleneck over
+// every split and every choice of options whose devices all fit (each planned as a given
+// split is: Evaluate, whose chunks' limits are their devices' shares), unless a plan of
+// a shorter step replaced it (then its step is shorter than every least-bottleneck
+// plan's); and it says it is exact.
+func TestPerLayerChunksBruteForce(t *testing.T) {
+	rng := rand.New(rand.NewPCG(22, 13))
+	solved, bound, replaced := 0, 0, 0
+	for trial := range 60 {
+		m, c := perLayerModel(rng, 4+rng.IntN(3), trial%2 == 1)
+		cl := &cluster.Cluster{}
+		for range 2 {
+			cl.Devices = append(cl.Devices, cluster.Device{MemoryBytes: int64(250 + rng.IntN(900))})
+		}
+		opt := Options{Schedule: &ScheduleOptions{Config: schedule.Config{Kind: schedule.Interleaved, Chunks: 2, Microbatches: 4}}}
+		least, step, none := math.Inf(1), math.Inf(1), math.Inf(1)
+		n := len(m.Layers)
+		choice := make([]int, n)
+		forSplits(n, 4, func(bounds []int) {
+			var rec func(l int)
+			rec = func(l int) {
+				if l < n {
+					for k := range c[l] {
+						choice[l] = k
+						rec(l + 1)
+					}
+					choice[l] = 0
+					return
+				}
+				p, err := Evaluate(recompute.Apply(m, c, choice), cl, opt, bounds)
+				if err != nil || !fitsAll(p) {
+					return
+				}
+				switch {
+				case p.MaxCompute < least*(1-1e-12):
+					least, step = p.MaxCompute, p.Schedule.MakespanSeconds
+				case p.MaxCompute <= least*(1+1e-12):
+					step = min(step, p.Schedule.MakespanSeconds)
+				}
+				if !slices.ContainsFunc(choice, func(k int) bool { return k != 0 }) {
+					none = min(none, p.MaxCompute)
+				}
+			}
+			rec(0)
+		})
+		auto := opt
+		auto.Recompute = c
+		pl, err := Make(m, cl, auto)
+		if math.IsInf(least, 1) {
+			if err == nil {
+				t.Fatalf("trial %d: a plan where no split and choice fits", trial)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatalf("trial %d: %v, brute force %v", trial, err, least)
+		}
+		if !fitsAll(pl) || pl.RecomputeHeuristic != "" || pl.MaxCompute < least*(1-1e-9) {
+			t.Fatalf("trial %d: bottleneck %v (%q), brute force %v", trial, pl.MaxCompute, pl.RecomputeHeuristic, least)
+		}
+		if pl.MaxCompute > least*(1+1e-9) {
+			if pl.Schedule.MakespanSeconds >= step*(1-1e-12) {
+				t.Fatalf("trial %d: bottleneck %v, brute force %v, and its step %v is no shorter than %v", trial, pl.MaxCompute, least, pl.Schedule.MakespanSeconds, step)
+			}
+			replaced++
+		}
+		solved++
+		if least < none {
+			bound++
+		}
+	}
+	t.Logf("%d plans, %d where recomputation pays, %d replaced by a shorter step", solved, bound, replaced)
+	if solved < 30 || bound < 10 {
+		t.Fatalf("%d plans, %d where recomputation pays: the instances do not test the choice", solved, bound)
+	}
 }

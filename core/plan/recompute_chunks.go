@@ -1,0 +1,151 @@
+package plan
+
+import (
+	"math"
+	"slices"
+
+	"pipeplan/core/recompute"
+)
+
+// maxChunkCombos bounds the combinations of its chunks' choices deviceChoice tries for
+// one device.
+const maxChunkCombos = 1 << 16
+
+// chunkState is one choice for a chunk of an interleaved split: its extra time (device
+// 0's unit), what it holds between passes and works with (devicesOf's chunkMem), and
+// where the choice is (a state of the chunk's sweep, or the whole-stage form).
+type chunkState struct {
+	extra      float64
+	held, work int64
+	at         int  // the sweep's state
+	whole      bool // the whole-stage form
+}
+
+// deviceChoice chooses, for a given interleaved split (bounds of the p*v chunks), each
+// chunk's per-layer recomputation so that every device fits (its chunks' static and held
+// memory add up, and the largest working memory, as devicesOf counts a device) with the
+// least slowest chunk on it (then the least total): over every combination of its
+// chunks' undominated choices, each device alone, as the devices share nothing. It
+// returns each layer's option and the chunks recomputing whole, the slowest chunk's
+// compute, and false where some device fits no combination (or has too many to try).
+func (ae *autoEval) deviceChoice(bounds []int) (choice []int, whole []bool, bottleneck float64, ok bool) {
+	e, m, c := ae.e, ae.m, ae.opt.Recompute
+	d := newDevicesOf(e, ae.c, ae.opt)
+	S := len(bounds) - 1
+	states := make([][]chunkState, S)
+	sweeps := make([]*recompute.Sweep, S)
+	static, opt := make([]int64, S), make([]int64, S)
+	work := make([]float64, S)
+	for j := range S {
+		a, b := bounds[j], bounds[j+1]-1
+		r := e.Range(j, a, b)
+		static[j] = r.ParamBytes + r.OptimizerBytes + r.ExclusiveBytes + r.SharedBytes
+		opt[j], work[j] = r.OptimizerTempBytes, e.Prefix(b+1)-e.Prefix(a)
+		k := int64(max(1, e.InFlight(j)) - 1)
+		sw := recompute.NewSweep(c, e.CarryBytes)
+		sw.SetBudget(MaxRecomputeStates)
+		sw.Reset(a)
+		for l := a; l <= b; l++ {
+			sw.Extend(nil)
+		}
+		if sw.Exceeded() {
+			return nil, nil, 0, false
+		}
+		sweeps[j] = sw
+		for at := range sw.States() {
+			t, p, pk := sw.StateAt(at)
+			kept := min(p, pk)
+			states[j] = append(states[j], chunkState{extra: t, held: k*p + kept, work: pk - kept, at: at})
+		}
+		if ae.opt.RecomputeStages {
+			var fwd float64
+			for l := a; l <= b; l++ {
+				fwd += m.Forward(l)
+			}
+			in := e.InputBytes(a)
+			kept := min(in, r.PeakBytes)
+			states[j] = append(states[j], chunkState{extra: fwd, held: k*in + kept, work: r.PeakBytes - kept, whole: true})
+		}
+	}
+	pick := make([]int, S)
+	for dev := range d.p {
+		var chunks []int
+		for j := dev; j < S; j += d.p {
+			chunks = append(chunks, j)
+		}
+		combos := 1
+		for _, j := range chunks {
+			combos *= len(states[j])
+			if combos > maxChunkCombos || combos == 0 {
+				return nil, nil, 0, false
+			}
+		}
+		best, bestSum, found := math.Inf(1), math.Inf(1), false
+		idx := make([]int, len(chunks))
+		for range combos {
+			var st, held, wk, op int64
+			slow, sum := 0.0, 0.0
+			for x, j := range chunks {
+				s := states[j][idx[x]]
+				st, held, op = st+static[j], held+s.held, op+opt[j]
+				wk = max(wk, s.work)
+				cost := (work[j] + s.extra) * e.Scale(j)
+				slow, sum = max(slow, cost), sum+cost
+			}
+			if st+max(held+wk, op) <= d.avail[dev] && (slow < best || slow == best && sum < bestSum) {
+				best, bestSum, found = slow, sum, true
+				for x, j := range chunks {
+					pick[j] = idx[x]
+				}
+			}
+			for x := range idx { // the next combination
+				if idx[x]++; idx[x] < len(states[chunks[x]]) {
+					break
+				}
+				idx[x] = 0
+			}
+		}
+		if !found {
+			return nil, nil, 0, false
+		}
+		bottleneck = max(bottleneck, best)
+	}
+	choice, whole = make([]int, len(m.Layers)), make([]bool, S)
+	for j := range S {
+		s := states[j][pick[j]]
+		if s.whole {
+			whole[j] = true
+			continue
+		}
+		copy(choice[bounds[j]:bounds[j+1]], sweeps[j].Choice(s.at))
+	}
+	return choice, whole, bottleneck, true
+}
+
+// chunkSplits calls f with every split of n layers into S chunks while there are at
+// most limit of them, and reports whether it went through them all.
+func chunkSplits(n, S, limit int, f func(bounds []int)) bool {
+	// C(n-1, S-1) splits: count first.
+	count := 1.0
+	for i := 1; i < S; i++ {
+		count = count * float64(n-S+i) / float64(i)
+	}
+	if count > float64(limit) {
+		return false
+	}
+	bounds := make([]int, S+1)
+	bounds[S] = n
+	var rec func(i, a int)
+	rec = func(i, a int) {
+		if i == S {
+			f(slices.Clone(bounds))
+			return
+		}
+		for k := a + 1; k <= n-(S-i); k++ {
+			bounds[i] = k
+			rec(i+1, k)
+		}
+	}
+	rec(1, 0)
+	return true
+}
