@@ -245,6 +245,54 @@ func TestRecomputeAutoNeverWorse(t *testing.T) {
 	}
 }
 
+// TestRecomputeAutoNeverWorseElsewhere: as TestRecomputeAutoNeverWorse, with a graph
+// partition, the compute+transfer objective and an interleaved schedule of two chunks,
+// on PipeDream's profiles and random chains at tight memory proportions: wherever none
+// or full plans, auto plans, at no lower throughput.
+func TestRecomputeAutoNeverWorseElsewhere(t *testing.T) {
+	var docs []string
+	for _, name := range []string{"vgg16", "resnet50"} {
+		docs = append(docs, pipeDream(t, name))
+	}
+	rng := rand.New(rand.NewPCG(22, 2))
+	for range 4 {
+		docs = append(docs, randomChain(t, rng, 8+rng.IntN(8)))
+	}
+	compared, gained := 0, 0
+	for d, doc := range docs {
+		for _, prop := range []float64{0.08, 0.15, 0.3} {
+			for _, how := range []string{`"partition": "graph"`, `"objective": "compute+transfer"`, `"schedule": {"name": "interleaved:2", "microbatches": 8}`} {
+				req := func(rec string) string {
+					return fmt.Sprintf(`{"model":{"document":%s},"cluster":{"device":"a100-40gb","count":4},"memory_proportion":%g, %s,
+						"training":{"recompute":%q}}`, doc, prop, how, rec)
+				}
+				auto := run(t, decode(t, req(RecomputeAuto)))
+				for _, rec := range []string{"none", "full"} {
+					g := run(t, decode(t, req(rec)))
+					if !g.Feasible {
+						continue
+					}
+					compared++
+					where := fmt.Sprintf("model %d at %g with %s", d, prop, how)
+					if !auto.Feasible {
+						t.Fatalf("%s: %s plans, auto does not: %+v", where, rec, auto.Diagnostics)
+					}
+					if auto.Step.SamplesPerSecond < g.Step.SamplesPerSecond*(1-1e-9) {
+						t.Errorf("%s: auto's throughput %v is below %s's %v", where, auto.Step.SamplesPerSecond, rec, g.Step.SamplesPerSecond)
+					}
+					if auto.Step.SamplesPerSecond > g.Step.SamplesPerSecond*(1+1e-9) {
+						gained++
+					}
+				}
+			}
+		}
+	}
+	t.Logf("%d comparisons, auto faster in %d", compared, gained)
+	if compared < 40 || gained < 10 {
+		t.Fatalf("%d comparisons, %d gains: the instances test too little", compared, gained)
+	}
+}
+
 // randomChain is a measured profile of n layers in a chain, each passing on a tensor of
 // half to 90% of what it keeps, as a JSON document.
 func randomChain(t *testing.T, rng *rand.Rand, n int) string {
