@@ -314,7 +314,17 @@ func (sh *shape) attention(local bool) piece {
 		p.ops = append(p.ops, sh.eagerMem("qk norm", eagerTraffic[arch.Llama].norm, t*(q+kv), 2*e*t*(q+kv), 2))
 	}
 	if a.Family == arch.Llama {
-		p.ops = append(p.ops, sh.eagerMem("rotary", eagerTraffic[a.Family].rotary, t*(q+kv), 2*e*t*(q+kv), 2))
+		rotary := sh.eagerMem("rotary", eagerTraffic[a.Family].rotary, t*(q+kv), 2*e*t*(q+kv), 2)
+		if a.RotaryScaled && e == 2 {
+			// Megatron-Core runs a rotary embedding with an attention factor unfused
+			// whatever apply_rope_fusion says ("mscale ... is not supported by TE's fused
+			// RoPE. Using unfused implementation.", megatron/core/models/common/
+			// embeddings/rope_utils.py, apply_rotary_pos_emb): t*cos + rotate_half(t)*sin
+			// in eager operators, as HuggingFace's code does.
+			k := eagerTraffic[a.Family].rotary
+			rotary = mem("rotary", k.bytesPerElement*t*(q+kv), k.kernels)
+		}
+		p.ops = append(p.ops, rotary)
 	}
 	scores := sh.b * sh.heads * sh.s * sh.skv // elements of the score matrix (this device's queries)
 	// norm input, QKV input, output projection's input, mask: the two products' inputs
@@ -653,13 +663,17 @@ func (sh *shape) moe(c *calc) piece {
 	if sh.fusedAct {
 		act, kept = []op{withModule(mem("fused silu x up", 3*e*te*fl, 1), ModMoEAct)}, 2
 	}
+	if a.GLUClamp {
+		act = append([]op{withModule(gluClamp(e, te*fl), ModMoEAct)}, act...)
+	}
 	perExpert := append([]op{
 		mem("gather", 2*e*te*h, 1),
 		sh.linear("gate", te, h, fl), sh.linear("up", te, h, fl)}, act...)
-	perExpert = append(perExpert,
-		sh.linear("down", te, fl, h),
-		mem("weight and scatter", 3*e*te*h, 2),
-	)
+	perExpert = append(perExpert, sh.linear("down", te, fl, h))
+	if a.MLPBias && sh.fusedAct {
+		perExpert = append(perExpert, expertOutputBias(e, te*h, local))
+	}
+	perExpert = append(perExpert, mem("weight and scatter", 3*e*te*h, 2))
 	if sh.ep > 1 && local > 1 && sh.o.Dispatcher != DispatchDeepEP {
 		// Megatron-Core's all-to-all dispatcher receives its rows grouped by source device
 		// and regroups them by local expert before the experts (sort_chunks_by_idxs), and
@@ -693,6 +707,9 @@ func (sh *shape) moe(c *calc) piece {
 	if sh.fusedAct {
 		weighted = 4 * g
 	}
+	if a.GLUClamp {
+		kept += 2 // the clamp's input (its gradient's mask) beside the activation's
+	}
 	common := 2*e*n*h + sh.mask(n*h) + 4*n*sh.experts + ge*g*h + weighted + (kept*e+ge)*A*float64(a.IntermediateSize)
 	if sh.fp8 != nil {
 		p.fp8Weights, p.fp8GEMMs = float64(expert), 3*local
@@ -719,7 +736,10 @@ func (sh *shape) moe(c *calc) piece {
 	p.saved, p.bwdSaved = common, common
 	sh.discard(&p, ModLayerNorm, e*n*h)                         // the norm's output, the router's input
 	sh.discard(&p, ModMoEAct, ge*A*float64(a.IntermediateSize)) // the activation's output, the down projection's input
-	sh.discard(&p, ModSharedExperts, 4*e*T*sh.fs)               // the shared experts' activations
+	if a.GLUClamp {
+		sh.discard(&p, ModMoEAct, 2*e*A*float64(a.IntermediateSize)) // the clamped copy the activation keeps
+	}
+	sh.discard(&p, ModSharedExperts, 4*e*T*sh.fs) // the shared experts' activations
 	p.eager, p.eagerCounted = sh.eagerMoE(local, g)
 	return p
 }
@@ -968,3 +988,34 @@ func denseSharded(a *arch.Arch) int64 { return mlpSharded(a, int64(a.DenseWidth(
 
 // expertSharded is one routed expert's part that expert tensor parallelism splits.
 func expertSharded(a *arch.Arch) int64 { return mlpSharded(a, int64(a.IntermediateSize)) }
+
+// gluClamp is gpt-oss's clamp of the gated activation's inputs (GptOssConfig.swiglu_limit)
+// over n elements of an expert's width, as Megatron-Core runs it: outside the fused
+// activation, in eager PyTorch ahead of it (megatron/core/fusions/fused_bias_geglu.py,
+// weighted_bias_quick_geglu_impl: chunk, clamp the gate half, clamp the linear half,
+// cat; called by TEGroupedMLP with activation_func_clamp_value, which Megatron-Bridge's
+// GPTOSSProvider sets to 7.0). Forward: each clamp reads and writes its half (2e*n
+// bytes each), the cat reads both and writes the whole (4e*n), in three kernels.
+// Backward: each clamp's gradient reads the gradient and the saved input and writes
+// the gradient (3e*n each), and the chunk's gradient concatenates the two (4e*n).
+// Elements of e bytes.
+func gluClamp(e, n float64) op {
+	return op{name: "glu clamp", fwd: work{0, 8 * e * n, 3}, bwd: work{0, 10 * e * n, 3}}
+}
+
+// expertOutputBias is the routed experts' second bias over n elements of one expert's
+// output rows (h wide), as Megatron-Core adds it: not in the grouped product but after
+// it, expert by expert, scaled by each row's routing probability
+// (TEGroupedMLP._apply_bias, Megatron-LM commit a329dd6da5 "Enable bias in expert mlp
+// [gpt-oss 5/5]", September 2025: cat([t + b*p for each expert's rows t, bias b and
+// probabilities p])), in the activations' dtype (Megatron-Bridge's GPTOSSProvider sets
+// no moe_router_dtype, so the probabilities are in it too). Forward: b*p writes e*n
+// bytes, t + b*p reads 2e*n and writes e*n, the cat reads and writes e*n each: 6e*n
+// bytes, two kernels per expert and one in all. Backward (autograd): the product's
+// gradients to the bias (a multiply, 2e*n, and a reduction over the rows, e*n) and to
+// the probabilities (the same), and the split's gradient concatenating t's gradients
+// (2e*n): 8e*n bytes, four kernels per expert and one in all, which the local experts
+// share.
+func expertOutputBias(e, n, local float64) op {
+	return op{name: "expert output bias", fwd: work{0, 6 * e * n, 2 + 1/local}, bwd: work{0, 8 * e * n, 4 + 1/local}}
+}

@@ -109,6 +109,13 @@ type Arch struct {
 	// learned sink logit per head (gpt-oss).
 	QKNorm         bool `json:"qk_norm,omitempty"`
 	AttentionSinks bool `json:"attention_sinks,omitempty"`
+	// GLUClamp: the gated activation clamps its inputs first (gpt-oss's swiglu_limit:
+	// the gate at most the limit, the linear half within plus or minus it).
+	GLUClamp bool `json:"glu_clamp,omitempty"`
+	// RotaryScaled: the rotary embedding scales its cos and sin by an attention factor
+	// other than 1 (YaRN's mscale, 0.1 ln(factor) + 1 where the config names no mscale:
+	// gpt-oss's rope_scaling, yarn with factor 32).
+	RotaryScaled bool `json:"rotary_scaled,omitempty"`
 	// Activation is GPT-2's activation_function (default gelu_new, HuggingFace's
 	// GPT2Config): the analytic model costs every activation alike but where eager
 	// PyTorch runs gelu_new unfused (package analytic).

@@ -378,6 +378,23 @@ func (f *fields) llama(a *Arch) {
 		a.NumExperts = f.optional(128, "num_local_experts")
 		a.ExpertsPerToken = f.optional(4, "num_experts_per_tok", "experts_per_token")
 		a.MLPBias, a.RouterBias = true, true
+		// GptOssConfig.rope_scaling: YaRN with factor 32 and no mscale by default, so
+		// cos and sin are scaled by 0.1 ln 32 + 1.
+		a.RotaryScaled = true
+		if r, ok := f.raw["rope_scaling"]; ok {
+			a.RotaryScaled = yarnScaled(r)
+		}
+		// GptOssConfig.swiglu_limit (7.0 by default): the experts' activation clamps the
+		// gate and linear halves before the gated product; null or 0 clamps nothing.
+		a.GLUClamp = true
+		if r, ok := f.raw["swiglu_limit"]; ok {
+			var limit *float64
+			if json.Unmarshal(r, &limit) != nil {
+				f.es.Add("swiglu_limit", "must be a number or null")
+			} else {
+				a.GLUClamp = limit != nil && *limit > 0
+			}
+		}
 		// GptOssConfig.layer_types: sliding_attention and full_attention alternate,
 		// the first sliding.
 		if n := f.optional(128, "sliding_window"); n > 0 {
@@ -666,3 +683,26 @@ func (f *fields) anyPositive(def float64, names ...string) bool {
 
 // isString reports whether a raw JSON value is a string.
 func isString(r json.RawMessage) bool { return bytes.HasPrefix(bytes.TrimSpace(r), []byte(`"`)) }
+
+// yarnScaled reports whether a rope_scaling object is YaRN whose attention factor is
+// not 1: rope_type (or type) "yarn" with a factor above 1, and an attention_factor other
+// than 1 or, without one, not both mscale and mscale_all_dim given and equal (their
+// ratio is the factor then, as DeepSeek-V3's 1.0 and 1.0 give 1; HuggingFace's
+// _compute_yarn_parameters). null, another type or a malformed object: false.
+func yarnScaled(raw json.RawMessage) bool {
+	var rs struct {
+		RopeType        string   `json:"rope_type"`
+		Type            string   `json:"type"`
+		Factor          float64  `json:"factor"`
+		AttentionFactor *float64 `json:"attention_factor"`
+		MScale          *float64 `json:"mscale"`
+		MScaleAllDim    *float64 `json:"mscale_all_dim"`
+	}
+	if json.Unmarshal(raw, &rs) != nil || (rs.RopeType != "yarn" && rs.Type != "yarn") || rs.Factor <= 1 {
+		return false
+	}
+	if rs.AttentionFactor != nil {
+		return *rs.AttentionFactor != 1
+	}
+	return rs.MScale == nil || rs.MScaleAllDim == nil || *rs.MScale != *rs.MScaleAllDim
+}
