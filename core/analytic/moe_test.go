@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"pipeplan/core/arch"
 	"pipeplan/core/cluster"
 )
 
@@ -422,6 +423,91 @@ func TestLocalAttention(t *testing.T) {
 			if got := flash(Flash, block); math.Abs(got-want) > 1e-6*want {
 				t.Errorf("%s block %d: attention core %.6g FLOPs, want %.6g", tt.name, block, got, want)
 			}
+		}
+	}
+}
+
+// TestGptOssEagerExpertOps: gpt-oss's clamp of the experts' gated activation
+// (arch.GLUClamp) adds, in Megatron-Core's path, a chunk, two clamps and a cat ahead of
+// the fused activation: 8e bytes per element of an expert's width and routed row
+// forward, 10e backward, and keeps the clamp's input (2e); the experts' second bias,
+// added expert by expert after the grouped product, moves 6e bytes per element of the
+// hidden width and routed row forward and 8e backward; a YaRN-scaled rotary embedding
+// (arch.RotaryScaled) runs as eager PyTorch's operators instead of one fused kernel.
+func TestGptOssEagerExpertOps(t *testing.T) {
+	a := bundled(t, "gpt-oss-120b")
+	if !a.GLUClamp || !a.RotaryScaled || !a.MLPBias {
+		t.Fatalf("gpt-oss-120b: clamp %v, scaled rotary %v, expert biases %v: want all", a.GLUClamp, a.RotaryScaled, a.MLPBias)
+	}
+	const b, s, k, e = 1, 4096, 4, 2
+	h, f := float64(a.HiddenSize), float64(a.IntermediateSize)
+	q, kv := float64(a.NumHeads*a.HeadDim), float64(a.NumKVHeads*a.HeadDim)
+	tg := frameworkTarget(t, "b200", cluster.CUDAGraphs)
+	bw := tg.Perf.MemoryBytesPerSecond
+	o := Options{Batch: b, Seq: s, DataParallel: 8, ExpertParallel: 8, Split: Sublayers}
+	layers := func(a *arch.Arch) (attn, mlp Layer) {
+		r, err := Estimate(a, tg, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, l := range r.Layers {
+			switch {
+			case l.Kind == "attention" && attn.Name == "":
+				attn = l
+			case l.Kind == "mlp" && l.ExpertParams > 0 && mlp.Name == "":
+				mlp = l
+			}
+		}
+		return attn, mlp
+	}
+	attn, mlp := layers(a)
+	A := float64(b*s) * k // routed rows on one device at balanced load
+	T := float64(b * s)
+	bytes := func(sec float64) float64 { return sec * bw }
+	near := func(got, want float64) bool { return math.Abs(got-want) <= 1e-6*want }
+
+	noClamp := *a
+	noClamp.GLUClamp = false
+	_, m := layers(&noClamp)
+	if got, want := bytes(mlp.FwdTerms.MemorySeconds-m.FwdTerms.MemorySeconds), 8*e*f*A; !near(got, want) {
+		t.Errorf("clamp: forward moves %v more bytes, want %v", got, want)
+	}
+	if got, want := bytes(mlp.BwdTerms.MemorySeconds-m.BwdTerms.MemorySeconds), 10*e*f*A; !near(got, want) {
+		t.Errorf("clamp: backward moves %v more bytes, want %v", got, want)
+	}
+	if got, want := float64(mlp.SavedActivationBytes-m.SavedActivationBytes), 2*e*f*A; !near(got, want) {
+		t.Errorf("clamp: keeps %v more bytes, want %v", got, want)
+	}
+
+	noRotary := *a
+	noRotary.RotaryScaled = false
+	at, _ := layers(&noRotary)
+	k0 := eagerTraffic[arch.Llama].rotary
+	if got, want := bytes(attn.FwdTerms.MemorySeconds-at.FwdTerms.MemorySeconds), (k0.bytesPerElement-2*e)*T*(q+kv); !near(got, want) {
+		t.Errorf("scaled rotary: forward moves %v more bytes, want %v (eager operators in place of one fused kernel)", got, want)
+	}
+
+	if op := expertOutputBias(e, 1, 16); op.fwd.bytes != 6*e || op.bwd.bytes != 8*e || op.fwd.kernels*16 != 2*16+1 {
+		t.Errorf("expert output bias per element: %+v", op)
+	}
+	noBias := *a
+	noBias.MLPBias = false
+	_, mb := layers(&noBias)
+	if got, want := bytes(mlp.FwdTerms.MemorySeconds-mb.FwdTerms.MemorySeconds), 6*e*h*A; !near(got, want) {
+		t.Errorf("expert biases: forward moves %v more bytes, want %v", got, want)
+	}
+	eager := frameworkTarget(t, "b200", cluster.Eager)
+	r1, err := Estimate(a, eager, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r2, err := Estimate(&noBias, eager, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range r1.Layers {
+		if r1.Layers[i].Kind == "mlp" && r1.Layers[i].FwdTerms.MemorySeconds != r2.Layers[i].FwdTerms.MemorySeconds {
+			t.Fatalf("eager framework: the experts' biases move bytes (%v vs %v s): only Megatron-Core adds them apart", r1.Layers[i].FwdTerms.MemorySeconds, r2.Layers[i].FwdTerms.MemorySeconds)
 		}
 	}
 }

@@ -365,3 +365,44 @@ func ExampleBundled() {
 	fmt.Println(a.Description())
 	// Output: gpt2: 48 layers, hidden 1600, 25 heads, mlp 6400, vocab 50257, tied embeddings, 1.56B parameters
 }
+
+// TestGptOssClampAndScaledRotary: gpt-oss's experts clamp their activation's inputs
+// unless swiglu_limit is null or 0, and its rotary embedding is scaled where rope_scaling
+// is YaRN with an attention factor other than 1 (GptOssConfig's defaults: limit 7,
+// YaRN factor 32 without mscale, so 0.1 ln 32 + 1); DeepSeek-V3's YaRN (mscale and
+// mscale_all_dim both 1) and Llama 3.1's llama3 scaling leave it unscaled.
+func TestGptOssClampAndScaledRotary(t *testing.T) {
+	base, ok := BundledConfig("gpt-oss-20b")
+	if !ok {
+		t.Fatal("gpt-oss-20b is not bundled")
+	}
+	for _, tt := range []struct {
+		extra          string
+		clamp, rotated bool
+	}{
+		{``, true, true},
+		{`"swiglu_limit": 7.0, "rope_scaling": {"rope_type": "yarn", "factor": 32.0, "beta_fast": 32.0, "beta_slow": 1.0, "original_max_position_embeddings": 4096}`, true, true},
+		{`"swiglu_limit": null, "rope_scaling": null`, false, false},
+		{`"swiglu_limit": 0`, false, true},
+		{`"rope_scaling": {"type": "yarn", "factor": 40, "mscale": 1.0, "mscale_all_dim": 1.0}`, true, false},
+		{`"rope_scaling": {"type": "yarn", "factor": 40, "mscale": 0.707, "mscale_all_dim": 1.0}`, true, true},
+		{`"rope_scaling": {"rope_type": "yarn", "factor": 32, "attention_factor": 1.0}`, true, false},
+		{`"rope_scaling": {"rope_type": "yarn", "factor": 1.0}`, true, false},
+		{`"rope_scaling": {"rope_type": "llama3", "factor": 8.0}`, true, false},
+	} {
+		cfg := base
+		if tt.extra != "" {
+			cfg = []byte(strings.Replace(string(base), "{", "{"+tt.extra+",", 1))
+		}
+		a, err := Parse(cfg)
+		if err != nil {
+			t.Fatalf("%s: %v", tt.extra, err)
+		}
+		if a.GLUClamp != tt.clamp || a.RotaryScaled != tt.rotated {
+			t.Errorf("%s: clamp %v, scaled rotary %v; want %v, %v", tt.extra, a.GLUClamp, a.RotaryScaled, tt.clamp, tt.rotated)
+		}
+	}
+	if _, err := Parse([]byte(strings.Replace(string(base), "{", `{"swiglu_limit": "seven",`, 1))); err == nil || !strings.Contains(err.Error(), "swiglu_limit") {
+		t.Errorf("swiglu_limit \"seven\": error %v, want one naming the field", err)
+	}
+}

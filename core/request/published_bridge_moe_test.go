@@ -270,7 +270,9 @@ func TestBridgeMoEPublishedRuns(t *testing.T) {
 	// hides (analytic.expertOverlapHidden: 11.2%, +10.2%), the flex dispatcher over
 	// expert groups that span nodes (10.4%, +10.4%), and fp8 quantization priced as
 	// kernels of its own beside Hopper's measured fp8 product rate (7.8%, +5.0%) bring
-	// it here; gpt-oss's 24 runs (+57% median) are most of what is left.
+	// it here. gpt-oss's 24 runs (+62% median) came to +37% with what Megatron-Core runs
+	// eagerly for it (the experts' activation clamp and second bias, the YaRN-scaled
+	// rotary embedding): 34 runs beyond 25% to 27; they are most of what is left.
 	if abs > 0.09 || signed > 0.07 {
 		t.Errorf("median |error| %.1f%%, signed median %+.1f%%: want at most 9%% and +7%% (was 7.8%%, +5.0%%)", 100*abs, 100*signed)
 	}
