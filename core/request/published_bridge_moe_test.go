@@ -203,7 +203,8 @@ func bridgeMoEModel(t *testing.T, key string) wire.Architecture {
 	return wire.Architecture{Config: out}
 }
 
-// request is the run as a planning request: Megatron-style (CUDA graphs framework, 16-bit
+// request is the run as a planning request: Megatron-style (CUDA graphs framework, at
+// bridgeHostKernelSeconds per kernel where the recipe does not capture the attention, 16-bit
 // gradient buffers: the perf scripts set cfg.ddp.grad_reduce_in_fp32 = False, e.g.
 // set_deepseek_v3_common_configs in configs/deepseek/deepseek_llm_pretrain.py; the
 // distributed optimizer with its overlaps, sequence parallelism
@@ -222,6 +223,10 @@ func bridgeMoEModel(t *testing.T, key string) wire.Architecture {
 func (c bridgeMoERun) request(t *testing.T) *wire.Request {
 	a := bridgeMoEModel(t, c.model)
 	a.Seq, a.Framework, a.Attention = c.seq, "cuda-graphs", teAttention(c.device)
+	if !c.attentionGraphed() {
+		host := bridgeHostKernelSeconds
+		a.HostKernelSeconds = &host
+	}
 	perNode := 8
 	if strings.HasPrefix(c.device, "gb") {
 		perNode = 72
@@ -249,6 +254,39 @@ func (c bridgeMoERun) request(t *testing.T) *wire.Request {
 	}
 }
 
+// attentionGraphed reports whether the run's recipe captures its attention in Transformer
+// Engine's CUDA graphs (cuda_graph_impl "transformer_engine" with "attn" in
+// cuda_graph_scope, or a full-iteration graph), from Megatron-Bridge v0.3.0's
+// scripts/performance/configs (deepseek, gpt_oss and qwen workload_base_configs.py, the
+// 26.02 container's recipes, taken for every container): DeepSeek-V3 on GB200 and in
+// BF16 on GB300; gpt-oss on GB300 and B300; Qwen3 235B-A22B on GB200; Qwen3 30B-A3B on
+// GB200 but in FP8-MX. The others capture at most the router and its preprocessing
+// (moe_router, moe_preprocess), or nothing.
+func (c bridgeMoERun) attentionGraphed() bool {
+	switch m, d, p := c.model, c.device, c.precision; {
+	case strings.HasPrefix(m, "deepseek-v3"):
+		return d == "gb200" || (d == "gb300" && p == "bf16")
+	case m == "gpt-oss-120b":
+		return d == "gb300" || d == "b300"
+	case m == "qwen3-235b-a22b":
+		return d == "gb200"
+	case m == "qwen3-30b-a3b":
+		return d == "gb200" && p != "mxfp8"
+	}
+	return true
+}
+
+// bridgeHostKernelSeconds is the host time per kernel of a layer's kernels that its recipe
+// does not capture in CUDA graphs (attentionGraphed): Megatron-Core's modules and
+// Transformer Engine's launch them from Python, each through its module's Python code
+// and PyTorch's dispatcher, which eager PyTorch's operators cost 15 us
+// (cluster.eagerOpSeconds, measured); they are planned as the request's
+// host_kernel_seconds. Fitted: 20 us, the first of 15, 20 and 25 us that brings the
+// microbatch-1 runs on x86 B200s within 25% (Qwen3 30B-A3B on 8 B200s, MXFP8, NeMo
+// 26.02: +29.7% at 0 or 15 us, +1.3% at 20, -17.3% at 25). Across the runs that capture no
+// attention it is a threshold: below about 15 us no pass here is host-bound.
+const bridgeHostKernelSeconds = 20e-6
+
 // TestBridgeMoEPublishedRuns plans each mixture-of-experts run of Megatron-Bridge's
 // performance summary as it ran and compares tokens per second per GPU. Every run must
 // plan as feasible (each ran: a run refused as out of memory is a failure); every
@@ -272,9 +310,12 @@ func TestBridgeMoEPublishedRuns(t *testing.T) {
 	// kernels of its own beside Hopper's measured fp8 product rate (7.8%, +5.0%) bring
 	// it here. gpt-oss's 24 runs (+62% median) came to +37% with what Megatron-Core runs
 	// eagerly for it (the experts' activation clamp and second bias, the YaRN-scaled
-	// rotary embedding): 34 runs beyond 25% to 27; they are most of what is left.
+	// rotary embedding): 34 runs beyond 25% to 27. Host time where the recipe does not
+	// capture the attention in CUDA graphs (bridgeHostKernelSeconds: the microbatch-1
+	// runs on x86 B200s) brings it to 7.3%, +4.2%, 22 beyond 25%; gpt-oss's runs (+36%
+	// median) are most of what is left.
 	if abs > 0.09 || signed > 0.07 {
-		t.Errorf("median |error| %.1f%%, signed median %+.1f%%: want at most 9%% and +7%% (was 7.8%%, +5.0%%)", 100*abs, 100*signed)
+		t.Errorf("median |error| %.1f%%, signed median %+.1f%%: want at most 9%% and +7%% (was 7.3%%, +4.2%%)", 100*abs, 100*signed)
 	}
 }
 
