@@ -299,7 +299,9 @@ func solve(m *model.Model, c *cluster.Cluster, opt Options, bounds []int) (*Plan
 	}
 	var shared *devicesOf // an interleaved schedule's chunks share their device's memory
 	if chunked(c, sc) {
-		shared = newDevicesOf(e, c, opt)
+		if shared, err = newDevicesOf(e, c, opt); err != nil {
+			return nil, err
+		}
 	}
 	if bounds == nil {
 		if shared != nil {

@@ -12,25 +12,39 @@ import (
 const maxChunkCombos = 1 << 16
 
 // chunkState is one choice for a chunk of an interleaved split: its extra time (device
-// 0's unit), what it holds between passes and works with (devicesOf's chunkMem), and
-// where the choice is (a state of the chunk's sweep, or the whole-stage form).
+// 0's unit), what each of its microbatches in flight keeps between passes and what it
+// works with beyond that (devicesOf's chunkMem), and where the choice is (a state of the
+// chunk's sweep, or the whole-stage form).
 type chunkState struct {
 	extra      float64
-	held, work int64
+	unit, work int64
 	at         int  // the sweep's state
 	whole      bool // the whole-stage form
 }
 
+// stateOf is a chunk's choice that keeps unit bytes of each microbatch in flight and
+// peaks at peak while it works, as devicesOf.chunk reads a chunk (a peak of 0 as unit).
+func stateOf(extra float64, unit, peak int64) chunkState {
+	if peak == 0 {
+		peak = unit
+	}
+	return chunkState{extra: extra, unit: unit, work: peak - unit}
+}
+
 // deviceChoice chooses, for a given interleaved split (bounds of the p*v chunks), each
-// chunk's per-layer recomputation so that every device fits (its chunks' static and held
-// memory add up, and the largest working memory, as devicesOf counts a device) with the
+// chunk's per-layer recomputation so that every device fits (its chunks' static memory
+// and what they hold at each of its moments of most add up, with the largest working
+// memory, as devicesOf counts a device) with the
 // least slowest chunk on it (then the least total): over every combination of its
 // chunks' undominated choices, each device alone, as the devices share nothing. It
 // returns each layer's option and the chunks recomputing whole, the slowest chunk's
 // compute, and false where some device fits no combination (or has too many to try).
 func (ae *autoEval) deviceChoice(bounds []int) (choice []int, whole []bool, bottleneck float64, ok bool) {
 	e, m, c := ae.e, ae.m, ae.opt.Recompute
-	d := newDevicesOf(e, ae.c, ae.opt)
+	d, err := newDevicesOf(e, ae.c, ae.opt)
+	if err != nil {
+		return nil, nil, 0, false
+	}
 	S := len(bounds) - 1
 	states := make([][]chunkState, S)
 	sweeps := make([]*recompute.Sweep, S)
@@ -41,7 +55,6 @@ func (ae *autoEval) deviceChoice(bounds []int) (choice []int, whole []bool, bott
 		r := e.Range(j, a, b)
 		static[j] = r.ParamBytes + r.OptimizerBytes + r.ExclusiveBytes + r.SharedBytes
 		opt[j], work[j] = r.OptimizerTempBytes, e.Prefix(b+1)-e.Prefix(a)
-		k := int64(max(1, e.InFlight(j)) - 1)
 		sw := recompute.NewSweep(c, e.CarryBytes)
 		sw.SetBudget(MaxRecomputeStates)
 		sw.Reset(a)
@@ -54,17 +67,18 @@ func (ae *autoEval) deviceChoice(bounds []int) (choice []int, whole []bool, bott
 		sweeps[j] = sw
 		for at := range sw.States() {
 			t, p, pk := sw.StateAt(at)
-			kept := min(p, pk)
-			states[j] = append(states[j], chunkState{extra: t, held: k*p + kept, work: pk - kept, at: at})
+			st := stateOf(t, p, pk)
+			st.at = at
+			states[j] = append(states[j], st)
 		}
 		if ae.opt.RecomputeStages {
 			var fwd float64
 			for l := a; l <= b; l++ {
 				fwd += m.Forward(l)
 			}
-			in := e.InputBytes(a)
-			kept := min(in, r.PeakBytes)
-			states[j] = append(states[j], chunkState{extra: fwd, held: k*in + kept, work: r.PeakBytes - kept, whole: true})
+			st := stateOf(fwd, e.InputBytes(a), r.PeakBytes)
+			st.whole = true
+			states[j] = append(states[j], st)
 		}
 	}
 	pick := make([]int, S)
@@ -82,17 +96,25 @@ func (ae *autoEval) deviceChoice(bounds []int) (choice []int, whole []bool, bott
 		}
 		best, bestSum, found := math.Inf(1), math.Inf(1), false
 		idx := make([]int, len(chunks))
+		moments := d.peaks[dev]
+		held := make([]int64, len(moments))
 		for range combos {
-			var st, held, wk, op int64
+			var st, op int64
+			wk := int64(math.MinInt64 / 4)
+			clear(held)
 			slow, sum := 0.0, 0.0
 			for x, j := range chunks {
 				s := states[j][idx[x]]
-				st, held, op = st+static[j], held+s.held, op+opt[j]
+				st, op = st+static[j], op+opt[j]
+				for i, u := range moments {
+					held[i] = heldAdd(held[i], u[x], s.unit)
+				}
 				wk = max(wk, s.work)
 				cost := (work[j] + s.extra) * e.Scale(j)
 				slow, sum = max(slow, cost), sum+cost
 			}
-			if st+max(held+wk, op) <= d.avail[dev] && (slow < best || slow == best && sum < bestSum) {
+			most := slices.Max(held)
+			if st+max(most+wk, op) <= d.avail[dev] && (slow < best || slow == best && sum < bestSum) {
 				best, bestSum, found = slow, sum, true
 				for x, j := range chunks {
 					pick[j] = idx[x]

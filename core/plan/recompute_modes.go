@@ -139,8 +139,13 @@ func autoElsewhere(e *estimate.Estimator, m *model.Model, c, sc *cluster.Cluster
 	}
 	if ae.chunked && bounds == nil {
 		// Each chunk within an equal share of what its device's chunks may allocate in
-		// all: a split whose chunks all fit their shares fits every device.
-		d := newDevicesOf(e, c, ae.opt)
+		// all: a split whose chunks all fit their shares fits about every device (a
+		// chunk alone is charged its share of the device's microbatches in flight, which
+		// the device's moments of most may exceed: the plan is checked).
+		d, err := newDevicesOf(e, c, ae.opt)
+		if err != nil {
+			return nil, err
+		}
 		v := len(sc.Devices) / len(c.Devices)
 		budget := make([]int64, len(sc.Devices))
 		for j := range budget {

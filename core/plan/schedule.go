@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/bits"
 	"sort"
 
 	"pipeplan/core/cluster"
@@ -45,6 +46,8 @@ type ScheduleOptions struct {
 	// deviceFixedBytes is the framework's fixed memory of a whole device
 	// (estimate.Options.FixedBytes before Interleaved shares it among the chunks).
 	deviceFixedBytes int64
+	// devicePeaks is Interleaved's schedule.DevicePeaks, set by scheduled.
+	devicePeaks [][][]int
 }
 
 // scheduled prepares a schedule-aware plan: it checks the schedule, sets the estimator's
@@ -78,9 +81,23 @@ func scheduled(c *cluster.Cluster, opt *Options) (*cluster.Cluster, error) {
 		v := int64(so.Chunks)
 		opt.Estimate.FixedBytes = (opt.Estimate.FixedBytes + v - 1) / v
 	}
-	counts, err := InFlight(so.Config, len(sc.Devices), len(c.Devices))
-	if err != nil {
-		return nil, err
+	so.devicePeaks = nil
+	var counts []int
+	if len(sc.Devices) > len(c.Devices) {
+		// One count of the schedule's operations gives each device's moments of most
+		// (devicesOf), each chunk's own most (the largest of its counts at those moments)
+		// and each device's (the largest sum): schedule.InFlight and DeviceInFlight.
+		peaks, err := schedule.DevicePeaks(so.Config, len(sc.Devices), len(c.Devices))
+		if err != nil {
+			return nil, err
+		}
+		so.devicePeaks = peaks
+		counts = deviceShares(peaks, len(sc.Devices))
+	} else {
+		var err error
+		if counts, err = schedule.InFlight(so.Config, len(sc.Devices)); err != nil {
+			return nil, err
+		}
 	}
 	if so.OneMicrobatch {
 		opt.Estimate.InFlight = nil // one microbatch on every stage
@@ -91,35 +108,75 @@ func scheduled(c *cluster.Cluster, opt *Options) (*cluster.Cluster, error) {
 }
 
 // InFlight is the microbatches in flight a plan charges each of a schedule's stages on
-// devices devices (stages = devices x v for interleaved's v chunks): schedule.InFlight's
-// counts, which for chunks sharing a device are their shares of the device's peak
-// (deviceShares). What bounds a plan's memory from outside (the search's CannotFit)
-// reads the same counts.
+// devices devices (stages = devices x v for interleaved's v chunks) alone:
+// schedule.InFlight's counts, which for chunks sharing a device are their shares of the
+// device's peak (deviceShares). A device's total counts its chunks at each of its
+// moments of most instead (devicesOf), which the shares may exceed where its chunks
+// hold unequal activations: a bound on a device's memory from outside reads
+// PeakInFlight.
 func InFlight(cfg schedule.Config, stages, devices int) ([]int, error) {
-	counts, err := schedule.InFlight(cfg, stages)
-	if err != nil || stages <= devices {
-		return counts, err
+	if stages <= devices {
+		return schedule.InFlight(cfg, stages)
 	}
-	return deviceShares(cfg, counts, devices)
-}
-
-// deviceShares spreads each device's peak of in-flight microbatch-chunks over its
-// chunks (schedule.DeviceInFlight), so that the chunks' counts add up to what the device
-// holds at its peak rather than to the sum of each chunk's own peak: the chunks of an
-// interleaved schedule peak at different times, and a device needs the maximum over time
-// of their sum (Korthikanti et al. 2022: 1 + (p-1)/(pv) times p microbatches on the
-// first device, where summing the chunks' maxima gives about a quarter more). Chunks of
-// one device hold about equal layers, so equal shares (the remainder to the first) keep
-// the device's total; no chunk gets more than its own peak (water-filling: what a chunk
-// cannot take goes to the others).
-func deviceShares(cfg schedule.Config, counts []int, devices int) ([]int, error) {
-	totals, err := schedule.DeviceInFlight(cfg, len(counts), devices)
+	peaks, err := schedule.DevicePeaks(cfg, stages, devices)
 	if err != nil {
 		return nil, err
 	}
-	out := make([]int, len(counts))
-	v := len(counts) / devices
-	for d := 0; d < devices; d++ {
+	return deviceShares(peaks, stages), nil
+}
+
+// PeakInFlight is the microbatches in flight on each of a schedule's stages at one
+// moment of its device's most (stages = devices x v for interleaved's v chunks): the
+// first of schedule.DevicePeaks, whose counts add up to the device's most
+// (schedule.DeviceInFlight). What a device's stages hold at that moment is at most what
+// a plan counts for the device (devicesOf), whatever each stage's bytes per microbatch,
+// so that a bound on a device's memory from outside (the search's CannotFit) may read
+// these counts; for chunks of equal activations they hold what the shares (InFlight)
+// do.
+func PeakInFlight(cfg schedule.Config, stages, devices int) ([]int, error) {
+	if stages <= devices {
+		return schedule.InFlight(cfg, stages)
+	}
+	peaks, err := schedule.DevicePeaks(cfg, stages, devices)
+	if err != nil {
+		return nil, err
+	}
+	counts := make([]int, stages)
+	for d, moments := range peaks {
+		for k, n := range moments[0] {
+			counts[d+k*devices] = n
+		}
+	}
+	return counts, nil
+}
+
+// deviceShares spreads each device's peak of in-flight microbatch-chunks over its
+// chunks, so that the chunks' counts add up to what the device holds at its peak
+// (schedule.DeviceInFlight: the largest sum of its DevicePeaks vectors) rather than to
+// the sum of each chunk's own peak (schedule.InFlight: its largest count in them): the
+// chunks of an interleaved schedule peak at different times, and a device needs the
+// maximum over time of their sum (Korthikanti et al. 2022: 1 + (p-1)/(pv) times p
+// microbatches on the first device, where summing the chunks' maxima gives about a
+// quarter more). Equal shares (the remainder to the first) keep the device's total; no
+// chunk gets more than its own peak (water-filling: what a chunk cannot take goes to the
+// others). These are the counts a chunk alone is charged (estimate.Options.InFlight);
+// a device's total counts each chunk's own count at each moment (devicesOf), which
+// differs where its chunks hold unequal activations.
+func deviceShares(peaks [][][]int, stages int) []int {
+	devices := len(peaks)
+	counts := make([]int, stages)
+	out := make([]int, stages)
+	v := stages / devices
+	for d, vs := range peaks {
+		total := 0
+		for _, u := range vs {
+			sum := 0
+			for k, n := range u {
+				counts[d+k*devices] = max(counts[d+k*devices], n)
+				sum += n
+			}
+			total = max(total, sum)
+		}
 		// Water-filling: the chunks with the lowest peaks first, each its equal share of
 		// what is left or its own peak, whichever is less.
 		chunks := make([]int, v)
@@ -127,14 +184,14 @@ func deviceShares(cfg schedule.Config, counts []int, devices int) ([]int, error)
 			chunks[k] = k*devices + d
 		}
 		sort.SliceStable(chunks, func(a, b int) bool { return counts[chunks[a]] < counts[chunks[b]] })
-		left := totals[d]
+		left := total
 		for k, j := range chunks {
 			share := (left + (v - k) - 1) / (v - k) // ceil(left / chunks remaining)
 			out[j] = max(1, min(share, counts[j]))
 			left -= out[j]
 		}
 	}
-	return out, nil
+	return out
 }
 
 // stageCluster returns the cluster of p*v stages that Interleaved runs on p devices:
@@ -318,10 +375,28 @@ type devicesOf struct {
 	limit, avail []int64
 	// recompute: the chunks keep only their inputs for the microbatches in flight.
 	recompute bool
+	// peaks[dev] are the device's microbatches in flight on each of its chunks (chunk j
+	// at index j / p) at the moments that may be its peak (schedule.DevicePeaks); one
+	// vector of ones when each chunk is charged one microbatch (OneMicrobatch).
+	peaks [][][]int
 }
 
-func newDevicesOf(e *estimate.Estimator, c *cluster.Cluster, opt Options) *devicesOf {
+func newDevicesOf(e *estimate.Estimator, c *cluster.Cluster, opt Options) (*devicesOf, error) {
 	d := &devicesOf{e: e, p: len(c.Devices), chunkFixed: opt.Estimate.FixedBytes, deviceFixed: opt.Schedule.deviceFixedBytes, recompute: opt.Estimate.Recompute}
+	if opt.Estimate.InFlight == nil { // one microbatch a chunk
+		ones := make([]int, e.Stages()/d.p)
+		for k := range ones {
+			ones[k] = 1
+		}
+		for range d.p {
+			d.peaks = append(d.peaks, [][]int{ones})
+		}
+	} else {
+		d.peaks = opt.Schedule.devicePeaks
+	}
+	if len(d.peaks) != d.p {
+		return nil, fmt.Errorf("plan: internal error: %d devices' moments of most for %d devices (the schedule was not prepared by scheduled)", len(d.peaks), d.p)
+	}
 	for i := range c.Devices {
 		limit := e.LimitBytes(i) // chunk i is on device i and has its limit
 		d.limit = append(d.limit, limit)
@@ -342,7 +417,7 @@ func newDevicesOf(e *estimate.Estimator, c *cluster.Cluster, opt Options) *devic
 		}
 		d.avail = append(d.avail, lo)
 	}
-	return d
+	return d, nil
 }
 
 // memory is the device memory of chunks allocating total bytes in all: the total, the
@@ -357,69 +432,152 @@ func allocated(r estimate.Range) int64 { return r.MemoryBytes - r.ReservedBytes 
 
 // chunkMem is a chunk's allocated memory in the parts that add up differently over a
 // device's chunks: static (parameters, optimizer state, exclusive and shared items) is
-// always alive; held is what the chunk keeps between its operations during the passes
-// (its microbatches in flight: their activations, or their inputs under recomputation);
-// work is what it allocates beyond that only while it runs a forward or backward
-// (temporaries, carried tensors); opt the optimizer step's temporaries. The chunk alone
-// allocates static + max(held + work, opt), its allocated peak.
-type chunkMem struct{ static, held, work, opt int64 }
+// always alive; unit is what each of its microbatches in flight keeps between its
+// operations during the passes (its activations, or its input under recomputation);
+// work is what its working peak adds beyond one unit while it runs a forward or
+// backward (temporaries, carried tensors; negative where the peak is less than a
+// unit); opt the optimizer step's temporaries.
+type chunkMem struct{ static, unit, work, opt int64 }
 
-// chunk splits range r of a chunk into its parts. The microbatch it works on keeps at
-// most its peak's worth, so that held + work is the range's PeakBytes + StashBytes and
-// work is never negative.
+// chunk splits range r of a chunk into its parts, as schedule.Simulate reads the stage
+// the plan's simulation gives it (simulate): a working peak of 0 is read as the
+// activations (schedule.Stage.PeakBytes).
 func (d *devicesOf) chunk(r estimate.Range) chunkMem {
-	kept := r.ActivationBytes
+	unit := r.ActivationBytes
 	if d.recompute {
-		kept = r.RecvBytes
+		unit = r.RecvBytes
 	}
-	kept = min(kept, r.PeakBytes)
+	peak := r.PeakBytes
+	if peak == 0 {
+		peak = r.ActivationBytes
+	}
 	return chunkMem{
 		static: r.ParamBytes + r.OptimizerBytes + r.ExclusiveBytes + r.SharedBytes,
-		held:   r.StashBytes + kept,
-		work:   r.PeakBytes - kept,
+		unit:   unit,
+		work:   peak - unit,
 		opt:    r.OptimizerTempBytes,
 	}
 }
 
 // deviceMem is what a device's chunks (some of them, while a split is searched) allocate
-// in all: one device runs one chunk's forward or backward at a time, so its chunks'
-// static and held memory add up but only one chunk's working memory is live, the
-// largest; the optimizer step follows the passes (as the schedule's simulation counts a
-// device's peak: schedule.Simulate; Megatron-LM's theoretical memory estimate,
-// megatron/training/theoretical_memory_usage.py, likewise counts the first stage's
+// in all, as the schedule's simulation counts a device's peak (schedule.Simulate): their
+// static memory; during the passes, what their microbatches in flight keep at the
+// device's moment of most (held[i]: at the i-th moment of its devicesOf.peaks, the sum
+// over its chunks of their count then times their unit) and one chunk's working memory
+// beyond its unit, the largest, since a device runs one chunk's forward or backward at a
+// time; the optimizer step follows the passes. Megatron-LM's theoretical memory estimate
+// (megatron/training/theoretical_memory_usage.py) likewise counts the first stage's
 // in-flight activations over its chunks, Korthikanti et al. 2022's Table 2 times
-// 1 + (p-1)/(pv), and no working memory per chunk). Every part only grows as chunks are
-// added.
+// 1 + (p-1)/(pv), and no working memory per chunk; counting each chunk's microbatches at
+// each moment keeps the total exact where a device's chunks hold unequal activations
+// (an equal share of the device's count each, estimate.Options.InFlight, is up to 14%
+// under it). Every part only grows as chunks are added. add makes a new held, never
+// changing the old one, so that copies of a deviceMem may share it; held nil is a
+// device without chunks (work unset).
 type deviceMem struct {
-	static, held, opt int64
-	work              int64 // the largest chunk's work (never negative)
+	static, opt int64
+	work        int64   // the largest chunk's work
+	held        []int64 // by moment of the device's peaks
 }
 
-// add returns the device's memory with chunk c added.
-func (m deviceMem) add(c chunkMem) deviceMem {
+// maxHeld caps what a device's chunks hold: above any device's memory
+// (cluster.MaxMemoryBytes), and with the static memory and the working memory (each
+// below 2^61: estimate bounds the model's byte total) within int64.
+const maxHeld = 1 << 61
+
+// heldAdd is h + count * unit (h, count and unit not negative), at most maxHeld.
+func heldAdd(h int64, count int, unit int64) int64 {
+	hi, lo := bits.Mul64(uint64(count), uint64(unit))
+	if hi != 0 || lo > maxHeld {
+		return maxHeld
+	}
+	return min(h+int64(lo), maxHeld)
+}
+
+// add returns a device's memory m with chunk j's memory c added.
+func (d *devicesOf) add(m deviceMem, j int, c chunkMem) deviceMem {
+	peaks, k := d.peaks[j%d.p], j/d.p
+	held := make([]int64, len(peaks))
+	for i, u := range peaks {
+		held[i] = heldAdd(m.heldAt(i), u[k], c.unit)
+	}
+	if m.held == nil || c.work > m.work {
+		m.work = c.work
+	}
+	m.held = held
 	m.static += c.static
-	m.held += c.held
 	m.opt += c.opt
-	m.work = max(m.work, c.work)
 	return m
 }
 
+// heldAt is held[i], 0 before any chunk is added.
+func (m deviceMem) heldAt(i int) int64 {
+	if m.held == nil {
+		return 0
+	}
+	return m.held[i]
+}
+
 // total is the device's allocated peak: the static memory and the larger of the passes
-// (all chunks' held memory and the largest working memory) and the optimizer step. It
-// is at most the sum of the chunks' own allocated peaks, and equal to it for one chunk.
-func (m deviceMem) total() int64 { return m.static + max(m.held+m.work, m.opt) }
+// (its chunks' held memory at its moment of most and the largest working memory) and
+// the optimizer step.
+func (m deviceMem) total() int64 {
+	if m.held == nil {
+		return m.static + m.opt
+	}
+	most := m.held[0]
+	for _, h := range m.held[1:] {
+		most = max(most, h)
+	}
+	return m.static + max(most+m.work, m.opt)
+}
+
+// addedTotal is d.add(m, j, c).total() without making the new held.
+func (d *devicesOf) addedTotal(m deviceMem, j int, c chunkMem) int64 {
+	peaks, k := d.peaks[j%d.p], j/d.p
+	most := int64(math.MinInt64)
+	for i, u := range peaks {
+		most = max(most, heldAdd(m.heldAt(i), u[k], c.unit))
+	}
+	work := c.work
+	if m.held != nil {
+		work = max(work, m.work)
+	}
+	return m.static + c.static + max(most+work, m.opt+c.opt)
+}
 
 // covers reports whether m uses at least what o does in every part, so that whatever
 // does not fit beside o does not fit beside m.
 func (m deviceMem) covers(o deviceMem) bool {
-	return m.static >= o.static && m.held >= o.held && m.opt >= o.opt && m.work >= o.work
+	switch {
+	case o.held == nil:
+		return m.static >= o.static && m.opt >= o.opt
+	case m.held == nil || m.static < o.static || m.opt < o.opt || m.work < o.work:
+		return false
+	}
+	for i, h := range o.held {
+		if m.held[i] < h {
+			return false
+		}
+	}
+	return true
 }
 
 // totals is each device's allocated peak over its chunks for the split (deviceMem).
 func (d *devicesOf) totals(bounds []int) []int64 {
 	mem := make([]deviceMem, d.p)
+	for dev := range mem {
+		mem[dev].held = make([]int64, len(d.peaks[dev]))
+		mem[dev].work = math.MinInt64 / 4 // every device has a chunk
+	}
 	for j := 0; j+1 < len(bounds); j++ {
-		mem[j%d.p] = mem[j%d.p].add(d.chunk(d.e.Range(j, bounds[j], bounds[j+1]-1)))
+		c, m := d.chunk(d.e.Range(j, bounds[j], bounds[j+1]-1)), &mem[j%d.p]
+		for i, u := range d.peaks[j%d.p] {
+			m.held[i] = heldAdd(m.held[i], u[j/d.p], c.unit)
+		}
+		m.static += c.static
+		m.opt += c.opt
+		m.work = max(m.work, c.work)
 	}
 	t := make([]int64, d.p)
 	for dev := range t {
@@ -453,8 +611,10 @@ const maxBudgetRounds = 4
 //     case: a device's chunks hold about equal layers). Its bottleneck bounds every
 //     answer from below.
 //  2. Equal shares: each chunk gets an equal share of its device's budget (the former
-//     rule), under which every split fits; when its split reaches the relaxation's
-//     bottleneck, it is optimal.
+//     rule); when its split fits its devices (not always: a chunk is charged its equal
+//     share of the device's microbatches in flight, estimate.Options.InFlight, but may
+//     hold more of them at the device's peak) and reaches the relaxation's bottleneck,
+//     it is optimal.
 //  3. Otherwise, for the bottleneck objective, the least bottleneck under the shared
 //     bound is found exactly (exactSplit: the partitioner's parametric search with a
 //     depth-first search for a split whose chunks compute within a bound and whose
@@ -521,7 +681,7 @@ func (d *devicesOf) bottleneck(bounds []int) float64 {
 }
 
 // equalShares is the partitioner's split with each chunk an equal share of its device's
-// budget, under which every split fits its devices (the former rule); nil if none.
+// budget (the former rule), if it fits its devices; nil if not or none.
 func (d *devicesOf) equalShares(obj partition.Objective) []int {
 	S := d.e.Stages()
 	v := int64(S / d.p)
@@ -530,7 +690,7 @@ func (d *devicesOf) equalShares(obj partition.Objective) []int {
 		equal[j] = max(0, d.avail[j%d.p]) / v
 	}
 	r, err := partition.Solve(budgetCosts{Costs{d.e}, equal}, obj)
-	if err != nil {
+	if err != nil || !d.fits(r.Boundaries) {
 		return nil
 	}
 	return r.Boundaries
@@ -656,17 +816,24 @@ func newSharedSearch(d *devicesOf) *sharedSearch {
 	n, S, p := d.e.Layers(), d.e.Stages(), d.p
 	s := &sharedSearch{d: d, allocs: make([][]chunkMem, S*n), restMin: make([]int64, (S+1)*p)}
 	// Fill restMin from the back: the chunks after j on each device. A chunk adds at
-	// least its static memory and the lesser of its held memory and its optimizer
-	// temporaries to its device's total (deviceMem.total), and a longer range no less.
+	// least its static memory and the lesser of its optimizer temporaries and what it
+	// holds at every moment of its device's peaks (its fewest microbatches in flight
+	// there times its unit) to its device's total (deviceMem.total), and a longer range
+	// no less.
 	for dev := range p {
 		var sum int64
 		for j := S - 1; j >= 0; j-- {
 			s.restMin[j*p+dev] = sum
 			if j%p == dev {
+				fewest := math.MaxInt
+				for _, u := range d.peaks[dev] {
+					fewest = min(fewest, u[j/p])
+				}
 				least := int64(math.MaxInt64)
 				for a := j; a < n; a++ {
-					c := s.alloc(j, a, a)
-					least = min(least, c.static+min(c.held, c.opt))
+					// Not kept (alloc): the search visits few of these starts.
+					c := d.chunk(d.e.Range(j, a, a))
+					least = min(least, c.static+min(heldAdd(0, fewest, c.unit), c.opt))
 				}
 				sum += least
 			}
@@ -758,7 +925,7 @@ func (s *sharedSearch) run(u float64) (bounds []int, rejected float64, ok bool) 
 				rejected = min(rejected, c)
 				break
 			}
-			if used[dev].add(s.alloc(j, a, end)).total()+s.restMin[j*p+dev] > s.d.avail[dev] {
+			if s.d.addedTotal(used[dev], j, s.alloc(j, a, end))+s.restMin[j*p+dev] > s.d.avail[dev] {
 				break
 			}
 			ends = end - a + 1
@@ -778,7 +945,7 @@ func (s *sharedSearch) run(u float64) (bounds []int, rejected float64, ok bool) 
 				continue
 			}
 			was := used[dev]
-			used[dev] = was.add(s.alloc(j, a, end))
+			used[dev] = s.d.add(was, j, s.alloc(j, a, end))
 			b[j] = a
 			found, ok := dfs(j+1, end+1)
 			used[dev] = was

@@ -1,5 +1,12 @@
 package schedule
 
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"slices"
+)
+
 // op is one operation of the schedule graph. Barriers (lockstep schedules) are ops on the
 // pseudo-device D with no duration.
 type op struct {
@@ -172,10 +179,7 @@ func (g *graph) oneFOneB(d int, zb bool) {
 func (g *graph) interleaved(d int) {
 	p, m, v := g.D, g.m, g.cfg.Chunks
 	total := m * v
-	warm := total
-	if m != p {
-		warm = min(2*(p-d-1)+(v-1)*p, total)
-	}
+	warm := interleavedWarm(p, m, v, d)
 	at := func(k int, fwd bool) (stage, mb int) {
 		c := k % (p * v) / p
 		if !fwd {
@@ -195,6 +199,16 @@ func (g *graph) interleaved(d int) {
 	for k := total - warm; k < total; k++ {
 		backward(k)
 	}
+}
+
+// interleavedWarm is the forwards device d of p runs before its first backward under
+// Megatron-LM's interleaved 1F1B with v chunks and m microbatches: all m*v where m = p,
+// else 2(p-d-1) + (v-1)p.
+func interleavedWarm(p, m, v, d int) int {
+	if m == p {
+		return m * v
+	}
+	return min(2*(p-d-1)+(v-1)*p, m*v)
 }
 
 // ipu orders the devices as Graphcore's pipeline (popxl's pipelining guide): 2p-1 pipeline stages, the
@@ -373,4 +387,156 @@ func deviceInFlightCounted(cfg Config, stages, devices int) []int {
 	}
 	g.orderOps()
 	return most
+}
+
+// DevicePeaks returns, for each device of the schedule (stages mod devices), the
+// in-flight counts of its stages at each moment that may be the peak of what the device
+// holds: vector k of device d counts stage d + i*devices at index i. A device holds the
+// most right after a forward that its next operation does not follow with another
+// forward (a forward only adds to the counts); of those moments, the ones whose counts
+// are each at most another's (dominated) are left out, and repeated counts are given
+// once. With unit bytes kept per microbatch on each stage, the most a device holds at
+// once is the largest over its vectors of the sum of count times unit, as
+// schedule.Simulate counts it; DeviceInFlight is that with a unit of one on every
+// stage. For Interleaved (with m >= 3p, counted over 3p microbatches as InFlight is:
+// steadyInterleaved) a device has at most about p*v/2 vectors; for the other schedules,
+// one stage a device, one.
+func DevicePeaks(cfg Config, stages, devices int) ([][][]int, error) {
+	if err := cfg.Validate(stages); err != nil {
+		return nil, err
+	}
+	if devices < 1 || stages%devices != 0 {
+		return nil, fmt.Errorf("schedule: %d stages do not fall evenly on %d devices", stages, devices)
+	}
+	return devicePeaksCounted(steadyInterleaved(cfg, stages), stages, devices), nil
+}
+
+// devicePeaksCounted is DevicePeaks by counting the rules' operations, which they add
+// in each device's order.
+func devicePeaksCounted(cfg Config, stages, devices int) [][][]int {
+	return devicePeaksRecorded(cfg, stages, devices, true)
+}
+
+// devicePeaksRecorded is devicePeaksCounted; steady, for Interleaved in training,
+// records a device's counts only up to its first p*v forwards after the warm-up:
+// they then repeat (the counts in the steady phase depend on the step mod pv alone,
+// steadyInterleaved) and only fall in the backwards left.
+func devicePeaksRecorded(cfg Config, stages, devices int, steady bool) [][][]int {
+	v := stages / devices
+	train := cfg.Training()
+	type device struct {
+		cur      []int
+		hash     uint64 // the sum over chunks of count times weight (mod 2^64)
+		forwards int
+		last     int  // the forwards after which no counts are recorded
+		pending  bool // the last operation was a forward: a candidate
+		flat     []int
+		seen     map[uint64]int32 // a candidate's hash: its index in flat, by v
+	}
+	// Each chunk's weight in the hash: odd multiples of the golden ratio's fraction.
+	weight := make([]uint64, v)
+	for k := range weight {
+		weight[k] = (uint64(k)+1)*0x9e3779b97f4a7c15 | 1
+	}
+	devs := make([]device, devices)
+	for d := range devs {
+		x := &devs[d]
+		x.cur, x.last, x.seen = make([]int, v), math.MaxInt, map[uint64]int32{}
+		n := cfg.Microbatches * v // at most one candidate a forward
+		if steady && train && cfg.Kind == Interleaved && cfg.Chunks >= 2 && devices == cfg.Devices(stages) {
+			x.last = interleavedWarm(devices, cfg.Microbatches, v, d) + devices*v
+			n = min(n, devices*v+1)
+		}
+		x.flat = make([]int, 0, n*v)
+	}
+	record := func(x *device) {
+		if i, ok := x.seen[x.hash]; ok && slices.Equal(x.flat[int(i)*v:int(i+1)*v], x.cur) {
+			return // seen (a different vector of the same hash is kept too)
+		}
+		x.seen[x.hash] = int32(len(x.flat) / v)
+		x.flat = append(x.flat, x.cur...)
+	}
+	g := &graph{cfg: cfg, S: stages, D: cfg.Devices(stages), m: cfg.Microbatches}
+	g.visit = func(k OpKind, stage, mb int) {
+		if mb < 0 {
+			return
+		}
+		x, chunk := &devs[stage%devices], stage/devices
+		switch k {
+		case Forward:
+			x.cur[chunk]++
+			x.hash += weight[chunk]
+			x.forwards++
+			x.pending = x.forwards <= x.last
+			if !train {
+				if x.pending {
+					record(x)
+				}
+				x.cur[chunk]--
+				x.hash -= weight[chunk]
+				x.pending = false
+			}
+		case Backward:
+			if x.pending {
+				record(x)
+				x.pending = false
+			}
+			x.cur[chunk]--
+			x.hash -= weight[chunk]
+		}
+	}
+	g.orderOps()
+	peaks := make([][][]int, devices)
+	for d := range peaks {
+		x := &devs[d]
+		if x.pending {
+			record(x)
+		}
+		peaks[d] = undominated(x.flat, v)
+	}
+	return peaks
+}
+
+// undominated returns the vectors of v counts in flat (distinct: devicePeaksRecorded
+// records each once, but for a collision of 64-bit hashes, which would only repeat a
+// vector) that no other is at least in every count, by decreasing sum: a vector can
+// only be dominated by one of a larger sum. (In a training schedule's steady phase every
+// candidate has the same sum, a forward and a backward a step.)
+func undominated(flat []int, v int) [][]int {
+	n := len(flat) / v
+	vec := func(i int32) []int { return flat[int(i)*v : int(i+1)*v : int(i+1)*v] }
+	sums := make([]int, n)
+	order := make([]int32, n)
+	for i := range order {
+		order[i] = int32(i)
+		for _, c := range vec(int32(i)) {
+			sums[i] += c
+		}
+	}
+	slices.SortStableFunc(order, func(a, b int32) int { return cmp.Compare(sums[b], sums[a]) })
+	var out [][]int
+	larger := 0 // out[:larger] have a larger sum than the vector at hand
+	for k, i := range order {
+		if k > 0 && sums[i] < sums[order[k-1]] {
+			larger = len(out)
+		}
+		x := vec(i)
+		dominated := false
+		for _, y := range out[:larger] {
+			dominated = true
+			for c := range x {
+				if y[c] < x[c] {
+					dominated = false
+					break
+				}
+			}
+			if dominated {
+				break
+			}
+		}
+		if !dominated {
+			out = append(out, x)
+		}
+	}
+	return out
 }

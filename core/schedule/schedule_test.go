@@ -622,9 +622,11 @@ func TestSimulateDirectIsGraph(t *testing.T) {
 	}
 }
 
-// TestInterleavedInFlightSteady: InFlight and DeviceInFlight count an interleaved
-// schedule's operations for at most 3p microbatches (steadyInterleaved); counting every
-// microbatch gives the same, for p up to 6 devices, 2 to 4 chunks and m up to 12p.
+// TestInterleavedInFlightSteady: InFlight, DeviceInFlight and DevicePeaks count an
+// interleaved schedule's operations for at most 3p microbatches (steadyInterleaved), and
+// DevicePeaks records a device's counts in its first pv steps after the warm-up only;
+// counting every microbatch and recording every moment gives the same, for p up to 6
+// devices, 2 to 4 chunks and m up to 12p.
 func TestInterleavedInFlightSteady(t *testing.T) {
 	for p := 1; p <= 6; p++ {
 		for v := 2; v <= 4; v++ {
@@ -645,7 +647,122 @@ func TestInterleavedInFlightSteady(t *testing.T) {
 				if want := deviceInFlightCounted(cfg, S, p); !slices.Equal(devices, want) {
 					t.Errorf("p=%d v=%d m=%d: DeviceInFlight %v, counting every microbatch %v", p, v, m, devices, want)
 				}
+				peaks, err := DevicePeaks(cfg, S, p)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if want := devicePeaksRecorded(cfg, S, p, false); !reflect.DeepEqual(peaks, want) {
+					t.Errorf("p=%d v=%d m=%d: DevicePeaks %v, counting every microbatch and recording every moment %v", p, v, m, peaks, want)
+				}
 			}
 		}
+	}
+}
+
+// TestDevicePeaksAgainstSimulation: a device's most held memory is the largest over its
+// DevicePeaks vectors of the counts times each stage's bytes per microbatch, for any
+// bytes: the simulation's peak (static and working memory 0, so that the peak is what
+// the microbatches in flight hold) with random activation bytes per stage, which the
+// equal-chunks counts (DeviceInFlight spread evenly) miss when chunks differ. With one
+// byte per microbatch on every stage, the largest sum of a vector is DeviceInFlight, and
+// a stage's largest count in them is its InFlight. No vector is dominated by another.
+func TestDevicePeaksAgainstSimulation(t *testing.T) {
+	rng := rand.New(rand.NewPCG(18, 1))
+	type tc struct {
+		c      Config
+		stages int
+	}
+	var cases []tc
+	for p := 1; p <= 5; p++ {
+		for _, m := range []int{1, 2, 3, 4, 6, 8} {
+			for _, k := range []Kind{GPipe, OneFOneB, ZBH1} {
+				cases = append(cases, tc{Config{Kind: k, Microbatches: m}, p})
+			}
+			for v := 2; v <= 4; v++ {
+				cases = append(cases, tc{Config{Kind: Interleaved, Chunks: v, Microbatches: m * p}, p * v})
+			}
+		}
+	}
+	uneven := 0
+	for _, x := range cases {
+		if x.c.Validate(x.stages) != nil {
+			continue
+		}
+		p := x.c.Devices(x.stages)
+		peaks, err := DevicePeaks(x.c, x.stages, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		total, err := DeviceInFlight(x.c, x.stages, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		own, err := InFlight(x.c, x.stages)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for st := range own {
+			most := 0
+			for _, u := range peaks[st%p] {
+				most = max(most, u[st/p])
+			}
+			if most != own[st] {
+				t.Errorf("%s on %d stages: stage %d's largest count at its device's moments is %d, InFlight %d", x.c, x.stages, st, most, own[st])
+			}
+		}
+		for d, vs := range peaks {
+			most := 0
+			for a, u := range vs {
+				s := 0
+				for _, c := range u {
+					s += c
+				}
+				most = max(most, s)
+				for b, w := range vs {
+					if a != b {
+						dominated := true
+						for i := range u {
+							dominated = dominated && w[i] >= u[i]
+						}
+						if dominated {
+							t.Errorf("%s on %d stages: device %d's vector %v is dominated by %v", x.c, x.stages, d, u, w)
+						}
+					}
+				}
+			}
+			if most != total[d] {
+				t.Errorf("%s on %d stages: device %d's vectors sum to at most %d, DeviceInFlight %d", x.c, x.stages, d, most, total[d])
+			}
+		}
+		for range 5 {
+			pl := uniform(x.stages, 1+float64(rng.IntN(3)), 2, 0)
+			for i := range pl.Stages {
+				pl.Stages[i].ActivationBytes = int64(1 + rng.IntN(1000))
+			}
+			r := mustSimulate(t, pl, x.c)
+			for d, vs := range peaks {
+				var want, even int64
+				for _, u := range vs {
+					var s int64
+					for k, c := range u {
+						s += int64(c) * pl.Stages[d+k*p].ActivationBytes
+					}
+					want = max(want, s)
+				}
+				v := x.stages / p
+				for k := 0; k < v; k++ {
+					even += int64(total[d]) * pl.Stages[d+k*p].ActivationBytes / int64(v)
+				}
+				if r.PeakMemoryBytes[d] != want {
+					t.Errorf("%s on %d stages, device %d: simulated peak %d bytes, DevicePeaks %d (%v)", x.c, x.stages, d, r.PeakMemoryBytes[d], want, vs)
+				}
+				if even < want {
+					uneven++
+				}
+			}
+		}
+	}
+	if uneven == 0 {
+		t.Error("no device held more than equal counts over its chunks: the cases do not test uneven chunks")
 	}
 }

@@ -18,9 +18,9 @@ import (
 //
 // The microbatches in flight follow from the schedule, the stages and the microbatches:
 // for 1F1B and ZB-H1, min(p - i, m) on stage i, which depends on m only up to p; for
-// interleaved (m a multiple of p), the same for every m >= 3p (schedule.InFlight and
-// DeviceInFlight count 3p's operations), and core/plan reads m nowhere else but under
-// recompute auto.
+// interleaved (m a multiple of p), the same for every m >= 3p (schedule.DevicePeaks,
+// InFlight and DeviceInFlight count 3p's operations), and core/plan reads m nowhere
+// else but under recompute auto.
 func (r *Evaluator) MemoryKey(c search.Candidate) string {
 	sc, _ := schedule.Parse(c.Schedule)
 	inFlight := c.Microbatches
@@ -85,14 +85,17 @@ func (r *Evaluator) CannotFit(c search.Candidate) bool {
 
 // sharedCannotFit is CannotFit's bound over whole devices for an interleaved schedule,
 // whose v chunks on a device share its memory: core/plan's split fits each device's
-// total over its chunks (plan's deviceMem: their static and held bytes added, the
-// working memory of one chunk at a time), so under every split that fits, device d
-// holds at least LB_d = the sum over its chunks j of fixed_j + held_j, plus the largest
-// of their work_j, where held_j = (k_j - 1) x act_j + min(act_j, peak_j) and work_j =
-// peak_j - min(act_j, peak_j) (parts; k_j: the microbatches core/plan charges chunk j,
-// plan.InFlight; fixed, act and peak CannotFit's lower bounds, below core/plan's parts
-// since each grows with them). It reports true when no split of the layers into p x v
-// chunks has every LB_d within what a device may allocate:
+// total over its chunks (plan's deviceMem: their static bytes added, what their
+// microbatches in flight hold at the device's moment of most, the working memory of one
+// chunk at a time), so under every split that fits, device d holds at least LB_d = the
+// sum over its chunks j of fixed_j + held_j, plus the largest of their work_j, where
+// held_j = (k_j - 1) x act_j + min(act_j, peak_j) and work_j = peak_j - min(act_j,
+// peak_j) (parts; k_j: chunk j's microbatches in flight at one moment of its device's
+// most, plan.PeakInFlight, not the share core/plan charges the chunk alone, which the
+// device's moments may hold less of where chunks' activations differ; fixed, act and
+// peak CannotFit's lower bounds, below core/plan's parts since each grows with them).
+// It reports true when no split of the layers into p x v chunks has every LB_d within
+// what a device may allocate:
 //
 //   - first by the devices' sum (the least over the splits of the sum over the chunks of
 //     fixed + held + work / v, which is at most the sum of the LB_d, a dynamic programme
@@ -224,7 +227,7 @@ func (d *sharedSearch) search(j, a int, sum int64) bool {
 	return false
 }
 
-// chunkInFlight is plan.InFlight for p devices of interleaved schedule sc with m
+// chunkInFlight is plan.PeakInFlight for p devices of interleaved schedule sc with m
 // microbatches, cached; nil when it has none.
 func (r *Evaluator) chunkInFlight(sc schedule.Config, p, m int) []int {
 	k := [3]int{p, sc.Chunks, m}
@@ -232,7 +235,7 @@ func (r *Evaluator) chunkInFlight(sc schedule.Config, p, m int) []int {
 		return ks
 	}
 	sc.Microbatches = m
-	ks, err := plan.InFlight(sc, p*sc.Chunks, p)
+	ks, err := plan.PeakInFlight(sc, p*sc.Chunks, p)
 	if err != nil {
 		ks = nil
 	}
