@@ -2,7 +2,10 @@ package evaluate
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"reflect"
+	"strings"
 	"testing"
 
 	"pipeplan/core/request"
@@ -125,4 +128,90 @@ func contextSplits(s search.Space) []search.Config {
 		}
 	}
 	return out
+}
+
+// TestExplicitContextMethodsSearch: context degrees given to the search (a sequence
+// below the long sequences' default, Llama-3.2-1B with s = 8,192 on 8 H100s in one
+// node) are tried in every form core has, as the long sequences' own are, or in the one
+// the base request names; each candidate's label and wire form carry its method. The
+// search finds exhaustive enumeration's best and Pareto front with no bound broken, and
+// the best's request replans to the same throughput.
+func TestExplicitContextMethodsSearch(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		knobs   wire.SearchKnobs
+		method  string // the base request's context_method
+		methods []string
+	}{
+		{"degrees", wire.SearchKnobs{MaxDevices: 8, GlobalBatch: 8, MaxMicrobatchSize: 2, Contexts: []int{1, 2, 4, 8}}, "", wire.ContextMethods()},
+		{"one degree", wire.SearchKnobs{MaxDevices: 8, GlobalBatch: 8, MaxMicrobatchSize: 2, Context: 4}, "", wire.ContextMethods()},
+		{"named", wire.SearchKnobs{MaxDevices: 8, GlobalBatch: 8, MaxMicrobatchSize: 2, Contexts: []int{1, 2, 4}}, "all-to-all", []string{"all-to-all"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			base := &wire.Request{
+				Model:       wire.ModelSpec{Architecture: &wire.Architecture{Name: "llama-3.2-1b", Seq: 8192}},
+				Cluster:     wire.ClusterSpec{Device: "h100-sxm", DevicesPerNode: 8},
+				Parallelism: wire.Parallelism{ContextMethod: tc.method},
+			}
+			ev, err := New(base)
+			if err != nil {
+				t.Fatal(err)
+			}
+			s, err := ev.Space(tc.knobs)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(s.ContextMethods, tc.methods) {
+				t.Fatalf("context degrees %v in forms %v, want %v", s.Contexts, s.ContextMethods, tc.methods)
+			}
+			s.Pipelines, s.ZeROs, s.ShardGroups, s.Recomputes = []int{1, 2}, []int{0, 1}, nil, []string{"none", "full"}
+			got, err := search.Run(context.Background(), s, ev, search.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ex, err := search.Run(context.Background(), s, ev, search.Options{Exhaustive: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.Best == nil || ex.Best == nil || got.Best.Candidate != ex.Best.Candidate {
+				t.Fatalf("best %v, exhaustive %v", got.Best, ex.Best)
+			}
+			if got.Stats.BoundViolations+ex.Stats.BoundViolations != 0 || len(got.Pareto) != len(ex.Pareto) {
+				t.Errorf("bound violations %d, %d; Pareto %d, exhaustive %d", got.Stats.BoundViolations, ex.Stats.BoundViolations, len(got.Pareto), len(ex.Pareto))
+			}
+			for i := range min(len(got.Pareto), len(ex.Pareto)) {
+				if got.Pareto[i].Candidate != ex.Pareto[i].Candidate {
+					t.Errorf("Pareto[%d]: %s, exhaustive %s", i, got.Pareto[i].Candidate, ex.Pareto[i].Candidate)
+				}
+			}
+			forms := map[string]int{}
+			for _, o := range ex.Evaluated {
+				if !o.Feasible || o.Context <= 1 {
+					continue
+				}
+				forms[o.ContextMethod]++
+				if label := o.Candidate.String(); !strings.Contains(label, fmt.Sprintf(" c%d:%s ", o.Context, o.ContextMethod)) {
+					t.Errorf("%s: the label does not name the context method %q", label, o.ContextMethod)
+				}
+			}
+			for _, m := range tc.methods {
+				if forms[m] == 0 {
+					t.Errorf("no feasible candidate splits the context by %s (feasible by form: %v)", m, forms)
+				}
+			}
+			if len(forms) != len(tc.methods) {
+				t.Errorf("feasible candidates by form %v, want only %v", forms, tc.methods)
+			}
+			answer, err := json.Marshal(got.Best)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.Best.Context > 1 && !strings.Contains(string(answer), `"context_method":"`+got.Best.ContextMethod+`"`) {
+				t.Errorf("the best's answer does not name its context method: %s", answer)
+			}
+			t.Logf("feasible by form %v; best %s: %.0f tokens/s; planned %d of %d",
+				forms, got.Best.Candidate, got.Best.TokensPerSecond, got.Stats.Evaluated, ex.Stats.Evaluated)
+			replan(t, ev, got.Best)
+		})
+	}
 }

@@ -119,14 +119,7 @@ func (r *Evaluator) Space(k wire.SearchKnobs) (search.Space, error) {
 		s.Contexts = k.Contexts
 	case r.arch != nil && r.base.Model.Architecture.Seq >= longSequence:
 		// Long sequences: powers of two that split the sequence into 2c chunks and fit
-		// a node (or the devices) beside t = 1, in every form core has (ring, all-to-all,
-		// hierarchical), or the one the base request names; the splits core refuses for
-		// a tensor degree (all-to-all's degree must divide the heads on a device,
-		// hierarchical's group must fit a node) are left out (Refuses).
-		s.ContextMethods = wire.ContextMethods()
-		if r.contextNamed {
-			s.ContextMethods = []string{r.contextMethod}
-		}
+		// a node (or the devices) beside t = 1.
 		seq := r.base.Model.Architecture.Seq
 		group := k.MaxDevices
 		if r.topo != nil {
@@ -136,6 +129,17 @@ func (r *Evaluator) Space(k wire.SearchKnobs) (search.Space, error) {
 			if group%c == 0 && seq%(2*c) == 0 {
 				s.Contexts = append(s.Contexts, c)
 			}
+		}
+	}
+	if r.arch != nil && slices.ContainsFunc(s.Contexts, func(c int) bool { return c > 1 }) {
+		// Context degrees, given or the long sequences' own, in every form core has
+		// (ring, all-to-all, hierarchical), or the one the base request names; the
+		// splits core refuses for a tensor degree (all-to-all's degree must divide the
+		// heads on a device, hierarchical's group must fit a node) are left out
+		// (Refuses).
+		s.ContextMethods = wire.ContextMethods()
+		if r.contextNamed {
+			s.ContextMethods = []string{r.contextMethod}
 		}
 	}
 	switch {
