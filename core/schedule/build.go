@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"math"
 	"slices"
+
+	"pipeplan/core/model"
 )
 
 // op is one operation of the schedule graph. Barriers (lockstep schedules) are ops on the
@@ -406,7 +408,7 @@ func DevicePeaks(cfg Config, stages, devices int) ([][][]int, error) {
 		return nil, err
 	}
 	if devices < 1 || stages%devices != 0 {
-		return nil, fmt.Errorf("schedule: %d stages do not fall evenly on %d devices", stages, devices)
+		return nil, &model.FieldError{Path: "devices", Reason: fmt.Sprintf("must divide the %d stages evenly, got %d", stages, devices)}
 	}
 	return devicePeaksCounted(steadyInterleaved(cfg, stages), stages, devices), nil
 }

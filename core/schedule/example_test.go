@@ -36,3 +36,20 @@ func ExampleInFlight() {
 	fmt.Println(n, err)
 	// Output: [7 5 3 1] <nil>
 }
+
+// Each device's microbatches in flight per chunk at the moments it may hold the most:
+// under Megatron-LM's interleaved 1F1B on 2 devices with 2 chunks each, device 0 holds
+// 3 microbatches of its first chunk and 2 of its second at one moment, 4 and 1 at
+// another. With unequal activations per chunk, which moment is the peak depends on them.
+func ExampleDevicePeaks() {
+	peaks, err := schedule.DevicePeaks(schedule.Config{Kind: schedule.Interleaved, Chunks: 2, Microbatches: 4}, 4, 2)
+	if err != nil {
+		panic(err)
+	}
+	for d, moments := range peaks {
+		fmt.Println("device", d, moments)
+	}
+	// Output:
+	// device 0 [[3 2] [4 1]]
+	// device 1 [[2 1] [3 0]]
+}

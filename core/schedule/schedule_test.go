@@ -766,3 +766,21 @@ func TestDevicePeaksAgainstSimulation(t *testing.T) {
 		t.Error("no device held more than equal counts over its chunks: the cases do not test uneven chunks")
 	}
 }
+
+// DevicePeaks refuses stages that do not fall evenly on the devices, and a schedule
+// Validate refuses, by field.
+func TestDevicePeaksErrors(t *testing.T) {
+	for _, tc := range []struct {
+		cfg             Config
+		stages, devices int
+		want            string
+	}{
+		{Config{Kind: Interleaved, Chunks: 2, Microbatches: 4}, 8, 3, "devices: must divide the 8 stages evenly, got 3"},
+		{Config{Kind: OneFOneB, Microbatches: 4}, 4, 0, "devices: must divide the 4 stages evenly, got 0"},
+		{Config{Kind: Interleaved, Chunks: 2, Microbatches: 3}, 8, 4, "microbatches: interleaved needs a multiple of the 4 devices"},
+	} {
+		if _, err := DevicePeaks(tc.cfg, tc.stages, tc.devices); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("DevicePeaks(%s, %d stages, %d devices): %v, want %q", tc.cfg, tc.stages, tc.devices, err, tc.want)
+		}
+	}
+}
