@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"pipeplan/core/cluster"
@@ -265,5 +266,66 @@ func TestSharedBudgetAgainstBruteForce(t *testing.T) {
 		fits, relaxed, searched, formerRefused, summedRefused, sharesUnder)
 	if formerRefused == 0 || summedRefused == 0 || relaxed == 0 || searched == 0 || sharesUnder == 0 {
 		t.Error("the instances do not exercise the shared budget")
+	}
+}
+
+// TestPeakInFlight: PeakInFlight's counts are one moment of each device's most, adding
+// up to the device's most (schedule.DeviceInFlight), so that what a device's chunks hold
+// then never exceeds what the plan counts for the device (devicesOf), whatever their
+// activations. The shares a chunk alone is charged (InFlight) add up to the same, but
+// may exceed every moment where the chunks' activations differ: 8 devices with 3
+// chunks each, device 0's shares are 11, 12 and 8 microbatches, and with activations 0,
+// 1 and 1 bytes per microbatch they hold 20 bytes, where the device holds at most 16
+// (15, 8 and 8 microbatches at its first moment).
+func TestPeakInFlight(t *testing.T) {
+	for _, tc := range []struct{ p, v, m int }{{2, 2, 4}, {4, 2, 8}, {4, 3, 16}, {8, 3, 24}, {3, 4, 9}} {
+		cfg := schedule.Config{Kind: schedule.Interleaved, Chunks: tc.v, Microbatches: tc.m}
+		S := tc.p * tc.v
+		peak, err := PeakInFlight(cfg, S, tc.p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		moments, err := schedule.DevicePeaks(cfg, S, tc.p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		most, err := schedule.DeviceInFlight(cfg, S, tc.p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for d := range tc.p {
+			var at []int
+			sum := 0
+			for k := range tc.v {
+				at = append(at, peak[d+k*tc.p])
+				sum += peak[d+k*tc.p]
+			}
+			if sum != most[d] || !slices.ContainsFunc(moments[d], func(u []int) bool { return slices.Equal(u, at) }) {
+				t.Errorf("p=%d v=%d m=%d device %d: %v (sum %d), not one of its moments %v adding up to %d", tc.p, tc.v, tc.m, d, at, sum, moments[d], most[d])
+			}
+		}
+	}
+	cfg := schedule.Config{Kind: schedule.Interleaved, Chunks: 3, Microbatches: 24}
+	shares, err := InFlight(cfg, 24, 8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	moments, err := schedule.DevicePeaks(cfg, 24, 8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	unit := []int{0, 1, 1}
+	held := func(counts []int) (s int) {
+		for k, n := range counts {
+			s += n * unit[k]
+		}
+		return s
+	}
+	most := 0
+	for _, u := range moments[0] {
+		most = max(most, held(u))
+	}
+	if got := held([]int{shares[0], shares[8], shares[16]}); got != 20 || most != 16 {
+		t.Errorf("device 0's shares %v hold %d bytes, its moments %v at most %d; want 20 and 16", []int{shares[0], shares[8], shares[16]}, got, moments[0], most)
 	}
 }
