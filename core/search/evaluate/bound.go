@@ -81,6 +81,17 @@ func (r *Evaluator) bound(c search.Candidate, x *terms, sc schedule.Config, bott
 		// The device of stage j starts after the stages before it and the last
 		// microbatch still crosses the stages after it.
 		pipe = max(pipe, x.work+(m-1)*bottleneck)
+	case schedule.Interleaved:
+		// Device d runs the stages d, d + p, ...: its first operation waits for a forward
+		// through stages 0 .. d-1, and its last, stage d's backward (every later stage's
+		// backward of that microbatch comes before it), is followed by the backwards of
+		// stages d-1 .. 0; the step lasts at least their work plus m times the device's.
+		// Stages 0 .. d-1 hold at least layers 0 .. d-1, so the average over the devices
+		// bounds every split: m*W/p + (1/p) sum over d of the work of layers 0 .. d-1.
+		if r.train {
+			pipe = max(pipe, m*x.work/p+x.fillOf(c.Pipeline)/p)
+		}
+		pipe = max(pipe, x.work)
 	case schedule.ZBH1:
 		// Weight gradients run apart, beside other stages' work: one microbatch's whole
 		// work is no bound.

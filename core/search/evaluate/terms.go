@@ -58,6 +58,18 @@ func (x *terms) fixedOf(z, n int) []int64 {
 	return f
 }
 
+// fillOf is the sum over d < p of the work of layers 0 .. d-1: what the devices of an
+// interleaved pipeline of p devices wait, at least, for the first forward to reach them
+// and the last backward to leave them (Bound).
+func (x *terms) fillOf(p int) float64 {
+	var fill, prefix float64
+	for d := 1; d < p && d <= len(x.layers); d++ {
+		prefix += x.layers[d-1]
+		fill += prefix
+	}
+	return fill
+}
+
 // linkOK is a cached gatherLink answer.
 type linkOK struct {
 	link cluster.Link
