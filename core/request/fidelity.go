@@ -49,9 +49,10 @@ func (p *prepared) lookupFramework(es *model.Errors, device string) (cluster.Fra
 // Megatron-LM's --overlap-grad-reduce does the same with its buckets. Frameworks that
 // all-reduce after the backward (Megatron-LM's default) hide nothing, nor do profiles
 // (no framework is known). The framework's mode sets the default
-// (cluster.Framework.OverlapGradReduce), parallelism.overlap_grad_reduce overrides it.
+// (cluster.Framework.OverlapGradReduce), parallelism.overlap_grad_reduce overrides it;
+// DataParallelExposedSeconds applies it. Cycles hide nothing (0).
 func (p *prepared) overlapWindow(pl *wire.Plan, dev, devices int) float64 {
-	if !p.framework.OverlapGradReduce || p.model.Unit() != model.Seconds {
+	if p.model.Unit() != model.Seconds {
 		return 0
 	}
 	var w float64
@@ -69,9 +70,10 @@ func (p *prepared) overlapWindow(pl *wire.Plan, dev, devices int) float64 {
 // forwardWindow is how much of device dev's weight all-gather (zero1, zero2) its
 // framework hides behind the next step's first forward pass: one microbatch's forward
 // time of the device's stages, where the framework overlaps the gather
-// (cluster.Framework.OverlapParamGather, parallelism.overlap_param_gather).
+// (cluster.Framework.OverlapParamGather, parallelism.overlap_param_gather, which
+// DataParallelExposedSeconds applies). Cycles hide nothing (0).
 func (p *prepared) forwardWindow(pl *wire.Plan, dev, devices int) float64 {
-	if !p.framework.OverlapParamGather || p.model.Unit() != model.Seconds {
+	if p.model.Unit() != model.Seconds {
 		return 0
 	}
 	var w float64

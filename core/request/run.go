@@ -422,23 +422,42 @@ func (p *prepared) dataParallel(ds *wire.DeviceStep, pl *wire.Plan, devices int)
 	switch level {
 	case 0:
 		ds.AllReduceSeconds = ringAllReduce(n, ds.GradBytes-eg, link, clock) + ringAllReduce(en, eg, link, clock)
-		ds.ExposedAllReduceSeconds = max(0, ds.AllReduceSeconds-bwd)
+		ds.ExposedAllReduceSeconds = DataParallelExposedSeconds(p.framework, ds.AllReduceSeconds, 0, bwd, fwd, 1)
 	case 1, 2:
 		l := secondsLink(link, clock)
 		rs := cluster.RingReduceScatterSeconds(l, g, n) + cluster.RingReduceScatterSeconds(l, float64(eg), en)
 		ds.AllGatherSeconds = cluster.RingAllGatherSeconds(l, w, n) + cluster.RingAllGatherSeconds(l, float64(ew), en)
 		ds.ReduceScatterSeconds = rs
-		exposed := max(0, rs-bwd)
+		times := 1
 		if level == 2 {
-			ds.ReduceScatterSeconds, exposed = m*rs, m*exposed
+			ds.ReduceScatterSeconds, times = m*rs, p.req.Schedule.Microbatches
 		}
-		ds.ExposedAllReduceSeconds = exposed + max(0, ds.AllGatherSeconds-fwd)
+		ds.ExposedAllReduceSeconds = DataParallelExposedSeconds(p.framework, rs, ds.AllGatherSeconds, bwd, fwd, times)
 	default:
 		if groups > 1 {
 			ds.AllReduceSeconds = ringAllReduce(groups, (ds.GradBytes+int64(n)-1)/int64(n), across, clock)
-			ds.ExposedAllReduceSeconds = max(0, ds.AllReduceSeconds-bwd)
+			ds.ExposedAllReduceSeconds = DataParallelExposedSeconds(p.framework, ds.AllReduceSeconds, 0, bwd, fwd, 1)
 		}
 	}
+}
+
+// DataParallelExposedSeconds is what a device's data-parallel communication adds to the
+// step, the rule every plan is costed by (dataParallel) and the search bounds by: the
+// gradients' reduction (an all-reduce, or a reduce-scatter; run times a step: zero2's
+// once per microbatch) beyond one microbatch's backward of the device's stages
+// (backward), where the framework overlaps it (cluster.Framework.OverlapGradReduce), and
+// the weights' all-gather beyond one microbatch's forward of them (forward), where the
+// framework overlaps it (OverlapParamGather). It never decreases as a collective grows or
+// a pass shrinks, and it is convex in them together: the average device's bounds the
+// largest device's from below.
+func DataParallelExposedSeconds(fw cluster.Framework, reduce, gather, backward, forward float64, times int) float64 {
+	if !fw.OverlapGradReduce {
+		backward = 0
+	}
+	if !fw.OverlapParamGather {
+		forward = 0
+	}
+	return float64(times)*max(0, reduce-backward) + max(0, gather-forward)
 }
 
 // expertBytes are the routed experts' whole gradient and weight bytes on a device (its
