@@ -3,6 +3,8 @@ package evaluate
 import (
 	"math"
 
+	"pipeplan/core/cluster"
+	"pipeplan/core/request"
 	"pipeplan/core/schedule"
 	"pipeplan/core/search"
 )
@@ -100,15 +102,49 @@ func (r *Evaluator) bound(c search.Candidate, x *terms, sc schedule.Config, bott
 	}
 	step := pipe
 	if r.train {
-		step += r.optimizerBound(c, x) / p
-		// The data-parallel all-reduce adds nothing to the bound: frameworks that overlap
-		// it with the backward (PyTorch DDP, request's framework modes) may hide it whole.
+		step += r.optimizerBound(c, x)/p + r.exposedBound(c, x)
 	}
 	samples := float64(c.MicrobatchSize) * m * float64(c.Data)
 	if step <= 0 {
 		return math.Inf(1)
 	}
 	return samples / step
+}
+
+// exposedBound is a lower bound on the step's exposed data-parallel communication, the
+// largest device's request.DataParallelExposedSeconds (core/request's rule, called here
+// alike): that rule is convex in the collectives and the passes together and never
+// decreases as a collective grows, and a ring's time is at least its bandwidth term,
+// linear in the bytes, so the average device's (1/p of the model's whole gradient and
+// weight bytes, analytic.Result.FullBytes, and of one microbatch's forward and backward)
+// bounds the largest device's from below, over the fastest link the ring may cross in
+// any placement (gatherLink) without its latency. It counts where core costs the
+// communication so: ZeRO 0 to 2 without HSDP, d >= 2 replicas, no routed experts (their
+// own groups), each layer's recomputation fixed (auto's passes are those its plan picks);
+// elsewhere 0.
+func (r *Evaluator) exposedBound(c search.Candidate, x *terms) float64 {
+	if x.est == nil || c.ZeRO > 2 || c.ShardGroup > 0 || c.Data < 2 || c.Recompute == request.RecomputeAuto ||
+		r.base.Cluster.FreeTransfers || x.est.Total.DeviceExpertParams > 0 {
+		return 0
+	}
+	link, ok := r.gatherLink(c.Config)
+	if !ok {
+		return 0
+	}
+	link.LatencySeconds = 0
+	n := c.Data * max(1, c.Context)
+	s := x.dataParallelOf()
+	p := float64(c.Pipeline)
+	grads, weights, forward, backward := s[0]/p, s[1]/p, s[2]/p, s[3]/p
+	if c.ZeRO == 0 {
+		return request.DataParallelExposedSeconds(r.framework, cluster.RingAllReduceSeconds(link, grads, n), 0, backward, forward, 1)
+	}
+	times := 1
+	if c.ZeRO == 2 {
+		times = c.Microbatches
+	}
+	return request.DataParallelExposedSeconds(r.framework, cluster.RingReduceScatterSeconds(link, grads, n),
+		cluster.RingAllGatherSeconds(link, weights, n), backward, forward, times)
 }
 
 // optimizerBound is a lower bound on the optimizer update of all the devices of a

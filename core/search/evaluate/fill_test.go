@@ -1,10 +1,13 @@
 package evaluate
 
 import (
+	"context"
 	"math/rand"
 	"testing"
 
 	"pipeplan/core/schedule"
+	"pipeplan/core/search"
+	"pipeplan/core/wire"
 )
 
 // TestInterleavedFillBound checks Bound's interleaved fill and drain against the
@@ -80,5 +83,67 @@ func TestInterleavedFillBound(t *testing.T) {
 				t.Fatalf("p=%d v=%d n=%d: no split", tc.p, tc.v, tc.n)
 			}
 		}
+	}
+}
+
+// TestExposedBound checks the data-parallel part of Bound against the plans core makes:
+// for Llama-3.2-1B (short sequences, whose backward hides less) on H100s over replicas in and across nodes (2 or 4 a node), ZeRO 0 to
+// 2, every schedule, few or many microbatches, with the all-reduce overlapping the
+// backward (eager PyTorch's DDP) or not (cuda-graphs, Megatron-LM's default),
+// exposedBound never exceeds the planned step's exposed data-parallel seconds, and it is
+// above 0 for some of each.
+func TestExposedBound(t *testing.T) {
+	for _, tc := range []struct {
+		framework string
+		perNode   int
+		seq       int
+	}{{"", 2, 256}, {"cuda-graphs", 4, 4096}} {
+		ev, err := New(&wire.Request{Model: wire.ModelSpec{Architecture: &wire.Architecture{Name: "llama-3.2-1b", Seq: tc.seq, Framework: tc.framework}},
+			Cluster: wire.ClusterSpec{Device: "h100-sxm", DevicesPerNode: tc.perNode}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		positive := 0
+		for _, p := range []int{1, 2, 4} {
+			for _, d := range []int{2, 4, 8} {
+				for _, zero := range []int{0, 1, 2} {
+					for _, sched := range []string{"1f1b", "interleaved:2", "zb-h1"} {
+						for _, m := range []int{p, 8 * p} {
+							if p == 1 && sched != "1f1b" {
+								continue
+							}
+							c := search.Candidate{Config: search.Config{Pipeline: p, Data: d, Tensor: 1, Schedule: sched, Recompute: "selective", ZeRO: zero, Microbatches: m},
+								MicrobatchSize: 1}
+							x, err := ev.termsFor(c)
+							if err != nil {
+								t.Fatal(err)
+							}
+							b := ev.exposedBound(c, x)
+							v, err := ev.prepare(c)
+							if err != nil {
+								t.Fatal(err)
+							}
+							res, err := v.Plan(context.Background())
+							if err != nil {
+								t.Fatal(err)
+							}
+							if res.Step == nil || !res.Feasible {
+								continue
+							}
+							if got := res.Step.DataParallelExposedSeconds; b > got*(1+1e-12) {
+								t.Errorf("%s %q: exposed data-parallel bound %v s, planned %v s", c, tc.framework, b, got)
+							}
+							if b > 0 {
+								positive++
+							}
+						}
+					}
+				}
+			}
+		}
+		if positive == 0 {
+			t.Errorf("framework %q, %d a node: the bound is 0 for every candidate", tc.framework, tc.perNode)
+		}
+		t.Logf("framework %q, %d a node: %d candidates with a positive bound", tc.framework, tc.perNode, positive)
 	}
 }

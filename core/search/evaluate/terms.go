@@ -39,6 +39,25 @@ type terms struct {
 	optSet bool
 	// fixed caches, per ZeRO stage and shard degree, each layer's shardedFixed (cover).
 	fixed map[[2]int][]int64
+	// dp caches dataParallelOf, set once dpSet.
+	dp    [4]float64
+	dpSet bool
+}
+
+// dataParallelOf is, over every layer of the estimate, the gradient and weight bytes
+// before sharding (analytic.Result.FullBytes, what core/request's devices reduce and
+// gather) and one microbatch's forward and backward seconds, computed once.
+func (x *terms) dataParallelOf() [4]float64 {
+	if !x.dpSet {
+		for i := range x.est.Layers {
+			w, g := x.est.FullBytes(i)
+			l := &x.est.Layers[i]
+			x.dp[0], x.dp[1] = x.dp[0]+float64(g), x.dp[1]+float64(w)
+			x.dp[2], x.dp[3] = x.dp[2]+l.FwdSeconds, x.dp[3]+l.BwdSeconds
+		}
+		x.dpSet = true
+	}
+	return x.dp
 }
 
 // fixedOf is each layer's shardedFixed under ZeRO stage z over n devices, computed once.
