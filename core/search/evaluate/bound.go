@@ -96,7 +96,13 @@ func (r *Evaluator) bound(c search.Candidate, x *terms, sc schedule.Config, bott
 		pipe = max(pipe, x.work)
 	case schedule.ZBH1:
 		// Weight gradients run apart, beside other stages' work: one microbatch's whole
-		// work is no bound.
+		// work is no bound. But device j still waits for the first forward to pass the
+		// stages before it, at least a (the least forward share of a layer's work) of
+		// their work: max_j (a*(s_0 + ... + s_(j-1)) + m*s_j), over every split at least
+		// a*W / (1 - (1 - a/m)^p) (1F1B's closed form with the prefix scaled by a).
+		if a := x.forwardShare; r.train && a > 0 {
+			pipe = max(pipe, a*x.work/(1-math.Pow(1-a/m, p)))
+		}
 	default:
 		pipe = max(pipe, x.work)
 	}

@@ -2,6 +2,7 @@ package evaluate
 
 import (
 	"context"
+	"math"
 	"math/rand"
 	"testing"
 
@@ -145,5 +146,65 @@ func TestExposedBound(t *testing.T) {
 			t.Errorf("framework %q, %d a node: the bound is 0 for every candidate", tc.framework, tc.perNode)
 		}
 		t.Logf("framework %q, %d a node: %d candidates with a positive bound", tc.framework, tc.perNode, positive)
+	}
+}
+
+// TestZBH1FillBound checks Bound's ZB-H1 fill against the schedule's simulator on every
+// split (brute force): layers whose forward takes an uneven share (at least a) of their
+// work, split into p contiguous stages, last at least a*W / (1 - (1 - a/m)^p) per step,
+// with and without transfers; and the bound is above m*W/p.
+func TestZBH1FillBound(t *testing.T) {
+	rng := rand.New(rand.NewSource(11))
+	for _, tc := range []struct{ p, n int }{{2, 6}, {3, 8}, {4, 9}, {5, 9}} {
+		x := &terms{forwardShare: 1}
+		var fwd []float64
+		for range tc.n {
+			w := 0.05 + 3*rng.Float64()
+			f := w * (0.2 + 0.3*rng.Float64())
+			x.layers, fwd = append(x.layers, w), append(fwd, f)
+			x.work += w
+			x.forwardShare = min(x.forwardShare, f/w)
+		}
+		for _, m := range []int{1, tc.p, 3 * tc.p} {
+			a, mf, pf := x.forwardShare, float64(m), float64(tc.p)
+			bound := a * x.work / (1 - math.Pow(1-a/mf, pf))
+			if !(bound > mf*x.work/pf) {
+				t.Errorf("p=%d m=%d: the fill adds nothing to the bound", tc.p, m)
+			}
+			cfg := schedule.Config{Kind: schedule.ZBH1, Microbatches: m}
+			cuts := make([]int, tc.p+1)
+			cuts[tc.p] = tc.n
+			var walk func(s, first int)
+			walk = func(s, first int) {
+				cuts[s] = first
+				if s == tc.p-1 {
+					for _, transfer := range []float64{0, 0.3} {
+						pl := &schedule.Pipeline{}
+						for j := range tc.p {
+							var w, f float64
+							for l := cuts[j]; l < cuts[j+1]; l++ {
+								w, f = w+x.layers[l], f+fwd[l]
+							}
+							pl.Stages = append(pl.Stages, schedule.Stage{ForwardSeconds: f, BackwardSeconds: w - f, WeightGradSeconds: (w - f) / 2})
+							if transfer > 0 && j+1 < tc.p {
+								pl.TransferSeconds = append(pl.TransferSeconds, transfer)
+							}
+						}
+						r, err := schedule.SimulateStep(pl, cfg)
+						if err != nil {
+							t.Fatalf("p=%d m=%d %v: %v", tc.p, m, cuts, err)
+						}
+						if r.MakespanSeconds < bound*(1-1e-12) {
+							t.Fatalf("p=%d m=%d split %v transfer %v: makespan %v below the bound %v", tc.p, m, cuts, transfer, r.MakespanSeconds, bound)
+						}
+					}
+					return
+				}
+				for end := first + 1; end <= tc.n-(tc.p-1-s); end++ {
+					walk(s+1, end)
+				}
+			}
+			walk(0, 0)
+		}
 	}
 }

@@ -29,6 +29,9 @@ type terms struct {
 	// contiguous stages, of the largest stage's work (computed when first asked).
 	layers     []float64
 	bottleneck map[int]float64
+	// forwardShare is the least share of a layer's work that its forward takes (1
+	// without work; Bound's ZB-H1 fill).
+	forwardShare float64
 	// est is the architecture's analytic estimate (nil for a profile), for Twin.
 	est *analytic.Result
 	// mem are the layers' memory terms, for CannotFit (architectures in training).
@@ -230,16 +233,20 @@ func (r *Evaluator) variant(t, b int, recompute string, c int, method string, e 
 // termsFrom builds the terms of an architecture's analytic estimate, or of a profile's
 // model (est nil).
 func (r *Evaluator) termsFrom(est *analytic.Result, m *model.Model) *terms {
-	x := &terms{bottleneck: map[int]float64{}}
+	x := &terms{bottleneck: map[int]float64{}, forwardShare: 1}
 	if est != nil {
 		m = est.Model()
 		x.est = est
 	}
 	for i := range m.Layers {
 		l := &m.Layers[i]
-		w := m.Forward(i) * r.secondsPer
+		f := m.Forward(i) * r.secondsPer
+		w := f
 		if r.train {
 			w += m.Backward(i) * r.secondsPer
+		}
+		if w > 0 {
+			x.forwardShare = min(x.forwardShare, f/w)
 		}
 		x.layers = append(x.layers, w)
 		x.work += w
@@ -320,7 +327,7 @@ func (r *Evaluator) termsFor(c search.Candidate) (*terms, error) {
 	if y := r.gathered[k]; y != nil {
 		return y, nil
 	}
-	y := &terms{bottleneck: map[int]float64{}, est: x.est, mem: x.mem, grads: x.grads, params: x.params,
+	y := &terms{bottleneck: map[int]float64{}, forwardShare: 1, est: x.est, mem: x.mem, grads: x.grads, params: x.params,
 		optimizer: x.optimizer, layers: make([]float64, len(x.layers))}
 	for i := range y.layers {
 		l := &x.est.Layers[i]
@@ -331,6 +338,9 @@ func (r *Evaluator) termsFor(c search.Candidate) (*terms, error) {
 		f += max(0, ag-f)
 		b += max(0, ag+rs-b)
 		y.layers[i] = f + b
+		if f+b > 0 {
+			y.forwardShare = min(y.forwardShare, f/(f+b))
+		}
 		y.work += y.layers[i]
 	}
 	r.gathered[k] = y
