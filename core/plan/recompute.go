@@ -131,6 +131,12 @@ func newPerLayerCosts(e *estimate.Estimator, m *model.Model, c recompute.Choices
 		pc.fwd[l+1] = pc.fwd[l] + m.Forward(l)
 	}
 	pc.sw.SetBudget(MaxRecomputeStates)
+	// Ranges of alike layers share their states (an architecture's blocks, from any
+	// start, and on every probe of the partitioner): keeper reads a range's static
+	// bytes and work, so a layer's label is its own (its work as the estimator sums it).
+	pc.sw.Memoize(func(l int) string {
+		return strconv.FormatInt(e.StaticBytes(l, l), 36) + "|" + strconv.FormatUint(math.Float64bits(m.Forward(l)+m.Backward(l)), 36)
+	})
 	for i := range e.Stages() {
 		pc.alloc = append(pc.alloc, e.AllocatableBytes(i))
 		pc.maxAlloc = max(pc.maxAlloc, pc.alloc[i])

@@ -41,13 +41,29 @@
 // states: the least extra time that fits. The partitioner (core/partition's
 // SolveSweep) makes this the stage's cost, so that the split and each stage's
 // recomputation are optimal together.
+//
+// A step merges, rather than sorts, the successors of the states (kept sorted by time):
+// each option adds the same time to every state, so its successors come sorted, and a
+// k-way merge feeds the dominance test in order. An option of a layer that another of
+// the same layer dominates makes only dominated successors, and is skipped.
+//
+// An architecture's blocks are alike: the states of a range depend only on its layers'
+// options and carries, in order, not on where it starts. With Memoize, a sweep keeps the
+// states of every range it has swept in a trie keyed by that sequence of layer classes,
+// so that the ranges [a, a+j] of n alike blocks cost n steps over every start a, not
+// n^2, and every later probe of the partitioner (the second pass of its program, each
+// stage's cost, the choice of the options) reuses them; Best's answers are kept per
+// trie node too. Among n alike layers the states are in effect multisets of options
+// (an assignment and its permutations have the same P and time, and the least M among
+// them dominates the rest), so a range of alike blocks keeps few states: the
+// knapsack over counts of each option, not over every assignment.
 package recompute
 
 import (
-	"cmp"
 	"fmt"
+	"math"
 	"slices"
-	"sort"
+	"strconv"
 
 	"pipeplan/core/model"
 	"pipeplan/core/wire"
@@ -235,13 +251,11 @@ func Apply(m *model.Model, c Choices, choice []int) *model.Model {
 }
 
 // state is one non-dominated choice of options for the layers swept so far: P, M and
-// the extra time, and where its choice is recorded (node).
+// the extra time, and the node recording its choice (-1: the empty range).
 type state struct {
-	p, m  int64
-	t     float64
-	node  int32
-	_     int32
-	order int64 // insertion order, for determinism among equals
+	p, m int64
+	t    float64
+	node int32
 }
 
 // node records one layer's option of a state and its predecessor (-1: none).
@@ -250,20 +264,63 @@ type node struct {
 	option int32
 }
 
+// trieNode holds the states of one sequence of layer classes swept from a range's start
+// (Sweep.Memoize).
+type trieNode struct {
+	states []state
+	// full: made with no filter from full states, so that any Extend may reuse it (a
+	// filtered list serves only filtered Extends).
+	full bool
+	// version counts the times the node's list was replaced.
+	version int32
+}
+
+// memoCap bounds the states the memo of a sweep holds (about 40 bytes each): past it,
+// ranges are swept as without a memo.
+const memoCap = 1 << 20
+
 // Sweep runs the dynamic program over the layers [a, b] of one model as b grows.
 type Sweep struct {
 	c     Choices
 	carry func(l int) int64
 	a, b  int
 
-	states, next []state
-	nodes        []node
-	stairs       []stair
-	seq          int64
-	maxStates    int
+	// class[l] is layer l's class: layers of one class have equal options and carry
+	// (and label, Memoize); useful[k] are the options of class k that no other option of
+	// the layer dominates, the only ones whose successors can be kept.
+	class  []int32
+	useful [][]int32
+	label  func(l int) string
+
+	// states are the range's, sorted by extra time: a memo node's (read-only) or buf[in].
+	states []state
+	buf    [2][]state
+	in     int // the buffer states is in; -1 when a memo node's
+	nodes  []node
+	stairs []stair
+	heads  []head
+	// The memo (Memoize): trie[0] is the empty range, child maps a node and the next
+	// layer's class to its node, cur is the range's node (-1: not memoised); the nodes
+	// below kept belong to memoised states, the rest to the range's own.
+	memo       bool
+	trie       []trieNode
+	child      map[uint64]int32
+	cur        int32
+	kept       int
+	memoStates int
+	answers    map[answerKey]answer
+
+	maxStates int
 	// made counts the states every Extend made; budget, when > 0, the most it may make
 	// (Exceeded then says so, and Extend keeps none).
 	made, budget int64
+}
+
+// head is one option's next successor in Extend's merge: of the state at index i.
+type head struct {
+	i    int
+	p, m int64
+	t    float64
 }
 
 // SetBudget bounds the states the sweep makes over its life (0: none), so that a model
@@ -284,15 +341,111 @@ type stair struct{ p, m int64 }
 // NewSweep returns a sweep over the options c; carry(l) is the bytes of earlier tensors
 // alive across layer l (core/estimate's Estimator.CarryBytes).
 func NewSweep(c Choices, carry func(l int) int64) *Sweep {
-	return &Sweep{c: c, carry: carry}
+	s := &Sweep{c: c, carry: carry, in: -1, cur: -1}
+	s.classify()
+	return s
+}
+
+// Memoize makes the sweep keep the states of every range it sweeps, by the sequence of
+// its layers' classes from the range's start, so that a range whose layers are alike,
+// layer by layer, to those of a range swept before (the blocks of an architecture, from
+// any start) costs no work: a layer's class is its options, its carry and label(l)
+// (nil: ""). Extend's keep must then depend only on the range's labels (and may grow
+// stricter with time: a list kept under a laxer filter holds every state a stricter
+// one would, and more). Memory is bounded (memoCap states); past it, ranges are swept
+// as without a memo.
+func (s *Sweep) Memoize(label func(l int) string) {
+	s.label, s.memo = label, true
+	s.classify()
+	s.trie = []trieNode{{states: []state{{node: -1}}, full: true}}
+	s.child = map[uint64]int32{}
+	s.answers = map[answerKey]answer{}
+	s.nodes, s.kept, s.memoStates = s.nodes[:0], 0, 1
+	s.cur, s.in = -1, -1
+	s.states = nil
+}
+
+// classify numbers the layers' classes and finds each class's useful options.
+func (s *Sweep) classify() {
+	ids := map[string]int32{}
+	s.class = make([]int32, len(s.c))
+	s.useful = s.useful[:0]
+	var key []byte
+	for l, os := range s.c {
+		if l > 0 && s.alike(l-1, l) {
+			s.class[l] = s.class[l-1] // a block like the one before: the common case
+			continue
+		}
+		key = strconv.AppendInt(key[:0], s.carry(l), 36)
+		if s.label != nil {
+			lb := s.label(l)
+			key = strconv.AppendInt(append(key, '|'), int64(len(lb)), 36)
+			key = append(append(key, '|'), lb...)
+		}
+		for _, o := range os {
+			key = strconv.AppendQuote(append(key, '|'), o.Part)
+			key = strconv.AppendInt(append(key, '|'), o.ActivationBytes, 36)
+			key = strconv.AppendInt(append(key, '|'), o.TemporaryBytes, 36)
+			key = strconv.AppendUint(append(key, '|'), math.Float64bits(o.ExtraTime), 36)
+		}
+		id, ok := ids[string(key)]
+		if !ok {
+			id = int32(len(s.useful))
+			ids[string(key)] = id
+			s.useful = append(s.useful, usefulOptions(os))
+		}
+		s.class[l] = id
+	}
+}
+
+// alike reports whether layers j and l have the same class, compared directly.
+func (s *Sweep) alike(j, l int) bool {
+	if s.carry(j) != s.carry(l) || len(s.c[j]) != len(s.c[l]) || s.label != nil && s.label(j) != s.label(l) {
+		return false
+	}
+	for i, o := range s.c[j] {
+		x := s.c[l][i]
+		if o.Part != x.Part || o.ActivationBytes != x.ActivationBytes || o.TemporaryBytes != x.TemporaryBytes || math.Float64bits(o.ExtraTime) != math.Float64bits(x.ExtraTime) {
+			return false
+		}
+	}
+	return true
+}
+
+// usefulOptions are the indices of the options that no other dominates (no more
+// activation, temporary bytes and extra time, and less of one, or all the same and
+// earlier): the successors of a dominated option are dominated by those of the option
+// dominating it, from the same state.
+func usefulOptions(os []Option) []int32 {
+	var out []int32
+	for i, o := range os {
+		dominated := false
+		for j, x := range os {
+			le := x.ActivationBytes <= o.ActivationBytes && x.TemporaryBytes <= o.TemporaryBytes && x.ExtraTime <= o.ExtraTime
+			eq := x.ActivationBytes == o.ActivationBytes && x.TemporaryBytes == o.TemporaryBytes && x.ExtraTime == o.ExtraTime
+			if j != i && le && (!eq || j < i) {
+				dominated = true
+				break
+			}
+		}
+		if !dominated {
+			out = append(out, int32(i))
+		}
+	}
+	return out
 }
 
 // Reset starts a range at layer a with no layer in it yet; Extend adds layer a first.
 func (s *Sweep) Reset(a int) {
 	s.a, s.b = a, a-1
-	s.states = append(s.states[:0], state{node: -1})
-	s.nodes = s.nodes[:0]
-	s.seq = 0
+	s.nodes = s.nodes[:s.kept]
+	if s.memo {
+		s.cur, s.in, s.states = 0, -1, s.trie[0].states
+		return
+	}
+	s.in = 0
+	s.buf[0] = append(s.buf[0][:0], state{node: -1})
+	s.states = s.buf[0]
 }
 
 // First and Last are the range's layers (Last < First before the first Extend).
@@ -312,62 +465,122 @@ func (s *Sweep) MaxStates() int { return s.maxStates }
 func (s *Sweep) Extend(keep func(p, m int64, t float64) bool) bool {
 	s.b++
 	l := s.b
-	carry := s.carry(l)
-	s.next = s.next[:0]
-	for _, st := range s.states {
-		for k, o := range s.c[l] {
-			m := max(st.m, o.TemporaryBytes+carry+st.p)
-			if keep != nil && !keep(st.p+o.ActivationBytes, m, st.t+o.ExtraTime) {
-				continue
-			}
-			s.nodes = append(s.nodes, node{parent: st.node, option: int32(k)})
-			s.seq++
-			s.next = append(s.next, state{p: st.p + o.ActivationBytes, m: m, t: st.t + o.ExtraTime,
-				node: int32(len(s.nodes) - 1), order: s.seq})
+	cls := s.class[l]
+	var key uint64
+	if s.cur >= 0 {
+		key = uint64(s.cur)<<32 | uint64(uint32(cls))
+		if ch, ok := s.child[key]; ok && (keep != nil || s.trie[ch].full) {
+			s.cur, s.states = ch, s.trie[ch].states
+			return len(s.states) > 0
 		}
 	}
-	s.made += int64(len(s.next))
+	out := 0
+	if s.in == 0 {
+		out = 1
+	}
+	s.buf[out] = s.merge(s.buf[out][:0], l, s.useful[cls], keep)
 	if s.Exceeded() {
-		s.states = s.states[:0]
+		s.states, s.cur = nil, -1
 		return false
 	}
-	s.prune()
-	s.maxStates = max(s.maxStates, len(s.states))
+	s.maxStates = max(s.maxStates, len(s.buf[out]))
+	if s.cur >= 0 && s.memoStates+len(s.buf[out]) <= memoCap {
+		n := trieNode{states: slices.Clone(s.buf[out]), full: keep == nil && s.trie[s.cur].full}
+		ch, ok := s.child[key]
+		if ok {
+			// A full list where a filtered one was: Best's answers, state indices of
+			// the list replaced, are keyed by the old version.
+			n.version = s.trie[ch].version + 1
+			s.trie[ch] = n
+		} else {
+			ch = int32(len(s.trie))
+			s.trie = append(s.trie, n)
+			s.child[key] = ch
+		}
+		s.memoStates += len(n.states)
+		s.kept = len(s.nodes)
+		s.cur, s.in, s.states = ch, -1, n.states
+		return len(s.states) > 0
+	}
+	s.cur, s.in, s.states = -1, out, s.buf[out]
 	return len(s.states) > 0
 }
 
-// prune keeps the states of next that no other dominates, in s.states: sorted by time
-// (then P, M, insertion), a state is kept when no kept one has P and M no larger, which
-// the staircase of kept (P, M) answers by one binary search.
-func (s *Sweep) prune() {
-	n := s.next
-	slices.SortFunc(n, func(x, y state) int {
-		switch {
-		case x.t != y.t:
-			return cmp.Compare(x.t, y.t)
-		case x.p != y.p:
-			return cmp.Compare(x.p, y.p)
-		case x.m != y.m:
-			return cmp.Compare(x.m, y.m)
-		}
-		return cmp.Compare(x.order, y.order)
-	})
-	s.states = s.states[:0]
-	s.stairs = s.stairs[:0]
-	for _, st := range n {
-		// The kept point with the largest P <= st.p has the least M among those.
-		i := sort.Search(len(s.stairs), func(i int) bool { return s.stairs[i].p > st.p })
-		if i > 0 && s.stairs[i-1].m <= st.m {
-			continue
-		}
-		s.states = append(s.states, st)
-		// Insert (p, m) at i, dropping the points at or after it that it now dominates.
-		j := i
-		for j < len(s.stairs) && s.stairs[j].m >= st.m {
-			j++
-		}
-		s.stairs = slices.Replace(s.stairs, i, j, stair{st.p, st.m})
+// merge appends to dst the states of the range extended by layer l that no other
+// dominates, sorted by time (then P, M, and the order in which they are made: by
+// predecessor, then option). Each option's successors of the range's states, sorted by
+// time, are sorted by time too (adding a constant keeps the order), so the lists are
+// merged rather than sorted; a state is kept when no kept one has P and M no larger,
+// which the staircase of kept (P, M) answers by one binary search.
+func (s *Sweep) merge(dst []state, l int, useful []int32, keep func(p, m int64, t float64) bool) []state {
+	src, os, carry := s.states, s.c[l], s.carry(l)
+	hs := s.heads[:0]
+	for range useful {
+		hs = append(hs, head{i: -1})
 	}
+	s.heads = hs
+	// next moves option k's head to its next successor that keep keeps (i = len(src):
+	// none left).
+	next := func(k int) {
+		o := &os[useful[k]]
+		h := &hs[k]
+		for h.i++; h.i < len(src); h.i++ {
+			st := &src[h.i]
+			h.p, h.m, h.t = st.p+o.ActivationBytes, max(st.m, o.TemporaryBytes+carry+st.p), st.t+o.ExtraTime
+			if keep == nil || keep(h.p, h.m, h.t) {
+				s.made++
+				return
+			}
+		}
+	}
+	for k := range hs {
+		next(k)
+	}
+	s.stairs = s.stairs[:0]
+	for {
+		best := -1
+		for k := range hs {
+			h := &hs[k]
+			if h.i >= len(src) {
+				continue
+			}
+			if best < 0 {
+				best = k
+				continue
+			}
+			b := &hs[best]
+			if h.t < b.t || h.t == b.t && (h.p < b.p || h.p == b.p && (h.m < b.m || h.m == b.m && h.i < b.i)) {
+				best = k
+			}
+		}
+		if best < 0 {
+			break
+		}
+		h := &hs[best]
+		// The kept point with the largest P <= h.p has the least M among those.
+		lo, hi := 0, len(s.stairs)
+		for lo < hi {
+			mid := int(uint(lo+hi) >> 1)
+			if s.stairs[mid].p <= h.p {
+				lo = mid + 1
+			} else {
+				hi = mid
+			}
+		}
+		i := lo
+		if i == 0 || s.stairs[i-1].m > h.m {
+			s.nodes = append(s.nodes, node{parent: src[h.i].node, option: useful[best]})
+			dst = append(dst, state{p: h.p, m: h.m, t: h.t, node: int32(len(s.nodes) - 1)})
+			// Insert (p, m) at i, dropping the points at or after it that it now dominates.
+			j := i
+			for j < len(s.stairs) && s.stairs[j].m >= h.m {
+				j++
+			}
+			s.stairs = slices.Replace(s.stairs, i, j, stair{h.p, h.m})
+		}
+		next(best)
+	}
+	return dst
 }
 
 // Best returns the least extra time of the range on a stage with k microbatches in
@@ -376,6 +589,34 @@ func (s *Sweep) prune() {
 // Among states of equal time the one with the least memory wins.
 func (s *Sweep) Best(budget int64, k int) (extra float64, at int, ok bool) {
 	k1 := int64(max(1, k) - 1)
+	if s.cur >= 0 {
+		// A memoised range is asked again with the same budgets (the same stage from
+		// another start, another probe of the partitioner).
+		key := answerKey{s.cur, s.trie[s.cur].version, k1, budget}
+		if a, hit := s.answers[key]; hit {
+			return a.extra, a.at, a.at >= 0
+		}
+		extra, at, ok = s.best(budget, k1)
+		s.answers[key] = answer{extra, at}
+		return extra, at, ok
+	}
+	return s.best(budget, k1)
+}
+
+// answer is a memoised Best: at -1 where no state fits.
+type answer struct {
+	extra float64
+	at    int
+}
+
+// answerKey is a trie node's list and a query of Best: in flight - 1, budget.
+type answerKey struct {
+	node, version int32
+	k1, budget    int64
+}
+
+// best is Best over the range's states, k1 = in flight - 1.
+func (s *Sweep) best(budget, k1 int64) (extra float64, at int, ok bool) {
 	at = -1
 	var mem int64
 	for i := range s.states {

@@ -250,3 +250,127 @@ func TestSweepBudget(t *testing.T) {
 		t.Fatalf("ok %v, exceeded %v, states %d, made %d", ok, sw.Exceeded(), sw.States(), sw.Made())
 	}
 }
+
+// randomBlocks is a chain of n layers most of which are one block repeated (the same
+// times, sizes and options, as an architecture's blocks are), the others random, with
+// up to three options per layer.
+func randomBlocks(rng *rand.Rand, n int) (*model.Model, recompute.Choices) {
+	m := &model.Model{Name: "blocks", Inputs: []model.Tensor{{ID: "x", Bytes: 20}}}
+	layer := func() (model.Layer, []recompute.Option) {
+		ly := model.Layer{ForwardSeconds: float64(1 + rng.IntN(8)), BackwardSeconds: float64(1 + rng.IntN(16)),
+			ParamBytes: int64(rng.IntN(100)), TemporaryBytes: int64(rng.IntN(60)), ActivationBytes: int64(rng.IntN(200))}
+		os := []recompute.Option{{ActivationBytes: ly.ActivationBytes, TemporaryBytes: ly.TemporaryBytes}}
+		for k := 1 + rng.IntN(2); k > 0; k-- {
+			os = append(os, recompute.Option{Part: recompute.Full,
+				ActivationBytes: int64(rng.IntN(int(ly.ActivationBytes) + 1)),
+				TemporaryBytes:  int64(rng.IntN(80)),
+				ExtraTime:       float64(rng.IntN(8))})
+		}
+		return ly, os
+	}
+	block, blockOptions := layer()
+	prev := "x"
+	c := make(recompute.Choices, n)
+	for l := range n {
+		ly, os := block, blockOptions
+		if rng.IntN(4) == 0 {
+			ly, os = layer()
+		}
+		ly.Name, ly.InputIDs = fmt.Sprintf("l%d", l), []string{prev}
+		out := fmt.Sprintf("t%d", l)
+		ly.Outputs = []model.Tensor{{ID: out, Bytes: 20}}
+		m.Layers = append(m.Layers, ly)
+		c[l] = os
+		prev = out
+	}
+	return m, c
+}
+
+// TestSweepMemoBruteForce: a sweep that memoises ranges of alike layers (Memoize) gives,
+// from every start, for every range and budget at which some choice just fits, the least
+// extra time of every choice of options (costed by the estimator), and a choice of that
+// time that fits; unfiltered, and under a filter that drops the states fitting no
+// budget asked, as core/plan's does. It makes fewer states than a sweep without a memo.
+func TestSweepMemoBruteForce(t *testing.T) {
+	rng := rand.New(rand.NewPCG(22, 7))
+	var made, madeMemo int64
+	for trial := range 100 {
+		n := 2 + rng.IntN(6)
+		m, c := randomBlocks(rng, n)
+		k := 1 + rng.IntN(3)
+		cl := stages(1, 1<<40)
+		opt := estimate.Options{InFlight: func(int) int { return k }}
+		e, err := estimate.New(m, cl, opt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		plain := recompute.NewSweep(c, e.CarryBytes)
+		memo := recompute.NewSweep(c, e.CarryBytes)
+		memo.Memoize(nil)
+		// most is a budget some choices of some ranges exceed: the filter drops them.
+		most := int64(100 + rng.IntN(600))
+		filtered := trial%2 == 1
+		keep := func(p, m int64, _ float64) bool { return m+int64(k-1)*p <= most }
+		// Filtered, then unfiltered over the same memo (its filtered lists replaced, as
+		// core/plan's choice of the options asks after its partitioner's probes).
+		for pass := range 2 {
+			if pass == 0 && !filtered {
+				continue
+			}
+			filtered := filtered && pass == 0
+			sweepAll(t, plain, memo, n, func(a, b int) {
+				if filtered {
+					memo.Extend(keep)
+				} else {
+					memo.Extend(nil)
+				}
+				all := everyChoice(t, m, c, cl, opt, a, b)
+				for _, x := range all {
+					budget := x.passes
+					if filtered && budget > most {
+						continue
+					}
+					want := math.Inf(1)
+					for _, y := range all {
+						if y.passes <= budget {
+							want = min(want, y.extra)
+						}
+					}
+					got, at, ok := memo.Best(budget, k)
+					if !ok || got != want {
+						t.Fatalf("trial %d: [%d, %d], %d in flight, budget %d: memoised sweep %v (%v), brute force %v", trial, a, b, k, budget, got, ok, want)
+					}
+					if p, _, _ := plain.Best(budget, k); p != got {
+						t.Fatalf("trial %d: [%d, %d] budget %d: memoised sweep %v, without memo %v", trial, a, b, budget, got, p)
+					}
+					choice := make([]int, n)
+					copy(choice[a:], memo.Choice(at))
+					r, extra := costOf(t, m, c, cl, opt, choice, 0, a, b)
+					if r.PeakBytes+r.StashBytes > budget || extra != got {
+						t.Fatalf("trial %d: [%d, %d] budget %d: choice %v needs %d with extra %v, want %v", trial, a, b, budget, choice, r.PeakBytes+r.StashBytes, extra, got)
+					}
+				}
+			})
+		}
+		made += plain.Made()
+		madeMemo += memo.Made()
+	}
+	t.Logf("states made: %d without a memo, %d with", made, madeMemo)
+	if madeMemo*4 > made*3 {
+		t.Fatalf("the memo made %d states, the sweep without it %d: ranges of alike layers are not shared", madeMemo, made)
+	}
+}
+
+// sweepAll visits every range [a, b], a ascending then b, with plain reset and extended
+// (unfiltered) and memo reset: visit extends memo.
+func sweepAll(t *testing.T, plain, memo *recompute.Sweep, n int, visit func(a, b int)) {
+	t.Helper()
+	for a := range n {
+		plain.Reset(a)
+		memo.Reset(a)
+		for b := a; b < n; b++ {
+			plain.Extend(nil)
+			visit(a, b)
+		}
+	}
+}
