@@ -205,24 +205,39 @@ func (pc *perLayerCosts) Sweep(a int, visit func(b int, cost func(i int) float64
 
 // choose returns each layer's option under the split: per stage, the fitting choice of
 // least extra time, or, where none fits, the one needing the least memory; and which
-// stages take the whole-stage form (their layers' options are then unused).
-func (pc *perLayerCosts) choose(bounds []int) ([]int, []bool) {
+// stages take the whole-stage form (their layers' options are then unused). With
+// filtered (a split of SolveSweep, every stage of which fits at a cost within the
+// bound), the stages' states are those its sweeps kept (keeper): the stage's best
+// choice is among them, and the memoised ranges serve again; a stage none of them fits
+// is swept again without the filter.
+func (pc *perLayerCosts) choose(bounds []int, filtered bool) ([]int, []bool) {
 	e := pc.e
 	choice := make([]int, e.Layers())
 	whole := make([]bool, len(bounds)-1)
 	for i := 0; i+1 < len(bounds); i++ {
 		a, b := bounds[i], bounds[i+1]-1
-		pc.sc.Reset(a)
-		pc.sw.Reset(a)
-		for l := a; l <= b; l++ {
-			if l > a {
-				pc.sc.ExtendRight()
+		sweep := func(filtered bool) {
+			pc.sc.Reset(a)
+			pc.sw.Reset(a)
+			for l := a; l <= b; l++ {
+				if l > a {
+					pc.sc.ExtendRight()
+				}
+				if filtered {
+					pc.sw.Extend(pc.keeper(a, l, e.Prefix(l+1)-e.Prefix(a)))
+				} else {
+					pc.sw.Extend(nil)
+				}
 			}
-			pc.sw.Extend(nil)
 		}
+		sweep(filtered)
 		always, _ := pc.sc.Always()
 		k := e.InFlight(i)
 		extra, at, ok := pc.sw.Best(pc.alloc[i]-always, k)
+		if !ok && filtered {
+			sweep(false)
+			extra, at, ok = pc.sw.Best(pc.alloc[i]-always, k)
+		}
 		wExtra, wPasses, w := pc.wholeStage(pc.sc, k)
 		switch {
 		case w && always+wPasses <= pc.alloc[i] && (!ok || wExtra < extra):
@@ -347,6 +362,7 @@ func perLayerPlan(e *estimate.Estimator, m *model.Model, c, sc *cluster.Cluster,
 	pc := newPerLayerCosts(e, m, opt.Recompute, opt.RecomputeStages)
 	given := bounds != nil
 	free := false // memory does not bind: nothing is recomputed
+	var modes []fixedMode
 	if bounds == nil {
 		if r, ok := noneBinds(e, m, sc, opt); ok {
 			// Memory does not bind: the split without recomputation attains the least
@@ -375,6 +391,18 @@ func perLayerPlan(e *estimate.Estimator, m *model.Model, c, sc *cluster.Cluster,
 		if r, err := partition.Solve(Costs{el}, partition.MaxCompute); err == nil {
 			pc.Bound(r.MaxCompute * (1 + 1e-9))
 		}
+		if opt.Schedule != nil {
+			// The global modes stated per layer, planned below anyway, are choices too:
+			// the least of their bottlenecks bounds the optimum as the leanest choice's
+			// does, and is often much nearer it (fewer states kept). Not the whole-stage
+			// form's: the estimator's compute leaves out the forward it runs again.
+			modes = pc.fixedModes(m, sc, opt)
+			for _, f := range modes {
+				if !slices.Contains(f.whole, true) {
+					pc.Bound(f.bottleneck * (1 + 1e-9))
+				}
+			}
+		}
 		r, err := partition.SolveSweep(pc)
 		if pc.sw.Exceeded() {
 			return nil, tooManyStates(len(m.Layers), e.Stages())
@@ -386,7 +414,7 @@ func perLayerPlan(e *estimate.Estimator, m *model.Model, c, sc *cluster.Cluster,
 	}
 	choice, whole := make([]int, len(m.Layers)), make([]bool, len(bounds)-1)
 	if !free {
-		choice, whole = pc.choose(bounds)
+		choice, whole = pc.choose(bounds, !given)
 	}
 	if pc.sw.Exceeded() {
 		return nil, tooManyStates(len(m.Layers), e.Stages())
@@ -405,7 +433,10 @@ func perLayerPlan(e *estimate.Estimator, m *model.Model, c, sc *cluster.Cluster,
 	if err != nil {
 		return nil, err
 	}
-	for _, f := range pc.fixedModes(m, sc, opt) {
+	if modes == nil {
+		modes = pc.fixedModes(m, sc, opt)
+	}
+	for _, f := range modes {
 		if p.Schedule != nil && seconds(f.bottleneck)*float64(max(1, opt.Schedule.Microbatches)) >= p.Schedule.MakespanSeconds {
 			// Its busiest device alone computes every microbatch of its slowest stage
 			// (one stage per device: auto is not chunked), so it is no shorter.
