@@ -220,6 +220,26 @@ func Solve(c Costs, obj Objective) (Result, error) {
 	return r, nil
 }
 
+// Bottleneck returns the least bottleneck (max over stages of compute) of any split, as
+// Solve's search finds it before it breaks ties, without the split: Solve's MaxCompute
+// is within a relative 1e-12 above it (ties are broken under that tolerance). It is for
+// callers that need only the value (a bound), at a fraction of Solve's cost.
+func Bottleneck(c Costs) (float64, error) {
+	n, p := c.Layers(), c.Stages()
+	if p < 1 || n < p {
+		return 0, ErrInfeasible
+	}
+	s := newSolver(c)
+	if s.m < p {
+		return 0, ErrInfeasible
+	}
+	best, _ := s.minCompute(inf, false, s.lowerBound(), inf, measured{})
+	if math.IsInf(best.maxC, 1) {
+		return 0, ErrInfeasible
+	}
+	return best.maxC, nil
+}
+
 // breakTies returns, among the splits with the least bottleneck (that of best), one with
 // the least (total, variance). On identical devices every split has the same total: when
 // every stage time is zero all splits tie, and otherwise the DP runs within the bounds

@@ -302,7 +302,7 @@ func applyWholeStages(m *model.Model, e *estimate.Estimator, bounds []int, whole
 // it: when its bottleneck equals that of the best split on devices of unbounded memory,
 // which bounds from below the bottleneck of every split with any recomputation.
 func noneBinds(e *estimate.Estimator, m *model.Model, sc *cluster.Cluster, opt Options) ([]int, bool) {
-	r, err := partition.Solve(Costs{e}, partition.MaxCompute)
+	u, err := partition.Bottleneck(Costs{e})
 	if err != nil {
 		return nil, false
 	}
@@ -317,8 +317,18 @@ func noneBinds(e *estimate.Estimator, m *model.Model, sc *cluster.Cluster, opt O
 	if err != nil {
 		return nil, false
 	}
-	lb, err := partition.Solve(Costs{ef}, partition.MaxCompute)
-	if err != nil || lb.MaxCompute != r.MaxCompute {
+	lb, err := partition.Bottleneck(Costs{ef})
+	if err != nil || u > lb*(1+2e-12) {
+		// Memory binds (Solve's MaxCompute is within a relative 1e-12 of Bottleneck's):
+		// the splits, whose ties Solve breaks, are not needed to tell.
+		return nil, false
+	}
+	r, err := partition.Solve(Costs{e}, partition.MaxCompute)
+	if err != nil {
+		return nil, false
+	}
+	rf, err := partition.Solve(Costs{ef}, partition.MaxCompute)
+	if err != nil || rf.MaxCompute != r.MaxCompute {
 		return nil, false
 	}
 	return r.Boundaries, true
@@ -388,8 +398,8 @@ func perLayerPlan(e *estimate.Estimator, m *model.Model, c, sc *cluster.Cluster,
 		if err != nil {
 			return nil, err
 		}
-		if r, err := partition.Solve(Costs{el}, partition.MaxCompute); err == nil {
-			pc.Bound(r.MaxCompute * (1 + 1e-9))
+		if u, err := partition.Bottleneck(Costs{el}); err == nil {
+			pc.Bound(u * (1 + 1e-9))
 		}
 		if opt.Schedule != nil {
 			// The global modes stated per layer, planned below anyway, are choices too:
@@ -398,7 +408,7 @@ func perLayerPlan(e *estimate.Estimator, m *model.Model, c, sc *cluster.Cluster,
 			// form's: the estimator's compute leaves out the forward it runs again.
 			modes = pc.fixedModes(m, sc, opt)
 			for _, f := range modes {
-				if !slices.Contains(f.whole, true) {
+				if !f.stages {
 					pc.Bound(f.bottleneck * (1 + 1e-9))
 				}
 			}
@@ -437,9 +447,13 @@ func perLayerPlan(e *estimate.Estimator, m *model.Model, c, sc *cluster.Cluster,
 		modes = pc.fixedModes(m, sc, opt)
 	}
 	for _, f := range modes {
-		if p.Schedule != nil && seconds(f.bottleneck)*float64(max(1, opt.Schedule.Microbatches)) >= p.Schedule.MakespanSeconds {
-			// Its busiest device alone computes every microbatch of its slowest stage
-			// (one stage per device: auto is not chunked), so it is no shorter.
+		// Its busiest device alone computes every microbatch of its slowest stage (one
+		// stage per device: auto is not chunked), so where that is no shorter, nor is
+		// the mode's plan: asked of its least bottleneck, then of its split's.
+		longer := func() bool {
+			return p.Schedule != nil && seconds(f.bottleneck)*float64(max(1, opt.Schedule.Microbatches)) >= p.Schedule.MakespanSeconds
+		}
+		if longer() || !f.split() || longer() {
 			continue
 		}
 		q, err := pc.finish(m, c, sc, opt, f.bounds, f.choice, f.whole)
@@ -453,32 +467,56 @@ func perLayerPlan(e *estimate.Estimator, m *model.Model, c, sc *cluster.Cluster,
 	return p, nil
 }
 
-// fixedMode is a global recomputation mode stated per layer: its split, each layer's
-// option, and the stages recomputed whole.
+// fixedMode is a global recomputation mode stated per layer: each layer's option,
+// whether every stage recomputes whole, and, once split is called, its split and which
+// stages recompute whole.
 type fixedMode struct {
 	bounds []int
 	choice []int
 	whole  []bool
-	// bottleneck is its slowest stage's compute per microbatch (the split's MaxCompute).
+	// bottleneck is its least slowest stage's compute per microbatch: before split,
+	// partition.Bottleneck's (which Solve's MaxCompute exceeds by at most a relative
+	// 1e-12); after, the split's MaxCompute.
 	bottleneck float64
+	costs      Costs // its estimator, for split
+	// stages: every stage recomputes whole (the profile's global full).
+	stages bool
+}
+
+// split finds the mode's least-bottleneck split (partition.Solve, ties broken), which
+// only a mode that may beat auto's plan needs; false if none is found.
+func (f *fixedMode) split() bool {
+	if f.bounds != nil {
+		return true
+	}
+	r, err := partition.Solve(f.costs, partition.MaxCompute)
+	if err != nil {
+		return false
+	}
+	f.bounds, f.bottleneck = r.Boundaries, r.MaxCompute
+	f.whole = make([]bool, len(r.Boundaries)-1)
+	for i := range f.whole {
+		f.whole[i] = f.stages
+	}
+	return true
 }
 
 // fixedModes are the global modes auto compares its plan with (perLayerPlan), each with
-// the least-bottleneck split of the model running it: nothing recomputed; each part of
-// Options.RecomputeFixed on every layer that offers it (or an option that dominates it,
-// recompute.Option.Covers); and with Options.RecomputeStages every stage whole, as a
-// profile's global full recomputation is planned (estimate.Options.Recompute). A mode
-// no split fits is left out.
+// the least bottleneck of the model running it (its split found on demand, split):
+// nothing recomputed; each part of Options.RecomputeFixed on every layer that offers it
+// (or an option that dominates it, recompute.Option.Covers); and with
+// Options.RecomputeStages every stage whole, as a profile's global full recomputation is
+// planned (estimate.Options.Recompute). A mode no split fits is left out.
 func (pc *perLayerCosts) fixedModes(m *model.Model, sc *cluster.Cluster, opt Options) []fixedMode {
 	var out []fixedMode
 	n := len(m.Layers)
-	solve := func(mm *model.Model, eo estimate.Options) (partition.Result, bool) {
+	costs := func(mm *model.Model, eo estimate.Options) (Costs, float64, bool) {
 		ef, err := estimate.New(mm, sc, eo)
 		if err != nil {
-			return partition.Result{}, false
+			return Costs{}, 0, false
 		}
-		r, err := partition.Solve(Costs{ef}, partition.MaxCompute)
-		return r, err == nil
+		u, err := partition.Bottleneck(Costs{ef})
+		return Costs{ef}, u, err == nil
 	}
 	parts := append([]string{recompute.None}, opt.RecomputeFixed...)
 	for _, part := range parts {
@@ -490,19 +528,15 @@ func (pc *perLayerCosts) fixedModes(m *model.Model, sc *cluster.Cluster, opt Opt
 				}
 			}
 		}
-		if r, ok := solve(recompute.Apply(m, pc.c, choice), opt.Estimate); ok {
-			out = append(out, fixedMode{bounds: r.Boundaries, choice: choice, whole: make([]bool, len(r.Boundaries)-1), bottleneck: r.MaxCompute})
+		if cs, u, ok := costs(recompute.Apply(m, pc.c, choice), opt.Estimate); ok {
+			out = append(out, fixedMode{choice: choice, bottleneck: u, costs: cs})
 		}
 	}
 	if pc.stages {
 		eo := opt.Estimate
 		eo.Recompute = true
-		if r, ok := solve(m, eo); ok {
-			whole := make([]bool, len(r.Boundaries)-1)
-			for i := range whole {
-				whole[i] = true
-			}
-			out = append(out, fixedMode{bounds: r.Boundaries, choice: make([]int, n), whole: whole, bottleneck: r.MaxCompute})
+		if cs, u, ok := costs(m, eo); ok {
+			out = append(out, fixedMode{choice: make([]int, n), stages: true, bottleneck: u, costs: cs})
 		}
 	}
 	return out
