@@ -104,10 +104,13 @@ func SearchedSchedules() []string { return []string{"1f1b", "gpipe", "interleave
 
 // SearchedRecomputes lists the recomputation modes a training search tries when its query
 // names none: an architecture's, or (architecture false) a profile's, which has no
-// selective recomputation. Per-layer recomputation ("auto") is searched when named: its
-// exact choice among every set of a block's parts makes some candidates' plans take
-// seconds (Llama-3.1-70B on 8 stages of 8 replicas: 14 s for one), too slow for every
-// search.
+// selective recomputation. Per-layer recomputation ("auto") is searched when named: a
+// plan of it now takes milliseconds on Llama-3.1-70B (core/request's
+// BenchmarkRecomputeAuto), but the search plans thousands of auto candidates that its
+// bounds cannot rule out (each also plans the global modes it must beat), and some of
+// DeepSeek-V3's take seconds (2 stages of 9 options a block): with auto in this list,
+// Llama-3.1-70B's search (BenchmarkSearchLlama31_70B) took 20 s of CPU against 4.9 s,
+// and DeepSeek-V3's did not end in 200 s (issue 22).
 func SearchedRecomputes(architecture bool) []string {
 	if architecture {
 		return []string{"none", "selective", "full"}
