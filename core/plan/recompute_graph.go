@@ -155,7 +155,7 @@ func (ae *autoEval) exactGraph(upper float64) (p *Plan, ok bool, err error) {
 		return nil, false, errNoEstimate
 	}
 	pc := newPerLayerCosts(eo, mo, c, ae.opt.RecomputeStages)
-	choice, whole := pc.choose(r.Boundaries)
+	choice, whole := pc.choose(r.Boundaries, false)
 	if pc.sw.Exceeded() {
 		return nil, false, tooManyStates(len(m.Layers), e.Stages())
 	}

@@ -403,7 +403,7 @@ func (ae *autoEval) refine(pg *Plan, md mode) *Plan {
 		return ae.finishChoice(nil, pg.Boundaries, choice, whole, pg)
 	}
 	pc := newPerLayerCosts(e, m, c, ae.opt.RecomputeStages)
-	choice, whole := pc.choose(pg.Boundaries)
+	choice, whole := pc.choose(pg.Boundaries, false)
 	if pc.sw.Exceeded() {
 		return nil
 	}
@@ -467,7 +467,7 @@ func (ae *autoEval) sweepSplit(order []int, budget []int64, like *Plan) *Plan {
 	if err != nil || pc.sw.Exceeded() {
 		return nil
 	}
-	choice, whole := pc.choose(r.Boundaries)
+	choice, whole := pc.choose(r.Boundaries, true)
 	if pc.sw.Exceeded() {
 		return nil
 	}
@@ -614,7 +614,7 @@ func (ae *autoEval) transferBounds() (*Plan, bool, error) {
 		return nil, true, nil
 	}
 	pc := newPerLayerCosts(e, m, ae.opt.Recompute, ae.opt.RecomputeStages)
-	choice, whole := pc.choose(var0)
+	choice, whole := pc.choose(var0, false)
 	q, err := pc.finish(m, ae.c, ae.sc, ae.opt, var0, choice, whole)
 	if err != nil {
 		return nil, false, err
