@@ -353,10 +353,16 @@ func NewSweep(c Choices, carry func(l int) int64) *Sweep {
 // (nil: ""). Extend's keep must then depend only on the range's labels (and may grow
 // stricter with time: a list kept under a laxer filter holds every state a stricter
 // one would, and more). Memory is bounded (memoCap states); past it, ranges are swept
-// as without a memo.
+// as without a memo, and so they are where the layers fall in more classes than half
+// their number.
 func (s *Sweep) Memoize(label func(l int) string) {
-	s.label, s.memo = label, true
+	s.label = label
 	s.classify()
+	// Where most layers are unlike (a measured profile), few ranges share their states:
+	// the memo would only hold every list swept.
+	if s.memo = 2*len(s.useful) <= len(s.c); !s.memo {
+		return
+	}
 	s.trie = []trieNode{{states: []state{{node: -1}}, full: true}}
 	s.child = map[uint64]int32{}
 	s.answers = map[answerKey]answer{}
