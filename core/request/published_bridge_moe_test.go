@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"pipeplan/core/arch"
+	"pipeplan/core/cluster"
 	"pipeplan/core/wire"
 )
 
@@ -224,7 +225,7 @@ func (c bridgeMoERun) request(t *testing.T) *wire.Request {
 	a := bridgeMoEModel(t, c.model)
 	a.Seq, a.Framework, a.Attention = c.seq, "cuda-graphs", teAttention(c.device)
 	if !c.attentionGraphed() {
-		host := bridgeHostKernelSeconds
+		host := bridgeHostKernelSeconds(t)
 		a.HostKernelSeconds = &host
 	}
 	perNode := 8
@@ -279,13 +280,19 @@ func (c bridgeMoERun) attentionGraphed() bool {
 // bridgeHostKernelSeconds is the host time per kernel of a layer's kernels that its recipe
 // does not capture in CUDA graphs (attentionGraphed): Megatron-Core's modules and
 // Transformer Engine's launch them from Python, each through its module's Python code
-// and PyTorch's dispatcher, which eager PyTorch's operators cost 15 us
-// (cluster.eagerOpSeconds, measured); they are planned as the request's
-// host_kernel_seconds. Fitted: 20 us, the first of 15, 20 and 25 us that brings the
-// microbatch-1 runs on x86 B200s within 25% (Qwen3 30B-A3B on 8 B200s, MXFP8, NeMo
-// 26.02: +29.7% at 0 or 15 us, +1.3% at 20, -17.3% at 25). Across the runs that capture no
-// attention it is a threshold: below about 15 us no pass here is host-bound.
-const bridgeHostKernelSeconds = 20e-6
+// and PyTorch's dispatcher, which eager PyTorch's operators cost (cluster's eager
+// framework's HostKernelSeconds, measured on the H100 with tools/measure/steps.py);
+// they are planned as the request's host_kernel_seconds. Not fitted to these runs: 20 us
+// (the first of 15, 20 and 25 us bringing Qwen3 30B-A3B on 8 B200s, MXFP8, NeMo 26.02
+// within 25%) gave 7.3%, +4.2% and 22 runs beyond 25% against 7.8%, +5.7% and 27 at the
+// measured figure, an in-sample fit this test does not use.
+func bridgeHostKernelSeconds(t *testing.T) float64 {
+	fw, err := cluster.LookupFramework(cluster.Eager)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fw.HostKernelSeconds
+}
 
 // TestBridgeMoEPublishedRuns plans each mixture-of-experts run of Megatron-Bridge's
 // performance summary as it ran and compares tokens per second per GPU. Every run must
@@ -311,11 +318,11 @@ func TestBridgeMoEPublishedRuns(t *testing.T) {
 	// it here. gpt-oss's 24 runs (+62% median) came to +37% with what Megatron-Core runs
 	// eagerly for it (the experts' activation clamp and second bias, the YaRN-scaled
 	// rotary embedding): 34 runs beyond 25% to 27. Host time where the recipe does not
-	// capture the attention in CUDA graphs (bridgeHostKernelSeconds: the microbatch-1
-	// runs on x86 B200s) brings it to 7.3%, +4.2%, 22 beyond 25%; gpt-oss's runs (+36%
-	// median) are most of what is left.
+	// capture the attention in CUDA graphs, at eager PyTorch's measured cost per kernel
+	// (bridgeHostKernelSeconds: the microbatch-1 runs on x86 B200s), brings it to 7.8%,
+	// +5.7%, 27 beyond 25%; gpt-oss's runs are most of what is left.
 	if abs > 0.09 || signed > 0.07 {
-		t.Errorf("median |error| %.1f%%, signed median %+.1f%%: want at most 9%% and +7%% (was 7.3%%, +4.2%%)", 100*abs, 100*signed)
+		t.Errorf("median |error| %.1f%%, signed median %+.1f%%: want at most 9%% and +7%% (was 7.8%%, +5.7%%)", 100*abs, 100*signed)
 	}
 }
 
