@@ -61,6 +61,8 @@ const frameGaps = `(() => {
 		last = now;
 		g.max = Math.max(g.max, d);
 		if (d > 100) g.over100++;
+		const t = window.pipeplanTimings;
+		if (t && t !== g.last) { g.last = t; g.renders = (g.renders || 0) + 1; g.build = Math.max(g.build || 0, t.build_ms); g.render = Math.max(g.render || 0, t.render_ms); }
 		if (g.running) requestAnimationFrame(tick);
 	};
 	g.stop = () => { g.running = false; };
