@@ -250,7 +250,11 @@ func (a *App) window() wire.Window {
 func (a *App) refetch() {
 	v := a.View
 	sw, n := a.StageWindow(), a.LayerCount()
-	if v == nil || (sw.Start >= v.StageStart && sw.End <= v.StageStart+wire.ViewStages) &&
+	held := 0 // the stages the view holds
+	if v != nil && v.Result != nil && v.Result.Plan != nil {
+		held = len(v.Result.Plan.Stages)
+	}
+	if v == nil || (sw.Start >= v.StageStart && sw.End <= v.StageStart+held) &&
 		(a.LayerStart >= v.LayerStart && min(a.LayerStart+LayerPageSize, n) <= v.LayerStart+wire.ViewLayers) {
 		return
 	}
