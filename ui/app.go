@@ -264,7 +264,10 @@ func (a *App) refetch() {
 		nv := new(wire.View)
 		err := a.call(nil, "window", nv, strconv.Itoa(v.Handle), w)
 		a.update(func() {
-			if seq != a.planSeq || a.View != v {
+			// Windows asked for one after another (a person paging fast) may come in
+			// any order: each of the plan shown is shown, and the rows the tables show
+			// by then are asked for if it does not hold them.
+			if seq != a.planSeq || a.View == nil || a.View.Handle != v.Handle {
 				return
 			}
 			if err != nil || nv.Result == nil {
@@ -272,6 +275,7 @@ func (a *App) refetch() {
 				return
 			}
 			a.show(nv, a.OptView)
+			a.refetch()
 		})
 	})
 }
