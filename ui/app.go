@@ -86,8 +86,10 @@ type App struct {
 	// View and OptView are Res and Opt as the planner cut them (Res is View.Result):
 	// windows of their stages and layers, and what the page draws of the rest.
 	View, OptView *wire.View
-	// bars are the stage bars of View and OptView, made once per view.
-	bars barMemo
+	// bars are the stage bars of View and OptView, made once per view; timeline the
+	// Schedule panel's timeline of View.
+	bars     barMemo
+	timeline timelineMemo
 	// Elapsed is how long the last replan took (both runs when there is a manual split).
 	Elapsed time.Duration
 	// Replans counts the replans, for tests that wait for the next one.
