@@ -86,8 +86,10 @@ type App struct {
 	// View and OptView are Res and Opt as the planner cut them (Res is View.Result):
 	// windows of their stages and layers, and what the page draws of the rest.
 	View, OptView *wire.View
-	// bars are the stage bars of View and OptView, made once per view.
-	bars barMemo
+	// bars are the stage bars of View and OptView, made once per view; timeline the
+	// Schedule panel's timeline of View.
+	bars     barMemo
+	timeline timelineMemo
 	// Elapsed is how long the last replan took (both runs when there is a manual split).
 	Elapsed time.Duration
 	// Replans counts the replans, for tests that wait for the next one.
@@ -250,7 +252,11 @@ func (a *App) window() wire.Window {
 func (a *App) refetch() {
 	v := a.View
 	sw, n := a.StageWindow(), a.LayerCount()
-	if v == nil || (sw.Start >= v.StageStart && sw.End <= v.StageStart+wire.ViewStages) &&
+	held := 0 // the stages the view holds
+	if v != nil && v.Result != nil && v.Result.Plan != nil {
+		held = len(v.Result.Plan.Stages)
+	}
+	if v == nil || (sw.Start >= v.StageStart && sw.End <= v.StageStart+held) &&
 		(a.LayerStart >= v.LayerStart && min(a.LayerStart+LayerPageSize, n) <= v.LayerStart+wire.ViewLayers) {
 		return
 	}
@@ -260,7 +266,10 @@ func (a *App) refetch() {
 		nv := new(wire.View)
 		err := a.call(nil, "window", nv, strconv.Itoa(v.Handle), w)
 		a.update(func() {
-			if seq != a.planSeq || a.View != v {
+			// Windows asked for one after another (a person paging fast) may come in
+			// any order: each of the plan shown is shown, and the rows the tables show
+			// by then are asked for if it does not hold them.
+			if seq != a.planSeq || a.View == nil || a.View.Handle != v.Handle {
 				return
 			}
 			if err != nil || nv.Result == nil {
@@ -268,6 +277,7 @@ func (a *App) refetch() {
 				return
 			}
 			a.show(nv, a.OptView)
+			a.refetch()
 		})
 	})
 }

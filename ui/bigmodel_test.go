@@ -101,3 +101,56 @@ func TestViewWindows(t *testing.T) {
 		t.Errorf("the bar: %d segments", len(bar.Segments))
 	}
 }
+
+// laterHost runs the page's background work when the test says (run), so that answers
+// can come in another order than they were asked for.
+type laterHost struct {
+	fakeHost
+	queue []func()
+}
+
+func (h *laterHost) Background(f func()) { h.queue = append(h.queue, f) }
+
+// TestViewWindowsPagedFast: a person pages three times before the planner answers; the
+// stage table then shows the rows of where the person is, as the whole result has them,
+// whether the windows come back in the order asked for or the reverse (the first answer
+// replaced the view the later two were asked from, which then were dropped, leaving the
+// table on rows the view did not hold).
+func TestViewWindowsPagedFast(t *testing.T) {
+	h := &laterHost{}
+	a := NewApp(nil, &h.fakeHost, local)
+	a.SetPlanOption("microbatches", "1")
+	importStored(a, "chain-3000.json", chain(3000))
+	a.SetCluster("count", "300")
+	if a.Err != nil || a.StageCount() != 300 || len(a.Res.Plan.Stages) != wire.ViewStages {
+		t.Fatalf("err %v, %d stages, %d held", a.Err, a.StageCount(), len(a.Res.Plan.Stages))
+	}
+	whole := new(wire.Result)
+	if err := json.Unmarshal(a.ResultJSON(), whole); err != nil {
+		t.Fatal(err)
+	}
+	a.Host = h
+	for _, reverse := range []bool{false, true} {
+		for range 3 {
+			a.PageStages(StagePageSize)
+		}
+		for len(h.queue) > 0 {
+			i := 0
+			if reverse {
+				i = len(h.queue) - 1
+			}
+			f := h.queue[i]
+			h.queue = append(h.queue[:i], h.queue[i+1:]...)
+			f()
+		}
+		want := 150
+		if reverse {
+			want = 250 // the last page: 300 stages
+		}
+		rows := a.Rows()
+		if w := a.StageWindow(); w.Start != want || len(rows) != StagePageSize || rows[0].Stage != want ||
+			rows[0].Layers != wire.LayerRuns(whole.Plan.StageLayers(want)) || rows[49].Layers != wire.LayerRuns(whole.Plan.StageLayers(want+49)) {
+			t.Errorf("reverse %v: stages from %d: %d rows, the first %+v", reverse, w.Start, len(rows), rows[0])
+		}
+	}
+}

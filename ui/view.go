@@ -310,8 +310,12 @@ type Timeline struct {
 	Width, Height, RowH, Left float64
 	Rows                      []TimelineRow
 	Ops                       []TimelineOp
-	Ticks                     []Tick
-	Makespan                  string
+	// Merged are the operations narrower than minOpWidth, drawn as one path per device
+	// and kind, not as an element each (a long schedule's 2,000 operations were 8,000
+	// elements, 400 ms of the page's thread to build and draw).
+	Merged   []TimelineMerged
+	Ticks    []Tick
+	Makespan string
 	// InFlight are step charts (SVG polyline points) of microbatches in flight per stage.
 	InFlight                  []Polyline
 	InFlightHeight, InFlightY float64
@@ -335,6 +339,25 @@ type TimelineOp struct {
 	Text       string // the microbatch, when it fits
 	Title      string
 }
+
+// TimelineMerged is a device's operations of one kind (Class) too narrow to tell apart,
+// as SVG path data of rectangles (D, at most maxPathBytes: a long string is not drawn
+// through vugu's render buffer; more are further paths of the same device and kind),
+// and a title saying how many there are.
+type TimelineMerged struct {
+	Class string
+	D     string
+	Title string
+	kind  wire.OpKind
+	n     int // the device's operations of the kind, in its first path
+}
+
+// minOpWidth is the width (SVG units, pixels at 1:1) under which an operation is drawn
+// in its device's merged path; maxPathBytes bounds a path's data.
+const (
+	minOpWidth   = 3
+	maxPathBytes = 12 << 10
+)
 
 // Tick is a time axis tick.
 type Tick struct {
@@ -436,6 +459,7 @@ func NewTimeline(s *wire.ScheduleResult) (t Timeline, drawn, total int) {
 			busy = fmt.Sprintf("busy %.0f%%", 100*s.BusySeconds[d]/span)
 		}
 		t.Rows = append(t.Rows, TimelineRow{Y: y, Label: fmt.Sprintf("device %d", d), Busy: busy})
+		first := len(t.Merged) // this device's merged paths are t.Merged[first:]
 		for _, e := range evs {
 			total++
 			if drawn >= maxTimelineOps {
@@ -451,12 +475,45 @@ func NewTimeline(s *wire.ScheduleResult) (t Timeline, drawn, total int) {
 				mb = "dummy"
 				op.Class += " op-dummy"
 			}
+			if op.W < minOpWidth {
+				// The device's path of this kind with room left (the last one of it).
+				i, head := -1, -1
+				for j := first; j < len(t.Merged); j++ {
+					if t.Merged[j].Class == op.Class {
+						i = j
+						if head < 0 {
+							head = j
+						}
+					}
+				}
+				r := rectPath(op.X, op.Y, op.W, op.H)
+				if i < 0 || len(t.Merged[i].D)+len(r) > maxPathBytes {
+					t.Merged = append(t.Merged, TimelineMerged{Class: op.Class, kind: e.Kind})
+					i = len(t.Merged) - 1
+					if head < 0 {
+						head = i
+					}
+				}
+				t.Merged[i].D += r
+				t.Merged[head].n++
+				continue
+			}
 			if op.W >= float64(len(mb)+1)*7 {
 				op.Text = string(e.Kind) + mb
 			}
 			op.Title = fmt.Sprintf("device %d, stage %d: %s of microbatch %s, %s to %s", d, e.Stage, opName(e.Kind), mb,
 				units.Time(e.StartSeconds, model.Seconds), units.Time(e.EndSeconds, model.Seconds))
 			t.Ops = append(t.Ops, op)
+		}
+		for i := first; i < len(t.Merged); i++ {
+			if m := &t.Merged[i]; m.n > 0 {
+				m.Title = fmt.Sprintf("device %d: %s of %d operations too short to draw apart", d, opName(m.kind), m.n)
+				for j := i + 1; j < len(t.Merged); j++ {
+					if t.Merged[j].Class == m.Class {
+						t.Merged[j].Title = m.Title
+					}
+				}
+			}
 		}
 		y += t.RowH
 	}
@@ -486,6 +543,21 @@ func NewTimeline(s *wire.ScheduleResult) (t Timeline, drawn, total int) {
 	}
 	t.Height = t.InFlightY + float64(len(t.InFlight))*(t.InFlightHeight+8) + 24
 	return t, drawn, total
+}
+
+// rectPath is SVG path data of a rectangle.
+func rectPath(x, y, w, h float64) string {
+	b := []byte{'M'}
+	b = strconv.AppendFloat(b, x, 'f', 1, 64)
+	b = append(b, ' ')
+	b = strconv.AppendFloat(b, y, 'f', 1, 64)
+	b = append(b, 'h')
+	b = strconv.AppendFloat(b, w, 'f', 2, 64)
+	b = append(b, 'v')
+	b = strconv.AppendFloat(b, h, 'f', 1, 64)
+	b = append(b, 'h')
+	b = strconv.AppendFloat(b, -w, 'f', 2, 64)
+	return string(append(b, 'z'))
 }
 
 func opName(k wire.OpKind) string {

@@ -11,11 +11,15 @@ package wire
 
 // The bounds of a View.
 const (
-	// ViewStages is the most stages of a window; ViewLayers the most layers.
-	ViewStages = 100
+	// ViewStages is the most stages of a window of a plan over ViewGroups stages (a
+	// plan up to ViewGroups stages is held whole, for the stage bar draws each stage):
+	// a page of the stage table, which the page asks for as a person pages; each stage
+	// is about 620 bytes of JSON, which the page's thread decodes. ViewLayers is the
+	// most layers.
+	ViewStages = 50
 	ViewLayers = 100
 	// ViewGroups is the most segments of the stage bar: more stages are drawn in groups
-	// of consecutive stages (ViewStages, so that a plan up to it is drawn stage by stage).
+	// of consecutive stages, so that a plan up to it is drawn stage by stage.
 	ViewGroups = 100
 	// ViewDevices is the most devices (pipeline stages) of the schedule a View keeps:
 	// the timeline's rows, their busy times and their microbatches in flight.
@@ -30,7 +34,7 @@ const (
 )
 
 // Window is which rows a View holds: Stages from StageStart, layers from LayerStart
-// (each at most ViewStages and ViewLayers).
+// (at most ViewStages stages of a plan over ViewGroups stages, and ViewLayers layers).
 type Window struct {
 	StageStart int `json:"stage_start"`
 	LayerStart int `json:"layer_start"`
@@ -38,7 +42,8 @@ type Window struct {
 
 // View is a result cut to what a page draws (Cut).
 type View struct {
-	// Result is the result with its lists cut: Plan.Stages from StageStart,
+	// Result is the result with its lists cut: Plan.Stages from StageStart (every
+	// stage of a plan up to ViewGroups stages),
 	// Model.LayerNames and LayerCosts from LayerStart, the schedule's lists to its first
 	// ViewDevices devices and ViewEvents operations, its in-flight samples decimated, and
 	// Devices to ViewDeviceSteps.
@@ -119,8 +124,12 @@ func Cut(r *Result, w Window) *View {
 		if v.Stages > ViewGroups {
 			v.Groups = Groups(p, (v.Stages+ViewGroups-1)/ViewGroups)
 		}
-		v.StageStart = max(0, min(w.StageStart, v.Stages-ViewStages))
-		cp.Stages = p.Stages[v.StageStart:min(v.Stages, v.StageStart+ViewStages)]
+		size := ViewStages
+		if v.Stages <= ViewGroups {
+			size = v.Stages // the stage bar draws each stage
+		}
+		v.StageStart = max(0, min(w.StageStart, v.Stages-size))
+		cp.Stages = p.Stages[v.StageStart:min(v.Stages, v.StageStart+size)]
 		if end > v.LayerStart {
 			v.LayerStages = make([]int, end-v.LayerStart)
 			for i := range v.LayerStages {

@@ -70,9 +70,14 @@ func TestCut(t *testing.T) {
 			if v.Stages != len(p.Stages) {
 				t.Errorf("stages %d, want %d", v.Stages, len(p.Stages))
 			}
-			wantStart := max(0, min(c.w.StageStart, len(p.Stages)-wire.ViewStages))
+			// A plan drawn stage by stage is held whole; a larger one a page at a time.
+			size := len(p.Stages)
+			if size > wire.ViewGroups {
+				size = wire.ViewStages
+			}
+			wantStart := max(0, min(c.w.StageStart, len(p.Stages)-size))
 			got := v.Result.Plan.Stages
-			if v.StageStart != wantStart || len(got) != min(wire.ViewStages, len(p.Stages)) {
+			if v.StageStart != wantStart || len(got) != size {
 				t.Fatalf("stages from %d, %d of them; want from %d", v.StageStart, len(got), wantStart)
 			}
 			for i, s := range got {
@@ -170,5 +175,26 @@ func TestDecimate(t *testing.T) {
 	}
 	if short := s[:600]; len(wire.Decimate(short, 600)) != 600 {
 		t.Error("a chart of the limit was decimated")
+	}
+}
+
+// TestViewBounded: what the page's thread decodes of a plan does not grow with the plan.
+// Less the plan's boundaries (an int per stage, which the page shows whole), the view of
+// 20,000 layers on 3,000 stages is the size of the view of 2,000 layers on 200 stages:
+// a page of stages, a window of layers, the stage bar's groups, and the first devices of
+// the schedule.
+func TestViewBounded(t *testing.T) {
+	size := func(layers, devices int) (all, bounds int) {
+		v := wire.Cut(run(t, layers, devices, 1), wire.Window{StageStart: devices / 2, LayerStart: layers / 2})
+		b, _ := json.Marshal(v)
+		bb, _ := json.Marshal(v.Result.Plan.Boundaries)
+		return len(b), len(bb)
+	}
+	smallAll, smallBounds := size(2000, 200)
+	bigAll, bigBounds := size(20000, 3000)
+	small, big := smallAll-smallBounds, bigAll-bigBounds
+	t.Logf("views: %d bytes for 2,000 layers on 200 stages (%d of boundaries), %d for 20,000 on 3,000 (%d of boundaries)", smallAll, smallBounds, bigAll, bigBounds)
+	if big > small+small/20 || big > 96<<10 {
+		t.Errorf("less the boundaries, the view of 20,000 layers on 3,000 stages is %d bytes, that of 2,000 on 200 %d (want within 5%%, and at most 96 KiB)", big, small)
 	}
 }

@@ -61,6 +61,8 @@ const frameGaps = `(() => {
 		last = now;
 		g.max = Math.max(g.max, d);
 		if (d > 100) g.over100++;
+		const t = window.pipeplanTimings;
+		if (t && t !== g.last) { g.last = t; g.renders = (g.renders || 0) + 1; g.build = Math.max(g.build || 0, t.build_ms); g.render = Math.max(g.render || 0, t.render_ms); }
 		if (g.running) requestAnimationFrame(tick);
 	};
 	g.stop = () => { g.running = false; };
@@ -193,10 +195,14 @@ func TestBrowserLongText(t *testing.T) {
 		b.set("#cluster-replicas", "1", "input")
 		b.waitLong("Llama-3-8B's plan", `document.querySelector("#summary")?.textContent.startsWith("35 layers on 4 stages")`, time.Minute)
 		b.tab("plan")
+		// The frames while the long schedule comes and is drawn (its view holds the
+		// timeline's 2,000 operations, the most of any view).
+		tr := measure(b)
 		b.set("#plan-microbatches", "1024", "input")
 		b.waitLong("1,024 microbatches", `/, 1,?024 microbatches:/.test(document.querySelector("#summary")?.textContent)`, time.Minute)
 		b.tab("schedule")
 		b.waitFor("the timeline", `document.querySelectorAll("#panel-schedule .inflight polyline").length >= 4`)
+		measured(b, tr, "1,024 microbatches, then the Schedule panel")
 		longest := do(b, "the longest points", chromedp.Evaluate[int](`Math.max(...[...document.querySelectorAll("#panel-schedule polyline")].map(p => p.getAttribute("points").length))`))
 		if longest > 16384 {
 			t.Errorf("a polyline of %d bytes of points", longest)
