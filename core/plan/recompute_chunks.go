@@ -171,3 +171,14 @@ func chunkSplits(n, S, limit int, f func(bounds []int)) bool {
 	rec(1, 0)
 	return true
 }
+
+// maxTransfer is the largest transfer of the chunks of the interleaved split bounds (the
+// transfer term of the compute+transfer objective, which does not depend on what the
+// chunks recompute).
+func (ae *autoEval) maxTransfer(bounds []int) float64 {
+	var t float64
+	for j := range len(bounds) - 1 {
+		t = max(t, ae.e.Transfer(j, bounds[j], bounds[j+1]-1))
+	}
+	return t
+}

@@ -90,16 +90,36 @@ func autoElsewhere(e *estimate.Estimator, m *model.Model, c, sc *cluster.Cluster
 	if ae.chunked && bounds == nil {
 		// Few enough splits: each with its devices' optimal choices (deviceChoice), the
 		// least bottleneck found among them all.
-		var bestB []int
-		least := math.Inf(1)
+		var bestB, bestC []int
+		least, leastC := math.Inf(1), math.Inf(1)
+		// Under compute+transfer a split's transfers do not depend on what its chunks
+		// recompute: its least objective is its devices' least slowest chunk plus its
+		// largest transfer.
 		exact = chunkSplits(len(m.Layers), len(sc.Devices), MaxChunkSplits, func(b []int) {
-			if _, _, u, ok := ae.deviceChoice(b); ok && u < least {
+			_, _, u, ok := ae.deviceChoice(b)
+			if !ok {
+				return
+			}
+			if u < leastC {
+				leastC, bestC = u, b
+			}
+			if opt.Objective == partition.MaxComputePlusTransfer {
+				u += ae.maxTransfer(b)
+			}
+			if u < least {
 				least, bestB = u, b
 			}
 		})
-		if bestB != nil {
-			choice, whole, _, _ := ae.deviceChoice(bestB)
-			keep(ae.finishChoice(nil, bestB, choice, whole, nil))
+		// The least objective's split, and under compute+transfer also the least
+		// compute's (a candidate whose simulated step may be shorter).
+		for _, b := range [][]int{bestB, bestC} {
+			if b != nil {
+				choice, whole, _, _ := ae.deviceChoice(b)
+				keep(ae.finishChoice(nil, b, choice, whole, nil))
+			}
+			if opt.Objective != partition.MaxComputePlusTransfer {
+				break
+			}
 		}
 	}
 	if !ae.chunked && bounds == nil && opt.Objective == partition.MaxComputePlusTransfer && (!opt.Graph || dagsplit.IsChain(newGraphCosts(e, m))) {

@@ -459,13 +459,22 @@ func bruteGraph(t *testing.T, m *model.Model, c recompute.Choices, cl *cluster.C
 	return best, none
 }
 
-// TestPerLayerChunksBruteForce: under an interleaved schedule (two chunks per device,
+// TestPerLayerChunksBruteForce: under an interleaved schedule, with either objective (two chunks per device,
 // sharing its memory), per-layer recomputation's plan has the least bottleneck over
 // every split and every choice of options whose devices all fit (each planned as a given
 // split is: Evaluate, whose chunks' limits are their devices' shares), unless a plan of
 // a shorter step replaced it (then its step is shorter than every least-bottleneck
 // plan's); and it says it is exact.
 func TestPerLayerChunksBruteForce(t *testing.T) {
+	for _, obj := range []partition.Objective{partition.MaxCompute, partition.MaxComputePlusTransfer} {
+		t.Run(obj.String(), func(t *testing.T) { perLayerChunksBruteForce(t, obj) })
+	}
+}
+
+// perLayerChunksBruteForce is TestPerLayerChunksBruteForce under the objective obj (the
+// plan's Bottleneck); under compute+transfer the links are slow enough that transfers
+// weigh on the split.
+func perLayerChunksBruteForce(t *testing.T, obj partition.Objective) {
 	rng := rand.New(rand.NewPCG(22, 13))
 	solved, bound, replaced := 0, 0, 0
 	for trial := range 60 {
@@ -474,7 +483,10 @@ func TestPerLayerChunksBruteForce(t *testing.T) {
 		for range 2 {
 			cl.Devices = append(cl.Devices, cluster.Device{MemoryBytes: int64(250 + rng.IntN(900))})
 		}
-		opt := Options{Schedule: &ScheduleOptions{Config: schedule.Config{Kind: schedule.Interleaved, Chunks: 2, Microbatches: 4}}}
+		if obj == partition.MaxComputePlusTransfer {
+			cl.Links = []cluster.Link{{BytesPerSecond: 1 + rng.Float64()*10}}
+		}
+		opt := Options{Objective: obj, Schedule: &ScheduleOptions{Config: schedule.Config{Kind: schedule.Interleaved, Chunks: 2, Microbatches: 4}}}
 		least, step, none := math.Inf(1), math.Inf(1), math.Inf(1)
 		n := len(m.Layers)
 		choice := make([]int, n)
@@ -494,13 +506,13 @@ func TestPerLayerChunksBruteForce(t *testing.T) {
 					return
 				}
 				switch {
-				case p.MaxCompute < least*(1-1e-12):
-					least, step = p.MaxCompute, p.Schedule.MakespanSeconds
-				case p.MaxCompute <= least*(1+1e-12):
+				case p.Bottleneck < least*(1-1e-12):
+					least, step = p.Bottleneck, p.Schedule.MakespanSeconds
+				case p.Bottleneck <= least*(1+1e-12):
 					step = min(step, p.Schedule.MakespanSeconds)
 				}
 				if !slices.ContainsFunc(choice, func(k int) bool { return k != 0 }) {
-					none = min(none, p.MaxCompute)
+					none = min(none, p.Bottleneck)
 				}
 			}
 			rec(0)
@@ -517,12 +529,12 @@ func TestPerLayerChunksBruteForce(t *testing.T) {
 		if err != nil {
 			t.Fatalf("trial %d: %v, brute force %v", trial, err, least)
 		}
-		if !fitsAll(pl) || pl.RecomputeHeuristic != "" || pl.MaxCompute < least*(1-1e-9) {
-			t.Fatalf("trial %d: bottleneck %v (%q), brute force %v", trial, pl.MaxCompute, pl.RecomputeHeuristic, least)
+		if !fitsAll(pl) || pl.RecomputeHeuristic != "" || pl.Bottleneck < least*(1-1e-9) {
+			t.Fatalf("trial %d: bottleneck %v (%q), brute force %v", trial, pl.Bottleneck, pl.RecomputeHeuristic, least)
 		}
-		if pl.MaxCompute > least*(1+1e-9) {
+		if pl.Bottleneck > least*(1+1e-9) {
 			if pl.Schedule.MakespanSeconds >= step*(1-1e-12) {
-				t.Fatalf("trial %d: bottleneck %v, brute force %v, and its step %v is no shorter than %v", trial, pl.MaxCompute, least, pl.Schedule.MakespanSeconds, step)
+				t.Fatalf("trial %d: bottleneck %v, brute force %v, and its step %v is no shorter than %v", trial, pl.Bottleneck, least, pl.Schedule.MakespanSeconds, step)
 			}
 			replaced++
 		}
