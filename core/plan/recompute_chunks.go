@@ -8,8 +8,8 @@ import (
 )
 
 // maxChunkCombos bounds the combinations of its chunks' choices deviceChoice tries for
-// one device.
-const maxChunkCombos = 1 << 16
+// one device (a variable so that tests can make it small).
+var maxChunkCombos = 1 << 16
 
 // chunkState is one choice for a chunk of an interleaved split: its extra time (device
 // 0's unit), what each of its microbatches in flight keeps between passes and what it
@@ -38,11 +38,14 @@ func stateOf(extra float64, unit, peak int64) chunkState {
 // least slowest chunk on it (then the least total): over every combination of its
 // chunks' undominated choices, each device alone, as the devices share nothing. It
 // returns each layer's option and the chunks recomputing whole, the slowest chunk's
-// compute, and false where some device fits no combination (or has too many to try).
+// compute, and false where some device fits no combination, or where it gave up (too
+// many combinations to try, too many trade-offs in a chunk's sweep: ae.chunkGaveUp says
+// so, and the plan is then not proven optimal).
 func (ae *autoEval) deviceChoice(bounds []int) (choice []int, whole []bool, bottleneck float64, ok bool) {
 	e, m, c := ae.e, ae.m, ae.opt.Recompute
 	d, err := newDevicesOf(e, ae.c, ae.opt)
 	if err != nil {
+		ae.chunkGaveUp = true
 		return nil, nil, 0, false
 	}
 	S := len(bounds) - 1
@@ -62,6 +65,7 @@ func (ae *autoEval) deviceChoice(bounds []int) (choice []int, whole []bool, bott
 			sw.Extend(nil)
 		}
 		if sw.Exceeded() {
+			ae.chunkGaveUp = true
 			return nil, nil, 0, false
 		}
 		sweeps[j] = sw
@@ -90,7 +94,11 @@ func (ae *autoEval) deviceChoice(bounds []int) (choice []int, whole []bool, bott
 		combos := 1
 		for _, j := range chunks {
 			combos *= len(states[j])
-			if combos > maxChunkCombos || combos == 0 {
+			if combos == 0 {
+				return nil, nil, 0, false // a chunk fits no choice
+			}
+			if combos > maxChunkCombos {
+				ae.chunkGaveUp = true
 				return nil, nil, 0, false
 			}
 		}

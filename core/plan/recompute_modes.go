@@ -188,8 +188,15 @@ func autoElsewhere(e *estimate.Estimator, m *model.Model, c, sc *cluster.Cluster
 		}
 		exact = ok
 	}
+	if ae.chunkGaveUp {
+		exact = false // some device's chunks were not chosen for exactly
+	}
 	if best == nil {
 		if fallback != nil {
+			if ae.chunkGaveUp {
+				// That nothing fits is not proven either.
+				fallback.RecomputeHeuristic = ae.why()
+			}
 			return fallback, nil
 		}
 		el, err := estimate.New(m, sc, opt.Estimate)
@@ -261,6 +268,9 @@ type autoEval struct {
 	e          *estimate.Estimator // of m on sc, nothing recomputed
 	chunked    bool
 	transferCp bool // the exact method gave up (too many transfer bounds)
+	// chunkGaveUp: deviceChoice gave up on some split (too many combinations of a
+	// device's chunks' choices, or too many trade-offs in a chunk's sweep).
+	chunkGaveUp bool
 	// tooManyIdeals: the exact graph method gave up (more ideals than it enumerates);
 	// setStates: it left out stages whose trade-offs were too many.
 	tooManyIdeals, setStates bool
@@ -270,6 +280,8 @@ type autoEval struct {
 func (ae *autoEval) why() string {
 	var where string
 	switch {
+	case ae.chunkGaveUp:
+		where = fmt.Sprintf("an interleaved schedule's chunks share their device's memory, and some device's chunks have more combinations of choices than the %d tried (or more trade-offs of memory and time than are walked)", maxChunkCombos)
 	case ae.chunked:
 		where = fmt.Sprintf("an interleaved schedule's chunks share their device's memory, and its splits are more than the %d tried one by one", MaxChunkSplits)
 	case ae.tooManyIdeals:

@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 
 	"pipeplan/core/cluster"
@@ -546,5 +547,46 @@ func perLayerChunksBruteForce(t *testing.T, obj partition.Objective) {
 	t.Logf("%d plans, %d where recomputation pays, %d replaced by a shorter step", solved, bound, replaced)
 	if solved < 30 || bound < 10 {
 		t.Fatalf("%d plans, %d where recomputation pays: the instances do not test the choice", solved, bound)
+	}
+}
+
+// TestPerLayerChunksGiveUp: where deviceChoice gives up (more combinations of a device's
+// chunks' choices than maxChunkCombos), the interleaved plan of per-layer recomputation,
+// of the best split or of a given one, is not called exact: it says why.
+func TestPerLayerChunksGiveUp(t *testing.T) {
+	rng := rand.New(rand.NewPCG(22, 13))
+	defer func(n int) { maxChunkCombos = n }(maxChunkCombos)
+	checked := map[bool]int{}
+	for trial := range 40 {
+		m, c := perLayerModel(rng, 4+rng.IntN(3), trial%2 == 1)
+		cl := &cluster.Cluster{}
+		for range 2 {
+			cl.Devices = append(cl.Devices, cluster.Device{MemoryBytes: int64(250 + rng.IntN(900))})
+		}
+		opt := Options{Recompute: c, Schedule: &ScheduleOptions{Config: schedule.Config{Kind: schedule.Interleaved, Chunks: 2, Microbatches: 4}}}
+		maxChunkCombos = 1 << 16
+		pl, err := Make(m, cl, opt)
+		if err != nil || pl.RecomputeHeuristic != "" {
+			continue
+		}
+		maxChunkCombos = 1 // every device with a choice gives up
+		for _, given := range []bool{false, true} {
+			var q *Plan
+			if given {
+				q, err = Evaluate(m, cl, opt, pl.Boundaries)
+			} else {
+				q, err = Make(m, cl, opt)
+			}
+			if err != nil {
+				continue
+			}
+			if !strings.Contains(q.RecomputeHeuristic, "combinations") {
+				t.Fatalf("trial %d (given split %t): deviceChoice gave up, yet the plan says %q", trial, given, q.RecomputeHeuristic)
+			}
+			checked[given]++
+		}
+	}
+	if checked[false] < 5 || checked[true] < 5 {
+		t.Fatalf("plans checked (given split or not): %v: the instances do not test giving up", checked)
 	}
 }
