@@ -380,9 +380,6 @@ func (s *Space) groupsOf(out []Config, c int, method string, tt, t int, ps []int
 						continue
 					}
 					for _, rc := range s.Recomputes {
-						if rc == "auto" && sc.Kind == schedule.Interleaved && sc.Chunks > 1 {
-							continue // auto chooses per stage; interleaved chunks share a device
-						}
 						for _, z := range s.ZeROs {
 							if z >= 1 && d*c < 2 {
 								continue

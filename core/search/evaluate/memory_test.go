@@ -142,3 +142,68 @@ func TestMemoryBoundAutoExact(t *testing.T) {
 	}
 	t.Logf("best %s: %.2f samples/s; planned %d of %d; %d auto candidates, %d do not fit, CannotFit rules out %d", got.Best.Candidate, got.Best.SamplesPerSecond, got.Stats.Evaluated, ex.Stats.Evaluated, autos, infeasible, ruledOut)
 }
+
+// TestMemoryBoundAutoInterleavedExact: recompute auto under an interleaved schedule
+// (Llama-3.2-1B with 4,096 tokens on up to 4 H100s, a quarter of each device's memory),
+// whose chunks share their device's memory: the grid holds such candidates (core/plan
+// plans them), every one CannotFit rules out fits no split, and the search finds the
+// best and the Pareto front that planning every candidate finds.
+func TestMemoryBoundAutoInterleavedExact(t *testing.T) {
+	base := &wire.Request{
+		Model:   wire.ModelSpec{Architecture: &wire.Architecture{Name: "llama-3.2-1b", Seq: 4096}},
+		Cluster: wire.ClusterSpec{Device: "h100-sxm", DevicesPerNode: 4},
+	}
+	ev, err := New(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	zero := 0
+	s, err := ev.Space(wire.SearchKnobs{MaxDevices: 4, Tensor: 1, ZeRO: &zero, Schedule: "interleaved:2",
+		MemoryProportions: []float64{0.25}, MicrobatchesPerStage: []int{2}, MaxMicrobatchSize: 8})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Recomputes = append(s.Recomputes, "auto")
+	got, err := search.Run(context.Background(), s, ev, search.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ex, err := search.Run(context.Background(), s, ev, search.Options{Exhaustive: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ex.Best == nil {
+		t.Fatal("nothing fits")
+	}
+	autos, fit := 0, 0
+	for _, o := range ex.Evaluated {
+		if o.Candidate.Recompute != "auto" || o.Candidate.Pipeline < 2 {
+			continue
+		}
+		autos++
+		if o.Feasible {
+			fit++
+		}
+		if ev.CannotFit(o.Candidate) && o.Feasible {
+			t.Errorf("%s: CannotFit, but it fits: %v", o.Candidate, o.Boundaries)
+		}
+	}
+	if autos == 0 || fit == 0 {
+		t.Fatalf("%d interleaved auto candidates, %d fit: the grid does not test them", autos, fit)
+	}
+	if got.Best == nil || got.Best.Candidate != ex.Best.Candidate || got.Best.SamplesPerSecond != ex.Best.SamplesPerSecond {
+		t.Errorf("best %v, exhaustive %s (%.6g/s)", got.Best, ex.Best.Candidate, ex.Best.SamplesPerSecond)
+	}
+	if len(got.Pareto) != len(ex.Pareto) {
+		t.Fatalf("Pareto front of %d points, exhaustive %d", len(got.Pareto), len(ex.Pareto))
+	}
+	for i := range ex.Pareto {
+		if got.Pareto[i].Candidate != ex.Pareto[i].Candidate {
+			t.Errorf("Pareto point %d: %s, exhaustive %s", i, got.Pareto[i].Candidate, ex.Pareto[i].Candidate)
+		}
+	}
+	if got.Stats.BoundViolations+ex.Stats.BoundViolations != 0 {
+		t.Errorf("bound violations: %d, exhaustive %d", got.Stats.BoundViolations, ex.Stats.BoundViolations)
+	}
+	t.Logf("best %s: %.2f samples/s; planned %d of %d; %d interleaved auto candidates, %d fit", got.Best.Candidate, got.Best.SamplesPerSecond, got.Stats.Evaluated, ex.Stats.Evaluated, autos, fit)
+}
