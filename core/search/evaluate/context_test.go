@@ -215,3 +215,70 @@ func TestExplicitContextMethodsSearch(t *testing.T) {
 		})
 	}
 }
+
+// TestContextInnerSearch: the base request's parallelism.context_inner is checked by
+// core's rule (a group that does not divide the context degree, or without the
+// hierarchical method, is refused naming the field under "request"), and its
+// hierarchical candidates take it: on 8 H100s in a node with 8-way hierarchical context
+// parallelism, every candidate's request states the given group, and groups of 2 and 4
+// (rings of 4 and 2 steps) give different best throughputs. A given context degree core
+// never takes (3 devices, which do not divide the node) is refused naming "context".
+func TestContextInnerSearch(t *testing.T) {
+	query := func(c, inner int, method string) *wire.SearchQuery {
+		return &wire.SearchQuery{
+			Request: &wire.Request{
+				Model:       wire.ModelSpec{Architecture: &wire.Architecture{Name: "llama-3.2-1b", Seq: 8192}},
+				Cluster:     wire.ClusterSpec{Device: "h100-sxm", DevicesPerNode: 8},
+				Parallelism: wire.Parallelism{Context: c, ContextMethod: method, ContextInner: inner},
+			},
+			SearchKnobs: wire.SearchKnobs{MaxDevices: 8, Context: c, Tensor: 1, MaxMicrobatchSize: 2},
+		}
+	}
+	for _, tc := range []struct {
+		name          string
+		c, inner      int
+		method, field string
+	}{
+		{"inner does not divide", 4, 3, "hierarchical", "request.parallelism.context_inner"},
+		{"inner without hierarchical", 4, 2, "ring", "request.parallelism.context_inner"},
+		{"degree never applies", 3, 0, "", "context"},
+	} {
+		_, err := RunQuery(context.Background(), query(tc.c, tc.inner, tc.method), search.Options{})
+		if err == nil || !strings.HasPrefix(err.Error(), tc.field+":") {
+			t.Errorf("%s: error %v, want one naming %s", tc.name, err, tc.field)
+		}
+	}
+	best := map[int]float64{}
+	for _, inner := range []int{2, 4} {
+		q := query(8, inner, "hierarchical")
+		ev, err := New(q.Request)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := ev.Space(q.SearchKnobs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rep, err := search.Run(context.Background(), s, ev, search.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rep.Best == nil {
+			t.Fatalf("inner %d: nothing fits", inner)
+		}
+		for _, o := range rep.Evaluated {
+			r, err := ev.Request(o.Candidate)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r.Parallelism.ContextInner != inner {
+				t.Fatalf("inner %d: %s's request has context_inner %d", inner, o.Candidate, r.Parallelism.ContextInner)
+			}
+		}
+		best[inner] = rep.Best.SamplesPerSecond
+	}
+	if best[2] == best[4] {
+		t.Errorf("groups of 2 and 4 both give %v samples/s: the group is not used", best[2])
+	}
+	t.Logf("best samples/s by all-to-all group: %v", best)
+}

@@ -89,10 +89,13 @@ type Evaluator struct {
 	train      bool
 	sp         bool // sequence parallelism wherever t > 1
 	// contextMethod is the base request's context_method (ring unless it says);
-	// contextNamed whether it says one. refused caches Refuses.
+	// contextNamed whether it says one; contextInner its context_inner (0: core's
+	// default), which its hierarchical candidates take (innerOf). refused caches
+	// Refuses' errors.
 	contextMethod string
 	contextNamed  bool
-	refused       map[refuseKey]bool
+	contextInner  int
+	refused       map[refuseKey]error
 	terms         map[termKey]*terms
 	estimates     map[termKey]*analytic.Result // analytic estimates without their terms (Twin)
 	layers        int                          // the model's layers
@@ -156,8 +159,11 @@ func New(base *wire.Request) (*Evaluator, error) {
 	r := &Evaluator{base: n, baseBatch: baseBatch, prepared: prepared, arch: prepared.Architecture(), layers: len(prepared.Model().Layers),
 		sp: base.Parallelism.SequenceParallel, train: n.Training.Mode == wire.ModeTraining,
 		expertOverlap: base.Parallelism.ExpertOverlap, dispatcher: base.Parallelism.ExpertDispatcher,
-		contextMethod: contextMethodOf(base.Parallelism.ContextMethod), contextNamed: base.Parallelism.ContextMethod != "", refused: map[refuseKey]bool{},
+		contextMethod: contextMethodOf(base.Parallelism.ContextMethod), contextNamed: base.Parallelism.ContextMethod != "", contextInner: base.Parallelism.ContextInner, refused: map[refuseKey]error{},
 		terms: map[termKey]*terms{}, estimates: map[termKey]*analytic.Result{}, twins: map[[2]int][]int8{}, gathered: map[gatherKey]*terms{}, gatherLinks: map[[3]int]linkOK{}, inFlight: map[[3]int][]int{}, secondsPer: 1}
+	if err := checkContextInner(&b, base.Parallelism); err != nil {
+		return nil, err
+	}
 	dp, err := cluster.LookupDevice(n.Cluster.Device)
 	if err != nil {
 		return nil, err
@@ -192,6 +198,42 @@ func New(base *wire.Request) (*Evaluator, error) {
 	return r, nil
 }
 
+// checkContextInner checks the base request's parallelism.context_inner by core's rule
+// (core/request: it goes with context_method hierarchical, divides the context degree
+// leaving two groups or more on the ring, and fits a node beside the tensor group),
+// preparing b (the base, its parallelism cleared) with the base's context split: its
+// context degree, or where the search chooses the degree, the least the group divides.
+// The candidates' own degrees are checked as they are tried (Refuses).
+func checkContextInner(b *wire.Request, par wire.Parallelism) error {
+	g := par.ContextInner
+	if g == 0 {
+		return nil
+	}
+	c := par.Context
+	if c <= 1 {
+		c = 2 * g
+	}
+	probe := *b
+	probe.Parallelism = wire.Parallelism{Pipeline: 1, Tensor: par.Tensor, Context: c, ContextMethod: par.ContextMethod, ContextInner: g}
+	_, err := request.Prepare(&probe)
+	fes, _ := model.AsFieldErrors(err)
+	for _, e := range fes {
+		if e.Path == "parallelism.context_inner" {
+			return e
+		}
+	}
+	return nil
+}
+
+// innerOf is the all-to-all group of a context split of c devices by method: the base
+// request's context_inner under hierarchical (0: core's default), else 0.
+func (r *Evaluator) innerOf(c int, method string) int {
+	if c > 1 && method == string(analytic.Hierarchical) {
+		return r.contextInner
+	}
+	return 0
+}
+
 // Request is the planning request of a candidate: the base with the candidate's knobs
 // (a profile scaled to the candidate's microbatch size, request.Prepared.With).
 func (r *Evaluator) Request(c search.Candidate) (*wire.Request, error) {
@@ -217,6 +259,7 @@ func (r *Evaluator) knobs(c search.Candidate) request.Knobs {
 		Recompute: c.Recompute, MemoryProportion: c.MemoryProportion, Partition: r.base.Partition}
 	if c.Context > 1 {
 		k.Parallelism.Context, k.Parallelism.ContextMethod = c.Context, r.methodOf(c.Config)
+		k.Parallelism.ContextInner = r.innerOf(c.Context, k.Parallelism.ContextMethod)
 	}
 	if c.ShardGroup > 0 {
 		k.Parallelism.Sharding, k.Parallelism.ShardGroup = string(analytic.HSDP), c.ShardGroup
@@ -252,16 +295,25 @@ func (r *Evaluator) methodOf(g search.Config) string {
 // configurations whose method the space chose (Config.ContextMethod): the base
 // request's own are planned, and their errors reported, as before.
 func (r *Evaluator) Refuses(g search.Config) bool {
-	if g.Context <= 1 || g.ContextMethod == "" || r.arch == nil {
+	if g.ContextMethod == "" {
 		return false
 	}
-	k := refuseKey{g.Tensor, g.Context, g.ContextMethod}
-	if v, ok := r.refused[k]; ok {
-		return v
+	return r.refusal(g.Tensor, g.Context, g.ContextMethod) != nil
+}
+
+// refusal is core's error for a context split of c devices by method beside a t-way
+// tensor group, as Refuses asks it (nil: core takes it, or no context parallelism).
+func (r *Evaluator) refusal(t, c int, method string) error {
+	if c <= 1 || r.arch == nil {
+		return nil
 	}
-	_, err := r.estimateOf(g.Tensor, 1, string(analytic.NoRecompute), g.Context, g.ContextMethod, 0)
-	r.refused[k] = err != nil
-	return err != nil
+	k := refuseKey{t, c, method}
+	if err, ok := r.refused[k]; ok {
+		return err
+	}
+	_, err := r.estimateOf(t, 1, string(analytic.NoRecompute), c, method, 0)
+	r.refused[k] = err
+	return err
 }
 
 // refuseKey is a context split: tensor degree, context degree and method.

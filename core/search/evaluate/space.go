@@ -141,6 +141,25 @@ func (r *Evaluator) Space(k wire.SearchKnobs) (search.Space, error) {
 		if r.contextNamed {
 			s.ContextMethods = []string{r.contextMethod}
 		}
+		if k.Context > 1 {
+			// A given degree that core refuses with every tensor degree and method tried
+			// can never apply: say so, with core's reason, rather than that nothing fits.
+			var first error
+			applies := false
+			for _, t := range s.Tensors {
+				for _, m := range s.ContextMethods {
+					switch err := r.refusal(t, k.Context, m); {
+					case err == nil:
+						applies = true
+					case first == nil:
+						first = err
+					}
+				}
+			}
+			if !applies && first != nil {
+				return s, &model.FieldError{Path: "context", Reason: fmt.Sprintf("%d-way context parallelism applies with no tensor degree and method tried (%v, %v): %v", k.Context, s.Tensors, s.ContextMethods, first)}
+			}
+		}
 	}
 	switch {
 	case k.Schedule != "":

@@ -225,7 +225,7 @@ func (r *Evaluator) variant(t, b int, recompute string, c int, method string, e 
 	}
 	return r.prepared.With(request.Knobs{
 		Parallelism: wire.Parallelism{Pipeline: 1, Data: max(1, e), Tensor: t, SequenceParallel: r.seqParallel(t, e),
-			Context: ctx, ContextMethod: method, Expert: e, ExpertOverlap: r.train && r.expertOverlap && e > 1 && recompute != string(analytic.Full),
+			Context: ctx, ContextMethod: method, ContextInner: r.innerOf(c, method), Expert: e, ExpertOverlap: r.train && r.expertOverlap && e > 1 && recompute != string(analytic.Full),
 			ExpertDispatcher: r.dispatcher},
 		Schedule: wire.Schedule{MicrobatchSize: b}, Recompute: recompute, Partition: r.base.Partition})
 }
