@@ -35,7 +35,14 @@ func (r *Evaluator) Bound(c search.Candidate) (float64, error) {
 // stage's work is at least the least X for which the greedy cover of CannotFit's
 // memory bound, with stages of work at most X, reaches the last layer (found by
 // bisection, from below); where memory binds (1F1B's first stages hold p microbatches)
-// this is more than the bottleneck over every split. No split fits: 0.
+// this is more than the bottleneck over every split. Under recompute auto, a stage's
+// work in the cover also counts the least recomputation its memory forces: the stage
+// keeps at least fixed + peak + (k - 1) x (activations without recomputation - S) with
+// peak and fixed CannotFit's (the leanest options'), so its options must save S >= need
+// bytes of activations, which takes at least autoSaving.leastExtra (the knapsack's linear
+// relaxation); that grows with the range at either end as the work does (need grows by
+// at least the bytes a new layer may save), so the cover's argument stands. No split
+// fits: 0.
 func (r *Evaluator) Refine(c search.Candidate) (float64, error) {
 	x, err := r.termsFor(c)
 	if err != nil {
@@ -54,7 +61,12 @@ func (r *Evaluator) Refine(c search.Candidate) (float64, error) {
 	if !r.cover(c, x, sc, limit, math.Inf(1)) {
 		return 0, nil
 	}
-	lo, hi := least, x.work // lo: no cover known (or the bound over all splits); hi: covers
+	// lo: no cover known (or the bound over all splits); hi: covers (under recompute
+	// auto, no stage's least recomputation exceeds every layer's most, saving.most).
+	lo, hi := least, x.work
+	if x.saving != nil {
+		hi += x.saving.most
+	}
 	if r.cover(c, x, sc, limit, lo) {
 		return r.bound(c, x, sc, least), nil
 	}

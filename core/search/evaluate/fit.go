@@ -292,6 +292,14 @@ func (r *Evaluator) cover(c search.Candidate, x *terms, sc schedule.Config, limi
 	stages := p * max(1, sc.Chunks)
 	n := len(x.mem)
 	sharded := x.fixedOf(c.ZeRO, shardDegree(c.Config))
+	save := x.saving
+	if math.IsInf(most, 1) {
+		save = nil
+	}
+	var sums []int64 // per class of save, the most the range's layers save
+	if save != nil {
+		sums = make([]int64, len(save.slopes))
+	}
 	a := 0
 	for i := 0; i < stages && a < n; i++ {
 		k := int64(1)
@@ -301,8 +309,9 @@ func (r *Evaluator) cover(c search.Candidate, x *terms, sc schedule.Config, limi
 		case schedule.OneFOneB, schedule.ZBH1:
 			k = int64(min(p-i, m))
 		}
-		var fixed, act, peak int64 // peak: the most of (peak + activations before) over the range
+		var fixed, act, peak, saved int64 // peak: the most of (peak + activations before) over the range
 		var work float64
+		clear(sums)
 		b := a
 		for ; b < n; b++ {
 			l := &x.mem[b]
@@ -312,6 +321,19 @@ func (r *Evaluator) cover(c search.Candidate, x *terms, sc schedule.Config, limi
 			w := work + x.layers[b]
 			if f+pk+(k-1)*ac > limit || w > most {
 				break
+			}
+			if save != nil && k > 1 {
+				// Recompute auto: act are the leanest options' activations, ac + sv
+				// those without recomputation; the options must save at least need of
+				// the sv bytes they may, and take at least leastExtra to.
+				sv := saved + save.saved[b]
+				save.add(sums, b, 1)
+				need := float64(ac+sv) - float64(limit-f-pk)/float64(k-1)
+				if w+save.leastExtra(sums, need) > most {
+					save.add(sums, b, -1)
+					break
+				}
+				saved = sv
 			}
 			fixed, peak, act, work = f, pk, ac, w
 		}

@@ -2,6 +2,7 @@ package evaluate
 
 import (
 	"math"
+	"slices"
 
 	"pipeplan/core/analytic"
 	"pipeplan/core/cluster"
@@ -36,6 +37,9 @@ type terms struct {
 	est *analytic.Result
 	// mem are the layers' memory terms, for CannotFit (architectures in training).
 	mem []layerMemory
+	// saving is what recompute auto's options save and cost (nil otherwise), for
+	// Refine's least recomputation time.
+	saving *autoSaving
 	// opt caches est.OptimizerSeconds over every layer (device and host seconds), set
 	// once optSet (optimizerBound).
 	opt    [2]float64
@@ -166,7 +170,10 @@ func (r *Evaluator) termsOf(t, b int, recompute string, c int, method string, e 
 		y.mem, y.bottleneck, y.fixed = nil, map[int]float64{}, nil
 		if x.mem != nil {
 			if v, err := r.variant(t, b, recompute, c, method, e); err == nil {
-				y.mem = autoMemory(x.mem, v.RecomputeOptions())
+				opts := v.RecomputeOptions()
+				if y.mem = autoMemory(x.mem, opts); y.mem != nil {
+					y.saving = savingOf(x.mem, opts, r.secondsPer)
+				}
 			}
 		}
 		r.terms[k] = &y
@@ -293,6 +300,95 @@ func autoMemory(none []layerMemory, c recompute.Choices) []layerMemory {
 		out[i].peak = none[i].peak - os[0].TemporaryBytes + temp
 	}
 	return out
+}
+
+// autoSaving is, for recompute auto, what each layer's options save and cost: the
+// lower convex hull of the points (s_o, ExtraTime_o) of layer l's options o, which keep
+// s_o = A_l(none) - A_l(o) > 0 activation bytes fewer, with (0, 0), as segments of
+// increasing slope (seconds per byte). Every option of l lies on or above its hull, and
+// the hull ends at the most an option of l saves (saved). Segments of equal slope share
+// a class; slopes are sorted ascending.
+type autoSaving struct {
+	segs   [][]segment // per layer
+	saved  []int64     // per layer: the most an option saves
+	slopes []float64
+	// most is the sum over layers of their hull's cost at saved: no stage's least
+	// (leastExtra) exceeds it.
+	most float64
+}
+
+// segment is one piece of a layer's hull: its class (slope) and the bytes it spans.
+type segment struct {
+	class int
+	bytes int64
+}
+
+// savingOf builds the autoSaving of the layers none (without recomputation) with options
+// c, times scaled by secondsPer (autoMemory has checked that c matches none).
+func savingOf(none []layerMemory, c recompute.Choices, secondsPer float64) *autoSaving {
+	a := &autoSaving{segs: make([][]segment, len(c)), saved: make([]int64, len(c))}
+	type piece struct {
+		slope float64
+		bytes int64
+	}
+	hulls := make([][]piece, len(c))
+	for i, os := range c {
+		var cs int64 // the hull's current point
+		var ce float64
+		for {
+			best, bs, be := math.Inf(1), int64(0), 0.0
+			for _, o := range os[1:] {
+				s, e := none[i].act-o.ActivationBytes, max(0, o.ExtraTime*secondsPer)
+				if s <= cs {
+					continue
+				}
+				// The least slope from the current point; of equal slopes the farthest.
+				if sl := max(0, e-ce) / float64(s-cs); sl < best || (sl == best && s > bs) {
+					best, bs, be = sl, s, max(e, ce)
+				}
+			}
+			if bs == 0 {
+				break
+			}
+			hulls[i] = append(hulls[i], piece{best, bs - cs})
+			a.slopes = append(a.slopes, best)
+			a.most += best * float64(bs-cs)
+			cs, ce = bs, be
+		}
+		a.saved[i] = cs
+	}
+	slices.Sort(a.slopes)
+	a.slopes = slices.Compact(a.slopes)
+	for i, h := range hulls {
+		for _, p := range h {
+			k, _ := slices.BinarySearch(a.slopes, p.slope)
+			a.segs[i] = append(a.segs[i], segment{k, p.bytes})
+		}
+	}
+	return a
+}
+
+// add adds layer l's segments to sums (per class), times sign.
+func (a *autoSaving) add(sums []int64, l int, sign int64) {
+	for _, g := range a.segs[l] {
+		sums[g.class] += sign * g.bytes
+	}
+}
+
+// leastExtra is the least recomputation time of a range whose layers' hull segments,
+// summed per class, are sums, that must save need bytes: the optimum of the linear
+// relaxation of the multiple-choice knapsack (choose one option per layer), which
+// takes the segments greedily by slope (Sinha and Zoltners, "The multiple-choice
+// knapsack problem", Operations Research 27(3), 1979). No choice of options undercuts
+// it: each layer's option costs at least its hull at the bytes it saves. need <= 0: 0.
+func (a *autoSaving) leastExtra(sums []int64, need float64) float64 {
+	extra := 0.0
+	for k := 0; k < len(sums) && need > 0; k++ {
+		s := min(float64(sums[k]), need)
+		extra += a.slopes[k] * s
+		need -= s
+	}
+	return extra
 }
 
 // gatherKey keys the terms of ZeRO-3 candidates: termsOf's, the shard group's size and
