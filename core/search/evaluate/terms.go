@@ -423,7 +423,9 @@ func (r *Evaluator) termsFor(c search.Candidate) (*terms, error) {
 	if y := r.gathered[k]; y != nil {
 		return y, nil
 	}
-	y := &terms{bottleneck: map[int]float64{}, forwardShare: 1, est: x.est, mem: x.mem, grads: x.grads, params: x.params,
+	// Recompute auto's options add their time to the gathered layers' backward
+	// (recompute.Apply on the model gatherLayers has raised): saving stands.
+	y := &terms{bottleneck: map[int]float64{}, forwardShare: 1, est: x.est, mem: x.mem, saving: x.saving, grads: x.grads, params: x.params,
 		optimizer: x.optimizer, layers: make([]float64, len(x.layers))}
 	for i := range y.layers {
 		l := &x.est.Layers[i]
