@@ -310,7 +310,7 @@ func (r *Evaluator) cover(c search.Candidate, x *terms, sc schedule.Config, limi
 			k = int64(min(p-i, m))
 		}
 		var fixed, act, peak, saved int64 // peak: the most of (peak + activations before) over the range
-		var work float64
+		var work, forced float64
 		clear(sums)
 		b := a
 		for ; b < n; b++ {
@@ -322,18 +322,26 @@ func (r *Evaluator) cover(c search.Candidate, x *terms, sc schedule.Config, limi
 			if f+pk+(k-1)*ac > limit || w > most {
 				break
 			}
-			if save != nil && k > 1 {
-				// Recompute auto: act are the leanest options' activations, ac + sv
-				// those without recomputation; the options must save at least need of
-				// the sv bytes they may, and take at least leastExtra to.
+			if save != nil {
+				// Recompute auto: act are the leanest options' activations, act + saved
+				// those without recomputation. Layer b's working peak needs the
+				// layers before it to save at least f + peak_b + theirs - limit
+				// (their least time: forced, the most of it over b so far); with k > 1,
+				// the (k - 1) copies of every layer's need the options to save at
+				// least need of the sv bytes they may. Each takes at least leastExtra.
+				frc := max(forced, save.leastExtra(sums, float64(f+l.peak+act+saved-limit)))
 				sv := saved + save.saved[b]
 				save.add(sums, b, 1)
-				need := float64(ac+sv) - float64(limit-f-pk)/float64(k-1)
-				if w+save.leastExtra(sums, need) > most {
+				extra := frc
+				if k > 1 {
+					need := float64(ac+sv) - float64(limit-f-pk)/float64(k-1)
+					extra = max(extra, save.leastExtra(sums, need))
+				}
+				if w+extra > most {
 					save.add(sums, b, -1)
 					break
 				}
-				saved = sv
+				saved, forced = sv, frc
 			}
 			fixed, peak, act, work = f, pk, ac, w
 		}
