@@ -106,13 +106,14 @@ func SearchedSchedules() []string { return []string{"1f1b", "gpipe", "interleave
 // names none: an architecture's, or (architecture false) a profile's, which has no
 // selective recomputation. Per-layer recomputation ("auto") is searched when named: a
 // plan of it now takes milliseconds on Llama-3.1-70B (core/request's
-// BenchmarkRecomputeAuto), but the search still plans about 1,800 auto candidates that
+// BenchmarkRecomputeAuto), but the search still plans about 2,000 auto candidates that
 // its bounds (with the least recomputation each stage's memory forces, core/search/
 // evaluate's Refine) cannot rule out, each dearer than a fixed mode's plan (it also
 // plans the global modes it must beat), and some of DeepSeek-V3's take seconds (2
 // stages of 9 options a block): with auto in this list, Llama-3.1-70B's search
-// (BenchmarkSearchLlama31_70B) took 7.8 s of CPU against 4.0 s (17.8 s before that
-// bound), and DeepSeek-V3's did not end in 150 s (issue 22).
+// (BenchmarkSearchLlama31_70B) took 14 s of CPU against 3.9 s (25 s before that bound;
+// interleaved candidates take auto too), and DeepSeek-V3's did not end in 150 s (issue
+// 22).
 func SearchedRecomputes(architecture bool) []string {
 	if architecture {
 		return []string{"none", "selective", "full"}
