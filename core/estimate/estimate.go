@@ -221,7 +221,7 @@ func (e *Estimator) Scale(i int) float64 { return e.scale[i] }
 func (e *Estimator) MemoryUpper(a, b int) (base, stash, floor int64) {
 	shared := min(e.keyMax, e.itemSum[b+1]-e.itemSum[a])
 	always := e.static[b+1] - e.static[a] + shared
-	base = always + e.peak.max(a, b) - e.act[a]
+	base = always + model.WorkingPeakBytes(e.peak.max(a, b)-e.act[a], e.act[b+1]-e.act[a])
 	floor = always + e.optimizerTemp(a, b)
 	if e.opt.Recompute {
 		return base, e.recvBytes[a], floor

@@ -2,6 +2,8 @@ package estimate
 
 import (
 	"math"
+
+	"pipeplan/core/model"
 )
 
 // Range is the full cost breakdown of layers [First, Last] on stage Stage.
@@ -15,7 +17,9 @@ type Range struct {
 	// counted once per range.
 	ParamBytes, OptimizerBytes, ExclusiveBytes, SharedBytes int64
 	// PeakBytes is the not-always-alive peak of one microbatch: the largest over the
-	// range's layers of (temporary + carried tensors + activations accumulated so far).
+	// range's layers of (temporary + carried tensors + activations accumulated so far),
+	// and at least ActivationBytes, all alive where its forward ends
+	// (model.WorkingPeakBytes, the rule the schedule's simulation charges too).
 	PeakBytes int64
 	// ActivationBytes is what one microbatch leaves alive for the backward pass.
 	ActivationBytes int64
@@ -68,8 +72,8 @@ func (e *Estimator) Range(i, a, b int) Range {
 		}
 		peak = max(peak, e.peakAt[l])
 	}
-	r.PeakBytes = peak - e.act[a]
 	r.ActivationBytes = e.act[b+1] - e.act[a]
+	r.PeakBytes = model.WorkingPeakBytes(peak-e.act[a], r.ActivationBytes)
 	r.StashBytes = e.stash(i, a, r.ActivationBytes)
 	r.OptimizerTempBytes = e.optimizerTemp(a, b)
 	alloc := r.ParamBytes + r.OptimizerBytes + r.ExclusiveBytes + r.SharedBytes + max(r.PeakBytes+r.StashBytes, r.OptimizerTempBytes)

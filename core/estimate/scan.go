@@ -1,6 +1,10 @@
 package estimate
 
-import "math/bits"
+import (
+	"math/bits"
+
+	"pipeplan/core/model"
+)
 
 // Scanner is a window [First, Last] of layers whose memory it keeps up to date as either
 // end moves by one layer, in O(1) plus O(shared keys of the layer that enters or leaves).
@@ -126,7 +130,7 @@ func (s *Scanner) Memory() (base, stash, floor int64) {
 	e := s.e
 	a, b := s.a, s.b
 	always := e.static[b+1] - e.static[a] + s.sharedBytes
-	base = always + e.peak.max(a, b) - e.act[a]
+	base = always + model.WorkingPeakBytes(e.peak.max(a, b)-e.act[a], e.act[b+1]-e.act[a])
 	floor = always + e.optimizerTemp(a, b)
 	if e.opt.Recompute {
 		return base, e.recvBytes[a], floor
@@ -142,7 +146,8 @@ func (s *Scanner) Lower() (base, stash, floor int64) {
 	e := s.e
 	a, b := s.a, s.b
 	always := e.static[b+1] - e.static[a] + s.sharedMin
-	base = always + e.peak.max(a, b) - e.act[a]
+	// The working peak's both parts grow with the window.
+	base = always + model.WorkingPeakBytes(e.peak.max(a, b)-e.act[a], e.act[b+1]-e.act[a])
 	floor = always + e.optimizerTemp(a, b) // the temporaries grow with the range's parameters
 	if e.opt.Recompute {
 		return base, 0, floor

@@ -1,5 +1,7 @@
 package estimate
 
+import "pipeplan/core/model"
+
 // SetCoster costs stages that are sets of layers rather than ranges: the convex stages of
 // a split of the model's tensor graph (core/dagsplit). A stage holding the layers of set
 // after the layers of an ideal before (every producer of a tensor a member reads is a
@@ -237,7 +239,7 @@ func (s *SetCoster) Stages(before []bool, set []int, out []Range) {
 		r.RecvBytes, r.SendBytes = recv, send
 		r.Transfer = e.recvCost[i].time(recv) + e.sendCost[i].time(send)
 		r.ParamBytes, r.OptimizerBytes, r.ExclusiveBytes, r.SharedBytes = param, opt, excl, shared
-		r.PeakBytes, r.ActivationBytes = peak, act
+		r.PeakBytes, r.ActivationBytes = model.WorkingPeakBytes(peak, act), act
 		if e.opt.Recompute {
 			r.StashBytes = (e.inFlight[i] - 1) * recv
 		} else {

@@ -132,6 +132,9 @@ func (r reference) stage(i, a, b int) refStage {
 		}
 	}
 	act = acc
+	// Where its forward ends and its backward begins a microbatch holds all its
+	// activations, whatever its layers' temporaries say.
+	peak = max(peak, act)
 	k := int64(1)
 	if r.opt.InFlight != nil && !r.opt.Inference {
 		k = int64(max(1, r.opt.InFlight(i)))

@@ -23,11 +23,10 @@ type chunkState struct {
 }
 
 // stateOf is a chunk's choice that keeps unit bytes of each microbatch in flight and
-// peaks at peak while it works, as devicesOf.chunk reads a chunk (a peak of 0 as unit).
+// peaks at peak while it works (a range's or a sweep state's working peak, which
+// model.WorkingPeakBytes already bounds by its activations), as devicesOf.chunk reads a
+// chunk.
 func stateOf(extra float64, unit, peak int64) chunkState {
-	if peak == 0 {
-		peak = unit
-	}
 	return chunkState{extra: extra, unit: unit, work: peak - unit}
 }
 

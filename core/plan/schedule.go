@@ -440,17 +440,14 @@ func allocated(r estimate.Range) int64 { return r.MemoryBytes - r.ReservedBytes 
 type chunkMem struct{ static, unit, work, opt int64 }
 
 // chunk splits range r of a chunk into its parts, as schedule.Simulate reads the stage
-// the plan's simulation gives it (simulate): a working peak of 0 is read as the
-// activations (schedule.Stage.PeakBytes).
+// the plan's simulation gives it (simulate): its working peak by the rule both charge
+// (model.WorkingPeakBytes), which the estimator's range already follows.
 func (d *devicesOf) chunk(r estimate.Range) chunkMem {
 	unit := r.ActivationBytes
 	if d.recompute {
 		unit = r.RecvBytes
 	}
-	peak := r.PeakBytes
-	if peak == 0 {
-		peak = r.ActivationBytes
-	}
+	peak := model.WorkingPeakBytes(r.PeakBytes, r.ActivationBytes)
 	return chunkMem{
 		static: r.ParamBytes + r.OptimizerBytes + r.ExclusiveBytes + r.SharedBytes,
 		unit:   unit,

@@ -15,7 +15,7 @@
 //
 //	always + max(M + (k-1) P, optimizer temporaries)
 //	P = sum over l of A_l(o_l)
-//	M = max over l of (T_l(o_l) + carry_l + sum over a <= j < l of A_j(o_j))
+//	M = max(P, max over l of (T_l(o_l) + carry_l + sum over a <= j < l of A_j(o_j)))
 //
 // with A the activation bytes, T the temporary bytes and carry_l the tensors alive
 // across layer l, and computes the layers' time plus sum over l of ExtraTime_l(o_l).
@@ -532,7 +532,11 @@ func (s *Sweep) merge(dst []state, l int, useful []int32, keep func(p, m int64, 
 		h := &hs[k]
 		for h.i++; h.i < len(src); h.i++ {
 			st := &src[h.i]
-			h.p, h.m, h.t = st.p+o.ActivationBytes, max(st.m, o.TemporaryBytes+carry+st.p), st.t+o.ExtraTime
+			// The working peak as core/estimate and the schedule's simulation charge it
+			// (model.WorkingPeakBytes): at least the activations kept. It grows with
+			// st.p and st.m, so the successors keep their order.
+			h.p, h.t = st.p+o.ActivationBytes, st.t+o.ExtraTime
+			h.m = model.WorkingPeakBytes(max(st.m, o.TemporaryBytes+carry+st.p), h.p)
 			if keep == nil || keep(h.p, h.m, h.t) {
 				s.made++
 				return

@@ -43,7 +43,9 @@ type Stage struct {
 	// InputBytes is the stage's input for one microbatch: all that recomputation keeps.
 	InputBytes int64 `json:"input_bytes,omitempty"`
 	// PeakBytes is one microbatch's working peak while the stage runs it (core/estimate's
-	// not-always-alive peak); 0 means ActivationBytes. A device's peak counts it for the
+	// not-always-alive peak); below ActivationBytes (0 included) it is read as
+	// ActivationBytes, all alive where the microbatch's forward ends
+	// (model.WorkingPeakBytes, the planner's rule too). A device's peak counts it for the
 	// microbatch at work and what the others in flight keep.
 	PeakBytes int64 `json:"peak_bytes,omitempty"`
 	// WeightGradBytes is what ZB-H1 keeps per microbatch from B until W.

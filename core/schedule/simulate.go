@@ -318,10 +318,7 @@ func (s *sim) result() *Result {
 	seen := make([]bool, g.D)
 	for st, x := range p.Stages {
 		d := st % g.D
-		peak := x.PeakBytes
-		if peak == 0 {
-			peak = x.ActivationBytes
-		}
+		peak := model.WorkingPeakBytes(x.PeakBytes, x.ActivationBytes)
 		switch {
 		case !cfg.Training():
 		case cfg.Recompute:

@@ -3,6 +3,8 @@ package schedule
 import (
 	"errors"
 	"math"
+
+	"pipeplan/core/model"
 )
 
 // stepOp is one operation of a device's order, as the fast step simulation keeps it.
@@ -160,10 +162,7 @@ func simulateDirect(p *Pipeline, cfg Config) (*Result, error) {
 	seen := make([]bool, D)
 	for st, x := range p.Stages {
 		d := st % D
-		peak := x.PeakBytes
-		if peak == 0 {
-			peak = x.ActivationBytes
-		}
+		peak := model.WorkingPeakBytes(x.PeakBytes, x.ActivationBytes)
 		switch {
 		case !train:
 		case cfg.Recompute:
