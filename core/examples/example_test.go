@@ -31,8 +31,8 @@ func Example() {
 	}
 	// Output:
 	// gpt2-medium on 4 x a100-80gb: boundaries [0 8 15 22 26], bottleneck 36.204 ms
-	// stage 0: embed .. block.6, 36.204 ms, 7.7 GiB
-	// stage 1: block.7 .. block.13, 36.078 ms, 6.91 GiB
-	// stage 2: block.14 .. block.20, 36.078 ms, 6.91 GiB
-	// stage 3: block.21 .. head, 33.530 ms, 4.77 GiB
+	// stage 0: embed .. block.6, 36.204 ms, 8.34 GiB
+	// stage 1: block.7 .. block.13, 36.078 ms, 7.55 GiB
+	// stage 2: block.14 .. block.20, 36.078 ms, 7.55 GiB
+	// stage 3: block.21 .. head, 33.530 ms, 5.57 GiB
 }

@@ -69,7 +69,7 @@ func readProfile(t testing.TB, path string) *profile {
 // rules docs/formats.md gives for imported PipeDream profiles in training with one
 // microbatch in flight: time = forward + backward; memory = parameters + the peak over the
 // range's layers l of (bytes of tensors alive across l + activations of the range's layers
-// before l), where a node's output is alive strictly between it and its last consumer,
+// before l), at least the range's activations, where a node's output is alive strictly between it and its last consumer,
 // and a source node's input strictly before the source.
 type chainRef struct {
 	n      int
@@ -114,7 +114,7 @@ func newChainRef(pr *profile, order []string) *chainRef {
 				peak = max(peak, carry[l]+acts)
 				acts += pr.act[order[l]]
 			}
-			r.mem[a][b] = params + peak
+			r.mem[a][b] = params + max(peak, acts) // all its activations where its forward ends
 		}
 	}
 	return r
@@ -245,7 +245,15 @@ func TestPipeDreamVGG16Plans(t *testing.T) {
 	for _, tc := range cases {
 		limit := tc.limit
 		if limit == 0 {
-			limit = bindingLimit(t, ref, tc.stages)
+			var ok bool
+			if limit, ok = bindingLimit(ref, tc.stages); !ok {
+				// 8 stages: below the largest stage of the unlimited optimum no
+				// split fits at all, so no limit binds without refusing every split.
+				if tc.stages != 8 {
+					t.Errorf("%d stages: no limit binds", tc.stages)
+				}
+				continue
+			}
 		}
 		bn, sq, split, count := ref.best(tc.stages, limit)
 		t.Logf("%d stages, limit %d: reference bottleneck %d us, split %v (%d optimal)", tc.stages, limit, bn, split, count)
@@ -276,16 +284,17 @@ func TestPipeDreamVGG16Plans(t *testing.T) {
 // bindingLimit returns a memory limit under which no split reaching the unlimited
 // bottleneck fits, but some split still does: starting from no limit, it repeatedly sets
 // the limit one byte below the largest stage memory of the reference's optimal split.
-func bindingLimit(t *testing.T, ref *chainRef, stages int) int64 {
+// ok is false where no such limit exists (every split fits no smaller limit first).
+func bindingLimit(ref *chainRef, stages int) (limit int64, ok bool) {
 	unlimited, _, _, _ := ref.best(stages, math.MaxInt64)
-	limit := int64(math.MaxInt64)
+	limit = math.MaxInt64
 	for {
 		bn, _, split, _ := ref.best(stages, limit)
 		switch {
 		case bn < 0:
-			t.Fatalf("%d stages: no split fits %d bytes", stages, limit)
+			return 0, false
 		case bn > unlimited:
-			return limit
+			return limit, true
 		}
 		var need int64
 		for i := range stages {
