@@ -42,10 +42,10 @@ func ExampleRun() {
 	// Output:
 	// feasible: true
 	// boundaries: [0 8 15 22 26]
-	// stage 0: embed .. block.6, 36.20 ms, 26.4 GiB of 76.0
-	// stage 1: block.7 .. block.13, 36.08 ms, 19.4 GiB of 76.0
-	// stage 2: block.14 .. block.20, 36.08 ms, 13.1 GiB of 76.0
-	// stage 3: block.21 .. head, 33.53 ms, 4.8 GiB of 76.0
+	// stage 0: embed .. block.6, 36.20 ms, 27.1 GiB of 76.0
+	// stage 1: block.7 .. block.13, 36.08 ms, 20.0 GiB of 76.0
+	// stage 2: block.14 .. block.20, 36.08 ms, 13.8 GiB of 76.0
+	// stage 3: block.21 .. head, 33.53 ms, 5.6 GiB of 76.0
 	// step: 682.7 ms pipeline + 2.4 ms optimizer update = 685.1 ms
 	// 128 samples per step: 186.8 samples/s, 191305 tokens/s
 	// note times_scaled: the profile was measured on a100-80gb, the cluster's device: times as measured

@@ -42,7 +42,9 @@ const toolInf = math.MaxInt64 / 4
 //     memoryProportion MiB or a layer in it has a call (a repeated layer name) outside it;
 //   - memory[a, b] is the always-alive part (each shared key once, the first size met;
 //     every exclusive entry) plus the not-always-alive peak: the most, over the layers l
-//     of the range, of maxTemporary + curCarryOver + the curActivation of a..l-1. The
+//     of the range, of maxTemporary + curCarryOver + the curActivation of a..l-1 (at
+//     least the range's curActivation, where pipeplan departs from the tool: one
+//     microbatch holds all of it where its forward ends, model.WorkingPeakBytes). The
 //     README names the temporaries and the carried tensors; its profiles' curActivation
 //     adds, layer by layer, what one microbatch keeps (docs/formats.md): one
 //     microbatch's, whatever the pipeline schedule;
@@ -122,6 +124,7 @@ func toolPartition(t *testing.T, modelJSON, clusterJSON []byte, proportion float
 				act += m.CurActivation
 				cycles += mi.LayerInfo[l].Cycle.Forward
 			}
+			peak = max(peak, act) // pipeplan's one departure (docs/formats.md)
 			if inside && alive+peak <= limit {
 				cost[a][b] = cycles
 			}
