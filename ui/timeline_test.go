@@ -27,7 +27,7 @@ func TestTimelineMergesNarrowOperations(t *testing.T) {
 		evs = append(evs, wire.Event{Stage: d, Kind: wire.OpForward, Microbatch: 500, StartSeconds: 1, EndSeconds: 1.5})
 		s.Events = append(s.Events, evs)
 	}
-	tl, drawn, total := NewTimeline(s)
+	tl, drawn, total := NewTimeline(s, 0)
 	if drawn != 2002 || total != 2002 {
 		t.Fatalf("drawn %d of %d, want 2002 of 2002", drawn, total)
 	}
