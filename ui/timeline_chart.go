@@ -20,12 +20,12 @@ func (c *TimelineChart) label() string {
 func (c *TimelineChart) clipped() string {
 	s := fmt.Sprintf("Showing the first %d of %d operations", c.Drawn, c.Total)
 	if c.T.Window != "" {
-		s = fmt.Sprintf("Showing the first %s of the %s step (%d of %d operations)", c.T.Window, c.T.Makespan, c.Drawn, c.Total)
+		s += ", those that start in the first " + c.T.Window + " of the " + c.T.Makespan + " step"
 	}
 	if len(c.T.Rows) < c.T.Devices {
 		s += fmt.Sprintf(", on the first %d of %d devices", len(c.T.Rows), c.T.Devices)
 	} else if c.T.Window != "" {
-		s += ", on all devices"
+		s += ", on every device"
 	}
 	return s + "."
 }

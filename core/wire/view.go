@@ -82,24 +82,13 @@ type View struct {
 	// all are kept). The in-flight samples are cut to it too.
 	TimelineSeconds float64 `json:"timeline_seconds"`
 	// Ops are Result.Schedule.Events in a compact form for the page's thread to decode
-	// (2,000 operations as objects were 295 KB of JSON): Cut fills Ops and leaves Events
-	// empty; Expand restores Events. TimeUnitSeconds is Ops' unit of time.
-	Ops             []DeviceOps `json:"ops,omitempty"`
-	TimeUnitSeconds float64     `json:"time_unit_seconds,omitempty"`
-}
-
-// DeviceOps is a device's operations (Events) as parallel lists: Kind has a letter per
-// operation (OpKind); Start is the time from the end of the operation before (from 0 for
-// the first) and Length its duration, both in View.TimeUnitSeconds. Chunk is nil when
-// every chunk is 0.
-type DeviceOps struct {
-	Kind       string  `json:"kind"`
-	Stage      []int   `json:"stage"`
-	Chunk      []int   `json:"chunk,omitempty"`
-	Microbatch []int   `json:"microbatch"`
-	Step       []int   `json:"step"`
-	Start      []int64 `json:"start"`
-	Length     []int64 `json:"length"`
+	// (2,000 operations as objects were 295 KB of JSON): per device, five numbers an
+	// operation, what the page draws: its kind (OpKind's letter as a number), stage,
+	// microbatch, the time from the end of the operation before (from 0 for the
+	// first) and its duration, in TimeUnitSeconds. Cut fills Ops and leaves Events
+	// empty; Expand restores Events (but for their Chunk and Step).
+	Ops             [][]int `json:"ops,omitempty"`
+	TimeUnitSeconds float64 `json:"time_unit_seconds,omitempty"`
 }
 
 // viewTimeSteps is how many units of time (View.TimeUnitSeconds) the timeline's window
@@ -112,45 +101,36 @@ func (v *View) compact(s *ScheduleResult) {
 	if v.TimeUnitSeconds <= 0 {
 		return
 	}
-	q := func(t float64) int64 { return int64(math.Round(t / v.TimeUnitSeconds)) }
+	q := func(t float64) int { return int(math.Round(t / v.TimeUnitSeconds)) }
 	for _, evs := range s.Events {
-		var o DeviceOps
-		kind, end, chunked := make([]byte, len(evs)), int64(0), false
-		for i, e := range evs {
-			kind[i] = e.Kind[0]
+		o, end := make([]int, 0, 5*len(evs)), 0
+		for _, e := range evs {
 			a, z := q(e.StartSeconds), q(e.EndSeconds)
-			o.Stage, o.Chunk, o.Microbatch, o.Step = append(o.Stage, e.Stage), append(o.Chunk, e.Chunk), append(o.Microbatch, e.Microbatch), append(o.Step, e.Step)
-			o.Start, o.Length = append(o.Start, a-end), append(o.Length, z-a)
-			end, chunked = z, chunked || e.Chunk != 0
+			o = append(o, int(e.Kind[0]), e.Stage, e.Microbatch, a-end, z-a)
+			end = z
 		}
-		if !chunked {
-			o.Chunk = nil
-		}
-		o.Kind = string(kind)
 		v.Ops = append(v.Ops, o)
 	}
 	s.Events = nil
 }
 
-// Expand restores the schedule's Events from Ops (a View decoded from JSON) and drops
-// Ops; it does nothing where Ops is empty.
+// Expand restores the schedule's Events from Ops (a View decoded from JSON), but for
+// their Chunk and Step (0), and drops Ops; it does nothing where Ops is empty.
 func (v *View) Expand() {
 	if v.Ops == nil || v.Result == nil || v.Result.Schedule == nil {
 		return
 	}
-	u := v.TimeUnitSeconds
 	evs := make([][]Event, len(v.Ops))
 	for d, o := range v.Ops {
-		end := int64(0)
-		for i := range min(len(o.Kind), len(o.Stage), len(o.Microbatch), len(o.Step), len(o.Start), len(o.Length)) {
-			e := Event{Stage: o.Stage[i], Kind: OpKind(o.Kind[i : i+1]), Microbatch: o.Microbatch[i], Step: o.Step[i]}
-			if i < len(o.Chunk) {
-				e.Chunk = o.Chunk[i]
-			}
-			a := end + o.Start[i]
-			end = a + o.Length[i]
-			e.StartSeconds, e.EndSeconds = float64(a)*u, float64(end)*u
-			evs[d] = append(evs[d], e)
+		evs[d] = make([]Event, len(o)/5)
+		t := 0
+		for i := range evs[d] {
+			e, x := &evs[d][i], o[5*i:]
+			e.Kind, e.Stage, e.Microbatch = OpKind(rune(x[0])), x[1], x[2]
+			t += x[3]
+			e.StartSeconds = float64(t) * v.TimeUnitSeconds
+			t += x[4]
+			e.EndSeconds = float64(t) * v.TimeUnitSeconds
 		}
 	}
 	v.Result.Schedule.Events, v.Ops = evs, nil

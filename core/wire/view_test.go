@@ -203,7 +203,7 @@ func TestViewBounded(t *testing.T) {
 
 // checkTimeline: a view's timeline (decoded and expanded) keeps, on each device it
 // keeps, every operation of the whole that starts before its window's end and no other,
-// with its times to a unit (TimeUnitSeconds); every device kept has operations, the window
+// with its stage, kind and microbatch, and its times to a unit (TimeUnitSeconds); every device kept has operations, the window
 // is the makespan where the operations fit, and they are at most ViewEvents.
 func checkTimeline(t *testing.T, s *wire.ScheduleResult, v *wire.View) {
 	t.Helper()
@@ -231,7 +231,7 @@ func checkTimeline(t *testing.T, s *wire.ScheduleResult, v *wire.View) {
 		}
 		for i, o := range e {
 			x := want[i]
-			if o.Stage != x.Stage || o.Chunk != x.Chunk || o.Kind != x.Kind || o.Microbatch != x.Microbatch || o.Step != x.Step ||
+			if o.Stage != x.Stage || o.Kind != x.Kind || o.Microbatch != x.Microbatch ||
 				math.Abs(o.StartSeconds-x.StartSeconds) > v.TimeUnitSeconds || math.Abs(o.EndSeconds-x.EndSeconds) > v.TimeUnitSeconds {
 				t.Fatalf("device %d's operation %d is %+v, want %+v", d, i, o, x)
 			}
