@@ -465,7 +465,7 @@ func NewTimeline(s *wire.ScheduleResult, window float64) (t Timeline, drawn, tot
 		}
 		busy := ""
 		if d < len(s.BusySeconds) {
-			busy = fmt.Sprintf("busy %.0f%%", 100*s.BusySeconds[d]/span)
+			busy = fmt.Sprintf("busy %.0f%%", 100*s.BusySeconds[d]/s.MakespanSeconds)
 		}
 		t.Rows = append(t.Rows, TimelineRow{Y: y, Label: fmt.Sprintf("device %d", d), Busy: busy})
 		first := len(t.Merged) // this device's merged paths are t.Merged[first:]
