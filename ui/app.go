@@ -235,9 +235,11 @@ func (a *App) replan() {
 func (a *App) show(v, opt *wire.View) {
 	a.View, a.OptView, a.Res, a.Opt = v, opt, nil, nil
 	if v != nil {
+		v.Expand()
 		a.Res = v.Result
 	}
 	if opt != nil {
+		opt.Expand()
 		a.Opt = opt.Result
 	}
 }

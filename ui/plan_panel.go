@@ -306,7 +306,11 @@ func (a *App) Timeline() (Timeline, int, int) {
 	if m.res == a.Res {
 		return m.t, m.drawn, m.total
 	}
-	t, drawn, total := NewTimeline(a.Res.Schedule)
+	window := 0.0
+	if a.View != nil {
+		window = a.View.TimelineSeconds
+	}
+	t, drawn, total := NewTimeline(a.Res.Schedule, window)
 	if a.Res.Schedule != nil && total > 0 && a.View != nil {
 		// The planner cut the schedule (spec.ViewEvents): its counts are the whole's.
 		total = max(total, a.View.Events)

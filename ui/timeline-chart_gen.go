@@ -51,8 +51,6 @@ func (c *TimelineChart) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 			{
 				vgparent := vgn
 				_ = vgparent
-				vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n      "}
-				vgparent.AppendChild(vgn)
 				for vgiterkeyt, k := range c.T.Ticks {
 					var vgiterkey interface{} = vgiterkeyt
 					_ = vgiterkey
@@ -63,28 +61,18 @@ func (c *TimelineChart) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 					{
 						vgparent := vgn
 						_ = vgparent
-						vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
-						vgparent.AppendChild(vgn)
 						vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "svg", Data: "line", Attr: []vugu.VGAttribute{{Namespace: "", Key: "y1", Val: "12"}, vugu.VGAttribute{Namespace: "", Key: "class", Val: "tick"}}}
 						vgparent.AppendChild(vgn)
 						vgn.AddAttrInterface("x1", k.X)
 						vgn.AddAttrInterface("x2", k.X)
 						vgn.AddAttrInterface("y2", c.T.Height-14)
-						vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
-						vgparent.AppendChild(vgn)
 						vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "svg", Data: "text", Attr: []vugu.VGAttribute{{Namespace: "", Key: "y", Val: "10"}, vugu.VGAttribute{Namespace: "", Key: "text-anchor", Val: "middle"}}}
 						vgparent.AppendChild(vgn)
 						vgn.AddAttrInterface("x", k.X)
 						vgn.SetInnerHTML(k.Label)
-						vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n      "}
-						vgparent.AppendChild(vgn)
 					}
 				}
-				vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n    "}
-				vgparent.AppendChild(vgn)
 			}
-			vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n    "}
-			vgparent.AppendChild(vgn)
 			for vgiterkeyt, r := range c.T.Rows {
 				var vgiterkey interface{} = vgiterkeyt
 				_ = vgiterkey
@@ -95,31 +83,21 @@ func (c *TimelineChart) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 				{
 					vgparent := vgn
 					_ = vgparent
-					vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n      "}
-					vgparent.AppendChild(vgn)
 					vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "svg", Data: "rect", Attr: []vugu.VGAttribute{{Namespace: "", Key: "x", Val: "90"}, vugu.VGAttribute{Namespace: "", Key: "class", Val: "idle"}}}
 					vgparent.AppendChild(vgn)
 					vgn.AddAttrInterface("height", c.T.RowH-4)
 					vgn.AddAttrInterface("width", c.T.Width-100)
 					vgn.AddAttrInterface("y", r.Y)
-					vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n      "}
-					vgparent.AppendChild(vgn)
 					vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "svg", Data: "text", Attr: []vugu.VGAttribute{{Namespace: "", Key: "x", Val: "4"}, vugu.VGAttribute{Namespace: "", Key: "class", Val: "rowlabel"}}}
 					vgparent.AppendChild(vgn)
 					vgn.AddAttrInterface("y", r.Y+12)
 					vgn.SetInnerHTML(r.Label)
-					vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n      "}
-					vgparent.AppendChild(vgn)
 					vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "svg", Data: "text", Attr: []vugu.VGAttribute{{Namespace: "", Key: "x", Val: "4"}, vugu.VGAttribute{Namespace: "", Key: "class", Val: "rowsub"}}}
 					vgparent.AppendChild(vgn)
 					vgn.AddAttrInterface("y", r.Y+22)
 					vgn.SetInnerHTML(r.Busy)
-					vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n    "}
-					vgparent.AppendChild(vgn)
 				}
 			}
-			vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n    "}
-			vgparent.AppendChild(vgn)
 			for vgiterkeyt, o := range c.T.Ops {
 				var vgiterkey interface{} = vgiterkeyt
 				_ = vgiterkey
@@ -131,21 +109,15 @@ func (c *TimelineChart) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 				{
 					vgparent := vgn
 					_ = vgparent
-					vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n      "}
-					vgparent.AppendChild(vgn)
 					vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "svg", Data: "title", Attr: []vugu.VGAttribute(nil)}
 					vgparent.AppendChild(vgn)
 					vgn.SetInnerHTML(o.Title)
-					vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n      "}
-					vgparent.AppendChild(vgn)
 					vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "svg", Data: "rect", Attr: []vugu.VGAttribute(nil)}
 					vgparent.AppendChild(vgn)
 					vgn.AddAttrInterface("height", o.H)
 					vgn.AddAttrInterface("width", o.W)
 					vgn.AddAttrInterface("x", o.X)
 					vgn.AddAttrInterface("y", o.Y)
-					vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n      "}
-					vgparent.AppendChild(vgn)
 					if o.Text != "" {
 						vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "svg", Data: "text", Attr: []vugu.VGAttribute{{Namespace: "", Key: "text-anchor", Val: "middle"}}}
 						vgparent.AppendChild(vgn)
@@ -153,12 +125,8 @@ func (c *TimelineChart) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 						vgn.AddAttrInterface("y", o.Y+15)
 						vgn.SetInnerHTML(o.Text)
 					}
-					vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n    "}
-					vgparent.AppendChild(vgn)
 				}
 			}
-			vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n    "}
-			vgparent.AppendChild(vgn)
 			for vgiterkeyt, m := range c.T.Merged {
 				var vgiterkey interface{} = vgiterkeyt
 				_ = vgiterkey
@@ -176,16 +144,12 @@ func (c *TimelineChart) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 					vgn.SetInnerHTML(m.Title)
 				}
 			}
-			vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n    "}
-			vgparent.AppendChild(vgn)
 			if len(c.T.InFlight) > 0 {
 				vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "svg", Data: "text", Attr: []vugu.VGAttribute{{Namespace: "", Key: "x", Val: "4"}, vugu.VGAttribute{Namespace: "", Key: "class", Val: "rowlabel"}}}
 				vgparent.AppendChild(vgn)
 				vgn.AddAttrInterface("y", c.T.InFlightY-8)
 				vgn.SetInnerHTML(c.inFlightTitle())
 			}
-			vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n    "}
-			vgparent.AppendChild(vgn)
 			for vgiterkeyt, p := range c.T.InFlight {
 				var vgiterkey interface{} = vgiterkeyt
 				_ = vgiterkey
@@ -196,21 +160,15 @@ func (c *TimelineChart) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 				{
 					vgparent := vgn
 					_ = vgparent
-					vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n      "}
-					vgparent.AppendChild(vgn)
 					vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "svg", Data: "text", Attr: []vugu.VGAttribute{{Namespace: "", Key: "x", Val: "4"}, vugu.VGAttribute{Namespace: "", Key: "class", Val: "rowsub"}}}
 					vgparent.AppendChild(vgn)
 					vgn.AddAttrInterface("y", p.Y-4)
 					vgn.SetInnerHTML(p.Label)
-					vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n      "}
-					vgparent.AppendChild(vgn)
 					vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "svg", Data: "line", Attr: []vugu.VGAttribute{{Namespace: "", Key: "x1", Val: "90"}, vugu.VGAttribute{Namespace: "", Key: "class", Val: "base"}}}
 					vgparent.AppendChild(vgn)
 					vgn.AddAttrInterface("x2", c.T.Width-10)
 					vgn.AddAttrInterface("y1", p.Y)
 					vgn.AddAttrInterface("y2", p.Y)
-					vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n      "}
-					vgparent.AppendChild(vgn)
 					for vgiterkeyt, pts := range p.Points {
 						var vgiterkey interface{} = vgiterkeyt
 						_ = vgiterkey
@@ -220,11 +178,9 @@ func (c *TimelineChart) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 						vgparent.AppendChild(vgn)
 						vgn.AddAttrInterface("points", pts)
 					}
-					vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n    "}
-					vgparent.AppendChild(vgn)
 				}
 			}
-			vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n  "}
+			vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n    "}
 			vgparent.AppendChild(vgn)
 		}
 		vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n"}

@@ -19,8 +19,13 @@ func (c *TimelineChart) label() string {
 
 func (c *TimelineChart) clipped() string {
 	s := fmt.Sprintf("Showing the first %d of %d operations", c.Drawn, c.Total)
+	if c.T.Window != "" {
+		s += ", those that start in the first " + c.T.Window + " of the " + c.T.Makespan + " step"
+	}
 	if len(c.T.Rows) < c.T.Devices {
 		s += fmt.Sprintf(", on the first %d of %d devices", len(c.T.Rows), c.T.Devices)
+	} else if c.T.Window != "" {
+		s += ", on every device"
 	}
 	return s + "."
 }

@@ -27,7 +27,7 @@ func TestTimelineMergesNarrowOperations(t *testing.T) {
 		evs = append(evs, wire.Event{Stage: d, Kind: wire.OpForward, Microbatch: 500, StartSeconds: 1, EndSeconds: 1.5})
 		s.Events = append(s.Events, evs)
 	}
-	tl, drawn, total := NewTimeline(s)
+	tl, drawn, total := NewTimeline(s, 0)
 	if drawn != 2002 || total != 2002 {
 		t.Fatalf("drawn %d of %d, want 2002 of 2002", drawn, total)
 	}
@@ -69,5 +69,25 @@ func TestTimelineMergesNarrowOperations(t *testing.T) {
 	// The first forward of device 0: at the left edge, 0.6 units wide.
 	if d := tl.Merged[0].D; !strings.HasPrefix(d, "M90.0 18.0h0.60v22.0h-0.60z") {
 		t.Errorf("the first rectangle: %.40s", d)
+	}
+}
+
+// TestTimelineWindow: a timeline of a view's window (the operations that start in the
+// first window seconds) spans the window, says so, and gives each device's busy share of
+// the whole step.
+func TestTimelineWindow(t *testing.T) {
+	s := &wire.ScheduleResult{MakespanSeconds: 10, BusySeconds: []float64{8}, Events: [][]wire.Event{{
+		{Kind: wire.OpForward, StartSeconds: 0, EndSeconds: 1}, {Kind: wire.OpBackward, StartSeconds: 1, EndSeconds: 2.5},
+	}}}
+	for _, c := range []struct {
+		window        float64
+		shown, lastAt string
+		end           float64
+	}{{2, "2.00 s", "2.00 s", 990}, {0, "", "10.00 s", 990}, {10, "", "10.00 s", 990}} {
+		tl, _, _ := NewTimeline(s, c.window)
+		last := tl.Ticks[len(tl.Ticks)-1]
+		if tl.Window != c.shown || last.Label != c.lastAt || last.X != c.end || tl.Rows[0].Busy != "busy 80%" || tl.Makespan != "10.00 s" {
+			t.Errorf("window %g: shown %q, last tick %q at %g, %q, makespan %q", c.window, tl.Window, last.Label, last.X, tl.Rows[0].Busy, tl.Makespan)
+		}
 	}
 }

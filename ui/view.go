@@ -316,6 +316,9 @@ type Timeline struct {
 	Merged   []TimelineMerged
 	Ticks    []Tick
 	Makespan string
+	// Window is the time drawn where it is less than the step (the operations that start
+	// in it, on every device drawn), else "".
+	Window string
 	// InFlight are step charts (SVG polyline points) of microbatches in flight per stage.
 	InFlight                  []Polyline
 	InFlightHeight, InFlightY float64
@@ -437,13 +440,19 @@ func chunkPoints(pts [][2]float64) []string {
 	return out
 }
 
-// NewTimeline lays out a simulated step. ok is false when it has no events.
-func NewTimeline(s *wire.ScheduleResult) (t Timeline, drawn, total int) {
+// NewTimeline lays out a simulated step over its first window seconds (a View's
+// TimelineSeconds: the operations that start in it; the whole step where window is 0 or
+// the makespan). It returns how many operations it draws and how many it has.
+func NewTimeline(s *wire.ScheduleResult, window float64) (t Timeline, drawn, total int) {
 	if s == nil || len(s.Events) == 0 || s.MakespanSeconds <= 0 {
 		return t, 0, 0
 	}
 	t.Width, t.Left, t.RowH = 1000, 90, 26
 	span := s.MakespanSeconds
+	if window > 0 && window < span {
+		span = window
+		t.Window = units.Time(span, model.Seconds)
+	}
 	scale := (t.Width - t.Left - 10) / span
 	y := 18.0
 	t.Devices = len(s.Events)
@@ -456,7 +465,7 @@ func NewTimeline(s *wire.ScheduleResult) (t Timeline, drawn, total int) {
 		}
 		busy := ""
 		if d < len(s.BusySeconds) {
-			busy = fmt.Sprintf("busy %.0f%%", 100*s.BusySeconds[d]/span)
+			busy = fmt.Sprintf("busy %.0f%%", 100*s.BusySeconds[d]/s.MakespanSeconds)
 		}
 		t.Rows = append(t.Rows, TimelineRow{Y: y, Label: fmt.Sprintf("device %d", d), Busy: busy})
 		first := len(t.Merged) // this device's merged paths are t.Merged[first:]
@@ -521,7 +530,7 @@ func NewTimeline(s *wire.ScheduleResult) (t Timeline, drawn, total int) {
 		v := span * float64(i) / 5
 		t.Ticks = append(t.Ticks, Tick{X: t.Left + v*scale, Label: units.Time(v, model.Seconds)})
 	}
-	t.Makespan = units.Time(span, model.Seconds)
+	t.Makespan = units.Time(s.MakespanSeconds, model.Seconds)
 	// Microbatches in flight per stage over time, one step chart per stage.
 	t.InFlightY = y + 26
 	for _, c := range s.MaxInFlight {

@@ -1,5 +1,10 @@
 package wire
 
+import (
+	"math"
+	"slices"
+)
+
 // A page draws a result in frames of a few milliseconds, on the thread that also answers
 // the person: a result of thousands of stages or of a hundred thousand layers is megabytes
 // of JSON (4.4 MB for 20,000 layers on 3,000 stages), too much to decode there. So the
@@ -24,7 +29,9 @@ const (
 	// ViewDevices is the most devices (pipeline stages) of the schedule a View keeps:
 	// the timeline's rows, their busy times and their microbatches in flight.
 	ViewDevices = 64
-	// ViewEvents is the most operations of the timeline; a device keeps its earliest.
+	// ViewEvents is the most operations of the timeline: those that start in a time
+	// window from the step's start, the same for every device kept (View.TimelineSeconds),
+	// so that each device's row is complete over that window.
 	ViewEvents = 2000
 	// ViewSamples is the most points of one stage's microbatches in flight: more are
 	// decimated to the highest count in each of ViewSamples/2 spans of time.
@@ -70,6 +77,63 @@ type View struct {
 	// microbatches in flight on any stage.
 	Events      int `json:"events"`
 	MaxInFlight int `json:"max_in_flight"`
+	// TimelineSeconds is the end of the window of the step whose operations the view
+	// keeps: every operation of a kept device that starts before it (the makespan when
+	// all are kept). The in-flight samples are cut to it too.
+	TimelineSeconds float64 `json:"timeline_seconds"`
+	// Ops are Result.Schedule.Events in a compact form for the page's thread to decode
+	// (2,000 operations as objects were 295 KB of JSON): per device, five numbers an
+	// operation, what the page draws: its kind (OpKind's letter as a number), stage,
+	// microbatch, the time from the end of the operation before (from 0 for the
+	// first) and its duration, in TimeUnitSeconds. Cut fills Ops and leaves Events
+	// empty; Expand restores Events (but for their Chunk and Step).
+	Ops             [][]int `json:"ops,omitempty"`
+	TimeUnitSeconds float64 `json:"time_unit_seconds,omitempty"`
+}
+
+// viewTimeSteps is how many units of time (View.TimeUnitSeconds) the timeline's window
+// spans: a millionth of it, far below a pixel of the page's chart.
+const viewTimeSteps = 1e6
+
+// compact sets v.Ops from events and empties them.
+func (v *View) compact(s *ScheduleResult) {
+	v.TimeUnitSeconds = v.TimelineSeconds / viewTimeSteps
+	if v.TimeUnitSeconds <= 0 {
+		return
+	}
+	q := func(t float64) int { return int(math.Round(t / v.TimeUnitSeconds)) }
+	for _, evs := range s.Events {
+		o, end := make([]int, 0, 5*len(evs)), 0
+		for _, e := range evs {
+			a, z := q(e.StartSeconds), q(e.EndSeconds)
+			o = append(o, int(e.Kind[0]), e.Stage, e.Microbatch, a-end, z-a)
+			end = z
+		}
+		v.Ops = append(v.Ops, o)
+	}
+	s.Events = nil
+}
+
+// Expand restores the schedule's Events from Ops (a View decoded from JSON), but for
+// their Chunk and Step (0), and drops Ops; it does nothing where Ops is empty.
+func (v *View) Expand() {
+	if v.Ops == nil || v.Result == nil || v.Result.Schedule == nil {
+		return
+	}
+	evs := make([][]Event, len(v.Ops))
+	for d, o := range v.Ops {
+		evs[d] = make([]Event, len(o)/5)
+		t := 0
+		for i := range evs[d] {
+			e, x := &evs[d][i], o[5*i:]
+			e.Kind, e.Stage, e.Microbatch = OpKind(rune(x[0])), x[1], x[2]
+			t += x[3]
+			e.StartSeconds = float64(t) * v.TimeUnitSeconds
+			t += x[4]
+			e.EndSeconds = float64(t) * v.TimeUnitSeconds
+		}
+	}
+	v.Result.Schedule.Events, v.Ops = evs, nil
 }
 
 // StageGroup is a run of consecutive stages, First to Last, drawn as one segment of the
@@ -151,7 +215,8 @@ func Cut(r *Result, w Window) *View {
 		c.Devices = c.Devices[:ViewDeviceSteps]
 	}
 	if s := r.Schedule; s != nil {
-		v.Events, v.MaxInFlight = cutSchedule(&c, s)
+		v.Events, v.MaxInFlight, v.TimelineSeconds = cutSchedule(&c, s)
+		v.compact(c.Schedule)
 	}
 	return v
 }
@@ -178,10 +243,15 @@ func Groups(p *Plan, size int) []StageGroup {
 	return out
 }
 
-// cutSchedule sets c.Schedule to s cut to its first ViewDevices devices and ViewEvents
-// operations, with each stage's in-flight samples decimated to ViewSamples; it returns
-// how many operations s has and its most microbatches in flight.
-func cutSchedule(c *Result, s *ScheduleResult) (events, inFlight int) {
+// cutSchedule sets c.Schedule to s cut to its first ViewDevices devices and to the
+// operations that start before a time, the window's end, the same for every device: the
+// latest that keeps at most ViewEvents operations (the makespan where all fit). Devices
+// with no operation in the window are left out from the first of them on, and the window
+// is taken again over those kept, so that every device drawn has its operations of the
+// window. Each stage's in-flight samples are cut to the window and decimated to
+// ViewSamples. It returns how many operations s has, its most microbatches in flight,
+// and the window's end.
+func cutSchedule(c *Result, s *ScheduleResult) (events, inFlight int, window float64) {
 	cs := *s
 	c.Schedule = &cs
 	for _, e := range s.Events {
@@ -190,23 +260,52 @@ func cutSchedule(c *Result, s *ScheduleResult) (events, inFlight int) {
 	for _, k := range s.MaxInFlight {
 		inFlight = max(inFlight, k)
 	}
-	cs.StageDevices = cutList(s.StageDevices, 0, ViewDevices)
-	cs.BusySeconds = cutList(s.BusySeconds, 0, ViewDevices)
-	cs.PeakMemoryBytes = cutList(s.PeakMemoryBytes, 0, ViewDevices)
-	cs.LimitBytes = cutList(s.LimitBytes, 0, ViewDevices)
-	cs.MaxInFlight = cutList(s.MaxInFlight, 0, ViewDevices)
+	devices := min(len(s.Events), ViewDevices)
+	window, all := s.MakespanSeconds, true
+	for pass := 0; pass < 2; pass++ {
+		var starts []float64
+		for _, e := range s.Events[:devices] {
+			for _, o := range e {
+				starts = append(starts, o.StartSeconds)
+			}
+		}
+		if len(starts) <= ViewEvents {
+			break
+		}
+		slices.Sort(starts)
+		all, window = false, starts[ViewEvents] // those before it are at most ViewEvents
+		for d, e := range s.Events[:devices] {
+			if len(e) > 0 && e[0].StartSeconds >= window {
+				devices = d
+				break
+			}
+		}
+	}
+	cut := func(n int) int { return min(n, devices) }
+	cs.StageDevices = s.StageDevices[:cut(len(s.StageDevices))]
+	cs.BusySeconds = s.BusySeconds[:cut(len(s.BusySeconds))]
+	cs.PeakMemoryBytes = s.PeakMemoryBytes[:cut(len(s.PeakMemoryBytes))]
+	cs.LimitBytes = s.LimitBytes[:cut(len(s.LimitBytes))]
+	cs.MaxInFlight = s.MaxInFlight[:cut(len(s.MaxInFlight))]
 	cs.Events = nil
-	left := ViewEvents
-	for _, e := range cutList(s.Events, 0, ViewDevices) {
-		k := min(len(e), left)
-		cs.Events = append(cs.Events, e[:k])
-		left -= k
+	for _, e := range s.Events[:devices] {
+		var kept []Event
+		for _, o := range e {
+			if all || o.StartSeconds < window {
+				kept = append(kept, o)
+			}
+		}
+		cs.Events = append(cs.Events, kept)
 	}
 	cs.InFlight = nil
-	for _, samples := range cutList(s.InFlight, 0, ViewDevices) {
-		cs.InFlight = append(cs.InFlight, Decimate(samples, ViewSamples))
+	for _, samples := range s.InFlight[:cut(len(s.InFlight))] {
+		k := 0
+		for k < len(samples) && (all || samples[k].TimeSeconds < window) {
+			k++
+		}
+		cs.InFlight = append(cs.InFlight, Decimate(samples[:k], ViewSamples))
 	}
-	return events, inFlight
+	return events, inFlight, window
 }
 
 // Decimate reduces a step chart of samples (a count from each sample's time to the next)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"testing"
@@ -124,19 +125,20 @@ func TestCut(t *testing.T) {
 			if !slices.Equal(v.LayerStages, p.StageOfLayer()[ls:end]) {
 				t.Errorf("the layers' stages %v, want %v", v.LayerStages, p.StageOfLayer()[ls:end])
 			}
-			s, cs := res.Schedule, v.Result.Schedule
-			events, shown := 0, 0
+			s := res.Schedule
+			var got2 wire.View // the page's: decoded, and its events expanded
+			if err := json.Unmarshal(b, &got2); err != nil {
+				t.Fatal(err)
+			}
+			got2.Expand()
+			cs := got2.Result.Schedule
+			events := 0
 			for _, e := range s.Events {
 				events += len(e)
 			}
-			for d, e := range cs.Events {
-				shown += len(e)
-				if !slices.Equal(e, s.Events[d][:len(e)]) {
-					t.Errorf("device %d's events are not the first of the whole's", d)
-				}
-			}
-			if v.Events != events || shown != min(events, wire.ViewEvents) && len(cs.Events) < wire.ViewDevices {
-				t.Errorf("%d events of %d shown, the view says %d", shown, events, v.Events)
+			checkTimeline(t, s, &got2)
+			if v.Events != events {
+				t.Errorf("the view says %d events of %d", v.Events, events)
 			}
 			if len(cs.InFlight) > wire.ViewDevices || len(cs.Events) > wire.ViewDevices || len(cs.BusySeconds) > wire.ViewDevices {
 				t.Errorf("the schedule's lists hold %d, %d, %d devices", len(cs.InFlight), len(cs.Events), len(cs.BusySeconds))
@@ -196,5 +198,88 @@ func TestViewBounded(t *testing.T) {
 	t.Logf("views: %d bytes for 2,000 layers on 200 stages (%d of boundaries), %d for 20,000 on 3,000 (%d of boundaries)", smallAll, smallBounds, bigAll, bigBounds)
 	if big > small+small/20 || big > 96<<10 {
 		t.Errorf("less the boundaries, the view of 20,000 layers on 3,000 stages is %d bytes, that of 2,000 on 200 %d (want within 5%%, and at most 96 KiB)", big, small)
+	}
+}
+
+// checkTimeline: a view's timeline (decoded and expanded) keeps, on each device it
+// keeps, every operation of the whole that starts before its window's end and no other,
+// with its stage, kind and microbatch, and its times to a unit (TimeUnitSeconds); every device kept has operations, the window
+// is the makespan where the operations fit, and they are at most ViewEvents.
+func checkTimeline(t *testing.T, s *wire.ScheduleResult, v *wire.View) {
+	t.Helper()
+	cs, w := v.Result.Schedule, v.TimelineSeconds
+	all := 0
+	for _, e := range s.Events[:min(len(s.Events), wire.ViewDevices)] {
+		all += len(e)
+	}
+	if all <= wire.ViewEvents && (w != s.MakespanSeconds || len(cs.Events) != min(len(s.Events), wire.ViewDevices)) {
+		t.Errorf("%d operations fit, yet the window is %g of %g s on %d devices", all, w, s.MakespanSeconds, len(cs.Events))
+	}
+	shown := 0
+	for d, e := range cs.Events {
+		if len(e) == 0 && len(s.Events[d]) > 0 {
+			t.Errorf("device %d has no operation in the window (%g s)", d, w)
+		}
+		var want []wire.Event
+		for _, o := range s.Events[d] {
+			if o.StartSeconds < w || all <= wire.ViewEvents {
+				want = append(want, o)
+			}
+		}
+		if len(e) != len(want) {
+			t.Fatalf("device %d: %d operations, want the %d that start before %g s", d, len(e), len(want), w)
+		}
+		for i, o := range e {
+			x := want[i]
+			if o.Stage != x.Stage || o.Kind != x.Kind || o.Microbatch != x.Microbatch ||
+				math.Abs(o.StartSeconds-x.StartSeconds) > v.TimeUnitSeconds || math.Abs(o.EndSeconds-x.EndSeconds) > v.TimeUnitSeconds {
+				t.Fatalf("device %d's operation %d is %+v, want %+v", d, i, o, x)
+			}
+		}
+		shown += len(e)
+	}
+	if shown > wire.ViewEvents {
+		t.Errorf("%d operations, over %d", shown, wire.ViewEvents)
+	}
+	for st, samples := range cs.InFlight {
+		if len(samples) > wire.ViewSamples || len(samples) > 0 && samples[len(samples)-1].TimeSeconds >= w && all > wire.ViewEvents {
+			t.Errorf("stage %d: %d samples in flight, past the window", st, len(samples))
+		}
+	}
+}
+
+// TestCutTimeline: a long schedule's view keeps a window of the step common to every
+// device it keeps, each with its operations in it, at most ViewEvents of them, and its
+// JSON (the page's thread decodes it) stays small: 2,000 operations as objects were
+// 295 KB.
+func TestCutTimeline(t *testing.T) {
+	for _, c := range []struct{ layers, devices, microbatches int }{
+		{64, 8, 1024}, {128, 64, 256}, {300, 4, 400}, {30, 3, 4},
+	} {
+		t.Run(fmt.Sprintf("%d-devices-%d-microbatches", c.devices, c.microbatches), func(t *testing.T) {
+			res := run(t, c.layers, c.devices, c.microbatches)
+			b, _ := json.Marshal(wire.Cut(res, wire.Window{}))
+			var v wire.View
+			if err := json.Unmarshal(b, &v); err != nil {
+				t.Fatal(err)
+			}
+			v.Expand()
+			n := 0
+			for _, e := range v.Result.Schedule.Events {
+				n += len(e)
+			}
+			t.Logf("%d operations of %d on %d devices, the first %.3g s of %.3g; %d bytes of JSON", n, v.Events, len(v.Result.Schedule.Events), v.TimelineSeconds, res.Schedule.MakespanSeconds, len(b))
+			checkTimeline(t, res.Schedule, &v)
+			// Up to 8 devices, each keeps at least its 250 first operations' window;
+			// on 64, the last devices start after the others ran 2,000 operations
+			// (a 1F1B warm-up of 64 - d forwards on device d): the view keeps fewer.
+			if kept := len(v.Result.Schedule.Events); c.devices <= 8 && kept != c.devices || kept < c.devices*9/10 {
+				t.Errorf("%d devices of %d kept", kept, c.devices)
+			}
+			ops, _ := json.Marshal(wire.Cut(res, wire.Window{}).Ops)
+			if len(ops) > 48<<10 {
+				t.Errorf("the view's operations are %d bytes of JSON", len(ops))
+			}
+		})
 	}
 }

@@ -208,6 +208,19 @@ func TestBrowserLongText(t *testing.T) {
 			t.Errorf("a polyline of %d bytes of points", longest)
 		}
 		b.shot("long-2-schedule-1024-microbatches")
+		// The view keeps a window of the step common to every device (issue 23): each
+		// device's row has operations drawn, and the panel says which time it shows.
+		bare := do(b, "the rows without operations", chromedp.Evaluate[int](`(() => {
+			const p = document.querySelector("#panel-schedule");
+			const ys = new Set([...p.querySelectorAll("g[class^=op-] rect")].map(r => String(parseFloat(r.getAttribute("y")))));
+			for (const m of p.querySelectorAll("path[class^=op-]")) ys.add(String(parseFloat(m.getAttribute("d").split(" ")[1])));
+			return [...p.querySelectorAll("rect.idle")].filter(r => !ys.has(String(parseFloat(r.getAttribute("y"))))).length;
+		})()`))
+		hint := do(b, "the timeline's hint", chromedp.Evaluate[string](`document.querySelector("#panel-schedule .hint")?.textContent ?? ""`))
+		if bare != 0 || !strings.Contains(hint, " step") {
+			t.Errorf("%d devices' rows without operations; the hint reads %q", bare, hint)
+		}
+		t.Logf("the timeline's hint: %s", hint)
 		b.tab("cluster")
 		b.set("#cluster-count", "8", "input")
 		b.waitLong("8 stages after the schedule", boundariesAre(8), time.Minute)
