@@ -241,8 +241,10 @@ func checkTimeline(t *testing.T, s *wire.ScheduleResult, v *wire.View) {
 	if shown > wire.ViewEvents {
 		t.Errorf("%d operations, over %d", shown, wire.ViewEvents)
 	}
+	// Samples are restored to within a unit: one before the window's end may be
+	// rounded up to it, no further.
 	for st, samples := range cs.InFlight {
-		if len(samples) > wire.ViewSamples || len(samples) > 0 && samples[len(samples)-1].TimeSeconds >= w && all > wire.ViewEvents {
+		if len(samples) > wire.ViewSamples || len(samples) > 0 && samples[len(samples)-1].TimeSeconds > w+v.TimeUnitSeconds/2 && all > wire.ViewEvents {
 			t.Errorf("stage %d: %d samples in flight, past the window", st, len(samples))
 		}
 	}
@@ -282,4 +284,96 @@ func TestCutTimeline(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestViewLongSchedule: the view of a long schedule, as the page's thread decodes it,
+// is at most 100 KB of JSON (its timeline's operations and in-flight samples as
+// integers: as objects, the samples alone were 72 to 97 KB), and expanded it gives
+// back the cut's in-flight samples, each count exact and each time within a unit
+// (View.TimeUnitSeconds). On 64 devices the plan's 64 stages, held whole for the stage
+// bar (about 625 bytes each), come on top: the rest of the view is at most 100 KB.
+func TestViewLongSchedule(t *testing.T) {
+	llama := func(microbatches int) *wire.Result {
+		r := &wire.Request{Version: 1, Model: wire.ModelSpec{Architecture: &wire.Architecture{Name: "meta-llama-3-8b"}},
+			Cluster: wire.ClusterSpec{Device: "h100-sxm", Count: 4, DevicesPerNode: 8}, Events: true}
+		r.Schedule.Microbatches = microbatches
+		res, err := request.Run(context.Background(), r)
+		if err != nil || res.Schedule == nil {
+			t.Fatalf("%v", err)
+		}
+		return res
+	}
+	for _, c := range []struct {
+		name   string
+		res    func() *wire.Result
+		stages bool // the plan's stages count in the bound
+	}{
+		{"llama-3-8b-4-devices-1024-microbatches", func() *wire.Result { return llama(1024) }, true},
+		{"chain-8-devices-1024-microbatches", func() *wire.Result { return run(t, 64, 8, 1024) }, true},
+		{"chain-64-devices-256-microbatches", func() *wire.Result { return run(t, 128, 64, 256) }, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			res := c.res()
+			cut := wire.Cut(res, wire.Window{})
+			b, err := json.Marshal(cut)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var in, ops int
+			for _, s := range cut.Samples {
+				in += len(s) / 2
+			}
+			for _, o := range cut.Ops {
+				ops += len(o) / 5
+			}
+			stages, _ := json.Marshal(cut.Result.Plan.Stages)
+			timeline, _ := json.Marshal([][][]int{cut.Ops, cut.Samples})
+			t.Logf("%d bytes of JSON (%d of the plan's stages, %d of the timeline): %d operations, %d samples in flight on %d stages",
+				len(b), len(stages), len(timeline), ops, in, len(cut.Samples))
+			if n := len(b) - len(stages); c.stages && len(b) > 100_000 || n > 100_000 {
+				t.Errorf("the view is %d bytes of JSON, %d less the plan's stages: over 100,000", len(b), n)
+			}
+			if len(timeline) > 64<<10 {
+				t.Errorf("the timeline's operations and samples are %d bytes of JSON", len(timeline))
+			}
+			var v wire.View
+			if err := json.Unmarshal(b, &v); err != nil {
+				t.Fatal(err)
+			}
+			v.Expand()
+			got := v.Result.Schedule.InFlight
+			want := cutSamples(res.Schedule, len(got), v.TimelineSeconds, v.TimelineSeconds == res.Schedule.MakespanSeconds)
+			if len(got) != len(want) || len(got) == 0 {
+				t.Fatalf("%d stages of samples, want %d", len(got), len(want))
+			}
+			for st := range want {
+				if len(got[st]) != len(want[st]) {
+					t.Fatalf("stage %d: %d samples, want %d", st, len(got[st]), len(want[st]))
+				}
+				for i, x := range want[st] {
+					if g := got[st][i]; g.Count != x.Count || math.Abs(g.TimeSeconds-x.TimeSeconds) > v.TimeUnitSeconds {
+						t.Fatalf("stage %d's sample %d is %+v, want %+v (a unit is %g s)", st, i, g, x, v.TimeUnitSeconds)
+					}
+				}
+			}
+			checkTimeline(t, res.Schedule, &v)
+		})
+	}
+}
+
+// cutSamples is what a view keeps of s's in-flight samples, computed apart from Cut:
+// each of the first stages' samples before the window's end (all where all operations
+// are kept), decimated to ViewSamples.
+func cutSamples(s *wire.ScheduleResult, stages int, window float64, all bool) [][]wire.Sample {
+	var out [][]wire.Sample
+	for _, samples := range s.InFlight[:min(stages, len(s.InFlight))] {
+		var kept []wire.Sample
+		for _, x := range samples {
+			if all || x.TimeSeconds < window {
+				kept = append(kept, x)
+			}
+		}
+		out = append(out, wire.Decimate(kept, wire.ViewSamples))
+	}
+	return out
 }
