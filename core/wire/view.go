@@ -88,8 +88,8 @@ type View struct {
 	// first) and its duration, in TimeUnitSeconds. Cut fills Ops and leaves Events
 	// empty; Expand restores Events (but for their Chunk and Step).
 	Ops [][]int `json:"ops,omitempty"`
-	// Samples are Result.Schedule.InFlight in the same compact form (600 samples a
-	// stage as objects were 72 to 97 KB of a view of 8 to 64 devices): per stage, two
+	// Samples are Result.Schedule.InFlight in the same compact form (as objects, the
+	// samples were 72 to 97 KB of a long schedule's view on 8 to 64 devices): per stage, two
 	// numbers a sample, its time from the sample before (from 0 for the first) in
 	// TimeUnitSeconds, and its count. Cut fills Samples and leaves InFlight empty;
 	// Expand restores InFlight, each time to within a unit.
