@@ -356,15 +356,7 @@ func (r *runner) hasTwin(tw Twins, index map[Config]int, tl *twinLookup, g int, 
 	}
 	tg := t.Config
 	tg.Microbatches = r.groups[g].Microbatches // 0 in a group of a fixed global batch
-	if !tl.ok || tl.config != tg {
-		tl.config = tg
-		tl.index, tl.ok = index[tg]
-		if !tl.ok {
-			tl.index = -1
-		}
-		tl.ok = true
-	}
-	i := tl.index
+	i := tl.find(index, tg)
 	if i < 0 || i >= g {
 		return false
 	}
@@ -380,15 +372,7 @@ func (r *runner) twinGroup(index map[Config]int, tl *twinLookup, g int, t Config
 		return -1
 	}
 	t.Microbatches = r.groups[g].Microbatches
-	if !tl.ok || tl.config != t {
-		tl.config = t
-		tl.index, tl.ok = index[t]
-		if !tl.ok {
-			tl.index = -1
-		}
-		tl.ok = true
-	}
-	if tl.index >= g {
+	if tl.find(index, t) >= g {
 		return -1
 	}
 	return tl.index
@@ -409,6 +393,20 @@ type twinLookup struct {
 	config Config
 	index  int
 	ok     bool
+}
+
+// find is configuration c's group in index, -1 if none, looked up again only when c is
+// not the configuration last asked for.
+func (tl *twinLookup) find(index map[Config]int, c Config) int {
+	if !tl.ok || tl.config != c {
+		tl.config = c
+		tl.index, tl.ok = index[c]
+		if !tl.ok {
+			tl.index = -1
+		}
+		tl.ok = true
+	}
+	return tl.index
 }
 
 func (r *runner) candidate(g, b int) Candidate {
