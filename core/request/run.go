@@ -86,10 +86,7 @@ func (p *prepared) run(ctx context.Context, id string) (*wire.Result, error) {
 	for i, s := range pl.Stages {
 		if s.MemoryBytes > s.LimitBytes {
 			res.Feasible = false
-			res.Diagnostics = append(res.Diagnostics, wire.Diagnostic{Code: wire.CodeStageOverMemory, Severity: wire.Error, Stage: ptr(i),
-				Layer: ptr(s.FirstLayer), LastLayer: ptr(s.LastLayer), BytesNeeded: s.MemoryBytes, CapacityBytes: s.LimitBytes,
-				Message:    fmt.Sprintf("stage %d (layers %d-%d) needs %s; its device holds %s", i, s.FirstLayer, s.LastLayer, units.Bytes(s.MemoryBytes), units.Bytes(s.LimitBytes)),
-				Suggestion: "move a boundary to give the stage fewer layers, or plan the optimal split"})
+			res.Diagnostics = append(res.Diagnostics, overMemory(pl, i))
 		}
 	}
 	for _, a := range res.Schedule.Advice {
@@ -573,4 +570,37 @@ func EstimateOneStage(ctx context.Context, r *wire.Request) (*OneStage, error) {
 	fits := res.Feasible && res.Plan != nil && len(res.Plan.Stages) == 1 &&
 		res.Plan.Stages[0].MemoryBytes <= res.Plan.Stages[0].LimitBytes
 	return &OneStage{Estimate: est, Result: res, Fits: fits}, nil
+}
+
+// overMemory is the diagnostic of stage i over its limit. A chunk of an interleaved
+// schedule shares its device's memory with the device's other chunks, and its limit is
+// its own memory plus the device's headroom (plan.Stage.LimitBytes), which is negative
+// when the device is over: the message names the device and by how much its chunks
+// together exceed it, not that negative limit.
+func overMemory(pl *plan.Plan, i int) wire.Diagnostic {
+	s := pl.Stages[i]
+	d := wire.Diagnostic{Code: wire.CodeStageOverMemory, Severity: wire.Error, Stage: ptr(i),
+		Layer: ptr(s.FirstLayer), LastLayer: ptr(s.LastLayer), BytesNeeded: s.MemoryBytes, CapacityBytes: s.LimitBytes,
+		Message:    fmt.Sprintf("stage %d (layers %d-%d) needs %s; its device holds %s", i, s.FirstLayer, s.LastLayer, units.Bytes(s.MemoryBytes), units.Bytes(s.LimitBytes)),
+		Suggestion: "move a boundary to give the stage fewer layers, or plan the optimal split"}
+	if sc := pl.Schedule; sc != nil && len(sc.StageDevices) == len(pl.Stages) {
+		dev, chunks := sc.StageDevices[i], 0
+		for _, e := range sc.StageDevices {
+			if e == dev {
+				chunks++
+			}
+		}
+		if chunks > 1 {
+			d.Message = fmt.Sprintf("stage %d (layers %d-%d) is one of device %d's %d model chunks, which together need %s more than the device holds (this chunk: %s)",
+				i, s.FirstLayer, s.LastLayer, dev, chunks, units.Bytes(s.MemoryBytes-s.LimitBytes), units.Bytes(s.MemoryBytes))
+			if dev < len(sc.LimitBytes) {
+				limit := sc.LimitBytes[dev]
+				d.BytesNeeded, d.CapacityBytes = limit-(s.LimitBytes-s.MemoryBytes), limit
+				d.Message = fmt.Sprintf("stage %d (layers %d-%d) is one of device %d's %d model chunks, which together need %s; the device holds %s (this chunk: %s)",
+					i, s.FirstLayer, s.LastLayer, dev, chunks, units.Bytes(d.BytesNeeded), units.Bytes(limit), units.Bytes(s.MemoryBytes))
+			}
+			d.Suggestion = "move a boundary to give the device's chunks fewer layers, or plan the optimal split"
+		}
+	}
+	return d
 }
