@@ -390,7 +390,6 @@ func (a *App) importModel(name string, m wire.ModelSpec, extra string) {
 			a.Replans++
 			a.keep(true)
 			a.notice(fmt.Sprintf("Loaded %s: %d layers.%s", name, v.Result.Model.Layers, extra), false)
-			a.layersLater = a.DrawInFrames
 		})
 	})
 }

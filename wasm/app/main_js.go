@@ -79,7 +79,6 @@ func main() {
 	js.Global().Call("addEventListener", "popstate", onNav)
 	js.Global().Call("addEventListener", "hashchange", onNav)
 	app.DeferKeep = true
-	app.DrawInFrames = true
 	// A panic in an event handler (ui.RecoverHandlers recovers it, holding vugu's lock) or in
 	// a background task is shown, and the page goes on.
 	h.failed = func(v any) {
@@ -132,11 +131,7 @@ func main() {
 		t2 := time.Now()
 		h.env.Lock()
 		detached.apply(app.Detached())
-		if app.DrawNext() { // a part left to the next frame: render again
-			h.env.UnlockRender()
-		} else {
-			h.env.UnlockOnly()
-		}
+		h.env.UnlockOnly()
 		h.afterRender()
 		js.Global().Set("pipeplanTimings", map[string]any{
 			"plan_ms":   ms(app.Elapsed),
