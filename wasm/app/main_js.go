@@ -131,6 +131,10 @@ func main() {
 		t2 := time.Now()
 		h.env.Lock()
 		detached.apply(app.Detached())
+		// An answer that arrived while this render waited for its frame (an import's)
+		// set a request to keep and its wake-up was taken by this render: hand it on now,
+		// or the URL would keep the old request until the next event.
+		app.FlushKeep()
 		h.env.UnlockOnly()
 		h.afterRender()
 		js.Global().Set("pipeplanTimings", map[string]any{
