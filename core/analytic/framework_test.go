@@ -1,6 +1,7 @@
 package analytic
 
 import (
+	"math"
 	"strings"
 	"testing"
 
@@ -101,5 +102,45 @@ func TestFusedActivation(t *testing.T) {
 	}
 	if !(f.TemporaryBytes < e.TemporaryBytes-int64(8*4096*32000)) {
 		t.Errorf("head working memory %d fused, %d eager: want no fp32 copies of the logits", f.TemporaryBytes, e.TemporaryBytes)
+	}
+}
+
+// TestMegatronEager: Megatron-Core without CUDA graphs (cluster.Megatron) costs a block as
+// cuda-graphs does on the device and in memory, but its host launches every kernel at
+// eager PyTorch's cost per operator: a dense Llama block at one 4,096-token sequence on a
+// B200 is device-bound, a 128-token one host-bound; under cuda-graphs neither is.
+func TestMegatronEager(t *testing.T) {
+	a := bundled(t, "llama-2-7b")
+	eager, err := cluster.LookupFramework(cluster.Eager)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		seq       int
+		hostBound bool
+	}{{4096, false}, {128, true}} {
+		o := Options{Batch: 1, Seq: tt.seq}
+		m, err := Estimate(a, frameworkTarget(t, "b200", cluster.Megatron), o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		g, err := Estimate(a, frameworkTarget(t, "b200", cluster.CUDAGraphs), o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lm, lg := m.Layers[1], g.Layers[1]
+		if lm.FwdDeviceSeconds != lg.FwdDeviceSeconds || lm.BwdDeviceSeconds != lg.BwdDeviceSeconds || lm.FwdKernels != lg.FwdKernels ||
+			lm.SavedActivationBytes != lg.SavedActivationBytes || m.Total.PeakBytes != g.Total.PeakBytes {
+			t.Errorf("seq %d: megatron and cuda-graphs differ on the device or in memory: %+v\n%+v", tt.seq, lm, lg)
+		}
+		if want := lm.FwdKernels*eager.HostKernelSeconds + eager.HostLayerSeconds; math.Abs(lm.FwdHostSeconds-want) > 1e-15 {
+			t.Errorf("seq %d: forward host %v s, want %v kernels x %v s + %v s", tt.seq, lm.FwdHostSeconds, lm.FwdKernels, eager.HostKernelSeconds, eager.HostLayerSeconds)
+		}
+		if bound := lm.FwdSeconds == lm.FwdHostSeconds && lm.FwdHostSeconds > lm.FwdDeviceSeconds; bound != tt.hostBound {
+			t.Errorf("seq %d: forward device %v s, host %v s: host-bound %v, want %v", tt.seq, lm.FwdDeviceSeconds, lm.FwdHostSeconds, bound, tt.hostBound)
+		}
+		if lg.FwdSeconds != lg.FwdDeviceSeconds {
+			t.Errorf("seq %d: cuda-graphs forward %v s, device %v s", tt.seq, lg.FwdSeconds, lg.FwdDeviceSeconds)
+		}
 	}
 }

@@ -24,7 +24,7 @@ import (
 // The figures are typical values, stated with their sources, for an analytic estimate;
 // pipeplan calibrate fits the host costs of a framework to a measured profile.
 type Framework struct {
-	// Name is the framework mode: eager, compiled or cuda-graphs.
+	// Name is the framework mode: eager, compiled, cuda-graphs or megatron.
 	Name string `json:"name"`
 	// HostKernelSeconds is the host time to dispatch one kernel of the analytic model
 	// (forward and backward alike): the operator and the view, reshape and bookkeeping
@@ -100,6 +100,10 @@ const (
 	Eager      = "eager"
 	Compiled   = "compiled"
 	CUDAGraphs = "cuda-graphs"
+	// Megatron is Megatron-Core with Transformer Engine launched without CUDA graphs
+	// (cuda_graph_impl none, or Transformer Engine's graphs of a mixture's router and
+	// preprocessing alone): Megatron-style fusions and memory, eager launches.
+	Megatron = "megatron"
 	// NoFramework models the device alone: no host time, no framework memory (TPUs and
 	// IPUs, whose compiled programs' costs the device's figures hold).
 	NoFramework = "none"
@@ -139,7 +143,7 @@ var frameworks = map[string]Framework{
 	// docs), a few microseconds of host time per tensor, and one fp32 temporary the size
 	// of the state. DistributedDataParallel overlaps bucketed gradient all-reduces with
 	// the backward pass (Li et al., "PyTorch Distributed", VLDB 2020).
-	Eager: {Name: Eager, EagerOps: true, HostKernelSeconds: eagerOpSeconds, HostLayerSeconds: 20e-6, OptimizerTensorSeconds: 5e-6,
+	Eager: {Name: Eager, EagerOps: true, HostKernelSeconds: eagerOpSeconds, HostLayerSeconds: eagerLayerSeconds, OptimizerTensorSeconds: 5e-6,
 		OptimizerTempBytesPerParam: 4, ForeachOptimizer: true, OverlapGradReduce: true, OverlapParamGather: true, ReturnsLogits: true, FixedBytes: contextBytes, AllocatorReserve: allocatorReserve,
 		Note: "eager PyTorch: HuggingFace's operators as counted per block (tools/opcount), ~15 us host time each (Python, dispatcher, autograd, launch), foreach AdamW (eight passes), DDP overlapping the all-reduce"},
 	// torch.compile (Inductor, default mode): generated code launches fused Triton
@@ -158,6 +162,24 @@ var frameworks = map[string]Framework{
 	CUDAGraphs: {Name: CUDAGraphs, HostKernelSeconds: 0, HostLayerSeconds: 10e-6, OptimizerTensorSeconds: 1e-6,
 		OptimizerTempBytesPerParam: 0, OverlapGradReduce: false, FusedActivation: true, FusedCrossEntropy: true, FixedBytes: contextBytes, AllocatorReserve: allocatorReserve,
 		Note: "CUDA graphs (Megatron-LM / TE capture, or reduce-overhead): one launch per layer, fused in-place Adam, all-reduce after the backward"},
+	// Megatron-Core with Transformer Engine, no CUDA graphs: what cuda-graphs models
+	// (the fused SwiGLU and cross-entropy, fused in-place Adam, Megatron-LM's
+	// overlap defaults, no logits kept), but every kernel of the analytic model is
+	// launched from Python, through Megatron-Core's and Transformer Engine's module
+	// code and PyTorch's dispatcher (and autograd's engine in the backward), as an
+	// eager operator is: eagerOpSeconds per kernel and eager PyTorch's per-layer
+	// module call. This is how Megatron-LM runs without --cuda-graph-impl (its
+	// default, "none") and how Megatron-Bridge's performance recipes run where they
+	// set no cuda_graph_impl or capture only moe_router and moe_preprocess
+	// (scripts/performance/configs/qwen/qwen3_workload_base_configs.py, v0.3.0:
+	// Qwen3 235B-A22B on B200 and B300, Qwen3 30B-A3B on B200; the docs'
+	// performance-guide.md, "CUDA graph to eliminate repeated static host code
+	// execution": token-dropless mixtures capture "the dense modules only").
+	// (A dropless mixture's experts run eagerly in every mode: package analytic's
+	// moeHostSeconds.)
+	Megatron: {Name: Megatron, HostKernelSeconds: eagerOpSeconds, HostLayerSeconds: eagerLayerSeconds, OptimizerTensorSeconds: 1e-6,
+		OptimizerTempBytesPerParam: 0, OverlapGradReduce: false, FusedActivation: true, FusedCrossEntropy: true, FixedBytes: contextBytes, AllocatorReserve: allocatorReserve,
+		Note: "Megatron-Core with Transformer Engine launched without CUDA graphs: Megatron-style fusions and fused Adam, ~15 us host time per kernel (Python module code, dispatcher, launch), all-reduce after the backward"},
 }
 
 // LookupFramework returns the framework mode of that name (case-insensitive).
@@ -212,3 +234,8 @@ func (f Framework) HostSeconds(kernels, layers float64) float64 {
 // kernel launch and the caching allocator's bookkeeping. calibrate fits it to a user's
 // own profile.
 const eagerOpSeconds = 15e-6
+
+// eagerLayerSeconds is eager PyTorch's fixed host time per layer and pass: the module's
+// call, its hooks and the Python around its operators (a round figure, not measured
+// apart from eagerOpSeconds; calibrate fits both).
+const eagerLayerSeconds = 20e-6

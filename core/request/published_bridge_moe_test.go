@@ -204,8 +204,9 @@ func bridgeMoEModel(t *testing.T, key string) wire.Architecture {
 	return wire.Architecture{Config: out}
 }
 
-// request is the run as a planning request: Megatron-style (CUDA graphs framework, at
-// bridgeHostKernelSeconds per kernel where the recipe does not capture the attention, 16-bit
+// request is the run as a planning request: Megatron-style (the cuda-graphs framework, or
+// megatron, Megatron-Core launched without CUDA graphs, where the recipe does not
+// capture the attention: attentionGraphed), 16-bit
 // gradient buffers: the perf scripts set cfg.ddp.grad_reduce_in_fp32 = False, e.g.
 // set_deepseek_v3_common_configs in configs/deepseek/deepseek_llm_pretrain.py; the
 // distributed optimizer with its overlaps, sequence parallelism
@@ -223,10 +224,9 @@ func bridgeMoEModel(t *testing.T, key string) wire.Architecture {
 // from the recipe of the same system and precision all the same.
 func (c bridgeMoERun) request(t *testing.T) *wire.Request {
 	a := bridgeMoEModel(t, c.model)
-	a.Seq, a.Framework, a.Attention = c.seq, "cuda-graphs", teAttention(c.device)
+	a.Seq, a.Framework, a.Attention = c.seq, cluster.CUDAGraphs, teAttention(c.device)
 	if !c.attentionGraphed() {
-		host := bridgeHostKernelSeconds(t)
-		a.HostKernelSeconds = &host
+		a.Framework = cluster.Megatron
 	}
 	perNode := 8
 	if strings.HasPrefix(c.device, "gb") {
@@ -275,23 +275,6 @@ func (c bridgeMoERun) attentionGraphed() bool {
 		return d == "gb200" && p != "mxfp8"
 	}
 	return true
-}
-
-// bridgeHostKernelSeconds is the host time per kernel of a layer's kernels that its recipe
-// does not capture in CUDA graphs (attentionGraphed): Megatron-Core's modules and
-// Transformer Engine's launch them from Python, each through its module's Python code
-// and PyTorch's dispatcher, which eager PyTorch's operators cost (cluster's eager
-// framework's HostKernelSeconds, measured on the H100 with tools/measure/steps.py);
-// they are planned as the request's host_kernel_seconds. Not fitted to these runs: 20 us
-// (the first of 15, 20 and 25 us bringing Qwen3 30B-A3B on 8 B200s, MXFP8, NeMo 26.02
-// within 25%) gave 7.3%, +4.2% and 22 runs beyond 25% against 7.8%, +5.7% and 27 at the
-// measured figure, an in-sample fit this test does not use.
-func bridgeHostKernelSeconds(t *testing.T) float64 {
-	fw, err := cluster.LookupFramework(cluster.Eager)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return fw.HostKernelSeconds
 }
 
 // TestBridgeMoEPublishedRuns plans each mixture-of-experts run of Megatron-Bridge's

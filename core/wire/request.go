@@ -98,7 +98,8 @@ type Architecture struct {
 	// Tie: where a tied embedding lives: copy (both ends, gradients all-reduced) or stage.
 	Tie string `json:"tie,omitempty"`
 	// Framework is how the model runs: eager (PyTorch), compiled (torch.compile),
-	// cuda-graphs (CUDA graph capture, Megatron-LM style) or none (the device alone):
+	// cuda-graphs (CUDA graph capture, Megatron-LM style), megatron (Megatron-Core
+	// launched without CUDA graphs) or none (the device alone):
 	// host time per kernel and per optimizer tensor, whether the data-parallel
 	// all-reduce overlaps the backward, the framework's memory (core/cluster's
 	// Framework presets, with sources).
