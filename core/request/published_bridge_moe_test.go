@@ -104,7 +104,7 @@ var bridgeMoERuns = []bridgeMoERun{
 	{name: "Qwen3 30B-A3B, 16 H100, FP8, PP2 VP12 EP8", source: bridge2602, model: "qwen3-30b-a3b", device: "h100-sxm", precision: "current", gpus: 16, gbs: 1024, mbs: 1, seq: 4096, tp: 1, pp: 2, vp: 12, ep: 8, tokensPerGPU: 5113},
 	{name: "Qwen3 235B-A22B, 256 GB300, MXFP8, MBS2 PP4 EP32", source: bridge2602, model: "qwen3-235b-a22b", device: "gb300", precision: "mxfp8", gpus: 256, gbs: 8192, mbs: 2, seq: 4096, tp: 1, pp: 4, vp: 1, ep: 32, tokensPerGPU: 6583},
 	{name: "Qwen3 235B-A22B, 256 GB200, MXFP8, PP8 EP32", source: bridge2602, model: "qwen3-235b-a22b", device: "gb200", precision: "mxfp8", gpus: 256, gbs: 8192, mbs: 1, seq: 4096, tp: 1, pp: 8, vp: 1, ep: 32, tokensPerGPU: 5448},
-	{name: "Qwen3 235B-A22B, 256 B300, MXFP8, PP8 VP4 EP8", source: bridge2602, model: "qwen3-235b-a22b", device: "b300", precision: "mxfp8", gpus: 256, gbs: 8192, mbs: 1, seq: 4096, tp: 1, pp: 8, vp: 4, ep: 8, tokensPerGPU: 2691},
+	{name: "Qwen3 235B-A22B, 256 B300, MXFP8, PP8 VP4 EP8", source: bridge2602, model: "qwen3-235b-a22b", device: "b300", precision: "mxfp8", gpus: 256, gbs: 8192, mbs: 1, seq: 4096, tp: 1, pp: 8, vp: 4, ep: 8, tokensPerGPU: 2691, overlap: true},
 	{name: "Qwen3 235B-A22B, 256 B200, MXFP8, PP8 EP8", source: bridge2602, model: "qwen3-235b-a22b", device: "b200", precision: "mxfp8", gpus: 256, gbs: 8192, mbs: 1, seq: 4096, tp: 1, pp: 8, vp: 1, ep: 8, tokensPerGPU: 3805},
 	{name: "Qwen3 235B-A22B, 256 H100, FP8, TP2 PP8 VP4 EP32", source: bridge2602, model: "qwen3-235b-a22b", device: "h100-sxm", precision: "current", gpus: 256, gbs: 8192, mbs: 1, seq: 4096, tp: 2, pp: 8, vp: 4, ep: 32, tokensPerGPU: 1633, overlap: true},
 
@@ -125,7 +125,7 @@ var bridgeMoERuns = []bridgeMoERun{
 	{name: "Qwen3 30B-A3B, 16 H100, FP8, PP2 VP12 EP8", source: bridge26021, model: "qwen3-30b-a3b", device: "h100-sxm", precision: "current", gpus: 16, gbs: 1024, mbs: 1, seq: 4096, tp: 1, pp: 2, vp: 12, ep: 8, tokensPerGPU: 9058},
 	{name: "Qwen3 235B-A22B, 256 GB300, MXFP8, MBS2 PP4 EP32", source: bridge26021, model: "qwen3-235b-a22b", device: "gb300", precision: "mxfp8", gpus: 256, gbs: 8192, mbs: 2, seq: 4096, tp: 1, pp: 4, vp: 1, ep: 32, tokensPerGPU: 6583},
 	{name: "Qwen3 235B-A22B, 256 GB200, MXFP8, PP8 EP32", source: bridge26021, model: "qwen3-235b-a22b", device: "gb200", precision: "mxfp8", gpus: 256, gbs: 8192, mbs: 1, seq: 4096, tp: 1, pp: 8, vp: 1, ep: 32, tokensPerGPU: 5530},
-	{name: "Qwen3 235B-A22B, 256 B300, MXFP8, PP8 VP4 EP8", source: bridge26021, model: "qwen3-235b-a22b", device: "b300", precision: "mxfp8", gpus: 256, gbs: 8192, mbs: 1, seq: 4096, tp: 1, pp: 8, vp: 4, ep: 8, tokensPerGPU: 2644},
+	{name: "Qwen3 235B-A22B, 256 B300, MXFP8, PP8 VP4 EP8", source: bridge26021, model: "qwen3-235b-a22b", device: "b300", precision: "mxfp8", gpus: 256, gbs: 8192, mbs: 1, seq: 4096, tp: 1, pp: 8, vp: 4, ep: 8, tokensPerGPU: 2644, overlap: true},
 	{name: "Qwen3 235B-A22B, 256 H100, FP8, TP2 PP8 VP4 EP32", source: bridge26021, model: "qwen3-235b-a22b", device: "h100-sxm", precision: "current", gpus: 256, gbs: 8192, mbs: 1, seq: 4096, tp: 2, pp: 8, vp: 4, ep: 32, tokensPerGPU: 1611, overlap: true},
 
 	// NeMo 26.04.
@@ -250,9 +250,32 @@ func (c bridgeMoERun) request(t *testing.T) *wire.Request {
 		Parallelism: wire.Parallelism{Pipeline: c.pp, Data: dp, Tensor: c.tp, Context: c.cp, Expert: c.ep, ExpertTensor: 1, ExpertOverlap: c.overlap, ExpertDispatcher: c.dispatcher,
 			ZeRO: 1, SequenceParallel: c.tp > 1,
 			OverlapGradReduce: OverlapOn, OverlapParamGather: OverlapOn},
-		Training: tr,
-		Schedule: wire.Schedule{Name: sched, Microbatches: c.gbs / dp / c.mbs, MicrobatchSize: c.mbs},
+		Training:   tr,
+		Schedule:   wire.Schedule{Name: sched, Microbatches: c.gbs / dp / c.mbs, MicrobatchSize: c.mbs},
+		Boundaries: c.layout(),
 	}
+}
+
+// layout is the recipe's split into pipeline stages (model chunks, with interleaving),
+// where the recipe fixes one; nil lets the planner choose. Megatron-Bridge's
+// qwen3_235b_a22b_pretrain_config sets account_for_embedding_in_pipeline_split and
+// account_for_loss_in_pipeline_split (src/megatron/bridge/recipes/qwen/qwen3_moe.py,
+// v0.2.0 to v0.4.2), so Megatron-Core splits the 94 blocks with the embedding and the
+// loss counted as one layer each: (94+2)/(PP*VP) per chunk, the first chunk the
+// embedding and one block fewer, the last one block fewer and the final norm, the head
+// and the loss (megatron/core/transformer/transformer_block.py, get_num_layers_to_build).
+// The planned layers are the embedding, the 94 blocks, the final norm and the head.
+func (c bridgeMoERun) layout() []int {
+	chunks := c.pp * max(1, c.vp)
+	if c.model != "qwen3-235b-a22b" || chunks == 1 {
+		return nil
+	}
+	const slots = 94 + 2
+	b := make([]int, 0, chunks+1)
+	for i := 0; i < chunks; i++ {
+		b = append(b, i*slots/chunks)
+	}
+	return append(b, slots+1)
 }
 
 // attentionGraphed reports whether the run's recipe captures its attention in Transformer
