@@ -84,7 +84,7 @@ var bridgeMoERuns = []bridgeMoERun{
 	{name: "Qwen3 30B-A3B, 8 B200, FP8-MX, EP8", source: bridge2511, model: "qwen3-30b-a3b", device: "b200", precision: "mxfp8", gpus: 8, gbs: 512, mbs: 1, seq: 4096, tp: 1, pp: 1, vp: 1, ep: 8, tokensPerGPU: 9299},
 	{name: "Qwen3 235B-A22B, 64 B200, FP8-MX, PP8 VP2 EP8", source: bridge2511, model: "qwen3-235b-a22b", device: "b200", precision: "mxfp8", gpus: 64, gbs: 1024, mbs: 1, seq: 4096, tp: 1, pp: 8, vp: 2, ep: 8, tokensPerGPU: 3269},
 	{name: "GPT-OSS 120B, 64 H100, BF16, PP4 EP8", source: bridge2511, model: "gpt-oss-120b", device: "h100-sxm", precision: "bf16", gpus: 64, gbs: 512, mbs: 4, seq: 4096, tp: 1, pp: 4, vp: 1, ep: 8, tokensPerGPU: 5630, recompute: "layernorm, moe_act"},
-	{name: "Qwen3 30B-A3B, 16 H100, FP8-CS, PP2 VP24 EP8", source: bridge2511, model: "qwen3-30b-a3b", device: "h100-sxm", precision: "current", gpus: 16, gbs: 512, mbs: 2, seq: 4096, tp: 1, pp: 2, vp: 24, ep: 8, tokensPerGPU: 5275},
+	{name: "Qwen3 30B-A3B, 16 H100, FP8-CS, PP2 VP24 EP8", source: bridge2511, model: "qwen3-30b-a3b", device: "h100-sxm", precision: "current", gpus: 16, gbs: 512, mbs: 2, seq: 4096, tp: 1, pp: 2, vp: 24, ep: 8, tokensPerGPU: 5275, overlap: true},
 	{name: "Qwen3 235B-A22B, 256 H100, FP8-CS, TP2 PP8 VP4 EP32", source: bridge2511, model: "qwen3-235b-a22b", device: "h100-sxm", precision: "current", gpus: 256, gbs: 2048, mbs: 1, seq: 4096, tp: 2, pp: 8, vp: 4, ep: 32, tokensPerGPU: 1575, overlap: true},
 
 	// NeMo 26.02 (the archive's per-model tables).
@@ -101,7 +101,7 @@ var bridgeMoERuns = []bridgeMoERun{
 	{name: "Qwen3 30B-A3B, 8 GB200, MXFP8, MBS4 EP8", source: bridge2602, model: "qwen3-30b-a3b", device: "gb200", precision: "mxfp8", gpus: 8, gbs: 512, mbs: 4, seq: 4096, tp: 1, pp: 1, vp: 1, ep: 8, tokensPerGPU: 26084},
 	{name: "Qwen3 30B-A3B, 8 B300, MXFP8, MBS8 EP8", source: bridge2602, model: "qwen3-30b-a3b", device: "b300", precision: "mxfp8", gpus: 8, gbs: 512, mbs: 8, seq: 4096, tp: 1, pp: 1, vp: 1, ep: 8, tokensPerGPU: 29521},
 	{name: "Qwen3 30B-A3B, 8 B200, MXFP8, MBS1 EP8", source: bridge2602, model: "qwen3-30b-a3b", device: "b200", precision: "mxfp8", gpus: 8, gbs: 512, mbs: 1, seq: 4096, tp: 1, pp: 1, vp: 1, ep: 8, tokensPerGPU: 9691},
-	{name: "Qwen3 30B-A3B, 16 H100, FP8, PP2 VP12 EP8", source: bridge2602, model: "qwen3-30b-a3b", device: "h100-sxm", precision: "current", gpus: 16, gbs: 1024, mbs: 1, seq: 4096, tp: 1, pp: 2, vp: 12, ep: 8, tokensPerGPU: 5113},
+	{name: "Qwen3 30B-A3B, 16 H100, FP8, PP2 VP12 EP8", source: bridge2602, model: "qwen3-30b-a3b", device: "h100-sxm", precision: "current", gpus: 16, gbs: 1024, mbs: 1, seq: 4096, tp: 1, pp: 2, vp: 12, ep: 8, tokensPerGPU: 5113, overlap: true},
 	{name: "Qwen3 235B-A22B, 256 GB300, MXFP8, MBS2 PP4 EP32", source: bridge2602, model: "qwen3-235b-a22b", device: "gb300", precision: "mxfp8", gpus: 256, gbs: 8192, mbs: 2, seq: 4096, tp: 1, pp: 4, vp: 1, ep: 32, tokensPerGPU: 6583},
 	{name: "Qwen3 235B-A22B, 256 GB200, MXFP8, PP8 EP32", source: bridge2602, model: "qwen3-235b-a22b", device: "gb200", precision: "mxfp8", gpus: 256, gbs: 8192, mbs: 1, seq: 4096, tp: 1, pp: 8, vp: 1, ep: 32, tokensPerGPU: 5448},
 	{name: "Qwen3 235B-A22B, 256 B300, MXFP8, PP8 VP4 EP8", source: bridge2602, model: "qwen3-235b-a22b", device: "b300", precision: "mxfp8", gpus: 256, gbs: 8192, mbs: 1, seq: 4096, tp: 1, pp: 8, vp: 4, ep: 8, tokensPerGPU: 2691, overlap: true},
@@ -122,7 +122,7 @@ var bridgeMoERuns = []bridgeMoERun{
 	{name: "Qwen3 30B-A3B, 8 GB200, MXFP8, MBS4 EP8", source: bridge26021, model: "qwen3-30b-a3b", device: "gb200", precision: "mxfp8", gpus: 8, gbs: 512, mbs: 4, seq: 4096, tp: 1, pp: 1, vp: 1, ep: 8, tokensPerGPU: 26373},
 	{name: "Qwen3 30B-A3B, 8 B300, MXFP8, MBS8 EP8", source: bridge26021, model: "qwen3-30b-a3b", device: "b300", precision: "mxfp8", gpus: 8, gbs: 512, mbs: 8, seq: 4096, tp: 1, pp: 1, vp: 1, ep: 8, tokensPerGPU: 29454},
 	{name: "Qwen3 30B-A3B, 8 B200, MXFP8, MBS4 EP8", source: bridge26021, model: "qwen3-30b-a3b", device: "b200", precision: "mxfp8", gpus: 8, gbs: 512, mbs: 4, seq: 4096, tp: 1, pp: 1, vp: 1, ep: 8, tokensPerGPU: 26695},
-	{name: "Qwen3 30B-A3B, 16 H100, FP8, PP2 VP12 EP8", source: bridge26021, model: "qwen3-30b-a3b", device: "h100-sxm", precision: "current", gpus: 16, gbs: 1024, mbs: 1, seq: 4096, tp: 1, pp: 2, vp: 12, ep: 8, tokensPerGPU: 9058},
+	{name: "Qwen3 30B-A3B, 16 H100, FP8, PP2 VP12 EP8", source: bridge26021, model: "qwen3-30b-a3b", device: "h100-sxm", precision: "current", gpus: 16, gbs: 1024, mbs: 1, seq: 4096, tp: 1, pp: 2, vp: 12, ep: 8, tokensPerGPU: 9058, overlap: true},
 	{name: "Qwen3 235B-A22B, 256 GB300, MXFP8, MBS2 PP4 EP32", source: bridge26021, model: "qwen3-235b-a22b", device: "gb300", precision: "mxfp8", gpus: 256, gbs: 8192, mbs: 2, seq: 4096, tp: 1, pp: 4, vp: 1, ep: 32, tokensPerGPU: 6583},
 	{name: "Qwen3 235B-A22B, 256 GB200, MXFP8, PP8 EP32", source: bridge26021, model: "qwen3-235b-a22b", device: "gb200", precision: "mxfp8", gpus: 256, gbs: 8192, mbs: 1, seq: 4096, tp: 1, pp: 8, vp: 1, ep: 32, tokensPerGPU: 5530},
 	{name: "Qwen3 235B-A22B, 256 B300, MXFP8, PP8 VP4 EP8", source: bridge26021, model: "qwen3-235b-a22b", device: "b300", precision: "mxfp8", gpus: 256, gbs: 8192, mbs: 1, seq: 4096, tp: 1, pp: 8, vp: 4, ep: 8, tokensPerGPU: 2644, overlap: true},
