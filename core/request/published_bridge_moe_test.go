@@ -325,10 +325,30 @@ func TestBridgeMoEPublishedRuns(t *testing.T) {
 	// eagerly for it (the experts' activation clamp and second bias, the YaRN-scaled
 	// rotary embedding): 34 runs beyond 25% to 27. Host time where the recipe does not
 	// capture the attention in CUDA graphs, at eager PyTorch's measured cost per kernel
-	// (bridgeHostKernelSeconds: the microbatch-1 runs on x86 B200s), brings it to 7.8%,
-	// +5.7%, 27 beyond 25%; gpt-oss's runs are most of what is left.
+	// (the megatron framework mode: the microbatch-1 runs on x86 B200s), brings it to
+	// 7.8%, +5.7%, 27 beyond 25%; gpt-oss's runs are most of what is left. Qwen3
+	// 235B-A22B's recipe layout (bridgeMoERun.layout) and the expert overlap of the
+	// interleaved B300 and H100 recipes make it 8.3%, +5.5% (the GB300 and B300 MBS2
+	// runs, -6 to -7%, come to -8 to -10%: their own pessimism, which the planner's
+	// better-balanced split had hidden).
+	//
+	// Still beyond 25% on x86 HGX B200 and B300 nodes (not gpt-oss): Qwen3 30B-A3B at
+	// microbatch 1 (+35%, +30%), Qwen3 235B-A22B at microbatch 1 (B200 PP8 +26%, +27%;
+	// 64 B200 PP8 VP2 +47%; B300 PP8 VP4 with the expert overlap +90%, +93%) and
+	// DeepSeek-V3 of NeMo 25.11 (+36%; the same recipe at twice the batch ran 26%
+	// faster in 26.02). The device side is not what is missing: NeMo 25.09 ran the same
+	// Qwen3 30B-A3B shape on 8 B200s token-dropping, with whole-layer CUDA graphs, at
+	// 18,066 tokens/s/GPU (4.6 ms a layer, forward and backward; planned 4.5 ms), and
+	// dropless without the attention graphed at 9,299 (9.0 ms a layer, planned 6.6 ms,
+	// host-bound at 414 kernels x 15 us): it is the host's time per launch under
+	// Megatron-Core and Transformer Engine with MXFP8 (about 22 us a kernel would
+	// explain it, but no measurement apart from these runs gives that figure, so it is
+	// not used). A slower x86 host is not the explanation: Vellaisamy et al. 2025
+	// ("Characterizing and Optimizing LLM Inference Workloads on CPU-GPU Coupled
+	// Architectures", arXiv 2504.11750) find Grace (GH200) the slower launcher, CPU-bound
+	// up to 4x larger batches than PCIe A100 and H100 (x86) systems.
 	if abs > 0.09 || signed > 0.07 {
-		t.Errorf("median |error| %.1f%%, signed median %+.1f%%: want at most 9%% and +7%% (was 7.8%%, +5.7%%)", 100*abs, 100*signed)
+		t.Errorf("median |error| %.1f%%, signed median %+.1f%%: want at most 9%% and +7%% (was 8.3%%, +5.5%%)", 100*abs, 100*signed)
 	}
 }
 
