@@ -283,9 +283,13 @@ func (c bridgeMoERun) layout() []int {
 // cuda_graph_scope, or a full-iteration graph), from Megatron-Bridge v0.3.0's
 // scripts/performance/configs (deepseek, gpt_oss and qwen workload_base_configs.py, the
 // 26.02 container's recipes, taken for every container): DeepSeek-V3 on GB200 and in
-// BF16 on GB300; gpt-oss on GB300 and B300; Qwen3 235B-A22B on GB200; Qwen3 30B-A3B on
-// GB200 but in FP8-MX. The others capture at most the router and its preprocessing
-// (moe_router, moe_preprocess), or nothing.
+// BF16 on GB300; gpt-oss on GB300 and B300; Qwen3 235B-A22B on GB200, and on GB300 but
+// in BF16 (QWEN3_235B_A22B_PRETRAIN_CONFIG_GB300_FP8_CS_V2, the 256-GPU runs from
+// 26.02 on, adds "attn"; 25.11's BF16 run took v0.2.x's GB300 recipe, without it);
+// Qwen3 30B-A3B on GB200 but in FP8-MX, and on B200 from 26.02.01 on (v0.3.1's
+// QWEN3_30B_A3B_PRETRAIN_CONFIG_B200_BF16_V1, which FP8_MX_V1 became: microbatch 4,
+// HybridEP, "attn" added; the MBS4 rows). The others capture at most the router and its
+// preprocessing (moe_router, moe_preprocess), or nothing.
 func (c bridgeMoERun) attentionGraphed() bool {
 	switch m, d, p := c.model, c.device, c.precision; {
 	case strings.HasPrefix(m, "deepseek-v3"):
@@ -293,9 +297,9 @@ func (c bridgeMoERun) attentionGraphed() bool {
 	case m == "gpt-oss-120b":
 		return d == "gb300" || d == "b300"
 	case m == "qwen3-235b-a22b":
-		return d == "gb200"
+		return d == "gb200" || (d == "gb300" && p != "bf16")
 	case m == "qwen3-30b-a3b":
-		return d == "gb200" && p != "mxfp8"
+		return (d == "gb200" && p != "mxfp8") || (d == "b200" && bridgeReleases[c.source] >= bridgeReleases[bridge26021] && c.source != bridgeOverlap)
 	}
 	return true
 }
