@@ -172,8 +172,8 @@ var frameworks = map[string]Framework{
 	// default, "none") and how Megatron-Bridge's performance recipes run where they
 	// set no cuda_graph_impl or capture only moe_router and moe_preprocess
 	// (scripts/performance/configs/qwen/qwen3_workload_base_configs.py, v0.3.0:
-	// Qwen3 235B-A22B on B200 and B300, Qwen3 30B-A3B on B200; the docs'
-	// performance-guide.md, "CUDA graph to eliminate repeated static host code
+	// Qwen3 235B-A22B on B200 and B300, Qwen3 30B-A3B on B200; Megatron-Bridge's
+	// docs/performance-guide.md, "CUDA graph to eliminate repeated static host code
 	// execution": token-dropless mixtures capture "the dense modules only").
 	// (A dropless mixture's experts run eagerly in every mode: package analytic's
 	// moeHostSeconds.)
