@@ -76,7 +76,7 @@ var bridgeMoERuns = []bridgeMoERun{
 	{name: "Qwen3 235B-A22B, 256 GB300, BF16, PP4 VP12 EP16", source: bridge2511, model: "qwen3-235b-a22b", device: "gb300", precision: "bf16", gpus: 256, gbs: 8192, mbs: 2, seq: 4096, tp: 1, pp: 4, vp: 12, ep: 16, tokensPerGPU: 6131},
 	{name: "DeepSeekV3 w/o MTP, 256 GB200, BF16, PP4 VP4 EP64", source: bridge2511, model: "deepseek-v3-nomtp", device: "gb200", precision: "bf16", gpus: 256, gbs: 4096, mbs: 1, seq: 4096, tp: 1, pp: 4, vp: 4, ep: 64, tokensPerGPU: 3139, recompute: "mla_up_proj"},
 	{name: "DeepSeekV3 w/o MTP, 256 GB200, FP8-MX, PP8 VP4 EP32", source: bridge2511, model: "deepseek-v3-nomtp", device: "gb200", precision: "mxfp8", gpus: 256, gbs: 4096, mbs: 1, seq: 4096, tp: 1, pp: 8, vp: 4, ep: 32, tokensPerGPU: 4018, overlap: true, recompute: "mla_up_proj"},
-	{name: "GPT-OSS 120B, 64 GB200, BF16, EP64", source: bridge2511, model: "gpt-oss-120b", device: "gb200", precision: "bf16", gpus: 64, gbs: 1280, mbs: 1, seq: 8192, tp: 1, pp: 1, vp: 1, ep: 64, tokensPerGPU: 15876, overlap: true, recompute: "layernorm, moe_act"},
+	{name: "GPT-OSS 120B, 64 GB200, BF16, EP64", source: bridge2511, model: "gpt-oss-120b", device: "gb200", precision: "bf16", gpus: 64, gbs: 1280, mbs: 1, seq: 8192, tp: 1, pp: 1, vp: 1, ep: 64, tokensPerGPU: 15876, recompute: "layernorm, moe_act"},
 	{name: "Qwen3 30B-A3B, 8 GB200, FP8-MX, EP8", source: bridge2511, model: "qwen3-30b-a3b", device: "gb200", precision: "mxfp8", gpus: 8, gbs: 512, mbs: 4, seq: 4096, tp: 1, pp: 1, vp: 1, ep: 8, tokensPerGPU: 23766},
 	{name: "Qwen3 235B-A22B, 256 GB200, BF16, PP8 VP3 EP32", source: bridge2511, model: "qwen3-235b-a22b", device: "gb200", precision: "bf16", gpus: 256, gbs: 8192, mbs: 1, seq: 4096, tp: 1, pp: 8, vp: 3, ep: 32, tokensPerGPU: 4916},
 	{name: "DeepSeekV3 w/ MTP, 256 B200, FP8-MX, PP16 EP8", source: bridge2511, model: "deepseek-v3", device: "b200", precision: "mxfp8", gpus: 256, gbs: 2048, mbs: 1, seq: 4096, tp: 1, pp: 16, vp: 1, ep: 8, tokensPerGPU: 2139, recompute: "mla_up_proj"},
@@ -93,10 +93,10 @@ var bridgeMoERuns = []bridgeMoERun{
 	{name: "DeepSeekV3, 256 B300, MXFP8, PP16 EP8", source: bridge2602, model: "deepseek-v3", device: "b300", precision: "mxfp8", gpus: 256, gbs: 4096, mbs: 1, seq: 4096, tp: 1, pp: 16, vp: 1, ep: 8, tokensPerGPU: 2983, recompute: "mla_up_proj"},
 	{name: "DeepSeekV3, 256 B200, MXFP8, PP16 EP8", source: bridge2602, model: "deepseek-v3", device: "b200", precision: "mxfp8", gpus: 256, gbs: 4096, mbs: 1, seq: 4096, tp: 1, pp: 16, vp: 1, ep: 8, tokensPerGPU: 2689, recompute: "mla_up_proj"},
 	{name: "GPT-OSS 120B, 64 GB300, BF16, MBS4 EP64", source: bridge2602, model: "gpt-oss-120b", device: "gb300", precision: "bf16", gpus: 64, gbs: 1280, mbs: 4, seq: 4096, tp: 1, pp: 1, vp: 1, ep: 64, tokensPerGPU: 19412},
-	{name: "GPT-OSS 120B, 64 GB200, BF16, MBS4 EP64", source: bridge2602, model: "gpt-oss-120b", device: "gb200", precision: "bf16", gpus: 64, gbs: 1280, mbs: 4, seq: 4096, tp: 1, pp: 1, vp: 1, ep: 64, tokensPerGPU: 15784, overlap: true, recompute: "layernorm, moe_act"},
+	{name: "GPT-OSS 120B, 64 GB200, BF16, MBS4 EP64", source: bridge2602, model: "gpt-oss-120b", device: "gb200", precision: "bf16", gpus: 64, gbs: 1280, mbs: 4, seq: 4096, tp: 1, pp: 1, vp: 1, ep: 64, tokensPerGPU: 15784, recompute: "layernorm, moe_act"},
 	{name: "GPT-OSS 120B, 64 B300, BF16, MBS4 EP64", source: bridge2602, model: "gpt-oss-120b", device: "b300", precision: "bf16", gpus: 64, gbs: 1280, mbs: 4, seq: 4096, tp: 1, pp: 1, vp: 1, ep: 64, tokensPerGPU: 8359},
 	{name: "GPT-OSS 120B, 64 B200, BF16, MBS4 EP64", source: bridge2602, model: "gpt-oss-120b", device: "b200", precision: "bf16", gpus: 64, gbs: 1280, mbs: 4, seq: 4096, tp: 1, pp: 1, vp: 1, ep: 64, tokensPerGPU: 8047, recompute: "layernorm, moe_act"},
-	{name: "GPT-OSS 120B, 64 H100, BF16, MBS1 PP4 EP8", source: bridge2602, model: "gpt-oss-120b", device: "h100-sxm", precision: "bf16", gpus: 64, gbs: 1280, mbs: 1, seq: 4096, tp: 1, pp: 4, vp: 1, ep: 8, tokensPerGPU: 5993},
+	{name: "GPT-OSS 120B, 64 H100, BF16, MBS1 PP4 EP8", source: bridge2602, model: "gpt-oss-120b", device: "h100-sxm", precision: "bf16", gpus: 64, gbs: 1280, mbs: 1, seq: 4096, tp: 1, pp: 4, vp: 1, ep: 8, tokensPerGPU: 5993, recompute: "layernorm, moe_act"},
 	{name: "Qwen3 30B-A3B, 8 GB300, MXFP8, MBS8 EP8", source: bridge2602, model: "qwen3-30b-a3b", device: "gb300", precision: "mxfp8", gpus: 8, gbs: 512, mbs: 8, seq: 4096, tp: 1, pp: 1, vp: 1, ep: 8, tokensPerGPU: 30376},
 	{name: "Qwen3 30B-A3B, 8 GB200, MXFP8, MBS4 EP8", source: bridge2602, model: "qwen3-30b-a3b", device: "gb200", precision: "mxfp8", gpus: 8, gbs: 512, mbs: 4, seq: 4096, tp: 1, pp: 1, vp: 1, ep: 8, tokensPerGPU: 26084},
 	{name: "Qwen3 30B-A3B, 8 B300, MXFP8, MBS8 EP8", source: bridge2602, model: "qwen3-30b-a3b", device: "b300", precision: "mxfp8", gpus: 8, gbs: 512, mbs: 8, seq: 4096, tp: 1, pp: 1, vp: 1, ep: 8, tokensPerGPU: 29521},
@@ -117,7 +117,7 @@ var bridgeMoERuns = []bridgeMoERun{
 	{name: "GPT-OSS 120B, 64 GB200, BF16, MBS4 EP64", source: bridge26021, model: "gpt-oss-120b", device: "gb200", precision: "bf16", gpus: 64, gbs: 1280, mbs: 4, seq: 4096, tp: 1, pp: 1, vp: 1, ep: 64, tokensPerGPU: 15754, overlap: true, recompute: "layernorm, moe_act"},
 	{name: "GPT-OSS 120B, 64 B300, BF16, MBS4 EP8", source: bridge26021, model: "gpt-oss-120b", device: "b300", precision: "bf16", gpus: 64, gbs: 1280, mbs: 4, seq: 4096, tp: 1, pp: 1, vp: 1, ep: 8, tokensPerGPU: 15031},
 	{name: "GPT-OSS 120B, 64 B200, BF16, MBS4 EP8", source: bridge26021, model: "gpt-oss-120b", device: "b200", precision: "bf16", gpus: 64, gbs: 1280, mbs: 4, seq: 4096, tp: 1, pp: 1, vp: 1, ep: 8, tokensPerGPU: 13722, recompute: "layernorm, moe_act"},
-	{name: "GPT-OSS 120B, 64 H100, BF16, PP4 EP8", source: bridge26021, model: "gpt-oss-120b", device: "h100-sxm", precision: "bf16", gpus: 64, gbs: 1280, mbs: 1, seq: 4096, tp: 1, pp: 4, vp: 1, ep: 8, tokensPerGPU: 5984},
+	{name: "GPT-OSS 120B, 64 H100, BF16, PP4 EP8", source: bridge26021, model: "gpt-oss-120b", device: "h100-sxm", precision: "bf16", gpus: 64, gbs: 1280, mbs: 1, seq: 4096, tp: 1, pp: 4, vp: 1, ep: 8, tokensPerGPU: 5984, recompute: "layernorm, moe_act"},
 	{name: "Qwen3 30B-A3B, 8 GB300, MXFP8, MBS8 EP8", source: bridge26021, model: "qwen3-30b-a3b", device: "gb300", precision: "mxfp8", gpus: 8, gbs: 512, mbs: 8, seq: 4096, tp: 1, pp: 1, vp: 1, ep: 8, tokensPerGPU: 30411},
 	{name: "Qwen3 30B-A3B, 8 GB200, MXFP8, MBS4 EP8", source: bridge26021, model: "qwen3-30b-a3b", device: "gb200", precision: "mxfp8", gpus: 8, gbs: 512, mbs: 4, seq: 4096, tp: 1, pp: 1, vp: 1, ep: 8, tokensPerGPU: 26373},
 	{name: "Qwen3 30B-A3B, 8 B300, MXFP8, MBS8 EP8", source: bridge26021, model: "qwen3-30b-a3b", device: "b300", precision: "mxfp8", gpus: 8, gbs: 512, mbs: 8, seq: 4096, tp: 1, pp: 1, vp: 1, ep: 8, tokensPerGPU: 29454},
@@ -137,7 +137,7 @@ var bridgeMoERuns = []bridgeMoERun{
 	{name: "GPT-OSS 120B, 64 GB200, BF16, MBS4 EP64", source: bridge2604, model: "gpt-oss-120b", device: "gb200", precision: "bf16", gpus: 64, gbs: 1280, mbs: 4, seq: 4096, tp: 1, pp: 1, vp: 1, ep: 64, tokensPerGPU: 15938, overlap: true, recompute: "layernorm, moe_act"},
 	{name: "GPT-OSS 120B, 64 B300, BF16, MBS4 EP8", source: bridge2604, model: "gpt-oss-120b", device: "b300", precision: "bf16", gpus: 64, gbs: 1280, mbs: 4, seq: 4096, tp: 1, pp: 1, vp: 1, ep: 8, tokensPerGPU: 15114},
 	{name: "GPT-OSS 120B, 64 B200, BF16, MBS4 EP8", source: bridge2604, model: "gpt-oss-120b", device: "b200", precision: "bf16", gpus: 64, gbs: 1280, mbs: 4, seq: 4096, tp: 1, pp: 1, vp: 1, ep: 8, tokensPerGPU: 13045, recompute: "layernorm, moe_act"},
-	{name: "GPT-OSS 120B, 64 H100, BF16, PP4 EP8", source: bridge2604, model: "gpt-oss-120b", device: "h100-sxm", precision: "bf16", gpus: 64, gbs: 1280, mbs: 1, seq: 4096, tp: 1, pp: 4, vp: 1, ep: 8, tokensPerGPU: 5810},
+	{name: "GPT-OSS 120B, 64 H100, BF16, PP4 EP8", source: bridge2604, model: "gpt-oss-120b", device: "h100-sxm", precision: "bf16", gpus: 64, gbs: 1280, mbs: 1, seq: 4096, tp: 1, pp: 4, vp: 1, ep: 8, tokensPerGPU: 5810, recompute: "layernorm, moe_act"},
 	{name: "Qwen3 30B-A3B, 8 GB300, MXFP8, MBS8 EP8", source: bridge2604, model: "qwen3-30b-a3b", device: "gb300", precision: "mxfp8", gpus: 8, gbs: 512, mbs: 8, seq: 4096, tp: 1, pp: 1, vp: 1, ep: 8, tokensPerGPU: 31470},
 	{name: "Qwen3 30B-A3B, 8 GB200, MXFP8, MBS4 EP8", source: bridge2604, model: "qwen3-30b-a3b", device: "gb200", precision: "mxfp8", gpus: 8, gbs: 512, mbs: 4, seq: 4096, tp: 1, pp: 1, vp: 1, ep: 8, tokensPerGPU: 26032},
 	{name: "Qwen3 30B-A3B, 8 B300, MXFP8, MBS8 EP8", source: bridge2604, model: "qwen3-30b-a3b", device: "b300", precision: "mxfp8", gpus: 8, gbs: 512, mbs: 8, seq: 4096, tp: 1, pp: 1, vp: 1, ep: 8, tokensPerGPU: 30553},
@@ -157,7 +157,7 @@ var bridgeMoERuns = []bridgeMoERun{
 	{name: "GPT-OSS 120B, 64 GB200, BF16, MBS4 EP64", source: bridge26041, model: "gpt-oss-120b", device: "gb200", precision: "bf16", gpus: 64, gbs: 1280, mbs: 4, seq: 4096, tp: 1, pp: 1, vp: 1, ep: 64, tokensPerGPU: 16640, overlap: true, recompute: "layernorm, moe_act"},
 	{name: "GPT-OSS 120B, 64 B300, BF16, MBS4 EP8", source: bridge26041, model: "gpt-oss-120b", device: "b300", precision: "bf16", gpus: 64, gbs: 1280, mbs: 4, seq: 4096, tp: 1, pp: 1, vp: 1, ep: 8, tokensPerGPU: 15232},
 	{name: "GPT-OSS 120B, 64 B200, BF16, MBS4 EP8", source: bridge26041, model: "gpt-oss-120b", device: "b200", precision: "bf16", gpus: 64, gbs: 1280, mbs: 4, seq: 4096, tp: 1, pp: 1, vp: 1, ep: 8, tokensPerGPU: 13568, recompute: "layernorm, moe_act"},
-	{name: "GPT-OSS 120B, 64 H100, BF16, PP4 EP8", source: bridge26041, model: "gpt-oss-120b", device: "h100-sxm", precision: "bf16", gpus: 64, gbs: 1280, mbs: 1, seq: 4096, tp: 1, pp: 4, vp: 1, ep: 8, tokensPerGPU: 5824},
+	{name: "GPT-OSS 120B, 64 H100, BF16, PP4 EP8", source: bridge26041, model: "gpt-oss-120b", device: "h100-sxm", precision: "bf16", gpus: 64, gbs: 1280, mbs: 1, seq: 4096, tp: 1, pp: 4, vp: 1, ep: 8, tokensPerGPU: 5824, recompute: "layernorm, moe_act"},
 	{name: "Qwen3 30B-A3B, 8 GB300, MXFP8, MBS8 EP8", source: bridge26041, model: "qwen3-30b-a3b", device: "gb300", precision: "mxfp8", gpus: 8, gbs: 512, mbs: 8, seq: 4096, tp: 1, pp: 1, vp: 1, ep: 8, tokensPerGPU: 31744},
 	{name: "Qwen3 30B-A3B, 8 GB200, MXFP8, MBS4 EP8", source: bridge26041, model: "qwen3-30b-a3b", device: "gb200", precision: "mxfp8", gpus: 8, gbs: 512, mbs: 4, seq: 4096, tp: 1, pp: 1, vp: 1, ep: 8, tokensPerGPU: 26112},
 	{name: "Qwen3 30B-A3B, 8 B300, MXFP8, MBS8 EP8", source: bridge26041, model: "qwen3-30b-a3b", device: "b300", precision: "mxfp8", gpus: 8, gbs: 512, mbs: 8, seq: 4096, tp: 1, pp: 1, vp: 1, ep: 8, tokensPerGPU: 30720},
@@ -222,6 +222,13 @@ func bridgeMoEModel(t *testing.T, key string) wire.Architecture {
 // qwen workload_base_configs.py): where today's recipe names another parallelism than
 // the table's row (the recipes moved on), its overlap and recompute_modules are taken
 // from the recipe of the same system and precision all the same.
+//
+// GPT-OSS 120B's rows take the recipe of their own release, where it is known:
+// scripts/performance/configs/gpt_oss of Megatron-Bridge v0.2.0 (NeMo 25.11) and v0.3.0
+// (26.02) set no moe_a2a_overlap on GB200; it came with "perf optimizations- GPT-OSS
+// 120B" (Megatron-Bridge #2906, 2026-03-23, with the B300 and B200 EP8 that 26.02.01's
+// table already ran), so 26.02.01 on overlap. Every version's H100 config sets
+// recompute_modules layernorm and moe_act (GPT_OSS_120B_..._H100_BF16_V1, V2 inherits).
 func (c bridgeMoERun) request(t *testing.T) *wire.Request {
 	a := bridgeMoEModel(t, c.model)
 	a.Seq, a.Framework, a.Attention = c.seq, cluster.CUDAGraphs, teAttention(c.device)
