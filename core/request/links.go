@@ -149,6 +149,29 @@ func (p *prepared) shardLinks() (link *cluster.Link, members int, across *cluste
 	return link, g, across, n / g, true
 }
 
+// expertShardLink is the link of the routed experts' data-parallel ring (Megatron-Core's
+// expert-data-parallel group), given link, the data-parallel ring's. Megatron-Core
+// lays each expert-parallel group of EP x ETP devices on consecutive ranks
+// (megatron/core/parallel_state.py: initialize_model_parallel's default order
+// "tp-cp-ep-dp-pp", the expert RankGenerator's tp-ep-dp over the same ranks), so the expert-data-parallel group
+// holds one device of every EP x ETP block: where the data-parallel ring has d devices in
+// a node, an expert ring has d / (EP x ETP) of them (at least one), and all EP x ETP of
+// them reduce at once, each on its own share of the node's NICs (Topology.RingInter,
+// one NIC per device). A ring with one member per node runs on one NIC, not on the node's
+// d NICs that the whole data-parallel ring drives: 8-way expert parallelism inside
+// 8-GPU nodes reduces its experts' gradients at one NIC's bandwidth. Inside a node, or
+// without a topology, it is link.
+func (p *prepared) expertShardLink(link *cluster.Link) *cluster.Link {
+	par := p.req.Parallelism
+	if p.topo == nil || p.placement == nil || !p.placement.DataCrossesNodes || link == nil {
+		return link
+	}
+	block := max(1, par.Expert) * max(1, par.ExpertTensor) // one expert-parallel group's devices
+	inNode := p.placement.DataMembersPerNode * max(1, par.Tensor) * max(1, par.Context)
+	l := p.topo.RingInter(max(1, inNode/block))
+	return &l
+}
+
 // gatherLayers adds to each layer's times the communication of ZeRO-3 (and HSDP) that
 // its compute does not hide: per microbatch, its weights all-gathered over the shard
 // group before its forward and again before its backward, and its gradients

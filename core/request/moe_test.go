@@ -75,8 +75,9 @@ func TestExpertParallelDefaults(t *testing.T) {
 
 // TestExpertGradientReduce: with ZeRO-1 a device's dense gradients are reduce-scattered
 // over the d replicas and its routed experts' over the expert-data-parallel group
-// d x t / (ep x etp) (expert tensor parallelism defaults to t), each a ring over the data
-// link: (k-1)/k * n / B + (k-1) * alpha.
+// d x t / (ep x etp) (expert tensor parallelism defaults to t), each a ring: the dense
+// over the data link, the experts over theirs (expertShardLink, which
+// TestExpertGradientReduceNICs checks): (k-1)/k * n / B + (k-1) * alpha.
 func TestExpertGradientReduce(t *testing.T) {
 	for _, tt := range []struct{ p, d, t, ep int }{{4, 8, 1, 8}, {4, 8, 1, 2}, {2, 16, 2, 4}, {8, 4, 1, 1}} {
 		r := moeRequest(tt.p, tt.d, tt.t, tt.ep)
@@ -101,8 +102,8 @@ func TestExpertGradientReduce(t *testing.T) {
 			if expert == 0 {
 				t.Fatalf("%+v: device %d holds no expert gradients", tt, i)
 			}
-			l := *p.dataLink
-			want := cluster.RingReduceScatterSeconds(l, float64(ds.GradBytes-expert), tt.d) + cluster.RingReduceScatterSeconds(l, float64(expert), edp)
+			l, el := *p.dataLink, *p.expertShardLink(p.dataLink)
+			want := cluster.RingReduceScatterSeconds(l, float64(ds.GradBytes-expert), tt.d) + cluster.RingReduceScatterSeconds(el, float64(expert), edp)
 			if diff := ds.ReduceScatterSeconds - want; diff > 1e-12 || diff < -1e-12 {
 				t.Errorf("%+v: device %d reduce-scatter %v s, want %v", tt, i, ds.ReduceScatterSeconds, want)
 			}
@@ -118,5 +119,50 @@ func TestExpertParallelPlans(t *testing.T) {
 	ep := run(t, moeRequest(2, 8, 1, 8))
 	if none.Feasible || !ep.Feasible {
 		t.Fatalf("EP 1 feasible %v, EP 8 feasible %v (%v); want only EP 8", none.Feasible, ep.Feasible, ep.Diagnostics)
+	}
+}
+
+// TestExpertGradientReduceNICs: the routed experts' data-parallel ring has one member in
+// every EP block of consecutive ranks (Megatron-Core's tp-cp-ep-dp-pp order), so where the
+// data-parallel ring crosses nodes with d of its members in each node, the expert ring
+// has d / ep of them there and runs on that many NICs (one NIC per device, InfiniBand
+// NDR's 50 GB/s on nodes of 8 H100s), not on the d NICs of the whole ring: 8-way
+// expert parallelism in 8-GPU nodes reduces the experts' gradients at one NIC's speed.
+func TestExpertGradientReduceNICs(t *testing.T) {
+	const nic = 50e9 // ib-ndr, one port per H100
+	for _, tt := range []struct {
+		d, ep int
+		nics  float64 // NICs the expert ring runs on in each node
+	}{{16, 8, 1}, {16, 4, 2}, {32, 8, 1}, {32, 16, 1}} {
+		r := moeRequest(1, tt.d, 1, tt.ep)
+		r.Model.Architecture.Name = "qwen3-30b-a3b"
+		res := run(t, r)
+		if !res.Feasible {
+			t.Fatalf("%+v: infeasible: %v", tt, res.Diagnostics)
+		}
+		p, err := prepare(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !p.placement.DataCrossesNodes || p.dataLink.BytesPerSecond != 8*nic {
+			t.Fatalf("%+v: the data-parallel ring should cross nodes on 8 NICs, got %v at %v B/s", tt, p.placement.DataCrossesNodes, p.dataLink.BytesPerSecond)
+		}
+		ds := res.Devices[0]
+		var expert, expertW int64
+		for l := range p.est.Layers {
+			w, g := p.est.ExpertFullBytes(l)
+			expert, expertW = expert+g, expertW+w
+		}
+		el := cluster.Link{BytesPerSecond: tt.nics * nic, LatencySeconds: p.dataLink.LatencySeconds}
+		want := cluster.RingReduceScatterSeconds(*p.dataLink, float64(ds.GradBytes-expert), tt.d) +
+			cluster.RingReduceScatterSeconds(el, float64(expert), tt.d/tt.ep)
+		if diff := ds.ReduceScatterSeconds - want; diff > 1e-12 || diff < -1e-12 {
+			t.Errorf("%+v: reduce-scatter %v s, want %v (the experts' ring on %v NICs)", tt, ds.ReduceScatterSeconds, want, tt.nics)
+		}
+		wantAG := cluster.RingAllGatherSeconds(*p.dataLink, float64(ds.WeightBytes-expertW), tt.d) +
+			cluster.RingAllGatherSeconds(el, float64(expertW), tt.d/tt.ep)
+		if diff := ds.AllGatherSeconds - wantAG; diff > 1e-12 || diff < -1e-12 {
+			t.Errorf("%+v: all-gather %v s, want %v (the experts' ring on %v NICs)", tt, ds.AllGatherSeconds, wantAG, tt.nics)
+		}
 	}
 }

@@ -413,17 +413,20 @@ func (p *prepared) dataParallel(ds *wire.DeviceStep, pl *wire.Plan, devices int)
 	// their expert-data-parallel group, n x tensor / (expert x expert tensor) devices
 	// (Megatron-Core's expert-data-parallel group), the rest over the n of the
 	// data-parallel group.
+	// Their ring has fewer members in a node than the data-parallel ring, and so fewer
+	// NICs (expertShardLink).
 	eg, ew, en := p.expertBytes(pl, ds.Device, devices)
 	g, w := float64(ds.GradBytes-eg), float64(ds.WeightBytes-ew)
 	m := float64(p.req.Schedule.Microbatches)
+	elink := p.expertShardLink(link)
 	switch level {
 	case 0:
-		ds.AllReduceSeconds = ringAllReduce(n, ds.GradBytes-eg, link, clock) + ringAllReduce(en, eg, link, clock)
+		ds.AllReduceSeconds = ringAllReduce(n, ds.GradBytes-eg, link, clock) + ringAllReduce(en, eg, elink, clock)
 		ds.ExposedAllReduceSeconds = DataParallelExposedSeconds(p.framework, ds.AllReduceSeconds, 0, bwd, fwd, 1)
 	case 1, 2:
-		l := secondsLink(link, clock)
-		rs := cluster.RingReduceScatterSeconds(l, g, n) + cluster.RingReduceScatterSeconds(l, float64(eg), en)
-		ds.AllGatherSeconds = cluster.RingAllGatherSeconds(l, w, n) + cluster.RingAllGatherSeconds(l, float64(ew), en)
+		l, el := secondsLink(link, clock), secondsLink(elink, clock)
+		rs := cluster.RingReduceScatterSeconds(l, g, n) + cluster.RingReduceScatterSeconds(el, float64(eg), en)
+		ds.AllGatherSeconds = cluster.RingAllGatherSeconds(l, w, n) + cluster.RingAllGatherSeconds(el, float64(ew), en)
 		ds.ReduceScatterSeconds = rs
 		times := 1
 		if level == 2 {
