@@ -76,11 +76,24 @@ import (
 //	GB300, head dim 64, forward, causal:    581  675  718  738  748
 //	GB300, head dim 64, backward, causal:   583  638  668  682  689
 //
-// taken for any attention of head dim 64 (gpt-oss's layers attend to the whole
-// sequence or to a window of 128, neither published at cuDNN 9.19; the same
-// repository's later rows at 128, cuDNN 9.22, run at 153-188 TFLOP/s on a GB200, so a
-// window of 128 is priced fast). A head dim of 64 halves the products per exponential,
-// and the exponential units bound the forward pass.
+// taken for attention of head dim 64 over the whole sequence or a wide window
+// (gpt-oss's full layers; full causal attention at head dim 64 is not published at
+// cuDNN 9.19). A head dim of 64 halves the products per exponential, and the
+// exponential units bound the forward pass. The same repository's later gpt-oss rows
+// (results/gpt_oss/gb200/gpt_oss_20260424_100011.csv and gb300/..._100022.csv, April
+// 2026, cuDNN 9.22: 128 heads of 64, causal within gpt-oss's own sliding window of 128
+// keys, batch 2, FLOPs counted over the window's pairs as here) give the sliding layers'
+// rate, a quarter of the window-1,024 kernel's: a band of 128 keys leaves most of each
+// 128 x 128 tile masked, and a query tile little work between its fixed costs:
+//
+//	GB200, head dim 64, window 128, forward, causal:   153  161  165  167  104
+//	GB200, head dim 64, window 128, backward, causal:  176  182  187  188  186
+//	GB300, head dim 64, window 128, forward, causal:   160  167  172  173  108
+//	GB300, head dim 64, window 128, backward, causal:  184  191  198  200  199
+//
+// (the 32k forward as published). A layer takes the curve measured with the window
+// nearest its own in log2 (attentionTable.windowOf; whole-sequence attention the widest),
+// so cuDNN's rates of 9.22 stand for the older containers' sliding layers too.
 //
 // Of the 2.5 PFLOP/s dense 16-bit peak both are rated at, that is 33% to 72% on a GB200
 // and 36% to 83% on a GB300, rising with the length: not the matrix efficiency. Blackwell doubled the tensor
@@ -125,6 +138,9 @@ type attentionKey struct {
 	kernel  Attention
 	headDim int
 	pass    attentionPass
+	// window is the sliding window of keys the curve was measured with; 0: none (each
+	// query attends to the whole sequence, or causally to all before it).
+	window int
 }
 
 // attentionTable is one device's published fused attention speeds: TFLOP/s at the
@@ -143,18 +159,18 @@ const hopperPeak = 989e12
 // hopperAttention holds Shah et al. 2024's figures (TFLOP/s), listed above.
 var hopperAttention = attentionTable{peak: hopperPeak, seqKnots: []float64{512, 1024, 2048, 4096, 8192, 16384},
 	curves: map[attentionKey][]float64{
-		{Flash, 128, attnForward}:        {309, 350, 362, 368, 370, 370},
-		{Flash, 128, attnForwardCausal}:  {191, 260, 298, 319, 333, 335},
-		{Flash, 128, attnBackward}:       {214, 260, 291, 310, 318, 322},
-		{Flash, 64, attnBackward}:        {198, 238, 264, 279, 287, 291},
-		{CuDNN, 128, attnForward}:        {497, 574, 617, 609, 600, 595},
-		{CuDNN, 128, attnForwardCausal}:  {315, 410, 484, 518, 529, 539},
-		{CuDNN, 128, attnBackward}:       {305, 408, 465, 499, 518, 516},
-		{CuDNN, 64, attnBackward}:        {266, 348, 395, 417, 432, 433},
-		{Flash3, 128, attnForward}:       {467, 565, 625, 638, 646, 648},
-		{Flash3, 128, attnForwardCausal}: {292, 423, 521, 579, 602, 616},
-		{Flash3, 128, attnBackward}:      {316, 424, 501, 542, 559, 561},
-		{Flash3, 64, attnBackward}:       {272, 363, 422, 453, 472, 474},
+		{Flash, 128, attnForward, 0}:        {309, 350, 362, 368, 370, 370},
+		{Flash, 128, attnForwardCausal, 0}:  {191, 260, 298, 319, 333, 335},
+		{Flash, 128, attnBackward, 0}:       {214, 260, 291, 310, 318, 322},
+		{Flash, 64, attnBackward, 0}:        {198, 238, 264, 279, 287, 291},
+		{CuDNN, 128, attnForward, 0}:        {497, 574, 617, 609, 600, 595},
+		{CuDNN, 128, attnForwardCausal, 0}:  {315, 410, 484, 518, 529, 539},
+		{CuDNN, 128, attnBackward, 0}:       {305, 408, 465, 499, 518, 516},
+		{CuDNN, 64, attnBackward, 0}:        {266, 348, 395, 417, 432, 433},
+		{Flash3, 128, attnForward, 0}:       {467, 565, 625, 638, 646, 648},
+		{Flash3, 128, attnForwardCausal, 0}: {292, 423, 521, 579, 602, 616},
+		{Flash3, 128, attnBackward, 0}:      {316, 424, 501, 542, 559, 561},
+		{Flash3, 64, attnBackward, 0}:       {272, 363, 422, 453, 472, 474},
 	}}
 
 // blackwellPeak is the dense 16-bit peak of the GB200 and the GB300 (NVIDIA's GB200
@@ -168,31 +184,35 @@ var blackwellKnots = []float64{2048, 4096, 8192, 16384, 32768}
 // above), the latter rescaled to the GB200's peak (measured on a B200, 2.25 PFLOP/s).
 var blackwellAttention = attentionTable{peak: blackwellPeak, seqKnots: blackwellKnots,
 	curves: map[attentionKey][]float64{
-		{CuDNN, 128, attnForward}:        {1232, 1569, 1675, 1746, 1756},
-		{CuDNN, 128, attnForwardCausal}:  {1022, 1297, 1563, 1646, 1686},
-		{CuDNN, 128, attnBackward}:       {1070, 1261, 1381, 1429, 1469},
-		{CuDNN, 128, attnBackwardCausal}: {824, 1105, 1279, 1371, 1441},
-		{CuDNN, 192, attnForwardCausal}:  {1053, 1324, 1501, 1698, 1792},
-		{CuDNN, 192, attnBackwardCausal}: {859, 1083, 1217, 1298, 1311},
-		{CuDNN, 64, attnForwardCausal}:   {497, 574, 609, 624, 632},
-		{CuDNN, 64, attnBackwardCausal}:  {559, 617, 646, 658, 660},
-		{Flash, 128, attnForwardCausal}:  scaled(blackwellPeak/2.25e15, 254, 343, 400, 425, 436),
-		{Flash, 128, attnBackwardCausal}: scaled(blackwellPeak/2.25e15, 199, 273, 318, 337, 346),
+		{CuDNN, 128, attnForward, 0}:          {1232, 1569, 1675, 1746, 1756},
+		{CuDNN, 128, attnForwardCausal, 0}:    {1022, 1297, 1563, 1646, 1686},
+		{CuDNN, 128, attnBackward, 0}:         {1070, 1261, 1381, 1429, 1469},
+		{CuDNN, 128, attnBackwardCausal, 0}:   {824, 1105, 1279, 1371, 1441},
+		{CuDNN, 192, attnForwardCausal, 0}:    {1053, 1324, 1501, 1698, 1792},
+		{CuDNN, 192, attnBackwardCausal, 0}:   {859, 1083, 1217, 1298, 1311},
+		{CuDNN, 64, attnForwardCausal, 1024}:  {497, 574, 609, 624, 632},
+		{CuDNN, 64, attnBackwardCausal, 1024}: {559, 617, 646, 658, 660},
+		{CuDNN, 64, attnForwardCausal, 128}:   {153, 161, 165, 167, 104},
+		{CuDNN, 64, attnBackwardCausal, 128}:  {176, 182, 187, 188, 186},
+		{Flash, 128, attnForwardCausal, 0}:    scaled(blackwellPeak/2.25e15, 254, 343, 400, 425, 436),
+		{Flash, 128, attnBackwardCausal, 0}:   scaled(blackwellPeak/2.25e15, 199, 273, 318, 337, 346),
 	}}
 
 // blackwellUltraAttention holds the GB300's figures (listed above).
 var blackwellUltraAttention = attentionTable{peak: blackwellPeak, seqKnots: blackwellKnots,
 	curves: map[attentionKey][]float64{
-		{CuDNN, 128, attnForward}:        {1559, 1901, 1967, 2001, 2022},
-		{CuDNN, 128, attnForwardCausal}:  {1265, 1679, 1927, 1998, 2031},
-		{CuDNN, 128, attnBackward}:       {1151, 1352, 1498, 1557, 1552},
-		{CuDNN, 128, attnBackwardCausal}: {900, 1198, 1391, 1494, 1552},
-		{CuDNN, 192, attnForwardCausal}:  {1158, 1570, 1811, 1969, 2063},
-		{CuDNN, 192, attnBackwardCausal}: {906, 1160, 1321, 1403, 1420},
-		{CuDNN, 64, attnForwardCausal}:   {581, 675, 718, 738, 748},
-		{CuDNN, 64, attnBackwardCausal}:  {583, 638, 668, 682, 689},
-		{Flash, 128, attnForwardCausal}:  {285, 392, 440, 465, 475},
-		{Flash, 128, attnBackwardCausal}: {247, 315, 352, 369, 378},
+		{CuDNN, 128, attnForward, 0}:          {1559, 1901, 1967, 2001, 2022},
+		{CuDNN, 128, attnForwardCausal, 0}:    {1265, 1679, 1927, 1998, 2031},
+		{CuDNN, 128, attnBackward, 0}:         {1151, 1352, 1498, 1557, 1552},
+		{CuDNN, 128, attnBackwardCausal, 0}:   {900, 1198, 1391, 1494, 1552},
+		{CuDNN, 192, attnForwardCausal, 0}:    {1158, 1570, 1811, 1969, 2063},
+		{CuDNN, 192, attnBackwardCausal, 0}:   {906, 1160, 1321, 1403, 1420},
+		{CuDNN, 64, attnForwardCausal, 1024}:  {581, 675, 718, 738, 748},
+		{CuDNN, 64, attnBackwardCausal, 1024}: {583, 638, 668, 682, 689},
+		{CuDNN, 64, attnForwardCausal, 128}:   {160, 167, 172, 173, 108},
+		{CuDNN, 64, attnBackwardCausal, 128}:  {184, 191, 198, 200, 199},
+		{Flash, 128, attnForwardCausal, 0}:    {285, 392, 440, 465, 475},
+		{Flash, 128, attnBackwardCausal, 0}:   {247, 315, 352, 369, 378},
 	}}
 
 // scaled multiplies published rates by f (a figure measured on a device of another
@@ -232,26 +252,34 @@ func attentionTableOf(device string) *attentionTable {
 // attention kernel reaches in one pass (bwd: the backward), for a head dimension, the
 // keys each kernel call attends over (seq) and the causal mask; ok is false where no
 // figures are published for the device and kernel (or the kernel is eager), and the
-// products then run at the matrix efficiency.
+// products then run at the matrix efficiency. It is attentionEfficiencyIn without a
+// sliding window.
+func attentionEfficiency(device string, k Attention, headDim, seq float64, causal, bwd bool) (eff float64, ok bool) {
+	return attentionEfficiencyIn(device, k, headDim, seq, 0, causal, bwd)
+}
+
+// attentionEfficiencyIn is attentionEfficiency for queries that attend within a sliding
+// window of keys (0: none).
 //
-// Figures come from the nearest head dimension (in log2) that has the pass. A causal
+// Figures come from the nearest head dimension (in log2) that has the pass, and of its
+// curves the one measured with the nearest window (attentionTable.windowOf). A causal
 // backward without its own figure is the backward times the forward's causal/non-causal
 // ratio at the same length (Hopper); a non-causal pass whose nearest head dimension has
 // only the causal figure takes it (head dim 64 and FlashAttention-2 on Blackwell).
-func attentionEfficiency(device string, k Attention, headDim, seq float64, causal, bwd bool) (eff float64, ok bool) {
+func attentionEfficiencyIn(device string, k Attention, headDim, seq, window float64, causal, bwd bool) (eff float64, ok bool) {
 	tab := attentionTableOf(device)
 	if k == Eager || tab == nil {
 		return 0, false
 	}
-	rate := func(p attentionPass) float64 { return tab.rate(k, headDim, seq, p) }
+	rate := func(p attentionPass) float64 { return tab.rate(k, headDim, seq, window, p) }
 	// plain is a non-causal pass's rate: at the nearest head dimension with either
 	// figure of that direction, its non-causal figure, else its causal one.
 	plain := func(p, causalPass attentionPass) float64 {
 		d := tab.nearest(k, headDim, p, causalPass)
-		if r := tab.rateAt(k, d, seq, p); r > 0 {
+		if r := tab.rateAt(k, d, seq, window, p); r > 0 {
 			return r
 		}
-		return tab.rateAt(k, d, seq, causalPass)
+		return tab.rateAt(k, d, seq, window, causalPass)
 	}
 	var r float64
 	switch {
@@ -273,9 +301,21 @@ func attentionEfficiency(device string, k Attention, headDim, seq float64, causa
 	return r * 1e12 / tab.peak, true
 }
 
-// attentionRate is a Hopper kernel's TFLOP/s in a benchmarked pass (attentionTable.rate).
+// attentionRate is a Hopper kernel's TFLOP/s in a benchmarked pass without a window
+// (attentionTable.rate).
 func attentionRate(k Attention, headDim, seq float64, p attentionPass) float64 {
-	return hopperAttention.rate(k, headDim, seq, p)
+	return hopperAttention.rate(k, headDim, seq, 0, p)
+}
+
+// has reports whether the table has a curve for the kernel, head dimension and pass,
+// with any window.
+func (tab *attentionTable) has(k Attention, d int, p attentionPass) bool {
+	for key := range tab.curves {
+		if key.kernel == k && key.headDim == d && key.pass == p {
+			return true
+		}
+	}
+	return false
 }
 
 // nearest is the head dimension nearest headDim in log2 (ties to 128, the most
@@ -286,7 +326,7 @@ func (tab *attentionTable) nearest(k Attention, headDim float64, passes ...atten
 	for _, d := range []int{128, 64, 192, 256} {
 		found := false
 		for _, p := range passes {
-			if _, ok := tab.curves[attentionKey{k, d, p}]; ok {
+			if tab.has(k, d, p) {
 				found = true
 			}
 		}
@@ -300,19 +340,49 @@ func (tab *attentionTable) nearest(k Attention, headDim float64, passes ...atten
 	return best
 }
 
-// rate is the kernel's TFLOP/s in a pass at the nearest head dimension that has
-// figures for it (nearest), 0 without any.
-func (tab *attentionTable) rate(k Attention, headDim, seq float64, p attentionPass) float64 {
-	return tab.rateAt(k, tab.nearest(k, headDim, p), seq, p)
+// windowOf is the window of the curve a pass takes at head dimension d: of the windows
+// measured for it, the one nearest in log2 to the keys each query attends to, min(window,
+// seq), where no window (0) attends to seq keys (a whole-sequence curve's window is the
+// sequence's); ties go to the wider. A sliding window of 128 keys takes the window-128
+// curve, whole-sequence attention a curve without a window or with the widest one. ok is
+// false without any curve.
+func (tab *attentionTable) windowOf(k Attention, d int, seq, window float64, p attentionPass) (w int, ok bool) {
+	keys := func(w float64) float64 {
+		if w <= 0 || w > seq {
+			return seq
+		}
+		return w
+	}
+	want := math.Log2(max(1, keys(window)))
+	dist := math.Inf(1)
+	for key := range tab.curves {
+		if key.kernel != k || key.headDim != d || key.pass != p {
+			continue
+		}
+		dd := math.Abs(math.Log2(max(1, keys(float64(key.window)))) - want)
+		if dd < dist || (dd == dist && (key.window == 0 || (w != 0 && key.window > w))) {
+			w, dist, ok = key.window, dd, true
+		}
+	}
+	return w, ok
 }
 
-// rateAt is the kernel's TFLOP/s in a pass at head dimension d, interpolated in log2 of
-// the sequence length and held flat beyond the measured lengths; 0 without figures.
-func (tab *attentionTable) rateAt(k Attention, d int, seq float64, p attentionPass) float64 {
-	best, found := tab.curves[attentionKey{k, d, p}]
-	if !found {
+// rate is the kernel's TFLOP/s in a pass at the nearest head dimension that has
+// figures for it (nearest), for queries attending within window keys (0: none); 0
+// without any.
+func (tab *attentionTable) rate(k Attention, headDim, seq, window float64, p attentionPass) float64 {
+	return tab.rateAt(k, tab.nearest(k, headDim, p), seq, window, p)
+}
+
+// rateAt is the kernel's TFLOP/s in a pass at head dimension d, on the curve of the
+// nearest window (windowOf), interpolated in log2 of the sequence length and held flat
+// beyond the measured lengths; 0 without figures.
+func (tab *attentionTable) rateAt(k Attention, d int, seq, window float64, p attentionPass) float64 {
+	w, ok := tab.windowOf(k, d, seq, window, p)
+	if !ok {
 		return 0
 	}
+	best := tab.curves[attentionKey{k, d, p, w}]
 	knots := tab.seqKnots
 	n := len(knots)
 	switch {
@@ -344,8 +414,13 @@ func checkAttentionKernel(device string, k Attention) error {
 // attentionRates sets the fused attention kernels' efficiencies (op.fwdEff, bwdEff) of
 // a piece's attention core on the target: each kernel call attends over the whole
 // sequence, or with ring context parallelism over one device's block per step (the
-// hierarchical split: one all-to-all group's block).
-func (sh *shape) attentionRates(device string, p *piece) {
+// hierarchical split: one all-to-all group's block). A local layer (Arch.LocalLayer)
+// with a sliding window runs at the rate measured nearest its window
+// (attentionEfficiencyIn): a narrow band of keys leaves a kernel's tiles of 128 keys
+// mostly masked and each query tile little work between its fixed costs, so cuDNN's
+// window-128 kernel runs at a third or less of its window-1,024 rate; chunked
+// attention (Llama 4) attends to whole chunks and takes the whole-sequence curves.
+func (sh *shape) attentionRates(device string, p *piece, local bool) {
 	if sh.o.Attention == Eager || sh.o.DType == FP32 {
 		return // eager: GEMMs and memory-bound kernels; fp32: no fused 16-bit kernel figures
 	}
@@ -356,12 +431,16 @@ func (sh *shape) attentionRates(device string, p *piece) {
 	if sh.cp > 1 && sh.o.ContextMethod == Hierarchical {
 		seq = sh.s * float64(sh.o.ContextInner) // one ring step's block: g devices' tokens
 	}
+	window := 0.0
+	if local && !sh.a.LocalChunked {
+		window = float64(sh.a.LocalWindow)
+	}
 	causal := sh.a.Causal()
-	fwd, ok := attentionEfficiency(device, sh.o.Attention, sh.d, seq, causal, false)
+	fwd, ok := attentionEfficiencyIn(device, sh.o.Attention, sh.d, seq, window, causal, false)
 	if !ok {
 		return
 	}
-	bwd, _ := attentionEfficiency(device, sh.o.Attention, sh.d, seq, causal, true)
+	bwd, _ := attentionEfficiencyIn(device, sh.o.Attention, sh.d, seq, window, causal, true)
 	for i := range p.ops {
 		if p.ops[i].core {
 			p.ops[i].fwdEff, p.ops[i].bwdEff = fwd, bwd

@@ -126,7 +126,7 @@ func TestAttentionEfficiencyInRange(t *testing.T) {
 				lo, hi = min(lo, v), max(hi, v)
 			}
 			for seq := 256.0; seq <= 1<<19; seq *= 1.19 {
-				r := tab.rate(key.kernel, float64(key.headDim), seq, key.pass)
+				r := tab.rateAt(key.kernel, key.headDim, seq, float64(key.window), key.pass)
 				if r < lo-1e-9 || r > hi+1e-9 {
 					t.Errorf("%v at %.0f tokens: %.1f TFLOP/s outside the published %.0f..%.0f", key, seq, r, lo, hi)
 				}
@@ -194,5 +194,69 @@ func TestFlash3HopperOnly(t *testing.T) {
 	}
 	if _, err := Estimate(a, target(t, "h200"), Options{Batch: 1, Seq: 1024, Attention: Flash3}); err != nil {
 		t.Errorf("flash3 on an H200: %v", err)
+	}
+}
+
+// TestSlidingWindowAttentionRate: a sliding window's attention runs at the rate NVIDIA's
+// cuDNN frontend benchmark measured with the nearest window (results/gpt_oss, cuDNN 9.22,
+// head dim 64, window 128: 153-188 TFLOP/s on a GB200, a third or less of the window-1,024
+// rows' 497-660); whole-sequence attention keeps the widest curve; a head dimension
+// without windowed curves keeps its own.
+func TestSlidingWindowAttentionRate(t *testing.T) {
+	for _, c := range []struct {
+		name        string
+		device      string
+		d, seq, w   float64
+		causal, bwd bool
+		eff         float64
+	}{
+		{"GB200 window 128 forward 4k", "gb200", 64, 4096, 128, true, false, 161 / 2500.0},
+		{"GB200 window 128 backward 16k", "gb200", 64, 16384, 128, true, true, 188 / 2500.0},
+		{"GB300 window 128 forward 8k", "gb300", 64, 8192, 128, true, false, 172 / 2500.0},
+		{"B200 takes GB200's window-128 fraction", "b200", 64, 2048, 128, true, true, 176 / 2500.0},
+		{"B300 takes GB300's window-128 fraction", "b300", 64, 32768, 128, true, true, 199 / 2500.0},
+		{"window 256 is nearer 128 than 1,024 in log2", "gb200", 64, 4096, 256, true, false, 161 / 2500.0},
+		{"window 512 is nearer 1,024", "gb200", 64, 4096, 512, true, false, 574 / 2500.0},
+		{"a window wider than the sequence is the whole sequence", "gb200", 64, 2048, 4096, true, false, 497 / 2500.0},
+		{"no window takes the widest (1,024) curve", "gb300", 64, 4096, 0, true, true, 638 / 2500.0},
+		{"head dim 128 has no windowed curve: its own", "gb200", 128, 4096, 128, true, false, 1297 / 2500.0},
+	} {
+		got, ok := attentionEfficiencyIn(c.device, CuDNN, c.d, c.seq, c.w, c.causal, c.bwd)
+		if !ok || math.Abs(got-c.eff) > 1e-12 {
+			t.Errorf("%s: efficiency %.6f (%v), want %.6f", c.name, got, ok, c.eff)
+		}
+	}
+	// Hopper has no windowed figures: a window changes nothing there.
+	for _, bwd := range []bool{false, true} {
+		w, _ := attentionEfficiencyIn("h100-sxm", CuDNN, 64, 4096, 128, true, bwd)
+		n, _ := attentionEfficiency("h100-sxm", CuDNN, 64, 4096, true, bwd)
+		if w != n {
+			t.Errorf("h100 backward %v: window 128 %.6f, none %.6f: want equal", bwd, w, n)
+		}
+	}
+	// gpt-oss's sliding layers (window 128) take the window-128 rate, its full layers the
+	// window-1,024 one.
+	a := bundled(t, "gpt-oss-120b")
+	sh := newShape(a, Options{Batch: 2, Seq: 4096, Attention: CuDNN}.withDefaults())
+	for _, local := range []bool{true, false} {
+		p := sh.attention(local)
+		sh.attentionRates("gb200", &p, local)
+		fwd, bwd := 574/2500.0, 617/2500.0
+		if local {
+			fwd, bwd = 161/2500.0, 182/2500.0
+		}
+		n := 0
+		for _, o := range p.ops {
+			if !o.core {
+				continue
+			}
+			n++
+			if math.Abs(o.fwdEff-fwd) > 1e-12 || math.Abs(o.bwdEff-bwd) > 1e-12 {
+				t.Errorf("local %v: core efficiencies %.6f, %.6f; want %.6f, %.6f", local, o.fwdEff, o.bwdEff, fwd, bwd)
+			}
+		}
+		if n != 1 {
+			t.Errorf("local %v: %d core operations, want 1", local, n)
+		}
 	}
 }

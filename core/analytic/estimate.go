@@ -408,7 +408,7 @@ func Estimate(a *arch.Arch, t Target, o Options) (*Result, error) {
 			return tm
 		}
 		at := attn(local)
-		sh.attentionRates(t.Device.Name, &at) // the fused kernel's published rate on the device
+		sh.attentionRates(t.Device.Name, &at, local) // the fused kernel's published rate on the device
 		mlp := sh.mlp
 		if moe {
 			mlp = func() piece { return sh.moe(c) }
@@ -427,7 +427,7 @@ func Estimate(a *arch.Arch, t Target, o Options) (*Result, error) {
 		return tm
 	}
 	for i := range a.NumLayers {
-		tm := build(a.LocalLayer(i) && o.Attention == Flash, a.MoELayer(i))
+		tm := build(a.LocalLayer(i) && o.Attention != Eager, a.MoELayer(i))
 		blocks := []Layer{tm.block}
 		if o.Split == Sublayers {
 			blocks = []Layer{tm.attn, tm.mlp}

@@ -188,7 +188,9 @@ type piece struct {
 // window of w (gpt-oss) S*w - w^2/2 of them over c once S > w (each query sees at most w
 // keys); within chunks of c' (Llama 4) c'^2/2 per whole chunk and r^2/2 for the r tokens
 // left, over c. Local attention only where local is true (Arch.LocalLayer) and only for
-// flash attention: eager attention materialises the whole score matrix, masked.
+// a fused kernel (flash, flash3, cudnn: each skips the tiles outside the band, cuDNN's
+// through Transformer Engine's window_size (left, 0), its arbitrary-sequence backend's
+// sliding window): eager attention materialises the whole score matrix, masked.
 func (sh *shape) pairs(local bool) float64 {
 	S, c := sh.skv, sh.cp
 	if !sh.a.Causal() {

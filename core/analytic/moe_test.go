@@ -382,8 +382,8 @@ func TestDeepEPDispatch(t *testing.T) {
 // TestLocalAttention: gpt-oss alternates sliding-window layers (128 tokens: s*w - w^2/2
 // query-key pairs per head once s > w) with full ones (s^2/2), the first sliding;
 // Llama 4 attends within chunks of 8,192 (c^2/2 per chunk) but in every fourth layer.
-// The attention core's forward FLOPs are 4*b*heads*d per pair; eager attention
-// materialises every score, masked.
+// The attention core's forward FLOPs are 4*b*heads*d per pair, with any fused kernel
+// (flash, flash3, cudnn); eager attention materialises every score, masked.
 func TestLocalAttention(t *testing.T) {
 	for _, tt := range []struct {
 		name         string
@@ -420,8 +420,11 @@ func TestLocalAttention(t *testing.T) {
 				pairs = tt.local
 			}
 			want := 4 * tt.heads * tt.d * pairs
-			if got := flash(Flash, block); math.Abs(got-want) > 1e-6*want {
-				t.Errorf("%s block %d: attention core %.6g FLOPs, want %.6g", tt.name, block, got, want)
+			// Every fused kernel skips the tiles outside the window or chunk.
+			for _, k := range []Attention{Flash, Flash3, CuDNN} {
+				if got := flash(k, block); math.Abs(got-want) > 1e-6*want {
+					t.Errorf("%s block %d, %s: attention core %.6g FLOPs, want %.6g", tt.name, block, k, got, want)
+				}
 			}
 		}
 	}
