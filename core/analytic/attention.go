@@ -31,13 +31,16 @@ import (
 //	head dim 128, forward:           FA2 309 350 362 368 370 370   cuDNN 497 574 617 609 600 595   FA3 467 565 625 638 646 648
 //	head dim 128, forward, causal:   FA2 191 260 298 319 333 335   cuDNN 315 410 484 518 529 539   FA3 292 423 521 579 602 616
 //	head dim 128, backward:          FA2 214 260 291 310 318 322   cuDNN 305 408 465 499 518 516   FA3 316 424 501 542 559 561
+//	head dim 64, forward:            FA2 282 306 318 321 322 324   cuDNN 335 373 395 408 412 413   FA3 333 392 460 476 496 497
+//	head dim 64, forward, causal:    FA2 180 229 262 284 295 299   cuDNN 225 288 334 363 379 388   FA3 197 265 371 420 460 473
 //	head dim 64, backward:           FA2 198 238 264 279 287 291   cuDNN 266 348 395 417 432 433   FA3 272 363 422 453 472 474
 //
-// Assumptions where the paper has no figure: a causal backward pass reaches the
-// non-causal backward's rate times the forward's causal/non-causal ratio at the same
-// length (the causal kernels skip the same blocks in both passes); a head dimension
-// without a figure for a pass takes the nearest one's (head dim 64's forward, and 256's
-// backward, take 128's); sequences beyond 16k take the 16k rate (every curve has
+// (head dim 64's forward: the paper's Figure 5 (a) and (d); a head of 64 does half the
+// products per exponential of 128's, and runs at 67-94% of its rate.) Assumptions where
+// the paper has no figure: a causal backward pass reaches the non-causal backward's rate
+// times the forward's causal/non-causal ratio at the same length (the causal kernels
+// skip the same blocks in both passes); a head dimension without a figure for a pass
+// takes the nearest one's (256's backward takes 128's); sequences beyond 16k take the 16k rate (every curve has
 // flattened by 8k), and below 512 the 512 rate. Between the points the rate is
 // interpolated linearly in log2 of the length. H200 has H100's compute, and takes
 // H100's figures; the 500 W H100 (h100-96gb-500w) takes the same fractions of its own
@@ -162,14 +165,20 @@ var hopperAttention = attentionTable{peak: hopperPeak, seqKnots: []float64{512, 
 		{Flash, 128, attnForward, 0}:        {309, 350, 362, 368, 370, 370},
 		{Flash, 128, attnForwardCausal, 0}:  {191, 260, 298, 319, 333, 335},
 		{Flash, 128, attnBackward, 0}:       {214, 260, 291, 310, 318, 322},
+		{Flash, 64, attnForward, 0}:         {282, 306, 318, 321, 322, 324},
+		{Flash, 64, attnForwardCausal, 0}:   {180, 229, 262, 284, 295, 299},
 		{Flash, 64, attnBackward, 0}:        {198, 238, 264, 279, 287, 291},
 		{CuDNN, 128, attnForward, 0}:        {497, 574, 617, 609, 600, 595},
 		{CuDNN, 128, attnForwardCausal, 0}:  {315, 410, 484, 518, 529, 539},
 		{CuDNN, 128, attnBackward, 0}:       {305, 408, 465, 499, 518, 516},
+		{CuDNN, 64, attnForward, 0}:         {335, 373, 395, 408, 412, 413},
+		{CuDNN, 64, attnForwardCausal, 0}:   {225, 288, 334, 363, 379, 388},
 		{CuDNN, 64, attnBackward, 0}:        {266, 348, 395, 417, 432, 433},
 		{Flash3, 128, attnForward, 0}:       {467, 565, 625, 638, 646, 648},
 		{Flash3, 128, attnForwardCausal, 0}: {292, 423, 521, 579, 602, 616},
 		{Flash3, 128, attnBackward, 0}:      {316, 424, 501, 542, 559, 561},
+		{Flash3, 64, attnForward, 0}:        {333, 392, 460, 476, 496, 497},
+		{Flash3, 64, attnForwardCausal, 0}:  {197, 265, 371, 420, 460, 473},
 		{Flash3, 64, attnBackward, 0}:       {272, 363, 422, 453, 472, 474},
 	}}
 

@@ -35,7 +35,10 @@ func TestAttentionEfficiencyPublished(t *testing.T) {
 		{"FA2 forward causal 3k", "h100-sxm", Flash, 128, 3072, true, false,
 			298 + (math.Log2(3072)-11)*(319-298), "log2 interpolation between 2k and 4k"},
 		{"FA2 backward causal 16k", "h100-sxm", Flash, 128, 16384, true, true, 322 * 335.0 / 370, "backward x causal/non-causal forward"},
-		{"FA3 forward hdim 64 takes 128's", "h100-sxm", Flash3, 64, 8192, false, false, 646, "nearest head dim with a forward figure"},
+		{"FA3 forward hdim 64, 8k", "h100-sxm", Flash3, 64, 8192, false, false, 496, "published (Figure 5a)"},
+		{"FA2 forward causal hdim 64, 4k", "h100-sxm", Flash, 64, 4096, true, false, 284, "published (Figure 5d)"},
+		{"cuDNN backward causal hdim 64, 2k", "h100-sxm", CuDNN, 64, 2048, true, true, 395 * 334.0 / 395, "head dim 64's backward x its own causal/non-causal forward"},
+		{"FA3 forward hdim 256 takes 128's", "h100-sxm", Flash3, 256, 8192, false, false, 646, "nearest head dim with a forward figure"},
 		{"cuDNN backward hdim 256 takes 128's", "h100-sxm", CuDNN, 256, 8192, false, true, 518, "nearest head dim with a backward figure"},
 		{"cuDNN backward hdim 80 takes 64's", "h100-sxm", CuDNN, 80, 16384, false, true, 433, "nearest head dim in log2"},
 	}
