@@ -358,8 +358,19 @@ func TestBridgeMoEPublishedRuns(t *testing.T) {
 	// ("Characterizing and Optimizing LLM Inference Workloads on CPU-GPU Coupled
 	// Architectures", arXiv 2504.11750) find Grace (GH200) the slower launcher, CPU-bound
 	// up to 4x larger batches than PCIe A100 and H100 (x86) systems.
+	//
+	// gpt-oss: its rows on their own releases' recipes (no all-to-all overlap on GB200
+	// before Megatron-Bridge #2906, layernorm and moe_act recomputed on H100) and the
+	// experts' data-parallel ring on its own members' NICs (expertShardLink) took it
+	// from +36.9% to +34.0%; its sliding layers, priced under cuDNN as whole-sequence
+	// attention until cuDNN's sliding-window rates (analytic.attentionEfficiencyIn)
+	// took their place, had hidden part of its gap: +38.0%, and 8.2%, +5.5%, 28 beyond
+	// 25% over all runs. What is left is in no source found: NeMo 26.06 ran the same
+	// model at 1.7 times 26.04.01's throughput (MXFP8, full-iteration CUDA graphs,
+	// cuDNN's fused grouped GEMM with the gated activation), so the older stacks' eager
+	// expert path costs more than its kernels priced here.
 	if abs > 0.09 || signed > 0.07 {
-		t.Errorf("median |error| %.1f%%, signed median %+.1f%%: want at most 9%% and +7%% (was 8.3%%, +5.5%%)", 100*abs, 100*signed)
+		t.Errorf("median |error| %.1f%%, signed median %+.1f%%: want at most 9%% and +7%% (was 8.2%%, +5.5%%)", 100*abs, 100*signed)
 	}
 }
 
