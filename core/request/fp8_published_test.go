@@ -50,6 +50,13 @@ var fp8Runs = []fp8Run{
 	{"Llama3.1 405B, 256 GB200, FP8, TP4 PP16 VP4", "Megatron-Bridge perf summary, NeMo 26.02", "llama3.1-405b", "gb200", "current", 256, 1536, 1, 4, 16, 4, 793, 0, ""},
 	{"Llama3.1 405B, 256 GB200, MXFP8, TP4 PP16 VP8", "Megatron-Bridge perf summary, NeMo 26.02", "llama3.1-405b", "gb200", "mxfp8", 256, 1536, 1, 4, 16, 8, 786, 0, ""},
 	{"Llama3.1 405B, 256 GB300, FP8, TP4 PP8 VP4", "Megatron-Bridge perf summary, NeMo 26.02", "llama3.1-405b", "gb300", "current", 256, 1536, 1, 4, 8, 4, 988, 0, ""},
+	// NeMo 26.06 (bridge2606: Megatron-Bridge v0.5.0, whose LLAMA31_405B_PRETRAIN_CONFIG
+	// GB300_FP8_CS_V2, GB200_FP8_CS_V2 and GB200_FP8_MX_V2 are v0.3.0's). Its other
+	// pre-training rows of dense models: the CP2 runs (bridgeContextRuns) and NVFP4
+	// (GB300 TP4 PP8 VP4, GB200 TP4 PP16 VP8: no fp4 recipe in the planner).
+	{"Llama3.1 405B, 256 GB300, FP8, TP4 PP8 VP4", bridge2606, "llama3.1-405b", "gb300", "current", 256, 1536, 1, 4, 8, 4, 1048, 0, ""},
+	{"Llama3.1 405B, 256 GB200, FP8, TP4 PP16 VP4", bridge2606, "llama3.1-405b", "gb200", "current", 256, 1536, 1, 4, 16, 4, 843, 0, ""},
+	{"Llama3.1 405B, 256 GB200, MXFP8, TP4 PP16 VP8", bridge2606, "llama3.1-405b", "gb200", "mxfp8", 256, 1536, 1, 4, 16, 8, 783, 0, ""},
 
 	// The NeMo Framework performance summary (docs.nvidia.com/nemo-framework/user-guide,
 	// "Performance Benchmarks", NeMo 24.12, pre-training at fp8 on DGX H100, Transformer

@@ -39,6 +39,14 @@ type bridgeMoERun struct {
 	// groups that span nodes; the all-to-all dispatcher otherwise (within a node or an
 	// NVL72 domain the two move about the same bytes).
 	dispatcher string
+	// graphs is the recipe's CUDA graph capture where the row states it (the rows of
+	// NeMo 26.06 on, read from their own release's recipe): "full_iteration"
+	// (cuda_graph_impl full_iteration: the whole step replayed as one graph), "attn"
+	// (Transformer Engine's graphs with "attn" in cuda_graph_scope), "router" (TE's
+	// graphs of moe_router and moe_preprocess alone) or "none". The first two plan
+	// with the cuda-graphs framework, the others with megatron; "" leaves it to
+	// attentionGraphed's reading of the older releases' recipes.
+	graphs string
 	// refused, when set, is why pipeplan refuses this run although it ran: reported, and
 	// held to that (a run that comes to fit fails the test until the note is removed).
 	refused string
@@ -57,6 +65,18 @@ const (
 	bridge26021 = "Megatron-Bridge perf summary archive, NeMo 26.02.01"
 	bridge2604  = "Megatron-Bridge perf summary archive, NeMo 26.04"
 	bridge26041 = "Megatron-Bridge perf summary archive, NeMo 26.04.01"
+	// bridge2606 and bridge26061: the archive's "26.06 NeMo Container" and "26.06.01
+	// NeMo Container" tables (Megatron-Bridge v0.5.0 and v0.5.1, whose
+	// scripts/performance configs are the rows' recipes; the 26.06 table as revised on
+	// 2026-06-16 and 2026-06-22, "26.06 perf summary updates" #4384 and "perf summary
+	// b300 26.06" #4435; the 26.06.01 one from #4989).
+	bridge2606  = "Megatron-Bridge perf summary archive, NeMo 26.06"
+	bridge26061 = "Megatron-Bridge perf summary archive, NeMo 26.06.01"
+	// bridge2606First: the 26.06 table as Megatron-Bridge v0.5.0 first published it
+	// (docs/performance-summary.md at tag v0.5.0, "26.06 perf summary" #4318), whose
+	// BF16 GPT-OSS 120B rows #4384 replaced by MXFP8 runs the next day: measurements of
+	// the same container, kept as their own source.
+	bridge2606First = "Megatron-Bridge perf summary v0.5.0, NeMo 26.06 (first table)"
 	// bridgeOverlap: Megatron-Bridge, skills/nemo-mbridge-perf-expert-parallel-overlap/
 	// SKILL.md, "HybridEP Production-Shape Benchmark" (2026-07-25): Qwen3 30B-A3B
 	// pre-training on 16 H100s, BF16, sequence 4,096, TP1 PP1 EP16, MBS 1, GBS 1,024,
@@ -168,6 +188,71 @@ var bridgeMoERuns = []bridgeMoERun{
 	{name: "Qwen3 235B-A22B, 256 B300, MXFP8, MBS2 PP8 EP8", source: bridge26041, model: "qwen3-235b-a22b", device: "b300", precision: "mxfp8", gpus: 256, gbs: 8192, mbs: 2, seq: 4096, tp: 1, pp: 8, vp: 1, ep: 8, tokensPerGPU: 5936},
 	{name: "Qwen3 235B-A22B, 256 B200, MXFP8, PP8 EP8", source: bridge26041, model: "qwen3-235b-a22b", device: "b200", precision: "mxfp8", gpus: 256, gbs: 8192, mbs: 1, seq: 4096, tp: 1, pp: 8, vp: 1, ep: 8, tokensPerGPU: 3776},
 	{name: "Qwen3 235B-A22B, 256 H100, FP8, TP2 PP8 VP4 EP32", source: bridge26041, model: "qwen3-235b-a22b", device: "h100-sxm", precision: "current", gpus: 256, gbs: 8192, mbs: 1, seq: 4096, tp: 2, pp: 8, vp: 4, ep: 32, tokensPerGPU: 1712, overlap: true},
+
+	// NeMo 26.06, on its own recipes (Megatron-Bridge v0.5.0's scripts/performance/
+	// configs: deepseek, gpt_oss and qwen workload_base_configs.py). Its MXFP8 recipes
+	// of DeepSeek-V3 on GB300 and GB200, GPT-OSS 120B on GB300 and GB200, Qwen3
+	// 30B-A3B on GB300, GB200 and B300 and Qwen3 235B-A22B on GB300 and GB200 are new
+	// in v0.5.0: cuda_graph_impl full_iteration (graphs: "full_iteration"),
+	// moe_a2a_overlap (overlap), the hybridep flex dispatcher (within a node or an NVL72
+	// domain: planned as the all-to-all dispatcher), cutedsl_fused_grouped_mlp (cuDNN's
+	// CuTe DSL grouped GEMM with the gated activation fused, not priced as such: the
+	// experts' products, activation and quantization are the planner's separate
+	// kernels) and, but on DeepSeek-V3's GB200 recipe, fp8_dot_product_attention
+	// (attention in fp8: planned at cuDNN's 16-bit attention rates). Full-iteration
+	// graphs with a dropless mixture pad each rank's experts to a fixed capacity
+	// (set_full_iter_cg_configs: moe_expert_rank_capacity_factor 1.5, paged stashing);
+	// with the forced balance the tokens stay the mean, so the rows are planned
+	// dropless and balanced, not at the padded capacity. recompute_modules: none on
+	// these recipes but DeepSeek-V3 GB200's mla_up_proj. The B300 rows of DeepSeek-V3
+	// (DEEPSEEK_V3_PRETRAIN_CONFIG_B300_V2: MBS2 PP8, TE graphs with attn, mla_up_proj
+	// recomputed, hybridep inside the node, no overlap) and GPT-OSS 120B
+	// (GPT_OSS_120B_PRETRAIN_CONFIG_B300_BF16_V2, which FP8_MX_V2 is: EP8, TE graphs
+	// with attn, hybridep, no overlap) keep the older recipes' kernels; Qwen3 30B-A3B
+	// on H100 (QWEN3_30B_A3B_PRETRAIN_CONFIG_H100_FP8_CS_V1: EP16 over two nodes,
+	// hybridep, no overlap, no graphs) too. The first 26.06 table gave 8,467 tokens/s/GPU
+	// for that H100 row; #4384 revised it to 8,826.
+	{name: "DeepSeekV3, 256 GB300, MXFP8, PP2 VP8 EP32", source: bridge2606, model: "deepseek-v3", device: "gb300", precision: "mxfp8", gpus: 256, gbs: 4096, mbs: 1, seq: 4096, tp: 1, pp: 2, vp: 8, ep: 32, tokensPerGPU: 6338, overlap: true, graphs: "full_iteration"},
+	{name: "DeepSeekV3, 256 GB300, MXFP8, PP2 VP8 EP32, GBS 15360", source: bridge2606, model: "deepseek-v3", device: "gb300", precision: "mxfp8", gpus: 256, gbs: 15360, mbs: 1, seq: 4096, tp: 1, pp: 2, vp: 8, ep: 32, tokensPerGPU: 6422, overlap: true, graphs: "full_iteration"},
+	{name: "DeepSeekV3, 256 GB200, MXFP8, PP4 VP4 EP64", source: bridge2606, model: "deepseek-v3", device: "gb200", precision: "mxfp8", gpus: 256, gbs: 4096, mbs: 1, seq: 4096, tp: 1, pp: 4, vp: 4, ep: 64, tokensPerGPU: 4969, overlap: true, recompute: "mla_up_proj", graphs: "full_iteration"},
+	{name: "DeepSeekV3, 256 B300, MXFP8, MBS2 PP8 EP8", source: bridge2606, model: "deepseek-v3", device: "b300", precision: "mxfp8", gpus: 256, gbs: 4096, mbs: 2, seq: 4096, tp: 1, pp: 8, vp: 1, ep: 8, tokensPerGPU: 3541, recompute: "mla_up_proj", graphs: "attn"},
+	{name: "GPT-OSS 120B, 64 GB300, MXFP8, MBS4 EP16", source: bridge2606, model: "gpt-oss-120b", device: "gb300", precision: "mxfp8", gpus: 64, gbs: 1280, mbs: 4, seq: 4096, tp: 1, pp: 1, vp: 1, ep: 16, tokensPerGPU: 33166, overlap: true, graphs: "full_iteration"},
+	{name: "GPT-OSS 120B, 64 GB200, MXFP8, MBS4 EP64", source: bridge2606, model: "gpt-oss-120b", device: "gb200", precision: "mxfp8", gpus: 64, gbs: 1280, mbs: 4, seq: 4096, tp: 1, pp: 1, vp: 1, ep: 64, tokensPerGPU: 28947, overlap: true, graphs: "full_iteration"},
+	{name: "GPT-OSS 120B, 64 B300, MXFP8, MBS4 EP8", source: bridge2606, model: "gpt-oss-120b", device: "b300", precision: "mxfp8", gpus: 64, gbs: 1280, mbs: 4, seq: 4096, tp: 1, pp: 1, vp: 1, ep: 8, tokensPerGPU: 18534, graphs: "attn"},
+	{name: "Qwen3 30B-A3B, 8 GB300, MXFP8, MBS8 EP8", source: bridge2606, model: "qwen3-30b-a3b", device: "gb300", precision: "mxfp8", gpus: 8, gbs: 512, mbs: 8, seq: 4096, tp: 1, pp: 1, vp: 1, ep: 8, tokensPerGPU: 45275, overlap: true, graphs: "full_iteration"},
+	{name: "Qwen3 30B-A3B, 8 GB200, MXFP8, MBS4 EP8", source: bridge2606, model: "qwen3-30b-a3b", device: "gb200", precision: "mxfp8", gpus: 8, gbs: 512, mbs: 4, seq: 4096, tp: 1, pp: 1, vp: 1, ep: 8, tokensPerGPU: 40706, overlap: true, graphs: "full_iteration"},
+	{name: "Qwen3 30B-A3B, 8 B300, MXFP8, MBS8 EP8", source: bridge2606, model: "qwen3-30b-a3b", device: "b300", precision: "mxfp8", gpus: 8, gbs: 512, mbs: 8, seq: 4096, tp: 1, pp: 1, vp: 1, ep: 8, tokensPerGPU: 40769, overlap: true, graphs: "full_iteration"},
+	{name: "Qwen3 30B-A3B, 16 H100, FP8, EP16", source: bridge2606, model: "qwen3-30b-a3b", device: "h100-sxm", precision: "current", gpus: 16, gbs: 1024, mbs: 1, seq: 4096, tp: 1, pp: 1, vp: 1, ep: 16, tokensPerGPU: 8826, dispatcher: "deepep", graphs: "none"},
+	{name: "Qwen3 235B-A22B, 256 GB300, MXFP8, MBS2 PP4 VP12 EP32", source: bridge2606, model: "qwen3-235b-a22b", device: "gb300", precision: "mxfp8", gpus: 256, gbs: 8192, mbs: 2, seq: 4096, tp: 1, pp: 4, vp: 12, ep: 32, tokensPerGPU: 9015, overlap: true, graphs: "full_iteration"},
+	{name: "Qwen3 235B-A22B, 256 GB200, MXFP8, PP8 VP3 EP32", source: bridge2606, model: "qwen3-235b-a22b", device: "gb200", precision: "mxfp8", gpus: 256, gbs: 8192, mbs: 1, seq: 4096, tp: 1, pp: 8, vp: 3, ep: 32, tokensPerGPU: 7376, overlap: true, graphs: "full_iteration"},
+	// The first 26.06 table's BF16 GPT-OSS 120B rows (bridge2606First), on v0.5.0's
+	// BF16_V2 recipes: GB300 EP64 with TE graphs of attn (no overlap, no recompute),
+	// GB200 EP64 with the overlap and layernorm and moe_act recomputed (no graphs), H100
+	// PP4 EP8 with layernorm and moe_act recomputed (no graphs).
+	{name: "GPT-OSS 120B, 64 GB300, BF16, MBS4 EP64", source: bridge2606First, model: "gpt-oss-120b", device: "gb300", precision: "bf16", gpus: 64, gbs: 1280, mbs: 4, seq: 4096, tp: 1, pp: 1, vp: 1, ep: 64, tokensPerGPU: 20635, graphs: "attn"},
+	{name: "GPT-OSS 120B, 64 GB200, BF16, MBS4 EP64", source: bridge2606First, model: "gpt-oss-120b", device: "gb200", precision: "bf16", gpus: 64, gbs: 1280, mbs: 4, seq: 4096, tp: 1, pp: 1, vp: 1, ep: 64, tokensPerGPU: 17770, overlap: true, recompute: "layernorm, moe_act", graphs: "none"},
+	{name: "GPT-OSS 120B, 64 H100, BF16, PP4 EP8", source: bridge2606First, model: "gpt-oss-120b", device: "h100-sxm", precision: "bf16", gpus: 64, gbs: 1280, mbs: 1, seq: 4096, tp: 1, pp: 4, vp: 1, ep: 8, tokensPerGPU: 5860, recompute: "layernorm, moe_act", graphs: "none"},
+
+	// NeMo 26.06.01 (Megatron-Bridge v0.5.1: its GB300 and GB200 recipes of these
+	// models are v0.5.0's, unchanged). The GPT-OSS 120B rows ran 39% and 37% slower
+	// than 26.06's: "Performance regression in GPT-OSS 120B pre-training is a known
+	// issue" (the table's note: NVIDIA/cudnn-frontend #256, in the fused grouped GEMM).
+	// They are held as any row (superseded reads only a later, faster run).
+	{name: "DeepSeekV3, 256 GB300, MXFP8, PP2 VP8 EP32", source: bridge26061, model: "deepseek-v3", device: "gb300", precision: "mxfp8", gpus: 256, gbs: 4096, mbs: 1, seq: 4096, tp: 1, pp: 2, vp: 8, ep: 32, tokensPerGPU: 6304, overlap: true, graphs: "full_iteration"},
+	{name: "DeepSeekV3, 256 GB200, MXFP8, PP4 VP4 EP64", source: bridge26061, model: "deepseek-v3", device: "gb200", precision: "mxfp8", gpus: 256, gbs: 4096, mbs: 1, seq: 4096, tp: 1, pp: 4, vp: 4, ep: 64, tokensPerGPU: 4928, overlap: true, recompute: "mla_up_proj", graphs: "full_iteration"},
+	{name: "GPT-OSS 120B, 64 GB300, MXFP8, MBS4 EP16", source: bridge26061, model: "gpt-oss-120b", device: "gb300", precision: "mxfp8", gpus: 64, gbs: 1280, mbs: 4, seq: 4096, tp: 1, pp: 1, vp: 1, ep: 16, tokensPerGPU: 20288, overlap: true, graphs: "full_iteration"},
+	{name: "GPT-OSS 120B, 64 GB200, MXFP8, MBS4 EP64", source: bridge26061, model: "gpt-oss-120b", device: "gb200", precision: "mxfp8", gpus: 64, gbs: 1280, mbs: 4, seq: 4096, tp: 1, pp: 1, vp: 1, ep: 64, tokensPerGPU: 18304, overlap: true, graphs: "full_iteration"},
+	{name: "Qwen3 30B-A3B, 8 GB300, MXFP8, MBS8 EP8", source: bridge26061, model: "qwen3-30b-a3b", device: "gb300", precision: "mxfp8", gpus: 8, gbs: 512, mbs: 8, seq: 4096, tp: 1, pp: 1, vp: 1, ep: 8, tokensPerGPU: 44544, overlap: true, graphs: "full_iteration"},
+	{name: "Qwen3 30B-A3B, 8 GB200, MXFP8, MBS4 EP8", source: bridge26061, model: "qwen3-30b-a3b", device: "gb200", precision: "mxfp8", gpus: 8, gbs: 512, mbs: 4, seq: 4096, tp: 1, pp: 1, vp: 1, ep: 8, tokensPerGPU: 40960, overlap: true, graphs: "full_iteration"},
+	{name: "Qwen3 235B-A22B, 256 GB300, MXFP8, MBS2 PP4 VP12 EP32", source: bridge26061, model: "qwen3-235b-a22b", device: "gb300", precision: "mxfp8", gpus: 256, gbs: 8192, mbs: 2, seq: 4096, tp: 1, pp: 4, vp: 12, ep: 32, tokensPerGPU: 9008, overlap: true, graphs: "full_iteration"},
+	{name: "Qwen3 235B-A22B, 256 GB200, MXFP8, PP8 VP3 EP32", source: bridge26061, model: "qwen3-235b-a22b", device: "gb200", precision: "mxfp8", gpus: 256, gbs: 8192, mbs: 1, seq: 4096, tp: 1, pp: 8, vp: 3, ep: 32, tokensPerGPU: 7360, overlap: true, graphs: "full_iteration"},
+
+	// Not expressible, of the 26.06 and 26.06.01 pre-training tables: Kimi K2 (GB300,
+	// MXFP8, PP4 VP4 EP64; trained with the Muon optimizer, which training.optimizer
+	// cannot name: adamw, adam or sgd), Nemotron 3 Nano and Nemotron 3 Super (hybrid
+	// Mamba-2 and attention mixtures: no Mamba layer in the planner) and every NVFP4
+	// row (no fp4 recipe; fp8_recipe names fp8 scalings only). The SFT and LoRA tables
+	// are fine-tuning, not pre-training.
 
 	// The expert-parallel overlap benchmark (bridgeOverlap), without and with the overlap.
 	// The H100 EP16 rows above and B200's PP8 VP2 EP32 row of 26.04.01 (new
@@ -296,8 +381,15 @@ func (c bridgeMoERun) layout() []int {
 // Qwen3 30B-A3B on GB200 but in FP8-MX, and on B200 from 26.02.01 on (v0.3.1's
 // QWEN3_30B_A3B_PRETRAIN_CONFIG_B200_BF16_V1, which FP8_MX_V1 became: microbatch 4,
 // HybridEP, "attn" added; the MBS4 rows). The others capture at most the router and its
-// preprocessing (moe_router, moe_preprocess), or nothing.
+// preprocessing (moe_router, moe_preprocess), or nothing. A row's graphs, where set (its
+// own release's recipe), decides instead.
 func (c bridgeMoERun) attentionGraphed() bool {
+	switch c.graphs {
+	case "full_iteration", "attn":
+		return true
+	case "router", "none":
+		return false
+	}
 	switch m, d, p := c.model, c.device, c.precision; {
 	case strings.HasPrefix(m, "deepseek-v3"):
 		return d == "gb200" || (d == "gb300" && p == "bf16")
@@ -369,9 +461,35 @@ func TestBridgeMoEPublishedRuns(t *testing.T) {
 	// model at 1.7 times 26.04.01's throughput (MXFP8, full-iteration CUDA graphs,
 	// cuDNN's fused grouped GEMM with the gated activation), so the older stacks' eager
 	// expert path costs more than its kernels priced here.
-	if abs > 0.09 || signed > 0.07 {
-		t.Errorf("median |error| %.1f%%, signed median %+.1f%%: want at most 9%% and +7%% (was 8.2%%, +5.5%%)", 100*abs, 100*signed)
+	//
+	// NeMo 26.06 and 26.06.01 (27 rows) moved the ceiling: their MXFP8 recipes
+	// (full-iteration CUDA graphs, the expert overlap, cuDNN's fused grouped GEMM with
+	// the gated activation, fp8 attention) ran Qwen3 30B-A3B 33-49% and Qwen3 235B-A22B
+	// 29-30% faster than 26.04.01's recipes of the same parallelism, so superseded now
+	// sets 18 older rows aside (the premise "the same recipe" does not hold for them:
+	// superseded compares parallel degrees, not graphs or kernels), and the planner is
+	// pessimistic on the new ones: Qwen3 30B-A3B -27% to -30%, Qwen3 235B-A22B -18% to
+	// -26%, DeepSeek-V3 GB300 -29% to -30%, GPT-OSS 120B GB300 -18%, GB200 -6%: these
+	// kernels' fusions are not priced (each product, activation, quantization and
+	// permutation is a kernel of its own here). GPT-OSS 120B is no longer +38% under
+	// them: its older rows' gap is the older stacks' eager expert path. Over all runs
+	// 21.9%, +6.2%, 44 beyond 25% (was 8.2%, +5.5%, 28); the runs through 26.04.01
+	// (the subtest) are held to the ceiling they were.
+	if abs > 0.23 || signed > 0.08 {
+		t.Errorf("median |error| %.1f%%, signed median %+.1f%%: want at most 23%% and +8%% (was 21.9%%, +6.2%%)", 100*abs, 100*signed)
 	}
+	var older []bridgeMoERun
+	for _, c := range bridgeMoERuns {
+		if c.source == bridgeOverlap || bridgeReleases[c.source] < bridgeReleases[bridge2606] {
+			older = append(older, c)
+		}
+	}
+	t.Run("through NeMo 26.04.01", func(t *testing.T) {
+		signed, abs := planBridgeRuns(t, "Megatron-Bridge MoE runs through NeMo 26.04.01", older)
+		if abs > 0.09 || signed > 0.07 {
+			t.Errorf("median |error| %.1f%%, signed median %+.1f%%: want at most 9%% and +7%% (was 8.2%%, +5.5%%)", 100*abs, 100*signed)
+		}
+	})
 }
 
 // bridgeContextRuns are the context-parallel runs of the same summary: Llama 3.1 405B
@@ -384,6 +502,10 @@ var bridgeContextRuns = []bridgeMoERun{
 	{name: "Llama3.1 405B, 256 GB300, FP8-CS, TP2 PP8 CP2 VP4", source: bridge2511, model: "llama3.1-405b", device: "gb300", precision: "current", gpus: 256, gbs: 1536, mbs: 1, seq: 8192, tp: 2, pp: 8, vp: 4, cp: 2, tokensPerGPU: 999},
 	{name: "Llama3.1 405B, 1024 H100, FP8, TP8 PP8 CP2 VP8, GBS 1536", source: bridge2602, model: "llama3.1-405b", device: "h100-sxm", precision: "current", gpus: 1024, gbs: 1536, mbs: 1, seq: 8192, tp: 8, pp: 8, vp: 8, cp: 2, tokensPerGPU: 311},
 	{name: "Llama3.1 405B, 256 GB300, MXFP8, TP2 PP8 CP2 VP4", source: bridge2602, model: "llama3.1-405b", device: "gb300", precision: "mxfp8", gpus: 256, gbs: 1536, mbs: 1, seq: 8192, tp: 2, pp: 8, vp: 4, cp: 2, tokensPerGPU: 931},
+	// NeMo 26.06: the same recipes (v0.5.0's LLAMA31_405B_PRETRAIN_CONFIG_H100_FP8_CS_V2
+	// and _GB300_FP8_MX_V2, as v0.3.0's).
+	{name: "Llama3.1 405B, 1024 H100, FP8, TP8 PP8 CP2 VP8, GBS 1536", source: bridge2606, model: "llama3.1-405b", device: "h100-sxm", precision: "current", gpus: 1024, gbs: 1536, mbs: 1, seq: 8192, tp: 8, pp: 8, vp: 8, cp: 2, tokensPerGPU: 326},
+	{name: "Llama3.1 405B, 256 GB300, MXFP8, TP2 PP8 CP2 VP4", source: bridge2606, model: "llama3.1-405b", device: "gb300", precision: "mxfp8", gpus: 256, gbs: 1536, mbs: 1, seq: 8192, tp: 2, pp: 8, vp: 4, cp: 2, tokensPerGPU: 952},
 }
 
 // TestBridgeContextParallelRuns plans the summary's context-parallel runs as they ran,
@@ -396,7 +518,8 @@ func TestBridgeContextParallelRuns(t *testing.T) {
 }
 
 // bridgeReleases orders the summary's containers, oldest first.
-var bridgeReleases = map[string]int{bridge2511: 0, bridge2602: 1, bridge26021: 2, bridge2604: 3, bridge26041: 4, bridgeOverlap: 5}
+var bridgeReleases = map[string]int{bridge2511: 0, bridge2602: 1, bridge26021: 2, bridge2604: 3, bridge26041: 4,
+	bridge2606First: 5, bridge2606: 5, bridge26061: 6, bridgeOverlap: 7}
 
 // supersededGain is how much faster a later container must have run the same
 // configuration for a run to be read as the software of its release rather than as
