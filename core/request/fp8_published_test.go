@@ -30,7 +30,7 @@ type fp8Run struct {
 
 // The NVIDIA Megatron-Bridge performance summary (NVIDIA-NeMo/Megatron-Bridge,
 // docs/performance-summary.md and docs/performance-summary-archive.md; the NeMo
-// containers 25.09, 25.11 and 26.02): pre-training on DGX systems, sequence 8,192,
+// containers 25.09, 25.11, 26.02 and 26.06): pre-training on DGX systems, sequence 8,192,
 // Megatron-Core with Transformer Engine, the distributed optimizer; FP8-CS is current
 // scaling, FP8-MX MXFP8. Only the runs without context parallelism and without FSDP are
 // here (those are planned elsewhere).

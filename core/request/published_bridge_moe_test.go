@@ -472,9 +472,13 @@ func TestBridgeMoEPublishedRuns(t *testing.T) {
 	// -26%, DeepSeek-V3 GB300 -29% to -30%, GPT-OSS 120B GB300 -18%, GB200 -6%: these
 	// kernels' fusions are not priced (each product, activation, quantization and
 	// permutation is a kernel of its own here). GPT-OSS 120B is no longer +38% under
-	// them: its older rows' gap is the older stacks' eager expert path. Over all runs
-	// 21.9%, +6.2%, 44 beyond 25% (was 8.2%, +5.5%, 28); the runs through 26.04.01
-	// (the subtest) are held to the ceiling they were.
+	// them, while the same container's BF16 runs on the older recipes (the first 26.06
+	// table) still err +16% (GB300, attention graphed) to +34% (GB200, H100), and its
+	// B300 MXFP8 run on the older kernels +28%: the gap is the older expert path, not
+	// the model. 26.06.01's GPT-OSS rows, slowed by cudnn-frontend #256 in that fused
+	// kernel, err +35% and +50%. Over all runs 21.9%, +6.2%, 44 beyond 25% (was 8.2%,
+	// +5.5%, 28); the runs through 26.04.01 (the subtest) are held to the ceiling they
+	// were.
 	if abs > 0.23 || signed > 0.08 {
 		t.Errorf("median |error| %.1f%%, signed median %+.1f%%: want at most 23%% and +8%% (was 21.9%%, +6.2%%)", 100*abs, 100*signed)
 	}
