@@ -462,7 +462,7 @@ func TestBridgeMoEPublishedRuns(t *testing.T) {
 	// cuDNN's fused grouped GEMM with the gated activation), so the older stacks' eager
 	// expert path costs more than its kernels priced here.
 	//
-	// NeMo 26.06 and 26.06.01 (27 rows) moved the ceiling: their MXFP8 recipes
+	// NeMo 26.06 and 26.06.01 (24 rows here) moved the ceiling: their MXFP8 recipes
 	// (full-iteration CUDA graphs, the expert overlap, cuDNN's fused grouped GEMM with
 	// the gated activation, fp8 attention) ran Qwen3 30B-A3B 33-49% and Qwen3 235B-A22B
 	// 29-30% faster than 26.04.01's recipes of the same parallelism, so superseded now
