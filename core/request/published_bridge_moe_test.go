@@ -531,19 +531,24 @@ var bridgeReleases = map[string]int{bridge2511: 0, bridge2602: 1, bridge26021: 2
 // measurement that differs from itself by more cannot be held to.
 const supersededGain = 0.25
 
-// superseded returns the fastest later run among runs of c's exact configuration
-// (model, system, precision, GPUs, batch, sequence and every parallel degree), when it
-// published more than supersededGain above c: the same recipe on the same machines,
-// so the difference is the container's software (NeMo 26.02.01 ran Qwen3 30B-A3B's
-// H100 recipe at 9,058 tokens/s/GPU where 26.02 had 5,113).
-func superseded(c bridgeMoERun, runs []bridgeMoERun) (bridgeMoERun, bool) {
+// superseded returns the fastest later run among runs whose planning request is c's
+// exactly (model, system, precision, GPUs, batch, sequence, every parallel degree, and
+// the recipe's framework mode, recomputation, overlaps and dispatcher), when it
+// published more than supersededGain above c: the planner is asked the same question
+// for both, so it cannot be held to both, and the difference is the container's
+// software (NeMo 26.02.01 ran Qwen3 30B-A3B's H100 recipe at 9,058 tokens/s/GPU where
+// 26.02 had 5,113). A later run whose recipe changed what the planner is told (CUDA
+// graphs, overlaps, recomputation) is a different question, not a later answer.
+func superseded(t *testing.T, c bridgeMoERun, runs []bridgeMoERun) (bridgeMoERun, bool) {
+	t.Helper()
 	var best bridgeMoERun
 	found := false
+	mine := requestKey(t, c)
 	for _, o := range runs {
-		same := o.model == c.model && o.device == c.device && o.precision == c.precision && o.gpus == c.gpus &&
-			o.gbs == c.gbs && o.mbs == c.mbs && o.seq == c.seq && o.tp == c.tp && o.pp == c.pp && o.vp == c.vp &&
-			o.ep == c.ep && o.cp == c.cp
-		if !same || bridgeReleases[o.source] <= bridgeReleases[c.source] || o.tokensPerGPU <= c.tokensPerGPU*(1+supersededGain) {
+		if bridgeReleases[o.source] <= bridgeReleases[c.source] || o.tokensPerGPU <= c.tokensPerGPU*(1+supersededGain) {
+			continue
+		}
+		if requestKey(t, o) != mine {
 			continue
 		}
 		if !found || o.tokensPerGPU > best.tokensPerGPU {
@@ -551,6 +556,17 @@ func superseded(c bridgeMoERun, runs []bridgeMoERun) (bridgeMoERun, bool) {
 		}
 	}
 	return best, found
+}
+
+// requestKey is a run's planning request as JSON: two runs with the same key are the
+// same question to the planner.
+func requestKey(t *testing.T, c bridgeMoERun) string {
+	t.Helper()
+	b, err := json.Marshal(c.request(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }
 
 // planBridgeRuns plans runs, logs each error and the medians by source, model and
@@ -596,7 +612,7 @@ func planBridgeRuns(t *testing.T, label string, runs []bridgeMoERun) (signed, ab
 			note = "; recompute_modules " + c.recompute
 		}
 		t.Logf("%-52s predicted %7.0f tokens/s/GPU, published %6.0f: error %+6.1f%% (bubble %.2f, MFU %.1f%%%s)", c.name, got, c.tokensPerGPU, 100*e, res.Step.BubbleFraction, 100*res.Step.MFU, note)
-		if later, ok := superseded(c, runs); ok {
+		if later, ok := superseded(t, c, runs); ok {
 			by["superseded"] = append(by["superseded"], e)
 			t.Logf("    superseded: the same configuration ran at %.0f tokens/s/GPU in %s (%+.0f%%): error %+.1f%% against it; not held", later.tokensPerGPU, later.source, 100*(later.tokensPerGPU/c.tokensPerGPU-1), 100*(got/later.tokensPerGPU-1))
 			continue

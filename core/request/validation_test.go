@@ -167,7 +167,7 @@ func TestValidationSummary(t *testing.T) {
 		if err != nil || !res.Feasible {
 			continue // reported by TestBridgeMoEPublishedRuns (not expressed, or refused)
 		}
-		if _, ok := superseded(c, bridgeMoERuns); ok {
+		if _, ok := superseded(t, c, bridgeMoERuns); ok {
 			continue // a later container ran the same configuration >25% faster: not held
 		}
 		got := float64(c.gbs) * float64(c.seq) / res.Step.StepSeconds / float64(c.gpus)
