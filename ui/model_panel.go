@@ -210,8 +210,10 @@ func KnobChoices(name string) []string {
 		values = wire.ExpertDispatchers()
 	case "prefetch":
 		values = wire.PrefetchModes()
-	case "overlap_grad_reduce", "overlap_param_gather", "overlap_tensor_comm":
+	case "overlap_grad_reduce", "overlap_param_gather":
 		values = wire.OverlapModes()
+	case "overlap_tensor_comm":
+		values = wire.TensorOverlapModes()
 	default:
 		return nil
 	}

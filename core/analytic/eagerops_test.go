@@ -192,3 +192,53 @@ func TestTensorCommOverlap(t *testing.T) {
 		t.Errorf("overlap without sequence parallelism: %v", err)
 	}
 }
+
+// TestTensorCommAsync: PyTorch's async tensor parallelism (Options.TensorCommAsync)
+// hides what Transformer Engine's overlap hides, except the backward reduce-scatter of
+// an input gradient that several projections sum: over NVLink, where the chunked
+// overlap leaves 1/t of each collective, a Llama block (separate Q, K, V; gated MLP)
+// keeps half of each sublayer's backward all-reduce whole, so its backward exposes
+// 2 x (1/2 + 1/2 x 1/t) all-reduces where Transformer Engine's exposes 2 x 1/t; the
+// forward is the same. GPT-2's fused c_attn and one-product MLP fuse every collective:
+// the two overlaps agree. Without the overlap it is refused, naming its field.
+func TestTensorCommAsync(t *testing.T) {
+	const tp = 4
+	for _, c := range []struct {
+		model string
+		// keep is the backward's exposed all-reduces per block with async TP.
+		keep float64
+	}{
+		{"llama-2-7b", 2 * (0.5 + 0.5/tp)},
+		{"gpt2", 2.0 / tp},
+	} {
+		a, _ := arch.Bundled(c.model)
+		tg := frameworkTarget(t, "h100-sxm", cluster.Compiled)
+		tg.TensorLink = cluster.Link{BytesPerSecond: 450e9, LatencySeconds: 5e-6}
+		o := Options{Batch: 1, Seq: 1024, TensorParallel: tp, SequenceParallel: true}
+		est := func(overlap, async bool) Layer {
+			t.Helper()
+			o.TensorCommOverlap, o.TensorCommAsync = overlap, async
+			r, err := Estimate(a, tg, o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return r.Layers[1]
+		}
+		off, te, async := est(false, false), est(true, false), est(true, true)
+		ar := off.TensorAllReduceSeconds / 4 // two sublayers, one all-reduce each way
+		if math.Abs(te.BwdTerms.CommSeconds-2*ar/tp) > 1e-12 || math.Abs(off.BwdTerms.CommSeconds-2*ar) > 1e-12 {
+			t.Fatalf("%s: backward communication %g s, %g s with Transformer Engine's overlap; want %g and %g (all but 1/%d hidden)", c.model, off.BwdTerms.CommSeconds, te.BwdTerms.CommSeconds, 2*ar, 2*ar/tp, tp)
+		}
+		if got, want := async.BwdTerms.CommSeconds, c.keep*ar; math.Abs(got-want) > 1e-12 {
+			t.Errorf("%s: async TP exposes %g s of the backward's communication, want %g s (%g all-reduces)", c.model, got, want, c.keep)
+		}
+		if async.FwdTerms.CommSeconds != te.FwdTerms.CommSeconds || async.TensorAllReduceSeconds != off.TensorAllReduceSeconds {
+			t.Errorf("%s: async TP's forward exposes %g s, Transformer Engine's %g s; total %g s, was %g s", c.model, async.FwdTerms.CommSeconds, te.FwdTerms.CommSeconds, async.TensorAllReduceSeconds, off.TensorAllReduceSeconds)
+		}
+	}
+	a, _ := arch.Bundled("llama-2-7b")
+	_, err := Estimate(a, frameworkTarget(t, "h100-sxm", cluster.Compiled), Options{Batch: 1, Seq: 1024, TensorParallel: tp, SequenceParallel: true, TensorCommAsync: true})
+	if err == nil || !strings.Contains(err.Error(), "tensor_comm_async") {
+		t.Errorf("async TP without the overlap: %v, want an error naming tensor_comm_async", err)
+	}
+}

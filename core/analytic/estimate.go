@@ -496,8 +496,23 @@ type calc struct {
 // computing another, so the first chunk's exchange is never hidden: a pass adds the
 // longer of 1/t of its communication and the part of it longer than the pass's
 // products (the rerun forward's too under full recomputation, which communicates
-// again).
+// again). PyTorch's async tensor parallelism (Options.TensorCommAsync) decomposes the
+// same way what it fuses, and leaves the backward reduce-scatter of a summed input
+// gradient (piece.bwdGradSum) exposed: half of each of the backward pass's own
+// all-reduces (an all-gather and a reduce-scatter of one activation each).
 func (c *calc) tensorCommExposed(p piece, fwd, bwd float64) (float64, float64) {
+	var unfused float64
+	if c.o.TensorCommAsync && p.bwdGradSum {
+		unfused = p.bwdAllReduces * c.allReduce / 2
+		bwd -= unfused
+	}
+	f, b := c.chunkedCommExposed(p, fwd, bwd)
+	return f, b + unfused
+}
+
+// chunkedCommExposed is tensorCommExposed's chunked overlap of fwd and bwd seconds of
+// communication behind the pass's products.
+func (c *calc) chunkedCommExposed(p piece, fwd, bwd float64) (float64, float64) {
 	var fg, bg float64
 	for _, o := range p.ops {
 		if o.core || o.fwd.flops == 0 {

@@ -155,6 +155,12 @@ type piece struct {
 	// fwdAllReduces and bwdAllReduces count the tensor-parallel all-reduces of one
 	// activation (e*b*s*h bytes) in its forward and backward pass.
 	fwdAllReduces, bwdAllReduces float64
+	// bwdGradSum: the piece's input feeds several column-parallel projections (Llama's
+	// and BERT's separate query, key and value; a gated MLP's gate and up; a mixture's
+	// router beside its experts), so the backward pass reduce-scatters the sum of their
+	// input gradients, which no one product makes: PyTorch's async tensor parallelism
+	// leaves that reduce-scatter unfused (Options.TensorCommAsync).
+	bwdGradSum bool
 	// expertParams is the part of params that is routed experts (their gradients are
 	// all-reduced, and their optimizer state sharded, over the expert-data-parallel
 	// group).
@@ -308,7 +314,7 @@ func (sh *shape) attention(local bool) piece {
 	a, e, t, h, q, kv, hr := sh.a, sh.e, sh.t, sh.h, sh.q, sh.kv, sh.hr
 	p := piece{params: shardParams(a.AttentionParams(), attentionSharded(a), sh.tp),
 		input: e * t * hr, output: e * t * hr, recomputable: true, fwdAllReduces: 1, bwdAllReduces: 1,
-		tensors: sh.normTensors() + attentionTensors(a)}
+		tensors: sh.normTensors() + attentionTensors(a), bwdGradSum: a.Family != arch.GPT2} // GPT-2's c_attn is one product
 	p.ops = append(p.ops, sh.blockNorm("attention norm"), sh.linear("qkv", t, h, q+2*kv))
 	if a.QKNorm {
 		// Qwen3's RMSNorm on each query and key head: one fused kernel each, or eager
@@ -475,7 +481,7 @@ func (sh *shape) mla(local bool) piece {
 	q, k, v := heads*dqk, heads*dqk, heads*dv // per device
 	p := piece{params: shardParams(a.AttentionParams(), mlaSharded(a), sh.tp),
 		input: e * t * hr, output: e * t * hr, recomputable: true, fwdAllReduces: 1, bwdAllReduces: 1,
-		tensors: sh.normTensors() + 5}
+		tensors: sh.normTensors() + 5, bwdGradSum: true} // the query and key-value down-projections
 	p.ops = append(p.ops, sh.blockNorm("attention norm"))
 	saved := 2*e*t*hr + e*t*h + sh.mask(t*hr)
 	if qr > 0 {
@@ -555,7 +561,7 @@ func (sh *shape) mlp() piece {
 	a, e, t, h, f, hr := sh.a, sh.e, sh.t, sh.h, sh.fd, sh.hr
 	p := piece{params: shardParams(a.DenseMLPParams(), denseSharded(a), sh.tp),
 		input: e * t * hr, output: e * t * hr, recomputable: true, module: ModMLP, fwdAllReduces: 1, bwdAllReduces: 1,
-		tensors: sh.normTensors() + mlpTensors(a)}
+		tensors: sh.normTensors() + mlpTensors(a), bwdGradSum: a.GatedMLP()}
 	p.ops = append(p.ops, sh.blockNorm("mlp norm"))
 	ge := sh.ge                                // a product's saved input: 8 bits with fp8
 	common := e*t*hr + ge*t*hr + sh.mask(t*hr) // norm input, first projection's input, mask
@@ -639,7 +645,7 @@ func (sh *shape) moe(c *calc) piece {
 	expert := int64(local) * shardParams(a.ExpertParams(), expertSharded(a), sh.x)
 	shared := shardParams(a.SharedExpertParams(), 3*int64(a.HiddenSize)*int64(a.SharedExpertSize), sh.tp)
 	p := piece{params: int64(sh.normTensors())*int64(a.HiddenSize) + a.RouterParams() + expert + shared, expertParams: expert,
-		input: e * n * h, output: e * n * h, recomputable: true, module: ModMoE,
+		input: e * n * h, output: e * n * h, recomputable: true, module: ModMoE, bwdGradSum: true,
 		tensors: sh.normTensors() + mlpTensors(a)*int(local) + routerTensors(a) + sharedTensors(a)}
 	replicated := sh.tp > 1 && !sh.o.SequenceParallel // tokens whole on every device of a TP group
 	gatherFirst := sh.o.SequenceParallel && sh.tp > 1 && sh.ep == 1 && sh.x == sh.tp

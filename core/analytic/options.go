@@ -338,6 +338,20 @@ type Options struct {
 	// communication its products do not cover, and at least the first of t chunks'.
 	// Needs sequence parallelism.
 	TensorCommOverlap bool `json:"tensor_comm_overlap,omitempty"`
+	// TensorCommAsync: the overlap (TensorCommOverlap) is PyTorch's asynchronous tensor
+	// parallelism (Wang et al., "Introducing Async Tensor Parallelism in PyTorch",
+	// PyTorch forum, 2024; torchtitan's --parallelism.enable_async_tensor_parallel),
+	// which hides only what torch.compile's micro-pipeline pass fuses
+	// (torch/_inductor/fx_passes/micro_pipeline_tp.py): an all-gather whose result a
+	// product takes as its left operand (fused_all_gather_matmul) and a reduce-scatter of
+	// one product's output (fused_matmul_reduce_scatter). That is every collective of the
+	// forward pass (and of its rerun under full recomputation) and the backward pass's
+	// all-gather of the output gradient before the row-parallel projection; the backward
+	// reduce-scatter of a sublayer's input gradient is fused only where one product makes
+	// that gradient: where several projections read the input (piece.bwdGradSum) autograd
+	// adds their gradients first, and the reduce-scatter of the sum runs exposed, as
+	// without overlap. Transformer Engine's userbuffers overlap it too (false).
+	TensorCommAsync bool `json:"tensor_comm_async,omitempty"`
 }
 
 // Sharding is a ZeRO stage (Options.Sharding).
@@ -574,6 +588,9 @@ func (o Options) Validate() error {
 	}
 	if o.TensorCommOverlap && (o.TensorParallel < 2 || !o.SequenceParallel) {
 		es.Add("tensor_comm_overlap", "needs tensor_parallel >= 2 with sequence_parallel (Transformer Engine overlaps sequence parallelism's all-gather and reduce-scatter), got tensor_parallel %d, sequence_parallel %v", o.TensorParallel, o.SequenceParallel)
+	}
+	if o.TensorCommAsync && !o.TensorCommOverlap {
+		es.Add("tensor_comm_async", "names how tensor_comm_overlap hides the communication: set tensor_comm_overlap too")
 	}
 	if o.ExpertOverlap && o.Optimizer == None {
 		es.Add("expert_overlap", "pairs a forward with a backward pass: inference has none")

@@ -66,6 +66,15 @@ type Framework struct {
 	// all-to-alls have their own option, parallelism.expert_overlap, also off unless
 	// asked: Megatron-Core's --overlap-moe-expert-parallel-comm is opt-in.)
 	OverlapTensorComm bool `json:"overlap_tensor_comm,omitempty"`
+	// AsyncTensorComm: the mode's tensor-parallel overlap, when on, is PyTorch's
+	// asynchronous tensor parallelism (torch.compile's micro-pipeline pass, which fuses
+	// an all-gather into the product that reads it and a product into its
+	// reduce-scatter, and leaves the backward reduce-scatter of a gradient that several
+	// products sum: analytic.Options.TensorCommAsync) rather than Transformer Engine's
+	// userbuffers. On for compiled (async TP is an Inductor pass: torchtitan refuses it
+	// without torch.compile); Megatron-style cuda-graphs and eager code overlap with
+	// Transformer Engine.
+	AsyncTensorComm bool `json:"async_tensor_comm,omitempty"`
 	// ReturnsLogits: the training loop holds the model's 16-bit logits until the step
 	// ends (HuggingFace models return them beside the loss); Megatron-style loops keep
 	// only the loss.
@@ -151,8 +160,8 @@ var frameworks = map[string]Framework{
 	// ASPLOS 2024); a few microseconds per kernel is assumed; the optimizer is usually left eager (foreach); DDP
 	// overlaps as in eager mode (DDPOptimizer splits the graph at bucket boundaries).
 	Compiled: {Name: Compiled, HostKernelSeconds: 4e-6, HostLayerSeconds: 10e-6, OptimizerTensorSeconds: 5e-6,
-		OptimizerTempBytesPerParam: 4, ForeachOptimizer: true, OverlapGradReduce: true, OverlapParamGather: true, ReturnsLogits: true, FixedBytes: contextBytes, AllocatorReserve: allocatorReserve,
-		Note: "torch.compile (Inductor): ~4 us host time per kernel, eager foreach AdamW, DDP overlapping the all-reduce"},
+		OptimizerTempBytesPerParam: 4, ForeachOptimizer: true, OverlapGradReduce: true, OverlapParamGather: true, AsyncTensorComm: true, ReturnsLogits: true, FixedBytes: contextBytes, AllocatorReserve: allocatorReserve,
+		Note: "torch.compile (Inductor): ~4 us host time per kernel, eager foreach AdamW, DDP overlapping the all-reduce, async TP when tensor-parallel overlap is on"},
 	// CUDA graphs (torch.compile mode="reduce-overhead", or Megatron-LM / Transformer
 	// Engine graph capture): one launch replays a layer's kernels, so the host cost is
 	// one graph launch per layer and pass; the optimizer is a fused multi-tensor kernel

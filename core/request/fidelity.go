@@ -8,11 +8,25 @@ import (
 	"pipeplan/core/wire"
 )
 
-// The values of parallelism.overlap_grad_reduce and overlap_param_gather ("" is the
-// framework's default).
+// The values of parallelism.overlap_grad_reduce, overlap_param_gather and
+// overlap_tensor_comm ("" is the framework's default).
 const (
 	OverlapOn  = "on"
 	OverlapOff = "off"
+)
+
+// The methods parallelism.overlap_tensor_comm may name beside on and off (on is the
+// framework mode's own: cluster.Framework.AsyncTensorComm).
+const (
+	// OverlapUserbuffers: Transformer Engine's userbuffers (Megatron-LM's
+	// --tp-comm-overlap): every all-gather and reduce-scatter in chunks behind its
+	// products.
+	OverlapUserbuffers = "userbuffers"
+	// OverlapAsyncTP: PyTorch's asynchronous tensor parallelism under torch.compile
+	// (torchtitan's --parallelism.enable_async_tensor_parallel): what its
+	// micro-pipeline pass fuses, which leaves the backward reduce-scatter of a summed
+	// input gradient exposed (analytic.Options.TensorCommAsync).
+	OverlapAsyncTP = "async-tp"
 )
 
 // lookupFramework resolves model.architecture.framework on the device preset named
@@ -38,6 +52,9 @@ func (p *prepared) lookupFramework(es *model.Errors, device string) (cluster.Fra
 		fw.HostLayerSeconds = *a.HostLayerSeconds
 	}
 	applyOverlaps(&fw, p.req.Parallelism)
+	if p.req.Parallelism.OverlapTensorComm == OverlapAsyncTP && fw.Name != cluster.Compiled {
+		es.Add("parallelism.overlap_tensor_comm", "async-tp is torch.compile's micro-pipeline pass: it needs model.architecture.framework %s, got %s (userbuffers overlaps in other modes)", cluster.Compiled, fw.Name)
+	}
 	p.framework = fw
 	return fw, true
 }

@@ -7,11 +7,13 @@ import "pipeplan/core/wire"
 // defaults (cluster.Framework) with the request's parallelism.overlap_* overrides.
 // GradReduce: the data-parallel gradient reduction during the last backward pass;
 // ParamGather: the distributed optimizer's weight all-gather during the next forward;
-// TensorComm: tensor parallelism's all-gathers and reduce-scatters behind the products.
+// TensorComm: tensor parallelism's all-gathers and reduce-scatters behind the products,
+// by TensorCommMethod (OverlapUserbuffers or OverlapAsyncTP; "" when off).
 // Exports state them in their framework's terms (Megatron-LM's --overlap-grad-reduce,
 // --overlap-param-gather and --tp-comm-overlap).
 type Overlaps struct {
 	GradReduce, ParamGather, TensorComm bool
+	TensorCommMethod                    string
 }
 
 // PricedOverlaps returns the overlaps a normalized request is priced with (none for a
@@ -26,7 +28,20 @@ func PricedOverlaps(n *wire.Request) Overlaps {
 		return Overlaps{}
 	}
 	applyOverlaps(&fw, n.Parallelism)
-	return Overlaps{GradReduce: fw.OverlapGradReduce, ParamGather: fw.OverlapParamGather, TensorComm: fw.OverlapTensorComm}
+	return Overlaps{GradReduce: fw.OverlapGradReduce, ParamGather: fw.OverlapParamGather, TensorComm: fw.OverlapTensorComm,
+		TensorCommMethod: tensorCommMethod(fw)}
+}
+
+// tensorCommMethod names how a framework with its overlaps applied hides tensor
+// parallelism's communication ("" when it does not).
+func tensorCommMethod(fw cluster.Framework) string {
+	switch {
+	case !fw.OverlapTensorComm:
+		return ""
+	case fw.AsyncTensorComm:
+		return OverlapAsyncTP
+	}
+	return OverlapUserbuffers
 }
 
 // applyOverlaps sets a framework's overlaps that the request's parallelism states.
@@ -37,7 +52,14 @@ func applyOverlaps(fw *cluster.Framework, par wire.Parallelism) {
 	if v := par.OverlapParamGather; v != "" {
 		fw.OverlapParamGather = v == OverlapOn
 	}
-	if v := par.OverlapTensorComm; v != "" {
-		fw.OverlapTensorComm = v == OverlapOn
+	switch par.OverlapTensorComm {
+	case OverlapOn: // the mode's own method (cluster.Framework.AsyncTensorComm)
+		fw.OverlapTensorComm = true
+	case OverlapUserbuffers:
+		fw.OverlapTensorComm, fw.AsyncTensorComm = true, false
+	case OverlapAsyncTP:
+		fw.OverlapTensorComm, fw.AsyncTensorComm = true, true
+	case OverlapOff:
+		fw.OverlapTensorComm = false
 	}
 }

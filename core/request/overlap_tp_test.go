@@ -11,7 +11,10 @@ import (
 // communication behind the products (Megatron-LM's --tp-comm-overlap): the step is
 // shorter, it is off by default (here in the Megatron-style mode), it is off in every
 // framework mode, it needs sequence parallelism, and a bad value names its field
-// (core/analytic's TestTensorCommOverlap checks what a layer hides).
+// (core/analytic's TestTensorCommOverlap checks what a layer hides). Its methods: on is
+// Transformer Engine's userbuffers in the Megatron-style mode and PyTorch's async TP
+// with torch.compile, which hides less (core/analytic's TestTensorCommAsync), and
+// async-tp is refused without torch.compile.
 func TestOverlapTensorComm(t *testing.T) {
 	base := func(overlap string, sp bool) *wire.Request {
 		return &wire.Request{
@@ -40,14 +43,53 @@ func TestOverlapTensorComm(t *testing.T) {
 	if !(saved > 0) {
 		t.Errorf("overlapped %g s, not faster than %g s", on.Step.StepSeconds, off.Step.StepSeconds)
 	}
+	if ub := step(base(OverlapUserbuffers, true)); ub.Step.StepSeconds != on.Step.StepSeconds {
+		t.Errorf("on %g s, userbuffers %g s: on is the Megatron-style mode's Transformer Engine overlap", on.Step.StepSeconds, ub.Step.StepSeconds)
+	}
+	compiled := func(overlap string) *wire.Request {
+		r := base(overlap, true)
+		r.Model.Architecture.Framework = "compiled"
+		return r
+	}
+	cOff, cOn, cAsync, cUB := step(compiled("off")), step(compiled("on")), step(compiled(OverlapAsyncTP)), step(compiled(OverlapUserbuffers))
+	if cOn.Step.StepSeconds != cAsync.Step.StepSeconds {
+		t.Errorf("compiled: on %g s, async-tp %g s: on is torch.compile's async TP", cOn.Step.StepSeconds, cAsync.Step.StepSeconds)
+	}
+	// Async TP leaves Llama's summed input gradients' reduce-scatters exposed.
+	if !(cUB.Step.StepSeconds < cAsync.Step.StepSeconds && cAsync.Step.StepSeconds < cOff.Step.StepSeconds) {
+		t.Errorf("compiled: userbuffers %g s, async-tp %g s, off %g s: want them in that order, each slower", cUB.Step.StepSeconds, cAsync.Step.StepSeconds, cOff.Step.StepSeconds)
+	}
+	for _, c := range []struct {
+		r    *wire.Request
+		want string
+	}{
+		{base("", true), ""}, {base("on", true), OverlapUserbuffers}, {compiled("on"), OverlapAsyncTP},
+		{compiled(OverlapUserbuffers), OverlapUserbuffers}, {compiled("off"), ""},
+	} {
+		n, err := Normalize(c.r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := PricedOverlaps(n); got.TensorCommMethod != c.want || got.TensorComm != (c.want != "") {
+			t.Errorf("%s, overlap %q: priced %+v, want method %q", c.r.Model.Architecture.Framework, c.r.Parallelism.OverlapTensorComm, got, c.want)
+		}
+	}
 	for _, c := range []struct {
 		r    *wire.Request
 		path string
 	}{
 		{base("on", false), "parallelism.overlap_tensor_comm"},
 		{base("yes", true), "parallelism.overlap_tensor_comm"},
+		{base(OverlapAsyncTP, true), "parallelism.overlap_tensor_comm"}, // async TP needs torch.compile
+		{compiled(OverlapAsyncTP), ""},
 	} {
 		_, err := Run(context.Background(), c.r)
+		if c.path == "" {
+			if err != nil {
+				t.Errorf("overlap %q: %v", c.r.Parallelism.OverlapTensorComm, err)
+			}
+			continue
+		}
 		if err == nil || !strings.Contains(err.Error(), c.path) {
 			t.Errorf("overlap %q, sequence parallel %v: error %v, want one naming %s", c.r.Parallelism.OverlapTensorComm, c.r.Parallelism.SequenceParallel, err, c.path)
 		}

@@ -49,11 +49,19 @@ func torchtitanRun(nodes, data, context, b, seq int, dtype, framework, recompute
 // asynchronous tensor parallelism, which overlaps the all-gathers and reduce-scatters
 // with the products (parallelism.overlap_tensor_comm).
 func torchtitan2D(nodes, b int, asyncTP bool) *wire.Request {
-	r := torchtitanRun(nodes, 8*nodes/8, 1, b, 8192, "fp8", "compiled", "full")
-	r.Model.Architecture.Name = "llama-3.1-70b"
-	r.Parallelism.Data, r.Parallelism.Tensor, r.Parallelism.SequenceParallel = nodes, 8, true
+	return torchtitanTP("llama-3.1-70b", nodes, b, "fp8", asyncTP)
+}
+
+// torchtitanTP is a torchtitan run of FSDP over the hosts x TP 8 inside each (sequence
+// parallel), a local batch of b sequences of 8,192 tokens, torch.compile, full
+// activation checkpointing, in dtype bf16 or fp8 (Float8 with tensorwise scales);
+// asyncTP adds PyTorch's async TP (parallelism.overlap_tensor_comm async-tp).
+func torchtitanTP(name string, nodes, b int, dtype string, asyncTP bool) *wire.Request {
+	r := torchtitanRun(nodes, nodes, 1, b, 8192, dtype, "compiled", "full")
+	r.Model.Architecture.Name = name
+	r.Parallelism.Tensor, r.Parallelism.SequenceParallel = 8, true
 	if asyncTP {
-		r.Parallelism.OverlapTensorComm = OverlapOn
+		r.Parallelism.OverlapTensorComm = OverlapAsyncTP
 	}
 	return r
 }
@@ -126,8 +134,35 @@ var shardedRuns = []shardedRun{
 		torchtitanNode(1, 8, 1, 262144, "fp8", "compiled", "full"), 548, 0.65, gapRing},
 	{"Llama 3.1 70B, FSDP 32 TP 8, b=16 s=8192, compile + Float8", "torchtitan 2024-12, Table 4",
 		torchtitan2D(32, 16, false), 829, issueTolerance, ""},
+	// PyTorch's async TP of December 2024: +21.6% where the row before is +7.8%. The
+	// overlap is priced from what torch.compile's micro-pipeline pass fuses (async-tp,
+	// analytic.Options.TensorCommAsync), checked against the later runs below, not
+	// fitted to this row: the December version sped the run up by 5.7% (829 to 876),
+	// where the pricing predicts 19%, and the same configuration by 16.4% in June 2025.
 	{"Llama 3.1 70B, FSDP 32 TP 8, b=16 s=8192, + AsyncTP", "torchtitan 2024-12, Table 4",
-		torchtitan2D(32, 16, true), 876, 0.4, gapAsyncTP},
+		torchtitan2D(32, 16, true), 876, issueTolerance, ""},
+	// PyTorch's async TP against vanilla TP, each pair measured in one benchmark: the
+	// runs of pytorch/pytorch#149990 (March 2025: Llama 3 70B on 128 H100s, FSDP 16,
+	// TP 8, full activation checkpointing; torch.compile assumed, as async TP needs it,
+	// and the local batch of torchtitan's llama3_70b.toml, 8, as the issue does not say
+	// it: at 16 every prediction moves by under 1%), and torchtitan's async TP benchmark
+	// (benchmarks/asyncTP_llama3_h100_2025-06_torchtitan.md, June 2025, the Grand Teton
+	// hosts above: Llama 3.1 70B as Table 4 ran it; Llama 3.1 8B on 64 H100s with
+	// per-op selective checkpointing, planned as full recomputation as the rows above).
+	// Float8 is tensorwise; the rowwise rows are left out (a rowwise recipe is not
+	// priced, and its vanilla TP baseline was a known slowdown, torchtitan#1207).
+	{"Llama 3 70B, FSDP 16 TP 8, b=8, bf16", "pytorch#149990 (2025-03)", torchtitanTP("llama-3.1-70b", 16, 8, "bf16", false), 598, issueTolerance, ""},
+	{"Llama 3 70B, FSDP 16 TP 8, b=8, bf16 + async TP", "pytorch#149990 (2025-03)", torchtitanTP("llama-3.1-70b", 16, 8, "bf16", true), 673, issueTolerance, ""},
+	{"Llama 3 70B, FSDP 16 TP 8, b=8, Float8", "pytorch#149990 (2025-03)", torchtitanTP("llama-3.1-70b", 16, 8, "fp8", false), 820, issueTolerance, ""},
+	{"Llama 3 70B, FSDP 16 TP 8, b=8, Float8 + async TP", "pytorch#149990 (2025-03)", torchtitanTP("llama-3.1-70b", 16, 8, "fp8", true), 950, issueTolerance, ""},
+	{"Llama 3.1 70B, FSDP 32 TP 8, b=16, bf16", "torchtitan async TP 2025-06", torchtitanTP("llama-3.1-70b", 32, 16, "bf16", false), 597.3, issueTolerance, ""},
+	{"Llama 3.1 70B, FSDP 32 TP 8, b=16, bf16 + async TP", "torchtitan async TP 2025-06", torchtitanTP("llama-3.1-70b", 32, 16, "bf16", true), 652.4, 0.3, gapBF16TP},
+	{"Llama 3.1 70B, FSDP 32 TP 8, b=16, Float8", "torchtitan async TP 2025-06", torchtitanTP("llama-3.1-70b", 32, 16, "fp8", false), 809.8, issueTolerance, ""},
+	{"Llama 3.1 70B, FSDP 32 TP 8, b=16, Float8 + async TP", "torchtitan async TP 2025-06", torchtitanTP("llama-3.1-70b", 32, 16, "fp8", true), 942.4, issueTolerance, ""},
+	{"Llama 3.1 8B, FSDP 8 TP 8, b=12, bf16", "torchtitan async TP 2025-06", torchtitanTP("meta-llama-3-8b", 8, 12, "bf16", false), 4378, issueTolerance, ""},
+	{"Llama 3.1 8B, FSDP 8 TP 8, b=12, bf16 + async TP", "torchtitan async TP 2025-06", torchtitanTP("meta-llama-3-8b", 8, 12, "bf16", true), 4809.4, issueTolerance, ""},
+	{"Llama 3.1 8B, FSDP 8 TP 8, b=12, Float8", "torchtitan async TP 2025-06", torchtitanTP("meta-llama-3-8b", 8, 12, "fp8", false), 5078.1, issueTolerance, ""},
+	{"Llama 3.1 8B, FSDP 8 TP 8, b=12, Float8 + async TP", "torchtitan async TP 2025-06", torchtitanTP("meta-llama-3-8b", 8, 12, "fp8", true), 5570.1, issueTolerance, ""},
 	{"Llama 3.1 8B, 32 H200, FSDP 32, b=2 s=8192, compile + Float8", "torchtitan 2025-06 (Trainy, H200)",
 		trainyRun(4), 10938, issueTolerance, ""},
 	{"Llama 3.1 8B, 64 H200, FSDP 64, b=2 s=8192, compile + Float8", "torchtitan 2025-06 (Trainy, H200)",
@@ -156,18 +191,13 @@ const (
 	// every per-rank cost at most doubles; only the bytes exchanged grow faster (3x),
 	// about 1.3 s a step at NVLink's rate, which step 0's attention hides.
 	gapRing = "an unexplained ~1.3x of PyTorch's experimental ring attention at CP 4 and 8"
-	// gapAsyncTP: +35%. PyTorch's asynchronous tensor parallelism of December 2024 sped
-	// Table 4's 2D run up by 5.7% (829 to 876 tokens/s/GPU), where hiding the
-	// all-gathers and reduce-scatters behind the products as Transformer Engine's
-	// userbuffers do (parallelism.overlap_tensor_comm) predicts 25%: it overlapped only
-	// some of them (its micro-pipelined all-gather-matmul and matmul-reduce-scatter
-	// patterns, under torch.compile), which the option does not distinguish. Later
-	// PyTorch hid more: on 128 H100s (FSDP 16, TP 8, full recomputation) async TP sped
-	// Llama 3 70B up by 12.5% in bf16 and 15.9% with tensorwise Float8
-	// (pytorch/pytorch#149990, March 2025), still short of the 25% predicted here;
-	// without a published breakdown of what the December version fused, no mechanism is
-	// fitted to the one row.
-	gapAsyncTP = "PyTorch's async TP of December 2024 hid less of the communication than Transformer Engine's userbuffers, as the option prices it"
+	// gapBF16TP: +26.4%, of which async TP's part is +5% (predicted +14.9%, measured
+	// +9.2%): its vanilla TP row is +20.2% and #149990's bf16 row +19.6%, where the
+	// Float8 rows of the same runs are +8.5% to +10.4%. bf16 Llama 70B with FSDP x TP 8
+	// runs about a fifth slower than priced; FSDP alone (Tables 1 and 3) does not, and
+	// priced at 16 bits, the Float8 rows' tensor-parallel all-gathers (torchao's
+	// Float8ColwiseParallel gathers 8-bit inputs) already lean slow.
+	gapBF16TP = "bf16 Llama 3.1 70B with FSDP x TP 8 runs about a fifth slower than priced (its vanilla TP row: +20%)"
 )
 
 // llama3Run is a pre-training run of Llama 3.1 405B as Dubey et al. 2024 ("The Llama 3
@@ -274,7 +304,7 @@ func TestPublishedShardedRuns(t *testing.T) {
 		}
 		got := res.Step.TokensPerSecond / float64(res.Step.Devices)
 		e := (got - c.tokensPerGPU) / c.tokensPerGPU
-		src := c.source[:len("torchtitan 2024-12")] // the benchmark's date
+		src := benchmarkOf(c.source)
 		if _, ok := errs[src]; !ok {
 			sources = append(sources, src)
 		}
@@ -319,6 +349,15 @@ func TestPublishedShardedRuns(t *testing.T) {
 		}
 		t.Logf("%s: %d runs expressed, median |error| %.1f%%, signed median %+.1f%% (issue 19's targets: 10%%, within 5%%)", src, len(es), 100*median(abs), 100*median(es))
 	}
+}
+
+// benchmarkOf is the benchmark a shardedRun's source names, without its table or
+// notes: "torchtitan 2024-12, Table 4" is torchtitan 2024-12.
+func benchmarkOf(source string) string {
+	if i := strings.IndexAny(source, ",("); i > 0 {
+		return strings.TrimSpace(source[:i])
+	}
+	return source
 }
 
 func median(v []float64) float64 {

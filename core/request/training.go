@@ -2,6 +2,7 @@ package request
 
 import (
 	"fmt"
+	"slices"
 
 	"pipeplan/core/analytic"
 	"pipeplan/core/load"
@@ -28,8 +29,11 @@ func (p *prepared) training(es *model.Errors) {
 		{"parallelism.overlap_param_gather", p.req.Parallelism.OverlapParamGather},
 		{"parallelism.overlap_tensor_comm", p.req.Parallelism.OverlapTensorComm},
 	} {
+		tensor := o.field == "parallelism.overlap_tensor_comm"
 		switch {
-		case o.v != "" && o.v != OverlapOn && o.v != OverlapOff:
+		case tensor && o.v != "" && !slices.Contains(wire.TensorOverlapModes(), o.v):
+			es.Add(o.field, "must be %q, %q, %q or %q (or left out: the framework's default), got %q", OverlapOn, OverlapOff, OverlapUserbuffers, OverlapAsyncTP, o.v)
+		case !tensor && o.v != "" && o.v != OverlapOn && o.v != OverlapOff:
 			es.Add(o.field, "must be %q or %q (or left out: the framework's default), got %q", OverlapOn, OverlapOff, o.v)
 		case o.v != "" && p.arch == nil:
 			es.Add(o.field, "applies to architectures (their framework overlaps the communication or not; a profile's plan hides none)")

@@ -58,7 +58,7 @@ func validationCases(t *testing.T) []validationCase {
 	for _, c := range shardedRuns {
 		if res := run(c.name, c.r); res != nil {
 			got := res.Step.TokensPerSecond / float64(res.Step.Devices)
-			out = append(out, validationCase{c.name, c.source[:len("torchtitan 2024-12")], runPrecision(c.r), got/c.tokensPerGPU - 1, c.gap}) // per benchmark
+			out = append(out, validationCase{c.name, benchmarkOf(c.source), runPrecision(c.r), got/c.tokensPerGPU - 1, c.gap}) // per benchmark
 		}
 	}
 	for _, c := range fp8Runs {

@@ -95,6 +95,10 @@ func TestVocabularyIsThePlanners(t *testing.T) {
 			func(v string) string {
 				return strings.Replace(arch(""), `"data":2`, `"data":2,"sharding":"zero1","overlap_param_gather":"`+v+`"`, 1) + `}`
 			}},
+		{"parallelism.overlap_tensor_comm", wire.TensorOverlapModes(), []string{OverlapOn, OverlapOff, OverlapUserbuffers, OverlapAsyncTP},
+			func(v string) string {
+				return strings.Replace(arch(`,"framework":"compiled"`), `"data":2`, `"data":2,"tensor":2,"sequence_parallel":true,"overlap_tensor_comm":"`+v+`"`, 1) + `}`
+			}},
 		{"schedule.name", wire.ScheduleKinds(), kinds(), nil},
 		{"schedule.name", wire.Schedules(), nil,
 			func(v string) string {

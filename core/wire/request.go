@@ -240,11 +240,17 @@ type Parallelism struct {
 	// Megatron-Bridge's recipes) or "off". Default: the framework's
 	// (cluster.Framework.OverlapParamGather). Architectures only.
 	OverlapParamGather string `json:"overlap_param_gather,omitempty"`
-	// OverlapTensorComm says whether tensor parallelism's all-gathers and
-	// reduce-scatters run behind the linear layers' products: "on" (Transformer Engine's
-	// userbuffers, Megatron-LM's --tp-comm-overlap, on in NeMo's performance recipes;
-	// needs sequence_parallel) or "off". Default: the framework's
-	// (cluster.Framework.OverlapTensorComm: off). Architectures only.
+	// OverlapTensorComm says whether and how tensor parallelism's all-gathers and
+	// reduce-scatters run behind the linear layers' products (needs
+	// sequence_parallel): "userbuffers" (Transformer Engine's, Megatron-LM's
+	// --tp-comm-overlap, on in NeMo's performance recipes: every collective in chunks
+	// behind its products), "async-tp" (PyTorch's asynchronous tensor parallelism,
+	// torchtitan's --parallelism.enable_async_tensor_parallel; framework compiled only:
+	// what torch.compile's micro-pipeline pass fuses, which leaves the backward
+	// reduce-scatter of an input gradient that several projections sum exposed), "on"
+	// (the framework mode's method: async-tp for compiled, userbuffers for eager and
+	// cuda-graphs) or "off". Default: the framework's (cluster.Framework.
+	// OverlapTensorComm: off in every mode). Architectures only.
 	OverlapTensorComm string `json:"overlap_tensor_comm,omitempty"`
 }
 

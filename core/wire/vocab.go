@@ -72,9 +72,15 @@ func ExpertDispatchers() []string { return []string{"alltoall", "deepep"} }
 // are gathered while the layer before it computes.
 func PrefetchModes() []string { return []string{"next-layer", "none"} }
 
-// OverlapModes lists parallelism.overlap_grad_reduce, overlap_param_gather and
-// overlap_tensor_comm; left out, each is the framework's default.
+// OverlapModes lists parallelism.overlap_grad_reduce and overlap_param_gather; left
+// out, each is the framework's default.
 func OverlapModes() []string { return []string{"on", "off"} }
+
+// TensorOverlapModes lists parallelism.overlap_tensor_comm: on (the framework mode's
+// method: async-tp for compiled, userbuffers otherwise), off, or a method named:
+// userbuffers (Transformer Engine) or async-tp (PyTorch's, compiled only). Left out,
+// the framework's default (off).
+func TensorOverlapModes() []string { return []string{"on", "off", "userbuffers", "async-tp"} }
 
 // MaxExpertImbalance bounds model.architecture.expert_imbalance (at least 1, balanced
 // routing) and capacity_factor (0, dropless, or above 0): a device that gets all of an

@@ -179,6 +179,9 @@ func normalJSON(requestJSON string) string {
 		o := request.PricedOverlaps(n)
 		k["overlap_grad_reduce"], k["overlap_param_gather"] = onOff[o.GradReduce], onOff[o.ParamGather]
 		k["overlap_tensor_comm"] = onOff[o.TensorComm]
+		if o.TensorComm {
+			k["overlap_tensor_comm"] = o.TensorCommMethod // the framework's method, named
+		}
 	}
 	if ar.DType != "" && ar.DType != "fp8" {
 		k["fp8_recipe"] = "none: dtype " + ar.DType

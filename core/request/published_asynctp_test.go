@@ -1,0 +1,55 @@
+package request
+
+import (
+	"context"
+	"math"
+	"testing"
+
+	"pipeplan/core/wire"
+)
+
+// TestPublishedAsyncTPSpeedups compares what async TP is priced to gain with what it
+// gained in each published pair of runs (shardedRuns: a vanilla TP run, then the same
+// with parallelism.overlap_tensor_comm async-tp), apart from the baselines' own errors:
+// the predicted speedup over vanilla TP must be less than Transformer Engine's
+// userbuffers would give the same run (async TP leaves the reduce-scatters of summed
+// input gradients exposed), and within 15% of the measured one as a step-time ratio.
+// Every pair is logged, with userbuffers' speedup beside it.
+func TestPublishedAsyncTPSpeedups(t *testing.T) {
+	perGPU := func(r *wire.Request) float64 {
+		t.Helper()
+		res, err := Run(context.Background(), r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !res.Feasible {
+			t.Fatalf("does not fit: %v", res.Diagnostics)
+		}
+		return res.Step.TokensPerSecond / float64(res.Step.Devices)
+	}
+	pairs := 0
+	for i, c := range shardedRuns {
+		if i == 0 || c.r.Parallelism.OverlapTensorComm == "" {
+			continue
+		}
+		v := shardedRuns[i-1]
+		if v.r.Parallelism.OverlapTensorComm != "" || v.source != c.source {
+			t.Fatalf("%s: the row before (%s) is not its vanilla TP run", c.name, v.name)
+		}
+		pairs++
+		ub := *c.r
+		ub.Parallelism.OverlapTensorComm = OverlapUserbuffers
+		base := perGPU(v.r)
+		got, measured, te := perGPU(c.r)/base, c.tokensPerGPU/v.tokensPerGPU, perGPU(&ub)/base
+		t.Logf("%-50s async TP priced %+5.1f%%, measured %+5.1f%% (userbuffers would be %+5.1f%%; %s)", c.name, 100*(got-1), 100*(measured-1), 100*(te-1), c.source)
+		if !(got > 1 && got < te) {
+			t.Errorf("%s: async TP priced at %.3fx, userbuffers %.3fx: want a gain, and less than userbuffers'", c.name, got, te)
+		}
+		if math.Abs(got/measured-1) > 0.15 {
+			t.Errorf("%s: async TP priced at %.3fx, measured %.3fx: beyond 15%%", c.name, got, measured)
+		}
+	}
+	if pairs < 7 {
+		t.Errorf("%d pairs of runs, want the 7 published", pairs)
+	}
+}
