@@ -36,7 +36,7 @@ var finerKnobs = [...]KnobField{
 	{Name: "overlap_param_gather", Label: "Overlap weight all-gather", choose: true, arch: true,
 		Hint: "zero1 and zero2: the updated weights' all-gather during the next step's first forward (Megatron-LM's --overlap-param-gather)."},
 	{Name: "overlap_tensor_comm", Label: "Overlap tensor-parallel communication", choose: true, arch: true,
-		Hint: "with sequence parallelism: tensor parallelism's all-gathers and reduce-scatters in chunks behind the linear layers' products (Megatron-LM's --tp-comm-overlap, Transformer Engine's userbuffers)."},
+		Hint: "with sequence parallelism: tensor parallelism's all-gathers and reduce-scatters in chunks behind the linear layers' products: userbuffers (Transformer Engine's, Megatron-LM's --tp-comm-overlap), async-tp (PyTorch's async TP, torch.compile only: the backward reduce-scatters of summed gradients stay exposed), on (the framework's own)."},
 	{Name: "context_inner", Label: "All-to-all group (hierarchical context)", Max: wire.MaxDevices,
 		Hint: "hierarchical context parallelism: all-to-all inside groups of this many devices, a ring between the groups."},
 	{Name: "expert_tensor", Label: "Expert tensor-parallel degree", Max: wire.MaxDevices,

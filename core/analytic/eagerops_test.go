@@ -199,8 +199,9 @@ func TestTensorCommOverlap(t *testing.T) {
 // overlap leaves 1/t of each collective, a Llama block (separate Q, K, V; gated MLP)
 // keeps half of each sublayer's backward all-reduce whole, so its backward exposes
 // 2 x (1/2 + 1/2 x 1/t) all-reduces where Transformer Engine's exposes 2 x 1/t; the
-// forward is the same. GPT-2's fused c_attn and one-product MLP fuse every collective:
-// the two overlaps agree. Without the overlap it is refused, naming its field.
+// forward hides as much. GPT-2's fused c_attn and one-product MLP fuse every
+// collective: the backward exposes what Transformer Engine's does. Without the overlap
+// it is refused, naming its field.
 func TestTensorCommAsync(t *testing.T) {
 	const tp = 4
 	for _, c := range []struct {
@@ -232,8 +233,11 @@ func TestTensorCommAsync(t *testing.T) {
 		if got, want := async.BwdTerms.CommSeconds, c.keep*ar; math.Abs(got-want) > 1e-12 {
 			t.Errorf("%s: async TP exposes %g s of the backward's communication, want %g s (%g all-reduces)", c.model, got, want, c.keep)
 		}
-		if async.FwdTerms.CommSeconds != te.FwdTerms.CommSeconds || async.TensorAllReduceSeconds != off.TensorAllReduceSeconds {
-			t.Errorf("%s: async TP's forward exposes %g s, Transformer Engine's %g s; total %g s, was %g s", c.model, async.FwdTerms.CommSeconds, te.FwdTerms.CommSeconds, async.TensorAllReduceSeconds, off.TensorAllReduceSeconds)
+		// The forward's collectives are all fused; its decomposed products are slower
+		// (asyncChunks), which hides as much or more but costs as much or more.
+		if async.FwdTerms.CommSeconds > te.FwdTerms.CommSeconds || async.FwdDeviceSeconds < te.FwdDeviceSeconds || async.TensorAllReduceSeconds != off.TensorAllReduceSeconds {
+			t.Errorf("%s: async TP's forward exposes %g s in %g s, Transformer Engine's %g s in %g s; total %g s, was %g s", c.model, async.FwdTerms.CommSeconds, async.FwdDeviceSeconds,
+				te.FwdTerms.CommSeconds, te.FwdDeviceSeconds, async.TensorAllReduceSeconds, off.TensorAllReduceSeconds)
 		}
 	}
 	a, _ := arch.Bundled("llama-2-7b")

@@ -32,6 +32,7 @@ package analytic
 import (
 	"fmt"
 	"math"
+	"slices"
 
 	"pipeplan/core/arch"
 	"pipeplan/core/cluster"
@@ -609,11 +610,42 @@ func (c *calc) ringSeconds(n, core, k float64, bwd bool) (seconds, kernels float
 	return (k - 1) * max(0, step-core/k), k - 1
 }
 
+// asyncChunks is piece p as PyTorch's async tensor parallelism (Options.TensorCommAsync)
+// runs it: a product fused with a collective is decomposed into t products of m/t rows,
+// one per device's shard (symm_mem's fused_all_gather_matmul and
+// fused_matmul_reduce_scatter), each a kernel of its own whose waves are quantized
+// apart ("magnified wave quantization", Wang et al. 2024): in the forward pass every
+// gathering and scattering projection; in the backward the scattering projections'
+// input gradients (their output gradient's all-gather is fused) and, where one product
+// makes it (no bwdGradSum), the gathering projection's input gradient, fused into its
+// reduce-scatter. The weight gradients are not decomposed.
+func (c *calc) asyncChunks(p piece) piece {
+	if !c.o.TensorCommAsync {
+		return p
+	}
+	t := c.sh.tp
+	p.ops = slices.Clone(p.ops)
+	for i := range p.ops {
+		o := &p.ops[i]
+		if !o.gathers && !o.scatters {
+			continue
+		}
+		o.gemm.fwdChunks = t
+		o.fwd.kernels += t - 1
+		if o.scatters || !p.bwdGradSum {
+			o.gemm.dgradChunks = t
+			o.bwd.kernels += t - 1
+		}
+	}
+	return p
+}
+
 func (c *calc) layer(name, kind string, ps ...piece) Layer {
 	l := Layer{Name: name, Kind: kind}
 	pp := c.o.devicePerParam()
 	train := c.sh.train
 	for _, p := range ps {
+		p = c.asyncChunks(p)
 		l.Params += p.params + p.tied
 		l.TiedParams += p.tied
 		l.ExpertParams += p.expertParams

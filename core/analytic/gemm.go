@@ -57,6 +57,11 @@ const gemmReferenceK = 4096
 // k x n one. The zero value is no product.
 type gemmShape struct {
 	groups, m, k, n float64
+	// fwdChunks and dgradChunks, above 1, run the forward product and the backward's
+	// input gradient as that many products of m / chunks rows one after another
+	// (PyTorch's async tensor parallelism decomposes the products it fuses with a
+	// collective: calc.asyncChunks): each quantizes its own waves.
+	fwdChunks, dgradChunks float64
 }
 
 // waveFraction is the useful fraction of the multiprocessors' time for an m x n
@@ -99,9 +104,9 @@ func (g gemmShape) fraction(bwd bool, sms, k0 float64) float64 {
 		return 1
 	}
 	if !bwd {
-		return productFraction(g.groups, g.m, g.k, g.n, sms, k0)
+		return productFraction(g.groups, g.m/max(1, g.fwdChunks), g.k, g.n, sms, k0)
 	}
-	dgrad := productFraction(g.groups, g.m, g.n, g.k, sms, k0)
+	dgrad := productFraction(g.groups, g.m/max(1, g.dgradChunks), g.n, g.k, sms, k0)
 	wgrad := productFraction(g.groups, g.k, g.m, g.n, sms, k0)
 	return 2 / (1/dgrad + 1/wgrad)
 }

@@ -161,9 +161,19 @@ func TestGEMMShapeFractions(t *testing.T) {
 		t.Errorf("DeepGEMM grouped K 2,048 over K 7,168: model %.3f, published %.3f", got, want)
 	}
 	// The backward pass's two products: their times add.
-	g := gemmShape{1, 4096, 768, 2048}
+	g := gemmShape{groups: 1, m: 4096, k: 768, n: 2048}
 	d, w := productFraction(1, 4096, 2048, 768, 132, 550), productFraction(1, 768, 4096, 2048, 132, 550)
 	if got, want := g.fraction(true, 132, 550), 2/(1/d+1/w); math.Abs(got-want) > 1e-15 {
 		t.Errorf("backward fraction %v, want %v", got, want)
+	}
+	// Decomposed into 8 products of 512 rows (async TP): each quantizes its waves; the
+	// weight gradient, reducing over all the rows, is not decomposed.
+	g.fwdChunks, g.dgradChunks = 8, 8
+	if got, want := g.fraction(false, 132, 550), productFraction(1, 512, 768, 2048, 132, 550); got != want || !(got < productFraction(1, 4096, 768, 2048, 132, 550)) {
+		t.Errorf("forward in 8 chunks: fraction %v, want %v, below the whole product's", got, want)
+	}
+	d = productFraction(1, 512, 2048, 768, 132, 550)
+	if got, want := g.fraction(true, 132, 550), 2/(1/d+1/w); math.Abs(got-want) > 1e-15 {
+		t.Errorf("backward with its input gradient in 8 chunks: fraction %v, want %v", got, want)
 	}
 }

@@ -315,7 +315,7 @@ func (sh *shape) attention(local bool) piece {
 	p := piece{params: shardParams(a.AttentionParams(), attentionSharded(a), sh.tp),
 		input: e * t * hr, output: e * t * hr, recomputable: true, fwdAllReduces: 1, bwdAllReduces: 1,
 		tensors: sh.normTensors() + attentionTensors(a), bwdGradSum: a.Family != arch.GPT2} // GPT-2's c_attn is one product
-	p.ops = append(p.ops, sh.blockNorm("attention norm"), sh.linear("qkv", t, h, q+2*kv))
+	p.ops = append(p.ops, sh.blockNorm("attention norm"), gathering(sh.linear("qkv", t, h, q+2*kv)))
 	if a.QKNorm {
 		// Qwen3's RMSNorm on each query and key head: one fused kernel each, or eager
 		// PyTorch's unfused RMSNorm over their width.
@@ -370,7 +370,7 @@ func (sh *shape) attention(local bool) piece {
 		p.bwdExtra = e * t * (q + 2*kv)
 		p.inferExtra = e*t*h + e*t*(q+2*kv) + e*t*q
 	}
-	p.ops = append(p.ops, sh.linear("output projection", t, q, h), sh.residual())
+	p.ops = append(p.ops, scattering(sh.linear("output projection", t, q, h)), sh.residual())
 	if sh.fp8 != nil {
 		p.fp8Weights, p.fp8GEMMs = h*(q+2*kv)+q*h, 2
 	}
@@ -486,19 +486,19 @@ func (sh *shape) mla(local bool) piece {
 	saved := 2*e*t*hr + e*t*h + sh.mask(t*hr)
 	if qr > 0 {
 		p.tensors += 2
-		p.ops = append(p.ops, sh.linear("q down", t, h, qr), mem("q norm", 2*e*t*qr, 1), withModule(sh.linear("q up", t, qr, q), ModMLAUpProj))
+		p.ops = append(p.ops, gathering(sh.linear("q down", t, h, qr)), mem("q norm", 2*e*t*qr, 1), withModule(sh.linear("q up", t, qr, q), ModMLAUpProj))
 		saved += 2 * e * t * qr
 	} else {
-		p.ops = append(p.ops, sh.linear("q", t, h, q))
+		p.ops = append(p.ops, gathering(sh.linear("q", t, h, q)))
 	}
-	p.ops = append(p.ops, sh.linear("kv down", t, h, kvr+rope), mem("kv norm", 2*e*t*kvr, 1),
+	p.ops = append(p.ops, gathering(sh.linear("kv down", t, h, kvr+rope)), mem("kv norm", 2*e*t*kvr, 1),
 		withModule(sh.linear("kv up", t, kvr, heads*(float64(a.QKNopeHeadDim)+dv)), ModMLAUpProj), withModule(mem("rotary", 2*e*t*(heads+1)*rope, 2), ModMLAUpProj))
 	saved += e*t*(kvr+rope) + e*t*kvr
 	fa := 2 * sh.b * heads * sh.pairs(local) * (dqk + dv) // QK^T and PV
 	io := e * t * (q + k + 2*v)
 	p.ops = append(p.ops, op{name: "flash attention", core: true, fwd: work{fa, io, 1}, bwd: work{2.5 * fa, 2 * io, 2}})
 	saved += e*t*(q+k+v) + 4*sh.b*heads*sh.s + e*t*v // Q, K, V, statistics, output proj. input
-	p.ops = append(p.ops, sh.linear("output projection", t, v, h), sh.residual())
+	p.ops = append(p.ops, scattering(sh.linear("output projection", t, v, h)), sh.residual())
 	p.saved, p.bwdSaved = saved, saved
 	sh.discard(&p, ModLayerNorm, e*t*hr)      // the norm's output, the down-projections' input
 	sh.discard(&p, ModMLAUpProj, e*t*(q+k+v)) // Q, K and V after the up-projections and rotary
@@ -566,7 +566,7 @@ func (sh *shape) mlp() piece {
 	ge := sh.ge                                // a product's saved input: 8 bits with fp8
 	common := e*t*hr + ge*t*hr + sh.mask(t*hr) // norm input, first projection's input, mask
 	if a.GatedMLP() {
-		p.ops = append(p.ops, sh.linear("gate", t, h, f), sh.linear("up", t, h, f))
+		p.ops = append(p.ops, gathering(sh.linear("gate", t, h, f)), gathering(sh.linear("up", t, h, f)))
 		if sh.fusedAct {
 			// One kernel reads gate and up and writes their product; its backward
 			// recomputes the SiLU from the gate it kept.
@@ -576,7 +576,7 @@ func (sh *shape) mlp() piece {
 			p.ops = append(p.ops, mem("silu", 2*e*t*f, 1), mem("gate x up", 3*e*t*f, 1))
 			common += 3 * e * t * f // gate, up and SiLU outputs
 		}
-		p.ops = append(p.ops, sh.linear("down", t, f, h))
+		p.ops = append(p.ops, scattering(sh.linear("down", t, f, h)))
 		common += ge * t * f // the down projection's input
 		if sh.fp8 != nil {
 			p.fp8Weights, p.fp8GEMMs = 3*h*f, 3
@@ -584,7 +584,7 @@ func (sh *shape) mlp() piece {
 		p.bwdExtra = 2 * e * t * f
 		p.inferExtra = e*t*h + 3*e*t*f
 	} else {
-		p.ops = append(p.ops, sh.linear("fc1", t, h, f), sh.eagerMem("gelu", eagerTraffic[a.Family].activation, t*f, 2*e*t*f, 1), sh.linear("fc2", t, f, h))
+		p.ops = append(p.ops, gathering(sh.linear("fc1", t, h, f)), sh.eagerMem("gelu", eagerTraffic[a.Family].activation, t*f, 2*e*t*f, 1), scattering(sh.linear("fc2", t, f, h)))
 		common += e*t*f + ge*t*f // the activation's input; the second projection's input
 		if k := sh.geluNewSaved(); k > 0 {
 			common = e*t*hr + ge*t*hr + sh.mask(t*hr) + k*t*f

@@ -34,7 +34,17 @@ type op struct {
 	// product in each pass (shape.linear): memory-bound kernels of their own, whose
 	// time adds to the product's (their launches are in fwd and bwd.kernels).
 	fwdQuant, bwdQuant float64
+	// gathers marks a dense sublayer's projection that reads tensor parallelism's
+	// all-gathered input (sequence parallel), scatters one whose output is
+	// reduce-scattered: the products PyTorch's async tensor parallelism fuses with
+	// those collectives (calc.asyncChunks).
+	gathers, scatters bool
 }
+
+// gathering and scattering mark o as a projection after tensor parallelism's all-gather
+// and before its reduce-scatter (op.gathers, op.scatters).
+func gathering(o op) op  { o.gathers = true; return o }
+func scattering(o op) op { o.scatters = true; return o }
 
 // pass is the operation's work in one pass (the backward's, or the forward's, which
 // recomputation reruns too) and its own efficiency there (0: the matrix efficiency).
@@ -150,7 +160,7 @@ const memBackward = 1.5
 func matmul(name string, e, batch, m, k, n float64) op {
 	f := 2 * batch * m * k * n
 	b := e * batch * (m*k + k*n + m*n)
-	return op{name: name, fwd: work{f, b, 1}, bwd: work{2 * f, 2 * b, 2}, gemm: gemmShape{batch, m, k, n}}
+	return op{name: name, fwd: work{f, b, 1}, bwd: work{2 * f, 2 * b, 2}, gemm: gemmShape{groups: batch, m: m, k: k, n: n}}
 }
 
 // mem is a memory-bound operation moving bytes in kernels launches.

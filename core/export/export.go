@@ -144,6 +144,10 @@ type Input struct {
 	// defaults and the request's parallelism.overlap_*); Megatron-LM states them as
 	// --overlap-grad-reduce, --overlap-param-gather and --tp-comm-overlap.
 	OverlapGradReduce, OverlapParamGather, OverlapTensorComm bool
+	// TensorCommMethod is how OverlapTensorComm was priced: request.OverlapUserbuffers
+	// (Transformer Engine's, which --tp-comm-overlap runs) or request.OverlapAsyncTP
+	// (PyTorch's async TP under torch.compile, which hides less).
+	TensorCommMethod string
 	// ExpertDispatcher is the request's parallelism.expert_dispatcher: Megatron-LM runs
 	// deepep as --moe-token-dispatcher-type flex --moe-enable-deepep.
 	ExpertDispatcher string

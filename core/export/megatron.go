@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"pipeplan/core/analytic"
+	"pipeplan/core/request"
 	"pipeplan/core/schedule"
 	"pipeplan/core/wire"
 )
@@ -142,7 +143,11 @@ func megatron(j *job) error {
 		w.WriteString("  --sequence-parallel\n")
 	}
 	if in.OverlapTensorComm && tp > 1 && in.SequenceParallel {
-		w.WriteString("  --tp-comm-overlap  # priced: tensor-parallel all-gathers and reduce-scatters behind the products (Transformer Engine userbuffers)\n")
+		if in.TensorCommMethod == request.OverlapAsyncTP {
+			w.WriteString("  --tp-comm-overlap  # priced as PyTorch's async TP, which leaves the backward reduce-scatters of summed gradients exposed; Transformer Engine userbuffers hide them too\n")
+		} else {
+			w.WriteString("  --tp-comm-overlap  # priced: tensor-parallel all-gathers and reduce-scatters behind the products (Transformer Engine userbuffers)\n")
+		}
 	}
 	if cp > 1 {
 		fmt.Fprintf(&w, "  --context-parallel-size %d\n", cp)

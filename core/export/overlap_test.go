@@ -21,6 +21,7 @@ func TestMegatronWritesPricedOverlaps(t *testing.T) {
 		{"cuda-graphs", request.OverlapOn, []bool{true, true, true}},
 		{"eager", "", []bool{true, true, false}}, // DDP's bucketed all-reduce
 		{"eager", request.OverlapOff, []bool{false, false, false}},
+		{"compiled", request.OverlapOn, []bool{true, true, true}}, // async TP, said so
 	} {
 		r := &wire.Request{
 			Model:   wire.ModelSpec{Architecture: &wire.Architecture{Name: "llama-2-7b", Seq: 2048, Framework: c.framework}},
@@ -37,6 +38,9 @@ func TestMegatronWritesPricedOverlaps(t *testing.T) {
 			if got := strings.Contains(ex.Text, f+" "); got != c.want[i] {
 				t.Errorf("%s, overlap %q: %s written %v, want %v", c.framework, c.overlap, f, got, c.want[i])
 			}
+		}
+		if async := strings.Contains(ex.Text, "async TP"); async != (c.framework == "compiled") {
+			t.Errorf("%s, overlap %q: the tensor-parallel overlap said to be priced as async TP %v", c.framework, c.overlap, async)
 		}
 	}
 }

@@ -49,6 +49,7 @@ func TestOverlapTensorComm(t *testing.T) {
 	compiled := func(overlap string) *wire.Request {
 		r := base(overlap, true)
 		r.Model.Architecture.Framework = "compiled"
+		r.Schedule.MicrobatchSize = 4 // products of 16,384 rows, 4,096 a chunk
 		return r
 	}
 	cOff, cOn, cAsync, cUB := step(compiled("off")), step(compiled("on")), step(compiled(OverlapAsyncTP)), step(compiled(OverlapUserbuffers))

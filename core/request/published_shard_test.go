@@ -134,11 +134,12 @@ var shardedRuns = []shardedRun{
 		torchtitanNode(1, 8, 1, 262144, "fp8", "compiled", "full"), 548, 0.65, gapRing},
 	{"Llama 3.1 70B, FSDP 32 TP 8, b=16 s=8192, compile + Float8", "torchtitan 2024-12, Table 4",
 		torchtitan2D(32, 16, false), 829, issueTolerance, ""},
-	// PyTorch's async TP of December 2024: +21.6% where the row before is +7.8%. The
-	// overlap is priced from what torch.compile's micro-pipeline pass fuses (async-tp,
-	// analytic.Options.TensorCommAsync), checked against the later runs below, not
-	// fitted to this row: the December version sped the run up by 5.7% (829 to 876),
-	// where the pricing predicts 19%, and the same configuration by 16.4% in June 2025.
+	// PyTorch's async TP of December 2024: +20.5% where the row before is +7.8%. The
+	// overlap is priced from what torch.compile's micro-pipeline pass fuses and how it
+	// decomposes the products (async-tp, analytic.Options.TensorCommAsync), checked
+	// against the later runs below, not fitted to this row: the December version sped
+	// the run up by 5.7% (829 to 876), where the pricing predicts 18.1%, and the same
+	// configuration by 16.4% in June 2025 (TestPublishedAsyncTPSpeedups).
 	{"Llama 3.1 70B, FSDP 32 TP 8, b=16 s=8192, + AsyncTP", "torchtitan 2024-12, Table 4",
 		torchtitan2D(32, 16, true), 876, issueTolerance, ""},
 	// PyTorch's async TP against vanilla TP, each pair measured in one benchmark: the
@@ -191,7 +192,7 @@ const (
 	// every per-rank cost at most doubles; only the bytes exchanged grow faster (3x),
 	// about 1.3 s a step at NVLink's rate, which step 0's attention hides.
 	gapRing = "an unexplained ~1.3x of PyTorch's experimental ring attention at CP 4 and 8"
-	// gapBF16TP: +26.4%, of which async TP's part is +5% (predicted +14.9%, measured
+	// gapBF16TP: +25.0%, of which async TP's part is +4% (priced +13.6%, measured
 	// +9.2%): its vanilla TP row is +20.2% and #149990's bf16 row +19.6%, where the
 	// Float8 rows of the same runs are +8.5% to +10.4%. bf16 Llama 70B with FSDP x TP 8
 	// runs about a fifth slower than priced; FSDP alone (Tables 1 and 3) does not, and

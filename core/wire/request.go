@@ -247,7 +247,8 @@ type Parallelism struct {
 	// behind its products), "async-tp" (PyTorch's asynchronous tensor parallelism,
 	// torchtitan's --parallelism.enable_async_tensor_parallel; framework compiled only:
 	// what torch.compile's micro-pipeline pass fuses, which leaves the backward
-	// reduce-scatter of an input gradient that several projections sum exposed), "on"
+	// reduce-scatter of an input gradient that several projections sum exposed, each
+	// fused product run as tensor products of a shard's rows), "on"
 	// (the framework mode's method: async-tp for compiled, userbuffers for eager and
 	// cuda-graphs) or "off". Default: the framework's (cluster.Framework.
 	// OverlapTensorComm: off in every mode). Architectures only.
