@@ -42,5 +42,17 @@ func TestMegatronWritesPricedOverlaps(t *testing.T) {
 		if async := strings.Contains(ex.Text, "async TP"); async != (c.framework == "compiled") {
 			t.Errorf("%s, overlap %q: the tensor-parallel overlap said to be priced as async TP %v", c.framework, c.overlap, async)
 		}
+		// The PyTorch export says how to turn async TP on where it was priced.
+		pt, err := export.Make(fromRequest(t, r), wire.PyTorch)
+		if err != nil {
+			t.Fatal(err)
+		}
+		said := false
+		for _, n := range pt.Notes {
+			said = said || strings.Contains(n.Message, "_micro_pipeline_tp = True")
+		}
+		if said != (c.framework == "compiled") {
+			t.Errorf("%s, overlap %q: the PyTorch export's notes turn async TP on: %v", c.framework, c.overlap, said)
+		}
 	}
 }

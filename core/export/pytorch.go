@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"pipeplan/core/request"
 	"pipeplan/core/schedule"
 	"pipeplan/core/wire"
 )
@@ -58,6 +59,9 @@ func pytorch(j *job) error {
 		plan := "ColwiseParallel for the attention's query, key and value and the MLP's input projections, RowwiseParallel for their output projections"
 		if in.SequenceParallel {
 			plan += ", and with sequence parallelism SequenceParallel for the norms"
+		}
+		if in.OverlapTensorComm && in.SequenceParallel && in.TensorCommMethod == request.OverlapAsyncTP {
+			plan += ". The plan is priced with PyTorch's async tensor parallelism: before compiling each stage with torch.compile, call torch.distributed._symmetric_memory.enable_symm_mem_for_group(mesh[\"tp\"].get_group().group_name) and set torch._inductor.config._micro_pipeline_tp = True (as torchtitan's --parallelism.enable_async_tensor_parallel does)"
 		}
 		j.note(wire.NoteTensorModules, "torch.distributed.pipelining does not split a stage over devices, and the plan runs every stage tensor-parallel over %d devices: build_tensor_parallel shards each stage with parallelize_module (DTensor) over the \"tp\" dimension of a device mesh and builds its PipelineStage on the \"pp\" group. Split the model by hand (STAGE_MODULES): pipeline()'s traced stages are graphs, not the nn.Linear modules parallelize_module shards. tp_plan is your modules' plan: %s", tp, plan)
 	}

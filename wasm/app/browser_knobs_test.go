@@ -78,7 +78,7 @@ func TestBrowserFinerKnobs(t *testing.T) {
 		}
 	}
 	// The lists are core's.
-	for id, want := range map[string][]string{"prefetch": wire.PrefetchModes(), "overlap_grad_reduce": wire.OverlapModes()} {
+	for id, want := range map[string][]string{"prefetch": wire.PrefetchModes(), "overlap_grad_reduce": wire.OverlapModes(), "overlap_tensor_comm": wire.TensorOverlapModes()} {
 		got := do(b, "reading a list", chromedp.Evaluate[string](`[...document.querySelectorAll("#knob-`+id+` option")].map(o => o.value).join(",")`))
 		if want := "," + strings.Join(want, ","); got != want {
 			t.Errorf("#knob-%s offers %q, want %q", id, got, want)
