@@ -72,7 +72,7 @@ type Framework struct {
 	// reduce-scatter, and leaves the backward reduce-scatter of a gradient that several
 	// products sum: analytic.Options.TensorCommAsync) rather than Transformer Engine's
 	// userbuffers. On for compiled (async TP is an Inductor pass: torchtitan refuses it
-	// without torch.compile); Megatron-style cuda-graphs and eager code overlap with
+	// without torch.compile); megatron, cuda-graphs and eager code overlap with
 	// Transformer Engine.
 	AsyncTensorComm bool `json:"async_tensor_comm,omitempty"`
 	// ReturnsLogits: the training loop holds the model's 16-bit logits until the step

@@ -249,8 +249,8 @@ type Parallelism struct {
 	// what torch.compile's micro-pipeline pass fuses, which leaves the backward
 	// reduce-scatter of an input gradient that several projections sum exposed, each
 	// fused product run as tensor products of a shard's rows), "on"
-	// (the framework mode's method: async-tp for compiled, userbuffers for eager and
-	// cuda-graphs) or "off". Default: the framework's (cluster.Framework.
+	// (the framework mode's method: async-tp for compiled, userbuffers for eager,
+	// cuda-graphs and megatron) or "off". Default: the framework's (cluster.Framework.
 	// OverlapTensorComm: off in every mode). Architectures only.
 	OverlapTensorComm string `json:"overlap_tensor_comm,omitempty"`
 }
