@@ -52,6 +52,11 @@ func TestOverlapTensorComm(t *testing.T) {
 		r.Schedule.MicrobatchSize = 4 // products of 16,384 rows, 4,096 a chunk
 		return r
 	}
+	mode := func(framework, overlap string) *wire.Request {
+		r := base(overlap, true)
+		r.Model.Architecture.Framework = framework
+		return r
+	}
 	cOff, cOn, cAsync, cUB := step(compiled("off")), step(compiled("on")), step(compiled(OverlapAsyncTP)), step(compiled(OverlapUserbuffers))
 	if cOn.Step.StepSeconds != cAsync.Step.StepSeconds {
 		t.Errorf("compiled: on %g s, async-tp %g s: on is torch.compile's async TP", cOn.Step.StepSeconds, cAsync.Step.StepSeconds)
@@ -65,7 +70,8 @@ func TestOverlapTensorComm(t *testing.T) {
 		want string
 	}{
 		{base("", true), ""}, {base("on", true), OverlapUserbuffers}, {compiled("on"), OverlapAsyncTP},
-		{compiled(OverlapUserbuffers), OverlapUserbuffers}, {compiled("off"), ""},
+		{compiled(OverlapUserbuffers), OverlapUserbuffers}, {compiled("off"), ""}, {mode("megatron", "on"), OverlapUserbuffers},
+		{mode("eager", "on"), OverlapUserbuffers},
 	} {
 		n, err := Normalize(c.r)
 		if err != nil {
@@ -82,6 +88,8 @@ func TestOverlapTensorComm(t *testing.T) {
 		{base("on", false), "parallelism.overlap_tensor_comm"},
 		{base("yes", true), "parallelism.overlap_tensor_comm"},
 		{base(OverlapAsyncTP, true), "parallelism.overlap_tensor_comm"}, // async TP needs torch.compile
+		{mode("eager", OverlapAsyncTP), "parallelism.overlap_tensor_comm"},
+		{mode("megatron", OverlapAsyncTP), "parallelism.overlap_tensor_comm"},
 		{compiled(OverlapAsyncTP), ""},
 	} {
 		_, err := Run(context.Background(), c.r)
