@@ -1,0 +1,373 @@
+package request
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"sort"
+	"testing"
+
+	"pipeplan/core/wire"
+)
+
+// moreRun is a published dense pre-training run from a source independent of the other
+// tables of this package (issue 19.7: as many independent sources as can be found),
+// planned as a request with the run's own model, parallelism, batch and schedule. The
+// published figure is a step time, measured or derived from the source's own
+// throughput with the source's own FLOP count (flopsPerStep says which).
+type moreRun struct {
+	name, source string
+	r            *wire.Request
+	// seconds is the published step time, or the one the source's TFLOP/s per GPU
+	// gives with its FLOP count.
+	seconds float64
+	// gap, when set, names the known gap that lets the run miss issue 19's 25%.
+	gap string
+}
+
+// gpt2Config is a GPT-style decoder as a gpt2 config.json: LayerNorm, a GELU MLP of
+// 4h, learned positions; tied says whether the output layer shares the embedding,
+// dropout whether it has dropout (GPT-2's 0.1; without, every dropout probability 0),
+// and exactGELU whether the MLP runs the exact GELU (nn.GELU, one kernel) rather than
+// GPT-2's gelu_new (its tanh form, eight operators in eager PyTorch). The matrix
+// products, and so the FLOPs, are the same either way.
+func gpt2Config(h, heads, layers, positions, vocab int, tied, dropout, exactGELU bool) []byte {
+	p := ""
+	if !dropout {
+		p = `, "attn_pdrop": 0, "resid_pdrop": 0, "embd_pdrop": 0`
+	}
+	if exactGELU {
+		p += `, "activation_function": "gelu"`
+	}
+	return []byte(fmt.Sprintf(`{"model_type": "gpt2", "n_embd": %d, "n_head": %d, "n_layer": %d, "n_positions": %d, "vocab_size": %d, "tie_word_embeddings": %t%s}`,
+		h, heads, layers, positions, vocab, tied, p))
+}
+
+// megatronStepFLOPs is the FLOP count Megatron-LM divides by the step time to report
+// TFLOP/s per GPU (megatron/training/training.py, num_floating_point_operations, as of
+// Megatron-Core r0.8.0, for multi-head attention and a 4h MLP):
+// 12 B s L h^2 (6 + s/h + V/(2 L h)) = 72 B s L h^2 (1 + s/6h + V/12Lh) (Narayanan et
+// al. 2021's model FLOPs, the whole s^2 score matrix counted).
+func megatronStepFLOPs(batch, seq, layers, h, vocab int) float64 {
+	b, s, l, hh, v := float64(batch), float64(seq), float64(layers), float64(h), float64(vocab)
+	return 72 * b * s * l * hh * hh * (1 + s/(6*hh) + v/(12*l*hh))
+}
+
+// megatronH100 is a row of the Megatron-LM README's weak-scaling table ("Training speed
+// and scalability", NVIDIA/Megatron-LM README.md and images/model_table.png, added
+// 2024-07-15 with Megatron-Core r0.8.0): GPT models, vocabulary 131,072, sequence
+// 4,096, on up to 6,144 H100s, with data-parallel (--overlap-grad-reduce,
+// --overlap-param-gather), tensor-parallel (--tp-comm-overlap) and pipeline
+// communication overlapped; the throughput "measured for end-to-end training". The
+// parameter counts the table names (1.7B for h 2,048 and 24 layers; 177B for GPT-3's
+// shape) are those of untied input and output embeddings.
+//
+// Assumed where the README does not say (a user who asked for the launch scripts,
+// NVIDIA/Megatron-LM#1571, has no answer): bf16 (the MFU column is the TFLOP/s over the
+// H100's dense bf16 989), Megatron-Core with Transformer Engine launched without CUDA
+// graphs (the megatron framework mode), Transformer Engine's cuDNN fused attention,
+// sequence parallelism with tensor parallelism, the distributed optimizer (which
+// --overlap-param-gather needs) with fp32 gradient buffers, microbatches of one
+// sequence, 1F1B (the table gives no virtual pipeline size), learned positions (a few
+// million parameters either way), and DGX H100 nodes of 8 with the h100-sxm preset's
+// InfiniBand NDR.
+func megatronH100(name string, heads, h, layers, tp, pp, dp, batch int, tflopsPerGPU float64, gap string) moreRun {
+	const seq, vocab = 4096, 131072
+	sp, tpOverlap := false, ""
+	if tp > 1 {
+		sp, tpOverlap = true, OverlapOn
+	}
+	r := &wire.Request{
+		Model: wire.ModelSpec{Architecture: &wire.Architecture{Config: gpt2Config(h, heads, layers, seq, vocab, false, true, false), Seq: seq,
+			Framework: "megatron", Attention: "cudnn"}},
+		Cluster: wire.ClusterSpec{Device: "h100-sxm", DevicesPerNode: 8},
+		Parallelism: wire.Parallelism{Pipeline: pp, Data: dp, Tensor: tp, SequenceParallel: sp, Sharding: "zero1",
+			OverlapGradReduce: OverlapOn, OverlapParamGather: OverlapOn, OverlapTensorComm: tpOverlap},
+		Training: wire.Training{Precision: "mixed-fp32-grads"},
+		Schedule: wire.Schedule{Name: "1f1b", Microbatches: batch / dp, MicrobatchSize: 1},
+	}
+	gpus := tp * pp * dp
+	return moreRun{
+		name:    fmt.Sprintf("Megatron-LM GPT %s, TP%d PP%d DP%d, batch %d, %d H100s", name, tp, pp, dp, batch, gpus),
+		source:  "Megatron-LM README (Megatron-Core r0.8.0), weak scaling",
+		r:       r,
+		seconds: megatronStepFLOPs(batch, seq, layers, h, vocab) / (tflopsPerGPU * 1e12 * float64(gpus)),
+		gap:     gap,
+	}
+}
+
+// gapMegatronSmall: the README's two smallest models (hidden 2,048 and 4,096) ran
+// 28-39% slower than predicted, the error falling with the hidden size (16B +12%, the
+// larger ones within 10%). Not explained: the README gives no launch configuration
+// (microbatch size, dropout, attention backend; a user who asked, NVIDIA/Megatron-LM
+// #1571, has no answer), and with FlashAttention-2's rates instead of cuDNN's these
+// rows err +27% and +21%. LLM Foundry's MPT rows of the same sizes show the same
+// pattern when planned in a Megatron-style mode (+30% to +43% at 760M to 7B), and are
+// within 16% in the eager mode they ran in: the Megatron-style modes price the
+// per-token work outside the matrix products of small layers (norms, activation,
+// dropout, the 131,072-wide cross-entropy) as fused kernels, which Megatron-Core r0.8.0
+// by default did not all fuse.
+const gapMegatronSmall = "small Megatron-Core layers (h 2,048 and 4,096) ran 28-39% slower than the Megatron-style modes price them; the README's launch configuration is not published"
+
+// korthikantiRun is a row of Korthikanti et al. 2022 ("Reducing Activation
+// Recomputation in Large Transformer Models", arXiv 2205.05198), Table 5: seconds per
+// iteration measured on Selene (DGX A100 80 GB, NVSwitch, eight HDR InfiniBand ports
+// per node) with Table 3's configurations: tensor parallelism 8, sequence 2,048,
+// vocabulary 51,200, the interleaved schedule with three chunks for 175B and 530B, no
+// data parallelism (Table 5) or eight-way (section 6.3's 530B run on 2,240 GPUs,
+// 39.15 s). Full recomputation against sequence parallelism with selective
+// recomputation. Planned as publishedRuns plans Narayanan et al.'s rows: Megatron-LM
+// of 2022's unfused attention (eager), its fused kernels (cuda-graphs), the
+// all-reduce after the backward (section 6.3: "we do not use any overlapping of
+// gradient all-reduces"), tied embeddings.
+func korthikantiRun(name string, h, heads, layers, p, v, dp, m, mb int, selective bool, seconds float64) moreRun {
+	recompute, setting := "full", "full recompute"
+	if selective {
+		recompute, setting = "selective", "SP + selective"
+	}
+	sched := "1f1b"
+	if v > 1 {
+		sched = fmt.Sprintf("interleaved:%d", v)
+	}
+	return moreRun{
+		name:   fmt.Sprintf("Korthikanti %s, TP8 PP%d DP%d, %s", name, p, dp, setting),
+		source: "Korthikanti et al. 2022, Table 5 and section 6.3",
+		r: &wire.Request{
+			Model:       wire.ModelSpec{Architecture: &wire.Architecture{Config: gpt2Config(h, heads, layers, 2048, 51200, true, true, false), Seq: 2048, Attention: "eager", Framework: "cuda-graphs"}},
+			Cluster:     wire.ClusterSpec{Device: "a100-80gb", DevicesPerNode: 8, LinkIntra: "nvswitch2", LinkInter: "ib-hdr"},
+			Parallelism: wire.Parallelism{Pipeline: p, Data: dp, Tensor: 8, SequenceParallel: selective},
+			Training:    wire.Training{Recompute: recompute},
+			Schedule:    wire.Schedule{Name: sched, Microbatches: m, MicrobatchSize: mb},
+		},
+		seconds: seconds,
+	}
+}
+
+// mptRun is a row of MosaicML's LLM Foundry benchmark tables (mosaicml/llm-foundry,
+// scripts/train/benchmarking/README.md, "MPT Training Benchmarks"): measured on the
+// MosaicML platform with Composer and PyTorch FSDP; the H100 tables and the A100 80 GB
+// one as pull request #838 (January 2024) left them, the A100 40 GB one as the
+// repository's first commit of the file (May 2023: PyTorch 1.13.1, Triton flash
+// attention; sweep.sh). Each row gives its model (d_model, heads and layers of
+// scripts/train/yamls/pretrain/mpt-*.yaml: a GPT decoder with a 4h MLP of nn.GELU, no
+// biases, no dropout, learned positions, tied embeddings, vocabulary 50,368: the table's
+// NumParams grow with the sequence by seq x d_model, the learned positions), sharding
+// (FULL_SHARD: fsdp; SHARD_GRAD_OP: zero2), microbatch size, gradient accumulation,
+// activation checkpointing (full recomputation) and tokens per second per GPU.
+//
+// Assumed: eager PyTorch (Composer runs the model's modules eagerly; the eager mode's
+// per-operator host time and unfused operators: MPT's block is its own code, not
+// HuggingFace's GPT-2, but the gpt2 config with the exact GELU and no dropout keeps what
+// MPT's keeps: 32 bytes per token and hidden unit a layer), FlashAttention-2's published
+// rates (attn_impl flash: flash_attn_varlen_func; the A100 40 GB rows' Triton kernel
+// too), mixed precision with fp32 master weights (amp_bf16; "PURE" bf16 FSDP keeps its
+// sharded fp32 parameters as well), the data-parallel gradient reduction overlapped as
+// FSDP overlaps it, nodes of 8 with the H100 preset's InfiniBand NDR and, for the A100
+// tables ("1600 Gbps node-node interconnect (RoCE)"), ib-hdr's 200 Gb/s per GPU.
+func mptRun(table, model string, seq, gpus int, device string, mbs, accum int, sharding string, ckpt bool, tokensPerGPU float64, gap string) moreRun {
+	shapes := map[string][3]int{ // d_model, heads, layers
+		"125m": {768, 12, 12}, "350m": {1024, 16, 24}, "760m": {1536, 12, 24}, "1b": {2048, 16, 24}, "3b": {2560, 20, 32},
+		"7b": {4096, 32, 32}, "13b": {5120, 40, 40}, "30b": {7168, 56, 48}, "70b": {8192, 64, 80},
+	}
+	sh := shapes[model]
+	recompute, link, ck := "none", "", ""
+	if ckpt {
+		recompute, ck = "full", ", checkpointing"
+	}
+	if device != "h100-sxm" {
+		link = "ib-hdr"
+	}
+	shard := map[string]string{"FULL_SHARD": "fsdp", "SHARD_GRAD_OP": "zero2"}[sharding]
+	return moreRun{
+		name:   fmt.Sprintf("MPT-%s, s=%d, %d %s, %s, mbs %d x %d%s", model, seq, gpus, device, sharding, mbs, accum, ck),
+		source: "LLM Foundry MPT benchmarks, " + table,
+		r: &wire.Request{
+			Model:   wire.ModelSpec{Architecture: &wire.Architecture{Config: gpt2Config(sh[0], sh[1], sh[2], seq, 50368, true, false, true), Seq: seq, Attention: "flash", Framework: "eager"}},
+			Cluster: wire.ClusterSpec{Device: device, Count: gpus, DevicesPerNode: 8, LinkInter: link},
+			Parallelism: wire.Parallelism{Pipeline: 1, Data: gpus, Sharding: shard,
+				OverlapGradReduce: OverlapOn, OverlapParamGather: OverlapOn},
+			Training: wire.Training{Recompute: recompute},
+			Schedule: wire.Schedule{Name: "1f1b", Microbatches: accum, MicrobatchSize: mbs},
+		},
+		seconds: float64(mbs*accum*seq) / tokensPerGPU,
+		gap:     gap,
+	}
+}
+
+// The LLM Foundry tables.
+const (
+	mptH100    = "H100 (2024-01)"
+	mptA100x80 = "A100 80GB (2024-01)"
+	mptA100x40 = "A100 40GB (2023-05)"
+)
+
+// gapMPTLong: MPT at 16,384 and 32,768 tokens runs 1.3x slower than predicted, where the
+// same models at 2,048 to 8,192 tokens are within 5%: the attention, 45-70% of these
+// rows' FLOPs, ran slower than FlashAttention-2's published H100 rates (Shah et al.
+// 2024) that the planner prices. LLM Foundry's flash path (llmfoundry/models/layers/
+// attention.py at #838: flash_attn_varlen_func between bert_padding's unpad_input and
+// pad_input, copies of q, k, v and the output each layer) adds memory traffic that grows
+// with the tokens, not their square, so it explains little of it; the flash-attn
+// version the image carried is not stated. torchtitan's s=32,768 row errs the same way
+// (+19%): issue 19's "the error grows with sequence length".
+const gapMPTLong = "MPT's attention at 16k-32k tokens ran ~1.3x slower than FlashAttention-2's published rates (the long-sequence optimism of issue 19)"
+
+// moreRuns are the published runs of the sources below, each with its assumptions.
+var moreRuns = []moreRun{
+	megatronH100("1.7B", 16, 2048, 24, 1, 1, 48, 192, 408.8, gapMegatronSmall),
+	megatronH100("7.1B", 32, 4096, 30, 2, 1, 48, 192, 465.9, gapMegatronSmall),
+	megatronH100("16B", 48, 6144, 32, 4, 1, 48, 192, 489.1, ""),
+	megatronH100("32B", 56, 7168, 48, 8, 1, 48, 192, 459.6, ""),
+	megatronH100("70B", 64, 8192, 84, 8, 2, 48, 384, 419.7, ""),
+	megatronH100("119B", 80, 10240, 92, 8, 4, 48, 768, 420.5, ""),
+	megatronH100("177B", 96, 12288, 96, 8, 6, 48, 1152, 432.8, ""),
+	megatronH100("314B", 128, 16384, 96, 8, 8, 48, 1536, 474.4, ""),
+	megatronH100("462B", 144, 18432, 112, 8, 16, 48, 3072, 459.9, ""),
+
+	korthikantiRun("22B", 6144, 64, 48, 1, 1, 1, 1, 4, false, 1.42),
+	korthikantiRun("22B", 6144, 64, 48, 1, 1, 1, 1, 4, true, 1.10),
+	korthikantiRun("175B", 12288, 96, 96, 8, 3, 1, 64, 1, false, 18.13),
+	korthikantiRun("175B", 12288, 96, 96, 8, 3, 1, 64, 1, true, 13.75),
+	korthikantiRun("530B", 20480, 128, 105, 35, 3, 1, 280, 1, false, 49.05),
+	korthikantiRun("530B", 20480, 128, 105, 35, 3, 1, 280, 1, true, 37.83),
+	korthikantiRun("530B", 20480, 128, 105, 35, 3, 8, 280, 1, true, 39.15),
+	korthikantiRun("1T", 25600, 160, 128, 64, 1, 1, 512, 1, false, 94.42),
+	korthikantiRun("1T", 25600, 160, 128, 64, 1, 1, 512, 1, true, 71.49),
+
+	// LLM Foundry's tables: each model at the large-scale table's 128 GPUs (and 512 for
+	// the largest and 7B), the 8-GPU sequence sweep at 512 to 32,768 tokens, the A100
+	// 80 GB rows and the A100 40 GB rows at 128 GPUs (8 for the smallest models). Those
+	// the planner refuses are in mptRefused.
+	mptRun(mptH100, "70b", 2048, 512, "h100-sxm", 8, 1, "FULL_SHARD", true, 1007, ""),
+	mptRun(mptH100, "70b", 2048, 128, "h100-sxm", 8, 1, "FULL_SHARD", true, 1058, ""),
+	mptRun(mptH100, "30b", 2048, 128, "h100-sxm", 8, 1, "FULL_SHARD", true, 2199, ""),
+	mptRun(mptH100, "13b", 2048, 128, "h100-sxm", 16, 1, "FULL_SHARD", true, 5080, ""),
+	mptRun(mptH100, "7b", 2048, 512, "h100-sxm", 6, 1, "FULL_SHARD", false, 9670, ""),
+	mptRun(mptH100, "7b", 2048, 128, "h100-sxm", 6, 1, "FULL_SHARD", false, 10475, ""),
+	mptRun(mptH100, "3b", 2048, 128, "h100-sxm", 8, 1, "SHARD_GRAD_OP", false, 23422, ""),
+	mptRun(mptH100, "1b", 2048, 128, "h100-sxm", 12, 1, "SHARD_GRAD_OP", false, 44123, ""),
+	mptRun(mptH100, "7b", 2048, 8, "h100-sxm", 6, 1, "FULL_SHARD", false, 10643, ""),
+	mptRun(mptH100, "7b", 8192, 8, "h100-sxm", 8, 2, "FULL_SHARD", true, 6935, ""),
+	mptRun(mptH100, "7b", 32768, 8, "h100-sxm", 2, 2, "FULL_SHARD", true, 3318, gapMPTLong),
+	mptRun(mptH100, "13b", 4096, 8, "h100-sxm", 10, 3, "FULL_SHARD", true, 4717, ""),
+	mptRun(mptH100, "13b", 32768, 8, "h100-sxm", 1, 3, "FULL_SHARD", true, 1976, gapMPTLong),
+	mptRun(mptH100, "3b", 512, 8, "h100-sxm", 40, 6, "FULL_SHARD", false, 27965, ""),
+	mptRun(mptH100, "1b", 4096, 8, "h100-sxm", 7, 4, "FULL_SHARD", false, 38535, ""),
+	mptRun(mptH100, "1b", 16384, 8, "h100-sxm", 2, 4, "FULL_SHARD", false, 19649, gapMPTLong),
+	mptRun(mptA100x80, "70b", 2048, 64, "a100-80gb", 8, 4, "FULL_SHARD", true, 410, ""),
+	mptRun(mptA100x80, "30b", 2048, 8, "a100-80gb", 3, 21, "FULL_SHARD", true, 916, ""),
+	mptRun(mptA100x80, "13b", 2048, 8, "a100-80gb", 2, 3, "FULL_SHARD", false, 2262, ""),
+	mptRun(mptA100x80, "7b", 2048, 8, "a100-80gb", 6, 2, "FULL_SHARD", false, 4641, ""),
+	mptRun(mptA100x80, "1b", 2048, 8, "a100-80gb", 14, 4, "FULL_SHARD", false, 20513, ""),
+	mptRun(mptA100x40, "70b", 2048, 128, "a100-40gb", 4, 1, "FULL_SHARD", true, 376, ""),
+	mptRun(mptA100x40, "13b", 2048, 128, "a100-40gb", 16, 1, "FULL_SHARD", true, 1972, ""),
+	mptRun(mptA100x40, "7b", 2048, 128, "a100-40gb", 18, 1, "FULL_SHARD", true, 3623, ""),
+
+	// BLOOM 176B (BigScience; Le Scao et al. 2022, arXiv 2211.05100, section 3.4): the
+	// training log of iteration 12,695, the first days at the full batch
+	// (bigscience-workshop/bigscience, train/tr11-176B-ml/chronicles.md: "elapsed time
+	// per iteration (s): 105.22 | ... global batch size: 2048 | ... TFLOPs: 149.02"), with
+	// the launch script's configuration (train/tr11-176B-ml/tr11-176B-ml.slurm): TP 4, PP
+	// 12, DP 8 on 384 A100 80 GB (48 nodes of 8), microbatches of 2, global batch 2,048
+	// of 2,048 tokens, bf16, --checkpoint-activations (full recomputation), DeepSpeed's
+	// BF16 optimizer ("it implements its own zero stage 1 equivalent": zero1), hidden
+	// 14,336, 70 layers, 112 heads, vocabulary padded to 250,880, tied embeddings.
+	// Assumed: a gpt2 config (BLOOM's ALiBi and embedding LayerNorm change no matrix
+	// product; its learned-position table here is 29M parameters of 176B), Megatron-
+	// DeepSpeed of 2022's unfused attention and fused kernels (eager attention,
+	// cuda-graphs, as MT-NLG's rows), NVSwitch inside a node (Jean Zay's HPE nodes carry
+	// the HGX A100 board), and between nodes ib-edr's 100 Gb/s per device where Jean Zay
+	// has four 100 Gb/s Omni-Path links per node of eight (the planner's one interface
+	// per device doubles the node's bandwidth: the data-parallel reduction of the
+	// 3.7B parameters a device holds is a few seconds of a 105 s step).
+	{
+		name:   "BLOOM 176B, TP4 PP12 DP8, batch 2048, 384 A100s",
+		source: "BigScience BLOOM 176B training log (tr11-176B-ml)",
+		r: &wire.Request{
+			Model:       wire.ModelSpec{Architecture: &wire.Architecture{Config: gpt2Config(14336, 112, 70, 2048, 250880, true, true, false), Seq: 2048, Attention: "eager", Framework: "cuda-graphs"}},
+			Cluster:     wire.ClusterSpec{Device: "a100-80gb", DevicesPerNode: 8, LinkIntra: "nvswitch2", LinkInter: "ib-edr"},
+			Parallelism: wire.Parallelism{Pipeline: 12, Data: 8, Tensor: 4, Sharding: "zero1"},
+			Training:    wire.Training{Recompute: "full"},
+			Schedule:    wire.Schedule{Name: "1f1b", Microbatches: 2048 / 8 / 2, MicrobatchSize: 2},
+		},
+		seconds: 105.22,
+	},
+}
+
+// mptRefused are LLM Foundry rows that ran but that the planner refuses as not fitting
+// (issue 19.3: a published configuration that ran must plan as feasible): small MPT
+// models with large microbatches and no activation checkpointing, whose output layer the
+// eager mode prices as HuggingFace's code holds it (the logits of every token of the
+// microbatch, 50,368 wide, with fp32 copies for the loss: 9.4 GiB kept and 33 GiB
+// working for MPT-760M's 24 x 2,048 tokens, against 54 GiB for all 24 blocks). They are
+// held as refused: TestMoreRefusedRuns fails when one fits, so that it moves into
+// moreRuns.
+var mptRefused = []moreRun{
+	mptRun(mptH100, "3b", 8192, 8, "h100-sxm", 3, 6, "FULL_SHARD", false, 16578, ""),
+	mptRun(mptH100, "760m", 2048, 8, "h100-sxm", 24, 2, "FULL_SHARD", false, 63147, ""),
+	mptRun(mptA100x40, "3b", 2048, 128, "a100-40gb", 6, 1, "FULL_SHARD", false, 9538, ""),
+	mptRun(mptA100x40, "1b", 2048, 128, "a100-40gb", 10, 1, "FULL_SHARD", false, 18647, ""),
+	mptRun(mptA100x40, "350m", 2048, 8, "a100-40gb", 16, 4, "FULL_SHARD", false, 55995, ""),
+	mptRun(mptA100x40, "125m", 2048, 8, "a100-40gb", 26, 3, "FULL_SHARD", false, 136334, ""),
+}
+
+// TestMoreRefusedRuns holds mptRefused: each ran, each is still planned as not fitting
+// (a known defect, issue 19.3), and one that fits fails the test so that it joins
+// moreRuns and the validation summary.
+func TestMoreRefusedRuns(t *testing.T) {
+	for _, c := range mptRefused {
+		res, err := Run(context.Background(), c.r)
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		if res.Feasible {
+			t.Errorf("%s (%s) now fits: move it into moreRuns", c.name, c.source)
+			continue
+		}
+		t.Logf("%-60s ran, refused: %s", c.name, res.FirstError().Message)
+	}
+}
+
+// TestMorePublishedRuns plans each run of moreRuns exactly as it ran: each must plan as
+// feasible (each ran), and its throughput error (published step time over predicted,
+// minus 1) stay within issue 19's 25% unless its gap names why not. Every error is
+// logged, with the median and signed median per source.
+func TestMorePublishedRuns(t *testing.T) {
+	if testing.Short() {
+		t.Skip("plans runs of up to 6,144 devices")
+	}
+	by := map[string][]float64{}
+	var all []float64
+	for _, c := range moreRuns {
+		res, err := Run(context.Background(), c.r)
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		if !res.Feasible {
+			t.Errorf("%s (%s): ran, but planned as not fitting: %v", c.name, c.source, res.Diagnostics)
+			continue
+		}
+		e := c.seconds/res.Step.StepSeconds - 1
+		by[c.source] = append(by[c.source], e)
+		all = append(all, e)
+		t.Logf("%-60s predicted %8.2f s, published %8.2f s: throughput error %+5.1f%% (MFU %.1f%%, bubble %.2f; %s; %s)",
+			c.name, res.Step.StepSeconds, c.seconds, 100*e, 100*res.Step.MFU, res.Step.BubbleFraction, res.Step.Breakdown, c.source)
+		switch {
+		case c.gap != "":
+			t.Logf("    known gap: %s", c.gap)
+		case math.Abs(e) > issueTolerance:
+			t.Errorf("%s: throughput error %+.1f%% beyond 25%% (%s)", c.name, 100*e, c.source)
+		}
+	}
+	keys := make([]string, 0, len(by))
+	for k := range by {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		s, a := medians(by[k])
+		t.Logf("%-60s %2d runs: median |error| %4.1f%%, signed median %+5.1f%%", k, len(by[k]), 100*a, 100*s)
+	}
+	s, a := medians(all)
+	t.Logf("all: %d runs, median |error| %.1f%%, signed median %+.1f%%", len(all), 100*a, 100*s)
+}
