@@ -20,7 +20,8 @@ type validationCase struct {
 }
 
 // validationCases plans every published run of this package's tables (publishedRuns,
-// llama3Runs, shardedRuns, fp8Runs, the steps measured on an H100, publishedMoERuns) through Run and returns each one's
+// llama3Runs, shardedRuns, fp8Runs, the steps measured on an H100, publishedMoERuns,
+// moreRuns) through Run and returns each one's
 // throughput error; a run that does not fit is reported as an error of t (each ran).
 func validationCases(t *testing.T) []validationCase {
 	t.Helper()
@@ -80,6 +81,11 @@ func validationCases(t *testing.T) []validationCase {
 		if res := run(c.name, c.req); res != nil {
 			got := res.Step.TokensPerSecond / float64(res.Step.Devices)
 			out = append(out, validationCase{c.name, c.source, runPrecision(c.req), got/c.tokensPerGPUSecond - 1, c.gap})
+		}
+	}
+	for _, c := range moreRuns { // published_more_test.go
+		if res := run(c.name, c.r); res != nil {
+			out = append(out, validationCase{c.name, c.source, runPrecision(c.r), c.seconds/res.Step.StepSeconds - 1, c.gap})
 		}
 	}
 	return out
