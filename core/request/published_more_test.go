@@ -14,14 +14,15 @@ import (
 // tables of this package (issue 19.7: as many independent sources as can be found),
 // planned as a request with the run's own model, parallelism, batch and schedule. The
 // published figure is a step time, measured or derived from the source's own
-// throughput with the source's own FLOP count (flopsPerStep says which).
+// throughput with the source's own FLOP count (each table's comment says which).
 type moreRun struct {
 	name, source string
 	r            *wire.Request
 	// seconds is the published step time, or the one the source's TFLOP/s per GPU
 	// gives with its FLOP count.
 	seconds float64
-	// gap, when set, names the known gap that lets the run miss issue 19's 25%.
+	// gap, when set, names the known gap that lets the run miss issue 19's 25% (by at
+	// most as much again: TestMorePublishedRuns).
 	gap string
 }
 
@@ -55,7 +56,7 @@ func megatronStepFLOPs(batch, seq, layers, h, vocab int) float64 {
 
 // megatronH100 is a row of the Megatron-LM README's weak-scaling table ("Training speed
 // and scalability", NVIDIA/Megatron-LM README.md and images/model_table.png, added
-// 2024-07-15 with Megatron-Core r0.8.0): GPT models, vocabulary 131,072, sequence
+// 2024-07-15; the figures' legend names Megatron-Core r0.8.0): GPT models, vocabulary 131,072, sequence
 // 4,096, on up to 6,144 H100s, with data-parallel (--overlap-grad-reduce,
 // --overlap-param-gather), tensor-parallel (--tp-comm-overlap) and pipeline
 // communication overlapped; the throughput "measured for end-to-end training". The
@@ -103,10 +104,11 @@ func megatronH100(name string, heads, h, layers, tp, pp, dp, batch int, tflopsPe
 // #1571, has no answer), and with FlashAttention-2's rates instead of cuDNN's these
 // rows err +27% and +21%. LLM Foundry's MPT rows of the same sizes show the same
 // pattern when planned in a Megatron-style mode (+30% to +43% at 760M to 7B), and are
-// within 16% in the eager mode they ran in: the Megatron-style modes price the
-// per-token work outside the matrix products of small layers (norms, activation,
-// dropout, the 131,072-wide cross-entropy) as fused kernels, which Megatron-Core r0.8.0
-// by default did not all fuse.
+// within 16% in the eager mode they ran in. A likely cause, not confirmed: the
+// Megatron-style modes price the per-token work outside the matrix products, which
+// weighs most in small layers (norms, activation, dropout, the 131,072-wide
+// cross-entropy), as fused kernels, and Megatron-Core r0.8.0 with its default flags may
+// not have fused all of it.
 const gapMegatronSmall = "small Megatron-Core layers (h 2,048 and 4,096) ran 28-39% slower than the Megatron-style modes price them; the README's launch configuration is not published"
 
 // korthikantiRun is a row of Korthikanti et al. 2022 ("Reducing Activation
@@ -302,12 +304,12 @@ var moreRuns = []moreRun{
 
 // mptRefused are LLM Foundry rows that ran but that the planner refuses as not fitting
 // (issue 19.3: a published configuration that ran must plan as feasible): small MPT
-// models with large microbatches and no activation checkpointing, whose output layer the
-// eager mode prices as HuggingFace's code holds it (the logits of every token of the
-// microbatch, 50,368 wide, with fp32 copies for the loss: 9.4 GiB kept and 33 GiB
-// working for MPT-760M's 24 x 2,048 tokens, against 54 GiB for all 24 blocks). They are
-// held as refused: TestMoreRefusedRuns fails when one fits, so that it moves into
-// moreRuns.
+// models with large microbatches and no activation checkpointing. The output layer, 50,368
+// logits a token, is where the prediction grows beyond the blocks': for MPT-760M's 24 x
+// 2,048 tokens the eager mode prices it at 9.4 GiB kept and 33 GiB working beside 54 GiB
+// for the 24 blocks, 98 GiB in all against the H100's 80 GB; how MPT's loss held less
+// is not published. They are held as refused: TestMoreRefusedRuns fails when one fits,
+// so that it moves into moreRuns.
 var mptRefused = []moreRun{
 	mptRun(mptH100, "3b", 8192, 8, "h100-sxm", 3, 6, "FULL_SHARD", false, 16578, ""),
 	mptRun(mptH100, "760m", 2048, 8, "h100-sxm", 24, 2, "FULL_SHARD", false, 63147, ""),
@@ -336,8 +338,9 @@ func TestMoreRefusedRuns(t *testing.T) {
 
 // TestMorePublishedRuns plans each run of moreRuns exactly as it ran: each must plan as
 // feasible (each ran), and its throughput error (published step time over predicted,
-// minus 1) stay within issue 19's 25% unless its gap names why not. Every error is
-// logged, with the median and signed median per source.
+// minus 1) stay within issue 19's 25%, or, for a run whose gap names why not, beyond 25%
+// and within twice that (a gap that closes must be removed). Every error is logged,
+// with the median and signed median per source.
 func TestMorePublishedRuns(t *testing.T) {
 	if testing.Short() {
 		t.Skip("plans runs of up to 6,144 devices")
@@ -359,6 +362,10 @@ func TestMorePublishedRuns(t *testing.T) {
 		t.Logf("%-60s predicted %8.2f s, published %8.2f s: throughput error %+5.1f%% (MFU %.1f%%, bubble %.2f; %s; %s)",
 			c.name, res.Step.StepSeconds, c.seconds, 100*e, 100*res.Step.MFU, res.Step.BubbleFraction, res.Step.Breakdown, c.source)
 		switch {
+		case c.gap != "" && math.Abs(e) <= issueTolerance:
+			t.Errorf("%s: throughput error %+.1f%% within 25%%: its known gap (%s) is gone, remove it", c.name, 100*e, c.gap)
+		case c.gap != "" && math.Abs(e) > 2*issueTolerance:
+			t.Errorf("%s: throughput error %+.1f%% beyond twice 25%%, more than its known gap (%s)", c.name, 100*e, c.gap)
 		case c.gap != "":
 			t.Logf("    known gap: %s", c.gap)
 		case math.Abs(e) > issueTolerance:
