@@ -24,6 +24,9 @@ type moreRun struct {
 	// gap, when set, names the known gap that lets the run miss issue 19's 25% (by at
 	// most as much again: TestMorePublishedRuns).
 	gap string
+	// memGB, when set, is the device memory the source published for the run (GB, 1e9
+	// bytes): compared with the plan's most loaded stage.
+	memGB float64
 }
 
 // gpt2Config is a GPT-style decoder as a gpt2 config.json: LayerNorm, a GELU MLP of
@@ -219,7 +222,9 @@ const gapMPTLong = "MPT's attention at 16k-32k tokens ran ~1.3x slower than Flas
 // et al. 2022, "BLOOM", arXiv 2211.05100, section 3.4): 48 nodes of 8 A100 80 GB (384
 // GPUs), sequence 2,048, vocabulary padded to 250,880, tied embeddings, bf16,
 // --checkpoint-activations (full recomputation), DeepSpeed's BF16 optimizer ("it
-// implements its own zero stage 1 equivalent": zero1), the 1F1B pipeline, with the
+// implements its own zero stage 1 equivalent": zero1; "written to accumulate gradients
+// in fp32 ... 4bytes x params and it's not sharded": mixed-fp32-grads), the 1F1B
+// pipeline, with the
 // hidden size, heads, layers, data, tensor and pipeline sizes, microbatch and global
 // batch of the run. Assumed: a gpt2 config (BLOOM's ALiBi and embedding LayerNorm
 // change no matrix product; its learned-position table here is 29M parameters of
@@ -236,7 +241,7 @@ const gapMPTLong = "MPT's attention at 16k-32k tokens ran ~1.3x slower than Flas
 // Megatron-DeepSpeed's pipeline engine (its blocking point-to-point transfers, its
 // instruction interpreter per microbatch) is not modelled; the network's bandwidth
 // is not the cause (the data-parallel reduction is about 1% of the step).
-func bloomRun(source string, h, heads, layers, dp, tp, pp, mbs, gbs int, seconds float64, gap string) moreRun {
+func bloomRun(source string, h, heads, layers, dp, tp, pp, mbs, gbs int, seconds, memGB float64, gap string) moreRun {
 	return moreRun{
 		name:   fmt.Sprintf("BLOOM h=%d a=%d L=%d, TP%d PP%d DP%d, mbs %d, %d A100s", h, heads, layers, tp, pp, dp, mbs, dp*tp*pp),
 		source: source,
@@ -244,13 +249,29 @@ func bloomRun(source string, h, heads, layers, dp, tp, pp, mbs, gbs int, seconds
 			Model:       wire.ModelSpec{Architecture: &wire.Architecture{Config: gpt2Config(h, heads, layers, 2048, 250880, true, true, false), Seq: 2048, Attention: "eager", Framework: "cuda-graphs"}},
 			Cluster:     wire.ClusterSpec{Device: "a100-80gb", DevicesPerNode: 8, LinkIntra: "nvswitch2", LinkInter: "ib-edr"},
 			Parallelism: wire.Parallelism{Pipeline: pp, Data: dp, Tensor: tp, Sharding: "zero1"},
-			Training:    wire.Training{Recompute: "full"},
+			Training:    wire.Training{Recompute: "full", Precision: "mixed-fp32-grads"},
 			Schedule:    wire.Schedule{Name: "1f1b", Microbatches: gbs / dp / mbs, MicrobatchSize: mbs},
 		},
 		seconds: seconds,
 		gap:     gap,
+		memGB:   memGB,
 	}
 }
+
+// memGapBloom: the topology benchmarks' memory ("Mem = max memory used by the first
+// (last) nodes with the word embedding matrix", read from nvidia-smi: "pdsh ...
+// nvidia-smi") runs 19-29% above the plan's most loaded stage, whatever the layout.
+// nvidia-smi counts what PyTorch's caching allocator holds, beyond the peak allocated
+// (2% in the planner, measured on Megatron-style runs of 2024), and DeepSpeed's own
+// buffers (its ZeRO reduce and all-gather buckets, its pipeline engine's transfer
+// buffers), which the planner does not count; which of them accounts for it is not
+// published. The figures are compared as written, in GB (were they nvidia-smi's MiB
+// over 1,024, they would be 7% larger). Held: never above the published figure, and at
+// most 35% below.
+const (
+	memGapBloom    = 0.35
+	memGapBloomWhy = "nvidia-smi snapshots: the caching allocator's cache and DeepSpeed's buffers, not planned"
+)
 
 // gapBloomTP8: at TP 8 with microbatches of 2 the benchmarks ran 37-46% slower than
 // predicted, where the same shapes at TP 4 (or TP 8 with microbatches of 4) err +14% to
@@ -329,21 +350,21 @@ var moreRuns = []moreRun{
 	// TFLOPs: 149.02"), with the launch script's configuration
 	// (train/tr11-176B-ml/tr11-176B-ml.slurm): TP 4, PP 12, DP 8, microbatches of 2,
 	// 112 heads.
-	bloomRun(bloomLog, 14336, 112, 70, 8, 4, 12, 2, 2048, 105.22, ""),
+	bloomRun(bloomLog, 14336, 112, 70, 8, 4, 12, 2, 2048, 105.22, 0, ""),
 	// The topology benchmarks of 2022-02-28 (train/tr11-176B-ml/chronicles-prequel.md,
 	// "Rebalancing layers": the BF16 optimizer and the partition method of the
 	// production run; second-iteration snapshots, which "can fluctuate a bit"), the
 	// rows of 64 heads and of the production model's 112.
-	bloomRun(bloomPrequel, 14336, 64, 70, 4, 8, 12, 2, 2048, 121.63, gapBloomTP8),
-	bloomRun(bloomPrequel, 14336, 64, 70, 8, 4, 12, 2, 2048, 102.03, ""),
-	bloomRun(bloomPrequel, 14336, 112, 70, 8, 4, 12, 2, 2048, 104.50, ""),
-	bloomRun(bloomPrequel, 14336, 64, 70, 8, 4, 12, 4, 2048, 102.27, ""),
-	bloomRun(bloomPrequel, 13312, 64, 82, 4, 8, 12, 4, 2048, 111.79, ""),
-	bloomRun(bloomPrequel, 13312, 64, 82, 8, 4, 12, 2, 2048, 104.45, ""),
-	bloomRun(bloomPrequel, 13312, 64, 82, 8, 4, 12, 4, 2048, 104.82, ""),
-	bloomRun(bloomPrequel, 12288, 64, 106, 8, 4, 12, 2, 2048, 116.54, ""),
-	bloomRun(bloomPrequel, 12288, 64, 100, 8, 8, 6, 2, 2048, 139.72, gapBloomTP8),
-	bloomRun(bloomPrequel, 12288, 64, 100, 8, 8, 6, 4, 2048, 120.96, ""),
+	bloomRun(bloomPrequel, 14336, 64, 70, 4, 8, 12, 2, 2048, 121.63, 40, gapBloomTP8),
+	bloomRun(bloomPrequel, 14336, 64, 70, 8, 4, 12, 2, 2048, 102.03, 59, ""),
+	bloomRun(bloomPrequel, 14336, 112, 70, 8, 4, 12, 2, 2048, 104.50, 59, ""),
+	bloomRun(bloomPrequel, 14336, 64, 70, 8, 4, 12, 4, 2048, 102.27, 73, ""),
+	bloomRun(bloomPrequel, 13312, 64, 82, 4, 8, 12, 4, 2048, 111.79, 52, ""),
+	bloomRun(bloomPrequel, 13312, 64, 82, 8, 4, 12, 2, 2048, 104.45, 63, ""),
+	bloomRun(bloomPrequel, 13312, 64, 82, 8, 4, 12, 4, 2048, 104.82, 74, ""),
+	bloomRun(bloomPrequel, 12288, 64, 106, 8, 4, 12, 2, 2048, 116.54, 67, ""),
+	bloomRun(bloomPrequel, 12288, 64, 100, 8, 8, 6, 2, 2048, 139.72, 61, gapBloomTP8),
+	bloomRun(bloomPrequel, 12288, 64, 100, 8, 8, 6, 4, 2048, 120.96, 72, ""),
 }
 
 // mptRefused are LLM Foundry rows that ran but that the planner refuses as not fitting
@@ -383,14 +404,15 @@ func TestMoreRefusedRuns(t *testing.T) {
 // TestMorePublishedRuns plans each run of moreRuns exactly as it ran: each must plan as
 // feasible (each ran), and its throughput error (published step time over predicted,
 // minus 1) stay within issue 19's 25%, or, for a run whose gap names why not, beyond 25%
-// and within twice that (a gap that closes must be removed). Every error is logged,
-// with the median and signed median per source.
+// and within twice that (a gap that closes must be removed). Where the source published
+// the device memory, the plan's most loaded stage is compared with it. Every error is
+// logged, with the median and signed median per source.
 func TestMorePublishedRuns(t *testing.T) {
 	if testing.Short() {
 		t.Skip("plans runs of up to 6,144 devices")
 	}
 	by := map[string][]float64{}
-	var all []float64
+	var all, mem []float64
 	for _, c := range moreRuns {
 		res, err := Run(context.Background(), c.r)
 		if err != nil {
@@ -405,6 +427,18 @@ func TestMorePublishedRuns(t *testing.T) {
 		all = append(all, e)
 		t.Logf("%-60s predicted %8.2f s, published %8.2f s: throughput error %+5.1f%% (MFU %.1f%%, bubble %.2f; %s; %s)",
 			c.name, res.Step.StepSeconds, c.seconds, 100*e, 100*res.Step.MFU, res.Step.BubbleFraction, res.Step.Breakdown, c.source)
+		if c.memGB > 0 {
+			var peak int64
+			for _, st := range res.Plan.Stages {
+				peak = max(peak, st.MemoryBytes)
+			}
+			me := float64(peak)/1e9/c.memGB - 1
+			mem = append(mem, me)
+			t.Logf("    memory: the most loaded stage %.1f GB, published %.0f GB: %+.1f%%", float64(peak)/1e9, c.memGB, 100*me)
+			if me > 0 || me < -memGapBloom {
+				t.Errorf("%s: the most loaded stage %.1f GB, published %.0f GB: %+.1f%%, outside the known gap (0 to -%.0f%%: %s)", c.name, float64(peak)/1e9, c.memGB, 100*me, 100*memGapBloom, memGapBloomWhy)
+			}
+		}
 		switch {
 		case c.gap != "" && math.Abs(e) <= issueTolerance:
 			t.Errorf("%s: throughput error %+.1f%% within 25%%: its known gap (%s) is gone, remove it", c.name, 100*e, c.gap)
@@ -427,4 +461,6 @@ func TestMorePublishedRuns(t *testing.T) {
 	}
 	s, a := medians(all)
 	t.Logf("all: %d runs, median |error| %.1f%%, signed median %+.1f%%", len(all), 100*a, 100*s)
+	s, a = medians(mem)
+	t.Logf("memory: %d runs with a published figure, median |error| %.1f%%, signed median %+.1f%% (issue 19's target: within 10%%)", len(mem), 100*a, 100*s)
 }
