@@ -243,7 +243,7 @@ const gapMPTLong = "MPT's attention at 16k-32k tokens ran ~1.3x slower than Flas
 // is not the cause (the data-parallel reduction is about 1% of the step).
 func bloomRun(source string, h, heads, layers, dp, tp, pp, mbs, gbs int, seconds, memGB float64, gap string) moreRun {
 	return moreRun{
-		name:   fmt.Sprintf("BLOOM h=%d a=%d L=%d, TP%d PP%d DP%d, mbs %d, %d A100s", h, heads, layers, tp, pp, dp, mbs, dp*tp*pp),
+		name:   fmt.Sprintf("BLOOM h=%d a=%d L=%d, TP%d PP%d DP%d, mbs %d, %d A100s, %s", h, heads, layers, tp, pp, dp, mbs, dp*tp*pp, map[string]string{bloomLog: "training log", bloomPrequel: "benchmark"}[source]),
 		source: source,
 		r: &wire.Request{
 			Model:       wire.ModelSpec{Architecture: &wire.Architecture{Config: gpt2Config(h, heads, layers, 2048, 250880, true, true, false), Seq: 2048, Attention: "eager", Framework: "cuda-graphs"}},
