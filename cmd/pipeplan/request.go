@@ -35,6 +35,7 @@ type requestFlags struct {
 	seq                          int
 	dtype, attention, split, tie string
 	framework                    string
+	fp8Attention, fusedMLP       bool
 	matmulEff, memoryEff         float64
 	kernelMicros                 optionalFloat
 
@@ -115,6 +116,8 @@ func (f *requestFlags) add(fs *flag.FlagSet, withSchedule bool) {
 	fs.StringVar(&f.fp8Recipe, "fp8-recipe", "", "fp8 scaling with --hf-config (means --dtype fp8): delayed (default), current, blockwise or mxfp8")
 	fs.BoolVar(&f.fp8ParamGather, "fp8-param-gather", false, "with fp8: keep the fp8 layers' weights in fp8 only (Megatron-LM's --fp8-param-gather)")
 	fs.StringVar(&f.attention, "attention", "", "attention kernel with --hf-config: flash (FlashAttention-2, default), flash3 (FlashAttention-3, Hopper), cudnn or eager")
+	fs.BoolVar(&f.fp8Attention, "fp8-attention", false, "attention in fp8 (TE's fp8_dpa; needs fp8, cudnn)")
+	fs.BoolVar(&f.fusedMLP, "expert-fused-mlp", false, "experts as TE's fused grouped MLP (mxfp8, Blackwell)")
 	fs.StringVar(&f.framework, "framework", "", "how --hf-config runs: eager (default on GPUs), compiled, cuda-graphs, megatron or none")
 	fs.StringVar(&f.split, "split", "", "pipeline layers with --hf-config: block (default) or sublayer")
 	fs.StringVar(&f.tie, "tie", "", "tied embeddings with --hf-config: copy (default; gradients all-reduced) or stage")
@@ -181,7 +184,7 @@ func (f *requestFlags) given() map[string]bool {
 
 // architectureFlags describe an architecture: the request has no place for them with a
 // profile.
-var architectureFlags = []string{"seq", "dtype", "attention", "framework", "split", "tie", "matmul-efficiency", "memory-efficiency", "kernel-us", "expert-imbalance", "capacity-factor"}
+var architectureFlags = []string{"seq", "dtype", "attention", "framework", "split", "tie", "matmul-efficiency", "memory-efficiency", "kernel-us", "expert-imbalance", "capacity-factor", "fp8-attention", "expert-fused-mlp"}
 
 // build returns the request the flags describe.
 func (f *requestFlags) build() (*wire.Request, error) {
@@ -307,7 +310,8 @@ func (f *requestFlags) modelSpec(r *wire.Request, g map[string]bool) error {
 	default:
 		a := &wire.Architecture{Seq: f.seq, DType: f.dtype, Attention: f.attention, Split: f.split, Tie: f.tie, Framework: f.framework,
 			MatmulEfficiency: f.matmulEff, MemoryEfficiency: f.memoryEff,
-			ExpertImbalance: f.expertImbalance, CapacityFactor: f.capacityFactor}
+			ExpertImbalance: f.expertImbalance, CapacityFactor: f.capacityFactor,
+			FP8Attention: f.fp8Attention, ExpertFusedMLP: f.fusedMLP}
 		if f.kernelMicros.set {
 			if !(f.kernelMicros.v >= 0) {
 				return fmt.Errorf("--kernel-us: must be >= 0, got %v", f.kernelMicros.v)
@@ -393,6 +397,7 @@ func (f *requestFlags) clusterSpec(r *wire.Request, g map[string]bool) error {
 // flagOf names the flag that sets a request field, for error messages.
 var flagOf = map[string]string{
 	"model.architecture.seq": "--seq", "model.architecture.dtype": "--dtype", "model.architecture.attention": "--attention",
+	"model.architecture.fp8_attention": "--fp8-attention", "model.architecture.expert_fused_mlp": "--expert-fused-mlp",
 	"model.architecture.split": "--split", "model.architecture.tie": "--tie",
 	"model.architecture.matmul_efficiency": "--matmul-efficiency", "model.architecture.memory_efficiency": "--memory-efficiency",
 	"model.architecture.kernel_seconds": "--kernel-us", "model.example": "--example",

@@ -126,6 +126,91 @@ import (
 // batched GEMMs (at the matrix efficiency) and its softmax, masking and dropout are
 // memory-bound kernels at the achievable bandwidth (attention).
 
+// FP8 attention (Options.FP8Attention). The same repository publishes cuDNN's fp8
+// fused attention beside its 16-bit one, counted the same way: per-tensor-scaled fp8
+// ("fp8", Transformer Engine's delayed and current scaling recipes) and MXFP8 ("mxfp8",
+// its MXFP8 recipe: MXFP8BlockScaling with fp8_dpa, which Transformer Engine runs
+// through cuDNN from cuDNN 9.21). On a GB200 and a GB300 (results/llama3.1/gb200/
+// llama3.1_20260424_100750.csv, gb300/..._100757.csv, results/dsv3/gb200/
+// dsv3_20260424_101009.csv and gb300/..._101002.csv, April 2026, cuDNN 9.22, batch 2,
+// non-deterministic backward): Llama 3.1's layout (64 query and 8 key-value heads of
+// 128) and DeepSeek-V3's latent attention (128 heads, 192 query-key and 128 value
+// dimensions), in TFLOP/s at 2k, 4k, 8k, 16k and 32k:
+//
+//	GB200, fp8,   head dim 128, forward:          1881 2093 2241 2263 2223
+//	GB200, fp8,   head dim 128, forward, causal:  1420 1805 2047 2154 2197
+//	GB200, fp8,   head dim 128, backward:         1214 1577 1772 1836 1825
+//	GB200, fp8,   head dim 128, backward, causal:  831 1178 1454 1632 1687
+//	GB200, mxfp8, head dim 128, forward:          1754 1944 2080 2103 2070
+//	GB200, mxfp8, head dim 128, forward, causal:  1330 1685 1902 1999 2046
+//	GB200, mxfp8, head dim 128, backward:         1069 1344 1495 1554 1480
+//	GB200, mxfp8, head dim 128, backward, causal:  745 1054 1287 1436 1425
+//	GB200, fp8,   head dim 192, forward:          2175 2518 2582 2590 2340
+//	GB200, fp8,   head dim 192, forward, causal:  1659 2095 2397 2486 2447
+//	GB200, fp8,   head dim 192, backward:         1807 2071 2122 1989 1932
+//	GB200, fp8,   head dim 192, backward, causal: 1312 1692 1959 1968 1857
+//	GB200, mxfp8, head dim 192, forward:          2018 2316 2408 2492 2162
+//	GB200, mxfp8, head dim 192, forward, causal:  1535 1925 2219 2355 2329
+//	GB200, mxfp8, head dim 192, backward:         1504 1675 1680 1638 1561
+//	GB200, mxfp8, head dim 192, backward, causal: 1047 1364 1494 1552 1532
+//	GB300, fp8,   head dim 128, forward:          2728 2988 3160 3182 3050
+//	GB300, fp8,   head dim 128, forward, causal:  1954 2532 2897 3054 3108
+//	GB300, fp8,   head dim 128, backward:         1390 1839 2111 2177 2178
+//	GB300, fp8,   head dim 128, backward, causal:  944 1396 1781 2035 2128
+//	GB300, mxfp8, head dim 128, forward:          2443 2693 2870 2889 2814
+//	GB300, mxfp8, head dim 128, forward, causal:  1751 2272 2570 2727 2785
+//	GB300, mxfp8, head dim 128, backward:         1164 1469 1636 1689 1654
+//	GB300, mxfp8, head dim 128, backward, causal:  811 1143 1404 1563 1590
+//	GB300, fp8,   head dim 192, forward:          3058 3304 3400 3438 3362
+//	GB300, fp8,   head dim 192, forward, causal:  2290 2788 3128 3305 3364
+//	GB300, fp8,   head dim 192, backward:         2099 2406 2509 2579 2466
+//	GB300, fp8,   head dim 192, backward, causal: 1511 1982 2310 2459 2406
+//	GB300, mxfp8, head dim 192, forward:          2758 3015 3108 3117 3063
+//	GB300, mxfp8, head dim 192, forward, causal:  2069 2517 2829 2998 2959
+//	GB300, mxfp8, head dim 192, backward:         1665 1921 2027 2007 1948
+//	GB300, mxfp8, head dim 192, backward, causal: 1158 1522 1780 1844 1863
+//
+// (the June 2026 runs at cuDNN 9.24, results/dsv3/gb300/dsv3_20260613_103447.csv, are
+// within a few percent: MXFP8 causal at 4k, 2538 forward and 1550 backward). The
+// forward gains a third or more over 16 bits; the causal backward at 4k little or
+// nothing (GB300 MXFP8 1143 against 16-bit 1248 in the same run). On Hopper, an H200
+// (results/h200_919_only_cudnn/llama3.1_20260227_034703.csv, February 2026, cuDNN
+// 9.19, batch 1, Llama 3.1's layout; per-tensor fp8 only, Hopper has no MXFP8):
+//
+//	H200, fp8, head dim 128, forward:          870  973 1023 1055 1062
+//	H200, fp8, head dim 128, forward, causal:  698  854  964 1010 1042
+//	H200, fp8, head dim 128, backward:         531  602  636  659  674
+//	H200, fp8, head dim 128, backward, causal: 393  471  430  374  370
+//
+// taken as fractions of the H100's 16-bit peak (the H200 has its compute) by the H100,
+// the H200 and the 500 W H100. A B200 and a B300 take the GB200's and the GB300's
+// fractions, as for 16 bits. fp8 rates hold only where cuDNN publishes them: head
+// dimensions 128 and 192 (192 on Blackwell only), attention over the whole sequence
+// (or causally all before); a layer of another head dimension or with a sliding
+// window runs at cuDNN's 16-bit rates (the same repository's fp8 runs of gpt-oss's
+// window-128 layers, head dim 64, publish a backward of 7 to 89 TFLOP/s falling with
+// the length, a kernel that does not skip the band's masked tiles; whether
+// Transformer Engine sends such layers to it is not established, so it is not used).
+// The quantization around the kernel (Q, K and V to fp8, the output's gradient) is
+// not priced apart: the figures are the kernel's.
+
+// cudnnFP8 and cudnnMXFP8 key the fp8 curves of cuDNN's fused attention (per-tensor
+// scaled fp8, and MXFP8) in the tables; Options.FP8Attention selects them
+// (attentionRates), they are not values of Options.Attention.
+const (
+	cudnnFP8   Attention = "cudnn-fp8"
+	cudnnMXFP8 Attention = "cudnn-mxfp8"
+)
+
+// fp8AttentionKernel is the fp8 attention kernel a recipe runs: MXFP8 under mxfp8,
+// per-tensor fp8 otherwise.
+func fp8AttentionKernel(r FP8Recipe) Attention {
+	if r == MXFP8 {
+		return cudnnMXFP8
+	}
+	return cudnnFP8
+}
+
 // attentionPass names a benchmarked pass: the forward and the backward, with or
 // without a causal mask.
 type attentionPass int
@@ -205,6 +290,32 @@ var blackwellAttention = attentionTable{peak: blackwellPeak, seqKnots: blackwell
 		{CuDNN, 64, attnBackwardCausal, 128}:  {176, 182, 187, 188, 186},
 		{Flash, 128, attnForwardCausal, 0}:    scaled(blackwellPeak/2.25e15, 254, 343, 400, 425, 436),
 		{Flash, 128, attnBackwardCausal, 0}:   scaled(blackwellPeak/2.25e15, 199, 273, 318, 337, 346),
+
+		{cudnnFP8, 128, attnForward, 0}:          {1881, 2093, 2241, 2263, 2223},
+		{cudnnFP8, 128, attnForwardCausal, 0}:    {1420, 1805, 2047, 2154, 2197},
+		{cudnnFP8, 128, attnBackward, 0}:         {1214, 1577, 1772, 1836, 1825},
+		{cudnnFP8, 128, attnBackwardCausal, 0}:   {831, 1178, 1454, 1632, 1687},
+		{cudnnMXFP8, 128, attnForward, 0}:        {1754, 1944, 2080, 2103, 2070},
+		{cudnnMXFP8, 128, attnForwardCausal, 0}:  {1330, 1685, 1902, 1999, 2046},
+		{cudnnMXFP8, 128, attnBackward, 0}:       {1069, 1344, 1495, 1554, 1480},
+		{cudnnMXFP8, 128, attnBackwardCausal, 0}: {745, 1054, 1287, 1436, 1425},
+		{cudnnFP8, 192, attnForward, 0}:          {2175, 2518, 2582, 2590, 2340},
+		{cudnnFP8, 192, attnForwardCausal, 0}:    {1659, 2095, 2397, 2486, 2447},
+		{cudnnFP8, 192, attnBackward, 0}:         {1807, 2071, 2122, 1989, 1932},
+		{cudnnFP8, 192, attnBackwardCausal, 0}:   {1312, 1692, 1959, 1968, 1857},
+		{cudnnMXFP8, 192, attnForward, 0}:        {2018, 2316, 2408, 2492, 2162},
+		{cudnnMXFP8, 192, attnForwardCausal, 0}:  {1535, 1925, 2219, 2355, 2329},
+		{cudnnMXFP8, 192, attnBackward, 0}:       {1504, 1675, 1680, 1638, 1561},
+		{cudnnMXFP8, 192, attnBackwardCausal, 0}: {1047, 1364, 1494, 1552, 1532},
+	}}
+
+// hopperFP8Attention holds the H200's fp8 figures (listed above), at the H100's peak.
+var hopperFP8Attention = attentionTable{peak: hopperPeak, seqKnots: blackwellKnots,
+	curves: map[attentionKey][]float64{
+		{cudnnFP8, 128, attnForward, 0}:        {870, 973, 1023, 1055, 1062},
+		{cudnnFP8, 128, attnForwardCausal, 0}:  {698, 854, 964, 1010, 1042},
+		{cudnnFP8, 128, attnBackward, 0}:       {531, 602, 636, 659, 674},
+		{cudnnFP8, 128, attnBackwardCausal, 0}: {393, 471, 430, 374, 370},
 	}}
 
 // blackwellUltraAttention holds the GB300's figures (listed above).
@@ -222,6 +333,23 @@ var blackwellUltraAttention = attentionTable{peak: blackwellPeak, seqKnots: blac
 		{CuDNN, 64, attnBackwardCausal, 128}:  {184, 191, 198, 200, 199},
 		{Flash, 128, attnForwardCausal, 0}:    {285, 392, 440, 465, 475},
 		{Flash, 128, attnBackwardCausal, 0}:   {247, 315, 352, 369, 378},
+
+		{cudnnFP8, 128, attnForward, 0}:          {2728, 2988, 3160, 3182, 3050},
+		{cudnnFP8, 128, attnForwardCausal, 0}:    {1954, 2532, 2897, 3054, 3108},
+		{cudnnFP8, 128, attnBackward, 0}:         {1390, 1839, 2111, 2177, 2178},
+		{cudnnFP8, 128, attnBackwardCausal, 0}:   {944, 1396, 1781, 2035, 2128},
+		{cudnnMXFP8, 128, attnForward, 0}:        {2443, 2693, 2870, 2889, 2814},
+		{cudnnMXFP8, 128, attnForwardCausal, 0}:  {1751, 2272, 2570, 2727, 2785},
+		{cudnnMXFP8, 128, attnBackward, 0}:       {1164, 1469, 1636, 1689, 1654},
+		{cudnnMXFP8, 128, attnBackwardCausal, 0}: {811, 1143, 1404, 1563, 1590},
+		{cudnnFP8, 192, attnForward, 0}:          {3058, 3304, 3400, 3438, 3362},
+		{cudnnFP8, 192, attnForwardCausal, 0}:    {2290, 2788, 3128, 3305, 3364},
+		{cudnnFP8, 192, attnBackward, 0}:         {2099, 2406, 2509, 2579, 2466},
+		{cudnnFP8, 192, attnBackwardCausal, 0}:   {1511, 1982, 2310, 2459, 2406},
+		{cudnnMXFP8, 192, attnForward, 0}:        {2758, 3015, 3108, 3117, 3063},
+		{cudnnMXFP8, 192, attnForwardCausal, 0}:  {2069, 2517, 2829, 2998, 2959},
+		{cudnnMXFP8, 192, attnBackward, 0}:       {1665, 1921, 2027, 2007, 1948},
+		{cudnnMXFP8, 192, attnBackwardCausal, 0}: {1158, 1522, 1780, 1844, 1863},
 	}}
 
 // scaled multiplies published rates by f (a figure measured on a device of another
@@ -246,6 +374,15 @@ func hopper(device string) bool {
 // attentionTableOf returns the published attention speeds that a device preset takes
 // (as fractions of its table's peak), or nil.
 func attentionTableOf(device string) *attentionTable {
+	return attentionTableFor(device, CuDNN)
+}
+
+// attentionTableFor is attentionTableOf for a kernel: Hopper's fp8 figures are a table of
+// their own (other lengths than its 16-bit ones).
+func attentionTableFor(device string, k Attention) *attentionTable {
+	if k == cudnnFP8 && hopper(device) {
+		return &hopperFP8Attention
+	}
 	switch strings.ToLower(device) {
 	case "h100-sxm", "h200", "h100-96gb-500w":
 		return &hopperAttention
@@ -276,7 +413,7 @@ func attentionEfficiency(device string, k Attention, headDim, seq float64, causa
 // ratio at the same length (Hopper); a non-causal pass whose nearest head dimension has
 // only the causal figure takes it (head dim 64 and FlashAttention-2 on Blackwell).
 func attentionEfficiencyIn(device string, k Attention, headDim, seq, window float64, causal, bwd bool) (eff float64, ok bool) {
-	tab := attentionTableOf(device)
+	tab := attentionTableFor(device, k)
 	if k == Eager || tab == nil {
 		return 0, false
 	}
@@ -445,11 +582,20 @@ func (sh *shape) attentionRates(device string, p *piece, local bool) {
 		window = float64(sh.a.LocalWindow)
 	}
 	causal := sh.a.Causal()
-	fwd, ok := attentionEfficiencyIn(device, sh.o.Attention, sh.d, seq, window, causal, false)
+	k := sh.o.Attention
+	if sh.o.FP8Attention && window == 0 {
+		// cuDNN's fp8 rates where it publishes them for this head dimension, else its
+		// 16-bit ones (attention.go, "FP8 attention").
+		fk := fp8AttentionKernel(sh.o.FP8Recipe)
+		if tab := attentionTableFor(device, fk); tab != nil && tab.has(fk, int(math.Round(sh.d)), attnForward) {
+			k = fk
+		}
+	}
+	fwd, ok := attentionEfficiencyIn(device, k, sh.d, seq, window, causal, false)
 	if !ok {
 		return
 	}
-	bwd, _ := attentionEfficiencyIn(device, sh.o.Attention, sh.d, seq, window, causal, true)
+	bwd, _ := attentionEfficiencyIn(device, k, sh.d, seq, window, causal, true)
 	for i := range p.ops {
 		if p.ops[i].core {
 			p.ops[i].fwdEff, p.ops[i].bwdEff = fwd, bwd

@@ -33,6 +33,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 
 	"pipeplan/core/arch"
 	"pipeplan/core/cluster"
@@ -359,6 +360,9 @@ func Estimate(a *arch.Arch, t Target, o Options) (*Result, error) {
 		return nil, err
 	}
 	if err := checkAttentionKernel(t.Device.Name, o.Attention); err != nil {
+		return nil, err
+	}
+	if err := checkFusedMLP(t.Device.Name, a, o); err != nil {
 		return nil, err
 	}
 	if a.MLA() && o.Attention == Eager {
@@ -1102,6 +1106,29 @@ func checkRecipe(t Target, o Options) error {
 			"blockwise needs block-scaled fp8 products (Transformer Engine's Float8BlockScaling runs on NVIDIA Hopper and Blackwell): %s has none; use delayed or current", name)}
 	}
 	return nil
+}
+
+// checkFusedMLP refuses Options.ExpertFusedMLP where Transformer Engine's fused grouped
+// MLP cannot run: a model without routed experts or without a gated MLP (the fusion's
+// pattern is grouped product, gated activation, grouped product), or a device other
+// than the compute-capability-10 Blackwell GPUs its cuDNN kernels are built for
+// (grouped_gemm_swiglu_wrapper_sm100).
+func checkFusedMLP(device string, a *arch.Arch, o Options) error {
+	if !o.ExpertFusedMLP {
+		return nil
+	}
+	switch {
+	case !a.MoE():
+		return &model.FieldError{Path: "expert_fused_mlp", Reason: "fuses a mixture of experts' routed experts: the model has none"}
+	case !a.GatedMLP():
+		return &model.FieldError{Path: "expert_fused_mlp", Reason: "fuses a gated activation (SwiGLU) into the experts' products: the model's MLP is not gated"}
+	}
+	switch strings.ToLower(device) {
+	case "b200", "gb200", "b300", "gb300":
+		return nil
+	}
+	return &model.FieldError{Path: "expert_fused_mlp", Reason: fmt.Sprintf(
+		"cuDNN's fused grouped GEMMs run on Blackwell GPUs of compute capability 10.x only (b200, gb200, b300, gb300), not %s", device)}
 }
 
 // checkTensorParallel requires t to divide what it splits: the query heads, the

@@ -674,10 +674,15 @@ func (sh *shape) moe(c *calc) piece {
 	if a.GLUClamp {
 		act = append([]op{withModule(gluClamp(e, te*fl), ModMoEAct)}, act...)
 	}
+	gate, up, down := sh.linear("gate", te, h, fl), sh.linear("up", te, h, fl), sh.linear("down", te, fl, h)
+	fused := sh.o.ExpertFusedMLP
+	if fused {
+		gate, up, down, act, kept = fusedExpertMLP(gate, up, down)
+	}
 	perExpert := append([]op{
 		mem("gather", 2*e*te*h, 1),
-		sh.linear("gate", te, h, fl), sh.linear("up", te, h, fl)}, act...)
-	perExpert = append(perExpert, sh.linear("down", te, fl, h))
+		gate, up}, act...)
+	perExpert = append(perExpert, down)
 	if a.MLPBias && sh.fusedAct {
 		perExpert = append(perExpert, expertOutputBias(e, te*h, local))
 	}
@@ -712,10 +717,10 @@ func (sh *shape) moe(c *calc) piece {
 	// router's gradient: an fp32 probability per routed row is kept in their place.
 	ge := sh.ge
 	weighted := e * g * h // the experts' outputs, kept for the probabilities' gradient
-	if sh.fusedAct {
+	if sh.fusedAct || fused {
 		weighted = 4 * g
 	}
-	if a.GLUClamp {
+	if a.GLUClamp && !fused {
 		kept += 2 // the clamp's input (its gradient's mask) beside the activation's
 	}
 	common := 2*e*n*h + sh.mask(n*h) + 4*n*sh.experts + ge*g*h + weighted + (kept*e+ge)*A*float64(a.IntermediateSize)
@@ -744,7 +749,7 @@ func (sh *shape) moe(c *calc) piece {
 	p.saved, p.bwdSaved = common, common
 	sh.discard(&p, ModLayerNorm, e*n*h)                         // the norm's output, the router's input
 	sh.discard(&p, ModMoEAct, ge*A*float64(a.IntermediateSize)) // the activation's output, the down projection's input
-	if a.GLUClamp {
+	if a.GLUClamp && !fused {
 		sh.discard(&p, ModMoEAct, 2*e*A*float64(a.IntermediateSize)) // the clamped copy the activation keeps
 	}
 	sh.discard(&p, ModSharedExperts, 4*e*T*sh.fs) // the shared experts' activations
@@ -996,6 +1001,34 @@ func denseSharded(a *arch.Arch) int64 { return mlpSharded(a, int64(a.DenseWidth(
 
 // expertSharded is one routed expert's part that expert tensor parallelism splits.
 func expertSharded(a *arch.Arch) int64 { return mlpSharded(a, int64(a.IntermediateSize)) }
+
+// fusedExpertMLP is one expert's gate, up and down products (shape.linear, fp8) as
+// Transformer Engine's fused grouped MLP runs them (Options.ExpertFusedMLP;
+// transformer_engine/pytorch/ops/fused: ForwardGroupedMLP_CuTeGEMMSwiGLU_MXFP8 and its
+// backward, on cuDNN frontend's grouped_gemm_swiglu_wrapper_sm100 and
+// grouped_gemm_dswiglu_wrapper_sm100). Forward: the first grouped product (gate and up)
+// applies the gated activation and the routing probabilities in its epilogue and writes
+// the activation's output already quantized to MXFP8 in both layouts (d_tensor,
+// d_col_tensor), beside its 16-bit gate and up outputs (c_tensor); the second product
+// reads that fp8 output. So no activation kernel, and no quantization of the down
+// product's input. Backward: the down product's input-gradient product takes the saved
+// gate and up outputs and the probabilities, and writes the gradient of the gate and up
+// outputs in MXFP8 in both layouts with the probabilities' gradient (dprob): no
+// activation backward kernel and no quantization of the gate and up products' output
+// gradients. What stays: the quantization of the first product's input and of the
+// down product's output gradient, and the products themselves (at the fp8 rate). The
+// tensors kept for the backward pass are the gate and up outputs (16 bits), the down
+// product's fp8 input and an fp32 probability per row, as the fused activation keeps
+// them (kept 2). A clamped gated activation (gpt-oss's) is the kernel's epilogue too
+// (Transformer Engine 2.20: fused grouped MXFP8 paths for clamped SwiGLU), so its
+// clamp is no kernel of its own either.
+func fusedExpertMLP(gate, up, down op) (op, op, op, []op, float64) {
+	gate.bwdQuant, up.bwdQuant, down.fwdQuant = 0, 0, 0
+	gate.bwd.kernels--
+	up.bwd.kernels--
+	down.fwd.kernels--
+	return gate, up, down, nil, 2
+}
 
 // gluClamp is gpt-oss's clamp of the gated activation's inputs (GptOssConfig.swiglu_limit)
 // over n elements of an expert's width, as Megatron-Core runs it: outside the fused

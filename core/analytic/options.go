@@ -248,7 +248,13 @@ type Options struct {
 	Precision      Precision `json:"precision,omitempty"`
 	Optimizer      Optimizer `json:"optimizer,omitempty"`
 	Attention      Attention `json:"attention,omitempty"`
-	Recompute      Recompute `json:"recompute,omitempty"`
+	// FP8Attention runs the attention core in fp8 (Transformer Engine's fp8_dpa,
+	// Megatron-LM's --fp8-dot-product-attention): cuDNN's fp8 fused attention, at its
+	// published fp8 rates (attention.go) where cuDNN publishes them for the device,
+	// head dimension and pass, per-tensor-scaled fp8 under the delayed and current
+	// recipes and MXFP8 under mxfp8. Needs dtype fp8 and attention cudnn.
+	FP8Attention bool      `json:"fp8_attention,omitempty"`
+	Recompute    Recompute `json:"recompute,omitempty"`
 	// RecomputeModules is what selective recomputation reruns (Modules); none named means
 	// the attention core. Only with Recompute Selective.
 	RecomputeModules Modules `json:"recompute_modules,omitempty"`
@@ -328,6 +334,16 @@ type Options struct {
 	// 1F1B). Training only; not with full recomputation (Megatron-Core's compatibility
 	// rule).
 	ExpertOverlap bool `json:"expert_overlap,omitempty"`
+	// ExpertFusedMLP runs each mixture layer's routed experts as Transformer Engine's
+	// fused grouped MLP (Megatron-Bridge's cutedsl_fused_grouped_mlp): cuDNN's CuTe DSL
+	// grouped GEMMs with the gated activation, the routing probabilities and the MXFP8
+	// quantization of the activation's output in the first product's epilogue, and the
+	// activation's gradient and the quantization of the first product's output
+	// gradient in the second product's backward epilogue (shape.moe). Needs dtype
+	// fp8 with fp8_recipe mxfp8 (the fusion's only recipe), a mixture of experts with a
+	// gated MLP, on a Blackwell GPU of compute capability 10.x (b200, gb200, b300,
+	// gb300: the kernels are sm100's).
+	ExpertFusedMLP bool `json:"expert_fused_mlp,omitempty"`
 	// Dispatcher moves the tokens to the experts and back (default alltoall).
 	Dispatcher Dispatcher `json:"dispatcher,omitempty"`
 	// TensorCommOverlap hides a sublayer's tensor-parallel all-gather and
@@ -538,6 +554,17 @@ func (o Options) Validate() error {
 	}
 	oneOf(&es, "optimizer", string(o.Optimizer), AdamW, Adam, SGD, None)
 	oneOf(&es, "attention", string(o.Attention), Eager, Flash, Flash3, CuDNN)
+	if o.FP8Attention {
+		switch {
+		case o.DType != FP8:
+			es.Add("fp8_attention", "applies to dtype fp8 (Transformer Engine's fp8 attention runs under an fp8 recipe), got dtype %s", o.DType)
+		case o.Attention != CuDNN:
+			es.Add("fp8_attention", "needs attention cudnn (Transformer Engine runs fp8 attention in cuDNN's fused kernel only), got attention %s", o.Attention)
+		}
+	}
+	if o.ExpertFusedMLP && (o.DType != FP8 || o.FP8Recipe != MXFP8) {
+		es.Add("expert_fused_mlp", "needs dtype fp8 with fp8_recipe mxfp8 (Transformer Engine fuses the grouped MLP under the MXFP8 recipe only), got dtype %s, fp8_recipe %q", o.DType, o.FP8Recipe)
+	}
 	oneOf(&es, "recompute", string(o.Recompute), NoRecompute, Selective, Full)
 	if o.RecomputeModules != 0 && o.Recompute != Selective {
 		es.Add("recompute_modules", "applies to selective recomputation, got recompute %s", o.Recompute)

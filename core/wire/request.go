@@ -93,6 +93,15 @@ type Architecture struct {
 	// Attention kernel: flash (FlashAttention-2), flash3 (FlashAttention-3, Hopper
 	// only), cudnn (cuDNN fused attention) or eager.
 	Attention string `json:"attention,omitempty"`
+	// FP8Attention runs the attention core in fp8 (Transformer Engine's fp8_dpa,
+	// Megatron-Bridge's fp8_dot_product_attention) at cuDNN's published fp8 attention
+	// rates: needs training.fp8_recipe (or dtype fp8) and attention cudnn.
+	FP8Attention bool `json:"fp8_attention,omitempty"`
+	// ExpertFusedMLP runs a mixture's routed experts as Transformer Engine's fused
+	// grouped MLP (Megatron-Bridge's cutedsl_fused_grouped_mlp: cuDNN's grouped GEMMs
+	// with the gated activation and the MXFP8 quantization in their epilogues): needs
+	// fp8_recipe mxfp8, a gated mixture of experts and a b200, gb200, b300 or gb300.
+	ExpertFusedMLP bool `json:"expert_fused_mlp,omitempty"`
 	// Split: block (one layer per transformer block) or sublayer (attention and MLP apart).
 	Split string `json:"split,omitempty"`
 	// Tie: where a tied embedding lives: copy (both ends, gradients all-reduced) or stage.

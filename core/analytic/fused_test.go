@@ -1,0 +1,178 @@
+package analytic
+
+import (
+	"math"
+	"strings"
+	"testing"
+
+	"pipeplan/core/cluster"
+)
+
+// TestFP8AttentionEfficiency: with fp8 attention the attention core runs at cuDNN's
+// published fp8 rate (NVIDIA's cudnn-frontend benchmarks, attention.go): per-tensor fp8
+// under the delayed and current recipes, MXFP8 under mxfp8, as the fraction of the
+// table's 16-bit peak that a B200 and a B300 take of their own.
+func TestFP8AttentionEfficiency(t *testing.T) {
+	for _, c := range []struct {
+		name, device string
+		recipe       FP8Recipe
+		d, seq       float64
+		causal, bwd  bool
+		eff          float64
+	}{
+		{"GB300 MXFP8 causal forward 4k", "gb300", MXFP8, 128, 4096, true, false, 2272 / 2500.0},
+		{"GB300 MXFP8 causal backward 4k", "gb300", MXFP8, 128, 4096, true, true, 1143 / 2500.0},
+		{"GB300 fp8 forward 16k", "gb300", Current, 128, 16384, false, false, 3182 / 2500.0},
+		{"GB200 fp8 latent causal backward 8k", "gb200", Delayed, 192, 8192, true, true, 1959 / 2500.0},
+		{"GB200 MXFP8 latent causal forward 32k", "gb200", MXFP8, 192, 32768, true, false, 2329 / 2500.0},
+		{"B300 takes GB300's MXFP8 fraction", "b300", MXFP8, 192, 2048, true, false, 2069 / 2500.0},
+		{"B200 takes GB200's fp8 fraction", "b200", Current, 128, 2048, true, true, 831 / 2500.0},
+		{"H100 takes the H200's fp8, causal backward 16k", "h100-sxm", Current, 128, 16384, true, true, 374 / 989.0},
+		{"H200 fp8 forward 2k", "h200", Delayed, 128, 2048, false, false, 870 / 989.0},
+		{"held flat below 2k", "gb300", MXFP8, 128, 1024, true, false, 1751 / 2500.0},
+	} {
+		got, ok := attentionEfficiencyIn(c.device, fp8AttentionKernel(c.recipe), c.d, c.seq, 0, c.causal, c.bwd)
+		if !ok || math.Abs(got-c.eff) > 1e-12 {
+			t.Errorf("%s: efficiency %.6f (%v), want %.6f", c.name, got, ok, c.eff)
+		}
+	}
+}
+
+// TestFP8AttentionCoreTime: a block's attention core with fp8 attention takes its FLOPs
+// over cuDNN's published fp8 rate (plus its launch), where cuDNN publishes one for the
+// head dimension; gpt-oss's head dimension of 64 has none, so its layers stay at the
+// 16-bit rates, whole-sequence and sliding alike.
+func TestFP8AttentionCoreTime(t *testing.T) {
+	for _, c := range []struct {
+		model, device string
+		fwd, bwd      float64 // published TFLOP/s; 0: the 16-bit rate stays
+	}{
+		{"qwen3-30b-a3b", "gb300", 2272, 1143},
+		{"qwen3-30b-a3b", "gb200", 1685, 1054},
+		{"deepseek-v3", "gb300", 2517, 1522},
+		{"gpt-oss-120b", "gb300", 0, 0},
+	} {
+		a := bundled(t, c.model)
+		tg := target(t, c.device)
+		o := Options{Batch: 1, Seq: 4096, FP8Recipe: MXFP8, Attention: CuDNN}.withDefaults()
+		core := func(fp8, local bool) op {
+			o := o
+			o.FP8Attention = fp8
+			sh := newShape(a, o)
+			var p piece
+			if a.MLA() {
+				p = sh.mla(local)
+			} else {
+				p = sh.attention(local)
+			}
+			sh.attentionRates(c.device, &p, local)
+			for _, x := range p.ops {
+				if x.core {
+					return x
+				}
+			}
+			t.Fatalf("%s: no attention core", c.model)
+			return op{}
+		}
+		r := newRoofline(tg, o.DType, o.FP8Recipe)
+		for _, local := range []bool{false, true} {
+			f, b := core(true, local), core(false, local)
+			if c.fwd == 0 {
+				if f.fwdEff != b.fwdEff || f.bwdEff != b.bwdEff {
+					t.Errorf("%s local %v: fp8 attention changed the rates (%v, %v from %v, %v): no fp8 figure at head dim %v", c.model, local, f.fwdEff, f.bwdEff, b.fwdEff, b.bwdEff, a.HeadDim)
+				}
+				continue
+			}
+			for _, pass := range []struct {
+				bwd  bool
+				rate float64
+			}{{false, c.fwd}, {true, c.bwd}} {
+				w, _ := f.pass(pass.bwd)
+				want := w.kernels*r.kernelSeconds + w.flops/(pass.rate*1e12)
+				if got := r.opSeconds(f, pass.bwd); math.Abs(got-want) > 1e-9*want {
+					t.Errorf("%s %s backward %v: core %.6g s, want FLOPs / published rate %.6g s", c.model, c.device, pass.bwd, got, want)
+				}
+			}
+		}
+	}
+}
+
+// TestExpertFusedMLP: Transformer Engine's fused grouped MLP removes exactly the passes
+// its epilogues fuse: in the forward pass the experts' activation kernel (3e bytes per
+// element of an expert's width, Megatron-style fused) and the quantization of the down
+// product's input (quantBytes per element), in the backward pass the activation's
+// gradient (1.5 times its traffic) and the quantization of the gate and up products'
+// output gradients; each one kernel per local expert. FLOPs and the tensors kept for
+// the backward pass stay as they were.
+func TestExpertFusedMLP(t *testing.T) {
+	a := bundled(t, "qwen3-30b-a3b")
+	tg := target(t, "gb300")
+	fw, err := cluster.LookupFramework(cluster.CUDAGraphs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tg.Framework = fw
+	const b, s, ep = 1, 4096, 8
+	o := Options{Batch: b, Seq: s, FP8Recipe: MXFP8, DataParallel: ep, ExpertParallel: ep, Attention: CuDNN}
+	plain, err := Estimate(a, tg, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o.ExpertFusedMLP = true
+	fused, err := Estimate(a, tg, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, f := moeBlock(t, plain), moeBlock(t, fused)
+	e, fl := 2.0, float64(a.IntermediateSize)
+	g := float64(b*s) * float64(a.ExpertsPerToken) // routed rows this device runs
+	local := float64(a.NumExperts) / ep
+	q := MXFP8.figures().quantBytes
+	bw := tg.Perf.MemoryBytesPerSecond * tg.Perf.MemoryEfficiency
+	ks := tg.Perf.KernelSeconds
+	wantFwd := g*fl*(3*e+q)/bw + 2*local*ks
+	wantBwd := g*fl*(1.5*3*e+2*q)/bw + 3*local*ks
+	if d := p.FwdDeviceSeconds - f.FwdDeviceSeconds; math.Abs(d-wantFwd) > 1e-9*wantFwd {
+		t.Errorf("forward saves %.6g s, want %.6g s", d, wantFwd)
+	}
+	if d := p.BwdDeviceSeconds - f.BwdDeviceSeconds; math.Abs(d-wantBwd) > 1e-9*wantBwd {
+		t.Errorf("backward saves %.6g s, want %.6g s", d, wantBwd)
+	}
+	if d := p.FwdKernels - f.FwdKernels; math.Abs(d-2*local) > 1e-9 {
+		t.Errorf("forward kernels %v fewer, want %v", d, 2*local)
+	}
+	if d := p.BwdKernels - f.BwdKernels; math.Abs(d-3*local) > 1e-9 {
+		t.Errorf("backward kernels %v fewer, want %v", d, 3*local)
+	}
+	if p.FwdFLOPs != f.FwdFLOPs || p.BwdFLOPs != f.BwdFLOPs || p.SavedActivationBytes != f.SavedActivationBytes {
+		t.Errorf("FLOPs %v/%v, saved %v: want %v/%v, %v as unfused", f.FwdFLOPs, f.BwdFLOPs, f.SavedActivationBytes, p.FwdFLOPs, p.BwdFLOPs, p.SavedActivationBytes)
+	}
+}
+
+// TestFusedOptionErrors: fp8 attention and the fused grouped MLP are refused where
+// Transformer Engine does not run them, naming the option.
+func TestFusedOptionErrors(t *testing.T) {
+	qwen, llama := bundled(t, "qwen3-30b-a3b"), bundled(t, "meta-llama-3-8b")
+	for _, c := range []struct {
+		model  string
+		device string
+		o      Options
+		want   string
+	}{
+		{"qwen", "gb300", Options{Batch: 1, Seq: 128, Attention: CuDNN, FP8Attention: true}, "fp8_attention: applies to dtype fp8"},
+		{"qwen", "gb300", Options{Batch: 1, Seq: 128, FP8Recipe: MXFP8, FP8Attention: true}, "fp8_attention: needs attention cudnn"},
+		{"qwen", "gb300", Options{Batch: 1, Seq: 128, FP8Recipe: Current, ExpertFusedMLP: true}, "expert_fused_mlp: needs dtype fp8 with fp8_recipe mxfp8"},
+		{"qwen", "gb300", Options{Batch: 1, Seq: 128, ExpertFusedMLP: true}, "expert_fused_mlp: needs dtype fp8 with fp8_recipe mxfp8"},
+		{"llama", "gb300", Options{Batch: 1, Seq: 128, FP8Recipe: MXFP8, ExpertFusedMLP: true}, "expert_fused_mlp: fuses a mixture of experts' routed experts: the model has none"},
+		{"qwen", "mi355x", Options{Batch: 1, Seq: 128, FP8Recipe: MXFP8, ExpertFusedMLP: true}, "expert_fused_mlp: cuDNN's fused grouped GEMMs run on Blackwell GPUs of compute capability 10.x only"},
+	} {
+		a := qwen
+		if c.model == "llama" {
+			a = llama
+		}
+		_, err := Estimate(a, target(t, c.device), c.o)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s on %s %+v: error %v, want %q", c.model, c.device, c.o, err, c.want)
+		}
+	}
+}
