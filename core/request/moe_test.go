@@ -41,13 +41,20 @@ func TestExpertParallelErrors(t *testing.T) {
 		{func(r *wire.Request) { r.Parallelism.ExpertTensor = 3; r.Parallelism.Data = 6 }, "parallelism.expert_tensor: must divide an expert's width (14336), got 3"},
 		{func(r *wire.Request) { r.Model.Architecture.Name = "meta-llama-3-8b" }, "parallelism.expert: splits the experts of a mixture-of-experts architecture; the model has none"},
 		{func(r *wire.Request) { r.Parallelism.Expert = -1 }, "parallelism.expert: must be between 1 and"},
-		{func(r *wire.Request) { r.Model.Architecture.Attention = "cudnn"; r.Model.Architecture.FP8Attention = true },
+		{func(r *wire.Request) {
+			r.Model.Architecture.Attention = "cudnn"
+			r.Model.Architecture.FP8Attention = true
+		},
 			"model.architecture.fp8_attention: applies to dtype fp8"},
 		{func(r *wire.Request) { r.Training.FP8Recipe = "current"; r.Model.Architecture.FP8Attention = true },
 			"model.architecture.fp8_attention: needs attention cudnn"},
 		{func(r *wire.Request) { r.Training.FP8Recipe = "current"; r.Model.Architecture.ExpertFusedMLP = true },
 			"model.architecture.expert_fused_mlp: needs dtype fp8 with fp8_recipe mxfp8"},
-		{func(r *wire.Request) { r.Model.Architecture.ExpertFusedMLP = true; r.Training.FP8Recipe = "mxfp8"; r.Cluster.Device = "mi355x" },
+		{func(r *wire.Request) {
+			r.Model.Architecture.ExpertFusedMLP = true
+			r.Training.FP8Recipe = "mxfp8"
+			r.Cluster.Device = "mi355x"
+		},
 			"model.architecture.expert_fused_mlp: cuDNN's fused grouped GEMMs run on Blackwell GPUs"},
 	} {
 		r := moeRequest(2, 4, 2, 4)
