@@ -47,6 +47,11 @@ type bridgeMoERun struct {
 	// with the cuda-graphs framework, the others with megatron; "" leaves it to
 	// attentionGraphed's reading of the older releases' recipes.
 	graphs string
+	// fp8Attention: the recipe's fp8_dot_product_attention (model.architecture.
+	// fp8_attention); fusedMLP: its cutedsl_fused_grouped_mlp (NVTE_CUTEDSL_FUSED_GROUPED_MLP,
+	// model.architecture.expert_fused_mlp). Set on the rows of NeMo 26.06 on whose own
+	// release's recipe sets them.
+	fp8Attention, fusedMLP bool
 	// refused, when set, is why pipeplan refuses this run although it ran: reported, and
 	// held to that (a run that comes to fit fails the test until the note is removed).
 	refused string
@@ -196,10 +201,11 @@ var bridgeMoERuns = []bridgeMoERun{
 	// in v0.5.0: cuda_graph_impl full_iteration (graphs: "full_iteration"),
 	// moe_a2a_overlap (overlap), the hybridep flex dispatcher (within a node or an NVL72
 	// domain: planned as the all-to-all dispatcher), cutedsl_fused_grouped_mlp (cuDNN's
-	// CuTe DSL grouped GEMM with the gated activation fused, not priced as such: the
-	// experts' products, activation and quantization are the planner's separate
-	// kernels) and, but on DeepSeek-V3's GB200 recipe, fp8_dot_product_attention
-	// (attention in fp8: planned at cuDNN's 16-bit attention rates). Full-iteration
+	// CuTe DSL grouped GEMMs with the gated activation and the MXFP8 quantizations in
+	// their epilogues: fusedMLP, planned as model.architecture.expert_fused_mlp) and,
+	// but on DeepSeek-V3's GB200 recipe, fp8_dot_product_attention (fp8Attention:
+	// model.architecture.fp8_attention, at cuDNN's published MXFP8 attention rates where
+	// they exist: head dims 128 and 192, not gpt-oss's 64). Full-iteration
 	// graphs with a dropless mixture pad each rank's experts to a fixed capacity
 	// (set_full_iter_cg_configs: moe_expert_rank_capacity_factor 1.5, paged stashing);
 	// with the forced balance the tokens stay the mean, so the rows are planned
@@ -212,19 +218,19 @@ var bridgeMoERuns = []bridgeMoERun{
 	// on H100 (QWEN3_30B_A3B_PRETRAIN_CONFIG_H100_FP8_CS_V1: EP16 over two nodes,
 	// hybridep, no overlap, no graphs) too. The first 26.06 table gave 8,467 tokens/s/GPU
 	// for that H100 row; #4384 revised it to 8,826.
-	{name: "DeepSeekV3, 256 GB300, MXFP8, PP2 VP8 EP32", source: bridge2606, model: "deepseek-v3", device: "gb300", precision: "mxfp8", gpus: 256, gbs: 4096, mbs: 1, seq: 4096, tp: 1, pp: 2, vp: 8, ep: 32, tokensPerGPU: 6338, overlap: true, graphs: "full_iteration"},
-	{name: "DeepSeekV3, 256 GB300, MXFP8, PP2 VP8 EP32, GBS 15360", source: bridge2606, model: "deepseek-v3", device: "gb300", precision: "mxfp8", gpus: 256, gbs: 15360, mbs: 1, seq: 4096, tp: 1, pp: 2, vp: 8, ep: 32, tokensPerGPU: 6422, overlap: true, graphs: "full_iteration"},
-	{name: "DeepSeekV3, 256 GB200, MXFP8, PP4 VP4 EP64", source: bridge2606, model: "deepseek-v3", device: "gb200", precision: "mxfp8", gpus: 256, gbs: 4096, mbs: 1, seq: 4096, tp: 1, pp: 4, vp: 4, ep: 64, tokensPerGPU: 4969, overlap: true, recompute: "mla_up_proj", graphs: "full_iteration"},
+	{name: "DeepSeekV3, 256 GB300, MXFP8, PP2 VP8 EP32", source: bridge2606, model: "deepseek-v3", device: "gb300", precision: "mxfp8", gpus: 256, gbs: 4096, mbs: 1, seq: 4096, tp: 1, pp: 2, vp: 8, ep: 32, tokensPerGPU: 6338, overlap: true, graphs: "full_iteration", fp8Attention: true, fusedMLP: true},
+	{name: "DeepSeekV3, 256 GB300, MXFP8, PP2 VP8 EP32, GBS 15360", source: bridge2606, model: "deepseek-v3", device: "gb300", precision: "mxfp8", gpus: 256, gbs: 15360, mbs: 1, seq: 4096, tp: 1, pp: 2, vp: 8, ep: 32, tokensPerGPU: 6422, overlap: true, graphs: "full_iteration", fp8Attention: true, fusedMLP: true},
+	{name: "DeepSeekV3, 256 GB200, MXFP8, PP4 VP4 EP64", source: bridge2606, model: "deepseek-v3", device: "gb200", precision: "mxfp8", gpus: 256, gbs: 4096, mbs: 1, seq: 4096, tp: 1, pp: 4, vp: 4, ep: 64, tokensPerGPU: 4969, overlap: true, recompute: "mla_up_proj", graphs: "full_iteration", fusedMLP: true},
 	{name: "DeepSeekV3, 256 B300, MXFP8, MBS2 PP8 EP8", source: bridge2606, model: "deepseek-v3", device: "b300", precision: "mxfp8", gpus: 256, gbs: 4096, mbs: 2, seq: 4096, tp: 1, pp: 8, vp: 1, ep: 8, tokensPerGPU: 3541, recompute: "mla_up_proj", graphs: "attn"},
-	{name: "GPT-OSS 120B, 64 GB300, MXFP8, MBS4 EP16", source: bridge2606, model: "gpt-oss-120b", device: "gb300", precision: "mxfp8", gpus: 64, gbs: 1280, mbs: 4, seq: 4096, tp: 1, pp: 1, vp: 1, ep: 16, tokensPerGPU: 33166, overlap: true, graphs: "full_iteration"},
-	{name: "GPT-OSS 120B, 64 GB200, MXFP8, MBS4 EP64", source: bridge2606, model: "gpt-oss-120b", device: "gb200", precision: "mxfp8", gpus: 64, gbs: 1280, mbs: 4, seq: 4096, tp: 1, pp: 1, vp: 1, ep: 64, tokensPerGPU: 28947, overlap: true, graphs: "full_iteration"},
+	{name: "GPT-OSS 120B, 64 GB300, MXFP8, MBS4 EP16", source: bridge2606, model: "gpt-oss-120b", device: "gb300", precision: "mxfp8", gpus: 64, gbs: 1280, mbs: 4, seq: 4096, tp: 1, pp: 1, vp: 1, ep: 16, tokensPerGPU: 33166, overlap: true, graphs: "full_iteration", fp8Attention: true, fusedMLP: true},
+	{name: "GPT-OSS 120B, 64 GB200, MXFP8, MBS4 EP64", source: bridge2606, model: "gpt-oss-120b", device: "gb200", precision: "mxfp8", gpus: 64, gbs: 1280, mbs: 4, seq: 4096, tp: 1, pp: 1, vp: 1, ep: 64, tokensPerGPU: 28947, overlap: true, graphs: "full_iteration", fp8Attention: true, fusedMLP: true},
 	{name: "GPT-OSS 120B, 64 B300, MXFP8, MBS4 EP8", source: bridge2606, model: "gpt-oss-120b", device: "b300", precision: "mxfp8", gpus: 64, gbs: 1280, mbs: 4, seq: 4096, tp: 1, pp: 1, vp: 1, ep: 8, tokensPerGPU: 18534, graphs: "attn"},
-	{name: "Qwen3 30B-A3B, 8 GB300, MXFP8, MBS8 EP8", source: bridge2606, model: "qwen3-30b-a3b", device: "gb300", precision: "mxfp8", gpus: 8, gbs: 512, mbs: 8, seq: 4096, tp: 1, pp: 1, vp: 1, ep: 8, tokensPerGPU: 45275, overlap: true, graphs: "full_iteration"},
-	{name: "Qwen3 30B-A3B, 8 GB200, MXFP8, MBS4 EP8", source: bridge2606, model: "qwen3-30b-a3b", device: "gb200", precision: "mxfp8", gpus: 8, gbs: 512, mbs: 4, seq: 4096, tp: 1, pp: 1, vp: 1, ep: 8, tokensPerGPU: 40706, overlap: true, graphs: "full_iteration"},
-	{name: "Qwen3 30B-A3B, 8 B300, MXFP8, MBS8 EP8", source: bridge2606, model: "qwen3-30b-a3b", device: "b300", precision: "mxfp8", gpus: 8, gbs: 512, mbs: 8, seq: 4096, tp: 1, pp: 1, vp: 1, ep: 8, tokensPerGPU: 40769, overlap: true, graphs: "full_iteration"},
+	{name: "Qwen3 30B-A3B, 8 GB300, MXFP8, MBS8 EP8", source: bridge2606, model: "qwen3-30b-a3b", device: "gb300", precision: "mxfp8", gpus: 8, gbs: 512, mbs: 8, seq: 4096, tp: 1, pp: 1, vp: 1, ep: 8, tokensPerGPU: 45275, overlap: true, graphs: "full_iteration", fp8Attention: true, fusedMLP: true},
+	{name: "Qwen3 30B-A3B, 8 GB200, MXFP8, MBS4 EP8", source: bridge2606, model: "qwen3-30b-a3b", device: "gb200", precision: "mxfp8", gpus: 8, gbs: 512, mbs: 4, seq: 4096, tp: 1, pp: 1, vp: 1, ep: 8, tokensPerGPU: 40706, overlap: true, graphs: "full_iteration", fp8Attention: true, fusedMLP: true},
+	{name: "Qwen3 30B-A3B, 8 B300, MXFP8, MBS8 EP8", source: bridge2606, model: "qwen3-30b-a3b", device: "b300", precision: "mxfp8", gpus: 8, gbs: 512, mbs: 8, seq: 4096, tp: 1, pp: 1, vp: 1, ep: 8, tokensPerGPU: 40769, overlap: true, graphs: "full_iteration", fp8Attention: true, fusedMLP: true},
 	{name: "Qwen3 30B-A3B, 16 H100, FP8, EP16", source: bridge2606, model: "qwen3-30b-a3b", device: "h100-sxm", precision: "current", gpus: 16, gbs: 1024, mbs: 1, seq: 4096, tp: 1, pp: 1, vp: 1, ep: 16, tokensPerGPU: 8826, dispatcher: "deepep", graphs: "none"},
-	{name: "Qwen3 235B-A22B, 256 GB300, MXFP8, MBS2 PP4 VP12 EP32", source: bridge2606, model: "qwen3-235b-a22b", device: "gb300", precision: "mxfp8", gpus: 256, gbs: 8192, mbs: 2, seq: 4096, tp: 1, pp: 4, vp: 12, ep: 32, tokensPerGPU: 9015, overlap: true, graphs: "full_iteration"},
-	{name: "Qwen3 235B-A22B, 256 GB200, MXFP8, PP8 VP3 EP32", source: bridge2606, model: "qwen3-235b-a22b", device: "gb200", precision: "mxfp8", gpus: 256, gbs: 8192, mbs: 1, seq: 4096, tp: 1, pp: 8, vp: 3, ep: 32, tokensPerGPU: 7376, overlap: true, graphs: "full_iteration"},
+	{name: "Qwen3 235B-A22B, 256 GB300, MXFP8, MBS2 PP4 VP12 EP32", source: bridge2606, model: "qwen3-235b-a22b", device: "gb300", precision: "mxfp8", gpus: 256, gbs: 8192, mbs: 2, seq: 4096, tp: 1, pp: 4, vp: 12, ep: 32, tokensPerGPU: 9015, overlap: true, graphs: "full_iteration", fp8Attention: true, fusedMLP: true},
+	{name: "Qwen3 235B-A22B, 256 GB200, MXFP8, PP8 VP3 EP32", source: bridge2606, model: "qwen3-235b-a22b", device: "gb200", precision: "mxfp8", gpus: 256, gbs: 8192, mbs: 1, seq: 4096, tp: 1, pp: 8, vp: 3, ep: 32, tokensPerGPU: 7376, overlap: true, graphs: "full_iteration", fp8Attention: true, fusedMLP: true},
 	// The first 26.06 table's BF16 GPT-OSS 120B rows (bridge2606First), on v0.5.0's
 	// BF16_V2 recipes: GB300 EP64 with TE graphs of attn (no overlap, no recompute),
 	// GB200 EP64 with the overlap and layernorm and moe_act recomputed (no graphs), H100
@@ -238,14 +244,14 @@ var bridgeMoERuns = []bridgeMoERun{
 	// than 26.06's: "Performance regression in GPT-OSS 120B pre-training is a known
 	// issue" (the table's note: NVIDIA/cudnn-frontend #256, in the fused grouped GEMM).
 	// They are held as any row (superseded reads only a later, faster run).
-	{name: "DeepSeekV3, 256 GB300, MXFP8, PP2 VP8 EP32", source: bridge26061, model: "deepseek-v3", device: "gb300", precision: "mxfp8", gpus: 256, gbs: 4096, mbs: 1, seq: 4096, tp: 1, pp: 2, vp: 8, ep: 32, tokensPerGPU: 6304, overlap: true, graphs: "full_iteration"},
-	{name: "DeepSeekV3, 256 GB200, MXFP8, PP4 VP4 EP64", source: bridge26061, model: "deepseek-v3", device: "gb200", precision: "mxfp8", gpus: 256, gbs: 4096, mbs: 1, seq: 4096, tp: 1, pp: 4, vp: 4, ep: 64, tokensPerGPU: 4928, overlap: true, recompute: "mla_up_proj", graphs: "full_iteration"},
-	{name: "GPT-OSS 120B, 64 GB300, MXFP8, MBS4 EP16", source: bridge26061, model: "gpt-oss-120b", device: "gb300", precision: "mxfp8", gpus: 64, gbs: 1280, mbs: 4, seq: 4096, tp: 1, pp: 1, vp: 1, ep: 16, tokensPerGPU: 20288, overlap: true, graphs: "full_iteration"},
-	{name: "GPT-OSS 120B, 64 GB200, MXFP8, MBS4 EP64", source: bridge26061, model: "gpt-oss-120b", device: "gb200", precision: "mxfp8", gpus: 64, gbs: 1280, mbs: 4, seq: 4096, tp: 1, pp: 1, vp: 1, ep: 64, tokensPerGPU: 18304, overlap: true, graphs: "full_iteration"},
-	{name: "Qwen3 30B-A3B, 8 GB300, MXFP8, MBS8 EP8", source: bridge26061, model: "qwen3-30b-a3b", device: "gb300", precision: "mxfp8", gpus: 8, gbs: 512, mbs: 8, seq: 4096, tp: 1, pp: 1, vp: 1, ep: 8, tokensPerGPU: 44544, overlap: true, graphs: "full_iteration"},
-	{name: "Qwen3 30B-A3B, 8 GB200, MXFP8, MBS4 EP8", source: bridge26061, model: "qwen3-30b-a3b", device: "gb200", precision: "mxfp8", gpus: 8, gbs: 512, mbs: 4, seq: 4096, tp: 1, pp: 1, vp: 1, ep: 8, tokensPerGPU: 40960, overlap: true, graphs: "full_iteration"},
-	{name: "Qwen3 235B-A22B, 256 GB300, MXFP8, MBS2 PP4 VP12 EP32", source: bridge26061, model: "qwen3-235b-a22b", device: "gb300", precision: "mxfp8", gpus: 256, gbs: 8192, mbs: 2, seq: 4096, tp: 1, pp: 4, vp: 12, ep: 32, tokensPerGPU: 9008, overlap: true, graphs: "full_iteration"},
-	{name: "Qwen3 235B-A22B, 256 GB200, MXFP8, PP8 VP3 EP32", source: bridge26061, model: "qwen3-235b-a22b", device: "gb200", precision: "mxfp8", gpus: 256, gbs: 8192, mbs: 1, seq: 4096, tp: 1, pp: 8, vp: 3, ep: 32, tokensPerGPU: 7360, overlap: true, graphs: "full_iteration"},
+	{name: "DeepSeekV3, 256 GB300, MXFP8, PP2 VP8 EP32", source: bridge26061, model: "deepseek-v3", device: "gb300", precision: "mxfp8", gpus: 256, gbs: 4096, mbs: 1, seq: 4096, tp: 1, pp: 2, vp: 8, ep: 32, tokensPerGPU: 6304, overlap: true, graphs: "full_iteration", fp8Attention: true, fusedMLP: true},
+	{name: "DeepSeekV3, 256 GB200, MXFP8, PP4 VP4 EP64", source: bridge26061, model: "deepseek-v3", device: "gb200", precision: "mxfp8", gpus: 256, gbs: 4096, mbs: 1, seq: 4096, tp: 1, pp: 4, vp: 4, ep: 64, tokensPerGPU: 4928, overlap: true, recompute: "mla_up_proj", graphs: "full_iteration", fusedMLP: true},
+	{name: "GPT-OSS 120B, 64 GB300, MXFP8, MBS4 EP16", source: bridge26061, model: "gpt-oss-120b", device: "gb300", precision: "mxfp8", gpus: 64, gbs: 1280, mbs: 4, seq: 4096, tp: 1, pp: 1, vp: 1, ep: 16, tokensPerGPU: 20288, overlap: true, graphs: "full_iteration", fp8Attention: true, fusedMLP: true},
+	{name: "GPT-OSS 120B, 64 GB200, MXFP8, MBS4 EP64", source: bridge26061, model: "gpt-oss-120b", device: "gb200", precision: "mxfp8", gpus: 64, gbs: 1280, mbs: 4, seq: 4096, tp: 1, pp: 1, vp: 1, ep: 64, tokensPerGPU: 18304, overlap: true, graphs: "full_iteration", fp8Attention: true, fusedMLP: true},
+	{name: "Qwen3 30B-A3B, 8 GB300, MXFP8, MBS8 EP8", source: bridge26061, model: "qwen3-30b-a3b", device: "gb300", precision: "mxfp8", gpus: 8, gbs: 512, mbs: 8, seq: 4096, tp: 1, pp: 1, vp: 1, ep: 8, tokensPerGPU: 44544, overlap: true, graphs: "full_iteration", fp8Attention: true, fusedMLP: true},
+	{name: "Qwen3 30B-A3B, 8 GB200, MXFP8, MBS4 EP8", source: bridge26061, model: "qwen3-30b-a3b", device: "gb200", precision: "mxfp8", gpus: 8, gbs: 512, mbs: 4, seq: 4096, tp: 1, pp: 1, vp: 1, ep: 8, tokensPerGPU: 40960, overlap: true, graphs: "full_iteration", fp8Attention: true, fusedMLP: true},
+	{name: "Qwen3 235B-A22B, 256 GB300, MXFP8, MBS2 PP4 VP12 EP32", source: bridge26061, model: "qwen3-235b-a22b", device: "gb300", precision: "mxfp8", gpus: 256, gbs: 8192, mbs: 2, seq: 4096, tp: 1, pp: 4, vp: 12, ep: 32, tokensPerGPU: 9008, overlap: true, graphs: "full_iteration", fp8Attention: true, fusedMLP: true},
+	{name: "Qwen3 235B-A22B, 256 GB200, MXFP8, PP8 VP3 EP32", source: bridge26061, model: "qwen3-235b-a22b", device: "gb200", precision: "mxfp8", gpus: 256, gbs: 8192, mbs: 1, seq: 4096, tp: 1, pp: 8, vp: 3, ep: 32, tokensPerGPU: 7360, overlap: true, graphs: "full_iteration", fp8Attention: true, fusedMLP: true},
 
 	// Not expressible, of the 26.06 and 26.06.01 pre-training tables: Kimi K2 (GB300,
 	// MXFP8, PP4 VP4 EP64; trained with the Muon optimizer, which training.optimizer
@@ -317,6 +323,7 @@ func bridgeMoEModel(t *testing.T, key string) wire.Architecture {
 func (c bridgeMoERun) request(t *testing.T) *wire.Request {
 	a := bridgeMoEModel(t, c.model)
 	a.Seq, a.Framework, a.Attention = c.seq, cluster.CUDAGraphs, teAttention(c.device)
+	a.FP8Attention, a.ExpertFusedMLP = c.fp8Attention, c.fusedMLP
 	if !c.attentionGraphed() {
 		a.Framework = cluster.Megatron
 	}
@@ -479,8 +486,20 @@ func TestBridgeMoEPublishedRuns(t *testing.T) {
 	// kernel, err +35% and +50%. Over all runs 21.9%, +6.2%, 44 beyond 25% (was 8.2%,
 	// +5.5%, 28); the runs through 26.04.01 (the subtest) are held to the ceiling they
 	// were.
-	if abs > 0.23 || signed > 0.08 {
-		t.Errorf("median |error| %.1f%%, signed median %+.1f%%: want at most 23%% and +8%% (was 21.9%%, +6.2%%)", 100*abs, 100*signed)
+	//
+	// The 26.06 recipes' fp8 attention (cuDNN's published MXFP8 rates) and fused grouped
+	// MLP (the experts' activation and quantization kernels folded into the products'
+	// epilogues), planned on the 18 rows whose recipes set them, move those rows by +2
+	// to +13 points: Qwen3 30B-A3B -27% to -30% to -23% to -26% (the fused MLP; MXFP8
+	// attention's causal backward at 4k is no faster than 16 bits), Qwen3 235B-A22B
+	// -18% to -26% to -15% to -23%, DeepSeek-V3 GB300 -29% to -30% to -24% to -25% (both
+	// options about equally) and GB200 -13% to -11%, GPT-OSS 120B GB300 -18% to -5% and
+	// GB200 -6% to +7%; 26.06.01's GPT-OSS rows (cudnn-frontend #256's regression in that
+	// very kernel) go from +35% and +50% to +55% and +69%. The older 26.02 DeepSeek-V3
+	// GB200 row is held again (26.06's recipe of its parallelism is no longer the same
+	// request). Over all runs 13.1%, +4.1%, 44 beyond 25% came to 10.6%, +4.3%, 36.
+	if abs > 0.12 || signed > 0.06 {
+		t.Errorf("median |error| %.1f%%, signed median %+.1f%%: want at most 12%% and +6%% (was 10.6%%, +4.3%%)", 100*abs, 100*signed)
 	}
 	var older []bridgeMoERun
 	for _, c := range bridgeMoERuns {
