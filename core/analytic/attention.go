@@ -130,7 +130,9 @@ import (
 // fused attention beside its 16-bit one, counted the same way: per-tensor-scaled fp8
 // ("fp8", Transformer Engine's delayed and current scaling recipes) and MXFP8 ("mxfp8",
 // its MXFP8 recipe: MXFP8BlockScaling with fp8_dpa, which Transformer Engine runs
-// through cuDNN from cuDNN 9.21). On a GB200 and a GB300 (results/llama3.1/gb200/
+// through cuDNN from cuDNN 9.21: its test_fp8_dpa_forward_backward's MXFP8 case; an
+// assumption that Megatron-Core's fp8_dot_product_attention under the mxfp8 recipe
+// takes this path rather than per-tensor fp8). On a GB200 and a GB300 (results/llama3.1/gb200/
 // llama3.1_20260424_100750.csv, gb300/..._100757.csv, results/dsv3/gb200/
 // dsv3_20260424_101009.csv and gb300/..._101002.csv, April 2026, cuDNN 9.22, batch 2,
 // non-deterministic backward): Llama 3.1's layout (64 query and 8 key-value heads of

@@ -1020,7 +1020,8 @@ func expertSharded(a *arch.Arch) int64 { return mlpSharded(a, int64(a.Intermedia
 // tensors kept for the backward pass are the gate and up outputs (16 bits), the down
 // product's fp8 input and an fp32 probability per row, as the fused activation keeps
 // them (kept 2). A clamped gated activation (gpt-oss's) is the kernel's epilogue too
-// (Transformer Engine 2.20: fused grouped MXFP8 paths for clamped SwiGLU), so its
+// (Transformer Engine v2.20.2's release notes: "fused grouped MXFP8 paths for weighted
+// SwiGLU and clamped-SwiGLU activation", #3315), so its
 // clamp is no kernel of its own either.
 func fusedExpertMLP(gate, up, down op) (op, op, op, []op, float64) {
 	gate.bwdQuant, up.bwdQuant, down.fwdQuant = 0, 0, 0
