@@ -36,6 +36,7 @@ type requestFlags struct {
 	dtype, attention, split, tie string
 	framework                    string
 	fp8Attention, fusedMLP       bool
+	crossEntropy                 string
 	matmulEff, memoryEff         float64
 	kernelMicros                 optionalFloat
 
@@ -119,6 +120,7 @@ func (f *requestFlags) add(fs *flag.FlagSet, withSchedule bool) {
 	fs.BoolVar(&f.fp8Attention, "fp8-attention", false, "attention in fp8 (TE's fp8_dpa; needs fp8, cudnn)")
 	fs.BoolVar(&f.fusedMLP, "expert-fused-mlp", false, "experts as TE's fused grouped MLP (mxfp8, Blackwell)")
 	fs.StringVar(&f.framework, "framework", "", "how --hf-config runs: eager (default on GPUs), compiled, cuda-graphs, megatron or none")
+	fs.StringVar(&f.crossEntropy, "cross-entropy", "", "the loss kernel of --hf-config: unfused (fp32 F.cross_entropy, HuggingFace's), fused (flash-attn's, a new 16-bit gradient; LLM Foundry's MPT) or fused-inplace (Transformer Engine's; default: the framework's, unfused for eager and compiled)")
 	fs.StringVar(&f.split, "split", "", "pipeline layers with --hf-config: block (default) or sublayer")
 	fs.StringVar(&f.tie, "tie", "", "tied embeddings with --hf-config: copy (default; gradients all-reduced) or stage")
 	fs.Float64Var(&f.matmulEff, "matmul-efficiency", 0, "fraction of the peak FLOP/s matrix products reach (default: the device preset's)")
@@ -184,7 +186,7 @@ func (f *requestFlags) given() map[string]bool {
 
 // architectureFlags describe an architecture: the request has no place for them with a
 // profile.
-var architectureFlags = []string{"seq", "dtype", "attention", "framework", "split", "tie", "matmul-efficiency", "memory-efficiency", "kernel-us", "expert-imbalance", "capacity-factor", "fp8-attention", "expert-fused-mlp"}
+var architectureFlags = []string{"seq", "dtype", "attention", "framework", "cross-entropy", "split", "tie", "matmul-efficiency", "memory-efficiency", "kernel-us", "expert-imbalance", "capacity-factor", "fp8-attention", "expert-fused-mlp"}
 
 // build returns the request the flags describe.
 func (f *requestFlags) build() (*wire.Request, error) {
@@ -308,7 +310,7 @@ func (f *requestFlags) modelSpec(r *wire.Request, g map[string]bool) error {
 			r.Model.Name = strings.TrimSuffix(strings.TrimSuffix(filepath.Base(f.modelFile), ".json"), ".graph.txt")
 		}
 	default:
-		a := &wire.Architecture{Seq: f.seq, DType: f.dtype, Attention: f.attention, Split: f.split, Tie: f.tie, Framework: f.framework,
+		a := &wire.Architecture{Seq: f.seq, DType: f.dtype, Attention: f.attention, Split: f.split, Tie: f.tie, Framework: f.framework, CrossEntropy: f.crossEntropy,
 			MatmulEfficiency: f.matmulEff, MemoryEfficiency: f.memoryEff,
 			ExpertImbalance: f.expertImbalance, CapacityFactor: f.capacityFactor,
 			FP8Attention: f.fp8Attention, ExpertFusedMLP: f.fusedMLP}
@@ -401,7 +403,7 @@ var flagOf = map[string]string{
 	"model.architecture.split": "--split", "model.architecture.tie": "--tie",
 	"model.architecture.matmul_efficiency": "--matmul-efficiency", "model.architecture.memory_efficiency": "--memory-efficiency",
 	"model.architecture.kernel_seconds": "--kernel-us", "model.example": "--example",
-	"model.architecture": "--hf-config", "model.architecture.name": "--hf-config", "model.architecture.framework": "--framework",
+	"model.architecture": "--hf-config", "model.architecture.name": "--hf-config", "model.architecture.framework": "--framework", "model.architecture.cross_entropy": "--cross-entropy",
 	"cluster.device": "--device", "cluster.count": "--devices", "cluster.link": "--link", "cluster.data_link": "--data-link",
 	"parallelism.pipeline": "--stages", "parallelism.data": "--dp", "parallelism.zero": "--zero1",
 	"parallelism.tensor": "--tp", "parallelism.sequence_parallel": "--sp",

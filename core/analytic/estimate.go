@@ -379,6 +379,7 @@ func Estimate(a *arch.Arch, t Target, o Options) (*Result, error) {
 	sh.keepLogits = t.Framework.ReturnsLogits && sh.train
 	sh.fusedAct = t.Framework.FusedActivation
 	sh.fusedCE = t.Framework.FusedCrossEntropy
+	sh.ceGradCopy = t.Framework.CrossEntropyGradCopy
 	sh.eagerCode = t.Framework.EagerOps
 	c := &calc{sh: sh, rf: newRoofline(t, o.DType, o.FP8Recipe), o: o, fw: t.Framework, target: t,
 		allReduce: cluster.RingAllReduceSeconds(t.tensorLink(), sh.e*sh.t*sh.h, o.TensorParallel), contextLink: t.contextLink()}

@@ -144,3 +144,53 @@ func TestMegatronEager(t *testing.T) {
 		}
 	}
 }
+
+// TestCrossEntropyKernels: the output layer's kept and working bytes under each loss
+// kernel (cluster.Framework.SetCrossEntropy), in closed form for Llama-2-7B's head at one
+// 4,096-token sequence (T = 4,096, h = 4,096, V = 32,000, e = 2) in eager PyTorch, which
+// holds the returned logits until the step ends. Each keeps the head's input (e*T*h) and
+// its backward pass holds that input's gradient (e*T*h) and the 4-byte loss:
+//   - unfused (F.cross_entropy on fp32 logits): the fp32 log-probabilities (4*T*V) kept;
+//     the backward pass holds their gradient and the logits' fp32 gradient (8*T*V) and
+//     the 16-bit logits returned (e*T*V);
+//   - fused (flash-attn's): the 16-bit logits and the rows' log-sum-exps (e*T*V + 4*T)
+//     kept; the backward pass writes a new 16-bit gradient (e*T*V);
+//   - fused-inplace (Transformer Engine's): the 16-bit logits kept (e*T*V), their gradient
+//     written over them.
+func TestCrossEntropyKernels(t *testing.T) {
+	a := bundled(t, "llama-2-7b")
+	const T, h, V, e = 4096.0, 4096.0, 32000.0, 2.0
+	input := e * T * h
+	tests := []struct {
+		kind          string
+		kept, working float64
+	}{
+		{cluster.CrossEntropyUnfused, input + 4*T*V, input + 4*T*V + 8*T*V + e*T*V + 4 + input},
+		{cluster.CrossEntropyFused, input + e*T*V + 4*T, input + e*T*V + 4*T + e*T*V + 4 + input},
+		{cluster.CrossEntropyFusedInplace, input + e*T*V, input + e*T*V + 4 + input},
+	}
+	for _, tc := range tests {
+		tg := frameworkTarget(t, "h100-sxm", cluster.Eager)
+		if err := tg.Framework.SetCrossEntropy(tc.kind); err != nil {
+			t.Fatal(err)
+		}
+		if got := tg.Framework.CrossEntropy(); got != tc.kind {
+			t.Errorf("SetCrossEntropy(%q) reads back as %q", tc.kind, got)
+		}
+		r, err := Estimate(a, tg, Options{Batch: 1, Seq: 4096})
+		if err != nil {
+			t.Fatal(err)
+		}
+		head := r.Layers[len(r.Layers)-1]
+		if head.SavedActivationBytes != int64(tc.kept) {
+			t.Errorf("%s: the head keeps %d bytes, want %d", tc.kind, head.SavedActivationBytes, int64(tc.kept))
+		}
+		if head.TemporaryBytes != int64(tc.working) {
+			t.Errorf("%s: the head's working memory %d bytes, want %d", tc.kind, head.TemporaryBytes, int64(tc.working))
+		}
+	}
+	var f cluster.Framework
+	if err := f.SetCrossEntropy("apex"); err == nil || !strings.Contains(err.Error(), "fused-inplace") {
+		t.Errorf("an unknown kernel: %v, want an error listing the kernels", err)
+	}
+}

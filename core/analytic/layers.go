@@ -39,6 +39,9 @@ type shape struct {
 	// fusedCE: the loss reads the 16-bit logits and writes their gradient in place
 	// (cluster.Framework.FusedCrossEntropy).
 	fusedCE bool
+	// ceGradCopy: the fused loss writes the logits' gradient to a new 16-bit tensor
+	// rather than over them (cluster.Framework.CrossEntropyGradCopy).
+	ceGradCopy bool
 	// eagerCode: the framework runs HuggingFace's code eagerly (cluster.Framework.
 	// EagerOps): the operations it leaves unfused cost their measured traffic
 	// (eagerTraffic).
@@ -811,7 +814,10 @@ func (sh *shape) finalNorm() piece {
 // live at once in the forward pass; the log-probabilities stay for the backward pass,
 // which holds their gradient and the logits' fp32 gradient beside them (12*T*V at its
 // peak), and, where the training loop keeps the model's output (HuggingFace models
-// return the logits with the loss), the 16-bit logits too. The output is the loss (a 4-byte scalar). In inference the output is the logits.
+// return the logits with the loss), the 16-bit logits too. A fused loss kernel
+// (cluster.Framework.FusedCrossEntropy) keeps the 16-bit logits instead, and writes
+// their gradient over them or, flash-attn's, to a new 16-bit tensor (e*T*V held in the
+// backward pass; CrossEntropyGradCopy). The output is the loss (a 4-byte scalar). In inference the output is the logits.
 //
 // With tensor parallelism the projection is split by vocabulary (each device computes
 // the logits and the cross-entropy terms of its V/t words, Megatron-LM's
@@ -844,6 +850,20 @@ func (sh *shape) head() piece {
 	if !sh.train {
 		p.output = e * t * v
 		p.inferExtra = e * t * h
+		return p
+	}
+	if sh.fusedCE && sh.ceGradCopy {
+		// flash-attn's kernel: the forward pass reads the logits twice (each row's
+		// maximum, then its log-sum-exp and loss) and keeps them with the log-sum-exps
+		// (4 bytes a token); the backward pass reads them again and writes their
+		// gradient to a new 16-bit tensor. The logits the model returns are the tensor
+		// the loss keeps: nothing more is held for them.
+		p.ops = append(p.ops, op{name: "fused cross entropy",
+			fwd: work{0, 2*e*t*v + 8*t, 1}, bwd: work{0, 2*e*t*v + 4*t, 1}})
+		p.output = 4
+		saved += e*t*v + 4*t
+		p.saved, p.bwdSaved = saved, saved
+		p.bwdExtra = e * t * v // the logits' gradient
 		return p
 	}
 	if sh.fusedCE {

@@ -94,6 +94,14 @@ type Framework struct {
 	// On for cuda-graphs, the Megatron-style mode; eager PyTorch's F.cross_entropy keeps
 	// fp32 log-probabilities and their gradients.
 	FusedCrossEntropy bool `json:"fused_cross_entropy,omitempty"`
+	// CrossEntropyGradCopy: the fused loss (FusedCrossEntropy) writes the logits'
+	// gradient to a new 16-bit tensor in the backward pass rather than over the logits:
+	// flash-attn's CrossEntropyLoss with its default inplace_backward=False (flash_attn/
+	// losses/cross_entropy.py: the kernel saves the logits and each row's log-sum-exp,
+	// and "inplace_backward: bool. If True, we do the backward pass in-place by
+	// modifying the logits"), which LLM Foundry's MPT uses by default. Off in every
+	// mode; model.architecture.cross_entropy "fused" sets it (SetCrossEntropy).
+	CrossEntropyGradCopy bool `json:"cross_entropy_grad_copy,omitempty"`
 	// FixedBytes is device memory the framework holds outside the model's tensors: the
 	// CUDA context, cuBLAS and attention workspaces, communication buffers.
 	FixedBytes int64 `json:"fixed_bytes"`
@@ -189,6 +197,56 @@ var frameworks = map[string]Framework{
 	Megatron: {Name: Megatron, HostKernelSeconds: eagerOpSeconds, HostLayerSeconds: eagerLayerSeconds, OptimizerTensorSeconds: 1e-6,
 		OptimizerTempBytesPerParam: 0, OverlapGradReduce: false, FusedActivation: true, FusedCrossEntropy: true, FixedBytes: contextBytes, AllocatorReserve: allocatorReserve,
 		Note: "Megatron-Core with Transformer Engine launched without CUDA graphs: Megatron-style fusions and fused Adam, ~15 us host time per kernel (Python module code, dispatcher, launch), all-reduce after the backward"},
+}
+
+// The loss kernels model.architecture.cross_entropy names (Framework.SetCrossEntropy).
+const (
+	// CrossEntropyUnfused: PyTorch's F.cross_entropy on logits upcast to fp32, as
+	// HuggingFace's models compute the loss: the fp32 copy and log-probabilities, and
+	// their gradients, per token and word (eager and compiled).
+	CrossEntropyUnfused = "unfused"
+	// CrossEntropyFused: one kernel reads the 16-bit logits, keeps them and each row's
+	// log-sum-exp, and writes their gradient to a new 16-bit tensor (flash-attn's
+	// CrossEntropyLoss, inplace_backward=False: LLM Foundry's loss_fn
+	// fused_crossentropy, its MPT default).
+	CrossEntropyFused = "fused"
+	// CrossEntropyFusedInplace: the same kernel writing the gradient over the logits
+	// (Transformer Engine's parallel_cross_entropy, Megatron-Core's
+	// --cross-entropy-loss-fusion; flash-attn's with inplace_backward=True): the
+	// cuda-graphs and megatron modes.
+	CrossEntropyFusedInplace = "fused-inplace"
+)
+
+// CrossEntropyKinds lists the loss kernels SetCrossEntropy accepts.
+func CrossEntropyKinds() []string {
+	return []string{CrossEntropyUnfused, CrossEntropyFused, CrossEntropyFusedInplace}
+}
+
+// CrossEntropy names the framework's loss kernel (one of CrossEntropyKinds).
+func (f Framework) CrossEntropy() string {
+	switch {
+	case !f.FusedCrossEntropy:
+		return CrossEntropyUnfused
+	case f.CrossEntropyGradCopy:
+		return CrossEntropyFused
+	}
+	return CrossEntropyFusedInplace
+}
+
+// SetCrossEntropy makes the framework compute the loss with the kernel named (one of
+// CrossEntropyKinds), whatever its mode's default.
+func (f *Framework) SetCrossEntropy(kind string) error {
+	switch kind {
+	case CrossEntropyUnfused:
+		f.FusedCrossEntropy, f.CrossEntropyGradCopy = false, false
+	case CrossEntropyFused:
+		f.FusedCrossEntropy, f.CrossEntropyGradCopy = true, true
+	case CrossEntropyFusedInplace:
+		f.FusedCrossEntropy, f.CrossEntropyGradCopy = true, false
+	default:
+		return fmt.Errorf("must be one of %s, got %q", strings.Join(CrossEntropyKinds(), ", "), kind)
+	}
+	return nil
 }
 
 // LookupFramework returns the framework mode of that name (case-insensitive).

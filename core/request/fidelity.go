@@ -51,6 +51,12 @@ func (p *prepared) lookupFramework(es *model.Errors, device string) (cluster.Fra
 	if a.HostLayerSeconds != nil {
 		fw.HostLayerSeconds = *a.HostLayerSeconds
 	}
+	if a.CrossEntropy != "" {
+		if err := fw.SetCrossEntropy(a.CrossEntropy); err != nil {
+			es.Add("model.architecture.cross_entropy", "%v", err)
+			return cluster.Framework{}, false
+		}
+	}
 	applyOverlaps(&fw, p.req.Parallelism)
 	if p.req.Parallelism.OverlapTensorComm == OverlapAsyncTP && fw.Name != cluster.Compiled {
 		es.Add("parallelism.overlap_tensor_comm", "async-tp is torch.compile's micro-pipeline pass: it needs model.architecture.framework %s, got %s (userbuffers overlaps in other modes)", cluster.Compiled, fw.Name)

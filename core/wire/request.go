@@ -113,6 +113,13 @@ type Architecture struct {
 	// all-reduce overlaps the backward, the framework's memory (core/cluster's
 	// Framework presets, with sources).
 	Framework string `json:"framework,omitempty"`
+	// CrossEntropy is the loss kernel: unfused (PyTorch's F.cross_entropy on logits
+	// upcast to fp32, HuggingFace's), fused (flash-attn's CrossEntropyLoss: 16-bit
+	// logits kept, their gradient a new 16-bit tensor; LLM Foundry's MPT default) or
+	// fused-inplace (the gradient written over the logits: Transformer Engine's, as
+	// Megatron-Core fuses it). Default: the framework's (unfused for eager and
+	// compiled, fused-inplace for cuda-graphs and megatron).
+	CrossEntropy string `json:"cross_entropy,omitempty"`
 	// MatmulEfficiency and MemoryEfficiency override the device preset's fractions of
 	// peak; KernelSeconds its launch cost per kernel. 0 (nil): the preset's.
 	MatmulEfficiency float64  `json:"matmul_efficiency,omitempty"`

@@ -36,6 +36,10 @@ func FP8Recipes() []string { return []string{"delayed", "current", "blockwise", 
 // Attentions lists model.architecture.attention: the attention kernel.
 func Attentions() []string { return []string{"flash", "flash3", "cudnn", "eager"} }
 
+// CrossEntropies lists model.architecture.cross_entropy: the loss kernel
+// (cluster.CrossEntropyKinds).
+func CrossEntropies() []string { return []string{"unfused", "fused", "fused-inplace"} }
+
 // Splits lists model.architecture.split: what one layer of an architecture is.
 func Splits() []string { return []string{"block", "sublayer"} }
 
