@@ -264,3 +264,35 @@ func TestEstimateStepIsOneStagePlan(t *testing.T) {
 		}
 	}
 }
+
+// TestCrossEntropyFlag: --cross-entropy names the loss kernel: GPT-2's head at 2 x 128
+// tokens (T = 256, V = 50,257, bf16) keeps the fp32 log-probabilities (4*T*V) in eager
+// PyTorch's default, the 16-bit logits and the rows' log-sum-exps (2*T*V + 4*T) with
+// flash-attn's fused kernel; a kernel it does not know is refused naming the flag.
+func TestCrossEntropyFlag(t *testing.T) {
+	head := func(args ...string) float64 {
+		t.Helper()
+		code, out, errs := runCLI(append([]string{"estimate", "--hf-config", "gpt2", "--device", "a100-80gb", "--batch", "2", "--seq", "128", "--json"}, args...)...)
+		if code != 0 {
+			t.Fatalf("exit %d: %s", code, errs)
+		}
+		var v struct {
+			Layers []map[string]any `json:"layers"`
+		}
+		if err := json.Unmarshal([]byte(out), &v); err != nil {
+			t.Fatal(err)
+		}
+		return v.Layers[len(v.Layers)-1]["saved_activation_bytes"].(float64)
+	}
+	const T, V = 256, 50257
+	if got, want := head()-head("--cross-entropy", "fused"), float64(4*T*V-(2*T*V+4*T)); got != want {
+		t.Errorf("--cross-entropy fused keeps %v bytes fewer in the head than the default, want %v", got, want)
+	}
+	if got, want := head("--cross-entropy", "unfused"), head(); got != want {
+		t.Errorf("--cross-entropy unfused keeps %v bytes in the head, the eager default %v", got, want)
+	}
+	code, _, errs := runCLI("estimate", "--hf-config", "gpt2", "--device", "a100-80gb", "--batch", "2", "--seq", "128", "--cross-entropy", "apex")
+	if code != exitBad || !strings.Contains(errs, "--cross-entropy") || !strings.Contains(errs, "fused-inplace") {
+		t.Errorf("--cross-entropy apex: exit %d, %q: want a usage error naming the flag and the kernels", code, errs)
+	}
+}
