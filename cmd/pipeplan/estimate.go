@@ -90,7 +90,11 @@ func printEstimate(w io.Writer, o *request.OneStage) {
 		fmt.Fprintf(w, ", %s on each of %d tensor-parallel devices (the figures below are one device's)", count(tt.DeviceParams), tp)
 	}
 	fmt.Fprintln(w)
-	fmt.Fprintf(w, "state        weights %s, gradients %s, optimizer %s\n", units.Bytes(tt.WeightsBytes), units.Bytes(tt.GradsBytes), units.Bytes(tt.OptimizerBytes))
+	copies := ""
+	if tt.GradCopyBytes > 0 {
+		copies = ", 16-bit gradient copies " + units.Bytes(tt.GradCopyBytes)
+	}
+	fmt.Fprintf(w, "state        weights %s, gradients %s%s, optimizer %s\n", units.Bytes(tt.WeightsBytes), units.Bytes(tt.GradsBytes), copies, units.Bytes(tt.OptimizerBytes))
 	fmt.Fprintf(w, "activations  %s per microbatch\n", units.Bytes(tt.ActivationBytes))
 	var host, device float64
 	for _, l := range r.Layers {

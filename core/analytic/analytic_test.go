@@ -297,6 +297,68 @@ func TestStateBytes(t *testing.T) {
 	}
 }
 
+// TestDeepSpeedBF16Bytes: DeepSpeed's BF16 optimizer (bf16_optimizer.py, DeepSpeed#1801)
+// keeps bf16 weights (2), an unsharded fp32 gradient buffer (4), the bf16 gradients the
+// pipeline engine leaves beside it (2: update_hp_grads(clear_lp_grads=False)), and fp32
+// master weights and Adam's moments sharded over the d replicas (12/d): 8 + 12/d bytes a
+// parameter, 20 without sharding. The 16-bit copies are their own part; the gradients
+// the data-parallel reduction moves (FullBytes) are the fp32 ones, as
+// get_grads_for_reduction returns fp32_groups_gradients_flat; and the peak is
+// mixed-fp32-grads' plus the copies.
+func TestDeepSpeedBF16Bytes(t *testing.T) {
+	a := bundled(t, "llama-2-7b")
+	n := a.Params()
+	for _, d := range []int{1, 8} {
+		o := Options{Batch: 1, Seq: 128, Precision: DeepSpeedBF16, DataParallel: d}
+		if d > 1 {
+			o.Sharding = ZeRO1
+		}
+		r := estimate(t, a, o)
+		got := r.Total
+		if got.WeightsBytes != 2*n || got.GradsBytes != 4*n || got.GradCopyBytes != 2*n || got.OptimizerBytes != 12*n/int64(d) {
+			t.Errorf("d=%d: weights %d grads %d copies %d optimizer %d, want %d %d %d %d", d, got.WeightsBytes, got.GradsBytes, got.GradCopyBytes, got.OptimizerBytes, 2*n, 4*n, 2*n, 12*n/int64(d))
+		}
+		o.Precision = MixedFP32Grads
+		ref := estimate(t, a, o).Total
+		if got.PeakBytes != ref.PeakBytes+2*n {
+			t.Errorf("d=%d: peak %d, want mixed-fp32-grads' %d + the copies %d", d, got.PeakBytes, ref.PeakBytes, 2*n)
+		}
+		var copies, params, full int64
+		for i, l := range r.Layers {
+			copies += l.GradCopyBytes
+			_, g := r.FullBytes(i)
+			full += g
+		}
+		for _, l := range r.Model().Layers {
+			params += l.ParamBytes
+		}
+		if copies != 2*n {
+			t.Errorf("d=%d: layers keep %d bytes of 16-bit gradients, want %d", d, copies, 2*n)
+		}
+		if params != 8*n {
+			t.Errorf("d=%d: the model's layers hold %d bytes of weights and gradients, want 2 + 4 + 2 = 8 a parameter: %d", d, params, 8*n)
+		}
+		if full != 4*n {
+			t.Errorf("d=%d: the data-parallel reduction moves %d bytes, want the fp32 gradients %d", d, full, 4*n)
+		}
+	}
+	for _, tt := range []struct {
+		o    Options
+		want string
+	}{
+		{Options{DType: FP16}, "needs dtype bf16, got fp16"},
+		{Options{DataParallel: 4, Sharding: ZeRO2}, "needs sharding none or zero1, got zero2"},
+		{Options{DataParallel: 4, Sharding: ZeRO3}, "needs sharding none or zero1, got zero3"},
+		{Options{Optimizer: None}, "applies to training"},
+	} {
+		tt.o.Batch, tt.o.Seq, tt.o.Precision = 1, 128, DeepSpeedBF16
+		err := tt.o.Validate()
+		if err == nil || !strings.Contains(err.Error(), "precision: ") || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%+v: error %v, want one naming precision: %s", tt.o, err, tt.want)
+		}
+	}
+}
+
 // TestAMPWeightCopies: under PyTorch AMP each block keeps a 16-bit copy of its projection
 // weights for the backward pass (autocast's cast cache), 2 bytes per parameter beside the
 // activations of mixed precision; the norms' weights are not cast.
@@ -423,7 +485,7 @@ func TestOptionErrors(t *testing.T) {
 		{Options{Batch: 1, Seq: 8, DType: "int8"}, `dtype: must be one of bf16, fp16, fp32, fp8, got "int8"`},
 		{Options{Batch: 1, Seq: 8, DType: FP32, Precision: Mixed}, "precision: mixed keeps fp32 weights or master weights"},
 		{Options{Batch: 1, Seq: 8, DType: FP32, Precision: AMP}, "precision: amp keeps fp32 weights or master weights"},
-		{Options{Batch: 1, Seq: 8, Precision: "fp32-master"}, `precision: must be one of pure, mixed, mixed-fp32-grads, amp, got "fp32-master"`},
+		{Options{Batch: 1, Seq: 8, Precision: "fp32-master"}, `precision: must be one of pure, mixed, mixed-fp32-grads, amp, deepspeed-bf16, got "fp32-master"`},
 		{Options{Batch: 1, Seq: 8, Optimizer: "lamb"}, `optimizer: must be one of adamw, adam, sgd, none, got "lamb"`},
 		{Options{Batch: 1, Seq: 8, Attention: "sparse"}, `attention: must be one of eager, flash, flash3, cudnn, got "sparse"`},
 		{Options{Batch: 1, Seq: 8, Recompute: "some"}, `recompute: must be one of none, selective, full, got "some"`},

@@ -55,6 +55,10 @@ type Layer struct {
 	ParamBytes     int64 `json:"param_bytes"`
 	GradBytes      int64 `json:"grad_bytes"`
 	OptimizerBytes int64 `json:"optimizer_bytes"`
+	// GradCopyBytes are the 16-bit gradients kept beside the fp32 GradBytes through the
+	// step (precision deepspeed-bf16); 0 otherwise. Model counts them with the gradients;
+	// the data-parallel reduction does not move them.
+	GradCopyBytes int64 `json:"grad_copy_bytes,omitempty"`
 	// FP8WeightBytes is what an fp8 recipe keeps beside the weights through the step:
 	// the fp8 copies of its products' weights (both layouts, with scales) and their
 	// scaling state (amax history); 0 without fp8. Model counts it with the weights. With
@@ -155,6 +159,9 @@ type Total struct {
 	FP8WeightBytes int64 `json:"fp8_weight_bytes,omitempty"`
 	GradsBytes     int64 `json:"grads_bytes"`
 	OptimizerBytes int64 `json:"optimizer_bytes"`
+	// GradCopyBytes are the 16-bit gradients kept beside the fp32 ones (precision
+	// deepspeed-bf16), apart from GradsBytes; 0 otherwise.
+	GradCopyBytes int64 `json:"grad_copy_bytes,omitempty"`
 	// ActivationBytes is what one microbatch keeps for the backward pass, all layers.
 	ActivationBytes int64 `json:"activation_bytes"`
 	// PeakBytes is the high-water mark of allocated memory over a training step: the
@@ -239,8 +246,8 @@ func (r *Result) TiedBytes() (weights, grads, optimizer int64) {
 		return 0, 0, 0
 	}
 	p := r.perParam
-	total := ceil(float64(n) * (p.weight + p.grad + r.optShard))
-	weights, grads = ceil(float64(n)*p.weight), ceil(float64(n)*p.grad)
+	total := ceil(float64(n) * (p.weight + p.grad + p.gradCopy + r.optShard))
+	weights, grads = ceil(float64(n)*p.weight), ceil(float64(n)*(p.grad+p.gradCopy))
 	return weights, grads, total - weights - grads
 }
 
@@ -749,6 +756,7 @@ func (c *calc) layer(name, kind string, ps ...piece) Layer {
 	dense, experts := float64(l.Params-l.ExpertParams), float64(l.ExpertParams)
 	l.ParamBytes = ceil(dense*pp.weight + experts*ep.weight)
 	l.GradBytes = ceil(dense*pp.grad + experts*ep.grad)
+	l.GradCopyBytes = ceil(float64(l.Params) * pp.gradCopy)
 	l.ExpertGradBytes = ceil(experts * c.o.perParam().grad) // whole, as they are reduced
 	l.OptimizerBytes = ceil(float64(l.Params-l.ExpertParams)*c.o.optimizerShard() + float64(l.ExpertParams)*c.o.expertOptimizerShard())
 	last := ps[len(ps)-1]
@@ -854,6 +862,15 @@ func (r *Result) TiedFullBytes() (weights, grads int64) {
 	return ceil(n * p.weight), ceil(n * p.grad)
 }
 
+// GradCopyBytes are the 16-bit gradient copies (precision deepspeed-bf16) of layer i's
+// own parameters, without a tied embedding matrix, and of the tied matrix when layer i
+// uses it; both 0 for other precisions.
+func (r *Result) GradCopyBytes(i int) (own, tied int64) {
+	g := r.perParam.gradCopy
+	l := r.Layers[i]
+	return ceil(float64(l.Params-l.TiedParams) * g), ceil(float64(l.usesTied) * g)
+}
+
 // overlapCommSMs is the fraction of a GPU's streaming multiprocessors that all-to-all
 // kernels occupy while they run beside computation: DeepSeek-V3's dispatch and combine
 // kernels take 20 of an H800's 132 SMs, enough to fill its InfiniBand and NVLink
@@ -952,6 +969,7 @@ func (r *Result) total(a *arch.Arch, t Target, c *calc) {
 	dense, experts := float64(tt.DeviceParams-tt.DeviceExpertParams), float64(tt.DeviceExpertParams)
 	tt.WeightsBytes = ceil(dense*r.perParam.weight+experts*ep.weight) - dropped + tt.FP8WeightBytes
 	tt.GradsBytes = ceil(dense*r.perParam.grad + experts*ep.grad)
+	tt.GradCopyBytes = ceil(float64(tt.DeviceParams) * r.perParam.gradCopy)
 	tt.OptimizerBytes = ceil(float64(tt.DeviceParams-tt.DeviceExpertParams)*r.optShard + float64(tt.DeviceExpertParams)*r.expertOptShard)
 	var before, peak int64
 	for _, l := range r.Layers {
@@ -973,7 +991,7 @@ func (r *Result) total(a *arch.Arch, t Target, c *calc) {
 		r.tempPerParam = t.Framework.OptimizerTempBytesPerParam
 		tt.OptimizerTempBytes = r.OptimizerTempBytes(0, len(r.Layers)-1)
 	}
-	tt.PeakBytes = tt.WeightsBytes + tt.GradsBytes + tt.OptimizerBytes + max(peak, tt.OptimizerTempBytes)
+	tt.PeakBytes = tt.WeightsBytes + tt.GradsBytes + tt.GradCopyBytes + tt.OptimizerBytes + max(peak, tt.OptimizerTempBytes)
 	tt.FrameworkBytes = t.Framework.FixedBytes
 	tt.ReservedBytes = ceil(float64(tt.PeakBytes) * t.Framework.AllocatorReserve)
 	tt.PeakDeviceBytes = tt.PeakBytes + tt.ReservedBytes + tt.FrameworkBytes
@@ -1009,7 +1027,7 @@ func (r *Result) Model() *model.Model {
 	if r.Name == "" {
 		m.Name = "model (" + r.Opts.String() + ")"
 	}
-	perTied := r.perParam.weight + r.perParam.grad + r.optShard
+	perTied := r.perParam.weight + r.perParam.grad + r.perParam.gradCopy + r.optShard
 	ep := r.Opts.expertDevicePerParam()
 	prev := "input_ids"
 	// Tensor parallelism without sequence parallelism leaves every device of a group with
@@ -1025,8 +1043,8 @@ func (r *Result) Model() *model.Model {
 			Kind:            l.Kind,
 			ForwardSeconds:  l.FwdSeconds,
 			BackwardSeconds: l.BwdSeconds,
-			ParamBytes:      ceil((own-float64(l.ExpertParams))*(r.perParam.weight+r.perParam.grad)+float64(l.ExpertParams)*(ep.weight+ep.grad)) - l.bf16Dropped + l.FP8WeightBytes,
-			GradBytes:       ceil((own-float64(l.ExpertParams))*r.perParam.grad + float64(l.ExpertParams)*ep.grad),
+			ParamBytes:      ceil((own-float64(l.ExpertParams))*(r.perParam.weight+r.perParam.grad)+float64(l.ExpertParams)*(ep.weight+ep.grad)) - l.bf16Dropped + l.FP8WeightBytes + ceil(own*r.perParam.gradCopy),
+			GradBytes:       ceil((own-float64(l.ExpertParams))*r.perParam.grad+float64(l.ExpertParams)*ep.grad) + ceil(own*r.perParam.gradCopy),
 			OptimizerBytes:  ceil((own-float64(l.ExpertParams))*r.optShard + float64(l.ExpertParams)*r.expertOptShard),
 			TemporaryBytes:  l.TemporaryBytes,
 			ActivationBytes: l.SavedActivationBytes,

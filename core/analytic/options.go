@@ -131,10 +131,23 @@ const (
 	// memory-bound cast (4 bytes read, 2 written) in the forward pass and of its gradient
 	// (2 read, 4 written) in the backward pass. Gradients all-reduce in fp32.
 	AMP Precision = "amp"
+	// DeepSpeedBF16 is DeepSpeed's BF16 optimizer (deepspeed/runtime/bf16_optimizer.py,
+	// microsoft/DeepSpeed#1801, 2022-04-19, which Megatron-DeepSpeed runs with bf16): as
+	// MixedFP32Grads, the fp32 gradients accumulated in one unsharded flat buffer and
+	// all-reduced (get_grads_for_reduction returns fp32_groups_gradients_flat, then as
+	// now), the master weights and optimizer state sharded over the data-parallel
+	// replicas (its own ZeRO-1); but the 16-bit gradients that each backward pass writes
+	// are not freed once added to the fp32 ones: the pipeline engine calls
+	// update_hp_grads(clear_lp_grads=False), and clear_lp_grads runs at the start of the
+	// next backward pass, so they stay through the all-reduce and the optimizer step.
+	// 2 + 4 + 2 + 4 + 4 + 4 = 20 bytes per parameter with Adam, 8 + 12/d over d replicas;
+	// the 2 bytes of 16-bit gradient kept are their own memory part (GradCopyBytes). dtype
+	// bf16 only; sharding none or zero1 (DeepSpeed runs it with ZeRO stage 0 or 1).
+	DeepSpeedBF16 Precision = "deepspeed-bf16"
 )
 
 // Precisions lists the precisions, the default (Mixed) first.
-var Precisions = []Precision{Mixed, MixedFP32Grads, AMP, Pure}
+var Precisions = []Precision{Mixed, MixedFP32Grads, AMP, Pure, DeepSpeedBF16}
 
 // Optimizer is the training optimizer, or None for inference.
 type Optimizer string
@@ -538,7 +551,17 @@ func (o Options) Validate() error {
 		es.Add("batch", "batch * seq must be at most %d tokens, got %d", maxTokens, int64(o.Batch)*int64(o.Seq))
 	}
 	oneOf(&es, "dtype", string(o.DType), BF16, FP16, FP32, FP8)
-	oneOf(&es, "precision", string(o.Precision), Pure, Mixed, MixedFP32Grads, AMP)
+	oneOf(&es, "precision", string(o.Precision), Pure, Mixed, MixedFP32Grads, AMP, DeepSpeedBF16)
+	if o.Precision == DeepSpeedBF16 {
+		switch {
+		case o.Optimizer == None:
+			es.Add("precision", "deepspeed-bf16 is DeepSpeed's BF16 optimizer: it applies to training, not inference")
+		case o.DType != BF16 && o.DType != FP32: // fp32: refused below for every precision but pure
+			es.Add("precision", "deepspeed-bf16 is DeepSpeed's BF16 optimizer: it needs dtype bf16, got %s", o.DType)
+		case o.Sharding.Level() >= 2:
+			es.Add("precision", "deepspeed-bf16 is DeepSpeed's BF16 optimizer, which shards the optimizer state only (ZeRO-1): it needs sharding none or zero1, got %s", o.Sharding)
+		}
+	}
 	if o.DType == FP8 {
 		oneOf(&es, "fp8_recipe", string(o.FP8Recipe), FP8Recipes...)
 	} else if o.FP8Recipe != "" {
@@ -757,9 +780,11 @@ func (t Target) Validate() error {
 }
 
 // bytesPerParam is the memory one parameter takes: its weight, its gradient, and its
-// optimizer state including fp32 master weights.
+// optimizer state including fp32 master weights; gradCopy is a 16-bit copy of the
+// gradient kept beside an fp32 grad (DeepSpeedBF16), memory only: the data-parallel
+// reduction moves grad.
 type bytesPerParam struct {
-	weight, grad, master, states float64
+	weight, grad, master, states, gradCopy float64
 }
 
 func (o Options) perParam() bytesPerParam {
@@ -777,6 +802,8 @@ func (o Options) perParam() bytesPerParam {
 		p.master, stateBytes = 4, 4
 	case MixedFP32Grads:
 		p.master, p.grad, stateBytes = 4, 4, 4
+	case DeepSpeedBF16:
+		p.master, p.grad, stateBytes, p.gradCopy = 4, 4, 4, e
 	case AMP:
 		p.weight, p.grad, stateBytes = 4, 4, 4 // fp32 parameters: no master copy
 	}

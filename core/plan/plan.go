@@ -167,6 +167,11 @@ type Memory struct {
 	WeightsBytes   int64 `json:"weights_bytes"`
 	GradsBytes     int64 `json:"grads_bytes"`
 	OptimizerBytes int64 `json:"optimizer_bytes"`
+	// GradCopyBytes are 16-bit copies of the gradients kept beside fp32 ones through the
+	// step (DeepSpeed's BF16 optimizer: training.precision deepspeed-bf16); the request
+	// layer moves them here from GradsBytes. The data-parallel reduction does not move
+	// them.
+	GradCopyBytes int64 `json:"grad_copy_bytes,omitempty"`
 	// ActivationBytes are kept for backward passes by the microbatches in flight (with
 	// recomputation, the stashed inputs and one microbatch's rebuilt activations);
 	// TemporaryBytes is working memory beyond them: a layer's transient tensors, or the
@@ -192,7 +197,7 @@ const (
 
 // Total is the sum of the parts: the stage's MemoryBytes.
 func (m Memory) Total() int64 {
-	return m.WeightsBytes + m.GradsBytes + m.OptimizerBytes + m.ActivationBytes + m.TemporaryBytes +
+	return m.WeightsBytes + m.GradsBytes + m.GradCopyBytes + m.OptimizerBytes + m.ActivationBytes + m.TemporaryBytes +
 		m.OtherBytes + m.FrameworkBytes + m.ReservedBytes
 }
 

@@ -72,7 +72,7 @@ func (p *prepared) run(ctx context.Context, id string) (*wire.Result, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	p.tiedMemory(pl)
+	p.gradCopyMemory(pl, p.tiedMemory(pl))
 	res.Plan, res.Schedule, res.Feasible = wirePlan(pl), wireSchedule(pl.Schedule), true
 	if fb := pl.GraphFallback; fb != nil {
 		res.Diagnostics = append(res.Diagnostics, wire.Diagnostic{Code: wire.CodeGraphPartitionFallback, Severity: wire.Warning, Field: "partition",
@@ -98,15 +98,16 @@ func (p *prepared) run(ctx context.Context, id string) (*wire.Result, error) {
 
 // tiedMemory moves a tied embedding matrix, which the plan counts as a shared item
 // (plan.Memory.OtherBytes), to the weights, gradients and optimizer state of the stages
-// that hold it.
-func (p *prepared) tiedMemory(pl *plan.Plan) {
+// that hold it, and says which stages hold it.
+func (p *prepared) tiedMemory(pl *plan.Plan) (holds []bool) {
 	if p.est == nil {
-		return
+		return nil
 	}
 	w, g, o := p.est.TiedBytes()
 	if w+g+o == 0 {
-		return
+		return nil
 	}
+	holds = make([]bool, len(pl.Stages))
 	for i := range pl.Stages {
 		s := &pl.Stages[i]
 		for _, l := range pl.StageLayers(i) {
@@ -115,9 +116,35 @@ func (p *prepared) tiedMemory(pl *plan.Plan) {
 				s.Memory.WeightsBytes += w
 				s.Memory.GradsBytes += g
 				s.Memory.OptimizerBytes += o
+				holds[i] = true
 				break
 			}
 		}
+	}
+	return holds
+}
+
+// gradCopyMemory moves the 16-bit gradient copies that precision deepspeed-bf16 keeps
+// beside the fp32 gradients (analytic.Layer.GradCopyBytes), which the model counts with
+// the gradients, to their own part (plan.Memory.GradCopyBytes). Run after tiedMemory: a
+// tied matrix's copy counts in the stages that tiedMemory says hold it.
+func (p *prepared) gradCopyMemory(pl *plan.Plan, holdsTied []bool) {
+	if p.est == nil || !p.train() {
+		return
+	}
+	for i := range pl.Stages {
+		s := &pl.Stages[i]
+		var c, tied int64
+		for _, l := range pl.StageLayers(i) {
+			own, t := p.est.GradCopyBytes(l)
+			c, tied = c+own, max(tied, t)
+		}
+		if i < len(holdsTied) && holdsTied[i] {
+			c += tied
+		}
+		c = min(c, s.Memory.GradsBytes)
+		s.Memory.GradsBytes -= c
+		s.Memory.GradCopyBytes += c
 	}
 }
 

@@ -68,9 +68,9 @@ func (p *prepared) training(es *model.Errors) {
 	switch {
 	case p.arch != nil:
 		switch analytic.Precision(t.Precision) {
-		case "", analytic.Mixed, analytic.MixedFP32Grads, analytic.AMP, analytic.Pure:
+		case "", analytic.Mixed, analytic.MixedFP32Grads, analytic.AMP, analytic.Pure, analytic.DeepSpeedBF16:
 		default:
-			es.Add("training.precision", "must be mixed, mixed-fp32-grads, amp or pure, got %q", t.Precision)
+			es.Add("training.precision", "must be mixed, mixed-fp32-grads, amp, pure or deepspeed-bf16, got %q", t.Precision)
 		}
 	case p.weightsOnly():
 		if t.Precision == "" {

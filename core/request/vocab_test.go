@@ -68,7 +68,7 @@ func TestVocabularyIsThePlanners(t *testing.T) {
 			func(v string) string {
 				return strings.Replace(arch(""), `"data":2`, ``, 1) + `,"training":{"mode":"` + v + `"}}`
 			}},
-		{"training.precision", wire.Precisions(), []string{string(analytic.Mixed), string(analytic.MixedFP32Grads), string(analytic.AMP), string(analytic.Pure)},
+		{"training.precision", wire.Precisions(), []string{string(analytic.Mixed), string(analytic.MixedFP32Grads), string(analytic.AMP), string(analytic.Pure), string(analytic.DeepSpeedBF16)},
 			func(v string) string { return arch("") + `,"training":{"precision":"` + v + `"}}` }},
 		{"training.optimizer", wire.Optimizers(), []string{string(analytic.AdamW), string(analytic.Adam), string(analytic.SGD)},
 			func(v string) string { return arch("") + `,"training":{"optimizer":"` + v + `"}}` }},

@@ -116,9 +116,13 @@ func (s *Stage) Time(unit string) (compute, transfer float64) {
 // Memory is a stage's memory at its peak by what holds it; the fields add up to the
 // stage's MemoryBytes exactly (core/plan's Memory says what each holds).
 type Memory struct {
-	WeightsBytes    int64 `json:"weights_bytes"`
-	GradsBytes      int64 `json:"grads_bytes"`
-	OptimizerBytes  int64 `json:"optimizer_bytes"`
+	WeightsBytes   int64 `json:"weights_bytes"`
+	GradsBytes     int64 `json:"grads_bytes"`
+	OptimizerBytes int64 `json:"optimizer_bytes"`
+	// GradCopyBytes are 16-bit copies of the gradients kept beside the fp32 ones
+	// through the step (training.precision deepspeed-bf16, DeepSpeed's BF16 optimizer),
+	// apart from GradsBytes; the data-parallel reduction does not move them.
+	GradCopyBytes   int64 `json:"grad_copy_bytes,omitempty"`
 	ActivationBytes int64 `json:"activation_bytes"`
 	TemporaryBytes  int64 `json:"temporary_bytes"`
 	OtherBytes      int64 `json:"other_bytes"`
@@ -136,7 +140,7 @@ const (
 
 // Total is the sum of the parts: the stage's MemoryBytes.
 func (m Memory) Total() int64 {
-	return m.WeightsBytes + m.GradsBytes + m.OptimizerBytes + m.ActivationBytes + m.TemporaryBytes +
+	return m.WeightsBytes + m.GradsBytes + m.GradCopyBytes + m.OptimizerBytes + m.ActivationBytes + m.TemporaryBytes +
 		m.OtherBytes + m.FrameworkBytes + m.ReservedBytes
 }
 

@@ -278,7 +278,9 @@ type Training struct {
 	Mode string `json:"mode,omitempty"`
 	// Optimizer: adamw, adam or sgd (with momentum). Training only.
 	Optimizer string `json:"optimizer,omitempty"`
-	// Precision: mixed (16-bit passes, fp32 master weights and optimizer state) or pure.
+	// Precision: mixed (16-bit passes, fp32 master weights and optimizer state),
+	// mixed-fp32-grads, amp, pure or deepspeed-bf16 (Precisions; docs/request.md gives
+	// the bytes of each).
 	Precision string `json:"precision,omitempty"`
 	// Recompute: none, selective (the attention core; architectures only) or full (for
 	// an architecture each block's input is kept, for a profile each stage's input).

@@ -51,7 +51,9 @@ func Modes() []string { return []string{"training", "inference"} }
 
 // Precisions lists training.precision: which copies of the weights, gradients and
 // optimizer state are kept in which precision.
-func Precisions() []string { return []string{"mixed", "mixed-fp32-grads", "amp", "pure"} }
+func Precisions() []string {
+	return []string{"mixed", "mixed-fp32-grads", "amp", "pure", "deepspeed-bf16"}
+}
 
 // Optimizers lists training.optimizer.
 func Optimizers() []string { return []string{"adamw", "adam", "sgd"} }
