@@ -1,0 +1,94 @@
+package request
+
+import (
+	"context"
+	"math"
+	"strings"
+	"testing"
+
+	"pipeplan/core/model"
+	"pipeplan/core/wire"
+)
+
+// TestDeepSpeedBF16Request: precision deepspeed-bf16 (DeepSpeed's BF16 optimizer) over
+// d = 8 replicas with zero1 holds 2 + 4 + 12/8 bytes a parameter of weights, fp32
+// gradients and sharded state, and 2 more of 16-bit gradients in their own part,
+// grad_copy_bytes: half of each stage's grads_bytes (a tied embedding matrix's
+// included, at both ends of GPT-2's pipeline). The data-parallel communication and the
+// step are mixed-fp32-grads' exactly: DeepSpeed reduces the fp32 gradients
+// (get_grads_for_reduction), not the 16-bit ones.
+func TestDeepSpeedBF16Request(t *testing.T) {
+	for _, name := range []string{"meta-llama-3-8b", "gpt2"} {
+		req := func(precision string) *wire.Request {
+			r := llamaRequest(4, 8, 1)
+			r.Model.Architecture.Name = name
+			if name == "gpt2" {
+				r.Model.Architecture.Seq = 1024
+			}
+			r.Parallelism.Sharding = "zero1"
+			r.Training.Precision = precision
+			return r
+		}
+		ds, ref := run(t, req("deepspeed-bf16")), run(t, req("mixed-fp32-grads"))
+		if ds.Plan == nil || ref.Plan == nil {
+			t.Fatalf("%s: no plan: %v %v", name, ds.Diagnostics, ref.Diagnostics)
+		}
+		var state, copies int64
+		for i, s := range ds.Plan.Stages {
+			m := s.Memory
+			state += m.WeightsBytes + m.GradsBytes + m.OptimizerBytes
+			copies += m.GradCopyBytes
+			if m.GradCopyBytes == 0 || 2*m.GradCopyBytes != m.GradsBytes {
+				t.Errorf("%s stage %d: 16-bit gradient copies %d bytes, want half the fp32 gradients %d", name, i, m.GradCopyBytes, m.GradsBytes)
+			}
+			if m.Total() != s.MemoryBytes {
+				t.Errorf("%s stage %d: memory parts add up to %d, memory_bytes %d", name, i, m.Total(), s.MemoryBytes)
+			}
+		}
+		var refState int64
+		for _, s := range ref.Plan.Stages {
+			refState += s.Memory.WeightsBytes + s.Memory.GradsBytes + s.Memory.OptimizerBytes
+			if s.Memory.GradCopyBytes != 0 {
+				t.Errorf("%s: mixed-fp32-grads keeps %d bytes of 16-bit gradients, want none", name, s.Memory.GradCopyBytes)
+			}
+		}
+		// Weights 2, gradients 4, state 12/8: 7.5 bytes a parameter; copies 2.
+		if want := float64(state) * 2 / 7.5; state != refState || math.Abs(float64(copies)-want) > 1e-6*want {
+			t.Errorf("%s: state %d bytes (mixed-fp32-grads %d), copies %d, want the same state and 2/7.5 of it in copies", name, state, refState, copies)
+		}
+		d, r := ds.Devices[0], ref.Devices[0]
+		if d.GradBytes != r.GradBytes || d.ReduceScatterSeconds != r.ReduceScatterSeconds || d.AllGatherSeconds != r.AllGatherSeconds || ds.Step.StepSeconds != ref.Step.StepSeconds {
+			t.Errorf("%s: reduces %d bytes in %v + %v s, step %v s; mixed-fp32-grads %d in %v + %v s, step %v s: want the same", name,
+				d.GradBytes, d.ReduceScatterSeconds, d.AllGatherSeconds, ds.Step.StepSeconds, r.GradBytes, r.ReduceScatterSeconds, r.AllGatherSeconds, ref.Step.StepSeconds)
+		}
+	}
+}
+
+// TestDeepSpeedBF16Refused: deepspeed-bf16 is refused, naming training.precision, with
+// ZeRO-2 or ZeRO-3 (DeepSpeed's BF16 optimizer shards the optimizer state only), with
+// fp16 (it is the bf16 optimizer), and for inference.
+func TestDeepSpeedBF16Refused(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		set  func(*wire.Request)
+		want string
+	}{
+		{"zero2", func(r *wire.Request) { r.Parallelism.Sharding = "zero2" }, "needs sharding none or zero1, got zero2"},
+		{"zero3", func(r *wire.Request) { r.Parallelism.Sharding = "zero3" }, "needs sharding none or zero1, got zero3"},
+		{"fp16", func(r *wire.Request) { r.Model.Architecture.DType = "fp16" }, "needs dtype bf16, got fp16"},
+		{"inference", func(r *wire.Request) { r.Training.Mode = wire.ModeInference }, "applies to training"},
+	} {
+		r := llamaRequest(4, 8, 1)
+		r.Training.Precision = "deepspeed-bf16"
+		c.set(r)
+		_, err := Run(context.Background(), r)
+		fe, ok := model.AsFieldErrors(err)
+		found := false
+		for _, e := range fe {
+			found = found || e.Path == "training.precision" && strings.Contains(e.Reason, c.want)
+		}
+		if !ok || !found {
+			t.Errorf("%s: error %v, want training.precision: %s", c.name, err, c.want)
+		}
+	}
+}
