@@ -160,10 +160,11 @@ type Input struct {
 	RecomputeModules []string
 	// DType, Precision, FP8Recipe and FP8ParamGather are the precision the plan was
 	// priced with, as the normalized request states them (model.architecture.dtype:
-	// bf16, fp16, fp32 or fp8; training.precision: mixed, mixed-fp32-grads, amp or pure,
-	// "" for inference; training.fp8_recipe: delayed, current, blockwise or mxfp8;
-	// training.fp8_param_gather). DType "" states none (a profile): exports then set no
-	// precision. Each export states them in its framework's terms (precision.go).
+	// bf16, fp16, fp32 or fp8; training.precision: mixed, mixed-fp32-grads, amp, pure
+	// or deepspeed-bf16, "" for inference; training.fp8_recipe: delayed, current,
+	// blockwise or mxfp8; training.fp8_param_gather). DType "" states none (a profile):
+	// exports then set no precision. Each export states them in its framework's terms
+	// (precision.go).
 	DType, Precision, FP8Recipe string
 	FP8ParamGather              bool
 	// Plan is the planner's plan, embedded in the JSON export when set.
@@ -278,9 +279,9 @@ func (in *Input) check() error {
 		es.Add("dtype", "must be bf16, fp16, fp32 or fp8, got %q", in.DType)
 	}
 	switch in.Precision {
-	case "", "mixed", "mixed-fp32-grads", "amp", "pure":
+	case "", "mixed", "mixed-fp32-grads", "amp", "pure", "deepspeed-bf16":
 	default:
-		es.Add("precision", "must be mixed, mixed-fp32-grads, amp or pure, got %q", in.Precision)
+		es.Add("precision", "must be mixed, mixed-fp32-grads, amp, pure or deepspeed-bf16, got %q", in.Precision)
 	}
 	if _, ok := fp8Names[in.FP8Recipe]; in.DType == "fp8" && !ok {
 		es.Add("fp8_recipe", "must be delayed, current, blockwise or mxfp8 with dtype fp8, got %q", in.FP8Recipe)

@@ -1060,7 +1060,7 @@ func deepspeedPrecision(in *export.Input) string {
 		switch in.Precision {
 		case "mixed":
 			want["data_types"] = map[string]any{"grad_accum_dtype": "bf16"}
-		case "mixed-fp32-grads":
+		case "mixed-fp32-grads", "deepspeed-bf16":
 			want["data_types"] = map[string]any{"grad_accum_dtype": "fp32"}
 		}
 	case "fp16":

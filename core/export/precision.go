@@ -65,6 +65,8 @@ func (in *Input) precisionText() string {
 		s += "; mixed: 16-bit weights and gradients, fp32 master weights and optimizer state"
 	case "mixed-fp32-grads":
 		s += "; mixed-fp32-grads: 16-bit weights, fp32 gradients, master weights and optimizer state"
+	case "deepspeed-bf16":
+		s += "; deepspeed-bf16: 16-bit weights, fp32 gradients with the 16-bit ones kept until the next backward, fp32 master weights and optimizer state (DeepSpeed's BF16 optimizer)"
 	case "amp":
 		s += "; amp: fp32 parameters, gradients and optimizer state, passes under autocast"
 	case "pure":
@@ -119,6 +121,9 @@ func megatronPrecision(in *Input) (args []string, why string) {
 		} else {
 			args = append(args, "--accumulate-allreduce-grads-in-fp32  # fp32 main_grad buffers, as priced")
 		}
+	case "deepspeed-bf16":
+		args = append(args, "# gradients accumulated and all-reduced in fp32 main_grad buffers: --bf16's default")
+		why = "Megatron-LM accumulates gradients into its fp32 main_grad buffers and keeps no 16-bit gradients until the next backward, where pipeplan priced deepspeed-bf16 (DeepSpeed's BF16 optimizer, 2 bytes a parameter more): the run holds less memory than priced; plan with precision mixed-fp32-grads to price what Megatron-LM runs"
 	case "pure":
 		why = fmt.Sprintf("Megatron-LM's optimizer keeps fp32 master weights and optimizer state beside %s weights, where pipeplan priced pure %s (none): the run holds more memory than priced; plan with precision mixed (or mixed-fp32-grads for --bf16's fp32 gradients) to price what Megatron-LM runs", h, in.DType)
 	case "amp":
@@ -165,6 +170,8 @@ func deepspeedPrecision(in *Input) (entries []string, why string) {
 		} else {
 			also("DeepSpeed accumulates fp16 weights' gradients in fp16 (it refuses grad_accum_dtype fp32 with fp16), where pipeplan priced fp32 gradients (mixed-fp32-grads): the run holds less memory than priced")
 		}
+	case "deepspeed-bf16":
+		entries = append(entries, `"data_types": {"grad_accum_dtype": "fp32"},  # BF16_Optimizer: fp32 gradients, the bf16 ones kept until the next backward, as priced`)
 	case "pure":
 		also(fmt.Sprintf("DeepSpeed's %s optimizer keeps fp32 master weights and optimizer state, where pipeplan priced pure %s (none): the run holds more memory than priced", h, h))
 	case "amp":
@@ -200,7 +207,7 @@ func pytorchPrecision(in *Input) (lines []string, why string) {
 	// Mixed: the export builds the stages, not the optimizer; it says what the optimizer
 	// must keep, and is exact in what it sets up.
 	return append(lines, fmt.Sprintf("PARAM_DTYPE = %s  # model.to(PARAM_DTYPE) for the passes; precision %s was priced:", t, in.Precision),
-		fmt.Sprintf("# the optimizer must step fp32 master copies of the weights (torch.optim keeps none of %s\n# parameters), with %s gradients", h, map[bool]string{true: "fp32", false: "16-bit"}[in.Precision == "mixed-fp32-grads"])), why
+		fmt.Sprintf("# the optimizer must step fp32 master copies of the weights (torch.optim keeps none of %s\n# parameters), with %s gradients", h, map[bool]string{true: "fp32", false: "16-bit"}[in.Precision == "mixed-fp32-grads" || in.Precision == "deepspeed-bf16"])), why
 }
 
 // graphcorePrecision is why a Graphcore run differs from the planned precision.

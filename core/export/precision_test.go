@@ -26,6 +26,7 @@ func TestPrecisionFlags(t *testing.T) {
 	}{
 		{"bf16", "mixed", "", false, "--bf16 --grad-reduce-in-bf16", true, `"bf16": {"enabled": True}, "data_types": {"grad_accum_dtype": "bf16"},`, true, "torch.bfloat16", true, false},
 		{"bf16", "mixed-fp32-grads", "", false, "--bf16", true, `"bf16": {"enabled": True}, "data_types": {"grad_accum_dtype": "fp32"},`, true, "torch.bfloat16", true, false},
+		{"bf16", "deepspeed-bf16", "", false, "--bf16", false, `"bf16": {"enabled": True}, "data_types": {"grad_accum_dtype": "fp32"},`, true, "torch.bfloat16", true, false},
 		{"fp16", "mixed", "", false, "--fp16", true, `"fp16": {"enabled": True},`, true, "torch.float16", true, true},
 		{"fp16", "mixed-fp32-grads", "", false, "--fp16 --accumulate-allreduce-grads-in-fp32", true, `"fp16": {"enabled": True},`, false, "torch.float16", true, true},
 		{"fp32", "pure", "", false, "", true, "", true, "torch.float32", true, true},
