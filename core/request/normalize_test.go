@@ -186,7 +186,7 @@ func TestNormalizeRefuses(t *testing.T) {
 		{"unknown optimizer", `{` + gpt2 + `,` + a100x4 + `,"training":{"optimizer":"lion"}}`,
 			"training.optimizer", "must be adamw, adam or sgd"},
 		{"unknown precision", `{` + gpt2 + `,` + a100x4 + `,"training":{"precision":"half"}}`,
-			"training.precision", "must be mixed, mixed-fp32-grads, amp or pure"},
+			"training.precision", "must be mixed, mixed-fp32-grads, amp, pure or deepspeed-bf16"},
 		{"mixed precision with fp32", `{"model":{"architecture":{"name":"gpt2","dtype":"fp32"}},` + a100x4 + `,"training":{"precision":"mixed"}}`,
 			"training.precision", "mixed keeps fp32 weights or master weights"},
 		{"unknown mode", `{` + example + `,` + a100x4 + `,"training":{"mode":"serving"}}`,
