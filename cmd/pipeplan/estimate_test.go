@@ -296,3 +296,37 @@ func TestCrossEntropyFlag(t *testing.T) {
 		t.Errorf("--cross-entropy apex: exit %d, %q: want a usage error naming the flag and the kernels", code, errs)
 	}
 }
+
+// TestDeepSpeedBF16Flag: --precision deepspeed-bf16 (DeepSpeed's BF16 optimizer) adds
+// the 16-bit gradients, 2 bytes a parameter, apart from the fp32 gradients, and prints
+// them; with --sharding zero2 it is a usage error naming the flag.
+func TestDeepSpeedBF16Flag(t *testing.T) {
+	total := func(precision string) map[string]any {
+		t.Helper()
+		code, out, errs := runCLI("estimate", "--hf-config", "gpt2", "--device", "a100-80gb", "--batch", "2", "--seq", "128", "--json", "--precision", precision)
+		if code != 0 {
+			t.Fatalf("exit %d: %s", code, errs)
+		}
+		var v struct {
+			Total map[string]any `json:"total"`
+		}
+		if err := json.Unmarshal([]byte(out), &v); err != nil {
+			t.Fatal(err)
+		}
+		return v.Total
+	}
+	ds, ref := total("deepspeed-bf16"), total("mixed-fp32-grads")
+	copies, _ := ds["grad_copy_bytes"].(float64)
+	if want := ds["weights_bytes"].(float64); copies != want || ds["grads_bytes"] != ref["grads_bytes"] || ds["peak_bytes"].(float64) != ref["peak_bytes"].(float64)+want {
+		t.Errorf("deepspeed-bf16: 16-bit gradient copies %v bytes (want the bf16 weights' %v), gradients %v (mixed-fp32-grads %v), peak %v (mixed-fp32-grads %v + the copies)",
+			copies, want, ds["grads_bytes"], ref["grads_bytes"], ds["peak_bytes"], ref["peak_bytes"])
+	}
+	code, out, errs := runCLI("estimate", "--hf-config", "gpt2", "--device", "a100-80gb", "--precision", "deepspeed-bf16")
+	if code != 0 || !strings.Contains(out, "16-bit gradient copies") {
+		t.Errorf("exit %d (%s): the state line does not print the 16-bit gradient copies:\n%s", code, errs, out)
+	}
+	code, _, errs = runCLI("estimate", "--hf-config", "gpt2", "--device", "a100-80gb", "--precision", "deepspeed-bf16", "--dp", "4", "--sharding", "zero2")
+	if code != exitBad || !strings.Contains(errs, "--precision") || !strings.Contains(errs, "zero1") {
+		t.Errorf("deepspeed-bf16 with zero2: exit %d, %q: want a usage error naming --precision", code, errs)
+	}
+}
