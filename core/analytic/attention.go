@@ -118,6 +118,40 @@ import (
 // Where only a causal figure is published the non-causal pass takes it (a causal
 // kernel skips the masked blocks, so its rate is the lower of the two).
 //
+// FlashAttention's Triton implementation (FlashTriton: flash_attn/flash_attn_triton.py,
+// the kernel LLM Foundry's attn_impl triton runs). FlashAttention-2's own benchmark
+// (Dao-AILab/flash-attention README, assets/flash2_a100_fwd_bwd_benchmark.png; Dao 2023,
+// Figure 4) times it beside FlashAttention-2 on an A100 80GB SXM4 (312 TFLOP/s dense
+// 16-bit peak), forward and backward together, batch x sequence = 16k, hidden 2048,
+// counted as above (a causal pass at half the FLOPs). In TFLOP/s at 512, 1k, 2k, 4k, 8k
+// and 16k (three FlashAttention-2 labels lie partly under the legend: head dim 64 at
+// 1k, 153, and head dim 128 at 512 and 1k, 151 and 173, read with the bars' heights):
+//
+//	head dim 64:          Triton  90 102  98  98 100 100   FA2 132 153 162 171 175 176
+//	head dim 128:         Triton  78  85  90  93  95  95   FA2 151 173 187 196 201 203
+//	head dim 64, causal:  Triton  59  75  79  76  79  80   FA2  88 119 140 156 165 171
+//	head dim 128, causal: Triton  50  61  68  74  78  80   FA2  99 133 155 173 182 189
+//
+// The Triton kernel runs at 42-68% of FlashAttention-2 (about FlashAttention-1's speed:
+// the same figure's FlashAttention bars, 55-83 TFLOP/s causal at head dim 128; LLM
+// Foundry's tutorial: "triton is slightly faster than flash", its flash then being
+// flash-attn 1.0.9). On an A100 each pass takes the forward-and-backward rate (which
+// prices the pair exactly). On Hopper no figure of it is published: each pass takes
+// FlashAttention-2's H100 rate (above) times the A100 ratio of Triton to
+// FlashAttention-2 at the same length, head dimension and mask. Assumption: both
+// kernels issue Ampere's mma.sync instructions on Hopper (FlashAttention-2 has no
+// Hopper path; the pre-MLIR Triton compiler LLM Foundry used predates wgmma), so the
+// ratio carries over. Cross-check: the same README's H100 figure
+// (assets/flash2_h100_fwd_bwd_benchmark.png) gives FlashAttention-1 at 137 TFLOP/s
+// causal at head dim 128 and 16k, this rule Triton at 139 (328 x 80/189, with
+// FlashAttention-2's published 328). The same H100 figure checks the causal backward's
+// assumption above: FlashAttention-2 forward and backward together, causal, head dim
+// 128, at 512 to 16k: 163 221 265 294 308 328, where the forward and the derived
+// backward give 145 208 254 281 298 303 (3.5 / (1/fwd + 2.5/bwd)): the pair is priced
+// 3-11% slow, not fast (8% at 16k); non-causal, 248 294 320 326 335 338 published,
+// 235 281 308 325 331 334 priced (TestFlashFwdBwdAgainstREADME). FlashAttention-2's
+// rates do not explain the long-sequence optimism of issue 19.
+//
 // Other devices have no published per-kernel figures here: their flash kernels run at
 // the matrix efficiency (FlashAttention-2's paper reports 50-73% of the A100's peak
 // in the forward pass, close to the A100 preset's 0.75). FlashAttention-3 runs on
@@ -269,6 +303,86 @@ var hopperAttention = attentionTable{peak: hopperPeak, seqKnots: []float64{512, 
 		{Flash3, 64, attnBackward, 0}:       {272, 363, 422, 453, 472, 474},
 	}}
 
+// amperePeak is the dense 16-bit peak of the A100 (NVIDIA A100 datasheet).
+const amperePeak = 312e12
+
+// ampereKnots are the lengths of FlashAttention-2's benchmark figures.
+var ampereKnots = []float64{512, 1024, 2048, 4096, 8192, 16384}
+
+// a100FwdBwd holds FlashAttention-2's A100 figure (listed above): forward and backward
+// together, TFLOP/s, by kernel, head dimension and causal mask.
+var a100FwdBwd = map[struct {
+	kernel  Attention
+	headDim int
+	causal  bool
+}][]float64{
+	{Flash, 64, false}:        {132, 153, 162, 171, 175, 176},
+	{Flash, 128, false}:       {151, 173, 187, 196, 201, 203},
+	{Flash, 64, true}:         {88, 119, 140, 156, 165, 171},
+	{Flash, 128, true}:        {99, 133, 155, 173, 182, 189},
+	{FlashTriton, 64, false}:  {90, 102, 98, 98, 100, 100},
+	{FlashTriton, 128, false}: {78, 85, 90, 93, 95, 95},
+	{FlashTriton, 64, true}:   {59, 75, 79, 76, 79, 80},
+	{FlashTriton, 128, true}:  {50, 61, 68, 74, 78, 80},
+}
+
+// ampereAttention holds the Triton kernel's A100 figures, the forward-and-backward
+// rate for each pass. FlashAttention-2 on an A100 is not in it: it runs at the matrix
+// efficiency, as before these figures were taken.
+var ampereAttention = attentionTable{peak: amperePeak, seqKnots: ampereKnots, curves: map[attentionKey][]float64{}}
+
+// tritonRatio is the A100 figure's Triton rate over FlashAttention-2's, knot by knot.
+func tritonRatio(headDim int, causal bool) []float64 {
+	t := a100FwdBwd[struct {
+		kernel  Attention
+		headDim int
+		causal  bool
+	}{FlashTriton, headDim, causal}]
+	f := a100FwdBwd[struct {
+		kernel  Attention
+		headDim int
+		causal  bool
+	}{Flash, headDim, causal}]
+	r := make([]float64, len(t))
+	for i := range t {
+		r[i] = t[i] / f[i]
+	}
+	return r
+}
+
+// times multiplies two curves knot by knot.
+func times(a, b []float64) []float64 {
+	r := make([]float64, len(a))
+	for i := range a {
+		r[i] = a[i] * b[i]
+	}
+	return r
+}
+
+func init() {
+	for _, d := range []int{64, 128} {
+		for _, causal := range []bool{false, true} {
+			c := a100FwdBwd[struct {
+				kernel  Attention
+				headDim int
+				causal  bool
+			}{FlashTriton, d, causal}]
+			fwd, bwd := attnForward, attnBackward
+			if causal {
+				fwd, bwd = attnForwardCausal, attnBackwardCausal
+			}
+			ampereAttention.curves[attentionKey{FlashTriton, d, fwd, 0}] = c
+			ampereAttention.curves[attentionKey{FlashTriton, d, bwd, 0}] = c
+		}
+		// Hopper: FlashAttention-2's passes times the A100 ratio; the causal backward
+		// follows from these by the rule for FlashAttention-2's (attentionEfficiencyIn).
+		h := hopperAttention.curves
+		h[attentionKey{FlashTriton, d, attnForward, 0}] = times(h[attentionKey{Flash, d, attnForward, 0}], tritonRatio(d, false))
+		h[attentionKey{FlashTriton, d, attnForwardCausal, 0}] = times(h[attentionKey{Flash, d, attnForwardCausal, 0}], tritonRatio(d, true))
+		h[attentionKey{FlashTriton, d, attnBackward, 0}] = times(h[attentionKey{Flash, d, attnBackward, 0}], tritonRatio(d, false))
+	}
+}
+
 // blackwellPeak is the dense 16-bit peak of the GB200 and the GB300 (NVIDIA's GB200
 // NVL72 and GB300 NVL72 datasheets: 180 PFLOP/s over 72 GPUs).
 const blackwellPeak = 2.5e15
@@ -388,6 +502,8 @@ func attentionTableFor(device string, k Attention) *attentionTable {
 	switch strings.ToLower(device) {
 	case "h100-sxm", "h200", "h100-96gb-500w":
 		return &hopperAttention
+	case "a100-40gb", "a100-80gb":
+		return &ampereAttention
 	case "b200", "gb200":
 		return &blackwellAttention
 	case "b300", "gb300":

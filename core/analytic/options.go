@@ -184,6 +184,12 @@ const (
 	// CuDNN: cuDNN's fused attention (Transformer Engine's FusedAttention, Megatron-LM's
 	// default on Hopper; PyTorch's cuDNN SDPA backend). Memory as Flash.
 	CuDNN Attention = "cudnn"
+	// FlashTriton: FlashAttention's Triton implementation (Dao-AILab/flash-attention,
+	// flash_attn/flash_attn_triton.py, after Tillet's fused-attention tutorial), the
+	// kernel LLM Foundry's attn_impl triton runs (its own copy, llmfoundry/models/
+	// layers/flash_attn_triton.py, on the pre-MLIR Triton compiler); about half
+	// FlashAttention-2's speed (attention.go). Memory as Flash.
+	FlashTriton Attention = "flash-triton"
 )
 
 // Recompute is the activation recomputation strategy of Korthikanti et al. 2022.
@@ -576,7 +582,7 @@ func (o Options) Validate() error {
 		}
 	}
 	oneOf(&es, "optimizer", string(o.Optimizer), AdamW, Adam, SGD, None)
-	oneOf(&es, "attention", string(o.Attention), Eager, Flash, Flash3, CuDNN)
+	oneOf(&es, "attention", string(o.Attention), Eager, Flash, Flash3, CuDNN, FlashTriton)
 	if o.FP8Attention {
 		switch {
 		case o.DType != FP8:
