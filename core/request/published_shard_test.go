@@ -104,7 +104,17 @@ func torchtitanNode(data, context, b, seq int, dtype, framework, recompute strin
 // attention.go): torchtitan's SDPA of December 2024 ran PyTorch's flash backend
 // (FlashAttention-2; cuDNN's was opt-in), and its context parallelism supported the
 // flash and memory-efficient backends only. Priced at the linear layers' GEMM
-// efficiency instead, the long-sequence rows erred 131% to 264% fast.
+// efficiency instead, the long-sequence rows erred 131% to 264% fast. FlashAttention-2's
+// own H100 figure of the forward and backward together (Dao-AILab/flash-attention README)
+// is 3% to 11% faster than the planner prices the pair (analytic
+// TestFlashFwdBwdAgainstREADME; 8% at 16k tokens, causal, head dim 128), so Table 2's
+// +19% (CP 1, 32k) and +12% (CP 2) are not FlashAttention-2's rates: the kernel's
+// published speed is, if anything, underused. torchtitan's Llama of December 2024
+// (torchtitan/models/llama/model.py) repeats the 8 key-value heads to 32 (repeat_kv)
+// before SDPA, so the kernel runs plain multi-head attention, its dK and dV summed over
+// the copies by autograd: memory traffic linear in the tokens, not priced beside a fused
+// kernel, under 1% of a 32k layer's attention. The full recomputation reruns the
+// attention's forward once more, and is priced so (analytic, calc.rerun).
 //
 // Eager rows: torchtitan's eager RMSNorm (an fp32 upcast and six more operators) and
 // rotary embedding (complex products) run unfused as HuggingFace's do, and are priced at
@@ -190,7 +200,10 @@ const (
 	// rank holds 32,768 tokens in every row, so CP 2 and CP 4 run kernels of the same
 	// shapes, CP 4 twice as many: the measured step grew 2.37x (12.9 s to 30.6 s) where
 	// every per-rank cost at most doubles; only the bytes exchanged grow faster (3x),
-	// about 1.3 s a step at NVLink's rate, which step 0's attention hides.
+	// about 1.3 s a step at NVLink's rate, which step 0's attention hides. Nor is it
+	// FlashAttention-2's rate at long blocks (priced 8% below its published H100 figure
+	// at 16k; TestFlashFwdBwdAgainstREADME), and CP 4 and 8 run blocks of the same
+	// shapes as CP 2.
 	gapRing = "an unexplained ~1.3x of PyTorch's experimental ring attention at CP 4 and 8"
 	// gapBF16TP: +25.0%, of which async TP's part is +4% (priced +13.6%, measured
 	// +9.2%): its vanilla TP row is +20.2% and #149990's bf16 row +19.6%, where the
