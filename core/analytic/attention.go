@@ -150,7 +150,13 @@ import (
 // backward give 145 208 254 281 298 303 (3.5 / (1/fwd + 2.5/bwd)): the pair is priced
 // 3-11% slow, not fast (8% at 16k); non-causal, 248 294 320 326 335 338 published,
 // 235 281 308 325 331 334 priced (TestFlashFwdBwdAgainstREADME). FlashAttention-2's
-// rates do not explain the long-sequence optimism of issue 19.
+// rates do not explain the long-sequence optimism of issue 19. Its backward accumulates
+// dQ in fp32 (csrc/flash_attn/flash_api.cpp, dq_accum) inside the timed kernels; with
+// grouped-query attention it computes dK and dV per query head and sums each group's
+// after the kernel (at::sum_out of dk_expanded and dv_expanded): memory traffic linear
+// in the tokens, not priced, about 1% of an 8k layer's attention (less beyond). A full
+// recomputation reruns the forward kernel once more (priced: calc.rerun), the backward
+// recomputing the scores within the 2.5x it counts.
 //
 // Other devices have no published per-kernel figures here: their flash kernels run at
 // the matrix efficiency (FlashAttention-2's paper reports 50-73% of the A100's peak
