@@ -268,7 +268,8 @@ func TestEstimateStepIsOneStagePlan(t *testing.T) {
 // TestCrossEntropyFlag: --cross-entropy names the loss kernel: GPT-2's head at 2 x 128
 // tokens (T = 256, V = 50,257, bf16) keeps the fp32 log-probabilities (4*T*V) in eager
 // PyTorch's default, the 16-bit logits and the rows' log-sum-exps (2*T*V + 4*T) with
-// flash-attn's fused kernel; a kernel it does not know is refused naming the flag.
+// flash-attn's fused kernel, the fp32 softmax (4*T*V) with Megatron-LM's vocab-parallel
+// one; a kernel it does not know is refused naming the flag.
 func TestCrossEntropyFlag(t *testing.T) {
 	head := func(args ...string) float64 {
 		t.Helper()
@@ -290,6 +291,11 @@ func TestCrossEntropyFlag(t *testing.T) {
 	}
 	if got, want := head("--cross-entropy", "unfused"), head(); got != want {
 		t.Errorf("--cross-entropy unfused keeps %v bytes in the head, the eager default %v", got, want)
+	}
+	// Megatron-LM's unfused loss keeps the fp32 softmax, as many bytes as the fp32
+	// log-probabilities (its time differs: core/analytic's TestVocabParallelCrossEntropyTime).
+	if got, want := head("--cross-entropy", "vocab-parallel"), head(); got != want {
+		t.Errorf("--cross-entropy vocab-parallel keeps %v bytes in the head, want the fp32 softmax's %v", got, want)
 	}
 	code, _, errs := runCLI("estimate", "--hf-config", "gpt2", "--device", "a100-80gb", "--batch", "2", "--seq", "128", "--cross-entropy", "apex")
 	if code != exitBad || !strings.Contains(errs, "--cross-entropy") || !strings.Contains(errs, "fused-inplace") {

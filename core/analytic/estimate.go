@@ -235,6 +235,9 @@ type Result struct {
 	// foreach: the framework's optimizer is torch.optim's foreach implementation
 	// (cluster.Framework.ForeachOptimizer), whose update makes several passes.
 	foreach bool
+	// zeroGrads: the step zeroes the device's whole gradient buffer
+	// (cluster.Framework.MainGradBuffer).
+	zeroGrads bool
 }
 
 // TiedBytes splits the shared item of a tied embedding matrix (Model's TiedGroup, held
@@ -306,6 +309,18 @@ func (r *Result) OptimizerSeconds(first, last int) (deviceSeconds, hostSeconds f
 	}
 	updated := float64(params-experts)/o.sharded() + float64(experts)/o.expertSharded()
 	deviceSeconds = r.rf.seconds(work{0, perParam * updated, kernels * float64(last-first+1)})
+	if r.zeroGrads {
+		// Megatron-Core zeroes its gradient buffer whole (every gradient the device
+		// holds, not its shard) before the step's first microbatch: one memset.
+		var grads int64
+		for _, l := range r.Layers[first : last+1] {
+			grads += l.GradBytes
+		}
+		if first == 0 && last == len(r.Layers)-1 && o.Tie == TieCopy {
+			grads -= int64(float64(r.Layers[0].TiedParams) * r.perParam.grad)
+		}
+		deviceSeconds += r.rf.seconds(work{0, float64(grads), 1})
+	}
 	hostSeconds = float64(tensors) / o.sharded() * r.tensorSeconds // each replica updates its shard's tensors
 	return deviceSeconds, hostSeconds
 }
@@ -387,6 +402,8 @@ func Estimate(a *arch.Arch, t Target, o Options) (*Result, error) {
 	sh.fusedAct = t.Framework.FusedActivation
 	sh.fusedCE = t.Framework.FusedCrossEntropy
 	sh.ceGradCopy = t.Framework.CrossEntropyGradCopy
+	sh.vocabParallelCE = t.Framework.CrossEntropyVocabParallel
+	sh.mainGrads = t.Framework.MainGradBuffer
 	sh.eagerCode = t.Framework.EagerOps
 	c := &calc{sh: sh, rf: newRoofline(t, o.DType, o.FP8Recipe), o: o, fw: t.Framework, target: t,
 		allReduce: cluster.RingAllReduceSeconds(t.tensorLink(), sh.e*sh.t*sh.h, o.TensorParallel), contextLink: t.contextLink()}
@@ -997,6 +1014,7 @@ func (r *Result) total(a *arch.Arch, t Target, c *calc) {
 	tt.PeakDeviceBytes = tt.PeakBytes + tt.ReservedBytes + tt.FrameworkBytes
 	if !o.Inference() {
 		r.rf, r.tensorSeconds, r.foreach = c.rf, t.Framework.OptimizerTensorSeconds, t.Framework.ForeachOptimizer
+		r.zeroGrads = t.Framework.MainGradBuffer
 		var device float64
 		device, tt.OptimizerHostSeconds = r.OptimizerSeconds(0, len(r.Layers)-1)
 		tt.OptimizerSeconds = max(device, tt.OptimizerHostSeconds)

@@ -156,7 +156,10 @@ func TestMegatronEager(t *testing.T) {
 //   - fused (flash-attn's): the 16-bit logits and the rows' log-sum-exps (e*T*V + 4*T)
 //     kept; the backward pass writes a new 16-bit gradient (e*T*V);
 //   - fused-inplace (Transformer Engine's): the 16-bit logits kept (e*T*V), their gradient
-//     written over them.
+//     written over them;
+//   - vocab-parallel (Megatron-LM's unfused): the fp32 softmax kept (4*T*V), scaled in
+//     place in the backward pass, which holds its 16-bit cast (e*T*V) and the logits
+//     returned (e*T*V).
 func TestCrossEntropyKernels(t *testing.T) {
 	a := bundled(t, "llama-2-7b")
 	const T, h, V, e = 4096.0, 4096.0, 32000.0, 2.0
@@ -168,6 +171,7 @@ func TestCrossEntropyKernels(t *testing.T) {
 		{cluster.CrossEntropyUnfused, input + 4*T*V, input + 4*T*V + 8*T*V + e*T*V + 4 + input},
 		{cluster.CrossEntropyFused, input + e*T*V + 4*T, input + e*T*V + 4*T + e*T*V + 4 + input},
 		{cluster.CrossEntropyFusedInplace, input + e*T*V, input + e*T*V + 4 + input},
+		{cluster.CrossEntropyVocabParallel, input + 4*T*V, input + 4*T*V + e*T*V + e*T*V + 4 + input},
 	}
 	for _, tc := range tests {
 		tg := frameworkTarget(t, "h100-sxm", cluster.Eager)

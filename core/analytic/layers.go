@@ -42,6 +42,13 @@ type shape struct {
 	// ceGradCopy: the fused loss writes the logits' gradient to a new 16-bit tensor
 	// rather than over them (cluster.Framework.CrossEntropyGradCopy).
 	ceGradCopy bool
+	// vocabParallelCE: the loss is Megatron-LM's unfused vocab-parallel cross-entropy
+	// (cluster.Framework.CrossEntropyVocabParallel).
+	vocabParallelCE bool
+	// mainGrads: gradients accumulate in Megatron-Core's main_grad buffer
+	// (cluster.Framework.MainGradBuffer): the embedding's is added to it after each
+	// microbatch.
+	mainGrads bool
 	// eagerCode: the framework runs HuggingFace's code eagerly (cluster.Framework.
 	// EagerOps): the operations it leaves unfused cost their measured traffic
 	// (eagerTraffic).
@@ -783,6 +790,12 @@ func (sh *shape) embedding() piece {
 	}
 	gather := mem("token lookup", 2*e*t*h+8*t, 1)
 	gather.bwd = work{0, e*sh.v*h + 2*e*t*h + 8*t, 3} // zero and scatter-add into V x h
+	if g := sh.o.perParam().grad; sh.mainGrads && sh.train && g > 0 {
+		// Megatron-Core's backward hook adds the V x h gradient to the main_grad buffer:
+		// it reads both and writes the buffer (cluster.Framework.MainGradBuffer).
+		gather.bwd.bytes += (2*g + e) * sh.v * h
+		gather.bwd.kernels++
+	}
 	p.ops = append(p.ops, gather)
 	saved := p.input
 	if a.LearnedPositions() {
@@ -850,6 +863,34 @@ func (sh *shape) head() piece {
 	if !sh.train {
 		p.output = e * t * v
 		p.inferExtra = e * t * h
+		return p
+	}
+	if sh.vocabParallelCE {
+		// Megatron-LM's vocab-parallel cross-entropy without its fusion
+		// (_VocabParallelCrossEntropy, megatron/core/tensor_parallel/cross_entropy.py at
+		// core_r0.8.0), per logit: the forward casts the logits to fp32 (e read, 4
+		// written), takes the row's maximum (4 read), subtracts it in place (4 and 4),
+		// exponentiates in place (4 and 4), sums the row (4 read) and divides by the sum
+		// in place (4 and 4): 38 bytes in 16 bits, six kernels, keeping the fp32 softmax
+		// for the backward pass. The backward pass subtracts one at each token's target
+		// (one element a token), scales the softmax by the loss's gradient in place (4
+		// and 4) and, as the cast's backward, writes the gradient in 16 bits (4 read, e
+		// written): 14 bytes, three kernels. The few kernels per token around them (the
+		// target's mask, gather and logarithm) move no logits and are not counted. The
+		// 16-bit logits live beside their fp32 copy in the forward pass, the 16-bit
+		// gradient beside the fp32 one in the backward (and, where the training loop
+		// keeps them, the returned logits).
+		p.ops = append(p.ops, op{name: "cross entropy (vocab-parallel)",
+			fwd: work{0, (e+4)*t*v + 4*t*v + 8*t*v + 8*t*v + 4*t*v + 8*t*v, 6},
+			bwd: work{0, 8*t*v + (4+e)*t*v + 8*t, 3}})
+		p.output = 4
+		saved += 4 * t * v
+		p.saved, p.bwdSaved = saved, saved
+		p.fwdExtra = e * t * v
+		p.bwdExtra = e * t * v
+		if sh.keepLogits {
+			p.bwdExtra += e * t * v
+		}
 		return p
 	}
 	if sh.fusedCE && sh.ceGradCopy {

@@ -102,6 +102,21 @@ type Framework struct {
 	// modifying the logits"), which LLM Foundry's MPT uses by default. Off in every
 	// mode; model.architecture.cross_entropy "fused" sets it (SetCrossEntropy).
 	CrossEntropyGradCopy bool `json:"cross_entropy_grad_copy,omitempty"`
+	// CrossEntropyVocabParallel: the loss is Megatron-LM's unfused vocab-parallel
+	// cross-entropy (FusedCrossEntropy off): fp32 kernels over the logits one after
+	// another, what Megatron-LM runs without --cross-entropy-loss-fusion. Off in every
+	// mode; model.architecture.cross_entropy "vocab-parallel" sets it (SetCrossEntropy).
+	CrossEntropyVocabParallel bool `json:"cross_entropy_vocab_parallel,omitempty"`
+	// MainGradBuffer: gradients live in Megatron-Core's contiguous gradient buffer
+	// (DistributedDataParallel's main_grad, fp32 with mixed-fp32-grads), which the step
+	// zeroes whole before its first microbatch (param_and_grad_buffer.py, reset:
+	// grad_data.zero_()); the linear layers' weight-gradient products accumulate into it
+	// (gradient_accumulation_fusion), and a backward hook adds every other gradient, the
+	// embedding's among them, to it after each microbatch (distributed_data_parallel.py,
+	// _make_param_hook: param.main_grad.add_(param.grad.data); both at tag
+	// core_r0.8.0). On for megatron; off for cuda-graphs, which stands for
+	// torch.compile's reduce-overhead too.
+	MainGradBuffer bool `json:"main_grad_buffer,omitempty"`
 	// FixedBytes is device memory the framework holds outside the model's tensors: the
 	// CUDA context, cuBLAS and attention workspaces, communication buffers.
 	FixedBytes int64 `json:"fixed_bytes"`
@@ -193,10 +208,11 @@ var frameworks = map[string]Framework{
 	// docs/performance-guide.md, "CUDA graph to eliminate repeated static host code
 	// execution": token-dropless mixtures capture "the dense modules only").
 	// (A dropless mixture's experts run eagerly in every mode: package analytic's
-	// moeHostSeconds.)
+	// moeHostSeconds.) Gradients live in Megatron-Core's gradient buffer
+	// (MainGradBuffer).
 	Megatron: {Name: Megatron, HostKernelSeconds: eagerOpSeconds, HostLayerSeconds: eagerLayerSeconds, OptimizerTensorSeconds: 1e-6,
-		OptimizerTempBytesPerParam: 0, OverlapGradReduce: false, FusedActivation: true, FusedCrossEntropy: true, FixedBytes: contextBytes, AllocatorReserve: allocatorReserve,
-		Note: "Megatron-Core with Transformer Engine launched without CUDA graphs: Megatron-style fusions and fused Adam, ~15 us host time per kernel (Python module code, dispatcher, launch), all-reduce after the backward"},
+		OptimizerTempBytesPerParam: 0, OverlapGradReduce: false, FusedActivation: true, FusedCrossEntropy: true, MainGradBuffer: true, FixedBytes: contextBytes, AllocatorReserve: allocatorReserve,
+		Note: "Megatron-Core with Transformer Engine launched without CUDA graphs: Megatron-style fusions and fused Adam, ~15 us host time per kernel (Python module code, dispatcher, launch), all-reduce after the backward, Megatron-Core's gradient buffer (zeroed each step; the embedding's gradient added to it each microbatch)"},
 }
 
 // The loss kernels model.architecture.cross_entropy names (Framework.SetCrossEntropy).
@@ -215,16 +231,27 @@ const (
 	// --cross-entropy-loss-fusion; flash-attn's with inplace_backward=True): the
 	// cuda-graphs and megatron modes.
 	CrossEntropyFusedInplace = "fused-inplace"
+	// CrossEntropyVocabParallel: Megatron-LM's unfused vocab-parallel cross-entropy
+	// (megatron/core/tensor_parallel/cross_entropy.py at core_r0.8.0; megatron/mpu/
+	// cross_entropy.py before, and Megatron-DeepSpeed's): the logits cast to fp32, then
+	// the row's maximum, its subtraction, the exponential, the row's sum and the
+	// division one kernel each, the fp32 softmax kept for the backward pass, which
+	// scales it in place and casts it back to 16 bits. Megatron-LM's default until
+	// Megatron-Core r0.8.0 fused it on request (--cross-entropy-loss-fusion,
+	// cross_entropy_loss_fusion False in megatron/core/model_parallel_config.py).
+	CrossEntropyVocabParallel = "vocab-parallel"
 )
 
 // CrossEntropyKinds lists the loss kernels SetCrossEntropy accepts.
 func CrossEntropyKinds() []string {
-	return []string{CrossEntropyUnfused, CrossEntropyFused, CrossEntropyFusedInplace}
+	return []string{CrossEntropyUnfused, CrossEntropyFused, CrossEntropyFusedInplace, CrossEntropyVocabParallel}
 }
 
 // CrossEntropy names the framework's loss kernel (one of CrossEntropyKinds).
 func (f Framework) CrossEntropy() string {
 	switch {
+	case f.CrossEntropyVocabParallel:
+		return CrossEntropyVocabParallel
 	case !f.FusedCrossEntropy:
 		return CrossEntropyUnfused
 	case f.CrossEntropyGradCopy:
@@ -236,7 +263,10 @@ func (f Framework) CrossEntropy() string {
 // SetCrossEntropy makes the framework compute the loss with the kernel named (one of
 // CrossEntropyKinds), whatever its mode's default.
 func (f *Framework) SetCrossEntropy(kind string) error {
+	f.CrossEntropyVocabParallel = false
 	switch kind {
+	case CrossEntropyVocabParallel:
+		f.FusedCrossEntropy, f.CrossEntropyGradCopy, f.CrossEntropyVocabParallel = false, false, true
 	case CrossEntropyUnfused:
 		f.FusedCrossEntropy, f.CrossEntropyGradCopy = false, false
 	case CrossEntropyFused:

@@ -57,7 +57,10 @@ var publishedRuns = []published{
 // recomputation (Megatron-LM's throughput runs of 2021 recompute every layer), the
 // attention unfused (eager), and Megatron-LM's fused LayerNorm, bias-GeLU and softmax
 // kernels with the all-reduce after the backward: the Megatron-style framework mode
-// (cuda-graphs, as fp8Runs), not eager HuggingFace code.
+// (cuda-graphs, as fp8Runs), not eager HuggingFace code; the loss is unfused
+// (cross_entropy vocab-parallel): Megatron-LM of 2021 and the Megatron-DeepSpeed of
+// MT-NLG called mpu.vocab_parallel_cross_entropy on the fp32 logits
+// (megatron/model/gpt_model.py, fp16_lm_cross_entropy off by default).
 func (c published) request() *wire.Request {
 	cfg := fmt.Sprintf(`{"model_type": "gpt2", "n_embd": %d, "n_head": %d, "n_layer": %d, "n_positions": 2048, "vocab_size": 51200}`, c.h, c.heads, c.layers)
 	device := c.device
@@ -65,7 +68,8 @@ func (c published) request() *wire.Request {
 		device = "a100-80gb"
 	}
 	return &wire.Request{
-		Model:       wire.ModelSpec{Architecture: &wire.Architecture{Config: json.RawMessage(cfg), Seq: 2048, Attention: "eager", Framework: "cuda-graphs"}},
+		Model: wire.ModelSpec{Architecture: &wire.Architecture{Config: json.RawMessage(cfg), Seq: 2048, Attention: "eager", Framework: "cuda-graphs",
+			CrossEntropy: "vocab-parallel"}},
 		Cluster:     wire.ClusterSpec{Device: device, DevicesPerNode: 8, LinkIntra: "nvswitch2", LinkInter: "ib-hdr"},
 		Parallelism: wire.Parallelism{Pipeline: c.p, Data: c.d, Tensor: c.t, ZeRO: c.zero},
 		Training:    wire.Training{Recompute: "full"},

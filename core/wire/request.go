@@ -117,7 +117,9 @@ type Architecture struct {
 	// upcast to fp32, HuggingFace's), fused (flash-attn's CrossEntropyLoss: 16-bit
 	// logits kept, their gradient a new 16-bit tensor; LLM Foundry's MPT default) or
 	// fused-inplace (the gradient written over the logits: Transformer Engine's, as
-	// Megatron-Core fuses it). Default: the framework's (unfused for eager and
+	// Megatron-Core fuses it) or vocab-parallel (Megatron-LM's unfused vocab-parallel
+	// cross-entropy: fp32 kernels one after another, its default through Megatron-Core
+	// r0.8.0). Default: the framework's (unfused for eager and
 	// compiled, fused-inplace for cuda-graphs and megatron).
 	CrossEntropy string `json:"cross_entropy,omitempty"`
 	// MatmulEfficiency and MemoryEfficiency override the device preset's fractions of

@@ -38,7 +38,9 @@ func Attentions() []string { return []string{"flash", "flash3", "cudnn", "flash-
 
 // CrossEntropies lists model.architecture.cross_entropy: the loss kernel
 // (cluster.CrossEntropyKinds).
-func CrossEntropies() []string { return []string{"unfused", "fused", "fused-inplace"} }
+func CrossEntropies() []string {
+	return []string{"unfused", "fused", "fused-inplace", "vocab-parallel"}
+}
 
 // Splits lists model.architecture.split: what one layer of an architecture is.
 func Splits() []string { return []string{"block", "sublayer"} }

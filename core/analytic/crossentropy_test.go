@@ -1,0 +1,119 @@
+package analytic
+
+import (
+	"math"
+	"testing"
+
+	"pipeplan/core/arch"
+	"pipeplan/core/cluster"
+)
+
+// megatronGPT is a GPT of the Megatron-LM README's smallest shape (hidden 2,048, 16
+// heads, vocabulary 131,072, untied) with few layers.
+func megatronGPT(t *testing.T) *arch.Arch {
+	t.Helper()
+	a, err := arch.Parse([]byte(`{"model_type": "gpt2", "n_embd": 2048, "n_head": 16, "n_layer": 4, "n_positions": 4096, "vocab_size": 131072, "tie_word_embeddings": false}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a
+}
+
+// TestVocabParallelCrossEntropyTime: in a Megatron-style mode the loss is one fused
+// kernel (6 bytes a logit forward in 16 bits and 8 bytes a token, 4 a logit backward);
+// Megatron-LM's unfused vocab-parallel cross-entropy (cross_entropy vocab-parallel,
+// megatron/core/tensor_parallel/cross_entropy.py at core_r0.8.0) moves 38 bytes a logit
+// in six kernels forward (the cast to fp32, maximum, subtraction, exponential, sum,
+// division) and 14 bytes a logit and 8 a token in three backward (the target's update,
+// the scaling, the cast back). The head's device time grows by exactly those bytes at
+// the achievable bandwidth and those launches, for each vocabulary shard under tensor
+// parallelism; the blocks do not change.
+func TestVocabParallelCrossEntropyTime(t *testing.T) {
+	a := megatronGPT(t)
+	for _, c := range []struct {
+		framework string
+		tp        int
+	}{{cluster.Megatron, 1}, {cluster.Megatron, 2}, {cluster.CUDAGraphs, 1}, {cluster.CUDAGraphs, 8}} {
+		tg := frameworkTarget(t, "h100-sxm", c.framework)
+		o := Options{Batch: 1, Seq: 4096, Attention: CuDNN, TensorParallel: c.tp, SequenceParallel: c.tp > 1}
+		fused, err := Estimate(a, tg, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := tg.Framework.SetCrossEntropy(cluster.CrossEntropyVocabParallel); err != nil {
+			t.Fatal(err)
+		}
+		unfused, err := Estimate(a, tg, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f, u := fused.Layers[len(fused.Layers)-1], unfused.Layers[len(unfused.Layers)-1]
+		if f.Kind != "lm_head" || u.Kind != "lm_head" {
+			t.Fatalf("last layers %s and %s", f.Kind, u.Kind)
+		}
+		tokens, logits := 4096.0, 4096.0*131072/float64(c.tp)
+		bw := tg.Perf.MemoryBytesPerSecond * tg.Perf.MemoryEfficiency
+		ks := tg.Perf.KernelSeconds
+		wantFwd := (38*logits-(6*logits+8*tokens))/bw + 5*ks
+		wantBwd := (14*logits+8*tokens-4*logits)/bw + 2*ks
+		if d := u.FwdDeviceSeconds - f.FwdDeviceSeconds; math.Abs(d-wantFwd) > 1e-9*wantFwd {
+			t.Errorf("%s TP%d: forward +%.6g s, want +%.6g s", c.framework, c.tp, d, wantFwd)
+		}
+		if d := u.BwdDeviceSeconds - f.BwdDeviceSeconds; math.Abs(d-wantBwd) > 1e-9*wantBwd {
+			t.Errorf("%s TP%d: backward +%.6g s, want +%.6g s", c.framework, c.tp, d, wantBwd)
+		}
+		if u.FwdKernels-f.FwdKernels != 5 || u.BwdKernels-f.BwdKernels != 2 {
+			t.Errorf("%s TP%d: kernels +%g forward, +%g backward, want +5, +2", c.framework, c.tp, u.FwdKernels-f.FwdKernels, u.BwdKernels-f.BwdKernels)
+		}
+		if fused.Layers[1].FwdSeconds != unfused.Layers[1].FwdSeconds || fused.Layers[1].BwdSeconds != unfused.Layers[1].BwdSeconds {
+			t.Errorf("%s TP%d: a block changed", c.framework, c.tp)
+		}
+	}
+}
+
+// TestMainGradBuffer: with Megatron-Core's gradient buffer (cluster.Framework.
+// MainGradBuffer, the megatron mode's) the embedding's backward pass adds its V x h
+// gradient to the buffer (the buffer read and written, the 16-bit gradient read: 10
+// bytes a parameter with mixed-fp32-grads, 6 with 16-bit gradients) in one more kernel,
+// and the optimizer step zeroes the device's whole buffer (its gradient bytes,
+// unsharded under ZeRO-1) in one memset; nothing else changes.
+func TestMainGradBuffer(t *testing.T) {
+	a := megatronGPT(t)
+	for _, c := range []struct {
+		precision Precision
+		tp        int
+		perParam  float64
+	}{{MixedFP32Grads, 1, 10}, {MixedFP32Grads, 4, 10}, {Mixed, 2, 6}} {
+		with := frameworkTarget(t, "h100-sxm", cluster.Megatron)
+		without := with
+		without.Framework.MainGradBuffer = false
+		o := Options{Batch: 1, Seq: 4096, Attention: CuDNN, Precision: c.precision, TensorParallel: c.tp, SequenceParallel: c.tp > 1,
+			DataParallel: 8, Sharding: ZeRO1}
+		w, err := Estimate(a, with, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		wo, err := Estimate(a, without, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		bw := with.Perf.MemoryBytesPerSecond * with.Perf.MemoryEfficiency
+		ks := with.Perf.KernelSeconds
+		matrix := 131072 / float64(c.tp) * 2048
+		if d, want := w.Layers[0].BwdDeviceSeconds-wo.Layers[0].BwdDeviceSeconds, c.perParam*matrix/bw+ks; math.Abs(d-want) > 1e-9*want {
+			t.Errorf("%s TP%d: embedding backward +%.6g s, want +%.6g s", c.precision, c.tp, d, want)
+		}
+		var grads int64
+		for _, l := range w.Layers {
+			grads += l.GradBytes
+		}
+		if d, want := w.Total.OptimizerSeconds-wo.Total.OptimizerSeconds, float64(grads)/bw+ks; math.Abs(d-want) > 1e-9*want {
+			t.Errorf("%s TP%d: optimizer +%.6g s, want the memset of %d bytes, +%.6g s", c.precision, c.tp, d, grads, want)
+		}
+		for i := 1; i < len(w.Layers); i++ {
+			if w.Layers[i].FwdSeconds != wo.Layers[i].FwdSeconds || w.Layers[i].BwdSeconds != wo.Layers[i].BwdSeconds {
+				t.Errorf("%s TP%d: layer %s changed", c.precision, c.tp, w.Layers[i].Name)
+			}
+		}
+	}
+}
