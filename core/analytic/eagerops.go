@@ -112,6 +112,17 @@ var eagerTraffic = map[arch.Family]struct{ norm, rotary, activation eagerKernels
 	arch.GPT2:  {activation: eagerKernels{36, 8}},
 }
 
+// eagerActivation is the unfused traffic of the MLP's activation in eager PyTorch:
+// GPT-2's gelu_new (eagerTraffic), and nothing for any other activation, which runs as
+// one ATen kernel (torch's exact GELU, nn.GELU, as LLM Foundry's MPT and GPT-2 with
+// activation_function "gelu" run it: the analytic model's one fused kernel).
+func (sh *shape) eagerActivation() eagerKernels {
+	if sh.a.Family != arch.GPT2 || sh.a.Activation != "gelu_new" {
+		return eagerKernels{}
+	}
+	return eagerTraffic[arch.GPT2].activation
+}
+
 // eagerMem is mem for an operation that eager PyTorch runs unfused (k, from
 // eagerTraffic) over n elements, when the framework runs HuggingFace's code eagerly in
 // 16 bits; otherwise mem(name, fused, kernels).

@@ -2,6 +2,7 @@ package analytic
 
 import (
 	"encoding/json"
+	"fmt"
 	"math"
 	"os"
 	"strings"
@@ -244,5 +245,46 @@ func TestTensorCommAsync(t *testing.T) {
 	_, err := Estimate(a, frameworkTarget(t, "h100-sxm", cluster.Compiled), Options{Batch: 1, Seq: 1024, TensorParallel: tp, SequenceParallel: true, TensorCommAsync: true})
 	if err == nil || !strings.Contains(err.Error(), "tensor_comm_async") {
 		t.Errorf("async TP without the overlap: %v, want an error naming tensor_comm_async", err)
+	}
+}
+
+// TestEagerActivationTraffic: in eager PyTorch GPT-2's gelu_new is NewGELUActivation's
+// tanh formula in eight operators, 36 bytes an element of the MLP's inner width in 16
+// bits (eagerTraffic), while torch's exact GELU (activation_function "gelu", nn.GELU,
+// LLM Foundry's MPT MLP) is one ATen kernel that reads and writes each element once: 4
+// bytes, the analytic model's fused kernel. Both in the forward pass of one training
+// microbatch; the compiled framework fuses either.
+func TestEagerActivationTraffic(t *testing.T) {
+	cfg := `{"model_type": "gpt2", "n_embd": 256, "n_head": 4, "n_layer": 2, "n_positions": 512, "vocab_size": 1024%s}`
+	for _, c := range []struct {
+		act       string
+		eager     bool
+		perElemFw float64
+		kernels   float64
+	}{
+		{"", true, 36, 8}, // gelu_new, GPT2Config's default
+		{`, "activation_function": "gelu_new"`, true, 36, 8},
+		{`, "activation_function": "gelu"`, true, 4, 1},
+		{`, "activation_function": "gelu"`, false, 4, 1},
+		{"", false, 4, 1},
+	} {
+		a, err := arch.Parse([]byte(fmt.Sprintf(cfg, c.act)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		o := Options{Batch: 2, Seq: 512, Attention: Flash}.withDefaults()
+		sh := newShape(a, o)
+		sh.eagerCode = c.eager
+		var got *op
+		p := sh.mlp()
+		for i := range p.ops {
+			if p.ops[i].name == "gelu" {
+				got = &p.ops[i]
+			}
+		}
+		n := float64(2 * 512 * 4 * 256) // tokens x inner width
+		if got == nil || got.fwd.bytes != c.perElemFw*n || got.fwd.kernels != c.kernels {
+			t.Errorf("%s%s eager %t: gelu op %+v, want %g bytes an element in %g kernels", a.ModelType, c.act, c.eager, got, c.perElemFw, c.kernels)
+		}
 	}
 }

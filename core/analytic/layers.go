@@ -594,7 +594,7 @@ func (sh *shape) mlp() piece {
 		p.bwdExtra = 2 * e * t * f
 		p.inferExtra = e*t*h + 3*e*t*f
 	} else {
-		p.ops = append(p.ops, gathering(sh.linear("fc1", t, h, f)), sh.eagerMem("gelu", eagerTraffic[a.Family].activation, t*f, 2*e*t*f, 1), scattering(sh.linear("fc2", t, f, h)))
+		p.ops = append(p.ops, gathering(sh.linear("fc1", t, h, f)), sh.eagerMem("gelu", sh.eagerActivation(), t*f, 2*e*t*f, 1), scattering(sh.linear("fc2", t, f, h)))
 		common += e*t*f + ge*t*f // the activation's input; the second projection's input
 		if k := sh.geluNewSaved(); k > 0 {
 			common = e*t*hr + ge*t*hr + sh.mask(t*hr) + k*t*f
