@@ -23,6 +23,11 @@ const (
 	// Llama: rotary positions, pre-RMSNorm blocks, SwiGLU MLP (or a mixture of SwiGLU
 	// experts), grouped-query attention, causal; Llama, Mistral, Qwen2 and Mixtral.
 	Llama Family = "llama"
+	// MPT: MosaicML's decoder (LLM Foundry's MPTForCausalLM, and transformers'
+	// MptForCausalLM): pre-LayerNorm blocks (LLM Foundry's low-precision LayerNorm), one
+	// fused Wqkv projection, torch's exact GELU MLP, learned positions or ALiBi, biases
+	// everywhere or (no_bias) nowhere, norms' included.
+	MPT Family = "mpt"
 )
 
 // Arch is a transformer's architecture.
@@ -121,6 +126,20 @@ type Arch struct {
 	// PyTorch runs gelu_new unfused (package analytic).
 	Activation string `json:"activation,omitempty"`
 
+	// NoNormBias: the LayerNorms have a weight and no bias (MPT's no_bias removes every
+	// bias, the norms' too: MPTModel.__init__).
+	NoNormBias bool `json:"no_norm_bias,omitempty"`
+	// NoPositionTable: a family with learned positions has no position table (MPT with
+	// ALiBi or learned_pos_emb false). ALiBi: attention scores biased by distance (MPT's
+	// attn_config.alibi), which no parameter holds.
+	NoPositionTable bool `json:"no_position_table,omitempty"`
+	ALiBi           bool `json:"alibi,omitempty"`
+	// QKLayerNorm: a LayerNorm over all query heads and one over all key heads (MPT's
+	// attn_config.qk_ln); ClipQKV: the fused query/key/value output is clamped
+	// (attn_config.clip_qkv).
+	QKLayerNorm bool `json:"qk_layer_norm,omitempty"`
+	ClipQKV     bool `json:"clip_qkv,omitempty"`
+
 	// TiedEmbeddings: the LM head reuses the input embedding matrix.
 	TiedEmbeddings bool `json:"tied_embeddings"`
 	// QKVBias and OutBias: biases on the query/key/value and output projections;
@@ -144,9 +163,9 @@ func (a *Arch) RMSNorm() bool { return a.Family == Llama }
 // rather than two projections around a GELU.
 func (a *Arch) GatedMLP() bool { return a.Family == Llama }
 
-// LearnedPositions reports whether positions are a learned embedding table (GPT-2, BERT)
-// rather than rotary.
-func (a *Arch) LearnedPositions() bool { return a.Family != Llama }
+// LearnedPositions reports whether positions are a learned embedding table (GPT-2, BERT,
+// MPT without ALiBi) rather than rotary (Llama) or ALiBi's biases.
+func (a *Arch) LearnedPositions() bool { return a.Family != Llama && !a.NoPositionTable }
 
 // MoE reports whether the MLP is a mixture of experts (in some layers at least).
 func (a *Arch) MoE() bool { return a.NumExperts > 0 }

@@ -3,18 +3,23 @@ package arch
 import "fmt"
 
 // Parameter counts follow the HuggingFace modules: GPT2LMHeadModel, BertForMaskedLM,
+// MPTForCausalLM (LLM Foundry's, as the MPT checkpoints' own code holds it),
 // LlamaForCausalLM (MistralForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM alike),
 // MixtralForCausalLM, Qwen2MoeForCausalLM, Qwen3MoeForCausalLM, DeepseekV2ForCausalLM,
 // DeepseekV3ForCausalLM, Llama4ForCausalLM (its text model) and GptOssForCausalLM.
 
 func (a *Arch) h() int64 { return int64(a.HiddenSize) }
 
-// normParams is one norm: LayerNorm has a weight and a bias, RMSNorm only a weight.
-func (a *Arch) normParams() int64 {
-	if a.RMSNorm() {
-		return a.h()
+// normParams is one norm: LayerNorm has a weight and a bias, RMSNorm (and MPT's
+// LayerNorm without biases) only a weight.
+func (a *Arch) normParams() int64 { return a.normWidthParams(a.h()) }
+
+// normWidthParams is one norm over n features.
+func (a *Arch) normWidthParams(n int64) int64 {
+	if a.RMSNorm() || a.NoNormBias {
+		return n
 	}
-	return 2 * a.h()
+	return 2 * n
 }
 
 // EmbeddingWeightParams is the token embedding matrix, V x h (the one an LM head may tie).
@@ -63,6 +68,9 @@ func (a *Arch) AttentionParams() int64 {
 	}
 	if a.QKNorm {
 		n += 2 * int64(a.HeadDim)
+	}
+	if a.QKLayerNorm { // MPT's q_ln (d_model wide) and k_ln (kv_n_heads x head_dim)
+		n += a.normWidthParams(q) + a.normWidthParams(kv)
 	}
 	if a.AttentionSinks {
 		n += int64(a.NumHeads)

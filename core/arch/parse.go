@@ -45,6 +45,7 @@ var modelTypes = map[string]Family{
 	"llama4":      Llama,
 	"llama4_text": Llama,
 	"gpt_oss":     Llama,
+	"mpt":         MPT,
 }
 
 // architectureTypes maps an "architectures" entry's prefix to a model_type, for configs
@@ -53,6 +54,7 @@ var architectureTypes = []struct{ prefix, modelType string }{
 	{"GPT2", "gpt2"}, {"Bert", "bert"}, {"Llama4", "llama4"}, {"Llama", "llama"}, {"Mistral", "mistral"},
 	{"Qwen2Moe", "qwen2_moe"}, {"Qwen3Moe", "qwen3_moe"}, {"Qwen2", "qwen2"}, {"Qwen3", "qwen3"},
 	{"Mixtral", "mixtral"}, {"DeepseekV2", "deepseek_v2"}, {"DeepseekV3", "deepseek_v3"}, {"GptOss", "gpt_oss"},
+	{"MPT", "mpt"}, {"Mpt", "mpt"},
 }
 
 // ModelTypes lists the supported model_type values, sorted.
@@ -184,6 +186,8 @@ func (f *fields) parse() *Arch {
 		f.bert(a)
 	case Llama:
 		f.llama(a)
+	case MPT:
+		f.mpt(a)
 	}
 	f.activation()
 	if len(f.es) == 0 {
@@ -260,6 +264,130 @@ func (f *fields) gpt2(a *Arch) {
 	if a.NumHeads > 0 {
 		a.HeadDim = a.HiddenSize / a.NumHeads
 	}
+}
+
+// mpt reads MPTConfig (LLM Foundry's llmfoundry/models/mpt/configuration_mpt.py at
+// v0.4.0; transformers' MptConfig has the same fields): d_model, n_heads, n_layers,
+// expansion_ratio (4; the MLP is int(d_model x expansion_ratio) wide, or
+// ffn_config.ffn_hidden_size), max_seq_len (2048), vocab_size (50368), no_bias (false:
+// every linear layer and LayerNorm has a bias; true: none has), learned_pos_emb (true),
+// tie_word_embeddings (true), resid_pdrop and emb_pdrop (0), norm_type
+// (low_precision_layernorm or layernorm: the same parameters), attn_config (attn_type,
+// kv_n_heads, attn_impl, alibi, qk_ln, clip_qkv, attn_pdrop; rope is refused) and
+// ffn_config (ffn_type mptmlp: torch's exact GELU between two projections). The
+// position table exists when learned_pos_emb is true and alibi false: LLM Foundry up to
+// v0.2.0 made it only without ALiBi, and the ALiBi checkpoints (MPT-7B, MPT-30B, whose
+// config.json says learned_pos_emb true) hold none, as transformers' MptModel has none.
+func (f *fields) mpt(a *Arch) {
+	a.HiddenSize = f.required("d_model")
+	a.NumLayers = f.required("n_layers")
+	a.NumHeads = f.required("n_heads")
+	a.NumKVHeads = a.NumHeads
+	a.MaxPositions = f.optional(2048, "max_seq_len")
+	a.VocabSize = f.optional(50368, "vocab_size")
+	a.TiedEmbeddings = f.boolean("tie_word_embeddings", true)
+	bias := !f.boolean("no_bias", false)
+	a.QKVBias, a.OutBias, a.MLPBias, a.NoNormBias = bias, bias, bias, !bias
+	a.Activation = "gelu"
+	a.Dropout = f.anyPositive(0, "resid_pdrop", "emb_pdrop")
+	learned := f.boolean("learned_pos_emb", true)
+	if s, ok := f.str("norm_type"); ok && s != "low_precision_layernorm" && s != "layernorm" {
+		f.es.Add("norm_type", "%q is not modelled; supported: low_precision_layernorm, layernorm", s)
+	}
+	ratio := 4.0
+	if r, ok := f.raw["expansion_ratio"]; ok && string(bytes.TrimSpace(r)) != "null" {
+		ratio = f.number(r, "expansion_ratio")
+		if !(ratio > 0 && ratio <= maxInner) {
+			f.es.Add("expansion_ratio", "must be above 0 and at most %d, got %s", maxInner, bytes.TrimSpace(r))
+			ratio = 0
+		}
+	}
+	a.IntermediateSize = int(float64(a.HiddenSize) * ratio)
+
+	attn := f.sub("attn_config")
+	switch s, _ := attn.str("attn_type"); s {
+	case "", "multihead_attention":
+	case "multiquery_attention":
+		a.NumKVHeads = 1
+	case "grouped_query_attention":
+		a.NumKVHeads = attn.required("kv_n_heads")
+	default:
+		attn.es.Add("attn_type", "%q is not modelled; supported: multihead_attention, grouped_query_attention, multiquery_attention", s)
+	}
+	if s, ok := attn.str("attn_impl"); ok && s != "torch" && s != "flash" && s != "triton" {
+		attn.es.Add("attn_impl", "unknown attention implementation %q; LLM Foundry's are torch, flash and triton", s)
+	}
+	a.ALiBi = attn.boolean("alibi", false)
+	a.QKLayerNorm = attn.boolean("qk_ln", false)
+	if r, ok := attn.raw["clip_qkv"]; ok && string(bytes.TrimSpace(r)) != "null" {
+		c := attn.number(r, "clip_qkv")
+		if c < 0 {
+			attn.es.Add("clip_qkv", "must be a positive number or null, got %s", bytes.TrimSpace(r))
+		}
+		a.ClipQKV = c > 0 // LLM Foundry clamps when clip_qkv is truthy
+	}
+	if attn.boolean("rope", false) {
+		attn.es.Add("rope", "rotary positions in MPT are not modelled")
+	}
+	a.Dropout = a.Dropout || attn.anyPositive(0, "attn_pdrop")
+	f.adopt("attn_config", attn)
+
+	ffn := f.sub("ffn_config")
+	if s, ok := ffn.str("ffn_type"); ok && s != "mptmlp" {
+		ffn.es.Add("ffn_type", "%q is not modelled; supported: mptmlp (two projections around torch's exact GELU)", s)
+	}
+	if _, ok := ffn.raw["ffn_hidden_size"]; ok {
+		a.IntermediateSize = ffn.optional(a.IntermediateSize, "ffn_hidden_size")
+	}
+	f.adopt("ffn_config", ffn)
+
+	a.NoPositionTable = a.ALiBi || !learned
+	if a.NumHeads > 0 {
+		a.HeadDim = a.HiddenSize / a.NumHeads
+	}
+}
+
+// sub reads a nested object (MPT's attn_config, ffn_config) as fields of its own: an
+// absent or null one is empty; errors go to f under name (adopt).
+func (f *fields) sub(name string) *fields {
+	r, ok := f.raw[name]
+	if !ok || string(bytes.TrimSpace(r)) == "null" {
+		return &fields{raw: map[string]json.RawMessage{}}
+	}
+	m, err := topLevel(r)
+	if err != nil {
+		if fe, ok := model.AsFieldErrors(err); ok {
+			for _, e := range fe {
+				f.es.Add(name+"."+e.Path, "%s", e.Reason)
+			}
+		} else {
+			f.es.Add(name, "must be a JSON object")
+		}
+		return &fields{raw: map[string]json.RawMessage{}}
+	}
+	return &fields{raw: m}
+}
+
+// adopt moves a nested object's errors to f, their paths under name.
+func (f *fields) adopt(name string, sub *fields) {
+	for _, e := range sub.es {
+		f.es.Add(name+"."+e.Path, "%s", e.Reason)
+	}
+}
+
+// number reads a JSON number (not a string), 0 with an error otherwise.
+func (f *fields) number(r json.RawMessage, name string) float64 {
+	var n json.Number
+	if isString(r) || json.Unmarshal(r, &n) != nil {
+		f.es.Add(name, "must be a number, got %s", bytes.TrimSpace(r))
+		return 0
+	}
+	v, err := n.Float64()
+	if err != nil || math.IsInf(v, 0) {
+		f.es.Add(name, "must be a number, got %s", n)
+		return 0
+	}
+	return v
 }
 
 // bert reads BertConfig (BertForMaskedLM: the decoder ties to the word embeddings unless
@@ -489,13 +617,13 @@ func (f *fields) check(a *Arch) {
 			es.Add(name, "must be between %d and %d, got %d", lo, hi, v)
 		}
 	}
-	bound(f.name("hidden_size", "n_embd"), a.HiddenSize, 1, maxHidden)
-	bound(f.name("num_hidden_layers", "n_layer"), a.NumLayers, 1, maxLayers)
-	bound(f.name("num_attention_heads", "n_head"), a.NumHeads, 1, maxHeads)
-	bound(f.name("intermediate_size", "n_inner"), a.IntermediateSize, 1, maxInner)
+	bound(f.name("hidden_size", "n_embd", "d_model"), a.HiddenSize, 1, maxHidden)
+	bound(f.name("num_hidden_layers", "n_layer", "n_layers"), a.NumLayers, 1, maxLayers)
+	bound(f.name("num_attention_heads", "n_head", "n_heads"), a.NumHeads, 1, maxHeads)
+	bound(f.name("intermediate_size", "n_inner", "expansion_ratio"), a.IntermediateSize, 1, maxInner)
 	bound("vocab_size", a.VocabSize, 1, maxVocab)
 	if a.LearnedPositions() {
-		bound(f.name("max_position_embeddings", "n_positions"), a.MaxPositions, 1, maxPos)
+		bound(f.name("max_position_embeddings", "n_positions", "max_seq_len"), a.MaxPositions, 1, maxPos)
 	} else {
 		bound("max_position_embeddings", a.MaxPositions, 0, maxPos)
 	}
@@ -506,13 +634,17 @@ func (f *fields) check(a *Arch) {
 		return
 	}
 	if a.Family != Llama && a.HiddenSize%a.NumHeads != 0 {
-		es.Add(f.name("num_attention_heads", "n_head"), "must divide %s (%d), got %d", f.name("hidden_size", "n_embd"), a.HiddenSize, a.NumHeads)
+		es.Add(f.name("num_attention_heads", "n_head", "n_heads"), "must divide %s (%d), got %d", f.name("hidden_size", "n_embd", "d_model"), a.HiddenSize, a.NumHeads)
 	}
 	bound("head_dim", a.HeadDim, 1, maxHidden)
+	kvName := "num_key_value_heads"
+	if a.Family == MPT {
+		kvName = "attn_config.kv_n_heads"
+	}
 	if a.NumKVHeads < 1 || a.NumKVHeads > a.NumHeads {
-		es.Add("num_key_value_heads", "must be between 1 and num_attention_heads (%d), got %d", a.NumHeads, a.NumKVHeads)
+		es.Add(kvName, "must be between 1 and num_attention_heads (%d), got %d", a.NumHeads, a.NumKVHeads)
 	} else if a.NumHeads%a.NumKVHeads != 0 {
-		es.Add("num_key_value_heads", "must divide num_attention_heads (%d), got %d", a.NumHeads, a.NumKVHeads)
+		es.Add(kvName, "must divide num_attention_heads (%d), got %d", a.NumHeads, a.NumKVHeads)
 	}
 	switch a.ModelType {
 	case "mixtral", "llama4", "llama4_text", "gpt_oss":
@@ -554,7 +686,7 @@ func (f *fields) check(a *Arch) {
 	}
 	blocks := l * (attn + 3*h*mlp + 2*h*h)
 	if blocks+2*v*h+float64(a.MaxPositions)*h > maxParams {
-		es.Add(f.name("hidden_size", "n_embd"), "the model would have more than 2^50 parameters")
+		es.Add(f.name("hidden_size", "n_embd", "d_model"), "the model would have more than 2^50 parameters")
 	}
 }
 
