@@ -46,7 +46,27 @@ var eagerBlocks = map[arch.Family]eagerBlock{
 		moe: hostOps{24, 46}, expert: hostOps{15, 42}},
 	arch.GPT2: {attention: hostOps{19, 37}, core: hostOps{12, 29}, mlp: hostOps{17, 44}},
 	arch.BERT: {attention: hostOps{13, 69}, core: hostOps{10, 29}, mlp: hostOps{6, 37}},
+	arch.MPT:  mptBlock,
 }
+
+// mptBlock is what LLM Foundry's MPTBlock dispatches (llmfoundry/models/layers/
+// blocks.py, attention.py, ffn.py and norm.py at v0.4.0, the code of the benchmark
+// tables), read from the source, not measured (count_ops.py transcribes HuggingFace's
+// blocks only), with GPT-2's measured counts as the yardstick where the two share an
+// operation. Attention half, forward: LPLayerNorm's three casts (x, weight, bias; a no-op
+// .to where the dtype is already 16 bits, still a call) and F.layer_norm, Wqkv's
+// F.linear, qkv.split, the kernel functions' rearrange of q, k and v into heads and of
+// the output back, out_proj's F.linear, the residual dropout's F.dropout (p = 0: no
+// kernel) and the add: 13 (GPT-2: 19, its Conv1D a view, an addmm and a view each and
+// its heads split and merged by views, permutes and a contiguous). Backward: GPT-2's 37
+// less its head split's and merge's nine operators, plus the four rearranges' views: 32.
+// MLP half: norm_2 (4), up_proj, F.gelu (exact, one operator), down_proj, dropout and
+// add: 9 forward; backward GPT-2's 44 less gelu_new's eight-operator backward (about 14
+// operators: its muls, pow's and tanh's backward and the accumulations of x) plus
+// gelu_backward: 31. The core is the kernel each attn_impl runs: flash and triton one
+// autograd Function (sdpaCore's figures), torch (scaled_multihead_dot_product_attention:
+// scores, scale, causal mask, softmax, dropout, weighted sum) as GPT-2's eager core.
+var mptBlock = eagerBlock{attention: hostOps{13, 32}, core: hostOps{12, 29}, mlp: hostOps{9, 31}}
 
 // sdpaCore is the attention core as HuggingFace's sdpa (and flash) implementations run
 // it: one torch.nn.functional.scaled_dot_product_attention call, then the output's
@@ -181,6 +201,34 @@ var eagerBlockTraffic = map[arch.Family]map[bool]trafficCounts{
 		true:  {fwd: perToken{70.047, 4.0, 0}, bwd: perToken{128.072, 8.002, 0}, fwdKernels: 11, bwdKernels: 21, dropout: 5},
 		false: {fwd: perToken{30.039, 4.0, 0}, bwd: perToken{56.057, 8.002, 0}, fwdKernels: 7, bwdKernels: 15, dropout: 5},
 	},
+	arch.MPT: mptTraffic,
+}
+
+// mptTraffic is what LLM Foundry's MPTBlock (v0.4.0) moves, read from the source, not
+// measured: GPT-2's measured counts (above) with the operations MPT runs differently
+// replaced, each as bytes per element in and out. In 16 bits the hidden-width operations
+// are GPT-2's: two LayerNorms (bf16 in and out), two residual adds and their dropouts,
+// the gradient accumulations of the residual stream, and the bias gradients of the fused
+// query/key/value projection, the output projection and the down projection, so GPT-2's
+// 16-bit hidden term stands, the key and value biases' gradients (2 bytes each per
+// element, read once) moved to the key-value term so that grouped-query attention
+// shrinks them. The MLP is torch's exact GELU: one kernel that reads and writes 2 bytes an
+// element forward (4), and gelu_backward reading the gradient and the input and writing
+// the input's gradient (6), plus up_proj's bias gradient (2). Composer's FSDP with
+// mixed_precision DEFAULT or PURE gathers the parameters in bf16, so the embedding
+// outputs bf16 and the residual stream stays 16-bit: these are the false counts. Under
+// torch.autocast with fp32 parameters (precision amp) the embedding outputs fp32 and the
+// stream is fp32: LPLayerNorm casts its input to bf16 (6 bytes) and runs LayerNorm in
+// bf16 (4) where GPT-2's LayerNorm runs in fp32 (8) and addmm casts its output (6), and
+// LayerNorm's backward is the 16-bit one (12.03 bytes, GPT-2's 16-bit count less the
+// residual accumulation) where GPT-2's is fp32 (18.04): forward 4 and backward 6 bytes
+// less per norm than GPT-2's AMP counts. Kernels: per half forward the norm (and under
+// AMP its cast), the dropout and the add, and the GELU; backward per half the norm's two,
+// the dropout's, the accumulation (and under AMP two casts), plus the GELU's and the four
+// bias gradients. With no_bias, blockTraffic takes the bias gradients out.
+var mptTraffic = map[bool]trafficCounts{
+	true:  {fwd: perToken{58.047 - 2*4, 4, 0}, bwd: perToken{104.072 - 2*6.006 - 4, 8, 4}, fwdKernels: 9, bwdKernels: 17, dropout: 5},
+	false: {fwd: perToken{30.039, 4, 0}, bwd: perToken{56.057 - 4, 8, 4}, fwdKernels: 7, bwdKernels: 13, dropout: 5},
 }
 
 // blockTraffic is the counted traffic of a dense block in HuggingFace's eager code on
@@ -195,6 +243,14 @@ func (sh *shape) blockTraffic() (trafficCounts, bool) {
 		return trafficCounts{}, false
 	}
 	c, ok := eagerBlockTraffic[sh.a.Family][sh.o.Precision == AMP]
+	if ok && sh.a.Family == arch.MPT && !sh.a.MLPBias {
+		// no_bias: no bias gradients (Wqkv's query part, out_proj's and down_proj's in
+		// the hidden term, its key and value parts, up_proj's), one kernel each.
+		c.bwd.hidden -= 6
+		c.bwd.kv -= 4
+		c.bwd.mlp -= 2
+		c.bwdKernels -= 4
+	}
 	if ok && !sh.drop && c.dropout > 0 {
 		c.fwd.hidden -= 2 * c.dropout
 		c.bwd.hidden -= 2 * c.dropout
@@ -221,7 +277,7 @@ func (sh *shape) countedTraffic(p *piece, attention bool) {
 	}
 	ops := make([]op, 0, len(p.ops)+1)
 	for _, o := range p.ops {
-		if o.core || o.fwd.flops > 0 || o.name == "repeat kv" || o.name == "qk norm" {
+		if o.core || o.fwd.flops > 0 || o.name == "repeat kv" || o.name == "qk norm" || o.name == "clip qkv" {
 			ops = append(ops, o)
 		}
 	}

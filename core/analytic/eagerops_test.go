@@ -288,3 +288,49 @@ func TestEagerActivationTraffic(t *testing.T) {
 		}
 	}
 }
+
+// TestMPTEagerCounts: LLM Foundry's MPT block in the eager mode takes its own counts
+// (mptTraffic, mptBlock: read from the source), with the options that change them: the
+// residual dropouts (5 bytes an element and one kernel each way), no_bias (the bias
+// gradients: 6 bytes an element of the hidden width, 4 of the key-value width, 2 of the
+// MLP's, four kernels) and torch.autocast's fp32 residual stream (precision amp).
+func TestMPTEagerCounts(t *testing.T) {
+	cfg := `{"model_type": "mpt", "d_model": 256, "n_heads": 4, "n_layers": 2, "max_seq_len": 512, "vocab_size": 1024%s}`
+	for _, c := range []struct {
+		extra     string
+		precision Precision
+		want      trafficCounts
+	}{
+		{"", Mixed, trafficCounts{fwd: perToken{20.039, 4, 0}, bwd: perToken{42.057, 8, 4}, fwdKernels: 5, bwdKernels: 11}},
+		{`, "no_bias": true`, Mixed, trafficCounts{fwd: perToken{20.039, 4, 0}, bwd: perToken{36.057, 6, 0}, fwdKernels: 5, bwdKernels: 7}},
+		{`, "resid_pdrop": 0.1`, Mixed, trafficCounts{fwd: perToken{30.039, 4, 0}, bwd: perToken{52.057, 8, 4}, fwdKernels: 7, bwdKernels: 13, dropout: 5}},
+		{"", AMP, trafficCounts{fwd: perToken{40.047, 4, 0}, bwd: perToken{78.06, 8, 4}, fwdKernels: 7, bwdKernels: 15}},
+	} {
+		a, err := arch.Parse([]byte(fmt.Sprintf(cfg, c.extra)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		sh := newShape(a, Options{Batch: 2, Seq: 512, Attention: FlashTriton, Precision: c.precision}.withDefaults())
+		sh.eagerCode = true
+		got, ok := sh.blockTraffic()
+		near := func(x, y float64) bool { return math.Abs(x-y) < 1e-9 }
+		if !ok || !near(got.fwd.hidden, c.want.fwd.hidden) || !near(got.bwd.hidden, c.want.bwd.hidden) || got.fwd.mlp != c.want.fwd.mlp ||
+			got.bwd.mlp != c.want.bwd.mlp || got.bwd.kv != c.want.bwd.kv || got.fwdKernels != c.want.fwdKernels || got.bwdKernels != c.want.bwdKernels {
+			t.Errorf("mpt%s %s: %+v, want %+v", c.extra, c.precision, got, c.want)
+		}
+		// Both halves take the counted traffic: no norm, GELU or residual of their own.
+		for _, p := range []piece{sh.attention(false), sh.mlp()} {
+			sh.countedTraffic(&p, p.module != ModMLP)
+			for _, o := range p.ops {
+				if o.fwd.flops == 0 && !o.core && o.name != "eager kernels (counted)" {
+					t.Errorf("mpt%s: %s kept beside the counted traffic", c.extra, o.name)
+				}
+			}
+		}
+		ops, ok := sh.eagerAttention()
+		mlp, _ := sh.eagerMLP()
+		if !ok || ops != (hostOps{13 + 3, 32 + 3}) || mlp != (hostOps{9, 31}) {
+			t.Errorf("mpt%s: host ops %+v and %+v, want MPT's 16, 35 and 9, 31", c.extra, ops, mlp)
+		}
+	}
+}

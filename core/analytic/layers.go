@@ -324,8 +324,18 @@ func (sh *shape) attention(local bool) piece {
 	a, e, t, h, q, kv, hr := sh.a, sh.e, sh.t, sh.h, sh.q, sh.kv, sh.hr
 	p := piece{params: shardParams(a.AttentionParams(), attentionSharded(a), sh.tp),
 		input: e * t * hr, output: e * t * hr, recomputable: true, fwdAllReduces: 1, bwdAllReduces: 1,
-		tensors: sh.normTensors() + attentionTensors(a), bwdGradSum: a.Family != arch.GPT2} // GPT-2's c_attn is one product
+		tensors: sh.normTensors() + attentionTensors(a), bwdGradSum: !fusedQKV(a)} // GPT-2's c_attn and MPT's Wqkv are one product
 	p.ops = append(p.ops, sh.blockNorm("attention norm"), gathering(sh.linear("qkv", t, h, q+2*kv)))
+	if a.ClipQKV {
+		// MPT's clip_qkv: qkv.clamp(min, max), one kernel over the fused output.
+		p.ops = append(p.ops, mem("clip qkv", 2*e*t*(q+2*kv), 1))
+	}
+	if a.QKLayerNorm {
+		// MPT's qk_ln: a LayerNorm over all query heads and one over all key heads, one
+		// ATen kernel each.
+		p.ops = append(p.ops, mem("qk norm", 2*e*t*(q+kv), 2))
+		p.tensors += 2 * sh.normTensors()
+	}
 	if a.QKNorm {
 		// Qwen3's RMSNorm on each query and key head: one fused kernel each, or eager
 		// PyTorch's unfused RMSNorm over their width.
@@ -951,7 +961,7 @@ func (sh *shape) autocast(p *piece, weights float64, tensors int) {
 // normTensors is a norm's parameter tensors: RMSNorm's weight, or LayerNorm's weight
 // and bias.
 func (sh *shape) normTensors() int {
-	if sh.a.RMSNorm() {
+	if sh.a.RMSNorm() || sh.a.NoNormBias {
 		return 1
 	}
 	return 2
@@ -961,11 +971,14 @@ func (sh *shape) normTensors() int {
 // bias), replicated under tensor parallelism.
 func (sh *shape) normParams() int64 { return int64(sh.normTensors()) * int64(sh.a.HiddenSize) }
 
-// attentionTensors counts the projections' weights and biases: GPT-2 fuses Q, K and V
-// into one matrix (c_attn); the others keep three.
+// fusedQKV reports whether Q, K and V are one matrix: GPT-2's c_attn, MPT's Wqkv.
+func fusedQKV(a *arch.Arch) bool { return a.Family == arch.GPT2 || a.Family == arch.MPT }
+
+// attentionTensors counts the projections' weights and biases: GPT-2 and MPT fuse Q, K
+// and V into one matrix; the others keep three.
 func attentionTensors(a *arch.Arch) int {
 	qkv := 3
-	if a.Family == arch.GPT2 {
+	if fusedQKV(a) {
 		qkv = 1
 	}
 	n := qkv + 1

@@ -217,7 +217,7 @@ func mptRun(table, model string, seq, gpus int, device string, mbs, accum int, s
 		name:   fmt.Sprintf("MPT-%s, s=%d, %d %s, %s, mbs %d x %d%s", model, seq, gpus, device, sharding, mbs, accum, ck),
 		source: "LLM Foundry MPT benchmarks, " + table,
 		r: &wire.Request{
-			Model:   wire.ModelSpec{Architecture: &wire.Architecture{Config: gpt2Config(sh[0], sh[1], sh[2], seq, 50368, true, false, true), Seq: seq, Attention: attention, Framework: "eager", CrossEntropy: "fused"}},
+			Model:   wire.ModelSpec{Architecture: &wire.Architecture{Config: mptConfig(sh[0], sh[1], sh[2], seq, attention), Seq: seq, Attention: attention, Framework: "eager", CrossEntropy: "fused"}},
 			Cluster: wire.ClusterSpec{Device: device, Count: gpus, DevicesPerNode: 8, LinkInter: link},
 			Parallelism: wire.Parallelism{Pipeline: 1, Data: gpus, Sharding: shard,
 				OverlapGradReduce: OverlapOn, OverlapParamGather: OverlapOn},
@@ -227,6 +227,16 @@ func mptRun(table, model string, seq, gpus int, device string, mbs, accum int, s
 		seconds: float64(mbs*accum*seq) / tokensPerGPU,
 		gap:     gap,
 	}
+}
+
+// mptConfig is an MPT config.json as LLM Foundry's scripts/train/yamls/pretrain/mpt-*.yaml
+// and submit_benchmarks.py build it: MPTConfig's defaults (biases, learned positions of
+// max_seq_len rows, tied embeddings, no dropout, vocabulary 50,368), the run's length,
+// low_precision_layernorm and the attention kernel the row ran (flash-triton: triton).
+func mptConfig(d, heads, layers, seq int, attention string) []byte {
+	impl := map[string]string{"flash-triton": "triton", "flash": "flash", "eager": "torch"}[attention]
+	return []byte(fmt.Sprintf(`{"model_type": "mpt", "d_model": %d, "n_heads": %d, "n_layers": %d, "expansion_ratio": 4, "max_seq_len": %d, "vocab_size": 50368, "norm_type": "low_precision_layernorm", "attn_config": {"attn_impl": %q}}`,
+		d, heads, layers, seq, impl))
 }
 
 // The LLM Foundry tables.
