@@ -163,9 +163,10 @@ func korthikantiRun(name string, h, heads, layers, p, v, dp, m, mb int, selectiv
 // one as pull request #838 (January 2024) left them, the A100 40 GB one as the
 // repository's first commit of the file (May 2023: PyTorch 1.13.1, Triton flash
 // attention; sweep.sh). Each row gives its model (d_model, heads and layers of
-// scripts/train/yamls/pretrain/mpt-*.yaml: a GPT decoder with a 4h MLP of nn.GELU, no
-// biases, no dropout, learned positions, tied embeddings, vocabulary 50,368: the table's
-// NumParams grow with the sequence by seq x d_model, the learned positions), sharding
+// scripts/train/yamls/pretrain/mpt-*.yaml, planned as model_type mpt (mptConfig): a GPT
+// decoder with a 4h MLP of nn.GELU, biases (no_bias false: the table's NumParams count
+// them, arch.TestParamsMPTLLMFoundry), no dropout, learned positions, tied embeddings,
+// vocabulary 50,368: NumParams grow with the sequence by seq x d_model), sharding
 // (FULL_SHARD: fsdp; SHARD_GRAD_OP: zero2), microbatch size, gradient accumulation,
 // activation checkpointing (full recomputation) and tokens per second per GPU.
 //
@@ -177,9 +178,10 @@ func korthikantiRun(name string, h, heads, layers, p, v, dp, m, mb int, selectiv
 // with flash-attn's default inplace_backward=False (the gradient a new tensor).
 //
 // Assumed: eager PyTorch (Composer runs the model's modules eagerly; the eager mode's
-// per-operator host time and unfused operators: MPT's block is its own code, not
-// HuggingFace's GPT-2, but the gpt2 config with the exact GELU and no dropout keeps what
-// MPT's keeps: 32 bytes per token and hidden unit a layer), and the attention kernel each
+// per-operator host time and unfused operators: MPT's own, analytic.mptBlock and
+// mptTraffic, read from LLM Foundry's source, not measured; the 16-bit residual stream
+// of Composer's FSDP, which gathers the parameters in bf16 under mixed_precision DEFAULT
+// and PURE), and the attention kernel each
 // row ran: FlashAttention's Triton kernel (attention flash-triton, analytic.FlashTriton)
 // for every table but the large-scale H100 one (sweep.sh passes no --attn_impl, and
 // submit_benchmarks.py's default is triton), and in that one (sweep.py of #838)
@@ -187,8 +189,10 @@ func korthikantiRun(name string, h, heads, layers, p, v, dp, m, mb int, selectiv
 // So planned, the rows' growth with the length is right (TestMPTSequenceSweep). Until
 // the eager mode priced torch's exact GELU as GPT-2's eight-operator gelu_new (36 bytes an
 // element of the MLP's inner width, not 4) every row erred slow, -5% to -26%, most for
-// the smallest models; the rows that ran FlashAttention-2 at scale now err fast
-// (gapMPTFlash2). Also assumed: mixed precision with fp32 master weights (amp_bf16; "PURE" bf16 FSDP keeps its
+// the smallest models; planned as GPT-2 or as MPT (its own counts) they now move by 2
+// points at most, the A100 tables centred, the H100 rows fast, most the rows that ran
+// FlashAttention-2 at scale (gapMPTFlash2). Also assumed: mixed precision with fp32
+// master weights (amp_bf16; "PURE" bf16 FSDP keeps its
 // sharded fp32 parameters as well), the data-parallel gradient reduction overlapped as
 // FSDP overlaps it, nodes of 8 with the H100 preset's InfiniBand NDR and, for the A100
 // tables ("1600 Gbps node-node interconnect (RoCE)"), ib-hdr's 200 Gb/s per GPU.
@@ -247,9 +251,9 @@ const (
 )
 
 // gapMPTFlash2: the large-scale H100 table's rows that ran FlashAttention-2 (attn_impl
-// flash, flash-attn 2.4.2, sweep.py of #838) at 128 and 512 GPUs err fast, +30% to +41%,
-// where the same models on 8 H100s with the Triton kernel err +5% to +14% and the A100
-// tables are centred (-5% to +11%). Measured, the 7B row at 128 GPUs (10,475 tokens/s a
+// flash, flash-attn 2.4.2, sweep.py of #838) at 128 and 512 GPUs err fast, +28% to +40%,
+// where the same models on 8 H100s with the Triton kernel err -13% to +13% and the A100
+// tables are centred (-6% to +11%). Measured, the 7B row at 128 GPUs (10,475 tokens/s a
 // GPU) is no faster than the 8-GPU Triton row (10,643); planned, FlashAttention-2's
 // published rates make it 11% faster. MPT's flash path (attention.py's flash_attn_fn at
 // #838) wraps flash_attn_varlen_func in bert_padding's unpad_input (three gathers and
