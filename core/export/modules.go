@@ -74,6 +74,15 @@ var hfFamilies = map[arch.Family]hfNames{
 		[]string{"transformer.wte", "transformer.wpe"},
 		[]string{"transformer.h.%d.ln_1", "transformer.h.%d.attn"},
 		[]string{"transformer.h.%d.ln_2", "transformer.h.%d.mlp"}},
+	// MPTForCausalLM (LLM Foundry's; transformers' MptForCausalLM names its modules
+	// alike): transformer.wpe only with a position table (partModules). The head is
+	// lm_head as transformers' class has it; LLM Foundry's tied model has no lm_head
+	// module (transformer.wte computes the logits).
+	arch.MPT: {"transformer.wte", "transformer.blocks.%d", "transformer.blocks.%d.norm_1",
+		"transformer.blocks.%d.norm_2", "transformer.norm_f", "lm_head",
+		[]string{"transformer.wte", "transformer.wpe"},
+		[]string{"transformer.blocks.%d.norm_1", "transformer.blocks.%d.attn"},
+		[]string{"transformer.blocks.%d.norm_2", "transformer.blocks.%d.ffn"}},
 	// BertForMaskedLM (post-LayerNorm: the MLP part starts at the intermediate projection).
 	arch.BERT: {"bert.embeddings", "bert.encoder.layer.%d", "bert.encoder.layer.%d.attention",
 		"bert.encoder.layer.%d.intermediate", "", "cls",
@@ -144,6 +153,9 @@ func (in *Input) partModules() [][]string {
 		if fmts != nil {
 			out[i] = nil
 			for _, f := range fmts {
+				if f == "transformer.wpe" && !in.Arch.LearnedPositions() {
+					continue // MPT with ALiBi has no position table
+				}
 				if strings.Contains(f, "%d") {
 					f = fmt.Sprintf(f, n)
 				}
