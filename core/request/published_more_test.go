@@ -253,15 +253,15 @@ const (
 // gapMPTFlash2: the large-scale H100 table's rows that ran FlashAttention-2 (attn_impl
 // flash, flash-attn 2.4.2, sweep.py of #838) at 128 and 512 GPUs err fast, +28% to +40%,
 // where the same models on 8 H100s with the Triton kernel err -13% to +13% and the A100
-// tables are centred (-6% to +11%). Measured, the 7B row at 128 GPUs (10,475 tokens/s a
-// GPU) is no faster than the 8-GPU Triton row (10,643); planned, FlashAttention-2's
-// published rates make it 11% faster. MPT's flash path (attention.py's flash_attn_fn at
-// #838) wraps flash_attn_varlen_func in bert_padding's unpad_input (three gathers and
-// host synchronizations, nonzero and .item(), per layer) and pad_input (a scatter), which
-// pipeplan does not price; whether that or FlashAttention-2's rate at head dimension 128
-// under Composer is the missing time is not known. The 70B rows (checkpointing, the
-// attention's share small) are within +19%.
-const gapMPTFlash2 = "the large-scale H100 rows ran FlashAttention-2 through MPT's unpad_input/pad_input path and measure no faster than the 8-GPU Triton rows; planned with FlashAttention-2's published rates they err fast"
+// tables are centred (-6% to +11%). Three parts, none priced: measured, the 7B row at 128
+// GPUs (10,475 tokens/s a GPU) is no faster than the 8-GPU Triton row (10,643), where
+// FlashAttention-2's published rates plan it 11% faster (MPT's flash path at #838 wraps
+// flash_attn_varlen_func in bert_padding's unpad_input, three gathers and host
+// synchronizations a layer, and pad_input, a scatter); the measured throughput falls with
+// the GPU count, 7B -8% and 1B -10% from 128 to 512 GPUs, where the plan keeps FSDP's
+// collectives hidden at every count (0.894 s at 128, 0.906 s at 512); and the 8-GPU H100
+// rows themselves err fast by about a tenth.
+const gapMPTFlash2 = "the large-scale H100 rows that ran FlashAttention-2 measure no faster than the 8-GPU Triton rows and slow down with the GPU count (128 to 512), neither priced: they err fast"
 
 // bloomRun is a BLOOM-style run of BigScience's Megatron-DeepSpeed on Jean Zay (Le Scao
 // et al. 2022, "BLOOM", arXiv 2211.05100, section 3.4): 48 nodes of 8 A100 80 GB (384
