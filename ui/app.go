@@ -133,6 +133,10 @@ type App struct {
 	// localStorage), so that the page can draw the new plan first.
 	DeferKeep             bool
 	keepPending, keepPush bool
+	// DrawInFrames lets a render leave the layer table of a model just imported to the
+	// next one (DrawNext), so that the frame that draws the new model stays short.
+	DrawInFrames bool
+	layersLater  bool
 	// Planner plans: in the browser, planner.wasm in a Web Worker.
 	Planner Planner
 	// planSeq numbers the replans: an answer for an older one is dropped.
@@ -323,6 +327,14 @@ func (a *App) Restore(fragment string) {
 	a.Req = r
 	a.BoundsText = ""
 	a.replan()
+}
+
+// DrawNext reports whether the render just done left a part to the next one (the layer
+// table of a model just imported), and lets the next render draw it.
+func (a *App) DrawNext() bool {
+	later := a.layersLater
+	a.layersLater = false
+	return later
 }
 
 func (a *App) notice(msg string, bad bool) { a.Notice, a.NoticeBad = msg, bad }

@@ -2,8 +2,12 @@ package ui
 
 // --- The layer table.
 
-// Layers is the layer table's window.
+// Layers is the layer table's window: none in the first render after an import
+// (DrawInFrames), which draws the new model's summary and leaves the rows to the next.
 func (a *App) Layers() []LayerRow {
+	if a.layersLater {
+		return nil
+	}
 	var stageOf []int
 	off := 0
 	if a.View != nil {

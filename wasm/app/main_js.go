@@ -79,6 +79,7 @@ func main() {
 	js.Global().Call("addEventListener", "popstate", onNav)
 	js.Global().Call("addEventListener", "hashchange", onNav)
 	app.DeferKeep = true
+	app.DrawInFrames = true
 	// A panic in an event handler (ui.RecoverHandlers recovers it, holding vugu's lock) or in
 	// a background task is shown, and the page goes on.
 	h.failed = func(v any) {
@@ -135,7 +136,11 @@ func main() {
 		// set a request to keep and its wake-up was taken by this render: hand it on now,
 		// or the URL would keep the old request until the next event.
 		app.FlushKeep()
-		h.env.UnlockOnly()
+		if app.DrawNext() { // a part left to the next frame: render again
+			h.env.UnlockRender()
+		} else {
+			h.env.UnlockOnly()
+		}
 		h.afterRender()
 		js.Global().Set("pipeplanTimings", map[string]any{
 			"plan_ms":   ms(app.Elapsed),
