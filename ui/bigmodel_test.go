@@ -154,3 +154,29 @@ func TestViewWindowsPagedFast(t *testing.T) {
 		}
 	}
 }
+
+// TestImportDrawsLayersNextFrame: with DrawInFrames (the browser's page), the render
+// after an import leaves the layer table empty and asks for the next (DrawNext), which
+// draws its rows; without it (and after it) every render draws them.
+func TestImportDrawsLayersNextFrame(t *testing.T) {
+	for _, frames := range []bool{false, true} {
+		a := NewApp(nil, &fakeHost{}, local)
+		a.DrawInFrames = frames
+		importStored(a, "chain-3000.json", chain(3000))
+		if a.Res == nil || a.Res.Model.Layers != 3000 {
+			t.Fatalf("frames %v: the import did not plan: %v", frames, a.Err)
+		}
+		if n := len(a.Layers()); (n == 0) != frames {
+			t.Errorf("frames %v: the first render after the import draws %d layer rows", frames, n)
+		}
+		if next := a.DrawNext(); next != frames {
+			t.Errorf("frames %v: DrawNext says %v", frames, next)
+		}
+		if rows := a.Layers(); len(rows) != LayerPageSize || rows[0].Name != "l0" {
+			t.Errorf("frames %v: the next render draws %d layer rows", frames, len(rows))
+		}
+		if a.DrawNext() {
+			t.Errorf("frames %v: DrawNext asks for a third render", frames)
+		}
+	}
+}
