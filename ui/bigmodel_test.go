@@ -5,6 +5,8 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"math"
+	"sort"
 	"strings"
 	"testing"
 
@@ -177,6 +179,74 @@ func TestImportDrawsLayersNextFrame(t *testing.T) {
 		}
 		if a.DrawNext() {
 			t.Errorf("frames %v: DrawNext asks for a third render", frames)
+		}
+	}
+}
+
+// placeEveryLayer is the stage bar's positions as the page once kept them, one a layer
+// (X[l] is where layer l starts, X[n] the bar's end): the oracle of xAt and LayerAt,
+// which keep one span a stage.
+func placeEveryLayer(p *wire.Plan) []float64 {
+	n := p.Boundaries[len(p.Boundaries)-1]
+	total := 0.0
+	for _, s := range p.Stages {
+		total += max(s.ComputeSeconds, 0)
+	}
+	x, pos := make([]float64, n+1), 0.0
+	for _, s := range p.Stages {
+		w := max(s.ComputeSeconds, 0) / total * BarWidth
+		k := s.LastLayer - s.FirstLayer + 1
+		for l := s.FirstLayer; l <= s.LastLayer+1 && l <= n; l++ {
+			x[l] = pos + w*float64(l-s.FirstLayer)/float64(k)
+		}
+		pos += w
+	}
+	x[n] = BarWidth
+	return x
+}
+
+// TestStageBarPositions: the bar places each boundary and maps each point back to the
+// nearest boundary as the one-position-a-layer array did (placeEveryLayer, with
+// sort.SearchFloat64s), for splits into even, uneven and one-layer stages, and for a
+// bar of 200,000 layers whose handles sit where the layers put them.
+func TestStageBarPositions(t *testing.T) {
+	split := func(seconds []float64, bounds ...int) *wire.Plan {
+		p := &wire.Plan{Boundaries: bounds}
+		for i := range len(bounds) - 1 {
+			p.Stages = append(p.Stages, wire.Stage{FirstLayer: bounds[i], LastLayer: bounds[i+1] - 1, ComputeSeconds: seconds[i]})
+		}
+		return p
+	}
+	for _, p := range []*wire.Plan{
+		split([]float64{1, 1, 1, 1}, 0, 8, 15, 22, 26),
+		split([]float64{5, 0.5, 3}, 0, 1, 2, 40),
+		split([]float64{2, 7}, 0, 199999, 200000),
+	} {
+		want := placeEveryLayer(p)
+		b := NewStageBar(p)
+		for l := range want {
+			if got := b.xAt(l); math.Abs(got-want[l]) > 1e-9 {
+				t.Errorf("%v: layer %d at %g, want %g", p.Boundaries, l, got, want[l])
+				break
+			}
+		}
+		for _, h := range b.Handles {
+			if h.X != want[h.Layer] {
+				t.Errorf("%v: handle %d at %g, want %g", p.Boundaries, h.Index, h.X, want[h.Layer])
+			}
+		}
+		for x := -5.0; x <= BarWidth+5; x += 0.37 {
+			i := sort.SearchFloat64s(want, x)
+			switch {
+			case i >= len(want):
+				i = len(want) - 1
+			case i > 0 && x-want[i-1] < want[i]-x:
+				i--
+			}
+			if got := b.LayerAt(x); got != i {
+				t.Errorf("%v: LayerAt(%g) = %d, want %d", p.Boundaries, x, got, i)
+				break
+			}
 		}
 	}
 }

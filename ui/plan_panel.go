@@ -70,8 +70,8 @@ func (a *App) OptBar() *StageBar {
 }
 
 // barMemo keeps the stage bars of the views last drawn (the plan's, the optimum's), so
-// that a render draws them without placing every layer again: a view's bar costs time in
-// its layers (StageBar.X), and the page renders at every event.
+// that a render draws them without placing every stage again: a view's bar costs time in
+// its stages, and the page renders at every event.
 type barMemo struct {
 	view [2]*wire.View
 	bar  [2]*StageBar

@@ -51,10 +51,10 @@ func (c *StageChart) segClass(s Segment) string {
 }
 
 func (c *StageChart) ghostX() float64 {
-	if c.Bar == nil || c.ghost < 0 || c.ghost >= len(c.Bar.X) {
+	if c.Bar == nil {
 		return 0
 	}
-	return c.Bar.X[c.ghost]
+	return c.Bar.xAt(c.ghost)
 }
 
 func (c *StageChart) pointerDown(e vugu.DOMEvent, h Handle) {

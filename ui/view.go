@@ -29,11 +29,22 @@ type StageBar struct {
 	Segments []Segment
 	// Handles are the draggable boundaries between stages (Boundaries[1..p-1]).
 	Handles []Handle
-	// X[i] is where layer i starts, X[n] = BarWidth: how a drag maps back to a layer.
-	X []float64
 	// Boundaries as "0,8,15,22,26".
 	Boundaries string
 	Layers     int
+	// spans are the stages' places on the bar, for xAt and LayerAt (how a drag maps
+	// back to a layer); points is the number of layer positions, 0 to Layers (0 on a
+	// bar of groups, which has no handles). The bar keeps one span a stage, not one
+	// position a layer: a model of 200,000 layers would make each bar 1.6 MB, and its
+	// frame wait for the garbage collector.
+	spans  []barSpan
+	points int
+}
+
+// barSpan is a stage on the bar: its layers first to last share its width w from x.
+type barSpan struct {
+	first, last int
+	x, w        float64
 }
 
 // Segment is one stage on the bar.
@@ -77,8 +88,8 @@ func NewStageBar(p *wire.Plan) StageBar {
 	for _, s := range p.Stages {
 		total += max(s.ComputeSeconds, 0)
 	}
-	x := make([]float64, n+1)
-	b := StageBar{X: x, Layers: n, Boundaries: joinInts(p.Boundaries)}
+	b := StageBar{Layers: n, Boundaries: joinInts(p.Boundaries), points: n + 1,
+		spans: make([]barSpan, len(p.Stages))}
 	slow := bottleneck(p)
 	pos := 0.0
 	// More stages than maxBarSegments are drawn in groups of consecutive stages, one
@@ -90,10 +101,7 @@ func NewStageBar(p *wire.Plan) StageBar {
 		if total > 0 {
 			w = max(s.ComputeSeconds, 0) / total * BarWidth
 		}
-		k := s.LastLayer - s.FirstLayer + 1
-		for l := s.FirstLayer; l <= s.LastLayer+1 && l <= n; l++ {
-			x[l] = pos + w*float64(l-s.FirstLayer)/float64(k)
-		}
+		b.spans[i] = barSpan{first: s.FirstLayer, last: s.LastLayer, x: pos, w: w}
 		starts[i] = pos
 		pos += w
 		starts[i+1] = pos
@@ -128,9 +136,6 @@ func NewStageBar(p *wire.Plan) StageBar {
 	if group > 1 {
 		b.Segments = groupSegments(wire.Groups(p, group), slow, p.Stages[slow].ComputeSeconds, p.LayerOrder == nil, total)
 	}
-	if n > 0 {
-		x[n] = BarWidth
-	}
 	if len(p.Stages) > maxBarHandles {
 		return b
 	}
@@ -138,7 +143,7 @@ func NewStageBar(p *wire.Plan) StageBar {
 		// A graph split in an order of its own has no boundaries in the model's order to
 		// drag.
 		l := p.Boundaries[k]
-		b.Handles = append(b.Handles, Handle{Index: k, Layer: l, X: x[l],
+		b.Handles = append(b.Handles, Handle{Index: k, Layer: l, X: b.xAt(l),
 			Label: fmt.Sprintf("boundary %d, before layer %d: arrow keys move it", k, l)})
 	}
 	return b
@@ -211,13 +216,35 @@ func stageRuns(p *wire.Plan, i int) string {
 	return strconv.Itoa(s.FirstLayer) + "–" + strconv.Itoa(s.LastLayer)
 }
 
+// xAt is where the boundary before layer l (0..Layers) sits on the bar: the layers of a
+// stage share its width evenly, the last stage that holds l (or ends just before it)
+// places it, and l = Layers is the bar's end (0 where no stage places l).
+func (b StageBar) xAt(l int) float64 {
+	if l < 0 || l >= b.points {
+		return 0
+	}
+	if l == b.Layers && l > 0 {
+		return BarWidth
+	}
+	for i := len(b.spans) - 1; i >= 0; i-- {
+		s := b.spans[i]
+		if s.first <= l && l <= s.last+1 {
+			if s.last < s.first {
+				return s.x
+			}
+			return s.x + s.w*float64(l-s.first)/float64(s.last-s.first+1)
+		}
+	}
+	return 0
+}
+
 // LayerAt returns the boundary position (0..n) nearest to x on the bar.
 func (b StageBar) LayerAt(x float64) int {
-	i := sort.SearchFloat64s(b.X, x)
-	if i >= len(b.X) {
-		return len(b.X) - 1
+	i := sort.Search(b.points, func(l int) bool { return b.xAt(l) >= x })
+	if i >= b.points {
+		return b.points - 1
 	}
-	if i > 0 && x-b.X[i-1] < b.X[i]-x {
+	if i > 0 && x-b.xAt(i-1) < b.xAt(i)-x {
 		return i - 1
 	}
 	return i
