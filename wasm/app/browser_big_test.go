@@ -171,6 +171,7 @@ func measure(b *browserT) *pageTrace {
 		cancel()
 		b.Fatalf("starting the trace: %v", err)
 	}
+	b.eval(`window.ppGaps.traced = performance.now() - window.ppGaps.start`)
 	return tr
 }
 
@@ -328,6 +329,8 @@ func measured(b *browserT, tr *pageTrace, what string) {
 	}
 	b.Logf("%s: the page's thread read at most %.0f bytes of an answer; in CPU time, its longest frame gap %.1f ms (%d frames, %d gaps over %d ms), its longest task %.1f ms; in wall time, its longest frame gap %.0f ms (%.0f over 100 ms) and longest task %.0f ms (%.0f long tasks), in %.1f s; the longest gap's work: %s",
 		what, g[3], worst, frames, over, maxFrameWorkMS, longest, g[0], g[1], g[4], g[5], g[2]/1000, why)
+	long := do(b, "reading the long frame gaps", chromedp.Evaluate[string](`window.ppGaps.long.map(([at, d]) => d.toFixed(0) + " ms ending at " + at.toFixed(0) + " ms").join(", ") + " (the trace started at " + (window.ppGaps.traced ?? 0).toFixed(0) + " ms)"`))
+	b.Logf("%s: the frame gaps over 50 ms (wall): %s", what, long)
 	r := do(b, "reading the renders' times", chromedp.Evaluate[[]float64](`[window.ppGaps.build || 0, window.ppGaps.render || 0, window.ppGaps.renders || 0]`))
 	b.Logf("%s: the longest frame gap in wall time, %s; the page's longest build %.0f ms and render %.0f ms (wall), in %.0f renders", what, wallGap(tr.events), r[0], r[1], r[2])
 	if g[3] > maxAnswerBytes {

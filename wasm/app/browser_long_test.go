@@ -52,15 +52,18 @@ func (b *browserT) waitLong(what, predicate string, limit time.Duration) {
 }
 
 // frameGaps starts recording the gaps between animation frames in window.ppGaps: the
-// longest, and how many exceed 100 ms, until ppGaps.stop().
+// longest, and how many exceed 100 ms, until ppGaps.stop(); and in ppGaps.long, each gap
+// over 50 ms as [its end, its length] in ms, its end counted from ppGaps.start (a report
+// says where the long gaps were: starting chromium's trace stalls the page too).
 const frameGaps = `(() => {
-	const g = {max: 0, over100: 0, start: performance.now(), running: true};
+	const g = {max: 0, over100: 0, start: performance.now(), running: true, long: []};
 	let last = g.start;
 	const tick = (now) => {
 		const d = now - last;
 		last = now;
 		g.max = Math.max(g.max, d);
 		if (d > 100) g.over100++;
+		if (d > 50) g.long.push([now - g.start, d]);
 		const t = window.pipeplanTimings;
 		if (t && t !== g.last) { g.last = t; g.renders = (g.renders || 0) + 1; g.build = Math.max(g.build || 0, t.build_ms); g.render = Math.max(g.render || 0, t.render_ms); }
 		if (g.running) requestAnimationFrame(tick);
