@@ -25,6 +25,7 @@ import (
 	"github.com/chromedp/cdproto/tracing"
 	"github.com/chromedp/chromedp"
 
+	"pipeplan/ui"
 	"pipeplan/wasm/planner/ops"
 )
 
@@ -344,6 +345,45 @@ func measured(b *browserT, tr *pageTrace, what string) {
 	}
 }
 
+// watchImport starts watching what the page draws of an imported model of n layers (a
+// profile whose first layer is named l0): after each render (a MutationObserver's call,
+// at the end of the task that drew), once the summary line shows the model, the layer
+// table's rows: none, the model's (their number), or -1 for another model's; with the
+// animation frame it was drawn in (a count of frames). importDrawn checks them.
+func watchImport(b *browserT, n int) {
+	b.Helper()
+	b.eval(fmt.Sprintf(`(() => {
+	const w = {frame: 0, seen: [], running: true};
+	const tick = () => { w.frame++; if (w.running) requestAnimationFrame(tick); };
+	requestAnimationFrame(tick);
+	w.observer = new MutationObserver(() => {
+		if (!/^%d layers on /.test(document.querySelector("#summary")?.textContent ?? "")) return;
+		const rows = document.querySelectorAll("#layers tbody tr");
+		const mine = rows.length > 0 && rows[0].querySelector("td:nth-child(2)")?.textContent === "l0";
+		const state = mine ? rows.length : rows.length === 0 ? 0 : -1;
+		const last = w.seen[w.seen.length - 1];
+		if (!last || last.rows !== state) w.seen.push({rows: state, frame: w.frame});
+	});
+	w.observer.observe(document.getElementById("app"), {subtree: true, childList: true, characterData: true});
+	window.ppImport = w;
+})()`, n))
+}
+
+// importDrawn checks the frames of an import (watchImport): the frame that draws the
+// new model draws its summary and leaves the layer table empty (App.DrawInFrames), a
+// later frame draws a full page of its rows, and no frame shows the new summary over
+// the old model's rows. It checks the order of the frames, not their times.
+func importDrawn(b *browserT) {
+	b.Helper()
+	b.waitLong("the imported model's layer rows", fmt.Sprintf(`window.ppImport.seen.some(s => s.rows === %d)`, ui.LayerPageSize), time.Minute)
+	type state struct{ Rows, Frame int }
+	seen := do(b, "reading the import's frames", chromedp.Evaluate[[]state](`(window.ppImport.running = false, window.ppImport.observer.disconnect(), window.ppImport.seen)`))
+	b.Logf("the import's frames (layer rows drawn, at frame): %v", seen)
+	if len(seen) != 2 || seen[0].Rows != 0 || seen[1].Rows != ui.LayerPageSize || seen[1].Frame <= seen[0].Frame {
+		b.Errorf("the import drew (layer rows, at frame) %v; want the summary without rows, then %d rows at a later frame", seen, ui.LayerPageSize)
+	}
+}
+
 // TestBrowserBigPlan: a 20,000-layer profile on 512, 2,048 and 3,000 devices. Its link
 // is short, the page keeps drawing frames while each plan comes, the tables page through
 // windows that the planner sends when asked, and the panels fit a phone.
@@ -358,8 +398,10 @@ func TestBrowserBigPlan(t *testing.T) {
 	b.waitLong("one microbatch", `/, 1 microbatch(es)?:/.test(document.querySelector("#summary")?.textContent)`, time.Minute)
 	b.tab("model")
 	tr := measure(b)
+	watchImport(b, 20000)
 	do(b, "importing 20,000 layers", chromedp.SetUploadFiles("#model-file", []string{wide}))
 	b.waitLong("the 20,000-layer plan", `document.querySelector("#notice")?.textContent.includes("Loaded deep-20000.json: 20000 layers")`, 2*time.Minute)
+	importDrawn(b)
 	measured(b, tr, "importing 20,000 layers")
 	hash := do(b, "reading the URL", chromedp.Evaluate[string](`location.hash`))
 	t.Logf("the 20,000-layer model's URL fragment: %d bytes", len(hash))
@@ -431,8 +473,10 @@ func TestBrowserBigModel(t *testing.T) {
 	os.WriteFile(big, data, 0o644)
 	b.tab("model")
 	tr := measure(b)
+	watchImport(b, 200000)
 	do(b, "importing 200,000 layers", chromedp.SetUploadFiles("#model-file", []string{big}))
 	b.waitLong("the 200,000-layer plan", `document.querySelector("#notice")?.textContent.includes("Loaded deep-200000.json: 200000 layers") && /^200000 layers on 4 stages/.test(document.querySelector("#summary")?.textContent)`, 4*time.Minute)
+	importDrawn(b)
 	measured(b, tr, fmt.Sprintf("importing 200,000 layers (%.1f MiB)", float64(len(data))/(1<<20)))
 	if notice := b.text("#notice"); !strings.Contains(notice, "kept in this browser's storage") {
 		t.Errorf("the notice: %s", notice)
