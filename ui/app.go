@@ -74,6 +74,11 @@ const (
 	DevicePageSize = 32
 )
 
+// LayerFrameRows is how many layer rows a frame adds while an import's are drawn in
+// frames (App.DrawInFrames): a row is ten elements, and a frame that creates fifty rows
+// and lays their table out is the longest of an import's.
+const LayerFrameRows = 25
+
 // App is the page's state: the request being planned (the whole state a link keeps), its
 // result, and what the panels show besides. Its methods are the event handlers.
 type App struct {
@@ -133,10 +138,14 @@ type App struct {
 	// localStorage), so that the page can draw the new plan first.
 	DeferKeep             bool
 	keepPending, keepPush bool
-	// DrawInFrames lets a render leave the layer table of a model just imported to the
-	// next one (DrawNext), so that the frame that draws the new model stays short.
+	// DrawInFrames lets the renders after an import draw the layer table's rows over the
+	// next frames (DrawNext): none in the frame that draws the new model, then
+	// LayerFrameRows more in each, so that no frame builds the whole Model panel at once.
 	DrawInFrames bool
-	layersLater  bool
+	// layersPending is set while an import's layer rows are drawn in frames, the next
+	// render drawing layersShown of them.
+	layersPending bool
+	layersShown   int
 	// Planner plans: in the browser, planner.wasm in a Web Worker.
 	Planner Planner
 	// planSeq numbers the replans: an answer for an older one is dropped.
@@ -329,12 +338,16 @@ func (a *App) Restore(fragment string) {
 	a.replan()
 }
 
-// DrawNext reports whether the render just done left a part to the next one (the layer
-// table of a model just imported), and lets the next render draw it.
+// DrawNext reports whether the render just done left a part to the next one (layer rows
+// of a model just imported), and lets the next render draw LayerFrameRows more.
 func (a *App) DrawNext() bool {
-	later := a.layersLater
-	a.layersLater = false
-	return later
+	if !a.layersPending {
+		return false
+	}
+	if a.layersShown += LayerFrameRows; a.layersShown >= LayerPageSize {
+		a.layersPending = false
+	}
+	return true
 }
 
 func (a *App) notice(msg string, bad bool) { a.Notice, a.NoticeBad = msg, bad }

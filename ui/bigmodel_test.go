@@ -158,27 +158,39 @@ func TestViewWindowsPagedFast(t *testing.T) {
 }
 
 // TestImportDrawsLayersNextFrame: with DrawInFrames (the browser's page), the render
-// after an import leaves the layer table empty and asks for the next (DrawNext), which
-// draws its rows; without it (and after it) every render draws them.
+// after an import draws no layer rows and asks for the next (DrawNext), each of which
+// draws LayerFrameRows more, up to the table's page, after which DrawNext asks for no
+// more; without DrawInFrames the first render draws the whole page.
 func TestImportDrawsLayersNextFrame(t *testing.T) {
-	for _, frames := range []bool{false, true} {
+	for _, c := range []struct {
+		frames bool
+		rows   []int // the rows each render draws
+	}{
+		{false, []int{LayerPageSize}},
+		{true, []int{0, LayerFrameRows, LayerPageSize}},
+	} {
 		a := NewApp(nil, &fakeHost{}, local)
-		a.DrawInFrames = frames
+		a.DrawInFrames = c.frames
 		importStored(a, "chain-3000.json", chain(3000))
 		if a.Res == nil || a.Res.Model.Layers != 3000 {
-			t.Fatalf("frames %v: the import did not plan: %v", frames, a.Err)
+			t.Fatalf("frames %v: the import did not plan: %v", c.frames, a.Err)
 		}
-		if n := len(a.Layers()); (n == 0) != frames {
-			t.Errorf("frames %v: the first render after the import draws %d layer rows", frames, n)
+		var drawn []int
+		for range 5 {
+			rows := a.Layers()
+			drawn = append(drawn, len(rows))
+			if len(rows) > 0 && rows[0].Name != "l0" {
+				t.Errorf("frames %v: the first row is %q", c.frames, rows[0].Name)
+			}
+			if !a.DrawNext() {
+				break
+			}
 		}
-		if next := a.DrawNext(); next != frames {
-			t.Errorf("frames %v: DrawNext says %v", frames, next)
+		if fmt.Sprint(drawn) != fmt.Sprint(c.rows) {
+			t.Errorf("frames %v: the renders drew %v layer rows, want %v", c.frames, drawn, c.rows)
 		}
-		if rows := a.Layers(); len(rows) != LayerPageSize || rows[0].Name != "l0" {
-			t.Errorf("frames %v: the next render draws %d layer rows", frames, len(rows))
-		}
-		if a.DrawNext() {
-			t.Errorf("frames %v: DrawNext asks for a third render", frames)
+		if n := len(a.Layers()); n != LayerPageSize {
+			t.Errorf("frames %v: a later render draws %d rows", c.frames, n)
 		}
 	}
 }

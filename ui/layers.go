@@ -2,18 +2,20 @@ package ui
 
 // --- The layer table.
 
-// Layers is the layer table's window: none in the first render after an import
-// (DrawInFrames), which draws the new model's summary and leaves the rows to the next.
+// Layers is the layer table's window: after an import, with DrawInFrames, none in the
+// first render, which draws the new model's summary, then LayerFrameRows more in each
+// of the next (DrawNext).
 func (a *App) Layers() []LayerRow {
-	if a.layersLater {
-		return nil
-	}
 	var stageOf []int
 	off := 0
 	if a.View != nil {
 		stageOf, off = a.View.LayerStages, a.View.LayerStart
 	}
-	rows := layerPage(a.Model(), off, stageOf, a.LayerStart, LayerPageSize)
+	size := LayerPageSize
+	if a.layersPending {
+		size = a.layersShown
+	}
+	rows := layerPage(a.Model(), off, stageOf, a.LayerStart, size)
 	if a.Res != nil && a.Res.Plan != nil {
 		markRecomputed(rows, a.Res.Plan)
 	}

@@ -392,7 +392,7 @@ func (a *App) importModel(name string, m wire.ModelSpec, extra string) {
 			a.Replans++
 			a.keep(true)
 			a.notice(fmt.Sprintf("Loaded %s: %d layers.%s", name, v.Result.Model.Layers, extra), false)
-			a.layersLater = a.DrawInFrames
+			a.layersPending, a.layersShown = a.DrawInFrames, 0
 		})
 	})
 }

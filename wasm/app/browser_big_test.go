@@ -370,17 +370,27 @@ func watchImport(b *browserT, n int) {
 }
 
 // importDrawn checks the frames of an import (watchImport): the frame that draws the
-// new model draws its summary and leaves the layer table empty (App.DrawInFrames), a
-// later frame draws a full page of its rows, and no frame shows the new summary over
-// the old model's rows. It checks the order of the frames, not their times.
+// new model draws its summary and leaves the layer table empty (App.DrawInFrames), each
+// later frame adds ui.LayerFrameRows of its rows up to a full page, and no frame shows
+// the new summary over the old model's rows. It checks the order of the frames, not
+// their times.
 func importDrawn(b *browserT) {
 	b.Helper()
 	b.waitLong("the imported model's layer rows", fmt.Sprintf(`window.ppImport.seen.some(s => s.rows === %d)`, ui.LayerPageSize), time.Minute)
 	type state struct{ Rows, Frame int }
 	seen := do(b, "reading the import's frames", chromedp.Evaluate[[]state](`(window.ppImport.running = false, window.ppImport.observer.disconnect(), window.ppImport.seen)`))
 	b.Logf("the import's frames (layer rows drawn, at frame): %v", seen)
-	if len(seen) != 2 || seen[0].Rows != 0 || seen[1].Rows != ui.LayerPageSize || seen[1].Frame <= seen[0].Frame {
-		b.Errorf("the import drew (layer rows, at frame) %v; want the summary without rows, then %d rows at a later frame", seen, ui.LayerPageSize)
+	var want []int
+	for n := 0; n < ui.LayerPageSize; n += ui.LayerFrameRows {
+		want = append(want, n)
+	}
+	want = append(want, ui.LayerPageSize)
+	ok := len(seen) == len(want)
+	for i := 0; ok && i < len(seen); i++ {
+		ok = seen[i].Rows == want[i] && (i == 0 || seen[i].Frame > seen[i-1].Frame)
+	}
+	if !ok {
+		b.Errorf("the import drew (layer rows, at frame) %v; want the summary without rows, then %v rows, each at a later frame", seen, want[1:])
 	}
 }
 
