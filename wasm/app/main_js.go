@@ -4,6 +4,7 @@ package main
 
 import (
 	"fmt"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -106,6 +107,19 @@ func main() {
 			}
 		}
 	}()
+	// Go's garbage collector runs where an allocation finds the heap at its goal, which
+	// on a page that only draws is most often inside a render; in WebAssembly it has one
+	// thread, and a collection of the page's heap takes tens of milliseconds of its CPU
+	// (issue 23: an import's frame waited for one). So index.html sets GOGC high enough
+	// that a burst of renders (an import's) does not reach the goal, and calls
+	// pipeplanCollect when the page has drawn a while and then been idle: the page
+	// collects in a task of its own, between frames. (The collection runs before the
+	// call's task ends: Go runs its goroutines until all wait before it returns to
+	// JavaScript.)
+	js.Global().Set("pipeplanCollect", js.FuncOf(func(js.Value, []js.Value) any {
+		go runtime.GC()
+		return nil
+	}))
 	for ok := true; ok; ok = <-wake {
 		h.env.Lock()
 		app.FlushKeep()
