@@ -213,6 +213,14 @@ func mptRun(table, model string, seq, gpus int, device string, mbs, accum int, s
 	// The kernel that ran: the large-scale H100 table's sweep.py (#838) passes flash for
 	// 1B, 3B, 7B and 70B and triton for 13B and 30B; every other table came from sweep.sh,
 	// which passes none, and submit_benchmarks.py's default is triton.
+	// The tables' MP Mode: Composer's FSDP mixed precision DEFAULT (amp_bf16) gathers the
+	// parameters in bf16 and reduce-scatters the gradients in fp32 (reduce_dtype fp32:
+	// precision mixed-fp32-grads, whose gradients move in fp32); PURE (bf16: the A100
+	// 40 GB table and the A100 80 GB table's 70B rows) reduces them in bf16 (mixed).
+	precision := "mixed-fp32-grads"
+	if table == mptA100x40 || (table == mptA100x80 && model == "70b") {
+		precision = "mixed"
+	}
 	attention := "flash-triton"
 	if table == mptH100 && gpus >= 128 && (model == "1b" || model == "3b" || model == "7b" || model == "70b") {
 		attention = "flash"
@@ -225,7 +233,7 @@ func mptRun(table, model string, seq, gpus int, device string, mbs, accum int, s
 			Cluster: wire.ClusterSpec{Device: device, Count: gpus, DevicesPerNode: 8, LinkInter: link},
 			Parallelism: wire.Parallelism{Pipeline: 1, Data: gpus, Sharding: shard,
 				OverlapGradReduce: OverlapOn, OverlapParamGather: OverlapOn},
-			Training: wire.Training{Recompute: recompute},
+			Training: wire.Training{Recompute: recompute, Precision: precision},
 			Schedule: wire.Schedule{Name: "1f1b", Microbatches: accum, MicrobatchSize: mbs},
 		},
 		seconds: float64(mbs*accum*seq) / tokensPerGPU,
