@@ -107,6 +107,10 @@ type Evaluator struct {
 	// parallelism.expert_dispatcher.
 	expertOverlap bool
 	dispatcher    string
+	// overlaps are the base request's parallelism.overlap_grad_reduce,
+	// overlap_param_gather and overlap_tensor_comm, which every candidate takes
+	// (withOverlaps).
+	overlaps wire.Parallelism
 	// gathered caches the terms of ZeRO-3 candidates (termsFor).
 	gathered map[gatherKey]*terms
 	// gatherLinks caches gatherLink per (stages, replicas, devices of a stage).
@@ -137,7 +141,11 @@ func New(base *wire.Request) (*Evaluator, error) {
 	if n, err := request.Normalize(base); err == nil {
 		baseBatch = n.Schedule.MicrobatchSize * n.Schedule.Microbatches * n.Parallelism.Data
 	}
-	b.Parallelism = wire.Parallelism{Pipeline: 1}
+	// The data-parallel overlaps stay: they go with any candidate, and the framework
+	// the bounds read (Prepared.Framework) applies them.
+	overlaps := wire.Parallelism{OverlapGradReduce: base.Parallelism.OverlapGradReduce, OverlapParamGather: base.Parallelism.OverlapParamGather,
+		OverlapTensorComm: base.Parallelism.OverlapTensorComm}
+	b.Parallelism = wire.Parallelism{Pipeline: 1, OverlapGradReduce: overlaps.OverlapGradReduce, OverlapParamGather: overlaps.OverlapParamGather}
 	b.Schedule = wire.Schedule{}
 	b.Training.Recompute, b.MemoryProportion, b.Boundaries, b.Events = "", 0, nil, false
 	b.Cluster.Count = 0
@@ -158,7 +166,7 @@ func New(base *wire.Request) (*Evaluator, error) {
 	n.Cluster.Count = 0
 	r := &Evaluator{base: n, baseBatch: baseBatch, prepared: prepared, arch: prepared.Architecture(), layers: len(prepared.Model().Layers),
 		sp: base.Parallelism.SequenceParallel, train: n.Training.Mode == wire.ModeTraining,
-		expertOverlap: base.Parallelism.ExpertOverlap, dispatcher: base.Parallelism.ExpertDispatcher,
+		expertOverlap: base.Parallelism.ExpertOverlap, dispatcher: base.Parallelism.ExpertDispatcher, overlaps: overlaps,
 		contextMethod: contextMethodOf(base.Parallelism.ContextMethod), contextNamed: base.Parallelism.ContextMethod != "", contextInner: base.Parallelism.ContextInner, refused: map[refuseKey]error{},
 		terms: map[termKey]*terms{}, estimates: map[termKey]*analytic.Result{}, twins: map[[2]int][]int8{}, gathered: map[gatherKey]*terms{}, gatherLinks: map[[3]int]linkOK{}, inFlight: map[[3]int][]int{}, secondsPer: 1}
 	if err := checkContextInner(&b, base.Parallelism); err != nil {
@@ -267,7 +275,19 @@ func (r *Evaluator) knobs(c search.Candidate) request.Knobs {
 	if !r.train {
 		k.Recompute = ""
 	}
+	r.withOverlaps(&k.Parallelism)
 	return k
+}
+
+// withOverlaps sets the base request's overlaps on a candidate's parallelism p: the
+// data-parallel ones always, the tensor-parallel one where p has tensor parallelism
+// (with none there is no tensor-parallel communication to hide, and core refuses the
+// field).
+func (r *Evaluator) withOverlaps(p *wire.Parallelism) {
+	p.OverlapGradReduce, p.OverlapParamGather = r.overlaps.OverlapGradReduce, r.overlaps.OverlapParamGather
+	if p.Tensor > 1 {
+		p.OverlapTensorComm = r.overlaps.OverlapTensorComm
+	}
 }
 
 // prepare is the candidate's request prepared, as a variant of the base.

@@ -230,11 +230,11 @@ func (r *Evaluator) variant(t, b int, recompute string, c int, method string, e 
 	if c > 1 {
 		ctx = c
 	}
-	return r.prepared.With(request.Knobs{
-		Parallelism: wire.Parallelism{Pipeline: 1, Data: max(1, e), Tensor: t, SequenceParallel: r.seqParallel(t, e),
-			Context: ctx, ContextMethod: method, ContextInner: r.innerOf(c, method), Expert: e, ExpertOverlap: r.train && r.expertOverlap && e > 1 && recompute != string(analytic.Full),
-			ExpertDispatcher: r.dispatcher},
-		Schedule: wire.Schedule{MicrobatchSize: b}, Recompute: recompute, Partition: r.base.Partition})
+	par := wire.Parallelism{Pipeline: 1, Data: max(1, e), Tensor: t, SequenceParallel: r.seqParallel(t, e),
+		Context: ctx, ContextMethod: method, ContextInner: r.innerOf(c, method), Expert: e, ExpertOverlap: r.train && r.expertOverlap && e > 1 && recompute != string(analytic.Full),
+		ExpertDispatcher: r.dispatcher}
+	r.withOverlaps(&par) // the tensor-parallel overlap changes the layers' times
+	return r.prepared.With(request.Knobs{Parallelism: par, Schedule: wire.Schedule{MicrobatchSize: b}, Recompute: recompute, Partition: r.base.Partition})
 }
 
 // termsFrom builds the terms of an architecture's analytic estimate, or of a profile's
