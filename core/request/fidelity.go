@@ -52,9 +52,15 @@ func (p *prepared) lookupFramework(es *model.Errors, device string) (cluster.Fra
 		fw.HostLayerSeconds = *a.HostLayerSeconds
 	}
 	if a.CrossEntropy != "" {
+		own := fw.CrossEntropy()
 		if err := fw.SetCrossEntropy(a.CrossEntropy); err != nil {
 			es.Add("model.architecture.cross_entropy", "%v", err)
 			return cluster.Framework{}, false
+		}
+		if a.CrossEntropy == own {
+			// The mode's own kernel is the default: left out, as a request that leaves
+			// it out states it, so that the two have one id.
+			a.CrossEntropy = ""
 		}
 	}
 	applyOverlaps(&fw, p.req.Parallelism)

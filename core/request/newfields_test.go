@@ -1,0 +1,35 @@
+package request
+
+import (
+	"testing"
+)
+
+// TestCrossEntropyDefaultSameID: model.architecture.cross_entropy spelled out as the
+// framework mode's own kernel (unfused for eager and compiled, fused-inplace for
+// cuda-graphs and megatron) means the request that leaves it out: the same canonical
+// form and id. Another kernel has another id.
+func TestCrossEntropyDefaultSameID(t *testing.T) {
+	for _, c := range []struct{ framework, own, other string }{
+		{"eager", "unfused", "fused"},
+		{"compiled", "unfused", "vocab-parallel"},
+		{"cuda-graphs", "fused-inplace", "unfused"},
+		{"megatron", "fused-inplace", "vocab-parallel"},
+	} {
+		id := func(ce string) string {
+			r := llamaRequest(2, 1, 1)
+			r.Model.Architecture.Framework = c.framework
+			r.Model.Architecture.CrossEntropy = ce
+			s, err := ID(r)
+			if err != nil {
+				t.Fatalf("%s %q: %v", c.framework, ce, err)
+			}
+			return s
+		}
+		if a, b := id(""), id(c.own); a != b {
+			t.Errorf("%s: cross_entropy %s (the mode's own) has id %s, left out %s", c.framework, c.own, b, a)
+		}
+		if a, b := id(""), id(c.other); a == b {
+			t.Errorf("%s: cross_entropy %s has the id of the mode's own", c.framework, c.other)
+		}
+	}
+}
