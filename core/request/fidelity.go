@@ -57,6 +57,9 @@ func (p *prepared) lookupFramework(es *model.Errors, device string) (cluster.Fra
 			es.Add("model.architecture.cross_entropy", "%v", err)
 			return cluster.Framework{}, false
 		}
+		if !p.train() {
+			es.Add("model.architecture.cross_entropy", "applies to training: inference computes no loss")
+		}
 		if a.CrossEntropy == own {
 			// The mode's own kernel is the default: left out, as a request that leaves
 			// it out states it, so that the two have one id.

@@ -1,7 +1,12 @@
 package request
 
 import (
+	"context"
+	"strings"
 	"testing"
+
+	"pipeplan/core/model"
+	"pipeplan/core/wire"
 )
 
 // TestCrossEntropyDefaultSameID: model.architecture.cross_entropy spelled out as the
@@ -30,6 +35,25 @@ func TestCrossEntropyDefaultSameID(t *testing.T) {
 		}
 		if a, b := id(""), id(c.other); a == b {
 			t.Errorf("%s: cross_entropy %s has the id of the mode's own", c.framework, c.other)
+		}
+	}
+}
+
+// TestCrossEntropyInferenceRefused: inference computes no loss, so a loss kernel is
+// refused naming model.architecture.cross_entropy rather than ignored.
+func TestCrossEntropyInferenceRefused(t *testing.T) {
+	for _, ce := range []string{"unfused", "fused", "fused-inplace", "vocab-parallel"} {
+		r := llamaRequest(2, 1, 1)
+		r.Training.Mode, r.Schedule.Name = wire.ModeInference, "inference"
+		r.Model.Architecture.CrossEntropy = ce
+		_, err := Run(context.Background(), r)
+		fes, _ := model.AsFieldErrors(err)
+		found := false
+		for _, e := range fes {
+			found = found || e.Path == "model.architecture.cross_entropy" && strings.Contains(e.Reason, "inference")
+		}
+		if !found {
+			t.Errorf("%s for inference: error %v, want model.architecture.cross_entropy refused", ce, err)
 		}
 	}
 }
