@@ -66,9 +66,14 @@ func (p *prepared) lookupFramework(es *model.Errors, device string) (cluster.Fra
 			a.CrossEntropy = ""
 		}
 	}
+	own := tensorCommMethod(cluster.Framework{OverlapTensorComm: true, AsyncTensorComm: fw.AsyncTensorComm}) // what on means in the mode
 	applyOverlaps(&fw, p.req.Parallelism)
-	if p.req.Parallelism.OverlapTensorComm == OverlapAsyncTP && fw.Name != cluster.Compiled {
+	par := &p.req.Parallelism
+	if par.OverlapTensorComm == OverlapAsyncTP && fw.Name != cluster.Compiled {
 		es.Add("parallelism.overlap_tensor_comm", "async-tp is torch.compile's micro-pipeline pass: it needs model.architecture.framework %s, got %s (userbuffers overlaps in other modes)", cluster.Compiled, fw.Name)
+	} else if par.OverlapTensorComm == own {
+		// The mode's own method is what on names: one normal form, one id.
+		par.OverlapTensorComm = OverlapOn
 	}
 	p.framework = fw
 	return fw, true

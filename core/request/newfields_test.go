@@ -57,3 +57,34 @@ func TestCrossEntropyInferenceRefused(t *testing.T) {
 		}
 	}
 }
+
+// TestTensorOverlapMethodSameID: parallelism.overlap_tensor_comm naming the framework
+// mode's own method (async-tp for compiled, userbuffers for the others) means "on": the
+// same id. The other method has another id.
+func TestTensorOverlapMethodSameID(t *testing.T) {
+	for _, c := range []struct{ framework, own, other string }{
+		{"compiled", OverlapAsyncTP, OverlapUserbuffers},
+		{"eager", OverlapUserbuffers, ""},
+		{"cuda-graphs", OverlapUserbuffers, ""},
+		{"megatron", OverlapUserbuffers, ""},
+	} {
+		id := func(v string) string {
+			r := llamaRequest(2, 1, 2)
+			r.Model.Architecture.Framework = c.framework
+			r.Parallelism.SequenceParallel = true
+			r.Parallelism.OverlapTensorComm = v
+			s, err := ID(r)
+			if err != nil {
+				t.Fatalf("%s %q: %v", c.framework, v, err)
+			}
+			return s
+		}
+		on := id(OverlapOn)
+		if got := id(c.own); got != on {
+			t.Errorf("%s: overlap_tensor_comm %s (the mode's own) has id %s, on %s", c.framework, c.own, got, on)
+		}
+		if c.other != "" && id(c.other) == on {
+			t.Errorf("%s: overlap_tensor_comm %s has the id of on", c.framework, c.other)
+		}
+	}
+}
