@@ -88,3 +88,24 @@ func TestTensorOverlapMethodSameID(t *testing.T) {
 		}
 	}
 }
+
+// TestPricedOverlapsInference: inference is priced with no overlap (no gradients to
+// reduce or weights to gather after an update, and the tensor-parallel overlap is
+// priced in training only: build.go), so PricedOverlaps, which the exports state as
+// priced, says none whatever the fields and the framework's defaults say.
+func TestPricedOverlapsInference(t *testing.T) {
+	for _, fw := range []string{"eager", "compiled", "megatron"} {
+		r := llamaRequest(2, 2, 2)
+		r.Training.Mode, r.Schedule.Name = wire.ModeInference, "inference"
+		r.Model.Architecture.Framework = fw
+		r.Parallelism.SequenceParallel = true
+		r.Parallelism.OverlapTensorComm = OverlapOn
+		n, err := Normalize(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if o := PricedOverlaps(n); o != (Overlaps{}) {
+			t.Errorf("%s inference: priced overlaps %+v, want none", fw, o)
+		}
+	}
+}

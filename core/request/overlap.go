@@ -17,10 +17,12 @@ type Overlaps struct {
 }
 
 // PricedOverlaps returns the overlaps a normalized request is priced with (none for a
-// measured profile, whose plan hides no communication, or an unknown framework).
+// measured profile, whose plan hides no communication, for inference, which reduces no
+// gradients and whose tensor parallelism is priced without overlap, or for an unknown
+// framework).
 func PricedOverlaps(n *wire.Request) Overlaps {
 	a := n.Model.Architecture
-	if a == nil {
+	if a == nil || n.Training.Mode == wire.ModeInference {
 		return Overlaps{}
 	}
 	fw, err := cluster.LookupFramework(a.Framework)
