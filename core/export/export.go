@@ -167,6 +167,14 @@ type Input struct {
 	// (precision.go).
 	DType, Precision, FP8Recipe string
 	FP8ParamGather              bool
+	// FP8Attention is model.architecture.fp8_attention: the attention core priced in
+	// fp8 (Transformer Engine's fp8_dpa, Megatron-LM's --fp8-dot-product-attention).
+	FP8Attention bool
+	// CrossEntropy is the loss kernel the plan was priced with
+	// (cluster.CrossEntropyKinds: model.architecture.cross_entropy, or its framework
+	// mode's), "" for inference or a profile. Megatron-LM runs fused-inplace as
+	// --cross-entropy-loss-fusion and vocab-parallel by default.
+	CrossEntropy string
 	// Plan is the planner's plan, embedded in the JSON export when set.
 	Plan *wire.Plan
 	// Coster prices other splits and schedules, for the closest plan a framework can

@@ -176,6 +176,9 @@ func megatron(j *job) error {
 	for _, a := range prec {
 		fmt.Fprintf(&w, "  %s\n", a)
 	}
+	if l := megatronLoss(in); l != "" {
+		fmt.Fprintf(&w, "  %s\n", l)
+	}
 	fmt.Fprintf(&w, "  --pipeline-model-parallel-size %d\n", p)
 	fmt.Fprintf(&w, "  --pipeline-model-parallel-layout %q\n", strings.Join(layout, "|"))
 	switch in.Recompute {

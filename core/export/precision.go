@@ -106,6 +106,9 @@ func megatronPrecision(in *Input) (args []string, why string) {
 		if in.FP8ParamGather {
 			args = append(args, "--fp8-param-gather  # fp8 weights without their 16-bit copy")
 		}
+		if in.FP8Attention {
+			args = append(args, "--fp8-dot-product-attention  # the attention core in fp8 (cuDNN), as priced")
+		}
 	}
 	if !in.training() || h == "" {
 		return args, ""
@@ -147,7 +150,7 @@ func deepspeedPrecision(in *Input) (entries []string, why string) {
 		}
 	}
 	if in.DType == "fp8" {
-		why = fmt.Sprintf("DeepSpeed has no fp8 recipe of its own: the config runs bf16, and pipeplan priced fp8 products with %s scaling; build the layers with Transformer Engine (transformer_engine.pytorch.Linear under fp8_autocast(fp8_recipe=%s())) to run what was priced", in.FP8Recipe, teRecipes[in.FP8Recipe])
+		why = fmt.Sprintf("DeepSpeed has no fp8 recipe of its own: the config runs bf16, and pipeplan priced fp8 products with %s scaling; build the layers with Transformer Engine (transformer_engine.pytorch.Linear under fp8_autocast(fp8_recipe=%s())) to run what was priced", in.FP8Recipe, teRecipes[in.FP8Recipe]) + fp8AttentionText(in)
 	}
 	if !in.training() || h == "" {
 		return entries, why
@@ -195,7 +198,7 @@ func pytorchPrecision(in *Input) (lines []string, why string) {
 	}
 	t := torchDTypes[h]
 	if in.DType == "fp8" {
-		why = fmt.Sprintf("the export sets no fp8: pipeplan priced the blocks' linear layers in fp8 with %s scaling; run them in Transformer Engine's layers under fp8_autocast(fp8_recipe=%s()) (torchao.float8.convert_to_float8_training's tensorwise recipe is current scaling only)", in.FP8Recipe, teRecipes[in.FP8Recipe])
+		why = fmt.Sprintf("the export sets no fp8: pipeplan priced the blocks' linear layers in fp8 with %s scaling; run them in Transformer Engine's layers under fp8_autocast(fp8_recipe=%s()) (torchao.float8.convert_to_float8_training's tensorwise recipe is current scaling only)", in.FP8Recipe, teRecipes[in.FP8Recipe]) + fp8AttentionText(in)
 	}
 	if !in.training() || in.Precision == "pure" {
 		return append(lines, fmt.Sprintf("PARAM_DTYPE = %s  # model.to(PARAM_DTYPE): weights%s in %s", t, map[bool]string{true: ", gradients and optimizer state", false: ""}[in.training()], h)), why
@@ -208,6 +211,32 @@ func pytorchPrecision(in *Input) (lines []string, why string) {
 	// must keep, and is exact in what it sets up.
 	return append(lines, fmt.Sprintf("PARAM_DTYPE = %s  # model.to(PARAM_DTYPE) for the passes; precision %s was priced:", t, in.Precision),
 		fmt.Sprintf("# the optimizer must step fp32 master copies of the weights (torch.optim keeps none of %s\n# parameters), with %s gradients", h, map[bool]string{true: "fp32", false: "16-bit"}[in.Precision == "mixed-fp32-grads" || in.Precision == "deepspeed-bf16"])), why
+}
+
+// fp8AttentionText adds to the fp8 notes of the exports that set no fp8 how to run the
+// attention core in fp8 where the plan was priced so ("" otherwise).
+func fp8AttentionText(in *Input) string {
+	if !in.FP8Attention {
+		return ""
+	}
+	return fmt.Sprintf("; the attention core was priced in fp8 too: run it in Transformer Engine's DotProductAttention with the recipe's fp8_dpa=True (%s(fp8_dpa=True))", teRecipes[in.FP8Recipe])
+}
+
+// megatronLoss is Megatron-LM's argument for the loss kernel the plan was priced with
+// (Input.CrossEntropy), a comment where Megatron-LM has no such kernel; "" when none
+// was priced.
+func megatronLoss(in *Input) string {
+	switch in.CrossEntropy {
+	case "fused-inplace":
+		return "--cross-entropy-loss-fusion  # the fused loss, its gradient over the logits, as priced"
+	case "vocab-parallel":
+		return "# the loss: Megatron-LM's unfused vocab-parallel cross-entropy (its default), as priced"
+	case "unfused":
+		return "# the loss: pipeplan priced PyTorch's unfused F.cross_entropy on fp32 logits (HuggingFace's); Megatron-LM runs its vocab-parallel cross-entropy (--cross-entropy-loss-fusion fuses it)"
+	case "fused":
+		return "# the loss: pipeplan priced flash-attn's fused cross-entropy (a new 16-bit gradient); Megatron-LM runs its vocab-parallel cross-entropy (--cross-entropy-loss-fusion fuses it)"
+	}
+	return ""
 }
 
 // graphcorePrecision is why a Graphcore run differs from the planned precision.

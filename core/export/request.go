@@ -103,6 +103,10 @@ func FromRequest(ctx context.Context, r *wire.Request) (*Input, *wire.Result, er
 		in.Arch = pr.Architecture()
 		in.Seq = a.Seq
 		in.DType = a.DType
+		in.FP8Attention = a.FP8Attention
+		if n.Training.Mode != wire.ModeInference {
+			in.CrossEntropy = pr.Framework().CrossEntropy()
+		}
 	}
 	return in, res, nil
 }

@@ -16,6 +16,7 @@ PIPEPLAN_ARGS=(
   --fp8-recipe tensorwise
   --fp8-param-gather  # fp8 weights without their 16-bit copy
   # gradients accumulated and all-reduced in fp32 main_grad buffers: --bf16's default
+  # the loss: pipeplan priced PyTorch's unfused F.cross_entropy on fp32 logits (HuggingFace's); Megatron-LM runs its vocab-parallel cross-entropy (--cross-entropy-loss-fusion fuses it)
   --pipeline-model-parallel-size 4
   --pipeline-model-parallel-layout "E,t*8|t*8|t*8|t*8,L"
   --overlap-grad-reduce  # priced: the gradient reduction during the last backward pass

@@ -16,6 +16,7 @@ PIPEPLAN_ARGS=(
   --overlap-moe-expert-parallel-comm  # combined 1F1B: all-to-alls behind an adjacent microbatch
   --bf16
   --grad-reduce-in-bf16  # 16-bit gradients, as priced (--bf16 alone keeps fp32 main_grad buffers)
+  # the loss: pipeplan priced PyTorch's unfused F.cross_entropy on fp32 logits (HuggingFace's); Megatron-LM runs its vocab-parallel cross-entropy (--cross-entropy-loss-fusion fuses it)
   --pipeline-model-parallel-size 4
   --pipeline-model-parallel-layout "E,t*8|t*8|t*8|t*8,L"
   --overlap-grad-reduce  # priced: the gradient reduction during the last backward pass
