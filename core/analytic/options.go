@@ -562,7 +562,7 @@ func (o Options) Validate() error {
 		switch {
 		case o.Optimizer == None:
 			es.Add("precision", "deepspeed-bf16 is DeepSpeed's BF16 optimizer: it applies to training, not inference")
-		case o.DType != BF16 && o.DType != FP32: // fp32: refused below for every precision but pure
+		case o.DType != BF16:
 			es.Add("precision", "deepspeed-bf16 is DeepSpeed's BF16 optimizer: it needs dtype bf16, got %s", o.DType)
 		case o.Sharding.Level() >= 2:
 			es.Add("precision", "deepspeed-bf16 is DeepSpeed's BF16 optimizer, which shards the optimizer state only (ZeRO-1): it needs sharding none or zero1, got %s", o.Sharding)
@@ -601,7 +601,7 @@ func (o Options) Validate() error {
 	oneOf(&es, "split", string(o.Split), Blocks, Sublayers)
 	oneOf(&es, "tie", string(o.Tie), TieCopy, TieStage)
 	oneOf(&es, "dispatcher", string(o.Dispatcher), DispatchAllToAll, DispatchDeepEP)
-	if o.DType == FP32 && o.Precision != Pure {
+	if o.DType == FP32 && o.Precision != Pure && o.Precision != DeepSpeedBF16 { // deepspeed-bf16: refused above
 		es.Add("precision", "%s keeps fp32 weights or master weights beside 16-bit passes: use dtype bf16 or fp16, or precision pure with fp32", o.Precision)
 	}
 	if o.DataParallel < 1 || o.DataParallel > maxDP {

@@ -109,3 +109,17 @@ func TestPricedOverlapsInference(t *testing.T) {
 		}
 	}
 }
+
+// TestDeepSpeedBF16FP32Refused: deepspeed-bf16 with dtype fp32 is refused by the reason
+// that holds for it (it needs bf16), not by the other 16-bit precisions' advice to use
+// bf16 or fp16 (fp16 is refused too).
+func TestDeepSpeedBF16FP32Refused(t *testing.T) {
+	r := llamaRequest(2, 1, 1)
+	r.Model.Architecture.DType = "fp32"
+	r.Training.Precision = "deepspeed-bf16"
+	_, err := Run(context.Background(), r)
+	fes, _ := model.AsFieldErrors(err)
+	if len(fes) != 1 || fes[0].Path != "training.precision" || !strings.Contains(fes[0].Reason, "needs dtype bf16, got fp32") {
+		t.Errorf("deepspeed-bf16 with fp32: error %v, want one training.precision error: needs dtype bf16, got fp32", err)
+	}
+}
