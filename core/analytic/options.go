@@ -146,6 +146,16 @@ const (
 	DeepSpeedBF16 Precision = "deepspeed-bf16"
 )
 
+// MaxShardingLevel is the highest ZeRO level (Sharding.Level) training in precision p
+// runs with: 1 for DeepSpeedBF16 (DeepSpeed's BF16 optimizer shards the optimizer state
+// only), 3 for the others.
+func (p Precision) MaxShardingLevel() int {
+	if p == DeepSpeedBF16 {
+		return 1
+	}
+	return 3
+}
+
 // Precisions lists the precisions, the default (Mixed) first.
 var Precisions = []Precision{Mixed, MixedFP32Grads, AMP, Pure, DeepSpeedBF16}
 
@@ -564,7 +574,7 @@ func (o Options) Validate() error {
 			es.Add("precision", "deepspeed-bf16 is DeepSpeed's BF16 optimizer: it applies to training, not inference")
 		case o.DType != BF16:
 			es.Add("precision", "deepspeed-bf16 is DeepSpeed's BF16 optimizer: it needs dtype bf16, got %s", o.DType)
-		case o.Sharding.Level() >= 2:
+		case o.Sharding.Level() > o.Precision.MaxShardingLevel():
 			es.Add("precision", "deepspeed-bf16 is DeepSpeed's BF16 optimizer, which shards the optimizer state only (ZeRO-1): it needs sharding none or zero1, got %s", o.Sharding)
 		}
 	}

@@ -2,8 +2,10 @@ package evaluate
 
 import (
 	"context"
+	"strings"
 	"testing"
 
+	"pipeplan/core/model"
 	"pipeplan/core/request"
 	"pipeplan/core/search"
 	"pipeplan/core/wire"
@@ -65,5 +67,36 @@ func TestSearchKeepsOverlaps(t *testing.T) {
 				t.Errorf("the overlaps change nothing: %s, step %v s both", a.Best.SearchCandidate, a.Best.StepSeconds)
 			}
 		})
+	}
+}
+
+// TestSearchDeepSpeedBF16: precision deepspeed-bf16 (DeepSpeed's BF16 optimizer, ZeRO-1
+// at most: analytic.Precision.MaxShardingLevel) is searched over the ZeRO stages it runs
+// with, none and zero1, rather than failing on the first zero2 candidate core refuses;
+// a zero knob it does not run with is refused naming zero.
+func TestSearchDeepSpeedBF16(t *testing.T) {
+	q, err := search.DecodeQuery([]byte(`{"request": {"model": {"architecture": {"name": "gpt2", "seq": 1024}}, "cluster": {"device": "a100-40gb", "devices_per_node": 8},
+		"training": {"precision": "deepspeed-bf16"}}, "max_devices": 8}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := RunQuery(context.Background(), q, search.Options{Exhaustive: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.Best == nil || a.Stats.BoundViolations != 0 {
+		t.Fatalf("best %v, %d bound violations", a.Best, a.Stats.BoundViolations)
+	}
+	for _, o := range a.Evaluated {
+		if o.ZeRO > 1 {
+			t.Errorf("%s tried: deepspeed-bf16 runs with ZeRO-1 at most", o.SearchCandidate)
+		}
+	}
+	two := 2
+	q.ZeRO = &two
+	_, err = RunQuery(context.Background(), q, search.Options{})
+	fes, _ := model.AsFieldErrors(err)
+	if len(fes) != 1 || fes[0].Path != "zero" || !strings.Contains(fes[0].Reason, "deepspeed-bf16") {
+		t.Errorf("zero 2 with deepspeed-bf16: error %v, want one on zero naming the precision", err)
 	}
 }

@@ -179,11 +179,16 @@ func (r *Evaluator) Space(k wire.SearchKnobs) (search.Space, error) {
 	default:
 		s.Recomputes = wire.SearchedRecomputes(r.arch != nil)
 	}
+	// The ZeRO stages the base request's precision runs with (DeepSpeed's BF16
+	// optimizer: ZeRO-1 at most).
+	maxZeRO := analytic.Precision(r.base.Training.Precision).MaxShardingLevel()
 	switch {
+	case k.ZeRO != nil && r.train && *k.ZeRO > maxZeRO:
+		return s, &model.FieldError{Path: "zero", Reason: fmt.Sprintf("the base request's training.precision %s runs with ZeRO stages up to %d, got %d", r.base.Training.Precision, maxZeRO, *k.ZeRO)}
 	case k.ZeRO != nil:
 		s.ZeROs = []int{*k.ZeRO}
 	case r.train && r.arch != nil:
-		s.ZeROs = []int{0, 1, 2, 3}
+		s.ZeROs = []int{0, 1, 2, 3}[:maxZeRO+1]
 	case r.train:
 		s.ZeROs = []int{0, 1}
 	default:
