@@ -92,14 +92,13 @@ func TestTensorOverlapMethodSameID(t *testing.T) {
 // TestPricedOverlapsInference: inference is priced with no overlap (no gradients to
 // reduce or weights to gather after an update, and the tensor-parallel overlap is
 // priced in training only: build.go), so PricedOverlaps, which the exports state as
-// priced, says none whatever the fields and the framework's defaults say.
+// priced, says none whatever the framework's defaults say (eager's and compiled's
+// data-parallel overlaps are on; the fields themselves are refused for inference).
 func TestPricedOverlapsInference(t *testing.T) {
 	for _, fw := range []string{"eager", "compiled", "megatron"} {
 		r := llamaRequest(2, 2, 2)
 		r.Training.Mode, r.Schedule.Name = wire.ModeInference, "inference"
 		r.Model.Architecture.Framework = fw
-		r.Parallelism.SequenceParallel = true
-		r.Parallelism.OverlapTensorComm = OverlapOn
 		n, err := Normalize(r)
 		if err != nil {
 			t.Fatal(err)
@@ -121,5 +120,29 @@ func TestDeepSpeedBF16FP32Refused(t *testing.T) {
 	fes, _ := model.AsFieldErrors(err)
 	if len(fes) != 1 || fes[0].Path != "training.precision" || !strings.Contains(fes[0].Reason, "needs dtype bf16, got fp32") {
 		t.Errorf("deepspeed-bf16 with fp32: error %v, want one training.precision error: needs dtype bf16, got fp32", err)
+	}
+}
+
+// TestOverlapsInferenceRefused: inference has no gradients to reduce or weights to
+// gather after an update, and is priced without the tensor-parallel overlap, so each
+// parallelism.overlap_* field is refused naming it rather than ignored.
+func TestOverlapsInferenceRefused(t *testing.T) {
+	for _, c := range []struct {
+		field string
+		set   func(*wire.Parallelism)
+	}{
+		{"parallelism.overlap_grad_reduce", func(p *wire.Parallelism) { p.OverlapGradReduce = OverlapOn }},
+		{"parallelism.overlap_param_gather", func(p *wire.Parallelism) { p.OverlapParamGather = OverlapOff }},
+		{"parallelism.overlap_tensor_comm", func(p *wire.Parallelism) { p.OverlapTensorComm = OverlapUserbuffers }},
+	} {
+		r := llamaRequest(2, 2, 2)
+		r.Training.Mode, r.Schedule.Name = wire.ModeInference, "inference"
+		r.Parallelism.SequenceParallel = true
+		c.set(&r.Parallelism)
+		_, err := Run(context.Background(), r)
+		fes, _ := model.AsFieldErrors(err)
+		if len(fes) != 1 || fes[0].Path != c.field || !strings.Contains(fes[0].Reason, "inference") {
+			t.Errorf("%s for inference: error %v, want one on the field, saying why", c.field, err)
+		}
 	}
 }

@@ -37,6 +37,10 @@ func (p *prepared) training(es *model.Errors) {
 			es.Add(o.field, "must be %q or %q (or left out: the framework's default), got %q", OverlapOn, OverlapOff, o.v)
 		case o.v != "" && p.arch == nil:
 			es.Add(o.field, "applies to architectures (their framework overlaps the communication or not; a profile's plan hides none)")
+		case o.v != "" && !p.train() && tensor:
+			es.Add(o.field, "applies to training: inference is priced without the tensor-parallel overlap")
+		case o.v != "" && !p.train():
+			es.Add(o.field, "applies to training: inference has no gradients to reduce or updated weights to gather")
 		}
 	}
 	if !p.train() {
