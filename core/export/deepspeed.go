@@ -68,6 +68,9 @@ func deepspeed(j *job) error {
 		}
 		j.note(wire.NoteTensorModules, "PipelineModule does not split layers, and the plan runs every stage tensor-parallel over %d devices: each entry of the layers list must build a tensor-parallel layer over the %d ranks of the topology's \"model\" axis (as Megatron-DeepSpeed's ColumnParallelLinear and RowParallelLinear do)%s", tp, tp, sp)
 	}
+	if in.OverlapTensorComm && tp > 1 && in.SequenceParallel {
+		j.parallelism("the plan is priced with a tensor-parallel overlap (%s), which Megatron-DeepSpeed's tensor-parallel layers do not run: the all-gathers and reduce-scatters it hides run exposed; plan with parallelism.overlap_tensor_comm off to price what they run", in.TensorCommMethod)
+	}
 
 	if ep, _ := in.expertParallel(); ep > 1 {
 		j.parallelism("the plan splits every mixture layer's experts over %d devices (expert parallelism): build them with deepspeed.moe.layer.MoE(ep_size=%d) inside the layers", ep, ep)

@@ -66,3 +66,42 @@ func TestMegatronWritesPricedKernels(t *testing.T) {
 		}
 	}
 }
+
+// TestExportsSayUnrunTensorOverlap: a plan priced with a tensor-parallel overlap its
+// framework does not run says so: PyTorch's DTensor runs no Transformer Engine
+// userbuffers (it runs async TP, which its export turns on), DeepSpeed's tensor-parallel
+// layers neither. Without the overlap no such note.
+func TestExportsSayUnrunTensorOverlap(t *testing.T) {
+	for _, c := range []struct {
+		framework, overlap string
+		pytorch, deepspeed bool
+	}{
+		{"eager", "userbuffers", true, true},
+		{"megatron", "on", true, true},
+		{"compiled", "async-tp", false, true},
+		{"eager", "", false, false},
+	} {
+		r := &wire.Request{
+			Model:       wire.ModelSpec{Architecture: &wire.Architecture{Name: "llama-2-7b", Seq: 2048, Framework: c.framework}},
+			Cluster:     wire.ClusterSpec{Device: "h100-sxm", DevicesPerNode: 8},
+			Parallelism: wire.Parallelism{Pipeline: 2, Data: 2, Tensor: 2, SequenceParallel: true, OverlapTensorComm: c.overlap},
+			Schedule:    wire.Schedule{Name: "1f1b", Microbatches: 4, MicrobatchSize: 1},
+		}
+		for _, f := range []struct {
+			format wire.Format
+			want   bool
+		}{{wire.PyTorch, c.pytorch}, {wire.DeepSpeed, c.deepspeed}} {
+			o, err := export.Make(fromRequest(t, r), f.format)
+			if err != nil {
+				t.Fatal(err)
+			}
+			said := false
+			for _, n := range o.Notes {
+				said = said || n.Code == wire.NoteParallelism && strings.Contains(n.Message, "tensor-parallel overlap")
+			}
+			if said != f.want {
+				t.Errorf("%s, overlap %q, %s export: says the priced tensor overlap does not run: %v, want %v", c.framework, c.overlap, f.format, said, f.want)
+			}
+		}
+	}
+}

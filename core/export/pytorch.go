@@ -65,6 +65,9 @@ func pytorch(j *job) error {
 		}
 		j.note(wire.NoteTensorModules, "torch.distributed.pipelining does not split a stage over devices, and the plan runs every stage tensor-parallel over %d devices: build_tensor_parallel shards each stage with parallelize_module (DTensor) over the \"tp\" dimension of a device mesh and builds its PipelineStage on the \"pp\" group. Split the model by hand (STAGE_MODULES): pipeline()'s traced stages are graphs, not the nn.Linear modules parallelize_module shards. tp_plan is your modules' plan: %s", tp, plan)
 	}
+	if in.OverlapTensorComm && tp > 1 && in.SequenceParallel && in.TensorCommMethod != request.OverlapAsyncTP {
+		j.parallelism("the plan is priced with Transformer Engine's userbuffers tensor-parallel overlap, which parallelize_module (DTensor) does not run: the all-gathers and reduce-scatters it hides run exposed; plan with parallelism.overlap_tensor_comm async-tp (framework compiled: PyTorch's async TP) or off to price what PyTorch runs")
+	}
 
 	cp := orOne(in.Context)
 	if cp > 1 {
