@@ -42,6 +42,41 @@ func PointToPointSeconds(l Link, n float64) float64 {
 	return t
 }
 
+// CollectiveCTAs is the number of thread blocks (CTAs) an NCCL ring collective runs on,
+// each holding one streaming multiprocessor for the collective's whole duration: an NCCL
+// channel is one CTA, and "NCCL CTAs won't share an SM with compute kernels" (NVIDIA's
+// NCCL maintainers, NVIDIA/nccl#689, as quoted in NVIDIA/nccl#1656). Nsight Systems
+// showed ncclAllGather launching 24 blocks on an H100 of 132 SMs beside a GEMM, an
+// all-gather issued as PyTorch FSDP prefetches (NVIDIA Developer Forums, "Compute-
+// Communication Overlap Causes Severe GEMM Performance Degradation because of Tail
+// Effect", 2025). The H100's figure is taken for every NVIDIA GPU; not fitted to any
+// run it is tested on.
+const CollectiveCTAs = 24
+
+// CollectiveSMShare is the fraction of a device of sms streaming multiprocessors that an
+// NCCL ring collective holds while it runs (CollectiveCTAs of them, at most all); 0 where
+// the count is unknown (sms 0: devices other than NVIDIA's presets, whose collectives are
+// not priced as taking compute units).
+func CollectiveSMShare(sms int) float64 {
+	if sms <= 0 {
+		return 0
+	}
+	return min(1, float64(CollectiveCTAs)/float64(sms))
+}
+
+// OverlappedSeconds is the time of compute seconds of computation run beside a
+// collective of comm seconds that holds share of the device's multiprocessors while it
+// runs: the computation goes at 1 - share of its speed until the collective ends, then
+// at full speed, so the pair takes max(comm, compute + share x comm) (exact when the
+// computation's rate is proportional to its multiprocessors). With share 0 it is
+// max(comm, compute): a collective hidden behind the computation adds nothing.
+func OverlappedSeconds(compute, comm, share float64) float64 {
+	if comm <= 0 {
+		return compute
+	}
+	return max(comm, compute+share*comm)
+}
+
 func halfRing(l Link, n float64, members int) float64 {
 	if members <= 1 || n <= 0 {
 		return 0

@@ -180,8 +180,11 @@ func (p *prepared) expertShardLink(link *cluster.Link) *cluster.Link {
 // all-gather is issued while this one computes, docs of torch.distributed.fsdp.fully_shard)
 // an all-gather hides behind a layer's compute, counted as this layer's (a transformer's
 // blocks are alike); the reduce-scatter always runs beside the next layer's backward.
-// Exposed: forward max(0, AG - F) (AG without prefetch), backward max(0, AG + RS - B)
-// (AG + max(0, RS - B) without prefetch).
+// The collectives beside the compute hold cluster.CollectiveSMShare of the device's
+// multiprocessors while they run (NCCL's CTAs), slowing it: a pass of compute C beside
+// communication D takes cluster.OverlappedSeconds, max(D, C + share x D). Forward
+// OverlappedSeconds(F, AG) (F + AG without prefetch), backward OverlappedSeconds(B,
+// AG + RS) (AG + OverlappedSeconds(B, RS) without prefetch).
 func (p *prepared) gatherLayers(es *model.Errors) {
 	if analytic.Sharding(p.req.Parallelism.Sharding).Level() < 3 {
 		return
@@ -197,16 +200,17 @@ func (p *prepared) gatherLayers(es *model.Errors) {
 	prefetch := p.req.Parallelism.Prefetch != PrefetchNone
 	p.model.Layers = append([]model.Layer(nil), p.model.Layers...) // a cached model's layers are shared
 	sl := secondsLink(link, p.cluster.Devices[0].ClockHz)
+	share := cluster.CollectiveSMShare(p.target.Perf.Multiprocessors)
 	for i := range p.model.Layers {
 		l := &p.model.Layers[i]
 		ag := cluster.RingAllGatherSeconds(sl, float64(p.fullWeights[i]), n)
 		rs := cluster.RingReduceScatterSeconds(sl, float64(p.fullGrads[i]), n)
 		if prefetch {
-			l.ForwardSeconds += max(0, ag-l.ForwardSeconds)
-			l.BackwardSeconds += max(0, ag+rs-l.BackwardSeconds)
+			l.ForwardSeconds = cluster.OverlappedSeconds(l.ForwardSeconds, ag, share)
+			l.BackwardSeconds = cluster.OverlappedSeconds(l.BackwardSeconds, ag+rs, share)
 		} else {
 			l.ForwardSeconds += ag
-			l.BackwardSeconds += ag + max(0, rs-l.BackwardSeconds)
+			l.BackwardSeconds = ag + cluster.OverlappedSeconds(l.BackwardSeconds, rs, share)
 		}
 	}
 }
