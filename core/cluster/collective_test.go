@@ -29,3 +29,48 @@ func TestCollectivesClosedForm(t *testing.T) {
 		}
 	}
 }
+
+// TestCollectiveSMShare: 24 CTAs of an H100's 132 SMs and an A100's 108; all of a
+// device with fewer SMs than CTAs; nothing where the count is unknown.
+func TestCollectiveSMShare(t *testing.T) {
+	for _, c := range []struct {
+		sms  int
+		want float64
+	}{{132, 24.0 / 132}, {108, 24.0 / 108}, {148, 24.0 / 148}, {16, 1}, {0, 0}, {-3, 0}} {
+		if g := CollectiveSMShare(c.sms); math.Abs(g-c.want) > 1e-15 {
+			t.Errorf("CollectiveSMShare(%d) = %v, want %v", c.sms, g, c.want)
+		}
+	}
+}
+
+// TestOverlappedSeconds checks the closed form against a brute-force simulation: the
+// computation advances at 1 - share of its rate while the collective runs, then at
+// full rate; the pair ends when both are done.
+func TestOverlappedSeconds(t *testing.T) {
+	simulate := func(compute, comm, share float64) float64 {
+		const dt = 1e-6
+		done, now := 0.0, 0.0
+		for done < compute-1e-12 || now < comm-1e-12 {
+			rate := 1.0
+			if now < comm {
+				rate = 1 - share
+			}
+			done += rate * dt
+			now += dt
+		}
+		return now
+	}
+	for _, c := range []struct{ compute, comm, share float64 }{
+		{0.010, 0.002, 24.0 / 132}, // hidden: the compute slows by share x comm
+		{0.002, 0.010, 24.0 / 132}, // exposed: the collective sets the time
+		{0.010, 0.009, 0.5},        // hidden at share 0, exposed once slowed
+		{0.010, 0.004, 0},          // no contention: max(compute, comm)
+		{0.010, 0, 0.5},            // no collective
+		{0, 0.003, 0.2},            // no compute
+	} {
+		g, w := OverlappedSeconds(c.compute, c.comm, c.share), simulate(c.compute, c.comm, c.share)
+		if math.Abs(g-w) > 3e-6 {
+			t.Errorf("OverlappedSeconds(%v, %v, %v) = %v, simulated %v", c.compute, c.comm, c.share, g, w)
+		}
+	}
+}

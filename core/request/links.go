@@ -200,7 +200,7 @@ func (p *prepared) gatherLayers(es *model.Errors) {
 	prefetch := p.req.Parallelism.Prefetch != PrefetchNone
 	p.model.Layers = append([]model.Layer(nil), p.model.Layers...) // a cached model's layers are shared
 	sl := secondsLink(link, p.cluster.Devices[0].ClockHz)
-	share := cluster.CollectiveSMShare(p.target.Perf.Multiprocessors)
+	share := p.collectiveSMShare()
 	for i := range p.model.Layers {
 		l := &p.model.Layers[i]
 		ag := cluster.RingAllGatherSeconds(sl, float64(p.fullWeights[i]), n)
@@ -213,6 +213,12 @@ func (p *prepared) gatherLayers(es *model.Errors) {
 			l.BackwardSeconds = ag + cluster.OverlappedSeconds(l.BackwardSeconds, rs, share)
 		}
 	}
+}
+
+// collectiveSMShare is the share of the target device's multiprocessors that an NCCL
+// collective holds while it runs (cluster.CollectiveSMShare).
+func (p *prepared) collectiveSMShare() float64 {
+	return cluster.CollectiveSMShare(p.target.Perf.Multiprocessors)
 }
 
 func hasBandwidth(l *cluster.Link) bool {

@@ -173,6 +173,12 @@ func (pr *Prepared) Model() *model.Model { return pr.p.model }
 // Framework for a profile.
 func (pr *Prepared) Framework() cluster.Framework { return pr.p.framework }
 
+// CollectiveSMShare is the fraction of the device's multiprocessors an NCCL collective
+// holds while it runs beside computation (cluster.CollectiveSMShare of the target's
+// Perf.Multiprocessors; 0 where it states none), as gatherLayers prices ZeRO-3's
+// overlapped gathers.
+func (pr *Prepared) CollectiveSMShare() float64 { return pr.p.collectiveSMShare() }
+
 // RecomputeOptions are the layers' recomputation options under training.recompute auto
 // (recompute.Choices, relative to Model's layers; option 0 is each layer as it is), nil
 // otherwise: what the search bounds an auto candidate's memory with.

@@ -86,8 +86,11 @@ type Evaluator struct {
 	topo       *cluster.Topology
 	link       cluster.Link // between devices, without nodes
 	memoryBW   float64      // bytes/s the optimizer update reaches
-	train      bool
-	sp         bool // sequence parallelism wherever t > 1
+	// collectiveShare is the share of the SMs ZeRO-3's overlapped gathers hold
+	// (request.Prepared.CollectiveSMShare), as the plan prices them.
+	collectiveShare float64
+	train           bool
+	sp              bool // sequence parallelism wherever t > 1
 	// contextMethod is the base request's context_method (ring unless it says);
 	// contextNamed whether it says one; contextInner its context_inner (0: core's
 	// default), which its hierarchical candidates take (innerOf). refused caches
@@ -178,6 +181,7 @@ func New(base *wire.Request) (*Evaluator, error) {
 	}
 	r.memoryBW = dp.Perf.MemoryBytesPerSecond * dp.Perf.MemoryEfficiency
 	r.framework = prepared.Framework()
+	r.collectiveShare = prepared.CollectiveSMShare()
 	if one, err := cluster.FromPreset(n.Cluster.Device, 1); err == nil {
 		r.device = &one.Devices[0]
 	}

@@ -401,8 +401,10 @@ type gatherKey struct {
 
 // termsFor are the bound's terms of a candidate: termsOf's, and under ZeRO-3 each
 // layer's work raised by what its gathers add to it as core/request costs them
-// (gatherLayers, with its default prefetch: forward max(0, AG - F), backward
-// max(0, AG + RS - B), AG and RS rings over the n = d x c devices, or HSDP's g x c),
+// (gatherLayers, with its default prefetch: forward cluster.OverlappedSeconds(F, AG),
+// backward OverlappedSeconds(B, AG + RS), NCCL's CTAs holding the request's
+// CollectiveSMShare of the SMs; AG and RS rings over the n = d x c devices, or HSDP's
+// g x c; without prefetch the plan adds more),
 // over the fastest link the shard group's ring may cross in any placement (gatherLink;
 // under HSDP the node's link where a group fits in a node). The gathers then add at most
 // what the plan adds, so the terms stay lower bounds.
@@ -432,9 +434,8 @@ func (r *Evaluator) termsFor(c search.Candidate) (*terms, error) {
 		w, g := x.est.FullBytes(i)
 		ag := cluster.RingAllGatherSeconds(link, float64(w), n)
 		rs := cluster.RingReduceScatterSeconds(link, float64(g), n)
-		f, b := l.FwdSeconds, l.BwdSeconds
-		f += max(0, ag-f)
-		b += max(0, ag+rs-b)
+		f := cluster.OverlappedSeconds(l.FwdSeconds, ag, r.collectiveShare)
+		b := cluster.OverlappedSeconds(l.BwdSeconds, ag+rs, r.collectiveShare)
 		y.layers[i] = f + b
 		if f+b > 0 {
 			y.forwardShare = min(y.forwardShare, f/(f+b))
