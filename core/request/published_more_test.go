@@ -266,10 +266,14 @@ const (
 // FlashAttention-2's published rates plan it 11% faster (MPT's flash path at #838 wraps
 // flash_attn_varlen_func in bert_padding's unpad_input, three gathers and host
 // synchronizations a layer, and pad_input, a scatter); the measured throughput falls with
-// the GPU count, 7B -8% and 1B -10% from 128 to 512 GPUs, where the plan keeps FSDP's
-// collectives hidden at every count (0.894 s at 128, 0.906 s at 512); and the 8-GPU H100
-// rows themselves err fast by about a tenth.
-const gapMPTFlash2 = "the large-scale H100 rows that ran FlashAttention-2 measure no faster than the 8-GPU Triton rows and slow down with the GPU count (128 to 512), neither priced: they err fast"
+// the GPU count, 7B -8% and 1B -10% from 128 to 512 GPUs, where the plan's step grows
+// 5% (0.929 s at 128, 0.976 s at 512: FSDP's per-layer gathers stay hidden behind the
+// compute, and only their NCCL CTAs, cluster.CollectiveCTAs, slow it, longer at 512 for
+// the ring's 511 steps of latency; the 1B and 3B rows' SHARD_GRAD_OP collectives are 5%
+// and 7.5% of their step, 21 and 41 ms, hidden, their CTAs under 1.5%: not the cause
+// there); and the 8-GPU H100 rows themselves
+// err fast by about a tenth.
+const gapMPTFlash2 = "the large-scale H100 rows that ran FlashAttention-2 measure no faster than the 8-GPU Triton rows and slow down with the GPU count (128 to 512) more than priced: they err fast"
 
 // bloomRun is a BLOOM-style run of BigScience's Megatron-DeepSpeed on Jean Zay (Le Scao
 // et al. 2022, "BLOOM", arXiv 2211.05100, section 3.4): 48 nodes of 8 A100 80 GB (384
