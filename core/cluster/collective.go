@@ -49,7 +49,7 @@ func PointToPointSeconds(l Link, n float64) float64 {
 // showed ncclAllGather launching 24 blocks on an H100 of 132 SMs beside a GEMM, an
 // all-gather issued as PyTorch FSDP prefetches (NVIDIA Developer Forums, "Compute-
 // Communication Overlap Causes Severe GEMM Performance Degradation because of Tail
-// Effect", 2025). The H100's figure is taken for every NVIDIA GPU; not fitted to any
+// Effect"). The H100's figure is taken for every NVIDIA GPU; not fitted to any
 // run it is tested on.
 const CollectiveCTAs = 24
 
