@@ -70,14 +70,7 @@ func TestLongContextMethodsSearch(t *testing.T) {
 		t.Errorf("%d context splits refused, %d kept: the grid does not exercise Refuses", refused, kept)
 	}
 
-	got, err := search.Run(context.Background(), s, ev, search.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ex, err := search.Run(context.Background(), s, ev, search.Options{Exhaustive: true})
-	if err != nil {
-		t.Fatal(err)
-	}
+	got, ex := prunedAndExhaustive(t, s, ev)
 	if got.Best == nil || ex.Best == nil || got.Best.Candidate != ex.Best.Candidate {
 		t.Fatalf("best %v, exhaustive %v", got.Best, ex.Best)
 	}
@@ -165,14 +158,7 @@ func TestExplicitContextMethodsSearch(t *testing.T) {
 				t.Fatalf("context degrees %v in forms %v, want %v", s.Contexts, s.ContextMethods, tc.methods)
 			}
 			s.Pipelines, s.ZeROs, s.ShardGroups, s.Recomputes = []int{1, 2}, []int{0, 1}, nil, []string{"none", "full"}
-			got, err := search.Run(context.Background(), s, ev, search.Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			ex, err := search.Run(context.Background(), s, ev, search.Options{Exhaustive: true})
-			if err != nil {
-				t.Fatal(err)
-			}
+			got, ex := prunedAndExhaustive(t, s, ev)
 			if got.Best == nil || ex.Best == nil || got.Best.Candidate != ex.Best.Candidate {
 				t.Fatalf("best %v, exhaustive %v", got.Best, ex.Best)
 			}

@@ -50,14 +50,7 @@ func TestGraphcoreExampleGrid(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.Pipelines = []int{1, 2, 4}
-	got, err := search.Run(context.Background(), s, ev, search.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ex, err := search.Run(context.Background(), s, ev, search.Options{Exhaustive: true})
-	if err != nil {
-		t.Fatal(err)
-	}
+	got, ex := prunedAndExhaustive(t, s, ev)
 	if ex.Stats.Evaluated != 3*3*127 || got.Best == nil {
 		t.Fatalf("exhaustive planned %d, best %v", ex.Stats.Evaluated, got.Best)
 	}
@@ -99,6 +92,21 @@ func TestGraphcoreExampleGrid(t *testing.T) {
 }
 
 // replan plans the best's request alone: the same throughput.
+// prunedAndExhaustive runs the search over s twice, pruned as users run it and
+// exhaustively (every candidate planned), for tests that hold the first to the second.
+func prunedAndExhaustive(t *testing.T, s search.Space, ev *Evaluator) (got, ex *search.Report) {
+	t.Helper()
+	got, err := search.Run(context.Background(), s, ev, search.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ex, err = search.Run(context.Background(), s, ev, search.Options{Exhaustive: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return got, ex
+}
+
 func replan(t *testing.T, ev *Evaluator, best *search.Outcome) {
 	t.Helper()
 	q, err := ev.Request(best.Candidate)
@@ -138,14 +146,7 @@ func TestLlamaSmall(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.Pipelines = []int{1, 2, 4}
-	got, err := search.Run(context.Background(), s, ev, search.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ex, err := search.Run(context.Background(), s, ev, search.Options{Exhaustive: true})
-	if err != nil {
-		t.Fatal(err)
-	}
+	got, ex := prunedAndExhaustive(t, s, ev)
 	if got.Best == nil || got.Best.Candidate != ex.Best.Candidate {
 		t.Fatalf("best %v, exhaustive %v", got.Best, ex.Best)
 	}
@@ -326,14 +327,7 @@ func TestLongContextSearch(t *testing.T) {
 		t.Fatalf("contexts %v, ZeRO stages %v", s.Contexts, s.ZeROs)
 	}
 	s.Pipelines = []int{1, 2}
-	got, err := search.Run(context.Background(), s, ev, search.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ex, err := search.Run(context.Background(), s, ev, search.Options{Exhaustive: true})
-	if err != nil {
-		t.Fatal(err)
-	}
+	got, ex := prunedAndExhaustive(t, s, ev)
 	if got.Best == nil || got.Best.Candidate != ex.Best.Candidate {
 		t.Fatalf("best %v, exhaustive %v", got.Best, ex.Best)
 	}
@@ -383,14 +377,7 @@ func moeSearch(t *testing.T, base *wire.Request) {
 		t.Errorf("experts %v, want the divisors of 60 up to 16: %v", s.Experts, want)
 	}
 	s.Pipelines, s.Tensors, s.Recomputes = []int{1, 2, 4}, []int{1, 2}, []string{"none", "full"}
-	got, err := search.Run(context.Background(), s, ev, search.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ex, err := search.Run(context.Background(), s, ev, search.Options{Exhaustive: true})
-	if err != nil {
-		t.Fatal(err)
-	}
+	got, ex := prunedAndExhaustive(t, s, ev)
 	if got.Best == nil || got.Best.Candidate != ex.Best.Candidate {
 		t.Fatalf("best %v, exhaustive %v", got.Best, ex.Best)
 	}

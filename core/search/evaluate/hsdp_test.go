@@ -1,11 +1,9 @@
 package evaluate
 
 import (
-	"context"
 	"slices"
 	"testing"
 
-	"pipeplan/core/search"
 	"pipeplan/core/wire"
 )
 
@@ -33,14 +31,7 @@ func TestHSDPSearch(t *testing.T) {
 		t.Fatalf("shard groups %v, want [0] (a node's replicas)", s.ShardGroups)
 	}
 	s.Pipelines, s.Tensors, s.Recomputes = []int{1, 2}, []int{1, 2}, []string{"none", "full"}
-	got, err := search.Run(context.Background(), s, ev, search.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ex, err := search.Run(context.Background(), s, ev, search.Options{Exhaustive: true})
-	if err != nil {
-		t.Fatal(err)
-	}
+	got, ex := prunedAndExhaustive(t, s, ev)
 	if got.Best == nil || got.Best.Candidate != ex.Best.Candidate {
 		t.Fatalf("best %v, exhaustive %v", got.Best, ex.Best)
 	}

@@ -1,11 +1,9 @@
 package evaluate
 
 import (
-	"context"
 	"slices"
 	"testing"
 
-	"pipeplan/core/search"
 	"pipeplan/core/wire"
 )
 
@@ -35,14 +33,7 @@ func TestMemoryBoundRecomputeExact(t *testing.T) {
 	if !slices.Equal(s.Recomputes, []string{"none", "selective", "full"}) {
 		t.Fatalf("recomputation searched over %v", s.Recomputes)
 	}
-	got, err := search.Run(context.Background(), s, ev, search.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ex, err := search.Run(context.Background(), s, ev, search.Options{Exhaustive: true})
-	if err != nil {
-		t.Fatal(err)
-	}
+	got, ex := prunedAndExhaustive(t, s, ev)
 	if ex.Best == nil {
 		t.Fatal("nothing fits")
 	}
@@ -95,14 +86,7 @@ func TestMemoryBoundAutoExact(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.Recomputes = append(s.Recomputes, "auto")
-	got, err := search.Run(context.Background(), s, ev, search.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ex, err := search.Run(context.Background(), s, ev, search.Options{Exhaustive: true})
-	if err != nil {
-		t.Fatal(err)
-	}
+	got, ex := prunedAndExhaustive(t, s, ev)
 	if ex.Best == nil {
 		t.Fatal("nothing fits")
 	}
@@ -164,14 +148,7 @@ func TestMemoryBoundAutoInterleavedExact(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.Recomputes = append(s.Recomputes, "auto")
-	got, err := search.Run(context.Background(), s, ev, search.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ex, err := search.Run(context.Background(), s, ev, search.Options{Exhaustive: true})
-	if err != nil {
-		t.Fatal(err)
-	}
+	got, ex := prunedAndExhaustive(t, s, ev)
 	if ex.Best == nil {
 		t.Fatal("nothing fits")
 	}

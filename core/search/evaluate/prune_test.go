@@ -65,14 +65,7 @@ func TestGroupedPruningExact(t *testing.T) {
 	for _, tc := range pruneCases {
 		t.Run(tc.name, func(t *testing.T) {
 			ev, s := pruneSpace(t, tc.arch, tc.seq, tc.devices, tc.perNode, tc.maxSize, tc.proportion)
-			got, err := search.Run(context.Background(), s, ev, search.Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			ex, err := search.Run(context.Background(), s, ev, search.Options{Exhaustive: true})
-			if err != nil {
-				t.Fatal(err)
-			}
+			got, ex := prunedAndExhaustive(t, s, ev)
 			if ex.Best == nil {
 				t.Fatal("nothing fits")
 			}
