@@ -67,6 +67,7 @@ func (p *prepared) lookupFramework(es *model.Errors, device string) (cluster.Fra
 		}
 	}
 	own := tensorCommMethod(cluster.Framework{OverlapTensorComm: true, AsyncTensorComm: fw.AsyncTensorComm}) // what on means in the mode
+	defaults := fw
 	applyOverlaps(&fw, p.req.Parallelism)
 	par := &p.req.Parallelism
 	if par.OverlapTensorComm == OverlapAsyncTP && fw.Name != cluster.Compiled {
@@ -75,6 +76,11 @@ func (p *prepared) lookupFramework(es *model.Errors, device string) (cluster.Fra
 		// The mode's own method is what on names: one normal form, one id.
 		par.OverlapTensorComm = OverlapOn
 	}
+	// An overlap stated as the mode's default is left out, as a request that leaves it
+	// out states it: the two have one id.
+	leaveOutDefault(&par.OverlapGradReduce, defaults.OverlapGradReduce)
+	leaveOutDefault(&par.OverlapParamGather, defaults.OverlapParamGather)
+	leaveOutDefault(&par.OverlapTensorComm, defaults.OverlapTensorComm)
 	p.framework = fw
 	return fw, true
 }
@@ -123,4 +129,12 @@ func (p *prepared) forwardWindow(pl *wire.Plan, dev, devices int) float64 {
 		}
 	}
 	return w
+}
+
+// leaveOutDefault clears an overlap field (on or off) that states the framework's
+// default, def.
+func leaveOutDefault(v *string, def bool) {
+	if (*v == OverlapOn && def) || (*v == OverlapOff && !def) {
+		*v = ""
+	}
 }

@@ -146,3 +146,43 @@ func TestOverlapsInferenceRefused(t *testing.T) {
 		}
 	}
 }
+
+// TestOverlapDefaultsSameID: an overlap field stating its framework mode's default
+// (eager and compiled overlap the data-parallel reduction and gather, cuda-graphs and
+// megatron do not; no mode overlaps tensor parallelism's communication by default) has
+// the id of the request that leaves it out; the other value has another.
+func TestOverlapDefaultsSameID(t *testing.T) {
+	for _, fw := range []string{"eager", "compiled", "cuda-graphs", "megatron"} {
+		on := fw == "eager" || fw == "compiled"
+		for _, field := range []string{"grad", "param", "tensor"} {
+			id := func(v string) string {
+				r := llamaRequest(2, 2, 2)
+				r.Model.Architecture.Framework = fw
+				r.Parallelism.SequenceParallel = true
+				switch field {
+				case "grad":
+					r.Parallelism.OverlapGradReduce = v
+				case "param":
+					r.Parallelism.Sharding, r.Parallelism.OverlapParamGather = "zero1", v
+				default:
+					r.Parallelism.OverlapTensorComm = v
+				}
+				s, err := ID(r)
+				if err != nil {
+					t.Fatalf("%s %s %q: %v", fw, field, v, err)
+				}
+				return s
+			}
+			def, other := OverlapOff, OverlapOn
+			if on && field != "tensor" {
+				def, other = OverlapOn, OverlapOff
+			}
+			if id(def) != id("") {
+				t.Errorf("%s: %s overlap %s (the default) has another id than left out", fw, field, def)
+			}
+			if id(other) == id("") {
+				t.Errorf("%s: %s overlap %s has the default's id", fw, field, other)
+			}
+		}
+	}
+}
