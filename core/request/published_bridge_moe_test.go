@@ -469,6 +469,19 @@ func TestBridgeMoEPublishedRuns(t *testing.T) {
 	// cuDNN's fused grouped GEMM with the gated activation), so the older stacks' eager
 	// expert path costs more than its kernels priced here.
 	//
+	// Not the attention sinks: the learnable softmax offset disables FlashAttention in
+	// Transformer Engine (get_attention_backend, from v2.8), but FusedAttention (cuDNN)
+	// takes it from cuDNN 9.13.1 (fused_attn.cpp), and every container has both: TE
+	// 2.9 / cuDNN 9.13.1.26 (25.11), 2.12 / 9.18.0 (26.02), 2.14 / 9.20.0 (26.04), 2.16 /
+	// 9.21.1 (26.06; Megatron-Bridge docs/releases/software-versions.md). The unfused
+	// fallback would keep a 4,096 x 4,096 softmax output per head and layer (8.6 GB a
+	// layer at microbatch 4): no BF16 gpt-oss run fits with it, so none ran it
+	// (TestBridgeGptOssFusedAttention). Nor any fused kernel's rate: attention is 10% of
+	// the planned GB200 microbatch and 7% of the H100 stage's, so closing +43% or +33%
+	// would take it 5-6 times slower. One recipe fact left alone: with the sinks TE ran
+	// cuDNN, not FlashAttention-2 (teAttention's Hopper default), on H100; planned so, the
+	// H100 rows move +2.7 points.
+	//
 	// NeMo 26.06 and 26.06.01 (24 rows here) moved the ceiling: their MXFP8 recipes
 	// (full-iteration CUDA graphs, the expert overlap, cuDNN's fused grouped GEMM with
 	// the gated activation, fp8 attention) ran Qwen3 30B-A3B 33-49% and Qwen3 235B-A22B
