@@ -2,6 +2,7 @@ package request
 
 import (
 	"context"
+	"fmt"
 	"testing"
 )
 
@@ -76,5 +77,55 @@ func TestBridgeGptOssFusedAttention(t *testing.T) {
 	}
 	if runs != 27 {
 		t.Errorf("%d BF16 gpt-oss runs, want the summary's 27", runs)
+	}
+}
+
+// TestMegatronEvenLayout checks megatronEvenLayout against Megatron-Core's split without
+// the account_for flags (36 blocks over 4 stages: 9 each, the embedding with the first,
+// the final norm and the head with the last), and that the gpt-oss H100 runs whose
+// recipe is known plan on it: every stage holds 9 blocks.
+func TestMegatronEvenLayout(t *testing.T) {
+	for _, tc := range []struct {
+		blocks, chunks int
+		want           []int
+	}{
+		{36, 4, []int{0, 10, 19, 28, 39}},
+		{36, 1, []int{0, 39}},
+		{24, 8, []int{0, 4, 7, 10, 13, 16, 19, 22, 27}},
+	} {
+		got := megatronEvenLayout(tc.blocks, tc.chunks)
+		if fmt.Sprint(got) != fmt.Sprint(tc.want) {
+			t.Errorf("megatronEvenLayout(%d, %d) = %v, want %v", tc.blocks, tc.chunks, got, tc.want)
+		}
+	}
+	held := 0
+	for _, c := range bridgeMoERuns {
+		if c.model != "gpt-oss-120b" || c.pp == 1 || bridgeReleases[c.source] < bridgeReleases[bridge2602] {
+			continue
+		}
+		held++
+		res, err := Run(context.Background(), c.request(t))
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		if res.Plan == nil {
+			t.Fatalf("%s (%s): no plan", c.name, c.source)
+		}
+		b := res.Plan.Boundaries
+		for s := 0; s+1 < len(b); s++ {
+			blocks := b[s+1] - b[s]
+			if s == 0 {
+				blocks-- // the embedding
+			}
+			if s == len(b)-2 {
+				blocks -= 2 // the final norm and the head
+			}
+			if blocks != 9 {
+				t.Errorf("%s (%s): stage %d holds %d blocks (boundaries %v), want Megatron-Core's 36/4", c.name, c.source, s, blocks, b)
+			}
+		}
+	}
+	if held != 5 {
+		t.Errorf("%d gpt-oss pipeline runs from NeMo 26.02 on, want 5", held)
 	}
 }

@@ -364,8 +364,21 @@ func (c bridgeMoERun) request(t *testing.T) *wire.Request {
 // embedding and one block fewer, the last one block fewer and the final norm, the head
 // and the loss (megatron/core/transformer/transformer_block.py, get_num_layers_to_build).
 // The planned layers are the embedding, the 94 blocks, the final norm and the head.
+//
+// GPT-OSS 120B's recipes set neither flag (gpt_oss_120b_pretrain_config's
+// account_for_embedding_in_pipeline_split and account_for_loss_in_pipeline_split are
+// False, src/megatron/bridge/recipes/gpt_oss/gpt_oss.py, v0.2.0 to v0.5.0), so
+// Megatron-Core gives every chunk 36/(PP*VP) blocks: the first chunk the embedding
+// too, the last the final norm, the 201,088-token head and the loss beside its nine
+// blocks (megatronEvenLayout). The rows take it from NeMo 26.02 on, whose recipes
+// (v0.3.0 on: GPT_OSS_120B_PRETRAIN_CONFIG_H100_BF16_V1, MBS 1, PP4) are the rows'
+// configurations; 25.11's H100 row states MBS 4 where v0.2.0's H100 config sets 1 (the
+// recipe it ran is not known) and keeps the planner's split.
 func (c bridgeMoERun) layout() []int {
 	chunks := c.pp * max(1, c.vp)
+	if c.model == "gpt-oss-120b" && chunks > 1 && bridgeReleases[c.source] >= bridgeReleases[bridge2602] {
+		return megatronEvenLayout(36, chunks)
+	}
 	if c.model != "qwen3-235b-a22b" || chunks == 1 {
 		return nil
 	}
@@ -375,6 +388,20 @@ func (c bridgeMoERun) layout() []int {
 		b = append(b, i*slots/chunks)
 	}
 	return append(b, slots+1)
+}
+
+// megatronEvenLayout is Megatron-Core's split of blocks transformer blocks into chunks
+// without account_for_embedding_in_pipeline_split or account_for_loss_in_pipeline_split
+// (get_num_layers_to_build: blocks/chunks each), as boundaries over the planned layers
+// (the embedding, the blocks, the final norm and the head): chunk 0 starts at the
+// embedding, chunk i > 0 at block i*blocks/chunks, and the last ends after the head.
+func megatronEvenLayout(blocks, chunks int) []int {
+	b := make([]int, 0, chunks+1)
+	b = append(b, 0)
+	for i := 1; i < chunks; i++ {
+		b = append(b, 1+i*blocks/chunks)
+	}
+	return append(b, blocks+3)
 }
 
 // attentionGraphed reports whether the run's recipe captures its attention in Transformer
@@ -481,6 +508,14 @@ func TestBridgeMoEPublishedRuns(t *testing.T) {
 	// would take it 5-6 times slower. One recipe fact left alone: with the sinks TE ran
 	// cuDNN, not FlashAttention-2 (teAttention's Hopper default), on H100; planned so, the
 	// H100 rows move +2.7 points.
+	//
+	// The H100 rows' pipeline split was the planner's, not the recipe's: with neither
+	// account_for flag set, Megatron-Core gives each of the four stages 9 blocks, the
+	// last the 201,088-token head and loss beside them, where the planner balanced that
+	// stage with 8 (layout, megatronEvenLayout). On the recipe's split the five H100 rows
+	// of 26.02 on go from +29.5%..+33.6% to +17.9%..+21.6% (bubble 0.08 to 0.16), and
+	// nothing else moves: gpt-oss 33.5% to 26.8% median, 36 runs beyond 25% to 31 (28 to
+	// 24 through 26.04.01).
 	//
 	// NeMo 26.06 and 26.06.01 (24 rows here) moved the ceiling: their MXFP8 recipes
 	// (full-iteration CUDA graphs, the expert overlap, cuDNN's fused grouped GEMM with
