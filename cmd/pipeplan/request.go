@@ -149,7 +149,7 @@ func (f *requestFlags) add(fs *flag.FlagSet, withSchedule bool) {
 	fs.StringVar(&f.overlapGrad, "overlap-grad-reduce", "", "on or off: the data-parallel gradient reduction runs during the last backward (default: the framework's, on for eager and compiled, off for cuda-graphs and megatron)")
 	fs.StringVar(&f.overlapParam, "overlap-param-gather", "", "on or off: zero1/zero2's weight all-gather runs during the first forward (default: the framework's)")
 	fs.StringVar(&f.overlapTensor, "overlap-tensor-comm", "", "userbuffers, async-tp, on or off: tensor parallelism's all-gathers and reduce-scatters run behind the products: userbuffers is Transformer Engine's (Megatron-LM's --tp-comm-overlap), async-tp PyTorch's async TP (compiled framework only), on the framework's own; needs --sp (default: the framework's, off)")
-	fs.StringVar(&f.dispatcher, "dispatcher", "", "how a mixture of experts moves tokens: alltoall (default) or deepep (once per node over the network, fp8 with --dtype fp8)")
+	fs.StringVar(&f.dispatcher, "dispatcher", "", "how a mixture of experts moves tokens: alltoall (default), deepep (once per node over the network, fp8 with --dtype fp8) or hybridep (routed as deepep, 16-bit)")
 	fs.Float64Var(&f.expertImbalance, "expert-imbalance", 0, "routed tokens of the busiest device over the mean (default 1, balanced)")
 	fs.Float64Var(&f.capacityFactor, "capacity-factor", 0, "cap each expert's tokens at this many times the mean, dropping the rest (default 0: dropless)")
 	fs.IntVar(&f.devicesPerNode, "devices-per-node", 0, "with --device: devices per node; stages, replicas and tensor-parallel groups are placed on the nodes")

@@ -436,11 +436,14 @@ func (sh *shape) attention(local bool) piece {
 // latency per peer, as cluster.HierarchicalAllToAllSeconds does, and the slower side sets the time.
 // The dispatch moves fp8 (1 byte and a 4-byte scale per 128 elements) when the dtype is
 // fp8, the combine e bytes.
+//
+// hybridep: routed as deepep, both directions in e bytes (HybridEP dispatches no fp8:
+// DispatchHybridEP).
 func (sh *shape) dispatchSeconds(t Target, n float64) float64 {
 	a, h, k, e := sh.a, sh.h, sh.k, sh.e
 	members := sh.o.ExpertParallel
 	intra, inter := t.expertLinks()
-	if sh.o.Dispatcher != DispatchDeepEP {
+	if !sh.o.Dispatcher.flex() {
 		return 2 * cluster.HierarchicalAllToAllSeconds(intra, inter, e*h*n*k*sh.load, members, t.ExpertPerNode)
 	}
 	perNode := t.ExpertPerNode
@@ -473,7 +476,7 @@ func (sh *shape) dispatchSeconds(t Target, n float64) float64 {
 		return max(ti, te)
 	}
 	dispatch := e * h
-	if sh.o.DType == FP8 {
+	if sh.o.DType == FP8 && sh.o.Dispatcher == DispatchDeepEP {
 		dispatch = h + 4*math.Ceil(h/128)
 	}
 	return pass(dispatch) + pass(e*h)
@@ -707,11 +710,14 @@ func (sh *shape) moe(c *calc) piece {
 		perExpert = append(perExpert, expertOutputBias(e, te*h, local))
 	}
 	perExpert = append(perExpert, mem("weight and scatter", 3*e*te*h, 2))
-	if sh.ep > 1 && local > 1 && sh.o.Dispatcher != DispatchDeepEP {
+	if sh.ep > 1 && local > 1 && !sh.o.Dispatcher.flex() {
 		// Megatron-Core's all-to-all dispatcher receives its rows grouped by source device
 		// and regroups them by local expert before the experts (sort_chunks_by_idxs), and
 		// back before the combine: a read and a write of the g received rows each way
 		// (megatron/core/transformer/moe/token_dispatcher.py, MoEAlltoAllTokenDispatcher).
+		// The flex dispatcher's backends (DeepEP, HybridEP) hand the experts their rows
+		// grouped by local expert already (their permute is the gather above): no
+		// sort_chunks_by_idxs in MoEFlexTokenDispatcher.
 		perExpert = append(perExpert, mem("sort chunks", 4*e*te*h, 2/local)) // two kernels in all
 	}
 	if sh.o.CapacityFactor == 0 {

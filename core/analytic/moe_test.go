@@ -379,6 +379,41 @@ func TestDeepEPDispatch(t *testing.T) {
 	}
 }
 
+// TestHybridEPDispatch: HybridEP routes as DeepEP (TestDeepEPDispatch's closed form) but
+// moves 16 bits both ways whatever the dtype (Megatron-Core's HybridEP path refuses fp8
+// dispatch): under fp8 its communication is DeepEP's with the dispatch at 2h bytes a
+// token instead of h + 4h/128, and under bf16 it is DeepEP's exactly.
+func TestHybridEPDispatch(t *testing.T) {
+	a := bundled(t, "deepseek-v3")
+	const T, h, k = 4096.0, 7168.0, 8.0
+	nv := cluster.Link{LatencySeconds: 3e-6, BytesPerSecond: 150e9}
+	ib := cluster.Link{LatencySeconds: 5e-6, BytesPerSecond: 50e9}
+	for _, tt := range []struct {
+		ep, perNode int
+		dtype       DType
+	}{
+		{64, 8, FP8}, {64, 8, BF16}, {8, 8, FP8}, {32, 72, FP8},
+	} {
+		tg := target(t, "h100-sxm")
+		tg.ExpertLink, tg.ExpertInterLink, tg.ExpertPerNode = nv, ib, tt.perNode
+		comm := func(d Dispatcher, dt DType) float64 {
+			r, err := Estimate(a, tg, Options{Batch: 1, Seq: int(T), DType: dt, DataParallel: tt.ep, ExpertParallel: tt.ep, Dispatcher: d})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return moeBlock(t, r).ExpertCommSeconds
+		}
+		// DeepEP in bf16 moves 2h bytes a token both ways: HybridEP's bytes in any dtype.
+		want := comm(DispatchDeepEP, BF16)
+		if got := comm(DispatchHybridEP, tt.dtype); math.Abs(got-want) > 1e-12 {
+			t.Errorf("%+v: HybridEP %v s, want DeepEP's 16-bit %v s", tt, got, want)
+		}
+		if tt.dtype == FP8 && !(comm(DispatchDeepEP, FP8) < want) {
+			t.Errorf("%+v: DeepEP's fp8 dispatch is not below HybridEP's 16 bits", tt)
+		}
+	}
+}
+
 // TestLocalAttention: gpt-oss alternates sliding-window layers (128 tokens: s*w - w^2/2
 // query-key pairs per head once s > w) with full ones (s^2/2), the first sliding;
 // Llama 4 attends within chunks of 8,192 (c^2/2 per chunk) but in every fourth layer.

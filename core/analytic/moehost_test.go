@@ -65,8 +65,9 @@ func TestMoEHostSync(t *testing.T) {
 
 // TestSortChunks: with EP > 1 and several experts per device, Megatron-Core's
 // all-to-all dispatcher regroups the received rows by local expert and back: 4*e*h
-// bytes per routed row in the forward pass (twice a read and a write), not with DeepEP
-// nor with one expert per device.
+// bytes per routed row in the forward pass (twice a read and a write), not with the flex
+// dispatcher's backends (DeepEP, HybridEP: MoEFlexTokenDispatcher has no
+// sort_chunks_by_idxs) nor with one expert per device.
 func TestSortChunks(t *testing.T) {
 	a := bundled(t, "qwen3-30b-a3b")
 	const s, k, h = 4096, 8, 2048
@@ -77,6 +78,7 @@ func TestSortChunks(t *testing.T) {
 	}{
 		{8, DispatchAllToAll, 4 * 2 * h * s * k},
 		{8, DispatchDeepEP, 0},
+		{8, DispatchHybridEP, 0},
 		{128, DispatchAllToAll, 0},
 	} {
 		o := Options{Batch: 1, Seq: s, DataParallel: tt.ep, ExpertParallel: tt.ep, Dispatcher: tt.disp}

@@ -230,7 +230,20 @@ const (
 	// node and NVLink once per destination device in it; with dtype fp8 the dispatch
 	// moves fp8 (1 byte per element and a 4-byte scale per 128), the combine 16 bits.
 	DispatchDeepEP Dispatcher = "deepep"
+	// DispatchHybridEP: Megatron-Core's flex dispatcher with the HybridEP backend
+	// (moe_flex_dispatcher_backend "hybridep", DeepEP's hybrid-ep branch): routed as
+	// DeepEP routes (once per destination node over the network, NVLink within it), and
+	// in 16 bits whatever the dtype: Megatron-Core's HybridEP path refuses fp8 dispatch
+	// (megatron/core/transformer/moe/fused_a2a.py: "HybridEP dispatcher does not support
+	// fp8 dispatch now").
+	DispatchHybridEP Dispatcher = "hybridep"
 )
+
+// flex reports whether the dispatcher is a backend of Megatron-Core's flex token
+// dispatcher (DeepEP or HybridEP), whose dispatch hands the experts their rows
+// already grouped by local expert: no regrouping of the received chunks (the
+// alltoall dispatcher's sort_chunks_by_idxs, shape.moe).
+func (d Dispatcher) flex() bool { return d == DispatchDeepEP || d == DispatchHybridEP }
 
 // Split says how finely blocks become pipeline layers.
 type Split string
@@ -610,7 +623,7 @@ func (o Options) Validate() error {
 	}
 	oneOf(&es, "split", string(o.Split), Blocks, Sublayers)
 	oneOf(&es, "tie", string(o.Tie), TieCopy, TieStage)
-	oneOf(&es, "dispatcher", string(o.Dispatcher), DispatchAllToAll, DispatchDeepEP)
+	oneOf(&es, "dispatcher", string(o.Dispatcher), DispatchAllToAll, DispatchDeepEP, DispatchHybridEP)
 	if o.DType == FP32 && o.Precision != Pure && o.Precision != DeepSpeedBF16 { // deepspeed-bf16: refused above
 		es.Add("precision", "%s keeps fp32 weights or master weights beside 16-bit passes: use dtype bf16 or fp16, or precision pure with fp32", o.Precision)
 	}
@@ -965,8 +978,8 @@ func (o Options) String() string {
 	if o.ExpertOverlap {
 		s += ", dispatch overlapped"
 	}
-	if o.Dispatcher == DispatchDeepEP {
-		s += ", deepep"
+	if o.Dispatcher.flex() {
+		s += ", " + string(o.Dispatcher)
 	}
 	return s
 }

@@ -1162,3 +1162,29 @@ func TestPyTorchAutoWholeStage(t *testing.T) {
 	}
 	t.Fatal("no memory proportion makes auto recompute a whole stage: the test tests nothing")
 }
+
+// TestMegatronDispatcherFlags: the Megatron-LM export names the request's token
+// dispatcher: nothing for alltoall (Megatron-Core's default), the flex dispatcher with
+// DeepEP (--moe-enable-deepep) for deepep, the flex dispatcher with its HybridEP backend
+// (--moe-flex-dispatcher-backend hybridep) for hybridep.
+func TestMegatronDispatcherFlags(t *testing.T) {
+	for _, tt := range []struct {
+		dispatcher, want, not string
+	}{
+		{"alltoall", "", "--moe-token-dispatcher-type"},
+		{"deepep", "--moe-token-dispatcher-type flex --moe-enable-deepep", "hybridep"},
+		{"hybridep", "--moe-token-dispatcher-type flex --moe-flex-dispatcher-backend hybridep", "--moe-enable-deepep"},
+	} {
+		r := archCase{arch: "mixtral-8x7b-v0.1", device: "h100-sxm", devices: 4, sched: "1f1b", m: 8, batch: 1, seq: 2048, dp: 4}.request()
+		r.Cluster.DevicesPerNode = 8
+		r.Parallelism.Expert = 4
+		r.Parallelism.ExpertDispatcher = tt.dispatcher
+		ex, err := export.Make(fromRequest(t, r), wire.Megatron)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(ex.Text, tt.want) || strings.Contains(ex.Text, tt.not) {
+			t.Errorf("%s: want %q and no %q in:\n%s", tt.dispatcher, tt.want, tt.not, ex.Text)
+		}
+	}
+}

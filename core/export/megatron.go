@@ -166,8 +166,11 @@ func megatron(j *job) error {
 		ep, etp := in.expertParallel()
 		fmt.Fprintf(&w, "  --expert-model-parallel-size %d\n", ep)
 		fmt.Fprintf(&w, "  --expert-tensor-parallel-size %d\n", etp)
-		if in.ExpertDispatcher == "deepep" {
+		switch in.ExpertDispatcher {
+		case "deepep":
 			w.WriteString("  --moe-token-dispatcher-type flex --moe-enable-deepep\n")
+		case "hybridep":
+			w.WriteString("  --moe-token-dispatcher-type flex --moe-flex-dispatcher-backend hybridep\n")
 		}
 		if in.ExpertOverlap {
 			w.WriteString("  --overlap-moe-expert-parallel-comm  # combined 1F1B: all-to-alls behind an adjacent microbatch\n")

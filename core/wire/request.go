@@ -242,9 +242,10 @@ type Parallelism struct {
 	// DeepSeek-V3's DualPipe): training with expert >= 2, not with full recomputation.
 	ExpertOverlap bool `json:"expert_overlap,omitempty"`
 	// ExpertDispatcher moves tokens to their experts and back: alltoall (default,
-	// Megatron-Core's alltoall dispatcher: every routed copy crosses) or deepep
+	// Megatron-Core's alltoall dispatcher: every routed copy crosses), deepep
 	// (DeepSeek's DeepEP: once per destination node over the network, fp8 dispatch with
-	// dtype fp8). Mixtures of experts only.
+	// dtype fp8) or hybridep (Megatron-Core's flex dispatcher with HybridEP: routed as
+	// deepep, in 16 bits whatever the dtype). Mixtures of experts only.
 	ExpertDispatcher string `json:"expert_dispatcher,omitempty"`
 	// OverlapGradReduce says whether the data-parallel gradient reduction (all-reduce, or
 	// ZeRO's reduce-scatter) runs in buckets during the last microbatch's backward pass:
