@@ -102,8 +102,10 @@ func TestFP8AttentionCoreTime(t *testing.T) {
 // element of an expert's width, Megatron-style fused) and the quantization of the down
 // product's input (quantBytes per element), in the backward pass the activation's
 // gradient (1.5 times its traffic) and the quantization of the gate and up products'
-// output gradients; each one kernel per local expert. FLOPs and the tensors kept for
-// the backward pass stay as they were.
+// output gradients; each one kernel per local expert. Its first product is gate and up
+// as one grouped linear (fc1), so the forward pass also quantizes the experts' input
+// (quantBytes per element of h) once rather than twice: one kernel per local expert
+// fewer. FLOPs and the tensors kept for the backward pass stay as they were.
 func TestExpertFusedMLP(t *testing.T) {
 	a := bundled(t, "qwen3-30b-a3b")
 	tg := target(t, "gb300")
@@ -130,7 +132,8 @@ func TestExpertFusedMLP(t *testing.T) {
 	q := MXFP8.figures().quantBytes
 	bw := tg.Perf.MemoryBytesPerSecond * tg.Perf.MemoryEfficiency
 	ks := tg.Perf.KernelSeconds
-	wantFwd := g*fl*(3*e+q)/bw + 2*local*ks
+	h := float64(a.HiddenSize)
+	wantFwd := g*fl*(3*e+q)/bw + g*h*q/bw + 3*local*ks
 	wantBwd := g*fl*(1.5*3*e+2*q)/bw + 3*local*ks
 	if d := p.FwdDeviceSeconds - f.FwdDeviceSeconds; math.Abs(d-wantFwd) > 1e-9*wantFwd {
 		t.Errorf("forward saves %.6g s, want %.6g s", d, wantFwd)
@@ -138,8 +141,8 @@ func TestExpertFusedMLP(t *testing.T) {
 	if d := p.BwdDeviceSeconds - f.BwdDeviceSeconds; math.Abs(d-wantBwd) > 1e-9*wantBwd {
 		t.Errorf("backward saves %.6g s, want %.6g s", d, wantBwd)
 	}
-	if d := p.FwdKernels - f.FwdKernels; math.Abs(d-2*local) > 1e-9 {
-		t.Errorf("forward kernels %v fewer, want %v", d, 2*local)
+	if d := p.FwdKernels - f.FwdKernels; math.Abs(d-3*local) > 1e-9 {
+		t.Errorf("forward kernels %v fewer, want %v", d, 3*local)
 	}
 	if d := p.BwdKernels - f.BwdKernels; math.Abs(d-3*local) > 1e-9 {
 		t.Errorf("backward kernels %v fewer, want %v", d, 3*local)

@@ -1097,6 +1097,12 @@ func expertSharded(a *arch.Arch) int64 { return mlpSharded(a, int64(a.Intermedia
 // activation backward kernel and no quantization of the gate and up products' output
 // gradients. What stays: the quantization of the first product's input and of the
 // down product's output gradient, and the products themselves (at the fp8 rate). The
+// first product is gate and up as one grouped linear of twice the expert's width, the
+// two weights interleaved 32 rows at a time (Transformer Engine's
+// validate_grouped_mlp_dims: fc1.out_features = 2 * fc2.in_features and
+// glu_interleave_size 32; Megatron-Bridge's 26.06 recipes set moe_mlp_glu_interleave_size
+// 32 with cutedsl_fused_grouped_mlp), so its input is quantized once, not once for
+// gate and once for up. The
 // tensors kept for the backward pass are the gate and up outputs (16 bits), the down
 // product's fp8 input and an fp32 probability per row, as the fused activation keeps
 // them (kept 2). A clamped gated activation (gpt-oss's) is the kernel's epilogue too
@@ -1108,6 +1114,8 @@ func fusedExpertMLP(gate, up, down op) (op, op, op, []op, float64) {
 	gate.bwd.kernels--
 	up.bwd.kernels--
 	down.fwd.kernels--
+	up.fwdQuant = 0 // fc1's input, quantized once with gate's
+	up.fwd.kernels--
 	return gate, up, down, nil, 2
 }
 
