@@ -437,6 +437,9 @@ func (c bridgeMoERun) layout() []int {
 	if c.model == "gpt-oss-120b" && chunks > 1 {
 		return megatronEvenLayout(36, chunks)
 	}
+	if strings.HasPrefix(c.model, "deepseek-v3") {
+		return c.deepseekLayout()
+	}
 	if c.model != "qwen3-235b-a22b" || chunks == 1 {
 		return nil
 	}
@@ -460,6 +463,48 @@ func megatronEvenLayout(blocks, chunks int) []int {
 		b = append(b, 1+i*blocks/chunks)
 	}
 	return append(b, blocks+3)
+}
+
+// deepseekLayout is DeepSeek-V3's recipe layout: Megatron-Bridge's
+// set_deepseek_v3_pipeline_model_parallel_layout (src/megatron/bridge/recipes/deepseek/
+// deepseek_v3.py, the same map from v0.2.2 to v0.5.1) for (PP, VP) of (4, 1): the
+// embedding and 16 blocks, 16, 16, 13 and the multi-token prediction module and the
+// loss; (8, 1) and (4, 2): the embedding and 8, 8 six times, 5 and the rest; (16, 1),
+// (8, 2) and (4, 4): the embedding and 4, 4 fourteen times, 1 and the rest; and the
+// GB300 recipe's pp_layout "Et*4|(t*4|)*14tmL" (DEEPSEEK_V3_PRETRAIN_CONFIG_GB300_V1,
+// PP2 VP8, from v0.3.0), the same 16 chunks. Other shapes (25.11's PP2 VP4 and PP8 VP4)
+// are left to the planner. The planned layers are the embedding, the 61 blocks, the
+// multi-token prediction layer where the model has it, the final norm and the head.
+func (c bridgeMoERun) deepseekLayout() []int {
+	var blocks []int
+	switch c.pp * max(1, c.vp) {
+	case 4:
+		if c.vp <= 1 {
+			blocks = []int{16, 16, 16, 13}
+		}
+	case 8:
+		if c.vp <= 2 {
+			blocks = []int{8, 8, 8, 8, 8, 8, 8, 5}
+		}
+	case 16:
+		if c.pp == 16 || c.pp == 8 || c.pp == 4 || (c.pp == 2 && bridgeReleases[c.source] >= bridgeReleases[bridge2602]) {
+			blocks = append(blocks, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 1)
+		}
+	}
+	if blocks == nil {
+		return nil
+	}
+	layers := 1 + 61 + 2 // the embedding, the blocks, the final norm and the head
+	if c.model == "deepseek-v3" {
+		layers++ // the multi-token prediction layer
+	}
+	b := []int{0}
+	at := 1 // the embedding
+	for _, n := range blocks[:len(blocks)-1] {
+		at += n
+		b = append(b, at)
+	}
+	return append(b, layers)
 }
 
 // attentionGraphed reports whether the run's recipe captures its attention in Transformer
@@ -638,11 +683,13 @@ func TestBridgeMoEPublishedRuns(t *testing.T) {
 	// and 26.02.01 (PP8 VP4 with moe_a2a_overlap, alltoall, no graphs: +89% and +93%)
 	// are the same case ("moe_a2a_overlap and VP degraded perf" on B300,
 	// Megatron-Bridge #3399): the host cost of Megatron-Core's combined 1F1B without
-	// CUDA graphs is not priced, and no source gives it. Over all runs 10.6%, +4.2%, 36
-	// beyond 25% came to 12.0%, +8.0%, 31; through 26.04.01 8.2%, +5.2%, 28 to 10.7%,
-	// +10.7%, 26.
+	// CUDA graphs is not priced, and no source gives it. DeepSeek-V3's rows take their
+	// recipe's pipeline layout where it fixes one (deepseekLayout: the last chunk one
+	// block, the multi-token prediction module and the loss), 0 to -2 points. Over all
+	// runs 11.3%, +4.2%, 30 beyond 25% came to 12.1%, +8.0%, 25; through 26.04.01 8.3%,
+	// +5.3%, 23 to 10.6%, +10.6%, 21.
 	if abs > 0.125 || signed > 0.085 {
-		t.Errorf("median |error| %.1f%%, signed median %+.1f%%: want at most 12.5%% and +8.5%% (was 12.0%%, +8.0%%)", 100*abs, 100*signed)
+		t.Errorf("median |error| %.1f%%, signed median %+.1f%%: want at most 12.5%% and +8.5%% (was 12.1%%, +8.0%%)", 100*abs, 100*signed)
 	}
 	var older []bridgeMoERun
 	for _, c := range bridgeMoERuns {
@@ -652,8 +699,8 @@ func TestBridgeMoEPublishedRuns(t *testing.T) {
 	}
 	t.Run("through NeMo 26.04.01", func(t *testing.T) {
 		signed, abs := planBridgeRuns(t, "Megatron-Bridge MoE runs through NeMo 26.04.01", older)
-		if abs > 0.12 || signed > 0.12 {
-			t.Errorf("median |error| %.1f%%, signed median %+.1f%%: want at most 12%% and +12%% (was 11.6%%, +11.6%%)", 100*abs, 100*signed)
+		if abs > 0.11 || signed > 0.11 {
+			t.Errorf("median |error| %.1f%%, signed median %+.1f%%: want at most 11%% and +11%% (was 10.6%%, +10.6%%)", 100*abs, 100*signed)
 		}
 	})
 }
