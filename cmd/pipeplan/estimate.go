@@ -115,8 +115,12 @@ func printEstimate(w io.Writer, o *request.OneStage) {
 		fmt.Fprintf(w, "); %s usable on %s: fits\n", units.Bytes(s.LimitBytes), r.Device)
 	}
 	if st := res.Step; st != nil {
-		fmt.Fprintf(w, "step time    %s = %s (the pipeline: forward %s, backward %s)\n", sec(st.StepSeconds), st.Breakdown,
-			sec(tt.FwdSeconds), sec(tt.BwdSeconds))
+		fmt.Fprintf(w, "step time    %s = %s\n", sec(st.StepSeconds), st.Breakdown)
+		fmt.Fprintf(w, "pipeline     forward %s + backward %s", sec(tt.FwdSeconds), sec(tt.BwdSeconds))
+		if dp := r.DataParallel; dp != nil && dp.LayerAddedSeconds > 0 {
+			fmt.Fprintf(w, " + per-layer all-gather + reduce-scatter %s", sec(dp.LayerAddedSeconds))
+		}
+		fmt.Fprintln(w)
 		fmt.Fprintf(w, "throughput   %s", units.Rate(st.TokensPerSecond, "tokens/s"))
 		if tp := r.Opts.TensorParallel; tp > 1 {
 			fmt.Fprintf(w, " per group of %d", tp)

@@ -189,7 +189,8 @@ type Total struct {
 	// FwdSeconds and BwdSeconds over all layers; OptimizerSeconds is the optimizer update:
 	// the longer of a memory-bound pass over parameters, gradients and state and the
 	// framework's host time per parameter tensor (OptimizerHostSeconds); StepSeconds their
-	// sum.
+	// sum, with the data-parallel communication where the request states it
+	// (Result.DataParallel: its PipelineSeconds for the passes, plus its ExposedSeconds).
 	FwdSeconds           float64 `json:"fwd_seconds"`
 	BwdSeconds           float64 `json:"bwd_seconds"`
 	OptimizerSeconds     float64 `json:"optimizer_seconds"`
@@ -206,6 +207,34 @@ type Total struct {
 	TiedAllReduceSeconds float64 `json:"tied_allreduce_seconds,omitempty"`
 }
 
+// DataParallel is a device's data-parallel communication in a training step of one
+// microbatch, priced by the planning request over the cluster's links with the
+// functions its plans' steps are priced by (core/request), so that an estimate and the
+// same request planned on one stage and one microbatch agree on every term. With it,
+// Total.StepSeconds is PipelineSeconds + ExposedSeconds + OptimizerSeconds.
+type DataParallel struct {
+	// PipelineSeconds is one microbatch's forward and backward with the per-layer
+	// collectives that run inside them (zero3, hsdp): Total's FwdSeconds + BwdSeconds
+	// plus LayerAddedSeconds.
+	PipelineSeconds float64 `json:"pipeline_seconds"`
+	// LayerCollectiveSeconds are zero3's and hsdp's per-layer weight all-gathers and
+	// gradient reduce-scatters, which run beside the layers' compute; LayerAddedSeconds
+	// what they add to the passes (the rest is hidden, less the compute they slow by
+	// holding NCCL's SMs).
+	LayerCollectiveSeconds float64 `json:"layer_collective_seconds,omitempty"`
+	LayerAddedSeconds      float64 `json:"layer_added_seconds,omitempty"`
+	// AllReduceSeconds (no sharding; hsdp across its groups), ReduceScatterSeconds and
+	// AllGatherSeconds (zero1, zero2): the collectives once per step; ExposedSeconds the
+	// part of them that compute does not hide, which the step counts.
+	AllReduceSeconds     float64 `json:"allreduce_seconds,omitempty"`
+	ReduceScatterSeconds float64 `json:"reduce_scatter_seconds,omitempty"`
+	AllGatherSeconds     float64 `json:"all_gather_seconds,omitempty"`
+	ExposedSeconds       float64 `json:"exposed_seconds"`
+	// Breakdown writes the step as the parts that add up to Total.StepSeconds, naming
+	// what is hidden and behind what, as a plan's step does (wire.Step.Breakdown).
+	Breakdown string `json:"breakdown"`
+}
+
 // Result is an analytic estimate of a model on a device.
 type Result struct {
 	// Name of the model, and of the device.
@@ -215,6 +244,10 @@ type Result struct {
 	Opts   Options `json:"options"`
 	Layers []Layer `json:"layers"`
 	Total  Total   `json:"total"`
+	// DataParallel is the data-parallel communication of the step, set where the
+	// planning request (core/request) knows the links it crosses; nil without data
+	// parallelism, and from Estimate, which knows no link.
+	DataParallel *DataParallel `json:"data_parallel,omitempty"`
 
 	inputBytes int64
 	perParam   bytesPerParam

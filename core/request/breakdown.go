@@ -12,9 +12,12 @@ import (
 //
 //	pipeline 268.64 ms + optimizer 11.74 ms; data-parallel all-reduce 9.65 ms, all of it hidden behind the last backward
 //	pipeline 268.64 ms + data-parallel all-reduce 1.75 ms exposed + optimizer 11.74 ms; data-parallel all-reduce 9.65 ms, 7.90 ms of it hidden behind the last backward
+//	pipeline 55.75 ms (per-layer all-gather + reduce-scatter 1.17 ms of it) + optimizer 5.43 ms; per-layer all-gather + reduce-scatter 5.25 ms, 4.09 ms of it hidden behind each layer's compute
 //
 // The hidden part is the slowest device's communication less the slowest device's
-// exposed part. Parts that are 0 are left out.
+// exposed part. ZeRO-3's and HSDP's per-layer collectives are inside the pipeline's
+// passes: what they add to them is named as a part of the pipeline. Parts that are 0
+// are left out.
 func breakdown(s *wire.Step) string {
 	if s == nil {
 		return ""
@@ -25,6 +28,10 @@ func breakdown(s *wire.Step) string {
 		dp, all, behind = "data-parallel reduce-scatter + all-gather", sharded, "the last backward and the first forward"
 	}
 	out := "pipeline " + sec(s.PipelineSeconds)
+	const layer = "per-layer all-gather + reduce-scatter"
+	if s.DataParallelLayerAddedSeconds > 0 {
+		out += " (" + layer + " " + sec(s.DataParallelLayerAddedSeconds) + " of it)"
+	}
 	if s.TiedAllReduceSeconds > 0 {
 		out += " + tied all-reduce " + sec(s.TiedAllReduceSeconds)
 	}
@@ -44,6 +51,13 @@ func breakdown(s *wire.Step) string {
 			part = sec(hidden)
 		}
 		out += "; " + dp + " " + sec(all) + ", " + part + " of it hidden behind " + behind
+	}
+	if hidden := s.DataParallelLayerSeconds - s.DataParallelLayerAddedSeconds; hidden > 0 {
+		part := "all"
+		if s.DataParallelLayerAddedSeconds > 0 {
+			part = sec(hidden)
+		}
+		out += "; " + layer + " " + sec(s.DataParallelLayerSeconds) + ", " + part + " of it hidden behind each layer's compute"
 	}
 	return out
 }

@@ -184,7 +184,9 @@ func (p *prepared) expertShardLink(link *cluster.Link) *cluster.Link {
 // multiprocessors while they run (NCCL's CTAs), slowing it: a pass of compute C beside
 // communication D takes cluster.OverlappedSeconds, max(D, C + share x D). Forward
 // OverlappedSeconds(F, AG) (F + AG without prefetch), backward OverlappedSeconds(B,
-// AG + RS) (AG + OverlappedSeconds(B, RS) without prefetch).
+// AG + RS) (AG + OverlappedSeconds(B, RS) without prefetch). Each layer's collectives
+// per microbatch (2 AG + RS) and what they add to its passes are kept (layerComm,
+// layerAdded), for the step to name them.
 func (p *prepared) gatherLayers(es *model.Errors) {
 	if analytic.Sharding(p.req.Parallelism.Sharding).Level() < 3 {
 		return
@@ -201,8 +203,10 @@ func (p *prepared) gatherLayers(es *model.Errors) {
 	p.model.Layers = append([]model.Layer(nil), p.model.Layers...) // a cached model's layers are shared
 	sl := secondsLink(link, p.cluster.Devices[0].ClockHz)
 	share := p.collectiveSMShare()
+	p.layerComm, p.layerAdded = make([]float64, len(p.model.Layers)), make([]float64, len(p.model.Layers))
 	for i := range p.model.Layers {
 		l := &p.model.Layers[i]
+		fwd, bwd := l.ForwardSeconds, l.BackwardSeconds
 		ag := cluster.RingAllGatherSeconds(sl, float64(p.fullWeights[i]), n)
 		rs := cluster.RingReduceScatterSeconds(sl, float64(p.fullGrads[i]), n)
 		if prefetch {
@@ -212,6 +216,8 @@ func (p *prepared) gatherLayers(es *model.Errors) {
 			l.ForwardSeconds += ag
 			l.BackwardSeconds = ag + cluster.OverlappedSeconds(l.BackwardSeconds, rs, share)
 		}
+		p.layerComm[i] = 2*ag + rs
+		p.layerAdded[i] = (l.ForwardSeconds - fwd) + (l.BackwardSeconds - bwd)
 	}
 }
 

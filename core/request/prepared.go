@@ -161,7 +161,7 @@ func (pr *Prepared) Estimate() (*analytic.Result, error) {
 	if pr.p.est == nil {
 		return nil, &model.FieldError{Path: "model.architecture", Reason: "is required: an estimate costs an architecture (a profile states its own costs)"}
 	}
-	return pr.p.est, nil
+	return pr.p.estimate(), nil
 }
 
 // Model returns the model as planned (the caller must not change it): an architecture's

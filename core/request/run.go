@@ -312,22 +312,9 @@ func (p *prepared) step(res *wire.Result) {
 		if !train {
 			continue
 		}
-		var tiedW, tiedG int64
 		layers := pl.StageLayers(s)
-		for _, l := range layers {
-			layer := &p.model.Layers[l]
-			statedGrads = statedGrads || layer.GradBytes > 0
-			hasParams = hasParams || layer.ParamBytes > 0
-			ds.GradBytes += p.fullGrads[l]
-			ds.WeightBytes += p.fullWeights[l]
-			if p.est != nil && p.est.Layers[l].TiedParams > 0 {
-				// A tied embedding is the stage's shared item, held once: the analytic
-				// layer counts it.
-				tiedW, tiedG = p.est.TiedFullBytes()
-			}
-		}
-		ds.GradBytes += tiedG
-		ds.WeightBytes += tiedW
+		sg, hp := p.stageTraffic(ds, layers, r.Schedule.Microbatches)
+		statedGrads, hasParams = statedGrads || sg, hasParams || hp
 		bw := p.cluster.Devices[dev].MemoryBytesPerSecond * p.memoryEfficiency[dev]
 		if p.est != nil {
 			// The analytic estimate owns the update's time (analytic.Result.OptimizerSeconds),
@@ -356,13 +343,15 @@ func (p *prepared) step(res *wire.Result) {
 	if train {
 		for i := range res.Devices {
 			ds := &res.Devices[i]
-			p.dataParallel(ds, pl, devices)
+			p.dataParallel(ds, pl, devices, r.Schedule.Microbatches)
 			ds.OptimizerSeconds = max(ds.OptimizerSeconds, ds.OptimizerHostSeconds)
 			st.OptimizerSeconds = max(st.OptimizerSeconds, ds.OptimizerSeconds)
 			st.DataParallelAllReduceSeconds = max(st.DataParallelAllReduceSeconds, ds.AllReduceSeconds)
 			st.DataParallelReduceScatterSeconds = max(st.DataParallelReduceScatterSeconds, ds.ReduceScatterSeconds)
 			st.DataParallelAllGatherSeconds = max(st.DataParallelAllGatherSeconds, ds.AllGatherSeconds)
 			st.DataParallelExposedSeconds = max(st.DataParallelExposedSeconds, ds.ExposedAllReduceSeconds)
+			st.DataParallelLayerSeconds = max(st.DataParallelLayerSeconds, ds.LayerCollectiveSeconds)
+			st.DataParallelLayerAddedSeconds = max(st.DataParallelLayerAddedSeconds, ds.LayerAddedSeconds)
 		}
 		if p.est != nil && p.est.Opts.Tie == analytic.TieCopy && devices > 1 && p.tiedLink != nil {
 			st.TiedAllReduceSeconds = ringAllReduce(2, p.est.Total.TiedAllReduceBytes, p.tiedLink, p.cluster.Devices[0].ClockHz)
@@ -376,7 +365,7 @@ func (p *prepared) step(res *wire.Result) {
 				Message: "the profile gives no grad_bytes: the data-parallel all-reduce moves half of each stage's param_bytes (weights and gradients of one type)"})
 		}
 	}
-	st.StepSeconds = st.PipelineSeconds + st.TiedAllReduceSeconds + st.DataParallelExposedSeconds + st.OptimizerSeconds
+	st.StepSeconds = stepSeconds(st)
 	st.Breakdown = breakdown(st)
 	mbs := int64(r.Schedule.MicrobatchSize)
 	st.SamplesPerStep = mbs * int64(r.Schedule.Microbatches) * int64(d)
@@ -408,6 +397,42 @@ func (p *prepared) step(res *wire.Result) {
 	res.Step = st
 }
 
+// stepSeconds is a step's time: the pipeline, then the tied all-reduce, the exposed
+// part of the data-parallel communication and the optimizer update (wire.Step).
+func stepSeconds(st *wire.Step) float64 {
+	return st.PipelineSeconds + st.TiedAllReduceSeconds + st.DataParallelExposedSeconds + st.OptimizerSeconds
+}
+
+// stageTraffic adds to ds what a stage of the given layers gives its data-parallel
+// communication in a step of microbatches: the layers' whole gradient and weight bytes
+// (before sharding; a tied embedding once, the stage's shared item, as the analytic
+// layer counts it), and under zero3 and hsdp their per-layer collectives and what those
+// add to the passes (gatherLayers). It says whether a layer states its gradients, and
+// whether one has parameters.
+func (p *prepared) stageTraffic(ds *wire.DeviceStep, layers []int, microbatches int) (statedGrads, hasParams bool) {
+	var tiedW, tiedG int64
+	var comm, added float64
+	for _, l := range layers {
+		layer := &p.model.Layers[l]
+		statedGrads = statedGrads || layer.GradBytes > 0
+		hasParams = hasParams || layer.ParamBytes > 0
+		ds.GradBytes += p.fullGrads[l]
+		ds.WeightBytes += p.fullWeights[l]
+		if p.est != nil && p.est.Layers[l].TiedParams > 0 {
+			tiedW, tiedG = p.est.TiedFullBytes()
+		}
+		if p.layerComm != nil {
+			comm += p.layerComm[l]
+			added += p.layerAdded[l]
+		}
+	}
+	ds.GradBytes += tiedG
+	ds.WeightBytes += tiedW
+	ds.LayerCollectiveSeconds += float64(microbatches) * comm
+	ds.LayerAddedSeconds += float64(microbatches) * added
+	return statedGrads, hasParams
+}
+
 // dataParallel costs device ds's data-parallel communication once per step, by the
 // sharding (NCCL's ring formulas over the link each crosses, cluster's collectives):
 //
@@ -424,8 +449,8 @@ func (p *prepared) step(res *wire.Result) {
 // hide behind one microbatch's backward (zero2: each microbatch's behind its own), and
 // the all-gather behind the next step's first forward (Megatron-LM's
 // --overlap-param-gather, FSDP's prefetch); ExposedAllReduceSeconds is what they do not
-// hide.
-func (p *prepared) dataParallel(ds *wire.DeviceStep, pl *wire.Plan, devices int) {
+// hide. A step has microbatches (zero2 reduce-scatters after each).
+func (p *prepared) dataParallel(ds *wire.DeviceStep, pl *wire.Plan, devices, microbatches int) {
 	level := analytic.Sharding(p.req.Parallelism.Sharding).Level()
 	if level != 1 && level != 2 {
 		ds.WeightBytes = 0 // gathered by zero1 and zero2 alone
@@ -444,7 +469,7 @@ func (p *prepared) dataParallel(ds *wire.DeviceStep, pl *wire.Plan, devices int)
 	// NICs (expertShardLink).
 	eg, ew, en := p.expertBytes(pl, ds.Device, devices)
 	g, w := float64(ds.GradBytes-eg), float64(ds.WeightBytes-ew)
-	m := float64(p.req.Schedule.Microbatches)
+	m := float64(microbatches)
 	elink := p.expertShardLink(link)
 	switch level {
 	case 0:
@@ -457,7 +482,7 @@ func (p *prepared) dataParallel(ds *wire.DeviceStep, pl *wire.Plan, devices int)
 		ds.ReduceScatterSeconds = rs
 		times := 1
 		if level == 2 {
-			ds.ReduceScatterSeconds, times = m*rs, p.req.Schedule.Microbatches
+			ds.ReduceScatterSeconds, times = m*rs, microbatches
 		}
 		ds.ExposedAllReduceSeconds = DataParallelExposedSeconds(p.framework, rs, ds.AllGatherSeconds, bwd, fwd, times)
 	default:
@@ -552,15 +577,81 @@ func Estimate(ctx context.Context, r *wire.Request) (*analytic.Result, error) {
 	if p.est == nil {
 		return nil, &model.FieldError{Path: "model.architecture", Reason: "is required: an estimate costs an architecture (a profile states its own costs)"}
 	}
-	return p.est, nil
+	return p.estimate(), nil
+}
+
+// estimate is the analytic estimate as the request states it: with data parallelism,
+// its communication priced over the cluster's links as a one-stage plan of one
+// microbatch prices it (oneStageStep: the plan's own functions), in
+// Result.DataParallel, and the step with it. A copy: p.est may be shared (Cache).
+func (p *prepared) estimate() *analytic.Result {
+	out := *p.est
+	st := p.oneStageStep()
+	if st == nil {
+		return &out
+	}
+	out.DataParallel = &analytic.DataParallel{
+		PipelineSeconds:        st.PipelineSeconds,
+		LayerCollectiveSeconds: st.DataParallelLayerSeconds,
+		LayerAddedSeconds:      st.DataParallelLayerAddedSeconds,
+		AllReduceSeconds:       st.DataParallelAllReduceSeconds,
+		ReduceScatterSeconds:   st.DataParallelReduceScatterSeconds,
+		AllGatherSeconds:       st.DataParallelAllGatherSeconds,
+		ExposedSeconds:         st.DataParallelExposedSeconds,
+		Breakdown:              st.Breakdown,
+	}
+	out.Total.StepSeconds = st.StepSeconds
+	out.Total.TokensPerSecond = 0
+	if st.StepSeconds > 0 {
+		out.Total.TokensPerSecond = float64(out.Opts.Batch) * float64(out.Opts.Seq) / st.StepSeconds
+	}
+	return &out
+}
+
+// oneStageStep is the step of the whole model on one stage and one microbatch, the
+// data-parallel terms priced by step's functions (stageTraffic, dataParallel over
+// shardLinks, stepSeconds, breakdown); nil without data-parallel communication
+// (inference, one replica, free transfers).
+func (p *prepared) oneStageStep() *wire.Step {
+	if p.est == nil || !p.train() || len(p.model.Layers) == 0 {
+		return nil
+	}
+	if _, _, _, _, ok := p.shardLinks(); !ok {
+		return nil
+	}
+	pl := &wire.Plan{Stages: []wire.Stage{{FirstLayer: 0, LastLayer: len(p.model.Layers) - 1}}}
+	ds := &wire.DeviceStep{Device: 0}
+	p.stageTraffic(ds, pl.StageLayers(0), 1)
+	p.dataParallel(ds, pl, 1, 1)
+	var fwd, bwd float64
+	for i := range p.model.Layers {
+		fwd += p.model.Layers[i].ForwardSeconds
+		bwd += p.model.Layers[i].BackwardSeconds
+	}
+	st := &wire.Step{
+		PipelineSeconds:                  fwd + bwd,
+		DataParallelAllReduceSeconds:     ds.AllReduceSeconds,
+		DataParallelReduceScatterSeconds: ds.ReduceScatterSeconds,
+		DataParallelAllGatherSeconds:     ds.AllGatherSeconds,
+		DataParallelExposedSeconds:       ds.ExposedAllReduceSeconds,
+		DataParallelLayerSeconds:         ds.LayerCollectiveSeconds,
+		DataParallelLayerAddedSeconds:    ds.LayerAddedSeconds,
+		OptimizerSeconds:                 p.est.Total.OptimizerSeconds,
+	}
+	st.StepSeconds = stepSeconds(st)
+	st.Breakdown = breakdown(st)
+	return st
 }
 
 // OneStage is an architecture's analytic estimate with the same request planned on one
 // stage and one microbatch: the estimate's per-layer breakdown, and the step, memory,
 // throughput and verdict (Result.Feasible and its diagnostics) that a plan gives, so a
 // front end that shows an estimate computes none of them itself. The two agree on every
-// term: Result.Step.PipelineSeconds is Estimate.Total's forward plus backward,
-// Result.Step.OptimizerSeconds its OptimizerSeconds, the stage's memory its peak.
+// term: Result.Step.PipelineSeconds is Estimate.Total's forward plus backward (with the
+// per-layer collectives of zero3 and hsdp: Estimate.DataParallel.PipelineSeconds),
+// Result.Step.OptimizerSeconds its OptimizerSeconds, each data-parallel collective, its
+// exposed part and the written breakdown Estimate.DataParallel's, StepSeconds
+// Estimate.Total's, the stage's memory its peak.
 type OneStage struct {
 	Estimate *analytic.Result `json:"estimate"`
 	Result   *wire.Result     `json:"result"`

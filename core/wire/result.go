@@ -97,6 +97,12 @@ type DeviceStep struct {
 	// hsdp's AllReduceSeconds is the all-reduce of a gradient shard across the groups.
 	ReduceScatterSeconds float64 `json:"reduce_scatter_seconds,omitempty"`
 	AllGatherSeconds     float64 `json:"all_gather_seconds,omitempty"`
+	// LayerCollectiveSeconds: under zero3 and hsdp, its stages' per-layer weight
+	// all-gathers and gradient reduce-scatters over the shard group in one step (every
+	// microbatch), which run beside the layers' compute; LayerAddedSeconds what they add
+	// to its passes (in the pipeline's time), the rest hidden behind each layer's compute.
+	LayerCollectiveSeconds float64 `json:"layer_collective_seconds,omitempty"`
+	LayerAddedSeconds      float64 `json:"layer_added_seconds,omitempty"`
 }
 
 // Step is one whole step: the pipeline's makespan, then once per step the tied-embedding
@@ -121,6 +127,12 @@ type Step struct {
 	// device's reduce-scatter and all-gather under zero1 and zero2 (DeviceStep).
 	DataParallelReduceScatterSeconds float64 `json:"data_parallel_reduce_scatter_seconds,omitempty"`
 	DataParallelAllGatherSeconds     float64 `json:"data_parallel_all_gather_seconds,omitempty"`
+	// DataParallelLayerSeconds and DataParallelLayerAddedSeconds: the slowest device's
+	// per-layer all-gathers and reduce-scatters under zero3 and hsdp, and what they add
+	// to its passes (DeviceStep.LayerCollectiveSeconds, LayerAddedSeconds). They are in
+	// PipelineSeconds, not beside it.
+	DataParallelLayerSeconds      float64 `json:"data_parallel_layer_seconds,omitempty"`
+	DataParallelLayerAddedSeconds float64 `json:"data_parallel_layer_added_seconds,omitempty"`
 	// OptimizerSeconds: the slowest device's optimizer update.
 	OptimizerSeconds float64 `json:"optimizer_seconds"`
 	// StepSeconds is their sum, with the data-parallel all-reduce's exposed part.

@@ -81,6 +81,32 @@ func TestEstimateJSON(t *testing.T) {
 	}
 }
 
+// TestEstimateJSONStatesTheOneStageStep: the JS API's estimate of a request with data
+// parallelism prices its communication in core (data_parallel), as the same request
+// planned on one stage and one microbatch does: the same step and the same words.
+func TestEstimateJSONStatesTheOneStageStep(t *testing.T) {
+	for _, sharding := range []string{"none", "zero1", "zero2", "zero3", "hsdp"} {
+		req := `{"model": {"architecture": {"name": "gpt2-medium", "seq": 1024}}, "cluster": {"device": "a100-80gb", "count": 4},
+			"parallelism": {"pipeline": 1, "data": 4, "sharding": "` + sharding + `", "shard_group": ` + map[bool]string{true: "2", false: "0"}[sharding == "hsdp"] + `}, "schedule": {"microbatches": 1}}`
+		var est struct {
+			Total struct {
+				StepSeconds float64 `json:"step_seconds"`
+			} `json:"total"`
+			DataParallel *struct{ Breakdown string } `json:"data_parallel"`
+		}
+		if err := json.Unmarshal([]byte(estimateJSON(req)), &est); err != nil || est.DataParallel == nil {
+			t.Fatalf("%s: estimate without data_parallel (%v)", sharding, err)
+		}
+		var res wire.Result
+		if err := json.Unmarshal([]byte(planJSON(req)), &res); err != nil || res.Step == nil {
+			t.Fatalf("%s: no plan (%v)", sharding, err)
+		}
+		if est.Total.StepSeconds != res.Step.StepSeconds || est.DataParallel.Breakdown != res.Step.Breakdown {
+			t.Errorf("%s: estimate's step %v s %q, the plan's %v s %q", sharding, est.Total.StepSeconds, est.DataParallel.Breakdown, res.Step.StepSeconds, res.Step.Breakdown)
+		}
+	}
+}
+
 func TestMustJSONNeverPanics(t *testing.T) {
 	got := mustJSON(wire.Step{StepSeconds: 1.0 / zero()})
 	if !strings.HasPrefix(got, "{\n  \"error\": \"internal error: json: unsupported value: +Inf\"") {
