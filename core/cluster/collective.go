@@ -50,7 +50,15 @@ func PointToPointSeconds(l Link, n float64) float64 {
 // all-gather issued as PyTorch FSDP prefetches (NVIDIA Developer Forums, "Compute-
 // Communication Overlap Causes Severe GEMM Performance Degradation because of Tail
 // Effect"). The H100's figure is taken for every NVIDIA GPU; not fitted to any
-// run it is tested on.
+// run it is tested on. It is taken for every ring collective a data-parallel group
+// overlaps with compute (the all-reduce of PyTorch DDP's buckets and of Megatron-LM's
+// --overlap-grad-reduce, the reduce-scatter and all-gather of ZeRO-1 and 2 and of
+// --overlap-param-gather, ZeRO-3's per-layer gathers): NCCL runs all of a
+// communicator's collectives on the channels it sets up, one CTA each, their number
+// bounded by NCCL_MIN_CTAS and NCCL_MAX_CTAS (NCCL_MIN_NCHANNELS and
+// NCCL_MAX_NCHANNELS before NCCL 2.17; at most 32 by default, NCCL's environment
+// variables documentation), all of them for messages of a gradient bucket's size,
+// whichever the collective.
 const CollectiveCTAs = 24
 
 // CollectiveSMShare is the fraction of a device of sms streaming multiprocessors that an

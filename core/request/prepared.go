@@ -176,7 +176,8 @@ func (pr *Prepared) Framework() cluster.Framework { return pr.p.framework }
 // CollectiveSMShare is the fraction of the device's multiprocessors an NCCL collective
 // holds while it runs beside computation (cluster.CollectiveSMShare of the target's
 // Perf.Multiprocessors; 0 where it states none), as gatherLayers prices ZeRO-3's
-// overlapped gathers.
+// overlapped gathers and DataParallelExposedSeconds every other overlapped
+// data-parallel collective.
 func (pr *Prepared) CollectiveSMShare() float64 { return pr.p.collectiveSMShare() }
 
 // RecomputeOptions are the layers' recomputation options under training.recompute auto

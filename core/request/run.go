@@ -461,6 +461,7 @@ func (p *prepared) dataParallel(ds *wire.DeviceStep, pl *wire.Plan, devices, mic
 	}
 	clock := p.cluster.Devices[ds.Device].ClockHz
 	bwd, fwd := p.overlapWindow(pl, ds.Device, devices), p.forwardWindow(pl, ds.Device, devices)
+	share := p.collectiveSMShare()
 	// A mixture's routed experts are reduced (and with ZeRO-1 and 2 gathered) over
 	// their expert-data-parallel group, n x tensor / (expert x expert tensor) devices
 	// (Megatron-Core's expert-data-parallel group), the rest over the n of the
@@ -474,7 +475,7 @@ func (p *prepared) dataParallel(ds *wire.DeviceStep, pl *wire.Plan, devices, mic
 	switch level {
 	case 0:
 		ds.AllReduceSeconds = ringAllReduce(n, ds.GradBytes-eg, link, clock) + ringAllReduce(en, eg, elink, clock)
-		ds.ExposedAllReduceSeconds = DataParallelExposedSeconds(p.framework, ds.AllReduceSeconds, 0, bwd, fwd, 1)
+		ds.ExposedAllReduceSeconds = DataParallelExposedSeconds(p.framework, ds.AllReduceSeconds, 0, bwd, fwd, 1, share)
 	case 1, 2:
 		l, el := secondsLink(link, clock), secondsLink(elink, clock)
 		rs := cluster.RingReduceScatterSeconds(l, g, n) + cluster.RingReduceScatterSeconds(el, float64(eg), en)
@@ -484,11 +485,11 @@ func (p *prepared) dataParallel(ds *wire.DeviceStep, pl *wire.Plan, devices, mic
 		if level == 2 {
 			ds.ReduceScatterSeconds, times = m*rs, microbatches
 		}
-		ds.ExposedAllReduceSeconds = DataParallelExposedSeconds(p.framework, rs, ds.AllGatherSeconds, bwd, fwd, times)
+		ds.ExposedAllReduceSeconds = DataParallelExposedSeconds(p.framework, rs, ds.AllGatherSeconds, bwd, fwd, times, share)
 	default:
 		if groups > 1 {
 			ds.AllReduceSeconds = ringAllReduce(groups, (ds.GradBytes+int64(n)-1)/int64(n), across, clock)
-			ds.ExposedAllReduceSeconds = DataParallelExposedSeconds(p.framework, ds.AllReduceSeconds, 0, bwd, fwd, 1)
+			ds.ExposedAllReduceSeconds = DataParallelExposedSeconds(p.framework, ds.AllReduceSeconds, 0, bwd, fwd, 1, share)
 		}
 	}
 }
@@ -496,20 +497,40 @@ func (p *prepared) dataParallel(ds *wire.DeviceStep, pl *wire.Plan, devices, mic
 // DataParallelExposedSeconds is what a device's data-parallel communication adds to the
 // step, the rule every plan is costed by (dataParallel) and the search bounds by: the
 // gradients' reduction (an all-reduce, or a reduce-scatter; run times a step: zero2's
-// once per microbatch) beyond one microbatch's backward of the device's stages
-// (backward), where the framework overlaps it (cluster.Framework.OverlapGradReduce), and
-// the weights' all-gather beyond one microbatch's forward of them (forward), where the
-// framework overlaps it (OverlapParamGather). It never decreases as a collective grows or
-// a pass shrinks, and it is convex in them together: the average device's bounds the
-// largest device's from below.
-func DataParallelExposedSeconds(fw cluster.Framework, reduce, gather, backward, forward float64, times int) float64 {
+// once per microbatch) beside one microbatch's backward of the device's stages
+// (backward), where the framework overlaps it (cluster.Framework.OverlapGradReduce:
+// PyTorch DDP's buckets, Megatron-LM's --overlap-grad-reduce), and the weights'
+// all-gather beside one microbatch's forward of them (forward), where the framework
+// overlaps it (OverlapParamGather: Megatron-LM's --overlap-param-gather). A collective
+// beside computation holds share of the device's multiprocessors while it runs (NCCL's
+// CTAs, cluster.CollectiveSMShare), slowing the computation it hides behind: the pair
+// takes cluster.OverlappedSeconds, the rule ZeRO-3's per-layer gathers are priced by
+// (gatherLayers), and what it adds beyond the computation is that less the
+// computation, max(D - C, share x D). Without overlap a collective adds its whole time.
+// It never decreases as a collective grows or a pass shrinks, and it is convex in them
+// together (a maximum of linear functions): the average device's bounds the largest
+// device's from below.
+func DataParallelExposedSeconds(fw cluster.Framework, reduce, gather, backward, forward float64, times int, share float64) float64 {
 	if !fw.OverlapGradReduce {
 		backward = 0
 	}
 	if !fw.OverlapParamGather {
 		forward = 0
 	}
-	return float64(times)*max(0, reduce-backward) + max(0, gather-forward)
+	return float64(times)*besideSeconds(backward, reduce, share) + besideSeconds(forward, gather, share)
+}
+
+// besideSeconds is what a collective of comm seconds adds to compute seconds of
+// computation it runs beside (cluster.OverlappedSeconds less the computation): all of
+// comm beside no computation, nothing for no communication.
+func besideSeconds(compute, comm, share float64) float64 {
+	if comm <= 0 {
+		return 0
+	}
+	if compute <= 0 {
+		return comm
+	}
+	return cluster.OverlappedSeconds(compute, comm, share) - compute
 }
 
 // expertBytes are the routed experts' whole gradient and weight bytes on a device (its

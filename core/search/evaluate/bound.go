@@ -155,14 +155,14 @@ func (r *Evaluator) exposedBound(c search.Candidate, x *terms) float64 {
 	p := float64(c.Pipeline)
 	grads, weights, forward, backward := s[0]/p, s[1]/p, s[2]/p, s[3]/p
 	if c.ZeRO == 0 {
-		return request.DataParallelExposedSeconds(r.framework, cluster.RingAllReduceSeconds(link, grads, n), 0, backward, forward, 1)
+		return request.DataParallelExposedSeconds(r.framework, cluster.RingAllReduceSeconds(link, grads, n), 0, backward, forward, 1, r.collectiveShare)
 	}
 	times := 1
 	if c.ZeRO == 2 {
 		times = c.Microbatches
 	}
 	return request.DataParallelExposedSeconds(r.framework, cluster.RingReduceScatterSeconds(link, grads, n),
-		cluster.RingAllGatherSeconds(link, weights, n), backward, forward, times)
+		cluster.RingAllGatherSeconds(link, weights, n), backward, forward, times, r.collectiveShare)
 }
 
 // optimizerBound is a lower bound on the optimizer update of all the devices of a

@@ -86,8 +86,8 @@ type Evaluator struct {
 	topo       *cluster.Topology
 	link       cluster.Link // between devices, without nodes
 	memoryBW   float64      // bytes/s the optimizer update reaches
-	// collectiveShare is the share of the SMs ZeRO-3's overlapped gathers hold
-	// (request.Prepared.CollectiveSMShare), as the plan prices them.
+	// collectiveShare is the share of the SMs an overlapped data-parallel collective
+	// holds (request.Prepared.CollectiveSMShare), as the plan prices them.
 	collectiveShare float64
 	train           bool
 	sp              bool // sequence parallelism wherever t > 1

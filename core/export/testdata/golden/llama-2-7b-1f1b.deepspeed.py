@@ -2,7 +2,7 @@
 # pipeplan export (version 1): DeepSpeed PipelineModule
 # model llama-2-7b: 35 layers; 4 pipeline devices, data parallel 2, tensor parallel 2
 # precision priced: bf16; mixed: 16-bit weights and gradients, fp32 master weights and optimizer state
-# planned: 1f1b, 16 microbatches of 1; 2.796 s per step, 11.45 samples/s (1f1b)
+# planned: 1f1b, 16 microbatches of 1; 2.797 s per step, 11.44 samples/s (1f1b)
 # note: the layers list given to PipelineModule must hold one entry (LayerSpec or module) per
 #       pipeplan layer, in LAYER_NAMES's order: PARTS counts entries of that list
 # note: PlannedPipelineModule overrides PipelineModule._partition_layers, a DeepSpeed internal
