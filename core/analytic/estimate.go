@@ -921,13 +921,16 @@ func (r *Result) GradCopyBytes(i int) (own, tied int64) {
 	return ceil(float64(l.Params-l.TiedParams) * g), ceil(float64(l.usesTied) * g)
 }
 
-// overlapCommSMs is the fraction of a GPU's streaming multiprocessors that all-to-all
-// kernels occupy while they run beside computation: DeepSeek-V3's dispatch and combine
-// kernels take 20 of an H800's 132 SMs, enough to fill its InfiniBand and NVLink
-// bandwidth (DeepSeek-V3 Technical Report, arXiv 2412.19437, section 3.2.2; DeepEP's
-// default Buffer.num_sms is 20 too). NCCL's all-to-all, which Megatron-Core's alltoall
-// dispatcher calls, runs on SMs as well. The figure is taken for every GPU.
-const overlapCommSMs = 20.0 / 132
+// deepEPSMs is the number of streaming multiprocessors DeepEP's dispatch and combine
+// kernels occupy while they run beside computation: DeepSeek-V3's take 20 of an
+// H800's 132 SMs, enough to fill its InfiniBand and NVLink bandwidth (DeepSeek-V3
+// Technical Report, arXiv 2412.19437, section 3.2.2; DeepEP's default
+// Buffer.num_sms is 20 too). overlapCommSMs is their share of the H800's, taken for a
+// device that states no count.
+const (
+	deepEPSMs      = 20.0
+	overlapCommSMs = deepEPSMs / 132
+)
 
 // expertOverlapHidden is the fraction of a mixture's all-to-all time that runs beside
 // computation when its overlap is on: Megatron-Core's combined 1F1B pairs each
@@ -953,11 +956,12 @@ const expertOverlapHidden = 0.3655
 // communication hides behind the layer's backward computation and the backward pass's
 // behind its forward computation (another microbatch's, under combined 1F1B), but only
 // the part h = expertOverlapHidden of it that runs beside the computation it is paired
-// with; the communication kernels hold overlapCommSMs of the SMs while they run, so
-// the computation beside them runs that much slower. Communication D beside
-// computation C leaves D - C or (1 - h)*D + f*h*D exposed, whichever is longer (with
-// h = 1 a pair takes max(D, C + f*D): the computation goes at 1 - f of its speed for
-// D, then at full speed).
+// with; the communication kernels hold a share f of the SMs while they run
+// (expertCommSMShare), so the computation beside them runs that much slower. The paired
+// part h*D beside computation C takes cluster.OverlappedSeconds(C, h*D, f), the rule
+// every overlapped collective is priced by (core/request: ZeRO-3's gathers, the
+// data-parallel reductions), and the rest (1 - h)*D is exposed: D - C or (1 - h)*D +
+// f*h*D exposed, whichever is longer.
 func (c *calc) expertComm(l *Layer, ps []piece) (fwdExposed, bwdExposed float64) {
 	var fwd, bwd float64
 	for _, p := range ps {
@@ -975,9 +979,9 @@ func (c *calc) expertComm(l *Layer, ps []piece) (fwdExposed, bwdExposed float64)
 	l.ExpertCommSeconds = fwd + bwd
 	if c.o.ExpertOverlap {
 		fwdCompute, bwdCompute := l.FwdDeviceSeconds, l.BwdDeviceSeconds
-		f, h := overlapCommSMs, expertOverlapHidden
-		fwd = max(fwd-bwdCompute, (1-h)*fwd+f*h*fwd)
-		bwd = max(bwd-fwdCompute, (1-h)*bwd+f*h*bwd)
+		f, h := c.expertCommSMShare(), expertOverlapHidden
+		fwd = (1-h)*fwd + cluster.OverlappedSeconds(bwdCompute, h*fwd, f) - bwdCompute
+		bwd = (1-h)*bwd + cluster.OverlappedSeconds(fwdCompute, h*bwd, f) - fwdCompute
 	}
 	l.ExpertExposedSeconds = fwd + bwd
 	l.FwdDeviceSeconds += fwd
@@ -992,6 +996,21 @@ func (c *calc) expertComm(l *Layer, ps []piece) (fwdExposed, bwdExposed float64)
 		l.BwdTerms.CommKernels += 2
 	}
 	return fwd, bwd
+}
+
+// expertCommSMShare is the share of the device's multiprocessors the dispatch and
+// combine kernels hold while they run: NCCL's CTAs (cluster.CollectiveSMShare) for
+// Megatron-Core's alltoall dispatcher, which calls NCCL's all-to-all, DeepEP's own
+// deepEPSMs for deepep; overlapCommSMs where the device states no count.
+func (c *calc) expertCommSMShare() float64 {
+	sms := c.rf.sms
+	if sms <= 0 {
+		return overlapCommSMs
+	}
+	if c.o.Dispatcher == DispatchDeepEP {
+		return min(1, deepEPSMs/sms)
+	}
+	return cluster.CollectiveSMShare(int(sms))
 }
 
 func ceil(v float64) int64 { return int64(math.Ceil(v)) }

@@ -182,15 +182,24 @@ func TestExpertComm(t *testing.T) {
 // TestExpertOverlap: with the dispatch overlapped (combined 1F1B), the measured share
 // h = 0.3655 of the forward pass's all-to-alls hides behind the layer's backward
 // computation and of the backward's behind its forward, slowing it by the SMs they
-// hold (f = 20/132): exposed = max(fwd comm - bwd compute, (1 - h + f h) fwd comm) +
-// the same for the backward. A slow link leaves all but the compute exposed; a fast
-// one 1 - h + f h of the communication.
+// hold (f: the alltoall dispatcher's NCCL CTAs, 24 of an H100's 132 SMs; DeepEP's 20
+// of them): exposed =
+// max(fwd comm - bwd compute, (1 - h + f h) fwd comm) + the same for the backward. A
+// slow link leaves all but the compute exposed; a fast one 1 - h + f h of the
+// communication.
 func TestExpertOverlap(t *testing.T) {
 	a := bundled(t, "deepseek-v3")
-	for _, bw := range []float64{400e9, 2e9, 0.2e9} {
+	for _, c := range []struct {
+		dispatcher Dispatcher
+		bw, f      float64
+	}{
+		{DispatchAllToAll, 400e9, 24.0 / 132}, {DispatchAllToAll, 2e9, 24.0 / 132}, {DispatchAllToAll, 0.2e9, 24.0 / 132},
+		{DispatchDeepEP, 400e9, 20.0 / 132},
+	} {
+		bw, f := c.bw, c.f
 		tg := target(t, "h100-sxm")
 		tg.ExpertLink = cluster.Link{LatencySeconds: 1e-6, BytesPerSecond: bw}
-		o := Options{Batch: 1, Seq: 4096, DataParallel: 64, ExpertParallel: 64}
+		o := Options{Batch: 1, Seq: 4096, DataParallel: 64, ExpertParallel: 64, Dispatcher: c.dispatcher}
 		plain, err := Estimate(a, tg, o)
 		if err != nil {
 			t.Fatal(err)
@@ -203,14 +212,14 @@ func TestExpertOverlap(t *testing.T) {
 		p, q := moeBlock(t, plain), moeBlock(t, over)
 		half := p.ExpertCommSeconds / 2
 		fwdCompute, bwdCompute := p.FwdDeviceSeconds-half, p.BwdDeviceSeconds-half
-		const f, h = 20.0 / 132, 0.3655
+		const h = 0.3655
 		left := 1 - h + f*h
 		want := max(half-bwdCompute, left*half) + max(half-fwdCompute, left*half)
 		if bw == 400e9 && math.Abs(want-left*p.ExpertCommSeconds) > 1e-12 {
 			t.Errorf("link %g B/s: the communication does not hide (exposed %v of %v): the case tests nothing", bw, want, p.ExpertCommSeconds)
 		}
 		if math.Abs(q.ExpertExposedSeconds-want) > 1e-12 || q.ExpertCommSeconds != p.ExpertCommSeconds {
-			t.Errorf("link %g B/s: exposed %v s of %v, want %v", bw, q.ExpertExposedSeconds, q.ExpertCommSeconds, want)
+			t.Errorf("%s, link %g B/s: exposed %v s of %v, want %v", c.dispatcher, bw, q.ExpertExposedSeconds, q.ExpertCommSeconds, want)
 		}
 		if d := (p.FwdDeviceSeconds + p.BwdDeviceSeconds) - (q.FwdDeviceSeconds + q.BwdDeviceSeconds); math.Abs(d-(p.ExpertCommSeconds-want)) > 1e-12 {
 			t.Errorf("link %g B/s: overlap saves %v s, want %v", bw, d, p.ExpertCommSeconds-want)
