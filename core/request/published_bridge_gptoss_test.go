@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"testing"
+
+	"pipeplan/core/analytic"
 )
 
 // gptOSSHeads is GPT-OSS 120B's query heads (config.json num_attention_heads; Megatron-
@@ -44,6 +46,11 @@ func TestBridgeGptOssFusedAttention(t *testing.T) {
 		ef, err := Estimate(ctx, fused)
 		if err != nil {
 			t.Fatalf("%s: %v", c.name, err)
+		}
+		// The fused kernel is cuDNN's on every device, H100 included, where the request
+		// names none (teAttention): analytic.DefaultAttention, Transformer Engine's rule.
+		if ef.Opts.Attention != analytic.CuDNN {
+			t.Errorf("%s: planned with %s attention, want Transformer Engine's FusedAttention (cudnn) for learnable softmax", c.name, ef.Opts.Attention)
 		}
 		eu, err := Estimate(ctx, unfused)
 		if err != nil {
