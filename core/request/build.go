@@ -120,6 +120,9 @@ func (p *prepared) architecture(es *model.Errors) {
 		return
 	}
 	t.Framework = fw
+	if o.Attention == "" {
+		o.Attention = analytic.DefaultAttention(p.arch, fw.Name)
+	}
 	o.TensorCommOverlap = fw.OverlapTensorComm && p.train()
 	o.TensorCommAsync = o.TensorCommOverlap && fw.AsyncTensorComm
 	if fw.FixedBytes > 0 || fw.AllocatorReserve > 0 {

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"testing"
+
+	"pipeplan/core/analytic"
 )
 
 // gptOSSHeads is GPT-OSS 120B's query heads (config.json num_attention_heads; Megatron-
@@ -44,6 +46,11 @@ func TestBridgeGptOssFusedAttention(t *testing.T) {
 		ef, err := Estimate(ctx, fused)
 		if err != nil {
 			t.Fatalf("%s: %v", c.name, err)
+		}
+		// The fused kernel is cuDNN's on every device, H100 included, where the request
+		// names none (teAttention): analytic.DefaultAttention, Transformer Engine's rule.
+		if ef.Opts.Attention != analytic.CuDNN {
+			t.Errorf("%s: planned with %s attention, want Transformer Engine's FusedAttention (cudnn) for learnable softmax", c.name, ef.Opts.Attention)
 		}
 		eu, err := Estimate(ctx, unfused)
 		if err != nil {
@@ -127,5 +134,103 @@ func TestMegatronEvenLayout(t *testing.T) {
 	}
 	if held != 6 {
 		t.Errorf("%d gpt-oss pipeline runs, want the summary's 6", held)
+	}
+}
+
+// bridgeGraphs2960 is Megatron-Bridge's measurement of Transformer Engine's scoped CUDA
+// graphs on GPT-OSS-20B (Megatron-Bridge #2960, "update CUDA graphs guidance with
+// GPT-OSS validation", 2026-03-23: docs/training/cuda-graphs.md, "Additional Validation
+// (GPT-OSS, H100, Mar 2026)", and skills/perf-techniques/cuda-graphs/card.yaml,
+// measured_results, job 10111169): pre-training on 2 nodes of 8 H100s, TP2 PP4 EP4 CP1,
+// mock data, GBS 4, cuda_graph_impl transformer_engine with cuda_graph_scope attn,
+// moe_router and moe_preprocess ("6 graphable layers per pipeline rank"): steady-state
+// iterations of 467-520 ms eager and 391-399 ms graphed, "~16-24%" faster. The rest is
+// gpt_oss_20b_pretrain_config's (src/megatron/bridge/recipes/gpt_oss/gpt_oss.py):
+// sequence 4,096, microbatch 1, bf16 with grad_reduce_in_fp32, the distributed
+// optimizer with overlapped gradient reduce and parameter gather; sequence parallelism,
+// which Megatron-Core requires with tensor and expert parallelism together
+// (TransformerConfig); neither account_for flag, so 24/4 = 6 blocks a stage
+// (megatronEvenLayout).
+type bridgeGraphs2960 struct {
+	eagerSeconds, graphedSeconds [2]float64 // the measured ranges
+	speedup                      [2]float64 // 1 - graphed/eager, as the guide states it
+}
+
+var gptOSS20BGraphs = bridgeGraphs2960{
+	eagerSeconds:   [2]float64{0.467, 0.520},
+	graphedSeconds: [2]float64{0.391, 0.399},
+	speedup:        [2]float64{0.16, 0.24},
+}
+
+// gptOSS20BGraphsGap says why the planner's speedup falls short of #2960's; while set,
+// the test holds the planner to falling short (a change that closes the gap fails it
+// until the note goes), and empty, to the measured range.
+//
+// What the planner shows about the gap, this run planned as it ran: eager 228.4 ms,
+// graphed 224.9 ms, a 1.5% speedup, and both steps about half the measured ones (the
+// graphed too: what is missing is not only in the graphed scope). The attention, norms,
+// router and preprocessing of a block are 24 kernels forward and 28 backward here
+// (before the dropless synchronization; the experts, dispatch and combine after it are
+// 99 and 139), and their device time exceeds their host time at 15 us a kernel, so
+// graphing them saves next to nothing. Raising the megatron mode's host time per kernel
+// (model.architecture.host_kernel_seconds) to 20, 25 or 30 us gives 5.1%, 17.0% or
+// 27.9%, but only because the graphed run's experts, launched eagerly after the
+// dropless synchronization, stay at eager PyTorch's 15 us (analytic.moeHostSeconds);
+// priced at the same cost in both runs, as Megatron-Core's code launches both, the
+// graphed run slows as much and the speedup is 1.7%, 2.2% or 3.6%. So a uniform per-kernel
+// cost, the experts' per-expert launches and the dropless synchronization (all the same
+// in both runs) cannot explain it: the host time missing is in the graphed scope itself,
+// attention, router and preprocessing, a 1.6 ms per block and pass on the critical path
+// (about 100 ms over the 1F1B critical path of 5 stage passes of 6 blocks, each way),
+// far beyond what 24 kernels at 15 us cost. Megatron-Core's router (load-balancing loss,
+// its tracker, top-k and the routing map, tokens per expert) and Transformer Engine's
+// module code per call (NVIDIA/TransformerEngine #2053 measures a TE Linear's forward at
+// 2.7 times torch.nn.Linear's CPU time on GB200 and GH200) are the candidates; neither is
+// counted from its source here yet.
+const gptOSS20BGraphsGap = "the host time of Megatron-Core's attention, router and preprocessing (the graphed scope) is underpriced: about 1.6 ms per block and pass"
+
+// TestBridgeGptOss20BGraphs plans GPT-OSS-20B as Megatron-Bridge #2960 measured it
+// (bridgeGraphs2960), without CUDA graphs (the megatron mode) and with Transformer
+// Engine's graphs of the attention and the router (cuda-graphs, the dropless experts
+// eager: analytic.moeHostSeconds), and compares the predicted speedup with the measured
+// one: an independent measurement of the host time the planner charges an ungraphed
+// Megatron-Core block.
+func TestBridgeGptOss20BGraphs(t *testing.T) {
+	m := gptOSS20BGraphs
+	steps := map[string]float64{}
+	for _, graphs := range []string{"none", "attn"} {
+		c := bridgeMoERun{name: "GPT-OSS 20B, 16 H100, BF16, TP2 PP4 EP4, graphs " + graphs, model: "gpt-oss-20b", device: "h100-sxm",
+			precision: "bf16", gpus: 16, gbs: 4, mbs: 1, seq: 4096, tp: 2, pp: 4, vp: 1, ep: 4, graphs: graphs}
+		req := c.request(t)
+		req.Training.Precision = "mixed-fp32-grads" // the recipe's grad_reduce_in_fp32
+		req.Boundaries = megatronEvenLayout(24, 4)
+		res, err := Run(context.Background(), req)
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		if !res.Feasible {
+			t.Fatalf("%s: ran, but planned as not fitting: %s", c.name, res.FirstError().Message)
+		}
+		if b := res.Plan.Boundaries; fmt.Sprint(b) != fmt.Sprint(megatronEvenLayout(24, 4)) {
+			t.Errorf("%s: boundaries %v, want Megatron-Core's 6 blocks a stage", c.name, b)
+		}
+		steps[graphs] = res.Step.StepSeconds
+		t.Logf("%-52s [%s] step %.1f ms (%s)", c.name, req.Model.Architecture.Framework, 1e3*res.Step.StepSeconds, res.Step.Breakdown)
+	}
+	got := 1 - steps["attn"]/steps["none"]
+	t.Logf("speedup from graphing attention and router: predicted %.1f%%, measured %.0f-%.0f%%; steps predicted %.1f and %.1f ms, measured %.0f-%.0f and %.0f-%.0f ms",
+		100*got, 100*m.speedup[0], 100*m.speedup[1], 1e3*steps["none"], 1e3*steps["attn"],
+		1e3*m.eagerSeconds[0], 1e3*m.eagerSeconds[1], 1e3*m.graphedSeconds[0], 1e3*m.graphedSeconds[1])
+	if got < 0 {
+		t.Errorf("graphing the attention and router slows the step (%.1f%%): graphs only take host time away", 100*got)
+	}
+	inRange := got >= m.speedup[0] && got <= m.speedup[1]
+	switch {
+	case gptOSS20BGraphsGap != "" && got >= m.speedup[0]:
+		t.Errorf("predicted speedup %.1f%% reaches the measured %.0f-%.0f%%: the known gap (%s) has closed; remove the note", 100*got, 100*m.speedup[0], 100*m.speedup[1], gptOSS20BGraphsGap)
+	case gptOSS20BGraphsGap == "" && !inRange:
+		t.Errorf("predicted speedup %.1f%%, measured %.0f-%.0f%%", 100*got, 100*m.speedup[0], 100*m.speedup[1])
+	case gptOSS20BGraphsGap != "":
+		t.Logf("KNOWN GAP: %s", gptOSS20BGraphsGap)
 	}
 }
