@@ -702,6 +702,24 @@ func (c *calc) asyncChunks(p piece) piece {
 	return p
 }
 
+// hpGradAccumulate is what DeepSpeed's BF16 optimizer (precision deepspeed-bf16) does
+// with piece p's gradients after each microbatch's backward pass: update_hp_grads
+// (deepspeed/runtime/bf16_optimizer.py, as microsoft/DeepSpeed#1801 merged it; the
+// pipeline engine calls it after every BackwardPass instruction, pipe/engine.py) adds
+// each 16-bit gradient to its fp32 copy, one parameter tensor at a time,
+// hp_grad.add_(lp.grad.to(fp32)): a cast (the 16-bit gradient read, an fp32 temporary
+// written) and an add (both fp32 tensors read, the sum written), two memory-bound
+// kernels a tensor and e + 16 bytes a parameter (18 in bf16). Megatron-style
+// frameworks accumulate in the weight-gradient products instead. ok is false
+// elsewhere, and for a piece without parameters.
+func (c *calc) hpGradAccumulate(p piece) (o op, ok bool) {
+	n := float64(p.params + p.tied)
+	if !c.sh.train || c.o.Precision != DeepSpeedBF16 || n <= 0 {
+		return op{}, false
+	}
+	return op{name: "bf16 optimizer: fp32 gradient accumulation", bwd: work{0, (c.sh.e + 16) * n, 2 * float64(p.tensors)}}, true
+}
+
 func (c *calc) layer(name, kind string, ps ...piece) Layer {
 	l := Layer{Name: name, Kind: kind}
 	pp := c.o.devicePerParam()
@@ -755,6 +773,11 @@ func (c *calc) layer(name, kind string, ps ...piece) Layer {
 				l.BwdKernels += o.fwd.kernels
 				c.rf.addTerms(&l.BwdTerms, o, false)
 			}
+		}
+		if o, ok := c.hpGradAccumulate(p); ok {
+			l.BwdDeviceSeconds += c.rf.opSeconds(o, true)
+			l.BwdKernels += o.bwd.kernels
+			c.rf.addTerms(&l.BwdTerms, o, true)
 		}
 		if p.context {
 			var coreFwd, coreBwd float64

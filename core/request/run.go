@@ -438,7 +438,8 @@ func (p *prepared) stageTraffic(ds *wire.DeviceStep, layers []int, microbatches 
 //
 //   - none: a ring all-reduce of the gradients over the replicas x context devices;
 //   - zero1 (Megatron-LM's distributed optimizer, DeepSpeed ZeRO-1): a reduce-scatter of
-//     the gradients, then after the update an all-gather of the weights;
+//     the gradients, then after the update an all-gather of the weights (precision
+//     deepspeed-bf16: an all-reduce of the fp32 gradients, then the all-gather);
 //   - zero2: a reduce-scatter per microbatch (each backward frees its whole gradients),
 //     and the all-gather of the weights;
 //   - zero3: per layer, in the layers' times (gatherLayers); nothing here;
@@ -480,6 +481,15 @@ func (p *prepared) dataParallel(ds *wire.DeviceStep, pl *wire.Plan, devices, mic
 		l, el := secondsLink(link, clock), secondsLink(elink, clock)
 		rs := cluster.RingReduceScatterSeconds(l, g, n) + cluster.RingReduceScatterSeconds(el, float64(eg), en)
 		ds.AllGatherSeconds = cluster.RingAllGatherSeconds(l, w, n) + cluster.RingAllGatherSeconds(el, float64(ew), en)
+		if p.est != nil && p.est.Opts.Precision == analytic.DeepSpeedBF16 {
+			// DeepSpeed's BF16 optimizer shards its update but all-reduces the whole fp32
+			// gradients first (pipe/engine.py, _bf16_reduce_grads: buffered_allreduce_fallback
+			// of get_grads_for_reduction, the flat fp32 gradients), then all-gathers the
+			// updated 16-bit weights (bf16_optimizer.py, step: all_gather_dp_groups).
+			ds.AllReduceSeconds = ringAllReduce(n, ds.GradBytes-eg, link, clock) + ringAllReduce(en, eg, elink, clock)
+			ds.ExposedAllReduceSeconds = DataParallelExposedSeconds(p.framework, ds.AllReduceSeconds, ds.AllGatherSeconds, bwd, fwd, 1, share)
+			return
+		}
 		ds.ReduceScatterSeconds = rs
 		times := 1
 		if level == 2 {
