@@ -117,6 +117,19 @@ type Framework struct {
 	// core_r0.8.0). On for megatron; off for cuda-graphs, which stands for
 	// torch.compile's reduce-overhead too.
 	MainGradBuffer bool `json:"main_grad_buffer,omitempty"`
+	// BlockingPipelineTransfers: a pipeline stage's sends and receives of activations
+	// and gradients block its compute stream, as DeepSpeed's PipelineEngine runs them
+	// (deepspeed/runtime/pipe/p2p.py: send and recv are torch.distributed.send and recv,
+	// "assert async_op == False"; schedule.py, TrainSchedule: each step receives its
+	// input and sends the previous gradient before a forward pass, sends the previous
+	// activation and receives its gradient before a backward pass). Each transfer then
+	// occupies both stages it joins: a stage's forward pass takes two transfers from the
+	// stage before it longer (the activation received, the gradient sent back), its
+	// backward pass two transfers to the stage after it (the activation sent, the
+	// gradient received), and none of them overlaps compute. Otherwise transfers run
+	// beside compute (Megatron-LM's batched isend/irecv), delaying only the stage that
+	// waits for them. On for deepspeed.
+	BlockingPipelineTransfers bool `json:"blocking_pipeline_transfers,omitempty"`
 	// FixedBytes is device memory the framework holds outside the model's tensors: the
 	// CUDA context, cuBLAS and attention workspaces, communication buffers.
 	FixedBytes int64 `json:"fixed_bytes"`
@@ -136,6 +149,11 @@ const (
 	// (cuda_graph_impl none, or Transformer Engine's graphs of a mixture's router and
 	// preprocessing alone): Megatron-style fusions and memory, eager launches.
 	Megatron = "megatron"
+	// DeepSpeed is Megatron-DeepSpeed on DeepSpeed's PipelineEngine (BigScience's BLOOM
+	// of 2022, Smith et al.'s MT-NLG of 2021): Megatron-LM's fused kernels and
+	// vocab-parallel loss, launched from Python without CUDA graphs, the pipeline's
+	// transfers blocking (BlockingPipelineTransfers).
+	DeepSpeed = "deepspeed"
 	// NoFramework models the device alone: no host time, no framework memory (TPUs and
 	// IPUs, whose compiled programs' costs the device's figures hold).
 	NoFramework = "none"
@@ -213,6 +231,24 @@ var frameworks = map[string]Framework{
 	Megatron: {Name: Megatron, HostKernelSeconds: eagerOpSeconds, HostLayerSeconds: eagerLayerSeconds, OptimizerTensorSeconds: 1e-6,
 		OptimizerTempBytesPerParam: 0, OverlapGradReduce: false, FusedActivation: true, FusedCrossEntropy: true, MainGradBuffer: true, FixedBytes: contextBytes, AllocatorReserve: allocatorReserve,
 		Note: "Megatron-Core with Transformer Engine launched without CUDA graphs: Megatron-style fusions and fused Adam, ~15 us host time per kernel (Python module code, dispatcher, launch), all-reduce after the backward, Megatron-Core's gradient buffer (zeroed each step; the embedding's gradient added to it each microbatch)"},
+	// DeepSpeed's PipelineEngine running Megatron-DeepSpeed (bigscience-workshop/
+	// Megatron-DeepSpeed, microsoft/DeepSpeed of 2021-2022): the model code is
+	// Megatron-LM's of its day (apex's fused LayerNorm, fused bias-GeLU, fused
+	// scale-mask-softmax; a gated MLP's activation unfused: BigScience's
+	// megatron/model/glu_activations.py, SwiGLU, calls F.silu and multiplies), its loss mpu.vocab_parallel_cross_entropy on fp32 logits
+	// (megatron/model/gpt_model.py, CrossEntropy), every kernel launched from Python
+	// (no CUDA graphs: eager PyTorch's host time per kernel and layer, as megatron), the
+	// update apex's FusedAdam in place. The pipeline engine reduces the data-parallel
+	// gradients after the schedule's last backward pass (schedule.py, TrainSchedule:
+	// ReduceTiedGrads, ReduceGrads and OptimizerStep in its last step; engine.py sets
+	// enable_backward_allreduce False), so nothing overlaps them; its sends and
+	// receives block (BlockingPipelineTransfers). Gradients are the engine's own
+	// (param.grad, or DeepSpeed's BF16 optimizer's fp32 copies: training.precision
+	// deepspeed-bf16), not Megatron-Core's buffer.
+	DeepSpeed: {Name: DeepSpeed, HostKernelSeconds: eagerOpSeconds, HostLayerSeconds: eagerLayerSeconds, OptimizerTensorSeconds: 1e-6,
+		OptimizerTempBytesPerParam: 0, OverlapGradReduce: false, CrossEntropyVocabParallel: true, BlockingPipelineTransfers: true,
+		FixedBytes: contextBytes, AllocatorReserve: allocatorReserve,
+		Note: "Megatron-DeepSpeed on DeepSpeed's PipelineEngine: Megatron-LM's fused kernels and vocab-parallel loss, ~15 us host time per kernel, fused Adam, all-reduce after the backward, blocking pipeline sends and receives"},
 }
 
 // The loss kernels model.architecture.cross_entropy names (Framework.SetCrossEntropy).

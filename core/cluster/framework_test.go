@@ -33,3 +33,38 @@ func TestMegatronFramework(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// TestDeepSpeedFramework: the deepspeed mode (Megatron-DeepSpeed on DeepSpeed's
+// PipelineEngine) launches every kernel as megatron does (eager PyTorch's host time per
+// kernel and layer, over the analytic model's kernels), updates with a fused in-place
+// Adam, reduces the gradients after the backward pass (its TrainSchedule's last step)
+// and gathers nothing during the forward, computes Megatron-LM's vocab-parallel loss,
+// keeps no Megatron-Core gradient buffer and leaves a gated MLP's activation unfused;
+// it alone blocks on its pipeline transfers.
+func TestDeepSpeedFramework(t *testing.T) {
+	d, err := LookupFramework(DeepSpeed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, _ := LookupFramework(Megatron)
+	if d.HostKernelSeconds != m.HostKernelSeconds || d.HostLayerSeconds != m.HostLayerSeconds || d.EagerOps || d.OptimizerTensorSeconds != m.OptimizerTensorSeconds || d.OptimizerTempBytesPerParam != 0 || d.ForeachOptimizer {
+		t.Errorf("deepspeed host and optimizer figures %+v: want megatron's", d)
+	}
+	if d.OverlapGradReduce || d.OverlapParamGather || d.OverlapTensorComm || d.MainGradBuffer || d.FusedActivation || d.ReturnsLogits {
+		t.Errorf("deepspeed %+v: want no overlap, no main_grad buffer, no fused activation, no logits kept", d)
+	}
+	if d.CrossEntropy() != CrossEntropyVocabParallel {
+		t.Errorf("deepspeed loss %s, want %s", d.CrossEntropy(), CrossEntropyVocabParallel)
+	}
+	if !d.BlockingPipelineTransfers {
+		t.Error("deepspeed: pipeline transfers not blocking")
+	}
+	for _, name := range FrameworkNames() {
+		if f, _ := LookupFramework(name); name != DeepSpeed && f.BlockingPipelineTransfers {
+			t.Errorf("%s: pipeline transfers blocking; only deepspeed's are", name)
+		}
+	}
+	if err := d.Validate("framework"); err != nil {
+		t.Error(err)
+	}
+}

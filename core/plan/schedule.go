@@ -37,6 +37,17 @@ type ScheduleOptions struct {
 	WeightGradFraction float64
 	// Events keeps the timeline (events per device, in-flight microbatches over time).
 	Events bool
+	// BlockingTransfers runs the transfers between stages in the stages' own streams, as
+	// DeepSpeed's PipelineEngine does (cluster.Framework.BlockingPipelineTransfers):
+	// each occupies both stages it joins, so stage s's forward pass takes the transfer
+	// from stage s-1 twice longer (its activation received, the previous gradient sent
+	// back) and its backward pass the transfer to stage s+1 twice (the previous
+	// activation sent, its gradient received), and none waits beside compute. Otherwise
+	// a transfer delays only the operation that waits for it. It applies to training
+	// without the schedule's own recomputation (Config.Recompute reruns each forward
+	// pass inside the backward, which would count its transfers again): an
+	// architecture's stages, whose backward passes carry their recomputation.
+	BlockingTransfers bool
 	// OneMicrobatch charges each stage the activations of one microbatch, as Graphcore's
 	// auto-pipeline tool counts them, rather than of the microbatches the schedule keeps
 	// in flight on it: the split is the tool's, and the simulated step's peak memory
@@ -340,6 +351,14 @@ func simulate(e *estimate.Estimator, m *model.Model, c, sc *cluster.Cluster, bou
 		}
 		if l := sc.RecvLink(j + 1); l != nil {
 			t = max(t, l.Seconds(ranges[j+1].RecvBytes, sc.Devices[j+1].ClockHz))
+		}
+		if so.BlockingTransfers && so.Training() && !so.Recompute {
+			// DeepSpeed's TrainSchedule: stage j sends its activation and receives its
+			// gradient in its backward step, stage j+1 receives the activation and sends
+			// the gradient in its forward step; the stages wait on each other there.
+			pl.Stages[j].BackwardSeconds += 2 * t
+			pl.Stages[j+1].ForwardSeconds += 2 * t
+			t = 0
 		}
 		pl.TransferSeconds = append(pl.TransferSeconds, t)
 	}

@@ -285,27 +285,40 @@ const gapMPTFlash2 = "the large-scale H100 rows that ran FlashAttention-2 measur
 // pipe/engine.py as microsoft/DeepSpeed#1801 merged them, 2022-04-19,
 // update_hp_grads(clear_lp_grads=False)), the 1F1B pipeline, with the
 // hidden size, heads, layers, data, tensor and pipeline sizes, microbatch and global
-// batch of the run. Assumed: a gpt2 config (BLOOM's ALiBi and embedding LayerNorm
-// change no matrix product; its learned-position table here is 29M parameters of
-// 176B), Megatron-DeepSpeed of 2022's unfused attention and fused kernels (eager
-// attention, cuda-graphs, as MT-NLG's rows), NVSwitch inside a node (Jean Zay's HPE
+// batch of the run, on DeepSpeed's PipelineEngine (the deepspeed framework mode: its
+// blocking sends and receives, Megatron-DeepSpeed's vocab-parallel loss, kernels
+// launched from Python; with deepspeed-bf16, update_hp_grads after every microbatch's
+// backward and the fp32 gradients all-reduced). Assumed: a gpt2 config (BLOOM's ALiBi
+// and embedding LayerNorm change no matrix product; its learned-position table here is
+// 29M parameters of 176B), Megatron-DeepSpeed of 2022's unfused attention (eager
+// attention), NVSwitch inside a node (Jean Zay's HPE
 // nodes carry the HGX A100 board), and between nodes ib-edr's 100 Gb/s per device where
 // Jean Zay has four 100 Gb/s Omni-Path links per node of eight (the planner's one
 // interface per device doubles the node's bandwidth: the data-parallel reduction of the
 // 3.7B parameters a device holds at TP 4 PP 12 is a few seconds of a 105 s step).
 //
-// The planner errs fast on all of them: +14% to +22% at TP 4 and at TP 8 with
-// microbatches of 4, as it errs on MT-NLG's DeepSpeed runs (publishedRuns: +30%) and
-// not on Megatron-LM's own (Narayanan et al.'s and Korthikanti et al.'s rows: within 10%).
-// Megatron-DeepSpeed's pipeline engine (its blocking point-to-point transfers, its
-// instruction interpreter per microbatch) is not modelled; the network's bandwidth
-// is not the cause (the data-parallel reduction is about 1% of the step).
+// The planner errs fast on all of them: +7% to +15% at TP 4 and at TP 8 with
+// microbatches of 4 (+13% to +22% before the deepspeed mode and deepspeed-bf16's
+// per-microbatch accumulation and fp32 all-reduce were priced: update_hp_grads is 5-7%
+// of these steps, the blocking transfers about 1%, the all-reduce's second half under
+// 1%), as it errs on MT-NLG's DeepSpeed runs (publishedRuns: +29% to +34%) and not on
+// Megatron-LM's own (Narayanan et al.'s and Korthikanti et al.'s rows: within 10%).
+// What is left is about 15-20 ms a transformer layer and microbatch beyond the price,
+// in every row and in MT-NLG's too, whatever the tensor-parallel size, hidden size
+// and microbatch: found in neither DeepSpeed's pipeline engine (p2p.py, schedule.py,
+// engine.py at 2022-02-28; its ThroughputTimer synchronizes the device before each
+// forward pass, a few host microseconds exposed) nor its activation checkpointing
+// (no synchronization unless asked). BigScience ran with CUDA_LAUNCH_BLOCKING=1
+// (train/tr11-176B-ml/README.md, against a hang), which adds the host's launch time to
+// the device's, 1-2% here at 15 us a kernel, and which they measured as 0-6%
+// (chronicles-prequel.md); not priced. The network's bandwidth is not the cause (the
+// data-parallel reduction is about 1-2% of the step).
 func bloomRun(source string, h, heads, layers, dp, tp, pp, mbs, gbs int, seconds, memGB float64, gap string) moreRun {
 	return moreRun{
 		name:   fmt.Sprintf("BLOOM h=%d a=%d L=%d, TP%d PP%d DP%d, mbs %d, %d A100s, %s", h, heads, layers, tp, pp, dp, mbs, dp*tp*pp, map[string]string{bloomLog: "training log", bloomPrequel: "benchmark"}[source]),
 		source: source,
 		r: &wire.Request{
-			Model:       wire.ModelSpec{Architecture: &wire.Architecture{Config: gpt2Config(h, heads, layers, 2048, 250880, true, true, false), Seq: 2048, Attention: "eager", Framework: "cuda-graphs"}},
+			Model:       wire.ModelSpec{Architecture: &wire.Architecture{Config: gpt2Config(h, heads, layers, 2048, 250880, true, true, false), Seq: 2048, Attention: "eager", Framework: "deepspeed"}},
 			Cluster:     wire.ClusterSpec{Device: "a100-80gb", DevicesPerNode: 8, LinkIntra: "nvswitch2", LinkInter: "ib-edr"},
 			Parallelism: wire.Parallelism{Pipeline: pp, Data: dp, Tensor: tp, Sharding: "zero1"},
 			Training:    wire.Training{Recompute: "full", Precision: "deepspeed-bf16"},
@@ -336,14 +349,14 @@ const (
 	memGapBloomWhy = "nvidia-smi snapshots: the caching allocator's cache and DeepSpeed's buffers beyond its BF16 optimizer's gradients, not planned"
 )
 
-// gapBloomTP8: at TP 8 with microbatches of 2 the benchmarks ran 37-46% slower than
-// predicted, where the same shapes at TP 4 (or TP 8 with microbatches of 4) err +14% to
-// +24%: halving the microbatch at TP 8 cost 15% of the step (139.72 s against 120.96 s
-// for h 12,288, PP 6), about 0.3 s for each of the 64 extra microbatches on every
-// stage, where the planner predicts the smaller microbatches slightly faster (a smaller
-// bubble). A fixed cost per microbatch and stage that grows with the tensor-parallel
-// group, in DeepSpeed's pipeline engine of 2022, is the likely cause; none is modelled.
-const gapBloomTP8 = "Megatron-DeepSpeed at TP 8 with microbatches of 2: ~0.3 s a microbatch beyond the planner's price (its pipeline engine's per-microbatch costs)"
+// gapBloomTP8: at TP 8 with microbatches of 2 the benchmarks ran 27-34% slower than
+// predicted (37-45% before the deepspeed mode), where the same shapes at TP 4 (or TP 8
+// with microbatches of 4) err +7% to +18%: halving the microbatch at TP 8 cost 15% of
+// the step (139.72 s against 120.96 s for h 12,288, PP 6), where the planner now
+// predicts it 1% slower (update_hp_grads runs once a microbatch). Per layer and
+// microbatch the residual is the same ~15-20 ms as in the other rows (bloomRun), a
+// larger share of a TP 8 microbatch of 2; its source is not found.
+const gapBloomTP8 = "Megatron-DeepSpeed at TP 8 with microbatches of 2: a residual of ~15-20 ms a layer and microbatch, common to the DeepSpeed-era rows, not found in DeepSpeed's source, weighs most there"
 
 // The BLOOM sources.
 const (

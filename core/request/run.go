@@ -179,6 +179,9 @@ func (p *prepared) options() plan.Options {
 			WeightGradFraction: r.Schedule.WeightGradFraction,
 			Events:             r.Events,
 			OneMicrobatch:      p.toolMemory(),
+			// An architecture's framework may run the transfers between stages in its
+			// stages' streams (DeepSpeed's PipelineEngine).
+			BlockingTransfers: p.est != nil && p.framework.BlockingPipelineTransfers,
 		},
 	}
 }

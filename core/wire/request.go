@@ -109,7 +109,9 @@ type Architecture struct {
 	Tie string `json:"tie,omitempty"`
 	// Framework is how the model runs: eager (PyTorch), compiled (torch.compile),
 	// cuda-graphs (CUDA graph capture, Megatron-LM style), megatron (Megatron-Core
-	// launched without CUDA graphs) or none (the device alone):
+	// launched without CUDA graphs), deepspeed (Megatron-DeepSpeed on DeepSpeed's
+	// PipelineEngine: megatron's launches, Megatron-LM's vocab-parallel loss, blocking
+	// pipeline transfers) or none (the device alone):
 	// host time per kernel and per optimizer tensor, whether the data-parallel
 	// all-reduce overlaps the backward, the framework's memory (core/cluster's
 	// Framework presets, with sources).
@@ -121,7 +123,8 @@ type Architecture struct {
 	// Megatron-Core fuses it) or vocab-parallel (Megatron-LM's unfused vocab-parallel
 	// cross-entropy: fp32 kernels one after another, its default through Megatron-Core
 	// r0.8.0). Default: the framework's (unfused for eager and
-	// compiled, fused-inplace for cuda-graphs and megatron).
+	// compiled, fused-inplace for cuda-graphs and megatron, vocab-parallel for
+	// deepspeed).
 	CrossEntropy string `json:"cross_entropy,omitempty"`
 	// MatmulEfficiency and MemoryEfficiency override the device preset's fractions of
 	// peak; KernelSeconds its launch cost per kernel. 0 (nil): the preset's.
@@ -270,7 +273,7 @@ type Parallelism struct {
 	// reduce-scatter of an input gradient that several projections sum exposed, each
 	// fused product run as tensor products of a shard's rows), "on"
 	// (the framework mode's method: async-tp for compiled, userbuffers for eager,
-	// cuda-graphs and megatron) or "off". Default: the framework's (cluster.Framework.
+	// cuda-graphs, megatron and deepspeed) or "off". Default: the framework's (cluster.Framework.
 	// OverlapTensorComm: off in every mode). Architectures only.
 	OverlapTensorComm string `json:"overlap_tensor_comm,omitempty"`
 }

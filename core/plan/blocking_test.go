@@ -1,0 +1,72 @@
+package plan
+
+import (
+	"math"
+	"testing"
+
+	"pipeplan/core/cluster"
+	"pipeplan/core/schedule"
+)
+
+// TestBlockingTransfers: DeepSpeed's PipelineEngine sends and receives in the stages'
+// own streams (ScheduleOptions.BlockingTransfers), so each transfer occupies both stages
+// it joins. One microbatch through S stages of one layer each (forward 1 s, backward
+// 2 s) over links of T s a transfer runs the forward passes and then the backward
+// passes in a chain: with transfers beside compute each boundary adds T each way,
+// S(F+B) + 2T(S-1); blocking, each transfer is in both stages' passes, S(F+B) + 4T(S-1).
+// With many microbatches the step is what the pipeline of the stage times the rule sets
+// (a middle stage's microbatch takes F + B + 4T) takes with free transfers
+// (schedule.SimulateStep), longer than with the transfers beside compute; inference is
+// unchanged.
+func TestBlockingTransfers(t *testing.T) {
+	const S, T = 4, 0.25
+	m := chain(S, 0, 0, 1<<20)
+	c := cluster.Homogeneous(cluster.Device{Name: "d", MemoryBytes: 1 << 40}, S, cluster.Link{BytesPerSecond: (1 << 20) / T}, nil)
+	bounds := []int{0, 1, 2, 3, 4}
+	step := func(cfg schedule.Config, blocking bool) float64 {
+		t.Helper()
+		r, err := Simulate(m, c, bounds, Options{Schedule: &ScheduleOptions{Config: cfg, BlockingTransfers: blocking}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r.MakespanSeconds
+	}
+	one := schedule.Config{Kind: schedule.OneFOneB, Microbatches: 1}
+	for _, c := range []struct {
+		blocking bool
+		want     float64
+	}{{false, S*3 + 2*T*(S-1)}, {true, S*3 + 4*T*(S-1)}} {
+		if got := step(one, c.blocking); math.Abs(got-c.want) > 1e-12 {
+			t.Errorf("one microbatch, blocking %v: %v s, want %v s", c.blocking, got, c.want)
+		}
+	}
+	many := schedule.Config{Kind: schedule.OneFOneB, Microbatches: 16}
+	pl := &schedule.Pipeline{}
+	for s := 0; s < S; s++ {
+		st := schedule.Stage{ForwardSeconds: 1, BackwardSeconds: 2, WeightGradSeconds: 1}
+		if s > 0 {
+			st.ForwardSeconds += 2 * T
+		}
+		if s < S-1 {
+			st.BackwardSeconds += 2 * T
+		}
+		pl.Stages = append(pl.Stages, st)
+	}
+	ref, err := schedule.SimulateStep(pl, many)
+	if err != nil {
+		t.Fatal(err)
+	}
+	free := step(many, false)
+	if got := step(many, true); math.Abs(got-ref.MakespanSeconds) > 1e-9 || !(got > free) {
+		t.Errorf("16 microbatches: blocking %v s, the stages' times with the transfers in them %v s, transfers beside compute %v s: want the second, longer than the third",
+			got, ref.MakespanSeconds, free)
+	}
+	inf := schedule.Config{Kind: schedule.Inference, Microbatches: 16}
+	r1, err := Simulate(m, c, bounds, Options{Schedule: &ScheduleOptions{Config: inf, BlockingTransfers: true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := step(inf, false); r1.MakespanSeconds != want {
+		t.Errorf("inference: blocking %v s, want %v s (the rule is the training schedule's)", r1.MakespanSeconds, want)
+	}
+}
