@@ -297,7 +297,7 @@ const gapMPTFlash2 = "the large-scale H100 rows that ran FlashAttention-2 measur
 // interface per device doubles the node's bandwidth: the data-parallel reduction of the
 // 3.7B parameters a device holds at TP 4 PP 12 is a few seconds of a 105 s step).
 //
-// The planner errs fast on all of them: +7% to +15% at TP 4 and at TP 8 with
+// The planner errs fast on all of them: +7% to +17% at TP 4 and at TP 8 with
 // microbatches of 4 (+13% to +22% before the deepspeed mode and deepspeed-bf16's
 // per-microbatch accumulation and fp32 all-reduce were priced: update_hp_grads is 5-7%
 // of these steps, the blocking transfers about 1%, the all-reduce's second half under
@@ -306,9 +306,10 @@ const gapMPTFlash2 = "the large-scale H100 rows that ran FlashAttention-2 measur
 // What is left is about 15-20 ms a transformer layer and microbatch beyond the price,
 // in every row and in MT-NLG's too, whatever the tensor-parallel size, hidden size
 // and microbatch: found in neither DeepSpeed's pipeline engine (p2p.py, schedule.py,
-// engine.py at 2022-02-28; its ThroughputTimer synchronizes the device before each
-// forward pass, a few host microseconds exposed) nor its activation checkpointing
-// (no synchronization unless asked). BigScience ran with CUDA_LAUNCH_BLOCKING=1
+// engine.py at 2022-02-28; the ThroughputTimer it starts before each forward pass
+// would synchronize the device, but only from its second step, and its step count
+// advances in DeepSpeedEngine.step, which the pipeline engine never calls) nor its
+// activation checkpointing (no synchronization unless asked). BigScience ran with CUDA_LAUNCH_BLOCKING=1
 // (train/tr11-176B-ml/README.md, against a hang), which adds the host's launch time to
 // the device's, 1-2% here at 15 us a kernel, and which they measured as 0-6%
 // (chronicles-prequel.md); not priced. The network's bandwidth is not the cause (the
