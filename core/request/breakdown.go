@@ -24,8 +24,12 @@ func breakdown(s *wire.Step) string {
 	}
 	sec := func(v float64) string { return units.Time(v, model.Seconds) }
 	dp, all, behind := "data-parallel all-reduce", s.DataParallelAllReduceSeconds, "the last backward"
-	if sharded := s.DataParallelReduceScatterSeconds + s.DataParallelAllGatherSeconds; sharded > 0 {
-		dp, all, behind = "data-parallel reduce-scatter + all-gather", sharded, "the last backward and the first forward"
+	switch {
+	case s.DataParallelAllGatherSeconds > 0 && s.DataParallelAllReduceSeconds > 0:
+		// DeepSpeed's BF16 optimizer: the whole gradients all-reduced, the weights gathered.
+		dp, all, behind = "data-parallel all-reduce + all-gather", s.DataParallelAllReduceSeconds+s.DataParallelAllGatherSeconds, "the last backward and the first forward"
+	case s.DataParallelReduceScatterSeconds+s.DataParallelAllGatherSeconds > 0:
+		dp, all, behind = "data-parallel reduce-scatter + all-gather", s.DataParallelReduceScatterSeconds+s.DataParallelAllGatherSeconds, "the last backward and the first forward"
 	}
 	out := "pipeline " + sec(s.PipelineSeconds)
 	const layer = "per-layer all-gather + reduce-scatter"

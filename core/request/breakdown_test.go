@@ -20,6 +20,8 @@ func TestStepBreakdown(t *testing.T) {
 			"pipeline 100.00 ms + tied all-reduce 1.00 ms + data-parallel all-reduce 2.00 ms"},
 		{"sharded", wire.Step{PipelineSeconds: 0.1, DataParallelReduceScatterSeconds: 0.003, DataParallelAllGatherSeconds: 0.002, DataParallelExposedSeconds: 0.001},
 			"pipeline 100.00 ms + data-parallel reduce-scatter + all-gather 1.00 ms exposed; data-parallel reduce-scatter + all-gather 5.00 ms, 4.00 ms of it hidden behind the last backward and the first forward"},
+		{"all-reduced, then gathered (deepspeed-bf16)", wire.Step{PipelineSeconds: 0.1, DataParallelAllReduceSeconds: 0.006, DataParallelAllGatherSeconds: 0.002, DataParallelExposedSeconds: 0.008},
+			"pipeline 100.00 ms + data-parallel all-reduce + all-gather 8.00 ms"},
 	} {
 		if got := breakdown(&tt.step); got != tt.want {
 			t.Errorf("%s:\n got %q\nwant %q", tt.name, got, tt.want)
