@@ -182,29 +182,46 @@ var shardedRuns = []shardedRun{
 
 // The known gaps of torchtitan's rows.
 const (
-	// gapRing: +51% and +57%: a ~1.3x at context degrees 4 and 8 beyond CP 1's and
-	// 2's errors (+21%, +13%) that the kernels' published rates do not explain: the
-	// throughput fell from
-	// CP 2 to CP 4 to 0.42 of the row before where the attention's FLOPs predict 0.55
-	// (the ring's exchanges hide behind the attention at these lengths). PyTorch's
-	// experimental context parallelism of December 2024 (per-step SDPA calls on blocks,
-	// its merge of partial outputs, its load balancing) is not modelled beyond the ring.
-	// Read from its source (torch/distributed/tensor/experimental/_attention.py): the
-	// round-robin load balancing (on by default) gives every rank 2(s/2c)^2 of the
-	// scores at each of the c steps, balanced; the keys and values are all-gathered once
-	// (the default rotate method) behind step 0, and their fp32 gradients passed on by
-	// all-to-all behind the next step, one exchange left exposed (about 3 ms a layer at
-	// CP 4); the fp32 merges and copies of partial outputs and gradients move a few GB a
-	// step (about 4% of the attention's backward). None of it is 1.3x, nor steps from
-	// CP 2 to CP 4 alone (CP 4 to CP 8 falls to 0.51 measured, 0.53 predicted). Each
-	// rank holds 32,768 tokens in every row, so CP 2 and CP 4 run kernels of the same
-	// shapes, CP 4 twice as many: the measured step grew 2.37x (12.9 s to 30.6 s) where
-	// every per-rank cost at most doubles; only the bytes exchanged grow faster (3x),
-	// about 1.3 s a step at NVLink's rate, which step 0's attention hides. Nor is it
-	// FlashAttention-2's rate at long blocks (priced 8% below its published H100 figure
-	// at 16k; TestFlashFwdBwdAgainstREADME), and CP 4 and 8 run blocks of the same
-	// shapes as CP 2.
-	gapRing = "an unexplained ~1.3x of PyTorch's experimental ring attention at CP 4 and 8"
+	// gapRing: +50% and +57%, where CP 1 and 2 err +19% and +12%. What PyTorch's
+	// experimental context parallelism did in this benchmark, read from the versions it
+	// names (pytorch/pytorch 1963fc8 of 2024-12-23,
+	// torch/distributed/tensor/experimental/_attention.py; torchtitan 9dec370): each
+	// attention layer's pass runs c steps on a device's L = s/c tokens (its round-robin
+	// chunks i and 2c-1-i of 2c; load balancing is on by default): step 0 causal over its
+	// own L x L, then c-1 non-causal half-blocks (all of Q against the first half of a
+	// lower rank's K and V, or the second half of Q against all of a higher rank's), so
+	// every device does 1/c of the causal work, as priced. K and V (32 heads, after
+	// repeat_kv) are all-gathered once a pass (torchtitan's default rotate method
+	// allgather), again in the backward; dK and dV accumulate in fp32 and pass to the
+	// next rank after every step (ft_c.permute_tensor, a one-peer all-to-all); the partial
+	// outputs merge in fp32 after every step. Priced at the planner's own rates, against
+	// the steps it predicts (11.5, 20.4 and 38.2 s at CP 2, 4 and 8):
+	//   - the c-1 non-causal steps at FlashAttention-2's non-causal rate (Shah et al.'s
+	//     figures above: 370 and 322 TFLOP/s, the causal 335 and 291): -3.6%, -6.2%, -7.7%;
+	//   - torchtitan compiles each block whole (fullgraph), so the ring is traced, and a
+	//     traced functional collective is waited at once (_functional_collectives.py,
+	//     _maybe_wrap_tensor) with Inductor's reordering off by default
+	//     (reorder_for_compute_comm_overlap): all three all-gathers of a layer (with the
+	//     recomputation's) and its c dK/dV passes exposed at NVLink's 450 GB/s: +2.3%,
+	//     +3.2%, +3.7%;
+	//   - the fp32 merges, accumulations and copies, about 180, 310 and 580 bytes per
+	//     element of a layer's attention output, at 80% of 2.4 TB/s: +3.5%, +3.4%, +3.4%;
+	//   - NCCL gives a one-peer send over NVLink twice its links' count of channels
+	//     whatever the group's size (NCCL 2.21.5, graph/paths.cc ncclTopoGetNchannels,
+	//     enqueue.cc scheduleP2pTasksToPlan): the dK/dV passes do not slow with c.
+	// Net +2%, 0%, -1%: the source explains none of the gap (nor do FlashAttention-2's
+	// rates, priced 8% below its published H100 figure at 16k,
+	// TestFlashFwdBwdAgainstREADME; nor repeat_kv's copies, under 1%; nor the
+	// recomputation, priced). The rows decompose instead as a cost that comes with the
+	// group's size: with the planner's price of everything but the attention core held
+	// (2.63 s a step; Tables 1 and 3's rows err -3% to +3%), the core measured 1.30x its
+	// price at CP 1 (one causal block), and each non-causal step 1.01x at CP 2 but 1.66x
+	// at CP 4 and 1.65x at CP 8, though CP 2, 4 and 8 run steps of the same shapes and
+	// pass about the same bytes a step. One thing below the source does change between 2
+	// and 4 devices: NCCL enables NVLink SHARP only in communicators of more than 2 GPUs
+	// (2.21.5, transport/nvls.cc, ncclNvlsInit), so CP 4's and 8's all-gathers may run
+	// another algorithm than CP 2's; no published figure times that here.
+	gapRing = "PyTorch's experimental ring attention's non-causal steps at ~1.65x their price at CP 4 and 8 (1.0x at CP 2), which its source does not explain"
 )
 
 // llama3Run is a pre-training run of Llama 3.1 405B as Dubey et al. 2024 ("The Llama 3
