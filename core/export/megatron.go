@@ -154,6 +154,8 @@ func megatron(j *job) error {
 		switch in.ContextMethod {
 		case "all-to-all":
 			w.WriteString("  --cp-comm-type a2a  # all-to-all (DeepSpeed-Ulysses style), as planned\n")
+		case "all-gather":
+			w.WriteString("  --cp-comm-type all_gather  # priced as PyTorch's context parallelism (keys and values all-gathered, their gradients sent around the ring); Transformer Engine's all-gather form reduce-scatters the gradients instead\n")
 		case "hierarchical":
 			g := orOne(in.ContextInner)
 			fmt.Fprintf(&w, "  --cp-comm-type a2a+p2p  # all-to-all inside groups of %d, ring between the %d groups, as planned\n", g, cp/g)
