@@ -424,6 +424,12 @@ func (sh *shape) attention(local bool) piece {
 			// this device's share of the all-gather.
 			p.contextBytes = e * t * 2 * q
 			p.ops = append(p.ops, sh.contextMerges(t*q))
+			// Held during the core: the other c - 1 devices' keys and values gathered;
+			// forward, the fp32 output merged; backward, fp32 dQ, dK and dV, and the
+			// fp32 dK and dV sent and received.
+			gathered := (sh.cp - 1) * p.contextBytes
+			p.fwdExtra += gathered + 4*t*q
+			p.bwdExtra += gathered + 4*t*3*q + 2*4*t*2*q
 		} else {
 			p.contextBytes = e * t * 2 * kv // this device's K and V, passed c - 1 times
 		}

@@ -481,7 +481,9 @@ const (
 	// as query heads, so the keys and values passed are the query heads' width (a model
 	// repeats its grouped heads before the call, as torchtitan's Llama does:
 	// repeat_kv). Under torch.compile (cluster.Framework.TracedCommWaits) every one of
-	// these exchanges waits at once.
+	// these exchanges waits at once. During the core a device holds the other devices'
+	// keys and values gathered, and the fp32 output, or backward the fp32 gradients and
+	// the buffers sent and received.
 	AllGather ContextMethod = "all-gather"
 )
 

@@ -200,9 +200,12 @@ func TestAllGatherContextCommunication(t *testing.T) {
 // TestAllGatherAttentionSteps: under PyTorch's context parallelism (AllGather) a causal
 // model's attention core runs one causal step and c - 1 steps without a mask, each 1/c
 // of the work, so its rate is c / (1/causal + (c-1)/unmasked) at FlashAttention-2's
-// published H100 rates for a device's s/c tokens (Ring: the causal rate); and its fp32
+// published H100 rates for a device's s/c tokens (Ring: the causal rate); its fp32
 // merges move (20 + 10(c-1)) bytes forward and (30 + 46c) backward per element of the
-// attention output (contextMerges).
+// attention output (contextMerges); and beyond the ring's, it holds during the core the
+// other devices' keys and values, (c-1) x e x t x 2q bytes, with the fp32 output
+// forward (4tq) and fp32 dQ, dK, dV and the dK and dV sent and received backward
+// (12tq + 16tq).
 func TestAllGatherAttentionSteps(t *testing.T) {
 	a := bundled(t, "meta-llama-3-8b")
 	const c, s = 4, 65536
@@ -249,6 +252,15 @@ func TestAllGatherAttentionSteps(t *testing.T) {
 				t.Errorf("ring: fp32 merges priced")
 			}
 			continue
+		}
+		ring := steps(Ring)
+		tq := 1.0 * s / c * float64(a.QDim())
+		gathered := (c - 1) * 2 * 2 * tq
+		if got, want := p.fwdExtra-ring.fwdExtra, gathered+4*tq; got != want {
+			t.Errorf("forward transients: %v bytes beyond the ring's, want %v", got, want)
+		}
+		if got, want := p.bwdExtra-ring.bwdExtra, gathered+12*tq+16*tq; got != want {
+			t.Errorf("backward transients: %v bytes beyond the ring's, want %v", got, want)
 		}
 		if merges == nil {
 			t.Fatal("all-gather: no merges")
