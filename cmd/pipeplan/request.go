@@ -141,7 +141,7 @@ func (f *requestFlags) add(fs *flag.FlagSet, withSchedule bool) {
 	fs.IntVar(&f.shardGroup, "shard-group", 0, "with --sharding hsdp: replicas per shard group (default: those a node holds)")
 	fs.StringVar(&f.prefetch, "prefetch", "", "with --sharding zero3 or hsdp: next-layer (default, as PyTorch FSDP2) or none")
 	fs.IntVar(&f.cp, "cp", 0, "context-parallel degree with --hf-config (default 1): each sequence split over N devices")
-	fs.StringVar(&f.cpMethod, "cp-method", "", "with --cp: ring (default, ring attention), all-to-all (DeepSpeed-Ulysses) or hierarchical (Megatron-LM's a2a+p2p)")
+	fs.StringVar(&f.cpMethod, "cp-method", "", "with --cp: ring (default, ring attention), all-to-all (DeepSpeed-Ulysses), hierarchical (Megatron-LM's a2a+p2p) or all-gather (PyTorch's context_parallel, rotate method allgather)")
 	fs.IntVar(&f.cpInner, "cp-inner", 0, "with --cp-method hierarchical: the all-to-all group's size (default: what fits in a node)")
 	fs.IntVar(&f.ep, "ep", 0, "expert-parallel degree of a mixture of experts (default 1): each device holds 1/N of the experts; N x --etp must divide --dp x --tp")
 	fs.IntVar(&f.etp, "etp", 0, "expert tensor-parallel degree of a mixture of experts (default: --tp)")

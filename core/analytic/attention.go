@@ -695,7 +695,7 @@ func (sh *shape) attentionRates(device string, p *piece, local bool) {
 		return // eager: GEMMs and memory-bound kernels; fp32: no fused 16-bit kernel figures
 	}
 	seq := sh.skv
-	if sh.cp > 1 && sh.o.ContextMethod == Ring {
+	if sh.cp > 1 && (sh.o.ContextMethod == Ring || sh.o.ContextMethod == AllGather) {
 		seq = sh.s
 	}
 	if sh.cp > 1 && sh.o.ContextMethod == Hierarchical {
@@ -720,6 +720,15 @@ func (sh *shape) attentionRates(device string, p *piece, local bool) {
 		return
 	}
 	bwd, _ := attentionEfficiencyIn(device, k, sh.d, seq, window, causal, true)
+	if causal && window == 0 && sh.cp > 1 && sh.o.ContextMethod == AllGather {
+		// PyTorch's context parallelism runs 1/c of a device's causal work as one causal
+		// call and the rest as c - 1 calls without a mask (AllGather): each at its rate.
+		nf, okf := attentionEfficiencyIn(device, k, sh.d, seq, window, false, false)
+		nb, okb := attentionEfficiencyIn(device, k, sh.d, seq, window, false, true)
+		if okf && okb && nf > 0 && nb > 0 && fwd > 0 && bwd > 0 {
+			fwd, bwd = sh.cp/(1/fwd+(sh.cp-1)/nf), sh.cp/(1/bwd+(sh.cp-1)/nb)
+		}
+	}
 	for i := range p.ops {
 		if p.ops[i].core {
 			p.ops[i].fwdEff, p.ops[i].bwdEff = fwd, bwd

@@ -655,8 +655,33 @@ func (c *calc) contextSeconds(p piece, core float64, bwd bool) (seconds, kernels
 		a2a := cluster.AllToAllSeconds(c.target.tensorLink(), p.contextBytes, int(g))
 		r, rk := c.ringSeconds(p.ringBytes, core, k/g, bwd)
 		return a2a + r, 2 + rk
+	case AllGather:
+		return c.allGatherSeconds(p.contextBytes, core, k, bwd)
 	}
 	return c.ringSeconds(p.contextBytes, core, k, bwd)
+}
+
+// allGatherSeconds is the time PyTorch's context parallelism (AllGather) adds to a pass
+// over k devices whose attention core takes core seconds, each device holding n bytes
+// of keys and values: one ring all-gather of the k devices' n, behind the first of the
+// k steps (1/k of the core); in the backward pass that gather again, then after each
+// step the keys' and values' gradients in fp32 (4/e times n) sent to the next device,
+// each behind the next step's core, the last one exposed. Where the framework waits on
+// traced communication at once (cluster.Framework.TracedCommWaits: torch.compile)
+// nothing is hidden.
+func (c *calc) allGatherSeconds(n, core, k float64, bwd bool) (seconds, kernels float64) {
+	gather := cluster.RingAllGatherSeconds(c.contextLink, k*n, int(k))
+	hide := core / k
+	if c.fw.TracedCommWaits {
+		hide = 0
+	}
+	seconds, kernels = max(0, gather-hide), 1
+	if bwd {
+		pass := cluster.PointToPointSeconds(c.contextLink, 4/c.sh.e*n)
+		seconds += (k-1)*max(0, pass-hide) + pass
+		kernels += k
+	}
+	return seconds, kernels
 }
 
 // ringSeconds is the time ring attention over k devices adds to a pass whose attention

@@ -296,6 +296,22 @@ func (sh *shape) residual() op {
 	return mem("residual", 3*sh.e*sh.t*sh.hr+sh.mask(sh.t*sh.hr), kernels)
 }
 
+// contextMerges is the fp32 traffic of PyTorch's context parallelism (AllGather) on a
+// device's attention output of n elements, counted from its operations
+// (torch/distributed/tensor/experimental/_attention.py), each tensor read and written
+// once as if fused, with K and V at the query heads' width (n elements each) and 16-bit
+// activations. Forward: the first step's output to fp32 (read 2, write 4 bytes), K and
+// V copied into the buffer gathered (read and write 2 each, 8), a merge after each of
+// the c - 1 other steps (read the fp32 output and the step's 16-bit one, write fp32:
+// 10) and the result back to 16 bits (6): 20 + 10(c-1) bytes an element. Backward:
+// dQ, dK and dV zeroed in fp32 (12), after each of the c steps the step's 16-bit
+// gradients added into them (10 each, 30) and dK and dV copied into the buffer passed
+// on (read and write 4 each, 16), then dQ, dK and dV back to 16 bits (18): 30 + 46c.
+func (sh *shape) contextMerges(n float64) op {
+	c := sh.cp
+	return op{name: "context merges", fwd: work{0, (20 + 10*(c-1)) * n, 2 * c}, bwd: work{0, (30 + 46*c) * n, 4 * c}}
+}
+
 func (sh *shape) norm(name string) op {
 	return sh.eagerMem(name, eagerTraffic[sh.a.Family].norm, sh.t*sh.hr, 2*sh.e*sh.t*sh.hr, 1)
 }
@@ -403,6 +419,17 @@ func (sh *shape) attention(local bool) piece {
 			// and 1/g of the heads, so a ring step passes the same bytes as a flat
 			// ring's.
 			p.ringBytes = e * t * 2 * kv
+		} else if sh.o.ContextMethod == AllGather {
+			// K and V at the query heads' width (the flash call takes as many as Q's):
+			// this device's share of the all-gather.
+			p.contextBytes = e * t * 2 * q
+			p.ops = append(p.ops, sh.contextMerges(t*q))
+			// Held during the core: the other c - 1 devices' keys and values gathered;
+			// forward, the fp32 output merged; backward, fp32 dQ, dK and dV, and the
+			// fp32 dK and dV sent and received.
+			gathered := (sh.cp - 1) * p.contextBytes
+			p.fwdExtra += gathered + 4*t*q
+			p.bwdExtra += gathered + 4*t*3*q + 2*4*t*2*q
 		} else {
 			p.contextBytes = e * t * 2 * kv // this device's K and V, passed c - 1 times
 		}

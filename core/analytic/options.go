@@ -465,6 +465,26 @@ const (
 	// e*b*(s/c)*2*kv bytes of keys and values, in Context/ContextInner - 1 steps.
 	// ContextInner must divide the heads on a device.
 	Hierarchical ContextMethod = "hierarchical"
+	// AllGather: PyTorch's experimental context parallelism
+	// (torch.distributed.tensor.experimental.context_parallel, as of 2024-12 and 2025)
+	// with its default rotate method, allgather (torchtitan's default too). The ring's
+	// c steps run on blocks as Ring's, load-balanced the same way, but each pass
+	// all-gathers every device's keys and values at once, behind its first step's
+	// attention only (_AllGatherRotater); in the backward pass it gathers them again, and
+	// after every step passes the keys' and values' gradients, accumulated in fp32, to
+	// the next device (ft_c.permute_tensor), each behind the next step's attention, the
+	// last one exposed. Step 0 attends causally over the device's own tokens, the c - 1
+	// others without a mask over half-blocks (all of Q against the first half of a lower
+	// rank's K and V, or the second half of Q against all of a higher rank's), and the
+	// partial outputs and gradients are merged and accumulated in fp32 after every step
+	// (_SDPAMerger, convert_to_f32). Its flash kernel takes as many key and value heads
+	// as query heads, so the keys and values passed are the query heads' width (a model
+	// repeats its grouped heads before the call, as torchtitan's Llama does:
+	// repeat_kv). Under torch.compile (cluster.Framework.TracedCommWaits) every one of
+	// these exchanges waits at once. During the core a device holds the other devices'
+	// keys and values gathered, and the fp32 output, or backward the fp32 gradients and
+	// the buffers sent and received.
+	AllGather ContextMethod = "all-gather"
 )
 
 // Bounds that keep every byte count exact and far from overflow.
@@ -634,7 +654,7 @@ func (o Options) Validate() error {
 		es.Add("tensor_parallel", "must be between 1 and %d, got %d", maxTP, o.TensorParallel)
 	}
 	oneOf(&es, "sharding", string(o.Sharding), NoSharding, ZeRO1, ZeRO2, ZeRO3, HSDP)
-	oneOf(&es, "context_method", string(o.ContextMethod), Ring, AllToAll, Hierarchical)
+	oneOf(&es, "context_method", string(o.ContextMethod), Ring, AllToAll, Hierarchical, AllGather)
 	switch c, g := max(1, o.Context), o.ContextInner; {
 	case g == 0 && o.ContextMethod != Hierarchical:
 	case o.ContextMethod != Hierarchical:

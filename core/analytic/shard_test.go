@@ -34,7 +34,7 @@ func TestContextParallelActivations(t *testing.T) {
 	a := bundled(t, "meta-llama-3-8b")
 	one := block(estimate(t, a, Options{Batch: 1, Seq: 8192}))
 	for _, c := range []int{2, 4, 8} {
-		for _, m := range []ContextMethod{Ring, AllToAll, Hierarchical} {
+		for _, m := range []ContextMethod{Ring, AllToAll, Hierarchical, AllGather} {
 			inner := 0
 			if m == Hierarchical {
 				inner = c / 2
@@ -142,6 +142,133 @@ func TestHierarchicalContextCommunication(t *testing.T) {
 	}
 	if h := ctx(slow1); !(h < block(flat).ContextSeconds) {
 		t.Errorf("hierarchical %v s over a slow network, flat ring %v s: want the hierarchical split cheaper", h, block(flat).ContextSeconds)
+	}
+}
+
+// TestAllGatherContextCommunication checks PyTorch's context parallelism's exchanges
+// (AllGather) per attention layer of Llama-3-8B, b = 1, s = 8192, bf16, c = 4, in
+// closed form. Each device holds n = e x b x s/c x 2q bytes of keys and values (the
+// query heads' width: the flash call takes as many as Q's); a pass all-gathers the c
+// devices' n, and the backward pass gathers them again and sends the keys' and values'
+// fp32 gradients, 2n bytes, to the next device after each of the c steps:
+//
+//   - under torch.compile (cluster.Framework.TracedCommWaits) nothing is hidden: the
+//     forward and backward passes add 2 x gather + c x send;
+//   - otherwise over a fast link everything hides behind the attention but the last
+//     send, which waits for the last step: the layer adds one send;
+//   - and over slow links, where every exchange outlasts the attention that hides it,
+//     the hidden parts cancel between two bandwidths B1 and B2:
+//     (2(c-1)n + 2cn) x (1/B1 - 1/B2).
+func TestAllGatherContextCommunication(t *testing.T) {
+	a := bundled(t, "meta-llama-3-8b")
+	const c, s = 4, 8192
+	n := 2.0 * 1 * s / c * 2 * float64(a.QDim())
+	ctx := func(fw string, l cluster.Link) float64 {
+		tg := target(t, "a100-80gb")
+		tg.TensorLink = l
+		f, err := cluster.LookupFramework(fw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tg.Framework = f
+		r, err := Estimate(a, tg, Options{Batch: 1, Seq: s, Context: c, ContextMethod: AllGather})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return block(r).ContextSeconds
+	}
+	slow1 := cluster.Link{BytesPerSecond: 1e8, LatencySeconds: 1e-3}
+	slow2 := cluster.Link{BytesPerSecond: 2e8, LatencySeconds: 1e-3}
+	gather, send := cluster.RingAllGatherSeconds(slow1, c*n, c), cluster.PointToPointSeconds(slow1, 2*n)
+	if got, want := ctx(cluster.Compiled, slow1), 2*gather+c*send; math.Abs(got-want) > 1e-12*want {
+		t.Errorf("compiled: %v s, want 2 gathers and %d sends, %v", got, c, want)
+	}
+	fast := cluster.Link{BytesPerSecond: 1e15}
+	if got, want := ctx(cluster.Eager, fast), cluster.PointToPointSeconds(fast, 2*n); math.Abs(got-want) > 1e-12*want {
+		t.Errorf("eager over a fast link: %v s, want the last send's %v", got, want)
+	}
+	got := ctx(cluster.Eager, slow1) - ctx(cluster.Eager, slow2)
+	want := (2*(c-1)*n + 2*c*n) * (1/1e8 - 1/2e8)
+	if math.Abs(got-want) > 1e-9*want {
+		t.Errorf("eager: %v s between the bandwidths, want %v", got, want)
+	}
+	if r := ctx(cluster.Eager, slow1); !(r < ctx(cluster.Compiled, slow1)) {
+		t.Errorf("eager %v s, compiled %v s: want eager's overlap cheaper", r, ctx(cluster.Compiled, slow1))
+	}
+}
+
+// TestAllGatherAttentionSteps: under PyTorch's context parallelism (AllGather) a causal
+// model's attention core runs one causal step and c - 1 steps without a mask, each 1/c
+// of the work, so its rate is c / (1/causal + (c-1)/unmasked) at FlashAttention-2's
+// published H100 rates for a device's s/c tokens (Ring: the causal rate); its fp32
+// merges move (20 + 10(c-1)) bytes forward and (30 + 46c) backward per element of the
+// attention output (contextMerges); and beyond the ring's, it holds during the core the
+// other devices' keys and values, (c-1) x e x t x 2q bytes, with the fp32 output
+// forward (4tq) and fp32 dQ, dK, dV and the dK and dV sent and received backward
+// (12tq + 16tq).
+func TestAllGatherAttentionSteps(t *testing.T) {
+	a := bundled(t, "meta-llama-3-8b")
+	const c, s = 4, 65536
+	steps := func(m ContextMethod) piece {
+		o := Options{Batch: 1, Seq: s, Context: c, ContextMethod: m, Attention: Flash}.withDefaults()
+		sh := newShape(a, o)
+		p := sh.attention(false)
+		sh.attentionRates("h100-sxm", &p, false)
+		return p
+	}
+	rate := func(causal, bwd bool) float64 {
+		r, ok := attentionEfficiencyIn("h100-sxm", Flash, 128, s/c, 0, causal, bwd)
+		if !ok {
+			t.Fatal("no FlashAttention-2 rate")
+		}
+		return r
+	}
+	for _, m := range []ContextMethod{Ring, AllGather} {
+		var core *op
+		var merges *op
+		p := steps(m)
+		for i := range p.ops {
+			switch {
+			case p.ops[i].core:
+				core = &p.ops[i]
+			case p.ops[i].name == "context merges":
+				merges = &p.ops[i]
+			}
+		}
+		if core == nil {
+			t.Fatalf("%s: no attention core", m)
+		}
+		for _, bwd := range []bool{false, true} {
+			want := rate(true, bwd)
+			if m == AllGather {
+				want = c / (1/rate(true, bwd) + (c-1)/rate(false, bwd))
+			}
+			if _, got := core.pass(bwd); math.Abs(got-want) > 1e-12 {
+				t.Errorf("%s backward %v: rate %v, want %v", m, bwd, got, want)
+			}
+		}
+		if m == Ring {
+			if merges != nil {
+				t.Errorf("ring: fp32 merges priced")
+			}
+			continue
+		}
+		ring := steps(Ring)
+		tq := 1.0 * s / c * float64(a.QDim())
+		gathered := (c - 1) * 2 * 2 * tq
+		if got, want := p.fwdExtra-ring.fwdExtra, gathered+4*tq; got != want {
+			t.Errorf("forward transients: %v bytes beyond the ring's, want %v", got, want)
+		}
+		if got, want := p.bwdExtra-ring.bwdExtra, gathered+12*tq+16*tq; got != want {
+			t.Errorf("backward transients: %v bytes beyond the ring's, want %v", got, want)
+		}
+		if merges == nil {
+			t.Fatal("all-gather: no merges")
+		}
+		elems := 1.0 * s / c * float64(a.QDim())
+		if merges.fwd.bytes != (20+10*(c-1))*elems || merges.bwd.bytes != (30+46*c)*elems {
+			t.Errorf("merges: %v and %v bytes, want %v and %v", merges.fwd.bytes, merges.bwd.bytes, (20+10*(c-1))*elems, (30+46*c)*elems)
+		}
 	}
 }
 

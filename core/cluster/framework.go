@@ -75,6 +75,15 @@ type Framework struct {
 	// without torch.compile); megatron, cuda-graphs and eager code overlap with
 	// Transformer Engine.
 	AsyncTensorComm bool `json:"async_tensor_comm,omitempty"`
+	// TracedCommWaits: communication issued inside a compiled region waits where it is
+	// issued, so it does not overlap the region's compute. A functional collective
+	// traced by torch.compile is followed at once by its wait_tensor
+	// (torch/distributed/_functional_collectives.py, _maybe_wrap_tensor: "wait_tensor()
+	// op is immediately called" when tracing), and Inductor moves waits only with
+	// reorder_for_compute_comm_overlap, off by default (torch/_inductor/config.py). It
+	// prices PyTorch's experimental context parallelism traced inside a compiled block
+	// (analytic.AllGather); on for compiled.
+	TracedCommWaits bool `json:"traced_comm_waits,omitempty"`
 	// ReturnsLogits: the training loop holds the model's 16-bit logits until the step
 	// ends (HuggingFace models return them beside the loss); Megatron-style loops keep
 	// only the loss.
@@ -201,7 +210,7 @@ var frameworks = map[string]Framework{
 	// ASPLOS 2024); a few microseconds per kernel is assumed; the optimizer is usually left eager (foreach); DDP
 	// overlaps as in eager mode (DDPOptimizer splits the graph at bucket boundaries).
 	Compiled: {Name: Compiled, HostKernelSeconds: 4e-6, HostLayerSeconds: 10e-6, OptimizerTensorSeconds: 5e-6,
-		OptimizerTempBytesPerParam: 4, ForeachOptimizer: true, OverlapGradReduce: true, OverlapParamGather: true, AsyncTensorComm: true, ReturnsLogits: true, FixedBytes: contextBytes, AllocatorReserve: allocatorReserve,
+		OptimizerTempBytesPerParam: 4, ForeachOptimizer: true, OverlapGradReduce: true, OverlapParamGather: true, AsyncTensorComm: true, TracedCommWaits: true, ReturnsLogits: true, FixedBytes: contextBytes, AllocatorReserve: allocatorReserve,
 		Note: "torch.compile (Inductor): ~4 us host time per kernel, eager foreach AdamW, DDP overlapping the all-reduce, async TP when tensor-parallel overlap is on"},
 	// CUDA graphs (torch.compile mode="reduce-overhead", or Megatron-LM / Transformer
 	// Engine graph capture): one launch replays a layer's kernels, so the host cost is

@@ -104,6 +104,9 @@ func megatron(j *job) error {
 		}
 		j.parallelism("Megatron-LM's distributed optimizer shards the optimizer state only (ZeRO-1); pipeplan planned %s, which also shards %s: the run holds more memory than priced", shardingName(in), also)
 	}
+	if orOne(in.Context) > 1 && in.ContextMethod == "all-gather" {
+		j.parallelism("the plan prices PyTorch's context parallelism (context_method all-gather: keys and values all-gathered, their gradients sent around the ring after every step); Megatron-LM's --cp-comm-type all_gather (Transformer Engine) gathers them too but reduce-scatters the gradients once: the run communicates otherwise than priced")
+	}
 	prec, why := megatronPrecision(in)
 	if why != "" {
 		j.imprecision("%s", why)
@@ -154,6 +157,8 @@ func megatron(j *job) error {
 		switch in.ContextMethod {
 		case "all-to-all":
 			w.WriteString("  --cp-comm-type a2a  # all-to-all (DeepSpeed-Ulysses style), as planned\n")
+		case "all-gather":
+			w.WriteString("  --cp-comm-type all_gather  # keys and values all-gathered, as planned; the gradients are reduce-scattered here, sent around the ring in the plan\n")
 		case "hierarchical":
 			g := orOne(in.ContextInner)
 			fmt.Fprintf(&w, "  --cp-comm-type a2a+p2p  # all-to-all inside groups of %d, ring between the %d groups, as planned\n", g, cp/g)

@@ -36,6 +36,8 @@ func TestShardingAndContextExports(t *testing.T) {
 			[]string{"--cp-comm-type"}},
 		{"megatron cp all-to-all", base("", 2, "all-to-all"), wire.Megatron, true,
 			[]string{"--context-parallel-size 2\n", "--cp-comm-type a2a"}, []string{"--use-distributed-optimizer"}},
+		{"megatron cp all-gather", base("", 4, "all-gather"), wire.Megatron, false,
+			[]string{"--context-parallel-size 4\n", "--cp-comm-type all_gather", "Megatron-LM's --cp-comm-type all_gather"}, nil},
 		{"megatron cp hierarchical", base("", 4, "hierarchical"), wire.Megatron, true,
 			[]string{"--context-parallel-size 4\n", "--cp-comm-type a2a+p2p", "--hierarchical-context-parallel-sizes 2 2\n"}, nil},
 		{"pytorch cp mesh", base("", 4, ""), wire.PyTorch, false,

@@ -144,8 +144,8 @@ func (p *prepared) context(es *model.Errors) {
 	case par.Context == 1:
 	case par.ContextMethod == "":
 		par.ContextMethod = string(analytic.Ring)
-	case par.ContextMethod != string(analytic.Ring) && par.ContextMethod != string(analytic.AllToAll) && par.ContextMethod != string(analytic.Hierarchical):
-		es.Add("parallelism.context_method", "must be %s, %s or %s, got %q", analytic.Ring, analytic.AllToAll, analytic.Hierarchical, par.ContextMethod)
+	case par.ContextMethod != string(analytic.Ring) && par.ContextMethod != string(analytic.AllToAll) && par.ContextMethod != string(analytic.Hierarchical) && par.ContextMethod != string(analytic.AllGather):
+		es.Add("parallelism.context_method", "must be %s, %s, %s or %s, got %q", analytic.Ring, analytic.AllToAll, analytic.Hierarchical, analytic.AllGather, par.ContextMethod)
 	}
 	p.contextInner(es)
 }

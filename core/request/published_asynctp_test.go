@@ -34,7 +34,7 @@ func TestPublishedAsyncTPSpeedups(t *testing.T) {
 		}
 		v := shardedRuns[i-1]
 		if v.r.Parallelism.OverlapTensorComm != "" || v.source != c.source {
-			t.Fatalf("%s: the row before (%s) is not its vanilla TP run", c.name, v.name)
+			continue // async TP with no vanilla run of its own (Table 6's 4D rows); the count below holds the pairs
 		}
 		pairs++
 		ub := *c.r

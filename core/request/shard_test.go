@@ -230,7 +230,7 @@ func TestShardingAndContextRefused(t *testing.T) {
 		{func(r *wire.Request) { r.Model.Architecture.Seq, r.Parallelism.Context = 4000, 32 }, "parallelism.context", "2 x 32 must divide the sequence (4000 tokens)"},
 		{func(r *wire.Request) { r.Parallelism.Context, r.Parallelism.ContextMethod = 16, "all-to-all" }, "parallelism.context", "num_kv_heads"},
 		{func(r *wire.Request) { r.Parallelism.ContextMethod = "ring" }, "parallelism.context_method", "goes with parallelism.context >= 2"},
-		{func(r *wire.Request) { r.Parallelism.Context, r.Parallelism.ContextMethod = 2, "star" }, "parallelism.context_method", "must be ring, all-to-all or hierarchical"},
+		{func(r *wire.Request) { r.Parallelism.Context, r.Parallelism.ContextMethod = 2, "star" }, "parallelism.context_method", "must be ring, all-to-all, hierarchical or all-gather"},
 		{func(r *wire.Request) { r.Parallelism.Context = -1 }, "parallelism.context", "must be between 1 and"},
 		{func(r *wire.Request) {
 			r.Parallelism.Context, r.Parallelism.Tensor = 3, 4

@@ -78,7 +78,7 @@ func TestVocabularyIsThePlanners(t *testing.T) {
 			func(v string) string {
 				return strings.Replace(arch(""), `"data":2`, `"data":2,"sharding":"`+v+`"`, 1) + `}`
 			}},
-		{"parallelism.context_method", wire.ContextMethods(), []string{string(analytic.Ring), string(analytic.AllToAll), string(analytic.Hierarchical)},
+		{"parallelism.context_method", wire.ContextMethods(), []string{string(analytic.Ring), string(analytic.AllToAll), string(analytic.Hierarchical), string(analytic.AllGather)},
 			func(v string) string {
 				return strings.Replace(arch(""), `"data":2`, `"context":2,"context_method":"`+v+`"`, 1) + `}`
 			}},

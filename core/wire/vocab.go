@@ -70,7 +70,7 @@ func ShardingModes() []string { return []string{"none", "zero1", "zero2", "zero3
 
 // ContextMethods lists parallelism.context_method: how context parallelism exchanges
 // keys and values.
-func ContextMethods() []string { return []string{"ring", "all-to-all", "hierarchical"} }
+func ContextMethods() []string { return []string{"ring", "all-to-all", "hierarchical", "all-gather"} }
 
 // ExpertDispatchers lists parallelism.expert_dispatcher: how a mixture of experts moves
 // tokens to their experts and back.

@@ -36,8 +36,8 @@ func TestLongContextMethodsSearch(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !reflect.DeepEqual(s.Contexts, []int{1, 2, 4, 8}) || !reflect.DeepEqual(s.ContextMethods, wire.ContextMethods()) {
-		t.Fatalf("contexts %v in forms %v, want 1, 2, 4, 8 in %v", s.Contexts, s.ContextMethods, wire.ContextMethods())
+	if !reflect.DeepEqual(s.Contexts, []int{1, 2, 4, 8}) || !reflect.DeepEqual(s.ContextMethods, []string{"ring", "all-to-all", "hierarchical"}) {
+		t.Fatalf("contexts %v in forms %v, want 1, 2, 4, 8 in ring, all-to-all and hierarchical", s.Contexts, s.ContextMethods)
 	}
 	s.Pipelines, s.ZeROs, s.ShardGroups, s.Recomputes = []int{1, 2}, []int{0, 1}, nil, []string{"none", "full"}
 
@@ -91,7 +91,7 @@ func TestLongContextMethodsSearch(t *testing.T) {
 			t.Errorf("%s: planned, but Refuses leaves it out", o.Candidate)
 		}
 	}
-	for _, m := range wire.ContextMethods() {
+	for _, m := range s.ContextMethods {
 		if forms[m] == 0 {
 			t.Errorf("no feasible candidate splits the context by %s (feasible by form: %v)", m, forms)
 		}
@@ -136,8 +136,9 @@ func TestExplicitContextMethodsSearch(t *testing.T) {
 		method  string // the base request's context_method
 		methods []string
 	}{
-		{"degrees", wire.SearchKnobs{MaxDevices: 8, GlobalBatch: 8, MaxMicrobatchSize: 2, Contexts: []int{1, 2, 4, 8}}, "", wire.ContextMethods()},
-		{"one degree", wire.SearchKnobs{MaxDevices: 8, GlobalBatch: 8, MaxMicrobatchSize: 2, Context: 4}, "", wire.ContextMethods()},
+		{"degrees", wire.SearchKnobs{MaxDevices: 8, GlobalBatch: 8, MaxMicrobatchSize: 2, Contexts: []int{1, 2, 4, 8}}, "", searchedContextMethods()},
+		{"one degree", wire.SearchKnobs{MaxDevices: 8, GlobalBatch: 8, MaxMicrobatchSize: 2, Context: 4}, "", searchedContextMethods()},
+		{"named all-gather", wire.SearchKnobs{MaxDevices: 8, GlobalBatch: 8, MaxMicrobatchSize: 2, Contexts: []int{1, 2, 4}}, "all-gather", []string{"all-gather"}},
 		{"named", wire.SearchKnobs{MaxDevices: 8, GlobalBatch: 8, MaxMicrobatchSize: 2, Contexts: []int{1, 2, 4}}, "all-to-all", []string{"all-to-all"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

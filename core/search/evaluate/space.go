@@ -133,11 +133,11 @@ func (r *Evaluator) Space(k wire.SearchKnobs) (search.Space, error) {
 	}
 	if r.arch != nil && slices.ContainsFunc(s.Contexts, func(c int) bool { return c > 1 }) {
 		// Context degrees, given or the long sequences' own, in every form core has
-		// (ring, all-to-all, hierarchical), or the one the base request names; the
-		// splits core refuses for a tensor degree (all-to-all's degree must divide the
-		// heads on a device, hierarchical's group must fit a node) are left out
-		// (Refuses).
-		s.ContextMethods = wire.ContextMethods()
+		// (ring, all-to-all, hierarchical: searchedContextMethods), or the one the base
+		// request names; the splits core refuses for a tensor degree (all-to-all's
+		// degree must divide the heads on a device, hierarchical's group must fit a
+		// node) are left out (Refuses).
+		s.ContextMethods = searchedContextMethods()
 		if r.contextNamed {
 			s.ContextMethods = []string{r.contextMethod}
 		}
@@ -226,4 +226,12 @@ func (r *Evaluator) Space(k wire.SearchKnobs) (search.Space, error) {
 		s.MaxMicrobatchSize = 128
 	}
 	return s, s.Validate()
+}
+
+// searchedContextMethods are the context methods a search tries by default: every one
+// core has but all-gather, which is PyTorch's implementation of the ring (its
+// context_parallel's rotate method allgather) rather than another way to split the
+// attention; a base request that names it has its candidates take it alone.
+func searchedContextMethods() []string {
+	return slices.DeleteFunc(wire.ContextMethods(), func(m string) bool { return m == string(analytic.AllGather) })
 }
