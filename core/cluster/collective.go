@@ -96,3 +96,54 @@ func halfRing(l Link, n float64, members int) float64 {
 	}
 	return t
 }
+
+// NCCL's latency model for messages of a few bytes, where it picks the LL protocol
+// (NVIDIA/nccl, src/graph/tuning.cc at commit b6475625, the commit
+// TestRingLatencyAgainstNCCLTuningModel reads for the Simple protocol). A ring: base
+// latency 6.6 µs (baseLat, Ring LL) plus, per step, 0.6 µs over NVLink (hwLat[NVLINK],
+// Ring LL) or, for the nodes-1 steps that leave a node, 2.7 µs over the network
+// (hwLat[NET], Ring LL); in a ring that crosses nodes every step takes at least the
+// network's post overhead, 1 µs on an Intel host (getNetOverhead; 2 µs on AMD, not
+// taken). A tree: 6.8 µs (baseLat, Tree LL) plus 2 x ((ranks per node - 1) x 0.6 µs +
+// log2(nodes) x 5.0 µs), log2 rounded down (hwLat Tree LL, NVLink and NET; log2i).
+const (
+	llRingBaseSeconds   = 6.6e-6
+	llRingNVLinkSeconds = 0.6e-6
+	llRingNetSeconds    = 2.7e-6
+	llNetOverSeconds    = 1.0e-6
+	llTreeBaseSeconds   = 6.8e-6
+	llTreeNVLinkSeconds = 0.6e-6
+	llTreeNetSeconds    = 5.0e-6
+)
+
+// SmallAllGatherSeconds is the time of a ring all-gather of a few bytes per rank among
+// ranks devices on nodes nodes (NVLink inside a node, one network hop between nodes):
+// NCCL's LL latency, 6.6 µs + (ranks - nodes) x 0.6 µs (1 µs when the ring crosses
+// nodes) + (nodes - 1) x 2.7 µs. 0 for one rank.
+func SmallAllGatherSeconds(ranks, nodes int) float64 {
+	if ranks <= 1 {
+		return 0
+	}
+	nodes = max(1, min(nodes, ranks))
+	intra := llRingNVLinkSeconds
+	if nodes > 1 {
+		intra = max(intra, llNetOverSeconds)
+	}
+	return llRingBaseSeconds + float64(ranks-nodes)*intra + float64(nodes-1)*llRingNetSeconds
+}
+
+// SmallAllReduceSeconds is the time of a tree all-reduce of a few bytes among ranks
+// devices on nodes nodes (a barrier: torch.distributed.barrier all-reduces one
+// element): NCCL's LL tree latency, 6.8 µs + 2 x ((ranks/nodes - 1) x 0.6 µs +
+// floor(log2(nodes)) x 5.0 µs). 0 for one rank.
+func SmallAllReduceSeconds(ranks, nodes int) float64 {
+	if ranks <= 1 {
+		return 0
+	}
+	nodes = max(1, min(nodes, ranks))
+	depth := 0
+	for n := nodes; n > 1; n >>= 1 {
+		depth++
+	}
+	return llTreeBaseSeconds + 2*(float64(ranks/nodes-1)*llTreeNVLinkSeconds+float64(depth)*llTreeNetSeconds)
+}

@@ -99,3 +99,29 @@ func TestRingLatencyAgainstNCCLTuningModel(t *testing.T) {
 		}
 	}
 }
+
+// TestSmallCollectivesNCCLLL: the LL protocol's latencies, NCCL's tuning model by hand
+// (tuning.cc at b6475625): a ring all-gather on 8 ranks of one node, 6.6 + 7 x 0.6 =
+// 10.8 µs; on 512 ranks of 64 nodes, 6.6 + 448 x 1.0 + 63 x 2.7 = 624.7 µs (the
+// intra-node steps at the 1 µs network overhead); a tree all-reduce on 512 of 64, 6.8 +
+// 2 x (7 x 0.6 + 6 x 5.0) = 75.2 µs, on 8 of one node 6.8 + 2 x 4.2 = 15.2 µs; one
+// rank nothing.
+func TestSmallCollectivesNCCLLL(t *testing.T) {
+	for _, c := range []struct {
+		name        string
+		got, wantUs float64
+	}{
+		{"all-gather 8/1", SmallAllGatherSeconds(8, 1), 10.8},
+		{"all-gather 512/64", SmallAllGatherSeconds(512, 64), 624.7},
+		{"all-gather 128/16", SmallAllGatherSeconds(128, 16), 6.6 + 112 + 15*2.7},
+		{"all-reduce 512/64", SmallAllReduceSeconds(512, 64), 75.2},
+		{"all-reduce 8/1", SmallAllReduceSeconds(8, 1), 15.2},
+		{"all-reduce 24/3 (log2 rounded down)", SmallAllReduceSeconds(24, 3), 6.8 + 2*(7*0.6+1*5.0)},
+		{"all-gather 1", SmallAllGatherSeconds(1, 1), 0},
+		{"all-reduce 1", SmallAllReduceSeconds(1, 1), 0},
+	} {
+		if math.Abs(c.got*1e6-c.wantUs) > 1e-6 {
+			t.Errorf("%s: %.4f µs, want %.4f", c.name, c.got*1e6, c.wantUs)
+		}
+	}
+}
