@@ -117,3 +117,58 @@ func TestMainGradBuffer(t *testing.T) {
 		}
 	}
 }
+
+// TestTrainMetricsTime: each training metric (Options.TrainMetrics; Composer's
+// LanguageCrossEntropy and LanguagePerplexity) runs the unfused loss's forward pass
+// over the logits after the microbatch's backward pass: the 16-bit logits cast to fp32
+// (2 read, 4 written), log_softmax (4 and 4) and 8 bytes a token, three kernels. The
+// head's backward device time grows by exactly n times that at the achievable
+// bandwidth and launches, its forward and the blocks do not change, and inference
+// (no training loop) is untouched.
+func TestTrainMetricsTime(t *testing.T) {
+	a := megatronGPT(t)
+	tg := frameworkTarget(t, "h100-sxm", cluster.Eager)
+	for _, c := range []struct {
+		metrics int
+		batch   int
+	}{{1, 1}, {2, 1}, {2, 4}} {
+		o := Options{Batch: c.batch, Seq: 2048, Attention: Flash}
+		base, err := Estimate(a, tg, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		o.TrainMetrics = c.metrics
+		with, err := Estimate(a, tg, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, w := base.Layers[len(base.Layers)-1], with.Layers[len(with.Layers)-1]
+		tokens := float64(c.batch * 2048)
+		logits := tokens * 131072
+		n := float64(c.metrics)
+		bw := tg.Perf.MemoryBytesPerSecond * tg.Perf.MemoryEfficiency
+		want := n*(14*logits+8*tokens)/bw + 3*n*tg.Perf.KernelSeconds
+		if d := w.BwdDeviceSeconds - b.BwdDeviceSeconds; math.Abs(d-want) > 1e-9*want {
+			t.Errorf("%d metrics, batch %d: backward +%.6g s, want +%.6g s", c.metrics, c.batch, d, want)
+		}
+		if w.FwdDeviceSeconds != b.FwdDeviceSeconds || w.BwdKernels-b.BwdKernels != 3*n {
+			t.Errorf("%d metrics: forward %v s against %v s, backward kernels +%g (want unchanged, +%g)", c.metrics, w.FwdDeviceSeconds, b.FwdDeviceSeconds, w.BwdKernels-b.BwdKernels, 3*n)
+		}
+		if base.Layers[1].BwdSeconds != with.Layers[1].BwdSeconds {
+			t.Errorf("%d metrics: a block changed", c.metrics)
+		}
+	}
+	o := Options{Batch: 1, Seq: 2048, Attention: Flash, Optimizer: None}
+	inf, err := Estimate(a, tg, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o.TrainMetrics = 2
+	inf2, err := Estimate(a, tg, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if inf.Total.FwdSeconds != inf2.Total.FwdSeconds {
+		t.Errorf("inference: %v s with training metrics, %v s without", inf2.Total.FwdSeconds, inf.Total.FwdSeconds)
+	}
+}

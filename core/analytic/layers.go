@@ -908,6 +908,9 @@ func (sh *shape) head() piece {
 		p.inferExtra = e * t * h
 		return p
 	}
+	if m := sh.trainMetrics(); m.bwd.kernels > 0 {
+		p.ops = append(p.ops, m)
+	}
 	if sh.vocabParallelCE {
 		// Megatron-LM's vocab-parallel cross-entropy without its fusion
 		// (_VocabParallelCrossEntropy, megatron/core/tensor_parallel/cross_entropy.py at
@@ -973,6 +976,25 @@ func (sh *shape) head() piece {
 		p.bwdExtra += e * t * v // the logits returned with the loss, still referenced
 	}
 	return p
+}
+
+// trainMetrics is the training metrics' work per microbatch (Options.TrainMetrics), and
+// an empty op without them. MosaicML Composer's Trainer (composer/trainer/trainer.py,
+// v0.17.2: _train_microbatch calls _eval_train_metrics after each microbatch's backward
+// pass) updates every training metric with the microbatch's logits under the run's
+// precision context; Composer's LanguageCrossEntropy (composer/metrics/nlp.py, and
+// LanguagePerplexity, its subclass) sums torch.nn.CrossEntropyLoss over the logits, and
+// under torch.autocast cross_entropy runs in fp32 (autocast's float32 list). So each
+// metric is the forward pass of the unfused loss (head): the logits cast to fp32 (e
+// read, 4 written), log_softmax (4 and 4) and the target's gather (8 bytes a token),
+// three kernels, with nothing kept: priced in the backward pass, after which it runs.
+func (sh *shape) trainMetrics() op {
+	n := float64(sh.o.TrainMetrics)
+	if !sh.train || n <= 0 {
+		return op{}
+	}
+	e, t, v := sh.e, sh.t, sh.v
+	return op{name: "training metrics", bwd: work{0, n * ((e+4)*t*v + 8*t*v + 8*t), 3 * n}}
 }
 
 // autocast adds what PyTorch AMP (precision amp) does to a piece whose products use

@@ -286,10 +286,14 @@ type Options struct {
 	// copy: Megatron-LM's --fp8-param-gather (Transformer Engine's fp8 primary weights,
 	// which Megatron-Bridge's fp8 recipes turn on), with the fp32 master weights in the
 	// optimizer. Needs dtype fp8 and mixed precision.
-	FP8ParamGather bool      `json:"fp8_param_gather,omitempty"`
-	Precision      Precision `json:"precision,omitempty"`
-	Optimizer      Optimizer `json:"optimizer,omitempty"`
-	Attention      Attention `json:"attention,omitempty"`
+	FP8ParamGather bool `json:"fp8_param_gather,omitempty"`
+	// TrainMetrics is the number of training metrics the loop computes on each
+	// microbatch's logits after its backward pass (Composer's Trainer: a cross-entropy
+	// over the logits each; LM head's trainMetrics). Training only.
+	TrainMetrics int       `json:"train_metrics,omitempty"`
+	Precision    Precision `json:"precision,omitempty"`
+	Optimizer    Optimizer `json:"optimizer,omitempty"`
+	Attention    Attention `json:"attention,omitempty"`
 	// FP8Attention runs the attention core in fp8 (Transformer Engine's fp8_dpa,
 	// Megatron-LM's --fp8-dot-product-attention): cuDNN's fp8 fused attention, at its
 	// published fp8 rates (attention.go) where cuDNN publishes them for the device,
@@ -623,6 +627,9 @@ func (o Options) Validate() error {
 		case o.Optimizer != None && o.Precision != Mixed && o.Precision != MixedFP32Grads:
 			es.Add("fp8_param_gather", "needs fp32 master weights beside the fp8 ones: precision mixed or mixed-fp32-grads, got %s", o.Precision)
 		}
+	}
+	if o.TrainMetrics < 0 {
+		es.Add("train_metrics", "must be >= 0, got %d", o.TrainMetrics)
 	}
 	oneOf(&es, "optimizer", string(o.Optimizer), AdamW, Adam, SGD, None)
 	oneOf(&es, "attention", string(o.Attention), Eager, Flash, Flash3, CuDNN, FlashTriton)

@@ -49,6 +49,9 @@ func breakdown(s *wire.Step) string {
 	if s.OptimizerSeconds > 0 {
 		out += " + optimizer " + sec(s.OptimizerSeconds)
 	}
+	if s.TrainMetricSyncSeconds > 0 {
+		out += " + training-metric sync " + sec(s.TrainMetricSyncSeconds)
+	}
 	if hidden > 0 {
 		part := "all"
 		if s.DataParallelExposedSeconds > 0 {

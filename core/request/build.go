@@ -61,7 +61,7 @@ func (p *prepared) architecture(es *model.Errors) {
 	}
 	o := analytic.Options{
 		Batch: r.Schedule.MicrobatchSize, Seq: a.Seq,
-		DType: analytic.DType(a.DType), FP8Recipe: analytic.FP8Recipe(r.Training.FP8Recipe), FP8ParamGather: r.Training.FP8ParamGather, Precision: analytic.Precision(r.Training.Precision),
+		DType: analytic.DType(a.DType), FP8Recipe: analytic.FP8Recipe(r.Training.FP8Recipe), FP8ParamGather: r.Training.FP8ParamGather, TrainMetrics: r.Training.TrainMetrics, Precision: analytic.Precision(r.Training.Precision),
 		Optimizer: analytic.Optimizer(r.Training.Optimizer), Attention: analytic.Attention(a.Attention),
 		FP8Attention: a.FP8Attention, ExpertFusedMLP: a.ExpertFusedMLP,
 		Recompute: archRecompute(r.Training.Recompute), Split: analytic.Split(a.Split), Tie: analytic.Tie(a.Tie),
@@ -192,7 +192,7 @@ func archPaths(err error) error {
 		return err
 	}
 	paths := map[string]string{
-		"batch": "schedule.microbatch_size", "seq": "model.architecture.seq", "dtype": "model.architecture.dtype", "fp8_recipe": "training.fp8_recipe", "fp8_param_gather": "training.fp8_param_gather",
+		"batch": "schedule.microbatch_size", "seq": "model.architecture.seq", "dtype": "model.architecture.dtype", "fp8_recipe": "training.fp8_recipe", "fp8_param_gather": "training.fp8_param_gather", "train_metrics": "training.train_metrics",
 		"precision": "training.precision", "optimizer": "training.optimizer", "attention": "model.architecture.attention",
 		"fp8_attention": "model.architecture.fp8_attention", "expert_fused_mlp": "model.architecture.expert_fused_mlp",
 		"recompute": "training.recompute", "recompute_modules": "training.recompute_modules", "split": "model.architecture.split", "tie": "model.architecture.tie",

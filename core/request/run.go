@@ -368,6 +368,9 @@ func (p *prepared) step(res *wire.Result) {
 				Message: "the profile gives no grad_bytes: the data-parallel all-reduce moves half of each stage's param_bytes (weights and gradients of one type)"})
 		}
 	}
+	if train {
+		st.TrainMetricSyncSeconds = p.trainMetricSyncSeconds(st.Devices)
+	}
 	st.StepSeconds = stepSeconds(st)
 	st.Breakdown = breakdown(st)
 	mbs := int64(r.Schedule.MicrobatchSize)
@@ -401,9 +404,10 @@ func (p *prepared) step(res *wire.Result) {
 }
 
 // stepSeconds is a step's time: the pipeline, then the tied all-reduce, the exposed
-// part of the data-parallel communication and the optimizer update (wire.Step).
+// part of the data-parallel communication, the optimizer update and the training
+// metrics' synchronisation (wire.Step).
 func stepSeconds(st *wire.Step) float64 {
-	return st.PipelineSeconds + st.TiedAllReduceSeconds + st.DataParallelExposedSeconds + st.OptimizerSeconds
+	return st.PipelineSeconds + st.TiedAllReduceSeconds + st.DataParallelExposedSeconds + st.OptimizerSeconds + st.TrainMetricSyncSeconds
 }
 
 // stageTraffic adds to ds what a stage of the given layers gives its data-parallel
@@ -672,6 +676,8 @@ func (p *prepared) oneStageStep() *wire.Step {
 		DataParallelLayerAddedSeconds:    ds.LayerAddedSeconds,
 		OptimizerSeconds:                 p.est.Total.OptimizerSeconds,
 	}
+	par := p.req.Parallelism
+	st.TrainMetricSyncSeconds = p.trainMetricSyncSeconds(max(1, par.Data) * max(1, par.Tensor) * max(1, par.Context))
 	st.StepSeconds = stepSeconds(st)
 	st.Breakdown = breakdown(st)
 	return st

@@ -24,6 +24,14 @@ func (p *prepared) training(es *model.Errors) {
 	if t.FP8ParamGather && p.arch == nil {
 		es.Add("training.fp8_param_gather", "applies to architectures (a measured profile states its weights' memory)")
 	}
+	switch {
+	case t.TrainMetrics < 0 || t.TrainMetrics > wire.MaxTrainMetrics:
+		es.Add("training.train_metrics", "must be between 0 and %d, got %d", wire.MaxTrainMetrics, t.TrainMetrics)
+	case t.TrainMetrics > 0 && p.arch == nil:
+		es.Add("training.train_metrics", "applies to architectures (a metric reads the model's logits; a profile has none)")
+	case t.TrainMetrics > 0 && !p.train():
+		es.Add("training.train_metrics", "applies to training: inference runs no training loop")
+	}
 	for _, o := range []struct{ field, v string }{
 		{"parallelism.overlap_grad_reduce", p.req.Parallelism.OverlapGradReduce},
 		{"parallelism.overlap_param_gather", p.req.Parallelism.OverlapParamGather},

@@ -308,7 +308,16 @@ type Training struct {
 	// Megatron-LM's --fp8-param-gather, on in Megatron-Bridge's fp8 recipes). Needs fp8 and
 	// precision mixed or mixed-fp32-grads.
 	FP8ParamGather bool `json:"fp8_param_gather,omitempty"`
+	// TrainMetrics is the number of training metrics the training loop computes on the
+	// logits of every microbatch and synchronises across all devices every step (MosaicML
+	// Composer's Trainer with a HuggingFaceModel's training metrics: LLM Foundry's MPT
+	// has two, LanguageCrossEntropy and LanguagePerplexity). 0 (the default): the loop
+	// computes none. Architectures, training only; at most MaxTrainMetrics.
+	TrainMetrics int `json:"train_metrics,omitempty"`
 }
+
+// MaxTrainMetrics bounds Training.TrainMetrics.
+const MaxTrainMetrics = 64
 
 // Schedule is the pipeline schedule of one step.
 type Schedule struct {

@@ -135,7 +135,12 @@ type Step struct {
 	DataParallelLayerAddedSeconds float64 `json:"data_parallel_layer_added_seconds,omitempty"`
 	// OptimizerSeconds: the slowest device's optimizer update.
 	OptimizerSeconds float64 `json:"optimizer_seconds"`
-	// StepSeconds is their sum, with the data-parallel all-reduce's exposed part.
+	// TrainMetricSyncSeconds: the training loop's synchronisation of its training
+	// metrics across all devices once a step (training.train_metrics), with the device
+	// idle.
+	TrainMetricSyncSeconds float64 `json:"train_metric_sync_seconds,omitempty"`
+	// StepSeconds is their sum, with the data-parallel all-reduce's exposed part and
+	// the training metrics' synchronisation.
 	StepSeconds float64 `json:"step_seconds"`
 	// Breakdown writes the step as the parts that add up to StepSeconds, then the
 	// data-parallel communication that compute hides, named with what hides it: "pipeline
