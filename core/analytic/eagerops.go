@@ -367,3 +367,32 @@ func (sh *shape) geluNewSaved() float64 {
 	}
 	return 10
 }
+
+// mptFlashPadding adds to an attention half what LLM Foundry's MPT runs around
+// FlashAttention-2 (attn_impl flash; Options.Attention Flash) when its code runs in
+// eager PyTorch: llmfoundry/models/layers/attention.py's flash_attn_fn (at #838, the
+// code of the large-scale H100 benchmark table) unpads q, k and v with flash-attn's
+// bert_padding.unpad_input before flash_attn_varlen_func and pads the output back with
+// pad_input, even when no token is padding (flash_attn/bert_padding.py at v2.4.2). Per
+// element, in 16 bits (e bytes): unpad_input's index_first_axis gathers each of q, k and
+// v (reads e, writes e; its backward writes a zeroed gradient and scatters into it, 3e),
+// and pad_input's index_put_first_axis zeroes the output and puts the values (3e; its
+// backward gathers, 2e): forward 2e(q + 2kv) + 3e q, backward 3e(q + 2kv) + 2e q bytes a
+// token (40 bytes an element of the hidden width with multi-head attention). Kernels:
+// each unpad_input a sum, nonzero, max, the .item() copy, cumsum, pad and the gather
+// (7), pad_input two; backward two for each unpad and one for the pad. The two host
+// synchronisations of each unpad_input (nonzero's size and .item()) are not priced
+// beyond their kernels. Triton's and torch's paths (and every other family) pad
+// nothing.
+func (sh *shape) mptFlashPadding(p *piece) {
+	if !sh.eagerCode || sh.a.Family != arch.MPT || sh.o.Attention != Flash {
+		return
+	}
+	e, t, q, kv := sh.e, sh.t, sh.q, sh.kv
+	fwd := work{0, (2*e*(q+2*kv) + 3*e*q) * t, 3*7 + 2}
+	bwd := work{0, (3*e*(q+2*kv) + 2*e*q) * t, 3*2 + 1}
+	if !sh.train {
+		bwd = work{}
+	}
+	p.ops = append(p.ops, op{name: "unpad and pad (flash-attn bert_padding)", fwd: fwd, bwd: bwd})
+}

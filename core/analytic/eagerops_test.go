@@ -334,3 +334,54 @@ func TestMPTEagerCounts(t *testing.T) {
 		}
 	}
 }
+
+// TestMPTFlashPadding: LLM Foundry's MPT under attn_impl flash, in the eager mode,
+// unpads q, k and v and pads the output back around FlashAttention-2 (flash-attn's
+// bert_padding): per token 2e(q + 2kv) + 3e q bytes forward and 3e(q + 2kv) + 2e q
+// backward, 23 kernels and 7; with multi-head attention 18 and 22 bytes an element of
+// the hidden width in 16 bits, with grouped key-value heads less. Triton's path, another
+// family or another framework's code pads nothing; inference only the forward.
+func TestMPTFlashPadding(t *testing.T) {
+	cfg := `{"model_type": "mpt", "d_model": 256, "n_heads": 4, "n_layers": 2, "max_seq_len": 512, "vocab_size": 1024%s}`
+	for _, c := range []struct {
+		extra     string
+		attention Attention
+		eager     bool
+		optimizer Optimizer
+		fwd, bwd  float64 // bytes a token
+	}{
+		{"", Flash, true, AdamW, 18 * 256, 22 * 256},
+		{`, "attn_config": {"attn_impl": "flash", "attn_type": "grouped_query_attention", "kv_n_heads": 2}`, Flash, true, AdamW, 2*2*(256+2*128) + 3*2*256, 3*2*(256+2*128) + 2*2*256},
+		{"", Flash, true, None, 18 * 256, 0},
+		{"", FlashTriton, true, AdamW, 0, 0},
+		{"", Flash, false, AdamW, 0, 0},
+	} {
+		a, err := arch.Parse([]byte(fmt.Sprintf(cfg, c.extra)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		sh := newShape(a, Options{Batch: 2, Seq: 512, Attention: c.attention, Optimizer: c.optimizer}.withDefaults())
+		sh.eagerCode = c.eager
+		var p piece
+		sh.mptFlashPadding(&p)
+		tokens := 2 * 512.0
+		if c.fwd == 0 {
+			if len(p.ops) != 0 {
+				t.Errorf("mpt%s %s eager %v: %d ops, want none", c.extra, c.attention, c.eager, len(p.ops))
+			}
+			continue
+		}
+		if len(p.ops) != 1 {
+			t.Fatalf("mpt%s: %d ops, want 1", c.extra, len(p.ops))
+		}
+		o := p.ops[0]
+		wantBwdKernels := 7.0
+		if c.bwd == 0 {
+			wantBwdKernels = 0
+		}
+		if o.fwd.bytes != c.fwd*tokens || o.bwd.bytes != c.bwd*tokens || o.fwd.kernels != 23 || o.bwd.kernels != wantBwdKernels {
+			t.Errorf("mpt%s %s: forward %v bytes in %v kernels, backward %v in %v; want %v in 23, %v in %v",
+				c.extra, c.optimizer, o.fwd.bytes, o.fwd.kernels, o.bwd.bytes, o.bwd.kernels, c.fwd*tokens, c.bwd*tokens, wantBwdKernels)
+		}
+	}
+}

@@ -479,6 +479,7 @@ func Estimate(a *arch.Arch, t Target, o Options) (*Result, error) {
 		ml := mlp()
 		// HuggingFace's code in eager PyTorch: its blocks' memory-bound kernels as counted.
 		sh.countedTraffic(&at, true)
+		sh.mptFlashPadding(&at)
 		if !moe {
 			sh.countedTraffic(&ml, false)
 		}
