@@ -988,6 +988,9 @@ func (sh *shape) head() piece {
 // metric is the forward pass of the unfused loss (head): the logits cast to fp32 (e
 // read, 4 written), log_softmax (4 and 4) and the target's gather (8 bytes a token),
 // three kernels, with nothing kept: priced in the backward pass, after which it runs.
+// Its fp32 temporaries (8 bytes a logit, beside the logits Composer still holds) live
+// after the backward pass, when the microbatch's activations are gone, and are not
+// counted in the memory.
 func (sh *shape) trainMetrics() op {
 	n := float64(sh.o.TrainMetrics)
 	if !sh.train || n <= 0 {
