@@ -190,14 +190,17 @@ type Total struct {
 	// the longer of a memory-bound pass over parameters, gradients and state and the
 	// framework's host time per parameter tensor (OptimizerHostSeconds); StepSeconds their
 	// sum, with the data-parallel communication where the request states it
-	// (Result.DataParallel: its PipelineSeconds for the passes, plus its ExposedSeconds).
+	// (Result.DataParallel: its PipelineSeconds for the passes, plus its ExposedSeconds)
+	// and the training metrics' per-step synchronisation across the request's devices
+	// (TrainMetricSyncSeconds, set by the request, as a one-stage plan prices it).
 	FwdSeconds           float64 `json:"fwd_seconds"`
 	BwdSeconds           float64 `json:"bwd_seconds"`
 	OptimizerSeconds     float64 `json:"optimizer_seconds"`
 	OptimizerHostSeconds float64 `json:"optimizer_host_seconds,omitempty"`
 	// ParamTensors counts the parameter tensors one device holds.
-	ParamTensors int     `json:"param_tensors"`
-	StepSeconds  float64 `json:"step_seconds"`
+	ParamTensors           int     `json:"param_tensors"`
+	TrainMetricSyncSeconds float64 `json:"train_metric_sync_seconds,omitempty"`
+	StepSeconds            float64 `json:"step_seconds"`
 	// TokensPerSecond is b*s over StepSeconds.
 	TokensPerSecond float64 `json:"tokens_per_second"`
 	// TiedAllReduceBytes and TiedAllReduceSeconds: with tied embeddings copied to both

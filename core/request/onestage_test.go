@@ -42,6 +42,8 @@ func TestEstimateAgreesWithOneStagePlan(t *testing.T) {
 		{"gpt2-medium a100 zero3 dp4 (fsdp)", fmt.Sprintf(gpt2m, "", "zero3", ""), "layer", true},
 		{"gpt2-medium a100 zero3 dp4 no prefetch", fmt.Sprintf(gpt2m, "", "zero3", `,"prefetch":"none"`), "layer", true},
 		{"gpt2-medium a100 hsdp dp4 group 2", fmt.Sprintf(gpt2m, "", "hsdp", `,"shard_group":2`), "layer", true},
+		{"gpt2-medium a100 zero3 dp4 train_metrics", `{"model":{"architecture":{"name":"gpt2-medium","seq":1024}},"cluster":{"device":"a100-80gb","count":4},"parallelism":{"data":4,"sharding":"zero3"},"training":{"train_metrics":2}}`, "layer", true},
+		{"llama-3.2-1b h100 tp2 train_metrics", `{"model":{"architecture":{"name":"llama-3.2-1b","seq":2048}},"cluster":{"device":"h100-sxm","count":2},"parallelism":{"tensor":2},"training":{"train_metrics":2}}`, "", false},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			o, err := EstimateOneStage(context.Background(), decode(t, tt.req))
@@ -73,6 +75,7 @@ func TestEstimateAgreesWithOneStagePlan(t *testing.T) {
 				{"all-gather", st.DataParallelAllGatherSeconds, dp.AllGatherSeconds},
 				{"exposed", st.DataParallelExposedSeconds, dp.ExposedSeconds},
 				{"optimizer", st.OptimizerSeconds, tot.OptimizerSeconds},
+				{"training-metric sync", st.TrainMetricSyncSeconds, tot.TrainMetricSyncSeconds},
 				{"step", st.StepSeconds, tot.StepSeconds},
 			} {
 				if c.plan != c.est {
@@ -94,8 +97,11 @@ func TestEstimateAgreesWithOneStagePlan(t *testing.T) {
 			if want := tot.FwdSeconds + tot.BwdSeconds + dp.LayerAddedSeconds; !near(dp.PipelineSeconds, want) {
 				t.Errorf("pipeline %v s, want forward + backward + the per-layer collectives' %v s", dp.PipelineSeconds, want)
 			}
-			if want := dp.PipelineSeconds + dp.ExposedSeconds + tot.OptimizerSeconds; tot.StepSeconds != want {
+			if want := dp.PipelineSeconds + dp.ExposedSeconds + tot.OptimizerSeconds + tot.TrainMetricSyncSeconds; tot.StepSeconds != want {
 				t.Errorf("step %v s, want its parts' %v s", tot.StepSeconds, want)
+			}
+			if strings.Contains(tt.name, "train_metrics") && !(tot.TrainMetricSyncSeconds > 0) {
+				t.Errorf("training metrics on %d devices: no synchronisation priced", res.Step.Devices)
 			}
 			priced := map[string]float64{"": 1, "allreduce": dp.AllReduceSeconds, "reduce_scatter": dp.ReduceScatterSeconds, "layer": dp.LayerCollectiveSeconds}[tt.priced]
 			if !(priced > 0) {

@@ -626,6 +626,13 @@ func (p *prepared) estimate() *analytic.Result {
 	out := *p.est
 	st := p.oneStageStep()
 	if st == nil {
+		// No data-parallel communication; the training metrics still synchronise
+		// across the tensor- and context-parallel devices (a one-stage plan's step).
+		if sync := p.trainMetricSyncSeconds(p.oneStageRanks()); sync > 0 {
+			out.Total.TrainMetricSyncSeconds = sync
+			out.Total.StepSeconds += sync
+			out.Total.TokensPerSecond = float64(out.Opts.Batch) * float64(out.Opts.Seq) / out.Total.StepSeconds
+		}
 		return &out
 	}
 	out.DataParallel = &analytic.DataParallel{
@@ -638,12 +645,20 @@ func (p *prepared) estimate() *analytic.Result {
 		ExposedSeconds:         st.DataParallelExposedSeconds,
 		Breakdown:              st.Breakdown,
 	}
+	out.Total.TrainMetricSyncSeconds = st.TrainMetricSyncSeconds
 	out.Total.StepSeconds = st.StepSeconds
 	out.Total.TokensPerSecond = 0
 	if st.StepSeconds > 0 {
 		out.Total.TokensPerSecond = float64(out.Opts.Batch) * float64(out.Opts.Seq) / st.StepSeconds
 	}
 	return &out
+}
+
+// oneStageRanks is the devices of the request planned on one stage: data x tensor x
+// context.
+func (p *prepared) oneStageRanks() int {
+	par := p.req.Parallelism
+	return max(1, par.Data) * max(1, par.Tensor) * max(1, par.Context)
 }
 
 // oneStageStep is the step of the whole model on one stage and one microbatch, the
@@ -676,8 +691,7 @@ func (p *prepared) oneStageStep() *wire.Step {
 		DataParallelLayerAddedSeconds:    ds.LayerAddedSeconds,
 		OptimizerSeconds:                 p.est.Total.OptimizerSeconds,
 	}
-	par := p.req.Parallelism
-	st.TrainMetricSyncSeconds = p.trainMetricSyncSeconds(max(1, par.Data) * max(1, par.Tensor) * max(1, par.Context))
+	st.TrainMetricSyncSeconds = p.trainMetricSyncSeconds(p.oneStageRanks())
 	st.StepSeconds = stepSeconds(st)
 	st.Breakdown = breakdown(st)
 	return st
