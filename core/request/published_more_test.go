@@ -286,7 +286,7 @@ const (
 )
 
 // The large-scale H100 rows that ran FlashAttention-2 (attn_impl flash, flash-attn
-// 2.4.2: 1B, 3B and 7B) err fast by 16.9% to 19.4% (70B, checkpointed, +8.3% and
+// 2.4.2: 1B, 3B and 7B) err fast by 16.0% to 19.4% (70B, checkpointed, +8.3% and
 // +12.7%), where the 8-GPU rows that ran the Triton kernel at 2,048 tokens err +7% to
 // +9%: measured, 7B at 128 GPUs (10,475 tokens/s a GPU) is no faster than at 8 with
 // Triton (10,643), where the plan prices it 8% faster. Priced

@@ -96,7 +96,7 @@ func TestTrainMetricsRefused(t *testing.T) {
 // tokens/s a GPU, the step x1.108; 3B x1.081; 7B x1.083), and the planner prices that
 // growth within 2 points: Composer synchronises its two training metrics' four states
 // every step (trainMetricSyncSeconds), 2 x ranks host operators each. Without them the
-// priced growth was x1.000, x0.999 and x1.047 (FSDP's collectives hide behind the
+// priced growth was x1.001, x1.000 and x1.046 (FSDP's collectives hide behind the
 // compute). The rows are mptRun's, with training.train_metrics 2.
 func TestMPTGPUCountSlowdown(t *testing.T) {
 	for _, c := range []struct {
