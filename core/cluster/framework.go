@@ -57,6 +57,20 @@ type Framework struct {
 	// during the next step's first forward pass (Megatron-LM's --overlap-param-gather);
 	// otherwise before it.
 	OverlapParamGather bool `json:"overlap_param_gather"`
+	// MegatronBuckets: where the gradient reduction and the weight all-gather overlap
+	// (OverlapGradReduce, OverlapParamGather), they run in Megatron-Core's buckets
+	// (megatron/core/distributed/distributed_data_parallel.py and
+	// param_and_grad_buffer.py, core_v0.15.0 to core_v0.18.0, NeMo 25.11 to 26.06): the
+	// dense and the routed experts' parameters each in their own buffer, cut into
+	// buckets of max(40M, 1M x data-parallel size) elements in backward order (a
+	// parameter larger than that ends its bucket), so the bucket whose gradients are
+	// ready last (the first layers', the input embedding's on the first stage) is
+	// reduced after the backward ends, and the next step's all-gather of that same
+	// bucket, the first its forward needs, is dispatched by that forward's first
+	// pre-hook with nothing before it to hide behind (MegatronBucketElements,
+	// request.DataParallelBucketedExposedSeconds). On for megatron and cuda-graphs,
+	// the Megatron-style modes.
+	MegatronBuckets bool `json:"megatron_buckets,omitempty"`
 	// OverlapTensorComm: tensor parallelism's all-gathers and reduce-scatters (with
 	// sequence parallelism) run in chunks behind the linear layers' products
 	// (Transformer Engine's userbuffers, Megatron-LM's --tp-comm-overlap: off by default
@@ -149,6 +163,15 @@ type Framework struct {
 	Note string `json:"note,omitempty"`
 }
 
+// MegatronBucketElements is the size of Megatron-Core's gradient buckets, in elements,
+// for a data-parallel group of dp members: max(40,000,000, 1,000,000 x dp), its default
+// when bucket_size is left unset ("use sane default based on dp_group size",
+// megatron/core/distributed/distributed_data_parallel.py, core_v0.15.0 to
+// core_v0.18.0); both the dense and the expert buffer use it.
+func MegatronBucketElements(dp int) int64 {
+	return max(40_000_000, 1_000_000*int64(dp))
+}
+
 // The framework modes.
 const (
 	Eager      = "eager"
@@ -219,7 +242,7 @@ var frameworks = map[string]Framework{
 	// defaults (overlap_grad_reduce off; Korthikanti et al. 2022, section 6.3, "we do not
 	// use any overlapping of gradient all-reduces") the all-reduce follows the backward.
 	CUDAGraphs: {Name: CUDAGraphs, HostKernelSeconds: 0, HostLayerSeconds: 10e-6, OptimizerTensorSeconds: 1e-6,
-		OptimizerTempBytesPerParam: 0, OverlapGradReduce: false, FusedActivation: true, FusedCrossEntropy: true, FixedBytes: contextBytes, AllocatorReserve: allocatorReserve,
+		OptimizerTempBytesPerParam: 0, OverlapGradReduce: false, MegatronBuckets: true, FusedActivation: true, FusedCrossEntropy: true, FixedBytes: contextBytes, AllocatorReserve: allocatorReserve,
 		Note: "CUDA graphs (Megatron-LM / TE capture, or reduce-overhead): one launch per layer, fused in-place Adam, all-reduce after the backward"},
 	// Megatron-Core with Transformer Engine, no CUDA graphs: what cuda-graphs models
 	// (the fused SwiGLU and cross-entropy, fused in-place Adam, Megatron-LM's
@@ -238,7 +261,7 @@ var frameworks = map[string]Framework{
 	// moeHostSeconds.) Gradients live in Megatron-Core's gradient buffer
 	// (MainGradBuffer).
 	Megatron: {Name: Megatron, HostKernelSeconds: eagerOpSeconds, HostLayerSeconds: eagerLayerSeconds, OptimizerTensorSeconds: 1e-6,
-		OptimizerTempBytesPerParam: 0, OverlapGradReduce: false, FusedActivation: true, FusedCrossEntropy: true, MainGradBuffer: true, FixedBytes: contextBytes, AllocatorReserve: allocatorReserve,
+		OptimizerTempBytesPerParam: 0, OverlapGradReduce: false, MegatronBuckets: true, FusedActivation: true, FusedCrossEntropy: true, MainGradBuffer: true, FixedBytes: contextBytes, AllocatorReserve: allocatorReserve,
 		Note: "Megatron-Core with Transformer Engine launched without CUDA graphs: Megatron-style fusions and fused Adam, ~15 us host time per kernel (Python module code, dispatcher, launch), all-reduce after the backward, Megatron-Core's gradient buffer (zeroed each step; the embedding's gradient added to it each microbatch)"},
 	// DeepSpeed's PipelineEngine running Megatron-DeepSpeed (bigscience-workshop/
 	// Megatron-DeepSpeed, microsoft/DeepSpeed of 2021-2022): the model code is

@@ -480,14 +480,20 @@ func (p *prepared) dataParallel(ds *wire.DeviceStep, pl *wire.Plan, devices, mic
 	g, w := float64(ds.GradBytes-eg), float64(ds.WeightBytes-ew)
 	m := float64(microbatches)
 	elink := p.expertShardLink(link)
+	// The share of each buffer's collective that is its last bucket (Megatron-Core's
+	// buckets; 0 where the framework's overlap is not bucketed so).
+	fd, fe := p.lastBucketFractions(pl, ds.Device, devices)
 	switch level {
 	case 0:
-		ds.AllReduceSeconds = ringAllReduce(n, ds.GradBytes-eg, link, clock) + ringAllReduce(en, eg, elink, clock)
-		ds.ExposedAllReduceSeconds = DataParallelExposedSeconds(p.framework, ds.AllReduceSeconds, 0, bwd, fwd, 1, share)
+		dense, expert := ringAllReduce(n, ds.GradBytes-eg, link, clock), ringAllReduce(en, eg, elink, clock)
+		ds.AllReduceSeconds = dense + expert
+		ds.ExposedAllReduceSeconds = DataParallelBucketedExposedSeconds(p.framework, ds.AllReduceSeconds, 0, fd*dense+fe*expert, 0, bwd, fwd, 1, share)
 	case 1, 2:
 		l, el := secondsLink(link, clock), secondsLink(elink, clock)
-		rs := cluster.RingReduceScatterSeconds(l, g, n) + cluster.RingReduceScatterSeconds(el, float64(eg), en)
-		ds.AllGatherSeconds = cluster.RingAllGatherSeconds(l, w, n) + cluster.RingAllGatherSeconds(el, float64(ew), en)
+		drs, ers := cluster.RingReduceScatterSeconds(l, g, n), cluster.RingReduceScatterSeconds(el, float64(eg), en)
+		dag, eag := cluster.RingAllGatherSeconds(l, w, n), cluster.RingAllGatherSeconds(el, float64(ew), en)
+		rs := drs + ers
+		ds.AllGatherSeconds = dag + eag
 		if p.est != nil && p.est.Opts.Precision == analytic.DeepSpeedBF16 {
 			// DeepSpeed's BF16 optimizer shards its update but all-reduces the whole fp32
 			// gradients first (pipe/engine.py, _bf16_reduce_grads: buffered_allreduce_fallback
@@ -502,7 +508,7 @@ func (p *prepared) dataParallel(ds *wire.DeviceStep, pl *wire.Plan, devices, mic
 		if level == 2 {
 			ds.ReduceScatterSeconds, times = m*rs, microbatches
 		}
-		ds.ExposedAllReduceSeconds = DataParallelExposedSeconds(p.framework, rs, ds.AllGatherSeconds, bwd, fwd, times, share)
+		ds.ExposedAllReduceSeconds = DataParallelBucketedExposedSeconds(p.framework, rs, ds.AllGatherSeconds, fd*drs+fe*ers, fd*dag+fe*eag, bwd, fwd, times, share)
 	default:
 		if groups > 1 {
 			ds.AllReduceSeconds = ringAllReduce(groups, (ds.GradBytes+int64(n)-1)/int64(n), across, clock)
@@ -528,13 +534,80 @@ func (p *prepared) dataParallel(ds *wire.DeviceStep, pl *wire.Plan, devices, mic
 // together (a maximum of linear functions): the average device's bounds the largest
 // device's from below.
 func DataParallelExposedSeconds(fw cluster.Framework, reduce, gather, backward, forward float64, times int, share float64) float64 {
+	return DataParallelBucketedExposedSeconds(fw, reduce, gather, 0, 0, backward, forward, times, share)
+}
+
+// DataParallelBucketedExposedSeconds is DataParallelExposedSeconds where the overlap
+// runs in buckets of which one cannot hide: lastReduce seconds of the reduction are the
+// bucket whose gradients are ready only when the backward ends, reduced after it, and
+// firstGather seconds of the all-gather the bucket the next step's forward needs first,
+// gathered before it starts (cluster.Framework.MegatronBuckets: Megatron-Core's
+// register_grad_ready dispatches a bucket's reduce-scatter once all its gradients of
+// the last microbatch are ready, the others running under no_sync, and its
+// finish_param_sync, in the forward pre-hook, dispatches a bucket's all-gather and
+// then the next bucket's, behind the layers that use the first). With each collective
+// c beside computation C, and its unhidden bucket L of it:
+//
+//	exposed = besideSeconds(C, c - L) + L = max(c - C, share x c + (1 - share) x L)
+//
+// for the reduction (times a step) and the gather alike; where the framework does not
+// overlap one, it adds its whole time. It is never below DataParallelExposedSeconds
+// (L = 0), which the search's bound uses.
+func DataParallelBucketedExposedSeconds(fw cluster.Framework, reduce, gather, lastReduce, firstGather, backward, forward float64, times int, share float64) float64 {
 	if !fw.OverlapGradReduce {
-		backward = 0
+		backward, lastReduce = 0, 0
 	}
 	if !fw.OverlapParamGather {
-		forward = 0
+		forward, firstGather = 0, 0
 	}
-	return float64(times)*besideSeconds(backward, reduce, share) + besideSeconds(forward, gather, share)
+	lastReduce, firstGather = min(max(lastReduce, 0), reduce), min(max(firstGather, 0), gather)
+	return float64(times)*(besideSeconds(backward, reduce-lastReduce, share)+lastReduce) +
+		besideSeconds(forward, gather-firstGather, share) + firstGather
+}
+
+// lastBucketFractions are the shares of device dev's dense and routed-expert
+// gradients (and weights) in the bucket of each buffer that its backward makes ready
+// last, and its next forward needs first, under Megatron-Core's buckets
+// (cluster.Framework.MegatronBuckets; 0, 0 otherwise or without an analytic model):
+// the first stage's first bucket in layer order, of cluster.MegatronBucketElements
+// of the data-parallel size, or the input embedding's whole matrix where that is
+// larger (one parameter, which ends its bucket; param_and_grad_buffer.py). Only the
+// device of pipeline rank 0 buckets (distributed_data_parallel.py: "Turn off bucketing
+// if we are on a pipeline stage that is not the first"); the others keep the rule
+// they had (their one bucket, reduced after their last backward while the stages
+// before them finish theirs, is not modelled here).
+func (p *prepared) lastBucketFractions(pl *wire.Plan, dev, devices int) (dense, expert float64) {
+	if !p.framework.MegatronBuckets || p.est == nil || dev != 0 || len(pl.Stages) == 0 {
+		return 0, 0
+	}
+	var denseAll, expertAll int64
+	for s := range pl.Stages {
+		if s%devices != dev {
+			continue
+		}
+		for _, l := range pl.StageLayers(s) {
+			lay := &p.est.Layers[l]
+			denseAll += lay.Params - lay.ExpertParams
+			expertAll += lay.ExpertParams
+		}
+	}
+	bucket := cluster.MegatronBucketElements(max(p.req.Parallelism.Data, 1))
+	var firstDense, stageDense, stageExpert int64
+	for i, l := range pl.StageLayers(0) {
+		lay := &p.est.Layers[l]
+		if i == 0 && lay.Kind == "embedding" {
+			firstDense = lay.Params - lay.ExpertParams
+		}
+		stageDense += lay.Params - lay.ExpertParams
+		stageExpert += lay.ExpertParams
+	}
+	if denseAll > 0 {
+		dense = float64(min(stageDense, max(bucket, firstDense))) / float64(denseAll)
+	}
+	if expertAll > 0 {
+		expert = float64(min(stageExpert, bucket)) / float64(expertAll)
+	}
+	return dense, expert
 }
 
 // besideSeconds is what a collective of comm seconds adds to compute seconds of

@@ -1,0 +1,101 @@
+package request
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	"pipeplan/core/cluster"
+)
+
+// TestMegatronBucketElements: Megatron-Core's default bucket, max(40M, 1M x dp)
+// elements (distributed_data_parallel.py, core_v0.15.0 to core_v0.18.0).
+func TestMegatronBucketElements(t *testing.T) {
+	for _, tt := range []struct {
+		dp   int
+		want int64
+	}{{1, 40_000_000}, {8, 40_000_000}, {40, 40_000_000}, {64, 64_000_000}, {512, 512_000_000}} {
+		if got := cluster.MegatronBucketElements(tt.dp); got != tt.want {
+			t.Errorf("dp %d: %d elements, want %d", tt.dp, got, tt.want)
+		}
+	}
+}
+
+// TestBucketedExposedSeconds: under Megatron-Core's buckets the bucket whose gradients
+// are ready last is reduced after the backward, and the bucket the next forward needs
+// first is gathered before it: a collective c beside computation C, its unhidden
+// bucket L, adds max(c - C, share x c + (1 - share) x L). Closed forms.
+func TestBucketedExposedSeconds(t *testing.T) {
+	on := cluster.Framework{OverlapGradReduce: true, OverlapParamGather: true, MegatronBuckets: true}
+	share := cluster.CollectiveSMShare(148)
+	for _, tt := range []struct {
+		name                                  string
+		fw                                    cluster.Framework
+		reduce, gather, last, first, bwd, fwd float64
+		times                                 int
+		want                                  float64
+	}{
+		{"no unhidden bucket: DataParallelExposedSeconds", on, 0.010, 0.020, 0, 0, 0.100, 0.050, 1, share * 0.030},
+		{"last reduce bucket after the backward", on, 0.010, 0, 0.002, 0, 0.100, 0.050, 1, share*0.008 + 0.002},
+		{"first gather bucket before the forward", on, 0, 0.020, 0, 0.005, 0.100, 0.050, 1, share*0.015 + 0.005},
+		{"both", on, 0.256, 0.256, 0.001, 0.001, 0.500, 0.250, 1, 2*share*0.255 + 0.002},
+		{"reduction longer than the backward", on, 0.150, 0, 0.010, 0, 0.100, 0.050, 1, 0.050},
+		{"a bucket is no more than its collective", on, 0.010, 0.010, 0.050, 0.050, 0.100, 0.050, 1, 0.020},
+		{"not overlapped: all of it", cluster.Framework{MegatronBuckets: true}, 0.010, 0.020, 0.002, 0.005, 0.100, 0.050, 1, 0.030},
+		{"per microbatch (zero2)", on, 0.010, 0, 0.002, 0, 0.100, 0.050, 4, 4 * (share*0.008 + 0.002)},
+	} {
+		got := DataParallelBucketedExposedSeconds(tt.fw, tt.reduce, tt.gather, tt.last, tt.first, tt.bwd, tt.fwd, tt.times, share)
+		if !near(got, tt.want) {
+			t.Errorf("%s: %v s, want %v s", tt.name, got, tt.want)
+		}
+		if lower := DataParallelExposedSeconds(tt.fw, tt.reduce, tt.gather, tt.bwd, tt.fwd, tt.times, share); lower > got*(1+1e-12) {
+			t.Errorf("%s: %v s below DataParallelExposedSeconds' %v s (the search's bound)", tt.name, got, lower)
+		}
+	}
+}
+
+// TestMegatronLastBucketPlanned: a plan in a Megatron-style mode prices it so. GPT-2
+// medium (token and position embeddings, 50,257 x 1,024 + 1,024 x 1,024: 52.5M
+// elements, more than the 40M-element bucket at dp 4) on four H100s with the distributed optimizer: the
+// embedding's bucket, the last its backward makes ready and the first its forward
+// needs, is its share of the reduce-scatter and of the all-gather, exposed whole; the
+// rest hides (NCCL's SM share). At dp 64 the bucket is 64M elements, larger than the
+// embedding. Eager PyTorch (no Megatron-Core buckets) hides all but the share.
+func TestMegatronLastBucketPlanned(t *testing.T) {
+	for _, tt := range []struct {
+		framework string
+		dp        int
+		bucketed  bool
+	}{{"megatron", 4, true}, {"cuda-graphs", 4, true}, {"megatron", 64, true}, {"eager", 4, false}} {
+		req := fmt.Sprintf(`{"model":{"architecture":{"name":"gpt2-medium","seq":1024,"framework":%q}},"cluster":{"device":"h100-sxm","count":%d},
+			"parallelism":{"data":%d,"sharding":"zero1","overlap_grad_reduce":"on","overlap_param_gather":"on"},"schedule":{"microbatches":4}}`, tt.framework, tt.dp, tt.dp)
+		r := decode(t, req)
+		res, err := Run(context.Background(), r)
+		if err != nil || res.Step == nil {
+			t.Fatalf("%s dp %d: %v", tt.framework, tt.dp, err)
+		}
+		est, err := Estimate(context.Background(), r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var params int64
+		for _, l := range est.Layers {
+			params += l.Params
+		}
+		emb := est.Layers[0].Params
+		if est.Layers[0].Kind != "embedding" || emb != 50257*1024+1024*1024 {
+			t.Fatalf("layer 0 is %s of %d parameters, want gpt2-medium's embedding", est.Layers[0].Kind, emb)
+		}
+		f := 0.0
+		if tt.bucketed {
+			f = float64(max(emb, cluster.MegatronBucketElements(tt.dp))) / float64(params)
+		}
+		share := cluster.CollectiveSMShare(132)
+		st := res.Step
+		rs, ag := st.DataParallelReduceScatterSeconds, st.DataParallelAllGatherSeconds
+		want := share*(1-f)*(rs+ag) + f*(rs+ag)
+		if rs <= 0 || ag <= 0 || !near(st.DataParallelExposedSeconds, want) {
+			t.Errorf("%s dp %d: exposed %v s of %v + %v s, want %v s (last bucket %.3f of the gradients)", tt.framework, tt.dp, st.DataParallelExposedSeconds, rs, ag, want, f)
+		}
+	}
+}
