@@ -689,6 +689,19 @@ func TestBridgeMoEPublishedRuns(t *testing.T) {
 	// block, the multi-token prediction module and the loss), 0 to -2 points. Over all
 	// runs 11.3%, +4.2%, 30 beyond 25% came to 12.1%, +8.0%, 25; through 26.04.01 8.3%,
 	// +5.3%, 23 to 10.6%, +10.6%, 21.
+	//
+	// The GPT-OSS 120B EP8 rows (B300 +40% to +42%, B200 +39% to +47%) hold 16 experts
+	// a device, so their expert-data-parallel reduce-scatter and all-gather are 513 ms a
+	// step on B300 (10 ms at GB300's EP64), all of it planned beside the last backward
+	// and the first forward but NCCL's SM share. Megatron-Core's source (core_v0.15.0 to
+	// core_v0.18.0, NeMo 25.11 to 26.06) hides them so: gradients are reduced only in the
+	// last microbatch's backward (no_sync before it), bucket by bucket as each is ready,
+	// dense and expert buffers each on its own process group's stream; the all-gather
+	// runs one bucket ahead of the next step's first forward. What it cannot hide is one
+	// bucket each way, the first layers' (cluster.Framework.MegatronBuckets): here the
+	// embedding's 579M elements over the dense group and 64M expert elements, 4 ms; the
+	// rows move by 0.2 points. Hiding is not what these rows miss: their EP64 siblings,
+	// with nothing to hide, err +23% (GB300) to +51% (GB200) too.
 	if abs > 0.125 || signed > 0.085 {
 		t.Errorf("median |error| %.1f%%, signed median %+.1f%%: want at most 12.5%% and +8.5%% (was 12.1%%, +8.0%%)", 100*abs, 100*signed)
 	}
