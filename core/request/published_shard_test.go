@@ -517,9 +517,15 @@ const (
 	memGap4D = "Table 5's and 6's 405B runs: 12-20% above the plan, growing at CP 8, not explained"
 	// memGapInterleaved: Table 5's Interleaved 1F1B row, planned 19% above the
 	// published figure, where its 1F1B row is planned 19% below: torchtitan measured
-	// 9.8 GiB less with two stages a rank than with one, the plan 19.7 GiB more (each
-	// chunk holds half the state, but the schedule's simulation gives the device a peak
-	// of 86.3 GiB reserved against 66.6 for 1F1B). Not explained here.
+	// 9.8 GiB less with two stages a rank than with one, the plan 19.7 GiB more. The
+	// schedule differs: with as many microbatches as ranks (8) the planner orders
+	// interleaved:2 as Megatron-LM does (core/schedule interleavedWarm: every forward
+	// before the first backward, so the last rank's head chunk keeps all 8 microbatches,
+	// 3.1 GiB each, 24.7 GiB in flight), where PyTorch's ScheduleInterleaved1F1B, which
+	// torchtitan ran, warms up (v-1) x p + 2(p-1-rank) forwards (schedules.py
+	// get_rank_warmup_ops): 8 on the last rank, whose head chunk then runs each
+	// backward right after its forward (one in flight). Not expressed: no schedule name
+	// orders interleaving as PyTorch does.
 	memGapInterleaved = "Table 5's Interleaved 1F1B row: planned 19% above what ran (its 1F1B row 19% below), not explained"
 )
 
