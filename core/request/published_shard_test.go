@@ -54,7 +54,10 @@ func torchtitanRun(nodes, data, context, b, seq int, dtype, framework, recompute
 // across hosts, the context group across hosts too (torchtitan's mesh puts tp
 // innermost, then cp), a local batch of 8 sequences of seq tokens in 8 microbatches of
 // one (the default: one per stage), full activation checkpointing, torch.compile and
-// Float8.
+// Float8; FSDP keeps each stage's weights gathered and its gradients whole in fp32
+// through the step (parallelism.reshard step: torchtitan's apply_fsdp passes
+// reshard_after_forward=False with PP, and PyTorch's pipelining stage turns off
+// gradient sync and resharding after backward until the last microbatch).
 func torchtitan4D(data, context, seq int) *wire.Request {
 	r := torchtitanRun(64, data, context, 8, seq, "fp8", "compiled", "full")
 	r.Model.Architecture = &wire.Architecture{Config: llama405BConfig, Seq: seq, DType: "fp8", Framework: "compiled"}
@@ -526,7 +529,7 @@ const (
 	// get_rank_warmup_ops): 8 on the last rank, whose head chunk then runs each
 	// backward right after its forward (one in flight). Not expressed: no schedule name
 	// orders interleaving as PyTorch does.
-	memGapInterleaved = "Table 5's Interleaved 1F1B row: planned 19% above what ran (its 1F1B row 19% below), not explained"
+	memGapInterleaved = "Table 5's Interleaved 1F1B row: planned 19% above what ran, interleaving ordered at m = p as Megatron-LM does, not as PyTorch's ScheduleInterleaved1F1B"
 )
 
 // TestPublishedShardedMemory compares each torchtitan run's published memory (the
