@@ -63,6 +63,9 @@ func runSearch(args []string, stdout, stderr io.Writer) error {
 	if g["prefetch"] {
 		return fmt.Errorf("--prefetch: does not go with search (it searches zero3 and hsdp with their default prefetch)")
 	}
+	if g["reshard"] {
+		return fmt.Errorf("--reshard: does not go with search (it searches zero3 and hsdp resharding layer by layer)")
+	}
 	// HSDP's shard group: tried beside zero3 (the knob's default: the replicas a node holds).
 	k.ShardGroup = f.shardGroup
 	k.Context = f.cp

@@ -931,6 +931,9 @@ func (c *calc) gatheredBytes(params int64) int64 {
 		return 0
 	}
 	full := c.o.perParam()
+	if c.o.keepsGathered() {
+		return ceil(float64(params) * full.grad) // the 16-bit gradient before it is added in fp32
+	}
 	copies := 2.0
 	if c.o.NoPrefetch {
 		copies = 1

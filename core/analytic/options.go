@@ -321,6 +321,21 @@ type Options struct {
 	// (PyTorch FSDP2's default prefetches the next layer's all-gather: torch.distributed.fsdp
 	// fully_shard docs, "implicit prefetching").
 	NoPrefetch bool `json:"no_prefetch,omitempty"`
+	// KeepGathered: with zero3 or hsdp in training, each layer's weights stay gathered
+	// (whole, in the 16-bit dtype) from their first forward pass to the end of the step,
+	// and its gradients accumulate whole in fp32 over the microbatches, reduce-scattered
+	// once after the last backward pass (ReshardStep). PyTorch FSDP2 under
+	// torch.distributed.pipelining runs so: the stage's backward_maybe_with_nosync
+	// (torch/distributed/pipelining/stage.py) calls set_reshard_after_backward(False) and
+	// set_requires_gradient_sync(False) for every microbatch but the last, so the
+	// unsharded gradients are kept and FSDPParam.to_accumulated_grad_if_needed upcasts
+	// them to the reduce dtype (fp32 in torchtitan: training.mixed_precision_reduce);
+	// torchtitan (parallelize_llama.py apply_fsdp, 9dec370) also passes
+	// reshard_after_forward=False with PP. Per parameter this holds, beside the shards,
+	// the 16-bit weight and a 4-byte gradient (KeptGatheredBytesPerParam); a layer's
+	// working memory then gathers nothing, and only its 16-bit gradient passes through
+	// before it is added to the fp32 one.
+	KeepGathered bool `json:"keep_gathered,omitempty"`
 	// Context is the context-parallel degree c (0 means 1): each sequence is split into
 	// c parts on c devices (Megatron-LM's context parallelism, Liu et al. 2023's ring
 	// attention with causal load balancing, or DeepSpeed-Ulysses' all-to-all, Jacobs et
@@ -677,6 +692,9 @@ func (o Options) Validate() error {
 	if o.ShardGroup < 1 || o.ShardGroup > maxDP {
 		es.Add("shard_group", "must be between 1 and %d, got %d", maxDP, o.ShardGroup)
 	}
+	if o.KeepGathered && o.Sharding.Level() < 3 {
+		es.Add("keep_gathered", "goes with sharding zero3 or hsdp, which gather weights layer by layer, got %q", o.Sharding)
+	}
 	if o.Optimizer == None && o.Sharding != NoSharding {
 		es.Add("sharding", "shards training state (optimizer, gradients): inference (optimizer none) has none")
 	}
@@ -878,6 +896,7 @@ func (o Options) perParam() bytesPerParam {
 // working memory).
 func (o Options) devicePerParam() bytesPerParam {
 	p := o.perParam()
+	full := p
 	n := float64(o.ShardGroup)
 	if n < 1 {
 		n = 1
@@ -893,7 +912,33 @@ func (o Options) devicePerParam() bytesPerParam {
 		p.master /= n
 		p.states /= n
 	}
+	if o.keepsGathered() {
+		// The gathered weights and the fp32 accumulated gradients, held through the step
+		// beside the shards (KeepGathered).
+		p.weight += full.weight
+		p.grad += keptGradBytes
+	}
 	return p
+}
+
+// keptGradBytes is the bytes per parameter of the whole gradients KeepGathered
+// accumulates: fp32, FSDP2's reduce dtype under torchtitan's mixed precision policy.
+const keptGradBytes = 4
+
+// keepsGathered is whether the weights and gradients are held whole through the step
+// (KeepGathered): only where they are sharded layer by layer, over two devices or more,
+// in training.
+func (o Options) keepsGathered() bool {
+	return o.KeepGathered && o.Sharding.Level() >= 3 && o.ShardGroup >= 2 && o.Optimizer != None
+}
+
+// KeptGatheredBytesPerParam is what KeepGathered holds per parameter beyond the shards
+// (the 16-bit weight and the fp32 gradient): 6 bytes in bf16, 0 when it holds nothing.
+func (o Options) KeptGatheredBytesPerParam() float64 {
+	if !o.keepsGathered() {
+		return 0
+	}
+	return o.perParam().weight + keptGradBytes
 }
 
 // optimizerShard is the optimizer state (with master weights) per parameter on one

@@ -318,3 +318,36 @@ func TestZeRO3GatheredLayer(t *testing.T) {
 		}
 	}
 }
+
+// TestKeepGatheredHoldsStepState: with KeepGathered (FSDP2 under PyTorch's pipelining)
+// a bf16 layer holds, beside the ZeRO-3 shards, its whole 16-bit weights and whole fp32
+// gradients through the step (2 + 4 bytes a parameter, KeptGatheredBytesPerParam), and
+// its working memory gathers nothing: only its 16-bit gradient (2 bytes a parameter)
+// passes through before it is added to the fp32 one. Without sharding it is refused.
+func TestKeepGatheredHoldsStepState(t *testing.T) {
+	a := bundled(t, "meta-llama-3-8b")
+	plain := block(estimate(t, a, Options{Batch: 1, Seq: 4096}))
+	layer := block(estimate(t, a, Options{Batch: 1, Seq: 4096, DataParallel: 8, Sharding: ZeRO3}))
+	o := Options{Batch: 1, Seq: 4096, DataParallel: 8, ShardGroup: 8, Sharding: ZeRO3, KeepGathered: true, Optimizer: AdamW}
+	kept := block(estimate(t, a, o))
+	p := kept.Params
+	if got, want := kept.ParamBytes-layer.ParamBytes, p*2; got != want {
+		t.Errorf("weights: %d bytes more than layer by layer, want %d (whole 16-bit weights)", got, want)
+	}
+	if got, want := kept.GradBytes-layer.GradBytes, p*4; got != want {
+		t.Errorf("gradients: %d bytes more than layer by layer, want %d (whole fp32 gradients)", got, want)
+	}
+	if got, want := kept.TemporaryBytes-plain.TemporaryBytes, p*2; got != want {
+		t.Errorf("working memory: %d bytes beyond the unsharded layer's, want %d (its 16-bit gradient)", got, want)
+	}
+	if got := o.KeptGatheredBytesPerParam(); got != 6 {
+		t.Errorf("KeptGatheredBytesPerParam = %v, want 6 in bf16", got)
+	}
+	if got := (Options{KeepGathered: true, Sharding: ZeRO2, ShardGroup: 8}).KeptGatheredBytesPerParam(); got != 0 {
+		t.Errorf("zero2: KeptGatheredBytesPerParam = %v, want 0 (nothing gathered)", got)
+	}
+	_, err := Estimate(a, target(t, "a100-80gb"), Options{Batch: 1, Seq: 4096, DataParallel: 8, Sharding: ZeRO1, KeepGathered: true})
+	if err == nil || !strings.Contains(err.Error(), "keep_gathered") {
+		t.Errorf("keep_gathered with zero1: error %v, want one naming keep_gathered", err)
+	}
+}

@@ -67,6 +67,7 @@ func (p *prepared) architecture(es *model.Errors) {
 		Recompute: archRecompute(r.Training.Recompute), Split: analytic.Split(a.Split), Tie: analytic.Tie(a.Tie),
 		DataParallel: r.Parallelism.Data, Sharding: analytic.Sharding(r.Parallelism.Sharding),
 		ShardGroup: p.shardGroup(), NoPrefetch: r.Parallelism.Prefetch == PrefetchNone,
+		KeepGathered:   r.Parallelism.Reshard == ReshardStep,
 		TensorParallel: r.Parallelism.Tensor, SequenceParallel: r.Parallelism.SequenceParallel,
 		Context: r.Parallelism.Context, ContextMethod: analytic.ContextMethod(r.Parallelism.ContextMethod), ContextInner: r.Parallelism.ContextInner,
 		ExpertParallel: r.Parallelism.Expert, ExpertTensorParallel: r.Parallelism.ExpertTensor,

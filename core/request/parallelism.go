@@ -123,6 +123,12 @@ const (
 	PrefetchNone      = "none"
 )
 
+// The values of parallelism.reshard (analytic.Options.KeepGathered).
+const (
+	ReshardLayer = "layer"
+	ReshardStep  = "step"
+)
+
 // context checks and defaults context parallelism: c >= 1, only for an architecture
 // (a measured profile's sequence cannot be split), the method for c >= 2 only.
 func (p *prepared) context(es *model.Errors) {
@@ -202,6 +208,14 @@ func (p *prepared) sharding(es *model.Errors) {
 		es.Add("parallelism.prefetch", "must be %s or %s, got %q", PrefetchNextLayer, PrefetchNone, par.Prefetch)
 	case level < 3 && par.Prefetch != "":
 		es.Add("parallelism.prefetch", "goes with sharding zero3 or hsdp, which gather weights layer by layer")
+	}
+	switch {
+	case level == 3 && par.Reshard != "" && par.Reshard != ReshardLayer && par.Reshard != ReshardStep:
+		es.Add("parallelism.reshard", "must be %s or %s, got %q", ReshardLayer, ReshardStep, par.Reshard)
+	case level < 3 && par.Reshard != "":
+		es.Add("parallelism.reshard", "goes with sharding zero3 or hsdp, which gather weights layer by layer")
+	case par.Reshard == ReshardStep && p.arch == nil:
+		es.Add("parallelism.reshard", "step needs model.architecture: a profile does not say the type its whole gradients accumulate in")
 	}
 	if sh != analytic.HSDP {
 		if par.ShardGroup != 0 {

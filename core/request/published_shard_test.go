@@ -54,7 +54,10 @@ func torchtitanRun(nodes, data, context, b, seq int, dtype, framework, recompute
 // across hosts, the context group across hosts too (torchtitan's mesh puts tp
 // innermost, then cp), a local batch of 8 sequences of seq tokens in 8 microbatches of
 // one (the default: one per stage), full activation checkpointing, torch.compile and
-// Float8.
+// Float8; FSDP keeps each stage's weights gathered and its gradients whole in fp32
+// through the step (parallelism.reshard step: torchtitan's apply_fsdp passes
+// reshard_after_forward=False with PP, and PyTorch's pipelining stage turns off
+// gradient sync and resharding after backward until the last microbatch).
 func torchtitan4D(data, context, seq int) *wire.Request {
 	r := torchtitanRun(64, data, context, 8, seq, "fp8", "compiled", "full")
 	r.Model.Architecture = &wire.Architecture{Config: llama405BConfig, Seq: seq, DType: "fp8", Framework: "compiled"}
@@ -62,6 +65,19 @@ func torchtitan4D(data, context, seq int) *wire.Request {
 	r.Parallelism.Pipeline, r.Parallelism.Tensor, r.Parallelism.SequenceParallel = 8, 8, true
 	r.Parallelism.OverlapTensorComm = OverlapAsyncTP
 	r.Schedule = wire.Schedule{Name: "1f1b", Microbatches: 8, MicrobatchSize: 1}
+	r.Parallelism.Reshard = ReshardStep
+	return r
+}
+
+// torchtitan3D is Table 5's run of Llama 3.1 405B on 64 hosts: torchtitan4D without
+// context parallelism (FSDP 8, TP 8, PP 8), sequences of 8,192 tokens, a local batch of
+// 32 in torchtitan's default 8 microbatches (pipeline_parallel_microbatches: the
+// pipeline degree), of 4; schedule 1f1b or interleaved:2 (Interleaved 1F1B with
+// torchtitan's default split for a looped schedule, two stages a rank:
+// pipelining_utils.py generate_split_points at 9dec370).
+func torchtitan3D(schedule string) *wire.Request {
+	r := torchtitan4D(8, 1, 8192)
+	r.Schedule = wire.Schedule{Name: schedule, Microbatches: 8, MicrobatchSize: 4}
 	return r
 }
 
@@ -176,6 +192,10 @@ var shardedRuns = []shardedRun{
 		torchtitan4D(2, 4, 131072), 31, issueTolerance, ""},
 	{"Llama 3.1 405B, FSDP 1 CP 8 TP 8 PP 8, s=262144, 4D", "torchtitan 2024-12, Table 6",
 		torchtitan4D(1, 8, 262144), 16, 0.30, gap4DCP8},
+	{"Llama 3.1 405B, FSDP 8 TP 8 PP 8, b=32 s=8192, 1F1B", "torchtitan 2024-12, Table 5",
+		torchtitan3D("1f1b"), 100, issueTolerance, ""},
+	{"Llama 3.1 405B, FSDP 8 TP 8 PP 8, b=32 s=8192, Interleaved 1F1B", "torchtitan 2024-12, Table 5",
+		torchtitan3D("interleaved:2"), 128, issueTolerance, ""},
 	{"Llama 3.1 70B, FSDP 32 TP 8, b=16 s=8192, compile + Float8", "torchtitan 2024-12, Table 4",
 		torchtitan2D(32, 16, false), 829, issueTolerance, ""},
 	// PyTorch's async TP of December 2024: +20.5% where the row before is +7.8%. The
@@ -422,4 +442,162 @@ func median(v []float64) float64 {
 		return s[n/2]
 	}
 	return (s[n/2-1] + s[n/2]) / 2
+}
+
+// shardedMemory is a device memory figure a torchtitan benchmark published for one of
+// shardedRuns (by name): the run's "Memory(GiB)" column.
+type shardedMemory struct {
+	gib float64
+	// bound is how far from the published figure the plan may fall: issue 19's 10%,
+	// or, where gap says why the row misses it, that known gap's bound. Above the
+	// published figure, 10% at most (a plan above it would refuse a run that ran,
+	// where the device is tight) unless the gap is one of planning too much.
+	bound float64
+	gap   string
+}
+
+// memoryTolerance is issue 19's bound on a published peak's error.
+const memoryTolerance = 0.10
+
+// torchtitanMemory are the memory figures of torchtitan's benchmarks: Tables 1 to 6 of
+// December 2024 (benchmarks/llama3_h100_202412_torchtitan.md) and Trainy's H200 runs (benchmarks/llama3-8b_h200_202506_trainy-
+// whitefiber.md); the async TP benchmark of June 2025 published none. What the figure
+// is: torchtitan's DeviceMemoryMonitor (torchtitan/metrics.py at 9dec370; train.py logs
+// "memory: {max_reserved_gib}GiB") reads torch.cuda.memory_stats'
+// "reserved_bytes.all.peak", the caching allocator's reserved peak since the last log,
+// in GiB (2^30 bytes), "the maximum across all GPUs" (the benchmark's footnote 1). So
+// each is compared with the plan's most loaded stage less its framework memory
+// (MemoryBytes - FrameworkBytes: the allocated peak and the caching allocator's
+// reserve, wire.Memory; the CUDA context and workspaces outside the allocator are not
+// in the reading), in GiB.
+//
+// Tables 5's and 6's runs keep their stage's weights gathered and its gradients whole in fp32
+// through the step (parallelism.reshard step: FSDP2 under PyTorch's pipelining, as
+// torchtitan runs FSDP with PP; analytic.Options.KeepGathered). Planned layer by layer,
+// as before that rule, Table 6's fell 55% to 59% below the published figures (33.6 GiB
+// of 75.3 at CP 1), and Table 5's 60% (1F1B) and 27% (Interleaved 1F1B).
+var torchtitanMemory = map[string]shardedMemory{
+	"Llama 3.1 8B, FSDP 8, b=2 s=8192, eager":                         {82.4, 0.50, memGapSAC},
+	"Llama 3.1 8B, FSDP 8, b=2 s=8192, torch.compile":                 {77.0, 0.50, memGapSAC},
+	"Llama 3.1 8B, FSDP 8, b=2 s=8192, compile + Float8":              {76.8, 0.50, memGapSAC},
+	"Llama 3.1 8B, FSDP 128, b=2 s=8192, eager":                       {67.0, 0.50, memGapSAC},
+	"Llama 3.1 8B, FSDP 128, b=2 s=8192, torch.compile":               {62.0, 0.50, memGapSAC},
+	"Llama 3.1 8B, FSDP 128, b=2 s=8192, compile + Float8":            {61.8, 0.50, memGapSAC},
+	"Llama 3.1 8B, FSDP 8 CP 1, s=32768, compile + Float8":            {83.9, memoryTolerance, ""},
+	"Llama 3.1 8B, FSDP 4 CP 2, s=65536, compile + Float8":            {84.2, memoryTolerance, ""},
+	"Llama 3.1 8B, FSDP 2 CP 4, s=131072, compile + Float8":           {84.0, memoryTolerance, ""},
+	"Llama 3.1 8B, FSDP 1 CP 8, s=262144, compile + Float8":           {84.5, memoryTolerance, ""},
+	"Llama 3.1 405B, FSDP 8 CP 1 TP 8 PP 8, s=32768, 4D":              {75.3, 0.25, memGap4D},
+	"Llama 3.1 405B, FSDP 4 CP 2 TP 8 PP 8, s=65536, 4D":              {75.9, 0.25, memGap4D},
+	"Llama 3.1 405B, FSDP 2 CP 4 TP 8 PP 8, s=131072, 4D":             {77.1, 0.25, memGap4D},
+	"Llama 3.1 405B, FSDP 1 CP 8 TP 8 PP 8, s=262144, 4D":             {84.9, 0.25, memGap4D},
+	"Llama 3.1 405B, FSDP 8 TP 8 PP 8, b=32 s=8192, 1F1B":             {82.5, 0.25, memGap4D},
+	"Llama 3.1 405B, FSDP 8 TP 8 PP 8, b=32 s=8192, Interleaved 1F1B": {72.7, 0.25, memGapInterleaved},
+	"Llama 3.1 70B, FSDP 32 TP 8, b=16 s=8192, compile + Float8":      {71.9, 0.30, memGap2D},
+	"Llama 3.1 70B, FSDP 32 TP 8, b=16 s=8192, + AsyncTP":             {67.6, 0.30, memGap2D},
+	"Llama 3.1 8B, 32 H200, FSDP 32, b=2 s=8192, compile + Float8":    {47.96, 0.50, memGapSAC},
+	"Llama 3.1 8B, 64 H200, FSDP 64, b=2 s=8192, compile + Float8":    {46.97, 0.50, memGapSAC},
+}
+
+// The known gaps of torchtitan's memory figures.
+const (
+	// memGapSAC: Tables 1 and 3 and Trainy's runs used torchtitan's selective
+	// activation checkpointing (llama3_8b.toml: mode 'selective', selective_ac_option
+	// 'op': parallelize_llama.py's _save_list keeps every other matrix product's output
+	// and the attention's, and recomputes the rest), planned as full recomputation
+	// (shardedRuns), which keeps each block's input only: 18% to 46% below.
+	memGapSAC = "torchtitan's per-op selective activation checkpointing planned as full recomputation, which keeps less"
+	// memGap2D: Table 4's runs, full recomputation, 25% and 20% below; the published
+	// figures differ by 4.3 GiB between vanilla and async TP (async TP's symmetric
+	// memory buffers and its decomposed products' chunks, not planned), and what is left
+	// is not published.
+	memGap2D = "Table 4's 70B 2D runs: 20-25% above the plan, not explained"
+	// memGap4D: Table 6, with the stage's state held through the step, 12% to 13%
+	// below at CP 1 to 4 and 20% at CP 8, where the published figure grows by 7.8 GiB
+	// and the plan by 1.3 GiB. Not priced either way: the Float8 all-gathers
+	// (llama3_405b.toml enable_fsdp_float8_all_gather) gather the products' weights in
+	// 8 bits, which would hold less than the 16-bit weights planned.
+	memGap4D = "Table 5's and 6's 405B runs: 12-20% above the plan, growing at CP 8, not explained"
+	// memGapInterleaved: Table 5's Interleaved 1F1B row, planned 19% above the
+	// published figure, where its 1F1B row is planned 19% below: torchtitan measured
+	// 9.8 GiB less with two stages a rank than with one, the plan 19.7 GiB more. The
+	// schedule differs: with as many microbatches as ranks (8) the planner orders
+	// interleaved:2 as Megatron-LM does (core/schedule interleavedWarm: every forward
+	// before the first backward, so the last rank's head chunk keeps all 8 microbatches,
+	// 3.1 GiB each, 24.7 GiB in flight), where PyTorch's ScheduleInterleaved1F1B, which
+	// torchtitan ran, warms up (v-1) x p + 2(p-1-rank) forwards (schedules.py
+	// get_rank_warmup_ops): 8 on the last rank, whose head chunk then runs each
+	// backward right after its forward (one in flight). Not expressed: no schedule name
+	// orders interleaving as PyTorch does.
+	memGapInterleaved = "Table 5's Interleaved 1F1B row: planned 19% above what ran, interleaving ordered at m = p as Megatron-LM does, not as PyTorch's ScheduleInterleaved1F1B"
+)
+
+// TestPublishedShardedMemory compares each torchtitan run's published memory (the
+// caching allocator's reserved peak, torchtitanMemory) with the plan's most loaded stage
+// less its framework memory: never more than 10% above, and within 10% below or the
+// bound of the row's known gap (a gap that closes must be removed). Every error is
+// logged, with the median and signed median.
+func TestPublishedShardedMemory(t *testing.T) {
+	var es []float64
+	seen := 0
+	for _, c := range shardedRuns {
+		m, ok := torchtitanMemory[c.name]
+		if !ok {
+			continue
+		}
+		seen++
+		res, err := Run(context.Background(), c.r)
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		if !res.Feasible {
+			t.Errorf("%s (%s): ran, but the plan does not fit: %v", c.name, c.source, res.Diagnostics)
+			continue
+		}
+		var peak wire.Stage
+		for _, st := range res.Plan.Stages {
+			if st.MemoryBytes > peak.MemoryBytes {
+				peak = st
+			}
+		}
+		mem := peak.Memory
+		device, framework := peak.MemoryBytes, mem.FrameworkBytes // one stage a device
+		if sc := res.Schedule; sc != nil && len(sc.StageDevices) > sc.Devices {
+			// Interleaved: a device's chunks share it; the schedule's simulation gives
+			// each device's peak, with the framework memory its chunks share.
+			d := slices.Index(sc.PeakMemoryBytes, slices.Max(sc.PeakMemoryBytes))
+			device, framework = sc.PeakMemoryBytes[d], 0
+			for i, dev := range sc.StageDevices {
+				if dev == d {
+					framework += res.Plan.Stages[i].Memory.FrameworkBytes
+				}
+			}
+		}
+		got := float64(device-framework) / (1 << 30)
+		e := got/m.gib - 1
+		es = append(es, e)
+		gib := func(b int64) float64 { return float64(b) / (1 << 30) }
+		t.Logf("%-60s reserved %5.1f GiB, published %5.1f: %+5.1f%% (its most loaded stage: weights %.1f, grads %.1f, optimizer %.1f, activations %.1f, temporary %.1f, reserve %.1f; %s)",
+			c.name, got, m.gib, 100*e, gib(mem.WeightsBytes), gib(mem.GradsBytes), gib(mem.OptimizerBytes), gib(mem.ActivationBytes), gib(mem.TemporaryBytes), gib(mem.ReservedBytes), c.source)
+		switch {
+		case m.gap == "" && m.bound > memoryTolerance:
+			t.Errorf("%s: memory bound %.0f%% beyond issue 19's %.0f%% without a known gap", c.name, 100*m.bound, 100*memoryTolerance)
+		case e > memoryTolerance && (m.gap == "" || e > m.bound):
+			t.Errorf("%s: %.1f GiB planned, %.1f published: %+.1f%%, above by more than %.0f%% (or its gap's bound)", c.name, got, m.gib, 100*e, 100*memoryTolerance)
+		case m.gap != "" && math.Abs(e) <= memoryTolerance:
+			t.Errorf("%s: %+.1f%% now within %.0f%%: the gap (%s) is closed, hold the row to the target", c.name, 100*e, 100*memoryTolerance, m.gap)
+		case e < -m.bound:
+			t.Errorf("%s: %.1f GiB planned, %.1f published: %+.1f%%, below by more than %.0f%%", c.name, got, m.gib, 100*e, 100*m.bound)
+		case m.gap != "":
+			t.Logf("    beyond %.0f%%, a known gap: %s", 100*memoryTolerance, m.gap)
+		}
+	}
+	if seen != len(torchtitanMemory) {
+		t.Errorf("%d of torchtitanMemory's %d figures name a run of shardedRuns", seen, len(torchtitanMemory))
+	}
+	abs := make([]float64, len(es))
+	for i, e := range es {
+		abs[i] = math.Abs(e)
+	}
+	t.Logf("torchtitan memory: %d runs with a published figure, median |error| %.1f%%, signed median %+.1f%% (issue 19's target: within 10%%)", len(es), 100*median(abs), 100*median(es))
 }

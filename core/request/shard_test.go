@@ -60,14 +60,18 @@ func TestShardingAliases(t *testing.T) {
 // TestShardingMemory: the model state of a replica's devices (the stages' weights,
 // gradients and optimizer state summed) per parameter, mixed-precision AdamW, over
 // d = 8: 16 without sharding, 4 + 12/d with ZeRO-1, 2 + 14/d with ZeRO-2, 16/d with
-// ZeRO-3 (Rajbhandari et al. 2020, section 5; ../shared/REFERENCES.md, 1(c)).
+// ZeRO-3 (Rajbhandari et al. 2020, section 5; ../shared/REFERENCES.md, 1(c)), and
+// 16/d + 6 with ZeRO-3 holding its state through the step (parallelism.reshard step).
 func TestShardingMemory(t *testing.T) {
 	for _, c := range []struct {
 		sharding string
 		perParam float64
-	}{{"none", 16}, {"zero1", 4 + 12.0/8}, {"zero2", 2 + 14.0/8}, {"zero3", 16.0 / 8}, {"fsdp", 16.0 / 8}} {
+		reshard  string
+	}{{"none", 16, ""}, {"zero1", 4 + 12.0/8, ""}, {"zero2", 2 + 14.0/8, ""}, {"zero3", 16.0 / 8, ""}, {"fsdp", 16.0 / 8, ""},
+		// reshard step: the whole 16-bit weights and fp32 gradients beside the shards.
+		{"zero3", 16.0/8 + 2 + 4, "step"}} {
 		r := llamaRequest(4, 8, 1)
-		r.Parallelism.Sharding = c.sharding
+		r.Parallelism.Sharding, r.Parallelism.Reshard = c.sharding, c.reshard
 		res := run(t, r)
 		if res.Plan == nil {
 			t.Fatalf("%s: no plan: %v", c.sharding, res.Diagnostics)
@@ -218,6 +222,12 @@ func TestShardingAndContextRefused(t *testing.T) {
 		{func(r *wire.Request) { r.Parallelism.ZeRO = 3 }, "parallelism.zero", "give parallelism.sharding"},
 		{func(r *wire.Request) { r.Parallelism.Sharding, r.Parallelism.Prefetch = "zero1", "none" }, "parallelism.prefetch", "goes with sharding zero3 or hsdp"},
 		{func(r *wire.Request) { r.Parallelism.Sharding, r.Parallelism.Prefetch = "zero3", "all" }, "parallelism.prefetch", "must be next-layer or none"},
+		{func(r *wire.Request) { r.Parallelism.Sharding, r.Parallelism.Reshard = "zero2", "step" }, "parallelism.reshard", "goes with sharding zero3 or hsdp"},
+		{func(r *wire.Request) { r.Parallelism.Sharding, r.Parallelism.Reshard = "zero3", "never" }, "parallelism.reshard", "must be layer or step"},
+		{func(r *wire.Request) {
+			r.Model = wire.ModelSpec{Example: "gpt2-medium"}
+			r.Parallelism.Sharding, r.Parallelism.Reshard = "zero3", "step"
+		}, "parallelism.reshard", "step needs model.architecture"},
 		{func(r *wire.Request) { r.Parallelism.Sharding = "hsdp" }, "parallelism.shard_group", "give the replicas in a shard group"},
 		{func(r *wire.Request) { r.Parallelism.Sharding, r.Parallelism.ShardGroup = "hsdp", 3 }, "parallelism.shard_group", "must divide parallelism.data (4)"},
 		{func(r *wire.Request) { r.Parallelism.Sharding, r.Parallelism.ShardGroup = "hsdp", 4 }, "parallelism.shard_group", "use sharding zero3"},

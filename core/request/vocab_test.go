@@ -87,6 +87,10 @@ func TestVocabularyIsThePlanners(t *testing.T) {
 			func(v string) string {
 				return strings.Replace(arch(""), `"data":2`, `"data":2,"sharding":"zero3","prefetch":"`+v+`"`, 1) + `}`
 			}},
+		{"parallelism.reshard", wire.ReshardModes(), []string{ReshardLayer, ReshardStep},
+			func(v string) string {
+				return strings.Replace(arch(""), `"data":2`, `"data":2,"sharding":"zero3","reshard":"`+v+`"`, 1) + `}`
+			}},
 		{"model.architecture.cross_entropy", wire.CrossEntropies(), cluster.CrossEntropyKinds(),
 			func(v string) string { return arch(`,"cross_entropy":"`+v+`"`) + `}` }},
 		{"parallelism.overlap_grad_reduce", wire.OverlapModes(), []string{OverlapOn, OverlapOff},

@@ -215,6 +215,15 @@ type Parallelism struct {
 	// while the layer before it computes, as PyTorch FSDP2 prefetches, holding two
 	// gathered layers) or none (gathered when the layer runs: not overlapped).
 	Prefetch string `json:"prefetch,omitempty"`
+	// Reshard, with zero3 or hsdp in training, with an architecture: layer (default:
+	// each layer's gathered weights are freed after its forward and its backward pass,
+	// its gradients reduce-scattered after each backward pass, PyTorch FSDP2's
+	// reshard_after_forward) or step (the weights stay gathered and the gradients
+	// accumulate whole in fp32 from the first forward pass to the last backward pass:
+	// FSDP2 under PyTorch's pipelining, as torchtitan runs it with pipeline
+	// parallelism). Step holds 6 bytes a parameter more in bf16; it prices memory
+	// only (the gathers are still priced per microbatch).
+	Reshard string `json:"reshard,omitempty"`
 	// Context is the context-parallel degree c (default 1): each sequence is split over
 	// c devices of an architecture; the run uses pipeline x data x tensor x context
 	// devices, and the context group sits in a node beside the tensor group.

@@ -80,6 +80,10 @@ func ExpertDispatchers() []string { return []string{"alltoall", "deepep", "hybri
 // are gathered while the layer before it computes.
 func PrefetchModes() []string { return []string{"next-layer", "none"} }
 
+// ReshardModes lists parallelism.reshard (zero3 and hsdp): whether a layer's gathered
+// weights and whole gradients are freed layer by layer or held through the step.
+func ReshardModes() []string { return []string{"layer", "step"} }
+
 // OverlapModes lists parallelism.overlap_grad_reduce and overlap_param_gather; left
 // out, each is the framework's default.
 func OverlapModes() []string { return []string{"on", "off"} }
