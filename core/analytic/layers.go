@@ -461,8 +461,11 @@ func (sh *shape) attention(local bool) piece {
 // on average, (N-1)/N of them remote. Inside the nodes each copy whose expert is on
 // another device crosses NVLink ((P-1)/P of them, P members per node). Each side pays a
 // latency per peer, as cluster.HierarchicalAllToAllSeconds does, and the slower side sets the time.
-// The dispatch moves fp8 (1 byte and a 4-byte scale per 128 elements) when the dtype is
-// fp8, the combine e bytes.
+// Both directions move e bytes an element: Megatron-Core hands DeepEP the 16-bit hidden
+// states (DispatchDeepEP).
+//
+// deepep-fp8: routed as deepep; the dispatch moves fp8 (1 byte and a 4-byte scale per
+// 128 elements) when the dtype is fp8, the combine e bytes (DispatchDeepEPFP8).
 //
 // hybridep: routed as deepep, both directions in e bytes (HybridEP dispatches no fp8:
 // DispatchHybridEP).
@@ -503,7 +506,7 @@ func (sh *shape) dispatchSeconds(t Target, n float64) float64 {
 		return max(ti, te)
 	}
 	dispatch := e * h
-	if sh.o.DType == FP8 && sh.o.Dispatcher == DispatchDeepEP {
+	if sh.o.DType == FP8 && sh.o.Dispatcher == DispatchDeepEPFP8 {
 		dispatch = h + 4*math.Ceil(h/128)
 	}
 	return pass(dispatch) + pass(e*h)

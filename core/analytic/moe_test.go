@@ -338,8 +338,9 @@ func TestMTPLayer(t *testing.T) {
 // TestDeepEPDispatch: with DeepEP a token crosses the network once per remote node
 // among the L = min(N, G * ceil(N / groups)) nodes its routing may reach (k experts on
 // L*(1-(1-1/L)^k) distinct ones, (N-1)/N remote) and NVLink once per other device of a
-// node (k*(P-1)/P copies); the dispatch moves fp8 with dtype fp8 (h + 4*h/128 bytes),
-// the combine 16 bits; each side pays a latency per peer and the slower sets the time.
+// node (k*(P-1)/P copies); each side pays a latency per peer and the slower sets the
+// time. Megatron-Core's DeepEP (deepep) moves 16 bits both ways whatever the dtype;
+// deepep-fp8 dispatches fp8 with dtype fp8 (h + 4*h/128 bytes), the combine 16 bits.
 func TestDeepEPDispatch(t *testing.T) {
 	a := bundled(t, "deepseek-v3") // 8 route groups, 4 per token
 	const T, h, k = 4096.0, 7168.0, 8.0
@@ -359,11 +360,6 @@ func TestDeepEPDispatch(t *testing.T) {
 	} {
 		tg := target(t, "h100-sxm")
 		tg.ExpertLink, tg.ExpertInterLink, tg.ExpertPerNode = nv, ib, tt.perNode
-		o := Options{Batch: 1, Seq: int(T), DType: tt.dtype, DataParallel: tt.ep, ExpertParallel: tt.ep, Dispatcher: DispatchDeepEP}
-		r, err := Estimate(a, tg, o)
-		if err != nil {
-			t.Fatal(err)
-		}
 		P, N, L := float64(tt.perNode), tt.nodes, tt.reach
 		remote := L * (1 - math.Pow(1-1/L, k)) * (N - 1) / N
 		local := k * (P - 1) / P
@@ -377,21 +373,28 @@ func TestDeepEPDispatch(t *testing.T) {
 			}
 			return max(ti, te)
 		}
-		dispatch := 2 * h
-		if tt.dtype == FP8 {
-			dispatch = h + 4*h/128
-		}
-		want := 2 * (pass(dispatch) + pass(2*h)) // forward and backward
-		if got := moeBlock(t, r).ExpertCommSeconds; math.Abs(got-want) > 1e-12 {
-			t.Errorf("%+v: %v s, want %v", tt, got, want)
+		for _, d := range []Dispatcher{DispatchDeepEP, DispatchDeepEPFP8} {
+			o := Options{Batch: 1, Seq: int(T), DType: tt.dtype, DataParallel: tt.ep, ExpertParallel: tt.ep, Dispatcher: d}
+			r, err := Estimate(a, tg, o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			dispatch := 2 * h
+			if tt.dtype == FP8 && d == DispatchDeepEPFP8 {
+				dispatch = h + 4*h/128
+			}
+			want := 2 * (pass(dispatch) + pass(2*h)) // forward and backward
+			if got := moeBlock(t, r).ExpertCommSeconds; math.Abs(got-want) > 1e-12 {
+				t.Errorf("%+v %s: %v s, want %v", tt, d, got, want)
+			}
 		}
 	}
 }
 
-// TestHybridEPDispatch: HybridEP routes as DeepEP (TestDeepEPDispatch's closed form) but
+// TestHybridEPDispatch: HybridEP routes as DeepEP (TestDeepEPDispatch's closed form) and
 // moves 16 bits both ways whatever the dtype (Megatron-Core's HybridEP path refuses fp8
-// dispatch): under fp8 its communication is DeepEP's with the dispatch at 2h bytes a
-// token instead of h + 4h/128, and under bf16 it is DeepEP's exactly.
+// dispatch), as Megatron-Core's DeepEP does: its communication is deepep's in any
+// dtype, and deepep-fp8's with the dispatch at 2h bytes a token instead of h + 4h/128.
 func TestHybridEPDispatch(t *testing.T) {
 	a := bundled(t, "deepseek-v3")
 	const T, h, k = 4096.0, 7168.0, 8.0
@@ -412,12 +415,16 @@ func TestHybridEPDispatch(t *testing.T) {
 			}
 			return moeBlock(t, r).ExpertCommSeconds
 		}
-		// DeepEP in bf16 moves 2h bytes a token both ways: HybridEP's bytes in any dtype.
+		// DeepEP in bf16 moves 2h bytes a token both ways: HybridEP's bytes in any dtype,
+		// and Megatron-Core's DeepEP's.
 		want := comm(DispatchDeepEP, BF16)
 		if got := comm(DispatchHybridEP, tt.dtype); math.Abs(got-want) > 1e-12 {
 			t.Errorf("%+v: HybridEP %v s, want DeepEP's 16-bit %v s", tt, got, want)
 		}
-		if tt.dtype == FP8 && !(comm(DispatchDeepEP, FP8) < want) {
+		if got := comm(DispatchDeepEP, tt.dtype); math.Abs(got-want) > 1e-12 {
+			t.Errorf("%+v: Megatron-Core's DeepEP %v s, want its 16-bit %v s", tt, got, want)
+		}
+		if tt.dtype == FP8 && !(comm(DispatchDeepEPFP8, FP8) < want) {
 			t.Errorf("%+v: DeepEP's fp8 dispatch is not below HybridEP's 16 bits", tt)
 		}
 	}

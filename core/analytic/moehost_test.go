@@ -78,6 +78,7 @@ func TestSortChunks(t *testing.T) {
 	}{
 		{8, DispatchAllToAll, 4 * 2 * h * s * k},
 		{8, DispatchDeepEP, 0},
+		{8, DispatchDeepEPFP8, 0},
 		{8, DispatchHybridEP, 0},
 		{128, DispatchAllToAll, 0},
 	} {

@@ -225,11 +225,22 @@ const (
 	// DispatchAllToAll: Megatron-Core's alltoall token dispatcher: every routed copy of a
 	// token crosses to its expert's device, in the passes' 16-bit type.
 	DispatchAllToAll Dispatcher = "alltoall"
-	// DispatchDeepEP: DeepSeek's DeepEP kernels (DeepSeek-V3 Technical Report, section 3.2.2;
-	// Megatron-Core's flex dispatcher): a token crosses the network once per destination
-	// node and NVLink once per destination device in it; with dtype fp8 the dispatch
-	// moves fp8 (1 byte per element and a 4-byte scale per 128), the combine 16 bits.
+	// DispatchDeepEP: Megatron-Core's flex dispatcher with DeepSeek's DeepEP kernels
+	// (moe_flex_dispatcher_backend "deepep", --moe-enable-deepep; DeepSeek-V3 Technical
+	// Report, section 3.2.2): a token crosses the network once per destination node and
+	// NVLink once per destination device in it, in 16 bits both ways whatever the dtype.
+	// DeepEP's Buffer.dispatch moves fp8 only when handed an (fp8 data, scales) pair;
+	// Megatron-Core hands it the 16-bit hidden states (FusedDispatch in
+	// megatron/core/transformer/moe/fused_a2a.py calls buffer.dispatch(x) with the
+	// tensor MoEFlexTokenDispatcher received, core_v0.15.0 to core_v0.19.0, the releases
+	// of NeMo 25.11 to 26.06), and the experts quantize what they receive.
 	DispatchDeepEP Dispatcher = "deepep"
+	// DispatchDeepEPFP8: DeepEP with fp8 dispatch, as DeepSeek-V3 was trained (its report,
+	// section 3.3.2: the activations before the experts' up-projections are quantized to
+	// fp8 and then dispatched; the combine stays in 16 bits): routed as DispatchDeepEP;
+	// with dtype fp8 the dispatch moves 1 byte per element and a 4-byte scale per 128,
+	// the combine 16 bits. Not what Megatron-Core runs (DispatchDeepEP).
+	DispatchDeepEPFP8 Dispatcher = "deepep-fp8"
 	// DispatchHybridEP: Megatron-Core's flex dispatcher with the HybridEP backend
 	// (moe_flex_dispatcher_backend "hybridep", DeepEP's hybrid-ep branch): routed as
 	// DeepEP routes (once per destination node over the network, NVLink within it), and
@@ -240,10 +251,12 @@ const (
 )
 
 // flex reports whether the dispatcher is a backend of Megatron-Core's flex token
-// dispatcher (DeepEP or HybridEP), whose dispatch hands the experts their rows
+// dispatcher (DeepEP, with or without fp8 dispatch, or HybridEP), whose dispatch hands the experts their rows
 // already grouped by local expert: no regrouping of the received chunks (the
 // alltoall dispatcher's sort_chunks_by_idxs, shape.moe).
-func (d Dispatcher) flex() bool { return d == DispatchDeepEP || d == DispatchHybridEP }
+func (d Dispatcher) flex() bool {
+	return d == DispatchDeepEP || d == DispatchDeepEPFP8 || d == DispatchHybridEP
+}
 
 // Split says how finely blocks become pipeline layers.
 type Split string
@@ -665,7 +678,7 @@ func (o Options) Validate() error {
 	}
 	oneOf(&es, "split", string(o.Split), Blocks, Sublayers)
 	oneOf(&es, "tie", string(o.Tie), TieCopy, TieStage)
-	oneOf(&es, "dispatcher", string(o.Dispatcher), DispatchAllToAll, DispatchDeepEP, DispatchHybridEP)
+	oneOf(&es, "dispatcher", string(o.Dispatcher), DispatchAllToAll, DispatchDeepEP, DispatchDeepEPFP8, DispatchHybridEP)
 	if o.DType == FP32 && o.Precision != Pure && o.Precision != DeepSpeedBF16 { // deepspeed-bf16: refused above
 		es.Add("precision", "%s keeps fp32 weights or master weights beside 16-bit passes: use dtype bf16 or fp16, or precision pure with fp32", o.Precision)
 	}

@@ -149,7 +149,8 @@ type Input struct {
 	// (PyTorch's async TP under torch.compile, which hides less).
 	TensorCommMethod string
 	// ExpertDispatcher is the request's parallelism.expert_dispatcher: Megatron-LM runs
-	// deepep as --moe-token-dispatcher-type flex --moe-enable-deepep.
+	// deepep as --moe-token-dispatcher-type flex --moe-enable-deepep (and has no fp8
+	// dispatch: deepep-fp8 is written as deepep, with a comment).
 	ExpertDispatcher string
 	// Recompute is the activation recomputation: none, selective, full or auto ("" is
 	// none); under auto, what each stage recomputes is the plan's (Plan's

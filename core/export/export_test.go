@@ -1166,7 +1166,8 @@ func TestPyTorchAutoWholeStage(t *testing.T) {
 // TestMegatronDispatcherFlags: the Megatron-LM export names the request's token
 // dispatcher: nothing for alltoall (Megatron-Core's default), the flex dispatcher with
 // DeepEP (--moe-enable-deepep) for deepep, the flex dispatcher with its HybridEP backend
-// (--moe-flex-dispatcher-backend hybridep) for hybridep.
+// (--moe-flex-dispatcher-backend hybridep) for hybridep, and deepep-fp8 as deepep with a
+// comment saying Megatron-Core dispatches 16 bits.
 func TestMegatronDispatcherFlags(t *testing.T) {
 	for _, tt := range []struct {
 		dispatcher, want, not string
@@ -1174,6 +1175,7 @@ func TestMegatronDispatcherFlags(t *testing.T) {
 		{"alltoall", "", "--moe-token-dispatcher-type"},
 		{"deepep", "--moe-token-dispatcher-type flex --moe-enable-deepep", "hybridep"},
 		{"hybridep", "--moe-token-dispatcher-type flex --moe-flex-dispatcher-backend hybridep", "--moe-enable-deepep"},
+		{"deepep-fp8", "--moe-token-dispatcher-type flex --moe-enable-deepep  # priced with fp8 dispatch, which Megatron-Core does not run", "hybridep"},
 	} {
 		r := archCase{arch: "mixtral-8x7b-v0.1", device: "h100-sxm", devices: 4, sched: "1f1b", m: 8, batch: 1, seq: 2048, dp: 4}.request()
 		r.Cluster.DevicesPerNode = 8

@@ -174,6 +174,8 @@ func megatron(j *job) error {
 		switch in.ExpertDispatcher {
 		case "deepep":
 			w.WriteString("  --moe-token-dispatcher-type flex --moe-enable-deepep\n")
+		case "deepep-fp8":
+			w.WriteString("  --moe-token-dispatcher-type flex --moe-enable-deepep  # priced with fp8 dispatch, which Megatron-Core does not run: it dispatches 16 bits\n")
 		case "hybridep":
 			w.WriteString("  --moe-token-dispatcher-type flex --moe-flex-dispatcher-backend hybridep\n")
 		}

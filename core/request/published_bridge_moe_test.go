@@ -391,10 +391,13 @@ func (c bridgeMoERun) request(t *testing.T) *wire.Request {
 // on, and the overlap benchmark); Qwen3 235B-A22B on GB300 and GB200 from 25.11 on,
 // on B300 from 26.04.01 on ("Use HybridEP flex dispatcher for Qwen3 235B B300 perf
 // configs", #3490: qwen3_235b_a22b_pretrain_config_b300 set moe_token_dispatcher_type
-// "alltoall" before it). Qwen3 30B-A3B's H100 PP2 VP12 recipe of 25.11 to 26.02.01
-// names deepep inside its 8-GPU nodes, planned as alltoall: Megatron-Core hands DeepEP
-// 16-bit rows (fused_a2a.py), which pipeplan's deepep would move in fp8. gpt-oss's
-// rows keep their own reading (their dispatcher field).
+// "alltoall" before it). Qwen3 30B-A3B's H100 PP2 VP12 rows: deepep in 26.02 (v0.3.0's
+// QWEN3_30B_A3B_PRETRAIN_CONFIG_H100_FP8_CS_V1, moe_flex_dispatcher_backend "deepep")
+// and 26.02.01 (v0.3.1's H100 recipe moved to EP16 with HybridEP; its
+// BASE_QWEN3_30B_A3B_CONFIG, which a PP2 VP12 EP8 run inherits, names deepep), none in
+// 25.11 (v0.2.2's QWEN3_30B_A3B_H100_FP8_CS_BASE_CONFIG: alltoall). Megatron-Core's
+// DeepEP moves 16-bit rows (analytic.DispatchDeepEP). gpt-oss's rows keep their own
+// reading (their dispatcher field).
 func (c bridgeMoERun) flexBackend() string {
 	if c.dispatcher != "" || c.model == "gpt-oss-120b" {
 		return c.dispatcher
@@ -412,6 +415,9 @@ func (c bridgeMoERun) flexBackend() string {
 	}
 	if hybrid {
 		return "hybridep"
+	}
+	if c.model == "qwen3-30b-a3b" && d == "h100-sxm" && c.vp == 12 && (c.source == bridge2602 || c.source == bridge26021) {
+		return "deepep"
 	}
 	return ""
 }
@@ -702,6 +708,14 @@ func TestBridgeMoEPublishedRuns(t *testing.T) {
 	// embedding's 579M elements over the dense group and 64M expert elements, 4 ms; the
 	// rows move by 0.2 points. Hiding is not what these rows miss: their EP64 siblings,
 	// with nothing to hide, err +23% (GB300) to +51% (GB200) too.
+	//
+	// Megatron-Core's DeepEP backend moves 16-bit rows (analytic.DispatchDeepEP:
+	// fused_a2a.py hands DeepEP the hidden states, never an fp8 pair), where deepep had
+	// been priced with fp8 dispatch: 26.04.01's B200 DeepSeek-V3 PP8 VP2 EP32 row goes
+	// from -8.1% to -16.7%, and Qwen3 30B-A3B's H100 PP2 VP12 rows of 26.02 and 26.02.01,
+	// planned on their recipe's deepep instead of alltoall, +0.7 to +1.3 points. Over all
+	// runs 12.2%, +8.0%, 25; through 26.04.01 11.5%, +10.6%, 21 (the B200 row crossed
+	// the median).
 	if abs > 0.125 || signed > 0.085 {
 		t.Errorf("median |error| %.1f%%, signed median %+.1f%%: want at most 12.5%% and +8.5%% (was 12.1%%, +8.0%%)", 100*abs, 100*signed)
 	}
@@ -713,8 +727,8 @@ func TestBridgeMoEPublishedRuns(t *testing.T) {
 	}
 	t.Run("through NeMo 26.04.01", func(t *testing.T) {
 		signed, abs := planBridgeRuns(t, "Megatron-Bridge MoE runs through NeMo 26.04.01", older)
-		if abs > 0.11 || signed > 0.11 {
-			t.Errorf("median |error| %.1f%%, signed median %+.1f%%: want at most 11%% and +11%% (was 10.6%%, +10.6%%)", 100*abs, 100*signed)
+		if abs > 0.12 || signed > 0.11 {
+			t.Errorf("median |error| %.1f%%, signed median %+.1f%%: want at most 12%% and +11%% (was 11.5%%, +10.6%%)", 100*abs, 100*signed)
 		}
 	})
 }

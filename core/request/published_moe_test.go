@@ -60,7 +60,7 @@ var publishedMoERuns = []publishedMoE{
 		req: &wire.Request{
 			Model:       wire.ModelSpec{Architecture: &wire.Architecture{Name: "deepseek-v3", Seq: 4096, DType: "fp8", Framework: "cuda-graphs"}},
 			Cluster:     deepseekCluster(),
-			Parallelism: wire.Parallelism{Pipeline: 16, Data: 128, Expert: 64, ZeRO: 1, ExpertOverlap: true, ExpertDispatcher: "deepep"},
+			Parallelism: wire.Parallelism{Pipeline: 16, Data: 128, Expert: 64, ZeRO: 1, ExpertOverlap: true, ExpertDispatcher: "deepep-fp8"},
 			Schedule:    wire.Schedule{Name: "zb-h1", Microbatches: 15360 / 128, MicrobatchSize: 1},
 		},
 		tokensPerGPUSecond: 1e12 / (180e3 * 3600),

@@ -82,7 +82,7 @@ func TestVocabularyIsThePlanners(t *testing.T) {
 			func(v string) string {
 				return strings.Replace(arch(""), `"data":2`, `"context":2,"context_method":"`+v+`"`, 1) + `}`
 			}},
-		{"parallelism.expert_dispatcher", wire.ExpertDispatchers(), []string{string(analytic.DispatchAllToAll), string(analytic.DispatchDeepEP), string(analytic.DispatchHybridEP)}, nil},
+		{"parallelism.expert_dispatcher", wire.ExpertDispatchers(), []string{string(analytic.DispatchAllToAll), string(analytic.DispatchDeepEP), string(analytic.DispatchDeepEPFP8), string(analytic.DispatchHybridEP)}, nil},
 		{"parallelism.prefetch", wire.PrefetchModes(), []string{PrefetchNextLayer, PrefetchNone},
 			func(v string) string {
 				return strings.Replace(arch(""), `"data":2`, `"data":2,"sharding":"zero3","prefetch":"`+v+`"`, 1) + `}`

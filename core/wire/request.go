@@ -255,9 +255,11 @@ type Parallelism struct {
 	ExpertOverlap bool `json:"expert_overlap,omitempty"`
 	// ExpertDispatcher moves tokens to their experts and back: alltoall (default,
 	// Megatron-Core's alltoall dispatcher: every routed copy crosses), deepep
-	// (DeepSeek's DeepEP: once per destination node over the network, fp8 dispatch with
-	// dtype fp8) or hybridep (Megatron-Core's flex dispatcher with HybridEP: routed as
-	// deepep, in 16 bits whatever the dtype). Mixtures of experts only.
+	// (Megatron-Core's flex dispatcher with DeepSeek's DeepEP: once per destination node
+	// over the network, in 16 bits whatever the dtype, as Megatron-Core hands DeepEP
+	// 16-bit rows), deepep-fp8 (DeepEP with fp8 dispatch under dtype fp8, as DeepSeek-V3
+	// trained) or hybridep (Megatron-Core's flex dispatcher with HybridEP: routed as
+	// deepep, in 16 bits). Mixtures of experts only.
 	ExpertDispatcher string `json:"expert_dispatcher,omitempty"`
 	// OverlapGradReduce says whether the data-parallel gradient reduction (all-reduce, or
 	// ZeRO's reduce-scatter) runs in buckets during the last microbatch's backward pass:

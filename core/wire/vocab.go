@@ -74,7 +74,7 @@ func ContextMethods() []string { return []string{"ring", "all-to-all", "hierarch
 
 // ExpertDispatchers lists parallelism.expert_dispatcher: how a mixture of experts moves
 // tokens to their experts and back.
-func ExpertDispatchers() []string { return []string{"alltoall", "deepep", "hybridep"} }
+func ExpertDispatchers() []string { return []string{"alltoall", "deepep", "deepep-fp8", "hybridep"} }
 
 // PrefetchModes lists parallelism.prefetch (zero3 and hsdp): whether a layer's weights
 // are gathered while the layer before it computes.
