@@ -1,6 +1,7 @@
 package analytic
 
 import (
+	"fmt"
 	"math"
 	"strings"
 	"testing"
@@ -101,11 +102,10 @@ func TestFP8AttentionCoreTime(t *testing.T) {
 // its epilogues fuse: in the forward pass the experts' activation kernel (3e bytes per
 // element of an expert's width, Megatron-style fused) and the quantization of the down
 // product's input (quantBytes per element), in the backward pass the activation's
-// gradient (1.5 times its traffic) and the quantization of the gate and up products'
-// output gradients; each one kernel per local expert. Its first product is gate and up
-// as one grouped linear (fc1), so the forward pass also quantizes the experts' input
-// (quantBytes per element of h) once rather than twice: one kernel per local expert
-// fewer. FLOPs and the tensors kept for the backward pass stay as they were.
+// gradient (1.5 times its traffic) and the quantization of fc1's output gradient (gate
+// and up as one grouped linear, 2f wide, oneFC1: quantBytes per element of both); each
+// one kernel per local expert. FLOPs and the tensors kept for the backward pass stay
+// as they were.
 func TestExpertFusedMLP(t *testing.T) {
 	a := bundled(t, "qwen3-30b-a3b")
 	tg := target(t, "gb300")
@@ -132,20 +132,19 @@ func TestExpertFusedMLP(t *testing.T) {
 	q := MXFP8.figures().quantBytes
 	bw := tg.Perf.MemoryBytesPerSecond * tg.Perf.MemoryEfficiency
 	ks := tg.Perf.KernelSeconds
-	h := float64(a.HiddenSize)
-	wantFwd := g*fl*(3*e+q)/bw + g*h*q/bw + 3*local*ks
-	wantBwd := g*fl*(1.5*3*e+2*q)/bw + 3*local*ks
+	wantFwd := g*fl*(3*e+q)/bw + 2*local*ks
+	wantBwd := g*fl*(1.5*3*e+2*q)/bw + 2*local*ks
 	if d := p.FwdDeviceSeconds - f.FwdDeviceSeconds; math.Abs(d-wantFwd) > 1e-9*wantFwd {
 		t.Errorf("forward saves %.6g s, want %.6g s", d, wantFwd)
 	}
 	if d := p.BwdDeviceSeconds - f.BwdDeviceSeconds; math.Abs(d-wantBwd) > 1e-9*wantBwd {
 		t.Errorf("backward saves %.6g s, want %.6g s", d, wantBwd)
 	}
-	if d := p.FwdKernels - f.FwdKernels; math.Abs(d-3*local) > 1e-9 {
-		t.Errorf("forward kernels %v fewer, want %v", d, 3*local)
+	if d := p.FwdKernels - f.FwdKernels; math.Abs(d-2*local) > 1e-9 {
+		t.Errorf("forward kernels %v fewer, want %v", d, 2*local)
 	}
-	if d := p.BwdKernels - f.BwdKernels; math.Abs(d-3*local) > 1e-9 {
-		t.Errorf("backward kernels %v fewer, want %v", d, 3*local)
+	if d := p.BwdKernels - f.BwdKernels; math.Abs(d-2*local) > 1e-9 {
+		t.Errorf("backward kernels %v fewer, want %v", d, 2*local)
 	}
 	if p.FwdFLOPs != f.FwdFLOPs || p.BwdFLOPs != f.BwdFLOPs || p.SavedActivationBytes != f.SavedActivationBytes {
 		t.Errorf("FLOPs %v/%v, saved %v: want %v/%v, %v as unfused", f.FwdFLOPs, f.BwdFLOPs, f.SavedActivationBytes, p.FwdFLOPs, p.BwdFLOPs, p.SavedActivationBytes)
@@ -176,6 +175,91 @@ func TestFusedOptionErrors(t *testing.T) {
 		_, err := Estimate(a, target(t, c.device), c.o)
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s on %s %+v: error %v, want %q", c.model, c.device, c.o, err, c.want)
+		}
+	}
+}
+
+// TestOneFC1: Megatron-Core's gated MLP (the dense MLP, the routed experts' TEGroupedMLP
+// and the shared experts) runs gate and up as one linear, linear_fc1, so under every fp8
+// recipe its input is quantized once (quantBytes per element of the m x h input) and its
+// output's gradient once (quantBytes per element of m x 2f): against two separate
+// products (eager HuggingFace code's gate_proj and up_proj), one forward quantization
+// of m*h elements and one kernel a pass fewer per product group, the same backward
+// bytes. Checked on the pieces' operations, gate's and up's quantization summed.
+func TestOneFC1(t *testing.T) {
+	for _, tt := range []struct {
+		model  string
+		moe    bool
+		recipe FP8Recipe
+	}{
+		{"meta-llama-3-8b", false, Delayed},
+		{"meta-llama-3-8b", false, MXFP8},
+		{"qwen3-30b-a3b", true, Current},
+		{"qwen3-30b-a3b", true, MXFP8},
+		{"deepseek-v3", true, MXFP8},
+	} {
+		a := bundled(t, tt.model)
+		const s, ep = 4096, 8
+		o := Options{Batch: 1, Seq: s, DType: FP8, FP8Recipe: tt.recipe}
+		if tt.moe {
+			o.DataParallel, o.ExpertParallel = ep, ep
+		}
+		o = o.withDefaults()
+		q := tt.recipe.figures().quantBytes
+		h := float64(a.HiddenSize)
+		// sums gate's and up's quantization bytes and kernels in each pass, over the
+		// products whose names end in "gate" and "up" (routed and shared apart).
+		sums := func(fusedAct bool) (fq, bq, fk, bk map[string]float64) {
+			sh := newShape(a, o)
+			sh.fusedAct = fusedAct
+			var p piece
+			if tt.moe {
+				p = sh.moe(&calc{sh: sh, target: target(t, "h100-sxm"), o: o})
+			} else {
+				p = sh.mlp()
+			}
+			fq, bq, fk, bk = map[string]float64{}, map[string]float64{}, map[string]float64{}, map[string]float64{}
+			for _, op := range p.ops {
+				group := strings.TrimSuffix(strings.TrimSuffix(op.name, "gate"), "up")
+				if group == op.name || op.name == "shared expert gate" {
+					continue
+				}
+				fq[group] += op.fwdQuant
+				bq[group] += op.bwdQuant
+				fk[group] += op.fwd.kernels
+				bk[group] += op.bwd.kernels
+			}
+			return
+		}
+		fq0, bq0, fk0, bk0 := sums(false)
+		fq1, bq1, fk1, bk1 := sums(true)
+		rows := map[string]float64{"": s} // the dense MLP's input rows
+		copies := map[string]float64{"": 1}
+		if tt.moe {
+			local := float64(a.NumExperts) / ep
+			rows = map[string]float64{"": s * float64(a.ExpertsPerToken), "shared ": s}
+			copies = map[string]float64{"": local, "shared ": 1}
+			if a.SharedExpertSize == 0 {
+				delete(rows, "shared ")
+			}
+		}
+		for g, m := range rows {
+			name := fmt.Sprintf("%s %v %q", tt.model, tt.recipe, g)
+			if _, ok := fq0[g]; !ok {
+				t.Fatalf("%s: no gate and up products", name)
+			}
+			if d := fq0[g] - fq1[g]; math.Abs(d-q*m*h) > 1e-6*q*m*h {
+				t.Errorf("%s: forward quantization %v bytes fewer, want %v (the input once)", name, d, q*m*h)
+			}
+			if bq0[g] != bq1[g] {
+				t.Errorf("%s: backward quantization %v bytes, want %v (the same gradient, 2f wide)", name, bq1[g], bq0[g])
+			}
+			if d := fk0[g] - fk1[g]; math.Abs(d-copies[g]) > 1e-9 {
+				t.Errorf("%s: forward kernels %v fewer, want %v", name, d, copies[g])
+			}
+			if d := bk0[g] - bk1[g]; math.Abs(d-copies[g]) > 1e-9 {
+				t.Errorf("%s: backward kernels %v fewer, want %v", name, d, copies[g])
+			}
 		}
 	}
 }

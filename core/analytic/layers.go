@@ -34,7 +34,8 @@ type shape struct {
 	// step ends (cluster.Framework.ReturnsLogits).
 	keepLogits bool
 	// fusedAct: a gated MLP's SiLU and product are one kernel that keeps only the gate
-	// and up outputs (cluster.Framework.FusedActivation).
+	// and up outputs (cluster.Framework.FusedActivation), the Megatron-style MLP whose
+	// gate and up are one linear layer, linear_fc1 (oneFC1).
 	fusedAct bool
 	// fusedCE: the loss reads the 16-bit logits and writes their gradient in place
 	// (cluster.Framework.FusedCrossEntropy).
@@ -619,7 +620,11 @@ func (sh *shape) mlp() piece {
 	ge := sh.ge                                // a product's saved input: 8 bits with fp8
 	common := e*t*hr + ge*t*hr + sh.mask(t*hr) // norm input, first projection's input, mask
 	if a.GatedMLP() {
-		p.ops = append(p.ops, gathering(sh.linear("gate", t, h, f)), gathering(sh.linear("up", t, h, f)))
+		gate, up := sh.linear("gate", t, h, f), sh.linear("up", t, h, f)
+		if sh.fusedAct {
+			gate, up = oneFC1(gate, up)
+		}
+		p.ops = append(p.ops, gathering(gate), gathering(up))
 		if sh.fusedAct {
 			// One kernel reads gate and up and writes their product; its backward
 			// recomputes the SiLU from the gate it kept.
@@ -729,6 +734,9 @@ func (sh *shape) moe(c *calc) piece {
 	}
 	gate, up, down := sh.linear("gate", te, h, fl), sh.linear("up", te, h, fl), sh.linear("down", te, fl, h)
 	fused := sh.o.ExpertFusedMLP
+	if sh.fusedAct || fused {
+		gate, up = oneFC1(gate, up)
+	}
 	if fused {
 		gate, up, down, act, kept = fusedExpertMLP(gate, up, down)
 	}
@@ -786,7 +794,11 @@ func (sh *shape) moe(c *calc) piece {
 	p.bwdExtra = 2*e*A*float64(a.IntermediateSize) + e*g*h
 	p.inferExtra = e*n*h + 2*e*g*h + 3*e*A*float64(a.IntermediateSize)
 	if fs := sh.fs; fs > 0 {
-		shared := []op{sh.linear("shared gate", T, h, fs), sh.linear("shared up", T, h, fs),
+		sg, su := sh.linear("shared gate", T, h, fs), sh.linear("shared up", T, h, fs)
+		if sh.fusedAct {
+			sg, su = oneFC1(sg, su) // SharedExpertMLP is Megatron-Core's MLP
+		}
+		shared := []op{sg, su,
 			mem("shared silu", 2*e*T*fs, 1), mem("shared gate x up", 3*e*T*fs, 1), sh.linear("shared down", T, fs, h)}
 		if a.SharedExpertGate {
 			shared = append(shared, sh.linear("shared expert gate", T, h, 1))
@@ -1164,14 +1176,37 @@ func expertSharded(a *arch.Arch) int64 { return mlpSharded(a, int64(a.Intermedia
 // (Transformer Engine v2.20.2's release notes: "fused grouped MXFP8 paths for weighted
 // SwiGLU and clamped-SwiGLU activation", #3315), so its
 // clamp is no kernel of its own either.
+//
+// gate and up come as oneFC1 leaves them (one quantization of the input, one of the
+// output's gradient, on gate): the kernel's epilogue takes the gradient's.
 func fusedExpertMLP(gate, up, down op) (op, op, op, []op, float64) {
-	gate.bwdQuant, up.bwdQuant, down.fwdQuant = 0, 0, 0
+	gate.bwdQuant, down.fwdQuant = 0, 0
 	gate.bwd.kernels--
-	up.bwd.kernels--
 	down.fwd.kernels--
-	up.fwdQuant = 0 // fc1's input, quantized once with gate's
-	up.fwd.kernels--
 	return gate, up, down, nil, 2
+}
+
+// oneFC1 prices a gated MLP's gate and up products as Megatron-Core runs them: one
+// column-parallel linear, linear_fc1, of twice the width ("If this is a gated linear
+// unit we double the output width", MLP in megatron/core/transformer/mlp.py; TEGroupedMLP
+// in megatron/core/transformer/moe/experts.py doubles moe_ffn_hidden_size the same way,
+// core_v0.15.0 to core_v0.19.0). Under an fp8 recipe Transformer Engine quantizes that
+// linear's input once, in both layouts, and keeps it for the weight gradient (Linear
+// and GroupedLinear save the quantized input; shape.linear), and its output's gradient
+// once, 2f wide: one quantization kernel a pass, not one for gate and one for up. The
+// bytes of the gradient's quantization are gate's and up's together (moved to gate);
+// the input's are gate's alone. The products stay two here (their FLOPs are the same).
+func oneFC1(gate, up op) (op, op) {
+	if up.fwdQuant > 0 {
+		up.fwdQuant = 0
+		up.fwd.kernels--
+	}
+	if up.bwdQuant > 0 {
+		gate.bwdQuant += up.bwdQuant
+		up.bwdQuant = 0
+		up.bwd.kernels--
+	}
+	return gate, up
 }
 
 // gluClamp is gpt-oss's clamp of the gated activation's inputs (GptOssConfig.swiglu_limit)
