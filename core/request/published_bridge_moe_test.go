@@ -51,6 +51,9 @@ type bridgeMoERun struct {
 	// model.architecture.expert_fused_mlp). Set on the rows of NeMo 26.06 on whose own
 	// release's recipe sets them.
 	fp8Attention, fusedMLP bool
+	// noParamGatherOverlap: the recipe turns overlap_param_gather off (planned as
+	// parallelism.overlap_param_gather off).
+	noParamGatherOverlap bool
 	// refused, when set, is why pipeplan refuses this run although it ran: reported, and
 	// held to that (a run that comes to fit fails the test until the note is removed).
 	refused string
@@ -96,13 +99,22 @@ const (
 
 var bridgeMoERuns = []bridgeMoERun{
 	// NeMo 25.11.
-	{name: "DeepSeekV3 w/o MTP, 256 GB300, BF16, PP2 VP4 EP32", source: bridge2511, model: "deepseek-v3-nomtp", device: "gb300", precision: "bf16", gpus: 256, gbs: 4096, mbs: 1, seq: 4096, tp: 1, pp: 2, vp: 4, ep: 32, tokensPerGPU: 3848},
-	{name: "DeepSeekV3 w/o MTP, 256 GB300, FP8-MX, PP2 VP4 EP32", source: bridge2511, model: "deepseek-v3-nomtp", device: "gb300", precision: "mxfp8", gpus: 256, gbs: 4096, mbs: 1, seq: 4096, tp: 1, pp: 2, vp: 4, ep: 32, tokensPerGPU: 4357, overlap: true},
+	// NeMo 25.11's DeepSeek-V3 rows on GB300 and GB200 on their own release's recipe,
+	// Megatron-Bridge v0.2.2's scripts/performance/configs/deepseek/
+	// workload_base_configs.py (with the table's parallelism and batch): GB300
+	// (DEEPSEEK_V3_GB300_BASE_CONFIG) HybridEP, moe_a2a_overlap False, Transformer
+	// Engine's CUDA graphs of attn, moe_router and moe_preprocess, recompute_modules
+	// moe_act; GB200 (DEEPSEEK_V3_GB200_BASE_CONFIG) HybridEP, moe_a2a_overlap False,
+	// graphs of moe_router and moe_preprocess alone, recompute_modules mla_up_proj; and
+	// deepseek_llm_pretrain.py turns overlap_param_gather off for fp8_mx on both ("keeping
+	// this eanbled causes NaN grad norm").
+	{name: "DeepSeekV3 w/o MTP, 256 GB300, BF16, PP2 VP4 EP32", source: bridge2511, model: "deepseek-v3-nomtp", device: "gb300", precision: "bf16", gpus: 256, gbs: 4096, mbs: 1, seq: 4096, tp: 1, pp: 2, vp: 4, ep: 32, tokensPerGPU: 3848, recompute: "moe_act", graphs: "attn"},
+	{name: "DeepSeekV3 w/o MTP, 256 GB300, FP8-MX, PP2 VP4 EP32", source: bridge2511, model: "deepseek-v3-nomtp", device: "gb300", precision: "mxfp8", gpus: 256, gbs: 4096, mbs: 1, seq: 4096, tp: 1, pp: 2, vp: 4, ep: 32, tokensPerGPU: 4357, recompute: "moe_act", graphs: "attn", noParamGatherOverlap: true},
 	{name: "GPT-OSS 120B, 64 GB300, BF16, EP64", source: bridge2511, model: "gpt-oss-120b", device: "gb300", precision: "bf16", gpus: 64, gbs: 1280, mbs: 2, seq: 8192, tp: 1, pp: 1, vp: 1, ep: 64, tokensPerGPU: 18347},
 	{name: "Qwen3 30B-A3B, 8 GB300, FP8-MX, EP8", source: bridge2511, model: "qwen3-30b-a3b", device: "gb300", precision: "mxfp8", gpus: 8, gbs: 512, mbs: 4, seq: 4096, tp: 1, pp: 1, vp: 1, ep: 8, tokensPerGPU: 28934},
 	{name: "Qwen3 235B-A22B, 256 GB300, BF16, PP4 VP12 EP16", source: bridge2511, model: "qwen3-235b-a22b", device: "gb300", precision: "bf16", gpus: 256, gbs: 8192, mbs: 2, seq: 4096, tp: 1, pp: 4, vp: 12, ep: 16, tokensPerGPU: 6131},
-	{name: "DeepSeekV3 w/o MTP, 256 GB200, BF16, PP4 VP4 EP64", source: bridge2511, model: "deepseek-v3-nomtp", device: "gb200", precision: "bf16", gpus: 256, gbs: 4096, mbs: 1, seq: 4096, tp: 1, pp: 4, vp: 4, ep: 64, tokensPerGPU: 3139, recompute: "mla_up_proj"},
-	{name: "DeepSeekV3 w/o MTP, 256 GB200, FP8-MX, PP8 VP4 EP32", source: bridge2511, model: "deepseek-v3-nomtp", device: "gb200", precision: "mxfp8", gpus: 256, gbs: 4096, mbs: 1, seq: 4096, tp: 1, pp: 8, vp: 4, ep: 32, tokensPerGPU: 4018, overlap: true, recompute: "mla_up_proj"},
+	{name: "DeepSeekV3 w/o MTP, 256 GB200, BF16, PP4 VP4 EP64", source: bridge2511, model: "deepseek-v3-nomtp", device: "gb200", precision: "bf16", gpus: 256, gbs: 4096, mbs: 1, seq: 4096, tp: 1, pp: 4, vp: 4, ep: 64, tokensPerGPU: 3139, recompute: "mla_up_proj", graphs: "router"},
+	{name: "DeepSeekV3 w/o MTP, 256 GB200, FP8-MX, PP8 VP4 EP32", source: bridge2511, model: "deepseek-v3-nomtp", device: "gb200", precision: "mxfp8", gpus: 256, gbs: 4096, mbs: 1, seq: 4096, tp: 1, pp: 8, vp: 4, ep: 32, tokensPerGPU: 4018, recompute: "mla_up_proj", graphs: "router", noParamGatherOverlap: true},
 	{name: "GPT-OSS 120B, 64 GB200, BF16, EP64", source: bridge2511, model: "gpt-oss-120b", device: "gb200", precision: "bf16", gpus: 64, gbs: 1280, mbs: 1, seq: 8192, tp: 1, pp: 1, vp: 1, ep: 64, tokensPerGPU: 15876, recompute: "layernorm, moe_act"},
 	{name: "Qwen3 30B-A3B, 8 GB200, FP8-MX, EP8", source: bridge2511, model: "qwen3-30b-a3b", device: "gb200", precision: "mxfp8", gpus: 8, gbs: 512, mbs: 4, seq: 4096, tp: 1, pp: 1, vp: 1, ep: 8, tokensPerGPU: 23766},
 	{name: "Qwen3 235B-A22B, 256 GB200, BF16, PP8 VP3 EP32", source: bridge2511, model: "qwen3-235b-a22b", device: "gb200", precision: "bf16", gpus: 256, gbs: 8192, mbs: 1, seq: 4096, tp: 1, pp: 8, vp: 3, ep: 32, tokensPerGPU: 4916},
@@ -358,6 +370,10 @@ func (c bridgeMoERun) request(t *testing.T) *wire.Request {
 	if c.vp > 1 {
 		sched = fmt.Sprintf("interleaved:%d", c.vp)
 	}
+	paramGather := OverlapOn
+	if c.noParamGatherOverlap {
+		paramGather = OverlapOff
+	}
 	tr := wire.Training{Precision: "mixed"}
 	if c.recompute != "" {
 		tr.Recompute, tr.RecomputeModules = "selective", strings.Split(c.recompute, ", ")
@@ -370,7 +386,7 @@ func (c bridgeMoERun) request(t *testing.T) *wire.Request {
 		Cluster: wire.ClusterSpec{Device: c.device, DevicesPerNode: perNode},
 		Parallelism: wire.Parallelism{Pipeline: c.pp, Data: dp, Tensor: c.tp, Context: c.cp, Expert: c.ep, ExpertTensor: 1, ExpertOverlap: c.overlap, ExpertDispatcher: c.flexBackend(),
 			ZeRO: 1, SequenceParallel: c.tp > 1,
-			OverlapGradReduce: OverlapOn, OverlapParamGather: OverlapOn},
+			OverlapGradReduce: OverlapOn, OverlapParamGather: paramGather},
 		Training:   tr,
 		Schedule:   wire.Schedule{Name: sched, Microbatches: c.gbs / dp / c.mbs, MicrobatchSize: c.mbs},
 		Boundaries: c.layout(),
@@ -726,7 +742,12 @@ func TestBridgeMoEPublishedRuns(t *testing.T) {
 	// and +29.5% to +39.3%; the H100 rows +4 to +11), least on the NVL72 MXFP8 rows (+1 to
 	// +3). This is optimism the double quantization had hidden, not a new error: over all
 	// runs 12.2%, +8.0%, 25 beyond 25% to 14.7%, +11.6%, 29; through 26.04.01 11.5%,
-	// +10.6%, 21 to 13.7%, +13.4%, 24.
+	// +10.6%, 21 to 13.7%, +13.4%, 24. NeMo 25.11's DeepSeek-V3 GB300 and GB200 rows on
+	// their own release's recipe (Megatron-Bridge v0.2.2, not v0.3.0: no all-to-all
+	// overlap, moe_act recomputed and attn graphed on GB300, the router alone graphed on
+	// GB200, no param-gather overlap with fp8_mx): GB300 FP8-MX +12.5% to +4.9%, BF16
+	// +5.9% to +5.3%, GB200 FP8-MX +14.1% to +7.9%; all runs 14.7%, +9.7%, through
+	// 26.04.01 13.4%, +13.0%.
 	if abs > 0.15 || signed > 0.12 {
 		t.Errorf("median |error| %.1f%%, signed median %+.1f%%: want at most 15%% and +12%% (was 14.7%%, +11.6%%)", 100*abs, 100*signed)
 	}
