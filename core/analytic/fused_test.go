@@ -263,3 +263,48 @@ func TestOneFC1(t *testing.T) {
 		}
 	}
 }
+
+// TestUnpermute: in the Megatron-style modes the combine side's regrouping is Transformer
+// Engine's fused unpermute without probabilities (the activation applied them): per
+// routed row it reads the row (e*h bytes) and writes 1/k of a token with the alltoall
+// dispatcher, D/k with the flex dispatcher (D = EP*(1-(1-1/EP)^k) devices a token
+// reaches), the same bytes backward, one kernel in all each pass; eager code keeps the
+// multiply and scatter-add (3e*h a row, two kernels an expert).
+func TestUnpermute(t *testing.T) {
+	a := bundled(t, "qwen3-30b-a3b")
+	const s, ep = 4096.0, 8.0
+	k, h, e := float64(a.ExpertsPerToken), float64(a.HiddenSize), 2.0
+	g := s * k // routed rows on the busiest device, balanced
+	for _, tt := range []struct {
+		disp     Dispatcher
+		fusedAct bool
+		name     string
+		bytes    float64
+		kernels  float64
+	}{
+		{DispatchAllToAll, true, "unpermute", e * g * h * (1 + 1/k), 1},
+		{DispatchHybridEP, true, "unpermute", e * g * h * (1 + ep*(1-math.Pow(1-1/ep, k))/k), 1},
+		{DispatchAllToAll, false, "weight and scatter", 3 * e * g * h, 2 * float64(a.NumExperts) / ep},
+	} {
+		o := Options{Batch: 1, Seq: int(s), DataParallel: int(ep), ExpertParallel: int(ep), Dispatcher: tt.disp}
+		o = o.withDefaults()
+		sh := newShape(a, o)
+		sh.fusedAct = tt.fusedAct
+		var found bool
+		for _, op := range sh.moe(&calc{sh: sh, target: target(t, "h100-sxm"), o: o}).ops {
+			if op.name != tt.name {
+				continue
+			}
+			found = true
+			if math.Abs(op.fwd.bytes-tt.bytes) > 1e-9*tt.bytes || math.Abs(op.fwd.kernels-tt.kernels) > 1e-9 {
+				t.Errorf("%s %v: forward %v bytes in %v kernels, want %v in %v", tt.disp, tt.fusedAct, op.fwd.bytes, op.fwd.kernels, tt.bytes, tt.kernels)
+			}
+			if tt.fusedAct && math.Abs(op.bwd.bytes-tt.bytes) > 1e-9*tt.bytes {
+				t.Errorf("%s: backward %v bytes, want %v", tt.disp, op.bwd.bytes, tt.bytes)
+			}
+		}
+		if !found {
+			t.Errorf("%s %v: no %q", tt.disp, tt.fusedAct, tt.name)
+		}
+	}
+}

