@@ -1056,13 +1056,14 @@ func (c *calc) expertComm(l *Layer, ps []piece) (fwdExposed, bwdExposed float64)
 // expertCommSMShare is the share of the device's multiprocessors the dispatch and
 // combine kernels hold while they run: NCCL's CTAs (cluster.CollectiveSMShare) for
 // Megatron-Core's alltoall dispatcher, which calls NCCL's all-to-all, DeepEP's own
-// deepEPSMs for deepep; overlapCommSMs where the device states no count.
+// deepEPSMs for deepep and deepep-fp8 (the same kernels); overlapCommSMs where the
+// device states no count.
 func (c *calc) expertCommSMShare() float64 {
 	sms := c.rf.sms
 	if sms <= 0 {
 		return overlapCommSMs
 	}
-	if c.o.Dispatcher == DispatchDeepEP {
+	if c.o.Dispatcher == DispatchDeepEP || c.o.Dispatcher == DispatchDeepEPFP8 {
 		return min(1, deepEPSMs/sms)
 	}
 	return cluster.CollectiveSMShare(int(sms))

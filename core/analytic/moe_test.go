@@ -195,6 +195,7 @@ func TestExpertOverlap(t *testing.T) {
 	}{
 		{DispatchAllToAll, 400e9, 24.0 / 132}, {DispatchAllToAll, 2e9, 24.0 / 132}, {DispatchAllToAll, 0.2e9, 24.0 / 132},
 		{DispatchDeepEP, 400e9, 20.0 / 132},
+		{DispatchDeepEPFP8, 400e9, 20.0 / 132},
 	} {
 		bw, f := c.bw, c.f
 		tg := target(t, "h100-sxm")
