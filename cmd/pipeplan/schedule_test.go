@@ -113,7 +113,7 @@ func TestPlanScheduleErrors(t *testing.T) {
 		{[]string{"--schedule", "bogus", "--microbatches", "6"}, exitBad, "--schedule: unknown schedule"},
 		{[]string{"--schedule", "1f1b", "--microbatches", "0"}, exitBad, "--microbatches: must be >= 1, got 0"},
 		{[]string{"--schedule", "1f1b", "--microbatches", "4", "--recompute", "selective"}, exitBad, "--recompute: selective recomputation needs an architecture"},
-		{[]string{"--schedule", "1f1b", "--microbatches", "4", "--recompute", "all"}, exitBad, `--recompute: must be none, selective, full or auto, got "all"`},
+		{[]string{"--schedule", "1f1b", "--microbatches", "4", "--recompute", "all"}, exitBad, `--recompute: must be none, selective, selective-op, full or auto, got "all"`},
 		{[]string{"--schedule", "1f1b", "--microbatches", "4", "--batch", "0"}, exitBad, "--batch: must be >= 1, got 0"},
 		{[]string{"--schedule", "1f1b", "--microbatches", "4", "--inference"}, exitBad, "1f1b is a training schedule"},
 		{[]string{"--schedule", "inference", "--microbatches", "4", "--recompute", "full"}, exitBad, "--recompute: applies to training: inference keeps no activations"},

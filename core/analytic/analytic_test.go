@@ -488,7 +488,7 @@ func TestOptionErrors(t *testing.T) {
 		{Options{Batch: 1, Seq: 8, Precision: "fp32-master"}, `precision: must be one of pure, mixed, mixed-fp32-grads, amp, deepspeed-bf16, got "fp32-master"`},
 		{Options{Batch: 1, Seq: 8, Optimizer: "lamb"}, `optimizer: must be one of adamw, adam, sgd, none, got "lamb"`},
 		{Options{Batch: 1, Seq: 8, Attention: "sparse"}, `attention: must be one of eager, flash, flash3, cudnn, flash-triton, got "sparse"`},
-		{Options{Batch: 1, Seq: 8, Recompute: "some"}, `recompute: must be one of none, selective, full, got "some"`},
+		{Options{Batch: 1, Seq: 8, Recompute: "some"}, `recompute: must be one of none, selective, full, selective-op, got "some"`},
 		{Options{Batch: 1, Seq: 8, Split: "op"}, `split: must be one of block, sublayer, got "op"`},
 		{Options{Batch: 1, Seq: 8, Tie: "none"}, `tie: must be one of copy, stage, got "none"`},
 		{Options{Batch: 1, Seq: 8, DataParallel: -2}, "data_parallel: must be between 1 and 1048576, got -2"},

@@ -601,19 +601,20 @@ func (c *calc) chunkedCommExposed(p piece, fwd, bwd float64) (float64, float64) 
 // recomputation), the other pieces' kernels, and the communication kernels.
 func (c *calc) eagerHostOps(ps []piece, l Layer) (fwd, bwd float64) {
 	fwd, bwd = l.FwdTerms.CommKernels, l.BwdTerms.CommKernels
-	for _, p := range ps {
+	share, _ := c.sacPolicy(ps)
+	for i, p := range ps {
 		var fk, bk float64
-		for _, o := range p.ops {
+		for j, o := range p.ops {
 			fk += o.fwd.kernels
 			bk += o.bwd.kernels
-			if c.rerun(p) || c.rerunOp(p, o) {
-				bk += o.fwd.kernels
-			}
+			bk += c.rerunShare(p, o, share, i, j) * o.fwd.kernels
 		}
 		if p.eagerCounted {
 			fk, bk = p.eager.fwd, p.eager.bwd
 			switch {
-			case c.rerun(p):
+			case c.rerun(p) || share != nil:
+				// torchtitan's per-op policy reruns the block's code whole, its saved
+				// operations answered from the cache: dispatched again all the same.
 				bk += p.eager.fwd
 			case c.o.Recompute == Selective:
 				if c.o.modules()&ModCoreAttn != 0 {
@@ -753,7 +754,8 @@ func (c *calc) layer(name, kind string, ps ...piece) Layer {
 	l := Layer{Name: name, Kind: kind}
 	pp := c.o.devicePerParam()
 	train := c.sh.train
-	for _, p := range ps {
+	share, sacSaved := c.sacPolicy(ps)
+	for i, p := range ps {
 		p = c.asyncChunks(p)
 		l.Params += p.params + p.tied
 		l.TiedParams += p.tied
@@ -784,7 +786,7 @@ func (c *calc) layer(name, kind string, ps ...piece) Layer {
 				l.BwdTerms.CommKernels += ars - p.fwdAllReduces
 			}
 		}
-		for _, o := range p.ops {
+		for j, o := range p.ops {
 			l.FwdFLOPs += o.fwd.flops
 			l.FwdDeviceSeconds += c.rf.opSeconds(o, false)
 			l.FwdKernels += o.fwd.kernels
@@ -796,7 +798,10 @@ func (c *calc) layer(name, kind string, ps ...piece) Layer {
 			l.BwdDeviceSeconds += c.rf.opSeconds(o, true)
 			l.BwdKernels += o.bwd.kernels
 			c.rf.addTerms(&l.BwdTerms, o, true)
-			if c.rerun(p) || c.rerunOp(p, o) {
+			if f := c.rerunShare(p, o, share, i, j); f > 0 {
+				if f < 1 {
+					o = o.times(f)
+				}
 				l.BwdFLOPs += o.fwd.flops
 				l.BwdDeviceSeconds += c.rf.opSeconds(o, false)
 				l.BwdKernels += o.fwd.kernels
@@ -885,7 +890,7 @@ func (c *calc) layer(name, kind string, ps ...piece) Layer {
 		}
 		return p.input
 	}
-	full := c.o.Recompute == Full && ps[0].recomputable
+	full := (c.o.Recompute == Full || c.o.Recompute == SelectiveOp) && ps[0].recomputable
 	var saved, fwdWork, bwdWork float64
 	if full {
 		// Only the layer's input is kept; the forward pass runs as in inference, and the
@@ -897,6 +902,10 @@ func (c *calc) layer(name, kind string, ps ...piece) Layer {
 			bwdWork = max(bwdWork, saved+rebuilt+p.bwdSaved+p.bwdExtra+p.output+gradIn(p, i))
 			rebuilt += p.bwdSaved
 		}
+		// torchtitan's per-op policy keeps its saved outputs beside the input; the
+		// backward pass rebuilds the rest, and its working memory is full
+		// recomputation's (the saved outputs are among what it rebuilds).
+		saved += sacSaved
 	} else {
 		var before float64 // saved by the pieces before
 		for i, p := range ps {

@@ -112,6 +112,7 @@ func newShape(a *arch.Arch, o Options) *shape {
 // expert-parallel overlap benchmark).
 func (sh *shape) linear(name string, m, k, n float64) op {
 	o := matmul(name, sh.e, 1, m, k, n)
+	o.outBytes = sh.e * m * n
 	if f := sh.fp8; f != nil {
 		o.fp8 = true
 		o.fwdQuant = f.quantBytes * m * k
@@ -342,7 +343,11 @@ func (sh *shape) attention(local bool) piece {
 	p := piece{params: shardParams(a.AttentionParams(), attentionSharded(a), sh.tp),
 		input: e * t * hr, output: e * t * hr, recomputable: true, fwdAllReduces: 1, bwdAllReduces: 1,
 		tensors: sh.normTensors() + attentionTensors(a), bwdGradSum: !fusedQKV(a)} // GPT-2's c_attn and MPT's Wqkv are one product
-	p.ops = append(p.ops, sh.blockNorm("attention norm"), gathering(sh.linear("qkv", t, h, q+2*kv)))
+	qkv := gathering(sh.linear("qkv", t, h, q+2*kv))
+	if !fusedQKV(a) {
+		qkv.parts = []float64{q, kv, kv}
+	}
+	p.ops = append(p.ops, sh.blockNorm("attention norm"), qkv)
 	if a.ClipQKV {
 		// MPT's clip_qkv: qkv.clamp(min, max), one kernel over the fused output.
 		p.ops = append(p.ops, mem("clip qkv", 2*e*t*(q+2*kv), 1))
@@ -402,7 +407,8 @@ func (sh *shape) attention(local bool) piece {
 		io := e * t * (2*q + 2*kv)                         // read Q, K, V, write O
 		p.ops = append(p.ops, op{name: "flash attention", core: true,
 			// FlashAttention-2's backward pass does five products to the forward's two.
-			fwd: work{fa, io, 1}, bwd: work{2.5 * fa, 2 * io, 2}})
+			fwd: work{fa, io, 1}, bwd: work{2.5 * fa, 2 * io, 2},
+			outBytes: e*t*q + 4*sh.b*sh.heads*sh.s}) // the output and its fp32 softmax statistics
 		common += e*t*(q+2*kv) + 4*sh.b*sh.heads*sh.s // Q, K, V, softmax statistics
 		p.bwdExtra = e * t * (q + 2*kv)
 		p.inferExtra = e*t*h + e*t*(q+2*kv) + e*t*q

@@ -176,6 +176,9 @@ func Misfit(a *arch.Arch, m Modules) string {
 // checkModules refuses the options' modules that a's blocks have no part for (Misfit).
 func checkModules(a *arch.Arch, o Options) error {
 	var es model.Errors
+	if o.Recompute == SelectiveOp && (a.MoELayers() > 0 || a.MLA()) {
+		es.Add("recompute", "selective-op is priced for dense blocks with separate query, key and value projections (torchtitan's Llama): the model has a mixture of experts or latent attention")
+	}
 	for i, n := range o.RecomputeModules.Names() {
 		m, _ := ParseModules([]string{n})
 		if why := Misfit(a, m); why != "" {
@@ -213,4 +216,61 @@ func (c *calc) rerunOp(p piece, o op) bool {
 	}
 	m := c.o.modules()
 	return (m&ModCoreAttn != 0 && o.core && c.o.Attention == Eager) || (o.module != 0 && m&o.module != 0)
+}
+
+// sacPolicy is torchtitan's per-op selective checkpointing (SelectiveOp) applied to the
+// pieces of one checkpointed block, in their forward order: share[i][j] is the part of
+// ps[i].ops[j]'s forward that the policy saves (its output kept, not rerun in the
+// backward pass), and saved the bytes those outputs hold. The policy's rule
+// (_custom_policy at torchtitan 9dec370): aten.mm outputs are saved but every second
+// one ("forward_mm_count" % 2 == 0 is recomputed, counting from 1 in each block), and
+// SDPA's flash and memory-efficient outputs always. A linear op with parts stands for
+// that many products, each counted. The fp8 recipe's saved amax scalars (aten.max) are
+// a few bytes, not counted. nil for another strategy, or for pieces outside a block
+// (torchtitan wraps model.layers only).
+func (c *calc) sacPolicy(ps []piece) (share [][]float64, saved float64) {
+	if c.o.Recompute != SelectiveOp || len(ps) == 0 || !ps[0].recomputable {
+		return nil, 0
+	}
+	share = make([][]float64, len(ps))
+	mms := 0
+	for i, p := range ps {
+		share[i] = make([]float64, len(p.ops))
+		for j, o := range p.ops {
+			switch {
+			case o.outBytes == 0:
+			case o.core: // the fused attention kernel
+				share[i][j], saved = 1, saved+o.outBytes
+			default:
+				parts := o.parts
+				if parts == nil {
+					parts = []float64{1}
+				}
+				var all, kept float64
+				for _, w := range parts {
+					all += w
+					mms++
+					if mms%2 == 1 {
+						kept += w
+					}
+				}
+				share[i][j] = kept / all
+				saved += o.outBytes * kept / all
+			}
+		}
+	}
+	return share, saved
+}
+
+// rerunShare is the part of operation j of piece i (p) that the backward pass reruns:
+// all of it under full recomputation (or a module that reruns it), under torchtitan's
+// per-op policy what it does not save (sacPolicy's share, nil outside one), else none.
+func (c *calc) rerunShare(p piece, o op, share [][]float64, i, j int) float64 {
+	switch {
+	case c.rerun(p) || c.rerunOp(p, o):
+		return 1
+	case share != nil:
+		return 1 - share[i][j]
+	}
+	return 0
 }

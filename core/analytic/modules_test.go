@@ -3,7 +3,10 @@ package analytic
 import (
 	"math"
 	"slices"
+	"strings"
 	"testing"
+
+	"pipeplan/core/arch"
 )
 
 // moduleBlock is the first block of a's estimate (the first mixture block when moe)
@@ -150,5 +153,74 @@ func TestModulesParse(t *testing.T) {
 	}
 	if _, err := Estimate(bundled(t, "gpt2"), target(t, "a100-80gb"), Options{Batch: 1, Seq: 128, Recompute: Full, RecomputeModules: ModMLP}); err == nil {
 		t.Error("modules with full recomputation: no error")
+	}
+}
+
+// TestSelectiveOpLlama: torchtitan's per-op selective checkpointing (SelectiveOp) of a
+// Llama 3 8B block, against its policy's closed form (parallelize_llama.py at torchtitan
+// 9dec370: aten.mm outputs saved but every second one, SDPA's output saved). The block's
+// seven products in order are wq, wk, wv, wo, w1 (gate), w3 (up), w2 (down): the odd
+// ones are kept, e*T*(q + kv + f + h) bytes, with the attention output and its fp32
+// softmax statistics (e*T*q + 4*b*heads*s), beside the block's input that full
+// recomputation keeps alone; the backward pass reruns the even ones, 2T*h*(kv + q + f)
+// FLOPs (the rest it reruns moves bytes only), where full recomputation reruns the
+// whole forward. The MLP checkpointed as a sublayer of its own counts from its own
+// first product: the same kept gate and down projections.
+func TestSelectiveOpLlama(t *testing.T) {
+	a := bundled(t, "meta-llama-3-8b")
+	const b, s = 1, 2048
+	const e, T, h, q, kv, f, heads = 2.0, b * s, 4096.0, 4096.0, 1024.0, 14336.0, 32.0
+	base := Options{Batch: b, Seq: s}
+	with := func(o Options, r Recompute) Options { o.Recompute = r; return o }
+	none, full, op := block(estimate(t, a, base)), block(estimate(t, a, with(base, Full))), block(estimate(t, a, with(base, SelectiveOp)))
+	kept := e*T*(q+kv+f+h) + e*T*q + 4*b*heads*s
+	if got, want := op.SavedActivationBytes, full.SavedActivationBytes+int64(kept); got != want {
+		t.Errorf("saved %d, want full's %d + %g = %d", got, full.SavedActivationBytes, kept, want)
+	}
+	rerun := 2 * T * h * (kv + q + f)
+	if got := op.BwdFLOPs - none.BwdFLOPs; math.Abs(got-rerun) > 1e-9*rerun {
+		t.Errorf("backward FLOPs +%g, want +%g (the key, output and up projections)", got, rerun)
+	}
+	if op.FwdSeconds != none.FwdSeconds || op.FwdFLOPs != none.FwdFLOPs {
+		t.Errorf("the forward pass changed")
+	}
+	if !(none.BwdDeviceSeconds < op.BwdDeviceSeconds && op.BwdDeviceSeconds < full.BwdDeviceSeconds) {
+		t.Errorf("backward %v, not between none's %v and full's %v", op.BwdDeviceSeconds, none.BwdDeviceSeconds, full.BwdDeviceSeconds)
+	}
+	if op.TemporaryBytes != full.TemporaryBytes {
+		t.Errorf("working memory %d, want full recomputation's %d (the backward rebuilds the block)", op.TemporaryBytes, full.TemporaryBytes)
+	}
+	sub := base
+	sub.Split = Sublayers
+	mf, mo := estimate(t, a, with(sub, Full)), estimate(t, a, with(sub, SelectiveOp))
+	for _, l := range []int{1, 2} { // attention, mlp
+		want := mf.Layers[l].SavedActivationBytes + int64(e*T*(f+h))
+		if l == 1 {
+			want = mf.Layers[l].SavedActivationBytes + int64(e*T*(q+kv)+e*T*q+4*b*heads*s)
+		}
+		if got := mo.Layers[l].SavedActivationBytes; got != want {
+			t.Errorf("sublayer %s: saved %d, want %d", mo.Layers[l].Name, got, want)
+		}
+	}
+}
+
+// TestSelectiveOpRefused: the per-op policy is refused where it is not priced, naming
+// the option.
+func TestSelectiveOpRefused(t *testing.T) {
+	llama, qwen := bundled(t, "meta-llama-3-8b"), bundled(t, "qwen3-30b-a3b")
+	for _, c := range []struct {
+		name string
+		a    *arch.Arch
+		o    Options
+	}{
+		{"eager attention", llama, Options{Attention: Eager}},
+		{"tensor parallel", llama, Options{TensorParallel: 2}},
+		{"mixture of experts", qwen, Options{}},
+	} {
+		c.o.Batch, c.o.Seq, c.o.Recompute = 1, 1024, SelectiveOp
+		_, err := Estimate(c.a, target(t, "h100-sxm"), c.o)
+		if err == nil || !strings.Contains(err.Error(), "recompute") || !strings.Contains(err.Error(), "selective-op") {
+			t.Errorf("%s: %v, want a recompute error naming selective-op", c.name, err)
+		}
 	}
 }

@@ -39,6 +39,14 @@ type op struct {
 	// reduce-scattered: the products PyTorch's async tensor parallelism fuses with
 	// those collectives (calc.asyncChunks).
 	gathers, scatters bool
+	// outBytes is the bytes of its output on one device, for the operations torchtitan's
+	// per-op selective checkpointing may save (a linear layer's product, a fused
+	// attention kernel's output and softmax statistics; SelectiveOp); 0 for the others.
+	outBytes float64
+	// parts are the output widths of the separate products a linear op stands for
+	// (Llama's query, key and value projections, three aten.mm calls in torchtitan's
+	// model); nil for one product.
+	parts []float64
 }
 
 // gathering and scattering mark o as a projection after tensor parallelism's all-gather

@@ -215,6 +215,19 @@ const (
 	// Full keeps only each transformer layer's input and reruns its forward pass in the
 	// backward pass.
 	Full Recompute = "full"
+	// SelectiveOp is torchtitan's per-op selective activation checkpointing
+	// (activation_checkpoint.mode "selective", selective_ac_option "op";
+	// torchtitan/parallelisms/parallelize_llama.py _apply_ac_to_transformer_block and
+	// _save_list at 9dec370): each transformer block is checkpointed with a policy that
+	// saves the outputs of aten.mm (but every second one, counted from the block's
+	// first), of SDPA's flash and memory-efficient kernels, and recomputes the rest in
+	// the backward pass. In a Llama block (wq, wk, wv, wo, w1, w3, w2) that keeps the
+	// query and value projections, the attention output and its softmax statistics,
+	// the gate and the down projection beside the block's input, and reruns the key,
+	// output and up projections, the norms, rotary embedding, SiLU, products and
+	// residual adds (sacPolicy). Dense blocks with a fused attention kernel, without
+	// tensor parallelism.
+	SelectiveOp Recompute = "selective-op"
 )
 
 // Dispatcher is how a mixture of experts moves tokens to their experts' devices and back.
@@ -672,7 +685,15 @@ func (o Options) Validate() error {
 	if o.ExpertFusedMLP && (o.DType != FP8 || o.FP8Recipe != MXFP8) {
 		es.Add("expert_fused_mlp", "needs dtype fp8 with fp8_recipe mxfp8 (Transformer Engine fuses the grouped MLP under the MXFP8 recipe only), got dtype %s, fp8_recipe %q", o.DType, o.FP8Recipe)
 	}
-	oneOf(&es, "recompute", string(o.Recompute), NoRecompute, Selective, Full)
+	oneOf(&es, "recompute", string(o.Recompute), NoRecompute, Selective, Full, SelectiveOp)
+	if o.Recompute == SelectiveOp {
+		switch {
+		case o.Attention == Eager:
+			es.Add("recompute", "selective-op saves the fused attention kernel's output (torchtitan's SDPA): needs a fused attention, got attention %s", o.Attention)
+		case o.TensorParallel > 1:
+			es.Add("recompute", "selective-op with tensor parallelism is not priced (which of its collectives torchtitan's policy reruns), got tensor %d", o.TensorParallel)
+		}
+	}
 	if o.RecomputeModules != 0 && o.Recompute != Selective {
 		es.Add("recompute_modules", "applies to selective recomputation, got recompute %s", o.Recompute)
 	}

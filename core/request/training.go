@@ -99,12 +99,12 @@ func (p *prepared) training(es *model.Errors) {
 	}
 	switch analytic.Recompute(t.Recompute) {
 	case analytic.NoRecompute, analytic.Full, RecomputeAuto:
-	case analytic.Selective:
+	case analytic.Selective, analytic.SelectiveOp:
 		if p.arch == nil {
-			es.Add("training.recompute", "selective recomputation needs an architecture (a measured profile does not say which activations are cheap to rebuild): use none or full")
+			es.Add("training.recompute", "%s recomputation needs an architecture (a measured profile does not say which activations are cheap to rebuild): use none or full", t.Recompute)
 		}
 	default:
-		es.Add("training.recompute", "must be none, selective, full or auto, got %q", t.Recompute)
+		es.Add("training.recompute", "must be none, selective, selective-op, full or auto, got %q", t.Recompute)
 	}
 	p.recomputeStages = p.arch == nil && t.Recompute == string(analytic.Full)
 	p.recomputeModules(es)
