@@ -109,10 +109,9 @@ func torchtitanTP(name string, nodes, b int, dtype string, asyncTP bool) *wire.R
 // (pytorch/torchtitan, benchmarks/llama3_8b_h200_2025-06_torchtitan.md): 8 H200s per
 // host on NVLink, 400 Gb/s RDMA per GPU (ConnectX-7), FSDP over every GPU, local batch
 // 2 of 8,192 tokens, torch.compile and Float8 (with Float8 all-gathers); the recipe's
-// selective activation checkpointing planned as full recomputation, as torchtitan's rows
-// above.
+// per-op selective activation checkpointing (recompute selective-op).
 func trainyRun(nodes int) *wire.Request {
-	r := torchtitanRun(nodes, 8*nodes, 1, 2, 8192, "fp8", "compiled", "full")
+	r := torchtitanRun(nodes, 8*nodes, 1, 2, 8192, "fp8", "compiled", "selective-op")
 	r.Cluster.Device = "h200"
 	return r
 }
@@ -132,12 +131,14 @@ func torchtitanNode(data, context, b, seq int, dtype, framework, recompute strin
 // Grand Teton hosts: 8 H100s (96 GB HBM2e, 500 W) per host joined by NVLink, 400 Gb/s
 // RDMA per GPU between hosts: the h100-96gb-500w preset (its peak "between SXM and
 // NVL", the benchmark's footnote; with the 80 GB, 700 W h100-sxm preset every row erred
-// 15% to 33% fast). torchtitan's selective activation checkpointing ("op"
-// level: it saves the matrix products' outputs but every other one, and recomputes the
-// rest) keeps much less than Korthikanti et al.'s selective recomputation (which with
-// flash attention keeps everything, 131 GiB here): those rows are planned with full
-// recomputation, whose memory is closer and whose extra forward pass makes them err
-// slow. Float8 rows run dtype fp8 (the linear layers' products at the fp8 peak).
+// 15% to 33% fast). Tables 1 and 3 ran torchtitan's per-op selective activation
+// checkpointing (llama3_8b.toml: mode 'selective', selective_ac_option 'op'), planned
+// as such (recompute selective-op: every other matrix product's output and the
+// attention's kept, the rest rerun). Planned as full recomputation, as before that
+// mode, their memory fell 34% to 46% below the published figures and their throughput
+// within -3% to +3%; with the policy that ran, memory is within 5% and throughput
+// +10% to +20%: the full forward rerun had hidden that these rows are priced fast.
+// Float8 rows run dtype fp8 (the linear layers' products at the fp8 peak).
 //
 // The attention core runs at FlashAttention-2's published rate on an H100 (core/analytic,
 // attention.go): torchtitan's SDPA of December 2024 ran PyTorch's flash backend
@@ -162,17 +163,17 @@ func torchtitanNode(data, context, b, seq int, dtype, framework, recompute strin
 // Known gaps, each case's gap says which; the cases without one are held to 25%.
 var shardedRuns = []shardedRun{
 	{"Llama 3.1 8B, FSDP 8, b=2 s=8192, eager", "torchtitan 2024-12, Table 1",
-		torchtitanRun(1, 8, 1, 2, 8192, "bf16", "eager", "full"), 5762, issueTolerance, ""},
+		torchtitanRun(1, 8, 1, 2, 8192, "bf16", "eager", "selective-op"), 5762, issueTolerance, ""},
 	{"Llama 3.1 8B, FSDP 8, b=2 s=8192, torch.compile", "torchtitan 2024-12, Table 1",
-		torchtitanRun(1, 8, 1, 2, 8192, "bf16", "compiled", "full"), 6667, issueTolerance, ""},
+		torchtitanRun(1, 8, 1, 2, 8192, "bf16", "compiled", "selective-op"), 6667, issueTolerance, ""},
 	{"Llama 3.1 8B, FSDP 8, b=2 s=8192, compile + Float8", "torchtitan 2024-12, Table 1",
-		torchtitanRun(1, 8, 1, 2, 8192, "fp8", "compiled", "full"), 8532, issueTolerance, ""},
+		torchtitanRun(1, 8, 1, 2, 8192, "fp8", "compiled", "selective-op"), 8532, issueTolerance, ""},
 	{"Llama 3.1 8B, FSDP 128, b=2 s=8192, eager", "torchtitan 2024-12, Table 3",
-		torchtitanRun(16, 128, 1, 2, 8192, "bf16", "eager", "full"), 5605, issueTolerance, ""},
+		torchtitanRun(16, 128, 1, 2, 8192, "bf16", "eager", "selective-op"), 5605, issueTolerance, ""},
 	{"Llama 3.1 8B, FSDP 128, b=2 s=8192, torch.compile", "torchtitan 2024-12, Table 3",
-		torchtitanRun(16, 128, 1, 2, 8192, "bf16", "compiled", "full"), 6514, issueTolerance, ""},
+		torchtitanRun(16, 128, 1, 2, 8192, "bf16", "compiled", "selective-op"), 6514, issueTolerance, ""},
 	{"Llama 3.1 8B, FSDP 128, b=2 s=8192, compile + Float8", "torchtitan 2024-12, Table 3",
-		torchtitanRun(16, 128, 1, 2, 8192, "fp8", "compiled", "full"), 8380, issueTolerance, ""},
+		torchtitanRun(16, 128, 1, 2, 8192, "fp8", "compiled", "selective-op"), 8380, issueTolerance, ""},
 	{"Llama 3.1 8B, FSDP 8 CP 1, s=32768, compile + Float8", "torchtitan 2024-12, Table 2",
 		torchtitanNode(8, 1, 1, 32768, "fp8", "compiled", "full"), 3890, issueTolerance, ""},
 	{"Llama 3.1 8B, FSDP 4 CP 2, s=65536, compile + Float8", "torchtitan 2024-12, Table 2",
@@ -477,12 +478,12 @@ const memoryTolerance = 0.10
 // as before that rule, Table 6's fell 55% to 59% below the published figures (33.6 GiB
 // of 75.3 at CP 1), and Table 5's 60% (1F1B) and 27% (Interleaved 1F1B).
 var torchtitanMemory = map[string]shardedMemory{
-	"Llama 3.1 8B, FSDP 8, b=2 s=8192, eager":                         {82.4, 0.50, memGapSAC},
-	"Llama 3.1 8B, FSDP 8, b=2 s=8192, torch.compile":                 {77.0, 0.50, memGapSAC},
-	"Llama 3.1 8B, FSDP 8, b=2 s=8192, compile + Float8":              {76.8, 0.50, memGapSAC},
-	"Llama 3.1 8B, FSDP 128, b=2 s=8192, eager":                       {67.0, 0.50, memGapSAC},
-	"Llama 3.1 8B, FSDP 128, b=2 s=8192, torch.compile":               {62.0, 0.50, memGapSAC},
-	"Llama 3.1 8B, FSDP 128, b=2 s=8192, compile + Float8":            {61.8, 0.50, memGapSAC},
+	"Llama 3.1 8B, FSDP 8, b=2 s=8192, eager":                         {82.4, memoryTolerance, ""},
+	"Llama 3.1 8B, FSDP 8, b=2 s=8192, torch.compile":                 {77.0, memoryTolerance, ""},
+	"Llama 3.1 8B, FSDP 8, b=2 s=8192, compile + Float8":              {76.8, memoryTolerance, ""},
+	"Llama 3.1 8B, FSDP 128, b=2 s=8192, eager":                       {67.0, memoryTolerance, ""},
+	"Llama 3.1 8B, FSDP 128, b=2 s=8192, torch.compile":               {62.0, memoryTolerance, ""},
+	"Llama 3.1 8B, FSDP 128, b=2 s=8192, compile + Float8":            {61.8, memoryTolerance, ""},
 	"Llama 3.1 8B, FSDP 8 CP 1, s=32768, compile + Float8":            {83.9, memoryTolerance, ""},
 	"Llama 3.1 8B, FSDP 4 CP 2, s=65536, compile + Float8":            {84.2, memoryTolerance, ""},
 	"Llama 3.1 8B, FSDP 2 CP 4, s=131072, compile + Float8":           {84.0, memoryTolerance, ""},
@@ -495,18 +496,22 @@ var torchtitanMemory = map[string]shardedMemory{
 	"Llama 3.1 405B, FSDP 8 TP 8 PP 8, b=32 s=8192, Interleaved 1F1B": {72.7, 0.25, memGapInterleaved},
 	"Llama 3.1 70B, FSDP 32 TP 8, b=16 s=8192, compile + Float8":      {71.9, 0.30, memGap2D},
 	"Llama 3.1 70B, FSDP 32 TP 8, b=16 s=8192, + AsyncTP":             {67.6, 0.30, memGap2D},
-	"Llama 3.1 8B, 32 H200, FSDP 32, b=2 s=8192, compile + Float8":    {47.96, 0.50, memGapSAC},
-	"Llama 3.1 8B, 64 H200, FSDP 64, b=2 s=8192, compile + Float8":    {46.97, 0.50, memGapSAC},
+	"Llama 3.1 8B, 32 H200, FSDP 32, b=2 s=8192, compile + Float8":    {47.96, 0.50, memGapTrainy},
+	"Llama 3.1 8B, 64 H200, FSDP 64, b=2 s=8192, compile + Float8":    {46.97, 0.50, memGapTrainy},
 }
 
 // The known gaps of torchtitan's memory figures.
 const (
-	// memGapSAC: Tables 1 and 3 and Trainy's runs used torchtitan's selective
-	// activation checkpointing (llama3_8b.toml: mode 'selective', selective_ac_option
-	// 'op': parallelize_llama.py's _save_list keeps every other matrix product's output
-	// and the attention's, and recomputes the rest), planned as full recomputation
-	// (shardedRuns), which keeps each block's input only: 18% to 46% below.
-	memGapSAC = "torchtitan's per-op selective activation checkpointing planned as full recomputation, which keeps less"
+	// memGapTrainy: Trainy's runs (June 2025: torch 2.8.0a0, torchao 0afa4c1,
+	// torchtitan e7c0cae; llama3_8b.toml's per-op selective checkpointing, Float8 with
+	// Float8 all-gathers and force_recompute_fp8_weight_in_bwd) are planned 38-39% above
+	// their published 48 and 47 GiB by the policy that plans Table 1's and 3's December
+	// 2024 runs of the same recipe within 5% (recompute selective-op; planned as full
+	// recomputation, 18-21% below). Not explained: the same policy kept about 30 GiB
+	// more on H100s in December 2024. Were torchao's Float8 products of June 2025 no
+	// longer seen by the policy as aten.mm (so none of their outputs saved), the block
+	// would keep its input and the attention's output only: not verified.
+	memGapTrainy = "Trainy's H200 runs: planned 38-39% above with torchtitan's per-op policy, which plans Table 1's and 3's runs within 5%: not explained"
 	// memGap2D: Table 4's runs, full recomputation, 25% and 20% below; the published
 	// figures differ by 4.3 GiB between vanilla and async TP (async TP's symmetric
 	// memory buffers and its decomposed products' chunks, not planned), and what is left
