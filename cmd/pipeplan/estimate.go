@@ -121,9 +121,11 @@ func printEstimate(w io.Writer, o *request.OneStage) {
 			fmt.Fprintf(w, " + per-layer all-gather + reduce-scatter %s", sec(dp.LayerAddedSeconds))
 		}
 		fmt.Fprintln(w)
+		// The whole job's (core's wire.Step.TokensPerSecond, the estimate's
+		// Total.TokensPerSecond): every replica's tokens, on all its devices.
 		fmt.Fprintf(w, "throughput   %s", units.Rate(st.TokensPerSecond, "tokens/s"))
-		if tp := r.Opts.TensorParallel; tp > 1 {
-			fmt.Fprintf(w, " per group of %d", tp)
+		if st.Devices > 1 {
+			fmt.Fprintf(w, " on all %d devices", st.Devices)
 		}
 		if st.MFU > 0 {
 			fmt.Fprintf(w, ", MFU %.1f%%", 100*st.MFU)

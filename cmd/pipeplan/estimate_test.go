@@ -229,7 +229,7 @@ func TestTensorParallelFlags(t *testing.T) {
 		t.Errorf("--tp 5: exit %d, %s", code, errs)
 	}
 	code, out, errs := runCLI("estimate", "--hf-config", "gpt2", "--device", "a100-80gb", "--tp", "4")
-	if code != 0 || !strings.Contains(out, "on each of 4 tensor-parallel devices") || !strings.Contains(out, "tokens/s per group of 4") {
+	if code != 0 || !strings.Contains(out, "on each of 4 tensor-parallel devices") || !strings.Contains(out, "tokens/s on all 4 devices") {
 		t.Errorf("--tp 4 table: exit %d %s\n%s", code, errs, out)
 	}
 	code, out, errs = runCLI("plan", "--hf-config", "gpt2", "--device", "a100-80gb", "--stages", "2", "--tp", "2", "--json")
@@ -240,7 +240,8 @@ func TestTensorParallelFlags(t *testing.T) {
 
 // TestEstimateStepIsOneStagePlan: estimate's step line is a one-stage, one-microbatch
 // plan's, to the printed digit, its data-parallel communication and what of it hides
-// included, for each sharding mode (issue 19 item 6: one notion of each quantity).
+// included, and the JSON's tokens per second the plan's, the whole job's, for each
+// sharding mode (issue 19 item 6: one notion of each quantity).
 func TestEstimateStepIsOneStagePlan(t *testing.T) {
 	dp := func(sharding string, more ...string) []string {
 		return append([]string{"--hf-config", "gpt2-medium", "--device", "a100-80gb", "--seq", "1024", "--dp", "4", "--sharding", sharding}, more...)
@@ -272,6 +273,23 @@ func TestEstimateStepIsOneStagePlan(t *testing.T) {
 		}
 		if step == "" || !strings.Contains(est, "step time    "+step+"\n") {
 			t.Errorf("%v: plan's step %q is not estimate's:\n%s", args, step, est)
+		}
+		// The throughput is the whole job's in both (every replica's tokens).
+		var e struct {
+			Total struct {
+				TokensPerSecond float64 `json:"tokens_per_second"`
+			} `json:"total"`
+		}
+		var r struct {
+			Step struct {
+				TokensPerSecond float64 `json:"tokens_per_second"`
+			} `json:"step"`
+		}
+		_, ej, _ := runCLI(append([]string{"estimate", "--json"}, args...)...)
+		_, pj, _ := runCLI(append([]string{"plan", "--stages", "1", "--microbatches", "1", "--json"}, args...)...)
+		if json.Unmarshal([]byte(ej), &e) != nil || json.Unmarshal([]byte(pj), &r) != nil || e.Total.TokensPerSecond <= 0 ||
+			e.Total.TokensPerSecond != r.Step.TokensPerSecond {
+			t.Errorf("%v: the estimate's %v tokens/s, the plan's %v", args, e.Total.TokensPerSecond, r.Step.TokensPerSecond)
 		}
 	}
 }

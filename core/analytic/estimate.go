@@ -201,7 +201,10 @@ type Total struct {
 	ParamTensors           int     `json:"param_tensors"`
 	TrainMetricSyncSeconds float64 `json:"train_metric_sync_seconds,omitempty"`
 	StepSeconds            float64 `json:"step_seconds"`
-	// TokensPerSecond is b*s over StepSeconds.
+	// TokensPerSecond is the whole job's: the tokens of a step of one microbatch on
+	// every data-parallel replica (Options.StepTokens, b x s x DataParallel) over
+	// StepSeconds, as a plan's wire.Step.TokensPerSecond counts all its replicas' (a
+	// replica's tensor- and context-parallel devices work on the same b x s tokens).
 	TokensPerSecond float64 `json:"tokens_per_second"`
 	// TiedAllReduceBytes and TiedAllReduceSeconds: with tied embeddings copied to both
 	// ends, the gradient all-reduce between the first and last stage, once per step
@@ -1142,7 +1145,7 @@ func (r *Result) total(a *arch.Arch, t Target, c *calc) {
 	}
 	tt.StepSeconds = tt.FwdSeconds + tt.BwdSeconds + tt.OptimizerSeconds
 	if tt.StepSeconds > 0 {
-		tt.TokensPerSecond = float64(o.Batch) * float64(o.Seq) / tt.StepSeconds
+		tt.TokensPerSecond = float64(o.StepTokens()) / tt.StepSeconds
 	}
 }
 

@@ -548,6 +548,13 @@ const (
 // Inference reports whether the options describe inference (no optimizer).
 func (o Options) Inference() bool { return o.Optimizer == None }
 
+// StepTokens is the tokens a step of one microbatch processes over all the
+// data-parallel replicas: Batch x Seq x DataParallel (0 replicas meaning 1), the
+// numerator of Total.TokensPerSecond.
+func (o Options) StepTokens() int64 {
+	return int64(o.Batch) * int64(o.Seq) * int64(max(1, o.DataParallel))
+}
+
 // withDefaults fills the enumerations' defaults.
 func (o Options) withDefaults() Options {
 	if o.DType == "" && o.FP8Recipe != "" {

@@ -16,9 +16,9 @@ import (
 // per-layer collectives, Result.DataParallel.PipelineSeconds), the optimizer update its
 // optimizer time, each data-parallel collective and its exposed part the estimate's,
 // the step and its written breakdown the estimate's, the stage's memory its peak on the
-// device. For each sharding mode with data parallelism, and without. Each data-parallel
-// case names the term it must price (positive), so that agreement on zeros cannot pass
-// for agreement.
+// device, the throughput the whole job's tokens per second (every replica's). For each
+// sharding mode with data parallelism, and without. Each data-parallel case names the
+// term it must price (positive), so that agreement on zeros cannot pass for agreement.
 func TestEstimateAgreesWithOneStagePlan(t *testing.T) {
 	const gpt2m = `{"model":{"architecture":{"name":"gpt2-medium","seq":1024%s}},"cluster":{"device":"a100-80gb","count":4},"parallelism":{"data":4,"sharding":"%s"%s}}`
 	for _, tt := range []struct {
@@ -77,6 +77,8 @@ func TestEstimateAgreesWithOneStagePlan(t *testing.T) {
 				{"optimizer", st.OptimizerSeconds, tot.OptimizerSeconds},
 				{"training-metric sync", st.TrainMetricSyncSeconds, tot.TrainMetricSyncSeconds},
 				{"step", st.StepSeconds, tot.StepSeconds},
+				// Throughput is the whole job's in both: every replica's tokens.
+				{"tokens/s", st.TokensPerSecond, tot.TokensPerSecond},
 			} {
 				if c.plan != c.est {
 					t.Errorf("%s: the plan's %v s, the estimate's %v s", c.name, c.plan, c.est)

@@ -704,7 +704,7 @@ func (p *prepared) estimate() *analytic.Result {
 		if sync := p.trainMetricSyncSeconds(p.oneStageRanks()); sync > 0 {
 			out.Total.TrainMetricSyncSeconds = sync
 			out.Total.StepSeconds += sync
-			out.Total.TokensPerSecond = float64(out.Opts.Batch) * float64(out.Opts.Seq) / out.Total.StepSeconds
+			out.Total.TokensPerSecond = float64(out.Opts.StepTokens()) / out.Total.StepSeconds
 		}
 		return &out
 	}
@@ -722,7 +722,7 @@ func (p *prepared) estimate() *analytic.Result {
 	out.Total.StepSeconds = st.StepSeconds
 	out.Total.TokensPerSecond = 0
 	if st.StepSeconds > 0 {
-		out.Total.TokensPerSecond = float64(out.Opts.Batch) * float64(out.Opts.Seq) / st.StepSeconds
+		out.Total.TokensPerSecond = float64(out.Opts.StepTokens()) / st.StepSeconds
 	}
 	return &out
 }
