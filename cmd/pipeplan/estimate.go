@@ -119,6 +119,9 @@ func printEstimate(w io.Writer, o *request.OneStage) {
 		fmt.Fprintf(w, "pipeline     forward %s + backward %s", sec(tt.FwdSeconds), sec(tt.BwdSeconds))
 		if dp := r.DataParallel; dp != nil && dp.LayerAddedSeconds > 0 {
 			fmt.Fprintf(w, " + per-layer all-gather + reduce-scatter %s", sec(dp.LayerAddedSeconds))
+			if dp.LayerSlowdownSeconds > 0 {
+				fmt.Fprintf(w, " (of it, compute slowed by NCCL's SMs %s)", sec(dp.LayerSlowdownSeconds))
+			}
 		}
 		fmt.Fprintln(w)
 		// The whole job's (core's wire.Step.TokensPerSecond, the estimate's

@@ -229,13 +229,19 @@ type DataParallel struct {
 	// holding NCCL's SMs).
 	LayerCollectiveSeconds float64 `json:"layer_collective_seconds,omitempty"`
 	LayerAddedSeconds      float64 `json:"layer_added_seconds,omitempty"`
+	// LayerSlowdownSeconds is, of LayerAddedSeconds, the compute slowed by the
+	// collectives beside it; the rest is communication that outlasts the compute.
+	LayerSlowdownSeconds float64 `json:"layer_slowdown_seconds,omitempty"`
 	// AllReduceSeconds (no sharding; hsdp across its groups), ReduceScatterSeconds and
-	// AllGatherSeconds (zero1, zero2): the collectives once per step; ExposedSeconds the
-	// part of them that compute does not hide, which the step counts.
+	// AllGatherSeconds (zero1, zero2): the collectives once per step; ExposedSeconds
+	// what they add to the step, which the step counts: the part of them that compute
+	// does not hide, and the compute slowed by the part it hides (SlowdownSeconds of
+	// it: the collectives hold NCCL's SMs).
 	AllReduceSeconds     float64 `json:"allreduce_seconds,omitempty"`
 	ReduceScatterSeconds float64 `json:"reduce_scatter_seconds,omitempty"`
 	AllGatherSeconds     float64 `json:"all_gather_seconds,omitempty"`
 	ExposedSeconds       float64 `json:"exposed_seconds"`
+	SlowdownSeconds      float64 `json:"slowdown_seconds,omitempty"`
 	// Breakdown writes the step as the parts that add up to Total.StepSeconds, naming
 	// what is hidden and behind what, as a plan's step does (wire.Step.Breakdown).
 	Breakdown string `json:"breakdown"`

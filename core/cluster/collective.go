@@ -85,6 +85,25 @@ func OverlappedSeconds(compute, comm, share float64) float64 {
 	return max(comm, compute+share*comm)
 }
 
+// OverlapSlowdownSeconds is, of what a collective of comm seconds adds to compute
+// seconds of computation beside it (OverlappedSeconds less compute), the part that is
+// the computation slowed: share x the time the two run together, which is the
+// collective's whole time when the computation outlasts it, and compute / (1 - share)
+// when the collective runs on after the computation ends. The rest, comm - compute /
+// (1 - share) when positive, is the collective running alone: communication exposed.
+// So a collective hidden behind the computation adds share x comm, all of it slowdown.
+// 0 without communication, computation or share; comm when share is 1 (the computation
+// waits for the collective).
+func OverlapSlowdownSeconds(compute, comm, share float64) float64 {
+	if comm <= 0 || compute <= 0 || share <= 0 {
+		return 0
+	}
+	if share >= 1 {
+		return comm
+	}
+	return share * min(comm, compute/(1-share))
+}
+
 func halfRing(l Link, n float64, members int) float64 {
 	if members <= 1 || n <= 0 {
 		return 0

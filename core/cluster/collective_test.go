@@ -75,6 +75,48 @@ func TestOverlappedSeconds(t *testing.T) {
 	}
 }
 
+// TestOverlapSlowdownSeconds splits what a collective adds to the computation beside it
+// by a brute-force simulation (as TestOverlappedSeconds's): the slowdown is share x the
+// time both run, the rest the time the collective runs alone after the computation.
+// The two add up to OverlappedSeconds less the computation.
+func TestOverlapSlowdownSeconds(t *testing.T) {
+	simulate := func(compute, comm, share float64) (together, alone float64) {
+		const dt = 1e-6
+		done, now := 0.0, 0.0
+		for done < compute-1e-12 || now < comm-1e-12 {
+			switch {
+			case now < comm && done < compute-1e-12:
+				done += (1 - share) * dt
+				together += dt
+			case now < comm:
+				alone += dt
+			default:
+				done += dt
+			}
+			now += dt
+		}
+		return together, alone
+	}
+	for _, c := range []struct{ compute, comm, share float64 }{
+		{0.010, 0.002, 24.0 / 132}, // hidden: all of it slowdown, share x comm
+		{0.002, 0.010, 24.0 / 132}, // exposed: the collective outlasts the slowed compute
+		{0.010, 0.009, 0.5},        // hidden at share 0, partly exposed once slowed
+		{0.010, 0.004, 0},          // no contention: no slowdown
+		{0.010, 0, 0.5},            // no collective
+		{0, 0.003, 0.2},            // no compute: all exposed
+	} {
+		together, alone := simulate(c.compute, c.comm, c.share)
+		slow := OverlapSlowdownSeconds(c.compute, c.comm, c.share)
+		if want := c.share * together; math.Abs(slow-want) > 3e-6 {
+			t.Errorf("OverlapSlowdownSeconds(%v, %v, %v) = %v, simulated %v", c.compute, c.comm, c.share, slow, want)
+		}
+		added := OverlappedSeconds(c.compute, c.comm, c.share) - c.compute
+		if math.Abs(added-slow-alone) > 3e-6 {
+			t.Errorf("(%v, %v, %v): adds %v s, %v s of it slowdown, and the collective runs alone %v s (simulated)", c.compute, c.comm, c.share, added, slow, alone)
+		}
+	}
+}
+
 // TestRingLatencyAgainstNCCLTuningModel compares the latency term of a ring all-gather
 // across nodes of 8 GPUs on NVSwitch with one InfiniBand NDR NIC each, (k-1) x ib-ndr's
 // latency, with NCCL's own model of it (NVIDIA/nccl, src/graph/tuning.cc at commit

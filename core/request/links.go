@@ -185,8 +185,9 @@ func (p *prepared) expertShardLink(link *cluster.Link) *cluster.Link {
 // communication D takes cluster.OverlappedSeconds, max(D, C + share x D). Forward
 // OverlappedSeconds(F, AG) (F + AG without prefetch), backward OverlappedSeconds(B,
 // AG + RS) (AG + OverlappedSeconds(B, RS) without prefetch). Each layer's collectives
-// per microbatch (2 AG + RS) and what they add to its passes are kept (layerComm,
-// layerAdded), for the step to name them.
+// per microbatch (2 AG + RS), what they add to its passes and the compute slowed of
+// that (cluster.OverlapSlowdownSeconds) are kept (layerComm, layerAdded, layerSlow),
+// for the step to name them.
 func (p *prepared) gatherLayers(es *model.Errors) {
 	if analytic.Sharding(p.req.Parallelism.Sharding).Level() < 3 {
 		return
@@ -203,7 +204,8 @@ func (p *prepared) gatherLayers(es *model.Errors) {
 	p.model.Layers = append([]model.Layer(nil), p.model.Layers...) // a cached model's layers are shared
 	sl := secondsLink(link, p.cluster.Devices[0].ClockHz)
 	share := p.collectiveSMShare()
-	p.layerComm, p.layerAdded = make([]float64, len(p.model.Layers)), make([]float64, len(p.model.Layers))
+	n2 := len(p.model.Layers)
+	p.layerComm, p.layerAdded, p.layerSlow = make([]float64, n2), make([]float64, n2), make([]float64, n2)
 	for i := range p.model.Layers {
 		l := &p.model.Layers[i]
 		fwd, bwd := l.ForwardSeconds, l.BackwardSeconds
@@ -212,9 +214,11 @@ func (p *prepared) gatherLayers(es *model.Errors) {
 		if prefetch {
 			l.ForwardSeconds = cluster.OverlappedSeconds(l.ForwardSeconds, ag, share)
 			l.BackwardSeconds = cluster.OverlappedSeconds(l.BackwardSeconds, ag+rs, share)
+			p.layerSlow[i] = cluster.OverlapSlowdownSeconds(fwd, ag, share) + cluster.OverlapSlowdownSeconds(bwd, ag+rs, share)
 		} else {
 			l.ForwardSeconds += ag
 			l.BackwardSeconds = ag + cluster.OverlappedSeconds(l.BackwardSeconds, rs, share)
+			p.layerSlow[i] = cluster.OverlapSlowdownSeconds(bwd, rs, share)
 		}
 		p.layerComm[i] = 2*ag + rs
 		p.layerAdded[i] = (l.ForwardSeconds - fwd) + (l.BackwardSeconds - bwd)

@@ -74,6 +74,8 @@ func TestEstimateAgreesWithOneStagePlan(t *testing.T) {
 				{"reduce-scatter", st.DataParallelReduceScatterSeconds, dp.ReduceScatterSeconds},
 				{"all-gather", st.DataParallelAllGatherSeconds, dp.AllGatherSeconds},
 				{"exposed", st.DataParallelExposedSeconds, dp.ExposedSeconds},
+				{"compute slowed by hidden collectives", st.DataParallelSlowdownSeconds, dp.SlowdownSeconds},
+				{"compute slowed by per-layer collectives", st.DataParallelLayerSlowdownSeconds, dp.LayerSlowdownSeconds},
 				{"optimizer", st.OptimizerSeconds, tot.OptimizerSeconds},
 				{"training-metric sync", st.TrainMetricSyncSeconds, tot.TrainMetricSyncSeconds},
 				{"step", st.StepSeconds, tot.StepSeconds},

@@ -352,9 +352,14 @@ func (p *prepared) step(res *wire.Result) {
 			st.DataParallelAllReduceSeconds = max(st.DataParallelAllReduceSeconds, ds.AllReduceSeconds)
 			st.DataParallelReduceScatterSeconds = max(st.DataParallelReduceScatterSeconds, ds.ReduceScatterSeconds)
 			st.DataParallelAllGatherSeconds = max(st.DataParallelAllGatherSeconds, ds.AllGatherSeconds)
-			st.DataParallelExposedSeconds = max(st.DataParallelExposedSeconds, ds.ExposedAllReduceSeconds)
+			if i == 0 || ds.ExposedAllReduceSeconds > st.DataParallelExposedSeconds {
+				// The slowdown of the device whose communication adds the most.
+				st.DataParallelExposedSeconds, st.DataParallelSlowdownSeconds = ds.ExposedAllReduceSeconds, ds.ExposedSlowdownSeconds
+			}
 			st.DataParallelLayerSeconds = max(st.DataParallelLayerSeconds, ds.LayerCollectiveSeconds)
-			st.DataParallelLayerAddedSeconds = max(st.DataParallelLayerAddedSeconds, ds.LayerAddedSeconds)
+			if i == 0 || ds.LayerAddedSeconds > st.DataParallelLayerAddedSeconds {
+				st.DataParallelLayerAddedSeconds, st.DataParallelLayerSlowdownSeconds = ds.LayerAddedSeconds, ds.LayerSlowdownSeconds
+			}
 		}
 		if p.est != nil && p.est.Opts.Tie == analytic.TieCopy && devices > 1 && p.tiedLink != nil {
 			st.TiedAllReduceSeconds = ringAllReduce(2, p.est.Total.TiedAllReduceBytes, p.tiedLink, p.cluster.Devices[0].ClockHz)
@@ -418,7 +423,7 @@ func stepSeconds(st *wire.Step) float64 {
 // whether one has parameters.
 func (p *prepared) stageTraffic(ds *wire.DeviceStep, layers []int, microbatches int) (statedGrads, hasParams bool) {
 	var tiedW, tiedG int64
-	var comm, added float64
+	var comm, added, slow float64
 	for _, l := range layers {
 		layer := &p.model.Layers[l]
 		statedGrads = statedGrads || layer.GradBytes > 0
@@ -431,12 +436,14 @@ func (p *prepared) stageTraffic(ds *wire.DeviceStep, layers []int, microbatches 
 		if p.layerComm != nil {
 			comm += p.layerComm[l]
 			added += p.layerAdded[l]
+			slow += p.layerSlow[l]
 		}
 	}
 	ds.GradBytes += tiedG
 	ds.WeightBytes += tiedW
 	ds.LayerCollectiveSeconds += float64(microbatches) * comm
 	ds.LayerAddedSeconds += float64(microbatches) * added
+	ds.LayerSlowdownSeconds += float64(microbatches) * slow
 	return statedGrads, hasParams
 }
 
@@ -483,11 +490,17 @@ func (p *prepared) dataParallel(ds *wire.DeviceStep, pl *wire.Plan, devices, mic
 	// The share of each buffer's collective that is its last bucket (Megatron-Core's
 	// buckets; 0 where the framework's overlap is not bucketed so).
 	fd, fe := p.lastBucketFractions(pl, ds.Device, devices)
+	// beside prices the collectives beside the passes, and what of that is the compute
+	// they slow.
+	beside := func(reduce, gather, lastReduce, firstGather float64, times int) {
+		ds.ExposedAllReduceSeconds = DataParallelBucketedExposedSeconds(p.framework, reduce, gather, lastReduce, firstGather, bwd, fwd, times, share)
+		ds.ExposedSlowdownSeconds = DataParallelBucketedSlowdownSeconds(p.framework, reduce, gather, lastReduce, firstGather, bwd, fwd, times, share)
+	}
 	switch level {
 	case 0:
 		dense, expert := ringAllReduce(n, ds.GradBytes-eg, link, clock), ringAllReduce(en, eg, elink, clock)
 		ds.AllReduceSeconds = dense + expert
-		ds.ExposedAllReduceSeconds = DataParallelBucketedExposedSeconds(p.framework, ds.AllReduceSeconds, 0, fd*dense+fe*expert, 0, bwd, fwd, 1, share)
+		beside(ds.AllReduceSeconds, 0, fd*dense+fe*expert, 0, 1)
 	case 1, 2:
 		l, el := secondsLink(link, clock), secondsLink(elink, clock)
 		drs, ers := cluster.RingReduceScatterSeconds(l, g, n), cluster.RingReduceScatterSeconds(el, float64(eg), en)
@@ -508,11 +521,11 @@ func (p *prepared) dataParallel(ds *wire.DeviceStep, pl *wire.Plan, devices, mic
 		if level == 2 {
 			ds.ReduceScatterSeconds, times = m*rs, microbatches
 		}
-		ds.ExposedAllReduceSeconds = DataParallelBucketedExposedSeconds(p.framework, rs, ds.AllGatherSeconds, fd*drs+fe*ers, fd*dag+fe*eag, bwd, fwd, times, share)
+		beside(rs, ds.AllGatherSeconds, fd*drs+fe*ers, fd*dag+fe*eag, times)
 	default:
 		if groups > 1 {
 			ds.AllReduceSeconds = ringAllReduce(groups, (ds.GradBytes+int64(n)-1)/int64(n), across, clock)
-			ds.ExposedAllReduceSeconds = DataParallelExposedSeconds(p.framework, ds.AllReduceSeconds, 0, bwd, fwd, 1, share)
+			beside(ds.AllReduceSeconds, 0, 0, 0, 1)
 		}
 	}
 }
@@ -608,6 +621,30 @@ func (p *prepared) lastBucketFractions(pl *wire.Plan, dev, devices int) (dense, 
 		expert = float64(min(stageExpert, bucket)) / float64(expertAll)
 	}
 	return dense, expert
+}
+
+// DataParallelSlowdownSeconds is, of DataParallelExposedSeconds with the same
+// arguments, the computation slowed by the collectives that run beside it
+// (cluster.OverlapSlowdownSeconds: share x the time they run together); the rest is
+// communication that outlasts the computation, or that the framework does not overlap.
+// A collective hidden behind its pass adds only this, share x its time.
+func DataParallelSlowdownSeconds(fw cluster.Framework, reduce, gather, backward, forward float64, times int, share float64) float64 {
+	return DataParallelBucketedSlowdownSeconds(fw, reduce, gather, 0, 0, backward, forward, times, share)
+}
+
+// DataParallelBucketedSlowdownSeconds is, of DataParallelBucketedExposedSeconds with the
+// same arguments, the computation slowed by the collectives beside it: the buckets that
+// cannot hide (lastReduce, firstGather) run apart from the passes and slow nothing.
+func DataParallelBucketedSlowdownSeconds(fw cluster.Framework, reduce, gather, lastReduce, firstGather, backward, forward float64, times int, share float64) float64 {
+	if !fw.OverlapGradReduce {
+		backward, lastReduce = 0, 0
+	}
+	if !fw.OverlapParamGather {
+		forward, firstGather = 0, 0
+	}
+	lastReduce, firstGather = min(max(lastReduce, 0), reduce), min(max(firstGather, 0), gather)
+	return float64(times)*cluster.OverlapSlowdownSeconds(backward, reduce-lastReduce, share) +
+		cluster.OverlapSlowdownSeconds(forward, gather-firstGather, share)
 }
 
 // besideSeconds is what a collective of comm seconds adds to compute seconds of
@@ -712,10 +749,12 @@ func (p *prepared) estimate() *analytic.Result {
 		PipelineSeconds:        st.PipelineSeconds,
 		LayerCollectiveSeconds: st.DataParallelLayerSeconds,
 		LayerAddedSeconds:      st.DataParallelLayerAddedSeconds,
+		LayerSlowdownSeconds:   st.DataParallelLayerSlowdownSeconds,
 		AllReduceSeconds:       st.DataParallelAllReduceSeconds,
 		ReduceScatterSeconds:   st.DataParallelReduceScatterSeconds,
 		AllGatherSeconds:       st.DataParallelAllGatherSeconds,
 		ExposedSeconds:         st.DataParallelExposedSeconds,
+		SlowdownSeconds:        st.DataParallelSlowdownSeconds,
 		Breakdown:              st.Breakdown,
 	}
 	out.Total.TrainMetricSyncSeconds = st.TrainMetricSyncSeconds
@@ -760,8 +799,10 @@ func (p *prepared) oneStageStep() *wire.Step {
 		DataParallelReduceScatterSeconds: ds.ReduceScatterSeconds,
 		DataParallelAllGatherSeconds:     ds.AllGatherSeconds,
 		DataParallelExposedSeconds:       ds.ExposedAllReduceSeconds,
+		DataParallelSlowdownSeconds:      ds.ExposedSlowdownSeconds,
 		DataParallelLayerSeconds:         ds.LayerCollectiveSeconds,
 		DataParallelLayerAddedSeconds:    ds.LayerAddedSeconds,
+		DataParallelLayerSlowdownSeconds: ds.LayerSlowdownSeconds,
 		OptimizerSeconds:                 p.est.Total.OptimizerSeconds,
 	}
 	st.TrainMetricSyncSeconds = p.trainMetricSyncSeconds(p.oneStageRanks())

@@ -87,6 +87,11 @@ type DeviceStep struct {
 	// pass (all of it unless the framework overlaps, as PyTorch DDP does).
 	AllReduceSeconds        float64 `json:"allreduce_seconds"`
 	ExposedAllReduceSeconds float64 `json:"exposed_allreduce_seconds"`
+	// ExposedSlowdownSeconds is, of ExposedAllReduceSeconds, the computation slowed by
+	// the collectives running beside it (they hold NCCL's SMs,
+	// cluster.OverlapSlowdownSeconds); the rest is communication that outlasts the
+	// computation. A collective hidden behind the computation adds only this.
+	ExposedSlowdownSeconds float64 `json:"exposed_slowdown_seconds,omitempty"`
 	// WeightBytes are the weights of its stages, whole: what ZeRO-1 and 2 all-gather
 	// after the update (0 under other shardings).
 	WeightBytes int64 `json:"weight_bytes,omitempty"`
@@ -103,6 +108,9 @@ type DeviceStep struct {
 	// to its passes (in the pipeline's time), the rest hidden behind each layer's compute.
 	LayerCollectiveSeconds float64 `json:"layer_collective_seconds,omitempty"`
 	LayerAddedSeconds      float64 `json:"layer_added_seconds,omitempty"`
+	// LayerSlowdownSeconds is, of LayerAddedSeconds, the layers' compute slowed by the
+	// collectives beside it (NCCL's SMs); the rest is communication that outlasts it.
+	LayerSlowdownSeconds float64 `json:"layer_slowdown_seconds,omitempty"`
 }
 
 // Step is one whole step: the pipeline's makespan, then once per step the tied-embedding
@@ -120,9 +128,13 @@ type Step struct {
 	// DataParallelAllReduceSeconds: the slowest device's ring all-reduce of its gradients
 	// over the replicas: 2(d-1)/d x bytes / bandwidth + 2(d-1) x latency.
 	DataParallelAllReduceSeconds float64 `json:"data_parallel_allreduce_seconds"`
-	// DataParallelExposedSeconds: the slowest device's data-parallel communication that
-	// compute does not hide (ExposedAllReduceSeconds); the step counts this part.
+	// DataParallelExposedSeconds: what the slowest device's data-parallel communication
+	// adds to the step (ExposedAllReduceSeconds): the communication that compute does not
+	// hide, and the compute slowed by what it hides (DataParallelSlowdownSeconds of it).
 	DataParallelExposedSeconds float64 `json:"data_parallel_exposed_seconds"`
+	// DataParallelSlowdownSeconds: of DataParallelExposedSeconds, that device's compute
+	// slowed by the collectives hidden behind it (DeviceStep.ExposedSlowdownSeconds).
+	DataParallelSlowdownSeconds float64 `json:"data_parallel_slowdown_seconds,omitempty"`
 	// DataParallelReduceScatterSeconds and DataParallelAllGatherSeconds: the slowest
 	// device's reduce-scatter and all-gather under zero1 and zero2 (DeviceStep).
 	DataParallelReduceScatterSeconds float64 `json:"data_parallel_reduce_scatter_seconds,omitempty"`
@@ -133,6 +145,9 @@ type Step struct {
 	// PipelineSeconds, not beside it.
 	DataParallelLayerSeconds      float64 `json:"data_parallel_layer_seconds,omitempty"`
 	DataParallelLayerAddedSeconds float64 `json:"data_parallel_layer_added_seconds,omitempty"`
+	// DataParallelLayerSlowdownSeconds: of DataParallelLayerAddedSeconds, that device's
+	// compute slowed by the per-layer collectives (DeviceStep.LayerSlowdownSeconds).
+	DataParallelLayerSlowdownSeconds float64 `json:"data_parallel_layer_slowdown_seconds,omitempty"`
 	// OptimizerSeconds: the slowest device's optimizer update.
 	OptimizerSeconds float64 `json:"optimizer_seconds"`
 	// TrainMetricSyncSeconds: the training loop's synchronisation of its training
@@ -143,9 +158,10 @@ type Step struct {
 	// the training metrics' synchronisation.
 	StepSeconds float64 `json:"step_seconds"`
 	// Breakdown writes the step as the parts that add up to StepSeconds, then the
-	// data-parallel communication that compute hides, named with what hides it: "pipeline
-	// 268.64 ms + optimizer 11.74 ms; data-parallel all-reduce 9.65 ms, all of it hidden
-	// behind the last backward". Front ends show it as it is.
+	// data-parallel communication that compute hides, named with what hides it and by
+	// how much it slows it: "pipeline 268.64 ms + the last backward slowed 1.75 ms +
+	// optimizer 11.74 ms; data-parallel all-reduce 9.65 ms, all of it hidden behind the
+	// last backward, slowing it 1.75 ms (NCCL's SMs)". Front ends show it as it is.
 	Breakdown string `json:"breakdown"`
 	// BubbleFraction is the pipeline's idle share (schedule).
 	BubbleFraction float64 `json:"bubble_fraction"`
