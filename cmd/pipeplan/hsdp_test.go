@@ -8,9 +8,12 @@ import (
 
 // TestSearchHSDP: `pipeplan search --sharding hsdp` searches HSDP beside ZeRO-3 (with
 // --shard-group, that group); on nodes of 4 H100s joined by InfiniBand EDR, sequences of
-// 1,024, it picks HSDP over a node's replicas and says so; --prefetch is refused. (With
-// HDR and sequences of 4,096 ZeRO-3's rings over a node's 4 NICs hide behind the
-// compute: cluster.Topology.RingInter.)
+// 1,024, it picks HSDP over a node's replicas and says so (with 2-way tensor
+// parallelism, a node's 2 replicas: the all-reduce across the groups hides only in what
+// of the backward the shard group's per-layer collectives leave, so halving every
+// device's bytes pays); --prefetch is refused. (With HDR and sequences of 4,096
+// ZeRO-3's rings over a node's 4 NICs hide behind the compute:
+// cluster.Topology.RingInter.)
 func TestSearchHSDP(t *testing.T) {
 	args := []string{"search", "--hf-config", "llama-3.2-1b", "--seq", "1024", "--device", "h100-sxm", "--devices-per-node", "4",
 		"--link-inter", "ib-edr", "--max-devices", "16", "--global-batch", "32", "--max-batch", "4", "--schedule", "1f1b", "--sharding", "hsdp"}
@@ -19,7 +22,7 @@ func TestSearchHSDP(t *testing.T) {
 		want  string
 		code  int
 	}{
-		{nil, "HSDP: ZeRO-3 within shard groups of 4 replicas", 0},
+		{nil, "2-way tensor parallel (16 devices), 1f1b, 1 microbatch of 4, recompute full, ZeRO-3\n      HSDP: ZeRO-3 within shard groups of 2 replicas", 0},
 		{[]string{"--shard-group", "2"}, "shard groups of 2 replicas", 0},
 		{[]string{"--prefetch", "none"}, "--prefetch: does not go with search", 2},
 	} {

@@ -185,9 +185,10 @@ func (p *prepared) expertShardLink(link *cluster.Link) *cluster.Link {
 // communication D takes cluster.OverlappedSeconds, max(D, C + share x D). Forward
 // OverlappedSeconds(F, AG) (F + AG without prefetch), backward OverlappedSeconds(B,
 // AG + RS) (AG + OverlappedSeconds(B, RS) without prefetch). Each layer's collectives
-// per microbatch (2 AG + RS), what they add to its passes and the compute slowed of
-// that (cluster.OverlapSlowdownSeconds) are kept (layerComm, layerAdded, layerSlow),
-// for the step to name them.
+// per microbatch (2 AG + RS), what they add to its passes, the compute slowed of that
+// (cluster.OverlapSlowdownSeconds) and those in its backward (AG + RS) are kept
+// (layerComm, layerAdded, layerSlow, layerBackward), for the step to name them and for
+// HSDP's all-reduce across the groups, which hides in what of the backward they leave.
 func (p *prepared) gatherLayers(es *model.Errors) {
 	if analytic.Sharding(p.req.Parallelism.Sharding).Level() < 3 {
 		return
@@ -204,8 +205,8 @@ func (p *prepared) gatherLayers(es *model.Errors) {
 	p.model.Layers = append([]model.Layer(nil), p.model.Layers...) // a cached model's layers are shared
 	sl := secondsLink(link, p.cluster.Devices[0].ClockHz)
 	share := p.collectiveSMShare()
-	n2 := len(p.model.Layers)
-	p.layerComm, p.layerAdded, p.layerSlow = make([]float64, n2), make([]float64, n2), make([]float64, n2)
+	nl := len(p.model.Layers)
+	p.layerComm, p.layerAdded, p.layerSlow, p.layerBackward = make([]float64, nl), make([]float64, nl), make([]float64, nl), make([]float64, nl)
 	for i := range p.model.Layers {
 		l := &p.model.Layers[i]
 		fwd, bwd := l.ForwardSeconds, l.BackwardSeconds
@@ -220,7 +221,7 @@ func (p *prepared) gatherLayers(es *model.Errors) {
 			l.BackwardSeconds = ag + cluster.OverlappedSeconds(l.BackwardSeconds, rs, share)
 			p.layerSlow[i] = cluster.OverlapSlowdownSeconds(bwd, rs, share)
 		}
-		p.layerComm[i] = 2*ag + rs
+		p.layerComm[i], p.layerBackward[i] = 2*ag+rs, ag+rs
 		p.layerAdded[i] = (l.ForwardSeconds - fwd) + (l.BackwardSeconds - bwd)
 	}
 }

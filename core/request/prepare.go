@@ -51,9 +51,9 @@ type prepared struct {
 	fullWeights, fullGrads []int64
 	// layerComm and layerAdded are, per layer and microbatch, ZeRO-3's (and HSDP's)
 	// all-gathers and reduce-scatters beside its compute and what they add to its
-	// passes, layerSlow the compute they slow of that (gatherLayers); nil under other
-	// shardings.
-	layerComm, layerAdded, layerSlow []float64
+	// passes, layerSlow the compute they slow of that, layerBackward those of them that
+	// run in its backward pass (gatherLayers); nil under other shardings.
+	layerComm, layerAdded, layerSlow, layerBackward []float64
 	// tiedLink joins the first and the last stage for a copied tied embedding.
 	tiedLink *cluster.Link
 	// tensorLink carries an architecture's tensor-parallel all-reduces (zero: the

@@ -525,9 +525,36 @@ func (p *prepared) dataParallel(ds *wire.DeviceStep, pl *wire.Plan, devices, mic
 	default:
 		if groups > 1 {
 			ds.AllReduceSeconds = ringAllReduce(groups, (ds.GradBytes+int64(n)-1)/int64(n), across, clock)
+			// The shard group's per-layer collectives run in the same backward: the
+			// all-reduce hides only in what of it they leave (layerWindow).
+			bwd = p.layerWindow(pl, ds.Device, devices, bwd)
 			beside(ds.AllReduceSeconds, 0, 0, 0, 1)
 		}
 	}
+}
+
+// layerWindow is what of device dev's backward window (one microbatch's backward of its
+// stages, overlapWindow, with ZeRO-3's and HSDP's per-layer collectives in its layers'
+// times) the per-layer all-gathers and reduce-scatters of that backward leave to
+// other communication: the window less them (layerBackward). Each layer's backward
+// takes at least its collectives (cluster.OverlappedSeconds), so it is never negative.
+// A collective hidden in what is left adds to the step as any other
+// (DataParallelExposedSeconds), so the backward hides at most its own length of
+// communication in all: its per-layer collectives and the all-reduce across HSDP's
+// groups do not both count its time.
+func (p *prepared) layerWindow(pl *wire.Plan, dev, devices int, window float64) float64 {
+	if p.layerBackward == nil {
+		return window
+	}
+	for s := range pl.Stages {
+		if s%devices != dev {
+			continue
+		}
+		for _, l := range pl.StageLayers(s) {
+			window -= p.layerBackward[l]
+		}
+	}
+	return max(0, window)
 }
 
 // DataParallelExposedSeconds is what a device's data-parallel communication adds to the
