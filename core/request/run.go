@@ -513,7 +513,7 @@ func (p *prepared) dataParallel(ds *wire.DeviceStep, pl *wire.Plan, devices, mic
 			// of get_grads_for_reduction, the flat fp32 gradients), then all-gathers the
 			// updated 16-bit weights (bf16_optimizer.py, step: all_gather_dp_groups).
 			ds.AllReduceSeconds = ringAllReduce(n, ds.GradBytes-eg, link, clock) + ringAllReduce(en, eg, elink, clock)
-			ds.ExposedAllReduceSeconds = DataParallelExposedSeconds(p.framework, ds.AllReduceSeconds, ds.AllGatherSeconds, bwd, fwd, 1, share)
+			beside(ds.AllReduceSeconds, ds.AllGatherSeconds, 0, 0, 1)
 			return
 		}
 		ds.ReduceScatterSeconds = rs
