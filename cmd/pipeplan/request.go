@@ -170,7 +170,7 @@ func (f *requestFlags) add(fs *flag.FlagSet, withSchedule bool) {
 	if !withSchedule {
 		return
 	}
-	fs.StringVar(&f.schedule, "schedule", "", "pipeline `schedule`: 1f1b (default), gpipe, interleaved:V, zb-h1, ipu, overlap or inference")
+	fs.StringVar(&f.schedule, "schedule", "", "pipeline `schedule`: 1f1b (default), gpipe, interleaved:V, interleaved-pytorch:V, zb-h1, ipu, overlap or inference")
 	fs.IntVar(&f.microbatches, "microbatches", 0, "microbatches per step (default: 4 per pipeline device)")
 	fs.Float64Var(&f.weightGradFraction, "weight-grad-fraction", 0, "zb-h1: share of each backward that computes weight gradients (default 0.5)")
 	fs.StringVar(&f.objective, "objective", "", "what to minimise: compute (default; the bottleneck) or compute+transfer")

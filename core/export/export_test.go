@@ -1190,3 +1190,52 @@ func TestMegatronDispatcherFlags(t *testing.T) {
 		}
 	}
 }
+
+// TestInterleavedOrders: PyTorch's ScheduleInterleaved1F1B and Megatron-LM's interleaved
+// 1F1B order a device's operations alike except with as many microbatches as ranks,
+// where Megatron-LM runs every forward first and PyTorch warms up (v-1)p + 2(p-1-rank)
+// (core/schedule's interleaved-pytorch:V). Each framework's export of the other's order
+// says it is not exact there and runs its own; with more microbatches both are exact.
+func TestInterleavedOrders(t *testing.T) {
+	cases := []struct {
+		sched  string
+		m      int
+		format wire.Format
+		exact  bool
+		runs   string
+	}{
+		{"interleaved-pytorch:2", 4, wire.PyTorch, true, "interleaved-pytorch:2"},
+		{"interleaved-pytorch:2", 4, wire.Megatron, false, "interleaved:2"},
+		{"interleaved:2", 4, wire.PyTorch, false, "interleaved-pytorch:2"},
+		{"interleaved:2", 4, wire.Megatron, true, "interleaved:2"},
+		{"interleaved-pytorch:2", 8, wire.PyTorch, true, "interleaved-pytorch:2"},
+		{"interleaved-pytorch:2", 8, wire.Megatron, true, "interleaved-pytorch:2"},
+		{"interleaved:2", 8, wire.PyTorch, true, "interleaved:2"},
+	}
+	for _, c := range cases {
+		in := archCase{arch: "llama-2-7b", device: "a100-80gb", devices: 4, sched: c.sched, m: c.m, batch: 1, seq: 4096}.input(t)
+		ex, err := export.Make(in, c.format)
+		if err != nil {
+			t.Fatalf("%s m=%d to %s: %v", c.sched, c.m, c.format, err)
+		}
+		if ex.Exact != c.exact || ex.Schedule != c.runs {
+			t.Errorf("%s m=%d to %s: exact %v running %s, want %v running %s", c.sched, c.m, c.format, ex.Exact, ex.Schedule, c.exact, c.runs)
+		}
+		if c.format == wire.PyTorch && !strings.Contains(ex.Text, "ScheduleInterleaved1F1B") {
+			t.Errorf("%s m=%d to pytorch: no ScheduleInterleaved1F1B", c.sched, c.m)
+		}
+		if !c.exact {
+			// The other order is priced on the plan's own split.
+			if ex.Expressed == nil || ex.Planned == nil || !slices.Equal(ex.Expressed.Boundaries, ex.Planned.Boundaries) {
+				t.Errorf("%s m=%d to %s: expressed %+v, planned %+v: want the plan's split priced", c.sched, c.m, c.format, ex.Expressed, ex.Planned)
+			}
+			noted := false
+			for _, n := range ex.Notes {
+				noted = noted || n.Code == wire.NoteSchedule && strings.Contains(n.Message, "as many microbatches as ranks")
+			}
+			if !noted {
+				t.Errorf("%s m=%d to %s: notes %+v say nothing of the warm-up", c.sched, c.m, c.format, ex.Notes)
+			}
+		}
+	}
+}

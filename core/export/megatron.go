@@ -41,6 +41,16 @@ func megatron(j *job) error {
 	switch j.sched.Kind {
 	case schedule.GPipe, schedule.ZBH1, schedule.IPU, schedule.Overlap:
 		j.runSchedule(schedule.Config{Kind: schedule.OneFOneB}, fmt.Sprintf("Megatron-LM trains with 1F1B (or interleaved 1F1B), not %s", j.sched.Kind))
+	case schedule.Interleaved:
+		if j.sched.PyTorchOrder {
+			megatronOrder := j.sched
+			megatronOrder.PyTorchOrder = false
+			if j.sched.Microbatches == in.devices() {
+				j.runSchedule(megatronOrder, "with as many microbatches as ranks, Megatron-LM's interleaved 1F1B runs every forward before the first backward, where PyTorch's ScheduleInterleaved1F1B (the plan's order) warms up only (v-1)p + 2(p-1-rank): the devices hold more activations")
+			} else {
+				j.note(wire.NoteSchedule, "Megatron-LM orders interleaved 1F1B as PyTorch's ScheduleInterleaved1F1B does when the microbatches are more than the ranks (a multiple of them): the plan's %s runs as %s", j.sched, megatronOrder)
+			}
+		}
 	}
 	why := "Megatron-LM cuts only between whole transformer layers, and keeps the final norm with the output layer"
 	b, moved := megatronCuts(in.Boundaries, roles)

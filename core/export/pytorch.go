@@ -44,6 +44,12 @@ func pytorch(j *job) error {
 		j.runSchedule(schedule.Config{Kind: schedule.OneFOneB}, fmt.Sprintf("torch.distributed.pipelining has no %s schedule", j.sched.Kind))
 	case schedule.ZBH1:
 		j.approximate("torch's ScheduleInterleavedZeroBubble runs the zero-bubble paper's ZB1P schedule, an automatically scheduled cousin of ZB-H1 with the same memory")
+	case schedule.Interleaved:
+		if !j.sched.PyTorchOrder && j.sched.Microbatches == in.devices() {
+			run := j.sched
+			run.PyTorchOrder = true
+			j.runSchedule(run, "with as many microbatches as ranks, torch's ScheduleInterleaved1F1B still warms up only (v-1)p + 2(p-1-rank) forwards before its first backward, where Megatron-LM's order (the plan's) runs every forward first")
+		}
 	}
 	run := j.ranSchedule()
 	if j.tiedAcross() {

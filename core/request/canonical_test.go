@@ -184,6 +184,7 @@ func TestRunNormalizedIsRun(t *testing.T) {
 		`{"model":{"document":` + vgg16(t) + `},"cluster":{"device":"a100-80gb","count":4}}`,
 		`{"model":{"document":` + vgg16(t) + `},"cluster":{"device":"a100-80gb","count":4},"training":{"mode":"inference"}}`,
 		`{"model":{"architecture":{"name":"gpt2"}},"cluster":{"device":"a100-80gb","count":4},"schedule":{"name":"interleaved:2"}}`,
+		`{"model":{"architecture":{"name":"gpt2"}},"cluster":{"device":"a100-80gb","count":4},"schedule":{"name":"Interleaved-PyTorch:2","microbatches":4}}`,
 		`{"model":{"architecture":{"name":"llama-3.2-1b"}},"cluster":{"device":"h100-sxm","count":4},"schedule":{"name":"zb-h1"},"training":{"recompute":"selective"}}`,
 		`{"model":{"example":"gpt2-medium"},"cluster":{"document":` + twoDevices + `},"parallelism":{"data":2}}`,
 	}

@@ -177,11 +177,15 @@ func (g *graph) oneFOneB(d int, zb bool) {
 // (forward_backward_pipelining_with_interleaving): the k-th forward runs chunk
 // (k mod pv) / p on microbatch (k / pv) * p + k mod p, the k-th backward the same
 // microbatch on chunk v-1 minus that; the warm-up is 2(p-d-1) + (v-1)p forwards, or all of
-// them when m = p; then one forward and one backward alternately.
+// them when m = p; then one forward and one backward alternately. In PyTorch's order
+// (ScheduleInterleaved1F1B, Config.PyTorchOrder) the operations are the same (its
+// forward_stage_index and backward_stage_index give these chunks with its
+// microbatches_per_round = p for m a multiple of p), only the warm-up differs:
+// interleavedWarm.
 func (g *graph) interleaved(d int) {
 	p, m, v := g.D, g.m, g.cfg.Chunks
 	total := m * v
-	warm := interleavedWarm(p, m, v, d)
+	warm := interleavedWarm(p, m, v, d, g.cfg.PyTorchOrder)
 	at := func(k int, fwd bool) (stage, mb int) {
 		c := k % (p * v) / p
 		if !fwd {
@@ -205,9 +209,12 @@ func (g *graph) interleaved(d int) {
 
 // interleavedWarm is the forwards device d of p runs before its first backward under
 // Megatron-LM's interleaved 1F1B with v chunks and m microbatches: all m*v where m = p,
-// else 2(p-d-1) + (v-1)p.
-func interleavedWarm(p, m, v, d int) int {
-	if m == p {
+// else 2(p-d-1) + (v-1)p. Under PyTorch's ScheduleInterleaved1F1B (pytorch), m = p is
+// no exception: its get_rank_warmup_ops gives (v-1)q + 2(p-1-d), capped at mv, with
+// q = m / max(1, floor(m/p)) microbatches per round, which is p for every m that is a
+// multiple of p (Validate requires one).
+func interleavedWarm(p, m, v, d int, pytorch bool) int {
+	if m == p && !pytorch {
 		return m * v
 	}
 	return min(2*(p-d-1)+(v-1)*p, m*v)
@@ -446,7 +453,7 @@ func devicePeaksRecorded(cfg Config, stages, devices int, steady bool) [][][]int
 		x.cur, x.last, x.seen = make([]int, v), math.MaxInt, map[uint64]int32{}
 		n := cfg.Microbatches * v // at most one candidate a forward
 		if steady && train && cfg.Kind == Interleaved && cfg.Chunks >= 2 && devices == cfg.Devices(stages) {
-			x.last = interleavedWarm(devices, cfg.Microbatches, v, d) + devices*v
+			x.last = interleavedWarm(devices, cfg.Microbatches, v, d, cfg.PyTorchOrder) + devices*v
 			n = min(n, devices*v+1)
 		}
 		x.flat = make([]int, 0, n*v)

@@ -32,7 +32,9 @@
 //
 // References: GPipe (Huang et al. 2019); PipeDream-Flush / 1F1B (Narayanan et al. 2021);
 // Megatron-LM's interleaved schedule (Narayanan et al. 2021, "Efficient large-scale
-// language model training on GPU clusters"); ZB-H1 (Qi et al. 2023, "Zero Bubble
+// language model training on GPU clusters") and PyTorch's ScheduleInterleaved1F1B
+// (torch.distributed.pipelining, which orders it with a shorter warm-up when m = p,
+// interleaved-pytorch:V); ZB-H1 (Qi et al. 2023, "Zero Bubble
 // Pipeline Parallelism"); popxl's pipelining guide; TPU SparseCore and
 // TensorCore overlap (jax_tpu_embedding's SparseCore pipelining).
 package schedule
@@ -56,7 +58,8 @@ const (
 	// and one backward alternately; stage i holds min(p-i, m) microbatches.
 	OneFOneB Kind = "1f1b"
 	// Interleaved is Megatron-LM's interleaved 1F1B: the model is cut into p*v stages and
-	// device d runs stages d, d+p, d+2p, ... (v model chunks per device).
+	// device d runs stages d, d+p, d+2p, ... (v model chunks per device). With
+	// Config.PyTorchOrder, PyTorch's ScheduleInterleaved1F1B.
 	Interleaved Kind = "interleaved"
 	// ZBH1 is the zero-bubble schedule ZB-H1 (Qi et al. 2023): 1F1B with the backward
 	// split into the input gradient B and the weight gradient W; stage i delays its W
@@ -87,28 +90,42 @@ type Config struct {
 	Microbatches int `json:"microbatches"`
 	// Chunks is v, the model chunks per device, for Interleaved (>= 2).
 	Chunks int `json:"chunks,omitempty"`
+	// PyTorchOrder, for Interleaved, orders each device as PyTorch's
+	// torch.distributed.pipelining.ScheduleInterleaved1F1B does (written
+	// interleaved-pytorch:V) instead of as Megatron-LM does: the same orders for
+	// m > p, but at m = p PyTorch still warms up only (v-1)p + 2(p-1-d) forwards on
+	// device d (capped at mv), where Megatron-LM runs every forward before the first
+	// backward, so fewer microbatches are in flight.
+	PyTorchOrder bool `json:"pytorch_order,omitempty"`
 	// Recompute stashes only each stage's input and recomputes the forward before each
 	// backward.
 	Recompute bool `json:"recompute,omitempty"`
 }
 
+// interleavedPyTorch is the name of Interleaved in PyTorch's order (Config.PyTorchOrder).
+const interleavedPyTorch = "interleaved-pytorch"
+
 // Parse reads a schedule name as the command line writes it: gpipe, 1f1b,
-// interleaved:V, zb-h1, ipu, overlap or inference. Microbatches and Recompute are left
-// to the caller.
+// interleaved:V, interleaved-pytorch:V, zb-h1, ipu, overlap or inference. Microbatches
+// and Recompute are left to the caller.
 func Parse(s string) (Config, error) {
 	name, arg, hasArg := strings.Cut(strings.ToLower(strings.TrimSpace(s)), ":")
 	k := Kind(name)
+	pytorch := name == interleavedPyTorch
+	if pytorch {
+		k = Interleaved
+	}
 	known := false
 	for _, x := range Kinds {
 		known = known || x == k
 	}
 	if !known {
-		return Config{}, fmt.Errorf("unknown schedule %q: use gpipe, 1f1b, interleaved:V, zb-h1, ipu, overlap or inference", s)
+		return Config{}, fmt.Errorf("unknown schedule %q: use gpipe, 1f1b, interleaved:V, interleaved-pytorch:V, zb-h1, ipu, overlap or inference", s)
 	}
-	c := Config{Kind: k}
+	c := Config{Kind: k, PyTorchOrder: pytorch}
 	switch {
 	case k == Interleaved && !hasArg:
-		return Config{}, fmt.Errorf("schedule %q: interleaved needs its chunks per device, as interleaved:2", s)
+		return Config{}, fmt.Errorf("schedule %q: %s needs its chunks per device, as %s:2", s, name, name)
 	case k == Interleaved:
 		v, err := strconv.Atoi(arg)
 		if err != nil || v < 2 {
@@ -123,6 +140,9 @@ func Parse(s string) (Config, error) {
 
 // String writes the schedule as Parse reads it.
 func (c Config) String() string {
+	if c.Kind == Interleaved && c.PyTorchOrder {
+		return fmt.Sprintf("%s:%d", interleavedPyTorch, c.Chunks)
+	}
 	if c.Kind == Interleaved {
 		return fmt.Sprintf("interleaved:%d", c.Chunks)
 	}
@@ -208,6 +228,9 @@ func (c Config) Validate(stages int) error {
 		if c.Chunks != 0 && c.Chunks != 1 {
 			es.Add("chunks", "only interleaved takes chunks, got %d for %s", c.Chunks, c.Kind)
 		}
+	}
+	if c.PyTorchOrder && c.Kind != Interleaved {
+		es.Add("pytorch_order", "only interleaved has PyTorch's order, got it for %s", c.Kind)
 	}
 	if c.Microbatches >= 1 && stages >= 1 && c.Microbatches > MaxMicrobatches(stages) {
 		es.Add("microbatches", "%d microbatches on %d stages is more than the simulator takes (%d operations at most)", c.Microbatches, stages, maxOps)

@@ -126,7 +126,8 @@ func TestInFlightMatchesSimulation(t *testing.T) {
 			}
 			for _, v := range []int{2, 3} {
 				if m%p == 0 {
-					cases = append(cases, tc{Config{Kind: Interleaved, Chunks: v, Microbatches: m}, p * v})
+					cases = append(cases, tc{Config{Kind: Interleaved, Chunks: v, Microbatches: m}, p * v},
+						tc{Config{Kind: Interleaved, Chunks: v, Microbatches: m, PyTorchOrder: true}, p * v})
 				}
 			}
 		}
@@ -187,35 +188,54 @@ func TestSimulateStepIsSimulateWithoutTimeline(t *testing.T) {
 // Megatron-LM's interleaved schedule with v chunks of forward f and backward b per chunk
 // takes (vm + p - 1)(f + b): its bubble, (p - 1)(f + b) = (p - 1)(F + B)/v for the
 // device's whole forward F = vf and backward B = vb, is (p - 1)/(v m) of the ideal m(F + B)
-// (Narayanan et al. 2021, section 2.2.2).
+// (Narayanan et al. 2021, section 2.2.2). PyTorch's ScheduleInterleaved1F1B
+// (interleaved-pytorch) takes the same time, m = p included, where its shorter warm-up
+// leaves device d min(pv + p - 1 - 2d, mv) microbatch-chunks in flight instead of all mv.
 func TestInterleavedClosedForm(t *testing.T) {
-	for _, p := range []int{2, 3, 4} {
+	for _, p := range []int{2, 3, 4, 8} {
 		for _, v := range []int{2, 3, 4} {
 			for _, m := range []int{p, 2 * p, 4 * p} {
 				for _, fb := range [][2]float64{{1, 2}, {3, 4}} {
-					f, b := fb[0], fb[1]
-					r := mustSimulate(t, uniform(p*v, f, b, 0), Config{Kind: Interleaved, Chunks: v, Microbatches: m})
-					if want := float64(v*m+p-1) * (f + b); r.MakespanSeconds != want {
-						t.Errorf("p=%d v=%d m=%d: makespan %v, want (vm+p-1)(f+b) = %v", p, v, m, r.MakespanSeconds, want)
-					}
-					ideal := float64(m*v) * (f + b)
-					bubble := r.MakespanSeconds - ideal
-					if bubble*float64(v*m) != float64(p-1)*ideal {
-						t.Errorf("p=%d v=%d m=%d: bubble %v of ideal %v, want (p-1)/(vm) of it", p, v, m, bubble, ideal)
-					}
-					// Microbatch-chunks in flight on device d: Megatron's warm-up forwards
-					// plus the one at work, or all m*v when m = p (all warm-up).
-					for d := 0; d < p; d++ {
-						want := min(2*(p-d-1)+(v-1)*p+1, m*v)
-						if m == p {
-							want = m * v
-						}
-						if got := r.PeakMemoryBytes[d]; got != int64(want) {
-							t.Errorf("p=%d v=%d m=%d: device %d holds %d microbatch-chunks, want %d", p, v, m, d, got, want)
-						}
+					for _, pytorch := range []bool{false, true} {
+						f, b := fb[0], fb[1]
+						c := Config{Kind: Interleaved, Chunks: v, Microbatches: m, PyTorchOrder: pytorch}
+						interleavedClosedForm(t, mustSimulate(t, uniform(p*v, f, b, 0), c), c, p, f, b)
 					}
 				}
 			}
+		}
+	}
+}
+
+// interleavedClosedForm checks one simulation of TestInterleavedClosedForm, and
+// DeviceInFlight, which counts the orders without simulating, against the same peaks.
+func interleavedClosedForm(t *testing.T, r *Result, c Config, p int, f, b float64) {
+	t.Helper()
+	v, m := c.Chunks, c.Microbatches
+	if want := float64(v*m+p-1) * (f + b); r.MakespanSeconds != want {
+		t.Errorf("%s p=%d m=%d: makespan %v, want (vm+p-1)(f+b) = %v", c, p, m, r.MakespanSeconds, want)
+	}
+	ideal := float64(m*v) * (f + b)
+	bubble := r.MakespanSeconds - ideal
+	if bubble*float64(v*m) != float64(p-1)*ideal {
+		t.Errorf("%s p=%d m=%d: bubble %v of ideal %v, want (p-1)/(vm) of it", c, p, m, bubble, ideal)
+	}
+	counted, err := DeviceInFlight(c, p*v, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Microbatch-chunks in flight on device d: the warm-up forwards plus the one at
+	// work, or, in Megatron-LM's order, all m*v when m = p (all warm-up).
+	for d := 0; d < p; d++ {
+		want := min(2*(p-d-1)+(v-1)*p+1, m*v)
+		if m == p && !c.PyTorchOrder {
+			want = m * v
+		}
+		if got := r.PeakMemoryBytes[d]; got != int64(want) {
+			t.Errorf("%s p=%d m=%d: device %d holds %d microbatch-chunks, want %d", c, p, m, d, got, want)
+		}
+		if counted[d] != want {
+			t.Errorf("%s p=%d m=%d: DeviceInFlight gives device %d %d microbatch-chunks, want %d", c, p, m, d, counted[d], want)
 		}
 	}
 }
@@ -431,11 +451,14 @@ func TestParse(t *testing.T) {
 		{"gpipe", Config{Kind: GPipe}, ""},
 		{"1F1B", Config{Kind: OneFOneB}, ""},
 		{"interleaved:3", Config{Kind: Interleaved, Chunks: 3}, ""},
+		{"interleaved-pytorch:2", Config{Kind: Interleaved, Chunks: 2, PyTorchOrder: true}, ""},
 		{"zb-h1", Config{Kind: ZBH1}, ""},
 		{"ipu", Config{Kind: IPU}, ""},
 		{"overlap", Config{Kind: Overlap}, ""},
 		{"inference", Config{Kind: Inference}, ""},
 		{"interleaved", Config{}, "needs its chunks"},
+		{"interleaved-pytorch", Config{}, "interleaved-pytorch needs its chunks per device, as interleaved-pytorch:2"},
+		{"interleaved-pytorch:1", Config{}, "integer >= 2"},
 		{"interleaved:1", Config{}, "integer >= 2"},
 		{"interleaved:x", Config{}, "integer >= 2"},
 		{"1f1b:2", Config{}, "only interleaved"},
@@ -467,6 +490,8 @@ func TestBadInput(t *testing.T) {
 		{"interleaved stages", uniform(3, 1, 1, 1), Config{Kind: Interleaved, Chunks: 2, Microbatches: 4}, "stages: interleaved:2 needs a multiple of 2 stages"},
 		{"overlap stages", good(), Config{Kind: Overlap, Microbatches: 4}, "stages: overlap runs on exactly 2 stages"},
 		{"chunks elsewhere", good(), Config{Kind: OneFOneB, Chunks: 2, Microbatches: 4}, "chunks: only interleaved"},
+		{"pytorch order elsewhere", good(), Config{Kind: OneFOneB, Microbatches: 4, PyTorchOrder: true}, "pytorch_order: only interleaved"},
+		{"pytorch interleaved m", good(), Config{Kind: Interleaved, Chunks: 2, Microbatches: 3, PyTorchOrder: true}, "microbatches: interleaved needs a multiple of the 2 devices"},
 		{"unknown", good(), Config{Kind: "pipedream", Microbatches: 4}, "schedule: unknown schedule"},
 		{"huge", good(), Config{Kind: GPipe, Microbatches: 1 << 30}, "more than the simulator takes"},
 		{"negative time", &Pipeline{Stages: []Stage{{ForwardSeconds: -1}}}, Config{Kind: GPipe, Microbatches: 1}, "stages[0].forward_seconds: must be >= 0"},
@@ -576,6 +601,7 @@ func TestSimulateDirectIsGraph(t *testing.T) {
 		case 3:
 			c.Kind = Interleaved
 			c.Chunks = 2 + rng.IntN(3)
+			c.PyTorchOrder = rng.IntN(2) == 0
 		case 4:
 			c.Kind = Inference
 		default:
@@ -626,12 +652,17 @@ func TestSimulateDirectIsGraph(t *testing.T) {
 // interleaved schedule's operations for at most 3p microbatches (steadyInterleaved), and
 // DevicePeaks records a device's counts in its first pv steps after the warm-up only;
 // counting every microbatch and recording every moment gives the same, for p up to 6
-// devices, 2 to 4 chunks and m up to 12p.
+// devices, 2 to 4 chunks and m up to 12p, in Megatron-LM's order and in PyTorch's.
 func TestInterleavedInFlightSteady(t *testing.T) {
 	for p := 1; p <= 6; p++ {
 		for v := 2; v <= 4; v++ {
-			for m := p; m <= 12*p; m += p {
+			for m := p; m <= 24*p; m += p {
+				// Megatron-LM's order, then (m > 12p) PyTorch's for m - 12p.
 				cfg := Config{Kind: Interleaved, Chunks: v, Microbatches: m}
+				if m > 12*p {
+					cfg = Config{Kind: Interleaved, Chunks: v, Microbatches: m - 12*p, PyTorchOrder: true}
+				}
+				m := cfg.Microbatches
 				S := p * v
 				chunks, err := InFlight(cfg, S)
 				if err != nil {
@@ -679,7 +710,8 @@ func TestDevicePeaksAgainstSimulation(t *testing.T) {
 				cases = append(cases, tc{Config{Kind: k, Microbatches: m}, p})
 			}
 			for v := 2; v <= 4; v++ {
-				cases = append(cases, tc{Config{Kind: Interleaved, Chunks: v, Microbatches: m * p}, p * v})
+				cases = append(cases, tc{Config{Kind: Interleaved, Chunks: v, Microbatches: m * p}, p * v},
+					tc{Config{Kind: Interleaved, Chunks: v, Microbatches: m * p, PyTorchOrder: true}, p * v})
 			}
 		}
 	}

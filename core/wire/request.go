@@ -332,7 +332,8 @@ const MaxTrainMetrics = 64
 
 // Schedule is the pipeline schedule of one step.
 type Schedule struct {
-	// Name: gpipe, 1f1b, interleaved:V, zb-h1, ipu, overlap or inference.
+	// Name: gpipe, 1f1b, interleaved:V, interleaved-pytorch:V, zb-h1, ipu, overlap or
+	// inference.
 	Name string `json:"name,omitempty"`
 	// Microbatches per step (per replica).
 	Microbatches int `json:"microbatches,omitempty"`

@@ -72,7 +72,8 @@ type SearchConfig struct {
 	Tensor   int `json:"tensor_parallel"`
 	// Expert is the expert-parallel degree of a mixture of experts (1, or 0, for none).
 	Expert int `json:"expert_parallel,omitempty"`
-	// Schedule as a request names it: gpipe, 1f1b, interleaved:V, zb-h1.
+	// Schedule as a request names it: gpipe, 1f1b, interleaved:V, interleaved-pytorch:V,
+	// zb-h1.
 	Schedule string `json:"schedule"`
 	// Recompute: none, selective, full or auto.
 	Recompute string `json:"recompute"`

@@ -118,6 +118,10 @@ func Objectives() []string { return []string{"compute", "compute+transfer"} }
 func Partitions() []string { return []string{"layers", "graph"} }
 
 // SearchedSchedules lists the schedules a training search tries when its query names none.
+// interleaved-pytorch:V is tried only when named (a query that knows PyTorch runs the
+// plan): its orders are interleaved:V's for more microbatches than devices, and with as
+// many it holds fewer microbatches in the same step time on equal stages (core/schedule's
+// closed forms; unequal stages and transfers move it a little either way).
 func SearchedSchedules() []string { return []string{"1f1b", "gpipe", "interleaved:2", "zb-h1"} }
 
 // SearchedRecomputes lists the recomputation modes a training search tries when its query

@@ -121,8 +121,9 @@ type Evaluator struct {
 	// framework is the base request's (Prepared.Framework): its fixed memory and
 	// allocator reserve take from every device's memory (allocatable).
 	framework cluster.Framework
-	// inFlight caches chunkInFlight per (stages, chunks, microbatches).
-	inFlight map[[3]int][]int
+	// inFlight caches chunkInFlight per (stages, chunks, microbatches, PyTorch's order
+	// or not).
+	inFlight map[[4]int][]int
 	// device is the cluster's device, as one stage's cluster holds it (memory limits).
 	device *cluster.Device
 	// baseBatch is the base request's samples per step as core normalizes it (0 when it
@@ -171,7 +172,7 @@ func New(base *wire.Request) (*Evaluator, error) {
 		sp: base.Parallelism.SequenceParallel, train: n.Training.Mode == wire.ModeTraining,
 		expertOverlap: base.Parallelism.ExpertOverlap, dispatcher: base.Parallelism.ExpertDispatcher, overlaps: overlaps,
 		contextMethod: contextMethodOf(base.Parallelism.ContextMethod), contextNamed: base.Parallelism.ContextMethod != "", contextInner: base.Parallelism.ContextInner, refused: map[refuseKey]error{},
-		terms: map[termKey]*terms{}, estimates: map[termKey]*analytic.Result{}, twins: map[[2]int][]int8{}, gathered: map[gatherKey]*terms{}, gatherLinks: map[[3]int]linkOK{}, inFlight: map[[3]int][]int{}, secondsPer: 1}
+		terms: map[termKey]*terms{}, estimates: map[termKey]*analytic.Result{}, twins: map[[2]int][]int8{}, gathered: map[gatherKey]*terms{}, gatherLinks: map[[3]int]linkOK{}, inFlight: map[[4]int][]int{}, secondsPer: 1}
 	if err := checkContextInner(&b, base.Parallelism); err != nil {
 		return nil, err
 	}

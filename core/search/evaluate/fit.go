@@ -230,7 +230,10 @@ func (d *sharedSearch) search(j, a int, sum int64) bool {
 // chunkInFlight is plan.PeakInFlight for p devices of interleaved schedule sc with m
 // microbatches, cached; nil when it has none.
 func (r *Evaluator) chunkInFlight(sc schedule.Config, p, m int) []int {
-	k := [3]int{p, sc.Chunks, m}
+	k := [4]int{p, sc.Chunks, m, 0}
+	if sc.PyTorchOrder {
+		k[3] = 1
+	}
 	if ks, ok := r.inFlight[k]; ok {
 		return ks
 	}
