@@ -176,6 +176,15 @@ type Input struct {
 	// mode's), "" for inference or a profile. Megatron-LM runs fused-inplace as
 	// --cross-entropy-loss-fusion and vocab-parallel by default.
 	CrossEntropy string
+	// TrainMetrics is the request's training.train_metrics: the training metrics the
+	// plan's training loop computes on every microbatch's logits and synchronises every
+	// step (Composer's Trainer), which no export's loop runs.
+	TrainMetrics int
+	// BlockingTransfers: the plan priced the pipeline's sends and receives as blocking
+	// both stages they join (model.architecture.framework deepspeed:
+	// cluster.Framework.BlockingPipelineTransfers), as DeepSpeed's PipelineEngine alone
+	// runs them.
+	BlockingTransfers bool
 	// Plan is the planner's plan, embedded in the JSON export when set.
 	Plan *wire.Plan
 	// Coster prices other splits and schedules, for the closest plan a framework can
@@ -222,6 +231,7 @@ func Make(in *Input, f wire.Format) (*wire.Export, error) {
 			j.note(wire.NoteCost, "the plan could not be priced: %v", err)
 		}
 	}
+	j.trainingLoop(f)
 	if err := gen(j); err != nil {
 		return nil, err
 	}
@@ -365,6 +375,9 @@ type job struct {
 	// recomputation (the NoteRecompute note says what); the export is then not exact,
 	// and not priced.
 	recomputes bool
+	// looped: the framework's loop runs other work than the plan's training loop (the
+	// NoteTrainingLoop notes say what); the export is then not exact, and not priced.
+	looped bool
 	// settled: what is expressed is decided and priced (no more runSchedule, moveSplit).
 	settled bool
 }
@@ -447,8 +460,8 @@ func (j *job) settle() {
 	j.ex.Boundaries = slices.Clone(j.split())
 	run := j.ranSchedule()
 	j.ex.Schedule = run.String()
-	j.ex.Exact = j.runs == nil && j.moved == nil && !j.unsharded && !j.imprecise && !j.recomputes
-	if j.ex.Exact || j.in.Coster == nil || j.unsharded || j.imprecise || j.recomputes {
+	j.ex.Exact = j.runs == nil && j.moved == nil && !j.unsharded && !j.imprecise && !j.recomputes && !j.looped
+	if j.ex.Exact || j.in.Coster == nil || j.unsharded || j.imprecise || j.recomputes || j.looped {
 		return
 	}
 	c, err := j.in.Coster.Cost(j.ex.Boundaries, run)
@@ -457,6 +470,27 @@ func (j *job) settle() {
 		return
 	}
 	j.ex.Expressed = &c
+}
+
+// trainingLoop records what the plan priced in its training loop that format f's
+// framework does not run so (the plan JSON states the plan as it is): training metrics
+// (no export writes Composer's Trainer), and the blocking pipeline transfers of
+// framework deepspeed where the export's framework runs them beside compute
+// (Megatron-LM's batched isend/irecv, torch.distributed.pipelining's). The export is
+// then not exact.
+func (j *job) trainingLoop(f wire.Format) {
+	in := j.in
+	if f == wire.JSON {
+		return
+	}
+	if in.TrainMetrics > 0 {
+		j.looped = true
+		j.note(wire.NoteTrainingLoop, "the plan prices %d training metrics computed on every microbatch's logits and gathered from every device each step (training.train_metrics: Composer's Trainer); this export's training loop computes none: the run takes less time than priced; plan with train_metrics 0 to price what it runs", in.TrainMetrics)
+	}
+	if in.BlockingTransfers && f != wire.DeepSpeed && len(in.Boundaries) > 2 && j.sched.Training() {
+		j.looped = true
+		j.note(wire.NoteTrainingLoop, "the plan prices DeepSpeed's PipelineEngine's blocking sends and receives between stages (model.architecture.framework deepspeed); this export's pipeline runs them beside compute: the run waits less than priced; plan with the framework this export runs to price it")
+	}
 }
 
 // parallelism records that the framework cannot shard or split as planned: a

@@ -1239,3 +1239,38 @@ func TestInterleavedOrders(t *testing.T) {
 		}
 	}
 }
+
+// TestTrainingLoopNotes: a plan priced with training metrics (training.train_metrics) or
+// with framework deepspeed's blocking pipeline transfers says, in every code export that
+// does not run them so, what its loop runs instead, and is not exact; the plan JSON
+// states the plan as it is, and the DeepSpeed export runs the blocking transfers it was
+// priced with.
+func TestTrainingLoopNotes(t *testing.T) {
+	for _, tt := range []struct {
+		name      string
+		metrics   int
+		framework string
+		noted     map[wire.Format]bool
+	}{
+		{"plain", 0, "", map[wire.Format]bool{wire.PyTorch: false, wire.DeepSpeed: false, wire.Megatron: false, wire.JSON: false}},
+		{"train metrics", 2, "", map[wire.Format]bool{wire.PyTorch: true, wire.DeepSpeed: true, wire.Megatron: true, wire.JSON: false}},
+		{"deepspeed mode", 0, "deepspeed", map[wire.Format]bool{wire.PyTorch: true, wire.DeepSpeed: false, wire.Megatron: true, wire.JSON: false}},
+	} {
+		r := archCase{arch: "llama-2-7b", device: "h100-sxm", devices: 4, sched: "1f1b", m: 8, batch: 1, seq: 2048}.request()
+		r.Training.TrainMetrics = tt.metrics
+		r.Model.Architecture.Framework = tt.framework
+		in := fromRequest(t, r)
+		for f, want := range tt.noted {
+			ex, err := export.Make(in, f)
+			if err != nil {
+				t.Fatalf("%s %s: %v", tt.name, f, err)
+			}
+			if got := hasNote(ex, wire.NoteTrainingLoop); got != want {
+				t.Errorf("%s %s: training-loop note %v, want %v (notes %v)", tt.name, f, got, want, ex.Notes)
+			}
+			if want && ex.Exact {
+				t.Errorf("%s %s: exact, though its loop runs otherwise than priced", tt.name, f)
+			}
+		}
+	}
+}

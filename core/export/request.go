@@ -82,6 +82,7 @@ func FromRequest(ctx context.Context, r *wire.Request) (*Input, *wire.Result, er
 		Precision:        n.Training.Precision,
 		FP8Recipe:        n.Training.FP8Recipe,
 		FP8ParamGather:   n.Training.FP8ParamGather,
+		TrainMetrics:     n.Training.TrainMetrics,
 		Plan:             res.Plan,
 		Coster:           &RequestCoster{Request: pr, Context: ctx},
 	}
@@ -106,6 +107,7 @@ func FromRequest(ctx context.Context, r *wire.Request) (*Input, *wire.Result, er
 		in.FP8Attention = a.FP8Attention
 		if n.Training.Mode != wire.ModeInference {
 			in.CrossEntropy = pr.Framework().CrossEntropy()
+			in.BlockingTransfers = pr.Framework().BlockingPipelineTransfers
 		}
 	}
 	return in, res, nil

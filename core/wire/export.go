@@ -103,6 +103,10 @@ const (
 	// NoteRecompute: the framework cannot recompute per layer as planned (training.recompute
 	// auto); the export says what it recomputes instead.
 	NoteRecompute = "recompute_not_expressible"
+	// NoteTrainingLoop: the plan priced work of its training loop that the framework's
+	// export does not run as priced (training.train_metrics' metrics, framework
+	// deepspeed's blocking pipeline transfers); the export says what it runs instead.
+	NoteTrainingLoop = "training_loop_not_expressible"
 )
 
 // Exports is every format a plan can be written in, and why the others cannot (the
