@@ -1274,3 +1274,30 @@ func TestTrainingLoopNotes(t *testing.T) {
 		}
 	}
 }
+
+// TestPyTorchContextRotateMethod: the PyTorch export's context-parallel note names the
+// rotate method of PyTorch's context_parallel that runs the planned exchange: its
+// default, allgather, for context_method all-gather, and alltoall (keys and values
+// passed around the ring) for ring.
+func TestPyTorchContextRotateMethod(t *testing.T) {
+	for _, tt := range []struct{ method, want, not string }{
+		{"all-gather", "default rotate method, allgather", `set_rotate_method("alltoall")`},
+		{"ring", `set_rotate_method("alltoall")`, "allgather"},
+	} {
+		r := archCase{arch: "llama-2-7b", device: "h100-sxm", devices: 2, sched: "1f1b", m: 4, batch: 1, seq: 4096}.request()
+		r.Parallelism.Context, r.Parallelism.ContextMethod = 2, tt.method
+		ex, err := export.Make(fromRequest(t, r), wire.PyTorch)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var msg string
+		for _, n := range ex.Notes {
+			if n.Code == wire.NoteParallelism && strings.Contains(n.Message, "context_parallel") {
+				msg = n.Message
+			}
+		}
+		if !strings.Contains(msg, tt.want) || strings.Contains(msg, tt.not) {
+			t.Errorf("%s: the context-parallel note %q, want %q and no %q", tt.method, msg, tt.want, tt.not)
+		}
+	}
+}

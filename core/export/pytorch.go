@@ -77,7 +77,14 @@ func pytorch(j *job) error {
 
 	cp := orOne(in.Context)
 	if cp > 1 {
-		j.parallelism("the plan splits each sequence over %d devices (context parallelism, %s): device_mesh() has its \"cp\" dimension, but this export does not split the attention: run each stage's forward under torch.distributed.tensor.experimental.context_parallel(mesh[\"cp\"], buffers=..., buffer_seq_dims=...) (ring attention; PyTorch has no all-to-all or hierarchical form of it)", cp, in.ContextMethod)
+		// PyTorch's context_parallel exchanges by its rotate method: allgather (its
+		// default) is what context_method all-gather prices, alltoall passes keys and
+		// values around the ring.
+		how := "ring attention under torch.distributed.tensor.experimental._attention.set_rotate_method(\"alltoall\"); PyTorch has no all-to-all or hierarchical form of it"
+		if in.ContextMethod == "all-gather" {
+			how = "its default rotate method, allgather, as planned"
+		}
+		j.parallelism("the plan splits each sequence over %d devices (context parallelism, %s): device_mesh() has its \"cp\" dimension, but this export does not split the attention: run each stage's forward under torch.distributed.tensor.experimental.context_parallel(mesh[\"cp\"], buffers=..., buffer_seq_dims=...) (%s)", cp, in.ContextMethod, how)
 	}
 	if in.ZeRO > 0 {
 		j.parallelism("the plan shards training state (%s) over the data-parallel devices: wrap each stage with FSDP2's fully_shard over the \"dp\" mesh dimension (reshard_after_forward=%v), and for ZeRO-1 and 2 shard the optimizer yourself (torch.distributed.optim.ZeroRedundancyOptimizer)", shardingName(in), in.ZeRO == 3)
