@@ -121,6 +121,11 @@ func (p *prepared) architecture(es *model.Errors) {
 		return
 	}
 	t.Framework = fw
+	par := &r.Parallelism
+	if fe := PipelineEngineRefusal(fw.Name, par.Pipeline, p.sched, par.Sharding, par.OverlapGradReduce, par.OverlapParamGather); fe != nil {
+		es.Add(fe.Path, "%s", fe.Reason)
+		return
+	}
 	if o.Attention == "" {
 		o.Attention = analytic.DefaultAttention(p.arch, fw.Name)
 	}

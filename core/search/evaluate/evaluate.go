@@ -312,18 +312,37 @@ func (r *Evaluator) methodOf(g search.Config) string {
 	return r.contextMethod
 }
 
-// Refuses reports that core refuses the configuration's context split whatever its
-// other knobs (search.Refuser): all-to-all whose degree does not divide the heads on a
+// Refuses reports that core refuses the configuration whatever its other knobs
+// (search.Refuser): a pipeline, schedule and sharding the base request's framework
+// cannot run (pipelineEngineRefuses), and a context split: all-to-all whose degree does not divide the heads on a
 // device, hierarchical with no all-to-all group that fits a node beside the tensor
 // group, as core's rules say when the split alone is prepared and estimated (one
 // stage, one replica, the tensor degree; cached per split). It answers only for the
 // configurations whose method the space chose (Config.ContextMethod): the base
 // request's own are planned, and their errors reported, as before.
 func (r *Evaluator) Refuses(g search.Config) bool {
+	if r.train && r.pipelineEngineRefuses(g) {
+		return true
+	}
 	if g.ContextMethod == "" {
 		return false
 	}
 	return r.refusal(g.Tensor, g.Context, g.ContextMethod) != nil
+}
+
+// pipelineEngineRefuses is whether core refuses the configuration's pipeline, schedule
+// and sharding under the base request's framework (request.PipelineEngineRefusal:
+// framework deepspeed's PipelineEngine runs 1F1B alone, and ZeRO below stage 2).
+func (r *Evaluator) pipelineEngineRefuses(g search.Config) bool {
+	c, err := schedule.Parse(g.Schedule)
+	if err != nil || g.ZeRO < 0 || g.ZeRO >= len(zeroStages) {
+		return false // Evaluate says what is wrong
+	}
+	sharding := zeroStages[g.ZeRO]
+	if g.ZeRO == 3 && g.ShardGroup > 0 {
+		sharding = string(analytic.HSDP)
+	}
+	return request.PipelineEngineRefusal(r.framework.Name, g.Pipeline, c, sharding, r.overlaps.OverlapGradReduce, r.overlaps.OverlapParamGather) != nil
 }
 
 // refusal is core's error for a context split of c devices by method beside a t-way
