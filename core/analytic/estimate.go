@@ -1219,13 +1219,27 @@ func (r *Result) Model() *model.Model {
 // checkContext requires what context parallelism splits to split evenly: a causal
 // model's sequence into 2c chunks under ring attention (the load-balanced split gives
 // each device chunks i and 2c-1-i, as Megatron-LM requires), and for all-to-all the
-// query and key/value heads on a device (those of a tensor-parallel rank) over c.
+// query and key/value heads on a device (those of a tensor-parallel rank) over c; and
+// for all-gather (PyTorch's context_parallel) an attention kernel it splits.
 func checkContext(a *arch.Arch, o Options) error {
 	c := o.Context
 	if c <= 1 {
 		return nil
 	}
 	var es model.Errors
+	if o.ContextMethod == AllGather && (o.FP8Attention || o.Attention != "" && o.Attention != Flash && o.Attention != CuDNN) {
+		// PyTorch's context_parallel splits the attention by dispatching
+		// scaled_dot_product_attention's flash, memory-efficient and cuDNN kernels
+		// (torch.distributed.tensor.experimental._attention): an attention that does not
+		// call them (eager matmul and softmax, flash-attn's FlashAttention-3, Triton's,
+		// Transformer Engine's fp8 attention) is not split.
+		if o.FP8Attention {
+			es.Add("fp8_attention", "context_method all-gather is PyTorch's context_parallel, which splits scaled_dot_product_attention's 16-bit flash and cuDNN kernels only, not Transformer Engine's fp8 attention")
+		} else {
+			es.Add("attention", "context_method all-gather is PyTorch's context_parallel, which splits scaled_dot_product_attention's flash and cuDNN kernels only: use attention flash or cudnn, got %s", o.Attention)
+		}
+		return es.Err()
+	}
 	switch {
 	case o.ContextMethod == AllToAll || o.ContextMethod == Hierarchical:
 		t := o.TensorParallel

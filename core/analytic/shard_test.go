@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"pipeplan/core/cluster"
+	"pipeplan/core/model"
 )
 
 // TestZeROPaperWorkedExample: the ZeRO paper's worked example (Rajbhandari et al. 2020,
@@ -349,5 +350,42 @@ func TestKeepGatheredHoldsStepState(t *testing.T) {
 	_, err := Estimate(a, target(t, "a100-80gb"), Options{Batch: 1, Seq: 4096, DataParallel: 8, Sharding: ZeRO1, KeepGathered: true})
 	if err == nil || !strings.Contains(err.Error(), "keep_gathered") {
 		t.Errorf("keep_gathered with zero1: error %v, want one naming keep_gathered", err)
+	}
+}
+
+// TestAllGatherAttentionKernels: context_method all-gather is PyTorch's
+// context_parallel, which splits only the kernels scaled_dot_product_attention
+// dispatches (flash and cuDNN here): an attention that does not call them is refused on
+// its field, where it used to be priced as split; the ring takes every kernel.
+func TestAllGatherAttentionKernels(t *testing.T) {
+	a := bundled(t, "meta-llama-3-8b")
+	for _, tc := range []struct {
+		attention Attention
+		fp8       bool
+		method    ContextMethod
+		field     string // "" estimates
+	}{
+		{"", false, AllGather, ""},
+		{Flash, false, AllGather, ""},
+		{CuDNN, false, AllGather, ""},
+		{Eager, false, AllGather, "attention"},
+		{Flash3, false, AllGather, "attention"},
+		{FlashTriton, false, AllGather, "attention"},
+		{CuDNN, true, AllGather, "fp8_attention"},
+		{Eager, false, Ring, ""},
+		{Flash3, false, Ring, ""},
+	} {
+		o := Options{Batch: 1, Seq: 8192, Context: 4, ContextMethod: tc.method, Attention: tc.attention, FP8Attention: tc.fp8}
+		if tc.fp8 {
+			o.DType, o.FP8Recipe = FP8, Delayed
+		}
+		_, err := Estimate(a, target(t, "h100-sxm"), o)
+		fes, _ := model.AsFieldErrors(err)
+		switch {
+		case tc.field == "" && err != nil:
+			t.Errorf("%s %s fp8 %v: %v", tc.method, tc.attention, tc.fp8, err)
+		case tc.field != "" && (len(fes) != 1 || fes[0].Path != tc.field || !strings.Contains(fes[0].Reason, "context_parallel")):
+			t.Errorf("%s %s fp8 %v: error %v, want one on %s naming PyTorch's context_parallel", tc.method, tc.attention, tc.fp8, err, tc.field)
+		}
 	}
 }
