@@ -217,7 +217,8 @@ type Total struct {
 // microbatch, priced by the planning request over the cluster's links with the
 // functions its plans' steps are priced by (core/request), so that an estimate and the
 // same request planned on one stage and one microbatch agree on every term. With it,
-// Total.StepSeconds is PipelineSeconds + ExposedSeconds + OptimizerSeconds.
+// Total.StepSeconds is PipelineSeconds + ExposedSeconds + OptimizerSeconds +
+// TrainMetricSyncSeconds.
 type DataParallel struct {
 	// PipelineSeconds is one microbatch's forward and backward with the per-layer
 	// collectives that run inside them (zero3, hsdp): Total's FwdSeconds + BwdSeconds
