@@ -288,14 +288,6 @@ func (a *App) SetTensor(v string) {
 	a.relayout(false) // a layout's replicas may not divide the new groups
 }
 
-// SetFP8ParamGather handles the fp8 primary weights box (training.fp8_param_gather: the
-// fp8 products' weights kept in fp8 only; core refuses it without fp8).
-func (a *App) SetFP8ParamGather(on bool) {
-	a.Req.Training.FP8ParamGather = on
-	a.notice("", false)
-	a.changed(false)
-}
-
 // SetExpertOverlap handles the box that hides the expert all-to-alls behind an adjacent
 // microbatch (parallelism.expert_overlap; with expert >= 2).
 func (a *App) SetExpertOverlap(on bool) {

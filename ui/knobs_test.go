@@ -1,8 +1,11 @@
 package ui
 
 import (
+	"slices"
 	"strings"
 	"testing"
+
+	"pipeplan/core/wire"
 )
 
 // TestFinerKnobs: the Cluster panel's finer knobs set their request fields (parallelism
@@ -25,7 +28,7 @@ func TestFinerKnobs(t *testing.T) {
 	}
 	var names []string
 	enabled := map[string]bool{}
-	for _, f := range a.KnobFields() {
+	for _, f := range a.KnobFields("finer") {
 		names = append(names, f.Name)
 		enabled[f.Name] = !f.Disabled
 	}
@@ -84,6 +87,140 @@ func TestFinerKnobs(t *testing.T) {
 	for _, id := range []string{"knob-shard_group", "knob-prefetch", "knob-context_inner", "knob-capacity_factor"} {
 		if !strings.Contains(html, `id="`+id+`"`) {
 			t.Errorf("the Cluster panel has no #%s", id)
+		}
+	}
+}
+
+// TestModelKnobs: the knobs of every request field the Model, Plan and Cluster panels
+// had no control for (model.architecture framework, cross_entropy, fp8_attention,
+// expert_fused_mlp, split and tie; training.recompute_modules;
+// schedule.weight_grad_fraction; cluster.free_transfers and data_link) set their fields,
+// offer core's values, say core's default, apply where core's normal form has a value
+// for them, and change the step where they price something else; a name core does not
+// know is refused by core, by field.
+func TestModelKnobs(t *testing.T) {
+	a := NewApp(nil, &fakeHost{}, local)
+	a.PickModel("arch:qwen3-30b-a3b")
+	a.SetCluster("device", "b200")
+	a.SetCluster("per_node", "8")
+	a.SetDegree("data", "4")
+	a.SetDegree("expert", "4")
+	if a.Err != nil {
+		t.Fatalf("the base: %v", a.Err)
+	}
+	names := func(group string) string {
+		var s []string
+		for _, f := range a.KnobFields(group) {
+			s = append(s, f.Name)
+		}
+		return strings.Join(s, " ")
+	}
+	for group, want := range map[string]string{
+		"arch":    "dtype fp8_recipe fp8_param_gather expert_fused_mlp attention fp8_attention precision optimizer framework cross_entropy split tie",
+		"train":   "mode recompute recompute_modules",
+		"plan":    "weight_grad_fraction",
+		"cluster": "free_transfers", // data_link: cluster documents only
+	} {
+		if got := names(group); got != want {
+			t.Errorf("group %s: knobs %s, want %s", group, got, want)
+		}
+	}
+	for name, want := range map[string]string{"framework": "default (eager)", "cross_entropy": "default (unfused)", "split": "default (block)", "tie": "default (copy)"} {
+		if got := a.ChoiceText(name, ""); got != want {
+			t.Errorf("%s's default reads %q, want %q", name, got, want)
+		}
+	}
+	if got, want := KnobChoices("framework"), append([]string{""}, wire.Frameworks()...); !slices.Equal(got, want) {
+		t.Errorf("framework offers %q, want core's %q", got, want)
+	}
+	disabled := func(name string) bool {
+		for _, g := range []string{"arch", "train", "plan", "cluster"} {
+			for _, f := range a.KnobFields(g) {
+				if f.Name == name {
+					return f.Disabled
+				}
+			}
+		}
+		t.Fatalf("no knob %s", name)
+		return false
+	}
+	// Without fp8, selective recomputation and zb-h1 their knobs do not apply.
+	for _, name := range []string{"fp8_attention", "recompute_modules", "weight_grad_fraction"} {
+		if !disabled(name) {
+			t.Errorf("%s applies before its condition (core's normal form: %q)", name, a.Resolved(name))
+		}
+	}
+	if disabled("expert_fused_mlp") || disabled("cross_entropy") {
+		t.Errorf("the mixture's fused MLP or the loss kernel does not apply")
+	}
+
+	step := func() string { return a.Summary().Step }
+	for _, c := range []struct {
+		name, v string
+		field   func() string
+		changes bool
+	}{
+		{"framework", "megatron", func() string { return a.Req.Model.Architecture.Framework }, true},
+		{"cross_entropy", "vocab-parallel", func() string { return a.Req.Model.Architecture.CrossEntropy }, true},
+		{"split", "sublayer", func() string { return a.Req.Model.Architecture.Split }, false},
+		{"dtype", "fp8", func() string { return a.Req.Model.Architecture.DType }, true},
+		{"fp8_recipe", "mxfp8", func() string { return a.Req.Training.FP8Recipe }, true},
+		{"expert_fused_mlp", "true", func() string { return check(a.Req.Model.Architecture.ExpertFusedMLP) }, true},
+		{"attention", "cudnn", func() string { return a.Req.Model.Architecture.Attention }, true},
+		{"fp8_attention", "true", func() string { return check(a.Req.Model.Architecture.FP8Attention) }, true},
+		{"recompute", "selective", func() string { return a.Req.Training.Recompute }, false},
+		{"recompute_modules", "moe_act,layernorm", func() string { return strings.Join(a.Req.Training.RecomputeModules, ",") }, true},
+		{"free_transfers", "true", func() string { return check(a.Req.Cluster.FreeTransfers) }, true},
+	} {
+		if c.name == "fp8_attention" && disabled(c.name) {
+			t.Errorf("fp8_attention does not apply with dtype fp8")
+		}
+		before := step()
+		if c.v == "true" {
+			a.SetCheck(c.name, true)
+		} else {
+			a.SetField(c.name, c.v)
+		}
+		if got := c.field(); got != c.v || a.Err != nil {
+			t.Errorf("%s = %s: the request has %q (err %v)", c.name, c.v, got, a.Err)
+		}
+		if c.changes && step() == before {
+			t.Errorf("%s = %s: the step stays %s", c.name, c.v, before)
+		}
+		if got := a.Field(c.name); got != c.v {
+			t.Errorf("%s = %s: the knob shows %q", c.name, c.v, got)
+		}
+	}
+	a.SetField("recompute_modules", "core_attn, made-up")
+	if a.Err == nil || !strings.Contains(a.Err.Error(), "recompute_modules") {
+		t.Errorf("an unknown module: %v, want core's refusal naming recompute_modules", a.Err)
+	}
+	a.SetField("recompute_modules", "")
+	a.SetPlanOption("schedule", "zb-h1")
+	a.SetDegree("expert", "") // 8 stages, whose bubble the weight gradients fill
+	a.SetKnob("sharding", "")
+	a.SetDegree("data", "")
+	if a.Err != nil {
+		t.Fatalf("8 stages under zb-h1: %v", a.Err)
+	}
+	if disabled("weight_grad_fraction") || a.DefaultText("weight_grad_fraction") != "default: 0.5" {
+		t.Errorf("zb-h1's weight-gradient share: disabled %v, %q", disabled("weight_grad_fraction"), a.DefaultText("weight_grad_fraction"))
+	}
+	pipeline := func() float64 { return a.Res.Step.PipelineSeconds }
+	before := pipeline()
+	a.SetField("weight_grad_fraction", "0.9")
+	if a.Req.Schedule.WeightGradFraction != 0.9 || a.Err != nil || pipeline() == before {
+		t.Errorf("weight_grad_fraction 0.9: request %v, err %v, pipeline %v s (was %v s)", a.Req.Schedule.WeightGradFraction, a.Err, pipeline(), before)
+	}
+	a.SetField("weight_grad_fraction", "2")
+	if a.Req.Schedule.WeightGradFraction != 0.9 || !a.NoticeBad {
+		t.Errorf("weight_grad_fraction 2: request %v, notice %q", a.Req.Schedule.WeightGradFraction, a.Notice)
+	}
+	a.SetTab("model")
+	html := render(t, a)
+	for _, id := range []string{"knob-framework", "knob-cross_entropy", "knob-fp8_attention", "knob-expert_fused_mlp", "knob-recompute_modules", "knob-fp8-recipe", "knob-dtype"} {
+		if !strings.Contains(html, `id="`+id+`"`) {
+			t.Errorf("the Model panel has no #%s", id)
 		}
 	}
 }

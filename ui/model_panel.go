@@ -214,6 +214,16 @@ func KnobChoices(name string) []string {
 		values = wire.OverlapModes()
 	case "overlap_tensor_comm":
 		values = wire.TensorOverlapModes()
+	case "framework":
+		values = wire.Frameworks()
+	case "cross_entropy":
+		values = wire.CrossEntropies()
+	case "split":
+		values = wire.Splits()
+	case "tie":
+		values = wire.Ties()
+	case "data_link":
+		values = wire.LinkPresets()
 	default:
 		return nil
 	}

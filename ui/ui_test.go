@@ -436,7 +436,7 @@ func TestFP8ParamGatherKnob(t *testing.T) {
 		t.Fatalf("fp8 plan: %v", a.Err)
 	}
 	before := a.Res.Plan.Stages[0].ParamBytes
-	a.SetFP8ParamGather(true)
+	a.SetCheck("fp8_param_gather", true)
 	if !a.Req.Training.FP8ParamGather || a.Err != nil || a.Res.Plan == nil {
 		t.Fatalf("with fp8 primary weights: %v", a.Err)
 	}

@@ -91,6 +91,8 @@ func TestVocabularyIsThePlanners(t *testing.T) {
 			func(v string) string {
 				return strings.Replace(arch(""), `"data":2`, `"data":2,"sharding":"zero3","reshard":"`+v+`"`, 1) + `}`
 			}},
+		{"model.architecture.framework", wire.Frameworks(), []string{cluster.Eager, cluster.Compiled, cluster.CUDAGraphs, cluster.Megatron, cluster.NoFramework},
+			func(v string) string { return arch(`,"framework":"`+v+`"`) + `}` }},
 		{"model.architecture.cross_entropy", wire.CrossEntropies(), cluster.CrossEntropyKinds(),
 			func(v string) string { return arch(`,"cross_entropy":"`+v+`"`) + `}` }},
 		{"parallelism.overlap_grad_reduce", wire.OverlapModes(), []string{OverlapOn, OverlapOff},
@@ -118,6 +120,13 @@ func TestVocabularyIsThePlanners(t *testing.T) {
 			func(v string) string { return arch("") + `,"objective":"` + v + `"}` }},
 		{"partition", wire.Partitions(), []string{wire.PartitionLayers, wire.PartitionGraph},
 			func(v string) string { return arch("") + `,"partition":"` + v + `"}` }},
+	}
+	// Every framework mode core knows is listed (FrameworkNames is sorted).
+	if got, want := slices.Sorted(slices.Values(wire.Frameworks())), cluster.FrameworkNames(); !slices.Equal(got, want) {
+		t.Errorf("model.architecture.framework: core/wire lists %q, core/cluster has %q", got, want)
+	}
+	if got, want := wire.RecomputeModules(), analytic.ModuleNames(); !slices.Equal(got, want) {
+		t.Errorf("training.recompute_modules: core/wire lists %q, the planner %q", got, want)
 	}
 	for _, tc := range tests {
 		if tc.planner != nil && !slices.Equal(tc.list, tc.planner) {

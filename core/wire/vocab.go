@@ -42,6 +42,16 @@ func CrossEntropies() []string {
 	return []string{"unfused", "fused", "fused-inplace", "vocab-parallel"}
 }
 
+// Frameworks lists model.architecture.framework: how the model runs (core/cluster's
+// framework modes). Left out, core's default is eager on GPUs and none elsewhere.
+func Frameworks() []string { return []string{"eager", "compiled", "cuda-graphs", "megatron", "none"} }
+
+// RecomputeModules lists training.recompute_modules: the parts of a block selective
+// recomputation reruns, in Megatron-LM's --recompute-modules names and order.
+func RecomputeModules() []string {
+	return []string{"core_attn", "mlp", "moe_act", "layernorm", "mla_up_proj", "moe", "shared_experts"}
+}
+
 // Splits lists model.architecture.split: what one layer of an architecture is.
 func Splits() []string { return []string{"block", "sublayer"} }
 

@@ -183,6 +183,37 @@ func normalJSON(requestJSON string) string {
 			k["overlap_tensor_comm"] = o.TensorCommMethod // the framework's method, named
 		}
 	}
+	if n.Model.Architecture != nil {
+		k["framework"], k["split"], k["tie"] = ar.Framework, ar.Split, ar.Tie
+		if n.Training.Mode != wire.ModeInference { // inference computes no loss
+			k["cross_entropy"] = ar.CrossEntropy
+			if fw, err := cluster.LookupFramework(ar.Framework); err == nil && ar.CrossEntropy == "" {
+				k["cross_entropy"] = fw.CrossEntropy() // the mode's own kernel
+			}
+		}
+		if ar.DType == "fp8" { // fp8 attention needs fp8
+			k["fp8_attention"] = "off"
+		}
+		if n.Parallelism.ExpertDispatcher != "" { // a mixture of experts
+			k["expert_fused_mlp"] = "off"
+		}
+		switch n.Training.Recompute { // what selective reruns, or what auto chooses from
+		case "selective":
+			k["recompute_modules"] = wire.RecomputeAttention
+		case "auto":
+			k["recompute_modules"] = "all that apply"
+		}
+	}
+	if f := n.Schedule.WeightGradFraction; f != 0 { // zb-h1's
+		k["weight_grad_fraction"] = strconv.FormatFloat(f, 'g', -1, 64)
+	}
+	k["free_transfers"] = "off"
+	if len(n.Cluster.Document) > 0 {
+		k["data_link"] = n.Cluster.DataLink
+		if k["data_link"] == "" {
+			k["data_link"] = "the slowest between stages"
+		}
+	}
 	if ar.DType != "" && ar.DType != "fp8" {
 		k["fp8_recipe"] = "none: dtype " + ar.DType
 	}
