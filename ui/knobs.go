@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"math"
 	"strconv"
 	"strings"
 
@@ -27,56 +28,75 @@ type KnobField struct {
 	always   bool // never disabled (the Model panel's first knobs, as they were)
 	doc      bool // a cluster document's knob only
 	group    string
+	// ref is the request's field, aref its architecture's: a *string, *bool, *int,
+	// *float64, **float64 or *[]string; both nil for the knobs Knob and SetKnob read
+	// and set.
+	ref  func(r *wire.Request) any
+	aref func(ar *wire.Architecture) any
 }
 
 // knobRows are KnobFields' rows, in order, by group: "arch" (the Model panel's
-// architecture knobs), "train" (its training knobs), "plan" (the Plan panel's, beside
+// architecture knobs), "train" (its training knobs), "figures" (its device's and
+// framework's figures, which a calibration fits), "data" (the Cluster panel's data
+// parallelism), "plan" (the Plan panel's, beside
 // the schedule), "cluster" (the Cluster panel's, beside the memory proportion) and
 // "finer" (the Cluster panel's finer settings).
 var knobRows = [...]KnobField{
+	{group: "arch", Name: "seq", Label: "Sequence length (tokens)", Max: math.MaxInt32, always: true, aref: func(ar *wire.Architecture) any { return &ar.Seq }},
 	{group: "arch", Name: "dtype", Label: "Data type", choose: true, always: true},
 	{group: "arch", ID: "knob-fp8-recipe", Name: "fp8_recipe", Label: "FP8 recipe", choose: true, always: true},
-	{group: "arch", ID: "knob-fp8-param-gather", Name: "fp8_param_gather", Label: "FP8 primary weights", Check: true, always: true,
+	{group: "arch", ID: "knob-fp8-param-gather", Name: "fp8_param_gather", ref: func(r *wire.Request) any { return &r.Training.FP8ParamGather }, Label: "FP8 primary weights", Check: true, always: true,
 		Hint: "keeps the fp8 products' weights in fp8 only, without their 16-bit copy (Megatron-LM's --fp8-param-gather; needs fp8)"},
-	{group: "arch", Name: "expert_fused_mlp", Label: "Fused expert MLP", Check: true,
+	{group: "arch", Name: "expert_fused_mlp", aref: func(ar *wire.Architecture) any { return &ar.ExpertFusedMLP }, Label: "Fused expert MLP", Check: true,
 		Hint: "a mixture's experts as Transformer Engine's fused grouped MLP (needs mxfp8 and a Blackwell device)"},
 	{group: "arch", Name: "attention", Label: "Attention", choose: true, always: true},
-	{group: "arch", Name: "fp8_attention", Label: "FP8 attention", Check: true,
+	{group: "arch", Name: "fp8_attention", aref: func(ar *wire.Architecture) any { return &ar.FP8Attention }, Label: "FP8 attention", Check: true,
 		Hint: "the attention core in fp8 at cuDNN's rates (Transformer Engine's fp8_dpa; needs fp8 and attention cudnn)"},
 	{group: "arch", Name: "precision", Label: "Precision", choose: true, always: true},
 	{group: "arch", Name: "optimizer", Label: "Optimizer", choose: true, always: true},
-	{group: "arch", Name: "framework", Label: "Framework", choose: true, always: true,
+	{group: "arch", Name: "framework", aref: func(ar *wire.Architecture) any { return &ar.Framework }, Label: "Framework", choose: true, always: true,
 		Hint: "how the model runs: its host time per kernel, fusions, memory and overlaps (pipeplan devices lists the modes)"},
-	{group: "arch", Name: "cross_entropy", Label: "Loss kernel", choose: true},
-	{group: "arch", Name: "split", Label: "One layer is", choose: true, always: true},
-	{group: "arch", Name: "tie", Label: "Tied embedding", choose: true, always: true,
+	{group: "arch", Name: "cross_entropy", aref: func(ar *wire.Architecture) any { return &ar.CrossEntropy }, Label: "Loss kernel", choose: true},
+	{group: "arch", Name: "split", aref: func(ar *wire.Architecture) any { return &ar.Split }, Label: "One layer is", choose: true, always: true},
+	{group: "arch", Name: "tie", aref: func(ar *wire.Architecture) any { return &ar.Tie }, Label: "Tied embedding", choose: true, always: true,
 		Hint: "copy: on both ends, gradients all-reduced; stage: in one stage"},
+	{group: "train", Name: "batch", Label: "Microbatch size (samples)", Max: math.MaxInt32, always: true, ref: func(r *wire.Request) any { return &r.Schedule.MicrobatchSize }},
 	{group: "train", Name: "mode", Label: "Mode", choose: true, always: true},
 	{group: "train", Name: "recompute", Label: "Recomputation", choose: true, always: true},
-	{group: "train", Name: "recompute_modules", Label: "Recomputed parts", Text: true, arch: true},
-	{group: "plan", Name: "weight_grad_fraction", Label: "Weight-gradient share", Max: 1, Step: "any",
+	{group: "train", Name: "recompute_modules", ref: func(r *wire.Request) any { return &r.Training.RecomputeModules }, Label: "Recomputed parts", Text: true, arch: true},
+	{group: "figures", Name: "matmul_efficiency", aref: func(ar *wire.Architecture) any { return &ar.MatmulEfficiency }, Label: "Matmul efficiency", Max: 1, Step: "any",
+		Hint: "the fraction of the device's peak FLOP/s large matrix products reach"},
+	{group: "figures", Name: "memory_efficiency", aref: func(ar *wire.Architecture) any { return &ar.MemoryEfficiency }, Label: "Memory efficiency", Max: 1, Step: "any",
+		Hint: "the fraction of its memory bandwidth memory-bound kernels reach"},
+	{group: "figures", Name: "kernel_seconds", aref: func(ar *wire.Architecture) any { return &ar.KernelSeconds }, Label: "Device time per kernel (s)", Max: 1, Step: "any"},
+	{group: "figures", Name: "host_kernel_seconds", aref: func(ar *wire.Architecture) any { return &ar.HostKernelSeconds }, Label: "Host time per kernel (s)", Max: 1, Step: "any"},
+	{group: "figures", Name: "host_layer_seconds", aref: func(ar *wire.Architecture) any { return &ar.HostLayerSeconds }, Label: "Host time per layer (s)", Max: 1, Step: "any",
+		Hint: "per layer and pass; the fit above sets these five"},
+	{group: "data", ID: "cluster-sharding", Name: "sharding", Label: "Sharding", choose: true, always: true,
+		Hint: "Training state sharded over the replicas: zero1 the optimizer state (Megatron-LM's distributed optimizer), zero2 also the gradients, zero3 also the weights, gathered layer by layer (FSDP), hsdp zero3 inside a node and replicated across nodes."},
+	{group: "plan", Name: "weight_grad_fraction", ref: func(r *wire.Request) any { return &r.Schedule.WeightGradFraction }, Label: "Weight-gradient share", Max: 1, Step: "any",
 		Hint: "zb-h1: the share of each backward that computes weight gradients, run apart"},
-	{group: "cluster", Name: "free_transfers", Label: "Free transfers", Check: true, always: true,
+	{group: "cluster", Name: "free_transfers", ref: func(r *wire.Request) any { return &r.Cluster.FreeTransfers }, Label: "Free transfers", Check: true, always: true,
 		Hint: "plans as if every transfer took no time"},
-	{group: "cluster", Name: "data_link", Label: "Data-parallel link", choose: true, doc: true,
+	{group: "cluster", Name: "data_link", ref: func(r *wire.Request) any { return &r.Cluster.DataLink }, Label: "Data-parallel link", choose: true, doc: true,
 		Hint: "the link the gradient all-reduce crosses"},
-	{group: "finer", Name: "shard_group", Label: "HSDP shard group (replicas)", Max: wire.MaxDevices,
+	{group: "finer", Name: "shard_group", ref: func(r *wire.Request) any { return &r.Parallelism.ShardGroup }, Label: "HSDP shard group (replicas)", Max: wire.MaxDevices,
 		Hint: "hsdp shards inside a group of this many replicas and replicates across groups; it divides the replicas."},
-	{group: "finer", Name: "prefetch", Label: "Weight prefetch", choose: true,
+	{group: "finer", Name: "prefetch", ref: func(r *wire.Request) any { return &r.Parallelism.Prefetch }, Label: "Weight prefetch", choose: true,
 		Hint: "zero3 and hsdp: next-layer gathers a layer's weights while the layer before it computes (FSDP2), none when it runs."},
-	{group: "finer", Name: "overlap_grad_reduce", Label: "Overlap gradient reduction", choose: true, arch: true,
+	{group: "finer", Name: "overlap_grad_reduce", ref: func(r *wire.Request) any { return &r.Parallelism.OverlapGradReduce }, Label: "Overlap gradient reduction", choose: true, arch: true,
 		Hint: "the gradients' all-reduce or reduce-scatter in buckets during the last backward (Megatron-LM's --overlap-grad-reduce)."},
-	{group: "finer", Name: "overlap_param_gather", Label: "Overlap weight all-gather", choose: true, arch: true,
+	{group: "finer", Name: "overlap_param_gather", ref: func(r *wire.Request) any { return &r.Parallelism.OverlapParamGather }, Label: "Overlap weight all-gather", choose: true, arch: true,
 		Hint: "zero1 and zero2: the updated weights' all-gather during the next step's first forward (Megatron-LM's --overlap-param-gather)."},
-	{group: "finer", Name: "overlap_tensor_comm", Label: "Overlap tensor-parallel communication", choose: true, arch: true,
+	{group: "finer", Name: "overlap_tensor_comm", ref: func(r *wire.Request) any { return &r.Parallelism.OverlapTensorComm }, Label: "Overlap tensor-parallel communication", choose: true, arch: true,
 		Hint: "with sequence parallelism: tensor parallelism's all-gathers and reduce-scatters in chunks behind the linear layers' products: userbuffers (Transformer Engine's, Megatron-LM's --tp-comm-overlap), async-tp (PyTorch's async TP, torch.compile only: the backward reduce-scatters of summed gradients stay exposed), on (the framework's own)."},
-	{group: "finer", Name: "context_inner", Label: "All-to-all group (hierarchical context)", Max: wire.MaxDevices,
+	{group: "finer", Name: "context_inner", ref: func(r *wire.Request) any { return &r.Parallelism.ContextInner }, Label: "All-to-all group (hierarchical context)", Max: wire.MaxDevices,
 		Hint: "hierarchical context parallelism: all-to-all inside groups of this many devices, a ring between the groups."},
-	{group: "finer", Name: "expert_tensor", Label: "Expert tensor-parallel degree", Max: wire.MaxDevices,
+	{group: "finer", Name: "expert_tensor", ref: func(r *wire.Request) any { return &r.Parallelism.ExpertTensor }, Label: "Expert tensor-parallel degree", Max: wire.MaxDevices,
 		Hint: "each expert split over this many devices (Megatron-Core's expert_tensor_parallel_size)."},
-	{group: "finer", Name: "expert_imbalance", Label: "Routing imbalance", Max: wire.MaxExpertImbalance, Step: "any",
+	{group: "finer", Name: "expert_imbalance", aref: func(ar *wire.Architecture) any { return &ar.ExpertImbalance }, Label: "Routing imbalance", Max: wire.MaxExpertImbalance, Step: "any",
 		Hint: "how many times the mean routed tokens the busiest device of an expert-parallel group gets."},
-	{group: "finer", Name: "capacity_factor", Label: "Capacity factor", Max: wire.MaxExpertImbalance, Step: "any",
+	{group: "finer", Name: "capacity_factor", aref: func(ar *wire.Architecture) any { return &ar.CapacityFactor }, Label: "Capacity factor", Max: wire.MaxExpertImbalance, Step: "any",
 		Hint: "caps each expert's tokens at this many times the mean, dropping the rest; 0 is dropless."},
 }
 
@@ -84,7 +104,7 @@ var knobRows = [...]KnobField{
 // ("finer": sharding's group and prefetch, the data-parallel and tensor-parallel
 // overlaps, hierarchical context parallelism's all-to-all group, expert tensor
 // parallelism, routing imbalance and capacity factor), the Model panel's ("arch",
-// "train"), the Plan panel's ("plan") and the Cluster panel's others ("cluster"). The
+// "train", "figures"), the Plan panel's ("plan") and the Cluster panel's others ("cluster"). The
 // lists of values and the bounds are core's (core/wire); whether a knob applies is what
 // core's normal form says (Resolved).
 func (a *App) KnobFields(group string) []KnobField {
@@ -110,68 +130,53 @@ func (a *App) KnobFields(group string) []KnobField {
 	return out
 }
 
-// Field is a finer knob's value as its box or select shows it ("" for core's default).
+// knob is the row of knob name, nil for the knobs Knob and SetKnob handle.
+func knob(name string) *KnobField {
+	for i := range knobRows {
+		if k := &knobRows[i]; k.Name == name && (k.ref != nil || k.aref != nil) {
+			return k
+		}
+	}
+	return nil
+}
+
+// field is knob k's field in the request: nil for an architecture's field where the
+// model is a profile.
+func (a *App) field(k *KnobField) any {
+	if k.ref != nil {
+		return k.ref(a.Req)
+	}
+	if ar := a.Req.Model.Architecture; ar != nil {
+		return k.aref(ar)
+	}
+	return nil
+}
+
+// Field is a knob's value as its box or select shows it ("" for core's default).
 func (a *App) Field(name string) string {
-	par := &a.Req.Parallelism
-	ar := a.Req.Model.Architecture
-	float := func(v float64) string {
-		if v == 0 {
-			return ""
-		}
-		return strconv.FormatFloat(v, 'g', -1, 64)
-	}
-	switch name {
-	case "shard_group":
-		return itoa0(par.ShardGroup)
-	case "prefetch":
-		return par.Prefetch
-	case "overlap_grad_reduce":
-		return par.OverlapGradReduce
-	case "overlap_param_gather":
-		return par.OverlapParamGather
-	case "overlap_tensor_comm":
-		return par.OverlapTensorComm
-	case "context_inner":
-		return itoa0(par.ContextInner)
-	case "expert_tensor":
-		return itoa0(par.ExpertTensor)
-	case "expert_imbalance":
-		if ar != nil {
-			return float(ar.ExpertImbalance)
-		}
-	case "capacity_factor":
-		if ar != nil {
-			return float(ar.CapacityFactor)
-		}
-	case "weight_grad_fraction":
-		return float(a.Req.Schedule.WeightGradFraction)
-	case "recompute_modules":
-		return strings.Join(a.Req.Training.RecomputeModules, ",")
-	case "free_transfers":
-		return check(a.Req.Cluster.FreeTransfers)
-	case "data_link":
-		return a.Req.Cluster.DataLink
-	case "fp8_param_gather":
-		return check(a.Req.Training.FP8ParamGather)
-	}
-	if ar == nil {
+	k := knob(name)
+	if k == nil {
 		return a.Knob(name)
 	}
-	switch name {
-	case "framework":
-		return ar.Framework
-	case "cross_entropy":
-		return ar.CrossEntropy
-	case "split":
-		return ar.Split
-	case "tie":
-		return ar.Tie
-	case "fp8_attention":
-		return check(ar.FP8Attention)
-	case "expert_fused_mlp":
-		return check(ar.ExpertFusedMLP)
+	switch p := a.field(k).(type) {
+	case *string:
+		return *p
+	case *bool:
+		return check(*p)
+	case *int:
+		return itoa0(*p)
+	case *[]string:
+		return strings.Join(*p, ",")
+	case *float64:
+		if *p != 0 {
+			return strconv.FormatFloat(*p, 'g', -1, 64)
+		}
+	case **float64:
+		if *p != nil {
+			return strconv.FormatFloat(**p, 'g', -1, 64)
+		}
 	}
-	return a.Knob(name)
+	return ""
 }
 
 // check is a check box's value as Field gives it: "true", or "" (core's default, off).
@@ -185,97 +190,55 @@ func check(on bool) string {
 // SetCheck handles a check box of KnobFields.
 func (a *App) SetCheck(name string, on bool) { a.SetField(name, check(on)) }
 
-// SetField handles a finer knob: "" is core's default. A number that does not parse is
+// SetField handles a knob: "" is core's default (for a figure, the preset's; 0 is a
+// time of none). A number that does not parse or is out of the row's bounds (Max) is
 // kept as typed with a notice; core checks the rest (a shard group that does not divide
-// the replicas, an imbalance below 1) and says so by field.
+// the replicas, an imbalance below 1, a module name) and says so by field. A list is
+// typed with commas.
 func (a *App) SetField(name, v string) {
 	v = strings.TrimSpace(v)
-	par := &a.Req.Parallelism
-	ar := a.Req.Model.Architecture
-	switch name {
-	case "prefetch":
-		par.Prefetch = v
-	case "overlap_grad_reduce":
-		par.OverlapGradReduce = v
-	case "overlap_param_gather":
-		par.OverlapParamGather = v
-	case "overlap_tensor_comm":
-		par.OverlapTensorComm = v
-	case "fp8_param_gather":
-		a.Req.Training.FP8ParamGather = v != ""
-	case "free_transfers":
-		a.Req.Cluster.FreeTransfers = v != ""
-	case "data_link":
-		a.Req.Cluster.DataLink = v
-	case "recompute_modules":
-		// A list typed with commas (or spaces); core checks the names, by index.
-		a.Req.Training.RecomputeModules = strings.FieldsFunc(v, func(r rune) bool { return r == ',' || r == ' ' })
-	case "framework", "cross_entropy", "split", "tie", "fp8_attention", "expert_fused_mlp":
-		if ar == nil {
-			return
-		}
-		switch name {
-		case "framework":
-			ar.Framework = v
-		case "cross_entropy":
-			ar.CrossEntropy = v
-		case "split":
-			ar.Split = v
-		case "tie":
-			ar.Tie = v
-		case "fp8_attention":
-			ar.FP8Attention = v != ""
-		default:
-			ar.ExpertFusedMLP = v != ""
-		}
-	case "shard_group", "context_inner", "expert_tensor":
-		n, err := strconv.Atoi(v)
-		if v == "" {
-			n, err = 0, nil
-		}
-		if err != nil || n < 0 || n > wire.MaxDevices {
+	k := knob(name)
+	if k == nil {
+		a.SetKnob(name, v) // the Model panel's first knobs
+		return
+	}
+	f, err := 0.0, error(nil)
+	if v != "" {
+		f, err = strconv.ParseFloat(v, 64)
+	}
+	most := float64(k.Max)
+	switch p := a.field(k).(type) {
+	case nil:
+		return
+	case *string:
+		*p = v
+	case *bool:
+		*p = v != ""
+	case *[]string:
+		*p = strings.FieldsFunc(v, func(r rune) bool { return r == ',' || r == ' ' })
+	case *int:
+		if err != nil || f != float64(int(f)) || !(f >= 0 && f <= most) {
 			a.typed(name, v, false)
 			a.notice(name+": enter a whole number", true)
 			return
 		}
 		a.typed(name, v, true)
-		switch name {
-		case "shard_group":
-			par.ShardGroup = n
-		case "context_inner":
-			par.ContextInner = n
-		default:
-			par.ExpertTensor = n
-		}
-	case "expert_imbalance", "capacity_factor", "weight_grad_fraction":
-		if ar == nil && name != "weight_grad_fraction" {
-			return
-		}
-		most := float64(wire.MaxExpertImbalance)
-		if name == "weight_grad_fraction" {
-			most = 1
-		}
-		f, err := strconv.ParseFloat(v, 64)
-		if v == "" {
-			f, err = 0, nil
-		}
+		*p = int(f)
+	default:
 		if err != nil || !(f >= 0 && f <= most) { // NaN too, which JSON cannot carry
 			a.typed(name, v, false)
 			a.notice(name+": enter a number up to "+strconv.FormatFloat(most, 'g', -1, 64), true)
 			return
 		}
 		a.typed(name, v, true)
-		switch name {
-		case "expert_imbalance":
-			ar.ExpertImbalance = f
-		case "capacity_factor":
-			ar.CapacityFactor = f
-		default:
-			a.Req.Schedule.WeightGradFraction = f
+		switch p := p.(type) {
+		case *float64:
+			*p = f
+		case **float64:
+			if *p = nil; v != "" {
+				*p = &f
+			}
 		}
-	default:
-		a.SetKnob(name, v) // the Model panel's first knobs
-		return
 	}
 	a.notice("", false)
 	a.changed(false)

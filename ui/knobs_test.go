@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"pipeplan/core/request"
 	"pipeplan/core/wire"
 )
 
@@ -94,7 +95,8 @@ func TestFinerKnobs(t *testing.T) {
 // TestModelKnobs: the knobs of every request field the Model, Plan and Cluster panels
 // had no control for (model.architecture framework, cross_entropy, fp8_attention,
 // expert_fused_mlp, split and tie; training.recompute_modules;
-// schedule.weight_grad_fraction; cluster.free_transfers and data_link) set their fields,
+// schedule.weight_grad_fraction; cluster.free_transfers and data_link; the device's and
+// framework's figures, which only a calibration set before) set their fields,
 // offer core's values, say core's default, apply where core's normal form has a value
 // for them, and change the step where they price something else; a name core does not
 // know is refused by core, by field.
@@ -116,10 +118,11 @@ func TestModelKnobs(t *testing.T) {
 		return strings.Join(s, " ")
 	}
 	for group, want := range map[string]string{
-		"arch":    "dtype fp8_recipe fp8_param_gather expert_fused_mlp attention fp8_attention precision optimizer framework cross_entropy split tie",
-		"train":   "mode recompute recompute_modules",
+		"arch":    "seq dtype fp8_recipe fp8_param_gather expert_fused_mlp attention fp8_attention precision optimizer framework cross_entropy split tie",
+		"train":   "batch mode recompute recompute_modules",
 		"plan":    "weight_grad_fraction",
 		"cluster": "free_transfers", // data_link: cluster documents only
+		"figures": "matmul_efficiency memory_efficiency kernel_seconds host_kernel_seconds host_layer_seconds",
 	} {
 		if got := names(group); got != want {
 			t.Errorf("group %s: knobs %s, want %s", group, got, want)
@@ -134,7 +137,7 @@ func TestModelKnobs(t *testing.T) {
 		t.Errorf("framework offers %q, want core's %q", got, want)
 	}
 	disabled := func(name string) bool {
-		for _, g := range []string{"arch", "train", "plan", "cluster"} {
+		for _, g := range []string{"arch", "train", "plan", "cluster", "figures"} {
 			for _, f := range a.KnobFields(g) {
 				if f.Name == name {
 					return f.Disabled
@@ -191,6 +194,27 @@ func TestModelKnobs(t *testing.T) {
 			t.Errorf("%s = %s: the knob shows %q", c.name, c.v, got)
 		}
 	}
+	// The device's and framework's figures: the presets' by default, the request's when
+	// typed ("" the preset's again, 0 a time of none).
+	for _, name := range []string{"matmul_efficiency", "memory_efficiency", "kernel_seconds", "host_kernel_seconds", "host_layer_seconds"} {
+		if d := a.DefaultText(name); !strings.HasPrefix(d, "default: ") || disabled(name) {
+			t.Errorf("%s: placeholder %q, disabled %v", name, d, disabled(name))
+		}
+	}
+	before := step()
+	a.SetField("matmul_efficiency", "0.3")
+	a.SetField("host_kernel_seconds", "0")
+	if ar := a.Req.Model.Architecture; ar.MatmulEfficiency != 0.3 || ar.HostKernelSeconds == nil || *ar.HostKernelSeconds != 0 || a.Err != nil || step() == before {
+		t.Errorf("matmul efficiency 0.3, no host time: %+v, err %v, step %s (was %s)", ar, a.Err, step(), before)
+	}
+	if a.Field("host_kernel_seconds") != "0" || a.Field("kernel_seconds") != "" {
+		t.Errorf("the figures show host %q, device %q", a.Field("host_kernel_seconds"), a.Field("kernel_seconds"))
+	}
+	a.SetField("matmul_efficiency", "")
+	a.SetField("host_kernel_seconds", "")
+	if ar := a.Req.Model.Architecture; ar.MatmulEfficiency != 0 || ar.HostKernelSeconds != nil || step() != before {
+		t.Errorf("the presets' figures again: %+v, step %s (was %s)", ar, step(), before)
+	}
 	a.SetField("recompute_modules", "core_attn, made-up")
 	if a.Err == nil || !strings.Contains(a.Err.Error(), "recompute_modules") {
 		t.Errorf("an unknown module: %v, want core's refusal naming recompute_modules", a.Err)
@@ -207,10 +231,10 @@ func TestModelKnobs(t *testing.T) {
 		t.Errorf("zb-h1's weight-gradient share: disabled %v, %q", disabled("weight_grad_fraction"), a.DefaultText("weight_grad_fraction"))
 	}
 	pipeline := func() float64 { return a.Res.Step.PipelineSeconds }
-	before := pipeline()
+	was := pipeline()
 	a.SetField("weight_grad_fraction", "0.9")
-	if a.Req.Schedule.WeightGradFraction != 0.9 || a.Err != nil || pipeline() == before {
-		t.Errorf("weight_grad_fraction 0.9: request %v, err %v, pipeline %v s (was %v s)", a.Req.Schedule.WeightGradFraction, a.Err, pipeline(), before)
+	if a.Req.Schedule.WeightGradFraction != 0.9 || a.Err != nil || pipeline() == was {
+		t.Errorf("weight_grad_fraction 0.9: request %v, err %v, pipeline %v s (was %v s)", a.Req.Schedule.WeightGradFraction, a.Err, pipeline(), was)
 	}
 	a.SetField("weight_grad_fraction", "2")
 	if a.Req.Schedule.WeightGradFraction != 0.9 || !a.NoticeBad {
@@ -221,6 +245,40 @@ func TestModelKnobs(t *testing.T) {
 	for _, id := range []string{"knob-framework", "knob-cross_entropy", "knob-fp8_attention", "knob-expert_fused_mlp", "knob-recompute_modules", "knob-fp8-recipe", "knob-dtype"} {
 		if !strings.Contains(html, `id="`+id+`"`) {
 			t.Errorf("the Model panel has no #%s", id)
+		}
+	}
+}
+
+// TestDataLinkKnob: a cluster document's data-parallel link (cluster.data_link) has a
+// control where the cluster is a document, its list core's links, and none where the
+// cluster is a device preset's.
+func TestDataLinkKnob(t *testing.T) {
+	mixed := InitialRequest()
+	mixed.Cluster = wire.ClusterSpec{Device: "a100-80gb", Devices: []string{"a100-80gb", "h100-sxm"}}
+	n, err := request.Normalize(mixed)
+	if err != nil || len(n.Cluster.Document) == 0 {
+		t.Fatalf("a mixed cluster's document: %v", err)
+	}
+	n.Parallelism.Data = 2
+	a := NewApp(n, &fakeHost{}, local)
+	if a.Err != nil {
+		t.Fatalf("the document's plan: %v", a.Err)
+	}
+	f := a.KnobFields("cluster")
+	if len(f) != 2 || f[1].Name != "data_link" || f[1].Disabled || !slices.Equal(f[1].Choices[1:], wire.LinkPresets()) {
+		t.Fatalf("a cluster document's knobs: %+v", f)
+	}
+	if got := a.ChoiceText("data_link", ""); got != "default (the slowest between stages)" {
+		t.Errorf("the data link's default reads %q", got)
+	}
+	a.SetField("data_link", "ib-hdr")
+	if a.Req.Cluster.DataLink != "ib-hdr" || a.Err != nil || a.Field("data_link") != "ib-hdr" {
+		t.Errorf("data_link ib-hdr: request %q, err %v", a.Req.Cluster.DataLink, a.Err)
+	}
+	a = NewApp(nil, &fakeHost{}, local)
+	for _, f := range a.KnobFields("cluster") {
+		if f.Name == "data_link" {
+			t.Errorf("a device preset's cluster has a data-link knob")
 		}
 	}
 }

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"path"
 	"slices"
-	"strconv"
 	"strings"
 
 	"pipeplan/core/examples"
@@ -151,10 +150,6 @@ func (a *App) Knob(name string) string {
 		ar = &wire.Architecture{}
 	}
 	switch name {
-	case "batch":
-		return itoa0(a.Req.Schedule.MicrobatchSize)
-	case "seq":
-		return itoa0(ar.Seq)
 	case "dtype":
 		return ar.DType
 	case "attention":
@@ -260,25 +255,6 @@ func (a *App) SetKnob(name, v string) {
 	v = strings.TrimSpace(v)
 	ar := a.Req.Model.Architecture
 	switch name {
-	case "batch", "seq":
-		if ar == nil && name == "seq" {
-			return
-		}
-		n, err := strconv.Atoi(v)
-		if v == "" {
-			n, err = 0, nil
-		}
-		if err != nil || n < 0 {
-			a.typed(name, v, false)
-			a.notice(name+": enter a whole number", true)
-			return
-		}
-		a.typed(name, v, true)
-		if name == "batch" {
-			a.Req.Schedule.MicrobatchSize = n
-		} else {
-			ar.Seq = n
-		}
 	case "dtype":
 		if ar == nil {
 			return
@@ -320,6 +296,9 @@ func (a *App) SetKnob(name, v string) {
 			a.Req.Schedule.Name = ""
 		}
 	default:
+		if knob(name) != nil { // a knob of KnobFields' rows (seq, batch, ...)
+			a.SetField(name, v)
+		}
 		return
 	}
 	a.notice("", false)

@@ -413,28 +413,6 @@ func (c *Root) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 								vgn.SetInnerHTML(vugu.HTML("Architecture knobs"))
 								vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
 								vgparent.AppendChild(vgn)
-								vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "label", Attr: []vugu.VGAttribute{{Namespace: "", Key: "for", Val: "knob-seq"}}}
-								vgparent.AppendChild(vgn)
-								vgn.SetInnerHTML(vugu.HTML("Sequence length (tokens)"))
-								vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
-								vgparent.AppendChild(vgn)
-								vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "input", Attr: []vugu.VGAttribute{{Namespace: "", Key: "id", Val: "knob-seq"}, vugu.VGAttribute{Namespace: "", Key: "type", Val: "number"}, vugu.VGAttribute{Namespace: "", Key: "min", Val: "1"}, vugu.VGAttribute{Namespace: "", Key: "step", Val: "1"}, vugu.VGAttribute{Namespace: "", Key: "inputmode", Val: "numeric"}}}
-								vgparent.AppendChild(vgn)
-								vgn.AddAttrInterface("placeholder", c.A.DefaultText("seq"))
-								{
-									b, err := vjson.Marshal(c.A.Val("seq", c.A.Knob("seq")))
-									if err != nil {
-										panic(err)
-									}
-									vgn.Prop = append(vgn.Prop, vugu.VGProperty{Key: "value", JSONVal: vjson.RawMessage(b)})
-								}
-								vgn.DOMEventHandlerSpecList = append(vgn.DOMEventHandlerSpecList, vugu.DOMEventHandlerSpec{
-									EventType: "input",
-									Func:      func(event vugu.DOMEvent) { c.A.SetKnob("seq", event.PropString("target", "value")) },
-									// TODO: implement capture, etc. mostly need to decide syntax
-								})
-								vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
-								vgparent.AppendChild(vgn)
 								{
 									vgcompKey := vugu.MakeCompKey(0x9FBCB226616440FF^vgin.CurrentPositionHash(), vgiterkey)
 									// ask BuildEnv for prior instance of this specific component
@@ -502,6 +480,24 @@ func (c *Root) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 										vgparent.AppendChild(vgn)
 										vgn.SetInnerHTML(vugu.HTML("A profile of this architecture in pipeplan\x26#39;s native JSON, as the profiler script writes it (Export and share). The planner fits the device\x26#39;s efficiencies and the framework\x26#39;s host costs to it; nothing leaves this page."))
 										vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n          "}
+										vgparent.AppendChild(vgn)
+									}
+									vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n          "}
+									vgparent.AppendChild(vgn)
+									{
+										vgcompKey := vugu.MakeCompKey(0xB0A5D6774CAFB80C^vgin.CurrentPositionHash(), vgiterkey)
+										// ask BuildEnv for prior instance of this specific component
+										vgcomp, _ := vgin.BuildEnv.CachedComponent(vgcompKey).(*KnobRows)
+										if vgcomp == nil {
+											// create new one if needed
+											vgcomp = new(KnobRows)
+											vgin.BuildEnv.WireComponent(vgcomp)
+										}
+										vgin.BuildEnv.UseComponent(vgcompKey, vgcomp) // ensure we can use this in the cache next time around
+										vgcomp.A = c.A
+										vgcomp.Group = "figures"
+										vgout.Components = append(vgout.Components, vgcomp)
+										vgn = &vugu.VGNode{Component: vgcomp}
 										vgparent.AppendChild(vgn)
 									}
 									vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
@@ -779,30 +775,8 @@ func (c *Root) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 							vgn.SetInnerHTML(vugu.HTML("Training"))
 							vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
 							vgparent.AppendChild(vgn)
-							vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "label", Attr: []vugu.VGAttribute{{Namespace: "", Key: "for", Val: "knob-batch"}}}
-							vgparent.AppendChild(vgn)
-							vgn.SetInnerHTML(vugu.HTML("Microbatch size (samples)"))
-							vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
-							vgparent.AppendChild(vgn)
-							vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "input", Attr: []vugu.VGAttribute{{Namespace: "", Key: "id", Val: "knob-batch"}, vugu.VGAttribute{Namespace: "", Key: "type", Val: "number"}, vugu.VGAttribute{Namespace: "", Key: "min", Val: "1"}, vugu.VGAttribute{Namespace: "", Key: "step", Val: "1"}, vugu.VGAttribute{Namespace: "", Key: "inputmode", Val: "numeric"}}}
-							vgparent.AppendChild(vgn)
-							vgn.AddAttrInterface("placeholder", c.A.DefaultText("batch"))
 							{
-								b, err := vjson.Marshal(c.A.Val("batch", c.A.Knob("batch")))
-								if err != nil {
-									panic(err)
-								}
-								vgn.Prop = append(vgn.Prop, vugu.VGProperty{Key: "value", JSONVal: vjson.RawMessage(b)})
-							}
-							vgn.DOMEventHandlerSpecList = append(vgn.DOMEventHandlerSpecList, vugu.DOMEventHandlerSpec{
-								EventType: "input",
-								Func:      func(event vugu.DOMEvent) { c.A.SetKnob("batch", event.PropString("target", "value")) },
-								// TODO: implement capture, etc. mostly need to decide syntax
-							})
-							vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
-							vgparent.AppendChild(vgn)
-							{
-								vgcompKey := vugu.MakeCompKey(0xB0A5D6774CAFB80C^vgin.CurrentPositionHash(), vgiterkey)
+								vgcompKey := vugu.MakeCompKey(0x84C3FC844DB47984^vgin.CurrentPositionHash(), vgiterkey)
 								// ask BuildEnv for prior instance of this specific component
 								vgcomp, _ := vgin.BuildEnv.CachedComponent(vgcompKey).(*KnobRows)
 								if vgcomp == nil {
@@ -1357,7 +1331,7 @@ func (c *Root) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 							vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
 							vgparent.AppendChild(vgn)
 							{
-								vgcompKey := vugu.MakeCompKey(0x84C3FC844DB47984^vgin.CurrentPositionHash(), vgiterkey)
+								vgcompKey := vugu.MakeCompKey(0x577367B25776095A^vgin.CurrentPositionHash(), vgiterkey)
 								// ask BuildEnv for prior instance of this specific component
 								vgcomp, _ := vgin.BuildEnv.CachedComponent(vgcompKey).(*KnobRows)
 								if vgcomp == nil {
@@ -1433,56 +1407,20 @@ func (c *Root) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 							}
 							vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
 							vgparent.AppendChild(vgn)
-							vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "label", Attr: []vugu.VGAttribute{{Namespace: "", Key: "for", Val: "cluster-sharding"}}}
-							vgparent.AppendChild(vgn)
-							vgn.SetInnerHTML(vugu.HTML("Sharding"))
-							vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
-							vgparent.AppendChild(vgn)
-							vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "div", Attr: []vugu.VGAttribute(nil)}
-							vgparent.AppendChild(vgn)
 							{
-								vgparent := vgn
-								_ = vgparent
-								vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n          "}
-								vgparent.AppendChild(vgn)
-								vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "select", Attr: []vugu.VGAttribute{{Namespace: "", Key: "id", Val: "cluster-sharding"}}}
-								vgparent.AppendChild(vgn)
-								vgn.DOMEventHandlerSpecList = append(vgn.DOMEventHandlerSpecList, vugu.DOMEventHandlerSpec{
-									EventType: "change",
-									Func:      func(event vugu.DOMEvent) { c.A.SetKnob("sharding", event.PropString("target", "value")) },
-									// TODO: implement capture, etc. mostly need to decide syntax
-								})
-								{
-									vgparent := vgn
-									_ = vgparent
-									vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n            "}
-									vgparent.AppendChild(vgn)
-									for vgiterkeyt, v := range KnobChoices("sharding") {
-										var vgiterkey interface{} = vgiterkeyt
-										_ = vgiterkey
-										v := v
-										_ = v
-										vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "option", Attr: []vugu.VGAttribute(nil)}
-										vgparent.AppendChild(vgn)
-										vgn.AddAttrInterface("value", v)
-										{
-											b, err := vjson.Marshal(v == c.A.Knob("sharding"))
-											if err != nil {
-												panic(err)
-											}
-											vgn.Prop = append(vgn.Prop, vugu.VGProperty{Key: "selected", JSONVal: vjson.RawMessage(b)})
-										}
-										vgn.SetInnerHTML(c.A.ChoiceText("sharding", v))
-									}
-									vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n          "}
-									vgparent.AppendChild(vgn)
+								vgcompKey := vugu.MakeCompKey(0x96383B0A32E38310^vgin.CurrentPositionHash(), vgiterkey)
+								// ask BuildEnv for prior instance of this specific component
+								vgcomp, _ := vgin.BuildEnv.CachedComponent(vgcompKey).(*KnobRows)
+								if vgcomp == nil {
+									// create new one if needed
+									vgcomp = new(KnobRows)
+									vgin.BuildEnv.WireComponent(vgcomp)
 								}
-								vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n          "}
-								vgparent.AppendChild(vgn)
-								vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "p", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "hint"}}}
-								vgparent.AppendChild(vgn)
-								vgn.SetInnerHTML(vugu.HTML("Training state sharded over the replicas: zero1 the optimizer state (Megatron-LM\x26#39;s distributed optimizer), zero2 also the gradients, zero3 also the weights, gathered layer by layer (FSDP), hsdp zero3 inside a node and replicated across nodes."))
-								vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
+								vgin.BuildEnv.UseComponent(vgcompKey, vgcomp) // ensure we can use this in the cache next time around
+								vgcomp.A = c.A
+								vgcomp.Group = "data"
+								vgout.Components = append(vgout.Components, vgcomp)
+								vgn = &vugu.VGNode{Component: vgcomp}
 								vgparent.AppendChild(vgn)
 							}
 							vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n      "}
@@ -1782,7 +1720,7 @@ func (c *Root) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 							vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
 							vgparent.AppendChild(vgn)
 							{
-								vgcompKey := vugu.MakeCompKey(0x577367B25776095A^vgin.CurrentPositionHash(), vgiterkey)
+								vgcompKey := vugu.MakeCompKey(0x516B21597E3A7355^vgin.CurrentPositionHash(), vgiterkey)
 								// ask BuildEnv for prior instance of this specific component
 								vgcomp, _ := vgin.BuildEnv.CachedComponent(vgcompKey).(*KnobRows)
 								if vgcomp == nil {
@@ -2016,7 +1954,7 @@ func (c *Root) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 							vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
 							vgparent.AppendChild(vgn)
 							{
-								vgcompKey := vugu.MakeCompKey(0x96383B0A32E38310^vgin.CurrentPositionHash(), vgiterkey)
+								vgcompKey := vugu.MakeCompKey(0xE2E5938E10C275C8^vgin.CurrentPositionHash(), vgiterkey)
 								// ask BuildEnv for prior instance of this specific component
 								vgcomp, _ := vgin.BuildEnv.CachedComponent(vgcompKey).(*KnobRows)
 								if vgcomp == nil {

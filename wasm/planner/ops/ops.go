@@ -197,6 +197,17 @@ func normalJSON(requestJSON string) string {
 		if n.Parallelism.ExpertDispatcher != "" { // a mixture of experts
 			k["expert_fused_mlp"] = "off"
 		}
+		// The device's and framework's figures: the request's, or the presets'.
+		fig := func(name string, v float64) { k[name] = strconv.FormatFloat(v, 'g', 4, 64) }
+		if d, err := cluster.LookupDevice(n.Cluster.Device); err == nil {
+			fig("matmul_efficiency", d.Perf.MatmulEfficiency)
+			fig("memory_efficiency", d.Perf.MemoryEfficiency)
+			fig("kernel_seconds", d.Perf.KernelSeconds)
+		}
+		if fw, err := cluster.LookupFramework(ar.Framework); err == nil {
+			fig("host_kernel_seconds", fw.HostKernelSeconds)
+			fig("host_layer_seconds", fw.HostLayerSeconds)
+		}
 		switch n.Training.Recompute { // what selective reruns, or what auto chooses from
 		case "selective":
 			k["recompute_modules"] = wire.RecomputeAttention
