@@ -199,17 +199,8 @@ func (a *App) panelParallelism() wire.Parallelism {
 		Expert: p.Expert, ExpertTensor: p.ExpertTensor, ExpertOverlap: p.ExpertOverlap, ExpertDispatcher: p.ExpertDispatcher}
 }
 
-// Degree is a parallel degree's box ("data" replicas, "context", "expert") as it shows it
-// ("" for core's default, 1).
-func (a *App) Degree(name string) string {
-	switch name {
-	case "data":
-		return itoa0(a.Req.Parallelism.Data)
-	case "expert":
-		return itoa0(a.Req.Parallelism.Expert)
-	}
-	return itoa0(a.Req.Parallelism.Context)
-}
+// Replicas is the data-parallel replicas' box as it shows it ("" for core's default).
+func (a *App) Replicas() string { return itoa0(a.Req.Parallelism.Data) }
 
 // SetDegree handles the data-parallel replicas or the context-parallel degree
 // (architectures): the pipeline gets devices / (replicas x tensor x context) stages. ""
@@ -258,9 +249,6 @@ func (a *App) SetDegree(name, v string) {
 	a.relayout(false) // a layout's replicas may not divide the new groups
 }
 
-// Tensor is the tensor-parallel degree as its box shows it ("" for core's default, 1).
-func (a *App) Tensor() string { return itoa0(a.Req.Parallelism.Tensor) }
-
 // SetTensor handles the tensor-parallel degree (architectures): each pipeline device
 // becomes a group of t devices, so the pipeline has devices / t stages. "" is 1.
 func (a *App) SetTensor(v string) {
@@ -286,21 +274,6 @@ func (a *App) SetTensor(v string) {
 	a.Req.Boundaries, a.BoundsText = nil, ""
 	a.notice("", false)
 	a.relayout(false) // a layout's replicas may not divide the new groups
-}
-
-// SetExpertOverlap handles the box that hides the expert all-to-alls behind an adjacent
-// microbatch (parallelism.expert_overlap; with expert >= 2).
-func (a *App) SetExpertOverlap(on bool) {
-	a.Req.Parallelism.ExpertOverlap = on
-	a.notice("", false)
-	a.changed(false)
-}
-
-// SetSequenceParallel handles the sequence-parallelism box (with tensor >= 2).
-func (a *App) SetSequenceParallel(on bool) {
-	a.Req.Parallelism.SequenceParallel = on
-	a.notice("", false)
-	a.changed(false)
 }
 
 // Parallel describes how the devices are used, from core's result: "2 nodes of 8:
@@ -344,31 +317,4 @@ func (a *App) Parallel() string {
 		s += fmt.Sprintf(" × %d-way context parallel", c)
 	}
 	return s + "."
-}
-
-// MemoryProportion is the memory proportion as the input shows it.
-func (a *App) MemoryProportion() string {
-	if a.Req.MemoryProportion == 0 {
-		return ""
-	}
-	return strconv.FormatFloat(a.Req.MemoryProportion, 'g', -1, 64)
-}
-
-// SetMemoryProportion handles the memory proportion input ("" is core's default).
-func (a *App) SetMemoryProportion(v string) {
-	v = strings.TrimSpace(v)
-	p := 0.0
-	if v != "" {
-		var err error
-		p, err = strconv.ParseFloat(v, 64)
-		if err != nil || !(p > 0 && p <= 1) {
-			a.typed("memory_proportion", v, false)
-			a.notice("memory proportion: enter a number in (0, 1]", true)
-			return
-		}
-	}
-	a.typed("memory_proportion", v, true)
-	a.Req.MemoryProportion = p
-	a.notice("", false)
-	a.changed(false)
 }

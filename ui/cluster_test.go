@@ -94,7 +94,7 @@ func TestTensorKnob(t *testing.T) {
 		t.Fatalf("t=4 on 16: %v %+v %q", a.Err, a.Req.Parallelism, a.Layout)
 	}
 	a.SetDegree("data", "1")
-	a.SetSequenceParallel(true)
+	a.SetCheck("sequence_parallel", true)
 	if !a.Req.Parallelism.SequenceParallel || a.Err != nil {
 		t.Errorf("sequence parallel: %+v %v", a.Req.Parallelism, a.Err)
 	}

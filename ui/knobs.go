@@ -33,12 +33,15 @@ type KnobField struct {
 	// and set.
 	ref  func(r *wire.Request) any
 	aref func(ar *wire.Architecture) any
+	// set, when given, sets the knob instead of SetField's own parsing (a degree, whose
+	// edit lays the devices out again).
+	set func(a *App, v string)
 }
 
 // knobRows are KnobFields' rows, in order, by group: "arch" (the Model panel's
 // architecture knobs), "train" (its training knobs), "figures" (its device's and
 // framework's figures, which a calibration fits), "data" (the Cluster panel's data
-// parallelism), "plan" (the Plan panel's, beside
+// parallelism), "par" (its tensor-, context- and expert-parallel knobs), "plan" (the Plan panel's, beside
 // the schedule), "cluster" (the Cluster panel's, beside the memory proportion) and
 // "finer" (the Cluster panel's finer settings).
 var knobRows = [...]KnobField{
@@ -74,8 +77,26 @@ var knobRows = [...]KnobField{
 		Hint: "per layer and pass; the fit above sets these five"},
 	{group: "data", ID: "cluster-sharding", Name: "sharding", Label: "Sharding", choose: true, always: true,
 		Hint: "Training state sharded over the replicas: zero1 the optimizer state (Megatron-LM's distributed optimizer), zero2 also the gradients, zero3 also the weights, gathered layer by layer (FSDP), hsdp zero3 inside a node and replicated across nodes."},
+	{group: "par", ID: "cluster-tensor", Name: "tensor", Label: "Tensor-parallel degree", Max: wire.MaxDevices, always: true,
+		ref: func(r *wire.Request) any { return &r.Parallelism.Tensor }, set: (*App).SetTensor,
+		Hint: "Each pipeline device becomes a group of this many devices splitting every block (Megatron-style), inside a node: it divides the devices per node, and the pipeline gets devices ÷ degree stages."},
+	{group: "par", ID: "cluster-sp", Name: "sequence_parallel", Label: "Sequence parallelism", Check: true, ref: func(r *wire.Request) any { return &r.Parallelism.SequenceParallel },
+		Hint: "splits norms, dropout and residuals along the sequence too (needs a degree of 2 or more)"},
+	{group: "par", ID: "cluster-context", Name: "context", Label: "Context-parallel degree", Max: wire.MaxDevices, always: true,
+		ref: func(r *wire.Request) any { return &r.Parallelism.Context }, set: func(a *App, v string) { a.SetDegree("context", v) },
+		Hint: "Each sequence is split over this many devices of a node (beside the tensor-parallel group), which exchange keys and values in every attention layer: for long sequences."},
+	{group: "par", ID: "cluster-context-method", Name: "context_method", Label: "Context exchange", choose: true},
+	{group: "par", ID: "cluster-expert", Name: "expert", Label: "Expert-parallel degree", Max: wire.MaxDevices, always: true,
+		ref: func(r *wire.Request) any { return &r.Parallelism.Expert }, set: func(a *App, v string) { a.SetDegree("expert", v) },
+		Hint: "Mixtures of experts: each device of a group of this many holds that share of every mixture layer's experts, fed by all-to-alls. It uses no devices of its own: it divides replicas × tensor and the experts."},
+	{group: "par", ID: "cluster-ep-overlap", Name: "expert_overlap", Label: "Overlap expert all-to-alls", Check: true, ref: func(r *wire.Request) any { return &r.Parallelism.ExpertOverlap },
+		Hint: "behind an adjacent microbatch's computation (Megatron-Core's combined 1F1B, DeepSeek's DualPipe)"},
+	{group: "par", ID: "cluster-dispatcher", Name: "expert_dispatcher", Label: "Token dispatcher", choose: true},
+	{group: "plan", ID: "plan-microbatches", Name: "microbatches", Label: "Microbatches per step", Max: 1 << 16, always: true, ref: func(r *wire.Request) any { return &r.Schedule.Microbatches }},
 	{group: "plan", Name: "weight_grad_fraction", ref: func(r *wire.Request) any { return &r.Schedule.WeightGradFraction }, Label: "Weight-gradient share", Max: 1, Step: "any",
 		Hint: "zb-h1: the share of each backward that computes weight gradients, run apart"},
+	{group: "cluster", ID: "cluster-mem", Name: "memory_proportion", Label: "Memory proportion", Max: 1, Step: "any", always: true, ref: func(r *wire.Request) any { return &r.MemoryProportion },
+		Hint: "The share of each device's usable memory a stage may fill (Graphcore's auto-pipeline tool's memoryProportion)."},
 	{group: "cluster", Name: "free_transfers", ref: func(r *wire.Request) any { return &r.Cluster.FreeTransfers }, Label: "Free transfers", Check: true, always: true,
 		Hint: "plans as if every transfer took no time"},
 	{group: "cluster", Name: "data_link", ref: func(r *wire.Request) any { return &r.Cluster.DataLink }, Label: "Data-parallel link", choose: true, doc: true,
@@ -198,8 +219,12 @@ func (a *App) SetCheck(name string, on bool) { a.SetField(name, check(on)) }
 func (a *App) SetField(name, v string) {
 	v = strings.TrimSpace(v)
 	k := knob(name)
-	if k == nil {
+	switch {
+	case k == nil:
 		a.SetKnob(name, v) // the Model panel's first knobs
+		return
+	case k.set != nil:
+		k.set(a, v)
 		return
 	}
 	f, err := 0.0, error(nil)

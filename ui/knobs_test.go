@@ -120,8 +120,8 @@ func TestModelKnobs(t *testing.T) {
 	for group, want := range map[string]string{
 		"arch":    "seq dtype fp8_recipe fp8_param_gather expert_fused_mlp attention fp8_attention precision optimizer framework cross_entropy split tie",
 		"train":   "batch mode recompute recompute_modules",
-		"plan":    "weight_grad_fraction",
-		"cluster": "free_transfers", // data_link: cluster documents only
+		"plan":    "microbatches weight_grad_fraction",
+		"cluster": "memory_proportion free_transfers", // data_link: cluster documents only
 		"figures": "matmul_efficiency memory_efficiency kernel_seconds host_kernel_seconds host_layer_seconds",
 	} {
 		if got := names(group); got != want {
@@ -265,7 +265,7 @@ func TestDataLinkKnob(t *testing.T) {
 		t.Fatalf("the document's plan: %v", a.Err)
 	}
 	f := a.KnobFields("cluster")
-	if len(f) != 2 || f[1].Name != "data_link" || f[1].Disabled || !slices.Equal(f[1].Choices[1:], wire.LinkPresets()) {
+	if len(f) != 3 || f[2].Name != "data_link" || f[2].Disabled || !slices.Equal(f[2].Choices[1:], wire.LinkPresets()) {
 		t.Fatalf("a cluster document's knobs: %+v", f)
 	}
 	if got := a.ChoiceText("data_link", ""); got != "default (the slowest between stages)" {

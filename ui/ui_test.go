@@ -468,7 +468,7 @@ func TestExpertKnobs(t *testing.T) {
 		t.Fatalf("the mixture without expert parallelism: %v", a.Err)
 	}
 	a.SetDegree("expert", "2")
-	a.SetExpertOverlap(true)
+	a.SetCheck("expert_overlap", true)
 	a.SetKnob("expert_dispatcher", "deepep")
 	p := a.Req.Parallelism
 	if p.Expert != 2 || !p.ExpertOverlap || p.ExpertDispatcher != "deepep" || a.Err != nil || a.Res.Step == nil {

@@ -159,6 +159,7 @@ func normalJSON(requestJSON string) string {
 		"recompute": n.Training.Recompute, "mode": n.Training.Mode, "sharding": n.Parallelism.Sharding,
 		"context_method": n.Parallelism.ContextMethod, "expert_dispatcher": n.Parallelism.ExpertDispatcher,
 		"microbatches": num(n.Schedule.Microbatches), "data": num(n.Parallelism.Data),
+		"tensor": num(n.Parallelism.Tensor), "context": num(n.Parallelism.Context), "expert": num(max(1, n.Parallelism.Expert)),
 		"schedule": n.Schedule.Name, "objective": n.Objective,
 		"shard_group": num(n.Parallelism.ShardGroup), "prefetch": n.Parallelism.Prefetch,
 		"context_inner": num(n.Parallelism.ContextInner),
@@ -182,6 +183,14 @@ func normalJSON(requestJSON string) string {
 		if o.TensorComm {
 			k["overlap_tensor_comm"] = o.TensorCommMethod // the framework's method, named
 		}
+	}
+	if n.Parallelism.Tensor >= 2 { // sequence parallelism splits what tensor parallelism leaves whole
+		k["sequence_parallel"] = "off"
+	}
+	if n.Parallelism.Expert >= 2 {
+		k["expert_overlap"] = "off"
+	} else {
+		delete(k, "expert_dispatcher") // no all-to-alls without expert parallelism
 	}
 	if n.Model.Architecture != nil {
 		k["framework"], k["split"], k["tie"] = ar.Framework, ar.Split, ar.Tie
