@@ -67,6 +67,8 @@ var knobRows = [...]KnobField{
 	{group: "train", Name: "mode", Label: "Mode", choose: true, always: true},
 	{group: "train", Name: "recompute", Label: "Recomputation", choose: true, always: true},
 	{group: "train", Name: "recompute_modules", ref: func(r *wire.Request) any { return &r.Training.RecomputeModules }, Label: "Recomputed parts", Text: true, arch: true},
+	{group: "train", Name: "train_metrics", Label: "Training metrics", Max: wire.MaxTrainMetrics, arch: true, ref: func(r *wire.Request) any { return &r.Training.TrainMetrics },
+		Hint: "metrics the training loop computes on every microbatch's logits and synchronises every step (Composer's; LLM Foundry's MPT has two)"},
 	{group: "figures", Name: "matmul_efficiency", aref: func(ar *wire.Architecture) any { return &ar.MatmulEfficiency }, Label: "Matmul efficiency", Max: 1, Step: "any",
 		Hint: "the fraction of the device's peak FLOP/s large matrix products reach"},
 	{group: "figures", Name: "memory_efficiency", aref: func(ar *wire.Architecture) any { return &ar.MemoryEfficiency }, Label: "Memory efficiency", Max: 1, Step: "any",

@@ -94,7 +94,7 @@ func TestFinerKnobs(t *testing.T) {
 
 // TestModelKnobs: the knobs of every request field the Model, Plan and Cluster panels
 // had no control for (model.architecture framework, cross_entropy, fp8_attention,
-// expert_fused_mlp, split and tie; training.recompute_modules;
+// expert_fused_mlp, split and tie; training.recompute_modules and train_metrics;
 // schedule.weight_grad_fraction; cluster.free_transfers and data_link; the device's and
 // framework's figures, which only a calibration set before) set their fields,
 // offer core's values, say core's default, apply where core's normal form has a value
@@ -119,7 +119,7 @@ func TestModelKnobs(t *testing.T) {
 	}
 	for group, want := range map[string]string{
 		"arch":    "seq dtype fp8_recipe fp8_param_gather expert_fused_mlp attention fp8_attention precision optimizer framework cross_entropy split tie",
-		"train":   "batch mode recompute recompute_modules",
+		"train":   "batch mode recompute recompute_modules train_metrics",
 		"plan":    "microbatches weight_grad_fraction",
 		"cluster": "memory_proportion free_transfers", // data_link: cluster documents only
 		"figures": "matmul_efficiency memory_efficiency kernel_seconds host_kernel_seconds host_layer_seconds",
@@ -173,6 +173,7 @@ func TestModelKnobs(t *testing.T) {
 		{"fp8_attention", "true", func() string { return check(a.Req.Model.Architecture.FP8Attention) }, true},
 		{"recompute", "selective", func() string { return a.Req.Training.Recompute }, false},
 		{"recompute_modules", "moe_act,layernorm", func() string { return strings.Join(a.Req.Training.RecomputeModules, ",") }, true},
+		{"train_metrics", "2", func() string { return itoa0(a.Req.Training.TrainMetrics) }, true},
 		{"free_transfers", "true", func() string { return check(a.Req.Cluster.FreeTransfers) }, true},
 	} {
 		if c.name == "fp8_attention" && disabled(c.name) {

@@ -44,7 +44,9 @@ func CrossEntropies() []string {
 
 // Frameworks lists model.architecture.framework: how the model runs (core/cluster's
 // framework modes). Left out, core's default is eager on GPUs and none elsewhere.
-func Frameworks() []string { return []string{"eager", "compiled", "cuda-graphs", "megatron", "none"} }
+func Frameworks() []string {
+	return []string{"eager", "compiled", "cuda-graphs", "megatron", "deepspeed", "none"}
+}
 
 // RecomputeModules lists training.recompute_modules: the parts of a block selective
 // recomputation reruns, in Megatron-LM's --recompute-modules names and order.

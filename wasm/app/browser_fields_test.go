@@ -21,7 +21,7 @@ import (
 
 // TestBrowserRequestFields sets each control added for the request fields the page had
 // none for (model.architecture framework, cross_entropy, split, fp8_attention and
-// expert_fused_mlp, training.recompute_modules, cluster.free_transfers,
+// expert_fused_mlp, training.recompute_modules and train_metrics, cluster.free_transfers,
 // schedule.weight_grad_fraction), on
 // Qwen3-30B-A3B over 8 B200s with 4 replicas and 4-way expert parallelism: the lists
 // are core's, the defaults say what core resolves them to; each edit reaches the
@@ -90,6 +90,7 @@ func TestBrowserRequestFields(t *testing.T) {
 		{"fp8_attention", "true", func(r *wire.Request) string { return fmt.Sprint(r.Model.Architecture.FP8Attention) }, true},
 		{"recompute", "selective", func(r *wire.Request) string { return r.Training.Recompute }, false},
 		{"recompute_modules", "moe_act,layernorm", func(r *wire.Request) string { return strings.Join(r.Training.RecomputeModules, ",") }, true},
+		{"train_metrics", "2", func(r *wire.Request) string { return fmt.Sprint(r.Training.TrainMetrics) }, true},
 	}
 	for _, k := range knobs {
 		before := b.check("before " + k.id)
@@ -98,6 +99,8 @@ func TestBrowserRequestFields(t *testing.T) {
 		switch {
 		case k.value == "true":
 			b.eval(`(() => { const e = document.querySelector("` + sel + `"); e.checked = true; e.dispatchEvent(new Event("change", {bubbles: true})); })()`)
+		case k.id == "train_metrics": // a number box
+			b.set(sel, k.value, "input")
 		default:
 			b.set(sel, k.value, "change")
 		}

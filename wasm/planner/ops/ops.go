@@ -195,6 +195,7 @@ func normalJSON(requestJSON string) string {
 	if n.Model.Architecture != nil {
 		k["framework"], k["split"], k["tie"] = ar.Framework, ar.Split, ar.Tie
 		if n.Training.Mode != wire.ModeInference { // inference computes no loss
+			k["train_metrics"] = "0 (none)"
 			k["cross_entropy"] = ar.CrossEntropy
 			if fw, err := cluster.LookupFramework(ar.Framework); err == nil && ar.CrossEntropy == "" {
 				k["cross_entropy"] = fw.CrossEntropy() // the mode's own kernel
