@@ -120,7 +120,7 @@ func TestModelKnobs(t *testing.T) {
 	for group, want := range map[string]string{
 		"arch":    "seq dtype fp8_recipe fp8_param_gather expert_fused_mlp attention fp8_attention precision optimizer framework cross_entropy split tie",
 		"train":   "batch mode recompute recompute_modules train_metrics",
-		"plan":    "microbatches weight_grad_fraction",
+		"plan":    "schedule microbatches weight_grad_fraction objective partition",
 		"cluster": "memory_proportion free_transfers", // data_link: cluster documents only
 		"figures": "matmul_efficiency memory_efficiency kernel_seconds host_kernel_seconds host_layer_seconds",
 	} {

@@ -219,6 +219,12 @@ func KnobChoices(name string) []string {
 		values = wire.Ties()
 	case "data_link":
 		values = wire.LinkPresets()
+	case "objective":
+		values = wire.Objectives()
+	case "schedule":
+		values = wire.Schedules()
+	case "partition":
+		values = wire.Partitions()
 	default:
 		return nil
 	}

@@ -49,10 +49,6 @@ func (a *App) SetPlanOption(field, v string) {
 	a.changed(false)
 }
 
-// Schedules lists the schedule names the picker offers: "" (core's default), then
-// core's (core/wire).
-func Schedules() []string { return append([]string{""}, wire.Schedules()...) }
-
 // Bar is the stage bar of the current result, or nil.
 func (a *App) Bar() *StageBar {
 	if a.Res == nil || a.Res.Plan == nil {

@@ -27,6 +27,14 @@ func TestChoicesAreCores(t *testing.T) {
 		{"sharding", wire.ShardingModes()},
 		{"context_method", wire.ContextMethods()},
 		{"expert_dispatcher", wire.ExpertDispatchers()},
+		{"schedule", wire.Schedules()},
+		{"objective", wire.Objectives()},
+		{"partition", wire.Partitions()},
+		{"framework", wire.Frameworks()},
+		{"cross_entropy", wire.CrossEntropies()},
+		{"split", wire.Splits()},
+		{"tie", wire.Ties()},
+		{"data_link", wire.LinkPresets()},
 	} {
 		if got, want := KnobChoices(tc.knob), append([]string{""}, tc.core...); !slices.Equal(got, want) {
 			t.Errorf("KnobChoices(%q) = %q, want %q", tc.knob, got, want)
@@ -34,9 +42,6 @@ func TestChoicesAreCores(t *testing.T) {
 	}
 	if got := KnobChoices("precision"); !slices.Contains(got, "amp") || !slices.Contains(got, "mixed-fp32-grads") {
 		t.Errorf("the precision picker offers %q, without amp or mixed-fp32-grads", got)
-	}
-	if got, want := Schedules(), append([]string{""}, wire.Schedules()...); !slices.Equal(got, want) {
-		t.Errorf("Schedules() = %q, want %q", got, want)
 	}
 }
 

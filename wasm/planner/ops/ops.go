@@ -160,7 +160,7 @@ func normalJSON(requestJSON string) string {
 		"context_method": n.Parallelism.ContextMethod, "expert_dispatcher": n.Parallelism.ExpertDispatcher,
 		"microbatches": num(n.Schedule.Microbatches), "data": num(n.Parallelism.Data),
 		"tensor": num(n.Parallelism.Tensor), "context": num(n.Parallelism.Context), "expert": num(max(1, n.Parallelism.Expert)),
-		"schedule": n.Schedule.Name, "objective": n.Objective,
+		"schedule": n.Schedule.Name, "objective": n.Objective, "partition": wire.PartitionLayers,
 		"shard_group": num(n.Parallelism.ShardGroup), "prefetch": n.Parallelism.Prefetch,
 		"context_inner": num(n.Parallelism.ContextInner),
 	}
@@ -240,6 +240,9 @@ func normalJSON(requestJSON string) string {
 	}
 	if n.MemoryProportion != 0 {
 		k["memory_proportion"] = strconv.FormatFloat(n.MemoryProportion, 'g', -1, 64)
+	}
+	if n.Partition != "" {
+		k["partition"] = n.Partition
 	}
 	k["capacity"] = capacityNote(n)
 	for name, v := range k {
