@@ -25,7 +25,7 @@ type KnobField struct {
 	Disabled bool
 	choose   bool // a select of KnobChoices(Name)
 	arch     bool // an architecture's knob only
-	always   bool // never disabled (the Model panel's first knobs, as they were)
+	always   bool // never disabled (as each hand-written control before the rows was)
 	doc      bool // a cluster document's knob only
 	group    string
 	// ref is the request's field, aref its architecture's: a *string, *bool, *int,
@@ -38,12 +38,11 @@ type KnobField struct {
 	set func(a *App, v string)
 }
 
-// knobRows are KnobFields' rows, in order, by group: "arch" (the Model panel's
-// architecture knobs), "train" (its training knobs), "figures" (its device's and
-// framework's figures, which a calibration fits), "data" (the Cluster panel's data
-// parallelism), "par" (its tensor-, context- and expert-parallel knobs), "plan" (the Plan panel's, beside
-// the schedule), "cluster" (the Cluster panel's, beside the memory proportion) and
-// "finer" (the Cluster panel's finer settings).
+// knobRows are KnobFields' rows, in order, by group: the Model panel's "arch"
+// (architecture knobs), "train" and "figures" (the device's and framework's figures,
+// which a calibration fits); the Cluster panel's "cluster" (after the devices and
+// links), "data" (data parallelism), "par" (tensor, context and expert parallelism) and
+// "finer"; the Plan panel's "plan".
 var knobRows = [...]KnobField{
 	{group: "arch", Name: "seq", Label: "Sequence length (tokens)", Max: math.MaxInt32, always: true, aref: func(ar *wire.Architecture) any { return &ar.Seq }},
 	{group: "arch", Name: "dtype", Label: "Data type", choose: true, always: true},
@@ -128,13 +127,10 @@ var knobRows = [...]KnobField{
 		Hint: "caps each expert's tokens at this many times the mean, dropping the rest; 0 is dropless."},
 }
 
-// KnobFields lists a group's knobs (knobGroups): the Cluster panel's finer knobs
-// ("finer": sharding's group and prefetch, the data-parallel and tensor-parallel
-// overlaps, hierarchical context parallelism's all-to-all group, expert tensor
-// parallelism, routing imbalance and capacity factor), the Model panel's ("arch",
-// "train", "figures"), the Plan panel's ("plan") and the Cluster panel's others ("cluster"). The
-// lists of values and the bounds are core's (core/wire); whether a knob applies is what
-// core's normal form says (Resolved).
+// KnobFields lists a group's knobs (knobRows, whose doc names the groups). The lists of
+// values and the bounds are core's (core/wire); whether a knob applies is what core's
+// normal form says (Resolved): a knob that is not always on is disabled where core's
+// normal form has no value for it and the request sets none.
 func (a *App) KnobFields(group string) []KnobField {
 	var out []KnobField
 	for _, f := range knobRows {
