@@ -111,6 +111,8 @@ var knobRows = [...]KnobField{
 		Hint: "hsdp shards inside a group of this many replicas and replicates across groups; it divides the replicas."},
 	{group: "finer", Name: "prefetch", ref: func(r *wire.Request) any { return &r.Parallelism.Prefetch }, Label: "Weight prefetch", choose: true,
 		Hint: "zero3 and hsdp: next-layer gathers a layer's weights while the layer before it computes (FSDP2), none when it runs."},
+	{group: "finer", Name: "reshard", ref: func(r *wire.Request) any { return &r.Parallelism.Reshard }, Label: "Reshard", choose: true,
+		Hint: "zero3 and hsdp: layer frees each layer's gathered weights after its pass (FSDP2's reshard_after_forward), step keeps them gathered and the gradients whole through the step (FSDP2 under pipelining, as torchtitan runs it)."},
 	{group: "finer", Name: "overlap_grad_reduce", ref: func(r *wire.Request) any { return &r.Parallelism.OverlapGradReduce }, Label: "Overlap gradient reduction", choose: true, arch: true,
 		Hint: "the gradients' all-reduce or reduce-scatter in buckets during the last backward (Megatron-LM's --overlap-grad-reduce)."},
 	{group: "finer", Name: "overlap_param_gather", ref: func(r *wire.Request) any { return &r.Parallelism.OverlapParamGather }, Label: "Overlap weight all-gather", choose: true, arch: true,

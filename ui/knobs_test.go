@@ -10,7 +10,7 @@ import (
 )
 
 // TestFinerKnobs: the Cluster panel's finer knobs set their request fields (parallelism
-// shard_group, prefetch, overlap_grad_reduce, overlap_param_gather, overlap_tensor_comm, context_inner,
+// shard_group, prefetch, reshard, overlap_grad_reduce, overlap_param_gather, overlap_tensor_comm, context_inner,
 // expert_tensor; the architecture's expert_imbalance and capacity_factor), apply where
 // core's normal form has a value for them, keep a number that does not parse out of the
 // request (NaN included, which JSON cannot carry), let core refuse what its rules refuse
@@ -33,12 +33,12 @@ func TestFinerKnobs(t *testing.T) {
 		names = append(names, f.Name)
 		enabled[f.Name] = !f.Disabled
 	}
-	if got := strings.Join(names, " "); got != "shard_group prefetch overlap_grad_reduce overlap_param_gather overlap_tensor_comm context_inner expert_tensor expert_imbalance capacity_factor" {
+	if got := strings.Join(names, " "); got != "shard_group prefetch reshard overlap_grad_reduce overlap_param_gather overlap_tensor_comm context_inner expert_tensor expert_imbalance capacity_factor" {
 		t.Errorf("knobs %s", got)
 	}
 	// hsdp's knobs and the experts' apply; without hierarchical context parallelism its
 	// group does not.
-	for name, want := range map[string]bool{"shard_group": true, "prefetch": true, "overlap_grad_reduce": true, "expert_tensor": true, "expert_imbalance": true, "context_inner": false} {
+	for name, want := range map[string]bool{"shard_group": true, "prefetch": true, "reshard": true, "overlap_grad_reduce": true, "expert_tensor": true, "expert_imbalance": true, "context_inner": false} {
 		if enabled[name] != want {
 			t.Errorf("%s enabled %v, want %v (core's normal form: %q)", name, enabled[name], want, a.Resolved(name))
 		}
@@ -50,6 +50,7 @@ func TestFinerKnobs(t *testing.T) {
 	}{
 		{"shard_group", "2", func() string { return itoa0(a.Req.Parallelism.ShardGroup) }},
 		{"prefetch", "none", func() string { return a.Req.Parallelism.Prefetch }},
+		{"reshard", "step", func() string { return a.Req.Parallelism.Reshard }},
 		{"overlap_grad_reduce", "off", func() string { return a.Req.Parallelism.OverlapGradReduce }},
 		{"overlap_param_gather", "off", func() string { return a.Req.Parallelism.OverlapParamGather }},
 		{"overlap_tensor_comm", "off", func() string { return a.Req.Parallelism.OverlapTensorComm }},

@@ -205,6 +205,8 @@ func KnobChoices(name string) []string {
 		values = wire.ExpertDispatchers()
 	case "prefetch":
 		values = wire.PrefetchModes()
+	case "reshard":
+		values = wire.ReshardModes()
 	case "overlap_grad_reduce", "overlap_param_gather":
 		values = wire.OverlapModes()
 	case "overlap_tensor_comm":
@@ -280,10 +282,10 @@ func (a *App) SetKnob(name, v string) {
 	case "recompute":
 		a.Req.Training.Recompute = v
 	case "sharding":
-		// One field says it (the former zero goes); hsdp's group and the prefetch of
-		// weights are core's defaults.
+		// One field says it (the former zero goes); hsdp's group, the prefetch and the
+		// resharding of weights are core's defaults.
 		par := &a.Req.Parallelism
-		par.Sharding, par.ZeRO, par.ShardGroup, par.Prefetch = v, 0, 0, ""
+		par.Sharding, par.ZeRO, par.ShardGroup, par.Prefetch, par.Reshard = v, 0, 0, "", ""
 		a.Layout = "" // the user's sharding, not the layout's
 	case "context_method":
 		// The all-to-all group is the hierarchical split's: another method starts from

@@ -52,6 +52,7 @@ func TestBrowserFinerKnobs(t *testing.T) {
 	b.waitFor("the resolved defaults", `document.querySelector("#knob-shard_group")?.placeholder.startsWith("default: ") && !document.querySelector("#knob-shard_group").disabled && document.querySelector("#knob-context_inner")?.placeholder.startsWith("default: ")`)
 	for sel, want := range map[string]string{
 		"#knob-prefetch option[value='']":             "default (next-layer)",
+		"#knob-reshard option[value='']":              "default (layer)",
 		"#knob-overlap_grad_reduce option[value='']":  "default (on)",
 		"#knob-overlap_param_gather option[value='']": "default (on)",
 		"#knob-overlap_tensor_comm option[value='']":  "default (off)",
@@ -78,7 +79,7 @@ func TestBrowserFinerKnobs(t *testing.T) {
 		}
 	}
 	// The lists are core's.
-	for id, want := range map[string][]string{"prefetch": wire.PrefetchModes(), "overlap_grad_reduce": wire.OverlapModes(), "overlap_tensor_comm": wire.TensorOverlapModes()} {
+	for id, want := range map[string][]string{"prefetch": wire.PrefetchModes(), "reshard": wire.ReshardModes(), "overlap_grad_reduce": wire.OverlapModes(), "overlap_tensor_comm": wire.TensorOverlapModes()} {
 		got := do(b, "reading a list", chromedp.Evaluate[string](`[...document.querySelectorAll("#knob-`+id+` option")].map(o => o.value).join(",")`))
 		if want := "," + strings.Join(want, ","); got != want {
 			t.Errorf("#knob-%s offers %q, want %q", id, got, want)
@@ -100,6 +101,7 @@ func TestBrowserFinerKnobs(t *testing.T) {
 	}{
 		{"shard_group", "4", "input", func(r *wire.Request) string { return fmt.Sprint(r.Parallelism.ShardGroup) }, true},
 		{"prefetch", "none", "change", func(r *wire.Request) string { return r.Parallelism.Prefetch }, true},
+		{"reshard", "step", "change", func(r *wire.Request) string { return r.Parallelism.Reshard }, false},
 		{"overlap_grad_reduce", "off", "change", func(r *wire.Request) string { return r.Parallelism.OverlapGradReduce }, false},
 		{"overlap_param_gather", "off", "change", func(r *wire.Request) string { return r.Parallelism.OverlapParamGather }, false},
 		{"overlap_tensor_comm", "off", "change", func(r *wire.Request) string { return r.Parallelism.OverlapTensorComm }, false},

@@ -228,6 +228,9 @@ func normalJSON(requestJSON string) string {
 	if f := n.Schedule.WeightGradFraction; f != 0 { // zb-h1's
 		k["weight_grad_fraction"] = strconv.FormatFloat(f, 'g', -1, 64)
 	}
+	if n.Parallelism.Prefetch != "" && n.Training.Mode != wire.ModeInference { // zero3 or hsdp: weights gathered layer by layer
+		k["reshard"] = "layer"
+	}
 	k["free_transfers"] = "off"
 	if len(n.Cluster.Document) > 0 {
 		k["data_link"] = n.Cluster.DataLink
