@@ -476,8 +476,9 @@ func (j *job) settle() {
 // framework does not run so (the plan JSON states the plan as it is): training metrics
 // (no export writes Composer's Trainer), and the blocking pipeline transfers of
 // framework deepspeed where the export's framework runs them beside compute
-// (Megatron-LM's batched isend/irecv, torch.distributed.pipelining's). The export is
-// then not exact.
+// (Megatron-LM's batched isend/irecv, torch.distributed.pipelining's), or, the other
+// way round, transfers priced beside compute where the DeepSpeed export's PipelineEngine
+// blocks on them. The export is then not exact.
 func (j *job) trainingLoop(f wire.Format) {
 	in := j.in
 	if f == wire.JSON {
@@ -490,6 +491,10 @@ func (j *job) trainingLoop(f wire.Format) {
 	if in.BlockingTransfers && f != wire.DeepSpeed && len(in.Boundaries) > 2 && j.sched.Training() {
 		j.looped = true
 		j.note(wire.NoteTrainingLoop, "the plan prices DeepSpeed's PipelineEngine's blocking sends and receives between stages (model.architecture.framework deepspeed); this export's pipeline runs them beside compute: the run waits less than priced; plan with the framework this export runs to price it")
+	}
+	if !in.BlockingTransfers && f == wire.DeepSpeed && len(in.Boundaries) > 2 && j.sched.Training() {
+		j.looped = true
+		j.note(wire.NoteTrainingLoop, "DeepSpeed's PipelineEngine blocks both stages on every send and receive between them, where the plan prices those transfers beside compute: the run waits more than priced; plan with model.architecture.framework deepspeed to price what it runs")
 	}
 }
 

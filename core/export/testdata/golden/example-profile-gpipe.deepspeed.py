@@ -2,7 +2,10 @@
 # pipeplan export (version 1): DeepSpeed PipelineModule
 # model gpt2-medium: 26 layers; 4 pipeline devices, data parallel 2, tensor parallel 1
 # planned: gpipe, 8 microbatches of 8; 530.736 ms per step, 241.2 samples/s (gpipe)
-# NOT EXACT: this runs 1f1b, split [0 8 15 22 26]; 527.213 ms per step, 242.8 samples/s (1f1b)
+# NOT EXACT: this runs 1f1b, split [0 8 15 22 26]; not priced
+# note: DeepSpeed's PipelineEngine blocks both stages on every send and receive between them,
+#       where the plan prices those transfers beside compute: the run waits more than priced;
+#       plan with model.architecture.framework deepspeed to price what it runs
 # note: DeepSpeed's PipelineEngine runs one stage per rank under its own 1F1B schedule
 #       (TrainSchedule); the export runs 1f1b instead of the planned gpipe
 # note: the layers list given to PipelineModule must hold one entry (LayerSpec or module) per
