@@ -34,8 +34,8 @@ var dynamicPaths = map[string][]string{
 	// links' field(i): the preset's link, or the cluster document's link of pair i.
 	`field(i)`: {"cluster.link", "cluster.document.links", "cluster.document.devices[1].send"},
 	`o.field`:  {"parallelism.overlap_grad_reduce", "parallelism.overlap_param_gather"},
-	// PipelineEngineRefusal's field: what framework deepspeed's PipelineEngine refuses.
-	`fe.Path`: {"schedule.name", "parallelism.sharding", "parallelism.overlap_grad_reduce", "parallelism.overlap_param_gather"},
+	// PipelineEngineRefusal's and TensorCommRefusal's fields: what framework deepspeed refuses.
+	`fe.Path`: {"schedule.name", "parallelism.sharding", "parallelism.overlap_grad_reduce", "parallelism.overlap_param_gather", "parallelism.overlap_tensor_comm"},
 	// archPaths' recompute_modules[i]: the module the architecture has no part for.
 	`"training." + e.Path`:                             {"training.recompute_modules[0]"},
 	`fmt.Sprintf("training.recompute_modules[%d]", i)`: {"training.recompute_modules[0]"},

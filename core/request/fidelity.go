@@ -72,6 +72,8 @@ func (p *prepared) lookupFramework(es *model.Errors, device string) (cluster.Fra
 	par := &p.req.Parallelism
 	if par.OverlapTensorComm == OverlapAsyncTP && fw.Name != cluster.Compiled {
 		es.Add("parallelism.overlap_tensor_comm", "async-tp is torch.compile's micro-pipeline pass: it needs model.architecture.framework %s, got %s (userbuffers overlaps in other modes)", cluster.Compiled, fw.Name)
+	} else if fe := TensorCommRefusal(fw.Name, par.OverlapTensorComm); fe != nil {
+		es.Add(fe.Path, "%s", fe.Reason)
 	} else if par.OverlapTensorComm == own {
 		// The mode's own method is what on names: one normal form, one id.
 		par.OverlapTensorComm = OverlapOn

@@ -33,3 +33,17 @@ func PipelineEngineRefusal(framework string, stages int, sched schedule.Config, 
 	}
 	return nil
 }
+
+// TensorCommRefusal is core's error for parallelism.overlap_tensor_comm on (or
+// userbuffers) under framework deepspeed: Megatron-DeepSpeed builds its tensor-parallel
+// layers from Megatron-LM's ColumnParallelLinear and RowParallelLinear of 2021-2022,
+// without Transformer Engine, so it has no userbuffers overlap to hide their all-gathers
+// and reduce-scatters behind the matrix products (and async-tp is torch.compile's). nil
+// for other frameworks or other values. The request's validation and the search's grid
+// (evaluate.Evaluator.Refuses) ask it.
+func TensorCommRefusal(framework, overlapTensorComm string) *model.FieldError {
+	if framework != cluster.DeepSpeed || (overlapTensorComm != OverlapOn && overlapTensorComm != OverlapUserbuffers) {
+		return nil
+	}
+	return &model.FieldError{Path: "parallelism.overlap_tensor_comm", Reason: "framework deepspeed runs Megatron-DeepSpeed's tensor-parallel layers, which have no Transformer Engine userbuffers overlap: leave it out, or off, got " + overlapTensorComm}
+}

@@ -56,3 +56,38 @@ func TestDeepSpeedPipelineEngineRefusals(t *testing.T) {
 		}
 	}
 }
+
+// TestDeepSpeedTensorCommRefused: framework deepspeed runs Megatron-DeepSpeed's
+// tensor-parallel layers, which have no Transformer Engine userbuffers overlap, so
+// parallelism.overlap_tensor_comm on or userbuffers is refused on that field (on any
+// number of stages); off, or left out, plans, and the other modes take userbuffers.
+func TestDeepSpeedTensorCommRefused(t *testing.T) {
+	for _, tc := range []struct {
+		framework, overlap string
+		p                  int
+		refused            bool
+	}{
+		{"deepspeed", OverlapOn, 4, true},
+		{"deepspeed", OverlapUserbuffers, 4, true},
+		{"deepspeed", OverlapUserbuffers, 1, true},
+		{"deepspeed", OverlapOff, 4, false},
+		{"deepspeed", "", 4, false},
+		{"megatron", OverlapUserbuffers, 4, false},
+	} {
+		r := llamaRequest(tc.p, 1, 2)
+		r.Model.Architecture.Framework = tc.framework
+		r.Parallelism.SequenceParallel = true
+		r.Parallelism.OverlapTensorComm = tc.overlap
+		_, err := Run(context.Background(), r)
+		if !tc.refused {
+			if err != nil {
+				t.Errorf("%s %q p=%d: %v", tc.framework, tc.overlap, tc.p, err)
+			}
+			continue
+		}
+		fes, _ := model.AsFieldErrors(err)
+		if len(fes) != 1 || fes[0].Path != "parallelism.overlap_tensor_comm" || !strings.Contains(fes[0].Reason, "userbuffers") {
+			t.Errorf("%s %q p=%d: error %v, want one on parallelism.overlap_tensor_comm naming userbuffers", tc.framework, tc.overlap, tc.p, err)
+		}
+	}
+}

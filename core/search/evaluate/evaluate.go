@@ -324,6 +324,9 @@ func (r *Evaluator) Refuses(g search.Config) bool {
 	if r.train && r.pipelineEngineRefuses(g) {
 		return true
 	}
+	if g.Tensor > 1 && request.TensorCommRefusal(r.framework.Name, r.overlaps.OverlapTensorComm) != nil {
+		return true // withOverlaps sets overlap_tensor_comm on it
+	}
 	if g.ContextMethod == "" {
 		return false
 	}

@@ -48,3 +48,38 @@ func TestDeepSpeedPipelineEngineSearch(t *testing.T) {
 		t.Errorf("%d pipelined candidates and %d one-stage ZeRO-3 ones planned: the test tests nothing", piped, oneStageZeRO3)
 	}
 }
+
+// TestDeepSpeedTensorCommSearch: a search whose base request runs framework deepspeed
+// with parallelism.overlap_tensor_comm on, which core refuses with tensor parallelism
+// (request.TensorCommRefusal: Megatron-DeepSpeed has no userbuffers), leaves out every
+// tensor-parallel candidate rather than fail on it, and plans the others.
+func TestDeepSpeedTensorCommSearch(t *testing.T) {
+	base := &wire.Request{
+		Model:       wire.ModelSpec{Architecture: &wire.Architecture{Name: "llama-3.2-1b", Seq: 2048, Framework: "deepspeed"}},
+		Cluster:     wire.ClusterSpec{Device: "h100-sxm", DevicesPerNode: 8},
+		Parallelism: wire.Parallelism{OverlapTensorComm: "on", SequenceParallel: true},
+	}
+	ev, err := New(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := ev.Space(wire.SearchKnobs{MaxDevices: 4, GlobalBatch: 8, MaxMicrobatchSize: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Pipelines, s.Tensors, s.ZeROs, s.ShardGroups, s.Recomputes = []int{1, 2}, []int{1, 2}, []int{0}, nil, []string{"none"}
+	_, ex := prunedAndExhaustive(t, s, ev)
+	if ex.Best == nil {
+		t.Fatal("no best")
+	}
+	planned := 0
+	for _, o := range ex.Evaluated {
+		if o.Tensor > 1 {
+			t.Errorf("%s: planned, though core refuses its tensor-parallel overlap", o.Candidate)
+		}
+		planned++
+	}
+	if planned == 0 {
+		t.Error("nothing planned: the test tests nothing")
+	}
+}
