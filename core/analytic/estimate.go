@@ -1259,6 +1259,8 @@ func checkContext(a *arch.Arch, o Options) error {
 		if o.ContextMethod == Hierarchical && a.Causal() && o.Seq%(2*c) != 0 {
 			es.Add("context_parallel", "the hierarchical split's ring balances a causal model's load over 2c chunks of the sequence: 2 x %d must divide the sequence (%d tokens)", c, o.Seq)
 		}
+	case a.Causal() && o.Seq%(2*c) != 0 && o.ContextMethod == AllGather:
+		es.Add("context_parallel", "context_method all-gather (PyTorch's context_parallel) balances a causal model's load over 2c chunks of the sequence (its load balancing, enable_load_balance): 2 x %d must divide the sequence (%d tokens)", c, o.Seq)
 	case a.Causal() && o.Seq%(2*c) != 0:
 		es.Add("context_parallel", "ring attention on a causal model balances the load over 2c chunks of the sequence: 2 x %d must divide the sequence (%d tokens)", c, o.Seq)
 	}

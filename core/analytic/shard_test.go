@@ -282,7 +282,10 @@ func TestContextParallelRefused(t *testing.T) {
 		want string
 	}{
 		{Options{Batch: 1, Seq: 8190, Context: 4}, "must divide the sequence"},
-		{Options{Batch: 1, Seq: 8196, Context: 4}, "2 x 4 must divide the sequence"},
+		{Options{Batch: 1, Seq: 8196, Context: 4}, "ring attention on a causal model balances the load over 2c chunks of the sequence: 2 x 4 must divide the sequence"},
+		{Options{Batch: 1, Seq: 8196, Context: 4, ContextMethod: Ring}, "ring attention on a causal model"},
+		// all-gather is no ring: its error names the method it is about.
+		{Options{Batch: 1, Seq: 8196, Context: 4, ContextMethod: AllGather}, "context_method all-gather (PyTorch's context_parallel) balances a causal model's load over 2c chunks of the sequence (its load balancing, enable_load_balance): 2 x 4 must divide the sequence"},
 		{Options{Batch: 1, Seq: 8192, Context: 16, ContextMethod: AllToAll}, "num_kv_heads"},
 		{Options{Batch: 1, Seq: 8192, Context: 4, TensorParallel: 4, ContextMethod: AllToAll}, "num_kv_heads on a device"},
 		{Options{Batch: 1, Seq: 8192, Context: 2, ContextMethod: "star"}, "context_method"},
