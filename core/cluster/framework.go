@@ -151,7 +151,9 @@ type Framework struct {
 	// backward pass two transfers to the stage after it (the activation sent, the
 	// gradient received), and none of them overlaps compute. Otherwise transfers run
 	// beside compute (Megatron-LM's batched isend/irecv), delaying only the stage that
-	// waits for them. On for deepspeed.
+	// waits for them. In inference (InferenceSchedule: each step sends the previous
+	// activation and receives the next) each transfer is in the forward pass of both
+	// stages it joins, once. On for deepspeed.
 	BlockingPipelineTransfers bool `json:"blocking_pipeline_transfers,omitempty"`
 	// FixedBytes is device memory the framework holds outside the model's tensors: the
 	// CUDA context, cuBLAS and attention workspaces, communication buffers.

@@ -478,7 +478,7 @@ func (j *job) settle() {
 // framework deepspeed where the export's framework runs them beside compute
 // (Megatron-LM's batched isend/irecv, torch.distributed.pipelining's), or, the other
 // way round, transfers priced beside compute where the DeepSpeed export's PipelineEngine
-// blocks on them. The export is then not exact.
+// blocks on them (in training and inference alike). The export is then not exact.
 func (j *job) trainingLoop(f wire.Format) {
 	in := j.in
 	if f == wire.JSON {
@@ -488,13 +488,17 @@ func (j *job) trainingLoop(f wire.Format) {
 		j.looped = true
 		j.note(wire.NoteTrainingLoop, "the plan prices %d training metrics computed on every microbatch's logits and gathered from every device each step (training.train_metrics: Composer's Trainer); this export's training loop computes none: the run takes less time than priced; plan with train_metrics 0 to price what it runs", in.TrainMetrics)
 	}
-	if in.BlockingTransfers && f != wire.DeepSpeed && len(in.Boundaries) > 2 && j.sched.Training() {
+	if in.BlockingTransfers && f != wire.DeepSpeed && len(in.Boundaries) > 2 {
 		j.looped = true
 		j.note(wire.NoteTrainingLoop, "the plan prices DeepSpeed's PipelineEngine's blocking sends and receives between stages (model.architecture.framework deepspeed); this export's pipeline runs them beside compute: the run waits less than priced; plan with the framework this export runs to price it")
 	}
-	if !in.BlockingTransfers && f == wire.DeepSpeed && len(in.Boundaries) > 2 && j.sched.Training() {
+	if !in.BlockingTransfers && f == wire.DeepSpeed && len(in.Boundaries) > 2 {
 		j.looped = true
-		j.note(wire.NoteTrainingLoop, "DeepSpeed's PipelineEngine blocks both stages on every send and receive between them, where the plan prices those transfers beside compute: the run waits more than priced; plan with model.architecture.framework deepspeed to price what it runs")
+		how := "plan with model.architecture.framework deepspeed to price what it runs"
+		if in.Arch == nil {
+			how = "pipeplan prices them blocking for an architecture (model.architecture.framework deepspeed), not for a profile's measured stages"
+		}
+		j.note(wire.NoteTrainingLoop, "DeepSpeed's PipelineEngine blocks both stages on every send and receive between them (TrainSchedule and InferenceSchedule alike), where the plan prices those transfers beside compute: the run waits more than priced; %s", how)
 	}
 }
 

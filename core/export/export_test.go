@@ -138,7 +138,9 @@ var cases = []exportCase{{
 		return r
 	},
 	formats: []wire.Format{wire.PyTorch, wire.DeepSpeed, wire.Graphcore},
-	exact:   []wire.Format{wire.PyTorch, wire.DeepSpeed, wire.Graphcore},
+	// DeepSpeed's InferenceSchedule blocks on the transfers this plan prices beside
+	// compute (a profile's plan is never priced blocking).
+	exact: []wire.Format{wire.PyTorch, wire.Graphcore},
 }, {
 	// A graph split (partition graph): two towers listed alternately in the model's
 	// order, split into convex stages that are not contiguous in it. PyTorch builds the
@@ -1247,24 +1249,32 @@ func TestInterleavedOrders(t *testing.T) {
 // does not run them so, what its loop runs instead, and is not exact; the plan JSON
 // states the plan as it is, and the DeepSpeed export runs the blocking transfers it was
 // priced with, and says, where the plan priced its transfers beside compute on two or
-// more stages, that DeepSpeed's engine blocks on them.
+// more stages, that DeepSpeed's engine blocks on them; in inference too (DeepSpeed's
+// InferenceSchedule blocks as its TrainSchedule does).
 func TestTrainingLoopNotes(t *testing.T) {
 	for _, tt := range []struct {
 		name      string
 		metrics   int
 		framework string
 		stages    int
+		inference bool
 		noted     map[wire.Format]bool
 	}{
-		{"plain", 0, "", 4, map[wire.Format]bool{wire.PyTorch: false, wire.DeepSpeed: true, wire.Megatron: false, wire.JSON: false}},
-		{"plain one stage", 0, "", 1, map[wire.Format]bool{wire.PyTorch: false, wire.DeepSpeed: false, wire.Megatron: false, wire.JSON: false}},
-		{"train metrics", 2, "", 4, map[wire.Format]bool{wire.PyTorch: true, wire.DeepSpeed: true, wire.Megatron: true, wire.JSON: false}},
-		{"deepspeed mode", 0, "deepspeed", 4, map[wire.Format]bool{wire.PyTorch: true, wire.DeepSpeed: false, wire.Megatron: true, wire.JSON: false}},
+		{"plain", 0, "", 4, false, map[wire.Format]bool{wire.PyTorch: false, wire.DeepSpeed: true, wire.Megatron: false, wire.JSON: false}},
+		{"plain one stage", 0, "", 1, false, map[wire.Format]bool{wire.PyTorch: false, wire.DeepSpeed: false, wire.Megatron: false, wire.JSON: false}},
+		{"train metrics", 2, "", 4, false, map[wire.Format]bool{wire.PyTorch: true, wire.DeepSpeed: true, wire.Megatron: true, wire.JSON: false}},
+		{"deepspeed mode", 0, "deepspeed", 4, false, map[wire.Format]bool{wire.PyTorch: true, wire.DeepSpeed: false, wire.Megatron: true, wire.JSON: false}},
+		// DeepSpeed's InferenceSchedule blocks on its transfers as TrainSchedule does.
+		{"inference", 0, "", 4, true, map[wire.Format]bool{wire.PyTorch: false, wire.DeepSpeed: true, wire.JSON: false}},
+		{"inference deepspeed mode", 0, "deepspeed", 4, true, map[wire.Format]bool{wire.PyTorch: true, wire.DeepSpeed: false, wire.JSON: false}},
 	} {
 		// one stage holds the model over 4 tensor-parallel devices
 		r := archCase{arch: "llama-2-7b", device: "h100-sxm", devices: tt.stages, tp: 4 / tt.stages, sched: "1f1b", m: 8, batch: 1, seq: 2048}.request()
 		r.Training.TrainMetrics = tt.metrics
 		r.Model.Architecture.Framework = tt.framework
+		if tt.inference {
+			r.Training.Mode, r.Schedule.Name = wire.ModeInference, ""
+		}
 		in := fromRequest(t, r)
 		for f, want := range tt.noted {
 			ex, err := export.Make(in, f)

@@ -105,9 +105,10 @@ func FromRequest(ctx context.Context, r *wire.Request) (*Input, *wire.Result, er
 		in.Seq = a.Seq
 		in.DType = a.DType
 		in.FP8Attention = a.FP8Attention
+		// Inference too runs DeepSpeed's transfers blocking (InferenceSchedule).
+		in.BlockingTransfers = pr.Framework().BlockingPipelineTransfers
 		if n.Training.Mode != wire.ModeInference {
 			in.CrossEntropy = pr.Framework().CrossEntropy()
-			in.BlockingTransfers = pr.Framework().BlockingPipelineTransfers
 		}
 	}
 	return in, res, nil

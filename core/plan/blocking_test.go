@@ -16,8 +16,7 @@ import (
 // S(F+B) + 2T(S-1); blocking, each transfer is in both stages' passes, S(F+B) + 4T(S-1).
 // With many microbatches the step is what the pipeline of the stage times the rule sets
 // (a middle stage's microbatch takes F + B + 4T) takes with free transfers
-// (schedule.SimulateStep), longer than with the transfers beside compute; inference is
-// unchanged.
+// (schedule.SimulateStep), longer than with the transfers beside compute.
 func TestBlockingTransfers(t *testing.T) {
 	const S, T = 4, 0.25
 	m := chain(S, 0, 0, 1<<20)
@@ -61,12 +60,38 @@ func TestBlockingTransfers(t *testing.T) {
 		t.Errorf("16 microbatches: blocking %v s, the stages' times with the transfers in them %v s, transfers beside compute %v s: want the second, longer than the third",
 			got, ref.MakespanSeconds, free)
 	}
+	// Inference (DeepSpeed's InferenceSchedule) sends each activation once, forward: a
+	// transfer is in the forward pass of both stages it joins. One microbatch takes
+	// SF + T(S-1) beside compute, SF + 2T(S-1) blocking; many take what the stages'
+	// forward times with the transfers in them take with free transfers.
+	infOne := schedule.Config{Kind: schedule.Inference, Microbatches: 1}
+	for _, c := range []struct {
+		blocking bool
+		want     float64
+	}{{false, S + T*(S-1)}, {true, S + 2*T*(S-1)}} {
+		if got := step(infOne, c.blocking); math.Abs(got-c.want) > 1e-12 {
+			t.Errorf("inference, one microbatch, blocking %v: %v s, want %v s", c.blocking, got, c.want)
+		}
+	}
 	inf := schedule.Config{Kind: schedule.Inference, Microbatches: 16}
-	r1, err := Simulate(m, c, bounds, Options{Schedule: &ScheduleOptions{Config: inf, BlockingTransfers: true}})
+	ipl := &schedule.Pipeline{}
+	for s := 0; s < S; s++ {
+		st := schedule.Stage{ForwardSeconds: 1}
+		if s > 0 {
+			st.ForwardSeconds += T
+		}
+		if s < S-1 {
+			st.ForwardSeconds += T
+		}
+		ipl.Stages = append(ipl.Stages, st)
+	}
+	iref, err := schedule.SimulateStep(ipl, inf)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := step(inf, false); r1.MakespanSeconds != want {
-		t.Errorf("inference: blocking %v s, want %v s (the rule is the training schedule's)", r1.MakespanSeconds, want)
+	ifree := step(inf, false)
+	if got := step(inf, true); math.Abs(got-iref.MakespanSeconds) > 1e-9 || !(got > ifree) {
+		t.Errorf("inference, 16 microbatches: blocking %v s, the stages' forward times with the transfers in them %v s, transfers beside compute %v s: want the second, longer than the third",
+			got, iref.MakespanSeconds, ifree)
 	}
 }

@@ -46,7 +46,9 @@ type ScheduleOptions struct {
 	// a transfer delays only the operation that waits for it. It applies to training
 	// without the schedule's own recomputation (Config.Recompute reruns each forward
 	// pass inside the backward, which would count its transfers again): an
-	// architecture's stages, whose backward passes carry their recomputation.
+	// architecture's stages, whose backward passes carry their recomputation. Inference
+	// (DeepSpeed's InferenceSchedule) sends each activation forward only: each transfer
+	// is in the forward pass of both stages it joins, once.
 	BlockingTransfers bool
 	// OneMicrobatch charges each stage the activations of one microbatch, as Graphcore's
 	// auto-pipeline tool counts them, rather than of the microbatches the schedule keeps
@@ -358,6 +360,13 @@ func simulate(e *estimate.Estimator, m *model.Model, c, sc *cluster.Cluster, bou
 			// the gradient in its forward step; the stages wait on each other there.
 			pl.Stages[j].BackwardSeconds += 2 * t
 			pl.Stages[j+1].ForwardSeconds += 2 * t
+			t = 0
+		} else if so.BlockingTransfers && !so.Training() {
+			// DeepSpeed's InferenceSchedule: in each step stage j sends the activation
+			// of its last forward pass and stage j+1 receives it, both blocking, beside
+			// their forward passes.
+			pl.Stages[j].ForwardSeconds += t
+			pl.Stages[j+1].ForwardSeconds += t
 			t = 0
 		}
 		pl.TransferSeconds = append(pl.TransferSeconds, t)

@@ -3,9 +3,11 @@
 # model gpt2-medium: 26 layers; 4 pipeline devices, data parallel 2, tensor parallel 1
 # planned: gpipe, 8 microbatches of 8; 530.736 ms per step, 241.2 samples/s (gpipe)
 # NOT EXACT: this runs 1f1b, split [0 8 15 22 26]; not priced
-# note: DeepSpeed's PipelineEngine blocks both stages on every send and receive between them,
-#       where the plan prices those transfers beside compute: the run waits more than priced;
-#       plan with model.architecture.framework deepspeed to price what it runs
+# note: DeepSpeed's PipelineEngine blocks both stages on every send and receive between them
+#       (TrainSchedule and InferenceSchedule alike), where the plan prices those transfers
+#       beside compute: the run waits more than priced; pipeplan prices them blocking for an
+#       architecture (model.architecture.framework deepspeed), not for a profile's measured
+#       stages
 # note: DeepSpeed's PipelineEngine runs one stage per rank under its own 1F1B schedule
 #       (TrainSchedule); the export runs 1f1b instead of the planned gpipe
 # note: the layers list given to PipelineModule must hold one entry (LayerSpec or module) per

@@ -2,6 +2,12 @@
 # pipeplan export (version 1): DeepSpeed PipelineModule
 # model gpt2-medium: 26 layers; 2 pipeline devices, data parallel 1, tensor parallel 1
 # planned: inference, 4 microbatches of 8; 119.604 ms per step, 267.5 samples/s (inference)
+# NOT EXACT: this runs inference, split [0 15 26]; not priced
+# note: DeepSpeed's PipelineEngine blocks both stages on every send and receive between them
+#       (TrainSchedule and InferenceSchedule alike), where the plan prices those transfers
+#       beside compute: the run waits more than priced; pipeplan prices them blocking for an
+#       architecture (model.architecture.framework deepspeed), not for a profile's measured
+#       stages
 # note: the layers list given to PipelineModule must hold one entry (LayerSpec or module) per
 #       pipeplan layer, in LAYER_NAMES's order: PARTS counts entries of that list
 # note: PlannedPipelineModule overrides PipelineModule._partition_layers, a DeepSpeed internal

@@ -4,9 +4,10 @@
 # precision priced: bf16; mixed: 16-bit weights and gradients, fp32 master weights and optimizer state
 # planned: zb-h1, 8 microbatches of 4; 166.165 ms per step, 192.6 samples/s (zb-h1)
 # NOT EXACT: this runs 1f1b, split [0 18 36 50 51]; not priced
-# note: DeepSpeed's PipelineEngine blocks both stages on every send and receive between them,
-#       where the plan prices those transfers beside compute: the run waits more than priced;
-#       plan with model.architecture.framework deepspeed to price what it runs
+# note: DeepSpeed's PipelineEngine blocks both stages on every send and receive between them
+#       (TrainSchedule and InferenceSchedule alike), where the plan prices those transfers
+#       beside compute: the run waits more than priced; plan with model.architecture.framework
+#       deepspeed to price what it runs
 # note: DeepSpeed's PipelineEngine runs one stage per rank under its own 1F1B schedule
 #       (TrainSchedule); the export runs 1f1b instead of the planned zb-h1
 # note: the layers list given to PipelineModule must hold one entry (LayerSpec or module) per

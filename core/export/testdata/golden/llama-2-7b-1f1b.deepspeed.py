@@ -4,9 +4,10 @@
 # precision priced: bf16; mixed: 16-bit weights and gradients, fp32 master weights and optimizer state
 # planned: 1f1b, 16 microbatches of 1; 2.797 s per step, 11.44 samples/s (1f1b)
 # NOT EXACT: this runs 1f1b, split [0 9 17 25 35]; not priced
-# note: DeepSpeed's PipelineEngine blocks both stages on every send and receive between them,
-#       where the plan prices those transfers beside compute: the run waits more than priced;
-#       plan with model.architecture.framework deepspeed to price what it runs
+# note: DeepSpeed's PipelineEngine blocks both stages on every send and receive between them
+#       (TrainSchedule and InferenceSchedule alike), where the plan prices those transfers
+#       beside compute: the run waits more than priced; plan with model.architecture.framework
+#       deepspeed to price what it runs
 # note: the layers list given to PipelineModule must hold one entry (LayerSpec or module) per
 #       pipeplan layer, in LAYER_NAMES's order: PARTS counts entries of that list
 # note: PlannedPipelineModule overrides PipelineModule._partition_layers, a DeepSpeed internal

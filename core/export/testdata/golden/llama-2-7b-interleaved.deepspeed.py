@@ -4,9 +4,10 @@
 # precision priced: bf16; mixed: 16-bit weights and gradients, fp32 master weights and optimizer state
 # planned: interleaved:2, 16 microbatches of 1; 4.501 s per step, 3.555 samples/s (interleaved:2)
 # NOT EXACT: this runs 1f1b, split [0 9 17 25 35]; not priced
-# note: DeepSpeed's PipelineEngine blocks both stages on every send and receive between them,
-#       where the plan prices those transfers beside compute: the run waits more than priced;
-#       plan with model.architecture.framework deepspeed to price what it runs
+# note: DeepSpeed's PipelineEngine blocks both stages on every send and receive between them
+#       (TrainSchedule and InferenceSchedule alike), where the plan prices those transfers
+#       beside compute: the run waits more than priced; plan with model.architecture.framework
+#       deepspeed to price what it runs
 # note: DeepSpeed's PipelineEngine runs one stage per rank under its own 1F1B schedule
 #       (TrainSchedule), so an interleaved split cannot run; the export gives the best split
 #       under 1f1b instead of the planned interleaved:2

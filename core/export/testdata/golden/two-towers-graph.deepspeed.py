@@ -3,9 +3,11 @@
 # model two-towers: 6 layers; 2 pipeline devices, data parallel 1, tensor parallel 1
 # planned: 1f1b, 4 microbatches of 1; 75.056 ms per step, 53.29 samples/s (1f1b)
 # NOT EXACT: this runs 1f1b, split [0 3 6]; not priced
-# note: DeepSpeed's PipelineEngine blocks both stages on every send and receive between them,
-#       where the plan prices those transfers beside compute: the run waits more than priced;
-#       plan with model.architecture.framework deepspeed to price what it runs
+# note: DeepSpeed's PipelineEngine blocks both stages on every send and receive between them
+#       (TrainSchedule and InferenceSchedule alike), where the plan prices those transfers
+#       beside compute: the run waits more than priced; pipeplan prices them blocking for an
+#       architecture (model.architecture.framework deepspeed), not for a profile's measured
+#       stages
 # note: the layers list given to PipelineModule must hold one entry (LayerSpec or module) per
 #       pipeplan layer, in LAYER_NAMES's order: PARTS counts entries of that list
 # note: the plan splits the model's graph into convex stages that are not contiguous in the
