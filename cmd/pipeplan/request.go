@@ -164,7 +164,7 @@ func (f *requestFlags) add(fs *flag.FlagSet, withSchedule bool) {
 	fs.BoolVar(&f.inference, "inference", false, "plan inference: forward passes only (no gradients, no optimizer state)")
 	fs.StringVar(&f.optimizer, "optimizer", "", "adamw (default), adam or sgd: for --hf-config and PipeDream profiles")
 	fs.StringVar(&f.precision, "precision", "", "mixed (default for 16-bit: 16 bytes per parameter with Adam), mixed-fp32-grads (Megatron-LM's fp32 gradient buffers: 18), amp (PyTorch autocast: fp32 parameters, 16), pure, or deepspeed-bf16 (DeepSpeed's BF16 optimizer: 16-bit gradients kept beside fp32 ones, 20; bf16, ZeRO 0-1 only): for --hf-config and PipeDream profiles")
-	fs.StringVar(&f.recompute, "recompute", "", "activation recomputation: none (default), selective (--hf-config), full, or auto (per stage, the layers that fit its memory at the least extra time)")
+	fs.StringVar(&f.recompute, "recompute", "", "activation recomputation: none (default), selective (--hf-config), selective-op (torchtitan's per-op policy, --hf-config), full, or auto (per stage, the layers that fit its memory at the least extra time)")
 	fs.StringVar(&f.recomputeModules, "recompute-modules", "", "the parts of each block selective recomputation reruns, comma-separated in Megatron-LM's names: core_attn (default), mlp, moe_act, layernorm, mla_up_proj, moe, shared_experts (--hf-config; with --recompute auto, what it may choose from)")
 	fs.IntVar(&f.batch, "batch", 0, "samples per microbatch (sequences with --hf-config; a profile's own by default)")
 	if !withSchedule {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"pipeplan/core/analytic"
 	"pipeplan/core/schedule"
 	"pipeplan/core/wire"
 )
@@ -40,6 +41,9 @@ func deepspeed(j *job) error {
 		if in.Arch == nil {
 			j.note(wire.NoteSchedule, "activation_checkpoint_interval=1 keeps every layer's input, where pipeplan planned to keep only each stage's input: a little more memory")
 		}
+	case string(analytic.SelectiveOp):
+		interval = 1
+		j.recomputeApprox("the plan prices torchtitan's per-op selective checkpointing (recompute selective-op: every other matmul's output and the fused attention's kept, the rest rerun), and PipelineModule has no per-op policy: the export checkpoints every layer (activation_checkpoint_interval=1), keeping less and taking longer than planned")
 	case "selective":
 		j.note(wire.NoteSchedule, "PipelineModule has no selective recomputation: recompute the attention core inside the layers (pipeplan planned selective recomputation)")
 	case "auto":

@@ -308,9 +308,9 @@ func (in *Input) check() error {
 		es.Add("fp8_recipe", "needs dtype fp8, got %q", in.DType)
 	}
 	switch in.Recompute {
-	case "", "none", "selective", "full", "auto":
+	case "", "none", "selective", "selective-op", "full", "auto":
 	default:
-		es.Add("recompute", "must be none, selective, full or auto, got %q", in.Recompute)
+		es.Add("recompute", "must be none, selective, selective-op, full or auto, got %q", in.Recompute)
 	}
 	if len(in.RecomputeModules) > 0 {
 		if in.Recompute != "selective" && in.Recompute != "auto" {

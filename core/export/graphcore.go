@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"pipeplan/core/analytic"
 	"pipeplan/core/schedule"
 	"pipeplan/core/wire"
 )
@@ -24,6 +25,9 @@ func graphcore(j *job) error {
 	}
 	if c := orOne(in.Context); c > 1 {
 		return fmt.Errorf("graphcore export: the plan splits every sequence over %d devices (context parallelism), and Keras's pipeline stage assignment places whole layers on one IPU each: plan with parallelism.context 1 for Graphcore", c)
+	}
+	if in.Recompute == string(analytic.SelectiveOp) {
+		j.recomputeApprox("the plan prices torchtitan's per-op selective checkpointing (recompute selective-op: every other matmul's output and the fused attention's kept, the rest rerun), and Graphcore's pipelining has no per-op policy: the export sets none; recompute in the pipeline yourself (Keras's set_pipelining_options recomputation_mode) or keep the activations (more memory than planned)")
 	}
 	if in.ZeRO > 0 {
 		j.parallelism("the plan shards training state over the replicas (%s), which this export (one pipeline's stages) does not set up: with replicas, popxl's replicated tensor sharding of the optimizer state comes closest", shardingName(in))

@@ -121,6 +121,9 @@ func megatron(j *job) error {
 	if why != "" {
 		j.imprecision("%s", why)
 	}
+	if in.Recompute == string(analytic.SelectiveOp) {
+		j.recomputeApprox("the plan prices torchtitan's per-op selective checkpointing (recompute selective-op: every other matmul's output and the fused attention's kept, the rest rerun), and Megatron-LM has no per-op policy: the export recomputes every block whole (--recompute-granularity full), keeping less and taking longer than planned")
+	}
 	var rec strings.Builder // recompute auto's arguments, decided before the header
 	if _, ok := in.perLayer(); ok {
 		j.megatronRecompute(&rec, func(stage, layer int) int {
@@ -211,6 +214,8 @@ func megatron(j *job) error {
 		}
 	case "full":
 		w.WriteString("  --recompute-granularity full --recompute-method uniform --recompute-num-layers 1\n")
+	case string(analytic.SelectiveOp):
+		w.WriteString("  --recompute-granularity full --recompute-method uniform --recompute-num-layers 1  # selective-op has no Megatron-LM form: see the notes\n")
 	case "auto":
 		w.WriteString(rec.String())
 	}

@@ -105,6 +105,10 @@ func pytorch(j *job) error {
 		// Global full: every module of every stage; a profile's whole stages from their
 		// input, which per-module wrappers do not express, make it not exact (a note).
 		j.pytorchRecomputeNotes(pl)
+	} else if pl = in.selectiveOpRecompute(fromArch); pl != nil {
+		if !fromArch {
+			j.recomputeApprox("the plan prices torchtitan's per-op selective checkpointing on transformer blocks, and a profile's layers are not known to be blocks: apply_recompute wraps every layer's module under the policy; wrap only the blocks (torchtitan wraps model.layers)")
+		}
 	} else if in.Recompute == "selective" && len(in.RecomputeModules) > 0 {
 		j.recomputeApprox("the plan recomputes the parts %s of every block (selective recomputation, Megatron-LM's --recompute-modules), which apply_recompute's checkpoint wrappers do not express: the export recomputes nothing; mlp and moe are the block's MLP submodule (HuggingFace's model.layers.N.mlp), which you can wrap in checkpoint_wrapper; core_attn, layernorm, moe_act, mla_up_proj and shared_experts discard an output inside a module, which no wrapper reaches: rewrite the block's forward, or keep those activations (more memory than planned)", strings.Join(in.RecomputeModules, ", "))
 	} else if in.Recompute == "selective" {

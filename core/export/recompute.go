@@ -43,6 +43,29 @@ func (in *Input) globalRecompute(fromArch bool) *perLayer {
 	return pl
 }
 
+// selectiveOpRecompute is torchtitan's per-op selective checkpointing (training.recompute
+// selective-op) stated per layer, stage by stage of the split: every transformer block
+// (or its attention and MLP sublayers) checkpointed under the policy, listed in full;
+// the embedding, final norm and head are not (torchtitan wraps model.layers only, and
+// pipeplan prices the policy on transformer layers). A profile's layers are not known
+// to be blocks: all of them are listed. nil for another recomputation.
+func (in *Input) selectiveOpRecompute(fromArch bool) *perLayer {
+	if in.Recompute != string(analytic.SelectiveOp) {
+		return nil
+	}
+	p := len(in.Boundaries) - 1
+	pl := &perLayer{full: make([][]int, p), attention: make([][]int, p), whole: make([]bool, p), mode: in.Recompute}
+	for i := range p {
+		for l := in.Boundaries[i]; l < in.Boundaries[i+1]; l++ {
+			switch r, _ := layerRole(in.LayerNames[l]); {
+			case !fromArch, r == block, r == attention, r == mlp:
+				pl.full[i] = append(pl.full[i], l)
+			}
+		}
+	}
+	return pl
+}
+
 // perLayer reads the plan's per-layer recomputation. ok is false when the plan is not
 // one of recompute auto; pl is nil when it is but the plan (Input.Plan) is not at hand.
 func (in *Input) perLayer() (pl *perLayer, ok bool) {
@@ -275,6 +298,10 @@ func (j *job) pytorchRecomputeNotes(pl *perLayer) {
 // path, and apply_recompute, which wraps the modules recomputed whole in PyTorch's
 // checkpoint wrapper (torch.utils.checkpoint, non-reentrant) before the model is split.
 func writeTorchRecompute(w *strings.Builder, pl *perLayer, mods []string) {
+	if pl.mode == string(analytic.SelectiveOp) {
+		writeTorchSelectiveOp(w, pl, mods)
+		return
+	}
 	fmt.Fprintf(w, "# Recomputation as planned (recompute %s), stage by stage: \"full\" reruns the\n", pl.mode)
 	w.WriteString("# module's forward in the backward pass, keeping only its input; any other value names\n")
 	w.WriteString("# the parts of the block recomputed, in Megatron-LM's --recompute-modules names\n")
@@ -299,6 +326,61 @@ def apply_recompute(model):
         parent, _, name = path.rpartition(".")
         owner = model.get_submodule(parent) if parent else model
         setattr(owner, name, checkpoint_wrapper(owner.get_submodule(name)))
+    return model
+
+`)
+}
+
+// writeTorchSelectiveOp writes RECOMPUTE, the modules checkpointed under torchtitan's
+// per-op policy (training.recompute selective-op), and apply_recompute, which wraps
+// each in PyTorch's checkpoint wrapper with a context_fn of
+// torch.utils.checkpoint.create_selective_checkpoint_contexts (PyTorch 2.4 and later),
+// as torchtitan's _apply_ac_to_transformer_block does (9dec370): the outputs of
+// aten.mm are saved but every second one, counted from each module's first and apart
+// in the forward pass and its rerun, and the outputs of scaled_dot_product_attention's
+// fused kernels always; everything else is rerun in the backward pass
+// (analytic.SelectiveOp prices the same rule).
+func writeTorchSelectiveOp(w *strings.Builder, pl *perLayer, mods []string) {
+	w.WriteString("# Recomputation as planned (recompute selective-op, torchtitan's per-op selective\n")
+	w.WriteString("# activation checkpointing), stage by stage: each module listed runs under a checkpoint\n")
+	w.WriteString("# that saves every other matmul's output and the fused attention's, and reruns the rest.\n")
+	w.WriteString("RECOMPUTE = {\n")
+	for i := range pl.full {
+		for _, l := range pl.full[i] {
+			fmt.Fprintf(w, "    %s: %s,  # stage %d\n", pyStr(mods[l]), pyStr(pl.mode), i)
+		}
+	}
+	w.WriteString("}\n\n")
+	w.WriteString(`
+def _selective_op_context():
+    """A fresh checkpoint context pair for one module's forward (torchtitan's policy)."""
+    from collections import defaultdict
+    from torch.utils.checkpoint import CheckpointPolicy, create_selective_checkpoint_contexts
+    aten = torch.ops.aten
+    save = {aten.mm.default, aten.max.default}
+    for name in ("_scaled_dot_product_flash_attention", "_scaled_dot_product_efficient_attention",
+                 "_scaled_dot_product_cudnn_attention"):
+        if hasattr(aten, name):
+            save.add(getattr(aten, name).default)
+    meta = defaultdict(int)
+
+    def policy(ctx, func, *args, **kwargs):
+        key = "recompute_mm_count" if ctx.is_recompute else "forward_mm_count"
+        if func == aten.mm.default:
+            meta[key] += 1
+        keep = func in save and not (func == aten.mm.default and meta[key] % 2 == 0)
+        return CheckpointPolicy.MUST_SAVE if keep else CheckpointPolicy.PREFER_RECOMPUTE
+
+    return create_selective_checkpoint_contexts(policy)
+
+
+def apply_recompute(model):
+    """Wraps every module RECOMPUTE names in a checkpoint wrapper under the per-op policy; call it before pipeline()."""
+    from torch.distributed.algorithms._checkpoint.checkpoint_wrapper import checkpoint_wrapper
+    for path in RECOMPUTE:
+        parent, _, name = path.rpartition(".")
+        owner = model.get_submodule(parent) if parent else model
+        setattr(owner, name, checkpoint_wrapper(owner.get_submodule(name), context_fn=_selective_op_context, preserve_rng_state=False))
     return model
 
 `)
