@@ -2,6 +2,9 @@ package export_test
 
 import (
 	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -186,5 +189,77 @@ func TestRecomputeAutoModulesMegatron(t *testing.T) {
 		if !strings.Contains(mg.Text, want) || hasNote(mg, wire.NoteRecompute) != mixed {
 			t.Errorf("mixed %v: want %q and a note only when mixed, notes %v, in\n%s", mixed, want, mg.Notes, mg.Text)
 		}
+	}
+}
+
+// TestSelectiveOpExports: a plan of torchtitan's per-op selective checkpointing
+// (training.recompute selective-op) exports in every format. PyTorch wraps each
+// transformer block (or, split by sublayer, each attention and MLP sublayer; never the
+// embedding, final norm or head, which torchtitan leaves unwrapped and pipeplan prices
+// unrecomputed) in a checkpoint wrapper under torchtitan's policy, exactly, and the
+// Python compiles; Megatron-LM, DeepSpeed and Graphcore have no per-op policy: a recompute
+// note says so and the export is not exact.
+func TestSelectiveOpExports(t *testing.T) {
+	for _, tc := range []struct {
+		split   string
+		wrapped int // modules apply_recompute wraps: Llama-2-7B's 32 blocks, or their 64 sublayers
+	}{{"", 32}, {"sublayer", 64}} {
+		in := fromRequest(t, &wire.Request{
+			Model:       wire.ModelSpec{Architecture: &wire.Architecture{Name: "llama-2-7b", Seq: 4096, Split: tc.split}},
+			Cluster:     wire.ClusterSpec{Device: "h100-sxm"},
+			Parallelism: wire.Parallelism{Pipeline: 4},
+			Training:    wire.Training{Recompute: "selective-op"},
+			Schedule:    wire.Schedule{Microbatches: 16, MicrobatchSize: 1},
+		})
+		pt, err := export.Make(in, wire.PyTorch)
+		if err != nil {
+			t.Fatalf("split %q: pytorch: %v", tc.split, err)
+		}
+		wrapped := strings.Count(pt.Text, `: "selective-op",  # stage`)
+		for _, want := range []string{
+			"create_selective_checkpoint_contexts(policy)",
+			"save = {aten.mm.default, aten.max.default}",
+			`"_scaled_dot_product_flash_attention", "_scaled_dot_product_efficient_attention"`,
+			"meta[key] % 2 == 0",
+			"context_fn=_selective_op_context",
+			"model = apply_recompute(model)",
+		} {
+			if !strings.Contains(pt.Text, want) {
+				t.Errorf("split %q: pytorch lacks %q", tc.split, want)
+			}
+		}
+		if wrapped != tc.wrapped || strings.Contains(pt.Text, `"model.embed_tokens": "selective-op"`) || strings.Contains(pt.Text, `"lm_head": "selective-op"`) {
+			t.Errorf("split %q: pytorch wraps %d modules, want the %d transformer layers only, in\n%s", tc.split, wrapped, tc.wrapped, pt.Text)
+		}
+		if !pt.Exact || hasNote(pt, wire.NoteRecompute) {
+			t.Errorf("split %q: pytorch exact %v, notes %v: want exact, no recompute note", tc.split, pt.Exact, pt.Notes)
+		}
+		compilePython(t, pt.Text)
+		for _, f := range []wire.Format{wire.Megatron, wire.DeepSpeed, wire.Graphcore} {
+			ex, err := export.Make(in, f)
+			if err != nil {
+				t.Fatalf("split %q: %s: %v", tc.split, f, err)
+			}
+			var perOp bool
+			for _, n := range ex.Notes {
+				perOp = perOp || n.Code == wire.NoteRecompute && strings.Contains(n.Message, "no per-op policy")
+			}
+			if ex.Exact || !perOp {
+				t.Errorf("split %q: %s exact %v, notes %v: want not exact, with a recompute note that it has no per-op policy", tc.split, f, ex.Exact, ex.Notes)
+			}
+		}
+	}
+}
+
+// compilePython compiles a Python export with py_compile (skipped without python3).
+func compilePython(t *testing.T, text string) {
+	t.Helper()
+	py := python(t)
+	path := filepath.Join(t.TempDir(), "export.py")
+	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command(py, "-m", "py_compile", path).CombinedOutput(); err != nil {
+		t.Errorf("py_compile: %v\n%s", err, out)
 	}
 }
