@@ -155,6 +155,26 @@ func TestVocabularyIsThePlanners(t *testing.T) {
 			}
 		}
 	}
+	// Every order core/schedule runs is offered: each kind, and interleaved in both
+	// Megatron-LM's and PyTorch's order (ScheduleInterleaved1F1B's, interleaved-pytorch:V)
+	// with 2 and 4 chunks, written as Config.String writes them (the page's picker had
+	// no PyTorch order).
+	for _, k := range schedule.Kinds {
+		cs := []schedule.Config{{Kind: k}}
+		if k == schedule.Interleaved {
+			cs = nil
+			for _, pt := range []bool{false, true} {
+				for _, v := range []int{2, 4} {
+					cs = append(cs, schedule.Config{Kind: k, Chunks: v, PyTorchOrder: pt})
+				}
+			}
+		}
+		for _, c := range cs {
+			if !slices.Contains(wire.Schedules(), c.String()) {
+				t.Errorf("schedule.name: core/schedule runs %s, core/wire's list %q lacks it", c, wire.Schedules())
+			}
+		}
+	}
 	// The expert imbalance's bound, at the bound and past it.
 	moe := func(field string, v float64) string {
 		return fmt.Sprintf(`{"model":{"architecture":{"name":"mixtral-8x7b","%s":%v}},"cluster":{"device":"h100-sxm","count":8},"parallelism":{"data":8,"expert":8}}`, field, v)

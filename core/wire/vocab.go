@@ -118,9 +118,10 @@ func ScheduleKinds() []string {
 }
 
 // Schedules lists schedule.name values a picker offers: every kind, interleaved with 2
-// and 4 chunks per device (any count from 2 is accepted).
+// and 4 chunks per device (any count from 2 is accepted), in Megatron-LM's order and in
+// PyTorch's (torch.distributed.pipelining's ScheduleInterleaved1F1B, interleaved-pytorch).
 func Schedules() []string {
-	return []string{"gpipe", "1f1b", "interleaved:2", "interleaved:4", "zb-h1", "ipu", "overlap", "inference"}
+	return []string{"gpipe", "1f1b", "interleaved:2", "interleaved:4", "interleaved-pytorch:2", "interleaved-pytorch:4", "zb-h1", "ipu", "overlap", "inference"}
 }
 
 // Objectives lists objective: what the split minimises.
