@@ -72,7 +72,7 @@ func TestVocabularyIsThePlanners(t *testing.T) {
 			func(v string) string { return arch("") + `,"training":{"precision":"` + v + `"}}` }},
 		{"training.optimizer", wire.Optimizers(), []string{string(analytic.AdamW), string(analytic.Adam), string(analytic.SGD)},
 			func(v string) string { return arch("") + `,"training":{"optimizer":"` + v + `"}}` }},
-		{"training.recompute", wire.RecomputeModes(), []string{string(analytic.NoRecompute), string(analytic.Selective), string(analytic.Full), RecomputeAuto},
+		{"training.recompute", wire.RecomputeModes(), []string{string(analytic.NoRecompute), string(analytic.Selective), string(analytic.SelectiveOp), string(analytic.Full), RecomputeAuto},
 			func(v string) string { return arch("") + `,"training":{"recompute":"` + v + `"}}` }},
 		{"parallelism.sharding", wire.ShardingModes(), []string{string(analytic.NoSharding), string(analytic.ZeRO1), string(analytic.ZeRO2), string(analytic.ZeRO3), string(analytic.HSDP)},
 			func(v string) string {

@@ -24,7 +24,8 @@ type Config struct {
 	Expert int `json:"expert_parallel,omitempty"`
 	// Schedule as schedule.Parse reads it: gpipe, 1f1b, interleaved:V, zb-h1.
 	Schedule string `json:"schedule"`
-	// Recompute: none, selective, full or auto (per stage, core/recompute).
+	// Recompute: none, selective, selective-op (torchtitan's per-op policy), full or auto
+	// (per stage, core/recompute).
 	Recompute string `json:"recompute"`
 	// ZeRO stage: 0 (none), 1 (optimizer state), 2 (and gradients) or 3 (and weights,
 	// gathered layer by layer: FSDP), sharded over the replicas x context devices.
@@ -180,11 +181,11 @@ func (s *Space) Validate() error {
 		}
 	}
 	if len(s.Recomputes) == 0 {
-		es.Add("recomputes", "must hold at least one of none, selective, full")
+		es.Add("recomputes", "must hold at least one of none, selective, selective-op, full or auto")
 	}
 	for i, r := range s.Recomputes {
-		if r != "none" && r != "selective" && r != "full" && r != "auto" {
-			es.Add(fmt.Sprintf("recomputes[%d]", i), "must be none, selective, full or auto, got %q", r)
+		if !slices.Contains([]string{"none", "selective", "selective-op", "full", "auto"}, r) {
+			es.Add(fmt.Sprintf("recomputes[%d]", i), "must be none, selective, selective-op, full or auto, got %q", r)
 		}
 	}
 	if len(s.ZeROs) == 0 {

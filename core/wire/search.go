@@ -75,7 +75,7 @@ type SearchConfig struct {
 	// Schedule as a request names it: gpipe, 1f1b, interleaved:V, interleaved-pytorch:V,
 	// zb-h1.
 	Schedule string `json:"schedule"`
-	// Recompute: none, selective, full or auto.
+	// Recompute: none, selective, selective-op, full or auto.
 	Recompute string `json:"recompute"`
 	// ZeRO stage: 0 (none), 1 (optimizer state), 2 (and gradients) or 3 (and weights).
 	ZeRO int `json:"zero"`

@@ -73,8 +73,9 @@ func Precisions() []string {
 func Optimizers() []string { return []string{"adamw", "adam", "sgd"} }
 
 // RecomputeModes lists training.recompute: which activations the backward rebuilds
-// ("auto": the planner chooses per layer).
-func RecomputeModes() []string { return []string{"none", "selective", "full", "auto"} }
+// ("selective-op": torchtitan's per-op selective checkpointing; "auto": the planner
+// chooses per layer).
+func RecomputeModes() []string { return []string{"none", "selective", "selective-op", "full", "auto"} }
 
 // ShardingModes lists parallelism.sharding: what data-parallel replicas shard ("fsdp"
 // is read as "zero3").

@@ -11,6 +11,7 @@ package evaluate
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"strings"
@@ -99,9 +100,11 @@ type Evaluator struct {
 	contextNamed  bool
 	contextInner  int
 	refused       map[refuseKey]error
-	terms         map[termKey]*terms
-	estimates     map[termKey]*analytic.Result // analytic estimates without their terms (Twin)
-	layers        int                          // the model's layers
+	// selectiveOpRefused caches selectiveOpRefusal's answers.
+	selectiveOpRefused map[selectiveOpKey]error
+	terms              map[termKey]*terms
+	estimates          map[termKey]*analytic.Result // analytic estimates without their terms (Twin)
+	layers             int                          // the model's layers
 	// twins caches Twin's comparison per tensor-parallel degree and expert-parallel
 	// degree, by microbatch size (0: not known, 1: the same, -1: not).
 	twins map[[2]int][]int8
@@ -171,7 +174,7 @@ func New(base *wire.Request) (*Evaluator, error) {
 	r := &Evaluator{base: n, baseBatch: baseBatch, prepared: prepared, arch: prepared.Architecture(), layers: len(prepared.Model().Layers),
 		sp: base.Parallelism.SequenceParallel, train: n.Training.Mode == wire.ModeTraining,
 		expertOverlap: base.Parallelism.ExpertOverlap, dispatcher: base.Parallelism.ExpertDispatcher, overlaps: overlaps,
-		contextMethod: contextMethodOf(base.Parallelism.ContextMethod), contextNamed: base.Parallelism.ContextMethod != "", contextInner: base.Parallelism.ContextInner, refused: map[refuseKey]error{},
+		contextMethod: contextMethodOf(base.Parallelism.ContextMethod), contextNamed: base.Parallelism.ContextMethod != "", contextInner: base.Parallelism.ContextInner, refused: map[refuseKey]error{}, selectiveOpRefused: map[selectiveOpKey]error{},
 		terms: map[termKey]*terms{}, estimates: map[termKey]*analytic.Result{}, twins: map[[2]int][]int8{}, gathered: map[gatherKey]*terms{}, gatherLinks: map[[3]int]linkOK{}, inFlight: map[[4]int][]int{}, secondsPer: 1}
 	if err := checkContextInner(&b, base.Parallelism); err != nil {
 		return nil, err
@@ -314,7 +317,8 @@ func (r *Evaluator) methodOf(g search.Config) string {
 
 // Refuses reports that core refuses the configuration whatever its other knobs
 // (search.Refuser): a pipeline, schedule and sharding the base request's framework
-// cannot run (pipelineEngineRefuses), and a context split: all-to-all whose degree does not divide the heads on a
+// cannot run (pipelineEngineRefuses), recompute selective-op where core refuses it
+// (selectiveOpRefusal), and a context split: all-to-all whose degree does not divide the heads on a
 // device, hierarchical with no all-to-all group that fits a node beside the tensor
 // group, as core's rules say when the split alone is prepared and estimated (one
 // stage, one replica, the tensor degree; cached per split). It answers only for the
@@ -326,6 +330,9 @@ func (r *Evaluator) Refuses(g search.Config) bool {
 	}
 	if g.Tensor > 1 && request.TensorCommRefusal(r.framework.Name, r.overlaps.OverlapTensorComm) != nil {
 		return true // withOverlaps sets overlap_tensor_comm on it
+	}
+	if g.Recompute == string(analytic.SelectiveOp) && r.train && r.selectiveOpRefusal(g) != nil {
+		return true
 	}
 	if g.ContextMethod == "" {
 		return false
@@ -361,6 +368,35 @@ func (r *Evaluator) refusal(t, c int, method string) error {
 	_, err := r.estimateOf(t, 1, string(analytic.NoRecompute), c, method, 0)
 	r.refused[k] = err
 	return err
+}
+
+// selectiveOpRefusal is core's error for recompute selective-op on the configuration's
+// tensor, context and expert split (nil: core takes it): core/analytic refuses it on a
+// profile, with eager attention, tensor parallelism, a mixture of experts or latent
+// attention. It asks core by estimating the split at microbatch size 1 (cached per
+// split), as refusal does for a context split.
+func (r *Evaluator) selectiveOpRefusal(g search.Config) error {
+	if r.arch == nil {
+		return errSelectiveOpProfile
+	}
+	c, method := max(1, g.Context), r.methodOf(g)
+	k := selectiveOpKey{refuseKey{g.Tensor, c, method}, g.Expert}
+	if err, ok := r.selectiveOpRefused[k]; ok {
+		return err
+	}
+	_, err := r.estimateOf(g.Tensor, 1, string(analytic.SelectiveOp), c, method, g.Expert)
+	r.selectiveOpRefused[k] = err
+	return err
+}
+
+// errSelectiveOpProfile is core's reason for refusing selective-op on a profile.
+var errSelectiveOpProfile = errors.New("selective-op recomputation needs an architecture")
+
+// selectiveOpKey is a split selectiveOpRefusal asks about: its context split and
+// expert degree.
+type selectiveOpKey struct {
+	refuseKey
+	expert int
 }
 
 // refuseKey is a context split: tensor degree, context degree and method.
