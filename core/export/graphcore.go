@@ -26,9 +26,7 @@ func graphcore(j *job) error {
 	if c := orOne(in.Context); c > 1 {
 		return fmt.Errorf("graphcore export: the plan splits every sequence over %d devices (context parallelism), and Keras's pipeline stage assignment places whole layers on one IPU each: plan with parallelism.context 1 for Graphcore", c)
 	}
-	if in.Recompute == string(analytic.SelectiveOp) {
-		j.recomputeApprox("the plan prices torchtitan's per-op selective checkpointing (recompute selective-op: every other matmul's output and the fused attention's kept, the rest rerun), and Graphcore's pipelining has no per-op policy: the export sets none; recompute in the pipeline yourself (Keras's set_pipelining_options recomputation_mode) or keep the activations (more memory than planned)")
-	}
+	graphcoreRecompute(j)
 	if in.ZeRO > 0 {
 		j.parallelism("the plan shards training state over the replicas (%s), which this export (one pipeline's stages) does not set up: with replicas, popxl's replicated tensor sharding of the optimizer state comes closest", shardingName(in))
 	}
@@ -115,4 +113,38 @@ def backward_stage(layer):
 `)
 	j.ex.Filename, j.ex.Language, j.ex.Text = "pipeplan_graphcore.py", "python", w.String()
 	return nil
+}
+
+// graphcoreRecompute notes the plan's recomputation, which the export does not set:
+// Graphcore's pipelining recomputes a whole stage's forward (IPUConfig's allow_recompute
+// with set_pipelining_options' recomputation_mode), keeping the stage's input and the
+// recomputation checkpoints placed in the model, which the export cannot place; it has no
+// per-layer or per-op policy.
+func graphcoreRecompute(j *job) {
+	in := j.in
+	const yourself = "the export sets no recomputation: recompute in the pipeline yourself (IPUConfig allow_recompute with Keras's set_pipelining_options recomputation_mode, and recomputation checkpoints where the plan keeps activations) or keep the activations (more memory than planned)"
+	switch in.Recompute {
+	case string(analytic.SelectiveOp):
+		j.recomputeApprox("the plan prices torchtitan's per-op selective checkpointing (recompute selective-op: every other matmul's output and the fused attention's kept, the rest rerun), and Graphcore's pipelining has no per-op policy: " + yourself)
+	case string(analytic.Selective):
+		j.recomputeApprox("the plan recomputes part of every block (recompute selective: %s), and Graphcore's pipelining recomputes whole stages: %s", selectiveParts(in), yourself)
+	case string(analytic.Full):
+		j.recomputeApprox("the plan recomputes every layer from its input (recompute full), which Graphcore's pipelining runs only with a recomputation checkpoint at each layer's input: %s", yourself)
+	case "auto":
+		switch pl, _ := in.perLayer(); {
+		case pl == nil:
+			j.recomputeApprox("the plan's per-layer recomputation (recompute auto) is not at hand: %s; give the plan to say what each stage recomputes", yourself)
+		case pl.any():
+			j.recomputeApprox("the plan recomputes per stage (%s), and Graphcore's pipelining recomputes whole stages: %s", pl.describe(in.LayerNames), yourself)
+		}
+	}
+}
+
+// selectiveParts names what selective recomputation reruns in every block: the
+// request's recompute_modules, or the attention core.
+func selectiveParts(in *Input) string {
+	if len(in.RecomputeModules) == 0 {
+		return "the attention core"
+	}
+	return strings.Join(in.RecomputeModules, ", ")
 }

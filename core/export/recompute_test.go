@@ -263,3 +263,40 @@ func compilePython(t *testing.T, text string) {
 		t.Errorf("py_compile: %v\n%s", err, out)
 	}
 }
+
+// TestGraphcoreRecompute: Graphcore's pipelining recomputes whole stages (allow_recompute
+// with set_pipelining_options' recomputation_mode), and the export sets none, so a plan
+// that recomputes anything (selective, selective-op, full, or auto where a stage
+// recomputes) exports not exact with a recompute_not_expressible note, and one that
+// recomputes nothing has no such note.
+func TestGraphcoreRecompute(t *testing.T) {
+	plan := func(rc string) *export.Input {
+		return fromRequest(t, &wire.Request{
+			Model:       wire.ModelSpec{Architecture: &wire.Architecture{Name: "llama-3.2-1b", Seq: 2048}},
+			Cluster:     wire.ClusterSpec{Device: "a100-80gb"},
+			Parallelism: wire.Parallelism{Pipeline: 4},
+			Training:    wire.Training{Recompute: rc},
+			Schedule:    wire.Schedule{Name: "gpipe", Microbatches: 16, MicrobatchSize: 1},
+		})
+	}
+	tests := []struct {
+		name       string
+		in         *export.Input
+		recomputes bool
+	}{
+		{"none", plan("none"), false},
+		{"selective", plan("selective"), true},
+		{"selective-op", plan("selective-op"), true},
+		{"full", plan("full"), true},
+		{"auto, stages recomputing", autoInput(t), true},
+	}
+	for _, tc := range tests {
+		gc, err := export.Make(tc.in, wire.Graphcore)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		if noted := hasNote(gc, wire.NoteRecompute); noted != tc.recomputes || tc.recomputes && gc.Exact {
+			t.Errorf("recompute %s: exact %v, recompute note %v: want a note and not exact exactly when the plan recomputes (%v); notes %v", tc.name, gc.Exact, noted, tc.recomputes, gc.Notes)
+		}
+	}
+}

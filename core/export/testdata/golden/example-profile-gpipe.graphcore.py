@@ -2,7 +2,12 @@
 # pipeplan export (version 1): Graphcore IPU: Keras pipeline stages and popxl IPU mapping
 # model gpt2-medium: 26 layers; 4 pipeline devices, data parallel 2, tensor parallel 1
 # planned: gpipe, 8 microbatches of 8; 530.736 ms per step, 241.2 samples/s (gpipe)
-# NOT EXACT: this runs ipu, split [0 8 15 22 26]; 527.037 ms per step, 242.9 samples/s (ipu)
+# NOT EXACT: this runs ipu, split [0 8 15 22 26]; not priced
+# note: the plan recomputes every layer from its input (recompute full), which Graphcore's
+#       pipelining runs only with a recomputation checkpoint at each layer's input: the export
+#       sets no recomputation: recompute in the pipeline yourself (IPUConfig allow_recompute
+#       with Keras's set_pipelining_options recomputation_mode, and recomputation checkpoints
+#       where the plan keeps activations) or keep the activations (more memory than planned)
 # note: Graphcore's pipelining runs its own schedule (forward stages on IPUs 0..P-1, backward
 #       stages back down on the same IPUs: pipeplan's ipu schedule); the export runs ipu instead
 #       of the planned gpipe

@@ -5,6 +5,11 @@
 # planned: zb-h1, 8 microbatches of 4; 166.165 ms per step, 192.6 samples/s (zb-h1)
 # NOT EXACT: this runs ipu, split [0 18 36 50 51]; not priced
 # (and runs another precision than planned: see the notes)
+# note: the plan recomputes part of every block (recompute selective: the attention core), and
+#       Graphcore's pipelining recomputes whole stages: the export sets no recomputation:
+#       recompute in the pipeline yourself (IPUConfig allow_recompute with Keras's
+#       set_pipelining_options recomputation_mode, and recomputation checkpoints where the plan
+#       keeps activations) or keep the activations (more memory than planned)
 # note: Graphcore's IPUs compute in fp16 or fp32, not bf16: plan with model.architecture.dtype
 #       fp16 to price what the IPUs run
 # note: Graphcore's pipelining runs its own schedule (forward stages on IPUs 0..P-1, backward
