@@ -103,7 +103,11 @@ build_web() {
 # The page's knob rows (ui/knobs.go: every request field a control, 19 of them new, drawn
 # by one component instead of a block of markup each) took it to 1,410,452 gzip and
 # 1,031,521 brotli (5,247,352 raw, from 5,307,970): the guards stay.
-wasm_brotli_guard=1035000
+# Main of 2026-11-27 18:45 (the schedule and recompute lists' new values) built
+# 1,034,371 brotli and 1,410,553 gzip from 5,247,487 raw: 135 raw bytes more moved brotli
+# by 2.8 KB, so brotli's figure swings by kilobytes between near-identical builds. Its
+# guard moves to 1,038,000 (about 3.5 KB above, as gzip's is).
+wasm_brotli_guard=1038000
 wasm_gzip_guard=1414000
 check_wasm_size() {
   local size br gz planner
