@@ -594,13 +594,7 @@ func DataParallelExposedSeconds(fw cluster.Framework, reduce, gather, backward, 
 // overlap one, it adds its whole time. It is never below DataParallelExposedSeconds
 // (L = 0), which the search's bound uses.
 func DataParallelBucketedExposedSeconds(fw cluster.Framework, reduce, gather, lastReduce, firstGather, backward, forward float64, times int, share float64) float64 {
-	if !fw.OverlapGradReduce {
-		backward, lastReduce = 0, 0
-	}
-	if !fw.OverlapParamGather {
-		forward, firstGather = 0, 0
-	}
-	lastReduce, firstGather = min(max(lastReduce, 0), reduce), min(max(firstGather, 0), gather)
+	backward, forward, lastReduce, firstGather = overlapWindows(fw, reduce, gather, lastReduce, firstGather, backward, forward)
 	return float64(times)*(besideSeconds(backward, reduce-lastReduce, share)+lastReduce) +
 		besideSeconds(forward, gather-firstGather, share) + firstGather
 }
@@ -650,6 +644,21 @@ func (p *prepared) lastBucketFractions(pl *wire.Plan, dev, devices int) (dense, 
 	return dense, expert
 }
 
+// overlapWindows is what the data-parallel pricing (DataParallelBucketedExposedSeconds
+// and DataParallelBucketedSlowdownSeconds alike) may hide its collectives behind: no
+// pass where the framework does not overlap that collective (and no unhidden bucket:
+// it runs whole after), and the unhidden buckets clamped to their collectives.
+func overlapWindows(fw cluster.Framework, reduce, gather, lastReduce, firstGather, backward, forward float64) (float64, float64, float64, float64) {
+	if !fw.OverlapGradReduce {
+		backward, lastReduce = 0, 0
+	}
+	if !fw.OverlapParamGather {
+		forward, firstGather = 0, 0
+	}
+	lastReduce, firstGather = min(max(lastReduce, 0), reduce), min(max(firstGather, 0), gather)
+	return backward, forward, lastReduce, firstGather
+}
+
 // DataParallelSlowdownSeconds is, of DataParallelExposedSeconds with the same
 // arguments, the computation slowed by the collectives that run beside it
 // (cluster.OverlapSlowdownSeconds: share x the time they run together); the rest is
@@ -663,13 +672,7 @@ func DataParallelSlowdownSeconds(fw cluster.Framework, reduce, gather, backward,
 // same arguments, the computation slowed by the collectives beside it: the buckets that
 // cannot hide (lastReduce, firstGather) run apart from the passes and slow nothing.
 func DataParallelBucketedSlowdownSeconds(fw cluster.Framework, reduce, gather, lastReduce, firstGather, backward, forward float64, times int, share float64) float64 {
-	if !fw.OverlapGradReduce {
-		backward, lastReduce = 0, 0
-	}
-	if !fw.OverlapParamGather {
-		forward, firstGather = 0, 0
-	}
-	lastReduce, firstGather = min(max(lastReduce, 0), reduce), min(max(firstGather, 0), gather)
+	backward, forward, lastReduce, firstGather = overlapWindows(fw, reduce, gather, lastReduce, firstGather, backward, forward)
 	return float64(times)*cluster.OverlapSlowdownSeconds(backward, reduce-lastReduce, share) +
 		cluster.OverlapSlowdownSeconds(forward, gather-firstGather, share)
 }
