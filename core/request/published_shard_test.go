@@ -265,11 +265,54 @@ const (
 	// CP 4's and 8's all-gathers may run another algorithm than CP 2's; no published
 	// figure times that here. (Table 6's 405B rows, whose context groups cross hosts, do
 	// not grow so: +14%, +20%, +14% at CP 1, 2 and 4.)
+	//
+	// Also ruled out, each read from its source:
+	//  - the figure: torchtitan 9dec370's train.py counts labels.numel() before
+	//    context_parallel shards them and divides by non_data_parallel_size (the CP
+	//    degree here), so TPS/GPU is a device's shard of tokens a second, as planned;
+	//  - another kernel: under CP torchtitan 9dec370 (utils.get_train_context) pins
+	//    sdpa_kernel([FLASH_ATTENTION, EFFICIENT_ATTENTION]), flash's checks pass at these
+	//    shapes (head dim 128, bf16, no mask, 32 heads after repeat_kv), and the handler
+	//    calls aten._scaled_dot_product_flash_attention itself: no memory-efficient steps;
+	//  - the steps' shapes: _ContextParallelOptions.enable_load_balance is on by default
+	//    and rank r holds chunks r and 2c-1-r, so each further step is half a block, Q
+	//    against K's first half (source rank below r) or Q's second half against K
+	//    (above): the same two shapes at every c >= 2, no step skipped, equal work a
+	//    rank. CP 2's one further step already runs both (rank 0 one, rank 1 the other),
+	//    so a difference between them is inside its 1.01x;
+	//  - synchronization: the backward's dK/dV permute (permute_tensor, all_to_all_single)
+	//    posts zero-byte sends and receives to every rank (torch/csrc/cuda/nccl.cpp,
+	//    _nccl_should_send_recv is true for NCCL > 2.13), a whole-group barrier a step,
+	//    but with equal work a rank it costs microseconds, and CP 2 has it too;
+	//  - a compile bug at more than 2 ranks: PyTorch's CP test skipped compiled causal
+	//    ring attention on more than 2 ranks in mid-2024 ("after we move wait_tensor to
+	//    use with_effect"): a dead-code-eliminated wait, a desync (pytorch#132155), fixed
+	//    by making wait_tensor effectful (pytorch#132755, August 2024), before this build;
+	//  - a slow transfer: with CP 1's excess (1.35 s a step) taken off every row, CP 2,
+	//    4 and 8 measure -0.2, 8.8 and 20.5 s a step beyond the price; 20.5/8.8 = 2.34,
+	//    (8-1)/(4-1) = 2.33: the cost goes with the further steps or the gathered bytes
+	//    (both c-1), not with the dK/dV sends (c: 2.0), 2.9 s a further step, 91 ms a
+	//    layer. As transfer, a step's 512 MiB gathered in each of three passes would
+	//    move at 18 GB/s (or with its 1 GiB of fp32 dK/dV, all at 29 GB/s), where an H100
+	//    host all-gathers at ~300-350 GB/s, NVLink SHARP's algorithm included
+	//    (NVIDIA/nccl#1506): no choice of NCCL algorithm comes near;
+	//  - the ring code itself: Table 6's 405B rows run the same build and the same
+	//    compiled CP code on steps of the same kind (16 heads a device); steps at 1.65x
+	//    their price would put its CP 4 row about 25 points below its CP 1 row, where it
+	//    measures within a point of it. What is left is particular to the one-host 8B
+	//    runs (the context group on NVLink beside FSDP over the same 8 GPUs), not found.
 	gapRing = "PyTorch's experimental ring attention's steps at ~1.65x their price at CP 4 and 8 (1.0x at CP 2), which its source does not explain"
 	// gap4DCP8: Table 6's CP 8 row, +27%, 12 points beyond its CP 1 row (+14.5%) where
 	// CP 2 and 4 stay within 6 points of it; its context group of 8 hosts all-gathers
 	// 7 hosts' keys and values over the network in every pass (priced: PyTorch's
-	// exchanges make its step 26% longer than the ring's would be).
+	// exchanges make its step 26% longer than the ring's would be). Ruled out: NCCL
+	// 2.21.5's cut of the channels a network peer's sends get as the group grows
+	// (graph/paths.cc, ncclTopoGetNchannels: two a NIC, halved while 2 x nRanks exceeds
+	// 4 x p2pnChannels), which does slow one-peer sends (NVIDIA/nccl#1272: 24% at 32 ranks,
+	// restored by NCCL_NCHANNELS_PER_NET_PEER=4); for 8 ranks one a host the ring's
+	// channels doubled (graph/connect.cc, ncclTopoPostset) give p2pnChannels of at least 4,
+	// and 2 x 8 does not exceed 16: two channels a peer at CP 8 as at CP 4 (the cut would
+	// come at CP 16).
 	gap4DCP8 = "the 405B 4D run at CP 8, 12 points beyond its CP 1 row's error: unexplained"
 )
 
