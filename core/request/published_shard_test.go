@@ -286,8 +286,9 @@ const (
 	//    but with equal work a rank it costs microseconds, and CP 2 has it too;
 	//  - a compile bug at more than 2 ranks: PyTorch's CP test skipped compiled causal
 	//    ring attention on more than 2 ranks in mid-2024 ("after we move wait_tensor to
-	//    use with_effect"): a dead-code-eliminated wait, a desync (pytorch#132155), fixed
-	//    by making wait_tensor effectful (pytorch#132755, August 2024), before this build;
+	//    use with_effect"): a dead-code-eliminated wait, a desync (pytorch#132155), kept
+	//    from elimination since August 2024 (pytorch#132341); the test of the version
+	//    with set_rotate_method, which this build's torchtitan calls, runs that case;
 	//  - a slow transfer: with CP 1's excess (1.35 s a step) taken off every row, CP 2,
 	//    4 and 8 measure -0.2, 8.8 and 20.5 s a step beyond the price; 20.5/8.8 = 2.34,
 	//    (8-1)/(4-1) = 2.33: the cost goes with the further steps or the gathered bytes
