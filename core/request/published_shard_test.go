@@ -298,10 +298,12 @@ const (
 	//    host all-gathers at ~300-350 GB/s, NVLink SHARP's algorithm included
 	//    (NVIDIA/nccl#1506): no choice of NCCL algorithm comes near;
 	//  - the ring code itself: Table 6's 405B rows run the same build and the same
-	//    compiled CP code on steps of the same kind (16 heads a device); steps at 1.65x
-	//    their price would put its CP 4 row about 25 points below its CP 1 row, where it
-	//    measures within a point of it. What is left is particular to the one-host 8B
-	//    runs (the context group on NVLink beside FSDP over the same 8 GPUs), not found.
+	//    compiled CP code on steps of the same kind (16 heads a device). Planned with
+	//    every further step's kernels at 1/1.65 of their rates, its CP 4 row errs -8.9%,
+	//    23 points below its CP 1 row (+14.5%), where it measures within a point of it
+	//    (+13.9%); the 8B CP 2 row would err -10.3%. What is left is particular to the
+	//    one-host 8B runs at CP 4 and 8 (the context group on NVLink beside FSDP over the
+	//    same 8 GPUs), and not found.
 	gapRing = "PyTorch's experimental ring attention's steps at ~1.65x their price at CP 4 and 8 (1.0x at CP 2), which its source does not explain"
 	// gap4DCP8: Table 6's CP 8 row, +27%, 12 points beyond its CP 1 row (+14.5%) where
 	// CP 2 and 4 stay within 6 points of it; its context group of 8 hosts all-gathers
