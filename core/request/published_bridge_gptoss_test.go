@@ -194,19 +194,27 @@ var gptOSS20BGraphs = bridgeGraphs2960{
 // 22 us above the 15 us the megatron mode charges the one product it launches. The
 // graphed scope calls three or four Transformer Engine modules a block and pass
 // (LayerNormLinear, DotProductAttention, Linear; the router's product is torch's),
-// about 0.1 ms of the 1.6 ms. A uniform host cost per kernel of about 55 us in both
-// runs would give both measured steps and the speedup (30 forward and 30 backward block
-// passes on the critical path, all host-bound), but no source states such a figure,
-// and the Qwen3 30B-A3B rows contradict it: on GB300, whose Grace host takes 2.75
-// times an x86 host's time per PyTorch call (cluster.Perf.HostSecondsScale, the same
-// issue's rows), microbatches of 4 ran at 28,934 tokens/s/GPU (NeMo 25.11), which the
-// megatron mode's 15 us a kernel, scaled to Grace, prices 22% slow. So the host time is not
-// proportional to the analytic model's kernels: its dropless experts are counted a
-// kernel per local expert (analytic's o.times(local)) where Megatron-Core makes one
-// Python call for the grouped product (TEGroupedMLP: Transformer Engine's
-// GroupedLinear launches the per-expert GEMMs from C++), and the attention side makes
-// more calls than its kernels. Counting the host's calls per module, as tools/opcount
-// does for HuggingFace's eager code, is the next step; it is not done.
+// about 0.1 ms of the 1.6 ms. Nor does a uniform cost per kernel fit: at 55 us a
+// kernel in both runs (the dropless experts too) the eager step is 477 ms, as measured,
+// but the graphed one 432 ms (measured 391-399), a 9.6% speedup, because the graphed
+// scope holds 24 of a block's 108 forward kernels and 28 of its 152 backward ones; and
+// the Qwen3 30B-A3B rows bound such a cost from above: on GB300, whose Grace host takes
+// 2.75 times an x86 host's time per PyTorch call (cluster.Perf.HostSecondsScale, the
+// same issue's rows), microbatches of 4 ran at 28,934 tokens/s/GPU (NeMo 25.11), which
+// the megatron mode's 15 us a kernel, scaled to Grace, already prices 22% slow. So the
+// host's time is not proportional to the analytic model's kernels: its dropless experts
+// are counted a kernel per local expert (analytic's o.times(local)) where Megatron-Core
+// makes one Python call for a grouped product (TEGroupedMLP: Transformer Engine's
+// GroupedLinear launches the per-expert GEMMs from C++), while the attention, router
+// (aux-loss bookkeeping: tokens per expert reduced over the tensor-parallel group, the
+// loss, its tracker, MoEAuxLossAutoScaler; megatron/core/transformer/moe/router.py,
+// core_v0.15.0) and preprocessing make more Python calls than they launch kernels.
+// Counting the host's calls per module, as tools/opcount does for HuggingFace's eager
+// code, is the next step; it is not done. Megatron-Bridge's skill card
+// (skills/nemo-mbridge-perf-cuda-graphs/card.yaml, validated 2026-07-31) holds two more
+// measurements of the same scope on H100s: Qwen3-30B-A3B at TP2 PP2 EP4 on 16, 623 to
+// 484 ms a step (22%), and a later Qwen3-30B-A3B BF16 all-to-all run neutral (41.36 s
+// eager, 42.00 graphed); neither states its batch and sequence, so neither is planned.
 const gptOSS20BGraphsGap = "the host time of Megatron-Core's attention, router and preprocessing (the graphed scope) is underpriced: about 1.6 ms per block and pass"
 
 // TestBridgeGptOss20BGraphs plans GPT-OSS-20B as Megatron-Bridge #2960 measured it
