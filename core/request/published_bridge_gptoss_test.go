@@ -206,11 +206,17 @@ var gptOSS20BGraphs = bridgeGraphs2960{
 // are counted a kernel per local expert (analytic's o.times(local)) where Megatron-Core
 // makes one Python call for a grouped product (TEGroupedMLP: Transformer Engine's
 // GroupedLinear launches the per-expert GEMMs from C++), while the attention, router
-// (aux-loss bookkeeping: tokens per expert reduced over the tensor-parallel group, the
-// loss, its tracker, MoEAuxLossAutoScaler; megatron/core/transformer/moe/router.py,
-// core_v0.15.0) and preprocessing make more Python calls than they launch kernels.
-// Counting the host's calls per module, as tools/opcount does for HuggingFace's eager
-// code, is the next step; it is not done. Megatron-Bridge's skill card
+// and preprocessing make more Python calls than they launch kernels. Those extra calls
+// are too few for 1.6 ms here, though: GPT-OSS has no load-balancing loss to keep
+// (Megatron-Bridge's GPTOSSBridge sets moe_router_load_balancing_type "none", so none
+// of the aux-loss bookkeeping of megatron/core/transformer/moe/router.py, core_v0.15.0,
+// runs), its router is unfused (the H100 recipes' moe_router_fusion False: gating,
+// top-k, softmax and the routing map's scatter, a few calls each way), and the
+// all-to-all dispatcher's preprocessing (tokens per expert, their all-gather over the
+// expert group, the splits' copy to the host) some twenty: at 15 us a call, a few
+// tenths of a millisecond a pass. What costs the rest on an x86 host is not found; the
+// run's hosts are not named beyond "H100". Counting the host's calls per module, as
+// tools/opcount does for HuggingFace's eager code, is the next step; it is not done. Megatron-Bridge's skill card
 // (skills/nemo-mbridge-perf-cuda-graphs/card.yaml, validated 2026-07-31) holds two more
 // measurements of the same scope on H100s: Qwen3-30B-A3B at TP2 PP2 EP4 on 16, 623 to
 // 484 ms a step (22%), and a later Qwen3-30B-A3B BF16 all-to-all run neutral (41.36 s
