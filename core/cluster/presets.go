@@ -323,7 +323,7 @@ var devicePresets = map[string]DevicePreset{
 		Network:        "ib-ndr",
 		ScaleUpDevices: 72,
 		GPU:            true,
-		Note:           "NVIDIA GB200 NVL72 datasheet, per GPU: 2.5 PFLOP/s bf16 dense, 5 fp8 dense, 186 GB at 8 TB/s HBM3e; NVLink 5 1.8 TB/s, 72 GPUs in one NVLink domain; 400 Gb/s NIC per GPU",
+		Note:           "NVIDIA GB200 NVL72 datasheet, per GPU: 2.5 PFLOP/s bf16 dense, 5 fp8 dense, 186 GB at 8 TB/s HBM3e; NVLink 5 1.8 TB/s, 72 GPUs in one NVLink domain; 400 Gb/s NIC per GPU; Grace host: 2.75 times an H100 machine's x86 host time per PyTorch call (TransformerEngine #2053)",
 	},
 	// NVIDIA GB300 NVL72, per GPU (GB300 NVL72 datasheet: 72 Blackwell Ultra GPUs in one
 	// NVLink domain, 20 TB HBM3e, 360 PFLOP/s fp16 and 720 fp8 with sparsity): 2.5
@@ -336,7 +336,7 @@ var devicePresets = map[string]DevicePreset{
 		Network:        "ib-xdr",
 		ScaleUpDevices: 72,
 		GPU:            true,
-		Note:           "NVIDIA GB300 NVL72 datasheet, per GPU: 2.5 PFLOP/s bf16 dense, 5 fp8 dense, 279 GB at 8 TB/s HBM3e; NVLink 5 1.8 TB/s, 72 GPUs in one NVLink domain; 800 Gb/s ConnectX-8 per GPU",
+		Note:           "NVIDIA GB300 NVL72 datasheet, per GPU: 2.5 PFLOP/s bf16 dense, 5 fp8 dense, 279 GB at 8 TB/s HBM3e; NVLink 5 1.8 TB/s, 72 GPUs in one NVLink domain; 800 Gb/s ConnectX-8 per GPU; Grace host: 2.75 times an H100 machine's x86 host time per PyTorch call (TransformerEngine #2053)",
 	},
 	// AMD Instinct MI300X (AMD datasheet): 1,307.4 TFLOP/s dense bf16, 2,614.9 dense fp8,
 	// 163.4 TFLOP/s fp32 matrix, 192 GB HBM3 at 5.3 TB/s; Infinity Fabric to each of 7
