@@ -451,7 +451,7 @@ func Estimate(a *arch.Arch, t Target, o Options) (*Result, error) {
 	sh.vocabParallelCE = t.Framework.CrossEntropyVocabParallel
 	sh.mainGrads = t.Framework.MainGradBuffer
 	sh.eagerCode = t.Framework.EagerOps
-	c := &calc{sh: sh, rf: newRoofline(t, o.DType, o.FP8Recipe), o: o, fw: t.Framework, target: t,
+	c := &calc{sh: sh, rf: newRoofline(t, o.DType, o.FP8Recipe), o: o, fw: t.Framework.ScaleHost(t.Perf.HostScale()), target: t,
 		allReduce: cluster.RingAllReduceSeconds(t.tensorLink(), sh.e*sh.t*sh.h, o.TensorParallel), contextLink: t.contextLink()}
 	r := &Result{Name: a.Name, Device: t.Device.Name, Arch: a.Description(), Opts: o,
 		perParam: o.devicePerParam(), optShard: o.optimizerShard(), expertOptShard: o.expertOptimizerShard()}
@@ -1140,7 +1140,7 @@ func (r *Result) total(a *arch.Arch, t Target, c *calc) {
 	tt.ReservedBytes = ceil(float64(tt.PeakBytes) * t.Framework.AllocatorReserve)
 	tt.PeakDeviceBytes = tt.PeakBytes + tt.ReservedBytes + tt.FrameworkBytes
 	if !o.Inference() {
-		r.rf, r.tensorSeconds, r.foreach = c.rf, t.Framework.OptimizerTensorSeconds, t.Framework.ForeachOptimizer
+		r.rf, r.tensorSeconds, r.foreach = c.rf, c.fw.OptimizerTensorSeconds, t.Framework.ForeachOptimizer
 		r.zeroGrads = t.Framework.MainGradBuffer
 		var device float64
 		device, tt.OptimizerHostSeconds = r.OptimizerSeconds(0, len(r.Layers)-1)

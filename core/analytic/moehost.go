@@ -22,7 +22,8 @@ import "pipeplan/core/cluster"
 // The host operations before it are the layer's (Terms.HostOps) less the experts'
 // kernels. The part after it is the routed experts' operations (piece.eagerFrom to eagerTo),
 // their kernels launched at the eager framework's host cost per kernel
-// (cluster.Eager's HostKernelSeconds) whatever the framework's own figure is lower,
+// (cluster.Eager's HostKernelSeconds, times the device's host's Perf.HostScale, as
+// the framework's own figures are) whatever the framework's own figure is lower,
 // and the expert communication left exposed. A mixture with a capacity factor has
 // fixed shapes, no synchronization, and nothing is added; nor without a host side
 // (cluster.NoFramework).
@@ -34,7 +35,7 @@ func (c *calc) moeHostSeconds(l *Layer, ps []piece, fwdComm, bwdComm float64) {
 	if err != nil {
 		return
 	}
-	perKernel := max(c.fw.HostKernelSeconds, eager.HostKernelSeconds)
+	perKernel := max(c.fw.HostKernelSeconds, eager.ScaleHost(c.target.Perf.HostScale()).HostKernelSeconds)
 	train := c.sh.train
 	var fwdDev, bwdDev, fwdK, bwdK float64
 	any := false

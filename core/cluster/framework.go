@@ -22,7 +22,9 @@ import (
 // replays a captured sequence of kernels) all but remove it.
 //
 // The figures are typical values, stated with their sources, for an analytic estimate;
-// pipeplan calibrate fits the host costs of a framework to a measured profile.
+// pipeplan calibrate fits the host costs of a framework to a measured profile. The host
+// figures are an x86 host's of an H100 machine (eagerOpSeconds was fitted on one); a
+// device whose usual host is slower per call (Grace: Perf.HostSecondsScale) scales them.
 type Framework struct {
 	// Name is the framework mode: eager, compiled, cuda-graphs or megatron.
 	Name string `json:"name"`
@@ -387,6 +389,17 @@ func (f Framework) Validate(prefix string) error {
 // HostSeconds is the host time of a pass that launches kernels kernels over layers layers.
 func (f Framework) HostSeconds(kernels, layers float64) float64 {
 	return kernels*f.HostKernelSeconds + layers*f.HostLayerSeconds
+}
+
+// ScaleHost returns the framework with its host figures (HostKernelSeconds,
+// HostLayerSeconds, OptimizerTensorSeconds) multiplied by scale: the mode run from a
+// host that takes scale times as long per operator as the reference (an H100 machine's
+// x86 host, which the figures are stated for; Perf.HostSecondsScale).
+func (f Framework) ScaleHost(scale float64) Framework {
+	f.HostKernelSeconds *= scale
+	f.HostLayerSeconds *= scale
+	f.OptimizerTensorSeconds *= scale
+	return f
 }
 
 // eagerOpSeconds is eager PyTorch's host time per operator it dispatches (a call from

@@ -82,6 +82,21 @@ type Perf struct {
 	// core/analytic's gemmShape) below the large products' MatmulEfficiency. 0: every
 	// product at MatmulEfficiency (devices without a measured shape model).
 	Multiprocessors int `json:"multiprocessors,omitempty"`
+	// HostSecondsScale is how much longer the host that usually drives the device
+	// takes per operator than the x86 host of an H100 machine that the framework
+	// modes' host figures (cluster.Framework's HostKernelSeconds, HostLayerSeconds and
+	// OptimizerTensorSeconds) are stated for: package analytic multiplies them by it
+	// (HostScale). The same Python, dispatcher and launch path runs slower on a slower
+	// core. 0 means 1 (the reference host, or nothing known of the device's host).
+	HostSecondsScale float64 `json:"host_seconds_scale,omitempty"`
+}
+
+// HostScale is HostSecondsScale, or 1 when it is 0.
+func (p Perf) HostScale() float64 {
+	if p.HostSecondsScale > 0 {
+		return p.HostSecondsScale
+	}
+	return 1
 }
 
 // FP8Efficiency is the fraction of the fp8 peak that fp8 matrix products reach:
@@ -111,6 +126,7 @@ func (p Perf) Validate(prefix string) error {
 		}
 	}
 	es.NonNegative(prefix+".kernel_seconds", p.KernelSeconds)
+	es.NonNegative(prefix+".host_seconds_scale", p.HostSecondsScale)
 	if p.Multiprocessors < 0 {
 		es.Add(prefix+".multiprocessors", "must not be negative, got %d", p.Multiprocessors)
 	}
@@ -147,6 +163,20 @@ const (
 	// gpuKernelSeconds is a typical launch cost of one kernel from an eager framework
 	// (a few microseconds); it matters only for small kernels.
 	gpuKernelSeconds = 4e-6
+	// graceHostScale is the host time per operator of a Grace CPU (Arm Neoverse V2, the
+	// host of GH200, GB200 and GB300) over that of the Intel Xeon Platinum 8480C of a
+	// DGX H100, as one benchmark measured both (NVIDIA/TransformerEngine #2053, "High
+	// CPU overhead on Grace systems", 2025-08-11: the CPU time of one torch.nn.Linear
+	// forward in BF16, hidden 2,048 and 8,192 tokens, averaged over many runs: 37.08 us
+	// on GB200, 33.17 on GH200, 13.48 on the DGX H100). The same PyTorch call (Python,
+	// the dispatcher, cuBLAS's launch) takes 2.75 times as long on GB200's host and 2.46
+	// times on GH200's; GB200's ratio is taken for the Grace-hosted presets (GB300
+	// pairs the same Grace CPU with its GPUs: GB300 NVL72 datasheet). Transformer
+	// Engine's own module code is slower still on Grace there (te.Linear 99.66 us on
+	// GB200, 90.53 on GH200: 2.7 times torch's), a per-module cost this figure does not
+	// add (TE has since cut it: TE #2146, #2439, #2957). The issue gives no other
+	// hosts; x86 hosts of B200 and B300 boards are left at 1.
+	graceHostScale = 37.08 / 13.48
 )
 
 // Fractions of the fp8 peak that fp8 GEMMs reach (Perf.FP8MatmulEfficiency), from
@@ -288,12 +318,12 @@ var devicePresets = map[string]DevicePreset{
 	// port per GPU to the scale-out network in NVIDIA's reference design.
 	"gb200": {
 		Device:         Device{Name: "gb200", MemoryBytes: 186 * gib, UsableFraction: gpuUsable, FLOPSPerSecond: 2.5e15},
-		Perf:           Perf{FP32FLOPSPerSecond: 80e12, FP8FLOPSPerSecond: 5e15, MemoryBytesPerSecond: 8e12, MatmulEfficiency: 0.65, FP8MatmulEfficiency: blackwellFP8Efficiency, MXFP8: true, BlockFP8: true, MemoryEfficiency: 0.8, KernelSeconds: gpuKernelSeconds, Multiprocessors: blackwellSMs},
+		Perf:           Perf{FP32FLOPSPerSecond: 80e12, FP8FLOPSPerSecond: 5e15, MemoryBytesPerSecond: 8e12, MatmulEfficiency: 0.65, FP8MatmulEfficiency: blackwellFP8Efficiency, MXFP8: true, BlockFP8: true, MemoryEfficiency: 0.8, KernelSeconds: gpuKernelSeconds, Multiprocessors: blackwellSMs, HostSecondsScale: graceHostScale},
 		Link:           "nvswitch4",
 		Network:        "ib-ndr",
 		ScaleUpDevices: 72,
 		GPU:            true,
-		Note:           "NVIDIA GB200 NVL72 datasheet, per GPU: 2.5 PFLOP/s bf16 dense, 5 fp8 dense, 186 GB at 8 TB/s HBM3e; NVLink 5 1.8 TB/s, 72 GPUs in one NVLink domain; 400 Gb/s NIC per GPU",
+		Note:           "NVIDIA GB200 NVL72 datasheet, per GPU: 2.5 PFLOP/s bf16 dense, 5 fp8 dense, 186 GB at 8 TB/s HBM3e; NVLink 5 1.8 TB/s, 72 GPUs in one NVLink domain; 400 Gb/s NIC per GPU; Grace host: 2.75 times an H100 machine's x86 host time per PyTorch call (TransformerEngine #2053)",
 	},
 	// NVIDIA GB300 NVL72, per GPU (GB300 NVL72 datasheet: 72 Blackwell Ultra GPUs in one
 	// NVLink domain, 20 TB HBM3e, 360 PFLOP/s fp16 and 720 fp8 with sparsity): 2.5
@@ -301,12 +331,12 @@ var devicePresets = map[string]DevicePreset{
 	// 72; an 800 Gb/s ConnectX-8 SuperNIC per GPU.
 	"gb300": {
 		Device:         Device{Name: "gb300", MemoryBytes: 279 * gib, UsableFraction: gpuUsable, FLOPSPerSecond: 2.5e15},
-		Perf:           Perf{FP32FLOPSPerSecond: 80e12, FP8FLOPSPerSecond: 5e15, MemoryBytesPerSecond: 8e12, MatmulEfficiency: 0.65, FP8MatmulEfficiency: blackwellFP8Efficiency, MXFP8: true, BlockFP8: true, MemoryEfficiency: 0.8, KernelSeconds: gpuKernelSeconds, Multiprocessors: blackwellSMs},
+		Perf:           Perf{FP32FLOPSPerSecond: 80e12, FP8FLOPSPerSecond: 5e15, MemoryBytesPerSecond: 8e12, MatmulEfficiency: 0.65, FP8MatmulEfficiency: blackwellFP8Efficiency, MXFP8: true, BlockFP8: true, MemoryEfficiency: 0.8, KernelSeconds: gpuKernelSeconds, Multiprocessors: blackwellSMs, HostSecondsScale: graceHostScale},
 		Link:           "nvswitch4",
 		Network:        "ib-xdr",
 		ScaleUpDevices: 72,
 		GPU:            true,
-		Note:           "NVIDIA GB300 NVL72 datasheet, per GPU: 2.5 PFLOP/s bf16 dense, 5 fp8 dense, 279 GB at 8 TB/s HBM3e; NVLink 5 1.8 TB/s, 72 GPUs in one NVLink domain; 800 Gb/s ConnectX-8 per GPU",
+		Note:           "NVIDIA GB300 NVL72 datasheet, per GPU: 2.5 PFLOP/s bf16 dense, 5 fp8 dense, 279 GB at 8 TB/s HBM3e; NVLink 5 1.8 TB/s, 72 GPUs in one NVLink domain; 800 Gb/s ConnectX-8 per GPU; Grace host: 2.75 times an H100 machine's x86 host time per PyTorch call (TransformerEngine #2053)",
 	},
 	// AMD Instinct MI300X (AMD datasheet): 1,307.4 TFLOP/s dense bf16, 2,614.9 dense fp8,
 	// 163.4 TFLOP/s fp32 matrix, 192 GB HBM3 at 5.3 TB/s; Infinity Fabric to each of 7

@@ -66,10 +66,10 @@ func TestSecondsPerByte(t *testing.T) {
 }
 
 func TestPerfValidate(t *testing.T) {
-	err := Perf{MatmulEfficiency: 0, MemoryEfficiency: 1.2, KernelSeconds: -1, Multiprocessors: -2}.Validate("perf")
+	err := Perf{MatmulEfficiency: 0, MemoryEfficiency: 1.2, KernelSeconds: -1, Multiprocessors: -2, HostSecondsScale: -1}.Validate("perf")
 	for _, want := range []string{"perf.fp32_flops_per_second: must be > 0", "perf.memory_bytes_per_second: must be > 0",
 		"perf.matmul_efficiency: must be in (0, 1], got 0", "perf.memory_efficiency: must be in (0, 1], got 1.2", "perf.kernel_seconds: must be >= 0",
-		"perf.multiprocessors: must not be negative, got -2"} {
+		"perf.multiprocessors: must not be negative, got -2", "perf.host_seconds_scale: must be >= 0"} {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("error %v, want %q", err, want)
 		}

@@ -185,8 +185,42 @@ var gptOSS20BGraphs = bridgeGraphs2960{
 // far beyond what 24 kernels at 15 us cost. Megatron-Core's router (load-balancing loss,
 // its tracker, top-k and the routing map, tokens per expert) and Transformer Engine's
 // module code per call (NVIDIA/TransformerEngine #2053 measures a TE Linear's forward at
-// 2.7 times torch.nn.Linear's CPU time on GB200 and GH200) are the candidates; neither is
-// counted from its source here yet.
+// 2.7 times torch.nn.Linear's CPU time on GB200 and GH200) are the candidates.
+//
+// Transformer Engine's module overhead is ruled out as the whole of it: #2053's
+// benchmark timed torch.nn.Linear on the DGX H100's Xeon 8480C too (13.48 us a forward,
+// against 37.08 on GB200 and 33.17 on GH200), so its te.Linear figures scale to that
+// host at 99.66 x 13.48 / 37.08 = 36 us (90.53 x 13.48 / 33.17 = 37 from GH200): about
+// 22 us above the 15 us the megatron mode charges the one product it launches. The
+// graphed scope calls three or four Transformer Engine modules a block and pass
+// (LayerNormLinear, DotProductAttention, Linear; the router's product is torch's),
+// about 0.1 ms of the 1.6 ms. Nor does a uniform cost per kernel fit: at 55 us a
+// kernel in both runs (the dropless experts too) the eager step is 477 ms, as measured,
+// but the graphed one 432 ms (measured 391-399), a 9.6% speedup, because the graphed
+// scope holds 24 of a block's 108 forward kernels and 28 of its 152 backward ones; and
+// the Qwen3 30B-A3B rows bound such a cost from above: on GB300, whose Grace host takes
+// 2.75 times an x86 host's time per PyTorch call (cluster.Perf.HostSecondsScale, the
+// same issue's rows), microbatches of 4 ran at 28,934 tokens/s/GPU (NeMo 25.11), which
+// the megatron mode's 15 us a kernel, scaled to Grace, already prices 22% slow. So the
+// host's time is not proportional to the analytic model's kernels: its dropless experts
+// are counted a kernel per local expert (analytic's o.times(local)) where Megatron-Core
+// makes one Python call for a grouped product (TEGroupedMLP: Transformer Engine's
+// GroupedLinear launches the per-expert GEMMs from C++), while the attention, router
+// and preprocessing make more Python calls than they launch kernels. Those extra calls
+// are too few for 1.6 ms here, though: GPT-OSS has no load-balancing loss to keep
+// (Megatron-Bridge's GPTOSSBridge sets moe_router_load_balancing_type "none", so none
+// of the aux-loss bookkeeping of megatron/core/transformer/moe/router.py, core_v0.15.0,
+// runs), its router is unfused (the H100 recipes' moe_router_fusion False: gating,
+// top-k, softmax and the routing map's scatter, a few calls each way), and the
+// all-to-all dispatcher's preprocessing (tokens per expert, their all-gather over the
+// expert group, the splits' copy to the host) some twenty: at 15 us a call, a few
+// tenths of a millisecond a pass. What costs the rest on an x86 host is not found; the
+// run's hosts are not named beyond "H100". Counting the host's calls per module, as
+// tools/opcount does for HuggingFace's eager code, is the next step; it is not done. Megatron-Bridge's skill card
+// (skills/nemo-mbridge-perf-cuda-graphs/card.yaml, validated 2026-07-31) holds two more
+// measurements of the same scope on H100s: Qwen3-30B-A3B at TP2 PP2 EP4 on 16, 623 to
+// 484 ms a step (22%), and a later Qwen3-30B-A3B BF16 all-to-all run neutral (41.36 s
+// eager, 42.00 graphed); neither states its batch and sequence, so neither is planned.
 const gptOSS20BGraphsGap = "the host time of Megatron-Core's attention, router and preprocessing (the graphed scope) is underpriced: about 1.6 ms per block and pass"
 
 // TestBridgeGptOss20BGraphs plans GPT-OSS-20B as Megatron-Bridge #2960 measured it

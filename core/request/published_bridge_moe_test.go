@@ -234,10 +234,12 @@ var bridgeMoERuns = []bridgeMoERun{
 	// dropless and balanced, not at the padded capacity. That capacity is what makes
 	// the experts "sync-free" (Megatron-LM's docs/user-guide/features/paged_stash.md:
 	// HybridEP and the fused grouped experts sized from it, no per-step device query),
-	// so the graph holds them; the planner still charges a dropless mixture's host
-	// synchronization (analytic.moeHostSeconds) on these rows, which costs them nothing
-	// at their microbatches of 4 and 8 sequences (planned with capacity_factor 1.5
-	// instead, every one of them plans the same step). recompute_modules: none on
+	// so the graph holds them: the rows are planned with capacity_factor 1.5, which
+	// leaves the forced balance's tokens as they are and the experts inside the graph,
+	// with no dropless host synchronization (analytic.moeHostSeconds). (Charged that
+	// synchronization at an x86 host's 15 us a kernel, the rows planned the same steps;
+	// at a Grace host's 2.75 times that, cluster.Perf.HostSecondsScale, Qwen3 30B-A3B on
+	// GB200 turned host-bound, which a graphed step is not.) recompute_modules: none on
 	// these recipes but DeepSeek-V3 GB200's mla_up_proj. The B300 rows of DeepSeek-V3
 	// (DEEPSEEK_V3_PRETRAIN_CONFIG_B300_V2: MBS2 PP8, TE graphs with attn, mla_up_proj
 	// recomputed, hybridep inside the node, no overlap) and GPT-OSS 120B
@@ -360,6 +362,12 @@ func (c bridgeMoERun) request(t *testing.T) *wire.Request {
 	a.FP8Attention, a.ExpertFusedMLP = c.fp8Attention, c.fusedMLP
 	if !c.attentionGraphed() {
 		a.Framework = cluster.Megatron
+	}
+	if c.graphs == "full_iteration" {
+		// Full-iteration graphs pad each rank's experts to a fixed capacity
+		// (set_full_iter_cg_configs: moe_expert_rank_capacity_factor 1.5): no host
+		// synchronization, the experts inside the graph (the NeMo 26.06 paragraph).
+		a.CapacityFactor = 1.5
 	}
 	perNode := 8
 	if strings.HasPrefix(c.device, "gb") {

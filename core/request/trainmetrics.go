@@ -21,7 +21,7 @@ func (p *prepared) trainMetricSyncSeconds(ranks int) float64 {
 	if p.topo != nil && p.topo.DevicesPerNode > 0 {
 		nodes = (ranks + p.topo.DevicesPerNode - 1) / p.topo.DevicesPerNode
 	}
-	return float64(2*m) * metricStateSyncSeconds(ranks, nodes, p.framework.HostKernelSeconds)
+	return float64(2*m) * metricStateSyncSeconds(ranks, nodes, p.framework.ScaleHost(p.target.Perf.HostScale()).HostKernelSeconds)
 }
 
 // metricStateSyncSeconds is the time to gather one scalar metric state from ranks
@@ -34,7 +34,8 @@ func (p *prepared) trainMetricSyncSeconds(ranks int) float64 {
 // cluster.SmallAllGatherSeconds; PyTorch's ProcessGroupNCCL::allgather gathers into one
 // flat buffer and copies it out to each rank's tensor, one copy_ each), and Metric._sync_dist's
 // torch.stack of the list and the sum: 2 x ranks + 2 operators of the framework's host
-// time each (hostOp: cluster.Framework.HostKernelSeconds, eager PyTorch's per-operator
+// time each (hostOp: cluster.Framework.HostKernelSeconds scaled to the device's host,
+// cluster.Perf.HostScale, as package analytic scales it; eager PyTorch's per-operator
 // cost), none of which the idle device hides.
 func metricStateSyncSeconds(ranks, nodes int, hostOp float64) float64 {
 	if ranks <= 1 {

@@ -133,6 +133,8 @@ type Architecture struct {
 	KernelSeconds    *float64 `json:"kernel_seconds,omitempty"`
 	// HostKernelSeconds and HostLayerSeconds override the framework's host time per
 	// kernel and per layer and pass (pipeplan calibrate fits them). Nil: the framework's.
+	// Like the framework's, they are an H100 machine's x86 host's: a device preset
+	// whose usual host is slower (Grace: cluster.Perf.HostSecondsScale) multiplies them.
 	HostKernelSeconds *float64 `json:"host_kernel_seconds,omitempty"`
 	HostLayerSeconds  *float64 `json:"host_layer_seconds,omitempty"`
 	// ExpertImbalance is how many times the mean routed tokens the busiest device of an
