@@ -452,6 +452,12 @@ var devicePresets = map[string]DevicePreset{
 	},
 }
 
+// opaNCCLBusBytesPerSecond is the bus bandwidth of BigScience's 4-node all-reduce on Jean
+// Zay's A100 nodes (the opa-nccl preset): 4.0 GB (M x N = 2000 x 500,000 fp32) among 32
+// GPUs in 1.529 s, 2(n-1)/n of the size moved per rank, as nccl-tests' PERFORMANCE.md
+// and the benchmark itself compute busbw.
+const opaNCCLBusBytesPerSecond = 4.0e9 * 2 * 31 / 32 / 1.529
+
 // Links: bandwidth is one direction of a point-to-point transfer between two devices, as a
 // device sees it: for the scale-up fabrics (NVLink, NVSwitch, Infinity Fabric, IPU-Link,
 // ICI) the device's own share, for the scale-out networks (InfiniBand, RoCE) one port of
@@ -497,6 +503,22 @@ var linkPresets = map[string]LinkPreset{
 	"ib-hdr": {Name: "ib-hdr", Link: Link{LatencySeconds: 5e-6, BytesPerSecond: 25e9}, Note: "InfiniBand HDR: 200 Gb/s = 25 GB/s per port (IBTA roadmap; ConnectX-6, DGX A100)"},
 	"ib-ndr": {Name: "ib-ndr", Link: Link{LatencySeconds: 5e-6, BytesPerSecond: 50e9}, Note: "InfiniBand NDR: 400 Gb/s = 50 GB/s per port (IBTA roadmap; ConnectX-7, DGX H100)"},
 	"ib-xdr": {Name: "ib-xdr", Link: Link{LatencySeconds: 5e-6, BytesPerSecond: 100e9}, Note: "InfiniBand XDR: 800 Gb/s = 100 GB/s per port (IBTA roadmap; ConnectX-8, Quantum-X800)"},
+	// Intel Omni-Path as NCCL drove it on Jean Zay's A100 nodes in 2022 (BigScience's
+	// BLOOM cluster: 8 A100 80 GB and "4 OmniPath links" a node, bigscience-workshop/
+	// bigscience, train/tr11-176B-ml/README.md): not a line rate but a measured bus
+	// bandwidth, because NCCL has no Omni-Path transport of its own and ran its
+	// InfiniBand-verbs one over the hfi1 adapters, without GPUDirect RDMA (the log's
+	// "NET/IB : Using [0]hfi1_1:1/IB ... [3]hfi1_3:1/IB" and "via NET/IB/1", no GDRDMA).
+	// BigScience's all_reduce_bench (experiments/bandwidth/all_reduce_bench.py and
+	// all_reduce_bench-a100-n4.txt, 2022-01-28, the BLOOM environment) all-reduced 4.0 GB
+	// of fp32 among 4 nodes x 8 GPUs in 1.529 s (median of 160 rank-trials; 1.519 s the
+	// fastest): a bus bandwidth of 4.0 GB x 2 x 31/32 / 1.529 s = 5.07 GB/s (40.5 Gb/s; the
+	// README: "algo throughput: 15 to 42 Gbps"; "we have an issue with nccl that doesn't
+	// fully utilize Intel OPA full bandwidth", 100 Gb/s a link). The whole node's ring
+	// got that rate (two channels, through two of the four adapters), so one interface a
+	// device at 5.07 GB/s is the most a device's own ring can be given: a lower bound on
+	// the cost of what crosses nodes. The latency is InfiniBand's assumption.
+	"opa-nccl": {Name: "opa-nccl", Link: Link{LatencySeconds: 5e-6, BytesPerSecond: opaNCCLBusBytesPerSecond}, Note: "Intel Omni-Path under NCCL's IB-verbs transport without GPUDirect RDMA: 5.07 GB/s bus bandwidth, measured (BigScience's all_reduce_bench on 4 Jean Zay A100 nodes, 2022-01-28; line rate 100 Gb/s)"},
 	// RDMA over Converged Ethernet (RoCE v2) at the Ethernet rates of IEEE 802.3ba
 	// (100GbE), 802.3cd (200GbE) and 802.3bs (400GbE), on ConnectX-6 Dx (100/200 GbE)
 	// and ConnectX-7 (400 GbE) NICs. The alpha is a little above InfiniBand's (switch

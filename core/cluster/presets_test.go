@@ -222,3 +222,40 @@ func TestMultiprocessors(t *testing.T) {
 		}
 	}
 }
+
+// TestOPANCCLReproducesBigScienceAllReduce: the opa-nccl preset is BigScience's own
+// measurement on Jean Zay's A100 nodes (experiments/bandwidth/all_reduce_bench-a100-n4.txt,
+// 2022-01-28): a ring all-reduce of the benchmark's 4.0 GB of fp32 (2,000 x 500,000
+// elements) among 4 nodes of 8 GPUs over it takes the measured 1.529 s (the median
+// rank-trial; 1.519 s the fastest, 4.2 s a slow first one), i.e. a bus bandwidth of
+// 40.5 Gb/s, what the benchmark printed as busbw, 40.5 of 100 Gb/s line rate. And a
+// data-parallel all-reduce of one device's fp32 gradients over it (the BLOOM production
+// layout, TP 4 PP 12: 3.67B parameters a device, 14.7 GB, among 8 replicas) takes
+// 2 x 7/8 x 14.7 GB / 5.07 GB/s = 5.07 s where the 100 Gb/s line rate gave 2.06 s.
+func TestOPANCCLReproducesBigScienceAllReduce(t *testing.T) {
+	l, err := LookupLink("opa-nccl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const size = 2000 * 500000 * 4 // the benchmark's M x N fp32 elements
+	got := RingAllReduceSeconds(l.Link, size, 32)
+	if math.Abs(got-1.529) > 0.001 {
+		t.Errorf("4.0 GB among 32 GPUs over opa-nccl: %.4f s, BigScience measured 1.529 s", got)
+	}
+	if busbw := size / 1.529 * 2 * 31 / 32 * 8 / 1e9; math.Abs(busbw-40.54) > 0.01 || math.Abs(l.Link.BytesPerSecond*8/1e9-busbw) > 1e-9 {
+		t.Errorf("opa-nccl %.3f Gb/s, the benchmark's busbw %.3f Gb/s", l.Link.BytesPerSecond*8/1e9, busbw)
+	}
+	edr, err := LookupLink("ib-edr")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const grads = 3.67e9 * 4
+	for _, c := range []struct {
+		link Link
+		want float64
+	}{{l.Link, 2 * 7.0 / 8 * grads / (size * 2 * 31 / 32 / 1.529)}, {edr.Link, 2 * 7.0 / 8 * grads / 12.5e9}} {
+		if got := RingAllReduceSeconds(c.link, grads, 8); math.Abs(got-c.want) > 1e-3 {
+			t.Errorf("14.7 GB among 8 replicas at %.2f GB/s: %.3f s, want %.3f s", c.link.BytesPerSecond/1e9, got, c.want)
+		}
+	}
+}

@@ -196,7 +196,7 @@ func DevicePresets() []DevicePreset {
 // LinkPresets lists the link presets of cluster.link, link_intra and link_inter, sorted.
 func LinkPresets() []string {
 	return []string{"efa-v3", "gaudi3-roce", "ib-edr", "ib-hdr", "ib-ndr", "ib-xdr", "ipu-link", "neuronlink-v3",
-		"nvlink2", "nvlink3", "nvlink4", "nvlink5", "nvswitch1", "nvswitch2", "nvswitch3", "nvswitch4", "pcie4", "pcie5",
+		"nvlink2", "nvlink3", "nvlink4", "nvlink5", "nvswitch1", "nvswitch2", "nvswitch3", "nvswitch4", "opa-nccl", "pcie4", "pcie5",
 		"roce-100g", "roce-200g", "roce-400g", "tpu-dcn-50g", "tpu-ici", "tpu-ici-v5p", "tpu-ici-v6e", "xgmi", "xgmi4"}
 }
 
