@@ -339,16 +339,19 @@ const (
 // 1%; +7% to +17% with the network's line rate), as it errs on MT-NLG's DeepSpeed runs
 // (publishedRuns: +29% to +34%) and not on Megatron-LM's own (Narayanan et al.'s and
 // Korthikanti et al.'s rows: within 10%). What is left grows with the tensor-parallel
-// size: over the 2022-02-25/26 benchmarks (h 13,312 to 14,336, 72 to 84 layers, GBS
-// 2,048, planned as these rows), TP 1 (PP 48) errs -14%, TP 2 -11% to -2%, TP 4 -6% to
-// +9%, TP 8 +3% to +18%; and at TP 8 alone halving the microbatch from 4 to 2 costs 8%
-// to 16% of the step in each of the nine pairs measured from 2022-02-21 to 02-28 (h
+// size: over the 2022-02-25/26 benchmarks (h 12,288 to 14,336, 72 to 96 layers, GBS
+// 2,016 or 2,048, planned as these rows), TP 1 (PP 48) errs -14%, TP 2 -11% to -2%,
+// TP 4 -6% to +9%, TP 8 +3% to +18%; and at TP 8 alone halving the microbatch from 4
+// to 2 costs 8% to 16% of the step in each of the nine pairs measured from 2022-02-21
+// to 02-28 (h
 // 14,336 at PP 12, PP 6 and PP 4, h 13,824 at PP 12 and PP 6, h 12,288, the 177B and
 // 182B shapes), where at TP 4 it never costs anything (102.03 s against 102.27 s;
 // 110.48 and 113.54 s against 111.89 s; 103.82 s against 113.21 s): about 13-16 ms a
 // transformer layer and microbatch at TP 8, not at TP 4, not proportional to the
 // microbatch's bytes or FLOPs, and present without the pipeline (BigScience's
-// single-node TP 8 runs, TestBloomSingleNodeControl: +10% to +23%). Ruled out, with
+// single-node TP 8 runs, TestBloomSingleNodeControl: +10% to +23%, though there 6-12 ms
+// a layer and microbatch of 2 and 3 ms at microbatches of 1, so not a constant a layer
+// and microbatch either). Ruled out, with
 // DeepSpeed at 3401d25 (2022-02-28) and BigScience's flags:
 //   - the host: BigScience ran with CUDA_LAUNCH_BLOCKING=1 (tr11-176B-ml.slurm, against a
 //     hang), which serializes the host's launch time with the device's; they measured
