@@ -66,6 +66,9 @@ func runSearch(args []string, stdout, stderr io.Writer) error {
 	if g["reshard"] {
 		return fmt.Errorf("--reshard: does not go with search (it searches zero3 and hsdp resharding layer by layer)")
 	}
+	if g["reduce-dtype"] {
+		return fmt.Errorf("--reduce-dtype: does not go with search (it searches zero3 and hsdp reducing in the gradients' own type)")
+	}
 	// HSDP's shard group: tried beside zero3 (the knob's default: the replicas a node holds).
 	k.ShardGroup = f.shardGroup
 	k.Context = f.cp

@@ -973,6 +973,14 @@ func (o Options) keepsGathered() bool {
 	return o.KeepGathered && o.Sharding.Level() >= 3 && o.ShardGroup >= 2 && o.Optimizer != None
 }
 
+// GradBytesPerParam is the bytes of one parameter's gradient as the backward pass
+// produces it and the data-parallel reductions move it unless told otherwise: the
+// model's element size (2 in bf16, fp16 and fp8 training, whose weight gradients are
+// 16-bit), 4 where the precision keeps fp32 gradients; 0 without an optimizer.
+func (o Options) GradBytesPerParam() float64 {
+	return o.perParam().grad
+}
+
 // KeptGatheredBytesPerParam is what KeepGathered holds per parameter beyond the shards
 // (the 16-bit weight and the fp32 gradient): 6 bytes in bf16, 0 when it holds nothing.
 func (o Options) KeptGatheredBytesPerParam() float64 {

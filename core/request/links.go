@@ -211,7 +211,7 @@ func (p *prepared) gatherLayers(es *model.Errors) {
 		l := &p.model.Layers[i]
 		fwd, bwd := l.ForwardSeconds, l.BackwardSeconds
 		ag := cluster.RingAllGatherSeconds(sl, float64(p.fullWeights[i]), n)
-		rs := cluster.RingReduceScatterSeconds(sl, float64(p.fullGrads[i]), n)
+		rs := cluster.RingReduceScatterSeconds(sl, p.reduceBytes(p.fullGrads[i]), n)
 		if prefetch {
 			l.ForwardSeconds = cluster.OverlappedSeconds(l.ForwardSeconds, ag, share)
 			l.BackwardSeconds = cluster.OverlappedSeconds(l.BackwardSeconds, ag+rs, share)
@@ -224,6 +224,28 @@ func (p *prepared) gatherLayers(es *model.Errors) {
 		p.layerComm[i], p.layerBackward[i] = 2*ag+rs, ag+rs
 		p.layerAdded[i] = (l.ForwardSeconds - fwd) + (l.BackwardSeconds - bwd)
 	}
+}
+
+// reduceBytes is what the data-parallel reduction of gradients of grads bytes (in the
+// type the backward pass makes them) moves: grads, or with parallelism.reduce_dtype fp32
+// the same gradients in fp32, 4/e times grads for e-byte gradients. PyTorch FSDP2's
+// foreach_reduce (torch/distributed/_composable/fsdp/_fsdp_collectives.py at
+// pytorch/pytorch 1963fc8, the version of torchtitan's benchmarks of December 2024)
+// allocates the reduce-scatter's input in the policy's reduce_dtype and copies the
+// 16-bit unsharded gradients into it (foreach_reduce_scatter_copy_in, torch._chunk_cat),
+// so the reduce-scatter, and HSDP's all-reduce of its output across the groups, move
+// fp32. torchtitan passes reduce_dtype float32 (parallelize_llama.py apply_fsdp;
+// config_manager.py training.mixed_precision_reduce, default and only choice
+// "float32", at 9dec370).
+func (p *prepared) reduceBytes(grads int64) float64 {
+	if p.req.Parallelism.ReduceDType != ReduceFP32 || p.est == nil {
+		return float64(grads)
+	}
+	e := p.est.Opts.GradBytesPerParam()
+	if e <= 0 || e >= 4 {
+		return float64(grads)
+	}
+	return float64(grads) * 4 / e
 }
 
 // collectiveSMShare is the share of the target device's multiprocessors that an NCCL

@@ -129,6 +129,10 @@ const (
 	ReshardStep  = "step"
 )
 
+// ReduceFP32 is parallelism.reduce_dtype fp32: PyTorch FSDP2's
+// MixedPrecisionPolicy(reduce_dtype=torch.float32).
+const ReduceFP32 = "fp32"
+
 // context checks and defaults context parallelism: c >= 1, only for an architecture
 // (a measured profile's sequence cannot be split), the method for c >= 2 only.
 func (p *prepared) context(es *model.Errors) {
@@ -216,6 +220,17 @@ func (p *prepared) sharding(es *model.Errors) {
 		es.Add("parallelism.reshard", "goes with sharding zero3 or hsdp, which gather weights layer by layer")
 	case par.Reshard == ReshardStep && p.arch == nil:
 		es.Add("parallelism.reshard", "step needs model.architecture: a profile does not say the type its whole gradients accumulate in")
+	}
+	switch {
+	case par.ReduceDType == "":
+	case level < 3:
+		es.Add("parallelism.reduce_dtype", "goes with sharding zero3 or hsdp (PyTorch FSDP2's reduce_dtype)")
+	case par.ReduceDType != ReduceFP32:
+		es.Add("parallelism.reduce_dtype", "must be %s (or empty: the gradients' own type), got %q", ReduceFP32, par.ReduceDType)
+	case !p.train():
+		es.Add("parallelism.reduce_dtype", "reduces gradients, which inference does not have")
+	case p.arch == nil:
+		es.Add("parallelism.reduce_dtype", "needs model.architecture: a profile does not say the type its gradients are in")
 	}
 	if sh != analytic.HSDP {
 		if par.ShardGroup != 0 {

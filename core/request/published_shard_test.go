@@ -33,7 +33,9 @@ const issueTolerance = 0.25
 // context devices, one pipeline stage, a local batch of b sequences of seq tokens.
 // Context parallelism is PyTorch's context_parallel with torchtitan's default rotate
 // method, allgather (torchtitan 9dec370, experimental.context_parallel_rotate_method):
-// context_method all-gather.
+// context_method all-gather. FSDP2 reduce-scatters the gradients in fp32 (torchtitan's
+// MixedPrecisionPolicy: param_dtype bfloat16, reduce_dtype float32, its only choice at
+// 9dec370): reduce_dtype fp32.
 func torchtitanRun(nodes, data, context, b, seq int, dtype, framework, recompute string) *wire.Request {
 	method := ""
 	if context > 1 {
@@ -43,7 +45,7 @@ func torchtitanRun(nodes, data, context, b, seq int, dtype, framework, recompute
 		Model: wire.ModelSpec{Architecture: &wire.Architecture{Name: "meta-llama-3-8b", Seq: seq, DType: dtype, Framework: framework}},
 		Cluster: wire.ClusterSpec{Device: "h100-96gb-500w", Count: 8 * nodes, DevicesPerNode: 8,
 			LinkInter: "roce-400g"}, // "backend RDMA network with 400 Gb/s per GPU"
-		Parallelism: wire.Parallelism{Pipeline: 1, Data: data, Context: context, ContextMethod: method, Sharding: "fsdp"},
+		Parallelism: wire.Parallelism{Pipeline: 1, Data: data, Context: context, ContextMethod: method, Sharding: "fsdp", ReduceDType: ReduceFP32},
 		Training:    wire.Training{Recompute: recompute},
 		Schedule:    wire.Schedule{Name: "1f1b", Microbatches: 1, MicrobatchSize: b},
 	}

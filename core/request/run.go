@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 
 	"pipeplan/core/analytic"
 	"pipeplan/core/cluster"
@@ -524,7 +525,7 @@ func (p *prepared) dataParallel(ds *wire.DeviceStep, pl *wire.Plan, devices, mic
 		beside(rs, ds.AllGatherSeconds, fd*drs+fe*ers, fd*dag+fe*eag, times)
 	default:
 		if groups > 1 {
-			ds.AllReduceSeconds = ringAllReduce(groups, (ds.GradBytes+int64(n)-1)/int64(n), across, clock)
+			ds.AllReduceSeconds = ringAllReduce(groups, int64(math.Ceil(p.reduceBytes(ds.GradBytes)/float64(n))), across, clock)
 			// The shard group's per-layer collectives run in the same backward: the
 			// all-reduce hides only in what of it they leave (layerWindow).
 			bwd = p.layerWindow(pl, ds.Device, devices, bwd)

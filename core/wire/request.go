@@ -226,6 +226,14 @@ type Parallelism struct {
 	// parallelism). Step holds 6 bytes a parameter more in bf16; it prices memory
 	// only (the gathers are still priced per microbatch).
 	Reshard string `json:"reshard,omitempty"`
+	// ReduceDType, with zero3 or hsdp in training, with an architecture: the type the
+	// gradients are reduce-scattered (and, under hsdp, all-reduced across the groups)
+	// in: empty (default: the gradients' own, 16-bit in bf16 training, as PyTorch
+	// FSDP2's MixedPrecisionPolicy leaves it when reduce_dtype is None) or fp32
+	// (reduce_dtype=torch.float32: the 16-bit gradients cast to fp32 before the
+	// collective, which then moves twice the bytes; torchtitan's only choice,
+	// training.mixed_precision_reduce).
+	ReduceDType string `json:"reduce_dtype,omitempty"`
 	// Context is the context-parallel degree c (default 1): each sequence is split over
 	// c devices of an architecture; the run uses pipeline x data x tensor x context
 	// devices, and the context group sits in a node beside the tensor group.

@@ -93,6 +93,10 @@ func ExpertDispatchers() []string { return []string{"alltoall", "deepep", "deepe
 // are gathered while the layer before it computes.
 func PrefetchModes() []string { return []string{"next-layer", "none"} }
 
+// ReduceDTypes lists parallelism.reduce_dtype (zero3 and hsdp) besides its empty
+// default (the gradients' own type).
+func ReduceDTypes() []string { return []string{"fp32"} }
+
 // ReshardModes lists parallelism.reshard (zero3 and hsdp): whether a layer's gathered
 // weights and whole gradients are freed layer by layer or held through the step.
 func ReshardModes() []string { return []string{"layer", "step"} }
