@@ -55,6 +55,7 @@ type requestFlags struct {
 	sharding, prefetch, cpMethod string
 	reshard                      string
 	reduceDType                  string
+	fullyShard                   bool
 	shardGroup, cp, cpInner      int
 
 	// training
@@ -145,6 +146,7 @@ func (f *requestFlags) add(fs *flag.FlagSet, withSchedule bool) {
 	fs.IntVar(&f.shardGroup, "shard-group", 0, "with --sharding hsdp: replicas per shard group (default: those a node holds)")
 	fs.StringVar(&f.prefetch, "prefetch", "", "with --sharding zero3 or hsdp: next-layer (default, as PyTorch FSDP2) or none")
 	fs.StringVar(&f.reduceDType, "reduce-dtype", "", "with --sharding zero3 or hsdp: fp32 reduce-scatters the gradients in fp32 (PyTorch FSDP2's reduce_dtype=torch.float32, as torchtitan runs it; default: the gradients' own type)")
+	fs.BoolVar(&f.fullyShard, "fully-shard", false, "with --sharding zero3 or hsdp: PyTorch FSDP2's fully_shard, whose all-gathers are copied out into the parameters and reduce-scatters copied in from the gradients (leave off for FSDP1 and DeepSpeed ZeRO-3)")
 	fs.StringVar(&f.reshard, "reshard", "", "with --sharding zero3 or hsdp: layer (default: gathered weights freed layer by layer) or step (held gathered, gradients accumulated whole in fp32: FSDP2 under PyTorch's pipelining, as torchtitan runs FSDP with PP)")
 	fs.IntVar(&f.cp, "cp", 0, "context-parallel degree with --hf-config (default 1): each sequence split over N devices")
 	fs.StringVar(&f.cpMethod, "cp-method", "", "with --cp: ring (default, ring attention), all-to-all (DeepSpeed-Ulysses), hierarchical (Megatron-LM's a2a+p2p) or all-gather (PyTorch's context_parallel, rotate method allgather)")
@@ -245,6 +247,7 @@ func (f *requestFlags) build() (*wire.Request, error) {
 	r.Parallelism.Sharding, r.Parallelism.ShardGroup, r.Parallelism.Prefetch = f.sharding, f.shardGroup, f.prefetch
 	r.Parallelism.Reshard = f.reshard
 	r.Parallelism.ReduceDType = f.reduceDType
+	r.Parallelism.FullyShard = f.fullyShard
 	r.Parallelism.Context, r.Parallelism.ContextMethod, r.Parallelism.ContextInner = f.cp, f.cpMethod, f.cpInner
 	if f.inference {
 		r.Training.Mode = wire.ModeInference
@@ -416,7 +419,7 @@ var flagOf = map[string]string{
 	"cluster.device": "--device", "cluster.count": "--devices", "cluster.link": "--link", "cluster.data_link": "--data-link",
 	"parallelism.pipeline": "--stages", "parallelism.data": "--dp", "parallelism.zero": "--zero1",
 	"parallelism.tensor": "--tp", "parallelism.sequence_parallel": "--sp",
-	"parallelism.sharding": "--sharding", "parallelism.shard_group": "--shard-group", "parallelism.prefetch": "--prefetch", "parallelism.reshard": "--reshard", "parallelism.reduce_dtype": "--reduce-dtype",
+	"parallelism.sharding": "--sharding", "parallelism.shard_group": "--shard-group", "parallelism.prefetch": "--prefetch", "parallelism.reshard": "--reshard", "parallelism.reduce_dtype": "--reduce-dtype", "parallelism.fully_shard": "--fully-shard",
 	"parallelism.context": "--cp", "parallelism.context_method": "--cp-method", "parallelism.context_inner": "--cp-inner",
 	"parallelism.expert": "--ep", "parallelism.expert_tensor": "--etp", "parallelism.expert_overlap": "--ep-overlap", "parallelism.overlap_grad_reduce": "--overlap-grad-reduce", "parallelism.overlap_param_gather": "--overlap-param-gather", "parallelism.overlap_tensor_comm": "--overlap-tensor-comm", "parallelism.expert_dispatcher": "--dispatcher",
 	"model.architecture.expert_imbalance": "--expert-imbalance", "model.architecture.capacity_factor": "--capacity-factor",

@@ -66,6 +66,9 @@ func runSearch(args []string, stdout, stderr io.Writer) error {
 	if g["reshard"] {
 		return fmt.Errorf("--reshard: does not go with search (it searches zero3 and hsdp resharding layer by layer)")
 	}
+	if g["fully-shard"] {
+		return fmt.Errorf("--fully-shard: does not go with search (it searches zero3 and hsdp without FSDP2's copies)")
+	}
 	if g["reduce-dtype"] {
 		return fmt.Errorf("--reduce-dtype: does not go with search (it searches zero3 and hsdp reducing in the gradients' own type)")
 	}

@@ -742,6 +742,42 @@ func (c *calc) asyncChunks(p piece) piece {
 	return p
 }
 
+// fullyShardCopies is what PyTorch FSDP2 (Options.FullyShard) copies around the
+// per-layer collectives of a layer of pieces ps (one FSDP unit: its parameters are
+// gathered and reduced together), on the compute stream, per microbatch. After each all-gather
+// (before the forward pass, and again before the backward pass: the weights are
+// resharded after the forward), foreach_all_gather_copy_out waits on it in the current
+// stream and copies the gathered buffer out into the unsharded parameters with one
+// torch.split_with_sizes_copy: the gathered w-byte weights read and written, 2 w bytes
+// a parameter. After the backward pass, foreach_reduce copies the unsharded e-byte
+// gradients into the reduce-scatter's input in the reduce dtype (r bytes: 4 with
+// ReduceFP32, else e) with one torch._chunk_cat (torch.cat over the chunks in older
+// versions), e + r bytes a parameter, and the compute stream waits for that copy
+// before it goes on (to free the gradients). Read from
+// torch/distributed/_composable/fsdp/_fsdp_collectives.py and _fsdp_param_group.py
+// (wait_for_unshard) in PyTorch of 2024 (the copy-in on the reduce-scatter stream with
+// the current stream waiting on it, later on the current stream itself; either way in
+// the compute's path). So the forward pass moves 2 w bytes a parameter in one kernel,
+// the backward 2 w + e + r in two. Not priced where the weights stay gathered through
+// the step (KeepGathered: one gather and one reduce-scatter a step, not a
+// microbatch). ok is false elsewhere, and for a layer without parameters.
+func (c *calc) fullyShardCopies(ps []piece) (o op, ok bool) {
+	var n float64
+	for _, p := range ps {
+		n += float64(p.params + p.tied)
+	}
+	if !c.o.FullyShard || c.o.Sharding.Level() < 3 || c.o.ShardGroup < 2 || c.o.keepsGathered() || !c.sh.train || n <= 0 {
+		return op{}, false
+	}
+	pp := c.o.perParam()
+	w, e, r := pp.weight, pp.grad, pp.grad
+	if c.o.ReduceFP32 {
+		r = 4
+	}
+	return op{name: "FSDP2 all-gather copy-out and reduce-scatter copy-in",
+		fwd: work{0, 2 * w * n, 1}, bwd: work{0, (2*w + e + r) * n, 2}}, true
+}
+
 // hpGradAccumulate is what DeepSpeed's BF16 optimizer (precision deepspeed-bf16) does
 // with piece p's gradients after each microbatch's backward pass: update_hp_grads
 // (deepspeed/runtime/bf16_optimizer.py, as microsoft/DeepSpeed#1801 merged it; the
@@ -849,6 +885,14 @@ func (c *calc) layer(name, kind string, ps ...piece) Layer {
 				l.BwdTerms.CommKernels += bk
 			}
 		}
+	}
+	if o, ok := c.fullyShardCopies(ps); ok {
+		l.FwdDeviceSeconds += c.rf.opSeconds(o, false)
+		l.FwdKernels += o.fwd.kernels
+		c.rf.addTerms(&l.FwdTerms, o, false)
+		l.BwdDeviceSeconds += c.rf.opSeconds(o, true)
+		l.BwdKernels += o.bwd.kernels
+		c.rf.addTerms(&l.BwdTerms, o, true)
 	}
 	fwdExposed, bwdExposed := c.expertComm(&l, ps)
 	// The host queues kernels ahead of the device; a pass takes the longer of the two

@@ -362,6 +362,17 @@ type Options struct {
 	// working memory then gathers nothing, and only its 16-bit gradient passes through
 	// before it is added to the fp32 one.
 	KeepGathered bool `json:"keep_gathered,omitempty"`
+	// FullyShard: the zero3 or hsdp sharding is PyTorch FSDP2's fully_shard, whose
+	// parameters are sharded one by one (DTensors), not as one flat buffer, so each
+	// all-gather's output is copied out into the unsharded parameters, and each
+	// reduce-scatter's input is copied in from the unsharded gradients, on the compute
+	// stream's path (fullyShardCopies). FSDP1's flat parameter and DeepSpeed ZeRO-3
+	// gather into the parameters' own storage: not set for them.
+	FullyShard bool `json:"fully_shard,omitempty"`
+	// ReduceFP32: the gradients are reduce-scattered in fp32 (FSDP2's
+	// MixedPrecisionPolicy reduce_dtype=torch.float32, as torchtitan sets it), so the
+	// reduce-scatter's copy-in writes them in fp32.
+	ReduceFP32 bool `json:"reduce_fp32,omitempty"`
 	// Context is the context-parallel degree c (0 means 1): each sequence is split into
 	// c parts on c devices (Megatron-LM's context parallelism, Liu et al. 2023's ring
 	// attention with causal load balancing, or DeepSpeed-Ulysses' all-to-all, Jacobs et
@@ -735,6 +746,9 @@ func (o Options) Validate() error {
 	}
 	if o.KeepGathered && o.Sharding.Level() < 3 {
 		es.Add("keep_gathered", "goes with sharding zero3 or hsdp, which gather weights layer by layer, got %q", o.Sharding)
+	}
+	if (o.FullyShard || o.ReduceFP32) && o.Sharding.Level() < 3 {
+		es.Add("fully_shard", "goes with sharding zero3 or hsdp (PyTorch FSDP2), got %q", o.Sharding)
 	}
 	if o.Optimizer == None && o.Sharding != NoSharding {
 		es.Add("sharding", "shards training state (optimizer, gradients): inference (optimizer none) has none")

@@ -66,7 +66,7 @@ func (p *prepared) architecture(es *model.Errors) {
 		FP8Attention: a.FP8Attention, ExpertFusedMLP: a.ExpertFusedMLP,
 		Recompute: archRecompute(r.Training.Recompute), Split: analytic.Split(a.Split), Tie: analytic.Tie(a.Tie),
 		DataParallel: r.Parallelism.Data, Sharding: analytic.Sharding(r.Parallelism.Sharding),
-		ShardGroup: p.shardGroup(), NoPrefetch: r.Parallelism.Prefetch == PrefetchNone,
+		ShardGroup: p.shardGroup(), NoPrefetch: r.Parallelism.Prefetch == PrefetchNone, FullyShard: r.Parallelism.FullyShard, ReduceFP32: r.Parallelism.ReduceDType == ReduceFP32,
 		KeepGathered:   r.Parallelism.Reshard == ReshardStep,
 		TensorParallel: r.Parallelism.Tensor, SequenceParallel: r.Parallelism.SequenceParallel,
 		Context: r.Parallelism.Context, ContextMethod: analytic.ContextMethod(r.Parallelism.ContextMethod), ContextInner: r.Parallelism.ContextInner,

@@ -232,6 +232,13 @@ func (p *prepared) sharding(es *model.Errors) {
 	case p.arch == nil:
 		es.Add("parallelism.reduce_dtype", "needs model.architecture: a profile does not say the type its gradients are in")
 	}
+	switch {
+	case !par.FullyShard:
+	case level < 3:
+		es.Add("parallelism.fully_shard", "goes with sharding zero3 or hsdp (PyTorch FSDP2's fully_shard)")
+	case p.arch == nil:
+		es.Add("parallelism.fully_shard", "needs model.architecture: its copies are priced in the layers of an architecture")
+	}
 	if sh != analytic.HSDP {
 		if par.ShardGroup != 0 {
 			es.Add("parallelism.shard_group", "goes with sharding hsdp")

@@ -234,6 +234,13 @@ type Parallelism struct {
 	// collective, which then moves twice the bytes; torchtitan's only choice,
 	// training.mixed_precision_reduce).
 	ReduceDType string `json:"reduce_dtype,omitempty"`
+	// FullyShard, with zero3 or hsdp in training, with an architecture: the sharding is
+	// PyTorch FSDP2's fully_shard (parameters sharded one by one), whose every
+	// all-gather is copied out into the parameters and every reduce-scatter's input
+	// copied in from the gradients on the compute stream (memory-bound kernels priced
+	// in the layers). Leave it off for FSDP1 (FULL_SHARD) and DeepSpeed ZeRO-3, which
+	// gather into the parameters' own storage.
+	FullyShard bool `json:"fully_shard,omitempty"`
 	// Context is the context-parallel degree c (default 1): each sequence is split over
 	// c devices of an architecture; the run uses pipeline x data x tensor x context
 	// devices, and the context group sits in a node beside the tensor group.

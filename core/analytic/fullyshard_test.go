@@ -1,0 +1,78 @@
+package analytic
+
+import (
+	"math"
+	"testing"
+
+	"pipeplan/core/cluster"
+)
+
+// TestFullyShardCopies: with FullyShard (PyTorch FSDP2) each layer's forward pass adds
+// the all-gather's copy-out, one kernel reading and writing the gathered 16-bit weights
+// (2 x 2 bytes a parameter), and its backward pass the copy-out of the backward's
+// all-gather and the reduce-scatter's copy-in (2 x 2 + 2 + r bytes a parameter, r the
+// reduce dtype's: 2 in bf16, 4 with ReduceFP32) in two kernels: exactly kernels x
+// launch + bytes / bandwidth more than the same sharding without it. A layer without
+// parameters is unchanged, and so is a run whose weights stay gathered through the step
+// (KeepGathered: one gather a step, not priced per microbatch).
+func TestFullyShardCopies(t *testing.T) {
+	a := bundled(t, "meta-llama-3-8b")
+	tg := frameworkTarget(t, "h100-sxm", cluster.Compiled)
+	base := Options{Batch: 1, Seq: 1024, DataParallel: 8, Sharding: ZeRO3, ShardGroup: 8}
+	est := func(o Options) *Result {
+		r, err := Estimate(a, tg, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	ref := est(base)
+	rf := newRoofline(tg, ref.Opts.DType, ref.Opts.FP8Recipe)
+	for _, tt := range []struct {
+		name       string
+		fp32, keep bool
+		fwdB, bwdB float64 // bytes a parameter
+		fwdK, bwdK float64 // kernels
+	}{
+		{"bf16 reduce", false, false, 4, 8, 1, 2},
+		{"fp32 reduce", true, false, 4, 10, 1, 2},
+		{"kept gathered", true, true, 0, 0, 0, 0},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			o := base
+			o.FullyShard, o.ReduceFP32, o.KeepGathered = true, tt.fp32, tt.keep
+			r := ref
+			if tt.keep {
+				k := base
+				k.KeepGathered = true
+				r = est(k)
+			}
+			got := est(o)
+			withParams := 0
+			for i, l := range got.Layers {
+				b := r.Layers[i]
+				n := float64(l.Params)
+				fwd, bwd := tt.fwdK*rf.kernelSeconds+tt.fwdB*n/rf.bytesPerSecond, tt.bwdK*rf.kernelSeconds+tt.bwdB*n/rf.bytesPerSecond
+				if l.Params == 0 {
+					fwd, bwd = 0, 0
+				} else {
+					withParams++
+				}
+				if d := l.FwdDeviceSeconds - b.FwdDeviceSeconds; math.Abs(d-fwd) > 1e-9*max(fwd, 1e-9) {
+					t.Errorf("%s: forward %.6g s more, want %.6g s (%v bytes x %d parameters)", l.Name, d, fwd, tt.fwdB, l.Params)
+				}
+				if d := l.BwdDeviceSeconds - b.BwdDeviceSeconds; math.Abs(d-bwd) > 1e-9*max(bwd, 1e-9) {
+					t.Errorf("%s: backward %.6g s more, want %.6g s (%v bytes x %d parameters)", l.Name, d, bwd, tt.bwdB, l.Params)
+				}
+			}
+			if withParams < 3 {
+				t.Fatalf("only %d layers with parameters: the test checks nothing", withParams)
+			}
+		})
+	}
+	// Without sharding FullyShard has nothing to copy: refused.
+	o := Options{Batch: 1, Seq: 1024, FullyShard: true}
+	if _, err := Estimate(a, tg, o); err == nil {
+		t.Error("fully_shard without zero3 or hsdp: no error")
+	}
+}
