@@ -194,7 +194,7 @@ func (a *App) panelParallelism() wire.Parallelism {
 	p := a.Req.Parallelism
 	return wire.Parallelism{Data: p.Data, Tensor: p.Tensor, SequenceParallel: p.SequenceParallel,
 		Context: p.Context, ContextMethod: p.ContextMethod, ZeRO: p.ZeRO, Sharding: p.Sharding,
-		ShardGroup: p.ShardGroup, Prefetch: p.Prefetch, Reshard: p.Reshard, ContextInner: p.ContextInner,
+		ShardGroup: p.ShardGroup, Prefetch: p.Prefetch, Reshard: p.Reshard, ReduceDType: p.ReduceDType, FullyShard: p.FullyShard, ContextInner: p.ContextInner,
 		OverlapGradReduce: p.OverlapGradReduce, OverlapParamGather: p.OverlapParamGather, OverlapTensorComm: p.OverlapTensorComm,
 		Expert: p.Expert, ExpertTensor: p.ExpertTensor, ExpertOverlap: p.ExpertOverlap, ExpertDispatcher: p.ExpertDispatcher}
 }

@@ -282,10 +282,11 @@ func (a *App) SetKnob(name, v string) {
 	case "recompute":
 		a.Req.Training.Recompute = v
 	case "sharding":
-		// One field says it (the former zero goes); hsdp's group, the prefetch and the
-		// resharding of weights are core's defaults.
+		// One field says it (the former zero goes); hsdp's group, the prefetch, the
+		// resharding of weights, the reduce dtype and FSDP2's copies are core's defaults.
 		par := &a.Req.Parallelism
 		par.Sharding, par.ZeRO, par.ShardGroup, par.Prefetch, par.Reshard = v, 0, 0, "", ""
+		par.ReduceDType, par.FullyShard = "", false
 		a.Layout = "" // the user's sharding, not the layout's
 	case "context_method":
 		// The all-to-all group is the hierarchical split's: another method starts from
