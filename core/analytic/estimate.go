@@ -758,18 +758,36 @@ func (c *calc) asyncChunks(p piece) piece {
 // (wait_for_unshard) in PyTorch of 2024 (the copy-in on the reduce-scatter stream with
 // the current stream waiting on it, later on the current stream itself; either way in
 // the compute's path). So the forward pass moves 2 w bytes a parameter in one kernel,
-// the backward 2 w + e + r in two. Not priced where the weights stay gathered through
-// the step (KeepGathered: one gather and one reduce-scatter a step, not a
-// microbatch). ok is false elsewhere, and for a layer without parameters.
+// the backward 2 w + e + r in two.
+//
+// Where the weights stay gathered through the step (KeepGathered: FSDP2 under PyTorch's
+// pipelining, gradient sync off until the last microbatch) they are gathered and
+// reduced once a step, not a microbatch, and those copies are not priced; instead each
+// microbatch's post_backward adds every parameter's new e-byte gradient to its
+// accumulated fp32 one, one parameter at a time (FSDPParam.
+// accumulate_unsharded_grad_if_needed, unsharded_accumulated_grad += grad, after the
+// first microbatch's to_accumulated_grad_if_needed cast it to the reduce dtype;
+// _fsdp_param.py in PyTorch of 2024): one kernel a tensor reading e + 4 and writing 4
+// bytes a parameter, with ReduceFP32 (torchtitan's case; without it FSDP2 leaves the
+// accumulation to autograd, not priced here). The first microbatch's cast (e + 4
+// bytes) is priced as an accumulation. ok is false elsewhere, and for a layer without
+// parameters.
 func (c *calc) fullyShardCopies(ps []piece) (o op, ok bool) {
-	var n float64
+	var n, tensors float64
 	for _, p := range ps {
 		n += float64(p.params + p.tied)
+		tensors += float64(p.tensors)
 	}
-	if !c.o.FullyShard || c.o.Sharding.Level() < 3 || c.o.ShardGroup < 2 || c.o.keepsGathered() || !c.sh.train || n <= 0 {
+	if !c.o.FullyShard || c.o.Sharding.Level() < 3 || c.o.ShardGroup < 2 || !c.sh.train || n <= 0 {
 		return op{}, false
 	}
 	pp := c.o.perParam()
+	if c.o.keepsGathered() {
+		if !c.o.ReduceFP32 {
+			return op{}, false
+		}
+		return op{name: "FSDP2 fp32 gradient accumulation", bwd: work{0, (pp.grad + 8) * n, tensors}}, true
+	}
 	w, e, r := pp.weight, pp.grad, pp.grad
 	if c.o.ReduceFP32 {
 		r = 4

@@ -13,8 +13,11 @@ import (
 // all-gather and the reduce-scatter's copy-in (2 x 2 + 2 + r bytes a parameter, r the
 // reduce dtype's: 2 in bf16, 4 with ReduceFP32) in two kernels: exactly kernels x
 // launch + bytes / bandwidth more than the same sharding without it. A layer without
-// parameters is unchanged, and so is a run whose weights stay gathered through the step
-// (KeepGathered: one gather a step, not priced per microbatch).
+// parameters is unchanged. Where the weights stay gathered through the step
+// (KeepGathered: one gather a step, not priced per microbatch) the backward adds
+// instead, with ReduceFP32, the fp32 accumulation of each microbatch's gradients, one
+// kernel a parameter tensor and 2 + 4 + 4 bytes a parameter; without ReduceFP32,
+// nothing.
 func TestFullyShardCopies(t *testing.T) {
 	a := bundled(t, "meta-llama-3-8b")
 	tg := frameworkTarget(t, "h100-sxm", cluster.Compiled)
@@ -32,11 +35,12 @@ func TestFullyShardCopies(t *testing.T) {
 		name       string
 		fp32, keep bool
 		fwdB, bwdB float64 // bytes a parameter
-		fwdK, bwdK float64 // kernels
+		fwdK, bwdK float64 // kernels (bwdK < 0: one a parameter tensor)
 	}{
 		{"bf16 reduce", false, false, 4, 8, 1, 2},
 		{"fp32 reduce", true, false, 4, 10, 1, 2},
-		{"kept gathered", true, true, 0, 0, 0, 0},
+		{"kept gathered, fp32 accumulation", true, true, 0, 10, 0, -1},
+		{"kept gathered, bf16", false, true, 0, 0, 0, 0},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			o := base
@@ -52,7 +56,11 @@ func TestFullyShardCopies(t *testing.T) {
 			for i, l := range got.Layers {
 				b := r.Layers[i]
 				n := float64(l.Params)
-				fwd, bwd := tt.fwdK*rf.kernelSeconds+tt.fwdB*n/rf.bytesPerSecond, tt.bwdK*rf.kernelSeconds+tt.bwdB*n/rf.bytesPerSecond
+				bwdK := tt.bwdK
+				if bwdK < 0 {
+					bwdK = float64(l.ParamTensors)
+				}
+				fwd, bwd := tt.fwdK*rf.kernelSeconds+tt.fwdB*n/rf.bytesPerSecond, bwdK*rf.kernelSeconds+tt.bwdB*n/rf.bytesPerSecond
 				if l.Params == 0 {
 					fwd, bwd = 0, 0
 				} else {

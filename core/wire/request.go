@@ -238,8 +238,9 @@ type Parallelism struct {
 	// PyTorch FSDP2's fully_shard (parameters sharded one by one), whose every
 	// all-gather is copied out into the parameters and every reduce-scatter's input
 	// copied in from the gradients on the compute stream (memory-bound kernels priced
-	// in the layers). Leave it off for FSDP1 (FULL_SHARD) and DeepSpeed ZeRO-3, which
-	// gather into the parameters' own storage.
+	// in the layers; with reshard step and reduce_dtype fp32, each microbatch's fp32
+	// accumulation of the gradients instead). Leave it off for FSDP1 (FULL_SHARD) and
+	// DeepSpeed ZeRO-3, which gather into the parameters' own storage.
 	FullyShard bool `json:"fully_shard,omitempty"`
 	// Context is the context-parallel degree c (default 1): each sequence is split over
 	// c devices of an architecture; the run uses pipeline x data x tensor x context
