@@ -146,6 +146,19 @@ func torchtitanNode(data, context, b, seq int, dtype, framework, recompute strin
 // FSDP2's own work around its collectives (parallelism.fully_shard: the copy-out of
 // every all-gather and copy-in of every reduce-scatter, on the compute stream) and
 // torchtitan's fp32 reduce-scatters (reduce_dtype fp32) took them to +8% to +17%.
+// What remains is in the blocks' compute (about 9 ms a block and step of 70 at
+// b=2, s=8192 under torch.compile), not in FSDP's communication, which the compute
+// hides. Ruled out from the source at 9dec370: the per-op policy's mm counter (its
+// meta dict is made anew by context_fn at every checkpointed call, so the same three
+// of the block's seven products, wk, wo and w3, rerun every step, as priced); Float8
+// under that policy (torchao's Float8Tensor reaches the checkpoint's dispatch mode as
+// aten.mm before its own _scaled_mm, so it is counted the same); the loss (the 16-bit
+// logits upcast by .float() before F.cross_entropy, priced as unfused); the optimizer
+// (AdamW foreach, optimizer.fused off by default, priced). The error is larger where
+// the blocks are more compute-bound (compile and Float8 +12% to +17%, eager +8% and
+// +11%), as a power-capped clock would make it (the hosts
+// ran at 500 W; the preset's 912 TFLOP/s is the benchmark's "between SXM and NVL"),
+// but no published figure of an H100's matrix rate at 500 W was found to price that.
 // Float8 rows run dtype fp8 (the linear layers' products at the fp8 peak).
 //
 // The attention core runs at FlashAttention-2's published rate on an H100 (core/analytic,
