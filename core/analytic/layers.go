@@ -116,9 +116,9 @@ func (sh *shape) linear(name string, m, k, n float64) op {
 	if f := sh.fp8; f != nil {
 		o.fp8 = true
 		o.fwdQuant = f.quantBytes * m * k
-		o.fwd.kernels++
+		o.fwd.kernels += f.quantKernels
 		o.bwdQuant = f.quantBytes * m * n
-		o.bwd.kernels++
+		o.bwd.kernels += f.quantKernels
 	}
 	return o
 }
@@ -519,6 +519,86 @@ func (sh *shape) dispatchSeconds(t Target, n float64) float64 {
 	return pass(dispatch) + pass(e*h)
 }
 
+// alltoallMetadataSeconds is what Megatron-Core's all-to-all dispatcher communicates
+// besides the tokens, for n tokens at the device's input (megatron/core/transformer/moe/
+// token_dispatcher.py, MoEAlltoAllTokenDispatcher, core_v0.13.0 to core_v0.17.0):
+// preprocess gathers every rank's tokens per expert (num_local_tokens_per_expert, E
+// int64s) over the tensor-and-expert group (gather_from_sequence_parallel_region) in
+// the forward pass, and token_dispatch sends the permuted routing probabilities (one
+// fp32 a routed row) in an all-to-all of their own beside the tokens'
+// (global_probs = all_to_all(...)), whose gradient comes back by the same all-to-all
+// in the backward pass. Priced as the tokens' all-to-all is
+// (cluster.HierarchicalAllToAllSeconds over the expert links, 4*n*k*load bytes) and as
+// a ring all-gather of 8*E bytes a rank (cluster.RingAllGatherSeconds, over the network
+// when the group spans nodes): small messages, so mostly their latencies. 0 for the
+// flex dispatchers (DeepEP and HybridEP carry the probabilities in their own kernels)
+// and without expert parallelism.
+func (sh *shape) alltoallMetadataSeconds(t Target, n float64) (fwd, bwd float64) {
+	if sh.o.Dispatcher.flex() || sh.ep <= 1 {
+		return 0, 0
+	}
+	members := sh.o.ExpertParallel
+	intra, inter := t.expertLinks()
+	probs := cluster.HierarchicalAllToAllSeconds(intra, inter, 4*n*sh.k*sh.load, members, t.ExpertPerNode)
+	l := intra
+	if t.ExpertPerNode > 0 && t.ExpertPerNode < members {
+		l = inter
+	}
+	group := members * max(1, sh.o.TensorParallel)
+	counts := cluster.RingAllGatherSeconds(l, 8*sh.experts*float64(group), group)
+	return probs + counts, probs
+}
+
+// rowIDMap is the routing map's conversion to destination rows that Transformer
+// Engine's fused permute runs before it moves the tokens (moe_utils.py's permute with
+// moe_permute_fusion calls moe_permute_with_probs; its make_row_id_map launches three
+// Triton passes over the n x E map: a block cumulative sum per expert, the global sum
+// and the sparse-to-dense rewrite, transformer_engine/pytorch/triton/permutation.py at
+// commit 20deb83e35), in the forward pass only (the backward's unpermute reuses the
+// map). Bytes per (token, expert) entry: the boolean map read and an int32 written
+// (pass 1), the int32 read and written (pass 2), read and the dense map written
+// (pass 3, 2E+1 int32s a token): 1 + 4 + 8 + 4 + 8 = 25.
+func (sh *shape) rowIDMap(n float64) op {
+	return op{name: "permute row map", fwd: work{0, 25 * n * sh.experts, 3}}
+}
+
+// routingMapGatherSeconds is the forward pass's all-gather of the routing map that
+// HybridEP runs before each dispatch, for n tokens at the device's input: its
+// dispatch_with_permute, called without a handle (the forward's dispatch; the
+// backward's replays the saved handle), gathers every rank's boolean n x E routing map
+// over the expert-parallel group (torch.distributed.all_gather_into_tensor into a
+// global map of n*EP x E bytes) for its metadata preprocessing kernel (deepseek-ai/DeepEP,
+// deep_ep/hybrid_ep_buffer.py at commit 017a5202, HybridEPBuffer.dispatch_with_permute
+// and dispatch; Megatron-Core's flex dispatcher calls it through fused_a2a.py's
+// hybrid_ep_dispatch in the forward pass). An NCCL ring all-gather
+// (cluster.RingAllGatherSeconds) of n*EP*E bytes among the EP members, over the
+// network when the group spans nodes, else over the expert link inside the node. 0 for
+// the other dispatchers or without expert parallelism.
+func (sh *shape) routingMapGatherSeconds(t Target, n float64) float64 {
+	if sh.o.Dispatcher != DispatchHybridEP || sh.ep <= 1 {
+		return 0
+	}
+	intra, inter := t.expertLinks()
+	l := intra
+	if t.ExpertPerNode > 0 && t.ExpertPerNode < sh.o.ExpertParallel {
+		l = inter
+	}
+	return cluster.RingAllGatherSeconds(l, n*sh.experts*sh.ep, sh.o.ExpertParallel)
+}
+
+// hybridEPPreprocessing is HybridEP's metadata preprocessing kernel in the forward pass
+// (HybridEPBuffer.dispatch_with_permute's runtime.metadata_preprocessing, the source
+// routingMapGatherSeconds names): one launch that reads the gathered n*EP x E boolean
+// routing map and writes the token maps the dispatch and combine kernels follow (not
+// counted: a few int32s a token). Nothing backward (the handle is replayed) and nothing
+// for the other dispatchers.
+func (sh *shape) hybridEPPreprocessing(n float64) (op, bool) {
+	if sh.o.Dispatcher != DispatchHybridEP || sh.ep <= 1 {
+		return op{}, false
+	}
+	return op{name: "hybridep preprocessing", fwd: work{0, n * sh.experts * sh.ep, 1}}, true
+}
+
 // mla is DeepSeek's multi-head latent attention (DeepSeek-V2 paper, section 2.1), as
 // trained (the up-projections not absorbed): the norm; the query down-projection to
 // QLoRARank with its norm and the up-projection to heads x (nope + rope), or one query
@@ -726,20 +806,31 @@ func (sh *shape) moe(c *calc) piece {
 		if sh.x > 1 {
 			comm += cluster.RingAllReduceSeconds(c.target.tensorLink(), e*h*g, sh.o.ExpertTensorParallel)
 		}
-		p.fwdExpertComm, p.bwdExpertComm = comm, comm
+		fwdMeta, bwdMeta := sh.alltoallMetadataSeconds(c.target, n)
+		p.fwdExpertComm = comm + fwdMeta + sh.routingMapGatherSeconds(c.target, n)
+		p.bwdExpertComm = comm + bwdMeta
 	}
 	p.ops = append(p.ops, sh.blockNorm("mlp norm"),
 		sh.linear16("router", n, h, sh.experts), mem("top-k", 4*n*sh.experts*2, 3))
-	act := []op{withModule(mem("silu", 2*e*te*fl, 1), ModMoEAct), withModule(mem("gate x up", 3*e*te*fl, 1), ModMoEAct)}
+	if o, ok := sh.hybridEPPreprocessing(n); ok {
+		p.ops = append(p.ops, o)
+	}
+	// Megatron-style, the permute and the activation run once over all the local
+	// experts' rows (perTensor: 1/local of a launch per expert; wholeTensor); eager
+	// code (HuggingFace's expert loop) runs them expert by expert.
+	perTensor, fused := 1.0, sh.o.ExpertFusedMLP
+	if sh.fusedAct || fused {
+		perTensor = 1 / local
+	}
+	act := []op{withModule(mem("silu", 2*e*te*fl, perTensor), ModMoEAct), withModule(mem("gate x up", 3*e*te*fl, perTensor), ModMoEAct)}
 	kept := 3.0 // gate, up and SiLU outputs, per routed row of an expert's width
 	if sh.fusedAct {
-		act, kept = []op{withModule(mem("fused silu x up", 3*e*te*fl, 1), ModMoEAct)}, 2
+		act, kept = []op{withModule(mem("fused silu x up", 3*e*te*fl, perTensor), ModMoEAct)}, 2
 	}
 	if a.GLUClamp {
-		act = append([]op{withModule(gluClamp(e, te*fl), ModMoEAct)}, act...)
+		act = append([]op{withModule(wholeTensor(gluClamp(e, te*fl), 1/perTensor), ModMoEAct)}, act...)
 	}
 	gate, up, down := sh.linear("gate", te, h, fl), sh.linear("up", te, h, fl), sh.linear("down", te, fl, h)
-	fused := sh.o.ExpertFusedMLP
 	if sh.fusedAct || fused {
 		gate, up = oneFC1(gate, up)
 	}
@@ -747,7 +838,7 @@ func (sh *shape) moe(c *calc) piece {
 		gate, up, down, act, kept = fusedExpertMLP(gate, up, down)
 	}
 	perExpert := append([]op{
-		mem("gather", 2*e*te*h, 1),
+		mem("gather", 2*e*te*h, perTensor),
 		gate, up}, act...)
 	perExpert = append(perExpert, down)
 	if a.MLPBias && sh.fusedAct {
@@ -766,7 +857,19 @@ func (sh *shape) moe(c *calc) piece {
 		// The flex dispatcher's backends (DeepEP, HybridEP) hand the experts their rows
 		// grouped by local expert already (their permute is the gather above): no
 		// sort_chunks_by_idxs in MoEFlexTokenDispatcher.
-		perExpert = append(perExpert, mem("sort chunks", 4*e*te*h, 2/local)) // two kernels in all
+		// Each of the two sorts is Transformer Engine's fused chunk sort (moe_utils.py's
+		// sort_chunks_by_idxs with moe_permute_fusion: fused_sort_chunks_by_index, whose
+		// forward runs make_chunk_sort_map and sort_chunks_by_map, two Triton kernels, and
+		// whose backward replays the map in one; transformer_engine/pytorch/triton/
+		// permutation.py at commit 20deb83e35): four launches forward, two backward.
+		sort := mem("sort chunks", 4*e*te*h, 4/local)
+		sort.bwd.kernels = 2 / local
+		perExpert = append(perExpert, sort)
+	}
+	if (sh.fusedAct || fused) && sh.o.Dispatcher != DispatchHybridEP && sh.ep > 1 {
+		// The fused permute's routing map (rowIDMap), once for all the local experts:
+		// each expert's share of its bytes and launches.
+		perExpert = append(perExpert, sh.rowIDMap(n).times(1/local))
 	}
 	if sh.o.CapacityFactor == 0 {
 		p.eagerFrom, p.eagerTo = len(p.ops), len(p.ops)+len(perExpert)
@@ -1191,9 +1294,26 @@ func expertSharded(a *arch.Arch) int64 { return mlpSharded(a, int64(a.Intermedia
 // output's gradient, on gate): the kernel's epilogue takes the gradient's.
 func fusedExpertMLP(gate, up, down op) (op, op, op, []op, float64) {
 	gate.bwdQuant, down.fwdQuant = 0, 0
-	gate.bwd.kernels--
-	down.fwd.kernels--
+	gate.bwd.kernels = 2 // its two products, no quantization
+	down.fwd.kernels = 1 // its product alone
 	return gate, up, down, nil, 2
+}
+
+// wholeTensor is o, an operation priced per local expert, as Megatron-Core launches it:
+// once over the rows of all the local experts together, so each expert's share is
+// 1/local of its launches (its bytes stay the expert's). The dispatcher's permute
+// (token_dispatcher.py, permute(hidden_states, routing_map, fused=moe_permute_fusion):
+// one gather over every routed row, Transformer Engine's moe_permute) and the
+// experts' activation (TEGroupedMLP.forward in megatron/core/transformer/moe/experts.py,
+// core_r0.13.0 to core_r0.16.0: bias_act_func(intermediate_parallel, ...) on the
+// grouped fc1 output of all the local experts, weighted_bias_swiglu_impl or
+// weighted_bias_quick_geglu_impl with its clamp) are each one call per pass, not one
+// per expert; only the grouped products (one cuBLAS call per expert) and the
+// expert-by-expert output bias are per expert.
+func wholeTensor(o op, local float64) op {
+	o.fwd.kernels /= local
+	o.bwd.kernels /= local
+	return o
 }
 
 // unpermute is the combine side's regrouping of one local expert's n output elements
@@ -1233,12 +1353,12 @@ func (sh *shape) unpermute(n, local float64) op {
 func oneFC1(gate, up op) (op, op) {
 	if up.fwdQuant > 0 {
 		up.fwdQuant = 0
-		up.fwd.kernels--
+		up.fwd.kernels = 1 // its product alone, without the quantization's launches
 	}
 	if up.bwdQuant > 0 {
 		gate.bwdQuant += up.bwdQuant
 		up.bwdQuant = 0
-		up.bwd.kernels--
+		up.bwd.kernels = 2 // its two products
 	}
 	return gate, up
 }

@@ -131,8 +131,9 @@ func TestHierarchicalAllToAllSeconds(t *testing.T) {
 
 // TestExpertComm: each mixture layer runs a dispatch and a combine all-to-all of the
 // busiest device's e*h*n*k*L bytes in each pass (again for the rerun forward of full
-// recomputation), over the expert links; with expert tensor parallelism the received
-// rows are gathered and scattered too. The difference from free links is exactly that.
+// recomputation), over the expert links, with the probabilities' all-to-all and the
+// forward's gather of the tokens per expert (alltoallMetadataSeconds); with expert
+// tensor parallelism the received rows are gathered and scattered too. The difference from free links is exactly that.
 func TestExpertComm(t *testing.T) {
 	a := bundled(t, "deepseek-v3")
 	const b, s, h, k = 1, 4096, 7168, 8
@@ -159,7 +160,16 @@ func TestExpertComm(t *testing.T) {
 		n := float64(b*s) / float64(tt.tp)
 		a2a := cluster.HierarchicalAllToAllSeconds(nv, ib, 2*h*n*k*tt.load, tt.ep, tt.perNode)
 		gather := cluster.RingAllReduceSeconds(nv, 2*h*float64(tt.etp)*float64(b*s)/float64(tt.tp)*k*tt.load, tt.etp)
-		want := tt.passes/2*(2*a2a) + tt.passes/2*gather
+		// Megatron-Core's all-to-all dispatcher also sends the routing probabilities (an
+		// fp32 a routed row) in an all-to-all of their own in each pass, and gathers the
+		// tokens per expert (E int64s a rank over the EP x TP group) in each forward.
+		probs := cluster.HierarchicalAllToAllSeconds(nv, ib, 4*n*k*tt.load, tt.ep, tt.perNode)
+		l, group := nv, tt.ep*tt.tp
+		if tt.perNode < tt.ep {
+			l = ib
+		}
+		counts := cluster.RingAllGatherSeconds(l, 8*float64(a.NumExperts)*float64(group), group)
+		want := tt.passes/2*(2*a2a+probs) + tt.passes/2*gather + (tt.passes/2-1)*counts
 		bl := moeBlock(t, r)
 		if math.Abs(bl.ExpertCommSeconds-want) > 1e-12 || bl.ExpertExposedSeconds != bl.ExpertCommSeconds {
 			t.Errorf("%+v: expert communication %v s (exposed %v), want %v", tt, bl.ExpertCommSeconds, bl.ExpertExposedSeconds, want)
@@ -395,7 +405,8 @@ func TestDeepEPDispatch(t *testing.T) {
 // TestHybridEPDispatch: HybridEP routes as DeepEP (TestDeepEPDispatch's closed form) and
 // moves 16 bits both ways whatever the dtype (Megatron-Core's HybridEP path refuses fp8
 // dispatch), as Megatron-Core's DeepEP does: its communication is deepep's in any
-// dtype, and deepep-fp8's with the dispatch at 2h bytes a token instead of h + 4h/128.
+// dtype (plus its routing map's all-gather, routingMapGatherSeconds), and deepep-fp8's
+// with the dispatch at 2h bytes a token instead of h + 4h/128.
 func TestHybridEPDispatch(t *testing.T) {
 	a := bundled(t, "deepseek-v3")
 	const T, h, k = 4096.0, 7168.0, 8.0
@@ -417,13 +428,33 @@ func TestHybridEPDispatch(t *testing.T) {
 			return moeBlock(t, r).ExpertCommSeconds
 		}
 		// DeepEP in bf16 moves 2h bytes a token both ways: HybridEP's bytes in any dtype,
-		// and Megatron-Core's DeepEP's.
+		// and Megatron-Core's DeepEP's. HybridEP adds, in the forward pass, its ring
+		// all-gather of the boolean routing map (T x E bytes a rank, T*EP*E gathered)
+		// among the EP members, over the network when they span nodes:
+		// (EP-1)/EP * T*EP*E / bandwidth + (EP-1) * latency.
 		want := comm(DispatchDeepEP, BF16)
-		if got := comm(DispatchHybridEP, tt.dtype); math.Abs(got-want) > 1e-12 {
-			t.Errorf("%+v: HybridEP %v s, want DeepEP's 16-bit %v s", tt, got, want)
+		l, m := nv, float64(tt.ep)
+		if tt.perNode < tt.ep {
+			l = ib
+		}
+		gather := (m-1)/m*T*m*float64(a.NumExperts)/l.BytesPerSecond + (m-1)*l.LatencySeconds
+		if got := comm(DispatchHybridEP, tt.dtype); math.Abs(got-want-gather) > 1e-12 {
+			t.Errorf("%+v: HybridEP %v s, want DeepEP's 16-bit %v s and the routing map's gather %v s", tt, got, want, gather)
 		}
 		if got := comm(DispatchDeepEP, tt.dtype); math.Abs(got-want) > 1e-12 {
 			t.Errorf("%+v: Megatron-Core's DeepEP %v s, want its 16-bit %v s", tt, got, want)
+		}
+		// Its metadata preprocessing: one forward launch reading the gathered map.
+		block := func(d Dispatcher) Layer {
+			r, err := Estimate(a, tg, Options{Batch: 1, Seq: int(T), DType: BF16, DataParallel: tt.ep, ExpertParallel: tt.ep, Dispatcher: d})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return moeBlock(t, r)
+		}
+		hy, de := block(DispatchHybridEP), block(DispatchDeepEP)
+		if hy.FwdKernels-de.FwdKernels != 1 || hy.BwdKernels != de.BwdKernels {
+			t.Errorf("%+v: HybridEP launches %v/%v, DeepEP %v/%v: want one more forward", tt, hy.FwdKernels, hy.BwdKernels, de.FwdKernels, de.BwdKernels)
 		}
 		if tt.dtype == FP8 && !(comm(DispatchDeepEPFP8, FP8) < want) {
 			t.Errorf("%+v: DeepEP's fp8 dispatch is not below HybridEP's 16 bits", tt)
@@ -564,5 +595,93 @@ func TestGptOssEagerExpertOps(t *testing.T) {
 		if r1.Layers[i].Kind == "mlp" && r1.Layers[i].FwdTerms.MemorySeconds != r2.Layers[i].FwdTerms.MemorySeconds {
 			t.Fatalf("eager framework: the experts' biases move bytes (%v vs %v s): only Megatron-Core adds them apart", r1.Layers[i].FwdTerms.MemorySeconds, r2.Layers[i].FwdTerms.MemorySeconds)
 		}
+	}
+}
+
+// TestExpertLaunchesPerTensor: Megatron-Core launches the dispatcher's permute and the
+// experts' activation once over all the local experts' rows (wholeTensor), and only
+// the grouped products (one cuBLAS call per expert) and their fp8 quantizations once
+// per expert. So halving the local experts (EP 8 to EP 16 on Qwen3 30B-A3B's 128
+// experts, 16 to 8 a device) at the same routed rows removes, in each pass, the
+// products' launches of 8 experts and nothing else: 3 each in 16 bits forward (gate
+// and up, one grouped linear priced as two products, and down) and 6 backward (each
+// product's input and weight gradients), plus two quantizations a pass with fp8 (fc1's
+// and fc2's input forward, their output gradients backward; oneFC1), each expert's on
+// its own: one launch each with blockwise scaling, four with current scaling
+// (quantKernels). gpt-oss's clamp (three eager kernels over the whole
+// fc1 output) and expert output bias (two kernels per expert forward, four backward,
+// and one for the cat) follow the same rule.
+func TestExpertLaunchesPerTensor(t *testing.T) {
+	tg := frameworkTarget(t, "h100-sxm", cluster.CUDAGraphs)
+	for _, c := range []struct {
+		model          string
+		recipe         FP8Recipe
+		wantFwd, wantB float64 // launches per local expert removed, each pass
+	}{
+		{"qwen3-30b-a3b", "", 3, 6},
+		{"qwen3-30b-a3b", Current, 3 + 2*4, 6 + 2*4},
+		{"qwen3-30b-a3b", Blockwise, 3 + 2, 6 + 2},
+		{"gpt-oss-120b", "", 3 + 2, 6 + 4},
+	} {
+		a := bundled(t, c.model)
+		block := func(ep int) Layer {
+			o := Options{Batch: 1, Seq: 4096, DataParallel: 16, ExpertParallel: ep, FP8Recipe: c.recipe, Split: Sublayers}
+			r, err := Estimate(a, tg, o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, l := range r.Layers {
+				if l.Kind == "mlp" && l.ExpertParams > 0 {
+					return l
+				}
+			}
+			t.Fatal("no mixture sublayer")
+			return Layer{}
+		}
+		l8, l16 := block(8), block(16)
+		removed := float64(a.NumExperts/8 - a.NumExperts/16)
+		if d := l8.FwdKernels - l16.FwdKernels; math.Abs(d-c.wantFwd*removed) > 1e-9 {
+			t.Errorf("%s %q: forward %v launches fewer at EP16, want %v x %v", c.model, c.recipe, d, c.wantFwd, removed)
+		}
+		if d := l8.BwdKernels - l16.BwdKernels; math.Abs(d-c.wantB*removed) > 1e-9 {
+			t.Errorf("%s %q: backward %v launches fewer at EP16, want %v x %v", c.model, c.recipe, d, c.wantB, removed)
+		}
+	}
+	// The dispatchers' own launches, each once for all the local experts: the all-to-all
+	// dispatcher's two chunk sorts (map and sort forward, the sort backward: 4 and 2)
+	// beyond DeepEP; the fused permute's three row-map passes (forward) beyond
+	// HybridEP's one preprocessing kernel.
+	a := bundled(t, "qwen3-30b-a3b")
+	block := func(d Dispatcher) Layer {
+		r, err := Estimate(a, tg, Options{Batch: 1, Seq: 4096, DataParallel: 16, ExpertParallel: 8, Dispatcher: d, Split: Sublayers})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, l := range r.Layers {
+			if l.Kind == "mlp" && l.ExpertParams > 0 {
+				return l
+			}
+		}
+		t.Fatal("no mixture sublayer")
+		return Layer{}
+	}
+	a2a, deep, hybrid := block(DispatchAllToAll), block(DispatchDeepEP), block(DispatchHybridEP)
+	if a2a.FwdKernels-deep.FwdKernels != 4 || a2a.BwdKernels-deep.BwdKernels != 2 {
+		t.Errorf("alltoall %v/%v launches, DeepEP %v/%v: want 4 and 2 more (the chunk sorts)", a2a.FwdKernels, a2a.BwdKernels, deep.FwdKernels, deep.BwdKernels)
+	}
+	if deep.FwdKernels-hybrid.FwdKernels != 3-1 || deep.BwdKernels != hybrid.BwdKernels {
+		t.Errorf("DeepEP %v/%v launches, HybridEP %v/%v: want 2 more forward (three row-map passes for one preprocessing)", deep.FwdKernels, deep.BwdKernels, hybrid.FwdKernels, hybrid.BwdKernels)
+	}
+	// Bytes: the row map's 25 a (token, expert) entry once, against HybridEP's
+	// preprocessing reading the gathered map (EP bytes an entry).
+	nE := 4096.0 * float64(a.NumExperts)
+	if got, want := (deep.FwdTerms.MemorySeconds-hybrid.FwdTerms.MemorySeconds)*tg.Perf.MemoryBytesPerSecond, (25-8)*nE; math.Abs(got-want) > 1e-6*want {
+		t.Errorf("DeepEP moves %v bytes more than HybridEP forward, want %v", got, want)
+	}
+	if o := (&shape{experts: 128}).rowIDMap(4096); o.fwd.bytes != 25*4096*128 || o.fwd.kernels != 3 || o.bwd != (work{}) {
+		t.Errorf("row map of 4096 tokens by 128 experts: %+v, want 25 bytes an entry in 3 forward launches", o)
+	}
+	if o := wholeTensor(gluClamp(2, 10), 16); o.fwd.kernels != 3.0/16 || o.bwd.kernels != 3.0/16 || o.fwd.bytes != 8*2*10 {
+		t.Errorf("clamp over 16 local experts: %+v, want 3/16 of a launch each pass per expert, bytes unchanged", o)
 	}
 }

@@ -78,6 +78,18 @@ type recipeFigures struct {
 	// fp8 in both layouts (read 2 bytes, write 1 + 1 and the scales); current scaling
 	// first reads the tensor once more for its amax.
 	quantBytes float64
+	// quantKernels: the launches of one such quantization. Current scaling runs four,
+	// one after another: zero the amax, reduce the tensor to its amax, compute the scale
+	// from it, then cast (Transformer Engine v2.8 to v2.12,
+	// pytorch/csrc/quantizer.cpp Float8CurrentScalingQuantizer::quantize_impl:
+	// nvte_compute_amax_with_config, whose common/recipe/current_scaling.cu launches
+	// zero_amax_kernel and the amax reduction, nvte_compute_scale_from_amax and
+	// nvte_quantize_v2), and a grouped linear quantizes each expert's rows on its own
+	// (pytorch/csrc/extensions/cast.cpp multi_tensor_quantize_impl, "Currently only have
+	// fused kernel for FP8 delayed scaling": the other quantizers' quantize in a loop).
+	// The other recipes cast in one kernel (their scales come from the history or from
+	// the blocks the cast itself reads).
+	quantKernels float64
 	// gemmRate: the products' rate relative to per-tensor fp8 at the same shape: 0.83 for
 	// blockwise, whose per-block scales are applied in the main loop (vllm-project/vllm
 	// pull 49363, H100, Gemma-4-31B's N = 12,288, K = 5,376: 263 TFLOP/s block-scaled
@@ -95,13 +107,13 @@ func (r FP8Recipe) figures() recipeFigures {
 	const history = 1024 // DelayedScaling's amax_history_len default
 	switch r {
 	case Current:
-		return recipeFigures{inputBytes: 1, weightBytes: 2, stateBytes: 3 * 3 * 4, quantBytes: 2 + 2 + 1 + 1, gemmRate: 1}
+		return recipeFigures{inputBytes: 1, weightBytes: 2, stateBytes: 3 * 3 * 4, quantBytes: 2 + 2 + 1 + 1, quantKernels: 4, gemmRate: 1}
 	case Blockwise:
-		return recipeFigures{inputBytes: 1 + 4.0/128, weightBytes: 2 * (1 + 4.0/(128*128)), quantBytes: 2 + 2*(1+4.0/128), gemmRate: 0.83}
+		return recipeFigures{inputBytes: 1 + 4.0/128, weightBytes: 2 * (1 + 4.0/(128*128)), quantBytes: 2 + 2*(1+4.0/128), quantKernels: 1, gemmRate: 0.83}
 	case MXFP8:
-		return recipeFigures{inputBytes: 1 + 1.0/32, weightBytes: 2 * (1 + 1.0/32), quantBytes: 2 + 2*(1+1.0/32), gemmRate: 0.94}
+		return recipeFigures{inputBytes: 1 + 1.0/32, weightBytes: 2 * (1 + 1.0/32), quantBytes: 2 + 2*(1+1.0/32), quantKernels: 1, gemmRate: 0.94}
 	}
-	return recipeFigures{inputBytes: 1, weightBytes: 2, stateBytes: 3 * (history*4 + 3*4), quantBytes: 2 + 1 + 1, gemmRate: 1}
+	return recipeFigures{inputBytes: 1, weightBytes: 2, stateBytes: 3 * (history*4 + 3*4), quantBytes: 2 + 1 + 1, quantKernels: 1, gemmRate: 1}
 }
 
 // Precision says how a 16-bit model keeps its weights.
