@@ -557,9 +557,18 @@ func (sh *shape) alltoallMetadataSeconds(t Target, n float64) (fwd, bwd float64)
 // commit 20deb83e35), in the forward pass only (the backward's unpermute reuses the
 // map). Bytes per (token, expert) entry: the boolean map read and an int32 written
 // (pass 1), the int32 read and written (pass 2), read and the dense map written
-// (pass 3, 2E+1 int32s a token): 1 + 4 + 8 + 4 + 8 = 25.
+// (pass 3, 2E+1 int32s a token): 1 + 4 + 8 + 4 + 8 = 25. The all-to-all dispatcher
+// permutes its n tokens over all E experts before the exchange; DeepEP's path in
+// Megatron-Core permutes after it, over the tokens the device received and its local
+// experts (MoEFlexTokenDispatcher's _DeepepManager.get_permuted_hidden_states_by_experts):
+// n*D tokens by E/EP experts, D = EP*(1 - (1 - 1/EP)^k) the devices a token reaches
+// (shape.unpermute).
 func (sh *shape) rowIDMap(n float64) op {
-	return op{name: "permute row map", fwd: work{0, 25 * n * sh.experts, 3}}
+	entries := n * sh.experts
+	if sh.o.Dispatcher.flex() && sh.ep > 1 {
+		entries = n * sh.ep * (1 - math.Pow(1-1/sh.ep, sh.k)) * sh.experts / sh.ep
+	}
+	return op{name: "permute row map", fwd: work{0, 25 * entries, 3}}
 }
 
 // routingMapGatherSeconds is the forward pass's all-gather of the routing map that

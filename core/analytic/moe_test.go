@@ -672,10 +672,12 @@ func TestExpertLaunchesPerTensor(t *testing.T) {
 	if deep.FwdKernels-hybrid.FwdKernels != 3-1 || deep.BwdKernels != hybrid.BwdKernels {
 		t.Errorf("DeepEP %v/%v launches, HybridEP %v/%v: want 2 more forward (three row-map passes for one preprocessing)", deep.FwdKernels, deep.BwdKernels, hybrid.FwdKernels, hybrid.BwdKernels)
 	}
-	// Bytes: the row map's 25 a (token, expert) entry once, against HybridEP's
-	// preprocessing reading the gathered map (EP bytes an entry).
+	// Bytes: the row map's 25 a (token, expert) entry once, over the n*D tokens DeepEP
+	// delivers (D = EP(1 - (1 - 1/EP)^k) devices a token reaches) and the E/EP local
+	// experts, against HybridEP's preprocessing reading the gathered n*EP x E map.
 	nE := 4096.0 * float64(a.NumExperts)
-	if got, want := (deep.FwdTerms.MemorySeconds-hybrid.FwdTerms.MemorySeconds)*tg.Perf.MemoryBytesPerSecond, (25-8)*nE; math.Abs(got-want) > 1e-6*want {
+	D := 8 * (1 - math.Pow(1-1.0/8, float64(a.ExpertsPerToken)))
+	if got, want := (deep.FwdTerms.MemorySeconds-hybrid.FwdTerms.MemorySeconds)*tg.Perf.MemoryBytesPerSecond, 25*nE*D/8-8*nE; math.Abs(got-want) > 1e-6*math.Abs(want) {
 		t.Errorf("DeepEP moves %v bytes more than HybridEP forward, want %v", got, want)
 	}
 	if o := (&shape{experts: 128}).rowIDMap(4096); o.fwd.bytes != 25*4096*128 || o.fwd.kernels != 3 || o.bwd != (work{}) {
