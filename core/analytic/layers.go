@@ -846,6 +846,9 @@ func (sh *shape) moe(c *calc) piece {
 	if fused {
 		gate, up, down, act, kept = fusedExpertMLP(gate, up, down)
 	}
+	if sh.fp8 != nil && sh.o.FP8Recipe == Delayed && (sh.fusedAct || fused) {
+		gate, up, down = groupedCast(gate, local), groupedCast(up, local), groupedCast(down, local)
+	}
 	perExpert := append([]op{
 		mem("gather", 2*e*te*h, perTensor),
 		gate, up}, act...)
@@ -1306,6 +1309,24 @@ func fusedExpertMLP(gate, up, down op) (op, op, op, []op, float64) {
 	gate.bwd.kernels = 2 // its two products, no quantization
 	down.fwd.kernels = 1 // its product alone
 	return gate, up, down, nil, 2
+}
+
+// groupedCast is an expert's product o (shape.linear) whose quantizations run, under
+// delayed scaling, as one kernel for all the local experts: Transformer Engine's
+// GroupedLinear quantizes its split input and its output's gradient with
+// tex.split_quantize, whose multi_tensor_quantize_impl launches one fused
+// nvte_multi_cast_transpose for every split when all the quantizers are delayed
+// scaling's Float8Quantizer ("Currently only have fused kernel for FP8 delayed
+// scaling", pytorch/csrc/extensions/cast.cpp, v2.8 to v2.12). So each expert's share of
+// a quantization's launch is 1/local; its bytes stay its own.
+func groupedCast(o op, local float64) op {
+	if o.fwdQuant > 0 {
+		o.fwd.kernels -= 1 - 1/local
+	}
+	if o.bwdQuant > 0 {
+		o.bwd.kernels -= 1 - 1/local
+	}
+	return o
 }
 
 // wholeTensor is o, an operation priced per local expert, as Megatron-Core launches it:

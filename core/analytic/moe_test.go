@@ -608,7 +608,8 @@ func TestGptOssEagerExpertOps(t *testing.T) {
 // product's input and weight gradients), plus two quantizations a pass with fp8 (fc1's
 // and fc2's input forward, their output gradients backward; oneFC1), each expert's on
 // its own: one launch each with blockwise scaling, four with current scaling
-// (quantKernels). gpt-oss's clamp (three eager kernels over the whole
+// (quantKernels); delayed scaling casts every expert's rows in one launch (groupedCast),
+// so its count does not follow the experts. gpt-oss's clamp (three eager kernels over the whole
 // fc1 output) and expert output bias (two kernels per expert forward, four backward,
 // and one for the cat) follow the same rule.
 func TestExpertLaunchesPerTensor(t *testing.T) {
@@ -621,6 +622,7 @@ func TestExpertLaunchesPerTensor(t *testing.T) {
 		{"qwen3-30b-a3b", "", 3, 6},
 		{"qwen3-30b-a3b", Current, 3 + 2*4, 6 + 2*4},
 		{"qwen3-30b-a3b", Blockwise, 3 + 2, 6 + 2},
+		{"qwen3-30b-a3b", Delayed, 3, 6}, // one fused cast for all the experts (groupedCast)
 		{"gpt-oss-120b", "", 3 + 2, 6 + 4},
 	} {
 		a := bundled(t, c.model)
