@@ -783,11 +783,12 @@ func TestBridgeMoEPublishedRuns(t *testing.T) {
 	// its gather of the tokens per expert; HybridEP's all-gather of the routing map
 	// and its preprocessing kernel (forward); current scaling's four launches a
 	// quantization, each expert's on its own (the H100 FP8-CS rows lose most: Qwen3
-	// 30B-A3B EP16 +33% to +23%, PP2 VP12 +31% to -1%). Over all runs 15.9%, +13.1%,
-	// 39 beyond 25% to 14.5%, +13.8%, 33; through 26.04.01 17.5%, +17.5%, 31 to 17.5%,
-	// +17.5%, 28.
-	if abs > 0.15 || signed > 0.142 {
-		t.Errorf("median |error| %.1f%%, signed median %+.1f%%: want at most 15%% and +14.2%% (was 14.5%%, +13.8%%)", 100*abs, 100*signed)
+	// 30B-A3B EP16 +33% to +23%, PP2 VP12 +31% to -1%; gpt-oss BF16, 16 local experts
+	// and the clamp's three kernels each, +42% to +47% on 8 B200s). Measured on main at
+	// 400f4a8: over all runs 14.2%, +11.7%, 38 beyond 25% to 13.7%, +12.4%, 32; through
+	// 26.04.01 15.1%, +13.1%, 32 to 13.9%, +13.9%, 27.
+	if abs > 0.142 || signed > 0.128 {
+		t.Errorf("median |error| %.1f%%, signed median %+.1f%%: want at most 14.2%% and +12.8%% (was 13.7%%, +12.4%%)", 100*abs, 100*signed)
 	}
 	var older []bridgeMoERun
 	for _, c := range bridgeMoERuns {
