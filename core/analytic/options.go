@@ -88,6 +88,15 @@ type recipeFigures struct {
 	// 36,108/37,556 tokens/s per GPU; Llama 3.1 405B on 128 B200: 624/661), with the
 	// products about 70% of the step.
 	gemmRate float64
+	// quantKernels: the kernels one quantization launches. Current scaling runs three,
+	// one after another on the compute stream (Transformer Engine's
+	// Float8CurrentScalingQuantizer::quantize_impl, transformer_engine/pytorch/csrc/
+	// quantizer.cpp, TE v2.x: nvte_compute_amax over the tensor, then
+	// nvte_compute_scale_from_amax, then nvte_quantize_v2); delayed scaling casts with
+	// the scale from the amax history and updates the amax inside the cast (one
+	// cast-transpose kernel), and the block recipes compute each block's scale inside
+	// their quantization kernel (one).
+	quantKernels float64
 }
 
 // figures returns the recipe's figures (Delayed's for an unknown recipe).
@@ -95,13 +104,13 @@ func (r FP8Recipe) figures() recipeFigures {
 	const history = 1024 // DelayedScaling's amax_history_len default
 	switch r {
 	case Current:
-		return recipeFigures{inputBytes: 1, weightBytes: 2, stateBytes: 3 * 3 * 4, quantBytes: 2 + 2 + 1 + 1, gemmRate: 1}
+		return recipeFigures{inputBytes: 1, weightBytes: 2, stateBytes: 3 * 3 * 4, quantBytes: 2 + 2 + 1 + 1, gemmRate: 1, quantKernels: 3}
 	case Blockwise:
-		return recipeFigures{inputBytes: 1 + 4.0/128, weightBytes: 2 * (1 + 4.0/(128*128)), quantBytes: 2 + 2*(1+4.0/128), gemmRate: 0.83}
+		return recipeFigures{inputBytes: 1 + 4.0/128, weightBytes: 2 * (1 + 4.0/(128*128)), quantBytes: 2 + 2*(1+4.0/128), gemmRate: 0.83, quantKernels: 1}
 	case MXFP8:
-		return recipeFigures{inputBytes: 1 + 1.0/32, weightBytes: 2 * (1 + 1.0/32), quantBytes: 2 + 2*(1+1.0/32), gemmRate: 0.94}
+		return recipeFigures{inputBytes: 1 + 1.0/32, weightBytes: 2 * (1 + 1.0/32), quantBytes: 2 + 2*(1+1.0/32), gemmRate: 0.94, quantKernels: 1}
 	}
-	return recipeFigures{inputBytes: 1, weightBytes: 2, stateBytes: 3 * (history*4 + 3*4), quantBytes: 2 + 1 + 1, gemmRate: 1}
+	return recipeFigures{inputBytes: 1, weightBytes: 2, stateBytes: 3 * (history*4 + 3*4), quantBytes: 2 + 1 + 1, gemmRate: 1, quantKernels: 1}
 }
 
 // Precision says how a 16-bit model keeps its weights.
