@@ -814,6 +814,39 @@ func (c *calc) hpGradAccumulate(p piece) (o op, ok bool) {
 	return op{name: "bf16 optimizer: fp32 gradient accumulation", bwd: work{0, (c.sh.e + 16) * n, 2 * float64(p.tensors)}}, true
 }
 
+// amaxReductions counts the all-reduces of one amax over the tensor-parallel group
+// that piece p's fp8 quantizations wait for in each pass, under current scaling with
+// sequence parallelism: a column-parallel product's input is quantized before it is
+// all-gathered (forward), a row-parallel product's output gradient before it is
+// all-gathered for the weight gradient (backward), and every rank's shard must share
+// one scale, so Transformer Engine reduces the shards' amax (MAX) over the group first
+// (transformer_engine/pytorch/module/linear.py, layernorm_linear.py and
+// layernorm_mlp.py, _customize_quantizers_float8_current_scaling: with_amax_reduction
+// and amax_reduction_group = tp_group when sequence_parallel, column-parallel inputs
+// and row-parallel output gradients; csrc/quantizer.cpp,
+// Float8CurrentScalingQuantizer::quantize_impl: amax kernel, then
+// amax_reduction_group->allreduce(MAX)->wait(), then the scale and the cast, TE
+// v2.x). The wait puts NCCL's small all-reduce (cluster.SmallAllReduceSeconds, the
+// group in one node) on the compute stream between the amax and the cast, so it adds
+// to the pass. Delayed scaling takes its scale from the amax history (its amaxes are
+// reduced once per fp8_autocast, not per quantization), and the block recipes scale
+// each block from its own elements: 0 for them. Only the quantizations still priced
+// count (a gated MLP's gate and up share one: oneFC1).
+func (c *calc) amaxReductions(p piece) (fwd, bwd float64) {
+	if c.sh.fp8 == nil || c.o.FP8Recipe != Current || !c.o.SequenceParallel || c.o.TensorParallel <= 1 {
+		return 0, 0
+	}
+	for _, o := range p.ops {
+		if o.gathers && o.fwdQuant > 0 {
+			fwd++
+		}
+		if o.scatters && o.bwdQuant > 0 {
+			bwd++
+		}
+	}
+	return fwd, bwd
+}
+
 func (c *calc) layer(name, kind string, ps ...piece) Layer {
 	l := Layer{Name: name, Kind: kind}
 	pp := c.o.devicePerParam()
@@ -848,6 +881,23 @@ func (c *calc) layer(name, kind string, ps ...piece) Layer {
 				l.BwdKernels += ars - p.fwdAllReduces
 				l.BwdTerms.CommSeconds += bwdComm
 				l.BwdTerms.CommKernels += ars - p.fwdAllReduces
+			}
+		}
+		if fwdAmax, bwdAmax := c.amaxReductions(p); fwdAmax+bwdAmax > 0 {
+			ar := cluster.SmallAllReduceSeconds(c.o.TensorParallel, 1)
+			l.FwdDeviceSeconds += fwdAmax * ar
+			l.FwdKernels += fwdAmax
+			l.FwdTerms.CommSeconds += fwdAmax * ar
+			l.FwdTerms.CommKernels += fwdAmax
+			if train {
+				n := bwdAmax
+				if c.rerun(p) {
+					n += fwdAmax // the rerun forward quantizes again
+				}
+				l.BwdDeviceSeconds += n * ar
+				l.BwdKernels += n
+				l.BwdTerms.CommSeconds += n * ar
+				l.BwdTerms.CommKernels += n
 			}
 		}
 		for j, o := range p.ops {

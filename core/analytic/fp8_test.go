@@ -217,3 +217,86 @@ func TestFP8QuantizationAdds(t *testing.T) {
 		}
 	}
 }
+
+// Under current scaling with sequence parallelism each column-parallel product's input
+// and each row-parallel product's output gradient waits for one all-reduce of its
+// amax over the tensor-parallel group (calc.amaxReductions): a Llama block in
+// Megatron-Core (query-key-value and the one fc1 of gate and up column-parallel, the
+// output projection and down row-parallel) has two a pass, each NCCL's small
+// all-reduce among the group's GPUs in one node; full recomputation reruns the
+// forward's two in the backward pass. Delayed scaling and the block recipes have none,
+// nor does current scaling without sequence parallelism or tensor parallelism. Checked
+// against the same block under delayed scaling, whose tensor-parallel communication is
+// otherwise the same.
+func TestFP8AmaxReduction(t *testing.T) {
+	a := bundled(t, "meta-llama-3-8b")
+	tg := frameworkTarget(t, "b200", cluster.Megatron)
+	block := func(o Options) Layer {
+		t.Helper()
+		r, err := Estimate(a, tg, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, l := range r.Layers {
+			if l.Kind == "block" {
+				return l
+			}
+		}
+		t.Fatal("no block")
+		return Layer{}
+	}
+	for _, tt := range []struct {
+		name     string
+		recipe   FP8Recipe
+		tp       int
+		sp       bool
+		recomp   Recompute
+		fwd, bwd float64 // amax all-reduces a pass
+	}{
+		{"current, TP 4 with SP", Current, 4, true, NoRecompute, 2, 2},
+		{"current, TP 8 with SP", Current, 8, true, NoRecompute, 2, 2},
+		{"current, TP 4 with SP, full recompute", Current, 4, true, Full, 2, 4},
+		{"current, TP 4 without SP", Current, 4, false, NoRecompute, 0, 0},
+		{"current, TP 1", Current, 1, false, NoRecompute, 0, 0},
+		{"mxfp8, TP 4 with SP", MXFP8, 4, true, NoRecompute, 0, 0},
+		{"blockwise, TP 4 with SP", Blockwise, 4, true, NoRecompute, 0, 0},
+	} {
+		o := Options{Batch: 1, Seq: 4096, DType: FP8, TensorParallel: tt.tp, SequenceParallel: tt.sp, Recompute: tt.recomp}
+		base := o
+		base.FP8Recipe = Delayed
+		o.FP8Recipe = tt.recipe
+		got, ref := block(o), block(base)
+		ar := cluster.SmallAllReduceSeconds(tt.tp, 1)
+		for _, c := range []struct {
+			pass           string
+			n, secs, kerns float64
+		}{
+			{"forward", tt.fwd, got.FwdTerms.CommSeconds - ref.FwdTerms.CommSeconds, got.FwdTerms.CommKernels - ref.FwdTerms.CommKernels},
+			{"backward", tt.bwd, got.BwdTerms.CommSeconds - ref.BwdTerms.CommSeconds, got.BwdTerms.CommKernels - ref.BwdTerms.CommKernels},
+		} {
+			if math.Abs(c.secs-c.n*ar) > 1e-12 || c.kerns != c.n {
+				t.Errorf("%s, %s: %v s in %v collectives beyond delayed scaling's, want %v x %v s", tt.name, c.pass, c.secs, c.kerns, c.n, ar)
+			}
+		}
+	}
+}
+
+// A quantization launches the recipe's kernels: four under current scaling (the amax
+// zeroed and reduced, common/recipe/current_scaling.cu's zero_amax_kernel and amax
+// kernel; the scale from it; the cast: Float8CurrentScalingQuantizer::quantize_impl), one
+// under the others (delayed scaling's cast-transpose updates the amax as it casts; the
+// block recipes scale each block inside their kernel). A linear layer's pass is its
+// product's launch and one quantization's.
+func TestFP8QuantizationKernels(t *testing.T) {
+	a := bundled(t, "meta-llama-3-8b")
+	for _, tt := range []struct {
+		recipe FP8Recipe
+		want   float64
+	}{{Delayed, 1}, {Current, 4}, {Blockwise, 1}, {MXFP8, 1}} {
+		sh := newShape(a, Options{Batch: 1, Seq: 4096, DType: FP8, FP8Recipe: tt.recipe}.withDefaults())
+		o := sh.linear("qkv", 4096, 4096, 6144)
+		if o.fwd.kernels != 1+tt.want || o.bwd.kernels != 2+tt.want {
+			t.Errorf("%s: %v forward and %v backward launches, want %v and %v", tt.recipe, o.fwd.kernels, o.bwd.kernels, 1+tt.want, 2+tt.want)
+		}
+	}
+}

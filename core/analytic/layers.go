@@ -103,18 +103,20 @@ func newShape(a *arch.Arch, o Options) *shape {
 // quantizes its input (forward) and its output's gradient (backward) in both layouts, a
 // memory-bound kernel moving the recipe's quantBytes per element; the weight is
 // quantized once per step and cached across microbatches (is_first_microbatch), not
-// counted per microbatch. The quantization is its own kernel, run before the product
-// on the same stream (Transformer Engine's cast-transpose, and for current scaling the
-// amax before it), so its time adds to the product's (op.fwdQuant, bwdQuant) rather
-// than hiding under it: small products, such as the experts' of fine-grained
-// mixtures, pay most of it (fp8 Qwen3 30B-A3B ran 16% slower than bf16 on the same 16
-// H100s: 8,826 tokens/s/GPU in NeMo 26.06's summary against 10,607 in Megatron-Bridge's
-// expert-parallel overlap benchmark).
+// counted per microbatch. The quantization is its own kernels, run before the product
+// on the same stream (Transformer Engine's cast-transpose; for current scaling the
+// amax, the scale and the cast: recipeFigures.quantKernels, and under sequence
+// parallelism an amax all-reduce between them, calc.amaxReductions), so its time adds
+// to the product's (op.fwdQuant, bwdQuant) rather than hiding under it: small products,
+// such as the experts' of fine-grained mixtures, pay most of it (fp8 Qwen3 30B-A3B ran
+// 16% slower than bf16 on the same 16 H100s: 8,826 tokens/s/GPU in NeMo 26.06's
+// summary against 10,607 in Megatron-Bridge's expert-parallel overlap benchmark).
 func (sh *shape) linear(name string, m, k, n float64) op {
 	o := matmul(name, sh.e, 1, m, k, n)
 	o.outBytes = sh.e * m * n
 	if f := sh.fp8; f != nil {
 		o.fp8 = true
+		o.quantKernels = f.quantKernels
 		o.fwdQuant = f.quantBytes * m * k
 		o.fwd.kernels += f.quantKernels
 		o.bwdQuant = f.quantBytes * m * n
@@ -1306,8 +1308,8 @@ func expertSharded(a *arch.Arch) int64 { return mlpSharded(a, int64(a.Intermedia
 // output's gradient, on gate): the kernel's epilogue takes the gradient's.
 func fusedExpertMLP(gate, up, down op) (op, op, op, []op, float64) {
 	gate.bwdQuant, down.fwdQuant = 0, 0
-	gate.bwd.kernels = 2 // its two products, no quantization
-	down.fwd.kernels = 1 // its product alone
+	gate.bwd.kernels -= gate.quantKernels
+	down.fwd.kernels -= down.quantKernels
 	return gate, up, down, nil, 2
 }
 
@@ -1383,12 +1385,12 @@ func (sh *shape) unpermute(n, local float64) op {
 func oneFC1(gate, up op) (op, op) {
 	if up.fwdQuant > 0 {
 		up.fwdQuant = 0
-		up.fwd.kernels = 1 // its product alone, without the quantization's launches
+		up.fwd.kernels -= up.quantKernels
 	}
 	if up.bwdQuant > 0 {
 		gate.bwdQuant += up.bwdQuant
 		up.bwdQuant = 0
-		up.bwd.kernels = 2 // its two products
+		up.bwd.kernels -= up.quantKernels
 	}
 	return gate, up
 }

@@ -34,6 +34,9 @@ type op struct {
 	// product in each pass (shape.linear): memory-bound kernels of their own, whose
 	// time adds to the product's (their launches are in fwd and bwd.kernels).
 	fwdQuant, bwdQuant float64
+	// quantKernels is the launches of one of its quantizations (the recipe's
+	// recipeFigures.quantKernels; in fwd and bwd.kernels once per quantization).
+	quantKernels float64
 	// gathers marks a dense sublayer's projection that reads tensor parallelism's
 	// all-gathered input (sequence parallel), scatters one whose output is
 	// reduce-scattered: the products PyTorch's async tensor parallelism fuses with
