@@ -1101,6 +1101,16 @@ func (sh *shape) head() piece {
 		// zeros, exp(x) (the sum) and the new tensor are held at once: 16 bytes a
 		// logit, the kept 4 among them, where PyTorch's fused log_softmax_backward
 		// holds 12 (the unfused kind below).
+		//
+		// The loss needs the logits as a vocabulary-sharded DTensor: torchtitan's output
+		// layer is ColwiseParallel(input_layouts=Shard(1), output_layouts=Shard(-1))
+		// (parallelisms/parallelize_llama.py, apply_tp, at 9dec370), whose input hook
+		// all-gathers a sequence-parallel input before the product, so the product keeps
+		// the gathered input (e*T*h), not its shard (e*T*h/t; Megatron-LM's
+		// sequence-parallel linear keeps the shard and gathers again in the backward).
+		if sh.tp > 1 && hr < h {
+			saved += e * t * (h - hr)
+		}
 		p.ops = append(p.ops, op{name: "cross entropy (loss-parallel)",
 			fwd: work{0, (e+4)*t*v + 4*t*v + 8*t*v + 8*t*v + 4*t*v + 8*t*v, 6},
 			bwd: work{0, 4*t*v + 8*t*v + 12*t*v + 8*t*v + (4+e)*t*v, 6}})
