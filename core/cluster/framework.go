@@ -305,7 +305,12 @@ const (
 	// CrossEntropyFused: one kernel reads the 16-bit logits, keeps them and each row's
 	// log-sum-exp, and writes their gradient to a new 16-bit tensor (flash-attn's
 	// CrossEntropyLoss, inplace_backward=False: LLM Foundry's loss_fn
-	// fused_crossentropy, its MPT default).
+	// fused_crossentropy, its MPT default). F.cross_entropy on upcast logits compiled
+	// by torch.compile holds and moves the same (Inductor fuses the upcast into its
+	// reductions: "memory-wise it's ~0 for just fwd and ~d_input for fw+bw", a
+	// torch.compile developer, Dao-AILab/quack#48, 2025-10-07): torchtitan's loss
+	// under training.compile since 2025 (torchtitan/components/loss.py,
+	// build_cross_entropy_loss, at e7c0cae).
 	CrossEntropyFused = "fused"
 	// CrossEntropyFusedInplace: the same kernel writing the gradient over the logits
 	// (Transformer Engine's parallel_cross_entropy, Megatron-Core's

@@ -115,9 +115,18 @@ func torchtitanTP(name string, nodes, b int, dtype string, asyncTP bool) *wire.R
 // (pytorch/torchtitan, benchmarks/llama3_8b_h200_2025-06_torchtitan.md): 8 H200s per
 // host on NVLink, 400 Gb/s RDMA per GPU (ConnectX-7), FSDP over every GPU, local batch
 // 2 of 8,192 tokens, torch.compile and Float8 (with Float8 all-gathers); the recipe's
-// per-op selective activation checkpointing (recompute selective-op).
+// per-op selective activation checkpointing (recompute selective-op). Its loss is
+// compiled: torchtitan at e7c0cae compiles F.cross_entropy(pred.flatten(0, 1).float(),
+// labels) with the model under training.compile (torchtitan/components/loss.py,
+// build_cross_entropy_loss), where 9dec370, Tables 1 to 6, left it eager ("compiling
+// loss function causes CUDA errors, turning off for now", train.py). Inductor's
+// cross-entropy keeps the 16-bit logits and writes their 16-bit gradient, no fp32
+// copy or log-probabilities ("memory-wise it's ~0 for just fwd and ~d_input for
+// fw+bw", a torch.compile developer, Dao-AILab/quack#48, October 2025): what
+// cross_entropy fused holds and moves (flash-attn's kernel, the same bytes a logit).
 func trainyRun(nodes int) *wire.Request {
 	r := torchtitanRun(nodes, 8*nodes, 1, 2, 8192, "fp8", "compiled", "selective-op")
+	r.Model.Architecture.CrossEntropy = "fused"
 	r.Cluster.Device = "h200"
 	return r
 }
@@ -550,6 +559,12 @@ const memoryTolerance = 0.10
 // first backward, so that the last rank's head chunk kept all 8 microbatches (24.7 GiB
 // in flight); ordered as PyTorch's ScheduleInterleaved1F1B, which torchtitan ran
 // (interleaved-pytorch:2: a warm-up of (v-1)p + 2(p-1-rank) forwards), it is 5.6% below.
+//
+// The losses as torchtitan ran them: eager F.cross_entropy on fp32 logits in December
+// 2024 (unfused), PyTorch's loss parallelism with TP (loss-parallel: Table 4's rows were
+// 25% and 20% below while planned as unfused), and compiled in June 2025 (fused:
+// Trainy's rows were 38-39% above while planned as unfused, the "30 GiB more" the same
+// policy seemed to keep on H100s in December 2024 being the eager loss's fp32 copies).
 var torchtitanMemory = map[string]shardedMemory{
 	"Llama 3.1 8B, FSDP 8, b=2 s=8192, eager":                         {82.4, memoryTolerance, ""},
 	"Llama 3.1 8B, FSDP 8, b=2 s=8192, torch.compile":                 {77.0, memoryTolerance, ""},
@@ -569,22 +584,12 @@ var torchtitanMemory = map[string]shardedMemory{
 	"Llama 3.1 405B, FSDP 8 TP 8 PP 8, b=32 s=8192, Interleaved 1F1B": {72.7, memoryTolerance, ""},
 	"Llama 3.1 70B, FSDP 32 TP 8, b=16 s=8192, compile + Float8":      {71.9, 0.13, memGap2D},
 	"Llama 3.1 70B, FSDP 32 TP 8, b=16 s=8192, + AsyncTP":             {67.6, memoryTolerance, ""},
-	"Llama 3.1 8B, 32 H200, FSDP 32, b=2 s=8192, compile + Float8":    {47.96, 0.50, memGapTrainy},
-	"Llama 3.1 8B, 64 H200, FSDP 64, b=2 s=8192, compile + Float8":    {46.97, 0.50, memGapTrainy},
+	"Llama 3.1 8B, 32 H200, FSDP 32, b=2 s=8192, compile + Float8":    {47.96, memoryTolerance, ""},
+	"Llama 3.1 8B, 64 H200, FSDP 64, b=2 s=8192, compile + Float8":    {46.97, memoryTolerance, ""},
 }
 
 // The known gaps of torchtitan's memory figures.
 const (
-	// memGapTrainy: Trainy's runs (June 2025: torch 2.8.0a0, torchao 0afa4c1,
-	// torchtitan e7c0cae; llama3_8b.toml's per-op selective checkpointing, Float8 with
-	// Float8 all-gathers and force_recompute_fp8_weight_in_bwd) are planned 38-39% above
-	// their published 48 and 47 GiB by the policy that plans Table 1's and 3's December
-	// 2024 runs of the same recipe within 5% (recompute selective-op; planned as full
-	// recomputation, 18-21% below). Not explained: the same policy kept about 30 GiB
-	// more on H100s in December 2024. Were torchao's Float8 products of June 2025 no
-	// longer seen by the policy as aten.mm (so none of their outputs saved), the block
-	// would keep its input and the attention's output only: not verified.
-	memGapTrainy = "Trainy's H200 runs: planned 38-39% above with torchtitan's per-op policy, which plans Table 1's and 3's runs within 5%: not explained"
 	// memGap2D: Table 4's vanilla TP run, full recomputation, 11% below. Its peak is the
 	// loss's backward pass over 80 kept block inputs; the loss is PyTorch's loss
 	// parallelism (torchtitan's with TP: cross_entropy loss-parallel), whose backward
