@@ -603,7 +603,16 @@ const (
 	// below at CP 1 to 4 and 20% at CP 8, where the published figure grows by 7.8 GiB
 	// and the plan by 1.3 GiB. Not priced either way: the Float8 all-gathers
 	// (llama3_405b.toml enable_fsdp_float8_all_gather) gather the products' weights in
-	// 8 bits, which would hold less than the 16-bit weights planned.
+	// 8 bits, which would hold less than the 16-bit weights planned. Ruled out: the
+	// loss (priced as torchtitan ran it, loss-parallel; the last stage, which holds it,
+	// is not the most loaded); the microbatching (pipeline_parallel_microbatches
+	// defaults to the pipeline degree at 9dec370, pipeline_llama.py: 8 of 4 sequences in
+	// Table 5, 8 of 1 in Table 6). Table 5's 1F1B row and Table 6's CP 1 row run the
+	// same tokens a microbatch (32,768) on the same layout and are planned alike, yet
+	// were published 7.2 GiB apart (82.5 and 75.3 GiB): at least that much of the gap is
+	// not a function of what the request states (the caching allocator's state, for
+	// one: run_llama_train.sh sets expandable_segments, multinode_trainer.slurm, for
+	// runs across hosts, does not).
 	memGap4D = "Table 5's and 6's 405B runs: 12-20% above the plan, growing at CP 8, not explained"
 )
 
