@@ -125,7 +125,7 @@ func (f *requestFlags) add(fs *flag.FlagSet, withSchedule bool) {
 	fs.BoolVar(&f.fp8Attention, "fp8-attention", false, "attention in fp8 (TE's fp8_dpa; needs fp8, cudnn)")
 	fs.BoolVar(&f.fusedMLP, "expert-fused-mlp", false, "experts as TE's fused grouped MLP (mxfp8, Blackwell)")
 	fs.StringVar(&f.framework, "framework", "", "how --hf-config runs: eager (default on GPUs), compiled, cuda-graphs, megatron, deepspeed or none")
-	fs.StringVar(&f.crossEntropy, "cross-entropy", "", "loss kernel of --hf-config: unfused (fp32, HuggingFace's), fused (flash-attn's), fused-inplace (Transformer Engine's) or vocab-parallel (Megatron-LM's unfused); default: the framework's")
+	fs.StringVar(&f.crossEntropy, "cross-entropy", "", "loss kernel of --hf-config: unfused (fp32, HuggingFace's), fused (flash-attn's, or a compiled F.cross_entropy), fused-inplace (Transformer Engine's), vocab-parallel (Megatron-LM's unfused) or loss-parallel (PyTorch's loss_parallel, torchtitan's with TP); default: the framework's")
 	fs.StringVar(&f.split, "split", "", "pipeline layers with --hf-config: block (default) or sublayer")
 	fs.StringVar(&f.tie, "tie", "", "tied embeddings with --hf-config: copy (default; gradients all-reduced) or stage")
 	fs.Float64Var(&f.matmulEff, "matmul-efficiency", 0, "fraction of the peak FLOP/s matrix products reach (default: the device preset's)")

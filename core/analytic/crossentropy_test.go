@@ -71,6 +71,69 @@ func TestVocabParallelCrossEntropyTime(t *testing.T) {
 	}
 }
 
+// TestLossParallelCrossEntropy: PyTorch's loss parallelism (cross_entropy
+// loss-parallel; torch/distributed/tensor/parallel/loss.py) against F.cross_entropy's
+// fused kernels (unfused) in the compiled mode, on the vocabulary shard of each
+// tensor-parallel size. Its forward pass writes the fp32 copy, then reads it for the
+// maximum, writes shifted, exp(shifted) and the result and reads exp(shifted) for the
+// sum: e + 36 bytes a logit in six kernels, where log_softmax and nll_loss move e + 12
+// a logit and 8 a token in three; its backward writes zeros, exp of the
+// log-probabilities, their sum and the product, then the 16-bit cast: e + 36 bytes a
+// logit in six kernels, where nll_loss_backward, log_softmax_backward and the cast move
+// e + 20 in three. The forward pass holds the 16-bit logits, their fp32 copy, shifted
+// and the result (e + 12 bytes a logit, unfused e + 8); the backward pass the kept
+// log-probabilities, the zeros, exp and the new tensor (16, unfused 12). Under sequence
+// parallelism the output layer (DTensor's ColwiseParallel from a sequence-sharded input)
+// keeps its all-gathered input, e*T*h, where the unfused kind keeps the shard, e*T*h/t.
+// So the head keeps e*T*h*(1 - 1/t) more bytes, and its working memory grows by that
+// and 4 bytes a logit; the blocks do not change.
+func TestLossParallelCrossEntropy(t *testing.T) {
+	a := megatronGPT(t)
+	for _, tp := range []int{2, 8} {
+		tg := frameworkTarget(t, "h100-sxm", cluster.Compiled)
+		o := Options{Batch: 1, Seq: 4096, TensorParallel: tp, SequenceParallel: true}
+		unfused, err := Estimate(a, tg, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := tg.Framework.SetCrossEntropy(cluster.CrossEntropyLossParallel); err != nil {
+			t.Fatal(err)
+		}
+		lp, err := Estimate(a, tg, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		u, l := unfused.Layers[len(unfused.Layers)-1], lp.Layers[len(lp.Layers)-1]
+		if u.Kind != "lm_head" || l.Kind != "lm_head" {
+			t.Fatalf("last layers %s and %s", u.Kind, l.Kind)
+		}
+		tokens, logits := 4096.0, 4096.0*131072/float64(tp)
+		bw := tg.Perf.MemoryBytesPerSecond * tg.Perf.MemoryEfficiency
+		ks := tg.Perf.KernelSeconds
+		wantFwd := (24*logits-8*tokens)/bw + 3*ks
+		wantBwd := 16*logits/bw + 3*ks
+		if d := l.FwdDeviceSeconds - u.FwdDeviceSeconds; math.Abs(d-wantFwd) > 1e-9*wantFwd {
+			t.Errorf("TP%d: forward +%.6g s, want +%.6g s", tp, d, wantFwd)
+		}
+		if d := l.BwdDeviceSeconds - u.BwdDeviceSeconds; math.Abs(d-wantBwd) > 1e-9*wantBwd {
+			t.Errorf("TP%d: backward +%.6g s, want +%.6g s", tp, d, wantBwd)
+		}
+		if l.FwdKernels-u.FwdKernels != 3 || l.BwdKernels-u.BwdKernels != 3 {
+			t.Errorf("TP%d: kernels +%g forward, +%g backward, want +3, +3", tp, l.FwdKernels-u.FwdKernels, l.BwdKernels-u.BwdKernels)
+		}
+		gathered := 2 * tokens * 2048 * (1 - 1/float64(tp)) // e*T*h*(1 - 1/t), bf16
+		if d := l.SavedActivationBytes - u.SavedActivationBytes; d != int64(gathered) {
+			t.Errorf("TP%d: the head keeps +%d bytes, want +%d (the gathered input)", tp, d, int64(gathered))
+		}
+		if d := l.TemporaryBytes - u.TemporaryBytes; d != int64(4*logits+gathered) {
+			t.Errorf("TP%d: working memory +%d bytes, want +%d (4 a logit and the gathered input)", tp, d, int64(4*logits+gathered))
+		}
+		if unfused.Layers[1].FwdSeconds != lp.Layers[1].FwdSeconds || unfused.Layers[1].TemporaryBytes != lp.Layers[1].TemporaryBytes {
+			t.Errorf("TP%d: a block changed", tp)
+		}
+	}
+}
+
 // TestMainGradBuffer: with Megatron-Core's gradient buffer (cluster.Framework.
 // MainGradBuffer, the megatron mode's) the embedding's backward pass adds its V x h
 // gradient to the buffer (the buffer read and written, the 16-bit gradient read: 10

@@ -449,6 +449,7 @@ func Estimate(a *arch.Arch, t Target, o Options) (*Result, error) {
 	sh.fusedCE = t.Framework.FusedCrossEntropy
 	sh.ceGradCopy = t.Framework.CrossEntropyGradCopy
 	sh.vocabParallelCE = t.Framework.CrossEntropyVocabParallel
+	sh.lossParallelCE = t.Framework.CrossEntropyLossParallel
 	sh.mainGrads = t.Framework.MainGradBuffer
 	sh.eagerCode = t.Framework.EagerOps
 	c := &calc{sh: sh, rf: newRoofline(t, o.DType, o.FP8Recipe), o: o, fw: t.Framework.ScaleHost(t.Perf.HostScale()), target: t,

@@ -160,6 +160,10 @@ func TestMegatronEager(t *testing.T) {
 //   - vocab-parallel (Megatron-LM's unfused): the fp32 softmax kept (4*T*V), scaled in
 //     place in the backward pass, which holds its 16-bit cast (e*T*V) and the logits
 //     returned (e*T*V).
+//   - loss-parallel (PyTorch's loss_parallel, torchtitan's with tensor parallelism): the
+//     fp32 log-probabilities kept (4*T*V); the backward pass holds the zeros, exp of the
+//     log-probabilities and their sum at once (12*T*V: _nll_loss_and_log_softmax_backward's
+//     (grad_input + torch.exp(x))) and the 16-bit logits returned (e*T*V).
 func TestCrossEntropyKernels(t *testing.T) {
 	a := bundled(t, "llama-2-7b")
 	const T, h, V, e = 4096.0, 4096.0, 32000.0, 2.0
@@ -172,6 +176,7 @@ func TestCrossEntropyKernels(t *testing.T) {
 		{cluster.CrossEntropyFused, input + e*T*V + 4*T, input + e*T*V + 4*T + e*T*V + 4 + input},
 		{cluster.CrossEntropyFusedInplace, input + e*T*V, input + e*T*V + 4 + input},
 		{cluster.CrossEntropyVocabParallel, input + 4*T*V, input + 4*T*V + e*T*V + e*T*V + 4 + input},
+		{cluster.CrossEntropyLossParallel, input + 4*T*V, input + 4*T*V + 12*T*V + e*T*V + 4 + input},
 	}
 	for _, tc := range tests {
 		tg := frameworkTarget(t, "h100-sxm", cluster.Eager)

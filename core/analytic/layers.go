@@ -46,6 +46,9 @@ type shape struct {
 	// vocabParallelCE: the loss is Megatron-LM's unfused vocab-parallel cross-entropy
 	// (cluster.Framework.CrossEntropyVocabParallel).
 	vocabParallelCE bool
+	// lossParallelCE: the loss is PyTorch's loss parallelism on fp32 logits
+	// (cluster.Framework.CrossEntropyLossParallel).
+	lossParallelCE bool
 	// mainGrads: gradients accumulate in Megatron-Core's main_grad buffer
 	// (cluster.Framework.MainGradBuffer): the embedding's is added to it after each
 	// microbatch.
@@ -1076,6 +1079,48 @@ func (sh *shape) head() piece {
 		p.saved, p.bwdSaved = saved, saved
 		p.fwdExtra = e * t * v
 		p.bwdExtra = e * t * v
+		if sh.keepLogits {
+			p.bwdExtra += e * t * v
+		}
+		return p
+	}
+	if sh.lossParallelCE {
+		// PyTorch's loss parallelism (torch/distributed/tensor/parallel/loss.py,
+		// unchanged in what it allocates from its first version, PyTorch 2.3, to 2025),
+		// on the fp32 logits torchtitan's loss_fn makes (train.py at 9dec370:
+		// cross_entropy(pred.flatten(0, 1).float(), labels)), per logit of the device's
+		// V/t words. Forward: the cast (e read, 4 written); _log_softmax's row maximum
+		// (4 read), shifted = x - max (4 and 4), exp(shifted) (4 and 4, freed once
+		// summed), its row sum (4 read) and result = shifted - log(sum) (4 and 4), kept
+		// for the backward pass: six kernels, e + 36 bytes. While exp(shifted) or the
+		// result is written, the 16-bit logits, their fp32 copy and shifted are held
+		// beside it: e + 12 bytes a logit, the kept 4 among them. Backward:
+		// _nll_loss_and_log_softmax_backward writes grad_input = zeros_like(x) (4),
+		// exp(x) of the kept result (4 and 4), their sum (8 and 4) and the sum times
+		// the loss's gradient (4 and 4); _log_softmax_backward_handler only returns
+		// it, and the cast's backward writes it in 16 bits (4 and e): six kernels,
+		// e + 36 bytes. At the sum (and again at the product) the kept result, the
+		// zeros, exp(x) (the sum) and the new tensor are held at once: 16 bytes a
+		// logit, the kept 4 among them, where PyTorch's fused log_softmax_backward
+		// holds 12 (the unfused kind below).
+		//
+		// The loss needs the logits as a vocabulary-sharded DTensor: torchtitan's output
+		// layer is ColwiseParallel(input_layouts=Shard(1), output_layouts=Shard(-1))
+		// (parallelisms/parallelize_llama.py, apply_tp, at 9dec370), whose input hook
+		// all-gathers a sequence-parallel input before the product, so the product keeps
+		// the gathered input (e*T*h), not its shard (e*T*h/t; Megatron-LM's
+		// sequence-parallel linear keeps the shard and gathers again in the backward).
+		if sh.tp > 1 && hr < h {
+			saved += e * t * (h - hr)
+		}
+		p.ops = append(p.ops, op{name: "cross entropy (loss-parallel)",
+			fwd: work{0, (e+4)*t*v + 4*t*v + 8*t*v + 8*t*v + 4*t*v + 8*t*v, 6},
+			bwd: work{0, 4*t*v + 8*t*v + 12*t*v + 8*t*v + (4+e)*t*v, 6}})
+		p.output = 4
+		saved += 4 * t * v
+		p.saved, p.bwdSaved = saved, saved
+		p.fwdExtra = (e + 8) * t * v // 16-bit logits, fp32 copy, shifted
+		p.bwdExtra = 12 * t * v      // zeros, exp(x) or the sum, the new tensor
 		if sh.keepLogits {
 			p.bwdExtra += e * t * v
 		}

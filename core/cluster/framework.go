@@ -132,6 +132,15 @@ type Framework struct {
 	// another, what Megatron-LM runs without --cross-entropy-loss-fusion. Off in every
 	// mode; model.architecture.cross_entropy "vocab-parallel" sets it (SetCrossEntropy).
 	CrossEntropyVocabParallel bool `json:"cross_entropy_vocab_parallel,omitempty"`
+	// CrossEntropyLossParallel: the loss is PyTorch's loss parallelism, F.cross_entropy
+	// on the fp32 logits of a vocabulary-sharded DTensor under
+	// torch.distributed.tensor.parallel.loss_parallel() (FusedCrossEntropy off), which
+	// torchtitan runs with tensor parallelism unless training.disable_loss_parallel:
+	// its log-softmax and its fused nll-loss and log-softmax backward are written as
+	// elementwise PyTorch operators, each a new fp32 tensor the size of the logits. Off
+	// in every mode; model.architecture.cross_entropy "loss-parallel" sets it
+	// (SetCrossEntropy).
+	CrossEntropyLossParallel bool `json:"cross_entropy_loss_parallel,omitempty"`
 	// MainGradBuffer: gradients live in Megatron-Core's contiguous gradient buffer
 	// (DistributedDataParallel's main_grad, fp32 with mixed-fp32-grads), which the step
 	// zeroes whole before its first microbatch (param_and_grad_buffer.py, reset:
@@ -296,7 +305,12 @@ const (
 	// CrossEntropyFused: one kernel reads the 16-bit logits, keeps them and each row's
 	// log-sum-exp, and writes their gradient to a new 16-bit tensor (flash-attn's
 	// CrossEntropyLoss, inplace_backward=False: LLM Foundry's loss_fn
-	// fused_crossentropy, its MPT default).
+	// fused_crossentropy, its MPT default). F.cross_entropy on upcast logits compiled
+	// by torch.compile holds and moves the same (Inductor fuses the upcast into its
+	// reductions: "memory-wise it's ~0 for just fwd and ~d_input for fw+bw", a
+	// torch.compile developer, Dao-AILab/quack#48, 2025-10-07): torchtitan's loss
+	// under training.compile since 2025 (torchtitan/components/loss.py,
+	// build_cross_entropy_loss, at e7c0cae).
 	CrossEntropyFused = "fused"
 	// CrossEntropyFusedInplace: the same kernel writing the gradient over the logits
 	// (Transformer Engine's parallel_cross_entropy, Megatron-Core's
@@ -312,11 +326,17 @@ const (
 	// Megatron-Core r0.8.0 fused it on request (--cross-entropy-loss-fusion,
 	// cross_entropy_loss_fusion False in megatron/core/model_parallel_config.py).
 	CrossEntropyVocabParallel = "vocab-parallel"
+	// CrossEntropyLossParallel: PyTorch's loss parallelism (torch/distributed/tensor/
+	// parallel/loss.py: _log_softmax, _nll_loss_and_log_softmax_backward), what
+	// torchtitan's tensor parallelism runs: F.cross_entropy on the fp32 copy of
+	// vocabulary-sharded logits, its log-softmax and backward as elementwise
+	// operators, each writing a new fp32 tensor the size of the logits.
+	CrossEntropyLossParallel = "loss-parallel"
 )
 
 // CrossEntropyKinds lists the loss kernels SetCrossEntropy accepts.
 func CrossEntropyKinds() []string {
-	return []string{CrossEntropyUnfused, CrossEntropyFused, CrossEntropyFusedInplace, CrossEntropyVocabParallel}
+	return []string{CrossEntropyUnfused, CrossEntropyFused, CrossEntropyFusedInplace, CrossEntropyVocabParallel, CrossEntropyLossParallel}
 }
 
 // CrossEntropy names the framework's loss kernel (one of CrossEntropyKinds).
@@ -324,6 +344,8 @@ func (f Framework) CrossEntropy() string {
 	switch {
 	case f.CrossEntropyVocabParallel:
 		return CrossEntropyVocabParallel
+	case f.CrossEntropyLossParallel:
+		return CrossEntropyLossParallel
 	case !f.FusedCrossEntropy:
 		return CrossEntropyUnfused
 	case f.CrossEntropyGradCopy:
@@ -335,10 +357,12 @@ func (f Framework) CrossEntropy() string {
 // SetCrossEntropy makes the framework compute the loss with the kernel named (one of
 // CrossEntropyKinds), whatever its mode's default.
 func (f *Framework) SetCrossEntropy(kind string) error {
-	f.CrossEntropyVocabParallel = false
+	f.CrossEntropyVocabParallel, f.CrossEntropyLossParallel = false, false
 	switch kind {
 	case CrossEntropyVocabParallel:
 		f.FusedCrossEntropy, f.CrossEntropyGradCopy, f.CrossEntropyVocabParallel = false, false, true
+	case CrossEntropyLossParallel:
+		f.FusedCrossEntropy, f.CrossEntropyGradCopy, f.CrossEntropyLossParallel = false, false, true
 	case CrossEntropyUnfused:
 		f.FusedCrossEntropy, f.CrossEntropyGradCopy = false, false
 	case CrossEntropyFused:

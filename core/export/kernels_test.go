@@ -28,6 +28,7 @@ func TestMegatronWritesPricedKernels(t *testing.T) {
 		{"megatron", "vocab-parallel", false, false, "vocab-parallel"},
 		{"eager", "", false, false, "unfused"},
 		{"eager", "fused", false, false, "flash-attn"},
+		{"compiled", "loss-parallel", false, false, "loss_parallel"},
 	} {
 		r := &wire.Request{
 			Model: wire.ModelSpec{Architecture: &wire.Architecture{Name: "llama-2-7b", Seq: 2048, Framework: c.framework,

@@ -235,6 +235,8 @@ func megatronLoss(in *Input) string {
 		return "# the loss: pipeplan priced PyTorch's unfused F.cross_entropy on fp32 logits (HuggingFace's); Megatron-LM runs its vocab-parallel cross-entropy (--cross-entropy-loss-fusion fuses it)"
 	case "fused":
 		return "# the loss: pipeplan priced flash-attn's fused cross-entropy (a new 16-bit gradient); Megatron-LM runs its vocab-parallel cross-entropy (--cross-entropy-loss-fusion fuses it)"
+	case "loss-parallel":
+		return "# the loss: pipeplan priced PyTorch's loss_parallel (torchtitan's, on fp32 logits); Megatron-LM runs its vocab-parallel cross-entropy (--cross-entropy-loss-fusion fuses it)"
 	}
 	return ""
 }

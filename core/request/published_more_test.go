@@ -437,7 +437,17 @@ func bloomRun(source string, h, heads, layers, dp, tp, pp, mbs, gbs int, seconds
 // nvidia-smi's MiB over 1,024 (the same document's "max is 77GB" for an 80 GB A100,
 // 79.3 GiB usable, reads that way), they would be 7% larger. Held: never above the
 // published figure, and at most 20% below (the largest gap is 19.0%; without the
-// 16-bit gradients nine of the ten rows fall outside).
+// 16-bit gradients nine of the ten rows fall outside). Ruled out as the rest: the
+// pipeline engine's buffers (deepspeed/runtime/pipe/engine.py of 2022-02-28: with tensor
+// parallelism is_pipe_partitioned keeps each buffered microbatch's stage output as its
+// 1/TP part, 12 of them on the first stage of PP 12 about 0.35 GB; a received input is
+// cloned, then all-gathered into the tensor the first checkpointed layer keeps, not held
+// beside it); DeepSpeed's activation checkpointing's partitioned or contiguous buffers
+// (tr11-176B-ml.slurm passes --deepspeed-activation-checkpointing without
+// --partition-activations or --contigious-checkpointing); the BF16 optimizer's other
+// tensors (bf16_optimizer.py of 2022-04-19: the flat 16-bit parameters the model's
+// point into, views of the fp32 gradients, the fp32 partition and its Adam state, all
+// planned).
 const (
 	memGapBloom    = 0.20
 	memGapBloomWhy = "nvidia-smi snapshots: the caching allocator's cache and DeepSpeed's buffers beyond its BF16 optimizer's gradients, not planned"

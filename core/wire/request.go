@@ -120,9 +120,11 @@ type Architecture struct {
 	// upcast to fp32, HuggingFace's), fused (flash-attn's CrossEntropyLoss: 16-bit
 	// logits kept, their gradient a new 16-bit tensor; LLM Foundry's MPT default) or
 	// fused-inplace (the gradient written over the logits: Transformer Engine's, as
-	// Megatron-Core fuses it) or vocab-parallel (Megatron-LM's unfused vocab-parallel
+	// Megatron-Core fuses it), vocab-parallel (Megatron-LM's unfused vocab-parallel
 	// cross-entropy: fp32 kernels one after another, its default through Megatron-Core
-	// r0.8.0). Default: the framework's (unfused for eager and
+	// r0.8.0) or loss-parallel (PyTorch's loss_parallel on fp32 logits sharded by
+	// vocabulary, torchtitan's with tensor parallelism). A torch.compile'd
+	// F.cross_entropy holds what fused does. Default: the framework's (unfused for eager and
 	// compiled, fused-inplace for cuda-graphs and megatron, vocab-parallel for
 	// deepspeed).
 	CrossEntropy string `json:"cross_entropy,omitempty"`

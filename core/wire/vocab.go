@@ -39,7 +39,7 @@ func Attentions() []string { return []string{"flash", "flash3", "cudnn", "flash-
 // CrossEntropies lists model.architecture.cross_entropy: the loss kernel
 // (cluster.CrossEntropyKinds).
 func CrossEntropies() []string {
-	return []string{"unfused", "fused", "fused-inplace", "vocab-parallel"}
+	return []string{"unfused", "fused", "fused-inplace", "vocab-parallel", "loss-parallel"}
 }
 
 // Frameworks lists model.architecture.framework: how the model runs (core/cluster's
