@@ -1,0 +1,228 @@
+package request
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	"pipeplan/core/arch"
+	"pipeplan/core/wire"
+)
+
+// independentRuns are published runs from sources none of this package's other tables
+// draw on (issue 19.7: "as many independent sources as you can find"), planned and held
+// exactly as moreRuns are (TestMorePublishedRuns and the validation summary range over
+// both): the published figure is a step time, each source's comment says where it
+// stands and how any other figure was converted.
+var independentRuns = append(dgxcNemotronRuns(), nemotronReportRuns()...)
+
+// nemotron4Config is Nemotron-4 340B (NVIDIA 2024, "Nemotron-4 340B Technical Report",
+// arXiv 2406.11704, section 2.2; NeMo-Framework-Launcher's
+// launcher_scripts/conf/training/nemotron/nemotron_340b.yaml): 96 layers, hidden 18,432,
+// 96 query heads of 192 (kv_channels null: h / heads) and 8 key/value heads
+// (num_query_groups 8), an MLP of ffn_hidden_size
+// 73,728 = 4h with squared ReLU (not gated), no biases, RoPE, untied embeddings,
+// vocabulary 256,000, sequence 4,096, layernorm1p, no dropout.
+//
+// The planner's families cannot say "grouped-query attention with an ungated MLP"
+// (gpt2 has multi-head attention only, llama a gated MLP), so it is planned as a llama
+// config whose gated MLP has the same matrix products: three h x f' matrices with
+// f' = 2 x 73,728 / 3 = 49,152 hold the 2 x h x 73,728 weights of the two ungated ones
+// (8h^2 a layer either way; TestNemotron4Stand-in checks the counts). What differs is
+// elementwise and small beside a 340B model's products: the gated activation reads two
+// 49,152-wide halves where squared ReLU reads one 73,728-wide input (4/3 of the
+// activation's traffic), RMSNorm where layernorm1p ran, and the activation memory of
+// the MLP's inner width (3 x 49,152 against 2 x 73,728 elements a token kept: the same
+// 147,456).
+func nemotron4Config() []byte {
+	return []byte(`{"model_type": "llama", "hidden_act": "silu", "hidden_size": 18432, "intermediate_size": 49152,
+ "num_hidden_layers": 96, "num_attention_heads": 96, "num_key_value_heads": 8, "vocab_size": 256000,
+ "max_position_embeddings": 4096, "tie_word_embeddings": false}`)
+}
+
+// dgxcNemotron is the DGX Cloud Benchmarking recipe for Nemotron4 340B
+// (NVIDIA/dgxc-benchmarking, nemotron/README_340b.md, "Expected Performance", commits
+// 143b90dd and 35a9aecc; NGC's "Nemotron4 340B 25.01.1 (DGXC Benchmarking)"): the step
+// time NeMo logs (train_step_timing, the last of 50 steps) on 128 to 2,048 H100s, in
+// the NeMo 24.09 container (nemotron/launch.sh: FW_VERSION 24.09; the tables' title
+// says 24.11), TP 8, PP 8, VP 12, microbatches of one sequence, 16 of them a replica
+// (the global batch is two sequences a node), sequence 4,096, synthetic data.
+//
+// The configuration is the recipe's own (nemotron/nemotron4-340b-synth.yaml with
+// nemotron/configure.sh's overrides): Megatron-Core with Transformer Engine (mcore_gpt,
+// transformer_engine) launched without CUDA graphs (the megatron framework mode);
+// sequence parallelism; Transformer Engine's userbuffer overlap of the tensor-parallel
+// communication (ub_tp_comm_overlap True); selective activation recomputation
+// (activations_checkpoint_granularity selective: the attention core); flash-attn's
+// kernel rather than cuDNN's (NVTE_FUSED_ATTN=0: the planner's default figures on an
+// H100, Shah et al. 2024); Transformer Engine's fused cross-entropy
+// (cross_entropy_loss_fusion); NeMo's distributed_fused_adam with bf16 gradient
+// reduction (grad_sync_dtype bf16: precision mixed) sharding the optimizer state over
+// the replicas (zero1) with overlap_grad_sync and overlap_param_sync; and for fp8 the
+// delayed-scaling HYBRID recipe (fp8_hybrid, amax history 1,024) with fp8 parameters
+// (+model.fp8_params: fp8_param_gather). Assumed: DGX H100 nodes (the h100-sxm preset's
+// NVLink and eight NDR NICs), the interleaved schedule's p2p overlapped as the planner
+// prices it (overlap_p2p_comm True), and the llama stand-in of nemotron4Config.
+//
+// The README's MFU row counts multi-head attention (24 L h^2 a token for the
+// projections where grouped-query attention has 8.2 L h^2 less) and 1979 TFLOP/s for
+// fp8: it is not used; the step time is.
+//
+// The BF16 run on 128 GPUs (4.61 s) is planned as not fitting: it is held apart, in
+// ranNotFitting.
+func dgxcNemotronRuns() []moreRun {
+	bf16 := []float64{4.67, 4.70, 4.73, 4.84}
+	fp8 := []float64{3.16, 3.21, 3.26, 3.34, 3.49}
+	out := []moreRun{dgxcNemotronRun(128, "delayed", fp8[0])}
+	for i, gpus := range []int{256, 512, 1024, 2048} {
+		out = append(out, dgxcNemotronRun(gpus, "", bf16[i]), dgxcNemotronRun(gpus, "delayed", fp8[i+1]))
+	}
+	return out
+}
+
+// gapNemotronReport: the production run errs beyond 25% where DGX Cloud's benchmark of
+// the same model on the same stack errs +15% to +22% (dgxcNemotronRuns). Suspected: that
+// common optimism, whose mechanism is not found (this table adds sources, it changes no
+// pricing), plus what the report leaves out: the virtual pipeline size (VP 2 alone
+// takes it to +25.1%) and whatever of the production loop its iteration time includes
+// that a 50-step benchmark's does not.
+const gapNemotronReport = "the ~18% optimism of DGX Cloud's Nemotron4 340B benchmark on the same stack, plus the production run's unpublished virtual pipeline size and loop"
+
+// ranNotFitting are published runs that ran but that the planner plans as not fitting
+// their devices (issue 19.7's memory target: "no configuration that ran predicted to
+// exceed its device"), each with the gap that would explain it. They cannot join the
+// throughput summary (a plan that does not fit has no step time); TestRanNotFitting
+// holds them, so that one that comes to fit is moved to independentRuns.
+var ranNotFitting = []struct {
+	run moreRun
+	gap string
+}{
+	// DP 2: the distributed optimizer shards its state over two replicas only, so the
+	// 5.3B parameters a device holds (340B over TP 8 x PP 8) weigh most here. NeMo's
+	// distributed_fused_adam is Apex's DistributedFusedAdam (NeMo's
+	// MegatronDistributedFusedAdam), whose store_param_remainders keeps the fp32 master
+	// weights as the 16 bits the bf16 parameters lack (2 bytes a parameter, sharded,
+	// rather than 4); the planner's mixed precision counts 4. Not checked against the
+	// 24.09 container's defaults in this session, so not priced here (memory is
+	// s29-mem's scope).
+	{dgxcNemotronRun(128, "", 4.61), "Apex DistributedFusedAdam's fp32 master weights as 16-bit remainders (store_param_remainders), not planned"},
+}
+
+func dgxcNemotronRun(gpus int, recipe string, seconds float64) moreRun {
+	const tp, pp, vp = 8, 8, 12
+	dp := gpus / (tp * pp)
+	gbs := gpus / 8 * 2
+	a := &wire.Architecture{Config: nemotron4Config(), Seq: 4096, Framework: "megatron"}
+	prec := "BF16"
+	if recipe != "" {
+		prec = "FP8"
+	}
+	return moreRun{
+		name:   fmt.Sprintf("Nemotron4 340B %s, TP8 PP8 VP12 DP%d, GBS %d, %d H100s", prec, dp, gbs, gpus),
+		source: "DGX Cloud Benchmarking, Nemotron4 340B (NeMo 24.09)",
+		r: &wire.Request{
+			Model:   wire.ModelSpec{Architecture: a},
+			Cluster: wire.ClusterSpec{Device: "h100-sxm", DevicesPerNode: 8},
+			Parallelism: wire.Parallelism{Pipeline: pp, Data: dp, Tensor: tp, SequenceParallel: true, Sharding: "zero1",
+				OverlapGradReduce: OverlapOn, OverlapParamGather: OverlapOn, OverlapTensorComm: OverlapOn},
+			Training: wire.Training{Recompute: "selective", Precision: "mixed", FP8Recipe: recipe, FP8ParamGather: recipe != ""},
+			Schedule: wire.Schedule{Name: fmt.Sprintf("interleaved:%d", vp), Microbatches: gbs / dp, MicrobatchSize: 1},
+		},
+		seconds: seconds,
+	}
+}
+
+// nemotronReportRuns is the production pre-training of Nemotron-4 340B (NVIDIA 2024,
+// "Nemotron-4 340B Technical Report", arXiv 2406.11704, section 2.3 and Table 2): 768
+// DGX H100 nodes (eight H100 80GB SXM5 a node, NVLink and NVSwitch inside, eight 400
+// Gb/s InfiniBand HCAs a node between), "8-way tensor parallelism, 12-way pipeline
+// parallelism with interleaving and data parallelism", the distributed optimizer, bf16,
+// sequence 4,096; Table 2's last stage of the batch ramp, data-parallel 64 on 6,144
+// GPUs, batch 2,304, 8.0 s an iteration (the stage that trained 7.6T of the tokens).
+// The report's first two stages (DP 16 and 32 at batches 768 and 1,536) are not
+// transcribed: their figures were not checked against the report in this session.
+//
+// Assumed where the report does not say: microbatches of one sequence (36 a replica);
+// one layer a virtual stage (VP 8 at PP 12, as the launcher's nemotron_340b.yaml gives
+// each of its VP 12 chunks at PP 8 one layer); the launcher's recipe otherwise
+// (nemotron_340b.yaml: Megatron-Core with Transformer Engine, sequence parallelism,
+// ub_tp_comm_overlap, no activation recomputation, bf16 gradient reduction of the
+// overlapped distributed optimizer, the fused cross-entropy; no CUDA graphs: the
+// megatron framework mode); flash-attn's figures for the attention; the llama stand-in
+// of nemotron4Config. The virtual size weighs most: with VP 2 the bubble would be four
+// times as large ((p - 1) / (v m): 11/72 against 11/288).
+//
+// Planned so it errs +32.8% (VP 4: +31.1%; VP 2: +25.1%), beyond issue 19's 25%.
+func nemotronReportRuns() []moreRun {
+	const tp, pp, vp, dp, gbs = 8, 12, 8, 64, 2304
+	a := &wire.Architecture{Config: nemotron4Config(), Seq: 4096, Framework: "megatron"}
+	return []moreRun{{
+		name:   fmt.Sprintf("Nemotron-4 340B pre-training, TP8 PP12 DP%d, batch %d, %d H100s", dp, gbs, tp*pp*dp),
+		source: "Nemotron-4 340B Technical Report, Table 2",
+		r: &wire.Request{
+			Model:   wire.ModelSpec{Architecture: a},
+			Cluster: wire.ClusterSpec{Device: "h100-sxm", DevicesPerNode: 8},
+			Parallelism: wire.Parallelism{Pipeline: pp, Data: dp, Tensor: tp, SequenceParallel: true, Sharding: "zero1",
+				OverlapGradReduce: OverlapOn, OverlapParamGather: OverlapOn, OverlapTensorComm: OverlapOn},
+			Training: wire.Training{Precision: "mixed"},
+			Schedule: wire.Schedule{Name: fmt.Sprintf("interleaved:%d", vp), Microbatches: gbs / dp, MicrobatchSize: 1},
+		},
+		seconds: 8.0,
+		gap:     gapNemotronReport,
+	}}
+}
+
+// TestRanNotFitting: each run of ranNotFitting still plans as not fitting (it ran: the
+// gap it names is the planner's), and is logged with the most loaded device of the same
+// plan on a device with more memory (an H200), to say by how much.
+func TestRanNotFitting(t *testing.T) {
+	for _, c := range ranNotFitting {
+		res, err := Run(context.Background(), c.run.r)
+		if err != nil {
+			t.Fatalf("%s: %v", c.run.name, err)
+		}
+		if res.Feasible {
+			t.Errorf("%s (%s): now plans as fitting: move it to independentRuns (its known memory gap, %q, is gone)", c.run.name, c.run.source, c.gap)
+			continue
+		}
+		big := *c.run.r
+		big.Cluster.Device = "h200"
+		res, err = Run(context.Background(), &big)
+		if err != nil || !res.Feasible || res.Schedule == nil {
+			t.Errorf("%s: does not plan on an H200 either: %v %v", c.run.name, err, res.Diagnostics)
+			continue
+		}
+		var peak int64
+		for _, m := range res.Schedule.PeakMemoryBytes {
+			peak = max(peak, m)
+		}
+		t.Logf("%s (%s): ran on 80 GB devices; planned, its most loaded device holds %.1f GB (on an H200); known gap: %s", c.run.name, c.run.source, float64(peak)/1e9, c.gap)
+	}
+}
+
+// TestNemotron4StandIn: nemotron4Config's llama stand-in has Nemotron-4 340B's matrix
+// products, parameter for parameter: a layer's query and output projections (h x h each),
+// key and value projections (h x 8 x 192 each: kv_channels null, so h / heads a head) and MLP (2 x h x 4h, ungated), and the
+// untied embedding and output layer (V x h each); the norms are the stand-in's RMSNorm
+// weights (h each, two a layer and a final one).
+func TestNemotron4StandIn(t *testing.T) {
+	a, err := arch.Parse(nemotron4Config())
+	if err != nil {
+		t.Fatal(err)
+	}
+	const h, layers, kv, v, ffn = 18432, 96, 8 * 192, 256000, 4 * 18432
+	attention := int64(2*h*h + 2*h*kv)
+	mlp := int64(2 * h * ffn)
+	norms := int64(2*layers*h + h)
+	want := layers*(attention+mlp) + 2*int64(v)*h + norms
+	if got := a.Params(); got != want {
+		t.Errorf("stand-in: %d parameters, Nemotron-4 340B's products and norms: %d", got, want)
+	}
+	if got := a.AttentionParams() - h; got != attention {
+		t.Errorf("attention: %d, want %d", got, attention)
+	}
+	if got := a.MLPParams() - h; got != mlp {
+		t.Errorf("MLP: %d, want 2 x h x 4h = %d", got, mlp)
+	}
+	t.Logf("Nemotron-4 340B as planned: %.1fB parameters", float64(a.Params())/1e9)
+}
