@@ -3,6 +3,7 @@ package request
 import (
 	"context"
 	"fmt"
+	"slices"
 	"testing"
 
 	"pipeplan/core/arch"
@@ -14,7 +15,7 @@ import (
 // exactly as moreRuns are (TestMorePublishedRuns and the validation summary range over
 // both): the published figure is a step time, each source's comment says where it
 // stands and how any other figure was converted.
-var independentRuns = append(dgxcNemotronRuns(), nemotronReportRuns()...)
+var independentRuns = slices.Concat(dgxcNemotronRuns(), nemotronReportRuns(), dgxcNemotron15BRuns(), dgxcLlama70BRuns())
 
 // nemotron4Config is Nemotron-4 340B (NVIDIA 2024, "Nemotron-4 340B Technical Report",
 // arXiv 2406.11704, section 2.2; NeMo-Framework-Launcher's
@@ -34,10 +35,15 @@ var independentRuns = append(dgxcNemotronRuns(), nemotronReportRuns()...)
 // activation's traffic), RMSNorm where layernorm1p ran, and the activation memory of
 // the MLP's inner width (3 x 49,152 against 2 x 73,728 elements a token kept: the same
 // 147,456).
-func nemotron4Config() []byte {
-	return []byte(`{"model_type": "llama", "hidden_act": "silu", "hidden_size": 18432, "intermediate_size": 49152,
- "num_hidden_layers": 96, "num_attention_heads": 96, "num_key_value_heads": 8, "vocab_size": 256000,
- "max_position_embeddings": 4096, "tie_word_embeddings": false}`)
+func nemotron4Config() []byte { return nemotron4StandIn(18432, 96, 96) }
+
+// nemotron4StandIn is a Nemotron-4 model of hidden size h, the given layers and query
+// heads (8 key/value heads, an ungated MLP of 4h, vocabulary 256,000, sequence 4,096,
+// untied) as the llama config of the same matrix products: a gated MLP of 8h/3.
+func nemotron4StandIn(h, layers, heads int) []byte {
+	return []byte(fmt.Sprintf(`{"model_type": "llama", "hidden_act": "silu", "hidden_size": %d, "intermediate_size": %d,
+ "num_hidden_layers": %d, "num_attention_heads": %d, "num_key_value_heads": 8, "vocab_size": 256000,
+ "max_position_embeddings": 4096, "tie_word_embeddings": false}`, h, 8*h/3, layers, heads))
 }
 
 // dgxcNemotron is the DGX Cloud Benchmarking recipe for Nemotron4 340B
@@ -76,6 +82,108 @@ func dgxcNemotronRuns() []moreRun {
 	out := []moreRun{dgxcNemotronRun(128, "delayed", fp8[0])}
 	for i, gpus := range []int{256, 512, 1024, 2048} {
 		out = append(out, dgxcNemotronRun(gpus, "", bf16[i]), dgxcNemotronRun(gpus, "delayed", fp8[i+1]))
+	}
+	return out
+}
+
+// dgxcNemotron15BRuns is DGX Cloud Benchmarking's Nemotron4 15B recipe
+// (NVIDIA/dgxc-benchmarking, nemotron/README_15b.md at commit 0b71cfda, "Expected Slurm
+// Performance"): step times on 16 to 2,048 H100s, BF16 and FP8, TP 4, PP 1, microbatches
+// of 4 sequences, 4 of them a replica (the global batch is four sequences a GPU),
+// sequence 4,096. The model (Parmar et al. 2024, "Nemotron-4 15B Technical Report",
+// arXiv 2402.16819; the recipe's nemotron4-15b-synth.yaml): 32 layers, hidden 6,144, 48
+// query heads of 128 and 8 key/value heads, an ungated squared-ReLU MLP of 24,576,
+// vocabulary 256,000, untied, no biases: planned as nemotron4StandIn (a gated MLP of
+// 16,384 holds the same products).
+//
+// The configuration is the recipe's (nemotron4-15b-synth.yaml and configure.sh's
+// overrides): Megatron-Core with Transformer Engine without CUDA graphs (the megatron
+// framework mode), sequence parallelism, ub_tp_comm_overlap, no activation
+// recomputation (activations_checkpoint_granularity null), Megatron-Core's distributed
+// optimizer (mcore_distributed_optim, overlap_grad_sync and overlap_param_sync), the
+// fused cross-entropy, and cuDNN's fused attention (configure.sh sets NVTE_FUSED_ATTN=1
+// for 15b, 0 for 340b: attention cudnn); for fp8 the delayed-scaling HYBRID recipe with
+// fp8 parameters. Assumed: gradients reduced in fp32 (mixed-fp32-grads: the yaml sets
+// no grad_sync_dtype for Megatron-Core's optimizer; the other NeMo tables of this
+// package assume the same), DGX H100 nodes.
+func dgxcNemotron15BRuns() []moreRun {
+	gpus := []int{16, 32, 64, 128, 256, 512, 1024, 2048}
+	bf16 := []float64{2.812, 2.824, 2.845, 2.859, 2.852, 2.875, 2.895, 2.887}
+	fp8 := []float64{2.039, 2.046, 2.048, 2.059, 2.075, 2.12, 2.094, 2.12}
+	var out []moreRun
+	for i, n := range gpus {
+		for _, recipe := range []string{"", "delayed"} {
+			const tp, mbs = 4, 4
+			dp, gbs := n/tp, 4*n
+			prec, seconds := "BF16", bf16[i]
+			if recipe != "" {
+				prec, seconds = "FP8", fp8[i]
+			}
+			out = append(out, moreRun{
+				name:   fmt.Sprintf("Nemotron4 15B %s, TP4 DP%d, GBS %d, %d H100s", prec, dp, gbs, n),
+				source: "DGX Cloud Benchmarking, Nemotron4 15B",
+				r: &wire.Request{
+					Model: wire.ModelSpec{Architecture: &wire.Architecture{Config: nemotron4StandIn(6144, 32, 48), Seq: 4096,
+						Framework: "megatron", Attention: "cudnn"}},
+					Cluster: wire.ClusterSpec{Device: "h100-sxm", DevicesPerNode: 8},
+					Parallelism: wire.Parallelism{Pipeline: 1, Data: dp, Tensor: tp, SequenceParallel: true, Sharding: "zero1",
+						OverlapGradReduce: OverlapOn, OverlapParamGather: OverlapOn, OverlapTensorComm: OverlapOn},
+					Training: wire.Training{Precision: "mixed-fp32-grads", FP8Recipe: recipe, FP8ParamGather: recipe != ""},
+					Schedule: wire.Schedule{Name: "1f1b", Microbatches: gbs / dp / mbs, MicrobatchSize: mbs},
+				},
+				seconds: seconds,
+			})
+		}
+	}
+	return out
+}
+
+// dgxcLlama70BRuns is DGX Cloud Benchmarking's Llama 3.1 70B recipe
+// (NVIDIA/dgxc-benchmarking, llama3.1/README_70b.md at commit 143b90dd, "Expected
+// Performance", NeMo 24.09): step times on 64 to 2,048 H100s, BF16 and FP8, TP 4, PP 4,
+// CP 2, VP 5, microbatches of one sequence of 8,192, 64 of them a replica (the global
+// batch is two sequences a GPU: configure.sh's 128 x GPUs / 64), the Pile.
+//
+// The configuration: the README's parallelism; configure.sh's NVTE_FUSED_ATTN=1 and
+// NVTE_FLASH_ATTN=0 (cuDNN's fused attention: attention cudnn) and fp8 as the HYBRID
+// delayed-scaling recipe with fp8 parameters; the rest from NeMo-Framework-Launcher's
+// launcher_scripts/conf/training/llama/llama3_1_70b.yaml (the version the index holds,
+// commit 1ab2c781, which names VP 10 where the README's runs set 5): Megatron-Core with
+// Transformer Engine without CUDA graphs (the megatron framework mode), sequence
+// parallelism, ub_tp_comm_overlap, overlap_p2p_comm, no activation recomputation, the
+// fused cross-entropy, NeMo's distributed_fused_adam with overlap_grad_sync and
+// overlap_param_sync and no grad_sync_dtype (assumed fp32: mixed-fp32-grads). Assumed:
+// DGX H100 nodes; that the yaml in the 24.09 container matches the launcher's in all
+// but VP. Context parallelism of 2 is priced as the planner prices it (the CP rows of
+// Megatron-Bridge's tables err within their bounds at CP 2).
+func dgxcLlama70BRuns() []moreRun {
+	gpus := []int{64, 128, 256, 512, 1024, 2048}
+	bf16 := []float64{14.72, 14.73, 14.8, 14.89, 14.92, 14.98}
+	fp8 := []float64{11.01, 10.93, 11.16, 11.18, 11.28, 11.39}
+	var out []moreRun
+	for i, n := range gpus {
+		for _, recipe := range []string{"", "delayed"} {
+			const tp, pp, cp, vp = 4, 4, 2, 5
+			dp, gbs := n/(tp*pp*cp), 2*n
+			prec, seconds := "BF16", bf16[i]
+			if recipe != "" {
+				prec, seconds = "FP8", fp8[i]
+			}
+			out = append(out, moreRun{
+				name:   fmt.Sprintf("Llama 3.1 70B %s, TP4 PP4 CP2 VP5 DP%d, GBS %d, %d H100s", prec, dp, gbs, n),
+				source: "DGX Cloud Benchmarking, Llama 3.1 70B (NeMo 24.09)",
+				r: &wire.Request{
+					Model: wire.ModelSpec{Architecture: &wire.Architecture{Name: "llama-3.1-70b", Seq: 8192,
+						Framework: "megatron", Attention: "cudnn"}},
+					Cluster: wire.ClusterSpec{Device: "h100-sxm", DevicesPerNode: 8},
+					Parallelism: wire.Parallelism{Pipeline: pp, Data: dp, Tensor: tp, Context: cp, SequenceParallel: true, Sharding: "zero1",
+						OverlapGradReduce: OverlapOn, OverlapParamGather: OverlapOn, OverlapTensorComm: OverlapOn},
+					Training: wire.Training{Precision: "mixed-fp32-grads", FP8Recipe: recipe, FP8ParamGather: recipe != ""},
+					Schedule: wire.Schedule{Name: fmt.Sprintf("interleaved:%d", vp), Microbatches: gbs / dp, MicrobatchSize: 1},
+				},
+				seconds: seconds,
+			})
+		}
 	}
 	return out
 }
