@@ -15,7 +15,7 @@ import (
 // exactly as moreRuns are (TestMorePublishedRuns and the validation summary range over
 // both): the published figure is a step time, each source's comment says where it
 // stands and how any other figure was converted.
-var independentRuns = slices.Concat(dgxcNemotronRuns(), nemotronReportRuns(), dgxcNemotron15BRuns(), dgxcLlama70BRuns())
+var independentRuns = slices.Concat(dgxcNemotronRuns(), nemotronReportRuns(), dgxcNemotron15BRuns(), dgxcLlama70BRuns(), dgxcLlama405BRuns())
 
 // nemotron4Config is Nemotron-4 340B (NVIDIA 2024, "Nemotron-4 340B Technical Report",
 // arXiv 2406.11704, section 2.2; NeMo-Framework-Launcher's
@@ -180,6 +180,73 @@ func dgxcLlama70BRuns() []moreRun {
 						OverlapGradReduce: OverlapOn, OverlapParamGather: OverlapOn, OverlapTensorComm: OverlapOn},
 					Training: wire.Training{Precision: "mixed-fp32-grads", FP8Recipe: recipe, FP8ParamGather: recipe != ""},
 					Schedule: wire.Schedule{Name: fmt.Sprintf("interleaved:%d", vp), Microbatches: gbs / dp, MicrobatchSize: 1},
+				},
+				seconds: seconds,
+			})
+		}
+	}
+	return out
+}
+
+// dgxcLlama405BRuns is DGX Cloud Benchmarking's Llama 3.1 405B recipe
+// (NVIDIA/dgxc-benchmarking, llama3.1/README_405b.md at commit 8f5cbb37, NeMo 24.12):
+// step times at BF16 and FP8 on 576, 1,152 and 2,304 H100s with the full model (TP 8,
+// PP 9, CP 2, VP 7, microbatches of one sequence of 8,192, 63 a replica: the global
+// batch 252 x GPUs / 576), and the README's proxy configurations on 32, 96 and 192
+// H100s (7 layers at PP 1, 21 at PP 3 VP 7 and 42 at PP 3 VP 7, batches 126, 126 and
+// 252: llama3.1/configure.sh), synthetic data.
+//
+// The model is the recipe's, not Meta's checkpoint: NeMo-Framework-Launcher's
+// launcher_scripts/conf/training/llama/llama3_1_405b.yaml (commit 072ecc47) names 16
+// query groups (num_query_groups 16, which the README's FLOP count also uses), and the
+// README says the run "uses the GPT2BPETokenizer as a proxy": 50,257 words padded to a
+// multiple of 128 x TP = 1,024, 51,200 (make_vocab_size_divisible_by 128). The rest of
+// the configuration: configure.sh's NVTE_FUSED_ATTN=1 (cuDNN's attention) and fp8 as the
+// HYBRID delayed-scaling recipe with fp8 parameters; the yaml's Megatron-Core with
+// Transformer Engine without CUDA graphs (the megatron framework mode), sequence
+// parallelism, ub_tp_comm_overlap, overlap_p2p_comm, no activation recomputation, the
+// fused cross-entropy, distributed_fused_adam with overlapped gradient reduction and
+// parameter gather (gradients assumed reduced in fp32). Assumed: DGX H100 nodes.
+func dgxcLlama405BRuns() []moreRun {
+	type row struct {
+		gpus, layers, pp, vp, gbs int
+		bf16, fp8                 float64
+	}
+	rows := []row{
+		{32, 7, 1, 1, 126, 9.00, 5.75},
+		{96, 21, 3, 7, 126, 8.87, 5.63},
+		{192, 42, 3, 7, 252, 17.30, 10.8},
+		{576, 126, 9, 7, 252, 17.50, 11.00},
+		{1152, 126, 9, 7, 504, 17.60, 11.10},
+		{2304, 126, 9, 7, 1008, 17.70, 11.20},
+	}
+	var out []moreRun
+	for _, w := range rows {
+		for _, recipe := range []string{"", "delayed"} {
+			const tp, cp = 8, 2
+			dp := w.gpus / (tp * w.pp * cp)
+			prec, seconds := "BF16", w.bf16
+			if recipe != "" {
+				prec, seconds = "FP8", w.fp8
+			}
+			sched, vp := "1f1b", ""
+			if w.vp > 1 {
+				sched, vp = fmt.Sprintf("interleaved:%d", w.vp), fmt.Sprintf(" VP%d", w.vp)
+			}
+			config := fmt.Sprintf(`{"model_type": "llama", "hidden_act": "silu", "hidden_size": 16384, "intermediate_size": 53248,
+ "num_hidden_layers": %d, "num_attention_heads": 128, "num_key_value_heads": 16, "vocab_size": 51200,
+ "max_position_embeddings": 8192, "tie_word_embeddings": false}`, w.layers)
+			out = append(out, moreRun{
+				name:   fmt.Sprintf("Llama 3.1 405B (%d layers) %s, TP8 PP%d CP2%s DP%d, GBS %d, %d H100s", w.layers, prec, w.pp, vp, dp, w.gbs, w.gpus),
+				source: "DGX Cloud Benchmarking, Llama 3.1 405B (NeMo 24.12)",
+				r: &wire.Request{
+					Model: wire.ModelSpec{Architecture: &wire.Architecture{Config: []byte(config), Seq: 8192,
+						Framework: "megatron", Attention: "cudnn"}},
+					Cluster: wire.ClusterSpec{Device: "h100-sxm", DevicesPerNode: 8},
+					Parallelism: wire.Parallelism{Pipeline: w.pp, Data: dp, Tensor: tp, Context: cp, SequenceParallel: true, Sharding: "zero1",
+						OverlapGradReduce: OverlapOn, OverlapParamGather: OverlapOn, OverlapTensorComm: OverlapOn},
+					Training: wire.Training{Precision: "mixed-fp32-grads", FP8Recipe: recipe, FP8ParamGather: recipe != ""},
+					Schedule: wire.Schedule{Name: sched, Microbatches: w.gbs / dp, MicrobatchSize: 1},
 				},
 				seconds: seconds,
 			})
