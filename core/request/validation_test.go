@@ -215,19 +215,19 @@ func TestValidationSummary(t *testing.T) {
 	// The independent sources of published_indep_test.go (DGX Cloud Benchmarking's
 	// Nemotron4 340B, Nemotron4 15B, Llama 3.1 70B and Llama 3.1 405B recipes on 16 to
 	// 2,304 H100s, and the Nemotron-4 340B report's production run: 50 runs, +6% to +33%,
-	// no pricing changed) moved the held runs from 7.3%, +4.2% (154 runs) to 9.1%, +7.5%
-	// (203), all runs from 7.6%, +4.8% (162) to 9.4%, +8.2% (212), and the runs with the
-	// Bridge MoE and CP cases from 10.2%, +7.3% (287) to 10.6%, +9.1% (337): sources new to
+	// no pricing changed) moved the held runs from 6.5%, +4.2% (155 runs) to 8.5%, +7.0%
+	// (204), all runs from 7.0%, +4.6% (162) to 8.7%, +7.2% (212), and the runs with the
+	// Bridge MoE and CP cases from 9.8%, +6.7% (287) to 10.1%, +8.3% (337): sources new to
 	// the planner found it optimistic on Megatron-Core at NeMo 24.09 and 24.12 (bf16 +10%
-	// to +20%, fp8 +6% to +22%). The signed bounds are 8%, 8.5% and 9.5% until that is
+	// to +20%, fp8 +6% to +22%). The signed bounds are 7.5%, 8% and 9% until that is
 	// priced: a record of what the sources show, not a target met.
-	if ha > 0.10 || math.Abs(hs) > 0.08 {
-		t.Errorf("without the known gaps, over %d runs: median |error| %.1f%%, signed median %+.1f%%: beyond 10%% and 8%%", len(held), 100*ha, 100*hs)
+	if ha > 0.10 || math.Abs(hs) > 0.075 {
+		t.Errorf("without the known gaps, over %d runs: median |error| %.1f%%, signed median %+.1f%%: beyond 10%% and 7.5%%", len(held), 100*ha, 100*hs)
 	}
-	if abs > 0.10 || math.Abs(signed) > 0.085 {
-		t.Errorf("over all %d runs: median |error| %.1f%%, signed median %+.1f%%: beyond 10%% and 8.5%%", len(all), 100*abs, 100*signed)
+	if abs > 0.10 || math.Abs(signed) > 0.08 {
+		t.Errorf("over all %d runs: median |error| %.1f%%, signed median %+.1f%%: beyond 10%% and 8%%", len(all), 100*abs, 100*signed)
 	}
-	if ea > 0.11 || math.Abs(es) > 0.095 {
-		t.Errorf("with Megatron-Bridge's MoE and CP runs, over %d runs: median |error| %.1f%%, signed median %+.1f%%: beyond 11%% and 9.5%%, worse than when these bounds were set", len(extAll), 100*ea, 100*es)
+	if ea > 0.11 || math.Abs(es) > 0.09 {
+		t.Errorf("with Megatron-Bridge's MoE and CP runs, over %d runs: median |error| %.1f%%, signed median %+.1f%%: beyond 11%% and 9%%, worse than when these bounds were set", len(extAll), 100*ea, 100*es)
 	}
 }
