@@ -1,0 +1,365 @@
+package request
+
+import (
+	"fmt"
+	"slices"
+	"testing"
+
+	"pipeplan/core/arch"
+	"pipeplan/core/wire"
+)
+
+// independentRuns are published runs from sources none of this package's other tables
+// draw on (issue 19.7: "as many independent sources as you can find"), planned and held
+// exactly as moreRuns are (TestMorePublishedRuns and the validation summary range over
+// both): the published figure is a step time, each source's comment says where it
+// stands and how any other figure was converted.
+var independentRuns = slices.Concat(dgxcNemotronRuns(), nemotronReportRuns(), dgxcNemotron15BRuns(), dgxcLlama70BRuns(), dgxcLlama405BRuns())
+
+// nemotron4Config is Nemotron-4 340B (NVIDIA 2024, "Nemotron-4 340B Technical Report",
+// arXiv 2406.11704, section 2.2; NeMo-Framework-Launcher's
+// launcher_scripts/conf/training/nemotron/nemotron_340b.yaml): 96 layers, hidden 18,432,
+// 96 query heads of 192 (kv_channels null: h / heads) and 8 key/value heads
+// (num_query_groups 8), an MLP of ffn_hidden_size
+// 73,728 = 4h with squared ReLU (not gated), no biases, RoPE, untied embeddings,
+// vocabulary 256,000, sequence 4,096, layernorm1p, no dropout.
+//
+// The planner's families cannot say "grouped-query attention with an ungated MLP"
+// (gpt2 has multi-head attention only, llama a gated MLP), so it is planned as a llama
+// config whose gated MLP has the same matrix products: three h x f' matrices with
+// f' = 2 x 73,728 / 3 = 49,152 hold the 2 x h x 73,728 weights of the two ungated ones
+// (8h^2 a layer either way; TestNemotron4Stand-in checks the counts). What differs is
+// elementwise and small beside a 340B model's products: the gated activation reads two
+// 49,152-wide halves where squared ReLU reads one 73,728-wide input (4/3 of the
+// activation's traffic), RMSNorm where layernorm1p ran, and the activation memory of
+// the MLP's inner width (3 x 49,152 against 2 x 73,728 elements a token kept: the same
+// 147,456).
+func nemotron4Config() []byte { return nemotron4StandIn(18432, 96, 96) }
+
+// nemotron4StandIn is a Nemotron-4 model of hidden size h, the given layers and query
+// heads (8 key/value heads, an ungated MLP of 4h, vocabulary 256,000, sequence 4,096,
+// untied) as the llama config of the same matrix products: a gated MLP of 8h/3.
+func nemotron4StandIn(h, layers, heads int) []byte {
+	return []byte(fmt.Sprintf(`{"model_type": "llama", "hidden_act": "silu", "hidden_size": %d, "intermediate_size": %d,
+ "num_hidden_layers": %d, "num_attention_heads": %d, "num_key_value_heads": 8, "vocab_size": 256000,
+ "max_position_embeddings": 4096, "tie_word_embeddings": false}`, h, 8*h/3, layers, heads))
+}
+
+// dgxcNemotron is the DGX Cloud Benchmarking recipe for Nemotron4 340B
+// (NVIDIA/dgxc-benchmarking, nemotron/README_340b.md, "Expected Performance", commits
+// 143b90dd and 35a9aecc; NGC's "Nemotron4 340B 25.01.1 (DGXC Benchmarking)"): the step
+// time NeMo logs (train_step_timing, the last of 50 steps) on 128 to 2,048 H100s, in
+// the NeMo 24.09 container (nemotron/launch.sh: FW_VERSION 24.09; the tables' title
+// says 24.11), TP 8, PP 8, VP 12, microbatches of one sequence, 16 of them a replica
+// (the global batch is two sequences a node), sequence 4,096, synthetic data.
+//
+// The configuration is the recipe's own (nemotron/nemotron4-340b-synth.yaml with
+// nemotron/configure.sh's overrides): Megatron-Core with Transformer Engine (mcore_gpt,
+// transformer_engine) launched without CUDA graphs (the megatron framework mode);
+// sequence parallelism; Transformer Engine's userbuffer overlap of the tensor-parallel
+// communication (ub_tp_comm_overlap True); selective activation recomputation
+// (activations_checkpoint_granularity selective: the attention core); flash-attn's
+// kernel rather than cuDNN's (NVTE_FUSED_ATTN=0: the planner's default figures on an
+// H100, Shah et al. 2024); Transformer Engine's fused cross-entropy
+// (cross_entropy_loss_fusion); NeMo's distributed_fused_adam (Apex's
+// DistributedFusedAdam) sharding the optimizer state over the replicas (zero1) with
+// overlap_grad_sync and overlap_param_sync; and for fp8 the delayed-scaling HYBRID
+// recipe (fp8_hybrid, amax history 1,024) with fp8 parameters (+model.fp8_params:
+// fp8_param_gather). The optimizer is bf16 throughout: the yaml sets optim dtype bf16
+// and grad_sync_dtype bf16, and NeMo's MegatronGPTModel.setup_optimization
+// (nemo/collections/nlp/models/language_modeling/megatron_gpt_model.py) then sets
+// store_params False ("optim_dtype == model_dtype": no master copy), so a parameter
+// holds its bf16 weight, bf16 gradient and two bf16 moments, 8 bytes (precision pure;
+// until this was read, planned as mixed, the BF16 run on 128 GPUs did not fit its 80 GB:
+// the state of 5.3B parameters a device over two replicas). With fp8 parameters the same
+// code sets store_params True (a bf16 master copy beside the fp8 weights), and the
+// planner's fp8_param_gather asks for mixed: the FP8 runs are planned with mixed, whose
+// fp32 master weights and moments overstate their memory, not their time. Assumed: DGX H100 nodes (the h100-sxm preset's
+// NVLink and eight NDR NICs), the interleaved schedule's p2p overlapped as the planner
+// prices it (overlap_p2p_comm True), and the llama stand-in of nemotron4Config.
+//
+// The README's MFU row counts multi-head attention (24 L h^2 a token for the
+// projections where grouped-query attention has 8.2 L h^2 less) and 1979 TFLOP/s for
+// fp8: it is not used; the step time is.
+func dgxcNemotronRuns() []moreRun {
+	bf16 := []float64{4.61, 4.67, 4.70, 4.73, 4.84}
+	fp8 := []float64{3.16, 3.21, 3.26, 3.34, 3.49}
+	var out []moreRun
+	for i, gpus := range []int{128, 256, 512, 1024, 2048} {
+		out = append(out, dgxcNemotronRun(gpus, "", bf16[i]), dgxcNemotronRun(gpus, "delayed", fp8[i]))
+	}
+	return out
+}
+
+// dgxcNemotron15BRuns is DGX Cloud Benchmarking's Nemotron4 15B recipe
+// (NVIDIA/dgxc-benchmarking, nemotron/README_15b.md at commit 0b71cfda, "Expected Slurm
+// Performance"): step times on 16 to 2,048 H100s, BF16 and FP8, TP 4, PP 1, microbatches
+// of 4 sequences, 4 of them a replica (the global batch is four sequences a GPU),
+// sequence 4,096. The model (Parmar et al. 2024, "Nemotron-4 15B Technical Report",
+// arXiv 2402.16819; the recipe's nemotron4-15b-synth.yaml): 32 layers, hidden 6,144, 48
+// query heads of 128 and 8 key/value heads, an ungated squared-ReLU MLP of 24,576,
+// vocabulary 256,000, untied, no biases: planned as nemotron4StandIn (a gated MLP of
+// 16,384 holds the same products).
+//
+// The configuration is the recipe's (nemotron4-15b-synth.yaml and configure.sh's
+// overrides): Megatron-Core with Transformer Engine without CUDA graphs (the megatron
+// framework mode), sequence parallelism, ub_tp_comm_overlap, no activation
+// recomputation (activations_checkpoint_granularity null), Megatron-Core's distributed
+// optimizer (mcore_distributed_optim, overlap_grad_sync and overlap_param_sync), the
+// fused cross-entropy, and cuDNN's fused attention (configure.sh sets NVTE_FUSED_ATTN=1
+// for 15b, 0 for 340b: attention cudnn); for fp8 the delayed-scaling HYBRID recipe with
+// fp8 parameters. Assumed: gradients reduced in fp32 (mixed-fp32-grads: the yaml sets
+// no grad_sync_dtype for Megatron-Core's optimizer; the other NeMo tables of this
+// package assume the same), DGX H100 nodes.
+func dgxcNemotron15BRuns() []moreRun {
+	gpus := []int{16, 32, 64, 128, 256, 512, 1024, 2048}
+	bf16 := []float64{2.812, 2.824, 2.845, 2.859, 2.852, 2.875, 2.895, 2.887}
+	fp8 := []float64{2.039, 2.046, 2.048, 2.059, 2.075, 2.12, 2.094, 2.12}
+	var out []moreRun
+	for i, n := range gpus {
+		for _, recipe := range []string{"", "delayed"} {
+			const tp, mbs = 4, 4
+			dp, gbs := n/tp, 4*n
+			prec, seconds := "BF16", bf16[i]
+			if recipe != "" {
+				prec, seconds = "FP8", fp8[i]
+			}
+			out = append(out, moreRun{
+				name:   fmt.Sprintf("Nemotron4 15B %s, TP4 DP%d, GBS %d, %d H100s", prec, dp, gbs, n),
+				source: "DGX Cloud Benchmarking, Nemotron4 15B",
+				r: &wire.Request{
+					Model: wire.ModelSpec{Architecture: &wire.Architecture{Config: nemotron4StandIn(6144, 32, 48), Seq: 4096,
+						Framework: "megatron", Attention: "cudnn"}},
+					Cluster: wire.ClusterSpec{Device: "h100-sxm", DevicesPerNode: 8},
+					Parallelism: wire.Parallelism{Pipeline: 1, Data: dp, Tensor: tp, SequenceParallel: true, Sharding: "zero1",
+						OverlapGradReduce: OverlapOn, OverlapParamGather: OverlapOn, OverlapTensorComm: OverlapOn},
+					Training: wire.Training{Precision: "mixed-fp32-grads", FP8Recipe: recipe, FP8ParamGather: recipe != ""},
+					Schedule: wire.Schedule{Name: "1f1b", Microbatches: gbs / dp / mbs, MicrobatchSize: mbs},
+				},
+				seconds: seconds,
+			})
+		}
+	}
+	return out
+}
+
+// dgxcLlama70BRuns is DGX Cloud Benchmarking's Llama 3.1 70B recipe
+// (NVIDIA/dgxc-benchmarking, llama3.1/README_70b.md at commit 143b90dd, "Expected
+// Performance", NeMo 24.09): step times on 64 to 2,048 H100s, BF16 and FP8, TP 4, PP 4,
+// CP 2, VP 5, microbatches of one sequence of 8,192, 64 of them a replica (the global
+// batch is two sequences a GPU: configure.sh's 128 x GPUs / 64), the Pile.
+//
+// The configuration: the README's parallelism; configure.sh's NVTE_FUSED_ATTN=1 and
+// NVTE_FLASH_ATTN=0 (cuDNN's fused attention: attention cudnn) and fp8 as the HYBRID
+// delayed-scaling recipe with fp8 parameters; the rest from NeMo-Framework-Launcher's
+// launcher_scripts/conf/training/llama/llama3_1_70b.yaml (the version the index holds,
+// commit 1ab2c781, which names VP 10 where the README's runs set 5): Megatron-Core with
+// Transformer Engine without CUDA graphs (the megatron framework mode), sequence
+// parallelism, ub_tp_comm_overlap, overlap_p2p_comm, no activation recomputation, the
+// fused cross-entropy, NeMo's distributed_fused_adam with overlap_grad_sync and
+// overlap_param_sync and neither dtype nor grad_sync_dtype (gradients assumed reduced in
+// fp32: mixed-fp32-grads; the fp32 optimizer state of a bf16 model makes NeMo's
+// setup_optimization keep the master weights as 16-bit remainders, store_param_remainders,
+// 2 bytes a parameter where the plan counts 4: memory overstated, time not). Assumed:
+// DGX H100 nodes; that the yaml in the 24.09 container matches the launcher's in all
+// but VP. Context parallelism of 2 is priced as the planner prices it (the CP rows of
+// Megatron-Bridge's tables err within their bounds at CP 2).
+func dgxcLlama70BRuns() []moreRun {
+	gpus := []int{64, 128, 256, 512, 1024, 2048}
+	bf16 := []float64{14.72, 14.73, 14.8, 14.89, 14.92, 14.98}
+	fp8 := []float64{11.01, 10.93, 11.16, 11.18, 11.28, 11.39}
+	var out []moreRun
+	for i, n := range gpus {
+		for _, recipe := range []string{"", "delayed"} {
+			const tp, pp, cp, vp = 4, 4, 2, 5
+			dp, gbs := n/(tp*pp*cp), 2*n
+			prec, seconds := "BF16", bf16[i]
+			if recipe != "" {
+				prec, seconds = "FP8", fp8[i]
+			}
+			out = append(out, moreRun{
+				name:   fmt.Sprintf("Llama 3.1 70B %s, TP4 PP4 CP2 VP5 DP%d, GBS %d, %d H100s", prec, dp, gbs, n),
+				source: "DGX Cloud Benchmarking, Llama 3.1 70B (NeMo 24.09)",
+				r: &wire.Request{
+					Model: wire.ModelSpec{Architecture: &wire.Architecture{Name: "llama-3.1-70b", Seq: 8192,
+						Framework: "megatron", Attention: "cudnn"}},
+					Cluster: wire.ClusterSpec{Device: "h100-sxm", DevicesPerNode: 8},
+					Parallelism: wire.Parallelism{Pipeline: pp, Data: dp, Tensor: tp, Context: cp, SequenceParallel: true, Sharding: "zero1",
+						OverlapGradReduce: OverlapOn, OverlapParamGather: OverlapOn, OverlapTensorComm: OverlapOn},
+					Training: wire.Training{Precision: "mixed-fp32-grads", FP8Recipe: recipe, FP8ParamGather: recipe != ""},
+					Schedule: wire.Schedule{Name: fmt.Sprintf("interleaved:%d", vp), Microbatches: gbs / dp, MicrobatchSize: 1},
+				},
+				seconds: seconds,
+			})
+		}
+	}
+	return out
+}
+
+// dgxcLlama405BRuns is DGX Cloud Benchmarking's Llama 3.1 405B recipe
+// (NVIDIA/dgxc-benchmarking, llama3.1/README_405b.md at commit 8f5cbb37, NeMo 24.12):
+// step times at BF16 and FP8 on 576, 1,152 and 2,304 H100s with the full model (TP 8,
+// PP 9, CP 2, VP 7, microbatches of one sequence of 8,192, 63 a replica: the global
+// batch 252 x GPUs / 576), and the README's proxy configurations on 32, 96 and 192
+// H100s (7 layers at PP 1, 21 at PP 3 VP 7 and 42 at PP 3 VP 7, batches 126, 126 and
+// 252: llama3.1/configure.sh), synthetic data.
+//
+// The model is the recipe's, not Meta's checkpoint: NeMo-Framework-Launcher's
+// launcher_scripts/conf/training/llama/llama3_1_405b.yaml (commit 072ecc47) names 16
+// query groups (num_query_groups 16, which the README's FLOP count also uses), and the
+// README says the run "uses the GPT2BPETokenizer as a proxy": 50,257 words padded to a
+// multiple of 128 x TP = 1,024, 51,200 (make_vocab_size_divisible_by 128). The rest of
+// the configuration: configure.sh's NVTE_FUSED_ATTN=1 (cuDNN's attention) and fp8 as the
+// HYBRID delayed-scaling recipe with fp8 parameters; the yaml's Megatron-Core with
+// Transformer Engine without CUDA graphs (the megatron framework mode), sequence
+// parallelism, ub_tp_comm_overlap, overlap_p2p_comm, no activation recomputation, the
+// fused cross-entropy, distributed_fused_adam with overlapped gradient reduction and
+// parameter gather (gradients assumed reduced in fp32; master weights kept as 16-bit
+// remainders, as for the 70B recipe: memory overstated by 2 bytes a sharded parameter).
+// Assumed: DGX H100 nodes.
+func dgxcLlama405BRuns() []moreRun {
+	type row struct {
+		gpus, layers, pp, vp, gbs int
+		bf16, fp8                 float64
+	}
+	rows := []row{
+		{32, 7, 1, 1, 126, 9.00, 5.75},
+		{96, 21, 3, 7, 126, 8.87, 5.63},
+		{192, 42, 3, 7, 252, 17.30, 10.8},
+		{576, 126, 9, 7, 252, 17.50, 11.00},
+		{1152, 126, 9, 7, 504, 17.60, 11.10},
+		{2304, 126, 9, 7, 1008, 17.70, 11.20},
+	}
+	var out []moreRun
+	for _, w := range rows {
+		for _, recipe := range []string{"", "delayed"} {
+			const tp, cp = 8, 2
+			dp := w.gpus / (tp * w.pp * cp)
+			prec, seconds := "BF16", w.bf16
+			if recipe != "" {
+				prec, seconds = "FP8", w.fp8
+			}
+			sched, vp := "1f1b", ""
+			if w.vp > 1 {
+				sched, vp = fmt.Sprintf("interleaved:%d", w.vp), fmt.Sprintf(" VP%d", w.vp)
+			}
+			config := fmt.Sprintf(`{"model_type": "llama", "hidden_act": "silu", "hidden_size": 16384, "intermediate_size": 53248,
+ "num_hidden_layers": %d, "num_attention_heads": 128, "num_key_value_heads": 16, "vocab_size": 51200,
+ "max_position_embeddings": 8192, "tie_word_embeddings": false}`, w.layers)
+			out = append(out, moreRun{
+				name:   fmt.Sprintf("Llama 3.1 405B (%d layers) %s, TP8 PP%d CP2%s DP%d, GBS %d, %d H100s", w.layers, prec, w.pp, vp, dp, w.gbs, w.gpus),
+				source: "DGX Cloud Benchmarking, Llama 3.1 405B (NeMo 24.12)",
+				r: &wire.Request{
+					Model: wire.ModelSpec{Architecture: &wire.Architecture{Config: []byte(config), Seq: 8192,
+						Framework: "megatron", Attention: "cudnn"}},
+					Cluster: wire.ClusterSpec{Device: "h100-sxm", DevicesPerNode: 8},
+					Parallelism: wire.Parallelism{Pipeline: w.pp, Data: dp, Tensor: tp, Context: cp, SequenceParallel: true, Sharding: "zero1",
+						OverlapGradReduce: OverlapOn, OverlapParamGather: OverlapOn, OverlapTensorComm: OverlapOn},
+					Training: wire.Training{Precision: "mixed-fp32-grads", FP8Recipe: recipe, FP8ParamGather: recipe != ""},
+					Schedule: wire.Schedule{Name: sched, Microbatches: w.gbs / dp, MicrobatchSize: 1},
+				},
+				seconds: seconds,
+			})
+		}
+	}
+	return out
+}
+
+// gapNemotronReport: the production run errs beyond 25% where DGX Cloud's benchmark of
+// the same model on the same stack errs +15% to +22% (dgxcNemotronRuns). Suspected: that
+// common optimism, whose mechanism is not found (this table adds sources, it changes no
+// pricing), plus what the report leaves out: the virtual pipeline size (VP 2 alone
+// takes it to +25.1%) and whatever of the production loop its iteration time includes
+// that a 50-step benchmark's does not.
+const gapNemotronReport = "the ~18% optimism of DGX Cloud's Nemotron4 340B benchmark on the same stack, plus the production run's unpublished virtual pipeline size and loop"
+
+func dgxcNemotronRun(gpus int, recipe string, seconds float64) moreRun {
+	const tp, pp, vp = 8, 8, 12
+	dp := gpus / (tp * pp)
+	gbs := gpus / 8 * 2
+	a := &wire.Architecture{Config: nemotron4Config(), Seq: 4096, Framework: "megatron"}
+	prec, prec16 := "BF16", "pure"
+	if recipe != "" {
+		prec, prec16 = "FP8", "mixed"
+	}
+	return moreRun{
+		name:   fmt.Sprintf("Nemotron4 340B %s, TP8 PP8 VP12 DP%d, GBS %d, %d H100s", prec, dp, gbs, gpus),
+		source: "DGX Cloud Benchmarking, Nemotron4 340B (NeMo 24.09)",
+		r: &wire.Request{
+			Model:   wire.ModelSpec{Architecture: a},
+			Cluster: wire.ClusterSpec{Device: "h100-sxm", DevicesPerNode: 8},
+			Parallelism: wire.Parallelism{Pipeline: pp, Data: dp, Tensor: tp, SequenceParallel: true, Sharding: "zero1",
+				OverlapGradReduce: OverlapOn, OverlapParamGather: OverlapOn, OverlapTensorComm: OverlapOn},
+			Training: wire.Training{Recompute: "selective", Precision: prec16, FP8Recipe: recipe, FP8ParamGather: recipe != ""},
+			Schedule: wire.Schedule{Name: fmt.Sprintf("interleaved:%d", vp), Microbatches: gbs / dp, MicrobatchSize: 1},
+		},
+		seconds: seconds,
+	}
+}
+
+// nemotronReportRuns is the production pre-training of Nemotron-4 340B (NVIDIA 2024,
+// "Nemotron-4 340B Technical Report", arXiv 2406.11704, section 2.3 and Table 2): 768
+// DGX H100 nodes (eight H100 80GB SXM5 a node, NVLink and NVSwitch inside, eight 400
+// Gb/s InfiniBand HCAs a node between), "8-way tensor parallelism, 12-way pipeline
+// parallelism with interleaving and data parallelism", the distributed optimizer, bf16,
+// sequence 4,096; Table 2's last stage of the batch ramp, data-parallel 64 on 6,144
+// GPUs, batch 2,304, 8.0 s an iteration (the stage that trained 7.6T of the tokens).
+// The report's first two stages (DP 16 and 32 at batches 768 and 1,536) are not
+// transcribed: their figures were not checked against the report in this session.
+//
+// Assumed where the report does not say: microbatches of one sequence (36 a replica);
+// one layer a virtual stage (VP 8 at PP 12, as the launcher's nemotron_340b.yaml gives
+// each of its VP 12 chunks at PP 8 one layer); the launcher's recipe otherwise
+// (nemotron_340b.yaml: Megatron-Core with Transformer Engine, sequence parallelism,
+// ub_tp_comm_overlap, no activation recomputation, bf16 gradient reduction of the
+// overlapped distributed optimizer, the fused cross-entropy; no CUDA graphs: the
+// megatron framework mode); flash-attn's figures for the attention; the llama stand-in
+// of nemotron4Config. The virtual size weighs most: with VP 2 the bubble would be four
+// times as large ((p - 1) / (v m): 11/72 against 11/288).
+//
+// Planned so it errs +32.8% (VP 4: +31.1%; VP 2: +25.1%), beyond issue 19's 25%.
+func nemotronReportRuns() []moreRun {
+	const tp, pp, vp, dp, gbs = 8, 12, 8, 64, 2304
+	a := &wire.Architecture{Config: nemotron4Config(), Seq: 4096, Framework: "megatron"}
+	return []moreRun{{
+		name:   fmt.Sprintf("Nemotron-4 340B pre-training, TP8 PP12 DP%d, batch %d, %d H100s", dp, gbs, tp*pp*dp),
+		source: "Nemotron-4 340B Technical Report, Table 2",
+		r: &wire.Request{
+			Model:   wire.ModelSpec{Architecture: a},
+			Cluster: wire.ClusterSpec{Device: "h100-sxm", DevicesPerNode: 8},
+			Parallelism: wire.Parallelism{Pipeline: pp, Data: dp, Tensor: tp, SequenceParallel: true, Sharding: "zero1",
+				OverlapGradReduce: OverlapOn, OverlapParamGather: OverlapOn, OverlapTensorComm: OverlapOn},
+			Training: wire.Training{Precision: "mixed"},
+			Schedule: wire.Schedule{Name: fmt.Sprintf("interleaved:%d", vp), Microbatches: gbs / dp, MicrobatchSize: 1},
+		},
+		seconds: 8.0,
+		gap:     gapNemotronReport,
+	}}
+}
+
+// TestNemotron4StandIn: nemotron4Config's llama stand-in has Nemotron-4 340B's matrix
+// products, parameter for parameter: a layer's query and output projections (h x h each),
+// key and value projections (h x 8 x 192 each: kv_channels null, so h / heads a head) and MLP (2 x h x 4h, ungated), and the
+// untied embedding and output layer (V x h each); the norms are the stand-in's RMSNorm
+// weights (h each, two a layer and a final one).
+func TestNemotron4StandIn(t *testing.T) {
+	a, err := arch.Parse(nemotron4Config())
+	if err != nil {
+		t.Fatal(err)
+	}
+	const h, layers, kv, v, ffn = 18432, 96, 8 * 192, 256000, 4 * 18432
+	attention := int64(2*h*h + 2*h*kv)
+	mlp := int64(2 * h * ffn)
+	norms := int64(2*layers*h + h)
+	want := layers*(attention+mlp) + 2*int64(v)*h + norms
+	if got := a.Params(); got != want {
+		t.Errorf("stand-in: %d parameters, Nemotron-4 340B's products and norms: %d", got, want)
+	}
+	if got := a.AttentionParams() - h; got != attention {
+		t.Errorf("attention: %d, want %d", got, attention)
+	}
+	if got := a.MLPParams() - h; got != mlp {
+		t.Errorf("MLP: %d, want 2 x h x 4h = %d", got, mlp)
+	}
+	t.Logf("Nemotron-4 340B as planned: %.1fB parameters", float64(a.Params())/1e9)
+}
