@@ -385,3 +385,42 @@ func TestMPTFlashPadding(t *testing.T) {
 		}
 	}
 }
+
+// TestAsyncCopies: around the products it fuses, PyTorch's async tensor parallelism
+// (asyncCopies, read from torch/distributed/_symmetric_memory/__init__.py) copies each
+// all-gather's own m/t x h shard into symmetric memory (read and written: 2 e m h / t
+// bytes, one kernel, once for the projections that share the gathered input) and sums
+// each fused reduce-scatter's t stacked partials (the m x h partial output read, the
+// m/t x h result written: e m h (1 + 1/t) bytes, one kernel). A block's sublayer does
+// one of each in the forward pass; the backward gathers its output gradient before the
+// scattering projection, and sums a fused input gradient only where one product makes
+// it: GPT-2's fused c_attn and one-product fc1, not Llama's separate Q, K, V and gate
+// and up projections (bwdGradSum, whose reduce-scatter stays NCCL's).
+func TestAsyncCopies(t *testing.T) {
+	const tp, batch, seq = 4.0, 2, 1024
+	for _, c := range []struct {
+		model string
+		sum   bool // the backward sums a fused input gradient
+	}{
+		{"llama-2-7b", false},
+		{"gpt2", true},
+	} {
+		a, _ := arch.Bundled(c.model)
+		sh := newShape(a, Options{Batch: batch, Seq: seq, TensorParallel: tp, SequenceParallel: true}.withDefaults())
+		e, m, h := sh.e, float64(batch*seq), float64(a.HiddenSize)
+		shardCopy, partialSum := 2*e*m*h/tp, e*m*h*(1+1/tp)
+		wantFwd, wantBwd, bwdKernels := work{0, shardCopy + partialSum, 2}, work{0, shardCopy, 1}, 1.0
+		if c.sum {
+			wantBwd, bwdKernels = work{0, shardCopy + partialSum, 2}, 2
+		}
+		for _, p := range []piece{sh.attention(false), sh.mlp()} {
+			got, ok := asyncCopies(p, e, tp)
+			if !ok || got.fwd != wantFwd || got.bwd != wantBwd || got.bwd.kernels != bwdKernels {
+				t.Errorf("%s: async TP's copies %+v / %+v (ok %t), want forward %+v, backward %+v", c.model, got.fwd, got.bwd, ok, wantFwd, wantBwd)
+			}
+		}
+		if _, ok := asyncCopies(sh.embedding(), e, tp); ok {
+			t.Errorf("%s: the embedding fuses no product with a collective, yet copies", c.model)
+		}
+	}
+}

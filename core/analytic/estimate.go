@@ -721,7 +721,8 @@ func (c *calc) ringSeconds(n, core, k float64, bwd bool) (seconds, kernels float
 // gathering and scattering projection; in the backward the scattering projections'
 // input gradients (their output gradient's all-gather is fused) and, where one product
 // makes it (no bwdGradSum), the gathering projection's input gradient, fused into its
-// reduce-scatter. The weight gradients are not decomposed.
+// reduce-scatter. The weight gradients are not decomposed. The piece gains the
+// fusions' own copies (asyncCopies).
 func (c *calc) asyncChunks(p piece) piece {
 	if !c.o.TensorCommAsync {
 		return p
@@ -740,7 +741,70 @@ func (c *calc) asyncChunks(p piece) piece {
 			o.bwd.kernels += t - 1
 		}
 	}
+	if cp, ok := asyncCopies(p, c.sh.e, t); ok {
+		p.ops = append(p.ops, cp)
+	}
 	return p
+}
+
+// asyncCopies is what PyTorch's async tensor parallelism (Options.TensorCommAsync)
+// moves on the compute stream around the products it fuses in piece p (e-byte
+// activations, t devices), beyond what NCCL's collectives did in their place. Read
+// from torch/distributed/_symmetric_memory/__init__.py (PyTorch 2.5 of 2024 through
+// 2.8 of 2025: the versions of torchtitan's December 2024 and June 2025 runs and of
+// pytorch#149990):
+//
+//   - fused_matmul_reduce_scatter (_fused_matmul_reduce_scatter_impl) has each device
+//     compute its t partial products into stacked_partials (_pipelined_produce_and_
+//     all2all pulls the peers' chunks into it: the exchange that hides behind the
+//     products) and then sums them with reduce_fn over the stack, "a single reduction
+//     kernel" after the last product: it reads the t chunks of m/t rows, the whole
+//     m x n partial output (e m n bytes), and writes the device's m/t rows. NCCL's
+//     reduce-scatter, which it replaces, sums inside the collective. So e m n (1 +
+//     1/t) bytes in one kernel, for the forward's scattering projection (its m x n
+//     output, n the model width), and for the backward's input gradient of a
+//     gathering projection where one product makes it (no bwdGradSum: the m x k
+//     gradient of its input).
+//   - fused_all_gather_matmul (_pipelined_all_gather_and_consume) first copies the
+//     device's own shard into its symmetric-memory buffer ("mv"), then barriers, and
+//     the source says it gives up overlapping that copy with the first product: the
+//     m/t x k shard read and written, 2 e m k / t bytes in one kernel, once per
+//     all-gather (one for the sublayer's gathering projections, which share the
+//     gathered input: Inductor fuses an all-gather with all its matmul users), in the
+//     forward pass before the gathering projections, and in the backward before the
+//     scattering projection's input gradient (its m/t x n output gradient gathered).
+//     Its later copy of the shard into the gathered output (ag_out) is issued beside
+//     the last product and is not priced.
+//
+// The bytes are priced at e per element, the 16-bit activations (a Float8 run's
+// products write 16-bit outputs; its all-gathered input is priced as 16-bit too).
+// ok is false for a piece with no fused projection.
+func asyncCopies(p piece, e, t float64) (op, bool) {
+	var fwd, bwd work
+	var gathered, scattered bool
+	for _, o := range p.ops {
+		m, k, n := o.gemm.m, o.gemm.k, o.gemm.n
+		if o.gathers && !gathered { // one all-gather for the sublayer's gathering projections
+			fwd.bytes += 2 * e * m * k / t
+			fwd.kernels++
+			if !p.bwdGradSum { // one product makes its input gradient: one fused reduce-scatter
+				bwd.bytes += e * m * k * (1 + 1/t)
+				bwd.kernels++
+			}
+			gathered = true
+		}
+		if o.scatters && !scattered {
+			fwd.bytes += e * m * n * (1 + 1/t)
+			fwd.kernels++
+			bwd.bytes += 2 * e * m * n / t
+			bwd.kernels++
+			scattered = true
+		}
+	}
+	if !gathered && !scattered {
+		return op{}, false
+	}
+	return op{name: "async TP: own-shard copy and partial sums", fwd: fwd, bwd: bwd}, true
 }
 
 // fullyShardCopies is what PyTorch FSDP2 (Options.FullyShard) copies around the

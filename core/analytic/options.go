@@ -476,7 +476,11 @@ type Options struct {
 	// reduce-scatter of a sublayer's input gradient is fused only where one product makes
 	// that gradient: where several projections read the input (piece.bwdGradSum) autograd
 	// adds their gradients first, and the reduce-scatter of the sum runs exposed, as
-	// without overlap. Transformer Engine's userbuffers overlap it too (false).
+	// without overlap. Transformer Engine's userbuffers overlap it too (false). The
+	// fused operators decompose their products into t (calc.asyncChunks) and add
+	// copies of their own on the compute stream: each all-gather's own shard copied
+	// into symmetric memory, each fused reduce-scatter's t partial outputs summed in
+	// one kernel (asyncCopies).
 	TensorCommAsync bool `json:"tensor_comm_async,omitempty"`
 }
 

@@ -13,7 +13,9 @@ import (
 // with parallelism.overlap_tensor_comm async-tp), apart from the baselines' own errors:
 // the predicted speedup over vanilla TP must be less than Transformer Engine's
 // userbuffers would give the same run (async TP leaves the reduce-scatters of summed
-// input gradients exposed), and within 15% of the measured one as a step-time ratio.
+// input gradients exposed), and within 10% of the measured one as a step-time ratio
+// (15% before the fused operators' own copies and partial sums were priced, analytic's
+// asyncCopies: the pairs then erred by up to 11.4%, now by up to 7.8%, December 2024's).
 // Every pair is logged, with userbuffers' speedup beside it.
 func TestPublishedAsyncTPSpeedups(t *testing.T) {
 	perGPU := func(r *wire.Request) float64 {
@@ -45,8 +47,8 @@ func TestPublishedAsyncTPSpeedups(t *testing.T) {
 		if !(got > 1 && got < te) {
 			t.Errorf("%s: async TP priced at %.3fx, userbuffers %.3fx: want a gain, and less than userbuffers'", c.name, got, te)
 		}
-		if math.Abs(got/measured-1) > 0.15 {
-			t.Errorf("%s: async TP priced at %.3fx, measured %.3fx: beyond 15%%", c.name, got, measured)
+		if math.Abs(got/measured-1) > 0.10 {
+			t.Errorf("%s: async TP priced at %.3fx, measured %.3fx: beyond 10%%", c.name, got, measured)
 		}
 	}
 	if pairs < 7 {
