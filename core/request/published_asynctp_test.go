@@ -15,7 +15,7 @@ import (
 // userbuffers would give the same run (async TP leaves the reduce-scatters of summed
 // input gradients exposed), and within 10% of the measured one as a step-time ratio
 // (15% before the fused operators' own copies and partial sums were priced, analytic's
-// asyncCopies: the pairs then erred by up to 11.4%, now by up to 7.8%, December 2024's).
+// asyncCopies: the pairs then erred by up to 11.4%, now by up to 7.7%, December 2024's).
 // Every pair is logged, with userbuffers' speedup beside it.
 func TestPublishedAsyncTPSpeedups(t *testing.T) {
 	perGPU := func(r *wire.Request) float64 {

@@ -220,7 +220,9 @@ func TestValidationSummary(t *testing.T) {
 	// Bridge MoE and CP cases from 9.1%, +6.4% (287) to 10.0%, +8.3% (338): sources new to
 	// the planner found it optimistic on Megatron-Core at NeMo 24.09 and 24.12 (bf16 +10%
 	// to +20%, fp8 +6% to +22%). The signed bounds are 7.5%, 8% and 9% until that is
-	// priced: a record of what the sources show, not a target met.
+	// priced: a record of what the sources show, not a target met. Async TP's own copies
+	// and partial sums (analytic's asyncCopies) then moved them to 8.3%, +6.9%; 8.7%,
+	// +7.1%; and 10.0%, +8.1%, inside those bounds, which stay.
 	if ha > 0.10 || math.Abs(hs) > 0.075 {
 		t.Errorf("without the known gaps, over %d runs: median |error| %.1f%%, signed median %+.1f%%: beyond 10%% and 7.5%%", len(held), 100*ha, 100*hs)
 	}
