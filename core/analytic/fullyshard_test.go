@@ -2,6 +2,7 @@ package analytic
 
 import (
 	"math"
+	"strings"
 	"testing"
 
 	"pipeplan/core/cluster"
@@ -82,5 +83,27 @@ func TestFullyShardCopies(t *testing.T) {
 	o := Options{Batch: 1, Seq: 1024, FullyShard: true}
 	if _, err := Estimate(a, tg, o); err == nil {
 		t.Error("fully_shard without zero3 or hsdp: no error")
+	}
+}
+
+// TestFullyShardValidate: FullyShard and ReduceFP32 are FSDP2's, refused without
+// zero3 or hsdp, each error naming its own field (and only it).
+func TestFullyShardValidate(t *testing.T) {
+	for _, c := range []struct {
+		o         Options
+		want, not string
+	}{
+		{Options{Batch: 1, Seq: 1024, DataParallel: 8, Sharding: ZeRO2, FullyShard: true}, "fully_shard: goes with sharding zero3 or hsdp", "reduce_fp32"},
+		{Options{Batch: 1, Seq: 1024, DataParallel: 8, Sharding: ZeRO1, ReduceFP32: true}, "reduce_fp32: goes with sharding zero3 or hsdp", "fully_shard"},
+		{Options{Batch: 1, Seq: 1024, DataParallel: 8, FullyShard: true, ReduceFP32: true}, "fully_shard: goes with", ""},
+		{Options{Batch: 1, Seq: 1024, DataParallel: 8, FullyShard: true, ReduceFP32: true}, "reduce_fp32: goes with", ""},
+	} {
+		err := c.o.Validate()
+		if err == nil || !strings.Contains(err.Error(), c.want) || (c.not != "" && strings.Contains(err.Error(), c.not)) {
+			t.Errorf("%+v: error %v, want %q and not %q", c.o, err, c.want, c.not)
+		}
+	}
+	if err := (Options{Batch: 1, Seq: 1024, DataParallel: 8, Sharding: HSDP, ShardGroup: 4, FullyShard: true, ReduceFP32: true}).Validate(); err != nil {
+		t.Errorf("hsdp with fully_shard and reduce_fp32: %v", err)
 	}
 }

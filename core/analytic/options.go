@@ -763,8 +763,11 @@ func (o Options) Validate() error {
 	if o.KeepGathered && o.Sharding.Level() < 3 {
 		es.Add("keep_gathered", "goes with sharding zero3 or hsdp, which gather weights layer by layer, got %q", o.Sharding)
 	}
-	if (o.FullyShard || o.ReduceFP32) && o.Sharding.Level() < 3 {
-		es.Add("fully_shard", "goes with sharding zero3 or hsdp (PyTorch FSDP2), got %q", o.Sharding)
+	if o.FullyShard && o.Sharding.Level() < 3 {
+		es.Add("fully_shard", "goes with sharding zero3 or hsdp (PyTorch FSDP2's fully_shard), got %q", o.Sharding)
+	}
+	if o.ReduceFP32 && o.Sharding.Level() < 3 {
+		es.Add("reduce_fp32", "goes with sharding zero3 or hsdp (PyTorch FSDP2's reduce_dtype), got %q", o.Sharding)
 	}
 	if o.Optimizer == None && o.Sharding != NoSharding {
 		es.Add("sharding", "shards training state (optimizer, gradients): inference (optimizer none) has none")
