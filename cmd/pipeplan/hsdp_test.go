@@ -33,3 +33,27 @@ func TestSearchHSDP(t *testing.T) {
 		}
 	}
 }
+
+// TestSearchFSDP2: `pipeplan search --fully-shard --reduce-dtype fp32` plans its zero3
+// and hsdp candidates as PyTorch FSDP2 runs them (core's rule: the base request's FSDP2
+// fields reach the candidates that shard weights): the best request states them; a
+// reduce dtype core refuses is refused naming the flag.
+func TestSearchFSDP2(t *testing.T) {
+	args := []string{"search", "--hf-config", "llama-3.2-1b", "--seq", "1024", "--device", "h100-sxm", "--devices-per-node", "8",
+		"--max-devices", "8", "--stages", "1", "--dp", "8", "--sharding", "zero3", "--microbatches", "4", "--batch", "1", "--fully-shard"}
+	for _, c := range []struct {
+		extra []string
+		want  string
+		code  int
+	}{
+		{[]string{"--reduce-dtype", "fp32", "--json"}, `"reduce_dtype":"fp32","fully_shard":true`, 0},
+		{[]string{"--reduce-dtype", "bf16"}, "--reduce-dtype: must be fp32", 2},
+	} {
+		var out, errs bytes.Buffer
+		code := run(append(append([]string(nil), args...), c.extra...), &out, &errs)
+		got := strings.ReplaceAll(strings.ReplaceAll(out.String()+errs.String(), " ", ""), "\n", "")
+		if code != c.code || !strings.Contains(got, strings.ReplaceAll(c.want, " ", "")) {
+			t.Errorf("%v: exit %d, want %d, saying %q:\n%s%s", c.extra, code, c.code, c.want, out.String(), errs.String())
+		}
+	}
+}

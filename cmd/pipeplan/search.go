@@ -66,12 +66,8 @@ func runSearch(args []string, stdout, stderr io.Writer) error {
 	if g["reshard"] {
 		return fmt.Errorf("--reshard: does not go with search (it searches zero3 and hsdp resharding layer by layer)")
 	}
-	if g["fully-shard"] {
-		return fmt.Errorf("--fully-shard: does not go with search (it searches zero3 and hsdp without FSDP2's copies)")
-	}
-	if g["reduce-dtype"] {
-		return fmt.Errorf("--reduce-dtype: does not go with search (it searches zero3 and hsdp reducing in the gradients' own type)")
-	}
+	// --fully-shard and --reduce-dtype say how weights are sharded (PyTorch FSDP2): the
+	// base request carries them, and core gives them to the zero3 and hsdp candidates.
 	// HSDP's shard group: tried beside zero3 (the knob's default: the replicas a node holds).
 	k.ShardGroup = f.shardGroup
 	k.Context = f.cp

@@ -117,6 +117,10 @@ type Evaluator struct {
 	// overlap_param_gather and overlap_tensor_comm, which every candidate takes
 	// (withOverlaps).
 	overlaps wire.Parallelism
+	// fsdp2 holds the base request's parallelism.fully_shard and reduce_dtype: how its
+	// weight sharding is implemented (PyTorch FSDP2's fully_shard and its reduce dtype),
+	// which the candidates that shard weights (zero3, hsdp) take (withFSDP2).
+	fsdp2 wire.Parallelism
 	// gathered caches the terms of ZeRO-3 candidates (termsFor).
 	gathered map[gatherKey]*terms
 	// gatherLinks caches gatherLink per (stages, replicas, devices of a stage).
@@ -153,6 +157,12 @@ func New(base *wire.Request) (*Evaluator, error) {
 	overlaps := wire.Parallelism{OverlapGradReduce: base.Parallelism.OverlapGradReduce, OverlapParamGather: base.Parallelism.OverlapParamGather,
 		OverlapTensorComm: base.Parallelism.OverlapTensorComm}
 	b.Parallelism = wire.Parallelism{Pipeline: 1, OverlapGradReduce: overlaps.OverlapGradReduce, OverlapParamGather: overlaps.OverlapParamGather}
+	// FSDP2's fields say how weights are sharded, not whether: the candidates that shard
+	// them take them (withFSDP2); checked here as core checks them on such a candidate.
+	fsdp2 := wire.Parallelism{FullyShard: base.Parallelism.FullyShard, ReduceDType: base.Parallelism.ReduceDType}
+	if err := checkFSDP2(&b, fsdp2); err != nil {
+		return nil, err
+	}
 	b.Schedule = wire.Schedule{}
 	b.Training.Recompute, b.MemoryProportion, b.Boundaries, b.Events = "", 0, nil, false
 	b.Cluster.Count = 0
@@ -173,7 +183,7 @@ func New(base *wire.Request) (*Evaluator, error) {
 	n.Cluster.Count = 0
 	r := &Evaluator{base: n, baseBatch: baseBatch, prepared: prepared, arch: prepared.Architecture(), layers: len(prepared.Model().Layers),
 		sp: base.Parallelism.SequenceParallel, train: n.Training.Mode == wire.ModeTraining,
-		expertOverlap: base.Parallelism.ExpertOverlap, dispatcher: base.Parallelism.ExpertDispatcher, overlaps: overlaps,
+		expertOverlap: base.Parallelism.ExpertOverlap, dispatcher: base.Parallelism.ExpertDispatcher, overlaps: overlaps, fsdp2: fsdp2,
 		contextMethod: contextMethodOf(base.Parallelism.ContextMethod), contextNamed: base.Parallelism.ContextMethod != "", contextInner: base.Parallelism.ContextInner, refused: map[refuseKey]error{}, selectiveOpRefused: map[selectiveOpKey]error{},
 		terms: map[termKey]*terms{}, estimates: map[termKey]*analytic.Result{}, twins: map[[2]int][]int8{}, gathered: map[gatherKey]*terms{}, gatherLinks: map[[3]int]linkOK{}, inFlight: map[[4]int][]int{}, secondsPer: 1}
 	if err := checkContextInner(&b, base.Parallelism); err != nil {
@@ -241,6 +251,26 @@ func checkContextInner(b *wire.Request, par wire.Parallelism) error {
 	return nil
 }
 
+// checkFSDP2 refuses the base request's parallelism.fully_shard and reduce_dtype (par)
+// where core refuses them on a candidate that shards weights (a profile, inference, a
+// reduce dtype other than fp32), by core's own check on such a probe (zero3 over two
+// replicas), so that the search answers as a single request would rather than drop them.
+func checkFSDP2(b *wire.Request, par wire.Parallelism) error {
+	if !par.FullyShard && par.ReduceDType == "" {
+		return nil
+	}
+	probe := *b
+	probe.Parallelism = wire.Parallelism{Pipeline: 1, Data: 2, Sharding: string(analytic.ZeRO3), FullyShard: par.FullyShard, ReduceDType: par.ReduceDType}
+	_, err := request.Prepare(&probe)
+	fes, _ := model.AsFieldErrors(err)
+	for _, e := range fes {
+		if e.Path == "parallelism.fully_shard" || e.Path == "parallelism.reduce_dtype" {
+			return e
+		}
+	}
+	return nil
+}
+
 // innerOf is the all-to-all group of a context split of c devices by method: the base
 // request's context_inner under hierarchical (0: core's default), else 0.
 func (r *Evaluator) innerOf(c int, method string) int {
@@ -284,7 +314,19 @@ func (r *Evaluator) knobs(c search.Candidate) request.Knobs {
 		k.Recompute = ""
 	}
 	r.withOverlaps(&k.Parallelism)
+	r.withFSDP2(&k.Parallelism)
 	return k
+}
+
+// withFSDP2 sets the base request's parallelism.fully_shard and reduce_dtype on a
+// candidate's parallelism p where p shards weights (zero3 or hsdp), the only sharding
+// they describe (core refuses them elsewhere): a base request that says its weights are
+// sharded by PyTorch FSDP2 has every candidate that shards them priced as FSDP2 runs
+// (its copies, its reduce dtype), as the single request would be.
+func (r *Evaluator) withFSDP2(p *wire.Parallelism) {
+	if analytic.Sharding(p.Sharding).Level() >= 3 {
+		p.FullyShard, p.ReduceDType = r.fsdp2.FullyShard, r.fsdp2.ReduceDType
+	}
 }
 
 // withOverlaps sets the base request's overlaps on a candidate's parallelism p: the
