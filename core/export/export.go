@@ -122,6 +122,12 @@ type Input struct {
 	ZeRO       int
 	Sharding   string
 	ShardGroup int
+	// Reshard, ReduceDType and FullyShard say how ZeRO-3 and HSDP were priced, as the
+	// request's parallelism.reshard (layer or step), reduce_dtype ("" or fp32) and
+	// fully_shard (PyTorch FSDP2's copies).
+	Reshard     string
+	ReduceDType string
+	FullyShard  bool
 	// Context is the context-parallel degree (0: 1) and ContextMethod its exchange
 	// (ring, all-to-all or hierarchical), as the request's parallelism.context and
 	// context_method; ContextInner is the hierarchical split's all-to-all group

@@ -87,7 +87,7 @@ func pytorch(j *job) error {
 		j.parallelism("the plan splits each sequence over %d devices (context parallelism, %s): device_mesh() has its \"cp\" dimension, but this export does not split the attention: run each stage's forward under torch.distributed.tensor.experimental.context_parallel(mesh[\"cp\"], buffers=..., buffer_seq_dims=...) (%s)", cp, in.ContextMethod, how)
 	}
 	if in.ZeRO > 0 {
-		j.parallelism("the plan shards training state (%s) over the data-parallel devices: wrap each stage with FSDP2's fully_shard over the \"dp\" mesh dimension (reshard_after_forward=%v), and for ZeRO-1 and 2 shard the optimizer yourself (torch.distributed.optim.ZeroRedundancyOptimizer)", shardingName(in), in.ZeRO == 3)
+		j.parallelism("the plan shards training state (%s) over the data-parallel devices: wrap each stage with FSDP2's fully_shard over the \"dp\" mesh dimension (reshard_after_forward=%v%s), and for ZeRO-1 and 2 shard the optimizer yourself (torch.distributed.optim.ZeroRedundancyOptimizer)%s", shardingName(in), in.ZeRO == 3 && in.Reshard != "step", fsdp2Policy(in), fsdp2Priced(in))
 	}
 	if ep, _ := in.expertParallel(); ep > 1 {
 		j.parallelism("the plan splits every mixture layer's experts over %d devices (expert parallelism), which torch.distributed.pipelining does not do: shard each stage's experts over an \"ep\" dimension of the device mesh and dispatch tokens with all-to-alls yourself", ep)
@@ -415,4 +415,26 @@ func wrap(s string, width int) []string {
 		lines = append(lines, cur.String())
 	}
 	return lines
+}
+
+// fsdp2Policy is the fully_shard argument that gives a ZeRO-3 or HSDP plan's reduce dtype
+// (Input.ReduceDType): FSDP2's MixedPrecisionPolicy with reduce_dtype=torch.float32 where
+// the plan reduced gradients in fp32, else nothing (the policy's default reduces in the
+// gradients' own type, as priced).
+func fsdp2Policy(in *Input) string {
+	if in.ZeRO == 3 && in.ReduceDType == "fp32" {
+		return ", mp_policy=MixedPrecisionPolicy(param_dtype=PARAM_DTYPE, reduce_dtype=torch.float32), as priced"
+	}
+	return ""
+}
+
+// fsdp2Priced says what of fully_shard a ZeRO-3 or HSDP plan priced without
+// Input.FullyShard left out: the copy-out of every all-gather and the copy-in of every
+// reduce-scatter, which fully_shard runs on the compute stream ("" where priced, or
+// without weight sharding).
+func fsdp2Priced(in *Input) string {
+	if in.ZeRO < 3 || in.FullyShard {
+		return ""
+	}
+	return "; the plan did not price fully_shard's copies of every all-gather's output into the parameters and of the gradients into every reduce-scatter's input (plan with parallelism.fully_shard to price them)"
 }

@@ -13,7 +13,10 @@ import (
 // all-to-all or hierarchical exchange) and the distributed optimizer it was priced with,
 // exactly; the PyTorch export's device mesh has the context-parallel dimension; a
 // sharding or a context split a framework cannot run makes the export not exact, with
-// a note that says what it runs instead.
+// a note that says what it runs instead. PyTorch's note gives fully_shard the plan's
+// resharding (reshard_after_forward=False where reshard is step) and reduce dtype
+// (MixedPrecisionPolicy's reduce_dtype fp32), and says where the plan did not price
+// fully_shard's copies.
 func TestShardingAndContextExports(t *testing.T) {
 	base := func(sharding string, cp int, method string) *wire.Request {
 		return &wire.Request{
@@ -46,7 +49,12 @@ func TestShardingAndContextExports(t *testing.T) {
 		{"megatron zero3", base("zero3", 1, ""), wire.Megatron, false,
 			[]string{"--use-distributed-optimizer", "NOT EXACT"}, []string{"--context-parallel-size"}},
 		{"deepspeed cp", base("zero1", 2, ""), wire.DeepSpeed, false, []string{`"stage": 1`, "DistributedAttention"}, nil},
-		{"pytorch zero3", base("zero3", 1, ""), wire.PyTorch, false, []string{"fully_shard", "sharding ZeRO-3"}, nil},
+		{"pytorch zero3", base("zero3", 1, ""), wire.PyTorch, false, []string{"fully_shard", "sharding ZeRO-3", "reshard_after_forward=true",
+			"the plan did not price fully_shard's copies"}, []string{"reduce_dtype"}},
+		{"pytorch zero3 fsdp2", fsdp2(base("zero3", 1, ""), "fp32", ""), wire.PyTorch, false, []string{"reshard_after_forward=true",
+			"mp_policy=MixedPrecisionPolicy(param_dtype=PARAM_DTYPE, reduce_dtype=torch.float32), as priced"}, []string{"did not price fully_shard's copies"}},
+		{"pytorch zero3 fsdp2 reshard step", fsdp2(base("zero3", 1, ""), "", "step"), wire.PyTorch, false, []string{"reshard_after_forward=false"},
+			[]string{"reduce_dtype", "did not price fully_shard's copies"}},
 		{"json", base("hsdp", 2, ""), wire.JSON, true, []string{`"sharding": "hsdp"`, `"shard_group": 2`, `"context": 2`, `"context_method": "ring"`, `"zero": 3`}, nil},
 	} {
 		in := fromRequest(t, c.r)
@@ -58,23 +66,31 @@ func TestShardingAndContextExports(t *testing.T) {
 			t.Errorf("%s: exact %v, want %v", c.name, ex.Exact, c.exact)
 		}
 		var codes []string
+		said := ex.Text // the text, and the notes unwrapped
 		for _, n := range ex.Notes {
 			codes = append(codes, n.Code)
+			said += "\n" + n.Message
 		}
 		if got := slices.Contains(codes, wire.NoteParallelism); got == c.exact {
 			t.Errorf("%s: notes %v: a parallelism note %v, want %v", c.name, codes, got, !c.exact)
 		}
 		for _, w := range c.want {
-			if !strings.Contains(ex.Text, w) {
+			if !strings.Contains(said, w) {
 				t.Errorf("%s: the export does not say %q:\n%s", c.name, w, ex.Text)
 			}
 		}
 		for _, w := range c.notWant {
-			if strings.Contains(ex.Text, w) {
+			if strings.Contains(said, w) {
 				t.Errorf("%s: the export says %q", c.name, w)
 			}
 		}
 	}
+}
+
+// fsdp2 is r with PyTorch FSDP2's fully_shard, the reduce dtype and the resharding given.
+func fsdp2(r *wire.Request, reduce, reshard string) *wire.Request {
+	r.Parallelism.FullyShard, r.Parallelism.ReduceDType, r.Parallelism.Reshard = true, reduce, reshard
+	return r
 }
 
 // TestGraphcoreRefusesContext: Keras places whole layers on IPUs, so a plan that splits
