@@ -49,7 +49,10 @@ import (
 const Lambda = 1e-3
 
 // Figures are what Fit fits: a device's efficiencies and launch cost, and a framework's
-// host costs.
+// host costs. The host costs are stated as cluster.Framework states them, for the
+// reference host (an H100 machine's x86 host), which package analytic multiplies by the
+// device's cluster.Perf.HostScale (Grace: 2.75): the units of the request's
+// host_kernel_seconds and host_layer_seconds, which a calibration fills.
 type Figures struct {
 	MatmulEfficiency  float64 `json:"matmul_efficiency"`
 	MemoryEfficiency  float64 `json:"memory_efficiency"`
@@ -162,7 +165,11 @@ func Fit(est *analytic.Result, t analytic.Target, m *model.Model) (*Result, erro
 	preset := Figures{t.Perf.MatmulEfficiency, t.Perf.MemoryEfficiency, t.Perf.KernelSeconds,
 		t.Framework.HostKernelSeconds, t.Framework.HostLayerSeconds}
 	r := &Result{Device: t.Device.Name, Framework: t.Framework.Name, Preset: preset}
-	x0 := toX(preset)
+	// The profile's host time is the device's host's: the fit runs in its seconds (the
+	// framework's figures times HostScale, as the estimate priced them) and states the
+	// host figures back in the reference host's (toFigures).
+	scale := t.Perf.HostScale()
+	x0 := toX(preset, scale)
 	x := x0
 	// Start from the preset's assignment: a pass the preset already finds host-bound
 	// starts on the host side (starting all on the device side, a device fit of
@@ -184,11 +191,11 @@ func Fit(est *analytic.Result, t analytic.Target, m *model.Model) (*Result, erro
 		}
 	}
 	r.Iterations = min(r.Iterations, 50)
-	r.Fitted = r.toFigures(x)
+	r.Fitted = r.toFigures(x, scale)
 	var before, after float64
 	for i, o := range obs {
 		b := predict(o, x0)
-		a := predict(o, toX(r.Fitted))
+		a := predict(o, toX(r.Fitted, scale))
 		res := Residual{Layer: o.layer, Pass: o.pass, Measured: o.t, Before: b, After: a, Error: (a - o.t) / o.t, HostBound: host[i]}
 		r.Residuals = append(r.Residuals, res)
 		before += sq((b - o.t) / o.t)
@@ -209,14 +216,16 @@ const PoorFit = 0.25
 
 func sq(v float64) float64 { return v * v }
 
-// toX maps figures to the linear coefficients (a, b, c, d, e).
-func toX(f Figures) [n]float64 {
-	return [n]float64{1 / f.MatmulEfficiency, 1 / f.MemoryEfficiency, f.KernelSeconds, f.HostKernelSeconds, f.HostLayerSeconds}
+// toX maps figures to the linear coefficients (a, b, c, d, e), the host ones (d, e) in
+// seconds of a host hostScale times slower than the reference (cluster.Perf.HostScale).
+func toX(f Figures, hostScale float64) [n]float64 {
+	return [n]float64{1 / f.MatmulEfficiency, 1 / f.MemoryEfficiency, f.KernelSeconds, f.HostKernelSeconds * hostScale, f.HostLayerSeconds * hostScale}
 }
 
-// toFigures maps coefficients back, clamping efficiencies to (0, 1].
-func (r *Result) toFigures(x [n]float64) Figures {
-	f := Figures{KernelSeconds: x[2], HostKernelSeconds: x[3], HostLayerSeconds: x[4]}
+// toFigures maps coefficients back (toX's inverse, the host figures divided by
+// hostScale), clamping efficiencies to (0, 1].
+func (r *Result) toFigures(x [n]float64, hostScale float64) Figures {
+	f := Figures{KernelSeconds: x[2], HostKernelSeconds: x[3] / hostScale, HostLayerSeconds: x[4] / hostScale}
 	eff := func(name string, v, preset float64) float64 {
 		if !(v > 0) {
 			r.Notes = append(r.Notes, fmt.Sprintf("%s: the profile does not determine it; the preset's %.3g is kept", name, preset))

@@ -15,7 +15,13 @@ import (
 
 func target(t *testing.T, fw string) analytic.Target {
 	t.Helper()
-	tg, err := analytic.PresetTarget("h100-sxm")
+	return deviceTarget(t, "h100-sxm", fw)
+}
+
+// deviceTarget is a device preset's target under framework mode fw.
+func deviceTarget(t *testing.T, device, fw string) analytic.Target {
+	t.Helper()
+	tg, err := analytic.PresetTarget(device)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -44,7 +50,7 @@ func TestTermsReproduceDeviceTime(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		x := toX(Figures{0.7, 0.8, 4e-6, 0, 0})
+		x := toX(Figures{0.7, 0.8, 4e-6, 0, 0}, 1)
 		for _, l := range est.Layers {
 			for _, c := range []struct {
 				terms analytic.Terms
@@ -60,10 +66,20 @@ func TestTermsReproduceDeviceTime(t *testing.T) {
 }
 
 // The fit recovers a device and framework that differ from the presets from one
-// profile, and predicts another batch size and sequence length with them.
+// profile, and predicts another batch size and sequence length with them. The host
+// figures are recovered as the framework states them, for an H100 machine's x86 host,
+// also on a device whose host is slower (GB200's Grace, cluster.Perf.HostSecondsScale
+// 2.75): the profile's host time is theirs times the scale, and the fitted figures,
+// planned on that device again, are scaled once, not twice.
 func TestFitRecoversFigures(t *testing.T) {
+	for _, device := range []string{"h100-sxm", "gb200"} {
+		t.Run(device, func(t *testing.T) { fitRecoversFigures(t, device) })
+	}
+}
+
+func fitRecoversFigures(t *testing.T, device string) {
 	a, _ := arch.Bundled("gpt2")
-	preset := target(t, cluster.Eager)
+	preset := deviceTarget(t, device, cluster.Eager)
 	truth := Figures{MatmulEfficiency: 0.55, MemoryEfficiency: 0.62, KernelSeconds: 2.5e-6, HostKernelSeconds: 22e-6, HostLayerSeconds: 35e-6}
 	real := truth.Apply(preset)
 	o := analytic.Options{Batch: 4, Seq: 1024}
@@ -90,6 +106,15 @@ func TestFitRecoversFigures(t *testing.T) {
 	t.Logf("b=16 s=512 step: truth %.4g s, fitted %.4g s (%+.1f%%), preset %.4g s (%+.1f%%)", want.Total.StepSeconds, got.Total.StepSeconds, 100*e, base.Total.StepSeconds, 100*e0)
 	if math.Abs(e) > 0.05 {
 		t.Errorf("fitted figures predict the other shape %+.1f%% off", 100*e)
+	}
+	if h := r.Fitted.HostKernelSeconds; math.Abs(h-truth.HostKernelSeconds) > 0.05*truth.HostKernelSeconds {
+		t.Errorf("host_kernel_seconds fitted %.3g, truth %.3g (the reference host's)", h, truth.HostKernelSeconds)
+	}
+	if h := r.Preset.HostKernelSeconds; h != preset.Framework.HostKernelSeconds {
+		t.Errorf("preset host_kernel_seconds %.3g, the framework states %.3g", h, preset.Framework.HostKernelSeconds)
+	}
+	if r.RMSBefore == 0 {
+		t.Errorf("rms error before the fit is 0: the preset is the truth?")
 	}
 }
 
