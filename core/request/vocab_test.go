@@ -91,6 +91,10 @@ func TestVocabularyIsThePlanners(t *testing.T) {
 			func(v string) string {
 				return strings.Replace(arch(""), `"data":2`, `"data":2,"sharding":"zero3","reshard":"`+v+`"`, 1) + `}`
 			}},
+		{"parallelism.reduce_dtype", wire.ReduceDTypes(), []string{ReduceFP32},
+			func(v string) string {
+				return strings.Replace(arch(""), `"data":2`, `"data":2,"sharding":"zero3","reduce_dtype":"`+v+`"`, 1) + `}`
+			}},
 		{"model.architecture.framework", wire.Frameworks(), []string{cluster.Eager, cluster.Compiled, cluster.CUDAGraphs, cluster.Megatron, cluster.DeepSpeed, cluster.NoFramework},
 			func(v string) string { return arch(`,"framework":"`+v+`"`) + `}` }},
 		{"model.architecture.cross_entropy", wire.CrossEntropies(), cluster.CrossEntropyKinds(),
