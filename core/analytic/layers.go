@@ -528,7 +528,9 @@ func (sh *shape) dispatchSeconds(t Target, n float64) float64 {
 // besides the tokens, for n tokens at the device's input (megatron/core/transformer/moe/
 // token_dispatcher.py, MoEAlltoAllTokenDispatcher, core_v0.13.0 to core_v0.17.0):
 // preprocess gathers every rank's tokens per expert (num_local_tokens_per_expert, E
-// int64s) over the tensor-and-expert group (gather_from_sequence_parallel_region) in
+// int64s) over the tensor-and-expert group (gather_from_sequence_parallel_region over
+// tp_ep_group, the expert-tensor x expert-parallel group: its tp is expt_tp, "use
+// pg_collection.expt_tp_group as tensor parallel group in this module") in
 // the forward pass, and token_dispatch sends the permuted routing probabilities (one
 // fp32 a routed row) in an all-to-all of their own beside the tokens'
 // (global_probs = all_to_all(...)), whose gradient comes back by the same all-to-all
@@ -549,7 +551,7 @@ func (sh *shape) alltoallMetadataSeconds(t Target, n float64) (fwd, bwd float64)
 	if t.ExpertPerNode > 0 && t.ExpertPerNode < members {
 		l = inter
 	}
-	group := members * max(1, sh.o.TensorParallel)
+	group := members * max(1, int(sh.x)) // tp_ep: expert tensor x expert parallel
 	counts := cluster.RingAllGatherSeconds(l, 8*sh.experts*float64(group), group)
 	return probs + counts, probs
 }

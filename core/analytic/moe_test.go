@@ -148,6 +148,7 @@ func TestExpertComm(t *testing.T) {
 		{64, 8, 1, 1, 1.3, 4, NoRecompute},
 		{32, 8, 1, 1, 1, 6, Full},
 		{16, 4, 2, 2, 1, 4, NoRecompute},
+		{16, 4, 2, 1, 1, 4, NoRecompute},
 	} {
 		tg := target(t, "h100-sxm")
 		tg.TensorLink, tg.ExpertLink, tg.ExpertInterLink, tg.ExpertPerNode = nv, nv, ib, tt.perNode
@@ -162,9 +163,10 @@ func TestExpertComm(t *testing.T) {
 		gather := cluster.RingAllReduceSeconds(nv, 2*h*float64(tt.etp)*float64(b*s)/float64(tt.tp)*k*tt.load, tt.etp)
 		// Megatron-Core's all-to-all dispatcher also sends the routing probabilities (an
 		// fp32 a routed row) in an all-to-all of their own in each pass, and gathers the
-		// tokens per expert (E int64s a rank over the EP x TP group) in each forward.
+		// tokens per expert (E int64s a rank over the EP x expert-TP group, Megatron-Core's
+		// tp_ep_group) in each forward.
 		probs := cluster.HierarchicalAllToAllSeconds(nv, ib, 4*n*k*tt.load, tt.ep, tt.perNode)
-		l, group := nv, tt.ep*tt.tp
+		l, group := nv, tt.ep*tt.etp
 		if tt.perNode < tt.ep {
 			l = ib
 		}
