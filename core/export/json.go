@@ -61,6 +61,11 @@ type DocParallelism struct {
 	Context       int    `json:"context,omitempty"`
 	ContextMethod string `json:"context_method,omitempty"`
 	ContextInner  int    `json:"context_inner,omitempty"`
+	// Reshard, ReduceDType and FullyShard are the request's parallelism.reshard,
+	// reduce_dtype and fully_shard: how ZeRO-3 and HSDP were priced (absent: not set).
+	Reshard     string `json:"reshard,omitempty"`
+	ReduceDType string `json:"reduce_dtype,omitempty"`
+	FullyShard  bool   `json:"fully_shard,omitempty"`
 }
 
 // DocSchedule describes the schedule of a Document.
@@ -99,7 +104,8 @@ func planJSON(j *job) error {
 		Format: DocumentFormat, Version: wire.ExportVersion,
 		Model: DocModel{Name: in.Model, Layers: in.modelOrder(in.LayerNames), Modules: in.modelOrder(mods)},
 		Parallelism: DocParallelism{Pipeline: p, Data: orOne(in.Data), Tensor: orOne(in.Tensor), ZeRO: in.ZeRO, Context: contextOf(in.Context),
-			Sharding: docSharding(in.Sharding), ShardGroup: in.ShardGroup, ContextMethod: in.ContextMethod, ContextInner: in.ContextInner},
+			Sharding: docSharding(in.Sharding), ShardGroup: in.ShardGroup, ContextMethod: in.ContextMethod, ContextInner: in.ContextInner,
+			Reshard: in.Reshard, ReduceDType: in.ReduceDType, FullyShard: in.FullyShard},
 
 		Schedule:   DocSchedule{Name: j.sched.String(), Microbatches: j.sched.Microbatches, MicrobatchSize: orOne(in.MicrobatchSize), Recompute: rec},
 		Boundaries: in.Boundaries,

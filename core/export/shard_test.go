@@ -55,7 +55,8 @@ func TestShardingAndContextExports(t *testing.T) {
 			"mp_policy=MixedPrecisionPolicy(param_dtype=PARAM_DTYPE, reduce_dtype=torch.float32), as priced"}, []string{"did not price fully_shard's copies"}},
 		{"pytorch zero3 fsdp2 reshard step", fsdp2(base("zero3", 1, ""), "", "step"), wire.PyTorch, false, []string{"reshard_after_forward=false"},
 			[]string{"reduce_dtype", "did not price fully_shard's copies"}},
-		{"json", base("hsdp", 2, ""), wire.JSON, true, []string{`"sharding": "hsdp"`, `"shard_group": 2`, `"context": 2`, `"context_method": "ring"`, `"zero": 3`}, nil},
+		{"json", base("hsdp", 2, ""), wire.JSON, true, []string{`"sharding": "hsdp"`, `"shard_group": 2`, `"context": 2`, `"context_method": "ring"`, `"zero": 3`}, []string{`"fully_shard"`, `"reduce_dtype"`}},
+		{"json fsdp2", fsdp2(base("zero3", 1, ""), "fp32", "step"), wire.JSON, true, []string{`"sharding": "zero3"`, `"reshard": "step"`, `"reduce_dtype": "fp32"`, `"fully_shard": true`}, nil},
 	} {
 		in := fromRequest(t, c.r)
 		ex, err := export.Make(in, c.format)
