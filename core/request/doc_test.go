@@ -11,6 +11,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"pipeplan/core/cluster"
 	"pipeplan/core/wire"
 	"reflect"
 	"regexp"
@@ -271,5 +272,37 @@ func TestDocCodes(t *testing.T) {
 	}
 	if !strings.Contains(doc, PlannerVersion) {
 		t.Errorf("docs/request.md does not show the planner version %s", PlannerVersion)
+	}
+}
+
+// TestDocPresetLists: the request format's rows for cluster.device and cluster.link list
+// exactly core's device and link presets, so a preset added to core is documented (the
+// link list had fallen seven behind: efa-v3, gaudi3-roce, neuronlink-v3, tpu-dcn-50g,
+// tpu-ici-v5p, tpu-ici-v6e and xgmi4 were accepted but not listed).
+func TestDocPresetLists(t *testing.T) {
+	doc := string(readDoc(t))
+	code := regexp.MustCompile("`([^`]+)`")
+	for _, tt := range []struct {
+		row  string
+		want []string
+	}{
+		{"| `cluster.device` |", cluster.DeviceNames()},
+		{"| `cluster.link` |", wire.LinkPresets()},
+	} {
+		i := strings.Index(doc, tt.row)
+		if i < 0 {
+			t.Fatalf("%s: no row %q", requestDoc, tt.row)
+		}
+		line := doc[i+len(tt.row):]
+		line = line[:strings.IndexByte(line, '\n')]
+		var got []string
+		for _, m := range code.FindAllStringSubmatch(line, -1) {
+			if m[1] != "device" {
+				got = append(got, m[1])
+			}
+		}
+		if !slices.Equal(got, tt.want) {
+			t.Errorf("%s row %s lists %q, core has %q", requestDoc, tt.row, got, tt.want)
+		}
 	}
 }
