@@ -139,7 +139,13 @@ func TestLossParallelCrossEntropy(t *testing.T) {
 // gradient to the buffer (the buffer read and written, the 16-bit gradient read: 10
 // bytes a parameter with mixed-fp32-grads, 6 with 16-bit gradients) in one more kernel,
 // and the optimizer step zeroes the device's whole buffer (its gradient bytes,
-// unsharded under ZeRO-1) in one memset; nothing else changes.
+// unsharded under ZeRO-1) in one memset. Its backward hook adds the other gradients its
+// linear layers do not accumulate into the buffer (mainGradAdds) the same way, and its
+// Transformer Engine norms launch a finalize kernel in their backward pass
+// (teNormBackward): a GPT-2 block (LayerNorm's weight and bias twice; the biases of
+// c_attn, 3h/t wide, of the output projection and the second projection, h, and of the
+// first, 4h/t) adds 8 tensors of 6h + 7h/t elements and launches 2 finalize kernels;
+// the final norm adds 2 of 2h and launches 1. The forward passes do not change.
 func TestMainGradBuffer(t *testing.T) {
 	a := megatronGPT(t)
 	for _, c := range []struct {
@@ -173,9 +179,26 @@ func TestMainGradBuffer(t *testing.T) {
 		if d, want := w.Total.OptimizerSeconds-wo.Total.OptimizerSeconds, float64(grads)/bw+ks; math.Abs(d-want) > 1e-9*want {
 			t.Errorf("%s TP%d: optimizer +%.6g s, want the memset of %d bytes, +%.6g s", c.precision, c.tp, d, grads, want)
 		}
+		const h = 2048
+		tp := float64(c.tp)
 		for i := 1; i < len(w.Layers); i++ {
-			if w.Layers[i].FwdSeconds != wo.Layers[i].FwdSeconds || w.Layers[i].BwdSeconds != wo.Layers[i].BwdSeconds {
-				t.Errorf("%s TP%d: layer %s changed", c.precision, c.tp, w.Layers[i].Name)
+			l, lo := w.Layers[i], wo.Layers[i]
+			var adds, elems, finalize float64
+			switch l.Kind {
+			case "block":
+				adds, elems, finalize = 8, 6*h+7*h/tp, 2
+			case "final_norm":
+				adds, elems, finalize = 2, 2*h, 1
+			}
+			if l.FwdDeviceSeconds != lo.FwdDeviceSeconds || l.FwdKernels != lo.FwdKernels {
+				t.Errorf("%s TP%d: layer %s's forward pass changed", c.precision, c.tp, l.Name)
+			}
+			if d := l.BwdKernels - lo.BwdKernels; d != adds+finalize {
+				t.Errorf("%s TP%d: layer %s: +%v backward kernels, want %v adds and %v finalize", c.precision, c.tp, l.Name, d, adds, finalize)
+			}
+			d, want := l.BwdDeviceSeconds-lo.BwdDeviceSeconds, c.perParam*elems/bw+(adds+finalize)*ks
+			if math.Abs(d-want) > 1e-9*want {
+				t.Errorf("%s TP%d: layer %s backward +%.6g s, want +%.6g s", c.precision, c.tp, l.Name, d, want)
 			}
 		}
 	}

@@ -105,8 +105,10 @@ func TestFusedActivation(t *testing.T) {
 	}
 }
 
-// TestMegatronEager: Megatron-Core without CUDA graphs (cluster.Megatron) costs a block as
-// cuda-graphs does on the device and in memory, but its host launches every kernel at
+// TestMegatronEager: Megatron-Core without CUDA graphs (cluster.Megatron) costs a block's
+// forward pass as cuda-graphs does on the device, and the block as it does in memory
+// (its backward pass has the main_grad hook's adds and Transformer Engine's norm
+// finalize kernels besides: TestMainGradBuffer), but its host launches every kernel at
 // eager PyTorch's cost per operator: a dense Llama block at one 4,096-token sequence on a
 // B200 is device-bound, a 128-token one host-bound; under cuda-graphs neither is.
 func TestMegatronEager(t *testing.T) {
@@ -129,7 +131,7 @@ func TestMegatronEager(t *testing.T) {
 			t.Fatal(err)
 		}
 		lm, lg := m.Layers[1], g.Layers[1]
-		if lm.FwdDeviceSeconds != lg.FwdDeviceSeconds || lm.BwdDeviceSeconds != lg.BwdDeviceSeconds || lm.FwdKernels != lg.FwdKernels ||
+		if lm.FwdDeviceSeconds != lg.FwdDeviceSeconds || lm.FwdKernels != lg.FwdKernels ||
 			lm.SavedActivationBytes != lg.SavedActivationBytes || m.Total.PeakBytes != g.Total.PeakBytes {
 			t.Errorf("seq %d: megatron and cuda-graphs differ on the device or in memory: %+v\n%+v", tt.seq, lm, lg)
 		}

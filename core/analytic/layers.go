@@ -320,7 +320,92 @@ func (sh *shape) contextMerges(n float64) op {
 }
 
 func (sh *shape) norm(name string) op {
-	return sh.eagerMem(name, eagerTraffic[sh.a.Family].norm, sh.t*sh.hr, 2*sh.e*sh.t*sh.hr, 1)
+	return sh.teNormBackward(sh.eagerMem(name, eagerTraffic[sh.a.Family].norm, sh.t*sh.hr, 2*sh.e*sh.t*sh.hr, 1))
+}
+
+// teNormBackward gives a norm's backward pass a second launch per norm kernel where
+// Megatron-Core runs it (the framework with its main_grad buffer, mainGrads: its
+// norms are Transformer Engine's TENorm and TELayerNormColumnParallelLinear):
+// Transformer Engine's RMSNorm and LayerNorm backward launch the main kernel, which
+// leaves each CTA's partial dgamma (and dbeta) in a workspace, and then a finalize
+// kernel that reduces the partials across CTAs (transformer_engine/common/
+// normalization/rmsnorm/rmsnorm_bwd_semi_cuda_kernel.cu, launch_rmsnorm_bwd_tuned_:
+// rmsnorm_bwd_tuned_kernel then rmsnorm_bwd_finalize_tuned_kernel; the general
+// launcher rmsnorm_bwd_general_kernel then rmsnorm_bwd_finalize_general_kernel;
+// layernorm/ln_bwd_semi_cuda_kernel.cu the same; TE 2.x). The finalize kernel reads
+// the partials (a few rows of fp32 per multiprocessor), bytes left out.
+func (sh *shape) teNormBackward(o op) op {
+	if sh.mainGrads && !sh.eagerCode {
+		o.bwd.kernels = 2 * o.fwd.kernels
+	}
+	return o
+}
+
+// mainGradAdds is Megatron-Core's backward hook for n parameter tensors of elems
+// elements in all whose gradients its layers do not accumulate into the main_grad
+// buffer themselves: norms' weights (and biases), biases, the router's weight, sinks.
+// After each microbatch's backward pass the hook on each one's AccumulateGrad runs
+// param.main_grad.add_(param.grad.data) unless the parameter's grad_added_to_main_grad
+// is set, which only the linear layers' weights set (their weight-gradient product
+// accumulates into main_grad, gradient_accumulation_fusion): one kernel per tensor,
+// reading the gradient and the buffer and writing the buffer
+// (megatron/core/distributed/distributed_data_parallel.py, _make_backward_post_hook,
+// core_r0.13.0 on; cluster.Framework.MainGradBuffer). None without the buffer, in
+// inference, or without gradients.
+func (sh *shape) mainGradAdds(n int, elems float64) (op, bool) {
+	g := sh.o.perParam().grad
+	if !sh.mainGrads || !sh.train || g <= 0 || n <= 0 {
+		return op{}, false
+	}
+	return op{name: "main_grad adds", bwd: work{0, (2*g + sh.e) * elems, float64(n)}}, true
+}
+
+// addMainGradAdds appends mainGradAdds(n, elems) to p's operations, where there are any.
+func (sh *shape) addMainGradAdds(p *piece, n int, elems float64) {
+	if o, ok := sh.mainGradAdds(n, elems); ok {
+		p.ops = append(p.ops, o)
+	}
+}
+
+// attentionHookTensors counts the attention part's parameter tensors that
+// mainGradAdds adds, as Megatron-Core holds them, and their elements on one device:
+// the norm's, the per-head query and key norms' (QKNorm; MPT's qk_ln over all heads),
+// linear_qkv's one bias (Q, K and V are one layer), the output projection's bias and
+// the sinks.
+func (sh *shape) attentionHookTensors() (int, float64) {
+	a := sh.a
+	n, x := sh.normTensors(), float64(sh.normTensors())*sh.h
+	if a.QKNorm {
+		n, x = n+2*sh.normTensors(), x+2*float64(sh.normTensors())*sh.d
+	}
+	if a.QKLayerNorm {
+		n, x = n+2*sh.normTensors(), x+float64(sh.normTensors())*(sh.q+sh.kv)
+	}
+	if a.QKVBias {
+		n, x = n+1, x+sh.q+2*sh.kv
+	}
+	if a.OutBias {
+		n, x = n+1, x+sh.h
+	}
+	if a.AttentionSinks {
+		n, x = n+1, x+sh.heads
+	}
+	return n, x
+}
+
+// mlpHookTensors counts a dense MLP's (or, for local experts, a mixture's experts')
+// tensors that mainGradAdds adds: Megatron-Core's linear_fc1 (gate and up in one, when
+// gated) and linear_fc2 biases, each expert's own in Transformer Engine's GroupedLinear
+// (bias0 ... bias(n-1)), f wide and h wide.
+func (sh *shape) mlpHookTensors(experts, f float64) (int, float64) {
+	if !sh.a.MLPBias {
+		return 0, 0
+	}
+	fc1 := f
+	if sh.a.GatedMLP() {
+		fc1 = 2 * f
+	}
+	return 2 * int(experts), experts * (fc1 + sh.h)
 }
 
 // attention is the attention part of a block: norm, QKV projection, rotary embedding
@@ -366,7 +451,7 @@ func (sh *shape) attention(local bool) piece {
 	if a.QKNorm {
 		// Qwen3's RMSNorm on each query and key head: one fused kernel each, or eager
 		// PyTorch's unfused RMSNorm over their width.
-		p.ops = append(p.ops, sh.eagerMem("qk norm", eagerTraffic[arch.Llama].norm, t*(q+kv), 2*e*t*(q+kv), 2))
+		p.ops = append(p.ops, sh.teNormBackward(sh.eagerMem("qk norm", eagerTraffic[arch.Llama].norm, t*(q+kv), 2*e*t*(q+kv), 2)))
 	}
 	if a.Family == arch.Llama {
 		rotary := sh.eagerMem("rotary", eagerTraffic[a.Family].rotary, t*(q+kv), 2*e*t*(q+kv), 2)
@@ -453,6 +538,8 @@ func (sh *shape) attention(local bool) piece {
 		p.fwdExtra += coreSaved // computed in the forward pass, then dropped
 	}
 	sh.discard(&p, ModLayerNorm, sh.ge*t*hr) // the norm's output, QKV's input
+	n, x := sh.attentionHookTensors()
+	sh.addMainGradAdds(&p, n, x)
 	p.eager, p.eagerCounted = sh.eagerAttention()
 	if p.eagerCounted && sh.o.Attention == Eager {
 		p.eagerCoreFwd = eagerBlocks[a.Family].core.fwd
@@ -758,6 +845,8 @@ func (sh *shape) mlp() piece {
 	p.ops = append(p.ops, sh.residual())
 	p.saved, p.bwdSaved = common, common
 	sh.discard(&p, ModLayerNorm, ge*t*hr) // the norm's output, the first projections' input
+	nb, xb := sh.mlpHookTensors(1, f)
+	sh.addMainGradAdds(&p, sh.normTensors()+nb, float64(sh.normTensors())*h+xb)
 	p.eager, p.eagerCounted = sh.eagerMLP()
 	return p
 }
@@ -953,6 +1042,14 @@ func (sh *shape) moe(c *calc) piece {
 		sh.discard(&p, ModMoEAct, 2*e*A*float64(a.IntermediateSize)) // the clamped copy the activation keeps
 	}
 	sh.discard(&p, ModSharedExperts, 4*e*T*sh.fs) // the shared experts' activations
+	// The hook's adds: the norm, the router's weight (and bias), the shared experts'
+	// gate (a plain parameter, sharedTensors), the local experts' biases.
+	nb, xb := sh.mlpHookTensors(local, fl)
+	nb, xb = nb+sh.normTensors()+routerTensors(a), xb+float64(sh.normTensors())*h+float64(a.RouterParams())
+	if a.SharedExpertGate && sh.fs > 0 {
+		nb, xb = nb+1, xb+h
+	}
+	sh.addMainGradAdds(&p, nb, xb)
 	p.eager, p.eagerCounted = sh.eagerMoE(local, g)
 	return p
 }
@@ -1007,8 +1104,10 @@ func (sh *shape) embedding() piece {
 // finalNorm is the norm after the last block (GPT-2, Llama).
 func (sh *shape) finalNorm() piece {
 	x := sh.e * sh.t * sh.hr
-	return piece{params: sh.a.FinalNormParams(), ops: []op{sh.norm("final norm")},
+	p := piece{params: sh.a.FinalNormParams(), ops: []op{sh.norm("final norm")},
 		saved: x, bwdSaved: x, input: x, output: x, tensors: sh.normTensors()}
+	sh.addMainGradAdds(&p, sh.normTensors(), float64(sh.a.FinalNormParams()))
+	return p
 }
 
 // head is the LM head with the loss: (BERT's transform,) the vocabulary projection, and

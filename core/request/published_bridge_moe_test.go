@@ -971,16 +971,22 @@ func planBridgeRuns(t *testing.T, label string, runs []bridgeMoERun) (signed, ab
 // overlap benchmark (bridgeOverlap: Qwen3 30B-A3B, 16 H100s, BF16, EP16, microbatch 1,
 // 64 microbatches a step) "captured the same 463,348 rank-0 kernels per case" in Nsight
 // Systems. The planner's count, the analytic model's kernels over a step's microbatches
-// (optimizer and gradient reduction aside), is 360,192: 22.3% below, though it counts
+// (optimizer and gradient reduction aside), is 387,968: 16.3% below, though it counts
 // the router's and preprocessing's kernels one by one where that run captured them in
 // CUDA graphs (which Nsight Systems lists by default as one launch each). It was
 // 443,136 (-4.4%) while the permute and the experts' activation were priced as a launch
 // per local expert (8 here); Megatron-Core launches each once for all of them
-// (analytic's wholeTensor), and the count fell by 27 a layer and microbatch. So about
-// 34 launches a layer and microbatch (more, with the graphed router's own) are not in
-// the plan: a known gap, not yet attributed (not checked: cuDNN attention backward's
-// auxiliary kernels, Transformer Engine norms' backward finalize kernels, the stages
-// of HybridEP's dispatch and combine beyond one kernel each). Within 25%.
+// (analytic's wholeTensor), and the count fell by 27 a layer and microbatch. Then
+// 360,192 (-22.3%), until Transformer Engine's norm finalize kernels (4 a layer
+// backward: the block's two norms and the query and key norms; analytic's
+// teNormBackward) and Megatron-Core's main_grad hook adds (5 a layer backward: those
+// norms' weights and the router's; analytic's mainGradAdds) joined the count, 9 a layer
+// and microbatch. About 25 launches a layer and microbatch (more, with the graphed
+// router's own) are still not in the plan: a known gap, not yet attributed (not checked:
+// cuDNN attention backward's auxiliary kernels, the stages of HybridEP's dispatch and
+// combine beyond one kernel each (DeepEP's hybrid-ep executor), the weighted SwiGLU's
+// backward, which Megatron-Core compiles with torch.compile (jit_fuser), so its kernel
+// count is Inductor's). Within 25%.
 func TestBridgeKernelsPerStep(t *testing.T) {
 	const published = 463348
 	var run bridgeMoERun
@@ -1001,6 +1007,7 @@ func TestBridgeKernelsPerStep(t *testing.T) {
 		kernels += l.FwdKernels + l.BwdKernels
 	}
 	kernels *= float64(run.gbs / (run.gpus / run.pp) / run.mbs)
+	t.Logf("%s: %.0f kernels a step planned, %d counted: %+.1f%%", run.name, kernels, published, 100*(kernels/published-1))
 	if r := kernels/published - 1; math.Abs(r) > 0.25 {
 		t.Errorf("%s: %.0f kernels a step planned, %d counted: %+.1f%%, want within 25%%", run.name, kernels, published, 100*r)
 	}
