@@ -725,7 +725,7 @@ func (c *calc) ringSeconds(n, core, k float64, bwd bool) (seconds, kernels float
 // fusions' own copies (asyncCopies).
 func (c *calc) asyncChunks(p piece) piece {
 	if !c.o.TensorCommAsync {
-		return p
+		return c.userbuffersChunks(p)
 	}
 	t := c.sh.tp
 	p.ops = slices.Clone(p.ops)
@@ -805,6 +805,63 @@ func asyncCopies(p piece, e, t float64) (op, bool) {
 		return op{}, false
 	}
 	return op{name: "async TP: own-shard copy and partial sums", fwd: fwd, bwd: bwd}, true
+}
+
+// userbuffersCommSMs is the multiprocessors Transformer Engine's userbuffers give the
+// communication kernel of a "pipeline" or "bulk" overlap by default (num_sm 16:
+// initialize_ub's get_default_config, transformer_engine/pytorch/module/base.py). From
+// Transformer Engine 2.0 on the default also sets set_sm_margin for them, and the GEMM
+// runs on sm_count - num_comm_sm multiprocessors (CommOverlapCore's _math_sms,
+// transformer_engine/common/comm_gemm_overlap/comm_gemm_overlap.cpp); before 2.0
+// set_sm_margin defaulted off and the comm kernel's thread blocks held their 16 beside
+// a GEMM launched for all of them.
+const userbuffersCommSMs = 16
+
+// userbuffersPipelineSplits is the default num_splits of a "pipeline" overlap
+// (initialize_ub's get_default_config: 4 where the method is not ring_exchange).
+const userbuffersPipelineSplits = 4
+
+// userbuffersChunks is piece p as Transformer Engine's userbuffers overlap
+// (Options.TensorCommOverlap without TensorCommAsync) runs its products with
+// initialize_ub's default methods (transformer_engine/pytorch/module/base.py:
+// "ring_exchange" for qkv_fprop, fc1_fprop, proj_dgrad and fc2_dgrad; "pipeline" for
+// proj_fprop and fc2_fprop; "bulk" for qkv_dgrad, qkv_wgrad, fc1_dgrad and fc1_wgrad),
+// which Megatron-Core and NeMo use where no userbuffers config names others:
+//   - ring exchange (CommOverlapP2P: num_splits tp_size, num_sm 1 and the copy engine,
+//     no SM margin): the gathering projections' forward and the scattering
+//     projections' input gradient launch t products of m/t rows, on every
+//     multiprocessor;
+//   - pipeline (CommOverlap: num_splits 4, num_sm 16, set_sm_margin): the scattering
+//     projections' forward launches 4 products of m/4 rows on sm_count - 16
+//     multiprocessors, the reduce-scatter's kernel holding the other 16;
+//   - bulk (num_sm 16, set_sm_margin): the gathering projections' backward products
+//     (input and weight gradients) run on sm_count - 16 beside the all-gather of their
+//     input and the reduce-scatter of the input gradient.
+//
+// The chunks of one product run on several compute streams (_stream_compute, up to
+// num_max_streams of them), so their waves are taken as the whole product's
+// (gemmShape.fraction) where PyTorch's async tensor parallelism quantizes each
+// (asyncChunks); the margin is taken for the product's whole time, as Transformer
+// Engine 2.x sizes its grid (userbuffersCommSMs).
+func (c *calc) userbuffersChunks(p piece) piece {
+	if !c.o.TensorCommOverlap {
+		return p
+	}
+	t := c.sh.tp
+	p.ops = slices.Clone(p.ops)
+	for i := range p.ops {
+		o := &p.ops[i]
+		switch {
+		case o.gathers:
+			o.fwd.kernels += t - 1
+			o.gemm.bwdMarginSMs = userbuffersCommSMs
+		case o.scatters:
+			o.fwd.kernels += userbuffersPipelineSplits - 1
+			o.gemm.fwdMarginSMs = userbuffersCommSMs
+			o.bwd.kernels += t - 1
+		}
+	}
+	return p
 }
 
 // fullyShardCopies is what PyTorch FSDP2 (Options.FullyShard) copies around the

@@ -62,6 +62,10 @@ type gemmShape struct {
 	// (PyTorch's async tensor parallelism decomposes the products it fuses with a
 	// collective: calc.asyncChunks): each quantizes its own waves.
 	fwdChunks, dgradChunks float64
+	// fwdMarginSMs and bwdMarginSMs are the multiprocessors a pass's products leave to
+	// a communication kernel running beside them (Transformer Engine's userbuffers with
+	// set_sm_margin: calc.userbuffersChunks): they run on sms - margin of them.
+	fwdMarginSMs, bwdMarginSMs float64
 }
 
 // waveFraction is the useful fraction of the multiprocessors' time for an m x n
@@ -104,9 +108,20 @@ func (g gemmShape) fraction(bwd bool, sms, k0 float64) float64 {
 		return 1
 	}
 	if !bwd {
-		return productFraction(g.groups, g.m/max(1, g.fwdChunks), g.k, g.n, sms, k0)
+		return marginFraction(g.groups, g.m/max(1, g.fwdChunks), g.k, g.n, sms, g.fwdMarginSMs, k0)
 	}
-	dgrad := productFraction(g.groups, g.m/max(1, g.dgradChunks), g.n, g.k, sms, k0)
-	wgrad := productFraction(g.groups, g.k, g.m, g.n, sms, k0)
+	dgrad := marginFraction(g.groups, g.m/max(1, g.dgradChunks), g.n, g.k, sms, g.bwdMarginSMs, k0)
+	wgrad := marginFraction(g.groups, g.k, g.m, g.n, sms, g.bwdMarginSMs, k0)
 	return 2 / (1/dgrad + 1/wgrad)
+}
+
+// marginFraction is productFraction on sms - margin of the device's sms
+// multiprocessors, as a fraction of the whole device's large-product rate: the
+// product's waves quantized over the SMs it has, times the share of the SMs it has.
+// A margin of 0 (or one that leaves no SM) is productFraction.
+func marginFraction(groups, m, k, n, sms, margin, k0 float64) float64 {
+	if margin <= 0 || margin >= sms {
+		return productFraction(groups, m, k, n, sms, k0)
+	}
+	return productFraction(groups, m, k, n, sms-margin, k0) * (sms - margin) / sms
 }

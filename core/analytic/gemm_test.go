@@ -177,3 +177,30 @@ func TestGEMMShapeFractions(t *testing.T) {
 		t.Errorf("backward with its input gradient in 8 chunks: fraction %v, want %v", got, want)
 	}
 }
+
+// TestMarginFraction: a product left sms - margin multiprocessors (Transformer Engine's
+// set_sm_margin) quantizes its waves over those and runs at their share of the device:
+// a large product of whole waves on 116 of the H100's 132 SMs reaches 116/132 of the
+// rate it reaches on all 132; a margin of 0 is productFraction, and a product that
+// fits in one wave of 116 loses only its tiles' share.
+func TestMarginFraction(t *testing.T) {
+	const sms, margin, k0 = 132, 16, gemmTileOverheadK
+	for _, c := range []struct {
+		name    string
+		m, k, n float64
+		want    float64
+	}{
+		// 128-row tiles: 132 x 116 x 128 rows by 256 columns are whole waves on either.
+		{"whole waves on both", 132 * 116 * 128, 8192, 256, float64(sms-margin) / sms},
+		// 116 tiles of 128 x 256: one full wave on 116 SMs, one of 116/132 on 132.
+		{"one wave of 116 tiles", 116 * 128, 8192, 256, 1},
+	} {
+		got := marginFraction(1, c.m, c.k, c.n, sms, margin, k0) / productFraction(1, c.m, c.k, c.n, sms, k0)
+		if math.Abs(got-c.want) > 1e-12 {
+			t.Errorf("%s: %g of the rate on all SMs, want %g", c.name, got, c.want)
+		}
+	}
+	if a, b := marginFraction(1, 4096, 4096, 4096, sms, 0, k0), productFraction(1, 4096, 4096, 4096, sms, k0); a != b {
+		t.Errorf("no margin: %g, want productFraction's %g", a, b)
+	}
+}

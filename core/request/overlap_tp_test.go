@@ -13,7 +13,7 @@ import (
 // framework mode, it needs sequence parallelism, and a bad value names its field
 // (core/analytic's TestTensorCommOverlap checks what a layer hides). Its methods: on is
 // Transformer Engine's userbuffers in the Megatron-style mode and PyTorch's async TP
-// with torch.compile, which hides less (core/analytic's TestTensorCommAsync), and
+// with torch.compile (core/analytic's TestTensorCommAsync and TestUserbuffersChunks), and
 // async-tp is refused without torch.compile.
 func TestOverlapTensorComm(t *testing.T) {
 	base := func(overlap string, sp bool) *wire.Request {
@@ -61,9 +61,12 @@ func TestOverlapTensorComm(t *testing.T) {
 	if cOn.Step.StepSeconds != cAsync.Step.StepSeconds {
 		t.Errorf("compiled: on %g s, async-tp %g s: on is torch.compile's async TP", cOn.Step.StepSeconds, cAsync.Step.StepSeconds)
 	}
-	// Async TP leaves Llama's summed input gradients' reduce-scatters exposed.
-	if !(cUB.Step.StepSeconds < cAsync.Step.StepSeconds && cAsync.Step.StepSeconds < cOff.Step.StepSeconds) {
-		t.Errorf("compiled: userbuffers %g s, async-tp %g s, off %g s: want them in that order, each slower", cUB.Step.StepSeconds, cAsync.Step.StepSeconds, cOff.Step.StepSeconds)
+	// Each hides communication. Which hides more depends on the shapes: async TP
+	// leaves Llama's summed input gradients' reduce-scatters exposed and quantizes its
+	// chunks' waves, userbuffers' pipelined and bulk overlaps leave their products 16
+	// fewer multiprocessors (core/analytic's userbuffersChunks).
+	if !(cUB.Step.StepSeconds < cOff.Step.StepSeconds && cAsync.Step.StepSeconds < cOff.Step.StepSeconds) {
+		t.Errorf("compiled: userbuffers %g s, async-tp %g s, off %g s: want each faster than off", cUB.Step.StepSeconds, cAsync.Step.StepSeconds, cOff.Step.StepSeconds)
 	}
 	for _, c := range []struct {
 		r    *wire.Request

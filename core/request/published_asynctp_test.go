@@ -11,11 +11,13 @@ import (
 // TestPublishedAsyncTPSpeedups compares what async TP is priced to gain with what it
 // gained in each published pair of runs (shardedRuns: a vanilla TP run, then the same
 // with parallelism.overlap_tensor_comm async-tp), apart from the baselines' own errors:
-// the predicted speedup over vanilla TP must be less than Transformer Engine's
-// userbuffers would give the same run (async TP leaves the reduce-scatters of summed
-// input gradients exposed), and within 10% of the measured one as a step-time ratio
-// (15% before the fused operators' own copies and partial sums were priced, analytic's
-// asyncCopies: the pairs then erred by up to 11.4%, now by up to 7.7%, December 2024's).
+// the predicted speedup over vanilla TP must be a gain, as Transformer Engine's
+// userbuffers' must (which is larger depends on the shapes: async TP leaves the
+// reduce-scatters of summed input gradients exposed, userbuffers' pipelined and bulk
+// overlaps take 16 multiprocessors from their products), and within 10% of the
+// measured one as a step-time ratio (15% before the fused operators' own copies and
+// partial sums were priced, analytic's asyncCopies: the pairs then erred by up to
+// 11.4%, now by up to 7.7%, December 2024's).
 // Every pair is logged, with userbuffers' speedup beside it.
 func TestPublishedAsyncTPSpeedups(t *testing.T) {
 	perGPU := func(r *wire.Request) float64 {
@@ -44,8 +46,8 @@ func TestPublishedAsyncTPSpeedups(t *testing.T) {
 		base := perGPU(v.r)
 		got, measured, te := perGPU(c.r)/base, c.tokensPerGPU/v.tokensPerGPU, perGPU(&ub)/base
 		t.Logf("%-50s async TP priced %+5.1f%%, measured %+5.1f%% (userbuffers would be %+5.1f%%; %s)", c.name, 100*(got-1), 100*(measured-1), 100*(te-1), c.source)
-		if !(got > 1 && got < te) {
-			t.Errorf("%s: async TP priced at %.3fx, userbuffers %.3fx: want a gain, and less than userbuffers'", c.name, got, te)
+		if !(got > 1 && te > 1) {
+			t.Errorf("%s: async TP priced at %.3fx, userbuffers %.3fx: want a gain from each", c.name, got, te)
 		}
 		if math.Abs(got/measured-1) > 0.10 {
 			t.Errorf("%s: async TP priced at %.3fx, measured %.3fx: beyond 10%%", c.name, got, measured)

@@ -222,14 +222,24 @@ func TestValidationSummary(t *testing.T) {
 	// to +20%, fp8 +6% to +22%). The signed bounds are 7.5%, 8% and 9% until that is
 	// priced: a record of what the sources show, not a target met. Async TP's own copies
 	// and partial sums (analytic's asyncCopies) then moved them to 8.3%, +6.9%; 8.7%,
-	// +7.1%; and 10.0%, +8.1%, inside those bounds, which stay.
-	if ha > 0.10 || math.Abs(hs) > 0.075 {
-		t.Errorf("without the known gaps, over %d runs: median |error| %.1f%%, signed median %+.1f%%: beyond 10%% and 7.5%%", len(held), 100*ha, 100*hs)
+	// +7.1%; and 10.0%, +8.1%, inside those bounds.
+	// Transformer Engine's userbuffers overlap priced with the 16 multiprocessors its
+	// pipelined and bulk overlaps take from the products they overlap (core/analytic's
+	// userbuffersChunks, initialize_ub's defaults) took the held runs from 8.3%, +6.9%
+	// (205 runs) to 5.7%, +3.7% (206: the Nemotron-4 report's run came within 25%), all runs
+	// from 8.7%, +7.1% to 5.9%, +4.0% (213), and the runs with the Bridge MoE and CP cases from
+	// 10.0%, +8.1% to 7.8%, +5.3% (338): DGX Cloud's NeMo 24.09 and 24.12 recipes from
+	// +9.5..+18.4% to +3.6..+11.1% by source, NeMo 24.12's perf summary from +10.0% to
+	// +4.2%, Megatron-Bridge's dense fp8 rows from -3..+3% to -7..0%. Bounds: issue
+	// 19's 10% and 5% over the held runs and over all of them, 9% and 6.5% with the
+	// Bridge MoE and CP cases.
+	if ha > 0.10 || math.Abs(hs) > 0.05 {
+		t.Errorf("without the known gaps, over %d runs: median |error| %.1f%%, signed median %+.1f%%: beyond 10%% and 5%%", len(held), 100*ha, 100*hs)
 	}
-	if abs > 0.10 || math.Abs(signed) > 0.08 {
-		t.Errorf("over all %d runs: median |error| %.1f%%, signed median %+.1f%%: beyond 10%% and 8%%", len(all), 100*abs, 100*signed)
+	if abs > 0.10 || math.Abs(signed) > 0.05 {
+		t.Errorf("over all %d runs: median |error| %.1f%%, signed median %+.1f%%: beyond 10%% and 5%%", len(all), 100*abs, 100*signed)
 	}
-	if ea > 0.11 || math.Abs(es) > 0.09 {
-		t.Errorf("with Megatron-Bridge's MoE and CP runs, over %d runs: median |error| %.1f%%, signed median %+.1f%%: beyond 11%% and 9%%, worse than when these bounds were set", len(extAll), 100*ea, 100*es)
+	if ea > 0.09 || math.Abs(es) > 0.065 {
+		t.Errorf("with Megatron-Bridge's MoE and CP runs, over %d runs: median |error| %.1f%%, signed median %+.1f%%: beyond 9%% and 6.5%%, worse than when these bounds were set", len(extAll), 100*ea, 100*es)
 	}
 }
