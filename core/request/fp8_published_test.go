@@ -110,6 +110,13 @@ var fp8Runs = []fp8Run{
 // rows would err +7% to +18% and Megatron-Bridge's H100 70B rows +6% to +7%: a Hopper
 // gap that the same era's 16-bit H100 runs of Megatron-Core share (Megatron-LM README,
 // Megatron-Core r0.8.0: +9% signed median), so not one of fp8's costs.
+// Part of it was Transformer Engine's userbuffers overlap, priced as free until the 16
+// multiprocessors of its pipelined and bulk overlaps were taken from the products
+// (core/analytic's userbuffersChunks): NeMo 24.12's rows went from +10.0% to +4.2%
+// (median), Megatron-Bridge's dense rows from -3..+3% to -7..0%. With cuDNN's
+// attention figures on the H100 the Bridge rows would then err -1% to +2% and NeMo
+// 24.12's +11%: left at FlashAttention-2's figures until NeMo 24.12's attention
+// backend is read.
 
 // fp8Models are the runs' models: bundled configs, or config.json objects (NeMo's GPT-3
 // sizes: Brown et al. 2020, Table 2.1; Llama 2 13B: meta-llama/Llama-2-13b-hf).
