@@ -78,6 +78,14 @@ func nemotron4StandIn(h, layers, heads int) []byte {
 // NVLink and eight NDR NICs), the interleaved schedule's p2p overlapped as the planner
 // prices it (overlap_p2p_comm True), and the llama stand-in of nemotron4Config.
 //
+// The yaml (at commit 8f5cbb37) names no ub_tp_comm_overlap_cfg, so Transformer Engine's
+// initialize_ub ran its default methods, as the planner prices userbuffers (analytic's
+// userbuffersChunks: this table erred +15% to +22% while the overlap was priced free,
+// +9% to +16% since). Read and not priced: configure.sh's overlap_p2p_comm True with
+// batch_p2p_comm False for 340b, NVTE_FWD/BWD_LAYERNORM_SM_MARGIN and NVTE_UB_SPLIT_AG
+// from the launcher's conditional_cfgs.py, the yaml's gc_interval 12 (NeMo's manual
+// garbage collection every 12 steps) and rotary_percentage 0.5.
+//
 // The README's MFU row counts multi-head attention (24 L h^2 a token for the
 // projections where grouped-query attention has 8.2 L h^2 less) and 1979 TFLOP/s for
 // fp8: it is not used; the step time is.
