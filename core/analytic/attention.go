@@ -46,6 +46,28 @@ import (
 // H100's figures; the 500 W H100 (h100-96gb-500w) takes the same fractions of its own
 // lower peak.
 //
+// Sliding windows on Hopper. NVIDIA's cuDNN frontend benchmark (NVIDIA/cudnn-frontend,
+// benchmark/sdpa_benchmark_training/results/h200_919_only_cudnn/
+// gpt_oss_20260227_034819.csv, February 2026, cuDNN 9.19, an H200) times gpt-oss's
+// layout (64 query and 8 key-value heads of 64, batch 2) causal within a sliding window
+// of 1,024 keys, FLOPs counted over the window's pairs. In TFLOP/s at 2k, 4k, 8k, 16k
+// and 32k:
+//
+//	H200, head dim 64, window 1024, forward, causal:   310 336 349 355 358
+//	H200, head dim 64, window 1024, backward, causal:  264 289 300 303 299
+//
+// (the table's knots run 512 to 16k: 512 and 1k hold the 2k figure, and 32k, beyond
+// the last, is not kept). A sliding layer (window narrower than its sequence) on a
+// Hopper GPU takes them (the nearest window measured to gpt-oss's 128 in log2, as on
+// Blackwell), where before it took the whole-sequence curves of Shah et al., whose
+// causal forward at 4k (363) and derived causal backward (371) price a band of keys
+// 8% and 28% faster than cuDNN runs a band of 1,024. Whole-sequence attention keeps
+// Shah et al.'s curves (attentionTable.usable). No Hopper figure with gpt-oss's own
+// window of 128 is published (the repository's gpt_oss/ rows with window 128 are
+// Blackwell's, where a band of 128 runs at a quarter to a third of a band of 1,024);
+// the window-1,024 rate is an upper bound for it, so Hopper's sliding layers stay
+// priced fast.
+//
 // Blackwell. NVIDIA's cuDNN frontend publishes its fused attention's training speed
 // (NVIDIA/cudnn-frontend, benchmark/sdpa_benchmark_training, results/
 // gb200_918_only_cudnn and gb300_918_only_cudnn, January 2026: cuDNN 9.18, the one of
@@ -289,24 +311,26 @@ const hopperPeak = 989e12
 // hopperAttention holds Shah et al. 2024's figures (TFLOP/s), listed above.
 var hopperAttention = attentionTable{peak: hopperPeak, seqKnots: []float64{512, 1024, 2048, 4096, 8192, 16384},
 	curves: map[attentionKey][]float64{
-		{Flash, 128, attnForward, 0}:        {309, 350, 362, 368, 370, 370},
-		{Flash, 128, attnForwardCausal, 0}:  {191, 260, 298, 319, 333, 335},
-		{Flash, 128, attnBackward, 0}:       {214, 260, 291, 310, 318, 322},
-		{Flash, 64, attnForward, 0}:         {282, 306, 318, 321, 322, 324},
-		{Flash, 64, attnForwardCausal, 0}:   {180, 229, 262, 284, 295, 299},
-		{Flash, 64, attnBackward, 0}:        {198, 238, 264, 279, 287, 291},
-		{CuDNN, 128, attnForward, 0}:        {497, 574, 617, 609, 600, 595},
-		{CuDNN, 128, attnForwardCausal, 0}:  {315, 410, 484, 518, 529, 539},
-		{CuDNN, 128, attnBackward, 0}:       {305, 408, 465, 499, 518, 516},
-		{CuDNN, 64, attnForward, 0}:         {335, 373, 395, 408, 412, 413},
-		{CuDNN, 64, attnForwardCausal, 0}:   {225, 288, 334, 363, 379, 388},
-		{CuDNN, 64, attnBackward, 0}:        {266, 348, 395, 417, 432, 433},
-		{Flash3, 128, attnForward, 0}:       {467, 565, 625, 638, 646, 648},
-		{Flash3, 128, attnForwardCausal, 0}: {292, 423, 521, 579, 602, 616},
-		{Flash3, 128, attnBackward, 0}:      {316, 424, 501, 542, 559, 561},
-		{Flash3, 64, attnForward, 0}:        {333, 392, 460, 476, 496, 497},
-		{Flash3, 64, attnForwardCausal, 0}:  {197, 265, 371, 420, 460, 473},
-		{Flash3, 64, attnBackward, 0}:       {272, 363, 422, 453, 472, 474},
+		{Flash, 128, attnForward, 0}:          {309, 350, 362, 368, 370, 370},
+		{Flash, 128, attnForwardCausal, 0}:    {191, 260, 298, 319, 333, 335},
+		{Flash, 128, attnBackward, 0}:         {214, 260, 291, 310, 318, 322},
+		{Flash, 64, attnForward, 0}:           {282, 306, 318, 321, 322, 324},
+		{Flash, 64, attnForwardCausal, 0}:     {180, 229, 262, 284, 295, 299},
+		{Flash, 64, attnBackward, 0}:          {198, 238, 264, 279, 287, 291},
+		{CuDNN, 128, attnForward, 0}:          {497, 574, 617, 609, 600, 595},
+		{CuDNN, 128, attnForwardCausal, 0}:    {315, 410, 484, 518, 529, 539},
+		{CuDNN, 128, attnBackward, 0}:         {305, 408, 465, 499, 518, 516},
+		{CuDNN, 64, attnForward, 0}:           {335, 373, 395, 408, 412, 413},
+		{CuDNN, 64, attnForwardCausal, 0}:     {225, 288, 334, 363, 379, 388},
+		{CuDNN, 64, attnBackward, 0}:          {266, 348, 395, 417, 432, 433},
+		{CuDNN, 64, attnForwardCausal, 1024}:  {310, 310, 310, 336, 349, 355},
+		{CuDNN, 64, attnBackwardCausal, 1024}: {264, 264, 264, 289, 300, 303},
+		{Flash3, 128, attnForward, 0}:         {467, 565, 625, 638, 646, 648},
+		{Flash3, 128, attnForwardCausal, 0}:   {292, 423, 521, 579, 602, 616},
+		{Flash3, 128, attnBackward, 0}:        {316, 424, 501, 542, 559, 561},
+		{Flash3, 64, attnForward, 0}:          {333, 392, 460, 476, 496, 497},
+		{Flash3, 64, attnForwardCausal, 0}:    {197, 265, 371, 420, 460, 473},
+		{Flash3, 64, attnBackward, 0}:         {272, 363, 422, 453, 472, 474},
 	}}
 
 // amperePeak is the dense 16-bit peak of the A100 (NVIDIA A100 datasheet).
@@ -545,7 +569,7 @@ func attentionEfficiencyIn(device string, k Attention, headDim, seq, window floa
 	// plain is a non-causal pass's rate: at the nearest head dimension with either
 	// figure of that direction, its non-causal figure, else its causal one.
 	plain := func(p, causalPass attentionPass) float64 {
-		d := tab.nearest(k, headDim, p, causalPass)
+		d := tab.nearest(k, headDim, sliding(seq, window), p, causalPass)
 		if r := tab.rateAt(k, d, seq, window, p); r > 0 {
 			return r
 		}
@@ -588,15 +612,51 @@ func (tab *attentionTable) has(k Attention, d int, p attentionPass) bool {
 	return false
 }
 
+// sliding reports whether queries attending within window keys of a sequence of seq
+// see fewer keys than the whole sequence: a sliding window narrower than it.
+func sliding(seq, window float64) bool { return window > 0 && window < seq }
+
+// whole reports whether the table has a curve measured without a window for the
+// kernel at head dimension d, in any pass.
+func (tab *attentionTable) whole(k Attention, d int) bool {
+	for key := range tab.curves {
+		if key.kernel == k && key.headDim == d && key.window == 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// usable reports whether a curve may price a layer: a curve measured with a sliding
+// window prices sliding layers, and whole-sequence attention only where its head
+// dimension has no whole-sequence curve (Blackwell's head dim 64, published with a
+// window of 1,024 only). On Hopper the H200's window-1,024 curves price sliding
+// layers alone: whole-sequence attention at head dim 64 keeps Shah et al.'s curves.
+func (tab *attentionTable) usable(key attentionKey, sliding bool) bool {
+	return key.window == 0 || sliding || !tab.whole(key.kernel, key.headDim)
+}
+
+// hasFor is has for a layer that does (sliding) or does not attend within a window
+// narrower than its sequence: curves it may not take (usable) do not count.
+func (tab *attentionTable) hasFor(k Attention, d int, p attentionPass, sliding bool) bool {
+	for key := range tab.curves {
+		if key.kernel == k && key.headDim == d && key.pass == p && tab.usable(key, sliding) {
+			return true
+		}
+	}
+	return false
+}
+
 // nearest is the head dimension nearest headDim in log2 (ties to 128, the most
-// measured, then the smaller) that has a figure for the kernel in one of the passes;
+// measured, then the smaller) that has a figure for the kernel in one of the passes
+// that a layer attending within a sliding window or not (sliding) may take (usable);
 // 0 if none has.
-func (tab *attentionTable) nearest(k Attention, headDim float64, passes ...attentionPass) int {
+func (tab *attentionTable) nearest(k Attention, headDim float64, sliding bool, passes ...attentionPass) int {
 	best, dist := 0, math.Inf(1)
 	for _, d := range []int{128, 64, 192, 256} {
 		found := false
 		for _, p := range passes {
-			if tab.has(k, d, p) {
+			if tab.hasFor(k, d, p, sliding) {
 				found = true
 			}
 		}
@@ -625,8 +685,9 @@ func (tab *attentionTable) windowOf(k Attention, d int, seq, window float64, p a
 	}
 	want := math.Log2(max(1, keys(window)))
 	dist := math.Inf(1)
+	sl := sliding(seq, window)
 	for key := range tab.curves {
-		if key.kernel != k || key.headDim != d || key.pass != p {
+		if key.kernel != k || key.headDim != d || key.pass != p || !tab.usable(key, sl) {
 			continue
 		}
 		dd := math.Abs(math.Log2(max(1, keys(float64(key.window)))) - want)
@@ -641,7 +702,7 @@ func (tab *attentionTable) windowOf(k Attention, d int, seq, window float64, p a
 // figures for it (nearest), for queries attending within window keys (0: none); 0
 // without any.
 func (tab *attentionTable) rate(k Attention, headDim, seq, window float64, p attentionPass) float64 {
-	return tab.rateAt(k, tab.nearest(k, headDim, p), seq, window, p)
+	return tab.rateAt(k, tab.nearest(k, headDim, sliding(seq, window), p), seq, window, p)
 }
 
 // rateAt is the kernel's TFLOP/s in a pass at head dimension d, on the curve of the
