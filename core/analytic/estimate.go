@@ -782,10 +782,12 @@ func (c *calc) asyncChunks(p piece) piece {
 func asyncCopies(p piece, e, t float64) (op, bool) {
 	var fwd, bwd work
 	var gathered, scattered bool
+	var gatherCopy float64
 	for _, o := range p.ops {
 		m, k, n := o.gemm.m, o.gemm.k, o.gemm.n
 		if o.gathers && !gathered { // one all-gather for the sublayer's gathering projections
-			fwd.bytes += 2 * e * m * k / t
+			gatherCopy = 2 * e * m * k / t
+			fwd.bytes += gatherCopy
 			fwd.kernels++
 			if !p.bwdGradSum { // one product makes its input gradient: one fused reduce-scatter
 				bwd.bytes += e * m * k * (1 + 1/t)
@@ -804,7 +806,7 @@ func asyncCopies(p piece, e, t float64) (op, bool) {
 	if !gathered && !scattered {
 		return op{}, false
 	}
-	return op{name: "async TP: own-shard copy and partial sums", fwd: fwd, bwd: bwd}, true
+	return op{name: "async TP: own-shard copy and partial sums", fwd: fwd, bwd: bwd, gatherShare: gatherCopy / fwd.bytes}, true
 }
 
 // userbuffersCommSMs is the multiprocessors Transformer Engine's userbuffers give the
@@ -982,12 +984,16 @@ func (c *calc) layer(name, kind string, ps ...piece) Layer {
 		l.extraFLOPs += p.extraFLOPs
 		l.ParamTensors += p.tensors
 		if c.allReduce > 0 {
-			ars := p.fwdAllReduces
+			ars, bwdKernels := p.fwdAllReduces, 0.0
 			if train {
 				ars += p.bwdAllReduces
+				bwdKernels = p.bwdAllReduces
 				if c.rerun(p) {
 					ars += p.fwdAllReduces // the rerun forward communicates again
+					bwdKernels += p.fwdAllReduces
 				}
+				sar, sk := c.sacCommRerun(p, share) // the per-op policy's gathers again
+				ars, bwdKernels = ars+sar, bwdKernels+sk
 			}
 			l.TensorAllReduceSeconds += ars * c.allReduce
 			fwdComm, bwdComm := p.fwdAllReduces*c.allReduce, (ars-p.fwdAllReduces)*c.allReduce
@@ -1000,9 +1006,9 @@ func (c *calc) layer(name, kind string, ps ...piece) Layer {
 			l.FwdTerms.CommKernels += p.fwdAllReduces
 			if train {
 				l.BwdDeviceSeconds += bwdComm
-				l.BwdKernels += ars - p.fwdAllReduces
+				l.BwdKernels += bwdKernels
 				l.BwdTerms.CommSeconds += bwdComm
-				l.BwdTerms.CommKernels += ars - p.fwdAllReduces
+				l.BwdTerms.CommKernels += bwdKernels
 			}
 		}
 		if fwdAmax, bwdAmax := c.amaxReductions(p); fwdAmax+bwdAmax > 0 {

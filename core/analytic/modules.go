@@ -228,6 +228,17 @@ func (c *calc) rerunOp(p piece, o op) bool {
 // that many products, each counted. The fp8 recipe's saved amax scalars (aten.max) are
 // a few bytes, not counted. nil for another strategy, or for pieces outside a block
 // (torchtitan wraps model.layers only).
+//
+// With tensor parallelism the policy's list also holds
+// torch.ops._c10d_functional.reduce_scatter_tensor (torchtitan 9dec370
+// parallelize_llama.py and 820504e models/llama3/infra/parallelize.py, _save_list; not
+// all_gather_into_tensor nor all_reduce): under sequence parallelism the DTensor
+// redistribution after each row-parallel product (RowwiseParallel's Partial to
+// Shard(1)) dispatches that reduce-scatter, and its output, the sublayer's
+// sequence-sharded output (the piece's output, e*T*h/t bytes), is kept beside the
+// products' (sacCommRerun says what is gathered again). The row-parallel products'
+// own outputs are this device's partial sums over the whole sequence, e*T*h bytes
+// (op.outBytes), kept where the count keeps them (the down projection, seventh).
 func (c *calc) sacPolicy(ps []piece) (share [][]float64, saved float64) {
 	if c.o.Recompute != SelectiveOp || len(ps) == 0 || !ps[0].recomputable {
 		return nil, 0
@@ -236,6 +247,9 @@ func (c *calc) sacPolicy(ps []piece) (share [][]float64, saved float64) {
 	mms := 0
 	for i, p := range ps {
 		share[i] = make([]float64, len(p.ops))
+		if c.sh.tp > 1 && c.o.SequenceParallel {
+			saved += p.fwdAllReduces * p.output // the reduce-scatters' outputs
+		}
 		for j, o := range p.ops {
 			switch {
 			case o.outBytes == 0:
@@ -262,6 +276,29 @@ func (c *calc) sacPolicy(ps []piece) (share [][]float64, saved float64) {
 	return share, saved
 }
 
+// sacCommRerun is the tensor-parallel communication of piece p that torchtitan's
+// per-op policy (sacPolicy) runs again in the backward's recompute, in all-reduces of
+// an activation (calc.allReduce) and in collective kernels. Its list saves the
+// reduce-scatter's output but neither all_gather_into_tensor's nor all_reduce's
+// (torchtitan 9dec370 and 820504e, _save_list), so the rerun block gathers each
+// sublayer's input again: under sequence parallelism one all-gather a forward
+// all-reduce (an all-reduce is a reduce-scatter and an all-gather of the same bytes,
+// Patarasuk and Yuan 2009's ring: half its time), without it the all-reduce itself.
+// With async TP (torch.compile's micro-pipeline pass runs after the recompute is
+// decided, on the backward graph too) the rerun gather joins the backward's other
+// communication behind its products (tensorCommExposed). Zero outside the policy, for
+// a piece fully rerun (calc.rerun counts its communication) or without tensor
+// parallelism.
+func (c *calc) sacCommRerun(p piece, share [][]float64) (allReduces, kernels float64) {
+	if share == nil || c.rerun(p) || c.sh.tp <= 1 {
+		return 0, 0
+	}
+	if c.o.SequenceParallel {
+		return p.fwdAllReduces / 2, p.fwdAllReduces
+	}
+	return p.fwdAllReduces, p.fwdAllReduces
+}
+
 // rerunShare is the part of operation j of piece i (p) that the backward pass reruns:
 // all of it under full recomputation (or a module that reruns it), under torchtitan's
 // per-op policy what it does not save (sacPolicy's share, nil outside one), else none.
@@ -269,6 +306,10 @@ func (c *calc) rerunShare(p piece, o op, share [][]float64, i, j int) float64 {
 	switch {
 	case c.rerun(p) || c.rerunOp(p, o):
 		return 1
+	case share != nil && j >= len(share[i]):
+		// An operation calc.asyncChunks adds after the policy was read: async TP's
+		// copies, of which the all-gather's is rerun with the gather.
+		return o.gatherShare
 	case share != nil:
 		return 1 - share[i][j]
 	}

@@ -1,6 +1,7 @@
 package analytic
 
 import (
+	"fmt"
 	"math"
 	"slices"
 	"strings"
@@ -214,13 +215,67 @@ func TestSelectiveOpRefused(t *testing.T) {
 		o    Options
 	}{
 		{"eager attention", llama, Options{Attention: Eager}},
-		{"tensor parallel", llama, Options{TensorParallel: 2}},
 		{"mixture of experts", qwen, Options{}},
 	} {
 		c.o.Batch, c.o.Seq, c.o.Recompute = 1, 1024, SelectiveOp
 		_, err := Estimate(c.a, target(t, "h100-sxm"), c.o)
 		if err == nil || !strings.Contains(err.Error(), "recompute") || !strings.Contains(err.Error(), "selective-op") {
 			t.Errorf("%s: %v, want a recompute error naming selective-op", c.name, err)
+		}
+	}
+}
+
+// TestSelectiveOpTensorParallel: torchtitan's per-op policy beside t-way tensor
+// parallelism (t = 2, 8), against its closed form (_save_list at torchtitan 9dec370 and
+// 820504e: aten.mm, SDPA, c10d_functional.reduce_scatter_tensor; not the all-gathers or
+// all-reduces). A Llama 3 8B block with sequence parallelism keeps, beside full
+// recomputation's sequence-sharded input, the odd products' outputs, the column-parallel
+// ones (wq, wv, w1) split by t, the row-parallel down projection's (w2) its partial sums
+// over the whole sequence, e*T*h; the attention output and softmax statistics of its
+// heads/t heads; and the two reduce-scatters' outputs, e*T*h/t each. The backward reruns
+// the key, output and up projections' 2T*h*(kv + q + f)/t FLOPs, and of the
+// communication the two all-gathers: with the forward's two all-reduces (a
+// reduce-scatter and an all-gather each) and the backward's two, 5/4 of what no
+// recomputation communicates, where full recomputation's rerun forward makes 6/4.
+// Without sequence parallelism nothing communicated is kept and the two all-reduces
+// rerun: 6/4, as full.
+func TestSelectiveOpTensorParallel(t *testing.T) {
+	a := bundled(t, "meta-llama-3-8b")
+	const b, s = 1, 2048
+	const e, T, h, q, kv, f, heads = 2.0, b * s, 4096.0, 4096.0, 1024.0, 14336.0, 32.0
+	for _, tp := range []float64{2, 8} {
+		for _, sp := range []bool{true, false} {
+			base := Options{Batch: b, Seq: s, TensorParallel: int(tp), SequenceParallel: sp}
+			with := func(r Recompute) Layer { o := base; o.Recompute = r; return block(estimate(t, a, o)) }
+			none, full, op := with(NoRecompute), with(Full), with(SelectiveOp)
+			name := fmt.Sprintf("tensor %g, sequence parallel %v", tp, sp)
+			kept := e*T*(q+kv+f)/tp + e*T*h + e*T*q/tp + 4*b*heads/tp*s
+			if sp {
+				kept += 2 * e * T * h / tp
+			}
+			if got, want := op.SavedActivationBytes, full.SavedActivationBytes+int64(kept); got != want {
+				t.Errorf("%s: saved %d, want full's %d + %g = %d", name, got, full.SavedActivationBytes, kept, want)
+			}
+			rerun := 2 * T * h * (kv + q + f) / tp
+			if got := op.BwdFLOPs - none.BwdFLOPs; math.Abs(got-rerun) > 1e-9*rerun {
+				t.Errorf("%s: backward FLOPs +%g, want +%g", name, got, rerun)
+			}
+			comm := 5.0 / 4
+			if !sp {
+				comm = 6.0 / 4
+			}
+			if got, want := op.TensorAllReduceSeconds, comm*none.TensorAllReduceSeconds; math.Abs(got-want) > 1e-9*want {
+				t.Errorf("%s: tensor communication %g s, want %g x none's %g", name, got, comm, none.TensorAllReduceSeconds)
+			}
+			if got, want := full.TensorAllReduceSeconds, 1.5*none.TensorAllReduceSeconds; math.Abs(got-want) > 1e-9*want {
+				t.Errorf("%s: full recomputation communicates %g s, want 1.5 x none's %g", name, got, none.TensorAllReduceSeconds)
+			}
+			if !(none.BwdDeviceSeconds < op.BwdDeviceSeconds && op.BwdDeviceSeconds < full.BwdDeviceSeconds) {
+				t.Errorf("%s: backward %v, not between none's %v and full's %v", name, op.BwdDeviceSeconds, none.BwdDeviceSeconds, full.BwdDeviceSeconds)
+			}
+			if op.FwdSeconds != none.FwdSeconds {
+				t.Errorf("%s: the forward pass changed", name)
+			}
 		}
 	}
 }

@@ -42,6 +42,11 @@ type op struct {
 	// reduce-scattered: the products PyTorch's async tensor parallelism fuses with
 	// those collectives (calc.asyncChunks).
 	gathers, scatters bool
+	// gatherShare is, for async TP's copies (asyncCopies), the part of the forward's
+	// work that is the all-gather's own-shard copy, which torchtitan's per-op policy
+	// runs again with the gather it does not save (sacCommRerun); the partial sums
+	// before the reduce-scatter, whose output it saves, are not rerun.
+	gatherShare float64
 	// outBytes is the bytes of its output on one device, for the operations torchtitan's
 	// per-op selective checkpointing may save (a linear layer's product, a fused
 	// attention kernel's output and softmax statistics; SelectiveOp); 0 for the others.

@@ -237,8 +237,11 @@ const (
 	// query and value projections, the attention output and its softmax statistics,
 	// the gate and the down projection beside the block's input, and reruns the key,
 	// output and up projections, the norms, rotary embedding, SiLU, products and
-	// residual adds (sacPolicy). Dense blocks with a fused attention kernel, without
-	// tensor parallelism.
+	// residual adds (sacPolicy). With tensor parallelism the policy also saves the
+	// output of c10d_functional.reduce_scatter_tensor (sequence parallelism's
+	// reduce-scatter after the output and down projections) and not the all-gathers or
+	// all-reduces: the backward's recompute gathers each sublayer's input again
+	// (sacCommRerun). Dense blocks with a fused attention kernel.
 	SelectiveOp Recompute = "selective-op"
 )
 
@@ -721,11 +724,8 @@ func (o Options) Validate() error {
 	}
 	oneOf(&es, "recompute", string(o.Recompute), NoRecompute, Selective, Full, SelectiveOp)
 	if o.Recompute == SelectiveOp {
-		switch {
-		case o.Attention == Eager:
+		if o.Attention == Eager {
 			es.Add("recompute", "selective-op saves the fused attention kernel's output (torchtitan's SDPA): needs a fused attention, got attention %s", o.Attention)
-		case o.TensorParallel > 1:
-			es.Add("recompute", "selective-op with tensor parallelism is not priced (which of its collectives torchtitan's policy reruns), got tensor %d", o.TensorParallel)
 		}
 	}
 	if o.RecomputeModules != 0 && o.Recompute != Selective {
