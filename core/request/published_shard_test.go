@@ -111,6 +111,16 @@ func torchtitanTP(name string, nodes, b int, dtype string, asyncTP bool) *wire.R
 	return r
 }
 
+// perOpSAC is r with torchtitan's per-op selective activation checkpointing (recompute
+// selective-op), as the 2025-06 async TP benchmark ran its Llama 3.1 8B rows
+// (--activation_checkpoint.mode="selective" --activation_checkpoint.selective_ac_option="op"
+// in each of their commands, benchmarks/asyncTP_llama3_h100_2025-06_torchtitan.md; its
+// 70B rows pass mode "full").
+func perOpSAC(r *wire.Request) *wire.Request {
+	r.Training.Recompute = "selective-op"
+	return r
+}
+
 // trainyRun is Trainy's run of torchtitan's Llama 3.1 8B recipe on H200 hosts
 // (pytorch/torchtitan, benchmarks/llama3_8b_h200_2025-06_torchtitan.md): 8 H200s per
 // host on NVLink, 400 Gb/s RDMA per GPU (ConnectX-7), FSDP over every GPU, local batch
@@ -252,8 +262,8 @@ var shardedRuns = []shardedRun{
 	// and the local batch of torchtitan's llama3_70b.toml, 8, as the issue does not say
 	// it: at 16 every prediction moves by under 1%), and torchtitan's async TP benchmark
 	// (benchmarks/asyncTP_llama3_h100_2025-06_torchtitan.md, June 2025, the Grand Teton
-	// hosts above: Llama 3.1 70B as Table 4 ran it; Llama 3.1 8B on 64 H100s with
-	// per-op selective checkpointing, planned as full recomputation as the rows above).
+	// hosts above: Llama 3.1 70B as Table 4 ran it, full activation checkpointing; Llama
+	// 3.1 8B on 64 H100s with per-op selective checkpointing, planned as such: perOpSAC).
 	// Float8 is tensorwise; the rowwise rows are left out (a rowwise recipe is not
 	// priced, and its vanilla TP baseline was a known slowdown, torchtitan#1207).
 	{"Llama 3 70B, FSDP 16 TP 8, b=8, bf16", "pytorch#149990 (2025-03)", torchtitanTP("llama-3.1-70b", 16, 8, "bf16", false), 598, issueTolerance, ""},
@@ -264,10 +274,10 @@ var shardedRuns = []shardedRun{
 	{"Llama 3.1 70B, FSDP 32 TP 8, b=16, bf16 + async TP", "torchtitan async TP 2025-06", torchtitanTP("llama-3.1-70b", 32, 16, "bf16", true), 652.4, issueTolerance, ""},
 	{"Llama 3.1 70B, FSDP 32 TP 8, b=16, Float8", "torchtitan async TP 2025-06", torchtitanTP("llama-3.1-70b", 32, 16, "fp8", false), 809.8, issueTolerance, ""},
 	{"Llama 3.1 70B, FSDP 32 TP 8, b=16, Float8 + async TP", "torchtitan async TP 2025-06", torchtitanTP("llama-3.1-70b", 32, 16, "fp8", true), 942.4, issueTolerance, ""},
-	{"Llama 3.1 8B, FSDP 8 TP 8, b=12, bf16", "torchtitan async TP 2025-06", torchtitanTP("meta-llama-3-8b", 8, 12, "bf16", false), 4378, issueTolerance, ""},
-	{"Llama 3.1 8B, FSDP 8 TP 8, b=12, bf16 + async TP", "torchtitan async TP 2025-06", torchtitanTP("meta-llama-3-8b", 8, 12, "bf16", true), 4809.4, issueTolerance, ""},
-	{"Llama 3.1 8B, FSDP 8 TP 8, b=12, Float8", "torchtitan async TP 2025-06", torchtitanTP("meta-llama-3-8b", 8, 12, "fp8", false), 5078.1, issueTolerance, ""},
-	{"Llama 3.1 8B, FSDP 8 TP 8, b=12, Float8 + async TP", "torchtitan async TP 2025-06", torchtitanTP("meta-llama-3-8b", 8, 12, "fp8", true), 5570.1, issueTolerance, ""},
+	{"Llama 3.1 8B, FSDP 8 TP 8, b=12, bf16", "torchtitan async TP 2025-06", perOpSAC(torchtitanTP("meta-llama-3-8b", 8, 12, "bf16", false)), 4378, issueTolerance, ""},
+	{"Llama 3.1 8B, FSDP 8 TP 8, b=12, bf16 + async TP", "torchtitan async TP 2025-06", perOpSAC(torchtitanTP("meta-llama-3-8b", 8, 12, "bf16", true)), 4809.4, 0.30, gapSACTP},
+	{"Llama 3.1 8B, FSDP 8 TP 8, b=12, Float8", "torchtitan async TP 2025-06", perOpSAC(torchtitanTP("meta-llama-3-8b", 8, 12, "fp8", false)), 5078.1, issueTolerance, ""},
+	{"Llama 3.1 8B, FSDP 8 TP 8, b=12, Float8 + async TP", "torchtitan async TP 2025-06", perOpSAC(torchtitanTP("meta-llama-3-8b", 8, 12, "fp8", true)), 5570.1, issueTolerance, ""},
 	{"Llama 3.1 8B, 32 H200, FSDP 32, b=2 s=8192, compile + Float8", "torchtitan 2025-06 (Trainy, H200)",
 		trainyRun(4), 10938, issueTolerance, ""},
 	{"Llama 3.1 8B, 64 H200, FSDP 64, b=2 s=8192, compile + Float8", "torchtitan 2025-06 (Trainy, H200)",
@@ -276,6 +286,20 @@ var shardedRuns = []shardedRun{
 
 // The known gaps of torchtitan's rows.
 const (
+	// gapSACTP: the 2025-06 async TP benchmark's Llama 3.1 8B rows at TP 8 ran per-op
+	// selective checkpointing (perOpSAC); planned as full recomputation, as they were
+	// until core priced the policy with tensor parallelism, they erred +7.3%, +10.3%,
+	// +1.0% and +6.5% (bf16, bf16 + async TP, Float8, Float8 + async TP): the rerun
+	// forward they were charged cancelled an optimism that, planned as run, is +25.0%,
+	// +28.4%, +18.6% and +24.9%, where Tables 1 and 3's 8B rows under the same policy
+	// without tensor parallelism err +8% to +16%. Priced and so ruled out as the whole
+	// cause: what the policy keeps and reruns under TP (the reduce-scatters' outputs
+	// kept, the all-gathers rerun, analytic.TestSelectiveOpTensorParallel). Not checked:
+	// whether torch.compile's partitioner saves some of the policy's PREFER_RECOMPUTE
+	// operations or recomputes more, and the amax all-reduces of Float8's tensorwise
+	// scales in the rerun.
+	gapSACTP = "the 2025-06 Llama 3.1 8B TP 8 rows under per-op selective checkpointing, +19% to +28%: not found"
+
 	// gapRing: +49% and +58%, where CP 1 and 2 err +19% and +10%. What PyTorch's
 	// experimental context parallelism did in this benchmark, read from the versions it
 	// names (pytorch/pytorch 1963fc8 of 2024-12-23,

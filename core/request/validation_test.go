@@ -233,6 +233,12 @@ func TestValidationSummary(t *testing.T) {
 	// +4.2%, Megatron-Bridge's dense fp8 rows from -3..+3% to -7..0%. Bounds: issue
 	// 19's 10% and 5% over the held runs and over all of them, 9% and 6.5% with the
 	// Bridge MoE and CP cases.
+	// The 2025-06 async TP benchmark's Llama 3.1 8B TP 8 rows, planned with the per-op
+	// selective checkpointing they ran (core had refused it with tensor parallelism, so
+	// they were planned as full recomputation), moved from +1..+10% to +19..+28%
+	// (gapSACTP): the held runs from 5.7%, +3.7% (206) to 5.7%, +3.7% (205), all runs
+	// from 5.8%, +3.9% (7 beyond 25%) to 5.9%, +4.0% (8), with the Bridge MoE and CP
+	// cases from 7.8%, +5.2% to 8.1%, +5.3%: optimism found; the bounds stay.
 	if ha > 0.10 || math.Abs(hs) > 0.05 {
 		t.Errorf("without the known gaps, over %d runs: median |error| %.1f%%, signed median %+.1f%%: beyond 10%% and 5%%", len(held), 100*ha, 100*hs)
 	}
