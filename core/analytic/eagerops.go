@@ -133,15 +133,30 @@ var eagerTraffic = map[arch.Family]struct{ norm, rotary, activation eagerKernels
 }
 
 // eagerActivation is the unfused traffic of the MLP's activation in eager PyTorch:
-// GPT-2's gelu_new (eagerTraffic), and nothing for any other activation, which runs as
-// one ATen kernel (torch's exact GELU, nn.GELU, as LLM Foundry's MPT and GPT-2 with
-// activation_function "gelu" run it: the analytic model's one fused kernel).
+// GPT-2's gelu_new (eagerTraffic), Nemotron's relu2 (reluSquared), and nothing for any
+// other activation, which runs as one ATen kernel (torch's exact GELU, nn.GELU, as LLM
+// Foundry's MPT and GPT-2 with activation_function "gelu" run it: the analytic model's
+// one fused kernel).
 func (sh *shape) eagerActivation() eagerKernels {
-	if sh.a.Family != arch.GPT2 || sh.a.Activation != "gelu_new" {
+	switch {
+	case sh.a.Family == arch.Nemotron && sh.a.Activation == "relu2":
+		return reluSquared
+	case sh.a.Family != arch.GPT2 || sh.a.Activation != "gelu_new":
 		return eagerKernels{}
 	}
 	return eagerTraffic[arch.GPT2].activation
 }
+
+// reluSquared is HuggingFace's relu2 in eager PyTorch, read from the code, not measured:
+// ReLUSquaredActivation (transformers/activations.py) runs nn.functional.relu, then
+// torch.square on its output, two kernels each reading and writing every element in 16
+// bits: 8 bytes an element where one fused kernel moves 4. Megatron-Core's squared_relu
+// (megatron/core/activations.py) is decorated @jit_fuser, torch.compile from PyTorch 2.2
+// on (megatron/core/jit.py): one generated kernel, the analytic model's count. Either
+// way one tensor as wide as the MLP is kept for the backward pass beside the second
+// projection's input (relu's output, which both relu's and square's backward read; or
+// the compiled kernel's input), as for any ungated activation.
+var reluSquared = eagerKernels{8, 2}
 
 // eagerMem is mem for an operation that eager PyTorch runs unfused (k, from
 // eagerTraffic) over n elements, when the framework runs HuggingFace's code eagerly in

@@ -453,7 +453,13 @@ func (sh *shape) attention(local bool) piece {
 		// PyTorch's unfused RMSNorm over their width.
 		p.ops = append(p.ops, sh.teNormBackward(sh.eagerMem("qk norm", eagerTraffic[arch.Llama].norm, t*(q+kv), 2*e*t*(q+kv), 2)))
 	}
-	if a.Family == arch.Llama {
+	if a.Rotary() {
+		// A partial rotary embedding (Nemotron's partial_rotary_factor) moves the whole
+		// of Q and K all the same: Transformer Engine's fused kernel writes the turned
+		// part and copies the rest (transformer_engine/common/fused_rope/fused_rope.cu:
+		// "copy the rest", the dimensions from d2 to d), Megatron-Core's unfused path turns t[..., :rot_dim] and
+		// concatenates t_pass (megatron/core/models/common/embeddings/rope_utils.py,
+		// _apply_rotary_pos_emb_bshd).
 		rotary := sh.eagerMem("rotary", eagerTraffic[a.Family].rotary, t*(q+kv), 2*e*t*(q+kv), 2)
 		if a.RotaryScaled && e == 2 {
 			// Megatron-Core runs a rotary embedding with an attention factor unfused

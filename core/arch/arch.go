@@ -4,7 +4,8 @@
 // hold them. Supported: GPT-2, BERT, and the Llama family (Llama, Mistral, Qwen2, Qwen3),
 // with its mixtures of experts: Mixtral, Qwen2-MoE, Qwen3-MoE, DeepSeek-V2 and V3
 // (multi-head latent attention, shared experts, dense first layers, multi-token
-// prediction), Llama 4 (interleaved MoE layers, a shared expert) and gpt-oss.
+// prediction), Llama 4 (interleaved MoE layers, a shared expert) and gpt-oss; MPT;
+// and NVIDIA's Nemotron-4 and Minitron (model_type nemotron).
 //
 // Well-known configs are bundled (Bundled, BundledNames), so nothing is fetched at run
 // time.
@@ -28,6 +29,14 @@ const (
 	// fused Wqkv projection, torch's exact GELU MLP, learned positions or ALiBi, biases
 	// everywhere or (no_bias) nowhere, norms' included.
 	MPT Family = "mpt"
+	// Nemotron: NVIDIA's Nemotron-4 and Minitron (transformers' NemotronForCausalLM,
+	// models/nemotron/modeling_nemotron.py): rotary positions over partial_rotary_factor
+	// of each head (0.5 by default), pre-LayerNorm blocks whose LayerNorm1P keeps a
+	// weight and a bias (it multiplies by weight + 1), grouped-query attention, an
+	// UNGATED MLP (up_proj and down_proj around squared ReLU, hidden_act relu2),
+	// optional attention and MLP biases (attention_bias, mlp_bias; none by default),
+	// untied embeddings by default, causal.
+	Nemotron Family = "nemotron"
 )
 
 // Arch is a transformer's architecture.
@@ -122,9 +131,13 @@ type Arch struct {
 	// gpt-oss's rope_scaling, yarn with factor 32).
 	RotaryScaled bool `json:"rotary_scaled,omitempty"`
 	// Activation is GPT-2's activation_function (default gelu_new, HuggingFace's
-	// GPT2Config): the analytic model costs every activation alike but where eager
-	// PyTorch runs gelu_new unfused (package analytic).
+	// GPT2Config) or Nemotron's hidden_act (default relu2): the analytic model costs
+	// every activation alike but where eager PyTorch runs gelu_new or relu2 unfused
+	// (package analytic).
 	Activation string `json:"activation,omitempty"`
+	// RotaryFraction is the part of each head's width the rotary embedding turns
+	// (Nemotron's partial_rotary_factor); 0 means all of it (every other rotary model).
+	RotaryFraction float64 `json:"rotary_fraction,omitempty"`
 
 	// NoNormBias: the LayerNorms have a weight and no bias (MPT's no_bias removes every
 	// bias, the norms' too: MPTModel.__init__).
@@ -164,8 +177,12 @@ func (a *Arch) RMSNorm() bool { return a.Family == Llama }
 func (a *Arch) GatedMLP() bool { return a.Family == Llama }
 
 // LearnedPositions reports whether positions are a learned embedding table (GPT-2, BERT,
-// MPT without ALiBi) rather than rotary (Llama) or ALiBi's biases.
-func (a *Arch) LearnedPositions() bool { return a.Family != Llama && !a.NoPositionTable }
+// MPT without ALiBi) rather than rotary (Llama, Nemotron) or ALiBi's biases.
+func (a *Arch) LearnedPositions() bool { return !a.Rotary() && !a.NoPositionTable }
+
+// Rotary reports whether queries and keys are turned by a rotary embedding (Llama,
+// Nemotron).
+func (a *Arch) Rotary() bool { return a.Family == Llama || a.Family == Nemotron }
 
 // MoE reports whether the MLP is a mixture of experts (in some layers at least).
 func (a *Arch) MoE() bool { return a.NumExperts > 0 }

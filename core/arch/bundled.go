@@ -16,16 +16,18 @@ var configs embed.FS
 
 // aliases are short names for bundled configs.
 var aliases = map[string]string{
-	"gpt2-small":       "gpt2",
-	"bert-base":        "bert-base-uncased",
-	"bert-large":       "bert-large-uncased",
-	"llama-3-8b":       "meta-llama-3-8b",
-	"mistral-7b":       "mistral-7b-v0.1",
-	"mixtral-8x7b":     "mixtral-8x7b-v0.1",
-	"mixtral-8x22b":    "mixtral-8x22b-v0.1",
-	"llama-4-scout":    "llama-4-scout-17b-16e",
-	"llama-4-maverick": "llama-4-maverick-17b-128e",
-	"qwen1.5-moe":      "qwen1.5-moe-a2.7b",
+	"gpt2-small":           "gpt2",
+	"bert-base":            "bert-base-uncased",
+	"bert-large":           "bert-large-uncased",
+	"llama-3-8b":           "meta-llama-3-8b",
+	"mistral-7b":           "mistral-7b-v0.1",
+	"mixtral-8x7b":         "mixtral-8x7b-v0.1",
+	"mixtral-8x22b":        "mixtral-8x22b-v0.1",
+	"llama-4-scout":        "llama-4-scout-17b-16e",
+	"llama-4-maverick":     "llama-4-maverick-17b-128e",
+	"qwen1.5-moe":          "qwen1.5-moe-a2.7b",
+	"nemotron-4-340b-base": "nemotron-4-340b",
+	"minitron-4b-base":     "minitron-4b",
 }
 
 // bundledNames are the names of the files in configs/, without .json, sorted (a test
@@ -40,8 +42,9 @@ var bundledNames = []string{
 	"gpt2", "gpt2-large", "gpt2-medium", "gpt2-xl",
 	"llama-2-70b", "llama-2-7b", "llama-3.1-70b", "llama-3.2-1b",
 	"llama-4-maverick-17b-128e", "llama-4-scout-17b-16e",
-	"meta-llama-3-8b",
+	"meta-llama-3-8b", "minitron-4b",
 	"mistral-7b-v0.1", "mixtral-8x22b-v0.1", "mixtral-8x7b-v0.1",
+	"nemotron-4-340b",
 	"qwen1.5-moe-a2.7b", "qwen2-7b", "qwen3-235b-a22b", "qwen3-30b-a3b",
 }
 

@@ -46,6 +46,7 @@ var modelTypes = map[string]Family{
 	"llama4_text": Llama,
 	"gpt_oss":     Llama,
 	"mpt":         MPT,
+	"nemotron":    Nemotron,
 }
 
 // architectureTypes maps an "architectures" entry's prefix to a model_type, for configs
@@ -55,6 +56,9 @@ var architectureTypes = []struct{ prefix, modelType string }{
 	{"Qwen2Moe", "qwen2_moe"}, {"Qwen3Moe", "qwen3_moe"}, {"Qwen2", "qwen2"}, {"Qwen3", "qwen3"},
 	{"Mixtral", "mixtral"}, {"DeepseekV2", "deepseek_v2"}, {"DeepseekV3", "deepseek_v3"}, {"GptOss", "gpt_oss"},
 	{"MPT", "mpt"}, {"Mpt", "mpt"},
+	// NemotronH (the hybrid Mamba-Transformer) is another model, not supported: named so
+	// that the Nemotron prefix does not take it.
+	{"NemotronH", "nemotron_h"}, {"Nemotron", "nemotron"},
 }
 
 // ModelTypes lists the supported model_type values, sorted.
@@ -188,6 +192,8 @@ func (f *fields) parse() *Arch {
 		f.llama(a)
 	case MPT:
 		f.mpt(a)
+	case Nemotron:
+		f.nemotron(a)
 	}
 	f.activation()
 	if len(f.es) == 0 {
@@ -231,6 +237,10 @@ func (f *fields) modelType() string {
 	for _, name := range archs {
 		for _, t := range architectureTypes {
 			if strings.HasPrefix(name, t.prefix) {
+				if _, known := modelTypes[t.modelType]; !known {
+					f.es.Add("architectures", "unsupported architecture %q and no model_type; supported model types: %s", name, strings.Join(ModelTypes(), ", "))
+					return ""
+				}
 				return t.modelType
 			}
 		}
@@ -344,6 +354,49 @@ func (f *fields) mpt(a *Arch) {
 	a.NoPositionTable = a.ALiBi || !learned
 	if a.NumHeads > 0 {
 		a.HeadDim = a.HiddenSize / a.NumHeads
+	}
+}
+
+// nemotron reads NemotronConfig (transformers' models/nemotron/configuration_nemotron.py):
+// hidden_size, num_hidden_layers, num_attention_heads, num_key_value_heads (default the
+// query heads), head_dim (default hidden_size / heads), intermediate_size (the ungated
+// MLP's up_proj width), vocab_size, max_position_embeddings (4096), hidden_act (relu2),
+// partial_rotary_factor (0.5), attention_bias and mlp_bias (false), attention_dropout
+// (0), tie_word_embeddings (false). NemotronLayerNorm1P is an nn.LayerNorm with its
+// weight and bias (modeling_nemotron.py).
+func (f *fields) nemotron(a *Arch) {
+	a.HiddenSize = f.required("hidden_size")
+	a.NumLayers = f.required("num_hidden_layers")
+	a.NumHeads = f.required("num_attention_heads")
+	a.NumKVHeads = f.optional(a.NumHeads, "num_key_value_heads")
+	a.IntermediateSize = f.required("intermediate_size")
+	a.MaxPositions = f.optional(4096, "max_position_embeddings")
+	a.VocabSize = f.required("vocab_size")
+	a.TiedEmbeddings = f.boolean("tie_word_embeddings", false)
+	a.Dropout = f.anyPositive(0, "attention_dropout")
+	a.QKVBias = f.boolean("attention_bias", false)
+	a.OutBias = a.QKVBias
+	a.MLPBias = f.boolean("mlp_bias", false)
+	a.Activation = "relu2"
+	if s, ok := f.str("hidden_act"); ok {
+		a.Activation = s
+	}
+	defaultHeadDim := 0
+	if a.NumHeads > 0 {
+		defaultHeadDim = a.HiddenSize / a.NumHeads
+	}
+	a.HeadDim = f.optional(defaultHeadDim, "head_dim")
+	if _, given := f.raw["head_dim"]; !given && a.NumHeads > 0 && a.HiddenSize%a.NumHeads != 0 {
+		f.es.Add("num_attention_heads", "must divide hidden_size (%d) when head_dim is not given, got %d", a.HiddenSize, a.NumHeads)
+	}
+	a.RotaryFraction = 0.5
+	if r, ok := f.raw["partial_rotary_factor"]; ok && string(bytes.TrimSpace(r)) != "null" {
+		n := len(f.es)
+		a.RotaryFraction = f.number(r, "partial_rotary_factor")
+		if len(f.es) == n && !(a.RotaryFraction > 0 && a.RotaryFraction <= 1) {
+			f.es.Add("partial_rotary_factor", "must be above 0 and at most 1, got %s", bytes.TrimSpace(r))
+			a.RotaryFraction = 0.5
+		}
 	}
 }
 
@@ -633,7 +686,7 @@ func (f *fields) check(a *Arch) {
 	if len(*es) > 0 {
 		return
 	}
-	if a.Family != Llama && a.HiddenSize%a.NumHeads != 0 {
+	if a.Family != Llama && a.Family != Nemotron && a.HiddenSize%a.NumHeads != 0 {
 		es.Add(f.name("num_attention_heads", "n_head", "n_heads"), "must divide %s (%d), got %d", f.name("hidden_size", "n_embd", "d_model"), a.HiddenSize, a.NumHeads)
 	}
 	bound("head_dim", a.HeadDim, 1, maxHidden)

@@ -68,6 +68,12 @@ var hfFamilies = map[arch.Family]hfNames{
 		[]string{"model.embed_tokens"},
 		[]string{"model.layers.%d.input_layernorm", "model.layers.%d.self_attn"},
 		[]string{"model.layers.%d.post_attention_layernorm", "model.layers.%d.mlp"}},
+	// NemotronForCausalLM (transformers' modeling_nemotron.py names its modules as Llama).
+	arch.Nemotron: {"model.embed_tokens", "model.layers.%d", "model.layers.%d.input_layernorm",
+		"model.layers.%d.post_attention_layernorm", "model.norm", "lm_head",
+		[]string{"model.embed_tokens"},
+		[]string{"model.layers.%d.input_layernorm", "model.layers.%d.self_attn"},
+		[]string{"model.layers.%d.post_attention_layernorm", "model.layers.%d.mlp"}},
 	// GPT2LMHeadModel.
 	arch.GPT2: {"transformer.wte", "transformer.h.%d", "transformer.h.%d.ln_1",
 		"transformer.h.%d.ln_2", "transformer.ln_f", "lm_head",

@@ -1,0 +1,96 @@
+package analytic
+
+import (
+	"testing"
+
+	"pipeplan/core/arch"
+)
+
+// nemotronSmall is a small Nemotron (transformers' NemotronConfig): 16 query heads of 64
+// and 4 key/value heads over a hidden size of 1,024, an ungated squared-ReLU MLP of
+// 4,096, half of each head turned by the rotary embedding.
+const nemotronSmall = `{"model_type": "nemotron", "hidden_size": 1024, "intermediate_size": 4096, "num_hidden_layers": 4,
+ "num_attention_heads": 16, "num_key_value_heads": 4, "vocab_size": 32000, "partial_rotary_factor": 0.5}`
+
+// TestActivationsNemotron checks a Nemotron block (no dropout, grouped-query attention,
+// an ungated MLP) against the closed form of its saved tensors with flash attention:
+// the norms' and the first projections' inputs 4eTh, Q and the output projection's
+// input 2eTq, K and V 2eT*kv, the softmax statistics 4*b*a*s; the MLP keeps the
+// activation's input and the down projection's input, 2eTf (a SwiGLU of the same width
+// keeps 4eTf, TestActivationsLlama). Its MLP is two products (up, down: 4 T h f FLOPs
+// forward) around one activation kernel that reads and writes eTf each; its norms hold
+// a weight and a bias; its rotary embedding, partial or not, moves the whole of Q and K
+// (2e T (q + kv)) in one fused kernel.
+func TestActivationsNemotron(t *testing.T) {
+	a, err := arch.Parse([]byte(nemotronSmall))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const b, s, e = 2, 2048, 2
+	const T, h, q, kv, f, heads = b * s, 1024, 1024, 256, 4096, 16
+	want := int64(e*(4*T*h+2*T*q+2*T*f) + e*2*T*kv + 4*b*heads*s)
+	if got := block(estimate(t, a, Options{Batch: b, Seq: s, Attention: Flash})).SavedActivationBytes; got != want {
+		t.Errorf("saved %d, want %d", got, want)
+	}
+	sh := newShape(a, Options{Batch: b, Seq: s, Attention: Flash}.withDefaults())
+	p := sh.mlp()
+	var flops, actBytes, actKernels float64
+	var names []string
+	for _, o := range p.ops {
+		names = append(names, o.name)
+		flops += o.fwd.flops
+		if o.name == "gelu" {
+			actBytes, actKernels = o.fwd.bytes, o.fwd.kernels
+		}
+	}
+	if flops != 4*T*h*f {
+		t.Errorf("MLP forward FLOPs %g, want 4Thf = %g (ops %v)", flops, float64(4*T*h*f), names)
+	}
+	if actBytes != 2*e*T*f || actKernels != 1 {
+		t.Errorf("activation: %g bytes in %g kernels, want %d in 1", actBytes, actKernels, 2*e*T*f)
+	}
+	if got := mlpTensors(a); got != 2 {
+		t.Errorf("MLP tensors %d, want 2 (up and down)", got)
+	}
+	if got := sh.normTensors(); got != 2 {
+		t.Errorf("norm tensors %d, want 2 (LayerNorm1P's weight and bias)", got)
+	}
+	var rotary *op
+	att := sh.attention(false)
+	for i := range att.ops {
+		if att.ops[i].name == "rotary" {
+			rotary = &att.ops[i]
+		}
+	}
+	if rotary == nil || rotary.fwd.bytes != 2*e*T*(q+kv) || rotary.fwd.kernels != 2 {
+		t.Errorf("rotary %+v, want %d bytes in 2 kernels", rotary, 2*e*T*(q+kv))
+	}
+}
+
+// TestEagerReluSquared: HuggingFace's relu2 in eager PyTorch is two kernels (relu, then
+// square), 8 bytes an element of the MLP's width in 16 bits; the Megatron-Core path
+// (torch.compile'd squared_relu) one kernel of 4 bytes an element.
+func TestEagerReluSquared(t *testing.T) {
+	a, err := arch.Parse([]byte(nemotronSmall))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const T, f = 2 * 512, 4096
+	for _, c := range []struct {
+		eager            bool
+		perElem, kernels float64
+	}{{true, 8, 2}, {false, 4, 1}} {
+		sh := newShape(a, Options{Batch: 2, Seq: 512, Attention: Flash}.withDefaults())
+		sh.eagerCode = c.eager
+		var got *op
+		p := sh.mlp()
+		for i := range p.ops {
+			if p.ops[i].name == "gelu" {
+				got = &p.ops[i]
+			}
+		}
+		if got == nil || got.fwd.bytes != c.perElem*T*f || got.fwd.kernels != c.kernels {
+			t.Errorf("eager %t: activation %+v, want %g bytes an element in %g kernels", c.eager, got, c.perElem, c.kernels)
+		}
+	}
+}
