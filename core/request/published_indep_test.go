@@ -2,6 +2,7 @@ package request
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"testing"
 
@@ -20,29 +21,20 @@ var independentRuns = slices.Concat(dgxcNemotronRuns(), nemotronReportRuns(), dg
 // arXiv 2406.11704, section 2.2; NeMo-Framework-Launcher's
 // launcher_scripts/conf/training/nemotron/nemotron_340b.yaml): 96 layers, hidden 18,432,
 // 96 query heads of 192 (kv_channels null: h / heads) and 8 key/value heads
-// (num_query_groups 8), an MLP of ffn_hidden_size
-// 73,728 = 4h with squared ReLU (not gated), no biases, RoPE, untied embeddings,
-// vocabulary 256,000, sequence 4,096, layernorm1p, no dropout.
-//
-// The planner's families cannot say "grouped-query attention with an ungated MLP"
-// (gpt2 has multi-head attention only, llama a gated MLP), so it is planned as a llama
-// config whose gated MLP has the same matrix products: three h x f' matrices with
-// f' = 2 x 73,728 / 3 = 49,152 hold the 2 x h x 73,728 weights of the two ungated ones
-// (8h^2 a layer either way; TestNemotron4Stand-in checks the counts). What differs is
-// elementwise and small beside a 340B model's products: the gated activation reads two
-// 49,152-wide halves where squared ReLU reads one 73,728-wide input (4/3 of the
-// activation's traffic), RMSNorm where layernorm1p ran, and the activation memory of
-// the MLP's inner width (3 x 49,152 against 2 x 73,728 elements a token kept: the same
-// 147,456).
-func nemotron4Config() []byte { return nemotron4StandIn(18432, 96, 96) }
+// (num_query_groups 8), an MLP of ffn_hidden_size 73,728 = 4h with squared ReLU (not
+// gated), no biases, RoPE over half of each head (rotary_percentage 0.5), untied
+// embeddings, vocabulary 256,000, sequence 4,096, layernorm1p, no dropout: as the
+// HuggingFace config.json of the model type nemotron (transformers' NemotronConfig)
+// says it.
+func nemotron4Config() []byte { return nemotron4(18432, 96, 96) }
 
-// nemotron4StandIn is a Nemotron-4 model of hidden size h, the given layers and query
-// heads (8 key/value heads, an ungated MLP of 4h, vocabulary 256,000, sequence 4,096,
-// untied) as the llama config of the same matrix products: a gated MLP of 8h/3.
-func nemotron4StandIn(h, layers, heads int) []byte {
-	return []byte(fmt.Sprintf(`{"model_type": "llama", "hidden_act": "silu", "hidden_size": %d, "intermediate_size": %d,
- "num_hidden_layers": %d, "num_attention_heads": %d, "num_key_value_heads": 8, "vocab_size": 256000,
- "max_position_embeddings": 4096, "tie_word_embeddings": false}`, h, 8*h/3, layers, heads))
+// nemotron4 is a Nemotron-4 model of hidden size h, the given layers and query heads (8
+// key/value heads, an ungated squared-ReLU MLP of 4h, vocabulary 256,000, sequence
+// 4,096, untied, no biases) as a HuggingFace nemotron config.json.
+func nemotron4(h, layers, heads int) []byte {
+	return []byte(fmt.Sprintf(`{"model_type": "nemotron", "architectures": ["NemotronForCausalLM"], "hidden_act": "relu2",
+ "hidden_size": %d, "intermediate_size": %d, "num_hidden_layers": %d, "num_attention_heads": %d, "num_key_value_heads": 8,
+ "vocab_size": 256000, "max_position_embeddings": 4096, "partial_rotary_factor": 0.5, "tie_word_embeddings": false}`, h, 4*h, layers, heads))
 }
 
 // dgxcNemotron is the DGX Cloud Benchmarking recipe for Nemotron4 340B
@@ -76,7 +68,7 @@ func nemotron4StandIn(h, layers, heads int) []byte {
 // planner's fp8_param_gather asks for mixed: the FP8 runs are planned with mixed, whose
 // fp32 master weights and moments overstate their memory, not their time. Assumed: DGX H100 nodes (the h100-sxm preset's
 // NVLink and eight NDR NICs), the interleaved schedule's p2p overlapped as the planner
-// prices it (overlap_p2p_comm True), and the llama stand-in of nemotron4Config.
+// prices it (overlap_p2p_comm True).
 //
 // The yaml (at commit 8f5cbb37) names no ub_tp_comm_overlap_cfg, so Transformer Engine's
 // initialize_ub ran its default methods, as the planner prices userbuffers (analytic's
@@ -106,8 +98,7 @@ func dgxcNemotronRuns() []moreRun {
 // sequence 4,096. The model (Parmar et al. 2024, "Nemotron-4 15B Technical Report",
 // arXiv 2402.16819; the recipe's nemotron4-15b-synth.yaml): 32 layers, hidden 6,144, 48
 // query heads of 128 and 8 key/value heads, an ungated squared-ReLU MLP of 24,576,
-// vocabulary 256,000, untied, no biases: planned as nemotron4StandIn (a gated MLP of
-// 16,384 holds the same products).
+// vocabulary 256,000, untied, no biases: planned as its nemotron config (nemotron4).
 //
 // The configuration is the recipe's (nemotron4-15b-synth.yaml and configure.sh's
 // overrides): Megatron-Core with Transformer Engine without CUDA graphs (the megatron
@@ -136,7 +127,7 @@ func dgxcNemotron15BRuns() []moreRun {
 				name:   fmt.Sprintf("Nemotron4 15B %s, TP4 DP%d, GBS %d, %d H100s", prec, dp, gbs, n),
 				source: "DGX Cloud Benchmarking, Nemotron4 15B",
 				r: &wire.Request{
-					Model: wire.ModelSpec{Architecture: &wire.Architecture{Config: nemotron4StandIn(6144, 32, 48), Seq: 4096,
+					Model: wire.ModelSpec{Architecture: &wire.Architecture{Config: nemotron4(6144, 32, 48), Seq: 4096,
 						Framework: "megatron", Attention: "cudnn"}},
 					Cluster: wire.ClusterSpec{Device: "h100-sxm", DevicesPerNode: 8},
 					Parallelism: wire.Parallelism{Pipeline: 1, Data: dp, Tensor: tp, SequenceParallel: true, Sharding: "zero1",
@@ -313,8 +304,7 @@ func dgxcNemotronRun(gpus int, recipe string, seconds float64) moreRun {
 // (nemotron_340b.yaml: Megatron-Core with Transformer Engine, sequence parallelism,
 // ub_tp_comm_overlap, no activation recomputation, bf16 gradient reduction of the
 // overlapped distributed optimizer, the fused cross-entropy; no CUDA graphs: the
-// megatron framework mode); flash-attn's figures for the attention; the llama stand-in
-// of nemotron4Config. The virtual size weighs most: with VP 2 the bubble would be four
+// megatron framework mode); flash-attn's figures for the attention. The virtual size weighs most: with VP 2 the bubble would be four
 // times as large ((p - 1) / (v m): 11/72 against 11/288).
 //
 // Planned so it errs +24.2%: within issue 19's 25% since Transformer Engine's
@@ -341,29 +331,40 @@ func nemotronReportRuns() []moreRun {
 	}}
 }
 
-// TestNemotron4StandIn: nemotron4Config's llama stand-in has Nemotron-4 340B's matrix
-// products, parameter for parameter: a layer's query and output projections (h x h each),
-// key and value projections (h x 8 x 192 each: kv_channels null, so h / heads a head) and MLP (2 x h x 4h, ungated), and the
-// untied embedding and output layer (V x h each); the norms are the stand-in's RMSNorm
-// weights (h each, two a layer and a final one).
-func TestNemotron4StandIn(t *testing.T) {
+// TestNemotron4Config: nemotron4Config is Nemotron-4 340B, parameter for parameter: a
+// layer's query and output projections (h x h each), key and value projections (h x 8 x
+// 192 each: kv_channels null, so h / heads a head) and ungated MLP (2 x h x 4h), two
+// LayerNorm1P with weight and bias (2h each) a layer and a final one, and the untied
+// embedding and output layer (V x h each); in the report's terms (section 2.2: "9.4
+// billion embedding parameters and 331.6 billion non-embedding parameters") to its last
+// digit.
+func TestNemotron4Config(t *testing.T) {
 	a, err := arch.Parse(nemotron4Config())
 	if err != nil {
 		t.Fatal(err)
 	}
+	if a.Family != arch.Nemotron || a.GatedMLP() || a.RMSNorm() || a.LearnedPositions() || a.RotaryFraction != 0.5 {
+		t.Fatalf("parsed %+v", a)
+	}
 	const h, layers, kv, v, ffn = 18432, 96, 8 * 192, 256000, 4 * 18432
 	attention := int64(2*h*h + 2*h*kv)
 	mlp := int64(2 * h * ffn)
-	norms := int64(2*layers*h + h)
-	want := layers*(attention+mlp) + 2*int64(v)*h + norms
+	norms := int64(2 * (2*layers*h + h))
+	embedding := 2 * int64(v) * h
+	want := layers*(attention+mlp) + embedding + norms
 	if got := a.Params(); got != want {
-		t.Errorf("stand-in: %d parameters, Nemotron-4 340B's products and norms: %d", got, want)
+		t.Errorf("%d parameters, Nemotron-4 340B's products and norms: %d", got, want)
 	}
-	if got := a.AttentionParams() - h; got != attention {
+	if got := a.AttentionParams() - 2*h; got != attention {
 		t.Errorf("attention: %d, want %d", got, attention)
 	}
-	if got := a.MLPParams() - h; got != mlp {
+	if got := a.MLPParams() - 2*h; got != mlp {
 		t.Errorf("MLP: %d, want 2 x h x 4h = %d", got, mlp)
 	}
-	t.Logf("Nemotron-4 340B as planned: %.1fB parameters", float64(a.Params())/1e9)
+	if got := math.Round(float64(a.Params()-embedding) / 1e8); got != 3316 {
+		t.Errorf("non-embedding parameters %.1fB, the report's 331.6B", got/10)
+	}
+	if got := math.Round(float64(embedding) / 1e8); got != 94 {
+		t.Errorf("embedding parameters %.1fB, the report's 9.4B", got/10)
+	}
 }
