@@ -1090,6 +1090,11 @@ func (sh *shape) embedding() piece {
 		gather.bwd.kernels++
 	}
 	p.ops = append(p.ops, gather)
+	if a.EmbeddingScale {
+		// Gemma's hidden_states * normalizer (sqrt(h), a constant): one kernel reading and
+		// writing the embedding's output each way, nothing kept (GemmaModel.forward).
+		p.ops = append(p.ops, op{name: "embedding scale", fwd: work{0, 2 * e * t * h, 1}, bwd: work{0, 2 * e * t * h, 1}})
+	}
 	saved := p.input
 	if a.LearnedPositions() {
 		p.ops = append(p.ops, mem("position lookup", 2*e*t*h, 1), mem("add", 3*e*t*h, 1))

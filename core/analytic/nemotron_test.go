@@ -94,3 +94,33 @@ func TestEagerReluSquared(t *testing.T) {
 		}
 	}
 }
+
+// TestGemmaEmbeddingScale: Gemma multiplies the embedding's output by sqrt(h), one kernel
+// reading and writing e T h each way and keeping nothing; Llama does not.
+func TestGemmaEmbeddingScale(t *testing.T) {
+	const b, s, e = 2, 1024, 2
+	for _, tt := range []struct {
+		name string
+		want bool
+	}{{"gemma-2b", true}, {"llama-3.2-1b", false}} {
+		a := bundled(t, tt.name)
+		sh := newShape(a, Options{Batch: b, Seq: s, Attention: Flash}.withDefaults())
+		p := sh.embedding()
+		var got *op
+		for i := range p.ops {
+			if p.ops[i].name == "embedding scale" {
+				got = &p.ops[i]
+			}
+		}
+		n := float64(2 * e * b * s * a.HiddenSize)
+		switch {
+		case (got != nil) != tt.want:
+			t.Errorf("%s: embedding scale %v, want it %t", tt.name, got, tt.want)
+		case got != nil && (got.fwd.bytes != n || got.bwd.bytes != n || got.fwd.kernels != 1 || got.bwd.kernels != 1):
+			t.Errorf("%s: embedding scale %+v, want %g bytes and one kernel each way", tt.name, got, n)
+		}
+		if tt.want && p.saved != 8*b*s {
+			t.Errorf("%s: embedding keeps %g bytes, want the token ids' %d", tt.name, p.saved, 8*b*s)
+		}
+	}
+}

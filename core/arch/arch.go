@@ -4,7 +4,7 @@
 // hold them. Supported: GPT-2, BERT, and the Llama family (Llama, Mistral, Qwen2, Qwen3),
 // with its mixtures of experts: Mixtral, Qwen2-MoE, Qwen3-MoE, DeepSeek-V2 and V3
 // (multi-head latent attention, shared experts, dense first layers, multi-token
-// prediction), Llama 4 (interleaved MoE layers, a shared expert) and gpt-oss; MPT;
+// prediction), Llama 4 (interleaved MoE layers, a shared expert), gpt-oss and Gemma; MPT;
 // and NVIDIA's Nemotron-4 and Minitron (model_type nemotron).
 //
 // Well-known configs are bundled (Bundled, BundledNames), so nothing is fetched at run
@@ -22,7 +22,9 @@ const (
 	// bidirectional attention, a masked-language-model head.
 	BERT Family = "bert"
 	// Llama: rotary positions, pre-RMSNorm blocks, SwiGLU MLP (or a mixture of SwiGLU
-	// experts), grouped-query attention, causal; Llama, Mistral, Qwen2 and Mixtral.
+	// experts), grouped-query attention, causal; Llama, Mistral, Qwen2, Mixtral and Gemma
+	// (whose gate runs GELU's tanh form and whose RMSNorm multiplies by 1 + weight: the
+	// same parameters and kernels).
 	Llama Family = "llama"
 	// MPT: MosaicML's decoder (LLM Foundry's MPTForCausalLM, and transformers'
 	// MptForCausalLM): pre-LayerNorm blocks (LLM Foundry's low-precision LayerNorm), one
@@ -135,6 +137,9 @@ type Arch struct {
 	// every activation alike but where eager PyTorch runs gelu_new or relu2 unfused
 	// (package analytic).
 	Activation string `json:"activation,omitempty"`
+	// EmbeddingScale: the token embedding's output is multiplied by sqrt(hidden_size)
+	// before the first block (Gemma's normalizer, GemmaModel.forward).
+	EmbeddingScale bool `json:"embedding_scale,omitempty"`
 	// RotaryFraction is the part of each head's width the rotary embedding turns
 	// (Nemotron's partial_rotary_factor); 0 means all of it (every other rotary model).
 	RotaryFraction float64 `json:"rotary_fraction,omitempty"`

@@ -38,6 +38,7 @@ var aliases = map[string]string{
 var bundledNames = []string{
 	"bert-base-uncased", "bert-large-uncased",
 	"deepseek-v2", "deepseek-v2-lite", "deepseek-v3",
+	"gemma-2b", "gemma-7b",
 	"gpt-oss-120b", "gpt-oss-20b",
 	"gpt2", "gpt2-large", "gpt2-medium", "gpt2-xl",
 	"llama-2-70b", "llama-2-7b", "llama-3.1-70b", "llama-3.2-1b",

@@ -20,6 +20,7 @@ func FuzzParse(f *testing.F) {
 	f.Add([]byte(`{"model_type":"llama","hidden_size":8,"num_hidden_layers":1,"num_attention_heads":2,"head_dim":3,"intermediate_size":4,"vocab_size":3}`))
 	f.Add([]byte(`{"model_type":"mpt","d_model":8,"n_heads":2,"n_layers":1,"expansion_ratio":2.5,"vocab_size":3,"no_bias":true,"attn_config":{"attn_type":"grouped_query_attention","kv_n_heads":1,"alibi":true,"qk_ln":true,"clip_qkv":6},"ffn_config":{"ffn_type":"mptmlp"}}`))
 	f.Add([]byte(`{"architectures":["NemotronForCausalLM"],"hidden_size":8,"num_hidden_layers":1,"num_attention_heads":2,"num_key_value_heads":1,"head_dim":3,"intermediate_size":4,"vocab_size":3,"partial_rotary_factor":0.25,"attention_bias":true,"mlp_bias":true}`))
+	f.Add([]byte(`{"architectures":["GemmaForCausalLM"],"hidden_size":8,"num_hidden_layers":1,"num_attention_heads":2,"num_key_value_heads":1,"intermediate_size":4,"vocab_size":3,"hidden_activation":"gelu_pytorch_tanh","attention_bias":true}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		a, err := Parse(data)
 		if err != nil {

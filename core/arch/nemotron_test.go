@@ -113,3 +113,44 @@ func TestBundledNemotron(t *testing.T) {
 		t.Errorf("minitron-4b: Params() = %d, want %d", got, want)
 	}
 }
+
+// TestParamsGemma: Gemma 2B and 7B (HuggingFace's google/gemma-2b and gemma-7b
+// config.json) against Table 2 of the Gemma report (Gemma Team 2024, arXiv 2403.08295):
+// 1,981,884,416 and 7,751,248,896 non-embedding parameters, exactly (its embedding
+// counts are of a 256,128-row table, HuggingFace's holds 256,000 rows); and in closed
+// form: per layer the query and output projections (h x 256 heads each), key and value
+// (h x 256 kv heads each), a gated MLP (3 h f) and two RMSNorm weights; a final norm;
+// one V x h embedding, which the head reuses.
+func TestParamsGemma(t *testing.T) {
+	for _, tt := range []struct {
+		name               string
+		h, L, heads, kv, f int64
+		nonEmbedding       int64
+	}{
+		{"gemma-2b", 2048, 18, 8, 1, 16384, 1_981_884_416},
+		{"gemma-7b", 3072, 28, 16, 16, 24576, 7_751_248_896},
+	} {
+		a, err := Bundled(tt.name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if a.Family != Llama || !a.GatedMLP() || !a.RMSNorm() || !a.TiedEmbeddings || !a.EmbeddingScale || a.HeadDim != 256 || a.QKVBias {
+			t.Errorf("%s: parsed %+v", tt.name, a)
+		}
+		const V, d = 256000, 256
+		want := tt.L*(2*tt.h*tt.heads*d+2*tt.h*tt.kv*d+3*tt.h*tt.f+2*tt.h) + tt.h + V*tt.h
+		if got := a.Params(); got != want || got-V*tt.h != tt.nonEmbedding {
+			t.Errorf("%s: Params() = %d, want %d (%d non-embedding)", tt.name, got, want, tt.nonEmbedding)
+		}
+	}
+	// GemmaConfig's defaults: head_dim 256, tied; Gemma 2 and 3 are refused by name.
+	a, err := Parse([]byte(`{"model_type": "gemma", "hidden_size": 64, "intermediate_size": 128, "num_hidden_layers": 1, "num_attention_heads": 2, "vocab_size": 10, "hidden_activation": "gelu_pytorch_tanh"}`))
+	if err != nil || a.HeadDim != 256 || !a.TiedEmbeddings {
+		t.Errorf("gemma defaults: %+v, %v", a, err)
+	}
+	for _, name := range []string{"Gemma2ForCausalLM", "Gemma3ForCausalLM"} {
+		if _, err := Parse([]byte(`{"architectures": ["` + name + `"]}`)); err == nil || !strings.Contains(err.Error(), "unsupported architecture") {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+}

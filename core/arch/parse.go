@@ -45,6 +45,7 @@ var modelTypes = map[string]Family{
 	"llama4":      Llama,
 	"llama4_text": Llama,
 	"gpt_oss":     Llama,
+	"gemma":       Llama,
 	"mpt":         MPT,
 	"nemotron":    Nemotron,
 }
@@ -56,6 +57,9 @@ var architectureTypes = []struct{ prefix, modelType string }{
 	{"Qwen2Moe", "qwen2_moe"}, {"Qwen3Moe", "qwen3_moe"}, {"Qwen2", "qwen2"}, {"Qwen3", "qwen3"},
 	{"Mixtral", "mixtral"}, {"DeepseekV2", "deepseek_v2"}, {"DeepseekV3", "deepseek_v3"}, {"GptOss", "gpt_oss"},
 	{"MPT", "mpt"}, {"Mpt", "mpt"},
+	// Gemma 2 and 3 (sliding windows, soft-capping, four norms a block) are other models,
+	// not supported: named so that the Gemma prefix does not take them.
+	{"Gemma2", "gemma2"}, {"Gemma3", "gemma3"}, {"Gemma", "gemma"},
 	// NemotronH (the hybrid Mamba-Transformer) is another model, not supported: named so
 	// that the Nemotron prefix does not take it.
 	{"NemotronH", "nemotron_h"}, {"Nemotron", "nemotron"},
@@ -211,9 +215,10 @@ var activations = []string{
 	"sigmoid", "silu", "swish", "tanh", "xielu",
 }
 
-// activation checks hidden_act (BERT, Llama) and activation_function (GPT-2).
+// activation checks hidden_act (BERT, Llama), hidden_activation (Gemma) and
+// activation_function (GPT-2).
 func (f *fields) activation() {
-	for _, name := range []string{"hidden_act", "activation_function"} {
+	for _, name := range []string{"hidden_act", "hidden_activation", "activation_function"} {
 		s, ok := f.str(name)
 		if ok && !slices.Contains(activations, s) {
 			f.es.Add(name, "unknown activation %q; HuggingFace's are %s", s, strings.Join(activations, ", "))
@@ -479,12 +484,23 @@ func (f *fields) llama(a *Arch) {
 	if a.NumHeads > 0 {
 		defaultHeadDim = a.HiddenSize / a.NumHeads
 	}
+	if a.ModelType == "gemma" {
+		defaultHeadDim = 256 // GemmaConfig's head_dim
+	}
 	a.HeadDim = f.optional(defaultHeadDim, "head_dim")
 	mla := a.ModelType == "deepseek_v2" || a.ModelType == "deepseek_v3"
 	if _, given := f.raw["head_dim"]; !given && !mla && a.NumHeads > 0 && a.HiddenSize%a.NumHeads != 0 {
 		f.es.Add("num_attention_heads", "must divide hidden_size (%d) when head_dim is not given, got %d", a.HiddenSize, a.NumHeads)
 	}
 	switch a.ModelType {
+	case "gemma":
+		// GemmaConfig (transformers' models/gemma/configuration_gemma.py): head_dim 256,
+		// tied embeddings, attention_bias for all four projections, no MLP biases; the
+		// embedding's output is scaled by sqrt(hidden_size) (GemmaModel.forward).
+		a.TiedEmbeddings = f.boolean("tie_word_embeddings", true)
+		a.QKVBias = f.boolean("attention_bias", false)
+		a.OutBias = a.QKVBias
+		a.EmbeddingScale = true
 	case "llama":
 		a.QKVBias = f.boolean("attention_bias", false)
 		a.OutBias = a.QKVBias

@@ -208,7 +208,7 @@ func LinkPresets() []string {
 // HuggingFace configs are core/arch's), sorted.
 func Architectures() []string {
 	return []string{"bert-base-uncased", "bert-large-uncased", "deepseek-v2", "deepseek-v2-lite", "deepseek-v3",
-		"gpt-oss-120b", "gpt-oss-20b", "gpt2", "gpt2-large", "gpt2-medium", "gpt2-xl", "llama-2-70b", "llama-2-7b",
+		"gemma-2b", "gemma-7b", "gpt-oss-120b", "gpt-oss-20b", "gpt2", "gpt2-large", "gpt2-medium", "gpt2-xl", "llama-2-70b", "llama-2-7b",
 		"llama-3.1-70b", "llama-3.2-1b", "llama-4-maverick-17b-128e", "llama-4-scout-17b-16e", "meta-llama-3-8b",
 		"minitron-4b", "mistral-7b-v0.1", "mixtral-8x22b-v0.1", "mixtral-8x7b-v0.1", "nemotron-4-340b",
 		"qwen1.5-moe-a2.7b", "qwen2-7b", "qwen3-235b-a22b", "qwen3-30b-a3b"}
