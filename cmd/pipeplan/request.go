@@ -147,7 +147,7 @@ func (f *requestFlags) add(fs *flag.FlagSet, withSchedule bool) {
 	fs.StringVar(&f.prefetch, "prefetch", "", "with --sharding zero3 or hsdp: next-layer (default, as PyTorch FSDP2) or none")
 	fs.StringVar(&f.reduceDType, "reduce-dtype", "", "with --sharding zero3 or hsdp: fp32 reduce-scatters the gradients in fp32 (PyTorch FSDP2's reduce_dtype=torch.float32, as torchtitan runs it; default: the gradients' own type)")
 	fs.BoolVar(&f.fullyShard, "fully-shard", false, "with --sharding zero3 or hsdp: PyTorch FSDP2's fully_shard, whose all-gathers are copied out into the parameters and reduce-scatters copied in from the gradients (leave off for FSDP1 and DeepSpeed ZeRO-3)")
-	fs.StringVar(&f.reshard, "reshard", "", "with --sharding zero3 or hsdp: layer (default: gathered weights freed layer by layer) or step (held gathered, gradients accumulated whole in fp32: FSDP2 under PyTorch's pipelining, as torchtitan runs FSDP with PP)")
+	fs.StringVar(&f.reshard, "reshard", "", "with --sharding zero3 or hsdp: layer (gathered weights freed layer by layer) or step (held gathered, gradients accumulated whole in fp32: FSDP2 under PyTorch's pipelining, as torchtitan runs FSDP with PP); default step with --stages 2 or more (training, an architecture), else layer")
 	fs.IntVar(&f.cp, "cp", 0, "context-parallel degree with --hf-config (default 1): each sequence split over N devices")
 	fs.StringVar(&f.cpMethod, "cp-method", "", "with --cp: ring (default, ring attention), all-to-all (DeepSpeed-Ulysses), hierarchical (Megatron-LM's a2a+p2p) or all-gather (PyTorch's context_parallel, rotate method allgather)")
 	fs.IntVar(&f.cpInner, "cp-inner", 0, "with --cp-method hierarchical: the all-to-all group's size (default: what fits in a node)")

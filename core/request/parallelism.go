@@ -133,6 +133,40 @@ const (
 // MixedPrecisionPolicy(reduce_dtype=torch.float32).
 const ReduceFP32 = "fp32"
 
+// DefaultReshard is parallelism.reshard's default for zero3 or hsdp (core's one rule,
+// which the normal form states, so that the page, the CLI and the search show and plan
+// the same): step where a training step of an architecture has pipeline stages >= 2,
+// else layer. torchtitan's apply_fsdp (torchtitan/models/llama3/infra/parallelize.py at
+// commit 81c1243, fsdp_reshard_after_forward "default", its default) passes
+// reshard_after_forward=False to every block and to the root when pipeline parallelism
+// is on ("For PP, do not reshard after forward to avoid per-microbatch all-gathers"),
+// and PyTorch's pipelining stage (torch/distributed/pipelining/stage.py,
+// backward_maybe_with_nosync) sets set_reshard_after_backward(False) and
+// set_requires_gradient_sync(False) for every microbatch's backward but the last: the
+// weights stay gathered and the gradients accumulate whole through the step
+// (analytic.Options.KeepGathered). Without pipeline stages torchtitan reshards each
+// block after its forward pass (all but the last, which FSDP2 prefetches at once for
+// the backward: a layer's worth, which the layer rule's working memory already holds).
+// A measured profile cannot take step (its gradients' type is not known), and inference
+// has no sharding; DeepSpeed's PipelineEngine refuses ZeRO-3 with pipeline stages
+// (PipelineEngineRefusal), so the rule is FSDP2's wherever zero3 meets a pipeline.
+func DefaultReshard(stages int, architecture, training bool) string {
+	if stages >= 2 && architecture && training {
+		return ReshardStep
+	}
+	return ReshardLayer
+}
+
+// defaultReshard states parallelism.reshard's default (DefaultReshard) for zero3 and
+// hsdp, once the pipeline's stages are known.
+func (p *prepared) defaultReshard() {
+	par := &p.req.Parallelism
+	if par.Reshard != "" || analytic.Sharding(par.Sharding).Level() < 3 {
+		return
+	}
+	par.Reshard = DefaultReshard(par.Pipeline, p.arch != nil, p.train())
+}
+
 // context checks and defaults context parallelism: c >= 1, only for an architecture
 // (a measured profile's sequence cannot be split), the method for c >= 2 only.
 func (p *prepared) context(es *model.Errors) {

@@ -168,6 +168,7 @@ func prepareFrom(in *wire.Request, cache *Cache, reuse *loaded) (*prepared, erro
 		return nil, es.Err()
 	}
 	p.parallelism(&es)
+	p.defaultReshard()
 	p.training(&es)
 	if len(es) > 0 {
 		return nil, es.Err()

@@ -61,15 +61,17 @@ func TestShardingAliases(t *testing.T) {
 // gradients and optimizer state summed) per parameter, mixed-precision AdamW, over
 // d = 8: 16 without sharding, 4 + 12/d with ZeRO-1, 2 + 14/d with ZeRO-2, 16/d with
 // ZeRO-3 (Rajbhandari et al. 2020, section 5; ../shared/REFERENCES.md, 1(c)), and
-// 16/d + 6 with ZeRO-3 holding its state through the step (parallelism.reshard step).
+// 16/d + 6 with ZeRO-3 holding its state through the step (parallelism.reshard step,
+// the default on these 4 pipeline stages: DefaultReshard).
 func TestShardingMemory(t *testing.T) {
 	for _, c := range []struct {
 		sharding string
 		perParam float64
 		reshard  string
-	}{{"none", 16, ""}, {"zero1", 4 + 12.0/8, ""}, {"zero2", 2 + 14.0/8, ""}, {"zero3", 16.0 / 8, ""}, {"fsdp", 16.0 / 8, ""},
-		// reshard step: the whole 16-bit weights and fp32 gradients beside the shards.
-		{"zero3", 16.0/8 + 2 + 4, "step"}} {
+	}{{"none", 16, ""}, {"zero1", 4 + 12.0/8, ""}, {"zero2", 2 + 14.0/8, ""}, {"zero3", 16.0 / 8, "layer"}, {"fsdp", 16.0 / 8, "layer"},
+		// reshard step: the whole 16-bit weights and fp32 gradients beside the shards;
+		// the default with pipeline stages.
+		{"zero3", 16.0/8 + 2 + 4, "step"}, {"zero3", 16.0/8 + 2 + 4, ""}, {"fsdp", 16.0/8 + 2 + 4, ""}} {
 		r := llamaRequest(4, 8, 1)
 		r.Parallelism.Sharding, r.Parallelism.Reshard = c.sharding, c.reshard
 		res := run(t, r)

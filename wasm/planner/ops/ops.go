@@ -162,6 +162,7 @@ func normalJSON(requestJSON string) string {
 		"tensor": num(n.Parallelism.Tensor), "context": num(n.Parallelism.Context), "expert": num(max(1, n.Parallelism.Expert)),
 		"schedule": n.Schedule.Name, "objective": n.Objective, "partition": wire.PartitionLayers,
 		"shard_group": num(n.Parallelism.ShardGroup), "prefetch": n.Parallelism.Prefetch,
+		"reshard":       n.Parallelism.Reshard, // zero3 and hsdp: core's rule (request.DefaultReshard)
 		"context_inner": num(n.Parallelism.ContextInner),
 	}
 	if n.Parallelism.ExpertDispatcher != "" { // a mixture of experts (Normalize sets it)
@@ -227,9 +228,6 @@ func normalJSON(requestJSON string) string {
 	}
 	if f := n.Schedule.WeightGradFraction; f != 0 { // zb-h1's
 		k["weight_grad_fraction"] = strconv.FormatFloat(f, 'g', -1, 64)
-	}
-	if n.Parallelism.Prefetch != "" && n.Training.Mode != wire.ModeInference { // zero3 or hsdp: weights gathered layer by layer
-		k["reshard"] = "layer"
 	}
 	k["free_transfers"] = "off"
 	if len(n.Cluster.Document) > 0 {
