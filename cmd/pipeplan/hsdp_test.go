@@ -13,7 +13,7 @@ import (
 // of the backward the shard group's per-layer collectives leave, so halving every
 // device's bytes pays); --prefetch is refused. (With HDR and sequences of 4,096
 // ZeRO-3's rings over a node's 4 NICs hide behind the compute:
-// cluster.Topology.RingInter.)
+// cluster.Topology.RingInter.) --reshard fixes the candidates' resharding.
 func TestSearchHSDP(t *testing.T) {
 	args := []string{"search", "--hf-config", "llama-3.2-1b", "--seq", "1024", "--device", "h100-sxm", "--devices-per-node", "4",
 		"--link-inter", "ib-edr", "--max-devices", "16", "--global-batch", "32", "--max-batch", "4", "--schedule", "1f1b", "--sharding", "hsdp"}
@@ -25,6 +25,9 @@ func TestSearchHSDP(t *testing.T) {
 		{nil, "2-way tensor parallel (16 devices), 1f1b, 1 microbatch of 4, recompute full, ZeRO-3\n      HSDP: ZeRO-3 within shard groups of 2 replicas", 0},
 		{[]string{"--shard-group", "2"}, "shard groups of 2 replicas", 0},
 		{[]string{"--prefetch", "none"}, "--prefetch: does not go with search", 2},
+		// --reshard fixes the zero3 and hsdp candidates' resharding (core's rule by default).
+		{[]string{"--reshard", "layer"}, "HSDP: ZeRO-3 within shard groups", 0},
+		{[]string{"--reshard", "never"}, "--reshard: must be one of layer, step", 2},
 	} {
 		var out, errs bytes.Buffer
 		code := run(append(append([]string(nil), args...), c.extra...), &out, &errs)

@@ -63,9 +63,9 @@ func runSearch(args []string, stdout, stderr io.Writer) error {
 	if g["prefetch"] {
 		return fmt.Errorf("--prefetch: does not go with search (it searches zero3 and hsdp with their default prefetch)")
 	}
-	if g["reshard"] {
-		return fmt.Errorf("--reshard: does not go with search (it searches zero3 and hsdp resharding layer by layer)")
-	}
+	// --reshard fixes the zero3 and hsdp candidates' resharding (default: core's rule for
+	// each, step with 2 stages or more); --cp-method the context method (the base's).
+	k.Reshard, k.ContextMethod = f.reshard, f.cpMethod
 	// --fully-shard and --reduce-dtype say how weights are sharded (PyTorch FSDP2): the
 	// base request carries them, and core gives them to the zero3 and hsdp candidates.
 	// HSDP's shard group: tried beside zero3 (the knob's default: the replicas a node holds).
@@ -145,6 +145,7 @@ var knobFlags = map[string]string{
 	"schedule": "--schedule", "recompute": "--recompute", "global_batch": "--global-batch",
 	"microbatches": "--microbatches", "microbatch_size": "--batch", "max_microbatch_size": "--max-batch",
 	"memory_proportions": "--memory-proportion", "context": "--cp", "zero": "--sharding", "shard_group": "--shard-group",
+	"reshard": "--reshard", "context_method": "--cp-method",
 }
 
 // knobFlagError names the flag of each knob an error is about.

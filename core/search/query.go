@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
+	"strings"
 
 	"pipeplan/core/cluster"
 	"pipeplan/core/model"
@@ -113,6 +115,12 @@ func ValidateKnobs(k *wire.SearchKnobs) error {
 		es.Add("zero", "must be 0, 1, 2 or 3, got %d", *k.ZeRO)
 	}
 	between("context", k.Context, 0, cluster.MaxStages)
+	if k.ContextMethod != "" && !slices.Contains(wire.ContextMethods(), k.ContextMethod) {
+		es.Add("context_method", "must be one of %s, got %q", strings.Join(wire.ContextMethods(), ", "), clip(k.ContextMethod))
+	}
+	if k.Reshard != "" && !slices.Contains(wire.ReshardModes(), k.Reshard) {
+		es.Add("reshard", "must be one of %s, got %q", strings.Join(wire.ReshardModes(), ", "), clip(k.Reshard))
+	}
 	if len(k.Contexts) > MaxListLength {
 		es.Add("contexts", "must hold at most %d values, got %d", MaxListLength, len(k.Contexts))
 	} else {
@@ -121,6 +129,15 @@ func ValidateKnobs(k *wire.SearchKnobs) error {
 		}
 	}
 	return es.Err()
+}
+
+// clip is a value as an error quotes it: at most MaxScheduleName bytes, so that an
+// absurd knob does not make an absurd message.
+func clip(s string) string {
+	if len(s) > MaxScheduleName {
+		return s[:MaxScheduleName] + "..."
+	}
+	return s
 }
 
 // TopCount is how many of the report's rows an answer lists (wire.SearchAnswer.Top).

@@ -49,6 +49,14 @@ type SearchKnobs struct {
 	// splits the sequence and fits a node beside the tensor group).
 	Context  int   `json:"context,omitempty"`
 	Contexts []int `json:"contexts,omitempty"`
+	// ContextMethod fixes how the candidates with context >= 2 exchange keys and values
+	// (ContextMethods; default: the base request's context_method, else every method
+	// but all-gather).
+	ContextMethod string `json:"context_method,omitempty"`
+	// Reshard fixes parallelism.reshard of the ZeRO-3 and HSDP candidates in training
+	// (ReshardModes; default: core's rule for each candidate, request.DefaultReshard:
+	// step with 2 pipeline stages or more, else layer).
+	Reshard string `json:"reshard,omitempty"`
 	// MemoryProportions to try (default: 1).
 	MemoryProportions []float64 `json:"memory_proportions,omitempty"`
 	// GlobalBatch fixes samples per step; else Microbatches fixes m, else m is searched

@@ -99,7 +99,10 @@ type Evaluator struct {
 	contextMethod string
 	contextNamed  bool
 	contextInner  int
-	refused       map[refuseKey]error
+	// reshard is parallelism.reshard of the ZeRO-3 and HSDP candidates, as the knobs fix
+	// it (Fix); "" leaves core's rule to each candidate (request.DefaultReshard).
+	reshard string
+	refused map[refuseKey]error
 	// selectiveOpRefused caches selectiveOpRefusal's answers.
 	selectiveOpRefused map[selectiveOpKey]error
 	terms              map[termKey]*terms
@@ -309,6 +312,9 @@ func (r *Evaluator) knobs(c search.Candidate) request.Knobs {
 	}
 	if c.ShardGroup > 0 {
 		k.Parallelism.Sharding, k.Parallelism.ShardGroup = string(analytic.HSDP), c.ShardGroup
+	}
+	if c.ZeRO == 3 && r.train {
+		k.Parallelism.Reshard = r.reshard
 	}
 	if !r.train {
 		k.Recompute = ""

@@ -44,12 +44,33 @@ const (
 	maxSearchedContext = 32
 )
 
+// Fix sets the knobs that hold for every candidate rather than spanning the grid:
+// reshard, for the ZeRO-3 and HSDP candidates in training (step needs an architecture).
+// Space calls it; a candidate's request alone (Request) needs it called with the
+// query's knobs first. Errors name the knob.
+func (r *Evaluator) Fix(k wire.SearchKnobs) error {
+	switch {
+	case k.Reshard == "":
+	case !r.train:
+		return &model.FieldError{Path: "reshard", Reason: "goes with training: ZeRO-3 and HSDP shard training state"}
+	case k.ZeRO != nil && *k.ZeRO < 3:
+		return &model.FieldError{Path: "reshard", Reason: fmt.Sprintf("goes with ZeRO stage 3 (zero 3, or zero unset), which gathers weights layer by layer, got zero %d", *k.ZeRO)}
+	case k.Reshard == request.ReshardStep && r.arch == nil:
+		return &model.FieldError{Path: "reshard", Reason: "step needs model.architecture: a profile does not say the type its whole gradients accumulate in"}
+	}
+	r.reshard = k.Reshard
+	return nil
+}
+
 // Space is the grid of the knobs: tensor-parallel degrees that divide the devices per
 // node (or the devices at hand) and the model's heads, key/value heads and MLP width;
 // stages up to the model's layers; every replica count that fits.
 func (r *Evaluator) Space(k wire.SearchKnobs) (search.Space, error) {
 	s := search.Space{MaxDevices: k.MaxDevices, GlobalBatch: k.GlobalBatch, MemoryProportions: k.MemoryProportions}
 	if err := search.ValidateKnobs(&k); err != nil {
+		return s, err
+	}
+	if err := r.Fix(k); err != nil {
 		return s, err
 	}
 	layers := 0
@@ -138,7 +159,10 @@ func (r *Evaluator) Space(k wire.SearchKnobs) (search.Space, error) {
 		// degree must divide the heads on a device, hierarchical's group must fit a
 		// node) are left out (Refuses).
 		s.ContextMethods = searchedContextMethods()
-		if r.contextNamed {
+		switch {
+		case k.ContextMethod != "":
+			s.ContextMethods = []string{k.ContextMethod}
+		case r.contextNamed:
 			s.ContextMethods = []string{r.contextMethod}
 		}
 		if k.Context > 1 {
@@ -160,6 +184,9 @@ func (r *Evaluator) Space(k wire.SearchKnobs) (search.Space, error) {
 				return s, &model.FieldError{Path: "context", Reason: fmt.Sprintf("%d-way context parallelism applies with no tensor degree and method tried (%v, %v): %v", k.Context, s.Tensors, s.ContextMethods, first)}
 			}
 		}
+	}
+	if k.ContextMethod != "" && len(s.ContextMethods) == 0 {
+		return s, &model.FieldError{Path: "context_method", Reason: "goes with context parallelism: give context 2 or more (an architecture's; sequences of 32,768 tokens or more search it)"}
 	}
 	switch {
 	case k.Schedule != "":

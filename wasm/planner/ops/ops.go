@@ -290,6 +290,9 @@ func candidateJSON(queryJSON, candidateJSON string, refs []Ref) string {
 	if err != nil {
 		return mustJSON(errorOf(err))
 	}
+	if err := ev.Fix(q.SearchKnobs); err != nil { // the knobs every candidate shares
+		return mustJSON(errorOf(err))
+	}
 	var c search.Candidate
 	if err := json.Unmarshal([]byte(candidateJSON), &c); err != nil {
 		return mustJSON(apiError{Error: "candidate: " + err.Error()})
