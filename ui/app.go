@@ -320,7 +320,7 @@ func (a *App) FlushKeep() {
 	if a.Host == nil || a.Embed {
 		return
 	}
-	if f, err := EncodeFragment(a.Req); err == nil {
+	if f, err := a.Fragment(); err == nil {
 		a.Host.Keep(f, push)
 	}
 }
@@ -333,7 +333,7 @@ func (a *App) Restore(fragment string) {
 		a.notice(err.Error(), true)
 		return
 	}
-	a.Req = r
+	a.Req, a.Search.Knobs = r, FragmentSearch(fragment)
 	a.BoundsText = ""
 	a.replan()
 }

@@ -26,8 +26,15 @@ type KnobField struct {
 	choose   bool // a select of KnobChoices(Name)
 	arch     bool // an architecture's knob only
 	always   bool // never disabled (as each hand-written control before the rows was)
-	doc      bool // a cluster document's knob only
-	group    string
+	// search: a Search panel knob ("search." and the query's knob), whose text is the
+	// search's (App.SearchKnob), never the request's; empty says what "" does.
+	search bool
+	empty  string
+	// on, when given, is the knob whose value in core's normal form says this one
+	// applies (a token dispatcher where the model is a mixture: expert_tensor).
+	on    string
+	doc   bool // a cluster document's knob only
+	group string
 	// ref is the request's field, aref its architecture's: a *string, *bool, *int,
 	// *float64, **float64 or *[]string; both nil for the knobs Knob and SetKnob read
 	// and set.
@@ -42,7 +49,8 @@ type KnobField struct {
 // (architecture knobs), "train" and "figures" (the device's and framework's figures,
 // which a calibration fits); the Cluster panel's "cluster" (after the devices and
 // links), "data" (data parallelism), "par" (tensor, context and expert parallelism) and
-// "finer"; the Plan panel's "plan".
+// "finer"; the Plan panel's "plan"; the Search panel's "search" (the query's knobs) and
+// "searchbase" (the planned request's fields every candidate keeps).
 var knobRows = [...]KnobField{
 	{group: "arch", Name: "seq", Label: "Sequence length (tokens)", Max: math.MaxInt32, always: true, aref: func(ar *wire.Architecture) any { return &ar.Seq }},
 	{group: "arch", Name: "dtype", Label: "Data type", choose: true, always: true},
@@ -125,6 +133,36 @@ var knobRows = [...]KnobField{
 		Hint: "each expert split over this many devices (Megatron-Core's expert_tensor_parallel_size)."},
 	{group: "finer", Name: "expert_imbalance", aref: func(ar *wire.Architecture) any { return &ar.ExpertImbalance }, Label: "Routing imbalance", Max: wire.MaxExpertImbalance, Step: "any",
 		Hint: "how many times the mean routed tokens the busiest device of an expert-parallel group gets."},
+	{group: "search", ID: "search-max_devices", Name: "search.max_devices", Label: "Devices at hand", Max: wire.MaxDevices, search: true, empty: "required"},
+	{group: "search", ID: "search-stages", Name: "search.stages", Label: "Pipeline stages", Max: wire.MaxDevices, search: true},
+	{group: "search", ID: "search-replicas", Name: "search.replicas", Label: "Data-parallel replicas", Max: wire.MaxDevices, search: true},
+	{group: "search", ID: "search-tensor", Name: "search.tensor", Label: "Tensor-parallel degree", Max: wire.MaxDevices, search: true},
+	{group: "search", ID: "search-context", Name: "search.context", Label: "Context-parallel degree", Max: wire.MaxDevices, search: true,
+		Hint: "searched from 32,768 tokens (architectures), else 1"},
+	{group: "search", ID: "search-context_method", Name: "search.context_method", Label: "Context exchange", choose: true, search: true,
+		empty: "the request's, else searched"},
+	{group: "search", ID: "search-expert", Name: "search.expert", Label: "Expert-parallel degree", Max: wire.MaxDevices, search: true},
+	{group: "search", ID: "search-schedule", Name: "search.schedule", Label: "Schedule", choose: true, search: true,
+		empty: "searched: " + strings.Join(wire.SearchedSchedules(), ", ")},
+	{group: "search", ID: "search-recompute", Name: "search.recompute", Label: "Recomputation", choose: true, search: true,
+		empty: "searched: " + strings.Join(wire.SearchedRecomputes(true), ", "), Hint: "a profile's: " + strings.Join(wire.SearchedRecomputes(false), ", ")},
+	{group: "search", ID: "search-zero", Name: "search.zero", Label: "Sharding (ZeRO)", choose: true, search: true,
+		Hint: "zero3 with a shard group is HSDP"},
+	{group: "search", ID: "search-shard_group", Name: "search.shard_group", Label: "HSDP shard group (replicas)", Max: wire.MaxDevices, search: true,
+		empty: "default", Hint: "default: a node's replicas, tried beside zero3"},
+	{group: "search", ID: "search-reshard", Name: "search.reshard", Label: "Reshard", choose: true, search: true,
+		empty: "default", Hint: "default: core's, step with 2 stages or more (FSDP2 under pipelining), else layer"},
+	{group: "search", ID: "search-microbatch_size", Name: "search.microbatch_size", Label: "Microbatch size", Max: wire.MaxDevices, search: true},
+	{group: "search", ID: "search-microbatches", Name: "search.microbatches", Label: "Microbatches per step", Max: 1 << 20, search: true,
+		empty: "default", Hint: "default: from the global batch"},
+	{group: "search", ID: "search-global_batch", Name: "search.global_batch", Label: "Global batch (samples per step)", Max: 1 << 30, search: true,
+		empty: "default", Hint: "default: the request's"},
+	{group: "searchbase", ID: "search-framework", Name: "framework", Label: "Framework", choose: true, arch: true},
+	{group: "searchbase", ID: "search-precision", Name: "precision", Label: "Precision", choose: true, always: true},
+	{group: "searchbase", ID: "search-dispatcher", Name: "expert_dispatcher", Label: "Token dispatcher", choose: true, on: "expert_tensor"},
+	{group: "searchbase", ID: "search-train_metrics", Name: "train_metrics", Label: "Training metrics", Max: wire.MaxTrainMetrics, arch: true},
+	{group: "searchbase", ID: "search-overlap_grad_reduce", Name: "overlap_grad_reduce", Label: "Overlap gradient reduction", choose: true, arch: true},
+	{group: "searchbase", ID: "search-overlap_param_gather", Name: "overlap_param_gather", Label: "Overlap weight all-gather", choose: true, arch: true},
 	{group: "finer", Name: "capacity_factor", aref: func(ar *wire.Architecture) any { return &ar.CapacityFactor }, Label: "Capacity factor", Max: wire.MaxExpertImbalance, Step: "any",
 		Hint: "caps each expert's tokens at this many times the mean, dropping the rest; 0 is dropless."},
 }
@@ -150,10 +188,25 @@ func (a *App) KnobFields(group string) []KnobField {
 		} else if f.Step == "" {
 			f.Step = "1"
 		}
-		f.Disabled = !f.always && a.Field(f.Name) == "" && a.Resolved(f.Name) == ""
+		on := f.Name
+		if f.on != "" {
+			on = f.on
+		}
+		f.Disabled = !f.always && !f.search && a.Field(f.Name) == "" && a.Resolved(on) == ""
 		out = append(out, f)
 	}
 	return out
+}
+
+// searchRow is the Search panel's row of knob name ("search." and the query's knob), or
+// nil.
+func searchRow(name string) *KnobField {
+	for i := range knobRows {
+		if k := &knobRows[i]; k.search && k.Name == name {
+			return k
+		}
+	}
+	return nil
 }
 
 // knob is the row of knob name, nil for the knobs Knob and SetKnob handle.
@@ -180,6 +233,9 @@ func (a *App) field(k *KnobField) any {
 
 // Field is a knob's value as its box or select shows it ("" for core's default).
 func (a *App) Field(name string) string {
+	if id, ok := strings.CutPrefix(name, "search."); ok {
+		return a.SearchKnob(id)
+	}
 	k := knob(name)
 	if k == nil {
 		return a.Knob(name)
@@ -223,6 +279,10 @@ func (a *App) SetCheck(name string, on bool) { a.SetField(name, check(on)) }
 // typed with commas.
 func (a *App) SetField(name, v string) {
 	v = strings.TrimSpace(v)
+	if id, ok := strings.CutPrefix(name, "search."); ok {
+		a.SetSearchKnob(id, v) // checked when the search starts (App.knobs)
+		return
+	}
 	k := knob(name)
 	switch {
 	case k == nil:
@@ -272,4 +332,12 @@ func (a *App) SetField(name, v string) {
 	}
 	a.notice("", false)
 	a.changed(false)
+}
+
+// emptyText is what a Search panel knob left empty does: its own words, else searched.
+func (k *KnobField) emptyText() string {
+	if k.empty != "" {
+		return k.empty
+	}
+	return "searched"
 }

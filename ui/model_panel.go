@@ -227,6 +227,16 @@ func KnobChoices(name string) []string {
 		values = wire.Schedules()
 	case "partition":
 		values = wire.Partitions()
+	case "search.schedule":
+		values = wire.SearchSchedules()
+	case "search.recompute":
+		values = wire.RecomputeModes()
+	case "search.zero":
+		values = wire.SearchZeROStages()
+	case "search.reshard":
+		values = wire.ReshardModes()
+	case "search.context_method":
+		values = wire.ContextMethods()
 	default:
 		return nil
 	}
@@ -239,6 +249,9 @@ func (a *App) ChoiceText(name, v string) string {
 	if v != "" {
 		return v
 	}
+	if k := searchRow(name); k != nil {
+		return k.emptyText()
+	}
 	if r := a.Resolved(name); r != "" {
 		return "default (" + r + ")"
 	}
@@ -247,6 +260,9 @@ func (a *App) ChoiceText(name, v string) string {
 
 // DefaultText is a number box's placeholder: "default: 4096", from core's normal form.
 func (a *App) DefaultText(name string) string {
+	if k := searchRow(name); k != nil {
+		return k.emptyText()
+	}
 	if r := a.Resolved(name); r != "" {
 		return "default: " + r
 	}

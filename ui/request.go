@@ -41,6 +41,43 @@ const fragmentPrefix = "r1."
 // few MB), so that a crafted link cannot make the page allocate without limit.
 const maxFragmentJSON = 64 << 20
 
+// searchSeparator follows a fragment's request where the Search panel's knobs follow
+// it: ".s1." then their JSON object (App.Search.Knobs), base64url-encoded without
+// padding ('.' is not in base64url's alphabet, so the request's part cannot hold it).
+const searchSeparator = ".s1."
+
+// maxSearchFragment bounds the search knobs' part of a fragment (bytes of base64).
+const maxSearchFragment = 4096
+
+// Fragment is the page's state as a URL fragment (without the "#"): the request
+// (EncodeFragment), then the Search panel's knobs where any is set (searchSeparator).
+func (a *App) Fragment() (string, error) {
+	f, err := EncodeFragment(a.Req)
+	if err != nil || len(a.Search.Knobs) == 0 {
+		return f, err
+	}
+	data, err := json.Marshal(a.Search.Knobs) // keys sorted: one state, one fragment
+	if err != nil {
+		return "", err
+	}
+	return f + searchSeparator + base64.RawURLEncoding.EncodeToString(data), nil
+}
+
+// FragmentSearch reads the Search panel's knobs from a fragment (Fragment): nil where it
+// has none, or where they do not read (the request still does).
+func FragmentSearch(s string) map[string]string {
+	_, part, ok := strings.Cut(s, searchSeparator)
+	if !ok || len(part) > maxSearchFragment {
+		return nil
+	}
+	data, err := base64.RawURLEncoding.DecodeString(part)
+	var k map[string]string
+	if err != nil || json.Unmarshal(data, &k) != nil {
+		return nil
+	}
+	return k
+}
+
 // EncodeFragment writes the request as a URL fragment (without the "#").
 func EncodeFragment(r *wire.Request) (string, error) {
 	data, err := json.Marshal(r)
@@ -77,6 +114,7 @@ func FlateInflate(data []byte, limit int) ([]byte, error) {
 // inflating it with inflate. Errors say what is wrong with the link.
 func DecodeFragment(s string, inflate Inflate) (*wire.Request, error) {
 	s = strings.TrimPrefix(s, "#")
+	s, _, _ = strings.Cut(s, searchSeparator) // the search's knobs: FragmentSearch
 	if !strings.HasPrefix(s, fragmentPrefix) {
 		return nil, errors.New("the link's #fragment is not a pipeplan request (it should start with r1.)")
 	}

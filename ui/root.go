@@ -266,13 +266,6 @@ func (c *Root) drop(e vugu.DOMEvent) {
 	c.A.Host.ImportFile(e, c.A.ImportAnswer)
 }
 
-func (c *Root) searchPlaceholder(id string) string {
-	if id == "max_devices" {
-		return ""
-	}
-	return "search"
-}
-
 func (c *Root) chartBox() string {
 	ch := c.A.Chart()
 	return fmt.Sprintf("0 0 %g %g", ch.Width, ch.Height)

@@ -20,8 +20,9 @@ import (
 // progress and Cancel), and its report. The search is core's (core/search over
 // core/request); the panel only builds its knobs and draws its report.
 type Searcher struct {
-	// Fixed knobs as typed ("" searches the knob): max_devices, stages, replicas,
-	// tensor, schedule, recompute, microbatch_size, global_batch.
+	// Fixed knobs as typed or chosen ("" searches the knob, or leaves it to core), by
+	// the query's names (wire.SearchKnobs; the Search panel's rows, knobRows' group
+	// "search"). They are kept with the request in the URL and localStorage (Fragment).
 	Knobs map[string]string
 
 	Running  bool
@@ -39,20 +40,6 @@ type Searcher struct {
 	// about.
 	query  string
 	cancel func()
-}
-
-// SearchKnobs are the Search panel's inputs, in order: id, label, hint.
-var SearchKnobs = []struct{ ID, Label, Hint string }{
-	{"max_devices", "Devices at hand", "required: the most devices a configuration may use"},
-	{"stages", "Pipeline stages", "searched when empty"},
-	{"replicas", "Data-parallel replicas", "searched when empty"},
-	{"tensor", "Tensor-parallel degree", "searched when empty (architectures)"},
-	{"context", "Context-parallel degree", "searched when empty from 32,768 tokens (architectures), else 1"},
-	{"expert", "Expert-parallel degree", "searched when empty (mixtures of experts): divides the experts and the replicas"},
-	{"schedule", "Schedule", "searched when empty: " + strings.Join(wire.SearchedSchedules(), ", ")},
-	{"recompute", "Recomputation", "searched when empty: " + strings.Join(wire.SearchedRecomputes(true), ", ") + " (profiles: " + strings.Join(wire.SearchedRecomputes(false), ", ") + ")"},
-	{"microbatch_size", "Microbatch size", "searched when empty (up to 64 for architectures, 128 for profiles)"},
-	{"global_batch", "Global batch (samples per step)", "fixes microbatch size × microbatches × replicas; when empty, the planned request's samples per step (core's default)"},
 }
 
 // SearchKnob is a knob's text.
@@ -75,12 +62,17 @@ func (a *App) deviceCount() int {
 	return len(f.Devices)
 }
 
-// SetSearchKnob handles a knob's input.
+// SetSearchKnob handles a knob's input, and keeps it with the request (Fragment).
 func (a *App) SetSearchKnob(id, v string) {
 	if a.Search.Knobs == nil {
 		a.Search.Knobs = map[string]string{}
 	}
-	a.Search.Knobs[id] = strings.TrimSpace(v)
+	if v = strings.TrimSpace(v); v == "" {
+		delete(a.Search.Knobs, id)
+	} else {
+		a.Search.Knobs[id] = v
+	}
+	a.keep(false)
 }
 
 // knobs reads the knobs; errors name the knob.
@@ -104,6 +96,7 @@ func (a *App) knobs() (wire.SearchKnobs, error) {
 	}{
 		{"max_devices", &k.MaxDevices}, {"stages", &k.Stages}, {"replicas", &k.Replicas}, {"tensor", &k.Tensor},
 		{"context", &k.Context}, {"expert", &k.Expert}, {"microbatch_size", &k.MicrobatchSize}, {"global_batch", &k.GlobalBatch},
+		{"shard_group", &k.ShardGroup}, {"microbatches", &k.Microbatches},
 	} {
 		if err := num(f.id, f.dst); err != nil {
 			return k, err
@@ -113,6 +106,14 @@ func (a *App) knobs() (wire.SearchKnobs, error) {
 		return k, fmt.Errorf("max_devices: say how many devices are at hand")
 	}
 	k.Schedule, k.Recompute = a.SearchKnob("schedule"), a.SearchKnob("recompute")
+	k.Reshard, k.ContextMethod = a.SearchKnob("reshard"), a.SearchKnob("context_method")
+	if z := a.SearchKnob("zero"); z != "" {
+		i := slices.Index(wire.SearchZeROStages(), z)
+		if i < 0 {
+			return k, fmt.Errorf("zero: choose one of %s, or leave it empty to search it", strings.Join(wire.SearchZeROStages(), ", "))
+		}
+		k.ZeRO = &i
+	}
 	return k, nil
 }
 

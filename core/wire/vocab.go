@@ -142,6 +142,23 @@ func Partitions() []string { return []string{"layers", "graph"} }
 // closed forms; unequal stages and transfers move it a little either way).
 func SearchedSchedules() []string { return []string{"1f1b", "gpipe", "interleaved:2", "zb-h1"} }
 
+// SearchSchedules lists the schedules a search's schedule knob may fix: Schedules but
+// overlap, which core/search refuses (its grid tries gpipe, 1f1b, interleaved:V,
+// interleaved-pytorch:V, zb-h1, ipu and inference).
+func SearchSchedules() []string {
+	var out []string
+	for _, s := range Schedules() {
+		if s != "overlap" {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// SearchZeROStages names the values of a search's zero knob by their sharding: the i-th
+// is ZeRO stage i (HSDP is zero3 with the shard_group knob).
+func SearchZeROStages() []string { return []string{"none", "zero1", "zero2", "zero3"} }
+
 // SearchedRecomputes lists the recomputation modes a training search tries when its query
 // names none: an architecture's, or (architecture false) a profile's, which has no
 // selective recomputation. Per-layer recomputation ("auto") is searched when named: a

@@ -691,7 +691,7 @@ func TestBrowser(t *testing.T) {
 	b.eval(`document.querySelector("#search-cancel").click()`)
 	b.waitFor("the cancelled search", `document.querySelector("#search-status")?.textContent.startsWith("Cancelled")`)
 	b.set("#search-max_devices", "4", "input")
-	b.set("#search-schedule", "1f1b", "input")
+	b.set("#search-schedule", "1f1b", "change")
 	b.set("#search-microbatch_size", "8", "input")
 	b.eval(`document.querySelector("#search-start").click()`)
 	b.waitFor("the search's results", `document.querySelector("#search-status")?.textContent.startsWith("Done") && document.querySelector("#search-results tr.best") !== null`)

@@ -43,9 +43,10 @@ func main() {
 		panic(err)
 	}
 	h := &browser{env: r.EventEnv(), planner: planner}
-	req, notice, showing := startRequest()
+	req, fragment, notice, showing := startRequest()
 	// The plans come from the planner worker: the page draws each when it comes.
 	app := ui.NewApp(req, h, planner.Do)
+	app.Search.Knobs = ui.FragmentSearch(fragment)
 	app.Embed = queryParam("embed") == "1"
 	if notice != "" {
 		app.Notice, app.NoticeBad = notice, true
@@ -69,7 +70,7 @@ func main() {
 		f := strings.TrimPrefix(js.Global().Get("location").Get("hash").String(), "#")
 		go func() {
 			h.env.Lock()
-			if cur, err := ui.EncodeFragment(app.Req); f != "" && (err != nil || cur != f) {
+			if cur, err := app.Fragment(); f != "" && (err != nil || cur != f) {
 				app.Restore(f)
 				storageSet(storageKey, f)
 			}
@@ -222,23 +223,24 @@ func (d *detacher) apply(values []ui.Detached) {
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 
 // startRequest picks the request a page load shows: the URL fragment's, else the one kept
-// in localStorage, else the first visit's, and says which ("the link's #fragment"). A
-// fragment that does not decode is reported.
-func startRequest() (*wire.Request, string, string) {
+// in localStorage, else the first visit's, with the fragment it came from (which holds
+// the Search panel's knobs too: ui.FragmentSearch), and says which ("the link's
+// #fragment"). A fragment that does not decode is reported.
+func startRequest() (*wire.Request, string, string, string) {
 	notice := ""
 	if f := strings.TrimPrefix(js.Global().Get("location").Get("hash").String(), "#"); f != "" {
 		r, err := ui.DecodeFragment(f, inflate)
 		if err == nil {
-			return r, "", "the link's #fragment"
+			return r, f, "", "the link's #fragment"
 		}
 		notice = err.Error() + " Showing the last request instead."
 	}
 	if f := storageGet(storageKey); f != "" {
 		if r, err := ui.DecodeFragment(f, inflate); err == nil {
-			return r, notice, "your last request"
+			return r, f, notice, "your last request"
 		}
 	}
-	return nil, notice, "the first example"
+	return nil, "", notice, "the first example"
 }
 
 // browser is ui.Host in a browser.

@@ -124,3 +124,23 @@ func hasFieldError(err error, path, reason string) bool {
 		return e.Path == path && strings.Contains(e.Reason, reason)
 	})
 }
+
+// TestSearchVocabulary: the Search panel's lists are what the search takes: every
+// schedule of wire.SearchSchedules passes the space's check (overlap, which it refuses,
+// is not among them), and wire.SearchZeROStages names ZeRO stage i by the sharding its
+// candidates' requests state.
+func TestSearchVocabulary(t *testing.T) {
+	for _, name := range wire.SearchSchedules() {
+		s := search.Space{MaxDevices: 8, Pipelines: []int{2}, Tensors: []int{1}, Schedules: []string{name}, Recomputes: []string{"none"},
+			ZeROs: []int{0}, MemoryProportions: []float64{1}, MaxMicrobatchSize: 1, Microbatches: []int{4}}
+		if err := s.Validate(); err != nil {
+			t.Errorf("schedule %q: %v", name, err)
+		}
+	}
+	if slices.Contains(wire.SearchSchedules(), "overlap") {
+		t.Error("SearchSchedules lists overlap, which the search refuses")
+	}
+	if !slices.Equal(wire.SearchZeROStages(), zeroStages[:]) {
+		t.Errorf("SearchZeROStages %q, the candidates' shardings %q", wire.SearchZeROStages(), zeroStages)
+	}
+}
