@@ -49,9 +49,11 @@ func TestShardingAndContextExports(t *testing.T) {
 		{"megatron zero3", base("zero3", 1, ""), wire.Megatron, false,
 			[]string{"--use-distributed-optimizer", "NOT EXACT"}, []string{"--context-parallel-size"}},
 		{"deepspeed cp", base("zero1", 2, ""), wire.DeepSpeed, false, []string{`"stage": 1`, "DistributedAttention"}, nil},
-		{"pytorch zero3", base("zero3", 1, ""), wire.PyTorch, false, []string{"fully_shard", "sharding ZeRO-3", "reshard_after_forward=true",
+		// On 2 stages the plan's resharding is core's default, step (request.DefaultReshard:
+		// torchtitan's with PP); layer where the request says so.
+		{"pytorch zero3", base("zero3", 1, ""), wire.PyTorch, false, []string{"fully_shard", "sharding ZeRO-3", "reshard_after_forward=false",
 			"the plan did not price fully_shard's copies"}, []string{"reduce_dtype"}},
-		{"pytorch zero3 fsdp2", fsdp2(base("zero3", 1, ""), "fp32", ""), wire.PyTorch, false, []string{"reshard_after_forward=true",
+		{"pytorch zero3 fsdp2", fsdp2(base("zero3", 1, ""), "fp32", "layer"), wire.PyTorch, false, []string{"reshard_after_forward=true",
 			"mp_policy=MixedPrecisionPolicy(param_dtype=PARAM_DTYPE, reduce_dtype=torch.float32), as priced"}, []string{"did not price fully_shard's copies"}},
 		{"pytorch zero3 fsdp2 reshard step", fsdp2(base("zero3", 1, ""), "", "step"), wire.PyTorch, false, []string{"reshard_after_forward=false"},
 			[]string{"reduce_dtype", "did not price fully_shard's copies"}},
