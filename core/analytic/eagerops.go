@@ -147,6 +147,27 @@ func (sh *shape) eagerActivation() eagerKernels {
 	return eagerTraffic[arch.GPT2].activation
 }
 
+// eagerRotary is the unfused traffic of the rotary embedding in eager PyTorch, per
+// element of Q and K: Llama's (eagerTraffic); and for Nemotron, read from the code, not
+// measured: transformers' models/nemotron/modeling_nemotron.py, apply_rotary_pos_emb,
+// slices q[..., :rot_dim] and q[..., rot_dim:] (views, no kernel), turns the first part
+// as Llama does (q*cos + rotate_half(q)*sin: Llama's traffic over the partial_rotary_factor
+// share of the elements, its kernels unchanged) and joins the parts again with
+// torch.cat, for q and for k: two more kernels, each reading and writing every element
+// (4 bytes an element in 16 bits). Without Nemotron's cat the partial embedding would be
+// priced as one fused kernel, which eager PyTorch does not run.
+func (sh *shape) eagerRotary() eagerKernels {
+	llama := eagerTraffic[arch.Llama].rotary
+	if sh.a.Family != arch.Nemotron {
+		return eagerTraffic[sh.a.Family].rotary
+	}
+	r := sh.a.RotaryFraction
+	if r == 0 {
+		r = 1
+	}
+	return eagerKernels{r*llama.bytesPerElement + 2*2, llama.kernels + 2}
+}
+
 // reluSquared is HuggingFace's relu2 in eager PyTorch, read from the code, not measured:
 // ReLUSquaredActivation (transformers/activations.py) runs nn.functional.relu, then
 // torch.square on its output, two kernels each reading and writing every element in 16

@@ -460,14 +460,14 @@ func (sh *shape) attention(local bool) piece {
 		// "copy the rest", the dimensions from d2 to d), Megatron-Core's unfused path turns t[..., :rot_dim] and
 		// concatenates t_pass (megatron/core/models/common/embeddings/rope_utils.py,
 		// _apply_rotary_pos_emb_bshd).
-		rotary := sh.eagerMem("rotary", eagerTraffic[a.Family].rotary, t*(q+kv), 2*e*t*(q+kv), 2)
+		rotary := sh.eagerMem("rotary", sh.eagerRotary(), t*(q+kv), 2*e*t*(q+kv), 2)
 		if a.RotaryScaled && e == 2 {
 			// Megatron-Core runs a rotary embedding with an attention factor unfused
 			// whatever apply_rope_fusion says ("mscale ... is not supported by TE's fused
 			// RoPE. Using unfused implementation.", megatron/core/models/common/
 			// embeddings/rope_utils.py, apply_rotary_pos_emb): t*cos + rotate_half(t)*sin
 			// in eager operators, as HuggingFace's code does.
-			k := eagerTraffic[a.Family].rotary
+			k := sh.eagerRotary()
 			rotary = mem("rotary", k.bytesPerElement*t*(q+kv), k.kernels)
 		}
 		p.ops = append(p.ops, rotary)

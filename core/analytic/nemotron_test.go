@@ -1,6 +1,8 @@
 package analytic
 
 import (
+	"math"
+	"strings"
 	"testing"
 
 	"pipeplan/core/arch"
@@ -64,6 +66,44 @@ func TestActivationsNemotron(t *testing.T) {
 	}
 	if rotary == nil || rotary.fwd.bytes != 2*e*T*(q+kv) || rotary.fwd.kernels != 2 {
 		t.Errorf("rotary %+v, want %d bytes in 2 kernels", rotary, 2*e*T*(q+kv))
+	}
+}
+
+// TestEagerRotaryNemotron: HuggingFace's partial rotary embedding in eager PyTorch
+// (modeling_nemotron.py, apply_rotary_pos_emb) turns the partial_rotary_factor share of
+// Q and K as Llama's eager code does (Llama's measured bytes an element over that share,
+// its kernels) and joins the turned and passed parts with one torch.cat each for q and
+// k (2 kernels reading and writing 2 bytes an element: 4); a full rotary embedding
+// (factor 1) is Llama's plus the cats; the fused path stays 2e T (q + kv) in 2 kernels.
+func TestEagerRotaryNemotron(t *testing.T) {
+	llama := eagerTraffic[arch.Llama].rotary
+	const b, s, e = 2, 512, 2
+	const T, q, kv = b * s, 1024, 256
+	for _, c := range []struct {
+		config           string
+		eager            bool
+		perElem, kernels float64
+	}{
+		{nemotronSmall, true, 0.5*llama.bytesPerElement + 4, llama.kernels + 2},
+		{strings.Replace(nemotronSmall, `"partial_rotary_factor": 0.5`, `"partial_rotary_factor": 1`, 1), true, llama.bytesPerElement + 4, llama.kernels + 2},
+		{nemotronSmall, false, 2 * e, 2},
+	} {
+		a, err := arch.Parse([]byte(c.config))
+		if err != nil {
+			t.Fatal(err)
+		}
+		sh := newShape(a, Options{Batch: b, Seq: s, Attention: Flash}.withDefaults())
+		sh.eagerCode = c.eager
+		var got *op
+		p := sh.attention(false)
+		for i := range p.ops {
+			if p.ops[i].name == "rotary" {
+				got = &p.ops[i]
+			}
+		}
+		if got == nil || math.Abs(got.fwd.bytes-c.perElem*T*(q+kv)) > 1e-6*c.perElem*T*(q+kv) || got.fwd.kernels != c.kernels {
+			t.Errorf("factor %g, eager %t: rotary %+v, want %g bytes an element of Q and K in %g kernels", a.RotaryFraction, c.eager, got, c.perElem, c.kernels)
+		}
 	}
 }
 
