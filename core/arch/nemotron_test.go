@@ -148,6 +148,12 @@ func TestParamsGemma(t *testing.T) {
 	if err != nil || a.HeadDim != 256 || !a.TiedEmbeddings {
 		t.Errorf("gemma defaults: %+v, %v", a, err)
 	}
+	// Its default head_dim does not come from hidden_size, which the heads need not divide
+	// (GemmaConfig asks nothing of them).
+	a, err = Parse([]byte(`{"model_type": "gemma", "hidden_size": 66, "intermediate_size": 128, "num_hidden_layers": 1, "num_attention_heads": 4, "vocab_size": 10}`))
+	if err != nil || a.HeadDim != 256 || a.QDim() != 4*256 {
+		t.Errorf("gemma, 4 heads over a hidden size of 66: %+v, %v", a, err)
+	}
 	for _, name := range []string{"Gemma2ForCausalLM", "Gemma3ForCausalLM"} {
 		if _, err := Parse([]byte(`{"architectures": ["` + name + `"]}`)); err == nil || !strings.Contains(err.Error(), "unsupported architecture") {
 			t.Errorf("%s: %v", name, err)

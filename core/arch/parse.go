@@ -489,7 +489,8 @@ func (f *fields) llama(a *Arch) {
 	}
 	a.HeadDim = f.optional(defaultHeadDim, "head_dim")
 	mla := a.ModelType == "deepseek_v2" || a.ModelType == "deepseek_v3"
-	if _, given := f.raw["head_dim"]; !given && !mla && a.NumHeads > 0 && a.HiddenSize%a.NumHeads != 0 {
+	// Gemma's head_dim defaults to 256, not hidden_size / heads: no divisibility to ask.
+	if _, given := f.raw["head_dim"]; !given && !mla && a.ModelType != "gemma" && a.NumHeads > 0 && a.HiddenSize%a.NumHeads != 0 {
 		f.es.Add("num_attention_heads", "must divide hidden_size (%d) when head_dim is not given, got %d", a.HiddenSize, a.NumHeads)
 	}
 	switch a.ModelType {
