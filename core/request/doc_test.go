@@ -11,6 +11,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"pipeplan/core/arch"
 	"pipeplan/core/cluster"
 	"pipeplan/core/wire"
 	"reflect"
@@ -303,6 +304,48 @@ func TestDocPresetLists(t *testing.T) {
 		}
 		if !slices.Equal(got, tt.want) {
 			t.Errorf("%s row %s lists %q, core has %q", requestDoc, tt.row, got, tt.want)
+		}
+	}
+}
+
+// TestDocModelLists: the request format's model.architecture name row lists exactly the
+// bundled configs (core/arch's BundledNames, in any order), and the README's --hf-config
+// sentence names every model_type core/arch reads (ModelTypes), so a model added to core
+// (as gemma, nemotron and their configs were) is documented in both.
+func TestDocModelLists(t *testing.T) {
+	doc := string(readDoc(t))
+	const row = "| `name` | a bundled config:"
+	i := strings.Index(doc, row)
+	if i < 0 {
+		t.Fatalf("%s: no row %q", requestDoc, row)
+	}
+	line := doc[i+len(row):]
+	line = line[:strings.IndexByte(line, '\n')]
+	var got []string
+	for _, m := range regexp.MustCompile("`([^`]+)`").FindAllStringSubmatch(line, -1) {
+		if m[1] != "pipeplan estimate" {
+			got = append(got, m[1])
+		}
+	}
+	slices.Sort(got)
+	if want := arch.BundledNames(); !slices.Equal(got, want) {
+		t.Errorf("%s name row lists %q, core/arch bundles %q", requestDoc, got, want)
+	}
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := string(readme)
+	j := strings.Index(s, "a HuggingFace `config.json` of model type")
+	if j < 0 {
+		t.Fatal("README.md: no --hf-config sentence naming the model types")
+	}
+	s = s[j:]
+	s = s[:strings.Index(s, ", or a bundled one")]
+	words := regexp.MustCompile(`[a-z0-9_]+`).FindAllString(s, -1)
+	for _, mt := range arch.ModelTypes() {
+		if !slices.Contains(words, mt) {
+			t.Errorf("README.md's --hf-config sentence does not name model type %s", mt)
 		}
 	}
 }
