@@ -23,6 +23,8 @@ func FuzzRun(f *testing.F) {
 		`{"model":{"architecture":{"name":"llama-3.2-1b","seq":8192}},"cluster":{"device":"h100-sxm","count":16,"devices_per_node":8},"parallelism":{"data":4,"context":2,"tensor":2,"sharding":"hsdp","shard_group":2}}`,
 		`{"model":{"architecture":{"name":"gpt2","seq":1024}},"cluster":{"device":"a100-80gb","count":8},"parallelism":{"data":2,"context":4,"context_method":"all-to-all","sharding":"zero3","prefetch":"none"}}`,
 		`{"model":{"example":"gpt2-medium"},"cluster":{"device":"a100-80gb","count":8},"parallelism":{"pipeline":4,"data":2,"sharding":"zero2"}}`,
+		`{"model":{"architecture":{"config":{"model_type":"nemotron","hidden_size":64,"intermediate_size":128,"num_hidden_layers":2,"num_attention_heads":4,"num_key_value_heads":2,"vocab_size":100,"partial_rotary_factor":0.25},"seq":128,"framework":"eager"}},"cluster":{"device":"h100-sxm","count":2},"parallelism":{"tensor":2}}`,
+		`{"model":{"architecture":{"name":"gemma-2b","seq":2048}},"cluster":{"device":"h100-sxm","count":8},"parallelism":{"pipeline":2,"data":4,"sharding":"zero3"}}`,
 	} {
 		f.Add([]byte(s))
 	}
