@@ -386,14 +386,7 @@ func (f *fields) nemotron(a *Arch) {
 	if s, ok := f.str("hidden_act"); ok {
 		a.Activation = s
 	}
-	defaultHeadDim := 0
-	if a.NumHeads > 0 {
-		defaultHeadDim = a.HiddenSize / a.NumHeads
-	}
-	a.HeadDim = f.optional(defaultHeadDim, "head_dim")
-	if _, given := f.raw["head_dim"]; !given && a.NumHeads > 0 && a.HiddenSize%a.NumHeads != 0 {
-		f.es.Add("num_attention_heads", "must divide hidden_size (%d) when head_dim is not given, got %d", a.HiddenSize, a.NumHeads)
-	}
+	f.headDim(a, 0, true)
 	a.RotaryFraction = 0.5
 	if r, ok := f.raw["partial_rotary_factor"]; ok && string(bytes.TrimSpace(r)) != "null" {
 		n := len(f.es)
@@ -403,6 +396,19 @@ func (f *fields) nemotron(a *Arch) {
 			a.RotaryFraction = 0.5
 		}
 	}
+}
+
+// headDim reads head_dim, by default def, or where def is 0 hidden_size / heads, which
+// with divides the heads must then divide (LlamaConfig's and NemotronConfig's default;
+// Gemma's is a constant, 256, that asks nothing of hidden_size).
+func (f *fields) headDim(a *Arch, def int, divides bool) {
+	if def == 0 && a.NumHeads > 0 {
+		def = a.HiddenSize / a.NumHeads
+		if _, given := f.raw["head_dim"]; !given && divides && a.HiddenSize%a.NumHeads != 0 {
+			f.es.Add("num_attention_heads", "must divide hidden_size (%d) when head_dim is not given, got %d", a.HiddenSize, a.NumHeads)
+		}
+	}
+	a.HeadDim = f.optional(def, "head_dim")
 }
 
 // sub reads a nested object (MPT's attn_config, ffn_config) as fields of its own: an
@@ -480,18 +486,15 @@ func (f *fields) llama(a *Arch) {
 	a.VocabSize = f.required("vocab_size")
 	a.TiedEmbeddings = f.boolean("tie_word_embeddings", false)
 	a.Dropout = f.anyPositive(0, "attention_dropout")
-	defaultHeadDim := 0
-	if a.NumHeads > 0 {
-		defaultHeadDim = a.HiddenSize / a.NumHeads
-	}
-	if a.ModelType == "gemma" {
-		defaultHeadDim = 256 // GemmaConfig's head_dim
-	}
-	a.HeadDim = f.optional(defaultHeadDim, "head_dim")
-	mla := a.ModelType == "deepseek_v2" || a.ModelType == "deepseek_v3"
-	// Gemma's head_dim defaults to 256, not hidden_size / heads: no divisibility to ask.
-	if _, given := f.raw["head_dim"]; !given && !mla && a.ModelType != "gemma" && a.NumHeads > 0 && a.HiddenSize%a.NumHeads != 0 {
-		f.es.Add("num_attention_heads", "must divide hidden_size (%d) when head_dim is not given, got %d", a.HiddenSize, a.NumHeads)
+	switch a.ModelType {
+	case "gemma":
+		f.headDim(a, 256, false) // GemmaConfig's head_dim
+	case "deepseek_v2", "deepseek_v3":
+		// Latent attention's heads have their own widths (mla): hidden_size need not
+		// divide.
+		f.headDim(a, 0, false)
+	default:
+		f.headDim(a, 0, true)
 	}
 	switch a.ModelType {
 	case "gemma":
