@@ -176,8 +176,15 @@ func Misfit(a *arch.Arch, m Modules) string {
 // checkModules refuses the options' modules that a's blocks have no part for (Misfit).
 func checkModules(a *arch.Arch, o Options) error {
 	var es model.Errors
-	if o.Recompute == SelectiveOp && (a.MoELayers() > 0 || a.MLA()) {
+	switch {
+	case o.Recompute != SelectiveOp:
+	case a.MoELayers() > 0 || a.MLA():
 		es.Add("recompute", "selective-op is priced for dense blocks with separate query, key and value projections (torchtitan's Llama): the model has a mixture of experts or latent attention")
+	case fusedQKV(a) || a.Family == arch.BERT:
+		// torchtitan's policy saves aten.mm's outputs by count; GPT-2's Conv1D, MPT's
+		// Wqkv and BERT's biased Linear layers run other operators (addmm) in another
+		// order, which the count does not describe.
+		es.Add("recompute", "selective-op is priced for dense blocks with separate query, key and value projections (torchtitan's Llama): %s blocks have a fused or biased attention input projection", a.Family)
 	}
 	for i, n := range o.RecomputeModules.Names() {
 		m, _ := ParseModules([]string{n})

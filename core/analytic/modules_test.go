@@ -209,6 +209,7 @@ func TestSelectiveOpLlama(t *testing.T) {
 // the option.
 func TestSelectiveOpRefused(t *testing.T) {
 	llama, qwen := bundled(t, "meta-llama-3-8b"), bundled(t, "qwen3-30b-a3b")
+	gpt2, bert := bundled(t, "gpt2-medium"), bundled(t, "bert-large-uncased")
 	for _, c := range []struct {
 		name string
 		a    *arch.Arch
@@ -216,8 +217,10 @@ func TestSelectiveOpRefused(t *testing.T) {
 	}{
 		{"eager attention", llama, Options{Attention: Eager}},
 		{"mixture of experts", qwen, Options{}},
+		{"GPT-2's fused c_attn", gpt2, Options{}},
+		{"BERT's biased projections", bert, Options{}},
 	} {
-		c.o.Batch, c.o.Seq, c.o.Recompute = 1, 1024, SelectiveOp
+		c.o.Batch, c.o.Seq, c.o.Recompute = 1, 512, SelectiveOp
 		_, err := Estimate(c.a, target(t, "h100-sxm"), c.o)
 		if err == nil || !strings.Contains(err.Error(), "recompute") || !strings.Contains(err.Error(), "selective-op") {
 			t.Errorf("%s: %v, want a recompute error naming selective-op", c.name, err)
