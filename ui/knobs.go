@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 
+	"pipeplan/core/model"
 	"pipeplan/core/wire"
 )
 
@@ -174,8 +175,18 @@ var knobRows = [...]KnobField{
 // KnobFields lists a group's knobs (knobRows, whose doc names the groups). The lists of
 // values and the bounds are core's (core/wire); whether a knob applies is what core's
 // normal form says (Resolved): a knob that is not always on is disabled where core's
-// normal form has no value for it and the request sets none.
+// normal form has no value for it and the request sets none, unless core refuses the
+// request naming the knob's field.
 func (a *App) KnobFields(group string) []KnobField {
+	// A knob whose field core's refusal names stays enabled: the request has no normal
+	// form then, and the knob is how the refusal is answered (hsdp whose default group
+	// holds every replica: parallelism.shard_group).
+	refused := map[string]bool{}
+	if fes, ok := model.AsFieldErrors(a.Err); ok {
+		for _, fe := range fes {
+			refused[fe.Path[strings.LastIndexByte(fe.Path, '.')+1:]] = true
+		}
+	}
 	var out []KnobField
 	for _, f := range knobRows {
 		if f.group != group || f.arch && a.ModelSource() != "architecture" || f.doc && !a.Form().FromFile {
@@ -196,7 +207,7 @@ func (a *App) KnobFields(group string) []KnobField {
 		if f.on != "" {
 			on = f.on
 		}
-		f.Disabled = !f.always && !f.search && a.Field(f.Name) == "" && a.Resolved(on) == ""
+		f.Disabled = !f.always && !f.search && a.Field(f.Name) == "" && a.Resolved(on) == "" && !refused[f.Name]
 		out = append(out, f)
 	}
 	return out

@@ -291,7 +291,8 @@ func TestDataLinkKnob(t *testing.T) {
 // (wire.ShardingFields) says the new mode takes, so that prefetch, reshard,
 // reduce_dtype and fully_shard survive zero3 to hsdp and back (hsdp's group goes on
 // zero3, which refuses it), and clears every one of them on zero2, which takes none;
-// the request stays one core plans.
+// the request stays one core plans. A refusal naming the shard group leaves its knob
+// enabled.
 func TestShardingSwitchKeeps(t *testing.T) {
 	a := NewApp(nil, &fakeHost{}, local)
 	a.PickModel("arch:gpt2-medium")
@@ -319,6 +320,24 @@ func TestShardingSwitchKeeps(t *testing.T) {
 	a.SetKnob("sharding", "zero3")
 	if got() != want || a.Err != nil {
 		t.Errorf("hsdp to zero3: %+v (err %v), want %+v without the group", got(), a.Err, want)
+	}
+	// One node of 8 devices, 8 replicas: hsdp's default group (a node's replicas) holds
+	// them all, which core refuses by parallelism.shard_group; that knob stays enabled
+	// to answer it.
+	a.SetCluster("per_node", "8")
+	a.SetCluster("nodes", "1")
+	a.SetKnob("sharding", "hsdp")
+	if a.Err == nil || !strings.Contains(a.Err.Error(), "parallelism.shard_group") {
+		t.Fatalf("hsdp with a node's group holding every replica: %v, want core's refusal by parallelism.shard_group", a.Err)
+	}
+	for _, f := range a.KnobFields("finer") {
+		if f.Name == "shard_group" && f.Disabled {
+			t.Errorf("the shard group's knob is disabled where core's refusal names it")
+		}
+	}
+	a.SetField("shard_group", "2")
+	if w := want; got() != func() wire.Parallelism { w.ShardGroup = 2; return w }() || a.Err != nil {
+		t.Errorf("hsdp with group 2 on one node: %+v (err %v)", got(), a.Err)
 	}
 	a.SetKnob("sharding", "zero2")
 	if got() != (wire.Parallelism{}) || a.Err != nil {
