@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 
+	"pipeplan/core/model"
 	"pipeplan/core/wire"
 )
 
@@ -121,6 +122,10 @@ var knobRows = [...]KnobField{
 		Hint: "zero3 and hsdp: next-layer gathers a layer's weights while the layer before it computes (FSDP2), none when it runs."},
 	{group: "finer", Name: "reshard", ref: func(r *wire.Request) any { return &r.Parallelism.Reshard }, Label: "Reshard", choose: true,
 		Hint: "zero3 and hsdp: layer frees each layer's gathered weights after its pass (FSDP2's reshard_after_forward), step keeps them gathered and the gradients whole through the step (FSDP2 under pipelining, as torchtitan runs it)."},
+	{group: "finer", Name: "reduce_dtype", ref: func(r *wire.Request) any { return &r.Parallelism.ReduceDType }, Label: "Gradient reduce type", choose: true,
+		Hint: "zero3 and hsdp in training: fp32 casts the 16-bit gradients to fp32 before they are reduce-scattered, twice the bytes (FSDP2's MixedPrecisionPolicy reduce_dtype, as torchtitan runs it); default their own type."},
+	{group: "finer", Name: "fully_shard", ref: func(r *wire.Request) any { return &r.Parallelism.FullyShard }, Label: "FSDP2 copies (fully_shard)", Check: true,
+		Hint: "zero3 and hsdp in training: PyTorch FSDP2's fully_shard, which copies every all-gather out into the parameters and every reduce-scatter's input in from the gradients; off for FSDP1 and DeepSpeed ZeRO-3."},
 	{group: "finer", Name: "overlap_grad_reduce", ref: func(r *wire.Request) any { return &r.Parallelism.OverlapGradReduce }, Label: "Overlap gradient reduction", choose: true, arch: true,
 		Hint: "the gradients' all-reduce or reduce-scatter in buckets during the last backward (Megatron-LM's --overlap-grad-reduce)."},
 	{group: "finer", Name: "overlap_param_gather", ref: func(r *wire.Request) any { return &r.Parallelism.OverlapParamGather }, Label: "Overlap weight all-gather", choose: true, arch: true,
@@ -170,8 +175,18 @@ var knobRows = [...]KnobField{
 // KnobFields lists a group's knobs (knobRows, whose doc names the groups). The lists of
 // values and the bounds are core's (core/wire); whether a knob applies is what core's
 // normal form says (Resolved): a knob that is not always on is disabled where core's
-// normal form has no value for it and the request sets none.
+// normal form has no value for it and the request sets none, unless core refuses the
+// request naming the knob's field.
 func (a *App) KnobFields(group string) []KnobField {
+	// A knob whose field core's refusal names stays enabled: the request has no normal
+	// form then, and the knob is how the refusal is answered (hsdp whose default group
+	// holds every replica: parallelism.shard_group).
+	refused := map[string]bool{}
+	if fes, ok := model.AsFieldErrors(a.Err); ok {
+		for _, fe := range fes {
+			refused[fe.Path[strings.LastIndexByte(fe.Path, '.')+1:]] = true
+		}
+	}
 	var out []KnobField
 	for _, f := range knobRows {
 		if f.group != group || f.arch && a.ModelSource() != "architecture" || f.doc && !a.Form().FromFile {
@@ -192,7 +207,7 @@ func (a *App) KnobFields(group string) []KnobField {
 		if f.on != "" {
 			on = f.on
 		}
-		f.Disabled = !f.always && !f.search && a.Field(f.Name) == "" && a.Resolved(on) == ""
+		f.Disabled = !f.always && !f.search && a.Field(f.Name) == "" && a.Resolved(on) == "" && !refused[f.Name]
 		out = append(out, f)
 	}
 	return out

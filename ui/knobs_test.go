@@ -10,7 +10,7 @@ import (
 )
 
 // TestFinerKnobs: the Cluster panel's finer knobs set their request fields (parallelism
-// shard_group, prefetch, reshard, overlap_grad_reduce, overlap_param_gather, overlap_tensor_comm, context_inner,
+// shard_group, prefetch, reshard, reduce_dtype, fully_shard, overlap_grad_reduce, overlap_param_gather, overlap_tensor_comm, context_inner,
 // expert_tensor; the architecture's expert_imbalance and capacity_factor), apply where
 // core's normal form has a value for them, keep a number that does not parse out of the
 // request (NaN included, which JSON cannot carry), let core refuse what its rules refuse
@@ -33,12 +33,12 @@ func TestFinerKnobs(t *testing.T) {
 		names = append(names, f.Name)
 		enabled[f.Name] = !f.Disabled
 	}
-	if got := strings.Join(names, " "); got != "shard_group prefetch reshard overlap_grad_reduce overlap_param_gather overlap_tensor_comm context_inner expert_tensor expert_imbalance capacity_factor" {
+	if got := strings.Join(names, " "); got != "shard_group prefetch reshard reduce_dtype fully_shard overlap_grad_reduce overlap_param_gather overlap_tensor_comm context_inner expert_tensor expert_imbalance capacity_factor" {
 		t.Errorf("knobs %s", got)
 	}
 	// hsdp's knobs and the experts' apply; without hierarchical context parallelism its
 	// group does not.
-	for name, want := range map[string]bool{"shard_group": true, "prefetch": true, "reshard": true, "overlap_grad_reduce": true, "expert_tensor": true, "expert_imbalance": true, "context_inner": false} {
+	for name, want := range map[string]bool{"shard_group": true, "prefetch": true, "reshard": true, "reduce_dtype": true, "fully_shard": true, "overlap_grad_reduce": true, "expert_tensor": true, "expert_imbalance": true, "context_inner": false} {
 		if enabled[name] != want {
 			t.Errorf("%s enabled %v, want %v (core's normal form: %q)", name, enabled[name], want, a.Resolved(name))
 		}
@@ -51,6 +51,8 @@ func TestFinerKnobs(t *testing.T) {
 		{"shard_group", "2", func() string { return itoa0(a.Req.Parallelism.ShardGroup) }},
 		{"prefetch", "none", func() string { return a.Req.Parallelism.Prefetch }},
 		{"reshard", "step", func() string { return a.Req.Parallelism.Reshard }},
+		{"reduce_dtype", "fp32", func() string { return a.Req.Parallelism.ReduceDType }},
+		{"fully_shard", "true", func() string { return a.Field("fully_shard") }},
 		{"overlap_grad_reduce", "off", func() string { return a.Req.Parallelism.OverlapGradReduce }},
 		{"overlap_param_gather", "off", func() string { return a.Req.Parallelism.OverlapParamGather }},
 		{"overlap_tensor_comm", "off", func() string { return a.Req.Parallelism.OverlapTensorComm }},
@@ -281,6 +283,69 @@ func TestDataLinkKnob(t *testing.T) {
 	for _, f := range a.KnobFields("cluster") {
 		if f.Name == "data_link" {
 			t.Errorf("a device preset's cluster has a data-link knob")
+		}
+	}
+}
+
+// TestShardingSwitchKeeps: a change of the sharding keeps the fields core's list
+// (wire.ShardingFields) says the new mode takes, so that prefetch, reshard,
+// reduce_dtype and fully_shard survive zero3 to hsdp and back (hsdp's group goes on
+// zero3, which refuses it), and clears every one of them on zero2, which takes none;
+// the request stays one core plans. A refusal naming the shard group leaves its knob
+// enabled.
+func TestShardingSwitchKeeps(t *testing.T) {
+	a := NewApp(nil, &fakeHost{}, local)
+	a.PickModel("arch:gpt2-medium")
+	a.SetCluster("device", "h100-sxm")
+	a.SetCluster("per_node", "4")
+	a.SetCluster("nodes", "4")
+	a.SetDegree("data", "8")
+	a.SetKnob("sharding", "zero3")
+	for name, v := range map[string]string{"prefetch": "none", "reshard": "step", "reduce_dtype": "fp32", "fully_shard": "true"} {
+		a.SetField(name, v)
+	}
+	if a.Err != nil {
+		t.Fatalf("zero3 with FSDP2's fields: %v", a.Err)
+	}
+	want := wire.Parallelism{Prefetch: "none", Reshard: "step", ReduceDType: "fp32", FullyShard: true}
+	got := func() wire.Parallelism {
+		p := a.Req.Parallelism
+		return wire.Parallelism{Prefetch: p.Prefetch, Reshard: p.Reshard, ReduceDType: p.ReduceDType, FullyShard: p.FullyShard, ShardGroup: p.ShardGroup}
+	}
+	a.SetKnob("sharding", "hsdp")
+	a.SetField("shard_group", "2")
+	if w := want; got() != func() wire.Parallelism { w.ShardGroup = 2; return w }() || a.Err != nil {
+		t.Errorf("zero3 to hsdp: %+v (err %v), want %+v and group 2", got(), a.Err, want)
+	}
+	a.SetKnob("sharding", "zero3")
+	if got() != want || a.Err != nil {
+		t.Errorf("hsdp to zero3: %+v (err %v), want %+v without the group", got(), a.Err, want)
+	}
+	// One node of 8 devices, 8 replicas: hsdp's default group (a node's replicas) holds
+	// them all, which core refuses by parallelism.shard_group; that knob stays enabled
+	// to answer it.
+	a.SetCluster("per_node", "8")
+	a.SetCluster("nodes", "1")
+	a.SetKnob("sharding", "hsdp")
+	if a.Err == nil || !strings.Contains(a.Err.Error(), "parallelism.shard_group") {
+		t.Fatalf("hsdp with a node's group holding every replica: %v, want core's refusal by parallelism.shard_group", a.Err)
+	}
+	for _, f := range a.KnobFields("finer") {
+		if f.Name == "shard_group" && f.Disabled {
+			t.Errorf("the shard group's knob is disabled where core's refusal names it")
+		}
+	}
+	a.SetField("shard_group", "2")
+	if w := want; got() != func() wire.Parallelism { w.ShardGroup = 2; return w }() || a.Err != nil {
+		t.Errorf("hsdp with group 2 on one node: %+v (err %v)", got(), a.Err)
+	}
+	a.SetKnob("sharding", "zero2")
+	if got() != (wire.Parallelism{}) || a.Err != nil {
+		t.Errorf("zero3 to zero2: %+v (err %v), want none of them", got(), a.Err)
+	}
+	for _, f := range a.KnobFields("finer") {
+		if slices.Contains([]string{"prefetch", "reshard", "reduce_dtype", "fully_shard", "shard_group"}, f.Name) && !f.Disabled {
+			t.Errorf("zero2: %s enabled (core's normal form: %q)", f.Name, a.Resolved(f.Name))
 		}
 	}
 }

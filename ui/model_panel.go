@@ -207,6 +207,8 @@ func KnobChoices(name string) []string {
 		values = wire.PrefetchModes()
 	case "reshard":
 		values = wire.ReshardModes()
+	case "reduce_dtype":
+		values = wire.ReduceDTypes()
 	case "overlap_grad_reduce", "overlap_param_gather":
 		values = wire.OverlapModes()
 	case "overlap_tensor_comm":
@@ -298,11 +300,28 @@ func (a *App) SetKnob(name, v string) {
 	case "recompute":
 		a.Req.Training.Recompute = v
 	case "sharding":
-		// One field says it (the former zero goes); hsdp's group, the prefetch, the
-		// resharding of weights, the reduce dtype and FSDP2's copies are core's defaults.
+		// One field says it (the former zero goes). The fields that go with a sharding
+		// (prefetch, reshard, reduce dtype, FSDP2's copies, hsdp's group) stay where
+		// the new mode takes them (core's list, wire.ShardingFields: between zero3 and
+		// hsdp) and go back to core's defaults elsewhere, where core would refuse them.
 		par := &a.Req.Parallelism
-		par.Sharding, par.ZeRO, par.ShardGroup, par.Prefetch, par.Reshard = v, 0, 0, "", ""
-		par.ReduceDType, par.FullyShard = "", false
+		keep := wire.ShardingFields(v)
+		par.Sharding, par.ZeRO = v, 0
+		if !slices.Contains(keep, "shard_group") {
+			par.ShardGroup = 0
+		}
+		if !slices.Contains(keep, "prefetch") {
+			par.Prefetch = ""
+		}
+		if !slices.Contains(keep, "reshard") {
+			par.Reshard = ""
+		}
+		if !slices.Contains(keep, "reduce_dtype") {
+			par.ReduceDType = ""
+		}
+		if !slices.Contains(keep, "fully_shard") {
+			par.FullyShard = false
+		}
 		a.Layout = "" // the user's sharding, not the layout's
 	case "context_method":
 		// The all-to-all group is the hierarchical split's: another method starts from

@@ -3,10 +3,12 @@ package request
 import (
 	"context"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 
 	"pipeplan/core/cluster"
+	"pipeplan/core/wire"
 )
 
 // TestReduceDTypeFP32: with parallelism.reduce_dtype fp32 (PyTorch FSDP2's
@@ -116,5 +118,34 @@ func TestReduceDTypeRefused(t *testing.T) {
 				t.Errorf("got %v, want ...%s...", err, tt.want)
 			}
 		})
+	}
+}
+
+// TestShardingFields: wire.ShardingFields, the list the page keeps on a change of
+// sharding, is what core's checks accept, brute force over every sharding mode (and the
+// alias fsdp) and every parallelism field that goes with some of them: a training
+// request of an architecture with one field set (to a value core takes) is accepted
+// exactly where the list names the field, and refused by the field's path elsewhere.
+func TestShardingFields(t *testing.T) {
+	values := map[string]string{"prefetch": `"none"`, "reshard": `"step"`, "reduce_dtype": `"fp32"`,
+		"fully_shard": `true`, "shard_group": `2`}
+	for _, mode := range append(wire.ShardingModes(), "fsdp") {
+		for field, v := range values {
+			t.Run(mode+"/"+field, func(t *testing.T) {
+				req := `{"model":{"architecture":{"name":"gpt2","seq":512}},"cluster":{"device":"h100-sxm","count":8,"devices_per_node":2},
+					"schedule":{"microbatches":4},"parallelism":{"data":4,"sharding":"` + mode + `","` + field + `":` + v + `}}`
+				_, err := Normalize(decode(t, req))
+				want := slices.Contains(wire.ShardingFields(mode), field)
+				switch {
+				case want && err != nil:
+					t.Errorf("refused where wire.ShardingFields(%q) lists %s: %v", mode, field, err)
+				case !want && (err == nil || !strings.Contains(err.Error(), "parallelism."+field)):
+					t.Errorf("got %v, want parallelism.%s refused: wire.ShardingFields(%q) = %v", err, field, mode, wire.ShardingFields(mode))
+				}
+			})
+		}
+	}
+	if got := wire.ShardingFields("zero4"); got != nil {
+		t.Errorf("ShardingFields(zero4) = %v, want none", got)
 	}
 }

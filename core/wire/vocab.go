@@ -81,6 +81,23 @@ func RecomputeModes() []string { return []string{"none", "selective", "selective
 // is read as "zero3").
 func ShardingModes() []string { return []string{"none", "zero1", "zero2", "zero3", "hsdp"} }
 
+// ShardingFields lists the parallelism fields (their JSON names) that go with a
+// sharding mode (parallelism.sharding, "fsdp" read as "zero3"; "" is none), as core's
+// checks (core/request's parallelism) accept them: zero3 and hsdp, which gather
+// weights layer by layer, take prefetch, reshard, reduce_dtype and fully_shard (the last
+// two with an architecture in training), hsdp its shard_group too; the other modes none
+// of them, nor does a mode core does not know. A front end that changes the sharding
+// keeps what the new mode lists and clears the rest.
+func ShardingFields(sharding string) []string {
+	switch sharding {
+	case "zero3", "fsdp":
+		return []string{"prefetch", "reshard", "reduce_dtype", "fully_shard"}
+	case "hsdp":
+		return []string{"prefetch", "reshard", "reduce_dtype", "fully_shard", "shard_group"}
+	}
+	return nil
+}
+
 // ContextMethods lists parallelism.context_method: how context parallelism exchanges
 // keys and values.
 func ContextMethods() []string { return []string{"ring", "all-to-all", "hierarchical", "all-gather"} }

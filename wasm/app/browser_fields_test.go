@@ -22,14 +22,16 @@ import (
 // TestBrowserRequestFields sets each control added for the request fields the page had
 // none for (model.architecture framework, cross_entropy, split, fp8_attention and
 // expert_fused_mlp, training.recompute_modules and train_metrics, cluster.free_transfers,
-// schedule.weight_grad_fraction), on
+// schedule.weight_grad_fraction, parallelism.reduce_dtype and fully_shard), on
 // Qwen3-30B-A3B over 8 B200s with 4 replicas and 4-way expert parallelism: the lists
 // are core's, the defaults say what core resolves them to; each edit reaches the
 // request in the URL and the page shows the plan core makes of that request
 // (browserT.check), the step changing where the field prices something else; a reload
 // of the URL and a visit without it (the request from localStorage) bring every value
-// back. It saves desktop and phone (390 × 844) screenshots of the Model panel
-// (fields-*.png) and checks that the panel fits the phone.
+// back. The Cluster panel's parallelism.reduce_dtype and fully_shard apply under zero3
+// and hsdp only, and survive a switch between them. It saves desktop and phone
+// (390 × 844) screenshots of the Model panel and of the Cluster panel under zero3
+// (fields-*.png) and checks that both panels fit the phone.
 func TestBrowserRequestFields(t *testing.T) {
 	chrome := findChromium(t)
 	srv := httptest.NewServer(http.FileServer(http.Dir(site(t))))
@@ -135,9 +137,77 @@ func TestBrowserRequestFields(t *testing.T) {
 	}
 	do(b, "sizing the viewport", chromedp.EmulateViewport(1280, 900, chromedp.EmulateScale(1)))
 
-	// The Cluster panel's free transfers.
+	// The Cluster panel's FSDP2 knobs, reduce_dtype and fully_shard: disabled without
+	// zero3 or hsdp (core's normal form has no value for them), set under zero3, kept
+	// on a switch to hsdp and back (core's wire.ShardingFields).
 	b.tab("cluster")
-	before := b.check("before free_transfers")
+	fsdp := `["#knob-reduce_dtype", "#knob-fully_shard"].map(s => document.querySelector(s)?.disabled).join(",")`
+	if got := do(b, "reading the FSDP2 knobs", chromedp.Evaluate[string](fsdp)); got != "true,true" {
+		t.Errorf("#knob-reduce_dtype, #knob-fully_shard disabled %s without zero3, want true,true", got)
+	}
+	if got := do(b, "reading #knob-reduce_dtype's list", chromedp.Evaluate[string](`[...document.querySelectorAll("#knob-reduce_dtype option")].map(o => o.value).join(",")`)); got != ","+strings.Join(wire.ReduceDTypes(), ",") {
+		t.Errorf("#knob-reduce_dtype offers %q, want core's %v", got, wire.ReduceDTypes())
+	}
+	before := b.check("before zero3")
+	b.set("#cluster-sharding", "zero3", "change")
+	b.waitFor("zero3 in the URL", fmt.Sprintf(`location.hash !== %q`, before.Hash))
+	b.waitFor("the FSDP2 knobs enabled", fsdp+` === "false,false"`)
+	for _, k := range []struct{ id, value string }{{"reduce_dtype", "fp32"}, {"fully_shard", "true"}} {
+		before := b.check("before " + k.id)
+		if k.value == "true" {
+			b.eval(`(() => { const e = document.querySelector("#knob-` + k.id + `"); e.checked = true; e.dispatchEvent(new Event("change", {bubbles: true})); })()`)
+		} else {
+			b.set("#knob-"+k.id, k.value, "change")
+		}
+		b.waitFor(k.id+" in the URL", fmt.Sprintf(`location.hash !== %q`, before.Hash))
+		after := b.check("after " + k.id)
+		if after.Errors != "" {
+			t.Errorf("%s set to %s: the page shows an error: %s", k.id, k.value, after.Errors)
+		}
+		if after.Summary == before.Summary {
+			t.Errorf("%s set to %s: the plan's summary did not change: %s", k.id, k.value, after.Summary)
+		}
+		t.Logf("%-18s = %-18s %s", k.id, k.value, after.Summary)
+	}
+	fsdpRequest := func(when, sharding string, group int) {
+		got := b.check(when)
+		r, err := ui.DecodeFragment(got.Hash, ui.FlateInflate)
+		if err != nil {
+			t.Fatalf("%s: the URL's fragment does not decode: %v", when, err)
+		}
+		if p := r.Parallelism; p.Sharding != sharding || p.ReduceDType != "fp32" || !p.FullyShard || p.ShardGroup != group || got.Errors != "" {
+			t.Errorf("%s: the URL's request has sharding %q reduce_dtype %q fully_shard %v shard_group %d (errors %q), want %s fp32 true %d",
+				when, p.Sharding, p.ReduceDType, p.FullyShard, p.ShardGroup, got.Errors, sharding, group)
+		}
+	}
+	fsdpRequest("zero3 with fp32 reduction and FSDP2's copies", "zero3", 0)
+	cluster := func(name string) { // the Cluster panel's fieldsets, zero3's knobs among them
+		png := do(b, "screenshot "+name, chromedp.Screenshot(chromedp.CSSAll("#panel-cluster fieldset")))
+		if err := os.WriteFile(filepath.Join(b.shots, name+".png"), png, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cluster("fields-desktop-cluster")
+	do(b, "sizing the viewport", chromedp.EmulateViewport(390, 844, chromedp.EmulateScale(1), chromedp.EmulateMobile))
+	cluster("fields-phone-cluster")
+	if bad := do(b, "measuring the cluster panel", chromedp.Evaluate[[]string](phoneCheck)); len(bad) > 0 {
+		t.Errorf("the cluster panel on a phone:\n  %s", strings.Join(bad, "\n  "))
+	}
+	do(b, "sizing the viewport", chromedp.EmulateViewport(1280, 900, chromedp.EmulateScale(1)))
+	// hsdp: a node (8 B200s) holds all 4 replicas, so its group is given, 2.
+	before = b.check("before hsdp")
+	b.set("#cluster-sharding", "hsdp", "change")
+	b.waitFor("hsdp in the URL", fmt.Sprintf(`location.hash !== %q`, before.Hash))
+	b.waitFor("#knob-shard_group enabled", `document.querySelector("#knob-shard_group")?.disabled === false`)
+	b.set("#knob-shard_group", "2", "input")
+	b.waitFor("the group in the URL", `document.querySelector("#knob-shard_group")?.value === "2"`)
+	fsdpRequest("hsdp after zero3", "hsdp", 2)
+	b.set("#cluster-sharding", "zero3", "change")
+	b.waitFor("the group cleared", `document.querySelector("#knob-shard_group")?.value === ""`)
+	fsdpRequest("zero3 after hsdp", "zero3", 0)
+
+	// The Cluster panel's free transfers.
+	before = b.check("before free_transfers")
 	b.eval(`(() => { const e = document.querySelector("#knob-free_transfers"); e.checked = true; e.dispatchEvent(new Event("change", {bubbles: true})); })()`)
 	b.waitFor("free_transfers in the URL", fmt.Sprintf(`location.hash !== %q`, before.Hash))
 	after := b.check("after free_transfers")
@@ -199,6 +269,9 @@ func TestBrowserRequestFields(t *testing.T) {
 			t.Errorf("%s: the Model panel shows\n  %s\nwant\n  %s", visit.what, got, want)
 		}
 		b.tab("cluster")
+		if got := do(b, "reading the FSDP2 knobs", chromedp.Evaluate[string](`document.querySelector("#cluster-sharding").value + "," + document.querySelector("#knob-reduce_dtype").value + "," + document.querySelector("#knob-fully_shard").checked`)); got != "zero3,fp32,true" {
+			t.Errorf("%s: sharding, reduce_dtype, fully_shard show %s, want zero3,fp32,true", visit.what, got)
+		}
 		if !do(b, "reading #knob-free_transfers", chromedp.Evaluate[bool](`document.querySelector("#knob-free_transfers").checked`)) {
 			t.Errorf("%s: free transfers is not ticked", visit.what)
 		}

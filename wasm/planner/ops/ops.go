@@ -40,6 +40,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
 	"time"
 
@@ -183,6 +184,18 @@ func normalJSON(requestJSON string) string {
 		k["overlap_tensor_comm"] = onOff[o.TensorComm]
 		if o.TensorComm {
 			k["overlap_tensor_comm"] = o.TensorCommMethod // the framework's method, named
+		}
+	}
+	// FSDP2's reduce type and copies: where the sharding takes them (core's list), which
+	// needs an architecture in training.
+	if n.Model.Architecture != nil && n.Training.Mode != wire.ModeInference &&
+		slices.Contains(wire.ShardingFields(n.Parallelism.Sharding), "fully_shard") {
+		k["fully_shard"], k["reduce_dtype"] = "off", "the gradients' own"
+		if n.Parallelism.FullyShard {
+			k["fully_shard"] = "on"
+		}
+		if n.Parallelism.ReduceDType != "" {
+			k["reduce_dtype"] = n.Parallelism.ReduceDType
 		}
 	}
 	if n.Parallelism.Tensor >= 2 { // sequence parallelism splits what tensor parallelism leaves whole
