@@ -3,8 +3,6 @@
 package main
 
 import (
-	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 
@@ -20,16 +18,7 @@ import (
 // (1280 wide) and phone (390 × 844) screenshots of the Cluster and Search panels to
 // testdata/screenshots/ (defaults-*.png), and checks both panels fit the phone.
 func TestBrowserDefaults(t *testing.T) {
-	chrome := findChromium(t)
-	srv := httptest.NewServer(http.FileServer(http.Dir(site(t))))
-	defer srv.Close()
-	ctx, stop := startBrowser(t, chrome)
-	defer stop()
-	b := &browserT{T: t, ctx: ctx, shots: screenshotDir(t)}
-
-	do(b, "sizing the viewport", chromedp.EmulateViewport(1280, 900, chromedp.EmulateScale(1)))
-	do(b, "loading the page", chromedp.Navigate(srv.URL+"/"))
-	b.waitFor("the plan", `document.querySelector("#plan tbody tr") !== null`)
+	b, _ := openPage(t)
 
 	// A profile on an H100: 95% of its memory is usable, and the page says so.
 	b.tab("cluster")

@@ -5,8 +5,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -33,16 +31,7 @@ import (
 // (390 × 844) screenshots of the Model panel and of the Cluster panel under zero3
 // (fields-*.png) and checks that both panels fit the phone.
 func TestBrowserRequestFields(t *testing.T) {
-	chrome := findChromium(t)
-	srv := httptest.NewServer(http.FileServer(http.Dir(site(t))))
-	defer srv.Close()
-	ctx, stop := startBrowser(t, chrome)
-	defer stop()
-	b := &browserT{T: t, ctx: ctx, shots: screenshotDir(t)}
-
-	do(b, "sizing the viewport", chromedp.EmulateViewport(1280, 900, chromedp.EmulateScale(1)))
-	do(b, "loading the page", chromedp.Navigate(srv.URL+"/"))
-	b.waitFor("the plan", `document.querySelector("#plan tbody tr") !== null`)
+	b, url := openPage(t)
 	b.tab("model")
 	b.set("#model-pick", "arch:qwen3-30b-a3b", "change")
 	b.waitFor("the architecture's knobs", `document.querySelector("#knob-framework") !== null`)
@@ -243,7 +232,7 @@ func TestBrowserRequestFields(t *testing.T) {
 		}
 	}
 	hash := after.Hash
-	for _, visit := range []struct{ what, url string }{{"reloading the URL", srv.URL + "/" + hash}, {"visiting without the URL's request", srv.URL + "/"}} {
+	for _, visit := range []struct{ what, url string }{{"reloading the URL", url + "/" + hash}, {"visiting without the URL's request", url + "/"}} {
 		do(b, "leaving the page", chromedp.Navigate("about:blank"))
 		do(b, visit.what, chromedp.Navigate(visit.url))
 		// Right after a navigation, chromium may still hand out the last page's

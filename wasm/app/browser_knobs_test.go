@@ -4,8 +4,6 @@ package main
 
 import (
 	"fmt"
-	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 
@@ -26,16 +24,7 @@ import (
 // panel with the defaults and with every knob set, and a desktop one (finer-*.png), and
 // checks that it fits the phone.
 func TestBrowserFinerKnobs(t *testing.T) {
-	chrome := findChromium(t)
-	srv := httptest.NewServer(http.FileServer(http.Dir(site(t))))
-	defer srv.Close()
-	ctx, stop := startBrowser(t, chrome)
-	defer stop()
-	b := &browserT{T: t, ctx: ctx, shots: screenshotDir(t)}
-
-	do(b, "sizing the viewport", chromedp.EmulateViewport(1280, 900, chromedp.EmulateScale(1)))
-	do(b, "loading the page", chromedp.Navigate(srv.URL+"/"))
-	b.waitFor("the plan", `document.querySelector("#plan tbody tr") !== null`)
+	b, url := openPage(t)
 	b.tab("model")
 	b.set("#model-pick", "arch:qwen3-30b-a3b", "change")
 	b.waitFor("the architecture's knobs", `document.querySelector("#knob-dtype") !== null`)
@@ -140,7 +129,7 @@ func TestBrowserFinerKnobs(t *testing.T) {
 	// The URL brings them back.
 	hash := do(b, "reading the URL", chromedp.Evaluate[string](`location.hash`))
 	do(b, "leaving the page", chromedp.Navigate("about:blank"))
-	do(b, "loading the URL", chromedp.Navigate(srv.URL+"/"+hash))
+	do(b, "loading the URL", chromedp.Navigate(url+"/"+hash))
 	b.waitFor("the plan", `document.querySelector("#status")?.textContent.startsWith("Planned")`)
 	b.tab("cluster")
 	for _, k := range knobs {

@@ -3,8 +3,6 @@
 package main
 
 import (
-	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 
@@ -23,16 +21,7 @@ import (
 // request.DefaultReshard). It saves the panel at desktop width and on a phone (390 ×
 // 844: search-knobs-*.png) and checks that it fits the phone.
 func TestBrowserSearchKnobs(t *testing.T) {
-	chrome := findChromium(t)
-	srv := httptest.NewServer(http.FileServer(http.Dir(site(t))))
-	defer srv.Close()
-	ctx, stop := startBrowser(t, chrome)
-	defer stop()
-	b := &browserT{T: t, ctx: ctx, shots: screenshotDir(t)}
-
-	do(b, "sizing the viewport", chromedp.EmulateViewport(1280, 900, chromedp.EmulateScale(1)))
-	do(b, "loading the page", chromedp.Navigate(srv.URL+"/"))
-	b.waitFor("the plan", `document.querySelector("#plan tbody tr") !== null`)
+	b, url := openPage(t)
 	b.tab("model")
 	b.set("#model-pick", "arch:gpt2", "change")
 	b.waitFor("the architecture's knobs", `document.querySelector("#knob-dtype") !== null`)
@@ -77,7 +66,7 @@ func TestBrowserSearchKnobs(t *testing.T) {
 
 	// The URL brings the knobs back.
 	do(b, "leaving the page", chromedp.Navigate("about:blank"))
-	do(b, "loading the URL", chromedp.Navigate(srv.URL+"/"+hash))
+	do(b, "loading the URL", chromedp.Navigate(url+"/"+hash))
 	b.waitFor("the plan", `document.querySelector("#status")?.textContent.startsWith("Planned")`)
 	b.tab("search")
 	for _, k := range set {

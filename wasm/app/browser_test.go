@@ -90,6 +90,23 @@ func local(_ <-chan struct{}, op string, args []string, progress func(string)) (
 	return ops.Do(context.Background(), op, args, progress, nil)
 }
 
+// openPage serves the app, starts chromium on it at desktop size (1280 × 900) and waits
+// for the first plan: the start the request-field, finer-knob, search-knob and defaults
+// tests share. It returns the page's driver and the address it serves, whose server and
+// browser stop when the test ends.
+func openPage(t *testing.T) (*browserT, string) {
+	chrome := findChromium(t)
+	srv := httptest.NewServer(http.FileServer(http.Dir(site(t))))
+	t.Cleanup(srv.Close)
+	ctx, stop := startBrowser(t, chrome)
+	t.Cleanup(stop)
+	b := &browserT{T: t, ctx: ctx, shots: screenshotDir(t)}
+	do(b, "sizing the viewport", chromedp.EmulateViewport(1280, 900, chromedp.EmulateScale(1)))
+	do(b, "loading the page", chromedp.Navigate(srv.URL+"/"))
+	b.waitFor("the plan", `document.querySelector("#plan tbody tr") !== null`)
+	return b, srv.URL
+}
+
 // findChromium returns the browser to drive, skipping the test (failing it under CI)
 // when there is none.
 func findChromium(t *testing.T) string {
