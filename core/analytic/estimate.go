@@ -971,6 +971,41 @@ func (c *calc) amaxReductions(p piece) (fwd, bwd float64) {
 	return fwd, bwd
 }
 
+// addOp charges op o's forward work (asBwd false) or backward work (asBwd true) to the
+// layer's backward pass (bwd) or forward pass: its FLOPs, its time at the roofline rf,
+// its launches and its terms. A rerun forward is the forward work in the backward pass.
+func (l *Layer) addOp(rf roofline, bwd bool, o op, asBwd bool) {
+	w, _ := o.pass(asBwd)
+	seconds := rf.opSeconds(o, asBwd)
+	if bwd {
+		l.BwdFLOPs += w.flops
+		l.BwdDeviceSeconds += seconds
+		l.BwdKernels += w.kernels
+		rf.addTerms(&l.BwdTerms, o, asBwd)
+		return
+	}
+	l.FwdFLOPs += w.flops
+	l.FwdDeviceSeconds += seconds
+	l.FwdKernels += w.kernels
+	rf.addTerms(&l.FwdTerms, o, asBwd)
+}
+
+// addComm charges communication the pass waits for, seconds in kernels launches, to the
+// layer's backward pass (bwd) or forward pass.
+func (l *Layer) addComm(bwd bool, seconds, kernels float64) {
+	if bwd {
+		l.BwdDeviceSeconds += seconds
+		l.BwdKernels += kernels
+		l.BwdTerms.CommSeconds += seconds
+		l.BwdTerms.CommKernels += kernels
+		return
+	}
+	l.FwdDeviceSeconds += seconds
+	l.FwdKernels += kernels
+	l.FwdTerms.CommSeconds += seconds
+	l.FwdTerms.CommKernels += kernels
+}
+
 func (c *calc) layer(name, kind string, ps ...piece) Layer {
 	l := Layer{Name: name, Kind: kind}
 	pp := c.o.devicePerParam()
@@ -1000,60 +1035,37 @@ func (c *calc) layer(name, kind string, ps ...piece) Layer {
 			if c.o.TensorCommOverlap {
 				fwdComm, bwdComm = c.tensorCommExposed(p, fwdComm, bwdComm)
 			}
-			l.FwdDeviceSeconds += fwdComm
-			l.FwdKernels += p.fwdAllReduces
-			l.FwdTerms.CommSeconds += fwdComm
-			l.FwdTerms.CommKernels += p.fwdAllReduces
+			l.addComm(false, fwdComm, p.fwdAllReduces)
 			if train {
-				l.BwdDeviceSeconds += bwdComm
-				l.BwdKernels += bwdKernels
-				l.BwdTerms.CommSeconds += bwdComm
-				l.BwdTerms.CommKernels += bwdKernels
+				l.addComm(true, bwdComm, bwdKernels)
 			}
 		}
 		if fwdAmax, bwdAmax := c.amaxReductions(p); fwdAmax+bwdAmax > 0 {
 			ar := cluster.SmallAllReduceSeconds(c.o.TensorParallel, 1)
-			l.FwdDeviceSeconds += fwdAmax * ar
-			l.FwdKernels += fwdAmax
-			l.FwdTerms.CommSeconds += fwdAmax * ar
-			l.FwdTerms.CommKernels += fwdAmax
+			l.addComm(false, fwdAmax*ar, fwdAmax)
 			if train {
 				n := bwdAmax
 				if c.rerun(p) {
 					n += fwdAmax // the rerun forward quantizes again
 				}
-				l.BwdDeviceSeconds += n * ar
-				l.BwdKernels += n
-				l.BwdTerms.CommSeconds += n * ar
-				l.BwdTerms.CommKernels += n
+				l.addComm(true, n*ar, n)
 			}
 		}
 		for j, o := range p.ops {
-			l.FwdFLOPs += o.fwd.flops
-			l.FwdDeviceSeconds += c.rf.opSeconds(o, false)
-			l.FwdKernels += o.fwd.kernels
-			c.rf.addTerms(&l.FwdTerms, o, false)
+			l.addOp(c.rf, false, o, false)
 			if !train {
 				continue
 			}
-			l.BwdFLOPs += o.bwd.flops
-			l.BwdDeviceSeconds += c.rf.opSeconds(o, true)
-			l.BwdKernels += o.bwd.kernels
-			c.rf.addTerms(&l.BwdTerms, o, true)
+			l.addOp(c.rf, true, o, true)
 			if f := c.rerunShare(p, o, share, i, j); f > 0 {
 				if f < 1 {
 					o = o.times(f)
 				}
-				l.BwdFLOPs += o.fwd.flops
-				l.BwdDeviceSeconds += c.rf.opSeconds(o, false)
-				l.BwdKernels += o.fwd.kernels
-				c.rf.addTerms(&l.BwdTerms, o, false)
+				l.addOp(c.rf, true, o, false) // the rerun forward, in the backward pass
 			}
 		}
 		if o, ok := c.hpGradAccumulate(p); ok {
-			l.BwdDeviceSeconds += c.rf.opSeconds(o, true)
-			l.BwdKernels += o.bwd.kernels
-			c.rf.addTerms(&l.BwdTerms, o, true)
+			l.addOp(c.rf, true, o, true)
 		}
 		if p.context {
 			var coreFwd, coreBwd float64
@@ -1065,30 +1077,20 @@ func (c *calc) layer(name, kind string, ps ...piece) Layer {
 			}
 			fs, fk := c.contextSeconds(p, coreFwd, false)
 			l.ContextSeconds += fs
-			l.FwdDeviceSeconds += fs
-			l.FwdKernels += fk
-			l.FwdTerms.CommSeconds += fs
-			l.FwdTerms.CommKernels += fk
+			l.addComm(false, fs, fk)
 			if train {
 				bs, bk := c.contextSeconds(p, coreBwd, true)
 				if c.rerun(p) {
 					bs, bk = bs+fs, bk+fk // the rerun forward exchanges again
 				}
 				l.ContextSeconds += bs
-				l.BwdDeviceSeconds += bs
-				l.BwdKernels += bk
-				l.BwdTerms.CommSeconds += bs
-				l.BwdTerms.CommKernels += bk
+				l.addComm(true, bs, bk)
 			}
 		}
 	}
 	if o, ok := c.fullyShardCopies(ps); ok {
-		l.FwdDeviceSeconds += c.rf.opSeconds(o, false)
-		l.FwdKernels += o.fwd.kernels
-		c.rf.addTerms(&l.FwdTerms, o, false)
-		l.BwdDeviceSeconds += c.rf.opSeconds(o, true)
-		l.BwdKernels += o.bwd.kernels
-		c.rf.addTerms(&l.BwdTerms, o, true)
+		l.addOp(c.rf, false, o, false)
+		l.addOp(c.rf, true, o, true)
 	}
 	fwdExposed, bwdExposed := c.expertComm(&l, ps)
 	// The host queues kernels ahead of the device; a pass takes the longer of the two
