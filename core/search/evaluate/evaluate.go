@@ -420,9 +420,9 @@ func (r *Evaluator) refusal(t, c int, method string) error {
 
 // selectiveOpRefusal is core's error for recompute selective-op on the configuration's
 // tensor, context and expert split (nil: core takes it): core/analytic refuses it on a
-// profile, with eager attention, a mixture of experts or latent attention. It asks
-// core by estimating the split at microbatch size 1 (cached per split), as refusal does
-// for a context split.
+// profile, with eager attention, a mixture of experts or latent attention, and for
+// GPT-2, MPT and BERT blocks. It asks core by estimating the split at microbatch size
+// 1 (cached per split), as refusal does for a context split.
 func (r *Evaluator) selectiveOpRefusal(g search.Config) error {
 	if r.arch == nil {
 		return errSelectiveOpProfile
