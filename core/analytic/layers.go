@@ -640,12 +640,8 @@ func (sh *shape) alltoallMetadataSeconds(t Target, n float64) (fwd, bwd float64)
 	members := sh.o.ExpertParallel
 	intra, inter := t.expertLinks()
 	probs := cluster.HierarchicalAllToAllSeconds(intra, inter, 4*n*sh.k*sh.load, members, t.ExpertPerNode)
-	l := intra
-	if t.ExpertPerNode > 0 && t.ExpertPerNode < members {
-		l = inter
-	}
 	group := members * max(1, int(sh.x)) // tp_ep: expert tensor x expert parallel
-	counts := cluster.RingAllGatherSeconds(l, 8*sh.experts*float64(group), group)
+	counts := cluster.RingAllGatherSeconds(t.expertRingLink(members), 8*sh.experts*float64(group), group)
 	return probs + counts, probs
 }
 
@@ -687,12 +683,7 @@ func (sh *shape) routingMapGatherSeconds(t Target, n float64) float64 {
 	if sh.o.Dispatcher != DispatchHybridEP || sh.ep <= 1 {
 		return 0
 	}
-	intra, inter := t.expertLinks()
-	l := intra
-	if t.ExpertPerNode > 0 && t.ExpertPerNode < sh.o.ExpertParallel {
-		l = inter
-	}
-	return cluster.RingAllGatherSeconds(l, n*sh.experts*sh.ep, sh.o.ExpertParallel)
+	return cluster.RingAllGatherSeconds(t.expertRingLink(sh.o.ExpertParallel), n*sh.experts*sh.ep, sh.o.ExpertParallel)
 }
 
 // hybridEPPreprocessing is HybridEP's metadata preprocessing kernel in the forward pass

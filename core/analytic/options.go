@@ -880,6 +880,17 @@ func (t Target) expertLinks() (intra, inter cluster.Link) {
 	return intra, inter
 }
 
+// expertRingLink is the link a ring collective over members of the expert-parallel
+// group crosses: the network (expertLinks' inter) when they span nodes
+// (ExpertPerNode below members), else the expert link inside the node.
+func (t Target) expertRingLink(members int) cluster.Link {
+	intra, inter := t.expertLinks()
+	if t.ExpertPerNode > 0 && t.ExpertPerNode < members {
+		return inter
+	}
+	return intra
+}
+
 // tensorLink is the link of the tensor-parallel all-reduces.
 func (t Target) tensorLink() cluster.Link {
 	if t.TensorLink.BytesPerSecond > 0 {
