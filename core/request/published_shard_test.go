@@ -326,7 +326,9 @@ const (
 	// communicators of more than 2 GPUs (2.21.5, transport/nvls.cc, ncclNvlsInit), so
 	// CP 4's and 8's all-gathers may run another algorithm than CP 2's; no published
 	// figure times that here. (Table 6's 405B rows, whose context groups cross hosts, do
-	// not grow so: +14%, +20%, +14% at CP 1, 2 and 4.)
+	// not grow so: +10%, +17%, +12% at CP 1, 2 and 4; and a group of one GPU a host
+	// never runs NVLink SHARP, an optimisation among a host's GPUs, coreweave/
+	// reference-architecture#74, so they are no evidence against it.)
 	//
 	// Also ruled out, each read from its source:
 	//  - the figure: torchtitan 9dec370's train.py counts labels.numel() before
@@ -366,9 +368,43 @@ const (
 	//    (+13.9%); the 8B CP 2 row would err -10.3%. What is left is particular to the
 	//    one-host 8B runs at CP 4 and 8 (the context group on NVLink beside FSDP over the
 	//    same 8 GPUs), and not found.
+	//
+	// Checked later, each read at torchtitan 9dec370 (and torch's _attention.py as
+	// the ring code above), none of which changes between CP 2 and CP 4:
+	//  - FSDP's mesh: apply_fsdp shards over dp_shard_cp, which parallel_dims.py
+	//    flattens from dp_shard x cp: the same 8 GPUs at every row of the table, its
+	//    reduce-scatters in fp32 (mixed_precision_reduce: float32, its only choice), as
+	//    planned (FSDP over data x context devices): the same bytes at every c;
+	//  - the loss and the buffers: train.py passes context_parallel cp_buffers
+	//    [input_ids, labels, model.freqs_cis] on sequence dims [1, 1, 0], so each rank
+	//    embeds, projects and takes loss_fn over its own s/c tokens (the output layer
+	//    never sees the full sequence) with its shard of the rotary table;
+	//  - the attention calls: a pass makes c calls of
+	//    aten._scaled_dot_product_flash_attention, the first is_causal, the rest
+	//    is_causal False with no attn_mask (so no masked, memory-efficient or math
+	//    kernel), each on a slice of the one all-gathered buffer (_AllGatherRotater's
+	//    next_buffer): no call over the full keys and values, no custom mask;
+	//  - torch.compile: apply_compile compiles each TransformerBlock with
+	//    fullgraph=True, so a graph break around the CP dispatch would raise rather
+	//    than run the attention eager; the torch.cat of K and V that each further step
+	//    makes, which the all-gather rotater ignores after its first call, is dead code
+	//    in the traced graph;
+	//  - Float8: tensorwise dynamic scales, each linear layer's input a plain local
+	//    tensor under CP (context_parallel wraps only SDPA's q, k and v as DTensors),
+	//    so torchao's tensor_to_amax scales each rank's shard with no all-reduce
+	//    (reduce_amax off); Float8's FSDP all-gather needs dp_shard > 1 (Float8Handler:
+	//    parallel_dims.dp_shard_enabled), so CP 8 (FSDP 1) gathers 16-bit weights, a
+	//    layer at a time without PP, hidden behind 32,768 tokens of a layer;
+	//  - memory pressure: NCCL's NVLink SHARP buffers, set up in communicators of more
+	//    than 2 GPUs (2.25 GiB at 8 GPUs with 4 MiB buffers, the NCCL log in
+	//    vllm-project/vllm#9699), sit outside the caching allocator, and CP 4 and 8
+	//    add one such communicator; but the allocator's reserved peak is 84 GiB at
+	//    every row on 95 GiB devices (torchtitan's docs/performance.md, pytorch/
+	//    torchtitan#800), so even two such communicators leave it GiBs short of the
+	//    device: no allocator retries.
 	gapRing = "PyTorch's experimental ring attention's steps at ~1.65x their price at CP 4 and 8 (1.0x at CP 2), which its source does not explain"
-	// gap4DCP8: Table 6's CP 8 row, +27%, 12 points beyond its CP 1 row (+14.5%) where
-	// CP 2 and 4 stay within 6 points of it; its context group of 8 hosts all-gathers
+	// gap4DCP8: Table 6's CP 8 row, +26%, 16 points beyond its CP 1 row (+10%) where
+	// CP 2 and 4 stay within 7 points of it; its context group of 8 hosts all-gathers
 	// 7 hosts' keys and values over the network in every pass (priced: PyTorch's
 	// exchanges make its step 26% longer than the ring's would be). Ruled out: NCCL
 	// 2.21.5's cut of the channels a network peer's sends get as the group grows
@@ -377,8 +413,18 @@ const (
 	// restored by NCCL_NCHANNELS_PER_NET_PEER=4); for 8 ranks one a host the ring's
 	// channels doubled (graph/connect.cc, ncclTopoPostset) give p2pnChannels of at least 4,
 	// and 2 x 8 does not exceed 16: two channels a peer at CP 8 as at CP 4 (the cut would
-	// come at CP 16).
-	gap4DCP8 = "the 405B 4D run at CP 8, 12 points beyond its CP 1 row's error: unexplained"
+	// come at CP 16). Also ruled out, at torchtitan 9dec370: Float8's FSDP all-gather,
+	// which torchtitan's llama3_405b.toml enables but Float8Handler turns on only with
+	// dp_shard > 1 (parallel_dims.dp_shard_enabled), so that CP 8 (FSDP 1) alone
+	// gathers its stage's weights in 16 bits and casts them to fp8 in every microbatch:
+	// about 6.4 billion weights a device, 6.4 GB more over the network once a step
+	// (reshard step) and under 1 TB of cast traffic a step, together under 1 s of the
+	// measured 256 s. (Its memory: at CP 8 alone the stage's gathered weights are held
+	// in 16 bits rather than 8, about 6 GiB more, most of memGap4D's growth at CP 8,
+	// 7.8 GiB published where 1.3 is planned; the plan holds 16 bits at every row, so
+	// pricing the 8-bit gathers would put CP 1 to 4 6 GiB further below theirs.)
+	// FSDP's group is dp_shard x cp, 8 devices across hosts at every row, as planned.
+	gap4DCP8 = "the 405B 4D run at CP 8, 16 points beyond its CP 1 row's error: unexplained"
 )
 
 // llama3Run is a pre-training run of Llama 3.1 405B as Dubey et al. 2024 ("The Llama 3
