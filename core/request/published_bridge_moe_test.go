@@ -832,12 +832,12 @@ var bridgeContextRuns = []bridgeMoERun{
 
 // TestBridgeContextParallelRuns plans the summary's context-parallel runs as they ran,
 // as TestBridgeMoEPublishedRuns does, and holds their bias: these rows err slow, not
-// fast (-2% to -15%), so context parallelism's pricing adds nothing to issue 19's
+// fast (-3% to -16%), so context parallelism's pricing adds nothing to issue 19's
 // optimism here. At 8,192 tokens over CP 2 a device holds 4,096 tokens, and each ring
 // step's pass of keys and values (Megatron-Core's p2p cp_comm_type through Transformer
 // Engine's attention, overlapped step by step) is shorter than the attention on the
 // block already received, so the planner hides it whole (analytic ringSeconds: the
-// layers' ContextSeconds are 0 on all eight rows); the GB300 rows' -12% to -15% sit
+// layers' ContextSeconds are 0 on all eight rows); the GB300 rows' -12% to -16% sit
 // with their matrix products at a planned MFU of 82% to 86%, not with the exchange.
 func TestBridgeContextParallelRuns(t *testing.T) {
 	if testing.Short() {
@@ -845,7 +845,7 @@ func TestBridgeContextParallelRuns(t *testing.T) {
 	}
 	signed, abs := planBridgeRuns(t, "Megatron-Bridge context-parallel runs", bridgeContextRuns)
 	if signed > 0 || abs > 0.15 {
-		t.Errorf("median |error| %.1f%%, signed median %+.1f%%: want at most 15%% and at most 0 (was 7.9%%, -7.9%%)", 100*abs, 100*signed)
+		t.Errorf("median |error| %.1f%%, signed median %+.1f%%: want at most 15%% and at most 0 (was 8.9%%, -8.9%%)", 100*abs, 100*signed)
 	}
 }
 
