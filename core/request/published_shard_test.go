@@ -421,7 +421,7 @@ const (
 	// which torchtitan's llama3_405b.toml enables but Float8Handler turns on only with
 	// dp_shard > 1 (parallel_dims.dp_shard_enabled), so that CP 8 (FSDP 1) alone
 	// gathers its stage's weights in 16 bits and casts them to fp8 in every microbatch:
-	// about 6.4 billion weights a device, 6.4 GB more over the network once a step
+	// about 6.4 billion weights a device, some 6 GB more over the network once a step
 	// (reshard step) and under 1 TB of cast traffic a step, together under 1 s of the
 	// measured 256 s. (Its memory: at CP 8 alone the stage's gathered weights are held
 	// in 16 bits rather than 8, about 6 GiB more, most of memGap4D's growth at CP 8,
