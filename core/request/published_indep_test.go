@@ -104,6 +104,24 @@ func nemotron4(h, layers, heads int) []byte {
 // partial_rotary_factor, which changes no price (the fused rotary kernel moves all of Q
 // and K either way).
 //
+// Checked, and not what is left of this table's optimism (+5.7% to +11.8%, some 3
+// points beyond the 15B, 70B and 405B recipes of the same containers):
+//   - Squared ReLU: NeMo's squared_relu (nemo/collections/nlp/modules/common/megatron/
+//     utils.py at v2.0.0, the NeMo of the 24.09 container, through activation_to_func in
+//     nemo/collections/nlp/parts/utils_funcs.py) is torch.pow(relu(x), 2) under
+//     @jit_fuser, torch.compile on PyTorch 2.4: one generated kernel each way, as the
+//     planner prices an ungated activation; bias_activation_fusion False changes
+//     nothing without biases.
+//   - The data-parallel collectives' latency: distributed_fused_adam's bucket_cap_mb 50
+//     makes some 200 reduce-scatters and as many all-gathers a step of a device's
+//     10.4 to 11.5 GB of bf16 gradients and weights, each a ring over DP devices on DP
+//     nodes (one a node: every step crosses the network, where NCCL's own tuning model,
+//     src/graph/tuning.cc, charges 14 us a step for the Simple protocol against the
+//     ib-ndr preset's 5), and the planner charges one collective's latency for each.
+//     An unpriced experiment of both (50 MB buckets, 14 us network steps) moved this
+//     table to +5.4% (median), its DP 32 rows most; the bucket size is a recipe's
+//     setting no request carries yet, so it is left.
+//
 // The README's MFU row counts multi-head attention (24 L h^2 a token for the
 // projections where grouped-query attention has 8.2 L h^2 less) and 1979 TFLOP/s for
 // fp8: it is not used; the step time is.
@@ -187,7 +205,13 @@ func dgxcNemotron15BRuns() []moreRun {
 // setup_optimization keep the master weights as 16-bit remainders, store_param_remainders,
 // 2 bytes a parameter where the plan counts 4: memory overstated, time not). Assumed:
 // DGX H100 nodes; that the yaml in the 24.09 container matches the launcher's in all
-// but VP. Context parallelism of 2 is priced as the planner prices it (the CP rows of
+// but VP. Read and not priced: the yaml's Transformer Engine userbuffers config, named
+// in its defaults (tp_overlap@model.ub_tp_comm_overlap_cfg:
+// ub_cfg_h100_h8192_tp4_mbs1_seqlen8192: proj_fprop pipelined on 24 SMs and fc2_fprop
+// on 16 with set_sm_margin, the bulk qkv and fc1 dgrad and wgrad overlaps on 4, 24, 2
+// and 4 SMs without it, no fp8_buf), where the planner prices initialize_ub's defaults;
+// for fp8 the 405B recipe's configure.sh runs proj_fprop's and fc2_fprop's
+// reduce-scatters in fp8 (fp8_buf), this one's do not. Context parallelism of 2 is priced as the planner prices it (the CP rows of
 // Megatron-Bridge's tables err within their bounds at CP 2). The split is
 // Megatron-Core's, four blocks a chunk with the head on the last (megatronEvenLayout):
 // the planner's optimum moved block 76 off the head's chunk at FP8 (BF16's optimum was
