@@ -280,7 +280,12 @@ func dgxcLlama70BRuns() []moreRun {
 // fused cross-entropy, distributed_fused_adam with overlapped gradient reduction and
 // parameter gather (gradients assumed reduced in fp32; master weights kept as 16-bit
 // remainders, as for the 70B recipe: memory overstated by 2 bytes a sharded parameter).
-// Assumed: DGX H100 nodes.
+// Assumed: DGX H100 nodes. Read and not priced: the yaml's tuned userbuffers config
+// (tp_overlap@model.ub_tp_comm_overlap_cfg: ub_cfg_h100_bf16_h16384_tp8_cp2_mbs1_seqlen8192:
+// ring exchanges with aggregate 1; proj_fprop pipelined on 24 SMs and fc2_fprop on 8
+// with set_sm_margin; the bulk qkv and fc1 dgrad and wgrad overlaps on 2, 24, 2 and 2
+// SMs without it), whose proj_fprop and fc2_fprop configure.sh sets to fp8_buf under
+// FP8; the planner prices initialize_ub's defaults.
 func dgxcLlama405BRuns() []moreRun {
 	type row struct {
 		gpus, layers, pp, vp, gbs int
