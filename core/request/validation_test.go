@@ -239,6 +239,14 @@ func TestValidationSummary(t *testing.T) {
 	// (gapSACTP): the held runs from 5.7%, +3.7% (206) to 5.7%, +3.7% (205), all runs
 	// from 5.8%, +3.9% (7 beyond 25%) to 5.9%, +4.0% (8), with the Bridge MoE and CP
 	// cases from 7.8%, +5.2% to 8.1%, +5.3%: optimism found; the bounds stay.
+	// The DGX Cloud and Nemotron-4 report runs with a virtual pipeline planned on
+	// Megatron-Core's even split of the blocks (published_indep_test.go's
+	// megatronEvenLayout: Megatron-Core 0.9 and 0.10 refuse an uneven split under
+	// interleaving), not the planner's optimum, which had given the 256,000-word head of
+	// Nemotron-4 a chunk of its own: the 340B recipe from +11.7% to +7.8%, the report's
+	// run from +24.9% to +20.0%, the 70B recipe from +8.1% to +6.7%; all runs from 6.2%,
+	// +4.2% to 6.1%, +4.2%; the held runs from 5.9%, +4.0% to 5.8%, +4.0%; with the
+	// Bridge MoE and CP cases from 8.1%, +5.7% to 7.7%, +5.7%. The bounds stay.
 	if ha > 0.10 || math.Abs(hs) > 0.05 {
 		t.Errorf("without the known gaps, over %d runs: median |error| %.1f%%, signed median %+.1f%%: beyond 10%% and 5%%", len(held), 100*ha, 100*hs)
 	}
