@@ -420,16 +420,29 @@ func (c bridgeMoERun) request(t *testing.T) *wire.Request {
 // and 26.02.01 (v0.3.1's H100 recipe moved to EP16 with HybridEP; its
 // BASE_QWEN3_30B_A3B_CONFIG, which a PP2 VP12 EP8 run inherits, names deepep), none in
 // 25.11 (v0.2.2's QWEN3_30B_A3B_H100_FP8_CS_BASE_CONFIG: alltoall). Megatron-Core's
-// DeepEP moves 16-bit rows (analytic.DispatchDeepEP). gpt-oss's rows keep their own
-// reading (their dispatcher field).
+// DeepEP moves 16-bit rows (analytic.DispatchDeepEP). GPT-OSS 120B: HybridEP on the
+// V2 recipes of GB200, B300 and B200 from "perf optimizations- GPT-OSS 120B" (#2906,
+// the EP8 and all-to-all overlap recipes the 26.02.01 table ran; v0.4.0 and v0.4.1,
+// NeMo 26.04), GB200 back to alltoall with #3561 and B200 with #3614 (both in v0.4.2,
+// NeMo 26.04.01 on), B300 HybridEP through v0.5.1; the 26.06 MXFP8 recipes of GB300 and
+// GB200 (GPT_OSS_120B_PRETRAIN_CONFIG_GB300_FP8_MX_V2, _GB200_FP8_MX_V2) HybridEP, their
+// B300 one the BF16 V2 recipe's. The first 26.06 table's BF16 rows take alltoall.
 func (c bridgeMoERun) flexBackend() string {
-	if c.dispatcher != "" || c.model == "gpt-oss-120b" {
+	if c.dispatcher != "" {
 		return c.dispatcher
 	}
 	rel, d := bridgeReleases[c.source], c.device
 	gb := d == "gb300" || d == "gb200"
 	hybrid := false
 	switch c.model {
+	case "gpt-oss-120b":
+		switch {
+		case c.source == bridge2606First || rel < bridgeReleases[bridge26021]:
+		case c.precision == "mxfp8" || d == "b300":
+			hybrid = d != "h100-sxm"
+		case d == "gb200" || d == "b200":
+			hybrid = rel <= bridgeReleases[bridge2604]
+		}
 	case "deepseek-v3", "deepseek-v3-nomtp":
 		hybrid = gb || rel >= bridgeReleases[bridge2602]
 	case "qwen3-30b-a3b":
@@ -797,6 +810,19 @@ func TestBridgeMoEPublishedRuns(t *testing.T) {
 	// Blackwell product is measured by shape) takes the whole set from +12.1% to +8.0%
 	// (31 beyond 25%) but gpt-oss only from +32.4% to +31.6%: a Blackwell-wide
 	// question, not gpt-oss's.
+	//
+	// GPT-OSS 120B's rows take their release's dispatcher (flexBackend): HybridEP on
+	// GB200, B300 and B200 from #2906 (26.02.01, 26.04), on B300 throughout and on the
+	// 26.06 MXFP8 recipes, where they had been planned as alltoall. Its rows move +2 to
+	// +8 points (GB200 26.04 +47.5% to +53.3%, B200 EP8 +53.0% to +56.9%, B300 EP8 +48%
+	// to +53%, the 26.06 MXFP8 rows +4 to +8), the gpt-oss median stays +32.4%, all runs
+	// +12.1% to +12.2%. The planner prices HybridEP 4% faster than alltoall on the GB200
+	// recipe (no regrouping of received chunks); Megatron-Bridge #3561 measured it 4.2%
+	// slower there in BF16 (64 GB200, the V2 recipe: alltoall 423.6 TFLOP/s against
+	// HybridEP's 406.6; FP8-MX 438.5 against 431.0), "HybridEP's setup overhead
+	// unamortized" at gpt-oss's small expert width and top-4, and moved the GB200 and
+	// (#3614) B200 recipes back to alltoall. That overhead is not priced: an 8-point
+	// optimism on those rows that no source sizes per call.
 	if abs > 0.142 || signed > 0.128 {
 		t.Errorf("median |error| %.1f%%, signed median %+.1f%%: want at most 14.2%% and +12.8%% (was 13.7%%, +12.4%%)", 100*abs, 100*signed)
 	}
