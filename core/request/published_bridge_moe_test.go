@@ -420,16 +420,29 @@ func (c bridgeMoERun) request(t *testing.T) *wire.Request {
 // and 26.02.01 (v0.3.1's H100 recipe moved to EP16 with HybridEP; its
 // BASE_QWEN3_30B_A3B_CONFIG, which a PP2 VP12 EP8 run inherits, names deepep), none in
 // 25.11 (v0.2.2's QWEN3_30B_A3B_H100_FP8_CS_BASE_CONFIG: alltoall). Megatron-Core's
-// DeepEP moves 16-bit rows (analytic.DispatchDeepEP). gpt-oss's rows keep their own
-// reading (their dispatcher field).
+// DeepEP moves 16-bit rows (analytic.DispatchDeepEP). GPT-OSS 120B: HybridEP on the
+// V2 recipes of GB200, B300 and B200 from "perf optimizations- GPT-OSS 120B" (#2906,
+// the EP8 and all-to-all overlap recipes the 26.02.01 table ran; v0.4.0 and v0.4.1,
+// NeMo 26.04), GB200 back to alltoall with #3561 and B200 with #3614 (both in v0.4.2,
+// NeMo 26.04.01 on), B300 HybridEP through v0.5.1; the 26.06 MXFP8 recipes of GB300 and
+// GB200 (GPT_OSS_120B_PRETRAIN_CONFIG_GB300_FP8_MX_V2, _GB200_FP8_MX_V2) HybridEP, their
+// B300 one the BF16 V2 recipe's. The first 26.06 table's BF16 rows take alltoall.
 func (c bridgeMoERun) flexBackend() string {
-	if c.dispatcher != "" || c.model == "gpt-oss-120b" {
+	if c.dispatcher != "" {
 		return c.dispatcher
 	}
 	rel, d := bridgeReleases[c.source], c.device
 	gb := d == "gb300" || d == "gb200"
 	hybrid := false
 	switch c.model {
+	case "gpt-oss-120b":
+		switch {
+		case c.source == bridge2606First || rel < bridgeReleases[bridge26021]:
+		case c.precision == "mxfp8" || d == "b300":
+			hybrid = d != "h100-sxm"
+		case d == "gb200" || d == "b200":
+			hybrid = rel <= bridgeReleases[bridge2604]
+		}
 	case "deepseek-v3", "deepseek-v3-nomtp":
 		hybrid = gb || rel >= bridgeReleases[bridge2602]
 	case "qwen3-30b-a3b":
@@ -797,6 +810,55 @@ func TestBridgeMoEPublishedRuns(t *testing.T) {
 	// Blackwell product is measured by shape) takes the whole set from +12.1% to +8.0%
 	// (31 beyond 25%) but gpt-oss only from +32.4% to +31.6%: a Blackwell-wide
 	// question, not gpt-oss's.
+	//
+	// GPT-OSS 120B's rows take their release's dispatcher (flexBackend): HybridEP on
+	// GB200, B300 and B200 from #2906 (26.02.01, 26.04), on B300 throughout and on the
+	// 26.06 MXFP8 recipes, where they had been planned as alltoall. Its rows move +2 to
+	// +8 points (GB200 26.04 +47.5% to +53.3%, B200 EP8 +53.0% to +56.9%, B300 EP8 +48%
+	// to +53%, the 26.06 MXFP8 rows +4 to +8), the gpt-oss median stays +32.4%, all runs
+	// +12.1% to +12.2%. The planner prices HybridEP 4% faster than alltoall on the GB200
+	// recipe (no regrouping of received chunks); Megatron-Bridge #3561 measured it 4.2%
+	// slower there in BF16 (64 GB200, the V2 recipe: alltoall 423.6 TFLOP/s against
+	// HybridEP's 406.6; FP8-MX 438.5 against 431.0), "HybridEP's setup overhead
+	// unamortized" at gpt-oss's small expert width and top-4, and moved the GB200 and
+	// (#3614; #3387 had measured the B200 BF16 row 5% slower under it) recipes back to
+	// alltoall. That overhead is not priced: an 8-point optimism on those rows that no
+	// source sizes per call.
+	//
+	// Ruled out for gpt-oss's remaining gap (+20% to +57% BF16), each against a source:
+	// (1) its products: OpenXLA's measured B200 16-bit products (default_matmul_perf_
+	// table.txtpb, sm_100_B200) fall within 6% of the shape model at 2,048 and 4,096 rows
+	// (analytic.TestGEMMShapeModelBlackwell), and the expert products of the B200 EP8
+	// rows (4,096 rows an expert, 2,880 deep, 2,880 and 5,760 wide, about 100 us each)
+	// are priced at 1.36 PFLOP/s, inside the table's 1.17 to 1.42 for 4,096 rows by
+	// 2,048 to 4,096 wide and deep (about 1.30 interpolated at 2,880): a Blackwell tile
+	// overhead doubled fits that table worse (8.9% rms against 4.0%). (2) The sinks:
+	// Transformer Engine hands the learnable offset to cuDNN's SDPA graph
+	// (fused_attn_f16_arbitrary_seqlen.cu, v2.12: sdpa_options.set_sink_token), whose
+	// backward adds dSink as a reduction over the b x h x s softmax statistics beside
+	// the dO.O preprocessing it runs anyway (cudnn-frontend's scaled_dot_product_flash_
+	// attention.h): no pass over the scores; the cuDNN rates taken are the frontend's
+	// gpt_oss benchmark's, which sets no sink, and no published figure with sinks
+	// exists. (3) The loss: the gpt-oss recipes set cross_entropy_fusion_impl "native"
+	// (Megatron-Core's torch.compile'd fp32 vocab-parallel loss, about 22 bytes a logit
+	// forward where Transformer Engine's reads 6), but the performance scripts'
+	// _set_common_perf_overrides sets "te" for every run (scripts/performance/utils/
+	// overrides.py, v0.3.0 to v0.5.1), as priced; the NullTokenizer's 32,000 words do not
+	// replace the model's 201,088 (training/setup.py, _validate_and_set_vocab_size).
+	// (4) Routing: moe_router_force_load_balancing replaces the logits with random
+	// ones (router.py, apply_random_logits), balanced as planned. (5) The experts'
+	// biases: fc1's is in GroupedLinear's GEMM epilogue and its gradient in the weight
+	// gradient's (grouped_linear.py, BF16 path), fc2's added expert by expert as
+	// priced; the clamp stays three eager kernels before the fused quick-GEGLU
+	// (fused_bias_geglu.py, core_v0.15.0 to core_v0.18.0), as priced. Seen and left:
+	// GPTOSSBridge's bias_dropout_fusion False makes the attention projection's bias a
+	// kernel of its own before the residual add (one more 16-bit pass, about 0.2% of a
+	// block); the expert all-to-alls are priced at the NVLink line rate (cluster's
+	// links: "what NCCL reaches on top is the caller's efficiency"), a few percent of a
+	// gpt-oss block and common to every MoE row, not gpt-oss's gap. With the products and
+	// the attention priced from measurements, the B200 EP8 rows' planned
+	// block (21 ms a microbatch of 16,384 tokens) needs some 12 ms more; what costs it
+	// is not in any source found.
 	if abs > 0.142 || signed > 0.128 {
 		t.Errorf("median |error| %.1f%%, signed median %+.1f%%: want at most 14.2%% and +12.8%% (was 13.7%%, +12.4%%)", 100*abs, 100*signed)
 	}
