@@ -286,17 +286,68 @@ func TestFP8AmaxReduction(t *testing.T) {
 // kernel; the scale from it; the cast: Float8CurrentScalingQuantizer::quantize_impl), one
 // under the others (delayed scaling's cast-transpose updates the amax as it casts; the
 // block recipes scale each block inside their kernel). A linear layer's pass is its
-// product's launch and one quantization's.
+// product's launch and one quantization's, and under MXFP8 the weight's scale swizzle
+// (recipeFigures.swizzleKernels): one launch forward, one backward (the input
+// gradient's product reads the weight; the weight gradient's does not).
 func TestFP8QuantizationKernels(t *testing.T) {
 	a := bundled(t, "meta-llama-3-8b")
 	for _, tt := range []struct {
-		recipe FP8Recipe
-		want   float64
-	}{{Delayed, 1}, {Current, 4}, {Blockwise, 1}, {MXFP8, 1}} {
+		recipe  FP8Recipe
+		want    float64
+		swizzle float64
+	}{{Delayed, 1, 0}, {Current, 4, 0}, {Blockwise, 1, 0}, {MXFP8, 1, 1}} {
 		sh := newShape(a, Options{Batch: 1, Seq: 4096, DType: FP8, FP8Recipe: tt.recipe}.withDefaults())
 		o := sh.linear("qkv", 4096, 4096, 6144)
-		if o.fwd.kernels != 1+tt.want || o.bwd.kernels != 2+tt.want {
-			t.Errorf("%s: %v forward and %v backward launches, want %v and %v", tt.recipe, o.fwd.kernels, o.bwd.kernels, 1+tt.want, 2+tt.want)
+		if o.fwd.kernels != 1+tt.want+tt.swizzle || o.bwd.kernels != 2+tt.want+tt.swizzle {
+			t.Errorf("%s: %v forward and %v backward launches, want %v and %v", tt.recipe, o.fwd.kernels, o.bwd.kernels, 1+tt.want+tt.swizzle, 2+tt.want+tt.swizzle)
+		}
+	}
+}
+
+// TestMXFP8ScaleSwizzle: under MXFP8 each product that reads a weight swizzles that
+// weight's scales in a launch of its own (Transformer Engine v2.12 to v2.16: the inputs
+// and output gradients arrive with GEMM-ready scales, the cached weight does not), and
+// a grouped product swizzles its experts' weights in one launch per 64 of them
+// (kMaxTensorsPerKernel). So a Megatron-style mixture of Qwen3 30B-A3B at EP 8 (16
+// local experts: linear_fc1 and linear_fc2 grouped) launches exactly 2 swizzles a pass
+// (fc1's gate and up share one weight tensor, oneFC1), DeepSeek-V3 at EP 2 (128 local
+// experts) 2 x 2 routed plus 1 for its shared experts' fc1 and 1 for their fc2; no other
+// recipe launches any, and eager code (an expert's gate, up and down each its own
+// linear) one per product and expert.
+func TestMXFP8ScaleSwizzle(t *testing.T) {
+	if s := groupedSwizzle(op{swizzleKernels: 1, fwd: work{kernels: 2}, bwd: work{kernels: 3}}, 16); s.swizzleKernels != 1.0/16 || s.fwd.kernels != 1+1.0/16 || s.bwd.kernels != 2+1.0/16 {
+		t.Errorf("16 experts: %v swizzle launches an expert, kernels %v and %v; want 1/16, 1+1/16, 2+1/16", s.swizzleKernels, s.fwd.kernels, s.bwd.kernels)
+	}
+	if s := groupedSwizzle(op{swizzleKernels: 1, fwd: work{kernels: 1}}, 128); s.swizzleKernels != 2.0/128 {
+		t.Errorf("128 experts: %v swizzle launches an expert, want 2/128 (two launches of 64)", s.swizzleKernels)
+	}
+	for _, tt := range []struct {
+		model    string
+		ep       int
+		fusedAct bool
+		want     float64 // swizzle launches a pass, the whole mixture
+	}{
+		{"qwen3-30b-a3b", 8, true, 2},
+		{"qwen3-30b-a3b", 8, false, 3 * 16},
+		{"deepseek-v3", 2, true, 2*2 + 2},
+	} {
+		a := bundled(t, tt.model)
+		for _, recipe := range FP8Recipes {
+			o := Options{Batch: 1, Seq: 4096, DType: FP8, FP8Recipe: recipe, Attention: CuDNN, DataParallel: tt.ep, ExpertParallel: tt.ep, Dispatcher: DispatchAllToAll}.withDefaults()
+			sh := newShape(a, o)
+			sh.fusedAct = tt.fusedAct
+			p := sh.moe(&calc{sh: sh, target: target(t, "b200"), o: o})
+			var got float64
+			for _, op := range p.ops {
+				got += op.swizzleKernels
+			}
+			want := tt.want
+			if recipe != MXFP8 {
+				want = 0
+			}
+			if math.Abs(got-want) > 1e-9 {
+				t.Errorf("%s EP %d, fused activation %v, %s: %v swizzle launches a pass, want %v", tt.model, tt.ep, tt.fusedAct, recipe, got, want)
+			}
 		}
 	}
 }

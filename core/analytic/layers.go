@@ -124,6 +124,9 @@ func (sh *shape) linear(name string, m, k, n float64) op {
 		o.fwd.kernels += f.quantKernels
 		o.bwdQuant = f.quantBytes * m * n
 		o.bwd.kernels += f.quantKernels
+		o.swizzleKernels = f.swizzleKernels
+		o.fwd.kernels += f.swizzleKernels
+		o.bwd.kernels += f.swizzleKernels
 	}
 	return o
 }
@@ -942,6 +945,9 @@ func (sh *shape) moe(c *calc) piece {
 	if sh.fp8 != nil && sh.o.FP8Recipe == Delayed && (sh.fusedAct || fused) {
 		gate, up, down = groupedCast(gate, local), groupedCast(up, local), groupedCast(down, local)
 	}
+	if sh.fusedAct || fused {
+		gate, up, down = groupedSwizzle(gate, local), groupedSwizzle(up, local), groupedSwizzle(down, local)
+	}
 	perExpert := append([]op{
 		mem("gather", 2*e*te*h, perTensor),
 		gate, up}, act...)
@@ -1479,6 +1485,32 @@ func groupedCast(o op, local float64) op {
 	return o
 }
 
+// groupedSwizzle is an expert's product o (shape.linear) whose weight's scale swizzle
+// (recipeFigures.swizzleKernels, MXFP8) runs, as in Megatron-Core's TEGroupedMLP, as
+// one launch for the weights of all the local experts: Transformer Engine's grouped
+// GEMM swizzles its operands with multi_tensor_swizzle_scales_for_gemm
+// (pytorch/csrc/extensions/gemm.cpp te_general_grouped_gemm and swizzle.cpp, v2.12 to
+// v2.16), whose nvte_multi_tensor_swizzle_scaling_factors packs up to
+// kMaxTensorsPerKernel = 64 tensors into a launch (common/swizzle/swizzle.cu), and the
+// fused grouped MLP swizzles each grouped weight in one grouped_swizzle_for_gemm. So
+// each expert's share is ceil(local/64)/local of a launch a pass.
+func groupedSwizzle(o op, local float64) op {
+	if o.swizzleKernels <= 0 || local <= 1 {
+		return o
+	}
+	share := math.Ceil(local/swizzleTensorsPerLaunch) / local
+	cut := o.swizzleKernels * (1 - share)
+	o.fwd.kernels -= cut
+	o.bwd.kernels -= cut
+	o.swizzleKernels *= share
+	return o
+}
+
+// swizzleTensorsPerLaunch is Transformer Engine's kMaxTensorsPerKernel for the
+// multi-tensor scale swizzle (common/swizzle/swizzle.cu, v2.9 to v2.16: "Args must be
+// <4 KB").
+const swizzleTensorsPerLaunch = 64
+
 // wholeTensor is o, an operation priced per local expert, as Megatron-Core launches it:
 // once over the rows of all the local experts together, so each expert's share is
 // 1/local of its launches (its bytes stay the expert's). The dispatcher's permute
@@ -1531,6 +1563,10 @@ func (sh *shape) unpermute(n, local float64) op {
 // bytes of the gradient's quantization are gate's and up's together (moved to gate);
 // the input's are gate's alone. The products stay two here (their FLOPs are the same).
 func oneFC1(gate, up op) (op, op) {
+	// One weight tensor (linear_fc1's), so one scale swizzle a pass (MXFP8), on gate.
+	up.fwd.kernels -= up.swizzleKernels
+	up.bwd.kernels -= up.swizzleKernels
+	up.swizzleKernels = 0
 	if up.fwdQuant > 0 {
 		up.fwdQuant = 0
 		up.fwd.kernels -= up.quantKernels

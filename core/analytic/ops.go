@@ -37,6 +37,9 @@ type op struct {
 	// quantKernels is the launches of one of its quantizations (the recipe's
 	// recipeFigures.quantKernels; in fwd and bwd.kernels once per quantization).
 	quantKernels float64
+	// swizzleKernels is the launches of its weight's scale swizzle in each pass that
+	// reads the weight (recipeFigures.swizzleKernels; in fwd and bwd.kernels).
+	swizzleKernels float64
 	// gathers marks a dense sublayer's projection that reads tensor parallelism's
 	// all-gathered input (sequence parallel), scatters one whose output is
 	// reduce-scattered: the products PyTorch's async tensor parallelism fuses with
@@ -74,6 +77,7 @@ func (o op) pass(bwd bool) (work, float64) {
 func (o op) times(n float64) op {
 	o.fwd, o.bwd = o.fwd.times(n), o.bwd.times(n)
 	o.fwdQuant, o.bwdQuant = o.fwdQuant*n, o.bwdQuant*n
+	o.swizzleKernels *= n
 	return o
 }
 

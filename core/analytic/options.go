@@ -100,6 +100,26 @@ type recipeFigures struct {
 	// 36,108/37,556 tokens/s per GPU; Llama 3.1 405B on 128 B200: 624/661), with the
 	// products about 70% of the step.
 	gemmRate float64
+	// swizzleKernels: the launches that rearrange a weight's block scales into the
+	// layout the matrix units read, before each product that reads the weight (the
+	// forward's and the input gradient's; the weight gradient's reads no weight). MXFP8
+	// only, one a pass: Transformer Engine's GEMM call swizzles an operand's E8M0 scales
+	// unless they already carry GEMM-ready layout (swizzle_scales_for_gemm and
+	// multi_tensor_swizzle_scales_for_gemm, pytorch/csrc/extensions/swizzle.cpp, v2.12
+	// to v2.16: "Return early if scales are already swizzled"), and from v2.12 the
+	// modules quantize their inputs and output gradients with optimize_for_gemm (Linear,
+	// LayerNormLinear, LayerNormMLP, GroupedLinear's _get_quantizers), so those arrive
+	// swizzled, while no weight quantizer sets it: the cached fp8 weight's scales are
+	// swizzled again at every call (the fused grouped MLP likewise:
+	// ops/fused/forward_grouped_mlp.py and backward_grouped_mlp.py clone and
+	// grouped_swizzle_for_gemm each weight). Per-tensor and blockwise scaling need no
+	// swizzle (swizzle_scales_for_gemm returns for their scaling modes). Before v2.12
+	// (NeMo 25.11's v2.9) every MXFP8 operand was swizzled at every product, two launches
+	// a product instead of one and the weight gradient's too: not priced, the planner
+	// knows no Transformer Engine version. The bytes (one scale byte per 32 weight
+	// elements, read and written) are a few hundred kilobytes a layer: only the launch
+	// is priced.
+	swizzleKernels float64
 }
 
 // figures returns the recipe's figures (Delayed's for an unknown recipe).
@@ -111,7 +131,7 @@ func (r FP8Recipe) figures() recipeFigures {
 	case Blockwise:
 		return recipeFigures{inputBytes: 1 + 4.0/128, weightBytes: 2 * (1 + 4.0/(128*128)), quantBytes: 2 + 2*(1+4.0/128), quantKernels: 1, gemmRate: 0.83}
 	case MXFP8:
-		return recipeFigures{inputBytes: 1 + 1.0/32, weightBytes: 2 * (1 + 1.0/32), quantBytes: 2 + 2*(1+1.0/32), quantKernels: 1, gemmRate: 0.94}
+		return recipeFigures{inputBytes: 1 + 1.0/32, weightBytes: 2 * (1 + 1.0/32), quantBytes: 2 + 2*(1+1.0/32), quantKernels: 1, gemmRate: 0.94, swizzleKernels: 1}
 	}
 	return recipeFigures{inputBytes: 1, weightBytes: 2, stateBytes: 3 * (history*4 + 3*4), quantBytes: 2 + 1 + 1, quantKernels: 1, gemmRate: 1}
 }

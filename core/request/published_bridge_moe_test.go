@@ -859,8 +859,16 @@ func TestBridgeMoEPublishedRuns(t *testing.T) {
 	// the attention priced from measurements, the B200 EP8 rows' planned
 	// block (21 ms a microbatch of 16,384 tokens) needs some 12 ms more; what costs it
 	// is not in any source found.
+	//
+	// MXFP8's weight scale swizzle (analytic's recipeFigures.swizzleKernels: Transformer
+	// Engine v2.12 to v2.16 rearranges the cached weight's E8M0 scales before every
+	// product that reads the weight, one launch forward and one backward a linear, one
+	// for all the local experts of a grouped linear): the x86 microbatch-1 MXFP8 rows
+	// gain most (Qwen3 30B-A3B on 8 B200s +99.4% to +96.2% and +91.3% to +88.2%), the
+	// NVL72 rows 0 to 1.5 points; over all runs 13.7%, +12.4% to 13.6%, +11.5%, 32
+	// beyond 25%; through 26.04.01 13.7%, +13.7% to 13.6%, +13.5%, 27.
 	if abs > 0.142 || signed > 0.128 {
-		t.Errorf("median |error| %.1f%%, signed median %+.1f%%: want at most 14.2%% and +12.8%% (was 13.7%%, +12.4%%)", 100*abs, 100*signed)
+		t.Errorf("median |error| %.1f%%, signed median %+.1f%%: want at most 14.2%% and +12.8%% (was 13.6%%, +11.5%%)", 100*abs, 100*signed)
 	}
 	var older []bridgeMoERun
 	for _, c := range bridgeMoERuns {
