@@ -1304,12 +1304,38 @@ func (c *calc) expertComm(l *Layer, ps []piece) (fwdExposed, bwdExposed float64)
 	l.BwdDeviceSeconds += bwd
 	l.FwdTerms.CommSeconds += fwd
 	l.BwdTerms.CommSeconds += bwd
-	// Two all-to-alls (and the expert-tensor gathers) per mixture and pass.
-	l.FwdKernels += 2
-	l.FwdTerms.CommKernels += 2
+	fk, bk := c.expertCollectives()
+	l.FwdKernels += fk
+	l.FwdTerms.CommKernels += fk
 	if c.sh.train {
-		l.BwdKernels += 2
-		l.BwdTerms.CommKernels += 2
+		l.BwdKernels += bk
+		l.BwdTerms.CommKernels += bk
+	}
+	return fwd, bwd
+}
+
+// expertCollectives is the collectives a mixture launches in its forward and backward
+// pass: the dispatch and combine all-to-alls (and the expert-tensor gathers), and the
+// metadata collectives whose time the layer already carries, each its own NCCL call:
+// Megatron-Core's all-to-all dispatcher also all-gathers the tokens per expert in the
+// forward pass (preprocess's gather_from_sequence_parallel_region over tp_ep_group) and
+// sends the routing probabilities in an all-to-all of their own beside the tokens'
+// (token_dispatch's second all_to_all, whose gradient is an all-to-all backward):
+// megatron/core/transformer/moe/token_dispatcher.py, MoEAlltoAllTokenDispatcher,
+// core_v0.15.0 (shape.alltoallMetadataSeconds prices their time); HybridEP all-gathers
+// the routing map before each forward dispatch (shape.routingMapGatherSeconds). So 4
+// and 3 with the all-to-all dispatcher, 3 and 2 with HybridEP, 2 and 2 otherwise (one
+// expert-parallel member: the two exchanges alone, as before).
+func (c *calc) expertCollectives() (fwd, bwd float64) {
+	fwd, bwd = 2, 2
+	if c.o.ExpertParallel <= 1 {
+		return fwd, bwd
+	}
+	switch {
+	case !c.o.Dispatcher.flex():
+		fwd, bwd = fwd+2, bwd+1
+	case c.o.Dispatcher == DispatchHybridEP:
+		fwd++
 	}
 	return fwd, bwd
 }

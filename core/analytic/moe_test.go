@@ -446,7 +446,8 @@ func TestHybridEPDispatch(t *testing.T) {
 		if got := comm(DispatchDeepEP, tt.dtype); math.Abs(got-want) > 1e-12 {
 			t.Errorf("%+v: Megatron-Core's DeepEP %v s, want its 16-bit %v s", tt, got, want)
 		}
-		// Its metadata preprocessing: one forward launch reading the gathered map.
+		// Its metadata preprocessing: one forward launch reading the gathered map, and
+		// the gather's own launch (calc.expertCollectives).
 		block := func(d Dispatcher) Layer {
 			r, err := Estimate(a, tg, Options{Batch: 1, Seq: int(T), DType: BF16, DataParallel: tt.ep, ExpertParallel: tt.ep, Dispatcher: d})
 			if err != nil {
@@ -455,8 +456,8 @@ func TestHybridEPDispatch(t *testing.T) {
 			return moeBlock(t, r)
 		}
 		hy, de := block(DispatchHybridEP), block(DispatchDeepEP)
-		if hy.FwdKernels-de.FwdKernels != 1 || hy.BwdKernels != de.BwdKernels {
-			t.Errorf("%+v: HybridEP launches %v/%v, DeepEP %v/%v: want one more forward", tt, hy.FwdKernels, hy.BwdKernels, de.FwdKernels, de.BwdKernels)
+		if hy.FwdKernels-de.FwdKernels != 2 || hy.BwdKernels != de.BwdKernels {
+			t.Errorf("%+v: HybridEP launches %v/%v, DeepEP %v/%v: want two more forward", tt, hy.FwdKernels, hy.BwdKernels, de.FwdKernels, de.BwdKernels)
 		}
 		if tt.dtype == FP8 && !(comm(DispatchDeepEPFP8, FP8) < want) {
 			t.Errorf("%+v: DeepEP's fp8 dispatch is not below HybridEP's 16 bits", tt)
@@ -653,8 +654,10 @@ func TestExpertLaunchesPerTensor(t *testing.T) {
 	}
 	// The dispatchers' own launches, each once for all the local experts: the all-to-all
 	// dispatcher's two chunk sorts (map and sort forward, the sort backward: 4 and 2)
+	// and its metadata collectives (the counts' all-gather and the probabilities'
+	// all-to-all forward, that all-to-all backward: 2 and 1, calc.expertCollectives)
 	// beyond DeepEP; the fused permute's three row-map passes (forward) beyond
-	// HybridEP's one preprocessing kernel.
+	// HybridEP's one preprocessing kernel and its routing map's all-gather.
 	a := bundled(t, "qwen3-30b-a3b")
 	block := func(d Dispatcher) Layer {
 		r, err := Estimate(a, tg, Options{Batch: 1, Seq: 4096, DataParallel: 16, ExpertParallel: 8, Dispatcher: d, Split: Sublayers})
@@ -670,11 +673,11 @@ func TestExpertLaunchesPerTensor(t *testing.T) {
 		return Layer{}
 	}
 	a2a, deep, hybrid := block(DispatchAllToAll), block(DispatchDeepEP), block(DispatchHybridEP)
-	if a2a.FwdKernels-deep.FwdKernels != 4 || a2a.BwdKernels-deep.BwdKernels != 2 {
-		t.Errorf("alltoall %v/%v launches, DeepEP %v/%v: want 4 and 2 more (the chunk sorts)", a2a.FwdKernels, a2a.BwdKernels, deep.FwdKernels, deep.BwdKernels)
+	if a2a.FwdKernels-deep.FwdKernels != 4+2 || a2a.BwdKernels-deep.BwdKernels != 2+1 {
+		t.Errorf("alltoall %v/%v launches, DeepEP %v/%v: want 6 and 3 more (the chunk sorts, the metadata collectives)", a2a.FwdKernels, a2a.BwdKernels, deep.FwdKernels, deep.BwdKernels)
 	}
-	if deep.FwdKernels-hybrid.FwdKernels != 3-1 || deep.BwdKernels != hybrid.BwdKernels {
-		t.Errorf("DeepEP %v/%v launches, HybridEP %v/%v: want 2 more forward (three row-map passes for one preprocessing)", deep.FwdKernels, deep.BwdKernels, hybrid.FwdKernels, hybrid.BwdKernels)
+	if deep.FwdKernels-hybrid.FwdKernels != 3-1-1 || deep.BwdKernels != hybrid.BwdKernels {
+		t.Errorf("DeepEP %v/%v launches, HybridEP %v/%v: want 1 more forward (three row-map passes for one preprocessing and one gather)", deep.FwdKernels, deep.BwdKernels, hybrid.FwdKernels, hybrid.BwdKernels)
 	}
 	// Bytes: the row map's 25 a (token, expert) entry once, over the n*D tokens DeepEP
 	// delivers (D = EP(1 - (1 - 1/EP)^k) devices a token reaches) and the E/EP local
@@ -689,5 +692,29 @@ func TestExpertLaunchesPerTensor(t *testing.T) {
 	}
 	if o := wholeTensor(gluClamp(2, 10), 16); o.fwd.kernels != 3.0/16 || o.bwd.kernels != 3.0/16 || o.fwd.bytes != 8*2*10 {
 		t.Errorf("clamp over 16 local experts: %+v, want 3/16 of a launch each pass per expert, bytes unchanged", o)
+	}
+}
+
+// TestExpertCollectives: the collectives a mixture launches a pass, each an NCCL call
+// of its own: the dispatch and combine all-to-alls; with Megatron-Core's all-to-all
+// dispatcher the tokens-per-expert all-gather (forward) and the probabilities'
+// all-to-all (both passes); with HybridEP the routing map's all-gather (forward);
+// nothing more with DeepEP or one expert-parallel member.
+func TestExpertCollectives(t *testing.T) {
+	for _, tt := range []struct {
+		ep       int
+		d        Dispatcher
+		fwd, bwd float64
+	}{
+		{1, DispatchAllToAll, 2, 2},
+		{8, DispatchAllToAll, 4, 3},
+		{8, DispatchHybridEP, 3, 2},
+		{8, DispatchDeepEP, 2, 2},
+		{64, DispatchDeepEPFP8, 2, 2},
+	} {
+		c := &calc{o: Options{ExpertParallel: tt.ep, Dispatcher: tt.d}}
+		if f, b := c.expertCollectives(); f != tt.fwd || b != tt.bwd {
+			t.Errorf("EP %d, %q: %v and %v collectives, want %v and %v", tt.ep, tt.d, f, b, tt.fwd, tt.bwd)
+		}
 	}
 }
