@@ -887,9 +887,11 @@ func TestBridgeMoEPublishedRuns(t *testing.T) {
 	// 30B-A3B's FP8-MX recipes on B200 and GB200 (v0.2.2 and v0.3.0) both capture
 	// moe_router and moe_preprocess alone, so both plan in the megatron mode; they
 	// differ in microbatch (1 and 4) and dispatcher (alltoall and HybridEP). Not the
-	// network: EP8 on an 8-GPU node stays inside it (ExpertPerNode 8). Not the device
-	// side at small m: the same shape graphed and token-dropping (NeMo 25.09, 18,066
-	// tokens/s/GPU) is planned at 18,206. Not one host cost per launch: the plan now
+	// network: EP8 on an 8-GPU node stays inside it (ExpertPerNode 8). Not mainly the
+	// device side at small m: the same shape graphed and token-dropping (NeMo 25.09,
+	// 18,066 tokens/s/GPU) plans at 21,247 in the cuda-graphs mode (+18%, the HybridEP
+	// rows' level), against 18,206 and +88..+96% for the eager dropless rows. Not one
+	// host cost per launch: the plan now
 	// launches 282 kernels a layer and microbatch there (4.3 ms of host at 15 us, 4.5 ms
 	// a layer planned against 9.0 measured); a uniform 31-32 us a launch on the x86 host
 	// closes these rows (+6% at 30 us) but, at Grace's 2.75 times (TE #2053), takes the
