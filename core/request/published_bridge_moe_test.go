@@ -865,8 +865,9 @@ func TestBridgeMoEPublishedRuns(t *testing.T) {
 	// product that reads the weight, one launch forward and one backward a linear, one
 	// for all the local experts of a grouped linear): the x86 microbatch-1 MXFP8 rows
 	// gain most (Qwen3 30B-A3B on 8 B200s +99.4% to +96.2% and +91.3% to +88.2%), the
-	// NVL72 rows 0 to 1.5 points; over all runs 13.7%, +12.4% to 13.6%, +11.5%, 32
-	// beyond 25%; through 26.04.01 13.7%, +13.7% to 13.6%, +13.5%, 27. The metadata
+	// NVL72 rows 0 to 1.5 points; over all runs 13.7%, +12.2% to 13.6%, +11.9%, 32
+	// beyond 25% (on main at 246288e); through 26.04.01 13.7%, +13.7% to 13.6%, +13.5%,
+	// 27. The metadata
 	// collectives each an NCCL launch of their own (analytic's calc.expertCollectives:
 	// the all-to-all dispatcher's tokens-per-expert all-gather and probabilities'
 	// all-to-all, HybridEP's routing-map all-gather), whose time was priced but not
@@ -874,43 +875,45 @@ func TestBridgeMoEPublishedRuns(t *testing.T) {
 	//
 	// What the x86 Blackwell rows beyond 25% share, and what it is not (read against
 	// Megatron-Bridge's scripts/performance/configs at v0.2.2, v0.3.0 and v0.3.1, the
-	// 25.11, 26.02 and 26.02.01 recipes). Every row of Megatron-Core's NCCL all-to-all
-	// dispatcher on HGX B200 and B300 nodes errs +32% to +114% (Qwen3 30B-A3B at
-	// microbatch 1 +88%, +96%; Qwen3 235B-A22B B200 PP8 +37%, +38%, #1760's +32%, 64
-	// B200s PP8 VP4 +69%, B300 PP8 VP4 with the expert overlap +110%, +114%;
-	// DeepSeek-V3 of 25.11 +46%), every HybridEP row on the same nodes +2% to +17%
-	// (Qwen3 30B-A3B B200 microbatch 4 +12%, +13%, B300 microbatch 8 +6% to +10%;
-	// Qwen3 235B-A22B B300 microbatch 2 +2%, +17%); DeepSeek-V3's B200 rows from 26.02
-	// are HybridEP too (DEEPSEEK_V3_PRETRAIN_CONFIG_B200_V1) and err +23% to +29%,
-	// where the B300 rows of the same recipe err +13% to +19% (a device-side question,
-	// left: measured B300/B200 1.11, planned 1.03). Not the graphs' scope: Qwen3
-	// 30B-A3B's FP8-MX recipes on B200 and GB200 (v0.2.2 and v0.3.0) both capture
-	// moe_router and moe_preprocess alone, so both plan in the megatron mode; they
-	// differ in microbatch (1 and 4) and dispatcher (alltoall and HybridEP). Not the
+	// 25.11, 26.02 and 26.02.01 recipes). All are planned in the megatron mode (no
+	// attention graphed) on x86 hosts, with little device work a launch: Qwen3 30B-A3B
+	// at microbatch 1 (+88%, +96%), Qwen3 235B-A22B B200 PP8 (+37%, +38%, #1760's +32%),
+	// 64 B200s PP8 VP4 (+69%), B300 PP8 VP4 with the expert overlap (+110%, +114%),
+	// DeepSeek-V3 B200 PP16 (+46% in 25.11; +23% to +29% from 26.02, where its B300 rows
+	// of the same recipe err +13% to +19%). Not the graphs' scope: Qwen3 30B-A3B's FP8-MX
+	// recipes on B200 and GB200 (v0.2.2, v0.3.0) both capture moe_router and
+	// moe_preprocess alone, so both plan in the megatron mode; they differ in microbatch
+	// (1 and 4), dispatcher (alltoall and HybridEP) and host (x86 and Grace). Not the
 	// network: EP8 on an 8-GPU node stays inside it (ExpertPerNode 8). Not mainly the
 	// device side at small m: the same shape graphed and token-dropping (NeMo 25.09,
-	// 18,066 tokens/s/GPU) plans at 21,247 in the cuda-graphs mode (+18%, the HybridEP
-	// rows' level), against 18,206 and +88..+96% for the eager dropless rows. Not one
-	// host cost per launch: the plan now
-	// launches 282 kernels a layer and microbatch there (4.3 ms of host at 15 us, 4.5 ms
-	// a layer planned against 9.0 measured); a uniform 31-32 us a launch on the x86 host
-	// closes these rows (+6% at 30 us) but, at Grace's 2.75 times (TE #2053), takes the
-	// GB200 microbatch-4 row of the same recipe family from +10.5% to -38%, and the
-	// other alltoall rows would each need their own figure (Qwen3 235B-A22B B200 PP8
-	// about 37 us, B300 PP8 VP4 above 50 us). Not the dispatcher's pricing either way:
-	// planned with HybridEP the microbatch-1 row errs +102% (the planner prices the two
-	// alike), where the recipe change to microbatch 4, HybridEP and the attention graphed
-	// ran 2.75 times faster against 1.66 planned. So an unpriced cost of the NCCL
-	// all-to-all dispatcher's path on these hosts, growing with the layers' launches:
-	// candidates without a source to price them are torch.distributed's host time per
-	// all_to_all_single (ProcessGroupNCCL's work objects, record_stream, split lists),
-	// the cross-rank wait each of the four token all-to-alls a layer and microbatch puts
-	// on a host-bound step (each waits for the slowest rank's launches; DeepEP #28's
-	// maintainer note on launch gaps), and Transformer Engine v2.9's swizzle of every
-	// MXFP8 operand (25.11; v2.12 on swizzles the weight alone, priced: about 16 launches
-	// a layer and microbatch more, 0.2 ms of the 4.5 ms missing).
+	// 18,066 tokens/s/GPU) plans at 21,247 in the cuda-graphs mode (+18%, the level of
+	// the device-bound rows), against +88..+96% for the eager dropless rows. Not the
+	// dispatcher as priced: planned with HybridEP the microbatch-1 row errs +102% (the
+	// planner prices the two alike); the x86 HybridEP rows with little work a launch err
+	// too (DeepSeek-V3 B200, Qwen3 30B-A3B 16 H100 EP16 FP8 +22% to +24%). Not Transformer
+	// Engine's module code: TE #3523 measured the CPU time of a Linear's forward and
+	// backward at 441 us in MXFP8 (311 in BF16) and a LayerNormLinear's at 519 (398) on
+	// GB200; scaled to an x86 host by TE #2053's 13.48/37.08 that is 160 and 189 us,
+	// against 105 and about 165 charged here (7 and 11 launches at 15 us): some 0.2 ms a
+	// layer and microbatch of the 4.5 ms missing at microbatch 1. What the rows do fit is
+	// a host time per launch about twice eager PyTorch's on these x86 hosts, a figure no
+	// source gives (model.architecture.host_kernel_seconds 31 us, the planner's
+	// counterfactual): Qwen3 30B-A3B microbatch 1 +2% and -3%, Qwen3 235B-A22B B200 PP8
+	// +14% and +15% (#1760 +9%), DeepSeek-V3 B200 +4% to +9% and B300 -4% to +1%, Qwen3
+	// 30B-A3B H100 EP16 FP8 0% to +1%, the device-bound x86 rows unmoved (B300 microbatch
+	// 8 and 2, the H100 Qwen3 235B-A22B and overlap-benchmark rows); left beyond 25%: the
+	// expert-overlap VP4 rows (+66% to +69%, 64 B200s +35%) and DeepSeek-V3 of 25.11
+	// (+27%); the H100 PP2 VP12 pair (one request measured 77% apart) goes from +74% and
+	// -2% to +4% and -42%. But it contradicts the Grace rows: at TE #2053's 2.75 times it takes Qwen3
+	// 30B-A3B on GB200 and GB300 (the megatron mode too) from +1..+14% to -14..-51%; they
+	// fit the present 41 us a launch, about 1.3 times 31, not 2.75. So the host's time per
+	// launch under Megatron-Core and Transformer Engine is underpriced on x86 relative to
+	// Grace, or Grace's ratio measured on torch.nn.Linear does not carry to this code; no
+	// measurement found settles which, so neither figure is changed. Transformer Engine
+	// v2.9's swizzle of every MXFP8 operand (25.11; v2.12 on swizzles the weight alone, as
+	// priced) adds about 16 launches a layer and microbatch more there, not priced.
 	if abs > 0.142 || signed > 0.128 {
-		t.Errorf("median |error| %.1f%%, signed median %+.1f%%: want at most 14.2%% and +12.8%% (was 13.6%%, +11.5%%)", 100*abs, 100*signed)
+		t.Errorf("median |error| %.1f%%, signed median %+.1f%%: want at most 14.2%% and +12.8%% (was 13.6%%, +11.9%%)", 100*abs, 100*signed)
 	}
 	var older []bridgeMoERun
 	for _, c := range bridgeMoERuns {
