@@ -446,6 +446,7 @@ func Estimate(a *arch.Arch, t Target, o Options) (*Result, error) {
 	sh := newShape(a, o)
 	sh.keepLogits = t.Framework.ReturnsLogits && sh.train
 	sh.fusedAct = t.Framework.FusedActivation
+	sh.separateQKV = separateQKV(t.Framework)
 	sh.fusedCE = t.Framework.FusedCrossEntropy
 	sh.ceGradCopy = t.Framework.CrossEntropyGradCopy
 	sh.vocabParallelCE = t.Framework.CrossEntropyVocabParallel

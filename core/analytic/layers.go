@@ -53,6 +53,10 @@ type shape struct {
 	// (cluster.Framework.MainGradBuffer): the embedding's is added to it after each
 	// microbatch.
 	mainGrads bool
+	// separateQKV: the framework runs the model's own PyTorch code (eager or
+	// compiled), whose separate query, key and value projections are three products
+	// (separateProjections); the Megatron-style modes run one, linear_qkv.
+	separateQKV bool
 	// eagerCode: the framework runs HuggingFace's code eagerly (cluster.Framework.
 	// EagerOps): the operations it leaves unfused cost their measured traffic
 	// (eagerTraffic).
@@ -129,6 +133,43 @@ func (sh *shape) linear(name string, m, k, n float64) op {
 		o.bwd.kernels += f.swizzleKernels
 	}
 	return o
+}
+
+// separateProjections is the query, key and value projections of qkv (one linear op
+// of q + 2 kv columns standing for them, op.parts) as the model's own PyTorch code
+// runs them: three products of the same input, q, kv and kv wide (torchtitan's
+// Llama at 820504e, torchtitan/models/llama3/model.py, Attention.forward:
+// "xq, xk, xv = self.wq(x), self.wk(x), self.wv(x)", three nn.Linear, three aten.mm;
+// HuggingFace's LlamaAttention: q_proj, k_proj, v_proj). Each reads the whole input
+// (its own e m k bytes: a narrow product, the key and value projections of a
+// tensor-parallel shard, is bound by that read, not by its FLOPs), quantizes its own
+// waves and, in the backward pass, reduces its input gradient over its own width
+// (gemmShape.fraction). The FLOPs, the saved outputs and the policy's count of
+// products (sacPolicy) are qkv's. An fp8 recipe's quantization of the shared input
+// stays one (qkv's, on the query), its output gradients' are each projection's share.
+func (sh *shape) separateProjections(qkv op, q, kv float64) []op {
+	ops := make([]op, 0, 3)
+	for i, w := range []float64{q, kv, kv} {
+		name := [...]string{"query", "key", "value"}[i]
+		o := gathering(sh.linear(name, qkv.gemm.m, qkv.gemm.k, w))
+		if o.fp8 {
+			o.bwdQuant = qkv.bwdQuant * w / (q + 2*kv)
+			if i > 0 {
+				o.fwdQuant = 0
+				o.fwd.kernels -= o.quantKernels
+			}
+		}
+		ops = append(ops, o)
+	}
+	return ops
+}
+
+// separateQKV reports whether framework f runs the model's own PyTorch code, whose
+// query, key and value projections are separate products (eager and compiled: the
+// HuggingFace and torchtitan modules), not Megatron's one linear_qkv (cuda-graphs,
+// megatron, deepspeed).
+func separateQKV(f cluster.Framework) bool {
+	return f.Name == cluster.Eager || f.Name == cluster.Compiled
 }
 
 // linear16 is a linear layer that stays in 16 bits under every fp8 recipe: the router
@@ -440,7 +481,12 @@ func (sh *shape) attention(local bool) piece {
 	if !fusedQKV(a) {
 		qkv.parts = []float64{q, kv, kv}
 	}
-	p.ops = append(p.ops, sh.blockNorm("attention norm"), qkv)
+	p.ops = append(p.ops, sh.blockNorm("attention norm"))
+	if sh.separateQKV && !fusedQKV(a) {
+		p.ops = append(p.ops, sh.separateProjections(qkv, q, kv)...)
+	} else {
+		p.ops = append(p.ops, qkv)
+	}
 	if a.ClipQKV {
 		// MPT's clip_qkv: qkv.clamp(min, max), one kernel over the fused output.
 		p.ops = append(p.ops, mem("clip qkv", 2*e*t*(q+2*kv), 1))

@@ -236,7 +236,7 @@ func TestValidationSummary(t *testing.T) {
 	// The 2025-06 async TP benchmark's Llama 3.1 8B TP 8 rows, planned with the per-op
 	// selective checkpointing they ran (core had refused it with tensor parallelism, so
 	// they were planned as full recomputation), moved from +1..+10% to +19..+28%
-	// (gapSACTP): the held runs from 5.7%, +3.7% (206) to 5.7%, +3.7% (205), all runs
+	// (a known gap then): the held runs from 5.7%, +3.7% (206) to 5.7%, +3.7% (205), all runs
 	// from 5.8%, +3.9% (7 beyond 25%) to 5.9%, +4.0% (8), with the Bridge MoE and CP
 	// cases from 7.8%, +5.2% to 8.1%, +5.3%: optimism found; the bounds stay.
 	// The DGX Cloud and Nemotron-4 report runs with a virtual pipeline planned on
@@ -247,6 +247,11 @@ func TestValidationSummary(t *testing.T) {
 	// run from +24.9% to +20.0%, the 70B recipe from +8.1% to +6.7%; all runs from 6.2%,
 	// +4.2% to 6.1%, +4.2%; the held runs from 5.9%, +4.0% to 5.8%, +4.0%; with the
 	// Bridge MoE and CP cases from 8.1%, +5.7% to 7.7%, +5.7%. The bounds stay.
+	// torchtitan's and HuggingFace's query, key and value projections priced as the
+	// three products they run (core/analytic's separateProjections) took all runs from
+	// 6.2%, +4.2% (8 beyond 25%) to 6.1%, +4.1% (7: the 8B bf16 + async TP row came
+	// within), the held runs from 5.9%, +4.0% to 5.9%, +3.8%, with the Bridge MoE and CP
+	// cases from 8.1%, +5.7% to 8.0%, +5.4%; the bounds stay.
 	if ha > 0.10 || math.Abs(hs) > 0.05 {
 		t.Errorf("without the known gaps, over %d runs: median |error| %.1f%%, signed median %+.1f%%: beyond 10%% and 5%%", len(held), 100*ha, 100*hs)
 	}
