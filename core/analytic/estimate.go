@@ -446,7 +446,7 @@ func Estimate(a *arch.Arch, t Target, o Options) (*Result, error) {
 	sh := newShape(a, o)
 	sh.keepLogits = t.Framework.ReturnsLogits && sh.train
 	sh.fusedAct = t.Framework.FusedActivation
-	sh.separateQKV = separateQKV(t.Framework)
+	sh.pytorchCode = pytorchCode(t.Framework)
 	sh.fusedCE = t.Framework.FusedCrossEntropy
 	sh.ceGradCopy = t.Framework.CrossEntropyGradCopy
 	sh.vocabParallelCE = t.Framework.CrossEntropyVocabParallel
@@ -810,6 +810,93 @@ func asyncCopies(p piece, e, t float64) (op, bool) {
 	return op{name: "async TP: own-shard copy and partial sums", fwd: fwd, bwd: bwd, gatherShare: gatherCopy / fwd.bytes}, true
 }
 
+// sequenceCopies is what PyTorch's tensor parallelism with sequence parallelism
+// copies on the compute stream around the collectives of piece p (a block's sublayer),
+// per microbatch, where the framework runs PyTorch's own (DTensor) tensor parallelism
+// (shape.pytorchCode: eager and compiled). torchtitan shards the sublayers' inputs and
+// outputs on the sequence dimension, dim 1 of a [b, s, h] activation
+// (SequenceParallel, PrepareModuleInput from Shard(1), RowwiseParallel to Shard(1):
+// torchtitan 9dec370 and 820504e, apply_tp), and the functional collectives that
+// DTensor's redistribution calls gather and scatter on dim 0 only: all_gather_tensor
+// with gather_dim != 0 runs torch.cat(torch.chunk(res, group_size, dim=0),
+// dim=gather_dim) on the gathered tensor, reduce_scatter_tensor with scatter_dim != 0
+// runs torch.cat(torch.chunk(self, group_size, dim=scatter_dim)) on its input
+// (torch/distributed/_functional_collectives.py, from 2023 through 2025's releases; the
+// all-gather's copy is left out for a batch of one only from pytorch#169404, December 2025). So
+// "an extra aten.cat after each collective" (torchtitan#437, a maintainer, July 2024,
+// which measured "about 0.18 ms out of 3 ms of FFN compute" for the two of a 70B MLP
+// at 8k tokens, TP 8, on an H100): a copy of the whole gathered activation, e T h bytes
+// read and written, one kernel each. A sublayer's forward all-reduce is one all-gather
+// (its input, the products' input: g bytes an element, the fp8 products' input with
+// dtype fp8, which torchao's Float8ColwiseParallel gathers cast) and one
+// reduce-scatter (its output), its backward all-reduce the output gradient's
+// all-gather and the input gradient's reduce-scatter (16-bit); the rerun forward
+// copies again under full recomputation, and under torchtitan's per-op policy
+// (share) its rerun all-gather does (the reduce-scatter's output is saved:
+// sacCommRerun).
+//
+// With async TP (Options.TensorCommAsync) the micro-pipeline pass matches the
+// non-zero-dim patterns themselves (the split + cat after the all-gather and before
+// the reduce-scatter, torch/_inductor/fx_passes/micro_pipeline_tp.py,
+// find_all_gather_patterns and find_reduce_scatter_patterns), and the fused operators
+// take gather_dim and scatter_dim: no copy where it fuses (the gathers before the
+// gathering projections and the output gradient's before the scattering one's input
+// gradient, the reduce-scatter after the scattering projection, the input gradient's
+// where one product makes it), the copy stays on the input gradient's reduce-scatter of
+// a summed gradient (piece.bwdGradSum: Llama's query, key and value; gate and up). The
+// fused operators return what they gather in the gathered dimension's order:
+// fused_all_gather_matmul's outputs and its gathered A are unflatten(t) =
+// t.view(group, ...).flatten(0, 1).movedim(0, gather_dim)
+// (torch/distributed/_symmetric_memory/__init__.py, _fused_all_gather_matmul_impl), a
+// [b, s, n] tensor laid out sequence first. The products' consumers in the forward
+// pass read it as it is (the heads' views, Inductor's rotary and SiLU kernels), but a
+// weight gradient's product reshapes its operands to [b s, n] matrices, which such a
+// layout cannot view for b > 1: in the backward pass the gathered input of the
+// gathering projections (the recomputed gather's, or the saved one) and the gathered
+// output gradient of the scattering projection are each copied once more, 2 g T h and
+// 2 e T h bytes. ok is false elsewhere.
+func (c *calc) sequenceCopies(p piece, share [][]float64) (op, bool) {
+	if !c.sh.pytorchCode || c.sh.tp <= 1 || !c.o.SequenceParallel || !p.recomputable || p.fwdAllReduces == 0 {
+		return op{}, false
+	}
+	var gathering, scattering bool
+	for _, o := range p.ops {
+		gathering, scattering = gathering || o.gathers, scattering || o.scatters
+	}
+	async := c.o.TensorCommAsync
+	act := c.sh.e * c.sh.t * c.sh.h // a gathered 16-bit activation
+	in := c.sh.ge * c.sh.t * c.sh.h // the gathered input of the products
+	var fwd, bwd work
+	copyIf := func(w *work, n, bytes float64, fused bool) {
+		if !fused {
+			w.bytes += 2 * n * bytes
+			w.kernels += n
+		}
+	}
+	copyIf(&fwd, p.fwdAllReduces, in, async && gathering)
+	copyIf(&fwd, p.fwdAllReduces, act, async && scattering)
+	if c.sh.train {
+		copyIf(&bwd, p.bwdAllReduces, act, async && scattering)
+		copyIf(&bwd, p.bwdAllReduces, act, async && gathering && !p.bwdGradSum)
+		if async && c.sh.b > 1 {
+			// The fused operators' gathered tensors, returned in the gathered
+			// dimension's order, copied for the weight gradients' products.
+			copyIf(&bwd, p.bwdAllReduces, in, !gathering)
+			copyIf(&bwd, p.bwdAllReduces, act, !scattering)
+		}
+		switch {
+		case c.rerun(p):
+			bwd.bytes, bwd.kernels = bwd.bytes+fwd.bytes, bwd.kernels+fwd.kernels
+		case share != nil:
+			copyIf(&bwd, p.fwdAllReduces, in, async && gathering)
+		}
+	}
+	if fwd.kernels+bwd.kernels == 0 {
+		return op{}, false
+	}
+	return op{name: "sequence-parallel cat copies", fwd: fwd, bwd: bwd}, true
+}
+
 // userbuffersCommSMs is the multiprocessors Transformer Engine's userbuffers give the
 // communication kernel of a "pipeline" or "bulk" overlap by default (num_sm 16:
 // initialize_ub's get_default_config, transformer_engine/pytorch/module/base.py). From
@@ -1067,6 +1154,12 @@ func (c *calc) layer(name, kind string, ps ...piece) Layer {
 		}
 		if o, ok := c.hpGradAccumulate(p); ok {
 			l.addOp(c.rf, true, o, true)
+		}
+		if o, ok := c.sequenceCopies(p, share); ok {
+			l.addOp(c.rf, false, o, false)
+			if train {
+				l.addOp(c.rf, true, o, true)
+			}
 		}
 		if p.context {
 			var coreFwd, coreBwd float64

@@ -53,10 +53,11 @@ type shape struct {
 	// (cluster.Framework.MainGradBuffer): the embedding's is added to it after each
 	// microbatch.
 	mainGrads bool
-	// separateQKV: the framework runs the model's own PyTorch code (eager or
-	// compiled), whose separate query, key and value projections are three products
-	// (separateProjections); the Megatron-style modes run one, linear_qkv.
-	separateQKV bool
+	// pytorchCode: the framework runs the model's own PyTorch code (eager or
+	// compiled, pytorchCode), whose separate query, key and value projections are three
+	// products (separateProjections), with PyTorch's own tensor parallelism
+	// (calc.sequenceCopies); the Megatron-style modes run one, linear_qkv.
+	pytorchCode bool
 	// eagerCode: the framework runs HuggingFace's code eagerly (cluster.Framework.
 	// EagerOps): the operations it leaves unfused cost their measured traffic
 	// (eagerTraffic).
@@ -164,11 +165,12 @@ func (sh *shape) separateProjections(qkv op, q, kv float64) []op {
 	return ops
 }
 
-// separateQKV reports whether framework f runs the model's own PyTorch code, whose
-// query, key and value projections are separate products (eager and compiled: the
-// HuggingFace and torchtitan modules), not Megatron's one linear_qkv (cuda-graphs,
+// pytorchCode reports whether framework f runs the model's own PyTorch code (eager
+// and compiled: HuggingFace's and torchtitan's modules, PyTorch's own tensor
+// parallelism), whose query, key and value projections are separate products, not
+// Megatron-Core's one linear_qkv and its tensor-parallel layers (cuda-graphs,
 // megatron, deepspeed).
-func separateQKV(f cluster.Framework) bool {
+func pytorchCode(f cluster.Framework) bool {
 	return f.Name == cluster.Eager || f.Name == cluster.Compiled
 }
 
@@ -482,7 +484,7 @@ func (sh *shape) attention(local bool) piece {
 		qkv.parts = []float64{q, kv, kv}
 	}
 	p.ops = append(p.ops, sh.blockNorm("attention norm"))
-	if sh.separateQKV && !fusedQKV(a) {
+	if sh.pytorchCode && !fusedQKV(a) {
 		p.ops = append(p.ops, sh.separateProjections(qkv, q, kv)...)
 	} else {
 		p.ops = append(p.ops, qkv)

@@ -26,7 +26,7 @@ func TestSeparateProjections(t *testing.T) {
 
 	one := newShape(a, o)
 	three := newShape(a, o)
-	three.separateQKV = true
+	three.pytorchCode = true
 	pOne, pThree := one.attention(false), three.attention(false)
 	if len(pThree.ops) != len(pOne.ops)+2 {
 		t.Fatalf("separate projections: %d operations, want qkv's %d + 2", len(pThree.ops), len(pOne.ops))
@@ -96,8 +96,84 @@ func TestSeparateProjections(t *testing.T) {
 		if got := l.FwdFLOPs; got != block(ref).FwdFLOPs {
 			t.Errorf("%s: block forward FLOPs %g, compiled's %g", fw, got, block(ref).FwdFLOPs)
 		}
-		if got := separateQKV(frameworkTarget(t, "h100-96gb-500w", fw).Framework); got != want {
+		if got := pytorchCode(frameworkTarget(t, "h100-96gb-500w", fw).Framework); got != want {
 			t.Errorf("%s: separate projections %v, want %v", fw, got, want)
 		}
+	}
+}
+
+// TestSequenceCopies checks the copies PyTorch's functional collectives make around a
+// sequence-sharded sublayer (sequenceCopies): the cat after each all-gather and before
+// each reduce-scatter on the sequence dimension, 2 e T h bytes each (the whole gathered
+// activation read and written), in closed form at the 2025-06 benchmark's 8B shard, and
+// against the figure torchtitan#437 gives for them: the two cats of a 70B MLP at 8k
+// tokens and batch 1, TP 8, on an H100, "about 0.18 ms".
+func TestSequenceCopies(t *testing.T) {
+	a := bundled(t, "meta-llama-3-8b")
+	const b, s, tp = 12, 8192, 8
+	const e, T, h = 2.0, float64(b * s), 4096.0
+	act := e * T * h
+	tg := frameworkTarget(t, "h100-96gb-500w", "compiled")
+	for _, c := range []struct {
+		name                   string
+		recompute              Recompute
+		async                  bool
+		fwd, bwd               float64 // bytes, in e T h
+		fwdKernels, bwdKernels float64
+	}{
+		{"vanilla, per-op policy", SelectiveOp, false, 4, 6, 2, 3},
+		{"vanilla, full recomputation", Full, false, 4, 8, 2, 4},
+		{"vanilla, none", NoRecompute, false, 4, 4, 2, 2},
+		// async TP fuses every cat but the summed input gradient's reduce-scatter's;
+		// the weight gradients copy the gathered input and output gradient it returns.
+		{"async TP, per-op policy", SelectiveOp, true, 0, 6, 0, 3},
+		{"async TP, full recomputation", Full, true, 0, 6, 0, 3},
+		{"async TP, none", NoRecompute, true, 0, 6, 0, 3},
+	} {
+		o := Options{Batch: b, Seq: s, TensorParallel: tp, SequenceParallel: true, Recompute: c.recompute, TensorCommAsync: c.async, TensorCommOverlap: c.async}.withDefaults()
+		sh := newShape(a, o)
+		sh.pytorchCode = true
+		calc := &calc{sh: sh, o: o, rf: newRoofline(tg, BF16, "")}
+		for _, p := range []piece{sh.attention(false), sh.mlp()} {
+			share, _ := calc.sacPolicy([]piece{p})
+			cp, ok := calc.sequenceCopies(p, share)
+			if !ok && c.fwd+c.bwd > 0 {
+				t.Fatalf("%s: no copies", c.name)
+			}
+			if cp.fwd.bytes != c.fwd*act || cp.bwd.bytes != c.bwd*act || cp.fwd.kernels != c.fwdKernels || cp.bwd.kernels != c.bwdKernels {
+				t.Errorf("%s: forward %g bytes in %g kernels, backward %g in %g; want %g e T h in %g, %g e T h in %g",
+					c.name, cp.fwd.bytes, cp.fwd.kernels, cp.bwd.bytes, cp.bwd.kernels, c.fwd, c.fwdKernels, c.bwd, c.bwdKernels)
+			}
+		}
+	}
+	// Without sequence parallelism, in a Megatron-style mode or without tensor
+	// parallelism: none.
+	for _, c := range []struct {
+		name      string
+		tp        int
+		sp, torch bool
+	}{{"no sequence parallelism", 8, false, true}, {"linear_qkv mode", 8, true, false}, {"one device", 1, false, true}} {
+		o := Options{Batch: b, Seq: s, TensorParallel: c.tp, SequenceParallel: c.sp}.withDefaults()
+		sh := newShape(a, o)
+		sh.pytorchCode = c.torch
+		if _, ok := (&calc{sh: sh, o: o}).sequenceCopies(sh.mlp(), nil); ok {
+			t.Errorf("%s: copies priced", c.name)
+		}
+	}
+
+	// torchtitan#437: Llama 3 70B's MLP, b = 1, s = 8,192, TP 8, H100 SXM: its forward's
+	// all-gather and reduce-scatter cats, 2 x 2 e s h bytes at the achievable bandwidth.
+	a70 := bundled(t, "llama-3.1-70b")
+	o := Options{Batch: 1, Seq: 8192, TensorParallel: 8, SequenceParallel: true}.withDefaults()
+	sh := newShape(a70, o)
+	sh.pytorchCode = true
+	h100 := frameworkTarget(t, "h100-sxm", "compiled")
+	cp, _ := (&calc{sh: sh, o: o, rf: newRoofline(h100, BF16, "")}).sequenceCopies(sh.mlp(), nil)
+	got := newRoofline(h100, BF16, "").opSeconds(cp, false)
+	if want := 2*h100.Perf.KernelSeconds + 4*2*8192*8192/(3.35e12*0.8); math.Abs(got-want) > 1e-12 {
+		t.Errorf("70B MLP cats: %.4f ms, want %.4f ms", 1e3*got, 1e3*want)
+	}
+	if math.Abs(got/0.18e-3-1) > 0.20 {
+		t.Errorf("70B MLP cats: %.3f ms, torchtitan#437 measured about 0.18 ms", 1e3*got)
 	}
 }

@@ -245,8 +245,9 @@ var shardedRuns = []shardedRun{
 	// decomposes the products and what the fused operators copy and sum on the compute
 	// stream (async-tp, analytic.Options.TensorCommAsync, analytic's asyncCopies),
 	// checked against the later runs below, not fitted to this row: the December
-	// version sped the run up by 5.7% (829 to 876), where the pricing predicts 13.9%
-	// (17.7% before the copies and partial sums were priced), and the same
+	// version sped the run up by 5.7% (829 to 876), where the pricing predicts 17.6%
+	// (13.9% before vanilla TP's cats were priced, 17.7% before the fused operators'
+	// copies and partial sums were), and the same
 	// configuration by 16.4% in June 2025 (TestPublishedAsyncTPSpeedups). Ruled out as
 	// the December shortfall: Float8 products left unfused (the all-gather -> _scaled_mm
 	// and _scaled_mm -> reduce-scatter patterns landed in July-August 2024,
@@ -282,7 +283,14 @@ var shardedRuns = []shardedRun{
 	// Found: torchtitan's query, key and value projections are three products of the
 	// gathered input (analytic's separateProjections), and at this shard's 98,304 tokens
 	// the 128-wide key and value products are bound by reading it (+25.0, +28.4, +18.6,
-	// +24.9% to +20.3, +23.8, +13.9, +19.8%). Priced before and so ruled out as the whole
+	// +24.9% to +20.3, +23.8, +13.9, +19.8%); and vanilla TP's sequence-dimension
+	// collectives each copy the whole gathered activation (the functional collectives'
+	// cat, torchtitan#437; analytic's sequenceCopies), which async TP's fused operators
+	// take over but for the summed input gradients' reduce-scatters, their sequence-first
+	// gathered outputs copied for the weight gradients at b > 1 (to +7.8, +14.8, +3.4,
+	// +11.6%; the 70B rows +15.5, +16.5, +4.9, +2.1% to +5.9, +10.9, -4.0, -3.0%). What
+	// is left is async TP's: its rows err 7 to 8 points above their vanilla rows'
+	// (TestPublishedAsyncTPSpeedups). Priced before and so ruled out as the whole
 	// cause: what the policy keeps and reruns under TP (the reduce-scatters' outputs
 	// kept, the all-gathers rerun, analytic.TestSelectiveOpTensorParallel); the policy's
 	// "every second mm" count (wk, wo and w3 rerun, whether Q, K and V are one op or
