@@ -433,6 +433,9 @@ func Estimate(a *arch.Arch, t Target, o Options) (*Result, error) {
 	if err := checkFusedMLP(t.Device.Name, a, o); err != nil {
 		return nil, err
 	}
+	if err := checkUserbuffersConfig(t.Device.Name, a, o); err != nil {
+		return nil, err
+	}
 	if a.MLA() && o.Attention == Eager {
 		return nil, &model.FieldError{Path: "attention", Reason: "latent attention (" + a.ModelType + ") is costed with flash attention only"}
 	}
@@ -845,9 +848,23 @@ const userbuffersPipelineSplits = 4
 // (gemmShape.fraction) where PyTorch's async tensor parallelism quantizes each
 // (asyncChunks); the margin is taken for the product's whole time, as Transformer
 // Engine 2.x sizes its grid (userbuffersCommSMs).
+//
+// A tuned config (Options.TensorCommConfig, userbuffersConfigs) replaces the defaults'
+// six slots, per GEMM: the attention's (qkv_dgrad, qkv_wgrad, proj_fprop) in the piece
+// with the output projection, the MLP's (fc1_dgrad, fc1_wgrad, fc2_fprop) in the
+// others. A bulk slot's margin is its num_sm with set_sm_margin, none without (every
+// tuned config's bulk overlaps: their GEMMs keep every multiprocessor), the input
+// gradient's from the dgrad slot and the weight gradient's from the wgrad slot; the
+// scattering projection's forward is a pipeline of num_splits products or a ring
+// exchange of t (ring_exchange, tp_size splits), on sm_count less its slot's margin.
 func (c *calc) userbuffersChunks(p piece) piece {
 	if !c.o.TensorCommOverlap {
 		return p
+	}
+	cfg, _ := LookupUserbuffersConfig(c.o.TensorCommConfig)
+	dgrad, wgrad, fprop := cfg.FC1Dgrad, cfg.FC1Wgrad, cfg.FC2Fprop
+	if slices.ContainsFunc(p.ops, func(o op) bool { return o.scatters && o.name == "output projection" }) {
+		dgrad, wgrad, fprop = cfg.QKVDgrad, cfg.QKVWgrad, cfg.ProjFprop
 	}
 	t := c.sh.tp
 	p.ops = slices.Clone(p.ops)
@@ -856,10 +873,15 @@ func (c *calc) userbuffersChunks(p piece) piece {
 		switch {
 		case o.gathers:
 			o.fwd.kernels += t - 1
-			o.gemm.bwdMarginSMs = userbuffersCommSMs
+			o.gemm.bwdMarginSMs = dgrad.MarginSMs()
+			o.gemm.wgradMarginSMs = wgrad.MarginSMs()
 		case o.scatters:
-			o.fwd.kernels += userbuffersPipelineSplits - 1
-			o.gemm.fwdMarginSMs = userbuffersCommSMs
+			if fprop.Method == UBRingExchange {
+				o.fwd.kernels += t - 1
+			} else {
+				o.fwd.kernels += float64(fprop.NumSplits) - 1
+			}
+			o.gemm.fwdMarginSMs = fprop.MarginSMs()
 			o.bwd.kernels += t - 1
 		}
 	}
