@@ -817,7 +817,7 @@ func (o Options) Validate() error {
 		es.Add("tensor_comm_overlap", "needs tensor_parallel >= 2 with sequence_parallel (Transformer Engine overlaps sequence parallelism's all-gather and reduce-scatter), got tensor_parallel %d, sequence_parallel %v", o.TensorParallel, o.SequenceParallel)
 	}
 	if _, ok := LookupUserbuffersConfig(o.TensorCommConfig); !ok {
-		es.Add("tensor_comm_config", "must be %s or one of Megatron-Bridge's published userbuffers configs (%s), got %q", TEDefaultUserbuffers, strings.Join(UserbuffersConfigNames()[1:], ", "), o.TensorCommConfig)
+		es.Add("tensor_comm_config", "must be %s or one of the published userbuffers configs (%s), got %q", TEDefaultUserbuffers, strings.Join(UserbuffersConfigNames()[1:], ", "), o.TensorCommConfig)
 	}
 	if o.TensorCommAsync && !o.TensorCommOverlap {
 		es.Add("tensor_comm_async", "names how tensor_comm_overlap hides the communication: set tensor_comm_overlap too")

@@ -2,6 +2,7 @@ package analytic
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"pipeplan/core/arch"
@@ -49,9 +50,10 @@ type UserbuffersGEMM struct {
 	AtomicGEMM bool
 }
 
-// MarginSMs is the multiprocessors the GEMM leaves to the communication kernel:
-// NumSM with set_sm_margin, else 0 (the GEMM launched for every multiprocessor; the
-// communication kernel's thread blocks beside it are not priced).
+// MarginSMs is the multiprocessors the GEMM leaves to the communication kernel for its
+// whole time: NumSM with set_sm_margin, else 0 (the GEMM launched for every
+// multiprocessor; the kernel's NumSM beside it while the collective runs are
+// calc.bulkContention's).
 func (g UserbuffersGEMM) MarginSMs() float64 {
 	if !g.SetSMMargin {
 		return 0
@@ -155,11 +157,32 @@ var userbuffersConfigs = []UserbuffersConfig{
 		QKVDgrad: ubBulk(8), QKVWgrad: ubBulk(32), FC1Dgrad: ubBulk(2), FC1Wgrad: ubBulk(8), ProjFprop: ubRing, FC2Fprop: ubRing},
 }
 
+// launcherUserbuffersConfigs are NeMo-Framework-Launcher's tuned userbuffers configs
+// (launcher_scripts/conf/training/tp_overlap/<name>.yaml) that its training configs
+// name as their defaults' tp_overlap@model.ub_tp_comm_overlap_cfg, under the
+// launcher's names, where Megatron-Bridge's table has no config of the same settings:
+// ub_cfg_h100_h12288_tp4_mbs1_seqlen2048 as the launcher's 24.07 tag (commit
+// 8325688d) holds it, which gpt3/175b.yaml names (from 24.09 the same name holds
+// another config: fc2_fprop a ring exchange, Megatron-Bridge's
+// userbuffers_fp8_h100_h12288_tp4_mbs1_seqlen2048's), ub_cfg_h100_h6144_tp2_mbs2_seqlen2048
+// (gpt3/20b.yaml) and ub_cfg_h100_h8192_tp4_mbs1_seqlen4096 (llama/llama2_70b.yaml), the
+// same from 24.07 to the launcher's last commit. Their names give no precision: the
+// launcher's configs pass them to bf16 and fp8 runs alike. Their ring exchanges'
+// aggregate (1 in some) is not priced.
+var launcherUserbuffersConfigs = []UserbuffersConfig{
+	{Name: "ub_cfg_h100_h12288_tp4_mbs1_seqlen2048", Device: "h100", Hidden: 12288, TP: 4, CP: 1, Microbatch: 1, Seq: 2048,
+		QKVDgrad: ubBulk(4), QKVWgrad: ubBulk(8), FC1Dgrad: ubBulk(2), FC1Wgrad: ubBulk(4), ProjFprop: ubPipeline(24), FC2Fprop: ubPipeline(20)},
+	{Name: "ub_cfg_h100_h6144_tp2_mbs2_seqlen2048", Device: "h100", Hidden: 6144, TP: 2, CP: 1, Microbatch: 2, Seq: 2048,
+		QKVDgrad: ubBulk(8), QKVWgrad: ubBulk(16), FC1Dgrad: ubBulk(4), FC1Wgrad: ubBulk(16), ProjFprop: ubPipeline(16), FC2Fprop: ubPipeline(24)},
+	{Name: "ub_cfg_h100_h8192_tp4_mbs1_seqlen4096", Device: "h100", Hidden: 8192, TP: 4, CP: 1, Microbatch: 1, Seq: 4096,
+		QKVDgrad: ubBulk(8), QKVWgrad: ubBulk(16), FC1Dgrad: ubBulk(2), FC1Wgrad: ubBulk(4), ProjFprop: ubPipeline(24), FC2Fprop: ubPipeline(16)},
+}
+
 // UserbuffersConfigNames lists Options.TensorCommConfig's values: te-default, then the
-// published tuned configs' names (userbuffersConfigs).
+// published tuned configs' names (userbuffersConfigs, launcherUserbuffersConfigs).
 func UserbuffersConfigNames() []string {
 	out := []string{TEDefaultUserbuffers}
-	for _, c := range userbuffersConfigs {
+	for _, c := range slices.Concat(userbuffersConfigs, launcherUserbuffersConfigs) {
 		out = append(out, c.Name)
 	}
 	return out
@@ -171,7 +194,7 @@ func LookupUserbuffersConfig(name string) (UserbuffersConfig, bool) {
 	if name == "" || name == TEDefaultUserbuffers {
 		return teDefaultUserbuffers, true
 	}
-	for _, c := range userbuffersConfigs {
+	for _, c := range slices.Concat(userbuffersConfigs, launcherUserbuffersConfigs) {
 		if c.Name == name {
 			return c, true
 		}
@@ -212,7 +235,7 @@ func checkUserbuffersConfig(device string, a *arch.Arch, o Options) error {
 	const path = "tensor_comm_config"
 	c, ok := LookupUserbuffersConfig(o.TensorCommConfig)
 	if !ok {
-		return &model.FieldError{Path: path, Reason: fmt.Sprintf("must be %s or one of Megatron-Bridge's published userbuffers configs (%s), got %q",
+		return &model.FieldError{Path: path, Reason: fmt.Sprintf("must be %s or one of the published userbuffers configs (%s), got %q",
 			TEDefaultUserbuffers, strings.Join(UserbuffersConfigNames()[1:], ", "), o.TensorCommConfig)}
 	}
 	if !o.TensorCommOverlap || o.TensorCommAsync {

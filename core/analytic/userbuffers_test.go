@@ -145,3 +145,48 @@ func TestUserbuffersConfigRefusals(t *testing.T) {
 		t.Errorf("Validate took an unknown config: %v", err)
 	}
 }
+
+// TestBulkContention: a bulk overlap without set_sm_margin (every tuned config's) costs
+// its product num_sm / sms of the collective's time beside it (cluster.OverlappedSeconds
+// less max(product, collective)): on the H100's 132 multiprocessors,
+// userbuffers_bf16_h100_h8192_tp4_mbs1_seqlen8192's attention adds (4 + 24) / 132 of
+// half an all-reduce (its input gradient's product beside the input's all-gather on 4,
+// its weight gradient's beside the reduce-scatter on 24), its MLP (2 + 4) / 132, when
+// the products outlast the collectives. initialize_ub's defaults (set_sm_margin on)
+// add nothing here: their margin is the products' (gemmShape), and so do async TP and
+// a piece without a gathering projection.
+func TestBulkContention(t *testing.T) {
+	tg := frameworkTarget(t, "h100-sxm", "cuda-graphs")
+	rf := newRoofline(tg, BF16, "")
+	lin := func(name string) op { return matmul(name, 2, 1, 8192, 8192, 2048) }
+	attn := piece{ops: []op{gathering(lin("qkv")), lin("core"), scattering(lin("output projection"))}, bwdAllReduces: 1}
+	mlp := piece{ops: []op{gathering(lin("fc1")), scattering(lin("fc2"))}, bwdAllReduces: 1}
+	const allReduce = 1e-4 // s: far shorter than the products
+	c := &calc{sh: &shape{tp: 4}, rf: rf, allReduce: allReduce,
+		o: Options{TensorCommOverlap: true, TensorCommConfig: "userbuffers_bf16_h100_h8192_tp4_mbs1_seqlen8192"}}
+	if rf.sms != 132 || rf.opSeconds(lin("qkv"), true)/2 < 2*allReduce {
+		t.Fatalf("setup: %g multiprocessors, backward %g s", rf.sms, rf.opSeconds(lin("qkv"), true))
+	}
+	for _, pc := range []struct {
+		p   piece
+		sms float64
+	}{{attn, 4 + 24}, {mlp, 2 + 4}} {
+		if got, want := c.bulkContention(pc.p), pc.sms/132*allReduce/2; math.Abs(got-want) > 1e-15 {
+			t.Errorf("%s: %g s, want %g s", pc.p.ops[len(pc.p.ops)-1].name, got, want)
+		}
+	}
+	for _, o := range []Options{
+		{TensorCommOverlap: true},
+		{TensorCommOverlap: true, TensorCommConfig: TEDefaultUserbuffers},
+		{TensorCommOverlap: true, TensorCommAsync: true, TensorCommConfig: "userbuffers_bf16_h100_h8192_tp4_mbs1_seqlen8192"},
+	} {
+		c.o = o
+		if got := c.bulkContention(attn); got != 0 {
+			t.Errorf("%+v: %g s, want 0", o, got)
+		}
+	}
+	c.o.TensorCommAsync = false
+	if got := c.bulkContention(piece{ops: []op{lin("core")}, bwdAllReduces: 1}); got != 0 {
+		t.Errorf("no gathering projection: %g s", got)
+	}
+}

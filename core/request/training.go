@@ -56,7 +56,7 @@ func (p *prepared) training(es *model.Errors) {
 		const field = "parallelism.tp_comm_overlap_config"
 		switch _, ok := analytic.LookupUserbuffersConfig(v); {
 		case !ok:
-			es.Add(field, "must be %s or one of Megatron-Bridge's published userbuffers configs (%s), got %q", analytic.TEDefaultUserbuffers, strings.Join(analytic.UserbuffersConfigNames()[1:], ", "), v)
+			es.Add(field, "must be %s or one of the published userbuffers configs (%s), got %q", analytic.TEDefaultUserbuffers, strings.Join(analytic.UserbuffersConfigNames()[1:], ", "), v)
 		case p.arch == nil:
 			es.Add(field, "applies to architectures (Transformer Engine's userbuffers overlap their products; a profile's plan hides no communication)")
 		case !p.train():

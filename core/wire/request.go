@@ -313,7 +313,9 @@ type Parallelism struct {
 	// communication kernels hold 16 multiprocessors the products leave them) or a
 	// tuned config NVIDIA's recipes pass as tp_comm_overlap_cfg, named as
 	// Megatron-Bridge's comm_overlap.py names it (e.g.
-	// userbuffers_fp8_h100_h8192_tp4_mbs1_seqlen8192): its per-GEMM methods, num_sm,
+	// userbuffers_fp8_h100_h8192_tp4_mbs1_seqlen8192) or, for three,
+	// NeMo-Framework-Launcher's tp_overlap configs (analytic.UserbuffersConfigNames):
+	// its per-GEMM methods, num_sm,
 	// set_sm_margin and num_splits are priced. A tuned config must be of the model's
 	// hidden size, the run's tensor degree and device family (h100: h100-sxm,
 	// h100-96gb-500w, h200; b200: b200, gb200, b300, gb300), and an fp8 one needs
