@@ -433,6 +433,9 @@ func Estimate(a *arch.Arch, t Target, o Options) (*Result, error) {
 	if err := checkFusedMLP(t.Device.Name, a, o); err != nil {
 		return nil, err
 	}
+	if err := checkUserbuffersConfig(t.Device.Name, a, o); err != nil {
+		return nil, err
+	}
 	if a.MLA() && o.Attention == Eager {
 		return nil, &model.FieldError{Path: "attention", Reason: "latent attention (" + a.ModelType + ") is costed with flash attention only"}
 	}
@@ -933,9 +936,24 @@ const userbuffersPipelineSplits = 4
 // (gemmShape.fraction) where PyTorch's async tensor parallelism quantizes each
 // (asyncChunks); the margin is taken for the product's whole time, as Transformer
 // Engine 2.x sizes its grid (userbuffersCommSMs).
+//
+// A tuned config (Options.TensorCommConfig, userbuffersConfigs) replaces the defaults'
+// six slots, per GEMM: the attention's (qkv_dgrad, qkv_wgrad, proj_fprop) in the piece
+// with the output projection, the MLP's (fc1_dgrad, fc1_wgrad, fc2_fprop) in the
+// others. A bulk slot's margin is its num_sm with set_sm_margin, none without (every
+// tuned config's bulk overlaps: their GEMMs are launched for every multiprocessor, and
+// lose the kernel's only while the collective runs, calc.bulkContention), the input
+// gradient's from the dgrad slot and the weight gradient's from the wgrad slot; the
+// scattering projection's forward is a pipeline of num_splits products or a ring
+// exchange of t (ring_exchange, tp_size splits), on sm_count less its slot's margin.
 func (c *calc) userbuffersChunks(p piece) piece {
 	if !c.o.TensorCommOverlap {
 		return p
+	}
+	cfg, _ := LookupUserbuffersConfig(c.o.TensorCommConfig)
+	dgrad, wgrad, fprop := cfg.FC1Dgrad, cfg.FC1Wgrad, cfg.FC2Fprop
+	if slices.ContainsFunc(p.ops, func(o op) bool { return o.scatters && o.name == "output projection" }) {
+		dgrad, wgrad, fprop = cfg.QKVDgrad, cfg.QKVWgrad, cfg.ProjFprop
 	}
 	t := c.sh.tp
 	p.ops = slices.Clone(p.ops)
@@ -944,14 +962,68 @@ func (c *calc) userbuffersChunks(p piece) piece {
 		switch {
 		case o.gathers:
 			o.fwd.kernels += t - 1
-			o.gemm.bwdMarginSMs = userbuffersCommSMs
+			o.gemm.bwdMarginSMs = dgrad.MarginSMs()
+			o.gemm.wgradMarginSMs = wgrad.MarginSMs()
 		case o.scatters:
-			o.fwd.kernels += userbuffersPipelineSplits - 1
-			o.gemm.fwdMarginSMs = userbuffersCommSMs
+			if fprop.Method == UBRingExchange {
+				o.fwd.kernels += t - 1
+			} else {
+				o.fwd.kernels += float64(fprop.NumSplits) - 1
+			}
+			o.gemm.fwdMarginSMs = fprop.MarginSMs()
 			o.bwd.kernels += t - 1
 		}
 	}
 	return p
+}
+
+// bulkContention is what the bulk overlaps of Transformer Engine's userbuffers add to
+// piece p's backward pass where their config runs them without set_sm_margin (every
+// tuned config's qkv_dgrad, qkv_wgrad, fc1_dgrad and fc1_wgrad: userbuffersConfigs).
+// The GEMM is then launched for every multiprocessor (CommOverlapCore's _math_sms is
+// sm_count), but the communication kernel, launched first (Megatron-Bridge's
+// comm_overlap.py sets CUDA_DEVICE_MAX_CONNECTIONS 1 on Hopper "to schedule a
+// communication kernel before the overlapping persistent GEMM kernel"), holds num_sm of
+// them while it runs: the input gradient's product runs beside the all-gather of the
+// sublayer's input (the dgrad slot), the weight gradient's beside the reduce-scatter
+// of the input gradient (the wgrad slot), each collective one activation, half of an
+// all-reduce (calc.allReduce). Each pair is priced as every overlapped collective is,
+// cluster.OverlappedSeconds(product, collective, num_sm / sms), less what the pair
+// takes without the kernel's multiprocessors (max(product, collective), which
+// tensorCommExposed prices): about num_sm / sms of the collective's time. With
+// set_sm_margin (initialize_ub's defaults) the product leaves the multiprocessors for
+// its whole time instead (gemmShape's margins), and nothing is added here. The
+// products are taken as half the gathering projections' backward time each (the input
+// and weight gradients' FLOPs are equal). 0 without the overlap, for async TP, and for
+// a piece without a gathering projection.
+func (c *calc) bulkContention(p piece) float64 {
+	if !c.o.TensorCommOverlap || c.o.TensorCommAsync || c.rf.sms <= 0 || p.bwdAllReduces == 0 {
+		return 0
+	}
+	cfg, _ := LookupUserbuffersConfig(c.o.TensorCommConfig)
+	dgrad, wgrad := cfg.FC1Dgrad, cfg.FC1Wgrad
+	if slices.ContainsFunc(p.ops, func(o op) bool { return o.scatters && o.name == "output projection" }) {
+		dgrad, wgrad = cfg.QKVDgrad, cfg.QKVWgrad
+	}
+	var product float64
+	for _, o := range p.ops {
+		if o.gathers {
+			product += c.rf.opSeconds(o, true)
+		}
+	}
+	if product == 0 {
+		return 0
+	}
+	comm := p.bwdAllReduces * c.allReduce / 2
+	var extra float64
+	for _, g := range []UserbuffersGEMM{dgrad, wgrad} {
+		if g.SetSMMargin || g.NumSM <= 0 {
+			continue
+		}
+		share := min(1, float64(g.NumSM)/c.rf.sms)
+		extra += cluster.OverlappedSeconds(product/2, comm, share) - max(product/2, comm)
+	}
+	return extra
 }
 
 // fullyShardCopies is what PyTorch FSDP2 (Options.FullyShard) copies around the
@@ -1122,6 +1194,9 @@ func (c *calc) layer(name, kind string, ps ...piece) Layer {
 			fwdComm, bwdComm := p.fwdAllReduces*c.allReduce, (ars-p.fwdAllReduces)*c.allReduce
 			if c.o.TensorCommOverlap {
 				fwdComm, bwdComm = c.tensorCommExposed(p, fwdComm, bwdComm)
+				if train {
+					bwdComm += c.bulkContention(p)
+				}
 			}
 			l.addComm(false, fwdComm, p.fwdAllReduces)
 			if train {

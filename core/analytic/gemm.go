@@ -65,10 +65,11 @@ type gemmShape struct {
 	// (PyTorch's async tensor parallelism decomposes the products it fuses with a
 	// collective: calc.asyncChunks): each quantizes its own waves.
 	fwdChunks, dgradChunks float64
-	// fwdMarginSMs and bwdMarginSMs are the multiprocessors a pass's products leave to
+	// fwdMarginSMs, bwdMarginSMs and wgradMarginSMs are the multiprocessors the
+	// forward product, the backward's input gradient and its weight gradient leave to
 	// a communication kernel running beside them (Transformer Engine's userbuffers with
 	// set_sm_margin: calc.userbuffersChunks): they run on sms - margin of them.
-	fwdMarginSMs, bwdMarginSMs float64
+	fwdMarginSMs, bwdMarginSMs, wgradMarginSMs float64
 }
 
 // waveFraction is the useful fraction of the multiprocessors' time for an m x n
@@ -114,7 +115,7 @@ func (g gemmShape) fraction(bwd bool, sms, k0 float64) float64 {
 		return marginFraction(g.groups, g.m/max(1, g.fwdChunks), g.k, g.n, sms, g.fwdMarginSMs, k0)
 	}
 	dgrad := marginFraction(g.groups, g.m/max(1, g.dgradChunks), g.n, g.k, sms, g.bwdMarginSMs, k0)
-	wgrad := marginFraction(g.groups, g.k, g.m, g.n, sms, g.bwdMarginSMs, k0)
+	wgrad := marginFraction(g.groups, g.k, g.m, g.n, sms, g.wgradMarginSMs, k0)
 	return 2 / (1/dgrad + 1/wgrad)
 }
 

@@ -505,6 +505,15 @@ type Options struct {
 	// into symmetric memory, each fused reduce-scatter's t partial outputs summed in
 	// one kernel (asyncCopies).
 	TensorCommAsync bool `json:"tensor_comm_async,omitempty"`
+	// TensorCommConfig names the userbuffers config Transformer Engine's overlap
+	// (TensorCommOverlap without TensorCommAsync) runs with: "" or te-default
+	// (TEDefaultUserbuffers: initialize_ub's defaults) or one of the tuned configs
+	// NVIDIA's recipes pass as tp_comm_overlap_cfg (UserbuffersConfigNames, read from
+	// Megatron-Bridge's comm_overlap.py), whose per-GEMM methods, num_sm, set_sm_margin
+	// and num_splits calc.userbuffersChunks prices. A tuned config must be of the run's
+	// hidden size, tensor-parallel degree and device family, and an fp8 one needs fp8
+	// (checkUserbuffersConfig).
+	TensorCommConfig string `json:"tensor_comm_config,omitempty"`
 }
 
 // Sharding is a ZeRO stage (Options.Sharding).
@@ -806,6 +815,9 @@ func (o Options) Validate() error {
 	}
 	if o.TensorCommOverlap && (o.TensorParallel < 2 || !o.SequenceParallel) {
 		es.Add("tensor_comm_overlap", "needs tensor_parallel >= 2 with sequence_parallel (Transformer Engine overlaps sequence parallelism's all-gather and reduce-scatter), got tensor_parallel %d, sequence_parallel %v", o.TensorParallel, o.SequenceParallel)
+	}
+	if _, ok := LookupUserbuffersConfig(o.TensorCommConfig); !ok {
+		es.Add("tensor_comm_config", "must be %s or one of the published userbuffers configs (%s), got %q", TEDefaultUserbuffers, strings.Join(UserbuffersConfigNames()[1:], ", "), o.TensorCommConfig)
 	}
 	if o.TensorCommAsync && !o.TensorCommOverlap {
 		es.Add("tensor_comm_async", "names how tensor_comm_overlap hides the communication: set tensor_comm_overlap too")

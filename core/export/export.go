@@ -154,6 +154,10 @@ type Input struct {
 	// (Transformer Engine's, which --tp-comm-overlap runs) or request.OverlapAsyncTP
 	// (PyTorch's async TP under torch.compile, which hides less).
 	TensorCommMethod string
+	// TensorCommConfig is the tuned userbuffers config the overlap was priced with
+	// (request.Overlaps.TensorCommConfig; "": initialize_ub's defaults): Megatron-LM
+	// takes its settings as the yaml of --tp-comm-overlap-cfg.
+	TensorCommConfig string
 	// ExpertDispatcher is the request's parallelism.expert_dispatcher: Megatron-LM runs
 	// deepep as --moe-token-dispatcher-type flex --moe-enable-deepep (and has no fp8
 	// dispatch: deepep-fp8 is written as deepep, with a comment).

@@ -66,6 +66,10 @@ type DocParallelism struct {
 	Reshard     string `json:"reshard,omitempty"`
 	ReduceDType string `json:"reduce_dtype,omitempty"`
 	FullyShard  bool   `json:"fully_shard,omitempty"`
+	// TPCommOverlapConfig is the tuned userbuffers config Transformer Engine's
+	// tensor-parallel overlap was priced with (the request's
+	// parallelism.tp_comm_overlap_config; absent: none, or initialize_ub's defaults).
+	TPCommOverlapConfig string `json:"tp_comm_overlap_config,omitempty"`
 }
 
 // DocSchedule describes the schedule of a Document.
@@ -105,7 +109,7 @@ func planJSON(j *job) error {
 		Model: DocModel{Name: in.Model, Layers: in.modelOrder(in.LayerNames), Modules: in.modelOrder(mods)},
 		Parallelism: DocParallelism{Pipeline: p, Data: orOne(in.Data), Tensor: orOne(in.Tensor), ZeRO: in.ZeRO, Context: contextOf(in.Context),
 			Sharding: docSharding(in.Sharding), ShardGroup: in.ShardGroup, ContextMethod: in.ContextMethod, ContextInner: in.ContextInner,
-			Reshard: in.Reshard, ReduceDType: in.ReduceDType, FullyShard: in.FullyShard},
+			Reshard: in.Reshard, ReduceDType: in.ReduceDType, FullyShard: in.FullyShard, TPCommOverlapConfig: in.TensorCommConfig},
 
 		Schedule:   DocSchedule{Name: j.sched.String(), Microbatches: j.sched.Microbatches, MicrobatchSize: orOne(in.MicrobatchSize), Recompute: rec},
 		Boundaries: in.Boundaries,

@@ -163,6 +163,9 @@ func megatron(j *job) error {
 			w.WriteString("  --tp-comm-overlap  # priced as PyTorch's async TP, which leaves the backward reduce-scatters of summed gradients exposed; Transformer Engine userbuffers hide them too\n")
 		} else {
 			w.WriteString("  --tp-comm-overlap  # priced: tensor-parallel all-gathers and reduce-scatters behind the products (Transformer Engine userbuffers)\n")
+			if in.TensorCommConfig != "" {
+				fmt.Fprintf(&w, "  # --tp-comm-overlap-cfg: a yaml of Megatron-Bridge's %s (comm_overlap.py), as priced\n", in.TensorCommConfig)
+			}
 		}
 	}
 	if cp > 1 {

@@ -56,3 +56,43 @@ func TestMegatronWritesPricedOverlaps(t *testing.T) {
 		}
 	}
 }
+
+// TestExportsRecordUserbuffersConfig: a plan priced with a tuned userbuffers config
+// (parallelism.tp_comm_overlap_config) says so: the plan document's parallelism names
+// it, and the Megatron-LM export writes it beside --tp-comm-overlap; priced with
+// initialize_ub's defaults, neither names one.
+func TestExportsRecordUserbuffersConfig(t *testing.T) {
+	const cfg = "ub_cfg_h100_h8192_tp4_mbs1_seqlen4096"
+	for _, named := range []string{cfg, "te-default", ""} {
+		r := &wire.Request{
+			Model:   wire.ModelSpec{Architecture: &wire.Architecture{Name: "llama-2-70b", Seq: 4096, Framework: "cuda-graphs"}},
+			Cluster: wire.ClusterSpec{Device: "h100-sxm", DevicesPerNode: 8},
+			Parallelism: wire.Parallelism{Pipeline: 8, Data: 2, Tensor: 4, SequenceParallel: true, ZeRO: 1,
+				OverlapTensorComm: request.OverlapOn, TPCommOverlapConfig: named},
+			Training: wire.Training{Recompute: "full"},
+			Schedule: wire.Schedule{Name: "1f1b", Microbatches: 16, MicrobatchSize: 1},
+		}
+		want := ""
+		if named == cfg {
+			want = cfg
+		}
+		js, err := export.Make(fromRequest(t, r), wire.JSON)
+		if err != nil {
+			t.Fatal(err)
+		}
+		d, err := export.ReadDocument([]byte(js.Text))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d.Parallelism.TPCommOverlapConfig != want {
+			t.Errorf("%q: the document's tp_comm_overlap_config %q, want %q", named, d.Parallelism.TPCommOverlapConfig, want)
+		}
+		mg, err := export.Make(fromRequest(t, r), wire.Megatron)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := strings.Contains(mg.Text, "--tp-comm-overlap-cfg"); got != (want != "") || want != "" && !strings.Contains(mg.Text, want) {
+			t.Errorf("%q: the Megatron-LM export names a config: %v", named, got)
+		}
+	}
+}

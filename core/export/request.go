@@ -102,7 +102,7 @@ func FromRequest(ctx context.Context, r *wire.Request) (*Input, *wire.Result, er
 	}
 	ov := request.PricedOverlaps(n)
 	in.OverlapGradReduce, in.OverlapParamGather, in.OverlapTensorComm = ov.GradReduce, ov.ParamGather, ov.TensorComm
-	in.TensorCommMethod = ov.TensorCommMethod
+	in.TensorCommMethod, in.TensorCommConfig = ov.TensorCommMethod, ov.TensorCommConfig
 	if a := n.Model.Architecture; a != nil {
 		in.Arch = pr.Architecture()
 		in.Seq = a.Seq

@@ -131,6 +131,7 @@ func (p *prepared) architecture(es *model.Errors) {
 	}
 	o.TensorCommOverlap = fw.OverlapTensorComm && p.train()
 	o.TensorCommAsync = o.TensorCommOverlap && fw.AsyncTensorComm
+	o.TensorCommConfig = par.TPCommOverlapConfig
 	if fw.FixedBytes > 0 || fw.AllocatorReserve > 0 {
 		// The framework's memory is counted explicitly (estimate.Options.FixedBytes and
 		// AllocatorReserve): a preset's blanket usable fraction would count it twice. A
@@ -205,7 +206,7 @@ func archPaths(err error) error {
 		"data_parallel": "parallelism.data", "tensor_parallel": "parallelism.tensor",
 		"context_parallel": "parallelism.context", "context_inner": "parallelism.context_inner", "sharding": "parallelism.sharding", "shard_group": "parallelism.shard_group",
 		"expert_parallel": "parallelism.expert", "expert_tensor_parallel": "parallelism.expert_tensor",
-		"sequence_parallel": "parallelism.sequence_parallel", "expert_overlap": "parallelism.expert_overlap", "tensor_comm_overlap": "parallelism.overlap_tensor_comm", "tensor_comm_async": "parallelism.overlap_tensor_comm",
+		"sequence_parallel": "parallelism.sequence_parallel", "expert_overlap": "parallelism.expert_overlap", "tensor_comm_overlap": "parallelism.overlap_tensor_comm", "tensor_comm_async": "parallelism.overlap_tensor_comm", "tensor_comm_config": "parallelism.tp_comm_overlap_config",
 		"expert_imbalance": "model.architecture.expert_imbalance", "dispatcher": "parallelism.expert_dispatcher", "capacity_factor": "model.architecture.capacity_factor",
 		"perf.matmul_efficiency": "model.architecture.matmul_efficiency", "perf.memory_efficiency": "model.architecture.memory_efficiency",
 		"perf.kernel_seconds":           "model.architecture.kernel_seconds",

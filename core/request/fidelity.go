@@ -3,6 +3,7 @@ package request
 import (
 	"strings"
 
+	"pipeplan/core/analytic"
 	"pipeplan/core/cluster"
 	"pipeplan/core/model"
 	"pipeplan/core/wire"
@@ -83,6 +84,11 @@ func (p *prepared) lookupFramework(es *model.Errors, device string) (cluster.Fra
 	leaveOutDefault(&par.OverlapGradReduce, defaults.OverlapGradReduce)
 	leaveOutDefault(&par.OverlapParamGather, defaults.OverlapParamGather)
 	leaveOutDefault(&par.OverlapTensorComm, defaults.OverlapTensorComm)
+	if par.TPCommOverlapConfig == analytic.TEDefaultUserbuffers {
+		// Transformer Engine's defaults are what a request without a config states:
+		// one normal form, one id.
+		par.TPCommOverlapConfig = ""
+	}
 	p.framework = fw
 	return fw, true
 }

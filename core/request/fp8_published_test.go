@@ -117,6 +117,15 @@ var fp8Runs = []fp8Run{
 // attention figures on the H100 the Bridge rows would then err -1% to +2% and NeMo
 // 24.12's +11%: left at FlashAttention-2's figures until NeMo 24.12's attention
 // backend is read.
+// Each row now names the userbuffers config its recipe passed (fp8Run.ubConfig), in
+// place of initialize_ub's defaults: Megatron-Bridge's H100 Llama 3 70B rows went from
+// -6.2..-7.2% to -2.9..-3.9%, its GB200 Llama 3 70B row from +8.0% to +13.8% and its
+// GB200 Llama 3.1 405B rows from -2.3..+0.1% to -1.2..+5.0% (GB300's, -18.8% and -23.5%,
+// to -14.8% and -19.7%), NeMo 24.07's summary (labelled 24.12 here) from +4.2% to +7.2%
+// median (GPT3 175B +3.2% and -1.0% to +7.2% and +1.9%, GPT3 20B +7.3% to +10.3%,
+// Llama2 70B +4.2% to +7.1%), NeMo 25.04's GPT3 175B on GB200 from -13.9% to -10.3%.
+// The tuned configs' bulk overlaps run without set_sm_margin (core/analytic's
+// bulkContention): the defaults' 16 multiprocessors had hidden that much optimism.
 
 // fp8Models are the runs' models: bundled configs, or config.json objects (NeMo's GPT-3
 // sizes: Brown et al. 2020, Table 2.1; Llama 2 13B: meta-llama/Llama-2-13b-hf).
@@ -183,10 +192,62 @@ func (c fp8Run) request() *wire.Request {
 			// NeMo's and Megatron-Bridge's recipes set overlap_grad_reduce and
 			// overlap_param_gather in their DistributedDataParallelConfig, and
 			// tp_comm_overlap with tensor parallelism (their userbuffers configs).
-			OverlapGradReduce: OverlapOn, OverlapParamGather: OverlapOn, OverlapTensorComm: tpOverlap},
+			OverlapGradReduce: OverlapOn, OverlapParamGather: OverlapOn, OverlapTensorComm: tpOverlap,
+			TPCommOverlapConfig: c.ubConfig()},
 		Training: wire.Training{Precision: "mixed-fp32-grads", FP8Recipe: c.recipe, FP8ParamGather: true},
 		Schedule: wire.Schedule{Name: sched, Microbatches: c.gbs / dp / c.mbs, MicrobatchSize: c.mbs},
 	}
+}
+
+// ubConfig is the userbuffers config the run's recipe passed (parallelism.
+// tp_comm_overlap_config), as the recipe picks it: by model, GPU and precision.
+//   - Megatron-Bridge's Llama 3 70B on H100 at fp8 (NeMo 25.09, 25.11, 26.02):
+//     userbuffers_fp8_h100_h8192_tp4_mbs1_seqlen8192 (v0.1.0rc4's
+//     scripts/performance/utils/helpers.py COMM_OVERLAP_CONFIG_MAP["llama3_70b"]["h100"]
+//     ["fp8"]; v0.2.0's configs/llama3/llama3_llm_pretrain.py and v0.3.0's
+//     configs/llama/llama3_llm_pretrain.py, llama3_70b_h100_config);
+//   - its Llama 3 70B on GB200 at fp8 (26.02): userbuffers_fp8_b200_h8192_tp2_mbs1_seqlen8192
+//     (v0.3.0's llama3_70b_gb200_config);
+//   - its Llama 3.1 405B on GB200 and GB300 at fp8 (25.11, 26.02, 26.06):
+//     userbuffers_fp8_b200_h16384_tp4_cp2_mbs1_seqlen8192 (v0.2.0's
+//     configs/llama31/llama31_llm_pretrain.py, v0.3.0's and v0.5.0's
+//     configs/llama/llama31_llm_pretrain.py, llama31_405b_gb200_config and _gb300_config);
+//   - NeMo's summary labelled 24.12 (NeMo's docs/source/performance/performance_summary.md
+//     at v2.1.0 names the NeMo 24.07 container, before NeMo 2.0's performance recipes):
+//     the configs NeMo-Framework-Launcher 24.07's training configs name in their
+//     defaults, taken as the runs' (assumed launched with the launcher's configs):
+//     gpt3/175b.yaml ub_cfg_h100_h12288_tp4_mbs1_seqlen2048, gpt3/20b.yaml
+//     ub_cfg_h100_h6144_tp2_mbs2_seqlen2048, llama/llama2_70b.yaml
+//     ub_cfg_h100_h8192_tp4_mbs1_seqlen4096;
+//   - NeMo 25.04's GPT3 175B on GB200 at fp8: userbuffers_fp8_b200_h12288_tp4_mbs1_seqlen2048
+//     (NeMo v2.3.0's scripts/performance/llm/pretrain_gpt3_175b.py,
+//     ub_cfg["gb200"]["fp8"]; NeMo's copy of the config is Megatron-Bridge's).
+//
+// The runs without tensor parallelism have no overlap.
+func (c fp8Run) ubConfig() string {
+	if c.tp < 2 {
+		return ""
+	}
+	switch {
+	case c.model == "llama3-70b" && c.device == "h100-sxm" && strings.HasPrefix(c.source, "Megatron-Bridge"):
+		return "userbuffers_fp8_h100_h8192_tp4_mbs1_seqlen8192"
+	case c.model == "llama3-70b" && c.device == "gb200" && strings.HasPrefix(c.source, "Megatron-Bridge"):
+		return "userbuffers_fp8_b200_h8192_tp2_mbs1_seqlen8192"
+	case c.model == "llama3.1-405b" && (c.device == "gb200" || c.device == "gb300"):
+		return "userbuffers_fp8_b200_h16384_tp4_cp2_mbs1_seqlen8192"
+	case c.model == "gpt3-175b" && c.device == "gb200" && c.source == "NeMo Framework perf summary, 25.04":
+		return "userbuffers_fp8_b200_h12288_tp4_mbs1_seqlen2048"
+	case c.source == "NeMo Framework perf summary, 24.12":
+		switch c.model {
+		case "gpt3-175b":
+			return "ub_cfg_h100_h12288_tp4_mbs1_seqlen2048"
+		case "gpt3-20b":
+			return "ub_cfg_h100_h6144_tp2_mbs2_seqlen2048"
+		case "llama2-70b":
+			return "ub_cfg_h100_h8192_tp4_mbs1_seqlen4096"
+		}
+	}
+	return ""
 }
 
 // TestFP8PublishedRuns plans each published fp8 run exactly as it ran (Megatron-style:

@@ -14,6 +14,10 @@ import "pipeplan/core/wire"
 type Overlaps struct {
 	GradReduce, ParamGather, TensorComm bool
 	TensorCommMethod                    string
+	// TensorCommConfig is the tuned userbuffers config (parallelism.
+	// tp_comm_overlap_config) the userbuffers overlap is priced with ("":
+	// initialize_ub's defaults, or another method).
+	TensorCommConfig string
 }
 
 // PricedOverlaps returns the overlaps a normalized request is priced with (none for a
@@ -30,8 +34,12 @@ func PricedOverlaps(n *wire.Request) Overlaps {
 		return Overlaps{}
 	}
 	applyOverlaps(&fw, n.Parallelism)
-	return Overlaps{GradReduce: fw.OverlapGradReduce, ParamGather: fw.OverlapParamGather, TensorComm: fw.OverlapTensorComm,
+	ov := Overlaps{GradReduce: fw.OverlapGradReduce, ParamGather: fw.OverlapParamGather, TensorComm: fw.OverlapTensorComm,
 		TensorCommMethod: tensorCommMethod(fw)}
+	if ov.TensorCommMethod == OverlapUserbuffers {
+		ov.TensorCommConfig = n.Parallelism.TPCommOverlapConfig
+	}
+	return ov
 }
 
 // tensorCommMethod names how a framework with its overlaps applied hides tensor

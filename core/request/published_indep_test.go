@@ -196,6 +196,26 @@ func dgxcNemotron15BRuns() []moreRun {
 	return out
 }
 
+// dgxcLlamaUB70B and dgxcLlamaUB405B are the userbuffers configs of DGX Cloud
+// Benchmarking's Llama 3.1 recipes: their yamls (NVIDIA/dgxc-benchmarking,
+// llama3.1/llama3.1_70b.yaml and llama3.1_405b.yaml at commit 143b90dd, which
+// setup.sh copies to the /cfg that configure.sh runs megatron_gpt_pretraining.py
+// with) hold a ub_tp_comm_overlap_cfg whose six tunable GEMMs are those of
+// Megatron-Bridge's userbuffers_bf16_h100_h8192_tp4_mbs1_seqlen8192 (bulk overlaps of
+// num_sm 4, 24, 2 and 4 without set_sm_margin; proj_fprop and fc2_fprop pipelines of 4
+// splits on 24 and 16 with it) and userbuffers_bf16_h100_h16384_tp8_cp2_mbs1_seqlen8192
+// (2, 24, 2, 2; 24 and 8), for the bf16 and the fp8 runs alike (configure.sh turns on
+// the 405B pipelines' fp8_buf for fp8; the 405B ring exchanges' aggregate 1 is not
+// priced). NeMo-Framework-Launcher's llama3_1_70b.yaml and llama3_1_405b.yaml name the
+// same as ub_cfg_h100_h8192_tp4_mbs1_seqlen8192 and
+// ub_cfg_h100_bf16_h16384_tp8_cp2_mbs1_seqlen8192. Until this was read the rows were
+// priced with initialize_ub's defaults. (The Nemotron4 recipes' yamls hold none:
+// dgxcNemotron.)
+const (
+	dgxcLlamaUB70B  = "userbuffers_bf16_h100_h8192_tp4_mbs1_seqlen8192"
+	dgxcLlamaUB405B = "userbuffers_bf16_h100_h16384_tp8_cp2_mbs1_seqlen8192"
+)
+
 // dgxcLlama70BRuns is DGX Cloud Benchmarking's Llama 3.1 70B recipe
 // (NVIDIA/dgxc-benchmarking, llama3.1/README_70b.md at commit 143b90dd, "Expected
 // Performance", NeMo 24.09): step times on 64 to 2,048 H100s, BF16 and FP8, TP 4, PP 4,
@@ -215,18 +235,15 @@ func dgxcNemotron15BRuns() []moreRun {
 // setup_optimization keep the master weights as 16-bit remainders, store_param_remainders,
 // 2 bytes a parameter where the plan counts 4: memory overstated, time not). Assumed:
 // DGX H100 nodes; that the yaml in the 24.09 container matches the launcher's in all
-// but VP. Read and not priced: the yaml's Transformer Engine userbuffers config, named
-// in its defaults (tp_overlap@model.ub_tp_comm_overlap_cfg:
-// ub_cfg_h100_h8192_tp4_mbs1_seqlen8192: proj_fprop pipelined on 24 SMs and fc2_fprop
-// on 16 with set_sm_margin, the bulk qkv and fc1 dgrad and wgrad overlaps on 4, 24, 2
-// and 4 SMs without it, no fp8_buf), where the planner prices initialize_ub's defaults;
-// for fp8 the 405B recipe's configure.sh runs proj_fprop's and fc2_fprop's
-// reduce-scatters in fp8 (fp8_buf), this one's do not. Context parallelism of 2 is priced as the planner prices it (the CP rows of
+// but VP. The yaml's Transformer Engine userbuffers config is priced (dgxcLlamaUB70B:
+// proj_fprop pipelined on 24 SMs and fc2_fprop on 16 with set_sm_margin, the bulk qkv
+// and fc1 dgrad and wgrad overlaps on 4, 24, 2 and 4 SMs without it, no fp8_buf). Context parallelism of 2 is priced as the planner prices it (the CP rows of
 // Megatron-Bridge's tables err within their bounds at CP 2). The split is
 // Megatron-Core's, four blocks a chunk with the head on the last (megatronEvenLayout):
 // the planner's optimum moved block 76 off the head's chunk at FP8 (BF16's optimum was
 // already this split); the FP8 rows erred +11.6% to +15.6%, now +8.9% to +12.8% (the table's median +8.1% ->
-// +6.7%).
+// +6.7%). With the yaml's userbuffers config in place of initialize_ub's defaults the
+// table's median went from +6.7% to +9.9% (dgxcLlamaUB70B).
 func dgxcLlama70BRuns() []moreRun {
 	gpus := []int{64, 128, 256, 512, 1024, 2048}
 	bf16 := []float64{14.72, 14.73, 14.8, 14.89, 14.92, 14.98}
@@ -248,7 +265,8 @@ func dgxcLlama70BRuns() []moreRun {
 						Framework: "megatron", Attention: "cudnn"}},
 					Cluster: wire.ClusterSpec{Device: "h100-sxm", DevicesPerNode: 8},
 					Parallelism: wire.Parallelism{Pipeline: pp, Data: dp, Tensor: tp, Context: cp, SequenceParallel: true, Sharding: "zero1",
-						OverlapGradReduce: OverlapOn, OverlapParamGather: OverlapOn, OverlapTensorComm: OverlapOn},
+						OverlapGradReduce: OverlapOn, OverlapParamGather: OverlapOn, OverlapTensorComm: OverlapOn,
+						TPCommOverlapConfig: dgxcLlamaUB70B},
 					Training:   wire.Training{Precision: "mixed-fp32-grads", FP8Recipe: recipe, FP8ParamGather: recipe != ""},
 					Schedule:   wire.Schedule{Name: fmt.Sprintf("interleaved:%d", vp), Microbatches: gbs / dp, MicrobatchSize: 1},
 					Boundaries: megatronEvenLayout(80, pp*vp),
@@ -280,12 +298,11 @@ func dgxcLlama70BRuns() []moreRun {
 // fused cross-entropy, distributed_fused_adam with overlapped gradient reduction and
 // parameter gather (gradients assumed reduced in fp32; master weights kept as 16-bit
 // remainders, as for the 70B recipe: memory overstated by 2 bytes a sharded parameter).
-// Assumed: DGX H100 nodes. Read and not priced: the yaml's tuned userbuffers config
-// (tp_overlap@model.ub_tp_comm_overlap_cfg: ub_cfg_h100_bf16_h16384_tp8_cp2_mbs1_seqlen8192:
-// ring exchanges with aggregate 1; proj_fprop pipelined on 24 SMs and fc2_fprop on 8
-// with set_sm_margin; the bulk qkv and fc1 dgrad and wgrad overlaps on 2, 24, 2 and 2
-// SMs without it), whose proj_fprop and fc2_fprop configure.sh sets to fp8_buf under
-// FP8; the planner prices initialize_ub's defaults.
+// Assumed: DGX H100 nodes. The yaml's tuned userbuffers config is priced
+// (dgxcLlamaUB405B: proj_fprop pipelined on 24 SMs and fc2_fprop on 8 with
+// set_sm_margin; the bulk qkv and fc1 dgrad and wgrad overlaps on 2, 24, 2 and 2 SMs
+// without it), but for its ring exchanges' aggregate 1 and the fp8_buf configure.sh
+// sets on proj_fprop and fc2_fprop under FP8.
 func dgxcLlama405BRuns() []moreRun {
 	type row struct {
 		gpus, layers, pp, vp, gbs int
@@ -327,7 +344,8 @@ func dgxcLlama405BRuns() []moreRun {
 						Framework: "megatron", Attention: "cudnn"}},
 					Cluster: wire.ClusterSpec{Device: "h100-sxm", DevicesPerNode: 8},
 					Parallelism: wire.Parallelism{Pipeline: w.pp, Data: dp, Tensor: tp, Context: cp, SequenceParallel: true, Sharding: "zero1",
-						OverlapGradReduce: OverlapOn, OverlapParamGather: OverlapOn, OverlapTensorComm: OverlapOn},
+						OverlapGradReduce: OverlapOn, OverlapParamGather: OverlapOn, OverlapTensorComm: OverlapOn,
+						TPCommOverlapConfig: dgxcLlamaUB405B},
 					Training:   wire.Training{Precision: "mixed-fp32-grads", FP8Recipe: recipe, FP8ParamGather: recipe != ""},
 					Schedule:   wire.Schedule{Name: sched, Microbatches: w.gbs / dp, MicrobatchSize: 1},
 					Boundaries: split,

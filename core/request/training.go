@@ -3,6 +3,7 @@ package request
 import (
 	"fmt"
 	"slices"
+	"strings"
 
 	"pipeplan/core/analytic"
 	"pipeplan/core/load"
@@ -49,6 +50,17 @@ func (p *prepared) training(es *model.Errors) {
 			es.Add(o.field, "applies to training: inference is priced without the tensor-parallel overlap")
 		case o.v != "" && !p.train():
 			es.Add(o.field, "applies to training: inference has no gradients to reduce or updated weights to gather")
+		}
+	}
+	if v := p.req.Parallelism.TPCommOverlapConfig; v != "" {
+		const field = "parallelism.tp_comm_overlap_config"
+		switch _, ok := analytic.LookupUserbuffersConfig(v); {
+		case !ok:
+			es.Add(field, "must be %s or one of the published userbuffers configs (%s), got %q", analytic.TEDefaultUserbuffers, strings.Join(analytic.UserbuffersConfigNames()[1:], ", "), v)
+		case p.arch == nil:
+			es.Add(field, "applies to architectures (Transformer Engine's userbuffers overlap their products; a profile's plan hides no communication)")
+		case !p.train():
+			es.Add(field, "applies to training: inference is priced without the tensor-parallel overlap")
 		}
 	}
 	if !p.train() {

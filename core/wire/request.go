@@ -307,6 +307,20 @@ type Parallelism struct {
 	// cuda-graphs, megatron and deepspeed) or "off". Default: the framework's (cluster.Framework.
 	// OverlapTensorComm: off in every mode). Architectures only.
 	OverlapTensorComm string `json:"overlap_tensor_comm,omitempty"`
+	// TPCommOverlapConfig names the config Transformer Engine's userbuffers overlap
+	// runs with (overlap_tensor_comm userbuffers, or on in a mode whose method it is):
+	// "te-default" (initialize_ub's defaults: pipelined and bulk overlaps whose
+	// communication kernels hold 16 multiprocessors the products leave them) or a
+	// tuned config NVIDIA's recipes pass as tp_comm_overlap_cfg, named as
+	// Megatron-Bridge's comm_overlap.py names it (e.g.
+	// userbuffers_fp8_h100_h8192_tp4_mbs1_seqlen8192) or, for three,
+	// NeMo-Framework-Launcher's tp_overlap configs (analytic.UserbuffersConfigNames):
+	// its per-GEMM methods, num_sm,
+	// set_sm_margin and num_splits are priced. A tuned config must be of the model's
+	// hidden size, the run's tensor degree and device family (h100: h100-sxm,
+	// h100-96gb-500w, h200; b200: b200, gb200, b300, gb300), and an fp8 one needs
+	// dtype fp8. Default te-default. Architectures only.
+	TPCommOverlapConfig string `json:"tp_comm_overlap_config,omitempty"`
 }
 
 // Training says what is run.

@@ -117,8 +117,8 @@ type Evaluator struct {
 	expertOverlap bool
 	dispatcher    string
 	// overlaps are the base request's parallelism.overlap_grad_reduce,
-	// overlap_param_gather and overlap_tensor_comm, which every candidate takes
-	// (withOverlaps).
+	// overlap_param_gather, overlap_tensor_comm and tp_comm_overlap_config, which every
+	// candidate takes (withOverlaps).
 	overlaps wire.Parallelism
 	// fsdp2 holds the base request's parallelism.fully_shard and reduce_dtype: how its
 	// weight sharding is implemented (PyTorch FSDP2's fully_shard and its reduce dtype),
@@ -158,7 +158,7 @@ func New(base *wire.Request) (*Evaluator, error) {
 	// The data-parallel overlaps stay: they go with any candidate, and the framework
 	// the bounds read (Prepared.Framework) applies them.
 	overlaps := wire.Parallelism{OverlapGradReduce: base.Parallelism.OverlapGradReduce, OverlapParamGather: base.Parallelism.OverlapParamGather,
-		OverlapTensorComm: base.Parallelism.OverlapTensorComm}
+		OverlapTensorComm: base.Parallelism.OverlapTensorComm, TPCommOverlapConfig: base.Parallelism.TPCommOverlapConfig}
 	b.Parallelism = wire.Parallelism{Pipeline: 1, OverlapGradReduce: overlaps.OverlapGradReduce, OverlapParamGather: overlaps.OverlapParamGather}
 	// FSDP2's fields say how weights are sharded, not whether: the candidates that shard
 	// them take them (withFSDP2); checked here as core checks them on such a candidate.
@@ -342,7 +342,7 @@ func (r *Evaluator) withFSDP2(p *wire.Parallelism) {
 func (r *Evaluator) withOverlaps(p *wire.Parallelism) {
 	p.OverlapGradReduce, p.OverlapParamGather = r.overlaps.OverlapGradReduce, r.overlaps.OverlapParamGather
 	if p.Tensor > 1 {
-		p.OverlapTensorComm = r.overlaps.OverlapTensorComm
+		p.OverlapTensorComm, p.TPCommOverlapConfig = r.overlaps.OverlapTensorComm, r.overlaps.TPCommOverlapConfig
 	}
 }
 
@@ -378,6 +378,9 @@ func (r *Evaluator) Refuses(g search.Config) bool {
 	}
 	if g.Tensor > 1 && request.TensorCommRefusal(r.framework.Name, r.overlaps.OverlapTensorComm) != nil {
 		return true // withOverlaps sets overlap_tensor_comm on it
+	}
+	if cfg, ok := analytic.LookupUserbuffersConfig(r.overlaps.TPCommOverlapConfig); ok && cfg.TP > 0 && g.Tensor > 1 && g.Tensor != cfg.TP {
+		return true // a tuned userbuffers config is of one tensor degree (core refuses the others)
 	}
 	if g.Recompute == string(analytic.SelectiveOp) && r.train && r.selectiveOpRefusal(g) != nil {
 		return true

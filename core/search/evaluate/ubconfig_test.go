@@ -1,0 +1,52 @@
+package evaluate
+
+import (
+	"context"
+	"testing"
+
+	"pipeplan/core/request"
+	"pipeplan/core/search"
+)
+
+// TestSearchKeepsUserbuffersConfig: the base request's parallelism.tp_comm_overlap_config
+// reaches the candidates of its tensor degree (the best's request names it and plans
+// the search's step), and the candidates of other tensor degrees, which core refuses
+// for it, are left out (Refuses) rather than failing the search.
+func TestSearchKeepsUserbuffersConfig(t *testing.T) {
+	const cfg = "ub_cfg_h100_h6144_tp2_mbs2_seqlen2048"
+	q, err := search.DecodeQuery([]byte(`{"request": {"model": {"architecture": {"config": {"model_type": "gpt2", "n_embd": 6144, "n_head": 48, "n_layer": 4, "n_positions": 2048, "vocab_size": 50257},
+		"seq": 2048, "framework": "megatron"}},
+		"cluster": {"device": "h100-sxm", "devices_per_node": 8},
+		"parallelism": {"sequence_parallel": true, "overlap_tensor_comm": "userbuffers", "tp_comm_overlap_config": "` + cfg + `"}},
+		"max_devices": 8, "zero": 1, "microbatches": 8, "microbatch_size": 2}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ev, err := New(q.Request)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		tensor int
+		refuse bool
+	}{{1, false}, {2, false}, {4, true}, {8, true}} {
+		if got := ev.Refuses(search.Config{Pipeline: 1, Data: 8 / c.tensor, Tensor: c.tensor}); got != c.refuse {
+			t.Errorf("tensor %d: Refuses %v, want %v", c.tensor, got, c.refuse)
+		}
+	}
+	a, err := RunQuery(context.Background(), q, search.Options{Exhaustive: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.Best == nil {
+		t.Fatalf("no best: %+v", a.Stats)
+	}
+	p := a.BestRequest.Parallelism
+	if p.Tensor == 2 && p.TPCommOverlapConfig != cfg || p.Tensor != 2 && p.TPCommOverlapConfig != "" {
+		t.Errorf("the best's tensor %d with config %q", p.Tensor, p.TPCommOverlapConfig)
+	}
+	res, err := request.Run(context.Background(), a.BestRequest)
+	if err != nil || res.Step == nil || res.Step.StepSeconds != a.Best.StepSeconds {
+		t.Errorf("best_request plans %v (%v), the search's best %v s", res, err, a.Best.StepSeconds)
+	}
+}
