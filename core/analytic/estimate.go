@@ -1098,6 +1098,30 @@ func (c *calc) hpGradAccumulate(p piece) (o op, ok bool) {
 	return op{name: "bf16 optimizer: fp32 gradient accumulation", bwd: work{0, (c.sh.e + 16) * n, 2 * float64(p.tensors)}}, true
 }
 
+// gradAccumulate is PyTorch's AccumulateGrad adding piece p's gradients into their
+// .grad after a microbatch's backward pass, where the framework keeps them there
+// (cluster.Framework.ParamGradAccumulate: DeepSpeed's engines under ZeRO stages 0 and
+// 1): variable_grad += new_grad for every parameter tensor
+// (torch/csrc/autograd/functions/accumulate_grad.h), one add kernel a tensor reading
+// the two gradients and writing the sum, 3g bytes a parameter of g-byte gradients.
+// The first of a step's m microbatches finds .grad unset (zero_grad set it to None)
+// and keeps its own gradient, so each microbatch carries (m-1)/m of an add on average.
+// ok is false for other frameworks, one microbatch, inference, DeepSpeed's BF16
+// optimizer (precision deepspeed-bf16: clear_lp_grads sets every .grad to None before
+// each backward pass, and update_hp_grads accumulates in fp32, hpGradAccumulate),
+// ZeRO-2 and 3 (their gradient hooks reduce and free each gradient), and a piece
+// without parameters.
+func (c *calc) gradAccumulate(p piece, accumulate bool) (o op, ok bool) {
+	n := float64(p.params + p.tied)
+	m := float64(c.o.Microbatches)
+	g := c.o.perParam().grad
+	if !accumulate || !c.sh.train || m <= 1 || c.o.Precision == DeepSpeedBF16 || c.o.Sharding.Level() >= 2 || n <= 0 || g <= 0 {
+		return op{}, false
+	}
+	f := (m - 1) / m
+	return op{name: "autograd gradient accumulation", bwd: work{0, f * 3 * g * n, f * float64(p.tensors)}}, true
+}
+
 // amaxReductions counts the all-reduces of one amax over the tensor-parallel group
 // that piece p's fp8 quantizations wait for in each pass, under current scaling with
 // sequence parallelism: a column-parallel product's input is quantized before it is
@@ -1235,6 +1259,9 @@ func (c *calc) layer(name, kind string, ps ...piece) Layer {
 			if train {
 				l.addOp(c.rf, true, o, true)
 			}
+		}
+		if o, ok := c.gradAccumulate(p, c.target.Framework.ParamGradAccumulate); ok {
+			l.addOp(c.rf, true, o, true)
 		}
 		if p.context {
 			var coreFwd, coreBwd float64

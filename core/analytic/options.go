@@ -337,6 +337,12 @@ const (
 type Options struct {
 	// Batch is the microbatch size b (sequences).
 	Batch int `json:"batch"`
+	// Microbatches is the number of microbatches a step accumulates gradients over,
+	// where the framework prices their accumulation per microbatch
+	// (cluster.Framework.ParamGradAccumulate: each after the first adds its gradients
+	// to .grad); 0 or 1: nothing accumulates. Set by the request for such frameworks
+	// only.
+	Microbatches int `json:"microbatches,omitempty"`
 	// Seq is the sequence length s (tokens).
 	Seq   int   `json:"seq"`
 	DType DType `json:"dtype,omitempty"`

@@ -166,6 +166,19 @@ type Framework struct {
 	// activation and receives the next) each transfer is in the forward pass of both
 	// stages it joins, once. On for deepspeed.
 	BlockingPipelineTransfers bool `json:"blocking_pipeline_transfers,omitempty"`
+	// ParamGradAccumulate: the gradients of a step's microbatches accumulate in each
+	// parameter's own .grad through PyTorch's autograd, as DeepSpeed's engines keep them
+	// under ZeRO stages 0 and 1 (the pipeline engine's backward pass is
+	// torch.autograd.backward, pipe/engine.py; ZeRO-1 registers no gradient hooks
+	// without overlap_comm, runtime/zero/stage_1_and_2.py, both at DeepSpeed 3401d25;
+	// the zero_grad before each step sets them to None): the first microbatch's
+	// gradient becomes .grad, and every later one is added to it in place by
+	// AccumulateGrad (torch/csrc/autograd/functions/accumulate_grad.h, accumulateGrad:
+	// with .grad defined and GradMode off, "variable_grad += new_grad"), one add
+	// kernel a parameter tensor. Megatron-style frameworks accumulate in the
+	// weight-gradient products instead (gradient_accumulation_fusion into main_grad).
+	// On for deepspeed.
+	ParamGradAccumulate bool `json:"param_grad_accumulate,omitempty"`
 	// FixedBytes is device memory the framework holds outside the model's tensors: the
 	// CUDA context, cuBLAS and attention workspaces, communication buffers.
 	FixedBytes int64 `json:"fixed_bytes"`
@@ -291,7 +304,7 @@ var frameworks = map[string]Framework{
 	// (param.grad, or DeepSpeed's BF16 optimizer's fp32 copies: training.precision
 	// deepspeed-bf16), not Megatron-Core's buffer.
 	DeepSpeed: {Name: DeepSpeed, HostKernelSeconds: eagerOpSeconds, HostLayerSeconds: eagerLayerSeconds, OptimizerTensorSeconds: 1e-6,
-		OptimizerTempBytesPerParam: 0, OverlapGradReduce: false, CrossEntropyVocabParallel: true, BlockingPipelineTransfers: true,
+		OptimizerTempBytesPerParam: 0, OverlapGradReduce: false, CrossEntropyVocabParallel: true, BlockingPipelineTransfers: true, ParamGradAccumulate: true,
 		FixedBytes: contextBytes, AllocatorReserve: allocatorReserve,
 		Note: "Megatron-DeepSpeed on DeepSpeed's PipelineEngine: Megatron-LM's fused kernels and vocab-parallel loss, ~15 us host time per kernel, fused Adam, all-reduce after the backward, blocking pipeline sends and receives"},
 }

@@ -95,3 +95,42 @@ func TestBlockingTransfers(t *testing.T) {
 			got, iref.MakespanSeconds, ifree)
 	}
 }
+
+// TestPartitionedBoundary: with DeepSpeed's partitioned pipeline tensors
+// (ScheduleOptions.PartitionedBoundary), each boundary adds its sender's slicing to the
+// sender's forward pass, its gathers to the receiver's forward pass and the sender's
+// backward pass, given the bytes the transfer sends. One microbatch runs every pass in
+// a chain, so S stages of one layer (forward 1 s, backward 2 s, transfers T blocking)
+// take S(F+B) + 4T(S-1) + (S-1)(a + b + c); in inference the forward passes alone,
+// SF + 2T(S-1) + (S-1)(a + b) (the function returns no backward work there). The
+// function is asked about the bytes each boundary sends (chain's 1 MiB).
+func TestPartitionedBoundary(t *testing.T) {
+	const S, T = 4, 0.25
+	const a, b, c = 0.01, 0.03, 0.05
+	m := chain(S, 0, 0, 1<<20)
+	cl := cluster.Homogeneous(cluster.Device{Name: "d", MemoryBytes: 1 << 40}, S, cluster.Link{BytesPerSecond: (1 << 20) / T}, nil)
+	for _, k := range []struct {
+		cfg  schedule.Config
+		back float64
+		want float64
+	}{
+		{schedule.Config{Kind: schedule.OneFOneB, Microbatches: 1}, c, S*3 + 4*T*(S-1) + (S-1)*(a+b+c)},
+		{schedule.Config{Kind: schedule.Inference, Microbatches: 1}, 0, S + 2*T*(S-1) + (S-1)*(a+b)},
+	} {
+		var asked []int64
+		so := &ScheduleOptions{Config: k.cfg, BlockingTransfers: true, PartitionedBoundary: func(n int64) cluster.PartitionedBoundary {
+			asked = append(asked, n)
+			return cluster.PartitionedBoundary{SenderForward: a, ReceiverForward: b, SenderBackward: k.back}
+		}}
+		r, err := Simulate(m, cl, []int{0, 1, 2, 3, 4}, Options{Schedule: so})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if math.Abs(r.MakespanSeconds-k.want) > 1e-12 {
+			t.Errorf("%v: %v s, want %v s", k.cfg.Kind, r.MakespanSeconds, k.want)
+		}
+		if len(asked) == 0 || asked[0] != 1<<20 {
+			t.Errorf("%v: asked about %v bytes, want 1 MiB a boundary", k.cfg.Kind, asked)
+		}
+	}
+}

@@ -50,6 +50,14 @@ type ScheduleOptions struct {
 	// (DeepSpeed's InferenceSchedule) sends each activation forward only: each transfer
 	// is in the forward pass of both stages it joins, once.
 	BlockingTransfers bool
+	// PartitionedBoundary, when set with BlockingTransfers, is the work DeepSpeed's
+	// PipelineEngine does on the stages' own streams around a boundary whose transfer
+	// sends n bytes a device, the tensor-parallel group's slice of the activation
+	// (cluster.DeepSpeedPartitionedBoundary: the sender slices, the receiver gathers
+	// the whole tensor back, the sender gathers its output and the gradient back for
+	// its backward pass). It is added to the passes it names, per microbatch; nil for
+	// none (no tensor parallelism, or another framework).
+	PartitionedBoundary func(n int64) cluster.PartitionedBoundary
 	// OneMicrobatch charges each stage the activations of one microbatch, as Graphcore's
 	// auto-pipeline tool counts them, rather than of the microbatches the schedule keeps
 	// in flight on it: the split is the tool's, and the simulated step's peak memory
@@ -368,6 +376,13 @@ func simulate(e *estimate.Estimator, m *model.Model, c, sc *cluster.Cluster, bou
 			pl.Stages[j].ForwardSeconds += t
 			pl.Stages[j+1].ForwardSeconds += t
 			t = 0
+		}
+		if so.BlockingTransfers && so.PartitionedBoundary != nil && (!so.Training() || !so.Recompute) {
+			// The partitioned tensor's slicing and gathering on the stages' streams.
+			b := so.PartitionedBoundary(ranges[j].SendBytes)
+			pl.Stages[j].ForwardSeconds += b.SenderForward
+			pl.Stages[j].BackwardSeconds += b.SenderBackward
+			pl.Stages[j+1].ForwardSeconds += b.ReceiverForward
 		}
 		pl.TransferSeconds = append(pl.TransferSeconds, t)
 	}

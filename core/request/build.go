@@ -121,6 +121,11 @@ func (p *prepared) architecture(es *model.Errors) {
 		return
 	}
 	t.Framework = fw
+	if fw.ParamGradAccumulate && p.train() {
+		// Its gradients accumulate in .grad over the step's microbatches, each after the
+		// first adding its own (analytic.Options.Microbatches).
+		o.Microbatches = r.Schedule.Microbatches
+	}
 	par := &r.Parallelism
 	if fe := PipelineEngineRefusal(fw.Name, par.Pipeline, p.sched, par.Sharding, par.OverlapGradReduce, par.OverlapParamGather); fe != nil {
 		es.Add(fe.Path, "%s", fe.Reason)

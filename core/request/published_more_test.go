@@ -376,13 +376,27 @@ const (
 //     synchronizes nor moves anything: it saves the RNG states (host copies of the seed
 //     and offset) and reruns the layer, as Megatron-LM's does;
 //   - the network's bandwidth: the data-parallel reduction and the pipeline's
-//     transfers are per step and per stage boundary, where what is left is per layer.
+//     transfers are per step and per stage boundary, where what is left is per layer;
+//   - the pipeline's partitioned tensors (DeepSpeed's PipelineEngine slices each
+//     boundary's activation and gradient over the tensor group and gathers them back,
+//     three PartitionedTensor.full() a boundary and microbatch): priced now
+//     (cluster.DeepSpeedPartitionedBoundary), 0.1 to 0.6 points of these rows, per
+//     boundary, not per layer; no attention mask crosses (Megatron-DeepSpeed keeps it
+//     in args.attn_mask);
+//   - autograd's gradient accumulation in .grad, which the deepspeed mode now prices
+//     for 16-bit gradients (MT-NLG's rows): the BF16 optimizer clears every .grad
+//     before each backward pass (pipe/engine.py calls clear_lp_grads, DeepSpeed#1801)
+//     and accumulates in fp32 (update_hp_grads, priced), so nothing more here.
 //
 // Not ruled out: the tensor-parallel all-reduces at TP 8 (six a layer and microbatch
-// with full recomputation, 0.7 ms each as priced at 300 GB/s; a fixed cost of ~2 ms each
-// at TP 8 would give the residual, but no TP 8 all-reduce on these nodes is published),
-// and whether Jean Zay's A100 nodes join their eight GPUs by NVSwitch at all (BigScience
-// describes "NVLink 4 inter-gpu connects"; no topology is published).
+// with full recomputation, 0.6-0.7 ms each as priced at 300 GB/s; a fixed cost of ~2 ms
+// each at TP 8 would give the residual). No TP 8 all-reduce on Jean Zay is published,
+// but nccl-tests on an HPE Apollo 6500 of eight NVLink-joined A100 80GB (the model of
+// Jean Zay's A100 nodes) reached a bus bandwidth of ~200 GB/s (NVIDIA/nccl-tests#149,
+// 2023, NCCL 2.18): at that rate the all-reduces add 1.8 ms a layer and microbatch of 2
+// at TP 8 and 1.5 ms at TP 4, an eighth of the residual and not TP 8's alone, so the
+// bandwidth of eight GPUs on such a node does not give it either; a per-call cost of
+// the NCCL BigScience ran, which would, has no published figure.
 func bloomRun(source string, h, heads, layers, dp, tp, pp, mbs, gbs int, seconds, memGB float64, gap string) moreRun {
 	// The split is DeepSpeed's, not the planner's optimum: --pp-partition-method
 	// 'type:transformer|embedding' (chronicles-prequel.md, "Rebalancing layers": "giving
@@ -461,7 +475,7 @@ const (
 // microbatch). The residual is the ~13-16 ms a layer and microbatch that appears at
 // TP 8 and not at TP 4 (bloomRun: what was ruled out); the row at h 12,288 PP 6, with
 // 17 layers a stage, is the one still beyond 25%.
-const gapBloomTP8 = "Megatron-DeepSpeed at TP 8 with microbatches of 2: a residual of ~13-16 ms a layer and microbatch at TP 8, not at TP 4, not found in DeepSpeed's source (the host, the pipeline schedule and activation checkpointing ruled out)"
+const gapBloomTP8 = "Megatron-DeepSpeed at TP 8 with microbatches of 2: a residual of ~13-16 ms a layer and microbatch at TP 8, not at TP 4, not found in DeepSpeed's source (the host, the pipeline schedule, activation checkpointing, the pipeline's partitioned tensors and an eight-GPU node's measured all-reduce bandwidth ruled out)"
 
 // The BLOOM sources.
 const (

@@ -182,8 +182,30 @@ func (p *prepared) options() plan.Options {
 			OneMicrobatch:      p.toolMemory(),
 			// An architecture's framework may run the transfers between stages in its
 			// stages' streams (DeepSpeed's PipelineEngine).
-			BlockingTransfers: p.est != nil && p.framework.BlockingPipelineTransfers,
+			BlockingTransfers:   p.est != nil && p.framework.BlockingPipelineTransfers,
+			PartitionedBoundary: p.partitionedBoundary(),
 		},
+	}
+}
+
+// partitionedBoundary is what DeepSpeed's PipelineEngine does around a blocking
+// transfer that sends n bytes a device when tensor parallelism partitions the
+// pipeline's tensors (cluster.DeepSpeedPartitionedBoundary): the whole tensor is the
+// tensor group's t slices, gathered over the tensor link, its copies at the device's
+// memory rate (the roofline's: bandwidth times the memory efficiency) and kernel
+// launch cost. nil without blocking transfers, without tensor parallelism, or with
+// sequence parallelism (whose activations are already sliced: estimate's model sends
+// them whole, with no SendBytes of its own).
+func (p *prepared) partitionedBoundary() func(n int64) cluster.PartitionedBoundary {
+	par := p.req.Parallelism
+	if p.est == nil || !p.framework.BlockingPipelineTransfers || par.Tensor < 2 || par.SequenceParallel {
+		return nil
+	}
+	link, t, train := p.tensorLink, par.Tensor, p.train()
+	rate := p.target.Perf.MemoryBytesPerSecond * p.target.Perf.MemoryEfficiency
+	kernel := p.target.Perf.KernelSeconds
+	return func(n int64) cluster.PartitionedBoundary {
+		return cluster.DeepSpeedPartitionedBoundary(link, float64(n)*float64(t), t, rate, kernel, train)
 	}
 }
 

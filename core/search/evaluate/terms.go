@@ -234,7 +234,10 @@ func (r *Evaluator) variant(t, b int, recompute string, c int, method string, e 
 		Context: ctx, ContextMethod: method, ContextInner: r.innerOf(c, method), Expert: e, ExpertOverlap: r.train && r.expertOverlap && e > 1 && recompute != string(analytic.Full),
 		ExpertDispatcher: r.dispatcher}
 	r.withOverlaps(&par) // the tensor-parallel overlap changes the layers' times
-	return r.prepared.With(request.Knobs{Parallelism: par, Schedule: wire.Schedule{MicrobatchSize: b}, Recompute: recompute, Partition: r.base.Partition})
+	// One microbatch: a framework that accumulates gradients in .grad prices each
+	// microbatch's share of the adds by the step's count (analytic.Options.Microbatches),
+	// which only adds time, so the estimate without them bounds every candidate's.
+	return r.prepared.With(request.Knobs{Parallelism: par, Schedule: wire.Schedule{MicrobatchSize: b, Microbatches: 1}, Recompute: recompute, Partition: r.base.Partition})
 }
 
 // termsFrom builds the terms of an architecture's analytic estimate, or of a profile's
