@@ -250,6 +250,18 @@ const (
 	// 1 GiB in all is a round figure of that order; torch.cuda.max_memory_reserved does
 	// not count it, nvidia-smi does.
 	contextBytes = 1 << 30
+	// eagerContextBytes: the same with the CUDA context of a stack that loads every
+	// kernel of PyTorch's libraries when the context starts, as CUDA did before lazy
+	// module loading (CUDA 11.7 introduced CUDA_MODULE_LOADING=LAZY, the default from
+	// CUDA 12.2: the CUDA C++ Programming Guide's "Lazy Loading"). BigScience measured
+	// that context on Jean Zay's A100s, the stack BLOOM trained with (PyTorch 1.11,
+	// CUDA 11.5): "40GB A100 takes 1573MiB for cuda kernels", nvidia-smi's reading of
+	// `python -c "import torch; import time; torch.ones(1).cuda(); time.sleep(30)"`
+	// (bigscience-workshop/bigscience, train/tr11-176B-ml/chronicles-prequel.md). It
+	// replaces the lazily loaded context's 500 MiB in contextBytes: 1,573 MiB + 524 MiB
+	// of workspaces and NCCL buffers, 2,097 MiB. The deepspeed mode's (Megatron-DeepSpeed
+	// of 2021-2022, before CUDA 11.7).
+	eagerContextBytes = contextBytes - 500<<20 + 1573<<20
 	// allocatorReserve: peak_reserved / peak_allocated - 1 measured on eight Megatron-
 	// style runs of a 1B Llama on H100s (huggingface.co/nanotron/bench_cluster and
 	// old_bench, log_metrics.csv: 1.0, 1.1, 1.5, 1.5, 1.7, 1.7, 5.3 and 7.0%, median
@@ -325,8 +337,8 @@ var frameworks = map[string]Framework{
 	// deepspeed-bf16), not Megatron-Core's buffer.
 	DeepSpeed: {Name: DeepSpeed, HostKernelSeconds: eagerOpSeconds, HostLayerSeconds: eagerLayerSeconds, OptimizerTensorSeconds: 1e-6,
 		OptimizerTempBytesPerParam: 0, OverlapGradReduce: false, CrossEntropyVocabParallel: true, BlockingPipelineTransfers: true,
-		FixedBytes: contextBytes, AllocatorReserve: allocatorReserve,
-		Note: "Megatron-DeepSpeed on DeepSpeed's PipelineEngine: Megatron-LM's fused kernels and vocab-parallel loss, ~15 us host time per kernel, fused Adam, all-reduce after the backward, blocking pipeline sends and receives"},
+		FixedBytes: eagerContextBytes, AllocatorReserve: allocatorReserve,
+		Note: "Megatron-DeepSpeed on DeepSpeed's PipelineEngine: Megatron-LM's fused kernels and vocab-parallel loss, ~15 us host time per kernel, fused Adam, all-reduce after the backward, blocking pipeline sends and receives, a CUDA context of 2022 (kernels loaded eagerly: 1,573 MiB measured by BigScience)"},
 }
 
 // The loss kernels model.architecture.cross_entropy names (Framework.SetCrossEntropy).
