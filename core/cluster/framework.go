@@ -186,7 +186,8 @@ type Framework struct {
 // activations on a step of m microbatches whose stage boundary (the hidden state one
 // device sends and receives, for a transformer b s h / t bytes with sequence
 // parallelism) is boundary bytes: 2 m boundary. The source is torch/distributed/
-// pipelining/stage.py (PyTorch 2.5 to 2.9): _prepare_forward_infra allocates one
+// pipelining/stage.py, in the builds torchtitan ran in late 2024 and still on PyTorch's
+// main branch (PipelineStage, the manual front end): _prepare_forward_infra allocates one
 // receive buffer per microbatch for the stage's input (args_recv_info[chunk_id], "TODO:
 // create args_recv_info lazily?") and _prepare_backward_infra one per microbatch for
 // the gradient of its output (grad_recv_info[mb_index]), both kept from the first step
@@ -196,9 +197,10 @@ type Framework struct {
 // buffers and f outputs: (m - f) + m + f = 2m boundaries beyond its activations,
 // whatever f, where its input and output have one size (every stage between the first
 // and the last of a transformer). The first stage receives no input and the last no
-// gradient; both are counted as the others (the first then holds m - f boundaries too
-// many where m exceeds its f, the last misses its outputs kept for the step's return:
-// output_chunks, m logits). Older builds held more: before pytorch#153383 (2025-05)
+// gradient; both are counted as the others: the first m - f boundaries too many where
+// m exceeds its f, the last m + f too many, and the last's m outputs that every build
+// keeps for the step's return (output_chunks: the logits, m - 1 beyond the one its loss
+// holds) not counted. Older builds held more: before pytorch#153383 (2025-05)
 // every stage, not only the last, kept all m outputs in output_chunks until the next
 // step, and stage_backward left each input's gradient in its receive buffer (.grad)
 // until clear_runtime_states, (m - f) more of each at the step's last forward.
