@@ -179,6 +179,12 @@ type Framework struct {
 	// weight-gradient products instead (gradient_accumulation_fusion into main_grad).
 	// On for deepspeed.
 	ParamGradAccumulate bool `json:"param_grad_accumulate,omitempty"`
+	// PipelineStageBuffers: pipeline stages run on PyTorch's torch.distributed.pipelining
+	// (what torchtitan and a plain PyTorch script run), whose PipelineStage holds, beside
+	// the activations a schedule keeps, two tensors of the stage boundary per microbatch
+	// of the step (PipelineStageBufferBytes). On for eager and compiled; Megatron-LM's
+	// and DeepSpeed's engines receive into a new tensor per transfer, freed with it.
+	PipelineStageBuffers bool `json:"pipeline_stage_buffers,omitempty"`
 	// FixedBytes is device memory the framework holds outside the model's tensors: the
 	// CUDA context, cuBLAS and attention workspaces, communication buffers.
 	FixedBytes int64 `json:"fixed_bytes"`
@@ -187,6 +193,35 @@ type Framework struct {
 	AllocatorReserve float64 `json:"allocator_reserve"`
 	// Note says where the figures come from.
 	Note string `json:"note,omitempty"`
+}
+
+// PipelineStageBufferBytes is what a PyTorch pipeline stage holds beside its
+// activations on a step of m microbatches whose stage boundary (the hidden state one
+// device sends and receives, for a transformer b s h / t bytes with sequence
+// parallelism) is boundary bytes: 2 m boundary. The source is torch/distributed/
+// pipelining/stage.py, in the builds torchtitan ran in late 2024 and still on PyTorch's
+// main branch (PipelineStage, the manual front end): _prepare_forward_infra allocates one
+// receive buffer per microbatch for the stage's input (args_recv_info[chunk_id], "TODO:
+// create args_recv_info lazily?") and _prepare_backward_infra one per microbatch for
+// the gradient of its output (grad_recv_info[mb_index]), both kept from the first step
+// on; forward_one_chunk keeps each microbatch's output in fwd_cache until that
+// microbatch's backward pops it. A stage with f microbatches in flight thus holds m
+// input buffers (f of them the inputs its kept activations already count), m gradient
+// buffers and f outputs: (m - f) + m + f = 2m boundaries beyond its activations,
+// whatever f, where its input and output have one size (every stage between the first
+// and the last of a transformer). The first stage receives no input and the last no
+// gradient; both are counted as the others: the first m - f boundaries too many where
+// m exceeds its f, the last m + f too many, and the last's m outputs that every build
+// keeps for the step's return (output_chunks: the logits, m - 1 beyond the one its loss
+// holds) not counted. Older builds held more: before pytorch#153383 (2025-05)
+// every stage, not only the last, kept all m outputs in output_chunks until the next
+// step, and stage_backward left each input's gradient in its receive buffer (.grad)
+// until clear_runtime_states, (m - f) more of each at the step's last forward.
+func PipelineStageBufferBytes(microbatches int, boundary int64) int64 {
+	if microbatches < 1 || boundary <= 0 {
+		return 0
+	}
+	return 2 * int64(microbatches) * boundary
 }
 
 // MegatronBucketElements is the size of Megatron-Core's gradient buckets, in elements,
@@ -230,6 +265,18 @@ const (
 	// 1 GiB in all is a round figure of that order; torch.cuda.max_memory_reserved does
 	// not count it, nvidia-smi does.
 	contextBytes = 1 << 30
+	// eagerContextBytes: the same with the CUDA context of a stack that loads every
+	// kernel of PyTorch's libraries when the context starts, as CUDA did before lazy
+	// module loading (CUDA 11.7 introduced CUDA_MODULE_LOADING=LAZY, the default from
+	// CUDA 12.2: the CUDA C++ Programming Guide's "Lazy Loading"). BigScience measured
+	// that context on Jean Zay's A100s, the stack BLOOM trained with (PyTorch 1.11,
+	// CUDA 11.5): "40GB A100 takes 1573MiB for cuda kernels", nvidia-smi's reading of
+	// `python -c "import torch; import time; torch.ones(1).cuda(); time.sleep(30)"`
+	// (bigscience-workshop/bigscience, train/tr11-176B-ml/chronicles-prequel.md). It
+	// replaces the lazily loaded context's 500 MiB in contextBytes: 1,573 MiB + 524 MiB
+	// of workspaces and NCCL buffers, 2,097 MiB. The deepspeed mode's (Megatron-DeepSpeed
+	// of 2021-2022, before CUDA 11.7).
+	eagerContextBytes = contextBytes - 500<<20 + 1573<<20
 	// allocatorReserve: peak_reserved / peak_allocated - 1 measured on eight Megatron-
 	// style runs of a 1B Llama on H100s (huggingface.co/nanotron/bench_cluster and
 	// old_bench, log_metrics.csv: 1.0, 1.1, 1.5, 1.5, 1.7, 1.7, 5.3 and 7.0%, median
@@ -252,14 +299,14 @@ var frameworks = map[string]Framework{
 	// of the state. DistributedDataParallel overlaps bucketed gradient all-reduces with
 	// the backward pass (Li et al., "PyTorch Distributed", VLDB 2020).
 	Eager: {Name: Eager, EagerOps: true, HostKernelSeconds: eagerOpSeconds, HostLayerSeconds: eagerLayerSeconds, OptimizerTensorSeconds: 5e-6,
-		OptimizerTempBytesPerParam: 4, ForeachOptimizer: true, OverlapGradReduce: true, OverlapParamGather: true, ReturnsLogits: true, FixedBytes: contextBytes, AllocatorReserve: allocatorReserve,
+		OptimizerTempBytesPerParam: 4, ForeachOptimizer: true, OverlapGradReduce: true, OverlapParamGather: true, ReturnsLogits: true, PipelineStageBuffers: true, FixedBytes: contextBytes, AllocatorReserve: allocatorReserve,
 		Note: "eager PyTorch: HuggingFace's operators as counted per block (tools/opcount), ~15 us host time each (Python, dispatcher, autograd, launch), foreach AdamW (eight passes), DDP overlapping the all-reduce"},
 	// torch.compile (Inductor, default mode): generated code launches fused Triton
 	// kernels without the dispatcher and autograd per operator (Ansel et al., "PyTorch 2",
 	// ASPLOS 2024); a few microseconds per kernel is assumed; the optimizer is usually left eager (foreach); DDP
 	// overlaps as in eager mode (DDPOptimizer splits the graph at bucket boundaries).
 	Compiled: {Name: Compiled, HostKernelSeconds: 4e-6, HostLayerSeconds: 10e-6, OptimizerTensorSeconds: 5e-6,
-		OptimizerTempBytesPerParam: 4, ForeachOptimizer: true, OverlapGradReduce: true, OverlapParamGather: true, AsyncTensorComm: true, TracedCommWaits: true, ReturnsLogits: true, FixedBytes: contextBytes, AllocatorReserve: allocatorReserve,
+		OptimizerTempBytesPerParam: 4, ForeachOptimizer: true, OverlapGradReduce: true, OverlapParamGather: true, AsyncTensorComm: true, TracedCommWaits: true, ReturnsLogits: true, PipelineStageBuffers: true, FixedBytes: contextBytes, AllocatorReserve: allocatorReserve,
 		Note: "torch.compile (Inductor): ~4 us host time per kernel, eager foreach AdamW, DDP overlapping the all-reduce, async TP when tensor-parallel overlap is on"},
 	// CUDA graphs (torch.compile mode="reduce-overhead", or Megatron-LM / Transformer
 	// Engine graph capture): one launch replays a layer's kernels, so the host cost is
@@ -305,8 +352,8 @@ var frameworks = map[string]Framework{
 	// deepspeed-bf16), not Megatron-Core's buffer.
 	DeepSpeed: {Name: DeepSpeed, HostKernelSeconds: eagerOpSeconds, HostLayerSeconds: eagerLayerSeconds, OptimizerTensorSeconds: 1e-6,
 		OptimizerTempBytesPerParam: 0, OverlapGradReduce: false, CrossEntropyVocabParallel: true, BlockingPipelineTransfers: true, ParamGradAccumulate: true,
-		FixedBytes: contextBytes, AllocatorReserve: allocatorReserve,
-		Note: "Megatron-DeepSpeed on DeepSpeed's PipelineEngine: Megatron-LM's fused kernels and vocab-parallel loss, ~15 us host time per kernel, fused Adam, all-reduce after the backward, blocking pipeline sends and receives"},
+		FixedBytes: eagerContextBytes, AllocatorReserve: allocatorReserve,
+		Note: "Megatron-DeepSpeed on DeepSpeed's PipelineEngine: Megatron-LM's fused kernels and vocab-parallel loss, ~15 us host time per kernel, fused Adam, all-reduce after the backward, blocking pipeline sends and receives, a CUDA context of 2022 (kernels loaded eagerly: 1,573 MiB measured by BigScience)"},
 }
 
 // The loss kernels model.architecture.cross_entropy names (Framework.SetCrossEntropy).

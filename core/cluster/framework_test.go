@@ -68,3 +68,24 @@ func TestDeepSpeedFramework(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// TestFrameworkContextBytes: every mode's fixed memory is the 1 GiB figure of a lazily
+// loaded CUDA context (500 MiB of it the context), but deepspeed's, whose 2022 stack
+// loaded every kernel when the context started: BigScience's 1,573 MiB in place of the
+// 500, 2,097 MiB.
+func TestFrameworkContextBytes(t *testing.T) {
+	const mib = 1 << 20
+	for _, name := range []string{Eager, Compiled, CUDAGraphs, Megatron, DeepSpeed} {
+		fw, err := LookupFramework(name)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		want := int64(1024 * mib)
+		if name == DeepSpeed {
+			want = 2097 * mib
+		}
+		if fw.FixedBytes != want {
+			t.Errorf("%s: fixed memory %d MiB, want %d", name, fw.FixedBytes/mib, want/mib)
+		}
+	}
+}

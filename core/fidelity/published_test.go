@@ -187,14 +187,16 @@ func TestStepTime(t *testing.T) {
 // the optimizer; assumed: Llama 2's 4096 tokens, flash attention, and Megatron's
 // distributed optimizer (ZeRO-1; without it the step would not fit in 80 GB), with
 // Megatron's fp32 gradient buffers (main_grad: precision mixed-fp32-grads, 4 bytes per
-// parameter where mixed counts 2; with mixed the prediction is 61.6 GB, -10.9%), and
-// SwiGLU run unfused, its output kept for the backward as eager PyTorch keeps it
-// (framework eager, the all-reduce after the backward: rank 0's memory is Megatron-LM's,
-// since eager's logits sit on the last stage and its optimizer temporaries stay below
-// the passes' peak); with Megatron-LM's fused SwiGLU (framework cuda-graphs, the other
-// tests' mode) the prediction is 62.6 GB, -9.4%.
+// parameter where mixed counts 2), planned as Megatron-LM runs: framework megatron
+// (Megatron-Core launched without CUDA graphs, the all-reduce after the backward),
+// 62.6 GB, -9.4%. Framework eager was planned here before for its unfused SwiGLU (the
+// SiLU's output kept for the backward: 68.5 GB, -0.9%), but eager now runs PyTorch's
+// pipelining, whose stages hold two boundary tensors per microbatch
+// (cluster.PipelineStageBufferBytes: 16 GiB at this step's 128 microbatches of 2 x
+// 4,096 tokens), which Megatron-LM's schedule, receiving into a new tensor per transfer,
+// does not.
 func TestStepPeakMemory(t *testing.T) {
-	a := wire.Architecture{Name: "llama-2-7b", Seq: 4096, Framework: "eager"}
+	a := wire.Architecture{Name: "llama-2-7b", Seq: 4096, Framework: "megatron"}
 	par := wire.Parallelism{Pipeline: 2, Data: 8, Sharding: "zero1", OverlapGradReduce: "off"}
 	s := runStep(t, a, par, wire.Training{Precision: "mixed-fp32-grads"}, 2, 1, 128)
 	// The stage's memory is the device's at the step's peak: the allocated peak, the

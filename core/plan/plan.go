@@ -172,6 +172,12 @@ type Memory struct {
 	// layer moves them here from GradsBytes. The data-parallel reduction does not move
 	// them.
 	GradCopyBytes int64 `json:"grad_copy_bytes,omitempty"`
+	// PipelineBufferBytes are the boundary tensors a PyTorch pipeline stage holds for the
+	// step's microbatches beside its activations (receive buffers for its inputs and
+	// their output gradients, its outputs awaiting their backward:
+	// cluster.PipelineStageBufferBytes), kept from step to step; the request layer moves
+	// them here from OtherBytes.
+	PipelineBufferBytes int64 `json:"pipeline_buffer_bytes,omitempty"`
 	// ActivationBytes are kept for backward passes by the microbatches in flight (with
 	// recomputation, the stashed inputs and one microbatch's rebuilt activations);
 	// TemporaryBytes is working memory beyond them: a layer's transient tensors, or the
@@ -197,7 +203,7 @@ const (
 
 // Total is the sum of the parts: the stage's MemoryBytes.
 func (m Memory) Total() int64 {
-	return m.WeightsBytes + m.GradsBytes + m.GradCopyBytes + m.OptimizerBytes + m.ActivationBytes + m.TemporaryBytes +
+	return m.WeightsBytes + m.GradsBytes + m.GradCopyBytes + m.PipelineBufferBytes + m.OptimizerBytes + m.ActivationBytes + m.TemporaryBytes +
 		m.OtherBytes + m.FrameworkBytes + m.ReservedBytes
 }
 

@@ -2,7 +2,9 @@ package request
 
 import (
 	"fmt"
+	"maps"
 	"math"
+	"slices"
 	"strings"
 
 	"pipeplan/core/analytic"
@@ -170,12 +172,68 @@ func (p *prepared) architecture(es *model.Errors) {
 	}
 	p.est, p.target = est, t
 	p.model = m
+	p.pipelineBuffers(fw)
 	p.fullState()
 	p.model.MicrobatchSize = o.Batch
 	p.model.TokensPerSample = o.Seq
 	if p.arch.Name != "" {
 		p.model.Name = p.arch.Name
 	}
+}
+
+// PipelineBuffersKey is the model.Layer.Shared key of the boundary tensors a PyTorch
+// pipeline stage holds for a step's microbatches (cluster.PipelineStageBufferBytes),
+// counted once by each stage (each chunk, interleaved: every PipelineStage has its own).
+const PipelineBuffersKey = "pipeline-stage-buffers"
+
+// pipelineBuffers gives every layer of a transformer's blocks (block, or its attention
+// and MLP halves) the shared item PipelineBuffersKey, of
+// cluster.PipelineStageBufferBytes for the step's microbatches and the largest output
+// of those layers (the hidden state a stage sends), when a training step runs on
+// pipeline stages >= 2 under a framework that runs PyTorch's pipelining
+// (cluster.Framework.PipelineStageBuffers). A shared item is counted once by each
+// stage that holds one of its layers, so each stage of blocks holds the buffers once.
+// The model's layers are the cache's: the changed ones are copied.
+func (p *prepared) pipelineBuffers(fw cluster.Framework) {
+	if !fw.PipelineStageBuffers || !p.train() || p.req.Parallelism.Pipeline < 2 {
+		return
+	}
+	var boundary int64
+	var blocks []int
+	for i, l := range p.model.Layers {
+		if !pipelineBoundaryKind(p.est.Layers[i].Kind) {
+			continue
+		}
+		blocks = append(blocks, i)
+		for _, t := range l.Outputs {
+			boundary = max(boundary, t.Bytes)
+		}
+	}
+	size := cluster.PipelineStageBufferBytes(p.sched.Microbatches, boundary)
+	if size == 0 {
+		return
+	}
+	p.model.Layers = slices.Clone(p.model.Layers)
+	for _, i := range blocks {
+		l := &p.model.Layers[i]
+		shared := maps.Clone(l.Shared)
+		if shared == nil {
+			shared = map[string]int64{}
+		}
+		shared[PipelineBuffersKey] = size
+		l.Shared = shared
+	}
+}
+
+// pipelineBoundaryKind reports whether an estimate's layer of that kind is one of a
+// transformer's blocks (block, or its attention or MLP half), whose output is the hidden
+// state.
+func pipelineBoundaryKind(kind string) bool {
+	switch kind {
+	case "block", "attention", "mlp":
+		return true
+	}
+	return false
 }
 
 // expertLinks sets the links of an architecture's expert-parallel all-to-alls: on a

@@ -74,6 +74,7 @@ func (p *prepared) run(ctx context.Context, id string) (*wire.Result, error) {
 		return nil, err
 	}
 	p.gradCopyMemory(pl, p.tiedMemory(pl))
+	p.pipelineBufferMemory(pl)
 	res.Plan, res.Schedule, res.Feasible = wirePlan(pl), wireSchedule(pl.Schedule), true
 	if fb := pl.GraphFallback; fb != nil {
 		res.Diagnostics = append(res.Diagnostics, wire.Diagnostic{Code: wire.CodeGraphPartitionFallback, Severity: wire.Warning, Field: "partition",
@@ -95,6 +96,22 @@ func (p *prepared) run(ctx context.Context, id string) (*wire.Result, error) {
 	}
 	p.step(res)
 	return res, nil
+}
+
+// pipelineBufferMemory moves the boundary buffers of PyTorch's pipeline stages
+// (PipelineBuffersKey), which the plan counts as a shared item (plan.Memory.OtherBytes),
+// to their own part (plan.Memory.PipelineBufferBytes) in each stage holding them.
+func (p *prepared) pipelineBufferMemory(pl *plan.Plan) {
+	for i := range pl.Stages {
+		s := &pl.Stages[i]
+		for _, l := range pl.StageLayers(i) {
+			if size, ok := p.model.Layers[l].Shared[PipelineBuffersKey]; ok && s.Memory.OtherBytes >= size {
+				s.Memory.OtherBytes -= size
+				s.Memory.PipelineBufferBytes += size
+				break
+			}
+		}
+	}
 }
 
 // tiedMemory moves a tied embedding matrix, which the plan counts as a shared item

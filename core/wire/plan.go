@@ -122,12 +122,17 @@ type Memory struct {
 	// GradCopyBytes are 16-bit copies of the gradients kept beside the fp32 ones
 	// through the step (training.precision deepspeed-bf16, DeepSpeed's BF16 optimizer),
 	// apart from GradsBytes; the data-parallel reduction does not move them.
-	GradCopyBytes   int64 `json:"grad_copy_bytes,omitempty"`
-	ActivationBytes int64 `json:"activation_bytes"`
-	TemporaryBytes  int64 `json:"temporary_bytes"`
-	OtherBytes      int64 `json:"other_bytes"`
-	FrameworkBytes  int64 `json:"framework_bytes"`
-	ReservedBytes   int64 `json:"reserved_bytes"`
+	GradCopyBytes int64 `json:"grad_copy_bytes,omitempty"`
+	// PipelineBufferBytes are the boundary tensors a PyTorch pipeline stage holds for
+	// the step's microbatches beside its activations (framework eager or compiled on
+	// pipeline stages: the receive buffers of its inputs and of their output gradients,
+	// its outputs awaiting their backward), kept from step to step.
+	PipelineBufferBytes int64 `json:"pipeline_buffer_bytes,omitempty"`
+	ActivationBytes     int64 `json:"activation_bytes"`
+	TemporaryBytes      int64 `json:"temporary_bytes"`
+	OtherBytes          int64 `json:"other_bytes"`
+	FrameworkBytes      int64 `json:"framework_bytes"`
+	ReservedBytes       int64 `json:"reserved_bytes"`
 	// Phase is when the peak is: PhasePasses or PhaseOptimizer.
 	Phase string `json:"phase"`
 }
@@ -140,7 +145,7 @@ const (
 
 // Total is the sum of the parts: the stage's MemoryBytes.
 func (m Memory) Total() int64 {
-	return m.WeightsBytes + m.GradsBytes + m.GradCopyBytes + m.OptimizerBytes + m.ActivationBytes + m.TemporaryBytes +
+	return m.WeightsBytes + m.GradsBytes + m.GradCopyBytes + m.PipelineBufferBytes + m.OptimizerBytes + m.ActivationBytes + m.TemporaryBytes +
 		m.OtherBytes + m.FrameworkBytes + m.ReservedBytes
 }
 

@@ -292,9 +292,11 @@ func TestCutTimeline(t *testing.T) {
 // back the cut's in-flight samples, each count exact and each time within a unit
 // (View.TimeUnitSeconds). On 64 devices the plan's 64 stages, held whole for the stage
 // bar (about 625 bytes each), come on top: the rest of the view is at most 100 KB.
+// Megatron-Core runs the steps: eager PyTorch's pipeline stages would hold two boundary
+// tensors per microbatch (cluster.PipelineStageBufferBytes), 128 GiB at 1,024.
 func TestViewLongSchedule(t *testing.T) {
 	llama := func(microbatches int) *wire.Result {
-		r := &wire.Request{Version: 1, Model: wire.ModelSpec{Architecture: &wire.Architecture{Name: "meta-llama-3-8b"}},
+		r := &wire.Request{Version: 1, Model: wire.ModelSpec{Architecture: &wire.Architecture{Name: "meta-llama-3-8b", Framework: "megatron"}},
 			Cluster: wire.ClusterSpec{Device: "h100-sxm", Count: 4, DevicesPerNode: 8}, Events: true}
 		r.Schedule.Microbatches = microbatches
 		res, err := request.Run(context.Background(), r)
