@@ -134,10 +134,13 @@ func TestHierarchicalAllToAllSeconds(t *testing.T) {
 // recomputation), over the expert links, with the probabilities' all-to-all and the
 // forward's gather of the tokens per expert (alltoallMetadataSeconds); with expert
 // tensor parallelism the received rows are gathered and scattered too. The difference from free links is exactly that.
+// On an NVIDIA GPU the expert group's NVLink carries 370/450 of its line rate
+// (cluster.NVLinkPayloadShare); the network and the tensor link as given.
 func TestExpertComm(t *testing.T) {
 	a := bundled(t, "deepseek-v3")
 	const b, s, h, k = 1, 4096, 7168, 8
 	nv := cluster.Link{LatencySeconds: 3e-6, BytesPerSecond: 400e9}
+	nvp := cluster.Link{LatencySeconds: 3e-6, BytesPerSecond: 400e9 * 370 / 450}
 	ib := cluster.Link{LatencySeconds: 6e-6, BytesPerSecond: 45e9}
 	for _, tt := range []struct {
 		ep, perNode, tp, etp int
@@ -159,14 +162,14 @@ func TestExpertComm(t *testing.T) {
 			t.Fatal(err)
 		}
 		n := float64(b*s) / float64(tt.tp)
-		a2a := cluster.HierarchicalAllToAllSeconds(nv, ib, 2*h*n*k*tt.load, tt.ep, tt.perNode)
+		a2a := cluster.HierarchicalAllToAllSeconds(nvp, ib, 2*h*n*k*tt.load, tt.ep, tt.perNode)
 		gather := cluster.RingAllReduceSeconds(nv, 2*h*float64(tt.etp)*float64(b*s)/float64(tt.tp)*k*tt.load, tt.etp)
 		// Megatron-Core's all-to-all dispatcher also sends the routing probabilities (an
 		// fp32 a routed row) in an all-to-all of their own in each pass, and gathers the
 		// tokens per expert (E int64s a rank over the EP x expert-TP group, Megatron-Core's
 		// tp_ep_group) in each forward.
-		probs := cluster.HierarchicalAllToAllSeconds(nv, ib, 4*n*k*tt.load, tt.ep, tt.perNode)
-		l, group := nv, tt.ep*tt.etp
+		probs := cluster.HierarchicalAllToAllSeconds(nvp, ib, 4*n*k*tt.load, tt.ep, tt.perNode)
+		l, group := nvp, tt.ep*tt.etp
 		if tt.perNode < tt.ep {
 			l = ib
 		}
@@ -352,7 +355,8 @@ func TestMTPLayer(t *testing.T) {
 // among the L = min(N, G * ceil(N / groups)) nodes its routing may reach (k experts on
 // L*(1-(1-1/L)^k) distinct ones, (N-1)/N remote) and NVLink once per other device of a
 // node (k*(P-1)/P copies); each side pays a latency per peer and the slower sets the
-// time. Megatron-Core's DeepEP (deepep) moves 16 bits both ways whatever the dtype;
+// time, NVLink at 370/450 of its line rate (cluster.NVLinkPayloadShare). Megatron-Core's
+// DeepEP (deepep) moves 16 bits both ways whatever the dtype;
 // deepep-fp8 dispatches fp8 with dtype fp8 (h + 4*h/128 bytes), the combine 16 bits.
 func TestDeepEPDispatch(t *testing.T) {
 	a := bundled(t, "deepseek-v3") // 8 route groups, 4 per token
@@ -379,7 +383,7 @@ func TestDeepEPDispatch(t *testing.T) {
 		pass := func(bytes float64) float64 {
 			var ti, te float64
 			if P > 1 {
-				ti = (P-1)*3e-6 + bytes*T*local/150e9
+				ti = (P-1)*3e-6 + bytes*T*local/(150e9*370/450)
 			}
 			if N > 1 {
 				te = (float64(tt.ep)-P)*5e-6 + bytes*T*remote/50e9
@@ -435,7 +439,7 @@ func TestHybridEPDispatch(t *testing.T) {
 		// among the EP members, over the network when they span nodes:
 		// (EP-1)/EP * T*EP*E / bandwidth + (EP-1) * latency.
 		want := comm(DispatchDeepEP, BF16)
-		l, m := nv, float64(tt.ep)
+		l, m := cluster.Link{LatencySeconds: 3e-6, BytesPerSecond: 150e9 * 370 / 450}, float64(tt.ep) // NVLink's payload
 		if tt.perNode < tt.ep {
 			l = ib
 		}
@@ -715,6 +719,35 @@ func TestExpertCollectives(t *testing.T) {
 		c := &calc{o: Options{ExpertParallel: tt.ep, Dispatcher: tt.d}}
 		if f, b := c.expertCollectives(); f != tt.fwd || b != tt.bwd {
 			t.Errorf("EP %d, %q: %v and %v collectives, want %v and %v", tt.ep, tt.d, f, b, tt.fwd, tt.bwd)
+		}
+	}
+}
+
+// TestExpertLinksNVLinkPayload: on an NVIDIA GPU (a device stating its multiprocessors)
+// the expert group's link inside the node carries cluster.NVLinkPayloadShare of its
+// line rate, and so does the network when no other is given (the same link); a stated
+// network keeps its rate, and a device without a multiprocessor count keeps the line
+// rate.
+func TestExpertLinksNVLinkPayload(t *testing.T) {
+	nv := cluster.Link{LatencySeconds: 3e-6, BytesPerSecond: 900e9}
+	ib := cluster.Link{LatencySeconds: 5e-6, BytesPerSecond: 50e9}
+	gpu := target(t, "b200")
+	other := gpu
+	other.Perf.Multiprocessors = 0
+	for _, tt := range []struct {
+		tg                 Target
+		inter              cluster.Link
+		wantIntra, wantNet float64
+	}{
+		{gpu, ib, 740e9, 50e9},
+		{gpu, cluster.Link{}, 740e9, 740e9},
+		{other, ib, 900e9, 50e9},
+	} {
+		tg := tt.tg
+		tg.ExpertLink, tg.ExpertInterLink = nv, tt.inter
+		intra, inter := tg.expertLinks()
+		if math.Abs(intra.BytesPerSecond-tt.wantIntra) > 1e-3 || math.Abs(inter.BytesPerSecond-tt.wantNet) > 1e-3 || intra.LatencySeconds != nv.LatencySeconds {
+			t.Errorf("%d SMs, network %v: links %+v and %+v, want %v and %v B/s", tg.Perf.Multiprocessors, tt.inter.BytesPerSecond, intra, inter, tt.wantIntra, tt.wantNet)
 		}
 	}
 }

@@ -166,3 +166,27 @@ func SmallAllReduceSeconds(ranks, nodes int) float64 {
 	}
 	return llTreeBaseSeconds + 2*(float64(ranks/nodes-1)*llTreeNVLinkSeconds+float64(depth)*llTreeNetSeconds)
 }
+
+// NVLinkPayloadShare is the fraction of an NVLink's line rate that GPU-to-GPU copies
+// over it carry as data: "450GB/s is the line rate. With the protocol overhead (~20%)
+// NCCL can get an effective NVLink bandwidth of 370GB/s, which you can observe as
+// 'BusBw' when running non-allreduce operations" (NCCL's maintainer Sylvain Jeaugey,
+// NVIDIA/nccl-tests#212, 2024-05-06, on 8 H100s; only the all-reduce goes beyond it,
+// through NVLink SHARP, which an all-to-all cannot use). DeepEP's README states the
+// same ceiling for its own NVLink kernels on the H800, whose NVLink 4 carries 200 GB/s
+// a direction: "H800 (~160 GB/s NVLink maximum bandwidth)", 0.8 of it, its intranode
+// dispatch and combine at 153 and 158 GB/s of received bytes (deepseek-ai/DeepEP
+// README, "Normal kernels with NVLink and RDMA forwarding", EP 8). The overhead is the
+// link's (packet headers and flow control on every transfer), so it is taken for every
+// NVLink generation and for every dispatcher's kernels; not fitted to any run.
+const NVLinkPayloadShare = 370.0 / 450.0
+
+// NVLinkPayload is link l as GPU-to-GPU copies over NVLink see it: its bandwidth times
+// NVLinkPayloadShare, its latency unchanged. A link that states no bandwidth (or a
+// Graphcore-style one) is returned as it is.
+func NVLinkPayload(l Link) Link {
+	if l.BytesPerSecond > 0 && !l.CyclesStyle() {
+		l.BytesPerSecond *= NVLinkPayloadShare
+	}
+	return l
+}

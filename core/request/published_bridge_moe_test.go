@@ -853,9 +853,9 @@ func TestBridgeMoEPublishedRuns(t *testing.T) {
 	// (fused_bias_geglu.py, core_v0.15.0 to core_v0.18.0), as priced. Seen and left:
 	// GPTOSSBridge's bias_dropout_fusion False makes the attention projection's bias a
 	// kernel of its own before the residual add (one more 16-bit pass, about 0.2% of a
-	// block); the expert all-to-alls are priced at the NVLink line rate (cluster's
+	// block); the expert all-to-alls were priced at the NVLink line rate (cluster's
 	// links: "what NCCL reaches on top is the caller's efficiency"), a few percent of a
-	// gpt-oss block and common to every MoE row, not gpt-oss's gap. With the products and
+	// gpt-oss block and common to every MoE row, not gpt-oss's gap (now priced: below). With the products and
 	// the attention priced from measurements, the B200 EP8 rows' planned
 	// block (21 ms a microbatch of 16,384 tokens) needs some 12 ms more; what costs it
 	// is not in any source found.
@@ -912,8 +912,21 @@ func TestBridgeMoEPublishedRuns(t *testing.T) {
 	// measurement found settles which, so neither figure is changed. Transformer Engine
 	// v2.9's swizzle of every MXFP8 operand (25.11; v2.12 on swizzles the weight alone, as
 	// priced) adds about 16 launches a layer and microbatch more there, not priced.
-	if abs > 0.142 || signed > 0.128 {
-		t.Errorf("median |error| %.1f%%, signed median %+.1f%%: want at most 14.2%% and +12.8%% (was 13.6%%, +11.9%%)", 100*abs, 100*signed)
+	//
+	// The expert group's NVLink now carries what NVLink's protocol leaves of its line
+	// rate, 370 of 450 GB/s (cluster.NVLinkPayloadShare: NCCL's maintainer in
+	// nccl-tests#212; DeepEP's README states ~160 of the H800's 200 GB/s for its own
+	// kernels), for every dispatcher: rows move 2 to 5 points slower, the 8-GPU Qwen3
+	// 30B-A3B EP8 rows (all their all-to-alls on NVLink) the most; by device (on main
+	// at 4eee3c1) b200 +31.7% to +28.3%, b300 +14.5% to +12.8%, gb200 +9.5% to +6.1%,
+	// gb300 +3.1% to +0.1%, h100-sxm +22.3% (its rows' expert groups cross the
+	// network); gpt-oss +32.4% to +30.8%, Qwen3 30B-A3B +8.7% to +4.8%, Qwen3 235B-A22B
+	// +1.6% to -0.3%, DeepSeek-V3 +6.6% to +4.3%; the held runs 13.6%, +11.9% to 12.8%,
+	// +8.5%, still 32 beyond 25% (none crossed 25% either way); through 26.04.01 13.6%,
+	// +13.5% to 11.2%, +10.5%. The 26.06 MXFP8 rows that were pessimistic are 2-3
+	// points more so.
+	if abs > 0.133 || signed > 0.09 {
+		t.Errorf("median |error| %.1f%%, signed median %+.1f%%: want at most 13.3%% and +9%% (was 12.8%%, +8.5%%)", 100*abs, 100*signed)
 	}
 	var older []bridgeMoERun
 	for _, c := range bridgeMoERuns {
@@ -923,8 +936,8 @@ func TestBridgeMoEPublishedRuns(t *testing.T) {
 	}
 	t.Run("through NeMo 26.04.01", func(t *testing.T) {
 		signed, abs := planBridgeRuns(t, "Megatron-Bridge MoE runs through NeMo 26.04.01", older)
-		if abs > 0.18 || signed > 0.18 {
-			t.Errorf("median |error| %.1f%%, signed median %+.1f%%: want at most 18%% and +18%% (was 17.5%%, +17.5%%)", 100*abs, 100*signed)
+		if abs > 0.117 || signed > 0.11 {
+			t.Errorf("median |error| %.1f%%, signed median %+.1f%%: want at most 11.7%% and +11%% (was 11.2%%, +10.5%%)", 100*abs, 100*signed)
 		}
 	})
 }
