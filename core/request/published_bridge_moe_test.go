@@ -943,9 +943,14 @@ func TestBridgeMoEPublishedRuns(t *testing.T) {
 	// step's makespan comes from the schedule's simulation with one cost a pass; the
 	// interleaved schedule's unpaired warmup and cooldown chunks were not read. Left:
 	// HybridEP's SMs are priced as NCCL's 24 CTAs (expertCommSMShare), where
-	// Megatron-Core's moe_hybridep_num_sms defaults to 16 in TransformerConfig on main
-	// (its _HybridEPManager's own default 24) and Megatron-Bridge's flat perf recipes on
-	// main set 32 (_benchmark_common); which one 26.02.01's container ran was not found.
+	// Megatron-Core's moe_hybridep_num_sms defaults to 16 (TransformerConfig at
+	// core_v0.16.0 to core_v0.17.0 and at the commits Megatron-Bridge v0.3.0, v0.3.1 and
+	// #2906 pin, handed to HybridEPBuffer's num_sms_dispatch_api and _combine_api) and
+	// the perf scripts set 32 for every HybridEP run from v0.3.0 on
+	// (scripts/performance/utils/overrides.py, _set_common_perf_overrides, with a TODO
+	// to revisit it "when overlapping HybridEP with computation"): 8 of 148 SMs more,
+	// held for the 0.3655 of the all-to-all time that overlaps, is under half a point
+	// of these rows' steps, and the planner has no field for a recipe's SM count.
 	if abs > 0.133 || signed > 0.09 {
 		t.Errorf("median |error| %.1f%%, signed median %+.1f%%: want at most 13.3%% and +9%% (was 12.8%%, +8.5%%)", 100*abs, 100*signed)
 	}
