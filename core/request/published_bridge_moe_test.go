@@ -918,7 +918,7 @@ func TestBridgeMoEPublishedRuns(t *testing.T) {
 	// nccl-tests#212; DeepEP's README states ~160 of the H800's 200 GB/s for its own
 	// kernels), for every dispatcher: rows move 2 to 5 points slower, the 8-GPU Qwen3
 	// 30B-A3B EP8 rows (all their all-to-alls on NVLink) the most; by device (on main
-	// at 4eee3c1) b200 +31.7% to +28.3%, b300 +14.5% to +12.8%, gb200 +9.5% to +6.1%,
+	// at 47390f3) b200 +31.7% to +28.3%, b300 +14.5% to +12.8%, gb200 +9.5% to +6.1%,
 	// gb300 +3.1% to +0.1%, h100-sxm +22.3% (its rows' expert groups cross the
 	// network); gpt-oss +32.4% to +30.8%, Qwen3 30B-A3B +8.7% to +4.8%, Qwen3 235B-A22B
 	// +1.6% to -0.3%, DeepSeek-V3 +6.6% to +4.3%; the held runs 13.6%, +11.9% to 12.8%,
