@@ -3,6 +3,7 @@ package request
 import (
 	"context"
 	"math"
+	"slices"
 	"sort"
 	"testing"
 
@@ -21,7 +22,7 @@ type validationCase struct {
 
 // validationCases plans every published run of this package's tables (publishedRuns,
 // llama3Runs, shardedRuns, fp8Runs, the steps measured on an H100, publishedMoERuns,
-// moreRuns, independentRuns) through Run and returns each one's
+// moreRuns, independentRuns, mlperfRuns) through Run and returns each one's
 // throughput error; a run that does not fit is reported as an error of t (each ran).
 func validationCases(t *testing.T) []validationCase {
 	t.Helper()
@@ -83,7 +84,7 @@ func validationCases(t *testing.T) []validationCase {
 			out = append(out, validationCase{c.name, c.source, runPrecision(c.req), got/c.tokensPerGPUSecond - 1, c.gap})
 		}
 	}
-	for _, c := range append(append([]moreRun(nil), moreRuns...), independentRuns...) { // published_more_test.go, published_indep_test.go
+	for _, c := range slices.Concat(moreRuns, independentRuns, mlperfMoreRuns()) { // published_more_test.go, published_indep_test.go, published_mlperf_test.go
 		if res := run(c.name, c.r); res != nil {
 			out = append(out, validationCase{c.name, c.source, runPrecision(c.r), c.seconds/res.Step.StepSeconds - 1, c.gap})
 		}
