@@ -20,6 +20,9 @@ import (
 // The step time is read from the submission's result logs (the MLLOG lines the
 // mlperf_logging package writes), the median over the round's result files (3 for
 // GPT-3 175B and Llama 3.1 405B) of each file's median step:
+//   - GPT-3 175B, round 3.0: NeMo's callback logs each step's train_step_timing in a
+//     tracked_stats line (one block covers the whole run, evaluations included); the
+//     file's median over all steps but the first two.
 //   - GPT-3 175B (rounds 3.1 to 4.1): NeMo's MLPerf callback logs block_start and
 //     block_stop around each training block between two evaluations, with
 //     epoch_count, the tokens the block trains (a whole number of global batches of
@@ -37,7 +40,8 @@ import (
 // the configuration file (its TP, PP, virtual pipeline, micro-batch, DGXNNODES and
 // the global batch the log's global_batch_size confirms: MINIBS is the batch of one
 // data-parallel replica) and the results directory. The repositories' files are
-// MLCommons' repository of each round, read at: mlcommons/training_results_v3.1 at
+// MLCommons' repository of each round, read at: mlcommons/training_results_v3.0 at
+// 63e326c400f5d8bb8c6070a9ab08332d4931152e, v3.1 at
 // d06288b2bd675a9d88e0e6181f5bb5626b71ec19, v4.0 at
 // 6fe954378efe4a1a1bd665550b18ff8f26018def, v4.1 at
 // b87b9e396f771345d4ef122ba33456304f15228d, v5.0 at
@@ -79,6 +83,7 @@ type mlperfRun struct {
 // mlperfCommits are the commits of MLCommons' results repositories
 // (mlcommons/training_results_<round>) the rows were read at.
 var mlperfCommits = map[string]string{
+	"v3.0": "63e326c400f5d8bb8c6070a9ab08332d4931152e",
 	"v3.1": "d06288b2bd675a9d88e0e6181f5bb5626b71ec19",
 	"v4.0": "6fe954378efe4a1a1bd665550b18ff8f26018def",
 	"v4.1": "b87b9e396f771345d4ef122ba33456304f15228d",
@@ -196,6 +201,14 @@ func (c mlperfRun) layout() []int {
 
 // mlperfRuns are the rows. GPT-3 175B (MLPerf's gpt3 benchmark: continued pre-training
 // of GPT-3 175B from a checkpoint on C4, sequence 2,048, to a log perplexity):
+//   - v3.0, NVIDIA (DGX H100, NeMo 23.04) and NVIDIA_CoreWeave (HGX H100, the same
+//     implementation): TP 4, PP 8, VP 12 (config_common.sh's INTERLEAVED_PIPELINE),
+//     micro-batches of one, TP_COMM_OVERLAP with the tuned
+//     h100tp4pp8mbs1_tp_comm_overlap_cfg.yaml (config_tp_h100.sh), no fp8 parameters,
+//     no CUDA graphs, the optimizer as later rounds (megatron_gpt_config.yaml:
+//     distributed_fused_adam, overlap_grad_sync, overlap_param_sync, grad_sync_dtype
+//     bf16). The 64-node runs' configuration is 64x8x128 (DGXNNODES from the
+//     environment, 64 by default).
 //   - v3.1, NVIDIA (NeMo 23.09, NVIDIA/benchmarks/gpt3/implementations/pytorch): TP 4,
 //     PP 8, the interleaved schedule at custom.yaml's default of 12 chunks a device
 //     (INTERLEAVED_PIPELINE unset: one layer a chunk), micro-batches of one, no fp8
@@ -268,6 +281,11 @@ func (c mlperfRun) layout() []int {
 //     over 32), the median of the blocks after the first and of the ten result files.
 //     MI350X runs are left out (no preset).
 var mlperfRuns = []mlperfRun{
+	{"GPT-3 175B, 512 H100, TP4 PP8 VP12, GBS 2048", "v3.0", "NVIDIA/benchmarks/gpt3/implementations/pytorch/config_DGXH100_64x8x128x4x8_mbs1.sh", "NVIDIA/results/dgxh100_n64_nemo/gpt3", "gpt3-175b", "h100-sxm", 512, 4, 8, 12, 1, 2048, 0, "", "megatron", false, false, 12.074, ""},
+	{"GPT-3 175B, 768 H100, TP4 PP8 VP12, GBS 3072", "v3.0", "NVIDIA/benchmarks/gpt3/implementations/pytorch/config_DGXH100_96x8x128x4x8_mbs1.sh", "NVIDIA/results/dgxh100_n96_nemo/gpt3", "gpt3-175b", "h100-sxm", 768, 4, 8, 12, 1, 3072, 0, "", "megatron", false, false, 12.127, ""},
+	{"GPT-3 175B, 768 H100 (CoreWeave), TP4 PP8 VP12, GBS 3072", "v3.0", "NVIDIA_CoreWeave/benchmarks/gpt3/implementations/pytorch/config_DGXH100_96x8x128x4x8_mbs1.sh", "NVIDIA_CoreWeave/results/coreweave_hgxh100_n96_ngc23.04_pytorch/gpt3", "gpt3-175b", "h100-sxm", 768, 4, 8, 12, 1, 3072, 0, "", "megatron", false, false, 12.305, ""},
+	{"GPT-3 175B, 1536 H100 (CoreWeave), TP4 PP8 VP12, GBS 3072", "v3.0", "NVIDIA_CoreWeave/benchmarks/gpt3/implementations/pytorch/config_DGXH100_192x8x64x4x8_mbs1.sh", "NVIDIA_CoreWeave/results/coreweave_hgxh100_n192_ngc23.04_pytorch/gpt3", "gpt3-175b", "h100-sxm", 1536, 4, 8, 12, 1, 3072, 0, "", "megatron", false, false, 6.340, ""},
+	{"GPT-3 175B, 3584 H100 (CoreWeave), TP4 PP8 VP12, GBS 2688", "v3.0", "NVIDIA_CoreWeave/benchmarks/gpt3/implementations/pytorch/config_DGXH100_448x8x24x4x8_mbs1.sh", "NVIDIA_CoreWeave/results/coreweave_hgxh100_n448_ngc23.04_pytorch/gpt3", "gpt3-175b", "h100-sxm", 3584, 4, 8, 12, 1, 2688, 0, "", "megatron", false, false, 2.6005, ""},
 	{"GPT-3 175B, 512 H100, TP4 PP8 VP12, GBS 2048", "v3.1", "NVIDIA/benchmarks/gpt3/implementations/pytorch/config_DGXH100_96x8x128x4x8_mbs1.sh", "NVIDIA/results/eos_n64_ngc23.09_nemo/gpt3", "gpt3-175b", "h100-sxm", 512, 4, 8, 12, 1, 2048, 0, "", "megatron", false, false, 11.072, ""},
 	{"GPT-3 175B, 768 H100, TP4 PP8 VP12, GBS 3072", "v3.1", "NVIDIA/benchmarks/gpt3/implementations/pytorch/config_DGXH100_96x8x128x4x8_mbs1.sh", "NVIDIA/results/eos_n96_ngc23.09_nemo/gpt3", "gpt3-175b", "h100-sxm", 768, 4, 8, 12, 1, 3072, 0, "", "megatron", false, false, 11.093, ""},
 	{"GPT-3 175B, 4096 H100, TP4 PP8 VP12, GBS 2048", "v3.1", "NVIDIA/benchmarks/gpt3/implementations/pytorch/config_DGXH100_512x8x16x4x8_mbs1.sh", "NVIDIA/results/eos-dfw_n512_ngc23.09_nemo/gpt3", "gpt3-175b", "h100-sxm", 4096, 4, 8, 12, 1, 2048, 0, "", "megatron", false, false, 1.6276, ""},
