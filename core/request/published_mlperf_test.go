@@ -249,9 +249,14 @@ func (c mlperfRun) layout() []int {
 //     (config_common_cg.sh: FULL_CUDA_GRAPH). Assumed: the fp8 recipe, since the
 //     config_common_blackwell.sh each configuration sources is not in the repository
 //     (custom.yaml's default, delayed).
-//   - v5.1's 405B submissions are left out: each submission directory holds both an
-//     fp8 and an NVFP4 (_fp4) configuration of the same size, so the log cannot be tied
-//     to one, and the planner has no fp4 recipe.
+//   - v5.1, the University of Florida (DGX B200, NVIDIA's NeMo 25.09 implementation):
+//     32 and 56 nodes, TP 4, PP 8, VP 8, CP 2, MINIBS 144, the step in a CUDA graph
+//     (config_common_cg.sh), fp8 current scaling (config_common.sh's FP8_RECIPE
+//     tensorwise); the hpg.dgxb200x8 configurations source the config_common*.sh of the
+//     b200_nemo directory beside them (assumed: the directory lacks its own).
+//   - NVIDIA's v5.1 405B submissions are left out: each submission directory holds both
+//     an fp8 and an NVFP4 (_fp4) configuration of the same size, so the log cannot be
+//     tied to one, and the planner has no fp4 recipe.
 //
 // Llama 3.1 8B (MLPerf's llama31_8b, v5.1: pre-training from scratch on C4, sequence
 // 8,192; Meta's 8B: the fp8 table's llama3-8b), NeMo 2 over Megatron-Core, the
@@ -314,6 +319,8 @@ var mlperfRuns = []mlperfRun{
 	{"Llama 3.1 405B, 1536 GB200 (IBM+CoreWeave), TP4 PP8 CP2 VP8, GBS 1152", "v5.0", "IBM+CoreWeave+NVIDIA/benchmarks/llama31_405b/implementations/carina_ngpu1536_ngc25.04_nemo/config_GB200_384x4x48xtp4pp8cp2.sh", "IBM+CoreWeave+NVIDIA/results/carina_ngpu1536_ngc25.04_nemo/llama31_405b", "llama3.1-405b", "gb200", 1536, 4, 8, 8, 1, 1152, 2, "", "cuda-graphs", true, false, 8.499, ""},
 	{"Llama 3.1 405B, 2048 GB200 (IBM+CoreWeave), TP4 PP8 CP2 VP8, GBS 1280", "v5.0", "IBM+CoreWeave+NVIDIA/benchmarks/llama31_405b/implementations/carina_ngpu2048_ngc25.04_nemo/config_GB200_512x4x40xtp4pp8cp2.sh", "IBM+CoreWeave+NVIDIA/results/carina_ngpu2048_ngc25.04_nemo/llama31_405b", "llama3.1-405b", "gb200", 2048, 4, 8, 8, 1, 1280, 2, "", "cuda-graphs", true, false, 7.158, ""},
 	{"Llama 3.1 405B, 2496 GB200 (IBM+CoreWeave), TP4 PP8 CP2 VP8, GBS 1248", "v5.0", "IBM+CoreWeave+NVIDIA/benchmarks/llama31_405b/implementations/carina_ngpu2496_ngc25.04_nemo/config_GB200_624x4x32xtp4pp8cp2.sh", "IBM+CoreWeave+NVIDIA/results/carina_ngpu2496_ngc25.04_nemo/llama31_405b", "llama3.1-405b", "gb200", 2496, 4, 8, 8, 1, 1248, 2, "", "cuda-graphs", true, false, 5.823, ""},
+	{"Llama 3.1 405B, 256 B200 (University of Florida), TP4 PP8 CP2 VP8, GBS 576", "v5.1", "University-of-Florida/benchmarks/llama31_405b/implementations/hpg.dgxb200x8/config_DGXB200_32x8x144xtp4pp8cp2_cg.sh", "University-of-Florida/results/hpg.dgxb200x8.n32/llama31_405b", "llama3.1-405b", "b200", 256, 4, 8, 8, 1, 576, 2, "current", "cuda-graphs", true, false, 27.646, ""},
+	{"Llama 3.1 405B, 448 B200 (University of Florida), TP4 PP8 CP2 VP8, GBS 1008", "v5.1", "University-of-Florida/benchmarks/llama31_405b/implementations/hpg.dgxb200x8/config_DGXB200_56x8x144xtp4pp8cp2_cg.sh", "University-of-Florida/results/hpg.dgxb200x8.n56/llama31_405b", "llama3.1-405b", "b200", 448, 4, 8, 8, 1, 1008, 2, "current", "cuda-graphs", true, false, 27.978, ""},
 	{"Llama 3.1 8B, 64 H100 (Cisco), DP64, GBS 64", "v5.1", "Cisco/benchmarks/llama31_8b/implementations/nemo/config_DGXH100_8x8x1xtp1pp1cp1.sh", "Cisco/results/hpf_n8/llama31_8b", "llama3-8b", "h100-sxm", 64, 1, 1, 1, 1, 64, 0, "", "megatron", true, false, 0.7205, ""},
 	{"Llama 3.1 8B, 128 H100 (Cisco), TP2 DP64, GBS 64", "v5.1", "Cisco/benchmarks/llama31_8b/implementations/nemo/config_DGXH100_16x8x1xtp2pp1cp1.sh", "Cisco/results/hpf_n16/llama31_8b", "llama3-8b", "h100-sxm", 128, 2, 1, 1, 1, 64, 0, "", "megatron", true, false, 0.4851, gapCiscoTP2},
 	{"Llama 3.1 8B, 8 B300 (Dell), DP8, GBS 16", "v5.1", "Dell/benchmarks/llama31_8b/implementations/nemo/config_XE9780x8B300-SXM-270GB_1x8x2xtp1pp1cp1_8b.sh", "Dell/results/1xXE9780x8B300-SXM-270GB/llama31_8b", "llama3-8b", "b300", 8, 1, 1, 1, 2, 16, 0, "current", "cuda-graphs", true, false, 0.5481, ""},
