@@ -18,8 +18,8 @@ import (
 // with the submission's own configuration and compared on its step time.
 //
 // The step time is read from the submission's result logs (the MLLOG lines the
-// mlperf_logging package writes), the median over the round's result files (3 for
-// GPT-3 175B and Llama 3.1 405B) of each file's median step:
+// mlperf_logging package writes), the median over the submission's result files (3
+// for GPT-3 175B and Llama 3.1 405B, 10 for Llama 3.1 8B) of each file's median step:
 //   - GPT-3 175B, round 3.0: NeMo's callback logs each step's train_step_timing in a
 //     tracked_stats line (one block covers the whole run, evaluations included); the
 //     file's median over all steps but the first two.
@@ -34,13 +34,15 @@ import (
 //   - Llama 3.1 405B and 8B (rounds 5.0 and 5.1): the logs carry each step's time in a
 //     tracked_stats line (value.train_step_time, seconds, the Lightning callback's
 //     timer around one optimizer step); the file's median over all steps but the
-//     first two.
+//     first two. AMD's implementation logs none: its blocks carry samples_count, and a
+//     step is a block's seconds over its global batches (mlperfBlockStepSeconds).
 //
-// A row cites the repository and commit the logs and the configuration were read at,
+// Each row is held to issue 19's 25% (TestMLPerfPublishedRuns), a row with a named
+// gap to twice that. A row cites the repository and commit the logs and the configuration were read at,
 // the configuration file (its TP, PP, virtual pipeline, micro-batch, DGXNNODES and
 // the global batch the log's global_batch_size confirms: MINIBS is the batch of one
-// data-parallel replica) and the results directory. The repositories' files are
-// MLCommons' repository of each round, read at: mlcommons/training_results_v3.0 at
+// data-parallel replica) and the results directory, both in MLCommons' repository of
+// its round (mlcommons/training_results_<round>), read at: v3.0
 // 63e326c400f5d8bb8c6070a9ab08332d4931152e, v3.1 at
 // d06288b2bd675a9d88e0e6181f5bb5626b71ec19, v4.0 at
 // 6fe954378efe4a1a1bd665550b18ff8f26018def, v4.1 at
@@ -64,8 +66,8 @@ type mlperfRun struct {
 	// (FP8_RECIPE tensorwise: Transformer Engine's Float8CurrentScaling).
 	recipe string
 	// framework is the request's framework mode: cuda-graphs where the configuration
-	// captures each layer in a CUDA graph (LAYER_CUDA_GRAPH=1), megatron (Megatron-Core
-	// launched eagerly) otherwise.
+	// captures each layer (LAYER_CUDA_GRAPH=1) or the whole step (FULL_CUDA_GRAPH) in
+	// CUDA graphs, megatron (Megatron-Core launched eagerly) otherwise.
 	framework string
 	// fp8Params: FP8_PARAMS=True (fp8 primary weights: fp8_param_gather).
 	fp8Params bool
@@ -489,4 +491,30 @@ func atoi(t *testing.T, s string) int {
 		t.Fatal(err)
 	}
 	return n
+}
+
+// TestMLPerfLayout checks the chunks layout builds against Megatron-Core's
+// get_num_layers_to_build by hand: Llama 3.1 405B at PP 8 and VP 8 with both
+// account_for flags, 128 slots over 64 chunks, two a chunk: the first chunk the
+// embedding and block 1, every middle chunk two blocks, the last block 126, the final
+// norm and the head (planned layers 0 to 128); GPT-3 175B at PP 8 and VP 12, one block
+// a chunk, the first with the embedding and the last with the norm and the head; and
+// one chunk, no layout.
+func TestMLPerfLayout(t *testing.T) {
+	l := mlperfRun{model: "llama3.1-405b", pp: 8, vp: 8}.layout()
+	if len(l) != 65 || l[0] != 0 || l[1] != 2 || l[63] != 126 || l[64] != 129 {
+		t.Fatalf("405B PP8 VP8: %v", l)
+	}
+	for i := 1; i < 63; i++ {
+		if l[i+1]-l[i] != 2 {
+			t.Errorf("405B chunk %d: layers %d..%d, want two blocks", i, l[i], l[i+1])
+		}
+	}
+	g := mlperfRun{model: "gpt3-175b", pp: 8, vp: 12}.layout()
+	if len(g) != 97 || g[0] != 0 || g[1] != 2 || g[2] != 3 || g[95] != 96 || g[96] != 99 {
+		t.Errorf("GPT-3 PP8 VP12: %v", g)
+	}
+	if l := (mlperfRun{model: "llama3-8b", pp: 1, vp: 1}).layout(); l != nil {
+		t.Errorf("one chunk: %v, want none", l)
+	}
 }
