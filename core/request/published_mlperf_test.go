@@ -351,13 +351,15 @@ func mlperfMoreRuns() []moreRun {
 
 // TestMLPerfPublishedRuns plans each MLPerf Training submission as it ran and compares
 // its step time with the one its logs give: every run must plan as feasible (each
-// ran), and within issue 19's 25% unless its row names a known gap.
+// ran), and within issue 19's 25% unless its row names a known gap (then within twice
+// that, and not within 25%: a gap that closed is removed); over the runs without a gap
+// the median |error| within 10% and the signed median within 5%.
 func TestMLPerfPublishedRuns(t *testing.T) {
 	if testing.Short() {
 		t.Skip("plans runs of up to 11,616 devices")
 	}
 	by := map[string][]float64{}
-	var all []float64
+	var all, held []float64
 	for _, c := range mlperfRuns {
 		res, err := Run(context.Background(), c.request())
 		if err != nil {
@@ -370,6 +372,9 @@ func TestMLPerfPublishedRuns(t *testing.T) {
 		e := c.seconds/res.Step.StepSeconds - 1
 		by[c.source()] = append(by[c.source()], e)
 		all = append(all, e)
+		if c.gap == "" {
+			held = append(held, e)
+		}
 		t.Logf("%-58s predicted %7.3f s, logged %7.3f s: throughput error %+5.1f%% (MFU %.1f%%, bubble %.2f; %s)",
 			c.name, res.Step.StepSeconds, c.seconds, 100*e, 100*res.Step.MFU, res.Step.BubbleFraction, c.source())
 		switch {
@@ -394,6 +399,13 @@ func TestMLPerfPublishedRuns(t *testing.T) {
 	}
 	s, a := medians(all)
 	t.Logf("all: %d runs, median |error| %.1f%%, signed median %+.1f%%", len(all), 100*a, 100*s)
+	// Held to issue 19's targets over the runs without a named gap (3.7%, +1.9% over 47
+	// runs when this source was added).
+	hs, ha := medians(held)
+	t.Logf("without the known gaps: %d runs, median |error| %.1f%%, signed median %+.1f%%", len(held), 100*ha, 100*hs)
+	if len(all) != len(mlperfRuns) || ha > 0.10 || math.Abs(hs) > 0.05 {
+		t.Errorf("over %d of %d runs, without the known gaps: median |error| %.1f%%, signed median %+.1f%%: beyond 10%% and 5%%", len(held), len(mlperfRuns), 100*ha, 100*hs)
+	}
 }
 
 // mlperfBlockStepSeconds is the step time of one training block of an MLPerf log: the
