@@ -281,15 +281,16 @@ func TestValidationSummary(t *testing.T) {
 	// bounds stay.
 	// MLCommons' MLPerf Training submissions (published_mlperf_test.go: 50 runs of GPT-3
 	// 175B, Llama 3.1 405B and Llama 3.1 8B, rounds 3.0 to 5.1, eleven submitters, H100,
-	// B200, B300, GB200 and MI355X, step times from their MLLOG logs; no pricing changed)
-	// moved all runs from 6.1%, +4.2% (213) to 5.7%, +3.9% (263; 11 beyond 25%: Cisco's
-	// TP 2 H100 run, +35%, and the two MI355X runs, -41% and -44%, each with its gap),
-	// the held runs from 5.8%, +4.0% (205) to 5.3%, +3.7% (252), and the runs with the
-	// Bridge MoE and CP cases from 7.7%, +5.7% (338) to 7.2%, +4.9% (388). The
-	// NVIDIA-implementation runs err -9% to +19%, a source that finds the planner close
-	// except for software vintage: round 3.0's GPT-3 runs (NeMo 23.04) +12% to +17%,
-	// where round 3.1's identical configuration (NeMo 23.09) errs +3% to +4%. The
-	// bounds stay.
+	// B200, B300, GB200 and MI355X, step times from their MLLOG logs, the userbuffers
+	// configs their tp_overlap yamls hold where the request can name them; no pricing
+	// changed), measured on main at 47390f3: all runs from 6.6%, +4.7% (213, 5 beyond
+	// 25%) to 6.2%, +4.7% (263, 8: Cisco's TP 2 H100 run, +35%, and the two MI355X
+	// runs, -41% and -44%, each with its gap), the held runs from 6.3%, +4.5% (208) to
+	// 6.1%, +4.6% (255), with the Bridge MoE and CP cases from 7.7%, +5.9% (338) to
+	// 7.3%, +5.5% (388). The NVIDIA-implementation runs err -9% to +24%: close but for
+	// software vintage (round 3.0's GPT-3 runs under NeMo 23.04 +17% to +21%, where round
+	// 3.1's identical configuration under NeMo 23.09 errs +6% to +10%) and Oracle's
+	// 3,072-GPU GPT-3 run (+24%, its 1,536-GPU sibling +5%). The bounds stay.
 	if ha > 0.10 || math.Abs(hs) > 0.05 {
 		t.Errorf("without the known gaps, over %d runs: median |error| %.1f%%, signed median %+.1f%%: beyond 10%% and 5%%", len(held), 100*ha, 100*hs)
 	}
