@@ -283,7 +283,7 @@ func TestValidationSummary(t *testing.T) {
 	// 175B, Llama 3.1 405B and Llama 3.1 8B, rounds 3.0 to 5.1, eleven submitters, H100,
 	// B200, B300, GB200 and MI355X, step times from their MLLOG logs, the userbuffers
 	// configs their tp_overlap yamls hold where the request can name them; no pricing
-	// changed), measured on main at 47390f3: all runs from 6.6%, +4.7% (213, 5 beyond
+	// changed), measured on main at 4f5abbf: all runs from 6.6%, +4.7% (213, 5 beyond
 	// 25%) to 6.2%, +4.7% (263, 8: Cisco's TP 2 H100 run, +35%, and the two MI355X
 	// runs, -41% and -44%, each with its gap), the held runs from 6.3%, +4.5% (208) to
 	// 6.1%, +4.6% (255), with the Bridge MoE and CP cases from 7.7%, +5.9% (338) to
