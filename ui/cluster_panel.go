@@ -187,16 +187,14 @@ func (a *App) noTensor() {
 	a.typed("context", "", true)
 }
 
-// panelParallelism is the parallelism the Cluster panel sets (replicas, tensor and
-// sequence parallelism, context parallelism, sharding, experts), without the pipeline, which
-// follows from the devices.
+// panelParallelism is the parallelism the Cluster panel keeps when the devices change:
+// every field but the pipeline, which follows from the devices (replicas, tensor and
+// sequence parallelism, context parallelism, sharding, experts, the overlaps and
+// whatever a request pasted or shared carried, so nothing a user set is lost).
 func (a *App) panelParallelism() wire.Parallelism {
 	p := a.Req.Parallelism
-	return wire.Parallelism{Data: p.Data, Tensor: p.Tensor, SequenceParallel: p.SequenceParallel,
-		Context: p.Context, ContextMethod: p.ContextMethod, ZeRO: p.ZeRO, Sharding: p.Sharding,
-		ShardGroup: p.ShardGroup, Prefetch: p.Prefetch, Reshard: p.Reshard, ReduceDType: p.ReduceDType, FullyShard: p.FullyShard, ContextInner: p.ContextInner,
-		OverlapGradReduce: p.OverlapGradReduce, OverlapParamGather: p.OverlapParamGather, OverlapTensorComm: p.OverlapTensorComm,
-		Expert: p.Expert, ExpertTensor: p.ExpertTensor, ExpertOverlap: p.ExpertOverlap, ExpertDispatcher: p.ExpertDispatcher}
+	p.Pipeline = 0
+	return p
 }
 
 // Replicas is the data-parallel replicas' box as it shows it ("" for core's default).

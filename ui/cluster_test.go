@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"pipeplan/core/wire"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -256,5 +257,34 @@ func TestCapacity(t *testing.T) {
 	a.PickModel("arch:llama-3.2-1b")
 	if r := a.Rows(); len(r) == 0 || r[0].Limit != "80 GiB" || !strings.Contains(a.Resolved("capacity"), "counted in each stage") {
 		t.Errorf("an architecture on an H100: %+v %q", r, a.Resolved("capacity"))
+	}
+}
+
+// A change of the devices keeps every parallelism field but the pipeline, which
+// follows from the devices: fields set in the request (a pasted or shared one, or a
+// field added to wire.Parallelism later) are not lost.
+func TestClusterKeepsParallelism(t *testing.T) {
+	a := NewApp(nil, &fakeHost{}, local)
+	var p wire.Parallelism
+	v := reflect.ValueOf(&p).Elem()
+	for i := range v.NumField() {
+		f := v.Field(i)
+		switch f.Kind() {
+		case reflect.Int:
+			f.SetInt(int64(i + 2))
+		case reflect.Bool:
+			f.SetBool(true)
+		case reflect.String:
+			f.SetString(fmt.Sprintf("value-%d", i))
+		default:
+			t.Fatalf("wire.Parallelism.%s: a %s the test does not fill", v.Type().Field(i).Name, f.Kind())
+		}
+	}
+	a.Req.Parallelism = p
+	got := a.panelParallelism()
+	want := p
+	want.Pipeline = 0
+	if got != want {
+		t.Errorf("kept %+v, want %+v", got, want)
 	}
 }
