@@ -467,7 +467,7 @@ func TestTiedPlacement(t *testing.T) {
 	if want := int64(50257 * 1600 * 2); r.Total.TiedAllReduceBytes != want {
 		t.Errorf("tied all-reduce %d bytes, want %d", r.Total.TiedAllReduceBytes, want)
 	}
-	if want := 3e-6 + float64(50257*1600*2)/300e9; math.Abs(r.Total.TiedAllReduceSeconds-want) > 1e-15 {
+	if want := 3e-6 + float64(50257*1600*2)/cluster.NVLinkCollectiveBytesPerSecond(3, 12); math.Abs(r.Total.TiedAllReduceSeconds-want) > 1e-15 {
 		t.Errorf("tied all-reduce %v s, want %v", r.Total.TiedAllReduceSeconds, want)
 	}
 }

@@ -134,13 +134,13 @@ func TestHierarchicalAllToAllSeconds(t *testing.T) {
 // recomputation), over the expert links, with the probabilities' all-to-all and the
 // forward's gather of the tokens per expert (alltoallMetadataSeconds); with expert
 // tensor parallelism the received rows are gathered and scattered too. The difference from free links is exactly that.
-// On an NVIDIA GPU the expert group's NVLink carries 370/450 of its line rate
-// (cluster.NVLinkPayloadShare); the network and the tensor link as given.
+// The expert group's NVLink, the network and the tensor link as given (the NVLink
+// presets already state NCCL's rate, cluster.NVLinkCollectiveBytesPerSecond).
 func TestExpertComm(t *testing.T) {
 	a := bundled(t, "deepseek-v3")
 	const b, s, h, k = 1, 4096, 7168, 8
 	nv := cluster.Link{LatencySeconds: 3e-6, BytesPerSecond: 400e9}
-	nvp := cluster.Link{LatencySeconds: 3e-6, BytesPerSecond: 400e9 * 370 / 450}
+	nvp := nv
 	ib := cluster.Link{LatencySeconds: 6e-6, BytesPerSecond: 45e9}
 	for _, tt := range []struct {
 		ep, perNode, tp, etp int
@@ -355,7 +355,8 @@ func TestMTPLayer(t *testing.T) {
 // among the L = min(N, G * ceil(N / groups)) nodes its routing may reach (k experts on
 // L*(1-(1-1/L)^k) distinct ones, (N-1)/N remote) and NVLink once per other device of a
 // node (k*(P-1)/P copies); each side pays a latency per peer and the slower sets the
-// time, NVLink at 370/450 of its line rate (cluster.NVLinkPayloadShare). Megatron-Core's
+// time, NVLink at the rate the target states (the presets carry NCCL's,
+// cluster.NVLinkCollectiveBytesPerSecond). Megatron-Core's
 // DeepEP (deepep) moves 16 bits both ways whatever the dtype;
 // deepep-fp8 dispatches fp8 with dtype fp8 (h + 4*h/128 bytes), the combine 16 bits.
 func TestDeepEPDispatch(t *testing.T) {
@@ -383,7 +384,7 @@ func TestDeepEPDispatch(t *testing.T) {
 		pass := func(bytes float64) float64 {
 			var ti, te float64
 			if P > 1 {
-				ti = (P-1)*3e-6 + bytes*T*local/(150e9*370/450)
+				ti = (P-1)*3e-6 + bytes*T*local/150e9
 			}
 			if N > 1 {
 				te = (float64(tt.ep)-P)*5e-6 + bytes*T*remote/50e9
@@ -439,7 +440,7 @@ func TestHybridEPDispatch(t *testing.T) {
 		// among the EP members, over the network when they span nodes:
 		// (EP-1)/EP * T*EP*E / bandwidth + (EP-1) * latency.
 		want := comm(DispatchDeepEP, BF16)
-		l, m := cluster.Link{LatencySeconds: 3e-6, BytesPerSecond: 150e9 * 370 / 450}, float64(tt.ep) // NVLink's payload
+		l, m := nv, float64(tt.ep) // NVLink as stated
 		if tt.perNode < tt.ep {
 			l = ib
 		}
@@ -723,13 +724,17 @@ func TestExpertCollectives(t *testing.T) {
 	}
 }
 
-// TestExpertLinksNVLinkPayload: on an NVIDIA GPU (a device stating its multiprocessors)
-// the expert group's link inside the node carries cluster.NVLinkPayloadShare of its
-// line rate, and so does the network when no other is given (the same link); a stated
-// network keeps its rate, and a device without a multiprocessor count keeps the line
-// rate.
-func TestExpertLinksNVLinkPayload(t *testing.T) {
-	nv := cluster.Link{LatencySeconds: 3e-6, BytesPerSecond: 900e9}
+// TestExpertLinksAsStated: the expert group's link inside the node is the one the
+// target states (the NVLink presets already carry NCCL's rate,
+// cluster.NVLinkCollectiveBytesPerSecond), not discounted a second time on an NVIDIA
+// GPU; the network falls back to it when none is given, and a stated network keeps
+// its rate.
+func TestExpertLinksAsStated(t *testing.T) {
+	nvl, err := cluster.LookupLink("nvswitch4")
+	if err != nil {
+		t.Fatal(err)
+	}
+	nv := nvl.Link
 	ib := cluster.Link{LatencySeconds: 5e-6, BytesPerSecond: 50e9}
 	gpu := target(t, "b200")
 	other := gpu
@@ -739,9 +744,9 @@ func TestExpertLinksNVLinkPayload(t *testing.T) {
 		inter              cluster.Link
 		wantIntra, wantNet float64
 	}{
-		{gpu, ib, 740e9, 50e9},
-		{gpu, cluster.Link{}, 740e9, 740e9},
-		{other, ib, 900e9, 50e9},
+		{gpu, ib, 18 * 40.1e9, 50e9},
+		{gpu, cluster.Link{}, 18 * 40.1e9, 18 * 40.1e9},
+		{other, ib, 18 * 40.1e9, 50e9},
 	} {
 		tg := tt.tg
 		tg.ExpertLink, tg.ExpertInterLink = nv, tt.inter

@@ -908,19 +908,17 @@ func (t Target) contextLink() cluster.Link {
 
 // expertLinks are the intra- and inter-node links of the expert-parallel all-to-alls.
 //
-// On an NVIDIA GPU (a device that states its multiprocessors: NVIDIA's presets, whose
-// scale-up link is NVLink) the link inside the node carries what NVLink's protocol
-// leaves of its line rate (cluster.NVLinkPayload): NCCL's all-to-all cannot use
-// NVLink SHARP, and DeepEP's and HybridEP's kernels copy over the same links, so every
-// dispatcher's exchange, and the expert group's small ring all-gathers, go at about
-// 0.82 of the line rate. The network's rate (ExpertInterLink) is taken as it is.
+// The link inside the node is taken as it is: the NVLink and NVSwitch presets already
+// state what NCCL's collectives get from them (cluster.NVLinkCollectiveBytesPerSecond,
+// about 0.8 of the line rate; NCCL's all-to-all cannot use NVLink SHARP, and DeepEP's
+// and HybridEP's kernels copy over the same links, DeepEP's README stating ~160 of the
+// H800's 200 GB/s, cluster.NVLinkPayloadShare), so every dispatcher's exchange, and the
+// expert group's small ring all-gathers, go at the rate the tensor group's collectives
+// do. The network's rate (ExpertInterLink) is taken as it is.
 func (t Target) expertLinks() (intra, inter cluster.Link) {
 	intra, inter = t.ExpertLink, t.ExpertInterLink
 	if intra.BytesPerSecond <= 0 {
 		intra = t.tensorLink()
-	}
-	if t.Perf.Multiprocessors > 0 {
-		intra = cluster.NVLinkPayload(intra)
 	}
 	if inter.BytesPerSecond <= 0 {
 		inter = intra

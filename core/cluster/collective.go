@@ -190,3 +190,44 @@ func NVLinkPayload(l Link) Link {
 	}
 	return l
 }
+
+// NCCL's own figure for what one NVLink carries as collective payload, per direction,
+// by GPU generation (NVIDIA/nccl, src/graph/topo.h, as NCCL 2.27 (quoted in NVIDIA/nccl#1807)
+// and 2.29 have it: SM70_NVLINK_BW 20.0, SM80_NVLINK_BW 20.0, SM90_NVLINK_BW 20.6,
+// SM100_NVLINK_BW 40.1 GB/s; ncclTopoNVLinkBw picks it by compute capability and the
+// topology joins two GPUs, or a GPU and an NVSwitch, at it times the NVLinks between
+// them). NCCL plans its rings, trees and all-to-alls on these figures, not on the
+// wire's 25 or 50 GB/s a link, and nccl-tests reach them: 18 x 20.6 = 370.8 GB/s is the
+// 370 GB/s of bus bandwidth NCCL's maintainer states for every collective on 8 H100s
+// but the NVLink SHARP all-reduce (NVIDIA/nccl-tests#212); 12 x 20.0 = 240 GB/s the A100's,
+// where nccl-tests' users measure ~208-230 GB/s of all-reduce bus bandwidth on 8 A100
+// SXM4 (nccl-tests#178 208 GB/s; nccl-tests#149 ~200 GB/s on an HPE Apollo 6500; the
+// A100 has no NVLink SHARP, so its all-reduce runs on the same rings); 18 x 40.1 =
+// 721.8 GB/s the B200's, the maxBw NCCL 2.27 logs on 8 B200s (NVIDIA/nccl#1807).
+const (
+	ncclNVLinkSM70BytesPerSecond  = 20.0e9 // V100, NVLink 2
+	ncclNVLinkSM80BytesPerSecond  = 20.0e9 // A100, NVLink 3
+	ncclNVLinkSM90BytesPerSecond  = 20.6e9 // H100, H200, NVLink 4
+	ncclNVLinkSM100BytesPerSecond = 40.1e9 // B200, B300, GB200, GB300, NVLink 5
+)
+
+// NVLinkCollectiveBytesPerSecond is the bandwidth NCCL's collectives get from links
+// NVLinks of NVLink generation gen (2 for the V100, 3 the A100, 4 the H100 and H200, 5
+// Blackwell) a GPU has to its peers or to its NVSwitches: links times NCCL's figure a
+// link (ncclNVLink*BytesPerSecond, NCCL's src/graph/topo.h). About 0.8 of the line
+// rate in every generation (20/25, 20.6/25, 40.1/50), the protocol overhead NCCL's
+// maintainer names (NVLinkPayloadShare). 0 for an unknown generation.
+func NVLinkCollectiveBytesPerSecond(gen, links int) float64 {
+	var perLink float64
+	switch gen {
+	case 2:
+		perLink = ncclNVLinkSM70BytesPerSecond
+	case 3:
+		perLink = ncclNVLinkSM80BytesPerSecond
+	case 4:
+		perLink = ncclNVLinkSM90BytesPerSecond
+	case 5:
+		perLink = ncclNVLinkSM100BytesPerSecond
+	}
+	return float64(links) * perLink
+}

@@ -1,7 +1,9 @@
 package cluster
 
 import (
+	"fmt"
 	"math"
+	"strings"
 	"testing"
 )
 
@@ -193,5 +195,55 @@ func TestNVLinkPayload(t *testing.T) {
 	}
 	if h800 := 200e9 * NVLinkPayloadShare; math.Abs(h800-160e9) > 0.05*160e9 {
 		t.Errorf("the H800's 200 GB/s carries %v B/s, want DeepEP's ~160 GB/s within 5%%", h800)
+	}
+}
+
+// TestNVLinkCollectiveBytesPerSecond: NCCL's figure a link (src/graph/topo.h) times the
+// NVLinks a GPU has, per generation, and the presets built on it: 8 H100s' collectives at
+// 370.8 GB/s (NCCL's maintainer: 370 GB/s busbw, nccl-tests#212), the A100's 240 GB/s
+// (at or above the 200-230 GB/s nccl-tests' users measure), the B200's 721.8 GB/s (the
+// maxBw NCCL logs, nccl#1807); each about NVLinkPayloadShare of the wire's rate, whose
+// line rate every preset's note keeps; a ring all-gather of 1 GiB among 8 H100s then
+// takes 7/8 x 2^30 / 370.8e9 s + 7 x 3.5 µs.
+func TestNVLinkCollectiveBytesPerSecond(t *testing.T) {
+	for _, tt := range []struct {
+		preset     string
+		gen, links int
+		want, line float64
+	}{
+		{"nvlink2", 2, 6, 120e9, 150e9},
+		{"nvswitch1", 2, 6, 120e9, 150e9},
+		{"nvlink3", 3, 12, 240e9, 300e9},
+		{"nvswitch2", 3, 12, 240e9, 300e9},
+		{"nvlink4", 4, 18, 370.8e9, 450e9},
+		{"nvswitch3", 4, 18, 370.8e9, 450e9},
+		{"nvlink5", 5, 18, 721.8e9, 900e9},
+		{"nvswitch4", 5, 18, 721.8e9, 900e9},
+	} {
+		got := NVLinkCollectiveBytesPerSecond(tt.gen, tt.links)
+		if math.Abs(got-tt.want) > 1 {
+			t.Errorf("NVLink %d x %d: %v B/s, want %v", tt.gen, tt.links, got, tt.want)
+		}
+		if share := got / tt.line; math.Abs(share-NVLinkPayloadShare) > 0.025 {
+			t.Errorf("NVLink %d: %.3f of the line rate, not about NVLinkPayloadShare %.3f", tt.gen, share, NVLinkPayloadShare)
+		}
+		p, err := LookupLink(tt.preset)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.BytesPerSecond != got {
+			t.Errorf("%s: %v B/s, want NCCL's %v", tt.preset, p.BytesPerSecond, got)
+		}
+		if !strings.Contains(p.Note, fmt.Sprintf("%g GB/s per direction on the wire", tt.line/1e9)) {
+			t.Errorf("%s: note %q does not keep the line rate %g GB/s", tt.preset, p.Note, tt.line/1e9)
+		}
+	}
+	if got := NVLinkCollectiveBytesPerSecond(9, 18); got != 0 {
+		t.Errorf("unknown generation: %v B/s, want 0", got)
+	}
+	h100, _ := LookupLink("nvswitch3")
+	want := 7.0/8*(1<<30)/370.8e9 + 7*3.5e-6
+	if got := RingAllGatherSeconds(h100.Link, 1<<30, 8); math.Abs(got-want) > 1e-12 {
+		t.Errorf("1 GiB all-gather on 8 H100s: %v s, want %v", got, want)
 	}
 }

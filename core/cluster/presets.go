@@ -463,7 +463,12 @@ const opaNCCLBusBytesPerSecond = 4.0e9 * 2 * 31 / 32 / 1.529
 // ICI) the device's own share, for the scale-out networks (InfiniBand, RoCE) one port of
 // one network interface, as in rail-optimised nodes with one NIC per device (DGX A100
 // and DGX H100 have 8 ConnectX NICs for 8 GPUs). Line rates are the wire's, after its
-// line coding; what NCCL reaches on top is the caller's efficiency to apply.
+// line coding; what NCCL reaches on top is the caller's efficiency to apply. The NVLink
+// and NVSwitch presets are the exception: their bandwidth is what NCCL's collectives
+// get from the GPU's NVLinks (NVLinkCollectiveBytesPerSecond: NCCL's own figure a
+// link, about 0.8 of the wire's), so every collective and copy over them, tensor,
+// context, expert and data-parallel, pipeline sends, is priced at it; their notes keep
+// the line rate.
 //
 // Latencies (alpha) are typical small-message times through the usual communication
 // library (NCCL, RCCL, GCL, XLA), not the wire's latency; they are assumptions of the
@@ -472,26 +477,26 @@ const opaNCCLBusBytesPerSecond = 4.0e9 * 2 * 31 / 32 / 1.529
 var linkPresets = map[string]LinkPreset{
 	// NVLink 2 (V100 SXM2): 6 links of 25 GB/s per direction, 300 GB/s total (NVIDIA
 	// Tesla V100 datasheet: "NVLink 300 GB/s").
-	"nvlink2": {Name: "nvlink2", Link: Link{LatencySeconds: 3e-6, BytesPerSecond: 150e9}, Note: "V100 NVLink 2: 6 x 25 GB/s = 150 GB/s per direction (V100 datasheet: 300 GB/s total)"},
+	"nvlink2": {Name: "nvlink2", Link: Link{LatencySeconds: 3e-6, BytesPerSecond: NVLinkCollectiveBytesPerSecond(2, 6)}, Note: "V100 NVLink 2: 6 x 25 GB/s = 150 GB/s per direction on the wire (V100 datasheet: 300 GB/s total); NCCL's 6 x 20.0 = 120 GB/s (src/graph/topo.h)"},
 	// NVLink 3 (A100): 12 links of 25 GB/s per direction, 600 GB/s total (A100 datasheet).
-	"nvlink3": {Name: "nvlink3", Link: Link{LatencySeconds: 3e-6, BytesPerSecond: 300e9}, Note: "A100 NVLink 3: 12 x 25 GB/s = 300 GB/s per direction (A100 datasheet: 600 GB/s total)"},
+	"nvlink3": {Name: "nvlink3", Link: Link{LatencySeconds: 3e-6, BytesPerSecond: NVLinkCollectiveBytesPerSecond(3, 12)}, Note: "A100 NVLink 3: 12 x 25 GB/s = 300 GB/s per direction on the wire (A100 datasheet: 600 GB/s total); NCCL's 12 x 20.0 = 240 GB/s (src/graph/topo.h)"},
 	// NVLink 4 (H100, H200): 18 links, 900 GB/s total (H100 datasheet).
-	"nvlink4": {Name: "nvlink4", Link: Link{LatencySeconds: 3e-6, BytesPerSecond: 450e9}, Note: "H100 NVLink 4: 18 x 25 GB/s = 450 GB/s per direction (H100 datasheet: 900 GB/s total)"},
+	"nvlink4": {Name: "nvlink4", Link: Link{LatencySeconds: 3e-6, BytesPerSecond: NVLinkCollectiveBytesPerSecond(4, 18)}, Note: "H100 NVLink 4: 18 x 25 GB/s = 450 GB/s per direction on the wire (H100 datasheet: 900 GB/s total); NCCL's 18 x 20.6 = 370.8 GB/s (src/graph/topo.h; nccl-tests#212: 370 GB/s)"},
 	// NVLink 5 (B200): 18 links, 1.8 TB/s total (HGX B200 datasheet).
-	"nvlink5": {Name: "nvlink5", Link: Link{LatencySeconds: 3e-6, BytesPerSecond: 900e9}, Note: "B200 NVLink 5: 18 x 50 GB/s = 900 GB/s per direction (HGX B200 datasheet: 1.8 TB/s total)"},
+	"nvlink5": {Name: "nvlink5", Link: Link{LatencySeconds: 3e-6, BytesPerSecond: NVLinkCollectiveBytesPerSecond(5, 18)}, Note: "B200 NVLink 5: 18 x 50 GB/s = 900 GB/s per direction on the wire (HGX B200 datasheet: 1.8 TB/s total); NCCL's 18 x 40.1 = 721.8 GB/s (src/graph/topo.h; nccl#1807)"},
 	// NVSwitch joins every GPU of a node to every other at the GPU's full NVLink bandwidth
 	// (all-to-all, non-blocking), so any pair, ring or tensor-parallel group inside the
 	// node gets it. First generation: DGX-2 (16 V100, 12 NVSwitches; DGX-2 datasheet).
-	"nvswitch1": {Name: "nvswitch1", Link: Link{LatencySeconds: 3.5e-6, BytesPerSecond: 150e9}, Note: "NVSwitch gen 1 (DGX-2, 16 x V100): any pair at 150 GB/s per direction (DGX-2 datasheet: 2.4 TB/s bisection)"},
+	"nvswitch1": {Name: "nvswitch1", Link: Link{LatencySeconds: 3.5e-6, BytesPerSecond: NVLinkCollectiveBytesPerSecond(2, 6)}, Note: "NVSwitch gen 1 (DGX-2, 16 x V100): any pair at 150 GB/s per direction on the wire (DGX-2 datasheet: 2.4 TB/s bisection); NCCL's 6 x 20.0 = 120 GB/s (src/graph/topo.h)"},
 	// Second generation: DGX A100 / HGX A100 8-GPU (6 NVSwitches; DGX A100 datasheet:
 	// "600 GB/s GPU-to-GPU bandwidth").
-	"nvswitch2": {Name: "nvswitch2", Link: Link{LatencySeconds: 3.5e-6, BytesPerSecond: 300e9}, Note: "NVSwitch gen 2 (DGX/HGX A100 8-GPU): any pair at 300 GB/s per direction (DGX A100 datasheet: 600 GB/s GPU-to-GPU)"},
+	"nvswitch2": {Name: "nvswitch2", Link: Link{LatencySeconds: 3.5e-6, BytesPerSecond: NVLinkCollectiveBytesPerSecond(3, 12)}, Note: "NVSwitch gen 2 (DGX/HGX A100 8-GPU): any pair at 300 GB/s per direction on the wire (DGX A100 datasheet: 600 GB/s GPU-to-GPU); NCCL's 12 x 20.0 = 240 GB/s (src/graph/topo.h)"},
 	// Third generation: DGX H100 / HGX H100 and H200 8-GPU (4 NVSwitches; DGX H100
 	// datasheet: "900 GB/s GPU-to-GPU bandwidth").
-	"nvswitch3": {Name: "nvswitch3", Link: Link{LatencySeconds: 3.5e-6, BytesPerSecond: 450e9}, Note: "NVSwitch gen 3 (DGX/HGX H100, H200 8-GPU): any pair at 450 GB/s per direction (DGX H100 datasheet: 900 GB/s GPU-to-GPU)"},
+	"nvswitch3": {Name: "nvswitch3", Link: Link{LatencySeconds: 3.5e-6, BytesPerSecond: NVLinkCollectiveBytesPerSecond(4, 18)}, Note: "NVSwitch gen 3 (DGX/HGX H100, H200 8-GPU): any pair at 450 GB/s per direction on the wire (DGX H100 datasheet: 900 GB/s GPU-to-GPU); NCCL's 18 x 20.6 = 370.8 GB/s (src/graph/topo.h; nccl-tests#212: 370 GB/s)"},
 	// Fourth generation (NVLink Switch): HGX B200 8-GPU and GB200 NVL72 (72 GPUs in one
 	// NVLink domain; GB200 NVL72 datasheet: 1.8 TB/s GPU-to-GPU, 130 TB/s in all).
-	"nvswitch4": {Name: "nvswitch4", Link: Link{LatencySeconds: 3.5e-6, BytesPerSecond: 900e9}, Note: "NVLink Switch gen 4 (HGX B200, GB200 NVL72): any pair at 900 GB/s per direction (GB200 NVL72 datasheet: 1.8 TB/s GPU-to-GPU)"},
+	"nvswitch4": {Name: "nvswitch4", Link: Link{LatencySeconds: 3.5e-6, BytesPerSecond: NVLinkCollectiveBytesPerSecond(5, 18)}, Note: "NVLink Switch gen 4 (HGX B200, GB200 NVL72): any pair at 900 GB/s per direction on the wire (GB200 NVL72 datasheet: 1.8 TB/s GPU-to-GPU); NCCL's 18 x 40.1 = 721.8 GB/s (src/graph/topo.h; nccl#1807)"},
 	// PCIe 4.0 x16: 16 GT/s x 16 lanes with 128b/130b coding = 31.5 GB/s per direction.
 	"pcie4": {Name: "pcie4", Link: Link{LatencySeconds: 5e-6, BytesPerSecond: 31.5e9}, Note: "PCIe 4.0 x16: 31.5 GB/s per direction"},
 	// PCIe 5.0 x16: twice PCIe 4.0.

@@ -176,17 +176,17 @@ func TestRingInter(t *testing.T) {
 		members  int     // fewest members of a ring in one node
 		bps      float64 // the ring's bandwidth
 	}{
-		{h100, 1, 32, 1, TDP, 8, 400e9}, // 8 NICs of 50 GB/s per node
-		{h100, 2, 16, 1, TDP, 8, 400e9}, // each stage's ring: 8 + 8
-		{h100, 1, 16, 2, TDP, 4, 200e9}, // t = 2: 4 members a node
-		{h100, 1, 4, 8, TDP, 1, 50e9},   // t = 8: one member a node, one NIC
-		{h100, 1, 12, 2, TDP, 4, 200e9}, // ranks 0..23: 4, 4 and 4 in nodes 0, 1, 2
-		{h100, 1, 6, 4, TDP, 2, 100e9},  // ranks 0..23 at stride 4: 2 a node
-		{h100, 4, 8, 1, TPD, 2, 100e9},  // ranks pp + 4dp: 2 of each ring a node
-		{a100, 1, 32, 1, TDP, 8, 200e9}, // DGX A100: 8 HDR NICs, under NVLink's 300
-		{h100, 1, 10, 1, TDP, 2, 100e9}, // ranks 0..9: 8 in node 0, 2 in node 1
-		{a100, 16, 2, 1, TPD, 1, 25e9},  // rings of two, a node apart
-		{h100, 1, 20, 1, TDP, 4, 200e9}, // 8, 8 and 4
+		{h100, 1, 32, 1, TDP, 8, 370.8e9}, // 8 NICs of 50 GB/s per node, at most NCCL's NVLink
+		{h100, 2, 16, 1, TDP, 8, 370.8e9}, // each stage's ring: 8 + 8
+		{h100, 1, 16, 2, TDP, 4, 200e9},   // t = 2: 4 members a node
+		{h100, 1, 4, 8, TDP, 1, 50e9},     // t = 8: one member a node, one NIC
+		{h100, 1, 12, 2, TDP, 4, 200e9},   // ranks 0..23: 4, 4 and 4 in nodes 0, 1, 2
+		{h100, 1, 6, 4, TDP, 2, 100e9},    // ranks 0..23 at stride 4: 2 a node
+		{h100, 4, 8, 1, TPD, 2, 100e9},    // ranks pp + 4dp: 2 of each ring a node
+		{a100, 1, 32, 1, TDP, 8, 200e9},   // DGX A100: 8 HDR NICs, under NCCL's NVLink 240
+		{h100, 1, 10, 1, TDP, 2, 100e9},   // ranks 0..9: 8 in node 0, 2 in node 1
+		{a100, 16, 2, 1, TPD, 1, 25e9},    // rings of two, a node apart
+		{h100, 1, 20, 1, TDP, 4, 200e9},   // 8, 8 and 4
 	}
 	for _, tt := range tests {
 		pl, err := tt.tp.Place(tt.p, tt.d, tt.tt, tt.o)

@@ -29,7 +29,8 @@ type publishedMoE struct {
 // names no framework.
 //
 // H800 nodes as DeepSeek describes them (DeepSeek-V3 Technical Report, sections 3.1 and
-// 3.2.2): 8 GPUs per node on NVLink (160 GB/s; nvswitch1, 150 GB/s, is the nearest
+// 3.2.2): 8 GPUs per node on NVLink (160 GB/s; nvswitch1, NCCL's 120 GB/s on the
+// DGX-2's six V100 links, cluster.NVLinkCollectiveBytesPerSecond, is the nearest
 // preset), one 400 Gb/s InfiniBand interface per GPU (50 GB/s, ib-ndr). An H800 computes
 // as an H100 SXM (989 TFLOP/s bf16, 1,979 fp8): the h100-sxm preset.
 func deepseekCluster() wire.ClusterSpec {

@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # pipeplan export (version 1): Graphcore IPU: Keras pipeline stages and popxl IPU mapping
 # model gpt2-medium: 26 layers; 4 pipeline devices, data parallel 2, tensor parallel 1
-# planned: gpipe, 8 microbatches of 8; 530.736 ms per step, 241.2 samples/s (gpipe)
+# planned: gpipe, 8 microbatches of 8; 531.054 ms per step, 241 samples/s (gpipe)
 # NOT EXACT: this runs ipu, split [0 8 15 22 26]; not priced
 # note: the plan recomputes every layer from its input (recompute full), which Graphcore's
 #       pipelining runs only with a recomputation checkpoint at each layer's input: the export

@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # pipeplan export (version 1): PyTorch torch.distributed.pipelining (PyTorch 2.4 or later)
 # model gpt2-medium: 26 layers; 4 pipeline devices, data parallel 2, tensor parallel 1
-# planned: gpipe, 8 microbatches of 8; 530.736 ms per step, 241.2 samples/s (gpipe)
+# planned: gpipe, 8 microbatches of 8; 531.054 ms per step, 241 samples/s (gpipe)
 # NOT EXACT: this runs gpipe, split [0 8 15 22 26]; not priced
 # note: the layer names are used as module paths (as pipeplan_profile.py writes them); for
 #       another profile, replace them with the paths of the modules that start each stage

@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # pipeplan export (version 1): DeepSpeed PipelineModule
 # model gpt2-medium: 26 layers; 2 pipeline devices, data parallel 1, tensor parallel 1
-# planned: inference, 4 microbatches of 8; 119.604 ms per step, 267.5 samples/s (inference)
+# planned: inference, 4 microbatches of 8; 119.618 ms per step, 267.5 samples/s (inference)
 # NOT EXACT: this runs inference, split [0 15 26]; not priced
 # note: DeepSpeed's PipelineEngine blocks both stages on every send and receive between them
 #       (TrainSchedule and InferenceSchedule alike), where the plan prices those transfers

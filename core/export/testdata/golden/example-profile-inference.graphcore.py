@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # pipeplan export (version 1): Graphcore IPU: Keras pipeline stages and popxl IPU mapping
 # model gpt2-medium: 26 layers; 2 pipeline devices, data parallel 1, tensor parallel 1
-# planned: inference, 4 microbatches of 8; 119.604 ms per step, 267.5 samples/s (inference)
+# planned: inference, 4 microbatches of 8; 119.618 ms per step, 267.5 samples/s (inference)
 
 P = 2  # IPUs in the pipeline: stage i on IPU i
 GRADIENT_ACCUMULATION = 4  # microbatches per step

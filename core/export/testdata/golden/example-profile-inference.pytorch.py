@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # pipeplan export (version 1): PyTorch torch.distributed.pipelining (PyTorch 2.4 or later)
 # model gpt2-medium: 26 layers; 2 pipeline devices, data parallel 1, tensor parallel 1
-# planned: inference, 4 microbatches of 8; 119.604 ms per step, 267.5 samples/s (inference)
+# planned: inference, 4 microbatches of 8; 119.618 ms per step, 267.5 samples/s (inference)
 # note: the layer names are used as module paths (as pipeplan_profile.py writes them); for
 #       another profile, replace them with the paths of the modules that start each stage
 

@@ -2,7 +2,7 @@
 # pipeplan export (version 1): Graphcore IPU: Keras pipeline stages and popxl IPU mapping
 # model gpt2-medium: 51 layers; 4 pipeline devices, data parallel 1, tensor parallel 1
 # precision priced: bf16; mixed: 16-bit weights and gradients, fp32 master weights and optimizer state
-# planned: zb-h1, 8 microbatches of 4; 166.165 ms per step, 192.6 samples/s (zb-h1)
+# planned: zb-h1, 8 microbatches of 4; 166.234 ms per step, 192.5 samples/s (zb-h1)
 # NOT EXACT: this runs ipu, split [0 18 36 50 51]; not priced
 # (and runs another precision than planned: see the notes)
 # note: the plan recomputes part of every block (recompute selective: the attention core), and

@@ -1,8 +1,8 @@
 # pipeplan export (version 1): Megatron-LM arguments (pretrain_gpt.py, Megatron-Core models)
 # model gpt2-medium: 51 layers; 4 pipeline devices, data parallel 1, tensor parallel 1
 # precision priced: bf16; mixed: 16-bit weights and gradients, fp32 master weights and optimizer state
-# planned: zb-h1, 8 microbatches of 4; 166.165 ms per step, 192.6 samples/s (zb-h1)
-# NOT EXACT: this runs 1f1b, split [0 17 35 49 51]; 190.029 ms per step, 168.4 samples/s (1f1b)
+# planned: zb-h1, 8 microbatches of 4; 166.234 ms per step, 192.5 samples/s (zb-h1)
+# NOT EXACT: this runs 1f1b, split [0 17 35 49 51]; 190.118 ms per step, 168.3 samples/s (1f1b)
 # note: Megatron-LM trains with 1F1B (or interleaved 1F1B), not zb-h1; the export runs 1f1b
 #       instead of the planned zb-h1
 # note: Megatron-LM cuts only between whole transformer layers, and keeps the final norm with

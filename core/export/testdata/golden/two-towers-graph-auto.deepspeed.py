@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # pipeplan export (version 1): DeepSpeed PipelineModule
 # model two-towers: 6 layers; 2 pipeline devices, data parallel 1, tensor parallel 1
-# planned: 1f1b, 4 microbatches of 1; 78.056 ms per step, 51.25 samples/s (1f1b)
+# planned: 1f1b, 4 microbatches of 1; 78.066 ms per step, 51.24 samples/s (1f1b)
 # NOT EXACT: this runs 1f1b, split [0 3 6]; not priced
 # note: DeepSpeed's PipelineEngine blocks both stages on every send and receive between them
 #       (TrainSchedule and InferenceSchedule alike), where the plan prices those transfers

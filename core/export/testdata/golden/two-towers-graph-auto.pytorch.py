@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # pipeplan export (version 1): PyTorch torch.distributed.pipelining (PyTorch 2.4 or later)
 # model two-towers: 6 layers; 2 pipeline devices, data parallel 1, tensor parallel 1
-# planned: 1f1b, 4 microbatches of 1; 78.056 ms per step, 51.25 samples/s (1f1b)
+# planned: 1f1b, 4 microbatches of 1; 78.066 ms per step, 51.24 samples/s (1f1b)
 # note: the layer names are used as module paths (as pipeplan_profile.py writes them); for
 #       another profile, replace them with the paths of the modules that start each stage
 # note: the plan splits the model's graph into convex stages that are not contiguous in the

@@ -1,8 +1,8 @@
 # -*- coding: utf-8 -*-
 # pipeplan export (version 1): Graphcore IPU: Keras pipeline stages and popxl IPU mapping
 # model two-towers: 6 layers; 2 pipeline devices, data parallel 1, tensor parallel 1
-# planned: 1f1b, 4 microbatches of 1; 75.056 ms per step, 53.29 samples/s (1f1b)
-# NOT EXACT: this runs ipu, split [0 3 6]; 75.069 ms per step, 53.28 samples/s (ipu)
+# planned: 1f1b, 4 microbatches of 1; 75.066 ms per step, 53.29 samples/s (1f1b)
+# NOT EXACT: this runs ipu, split [0 3 6]; 75.082 ms per step, 53.27 samples/s (ipu)
 # note: Graphcore's pipelining runs its own schedule (forward stages on IPUs 0..P-1, backward
 #       stages back down on the same IPUs: pipeplan's ipu schedule); the export runs ipu instead
 #       of the planned 1f1b
