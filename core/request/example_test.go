@@ -46,8 +46,8 @@ func ExampleRun() {
 	// stage 1: block.7 .. block.13, 36.08 ms, 20.0 GiB of 76.0
 	// stage 2: block.14 .. block.20, 36.08 ms, 13.8 GiB of 76.0
 	// stage 3: block.21 .. head, 33.53 ms, 5.6 GiB of 76.0
-	// step: 682.7 ms pipeline + 2.4 ms optimizer update = 685.1 ms
-	// 128 samples per step: 186.8 samples/s, 191305 tokens/s
+	// step: 683.0 ms pipeline + 2.4 ms optimizer update = 685.5 ms
+	// 128 samples per step: 186.7 samples/s, 191220 tokens/s
 	// note times_scaled: the profile was measured on a100-80gb, the cluster's device: times as measured
 }
 
@@ -147,6 +147,6 @@ func ExamplePrepared_With() {
 	}
 	// Output:
 	// gpipe: no plan fits: every layer fits a device alone, but every split of 26 layers into 4 stages puts more on some stage than its device holds: use more stages, devices with more memory, a larger memory proportion or recomputation
-	// 1f1b: 186.8 samples/s, bubble 16.9%
-	// zb-h1: 207.7 samples/s, bubble 7.6%
+	// 1f1b: 186.7 samples/s, bubble 16.9%
+	// zb-h1: 207.6 samples/s, bubble 7.6%
 }

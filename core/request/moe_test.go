@@ -159,7 +159,9 @@ func TestExpertGradientReduceNICs(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !p.placement.DataCrossesNodes || p.dataLink.BytesPerSecond != 8*nic {
+		// 8 NICs' 400 GB/s, at most what NCCL's collectives get from the node's NVLink
+		// (cluster.Topology.RingInter; nvswitch3: 370.8 GB/s).
+		if ring := min(8*nic, cluster.NVLinkCollectiveBytesPerSecond(4, 18)); !p.placement.DataCrossesNodes || p.dataLink.BytesPerSecond != ring {
 			t.Fatalf("%+v: the data-parallel ring should cross nodes on 8 NICs, got %v at %v B/s", tt, p.placement.DataCrossesNodes, p.dataLink.BytesPerSecond)
 		}
 		ds := res.Devices[0]
