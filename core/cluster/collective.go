@@ -217,6 +217,14 @@ const (
 // link (ncclNVLink*BytesPerSecond, NCCL's src/graph/topo.h). About 0.8 of the line
 // rate in every generation (20/25, 20.6/25, 40.1/50), the protocol overhead NCCL's
 // maintainer names (NVLinkPayloadShare). 0 for an unknown generation.
+//
+// The all-reduce is priced on the same rings. NCCL 2.17 and later run it through NVLink
+// SHARP by default on NVSwitch systems from the H100 on ("allreduce uses NVLink SHARP by
+// default ... a peak busBw of ~480GB/s (algbw ~275GB/s)" on 8 H100s, for large sizes,
+// nccl-tests#212), but NeMo's and Megatron-Bridge's performance scripts turn it off
+// (PERF_ENV_VARS: "NCCL_NVLS_ENABLE": "0", "Disable NVLink SHARP to save memory"), and
+// the A100 has none; for runs that leave NCCL's default on H100 or Blackwell NVSwitch
+// (torchtitan, plain PyTorch) an all-reduce inside a node is priced below what it gets.
 func NVLinkCollectiveBytesPerSecond(gen, links int) float64 {
 	var perLink float64
 	switch gen {
