@@ -109,7 +109,9 @@ const gapCiscoTP2 = "Cisco's Llama 3.1 8B run at TP 2 on 128 H100s over an Ether
 	"(four 32 MB all-gathers and reduce-scatters a block each way over NVLink, behind the products) and its " +
 	"data-parallel reduce-scatter and all-gather (80 ms, 74 of it hidden) are the same or smaller at TP 2; no tuned " +
 	"userbuffers configuration for TP 2 ships with the submission (conf/tp_overlap has tp4 and tp8 files only), so " +
-	"Transformer Engine's defaults ran, as planned. Not found."
+	"Transformer Engine's defaults ran, as planned. The two configuration files differ in TENSOR_MODEL_PARALLEL and DGXNNODES only " +
+	"(both: MICRO_BATCH_SIZE and MINIBS 1, TP_COMM_OVERLAP True, MCORE_CUDA_GRAPH False, BUCKET_CAP_MB 125, " +
+	"CUBLAS_WORKSPACE_CONFIG :16:8, the same config_common.sh), so nothing besides TP is left to price. Not found."
 
 // source is the row's source for the validation summary: the round and benchmark.
 func (c mlperfRun) source() string {
@@ -252,7 +254,37 @@ func (c mlperfRun) layout() []int {
 //     no CUDA graphs, the optimizer as later rounds (megatron_gpt_config.yaml:
 //     distributed_fused_adam, overlap_grad_sync, overlap_param_sync, grad_sync_dtype
 //     bf16). The 64-node runs' configuration is 64x8x128 (DGXNNODES from the
-//     environment, 64 by default).
+//     environment, 64 by default). Found, not priced: v3.0 reduces the fp8 amaxes
+//     over the whole data- and tensor-parallel group, blocking, once a forward and
+//     once a backward of each model chunk and micro-batch, where v3.1 and later reduce
+//     them inside the tensor-parallel group only, asynchronously. v3.0's config_fp8.sh
+//     sets FP8_REDUCE_AMAX=True and its config_common.sh neither
+//     NVTE_DP_AMAX_REDUCE_INTERVAL nor NVTE_ASYNC_AMAX_REDUCTION (Transformer Engine
+//     release_v0.8 in its Dockerfile), and NeMo 23.04's fp8_group is Apex's
+//     _AMAX_REDUCTION_GROUP (apex/transformer/parallel_state.py,
+//     initialize_model_parallel: tensor_model_parallel_size x data_parallel_size
+//     consecutive ranks: one pipeline stage's 4 x DP ranks on DP/2 nodes); Transformer
+//     Engine reduces that group's concatenated amaxes with
+//     torch.distributed.all_reduce(MAX, async_op=False) (transformer_engine/pytorch/
+//     fp8.py, global_amax_reduction). v3.1's config_common.sh sets
+//     NVTE_DP_AMAX_REDUCE_INTERVAL=0 ("AMAX is reduced only in TP domain", the same
+//     function at TE 1.x) and NVTE_ASYNC_AMAX_REDUCTION=1; v4.1's custom.yaml sets
+//     tp_only_amax_red True. At DP 16 and 24, 128 micro-batches of 12 chunks, that is
+//     3,072 blocking reductions a step across 8 and 12 nodes, about 0.33 ms each for
+//     the 1.0 s by which v3.0's logged step exceeds v3.1's (512 and 768 GPUs); the
+//     rows' error grows with the group (+16.0% at DP 16 to +20.3% at DP 112: 576
+//     reductions across 56 nodes). Priced at cluster.SmallAllReduceSeconds (NCCL's
+//     LL tree: 45 µs for 64 or 96 ranks, 55 µs for 192, 65 µs for 448) they would add
+//     0.14, 0.14, 0.085 and 0.038 s: +16.0..+20.3% to about +14.5..+18.3%, so the
+//     latency explains a seventh of the 1.0 s; the rest (a barrier per chunk exposing
+//     the stage's stragglers, TE 0.8's per-module scale updates) has no source to
+//     price it. The request has no field for the amax reduction group (the planner
+//     prices delayed scaling's reduction as free, analytic's amaxReductions), so the
+//     rows stay as planned. Also different in v3.1, and
+//     not expressible by a named userbuffers config: NVTE_UB_ATOMIC_GEMM_RS=1 and
+//     NVTE_RS_STRIDED_ATOMIC=1 (the pipelined reduce-scatters as atomic GEMMs),
+//     NVTE_*_LAYERNORM_SM_MARGIN 8 (v3.0: 4), NCCL_P2P_NET_CHUNKSIZE 2 MiB and the
+//     MEGATRON_CORE_*_CGA_GROUPS/MAX_CTAS limits on NCCL's thread blocks.
 //   - v3.1, NVIDIA (NeMo 23.09, NVIDIA/benchmarks/gpt3/implementations/pytorch): TP 4,
 //     PP 8, the interleaved schedule at custom.yaml's default of 12 chunks a device
 //     (INTERLEAVED_PIPELINE unset: one layer a chunk), micro-batches of one, no fp8
@@ -274,7 +306,15 @@ func (c mlperfRun) layout() []int {
 //   - v4.1, Oracle (BM.GPU.H100.8, NVIDIA's v4.1 implementation): 192 nodes MINIBS 64
 //     and 384 nodes MINIBS 32, TP 4, PP 8, VP 4, micro-batches of two, fp8 parameters.
 //     Assumed: the h100-sxm preset's eight 400 Gb/s NICs a node (Oracle's cluster
-//     network is RoCE, with the same bandwidth).
+//     network is RoCE, with the same bandwidth). The systems' JSON
+//     (Oracle/systems/1536xBM.GPU.H100.8.json, 3072x...) states "Ethernet/RDMA ROCE2
+//     on switching network" and a PCIe-NIC bandwidth of 500 GB/s, no NIC count, rate
+//     or rail layout; config_common.sh's NCCL_IB_HCA names 16 mlx5 devices a node
+//     (16 x 200 Gb/s is the preset's 3.2 Tb/s). The two runs' JSONs differ in the node
+//     count only and their config files in DGXNNODES and MINIBS only (config_common.sh
+//     the same file), so the 3,072-GPU row's +23% against +4% is DP 96 against 48 at
+//     16 micro-batches a replica against 32; nothing in the submission names a
+//     different network to plan.
 //
 // Llama 3.1 405B (MLPerf's llama31_405b: pre-training from a checkpoint on C4,
 // sequence 8,192; Meta's 405B: 126 layers, hidden 16,384, 128 query and 8 key/value
