@@ -256,7 +256,7 @@ func (c mlperfRun) layout() []int {
 //     bf16). The 64-node runs' configuration is 64x8x128 (DGXNNODES from the
 //     environment, 64 by default). Found, not priced: v3.0 reduces the fp8 amaxes
 //     over the whole data- and tensor-parallel group, blocking, once a forward and
-//     once a backward of each model chunk and micro-batch, where v3.1 and later reduce
+//     once a backward of each model chunk and micro-batch, where v3.1 and v4.1 reduce
 //     them inside the tensor-parallel group only, asynchronously. v3.0's config_fp8.sh
 //     sets FP8_REDUCE_AMAX=True and its config_common.sh neither
 //     NVTE_DP_AMAX_REDUCE_INTERVAL nor NVTE_ASYNC_AMAX_REDUCTION (Transformer Engine
@@ -280,7 +280,10 @@ func (c mlperfRun) layout() []int {
 //     the stage's stragglers, TE 0.8's per-module scale updates) has no source to
 //     price it. The request has no field for the amax reduction group (the planner
 //     prices delayed scaling's reduction as free, analytic's amaxReductions), so the
-//     rows stay as planned. Also different in v3.1, and
+//     rows stay as planned; Megatron-Core's TransformerConfig.tp_only_amax_red
+//     defaults False (the TP x DP (x CP) group, reduce_and_update_fp8_tensors'
+//     all_reduce async_op=False in TE 2.x), so other delayed-scaling rows that leave it
+//     may reduce the same way (not audited here). Also different in v3.1, and
 //     not expressible by a named userbuffers config: NVTE_UB_ATOMIC_GEMM_RS=1 and
 //     NVTE_RS_STRIDED_ATOMIC=1 (the pipelined reduce-scatters as atomic GEMMs),
 //     NVTE_*_LAYERNORM_SM_MARGIN 8 (v3.0: 4), NCCL_P2P_NET_CHUNKSIZE 2 MiB and the
