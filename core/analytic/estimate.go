@@ -449,6 +449,7 @@ func Estimate(a *arch.Arch, t Target, o Options) (*Result, error) {
 	sh := newShape(a, o)
 	sh.keepLogits = t.Framework.ReturnsLogits && sh.train
 	sh.fusedAct = t.Framework.FusedActivation
+	sh.fusedFC1 = t.Framework.FusedFC1
 	sh.pytorchCode = pytorchCode(t.Framework)
 	sh.fusedCE = t.Framework.FusedCrossEntropy
 	sh.ceGradCopy = t.Framework.CrossEntropyGradCopy

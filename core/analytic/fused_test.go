@@ -185,8 +185,8 @@ func TestFusedOptionErrors(t *testing.T) {
 // recipe its input is quantized once (quantBytes per element of the m x h input) and its
 // output's gradient once (quantBytes per element of m x 2f): against two separate
 // products (eager HuggingFace code's gate_proj and up_proj), one forward quantization
-// of m*h elements and one kernel a pass fewer per product group, the same backward
-// bytes. Checked on the pieces' operations, gate's and up's quantization summed.
+// of m*h elements and one quantization's kernels a pass fewer per product group, one
+// product launch fewer forward and two backward, the same backward bytes. Checked on the pieces' operations, gate's and up's quantization summed.
 func TestOneFC1(t *testing.T) {
 	for _, tt := range []struct {
 		model  string
@@ -212,7 +212,7 @@ func TestOneFC1(t *testing.T) {
 		// products whose names end in "gate" and "up" (routed and shared apart).
 		sums := func(fusedAct bool) (fq, bq, fk, bk map[string]float64) {
 			sh := newShape(a, o)
-			sh.fusedAct = fusedAct
+			sh.fusedAct, sh.fusedFC1 = fusedAct, fusedAct
 			var p piece
 			if tt.moe {
 				p = sh.moe(&calc{sh: sh, target: target(t, "h100-sxm"), o: o})
@@ -221,7 +221,7 @@ func TestOneFC1(t *testing.T) {
 			}
 			fq, bq, fk, bk = map[string]float64{}, map[string]float64{}, map[string]float64{}, map[string]float64{}
 			for _, op := range p.ops {
-				group := strings.TrimSuffix(strings.TrimSuffix(op.name, "gate"), "up")
+				group := strings.TrimSuffix(strings.TrimSuffix(strings.TrimSuffix(op.name, "gate"), "up"), "fc1")
 				if group == op.name || op.name == "shared expert gate" {
 					continue
 				}
@@ -255,16 +255,17 @@ func TestOneFC1(t *testing.T) {
 			if bq0[g] != bq1[g] {
 				t.Errorf("%s: backward quantization %v bytes, want %v (the same gradient, 2f wide)", name, bq1[g], bq0[g])
 			}
-			// One quantization's launches fewer a copy (four with current scaling), and
-			// under MXFP8 the weight swizzles: two a copy (gate's and up's) become one
-			// for the grouped linear_fc1 of all the copies (one a 64: groupedSwizzle).
+			// One quantization's launches fewer a copy (four with current scaling), one
+			// product forward and its two gradients backward, and under MXFP8 the weight
+			// swizzles: two a copy (gate's and up's) become one for the grouped
+			// linear_fc1 of all the copies (one a 64: groupedSwizzle).
 			qk, sk, c := tt.recipe.figures().quantKernels, tt.recipe.figures().swizzleKernels, copies[g]
 			want := qk*c + sk*(2*c-math.Ceil(c/swizzleTensorsPerLaunch))
-			if d := fk0[g] - fk1[g]; math.Abs(d-want) > 1e-9 {
-				t.Errorf("%s: forward kernels %v fewer, want %v", name, d, want)
+			if d := fk0[g] - fk1[g]; math.Abs(d-(want+c)) > 1e-9 {
+				t.Errorf("%s: forward kernels %v fewer, want %v", name, d, want+c)
 			}
-			if d := bk0[g] - bk1[g]; math.Abs(d-want) > 1e-9 {
-				t.Errorf("%s: backward kernels %v fewer, want %v", name, d, want)
+			if d := bk0[g] - bk1[g]; math.Abs(d-(want+2*c)) > 1e-9 {
+				t.Errorf("%s: backward kernels %v fewer, want %v", name, d, want+2*c)
 			}
 		}
 	}

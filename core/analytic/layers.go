@@ -37,6 +37,9 @@ type shape struct {
 	// and up outputs (cluster.Framework.FusedActivation), the Megatron-style MLP whose
 	// gate and up are one linear layer, linear_fc1 (oneFC1).
 	fusedAct bool
+	// fusedFC1: a gated MLP's gate and up are one linear layer of twice the width, one
+	// product a pass (cluster.Framework.FusedFC1; oneFC1).
+	fusedFC1 bool
 	// fusedCE: the loss reads the 16-bit logits and writes their gradient in place
 	// (cluster.Framework.FusedCrossEntropy).
 	fusedCE bool
@@ -857,11 +860,11 @@ func (sh *shape) mlp() piece {
 	ge := sh.ge                                // a product's saved input: 8 bits with fp8
 	common := e*t*hr + ge*t*hr + sh.mask(t*hr) // norm input, first projection's input, mask
 	if a.GatedMLP() {
-		gate, up := sh.linear("gate", t, h, f), sh.linear("up", t, h, f)
-		if sh.fusedAct {
-			gate, up = oneFC1(gate, up)
+		if sh.fusedFC1 {
+			p.ops = append(p.ops, gathering(sh.oneFC1("fc1", t, h, f)))
+		} else {
+			p.ops = append(p.ops, gathering(sh.linear("gate", t, h, f)), gathering(sh.linear("up", t, h, f)))
 		}
-		p.ops = append(p.ops, gathering(gate), gathering(up))
 		if sh.fusedAct {
 			// One kernel reads gate and up and writes their product; its backward
 			// recomputes the SiLU from the gate it kept.
@@ -875,6 +878,9 @@ func (sh *shape) mlp() piece {
 		common += ge * t * f // the down projection's input
 		if sh.fp8 != nil {
 			p.fp8Weights, p.fp8GEMMs = 3*h*f, 3
+			if sh.fusedFC1 {
+				p.fp8GEMMs = 2 // linear_fc1 and linear_fc2
+			}
 		}
 		p.bwdExtra = 2 * e * t * f
 		p.inferExtra = e*t*h + 3*e*t*f
@@ -983,22 +989,27 @@ func (sh *shape) moe(c *calc) piece {
 	if a.GLUClamp {
 		act = append([]op{withModule(wholeTensor(gluClamp(e, te*fl), 1/perTensor), ModMoEAct)}, act...)
 	}
-	gate, up, down := sh.linear("gate", te, h, fl), sh.linear("up", te, h, fl), sh.linear("down", te, fl, h)
-	if sh.fusedAct || fused {
-		gate, up = oneFC1(gate, up)
+	down := sh.linear("down", te, fl, h)
+	fc1 := []op{sh.linear("gate", te, h, fl), sh.linear("up", te, h, fl)}
+	if sh.fusedFC1 || sh.fusedAct || fused {
+		fc1 = []op{sh.oneFC1("fc1", te, h, fl)} // TEGroupedMLP's grouped linear_fc1
 	}
 	if fused {
-		gate, up, down, act, kept = fusedExpertMLP(gate, up, down)
+		fc1[0], down, act, kept = fusedExpertMLP(fc1[0], down)
 	}
 	if sh.fp8 != nil && sh.o.FP8Recipe == Delayed && (sh.fusedAct || fused) {
-		gate, up, down = groupedCast(gate, local), groupedCast(up, local), groupedCast(down, local)
+		for i := range fc1 {
+			fc1[i] = groupedCast(fc1[i], local)
+		}
+		down = groupedCast(down, local)
 	}
 	if sh.fusedAct || fused {
-		gate, up, down = groupedSwizzle(gate, local), groupedSwizzle(up, local), groupedSwizzle(down, local)
+		for i := range fc1 {
+			fc1[i] = groupedSwizzle(fc1[i], local)
+		}
+		down = groupedSwizzle(down, local)
 	}
-	perExpert := append([]op{
-		mem("gather", 2*e*te*h, perTensor),
-		gate, up}, act...)
+	perExpert := append(append([]op{mem("gather", 2*e*te*h, perTensor)}, fc1...), act...)
 	perExpert = append(perExpert, down)
 	if a.MLPBias && sh.fusedAct {
 		perExpert = append(perExpert, expertOutputBias(e, te*h, local))
@@ -1061,17 +1072,17 @@ func (sh *shape) moe(c *calc) piece {
 	}
 	common := 2*e*n*h + sh.mask(n*h) + 4*n*sh.experts + ge*g*h + weighted + (kept*e+ge)*A*float64(a.IntermediateSize)
 	if sh.fp8 != nil {
-		p.fp8Weights, p.fp8GEMMs = float64(expert), 3*local
+		p.fp8Weights, p.fp8GEMMs = float64(expert), float64(len(fc1)+1)*local
 	}
 	p.bwdExtra = 2*e*A*float64(a.IntermediateSize) + e*g*h
 	p.inferExtra = e*n*h + 2*e*g*h + 3*e*A*float64(a.IntermediateSize)
 	if fs := sh.fs; fs > 0 {
-		sg, su := sh.linear("shared gate", T, h, fs), sh.linear("shared up", T, h, fs)
-		if sh.fusedAct {
-			sg, su = oneFC1(sg, su) // SharedExpertMLP is Megatron-Core's MLP
+		shared := []op{sh.linear("shared gate", T, h, fs), sh.linear("shared up", T, h, fs)}
+		if sh.fusedFC1 || sh.fusedAct {
+			shared = []op{sh.oneFC1("shared fc1", T, h, fs)} // SharedExpertMLP is Megatron-Core's MLP
 		}
-		shared := []op{sg, su,
-			mem("shared silu", 2*e*T*fs, 1), mem("shared gate x up", 3*e*T*fs, 1), sh.linear("shared down", T, fs, h)}
+		sharedFC1 := float64(len(shared))
+		shared = append(shared, mem("shared silu", 2*e*T*fs, 1), mem("shared gate x up", 3*e*T*fs, 1), sh.linear("shared down", T, fs, h))
 		if a.SharedExpertGate {
 			shared = append(shared, sh.linear("shared expert gate", T, h, 1))
 		}
@@ -1080,7 +1091,7 @@ func (sh *shape) moe(c *calc) piece {
 		}
 		common += 4 * e * T * fs
 		if sh.fp8 != nil {
-			p.fp8Weights, p.fp8GEMMs = p.fp8Weights+3*h*fs, p.fp8GEMMs+3
+			p.fp8Weights, p.fp8GEMMs = p.fp8Weights+3*h*fs, p.fp8GEMMs+sharedFC1+1
 		}
 		p.bwdExtra += 2 * e * T * fs
 		p.inferExtra += 3 * e * T * fs
@@ -1506,13 +1517,13 @@ func expertSharded(a *arch.Arch) int64 { return mlpSharded(a, int64(a.Intermedia
 // SwiGLU and clamped-SwiGLU activation", #3315), so its
 // clamp is no kernel of its own either.
 //
-// gate and up come as oneFC1 leaves them (one quantization of the input, one of the
-// output's gradient, on gate): the kernel's epilogue takes the gradient's.
-func fusedExpertMLP(gate, up, down op) (op, op, op, []op, float64) {
-	gate.bwdQuant, down.fwdQuant = 0, 0
-	gate.bwd.kernels -= gate.quantKernels
+// fc1 comes as oneFC1 makes it (one quantization of the input, one of the output's
+// gradient, 2f wide): the kernel's epilogue takes the gradient's.
+func fusedExpertMLP(fc1, down op) (op, op, []op, float64) {
+	fc1.bwdQuant, down.fwdQuant = 0, 0
+	fc1.bwd.kernels -= fc1.quantKernels
 	down.fwd.kernels -= down.quantKernels
-	return gate, up, down, nil, 2
+	return fc1, down, nil, 2
 }
 
 // groupedCast is an expert's product o (shape.linear) whose quantizations run, under
@@ -1600,31 +1611,24 @@ func (sh *shape) unpermute(n, local float64) op {
 	return op{name: "unpermute", fwd: work{0, b, 1 / local}, bwd: work{0, b, 1 / local}}
 }
 
-// oneFC1 prices a gated MLP's gate and up products as Megatron-Core runs them: one
-// column-parallel linear, linear_fc1, of twice the width ("If this is a gated linear
-// unit we double the output width", MLP in megatron/core/transformer/mlp.py; TEGroupedMLP
-// in megatron/core/transformer/moe/experts.py doubles moe_ffn_hidden_size the same way,
-// core_v0.15.0 to core_v0.19.0). Under an fp8 recipe Transformer Engine quantizes that
-// linear's input once, in both layouts, and keeps it for the weight gradient (Linear
-// and GroupedLinear save the quantized input; shape.linear), and its output's gradient
-// once, 2f wide: one quantization kernel a pass, not one for gate and one for up. The
-// bytes of the gradient's quantization are gate's and up's together (moved to gate);
-// the input's are gate's alone. The products stay two here (their FLOPs are the same).
-func oneFC1(gate, up op) (op, op) {
-	// One weight tensor (linear_fc1's), so one scale swizzle a pass (MXFP8), on gate.
-	up.fwd.kernels -= up.swizzleKernels
-	up.bwd.kernels -= up.swizzleKernels
-	up.swizzleKernels = 0
-	if up.fwdQuant > 0 {
-		up.fwdQuant = 0
-		up.fwd.kernels -= up.quantKernels
-	}
-	if up.bwdQuant > 0 {
-		gate.bwdQuant += up.bwdQuant
-		up.bwdQuant = 0
-		up.bwd.kernels -= up.quantKernels
-	}
-	return gate, up
+// oneFC1 is a gated MLP's gate and up products, each m x k by k x f, as Megatron-Core
+// runs them: one column-parallel linear, linear_fc1, of twice the width ("If this is a
+// gated linear unit we double the output width", MLP in megatron/core/transformer/mlp.py;
+// TEGroupedMLP in megatron/core/transformer/moe/experts.py doubles moe_ffn_hidden_size
+// the same way, core_v0.15.0 to core_v0.19.0; Megatron-DeepSpeed's dense_h_to_4h is
+// 2 * ffn_hidden_size wide with a GLU), its weight one tensor
+// (cluster.Framework.FusedFC1). So one product a pass, m x k by k x 2f forward and its
+// two gradients backward: one launch forward and two backward where two products take
+// two and four (Transformer Engine's GroupedLinear runs one GEMM an expert for the
+// grouped fc1, general_grouped_gemm over its m_splits), waves counted over the 2f-wide
+// output and the input gradient reducing over 2f (gemmShape.fraction), the input read
+// once. Under an fp8 recipe Transformer Engine quantizes that linear's input once, in
+// both layouts, and keeps it for the weight gradient (Linear and GroupedLinear save the
+// quantized input; shape.linear), its output's gradient once, 2f wide, and (MXFP8)
+// swizzles one weight's scales: one quantization kernel a pass, not one for gate and
+// one for up.
+func (sh *shape) oneFC1(name string, m, k, f float64) op {
+	return sh.linear(name, m, k, 2*f)
 }
 
 // gluClamp is gpt-oss's clamp of the gated activation's inputs (GptOssConfig.swiglu_limit)

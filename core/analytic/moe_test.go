@@ -611,9 +611,9 @@ func TestGptOssEagerExpertOps(t *testing.T) {
 // the grouped products (one cuBLAS call per expert) and their fp8 quantizations once
 // per expert. So halving the local experts (EP 8 to EP 16 on Qwen3 30B-A3B's 128
 // experts, 16 to 8 a device) at the same routed rows removes, in each pass, the
-// products' launches of 8 experts and nothing else: 3 each in 16 bits forward (gate
-// and up, one grouped linear priced as two products, and down) and 6 backward (each
-// product's input and weight gradients), plus two quantizations a pass with fp8 (fc1's
+// products' launches of 8 experts and nothing else: 2 each in 16 bits forward
+// (linear_fc1, gate and up as one grouped linear 2f wide: oneFC1; and down) and 4
+// backward (each product's input and weight gradients), plus two quantizations a pass with fp8 (fc1's
 // and fc2's input forward, their output gradients backward; oneFC1), each expert's on
 // its own: one launch each with blockwise scaling, four with current scaling
 // (quantKernels); delayed scaling casts every expert's rows in one launch (groupedCast),
@@ -627,11 +627,11 @@ func TestExpertLaunchesPerTensor(t *testing.T) {
 		recipe         FP8Recipe
 		wantFwd, wantB float64 // launches per local expert removed, each pass
 	}{
-		{"qwen3-30b-a3b", "", 3, 6},
-		{"qwen3-30b-a3b", Current, 3 + 2*4, 6 + 2*4},
-		{"qwen3-30b-a3b", Blockwise, 3 + 2, 6 + 2},
-		{"qwen3-30b-a3b", Delayed, 3, 6}, // one fused cast for all the experts (groupedCast)
-		{"gpt-oss-120b", "", 3 + 2, 6 + 4},
+		{"qwen3-30b-a3b", "", 2, 4},
+		{"qwen3-30b-a3b", Current, 2 + 2*4, 4 + 2*4},
+		{"qwen3-30b-a3b", Blockwise, 2 + 2, 4 + 2},
+		{"qwen3-30b-a3b", Delayed, 2, 4}, // one fused cast for all the experts (groupedCast)
+		{"gpt-oss-120b", "", 2 + 2, 4 + 4},
 	} {
 		a := bundled(t, c.model)
 		block := func(ep int) Layer {

@@ -112,6 +112,21 @@ type Framework struct {
 	// is left as eager here (Inductor's partitioner may recompute it, Ansel et al.,
 	// "PyTorch 2", ASPLOS 2024, but that is not checked against a measurement).
 	FusedActivation bool `json:"fused_activation,omitempty"`
+	// FusedFC1: a gated MLP's gate and up projections are one linear layer of twice the
+	// width, one product (and launch) a pass: Megatron-Core's linear_fc1 ("If this is a
+	// gated linear unit we double the output width", megatron/core/transformer/mlp.py at
+	// core_v0.15.0; TEGroupedMLP's grouped linear_fc1 in moe/experts.py the same, one
+	// GEMM an expert in Transformer Engine's GroupedLinear) and Megatron-DeepSpeed's
+	// dense_h_to_4h ("2 * args.ffn_hidden_size if args.glu_activation",
+	// bigscience-workshop/Megatron-DeepSpeed megatron/model/transformer.py). On for the
+	// Megatron-style modes (megatron, cuda-graphs, deepspeed); HuggingFace's gate_proj
+	// and up_proj and torchtitan's w1 and w3 (torchtitan/models/llama3/model.py at
+	// e7c0cae: self.w2(F.silu(self.w1(x)) * self.w3(x))) are two, which torch.compile
+	// leaves apart: Inductor's one pass that joins linear layers reading one input, the
+	// pre-grad batch_linear_lhs fusion (torch/_inductor/fx_passes/group_batch_fusion.py),
+	// fuses a set of candidates only when it holds min_fuse_set_size of them,
+	// MIN_FUSE_SET_SIZE = 5.
+	FusedFC1 bool `json:"fused_fc1,omitempty"`
 	// FusedCrossEntropy: the loss is one fused kernel that reads the 16-bit logits and
 	// writes their gradient in place, keeping no fp32 copy (Megatron-Core's
 	// --cross-entropy-loss-fusion with --cross-entropy-fusion-impl te, Transformer
@@ -315,7 +330,7 @@ var frameworks = map[string]Framework{
 	// defaults (overlap_grad_reduce off; Korthikanti et al. 2022, section 6.3, "we do not
 	// use any overlapping of gradient all-reduces") the all-reduce follows the backward.
 	CUDAGraphs: {Name: CUDAGraphs, HostKernelSeconds: 0, HostLayerSeconds: 10e-6, OptimizerTensorSeconds: 1e-6,
-		OptimizerTempBytesPerParam: 0, OverlapGradReduce: false, MegatronBuckets: true, FusedActivation: true, FusedCrossEntropy: true, FixedBytes: contextBytes, AllocatorReserve: allocatorReserve,
+		OptimizerTempBytesPerParam: 0, OverlapGradReduce: false, MegatronBuckets: true, FusedActivation: true, FusedFC1: true, FusedCrossEntropy: true, FixedBytes: contextBytes, AllocatorReserve: allocatorReserve,
 		Note: "CUDA graphs (Megatron-LM / TE capture, or reduce-overhead): one launch per layer, fused in-place Adam, all-reduce after the backward"},
 	// Megatron-Core with Transformer Engine, no CUDA graphs: what cuda-graphs models
 	// (the fused SwiGLU and cross-entropy, fused in-place Adam, Megatron-LM's
@@ -334,7 +349,7 @@ var frameworks = map[string]Framework{
 	// moeHostSeconds.) Gradients live in Megatron-Core's gradient buffer
 	// (MainGradBuffer).
 	Megatron: {Name: Megatron, HostKernelSeconds: eagerOpSeconds, HostLayerSeconds: eagerLayerSeconds, OptimizerTensorSeconds: 1e-6,
-		OptimizerTempBytesPerParam: 0, OverlapGradReduce: false, MegatronBuckets: true, FusedActivation: true, FusedCrossEntropy: true, MainGradBuffer: true, FixedBytes: contextBytes, AllocatorReserve: allocatorReserve,
+		OptimizerTempBytesPerParam: 0, OverlapGradReduce: false, MegatronBuckets: true, FusedActivation: true, FusedFC1: true, FusedCrossEntropy: true, MainGradBuffer: true, FixedBytes: contextBytes, AllocatorReserve: allocatorReserve,
 		Note: "Megatron-Core with Transformer Engine launched without CUDA graphs: Megatron-style fusions and fused Adam, ~15 us host time per kernel (Python module code, dispatcher, launch), all-reduce after the backward, Megatron-Core's gradient buffer (zeroed each step; the embedding's gradient added to it each microbatch)"},
 	// DeepSpeed's PipelineEngine running Megatron-DeepSpeed (bigscience-workshop/
 	// Megatron-DeepSpeed, microsoft/DeepSpeed of 2021-2022): the model code is
@@ -351,7 +366,7 @@ var frameworks = map[string]Framework{
 	// (param.grad, or DeepSpeed's BF16 optimizer's fp32 copies: training.precision
 	// deepspeed-bf16), not Megatron-Core's buffer.
 	DeepSpeed: {Name: DeepSpeed, HostKernelSeconds: eagerOpSeconds, HostLayerSeconds: eagerLayerSeconds, OptimizerTensorSeconds: 1e-6,
-		OptimizerTempBytesPerParam: 0, OverlapGradReduce: false, CrossEntropyVocabParallel: true, BlockingPipelineTransfers: true, ParamGradAccumulate: true,
+		OptimizerTempBytesPerParam: 0, OverlapGradReduce: false, FusedFC1: true, CrossEntropyVocabParallel: true, BlockingPipelineTransfers: true, ParamGradAccumulate: true,
 		FixedBytes: eagerContextBytes, AllocatorReserve: allocatorReserve,
 		Note: "Megatron-DeepSpeed on DeepSpeed's PipelineEngine: Megatron-LM's fused kernels and vocab-parallel loss, ~15 us host time per kernel, fused Adam, all-reduce after the backward, blocking pipeline sends and receives, a CUDA context of 2022 (kernels loaded eagerly: 1,573 MiB measured by BigScience)"},
 }

@@ -820,6 +820,12 @@ func (d *devicesOf) exactSplit(low float64, known []int) (bounds []int, ok bool)
 	}
 	high = d.bottleneck(best)
 	for u := low; low < high; u = low + (high-low)/2 {
+		if u >= high {
+			// low and high are adjacent floats: the midpoint rounds to high, whose test
+			// passes again with the same split, so bisection would spin to the node
+			// bound and give up on a split it holds.
+			break
+		}
 		b, rejected, ok := s.run(u)
 		switch {
 		case !ok:

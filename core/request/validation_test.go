@@ -305,6 +305,15 @@ func TestValidationSummary(t *testing.T) {
 	// priced on the same rings: NeMo's and Megatron-Bridge's performance scripts run
 	// with NCCL_NVLS_ENABLE=0 ("Disable NVLink SHARP to save memory", PERF_ENV_VARS), and
 	// the A100 has no NVLink SHARP. The bounds stay.
+	// Megatron-Core's (and Megatron-DeepSpeed's) gated MLP priced as the one 2f-wide
+	// linear_fc1 it runs (analytic's oneFC1, cluster.Framework.FusedFC1: one product and
+	// launch a pass where gate and up had been two), measured on main at 82e263a, moved
+	// all runs from 6.0%, +3.9% to 6.0%, +4.1% (263, 8 beyond 25%), the held runs from
+	// 5.8%, +3.7% to 5.8%, +3.9% (255), and with the Bridge MoE and CP cases from 6.9%,
+	// +4.3% (388, 40 beyond) to 7.3%, +5.3% (44): the x86 megatron MoE rows, whose
+	// launches the plan now undercounts by 31.5% (TestBridgeKernelsPerStep); the dense
+	// Megatron-style sources +0.1 to +0.6 points (MLPerf's Llama 3.1 rows +0.2 to +0.5).
+	// The bounds stay.
 	if ha > 0.10 || math.Abs(hs) > 0.05 {
 		t.Errorf("without the known gaps, over %d runs: median |error| %.1f%%, signed median %+.1f%%: beyond 10%% and 5%%", len(held), 100*ha, 100*hs)
 	}
