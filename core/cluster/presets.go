@@ -212,9 +212,10 @@ const (
 //     efficiencies are the MI300X's times the two parts' MAF ratio, 843/708 in bf16
 //     (0.54) and 1,519/1,273 in fp8 (0.48).
 //   - CDNA 4 (MI355X): products measured with rocBLAS through PyTorch 2.9.1 on ROCm
-//     7.2 (torch.matmul, and torch._scaled_mm with per-tensor scales; a public FlyDSL
-//     operation-benchmark report on an MI355X at 1,400 W, 256 CUs): 1,411 TFLOP/s
-//     bf16 and 3,123 fp8 (median of 100) on 8192 x 8192 x 8192, 0.56 of the 2.5
+//     7.2 (torch.matmul, and torch._scaled_mm with per-tensor scales) on an MI355X at
+//     1,400 W with 256 CUs (amdpilot-org/FlyDSL, reports/j-a316d12f686f/REPORT.md at
+//     f75881d): 1,411 TFLOP/s bf16 and 3,123 fp8 (medians of 100) on 8192 x 8192 x
+//     8192 (a later revision's three-run means, 1,417 and 3,089, agree), 0.56 of the 2.5
 //     PFLOP/s bf16 peak and 0.62 of the 5 PFLOP/s fp8 peak (mi355xMatmulEfficiency,
 //     mi355xFP8Efficiency). fp8 is 2.2 times bf16 there, above the datasheets' 2:1.
 //     MXFP8 products are taken at the fp8 figure: the datasheet gives them the fp8

@@ -272,7 +272,7 @@ func TestOPANCCLReproducesBigScienceAllReduce(t *testing.T) {
 // Part 2": hipblaslt-bench, hipBLASLt db8e93b4fd6, ROCm 6.3) for CDNA 3, whose fp8/bf16
 // ratio sets the MI300X's fp8 fraction from its bf16 0.45 and whose MI325X/MI300X ratio
 // sets the MI325X's; rocBLAS products at 8192 x 8192 x 8192 on an MI355X (PyTorch
-// 2.9.1, ROCm 7.2) for CDNA 4. Each preset figure is its closed form rounded to two
+// 2.9.1, ROCm 7.2; amdpilot-org/FlyDSL's reports/j-a316d12f686f/REPORT.md) for CDNA 4. Each preset figure is its closed form rounded to two
 // places.
 func TestAMDGEMMEfficiencies(t *testing.T) {
 	const (
