@@ -33,5 +33,5 @@ func Example() {
 	// Output:
 	// id: 64 hex digits; the same again: true
 	// stored under it: true true true
-	// invalid request: cluster.device: unknown device "a100"; known devices: a100-40gb, a100-80gb, b200, b300, bow, gaudi3, gb200, gb300, gc200, h100-96gb-500w, h100-sxm, h200, mi300x, mi355x, tpu-v4, tpu-v5e, tpu-v5p, tpu-v6e, trainium2
+	// invalid request: cluster.device: unknown device "a100"; known devices: a100-40gb, a100-80gb, b200, b300, bow, gaudi3, gb200, gb300, gc200, h100-96gb-500w, h100-sxm, h200, mi300x, mi325x, mi355x, tpu-v4, tpu-v5e, tpu-v5p, tpu-v6e, trainium2
 }

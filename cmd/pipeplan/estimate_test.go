@@ -187,7 +187,7 @@ func TestDevices(t *testing.T) {
 	for _, d := range v.Devices {
 		names = append(names, d.Name)
 	}
-	if got, want := strings.Join(names, " "), "a100-40gb a100-80gb b200 b300 bow gaudi3 gb200 gb300 gc200 h100-96gb-500w h100-sxm h200 mi300x mi355x tpu-v4 tpu-v5e tpu-v5p tpu-v6e trainium2"; got != want {
+	if got, want := strings.Join(names, " "), "a100-40gb a100-80gb b200 b300 bow gaudi3 gb200 gb300 gc200 h100-96gb-500w h100-sxm h200 mi300x mi325x mi355x tpu-v4 tpu-v5e tpu-v5p tpu-v6e trainium2"; got != want {
 		t.Errorf("devices %s, want %s", got, want)
 	}
 	if len(v.Links) < 9 {

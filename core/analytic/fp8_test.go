@@ -126,7 +126,9 @@ func TestFP8RecipeRate(t *testing.T) {
 		{"h100-sxm", Current, 1979e12 * 0.63},
 		{"h100-sxm", Blockwise, 1979e12 * 0.63 * 0.83},
 		{"b200", MXFP8, 4.5e15 * 0.52 * 0.94},
-		{"mi300x", Delayed, 2614.9e12 * 0.27},
+		{"mi300x", Delayed, 2614.9e12 * 0.40},
+		{"mi355x", Delayed, 5e15 * 0.62},
+		{"mi355x", MXFP8, 5e15 * 0.62 * 0.94},
 	} {
 		tg, _ := PresetTarget(tt.device)
 		if got := newRoofline(tg, FP8, tt.recipe).fp8FLOPSPerSecond; math.Abs(got/tt.want-1) > 1e-12 {

@@ -197,10 +197,29 @@ const (
 //     Llama-3.3-70B's shapes (vllm-project/vllm pull 20071, SM100), rising with the rows;
 //     training's GEMMs (8,192 rows and more) are taken at 1.6 times too: 0.52 of the fp8
 //     peak against bf16's 0.65.
-//   - MI300X: fp8 te.Linear about at parity with bf16 on the GEMMs of
-//     ROCm/TransformerEngine issue 73 and GPT-2 XL's fp8 training 20% slower than bf16
-//     (issue 72, late 2024 software): fp8 taken at 1.2 times bf16's 0.45, 0.27 of the
-//     fp8 peak.
+//   - CDNA 3 (MI300X, MI325X): the products alone, as on Hopper. AMD's published
+//     Max-Achievable FLOPs (ROCm blogs, "Measuring Max-Achievable FLOPs - Part 2",
+//     hipBLASLt commit db8e93b4fd6, ROCm 6.3, February 2025; hipblaslt-bench on
+//     M=4096, N=4864 (fp8: 3648), K=32896) are 708 TFLOP/s bf16 and 1,273 fp8 on
+//     the MI300X, 843 and 1,519 on the MI325X: fp8 1.80 times bf16 on both. The
+//     MI300X's bf16 stays at 0.45 (the MAF, 0.54 of the peak, is the best shape's
+//     ceiling, not a training product's rate), so fp8 is 1.80 times 0.45 over the
+//     2:1 peak, 0.40 of the fp8 peak (mi300xFP8Efficiency). The earlier 0.27 came
+//     from late-2024 te.Linear timings that include the quantization, which package
+//     analytic prices as kernels of its own (ROCm/TransformerEngine issues 72 and
+//     73: fp8 te.Linear about at parity with bf16). The MI325X is the same silicon
+//     at a higher sustained clock (1,447 against 1,207 MHz in bf16's MAF): its
+//     efficiencies are the MI300X's times the two parts' MAF ratio, 843/708 in bf16
+//     (0.54) and 1,519/1,273 in fp8 (0.48).
+//   - CDNA 4 (MI355X): products measured with rocBLAS through PyTorch 2.9.1 on ROCm
+//     7.2 (torch.matmul, and torch._scaled_mm with per-tensor scales) on an MI355X at
+//     1,400 W with 256 CUs (amdpilot-org/FlyDSL, reports/j-a316d12f686f/REPORT.md at
+//     f75881d): 1,411 TFLOP/s bf16 and 3,123 fp8 (medians of 100) on 8192 x 8192 x
+//     8192 (a later revision's three-run means, 1,417 and 3,089, agree), 0.56 of the 2.5
+//     PFLOP/s bf16 peak and 0.62 of the 5 PFLOP/s fp8 peak (mi355xMatmulEfficiency,
+//     mi355xFP8Efficiency). fp8 is 2.2 times bf16 there, above the datasheets' 2:1.
+//     MXFP8 products are taken at the fp8 figure: the datasheet gives them the fp8
+//     rate and no MXFP8 GEMM measurement was found.
 //
 // Streaming multiprocessors of NVIDIA's data-centre GPUs (Perf.Multiprocessors): 108 on
 // the A100 (NVIDIA A100 Tensor Core GPU Architecture whitepaper), 132 on the H100 SXM5
@@ -218,7 +237,20 @@ const (
 const (
 	hopperFP8Efficiency    = 0.63
 	blackwellFP8Efficiency = 0.52
-	mi300xFP8Efficiency    = 0.27
+	mi300xFP8Efficiency    = 0.40
+	mi325xFP8Efficiency    = 0.48
+	mi355xFP8Efficiency    = 0.62
+)
+
+// Fractions of the 16-bit peak that large bf16 products reach on AMD Instinct parts
+// (Perf.MatmulEfficiency; their presets have no shape model): the MI300X's 0.45 from
+// GEMM benchmarks well under half its peak (below AMD's 708 TFLOP/s MAF, 0.54, the
+// best shape's ceiling), the MI325X's that times the MAF ratio 843/708, the MI355X's
+// measured at 8192 x 8192 x 8192 (see the fp8 fractions above).
+const (
+	mi300xMatmulEfficiency = 0.45
+	mi325xMatmulEfficiency = 0.54
+	mi355xMatmulEfficiency = 0.56
 )
 
 // Memory sizes: vendors' "GB" for HBM are binary (an 80 GB A100 shows 81920 MiB in
@@ -345,26 +377,40 @@ var devicePresets = map[string]DevicePreset{
 	// mi300xFP8Efficiency.
 	"mi300x": {
 		Device:         Device{Name: "mi300x", MemoryBytes: 192 * gib, UsableFraction: gpuUsable, FLOPSPerSecond: 1307.4e12},
-		Perf:           Perf{FP32FLOPSPerSecond: 163.4e12, FP8FLOPSPerSecond: 2614.9e12, MemoryBytesPerSecond: 5.3e12, MatmulEfficiency: 0.45, FP8MatmulEfficiency: mi300xFP8Efficiency, MemoryEfficiency: 0.7, KernelSeconds: 6e-6},
+		Perf:           Perf{FP32FLOPSPerSecond: 163.4e12, FP8FLOPSPerSecond: 2614.9e12, MemoryBytesPerSecond: 5.3e12, MatmulEfficiency: mi300xMatmulEfficiency, FP8MatmulEfficiency: mi300xFP8Efficiency, MemoryEfficiency: 0.7, KernelSeconds: 6e-6},
 		Link:           "xgmi",
 		Network:        "roce-400g",
 		ScaleUpDevices: 8,
 		GPU:            true,
-		Note:           "AMD MI300X datasheet: 1,307 TFLOP/s bf16 dense, 2,615 fp8 dense, 163 TFLOP/s fp32, 192 GB at 5.3 TB/s HBM3; Infinity Fabric 896 GB/s aggregate, 8 per platform",
+		Note:           "AMD MI300X datasheet: 1,307 TFLOP/s bf16 dense, 2,615 fp8 dense, 163 TFLOP/s fp32, 192 GB at 5.3 TB/s HBM3; Infinity Fabric 896 GB/s aggregate, 8 per platform; fp8 products 1.80 times bf16 (AMD's Max-Achievable FLOPs, hipBLASLt, ROCm 6.3)",
+	},
+	// AMD Instinct MI325X (AMD datasheet, CDNA 3): the MI300X's compute (1,307.4 TFLOP/s
+	// dense bf16, 2,614.9 dense fp8, 163.4 TFLOP/s fp32 matrix, 304 CUs) at 1,000 W with
+	// 256 GB HBM3E at 6 TB/s; a drop-in for the MI300X platform (7 Infinity Fabric links,
+	// 8 GPUs). Efficiencies: mi325xMatmulEfficiency, mi325xFP8Efficiency.
+	"mi325x": {
+		Device:         Device{Name: "mi325x", MemoryBytes: 256 * gib, UsableFraction: gpuUsable, FLOPSPerSecond: 1307.4e12},
+		Perf:           Perf{FP32FLOPSPerSecond: 163.4e12, FP8FLOPSPerSecond: 2614.9e12, MemoryBytesPerSecond: 6e12, MatmulEfficiency: mi325xMatmulEfficiency, FP8MatmulEfficiency: mi325xFP8Efficiency, MemoryEfficiency: 0.7, KernelSeconds: 6e-6},
+		Link:           "xgmi",
+		Network:        "roce-400g",
+		ScaleUpDevices: 8,
+		GPU:            true,
+		Note:           "AMD MI325X datasheet: 1,307 TFLOP/s bf16 dense, 2,615 fp8 dense, 163 TFLOP/s fp32, 256 GB at 6 TB/s HBM3E; Infinity Fabric as the MI300X's, 8 per platform; GEMMs at the MI300X's fractions times AMD's Max-Achievable FLOPs ratio (843/708 bf16, 1,519/1,273 fp8)",
 	},
 	// AMD Instinct MI355X (AMD datasheet, CDNA 4): 2.5 PFLOP/s dense fp16/bf16, 5.0 dense
 	// fp8 and MXFP8 (OCP MX formats in the matrix cores), 157.3 TFLOP/s fp32 matrix, 288
 	// GB HBM3E at 8 TB/s; 7 Infinity Fabric links of 153.6 GB/s (1,075 GB/s aggregate), 8
 	// GPUs per platform; a 400 Gb/s NIC (AMD Pensando Pollara 400) per GPU. GEMM
-	// efficiencies as the MI300X's: no public training GEMM benchmark found.
+	// efficiencies from rocBLAS products measured on ROCm 7.2: mi355xMatmulEfficiency,
+	// mi355xFP8Efficiency.
 	"mi355x": {
 		Device:         Device{Name: "mi355x", MemoryBytes: 288 * gib, UsableFraction: gpuUsable, FLOPSPerSecond: 2.5e15},
-		Perf:           Perf{FP32FLOPSPerSecond: 157.3e12, FP8FLOPSPerSecond: 5e15, MemoryBytesPerSecond: 8e12, MatmulEfficiency: 0.45, FP8MatmulEfficiency: mi300xFP8Efficiency, MXFP8: true, MemoryEfficiency: 0.7, KernelSeconds: 6e-6},
+		Perf:           Perf{FP32FLOPSPerSecond: 157.3e12, FP8FLOPSPerSecond: 5e15, MemoryBytesPerSecond: 8e12, MatmulEfficiency: mi355xMatmulEfficiency, FP8MatmulEfficiency: mi355xFP8Efficiency, MXFP8: true, MemoryEfficiency: 0.7, KernelSeconds: 6e-6},
 		Link:           "xgmi4",
 		Network:        "roce-400g",
 		ScaleUpDevices: 8,
 		GPU:            true,
-		Note:           "AMD MI355X datasheet: 2.5 PFLOP/s bf16 dense, 5 fp8/MXFP8 dense, 157 TFLOP/s fp32, 288 GB at 8 TB/s HBM3E; Infinity Fabric 7 x 153.6 GB/s, 8 per platform; 400 Gb/s NIC per GPU",
+		Note:           "AMD MI355X datasheet: 2.5 PFLOP/s bf16 dense, 5 fp8/MXFP8 dense, 157 TFLOP/s fp32, 288 GB at 8 TB/s HBM3E; Infinity Fabric 7 x 153.6 GB/s, 8 per platform; 400 Gb/s NIC per GPU; GEMMs at 0.56 of the bf16 peak, 0.62 of the fp8 (rocBLAS, 8192 x 8192 x 8192, ROCm 7.2)",
 	},
 	// Intel Gaudi 3 (HL-325L OAM; Intel Gaudi 3 AI accelerator white paper): 1,835
 	// TFLOP/s bf16 and the same in fp8 from its matrix engines (fp8 brings no rate gain,

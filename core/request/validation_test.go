@@ -314,6 +314,14 @@ func TestValidationSummary(t *testing.T) {
 	// launches the plan now undercounts by 31.5% (TestBridgeKernelsPerStep); the dense
 	// Megatron-style sources +0.1 to +0.6 points (MLPerf's Llama 3.1 rows +0.2 to +0.5).
 	// The bounds stay.
+	// The AMD Instinct presets' GEMM fractions from published figures (core/cluster's
+	// TestAMDGEMMEfficiencies: the MI355X's rocBLAS products on ROCm 7.2, 0.56 bf16 and
+	// 0.62 fp8; the MI300X's fp8 at its MAF ratio to bf16, 0.40; a new mi325x preset):
+	// the two MI355X MLPerf runs from -44% and -41% to -15% and -10%, their gap
+	// removed; measured on main at 82e263a: all runs 6.0%, +3.9% (263, beyond 25% from
+	// 8 to 6), the held runs from 5.8%, +3.7% (255) to 5.9%, +3.6% (257), with the
+	// Bridge MoE and CP cases unchanged (6.9%, +4.3%, 388; 40 to 38 beyond). The
+	// bounds stay.
 	if ha > 0.10 || math.Abs(hs) > 0.05 {
 		t.Errorf("without the known gaps, over %d runs: median |error| %.1f%%, signed median %+.1f%%: beyond 10%% and 5%%", len(held), 100*ha, 100*hs)
 	}

@@ -222,6 +222,7 @@ func DevicePresets() []DevicePreset {
 		{"h100-sxm", "nvlink4", "ib-ndr"},
 		{"h200", "nvlink4", "ib-ndr"},
 		{"mi300x", "xgmi", "roce-400g"},
+		{"mi325x", "xgmi", "roce-400g"},
 		{"mi355x", "xgmi4", "roce-400g"},
 		{"tpu-v4", "tpu-ici", ""},
 		{"tpu-v5e", "tpu-ici", ""},
