@@ -627,7 +627,10 @@ func (sh *shape) attention(local bool) piece {
 // 128 elements) when the dtype is fp8, the combine e bytes (DispatchDeepEPFP8).
 //
 // hybridep: routed as deepep, both directions in e bytes (HybridEP dispatches no fp8:
-// DispatchHybridEP).
+// DispatchHybridEP), and in each pass one of the two transfers carries beside every
+// token copy its row of routing probabilities over the node's experts
+// (hybridEPProbRowBytes): the forward's dispatch and the backward's combine of their
+// gradients.
 func (sh *shape) dispatchSeconds(t Target, n float64) float64 {
 	a, h, k, e := sh.a, sh.h, sh.k, sh.e
 	members := sh.o.ExpertParallel
@@ -668,7 +671,30 @@ func (sh *shape) dispatchSeconds(t Target, n float64) float64 {
 	if sh.o.DType == FP8 && sh.o.Dispatcher == DispatchDeepEPFP8 {
 		dispatch = h + 4*math.Ceil(h/128)
 	}
+	if sh.o.Dispatcher == DispatchHybridEP {
+		dispatch += sh.hybridEPProbRowBytes(P)
+	}
 	return pass(dispatch) + pass(e*h)
+}
+
+// hybridEPProbRowBytes is what HybridEP's probabilities add to each token copy it
+// moves in the forward dispatch and in the backward combine, with P expert-parallel
+// ranks a node: a row of fp32 probabilities over every expert of the node, E/EP * P
+// floats, not the token's k. HybridEP stages and writes that row with each token
+// (deepseek-ai/DeepEP's hybrid-ep code, csrc/hybrid_ep/backend/hybrid_ep_backend.cuh:
+// the dispatch kernel's intra_node_prob_buffer[NUM_OF_STAGES][NUM_OF_EXPERTS_PER_RANK *
+// NUM_OF_RANKS_PER_NODE], "only used in FW dispatch"; hybrid_ep.cu at commit 017a5202
+// sizes every rank's received-probability buffer expert_output_prob at
+// max_num_of_tokens_for_experts x num_of_experts_per_rank * num_of_ranks_per_node
+// floats, the combine's expert_input_prob alike, and the inter-node staging
+// rdma_inter_node_group_prob by the same row). Megatron-Core hands it the probabilities
+// in the forward (fused_a2a.py, HybridEPDispatch.forward's dispatch_with_permute with
+// probs) and their gradient comes back through combine_with_unpermute with probs in
+// the backward (HybridEPDispatch.backward); the forward's combine and the backward's
+// dispatch carry none. The all-to-all dispatcher sends one fp32 a routed copy instead
+// (alltoallMetadataSeconds); DeepEP its k top-k weights, not counted.
+func (sh *shape) hybridEPProbRowBytes(P float64) float64 {
+	return 4 * sh.experts / sh.ep * P
 }
 
 // alltoallMetadataSeconds is what Megatron-Core's all-to-all dispatcher communicates

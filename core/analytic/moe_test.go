@@ -412,8 +412,10 @@ func TestDeepEPDispatch(t *testing.T) {
 // TestHybridEPDispatch: HybridEP routes as DeepEP (TestDeepEPDispatch's closed form) and
 // moves 16 bits both ways whatever the dtype (Megatron-Core's HybridEP path refuses fp8
 // dispatch), as Megatron-Core's DeepEP does: its communication is deepep's in any
-// dtype (plus its routing map's all-gather, routingMapGatherSeconds), and deepep-fp8's
-// with the dispatch at 2h bytes a token instead of h + 4h/128.
+// dtype (plus its routing map's all-gather, routingMapGatherSeconds, and in each pass
+// one transfer whose token copies carry a row of 4*E/EP*P probability bytes,
+// hybridEPProbRowBytes), and deepep-fp8's with the dispatch at 2h bytes a token
+// instead of h + 4h/128.
 func TestHybridEPDispatch(t *testing.T) {
 	a := bundled(t, "deepseek-v3")
 	const T, h, k = 4096.0, 7168.0, 8.0
@@ -422,11 +424,28 @@ func TestHybridEPDispatch(t *testing.T) {
 	for _, tt := range []struct {
 		ep, perNode int
 		dtype       DType
+		P, N, L     float64 // ranks a node, nodes, nodes a token may reach
 	}{
-		{64, 8, FP8}, {64, 8, BF16}, {8, 8, FP8}, {32, 72, FP8},
+		{64, 8, FP8, 8, 8, 4}, {64, 8, BF16, 8, 8, 4}, {8, 8, FP8, 8, 1, 1}, {32, 72, FP8, 32, 1, 1},
 	} {
 		tg := target(t, "h100-sxm")
 		tg.ExpertLink, tg.ExpertInterLink, tg.ExpertPerNode = nv, ib, tt.perNode
+		remote := tt.L * (1 - math.Pow(1-1/tt.L, k)) * (tt.N - 1) / tt.N
+		local := k * (tt.P - 1) / tt.P
+		pass := func(bytes float64) float64 {
+			var ti, te float64
+			if tt.P > 1 {
+				ti = (tt.P-1)*3e-6 + bytes*T*local/150e9
+			}
+			if tt.N > 1 {
+				te = (float64(tt.ep)-tt.P)*5e-6 + bytes*T*remote/50e9
+			}
+			return max(ti, te)
+		}
+		// The probabilities' row: 4 bytes for each of the node's E/EP*P experts, with the
+		// forward's dispatch and the backward's combine.
+		row := 4 * float64(a.NumExperts) / float64(tt.ep) * tt.P
+		probs := 2 * (pass(2*h+row) - pass(2*h))
 		comm := func(d Dispatcher, dt DType) float64 {
 			r, err := Estimate(a, tg, Options{Batch: 1, Seq: int(T), DType: dt, DataParallel: tt.ep, ExpertParallel: tt.ep, Dispatcher: d})
 			if err != nil {
@@ -445,8 +464,8 @@ func TestHybridEPDispatch(t *testing.T) {
 			l = ib
 		}
 		gather := (m-1)/m*T*m*float64(a.NumExperts)/l.BytesPerSecond + (m-1)*l.LatencySeconds
-		if got := comm(DispatchHybridEP, tt.dtype); math.Abs(got-want-gather) > 1e-12 {
-			t.Errorf("%+v: HybridEP %v s, want DeepEP's 16-bit %v s and the routing map's gather %v s", tt, got, want, gather)
+		if got := comm(DispatchHybridEP, tt.dtype); math.Abs(got-want-gather-probs) > 1e-12 || !(probs > 0) {
+			t.Errorf("%+v: HybridEP %v s, want DeepEP's 16-bit %v s, the routing map's gather %v s and the probabilities' rows %v s", tt, got, want, gather, probs)
 		}
 		if got := comm(DispatchDeepEP, tt.dtype); math.Abs(got-want) > 1e-12 {
 			t.Errorf("%+v: Megatron-Core's DeepEP %v s, want its 16-bit %v s", tt, got, want)
