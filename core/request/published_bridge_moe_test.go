@@ -823,7 +823,8 @@ func TestBridgeMoEPublishedRuns(t *testing.T) {
 	// unamortized" at gpt-oss's small expert width and top-4, and moved the GB200 and
 	// (#3614; #3387 had measured the B200 BF16 row 5% slower under it) recipes back to
 	// alltoall. That overhead is not priced: an 8-point optimism on those rows that no
-	// source sizes per call.
+	// source sizes per call (TestHybridEPAgainstAllToAll holds the pairs and what was
+	// ruled out).
 	//
 	// Ruled out for gpt-oss's remaining gap (+20% to +57% BF16), each against a source:
 	// (1) its products: OpenXLA's measured B200 16-bit products (default_matmul_perf_
@@ -967,8 +968,21 @@ func TestBridgeMoEPublishedRuns(t *testing.T) {
 	// +34 points): the launches the plan had charged there were not gate's and up's, and
 	// TestBridgeKernelsPerStep now counts 31.5% fewer launches than Nsight Systems did.
 	// Optimism found, not a target met: the bounds record it.
-	if abs > 0.155 || signed > 0.13 {
-		t.Errorf("median |error| %.1f%%, signed median %+.1f%%: want at most 15.5%% and +13%% (was 14.9%%, +12.3%%)", 100*abs, 100*signed)
+	//
+	// HybridEP's probabilities: its forward dispatch and backward combine move, with
+	// every token copy, a row of fp32 probabilities over all the node's experts
+	// (analytic's hybridEPProbRowBytes, DeepEP's hybrid-ep kernels): 512 bytes beside
+	// gpt-oss's 5,760 a token, 1,024 beside DeepSeek-V3's 14,336 at EP32 on NVL72, 512
+	// beside Qwen3 30B-A3B's 4,096 at EP8. The HybridEP rows move 0.3 to 1.5 points
+	// slower; measured on main at c24121c, all runs 14.9%, +12.3%, 36 beyond 25% to
+	// 14.8%, +11.1%, 35; through 26.04.01 15.4%, +15.4%, 30 to 14.8%, +14.8%, 29. By
+	// model: Qwen3 30B-A3B +10.5% to +9.0%, DeepSeek-V3 +5.9% to +5.4%, Qwen3 235B-A22B
+	// +1.0% to +0.4%, gpt-oss unmoved (its median row runs alltoall); by device gb300
+	// +4.1% to +3.7%, gb200 +12.2% to +11.7%, b300 +15.1% to +14.8%, h100-sxm +25.3% to
+	// +24.7%, b200 unmoved. What HybridEP pays beyond that on gpt-oss (#3561, #3387) is
+	// TestHybridEPAgainstAllToAll's known gap.
+	if abs > 0.153 || signed > 0.118 {
+		t.Errorf("median |error| %.1f%%, signed median %+.1f%%: want at most 15.3%% and +11.8%% (was 14.8%%, +11.1%%; 14.9%%, +12.3%% before HybridEP's probability rows)", 100*abs, 100*signed)
 	}
 	var older []bridgeMoERun
 	for _, c := range bridgeMoERuns {
@@ -978,8 +992,8 @@ func TestBridgeMoEPublishedRuns(t *testing.T) {
 	}
 	t.Run("through NeMo 26.04.01", func(t *testing.T) {
 		signed, abs := planBridgeRuns(t, "Megatron-Bridge MoE runs through NeMo 26.04.01", older)
-		if abs > 0.16 || signed > 0.16 {
-			t.Errorf("median |error| %.1f%%, signed median %+.1f%%: want at most 16%% and +16%% (was 15.4%%, +15.4%%; 10.8%%, +10.5%% before linear_fc1 was one product)", 100*abs, 100*signed)
+		if abs > 0.153 || signed > 0.153 {
+			t.Errorf("median |error| %.1f%%, signed median %+.1f%%: want at most 15.3%% and +15.3%% (was 14.8%%, +14.8%%; 15.4%%, +15.4%% before HybridEP's probability rows; 10.8%%, +10.5%% before linear_fc1 was one product)", 100*abs, 100*signed)
 		}
 	})
 }
