@@ -173,6 +173,7 @@ func (p *prepared) architecture(es *model.Errors) {
 	p.est, p.target = est, t
 	p.model = m
 	p.pipelineBuffers(fw)
+	p.delayedAmaxReductions(fw, o)
 	p.fullState()
 	p.model.MicrobatchSize = o.Batch
 	p.model.TokensPerSample = o.Seq

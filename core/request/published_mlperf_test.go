@@ -83,6 +83,16 @@ type mlperfRun struct {
 	gap string
 }
 
+// amaxTPOnly reports whether the run reduces delayed scaling's amax history over the
+// tensor-parallel group alone (training.fp8_amax_tp_only): v3.1's config_common.sh sets
+// NVTE_DP_AMAX_REDUCE_INTERVAL=0 ("AMAX is reduced only in TP domain", Transformer
+// Engine 1.x; with NVTE_ASYNC_AMAX_REDUCTION=1, asynchronous, which the request cannot
+// say: its TP-group reduction of 4 ranks in a node stays priced as blocking) and
+// v4.1's custom.yaml sets tp_only_amax_red True (the v3.0 note below). v3.0 sets
+// neither (the TP x DP group); v4.0, v5.0 and v5.1 were not read for it and keep
+// Megatron-Core's default (the TP x DP x CP group).
+func (c mlperfRun) amaxTPOnly() bool { return c.round == "v3.1" || c.round == "v4.1" }
+
 // mlperfCommits are the commits of MLCommons' results repositories
 // (mlcommons/training_results_<round>) the rows were read at.
 var mlperfCommits = map[string]string{
@@ -154,7 +164,7 @@ func (c mlperfRun) request() *wire.Request {
 		Cluster: wire.ClusterSpec{Device: c.device, DevicesPerNode: perNode},
 		Parallelism: wire.Parallelism{Pipeline: c.pp, Data: dp, Tensor: c.tp, Context: c.cp, Sharding: "zero1", SequenceParallel: c.tp > 1,
 			OverlapGradReduce: dpOverlap, OverlapParamGather: dpOverlap, OverlapTensorComm: tpOverlap, TPCommOverlapConfig: c.ubConfig()},
-		Training:   wire.Training{Precision: "mixed", FP8Recipe: recipe, FP8ParamGather: c.fp8Params},
+		Training:   wire.Training{Precision: "mixed", FP8Recipe: recipe, FP8ParamGather: c.fp8Params, FP8AmaxTPOnly: c.amaxTPOnly()},
 		Schedule:   wire.Schedule{Name: sched, Microbatches: c.gbs / dp / c.mbs, MicrobatchSize: c.mbs},
 		Boundaries: c.layout(),
 	}

@@ -22,6 +22,9 @@ func (p *prepared) training(es *model.Errors) {
 	if t.FP8Recipe != "" && p.arch == nil {
 		es.Add("training.fp8_recipe", "applies to architectures (a measured profile ran in the precision it was measured in)")
 	}
+	if t.FP8AmaxTPOnly && (p.arch == nil || (t.FP8Recipe != "" && t.FP8Recipe != "delayed")) {
+		es.Add("training.fp8_amax_tp_only", "applies to architectures in fp8 with fp8_recipe delayed (the other recipes keep no amax history)")
+	}
 	if t.FP8ParamGather && p.arch == nil {
 		es.Add("training.fp8_param_gather", "applies to architectures (a measured profile states its weights' memory)")
 	}

@@ -353,6 +353,12 @@ type Training struct {
 	// Megatron-LM's --fp8-param-gather, on in Megatron-Bridge's fp8 recipes). Needs fp8 and
 	// precision mixed or mixed-fp32-grads.
 	FP8ParamGather bool `json:"fp8_param_gather,omitempty"`
+	// FP8AmaxTPOnly reduces delayed scaling's amax history over the tensor-parallel group
+	// alone (Megatron-Core's TransformerConfig.tp_only_amax_red, Megatron-LM's
+	// --tp-only-amax-red; Transformer Engine 1.x's NVTE_DP_AMAX_REDUCE_INTERVAL=0). Off
+	// (Megatron-Core's default): the tensor x data x context group, every rank of a
+	// pipeline stage. Framework megatron, fp8 with the delayed recipe.
+	FP8AmaxTPOnly bool `json:"fp8_amax_tp_only,omitempty"`
 	// TrainMetrics is the number of training metrics the training loop computes on the
 	// logits of every microbatch and synchronises across all devices every step (MosaicML
 	// Composer's Trainer with a HuggingFaceModel's training metrics: LLM Foundry's MPT

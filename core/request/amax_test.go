@@ -1,0 +1,87 @@
+package request
+
+import (
+	"math"
+	"testing"
+
+	"pipeplan/core/cluster"
+)
+
+// TestAmaxReductionGroup: Megatron-Core's amax reduction group is tensor x context x
+// data consecutive ranks (tensor alone with tp_only_amax_red), one node while it fits
+// in one, else ceil(ranks / per node) nodes.
+func TestAmaxReductionGroup(t *testing.T) {
+	for _, tt := range []struct {
+		tensor, context, data, perNode int
+		tpOnly                         bool
+		ranks, nodes                   int
+	}{
+		{4, 0, 16, 8, false, 64, 8},
+		{4, 1, 16, 8, true, 4, 1},
+		{8, 2, 4, 8, false, 64, 8},
+		{2, 1, 4, 8, false, 8, 1},
+		{1, 1, 1, 8, false, 1, 1},
+		{4, 1, 16, 0, false, 64, 1},
+		{8, 1, 3, 16, false, 24, 2},
+	} {
+		r, n := AmaxReductionGroup(tt.tensor, tt.context, tt.data, tt.perNode, tt.tpOnly)
+		if r != tt.ranks || n != tt.nodes {
+			t.Errorf("%+v: %d ranks on %d nodes, want %d on %d", tt, r, n, tt.ranks, tt.nodes)
+		}
+	}
+	if f, b := DelayedAmaxReductionsPerChunk(true); f != 1 || b != 1 {
+		t.Errorf("training: %d forward and %d backward reductions a chunk, want 1 and 1", f, b)
+	}
+	if f, b := DelayedAmaxReductionsPerChunk(false); f != 0 || b != 0 {
+		t.Errorf("inference: %d forward and %d backward reductions a chunk, want none", f, b)
+	}
+}
+
+// TestDelayedAmaxReductionsPriced: on the MLPerf v3.0 GPT-3 175B run (TP 4, PP 8, 12
+// chunks a device, DP 16, 8 devices a node), the blocks of the model together carry
+// pipeline x chunks reductions of each pass, each NCCL's small all-reduce over the
+// group: 96 x SmallAllReduceSeconds(64, 8) over the TP x DP group, 96 x
+// SmallAllReduceSeconds(4, 1) with fp8_amax_tp_only; the other layers carry none.
+func TestDelayedAmaxReductionsPriced(t *testing.T) {
+	var run mlperfRun
+	for _, c := range mlperfRuns {
+		if c.round == "v3.0" && c.gpus == 512 {
+			run = c
+		}
+	}
+	if run.gpus == 0 {
+		t.Fatal("no v3.0 512-GPU row")
+	}
+	sums := func(tpOnly bool) (fwd, bwd, other float64) {
+		r := run.request()
+		r.Training.FP8AmaxTPOnly = tpOnly
+		p, err := prepare(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, l := range p.model.Layers {
+			if pipelineBoundaryKind(p.est.Layers[i].Kind) {
+				fwd += l.ForwardSeconds
+				bwd += l.BackwardSeconds
+			} else {
+				other += l.ForwardSeconds + l.BackwardSeconds
+			}
+		}
+		return fwd, bwd, other
+	}
+	f0, b0, o0 := sums(true)
+	f1, b1, o1 := sums(false)
+	chunks := float64(run.pp * run.vp)
+	want := chunks * (cluster.SmallAllReduceSeconds(64, 8) - cluster.SmallAllReduceSeconds(4, 1))
+	if want <= 0 {
+		t.Fatalf("the 64-rank group's reduction is not dearer than the 4-rank one's: %v", want)
+	}
+	for _, tt := range []struct {
+		pass      string
+		got, want float64
+	}{{"forward", f1 - f0, want}, {"backward", b1 - b0, want}, {"other layers", o1 - o0, 0}} {
+		if math.Abs(tt.got-tt.want) > 1e-9 {
+			t.Errorf("%s: the blocks' seconds grow %v, want %v", tt.pass, tt.got, tt.want)
+		}
+	}
+}
