@@ -256,10 +256,11 @@ func (c mlperfRun) layout() []int {
 //     no CUDA graphs, the optimizer as later rounds (megatron_gpt_config.yaml:
 //     distributed_fused_adam, overlap_grad_sync, overlap_param_sync, grad_sync_dtype
 //     bf16). The 64-node runs' configuration is 64x8x128 (DGXNNODES from the
-//     environment, 64 by default). Found, not priced: v3.0 reduces the fp8 amaxes
-//     over the whole data- and tensor-parallel group, blocking, once a forward and
-//     once a backward of each model chunk and micro-batch, where v3.1 and v4.1 reduce
-//     them inside the tensor-parallel group only, asynchronously. v3.0's config_fp8.sh
+//     environment, 64 by default). Priced (request's delayedAmaxReductions): v3.0 reduces
+//     the fp8 amaxes over the whole data- and tensor-parallel group, blocking, once a
+//     forward and once a backward of each model chunk and micro-batch, where v3.1 and
+//     v4.1 reduce them inside the tensor-parallel group only (training.fp8_amax_tp_only,
+//     mlperfRun.amaxTPOnly), v3.1 asynchronously. v3.0's config_fp8.sh
 //     sets FP8_REDUCE_AMAX=True and its config_common.sh neither
 //     NVTE_DP_AMAX_REDUCE_INTERVAL nor NVTE_ASYNC_AMAX_REDUCTION (Transformer Engine
 //     release_v0.8 in its Dockerfile), and NeMo 23.04's fp8_group is Apex's
@@ -273,19 +274,15 @@ func (c mlperfRun) layout() []int {
 //     function at TE 1.x) and NVTE_ASYNC_AMAX_REDUCTION=1; v4.1's custom.yaml sets
 //     tp_only_amax_red True. At DP 16 and 24, 128 micro-batches of 12 chunks, that is
 //     3,072 blocking reductions a step across 8 and 12 nodes, about 0.33 ms each for
-//     the 1.0 s by which v3.0's logged step exceeds v3.1's (512 and 768 GPUs); the
-//     rows' error grows with the group (+16.0% at DP 16 to +20.3% at DP 112: 576
-//     reductions across 56 nodes). Priced at cluster.SmallAllReduceSeconds (NCCL's
-//     LL tree: 45 µs for 64 or 96 ranks, 55 µs for 192, 65 µs for 448) they would add
-//     0.14, 0.14, 0.085 and 0.038 s: +16.0..+20.3% to about +14.5..+18.3%, so the
-//     latency explains a seventh of the 1.0 s; the rest (a barrier per chunk exposing
-//     the stage's stragglers, TE 0.8's per-module scale updates) has no source to
-//     price it. The request has no field for the amax reduction group (the planner
-//     prices delayed scaling's reduction as free, analytic's amaxReductions), so the
-//     rows stay as planned; Megatron-Core's TransformerConfig.tp_only_amax_red
-//     defaults False (the TP x DP (x CP) group, reduce_and_update_fp8_tensors'
-//     all_reduce async_op=False in TE 2.x), so other delayed-scaling rows that leave it
-//     may reduce the same way (not audited here). Also different in v3.1, and
+//     the 1.0 s by which v3.0's logged step exceeds v3.1's (512 and 768 GPUs). Priced
+//     at cluster.SmallAllReduceSeconds (NCCL's LL tree) they add 0.14 s to the 512- and
+//     768-GPU steps (10.41 -> 10.55 s) and 0.037 s at 3,584: +16.0..+20.3% ->
+//     +14.5..+18.3%, while the TP-only rows (v3.1, v4.1) grow 0.002-0.032 s with their
+//     in-node 4-rank group (v3.1's asynchronous reduction priced as blocking: the
+//     request cannot say asynchronous; +6.6% -> +6.3% median). The latency explains a
+//     seventh of the 1.0 s; the rest (a barrier per chunk exposing the stage's
+//     stragglers, TE 0.8's per-module scale updates) has no source to price it. Also
+//     different in v3.1, and
 //     not expressible by a named userbuffers config: NVTE_UB_ATOMIC_GEMM_RS=1 and
 //     NVTE_RS_STRIDED_ATOMIC=1 (the pipelined reduce-scatters as atomic GEMMs),
 //     NVTE_*_LAYERNORM_SM_MARGIN 8 (v3.0: 4), NCCL_P2P_NET_CHUNKSIZE 2 MiB and the
