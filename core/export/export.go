@@ -178,6 +178,9 @@ type Input struct {
 	// (precision.go).
 	DType, Precision, FP8Recipe string
 	FP8ParamGather              bool
+	// FP8AmaxTPOnly is training.fp8_amax_tp_only: delayed scaling's amax history
+	// reduced over the tensor-parallel group only (Megatron-LM's --tp-only-amax-red).
+	FP8AmaxTPOnly bool
 	// FP8Attention is model.architecture.fp8_attention: the attention core priced in
 	// fp8 (Transformer Engine's fp8_dpa, Megatron-LM's --fp8-dot-product-attention).
 	FP8Attention bool

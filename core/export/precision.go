@@ -102,6 +102,11 @@ func megatronPrecision(in *Input) (args []string, why string) {
 		if in.FP8Recipe == "delayed" {
 			args = append(args, "--fp8-amax-history-len 1024  # as priced (Transformer Engine's DelayedScaling; Megatron-LM's default is 1)",
 				"--fp8-amax-compute-algo max  # Transformer Engine's default (Megatron-LM's is most_recent)")
+			if in.FP8AmaxTPOnly {
+				args = append(args, "--tp-only-amax-red  # amax reduced over the tensor-parallel group only, as priced")
+			} else {
+				args = append(args, "# amax reduced over the tensor-, data- and context-parallel ranks, as priced (Megatron-LM's default; --tp-only-amax-red for the tensor-parallel group only)")
+			}
 		}
 		if in.FP8ParamGather {
 			args = append(args, "--fp8-param-gather  # fp8 weights without their 16-bit copy")

@@ -78,3 +78,17 @@ func uncommented(lines []string, c string) string {
 	}
 	return strings.Join(out, " ")
 }
+
+// TestPrecisionAmaxGroup: Megatron-LM reduces delayed scaling's amax history over the
+// tensor-, data- and context-parallel ranks unless --tp-only-amax-red (Megatron-Core's
+// tp_only_amax_red), which the export passes when the plan was priced with
+// training.fp8_amax_tp_only.
+func TestPrecisionAmaxGroup(t *testing.T) {
+	for _, tpOnly := range []bool{false, true} {
+		in := &Input{DType: "fp8", Precision: "mixed", FP8Recipe: "delayed", FP8AmaxTPOnly: tpOnly}
+		args, _ := megatronPrecision(in)
+		if got := strings.Contains(uncommented(args, "#"), "--tp-only-amax-red"); got != tpOnly {
+			t.Errorf("fp8_amax_tp_only %v: --tp-only-amax-red passed %v: %q", tpOnly, got, args)
+		}
+	}
+}

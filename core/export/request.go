@@ -85,6 +85,7 @@ func FromRequest(ctx context.Context, r *wire.Request) (*Input, *wire.Result, er
 		Precision:        n.Training.Precision,
 		FP8Recipe:        n.Training.FP8Recipe,
 		FP8ParamGather:   n.Training.FP8ParamGather,
+		FP8AmaxTPOnly:    n.Training.FP8AmaxTPOnly,
 		TrainMetrics:     n.Training.TrainMetrics,
 		Plan:             res.Plan,
 		Coster:           &RequestCoster{Request: pr, Context: ctx},
