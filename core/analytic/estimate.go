@@ -192,7 +192,10 @@ type Total struct {
 	// sum, with the data-parallel communication where the request states it
 	// (Result.DataParallel: its PipelineSeconds for the passes, plus its ExposedSeconds)
 	// and the training metrics' per-step synchronisation across the request's devices
-	// (TrainMetricSyncSeconds, set by the request, as a one-stage plan prices it).
+	// (TrainMetricSyncSeconds, set by the request, as a one-stage plan prices it), and
+	// under Options.ExpertOverlap the expert all-to-alls of the step's unpaired first
+	// forward and last backward (ExpertUnpairedSeconds, set by the request: its
+	// wire.Step's).
 	FwdSeconds           float64 `json:"fwd_seconds"`
 	BwdSeconds           float64 `json:"bwd_seconds"`
 	OptimizerSeconds     float64 `json:"optimizer_seconds"`
@@ -200,6 +203,7 @@ type Total struct {
 	// ParamTensors counts the parameter tensors one device holds.
 	ParamTensors           int     `json:"param_tensors"`
 	TrainMetricSyncSeconds float64 `json:"train_metric_sync_seconds,omitempty"`
+	ExpertUnpairedSeconds  float64 `json:"expert_unpaired_seconds,omitempty"`
 	StepSeconds            float64 `json:"step_seconds"`
 	// TokensPerSecond is the whole job's: the tokens of a step of one microbatch on
 	// every data-parallel replica (Options.StepTokens, b x s x DataParallel) over
@@ -218,7 +222,7 @@ type Total struct {
 // functions its plans' steps are priced by (core/request), so that an estimate and the
 // same request planned on one stage and one microbatch agree on every term. With it,
 // Total.StepSeconds is PipelineSeconds + ExposedSeconds + OptimizerSeconds +
-// TrainMetricSyncSeconds.
+// TrainMetricSyncSeconds + ExpertUnpairedSeconds.
 type DataParallel struct {
 	// PipelineSeconds is one microbatch's forward and backward with the per-layer
 	// collectives that run inside them (zero3, hsdp): Total's FwdSeconds + BwdSeconds

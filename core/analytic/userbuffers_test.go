@@ -101,8 +101,9 @@ func TestUserbuffersMargin(t *testing.T) {
 // shape it was tuned for (an h100 config on the h100-sxm and h200, a b200 config on the
 // gb300; a bf16 config on an fp8 run, as NeMo 2.1's GPT-3 175B recipe ran it) and
 // refuses, naming tensor_comm_config, an unknown name, a run without the userbuffers
-// overlap, another hidden size, tensor degree or device family, and an fp8 config
-// without fp8.
+// overlap, another hidden size or device family, and an fp8 config without fp8. A
+// config at another tensor degree is taken (the name's shape never reaches Transformer
+// Engine; Megatron-Bridge's GB300 405B recipes run a tp4 config at TP 2).
 func TestUserbuffersConfigRefusals(t *testing.T) {
 	a := &arch.Arch{HiddenSize: 8192}
 	ok := Options{TensorParallel: 4, TensorCommOverlap: true, DType: FP8, TensorCommConfig: "userbuffers_fp8_h100_h8192_tp4_mbs1_seqlen8192"}
@@ -124,7 +125,12 @@ func TestUserbuffersConfigRefusals(t *testing.T) {
 		{"no overlap", "h100-sxm", 8192, func(o *Options) { o.TensorCommOverlap = false }, "not priced with it"},
 		{"async TP", "h100-sxm", 8192, func(o *Options) { o.TensorCommAsync = true }, "not priced with it"},
 		{"hidden", "h100-sxm", 4096, func(*Options) {}, "hidden size 8192, the model's is 4096"},
-		{"tensor degree", "h100-sxm", 8192, func(o *Options) { o.TensorParallel = 8 }, "tensor parallelism 4, the run's is 8"},
+		// Megatron-Bridge's GB300 Llama 3.1 405B recipes run TP 2 with a tp4 config:
+		// the per-GEMM settings reach initialize_ub, the name's shape does not.
+		{"tensor degree", "h100-sxm", 8192, func(o *Options) { o.TensorParallel = 8 }, ""},
+		{"tp4 config at TP 2, as Bridge's GB300 405B ran", "gb300", 16384, func(o *Options) {
+			o.TensorParallel, o.TensorCommConfig = 2, "userbuffers_fp8_b200_h16384_tp4_cp2_mbs1_seqlen8192"
+		}, ""},
 		{"device", "b200", 8192, func(*Options) {}, "device h100, the run's is b200"},
 		{"unknown device", "mi300x", 8192, func(*Options) {}, "device h100, the run's is mi300x"},
 		{"fp8 config on bf16", "h100-sxm", 8192, func(o *Options) { o.DType = BF16 }, "fp8 products, the run's dtype is bf16"},

@@ -73,6 +73,9 @@ func breakdown(s *wire.Step) string {
 	if s.TrainMetricSyncSeconds > 0 {
 		out += " + training-metric sync " + sec(s.TrainMetricSyncSeconds)
 	}
+	if s.ExpertUnpairedSeconds > 0 {
+		out += " + unpaired expert all-to-alls " + sec(s.ExpertUnpairedSeconds)
+	}
 	hiddenBehind := func(what string, all, exposed, hidden, slow float64, behind, it string) string {
 		part := "all"
 		if exposed > 0 {

@@ -382,6 +382,10 @@ func (c bridgeMoERun) request(t *testing.T) *wire.Request {
 	if c.noParamGatherOverlap {
 		paramGather = OverlapOff
 	}
+	tpOverlap, ub := "", c.ubConfig()
+	if ub != "" {
+		tpOverlap = OverlapOn
+	}
 	tr := wire.Training{Precision: "mixed"}
 	if c.recompute != "" {
 		tr.Recompute, tr.RecomputeModules = "selective", strings.Split(c.recompute, ", ")
@@ -394,11 +398,45 @@ func (c bridgeMoERun) request(t *testing.T) *wire.Request {
 		Cluster: wire.ClusterSpec{Device: c.device, DevicesPerNode: perNode},
 		Parallelism: wire.Parallelism{Pipeline: c.pp, Data: dp, Tensor: c.tp, Context: c.cp, Expert: c.ep, ExpertTensor: 1, ExpertOverlap: c.overlap, ExpertDispatcher: c.flexBackend(),
 			ZeRO: 1, SequenceParallel: c.tp > 1,
-			OverlapGradReduce: OverlapOn, OverlapParamGather: paramGather},
+			OverlapGradReduce: OverlapOn, OverlapParamGather: paramGather, OverlapTensorComm: tpOverlap, TPCommOverlapConfig: ub},
 		Training:   tr,
 		Schedule:   wire.Schedule{Name: sched, Microbatches: c.gbs / dp / c.mbs, MicrobatchSize: c.mbs},
 		Boundaries: c.layout(),
 	}
+}
+
+// ubConfig is the userbuffers config (parallelism.tp_comm_overlap_config) the run's
+// recipe passed with tp_comm_overlap, for the context-parallel Llama 3.1 405B rows
+// (bridgeContextRuns); "" for the others (no TP overlap priced). Megatron-Bridge's
+// llama31_405b_pretrain_config (src/megatron/bridge/recipes/llama/llama3.py) sets
+// CommOverlapConfig(tp_comm_overlap=True) at v0.2.2, v0.3.0 and v0.5.0, and each
+// perf recipe names its config by GPU and precision (bf16, else the fp8 one; off only
+// for nvfp4):
+//   - NeMo 25.11 (v0.2.2, scripts/performance/configs/llama31/llama31_llm_pretrain.py):
+//     H100 FP8-CS TP8 CP2 llama31_405b_h100_config,
+//     userbuffers_fp8_h100_h16384_tp8_cp2_mbs1_seqlen8192; B200 FP8-CS and FP8-MX TP4
+//     CP2 llama31_405b_b200_config and GB300 FP8-CS TP2 CP2 llama31_405b_gb300_config,
+//     userbuffers_fp8_b200_h16384_tp4_cp2_mbs1_seqlen8192;
+//   - NeMo 26.02 (v0.3.0) and 26.06 (v0.5.0), scripts/performance/configs/llama/
+//     llama31_llm_pretrain.py: H100 FP8 (LLAMA31_405B_PRETRAIN_CONFIG_H100_FP8_CS_V2)
+//     llama31_405b_pretrain_config_h100, userbuffers_fp8_h100_h16384_tp8_cp2_mbs1_seqlen8192;
+//     GB300 MXFP8 TP2 (_GB300_FP8_MX_V2) llama31_405b_pretrain_config_gb300,
+//     userbuffers_fp8_b200_h16384_tp4_cp2_mbs1_seqlen8192.
+//
+// The GB300 rows run that tp4 config at TP 2, as the recipe did: initialize_ub gets
+// the config's per-GEMM settings with the run's tp_size and shape
+// (analytic.checkUserbuffersConfig).
+func (c bridgeMoERun) ubConfig() string {
+	if c.model != "llama3.1-405b" || c.tp < 2 || c.precision == "bf16" {
+		return ""
+	}
+	switch c.device {
+	case "h100-sxm":
+		return "userbuffers_fp8_h100_h16384_tp8_cp2_mbs1_seqlen8192"
+	case "b200", "gb300":
+		return "userbuffers_fp8_b200_h16384_tp4_cp2_mbs1_seqlen8192"
+	}
+	return ""
 }
 
 // flexBackend is the run's token dispatcher as its release's recipe names it (the row's
@@ -939,16 +977,29 @@ func TestBridgeMoEPublishedRuns(t *testing.T) {
 	// 1.5 points high, the HybridEP price some 8. Megatron-Core's
 	// combined_1f1b_schedule_for_no_pipelining (PP 1) runs the first microbatch's forward
 	// and the last one's backward alone (its phases 0 and N), so m-1 of m microbatches
-	// pair: 4/5 of 5.5% is 4.4%, within that measurement. Not priced: the layers'
-	// overlap is priced per pass (analytic's expertComm, every microbatch alike) and the
-	// step's makespan comes from the schedule's simulation with one cost a pass. Pricing
-	// it in the layers by the step's microbatches (tried: the mean pass, (m-1)/m of them
-	// paired) moved these rows 1.5 to 2.5 points slower but broke the search's bound
-	// (core/search/evaluate prices every candidate of a tensor degree, microbatch size
-	// and expert degree with one estimate, TestMoESearch's exhaustive run found a
-	// candidate beyond it): it belongs in the one-stage step, the first forward's and the
-	// last backward's (ExpertCommSeconds - ExpertExposedSeconds) added once. The
-	// interleaved schedule's unpaired warmup and cooldown chunks were not read. Left:
+	// pair: 4/5 of 5.5% is 4.4%, within that measurement. Priced from this round in the
+	// step (wire.Step.ExpertUnpairedSeconds, core/request's expertUnpairedSeconds: the
+	// two unpaired passes' hidden expert communication added once a step on a run
+	// without pipeline parallelism), not in the layers: pricing it there by the step's
+	// microbatches (tried: the mean pass, (m-1)/m of them paired) broke the search's
+	// bound (core/search/evaluate prices every candidate of a tensor degree,
+	// microbatch size and expert degree with one estimate). The pair now: 26.02.01
+	// planned 24,087 -> 23,832 tokens/s/GPU, +52.9% -> +51.3%; the 26.02 row (no
+	// overlap) unmoved at 21,998; the planner's overlap and HybridEP together +9.5% ->
+	// +8.3% against 26.02 where the two measured alike, the overlap's part about 4.4%
+	// (figures on main at 25f6c21; on main at c24121c, NVLink at NCCL's topology rates
+	// and linear_fc1 one product, the 26.02.01 row 24,450 -> 24,184, +55.2% -> +53.5%,
+	// against 26.02's 22,288: +9.7% -> +8.5% apart; these runs' medians unmoved,
+	// 14.9%, +12.3%). The PP 1 rows with the overlap move 0.1 to 2.4 points slower
+	// (gpt-oss GB200 and GB300 MBS 4, 5 microbatches, the most; Qwen3 30B-A3B 8 GB200, GB300, B300 MXFP8
+	// rows, already pessimistic, 0.5 to 0.9 points more so; the 16 H100 overlap
+	// benchmark -3.1% -> -3.3%): over all runs 12.8%, +8.5% -> 13.6%, +8.3% (the
+	// |error| median is the B300 Qwen3 30B-A3B MXFP8 MBS8 row, -12.7% -> -13.6%);
+	// through 26.04.01 the medians unmoved, 11.2%, +10.5%. Pipelines are not priced so: the
+	// interleaved schedule's (combined_1f1b_schedule_for_interleaved_pipelining) warmup
+	// forwards and cooldown backwards run unpaired too, on every stage, but the
+	// schedule's simulation prices each pass with one cost, so a stage's unpaired
+	// chunks would need their own pass costs there; not done. Left:
 	// HybridEP's SMs are priced as NCCL's 24 CTAs (expertCommSMShare), where
 	// Megatron-Core's moe_hybridep_num_sms defaults to 16 (TransformerConfig at
 	// core_v0.16.0 to core_v0.17.0 and at the commits Megatron-Bridge v0.3.0, v0.3.1 and
@@ -1015,21 +1066,23 @@ var bridgeContextRuns = []bridgeMoERun{
 }
 
 // TestBridgeContextParallelRuns plans the summary's context-parallel runs as they ran,
-// as TestBridgeMoEPublishedRuns does, and holds their bias: these rows err slow, not
-// fast (-3% to -16%), so context parallelism's pricing adds nothing to issue 19's
-// optimism here. At 8,192 tokens over CP 2 a device holds 4,096 tokens, and each ring
+// as TestBridgeMoEPublishedRuns does, with the tensor-parallel userbuffers overlap and
+// the tuned config each recipe passed (bridgeMoERun.ubConfig; priced without them
+// they erred -3% to -16%, median -8.9%, and -11.2% on main at c24121c), and holds
+// their bias within issue 19's 5% either way: on main at c24121c H100 +2.0% to
+// +11.0%, B200 -2.6% and +0.9%, GB300 -11.6% to -14.7%. At 8,192 tokens over CP 2 a device holds 4,096 tokens, and each ring
 // step's pass of keys and values (Megatron-Core's p2p cp_comm_type through Transformer
 // Engine's attention, overlapped step by step) is shorter than the attention on the
 // block already received, so the planner hides it whole (analytic ringSeconds: the
-// layers' ContextSeconds are 0 on all eight rows); the GB300 rows' -12% to -16% sit
+// layers' ContextSeconds are 0 on all eight rows); the GB300 rows' -11% to -14% sit
 // with their matrix products at a planned MFU of 82% to 86%, not with the exchange.
 func TestBridgeContextParallelRuns(t *testing.T) {
 	if testing.Short() {
 		t.Skip("plans runs of up to 1,024 devices")
 	}
 	signed, abs := planBridgeRuns(t, "Megatron-Bridge context-parallel runs", bridgeContextRuns)
-	if signed > 0 || abs > 0.15 {
-		t.Errorf("median |error| %.1f%%, signed median %+.1f%%: want at most 15%% and at most 0 (was 8.9%%, -8.9%%)", 100*abs, 100*signed)
+	if signed > 0.05 || signed < -0.05 || abs > 0.10 {
+		t.Errorf("median |error| %.1f%%, signed median %+.1f%%: want at most 10%% and within 5%% (was 8.9%%, -0.8%%)", 100*abs, 100*signed)
 	}
 }
 

@@ -415,6 +415,9 @@ func (p *prepared) step(res *wire.Result) {
 	}
 	if train {
 		st.TrainMetricSyncSeconds = p.trainMetricSyncSeconds(st.Devices)
+		if devices == 1 {
+			st.ExpertUnpairedSeconds = p.expertUnpairedSeconds()
+		}
 	}
 	st.StepSeconds = stepSeconds(st)
 	st.Breakdown = breakdown(st)
@@ -452,7 +455,39 @@ func (p *prepared) step(res *wire.Result) {
 // part of the data-parallel communication, the optimizer update and the training
 // metrics' synchronisation (wire.Step).
 func stepSeconds(st *wire.Step) float64 {
-	return st.PipelineSeconds + st.TiedAllReduceSeconds + st.DataParallelExposedSeconds + st.OptimizerSeconds + st.TrainMetricSyncSeconds
+	return st.PipelineSeconds + st.TiedAllReduceSeconds + st.DataParallelExposedSeconds + st.OptimizerSeconds + st.TrainMetricSyncSeconds + st.ExpertUnpairedSeconds
+}
+
+// expertUnpairedSeconds is what the expert all-to-alls of the step's first forward and
+// last backward add on a training run without pipeline parallelism under
+// parallelism.expert_overlap (wire.Step.ExpertUnpairedSeconds): Megatron-Core's
+// combined_1f1b_schedule_for_no_pipelining (megatron/core/pipeline_parallel/
+// combined_1f1b.py, core_v0.14.0 to core_v0.17.0; schedules.py's
+// forward_backward_no_pipelining takes it with overlap_moe_expert_parallel_comm in
+// training) runs the first microbatch's forward alone ("executed alone, no a2a
+// overlapping"), then each backward beside the next microbatch's forward, then the
+// last backward alone: of m microbatches' 2m passes 2m - 2 pair, and the two unpaired
+// passes hide none of their dispatch and combine. The layers price every pass as
+// paired (analytic's expertComm: Layer.ExpertCommSeconds of device time, of which
+// ExpertExposedSeconds is left), so once a step each layer's forward and backward get
+// their hidden part back: on a layer of pass time P (FwdSeconds + BwdSeconds, the
+// host's where it bounds them) and device time D, max(P, D + Comm - Exposed) - P, the
+// whole hidden part where the device bounds the passes. 0 without the overlap or
+// without an architecture.
+func (p *prepared) expertUnpairedSeconds() float64 {
+	if p.est == nil || !p.est.Opts.ExpertOverlap || !p.train() {
+		return 0
+	}
+	var add float64
+	for _, l := range p.est.Layers {
+		hidden := l.ExpertCommSeconds - l.ExpertExposedSeconds
+		if hidden <= 0 {
+			continue
+		}
+		pass := l.FwdSeconds + l.BwdSeconds
+		add += max(pass, l.FwdDeviceSeconds+l.BwdDeviceSeconds+hidden) - pass
+	}
+	return add
 }
 
 // stageTraffic adds to ds what a stage of the given layers gives its data-parallel
@@ -808,9 +843,11 @@ func (p *prepared) estimate() *analytic.Result {
 	if st == nil {
 		// No data-parallel communication; the training metrics still synchronise
 		// across the tensor- and context-parallel devices (a one-stage plan's step).
-		if sync := p.trainMetricSyncSeconds(p.oneStageRanks()); sync > 0 {
+		sync, unpaired := p.trainMetricSyncSeconds(p.oneStageRanks()), p.expertUnpairedSeconds()
+		if sync > 0 || unpaired > 0 {
 			out.Total.TrainMetricSyncSeconds = sync
-			out.Total.StepSeconds += sync
+			out.Total.ExpertUnpairedSeconds = unpaired
+			out.Total.StepSeconds += sync + unpaired
 			out.Total.TokensPerSecond = float64(out.Opts.StepTokens()) / out.Total.StepSeconds
 		}
 		return &out
@@ -828,6 +865,7 @@ func (p *prepared) estimate() *analytic.Result {
 		Breakdown:              st.Breakdown,
 	}
 	out.Total.TrainMetricSyncSeconds = st.TrainMetricSyncSeconds
+	out.Total.ExpertUnpairedSeconds = st.ExpertUnpairedSeconds
 	out.Total.StepSeconds = st.StepSeconds
 	out.Total.TokensPerSecond = 0
 	if st.StepSeconds > 0 {
@@ -876,6 +914,7 @@ func (p *prepared) oneStageStep() *wire.Step {
 		OptimizerSeconds:                 p.est.Total.OptimizerSeconds,
 	}
 	st.TrainMetricSyncSeconds = p.trainMetricSyncSeconds(p.oneStageRanks())
+	st.ExpertUnpairedSeconds = p.expertUnpairedSeconds()
 	st.StepSeconds = stepSeconds(st)
 	st.Breakdown = breakdown(st)
 	return st

@@ -16,7 +16,8 @@ import (
 // TP 4, H100) prices a shorter step than the defaults (its bulk overlaps leave their
 // products every multiprocessor, where the defaults leave 16 to the communication)
 // and is recorded by PricedOverlaps; a bad value names the field: unknown, without
-// the userbuffers overlap, for inference, for another shape.
+// the userbuffers overlap, for inference, for another device or precision; a config
+// named for another tensor degree is taken.
 func TestTPCommOverlapConfig(t *testing.T) {
 	base := func(cfg string) *wire.Request {
 		return &wire.Request{
@@ -58,6 +59,17 @@ func TestTPCommOverlapConfig(t *testing.T) {
 	if !(tu < def) {
 		t.Errorf("tuned config %g s, defaults %g s: the tuned bulk overlaps leave their products every multiprocessor", tu, def)
 	}
+	// A tp4 config at TP 8 is taken and priced with its per-GEMM settings, as
+	// Megatron-Bridge's GB300 Llama 3.1 405B recipes ran a tp4 config at TP 2 (the
+	// name's shape never reaches initialize_ub).
+	at8 := func(cfg string) *wire.Request {
+		r := base(cfg)
+		r.Parallelism.Tensor, r.Parallelism.Pipeline = 8, 4
+		return r
+	}
+	if d8, t8 := step(at8("")), step(at8(tuned)); !(t8 < d8) {
+		t.Errorf("tp4 config at TP 8: %g s, defaults %g s: want the tuned config's settings priced", t8, d8)
+	}
 	n, err := Normalize(base(tuned))
 	if err != nil {
 		t.Fatal(err)
@@ -77,7 +89,6 @@ func TestTPCommOverlapConfig(t *testing.T) {
 			r.Schedule.Name = "inference"
 			r.Parallelism.OverlapTensorComm = ""
 		}, "applies to training"},
-		{"tensor degree", func(r *wire.Request) { r.Parallelism.Tensor, r.Parallelism.Pipeline = 8, 4 }, "tensor parallelism 4, the run's is 8"},
 		{"device", func(r *wire.Request) { r.Cluster.Device = "b200" }, "device h100, the run's is b200"},
 		{"fp8 config, bf16 run", func(r *wire.Request) {
 			r.Parallelism.TPCommOverlapConfig = "userbuffers_fp8_h100_h8192_tp4_mbs1_seqlen8192"

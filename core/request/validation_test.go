@@ -322,6 +322,17 @@ func TestValidationSummary(t *testing.T) {
 	// 8 to 6), the held runs from 5.8%, +3.7% (255) to 5.9%, +3.6% (257), with the
 	// Bridge MoE and CP cases unchanged (6.9%, +4.3%, 388; 40 to 38 beyond). The
 	// bounds stay.
+	// Megatron-Bridge's context-parallel Llama 3.1 405B rows then priced the userbuffers
+	// overlap and the config each recipe passed (bridgeMoERun.ubConfig; a tp4 config at
+	// TP 2 on GB300 is taken, as initialize_ub gets its per-GEMM settings, not the name's
+	// shape): those 8 from 8.9%, -8.9% to 8.7%, -0.8%; and the step added the expert
+	// all-to-alls of the unpaired first forward and last backward of Megatron-Core's
+	// combined 1F1B without pipelining (wire.Step.ExpertUnpairedSeconds): the Bridge MoE
+	// runs from 12.8%, +8.5% to 13.6%, +8.3% (on main at 25f6c21). On main at c24121c
+	// the CP rows from 11.2%, -11.2% to 8.9%, -0.8%, the Bridge MoE runs' medians
+	// unmoved (14.9%, +12.3%); all runs and the held runs as they were (6.0%, +4.1%,
+	// 263; 5.9%, +3.9%, 257), with the Bridge MoE and CP cases 7.3%, +5.3% (388, 42
+	// beyond 25%) unmoved. The bounds stay.
 	if ha > 0.10 || math.Abs(hs) > 0.05 {
 		t.Errorf("without the known gaps, over %d runs: median |error| %.1f%%, signed median %+.1f%%: beyond 10%% and 5%%", len(held), 100*ha, 100*hs)
 	}

@@ -154,8 +154,13 @@ type Step struct {
 	// metrics across all devices once a step (training.train_metrics), with the device
 	// idle.
 	TrainMetricSyncSeconds float64 `json:"train_metric_sync_seconds,omitempty"`
-	// StepSeconds is their sum, with the data-parallel all-reduce's exposed part and
-	// the training metrics' synchronisation.
+	// ExpertUnpairedSeconds: on a training run without pipeline parallelism under
+	// parallelism.expert_overlap, the expert all-to-alls of the step's first forward and
+	// last backward, which Megatron-Core's combined 1F1B runs unpaired (the passes are
+	// priced paired, so their hidden part is added once a step).
+	ExpertUnpairedSeconds float64 `json:"expert_unpaired_seconds,omitempty"`
+	// StepSeconds is their sum, with the data-parallel all-reduce's exposed part, the
+	// training metrics' synchronisation and the unpaired expert all-to-alls.
 	StepSeconds float64 `json:"step_seconds"`
 	// Breakdown writes the step as the parts that add up to StepSeconds, then the
 	// data-parallel communication that compute hides, named with what hides it and by

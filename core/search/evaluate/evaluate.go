@@ -379,9 +379,6 @@ func (r *Evaluator) Refuses(g search.Config) bool {
 	if g.Tensor > 1 && request.TensorCommRefusal(r.framework.Name, r.overlaps.OverlapTensorComm) != nil {
 		return true // withOverlaps sets overlap_tensor_comm on it
 	}
-	if cfg, ok := analytic.LookupUserbuffersConfig(r.overlaps.TPCommOverlapConfig); ok && cfg.TP > 0 && g.Tensor > 1 && g.Tensor != cfg.TP {
-		return true // a tuned userbuffers config is of one tensor degree (core refuses the others)
-	}
 	if g.Recompute == string(analytic.SelectiveOp) && r.train && r.selectiveOpRefusal(g) != nil {
 		return true
 	}

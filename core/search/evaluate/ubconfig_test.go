@@ -9,9 +9,11 @@ import (
 )
 
 // TestSearchKeepsUserbuffersConfig: the base request's parallelism.tp_comm_overlap_config
-// reaches the candidates of its tensor degree (the best's request names it and plans
-// the search's step), and the candidates of other tensor degrees, which core refuses
-// for it, are left out (Refuses) rather than failing the search.
+// reaches every candidate with tensor parallelism, of its name's tensor degree or not
+// (core takes a config at another degree: Transformer Engine gets its per-GEMM
+// settings, not the name's shape, and Megatron-Bridge's GB300 Llama 3.1 405B recipes
+// run a tp4 config at TP 2), none is left out for it (Refuses), and the best's request
+// names it where it has tensor parallelism and plans the search's step.
 func TestSearchKeepsUserbuffersConfig(t *testing.T) {
 	const cfg = "ub_cfg_h100_h6144_tp2_mbs2_seqlen2048"
 	q, err := search.DecodeQuery([]byte(`{"request": {"model": {"architecture": {"config": {"model_type": "gpt2", "n_embd": 6144, "n_head": 48, "n_layer": 4, "n_positions": 2048, "vocab_size": 50257},
@@ -29,7 +31,7 @@ func TestSearchKeepsUserbuffersConfig(t *testing.T) {
 	for _, c := range []struct {
 		tensor int
 		refuse bool
-	}{{1, false}, {2, false}, {4, true}, {8, true}} {
+	}{{1, false}, {2, false}, {4, false}, {8, false}} {
 		if got := ev.Refuses(search.Config{Pipeline: 1, Data: 8 / c.tensor, Tensor: c.tensor}); got != c.refuse {
 			t.Errorf("tensor %d: Refuses %v, want %v", c.tensor, got, c.refuse)
 		}
@@ -42,7 +44,7 @@ func TestSearchKeepsUserbuffersConfig(t *testing.T) {
 		t.Fatalf("no best: %+v", a.Stats)
 	}
 	p := a.BestRequest.Parallelism
-	if p.Tensor == 2 && p.TPCommOverlapConfig != cfg || p.Tensor != 2 && p.TPCommOverlapConfig != "" {
+	if p.Tensor > 1 && p.TPCommOverlapConfig != cfg || p.Tensor == 1 && p.TPCommOverlapConfig != "" {
 		t.Errorf("the best's tensor %d with config %q", p.Tensor, p.TPCommOverlapConfig)
 	}
 	res, err := request.Run(context.Background(), a.BestRequest)
