@@ -190,6 +190,10 @@ func TestBrowserUserbuffersConfig(t *testing.T) {
 	b.set("#knob-tp_comm_overlap_config", "userbuffers_bf16_b200_h8192_tp2_mbs1_seqlen8192", "change")
 	b.waitFor("core's refusal", `(document.querySelector("#error")?.textContent ?? "").includes("tp_comm_overlap_config")`)
 	b.shot("ubcfg-phone-refused")
+	// The refusal names a config in one long word: it wraps inside the phone's width.
+	if bad := do(b, "measuring the refusal", chromedp.Evaluate[[]string](phoneCheck)); len(bad) > 0 {
+		t.Errorf("the refusal on a phone:\n  %s", strings.Join(bad, "\n  "))
+	}
 	do(b, "leaving the page", chromedp.Navigate("about:blank"))
 	do(b, "loading the URL", chromedp.Navigate(url+"/"+hash))
 	b.waitFor("the plan", `document.querySelector("#status")?.textContent.startsWith("Planned")`)
