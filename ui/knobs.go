@@ -132,6 +132,8 @@ var knobRows = [...]KnobField{
 		Hint: "zero1 and zero2: the updated weights' all-gather during the next step's first forward (Megatron-LM's --overlap-param-gather)."},
 	{group: "finer", Name: "overlap_tensor_comm", ref: func(r *wire.Request) any { return &r.Parallelism.OverlapTensorComm }, Label: "Overlap tensor-parallel communication", choose: true, arch: true,
 		Hint: "with sequence parallelism: tensor parallelism's all-gathers and reduce-scatters in chunks behind the linear layers' products: userbuffers (Transformer Engine's, Megatron-LM's --tp-comm-overlap), async-tp (PyTorch's async TP, torch.compile only: the backward reduce-scatters of summed gradients stay exposed), on (the framework's own)."},
+	{group: "finer", Name: "tp_comm_overlap_config", ref: func(r *wire.Request) any { return &r.Parallelism.TPCommOverlapConfig }, Label: "Userbuffers config", choose: true, arch: true,
+		Hint: "with the userbuffers overlap: te-default (Transformer Engine's initialize_ub defaults) or a tuned config NVIDIA's recipes pass as tp_comm_overlap_cfg, of one hidden size, tensor degree and device family (h100, b200) each; an fp8 one needs fp8."},
 	{group: "finer", Name: "context_inner", ref: func(r *wire.Request) any { return &r.Parallelism.ContextInner }, Label: "All-to-all group (hierarchical context)", Max: wire.MaxDevices,
 		Hint: "hierarchical context parallelism: all-to-all inside groups of this many devices, a ring between the groups."},
 	{group: "finer", Name: "expert_tensor", ref: func(r *wire.Request) any { return &r.Parallelism.ExpertTensor }, Label: "Expert tensor-parallel degree", Max: wire.MaxDevices,
@@ -168,6 +170,8 @@ var knobRows = [...]KnobField{
 	{group: "searchbase", ID: "search-train_metrics", Name: "train_metrics", Label: "Training metrics", Max: wire.MaxTrainMetrics, arch: true},
 	{group: "searchbase", ID: "search-overlap_grad_reduce", Name: "overlap_grad_reduce", Label: "Overlap gradient reduction", choose: true, arch: true},
 	{group: "searchbase", ID: "search-overlap_param_gather", Name: "overlap_param_gather", Label: "Overlap weight all-gather", choose: true, arch: true},
+	{group: "searchbase", ID: "search-tp_comm_overlap_config", Name: "tp_comm_overlap_config", Label: "Userbuffers config", choose: true, arch: true,
+		Hint: "kept on candidates of tensor degree 1 (dropped) or its own; others are not tried"},
 	{group: "finer", Name: "capacity_factor", aref: func(ar *wire.Architecture) any { return &ar.CapacityFactor }, Label: "Capacity factor", Max: wire.MaxExpertImbalance, Step: "any",
 		Hint: "caps each expert's tokens at this many times the mean, dropping the rest; 0 is dropless."},
 }

@@ -33,12 +33,12 @@ func TestFinerKnobs(t *testing.T) {
 		names = append(names, f.Name)
 		enabled[f.Name] = !f.Disabled
 	}
-	if got := strings.Join(names, " "); got != "shard_group prefetch reshard reduce_dtype fully_shard overlap_grad_reduce overlap_param_gather overlap_tensor_comm context_inner expert_tensor expert_imbalance capacity_factor" {
+	if got := strings.Join(names, " "); got != "shard_group prefetch reshard reduce_dtype fully_shard overlap_grad_reduce overlap_param_gather overlap_tensor_comm tp_comm_overlap_config context_inner expert_tensor expert_imbalance capacity_factor" {
 		t.Errorf("knobs %s", got)
 	}
 	// hsdp's knobs and the experts' apply; without hierarchical context parallelism its
-	// group does not.
-	for name, want := range map[string]bool{"shard_group": true, "prefetch": true, "reshard": true, "reduce_dtype": true, "fully_shard": true, "overlap_grad_reduce": true, "expert_tensor": true, "expert_imbalance": true, "context_inner": false} {
+	// group does not, nor the userbuffers config without the userbuffers overlap.
+	for name, want := range map[string]bool{"shard_group": true, "prefetch": true, "reshard": true, "reduce_dtype": true, "fully_shard": true, "overlap_grad_reduce": true, "expert_tensor": true, "expert_imbalance": true, "context_inner": false, "tp_comm_overlap_config": false} {
 		if enabled[name] != want {
 			t.Errorf("%s enabled %v, want %v (core's normal form: %q)", name, enabled[name], want, a.Resolved(name))
 		}
@@ -347,5 +347,83 @@ func TestShardingSwitchKeeps(t *testing.T) {
 		if slices.Contains([]string{"prefetch", "reshard", "reduce_dtype", "fully_shard", "shard_group"}, f.Name) && !f.Disabled {
 			t.Errorf("zero2: %s enabled (core's normal form: %q)", f.Name, a.Resolved(f.Name))
 		}
+	}
+}
+
+// TestUserbuffersConfigKnob: the finer knob of parallelism.tp_comm_overlap_config
+// applies where core prices the userbuffers overlap (overlap_tensor_comm userbuffers),
+// offers core's default (te-default, as core's normal form names it) and core's tuned
+// configs (core/wire's list), sets the field, shows core's refusal of a config of
+// another shape on the knob (which stays enabled to answer it), is kept in the
+// fragment (URL and localStorage) and read back from it, and is one of the fields the
+// Search panel says every candidate keeps.
+func TestUserbuffersConfigKnob(t *testing.T) {
+	h := &fakeHost{}
+	a := NewApp(nil, h, local)
+	a.PickModel("arch:llama-3.1-70b") // hidden size 8192
+	a.SetCluster("device", "h100-sxm")
+	a.SetCluster("per_node", "8")
+	a.SetCluster("nodes", "8")
+	a.SetField("tensor", "4")
+	a.SetField("sequence_parallel", "true")
+	if a.Err != nil {
+		t.Fatalf("the base: %v", a.Err)
+	}
+	row := func() KnobField {
+		for _, f := range a.KnobFields("finer") {
+			if f.Name == "tp_comm_overlap_config" {
+				return f
+			}
+		}
+		t.Fatal("no tp_comm_overlap_config row")
+		return KnobField{}
+	}
+	if f := row(); !f.Disabled {
+		t.Errorf("enabled without the userbuffers overlap (normal form %q)", a.Resolved("overlap_tensor_comm"))
+	}
+	a.SetField("overlap_tensor_comm", "userbuffers")
+	f := row()
+	if f.Disabled || a.Err != nil {
+		t.Fatalf("with userbuffers: disabled %v, err %v", f.Disabled, a.Err)
+	}
+	if want := append([]string{""}, wire.TPCommOverlapConfigs()[1:]...); !slices.Equal(f.Choices, want) {
+		t.Errorf("choices %q, want %q", f.Choices, want)
+	}
+	if got := a.ChoiceText("tp_comm_overlap_config", ""); got != "default (te-default)" {
+		t.Errorf("the default reads %q", got)
+	}
+	const tuned = "userbuffers_bf16_h100_h8192_tp4_mbs1_seqlen8192"
+	a.SetField("tp_comm_overlap_config", tuned)
+	if a.Req.Parallelism.TPCommOverlapConfig != tuned || a.Err != nil || a.Resolved("tp_comm_overlap_config") != tuned {
+		t.Errorf("%s: the request has %q, err %v, normal form %q", tuned, a.Req.Parallelism.TPCommOverlapConfig, a.Err, a.Resolved("tp_comm_overlap_config"))
+	}
+	f0 := h.kept[len(h.kept)-1]
+	b := NewApp(nil, &fakeHost{}, local)
+	b.Restore(f0)
+	if got := b.Field("tp_comm_overlap_config"); got != tuned {
+		t.Errorf("the fragment reads back %q", got)
+	}
+	// A config of another tensor degree: core's refusal, by field, on the knob.
+	a.SetField("tp_comm_overlap_config", "userbuffers_bf16_b200_h8192_tp2_mbs1_seqlen8192")
+	if a.Err == nil || !strings.Contains(a.Err.Error(), "tp_comm_overlap_config") || !strings.Contains(a.Err.Error(), "tensor parallelism 2, the run's is 4") {
+		t.Errorf("a tp2 b200 config on tp4 h100: %v, want core's refusal naming tp_comm_overlap_config", a.Err)
+	}
+	if row().Disabled {
+		t.Error("the refused knob is disabled")
+	}
+	a.SetTab("cluster")
+	if html := render(t, a); !strings.Contains(html, `id="knob-tp_comm_overlap_config"`) {
+		t.Error("the Cluster panel has no #knob-tp_comm_overlap_config")
+	}
+	a.SetField("tp_comm_overlap_config", "")
+	if a.Req.Parallelism.TPCommOverlapConfig != "" || a.Err != nil {
+		t.Errorf("back to the default: %q, %v", a.Req.Parallelism.TPCommOverlapConfig, a.Err)
+	}
+	var base []string
+	for _, k := range a.KnobFields("searchbase") {
+		base = append(base, k.Name)
+	}
+	if !slices.Contains(base, "tp_comm_overlap_config") {
+		t.Errorf("the Search panel's kept fields %q lack the userbuffers config", base)
 	}
 }

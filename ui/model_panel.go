@@ -213,6 +213,8 @@ func KnobChoices(name string) []string {
 		values = wire.OverlapModes()
 	case "overlap_tensor_comm":
 		values = wire.TensorOverlapModes()
+	case "tp_comm_overlap_config": // te-default is "" (core's default)
+		values = wire.TPCommOverlapConfigs()[1:]
 	case "framework":
 		values = wire.Frameworks()
 	case "cross_entropy":

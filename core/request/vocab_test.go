@@ -111,6 +111,9 @@ func TestVocabularyIsThePlanners(t *testing.T) {
 			func(v string) string {
 				return strings.Replace(arch(`,"framework":"compiled"`), `"data":2`, `"data":2,"tensor":2,"sequence_parallel":true,"overlap_tensor_comm":"`+v+`"`, 1) + `}`
 			}},
+		// Each tuned config is of one model's shape, which Normalize checks: the list is
+		// held to the planner's table; its refusals are TestTPCommOverlapConfig's.
+		{"parallelism.tp_comm_overlap_config", wire.TPCommOverlapConfigs(), analytic.UserbuffersConfigNames(), nil},
 		{"schedule.name", wire.ScheduleKinds(), kinds(), nil},
 		{"schedule.name", wire.Schedules(), nil,
 			func(v string) string {

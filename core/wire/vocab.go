@@ -128,6 +128,27 @@ func OverlapModes() []string { return []string{"on", "off"} }
 // the framework's default (off).
 func TensorOverlapModes() []string { return []string{"on", "off", "userbuffers", "async-tp"} }
 
+// TPCommOverlapConfigs lists parallelism.tp_comm_overlap_config: te-default
+// (Transformer Engine's initialize_ub defaults), then the published tuned userbuffers
+// configs by the names Megatron-Bridge's comm_overlap.py and NeMo-Framework-Launcher's
+// tp_overlap configs give them (core/analytic's table, UserbuffersConfigNames). Each
+// tuned config is of one hidden size, tensor degree and device family; core refuses it
+// elsewhere, naming the field.
+func TPCommOverlapConfigs() []string {
+	return []string{"te-default",
+		"userbuffers_bf16_h100_h8192_tp4_mbs1_seqlen8192", "userbuffers_fp8_h100_h8192_tp4_mbs1_seqlen8192",
+		"userbuffers_bf16_b200_h8192_tp2_mbs1_seqlen8192", "userbuffers_fp8_b200_h8192_tp2_mbs1_seqlen8192",
+		"userbuffers_bf16_h100_h16384_tp8_cp2_mbs1_seqlen8192", "userbuffers_fp8_h100_h16384_tp8_cp2_mbs1_seqlen8192",
+		"userbuffers_bf16_b200_h16384_tp4_cp2_mbs1_seqlen8192", "userbuffers_fp8_b200_h16384_tp4_cp2_mbs1_seqlen8192",
+		"userbuffers_bf16_h100_h6144_tp2_mbs2_seqlen2048", "userbuffers_fp8_h100_h6144_tp2_mbs2_seqlen2048",
+		"userbuffers_bf16_h100_h12288_tp4_mbs1_seqlen2048", "userbuffers_fp8_h100_h12288_tp4_mbs1_seqlen2048",
+		"userbuffers_bf16_b200_h12288_tp4_mbs1_seqlen2048", "userbuffers_fp8_b200_h12288_tp4_mbs1_seqlen2048",
+		"userbuffers_bf16_b200_h6144_tp2_mbs1_seqlen4096", "userbuffers_bf16_b200_h18432_tp8_mbs1_seqlen4096",
+		"userbuffers_fp8_b200_h18432_tp8_mbs1_seqlen4096",
+		"ub_cfg_h100_h12288_tp4_mbs1_seqlen2048", "ub_cfg_h100_h6144_tp2_mbs2_seqlen2048", "ub_cfg_h100_h8192_tp4_mbs1_seqlen4096",
+	}
+}
+
 // MaxExpertImbalance bounds model.architecture.expert_imbalance (at least 1, balanced
 // routing) and capacity_factor (0, dropless, or above 0): a device that gets all of an
 // expert-parallel group's tokens gets EP times the mean.

@@ -138,3 +138,67 @@ func TestBrowserFinerKnobs(t *testing.T) {
 		}
 	}
 }
+
+// TestBrowserUserbuffersConfig: the finer knob of parallelism.tp_comm_overlap_config
+// on Llama 3.1 70B (hidden size 8192) over 64 H100s with tensor parallelism 4 and
+// sequence parallelism: disabled until the userbuffers overlap is on, then it reads
+// core's default (te-default) and offers core/wire's tuned configs; a config of the
+// run's shape reaches the URL's request and the page plans it as core does; one of
+// another tensor degree shows core's refusal naming the field; the URL brings the
+// config back on a fresh load. It saves phone and desktop screenshots (ubcfg-*.png).
+func TestBrowserUserbuffersConfig(t *testing.T) {
+	b, url := openPage(t)
+	b.tab("model")
+	b.set("#model-pick", "arch:llama-3.1-70b", "change")
+	b.waitFor("the architecture's knobs", `document.querySelector("#knob-dtype") !== null`)
+	b.tab("cluster")
+	b.set("#cluster-device", "h100-sxm", "change")
+	b.set("#cluster-count", "8", "input")
+	b.set("#cluster-nodes", "8", "input")
+	b.set("#cluster-tensor", "4", "input")
+	b.waitFor("sequence parallelism", `document.querySelector("#cluster-sp")?.disabled === false`)
+	b.eval(`document.querySelector("#cluster-sp").click()`)
+	b.waitFor("the knob, disabled", `document.querySelector("#knob-tp_comm_overlap_config")?.disabled === true`)
+	b.set("#knob-overlap_tensor_comm", "userbuffers", "change")
+	b.waitFor("the knob, enabled", `document.querySelector("#knob-tp_comm_overlap_config")?.disabled === false`)
+	b.waitFor("core's default", `document.querySelector("#knob-tp_comm_overlap_config option[value='']")?.textContent === "default (te-default)"`)
+	got := do(b, "reading the list", chromedp.Evaluate[string](`[...document.querySelectorAll("#knob-tp_comm_overlap_config option")].map(o => o.value).join(",")`))
+	if want := "," + strings.Join(wire.TPCommOverlapConfigs()[1:], ","); got != want {
+		t.Errorf("#knob-tp_comm_overlap_config offers %q, want %q", got, want)
+	}
+	const tuned = "userbuffers_bf16_h100_h8192_tp4_mbs1_seqlen8192"
+	before := b.check("before the config")
+	b.set("#knob-tp_comm_overlap_config", tuned, "change")
+	b.waitFor("the config in the URL", fmt.Sprintf(`location.hash !== %q`, before.Hash))
+	after := b.check("after the config")
+	r, err := ui.DecodeFragment(after.Hash, ui.FlateInflate)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Parallelism.TPCommOverlapConfig != tuned || after.Errors != "" {
+		t.Errorf("the URL's request has %q; the page's error %q", r.Parallelism.TPCommOverlapConfig, after.Errors)
+	}
+	t.Logf("te-default: %s", before.Summary)
+	t.Logf("%s: %s", tuned, after.Summary)
+	b.shot("ubcfg-desktop-cluster")
+	do(b, "sizing the viewport", chromedp.EmulateViewport(390, 844, chromedp.EmulateScale(1), chromedp.EmulateMobile))
+	b.shot("ubcfg-phone-cluster")
+	if bad := do(b, "measuring the cluster panel", chromedp.Evaluate[[]string](phoneCheck)); len(bad) > 0 {
+		t.Errorf("the cluster panel on a phone:\n  %s", strings.Join(bad, "\n  "))
+	}
+	hash := do(b, "reading the URL", chromedp.Evaluate[string](`location.hash`))
+	b.set("#knob-tp_comm_overlap_config", "userbuffers_bf16_b200_h8192_tp2_mbs1_seqlen8192", "change")
+	b.waitFor("core's refusal", `(document.querySelector("#error")?.textContent ?? "").includes("tp_comm_overlap_config")`)
+	b.shot("ubcfg-phone-refused")
+	// The refusal names a config in one long word: it wraps inside the phone's width.
+	if bad := do(b, "measuring the refusal", chromedp.Evaluate[[]string](phoneCheck)); len(bad) > 0 {
+		t.Errorf("the refusal on a phone:\n  %s", strings.Join(bad, "\n  "))
+	}
+	do(b, "leaving the page", chromedp.Navigate("about:blank"))
+	do(b, "loading the URL", chromedp.Navigate(url+"/"+hash))
+	b.waitFor("the plan", `document.querySelector("#status")?.textContent.startsWith("Planned")`)
+	b.tab("cluster")
+	if got := do(b, "reading the knob", chromedp.Evaluate[string](`document.querySelector("#knob-tp_comm_overlap_config").value`)); got != tuned {
+		t.Errorf("after loading the URL, the knob shows %q, want %q", got, tuned)
+	}
+}

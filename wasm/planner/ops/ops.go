@@ -37,6 +37,7 @@
 package ops
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -44,6 +45,7 @@ import (
 	"strconv"
 	"time"
 
+	"pipeplan/core/analytic"
 	"pipeplan/core/cluster"
 	"pipeplan/core/request"
 	"pipeplan/core/search"
@@ -184,6 +186,9 @@ func normalJSON(requestJSON string) string {
 		k["overlap_tensor_comm"] = onOff[o.TensorComm]
 		if o.TensorComm {
 			k["overlap_tensor_comm"] = o.TensorCommMethod // the framework's method, named
+		}
+		if o.TensorCommMethod == request.OverlapUserbuffers { // the config userbuffers runs with
+			k["tp_comm_overlap_config"] = cmp.Or(o.TensorCommConfig, analytic.TEDefaultUserbuffers)
 		}
 	}
 	// FSDP2's reduce type and copies: where the sharding takes them (core's list), which
