@@ -249,7 +249,7 @@ func checkUserbuffersConfig(device string, a *arch.Arch, o Options) error {
 			TEDefaultUserbuffers, strings.Join(UserbuffersConfigNames()[1:], ", "), o.TensorCommConfig)}
 	}
 	if !o.TensorCommOverlap || o.TensorCommAsync {
-		return &model.FieldError{Path: path, Reason: "configures Transformer Engine's userbuffers overlap: the run is not priced with it (tensor_comm_overlap userbuffers, training)"}
+		return &model.FieldError{Path: path, Reason: "configures Transformer Engine's userbuffers overlap: the run is not priced with it (its tensor-parallel overlap is off, or is PyTorch's async TP)"}
 	}
 	var bad []string
 	if a.HiddenSize != c.Hidden {

@@ -181,16 +181,6 @@ func SmallAllReduceSeconds(ranks, nodes int) float64 {
 // NVLink generation and for every dispatcher's kernels; not fitted to any run.
 const NVLinkPayloadShare = 370.0 / 450.0
 
-// NVLinkPayload is link l as GPU-to-GPU copies over NVLink see it: its bandwidth times
-// NVLinkPayloadShare, its latency unchanged. A link that states no bandwidth (or a
-// Graphcore-style one) is returned as it is.
-func NVLinkPayload(l Link) Link {
-	if l.BytesPerSecond > 0 && !l.CyclesStyle() {
-		l.BytesPerSecond *= NVLinkPayloadShare
-	}
-	return l
-}
-
 // NCCL's own figure for what one NVLink carries as collective payload, per direction,
 // by GPU generation (NVIDIA/nccl, src/graph/topo.h, as NCCL 2.27 (quoted in NVIDIA/nccl#1807)
 // and 2.29 have it: SM70_NVLINK_BW 20.0, SM80_NVLINK_BW 20.0, SM90_NVLINK_BW 20.6,

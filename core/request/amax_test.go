@@ -2,9 +2,11 @@ package request
 
 import (
 	"math"
+	"strings"
 	"testing"
 
 	"pipeplan/core/cluster"
+	"pipeplan/core/wire"
 )
 
 // TestAmaxReductionGroup: Megatron-Core's amax reduction group is tensor x context x
@@ -82,6 +84,50 @@ func TestDelayedAmaxReductionsPriced(t *testing.T) {
 	}{{"forward", f1 - f0, want}, {"backward", b1 - b0, want}, {"other layers", o1 - o0, 0}} {
 		if math.Abs(tt.got-tt.want) > 1e-9 {
 			t.Errorf("%s: the blocks' seconds grow %v, want %v", tt.pass, tt.got, tt.want)
+		}
+	}
+}
+
+// TestFP8AmaxTPOnlyRefused: training.fp8_amax_tp_only names the group of delayed
+// scaling's amax-history all-reduce, so it is refused, naming the field, where no such
+// reduction runs: a bf16 run, fp8 under the current or mxfp8 recipe, inference. The
+// MLPerf v3.0 run it is priced on (fp8, delayed) takes it.
+func TestFP8AmaxTPOnlyRefused(t *testing.T) {
+	var run mlperfRun
+	for _, c := range mlperfRuns {
+		if c.round == "v3.0" && c.gpus == 512 {
+			run = c
+		}
+	}
+	if run.gpus == 0 {
+		t.Fatal("no v3.0 512-GPU row")
+	}
+	ok := run.request()
+	ok.Training.FP8AmaxTPOnly = true
+	if _, err := prepare(ok); err != nil {
+		t.Fatalf("fp8 delayed: %v", err)
+	}
+	for _, c := range []struct {
+		name string
+		edit func(r *wire.Request)
+	}{
+		{"bf16", func(r *wire.Request) {
+			r.Model.Architecture.DType, r.Training.FP8Recipe, r.Training.FP8ParamGather = "bf16", "", false
+		}},
+		{"current", func(r *wire.Request) { r.Training.FP8Recipe = "current" }},
+		{"inference", func(r *wire.Request) {
+			r.Training = wire.Training{Mode: wire.ModeInference, FP8Recipe: r.Training.FP8Recipe}
+			r.Schedule = wire.Schedule{Name: "inference", Microbatches: r.Schedule.Microbatches, MicrobatchSize: r.Schedule.MicrobatchSize}
+			r.Parallelism.OverlapGradReduce, r.Parallelism.OverlapParamGather, r.Parallelism.OverlapTensorComm, r.Parallelism.TPCommOverlapConfig = "", "", "", ""
+			r.Parallelism.Sharding, r.Parallelism.ZeRO = "", 0
+		}},
+	} {
+		r := run.request()
+		c.edit(r)
+		r.Training.FP8AmaxTPOnly = true
+		_, err := prepare(r)
+		if err == nil || !strings.Contains(err.Error(), "training.fp8_amax_tp_only: ") {
+			t.Errorf("%s: %v, want a refusal of training.fp8_amax_tp_only", c.name, err)
 		}
 	}
 }

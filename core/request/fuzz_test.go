@@ -25,6 +25,8 @@ func FuzzRun(f *testing.F) {
 		`{"model":{"example":"gpt2-medium"},"cluster":{"device":"a100-80gb","count":8},"parallelism":{"pipeline":4,"data":2,"sharding":"zero2"}}`,
 		`{"model":{"architecture":{"config":{"model_type":"nemotron","hidden_size":64,"intermediate_size":128,"num_hidden_layers":2,"num_attention_heads":4,"num_key_value_heads":2,"vocab_size":100,"partial_rotary_factor":0.25},"seq":128,"framework":"eager"}},"cluster":{"device":"h100-sxm","count":2},"parallelism":{"tensor":2}}`,
 		`{"model":{"architecture":{"name":"gemma-2b","seq":2048}},"cluster":{"device":"h100-sxm","count":8},"parallelism":{"pipeline":2,"data":4,"sharding":"zero3"}}`,
+		`{"model":{"architecture":{"name":"llama-3.1-70b","seq":8192,"framework":"cuda-graphs"}},"cluster":{"device":"h100-sxm","count":32,"devices_per_node":8},"parallelism":{"pipeline":8,"tensor":4,"sequence_parallel":true,"overlap_tensor_comm":"userbuffers","tp_comm_overlap_config":"userbuffers_bf16_h100_h8192_tp4_mbs1_seqlen8192"},"training":{"recompute":"full"}}`,
+		`{"model":{"architecture":{"name":"gpt2","seq":1024,"framework":"deepspeed"}},"cluster":{"device":"a100-80gb","count":8},"parallelism":{"pipeline":4,"tensor":2},"schedule":{"microbatches":8}}`,
 	} {
 		f.Add([]byte(s))
 	}

@@ -20,11 +20,16 @@ import (
 // for 1F1B and ZB-H1, min(p - i, m) on stage i, which depends on m only up to p; for
 // interleaved (m a multiple of p), the same for every m >= 3p (schedule.DevicePeaks,
 // InFlight and DeviceInFlight count 3p's operations), and core/plan reads m nowhere
-// else but under recompute auto.
+// else but under recompute auto. Where the base request's framework runs PyTorch's
+// pipelining (cluster.Framework.PipelineStageBuffers) a training step's stages also
+// hold two boundary tensors per microbatch of the step (cluster.PipelineStageBufferBytes),
+// so there every microbatch count has its own key.
 func (r *Evaluator) MemoryKey(c search.Candidate) string {
 	sc, _ := schedule.Parse(c.Schedule)
 	inFlight := c.Microbatches
 	switch {
+	case r.train && r.framework.PipelineStageBuffers && c.Pipeline >= 2:
+		// The stage buffers grow with every microbatch of the step.
 	case sc.Kind == schedule.OneFOneB || sc.Kind == schedule.ZBH1:
 		inFlight = min(c.Microbatches, c.Pipeline)
 	case sc.Kind == schedule.Interleaved && c.Recompute != request.RecomputeAuto && c.Pipeline > 0 && c.Microbatches%c.Pipeline == 0:

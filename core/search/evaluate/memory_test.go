@@ -1,9 +1,11 @@
 package evaluate
 
 import (
+	"context"
 	"slices"
 	"testing"
 
+	"pipeplan/core/search"
 	"pipeplan/core/wire"
 )
 
@@ -183,4 +185,46 @@ func TestMemoryBoundAutoInterleavedExact(t *testing.T) {
 		t.Errorf("bound violations: %d, exhaustive %d", got.Stats.BoundViolations, ex.Stats.BoundViolations)
 	}
 	t.Logf("best %s: %.2f samples/s; planned %d of %d; %d interleaved auto candidates, %d fit", got.Best.Candidate, got.Best.SamplesPerSecond, got.Stats.Evaluated, ex.Stats.Evaluated, autos, fit)
+}
+
+// TestMemoryKeyPipelineStageBuffers: under a framework that runs PyTorch's pipelining
+// (eager: cluster.Framework.PipelineStageBuffers) a stage holds two boundary tensors
+// per microbatch of the step, so 1F1B candidates of 4 stages with 8 and 16 microbatches
+// (4 in flight on the first stage either way) need different memory and must not share
+// what fits; under megatron, whose stages hold no such buffers, they share a key. A run
+// of each shows the difference: the 16-microbatch step leaves less headroom.
+func TestMemoryKeyPipelineStageBuffers(t *testing.T) {
+	for _, k := range []struct {
+		framework string
+		differ    bool
+	}{{"eager", true}, {"megatron", false}} {
+		base := &wire.Request{
+			Model:   wire.ModelSpec{Architecture: &wire.Architecture{Name: "llama-2-7b", Seq: 4096, Framework: k.framework}},
+			Cluster: wire.ClusterSpec{Device: "h100-sxm", DevicesPerNode: 8},
+		}
+		ev, err := New(base)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := search.Candidate{Config: search.Config{Pipeline: 4, Data: 1, Tensor: 1, Schedule: "1f1b", Recompute: "full", Microbatches: 8}, MicrobatchSize: 1}
+		d := c
+		d.Microbatches = 16
+		if got := ev.MemoryKey(c) != ev.MemoryKey(d); got != k.differ {
+			t.Errorf("%s: 8 and 16 microbatches have different memory keys: %v, want %v", k.framework, got, k.differ)
+		}
+		headroom := func(c search.Candidate) int64 {
+			t.Helper()
+			o, err := ev.Evaluate(context.Background(), c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !o.Feasible {
+				t.Fatalf("%s: %s does not fit", k.framework, c)
+			}
+			return o.HeadroomBytes
+		}
+		if grew := headroom(d) < headroom(c); grew != k.differ {
+			t.Errorf("%s: 16 microbatches hold more memory than 8: %v, want %v", k.framework, grew, k.differ)
+		}
+	}
 }
