@@ -3,8 +3,10 @@ package request
 import (
 	"context"
 	"fmt"
+	"maps"
 	"math"
 	"pipeplan/core/wire"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -303,21 +305,28 @@ func TestFP8PublishedRuns(t *testing.T) {
 			t.Errorf("%s: predicted %.0f tokens/s/GPU, published %.0f (%s): error %+.1f%% beyond 25%%", c.name, got, c.tokensPerGPU, c.source, 100*e)
 		}
 	}
-	keys := make([]string, 0, len(by))
-	for k := range by {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		signed, abs := medians(by[k])
-		t.Logf("%-52s %2d runs: median |error| %4.1f%%, signed median %+5.1f%%", k, len(by[k]), 100*abs, 100*signed)
-	}
+	logGroups(t, by)
 	signed, abs := medians(all)
 	t.Logf("all: %d runs, median |error| %.1f%%, signed median %+.1f%%", len(all), 100*abs, 100*signed)
 	hs, ha := medians(held)
 	t.Logf("without the known gaps: %d runs, median |error| %.1f%%, signed median %+.1f%%", len(held), 100*ha, 100*hs)
 	if len(all) != len(fp8Runs) || math.Abs(signed) > 0.10 {
 		t.Errorf("signed median %+.1f%% over %d of %d runs: want within 10%% over all", 100*signed, len(all), len(fp8Runs))
+	}
+}
+
+// logGroups logs each group's runs, median |error| and signed median, the groups in
+// the order of their names.
+func logGroups(t *testing.T, groups map[string][]float64) {
+	t.Helper()
+	keys := slices.Sorted(maps.Keys(groups))
+	width := 0
+	for _, k := range keys {
+		width = max(width, len(k))
+	}
+	for _, k := range keys {
+		signed, abs := medians(groups[k])
+		t.Logf("%-*s %3d runs: median |error| %5.1f%%, signed median %+6.1f%%", width, k, len(groups[k]), 100*abs, 100*signed)
 	}
 }
 

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
-	"sort"
 	"strings"
 	"testing"
 
@@ -1188,15 +1187,7 @@ func planBridgeRuns(t *testing.T, label string, runs []bridgeMoERun) (signed, ab
 		by["device: "+c.device] = append(by["device: "+c.device], e)
 		by["precision: "+c.precision] = append(by["precision: "+c.precision], e)
 	}
-	keys := make([]string, 0, len(by))
-	for k := range by {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		signed, abs := medians(by[k])
-		t.Logf("%-56s %2d runs: median |error| %5.1f%%, signed median %+6.1f%%", k, len(by[k]), 100*abs, 100*signed)
-	}
+	logGroups(t, by)
 	signed, abs = medians(all)
 	t.Logf("%s: %d of %d planned (%d refused), median |error| %.1f%%, signed median %+.1f%%", label, len(all), len(runs), refused, 100*abs, 100*signed)
 	if len(all)+refused != len(runs) || math.IsNaN(signed) {

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math"
 	"regexp"
-	"sort"
 	"strconv"
 	"strings"
 	"testing"
@@ -488,15 +487,7 @@ func TestMLPerfPublishedRuns(t *testing.T) {
 			t.Errorf("%s: throughput error %+.1f%% beyond 25%% (%s)", c.name, 100*e, c.source())
 		}
 	}
-	keys := make([]string, 0, len(by))
-	for k := range by {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		s, a := medians(by[k])
-		t.Logf("%-48s %2d runs: median |error| %4.1f%%, signed median %+5.1f%%", k, len(by[k]), 100*a, 100*s)
-	}
+	logGroups(t, by)
 	s, a := medians(all)
 	t.Logf("all: %d runs, median |error| %.1f%%, signed median %+.1f%%", len(all), 100*a, 100*s)
 	// Held to issue 19's targets over the runs without a named gap (4.9%, +4.6% over 47

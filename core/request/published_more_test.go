@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"sort"
 	"testing"
 
 	"pipeplan/core/wire"
@@ -626,15 +625,7 @@ func TestMorePublishedRuns(t *testing.T) {
 			t.Errorf("%s: throughput error %+.1f%% beyond 25%% (%s)", c.name, 100*e, c.source)
 		}
 	}
-	keys := make([]string, 0, len(by))
-	for k := range by {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		s, a := medians(by[k])
-		t.Logf("%-60s %2d runs: median |error| %4.1f%%, signed median %+5.1f%%", k, len(by[k]), 100*a, 100*s)
-	}
+	logGroups(t, by)
 	s, a := medians(all)
 	t.Logf("all: %d runs, median |error| %.1f%%, signed median %+.1f%%", len(all), 100*a, 100*s)
 	s, a = medians(mem)

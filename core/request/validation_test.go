@@ -4,7 +4,6 @@ import (
 	"context"
 	"math"
 	"slices"
-	"sort"
 	"testing"
 
 	"pipeplan/core/arch"
@@ -128,15 +127,7 @@ func TestValidationSummary(t *testing.T) {
 		groups["precision: "+c.precision] = append(groups["precision: "+c.precision], c.err)
 		all = append(all, c.err)
 	}
-	keys := make([]string, 0, len(groups))
-	for k := range groups {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		signed, abs := medians(groups[k])
-		t.Logf("%-88s %3d runs: median |error| %5.1f%%, signed median %+6.1f%%", k, len(groups[k]), 100*abs, 100*signed)
-	}
+	logGroups(t, groups)
 	signed, abs := medians(all)
 	var beyond int
 	var held []float64
