@@ -3,6 +3,7 @@ package ui
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"pipeplan/core/wire"
 	"reflect"
 	"slices"
@@ -286,5 +287,35 @@ func TestClusterKeepsParallelism(t *testing.T) {
 	want.Pipeline = 0
 	if got != want {
 		t.Errorf("kept %+v, want %+v", got, want)
+	}
+}
+
+// The memory bar's parts add up to the stage's memory: weights and gradients, optimizer
+// state, other static items, PyTorch's pipeline stage buffers, activations in flight,
+// the working peak, and the framework's fixed memory with the allocator's reserve (a
+// Llama on four H100 stages in eager PyTorch, which holds the buffers).
+func TestStageMemoryParts(t *testing.T) {
+	a := NewApp(nil, &fakeHost{}, local)
+	a.PickModel("arch:llama-3.2-1b")
+	a.SetCluster("device", "h100-sxm")
+	a.SetCluster("count", "4")
+	a.SetDegree("data", "1")
+	if a.Err != nil || a.Res == nil || a.Res.Plan == nil {
+		t.Fatalf("the plan: %v", a.Err)
+	}
+	buffers := false
+	for i, r := range NewStageRows(a.Res.Plan) {
+		s := a.Res.Plan.Stages[i]
+		sum := 0.0
+		for _, p := range r.Parts {
+			sum += p.Pct
+			buffers = buffers || p.Class == "mp-b"
+		}
+		if want := 100 * float64(s.MemoryBytes) / float64(s.LimitBytes); math.Abs(sum-want) > 1e-9 {
+			t.Errorf("stage %d: the parts come to %.6f%% of the limit, the stage holds %.6f%%: %+v", i, sum, want, r.Parts)
+		}
+	}
+	if !buffers {
+		t.Error("no stage shows PyTorch's pipeline stage buffers")
 	}
 }

@@ -316,10 +316,15 @@ func stagePage(p *wire.Plan, off, slow, start, size int) []StageRow {
 		}{
 			{"weights and gradients", "mp-w", s.ParamBytes},
 			{"optimizer state", "mp-o", s.OptimizerBytes},
-			{"other static (code, shared)", "mp-x", s.ExclusiveBytes + s.SharedBytes},
+			{"other static (code, shared)", "mp-x", s.ExclusiveBytes + s.SharedBytes - s.Memory.PipelineBufferBytes},
+			{"pipeline stage buffers (PyTorch's, one set per microbatch)", "mp-b", s.Memory.PipelineBufferBytes},
 			{fmt.Sprintf("activations of %d microbatches in flight", max(s.InFlight-1, 0)), "mp-a", s.StashBytes},
 			{"working peak of one microbatch (temporaries, activations)", "mp-t", s.PeakBytes},
+			{"framework (CUDA context, workspaces) and allocator reserve", "mp-f", s.FrameworkBytes + s.ReservedBytes},
 		} {
+			if part.v == 0 && (part.class == "mp-b" || part.class == "mp-f") {
+				continue // parts most plans do not have
+			}
 			pct := 0.0
 			if s.LimitBytes > 0 {
 				pct = 100 * float64(part.v) / float64(s.LimitBytes)
