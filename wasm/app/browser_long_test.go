@@ -193,6 +193,10 @@ func TestBrowserLongText(t *testing.T) {
 		b := fresh(t)
 		b.tab("model")
 		b.set("#model-pick", "arch:meta-llama-3-8b", "change")
+		// Megatron-LM's engine: PyTorch's pipelining (the eager default) holds two
+		// boundary tensors per microbatch a stage, tens of GiB at 1,024, which no H100 fits.
+		b.waitFor("the architecture's knobs", `document.querySelector("#knob-framework") !== null`)
+		b.set("#knob-framework", "megatron", "change")
 		// One pipeline (the user's replicas: no starting layout), for a long timeline.
 		b.tab("cluster")
 		b.set("#cluster-replicas", "1", "input")
