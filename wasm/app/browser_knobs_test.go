@@ -144,8 +144,8 @@ func TestBrowserFinerKnobs(t *testing.T) {
 // sequence parallelism: disabled until the userbuffers overlap is on, then it reads
 // core's default (te-default) and offers core/wire's tuned configs; a config of the
 // run's shape reaches the URL's request and the page plans it as core does; one of
-// another tensor degree shows core's refusal naming the field; the URL brings the
-// config back on a fresh load. It saves phone and desktop screenshots (ubcfg-*.png).
+// another device family (a B200 config on H100s) shows core's refusal naming the
+// field; the URL brings the config back on a fresh load. It saves phone and desktop screenshots (ubcfg-*.png).
 func TestBrowserUserbuffersConfig(t *testing.T) {
 	b, url := openPage(t)
 	b.tab("model")
