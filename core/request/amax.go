@@ -82,12 +82,7 @@ func (p *prepared) delayedAmaxReductions(fw cluster.Framework, o analytic.Option
 	if ar <= 0 || fwdN+bwdN == 0 {
 		return
 	}
-	var blocks []int
-	for i := range p.model.Layers {
-		if pipelineBoundaryKind(p.est.Layers[i].Kind) {
-			blocks = append(blocks, i)
-		}
-	}
+	blocks := p.blockLayers()
 	if len(blocks) == 0 {
 		return
 	}

@@ -206,13 +206,9 @@ func (p *prepared) pipelineBuffers(fw cluster.Framework) {
 		return
 	}
 	var boundary int64
-	var blocks []int
-	for i, l := range p.model.Layers {
-		if !pipelineBoundaryKind(p.est.Layers[i].Kind) {
-			continue
-		}
-		blocks = append(blocks, i)
-		for _, t := range l.Outputs {
+	blocks := p.blockLayers()
+	for _, i := range blocks {
+		for _, t := range p.model.Layers[i].Outputs {
 			boundary = max(boundary, t.Bytes)
 		}
 	}
@@ -230,6 +226,18 @@ func (p *prepared) pipelineBuffers(fw cluster.Framework) {
 		shared[PipelineBuffersKey] = size
 		l.Shared = shared
 	}
+}
+
+// blockLayers are the positions of the model's layers that are a transformer's blocks
+// (pipelineBoundaryKind), in the model's order.
+func (p *prepared) blockLayers() []int {
+	var blocks []int
+	for i := range p.model.Layers {
+		if pipelineBoundaryKind(p.est.Layers[i].Kind) {
+			blocks = append(blocks, i)
+		}
+	}
+	return blocks
 }
 
 // pipelineBoundaryKind reports whether an estimate's layer of that kind is one of a
