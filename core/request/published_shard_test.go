@@ -319,7 +319,9 @@ var shardedRuns = []shardedRun{
 
 // The known gaps of torchtitan's rows.
 const (
-	// gapRing: +49% and +58%, where CP 1 and 2 err +19% and +10%. What PyTorch's
+	// gapRing: +47.8% and +56.1%, where CP 1 and 2 err +17.8% and +8.4% (main at
+	// 0530dab; the figures below were measured when the rows erred +49% and +58%,
+	// +19% and +10%). What PyTorch's
 	// experimental context parallelism did in this benchmark, read from the versions it
 	// names (pytorch/pytorch 1963fc8 of 2024-12-23,
 	// torch/distributed/tensor/experimental/_attention.py; torchtitan 9dec370), is
@@ -345,7 +347,7 @@ const (
 	// communicators of more than 2 GPUs (2.21.5, transport/nvls.cc, ncclNvlsInit), so
 	// CP 4's and 8's all-gathers may run another algorithm than CP 2's; no published
 	// figure times that here. (Table 6's 405B rows, whose context groups cross hosts, do
-	// not grow so: +10%, +17%, +12% at CP 1, 2 and 4; and a group of one GPU a host
+	// not grow so: +6.4%, +14.7%, +10.5% at CP 1, 2 and 4; and a group of one GPU a host
 	// never runs NVLink SHARP, an optimisation among a host's GPUs, coreweave/
 	// reference-architecture#74, so they are no evidence against it.)
 	//
@@ -421,13 +423,67 @@ const (
 	//    every row on 95 GiB devices (torchtitan's docs/performance.md, pytorch/
 	//    torchtitan#800), so even two such communicators leave it GiBs short of the
 	//    device: no allocator retries.
+	//
+	// Checked in a third round, each lead against _attention.py as above (the ring
+	// code of context_parallel's allgather rotate method), with what it would have to
+	// cost: 91 ms a layer for every further step, (c-1) x 91 = 637 ms a layer at CP 8,
+	// where a layer's n = 32,768 tokens x 32 heads x 128 = 134M output elements:
+	//  - the merges: _SDPAMerger._merge_one rescales the fp32 output by sigmoid and
+	//    logsigmoid of the two logsumexps after every further step, and on the steps
+	//    that touch only Q's second half (i > rank) _partial_update rebuilds the whole
+	//    fp32 output and logsumexp by torch.cat; the backward adds each step's 16-bit
+	//    dQ, dK, dV into fp32 accumulators (_partial_update again on half-block steps)
+	//    and torch.cat's dK and dV into the buffer passed on. Priced (contextMerges) at
+	//    10 bytes an element a further step each forward (two with the rerun) and 46 a
+	//    step backward: 8.9 GB, 3.7 ms a layer a further step at the 2.4 TB/s of these
+	//    HBM2e devices. Had torch.compile fused none of it (about five times the bytes:
+	//    each of sub, sigmoid, mul, sub and the cat reading and writing fp32), 18 ms,
+	//    a fifth of the 91 ms;
+	//  - the rotate method: torchtitan 9dec370's experimental.context_parallel_
+	//    rotate_method defaults to allgather (config_manager.py), one all-gather of
+	//    every rank's K and V a pass, waited at step 1 (next_buffer), so hidden at
+	//    most behind step 0's call; priced exposed under torch.compile: 3.5 GiB a
+	//    pass at CP 8, 10 ms at NCCL's 370.8 GB/s, 30 ms a layer in three passes;
+	//  - the load balancer's calls: each further step makes one flash call, not two
+	//    (all of Q against K's first half, or Q's second half against all of K,
+	//    is_causal False), and step 0 one causal call on the device's own s/c tokens:
+	//    16,384 x 32,768 or 32,768 x 16,384 at 32 heads, thousands of 128-row tiles
+	//    in many waves, the same at every c >= 2 (priced: one causal call, c - 1
+	//    unmasked at their own rate, analytic attentionRates);
+	//  - the backward: _templated_ring_attention_backward calls
+	//    aten._scaled_dot_product_flash_attention_backward once a step (c calls) on
+	//    the merged output and logsumexp (their second halves on half-block steps); it
+	//    reruns no forward; the only rerun is full activation checkpointing's, priced
+	//    (calc.rerun). dK and dV go on in fp32 after every step (c sends of 1 GiB,
+	//    ft_c.permute_tensor), each exposed under torch.compile as priced, 2.9 ms each
+	//    at NCCL's NVLink rate, 23 ms a layer at CP 8;
+	//  - synchronisation: the forward waits once a pass (the gather); the backward
+	//    waits once a step for the dK/dV permute (all_to_all_single, its zero-byte
+	//    syncs to the other c - 2 ranks, NCCL 2.21.5's enqueue.cc: "Zero size
+	//    send/recv are syncs"), after the next step's flash call in program order;
+	//    NCCL's planner gives the one real transfer p2pnChannelsPerPeer channels at
+	//    every group size (scheduleP2pTasksToPlan: only nChannelsMin, for small
+	//    transfers, is cut as nRanks grows); no torch.cuda synchronisation or stream
+	//    wait besides the functional collectives' wait_tensor.
+	// So what these five leads could add beyond their price is some 15 ms a layer at
+	// CP 8 (the merges left unfused), against the 637 ms missing. Written from the
+	// measured rows alone, a step per token of A + B c, plus Y (c - 1) above two
+	// devices: CP 1 and 2 give A and B, then CP 4 and CP 8 each give Y, 0.889 and
+	// 0.874 x 1e-4 s a token (2.9 s a further step), 2% apart: a cost a further step
+	// that appears only above two devices in a host. Above two local ranks NCCL sets
+	// up NVLink SHARP on the context group's communicator, and the permute posts
+	// syncs to ranks other than its neighbours: neither is timed by a published
+	// figure here, so neither is priced.
 	gapRing = "PyTorch's experimental ring attention's steps at ~1.65x their price at CP 4 and 8 (1.0x at CP 2), which its source does not explain"
-	// gap4DCP8: Table 6's CP 8 row, +26%, 16 points beyond its CP 1 row (+10%) where
-	// CP 2 and 4 stay within 7 points of it. The table gives 16 TPS/GPU, two figures:
-	// a run between 15.5 and 16.5 reads so, and against the planned 20.18 the error
-	// lies anywhere from +22.3% to +30.2%, so the row's 1.1 points beyond issue 19's
-	// 25% are within the figure's rounding (CP 4's 31 spans 3.6 points, CP 1's 76 1.4);
-	// the 16 points beyond CP 1 are not. Its context group of 8 hosts all-gathers
+	// gap4DCP8: Table 6's CP 8 row, +25.1%, 18.7 points beyond its CP 1 row (+6.4%)
+	// where CP 2 and 4 stay within 8.3 points of it (+14.7%, +10.5%; main at
+	// 0530dab). The table gives 16 TPS/GPU, two figures: a run between 15.5 and 16.5
+	// reads so, and against the planned 20.01 the error lies anywhere from +21.3% to
+	// +29.1%, so the row's 0.1 points beyond issue 19's 25% are within the figure's
+	// rounding (CP 4's 31 spans 3.6 points, CP 1's 76 1.4); the 18.7 points beyond
+	// CP 1 are not. The ring code it runs is gapRing's, whose third-round reading
+	// (merges, rotate method, calls, backward, synchronisation) finds nothing more to
+	// price at one GPU a host either. Its context group of 8 hosts all-gathers
 	// 7 hosts' keys and values over the network in every pass (priced: PyTorch's
 	// exchanges make its step 26% longer than the ring's would be). Ruled out: NCCL
 	// 2.21.5's cut of the channels a network peer's sends get as the group grows
