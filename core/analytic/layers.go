@@ -747,6 +747,51 @@ func (sh *shape) rowIDMap(n float64) op {
 	return op{name: "permute row map", fwd: work{0, 25 * entries, 3}}
 }
 
+// auxLoss is the router's load-balancing loss (Options.MoEAuxLoss) over the n tokens at
+// a mixture layer's input, in training, as Megatron-Core computes it with its fused
+// router (moe_router_fusion, which Megatron-Bridge's performance scripts set for every
+// mixture-of-experts recipe: scripts/performance/configs/qwen/qwen3_llm_pretrain.py,
+// deepseek/deepseek_llm_pretrain.py and gpt_oss/gpt_oss_llm_pretrain.py at v0.3.0 and
+// v0.3.1). TopKRouter.routing (megatron/core/transformer/moe/router.py, core_v0.15.0
+// to core_v0.18.0) then runs, beside the routing itself:
+//
+//   - compute_routing_scores_for_aux_loss: Transformer Engine's
+//     fused_score_for_moe_aux_loss, one kernel each pass (transformer_engine/pytorch/
+//     csrc/extensions/router.cpp, v2.9 to v2.16: its forward reads the logits and
+//     writes the scores, the routing map and an intermediate; its backward reads the
+//     intermediate and the scores' gradient and writes the logits' gradient);
+//   - the tokens per expert, routing_map.sum(dim=0): one kernel (all-reduced over the
+//     tensor- and context-parallel group when that has more than one member, which is
+//     not priced here);
+//   - switch_load_balancing_loss_func: Transformer Engine's fused_moe_aux_loss, one
+//     kernel each pass (its forward reads the scores; its backward writes their
+//     gradient); with seq_aux_loss the loss is divided by the microbatch's sequences
+//     (one kernel, and one for the division's gradient);
+//   - the loss's logging (save_to_aux_losses_tracker, core_v0.15.0 to core_v0.17.0;
+//     MoEMetricsTracker.record, core_v0.18.0): the loss divided by its coefficient and
+//     added into the layer's slot, two kernels forward;
+//   - MoEAuxLossAutoScaler, whose backward makes the loss's gradient,
+//     torch.ones_like(aux_loss) * scale: two kernels;
+//   - autograd's sum of the two gradients of the router's logits (the top-k's and the
+//     loss scores'): one kernel.
+//
+// Five launches each pass, six with seq_aux_loss; in fp32 scores (4 bytes) and a
+// boolean map, n x E elements: forward 4 + 4 + 1 + 4 (the score kernel) + 1 (the sum)
+// + 4 (the loss) = 18 bytes an element, backward 4 (the loss's gradient) + 12 (the
+// score kernel's) + 12 (the sum) = 28. Nothing without a loss, in inference, or for a
+// dense model.
+func (sh *shape) auxLoss(n float64) (op, bool) {
+	if !sh.train || sh.experts == 0 || sh.o.MoEAuxLoss == "" || sh.o.MoEAuxLoss == AuxLossNone {
+		return op{}, false
+	}
+	kernels := 5.0
+	if sh.o.MoEAuxLoss == AuxLossSequence {
+		kernels++
+	}
+	entries := n * sh.experts
+	return op{name: "aux loss", fwd: work{0, 18 * entries, kernels}, bwd: work{0, 28 * entries, kernels}}, true
+}
+
 // routingMapGatherSeconds is the forward pass's all-gather of the routing map that
 // HybridEP runs before each dispatch, for n tokens at the device's input: its
 // dispatch_with_permute, called without a handle (the forward's dispatch; the
@@ -997,6 +1042,9 @@ func (sh *shape) moe(c *calc) piece {
 	}
 	p.ops = append(p.ops, sh.blockNorm("mlp norm"),
 		sh.linear16("router", n, h, sh.experts), mem("top-k", 4*n*sh.experts*2, 3))
+	if o, ok := sh.auxLoss(n); ok {
+		p.ops = append(p.ops, o)
+	}
 	if o, ok := sh.hybridEPPreprocessing(n); ok {
 		p.ops = append(p.ops, o)
 	}

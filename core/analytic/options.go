@@ -298,6 +298,25 @@ const (
 	DispatchHybridEP Dispatcher = "hybridep"
 )
 
+// AuxLoss is the load-balancing loss a mixture of experts' router adds in training, as
+// Megatron-Core names it (moe_router_load_balancing_type).
+type AuxLoss string
+
+// The supported load-balancing losses.
+const (
+	// AuxLossNone: no load-balancing loss (Megatron-Core's "none"; Megatron-Bridge's
+	// gpt-oss bridge sets it).
+	AuxLossNone AuxLoss = "none"
+	// AuxLossMicrobatch: the Switch Transformer's loss over each microbatch's tokens
+	// (Megatron-Core's "aux_loss"; Megatron-Bridge's Qwen3 MoE bridge sets it, with
+	// coefficient 1e-3).
+	AuxLossMicrobatch AuxLoss = "aux_loss"
+	// AuxLossSequence: the same loss per sequence, summed over the microbatch's
+	// sequences and divided by their number (Megatron-Core's "seq_aux_loss";
+	// Megatron-Bridge's DeepSeek-V3 bridge sets it, with coefficient 1e-4).
+	AuxLossSequence AuxLoss = "seq_aux_loss"
+)
+
 // flex reports whether the dispatcher is a backend of Megatron-Core's flex token
 // dispatcher (DeepEP, with or without fp8 dispatch, or HybridEP), whose dispatch hands the experts their rows
 // already grouped by local expert: no regrouping of the received chunks (the
@@ -485,6 +504,10 @@ type Options struct {
 	ExpertFusedMLP bool `json:"expert_fused_mlp,omitempty"`
 	// Dispatcher moves the tokens to the experts and back (default alltoall).
 	Dispatcher Dispatcher `json:"dispatcher,omitempty"`
+	// MoEAuxLoss is the router's load-balancing loss in training (default none), priced
+	// as Megatron-Core computes it with its fused router (shape.auxLoss). Mixtures of
+	// experts only.
+	MoEAuxLoss AuxLoss `json:"moe_aux_loss,omitempty"`
 	// TensorCommOverlap hides a sublayer's tensor-parallel all-gather and
 	// reduce-scatter behind its own linear layers' products, as Transformer Engine's
 	// userbuffers do under Megatron-LM's --tp-comm-overlap (the all-gather split in
@@ -682,6 +705,9 @@ func (o Options) withDefaults() Options {
 	if o.Dispatcher == "" {
 		o.Dispatcher = DispatchAllToAll
 	}
+	if o.MoEAuxLoss == "" {
+		o.MoEAuxLoss = AuxLossNone
+	}
 	return o
 }
 
@@ -769,6 +795,7 @@ func (o Options) Validate() error {
 	oneOf(&es, "split", string(o.Split), Blocks, Sublayers)
 	oneOf(&es, "tie", string(o.Tie), TieCopy, TieStage)
 	oneOf(&es, "dispatcher", string(o.Dispatcher), DispatchAllToAll, DispatchDeepEP, DispatchDeepEPFP8, DispatchHybridEP)
+	oneOf(&es, "moe_aux_loss", string(o.MoEAuxLoss), AuxLossNone, AuxLossMicrobatch, AuxLossSequence)
 	if o.DType == FP32 && o.Precision != Pure && o.Precision != DeepSpeedBF16 { // deepspeed-bf16: refused above
 		es.Add("precision", "%s keeps fp32 weights or master weights beside 16-bit passes: use dtype bf16 or fp16, or precision pure with fp32", o.Precision)
 	}

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"pipeplan/core/analytic"
 	"pipeplan/core/arch"
 	"pipeplan/core/cluster"
 	"pipeplan/core/wire"
@@ -392,6 +393,7 @@ func (c bridgeMoERun) request(t *testing.T) *wire.Request {
 	if c.precision != "bf16" {
 		tr.FP8Recipe, tr.FP8ParamGather = c.precision, true
 	}
+	tr.MoEAuxLoss = c.auxLoss()
 	return &wire.Request{
 		Model:   wire.ModelSpec{Architecture: &a},
 		Cluster: wire.ClusterSpec{Device: c.device, DevicesPerNode: perNode},
@@ -402,6 +404,25 @@ func (c bridgeMoERun) request(t *testing.T) *wire.Request {
 		Schedule:   wire.Schedule{Name: sched, Microbatches: c.gbs / dp / c.mbs, MicrobatchSize: c.mbs},
 		Boundaries: c.layout(),
 	}
+}
+
+// auxLoss is the load-balancing loss (training.moe_aux_loss) Megatron-Bridge's model
+// bridge sets for the run's model, the same from v0.2.2 to v0.5.1 (NeMo 25.11 to
+// 26.06.01): Qwen3 MoE "aux_loss" with coefficient 1e-3 (src/megatron/bridge/models/
+// qwen/qwen_provider.py, Qwen3MoEModelProvider; qwen3_moe_bridge.py from v0.3.1),
+// DeepSeek-V3 "seq_aux_loss" with 1e-4 (deepseek/deepseek_provider.py;
+// deepseek_v3_bridge.py from v0.3.1), gpt-oss "none" (gpt_oss/gpt_oss_provider.py,
+// gpt_oss_bridge.py). The performance scripts set moe_router_fusion for all three
+// (scripts/performance/configs/qwen3 or qwen, deepseek, gpt_oss), the fused path
+// analytic prices; none changes the loss type. Dense models: none.
+func (c bridgeMoERun) auxLoss() string {
+	switch {
+	case strings.HasPrefix(c.model, "qwen3-"):
+		return string(analytic.AuxLossMicrobatch)
+	case strings.HasPrefix(c.model, "deepseek-v3"):
+		return string(analytic.AuxLossSequence)
+	}
+	return ""
 }
 
 // ubConfig is the userbuffers config (parallelism.tp_comm_overlap_config) the run's
@@ -1031,8 +1052,32 @@ func TestBridgeMoEPublishedRuns(t *testing.T) {
 	// +4.1% to +3.7%, gb200 +12.2% to +11.7%, b300 +15.1% to +14.8%, h100-sxm +25.3% to
 	// +24.7%, b200 unmoved. What HybridEP pays beyond that on gpt-oss (#3561, #3387) is
 	// TestHybridEPAgainstAllToAll's known gap.
-	if abs > 0.153 || signed > 0.118 {
-		t.Errorf("median |error| %.1f%%, signed median %+.1f%%: want at most 15.3%% and +11.8%% (was 14.8%%, +11.1%%; 14.9%%, +12.3%% before HybridEP's probability rows)", 100*abs, 100*signed)
+	//
+	// The router's load-balancing loss (training.moe_aux_loss, auxLoss: Megatron-Bridge's
+	// Qwen3 MoE aux_loss, DeepSeek-V3 seq_aux_loss, gpt-oss none), which Megatron-Core
+	// computes beside the routing in every mixture layer with the fused router the
+	// performance scripts set (analytic's shape.auxLoss: Transformer Engine's fused
+	// score and loss kernels, the tokens-per-expert sum, the loss's logging, its
+	// gradient's scaling and the logits' gradient sum: 5 launches each pass, 6 with
+	// seq_aux_loss), had not been planned: every Qwen3 and DeepSeek-V3 row slows, the
+	// host-bound most (Qwen3 30B-A3B on 8 B200s at microbatch 1 +130.0% and +120.7% to
+	// +124.5% and +115.5%; its Grace rows 1.7 to 2.2 points, GB200 FP8-MX +27.2% to
+	// +25.3%; B300 PP8 VP4 -1.2; the device-bound rows 0.3 to 0.7). All runs 14.8%,
+	// +11.1%, 35 beyond 25% to 14.1%, +10.7%, 34; through 26.04.01 14.8%, +14.8%, 29 to
+	// 14.0%, +14.0%, 28. By device b200 +32.3% to +31.7%, b300 +14.8% to +14.6%, gb200
+	// +11.7% to +11.2%, gb300 +3.7% to +3.4%, h100-sxm +24.7% to +23.9%; by model Qwen3
+	// 30B-A3B +9.0% to +8.4%, Qwen3 235B-A22B +0.4% to 0.0%, DeepSeek-V3 +5.4% to +5.2%,
+	// gpt-oss unmoved. The x86 rows' gap is as large as before in kind: 10 launches of
+	// some 100 a layer and microbatch.
+	//
+	// Seen and left (s31): the dropless host synchronization (analytic.moeHostSeconds)
+	// splits the backward pass too, where none of Megatron-Core's dispatchers reads the
+	// device (the all-to-all's splits, the grouped linear's m_splits and HybridEP's
+	// handle are the forward's, saved); planned without it the host-bound rows gain 2 to
+	// 3 points (all runs 14.8%, +11.1% to 15.4%, +12.2%, before the loss above): more
+	// optimism, not its cause, and not changed here.
+	if abs > 0.146 || signed > 0.112 {
+		t.Errorf("median |error| %.1f%%, signed median %+.1f%%: want at most 14.6%% and +11.2%% (was 14.1%%, +10.7%%; 14.8%%, +11.1%% before the router's load-balancing loss)", 100*abs, 100*signed)
 	}
 	var older []bridgeMoERun
 	for _, c := range bridgeMoERuns {
@@ -1042,8 +1087,8 @@ func TestBridgeMoEPublishedRuns(t *testing.T) {
 	}
 	t.Run("through NeMo 26.04.01", func(t *testing.T) {
 		signed, abs := planBridgeRuns(t, "Megatron-Bridge MoE runs through NeMo 26.04.01", older)
-		if abs > 0.153 || signed > 0.153 {
-			t.Errorf("median |error| %.1f%%, signed median %+.1f%%: want at most 15.3%% and +15.3%% (was 14.8%%, +14.8%%; 15.4%%, +15.4%% before HybridEP's probability rows; 10.8%%, +10.5%% before linear_fc1 was one product)", 100*abs, 100*signed)
+		if abs > 0.145 || signed > 0.145 {
+			t.Errorf("median |error| %.1f%%, signed median %+.1f%%: want at most 14.5%% and +14.5%% (was 14.0%%, +14.0%%; 14.8%%, +14.8%% before the router's load-balancing loss; 15.4%%, +15.4%% before HybridEP's probability rows; 10.8%%, +10.5%% before linear_fc1 was one product)", 100*abs, 100*signed)
 		}
 	})
 }
@@ -1227,8 +1272,16 @@ func planBridgeRuns(t *testing.T, label string, runs []bridgeMoERun) (signed, ab
 // GroupedLinear runs one GEMM an expert and pass for the 2f-wide fc1, 24 launches a
 // layer and microbatch here (8 local experts). Counted as TE runs them (analytic's
 // oneFC1, one product in every Megatron-style gated MLP: cluster.Framework.FusedFC1)
-// the plan is 317,312 (-31.5%), some 48 launches a layer and microbatch short: a known
-// gap, not yet attributed, which the bound (35%, was 25%) records
+// the plan is 317,312 (-31.5%), some 48 launches a layer and microbatch short. The
+// router's load-balancing loss (Qwen3's aux_loss: analytic's shape.auxLoss, 5 launches
+// each pass) makes it 348,032 (-24.9%): some 38 launches a layer and microbatch short,
+// a known gap, not yet attributed, which the bound (30%, was 35%) records. Nor is the
+// count a settled target: the skill does not say whether Nsight Systems traced the
+// router's and preprocessing's CUDA graphs node by node (--cuda-graph-trace=node) or
+// as one launch each (its default, graph), nor what its capture spans; the
+// forced-balance benchmark's random logits (moe_router_force_load_balancing:
+// RandomSTE's clone and normal_, two launches forward in every Megatron-Bridge
+// performance run) are not in the plan, having no request field
 // (not checked:
 // cuDNN attention backward's auxiliary kernels, the stages of HybridEP's dispatch and
 // combine beyond one kernel each (DeepEP's hybrid-ep executor), the weighted SwiGLU's
@@ -1255,7 +1308,7 @@ func TestBridgeKernelsPerStep(t *testing.T) {
 	}
 	kernels *= float64(run.gbs / (run.gpus / run.pp) / run.mbs)
 	t.Logf("%s: %.0f kernels a step planned, %d counted: %+.1f%%", run.name, kernels, published, 100*(kernels/published-1))
-	if r := kernels/published - 1; math.Abs(r) > 0.35 {
-		t.Errorf("%s: %.0f kernels a step planned, %d counted: %+.1f%%, want within 35%%", run.name, kernels, published, 100*r)
+	if r := kernels/published - 1; math.Abs(r) > 0.30 {
+		t.Errorf("%s: %.0f kernels a step planned, %d counted: %+.1f%%, want within 30%%", run.name, kernels, published, 100*r)
 	}
 }

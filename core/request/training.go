@@ -36,6 +36,20 @@ func (p *prepared) training(es *model.Errors) {
 	case t.TrainMetrics > 0 && !p.train():
 		es.Add("training.train_metrics", "applies to training: inference runs no training loop")
 	}
+	if t.MoEAuxLoss == string(analytic.AuxLossNone) {
+		t.MoEAuxLoss = "" // the default, one normal form
+	}
+	if v := t.MoEAuxLoss; v != "" && v != string(analytic.AuxLossNone) {
+		const field = "training.moe_aux_loss"
+		switch {
+		case v != string(analytic.AuxLossMicrobatch) && v != string(analytic.AuxLossSequence):
+			es.Add(field, "must be %q, %q or %q (or left out: none), got %q", analytic.AuxLossNone, analytic.AuxLossMicrobatch, analytic.AuxLossSequence, v)
+		case p.arch == nil || p.arch.NumExperts == 0:
+			es.Add(field, "applies to architectures with routed experts (the loss balances a mixture's router)")
+		case !p.train():
+			es.Add(field, "applies to training: inference computes no load-balancing loss")
+		}
+	}
 	for _, o := range []struct{ field, v string }{
 		{"parallelism.overlap_grad_reduce", p.req.Parallelism.OverlapGradReduce},
 		{"parallelism.overlap_param_gather", p.req.Parallelism.OverlapParamGather},

@@ -365,6 +365,14 @@ type Training struct {
 	// has two, LanguageCrossEntropy and LanguagePerplexity). 0 (the default): the loop
 	// computes none. Architectures, training only; at most MaxTrainMetrics.
 	TrainMetrics int `json:"train_metrics,omitempty"`
+	// MoEAuxLoss is a mixture of experts' load-balancing loss as Megatron-Core's router
+	// computes it in training (moe_router_load_balancing_type, with moe_router_fusion):
+	// none (the default), aux_loss (per microbatch: Megatron-Bridge's Qwen3 MoE) or
+	// seq_aux_loss (per sequence: Megatron-Bridge's DeepSeek-V3). Its kernels are
+	// priced in every mixture layer (core/analytic's shape.auxLoss). Architectures with
+	// routed experts, training only, not under the eager or compiled frameworks
+	// (HuggingFace's code computes the loss otherwise).
+	MoEAuxLoss string `json:"moe_aux_loss,omitempty"`
 }
 
 // MaxTrainMetrics bounds Training.TrainMetrics.
