@@ -1070,6 +1070,28 @@ func TestBridgeMoEPublishedRuns(t *testing.T) {
 	// gpt-oss unmoved. The x86 rows' gap is as large as before in kind: 10 launches of
 	// some 100 a layer and microbatch.
 	//
+	// What the x86 clusters' hosts do to these rows is large and not one figure:
+	// Megatron-Bridge #1928 (2026-01-21, in v0.3.0 to v0.5.1: scripts/performance/
+	// utils/executors.py) pins each B300 rank to two Priority Core Turbo cores (numactl
+	// -C), which "improves CPU latency" and "recovers 60% performance regression
+	// compared to Prenyx (B200)" (a later commit on main, 0c2269679 of 2026-06-04, makes
+	// the binding opt-in; the tags through v0.6.0 keep it on): the same recipes on
+	// another x86 cluster, or bound otherwise, ran some 60% apart. So the B300 rows of
+	// NeMo 26.02 on ran on pinned turbo cores and the B200 and H100 rows on whatever
+	// numactl --cpunodebind gave; a per-launch host time fitted to either would carry
+	// that cluster's binding, which no request field states. Not adopted (no figure per
+	// launch is published for either cluster).
+	//
+	// HybridEP's forward, read in DeepEP's hybrid-ep executor (commit 017a5202,
+	// csrc/hybrid_ep/executor/executor.cu): a zeroed counter (torch::zeros) and the
+	// metadata kernel, the dispatch, permute_processing (row map and tokens per
+	// expert) and the permute kernel, where the plan counts the preprocessing, the
+	// dispatch and one gather; and two reads to the host (the dispatched count and
+	// tokens_per_expert, .cpu()) where moeHostSeconds prices one. Megatron-Core
+	// core_v0.18.0 passes num_permuted_tokens only with a rank capacity factor. Not
+	// priced: the kernel counts vary across DeepEP's hybrid-ep commits that the
+	// containers pin, which were not read.
+	//
 	// Seen and left (s31): the dropless host synchronization (analytic.moeHostSeconds)
 	// splits the backward pass too, where none of Megatron-Core's dispatchers reads the
 	// device (the all-to-all's splits, the grouped linear's m_splits and HybridEP's
