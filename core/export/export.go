@@ -193,6 +193,11 @@ type Input struct {
 	// plan's training loop computes on every microbatch's logits and synchronises every
 	// step (Composer's Trainer), which no export's loop runs.
 	TrainMetrics int
+	// MoEAuxLoss is the request's training.moe_aux_loss: the load-balancing loss the
+	// plan priced as Megatron-Core's fused router computes it ("" for none).
+	// Megatron-LM runs it as --moe-router-load-balancing-type with a coefficient above 0
+	// and --moe-router-fusion; the other exports' model code does not run those kernels.
+	MoEAuxLoss string
 	// BlockingTransfers: the plan priced the pipeline's sends and receives as blocking
 	// both stages they join (model.architecture.framework deepspeed:
 	// cluster.Framework.BlockingPipelineTransfers), as DeepSpeed's PipelineEngine alone
@@ -500,6 +505,10 @@ func (j *job) trainingLoop(f wire.Format) {
 	if in.TrainMetrics > 0 {
 		j.looped = true
 		j.note(wire.NoteTrainingLoop, "the plan prices %d training metrics computed on every microbatch's logits and gathered from every device each step (training.train_metrics: Composer's Trainer); this export's training loop computes none: the run takes less time than priced; plan with train_metrics 0 to price what it runs", in.TrainMetrics)
+	}
+	if in.MoEAuxLoss != "" && f != wire.Megatron {
+		j.looped = true
+		j.note(wire.NoteTrainingLoop, "the plan prices Megatron-Core's %s load-balancing loss in every mixture layer (training.moe_aux_loss: its fused router's kernels); this export's model code does not run them: plan with moe_aux_loss none, or export to Megatron-LM, to price what runs", in.MoEAuxLoss)
 	}
 	if in.BlockingTransfers && f != wire.DeepSpeed && len(in.Boundaries) > 2 {
 		j.looped = true

@@ -1195,6 +1195,51 @@ func TestMegatronDispatcherFlags(t *testing.T) {
 	}
 }
 
+// TestMegatronAuxLossFlags: the Megatron-LM export runs the request's load-balancing
+// loss (training.moe_aux_loss) as Megatron-LM's --moe-router-load-balancing-type with a
+// coefficient above 0 (its default, 0, computes none) and the fused router the plan
+// priced; nothing without one; another export notes that its loop does not run it.
+func TestMegatronAuxLossFlags(t *testing.T) {
+	for _, tt := range []struct {
+		loss string
+		want []string
+	}{
+		{"", nil},
+		{"aux_loss", []string{"--moe-router-load-balancing-type aux_loss --moe-aux-loss-coeff 1e-3", "--moe-router-fusion"}},
+		{"seq_aux_loss", []string{"--moe-router-load-balancing-type seq_aux_loss --moe-aux-loss-coeff 1e-4", "--moe-router-fusion"}},
+	} {
+		r := archCase{arch: "mixtral-8x7b-v0.1", device: "h100-sxm", devices: 4, sched: "1f1b", m: 8, batch: 1, seq: 2048, dp: 4}.request()
+		r.Cluster.DevicesPerNode = 8
+		r.Parallelism.Expert = 4
+		r.Model.Architecture.Framework = "megatron"
+		r.Training.MoEAuxLoss = tt.loss
+		in := fromRequest(t, r)
+		ex, err := export.Make(in, wire.Megatron)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, w := range tt.want {
+			if !strings.Contains(ex.Text, w) {
+				t.Errorf("%q: want %q in:\n%s", tt.loss, w, ex.Text)
+			}
+		}
+		if tt.loss == "" && strings.Contains(ex.Text, "--moe-router-load-balancing-type") {
+			t.Errorf("no loss: the export names one:\n%s", ex.Text)
+		}
+		pt, err := export.Make(in, wire.PyTorch)
+		if err != nil {
+			t.Fatal(err)
+		}
+		noted := false
+		for _, n := range pt.Notes {
+			noted = noted || n.Code == wire.NoteTrainingLoop && strings.Contains(n.Message, "moe_aux_loss")
+		}
+		if noted != (tt.loss != "") {
+			t.Errorf("%q: the PyTorch export notes the loss %v, want %v: %+v", tt.loss, noted, tt.loss != "", pt.Notes)
+		}
+	}
+}
+
 // TestInterleavedOrders: PyTorch's ScheduleInterleaved1F1B and Megatron-LM's interleaved
 // 1F1B order a device's operations alike except with as many microbatches as ranks,
 // where Megatron-LM runs every forward first and PyTorch warms up (v-1)p + 2(p-1-rank)

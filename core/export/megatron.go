@@ -198,6 +198,18 @@ func megatron(j *job) error {
 		if in.ExpertOverlap {
 			w.WriteString("  --overlap-moe-expert-parallel-comm  # combined 1F1B: all-to-alls behind an adjacent microbatch\n")
 		}
+		switch in.MoEAuxLoss {
+		case "aux_loss", "seq_aux_loss":
+			// A coefficient above 0 runs the loss (Megatron-Core's default, 0, skips it);
+			// the plan prices its kernels whatever the coefficient: Megatron-Bridge's
+			// Qwen3 MoE sets 1e-3 with aux_loss, its DeepSeek-V3 1e-4 with seq_aux_loss.
+			coeff := "1e-3"
+			if in.MoEAuxLoss == "seq_aux_loss" {
+				coeff = "1e-4"
+			}
+			fmt.Fprintf(&w, "  --moe-router-load-balancing-type %s --moe-aux-loss-coeff %s  # the coefficient is not priced: set yours\n", in.MoEAuxLoss, coeff)
+			w.WriteString("  --moe-router-fusion  # the fused router the plan priced\n")
+		}
 	}
 	for _, a := range prec {
 		fmt.Fprintf(&w, "  %s\n", a)

@@ -87,6 +87,7 @@ func FromRequest(ctx context.Context, r *wire.Request) (*Input, *wire.Result, er
 		FP8ParamGather:   n.Training.FP8ParamGather,
 		FP8AmaxTPOnly:    n.Training.FP8AmaxTPOnly,
 		TrainMetrics:     n.Training.TrainMetrics,
+		MoEAuxLoss:       n.Training.MoEAuxLoss,
 		Plan:             res.Plan,
 		Coster:           &RequestCoster{Request: pr, Context: ctx},
 	}
