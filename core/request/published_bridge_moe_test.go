@@ -1303,7 +1303,11 @@ func planBridgeRuns(t *testing.T, label string, runs []bridgeMoERun) (signed, ab
 // as one launch each (its default, graph), nor what its capture spans; the
 // forced-balance benchmark's random logits (moe_router_force_load_balancing:
 // RandomSTE's clone and normal_, two launches forward in every Megatron-Bridge
-// performance run) are not in the plan, having no request field
+// performance run) are not in the plan, having no request field. Not the experts'
+// dummy weight gradients: Transformer Engine's GroupedLinear returns get_dummy_wgrad's
+// cached tensor where the gradient went into main_grad, zeroed (a launch) only for a
+// weight marked zero_out_wgrad, which Megatron-Core sets on the tied embedding alone
+// (grouped_linear.py at v2.12; language_module.py at core_v0.15.0)
 // (not checked:
 // cuDNN attention backward's auxiliary kernels, the stages of HybridEP's dispatch and
 // combine beyond one kernel each (DeepEP's hybrid-ep executor), the weighted SwiGLU's
