@@ -466,10 +466,30 @@ func bloomRun(source string, h, heads, layers, dp, tp, pp, mbs, gbs int, seconds
 // --partition-activations or --contigious-checkpointing); the BF16 optimizer's other
 // tensors (bf16_optimizer.py of 2022-04-19: the flat 16-bit parameters the model's
 // point into, views of the fp32 gradients, the fp32 partition and its Adam state, all
-// planned).
+// planned). Narrowed, not priced: the caching allocator's reserve. BigScience logged
+// Megatron's report_memory on Megatron-DeepSpeed's pipeline engine
+// (experiments/gpt2-meg-ds-3d/meg_ds_3d_gpt2_perf_n16-ds-on.out, 2021-06-10, DeepSpeed
+// 0.4.0: a 52B GPT, TP 4 PP 16 on 64 V100 32GB, fp16, checkpointed activations, 256
+// microbatches of 4; "memory (MB) | allocated: ... | max allocated: ... | reserved:
+// ... | max reserved: ..." after the first iteration, 63 ranks): max reserved exceeds
+// max allocated by 6.1% to 19.9%, median 15.3%, where the 2% the modes price comes from
+// Megatron-style runs of 2024. As a fraction of the allocated peak, priced for the
+// deepspeed mode, it would put these rows 7% below to 0.5% above (median -3.1%), but
+// the single-node control (TestBloomSingleNodeControl, one microbatch in flight, 4-5%
+// below now) 8% above, and its 10-layer run, which filled the 80 GB device, 4 MB over
+// it: a run that ran would no longer fit. The same log does not support a fraction of
+// the allocated peak either: its reserve is 1,111 to 3,327 MB (the log's MB, 2^20
+// bytes) on the ranks, unrelated to the allocated peak (15,447 to 19,961 MB) or to what
+// the stage frees and allocates (the peak less the allocation after the step, 4,609 to
+// 7,624 MB: 21% to 66% of it), lowest
+// (6.1%) on the last stage, whose one microbatch in flight repeats the same
+// allocations. What is left here beyond the plan is 15-24% of the allocated peak on
+// these pipelined rows and 6% on the single-node control, which agrees with that log's
+// stages in kind (more in flight, more reserve) but not in a rule it states; were it
+// priced per microbatches in flight from two regimes of one log, that would be a fit.
 const (
 	memGapBloom    = 0.18
-	memGapBloomWhy = "nvidia-smi snapshots: the caching allocator's cache, NCCL's communicators and DeepSpeed's buffers beyond its BF16 optimizer's gradients, not planned"
+	memGapBloomWhy = "nvidia-smi snapshots: the caching allocator's cache (15% of the allocated peak at the median of BigScience's own Megatron-DeepSpeed log, 6% on its last stage; no rule in it), NCCL's communicators and DeepSpeed's buffers beyond its BF16 optimizer's gradients, not planned"
 )
 
 // gapBloomTP8: at TP 8 with microbatches of 2 the benchmarks ran 22-28% slower than
@@ -642,20 +662,22 @@ func TestMorePublishedRuns(t *testing.T) {
 // network, these runs still err fast, +10% to +23% (the same configuration measured
 // twice, 9% apart): the DeepSpeed-era residual at TP 8 (gapBloomTP8) is in the layers
 // and the loss, not in the pipeline engine's transfers or the inter-node network. Each
-// is held within issue 19's 25%.
+// is held within issue 19's 25%. The table's memory (54, 54 and 80 GB, nvidia-smi's as
+// the pipelined rows') is held within issue 19's 10%: the plan reads 4-5% below, where
+// the pipelined rows read 11-17% below (memGapBloom: what this says of that gap).
 func TestBloomSingleNodeControl(t *testing.T) {
 	if testing.Short() {
 		t.Skip("plans the published runs")
 	}
 	for _, c := range []struct {
-		layers, mbs int
-		seconds     float64
+		layers, mbs    int
+		seconds, memGB float64
 	}{
-		{6, 2, 130.43},
-		{6, 2, 119.19},
-		{10, 1, 205.52},
+		{6, 2, 130.43, 54},
+		{6, 2, 119.19, 54},
+		{10, 1, 205.52, 80},
 	} {
-		run := bloomRun(bloomPrequel, 14336, 64, c.layers, 1, 8, 1, c.mbs, 512, c.seconds, 0, "")
+		run := bloomRun(bloomPrequel, 14336, 64, c.layers, 1, 8, 1, c.mbs, 512, c.seconds, c.memGB, "")
 		run.r.Parallelism.Sharding = ""
 		res, err := Run(context.Background(), run.r)
 		if err != nil {
@@ -669,6 +691,15 @@ func TestBloomSingleNodeControl(t *testing.T) {
 		t.Logf("%-60s predicted %7.2f s, published %7.2f s: throughput error %+5.1f%% (%s)", run.name, res.Step.StepSeconds, c.seconds, 100*e, res.Step.Breakdown)
 		if math.Abs(e) > issueTolerance {
 			t.Errorf("%s: throughput error %+.1f%% beyond 25%%", run.name, 100*e)
+		}
+		// The table's memory, nvidia-smi's as the pipelined rows' (memGapBloom): the
+		// 10-layer run's "80GB" is the whole device, which the caching allocator filled
+		// (it frees its cache and retries before it fails an allocation), so that row
+		// is an upper bound the plan must fit under, not a figure to match.
+		me := float64(res.Plan.Stages[0].MemoryBytes)/1e9/run.memGB - 1
+		t.Logf("    memory: %.1f GB planned, published %.0f GB: %+.1f%%", float64(res.Plan.Stages[0].MemoryBytes)/1e9, run.memGB, 100*me)
+		if me > memoryTolerance || me < -memoryTolerance {
+			t.Errorf("%s: memory %.1f GB planned, published %.0f GB: %+.1f%%, beyond issue 19's %.0f%%", run.name, float64(res.Plan.Stages[0].MemoryBytes)/1e9, run.memGB, 100*me, 100*memoryTolerance)
 		}
 	}
 }
