@@ -452,7 +452,12 @@ func bloomRun(source string, h, heads, layers, dp, tp, pp, mbs, gbs int, seconds
 //     (one stage, one microbatch in flight) keeps the 2%, reading 4-5% below; the log's
 //     own stage of one microbatch in flight reserved 6.1%, its reserve growing with the
 //     microbatches a stage holds (10-11% at 2 and 3, 15% at 4, 15-20% from 5), which
-//     the rule keeps only as one stage or several.
+//     the rule keeps only as one stage or several. The form is the modes' (a fraction
+//     of the allocated peak), not one the log establishes: within it the reserve is
+//     1,111 to 3,327 MB (the log's MB, 2^20 bytes), following the microbatches in
+//     flight rather than the allocated peak (15,447 to 19,961 MB); BLOOM's stages
+//     allocate three times as much, so were the reserve a constant of that size these
+//     rows would stay 8-13% below.
 // Held to issue 19's 10% either way (memoryTolerance). Not priced: NCCL's buffers
 // beyond the fixed figure's share. Megatron-DeepSpeed opens a communicator for the
 // tensor, data, model-parallel and embedding groups, and torch.distributed's send and
