@@ -457,7 +457,7 @@ func bloomRun(source string, h, heads, layers, dp, tp, pp, mbs, gbs int, seconds
 //     1,111 to 3,327 MB (the log's MB, 2^20 bytes), following the microbatches in
 //     flight rather than the allocated peak (15,447 to 19,961 MB); BLOOM's stages
 //     allocate three times as much, so were the reserve a constant of that size these
-//     rows would stay 8-13% below.
+//     rows would stay 8-14% below.
 // Held to issue 19's 10% either way (memoryTolerance). Not priced: NCCL's buffers
 // beyond the fixed figure's share. Megatron-DeepSpeed opens a communicator for the
 // tensor, data, model-parallel and embedding groups, and torch.distributed's send and
