@@ -206,6 +206,10 @@ type Framework struct {
 	// AllocatorReserve is the fraction of the peak of allocated memory that the caching
 	// allocator keeps reserved beyond it (fragmentation and rounding).
 	AllocatorReserve float64 `json:"allocator_reserve"`
+	// PipelineAllocatorReserve, where above 0, is the reserve on a pipeline of two or
+	// more stages in AllocatorReserve's place (Reserve): the fraction measured on the
+	// framework's pipeline engine, whose stages keep several microbatches in flight.
+	PipelineAllocatorReserve float64 `json:"pipeline_allocator_reserve,omitempty"`
 	// Note says where the figures come from.
 	Note string `json:"note,omitempty"`
 }
@@ -298,6 +302,24 @@ const (
 	// 1.6%); PyTorch's caching allocator rounds blocks and splits segments (docs:
 	// "CUDA semantics, memory management"). 2%, rounded up.
 	allocatorReserve = 0.02
+	// deepSpeedPipelineReserve: the same ratio, peak reserved over peak allocated less
+	// 1, as BigScience logged it on Megatron-DeepSpeed's pipeline engine
+	// (bigscience-workshop/bigscience, experiments/gpt2-meg-ds-3d/
+	// meg_ds_3d_gpt2_perf_n16-ds-on.out, 2021-06-10: DeepSpeed 0.4.0's PipelineEngine, a
+	// 52B GPT on 64 V100 32GB, TP 4 PP 16, fp16, --checkpoint-activations, 256
+	// microbatches of 4; Megatron's report_memory after the first iteration, "memory (MB)
+	// | allocated: ... | max allocated: ... | reserved: ... | max reserved: ..."): 63
+	// ranks logged, 6.1% to 19.9%, median 15.3%; the first stage's, which holds the
+	// embedding and 16 microbatches in flight, 14.7% to 16.7%, the last stage's, one
+	// microbatch in flight, 6.1%. The stages free and allocate the microbatches'
+	// checkpointed inputs, their recomputations and the engine's buffers out of order,
+	// and PyTorch's caching allocator (no expandable segments before PyTorch 2.1) keeps
+	// each freed block in its segment for a request of a fitting size (docs: "CUDA
+	// semantics, memory management"). The deepspeed mode's reserve on two or more stages;
+	// with one, where a step repeats one microbatch's allocations, the modes' 2% (the
+	// log's one-microbatch stage reserves 6.1%; BLOOM's single-node runs read 4-5% above
+	// the plan with 2%).
+	deepSpeedPipelineReserve = 0.153
 )
 
 var frameworks = map[string]Framework{
@@ -367,8 +389,8 @@ var frameworks = map[string]Framework{
 	// deepspeed-bf16), not Megatron-Core's buffer.
 	DeepSpeed: {Name: DeepSpeed, HostKernelSeconds: eagerOpSeconds, HostLayerSeconds: eagerLayerSeconds, OptimizerTensorSeconds: 1e-6,
 		OptimizerTempBytesPerParam: 0, OverlapGradReduce: false, FusedFC1: true, CrossEntropyVocabParallel: true, BlockingPipelineTransfers: true, ParamGradAccumulate: true,
-		FixedBytes: eagerContextBytes, AllocatorReserve: allocatorReserve,
-		Note: "Megatron-DeepSpeed on DeepSpeed's PipelineEngine: Megatron-LM's fused kernels and vocab-parallel loss, ~15 us host time per kernel, fused Adam, all-reduce after the backward, blocking pipeline sends and receives, a CUDA context of 2022 (kernels loaded eagerly: 1,573 MiB measured by BigScience)"},
+		FixedBytes: eagerContextBytes, AllocatorReserve: allocatorReserve, PipelineAllocatorReserve: deepSpeedPipelineReserve,
+		Note: "Megatron-DeepSpeed on DeepSpeed's PipelineEngine: Megatron-LM's fused kernels and vocab-parallel loss, ~15 us host time per kernel, fused Adam, all-reduce after the backward, blocking pipeline sends and receives, a CUDA context of 2022 (kernels loaded eagerly: 1,573 MiB measured by BigScience), the caching allocator reserving 15.3% beyond the allocated peak on pipeline stages (BigScience's log of its PipelineEngine)"},
 }
 
 // The loss kernels model.architecture.cross_entropy names (Framework.SetCrossEntropy).
@@ -482,7 +504,29 @@ func (f Framework) Validate(prefix string) error {
 	if !(f.AllocatorReserve >= 0 && f.AllocatorReserve <= 1) {
 		es.Add(prefix+".allocator_reserve", "must be in [0, 1], got %v", f.AllocatorReserve)
 	}
+	if !(f.PipelineAllocatorReserve >= 0 && f.PipelineAllocatorReserve <= 1) {
+		es.Add(prefix+".pipeline_allocator_reserve", "must be in [0, 1], got %v", f.PipelineAllocatorReserve)
+	}
 	return es.Err()
+}
+
+// Reserve is the caching allocator's reserve, a fraction of a stage's allocated peak,
+// on a pipeline of stages stages: PipelineAllocatorReserve from two stages on where the
+// framework states one, else AllocatorReserve.
+func (f Framework) Reserve(stages int) float64 {
+	if stages >= 2 && f.PipelineAllocatorReserve > 0 {
+		return f.PipelineAllocatorReserve
+	}
+	return f.AllocatorReserve
+}
+
+// LeastReserve is the least reserve Reserve gives for any number of stages: what a
+// bound that must never rule out a fitting plan charges.
+func (f Framework) LeastReserve() float64 {
+	if f.PipelineAllocatorReserve > 0 {
+		return min(f.AllocatorReserve, f.PipelineAllocatorReserve)
+	}
+	return f.AllocatorReserve
 }
 
 // HostSeconds is the host time of a pass that launches kernels kernels over layers layers.

@@ -6,6 +6,7 @@ import (
 	"math"
 	"testing"
 
+	"pipeplan/core/cluster"
 	"pipeplan/core/wire"
 )
 
@@ -428,49 +429,57 @@ func bloomRun(source string, h, heads, layers, dp, tp, pp, mbs, gbs int, seconds
 	}
 }
 
-// memGapBloom: the topology benchmarks' memory ("Mem = max memory used by the first
+// bloomMemory: the topology benchmarks' memory ("Mem = max memory used by the first
 // (last) nodes with the word embedding matrix", read from nvidia-smi: "pdsh ...
-// nvidia-smi") runs 11-17% above the plan's most loaded stage, whatever the layout, on
-// the run's own split (bloomRun; on the planner's optimum, which gives the first stage
-// one more block in four rows, less). The plan's figure is what nvidia-smi would
-// show: the stage's allocated peak, the caching allocator's reserve of it (2%,
-// measured on Megatron-style runs of 2024) and the framework's fixed memory (2,097
-// MiB for deepspeed: the CUDA context of their stack, cuBLAS workspaces, NCCL buffers). nvidia-smi counts besides what the
-// caching allocator holds beyond that reserve, and DeepSpeed's own buffers (its
-// pipeline engine's receive and partition buffers), which the planner does not count.
-// The part DeepSpeed's source gives is priced: its BF16 optimizer frees the 16-bit
-// gradients only at the start of the next backward pass (precision deepspeed-bf16: 2
-// bytes a parameter of the stage beside the fp32 ones); with mixed-fp32-grads, which
-// has no 16-bit gradients, these rows were 19-29% below. So is the CUDA context of
-// their stack, which BigScience measured apart (chronicles-prequel.md: "40GB A100 takes
-// 1573MiB for cuda kernels", PyTorch 1.11 with CUDA 11.5, before lazy module loading):
-// the deepspeed mode's fixed memory holds it in place of a lazily loaded context's 500
-// MiB (cluster's eagerContextBytes), which moved these rows from 12-19% below (median
-// -15.6%) to 11-17% (-13.9%). Not priced: NCCL's buffers beyond the fixed figure's
-// share. Megatron-DeepSpeed opens a communicator for the tensor, data, model-parallel
-// and embedding groups, and torch.distributed's send and recv one more for each pair
-// of neighbouring stages, each with buffers per channel and peer (NCCL_BUFFSIZE's 4 MiB
-// for the simple protocol, beside LL and LL128's), whose channels NCCL's topology search
-// picks ("The memory usage is linearly tied to the number of channels", a maintainer,
-// NVIDIA/nccl#986): not known from the request. What is left is not published. The figures are compared as written, in GB; were they
-// nvidia-smi's MiB over 1,024 (the same document's "max is 77GB" for an 80 GB A100,
-// 79.3 GiB usable, reads that way), they would be 7% larger. Held: never above the
-// published figure, and at most 18% below (the largest gap is 17.2%; without the
-// 16-bit gradients nine of the ten rows fall outside). Ruled out as the rest: the
-// pipeline engine's buffers (deepspeed/runtime/pipe/engine.py of 2022-02-28: with tensor
-// parallelism is_pipe_partitioned keeps each buffered microbatch's stage output as its
-// 1/TP part, 12 of them on the first stage of PP 12 about 0.35 GB; a received input is
-// cloned, then all-gathered into the tensor the first checkpointed layer keeps, not held
-// beside it); DeepSpeed's activation checkpointing's partitioned or contiguous buffers
+// nvidia-smi") is compared with the plan's most loaded stage on the run's own split
+// (bloomRun), as is the single-node control's (TestBloomSingleNodeControl). The plan's
+// figure is what nvidia-smi shows: the stage's allocated peak, the caching allocator's
+// reserve beyond it and the framework's fixed memory. Priced, each from a source:
+//   - DeepSpeed's BF16 optimizer frees the 16-bit gradients only at the start of the
+//     next backward pass (precision deepspeed-bf16: 2 bytes a parameter of the stage
+//     beside the fp32 ones); with mixed-fp32-grads these rows were 19-29% below;
+//   - the CUDA context of their stack, which BigScience measured apart
+//     (chronicles-prequel.md: "40GB A100 takes 1573MiB for cuda kernels", PyTorch 1.11
+//     with CUDA 11.5, before lazy module loading): the deepspeed mode's fixed memory
+//     holds it (2,097 MiB with workspaces and NCCL's buffers), from 12-19% below
+//     (median -15.6%) to 11-17% (-13.9%);
+//   - the caching allocator's reserve on a pipeline's stages as BigScience logged it on
+//     Megatron-DeepSpeed's PipelineEngine (cluster's deepSpeedPipelineReserve: max
+//     reserved over max allocated, 15.3% at the median of 63 ranks of TP 4 PP 16, where
+//     the 2% of the modes comes from Megatron-style runs of 2024): from 11-17% below
+//     (median -13.9%) to 7% below to 0.5% above (median -3.1%). The row above, 72.4 GB
+//     against "72", is within the figure's rounding to whole GB. The single-node control
+//     (one stage, one microbatch in flight) keeps the 2%, reading 4-5% below; the log's
+//     own stage of one microbatch in flight reserved 6.1%, its reserve growing with the
+//     microbatches a stage holds (10-11% at 2 and 3, 15% at 4, 15-20% from 5), which
+//     the rule keeps only as one stage or several. The form is the modes' (a fraction
+//     of the allocated peak), not one the log establishes: within it the reserve is
+//     1,111 to 3,327 MB (the log's MB, 2^20 bytes), following the microbatches in
+//     flight rather than the allocated peak (15,447 to 19,961 MB); BLOOM's stages
+//     allocate three times as much, so were the reserve a constant of that size these
+//     rows would stay 8-14% below.
+// Held to issue 19's 10% either way (memoryTolerance). Not priced: NCCL's buffers
+// beyond the fixed figure's share. Megatron-DeepSpeed opens a communicator for the
+// tensor, data, model-parallel and embedding groups, and torch.distributed's send and
+// recv one more for each pair of neighbouring stages, each with buffers per channel and
+// peer (NCCL_BUFFSIZE's 4 MiB for the simple protocol, beside LL and LL128's), whose
+// channels NCCL's topology search picks ("The memory usage is linearly tied to the
+// number of channels", a maintainer, NVIDIA/nccl#986): not known from the request. The
+// figures are compared as written, in GB; were they nvidia-smi's MiB over 1,024 (the
+// same document's "max is 77GB" for an 80 GB A100, 79.3 GiB usable, reads that way),
+// they would be 7% larger. Ruled out as further parts: the pipeline engine's buffers
+// (deepspeed/runtime/pipe/engine.py of 2022-02-28: with tensor parallelism
+// is_pipe_partitioned keeps each buffered microbatch's stage output as its 1/TP part,
+// 12 of them on the first stage of PP 12 about 0.35 GB; a received input is cloned,
+// then all-gathered into the tensor the first checkpointed layer keeps, not held beside
+// it); DeepSpeed's activation checkpointing's partitioned or contiguous buffers
 // (tr11-176B-ml.slurm passes --deepspeed-activation-checkpointing without
 // --partition-activations or --contigious-checkpointing); the BF16 optimizer's other
-// tensors (bf16_optimizer.py of 2022-04-19: the flat 16-bit parameters the model's
-// point into, views of the fp32 gradients, the fp32 partition and its Adam state, all
-// planned).
-const (
-	memGapBloom    = 0.18
-	memGapBloomWhy = "nvidia-smi snapshots: the caching allocator's cache, NCCL's communicators and DeepSpeed's buffers beyond its BF16 optimizer's gradients, not planned"
-)
+// tensors (bf16_optimizer.py of 2022-04-19: the flat 16-bit parameters the model's point
+// into, views of the fp32 gradients, the fp32 partition and its Adam state, all
+// planned); the data-parallel all-reduce's buckets (engine.py's _bf16_reduce_grads
+// hands buffered_allreduce_fallback the optimizer's flat fp32 gradients, one tensor a
+// parameter group, each above its 5e8-element bucket and so flattened without a copy).
 
 // gapBloomTP8: at TP 8 with microbatches of 2 the benchmarks ran 22-28% slower than
 // predicted (27-34% with the network at its line rate, 37-45% before the deepspeed
@@ -604,14 +613,23 @@ func TestMorePublishedRuns(t *testing.T) {
 			c.name, res.Step.StepSeconds, c.seconds, 100*e, 100*res.Step.MFU, res.Step.BubbleFraction, res.Step.Breakdown, c.source)
 		if c.memGB > 0 {
 			var peak int64
+			var pm wire.Memory
 			for _, st := range res.Plan.Stages {
-				peak = max(peak, st.MemoryBytes)
+				if st.MemoryBytes > peak {
+					peak, pm = st.MemoryBytes, st.Memory
+				}
+			}
+			// The reserve is the deepspeed mode's share of a pipeline stage's allocated
+			// peak (bloomMemory).
+			fw, _ := cluster.LookupFramework(cluster.DeepSpeed)
+			if alloc, want := peak-pm.FrameworkBytes-pm.ReservedBytes, fw.Reserve(c.r.Parallelism.Pipeline); pm.ReservedBytes != int64(math.Ceil(float64(alloc)*want)) {
+				t.Errorf("%s: reserve %d bytes of an allocated peak of %d, want %g of it", c.name, pm.ReservedBytes, alloc, want)
 			}
 			me := float64(peak)/1e9/c.memGB - 1
 			mem = append(mem, me)
 			t.Logf("    memory: the most loaded stage %.1f GB, published %.0f GB: %+.1f%%", float64(peak)/1e9, c.memGB, 100*me)
-			if me > 0 || me < -memGapBloom {
-				t.Errorf("%s: the most loaded stage %.1f GB, published %.0f GB: %+.1f%%, outside the known gap (0 to -%.0f%%: %s)", c.name, float64(peak)/1e9, c.memGB, 100*me, 100*memGapBloom, memGapBloomWhy)
+			if math.Abs(me) > memoryTolerance { // bloomMemory
+				t.Errorf("%s: the most loaded stage %.1f GB, published %.0f GB: %+.1f%%, beyond issue 19's %.0f%%", c.name, float64(peak)/1e9, c.memGB, 100*me, 100*memoryTolerance)
 			}
 		}
 		switch {
@@ -642,20 +660,23 @@ func TestMorePublishedRuns(t *testing.T) {
 // network, these runs still err fast, +10% to +23% (the same configuration measured
 // twice, 9% apart): the DeepSpeed-era residual at TP 8 (gapBloomTP8) is in the layers
 // and the loss, not in the pipeline engine's transfers or the inter-node network. Each
-// is held within issue 19's 25%.
+// is held within issue 19's 25%. The table's memory (54, 54 and 80 GB, nvidia-smi's as
+// the pipelined rows') is held within issue 19's 10%: the plan reads 4-5% below, where
+// the pipelined rows, with the pipeline engine's reserve, 7% below to 0.5% above
+// (bloomMemory).
 func TestBloomSingleNodeControl(t *testing.T) {
 	if testing.Short() {
 		t.Skip("plans the published runs")
 	}
 	for _, c := range []struct {
-		layers, mbs int
-		seconds     float64
+		layers, mbs    int
+		seconds, memGB float64
 	}{
-		{6, 2, 130.43},
-		{6, 2, 119.19},
-		{10, 1, 205.52},
+		{6, 2, 130.43, 54},
+		{6, 2, 119.19, 54},
+		{10, 1, 205.52, 80},
 	} {
-		run := bloomRun(bloomPrequel, 14336, 64, c.layers, 1, 8, 1, c.mbs, 512, c.seconds, 0, "")
+		run := bloomRun(bloomPrequel, 14336, 64, c.layers, 1, 8, 1, c.mbs, 512, c.seconds, c.memGB, "")
 		run.r.Parallelism.Sharding = ""
 		res, err := Run(context.Background(), run.r)
 		if err != nil {
@@ -669,6 +690,15 @@ func TestBloomSingleNodeControl(t *testing.T) {
 		t.Logf("%-60s predicted %7.2f s, published %7.2f s: throughput error %+5.1f%% (%s)", run.name, res.Step.StepSeconds, c.seconds, 100*e, res.Step.Breakdown)
 		if math.Abs(e) > issueTolerance {
 			t.Errorf("%s: throughput error %+.1f%% beyond 25%%", run.name, 100*e)
+		}
+		// The table's memory, nvidia-smi's as the pipelined rows' (bloomMemory): the
+		// 10-layer run's "80GB" is the whole device, which the caching allocator filled
+		// (it frees its cache and retries before it fails an allocation), so that row
+		// is an upper bound the plan must fit under, not a figure to match.
+		me := float64(res.Plan.Stages[0].MemoryBytes)/1e9/run.memGB - 1
+		t.Logf("    memory: %.1f GB planned, published %.0f GB: %+.1f%%", float64(res.Plan.Stages[0].MemoryBytes)/1e9, run.memGB, 100*me)
+		if me > memoryTolerance || me < -memoryTolerance {
+			t.Errorf("%s: memory %.1f GB planned, published %.0f GB: %+.1f%%, beyond issue 19's %.0f%%", run.name, float64(res.Plan.Stages[0].MemoryBytes)/1e9, run.memGB, 100*me, 100*memoryTolerance)
 		}
 	}
 }

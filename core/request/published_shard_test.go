@@ -788,7 +788,15 @@ const (
 	// were published 7.2 GiB apart (82.5 and 75.3 GiB): at least that much of the gap is
 	// not a function of what the request states (the caching allocator's state, for
 	// one: run_llama_train.sh sets expandable_segments, multinode_trainer.slurm, for
-	// runs across hosts, does not).
+	// runs across hosts, does not). How much such a reserve can be is measured on one
+	// older pipeline engine only: Megatron-DeepSpeed's ranks reserved 6.1% to 19.9%
+	// beyond their allocated peak (median 15.3%, without expandable segments; the
+	// deepspeed mode prices it on pipelines, bloomMemory in published_more_test.go),
+	// which would cover these rows' 11-18%; but it was measured on another engine
+	// (DeepSpeed's, not PyTorch's pipelining, whose stage buffers are kept from step to
+	// step), the 8B rows across 16 hosts (Table 3, FSDP 128, no pipeline) are within 5%,
+	// and Table 5's Interleaved 1F1B row, on the same layout, is at +0.1%: not priced
+	// for torchtitan.
 	memGap4D = "Table 5's 1F1B and Table 6's CP 4 and CP 8 405B runs: 11-18% above the plan, growing at CP 8, not explained"
 )
 

@@ -188,7 +188,7 @@ func (p *prepared) options() plan.Options {
 			// device, and its optimizer's temporaries (profiles: none, their memory is
 			// what was measured).
 			FixedBytes:         p.framework.FixedBytes,
-			AllocatorReserve:   p.framework.AllocatorReserve,
+			AllocatorReserve:   p.framework.Reserve(r.Parallelism.Pipeline),
 			OptimizerTempBytes: temp,
 		},
 		Schedule: &plan.ScheduleOptions{

@@ -279,15 +279,18 @@ func memoryCeiling(dev cluster.Device, proportion float64) int64 {
 // tensors may allocate at their peak within limit: core/estimate charges a stage its
 // allocated peak a, the allocator's reserve ceil(a x reserve) and the framework's
 // fixed memory once (core/plan a device of chunks likewise), so a + a x reserve + fixed
-// <= limit. A byte is added against rounding.
+// <= limit, with the least reserve the framework charges any pipeline
+// (cluster.Framework.LeastReserve: the bound holds for every stage count). A byte is
+// added against rounding.
 func allocatable(limit int64, fw cluster.Framework) int64 {
-	if fw.FixedBytes <= 0 && !(fw.AllocatorReserve > 0) {
+	reserve := fw.LeastReserve()
+	if fw.FixedBytes <= 0 && !(reserve > 0) {
 		return limit
 	}
 	if limit < fw.FixedBytes {
 		return 0
 	}
-	return int64(float64(limit-fw.FixedBytes)/(1+max(0, fw.AllocatorReserve))) + 1
+	return int64(float64(limit-fw.FixedBytes)/(1+max(0, reserve))) + 1
 }
 
 // cover reports whether the greedy cover reaches the last layer with stages whose

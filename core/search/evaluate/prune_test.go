@@ -184,8 +184,9 @@ func TestTwinSizesAgree(t *testing.T) {
 }
 
 // TestAllocatable: allocatable is at least the largest allocated peak a whose device
-// memory a + ceil(a x reserve) + fixed fits the limit (core/estimate's), found here by
-// bisection, and within two bytes of it.
+// memory a + ceil(a x reserve) + fixed fits the limit (core/estimate's) on one stage or
+// on a pipeline (the framework's Reserve of each), found here by bisection, and within
+// two bytes of it.
 func TestAllocatable(t *testing.T) {
 	for _, tc := range []struct {
 		limit int64
@@ -196,9 +197,16 @@ func TestAllocatable(t *testing.T) {
 		{141e9, cluster.Framework{FixedBytes: 3 << 30, AllocatorReserve: 0.1}},
 		{1 << 20, cluster.Framework{FixedBytes: 1 << 21, AllocatorReserve: 0.02}},
 		{12345678901, cluster.Framework{AllocatorReserve: 1}},
+		{80e9, cluster.Framework{FixedBytes: 2097 << 20, AllocatorReserve: 0.02, PipelineAllocatorReserve: 0.153}},
+		{141e9, cluster.Framework{FixedBytes: 3 << 30, AllocatorReserve: 0.1, PipelineAllocatorReserve: 0.05}},
 	} {
 		fits := func(a int64) bool {
-			return a+int64(math.Ceil(float64(a)*tc.fw.AllocatorReserve))+tc.fw.FixedBytes <= tc.limit
+			for _, stages := range []int{1, 2, 8} {
+				if a+int64(math.Ceil(float64(a)*tc.fw.Reserve(stages)))+tc.fw.FixedBytes <= tc.limit {
+					return true
+				}
+			}
+			return false
 		}
 		largest := int64(-1)
 		for lo, hi := int64(0), tc.limit; lo <= hi; {
