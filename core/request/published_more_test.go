@@ -310,7 +310,10 @@ const (
 // batch of the run, on DeepSpeed's PipelineEngine (the deepspeed framework mode: its
 // blocking sends and receives, Megatron-DeepSpeed's vocab-parallel loss, kernels
 // launched from Python; with deepspeed-bf16, update_hp_grads after every microbatch's
-// backward and the fp32 gradients all-reduced). Assumed: a gpt2 config (BLOOM's ALiBi
+// backward and the fp32 gradients all-reduced, in bf16: tr11-176B-ml.slurm's DeepSpeed
+// config runs ZeRO stage 0 and sets no communication_data_type, which then is bf16,
+// analytic.Precision.CommunicatedGradBytes; priced in fp32 until this round, the rows
+// erred 1.4 points less, the TP 8 PP 6 ones 3 points). Assumed: a gpt2 config (BLOOM's ALiBi
 // and embedding LayerNorm change no matrix product; its learned-position table here is
 // 29M parameters of 176B), Megatron-DeepSpeed of 2022's unfused attention (eager
 // attention), NVSwitch inside a node (Jean Zay's HPE
@@ -331,7 +334,7 @@ const (
 // earlier benchmarks are not rows here (their optimizer and split are not the
 // production run's), nor are the single-node ones (below).
 //
-// The planner errs fast on all of them: +3% to +7% at TP 4 and +11% to +12% at TP 8
+// The planner errs fast on all of them: +3% to +8% at TP 4 and +10% to +13% at TP 8
 // with microbatches of 4 (+13% to +22% before the deepspeed mode and deepspeed-bf16's
 // per-microbatch accumulation and fp32 all-reduce were priced: update_hp_grads is 5-7%
 // of these steps, the blocking transfers about 1%, the all-reduce's second half under
@@ -487,13 +490,14 @@ const (
 	memGapBloomWhy = "nvidia-smi snapshots: the caching allocator's cache, NCCL's communicators and DeepSpeed's buffers beyond its BF16 optimizer's gradients, not planned"
 )
 
-// gapBloomTP8: at TP 8 with microbatches of 2 the benchmarks ran 22-28% slower than
+// gapBloomTP8: at TP 8 with microbatches of 2 the benchmarks ran 21-29% slower than
 // predicted (27-34% with the network at its line rate, 37-45% before the deepspeed
-// mode), where the same shapes at TP 4 (or TP 8 with microbatches of 4) err +3% to +12%:
+// mode), where the same shapes at TP 4 (or TP 8 with microbatches of 4) err +3% to +13%:
 // halving the microbatch at TP 8 cost 15% of the step (139.72 s against 120.96 s for h
 // 12,288, PP 6), where the planner predicts it 1% slower (update_hp_grads runs once a
-// microbatch). The residual is the ~13-16 ms a layer and microbatch that appears at
-// TP 8 and not at TP 4 (bloomRun: what was ruled out); the row at h 12,288 PP 6, with
+// microbatch). The residual is the ~16 ms a layer and microbatch that halving the
+// microbatch costs beyond the plan at TP 8, ~7.5 ms at TP 4 (bloomRun: what was ruled
+// out, and what the two sizes leave); the row at h 12,288 PP 6, with
 // 17 layers a stage, is the one still beyond 25%.
 const gapBloomTP8 = "Megatron-DeepSpeed at TP 8 with microbatches of 2: a residual of ~16 ms a layer and microbatch at TP 8 (~7.5 at TP 4), a cost a call growing as the tensor ring's steps, not found in DeepSpeed's source (the host, the pipeline schedule, activation checkpointing, the pipeline's partitioned tensors and an eight-GPU node's measured all-reduce bandwidth ruled out)"
 
