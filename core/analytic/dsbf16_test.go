@@ -63,3 +63,26 @@ func TestDeepSpeedBF16GradAccumulation(t *testing.T) {
 		}
 	}
 }
+
+// TestCommunicatedGradBytes: DeepSpeed's BF16 optimizer all-reduces its fp32 gradients
+// cast to bf16 (its engine's communication_data_type under ZeRO stage 0), 2 bytes of
+// every 4 kept; every other precision moves its gradients in the type it keeps them.
+func TestCommunicatedGradBytes(t *testing.T) {
+	for _, c := range []struct {
+		p    Precision
+		g    int64
+		want int64
+	}{
+		{DeepSpeedBF16, 4 << 30, 2 << 30},
+		{DeepSpeedBF16, 4 * 1_000_003, 2 * 1_000_003},
+		{DeepSpeedBF16, 0, 0},
+		{MixedFP32Grads, 4 << 30, 4 << 30},
+		{Mixed, 2 << 30, 2 << 30},
+		{AMP, 4 << 30, 4 << 30},
+		{Pure, 4 << 30, 4 << 30},
+	} {
+		if got := c.p.CommunicatedGradBytes(c.g); got != c.want {
+			t.Errorf("%s: %d bytes of gradients move %d bytes, want %d", c.p, c.g, got, c.want)
+		}
+	}
+}

@@ -188,6 +188,27 @@ func (p Precision) MaxShardingLevel() int {
 	return 3
 }
 
+// CommunicatedGradBytes is what precision p's data-parallel all-reduce moves of
+// gradients kept in g bytes: g, but for DeepSpeedBF16 g/2. DeepSpeed's engine casts each
+// flattened bucket to its communication_data_type before the all_reduce and copies the
+// result back into the fp32 gradients (engine.py, allreduce_bucket, which the BF16
+// optimizer's reduction reaches through pipe/engine.py's _bf16_reduce_grads and
+// buffered_allreduce_fallback), and that type, unset in the config, is fp16 under fp16
+// or any ZeRO stage, else bf16 under bf16 (communication_data_type, from
+// microsoft/DeepSpeed#1487 of 2021-11-26, the same at #1801's merge 56c5223 of
+// 2022-04-19; bf16 whenever bf16 is on since #3370 of 2023-04-25, after #2970's month
+// of fp32). The BF16 optimizer runs
+// under ZeRO stage 0 (pipe/engine.py: bf16 with stage 1 raises NotImplementedError;
+// BigScience's tr11-176B-ml.slurm, "ZERO_STAGE=0 # important: bf16 must use z0! it
+// implements its own zero stage 1 equivalent", and a DeepSpeed config without
+// communication_data_type), so its fp32 gradients cross the network in bf16.
+func (p Precision) CommunicatedGradBytes(g int64) int64 {
+	if p == DeepSpeedBF16 {
+		return g / 2
+	}
+	return g
+}
+
 // Precisions lists the precisions, the default (Mixed) first.
 var Precisions = []Precision{Mixed, MixedFP32Grads, AMP, Pure, DeepSpeedBF16}
 

@@ -194,6 +194,22 @@ type Framework struct {
 	// weight-gradient products instead (gradient_accumulation_fusion into main_grad).
 	// On for deepspeed.
 	ParamGradAccumulate bool `json:"param_grad_accumulate,omitempty"`
+	// ZeRO1AllReduce: under ZeRO stage 1 the gradients are all-reduced whole over the
+	// data-parallel group, not reduce-scattered, before each rank updates its shard and
+	// all-gathers the updated 16-bit weights, as DeepSpeed's ZeRO-1 runs them from
+	// v0.5.0 (2021-08-17) to at least v0.7.0 (2022-08-01): the engine turns
+	// overlap_comm and contiguous_gradients off for stage 1 ("Overlap and contiguous
+	// grads are meaningless in stage 1", engine.py, _configure_zero_optimizer), so
+	// reduce_ipg_grads takes buffered_reduce_fallback(None, ...), whose
+	// allreduce_bucket calls dist.all_reduce on each flattened bucket of up to
+	// reduce_bucket_size elements (zero/stage2.py at v0.5.4, zero/stage_1_and_2.py at
+	// 3401d25); step then gathers the updated partitions with dist.all_gather in
+	// allgather_bucket_size shards. Only the average_tensor path that reduce-scatters
+	// (dist.reduce of each rank's slice) needs contiguous_gradients, which stage 1
+	// never gets. A ZeRO-1 step so moves the gradients' bytes twice (an all-reduce is a
+	// reduce-scatter and an all-gather) where a reduce-scatter moves them once. On for
+	// deepspeed.
+	ZeRO1AllReduce bool `json:"zero1_all_reduce,omitempty"`
 	// PipelineStageBuffers: pipeline stages run on PyTorch's torch.distributed.pipelining
 	// (what torchtitan and a plain PyTorch script run), whose PipelineStage holds, beside
 	// the activations a schedule keeps, two tensors of the stage boundary per microbatch
@@ -388,7 +404,7 @@ var frameworks = map[string]Framework{
 	// (param.grad, or DeepSpeed's BF16 optimizer's fp32 copies: training.precision
 	// deepspeed-bf16), not Megatron-Core's buffer.
 	DeepSpeed: {Name: DeepSpeed, HostKernelSeconds: eagerOpSeconds, HostLayerSeconds: eagerLayerSeconds, OptimizerTensorSeconds: 1e-6,
-		OptimizerTempBytesPerParam: 0, OverlapGradReduce: false, FusedFC1: true, CrossEntropyVocabParallel: true, BlockingPipelineTransfers: true, ParamGradAccumulate: true,
+		OptimizerTempBytesPerParam: 0, OverlapGradReduce: false, FusedFC1: true, CrossEntropyVocabParallel: true, BlockingPipelineTransfers: true, ParamGradAccumulate: true, ZeRO1AllReduce: true,
 		FixedBytes: eagerContextBytes, AllocatorReserve: allocatorReserve, PipelineAllocatorReserve: deepSpeedPipelineReserve,
 		Note: "Megatron-DeepSpeed on DeepSpeed's PipelineEngine: Megatron-LM's fused kernels and vocab-parallel loss, ~15 us host time per kernel, fused Adam, all-reduce after the backward, blocking pipeline sends and receives, a CUDA context of 2022 (kernels loaded eagerly: 1,573 MiB measured by BigScience), the caching allocator reserving 15.3% beyond the allocated peak on pipeline stages (BigScience's log of its PipelineEngine)"},
 }

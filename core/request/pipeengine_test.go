@@ -91,3 +91,45 @@ func TestDeepSpeedTensorCommRefused(t *testing.T) {
 		}
 	}
 }
+
+// TestDeepSpeedZeRO1AllReduce: DeepSpeed's ZeRO-1 all-reduces the whole 16-bit
+// gradients (stage 1 gets no contiguous_gradients, so reduce_ipg_grads takes
+// buffered_reduce_fallback's dist.all_reduce, zero/stage2.py at v0.5.4) and then
+// all-gathers the updated weights: over d ranks of one ring, an all-reduce of G bytes
+// is the same ring's reduce-scatter and all-gather of them, 2(d-1)/d G over the link,
+// so framework deepspeed's zero1 reduces in exactly the time its unsharded run does
+// (the same all-reduce of the same gradients), reduce-scatters nothing, and gathers
+// weights of as many bytes as its gradients (16-bit both, precision mixed) in half
+// that time; Megatron-LM's ZeRO-1 (its distributed optimizer) reduce-scatters them in
+// that half instead.
+func TestDeepSpeedZeRO1AllReduce(t *testing.T) {
+	req := func(framework, sharding string) *wire.Request {
+		r := llamaRequest(2, 8, 1)
+		r.Model.Architecture.Name, r.Model.Architecture.Seq = "gpt2", 1024
+		r.Cluster.DevicesPerNode = 8
+		r.Model.Architecture.Framework = framework
+		r.Parallelism.Sharding = sharding
+		r.Training.Precision = "mixed"
+		return r
+	}
+	z1, z0, mg := run(t, req("deepspeed", "zero1")), run(t, req("deepspeed", "")), run(t, req("megatron", "zero1"))
+	for _, r := range []*wire.Result{z1, z0, mg} {
+		if r.Plan == nil || len(r.Devices) == 0 {
+			t.Fatalf("no plan: %v", r.Diagnostics)
+		}
+	}
+	near := func(a, b float64) bool { return a > 0 && b > 0 && (a-b)/b < 1e-9 && (b-a)/b < 1e-9 }
+	for i := range z1.Devices {
+		d, u, m := z1.Devices[i], z0.Devices[i], mg.Devices[i]
+		if d.GradBytes != u.GradBytes || d.GradBytes != d.WeightBytes || d.ReduceScatterSeconds != 0 || !near(d.AllReduceSeconds, u.AllReduceSeconds) || !near(2*d.AllGatherSeconds, d.AllReduceSeconds) {
+			t.Errorf("device %d: deepspeed zero1 reduces %d bytes of gradients in an all-reduce of %v s (reduce-scatter %v s) and gathers %d bytes of weights in %v s; unsharded %d bytes in %v s: want the unsharded all-reduce, no reduce-scatter and a gather of half its time",
+				i, d.GradBytes, d.AllReduceSeconds, d.ReduceScatterSeconds, d.WeightBytes, d.AllGatherSeconds, u.GradBytes, u.AllReduceSeconds)
+		}
+		if m.GradBytes == d.GradBytes && (m.AllReduceSeconds != 0 || !near(2*m.ReduceScatterSeconds, d.AllReduceSeconds)) {
+			t.Errorf("device %d: megatron zero1 all-reduces %v s and reduce-scatters %v s of the same %d bytes: want a reduce-scatter of half deepspeed's all-reduce (%v s)", i, m.AllReduceSeconds, m.ReduceScatterSeconds, m.GradBytes, d.AllReduceSeconds)
+		}
+	}
+	if !strings.Contains(z1.Step.Breakdown, "data-parallel all-reduce + all-gather") {
+		t.Errorf("breakdown %q: want the all-reduce and the all-gather named", z1.Step.Breakdown)
+	}
+}

@@ -311,7 +311,10 @@ const (
 // batch of the run, on DeepSpeed's PipelineEngine (the deepspeed framework mode: its
 // blocking sends and receives, Megatron-DeepSpeed's vocab-parallel loss, kernels
 // launched from Python; with deepspeed-bf16, update_hp_grads after every microbatch's
-// backward and the fp32 gradients all-reduced). Assumed: a gpt2 config (BLOOM's ALiBi
+// backward and the fp32 gradients all-reduced, in bf16: tr11-176B-ml.slurm's DeepSpeed
+// config runs ZeRO stage 0 and sets no communication_data_type, which then is bf16,
+// analytic.Precision.CommunicatedGradBytes; priced in fp32 until this round, the rows
+// erred 1.4 points less, the TP 8 PP 6 ones 3 points). Assumed: a gpt2 config (BLOOM's ALiBi
 // and embedding LayerNorm change no matrix product; its learned-position table here is
 // 29M parameters of 176B), Megatron-DeepSpeed of 2022's unfused attention (eager
 // attention), NVSwitch inside a node (Jean Zay's HPE
@@ -332,7 +335,7 @@ const (
 // earlier benchmarks are not rows here (their optimizer and split are not the
 // production run's), nor are the single-node ones (below).
 //
-// The planner errs fast on all of them: +3% to +7% at TP 4 and +11% to +12% at TP 8
+// The planner errs fast on all of them: +3% to +8% at TP 4 and +10% to +13% at TP 8
 // with microbatches of 4 (+13% to +22% before the deepspeed mode and deepspeed-bf16's
 // per-microbatch accumulation and fp32 all-reduce were priced: update_hp_grads is 5-7%
 // of these steps, the blocking transfers about 1%, the all-reduce's second half under
@@ -396,7 +399,22 @@ const (
 // 2023, NCCL 2.18): at that rate the all-reduces add 1.8 ms a layer and microbatch of 2
 // at TP 8 and 1.5 ms at TP 4, an eighth of the residual and not TP 8's alone, so the
 // bandwidth of eight GPUs on such a node does not give it either; a per-call cost of
-// the NCCL BigScience ran, which would, has no published figure.
+// the NCCL BigScience ran, which would, has no published figure. Against the plan (not
+// the published steps alone) the microbatch pairs size it at both degrees: the plan
+// runs microbatches of 2 faster than of 4 by their smaller fill and drain, so what
+// halving the microbatch costs beyond the plan, over the 64 more slots of a stage's
+// layers, is 7.7 and 7.4 ms a layer and microbatch at TP 4 (h 14,336 and 13,312, PP
+// 12: 2.95 and 3.31 s) and 16.4 ms at TP 8 (h 12,288, PP 6: 17.8 s), and MT-NLG's
+// slots leave 12-15 ms a layer at TP 8 with microbatches of 1 (publishedRuns): the same
+// size at half or twice the bytes, so a cost a call, not a byte, and 2.2 times larger
+// at TP 8 than at TP 4. A cost a layer the same at any degree (a kernel's launch, the
+// host's time) would be 1.0 times; the all-reduces' bytes a device, 2(t-1)/t, 1.17
+// times; the ring's steps, 2(t-1), 2.33 times: about 0.4 ms a step (t-1) of each of
+// the six all-reduces a layer and microbatch, where NCCL's own model of a ring step over
+// NVLink is 0.47 to 3.4 us (src/graph/tuning.cc, hwLat, LL to Simple), a hundred times
+// less. Nothing in DeepSpeed's or Megatron-DeepSpeed's source found gives a cost a call
+// of that size; Megatron-LM's own runs of the same shapes at TP 8 (Narayanan et al.'s
+// and Korthikanti et al.'s rows) do not show it.
 func bloomRun(source string, h, heads, layers, dp, tp, pp, mbs, gbs int, seconds, memGB float64, gap string) moreRun {
 	// The split is DeepSpeed's, not the planner's optimum: --pp-partition-method
 	// 'type:transformer|embedding' (chronicles-prequel.md, "Rebalancing layers": "giving
@@ -481,15 +499,16 @@ func bloomRun(source string, h, heads, layers, dp, tp, pp, mbs, gbs int, seconds
 // hands buffered_allreduce_fallback the optimizer's flat fp32 gradients, one tensor a
 // parameter group, each above its 5e8-element bucket and so flattened without a copy).
 
-// gapBloomTP8: at TP 8 with microbatches of 2 the benchmarks ran 22-28% slower than
+// gapBloomTP8: at TP 8 with microbatches of 2 the benchmarks ran 21-29% slower than
 // predicted (27-34% with the network at its line rate, 37-45% before the deepspeed
-// mode), where the same shapes at TP 4 (or TP 8 with microbatches of 4) err +3% to +12%:
+// mode), where the same shapes at TP 4 (or TP 8 with microbatches of 4) err +3% to +13%:
 // halving the microbatch at TP 8 cost 15% of the step (139.72 s against 120.96 s for h
 // 12,288, PP 6), where the planner predicts it 1% slower (update_hp_grads runs once a
-// microbatch). The residual is the ~13-16 ms a layer and microbatch that appears at
-// TP 8 and not at TP 4 (bloomRun: what was ruled out); the row at h 12,288 PP 6, with
+// microbatch). The residual is the ~16 ms a layer and microbatch that halving the
+// microbatch costs beyond the plan at TP 8, ~7.5 ms at TP 4 (bloomRun: what was ruled
+// out, and what the two sizes leave); the row at h 12,288 PP 6, with
 // 17 layers a stage, is the one still beyond 25%.
-const gapBloomTP8 = "Megatron-DeepSpeed at TP 8 with microbatches of 2: a residual of ~13-16 ms a layer and microbatch at TP 8, not at TP 4, not found in DeepSpeed's source (the host, the pipeline schedule, activation checkpointing, the pipeline's partitioned tensors and an eight-GPU node's measured all-reduce bandwidth ruled out)"
+const gapBloomTP8 = "Megatron-DeepSpeed at TP 8 with microbatches of 2: a residual of ~16 ms a layer and microbatch at TP 8 (~7.5 at TP 4), a cost a call growing as the tensor ring's steps, not found in DeepSpeed's source (the host, the pipeline schedule, activation checkpointing, the pipeline's partitioned tensors and an eight-GPU node's measured all-reduce bandwidth ruled out)"
 
 // The BLOOM sources.
 const (

@@ -582,12 +582,19 @@ func (p *prepared) dataParallel(ds *wire.DeviceStep, pl *wire.Plan, devices, mic
 		dag, eag := cluster.RingAllGatherSeconds(l, w, n), cluster.RingAllGatherSeconds(el, float64(ew), en)
 		rs := drs + ers
 		ds.AllGatherSeconds = dag + eag
-		if p.est != nil && p.est.Opts.Precision == analytic.DeepSpeedBF16 {
+		if p.est != nil && p.est.Opts.Precision == analytic.DeepSpeedBF16 || level == 1 && p.framework.ZeRO1AllReduce {
 			// DeepSpeed's BF16 optimizer shards its update but all-reduces the whole fp32
 			// gradients first (pipe/engine.py, _bf16_reduce_grads: buffered_allreduce_fallback
 			// of get_grads_for_reduction, the flat fp32 gradients), then all-gathers the
-			// updated 16-bit weights (bf16_optimizer.py, step: all_gather_dp_groups).
-			ds.AllReduceSeconds = ringAllReduce(n, ds.GradBytes-eg, link, clock) + ringAllReduce(en, eg, elink, clock)
+			// updated 16-bit weights (bf16_optimizer.py, step: all_gather_dp_groups);
+			// DeepSpeed's ZeRO-1 does the same with its 16-bit gradients
+			// (cluster.Framework.ZeRO1AllReduce). The BF16 optimizer's cross in bf16
+			// (analytic.Precision.CommunicatedGradBytes).
+			prec := analytic.Mixed
+			if p.est != nil {
+				prec = p.est.Opts.Precision
+			}
+			ds.AllReduceSeconds = ringAllReduce(n, prec.CommunicatedGradBytes(ds.GradBytes-eg), link, clock) + ringAllReduce(en, prec.CommunicatedGradBytes(eg), elink, clock)
 			beside(ds.AllReduceSeconds, ds.AllGatherSeconds, 0, 0, 1)
 			return
 		}

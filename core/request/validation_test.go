@@ -324,6 +324,15 @@ func TestValidationSummary(t *testing.T) {
 	// unmoved (14.9%, +12.3%); all runs and the held runs as they were (6.0%, +4.1%,
 	// 263; 5.9%, +3.9%, 257), with the Bridge MoE and CP cases 7.3%, +5.3% (388, 42
 	// beyond 25%) unmoved. The bounds stay.
+	// DeepSpeed's data-parallel reductions as its source runs them: ZeRO-1 all-reduces
+	// the whole 16-bit gradients before the all-gather (cluster.Framework.ZeRO1AllReduce;
+	// MT-NLG +21.2/+22.7/+26.4% -> +20.9/+22.3/+25.9%), and the BF16 optimizer's fp32
+	// gradients cross the network in bf16, its engine's default communication_data_type
+	// under ZeRO stage 0 (analytic.Precision.CommunicatedGradBytes; BLOOM's log +5.8% ->
+	// +7.3%, its benchmarks' median +6.2% -> +7.7%, TP8 PP6 mbs 2 +25.9% -> +29.2%):
+	// measured on main at 0530dab, all runs from 5.9%, +3.9% to 6.1%, +4.1% (263, 6
+	// beyond 25%), the held runs from 5.8%, +3.7% to 5.9%, +3.8% (257), with the Bridge
+	// MoE and CP cases from 7.1%, +5.0% to 7.3%, +5.0% (388, 41 beyond). The bounds stay.
 	if ha > 0.10 || math.Abs(hs) > 0.05 {
 		t.Errorf("without the known gaps, over %d runs: median |error| %.1f%%, signed median %+.1f%%: beyond 10%% and 5%%", len(held), 100*ha, 100*hs)
 	}
