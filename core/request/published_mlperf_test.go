@@ -107,6 +107,22 @@ func (c mlperfRun) amaxTPOnly() bool { return c.round == "v3.1" || c.round == "v
 // run's all-gathers and reduce-scatters ran through NCCL, unhidden.
 func (c mlperfRun) tpCommOverlap() bool { return !strings.HasPrefix(c.config, "Cisco/") }
 
+// attention is the run's attention kernel: v3.0's GPT-3 ran FlashAttention-1
+// (analytic.Flash1): its requirements.txt pins flash_attn==1.0.5 and its Dockerfile
+// builds Transformer Engine release_v0.8, whose DotProductAttention takes flash-attn's
+// flash_attn_unpadded_func for causal 16-bit attention on devices of compute
+// capability 8.0 and up (transformer_engine/pytorch/transformer.py, lines 461-465 and
+// 552-558; NVTE_FLASH_ATTN unset), NeMo 23.04 building GPT-3's layers from Transformer
+// Engine (megatron_gpt_config.yaml: transformer_engine True). v3.1 installs
+// flash-attn 2.0.8, and later rounds run Transformer Engine's own kernels: the
+// planner's default for their devices (teAttention).
+func (c mlperfRun) attention() string {
+	if c.round == "v3.0" {
+		return "flash1"
+	}
+	return teAttention(c.device)
+}
+
 // mlperfCommits are the commits of MLCommons' results repositories
 // (mlcommons/training_results_<round>) the rows were read at.
 var mlperfCommits = map[string]string{
@@ -155,7 +171,7 @@ func (c mlperfRun) source() string {
 // bf16: gradients reduced in 16 bits, precision mixed.
 func (c mlperfRun) request() *wire.Request {
 	a := fp8Models[c.model]
-	a.Seq, a.Framework, a.Attention = c.seq(), c.framework, teAttention(c.device)
+	a.Seq, a.Framework, a.Attention = c.seq(), c.framework, c.attention()
 	cp := max(1, c.cp)
 	dp := c.gpus / (c.tp * c.pp * cp)
 	sched := "1f1b"
@@ -275,7 +291,8 @@ func (c mlperfRun) layout() []int {
 //     implementation): TP 4, PP 8, VP 12 (config_common.sh's INTERLEAVED_PIPELINE),
 //     micro-batches of one, TP_COMM_OVERLAP with the tuned
 //     h100tp4pp8mbs1_tp_comm_overlap_cfg.yaml (config_tp_h100.sh), no fp8 parameters,
-//     no CUDA graphs, the optimizer as later rounds (megatron_gpt_config.yaml:
+//     no CUDA graphs, FlashAttention-1 (flash_attn 1.0.5 under Transformer Engine 0.8:
+//     mlperfRun.attention), the optimizer as later rounds (megatron_gpt_config.yaml:
 //     distributed_fused_adam, overlap_grad_sync, overlap_param_sync, grad_sync_dtype
 //     bf16). The 64-node runs' configuration is 64x8x128 (DGXNNODES from the
 //     environment, 64 by default). Priced (request's delayedAmaxReductions): v3.0 reduces
@@ -302,9 +319,16 @@ func (c mlperfRun) layout() []int {
 //     +14.5..+18.3%, while the TP-only rows (v3.1, v4.1) grow 0.002-0.032 s with their
 //     in-node 4-rank group (v3.1's asynchronous reduction priced as blocking: the
 //     request cannot say asynchronous; +6.6% -> +6.3% median). The latency explains a
-//     seventh of the 1.0 s; the rest (a barrier per chunk exposing the stage's
-//     stragglers, TE 0.8's per-module scale updates) has no source to price it. Also
-//     different in v3.1, and
+//     seventh of the 1.0 s. Most of the rest is the attention kernel (priced:
+//     mlperfRun.attention): v3.0 pins flash_attn 1.0.5, which Transformer Engine 0.8
+//     runs for GPT-3's causal attention, where v3.1 installs flash-attn 2.0.8; at
+//     FlashAttention-1's published H100 rate (analytic.Flash1: 108 of FlashAttention-2's
+//     265 TFLOP/s, causal, head dim 128, 2k) a step's 1,536 chunk micro-batches of
+//     attention take 0.79 s more (10.55 -> 11.34 s at 512 and 768 GPUs): +14.5..+18.3%
+//     -> +6.5..+10.9%, the median +16.6% -> +8.5% against v3.1's +6.3%. Not priced and
+//     the same in both rounds: Transformer Engine's per-module amax_and_scale_update in
+//     each forward and backward (release_v0.8 module.py prepare_forward, and v3.1's
+//     09ba842, module/base.py lines 599 and 604, alike). Also different in v3.1, and
 //     not expressible by a named userbuffers config: NVTE_UB_ATOMIC_GEMM_RS=1 and
 //     NVTE_RS_STRIDED_ATOMIC=1 (the pipelined reduce-scatters as atomic GEMMs),
 //     NVTE_*_LAYERNORM_SM_MARGIN 8 (v3.0: 4), NCCL_P2P_NET_CHUNKSIZE 2 MiB and the
