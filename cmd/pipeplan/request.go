@@ -126,7 +126,7 @@ func (f *requestFlags) add(fs *flag.FlagSet, withSchedule bool) {
 	fs.BoolVar(&f.fp8AmaxTPOnly, "fp8-amax-tp-only", false, "with fp8 delayed scaling under megatron: reduce the amax history over the tensor-parallel group only (Megatron-LM's --tp-only-amax-red)")
 	fs.IntVar(&f.trainMetrics, "train-metrics", 0, "training metrics the loop computes on each microbatch's logits and synchronises every step (Composer's; LLM Foundry's MPT: 2)")
 	fs.StringVar(&f.moeAuxLoss, "moe-aux-loss", "", "a mixture of experts' load-balancing loss, as Megatron-Core's fused router computes it in training: none (default), aux_loss or seq_aux_loss")
-	fs.StringVar(&f.attention, "attention", "", "attention kernel with --hf-config: flash (FlashAttention-2, default), flash3 (FlashAttention-3, Hopper), cudnn, flash-triton (FlashAttention in Triton, LLM Foundry's triton) or eager")
+	fs.StringVar(&f.attention, "attention", "", "attention kernel with --hf-config: flash (FlashAttention-2, default), flash3 (FlashAttention-3, Hopper), cudnn, flash-triton (FlashAttention in Triton, LLM Foundry's triton), flash1 (flash-attn 1.x) or eager")
 	fs.BoolVar(&f.fp8Attention, "fp8-attention", false, "attention in fp8 (TE's fp8_dpa; needs fp8, cudnn)")
 	fs.BoolVar(&f.fusedMLP, "expert-fused-mlp", false, "experts as TE's fused grouped MLP (mxfp8, Blackwell)")
 	fs.StringVar(&f.framework, "framework", "", "how --hf-config runs: eager (default on GPUs), compiled, cuda-graphs, megatron, deepspeed or none")

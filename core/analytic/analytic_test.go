@@ -487,7 +487,7 @@ func TestOptionErrors(t *testing.T) {
 		{Options{Batch: 1, Seq: 8, DType: FP32, Precision: AMP}, "precision: amp keeps fp32 weights or master weights"},
 		{Options{Batch: 1, Seq: 8, Precision: "fp32-master"}, `precision: must be one of pure, mixed, mixed-fp32-grads, amp, deepspeed-bf16, got "fp32-master"`},
 		{Options{Batch: 1, Seq: 8, Optimizer: "lamb"}, `optimizer: must be one of adamw, adam, sgd, none, got "lamb"`},
-		{Options{Batch: 1, Seq: 8, Attention: "sparse"}, `attention: must be one of eager, flash, flash3, cudnn, flash-triton, got "sparse"`},
+		{Options{Batch: 1, Seq: 8, Attention: "sparse"}, `attention: must be one of eager, flash, flash3, cudnn, flash-triton, flash1, got "sparse"`},
 		{Options{Batch: 1, Seq: 8, Recompute: "some"}, `recompute: must be one of none, selective, full, selective-op, got "some"`},
 		{Options{Batch: 1, Seq: 8, Split: "op"}, `split: must be one of block, sublayer, got "op"`},
 		{Options{Batch: 1, Seq: 8, Tie: "none"}, `tie: must be one of copy, stage, got "none"`},

@@ -354,6 +354,59 @@ var a100FwdBwd = map[struct {
 	{FlashTriton, 128, false}: {78, 85, 90, 93, 95, 95},
 	{FlashTriton, 64, true}:   {59, 75, 79, 76, 79, 80},
 	{FlashTriton, 128, true}:  {50, 61, 68, 74, 78, 80},
+	{Flash1, 64, false}:       {91, 92, 104, 108, 110, 110},
+	{Flash1, 128, false}:      {76, 72, 76, 80, 82, 83},
+	{Flash1, 64, true}:        {58, 70, 77, 87, 92, 97},
+	{Flash1, 128, true}:       {55, 62, 69, 76, 80, 83},
+}
+
+// h100FwdBwd holds FlashAttention-2's H100 figure (Dao-AILab/flash-attention README,
+// assets/flash2_h100_fwd_bwd_benchmark.png, committed 2023-07-17: H100 80GB SXM5,
+// forward and backward together, batch x sequence = 16k, hidden 2048, TFLOP/s at 512,
+// 1k, 2k, 4k, 8k and 16k), FlashAttention (version 1) beside FlashAttention-2:
+//
+//	head dim 64:          FA1 157 159 161 161 166 168   FA2 215 254 274 288 294 296
+//	head dim 128:         FA1 127 127 128 131 137 139   FA2 248 294 320 326 335 338
+//	head dim 64, causal:  FA1 104 123 136 138 149 156   FA2 141 192 232 257 273 284
+//	head dim 128, causal: FA1  98 109 108 126 135 137   FA2 163 221 265 294 308 328
+//
+// On an A100 FlashAttention-1 runs each pass at the A100 figure's FlashAttention bars
+// (a100FwdBwd), as the Triton kernel does; on Hopper each pass takes
+// FlashAttention-2's H100 rate for it times this figure's FlashAttention-1 over
+// FlashAttention-2 at the same length, head dimension and mask (0.41 to 0.73), so its
+// forward-and-backward rate is the published one wherever FlashAttention-2's priced
+// pair is (TestFlashFwdBwdAgainstREADME). The figure's FlashAttention is the last 1.x
+// release of its day (1.0.9); MLPerf v3.0's GPT-3 pinned flash_attn 1.0.5, the same
+// kernel generation (an assumption: no figure of 1.0.5 itself is published).
+var h100FwdBwd = map[struct {
+	kernel  Attention
+	headDim int
+	causal  bool
+}][]float64{
+	{Flash, 64, false}:   {215, 254, 274, 288, 294, 296},
+	{Flash, 128, false}:  {248, 294, 320, 326, 335, 338},
+	{Flash, 64, true}:    {141, 192, 232, 257, 273, 284},
+	{Flash, 128, true}:   {163, 221, 265, 294, 308, 328},
+	{Flash1, 64, false}:  {157, 159, 161, 161, 166, 168},
+	{Flash1, 128, false}: {127, 127, 128, 131, 137, 139},
+	{Flash1, 64, true}:   {104, 123, 136, 138, 149, 156},
+	{Flash1, 128, true}:  {98, 109, 108, 126, 135, 137},
+}
+
+// flash1Ratio is the H100 figure's FlashAttention-1 rate over FlashAttention-2's, knot by
+// knot.
+func flash1Ratio(headDim int, causal bool) []float64 {
+	type key = struct {
+		kernel  Attention
+		headDim int
+		causal  bool
+	}
+	a, b := h100FwdBwd[key{Flash1, headDim, causal}], h100FwdBwd[key{Flash, headDim, causal}]
+	r := make([]float64, len(a))
+	for i := range a {
+		r[i] = a[i] / b[i]
+	}
+	return r
 }
 
 // ampereAttention holds the Triton kernel's A100 figures, the forward-and-backward
@@ -403,6 +456,13 @@ func init() {
 			}
 			ampereAttention.curves[attentionKey{FlashTriton, d, fwd, 0}] = c
 			ampereAttention.curves[attentionKey{FlashTriton, d, bwd, 0}] = c
+			f1 := a100FwdBwd[struct {
+				kernel  Attention
+				headDim int
+				causal  bool
+			}{Flash1, d, causal}]
+			ampereAttention.curves[attentionKey{Flash1, d, fwd, 0}] = f1
+			ampereAttention.curves[attentionKey{Flash1, d, bwd, 0}] = f1
 		}
 		// Hopper: FlashAttention-2's passes times the A100 ratio; the causal backward
 		// follows from these by the rule for FlashAttention-2's (attentionEfficiencyIn).
@@ -410,6 +470,9 @@ func init() {
 		h[attentionKey{FlashTriton, d, attnForward, 0}] = times(h[attentionKey{Flash, d, attnForward, 0}], tritonRatio(d, false))
 		h[attentionKey{FlashTriton, d, attnForwardCausal, 0}] = times(h[attentionKey{Flash, d, attnForwardCausal, 0}], tritonRatio(d, true))
 		h[attentionKey{FlashTriton, d, attnBackward, 0}] = times(h[attentionKey{Flash, d, attnBackward, 0}], tritonRatio(d, false))
+		h[attentionKey{Flash1, d, attnForward, 0}] = times(h[attentionKey{Flash, d, attnForward, 0}], flash1Ratio(d, false))
+		h[attentionKey{Flash1, d, attnForwardCausal, 0}] = times(h[attentionKey{Flash, d, attnForwardCausal, 0}], flash1Ratio(d, true))
+		h[attentionKey{Flash1, d, attnBackward, 0}] = times(h[attentionKey{Flash, d, attnBackward, 0}], flash1Ratio(d, false))
 	}
 }
 

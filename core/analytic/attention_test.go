@@ -361,3 +361,51 @@ func TestFlashFwdBwdAgainstREADME(t *testing.T) {
 		}
 	}
 }
+
+// TestFlash1Published: FlashAttention (flash-attn 1.x) on an A100 runs each pass at the
+// A100 figure's FlashAttention bars (forward and backward together over the A100's 312
+// TFLOP/s); on an H100 each pass at FlashAttention-2's H100 rate times the H100
+// figure's FlashAttention-1 over FlashAttention-2 (both bars of
+// assets/flash2_h100_fwd_bwd_benchmark.png), so its forward-and-backward rate is
+// FlashAttention-2's priced pair times that ratio: at GPT-3's causal head dim 128 and
+// 2k, 108/265 of it.
+func TestFlash1Published(t *testing.T) {
+	cases := []struct {
+		name      string
+		device    string
+		d, seq    float64
+		causal    bool
+		bwd       bool
+		tflops    float64
+		peak      float64
+		reasoning string
+	}{
+		{"A100 forward causal 2k", "a100-80gb", 128, 2048, true, false, 69, 312, "published fwd+bwd"},
+		{"A100 backward 8k hdim 64", "a100-40gb", 64, 8192, false, true, 110, 312, "published fwd+bwd"},
+		{"H100 forward 2k", "h100-sxm", 128, 2048, false, false, 362 * 128.0 / 320, 989, "FA2 x 128/320"},
+		{"H100 forward causal 2k", "h100-sxm", 128, 2048, true, false, 298 * 108.0 / 265, 989, "FA2 x 108/265"},
+		{"H100 backward causal 2k", "h100-sxm", 128, 2048, true, true, 291 * 298.0 / 362 * 108 / 265, 989, "FA2's derived causal backward x 108/265"},
+		{"H200 backward 1k hdim 64", "h200", 64, 1024, false, true, 238 * 159.0 / 254, 989, "FA2 x 159/254"},
+	}
+	for _, c := range cases {
+		got, ok := attentionEfficiency(c.device, Flash1, c.d, c.seq, c.causal, c.bwd)
+		if !ok {
+			t.Errorf("%s: no figures", c.name)
+			continue
+		}
+		if want := c.tflops / c.peak; math.Abs(got-want) > 1e-12 {
+			t.Errorf("%s: efficiency %.6f, want %.6f (%.1f TFLOP/s: %s)", c.name, got, want, c.tflops, c.reasoning)
+		}
+	}
+	pair := func(k Attention) float64 {
+		f, _ := attentionEfficiency("h100-sxm", k, 128, 2048, true, false)
+		b, _ := attentionEfficiency("h100-sxm", k, 128, 2048, true, true)
+		return 3.5 / (1/f + 2.5/b) * 989
+	}
+	if r := pair(Flash1) / pair(Flash); math.Abs(r-108.0/265) > 1e-9 {
+		t.Errorf("FlashAttention-1 over FlashAttention-2, forward and backward: %.4f, want 108/265 = %.4f", r, 108.0/265)
+	}
+	if _, ok := attentionEfficiency("b200", Flash1, 128, 8192, true, false); ok {
+		t.Errorf("b200 flash1: figures where none are published")
+	}
+}

@@ -253,6 +253,11 @@ const (
 	// layers/flash_attn_triton.py, on the pre-MLIR Triton compiler); about half
 	// FlashAttention-2's speed (attention.go). Memory as Flash.
 	FlashTriton Attention = "flash-triton"
+	// Flash1: FlashAttention (Dao et al. 2022) as flash-attn 1.x provides it, the kernel
+	// Transformer Engine 0.8's DotProductAttention ran for causal 16-bit attention
+	// (flash_attn_unpadded_func); at 41-60% of FlashAttention-2's speed on an H100
+	// (attention.go). Memory as Flash.
+	Flash1 Attention = "flash1"
 )
 
 // Recompute is the activation recomputation strategy of Korthikanti et al. 2022.
@@ -792,7 +797,7 @@ func (o Options) Validate() error {
 		es.Add("train_metrics", "must be >= 0, got %d", o.TrainMetrics)
 	}
 	oneOf(&es, "optimizer", string(o.Optimizer), AdamW, Adam, SGD, None)
-	oneOf(&es, "attention", string(o.Attention), Eager, Flash, Flash3, CuDNN, FlashTriton)
+	oneOf(&es, "attention", string(o.Attention), Eager, Flash, Flash3, CuDNN, FlashTriton, Flash1)
 	if o.FP8Attention {
 		switch {
 		case o.DType != FP8:

@@ -20,7 +20,7 @@ func TestNewFieldsOddInputs(t *testing.T) {
 	fws := []string{"", "eager", "compiled", "cuda-graphs", "megatron", "none", "Megatron"}
 	ots := []string{"", "on", "off", "userbuffers", "async-tp", "Async-TP"}
 	precs := []string{"", "deepspeed-bf16", "mixed-fp32-grads"}
-	attns := []string{"", "flash-triton", "cudnn", "eager", "flash3"}
+	attns := []string{"", "flash-triton", "cudnn", "eager", "flash3", "flash1"}
 	planned := 0
 	for _, name := range []string{"gpt2", "mixtral-8x7b-v0.1", "qwen3-30b-a3b"} {
 		for _, dev := range []string{"h100-sxm", "b200", "tpu-v5p", "mi300x"} {

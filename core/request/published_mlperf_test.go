@@ -92,6 +92,37 @@ type mlperfRun struct {
 // Megatron-Core's default (the TP x DP x CP group).
 func (c mlperfRun) amaxTPOnly() bool { return c.round == "v3.1" || c.round == "v4.1" }
 
+// tpCommOverlap reports whether the run's tensor-parallel collectives ran in Transformer
+// Engine's userbuffers overlap, as every implementation's TP_COMM_OVERLAP=True asks.
+// Cisco's v5.1 Llama 3.1 8B implementation is the exception: NeMo 2 turns the overlap on
+// only in its MegatronCommOverlapCallback (nemo/lightning/pytorch/callbacks/
+// megatron_comm_overlap.py at v2.4.0, the NEMO_REVISION its Dockerfile builds: setup
+// applies tp_comm_overlap to the model's config and _init_te_userbuffers initializes
+// the buffers), and Cisco's pretrain.py appends that callback in a line it commented
+// out (Cisco/benchmarks/llama31_8b/implementations/nemo/pretrain.py line 632,
+// "# trainer.callbacks.append(get_overlap_callback(cfg))"; NVIDIA's own v5.1
+// pretrain.py appends it), so the model kept Megatron-Core's default tp_comm_overlap
+// False (megatron/core/model_parallel_config.py at core_v0.13.1, line 160) and neither
+// the tuned conf/tp_overlap/h100tp2mbs1.yaml nor TP_COMM_OVERLAP took effect: its TP 2
+// run's all-gathers and reduce-scatters ran through NCCL, unhidden.
+func (c mlperfRun) tpCommOverlap() bool { return !strings.HasPrefix(c.config, "Cisco/") }
+
+// attention is the run's attention kernel: v3.0's GPT-3 ran FlashAttention-1
+// (analytic.Flash1): its requirements.txt pins flash_attn==1.0.5 and its Dockerfile
+// builds Transformer Engine release_v0.8, whose DotProductAttention takes flash-attn's
+// flash_attn_unpadded_func for causal 16-bit attention on devices of compute
+// capability 8.0 and up (transformer_engine/pytorch/transformer.py, lines 461-465 and
+// 552-558; NVTE_FLASH_ATTN unset), NeMo 23.04 building GPT-3's layers from Transformer
+// Engine (megatron_gpt_config.yaml: transformer_engine True). v3.1 installs
+// flash-attn 2.0.8, and later rounds run Transformer Engine's own kernels: the
+// planner's default for their devices (teAttention).
+func (c mlperfRun) attention() string {
+	if c.round == "v3.0" {
+		return "flash1"
+	}
+	return teAttention(c.device)
+}
+
 // mlperfCommits are the commits of MLCommons' results repositories
 // (mlcommons/training_results_<round>) the rows were read at.
 var mlperfCommits = map[string]string{
@@ -104,15 +135,20 @@ var mlperfCommits = map[string]string{
 }
 
 // gapCiscoTP2 is Cisco's TP 2 run's gap.
-const gapCiscoTP2 = "Cisco's Llama 3.1 8B run at TP 2 on 128 H100s over an Ethernet fabric (Cisco Silicon One G200, " +
-	"eight 400 Gb/s ConnectX-7 a node, the NGC PyTorch 25.01 container) errs +35% where the same submitter's TP 1 run on 64 " +
-	"errs +13%: its logged step is 125 ms longer than half the TP 1 step, where the plan's tensor-parallel collectives " +
-	"(four 32 MB all-gathers and reduce-scatters a block each way over NVLink, behind the products) and its " +
-	"data-parallel reduce-scatter and all-gather (80 ms, 74 of it hidden) are the same or smaller at TP 2; no tuned " +
-	"userbuffers configuration for TP 2 ships with the submission (conf/tp_overlap has tp4 and tp8 files only), so " +
-	"Transformer Engine's defaults ran, as planned. The two configuration files differ in TENSOR_MODEL_PARALLEL and DGXNNODES only " +
-	"(both: MICRO_BATCH_SIZE and MINIBS 1, TP_COMM_OVERLAP True, MCORE_CUDA_GRAPH False, BUCKET_CAP_MB 125, " +
-	"CUBLAS_WORKSPACE_CONFIG :16:8, the same config_common.sh), so nothing besides TP is left to price. Not found."
+const gapCiscoTP2 = "Cisco's Llama 3.1 8B run at TP 2 on 128 H100s (NGC PyTorch 25.01 with NeMo 2.4.0, Megatron-Core 0.13.1 and " +
+	"Transformer Engine 2.5) errs +35% where the same submitter's TP 1 run on 64 errs +13%: its logged step is 125 ms longer " +
+	"than half the TP 1 step, and its configuration differs from the TP 1 one in TENSOR_MODEL_PARALLEL and DGXNNODES only. " +
+	"Planned as it ran: no tensor-parallel overlap (tpCommOverlap: the callback that applies TP_COMM_OVERLAP and the tuned " +
+	"h100tp2mbs1.yaml is commented out), its collectives unhidden (0.75 ms a block; +35.2% -> +34.8%). Read and not priced, " +
+	"in both runs: custom.yaml's bucket_size default of 64 elements (BUCKET_SIZE unset; the BUCKET_CAP_MB the configurations set " +
+	"is read by nothing), so Megatron-Core's _ParamAndGradBuffer (param_and_grad_buffer.py at core_v0.13.1) closes a bucket at " +
+	"every parameter: 195 buckets in 128 bucket groups (partition_buckets with fp8 parameters), each a reduce-scatter and an " +
+	"all-gather of its own over 64 ranks, where NVIDIA's implementation sets BUCKET_SIZE 768,000,000; and pretrain.py's " +
+	"DistributedDataParallelConfig sets check_for_nan_in_grad True (NVIDIA's False), so start_grad_sync's check_grads tests " +
+	"each bucket's gradient norm on the host (rerun_state_machine.validate_result with reruns disabled: torch.isnan, then " +
+	"torch.isinf, each read back), 390 device-to-host syncs in each step's backward, each draining the host's lead over the " +
+	"device. Both cost a step the same at TP 1 and TP 2 (the same parameters, ranks and syncs) against half the compute at " +
+	"TP 2; the request has no field for either (a data-parallel bucket size, a host sync). Not found beyond them."
 
 // source is the row's source for the validation summary: the round and benchmark.
 func (c mlperfRun) source() string {
@@ -135,7 +171,7 @@ func (c mlperfRun) source() string {
 // bf16: gradients reduced in 16 bits, precision mixed.
 func (c mlperfRun) request() *wire.Request {
 	a := fp8Models[c.model]
-	a.Seq, a.Framework, a.Attention = c.seq(), c.framework, teAttention(c.device)
+	a.Seq, a.Framework, a.Attention = c.seq(), c.framework, c.attention()
 	cp := max(1, c.cp)
 	dp := c.gpus / (c.tp * c.pp * cp)
 	sched := "1f1b"
@@ -156,7 +192,10 @@ func (c mlperfRun) request() *wire.Request {
 	}
 	tpOverlap := "" // TP_COMM_OVERLAP with one tensor-parallel rank overlaps nothing
 	if c.tp > 1 {
-		tpOverlap = OverlapOn
+		tpOverlap = OverlapOff
+		if c.tpCommOverlap() {
+			tpOverlap = OverlapOn
+		}
 	}
 	return &wire.Request{
 		Model:   wire.ModelSpec{Architecture: &a},
@@ -197,7 +236,7 @@ func (c mlperfRun) request() *wire.Request {
 //     the config_common_blackwell.sh the repository lacks, and Carina's directory has
 //     no conf/tp_overlap: its optional config then falls back to the defaults); the
 //     University of Florida's B200 405B runs (GPU_ARCH not in the files it holds);
-//     Cisco's TP 2 run (no tp2 yaml ships).
+//     Cisco's TP 2 run (its overlap never ran: tpCommOverlap).
 func (c mlperfRun) ubConfig() string {
 	switch {
 	case c.model == "gpt3-175b" && c.device == "h100-sxm" && (c.round == "v3.0" || c.round == "v3.1"):
@@ -252,7 +291,8 @@ func (c mlperfRun) layout() []int {
 //     implementation): TP 4, PP 8, VP 12 (config_common.sh's INTERLEAVED_PIPELINE),
 //     micro-batches of one, TP_COMM_OVERLAP with the tuned
 //     h100tp4pp8mbs1_tp_comm_overlap_cfg.yaml (config_tp_h100.sh), no fp8 parameters,
-//     no CUDA graphs, the optimizer as later rounds (megatron_gpt_config.yaml:
+//     no CUDA graphs, FlashAttention-1 (flash_attn 1.0.5 under Transformer Engine 0.8:
+//     mlperfRun.attention), the optimizer as later rounds (megatron_gpt_config.yaml:
 //     distributed_fused_adam, overlap_grad_sync, overlap_param_sync, grad_sync_dtype
 //     bf16). The 64-node runs' configuration is 64x8x128 (DGXNNODES from the
 //     environment, 64 by default). Priced (request's delayedAmaxReductions): v3.0 reduces
@@ -279,13 +319,27 @@ func (c mlperfRun) layout() []int {
 //     +14.5..+18.3%, while the TP-only rows (v3.1, v4.1) grow 0.002-0.032 s with their
 //     in-node 4-rank group (v3.1's asynchronous reduction priced as blocking: the
 //     request cannot say asynchronous; +6.6% -> +6.3% median). The latency explains a
-//     seventh of the 1.0 s; the rest (a barrier per chunk exposing the stage's
-//     stragglers, TE 0.8's per-module scale updates) has no source to price it. Also
-//     different in v3.1, and
+//     seventh of the 1.0 s. Most of the rest is the attention kernel (priced:
+//     mlperfRun.attention): v3.0 pins flash_attn 1.0.5, which Transformer Engine 0.8
+//     runs for GPT-3's causal attention, where v3.1 installs flash-attn 2.0.8; at
+//     FlashAttention-1's published H100 rate (analytic.Flash1: 108 of FlashAttention-2's
+//     265 TFLOP/s, causal, head dim 128, 2k) a step's 1,536 chunk micro-batches of
+//     attention take 0.79 s more (10.55 -> 11.34 s at 512 and 768 GPUs): +14.5..+18.3%
+//     -> +6.5..+10.9%, the median +16.6% -> +8.5% against v3.1's +6.3%. Not priced and
+//     the same in both rounds: Transformer Engine's per-module amax_and_scale_update in
+//     each forward and backward (release_v0.8 module.py prepare_forward, and v3.1's
+//     09ba842, module/base.py lines 599 and 604, alike). Also different in v3.1, and
 //     not expressible by a named userbuffers config: NVTE_UB_ATOMIC_GEMM_RS=1 and
 //     NVTE_RS_STRIDED_ATOMIC=1 (the pipelined reduce-scatters as atomic GEMMs),
 //     NVTE_*_LAYERNORM_SM_MARGIN 8 (v3.0: 4), NCCL_P2P_NET_CHUNKSIZE 2 MiB and the
-//     MEGATRON_CORE_*_CGA_GROUPS/MAX_CTAS limits on NCCL's thread blocks.
+//     MEGATRON_CORE_*_CGA_GROUPS/MAX_CTAS limits on NCCL's thread blocks. Ruled out:
+//     fp8 weights quantized again each micro-batch (NeMo v1.17.0_pt_23.04's
+//     ParallelTransformer passes is_first_microbatch to Transformer Engine and sets it
+//     once every num_micro_batches forwards of its chunk, transformer.py lines 1410 to
+//     1516, caching the fp8 weights a step as later rounds do and as the planner
+//     prices); and a slowdown over the run (the tracked train_step_timing of
+//     dgxh100_n64's and CoreWeave's n96 and n448 result_0.txt stays within 0.5% from
+//     the first fifth of the steps to the last).
 //   - v3.1, NVIDIA (NeMo 23.09, NVIDIA/benchmarks/gpt3/implementations/pytorch): TP 4,
 //     PP 8, the interleaved schedule at custom.yaml's default of 12 chunks a device
 //     (INTERLEAVED_PIPELINE unset: one layer a chunk), micro-batches of one, no fp8
@@ -315,7 +369,18 @@ func (c mlperfRun) layout() []int {
 //     count only and their config files in DGXNNODES and MINIBS only (config_common.sh
 //     the same file), so the 3,072-GPU row's +23% against +4% is DP 96 against 48 at
 //     16 micro-batches a replica against 32; nothing in the submission names a
-//     different network to plan.
+//     different network to plan. The logs say where the difference lies: the
+//     3,072-GPU run slows as it trains, in each of its three result files, its blocks'
+//     steps (mlperfBlockStepSeconds) rising from 2.81-2.83 s over blocks 2 to 5 to
+//     3.43-3.49 s over the last five (result_0: 2.808, 2.825, 2.829, 2.877, 2.983,
+//     3.078, ..., 3.439), where the 1,536-GPU run's blocks hold 5.217-5.245 s from its
+//     second block to its last. Against the plan's 2.70 s its blocks 2 to 5 err
+//     +4.6% (the median of the files' medians, 2.827 s), as the 1,536-GPU run errs
+//     +4.2%; the row's +23% is the median block of the rise. A slowdown that grows
+//     with the time trained is no property of the configuration (the same code and
+//     config_common.sh, NCCL 2.22.3 in both logs' SYSJSON lines, the same
+//     container), so nothing is priced for it, and the row keeps the median of its
+//     blocks as every row does.
 //
 // Llama 3.1 405B (MLPerf's llama31_405b: pre-training from a checkpoint on C4,
 // sequence 8,192; Meta's 405B: 126 layers, hidden 16,384, 128 query and 8 key/value
@@ -663,5 +728,31 @@ func TestMLPerfUserbuffersConfigs(t *testing.T) {
 		if same := priced(u.FC2Fprop) == priced(c.fc2); same == c.fc2Differs {
 			t.Errorf("%s: fc2_fprop %+v, the yaml's %+v (a difference expected: %t)", name, u.FC2Fprop, c.fc2, c.fc2Differs)
 		}
+	}
+}
+
+// TestMLPerfTensorCommOverlap holds each row's parallelism.overlap_tensor_comm to what
+// its implementation ran (mlperfRun.tpCommOverlap): off for Cisco's TP 2 run, whose
+// pretrain.py never appends NeMo's MegatronCommOverlapCallback, on for every other row
+// with more than one tensor-parallel rank (TP_COMM_OVERLAP=True through the callback or
+// NeMo 1's ub_tp_comm_overlap), and left out with one rank, where there is nothing to
+// overlap.
+func TestMLPerfTensorCommOverlap(t *testing.T) {
+	var cisco int
+	for _, c := range mlperfRuns {
+		want := OverlapOn
+		switch {
+		case c.tp == 1:
+			want = ""
+		case strings.HasPrefix(c.config, "Cisco/"):
+			want = OverlapOff
+			cisco++
+		}
+		if got := c.request().Parallelism.OverlapTensorComm; got != want {
+			t.Errorf("%s %s (%s): overlap_tensor_comm %q, want %q", c.round, c.name, c.config, got, want)
+		}
+	}
+	if cisco != 1 {
+		t.Errorf("%d Cisco rows with tensor parallelism, want 1 (the TP 2 run)", cisco)
 	}
 }

@@ -54,7 +54,7 @@ func TestVocabularyIsThePlanners(t *testing.T) {
 			func(v string) string { return arch(`,"dtype":"`+v+`"`) + `}` }},
 		{"training.fp8_recipe", wire.FP8Recipes(), recipes(),
 			func(v string) string { return arch(`,"dtype":"fp8"`) + `,"training":{"fp8_recipe":"` + v + `"}}` }},
-		{"model.architecture.attention", wire.Attentions(), []string{string(analytic.Flash), string(analytic.Flash3), string(analytic.CuDNN), string(analytic.FlashTriton), string(analytic.Eager)},
+		{"model.architecture.attention", wire.Attentions(), []string{string(analytic.Flash), string(analytic.Flash3), string(analytic.CuDNN), string(analytic.FlashTriton), string(analytic.Flash1), string(analytic.Eager)},
 			func(v string) string {
 				return strings.Replace(arch(`,"attention":"`+v+`"`), "b200", "h100-sxm", 1) + `}`
 			}},

@@ -91,8 +91,8 @@ type Architecture struct {
 	// DType is the element type of the passes: bf16, fp16 or fp32.
 	DType string `json:"dtype,omitempty"`
 	// Attention kernel: flash (FlashAttention-2), flash3 (FlashAttention-3, Hopper
-	// only), flash-triton (FlashAttention's Triton kernel), cudnn (cuDNN fused attention)
-	// or eager.
+	// only), flash-triton (FlashAttention's Triton kernel), flash1 (FlashAttention,
+	// flash-attn 1.x), cudnn (cuDNN fused attention) or eager.
 	Attention string `json:"attention,omitempty"`
 	// FP8Attention runs the attention core in fp8 (Transformer Engine's fp8_dpa,
 	// Megatron-Bridge's fp8_dot_product_attention) at cuDNN's published fp8 attention

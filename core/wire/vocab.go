@@ -34,7 +34,9 @@ func DTypes() []string { return []string{"bf16", "fp16", "fp32", "fp8"} }
 func FP8Recipes() []string { return []string{"delayed", "current", "blockwise", "mxfp8"} }
 
 // Attentions lists model.architecture.attention: the attention kernel.
-func Attentions() []string { return []string{"flash", "flash3", "cudnn", "flash-triton", "eager"} }
+func Attentions() []string {
+	return []string{"flash", "flash3", "cudnn", "flash-triton", "flash1", "eager"}
+}
 
 // CrossEntropies lists model.architecture.cross_entropy: the loss kernel
 // (cluster.CrossEntropyKinds).
