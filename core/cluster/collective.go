@@ -1,5 +1,7 @@
 package cluster
 
+import "strings"
+
 // Collectives other than the all-reduce, in the same alpha-beta form (Colossal-AUTO's
 // T = alpha + beta x n; Patarasuk and Yuan 2009 for the ring). NCCL's performance notes
 // ("NCCL tests: performance", the bus bandwidth) give the bytes each rank moves per byte
@@ -228,4 +230,83 @@ func NVLinkCollectiveBytesPerSecond(gen, links int) float64 {
 		perLink = ncclNVLinkSM100BytesPerSecond
 	}
 	return float64(links) * perLink
+}
+
+// NCCL's latency model for a ring collective of the Simple protocol, the one NCCL picks
+// for messages of a gradient bucket's size (NVIDIA/nccl 2.20.3, tag v2.20.3-1, commit
+// b6475625, src/graph/tuning.cc): baseLat, Ring Simple, 8.4 µs (line 57); per ring step,
+// hwLat Ring Simple (lines 65-77): 3.4 µs over NVLink, 5.7 µs over PCI, 14 µs over the
+// network; a ring that crosses nodes takes at least the network's post overhead on
+// every step, getNetOverhead x 3 for Simple (lines 111-118 and 242-248: 1 µs on an
+// Intel host, 2 µs on AMD; the Intel figure is taken), and latencyInter adds nothing
+// (the IB transport leaves its net latency 0, src/transport/net_ib.cc line 409). A
+// reduce-scatter or an all-gather takes ranks-1 steps of which nodes-1 cross the
+// network, an all-reduce 2(ranks-1) of which 2 x nodes are priced as network steps
+// whenever it spans nodes (lines 159-163; NCCL's own count, kept even where it exceeds
+// the ring's hops: the difference is then taken off the intra-node steps, line 249).
+const (
+	ncclSimpleRingBaseSeconds   = 8.4e-6
+	ncclSimpleRingNVLinkSeconds = 3.4e-6
+	ncclSimpleRingPCISeconds    = 5.7e-6
+	ncclSimpleRingNetSeconds    = 14.0e-6
+	ncclSimpleNetOverSeconds    = 3 * llNetOverSeconds
+)
+
+// NCCLHop is the kind of hop a ring step makes in NCCL's tuning model (hwLat's first
+// index): over NVLink or NVSwitch, over PCI, or over the network.
+type NCCLHop int
+
+// The hops of NCCL's tuning model.
+const (
+	NCCLNVLink NCCLHop = iota
+	NCCLPCI
+	NCCLNet
+)
+
+// NCCLLinkHop is the hop NCCL's tuning model prices for a step over the link preset
+// named name: NVLink for the nvlink and nvswitch presets, PCI for pcie, the network for
+// InfiniBand, RoCE and Omni-Path under NCCL (ib-, roce-, opa-nccl). ok is false for
+// every other link (TPU ICI, Infinity Fabric, NeuronLink, EFA, IPU-Link, Gaudi's RoCE:
+// fabrics NCCL's model does not describe), whose rings keep their link's latency.
+func NCCLLinkHop(name string) (hop NCCLHop, ok bool) {
+	switch {
+	case strings.HasPrefix(name, "nvlink"), strings.HasPrefix(name, "nvswitch"):
+		return NCCLNVLink, true
+	case strings.HasPrefix(name, "pcie"):
+		return NCCLPCI, true
+	case strings.HasPrefix(name, "ib-"), strings.HasPrefix(name, "roce-"), name == "opa-nccl":
+		return NCCLNet, true
+	}
+	return 0, false
+}
+
+// NCCLRingLatencySeconds is NCCL's latency of one ring collective of the Simple
+// protocol among ranks devices on nodes nodes, intra the hop between devices of a node:
+// 8.4 µs + (steps - netSteps) x intra + netSteps x 14 µs, with steps ranks-1 and
+// netSteps nodes-1 for a reduce-scatter or an all-gather, 2(ranks-1) and 2 x nodes (0 in
+// one node) for an all-reduce, and intra at least 3 µs once the ring crosses nodes. 0 for
+// one rank.
+func NCCLRingLatencySeconds(allReduce bool, ranks, nodes int, intra NCCLHop) float64 {
+	if ranks <= 1 {
+		return 0
+	}
+	nodes = max(1, min(nodes, ranks))
+	steps, netSteps := ranks-1, nodes-1
+	if allReduce {
+		steps, netSteps = 2*(ranks-1), 0
+		if nodes > 1 {
+			netSteps = 2 * nodes
+		}
+	}
+	in := ncclSimpleRingNVLinkSeconds
+	switch intra {
+	case NCCLPCI:
+		in = ncclSimpleRingPCISeconds
+	case NCCLNet:
+		in = ncclSimpleRingNetSeconds
+	}
+	if nodes > 1 {
+		in = max(in, ncclSimpleNetOverSeconds)
+	}
+	return ncclSimpleRingBaseSeconds + float64(steps-netSteps)*in + float64(netSteps)*ncclSimpleRingNetSeconds
 }

@@ -228,3 +228,70 @@ func TestNVLinkCollectiveBytesPerSecond(t *testing.T) {
 		t.Errorf("1 GiB all-gather on 8 H100s: %v s, want %v", got, want)
 	}
 }
+
+// TestNCCLRingLatencySeconds checks NCCL's Simple-protocol ring latency (tuning.cc at
+// v2.20.3-1) in closed form: 8.4 µs + (steps - netSteps) x intra + netSteps x 14 µs.
+func TestNCCLRingLatencySeconds(t *testing.T) {
+	for _, tt := range []struct {
+		name      string
+		allReduce bool
+		ranks     int
+		nodes     int
+		intra     NCCLHop
+		wantUs    float64
+	}{
+		{"one rank", false, 1, 1, NCCLNVLink, 0},
+		{"8 GPUs on NVSwitch, all-gather", false, 8, 1, NCCLNVLink, 8.4 + 7*3.4},
+		{"8 GPUs over PCI, reduce-scatter", false, 8, 1, NCCLPCI, 8.4 + 7*5.7},
+		{"8 GPUs on NVSwitch, all-reduce", true, 8, 1, NCCLNVLink, 8.4 + 14*3.4},
+		// 16 nodes of 8: 127 steps, 15 of them over the network.
+		{"128 GPUs, all-gather", false, 128, 16, NCCLNVLink, 8.4 + 112*3.4 + 15*14},
+		// One GPU a node (a rail ring): every step crosses the network.
+		{"32 nodes of one, reduce-scatter", false, 32, 32, NCCLNVLink, 8.4 + 31*14},
+		// An all-reduce counts 2 x nodes network steps: 2 x 31 steps, 64 of them network,
+		// -2 intra steps of max(3.4, 3 x 1) µs.
+		{"32 nodes of one, all-reduce", true, 32, 32, NCCLNVLink, 8.4 - 2*3.4 + 64*14},
+		// Across nodes over PCI inside them: 5.7 µs a step, above the 3 µs post overhead.
+		{"2 nodes of 4 over PCI, all-gather", false, 8, 2, NCCLPCI, 8.4 + 6*5.7 + 14},
+	} {
+		got := NCCLRingLatencySeconds(tt.allReduce, tt.ranks, tt.nodes, tt.intra)
+		if math.Abs(got-tt.wantUs*1e-6) > 1e-12 {
+			t.Errorf("%s: %.2f µs, want %.2f", tt.name, got*1e6, tt.wantUs)
+		}
+	}
+}
+
+func TestNCCLLinkHop(t *testing.T) {
+	for name, want := range map[string]NCCLHop{"nvswitch3": NCCLNVLink, "nvlink4": NCCLNVLink, "pcie5": NCCLPCI, "ib-ndr": NCCLNet, "roce-400g": NCCLNet, "opa-nccl": NCCLNet} {
+		if got, ok := NCCLLinkHop(name); !ok || got != want {
+			t.Errorf("%s: %v %v, want %v", name, got, ok, want)
+		}
+		if _, err := LookupLink(name); err != nil {
+			t.Errorf("%s: not a preset: %v", name, err)
+		}
+	}
+	for _, name := range []string{"tpu-ici", "xgmi", "efa-v3", "gaudi3-roce", "ipu-link", "neuronlink-v3"} {
+		if _, ok := NCCLLinkHop(name); ok {
+			t.Errorf("%s: priced by NCCL's model", name)
+		}
+	}
+}
+
+func TestBucketCount(t *testing.T) {
+	for _, tt := range []struct{ total, first, bucket, want int64 }{
+		{0, 0, 10, 0},
+		{5, 0, 0, 1},
+		{10, 0, 10, 1},
+		{11, 0, 10, 2},
+		{1, 1, 25, 1},
+		{26, 1, 25, 2},
+		{27, 1, 25, 3},
+		// A 7B model's 14 GB of bf16 gradients in DDP's buckets: a first of 1 MiB, then
+		// ceil((14e9 - 2^20) / 25 MiB) = 535, 536 in all.
+		{14e9, DDPFirstBucketBytes, DDPBucketBytes, 536},
+	} {
+		if got := BucketCount(tt.total, tt.first, tt.bucket); got != tt.want {
+			t.Errorf("BucketCount(%d, %d, %d) = %d, want %d", tt.total, tt.first, tt.bucket, got, tt.want)
+		}
+	}
+}
