@@ -230,7 +230,7 @@ func TestNVLinkCollectiveBytesPerSecond(t *testing.T) {
 }
 
 // TestNCCLRingLatencySeconds checks NCCL's Simple-protocol ring latency (tuning.cc at
-// v2.20.3-1) in closed form: 8.4 µs + (steps - netSteps) x intra + netSteps x 14 µs.
+// v2.20.3-1 and v2.30.7-1) in closed form: 8.4 µs + (steps - netSteps) x intra + netSteps x 14 µs.
 func TestNCCLRingLatencySeconds(t *testing.T) {
 	for _, tt := range []struct {
 		name      string
@@ -248,9 +248,10 @@ func TestNCCLRingLatencySeconds(t *testing.T) {
 		{"128 GPUs, all-gather", false, 128, 16, NCCLNVLink, 8.4 + 112*3.4 + 15*14},
 		// One GPU a node (a rail ring): every step crosses the network.
 		{"32 nodes of one, reduce-scatter", false, 32, 32, NCCLNVLink, 8.4 + 31*14},
-		// An all-reduce counts 2 x nodes network steps: 2 x 31 steps, 64 of them network,
-		// -2 intra steps of max(3.4, 3 x 1) µs.
-		{"32 nodes of one, all-reduce", true, 32, 32, NCCLNVLink, 8.4 - 2*3.4 + 64*14},
+		// An all-reduce: 2 x 31 steps, all over the network.
+		{"32 nodes of one, all-reduce", true, 32, 32, NCCLNVLink, 8.4 + 62*14},
+		// 4 nodes of 8: 2 x 31 steps, 2 x 3 over the network.
+		{"4 nodes of 8, all-reduce", true, 32, 4, NCCLNVLink, 8.4 + 56*3.4 + 6*14},
 		// Across nodes over PCI inside them: 5.7 µs a step, above the 3 µs post overhead.
 		{"2 nodes of 4 over PCI, all-gather", false, 8, 2, NCCLPCI, 8.4 + 6*5.7 + 14},
 	} {

@@ -60,7 +60,8 @@ func TestBucketedExposedSeconds(t *testing.T) {
 // embedding's bucket, the last its backward makes ready and the first its forward
 // needs, is its share of the reduce-scatter and of the all-gather, exposed whole; the
 // rest hides (NCCL's SM share). At dp 64 the bucket is 64M elements, larger than the
-// embedding. Eager PyTorch (no Megatron-Core buckets) hides all but the share.
+// embedding. Eager PyTorch (no Megatron-Core buckets) hides all but the share. Each
+// bucket is a collective of its own, paying the ring's latency.
 func TestMegatronLastBucketPlanned(t *testing.T) {
 	for _, tt := range []struct {
 		framework string
@@ -86,14 +87,24 @@ func TestMegatronLastBucketPlanned(t *testing.T) {
 		if est.Layers[0].Kind != "embedding" || emb != 50257*1024+1024*1024 {
 			t.Fatalf("layer 0 is %s of %d parameters, want gpt2-medium's embedding", est.Layers[0].Kind, emb)
 		}
-		f := 0.0
+		// Each collective is its bytes' time plus one ring latency a bucket, (dp-1) x
+		// nvlink4's 3 µs (no topology: the link's own latency); the last bucket is its
+		// share of the bytes' time and one latency.
+		f, buckets := 0.0, int64(1)
+		lat := float64(tt.dp-1) * 3e-6
 		if tt.bucketed {
-			f = float64(max(emb, cluster.MegatronBucketElements(tt.dp))) / float64(params)
+			bucket := cluster.MegatronBucketElements(tt.dp)
+			f = float64(max(emb, bucket)) / float64(params)
+			buckets = cluster.BucketCount(params, 0, bucket)
 		}
 		share := cluster.CollectiveSMShare(132)
 		st := res.Step
 		rs, ag := st.DataParallelReduceScatterSeconds, st.DataParallelAllGatherSeconds
-		want := share*(1-f)*(rs+ag) + f*(rs+ag)
+		last := 0.0
+		if tt.bucketed {
+			last = f*(rs+ag-2*float64(buckets)*lat) + 2*lat
+		}
+		want := share*(rs+ag-last) + last
 		if rs <= 0 || ag <= 0 || !near(st.DataParallelExposedSeconds, want) {
 			t.Errorf("%s dp %d: exposed %v s of %v + %v s, want %v s (last bucket %.3f of the gradients)", tt.framework, tt.dp, st.DataParallelExposedSeconds, rs, ag, want, f)
 		}

@@ -117,8 +117,13 @@ func TestExpertGradientReduce(t *testing.T) {
 			if expert == 0 {
 				t.Fatalf("%+v: device %d holds no expert gradients", tt, i)
 			}
+			// The bytes over each ring's link, and one collective's latency each (eager
+			// PyTorch's ZeRO-1 is not bucketed) as NCCL's model prices it on the ring's
+			// nodes (dataRing; cluster.NCCLRingLatencySeconds is tested in closed form).
 			l, el := *p.dataLink, *p.expertShardLink(p.dataLink)
-			want := cluster.RingReduceScatterSeconds(l, float64(ds.GradBytes-expert), tt.d) + cluster.RingReduceScatterSeconds(el, float64(expert), edp)
+			l.LatencySeconds, el.LatencySeconds = 0, 0
+			want := cluster.RingReduceScatterSeconds(l, float64(ds.GradBytes-expert), tt.d) + cluster.RingReduceScatterSeconds(el, float64(expert), edp) +
+				p.dataRing(tt.d, false).latency(false, l) + p.dataRing(edp, true).latency(false, el)
 			if diff := ds.ReduceScatterSeconds - want; diff > 1e-12 || diff < -1e-12 {
 				t.Errorf("%+v: device %d reduce-scatter %v s, want %v", tt, i, ds.ReduceScatterSeconds, want)
 			}
@@ -170,14 +175,22 @@ func TestExpertGradientReduceNICs(t *testing.T) {
 			w, g := p.est.ExpertFullBytes(l)
 			expert, expertW = expert+g, expertW+w
 		}
-		el := cluster.Link{BytesPerSecond: tt.nics * nic, LatencySeconds: p.dataLink.LatencySeconds}
-		want := cluster.RingReduceScatterSeconds(*p.dataLink, float64(ds.GradBytes-expert), tt.d) +
-			cluster.RingReduceScatterSeconds(el, float64(expert), tt.d/tt.ep)
+		// The bytes at the rings' NICs, and each collective's latency NCCL's (cluster.
+		// NCCLRingLatencySeconds): the dense ring's d members 8 a node, the experts'
+		// d/ep members max(1, 8/ep) a node.
+		el := cluster.Link{BytesPerSecond: tt.nics * nic}
+		dl := *p.dataLink
+		dl.LatencySeconds = 0
+		emembers := tt.d / tt.ep
+		dlat := cluster.NCCLRingLatencySeconds(false, tt.d, tt.d/8, cluster.NCCLNVLink)
+		elat := cluster.NCCLRingLatencySeconds(false, emembers, emembers/max(1, 8/tt.ep), cluster.NCCLNVLink)
+		want := cluster.RingReduceScatterSeconds(dl, float64(ds.GradBytes-expert), tt.d) + dlat +
+			cluster.RingReduceScatterSeconds(el, float64(expert), emembers) + elat
 		if diff := ds.ReduceScatterSeconds - want; diff > 1e-12 || diff < -1e-12 {
 			t.Errorf("%+v: reduce-scatter %v s, want %v (the experts' ring on %v NICs)", tt, ds.ReduceScatterSeconds, want, tt.nics)
 		}
-		wantAG := cluster.RingAllGatherSeconds(*p.dataLink, float64(ds.WeightBytes-expertW), tt.d) +
-			cluster.RingAllGatherSeconds(el, float64(expertW), tt.d/tt.ep)
+		wantAG := cluster.RingAllGatherSeconds(dl, float64(ds.WeightBytes-expertW), tt.d) + dlat +
+			cluster.RingAllGatherSeconds(el, float64(expertW), emembers) + elat
 		if diff := ds.AllGatherSeconds - wantAG; diff > 1e-12 || diff < -1e-12 {
 			t.Errorf("%+v: all-gather %v s, want %v (the experts' ring on %v NICs)", tt, ds.AllGatherSeconds, wantAG, tt.nics)
 		}
