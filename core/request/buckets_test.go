@@ -3,9 +3,11 @@ package request
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 
 	"pipeplan/core/cluster"
+	"pipeplan/core/wire"
 )
 
 // TestMegatronBucketElements: Megatron-Core's default bucket, max(40M, 1M x dp)
@@ -107,6 +109,65 @@ func TestMegatronLastBucketPlanned(t *testing.T) {
 		want := share*(rs+ag-last) + last
 		if rs <= 0 || ag <= 0 || !near(st.DataParallelExposedSeconds, want) {
 			t.Errorf("%s dp %d: exposed %v s of %v + %v s, want %v s (last bucket %.3f of the gradients)", tt.framework, tt.dp, st.DataParallelExposedSeconds, rs, ag, want, f)
+		}
+	}
+}
+
+// TestDPBucketBytesPriced: parallelism.dp_bucket_bytes cuts a device's gradients into
+// buckets of that many bytes, one reduce-scatter and one all-gather each, and each pays
+// NCCL's ring latency. Llama 3 8B on 4 stages x 16 replicas x TP 8, nodes of 8 H100s:
+// every data-parallel ring has one member a node, so each collective is 8.4 µs + 15
+// network steps of 14 µs (cluster.NCCLRingLatencySeconds), on top of the bytes' time at
+// one NIC (the left-out request's one collective a stage, priced the same way).
+func TestDPBucketBytesPriced(t *testing.T) {
+	base := llamaRequest(4, 16, 8)
+	base.Cluster.DevicesPerNode = 8
+	base.Parallelism.Sharding = "zero1"
+	base.Parallelism.SequenceParallel = true
+	one := run(t, base)
+	bucketed := *base
+	bucketed.Parallelism.DPBucketBytes = 16 << 20
+	got := run(t, &bucketed)
+	lat := cluster.NCCLRingLatencySeconds(false, 16, 16, cluster.NCCLNVLink)
+	if want := 1e-6 * (8.4 + 15*14); !near(lat, want) {
+		t.Fatalf("latency %v, want %v", lat, want)
+	}
+	for i, d := range got.Devices {
+		o := one.Devices[i]
+		buckets := cluster.BucketCount(d.GradBytes, 0, 16<<20)
+		if buckets < 10 || d.GradBytes != o.GradBytes {
+			t.Fatalf("device %d: %d buckets of %d bytes", i, buckets, d.GradBytes)
+		}
+		// The left-out request's eager ZeRO-1 is one collective each way.
+		if want := o.ReduceScatterSeconds + float64(buckets-1)*lat; !near(d.ReduceScatterSeconds, want) {
+			t.Errorf("device %d: reduce-scatter %v s, want %v (%d buckets)", i, d.ReduceScatterSeconds, want, buckets)
+		}
+		if want := o.AllGatherSeconds + float64(buckets-1)*lat; !near(d.AllGatherSeconds, want) {
+			t.Errorf("device %d: all-gather %v s, want %v (%d buckets)", i, d.AllGatherSeconds, want, buckets)
+		}
+	}
+	if got.Step.StepSeconds <= one.Step.StepSeconds {
+		t.Errorf("bucketed step %v s, not above one collective's %v s", got.Step.StepSeconds, one.Step.StepSeconds)
+	}
+}
+
+// TestDPBucketBytesErrors: the field's bounds, and training only.
+func TestDPBucketBytesErrors(t *testing.T) {
+	for _, tt := range []struct {
+		bytes int64
+		mode  string
+		want  string
+	}{
+		{-1, "", "parallelism.dp_bucket_bytes: must be between 0 and"},
+		{wire.MaxDPBucketBytes + 1, "", "parallelism.dp_bucket_bytes: must be between 0 and"},
+		{1 << 20, "inference", "parallelism.dp_bucket_bytes: applies to training"},
+	} {
+		r := llamaRequest(2, 2, 1)
+		r.Parallelism.DPBucketBytes = tt.bytes
+		r.Training.Mode = tt.mode
+		_, err := Run(context.Background(), r)
+		if err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%d %q: %v, want %q", tt.bytes, tt.mode, err, tt.want)
 		}
 	}
 }
