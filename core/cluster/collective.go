@@ -232,29 +232,6 @@ func NVLinkCollectiveBytesPerSecond(gen, links int) float64 {
 	return float64(links) * perLink
 }
 
-// NCCL's latency model for a ring collective of the Simple protocol, the one NCCL picks
-// for messages of a gradient bucket's size (NVIDIA/nccl, src/graph/tuning.cc; the
-// figures are the same at 2.20.3, tag v2.20.3-1, and at 2.30.7, tag v2.30.7-1):
-// baseLat, Ring Simple, 8.4 µs (2.20.3 line 57); per ring step, hwLat Ring Simple
-// (lines 65-77): 3.4 µs over NVLink, 5.7 µs over PCI, 14 µs over the network; a ring
-// that crosses nodes takes at least the network's post overhead on every step,
-// getNetOverhead x 3 for Simple (lines 111-118 and 242-248: 1 µs on an Intel host, 2 µs
-// on AMD; the Intel figure is taken), and latencyInter adds nothing (the IB transport
-// leaves its net latency 0, src/transport/net_ib.cc line 409). A reduce-scatter or an
-// all-gather takes ranks-1 steps of which nodes-1 cross the network, an all-reduce
-// 2(ranks-1) of which 2(nodes-1) do (2.30.7 line 411, the count since 2.23; 2.20.3's
-// line 162 counted 2 x nodes). Not modelled: NCCL 2.23's PAT algorithm, which NCCL may
-// pick for a reduce-scatter or an all-gather with one GPU a node where its latency
-// (8 µs + log2(nodes) x 4 µs + 2.8 µs a rank, 2.30.7 lines 429-433) at three quarters
-// of the ring's bandwidth (line 337) is the faster.
-const (
-	ncclSimpleRingBaseSeconds   = 8.4e-6
-	ncclSimpleRingNVLinkSeconds = 3.4e-6
-	ncclSimpleRingPCISeconds    = 5.7e-6
-	ncclSimpleRingNetSeconds    = 14.0e-6
-	ncclSimpleNetOverSeconds    = 3 * llNetOverSeconds
-)
-
 // NCCLHop is the kind of hop a ring step makes in NCCL's tuning model (hwLat's first
 // index): over NVLink or NVSwitch, over PCI, or over the network.
 type NCCLHop int
@@ -281,31 +258,4 @@ func NCCLLinkHop(name string) (hop NCCLHop, ok bool) {
 		return NCCLNet, true
 	}
 	return 0, false
-}
-
-// NCCLRingLatencySeconds is NCCL's latency of one ring collective of the Simple
-// protocol among ranks devices on nodes nodes, intra the hop between devices of a node:
-// 8.4 µs + (steps - netSteps) x intra + netSteps x 14 µs, with steps ranks-1 and
-// netSteps nodes-1 for a reduce-scatter or an all-gather, 2(ranks-1) and 2(nodes-1) for
-// an all-reduce, and intra at least 3 µs once the ring crosses nodes. 0 for one rank.
-func NCCLRingLatencySeconds(allReduce bool, ranks, nodes int, intra NCCLHop) float64 {
-	if ranks <= 1 {
-		return 0
-	}
-	nodes = max(1, min(nodes, ranks))
-	steps, netSteps := ranks-1, nodes-1
-	if allReduce {
-		steps, netSteps = 2*(ranks-1), 2*(nodes-1)
-	}
-	in := ncclSimpleRingNVLinkSeconds
-	switch intra {
-	case NCCLPCI:
-		in = ncclSimpleRingPCISeconds
-	case NCCLNet:
-		in = ncclSimpleRingNetSeconds
-	}
-	if nodes > 1 {
-		in = max(in, ncclSimpleNetOverSeconds)
-	}
-	return ncclSimpleRingBaseSeconds + float64(steps-netSteps)*in + float64(netSteps)*ncclSimpleRingNetSeconds
 }

@@ -229,39 +229,6 @@ func TestNVLinkCollectiveBytesPerSecond(t *testing.T) {
 	}
 }
 
-// TestNCCLRingLatencySeconds checks NCCL's Simple-protocol ring latency (tuning.cc at
-// v2.20.3-1 and v2.30.7-1) in closed form: 8.4 µs + (steps - netSteps) x intra + netSteps x 14 µs.
-func TestNCCLRingLatencySeconds(t *testing.T) {
-	for _, tt := range []struct {
-		name      string
-		allReduce bool
-		ranks     int
-		nodes     int
-		intra     NCCLHop
-		wantUs    float64
-	}{
-		{"one rank", false, 1, 1, NCCLNVLink, 0},
-		{"8 GPUs on NVSwitch, all-gather", false, 8, 1, NCCLNVLink, 8.4 + 7*3.4},
-		{"8 GPUs over PCI, reduce-scatter", false, 8, 1, NCCLPCI, 8.4 + 7*5.7},
-		{"8 GPUs on NVSwitch, all-reduce", true, 8, 1, NCCLNVLink, 8.4 + 14*3.4},
-		// 16 nodes of 8: 127 steps, 15 of them over the network.
-		{"128 GPUs, all-gather", false, 128, 16, NCCLNVLink, 8.4 + 112*3.4 + 15*14},
-		// One GPU a node (a rail ring): every step crosses the network.
-		{"32 nodes of one, reduce-scatter", false, 32, 32, NCCLNVLink, 8.4 + 31*14},
-		// An all-reduce: 2 x 31 steps, all over the network.
-		{"32 nodes of one, all-reduce", true, 32, 32, NCCLNVLink, 8.4 + 62*14},
-		// 4 nodes of 8: 2 x 31 steps, 2 x 3 over the network.
-		{"4 nodes of 8, all-reduce", true, 32, 4, NCCLNVLink, 8.4 + 56*3.4 + 6*14},
-		// Across nodes over PCI inside them: 5.7 µs a step, above the 3 µs post overhead.
-		{"2 nodes of 4 over PCI, all-gather", false, 8, 2, NCCLPCI, 8.4 + 6*5.7 + 14},
-	} {
-		got := NCCLRingLatencySeconds(tt.allReduce, tt.ranks, tt.nodes, tt.intra)
-		if math.Abs(got-tt.wantUs*1e-6) > 1e-12 {
-			t.Errorf("%s: %.2f µs, want %.2f", tt.name, got*1e6, tt.wantUs)
-		}
-	}
-}
-
 func TestNCCLLinkHop(t *testing.T) {
 	for name, want := range map[string]NCCLHop{"nvswitch3": NCCLNVLink, "nvlink4": NCCLNVLink, "pcie5": NCCLPCI, "ib-ndr": NCCLNet, "roce-400g": NCCLNet, "opa-nccl": NCCLNet} {
 		if got, ok := NCCLLinkHop(name); !ok || got != want {

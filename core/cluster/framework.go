@@ -250,7 +250,7 @@ func MegatronBucketElements(dp int) int64 {
 
 // Data-parallel buckets: how many collectives a framework issues for a device's
 // gradient reduction (and, with the optimizer sharded, its weight all-gather) each step,
-// each paying a collective's latency (cluster.NCCLRingLatencySeconds) beside its share
+// each paying a collective's latency (NCCL's tuner, cluster.NCCLTune) beside its share
 // of the bytes.
 const (
 	// DDPBucketBytes is PyTorch DistributedDataParallel's bucket_cap_mb default, 25 MiB

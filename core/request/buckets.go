@@ -123,17 +123,6 @@ func (p *prepared) dataRing(members int, expert bool) dpRing {
 	return r
 }
 
-// latency is the latency of one collective of ring r over link l (in seconds):
-// NCCL's Simple-protocol ring model where it applies (cluster.NCCLRingLatencySeconds),
-// otherwise the link's latency a step, as the ring formulas charge it
-// (linkRingLatency).
-func (r dpRing) latency(allReduce bool, l cluster.Link) float64 {
-	if r.nccl {
-		return cluster.NCCLRingLatencySeconds(allReduce, r.members, r.nodes, r.intra)
-	}
-	return linkRingLatency(allReduce, r.members, l)
-}
-
 // linkRingLatency is the latency term the ring formulas (ringAllReduce, cluster's
 // RingReduceScatterSeconds and RingAllGatherSeconds) charge one collective of k members
 // over l: (k-1) x its latency, 2(k-1) for an all-reduce; 0 for one member.
@@ -148,19 +137,57 @@ func linkRingLatency(allReduce bool, k int, l cluster.Link) float64 {
 	return steps * l.LatencySeconds
 }
 
-// bucketed is a collective of whole seconds, whose ring formula charged linkLatency
-// once, run as buckets collectives each paying latency: whole - linkLatency + buckets x
-// latency. last is, of that, the bucket that fraction of the bytes fill (Megatron-Core's
-// unhidden bucket, lastBucketFractions): its share of the bytes' time and one latency;
-// 0 for fraction 0. Nothing for no collective (whole 0) or no buckets.
-func bucketed(whole, linkLatency, latency float64, buckets int64, fraction float64) (seconds, last float64) {
+// ncclComm is ring r as a communicator of NCCL's tuning model at link l's rate (the
+// Simple ring's bus bandwidth), its devices' SM version from the cluster's intra-node
+// link (cluster.NCCLCompCapOfLink). NVLink SHARP is not priced: NVIDIA's NeMo and
+// Megatron-Bridge performance scripts set NCCL_NVLS_ENABLE=0, and no request field
+// says where a run kept NCCL's default.
+func (p *prepared) ncclComm(r dpRing, l cluster.Link) cluster.NCCLComm {
+	return cluster.NCCLComm{
+		Ranks: r.members, Nodes: r.nodes, Intra: r.intra,
+		ComputeCapability: cluster.NCCLCompCapOfLink(p.req.Cluster.LinkIntra),
+		BusBytesPerSecond: l.BytesPerSecond,
+	}
+}
+
+// bucketed is a collective f of ring r over link l, of whole seconds by the ring
+// formulas (its bytes at l's rate and l's latency a step, linkRingLatency), run as
+// buckets collectives of equal bytes. Where NCCL's model describes the ring (r.nccl),
+// each bucket takes the time NCCL's tuner gives a collective of its bytes
+// (cluster.NCCLTune: the fastest of its algorithms and protocols, each latency + bytes /
+// bandwidth, the Simple ring's bandwidth l's); otherwise each pays l's latency a step
+// beside its share of the bytes' time. last is, of that, the bucket that fraction of
+// the bytes fill (Megatron-Core's unhidden bucket, lastBucketFractions), priced the same
+// way; 0 for fraction 0. Nothing for no collective (whole 0) or no buckets. The buckets'
+// latency is part of the collective's time, and so hides behind the passes as its
+// bytes do (DataParallelBucketedExposedSeconds): only what outlasts the window, and the
+// unhidden bucket, is exposed.
+func (p *prepared) bucketed(r dpRing, f cluster.NCCLFunc, whole float64, l cluster.Link, buckets int64, fraction float64) (seconds, last float64) {
 	if whole <= 0 || buckets <= 0 {
 		return 0, 0
 	}
-	bytes := max(0, whole-linkLatency)
-	seconds = bytes + float64(buckets)*latency
+	ar := f == cluster.NCCLAllReduce
+	linkLat := linkRingLatency(ar, r.members, l)
+	bytesSeconds := max(0, whole-linkLat)
+	if !r.nccl || l.BytesPerSecond <= 0 || r.members < 2 {
+		seconds = bytesSeconds + float64(buckets)*linkLat
+		if fraction > 0 {
+			last = min(seconds, fraction*bytesSeconds+linkLat)
+		}
+		return seconds, last
+	}
+	// The buffer's bytes, from the ring's time at l's rate: (k-1)/k of them cross each
+	// rank's link, 2(k-1)/k for an all-reduce.
+	k := float64(r.members)
+	moved := (k - 1) / k
+	if ar {
+		moved *= 2
+	}
+	bytes := bytesSeconds * l.BytesPerSecond / moved
+	c := p.ncclComm(r, l)
+	seconds = float64(buckets) * cluster.NCCLTune(c, f, bytes/float64(buckets)).Seconds
 	if fraction > 0 {
-		last = min(seconds, fraction*bytes+latency)
+		last = min(seconds, cluster.NCCLTune(c, f, fraction*bytes).Seconds)
 	}
 	return seconds, last
 }

@@ -114,11 +114,13 @@ func TestMegatronLastBucketPlanned(t *testing.T) {
 }
 
 // TestDPBucketBytesPriced: parallelism.dp_bucket_bytes cuts a device's gradients into
-// buckets of that many bytes, one reduce-scatter and one all-gather each, and each pays
-// NCCL's ring latency. Llama 3 8B on 4 stages x 16 replicas x TP 8, nodes of 8 H100s:
-// every data-parallel ring has one member a node, so each collective is 8.4 µs + 15
-// network steps of 14 µs (cluster.NCCLRingLatencySeconds), on top of the bytes' time at
-// one NIC (the left-out request's one collective a stage, priced the same way).
+// buckets of that many bytes, one reduce-scatter and one all-gather each, and each takes
+// the time NCCL's tuner gives a collective of its bytes. Llama 3 8B on 4 stages x 16
+// replicas x TP 8, nodes of 8 H100s: every data-parallel ring has one member a node, at
+// one NIC (ib-ndr, 50 GB/s), and for a bucket of about 16 MiB NCCL's model picks the
+// LL128 ring: 14 µs + 15 network steps of 8.5 (the Tree's network latency, one GPU a
+// node), its bytes at 0.92 of the Simple ring's rate (cluster.NCCLTune, tested in
+// closed form), where the Simple ring would take 8.4 + 15 x 14 µs.
 func TestDPBucketBytesPriced(t *testing.T) {
 	base := llamaRequest(4, 16, 8)
 	base.Cluster.DevicesPerNode = 8
@@ -128,9 +130,9 @@ func TestDPBucketBytesPriced(t *testing.T) {
 	bucketed := *base
 	bucketed.Parallelism.DPBucketBytes = 16 << 20
 	got := run(t, &bucketed)
-	lat := cluster.NCCLRingLatencySeconds(false, 16, 16, cluster.NCCLNVLink)
-	if want := 1e-6 * (8.4 + 15*14); !near(lat, want) {
-		t.Fatalf("latency %v, want %v", lat, want)
+	c := cluster.NCCLComm{Ranks: 16, Nodes: 16, Intra: cluster.NCCLNVLink, ComputeCapability: 90, BusBytesPerSecond: 50e9}
+	if ch := cluster.NCCLTune(c, cluster.NCCLReduceScatter, 16<<20); ch.Algo != cluster.NCCLRing || ch.Proto != cluster.NCCLLL128 || !near(ch.LatencySeconds, 1e-6*(14+15*8.5)) {
+		t.Fatalf("a 16 MiB bucket: %+v, want the LL128 ring at 141.5 µs", ch)
 	}
 	for i, d := range got.Devices {
 		o := one.Devices[i]
@@ -139,11 +141,13 @@ func TestDPBucketBytesPriced(t *testing.T) {
 			t.Fatalf("device %d: %d buckets of %d bytes", i, buckets, d.GradBytes)
 		}
 		// The left-out request's eager ZeRO-1 is one collective each way.
-		if want := o.ReduceScatterSeconds + float64(buckets-1)*lat; !near(d.ReduceScatterSeconds, want) {
-			t.Errorf("device %d: reduce-scatter %v s, want %v (%d buckets)", i, d.ReduceScatterSeconds, want, buckets)
+		rs := float64(buckets) * cluster.NCCLTune(c, cluster.NCCLReduceScatter, float64(d.GradBytes)/float64(buckets)).Seconds
+		if !near(d.ReduceScatterSeconds, rs) || !near(o.ReduceScatterSeconds, cluster.NCCLTune(c, cluster.NCCLReduceScatter, float64(d.GradBytes)).Seconds) {
+			t.Errorf("device %d: reduce-scatter %v s, want %v (%d buckets); one: %v", i, d.ReduceScatterSeconds, rs, buckets, o.ReduceScatterSeconds)
 		}
-		if want := o.AllGatherSeconds + float64(buckets-1)*lat; !near(d.AllGatherSeconds, want) {
-			t.Errorf("device %d: all-gather %v s, want %v (%d buckets)", i, d.AllGatherSeconds, want, buckets)
+		ag := float64(buckets) * cluster.NCCLTune(c, cluster.NCCLAllGather, float64(d.WeightBytes)/float64(buckets)).Seconds
+		if !near(d.AllGatherSeconds, ag) {
+			t.Errorf("device %d: all-gather %v s, want %v (%d buckets)", i, d.AllGatherSeconds, ag, buckets)
 		}
 	}
 	if got.Step.StepSeconds <= one.Step.StepSeconds {

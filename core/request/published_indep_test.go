@@ -137,9 +137,10 @@ func nemotron4(h, layers, heads int) []byte {
 // bucket_cap_mb 50 (grad_sync_dtype bf16) makes some 200 reduce-scatters and as many
 // all-gathers a step of a device's 10.4 to 11.5 GB of bf16 gradients and weights
 // (parallelism.dp_bucket_bytes 50 MiB), each a ring over DP devices on DP nodes, one a
-// node, whose every step crosses the network at NCCL's own 14 µs for the Simple
-// protocol (cluster.NCCLRingLatencySeconds, src/graph/tuning.cc) where the ib-ndr
-// preset's ring formula charged 5: this table +7.8% -> +5.4% (median).
+// node, each priced as NCCL's tuner prices a collective of its bytes (cluster.NCCLTune,
+// src/graph/tuning.cc: for a bucket of 52 MB the Simple ring, whose every step
+// crosses the network at 14 µs where the ib-ndr preset's ring formula charged 5): this
+// table +7.5% -> +5.5% (median).
 //
 // The README's MFU row counts multi-head attention (24 L h^2 a token for the
 // projections where grouped-query attention has 8.2 L h^2 less) and 1979 TFLOP/s for

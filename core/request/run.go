@@ -578,15 +578,15 @@ func (p *prepared) dataParallel(ds *wire.DeviceStep, pl *wire.Plan, devices, mic
 	}
 	switch level {
 	case 0:
-		dense, dlast := bucketed(ringAllReduce(n, ds.GradBytes-eg, link, clock), linkRingLatency(true, n, l), dring.latency(true, l), bd, fd)
-		expert, elast := bucketed(ringAllReduce(en, eg, elink, clock), linkRingLatency(true, en, el), ering.latency(true, el), be, fe)
+		dense, dlast := p.bucketed(dring, cluster.NCCLAllReduce, ringAllReduce(n, ds.GradBytes-eg, link, clock), l, bd, fd)
+		expert, elast := p.bucketed(ering, cluster.NCCLAllReduce, ringAllReduce(en, eg, elink, clock), el, be, fe)
 		ds.AllReduceSeconds = dense + expert
 		beside(ds.AllReduceSeconds, 0, dlast+elast, 0, 1)
 	case 1, 2:
-		drs, drsLast := bucketed(cluster.RingReduceScatterSeconds(l, g, n), linkRingLatency(false, n, l), dring.latency(false, l), bd, fd)
-		ers, ersLast := bucketed(cluster.RingReduceScatterSeconds(el, float64(eg), en), linkRingLatency(false, en, el), ering.latency(false, el), be, fe)
-		dag, dagFirst := bucketed(cluster.RingAllGatherSeconds(l, w, n), linkRingLatency(false, n, l), dring.latency(false, l), bd, fd)
-		eag, eagFirst := bucketed(cluster.RingAllGatherSeconds(el, float64(ew), en), linkRingLatency(false, en, el), ering.latency(false, el), be, fe)
+		drs, drsLast := p.bucketed(dring, cluster.NCCLReduceScatter, cluster.RingReduceScatterSeconds(l, g, n), l, bd, fd)
+		ers, ersLast := p.bucketed(ering, cluster.NCCLReduceScatter, cluster.RingReduceScatterSeconds(el, float64(eg), en), el, be, fe)
+		dag, dagFirst := p.bucketed(dring, cluster.NCCLAllGather, cluster.RingAllGatherSeconds(l, w, n), l, bd, fd)
+		eag, eagFirst := p.bucketed(ering, cluster.NCCLAllGather, cluster.RingAllGatherSeconds(el, float64(ew), en), el, be, fe)
 		rs := drs + ers
 		ds.AllGatherSeconds = dag + eag
 		if p.est != nil && p.est.Opts.Precision == analytic.DeepSpeedBF16 {
@@ -594,8 +594,8 @@ func (p *prepared) dataParallel(ds *wire.DeviceStep, pl *wire.Plan, devices, mic
 			// gradients first (pipe/engine.py, _bf16_reduce_grads: buffered_allreduce_fallback
 			// of get_grads_for_reduction, the flat fp32 gradients), then all-gathers the
 			// updated 16-bit weights (bf16_optimizer.py, step: all_gather_dp_groups).
-			dar, _ := bucketed(ringAllReduce(n, ds.GradBytes-eg, link, clock), linkRingLatency(true, n, l), dring.latency(true, l), bd, 0)
-			ear, _ := bucketed(ringAllReduce(en, eg, elink, clock), linkRingLatency(true, en, el), ering.latency(true, el), be, 0)
+			dar, _ := p.bucketed(dring, cluster.NCCLAllReduce, ringAllReduce(n, ds.GradBytes-eg, link, clock), l, bd, 0)
+			ear, _ := p.bucketed(ering, cluster.NCCLAllReduce, ringAllReduce(en, eg, elink, clock), el, be, 0)
 			ds.AllReduceSeconds = dar + ear
 			beside(ds.AllReduceSeconds, ds.AllGatherSeconds, 0, 0, 1)
 			return
