@@ -175,3 +175,36 @@ func TestDPBucketBytesErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestContextDataRingNICs: the gradients' reduction runs over the replicas and their
+// context groups alike (Megatron-Core's distributed optimizer over
+// get_data_parallel_group(with_context_parallel=True)), so where that ring crosses nodes
+// it has context x the placement's replicas of a node there, each on its own NIC
+// (cluster.Topology.RingInter), as the latency's node count already took it. Llama 3
+// 8B at CP 2 x DP 8 on two nodes of 8 H100s: four replicas a node, eight ring members,
+// so eight NICs of InfiniBand NDR (50 GB/s), capped at NCCL's NVLink rate 370.8 GB/s,
+// where four replicas' NICs gave 200.
+func TestContextDataRingNICs(t *testing.T) {
+	r := llamaRequest(1, 8, 1)
+	r.Parallelism.Context = 2
+	r.Parallelism.Sharding = "zero1"
+	r.Cluster.DevicesPerNode = 8
+	r.Model.Architecture.Seq = 8192
+	res := run(t, r)
+	p, err := prepare(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !p.placement.DataCrossesNodes || p.placement.DataMembersPerNode != 4 {
+		t.Fatalf("placement: crosses %v, %d replicas a node; want 4 a node across 2 nodes", p.placement.DataCrossesNodes, p.placement.DataMembersPerNode)
+	}
+	link, n, _, _, _ := p.shardLinks()
+	if want := min(8*50e9, cluster.NVLinkCollectiveBytesPerSecond(4, 18)); n != 16 || link.BytesPerSecond != want {
+		t.Fatalf("ring of %d at %v B/s, want 16 at %v", n, link.BytesPerSecond, want)
+	}
+	ds := res.Devices[0]
+	c := cluster.NCCLComm{Ranks: 16, Nodes: 2, Intra: cluster.NCCLNVLink, ComputeCapability: 90, BusBytesPerSecond: link.BytesPerSecond}
+	if want := cluster.NCCLTune(c, cluster.NCCLReduceScatter, float64(ds.GradBytes)).Seconds; !near(ds.ReduceScatterSeconds, want) {
+		t.Errorf("reduce-scatter %v s, want %v", ds.ReduceScatterSeconds, want)
+	}
+}
