@@ -1,5 +1,7 @@
 package cluster
 
+import "strings"
+
 // Collectives other than the all-reduce, in the same alpha-beta form (Colossal-AUTO's
 // T = alpha + beta x n; Patarasuk and Yuan 2009 for the ring). NCCL's performance notes
 // ("NCCL tests: performance", the bus bandwidth) give the bytes each rank moves per byte
@@ -228,4 +230,32 @@ func NVLinkCollectiveBytesPerSecond(gen, links int) float64 {
 		perLink = ncclNVLinkSM100BytesPerSecond
 	}
 	return float64(links) * perLink
+}
+
+// NCCLHop is the kind of hop a ring step makes in NCCL's tuning model (hwLat's first
+// index): over NVLink or NVSwitch, over PCI, or over the network.
+type NCCLHop int
+
+// The hops of NCCL's tuning model.
+const (
+	NCCLNVLink NCCLHop = iota
+	NCCLPCI
+	NCCLNet
+)
+
+// NCCLLinkHop is the hop NCCL's tuning model prices for a step over the link preset
+// named name: NVLink for the nvlink and nvswitch presets, PCI for pcie, the network for
+// InfiniBand, RoCE and Omni-Path under NCCL (ib-, roce-, opa-nccl). ok is false for
+// every other link (TPU ICI, Infinity Fabric, NeuronLink, EFA, IPU-Link, Gaudi's RoCE:
+// fabrics NCCL's model does not describe), whose rings keep their link's latency.
+func NCCLLinkHop(name string) (hop NCCLHop, ok bool) {
+	switch {
+	case strings.HasPrefix(name, "nvlink"), strings.HasPrefix(name, "nvswitch"):
+		return NCCLNVLink, true
+	case strings.HasPrefix(name, "pcie"):
+		return NCCLPCI, true
+	case strings.HasPrefix(name, "ib-"), strings.HasPrefix(name, "roce-"), name == "opa-nccl":
+		return NCCLNet, true
+	}
+	return 0, false
 }

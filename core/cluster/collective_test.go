@@ -228,3 +228,38 @@ func TestNVLinkCollectiveBytesPerSecond(t *testing.T) {
 		t.Errorf("1 GiB all-gather on 8 H100s: %v s, want %v", got, want)
 	}
 }
+
+func TestNCCLLinkHop(t *testing.T) {
+	for name, want := range map[string]NCCLHop{"nvswitch3": NCCLNVLink, "nvlink4": NCCLNVLink, "pcie5": NCCLPCI, "ib-ndr": NCCLNet, "roce-400g": NCCLNet, "opa-nccl": NCCLNet} {
+		if got, ok := NCCLLinkHop(name); !ok || got != want {
+			t.Errorf("%s: %v %v, want %v", name, got, ok, want)
+		}
+		if _, err := LookupLink(name); err != nil {
+			t.Errorf("%s: not a preset: %v", name, err)
+		}
+	}
+	for _, name := range []string{"tpu-ici", "xgmi", "efa-v3", "gaudi3-roce", "ipu-link", "neuronlink-v3"} {
+		if _, ok := NCCLLinkHop(name); ok {
+			t.Errorf("%s: priced by NCCL's model", name)
+		}
+	}
+}
+
+func TestBucketCount(t *testing.T) {
+	for _, tt := range []struct{ total, first, bucket, want int64 }{
+		{0, 0, 10, 0},
+		{5, 0, 0, 1},
+		{10, 0, 10, 1},
+		{11, 0, 10, 2},
+		{1, 1, 25, 1},
+		{26, 1, 25, 2},
+		{27, 1, 25, 3},
+		// A 7B model's 14 GB of bf16 gradients in DDP's buckets: a first of 1 MiB, then
+		// ceil((14e9 - 2^20) / 25 MiB) = 535, 536 in all.
+		{14e9, DDPFirstBucketBytes, DDPBucketBytes, 536},
+	} {
+		if got := BucketCount(tt.total, tt.first, tt.bucket); got != tt.want {
+			t.Errorf("BucketCount(%d, %d, %d) = %d, want %d", tt.total, tt.first, tt.bucket, got, tt.want)
+		}
+	}
+}

@@ -268,6 +268,48 @@ func MegatronBucketElements(dp int) int64 {
 	return max(40_000_000, 1_000_000*int64(dp))
 }
 
+// Data-parallel buckets: how many collectives a framework issues for a device's
+// gradient reduction (and, with the optimizer sharded, its weight all-gather) each step,
+// each paying a collective's latency (NCCL's tuner, cluster.NCCLTune) beside its share
+// of the bytes.
+const (
+	// DDPBucketBytes is PyTorch DistributedDataParallel's bucket_cap_mb default, 25 MiB
+	// of gradients a bucket (kDefaultBucketBytesCap = 25 x 1024 x 1024 in
+	// torch/csrc/distributed/c10d/reducer.hpp, PyTorch v2.5.0 line 30; distributed.py's
+	// "default case (bucket cap is 25 MiB)").
+	DDPBucketBytes = 25 << 20
+	// DDPFirstBucketBytes is the smaller first bucket DDP cuts before the others
+	// (kDefaultFirstBucketBytes = 1024 x 1024, reducer.hpp line 29, which
+	// dist._DEFAULT_FIRST_BUCKET_BYTES exposes), so that the first gradients ready
+	// start reducing early.
+	DDPFirstBucketBytes = 1 << 20
+	// DeepSpeedBucketElements is DeepSpeed's reduce_bucket_size and
+	// allgather_bucket_size default, 500,000,000 elements (deepspeed/runtime/zero/
+	// config.py), and the elements_per_buffer of the pipeline engine's
+	// buffered_allreduce_fallback (deepspeed/runtime/engine.py), which the BF16
+	// optimizer's reduction runs through.
+	DeepSpeedBucketElements = 500_000_000
+)
+
+// BucketCount is the number of buckets, so of collectives, that total bytes (or
+// elements) fill when the first bucket holds first and every later one bucket (first 0:
+// all hold bucket): 1 + ceil((total - first) / bucket), at least 1 for anything to
+// reduce, 0 for nothing; one bucket where bucket is 0 (no bucketing).
+func BucketCount(total, first, bucket int64) int64 {
+	switch {
+	case total <= 0:
+		return 0
+	case bucket <= 0:
+		return 1
+	case first <= 0 || first >= total:
+		if first >= total {
+			return 1
+		}
+		return (total + bucket - 1) / bucket
+	}
+	return 1 + (total-first+bucket-1)/bucket
+}
+
 // The framework modes.
 const (
 	Eager      = "eager"

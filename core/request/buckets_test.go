@@ -3,9 +3,11 @@ package request
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 
 	"pipeplan/core/cluster"
+	"pipeplan/core/wire"
 )
 
 // TestMegatronBucketElements: Megatron-Core's default bucket, max(40M, 1M x dp)
@@ -60,7 +62,8 @@ func TestBucketedExposedSeconds(t *testing.T) {
 // embedding's bucket, the last its backward makes ready and the first its forward
 // needs, is its share of the reduce-scatter and of the all-gather, exposed whole; the
 // rest hides (NCCL's SM share). At dp 64 the bucket is 64M elements, larger than the
-// embedding. Eager PyTorch (no Megatron-Core buckets) hides all but the share.
+// embedding. Eager PyTorch (no Megatron-Core buckets) hides all but the share. Each
+// bucket is a collective of its own, paying the ring's latency.
 func TestMegatronLastBucketPlanned(t *testing.T) {
 	for _, tt := range []struct {
 		framework string
@@ -86,16 +89,122 @@ func TestMegatronLastBucketPlanned(t *testing.T) {
 		if est.Layers[0].Kind != "embedding" || emb != 50257*1024+1024*1024 {
 			t.Fatalf("layer 0 is %s of %d parameters, want gpt2-medium's embedding", est.Layers[0].Kind, emb)
 		}
-		f := 0.0
+		// Each collective is its bytes' time plus one ring latency a bucket, (dp-1) x
+		// nvlink4's 3 µs (no topology: the link's own latency); the last bucket is its
+		// share of the bytes' time and one latency.
+		f, buckets := 0.0, int64(1)
+		lat := float64(tt.dp-1) * 3e-6
 		if tt.bucketed {
-			f = float64(max(emb, cluster.MegatronBucketElements(tt.dp))) / float64(params)
+			bucket := cluster.MegatronBucketElements(tt.dp)
+			f = float64(max(emb, bucket)) / float64(params)
+			buckets = cluster.BucketCount(params, 0, bucket)
 		}
 		share := cluster.CollectiveSMShare(132)
 		st := res.Step
 		rs, ag := st.DataParallelReduceScatterSeconds, st.DataParallelAllGatherSeconds
-		want := share*(1-f)*(rs+ag) + f*(rs+ag)
+		last := 0.0
+		if tt.bucketed {
+			last = f*(rs+ag-2*float64(buckets)*lat) + 2*lat
+		}
+		want := share*(rs+ag-last) + last
 		if rs <= 0 || ag <= 0 || !near(st.DataParallelExposedSeconds, want) {
 			t.Errorf("%s dp %d: exposed %v s of %v + %v s, want %v s (last bucket %.3f of the gradients)", tt.framework, tt.dp, st.DataParallelExposedSeconds, rs, ag, want, f)
 		}
+	}
+}
+
+// TestDPBucketBytesPriced: parallelism.dp_bucket_bytes cuts a device's gradients into
+// buckets of that many bytes, one reduce-scatter and one all-gather each, and each takes
+// the time NCCL's tuner gives a collective of its bytes. Llama 3 8B on 4 stages x 16
+// replicas x TP 8, nodes of 8 H100s: every data-parallel ring has one member a node, at
+// one NIC (ib-ndr, 50 GB/s), and for a bucket of about 16 MiB NCCL's model picks the
+// LL128 ring: 14 µs + 15 network steps of 8.5 (the Tree's network latency, one GPU a
+// node), its bytes at 0.92 of the Simple ring's rate (cluster.NCCLTune, tested in
+// closed form), where the Simple ring would take 8.4 + 15 x 14 µs.
+func TestDPBucketBytesPriced(t *testing.T) {
+	base := llamaRequest(4, 16, 8)
+	base.Cluster.DevicesPerNode = 8
+	base.Parallelism.Sharding = "zero1"
+	base.Parallelism.SequenceParallel = true
+	one := run(t, base)
+	bucketed := *base
+	bucketed.Parallelism.DPBucketBytes = 16 << 20
+	got := run(t, &bucketed)
+	c := cluster.NCCLComm{Ranks: 16, Nodes: 16, Intra: cluster.NCCLNVLink, ComputeCapability: 90, BusBytesPerSecond: 50e9}
+	if ch := cluster.NCCLTune(c, cluster.NCCLReduceScatter, 16<<20); ch.Algo != cluster.NCCLRing || ch.Proto != cluster.NCCLLL128 || !near(ch.LatencySeconds, 1e-6*(14+15*8.5)) {
+		t.Fatalf("a 16 MiB bucket: %+v, want the LL128 ring at 141.5 µs", ch)
+	}
+	for i, d := range got.Devices {
+		o := one.Devices[i]
+		buckets := cluster.BucketCount(d.GradBytes, 0, 16<<20)
+		if buckets < 10 || d.GradBytes != o.GradBytes {
+			t.Fatalf("device %d: %d buckets of %d bytes", i, buckets, d.GradBytes)
+		}
+		// The left-out request's eager ZeRO-1 is one collective each way.
+		rs := float64(buckets) * cluster.NCCLTune(c, cluster.NCCLReduceScatter, float64(d.GradBytes)/float64(buckets)).Seconds
+		if !near(d.ReduceScatterSeconds, rs) || !near(o.ReduceScatterSeconds, cluster.NCCLTune(c, cluster.NCCLReduceScatter, float64(d.GradBytes)).Seconds) {
+			t.Errorf("device %d: reduce-scatter %v s, want %v (%d buckets); one: %v", i, d.ReduceScatterSeconds, rs, buckets, o.ReduceScatterSeconds)
+		}
+		ag := float64(buckets) * cluster.NCCLTune(c, cluster.NCCLAllGather, float64(d.WeightBytes)/float64(buckets)).Seconds
+		if !near(d.AllGatherSeconds, ag) {
+			t.Errorf("device %d: all-gather %v s, want %v (%d buckets)", i, d.AllGatherSeconds, ag, buckets)
+		}
+	}
+	if got.Step.StepSeconds <= one.Step.StepSeconds {
+		t.Errorf("bucketed step %v s, not above one collective's %v s", got.Step.StepSeconds, one.Step.StepSeconds)
+	}
+}
+
+// TestDPBucketBytesErrors: the field's bounds, and training only.
+func TestDPBucketBytesErrors(t *testing.T) {
+	for _, tt := range []struct {
+		bytes int64
+		mode  string
+		want  string
+	}{
+		{-1, "", "parallelism.dp_bucket_bytes: must be between 0 and"},
+		{wire.MaxDPBucketBytes + 1, "", "parallelism.dp_bucket_bytes: must be between 0 and"},
+		{1 << 20, "inference", "parallelism.dp_bucket_bytes: applies to training"},
+	} {
+		r := llamaRequest(2, 2, 1)
+		r.Parallelism.DPBucketBytes = tt.bytes
+		r.Training.Mode = tt.mode
+		_, err := Run(context.Background(), r)
+		if err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%d %q: %v, want %q", tt.bytes, tt.mode, err, tt.want)
+		}
+	}
+}
+
+// TestContextDataRingNICs: the gradients' reduction runs over the replicas and their
+// context groups alike (Megatron-Core's distributed optimizer over
+// get_data_parallel_group(with_context_parallel=True)), so where that ring crosses nodes
+// it has context x the placement's replicas of a node there, each on its own NIC
+// (cluster.Topology.RingInter), as the latency's node count already took it. Llama 3
+// 8B at CP 2 x DP 8 on two nodes of 8 H100s: four replicas a node, eight ring members,
+// so eight NICs of InfiniBand NDR (50 GB/s), capped at NCCL's NVLink rate 370.8 GB/s,
+// where four replicas' NICs gave 200.
+func TestContextDataRingNICs(t *testing.T) {
+	r := llamaRequest(1, 8, 1)
+	r.Parallelism.Context = 2
+	r.Parallelism.Sharding = "zero1"
+	r.Cluster.DevicesPerNode = 8
+	r.Model.Architecture.Seq = 8192
+	res := run(t, r)
+	p, err := prepare(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !p.placement.DataCrossesNodes || p.placement.DataMembersPerNode != 4 {
+		t.Fatalf("placement: crosses %v, %d replicas a node; want 4 a node across 2 nodes", p.placement.DataCrossesNodes, p.placement.DataMembersPerNode)
+	}
+	link, n, _, _, _ := p.shardLinks()
+	if want := min(8*50e9, cluster.NVLinkCollectiveBytesPerSecond(4, 18)); n != 16 || link.BytesPerSecond != want {
+		t.Fatalf("ring of %d at %v B/s, want 16 at %v", n, link.BytesPerSecond, want)
+	}
+	ds := res.Devices[0]
+	c := cluster.NCCLComm{Ranks: 16, Nodes: 2, Intra: cluster.NCCLNVLink, ComputeCapability: 90, BusBytesPerSecond: link.BytesPerSecond}
+	if want := cluster.NCCLTune(c, cluster.NCCLReduceScatter, float64(ds.GradBytes)).Seconds; !near(ds.ReduceScatterSeconds, want) {
+		t.Errorf("reduce-scatter %v s, want %v", ds.ReduceScatterSeconds, want)
 	}
 }

@@ -131,6 +131,13 @@ func (p *prepared) shardLinks() (link *cluster.Link, members int, across *cluste
 	if link == nil {
 		link = &p.tensorLink // one replica: the context group, inside a node
 	}
+	if par.Context > 1 && par.Data > 1 && p.topo != nil && p.placement != nil && p.placement.DataCrossesNodes {
+		// The reduction's ring runs over the replicas and their context groups alike:
+		// Context of its members in each replica's block, so Context times the
+		// placement's replicas in a node, each on its own NIC (Topology.RingInter).
+		inter := p.topo.RingInter(max(1, p.placement.DataMembersPerNode) * par.Context)
+		link = &inter
+	}
 	if par.Sharding != string(analytic.HSDP) {
 		return link, n, nil, 0, true
 	}

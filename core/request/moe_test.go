@@ -117,8 +117,15 @@ func TestExpertGradientReduce(t *testing.T) {
 			if expert == 0 {
 				t.Fatalf("%+v: device %d holds no expert gradients", tt, i)
 			}
-			l, el := *p.dataLink, *p.expertShardLink(p.dataLink)
-			want := cluster.RingReduceScatterSeconds(l, float64(ds.GradBytes-expert), tt.d) + cluster.RingReduceScatterSeconds(el, float64(expert), edp)
+			// One reduce-scatter a ring (eager PyTorch's ZeRO-1 is not bucketed), each as
+			// NCCL's tuner prices it on the ring's nodes at the ring's link rate
+			// (cluster.NCCLTune is tested in closed form).
+			l, el := secondsLink(p.dataLink, 0), secondsLink(p.expertShardLink(p.dataLink), 0)
+			want := cluster.NCCLTune(p.ncclComm(p.dataRing(tt.d, false), l), cluster.NCCLReduceScatter, float64(ds.GradBytes-expert)).Seconds +
+				cluster.NCCLTune(p.ncclComm(p.dataRing(edp, true), el), cluster.NCCLReduceScatter, float64(expert)).Seconds
+			if !p.dataRing(tt.d, false).nccl {
+				t.Fatalf("%+v: the data-parallel ring is not NCCL's", tt)
+			}
 			if diff := ds.ReduceScatterSeconds - want; diff > 1e-12 || diff < -1e-12 {
 				t.Errorf("%+v: device %d reduce-scatter %v s, want %v", tt, i, ds.ReduceScatterSeconds, want)
 			}
@@ -170,14 +177,25 @@ func TestExpertGradientReduceNICs(t *testing.T) {
 			w, g := p.est.ExpertFullBytes(l)
 			expert, expertW = expert+g, expertW+w
 		}
-		el := cluster.Link{BytesPerSecond: tt.nics * nic, LatencySeconds: p.dataLink.LatencySeconds}
-		want := cluster.RingReduceScatterSeconds(*p.dataLink, float64(ds.GradBytes-expert), tt.d) +
-			cluster.RingReduceScatterSeconds(el, float64(expert), tt.d/tt.ep)
+		// The bytes at the rings' NICs, and each collective's latency NCCL's Simple ring's,
+		// which its tuner picks for a whole model's gradients (cluster.NCCLTune): the
+		// dense ring's d members 8 a node, the experts' d/ep members max(1, 8/ep) a node.
+		el := cluster.Link{BytesPerSecond: tt.nics * nic}
+		dl := *p.dataLink
+		dl.LatencySeconds = 0
+		emembers := tt.d / tt.ep
+		ringLat := func(ranks, nodes int) float64 {
+			l, _ := cluster.NCCLLatencySeconds(cluster.NCCLComm{Ranks: ranks, Nodes: nodes, Intra: cluster.NCCLNVLink}, cluster.NCCLReduceScatter, cluster.NCCLRing, cluster.NCCLSimple)
+			return l
+		}
+		dlat, elat := ringLat(tt.d, tt.d/8), ringLat(emembers, emembers/max(1, 8/tt.ep))
+		want := cluster.RingReduceScatterSeconds(dl, float64(ds.GradBytes-expert), tt.d) + dlat +
+			cluster.RingReduceScatterSeconds(el, float64(expert), emembers) + elat
 		if diff := ds.ReduceScatterSeconds - want; diff > 1e-12 || diff < -1e-12 {
 			t.Errorf("%+v: reduce-scatter %v s, want %v (the experts' ring on %v NICs)", tt, ds.ReduceScatterSeconds, want, tt.nics)
 		}
-		wantAG := cluster.RingAllGatherSeconds(*p.dataLink, float64(ds.WeightBytes-expertW), tt.d) +
-			cluster.RingAllGatherSeconds(el, float64(expertW), tt.d/tt.ep)
+		wantAG := cluster.RingAllGatherSeconds(dl, float64(ds.WeightBytes-expertW), tt.d) + dlat +
+			cluster.RingAllGatherSeconds(el, float64(expertW), emembers) + elat
 		if diff := ds.AllGatherSeconds - wantAG; diff > 1e-12 || diff < -1e-12 {
 			t.Errorf("%+v: all-gather %v s, want %v (the experts' ring on %v NICs)", tt, ds.AllGatherSeconds, wantAG, tt.nics)
 		}

@@ -17,6 +17,16 @@ import (
 // exactly as moreRuns are (TestMorePublishedRuns and the validation summary range over
 // both): the published figure is a step time, each source's comment says where it
 // stands and how any other figure was converted.
+// distributedFusedAdamBucket125 is the DGX Cloud Llama 3.1 recipes' data-parallel
+// bucket: NeMo-Framework-Launcher's llama3_1_70b.yaml (commit 1ab2c781) and
+// llama3_1_405b.yaml (commit 072ecc47) run distributed_fused_adam with bucket_cap_mb
+// 125 and no grad_sync_dtype (fp32 gradients, as these rows reduce them): Apex's
+// DistributedFusedAdam cuts 125 MiB of them a bucket (bucket_size = 1024 x 1024 x
+// bucket_cap_mb / dtype_size), one reduce-scatter and one all-gather each, on every
+// pipeline stage. The Nemotron4 340B recipe (nemotron4-340b-synth.yaml at 8f5cbb37) sets
+// bucket_cap_mb 50 with grad_sync_dtype bf16: 50 MiB of bf16 gradients a bucket.
+const distributedFusedAdamBucket125 = 125 << 20
+
 var independentRuns = slices.Concat(dgxcNemotronRuns(), nemotronReportRuns(), dgxcNemotron15BRuns(), dgxcLlama70BRuns(), dgxcLlama405BRuns())
 
 // The interleaved runs of these tables are planned on Megatron-Core's own split of the
@@ -122,15 +132,15 @@ func nemotron4(h, layers, heads int) []byte {
 //     @jit_fuser, torch.compile on PyTorch 2.4: one generated kernel each way, as the
 //     planner prices an ungated activation; bias_activation_fusion False changes
 //     nothing without biases.
-//   - The data-parallel collectives' latency: distributed_fused_adam's bucket_cap_mb 50
-//     makes some 200 reduce-scatters and as many all-gathers a step of a device's
-//     10.4 to 11.5 GB of bf16 gradients and weights, each a ring over DP devices on DP
-//     nodes (one a node: every step crosses the network, where NCCL's own tuning model,
-//     src/graph/tuning.cc, charges 14 us a step for the Simple protocol against the
-//     ib-ndr preset's 5), and the planner charges one collective's latency for each.
-//     An unpriced experiment of both (50 MB buckets, 14 us network steps) moved this
-//     table to +5.4% (median), its DP 32 rows most; the bucket size is a recipe's
-//     setting no request carries yet, so it is left.
+//
+// Priced since: the data-parallel collectives' latency. distributed_fused_adam's
+// bucket_cap_mb 50 (grad_sync_dtype bf16) makes some 200 reduce-scatters and as many
+// all-gathers a step of a device's 10.4 to 11.5 GB of bf16 gradients and weights
+// (parallelism.dp_bucket_bytes 50 MiB), each a ring over DP devices on DP nodes, one a
+// node, each priced as NCCL's tuner prices a collective of its bytes (cluster.NCCLTune,
+// src/graph/tuning.cc: for a bucket of 52 MB the Simple ring, whose every step
+// crosses the network at 14 µs where the ib-ndr preset's ring formula charged 5): this
+// table +7.5% -> +5.5% (median).
 //
 // The README's MFU row counts multi-head attention (24 L h^2 a token for the
 // projections where grouped-query attention has 8.2 L h^2 less) and 1979 TFLOP/s for
@@ -266,7 +276,7 @@ func dgxcLlama70BRuns() []moreRun {
 					Cluster: wire.ClusterSpec{Device: "h100-sxm", DevicesPerNode: 8},
 					Parallelism: wire.Parallelism{Pipeline: pp, Data: dp, Tensor: tp, Context: cp, SequenceParallel: true, Sharding: "zero1",
 						OverlapGradReduce: OverlapOn, OverlapParamGather: OverlapOn, OverlapTensorComm: OverlapOn,
-						TPCommOverlapConfig: dgxcLlamaUB70B},
+						DPBucketBytes: distributedFusedAdamBucket125, TPCommOverlapConfig: dgxcLlamaUB70B},
 					Training:   wire.Training{Precision: "mixed-fp32-grads", FP8Recipe: recipe, FP8ParamGather: recipe != ""},
 					Schedule:   wire.Schedule{Name: fmt.Sprintf("interleaved:%d", vp), Microbatches: gbs / dp, MicrobatchSize: 1},
 					Boundaries: megatronEvenLayout(80, pp*vp),
@@ -345,7 +355,7 @@ func dgxcLlama405BRuns() []moreRun {
 					Cluster: wire.ClusterSpec{Device: "h100-sxm", DevicesPerNode: 8},
 					Parallelism: wire.Parallelism{Pipeline: w.pp, Data: dp, Tensor: tp, Context: cp, SequenceParallel: true, Sharding: "zero1",
 						OverlapGradReduce: OverlapOn, OverlapParamGather: OverlapOn, OverlapTensorComm: OverlapOn,
-						TPCommOverlapConfig: dgxcLlamaUB405B},
+						DPBucketBytes: distributedFusedAdamBucket125, TPCommOverlapConfig: dgxcLlamaUB405B},
 					Training:   wire.Training{Precision: "mixed-fp32-grads", FP8Recipe: recipe, FP8ParamGather: recipe != ""},
 					Schedule:   wire.Schedule{Name: sched, Microbatches: w.gbs / dp, MicrobatchSize: 1},
 					Boundaries: split,
@@ -373,7 +383,7 @@ func dgxcNemotronRun(gpus int, recipe string, seconds float64) moreRun {
 			Model:   wire.ModelSpec{Architecture: a},
 			Cluster: wire.ClusterSpec{Device: "h100-sxm", DevicesPerNode: 8},
 			Parallelism: wire.Parallelism{Pipeline: pp, Data: dp, Tensor: tp, SequenceParallel: true, Sharding: "zero1",
-				OverlapGradReduce: OverlapOn, OverlapParamGather: OverlapOn, OverlapTensorComm: OverlapOn},
+				OverlapGradReduce: OverlapOn, OverlapParamGather: OverlapOn, OverlapTensorComm: OverlapOn, DPBucketBytes: 50 << 20},
 			Training:   wire.Training{Recompute: "selective", Precision: prec16, FP8Recipe: recipe, FP8ParamGather: recipe != ""},
 			Schedule:   wire.Schedule{Name: fmt.Sprintf("interleaved:%d", vp), Microbatches: gbs / dp, MicrobatchSize: 1},
 			Boundaries: megatronEvenLayout(96, pp*vp),
@@ -400,6 +410,12 @@ func dgxcNemotronRun(gpus int, recipe string, seconds float64) moreRun {
 // overlapped distributed optimizer, the fused cross-entropy; no CUDA graphs: the
 // megatron framework mode); flash-attn's figures for the attention. The virtual size
 // weighs most: with VP 2 the bubble would be four times as large ((p - 1) / (v m): 11/72 against 11/288).
+// The launcher's yaml (commit 3be81fc1) sets bucket_cap_mb 50 beside
+// mcore_distributed_optim, which NeMo does not hand to Megatron-Core ("mcore
+// bucket_size is based on num of parameters, therefore not using bucket_cap_mb",
+// megatron_gpt_model.py: bucket_size from optim.ddp_bucket_size, unset): Megatron-Core's
+// own buckets are priced, on the first pipeline stage alone (this row +20.0% -> +19.3%
+// with each bucket's NCCL latency).
 //
 // Planned on Megatron-Core's split (one block a chunk, the head and the loss on the
 // last beside block 95: megatronEvenLayout; any Megatron-Core of 2024 refuses an uneven

@@ -93,6 +93,19 @@ func megatronStepFLOPs(batch, seq, layers, h, vocab int) float64 {
 // start before the backward pass ends (the embedding's, the last) or whose gather must
 // end before the forward pass starts (the same bucket). The README's launch
 // configuration is not published (NVIDIA/Megatron-LM#1571 has no answer).
+//
+// Priced since: each of Megatron-Core's buckets (max(40M, 1M x 48) elements, 80-108
+// a device each way) as NCCL's tuner prices a collective of its bytes
+// (cluster.NCCLTune at NCCL 2.27): at TP 8 every data-parallel ring has one GPU on
+// each of 48 nodes, and a bucket of 191 MB of fp32 gradients takes the Simple ring,
+// 666 µs of latency beside 3.7 ms of bytes at one NIC; the weak-scaling median +1.2% ->
+// -1.5%, GPT 32B TP8 DP48 -16.3% -> -23.7%. What keeps that row pessimistic is not
+// the latency: its reduce-scatter's bytes alone (15.9 GB of fp32 gradients, which
+// r0.8.0 forces for bf16: megatron/training/arguments.py, "bfloat16 requires gradient
+// accumulation and all-reduce to be done in fp32"; 310 ms over one NIC) outlast the
+// last microbatch's backward (about 130 ms) by more than the 0.18 s by which the
+// table's step beats the planned pipeline; NCCL's PAT (2.23, September 2024, after
+// r0.8.0) would not be picked for buckets of that size either.
 func megatronH100(name string, heads, h, layers, tp, pp, dp, batch int, tflopsPerGPU float64, gap string) moreRun {
 	const seq, vocab = 4096, 131072
 	sp, tpOverlap := false, ""

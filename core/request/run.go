@@ -565,6 +565,11 @@ func (p *prepared) dataParallel(ds *wire.DeviceStep, pl *wire.Plan, devices, mic
 	// The share of each buffer's collective that is its last bucket (Megatron-Core's
 	// buckets; 0 where the framework's overlap is not bucketed so).
 	fd, fe := p.lastBucketFractions(pl, ds.Device, devices)
+	// Each buffer's collectives a step, one a bucket (dataParallelBuckets), each paying
+	// a collective's latency (bucketed).
+	bd, be := p.dataParallelBuckets(pl, ds.Device, devices, ds.GradBytes-eg, eg, level)
+	dring, ering := p.dataRing(n, false), p.dataRing(en, true)
+	l, el := secondsLink(link, clock), secondsLink(elink, clock)
 	// beside prices the collectives beside the passes, and what of that is the compute
 	// they slow.
 	beside := func(reduce, gather, lastReduce, firstGather float64, times int) {
@@ -573,13 +578,15 @@ func (p *prepared) dataParallel(ds *wire.DeviceStep, pl *wire.Plan, devices, mic
 	}
 	switch level {
 	case 0:
-		dense, expert := ringAllReduce(n, ds.GradBytes-eg, link, clock), ringAllReduce(en, eg, elink, clock)
+		dense, dlast := p.bucketed(dring, cluster.NCCLAllReduce, ringAllReduce(n, ds.GradBytes-eg, link, clock), l, bd, fd)
+		expert, elast := p.bucketed(ering, cluster.NCCLAllReduce, ringAllReduce(en, eg, elink, clock), el, be, fe)
 		ds.AllReduceSeconds = dense + expert
-		beside(ds.AllReduceSeconds, 0, fd*dense+fe*expert, 0, 1)
+		beside(ds.AllReduceSeconds, 0, dlast+elast, 0, 1)
 	case 1, 2:
-		l, el := secondsLink(link, clock), secondsLink(elink, clock)
-		drs, ers := cluster.RingReduceScatterSeconds(l, g, n), cluster.RingReduceScatterSeconds(el, float64(eg), en)
-		dag, eag := cluster.RingAllGatherSeconds(l, w, n), cluster.RingAllGatherSeconds(el, float64(ew), en)
+		drs, drsLast := p.bucketed(dring, cluster.NCCLReduceScatter, cluster.RingReduceScatterSeconds(l, g, n), l, bd, fd)
+		ers, ersLast := p.bucketed(ering, cluster.NCCLReduceScatter, cluster.RingReduceScatterSeconds(el, float64(eg), en), el, be, fe)
+		dag, dagFirst := p.bucketed(dring, cluster.NCCLAllGather, cluster.RingAllGatherSeconds(l, w, n), l, bd, fd)
+		eag, eagFirst := p.bucketed(ering, cluster.NCCLAllGather, cluster.RingAllGatherSeconds(el, float64(ew), en), el, be, fe)
 		rs := drs + ers
 		ds.AllGatherSeconds = dag + eag
 		if p.est != nil && p.est.Opts.Precision == analytic.DeepSpeedBF16 || level == 1 && p.framework.ZeRO1AllReduce {
@@ -594,7 +601,9 @@ func (p *prepared) dataParallel(ds *wire.DeviceStep, pl *wire.Plan, devices, mic
 			if p.est != nil {
 				prec = p.est.Opts.Precision
 			}
-			ds.AllReduceSeconds = ringAllReduce(n, prec.CommunicatedGradBytes(ds.GradBytes-eg), link, clock) + ringAllReduce(en, prec.CommunicatedGradBytes(eg), elink, clock)
+			dar, _ := p.bucketed(dring, cluster.NCCLAllReduce, ringAllReduce(n, prec.CommunicatedGradBytes(ds.GradBytes-eg), link, clock), l, bd, 0)
+			ear, _ := p.bucketed(ering, cluster.NCCLAllReduce, ringAllReduce(en, prec.CommunicatedGradBytes(eg), elink, clock), el, be, 0)
+			ds.AllReduceSeconds = dar + ear
 			beside(ds.AllReduceSeconds, ds.AllGatherSeconds, 0, 0, 1)
 			return
 		}
@@ -603,7 +612,7 @@ func (p *prepared) dataParallel(ds *wire.DeviceStep, pl *wire.Plan, devices, mic
 		if level == 2 {
 			ds.ReduceScatterSeconds, times = m*rs, microbatches
 		}
-		beside(rs, ds.AllGatherSeconds, fd*drs+fe*ers, fd*dag+fe*eag, times)
+		beside(rs, ds.AllGatherSeconds, drsLast+ersLast, dagFirst+eagFirst, times)
 	default:
 		if groups > 1 {
 			ds.AllReduceSeconds = ringAllReduce(groups, int64(math.Ceil(p.reduceBytes(ds.GradBytes)/float64(n))), across, clock)

@@ -50,6 +50,12 @@ func (p *prepared) training(es *model.Errors) {
 			es.Add(field, "applies to training: inference computes no load-balancing loss")
 		}
 	}
+	switch b := p.req.Parallelism.DPBucketBytes; {
+	case b < 0 || b > wire.MaxDPBucketBytes:
+		es.Add("parallelism.dp_bucket_bytes", "must be between 0 and %d, got %d", int64(wire.MaxDPBucketBytes), b)
+	case b > 0 && !p.train():
+		es.Add("parallelism.dp_bucket_bytes", "applies to training: inference has no gradients to reduce")
+	}
 	for _, o := range []struct{ field, v string }{
 		{"parallelism.overlap_grad_reduce", p.req.Parallelism.OverlapGradReduce},
 		{"parallelism.overlap_param_gather", p.req.Parallelism.OverlapParamGather},

@@ -294,6 +294,15 @@ type Parallelism struct {
 	// Megatron-Bridge's recipes) or "off". Default: the framework's
 	// (cluster.Framework.OverlapParamGather). Architectures only.
 	OverlapParamGather string `json:"overlap_param_gather,omitempty"`
+	// DPBucketBytes is the size of one data-parallel bucket, in bytes of the gradients
+	// as they are reduced: the gradient reduction (and with zero1 or zero2 the weight
+	// all-gather) runs as one collective per bucket on every pipeline stage, each paying
+	// a collective's latency. Set it from a recipe that states one: Apex's
+	// DistributedFusedAdam (NeMo's distributed_fused_adam), bucket_cap_mb MiB of its
+	// grad_sync_dtype; PyTorch DDP's bucket_cap_mb; Megatron-Core's --ddp-bucket-size
+	// times the gradients' bytes. Left out (0), the framework mode's own buckets are
+	// priced (core: cluster.BucketCount). Training only; at most MaxDPBucketBytes.
+	DPBucketBytes int64 `json:"dp_bucket_bytes,omitempty"`
 	// OverlapTensorComm says whether and how tensor parallelism's all-gathers and
 	// reduce-scatters run behind the linear layers' products (needs
 	// sequence_parallel): "userbuffers" (Transformer Engine's, Megatron-LM's
@@ -374,6 +383,9 @@ type Training struct {
 	// (HuggingFace's code computes the loss otherwise).
 	MoEAuxLoss string `json:"moe_aux_loss,omitempty"`
 }
+
+// MaxDPBucketBytes bounds Parallelism.DPBucketBytes (1 TiB).
+const MaxDPBucketBytes = 1 << 40
 
 // MaxTrainMetrics bounds Training.TrainMetrics.
 const MaxTrainMetrics = 64

@@ -1,7 +1,7 @@
 # pipeplan export (version 1): Megatron-LM arguments (pretrain_gpt.py, Megatron-Core models)
 # model llama-2-7b: 35 layers; 4 pipeline devices, data parallel 2, tensor parallel 1
 # precision priced: fp8 (current scaling) products, bf16 elsewhere; mixed-fp32-grads: 16-bit weights, fp32 gradients, master weights and optimizer state; fp8 weights kept in fp8 only
-# planned: 1f1b, 8 microbatches of 1; 933.061 ms per step, 17.15 samples/s (1f1b)
+# planned: 1f1b, 8 microbatches of 1; 933.354 ms per step, 17.14 samples/s (1f1b)
 
 # Launch on 8 GPUs: tensor 1 x pipeline 4 x data 2 (Megatron-LM derives the
 # data-parallel size from the world size).
