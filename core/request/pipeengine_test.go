@@ -101,7 +101,8 @@ func TestDeepSpeedTensorCommRefused(t *testing.T) {
 // (the same all-reduce of the same gradients), reduce-scatters nothing, and gathers
 // weights of as many bytes as its gradients (16-bit both, precision mixed) in half
 // that time; Megatron-LM's ZeRO-1 (its distributed optimizer) reduce-scatters them in
-// that half instead.
+// that half instead. Each collective also pays NCCL's latency once a bucket
+// (cluster.NCCLTune), which the halves do not share: they agree to within 3%.
 func TestDeepSpeedZeRO1AllReduce(t *testing.T) {
 	req := func(framework, sharding string) *wire.Request {
 		r := llamaRequest(2, 8, 1)
@@ -118,14 +119,16 @@ func TestDeepSpeedZeRO1AllReduce(t *testing.T) {
 			t.Fatalf("no plan: %v", r.Diagnostics)
 		}
 	}
-	near := func(a, b float64) bool { return a > 0 && b > 0 && (a-b)/b < 1e-9 && (b-a)/b < 1e-9 }
+	within := func(a, b, tol float64) bool { return a > 0 && b > 0 && (a-b)/b < tol && (b-a)/b < tol }
+	near := func(a, b float64) bool { return within(a, b, 1e-9) }
+	half := func(a, b float64) bool { return within(a, b, 0.03) }
 	for i := range z1.Devices {
 		d, u, m := z1.Devices[i], z0.Devices[i], mg.Devices[i]
-		if d.GradBytes != u.GradBytes || d.GradBytes != d.WeightBytes || d.ReduceScatterSeconds != 0 || !near(d.AllReduceSeconds, u.AllReduceSeconds) || !near(2*d.AllGatherSeconds, d.AllReduceSeconds) {
+		if d.GradBytes != u.GradBytes || d.GradBytes != d.WeightBytes || d.ReduceScatterSeconds != 0 || !near(d.AllReduceSeconds, u.AllReduceSeconds) || !half(2*d.AllGatherSeconds, d.AllReduceSeconds) {
 			t.Errorf("device %d: deepspeed zero1 reduces %d bytes of gradients in an all-reduce of %v s (reduce-scatter %v s) and gathers %d bytes of weights in %v s; unsharded %d bytes in %v s: want the unsharded all-reduce, no reduce-scatter and a gather of half its time",
 				i, d.GradBytes, d.AllReduceSeconds, d.ReduceScatterSeconds, d.WeightBytes, d.AllGatherSeconds, u.GradBytes, u.AllReduceSeconds)
 		}
-		if m.GradBytes == d.GradBytes && (m.AllReduceSeconds != 0 || !near(2*m.ReduceScatterSeconds, d.AllReduceSeconds)) {
+		if m.GradBytes == d.GradBytes && (m.AllReduceSeconds != 0 || !half(2*m.ReduceScatterSeconds, d.AllReduceSeconds)) {
 			t.Errorf("device %d: megatron zero1 all-reduces %v s and reduce-scatters %v s of the same %d bytes: want a reduce-scatter of half deepspeed's all-reduce (%v s)", i, m.AllReduceSeconds, m.ReduceScatterSeconds, m.GradBytes, d.AllReduceSeconds)
 		}
 	}
