@@ -462,3 +462,35 @@ func TestCausalBackwardRuleAgainstCuDNN(t *testing.T) {
 		t.Errorf("cuDNN causal backward at 4k: %.6f, want %.6f", got, want)
 	}
 }
+
+// TestCuDNNAgainstMeasuredH100 compares the Hopper table's cuDNN rates (Shah et al.
+// 2024, mid-2024 cuDNN) with the repository's own H100 timings of the kernel that
+// PyTorch 2.11's sdpa runs there, cuDNN's (core/request/testdata/measured_h100_steps.json,
+// "attention": tools/measure/steps.py, causal, head dim 128, 32 heads, 32k tokens a
+// call; TFLOP/s counted as here). The forward matches at 1k and 2k (the same kernel) and
+// is priced up to 17% slow beyond 4k (the newer cuDNN, as cuDNN 9.19's H200 rows show);
+// forward and backward together are priced 24% fast at 1k and 8% at 2k, where the
+// causal backward loses more to its diagonal blocks than the forward (the rule that
+// derives it, TestCausalBackwardRuleAgainstCuDNN, has no figure below 2k), and up to
+// 12% slow from 4k. Not priced: the timings are one machine's, with a later cuDNN than
+// the validation's containers ran; they bound the table's error at short and long
+// sequences.
+func TestCuDNNAgainstMeasuredH100(t *testing.T) {
+	seqs := []float64{1024, 2048, 4096, 8192, 16384, 32768}
+	fwd := []float64{408.8, 495.9, 571.0, 631.1, 647.5, 597.2}
+	pair := []float64{255.3, 364.5, 453.5, 493.8, 535.2, 553.9}
+	fwdLo := []float64{0.97, 0.97, 0.85, 0.80, 0.80, 0.85}
+	pairLo := []float64{1.20, 1.05, 0.95, 0.93, 0.88, 0.85}
+	for i, seq := range seqs {
+		f, _ := attentionEfficiency("h100-sxm", CuDNN, 128, seq, true, false)
+		b, _ := attentionEfficiency("h100-sxm", CuDNN, 128, seq, true, true)
+		rf := f * 989 / fwd[i]
+		rp := 3.5 / (1/f + 2.5/b) * 989 / pair[i]
+		if rf < fwdLo[i] || rf > fwdLo[i]+0.08 {
+			t.Errorf("%.0f tokens: forward priced at %.3fx the measured %.0f TFLOP/s", seq, rf, fwd[i])
+		}
+		if rp < pairLo[i] || rp > pairLo[i]+0.08 {
+			t.Errorf("%.0f tokens: forward and backward priced at %.3fx the measured %.0f TFLOP/s", seq, rp, pair[i])
+		}
+	}
+}
