@@ -209,8 +209,14 @@ func torchtitanNode(data, context, b, seq int, dtype, framework, recompute strin
 // blocks), not PyTorch's build of FlashAttention-2, and the CP 1 row's calls have 8,192.
 // The repository's own H100 attention timings (tools/measure/steps.py, torch 2.11) leave
 // SDPA's backend unpinned (647 TFLOP/s causal forward at 16k, above any FlashAttention-2
-// figure), so they say nothing of FlashAttention-2. No published figure prices the
-// kernel slower at 32k; the row keeps its error.
+// figure), so they say nothing of FlashAttention-2. A lead left for a later round, not
+// priced (one shape, the forward only): on the nightly of these runs (2.6.0.dev20241204,
+// pytorch/pytorch#142132) tritonbench timed SDPA's default backend, flash, at 329 TFLOP/s
+// forward on (1, 24, 4608, 128), where cuDNN 9.1 and FlashAttention-3 ran 631 and 632;
+// read as unmasked (the mask is not stated: masked, cuDNN would be 1.2x its published
+// rate), FlashAttention-3 and cuDNN are 0.98x and 1.05x Shah et al.'s figures and
+// PyTorch's build of FlashAttention-2 0.89x theirs; if its backward fell as far, the
+// CP 1 row's attention would be priced ~11% fast, about half its residual.
 //
 // Eager rows: torchtitan's eager RMSNorm (an fp32 upcast and six more operators) and
 // rotary embedding (complex products) run unfused as HuggingFace's do, and are priced at
