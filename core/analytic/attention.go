@@ -34,13 +34,28 @@ import (
 //	head dim 64, forward:            FA2 282 306 318 321 322 324   cuDNN 335 373 395 408 412 413   FA3 333 392 460 476 496 497
 //	head dim 64, forward, causal:    FA2 180 229 262 284 295 299   cuDNN 225 288 334 363 379 388   FA3 197 265 371 420 460 473
 //	head dim 64, backward:           FA2 198 238 264 279 287 291   cuDNN 266 348 395 417 432 433   FA3 272 363 422 453 472 474
+//	head dim 256, forward:           FA2 275 313 321 323 324 326   cuDNN 470 546 580 581 580 581   FA3 482 635 707 736 746 756
+//	head dim 256, forward, causal:   FA2 208 251 278 293 297 298   cuDNN 308 391 450 483 497 509   FA3 286 427 537 612 628 642
 //
-// (head dim 64's forward: the paper's Figure 5 (a) and (d); a head of 64 does half the
-// products per exponential of 128's, and runs at 67-94% of its rate.) Assumptions where
+// (the forward rows: the paper's forward figure, head dims 64, 128 and 256, with and
+// without the causal mask, checked against the flash-attention repository's copy of it,
+// Dao-AILab/flash-attention assets/flash3_fp16_fwd.png at 0251105, whose panels (a)-(f)
+// are 64, 128 and 256 each without and with the mask; the backward figure has head dims
+// 64 and 128 only. Panel (e)'s FlashAttention-3 label at 1k lies under the legend: 635
+// is the bar's height read against the labelled bars' scale, 3.1 TFLOP/s a pixel, to
+// within 10. A head of 64 does half the products per
+// exponential of 128's, and runs at 67-94% of its rate; a head of 256 twice, where
+// FlashAttention-2 runs 12% slower than at 128 (its tiles shrink to fit the shared
+// memory) and FlashAttention-3 up to 17% faster.) Assumptions where
 // the paper has no figure: a causal backward pass reaches the non-causal backward's rate
-// times the forward's causal/non-causal ratio at the same length (the causal kernels
-// skip the same blocks in both passes); a head dimension without a figure for a pass
-// takes the nearest one's (256's backward takes 128's); sequences beyond 16k take the 16k rate (every curve has
+// times the forward's causal/non-causal ratio at the same length, the forward's at the
+// layer's own head dimension where it is published (the causal kernels skip the same
+// blocks in both passes: cuDNN 9.19's four passes measured on an H200, NVIDIA's
+// cudnn-frontend llama3.1 rows below, put the backward's ratio 1-4% under the forward's
+// up to 16k and 2% over at 32k, TestCausalBackwardRuleAgainstCuDNN; FlashAttention-2's
+// README pairs put the rule 3-11% slow at head dim 128); a head dimension without a figure for a pass takes the
+// nearest one's in log2 (256's backward takes 128's; 192, Nemotron-4's head and
+// DeepSeek's query-key width, takes 256's forward and 128's backward); sequences beyond 16k take the 16k rate (every curve has
 // flattened by 8k), and below 512 the 512 rate. Between the points the rate is
 // interpolated linearly in log2 of the length. H200 has H100's compute, and takes
 // H100's figures; the 500 W H100 (h100-96gb-500w) takes the same fractions of its own
@@ -154,6 +169,14 @@ import (
 //	head dim 64, causal:  Triton  59  75  79  76  79  80   FA2  88 119 140 156 165 171
 //	head dim 128, causal: Triton  50  61  68  74  78  80   FA2  99 133 155 173 182 189
 //
+// FlashAttention-2 on an A100 takes its own bars of this figure, each pass at the
+// forward-and-backward rate as the Triton kernel's do: 28% to 65% of the A100's peak,
+// where before these figures it ran at the A100 preset's matrix efficiency (0.75, 234
+// TFLOP/s), 15% to 166% faster than its authors measured it (TestFlashA100Published).
+// The paper's forward-only A100 figure (Dao 2023, Figure 5: up to 73% of the peak) would
+// split the pair between the passes; it is not in the repository and is not used, so a
+// recomputed forward is priced at the pair's rate, slower than its own.
+//
 // The Triton kernel runs at 42-68% of FlashAttention-2 (about FlashAttention-1's speed:
 // the same figure's FlashAttention bars, 55-83 TFLOP/s causal at head dim 128; LLM
 // Foundry's tutorial: "triton is slightly faster than flash", its flash then being
@@ -171,7 +194,9 @@ import (
 // 128, at 512 to 16k: 163 221 265 294 308 328, where the forward and the derived
 // backward give 145 208 254 281 298 303 (3.5 / (1/fwd + 2.5/bwd)): the pair is priced
 // 3-11% slow, not fast (8% at 16k); non-causal, 248 294 320 326 335 338 published,
-// 235 281 308 325 331 334 priced (TestFlashFwdBwdAgainstREADME). FlashAttention-2's
+// 235 281 308 325 331 334 priced (TestFlashFwdBwdAgainstREADME); at head dim 64 the
+// same figure's pairs (causal 141 192 232 257 273 284, non-causal 215 254 274 288 294
+// 296) are priced within 3% either way. FlashAttention-2's
 // rates do not explain the long-sequence optimism of issue 19. Its backward accumulates
 // dQ in fp32 (csrc/flash_attn/flash_api.cpp, dq_accum) inside the timed kernels; with
 // grouped-query attention it computes dK and dV per query head and sums each group's
@@ -181,8 +206,8 @@ import (
 // recomputing the scores within the 2.5x it counts.
 //
 // Other devices have no published per-kernel figures here: their flash kernels run at
-// the matrix efficiency (FlashAttention-2's paper reports 50-73% of the A100's peak
-// in the forward pass, close to the A100 preset's 0.75). FlashAttention-3 runs on
+// the matrix efficiency, and so does cuDNN's fused attention on an A100 (no figure of it
+// is published). FlashAttention-3 runs on
 // Hopper only (it is built on Hopper's wgmma and TMA instructions), so Flash3 is
 // refused elsewhere. Eager attention is not looked up: its products are ordinary
 // batched GEMMs (at the matrix efficiency) and its softmax, masking and dropout are
@@ -331,6 +356,12 @@ var hopperAttention = attentionTable{peak: hopperPeak, seqKnots: []float64{512, 
 		{Flash3, 64, attnForward, 0}:          {333, 392, 460, 476, 496, 497},
 		{Flash3, 64, attnForwardCausal, 0}:    {197, 265, 371, 420, 460, 473},
 		{Flash3, 64, attnBackward, 0}:         {272, 363, 422, 453, 472, 474},
+		{Flash, 256, attnForward, 0}:          {275, 313, 321, 323, 324, 326},
+		{Flash, 256, attnForwardCausal, 0}:    {208, 251, 278, 293, 297, 298},
+		{CuDNN, 256, attnForward, 0}:          {470, 546, 580, 581, 580, 581},
+		{CuDNN, 256, attnForwardCausal, 0}:    {308, 391, 450, 483, 497, 509},
+		{Flash3, 256, attnForward, 0}:         {482, 635, 707, 736, 746, 756},
+		{Flash3, 256, attnForwardCausal, 0}:   {286, 427, 537, 612, 628, 642},
 	}}
 
 // amperePeak is the dense 16-bit peak of the A100 (NVIDIA A100 datasheet).
@@ -409,9 +440,8 @@ func flash1Ratio(headDim int, causal bool) []float64 {
 	return r
 }
 
-// ampereAttention holds the Triton kernel's A100 figures, the forward-and-backward
-// rate for each pass. FlashAttention-2 on an A100 is not in it: it runs at the matrix
-// efficiency, as before these figures were taken.
+// ampereAttention holds the A100 figures of the Triton kernel and of FlashAttention-2,
+// the forward-and-backward rate for each pass.
 var ampereAttention = attentionTable{peak: amperePeak, seqKnots: ampereKnots, curves: map[attentionKey][]float64{}}
 
 // tritonRatio is the A100 figure's Triton rate over FlashAttention-2's, knot by knot.
@@ -454,15 +484,21 @@ func init() {
 			if causal {
 				fwd, bwd = attnForwardCausal, attnBackwardCausal
 			}
-			ampereAttention.curves[attentionKey{FlashTriton, d, fwd, 0}] = c
-			ampereAttention.curves[attentionKey{FlashTriton, d, bwd, 0}] = c
+			fa := a100FwdBwd[struct {
+				kernel  Attention
+				headDim int
+				causal  bool
+			}{Flash, d, causal}]
 			f1 := a100FwdBwd[struct {
 				kernel  Attention
 				headDim int
 				causal  bool
 			}{Flash1, d, causal}]
-			ampereAttention.curves[attentionKey{Flash1, d, fwd, 0}] = f1
-			ampereAttention.curves[attentionKey{Flash1, d, bwd, 0}] = f1
+			for _, p := range []attentionPass{fwd, bwd} {
+				ampereAttention.curves[attentionKey{FlashTriton, d, p, 0}] = c
+				ampereAttention.curves[attentionKey{Flash, d, p, 0}] = fa
+				ampereAttention.curves[attentionKey{Flash1, d, p, 0}] = f1
+			}
 		}
 		// Hopper: FlashAttention-2's passes times the A100 ratio; the causal backward
 		// follows from these by the rule for FlashAttention-2's (attentionEfficiencyIn).

@@ -197,6 +197,28 @@ func torchtitanNode(data, context, b, seq int, dtype, framework, recompute strin
 // kernel, under 1% of a 32k layer's attention. The full recomputation reruns the
 // attention's forward once more, and is priced so (analytic, calc.rerun).
 //
+// Checked again for CP 1's +17.8% (one causal call of 32k tokens): the Hopper table's
+// FlashAttention-2 rows read again from the figure itself (Dao-AILab/flash-attention
+// assets/flash3_fp16_fwd.png, as entered); the README's H100 pairs at head dim 64 are
+// priced within 3% (TestFlashFwdBwdAgainstREADME), so neither head dimension's published
+// FlashAttention-2 is faster than priced. PyTorch's own SDPA benchmark on an H100
+// (pytorch/pytorch#128888, June 2024: fp16, causal, 4k, batch 1, 16 heads of 128) timed the
+// flash backend at 334 us forward and 963 us backward, 206 and 178 TFLOP/s, 0.64x and
+// 0.66x Shah et al.'s FlashAttention-2 at 4k; but cuDNN in the same run sits as far below
+// Shah et al.'s cuDNN (0.73x, 0.57x), so that shortfall is the small launch (512 thread
+// blocks), not PyTorch's build of FlashAttention-2, and the CP 1 row's calls have 8,192.
+// The repository's own H100 attention timings (tools/measure/steps.py, torch 2.11) leave
+// SDPA's backend unpinned (647 TFLOP/s causal forward at 16k, above any FlashAttention-2
+// figure), so they say nothing of FlashAttention-2. A lead left for a later round, not
+// priced (one shape, the forward only): on the nightly of these runs (2.6.0.dev20241204,
+// pytorch/pytorch#142132) tritonbench timed SDPA's default backend, flash, at 329 TFLOP/s
+// forward on (1, 24, 4608, 128), where cuDNN 9.1 and FlashAttention-3 ran 631 and 632;
+// read as unmasked (the mask is not stated: masked, cuDNN would be 1.2x its published
+// rate), FlashAttention-3 and cuDNN are 0.98x and 1.05x Shah et al.'s figures and
+// PyTorch's build of FlashAttention-2 0.89x theirs; if its backward fell as far, the
+// CP 1 row's attention, over half its step, would be priced ~11% fast: some 6 of its
+// 17.8 points.
+//
 // Eager rows: torchtitan's eager RMSNorm (an fp32 upcast and six more operators) and
 // rotary embedding (complex products) run unfused as HuggingFace's do, and are priced at
 // the traffic counted for those (core/analytic eagerTraffic); torch.compile fuses them.

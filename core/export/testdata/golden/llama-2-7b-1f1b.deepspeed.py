@@ -2,7 +2,7 @@
 # pipeplan export (version 1): DeepSpeed PipelineModule
 # model llama-2-7b: 35 layers; 4 pipeline devices, data parallel 2, tensor parallel 2
 # precision priced: bf16; mixed: 16-bit weights and gradients, fp32 master weights and optimizer state
-# planned: 1f1b, 16 microbatches of 1; 2.836 s per step, 11.29 samples/s (1f1b)
+# planned: 1f1b, 16 microbatches of 1; 2.891 s per step, 11.07 samples/s (1f1b)
 # NOT EXACT: this runs 1f1b, split [0 9 17 25 35]; not priced
 # note: DeepSpeed's PipelineEngine blocks both stages on every send and receive between them
 #       (TrainSchedule and InferenceSchedule alike), where the plan prices those transfers

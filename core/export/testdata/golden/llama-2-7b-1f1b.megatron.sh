@@ -1,7 +1,7 @@
 # pipeplan export (version 1): Megatron-LM arguments (pretrain_gpt.py, Megatron-Core models)
 # model llama-2-7b: 35 layers; 4 pipeline devices, data parallel 2, tensor parallel 2
 # precision priced: bf16; mixed: 16-bit weights and gradients, fp32 master weights and optimizer state
-# planned: 1f1b, 16 microbatches of 1; 2.836 s per step, 11.29 samples/s (1f1b)
+# planned: 1f1b, 16 microbatches of 1; 2.891 s per step, 11.07 samples/s (1f1b)
 
 # Launch on 16 GPUs: tensor 2 x pipeline 4 x data 2 (Megatron-LM derives the
 # data-parallel size from the world size).

@@ -2,7 +2,7 @@
 # pipeplan export (version 1): PyTorch torch.distributed.pipelining and tensor parallel (PyTorch 2.6 or later)
 # model llama-2-7b: 35 layers; 4 pipeline devices, data parallel 2, tensor parallel 2
 # precision priced: bf16; mixed: 16-bit weights and gradients, fp32 master weights and optimizer state
-# planned: 1f1b, 16 microbatches of 1; 2.836 s per step, 11.29 samples/s (1f1b)
+# planned: 1f1b, 16 microbatches of 1; 2.891 s per step, 11.07 samples/s (1f1b)
 # note: torch.distributed.pipelining does not split a stage over devices, and the plan runs
 #       every stage tensor-parallel over 2 devices: build_tensor_parallel shards each stage with
 #       parallelize_module (DTensor) over the "tp" dimension of a device mesh and builds its

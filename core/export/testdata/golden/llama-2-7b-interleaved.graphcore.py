@@ -2,7 +2,7 @@
 # pipeplan export (version 1): Graphcore IPU: Keras pipeline stages and popxl IPU mapping
 # model llama-2-7b: 35 layers; 4 pipeline devices, data parallel 1, tensor parallel 1
 # precision priced: bf16; mixed: 16-bit weights and gradients, fp32 master weights and optimizer state
-# planned: interleaved:2, 16 microbatches of 1; 4.522 s per step, 3.539 samples/s (interleaved:2)
+# planned: interleaved:2, 16 microbatches of 1; 4.623 s per step, 3.461 samples/s (interleaved:2)
 # NOT EXACT: this runs ipu, split [0 9 17 25 35]; not priced
 # (and runs another precision than planned: see the notes)
 # note: Graphcore's IPUs compute in fp16 or fp32, not bf16: plan with model.architecture.dtype

@@ -2,7 +2,7 @@
 # pipeplan export (version 1): PyTorch torch.distributed.pipelining (PyTorch 2.4 or later)
 # model llama-2-7b: 35 layers; 4 pipeline devices, data parallel 1, tensor parallel 1
 # precision priced: bf16; mixed: 16-bit weights and gradients, fp32 master weights and optimizer state
-# planned: interleaved:2, 16 microbatches of 1; 4.522 s per step, 3.539 samples/s (interleaved:2)
+# planned: interleaved:2, 16 microbatches of 1; 4.623 s per step, 3.461 samples/s (interleaved:2)
 
 import torch
 from torch.distributed.pipelining import SplitPoint, pipeline, ScheduleInterleaved1F1B
