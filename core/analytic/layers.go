@@ -1085,7 +1085,13 @@ func (sh *shape) moe(c *calc) piece {
 	}
 	perExpert := append(append([]op{mem("gather", 2*e*te*h, perTensor)}, fc1...), act...)
 	perExpert = append(perExpert, down)
-	if a.MLPBias && sh.fusedAct {
+	if a.MLPBias && sh.fusedAct && !fused {
+		// The fused grouped MLP returns before TEGroupedMLP._apply_bias
+		// (megatron/core/transformer/moe/experts.py, core_v0.18.0: forward's
+		// _with_fused_impl branch); its te.pytorch.ops.GroupedLinear for fc2 takes the
+		// bias (_make_fused_ops, bias=linear_fc2.use_bias), which Transformer Engine
+		// hands cuDNN's grouped GEMM as its epilogue's bias_tensor (ops/fused/
+		// forward_grouped_mlp.py, v2.16): no kernel of its own, as fc1's bias.
 		perExpert = append(perExpert, expertOutputBias(e, sh.routedProbBytes(), te*h, local))
 	}
 	if sh.fusedAct || fused {

@@ -1118,8 +1118,21 @@ func TestBridgeMoEPublishedRuns(t *testing.T) {
 	// main at 0530dab. It is most of what #3561 and #3387 measured HybridEP to
 	// cost on gpt-oss (TestHybridEPAgainstAllToAll: alltoall now priced 2.8% and 3.2%
 	// faster, 4.2% and about 5% measured).
-	if abs > 0.146 || signed > 0.112 {
-		t.Errorf("median |error| %.1f%%, signed median %+.1f%%: want at most 14.6%% and +11.2%% (was 14.1%%, +10.7%%; 14.8%%, +11.1%% before the router's load-balancing loss)", 100*abs, 100*signed)
+	//
+	// The fused grouped MLP runs no eager expert bias: TEGroupedMLP's fused branch
+	// returns before _apply_bias (experts.py, core_v0.18.0), and fc2's bias goes to
+	// cuDNN's grouped product as its epilogue's bias_tensor (Transformer Engine v2.16,
+	// ops/fused/forward_grouped_mlp.py), where the planner had charged the 26.06
+	// recipes' fused rows the eager bias all the same. GPT-OSS 120B's two 26.06 MXFP8
+	// rows with cutedsl_fused_grouped_mlp: GB300 -8.2% to +8.0%, GB200 +1.0% to +16.5%
+	// (26.06.01's +50%, +60% to +77%, +84%); both lay near the median of all runs, which
+	// goes from 14.1%, +10.7% to 14.4%, +11.6% (34 beyond 25%, unchanged; on main at
+	// a92c64f with the router's loss); through 26.04.01 unmoved. Optimism found: the
+	// bound records it. fc2's bias gradient (a
+	// reduction over the output gradient's rows, a grouped dbias kernel in Transformer
+	// Engine's ops) is not priced, as fc1's is not.
+	if abs > 0.149 || signed > 0.121 {
+		t.Errorf("median |error| %.1f%%, signed median %+.1f%%: want at most 14.9%% and +12.1%% (was 14.4%%, +11.6%%; 14.1%%, +10.7%% while the fused grouped MLP was charged the eager expert bias; 14.8%%, +11.1%% before the router's load-balancing loss)", 100*abs, 100*signed)
 	}
 	var older []bridgeMoERun
 	for _, c := range bridgeMoERuns {
