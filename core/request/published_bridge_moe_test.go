@@ -1131,6 +1131,45 @@ func TestBridgeMoEPublishedRuns(t *testing.T) {
 	// bound records it. fc2's bias gradient (a
 	// reduction over the output gradient's rows, a grouped dbias kernel in Transformer
 	// Engine's ops) is not priced, as fc1's is not.
+	//
+	// Checked for gpt-oss's device side this round and not its gap, each against its
+	// source: (1) the rotary embedding: the perf scripts' apply_rope_fusion True
+	// (scripts/performance/utils/helpers.py v0.2.2, overrides.py v0.3.0 to v0.5.0) is
+	// undone by GPTModelProvider.provide for position_embedding_type "yarn"
+	// (fusions.validate_rope_fusion_compatibility: RoPE only), so every release runs
+	// Megatron-Core's unfused path as priced (core_v0.15.0's fused path, which ignored
+	// the mscale, never ran). (2) The router: v0.3.0's and v0.5.0's gpt-oss perf configs
+	// set moe_router_fusion (set_gpt_oss_common_configs): Transformer Engine's
+	// fused_topk_with_score_function, one kernel each way, probabilities in the logits'
+	// 16 bits (fused_topk_with_score_function.cu, DataType probs); the three-kernel top-k
+	// priced is a few microseconds a layer. (3) MXFP8 padding of each expert's rows:
+	// TEGroupedMLP pads to 32 (Fp8Padding, Transformer Engine's fused_multi_row_padding:
+	// a copy of the routed rows forward and of their gradient backward, and the same for
+	// fc2's output) on core_v0.15.0 to core_v0.17.0 for every fp8 run whose counts the
+	// router or HybridEP has not padded (Fp8Padding returns its input when they are
+	// aligned), and on core_v0.18.0 skips it there (skip_routed_expert_padding);
+	// gpt-oss's MXFP8 rows are 26.06's HybridEP ones, so none of its rows pads; other
+	// models' alltoall fp8 rows do, unpriced (about 4e bytes an element of the routed
+	// rows each pass and three launches): left to the MoE rows' owners. (4) The attention:
+	// cuDNN's rates for the sliding layers are cuDNN 9.22's (window 128); none is
+	// published for the containers' 9.13 to 9.20, so whether those skipped the tiles
+	// outside the band as 9.22 does is not known. (5) Across devices: GB300 ran 1.16 to
+	// 1.23 times GB200's throughput on every model of 26.02 (Qwen3 30B-A3B 1.16, DeepSeek-V3
+	// 1.17, Qwen3 235B-A22B 1.21, gpt-oss 1.23) at equal datasheet peaks, so part of
+	// gpt-oss's GB200 optimism (+40..+44% against GB300's +20..+22%) is the device's,
+	// common to every model (gb200 rows +12.1%, gb300 +3.8%), and part its recipe
+	// (recompute, no attention graphs). And GB200's 25.11 row (MBS 1 at 8,192 tokens)
+	// ran as fast per token as 26.02's (MBS 4 at 4,096: 14.3 and 14.4 ms a layer per
+	// 8,192 tokens), where the planner's cost per token falls 15% with the full layers'
+	// shorter attention, as GB300's measured pair does (12.4 to 11.7 ms; planned 9.8 to
+	// 9.1): a GB200 26.02 slowdown no source explains. Seen and left: recompute_modules
+	// "layernorm" reruns only the pre-MLP norm (TransformerLayer recomputes the input
+	// norm only when it is not fused into linear_qkv, transformer_layer.py
+	// core_v0.16.0), where the planner reruns both (some 0.2% of a GB200 block, the
+	// optimistic way); Megatron-Core's GQA query reshape copy and the qkv split's
+	// backward cat (get_query_key_value_tensors: a copy of Q forward, of Q, K and V's
+	// gradients backward, about 0.8% of a gpt-oss block, common to every Megatron-Core
+	// GQA model), not priced.
 	if abs > 0.149 || signed > 0.121 {
 		t.Errorf("median |error| %.1f%%, signed median %+.1f%%: want at most 14.9%% and +12.1%% (was 14.4%%, +11.6%%; 14.1%%, +10.7%% while the fused grouped MLP was charged the eager expert bias; 14.8%%, +11.1%% before the router's load-balancing loss)", 100*abs, 100*signed)
 	}
