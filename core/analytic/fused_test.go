@@ -315,3 +315,49 @@ func TestUnpermute(t *testing.T) {
 		}
 	}
 }
+
+// TestExpertFusedMLPBias: under Transformer Engine's fused grouped MLP gpt-oss's second
+// expert bias is the cuDNN grouped product's epilogue bias (TEGroupedMLP's fused branch
+// returns before _apply_bias), so the experts' biases change neither the expert
+// layer's memory-bound time nor its launches there; without the fusion they add
+// expertOutputBias's eager kernels (16-bit probabilities under alltoall: 6e bytes an
+// element forward, 8e backward).
+func TestExpertFusedMLPBias(t *testing.T) {
+	a := bundled(t, "gpt-oss-120b")
+	noBias := *a
+	noBias.MLPBias = false
+	tg := target(t, "gb300")
+	fw, err := cluster.LookupFramework(cluster.CUDAGraphs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tg.Framework = fw
+	const b, s, ep = 1, 4096, 16
+	bw := tg.Perf.MemoryBytesPerSecond
+	h := float64(a.HiddenSize)
+	g := float64(b*s) * float64(a.ExpertsPerToken)
+	for _, fused := range []bool{false, true} {
+		o := Options{Batch: b, Seq: s, FP8Recipe: MXFP8, DataParallel: ep, ExpertParallel: ep, Attention: CuDNN, ExpertFusedMLP: fused}
+		with, err := Estimate(a, tg, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		without, err := Estimate(&noBias, tg, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w, n := moeBlock(t, with), moeBlock(t, without)
+		fwd := (w.FwdTerms.MemorySeconds - n.FwdTerms.MemorySeconds) * bw
+		bwd := (w.BwdTerms.MemorySeconds - n.BwdTerms.MemorySeconds) * bw
+		wantFwd, wantBwd := 6*2*h*g, 8*2*h*g
+		if fused {
+			wantFwd, wantBwd = 0, 0
+		}
+		if math.Abs(fwd-wantFwd) > 1e-6*max(1, wantFwd) || math.Abs(bwd-wantBwd) > 1e-6*max(1, wantBwd) {
+			t.Errorf("fused %v: the biases move %.6g bytes forward and %.6g backward, want %.6g and %.6g", fused, fwd, bwd, wantFwd, wantBwd)
+		}
+		if fused && (w.FwdKernels != n.FwdKernels || w.BwdKernels != n.BwdKernels) {
+			t.Errorf("fused: the biases add %v and %v kernels, want none", w.FwdKernels-n.FwdKernels, w.BwdKernels-n.BwdKernels)
+		}
+	}
+}

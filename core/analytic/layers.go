@@ -1085,8 +1085,14 @@ func (sh *shape) moe(c *calc) piece {
 	}
 	perExpert := append(append([]op{mem("gather", 2*e*te*h, perTensor)}, fc1...), act...)
 	perExpert = append(perExpert, down)
-	if a.MLPBias && sh.fusedAct {
-		perExpert = append(perExpert, expertOutputBias(e, te*h, local))
+	if a.MLPBias && sh.fusedAct && !fused {
+		// The fused grouped MLP returns before TEGroupedMLP._apply_bias
+		// (megatron/core/transformer/moe/experts.py, core_v0.18.0: forward's
+		// _with_fused_impl branch); its te.pytorch.ops.GroupedLinear for fc2 takes the
+		// bias (_make_fused_ops, bias=linear_fc2.use_bias), which Transformer Engine
+		// hands cuDNN's grouped GEMM as its epilogue's bias_tensor (ops/fused/
+		// forward_grouped_mlp.py, v2.16): no kernel of its own, as fc1's bias.
+		perExpert = append(perExpert, expertOutputBias(e, sh.routedProbBytes(), te*h, local))
 	}
 	if sh.fusedAct || fused {
 		perExpert = append(perExpert, sh.unpermute(te*h, local))
@@ -1723,15 +1729,50 @@ func gluClamp(e, n float64) op {
 // output rows (h wide), as Megatron-Core adds it: not in the grouped product but after
 // it, expert by expert, scaled by each row's routing probability
 // (TEGroupedMLP._apply_bias, Megatron-LM commit a329dd6da5 "Enable bias in expert mlp
-// [gpt-oss 5/5]", September 2025: cat([t + b*p for each expert's rows t, bias b and
-// probabilities p])), in the activations' dtype (Megatron-Bridge's GPTOSSProvider sets
-// no moe_router_dtype, so the probabilities are in it too). Forward: b*p writes e*n
-// bytes, t + b*p reads 2e*n and writes e*n, the cat reads and writes e*n each: 6e*n
-// bytes, two kernels per expert and one in all. Backward (autograd): the product's
-// gradients to the bias (a multiply, 2e*n, and a reduction over the rows, e*n) and to
-// the probabilities (the same), and the split's gradient concatenating t's gradients
-// (2e*n): 8e*n bytes, four kernels per expert and one in all, which the local experts
-// share.
-func expertOutputBias(e, n, local float64) op {
-	return op{name: "expert output bias", fwd: work{0, 6 * e * n, 2 + 1/local}, bwd: work{0, 8 * e * n, 4 + 1/local}}
+// [gpt-oss 5/5]", September 2025, unchanged to core_v0.18.0: cat([t + b*p for each
+// expert's rows t, bias b and probabilities p]).to(t.dtype)), with activations of e
+// bytes and probabilities of p bytes (routedProbBytes). PyTorch's type promotion
+// gives b*p, t + b*p and their cat r = max(e, p) bytes an element, and the final
+// .to(t.dtype) is a kernel of its own where r is wider than e. Forward: b*p writes r*n
+// bytes, t + b*p reads e*n and r*n and writes r*n, the cat reads and writes r*n, the
+// cast (r > e) reads r*n and writes e*n: 5r + e bytes an element, and r + e more with
+// the cast; two kernels per expert and one in all, and the cast's one. Backward
+// (autograd): the cast's gradient back to r bytes (r > e: reads e, writes r); the add's
+// gradient to t cast down to t's dtype by the engine (r > e: reads r, writes e, per
+// expert); the product's gradients to the bias (a multiply reading and writing r, a
+// reduction over the rows reading r) and to the probabilities (the same); and the
+// split's gradient concatenating t's gradients (2e): 6r + 2e bytes an element, and
+// 2(r + e) more with the casts; four kernels per expert and one in all, and with the
+// casts one more per expert (the add's) and one in all. With r = e = 2 (16-bit
+// probabilities) that is 12 bytes forward and 16 backward; with fp32 probabilities
+// (r = 4, e = 2) 28 and 40.
+func expertOutputBias(e, p, n, local float64) op {
+	r := max(e, p)
+	fwd, bwd := work{0, (5*r + e) * n, 2 + 1/local}, work{0, (6*r + 2*e) * n, 4 + 1/local}
+	if r > e {
+		fwd.bytes += (r + e) * n
+		fwd.kernels += 1 / local
+		bwd.bytes += 2 * (r + e) * n
+		bwd.kernels += 1 + 1/local
+	}
+	return op{name: "expert output bias", fwd: fwd, bwd: bwd}
+}
+
+// routedProbBytes is the width of the routing probabilities that reach the experts
+// (TEGroupedMLP's permuted_probs), in bytes. Megatron-Core's router returns them in the
+// logits' dtype (moe_utils.py, topk_routing_with_score_function: softmax in fp32, then
+// type_as(logits); router.py gates in the input's dtype unless moe_router_dtype says
+// fp32 or fp64, which Megatron-Bridge's GPTOSSProvider leaves unset), and the alltoall
+// dispatcher permutes them as they are: the activations' 16 bits. The flex
+// dispatcher's backends take fp32 only: _HybridEPManager.dispatch casts them ("HybridEP
+// only supports float32 probs, please set --moe-router-dtype=fp32": self.token_probs =
+// self.token_probs.float(), megatron/core/transformer/moe/token_dispatcher.py,
+// core_v0.16.0 to core_v0.18.0) and _DeepepManager.dispatch alike (core_v0.15.0 on),
+// and hand the experts the dispatched fp32 probabilities
+// (get_permuted_hidden_states_by_experts returns dispatched_probs): 4 bytes.
+func (sh *shape) routedProbBytes() float64 {
+	if sh.o.Dispatcher.flex() {
+		return 4
+	}
+	return sh.e
 }

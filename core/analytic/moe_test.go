@@ -600,7 +600,7 @@ func TestGptOssEagerExpertOps(t *testing.T) {
 		t.Errorf("scaled rotary: forward moves %v more bytes, want %v (eager operators in place of one fused kernel)", got, want)
 	}
 
-	if op := expertOutputBias(e, 1, 16); op.fwd.bytes != 6*e || op.bwd.bytes != 8*e || op.fwd.kernels*16 != 2*16+1 {
+	if op := expertOutputBias(e, e, 1, 16); op.fwd.bytes != 6*e || op.bwd.bytes != 8*e || op.fwd.kernels*16 != 2*16+1 {
 		t.Errorf("expert output bias per element: %+v", op)
 	}
 	noBias := *a
@@ -608,6 +608,31 @@ func TestGptOssEagerExpertOps(t *testing.T) {
 	_, mb := layers(&noBias)
 	if got, want := bytes(mlp.FwdTerms.MemorySeconds-mb.FwdTerms.MemorySeconds), 6*e*h*A; !near(got, want) {
 		t.Errorf("expert biases: forward moves %v more bytes, want %v", got, want)
+	}
+	// Under HybridEP the probabilities reach the experts in fp32 (routedProbBytes): the
+	// bias's product, sum and cat run in fp32 and a cast brings the output back, 28
+	// bytes an element forward and 40 backward (TestExpertOutputBiasProbabilityWidth).
+	flex := o
+	flex.Dispatcher = DispatchHybridEP
+	layersIn := func(a *arch.Arch) Layer {
+		r, err := Estimate(a, tg, flex)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, l := range r.Layers {
+			if l.Kind == "mlp" && l.ExpertParams > 0 {
+				return l
+			}
+		}
+		t.Fatal("no expert layer")
+		return Layer{}
+	}
+	fb, fn := layersIn(a), layersIn(&noBias)
+	if got, want := bytes(fb.FwdTerms.MemorySeconds-fn.FwdTerms.MemorySeconds), 28*h*A; !near(got, want) {
+		t.Errorf("expert biases under HybridEP: forward moves %v more bytes, want %v", got, want)
+	}
+	if got, want := bytes(fb.BwdTerms.MemorySeconds-fn.BwdTerms.MemorySeconds), 40*h*A; !near(got, want) {
+		t.Errorf("expert biases under HybridEP: backward moves %v more bytes, want %v", got, want)
 	}
 	eager := frameworkTarget(t, "b200", cluster.Eager)
 	r1, err := Estimate(a, eager, o)
@@ -772,6 +797,45 @@ func TestExpertLinksAsStated(t *testing.T) {
 		intra, inter := tg.expertLinks()
 		if math.Abs(intra.BytesPerSecond-tt.wantIntra) > 1e-3 || math.Abs(inter.BytesPerSecond-tt.wantNet) > 1e-3 || intra.LatencySeconds != nv.LatencySeconds {
 			t.Errorf("%d SMs, network %v: links %+v and %+v, want %v and %v B/s", tg.Perf.Multiprocessors, tt.inter.BytesPerSecond, intra, inter, tt.wantIntra, tt.wantNet)
+		}
+	}
+}
+
+// TestExpertOutputBiasProbabilityWidth checks expertOutputBias's closed form against
+// the operators of TEGroupedMLP._apply_bias, counted one by one, per element of an
+// expert's output rows: b*p writes r; t + b*p reads e and r and writes r; the cat reads
+// and writes r; with r > e the .to(t.dtype) reads r and writes e. Backward: the cast's
+// gradient (reads e, writes r), the add's gradient to t cast to e (reads r, writes e),
+// each product gradient a multiply (reads r, writes r) and a reduction (reads r), the
+// split's gradient (reads and writes e). r = max(e, p): 16-bit probabilities (the
+// alltoall dispatcher's) and fp32 ones (the flex dispatcher's, routedProbBytes).
+func TestExpertOutputBiasProbabilityWidth(t *testing.T) {
+	const local = 8.0
+	for _, tt := range []struct {
+		name                   string
+		e, p                   float64
+		fwdBytes, bwdBytes     float64
+		fwdKernels, bwdKernels float64 // for all the local experts
+	}{
+		{"16-bit probabilities", 2, 2, 2 + (2 + 2 + 2) + (2 + 2), (2 + 2 + 2) + (2 + 2 + 2) + (2 + 2), 2*local + 1, 4*local + 1},
+		{"fp32 probabilities", 2, 4, 4 + (2 + 4 + 4) + (4 + 4) + (4 + 2), (2 + 4) + (4 + 2) + (4 + 4 + 4) + (4 + 4 + 4) + (2 + 2), 2*local + 2, 5*local + 2},
+		{"fp32 activations", 4, 4, 4 + (4 + 4 + 4) + (4 + 4), (4 + 4 + 4) + (4 + 4 + 4) + (4 + 4), 2*local + 1, 4*local + 1},
+	} {
+		o := expertOutputBias(tt.e, tt.p, 1, local)
+		if o.fwd.bytes != tt.fwdBytes || o.bwd.bytes != tt.bwdBytes {
+			t.Errorf("%s: %v bytes forward and %v backward an element, want %v and %v", tt.name, o.fwd.bytes, o.bwd.bytes, tt.fwdBytes, tt.bwdBytes)
+		}
+		if got, got2 := o.fwd.kernels*local, o.bwd.kernels*local; math.Abs(got-tt.fwdKernels) > 1e-9 || math.Abs(got2-tt.bwdKernels) > 1e-9 {
+			t.Errorf("%s: %v kernels forward and %v backward over %v experts, want %v and %v", tt.name, got, got2, local, tt.fwdKernels, tt.bwdKernels)
+		}
+	}
+	for _, tt := range []struct {
+		d    Dispatcher
+		want float64
+	}{{DispatchAllToAll, 2}, {DispatchHybridEP, 4}, {DispatchDeepEP, 4}} {
+		sh := &shape{e: 2, o: Options{Dispatcher: tt.d}}
+		if got := sh.routedProbBytes(); got != tt.want {
+			t.Errorf("%s: probabilities of %v bytes, want %v", tt.d, got, tt.want)
 		}
 	}
 }

@@ -880,9 +880,10 @@ func TestBridgeMoEPublishedRuns(t *testing.T) {
 	// HybridEP's 406.6; FP8-MX 438.5 against 431.0), "HybridEP's setup overhead
 	// unamortized" at gpt-oss's small expert width and top-4, and moved the GB200 and
 	// (#3614; #3387 had measured the B200 BF16 row 5% slower under it) recipes back to
-	// alltoall. That overhead is not priced: an 8-point optimism on those rows that no
-	// source sizes per call (TestHybridEPAgainstAllToAll holds the pairs and what was
-	// ruled out).
+	// alltoall. That overhead was not priced: an 8-point optimism on those rows, most
+	// of it the fp32 probabilities HybridEP makes gpt-oss's eager expert bias run in,
+	// priced since (below; TestHybridEPAgainstAllToAll holds the pairs and what is
+	// left).
 	//
 	// Ruled out for gpt-oss's remaining gap (+20% to +57% BF16), each against a source:
 	// (1) its products: OpenXLA's measured B200 16-bit products (default_matmul_perf_
@@ -1098,8 +1099,79 @@ func TestBridgeMoEPublishedRuns(t *testing.T) {
 	// handle are the forward's, saved); planned without it the host-bound rows gain 2 to
 	// 3 points (all runs 14.8%, +11.1% to 15.4%, +12.2%, before the loss above): more
 	// optimism, not its cause, and not changed here.
-	if abs > 0.146 || signed > 0.112 {
-		t.Errorf("median |error| %.1f%%, signed median %+.1f%%: want at most 14.6%% and +11.2%% (was 14.1%%, +10.7%%; 14.8%%, +11.1%% before the router's load-balancing loss)", 100*abs, 100*signed)
+	//
+	// gpt-oss's second expert bias in fp32 under the flex dispatcher (analytic's
+	// routedProbBytes and expertOutputBias): Megatron-Core casts the router's 16-bit
+	// probabilities to fp32 before HybridEP's (and DeepEP's) dispatch ("HybridEP only
+	// supports float32 probs", token_dispatcher.py, core_v0.16.0 to core_v0.18.0) and
+	// hands the experts the dispatched fp32 ones, so TEGroupedMLP._apply_bias's t + b*p,
+	// its cat and the cast back run in fp32: 28 bytes an element of the experts' output
+	// forward and 40 backward, where 12 and 16 (16-bit probabilities, the alltoall
+	// dispatcher's) had been priced, some 1.2 ms a layer and microbatch at gpt-oss's
+	// 65,536 routed rows of 2,880. Only gpt-oss has expert biases; its HybridEP rows move
+	// 7 to 9 points (GB200 26.02.01 +53.0% to +43.8%, 26.04 +51.2% to +42.2%; B300 EP8
+	// +51..53% to +42..44%; B200 EP8 26.02.01 +48.7% to +41.1%, 26.04 +56.5% to +48.5%;
+	// the 26.06 MXFP8 rows: B300 +36.8% to +27.6%, GB300 -0.0% to -8.2%, GB200 +9.4% to
+	// +1.0%; 26.06.01's +63%, +73% to +50%, +60%), the alltoall rows not at all. gpt-oss
+	// 33.4%, +33.4% to 32.1%, +32.1% (32 runs); the medians of all runs and of those
+	// through 26.04.01 unmoved (14.8%, +11.1%, 35 beyond 25%; 14.8%, +14.8%, 29), on
+	// main at 0530dab. It is most of what #3561 and #3387 measured HybridEP to
+	// cost on gpt-oss (TestHybridEPAgainstAllToAll: alltoall now priced 2.8% and 3.2%
+	// faster, 4.2% and about 5% measured).
+	//
+	// The fused grouped MLP runs no eager expert bias: TEGroupedMLP's fused branch
+	// returns before _apply_bias (experts.py, core_v0.18.0), and fc2's bias goes to
+	// cuDNN's grouped product as its epilogue's bias_tensor (Transformer Engine v2.16,
+	// ops/fused/forward_grouped_mlp.py), where the planner had charged the 26.06
+	// recipes' fused rows the eager bias all the same. GPT-OSS 120B's two 26.06 MXFP8
+	// rows with cutedsl_fused_grouped_mlp: GB300 -8.2% to +8.0%, GB200 +1.0% to +16.5%
+	// (26.06.01's +50%, +60% to +77%, +84%); both lay near the median of all runs, which
+	// goes from 14.1%, +10.7% to 14.4%, +11.6% (34 beyond 25%, unchanged; on main at
+	// a92c64f with the router's loss); through 26.04.01 unmoved. Optimism found: the
+	// bound records it. fc2's bias gradient (a
+	// reduction over the output gradient's rows, a grouped dbias kernel in Transformer
+	// Engine's ops) is not priced, as fc1's is not.
+	//
+	// Checked for gpt-oss's device side this round and not its gap, each against its
+	// source: (1) the rotary embedding: the perf scripts' apply_rope_fusion True
+	// (scripts/performance/utils/helpers.py v0.2.2, overrides.py v0.3.0 to v0.5.0) is
+	// undone by GPTModelProvider.provide for position_embedding_type "yarn"
+	// (fusions.validate_rope_fusion_compatibility: RoPE only), so every release runs
+	// Megatron-Core's unfused path as priced (core_v0.15.0's fused path, which ignored
+	// the mscale, never ran). (2) The router: v0.3.0's and v0.5.0's gpt-oss perf configs
+	// set moe_router_fusion (set_gpt_oss_common_configs): Transformer Engine's
+	// fused_topk_with_score_function, one kernel each way, probabilities in the logits'
+	// 16 bits (fused_topk_with_score_function.cu, DataType probs); the three-kernel top-k
+	// priced is a few microseconds a layer. (3) MXFP8 padding of each expert's rows:
+	// TEGroupedMLP pads to 32 (Fp8Padding, Transformer Engine's fused_multi_row_padding:
+	// a copy of the routed rows forward and of their gradient backward, and the same for
+	// fc2's output) on core_v0.15.0 to core_v0.17.0 for every fp8 run whose counts the
+	// router or HybridEP has not padded (Fp8Padding returns its input when they are
+	// aligned), and on core_v0.18.0 skips it there (skip_routed_expert_padding);
+	// gpt-oss's MXFP8 rows are 26.06's HybridEP ones, so none of its rows pads; other
+	// models' alltoall fp8 rows do, unpriced (about 4e bytes an element of the routed
+	// rows each pass and three launches): left to the MoE rows' owners. (4) The attention:
+	// cuDNN's rates for the sliding layers are cuDNN 9.22's (window 128); none is
+	// published for the containers' 9.13 to 9.20, so whether those skipped the tiles
+	// outside the band as 9.22 does is not known. (5) Across devices: GB300 ran 1.16 to
+	// 1.23 times GB200's throughput on every model of 26.02 (Qwen3 30B-A3B 1.16, DeepSeek-V3
+	// 1.17, Qwen3 235B-A22B 1.21, gpt-oss 1.23) at equal datasheet peaks, so part of
+	// gpt-oss's GB200 optimism (+40..+44% against GB300's +20..+22%) is the device's,
+	// common to every model (gb200 rows +12.1%, gb300 +3.8%), and part its recipe
+	// (recompute, no attention graphs). And GB200's 25.11 row (MBS 1 at 8,192 tokens)
+	// ran as fast per token as 26.02's (MBS 4 at 4,096: 14.3 and 14.4 ms a layer per
+	// 8,192 tokens), where the planner's cost per token falls 15% with the full layers'
+	// shorter attention, as GB300's measured pair does (12.4 to 11.7 ms; planned 9.8 to
+	// 9.1): a GB200 26.02 slowdown no source explains. Seen and left: recompute_modules
+	// "layernorm" reruns only the pre-MLP norm (TransformerLayer recomputes the input
+	// norm only when it is not fused into linear_qkv, transformer_layer.py
+	// core_v0.16.0), where the planner reruns both (some 0.2% of a GB200 block, the
+	// optimistic way); Megatron-Core's GQA query reshape copy and the qkv split's
+	// backward cat (get_query_key_value_tensors: a copy of Q forward, of Q, K and V's
+	// gradients backward, about 0.8% of a gpt-oss block, common to every Megatron-Core
+	// GQA model), not priced.
+	if abs > 0.149 || signed > 0.121 {
+		t.Errorf("median |error| %.1f%%, signed median %+.1f%%: want at most 14.9%% and +12.1%% (was 14.4%%, +11.6%%; 14.1%%, +10.7%% while the fused grouped MLP was charged the eager expert bias; 14.8%%, +11.1%% before the router's load-balancing loss)", 100*abs, 100*signed)
 	}
 	var older []bridgeMoERun
 	for _, c := range bridgeMoERuns {
