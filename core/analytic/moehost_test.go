@@ -97,3 +97,60 @@ func TestSortChunks(t *testing.T) {
 		}
 	}
 }
+
+// TestMoEHostSyncBackward: Megatron-Core's dispatchers read the device in the forward
+// pass only (the all-to-all's split sizes, DeepEP's handle, HybridEP's
+// num_permuted_tokens and the grouped GEMM's m_splits are the forward's, saved for the
+// backward: moeHostSeconds), so without recomputation the backward pass is the longer
+// of its device and host time, its routed experts' kernels at the eager host cost
+// (the host time grows over the capped mixture's by exactly the forward's per-kernel
+// difference times the experts' backward kernels); when the mixture's forward is rerun
+// in the backward (full recomputation, or the selective "moe" module) the rerun
+// synchronizes again and the backward splits there: above the longer of the two.
+func TestMoEHostSyncBackward(t *testing.T) {
+	a := bundled(t, "qwen3-30b-a3b")
+	tg := frameworkTarget(t, "h100-sxm", cluster.CUDAGraphs)
+	eager, err := cluster.LookupFramework(cluster.Eager)
+	if err != nil {
+		t.Fatal(err)
+	}
+	perKernel := max(tg.Framework.HostKernelSeconds, eager.ScaleHost(tg.Perf.HostScale()).HostKernelSeconds)
+	for _, tt := range []struct {
+		name  string
+		o     Options
+		split bool
+	}{
+		{"no recomputation", Options{Batch: 1, Seq: 256, DataParallel: 8, ExpertParallel: 8}, false},
+		{"selective moe_act", Options{Batch: 1, Seq: 256, DataParallel: 8, ExpertParallel: 8, Recompute: Selective, RecomputeModules: ModMoEAct}, false},
+		{"selective moe", Options{Batch: 1, Seq: 256, DataParallel: 8, ExpertParallel: 8, Recompute: Selective, RecomputeModules: ModMoE}, true},
+		{"full", Options{Batch: 1, Seq: 256, DataParallel: 8, ExpertParallel: 8, Recompute: Full}, true},
+	} {
+		capped := tt.o
+		capped.CapacityFactor = 1
+		d, err := Estimate(a, tg, tt.o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := Estimate(a, tg, capped)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ld, lc := moeBlock(t, d), moeBlock(t, c)
+		longer := max(ld.BwdDeviceSeconds, ld.BwdHostSeconds)
+		if !tt.split {
+			if ld.BwdSeconds != longer {
+				t.Errorf("%s: backward %v s, want the longer of device %v and host %v s (no synchronization)", tt.name, ld.BwdSeconds, ld.BwdDeviceSeconds, ld.BwdHostSeconds)
+			}
+			// The forward's eager experts give the per-kernel difference's count; the
+			// backward's count is the routed experts' backward kernels, a whole number.
+			extra := (ld.BwdHostSeconds - lc.BwdHostSeconds) / (perKernel - tg.Framework.HostKernelSeconds)
+			if !(extra >= 1) || math.Abs(extra-math.Round(extra)) > 1e-6 || extra > ld.BwdKernels {
+				t.Errorf("%s: backward host time grows by %v eager kernels' difference, want a whole number in [1, %v]", tt.name, extra, ld.BwdKernels)
+			}
+			continue
+		}
+		if !(ld.BwdSeconds > longer) {
+			t.Errorf("%s: backward %v s, want above the longer of device %v and host %v s (the rerun forward synchronizes)", tt.name, ld.BwdSeconds, ld.BwdDeviceSeconds, ld.BwdHostSeconds)
+		}
+	}
+}

@@ -1093,13 +1093,6 @@ func TestBridgeMoEPublishedRuns(t *testing.T) {
 	// priced: the kernel counts vary across DeepEP's hybrid-ep commits that the
 	// containers pin, which were not read.
 	//
-	// Seen and left (s31): the dropless host synchronization (analytic.moeHostSeconds)
-	// splits the backward pass too, where none of Megatron-Core's dispatchers reads the
-	// device (the all-to-all's splits, the grouped linear's m_splits and HybridEP's
-	// handle are the forward's, saved); planned without it the host-bound rows gain 2 to
-	// 3 points (all runs 14.8%, +11.1% to 15.4%, +12.2%, before the loss above): more
-	// optimism, not its cause, and not changed here.
-	//
 	// gpt-oss's second expert bias in fp32 under the flex dispatcher (analytic's
 	// routedProbBytes and expertOutputBias): Megatron-Core casts the router's 16-bit
 	// probabilities to fp32 before HybridEP's (and DeepEP's) dispatch ("HybridEP only
@@ -1170,8 +1163,22 @@ func TestBridgeMoEPublishedRuns(t *testing.T) {
 	// backward cat (get_query_key_value_tensors: a copy of Q forward, of Q, K and V's
 	// gradients backward, about 0.8% of a gpt-oss block, common to every Megatron-Core
 	// GQA model), not priced.
-	if abs > 0.149 || signed > 0.121 {
-		t.Errorf("median |error| %.1f%%, signed median %+.1f%%: want at most 14.9%% and +12.1%% (was 14.4%%, +11.6%%; 14.1%%, +10.7%% while the fused grouped MLP was charged the eager expert bias; 14.8%%, +11.1%% before the router's load-balancing loss)", 100*abs, 100*signed)
+	//
+	// The dropless host synchronization (analytic.moeHostSeconds) had split the
+	// backward pass too, where none of Megatron-Core's dispatchers reads the device
+	// (core_v0.14.0 to core_v0.16.0: _AllToAll.backward's saved split sizes, DeepEP's
+	// cached handle, HybridEPCombine's saved num_permuted_tokens, Transformer Engine's
+	// saved m_splits); it is now charged only where the mixture's forward is rerun in
+	// the backward (full recomputation or the "moe" module, none of these rows). A
+	// mechanism the source contradicts is not kept as compensation: all runs 14.4%,
+	// +11.6% to 15.8%, +11.6%, 34 beyond 25% unmoved; through 26.04.01 14.0%, +14.0% to
+	// 16.0%, +16.0%, 28 unmoved. The device medians are unmoved (b200 +31.7%, b300
+	// +14.6%, gb200 +12.1%, gb300 +3.8%, h100-sxm +23.9%); by model Qwen3 30B-A3B +8.4%
+	// to +8.9%, the rest unmoved. The host-bound rows gain 2 to 4 points (Qwen3 30B-A3B
+	// GB200 MXFP8 MBS4 +3.2, B200 MBS1 +2.4, GB200 FP8-MX +3.5), the 16-H100 PP2 VP12
+	// FP8 row +5.7 (+11.6%; its superseded first figure +87.5% to +97.6%).
+	if abs > 0.163 || signed > 0.121 {
+		t.Errorf("median |error| %.1f%%, signed median %+.1f%%: want at most 16.3%% and +12.1%% (was 15.8%%, +11.6%%; 14.4%%, +11.6%% before the backward's host synchronization was dropped; 14.1%%, +10.7%% while the fused grouped MLP was charged the eager expert bias; 14.8%%, +11.1%% before the router's load-balancing loss)", 100*abs, 100*signed)
 	}
 	var older []bridgeMoERun
 	for _, c := range bridgeMoERuns {
@@ -1181,8 +1188,8 @@ func TestBridgeMoEPublishedRuns(t *testing.T) {
 	}
 	t.Run("through NeMo 26.04.01", func(t *testing.T) {
 		signed, abs := planBridgeRuns(t, "Megatron-Bridge MoE runs through NeMo 26.04.01", older)
-		if abs > 0.145 || signed > 0.145 {
-			t.Errorf("median |error| %.1f%%, signed median %+.1f%%: want at most 14.5%% and +14.5%% (was 14.0%%, +14.0%%; 14.8%%, +14.8%% before the router's load-balancing loss; 15.4%%, +15.4%% before HybridEP's probability rows; 10.8%%, +10.5%% before linear_fc1 was one product)", 100*abs, 100*signed)
+		if abs > 0.165 || signed > 0.165 {
+			t.Errorf("median |error| %.1f%%, signed median %+.1f%%: want at most 16.5%% and +16.5%% (was 16.0%%, +16.0%%; 14.0%%, +14.0%% before the backward's host synchronization was dropped; 14.8%%, +14.8%% before the router's load-balancing loss; 15.4%%, +15.4%% before HybridEP's probability rows; 10.8%%, +10.5%% before linear_fc1 was one product)", 100*abs, 100*signed)
 		}
 	})
 }

@@ -65,7 +65,7 @@ var hybridEPPairs = []hybridEPPair{
 // None, use_host_meta) the forward copies num_dispatched_tokens to the host before the
 // dispatch kernel and tokens_per_expert after permute_processing, two against the
 // all-to-all dispatcher's one; the backward replays the handle (counts in pinned host
-// memory), none. The planner's moeHostSeconds splits a pass at one synchronization; a
+// memory), none. The planner's moeHostSeconds splits the forward at one synchronization; a
 // second one costs a device-bound pass one launch's host time (about 41 us on Grace):
 // 36 layers x 5 microbatches, some 7 ms of a 2.9 s step, 0.25%, not priced; (5) its
 // SMs: the published_bridge_moe_test note (under half a point). #3561's FP8-MX pair

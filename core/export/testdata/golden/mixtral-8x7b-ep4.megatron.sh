@@ -1,7 +1,7 @@
 # pipeplan export (version 1): Megatron-LM arguments (pretrain_gpt.py, Megatron-Core models)
 # model mixtral-8x7b-v0.1: 35 layers; 4 pipeline devices, data parallel 4, tensor parallel 1
 # precision priced: bf16; mixed: 16-bit weights and gradients, fp32 master weights and optimizer state
-# planned: 1f1b, 8 microbatches of 1; 1.222 s per step, 26.18 samples/s (1f1b)
+# planned: 1f1b, 8 microbatches of 1; 1.101 s per step, 29.06 samples/s (1f1b)
 
 # Launch on 16 GPUs: tensor 1 x pipeline 4 x data 4 (Megatron-LM derives the
 # data-parallel size from the world size).
