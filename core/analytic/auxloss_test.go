@@ -1,6 +1,11 @@
 package analytic
 
-import "testing"
+import (
+	"math"
+	"testing"
+
+	"pipeplan/core/cluster"
+)
 
 // TestAuxLoss: the router's load-balancing loss as Megatron-Core computes it with its
 // fused router (shape.auxLoss): in every mixture layer, 5 launches each pass (the fused
@@ -90,5 +95,73 @@ func TestAuxLossLaunches(t *testing.T) {
 	}
 	if want := 5.0 * 48; dFwd != want || dBwd != want {
 		t.Errorf("aux_loss adds %v forward and %v backward launches, want %v each", dFwd, dBwd, want)
+	}
+}
+
+// TestAuxLossReduce: the load-balancing loss all-reduces the E int64 tokens per expert
+// over the tensor-and-context-parallel group in the forward pass (Megatron-Core's
+// get_tokens_per_expert_and_token_count over tp_cp_group, shape.auxLossReduceSeconds):
+// a ring all-reduce of 8*E bytes among t*c members, closed form 2(m-1)*latency +
+// 2(m-1)/m*8E/bandwidth, on the context link when c > 1, else the tensor link; one
+// more forward launch and that much more forward time a mixture layer, nothing in the
+// backward; none on a group of one, without a loss, or in inference.
+func TestAuxLossReduce(t *testing.T) {
+	a := bundled(t, "qwen3-30b-a3b")
+	tg := target(t, "h100-sxm")
+	tg.ContextLink = cluster.Link{LatencySeconds: 7e-6, BytesPerSecond: 50e9}
+	const E = 128
+	ring := func(l cluster.Link, m float64) float64 {
+		return 2*(m-1)*l.LatencySeconds + 2*(m-1)/m*8*E/l.BytesPerSecond
+	}
+	for _, c := range []struct {
+		name       string
+		tp, cp     int
+		loss       AuxLoss
+		infer      bool
+		want       float64
+		wantLaunch float64
+	}{
+		{"TP 2", 2, 1, AuxLossMicrobatch, false, ring(tg.tensorLink(), 2), 1},
+		{"TP 4, seq_aux_loss", 4, 1, AuxLossSequence, false, ring(tg.tensorLink(), 4), 1},
+		{"TP 2 CP 2", 2, 2, AuxLossMicrobatch, false, ring(tg.ContextLink, 4), 1},
+		{"TP 1", 1, 1, AuxLossMicrobatch, false, 0, 0},
+		{"TP 2, no loss", 2, 1, AuxLossNone, false, 0, 0},
+		{"TP 2, inference", 2, 1, AuxLossMicrobatch, true, 0, 0},
+	} {
+		o := Options{Batch: 1, Seq: 4096, Attention: CuDNN, TensorParallel: c.tp, Context: c.cp, SequenceParallel: c.tp > 1,
+			DataParallel: 8, ExpertParallel: 8, MoEAuxLoss: c.loss}
+		if c.infer {
+			o.Optimizer = None
+		}
+		sh := newShape(a, o.withDefaults())
+		if got := sh.auxLossReduceSeconds(tg); math.Abs(got-c.want) > 1e-12*(1+c.want) {
+			t.Errorf("%s: all-reduce %v s, want %v", c.name, got, c.want)
+		}
+		if c.want == 0 {
+			continue
+		}
+		with, err := Estimate(a, tg, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		o.MoEAuxLoss = AuxLossNone
+		without, err := Estimate(a, tg, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lw, lo := moeBlock(t, with), moeBlock(t, without)
+		kernels := 5.0
+		if c.loss == AuxLossSequence {
+			kernels = 6
+		}
+		if d := lw.FwdKernels - lo.FwdKernels; d != kernels+c.wantLaunch {
+			t.Errorf("%s: the loss adds %v forward launches, want %v and its all-reduce", c.name, d, kernels)
+		}
+		if d := lw.BwdKernels - lo.BwdKernels; d != kernels {
+			t.Errorf("%s: the loss adds %v backward launches, want %v (no all-reduce)", c.name, d, kernels)
+		}
+		if d := lw.ExpertCommSeconds - lo.ExpertCommSeconds; math.Abs(d-c.want) > 1e-12 {
+			t.Errorf("%s: the layer's mixture communication grows %v s, want the all-reduce's %v", c.name, d, c.want)
+		}
 	}
 }

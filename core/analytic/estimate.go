@@ -96,7 +96,8 @@ type Layer struct {
 	// ExpertGradBytes is the part of GradBytes that is routed experts' gradients.
 	ExpertGradBytes int64 `json:"expert_grad_bytes,omitempty"`
 	// ExpertCommSeconds is the device time of its mixtures' token dispatch and combine
-	// all-to-alls and expert-tensor gathers in both passes, and ExpertExposedSeconds the
+	// all-to-alls and expert-tensor gathers in both passes (and the load-balancing
+	// loss's all-reduce of the tokens per expert), and ExpertExposedSeconds the
 	// part not hidden by Options.ExpertOverlap: what FwdSeconds + BwdSeconds include.
 	ExpertCommSeconds    float64 `json:"expert_comm_seconds,omitempty"`
 	ExpertExposedSeconds float64 `json:"expert_exposed_seconds,omitempty"`
@@ -1479,28 +1480,48 @@ const expertOverlapHidden = 0.3655
 // every overlapped collective is priced by (core/request: ZeRO-3's gathers, the
 // data-parallel reductions), and the rest (1 - h)*D is exposed: D - C or (1 - h)*D +
 // f*h*D exposed, whichever is longer.
+//
+// The router's load-balancing loss's all-reduce (piece.fwdAuxReduce) is added to the
+// forward pass whole (and to the backward's for a rerun forward), one NCCL call: it
+// runs in the router, before the dispatch, so it is neither paired with other work nor
+// after the dropless host synchronization (it is not part of what is returned).
 func (c *calc) expertComm(l *Layer, ps []piece) (fwdExposed, bwdExposed float64) {
-	var fwd, bwd float64
+	var fwd, bwd, auxFwd, auxBwd, auxCalls float64
 	for _, p := range ps {
 		fwd += p.fwdExpertComm
+		auxFwd += p.fwdAuxReduce
+		if p.fwdAuxReduce > 0 {
+			auxCalls++
+		}
 		if c.sh.train {
 			bwd += p.bwdExpertComm
 			if c.rerun(p) {
 				bwd += p.fwdExpertComm
+				auxBwd += p.fwdAuxReduce
 			}
 		}
+	}
+	if auxFwd > 0 {
+		l.ExpertCommSeconds += auxFwd + auxBwd
+		l.ExpertExposedSeconds += auxFwd + auxBwd
+		l.FwdDeviceSeconds += auxFwd
+		l.BwdDeviceSeconds += auxBwd
+		l.FwdTerms.CommSeconds += auxFwd
+		l.BwdTerms.CommSeconds += auxBwd
+		l.FwdKernels += auxCalls
+		l.FwdTerms.CommKernels += auxCalls
 	}
 	if fwd == 0 && bwd == 0 {
 		return
 	}
-	l.ExpertCommSeconds = fwd + bwd
+	l.ExpertCommSeconds += fwd + bwd
 	if c.o.ExpertOverlap {
 		fwdCompute, bwdCompute := l.FwdDeviceSeconds, l.BwdDeviceSeconds
 		f, h := c.expertCommSMShare(), expertOverlapHidden
 		fwd = (1-h)*fwd + cluster.OverlappedSeconds(bwdCompute, h*fwd, f) - bwdCompute
 		bwd = (1-h)*bwd + cluster.OverlappedSeconds(fwdCompute, h*bwd, f) - fwdCompute
 	}
-	l.ExpertExposedSeconds = fwd + bwd
+	l.ExpertExposedSeconds += fwd + bwd
 	l.FwdDeviceSeconds += fwd
 	l.BwdDeviceSeconds += bwd
 	l.FwdTerms.CommSeconds += fwd

@@ -234,6 +234,10 @@ type piece struct {
 	// fwdExpertComm and bwdExpertComm are the seconds of a mixture's token dispatch and
 	// combine all-to-alls and expert-tensor all-gathers and reduce-scatters in each pass.
 	fwdExpertComm, bwdExpertComm float64
+	// fwdAuxReduce is the seconds of the router's load-balancing loss's all-reduce of
+	// the tokens per expert in the forward pass (shape.auxLossReduceSeconds), exposed
+	// and not paired with other work by the expert-parallel overlap.
+	fwdAuxReduce float64
 	// eagerFrom and eagerTo bound ops[eagerFrom:eagerTo], a dropless mixture's routed
 	// experts: launched eagerly after a host synchronization (moeHostSeconds).
 	eagerFrom, eagerTo int
@@ -761,8 +765,8 @@ func (sh *shape) rowIDMap(n float64) op {
 //     writes the scores, the routing map and an intermediate; its backward reads the
 //     intermediate and the scores' gradient and writes the logits' gradient);
 //   - the tokens per expert, routing_map.sum(dim=0): one kernel (all-reduced over the
-//     tensor- and context-parallel group when that has more than one member, which is
-//     not priced here);
+//     tensor- and context-parallel group when that has more than one member, an NCCL
+//     call priced as communication, shape.auxLossReduceSeconds);
 //   - switch_load_balancing_loss_func: Transformer Engine's fused_moe_aux_loss, one
 //     kernel each pass (its forward reads the scores; its backward writes their
 //     gradient); with seq_aux_loss the loss is divided by the microbatch's sequences
@@ -790,6 +794,31 @@ func (sh *shape) auxLoss(n float64) (op, bool) {
 	}
 	entries := n * sh.experts
 	return op{name: "aux loss", fwd: work{0, 18 * entries, kernels}, bwd: work{0, 28 * entries, kernels}}, true
+}
+
+// auxLossReduceSeconds is the all-reduce of the tokens per expert that the router's
+// load-balancing loss runs in the forward pass when the tensor-and-context-parallel
+// group has more than one member: TopKRouter._apply_aux_loss and _apply_seq_aux_loss
+// call get_tokens_per_expert_and_token_count(routing_map, reduce_group=tp_cp_group),
+// which sums the E int64 counts (routing_map.sum(dim=0)) over the group with
+// reduce_from_tensor_model_parallel_region, a no-op on a group of one
+// (megatron/core/transformer/moe/router.py and moe_utils.py, core_v0.16.0; the same
+// reduction over the same group in core_v0.15.0's aux_loss path). The routing map
+// carries no gradient, so the backward pass has none. An NCCL ring all-reduce
+// (cluster.RingAllReduceSeconds) of 8*E bytes among the t*c members, over the
+// context-parallel link when c > 1 (the group then spans the context group's
+// devices), else the tensor-parallel link: a small message, so mostly its latency.
+// 0 without a loss (shape.auxLoss) or on a group of one.
+func (sh *shape) auxLossReduceSeconds(t Target) float64 {
+	members := int(sh.tp * sh.cp)
+	if _, ok := sh.auxLoss(1); !ok || members <= 1 {
+		return 0
+	}
+	link := t.tensorLink()
+	if sh.cp > 1 {
+		link = t.contextLink()
+	}
+	return cluster.RingAllReduceSeconds(link, 8*sh.experts, members)
 }
 
 // routingMapGatherSeconds is the forward pass's all-gather of the routing map that
@@ -1044,6 +1073,7 @@ func (sh *shape) moe(c *calc) piece {
 		sh.linear16("router", n, h, sh.experts), mem("top-k", 4*n*sh.experts*2, 3))
 	if o, ok := sh.auxLoss(n); ok {
 		p.ops = append(p.ops, o)
+		p.fwdAuxReduce = sh.auxLossReduceSeconds(c.target)
 	}
 	if o, ok := sh.hybridEPPreprocessing(n); ok {
 		p.ops = append(p.ops, o)
