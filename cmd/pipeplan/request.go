@@ -69,6 +69,7 @@ type requestFlags struct {
 	fp8AmaxTPOnly                   bool
 	trainMetrics                    int
 	moeAuxLoss                      string
+	moeForceLoadBalancing           bool
 
 	// schedule
 	schedule                  string
@@ -127,6 +128,7 @@ func (f *requestFlags) add(fs *flag.FlagSet, withSchedule bool) {
 	fs.BoolVar(&f.fp8AmaxTPOnly, "fp8-amax-tp-only", false, "with fp8 delayed scaling under megatron: reduce the amax history over the tensor-parallel group only (Megatron-LM's --tp-only-amax-red)")
 	fs.IntVar(&f.trainMetrics, "train-metrics", 0, "training metrics the loop computes on each microbatch's logits and synchronises every step (Composer's; LLM Foundry's MPT: 2)")
 	fs.StringVar(&f.moeAuxLoss, "moe-aux-loss", "", "a mixture of experts' load-balancing loss, as Megatron-Core's fused router computes it in training: none (default), aux_loss or seq_aux_loss")
+	fs.BoolVar(&f.moeForceLoadBalancing, "moe-force-load-balancing", false, "replace a mixture's router logits with random ones, balancing its experts (Megatron-Core's moe_router_force_load_balancing, as Megatron-Bridge's MoE benchmarks run)")
 	fs.StringVar(&f.attention, "attention", "", "attention kernel with --hf-config: flash (FlashAttention-2, default), flash3 (FlashAttention-3, Hopper), cudnn, flash-triton (FlashAttention in Triton, LLM Foundry's triton), flash1 (flash-attn 1.x) or eager")
 	fs.BoolVar(&f.fp8Attention, "fp8-attention", false, "attention in fp8 (TE's fp8_dpa; needs fp8, cudnn)")
 	fs.BoolVar(&f.fusedMLP, "expert-fused-mlp", false, "experts as TE's fused grouped MLP (mxfp8, Blackwell)")
@@ -267,6 +269,7 @@ func (f *requestFlags) build() (*wire.Request, error) {
 	r.Training.FP8AmaxTPOnly = f.fp8AmaxTPOnly
 	r.Training.TrainMetrics = f.trainMetrics
 	r.Training.MoEAuxLoss = f.moeAuxLoss
+	r.Training.MoEForceLoadBalancing = f.moeForceLoadBalancing
 	if f.recomputeModules != "" {
 		r.Training.RecomputeModules = strings.Split(f.recomputeModules, ",")
 	}
@@ -437,7 +440,7 @@ var flagOf = map[string]string{
 	"model.architecture.expert_imbalance": "--expert-imbalance", "model.architecture.capacity_factor": "--capacity-factor",
 	"cluster.devices_per_node": "--devices-per-node", "cluster.link_intra": "--link-intra", "cluster.link_inter": "--link-inter",
 	"training.mode": "--inference", "training.optimizer": "--optimizer", "training.precision": "--precision",
-	"training.recompute": "--recompute", "training.recompute_modules": "--recompute-modules", "training.fp8_recipe": "--fp8-recipe", "training.fp8_param_gather": "--fp8-param-gather", "training.fp8_amax_tp_only": "--fp8-amax-tp-only", "training.train_metrics": "--train-metrics", "training.moe_aux_loss": "--moe-aux-loss", "schedule.name": "--schedule", "schedule.microbatches": "--microbatches",
+	"training.recompute": "--recompute", "training.recompute_modules": "--recompute-modules", "training.fp8_recipe": "--fp8-recipe", "training.fp8_param_gather": "--fp8-param-gather", "training.fp8_amax_tp_only": "--fp8-amax-tp-only", "training.train_metrics": "--train-metrics", "training.moe_aux_loss": "--moe-aux-loss", "training.moe_force_load_balancing": "--moe-force-load-balancing", "schedule.name": "--schedule", "schedule.microbatches": "--microbatches",
 	"schedule.microbatch_size": "--batch", "schedule.weight_grad_fraction": "--weight-grad-fraction",
 	"objective": "--objective", "partition": "--partition", "memory_proportion": "--memory-proportion", "boundaries": "--boundaries",
 	"schedule": "--schedule", "events": "--events",

@@ -2,6 +2,7 @@ package analytic
 
 import (
 	"math"
+	"strings"
 	"testing"
 
 	"pipeplan/core/cluster"
@@ -163,5 +164,52 @@ func TestAuxLossReduce(t *testing.T) {
 		if d := lw.ExpertCommSeconds - lo.ExpertCommSeconds; math.Abs(d-c.want) > 1e-12 {
 			t.Errorf("%s: the layer's mixture communication grows %v s, want the all-reduce's %v", c.name, d, c.want)
 		}
+	}
+}
+
+// TestRandomLogits: Megatron-Core's forced load balancing (Options.MoEForceBalance,
+// RandomSTE: logits.clone().normal_() forward, the gradient straight through) adds two
+// launches and 12 bytes per token and expert to each mixture layer's forward pass and
+// nothing to its backward (Qwen3 30B-A3B, 48 mixture layers, 128 experts, 4,096 tokens
+// a microbatch: 96 launches and 48 x 12 x 4,096 x 128 bytes); training and inference
+// alike; and it holds the routing balanced (expert_imbalance above 1 is refused).
+func TestRandomLogits(t *testing.T) {
+	a := bundled(t, "qwen3-30b-a3b")
+	tg := target(t, "h100-sxm")
+	for _, infer := range []bool{false, true} {
+		o := Options{Batch: 1, Seq: 4096, Attention: CuDNN, DataParallel: 8, ExpertParallel: 8}
+		if infer {
+			o.Optimizer = None
+		}
+		sh := newShape(a, o.withDefaults())
+		if _, ok := sh.randomLogits(sh.t); ok {
+			t.Errorf("infer %v: random logits without forced balancing", infer)
+		}
+		without, err := Estimate(a, tg, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		o.MoEForceBalance = true
+		sh = newShape(a, o.withDefaults())
+		got, ok := sh.randomLogits(sh.t)
+		if want := (work{0, 12 * 4096 * 128, 2}); !ok || got.fwd != want || got.bwd != (work{}) {
+			t.Errorf("infer %v: random logits %+v / %+v, want %+v forward and nothing backward", infer, got.fwd, got.bwd, want)
+		}
+		with, err := Estimate(a, tg, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var dFwd, dBwd float64
+		for i := range with.Layers {
+			dFwd += with.Layers[i].FwdKernels - without.Layers[i].FwdKernels
+			dBwd += with.Layers[i].BwdKernels - without.Layers[i].BwdKernels
+		}
+		if dFwd != 2*48 || dBwd != 0 {
+			t.Errorf("infer %v: forced balancing adds %v forward and %v backward launches, want 96 and 0", infer, dFwd, dBwd)
+		}
+	}
+	o := Options{Batch: 1, Seq: 4096, DataParallel: 8, ExpertParallel: 8, MoEForceBalance: true, ExpertImbalance: 1.5}
+	if _, err := Estimate(a, tg, o); err == nil || !strings.Contains(err.Error(), "moe_force_load_balancing") {
+		t.Errorf("forced balancing with expert_imbalance 1.5: error %v, want it refused", err)
 	}
 }

@@ -796,6 +796,28 @@ func (sh *shape) auxLoss(n float64) (op, bool) {
 	return op{name: "aux loss", fwd: work{0, 18 * entries, kernels}, bwd: work{0, 28 * entries, kernels}}, true
 }
 
+// randomLogits is what Megatron-Core's forced load balancing (Options.MoEForceBalance,
+// moe_router_force_load_balancing, which Megatron-Bridge's performance scripts set for
+// every Qwen3, DeepSeek-V3 and gpt-oss-120b recipe from v0.2.2 to v0.5.1) runs on the n
+// tokens at a mixture layer's input: TopKRouter.forward replaces the router's logits
+// with apply_random_logits(logits), the autograd function RandomSTE
+// (megatron/core/transformer/moe/moe_utils.py and router.py, core_v0.14.0 to
+// core_v0.16.0), whose forward is logits.clone().normal_() under the expert-parallel
+// RNG tracker's fork (a swap of the generator's state on the host, no kernel): a copy
+// and a normal fill, two launches over the n x E fp32 logits (the copy reads and writes
+// 4 bytes an element, the fill writes 4: 12 bytes); its backward returns the gradient
+// as it is (straight through: nothing launched). The routing that follows is balanced
+// in expectation (top-k of independent normal scores picks every expert alike), which
+// Options.validate holds the request to (ExpertImbalance 1). In training and inference
+// alike (the router's forward runs it either way); nothing without it or for a dense
+// model.
+func (sh *shape) randomLogits(n float64) (op, bool) {
+	if !sh.o.MoEForceBalance || sh.experts == 0 {
+		return op{}, false
+	}
+	return op{name: "random logits", fwd: work{0, 12 * n * sh.experts, 2}}, true
+}
+
 // auxLossReduceSeconds is the all-reduce of the tokens per expert that the router's
 // load-balancing loss runs in the forward pass when the tensor-and-context-parallel
 // group has more than one member: TopKRouter._apply_aux_loss and _apply_seq_aux_loss
@@ -1070,7 +1092,11 @@ func (sh *shape) moe(c *calc) piece {
 		p.bwdExpertComm = comm + bwdMeta
 	}
 	p.ops = append(p.ops, sh.blockNorm("mlp norm"),
-		sh.linear16("router", n, h, sh.experts), mem("top-k", 4*n*sh.experts*2, 3))
+		sh.linear16("router", n, h, sh.experts))
+	if o, ok := sh.randomLogits(n); ok {
+		p.ops = append(p.ops, o)
+	}
+	p.ops = append(p.ops, mem("top-k", 4*n*sh.experts*2, 3))
 	if o, ok := sh.auxLoss(n); ok {
 		p.ops = append(p.ops, o)
 		p.fwdAuxReduce = sh.auxLossReduceSeconds(c.target)

@@ -534,6 +534,10 @@ type Options struct {
 	// as Megatron-Core computes it with its fused router (shape.auxLoss). Mixtures of
 	// experts only.
 	MoEAuxLoss AuxLoss `json:"moe_aux_loss,omitempty"`
+	// MoEForceBalance replaces the router's logits with random ones, as Megatron-Core's
+	// moe_router_force_load_balancing does for benchmarks (shape.randomLogits): the
+	// routing is balanced, so ExpertImbalance must be 1. Mixtures of experts only.
+	MoEForceBalance bool `json:"moe_force_load_balancing,omitempty"`
 	// TensorCommOverlap hides a sublayer's tensor-parallel all-gather and
 	// reduce-scatter behind its own linear layers' products, as Transformer Engine's
 	// userbuffers do under Megatron-LM's --tp-comm-overlap (the all-gather split in
@@ -868,6 +872,8 @@ func (o Options) Validate() error {
 	}
 	if !(o.ExpertImbalance >= 1 && o.ExpertImbalance <= maxImbalance) {
 		es.Add("expert_imbalance", "must be between 1 (balanced) and %d, got %v", maxImbalance, o.ExpertImbalance)
+	} else if o.MoEForceBalance && o.ExpertImbalance != 1 {
+		es.Add("expert_imbalance", "must be 1 with moe_force_load_balancing (random router logits route every expert the mean load), got %v", o.ExpertImbalance)
 	}
 	if !(o.CapacityFactor == 0 || (o.CapacityFactor > 0 && o.CapacityFactor <= maxImbalance)) {
 		es.Add("capacity_factor", "must be 0 (dropless) or in (0, %d], got %v", maxImbalance, o.CapacityFactor)

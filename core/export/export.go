@@ -198,6 +198,11 @@ type Input struct {
 	// Megatron-LM runs it as --moe-router-load-balancing-type with a coefficient above 0
 	// and --moe-router-fusion; the other exports' model code does not run those kernels.
 	MoEAuxLoss string
+	// MoEForceLoadBalancing is the request's training.moe_force_load_balancing: the plan
+	// priced random router logits and balanced experts. Megatron-LM runs it as
+	// --moe-router-force-load-balancing; the other exports' model code routes by the
+	// learned router.
+	MoEForceLoadBalancing bool
 	// BlockingTransfers: the plan priced the pipeline's sends and receives as blocking
 	// both stages they join (model.architecture.framework deepspeed:
 	// cluster.Framework.BlockingPipelineTransfers), as DeepSpeed's PipelineEngine alone
@@ -509,6 +514,10 @@ func (j *job) trainingLoop(f wire.Format) {
 	if in.MoEAuxLoss != "" && f != wire.Megatron {
 		j.looped = true
 		j.note(wire.NoteTrainingLoop, "the plan prices Megatron-Core's %s load-balancing loss in every mixture layer (training.moe_aux_loss: its fused router's kernels); this export's model code does not run them: plan with moe_aux_loss none, or export to Megatron-LM, to price what runs", in.MoEAuxLoss)
+	}
+	if in.MoEForceLoadBalancing && f != wire.Megatron {
+		j.looped = true
+		j.note(wire.NoteTrainingLoop, "the plan prices Megatron-Core's forced load balancing (training.moe_force_load_balancing: random router logits, balanced experts); this export's model code routes by its learned router, whose load may be uneven: plan without it, or export to Megatron-LM, to price what runs")
 	}
 	if in.BlockingTransfers && f != wire.DeepSpeed && len(in.Boundaries) > 2 {
 		j.looped = true

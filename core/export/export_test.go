@@ -1362,3 +1362,36 @@ func TestPyTorchContextRotateMethod(t *testing.T) {
 		}
 	}
 }
+
+// TestMegatronForceBalanceFlag: training.moe_force_load_balancing exports to Megatron-LM
+// as --moe-router-force-load-balancing (the router's random logits the plan priced);
+// another export's model code routes by its learned router, which a training-loop note
+// says; without the field, neither.
+func TestMegatronForceBalanceFlag(t *testing.T) {
+	for _, force := range []bool{false, true} {
+		r := archCase{arch: "mixtral-8x7b-v0.1", device: "h100-sxm", devices: 4, sched: "1f1b", m: 8, batch: 1, seq: 2048, dp: 4}.request()
+		r.Cluster.DevicesPerNode = 8
+		r.Parallelism.Expert = 4
+		r.Model.Architecture.Framework = "megatron"
+		r.Training.MoEForceLoadBalancing = force
+		in := fromRequest(t, r)
+		ex, err := export.Make(in, wire.Megatron)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := strings.Contains(ex.Text, "--moe-router-force-load-balancing"); got != force {
+			t.Errorf("force %v: the Megatron-LM export names the flag %v:\n%s", force, got, ex.Text)
+		}
+		pt, err := export.Make(in, wire.PyTorch)
+		if err != nil {
+			t.Fatal(err)
+		}
+		noted := false
+		for _, n := range pt.Notes {
+			noted = noted || n.Code == wire.NoteTrainingLoop && strings.Contains(n.Message, "moe_force_load_balancing")
+		}
+		if noted != force {
+			t.Errorf("force %v: the PyTorch export notes forced balancing %v: %+v", force, noted, pt.Notes)
+		}
+	}
+}

@@ -210,6 +210,9 @@ func megatron(j *job) error {
 			fmt.Fprintf(&w, "  --moe-router-load-balancing-type %s --moe-aux-loss-coeff %s  # the coefficient is not priced: set yours\n", in.MoEAuxLoss, coeff)
 			w.WriteString("  --moe-router-fusion  # the fused router the plan priced\n")
 		}
+		if in.MoEForceLoadBalancing {
+			w.WriteString("  --moe-router-force-load-balancing  # random router logits, balanced experts, as planned (a benchmark setting)\n")
+		}
 	}
 	for _, a := range prec {
 		fmt.Fprintf(&w, "  %s\n", a)

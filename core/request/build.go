@@ -63,7 +63,7 @@ func (p *prepared) architecture(es *model.Errors) {
 	}
 	o := analytic.Options{
 		Batch: r.Schedule.MicrobatchSize, Seq: a.Seq,
-		DType: analytic.DType(a.DType), FP8Recipe: analytic.FP8Recipe(r.Training.FP8Recipe), FP8ParamGather: r.Training.FP8ParamGather, TrainMetrics: r.Training.TrainMetrics, MoEAuxLoss: analytic.AuxLoss(r.Training.MoEAuxLoss), Precision: analytic.Precision(r.Training.Precision),
+		DType: analytic.DType(a.DType), FP8Recipe: analytic.FP8Recipe(r.Training.FP8Recipe), FP8ParamGather: r.Training.FP8ParamGather, TrainMetrics: r.Training.TrainMetrics, MoEAuxLoss: analytic.AuxLoss(r.Training.MoEAuxLoss), MoEForceBalance: r.Training.MoEForceLoadBalancing, Precision: analytic.Precision(r.Training.Precision),
 		Optimizer: analytic.Optimizer(r.Training.Optimizer), Attention: analytic.Attention(a.Attention),
 		FP8Attention: a.FP8Attention, ExpertFusedMLP: a.ExpertFusedMLP,
 		Recompute: archRecompute(r.Training.Recompute), Split: analytic.Split(a.Split), Tie: analytic.Tie(a.Tie),
@@ -127,6 +127,11 @@ func (p *prepared) architecture(es *model.Errors) {
 		// HuggingFace's mixtures compute their loss otherwise (once a step over every
 		// layer's router logits, load_balancing_loss_func), which is not priced.
 		es.Add("training.moe_aux_loss", "is priced as Megatron-Core's router computes it: needs framework megatron, cuda-graphs, deepspeed or none, got %s", fw.Name)
+		return
+	}
+	if o.MoEForceBalance && (fw.Name == cluster.Eager || fw.Name == cluster.Compiled) {
+		// HuggingFace's mixtures have no forced balancing.
+		es.Add("training.moe_force_load_balancing", "is Megatron-Core's router's (moe_router_force_load_balancing): needs framework megatron, cuda-graphs, deepspeed or none, got %s", fw.Name)
 		return
 	}
 	if fw.ParamGradAccumulate && p.train() {
@@ -283,7 +288,7 @@ func archPaths(err error) error {
 		return err
 	}
 	paths := map[string]string{
-		"batch": "schedule.microbatch_size", "seq": "model.architecture.seq", "dtype": "model.architecture.dtype", "fp8_recipe": "training.fp8_recipe", "fp8_param_gather": "training.fp8_param_gather", "train_metrics": "training.train_metrics", "moe_aux_loss": "training.moe_aux_loss",
+		"batch": "schedule.microbatch_size", "seq": "model.architecture.seq", "dtype": "model.architecture.dtype", "fp8_recipe": "training.fp8_recipe", "fp8_param_gather": "training.fp8_param_gather", "train_metrics": "training.train_metrics", "moe_aux_loss": "training.moe_aux_loss", "moe_force_load_balancing": "training.moe_force_load_balancing",
 		"precision": "training.precision", "optimizer": "training.optimizer", "attention": "model.architecture.attention",
 		"fp8_attention": "model.architecture.fp8_attention", "expert_fused_mlp": "model.architecture.expert_fused_mlp",
 		"recompute": "training.recompute", "recompute_modules": "training.recompute_modules", "split": "model.architecture.split", "tie": "model.architecture.tie",

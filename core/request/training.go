@@ -56,6 +56,9 @@ func (p *prepared) training(es *model.Errors) {
 	case b > 0 && !p.train():
 		es.Add("parallelism.dp_bucket_bytes", "applies to training: inference has no gradients to reduce")
 	}
+	if t.MoEForceLoadBalancing && (p.arch == nil || p.arch.NumExperts == 0) {
+		es.Add("training.moe_force_load_balancing", "applies to architectures with routed experts (it replaces a mixture's router logits)")
+	}
 	for _, o := range []struct{ field, v string }{
 		{"parallelism.overlap_grad_reduce", p.req.Parallelism.OverlapGradReduce},
 		{"parallelism.overlap_param_gather", p.req.Parallelism.OverlapParamGather},

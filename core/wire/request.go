@@ -382,6 +382,14 @@ type Training struct {
 	// routed experts, training only, not under the eager or compiled frameworks
 	// (HuggingFace's code computes the loss otherwise).
 	MoEAuxLoss string `json:"moe_aux_loss,omitempty"`
+	// MoEForceLoadBalancing replaces a mixture's router logits with random ones, as
+	// Megatron-Core's moe_router_force_load_balancing does (Megatron-Bridge's
+	// performance scripts set it for their dropless MoE benchmarks): two launches a
+	// mixture layer's forward (core/analytic's shape.randomLogits), and the routing is
+	// balanced, so model.architecture.expert_imbalance must be 1. Architectures with
+	// routed experts, not under the eager or compiled frameworks (HuggingFace's code has
+	// no such switch).
+	MoEForceLoadBalancing bool `json:"moe_force_load_balancing,omitempty"`
 }
 
 // MaxDPBucketBytes bounds Parallelism.DPBucketBytes (1 TiB).
