@@ -875,6 +875,30 @@ func (sh *shape) hybridEPPreprocessing(n float64) (op, bool) {
 	return op{name: "hybridep preprocessing", fwd: work{0, n * sh.experts * sh.ep, 1}}, true
 }
 
+// hybridEPPermutePreprocessing is what HybridEP launches in the forward pass, beside its
+// metadata kernel, to turn the rows it will receive into the permute's row map and
+// tokens per local expert: a cooperative kernel with two block-scan passes over the
+// dispatched tokens' local routing map, and one small launch more. In deepseek-ai/DeepEP
+// at commit 34152ae2 (the one Megatron-Bridge's docker/Dockerfile.ci pins,
+// DEEPEP_COMMIT, v0.5.0 to v0.6.0): csrc/hybrid_ep/executor/executor.cu
+// metadata_preprocess_core's permute_preprocessing (extension/permute.cu,
+// cudaLaunchCooperativeKernel of permute_preprocessing_kernel) and
+// pad_tokens_per_expert (pad_tokens_per_expert_kernel<<<1, E/EP>>>); at commit
+// 017a5202 the same cooperative kernel (permute_processing) and a zeroed counter
+// (torch::zeros, a fill launch). Two launches at either commit; the routing map read
+// (1 byte an entry) and the int32 row map written (4), over the n*D rows the device
+// receives by its E/EP experts, D = EP*(1 - (1 - 1/EP)^k) as shape.rowIDMap counts
+// them for the flex dispatcher (which this replaces for HybridEP); the scans'
+// workspaces not counted. Before the host's read, so not among the eager experts
+// (moeHostSeconds). The host reads: one (the padded tokens per expert, after a
+// cudaStreamSynchronize) at 34152ae2, two at 017a5202 (the dispatched count and the
+// tokens per expert, .cpu()); one priced. Forward only: the backward replays the
+// handle.
+func (sh *shape) hybridEPPermutePreprocessing(n float64) op {
+	entries := n * sh.ep * (1 - math.Pow(1-1/sh.ep, sh.k)) * sh.experts / sh.ep
+	return op{name: "hybridep permute preprocessing", fwd: work{0, 5 * entries, 2}}
+}
+
 // mla is DeepSeek's multi-head latent attention (DeepSeek-V2 paper, section 2.1), as
 // trained (the up-projections not absorbed): the norm; the query down-projection to
 // QLoRARank with its norm and the up-projection to heads x (nope + rope), or one query
@@ -1102,7 +1126,7 @@ func (sh *shape) moe(c *calc) piece {
 		p.fwdAuxReduce = sh.auxLossReduceSeconds(c.target)
 	}
 	if o, ok := sh.hybridEPPreprocessing(n); ok {
-		p.ops = append(p.ops, o)
+		p.ops = append(p.ops, o, sh.hybridEPPermutePreprocessing(n))
 	}
 	// Megatron-style, the permute and the activation run once over all the local
 	// experts' rows (perTensor: 1/local of a launch per expert; wholeTensor); eager

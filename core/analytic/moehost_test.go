@@ -154,3 +154,67 @@ func TestMoEHostSyncBackward(t *testing.T) {
 		}
 	}
 }
+
+// TestHybridEPPermutePreprocessing: HybridEP's forward launches its permute
+// preprocessing (a cooperative block-scan kernel) and one small launch beside its
+// metadata kernel (DeepEP 34152ae2: permute_preprocessing and pad_tokens_per_expert;
+// 017a5202: permute_processing and a zeroed counter): two forward launches a mixture
+// layer, 5 bytes per received row and local expert (n*D rows, D = EP(1-(1-1/EP)^k)),
+// nothing backward; none with the other dispatchers or one expert-parallel member.
+func TestHybridEPPermutePreprocessing(t *testing.T) {
+	a := bundled(t, "qwen3-30b-a3b") // 128 experts, top 8, 48 mixture layers
+	const s, ep, k, E = 4096, 16.0, 8.0, 128.0
+	tg := target(t, "h100-sxm")
+	layers := func(r *Result) (fwd, bwd float64) {
+		for _, l := range r.Layers {
+			fwd, bwd = fwd+l.FwdKernels, bwd+l.BwdKernels
+		}
+		return
+	}
+	for _, tt := range []struct {
+		disp Dispatcher
+		ep   int
+		want bool
+	}{
+		{DispatchHybridEP, 16, true},
+		{DispatchHybridEP, 1, false},
+		{DispatchDeepEP, 16, false},
+		{DispatchAllToAll, 16, false},
+	} {
+		o := Options{Batch: 1, Seq: s, DataParallel: 16, ExpertParallel: tt.ep, Dispatcher: tt.disp}
+		sh := newShape(a, o.withDefaults())
+		var got []op
+		for _, x := range sh.moe(&calc{sh: sh, target: tg, o: o.withDefaults()}).ops {
+			if x.name == "hybridep permute preprocessing" {
+				got = append(got, x)
+			}
+		}
+		if len(got) != map[bool]int{true: 1, false: 0}[tt.want] {
+			t.Fatalf("%s EP %d: %d permute preprocessing ops, want %v", tt.disp, tt.ep, len(got), tt.want)
+		}
+		if !tt.want {
+			continue
+		}
+		rows := s * ep * (1 - math.Pow(1-1/ep, k))
+		if want := (work{0, 5 * rows * E / ep, 2}); math.Abs(got[0].fwd.bytes-want.bytes) > 1e-6*want.bytes || got[0].fwd.kernels != 2 || got[0].bwd != (work{}) {
+			t.Errorf("%s: %+v / %+v, want %+v forward, nothing backward", tt.disp, got[0].fwd, got[0].bwd, want)
+		}
+	}
+	// Against DeepEP (the same flex dispatcher without HybridEP's gather and
+	// preprocessing): the whole model's forward launches differ by HybridEP's 1 + 1 + 2
+	// (routing-map gather, metadata kernel, permute preprocessing) a mixture layer.
+	var fwd, bwd [2]float64
+	for i, d := range []Dispatcher{DispatchDeepEP, DispatchHybridEP} {
+		r, err := Estimate(a, tg, Options{Batch: 1, Seq: s, DataParallel: 16, ExpertParallel: 16, Dispatcher: d})
+		if err != nil {
+			t.Fatal(err)
+		}
+		fwd[i], bwd[i] = layers(r)
+	}
+	if d := fwd[1] - fwd[0]; d != 4*48 {
+		t.Errorf("HybridEP launches %v forward kernels more than DeepEP, want %v (gather, metadata, permute preprocessing x 2, 48 layers)", d, 4*48)
+	}
+	if bwd[1] != bwd[0] {
+		t.Errorf("HybridEP's backward launches %v, DeepEP's %v: want the same (the handle replayed)", bwd[1], bwd[0])
+	}
+}

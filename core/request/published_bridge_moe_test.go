@@ -1098,9 +1098,19 @@ func TestBridgeMoEPublishedRuns(t *testing.T) {
 	// expert) and the permute kernel, where the plan counts the preprocessing, the
 	// dispatch and one gather; and two reads to the host (the dispatched count and
 	// tokens_per_expert, .cpu()) where moeHostSeconds prices one. Megatron-Core
-	// core_v0.18.0 passes num_permuted_tokens only with a rank capacity factor. Not
-	// priced: the kernel counts vary across DeepEP's hybrid-ep commits that the
-	// containers pin, which were not read.
+	// core_v0.18.0 passes num_permuted_tokens only with a rank capacity factor. Since
+	// read at the commit Megatron-Bridge's docker/Dockerfile.ci pins from v0.5.0 to
+	// v0.6.0 (DEEPEP_COMMIT 34152ae2; v0.4.x's Dockerfile.fw_base takes the commit as a
+	// build argument without a default, so the earlier containers' commit is not
+	// known): metadata_preprocess_core launches the preprocessing kernel, the same
+	// cooperative permute preprocessing and pad_tokens_per_expert, then one
+	// cudaStreamSynchronize (one host read, as priced); dispatch and permute follow.
+	// Two launches beyond the plan's count at either commit, now priced (analytic's
+	// hybridEPPermutePreprocessing, forward only): all runs 15.8%, +11.5% to 15.5%,
+	// +11.4%, 34 beyond 25%; through 26.04.01 15.2% to 14.6%, 28; by device gb200
+	// +12.0% to +11.9%, gb300 +4.3% to +4.2%, h100-sxm +23.7% to +23.6%, the rest
+	// unmoved; Qwen3 30B-A3B GB300 FP8-MX +6.0% to +5.2%. The second host read of 017a5202 is not priced (the
+	// later commit has one; the TestHybridEPAgainstAllToAll note sizes it at 0.25%).
 	//
 	// gpt-oss's second expert bias in fp32 under the flex dispatcher (analytic's
 	// routedProbBytes and expertOutputBias): Megatron-Core casts the router's 16-bit
@@ -1194,8 +1204,8 @@ func TestBridgeMoEPublishedRuns(t *testing.T) {
 	// 26.04.01 16.0% to 15.2%, 28. By device then b200 +31.5%, b300 +14.6%, gb200
 	// +12.0%, gb300 +4.3%, h100-sxm +23.7%; by model Qwen3 30B-A3B +8.8%, Qwen3
 	// 235B-A22B -0.1%, DeepSeek-V3 +5.1% (w/o MTP +5.7%), gpt-oss +31.9%.
-	if abs > 0.163 || signed > 0.12 {
-		t.Errorf("median |error| %.1f%%, signed median %+.1f%%: want at most 16.3%% and +12.0%% (was 15.8%%, +11.5%%; 15.8%%, +11.6%% before the forced balance's random logits; 14.4%%, +11.6%% before the backward's host synchronization was dropped; 14.1%%, +10.7%% while the fused grouped MLP was charged the eager expert bias; 14.8%%, +11.1%% before the router's load-balancing loss)", 100*abs, 100*signed)
+	if abs > 0.16 || signed > 0.119 {
+		t.Errorf("median |error| %.1f%%, signed median %+.1f%%: want at most 16.0%% and +11.9%% (was 15.5%%, +11.4%%; 15.8%%, +11.5%% before HybridEP's permute preprocessing; 15.8%%, +11.6%% before the forced balance's random logits; 14.4%%, +11.6%% before the backward's host synchronization was dropped; 14.1%%, +10.7%% while the fused grouped MLP was charged the eager expert bias; 14.8%%, +11.1%% before the router's load-balancing loss)", 100*abs, 100*signed)
 	}
 	var older []bridgeMoERun
 	for _, c := range bridgeMoERuns {
@@ -1205,8 +1215,8 @@ func TestBridgeMoEPublishedRuns(t *testing.T) {
 	}
 	t.Run("through NeMo 26.04.01", func(t *testing.T) {
 		signed, abs := planBridgeRuns(t, "Megatron-Bridge MoE runs through NeMo 26.04.01", older)
-		if abs > 0.157 || signed > 0.157 {
-			t.Errorf("median |error| %.1f%%, signed median %+.1f%%: want at most 15.7%% and +15.7%% (was 15.2%%, +15.2%%; 16.0%%, +16.0%% before the forced balance's random logits; 14.0%%, +14.0%% before the backward's host synchronization was dropped; 14.8%%, +14.8%% before the router's load-balancing loss; 15.4%%, +15.4%% before HybridEP's probability rows; 10.8%%, +10.5%% before linear_fc1 was one product)", 100*abs, 100*signed)
+		if abs > 0.151 || signed > 0.151 {
+			t.Errorf("median |error| %.1f%%, signed median %+.1f%%: want at most 15.1%% and +15.1%% (was 14.6%%, +14.6%%; 15.2%%, +15.2%% before HybridEP's permute preprocessing; 16.0%%, +16.0%% before the forced balance's random logits; 14.0%%, +14.0%% before the backward's host synchronization was dropped; 14.8%%, +14.8%% before the router's load-balancing loss; 15.4%%, +15.4%% before HybridEP's probability rows; 10.8%%, +10.5%% before linear_fc1 was one product)", 100*abs, 100*signed)
 		}
 	})
 }
@@ -1400,14 +1410,16 @@ func planBridgeRuns(t *testing.T, label string, runs []bridgeMoERun) (signed, ab
 // forced-balance benchmark's random logits (moe_router_force_load_balancing:
 // RandomSTE's clone and normal_, two launches forward in every Megatron-Bridge
 // performance run) are planned since (training.moe_force_load_balancing): 354,176
-// (-23.6%), some 36 launches a layer and microbatch short. Not the experts'
+// (-23.6%); and HybridEP's permute preprocessing, two launches forward (analytic's
+// hybridEPPermutePreprocessing): 360,320 (-22.2%), some 34 launches a layer and
+// microbatch short. Not the experts'
 // dummy weight gradients: Transformer Engine's GroupedLinear returns get_dummy_wgrad's
 // cached tensor where the gradient went into main_grad, zeroed (a launch) only for a
 // weight marked zero_out_wgrad, which Megatron-Core sets on the tied embedding alone
 // (grouped_linear.py at v2.12; language_module.py at core_v0.15.0)
 // (not checked:
-// cuDNN attention backward's auxiliary kernels, the stages of HybridEP's dispatch and
-// combine beyond one kernel each (DeepEP's hybrid-ep executor), the weighted SwiGLU's
+// cuDNN attention backward's auxiliary kernels, HybridEP's combine beyond one kernel
+// (DeepEP's hybrid-ep executor; its dispatch read above), the weighted SwiGLU's
 // backward, which Megatron-Core compiles with torch.compile (jit_fuser), so its kernel
 // count is Inductor's).
 func TestBridgeKernelsPerStep(t *testing.T) {
