@@ -237,9 +237,32 @@ const (
 const (
 	hopperFP8Efficiency    = 0.63
 	blackwellFP8Efficiency = 0.52
+	gb200FP8Efficiency     = blackwellFP8Efficiency * (gb200MAMFFP8 / 5000) / (b200MAMFFP8 / 4500)
 	mi300xFP8Efficiency    = 0.40
 	mi325xFP8Efficiency    = 0.48
 	mi355xFP8Efficiency    = 0.62
+)
+
+// The GB200's GEMM fractions are the B200's times the two parts' Maximum Achievable
+// Matmul FLOPS as fractions of their peaks (Bekman, "Machine Learning Engineering",
+// compute/accelerator/README.md, the MAMF comparison table, GB200 row of 2025-09-17:
+// mamf-finder.py's best shape, mean of 100 matmuls): 1,822 TFLOP/s bf16 of the
+// GB200's 2,500 (72.9%) against 1,745 of the B200's 2,250 (77.6%), and 3,615.6 fp8
+// of 5,000 (72.3%) against 3,432.5 of 4,500 (76.3%). The Blackwell fractions (0.65
+// bf16, blackwellFP8Efficiency) are the B200's: the shape model's rate checked on
+// OpenXLA's measured B200 products (package analytic, TestGEMMShapeModelBlackwell)
+// and vLLM's SM100 fp8/bf16 ratio. The GB200 NVL72 datasheet's 2.5 PFLOP/s (11%
+// over the B200's 2.25) buys 4.4% more bf16 matmul throughput (5.3% fp8) measured,
+// not 11%: 0.611 and 0.493 of its peaks. The MAMF comparison measures no GB300; its
+// B300 row (1,769 bf16, 3,353.3 fp8, both of the B200's peaks) is within 1.4% and
+// 2.3% of the B200's, so the B300 keeps the B200's fractions, and the GB300 keeps
+// them of its 2.5 PFLOP/s datasheet peak for want of a measurement (NVIDIA does not
+// publish its sustained clock at 1,400 W against the GB200's 1,200 W).
+const (
+	b200MAMFBF16, b200MAMFFP8   = 1745.0, 3432.5 // TFLOP/s
+	gb200MAMFBF16, gb200MAMFFP8 = 1822.0, 3615.6
+	blackwellMatmulEfficiency   = 0.65
+	gb200MatmulEfficiency       = blackwellMatmulEfficiency * (gb200MAMFBF16 / 2500) / (b200MAMFBF16 / 2250)
 )
 
 // Fractions of the 16-bit peak that large bf16 products reach on AMD Instinct parts
@@ -323,7 +346,7 @@ var devicePresets = map[string]DevicePreset{
 	// GPU (DGX B200 datasheet).
 	"b200": {
 		Device:         Device{Name: "b200", MemoryBytes: 180 * gib, UsableFraction: gpuUsable, FLOPSPerSecond: 2.25e15},
-		Perf:           Perf{FP32FLOPSPerSecond: 75e12, FP8FLOPSPerSecond: 4.5e15, MemoryBytesPerSecond: 7.7e12, MatmulEfficiency: 0.65, FP8MatmulEfficiency: blackwellFP8Efficiency, MXFP8: true, BlockFP8: true, MemoryEfficiency: 0.8, KernelSeconds: gpuKernelSeconds, Multiprocessors: blackwellSMs},
+		Perf:           Perf{FP32FLOPSPerSecond: 75e12, FP8FLOPSPerSecond: 4.5e15, MemoryBytesPerSecond: 7.7e12, MatmulEfficiency: blackwellMatmulEfficiency, FP8MatmulEfficiency: blackwellFP8Efficiency, MXFP8: true, BlockFP8: true, MemoryEfficiency: 0.8, KernelSeconds: gpuKernelSeconds, Multiprocessors: blackwellSMs},
 		Link:           "nvlink5",
 		Network:        "ib-ndr",
 		ScaleUpDevices: 8,
@@ -336,7 +359,7 @@ var devicePresets = map[string]DevicePreset{
 	// DGX B300 has one 800 Gb/s ConnectX-8 SuperNIC per GPU.
 	"b300": {
 		Device:         Device{Name: "b300", MemoryBytes: 288 * gib, UsableFraction: gpuUsable, FLOPSPerSecond: 2.25e15},
-		Perf:           Perf{FP32FLOPSPerSecond: 75e12, FP8FLOPSPerSecond: 4.5e15, MemoryBytesPerSecond: 7.75e12, MatmulEfficiency: 0.65, FP8MatmulEfficiency: blackwellFP8Efficiency, MXFP8: true, BlockFP8: true, MemoryEfficiency: 0.8, KernelSeconds: gpuKernelSeconds, Multiprocessors: blackwellSMs},
+		Perf:           Perf{FP32FLOPSPerSecond: 75e12, FP8FLOPSPerSecond: 4.5e15, MemoryBytesPerSecond: 7.75e12, MatmulEfficiency: blackwellMatmulEfficiency, FP8MatmulEfficiency: blackwellFP8Efficiency, MXFP8: true, BlockFP8: true, MemoryEfficiency: 0.8, KernelSeconds: gpuKernelSeconds, Multiprocessors: blackwellSMs},
 		Link:           "nvlink5",
 		Network:        "ib-xdr",
 		ScaleUpDevices: 8,
@@ -347,15 +370,17 @@ var devicePresets = map[string]DevicePreset{
 	// domain, 130 TB/s of NVLink in all, 13.4 TB HBM3e, 360 PFLOP/s fp16 and 720 fp8 with
 	// sparsity): 2.5 PFLOP/s dense bf16, 5 dense fp8/MXFP8, 186 GB at 8 TB/s, NVLink 5
 	// 1.8 TB/s to any of the 72 through the NVLink Switch trays; a 400 Gb/s ConnectX-7
-	// port per GPU to the scale-out network in NVIDIA's reference design.
+	// port per GPU to the scale-out network in NVIDIA's reference design. Its matrix
+	// products reach the B200's fractions times their measured MAMF ratio
+	// (gb200MatmulEfficiency, gb200FP8Efficiency), not the datasheet's 2.5/2.25.
 	"gb200": {
 		Device:         Device{Name: "gb200", MemoryBytes: 186 * gib, UsableFraction: gpuUsable, FLOPSPerSecond: 2.5e15},
-		Perf:           Perf{FP32FLOPSPerSecond: 80e12, FP8FLOPSPerSecond: 5e15, MemoryBytesPerSecond: 8e12, MatmulEfficiency: 0.65, FP8MatmulEfficiency: blackwellFP8Efficiency, MXFP8: true, BlockFP8: true, MemoryEfficiency: 0.8, KernelSeconds: gpuKernelSeconds, Multiprocessors: blackwellSMs, HostSecondsScale: graceHostScale},
+		Perf:           Perf{FP32FLOPSPerSecond: 80e12, FP8FLOPSPerSecond: 5e15, MemoryBytesPerSecond: 8e12, MatmulEfficiency: gb200MatmulEfficiency, FP8MatmulEfficiency: gb200FP8Efficiency, MXFP8: true, BlockFP8: true, MemoryEfficiency: 0.8, KernelSeconds: gpuKernelSeconds, Multiprocessors: blackwellSMs, HostSecondsScale: graceHostScale},
 		Link:           "nvswitch4",
 		Network:        "ib-ndr",
 		ScaleUpDevices: 72,
 		GPU:            true,
-		Note:           "NVIDIA GB200 NVL72 datasheet, per GPU: 2.5 PFLOP/s bf16 dense, 5 fp8 dense, 186 GB at 8 TB/s HBM3e; NVLink 5 1.8 TB/s, 72 GPUs in one NVLink domain; 400 Gb/s NIC per GPU; Grace host: 2.75 times an H100 machine's x86 host time per PyTorch call (TransformerEngine #2053)",
+		Note:           "NVIDIA GB200 NVL72 datasheet, per GPU: 2.5 PFLOP/s bf16 dense, 5 fp8 dense, 186 GB at 8 TB/s HBM3e; matmuls at the B200's fractions times the measured MAMF ratio (1,822/1,745 bf16, 3,615.6/3,432.5 fp8: ml-engineering's MAMF table), 4-5% over the B200, not 11%; NVLink 5 1.8 TB/s, 72 GPUs in one NVLink domain; 400 Gb/s NIC per GPU; Grace host: 2.75 times an H100 machine's x86 host time per PyTorch call (TransformerEngine #2053)",
 	},
 	// NVIDIA GB300 NVL72, per GPU (GB300 NVL72 datasheet: 72 Blackwell Ultra GPUs in one
 	// NVLink domain, 20 TB HBM3e, 360 PFLOP/s fp16 and 720 fp8 with sparsity): 2.5
@@ -363,7 +388,7 @@ var devicePresets = map[string]DevicePreset{
 	// 72; an 800 Gb/s ConnectX-8 SuperNIC per GPU.
 	"gb300": {
 		Device:         Device{Name: "gb300", MemoryBytes: 279 * gib, UsableFraction: gpuUsable, FLOPSPerSecond: 2.5e15},
-		Perf:           Perf{FP32FLOPSPerSecond: 80e12, FP8FLOPSPerSecond: 5e15, MemoryBytesPerSecond: 8e12, MatmulEfficiency: 0.65, FP8MatmulEfficiency: blackwellFP8Efficiency, MXFP8: true, BlockFP8: true, MemoryEfficiency: 0.8, KernelSeconds: gpuKernelSeconds, Multiprocessors: blackwellSMs, HostSecondsScale: graceHostScale},
+		Perf:           Perf{FP32FLOPSPerSecond: 80e12, FP8FLOPSPerSecond: 5e15, MemoryBytesPerSecond: 8e12, MatmulEfficiency: blackwellMatmulEfficiency, FP8MatmulEfficiency: blackwellFP8Efficiency, MXFP8: true, BlockFP8: true, MemoryEfficiency: 0.8, KernelSeconds: gpuKernelSeconds, Multiprocessors: blackwellSMs, HostSecondsScale: graceHostScale},
 		Link:           "nvswitch4",
 		Network:        "ib-xdr",
 		ScaleUpDevices: 72,

@@ -312,3 +312,58 @@ func TestAMDGEMMEfficiencies(t *testing.T) {
 		}
 	}
 }
+
+// TestGB200GEMMEfficiencies pins the GB200 preset's GEMM fractions to the Maximum
+// Achievable Matmul FLOPS its source measured beside the B200's (Bekman, "Machine
+// Learning Engineering", compute/accelerator/README.md, MAMF table: bf16 1,822 of
+// 2,500 TFLOP/s on the GB200, 1,745 of 2,250 on the B200; fp8 3,615.6 of 5,000 and
+// 3,432.5 of 4,500): the B200's fractions times the ratio of the two measured
+// fractions, so a GB200 product runs the measured 1,822/1,745 = 1.044 times a B200's
+// (3,615.6/3,432.5 = 1.053 in fp8), where the datasheets' 2.5 and 2.25 PFLOP/s at
+// equal fractions gave 1.111. The other Blackwell presets keep the B200's fractions:
+// no GB300 was measured, and the B300's MAMF is the B200's within 1.4% (bf16) and
+// 2.3% (fp8).
+func TestGB200GEMMEfficiencies(t *testing.T) {
+	const (
+		b200BF16, b200FP8   = 1745.0, 3432.5 // TFLOP/s, MAMF
+		gb200BF16, gb200FP8 = 1822.0, 3615.6
+	)
+	b200, err := LookupDevice("b200")
+	if err != nil {
+		t.Fatal(err)
+	}
+	gb200, err := LookupDevice("gb200")
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantBF16 := b200.Perf.MatmulEfficiency * (gb200BF16 / 2500) / (b200BF16 / 2250)
+	wantFP8 := b200.Perf.FP8Efficiency() * (gb200FP8 / 5000) / (b200FP8 / 4500)
+	if got := gb200.Perf.MatmulEfficiency; math.Abs(got-wantBF16) > 1e-12 || math.Abs(got-0.6108) > 5e-4 {
+		t.Errorf("gb200 bf16 efficiency %.4f, want %.4f", got, wantBF16)
+	}
+	if got := gb200.Perf.FP8Efficiency(); math.Abs(got-wantFP8) > 1e-12 || math.Abs(got-0.4930) > 5e-4 {
+		t.Errorf("gb200 fp8 efficiency %.4f, want %.4f", got, wantFP8)
+	}
+	// The rates, GB200 over B200: the measured MAMF ratios.
+	for _, c := range []struct {
+		name        string
+		gb200, b200 float64
+		want        float64
+	}{
+		{"bf16", gb200.FLOPSPerSecond * gb200.Perf.MatmulEfficiency, b200.FLOPSPerSecond * b200.Perf.MatmulEfficiency, gb200BF16 / b200BF16},
+		{"fp8", gb200.Perf.FP8FLOPSPerSecond * gb200.Perf.FP8Efficiency(), b200.Perf.FP8FLOPSPerSecond * b200.Perf.FP8Efficiency(), gb200FP8 / b200FP8},
+	} {
+		if got := c.gb200 / c.b200; math.Abs(got-c.want) > 1e-9 {
+			t.Errorf("%s: GB200 products %.4f times a B200's, want the MAMF ratio %.4f", c.name, got, c.want)
+		}
+	}
+	for _, n := range []string{"b300", "gb300"} {
+		d, err := LookupDevice(n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d.Perf.MatmulEfficiency != b200.Perf.MatmulEfficiency || d.Perf.FP8Efficiency() != b200.Perf.FP8Efficiency() {
+			t.Errorf("%s: fractions %.4f and %.4f, want the B200's %.4f and %.4f", n, d.Perf.MatmulEfficiency, d.Perf.FP8Efficiency(), b200.Perf.MatmulEfficiency, b200.Perf.FP8Efficiency())
+		}
+	}
+}

@@ -1204,8 +1204,33 @@ func TestBridgeMoEPublishedRuns(t *testing.T) {
 	// 26.04.01 16.0% to 15.2%, 28. By device then b200 +31.5%, b300 +14.6%, gb200
 	// +12.0%, gb300 +4.3%, h100-sxm +23.7%; by model Qwen3 30B-A3B +8.8%, Qwen3
 	// 235B-A22B -0.1%, DeepSeek-V3 +5.1% (w/o MTP +5.7%), gpt-oss +31.9%.
-	if abs > 0.16 || signed > 0.119 {
-		t.Errorf("median |error| %.1f%%, signed median %+.1f%%: want at most 16.0%% and +11.9%% (was 15.5%%, +11.4%%; 15.8%%, +11.5%% before HybridEP's permute preprocessing; 15.8%%, +11.6%% before the forced balance's random logits; 14.4%%, +11.6%% before the backward's host synchronization was dropped; 14.1%%, +10.7%% while the fused grouped MLP was charged the eager expert bias; 14.8%%, +11.1%% before the router's load-balancing loss)", 100*abs, 100*signed)
+	//
+	// GB200 against GB300 (s31): the GB200's matrix products now run at what the MAMF
+	// comparison measured of them beside the B200's (cluster's gb200MatmulEfficiency
+	// and gb200FP8Efficiency: Bekman's ml-engineering, compute/accelerator/README.md,
+	// 1,822 against 1,745 TFLOP/s bf16, 3,615.6 against 3,432.5 fp8: 4.4% and 5.3% over
+	// the B200, where the datasheets' 2.5 and 2.25 PFLOP/s at one fraction had priced
+	// them 11.1% over it). On main at 62d466e: all runs 15.5%, +11.4% to 14.0%, +10.0%
+	// (34 beyond 25%, unmoved), through 26.04.01 14.6% to 13.4% (28); gb200 rows +11.9%
+	// to +8.4% (30 runs; gb300's +4.2% unmoved); 26.02's planned GB300/GB200 ratios
+	// 1.05..1.10 to 1.08..1.12 against 1.16..1.23 measured (Qwen3 30B-A3B 1.097 to
+	// 1.113, measured 1.165; DeepSeek-V3 1.090 to 1.124, 1.166; Qwen3 235B-A22B 1.093 to
+	// 1.120, 1.208; gpt-oss 1.048 to 1.078, 1.230). What differs between the two devices and what the planner prices of it:
+	// the datasheets' dense peaks (2.5 PFLOP/s bf16, 5 fp8), HBM bandwidth (8 TB/s)
+	// and NVLink 5 are equal; the attention is priced at cuDNN's own GB200 and GB300
+	// rates (analytic's attention tables: Blackwell Ultra's doubled exponential units
+	// give GB300 its faster softmax-bound forward), so the "2x attention-layer
+	// acceleration" is in the rows already; memory (186 against 279 GB) moves no step
+	// time; the recipes differ (MBS, pipeline layout, graph scope, dispatcher) and each
+	// row carries its own. Not found: any GB300 matmul measurement beside a GB200's
+	// (the MAMF table has none; a single GB300 torch.matmul of 8,192 x 8,192 at 1,717 to
+	// 1,812 TFLOP/s, facebookexperimental/triton #740, has no GB200 beside it), nor
+	// NVIDIA's sustained clocks at GB300's 1,400 W against GB200's 1,200 W: the GB300
+	// keeps the B200's fractions of its 2.5 PFLOP/s, and the rest of the measured
+	// 1.16..1.23 stays unexplained (GB300's dense Bridge rows are 4 to 20% pessimistic,
+	// TestFP8PublishedRuns, which the same unpriced GB300 speed would explain).
+	if abs > 0.145 || signed > 0.105 {
+		t.Errorf("median |error| %.1f%%, signed median %+.1f%%: want at most 14.5%% and +10.5%% (was 14.0%%, +10.0%%; 15.5%%, +11.4%% while GB200's products ran at the B200's fraction of its datasheet peak; 15.8%%, +11.5%% before HybridEP's permute preprocessing; 15.8%%, +11.6%% before the forced balance's random logits; 14.4%%, +11.6%% before the backward's host synchronization was dropped; 14.1%%, +10.7%% while the fused grouped MLP was charged the eager expert bias; 14.8%%, +11.1%% before the router's load-balancing loss)", 100*abs, 100*signed)
 	}
 	var older []bridgeMoERun
 	for _, c := range bridgeMoERuns {
@@ -1215,8 +1240,8 @@ func TestBridgeMoEPublishedRuns(t *testing.T) {
 	}
 	t.Run("through NeMo 26.04.01", func(t *testing.T) {
 		signed, abs := planBridgeRuns(t, "Megatron-Bridge MoE runs through NeMo 26.04.01", older)
-		if abs > 0.151 || signed > 0.151 {
-			t.Errorf("median |error| %.1f%%, signed median %+.1f%%: want at most 15.1%% and +15.1%% (was 14.6%%, +14.6%%; 15.2%%, +15.2%% before HybridEP's permute preprocessing; 16.0%%, +16.0%% before the forced balance's random logits; 14.0%%, +14.0%% before the backward's host synchronization was dropped; 14.8%%, +14.8%% before the router's load-balancing loss; 15.4%%, +15.4%% before HybridEP's probability rows; 10.8%%, +10.5%% before linear_fc1 was one product)", 100*abs, 100*signed)
+		if abs > 0.139 || signed > 0.139 {
+			t.Errorf("median |error| %.1f%%, signed median %+.1f%%: want at most 13.9%% and +13.9%% (was 13.4%%, +13.4%%; 14.6%%, +14.6%% while GB200's products ran at the B200's fraction of its datasheet peak; 15.2%%, +15.2%% before HybridEP's permute preprocessing; 16.0%%, +16.0%% before the forced balance's random logits; 14.0%%, +14.0%% before the backward's host synchronization was dropped; 14.8%%, +14.8%% before the router's load-balancing loss; 15.4%%, +15.4%% before HybridEP's probability rows; 10.8%%, +10.5%% before linear_fc1 was one product)", 100*abs, 100*signed)
 		}
 	})
 }
