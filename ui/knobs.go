@@ -58,6 +58,8 @@ var knobRows = [...]KnobField{
 	{group: "arch", ID: "knob-fp8-recipe", Name: "fp8_recipe", Label: "FP8 recipe", choose: true, always: true},
 	{group: "arch", ID: "knob-fp8-param-gather", Name: "fp8_param_gather", ref: func(r *wire.Request) any { return &r.Training.FP8ParamGather }, Label: "FP8 primary weights", Check: true, always: true,
 		Hint: "keeps the fp8 products' weights in fp8 only, without their 16-bit copy (Megatron-LM's --fp8-param-gather; needs fp8)"},
+	{group: "arch", Name: "fp8_amax_tp_only", ref: func(r *wire.Request) any { return &r.Training.FP8AmaxTPOnly }, Label: "FP8 amax over TP only", Check: true,
+		Hint: "delayed scaling's amax all-reduce over the tensor-parallel group only, not all of a stage's replicas (Megatron-LM's --tp-only-amax-red; fp8 training, delayed recipe)"},
 	{group: "arch", Name: "expert_fused_mlp", aref: func(ar *wire.Architecture) any { return &ar.ExpertFusedMLP }, Label: "Fused expert MLP", Check: true,
 		Hint: "a mixture's experts as Transformer Engine's fused grouped MLP (needs mxfp8 and a Blackwell device)"},
 	{group: "arch", Name: "attention", Label: "Attention", choose: true, always: true},

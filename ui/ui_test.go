@@ -453,6 +453,52 @@ func TestFP8ParamGatherKnob(t *testing.T) {
 	}
 }
 
+// TestFP8AmaxTPOnlyKnob: the box for training.fp8_amax_tp_only applies where core's
+// normal form says it does (request.FP8AmaxTPOnlyApplies: fp8 training under the
+// delayed recipe), sets the field, and the plan follows (Megatron-Core's amax
+// all-reduce over the 2 tensor-parallel ranks instead of all 8 of a stage's); under
+// another recipe core refuses it by name and the box stays enabled to answer that.
+func TestFP8AmaxTPOnlyKnob(t *testing.T) {
+	a := NewApp(nil, &fakeHost{}, local)
+	a.PickModel("arch:meta-llama-3-8b")
+	a.SetCluster("device", "h100-sxm")
+	a.SetCluster("count", "8")
+	a.SetTensor("2")
+	a.SetField("framework", "megatron")
+	disabled := func() bool {
+		for _, f := range a.KnobFields("arch") {
+			if f.Name == "fp8_amax_tp_only" {
+				return f.Disabled
+			}
+		}
+		t.Fatal("no fp8_amax_tp_only knob")
+		return false
+	}
+	if a.Err != nil || !disabled() {
+		t.Fatalf("bf16: err %v, the box enabled %v (normal form %q)", a.Err, !disabled(), a.Resolved("fp8_amax_tp_only"))
+	}
+	a.SetKnob("dtype", "fp8")
+	if a.Err != nil || disabled() {
+		t.Fatalf("fp8 delayed: err %v, the box disabled %v", a.Err, disabled())
+	}
+	before := a.Res.Step.StepSeconds
+	a.SetCheck("fp8_amax_tp_only", true)
+	if !a.Req.Training.FP8AmaxTPOnly || a.Err != nil || a.Field("fp8_amax_tp_only") != "true" {
+		t.Fatalf("ticked: request %v, err %v", a.Req.Training.FP8AmaxTPOnly, a.Err)
+	}
+	if after := a.Res.Step.StepSeconds; !(after < before) {
+		t.Errorf("the amax over 2 ranks instead of %d: step %v s, was %v s; want shorter", a.Req.Cluster.Count, after, before)
+	}
+	a.SetKnob("fp8_recipe", "current")
+	if a.Err == nil || !strings.Contains(a.Err.Error(), "training.fp8_amax_tp_only") || disabled() {
+		t.Errorf("current scaling: %v, disabled %v; want core's refusal naming training.fp8_amax_tp_only, the box enabled", a.Err, disabled())
+	}
+	a.SetTab("model")
+	if html := render(t, a); !strings.Contains(html, `id="knob-fp8_amax_tp_only"`) {
+		t.Error("the page has no fp8_amax_tp_only box")
+	}
+}
+
 // TestExpertKnobs: the Cluster panel's expert knobs set parallelism.expert,
 // expert_overlap and expert_dispatcher for a mixture of experts; the plan follows
 // (the mixture layers' all-to-alls appear), a change of the devices keeps them, and

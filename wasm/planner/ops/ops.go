@@ -223,6 +223,9 @@ func normalJSON(requestJSON string) string {
 		if ar.DType == "fp8" { // fp8 attention needs fp8
 			k["fp8_attention"] = "off"
 		}
+		if request.FP8AmaxTPOnlyApplies(n) { // delayed scaling's amax history (core's rule)
+			k["fp8_amax_tp_only"] = "off"
+		}
 		if n.Parallelism.ExpertDispatcher != "" { // a mixture of experts
 			k["expert_fused_mlp"] = "off"
 		}
