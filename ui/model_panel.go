@@ -78,31 +78,50 @@ func (a *App) ModelOptionsIn(group string) []ModelOption {
 	return out
 }
 
-// PickModel handles the model picker.
+// PickModel handles the model picker. What of the request survives the change is
+// core's rule (request.WithModel, the planner's "model"): every field the new model
+// takes; the notice names the fields core left out, with its reasons.
 func (a *App) PickModel(v string) {
 	kind, name, _ := strings.Cut(v, ":")
+	var m wire.ModelSpec
 	switch kind {
 	case "example":
-		a.Req.Model = wire.ModelSpec{Example: name}
-		a.noTensor()
+		m.Example = name
 	case "arch":
-		old := a.Req.Model.Architecture
-		ar := &wire.Architecture{Name: name}
-		if old != nil { // keep the knobs the user set
-			ar.Seq, ar.DType, ar.Attention = old.Seq, old.DType, old.Attention
-		}
-		if old == nil || old.Name != name {
-			// Expert knobs belong to a mixture's experts: another model starts without.
-			par := &a.Req.Parallelism
-			par.Expert, par.ExpertOverlap, par.ExpertDispatcher = 0, false, ""
-		}
-		a.Req.Model = wire.ModelSpec{Architecture: ar}
+		m.Architecture = &wire.Architecture{Name: name}
 	default:
 		return
 	}
-	a.Req.Boundaries, a.BoundsText, a.LayerStart = nil, "", 0
-	a.notice("", false)
-	a.relayout(true)
+	a.planSeq++
+	seq, r := a.planSeq, clone(a.Req)
+	a.background(func() {
+		var w struct {
+			Request *wire.Request
+			Dropped []struct{ Field, Reason string }
+		}
+		err := a.call(nil, "model", &w, r, m)
+		a.update(func() {
+			if seq != a.planSeq {
+				return
+			}
+			if err != nil || w.Request == nil {
+				a.notice(fmt.Sprint("the model did not change: ", err), true)
+				return
+			}
+			a.Req = w.Request
+			a.BoundsText, a.LayerStart = "", 0
+			var left []string
+			for _, d := range w.Dropped {
+				left = append(left, d.Field+" ("+d.Reason+")")
+				a.typed(d.Field[strings.LastIndexByte(d.Field, '.')+1:], "", true)
+			}
+			a.notice("", false)
+			if left != nil {
+				a.notice("Left out for this model: "+strings.Join(left, "; "), false)
+			}
+			a.relayout(true)
+		})
+	})
 }
 
 // relayout asks core for the starting layout of the devices (the planner's "layout":

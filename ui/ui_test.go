@@ -535,4 +535,44 @@ func TestExpertKnobs(t *testing.T) {
 	if q := a.Req.Parallelism; q.Expert != 0 || q.ExpertOverlap || q.ExpertDispatcher != "" {
 		t.Errorf("another model kept the expert knobs: %+v", q)
 	}
+	if !strings.Contains(a.Notice, "parallelism.expert (splits the experts") || a.NoticeBad {
+		t.Errorf("the notice %q does not give core's reason for leaving out parallelism.expert", a.Notice)
+	}
+}
+
+// TestPickModelKeeps: another model keeps every knob core takes for it
+// (request.WithModel): an architecture's framework, loss kernel, split, dtype and
+// tensor-parallel degree carry to another architecture, with no notice; a profile
+// takes none of them and the notice names them; the plan is the new model's.
+func TestPickModelKeeps(t *testing.T) {
+	a := NewApp(nil, &fakeHost{}, local)
+	a.PickModel("arch:meta-llama-3-8b")
+	a.SetCluster("device", "h100-sxm")
+	a.SetCluster("count", "8")
+	a.SetTensor("2")
+	for k, v := range map[string]string{"framework": "megatron", "cross_entropy": "vocab-parallel", "split": "sublayer", "dtype": "fp8"} {
+		a.SetField(k, v)
+	}
+	a.SetCheck("fp8_amax_tp_only", true)
+	if a.Err != nil {
+		t.Fatalf("the base: %v", a.Err)
+	}
+	a.PickModel("arch:llama-3.2-1b")
+	ar := a.Req.Model.Architecture
+	if ar.Name != "llama-3.2-1b" || ar.Framework != "megatron" || ar.CrossEntropy != "vocab-parallel" || ar.Split != "sublayer" || ar.DType != "fp8" ||
+		a.Req.Parallelism.Tensor != 2 || !a.Req.Training.FP8AmaxTPOnly || a.Notice != "" || a.Err != nil {
+		t.Errorf("llama-3.2-1b kept %+v, tensor %d, amax TP-only %v; notice %q, err %v", *ar, a.Req.Parallelism.Tensor, a.Req.Training.FP8AmaxTPOnly, a.Notice, a.Err)
+	}
+	if m := a.Model(); m == nil || !strings.Contains(m.Name, "llama-3.2-1b") {
+		t.Errorf("the plan is not llama-3.2-1b's: %+v", m)
+	}
+	a.PickModel("example:gpt2-medium")
+	for _, f := range []string{"model.architecture.framework", "parallelism.tensor", "training.fp8_amax_tp_only"} {
+		if !strings.Contains(a.Notice, f+" (") {
+			t.Errorf("a profile: the notice %q does not name %s", a.Notice, f)
+		}
+	}
+	if a.Req.Model.Architecture != nil || a.Req.Parallelism.Tensor != 0 || a.Req.Training.FP8AmaxTPOnly || a.Err != nil {
+		t.Errorf("a profile kept %+v, err %v", a.Req, a.Err)
+	}
 }

@@ -116,6 +116,8 @@ func Do(ctx context.Context, op string, args []string, progress func(string), yi
 		return layoutJSON(ctx, arg(0)), nil
 	case "normal":
 		return normalJSON(arg(0)), nil
+	case "model":
+		return withModelJSON(arg(0), arg(1)), nil
 	}
 	return mustJSON(apiError{Error: fmt.Sprintf("unknown operation %q", op)}), nil
 }
@@ -131,6 +133,24 @@ func layoutJSON(ctx context.Context, requestJSON string) string {
 		return mustJSON(errorOf(err))
 	}
 	return mustJSON(l)
+}
+
+// withModelJSON is request.WithModel's answer for a request and a model spec (JSON):
+// {"request": ..., "dropped": [{"field", "reason"}, ...]}, or an error object.
+func withModelJSON(requestJSON, modelJSON string) string {
+	r, err := request.Decode([]byte(requestJSON))
+	if err != nil {
+		return mustJSON(errorOf(err))
+	}
+	var m wire.ModelSpec
+	if err := json.Unmarshal([]byte(modelJSON), &m); err != nil {
+		return mustJSON(apiError{Error: "the model does not read: " + err.Error()})
+	}
+	out, dropped := request.WithModel(r, m)
+	return mustJSON(struct {
+		Request *wire.Request     `json:"request"`
+		Dropped []request.Dropped `json:"dropped"`
+	}{out, dropped})
 }
 
 // normalJSON is what each of the page's knobs resolves to in the request's normal form
