@@ -71,7 +71,9 @@ func TestWithModel(t *testing.T) {
 				return out.Parallelism == wire.Parallelism{Data: 2} && ar.ExpertImbalance == 0 && ar.CapacityFactor == 0 && ar.Framework == "megatron"
 			}},
 		{"an unknown device is the cluster's refusal, left", func() *wire.Request { r := dense(); r.Cluster.Device = "h100"; return r }(), arch("llama-3.2-1b"), label,
-			func(out *wire.Request) bool { return out.Cluster.Device == "h100" && out.Parallelism.Tensor == 2 && out.Model.Architecture.Seq == 8192 }},
+			func(out *wire.Request) bool {
+				return out.Cluster.Device == "h100" && out.Parallelism.Tensor == 2 && out.Model.Architecture.Seq == 8192
+			}},
 	} {
 		before, _ := json.Marshal(c.r)
 		out, dropped := WithModel(c.r, c.m)
