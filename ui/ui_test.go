@@ -524,7 +524,7 @@ func TestExpertKnobs(t *testing.T) {
 		t.Error("expert parallelism changed nothing in the plan")
 	}
 	a.SetCluster("per_node", "32")
-	if a.Req.Parallelism.Expert != 2 || a.Knob("expert_dispatcher") != "deepep" {
+	if a.Req.Parallelism.Expert != 2 || a.Field("expert_dispatcher") != "deepep" {
 		t.Errorf("a change of the devices lost the expert knobs: %+v", a.Req.Parallelism)
 	}
 	a.SetTab("cluster")

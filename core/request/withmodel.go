@@ -12,8 +12,9 @@ import (
 
 // Dropped is a field a model change left out of a request (WithModel), and why.
 type Dropped struct {
-	// Field is the field's path in the request ("parallelism.expert").
-	Field string `json:"field"`
+	// Path is the field's path in the request ("parallelism.expert"), as a refusal
+	// names it (model.FieldError).
+	Path string `json:"path"`
 	// Reason is why it went: Normalize's refusal of it for the new model, or what it
 	// belonged to.
 	Reason string `json:"reason"`

@@ -82,9 +82,9 @@ func TestWithModel(t *testing.T) {
 		}
 		var got []string
 		for _, d := range dropped {
-			got = append(got, d.Field)
+			got = append(got, d.Path)
 			if d.Reason == "" {
-				t.Errorf("%s: %s dropped without a reason", c.name, d.Field)
+				t.Errorf("%s: %s dropped without a reason", c.name, d.Path)
 			}
 		}
 		if strings.Join(got, " ") != strings.Join(c.dropped, " ") {

@@ -18,6 +18,8 @@
 //	                             as stages x replicas, and the rule that chose it
 //	normal [request]             what each of the page's knobs resolves to in the
 //	                             request's normal form (request.Normalize), by knob name
+//	model [request, model]       request.WithModel: the request planning another model
+//	                             (a wire.ModelSpec), with the fields core left out and why
 //	calibrate [request, profile] request.Calibration: the request's architecture fitted to
 //	                             a measured profile (its text, a native model file)
 //	                             (pipeplan.calibrate)
@@ -136,7 +138,7 @@ func layoutJSON(ctx context.Context, requestJSON string) string {
 }
 
 // withModelJSON is request.WithModel's answer for a request and a model spec (JSON):
-// {"request": ..., "dropped": [{"field", "reason"}, ...]}, or an error object.
+// {"request": ..., "dropped": [{"path", "reason"}, ...]}, or an error object.
 func withModelJSON(requestJSON, modelJSON string) string {
 	r, err := request.Decode([]byte(requestJSON))
 	if err != nil {
