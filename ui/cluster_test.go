@@ -271,7 +271,7 @@ func TestClusterKeepsParallelism(t *testing.T) {
 	for i := range v.NumField() {
 		f := v.Field(i)
 		switch f.Kind() {
-		case reflect.Int:
+		case reflect.Int, reflect.Int64:
 			f.SetInt(int64(i + 2))
 		case reflect.Bool:
 			f.SetBool(true)
