@@ -464,6 +464,7 @@ func TestFP8AmaxTPOnlyKnob(t *testing.T) {
 	a.SetCluster("device", "h100-sxm")
 	a.SetCluster("count", "8")
 	a.SetTensor("2")
+	a.SetDegree("data", "4") // the amax group: 2 x 4 ranks, or the 2 of TP
 	a.SetField("framework", "megatron")
 	disabled := func() bool {
 		for _, f := range a.KnobFields("arch") {

@@ -18,9 +18,10 @@ import (
 )
 
 // TestBrowserFP8AmaxTPOnly: the Model panel's box for training.fp8_amax_tp_only
-// (Megatron-Core's tp_only_amax_red) on Llama-3-8B over 8 H100s at tensor degree 2 under
-// Megatron-LM: disabled in bf16 and enabled in fp8 under the delayed recipe (core's
-// request.FP8AmaxTPOnlyApplies, through the planner's normal answer), ticked it reaches
+// (Megatron-Core's tp_only_amax_red) on Llama-3-8B over 8 H100s, 4 replicas at tensor
+// degree 2 under Megatron-LM: disabled in bf16 and enabled in fp8 under the delayed
+// recipe (core's request.FP8AmaxTPOnlyApplies, through the planner's normal answer),
+// ticked it reaches
 // the request in the URL and the page shows core's plan of that request, which changes
 // (the amax all-reduce over 2 ranks, not 8). Another architecture keeps it and the
 // framework (core's request.WithModel). A reload of the URL and a visit without it
@@ -35,6 +36,7 @@ func TestBrowserFP8AmaxTPOnly(t *testing.T) {
 	b.set("#cluster-device", "h100-sxm", "change")
 	b.set("#cluster-count", "8", "input")
 	b.set("#cluster-tensor", "2", "input")
+	b.set("#cluster-replicas", "4", "input") // the amax group: 2 x 4 ranks, or the 2 of TP
 	b.tab("model")
 	b.set("#knob-framework", "megatron", "change")
 	b.waitFor("megatron", `document.querySelector("#knob-framework")?.value === "megatron"`)
