@@ -3,13 +3,11 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/chromedp/chromedp"
 
@@ -93,22 +91,7 @@ func TestBrowserFP8AmaxTPOnly(t *testing.T) {
 	}
 
 	for _, visit := range []struct{ what, url string }{{"reloading the URL", url + "/" + moved.Hash}, {"visiting without the URL's request", url + "/"}} {
-		do(b, "leaving the page", chromedp.Navigate("about:blank"))
-		do(b, visit.what, chromedp.Navigate(visit.url))
-		// Right after a navigation chromium may still hand out the last page's
-		// JavaScript context ("Cannot find context with specified id"): poll again.
-		for try := 0; ; try++ {
-			ctx, cancel := context.WithTimeout(b.ctx, 40*time.Second)
-			_, err := chromedp.Run(ctx, chromedp.Poll[bool](`document.querySelector("#status")?.textContent.startsWith("Planned")`, chromedp.WithPollingTimeout(30*time.Second)))
-			cancel()
-			if err == nil {
-				break
-			}
-			if try == 3 || !strings.Contains(err.Error(), "Cannot find context") {
-				t.Fatalf("%s: waiting for the plan: %v", visit.what, err)
-			}
-			time.Sleep(200 * time.Millisecond)
-		}
+		b.navigate(visit.what, visit.url, `document.querySelector("#status")?.textContent.startsWith("Planned")`)
 		b.tab("model")
 		b.waitFor(visit.what+": the box", `document.querySelector("`+box+`")?.disabled === false`)
 		if got := do(b, "reading "+box, chromedp.Evaluate[string](`document.querySelector("#model-pick").value + "," + document.querySelector("`+box+`").checked`)); got != "arch:llama-3.2-1b,true" {
