@@ -197,9 +197,6 @@ func (a *App) panelParallelism() wire.Parallelism {
 	return p
 }
 
-// Replicas is the data-parallel replicas' box as it shows it ("" for core's default).
-func (a *App) Replicas() string { return itoa0(a.Req.Parallelism.Data) }
-
 // SetDegree handles the data-parallel replicas or the context-parallel degree
 // (architectures): the pipeline gets devices / (replicas x tensor x context) stages. ""
 // is 1. Core checks what goes together (a context degree that does not split the

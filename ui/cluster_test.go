@@ -188,7 +188,7 @@ func TestFP8RecipeKnob(t *testing.T) {
 	a.PickModel("arch:llama-2-7b")
 	a.SetCluster("device", "b200")
 	a.SetKnob("fp8_recipe", "mxfp8")
-	if a.Err != nil || a.Req.Training.FP8Recipe != "mxfp8" || a.Knob("fp8_recipe") != "mxfp8" {
+	if a.Err != nil || a.Req.Training.FP8Recipe != "mxfp8" || a.Field("fp8_recipe") != "mxfp8" {
 		t.Fatalf("mxfp8 on b200: %v %+v", a.Err, a.Req.Training)
 	}
 	a.SetCluster("device", "h100-sxm")
@@ -271,7 +271,7 @@ func TestClusterKeepsParallelism(t *testing.T) {
 	for i := range v.NumField() {
 		f := v.Field(i)
 		switch f.Kind() {
-		case reflect.Int:
+		case reflect.Int, reflect.Int64:
 			f.SetInt(int64(i + 2))
 		case reflect.Bool:
 			f.SetBool(true)

@@ -121,7 +121,7 @@ func TestModelKnobs(t *testing.T) {
 		return strings.Join(s, " ")
 	}
 	for group, want := range map[string]string{
-		"arch":    "seq dtype fp8_recipe fp8_param_gather expert_fused_mlp attention fp8_attention precision optimizer framework cross_entropy split tie",
+		"arch":    "seq dtype fp8_recipe fp8_param_gather fp8_amax_tp_only expert_fused_mlp attention fp8_attention precision optimizer framework cross_entropy split tie",
 		"train":   "batch mode recompute recompute_modules train_metrics",
 		"plan":    "schedule microbatches weight_grad_fraction objective partition",
 		"cluster": "memory_proportion free_transfers", // data_link: cluster documents only

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"pipeplan/core/examples"
+	"pipeplan/core/model"
 	"pipeplan/core/wire"
 )
 
@@ -78,31 +79,56 @@ func (a *App) ModelOptionsIn(group string) []ModelOption {
 	return out
 }
 
-// PickModel handles the model picker.
+// PickModel handles the model picker. What of the request survives the change is
+// core's rule (request.WithModel, the planner's "model"): every field the new model
+// takes; the notice names the fields core left out, with its reasons.
 func (a *App) PickModel(v string) {
 	kind, name, _ := strings.Cut(v, ":")
+	var m wire.ModelSpec
 	switch kind {
 	case "example":
-		a.Req.Model = wire.ModelSpec{Example: name}
-		a.noTensor()
+		m.Example = name
 	case "arch":
-		old := a.Req.Model.Architecture
-		ar := &wire.Architecture{Name: name}
-		if old != nil { // keep the knobs the user set
-			ar.Seq, ar.DType, ar.Attention = old.Seq, old.DType, old.Attention
-		}
-		if old == nil || old.Name != name {
-			// Expert knobs belong to a mixture's experts: another model starts without.
-			par := &a.Req.Parallelism
-			par.Expert, par.ExpertOverlap, par.ExpertDispatcher = 0, false, ""
-		}
-		a.Req.Model = wire.ModelSpec{Architecture: ar}
+		m.Architecture = &wire.Architecture{Name: name}
 	default:
 		return
 	}
-	a.Req.Boundaries, a.BoundsText, a.LayerStart = nil, "", 0
-	a.notice("", false)
-	a.relayout(true)
+	a.planSeq++
+	seq, r := a.planSeq, clone(a.Req)
+	a.background(func() {
+		var w answer
+		err := a.call(nil, "model", &w, r, m)
+		a.update(func() {
+			if seq != a.planSeq {
+				return
+			}
+			if err != nil || w.Request == nil {
+				a.notice(fmt.Sprint("the model did not change: ", err), true)
+				return
+			}
+			a.Req = w.Request
+			a.BoundsText, a.LayerStart = "", 0
+			var left []string
+			for _, d := range w.Dropped {
+				left = append(left, d.Path+" ("+d.Reason+")")
+				a.typed(d.Path[strings.LastIndexByte(d.Path, '.')+1:], "", true)
+			}
+			a.notice("", false)
+			if left != nil {
+				a.notice("Left out for this model: "+strings.Join(left, "; "), false)
+			}
+			a.relayout(true)
+		})
+	})
+}
+
+// answer is a planner's answer that carries a request: "layout"'s, with the stages and
+// the rule that laid it out, and "model"'s, with the fields core left out.
+type answer struct {
+	Request *wire.Request
+	Stages  int
+	Rule    string
+	Dropped []model.FieldError
 }
 
 // relayout asks core for the starting layout of the devices (the planner's "layout":
@@ -123,11 +149,7 @@ func (a *App) relayout(push bool) {
 	a.planSeq++
 	seq, r := a.planSeq, clone(a.Req)
 	a.background(func() {
-		var l struct {
-			Request *wire.Request `json:"request"`
-			Stages  int           `json:"stages"`
-			Rule    string        `json:"rule"`
-		}
+		var l answer
 		err := a.call(nil, "layout", &l, r)
 		a.update(func() {
 			if seq != a.planSeq {
@@ -143,25 +165,10 @@ func (a *App) relayout(push bool) {
 	})
 }
 
-// Knob returns an architecture or training knob's value as text.
+// Knob returns the value, as text, of a knob whose row has no field of its own (the
+// training mode, the sharding, the context exchange: their setters, SetKnob, set more).
 func (a *App) Knob(name string) string {
-	ar := a.Req.Model.Architecture
-	if ar == nil {
-		ar = &wire.Architecture{}
-	}
 	switch name {
-	case "dtype":
-		return ar.DType
-	case "attention":
-		return ar.Attention
-	case "precision":
-		return a.Req.Training.Precision
-	case "fp8_recipe":
-		return a.Req.Training.FP8Recipe
-	case "optimizer":
-		return a.Req.Training.Optimizer
-	case "recompute":
-		return a.Req.Training.Recompute
 	case "mode":
 		return a.Req.Training.Mode
 	case "sharding":
@@ -171,8 +178,6 @@ func (a *App) Knob(name string) string {
 		return a.Req.Parallelism.Sharding
 	case "context_method":
 		return a.Req.Parallelism.ContextMethod
-	case "expert_dispatcher":
-		return a.Req.Parallelism.ExpertDispatcher
 	}
 	return ""
 }
@@ -278,29 +283,11 @@ func (a *App) DefaultText(name string) string {
 // unknown or when core leaves it unset.
 func (a *App) Resolved(name string) string { return a.Normal[name] }
 
-// SetKnob handles an architecture or training knob.
+// SetKnob handles the knobs Knob reads, whose edits set more than their field, and the
+// rows' other knobs (SetField).
 func (a *App) SetKnob(name, v string) {
 	v = strings.TrimSpace(v)
-	ar := a.Req.Model.Architecture
 	switch name {
-	case "dtype":
-		if ar == nil {
-			return
-		}
-		ar.DType = v
-	case "attention":
-		if ar == nil {
-			return
-		}
-		ar.Attention = v
-	case "precision":
-		a.Req.Training.Precision = v
-	case "fp8_recipe":
-		a.Req.Training.FP8Recipe = v
-	case "optimizer":
-		a.Req.Training.Optimizer = v
-	case "recompute":
-		a.Req.Training.Recompute = v
 	case "sharding":
 		// One field says it (the former zero goes). The fields that go with a sharding
 		// (prefetch, reshard, reduce dtype, FSDP2's copies, hsdp's group) stay where
@@ -329,8 +316,6 @@ func (a *App) SetKnob(name, v string) {
 		// The all-to-all group is the hierarchical split's: another method starts from
 		// core's default again.
 		a.Req.Parallelism.ContextMethod, a.Req.Parallelism.ContextInner = v, 0
-	case "expert_dispatcher":
-		a.Req.Parallelism.ExpertDispatcher = v
 	case "mode":
 		// Inference runs the inference schedule and has no optimizer (core refuses
 		// either otherwise); training goes back to core's default schedule.

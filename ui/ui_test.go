@@ -453,6 +453,53 @@ func TestFP8ParamGatherKnob(t *testing.T) {
 	}
 }
 
+// TestFP8AmaxTPOnlyKnob: the box for training.fp8_amax_tp_only applies where core's
+// normal form says it does (request.FP8AmaxTPOnlyApplies: fp8 training under the
+// delayed recipe), sets the field, and the plan follows (Megatron-Core's amax
+// all-reduce over the 2 tensor-parallel ranks instead of all 8 of a stage's); under
+// another recipe core refuses it by name and the box stays enabled to answer that.
+func TestFP8AmaxTPOnlyKnob(t *testing.T) {
+	a := NewApp(nil, &fakeHost{}, local)
+	a.PickModel("arch:meta-llama-3-8b")
+	a.SetCluster("device", "h100-sxm")
+	a.SetCluster("count", "8")
+	a.SetTensor("2")
+	a.SetDegree("data", "4") // the amax group: 2 x 4 ranks, or the 2 of TP
+	a.SetField("framework", "megatron")
+	disabled := func() bool {
+		for _, f := range a.KnobFields("arch") {
+			if f.Name == "fp8_amax_tp_only" {
+				return f.Disabled
+			}
+		}
+		t.Fatal("no fp8_amax_tp_only knob")
+		return false
+	}
+	if a.Err != nil || !disabled() {
+		t.Fatalf("bf16: err %v, the box enabled %v (normal form %q)", a.Err, !disabled(), a.Resolved("fp8_amax_tp_only"))
+	}
+	a.SetKnob("dtype", "fp8")
+	if a.Err != nil || disabled() {
+		t.Fatalf("fp8 delayed: err %v, the box disabled %v", a.Err, disabled())
+	}
+	before := a.Res.Step.StepSeconds
+	a.SetCheck("fp8_amax_tp_only", true)
+	if !a.Req.Training.FP8AmaxTPOnly || a.Err != nil || a.Field("fp8_amax_tp_only") != "true" {
+		t.Fatalf("ticked: request %v, err %v", a.Req.Training.FP8AmaxTPOnly, a.Err)
+	}
+	if after := a.Res.Step.StepSeconds; !(after < before) {
+		t.Errorf("the amax over 2 ranks instead of %d: step %v s, was %v s; want shorter", a.Req.Cluster.Count, after, before)
+	}
+	a.SetKnob("fp8_recipe", "current")
+	if a.Err == nil || !strings.Contains(a.Err.Error(), "training.fp8_amax_tp_only") || disabled() {
+		t.Errorf("current scaling: %v, disabled %v; want core's refusal naming training.fp8_amax_tp_only, the box enabled", a.Err, disabled())
+	}
+	a.SetTab("model")
+	if html := render(t, a); !strings.Contains(html, `id="knob-fp8_amax_tp_only"`) {
+		t.Error("the page has no fp8_amax_tp_only box")
+	}
+}
+
 // TestExpertKnobs: the Cluster panel's expert knobs set parallelism.expert,
 // expert_overlap and expert_dispatcher for a mixture of experts; the plan follows
 // (the mixture layers' all-to-alls appear), a change of the devices keeps them, and
@@ -478,7 +525,7 @@ func TestExpertKnobs(t *testing.T) {
 		t.Error("expert parallelism changed nothing in the plan")
 	}
 	a.SetCluster("per_node", "32")
-	if a.Req.Parallelism.Expert != 2 || a.Knob("expert_dispatcher") != "deepep" {
+	if a.Req.Parallelism.Expert != 2 || a.Field("expert_dispatcher") != "deepep" {
 		t.Errorf("a change of the devices lost the expert knobs: %+v", a.Req.Parallelism)
 	}
 	a.SetTab("cluster")
@@ -488,5 +535,45 @@ func TestExpertKnobs(t *testing.T) {
 	a.PickModel("arch:meta-llama-3-8b")
 	if q := a.Req.Parallelism; q.Expert != 0 || q.ExpertOverlap || q.ExpertDispatcher != "" {
 		t.Errorf("another model kept the expert knobs: %+v", q)
+	}
+	if !strings.Contains(a.Notice, "parallelism.expert (splits the experts") || a.NoticeBad {
+		t.Errorf("the notice %q does not give core's reason for leaving out parallelism.expert", a.Notice)
+	}
+}
+
+// TestPickModelKeeps: another model keeps every knob core takes for it
+// (request.WithModel): an architecture's framework, loss kernel, split, dtype and
+// tensor-parallel degree carry to another architecture, with no notice; a profile
+// takes none of them and the notice names them; the plan is the new model's.
+func TestPickModelKeeps(t *testing.T) {
+	a := NewApp(nil, &fakeHost{}, local)
+	a.PickModel("arch:meta-llama-3-8b")
+	a.SetCluster("device", "h100-sxm")
+	a.SetCluster("count", "8")
+	a.SetTensor("2")
+	for k, v := range map[string]string{"framework": "megatron", "cross_entropy": "vocab-parallel", "split": "sublayer", "dtype": "fp8"} {
+		a.SetField(k, v)
+	}
+	a.SetCheck("fp8_amax_tp_only", true)
+	if a.Err != nil {
+		t.Fatalf("the base: %v", a.Err)
+	}
+	a.PickModel("arch:llama-3.2-1b")
+	ar := a.Req.Model.Architecture
+	if ar.Name != "llama-3.2-1b" || ar.Framework != "megatron" || ar.CrossEntropy != "vocab-parallel" || ar.Split != "sublayer" || ar.DType != "fp8" ||
+		a.Req.Parallelism.Tensor != 2 || !a.Req.Training.FP8AmaxTPOnly || a.Notice != "" || a.Err != nil {
+		t.Errorf("llama-3.2-1b kept %+v, tensor %d, amax TP-only %v; notice %q, err %v", *ar, a.Req.Parallelism.Tensor, a.Req.Training.FP8AmaxTPOnly, a.Notice, a.Err)
+	}
+	if m := a.Model(); m == nil || !strings.Contains(m.Name, "llama-3.2-1b") {
+		t.Errorf("the plan is not llama-3.2-1b's: %+v", m)
+	}
+	a.PickModel("example:gpt2-medium")
+	for _, f := range []string{"model.architecture.framework", "parallelism.tensor", "training.fp8_amax_tp_only"} {
+		if !strings.Contains(a.Notice, f+" (") {
+			t.Errorf("a profile: the notice %q does not name %s", a.Notice, f)
+		}
+	}
+	if a.Req.Model.Architecture != nil || a.Req.Parallelism.Tensor != 0 || a.Req.Training.FP8AmaxTPOnly || a.Err != nil {
+		t.Errorf("a profile kept %+v, err %v", a.Req, a.Err)
 	}
 }

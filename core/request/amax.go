@@ -6,7 +6,24 @@ import (
 	"pipeplan/core/analytic"
 	"pipeplan/core/cluster"
 	"pipeplan/core/schedule"
+	"pipeplan/core/wire"
 )
+
+// FP8AmaxTPOnlyApplies reports whether training.fp8_amax_tp_only applies to n, a request
+// in its normal form (Normalize's, every default filled): training an architecture in
+// fp8 under the delayed recipe, the one recipe that keeps an amax history for Transformer
+// Engine to reduce (DelayedAmaxReductionsPerChunk). It is Normalize's own rule: the field
+// is refused wherever this is false, and the page offers its control where it is true.
+func FP8AmaxTPOnlyApplies(n *wire.Request) bool {
+	ar := n.Model.Architecture
+	return ar != nil && amaxHistory(analytic.DType(ar.DType), analytic.FP8Recipe(n.Training.FP8Recipe), n.Training.Mode == wire.ModeTraining)
+}
+
+// amaxHistory: a run in dtype d under recipe rc (defaults filled) reduces an amax
+// history, which only delayed scaling keeps and only training reduces.
+func amaxHistory(d analytic.DType, rc analytic.FP8Recipe, train bool) bool {
+	return d == analytic.FP8 && rc == analytic.Delayed && train
+}
 
 // DelayedAmaxReductionsPerChunk is how many all-reduces of the amax history a model
 // chunk's pass through its transformer blocks waits for under Transformer Engine's

@@ -131,3 +131,47 @@ func TestFP8AmaxTPOnlyRefused(t *testing.T) {
 		}
 	}
 }
+
+// TestFP8AmaxTPOnlyApplies: the field applies to an architecture's training in fp8 under
+// the delayed recipe (the default fp8 recipe on an H100, and fp8 the default dtype where
+// a recipe is named), and to nothing else; Normalize takes the field exactly where it
+// applies to the request's normal form.
+func TestFP8AmaxTPOnlyApplies(t *testing.T) {
+	arch := func(dtype, recipe string) *wire.Request {
+		return &wire.Request{Version: wire.Version, Cluster: wire.ClusterSpec{Device: "h100-sxm", Count: 8},
+			Model:       wire.ModelSpec{Architecture: &wire.Architecture{Name: "llama-3.2-1b", DType: dtype, Framework: "megatron"}},
+			Parallelism: wire.Parallelism{Tensor: 2}, Training: wire.Training{FP8Recipe: recipe}}
+	}
+	for _, c := range []struct {
+		name string
+		r    *wire.Request
+		want bool
+	}{
+		{"fp8, the default recipe", arch("fp8", ""), true},
+		{"fp8 delayed", arch("fp8", "delayed"), true},
+		{"delayed, the dtype left to its default", arch("", "delayed"), true},
+		{"fp8 current", arch("fp8", "current"), false},
+		{"fp8 blockwise", arch("fp8", "blockwise"), false},
+		{"bf16", arch("bf16", ""), false},
+		{"the default dtype", arch("", ""), false},
+		{"fp8 inference", func() *wire.Request {
+			r := arch("fp8", "")
+			r.Schedule.Name = "inference"
+			return r
+		}(), false},
+		{"a profile", &wire.Request{Version: wire.Version, Cluster: wire.ClusterSpec{Device: "h100-sxm", Count: 4},
+			Model: wire.ModelSpec{Example: "gpt2-medium"}}, false},
+	} {
+		n, err := Normalize(c.r)
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		if got := FP8AmaxTPOnlyApplies(n); got != c.want {
+			t.Errorf("%s: applies %v, want %v", c.name, got, c.want)
+		}
+		c.r.Training.FP8AmaxTPOnly = true
+		if err := Validate(c.r); (err == nil) != c.want {
+			t.Errorf("%s with fp8_amax_tp_only: Normalize says %v, want taken %v", c.name, err, c.want)
+		}
+	}
+}

@@ -176,7 +176,7 @@ func (p *prepared) architecture(es *model.Errors) {
 		return
 	}
 	o = est.Opts
-	if r.Training.FP8AmaxTPOnly && (o.DType != analytic.FP8 || o.FP8Recipe != analytic.Delayed || !p.train()) {
+	if r.Training.FP8AmaxTPOnly && !amaxHistory(o.DType, o.FP8Recipe, p.train()) {
 		// With the defaults filled: a bf16 run, or fp8 under a block or current recipe,
 		// keeps no amax history to reduce, and inference reduces none.
 		es.Add("training.fp8_amax_tp_only", "applies to training in fp8 with fp8_recipe delayed (the amax history's all-reduce), got dtype %s, fp8_recipe %q", o.DType, o.FP8Recipe)

@@ -150,3 +150,19 @@ func ExamplePrepared_With() {
 	// 1f1b: 186.7 samples/s, bubble 16.9%
 	// zb-h1: 207.6 samples/s, bubble 7.6%
 }
+
+// WithModel keeps what the new model takes (here the framework) and says why it left
+// the rest out: a dense model has no experts to split.
+func ExampleWithModel() {
+	r := &wire.Request{Version: wire.Version, Cluster: wire.ClusterSpec{Device: "h100-sxm", Count: 8},
+		Model:       wire.ModelSpec{Architecture: &wire.Architecture{Name: "qwen1.5-moe-a2.7b", Framework: "megatron"}},
+		Parallelism: wire.Parallelism{Expert: 2}}
+	out, dropped := request.WithModel(r, wire.ModelSpec{Architecture: &wire.Architecture{Name: "meta-llama-3-8b"}})
+	fmt.Println(out.Model.Architecture.Name, out.Model.Architecture.Framework)
+	for _, d := range dropped {
+		fmt.Println(d.Path+":", d.Reason)
+	}
+	// Output:
+	// meta-llama-3-8b megatron
+	// parallelism.expert: splits the experts of a mixture-of-experts architecture; the model has none
+}

@@ -338,8 +338,11 @@ func (p *prepared) experts(es *model.Errors) {
 			es.Add("parallelism.expert_dispatcher", "moves the tokens of a mixture of experts; the model has none")
 		}
 		par.Expert, par.ExpertTensor, par.ExpertOverlap, par.ExpertDispatcher = 0, 0, false, ""
-		if a := r.Model.Architecture; a != nil && (a.ExpertImbalance != 0 || a.CapacityFactor != 0) {
+		if a := r.Model.Architecture; a != nil && a.ExpertImbalance != 0 {
 			es.Add("model.architecture.expert_imbalance", "applies to a mixture of experts; the model has none")
+		}
+		if a := r.Model.Architecture; a != nil && a.CapacityFactor != 0 {
+			es.Add("model.architecture.capacity_factor", "applies to a mixture of experts; the model has none")
 		}
 		return
 	}

@@ -3,13 +3,11 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/chromedp/chromedp"
 
@@ -233,22 +231,7 @@ func TestBrowserRequestFields(t *testing.T) {
 	}
 	hash := after.Hash
 	for _, visit := range []struct{ what, url string }{{"reloading the URL", url + "/" + hash}, {"visiting without the URL's request", url + "/"}} {
-		do(b, "leaving the page", chromedp.Navigate("about:blank"))
-		do(b, visit.what, chromedp.Navigate(visit.url))
-		// Right after a navigation, chromium may still hand out the last page's
-		// JavaScript context ("Cannot find context with specified id"): poll again.
-		for try := 0; ; try++ {
-			ctx, cancel := context.WithTimeout(b.ctx, 40*time.Second)
-			_, err := chromedp.Run(ctx, chromedp.Poll[bool](`document.querySelector("#status")?.textContent.startsWith("Planned")`, chromedp.WithPollingTimeout(30*time.Second)))
-			cancel()
-			if err == nil {
-				break
-			}
-			if try == 3 || !strings.Contains(err.Error(), "Cannot find context") {
-				t.Fatalf("%s: waiting for the plan: %v", visit.what, err)
-			}
-			time.Sleep(200 * time.Millisecond)
-		}
+		b.navigate(visit.what, visit.url, `document.querySelector("#status")?.textContent.startsWith("Planned")`)
 		if got := do(b, "reading the URL", chromedp.Evaluate[string](`location.hash`)); got != hash && got != "" {
 			t.Errorf("%s: the request is not the one left (URL %.60s…)", visit.what, got)
 		}

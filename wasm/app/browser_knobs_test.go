@@ -128,9 +128,7 @@ func TestBrowserFinerKnobs(t *testing.T) {
 
 	// The URL brings them back.
 	hash := do(b, "reading the URL", chromedp.Evaluate[string](`location.hash`))
-	do(b, "leaving the page", chromedp.Navigate("about:blank"))
-	do(b, "loading the URL", chromedp.Navigate(url+"/"+hash))
-	b.waitFor("the plan", `document.querySelector("#status")?.textContent.startsWith("Planned")`)
+	b.navigate("loading the URL", url+"/"+hash, `document.querySelector("#status")?.textContent.startsWith("Planned")`)
 	b.tab("cluster")
 	for _, k := range knobs {
 		if got := do(b, "reading #knob-"+k.id, chromedp.Evaluate[string](`document.querySelector("#knob-`+k.id+`").value`)); got != k.value {

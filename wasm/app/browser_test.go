@@ -203,6 +203,27 @@ func (b *browserT) waitFor(what, predicate string) {
 	}
 }
 
+// navigate leaves the page for a blank one, loads url and waits for predicate. Right
+// after a navigation chromium may still hand out the last page's JavaScript context
+// ("Cannot find context with specified id"): the wait is tried again then.
+func (b *browserT) navigate(what, url, predicate string) {
+	b.Helper()
+	do(b, "leaving the page", chromedp.Navigate("about:blank"))
+	do(b, what, chromedp.Navigate(url))
+	for try := 0; ; try++ {
+		ctx, cancel := context.WithTimeout(b.ctx, 40*time.Second)
+		_, err := chromedp.Run(ctx, chromedp.Poll[bool](predicate, chromedp.WithPollingTimeout(30*time.Second)))
+		cancel()
+		if err == nil {
+			return
+		}
+		if try == 3 || !strings.Contains(err.Error(), "Cannot find context") {
+			b.Fatalf("%s: waiting for %s: %v", what, predicate, err)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
 func (b *browserT) text(sel string) string {
 	b.Helper()
 	return do(b, "reading "+sel, chromedp.Evaluate[string](`document.querySelector(`+strconv.Quote(sel)+`)?.textContent ?? ""`))

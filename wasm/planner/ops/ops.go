@@ -18,6 +18,8 @@
 //	                             as stages x replicas, and the rule that chose it
 //	normal [request]             what each of the page's knobs resolves to in the
 //	                             request's normal form (request.Normalize), by knob name
+//	model [request, model]       request.WithModel: the request planning another model
+//	                             (a wire.ModelSpec), with the fields core left out and why
 //	calibrate [request, profile] request.Calibration: the request's architecture fitted to
 //	                             a measured profile (its text, a native model file)
 //	                             (pipeplan.calibrate)
@@ -116,6 +118,8 @@ func Do(ctx context.Context, op string, args []string, progress func(string), yi
 		return layoutJSON(ctx, arg(0)), nil
 	case "normal":
 		return normalJSON(arg(0)), nil
+	case "model":
+		return withModelJSON(arg(0), arg(1)), nil
 	}
 	return mustJSON(apiError{Error: fmt.Sprintf("unknown operation %q", op)}), nil
 }
@@ -131,6 +135,24 @@ func layoutJSON(ctx context.Context, requestJSON string) string {
 		return mustJSON(errorOf(err))
 	}
 	return mustJSON(l)
+}
+
+// withModelJSON is request.WithModel's answer for a request and a model spec (JSON):
+// {"request": ..., "dropped": [{"path", "reason"}, ...]}, or an error object.
+func withModelJSON(requestJSON, modelJSON string) string {
+	r, err := request.Decode([]byte(requestJSON))
+	if err != nil {
+		return mustJSON(errorOf(err))
+	}
+	var m wire.ModelSpec
+	if err := json.Unmarshal([]byte(modelJSON), &m); err != nil {
+		return mustJSON(apiError{Error: "the model does not read: " + err.Error()})
+	}
+	out, dropped := request.WithModel(r, m)
+	return mustJSON(struct {
+		Request *wire.Request     `json:"request"`
+		Dropped []request.Dropped `json:"dropped"`
+	}{out, dropped})
 }
 
 // normalJSON is what each of the page's knobs resolves to in the request's normal form
@@ -222,6 +244,9 @@ func normalJSON(requestJSON string) string {
 		}
 		if ar.DType == "fp8" { // fp8 attention needs fp8
 			k["fp8_attention"] = "off"
+		}
+		if request.FP8AmaxTPOnlyApplies(n) { // delayed scaling's amax history (core's rule)
+			k["fp8_amax_tp_only"] = "off"
 		}
 		if n.Parallelism.ExpertDispatcher != "" { // a mixture of experts
 			k["expert_fused_mlp"] = "off"

@@ -1,0 +1,171 @@
+package request
+
+import (
+	"bytes"
+	"encoding/json"
+	"slices"
+	"strings"
+
+	"pipeplan/core/model"
+	"pipeplan/core/wire"
+)
+
+// Dropped is a field a model change left out of a request (WithModel), and why.
+type Dropped struct {
+	// Path is the field's path in the request ("parallelism.expert"), as a refusal
+	// names it (model.FieldError).
+	Path string `json:"path"`
+	// Reason is why it went: Normalize's refusal of it for the new model, or what it
+	// belonged to.
+	Reason string `json:"reason"`
+}
+
+// WithModel is r planning model m instead of its own, keeping every field the new model
+// takes: the rule of what survives a model change (the page's model picker).
+//
+//   - The old architecture's knobs (every field of model.architecture but name and
+//     config) carry over to an architecture m names, under m's own where m sets them; a
+//     profile (an example or a document) has no architecture, so they go.
+//   - model.name, the old model's label, and boundaries, a split of the old model's
+//     layers, go.
+//   - Every other field stays unless Normalize refuses it for the new model: then it
+//     goes, one refusal at a time (the first refused field Normalize names, until it
+//     names none that can go), with Normalize's reason. What can go is a knob: a field
+//     of parallelism, training and schedule, objective, partition, memory_proportion, or
+//     a carried architecture knob; never the cluster, the model itself or the version.
+//     A refusal of another field (one r had already) is left for the plan to show.
+//
+// r is not changed. The fields dropped are listed in the order they went.
+func WithModel(r *wire.Request, m wire.ModelSpec) (*wire.Request, []Dropped) {
+	if r == nil {
+		return nil, nil
+	}
+	out := clone(r)
+	var dropped []Dropped
+	var knobs map[string]json.RawMessage
+	if old := out.Model.Architecture; old != nil {
+		if b, err := json.Marshal(old); err == nil && json.Unmarshal(b, &knobs) == nil {
+			delete(knobs, "name")
+			delete(knobs, "config")
+		}
+	}
+	if out.Model.Name != "" {
+		dropped = append(dropped, Dropped{"model.name", "labels the former model"})
+	}
+	if len(out.Boundaries) > 0 {
+		dropped = append(dropped, Dropped{"boundaries", "split the former model's layers"})
+		out.Boundaries = nil
+	}
+	out.Model = m
+	if m.Architecture != nil {
+		ar := *m.Architecture
+		if own, err := json.Marshal(m.Architecture); err == nil && len(knobs) > 0 {
+			var mine map[string]json.RawMessage
+			if json.Unmarshal(own, &mine) == nil {
+				for k, v := range mine {
+					knobs[k] = v
+				}
+				b, _ := json.Marshal(knobs)
+				ar = wire.Architecture{}
+				if json.Unmarshal(b, &ar) != nil {
+					ar = *m.Architecture
+				}
+			}
+		}
+		out.Model.Architecture = &ar
+	} else {
+		for _, k := range sortedKeys(knobs) {
+			dropped = append(dropped, Dropped{"model.architecture." + k, "applies to architectures; the model is a measured profile"})
+		}
+	}
+	// Each round drops one field, so the rounds are bounded by the request's fields.
+	for range 256 {
+		_, err := Normalize(out)
+		es, ok := model.AsFieldErrors(err)
+		if !ok {
+			break
+		}
+		next := (*wire.Request)(nil)
+		for _, fe := range es {
+			if path, _, _ := strings.Cut(fe.Path, "["); droppable(path) {
+				if c, ok := without(out, path); ok {
+					next = c
+					dropped = append(dropped, Dropped{path, fe.Reason})
+					break
+				}
+			}
+		}
+		if next == nil {
+			break
+		}
+		out = next
+	}
+	return out, dropped
+}
+
+// droppable reports whether a model change may drop the field at path (WithModel): a
+// knob, not the cluster, the model or the version.
+func droppable(path string) bool {
+	top, rest, _ := strings.Cut(path, ".")
+	switch top {
+	case "parallelism", "training", "schedule":
+		return rest != ""
+	case "objective", "partition", "memory_proportion":
+		return rest == ""
+	case "model":
+		knob, ok := strings.CutPrefix(rest, "architecture.")
+		return ok && knob != "name" && knob != "config" && !strings.Contains(knob, ".")
+	}
+	return false
+}
+
+// without is r less the field at path (its zero value, core's default), and whether that
+// changed the request.
+func without(r *wire.Request, path string) (*wire.Request, bool) {
+	b, err := json.Marshal(r)
+	if err != nil {
+		return nil, false
+	}
+	var root map[string]any
+	d := json.NewDecoder(bytes.NewReader(b))
+	d.UseNumber()
+	if d.Decode(&root) != nil {
+		return nil, false
+	}
+	obj := root
+	parts := strings.Split(path, ".")
+	for _, p := range parts[:len(parts)-1] {
+		next, ok := obj[p].(map[string]any)
+		if !ok {
+			return nil, false
+		}
+		obj = next
+	}
+	last := parts[len(parts)-1]
+	if _, ok := obj[last]; !ok {
+		return nil, false
+	}
+	delete(obj, last)
+	c, err := json.Marshal(root)
+	if err != nil {
+		return nil, false
+	}
+	var out wire.Request
+	if json.Unmarshal(c, &out) != nil {
+		return nil, false
+	}
+	if again, err := json.Marshal(&out); err != nil || bytes.Equal(again, b) {
+		return nil, false
+	}
+	return &out, true
+}
+
+// sortedKeys are m's keys in order.
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}

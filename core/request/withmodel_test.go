@@ -1,0 +1,108 @@
+package request
+
+import (
+	"encoding/json"
+	"reflect"
+	"strings"
+	"testing"
+
+	"pipeplan/core/wire"
+)
+
+// TestWithModel: a model change keeps every field the new model takes and drops what
+// Normalize refuses for it, naming the field and giving Normalize's reason; a profile
+// takes no architecture knobs; the old model's label and split go; a refusal of a field
+// that is not a knob (the cluster) stops nothing and is left; r itself is not changed.
+func TestWithModel(t *testing.T) {
+	dense := func() *wire.Request {
+		r := &wire.Request{Version: wire.Version, Cluster: wire.ClusterSpec{Device: "h100-sxm", Count: 8},
+			Model: wire.ModelSpec{Name: "mine", Architecture: &wire.Architecture{Name: "meta-llama-3-8b", Seq: 8192, DType: "fp8",
+				Attention: "cudnn", Framework: "megatron", CrossEntropy: "vocab-parallel", Split: "sublayer", Tie: "stage"}},
+			Parallelism: wire.Parallelism{Tensor: 2, SequenceParallel: true},
+			Training:    wire.Training{FP8AmaxTPOnly: true, FP8ParamGather: true, Recompute: "selective"},
+			Schedule:    wire.Schedule{Microbatches: 16},
+			Boundaries:  []int{0, 40, 66},
+		}
+		return r
+	}
+	moe := func() *wire.Request {
+		return &wire.Request{Version: wire.Version, Cluster: wire.ClusterSpec{Device: "h100-sxm", Count: 8},
+			Model:       wire.ModelSpec{Architecture: &wire.Architecture{Name: "qwen1.5-moe-a2.7b", Framework: "megatron", ExpertImbalance: 1.5, CapacityFactor: 1.25}},
+			Parallelism: wire.Parallelism{Data: 2, Expert: 2, ExpertOverlap: true, ExpertDispatcher: "deepep"}}
+	}
+	arch := func(name string) wire.ModelSpec { return wire.ModelSpec{Architecture: &wire.Architecture{Name: name}} }
+	label := []string{"model.name", "boundaries"}
+	for _, c := range []struct {
+		name    string
+		r       *wire.Request
+		m       wire.ModelSpec
+		dropped []string
+		check   func(out *wire.Request) bool
+	}{
+		{"another dense architecture takes every knob", dense(), arch("llama-3.2-1b"), label, func(out *wire.Request) bool {
+			want := *dense().Model.Architecture
+			want.Name = "llama-3.2-1b"
+			return reflect.DeepEqual(*out.Model.Architecture, want) && out.Parallelism == dense().Parallelism &&
+				out.Training.FP8AmaxTPOnly && out.Training.FP8ParamGather && out.Training.Recompute == "selective" && out.Schedule.Microbatches == 16
+		}},
+		{"gpt2's learned positions refuse 8,192 tokens", dense(), arch("gpt2"), append(label, "model.architecture.seq"), func(out *wire.Request) bool {
+			ar := out.Model.Architecture
+			return ar.Seq == 0 && ar.DType == "fp8" && ar.Framework == "megatron" && out.Training.FP8AmaxTPOnly
+		}},
+		{"the new model's own dtype wins; the fp8 fields go with fp8", dense(), wire.ModelSpec{Architecture: &wire.Architecture{Name: "llama-3.2-1b", DType: "bf16"}},
+			append(label, "training.fp8_param_gather", "training.fp8_amax_tp_only"), func(out *wire.Request) bool {
+				ar := out.Model.Architecture
+				return ar.DType == "bf16" && ar.Seq == 8192 && ar.Attention == "cudnn" && !out.Training.FP8AmaxTPOnly && out.Parallelism.Tensor == 2
+			}},
+		{"a profile takes no architecture knobs nor tensor parallelism", dense(), wire.ModelSpec{Example: "gpt2-medium"},
+			append(label, "model.architecture.attention", "model.architecture.cross_entropy", "model.architecture.dtype", "model.architecture.framework",
+				"model.architecture.seq", "model.architecture.split", "model.architecture.tie", "parallelism.tensor", "parallelism.sequence_parallel",
+				"training.fp8_amax_tp_only", "training.fp8_param_gather", "training.recompute"), func(out *wire.Request) bool {
+				return out.Model.Architecture == nil && out.Model.Example == "gpt2-medium" && out.Parallelism == wire.Parallelism{} && out.Schedule.Microbatches == 16
+			}},
+		{"another mixture takes the expert knobs", moe(), arch("qwen3-30b-a3b"), nil, func(out *wire.Request) bool {
+			ar := out.Model.Architecture
+			return out.Parallelism == moe().Parallelism && ar.ExpertImbalance == 1.5 && ar.CapacityFactor == 1.25 && ar.Framework == "megatron"
+		}},
+		{"a dense model takes none", moe(), arch("meta-llama-3-8b"),
+			[]string{"parallelism.expert", "parallelism.expert_overlap", "parallelism.expert_dispatcher", "model.architecture.expert_imbalance", "model.architecture.capacity_factor"},
+			func(out *wire.Request) bool {
+				ar := out.Model.Architecture
+				return out.Parallelism == wire.Parallelism{Data: 2} && ar.ExpertImbalance == 0 && ar.CapacityFactor == 0 && ar.Framework == "megatron"
+			}},
+		{"an unknown device is the cluster's refusal, left", func() *wire.Request { r := dense(); r.Cluster.Device = "h100"; return r }(), arch("llama-3.2-1b"), label,
+			func(out *wire.Request) bool {
+				return out.Cluster.Device == "h100" && out.Parallelism.Tensor == 2 && out.Model.Architecture.Seq == 8192
+			}},
+	} {
+		before, _ := json.Marshal(c.r)
+		out, dropped := WithModel(c.r, c.m)
+		if after, _ := json.Marshal(c.r); string(after) != string(before) {
+			t.Errorf("%s: WithModel changed its request", c.name)
+		}
+		var got []string
+		for _, d := range dropped {
+			got = append(got, d.Path)
+			if d.Reason == "" {
+				t.Errorf("%s: %s dropped without a reason", c.name, d.Path)
+			}
+		}
+		if strings.Join(got, " ") != strings.Join(c.dropped, " ") {
+			t.Errorf("%s: dropped\n  %v\nwant\n  %v", c.name, dropped, c.dropped)
+		}
+		if !c.check(out) {
+			t.Errorf("%s: the request kept\n  model %+v\n  parallelism %+v\n  training %+v", c.name, out.Model.Architecture, out.Parallelism, out.Training)
+		}
+		if _, err := Normalize(out); err != nil && c.r.Cluster.Device == "h100-sxm" {
+			t.Errorf("%s: Normalize refuses what WithModel kept: %v", c.name, err)
+		}
+		if out.Boundaries != nil || out.Model.Name != "" {
+			t.Errorf("%s: kept the former model's split %v or label %q", c.name, out.Boundaries, out.Model.Name)
+		}
+	}
+	// Each refusal's reason is Normalize's own.
+	_, dropped := WithModel(moe(), arch("meta-llama-3-8b"))
+	if d := dropped[0]; d.Reason != "splits the experts of a mixture-of-experts architecture; the model has none" {
+		t.Errorf("parallelism.expert's reason %q, want Normalize's", d.Reason)
+	}
+}
