@@ -1174,14 +1174,15 @@ func TestBridgeMoEPublishedRuns(t *testing.T) {
 	// ran as fast per token as 26.02's (MBS 4 at 4,096: 14.3 and 14.4 ms a layer per
 	// 8,192 tokens), where the planner's cost per token falls 15% with the full layers'
 	// shorter attention, as GB300's measured pair does (12.4 to 11.7 ms; planned 9.8 to
-	// 9.1): a GB200 26.02 slowdown no source explains. Seen and left: recompute_modules
+	// 9.1): a GB200 26.02 slowdown no source explains. Priced since: recompute_modules
 	// "layernorm" reruns only the pre-MLP norm (TransformerLayer recomputes the input
 	// norm only when it is not fused into linear_qkv, transformer_layer.py
-	// core_v0.16.0), where the planner reruns both (some 0.2% of a GB200 block, the
-	// optimistic way); Megatron-Core's GQA query reshape copy and the qkv split's
-	// backward cat (get_query_key_value_tensors: a copy of Q forward, of Q, K and V's
-	// gradients backward, about 0.8% of a gpt-oss block, common to every Megatron-Core
-	// GQA model), not priced.
+	// core_v0.14.0 to core_v0.18.0; analytic's fusedBlockNorm), where the planner reran
+	// both; Megatron-Core's GQA query reshape copy and the qkv split's backward cat
+	// (get_query_key_value_tensors: a copy of Q forward, of Q, K and V's gradients
+	// backward), and Transformer Engine's copy of V after the rotary embedding
+	// (get_qkv_layout; analytic's megatronQKVSplit), common to every Megatron-Core model
+	// with grouped queries or a rotary embedding (their figures below).
 	//
 	// The dropless host synchronization (analytic.moeHostSeconds) had split the
 	// backward pass too, where none of Megatron-Core's dispatchers reads the device
