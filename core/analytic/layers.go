@@ -210,33 +210,53 @@ func (sh *shape) fusedBlockNorm(name string) (o op, fused bool) {
 	return sh.blockNorm(name), false
 }
 
-// megatronQKVSplit is what Megatron-Core's SelfAttention.get_query_key_value_tensors
-// (megatron/core/transformer/attention.py, core_r0.13.0 to core_v0.18.0) moves beyond
-// the analytic model's fused kernels when it splits linear_qkv's output of a
-// grouped-query attention, and false where it moves nothing. The output is viewed as
-// [s, b, g, (n/g + 2) d] for g query groups and n query heads on the device and split
-// along its last dimension into Q [s, b, g, (n/g) d], K and V [s, b, g, d] (Transformer
-// Engine's SplitAlongDim, or torch.split: views); then query.reshape(s, b, -1, d) merges
-// the groups and the heads, which a view cannot do when g > 1 and n/g > 1 (the group
-// stride (n/g + 2) d is not (n/g) d): a copy of Q, reading and writing it once, one
-// kernel. Backward, the reshape's gradient is a view, and SplitAlongDim's backward
-// returns its gradients as one view only when they lie adjacent in one storage; Q's
-// gradient, the copy's, does not, so it concatenates dQ, dK and dV (torch.cat, one
-// kernel reading and writing each: torch.split's backward is the same cat). Nothing
-// with one group on the device (g = 1: the merge is a view) or multi-head attention
-// (n = g: no merge), and nothing for latent attention (MLASelfAttention has its own).
-// Megatron-Core's fused_single_qkv_rope (default False; Megatron-Bridge v0.5.0 sets it
-// for gpt-oss 20B only) skips the split, not modelled.
+// megatronQKVSplit is what Megatron-Core's SelfAttention moves beyond the analytic
+// model's fused kernels between linear_qkv and the attention kernel, and false where it
+// moves nothing. get_query_key_value_tensors (megatron/core/transformer/attention.py,
+// core_r0.13.0 to core_v0.18.0) views linear_qkv's output as [s, b, g, (n/g + 2) d] for
+// g query groups and n query heads on the device and splits its last dimension into
+// Q [s, b, g, (n/g) d], K and V [s, b, g, d] (Transformer Engine's SplitAlongDim, or
+// torch.split: views); then query.reshape(s, b, -1, d) merges the groups and the heads,
+// which a view cannot do when g > 1 and n/g > 1 (the group stride (n/g + 2) d is not
+// (n/g) d): a copy of Q, reading and writing it once, one kernel. The rotary embedding
+// then writes new Q and K (priced as "rotary"), and Transformer Engine's
+// DotProductAttention takes q, k and v only in the layouts get_qkv_layout recognises
+// (transformer_engine/pytorch/attention/dot_product_attention/utils.py, v2.5 to v2.12:
+// one buffer with q, k and v interleaved, q apart from an interleaved k and v, or
+// three with k's and v's strides alike), otherwise it makes each contiguous: V, a view
+// whose stride is not the new K's, is copied (one kernel, read and written once); with
+// no rotary embedding and Q copied, K and V, still views of the output at offsets
+// no layout has, are both. Multi-head attention without a rotary embedding keeps the
+// views (the interleaved sbh3d layout) and copies nothing. Backward, the copies'
+// gradients are views, and SplitAlongDim's backward returns its gradients as one view
+// only when they lie at their offsets in one storage (transformer_engine/pytorch/
+// utils.py, SplitAlongDim.backward, noop_ok); separate dQ, dK and dV tensors (any copy or
+// a rotary embedding made them separate) it concatenates (torch.cat, one kernel reading
+// and writing each; torch.split's backward is the same cat). Nothing for latent attention
+// (MLASelfAttention has its own), or outside Megatron-Core's modes. Megatron-Core's
+// fused_single_qkv_rope (default False; Megatron-Bridge v0.5.0 sets it for gpt-oss 20B
+// only) skips the split and the cat, not modelled.
 func (sh *shape) megatronQKVSplit() (op, bool) {
 	if !sh.megatronCore || sh.a.MLA() || sh.d <= 0 {
 		return op{}, false
 	}
-	g := sh.kv / sh.d // query groups on the device
-	if g <= 1 || sh.heads <= g {
+	e, t, q, kv := sh.e, sh.t, sh.q, sh.kv
+	g := kv / sh.d // query groups on the device
+	queryCopy := g > 1 && sh.heads > g
+	var bytes, kernels float64
+	if queryCopy {
+		bytes, kernels = 2*e*t*q, 1
+	}
+	switch {
+	case sh.a.Rotary():
+		bytes, kernels = bytes+2*e*t*kv, kernels+1 // V made contiguous
+	case queryCopy:
+		bytes, kernels = bytes+2*e*t*2*kv, kernels+2 // K and V made contiguous
+	}
+	if kernels == 0 {
 		return op{}, false
 	}
-	e, t := sh.e, sh.t
-	return op{name: "qkv split", fwd: work{0, 2 * e * t * sh.q, 1}, bwd: work{0, 2 * e * t * (sh.q + 2*sh.kv), 1}}, true
+	return op{name: "qkv split", fwd: work{0, bytes, kernels}, bwd: work{0, 2 * e * t * (q + 2*kv), 1}}, true
 }
 
 // linear16 is a linear layer that stays in 16 bits under every fp8 recipe: the router

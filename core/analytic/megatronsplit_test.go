@@ -4,14 +4,17 @@ import (
 	"testing"
 )
 
-// TestMegatronQKVSplit: Megatron-Core's get_query_key_value_tensors copies Q forward
-// (query.reshape over g > 1 groups of n/g > 1 heads: read and write e*T*q) and
-// concatenates dQ, dK and dV backward (read and write e*T*(q + 2kv)), one kernel
-// each (shape.megatronQKVSplit). Llama 3 8B (32 query heads, 8 groups, head width
-// 128) at microbatch 1 of 4,096 tokens in bf16: TP 1 copies 2*2*4096*4096 bytes
-// forward and 2*2*4096*(4096 + 2*1024) backward; TP 2 the half; TP 8 leaves one group
-// on a device (the reshape a view): none. Nothing for multi-head attention (Llama 2
-// 7B: n = g), for latent attention, or outside Megatron-Core's modes.
+// TestMegatronQKVSplit: between linear_qkv and the attention kernel Megatron-Core
+// copies Q (query.reshape over g > 1 groups of n/g > 1 heads), Transformer Engine makes
+// V contiguous after the rotary embedding (get_qkv_layout), and backward SplitAlongDim
+// concatenates dQ, dK and dV (shape.megatronQKVSplit), each kernel reading and writing
+// its tensor once. Llama 3 8B (32 query heads, 8 groups, head width 128, rotary) at
+// microbatch 1 of 4,096 tokens in bf16: TP 1 copies Q and V, 2*2*4096*(4096 + 1024)
+// bytes in two kernels, and concatenates 2*2*4096*(4096 + 2*1024); TP 2 the half; TP 8
+// leaves one group a device (the reshape a view): V alone. Llama 2 7B (multi-head,
+// rotary): V (4,096 wide) and the cat. GPT-2 (multi-head, learned positions) keeps the
+// interleaved views: nothing; nor for latent attention, or outside Megatron-Core's
+// modes.
 func TestMegatronQKVSplit(t *testing.T) {
 	const T = 4096.0
 	for _, c := range []struct {
@@ -23,15 +26,20 @@ func TestMegatronQKVSplit(t *testing.T) {
 		fwdB, bwdB   float64
 		fwdKs, bwdKs float64
 	}{
-		{"llama3 8B TP1", "meta-llama-3-8b", 1, true, true, 2 * 2 * T * 4096, 2 * 2 * T * (4096 + 2*1024), 1, 1},
-		{"llama3 8B TP2", "meta-llama-3-8b", 2, true, true, 2 * 2 * T * 2048, 2 * 2 * T * (2048 + 2*512), 1, 1},
-		{"llama3 8B TP8: one group a device", "meta-llama-3-8b", 8, true, false, 0, 0, 0, 0},
-		{"llama2 7B: multi-head", "llama-2-7b", 1, true, false, 0, 0, 0, 0},
+		{"llama3 8B TP1", "meta-llama-3-8b", 1, true, true, 2 * 2 * T * (4096 + 1024), 2 * 2 * T * (4096 + 2*1024), 2, 1},
+		{"llama3 8B TP2", "meta-llama-3-8b", 2, true, true, 2 * 2 * T * (2048 + 512), 2 * 2 * T * (2048 + 2*512), 2, 1},
+		{"llama3 8B TP8: one group a device", "meta-llama-3-8b", 8, true, true, 2 * 2 * T * 128, 2 * 2 * T * (512 + 2*128), 1, 1},
+		{"llama2 7B: multi-head, rotary", "llama-2-7b", 1, true, true, 2 * 2 * T * 4096, 2 * 2 * T * 3 * 4096, 1, 1},
+		{"gpt2: multi-head, learned positions", "gpt2", 1, true, false, 0, 0, 0, 0},
 		{"deepseek-v3: latent", "deepseek-v3", 1, true, false, 0, 0, 0, 0},
 		{"llama3 8B, not Megatron-Core", "meta-llama-3-8b", 1, false, false, 0, 0, 0, 0},
 	} {
 		a := bundled(t, c.model)
-		o := Options{Batch: 1, Seq: 4096, Attention: CuDNN, TensorParallel: c.tp}.withDefaults()
+		seq := 4096
+		if c.model == "gpt2" {
+			seq = 1024
+		}
+		o := Options{Batch: 4096 / seq, Seq: seq, Attention: CuDNN, TensorParallel: c.tp}.withDefaults()
 		sh := newShape(a, o)
 		sh.megatronCore = c.megatron
 		got, ok := sh.megatronQKVSplit()

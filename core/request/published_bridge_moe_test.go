@@ -1403,8 +1403,11 @@ func planBridgeRuns(t *testing.T, label string, runs []bridgeMoERun) (signed, ab
 // oneFC1, one product in every Megatron-style gated MLP: cluster.Framework.FusedFC1)
 // the plan is 317,312 (-31.5%), some 48 launches a layer and microbatch short. The
 // router's load-balancing loss (Qwen3's aux_loss: analytic's shape.auxLoss, 5 launches
-// each pass) makes it 348,032 (-24.9%): some 38 launches a layer and microbatch short,
-// a known gap, not yet attributed, which the bound (30%, was 35%) records. Nor is the
+// each pass) makes it 348,032 (-24.9%), and Megatron-Core's qkv split (analytic's
+// megatronQKVSplit: Q's reshape copy and Transformer Engine's contiguous V forward,
+// SplitAlongDim's cat backward, 3 launches a layer and microbatch) 357,248 (-22.9%):
+// some 35 launches a layer and microbatch short, a known gap, not yet attributed,
+// which the bound (30%, was 35%) records. Nor is the
 // count a settled target: the skill does not say whether Nsight Systems traced the
 // router's and preprocessing's CUDA graphs node by node (--cuda-graph-trace=node) or
 // as one launch each (its default, graph), nor what its capture spans; the
