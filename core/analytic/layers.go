@@ -227,7 +227,9 @@ func (sh *shape) fusedBlockNorm(name string) (o op, fused bool) {
 // whose stride is not the new K's, is copied (one kernel, read and written once); with
 // no rotary embedding and Q copied, K and V, still views of the output at offsets
 // no layout has, are both. Multi-head attention without a rotary embedding keeps the
-// views (the interleaved sbh3d layout) and copies nothing. Backward, the copies'
+// views (the interleaved sbh3d layout) and copies nothing; Megatron-Core's unfused
+// attention (attention eager: its own DotProductAttention) takes the views as they are.
+// Backward, the copies'
 // gradients are views, and SplitAlongDim's backward returns its gradients as one view
 // only when they lie at their offsets in one storage (transformer_engine/pytorch/
 // utils.py, SplitAlongDim.backward, noop_ok); separate dQ, dK and dV tensors (any copy or
@@ -243,17 +245,21 @@ func (sh *shape) megatronQKVSplit() (op, bool) {
 	e, t, q, kv := sh.e, sh.t, sh.q, sh.kv
 	g := kv / sh.d // query groups on the device
 	queryCopy := g > 1 && sh.heads > g
+	te := sh.o.Attention != Eager // Transformer Engine's DotProductAttention
 	var bytes, kernels float64
 	if queryCopy {
 		bytes, kernels = 2*e*t*q, 1
 	}
 	switch {
-	case sh.a.Rotary():
+	case te && sh.a.Rotary():
 		bytes, kernels = bytes+2*e*t*kv, kernels+1 // V made contiguous
-	case queryCopy:
+	case te && queryCopy:
 		bytes, kernels = bytes+2*e*t*2*kv, kernels+2 // K and V made contiguous
 	}
-	if kernels == 0 {
+	// The cat: unless Transformer Engine's kernel returns dQ, dK and dV interleaved in
+	// one buffer (multi-head attention, no rotary embedding, no copy), as Megatron-Core's
+	// unfused attention (attention eager) never does.
+	if te && !queryCopy && !sh.a.Rotary() {
 		return op{}, false
 	}
 	return op{name: "qkv split", fwd: work{0, bytes, kernels}, bwd: work{0, 2 * e * t * (q + 2*kv), 1}}, true

@@ -1,6 +1,7 @@
 package analytic
 
 import (
+	"strings"
 	"testing"
 )
 
@@ -13,8 +14,9 @@ import (
 // bytes in two kernels, and concatenates 2*2*4096*(4096 + 2*1024); TP 2 the half; TP 8
 // leaves one group a device (the reshape a view): V alone. Llama 2 7B (multi-head,
 // rotary): V (4,096 wide) and the cat. GPT-2 (multi-head, learned positions) keeps the
-// interleaved views: nothing; nor for latent attention, or outside Megatron-Core's
-// modes.
+// interleaved views: nothing; with Megatron-Core's unfused attention (attention eager)
+// no layout copies, the cat always. Nothing for latent attention, or outside
+// Megatron-Core's modes.
 func TestMegatronQKVSplit(t *testing.T) {
 	const T = 4096.0
 	for _, c := range []struct {
@@ -31,6 +33,8 @@ func TestMegatronQKVSplit(t *testing.T) {
 		{"llama3 8B TP8: one group a device", "meta-llama-3-8b", 8, true, true, 2 * 2 * T * 128, 2 * 2 * T * (512 + 2*128), 1, 1},
 		{"llama2 7B: multi-head, rotary", "llama-2-7b", 1, true, true, 2 * 2 * T * 4096, 2 * 2 * T * 3 * 4096, 1, 1},
 		{"gpt2: multi-head, learned positions", "gpt2", 1, true, false, 0, 0, 0, 0},
+		{"gpt2, unfused attention: the cat alone", "gpt2", 1, true, true, 0, 2 * 2 * T * 3 * 768, 0, 1},
+		{"llama3 8B TP1, unfused attention: Q and the cat", "meta-llama-3-8b", 1, true, true, 2 * 2 * T * 4096, 2 * 2 * T * (4096 + 2*1024), 1, 1},
 		{"deepseek-v3: latent", "deepseek-v3", 1, true, false, 0, 0, 0, 0},
 		{"llama3 8B, not Megatron-Core", "meta-llama-3-8b", 1, false, false, 0, 0, 0, 0},
 	} {
@@ -39,7 +43,11 @@ func TestMegatronQKVSplit(t *testing.T) {
 		if c.model == "gpt2" {
 			seq = 1024
 		}
-		o := Options{Batch: 4096 / seq, Seq: seq, Attention: CuDNN, TensorParallel: c.tp}.withDefaults()
+		attn := CuDNN
+		if strings.Contains(c.name, "unfused") {
+			attn = Eager
+		}
+		o := Options{Batch: 4096 / seq, Seq: seq, Attention: attn, TensorParallel: c.tp}.withDefaults()
 		sh := newShape(a, o)
 		sh.megatronCore = c.megatron
 		got, ok := sh.megatronQKVSplit()
