@@ -61,6 +61,11 @@ type shape struct {
 	// products (separateProjections), with PyTorch's own tensor parallelism
 	// (calc.sequenceCopies); the Megatron-style modes run one, linear_qkv.
 	pytorchCode bool
+	// megatronCore: the framework runs Megatron-Core's GPT layers from its Transformer
+	// Engine spec (megatronCoreSpec): the input norm fused into linear_qkv, a dense
+	// block's pre-MLP norm into linear_fc1, and linear_qkv's output split into Q, K and
+	// V by get_query_key_value_tensors (megatronQKVSplit).
+	megatronCore bool
 	// eagerCode: the framework runs HuggingFace's code eagerly (cluster.Framework.
 	// EagerOps): the operations it leaves unfused cost their measured traffic
 	// (eagerTraffic).
@@ -175,6 +180,89 @@ func (sh *shape) separateProjections(qkv op, q, kv float64) []op {
 // megatron, deepspeed).
 func pytorchCode(f cluster.Framework) bool {
 	return f.Name == cluster.Eager || f.Name == cluster.Compiled
+}
+
+// megatronCoreSpec reports whether framework f runs Megatron-Core's GPT layers built
+// from get_gpt_layer_with_transformer_engine_spec (megatron/core/models/gpt/
+// gpt_layer_specs.py, core_v0.13.0 to core_v0.18.0): the Megatron-Core modes megatron
+// and cuda-graphs. Megatron-DeepSpeed (deepspeed) runs Megatron-LM's legacy model code,
+// and eager and compiled the model's own PyTorch code.
+func megatronCoreSpec(f cluster.Framework) bool {
+	return f.Name == cluster.Megatron || f.Name == cluster.CUDAGraphs
+}
+
+// fusedBlockNorm is a block's norm that Megatron-Core's Transformer Engine spec fuses
+// into the next linear layer (TELayerNormColumnParallelLinear: the input norm into
+// linear_qkv of SelfAttention, a dense block's pre-MLP norm into linear_fc1; the spec
+// leaves input_layernorm and pre_mlp_layernorm IdentityOp there). Selective
+// recomputation's layernorm module does not rerun such a norm: TransformerLayer sets
+// recompute_input_layernorm only when input_layernorm is not IdentityOp, and
+// recompute_pre_mlp_layernorm only when pre_mlp_layernorm is not (megatron/core/
+// transformer/transformer_layer.py, __init__, core_v0.14.0 to core_v0.18.0), so the
+// fused module keeps the norm's output for its weight gradient as without the module.
+// Elsewhere (a mixture's pre-MLP TENorm before the router, latent attention's input
+// TENorm, and every framework that is not Megatron-Core's) it is blockNorm, rerun by
+// the module. fused reports which it is.
+func (sh *shape) fusedBlockNorm(name string) (o op, fused bool) {
+	if sh.megatronCore {
+		return sh.norm(name), true
+	}
+	return sh.blockNorm(name), false
+}
+
+// megatronQKVSplit is what Megatron-Core's SelfAttention moves beyond the analytic
+// model's fused kernels between linear_qkv and the attention kernel, and false where it
+// moves nothing. get_query_key_value_tensors (megatron/core/transformer/attention.py,
+// core_r0.13.0 to core_v0.18.0) views linear_qkv's output as [s, b, g, (n/g + 2) d] for
+// g query groups and n query heads on the device and splits its last dimension into
+// Q [s, b, g, (n/g) d], K and V [s, b, g, d] (Transformer Engine's SplitAlongDim, or
+// torch.split: views); then query.reshape(s, b, -1, d) merges the groups and the heads,
+// which a view cannot do when g > 1 and n/g > 1 (the group stride (n/g + 2) d is not
+// (n/g) d): a copy of Q, reading and writing it once, one kernel. The rotary embedding
+// then writes new Q and K (priced as "rotary"), and Transformer Engine's
+// DotProductAttention takes q, k and v only in the layouts get_qkv_layout recognises
+// (transformer_engine/pytorch/attention/dot_product_attention/utils.py, v2.5 to v2.12:
+// one buffer with q, k and v interleaved, q apart from an interleaved k and v, or
+// three with k's and v's strides alike), otherwise it makes each contiguous: V, a view
+// whose stride is not the new K's, is copied (one kernel, read and written once); with
+// no rotary embedding and Q copied, K and V, still views of the output at offsets
+// no layout has, are both. Multi-head attention without a rotary embedding keeps the
+// views (the interleaved sbh3d layout) and copies nothing; Megatron-Core's unfused
+// attention (attention eager: its own DotProductAttention) takes the views as they are.
+// Backward, the copies'
+// gradients are views, and SplitAlongDim's backward returns its gradients as one view
+// only when they lie at their offsets in one storage (transformer_engine/pytorch/
+// utils.py, SplitAlongDim.backward, noop_ok); separate dQ, dK and dV tensors (any copy or
+// a rotary embedding made them separate) it concatenates (torch.cat, one kernel reading
+// and writing each; torch.split's backward is the same cat). Nothing for latent attention
+// (MLASelfAttention has its own), or outside Megatron-Core's modes. Megatron-Core's
+// fused_single_qkv_rope (default False; Megatron-Bridge v0.5.0 sets it for gpt-oss 20B
+// only) skips the split and the cat, not modelled.
+func (sh *shape) megatronQKVSplit() (op, bool) {
+	if !sh.megatronCore || sh.a.MLA() || sh.d <= 0 {
+		return op{}, false
+	}
+	e, t, q, kv := sh.e, sh.t, sh.q, sh.kv
+	g := kv / sh.d // query groups on the device
+	queryCopy := g > 1 && sh.heads > g
+	te := sh.o.Attention != Eager // Transformer Engine's DotProductAttention
+	var bytes, kernels float64
+	if queryCopy {
+		bytes, kernels = 2*e*t*q, 1
+	}
+	switch {
+	case te && sh.a.Rotary():
+		bytes, kernels = bytes+2*e*t*kv, kernels+1 // V made contiguous
+	case te && queryCopy:
+		bytes, kernels = bytes+2*e*t*2*kv, kernels+2 // K and V made contiguous
+	}
+	// The cat: unless Transformer Engine's kernel returns dQ, dK and dV interleaved in
+	// one buffer (multi-head attention, no rotary embedding, no copy), as Megatron-Core's
+	// unfused attention (attention eager) never does.
+	if te && !queryCopy && !sh.a.Rotary() {
+		return op{}, false
+	}
+	return op{name: "qkv split", fwd: work{0, bytes, kernels}, bwd: work{0, 2 * e * t * (q + 2*kv), 1}}, true
 }
 
 // linear16 is a linear layer that stays in 16 bits under every fp8 recipe: the router
@@ -490,11 +578,15 @@ func (sh *shape) attention(local bool) piece {
 	if !fusedQKV(a) {
 		qkv.parts = []float64{q, kv, kv}
 	}
-	p.ops = append(p.ops, sh.blockNorm("attention norm"))
+	norm, fusedNorm := sh.fusedBlockNorm("attention norm")
+	p.ops = append(p.ops, norm)
 	if sh.pytorchCode && !fusedQKV(a) {
 		p.ops = append(p.ops, sh.separateProjections(qkv, q, kv)...)
 	} else {
 		p.ops = append(p.ops, qkv)
+	}
+	if o, ok := sh.megatronQKVSplit(); ok {
+		p.ops = append(p.ops, o)
 	}
 	if a.ClipQKV {
 		// MPT's clip_qkv: qkv.clamp(min, max), one kernel over the fused output.
@@ -601,7 +693,9 @@ func (sh *shape) attention(local bool) piece {
 		p.saved = common
 		p.fwdExtra += coreSaved // computed in the forward pass, then dropped
 	}
-	sh.discard(&p, ModLayerNorm, sh.ge*t*hr) // the norm's output, QKV's input
+	if !fusedNorm {
+		sh.discard(&p, ModLayerNorm, sh.ge*t*hr) // the norm's output, QKV's input
+	}
 	n, x := sh.attentionHookTensors()
 	sh.addMainGradAdds(&p, n, x)
 	p.eager, p.eagerCounted = sh.eagerAttention()
@@ -1002,7 +1096,8 @@ func (sh *shape) mlp() piece {
 	p := piece{params: shardParams(a.DenseMLPParams(), denseSharded(a), sh.tp),
 		input: e * t * hr, output: e * t * hr, recomputable: true, module: ModMLP, fwdAllReduces: 1, bwdAllReduces: 1,
 		tensors: sh.normTensors() + mlpTensors(a), bwdGradSum: a.GatedMLP()}
-	p.ops = append(p.ops, sh.blockNorm("mlp norm"))
+	norm, fusedNorm := sh.fusedBlockNorm("mlp norm")
+	p.ops = append(p.ops, norm)
 	ge := sh.ge                                // a product's saved input: 8 bits with fp8
 	common := e*t*hr + ge*t*hr + sh.mask(t*hr) // norm input, first projection's input, mask
 	if a.GatedMLP() {
@@ -1044,7 +1139,9 @@ func (sh *shape) mlp() piece {
 	}
 	p.ops = append(p.ops, sh.residual())
 	p.saved, p.bwdSaved = common, common
-	sh.discard(&p, ModLayerNorm, ge*t*hr) // the norm's output, the first projections' input
+	if !fusedNorm {
+		sh.discard(&p, ModLayerNorm, ge*t*hr) // the norm's output, the first projections' input
+	}
 	nb, xb := sh.mlpHookTensors(1, f)
 	sh.addMainGradAdds(&p, sh.normTensors()+nb, float64(sh.normTensors())*h+xb)
 	p.eager, p.eagerCounted = sh.eagerMLP()

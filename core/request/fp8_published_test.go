@@ -168,6 +168,31 @@ const llama31405b = `{"model_type": "llama", "hidden_act": "silu", "hidden_size"
  "num_hidden_layers": 126, "num_attention_heads": 128, "num_key_value_heads": 8, "vocab_size": 128256,
  "max_position_embeddings": 8192, "rms_norm_eps": 1e-05, "tie_word_embeddings": false}`
 
+// precision is the run's gradient dtype, as its recipe sets Megatron-Core's
+// DistributedDataParallelConfig.grad_reduce_in_fp32 (True: fp32 gradient buffers,
+// reduced in fp32, precision mixed-fp32-grads; False: in the parameters' 16 bits,
+// precision mixed):
+//   - Megatron-Bridge's performance scripts set cfg.ddp.grad_reduce_in_fp32 = False
+//     (and cfg.mixed_precision's) for every recipe: NeMo 25.09's v0.1.0rc3 and rc4
+//     yamls (scripts/performance/configs/llama3/llama3_8b_llm_pretrain.yaml,
+//     llama3_70b_llm_pretrain.yaml, llama31/llama31_405b_llm_pretrain.yaml:
+//     grad_reduce_in_fp32: false), v0.2.0 to v0.5.1's set_llama3_common_configs and
+//     set_llama31_common_configs (configs/llama3/llama3_llm_pretrain.py,
+//     configs/llama/llama31_llm_pretrain.py): mixed;
+//   - NeMo 25.04's performance scripts (NeMo v2.3.0 scripts/performance/utils.py,
+//     set_primary_perf_configs) set recipe.trainer.plugins.grad_reduce_in_fp32 = False
+//     for every fp8 run, and MegatronStrategy copies the plugin's dtype fields into its
+//     DDP config (nemo/lightning/pytorch/strategies/megatron_strategy.py,
+//     update_config_with_dtype_overrides): mixed;
+//   - NeMo's summary labelled 24.12 (launcher-era configs, below): fp32 assumed,
+//     mixed-fp32-grads, as the other NeMo tables of this package assume.
+func (c fp8Run) precision() string {
+	if strings.HasPrefix(c.source, "Megatron-Bridge") || c.source == "NeMo Framework perf summary, 25.04" {
+		return "mixed"
+	}
+	return "mixed-fp32-grads"
+}
+
 func (c fp8Run) request() *wire.Request {
 	a := fp8Models[c.model]
 	a.Seq, a.Framework, a.Attention = c.seq, "cuda-graphs", teAttention(c.device)
@@ -196,7 +221,7 @@ func (c fp8Run) request() *wire.Request {
 			// tp_comm_overlap with tensor parallelism (their userbuffers configs).
 			OverlapGradReduce: OverlapOn, OverlapParamGather: OverlapOn, OverlapTensorComm: tpOverlap,
 			TPCommOverlapConfig: c.ubConfig()},
-		Training: wire.Training{Precision: "mixed-fp32-grads", FP8Recipe: c.recipe, FP8ParamGather: true},
+		Training: wire.Training{Precision: c.precision(), FP8Recipe: c.recipe, FP8ParamGather: true},
 		Schedule: wire.Schedule{Name: sched, Microbatches: c.gbs / dp / c.mbs, MicrobatchSize: c.mbs},
 	}
 }

@@ -1174,14 +1174,15 @@ func TestBridgeMoEPublishedRuns(t *testing.T) {
 	// ran as fast per token as 26.02's (MBS 4 at 4,096: 14.3 and 14.4 ms a layer per
 	// 8,192 tokens), where the planner's cost per token falls 15% with the full layers'
 	// shorter attention, as GB300's measured pair does (12.4 to 11.7 ms; planned 9.8 to
-	// 9.1): a GB200 26.02 slowdown no source explains. Seen and left: recompute_modules
+	// 9.1): a GB200 26.02 slowdown no source explains. Priced since: recompute_modules
 	// "layernorm" reruns only the pre-MLP norm (TransformerLayer recomputes the input
 	// norm only when it is not fused into linear_qkv, transformer_layer.py
-	// core_v0.16.0), where the planner reruns both (some 0.2% of a GB200 block, the
-	// optimistic way); Megatron-Core's GQA query reshape copy and the qkv split's
-	// backward cat (get_query_key_value_tensors: a copy of Q forward, of Q, K and V's
-	// gradients backward, about 0.8% of a gpt-oss block, common to every Megatron-Core
-	// GQA model), not priced.
+	// core_v0.14.0 to core_v0.18.0; analytic's fusedBlockNorm), where the planner reran
+	// both; Megatron-Core's GQA query reshape copy and the qkv split's backward cat
+	// (get_query_key_value_tensors: a copy of Q forward, of Q, K and V's gradients
+	// backward), and Transformer Engine's copy of V after the rotary embedding
+	// (get_qkv_layout; analytic's megatronQKVSplit), common to every Megatron-Core model
+	// with grouped queries or a rotary embedding (figures below).
 	//
 	// The dropless host synchronization (analytic.moeHostSeconds) had split the
 	// backward pass too, where none of Megatron-Core's dispatchers reads the device
@@ -1229,8 +1230,14 @@ func TestBridgeMoEPublishedRuns(t *testing.T) {
 	// keeps the B200's fractions of its 2.5 PFLOP/s, and the rest of the measured
 	// 1.16..1.23 stays unexplained (GB300's dense Bridge rows are 4 to 20% pessimistic,
 	// TestFP8PublishedRuns, which the same unpriced GB300 speed would explain).
-	if abs > 0.145 || signed > 0.105 {
-		t.Errorf("median |error| %.1f%%, signed median %+.1f%%: want at most 14.5%% and +10.5%% (was 14.0%%, +10.0%%; 15.5%%, +11.4%% while GB200's products ran at the B200's fraction of its datasheet peak; 15.8%%, +11.5%% before HybridEP's permute preprocessing; 15.8%%, +11.6%% before the forced balance's random logits; 14.4%%, +11.6%% before the backward's host synchronization was dropped; 14.1%%, +10.7%% while the fused grouped MLP was charged the eager expert bias; 14.8%%, +11.1%% before the router's load-balancing loss)", 100*abs, 100*signed)
+	// Megatron-Core's qkv split (analytic's megatronQKVSplit) and its fused norms left out
+	// of the layernorm module (fusedBlockNorm), on main at 62d466e: all runs 15.5%,
+	// +11.4%, 34 beyond 25% to 14.5%, +10.6%, 33; through 26.04.01 14.6% to 14.1%, 28. By
+	// device b200 +31.5% to +30.6%, gb200 +11.9% to +11.5%, gb300 +4.2% to +3.3%,
+	// h100-sxm +23.6% to +22.4% (b300 +14.6% unmoved); gpt-oss +31.9% to +31.4%.
+	// Both merged: 13.6%, +9.0%, 32 beyond 25%; through 26.04.01 12.6%, 27.
+	if abs > 0.141 || signed > 0.095 {
+		t.Errorf("median |error| %.1f%%, signed median %+.1f%%: want at most 14.1%% and +9.5%% (was 13.6%%, +9.0%%; 14.0%%, +10.0%% before Megatron-Core's qkv split and fused norms; 15.5%%, +11.4%% while GB200's products ran at the B200's fraction of its datasheet peak; 15.8%%, +11.5%% before HybridEP's permute preprocessing; 15.8%%, +11.6%% before the forced balance's random logits; 14.4%%, +11.6%% before the backward's host synchronization was dropped; 14.1%%, +10.7%% while the fused grouped MLP was charged the eager expert bias; 14.8%%, +11.1%% before the router's load-balancing loss)", 100*abs, 100*signed)
 	}
 	var older []bridgeMoERun
 	for _, c := range bridgeMoERuns {
@@ -1240,8 +1247,8 @@ func TestBridgeMoEPublishedRuns(t *testing.T) {
 	}
 	t.Run("through NeMo 26.04.01", func(t *testing.T) {
 		signed, abs := planBridgeRuns(t, "Megatron-Bridge MoE runs through NeMo 26.04.01", older)
-		if abs > 0.139 || signed > 0.139 {
-			t.Errorf("median |error| %.1f%%, signed median %+.1f%%: want at most 13.9%% and +13.9%% (was 13.4%%, +13.4%%; 14.6%%, +14.6%% while GB200's products ran at the B200's fraction of its datasheet peak; 15.2%%, +15.2%% before HybridEP's permute preprocessing; 16.0%%, +16.0%% before the forced balance's random logits; 14.0%%, +14.0%% before the backward's host synchronization was dropped; 14.8%%, +14.8%% before the router's load-balancing loss; 15.4%%, +15.4%% before HybridEP's probability rows; 10.8%%, +10.5%% before linear_fc1 was one product)", 100*abs, 100*signed)
+		if abs > 0.131 || signed > 0.131 {
+			t.Errorf("median |error| %.1f%%, signed median %+.1f%%: want at most 13.1%% and +13.1%% (was 12.6%%, +12.6%%; 13.4%%, +13.4%% before Megatron-Core's qkv split and fused norms; 14.6%%, +14.6%% while GB200's products ran at the B200's fraction of its datasheet peak; 15.2%%, +15.2%% before HybridEP's permute preprocessing; 16.0%%, +16.0%% before the forced balance's random logits; 14.0%%, +14.0%% before the backward's host synchronization was dropped; 14.8%%, +14.8%% before the router's load-balancing loss; 15.4%%, +15.4%% before HybridEP's probability rows; 10.8%%, +10.5%% before linear_fc1 was one product)", 100*abs, 100*signed)
 		}
 	})
 }
@@ -1437,7 +1444,9 @@ func planBridgeRuns(t *testing.T, label string, runs []bridgeMoERun) (signed, ab
 // performance run) are planned since (training.moe_force_load_balancing): 354,176
 // (-23.6%); and HybridEP's permute preprocessing, two launches forward (analytic's
 // hybridEPPermutePreprocessing): 360,320 (-22.2%), some 34 launches a layer and
-// microbatch short. Not the experts'
+// microbatch short; and Megatron-Core's qkv split (analytic's megatronQKVSplit: Q's
+// reshape copy and Transformer Engine's contiguous V forward, SplitAlongDim's cat
+// backward, 3 launches a layer and microbatch): 369,536 (-20.2%), some 31 short. Not the experts'
 // dummy weight gradients: Transformer Engine's GroupedLinear returns get_dummy_wgrad's
 // cached tensor where the gradient went into main_grad, zeroed (a launch) only for a
 // weight marked zero_out_wgrad, which Megatron-Core sets on the tied embedding alone
