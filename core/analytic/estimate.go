@@ -462,6 +462,7 @@ func Estimate(a *arch.Arch, t Target, o Options) (*Result, error) {
 	sh.lossParallelCE = t.Framework.CrossEntropyLossParallel
 	sh.mainGrads = t.Framework.MainGradBuffer
 	sh.eagerCode = t.Framework.EagerOps
+	sh.teContext = t.Framework.Name == cluster.Megatron || t.Framework.Name == cluster.CUDAGraphs
 	c := &calc{sh: sh, rf: newRoofline(t, o.DType, o.FP8Recipe), o: o, fw: t.Framework.ScaleHost(t.Perf.HostScale()), target: t,
 		allReduce: cluster.RingAllReduceSeconds(t.tensorLink(), sh.e*sh.t*sh.h, o.TensorParallel), contextLink: t.contextLink()}
 	r := &Result{Name: a.Name, Device: t.Device.Name, Arch: a.Description(), Opts: o,
