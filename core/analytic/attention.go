@@ -880,6 +880,19 @@ func (sh *shape) attentionRates(device string, p *piece, local bool) {
 		return
 	}
 	bwd, _ := attentionEfficiencyIn(device, k, sh.d, seq, window, causal, true)
+	if causal && window == 0 && sh.cp > 1 && sh.o.ContextMethod == Ring && sh.teContext {
+		// Transformer Engine's p2p ring (AttnFuncWithCPAndKVP2P, v1.10 to v1.13) makes
+		// one causal call on the device's own two chunks (2 x (s/2)^2 / 2 pairs: 1/c of
+		// its work) and c - 1 calls without a mask, each of the s queries on the
+		// received block's first half or the queries' second half on the whole block
+		// (s x s/2 pairs), whose loop runs over s/2 tokens: those at the unmasked rate
+		// of a sequence of s/2.
+		nf, okf := attentionEfficiencyIn(device, k, sh.d, seq/2, window, false, false)
+		nb, okb := attentionEfficiencyIn(device, k, sh.d, seq/2, window, false, true)
+		if okf && okb && nf > 0 && nb > 0 && fwd > 0 && bwd > 0 {
+			fwd, bwd = sh.cp/(1/fwd+(sh.cp-1)/nf), sh.cp/(1/bwd+(sh.cp-1)/nb)
+		}
+	}
 	if causal && window == 0 && sh.cp > 1 && sh.o.ContextMethod == AllGather {
 		// PyTorch's context parallelism runs 1/c of a device's causal work as one causal
 		// call and the rest as c - 1 calls without a mask (AllGather): each at its rate.

@@ -463,6 +463,7 @@ func Estimate(a *arch.Arch, t Target, o Options) (*Result, error) {
 	sh.mainGrads = t.Framework.MainGradBuffer
 	sh.eagerCode = t.Framework.EagerOps
 	sh.megatronCore = megatronCoreSpec(t.Framework)
+	sh.teContext = sh.megatronCore // Transformer Engine's context-parallel ring runs where Megatron-Core's spec does
 	c := &calc{sh: sh, rf: newRoofline(t, o.DType, o.FP8Recipe), o: o, fw: t.Framework.ScaleHost(t.Perf.HostScale()), target: t,
 		allReduce: cluster.RingAllReduceSeconds(t.tensorLink(), sh.e*sh.t*sh.h, o.TensorParallel), contextLink: t.contextLink()}
 	r := &Result{Name: a.Name, Device: t.Device.Name, Arch: a.Description(), Opts: o,

@@ -70,6 +70,11 @@ type shape struct {
 	// EagerOps): the operations it leaves unfused cost their measured traffic
 	// (eagerTraffic).
 	eagerCode bool
+	// teContext: context parallelism runs through Transformer Engine's attention
+	// (Megatron-Core's modes, megatron and cuda-graphs): the ring is its
+	// AttnFuncWithCPAndKVP2P, whose steps are separate kernel calls (attentionRates)
+	// among copies and merges of their own (teRingCopies).
+	teContext bool
 	// tp is the tensor-parallel degree t: heads, MLP width and vocabulary are divided by
 	// it (the vocabulary rounded up, as Megatron-LM pads it). hr is the width of the
 	// tensors tensor parallelism leaves whole (norm inputs and outputs, residuals,
@@ -460,6 +465,136 @@ func (sh *shape) contextMerges(n float64) op {
 	return op{name: "context merges", fwd: work{0, (20 + 10*(c-1)) * n, 2 * c}, bwd: work{0, (30 + 46*c) * n, 4 * c}}
 }
 
+// teRingCopies is the memory traffic Transformer Engine's p2p context parallelism adds
+// to a causal attention core of 16-bit inputs beside its per-step attention kernels
+// (AttnFuncWithCPAndKVP2P, transformer_engine/pytorch/attention.py, the same at v1.10,
+// v1.11 and v1.13: NeMo 24.09 ships 1.10, by NeMo's Software Component Versions; sbhd or
+// bshd layouts, load-balanced halves), counted in teRingTraffic from its code for each rank of the ring; a pass takes
+// its busiest rank's, since every rank waits on its neighbour's keys and values in each
+// pass. Q is the device's query-wide tensor (e*t*q bytes) and P its keys and values
+// together (e*t*2*kv), the block each ring step passes on. Transformer Engine 2.x (the
+// Megatron-Bridge and MLPerf rows' containers) keeps the same structure (the buffer of K
+// and V concatenated, the output zeroed and merged step by step, dQ and dK, dV copied and
+// added: dot_product_attention/context_parallel.py at v2.8); its counts are taken as
+// 1.x's, not derived again.
+func (sh *shape) teRingCopies() op {
+	Q, P := sh.e*sh.t*sh.q, sh.e*sh.t*2*sh.kv
+	var fwd, bwd work
+	for r := 0; r < int(sh.cp); r++ {
+		f, b := teRingTraffic(int(sh.cp), r)
+		if fb := f.q*Q + f.p*P; fb > fwd.bytes {
+			fwd = work{0, fb, f.kernels}
+		}
+		if bb := b.q*Q + b.p*P; bb > bwd.bytes {
+			bwd = work{0, bb, b.kernels}
+		}
+	}
+	return op{name: "context ring copies", fwd: fwd, bwd: bwd}
+}
+
+// ringTraffic is a pass's memory traffic in units of the device's query-wide tensor (q)
+// and of its keys and values together (p), and the kernels that move it.
+type ringTraffic struct{ q, p, kernels float64 }
+
+func (r *ringTraffic) add(q, p float64) { r.q, r.p, r.kernels = r.q+q, r.p+p, r.kernels+1 }
+
+// teRingTraffic counts, from Transformer Engine's AttnFuncWithCPAndKVP2P (v1.10 to
+// v1.13, causal, 16-bit, fused attention, sbhd or bshd), what rank r of a ring of c
+// moves besides its attention kernels, each tensor read and written once per kernel
+// (a copy of x bytes moves 2x, an in-place add 3x), the softmax statistics' few bytes
+// (a 1/d of Q's) left out but their kernels counted.
+//
+// Forward: K and V concatenated into the buffer passed on (torch.cat: 2P); at each
+// step i of 1..c-1, for i <= r the received block's first half made contiguous for its
+// call (P), else the queries' second half (q[1].contiguous(): Q); the output zeroed
+// (torch.zeros_like(q): Q); the statistics cloned to double and, after each step but
+// the first, merged (flash_attn_fwd_softmax_lse_correction), and cast back to float;
+// then each step's output merged into it (flash_attn_fwd_out_correction: read the
+// step's output and read and write the merged one, 3Q for i <= r, half that for the
+// steps whose queries were halved).
+//
+// Backward: the saved K and V copied into the first buffer passed on (2P), the
+// statistics' second half made contiguous; at each step, in reverse order (i = c-1 the
+// rank's own diagonal block): the inputs' halves made contiguous (K and V's first half,
+// P, for c-1-r <= i < c-1; Q's, the output's and its gradient's second halves, 3Q, for
+// i < c-1-r); dQ copied or added in (dq.copy_ 2Q, dq.add_ 3Q, on halves half that, as
+// the code's branches pick); dK and dV concatenated (torch.cat: P for a half block, 2P
+// for a whole one); and that added into or copied over the buffer received (dkv.add_,
+// dkv.copy_, likewise).
+func teRingTraffic(c, r int) (fwd, bwd ringTraffic) {
+	fwd.add(0, 2) // torch.cat of K and V
+	for i := 1; i < c; i++ {
+		if i <= r {
+			fwd.add(0, 1) // kv_inputs[..][0].contiguous()
+		} else {
+			fwd.add(1, 0) // q[1].contiguous()
+		}
+	}
+	fwd.add(1, 0) // out = torch.zeros_like(q)
+	fwd.add(0, 0) // softmax_lse clone
+	fwd.add(0, 0) // .to(torch.double)
+	for i := 1; i < c; i++ {
+		fwd.add(0, 0) // flash_attn_fwd_softmax_lse_correction
+	}
+	fwd.add(0, 0) // softmax_lse.to(torch.float)
+	for i := 0; i < c; i++ {
+		if i <= r {
+			fwd.add(3, 0) // flash_attn_fwd_out_correction, whole
+		} else {
+			fwd.add(1.5, 0) // on out[1]
+		}
+	}
+
+	bwd.add(0, 2) // p2p_comm_buffers[0][0].copy_(kv)
+	bwd.add(0, 0) // softmax_lse_[..., 1, :].contiguous()
+	for i := 0; i < c; i++ {
+		half := i >= c-1-r && i != c-1 // the received block's first half
+		switch {
+		case i == c-1:
+		case half:
+			bwd.add(0, 1) // kv[0].contiguous()
+		default:
+			bwd.add(1, 0) // q[1].contiguous()
+			bwd.add(1, 0) // out[1].contiguous()
+			bwd.add(1, 0) // dout[1].contiguous()
+		}
+		switch {
+		case i > c-1-r:
+			bwd.add(3, 0) // dq.add_(dq_)
+		case i == c-1-r && r == c-1:
+			bwd.add(2, 0) // dq.copy_(dq_)
+		case i == c-1-r:
+			bwd.add(1, 0)   // dq[0].copy_(dq_[0])
+			bwd.add(1.5, 0) // dq[1].add_(dq_[1])
+		case i > 0:
+			bwd.add(1.5, 0) // dq[1].add_(dq_)
+		default:
+			bwd.add(1, 0) // dq[1].copy_(dq_)
+		}
+		if half {
+			bwd.add(0, 1) // torch.cat of dK and dV, half a block
+		} else {
+			bwd.add(0, 2)
+		}
+		switch {
+		case i == c-1 && r == 0:
+			bwd.add(0, 1.5) // dkv[:, 0].add_
+			bwd.add(0, 1)   // dkv[:, 1].copy_
+		case i == c-1:
+			bwd.add(0, 3) // dkv.add_(dkv_)
+		case half && i == 0 && r == c-1:
+			bwd.add(0, 1) // dkv[:, 0].copy_(dkv_)
+		case half:
+			bwd.add(0, 1.5) // dkv[:, 0].add_(dkv_)
+		case i > 0:
+			bwd.add(0, 3) // dkv.add_(dkv_)
+		default:
+			bwd.add(0, 2) // dkv.copy_(dkv_)
+		}
+	}
+	return fwd, bwd
+}
+
 func (sh *shape) norm(name string) op {
 	return sh.teNormBackward(sh.eagerMem(name, eagerTraffic[sh.a.Family].norm, sh.t*sh.hr, 2*sh.e*sh.t*sh.hr, 1))
 }
@@ -685,6 +820,9 @@ func (sh *shape) attention(local bool) piece {
 			p.bwdExtra += gathered + 4*t*3*q + 2*4*t*2*q
 		} else {
 			p.contextBytes = e * t * 2 * kv // this device's K and V, passed c - 1 times
+			if sh.teContext && a.Causal() && !sh.o.FP8Attention {
+				p.ops = append(p.ops, sh.teRingCopies())
+			}
 		}
 	}
 	p.bwdSaved = common + coreSaved

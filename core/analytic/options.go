@@ -611,7 +611,9 @@ const (
 	// device's keys and values around the ring (and their gradients in the backward
 	// pass), each overlapped with the attention on the block already received. Causal
 	// models are load-balanced (each device holds chunks i and 2c-1-i of 2c), so every
-	// device does 1/c of the causal attention.
+	// device does 1/c of the causal attention. Through Transformer Engine (Megatron-Core's
+	// framework modes, shape.teContext) its steps are separate kernel calls at their own
+	// rates (attentionRates) among copies and merges of their own (teRingCopies).
 	Ring ContextMethod = "ring"
 	// AllToAll: DeepSpeed-Ulysses (Jacobs et al. 2023): an all-to-all turns the sequence
 	// split into a split of the heads before the attention core (Q, K, V) and back after

@@ -1280,6 +1280,10 @@ var bridgeContextRuns = []bridgeMoERun{
 // block already received, so the planner hides it whole (analytic ringSeconds: the
 // layers' ContextSeconds are 0 on all eight rows); the GB300 rows' -11% to -14% sit
 // with their matrix products at a planned MFU of 82% to 86%, not with the exchange.
+// With Transformer Engine's ring priced as its code runs it (analytic's teRingCopies:
+// the copies and merges around the steps' kernels; attentionRates: one causal call and
+// c - 1 unmasked ones) the table went from 9.4%, +3.1% to 9.2%, +1.8% (H100 +2.5..+12.8%
+// to +1.6..+11.8%, B200 +3.6/+7.1% to +2.0/+5.5%, GB300 -11.4..-14.5% to -12.7..-15.8%).
 func TestBridgeContextParallelRuns(t *testing.T) {
 	if testing.Short() {
 		t.Skip("plans runs of up to 1,024 devices")

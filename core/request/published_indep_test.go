@@ -17,15 +17,29 @@ import (
 // exactly as moreRuns are (TestMorePublishedRuns and the validation summary range over
 // both): the published figure is a step time, each source's comment says where it
 // stands and how any other figure was converted.
-// distributedFusedAdamBucket125 is the DGX Cloud Llama 3.1 recipes' data-parallel
-// bucket: NeMo-Framework-Launcher's llama3_1_70b.yaml (commit 1ab2c781) and
-// llama3_1_405b.yaml (commit 072ecc47) run distributed_fused_adam with bucket_cap_mb
-// 125 and no grad_sync_dtype (fp32 gradients, as these rows reduce them): Apex's
-// DistributedFusedAdam cuts 125 MiB of them a bucket (bucket_size = 1024 x 1024 x
-// bucket_cap_mb / dtype_size), one reduce-scatter and one all-gather each, on every
-// pipeline stage. The Nemotron4 340B recipe (nemotron4-340b-synth.yaml at 8f5cbb37) sets
-// bucket_cap_mb 50 with grad_sync_dtype bf16: 50 MiB of bf16 gradients a bucket.
-const distributedFusedAdamBucket125 = 125 << 20
+// dgxcLlamaBucket70B and dgxcLlamaBucket405B are the DGX Cloud Llama 3.1 recipes'
+// data-parallel buckets, as the yamls their runs used set them (NVIDIA/dgxc-benchmarking,
+// llama3.1/llama3.1_70b.yaml at commit 143b90dd and llama3.1_405b.yaml at 8f5cbb37,
+// which setup.sh copies to the /cfg that configure.sh runs megatron_gpt_pretraining.py
+// from): distributed_fused_adam with bucket_cap_mb 75 and 125 and grad_sync_dtype bf16.
+// Apex's DistributedFusedAdam cuts bucket_cap_mb MiB of gradients in grad_sync_dtype a
+// bucket (bucket_size = 1024 x 1024 x bucket_cap_mb / dtype_size,
+// apex/contrib/optimizers/distributed_fused_adam.py), one reduce-scatter and one
+// all-gather each, on every pipeline stage; and NeMo's MegatronDistributedFusedAdam
+// points each parameter's main_grad into that bf16 buffer (param.main_grad =
+// self.grad_buffer_view(param), nemo/core/optim/distributed_adam.py at v2.0.0), so the
+// weight-gradient products accumulate in bf16 and the buckets reduce in bf16: the rows
+// run precision mixed. Until the dgxc yamls were read the rows took
+// NeMo-Framework-Launcher's llama3_1_70b.yaml (commit 1ab2c781) and llama3_1_405b.yaml
+// (072ecc47), 125 MiB and no grad_sync_dtype, and were planned with fp32 gradients
+// (mixed-fp32-grads): 70B +11.5% -> +12.2%, 405B +10.5% -> +11.1% with the yamls' (the
+// bf16 reduce-scatters halve; the 70B's 75 MiB buckets pay NCCL's latency more often).
+// The Nemotron4 340B recipe (nemotron4-340b-synth.yaml at 8f5cbb37) sets bucket_cap_mb
+// 50 with grad_sync_dtype bf16: 50 MiB of bf16 gradients a bucket.
+const (
+	dgxcLlamaBucket70B  = 75 << 20
+	dgxcLlamaBucket405B = 125 << 20
+)
 
 var independentRuns = slices.Concat(dgxcNemotronRuns(), nemotronReportRuns(), dgxcNemotron15BRuns(), dgxcLlama70BRuns(), dgxcLlama405BRuns())
 
@@ -171,9 +185,11 @@ func dgxcNemotronRuns() []moreRun {
 // optimizer (mcore_distributed_optim, overlap_grad_sync and overlap_param_sync), the
 // fused cross-entropy, and cuDNN's fused attention (configure.sh sets NVTE_FUSED_ATTN=1
 // for 15b, 0 for 340b: attention cudnn); for fp8 the delayed-scaling HYBRID recipe with
-// fp8 parameters. Assumed: gradients reduced in fp32 (mixed-fp32-grads: the yaml sets
-// no grad_sync_dtype for Megatron-Core's optimizer; the other NeMo tables of this
-// package assume the same), DGX H100 nodes.
+// fp8 parameters; gradients reduced in fp32 (mixed-fp32-grads: the yaml sets no
+// grad_sync_dtype, and NeMo's MegatronGPTModel gives Megatron-Core's
+// DistributedDataParallelConfig grad_reduce_in_fp32 = (optim.grad_sync_dtype, default
+// 'fp32') == 'fp32', nemo/collections/nlp/models/language_modeling/megatron_gpt_model.py
+// at v2.1.0). Assumed: DGX H100 nodes.
 func dgxcNemotron15BRuns() []moreRun {
 	gpus := []int{16, 32, 64, 128, 256, 512, 1024, 2048}
 	bf16 := []float64{2.812, 2.824, 2.845, 2.859, 2.852, 2.875, 2.895, 2.887}
@@ -240,15 +256,14 @@ const (
 // Transformer Engine without CUDA graphs (the megatron framework mode), sequence
 // parallelism, ub_tp_comm_overlap, overlap_p2p_comm, no activation recomputation, the
 // fused cross-entropy, NeMo's distributed_fused_adam with overlap_grad_sync and
-// overlap_param_sync and neither dtype nor grad_sync_dtype (gradients assumed reduced in
-// fp32: mixed-fp32-grads; the fp32 optimizer state of a bf16 model makes NeMo's
-// setup_optimization keep the master weights as 16-bit remainders, store_param_remainders,
-// 2 bytes a parameter where the plan counts 4: memory overstated, time not). Assumed:
-// DGX H100 nodes; that the yaml in the 24.09 container matches the launcher's in all
-// but VP. The yaml's Transformer Engine userbuffers config is priced (dgxcLlamaUB70B:
+// overlap_param_sync, no optimizer dtype and grad_sync_dtype bf16 in the dgxc yaml that
+// ran (bf16 gradients in 75 MiB buckets: dgxcLlamaBucket70B, precision mixed; the fp32
+// optimizer state of a bf16 model makes NeMo's setup_optimization keep the master
+// weights as 16-bit remainders, store_param_remainders, 2 bytes a parameter where the
+// plan counts 4: memory overstated, time not). Assumed: DGX H100 nodes. The yaml's Transformer Engine userbuffers config is priced (dgxcLlamaUB70B:
 // proj_fprop pipelined on 24 SMs and fc2_fprop on 16 with set_sm_margin, the bulk qkv
-// and fc1 dgrad and wgrad overlaps on 4, 24, 2 and 4 SMs without it, no fp8_buf). Context parallelism of 2 is priced as the planner prices it (the CP rows of
-// Megatron-Bridge's tables err within their bounds at CP 2). The split is
+// and fc1 dgrad and wgrad overlaps on 4, 24, 2 and 4 SMs without it, no fp8_buf). Context parallelism of 2 is Transformer Engine's p2p ring as the planner
+// prices it (the note below on these rows' context parallelism). The split is
 // Megatron-Core's, four blocks a chunk with the head on the last (megatronEvenLayout):
 // the planner's optimum moved block 76 off the head's chunk at FP8 (BF16's optimum was
 // already this split); the FP8 rows erred +11.6% to +15.6%, now +8.9% to +12.8% (the table's median +8.1% ->
@@ -276,8 +291,8 @@ func dgxcLlama70BRuns() []moreRun {
 					Cluster: wire.ClusterSpec{Device: "h100-sxm", DevicesPerNode: 8},
 					Parallelism: wire.Parallelism{Pipeline: pp, Data: dp, Tensor: tp, Context: cp, SequenceParallel: true, Sharding: "zero1",
 						OverlapGradReduce: OverlapOn, OverlapParamGather: OverlapOn, OverlapTensorComm: OverlapOn,
-						DPBucketBytes: distributedFusedAdamBucket125, TPCommOverlapConfig: dgxcLlamaUB70B},
-					Training:   wire.Training{Precision: "mixed-fp32-grads", FP8Recipe: recipe, FP8ParamGather: recipe != ""},
+						DPBucketBytes: dgxcLlamaBucket70B, TPCommOverlapConfig: dgxcLlamaUB70B},
+					Training:   wire.Training{Precision: "mixed", FP8Recipe: recipe, FP8ParamGather: recipe != ""},
 					Schedule:   wire.Schedule{Name: fmt.Sprintf("interleaved:%d", vp), Microbatches: gbs / dp, MicrobatchSize: 1},
 					Boundaries: megatronEvenLayout(80, pp*vp),
 				},
@@ -287,6 +302,54 @@ func dgxcLlama70BRuns() []moreRun {
 	}
 	return out
 }
+
+// The DGX Cloud Llama 3.1 rows' context parallelism: what was checked of their optimism (70B
+// +10.5%, 405B +10.0%, against the same benchmark's Nemotron4 rows at +3.8% and +5.6%),
+// both run with context parallelism 2 through Transformer Engine's p2p ring
+// (AttnFuncWithCPAndKVP2P; NeMo 24.09 ships Transformer Engine 1.10, by NeMo's Software
+// Component Versions, whose ring code is 1.11's and 1.13's).
+//
+// Priced since: the ring's own kernels (analytic's teRingCopies and attentionRates):
+// K and V concatenated for the exchange, the halves each step's call takes made
+// contiguous, the output zeroed and each step's merged into it forward; dQ, dK and dV
+// copied and added step by step backward, some 7Q + 3P and 6.5Q + 10.5P bytes (Q the
+// device's 16.8 MB query-wide tensor, P its keys and values) in 9 and 13 kernels a
+// layer, about 1.4% of a 70B block; and its calls' rates, one causal call on the
+// device's own chunks and one unmasked call at 2,048 tokens' rate where one causal call
+// at 4,096's was priced. 70B +12.2% -> +10.5%, 405B +11.1% -> +10.0% (the copies alone
+// -2.4 and -1.5 points, the rates +0.7 and +0.4).
+//
+// What is left is not one cost of context parallelism: the two models' precisions err
+// the opposite way round (70B BF16 +7.2..+8.6%, FP8 +12.4..+15.9%; 405B BF16
+// +11.1..+13.6%, FP8 +5.5..+8.9%), where a cost of the ring would move both precisions
+// of both; the MLPerf v5.0 405B H100 runs (TP 8, CP 2: the same attention a device,
+// 16 query heads over 4,096 local tokens, Megatron-Core's p2p ring) err +3.3% and
+// Megatron-Bridge's H100 CP 2 rows +1.6..+11.8% (the same configuration 292, 311 and 326
+// tokens/s/GPU in NeMo 25.11, 26.02 and 26.06). The same 70B yaml under NeMo 24.12
+// (README_70b.md at 8f5cbb37, not a row here) ran BF16 at 14.61..14.84 s and FP8 at
+// 10.46..10.99 s, FP8 4-5% faster than 24.09's and BF16 1%: against this plan +6.4% and
+// +7.8% at 64 GPUs, so part of the 70B FP8 rows' optimism is NeMo 24.09's own.
+//
+// Checked and not the cause:
+//   - The exchange: each step passes 4.2 MB (the 70B's two and the 405B recipe's two
+//     key-value heads a device, 4,096 tokens), behind a step of attention of 130 us or
+//     more, hidden (the layers' ContextSeconds are 0); the 405B's pair of ranks spans
+//     two nodes (TP 8 x CP 2), whose one-NIC step of some 85 us is still hidden.
+//     Transformer Engine batches the pair's send and receive at CP 2
+//     (batch_p2p_comm = NVTE_BATCH_MHA_P2P_COMM or cp_size == 2).
+//   - The 70B yaml's reset_attention_mask and reset_position_ids: NeMo's
+//     get_attention_mask_from_fusion (default True) sets Megatron-Core's
+//     create_attention_mask False and drops the mask from the batch
+//     (megatron_gpt_model.py at v2.0.0), so no s x s mask is built or copied.
+//   - The loss's all-reduce over the context group, once a microbatch on the last
+//     stage: tens of microseconds.
+//   - The gradients' reduction: bf16 in the yamls (dgxcLlamaBucket70B), which moved
+//     these rows the optimistic way.
+//
+// Read and not priced: configure.sh's NVTE_FWD_LAYERNORM_SM_MARGIN and
+// NVTE_BWD_LAYERNORM_SM_MARGIN of 8 (the norms on 124 of 132 SMs, also the Nemotron4
+// rows'); the 405B's fp8_buf under FP8 and its ring exchanges' aggregate 1; Transformer
+// Engine's fp8 attention path under context parallelism (no row runs it).
 
 // dgxcLlama405BRuns is DGX Cloud Benchmarking's Llama 3.1 405B recipe
 // (NVIDIA/dgxc-benchmarking, llama3.1/README_405b.md at commit 8f5cbb37, NeMo 24.12):
@@ -306,8 +369,9 @@ func dgxcLlama70BRuns() []moreRun {
 // Transformer Engine without CUDA graphs (the megatron framework mode), sequence
 // parallelism, ub_tp_comm_overlap, overlap_p2p_comm, no activation recomputation, the
 // fused cross-entropy, distributed_fused_adam with overlapped gradient reduction and
-// parameter gather (gradients assumed reduced in fp32; master weights kept as 16-bit
-// remainders, as for the 70B recipe: memory overstated by 2 bytes a sharded parameter).
+// parameter gather (the dgxc yaml's grad_sync_dtype bf16 in 125 MiB buckets:
+// dgxcLlamaBucket405B, precision mixed; master weights kept as 16-bit remainders, as for
+// the 70B recipe: memory overstated by 2 bytes a sharded parameter).
 // Assumed: DGX H100 nodes. The yaml's tuned userbuffers config is priced
 // (dgxcLlamaUB405B: proj_fprop pipelined on 24 SMs and fc2_fprop on 8 with
 // set_sm_margin; the bulk qkv and fc1 dgrad and wgrad overlaps on 2, 24, 2 and 2 SMs
@@ -355,8 +419,8 @@ func dgxcLlama405BRuns() []moreRun {
 					Cluster: wire.ClusterSpec{Device: "h100-sxm", DevicesPerNode: 8},
 					Parallelism: wire.Parallelism{Pipeline: w.pp, Data: dp, Tensor: tp, Context: cp, SequenceParallel: true, Sharding: "zero1",
 						OverlapGradReduce: OverlapOn, OverlapParamGather: OverlapOn, OverlapTensorComm: OverlapOn,
-						DPBucketBytes: distributedFusedAdamBucket125, TPCommOverlapConfig: dgxcLlamaUB405B},
-					Training:   wire.Training{Precision: "mixed-fp32-grads", FP8Recipe: recipe, FP8ParamGather: recipe != ""},
+						DPBucketBytes: dgxcLlamaBucket405B, TPCommOverlapConfig: dgxcLlamaUB405B},
+					Training:   wire.Training{Precision: "mixed", FP8Recipe: recipe, FP8ParamGather: recipe != ""},
 					Schedule:   wire.Schedule{Name: sched, Microbatches: w.gbs / dp, MicrobatchSize: 1},
 					Boundaries: split,
 				},
