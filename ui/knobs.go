@@ -135,6 +135,8 @@ var knobRows = [...]KnobField{
 		Hint: "the gradients' all-reduce or reduce-scatter in buckets during the last backward (Megatron-LM's --overlap-grad-reduce)."},
 	{group: "finer", Name: "overlap_param_gather", ref: func(r *wire.Request) any { return &r.Parallelism.OverlapParamGather }, Label: "Overlap weight all-gather", choose: true, arch: true,
 		Hint: "zero1 and zero2: the updated weights' all-gather during the next step's first forward (Megatron-LM's --overlap-param-gather)."},
+	{group: "finer", Name: "dp_bucket_bytes", ref: func(r *wire.Request) any { return &r.Parallelism.DPBucketBytes }, Label: "Gradient bucket (bytes)", Max: wire.MaxDPBucketBytes,
+		Hint: "bytes of gradients one data-parallel collective reduces (e.g. 41943040 for 40 MiB); empty: the framework's own buckets."},
 	{group: "finer", Name: "overlap_tensor_comm", ref: func(r *wire.Request) any { return &r.Parallelism.OverlapTensorComm }, Label: "Overlap tensor-parallel communication", choose: true, arch: true,
 		Hint: "with sequence parallelism: tensor parallelism's all-gathers and reduce-scatters in chunks behind the linear layers' products: userbuffers (Transformer Engine's, Megatron-LM's --tp-comm-overlap), async-tp (PyTorch's async TP, torch.compile only: the backward reduce-scatters of summed gradients stay exposed), on (the framework's own)."},
 	{group: "finer", Name: "tp_comm_overlap_config", ref: func(r *wire.Request) any { return &r.Parallelism.TPCommOverlapConfig }, Label: "Userbuffers config", choose: true, arch: true,
@@ -179,6 +181,10 @@ var knobRows = [...]KnobField{
 		Hint: "kept on candidates of tensor degree 1 (dropped) or its own; others are not tried"},
 	{group: "finer", Name: "capacity_factor", aref: func(ar *wire.Architecture) any { return &ar.CapacityFactor }, Label: "Capacity factor", Max: wire.MaxExpertImbalance, Step: "any",
 		Hint: "caps each expert's tokens at this many times the mean, dropping the rest; 0 is dropless."},
+	{group: "finer", Name: "moe_aux_loss", ref: func(r *wire.Request) any { return &r.Training.MoEAuxLoss }, Label: "Load-balancing loss", choose: true,
+		Hint: "the router's loss kernels each mixture layer launches (Megatron-Core's moe_router_load_balancing_type): aux_loss per microbatch, seq_aux_loss per sequence."},
+	{group: "finer", Name: "moe_force_load_balancing", ref: func(r *wire.Request) any { return &r.Training.MoEForceLoadBalancing }, Label: "Forced load balancing", Check: true,
+		Hint: "random router logits, the experts evenly loaded (Megatron-Core's moe_router_force_load_balancing, as Megatron-Bridge's benchmarks run); needs routing imbalance 1."},
 }
 
 // KnobFields lists a group's knobs (knobRows, whose doc names the groups). The lists of
@@ -271,6 +277,8 @@ func (a *App) Field(name string) string {
 		return check(*p)
 	case *int:
 		return itoa0(*p)
+	case *int64:
+		return itoa0(int(*p))
 	case *[]string:
 		return strings.Join(*p, ",")
 	case *float64:
@@ -330,14 +338,18 @@ func (a *App) SetField(name, v string) {
 		*p = v != ""
 	case *[]string:
 		*p = strings.FieldsFunc(v, func(r rune) bool { return r == ',' || r == ' ' })
-	case *int:
+	case *int, *int64:
 		if err != nil || f != float64(int(f)) || !(f >= 0 && f <= most) {
 			a.typed(name, v, false)
 			a.notice(name+": enter a whole number", true)
 			return
 		}
 		a.typed(name, v, true)
-		*p = int(f)
+		if q, ok := p.(*int); ok {
+			*q = int(f)
+		} else {
+			*p.(*int64) = int64(f)
+		}
 	default:
 		if err != nil || !(f >= 0 && f <= most) { // NaN too, which JSON cannot carry
 			a.typed(name, v, false)

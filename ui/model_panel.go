@@ -218,6 +218,8 @@ func KnobChoices(name string) []string {
 		values = wire.OverlapModes()
 	case "overlap_tensor_comm":
 		values = wire.TensorOverlapModes()
+	case "moe_aux_loss": // none is "" (core's default)
+		values = wire.MoEAuxLosses()[1:]
 	case "tp_comm_overlap_config": // te-default is "" (core's default)
 		values = wire.TPCommOverlapConfigs()[1:]
 	case "framework":

@@ -10,6 +10,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -497,6 +498,89 @@ func TestFP8AmaxTPOnlyKnob(t *testing.T) {
 	a.SetTab("model")
 	if html := render(t, a); !strings.Contains(html, `id="knob-fp8_amax_tp_only"`) {
 		t.Error("the page has no fp8_amax_tp_only box")
+	}
+}
+
+// TestMoERouterAndBucketKnobs: the Cluster panel's finer rows for training.moe_aux_loss,
+// training.moe_force_load_balancing (a mixture's, under Megatron-Core's router: core's
+// request.MoEAuxLossApplies and MoEForceLoadBalancingApplies) and
+// parallelism.dp_bucket_bytes (training: request.DPBucketBytesApplies) apply where
+// core's normal form says, set their fields, change the plan, travel in the URL's
+// fragment, and render; the router's rows are disabled under eager (HuggingFace's
+// router) and the bucket's empty box leaves the framework's own buckets.
+func TestMoERouterAndBucketKnobs(t *testing.T) {
+	h := &fakeHost{}
+	a := NewApp(nil, h, local)
+	a.PickModel("arch:qwen1.5-moe-a2.7b")
+	a.SetCluster("device", "h100-sxm")
+	a.SetCluster("count", "8")
+	a.SetDegree("data", "2")
+	disabled := func() map[string]bool {
+		d := map[string]bool{}
+		for _, f := range a.KnobFields("finer") {
+			d[f.Name] = f.Disabled
+		}
+		return d
+	}
+	if d := disabled(); a.Err != nil || !d["moe_aux_loss"] || !d["moe_force_load_balancing"] || d["dp_bucket_bytes"] {
+		t.Fatalf("eager: err %v, disabled %v", a.Err, d)
+	}
+	a.SetField("framework", "megatron")
+	if d := disabled(); a.Err != nil || d["moe_aux_loss"] || d["moe_force_load_balancing"] || d["dp_bucket_bytes"] {
+		t.Fatalf("megatron: err %v, disabled %v", a.Err, d)
+	}
+	if got := a.Resolved("dp_bucket_bytes"); got != "the framework's" {
+		t.Errorf("the bucket's default: %q", got)
+	}
+	for _, c := range []struct {
+		name, v string
+		field   func() string
+		json    string
+	}{
+		{"moe_aux_loss", "seq_aux_loss", func() string { return a.Req.Training.MoEAuxLoss }, `"moe_aux_loss":"seq_aux_loss"`},
+		{"moe_force_load_balancing", "true", func() string { return a.Field("moe_force_load_balancing") }, `"moe_force_load_balancing":true`},
+		{"dp_bucket_bytes", "1048576", func() string { return strconv.FormatInt(a.Req.Parallelism.DPBucketBytes, 10) }, `"dp_bucket_bytes":1048576`},
+	} {
+		before := a.Res.Step.StepSeconds
+		a.SetField(c.name, c.v)
+		if got := c.field(); got != c.v || a.Err != nil || a.NoticeBad {
+			t.Fatalf("%s = %s: the request has %q (err %v, notice %q)", c.name, c.v, got, a.Err, a.Notice)
+		}
+		if after := a.Res.Step.StepSeconds; after == before {
+			t.Errorf("%s = %s: the step stays %v s", c.name, c.v, after)
+		}
+		if !strings.Contains(strings.Join(strings.Fields(string(a.RequestJSON())), ""), c.json) {
+			t.Errorf("%s: the request's JSON has no %s", c.name, c.json)
+		}
+	}
+	f, err := a.Fragment()
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := NewApp(nil, &fakeHost{}, local)
+	b.Restore(f)
+	if r := b.Req; r.Training.MoEAuxLoss != "seq_aux_loss" || !r.Training.MoEForceLoadBalancing || r.Parallelism.DPBucketBytes != 1<<20 || b.Res.Step.StepSeconds != a.Res.Step.StepSeconds {
+		t.Errorf("from the fragment: %+v %+v, step %v s (was %v s)", r.Training, r.Parallelism, b.Res.Step.StepSeconds, a.Res.Step.StepSeconds)
+	}
+	a.SetField("dp_bucket_bytes", "1.5")
+	if !a.NoticeBad || a.Req.Parallelism.DPBucketBytes != 1<<20 {
+		t.Errorf("1.5 bytes: notice %q, request %d", a.Notice, a.Req.Parallelism.DPBucketBytes)
+	}
+	a.SetField("dp_bucket_bytes", "")
+	if a.Req.Parallelism.DPBucketBytes != 0 || a.Err != nil {
+		t.Errorf("emptied: %d, err %v", a.Req.Parallelism.DPBucketBytes, a.Err)
+	}
+	a.SetField("framework", "eager")
+	if d := disabled(); a.Err == nil || !strings.Contains(a.Err.Error(), "training.moe_aux_loss") || d["moe_aux_loss"] {
+		t.Errorf("eager with the loss set: %v, disabled %v; want core's refusal naming training.moe_aux_loss, the row enabled", a.Err, d["moe_aux_loss"])
+	}
+	a.SetField("framework", "megatron")
+	a.SetTab("cluster")
+	html := render(t, a)
+	for _, id := range []string{"knob-moe_aux_loss", "knob-moe_force_load_balancing", "knob-dp_bucket_bytes"} {
+		if !strings.Contains(html, `id="`+id+`"`) {
+			t.Errorf("the Cluster panel has no #%s", id)
+		}
 	}
 }
 

@@ -123,13 +123,13 @@ func (p *prepared) architecture(es *model.Errors) {
 		return
 	}
 	t.Framework = fw
-	if o.MoEAuxLoss != "" && (fw.Name == cluster.Eager || fw.Name == cluster.Compiled) {
+	if o.MoEAuxLoss != "" && !megatronRouter(fw.Name) {
 		// HuggingFace's mixtures compute their loss otherwise (once a step over every
 		// layer's router logits, load_balancing_loss_func), which is not priced.
 		es.Add("training.moe_aux_loss", "is priced as Megatron-Core's router computes it: needs framework megatron, cuda-graphs, deepspeed or none, got %s", fw.Name)
 		return
 	}
-	if o.MoEForceBalance && (fw.Name == cluster.Eager || fw.Name == cluster.Compiled) {
+	if o.MoEForceBalance && !megatronRouter(fw.Name) {
 		// HuggingFace's mixtures have no forced balancing.
 		es.Add("training.moe_force_load_balancing", "is Megatron-Core's router's (moe_router_force_load_balancing): needs framework megatron, cuda-graphs, deepspeed or none, got %s", fw.Name)
 		return

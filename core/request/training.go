@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"pipeplan/core/analytic"
+	"pipeplan/core/cluster"
 	"pipeplan/core/load"
 	"pipeplan/core/model"
 	"pipeplan/core/partition"
@@ -354,3 +355,31 @@ func (p *prepared) objective(es *model.Errors) {
 		es.Add("memory_proportion", "must be in (0, 1], got %v", f)
 	}
 }
+
+// MoEForceLoadBalancingApplies reports whether training.moe_force_load_balancing applies
+// to n, a request in its normal form (Normalize's, every default filled): an architecture
+// with routed experts (the normal form names a token dispatcher exactly for those) under
+// a framework that runs Megatron-Core's router (megatronRouter). It is Normalize's own
+// rule: the field is refused wherever this is false, and the page offers its control
+// where it is true.
+func MoEForceLoadBalancingApplies(n *wire.Request) bool {
+	ar := n.Model.Architecture
+	return ar != nil && n.Parallelism.ExpertDispatcher != "" && megatronRouter(ar.Framework)
+}
+
+// MoEAuxLossApplies reports whether training.moe_aux_loss applies to n, a request in its
+// normal form: where the forced load balancing does (MoEForceLoadBalancingApplies), in
+// training (inference computes no loss). Normalize's own rule, as that one's.
+func MoEAuxLossApplies(n *wire.Request) bool {
+	return MoEForceLoadBalancingApplies(n) && n.Training.Mode == wire.ModeTraining
+}
+
+// DPBucketBytesApplies reports whether parallelism.dp_bucket_bytes applies to n, a
+// request in its normal form: training (inference reduces no gradients). Normalize's own
+// rule.
+func DPBucketBytesApplies(n *wire.Request) bool { return n.Training.Mode == wire.ModeTraining }
+
+// megatronRouter: framework fw runs a mixture's router as Megatron-Core does (megatron,
+// cuda-graphs, deepspeed, none); HuggingFace's code under eager and compiled computes its
+// loss otherwise and has no forced balancing.
+func megatronRouter(fw string) bool { return fw != cluster.Eager && fw != cluster.Compiled }

@@ -111,6 +111,10 @@ func TestVocabularyIsThePlanners(t *testing.T) {
 			func(v string) string {
 				return strings.Replace(arch(`,"framework":"compiled"`), `"data":2`, `"data":2,"tensor":2,"sequence_parallel":true,"overlap_tensor_comm":"`+v+`"`, 1) + `}`
 			}},
+		{"training.moe_aux_loss", wire.MoEAuxLosses(), []string{string(analytic.AuxLossNone), string(analytic.AuxLossMicrobatch), string(analytic.AuxLossSequence)},
+			func(v string) string {
+				return `{"model":{"architecture":{"name":"mixtral-8x7b-v0.1","framework":"megatron"}},"cluster":{"device":"b200","count":8},"training":{"moe_aux_loss":"` + v + `"}}`
+			}},
 		// Each tuned config is of one model's shape, which Normalize checks: the list is
 		// held to the planner's table; its refusals are TestTPCommOverlapConfig's.
 		{"parallelism.tp_comm_overlap_config", wire.TPCommOverlapConfigs(), analytic.UserbuffersConfigNames(), nil},

@@ -271,3 +271,8 @@ func Architectures() []string {
 		"minitron-4b", "mistral-7b-v0.1", "mixtral-8x22b-v0.1", "mixtral-8x7b-v0.1", "nemotron-4-340b",
 		"qwen1.5-moe-a2.7b", "qwen2-7b", "qwen3-235b-a22b", "qwen3-30b-a3b"}
 }
+
+// MoEAuxLosses lists training.moe_aux_loss: none (the default), aux_loss (per
+// microbatch) and seq_aux_loss (per sequence), Megatron-Core's
+// moe_router_load_balancing_type values that core prices (analytic.AuxLoss).
+func MoEAuxLosses() []string { return []string{"none", "aux_loss", "seq_aux_loss"} }

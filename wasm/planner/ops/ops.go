@@ -248,6 +248,12 @@ func normalJSON(requestJSON string) string {
 		if request.FP8AmaxTPOnlyApplies(n) { // delayed scaling's amax history (core's rule)
 			k["fp8_amax_tp_only"] = "off"
 		}
+		if request.MoEAuxLossApplies(n) { // Megatron-Core's router (core's rule)
+			k["moe_aux_loss"] = "none"
+		}
+		if request.MoEForceLoadBalancingApplies(n) {
+			k["moe_force_load_balancing"] = "off"
+		}
 		if n.Parallelism.ExpertDispatcher != "" { // a mixture of experts
 			k["expert_fused_mlp"] = "off"
 		}
@@ -271,6 +277,9 @@ func normalJSON(requestJSON string) string {
 	}
 	if f := n.Schedule.WeightGradFraction; f != 0 { // zb-h1's
 		k["weight_grad_fraction"] = strconv.FormatFloat(f, 'g', -1, 64)
+	}
+	if request.DPBucketBytesApplies(n) { // core's rule; its size is the framework's (core's buckets)
+		k["dp_bucket_bytes"] = "the framework's"
 	}
 	k["free_transfers"] = "off"
 	if len(n.Cluster.Document) > 0 {

@@ -1,0 +1,71 @@
+package request
+
+import (
+	"testing"
+
+	"pipeplan/core/wire"
+)
+
+// TestMoERouterAndBucketApplies: MoEAuxLossApplies, MoEForceLoadBalancingApplies and
+// DPBucketBytesApplies, read on Normalize's normal form, are true exactly where
+// Normalize takes training.moe_aux_loss, training.moe_force_load_balancing and
+// parallelism.dp_bucket_bytes: a mixture under Megatron-Core's router (megatron,
+// cuda-graphs, deepspeed, none), the loss in training only, the bucket size in training.
+func TestMoERouterAndBucketApplies(t *testing.T) {
+	req := func(name, framework, mode string) *wire.Request {
+		return &wire.Request{Version: wire.Version, Cluster: wire.ClusterSpec{Device: "b200", Count: 8},
+			Model:    wire.ModelSpec{Architecture: &wire.Architecture{Name: name, Framework: framework}},
+			Training: wire.Training{Mode: mode}}
+	}
+	const moe, dense = "mixtral-8x7b-v0.1", "llama-3.2-1b"
+	for _, c := range []struct {
+		name               string
+		r                  *wire.Request
+		aux, force, bucket bool
+	}{
+		{"a mixture under megatron", req(moe, "megatron", ""), true, true, true},
+		{"a mixture under cuda-graphs", req(moe, "cuda-graphs", ""), true, true, true},
+		{"a mixture under deepspeed", req(moe, "deepspeed", ""), true, true, true},
+		{"a mixture under none", req(moe, "none", ""), true, true, true},
+		{"a mixture under eager (HuggingFace's router)", req(moe, "eager", ""), false, false, true},
+		{"a mixture under compiled", req(moe, "compiled", ""), false, false, true},
+		{"a mixture, the default framework", req(moe, "", ""), false, false, true},
+		{"a mixture's inference under megatron", req(moe, "megatron", "inference"), false, true, false},
+		{"a dense model under megatron", req(dense, "megatron", ""), false, false, true},
+		{"a profile", &wire.Request{Version: wire.Version, Cluster: wire.ClusterSpec{Device: "h100-sxm", Count: 4},
+			Model: wire.ModelSpec{Example: "gpt2-medium"}}, false, false, true},
+	} {
+		n, err := Normalize(c.r)
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		if got := MoEAuxLossApplies(n); got != c.aux {
+			t.Errorf("%s: moe_aux_loss applies %v, want %v", c.name, got, c.aux)
+		}
+		if got := MoEForceLoadBalancingApplies(n); got != c.force {
+			t.Errorf("%s: moe_force_load_balancing applies %v, want %v", c.name, got, c.force)
+		}
+		if got := DPBucketBytesApplies(n); got != c.bucket {
+			t.Errorf("%s: dp_bucket_bytes applies %v, want %v", c.name, got, c.bucket)
+		}
+		for _, f := range []struct {
+			field string
+			set   func(r *wire.Request)
+			want  bool
+		}{
+			{"training.moe_aux_loss", func(r *wire.Request) { r.Training.MoEAuxLoss = "seq_aux_loss" }, c.aux},
+			{"training.moe_force_load_balancing", func(r *wire.Request) { r.Training.MoEForceLoadBalancing = true }, c.force},
+			{"parallelism.dp_bucket_bytes", func(r *wire.Request) { r.Parallelism.DPBucketBytes = 40 << 20 }, c.bucket},
+		} {
+			r := *c.r
+			if r.Model.Architecture != nil {
+				ar := *r.Model.Architecture
+				r.Model.Architecture = &ar
+			}
+			f.set(&r)
+			if err := Validate(&r); (err == nil) != f.want {
+				t.Errorf("%s with %s: Normalize says %v, want taken %v", c.name, f.field, err, f.want)
+			}
+		}
+	}
+}
