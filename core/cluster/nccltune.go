@@ -111,7 +111,8 @@ type NCCLComm struct {
 }
 
 // NCCLChoice is the algorithm and protocol NCCL's model picks for a collective, its
-// latency term and its whole time (seconds).
+// latency term as the table holds it (NCCLLatencySeconds: before ncclTopoGetAlgoTime's
+// ring plateau, which Seconds includes) and its whole time (seconds).
 type NCCLChoice struct {
 	Algo                    NCCLAlgo
 	Proto                   NCCLProto
