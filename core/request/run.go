@@ -705,17 +705,7 @@ func (p *prepared) lastBucketFractions(pl *wire.Plan, dev, devices int) (dense, 
 	if !p.framework.MegatronBuckets || p.est == nil || dev != 0 || len(pl.Stages) == 0 {
 		return 0, 0
 	}
-	var denseAll, expertAll int64
-	for s := range pl.Stages {
-		if s%devices != dev {
-			continue
-		}
-		for _, l := range pl.StageLayers(s) {
-			lay := &p.est.Layers[l]
-			denseAll += lay.Params - lay.ExpertParams
-			expertAll += lay.ExpertParams
-		}
-	}
+	denseAll, expertAll := p.deviceElements(pl, dev, devices)
 	bucket := cluster.MegatronBucketElements(max(p.req.Parallelism.Data, 1))
 	var firstDense, stageDense, stageExpert int64
 	for i, l := range pl.StageLayers(0) {
