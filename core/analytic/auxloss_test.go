@@ -105,7 +105,9 @@ func TestAuxLossLaunches(t *testing.T) {
 // a ring all-reduce of 8*E bytes among t*c members, closed form 2(m-1)*latency +
 // 2(m-1)/m*8E/bandwidth, on the context link when c > 1, else the tensor link; one
 // more forward launch and that much more forward time a mixture layer, nothing in the
-// backward; none on a group of one, without a loss, or in inference.
+// backward unless the forward is rerun there (full recomputation: the rerun forward's
+// kernels, its all-reduce's launch and time once more); none on a group of one, without
+// a loss, or in inference.
 func TestAuxLossReduce(t *testing.T) {
 	a := bundled(t, "qwen3-30b-a3b")
 	tg := target(t, "h100-sxm")
@@ -119,20 +121,25 @@ func TestAuxLossReduce(t *testing.T) {
 		tp, cp     int
 		loss       AuxLoss
 		infer      bool
+		rerun      bool
 		want       float64
 		wantLaunch float64
 	}{
-		{"TP 2", 2, 1, AuxLossMicrobatch, false, ring(tg.tensorLink(), 2), 1},
-		{"TP 4, seq_aux_loss", 4, 1, AuxLossSequence, false, ring(tg.tensorLink(), 4), 1},
-		{"TP 2 CP 2", 2, 2, AuxLossMicrobatch, false, ring(tg.ContextLink, 4), 1},
-		{"TP 1", 1, 1, AuxLossMicrobatch, false, 0, 0},
-		{"TP 2, no loss", 2, 1, AuxLossNone, false, 0, 0},
-		{"TP 2, inference", 2, 1, AuxLossMicrobatch, true, 0, 0},
+		{"TP 2", 2, 1, AuxLossMicrobatch, false, false, ring(tg.tensorLink(), 2), 1},
+		{"TP 2, full recomputation", 2, 1, AuxLossMicrobatch, false, true, ring(tg.tensorLink(), 2), 1},
+		{"TP 4, seq_aux_loss", 4, 1, AuxLossSequence, false, false, ring(tg.tensorLink(), 4), 1},
+		{"TP 2 CP 2", 2, 2, AuxLossMicrobatch, false, false, ring(tg.ContextLink, 4), 1},
+		{"TP 1", 1, 1, AuxLossMicrobatch, false, false, 0, 0},
+		{"TP 2, no loss", 2, 1, AuxLossNone, false, false, 0, 0},
+		{"TP 2, inference", 2, 1, AuxLossMicrobatch, true, false, 0, 0},
 	} {
 		o := Options{Batch: 1, Seq: 4096, Attention: CuDNN, TensorParallel: c.tp, Context: c.cp, SequenceParallel: c.tp > 1,
 			DataParallel: 8, ExpertParallel: 8, MoEAuxLoss: c.loss}
 		if c.infer {
 			o.Optimizer = None
+		}
+		if c.rerun {
+			o.Recompute = Full
 		}
 		sh := newShape(a, o.withDefaults())
 		if got := sh.auxLossReduceSeconds(tg); math.Abs(got-c.want) > 1e-12*(1+c.want) {
@@ -158,11 +165,15 @@ func TestAuxLossReduce(t *testing.T) {
 		if d := lw.FwdKernels - lo.FwdKernels; d != kernels+c.wantLaunch {
 			t.Errorf("%s: the loss adds %v forward launches, want %v and its all-reduce", c.name, d, kernels)
 		}
-		if d := lw.BwdKernels - lo.BwdKernels; d != kernels {
-			t.Errorf("%s: the loss adds %v backward launches, want %v (no all-reduce)", c.name, d, kernels)
+		wantBwd, calls := kernels, 1.0
+		if c.rerun {
+			wantBwd, calls = 2*kernels+c.wantLaunch, 2
 		}
-		if d := lw.ExpertCommSeconds - lo.ExpertCommSeconds; math.Abs(d-c.want) > 1e-12 {
-			t.Errorf("%s: the layer's mixture communication grows %v s, want the all-reduce's %v", c.name, d, c.want)
+		if d := lw.BwdKernels - lo.BwdKernels; d != wantBwd {
+			t.Errorf("%s: the loss adds %v backward launches, want %v", c.name, d, wantBwd)
+		}
+		if d := lw.ExpertCommSeconds - lo.ExpertCommSeconds; math.Abs(d-calls*c.want) > 1e-12 {
+			t.Errorf("%s: the layer's mixture communication grows %v s, want %v all-reduces of %v", c.name, d, calls, c.want)
 		}
 	}
 }

@@ -1488,7 +1488,7 @@ const expertOverlapHidden = 0.3655
 // runs in the router, before the dispatch, so it is neither paired with other work nor
 // after the dropless host synchronization (it is not part of what is returned).
 func (c *calc) expertComm(l *Layer, ps []piece) (fwdExposed, bwdExposed float64) {
-	var fwd, bwd, auxFwd, auxBwd, auxCalls float64
+	var fwd, bwd, auxFwd, auxBwd, auxCalls, auxBwdCalls float64
 	for _, p := range ps {
 		fwd += p.fwdExpertComm
 		auxFwd += p.fwdAuxReduce
@@ -1500,6 +1500,9 @@ func (c *calc) expertComm(l *Layer, ps []piece) (fwdExposed, bwdExposed float64)
 			if c.rerun(p) {
 				bwd += p.fwdExpertComm
 				auxBwd += p.fwdAuxReduce
+				if p.fwdAuxReduce > 0 {
+					auxBwdCalls++ // the rerun forward's call
+				}
 			}
 		}
 	}
@@ -1512,6 +1515,8 @@ func (c *calc) expertComm(l *Layer, ps []piece) (fwdExposed, bwdExposed float64)
 		l.BwdTerms.CommSeconds += auxBwd
 		l.FwdKernels += auxCalls
 		l.FwdTerms.CommKernels += auxCalls
+		l.BwdKernels += auxBwdCalls
+		l.BwdTerms.CommKernels += auxBwdCalls
 	}
 	if fwd == 0 && bwd == 0 {
 		return

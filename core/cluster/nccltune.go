@@ -111,7 +111,8 @@ type NCCLComm struct {
 }
 
 // NCCLChoice is the algorithm and protocol NCCL's model picks for a collective, its
-// latency term and its whole time (seconds).
+// latency term as the table holds it (NCCLLatencySeconds: before ncclTopoGetAlgoTime's
+// ring plateau, which Seconds includes) and its whole time (seconds).
 type NCCLChoice struct {
 	Algo                    NCCLAlgo
 	Proto                   NCCLProto
@@ -155,7 +156,7 @@ func NCCLLatencySeconds(c NCCLComm, f NCCLFunc, a NCCLAlgo, p NCCLProto) (float6
 	case NCCLRing:
 		lat := ncclHWLat[intra][1][p]
 		net := ncclHWLat[NCCLNet][1][p]
-		if ppn == 1 {
+		if c.Ranks == nodes { // NCCL's float ppn == 1: one GPU a node, not 3 on 2
 			net = ncclHWLat[NCCLNet][0][p]
 		}
 		steps, netSteps := c.Ranks-1, nodes-1
@@ -190,7 +191,7 @@ func NCCLLatencySeconds(c NCCLComm, f NCCLFunc, a NCCLAlgo, p NCCLProto) (float6
 		}
 		return ncclNVLSIntraLat + 2*float64(log2i(nodes))*ncclNVLSTreeNetLat, true
 	case NCCLPAT:
-		if ar || p != NCCLSimple || ppn != 1 {
+		if ar || p != NCCLSimple || c.Ranks != nodes { // ncclPatEnable: nNodes == nRanks
 			return 0, false
 		}
 		return 8e-6 + float64(log2i(nodes))*ncclHWLat[NCCLNet][0][NCCLSimple]/3.5 + float64(c.Ranks)*2.8e-6, true
@@ -286,8 +287,10 @@ func NCCLAlgoBytesPerSecond(c NCCLComm, f NCCLFunc, a NCCLAlgo, p NCCLProto, nBy
 // NCCLAlgoSeconds is NCCL's time for function f of nBytes by algorithm a and protocol p
 // (ncclTopoGetAlgoTime, one operation): latency + nBytes / bandwidth, the Simple ring's
 // all-reduce latency x 1.4 across nodes once nBytes/(channels x ranks) >= 64 B (its
-// "plateau effect", line 565; the channels taken at NCCL's 32, MAXCHANNELS), and
-// ok false where the pair does not run.
+// "plateau effect", line 565; the channels taken at NCCL's 32, MAXCHANNELS), x 1.9 on
+// devices below SM80 ("lat *= comm->minCompCap < 80 ? 1.9 : 1.4"; an unknown
+// ComputeCapability, 0, is taken as SM80 or later), and ok false where the pair does
+// not run.
 func NCCLAlgoSeconds(c NCCLComm, f NCCLFunc, a NCCLAlgo, p NCCLProto, nBytes float64) (seconds float64, ok bool) {
 	lat, ok := NCCLLatencySeconds(c, f, a, p)
 	if !ok {
@@ -298,7 +301,11 @@ func NCCLAlgoSeconds(c NCCLComm, f NCCLFunc, a NCCLAlgo, p NCCLProto, nBytes flo
 		return 0, false
 	}
 	if a == NCCLRing && p == NCCLSimple && f == NCCLAllReduce && c.Nodes > 1 && nBytes/float64(32*c.Ranks) >= 64 {
-		lat *= 1.4
+		if c.ComputeCapability > 0 && c.ComputeCapability < 80 {
+			lat *= 1.9
+		} else {
+			lat *= 1.4
+		}
 	}
 	return lat + max(0, nBytes)/bw, true
 }

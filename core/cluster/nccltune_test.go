@@ -42,6 +42,11 @@ func TestNCCLLatencySeconds(t *testing.T) {
 		// PAT: 8 + log2(32) x 14/3.5 + 32 x 2.8, one GPU a node only.
 		{"32 nodes of one, all-gather, PAT", nv(32, 32), NCCLAllGather, NCCLPAT, NCCLSimple, 8 + 5*4 + 32*2.8, true},
 		{"64 GPUs, all-gather, PAT", nv(64, 8), NCCLAllGather, NCCLPAT, NCCLSimple, 0, false},
+		// 3 GPUs on 2 nodes: NCCL's ppn is 1.5 (a float), so neither PAT (nNodes ==
+		// nRanks only) nor the Tree's network latency of one GPU a node: 1 step inside at
+		// the 1 µs overhead, 1 across at the Ring's 2.7.
+		{"3 GPUs on 2 nodes, all-gather, PAT", nv(3, 2), NCCLAllGather, NCCLPAT, NCCLSimple, 0, false},
+		{"3 GPUs on 2 nodes, all-gather, Ring LL", nv(3, 2), NCCLAllGather, NCCLRing, NCCLLL, 6.6 + 1*1.0 + 1*2.7, true},
 		{"32 nodes of one, all-reduce, PAT", nv(32, 32), NCCLAllReduce, NCCLPAT, NCCLSimple, 0, false},
 		{"8 GPUs, all-reduce, NVLS", nv(8, 1), NCCLAllReduce, NCCLNVLS, NCCLSimple, 25, true},
 		{"8 GPUs, all-reduce, NVLS LL", nv(8, 1), NCCLAllReduce, NCCLNVLS, NCCLLL, 0, false},
@@ -103,6 +108,8 @@ func TestNCCLTune(t *testing.T) {
 	c := NCCLComm{Ranks: 64, Nodes: 8, Intra: NCCLNVLink, ComputeCapability: 90, BusBytesPerSecond: b}
 	node := NCCLComm{Ranks: 8, Nodes: 1, Intra: NCCLNVLink, ComputeCapability: 90, BusBytesPerSecond: 370.8e9}
 	rail := NCCLComm{Ranks: 16, Nodes: 16, Intra: NCCLNVLink, ComputeCapability: 90, BusBytesPerSecond: 50e9}
+	v100 := c
+	v100.ComputeCapability = 70
 	for _, tt := range []struct {
 		name   string
 		c      NCCLComm
@@ -124,6 +131,8 @@ func TestNCCLTune(t *testing.T) {
 		{"8 GB reduce-scatter, 8 nodes", c, NCCLReduceScatter, 8e9, NCCLRing, NCCLSimple, 296.8 + 8e9/(b*64/63)*1e6},
 		// 8 GB all-reduce across nodes: the ring's latency x 1.4 (the plateau).
 		{"8 GB all-reduce, 8 nodes", c, NCCLAllReduce, 8e9, NCCLRing, NCCLSimple, 1.4*(8.4+112*3.4+14*14) + 8e9/(b*64/126)*1e6},
+		// On Volta (below SM80) the plateau is 1.9 (ncclTopoGetAlgoTime, v2.27.3-1).
+		{"8 GB all-reduce, 8 nodes of V100s", v100, NCCLAllReduce, 8e9, NCCLRing, NCCLSimple, 1.9*(8.4+112*3.4+14*14) + 8e9/(b*64/126)*1e6},
 		// 1 MB all-gather, one GPU a node: PAT's 8 + 4 x 4 + 16 x 2.8 = 68.8 µs + 1e6 /
 		// 37.5e9 = 95.5 against Ring LL's 6.6 + 15 x 5.0 + 1e6/(20.4e9 x 16/15) = 127.5.
 		{"1 MB all-gather, 16 nodes of one", rail, NCCLAllGather, 1e6, NCCLPAT, NCCLSimple, 68.8 + 1e6/(0.75*50e9)*1e6},

@@ -203,6 +203,13 @@ type Input struct {
 	// --moe-router-force-load-balancing; the other exports' model code routes by the
 	// learned router.
 	MoEForceLoadBalancing bool
+	// DPBucketBytes is the request's parallelism.dp_bucket_bytes: the plan priced the
+	// data-parallel collectives one a bucket of that many bytes on every stage (a
+	// recipe's, e.g. Apex's DistributedFusedAdam's bucket_cap_mb), which no export's
+	// framework is configured to cut so (Megatron-Core buckets the first stage's first
+	// chunk alone, DeepSpeed's pipeline engine 5e8 elements, the PyTorch export's DDP
+	// 25 MiB); 0 for the framework's own buckets.
+	DPBucketBytes int64
 	// BlockingTransfers: the plan priced the pipeline's sends and receives as blocking
 	// both stages they join (model.architecture.framework deepspeed:
 	// cluster.Framework.BlockingPipelineTransfers), as DeepSpeed's PipelineEngine alone
@@ -510,6 +517,10 @@ func (j *job) trainingLoop(f wire.Format) {
 	if in.TrainMetrics > 0 {
 		j.looped = true
 		j.note(wire.NoteTrainingLoop, "the plan prices %d training metrics computed on every microbatch's logits and gathered from every device each step (training.train_metrics: Composer's Trainer); this export's training loop computes none: the run takes less time than priced; plan with train_metrics 0 to price what it runs", in.TrainMetrics)
+	}
+	if in.DPBucketBytes > 0 && in.Data > 1 {
+		j.looped = true
+		j.note(wire.NoteTrainingLoop, "the plan prices the data-parallel gradient reduction (and a sharded optimizer's weight gather) as one collective a bucket of %d bytes on every stage (parallelism.dp_bucket_bytes); this export's framework cuts its own buckets, so each collective's latency is paid another number of times than priced: plan without dp_bucket_bytes to price the framework's buckets", in.DPBucketBytes)
 	}
 	if in.MoEAuxLoss != "" && f != wire.Megatron {
 		j.looped = true

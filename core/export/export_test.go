@@ -1308,6 +1308,9 @@ func TestTrainingLoopNotes(t *testing.T) {
 		{"plain", 0, "", 4, false, map[wire.Format]bool{wire.PyTorch: false, wire.DeepSpeed: true, wire.Megatron: false, wire.JSON: false}},
 		{"plain one stage", 0, "", 1, false, map[wire.Format]bool{wire.PyTorch: false, wire.DeepSpeed: false, wire.Megatron: false, wire.JSON: false}},
 		{"train metrics", 2, "", 4, false, map[wire.Format]bool{wire.PyTorch: true, wire.DeepSpeed: true, wire.Megatron: true, wire.JSON: false}},
+		// parallelism.dp_bucket_bytes over two replicas: no export's framework cuts the
+		// recipe's buckets on every stage.
+		{"dp buckets", 0, "", 4, false, map[wire.Format]bool{wire.PyTorch: true, wire.DeepSpeed: true, wire.Megatron: true, wire.JSON: false}},
 		{"deepspeed mode", 0, "deepspeed", 4, false, map[wire.Format]bool{wire.PyTorch: true, wire.DeepSpeed: false, wire.Megatron: true, wire.JSON: false}},
 		// DeepSpeed's InferenceSchedule blocks on its transfers as TrainSchedule does.
 		{"inference", 0, "", 4, true, map[wire.Format]bool{wire.PyTorch: false, wire.DeepSpeed: true, wire.JSON: false}},
@@ -1316,6 +1319,10 @@ func TestTrainingLoopNotes(t *testing.T) {
 		// one stage holds the model over 4 tensor-parallel devices
 		r := archCase{arch: "llama-2-7b", device: "h100-sxm", devices: tt.stages, tp: 4 / tt.stages, sched: "1f1b", m: 8, batch: 1, seq: 2048}.request()
 		r.Training.TrainMetrics = tt.metrics
+		if tt.name == "dp buckets" {
+			r.Parallelism.DPBucketBytes = 50 << 20 // NeMo's distributed_fused_adam bucket_cap_mb 50
+			r.Parallelism.Data = 2
+		}
 		r.Model.Architecture.Framework = tt.framework
 		if tt.inference {
 			r.Training.Mode, r.Schedule.Name = wire.ModeInference, ""

@@ -87,6 +87,7 @@ func FromRequest(ctx context.Context, r *wire.Request) (*Input, *wire.Result, er
 		FP8ParamGather:        n.Training.FP8ParamGather,
 		FP8AmaxTPOnly:         n.Training.FP8AmaxTPOnly,
 		TrainMetrics:          n.Training.TrainMetrics,
+		DPBucketBytes:         n.Parallelism.DPBucketBytes,
 		MoEAuxLoss:            n.Training.MoEAuxLoss,
 		MoEForceLoadBalancing: n.Training.MoEForceLoadBalancing,
 		Plan:                  res.Plan,

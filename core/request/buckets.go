@@ -33,6 +33,11 @@ func (p *prepared) dataParallelBuckets(pl *wire.Plan, dev, devices int, denseByt
 	switch {
 	case p.req.Parallelism.DPBucketBytes > 0:
 		b := p.req.Parallelism.DPBucketBytes
+		if p.est != nil {
+			// the bytes as they are reduced (deepspeed-bf16: its fp32 gradients in bf16)
+			prec := p.est.Opts.Precision
+			denseBytes, expertBytes = prec.CommunicatedGradBytes(denseBytes), prec.CommunicatedGradBytes(expertBytes)
+		}
 		return cluster.BucketCount(denseBytes, 0, b), cluster.BucketCount(expertBytes, 0, b)
 	case p.est == nil:
 		return one(denseBytes), one(expertBytes)

@@ -155,23 +155,29 @@ func TestDPBucketBytesPriced(t *testing.T) {
 	}
 }
 
-// TestDPBucketBytesErrors: the field's bounds, and training only.
+// TestDPBucketBytesErrors: the field's bounds, training only, and only where the
+// data-parallel collectives are priced a bucket at a time (not zero3 or hsdp, whose
+// gathers and reduce-scatters are priced a layer at a time and would ignore it).
 func TestDPBucketBytesErrors(t *testing.T) {
 	for _, tt := range []struct {
-		bytes int64
-		mode  string
-		want  string
+		bytes    int64
+		mode     string
+		sharding string
+		want     string
 	}{
-		{-1, "", "parallelism.dp_bucket_bytes: must be between 0 and"},
-		{wire.MaxDPBucketBytes + 1, "", "parallelism.dp_bucket_bytes: must be between 0 and"},
-		{1 << 20, "inference", "parallelism.dp_bucket_bytes: applies to training"},
+		{-1, "", "", "parallelism.dp_bucket_bytes: must be between 0 and"},
+		{wire.MaxDPBucketBytes + 1, "", "", "parallelism.dp_bucket_bytes: must be between 0 and"},
+		{1 << 20, "inference", "", "parallelism.dp_bucket_bytes: applies to training"},
+		{1 << 20, "", "zero3", "parallelism.dp_bucket_bytes: is priced with sharding none, zero1 or zero2"},
+		{1 << 20, "", "zero2", ""},
 	} {
 		r := llamaRequest(2, 2, 1)
 		r.Parallelism.DPBucketBytes = tt.bytes
+		r.Parallelism.Sharding = tt.sharding
 		r.Training.Mode = tt.mode
 		_, err := Run(context.Background(), r)
-		if err == nil || !strings.Contains(err.Error(), tt.want) {
-			t.Errorf("%d %q: %v, want %q", tt.bytes, tt.mode, err, tt.want)
+		if tt.want == "" && err != nil || tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want)) {
+			t.Errorf("%d %q %q: %v, want %q", tt.bytes, tt.mode, tt.sharding, err, tt.want)
 		}
 	}
 }

@@ -102,3 +102,31 @@ func TestDeepSpeedBF16Refused(t *testing.T) {
 		}
 	}
 }
+
+// TestDeepSpeedBF16UnshardedAllReduce: DeepSpeed's BF16 optimizer casts its fp32
+// gradients to bf16 for the all-reduce whether or not its state is sharded (the
+// engine's allreduce_bucket at ZeRO stage 0, analytic.Precision.CommunicatedGradBytes),
+// so with sharding none its all-reduce is precision mixed's all-reduce of the 16-bit
+// gradients to the second, as with zero1, on one bucket or on parallelism.
+// dp_bucket_bytes' buckets (counted in the bytes as reduced: 1 MiB of bf16 gradients a
+// bucket, not of fp32, which would cut twice as many).
+func TestDeepSpeedBF16UnshardedAllReduce(t *testing.T) {
+	for _, bucket := range []int64{0, 1 << 20} {
+		req := func(precision string) *wire.Request {
+			r := llamaRequest(2, 8, 1)
+			r.Model.Architecture.Name, r.Model.Architecture.Seq = "gpt2", 1024
+			r.Model.Architecture.Framework = "deepspeed"
+			r.Parallelism.DPBucketBytes = bucket
+			r.Training.Precision = precision
+			return r
+		}
+		ds, half := run(t, req("deepspeed-bf16")), run(t, req("mixed"))
+		for i := range ds.Devices {
+			d, h := ds.Devices[i], half.Devices[i]
+			if d.GradBytes != 2*h.GradBytes || h.AllReduceSeconds <= 0 || d.AllReduceSeconds != h.AllReduceSeconds {
+				t.Errorf("bucket %d, device %d: deepspeed-bf16 holds %d bytes of gradients and all-reduces them in %v s; mixed %d bytes in %v s: want twice mixed's bytes, moved in its time",
+					bucket, i, d.GradBytes, d.AllReduceSeconds, h.GradBytes, h.AllReduceSeconds)
+			}
+		}
+	}
+}

@@ -27,6 +27,8 @@ func FuzzRun(f *testing.F) {
 		`{"model":{"architecture":{"name":"gemma-2b","seq":2048}},"cluster":{"device":"h100-sxm","count":8},"parallelism":{"pipeline":2,"data":4,"sharding":"zero3"}}`,
 		`{"model":{"architecture":{"name":"llama-3.1-70b","seq":8192,"framework":"cuda-graphs"}},"cluster":{"device":"h100-sxm","count":32,"devices_per_node":8},"parallelism":{"pipeline":8,"tensor":4,"sequence_parallel":true,"overlap_tensor_comm":"userbuffers","tp_comm_overlap_config":"userbuffers_bf16_h100_h8192_tp4_mbs1_seqlen8192"},"training":{"recompute":"full"}}`,
 		`{"model":{"architecture":{"name":"gpt2","seq":1024,"framework":"deepspeed"}},"cluster":{"device":"a100-80gb","count":8},"parallelism":{"pipeline":4,"tensor":2},"schedule":{"microbatches":8}}`,
+		`{"model":{"architecture":{"name":"qwen3-30b-a3b","seq":256,"framework":"megatron"}},"cluster":{"device":"h100-sxm","count":8},"parallelism":{"data":8,"expert":8,"sharding":"zero1","dp_bucket_bytes":1048576},"training":{"moe_aux_loss":"seq_aux_loss","moe_force_load_balancing":true}}`,
+		`{"model":{"architecture":{"name":"gpt2","seq":1024,"attention":"flash1"}},"cluster":{"device":"a100-80gb","count":4},"parallelism":{"data":4,"dp_bucket_bytes":4096}}`,
 	} {
 		f.Add([]byte(s))
 	}

@@ -576,10 +576,17 @@ func (p *prepared) dataParallel(ds *wire.DeviceStep, pl *wire.Plan, devices, mic
 		ds.ExposedAllReduceSeconds = DataParallelBucketedExposedSeconds(p.framework, reduce, gather, lastReduce, firstGather, bwd, fwd, times, share)
 		ds.ExposedSlowdownSeconds = DataParallelBucketedSlowdownSeconds(p.framework, reduce, gather, lastReduce, firstGather, bwd, fwd, times, share)
 	}
+	// The gradients' bytes as the all-reduce moves them: DeepSpeed's BF16 optimizer's
+	// fp32 gradients in bf16, at ZeRO stage 0 with or without its sharded state
+	// (analytic.Precision.CommunicatedGradBytes); the others' as they are held.
+	prec := analytic.Mixed
+	if p.est != nil {
+		prec = p.est.Opts.Precision
+	}
 	switch level {
 	case 0:
-		dense, dlast := p.bucketed(dring, cluster.NCCLAllReduce, ringAllReduce(n, ds.GradBytes-eg, link, clock), l, bd, fd)
-		expert, elast := p.bucketed(ering, cluster.NCCLAllReduce, ringAllReduce(en, eg, elink, clock), el, be, fe)
+		dense, dlast := p.bucketed(dring, cluster.NCCLAllReduce, ringAllReduce(n, prec.CommunicatedGradBytes(ds.GradBytes-eg), link, clock), l, bd, fd)
+		expert, elast := p.bucketed(ering, cluster.NCCLAllReduce, ringAllReduce(en, prec.CommunicatedGradBytes(eg), elink, clock), el, be, fe)
 		ds.AllReduceSeconds = dense + expert
 		beside(ds.AllReduceSeconds, 0, dlast+elast, 0, 1)
 	case 1, 2:
@@ -597,10 +604,6 @@ func (p *prepared) dataParallel(ds *wire.DeviceStep, pl *wire.Plan, devices, mic
 			// DeepSpeed's ZeRO-1 does the same with its 16-bit gradients
 			// (cluster.Framework.ZeRO1AllReduce). The BF16 optimizer's cross in bf16
 			// (analytic.Precision.CommunicatedGradBytes).
-			prec := analytic.Mixed
-			if p.est != nil {
-				prec = p.est.Opts.Precision
-			}
 			dar, _ := p.bucketed(dring, cluster.NCCLAllReduce, ringAllReduce(n, prec.CommunicatedGradBytes(ds.GradBytes-eg), link, clock), l, bd, 0)
 			ear, _ := p.bucketed(ering, cluster.NCCLAllReduce, ringAllReduce(en, prec.CommunicatedGradBytes(eg), elink, clock), el, be, 0)
 			ds.AllReduceSeconds = dar + ear
@@ -705,17 +708,7 @@ func (p *prepared) lastBucketFractions(pl *wire.Plan, dev, devices int) (dense, 
 	if !p.framework.MegatronBuckets || p.est == nil || dev != 0 || len(pl.Stages) == 0 {
 		return 0, 0
 	}
-	var denseAll, expertAll int64
-	for s := range pl.Stages {
-		if s%devices != dev {
-			continue
-		}
-		for _, l := range pl.StageLayers(s) {
-			lay := &p.est.Layers[l]
-			denseAll += lay.Params - lay.ExpertParams
-			expertAll += lay.ExpertParams
-		}
-	}
+	denseAll, expertAll := p.deviceElements(pl, dev, devices)
 	bucket := cluster.MegatronBucketElements(max(p.req.Parallelism.Data, 1))
 	var firstDense, stageDense, stageExpert int64
 	for i, l := range pl.StageLayers(0) {

@@ -56,6 +56,9 @@ func (p *prepared) training(es *model.Errors) {
 		es.Add("parallelism.dp_bucket_bytes", "must be between 0 and %d, got %d", int64(wire.MaxDPBucketBytes), b)
 	case b > 0 && !p.train():
 		es.Add("parallelism.dp_bucket_bytes", "applies to training: inference has no gradients to reduce")
+	case b > 0 && analytic.Sharding(p.req.Parallelism.Sharding).Level() >= 3:
+		// zero3's and hsdp's collectives are priced a layer at a time, not a bucket.
+		es.Add("parallelism.dp_bucket_bytes", "is priced with sharding none, zero1 or zero2 (their gradient reduction and weight gather run a bucket at a time), got sharding %s", p.req.Parallelism.Sharding)
 	}
 	if t.MoEForceLoadBalancing && (p.arch == nil || p.arch.NumExperts == 0) {
 		es.Add("training.moe_force_load_balancing", "applies to architectures with routed experts (it replaces a mixture's router logits)")

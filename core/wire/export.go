@@ -105,7 +105,8 @@ const (
 	NoteRecompute = "recompute_not_expressible"
 	// NoteTrainingLoop: the plan priced work of its training loop that the framework's
 	// export does not run as priced (training.train_metrics' metrics, framework
-	// deepspeed's blocking pipeline transfers); the export says what it runs instead.
+	// deepspeed's blocking pipeline transfers, parallelism.dp_bucket_bytes' buckets);
+	// the export says what it runs instead.
 	NoteTrainingLoop = "training_loop_not_expressible"
 )
 

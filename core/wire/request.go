@@ -301,7 +301,8 @@ type Parallelism struct {
 	// DistributedFusedAdam (NeMo's distributed_fused_adam), bucket_cap_mb MiB of its
 	// grad_sync_dtype; PyTorch DDP's bucket_cap_mb; Megatron-Core's --ddp-bucket-size
 	// times the gradients' bytes. Left out (0), the framework mode's own buckets are
-	// priced (core: cluster.BucketCount). Training only; at most MaxDPBucketBytes.
+	// priced (core: cluster.BucketCount). Training only, with sharding none, zero1 or
+	// zero2 (zero3 and hsdp are priced a layer at a time); at most MaxDPBucketBytes.
 	DPBucketBytes int64 `json:"dp_bucket_bytes,omitempty"`
 	// OverlapTensorComm says whether and how tensor parallelism's all-gathers and
 	// reduce-scatters run behind the linear layers' products (needs

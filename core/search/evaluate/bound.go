@@ -136,7 +136,8 @@ func (r *Evaluator) bound(c search.Candidate, x *terms, sc schedule.Config, bott
 // linear in the bytes, so the average device's (1/p of the model's whole gradient and
 // weight bytes, analytic.Result.FullBytes, and of one microbatch's forward and backward)
 // bounds the largest device's from below, over the fastest link the ring may cross in
-// any placement (gatherLink) without its latency. It counts where core costs the
+// any placement (gatherLink) without its latency, the all-reduce's gradients in the
+// bytes they cross in (deepspeed-bf16's in bf16). It counts where core costs the
 // communication so: ZeRO 0 to 2 without HSDP, d >= 2 replicas, no routed experts (their
 // own groups), each layer's recomputation fixed (auto's passes are those its plan picks);
 // elsewhere 0.
@@ -155,6 +156,9 @@ func (r *Evaluator) exposedBound(c search.Candidate, x *terms) float64 {
 	p := float64(c.Pipeline)
 	grads, weights, forward, backward := s[0]/p, s[1]/p, s[2]/p, s[3]/p
 	if c.ZeRO == 0 {
+		// The all-reduce moves the gradients as communicated (deepspeed-bf16: its fp32
+		// gradients in bf16, analytic.Precision.CommunicatedGradBytes), as core prices it.
+		grads = float64(x.est.Opts.Precision.CommunicatedGradBytes(int64(s[0]))) / p
 		return request.DataParallelExposedSeconds(r.framework, cluster.RingAllReduceSeconds(link, grads, n), 0, backward, forward, 1, r.collectiveShare)
 	}
 	times := 1

@@ -158,7 +158,8 @@ func New(base *wire.Request) (*Evaluator, error) {
 	// The data-parallel overlaps stay: they go with any candidate, and the framework
 	// the bounds read (Prepared.Framework) applies them.
 	overlaps := wire.Parallelism{OverlapGradReduce: base.Parallelism.OverlapGradReduce, OverlapParamGather: base.Parallelism.OverlapParamGather,
-		OverlapTensorComm: base.Parallelism.OverlapTensorComm, TPCommOverlapConfig: base.Parallelism.TPCommOverlapConfig}
+		OverlapTensorComm: base.Parallelism.OverlapTensorComm, TPCommOverlapConfig: base.Parallelism.TPCommOverlapConfig,
+		DPBucketBytes: base.Parallelism.DPBucketBytes}
 	b.Parallelism = wire.Parallelism{Pipeline: 1, OverlapGradReduce: overlaps.OverlapGradReduce, OverlapParamGather: overlaps.OverlapParamGather}
 	// FSDP2's fields say how weights are sharded, not whether: the candidates that shard
 	// them take them (withFSDP2); checked here as core checks them on such a candidate.
@@ -338,9 +339,14 @@ func (r *Evaluator) withFSDP2(p *wire.Parallelism) {
 // withOverlaps sets the base request's overlaps on a candidate's parallelism p: the
 // data-parallel ones always, the tensor-parallel one where p has tensor parallelism
 // (with none there is no tensor-parallel communication to hide, and core refuses the
-// field).
+// field), and the base's data-parallel bucket size (parallelism.dp_bucket_bytes) where
+// p's sharding reduces a bucket at a time (none, zero1, zero2; core refuses it with
+// zero3 and hsdp).
 func (r *Evaluator) withOverlaps(p *wire.Parallelism) {
 	p.OverlapGradReduce, p.OverlapParamGather = r.overlaps.OverlapGradReduce, r.overlaps.OverlapParamGather
+	if analytic.Sharding(p.Sharding).Level() < 3 {
+		p.DPBucketBytes = r.overlaps.DPBucketBytes
+	}
 	if p.Tensor > 1 {
 		p.OverlapTensorComm, p.TPCommOverlapConfig = r.overlaps.OverlapTensorComm, r.overlaps.TPCommOverlapConfig
 	}
