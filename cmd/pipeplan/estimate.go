@@ -7,6 +7,7 @@ import (
 	"io"
 	"pipeplan/core/request"
 	"pipeplan/core/units"
+	"reflect"
 	"text/tabwriter"
 
 	"pipeplan/core/analytic"
@@ -151,7 +152,7 @@ func sameRun(a, b []analytic.Layer) bool {
 	for i := range a {
 		x, y := a[i], b[i]
 		x.Name, y.Name = "", ""
-		if x != y {
+		if !reflect.DeepEqual(x, y) {
 			return false
 		}
 	}

@@ -51,6 +51,7 @@ type requestFlags struct {
 	overlapTensor                       string
 	tpCommOverlapConfig                 string
 	dpBucketBytes                       int64
+	dpBucketElements                    int64
 	devicesPerNode                      int
 	linkIntra, linkInter                string
 	// sharded data parallelism and context parallelism
@@ -165,6 +166,7 @@ func (f *requestFlags) add(fs *flag.FlagSet, withSchedule bool) {
 	fs.StringVar(&f.overlapGrad, "overlap-grad-reduce", "", "on or off: the data-parallel gradient reduction runs during the last backward (default: the framework's, on for eager and compiled, off for cuda-graphs, megatron and deepspeed)")
 	fs.StringVar(&f.overlapParam, "overlap-param-gather", "", "on or off: zero1/zero2's weight all-gather runs during the first forward (default: the framework's)")
 	fs.Int64Var(&f.dpBucketBytes, "dp-bucket-bytes", 0, "bytes of gradients in one data-parallel bucket, each bucket one collective paying its latency, on every stage (a recipe's: NeMo's distributed_fused_adam bucket_cap_mb MiB of its grad_sync_dtype; default: the framework's own buckets)")
+	fs.Int64Var(&f.dpBucketElements, "dp-bucket-elements", 0, "Megatron-Core's bucket_size in elements (megatron and cuda-graphs modes): buckets closed at parameters' ends once they hold that many, so a size below the smallest parameter makes a bucket of each (default: max(40M, 1M x dp))")
 	fs.StringVar(&f.overlapTensor, "overlap-tensor-comm", "", "userbuffers, async-tp, on or off: tensor parallelism's all-gathers and reduce-scatters run behind the products: userbuffers is Transformer Engine's (Megatron-LM's --tp-comm-overlap), async-tp PyTorch's async TP (compiled framework only), on the framework's own; needs --sp (default: the framework's, off)")
 	fs.StringVar(&f.tpCommOverlapConfig, "tp-comm-overlap-config", "", "te-default or a Megatron-Bridge userbuffers config name (e.g. userbuffers_fp8_h100_h8192_tp4_mbs1_seqlen8192): the per-GEMM settings Transformer Engine's userbuffers overlap runs with, priced; of the model's hidden size and the device family, at any tensor degree (default: te-default)")
 	fs.StringVar(&f.dispatcher, "dispatcher", "", "how a mixture of experts moves tokens: alltoall (default), deepep (Megatron-Core with DeepEP: once per node over the network, 16-bit), deepep-fp8 (routed as deepep, fp8 dispatch with --dtype fp8, as DeepSeek-V3 trained) or hybridep (routed as deepep, 16-bit)")
@@ -252,6 +254,7 @@ func (f *requestFlags) build() (*wire.Request, error) {
 	r.Parallelism.OverlapTensorComm = f.overlapTensor
 	r.Parallelism.TPCommOverlapConfig = f.tpCommOverlapConfig
 	r.Parallelism.DPBucketBytes = f.dpBucketBytes
+	r.Parallelism.DPBucketElements = f.dpBucketElements
 	r.Parallelism.ExpertDispatcher = f.dispatcher
 	if f.zero1 {
 		r.Parallelism.ZeRO = 1
@@ -436,7 +439,7 @@ var flagOf = map[string]string{
 	"parallelism.tensor": "--tp", "parallelism.sequence_parallel": "--sp",
 	"parallelism.sharding": "--sharding", "parallelism.shard_group": "--shard-group", "parallelism.prefetch": "--prefetch", "parallelism.reshard": "--reshard", "parallelism.reduce_dtype": "--reduce-dtype", "parallelism.fully_shard": "--fully-shard",
 	"parallelism.context": "--cp", "parallelism.context_method": "--cp-method", "parallelism.context_inner": "--cp-inner",
-	"parallelism.expert": "--ep", "parallelism.expert_tensor": "--etp", "parallelism.expert_overlap": "--ep-overlap", "parallelism.overlap_grad_reduce": "--overlap-grad-reduce", "parallelism.overlap_param_gather": "--overlap-param-gather", "parallelism.overlap_tensor_comm": "--overlap-tensor-comm", "parallelism.tp_comm_overlap_config": "--tp-comm-overlap-config", "parallelism.expert_dispatcher": "--dispatcher", "parallelism.dp_bucket_bytes": "--dp-bucket-bytes",
+	"parallelism.expert": "--ep", "parallelism.expert_tensor": "--etp", "parallelism.expert_overlap": "--ep-overlap", "parallelism.overlap_grad_reduce": "--overlap-grad-reduce", "parallelism.overlap_param_gather": "--overlap-param-gather", "parallelism.overlap_tensor_comm": "--overlap-tensor-comm", "parallelism.tp_comm_overlap_config": "--tp-comm-overlap-config", "parallelism.expert_dispatcher": "--dispatcher", "parallelism.dp_bucket_bytes": "--dp-bucket-bytes", "parallelism.dp_bucket_elements": "--dp-bucket-elements",
 	"model.architecture.expert_imbalance": "--expert-imbalance", "model.architecture.capacity_factor": "--capacity-factor",
 	"cluster.devices_per_node": "--devices-per-node", "cluster.link_intra": "--link-intra", "cluster.link_inter": "--link-inter",
 	"training.mode": "--inference", "training.optimizer": "--optimizer", "training.precision": "--precision",

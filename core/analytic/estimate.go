@@ -113,6 +113,13 @@ type Layer struct {
 	BwdDeviceSeconds float64 `json:"bwd_device_seconds,omitempty"`
 	// ParamTensors counts its parameter tensors (the optimizer's host cost is per tensor).
 	ParamTensors int `json:"param_tensors"`
+	// MegatronParams are its parameter tensors on one device as Megatron-Core registers
+	// them, in order (the attention and MLP parts' norms, biases and linear weights,
+	// megatronTensors; any other part's params, less its routed experts', in
+	// ParamTensors equal tensors, and a tied matrix one): what Megatron-Core's dense
+	// gradient buckets close at
+	// (cluster.MegatronBucketSizes). Not part of the JSON.
+	MegatronParams []ParamTensor `json:"-"`
 	// FwdTerms and BwdTerms split each pass's device time into what the device's
 	// figures scale (package calibrate fits them to measured times).
 	FwdTerms Terms `json:"-"`
@@ -1210,6 +1217,7 @@ func (c *calc) layer(name, kind string, ps ...piece) Layer {
 		l.ExpertParams += p.expertParams
 		l.extraFLOPs += p.extraFLOPs
 		l.ParamTensors += p.tensors
+		l.MegatronParams = append(l.MegatronParams, p.megatronParams()...)
 		if c.allReduce > 0 {
 			ars, bwdKernels := p.fwdAllReduces, 0.0
 			if train {
@@ -1844,4 +1852,38 @@ func checkTensorParallel(a *arch.Arch, o Options) error {
 		es.Add("expert_tensor_parallel", "must divide an expert's width (%d), got %d", a.IntermediateSize, o.ExpertTensorParallel)
 	}
 	return es.Err()
+}
+
+// ParamTensor is one parameter tensor: its elements on one device, and whether it is a
+// linear layer's weight (Product: what fp8 primary weights hold in fp8, so in
+// Megatron-Core a buffer of its own).
+type ParamTensor struct {
+	Elements int64
+	Product  bool
+}
+
+// megatronParams are p's Megatron-Core parameter tensors: its own list (mcore), or its
+// params less its routed experts' (which Megatron-Core keeps in a buffer of their own)
+// as its tensors' equal shares, and its tied matrix as one.
+func (p piece) megatronParams() []ParamTensor {
+	if p.mcore != nil {
+		return p.mcore
+	}
+	var out []ParamTensor
+	if n, dense := int64(max(1, p.tensors)), p.params-p.expertParams; dense > 0 {
+		for i := int64(0); i < n; i++ {
+			out = append(out, ParamTensor{Elements: dense/n + btoi(i < dense%n)})
+		}
+	}
+	if p.tied > 0 {
+		out = append(out, ParamTensor{Elements: p.tied})
+	}
+	return out
+}
+
+func btoi(b bool) int64 {
+	if b {
+		return 1
+	}
+	return 0
 }

@@ -285,6 +285,9 @@ type piece struct {
 	// tensors is the number of parameter tensors it holds (weights and biases as the
 	// HuggingFace implementations store them): the optimizer's per-tensor host cost.
 	tensors int
+	// mcore are its parameter tensors as Megatron-Core registers them (megatronTensors),
+	// where the piece lists them; nil: tensors equal shares of params (Layer.MegatronParams).
+	mcore []ParamTensor
 	// saved is what it keeps from its forward to its backward pass under the options'
 	// recomputation (training only).
 	saved float64
@@ -836,6 +839,7 @@ func (sh *shape) attention(local bool) piece {
 	}
 	n, x := sh.attentionHookTensors()
 	sh.addMainGradAdds(&p, n, x)
+	p.mcore = megatronTensors(p.params, n, x, q+2*kv, q)
 	p.eager, p.eagerCounted = sh.eagerAttention()
 	if p.eagerCounted && sh.o.Attention == Eager {
 		p.eagerCoreFwd = eagerBlocks[a.Family].core.fwd
@@ -1282,6 +1286,11 @@ func (sh *shape) mlp() piece {
 	}
 	nb, xb := sh.mlpHookTensors(1, f)
 	sh.addMainGradAdds(&p, sh.normTensors()+nb, float64(sh.normTensors())*h+xb)
+	fc1 := f
+	if a.GatedMLP() {
+		fc1 = 2 * f
+	}
+	p.mcore = megatronTensors(p.params, sh.normTensors()+nb, float64(sh.normTensors())*h+xb, fc1, f)
 	p.eager, p.eagerCounted = sh.eagerMLP()
 	return p
 }
@@ -2090,4 +2099,30 @@ func (sh *shape) routedProbBytes() float64 {
 		return 4
 	}
 	return sh.e
+}
+
+// megatronTensors are a block part's parameter tensors as Megatron-Core with Transformer
+// Engine registers them, on one device: small (the n tensors that mainGradAdds adds, x
+// elements in all: the norm's weight, fused into linear_qkv or linear_fc1 as
+// layer_norm_weight, and biases; shown as n equal tensors), then the part's two linear
+// weights (linear_qkv and linear_proj, or linear_fc1 and linear_fc2), the rest of its
+// params split in the ratio of their output widths first:second (their input widths
+// being the hidden size and first's output's, the ratio of their sizes). Registration
+// order within the part is norm, then the products, as TE's LayerNormLinear holds them.
+func megatronTensors(params int64, n int, x, first, second float64) []ParamTensor {
+	var out []ParamTensor
+	small := int64(0)
+	if n > 0 {
+		each := int64(x) / int64(n)
+		for i := 0; i < n; i++ {
+			out = append(out, ParamTensor{Elements: each})
+		}
+		small = each * int64(n)
+	}
+	rest := max(0, params-small)
+	if first+second <= 0 {
+		return append(out, ParamTensor{Elements: rest, Product: true})
+	}
+	a := int64(float64(rest) * first / (first + second))
+	return append(out, ParamTensor{Elements: a, Product: true}, ParamTensor{Elements: rest - a, Product: true})
 }

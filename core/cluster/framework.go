@@ -620,3 +620,60 @@ const eagerOpSeconds = 15e-6
 // call, its hooks and the Python around its operators (a round figure, not measured
 // apart from eagerOpSeconds; calibrate fits both).
 const eagerLayerSeconds = 20e-6
+
+// MegatronBucketSizes are the gradient buckets, in elements, that Megatron-Core's
+// _ParamAndGradBuffer cuts one buffer's parameters into (megatron/core/distributed/
+// param_and_grad_buffer.py, core_v0.13.1, _ParamAndGradBuffer.__init__): params in
+// registration order, walked in reverse ("to roughly follow backprop order"); with the
+// distributed optimizer (distOpt) each parameter starts at a multiple of 64 elements
+// (_pad_start_of_param_if_needed); a bucket is closed as soon as its elements reach
+// bucketSize ("(param_end_index - bucket_start_index) >= bucket_size"), so at a
+// parameter's end, never inside one, and with the distributed optimizer its end is
+// padded to a multiple of lcm(dp, 128) (_pad_end_of_bucket_if_needed without
+// pad_buckets_for_high_nccl_busbw); what is left forms the last bucket. The count thus
+// follows the parameters' sizes, not their total over bucketSize: a bucketSize below
+// the smallest parameter (custom.yaml's 64 in Cisco's MLPerf v5.1 Llama 3.1 8B
+// implementation) makes every parameter a bucket of its own. bucketSize 0 is
+// Megatron-Core's None (no bucketing: one bucket). Shared-embedding parameters, which
+// the distributed optimizer puts in a bucket of their own, are not told apart here.
+// Nil for no parameters.
+func MegatronBucketSizes(params []int64, bucketSize int64, dp int, distOpt bool) []int64 {
+	pad := func(n, d int64) int64 { return (n + d - 1) / d * d }
+	endDivisor := int64(1)
+	if distOpt {
+		endDivisor = lcm(max(1, int64(dp)), 128)
+	}
+	var out []int64
+	var start, bucketStart, end int64
+	open := false
+	for i := len(params) - 1; i >= 0; i-- {
+		n := params[i]
+		if n <= 0 {
+			continue
+		}
+		if distOpt {
+			start = pad(start, 64)
+		}
+		end = start + n
+		open = true
+		if bucketSize > 0 && end-bucketStart >= bucketSize {
+			padded := pad(end, endDivisor)
+			out = append(out, padded-bucketStart)
+			bucketStart, start, open = padded, padded, false
+			continue
+		}
+		start = end
+	}
+	if open {
+		out = append(out, pad(end, endDivisor)-bucketStart)
+	}
+	return out
+}
+
+func lcm(a, b int64) int64 {
+	g, h := a, b
+	for h != 0 {
+		g, h = h, g%h
+	}
+	return a / g * b
+}

@@ -17,8 +17,11 @@ import (
 //   - Megatron-Core's buckets (cluster.Framework.MegatronBuckets, with the reduction
 //     overlapped: "Set bucket_size to infinity if overlap_grad_reduce is False",
 //     megatron/training/training.py): each model chunk is its own buffer, one
-//     collective, and only the first chunk of pipeline rank 0 is cut into buckets of
-//     cluster.MegatronBucketElements ("Turn off bucketing if we are on a pipeline stage
+//     collective, and only the first chunk of pipeline rank 0 is cut into buckets,
+//     closed at parameters' ends (cluster.MegatronBucketSizes over the chunk's
+//     analytic.Layer.MegatronParams, one buffer for fp8 primary weights and one for the
+//     rest) once they hold megatronBucketElements (the routed experts' buffer, whose
+//     tensors are not listed, by its elements over that size) ("Turn off bucketing if we are on a pipeline stage
 //     that is not the first", distributed_data_parallel.py; "Turn off bucketing for
 //     model_chunk 2 onwards", disable_bucketing=(model_chunk_idx > 0), training.py);
 //   - DeepSpeed: cluster.DeepSpeedBucketElements elements a bucket;
@@ -51,14 +54,27 @@ func (p *prepared) dataParallelBuckets(pl *wire.Plan, dev, devices int, denseByt
 		if dev != 0 || len(pl.Stages) == 0 {
 			return min(chunks, denseBytes), min(chunks, expertBytes)
 		}
-		var d0, e0 int64
+		var e0 int64
+		var products, others []int64
 		for _, l := range pl.StageLayers(0) {
 			lay := &p.est.Layers[l]
-			d0 += lay.Params - lay.ExpertParams
 			e0 += lay.ExpertParams
+			for _, t := range lay.MegatronParams {
+				if t.Product && p.req.Training.FP8ParamGather {
+					products = append(products, t.Elements)
+				} else {
+					others = append(others, t.Elements)
+				}
+			}
 		}
-		bucket := cluster.MegatronBucketElements(max(p.req.Parallelism.Data, 1))
-		dense, expert = cluster.BucketCount(d0, 0, bucket)+chunks-1, cluster.BucketCount(e0, 0, bucket)+chunks-1
+		bucket := p.megatronBucketElements()
+		// Megatron-Core keeps a buffer for each parameter dtype (fp8 primary weights
+		// apart), each walked for its own buckets; the distributed optimizer pads over
+		// the data-parallel group with its context ranks.
+		distOpt, dpw := p.req.Parallelism.Sharding == "zero1" || p.req.Parallelism.Sharding == "zero2", max(1, p.req.Parallelism.Data)*max(1, p.req.Parallelism.Context)
+		d0 := int64(len(cluster.MegatronBucketSizes(products, bucket, dpw, distOpt)) + len(cluster.MegatronBucketSizes(others, bucket, dpw, distOpt)))
+		dense = max(d0, 1) + chunks - 1
+		expert = cluster.BucketCount(e0, 0, bucket) + chunks - 1
 		return min(dense, denseBytes), min(expert, expertBytes)
 	case fw.Name == cluster.DeepSpeed:
 		de, ee := p.deviceElements(pl, dev, devices)
@@ -195,4 +211,13 @@ func (p *prepared) bucketed(r dpRing, f cluster.NCCLFunc, whole float64, l clust
 		last = min(seconds, cluster.NCCLTune(c, f, fraction*bytes).Seconds)
 	}
 	return seconds, last
+}
+
+// megatronBucketElements is Megatron-Core's bucket_size: parallelism.dp_bucket_elements
+// where set, else its default for the data-parallel size (cluster.MegatronBucketElements).
+func (p *prepared) megatronBucketElements() int64 {
+	if b := p.req.Parallelism.DPBucketElements; b > 0 {
+		return b
+	}
+	return cluster.MegatronBucketElements(max(p.req.Parallelism.Data, 1))
 }

@@ -63,7 +63,8 @@ func TestBucketedExposedSeconds(t *testing.T) {
 // needs, is its share of the reduce-scatter and of the all-gather, exposed whole; the
 // rest hides (NCCL's SM share). At dp 64 the bucket is 64M elements, larger than the
 // embedding. Eager PyTorch (no Megatron-Core buckets) hides all but the share. Each
-// bucket is a collective of its own, paying the ring's latency.
+// bucket is a collective of its own, paying the ring's latency; buckets close at
+// parameters' ends.
 func TestMegatronLastBucketPlanned(t *testing.T) {
 	for _, tt := range []struct {
 		framework string
@@ -97,7 +98,15 @@ func TestMegatronLastBucketPlanned(t *testing.T) {
 		if tt.bucketed {
 			bucket := cluster.MegatronBucketElements(tt.dp)
 			f = float64(max(emb, bucket)) / float64(params)
-			buckets = cluster.BucketCount(params, 0, bucket)
+			// Closed at parameters' ends (cluster.MegatronBucketSizes), the distributed
+			// optimizer's padding over dp.
+			var tensors []int64
+			for _, l := range est.Layers {
+				for _, x := range l.MegatronParams {
+					tensors = append(tensors, x.Elements)
+				}
+			}
+			buckets = int64(len(cluster.MegatronBucketSizes(tensors, bucket, tt.dp, true)))
 		}
 		share := cluster.CollectiveSMShare(132)
 		st := res.Step
@@ -212,5 +221,108 @@ func TestContextDataRingNICs(t *testing.T) {
 	c := cluster.NCCLComm{Ranks: 16, Nodes: 2, Intra: cluster.NCCLNVLink, ComputeCapability: 90, BusBytesPerSecond: link.BytesPerSecond}
 	if want := cluster.NCCLTune(c, cluster.NCCLReduceScatter, float64(ds.GradBytes)).Seconds; !near(ds.ReduceScatterSeconds, want) {
 		t.Errorf("reduce-scatter %v s, want %v", ds.ReduceScatterSeconds, want)
+	}
+}
+
+// TestMegatronBucketsAtParameters: Megatron-Core closes a bucket at a parameter's end
+// (cluster.MegatronBucketSizes), so the bucket count follows Llama 3.1 8B's parameters,
+// not its elements over the bucket size. Its 32 blocks hold six tensors each as
+// Megatron-Core with Transformer Engine registers them (linear_qkv's layer_norm_weight
+// and weight, linear_proj's weight, linear_fc1's layer_norm_weight and weight,
+// linear_fc2's weight), beside the embedding, the final norm and the output layer: 195.
+//   - bucket_size 64 (Cisco's MLPerf v5.1 custom.yaml default): a bucket each, 195.
+//   - 768,000,000 (NVIDIA's config_common_8b.sh) with fp8 primary weights: the 128 linear
+//     weights are a buffer of their own, 218,103,808 elements a block (4,096 x 6,144 +
+//     4,096 x 4,096 + 2 x 14,336 x 4,096 + 14,336 x 4,096), walked from the last block's
+//     linear_fc2: the first bucket closes at the fourth block's linear_fc1 (3 x
+//     218,103,808 + 58,720,256 + 117,440,512 = 830,472,192), each next one four blocks
+//     later (872,415,232), 41,943,040 left over: 9; the rest (the output layer and the
+//     embedding, 525,336,576 each, and 65 norms) reach 768M at the embedding's end, 1:
+//     10 buckets, where the elements over the bucket (8.03B / 768M) would make 11.
+//   - Megatron-Core's default at DP 64, 64,000,000, without fp8 weights: one buffer.
+func TestMegatronBucketsAtParameters(t *testing.T) {
+	const block = 4096*6144 + 4096*4096 + 2*14336*4096 + 14336*4096
+	for _, tt := range []struct {
+		name   string
+		bucket int64
+		fp8    bool
+		want   int64
+	}{
+		{"bucket_size 64", 64, true, 195},
+		{"bucket_size 64, bf16 weights", 64, false, 195},
+		{"bucket_size 768M, fp8 weights", 768_000_000, true, 10},
+	} {
+		r := llamaRequest(1, 64, 1)
+		r.Model.Architecture.Seq, r.Model.Architecture.Framework = 8192, "megatron"
+		r.Cluster.DevicesPerNode = 8
+		r.Parallelism.Sharding, r.Parallelism.OverlapGradReduce, r.Parallelism.OverlapParamGather = "zero1", OverlapOn, OverlapOn
+		r.Parallelism.DPBucketElements = tt.bucket
+		r.Training.FP8Recipe, r.Training.FP8ParamGather = "delayed", tt.fp8
+		res := run(t, r)
+		p, err := prepare(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var n int
+		for _, l := range p.est.Layers {
+			var sum int64
+			for _, x := range l.MegatronParams {
+				sum += x.Elements
+			}
+			if sum != l.Params-l.ExpertParams {
+				t.Errorf("%s: layer %s lists %d elements, holds %d", tt.name, l.Name, sum, l.Params)
+			}
+			n += len(l.MegatronParams)
+			if l.Kind == "block" {
+				var products int64
+				for _, x := range l.MegatronParams {
+					if x.Product {
+						products += x.Elements
+					}
+				}
+				if products != block {
+					t.Errorf("%s: a block's linear weights %d elements, want %d", tt.name, products, block)
+				}
+			}
+		}
+		if n != 195 {
+			t.Errorf("%s: %d parameter tensors, want 195", tt.name, n)
+		}
+		dense, _ := p.dataParallelBuckets(res.Plan, 0, 1, res.Devices[0].GradBytes, 0, 1)
+		if dense != tt.want {
+			t.Errorf("%s: %d buckets, want %d", tt.name, dense, tt.want)
+		}
+	}
+}
+
+// TestDPBucketElementsErrors: the field's bounds, training only, not beside
+// dp_bucket_bytes, and only where Megatron-Core's buckets run.
+func TestDPBucketElementsErrors(t *testing.T) {
+	for _, tt := range []struct {
+		elements, bytes int64
+		mode, framework string
+		want            string
+	}{
+		{-1, 0, "", "megatron", "parallelism.dp_bucket_elements: must be between 0 and"},
+		{wire.MaxDPBucketBytes + 1, 0, "", "megatron", "parallelism.dp_bucket_elements: must be between 0 and"},
+		{64, 0, "inference", "megatron", "parallelism.dp_bucket_elements: applies to training"},
+		{64, 1 << 20, "", "megatron", "parallelism.dp_bucket_elements: sets Megatron-Core's bucket_size"},
+		{64, 0, "", "eager", "parallelism.dp_bucket_elements: is Megatron-Core's bucket_size, which framework \"eager\""},
+		{64, 0, "", "megatron", ""},
+		{64, 0, "", "cuda-graphs", ""},
+	} {
+		r := llamaRequest(1, 8, 1)
+		r.Model.Architecture.Framework = tt.framework
+		r.Parallelism.DPBucketElements, r.Parallelism.DPBucketBytes = tt.elements, tt.bytes
+		if tt.mode != "" {
+			r.Training.Mode = tt.mode
+		}
+		_, err := Run(context.Background(), r)
+		switch {
+		case tt.want == "" && err != nil:
+			t.Errorf("%d elements in %s: %v", tt.elements, tt.framework, err)
+		case tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want)):
+			t.Errorf("%d elements, %d bytes, %s %s: %v, want %q", tt.elements, tt.bytes, tt.mode, tt.framework, err, tt.want)
+		}
 	}
 }

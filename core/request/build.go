@@ -123,6 +123,9 @@ func (p *prepared) architecture(es *model.Errors) {
 		return
 	}
 	t.Framework = fw
+	if r.Parallelism.DPBucketElements > 0 && !fw.MegatronBuckets {
+		es.Add("parallelism.dp_bucket_elements", "is Megatron-Core's bucket_size, which framework %q does not run (megatron or cuda-graphs)", fw.Name)
+	}
 	if o.MoEAuxLoss != "" && !megatronRouter(fw.Name) {
 		// HuggingFace's mixtures compute their loss otherwise (once a step over every
 		// layer's router logits, load_balancing_loss_func), which is not priced.

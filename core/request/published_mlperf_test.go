@@ -139,16 +139,28 @@ const gapCiscoTP2 = "Cisco's Llama 3.1 8B run at TP 2 on 128 H100s (NGC PyTorch 
 	"Transformer Engine 2.5) errs +35% where the same submitter's TP 1 run on 64 errs +13%: its logged step is 125 ms longer " +
 	"than half the TP 1 step, and its configuration differs from the TP 1 one in TENSOR_MODEL_PARALLEL and DGXNNODES only. " +
 	"Planned as it ran: no tensor-parallel overlap (tpCommOverlap: the callback that applies TP_COMM_OVERLAP and the tuned " +
-	"h100tp2mbs1.yaml is commented out), its collectives unhidden (0.75 ms a block; +35.2% -> +34.8%). Read and not priced, " +
-	"in both runs: custom.yaml's bucket_size default of 64 elements (BUCKET_SIZE unset; the BUCKET_CAP_MB the configurations set " +
-	"is read by nothing), so Megatron-Core's _ParamAndGradBuffer (param_and_grad_buffer.py at core_v0.13.1) closes a bucket at " +
-	"every parameter: 195 buckets in 128 bucket groups (partition_buckets with fp8 parameters), each a reduce-scatter and an " +
-	"all-gather of its own over 64 ranks, where NVIDIA's implementation sets BUCKET_SIZE 768,000,000; and pretrain.py's " +
+	"h100tp2mbs1.yaml is commented out), its collectives unhidden (0.75 ms a block; +35.2% -> +34.8%). Priced in both runs: " +
+	"custom.yaml's bucket_size default of 64 elements (BUCKET_SIZE unset; the BUCKET_CAP_MB the configurations set is read by " +
+	"nothing), so Megatron-Core's _ParamAndGradBuffer (param_and_grad_buffer.py at core_v0.13.1) closes a bucket at every " +
+	"parameter (parallelism.dp_bucket_elements 64, cluster.MegatronBucketSizes): 195 buckets, each a reduce-scatter and an " +
+	"all-gather of its own over 64 ranks at NCCL's tuned latency (TP 2 +32.8% -> +30.0%, TP 1 +11.6% -> +10.9%: the walk " +
+	"closes NVIDIA's 40M-element default buckets at parameters too, fewer of them than the elements over 40M, so the row's " +
+	"earlier 201 buckets are not the baseline); the 128 bucket groups partition_buckets makes with fp8 parameters coalesce " +
+	"their buckets' collectives (_coalescing_manager) and are not priced apart. Read and not priced: pretrain.py's " +
 	"DistributedDataParallelConfig sets check_for_nan_in_grad True (NVIDIA's False), so start_grad_sync's check_grads tests " +
 	"each bucket's gradient norm on the host (rerun_state_machine.validate_result with reruns disabled: torch.isnan, then " +
 	"torch.isinf, each read back), 390 device-to-host syncs in each step's backward, each draining the host's lead over the " +
 	"device. Both cost a step the same at TP 1 and TP 2 (the same parameters, ranks and syncs) against half the compute at " +
 	"TP 2; the request has no field for either (a data-parallel bucket size, a host sync). Not found beyond them."
+
+// gapUF8BDP128 is the University of Florida's 256-GPU Llama 3.1 8B run's gap.
+const gapUF8BDP128 = "The University of Florida's Llama 3.1 8B run on 256 B200s (CP 2, DP 128) logs 0.221 s a step where its 32-, " +
+	"64- and 128-GPU runs of the same global batch per replica log 0.189-0.193 s (+15%), and the plan grows 4% (0.164 -> 0.171 s): " +
+	"+29.5%, its siblings +17%. Until this round its data-parallel buckets were priced as Megatron-Core's default, " +
+	"max(40M, 1M x dp) elements cut by the elements (201 buckets, +16.9%); priced as its configuration runs them (custom.yaml's " +
+	"bucket_size 134,217,728, BUCKET_SIZE unset in the b200_nemo config_common_8b.sh, closed at parameters' ends: " +
+	"cluster.MegatronBucketSizes, 35 buckets) fewer NCCL latencies are paid. Not found: what grows the logged step by 30 ms " +
+	"from 16 to 32 nodes (the plan's exposed data-parallel time grows 22.5 -> 29.4 ms, NCCL's model over 32 nodes included)."
 
 // source is the row's source for the validation summary: the round and benchmark.
 func (c mlperfRun) source() string {
@@ -201,11 +213,37 @@ func (c mlperfRun) request() *wire.Request {
 		Model:   wire.ModelSpec{Architecture: &a},
 		Cluster: wire.ClusterSpec{Device: c.device, DevicesPerNode: perNode},
 		Parallelism: wire.Parallelism{Pipeline: c.pp, Data: dp, Tensor: c.tp, Context: c.cp, Sharding: "zero1", SequenceParallel: c.tp > 1,
-			OverlapGradReduce: dpOverlap, OverlapParamGather: dpOverlap, OverlapTensorComm: tpOverlap, TPCommOverlapConfig: c.ubConfig()},
+			OverlapGradReduce: dpOverlap, OverlapParamGather: dpOverlap, OverlapTensorComm: tpOverlap, TPCommOverlapConfig: c.ubConfig(),
+			DPBucketElements: c.bucketElements()},
 		Training:   wire.Training{Precision: "mixed", FP8Recipe: recipe, FP8ParamGather: c.fp8Params, FP8AmaxTPOnly: c.amaxTPOnly()},
 		Schedule:   wire.Schedule{Name: sched, Microbatches: c.gbs / dp / c.mbs, MicrobatchSize: c.mbs},
 		Boundaries: c.layout(),
 	}
+}
+
+// bucketElements is the Megatron-Core bucket_size (parallelism.dp_bucket_elements) the
+// v5.1 Llama 3.1 8B NeMo implementations pass to DistributedDataParallelConfig
+// (pretrain.py: bucket_size=config.model.optim.bucket_size, custom.yaml's
+// ${oc.env:BUCKET_SIZE,<default>}), or 0 (Megatron-Core's default) elsewhere:
+//   - Cisco: custom.yaml's default 64, BUCKET_SIZE unset (its configurations export
+//     BUCKET_CAP_MB=125, which nothing reads): a bucket a parameter.
+//   - Dell and Oracle: their config_common_8b.sh exports BUCKET_SIZE=768000000.
+//   - the University of Florida (b200_nemo's files, assumed as for its other settings)
+//     and Verda: their config_common_8b.sh sets none, so custom.yaml's default
+//     134,217,728.
+//   - AMD's and GigaComputing's implementation (src/train.py) sets neither overlap, so
+//     Megatron-Core buckets nothing (dpSerial).
+func (c mlperfRun) bucketElements() int64 {
+	if c.model != "llama3-8b" || c.dpSerial {
+		return 0
+	}
+	switch {
+	case strings.HasPrefix(c.config, "Cisco/"):
+		return 64
+	case strings.HasPrefix(c.config, "Dell/"), strings.HasPrefix(c.config, "Oracle/"):
+		return 768_000_000
+	}
+	return 134_217_728
 }
 
 // ubConfig is the published userbuffers config (parallelism.tp_comm_overlap_config)
@@ -497,7 +535,7 @@ var mlperfRuns = []mlperfRun{
 	{"Llama 3.1 8B, 32 B200 (University of Florida), CP2 DP16, GBS 16", "v5.1", "University-of-Florida/benchmarks/llama31_8b/implementations/hpg.dgxb200x8/config_DGXB200_4x8x1xtp1pp1cp2_8b.sh", "University-of-Florida/results/hpg.dgxb200x8.n4/llama31_8b", "llama3-8b", "b200", 32, 1, 1, 1, 1, 16, 2, "current", "cuda-graphs", true, false, 0.1886, ""},
 	{"Llama 3.1 8B, 64 B200 (University of Florida), CP2 DP32, GBS 32", "v5.1", "University-of-Florida/benchmarks/llama31_8b/implementations/hpg.dgxb200x8/config_DGXB200_8x8x1xtp1pp1cp2_8b.sh", "University-of-Florida/results/hpg.dgxb200x8.n8/llama31_8b", "llama3-8b", "b200", 64, 1, 1, 1, 1, 32, 2, "current", "cuda-graphs", true, false, 0.1895, ""},
 	{"Llama 3.1 8B, 128 B200 (University of Florida), CP2 DP64, GBS 64", "v5.1", "University-of-Florida/benchmarks/llama31_8b/implementations/hpg.dgxb200x8/config_DGXB200_16x8x1xtp1pp1cp2_8b.sh", "University-of-Florida/results/hpg.dgxb200x8.n16/llama31_8b", "llama3-8b", "b200", 128, 1, 1, 1, 1, 64, 2, "current", "cuda-graphs", true, false, 0.1928, ""},
-	{"Llama 3.1 8B, 256 B200 (University of Florida), CP2 DP128, GBS 128", "v5.1", "University-of-Florida/benchmarks/llama31_8b/implementations/hpg.dgxb200x8/config_DGXB200_32x8x1xtp1pp1cp2_8b.sh", "University-of-Florida/results/hpg.dgxb200x8.n32/llama31_8b", "llama3-8b", "b200", 256, 1, 1, 1, 1, 128, 2, "current", "cuda-graphs", true, false, 0.2211, ""},
+	{"Llama 3.1 8B, 256 B200 (University of Florida), CP2 DP128, GBS 128", "v5.1", "University-of-Florida/benchmarks/llama31_8b/implementations/hpg.dgxb200x8/config_DGXB200_32x8x1xtp1pp1cp2_8b.sh", "University-of-Florida/results/hpg.dgxb200x8.n32/llama31_8b", "llama3-8b", "b200", 256, 1, 1, 1, 1, 128, 2, "current", "cuda-graphs", true, false, 0.2211, gapUF8BDP128},
 	{"Llama 3.1 8B, 64 B200 (Oracle), CP2 DP32, GBS 32", "v5.1", "Oracle/benchmarks/llama31_8b/config_DGXB200_8x8x1xtp1pp1cp2_8b.sh", "Oracle/results/8xBM.GPU.B200.8/llama31_8b", "llama3-8b", "b200", 64, 1, 1, 1, 1, 32, 2, "current", "cuda-graphs", true, false, 0.1902, ""},
 	{"Llama 3.1 8B, 64 B200 (Verda), CP2 DP32, GBS 32", "v5.1", "Verda/benchmarks/llama31_8b/implementations/b200_8x8_ngc25.09/config_DGXB200_8x8x1xtp1pp1cp2_8b.sh", "Verda/results/b200_8x8_ngc25.09/llama31_8b", "llama3-8b", "b200", 64, 1, 1, 1, 1, 32, 2, "current", "cuda-graphs", true, false, 0.1910, ""},
 	{"Llama 3.1 8B, 8 MI355X (AMD), DP8, GBS 32", "v5.1", "AMD/benchmarks/llama31_8b/implementations/MI355X_EPYC_9575F_pytorch_llama3_8b/config_MI355X_1x8x1_8b.sh", "AMD/results/MI355X_EPYC_9575F_pytorch/llama31_8b", "llama3-8b", "mi355x", 8, 1, 1, 1, 2, 32, 0, "", "megatron", true, true, 1.0429, ""},

@@ -697,8 +697,8 @@ func DataParallelBucketedExposedSeconds(fw cluster.Framework, reduce, gather, la
 // gradients (and weights) in the bucket of each buffer that its backward makes ready
 // last, and its next forward needs first, under Megatron-Core's buckets
 // (cluster.Framework.MegatronBuckets; 0, 0 otherwise or without an analytic model):
-// the first stage's first bucket in layer order, of cluster.MegatronBucketElements
-// of the data-parallel size, or the input embedding's whole matrix where that is
+// the first stage's first bucket in layer order, of megatronBucketElements, or the
+// input embedding's whole matrix where that is
 // larger (one parameter, which ends its bucket; param_and_grad_buffer.py). Only the
 // device of pipeline rank 0 buckets (distributed_data_parallel.py: "Turn off bucketing
 // if we are on a pipeline stage that is not the first"); the others keep the rule
@@ -709,7 +709,7 @@ func (p *prepared) lastBucketFractions(pl *wire.Plan, dev, devices int) (dense, 
 		return 0, 0
 	}
 	denseAll, expertAll := p.deviceElements(pl, dev, devices)
-	bucket := cluster.MegatronBucketElements(max(p.req.Parallelism.Data, 1))
+	bucket := p.megatronBucketElements()
 	var firstDense, stageDense, stageExpert int64
 	for i, l := range pl.StageLayers(0) {
 		lay := &p.est.Layers[l]

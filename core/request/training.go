@@ -63,6 +63,17 @@ func (p *prepared) training(es *model.Errors) {
 	if t.MoEForceLoadBalancing && (p.arch == nil || p.arch.NumExperts == 0) {
 		es.Add("training.moe_force_load_balancing", "applies to architectures with routed experts (it replaces a mixture's router logits)")
 	}
+	switch b := p.req.Parallelism.DPBucketElements; {
+	case b < 0 || b > wire.MaxDPBucketBytes:
+		es.Add("parallelism.dp_bucket_elements", "must be between 0 and %d, got %d", int64(wire.MaxDPBucketBytes), b)
+	case b == 0:
+	case !p.train():
+		es.Add("parallelism.dp_bucket_elements", "applies to training: inference has no gradients to reduce")
+	case p.req.Parallelism.DPBucketBytes > 0:
+		es.Add("parallelism.dp_bucket_elements", "sets Megatron-Core's bucket_size: leave out parallelism.dp_bucket_bytes, another framework's bucket")
+	case p.arch == nil:
+		es.Add("parallelism.dp_bucket_elements", "applies to architectures run by Megatron-Core (a measured profile has no framework's buckets)")
+	}
 	for _, o := range []struct{ field, v string }{
 		{"parallelism.overlap_grad_reduce", p.req.Parallelism.OverlapGradReduce},
 		{"parallelism.overlap_param_gather", p.req.Parallelism.OverlapParamGather},

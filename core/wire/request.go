@@ -304,6 +304,16 @@ type Parallelism struct {
 	// priced (core: cluster.BucketCount). Training only, with sharding none, zero1 or
 	// zero2 (zero3 and hsdp are priced a layer at a time); at most MaxDPBucketBytes.
 	DPBucketBytes int64 `json:"dp_bucket_bytes,omitempty"`
+	// DPBucketElements is Megatron-Core's bucket_size (DistributedDataParallelConfig,
+	// Megatron-LM's --ddp-bucket-size, NeMo's and Megatron-Bridge's ddp bucket_size), in
+	// elements, for the framework modes that run Megatron-Core's buckets (megatron,
+	// cuda-graphs): its buffer is walked parameter by parameter and a bucket closed once
+	// it holds that many elements, so at a parameter's end (core:
+	// cluster.MegatronBucketSizes); a size below the smallest parameter makes a bucket of
+	// every parameter. As Megatron-Core, only the first stage's first chunk is cut.
+	// Left out (0): Megatron-Core's default, max(40M, 1M x data). Training only; not
+	// with DPBucketBytes; at most MaxDPBucketBytes.
+	DPBucketElements int64 `json:"dp_bucket_elements,omitempty"`
 	// OverlapTensorComm says whether and how tensor parallelism's all-gathers and
 	// reduce-scatters run behind the linear layers' products (needs
 	// sequence_parallel): "userbuffers" (Transformer Engine's, Megatron-LM's
