@@ -123,6 +123,9 @@ func (p *prepared) architecture(es *model.Errors) {
 		return
 	}
 	t.Framework = fw
+	if r.Training.CheckForNaNInGrad && !fw.MegatronBuckets {
+		es.Add("training.check_for_nan_in_grad", "is Megatron-Core's DistributedDataParallelConfig check, which framework %q does not run (megatron or cuda-graphs)", fw.Name)
+	}
 	if r.Parallelism.DPBucketElements > 0 && !fw.MegatronBuckets {
 		es.Add("parallelism.dp_bucket_elements", "is Megatron-Core's bucket_size, which framework %q does not run (megatron or cuda-graphs)", fw.Name)
 	}

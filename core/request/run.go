@@ -572,8 +572,11 @@ func (p *prepared) dataParallel(ds *wire.DeviceStep, pl *wire.Plan, devices, mic
 	l, el := secondsLink(link, clock), secondsLink(elink, clock)
 	// beside prices the collectives beside the passes, and what of that is the compute
 	// they slow.
+	// Megatron-Core's NaN check runs before each bucket's reduction, on the compute
+	// stream and the host, exposed whole (gradNaNCheckSeconds).
+	check := p.gradNaNCheckSeconds(ds.Device, bd+be, ds.GradBytes)
 	beside := func(reduce, gather, lastReduce, firstGather float64, times int) {
-		ds.ExposedAllReduceSeconds = DataParallelBucketedExposedSeconds(p.framework, reduce, gather, lastReduce, firstGather, bwd, fwd, times, share)
+		ds.ExposedAllReduceSeconds = DataParallelBucketedExposedSeconds(p.framework, reduce, gather, lastReduce, firstGather, bwd, fwd, times, share) + check
 		ds.ExposedSlowdownSeconds = DataParallelBucketedSlowdownSeconds(p.framework, reduce, gather, lastReduce, firstGather, bwd, fwd, times, share)
 	}
 	// The gradients' bytes as the all-reduce moves them: DeepSpeed's BF16 optimizer's

@@ -63,6 +63,9 @@ func (p *prepared) training(es *model.Errors) {
 	if t.MoEForceLoadBalancing && (p.arch == nil || p.arch.NumExperts == 0) {
 		es.Add("training.moe_force_load_balancing", "applies to architectures with routed experts (it replaces a mixture's router logits)")
 	}
+	if t.CheckForNaNInGrad && (p.arch == nil || !p.train()) {
+		es.Add("training.check_for_nan_in_grad", "applies to training of architectures run by Megatron-Core (it checks the gradients before their reduction)")
+	}
 	switch b := p.req.Parallelism.DPBucketElements; {
 	case b < 0 || b > wire.MaxDPBucketBytes:
 		es.Add("parallelism.dp_bucket_elements", "must be between 0 and %d, got %d", int64(wire.MaxDPBucketBytes), b)

@@ -373,6 +373,15 @@ type Training struct {
 	// Megatron-LM's --fp8-param-gather, on in Megatron-Bridge's fp8 recipes). Needs fp8 and
 	// precision mixed or mixed-fp32-grads.
 	FP8ParamGather bool `json:"fp8_param_gather,omitempty"`
+	// CheckForNaNInGrad is Megatron-Core's DistributedDataParallelConfig
+	// check_for_nan_in_grad: before each bucket's gradient reduction the rank takes
+	// the bucket's gradient norm and reads torch.isnan and torch.isinf of it back to the
+	// host, two device-to-host synchronizations a bucket and step (core:
+	// gradNaNCheckSeconds). Off by default, Megatron-Core's DDP default (Megatron-LM's
+	// pretrain scripts turn it on unless --no-check-for-nan-in-loss-and-grad; a NeMo or
+	// Megatron-Bridge recipe's ddp config states it). Training, framework modes megatron
+	// and cuda-graphs only.
+	CheckForNaNInGrad bool `json:"check_for_nan_in_grad,omitempty"`
 	// FP8AmaxTPOnly reduces delayed scaling's amax history over the tensor-parallel group
 	// alone (Megatron-Core's TransformerConfig.tp_only_amax_red, Megatron-LM's
 	// --tp-only-amax-red; Transformer Engine 1.x's NVTE_DP_AMAX_REDUCE_INTERVAL=0). Off
