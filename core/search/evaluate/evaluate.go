@@ -159,7 +159,7 @@ func New(base *wire.Request) (*Evaluator, error) {
 	// the bounds read (Prepared.Framework) applies them.
 	overlaps := wire.Parallelism{OverlapGradReduce: base.Parallelism.OverlapGradReduce, OverlapParamGather: base.Parallelism.OverlapParamGather,
 		OverlapTensorComm: base.Parallelism.OverlapTensorComm, TPCommOverlapConfig: base.Parallelism.TPCommOverlapConfig,
-		DPBucketBytes: base.Parallelism.DPBucketBytes}
+		DPBucketBytes: base.Parallelism.DPBucketBytes, DPBucketElements: base.Parallelism.DPBucketElements}
 	b.Parallelism = wire.Parallelism{Pipeline: 1, OverlapGradReduce: overlaps.OverlapGradReduce, OverlapParamGather: overlaps.OverlapParamGather}
 	// FSDP2's fields say how weights are sharded, not whether: the candidates that shard
 	// them take them (withFSDP2); checked here as core checks them on such a candidate.
@@ -339,13 +339,15 @@ func (r *Evaluator) withFSDP2(p *wire.Parallelism) {
 // withOverlaps sets the base request's overlaps on a candidate's parallelism p: the
 // data-parallel ones always, the tensor-parallel one where p has tensor parallelism
 // (with none there is no tensor-parallel communication to hide, and core refuses the
-// field), and the base's data-parallel bucket size (parallelism.dp_bucket_bytes) where
-// p's sharding reduces a bucket at a time (none, zero1, zero2; core refuses it with
-// zero3 and hsdp).
+// field), and the base's data-parallel bucket sizes (parallelism.dp_bucket_bytes and
+// Megatron-Core's parallelism.dp_bucket_elements) where p's sharding reduces a bucket
+// at a time (none, zero1, zero2; core refuses dp_bucket_bytes with zero3 and hsdp,
+// whose collectives are priced a layer at a time, and prices no bucket of
+// dp_bucket_elements there).
 func (r *Evaluator) withOverlaps(p *wire.Parallelism) {
 	p.OverlapGradReduce, p.OverlapParamGather = r.overlaps.OverlapGradReduce, r.overlaps.OverlapParamGather
 	if analytic.Sharding(p.Sharding).Level() < 3 {
-		p.DPBucketBytes = r.overlaps.DPBucketBytes
+		p.DPBucketBytes, p.DPBucketElements = r.overlaps.DPBucketBytes, r.overlaps.DPBucketElements
 	}
 	if p.Tensor > 1 {
 		p.OverlapTensorComm, p.TPCommOverlapConfig = r.overlaps.OverlapTensorComm, r.overlaps.TPCommOverlapConfig
