@@ -210,6 +210,19 @@ type Input struct {
 	// chunk alone, DeepSpeed's pipeline engine 5e8 elements, the PyTorch export's DDP
 	// 25 MiB); 0 for the framework's own buckets.
 	DPBucketBytes int64
+	// DPBucketElements is the request's parallelism.dp_bucket_elements: Megatron-Core's
+	// bucket_size, the plan's first-stage gradient buckets closed at parameters' ends
+	// once they hold that many elements. Megatron-LM runs it as --ddp-bucket-size
+	// (megatron/training/training.py: kwargs['bucket_size'] = args.ddp_bucket_size);
+	// the other exports' frameworks cut their own buckets. 0 for Megatron-Core's default.
+	DPBucketElements int64
+	// CheckForNaNInGrad is the request's training.check_for_nan_in_grad: the plan priced
+	// Megatron-Core's check of each gradient bucket's norm before its reduction.
+	// Megatron-LM runs it by default (--no-check-for-nan-in-loss-and-grad, store_false,
+	// turns it off; training.py: kwargs['check_for_nan_in_grad'] =
+	// args.check_for_nan_in_loss_and_grad), so its export passes the no- flag for a
+	// plan that priced none; the other exports' frameworks run no such check.
+	CheckForNaNInGrad bool
 	// BlockingTransfers: the plan priced the pipeline's sends and receives as blocking
 	// both stages they join (model.architecture.framework deepspeed:
 	// cluster.Framework.BlockingPipelineTransfers), as DeepSpeed's PipelineEngine alone
@@ -521,6 +534,14 @@ func (j *job) trainingLoop(f wire.Format) {
 	if in.DPBucketBytes > 0 && in.Data > 1 {
 		j.looped = true
 		j.note(wire.NoteTrainingLoop, "the plan prices the data-parallel gradient reduction (and a sharded optimizer's weight gather) as one collective a bucket of %d bytes on every stage (parallelism.dp_bucket_bytes); this export's framework cuts its own buckets, so each collective's latency is paid another number of times than priced: plan without dp_bucket_bytes to price the framework's buckets", in.DPBucketBytes)
+	}
+	if in.DPBucketElements > 0 && in.Data > 1 && f != wire.Megatron {
+		j.looped = true
+		j.note(wire.NoteTrainingLoop, "the plan prices Megatron-Core's gradient buckets of %d elements (parallelism.dp_bucket_elements: its bucket_size, the first stage's buckets closed at parameters' ends); this export's framework cuts its own buckets, so each collective's latency is paid another number of times than priced: plan without dp_bucket_elements, or export to Megatron-LM (--ddp-bucket-size), to price what runs", in.DPBucketElements)
+	}
+	if in.CheckForNaNInGrad && f != wire.Megatron {
+		j.looped = true
+		j.note(wire.NoteTrainingLoop, "the plan prices Megatron-Core's check for NaN and Inf in each gradient bucket's norm before its reduction (training.check_for_nan_in_grad: the norms and two waits for the device a bucket); this export's framework runs no such check: the run takes less time than priced; plan without it, or export to Megatron-LM (its default), to price what runs")
 	}
 	if in.MoEAuxLoss != "" && f != wire.Megatron {
 		j.looped = true

@@ -250,6 +250,18 @@ func megatron(j *job) error {
 	if in.OverlapParamGather && dp > 1 && in.ZeRO >= 1 {
 		w.WriteString("  --overlap-param-gather  # priced: the distributed optimizer's all-gather during the next forward pass\n")
 	}
+	if in.DPBucketElements > 0 {
+		fmt.Fprintf(&w, "  --ddp-bucket-size %d  # Megatron-Core's bucket_size, as planned\n", in.DPBucketElements)
+	}
+	// Megatron-LM checks the loss and each gradient bucket for NaN unless told not to
+	// (arguments.py: --no-check-for-nan-in-loss-and-grad, action store_false).
+	if run.Kind != schedule.Inference {
+		if in.CheckForNaNInGrad {
+			w.WriteString("  # Megatron-LM's default checks each gradient bucket for NaN and Inf, as planned (its check of each microbatch's loss is not priced)\n")
+		} else {
+			w.WriteString("  --no-check-for-nan-in-loss-and-grad  # the plan prices no NaN check (training.check_for_nan_in_grad off)\n")
+		}
+	}
 	w.WriteString(")\n")
 
 	// Older Megatron-LM: the same split with the arguments that predate the layout.

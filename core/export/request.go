@@ -88,6 +88,8 @@ func FromRequest(ctx context.Context, r *wire.Request) (*Input, *wire.Result, er
 		FP8AmaxTPOnly:         n.Training.FP8AmaxTPOnly,
 		TrainMetrics:          n.Training.TrainMetrics,
 		DPBucketBytes:         n.Parallelism.DPBucketBytes,
+		DPBucketElements:      n.Parallelism.DPBucketElements,
+		CheckForNaNInGrad:     n.Training.CheckForNaNInGrad,
 		MoEAuxLoss:            n.Training.MoEAuxLoss,
 		MoEForceLoadBalancing: n.Training.MoEForceLoadBalancing,
 		Plan:                  res.Plan,

@@ -24,6 +24,7 @@ PIPEPLAN_ARGS=(
   --pipeline-model-parallel-size 4
   --pipeline-model-parallel-layout "E,t*8|t*9|t*7|L"
   --recompute-activations  # selective: the attention core
+  --no-check-for-nan-in-loss-and-grad  # the plan prices no NaN check (training.check_for_nan_in_grad off)
 )
 # This split needs --pipeline-model-parallel-layout: the older first/last-stage and
 # virtual-stage arguments cannot express it.

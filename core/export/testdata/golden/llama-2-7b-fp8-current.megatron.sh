@@ -20,6 +20,7 @@ PIPEPLAN_ARGS=(
   --pipeline-model-parallel-size 4
   --pipeline-model-parallel-layout "E,t*8|t*8|t*8|t*8,L"
   --overlap-grad-reduce  # priced: the gradient reduction during the last backward pass
+  --no-check-for-nan-in-loss-and-grad  # the plan prices no NaN check (training.check_for_nan_in_grad off)
 )
 # Megatron-LM without --pipeline-model-parallel-layout, the same split:
 #   replace the layout with --decoder-first-pipeline-num-layers 8 --decoder-last-pipeline-num-layers 8  (or neither: the even split)

@@ -16,6 +16,7 @@ PIPEPLAN_ARGS=(
   # the loss: pipeplan priced PyTorch's unfused F.cross_entropy on fp32 logits (HuggingFace's); Megatron-LM runs its vocab-parallel cross-entropy (--cross-entropy-loss-fusion fuses it)
   --pipeline-model-parallel-size 4
   --pipeline-model-parallel-layout "E,t*4|t*4|t*4|t*4|t*4|t*4|t*4|t*4,L"
+  --no-check-for-nan-in-loss-and-grad  # the plan prices no NaN check (training.check_for_nan_in_grad off)
 )
 # Megatron-LM without --pipeline-model-parallel-layout, the same split:
 #   replace the layout with --num-layers-per-virtual-pipeline-stage 4
