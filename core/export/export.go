@@ -535,11 +535,14 @@ func (j *job) trainingLoop(f wire.Format) {
 		j.looped = true
 		j.note(wire.NoteTrainingLoop, "the plan prices the data-parallel gradient reduction (and a sharded optimizer's weight gather) as one collective a bucket of %d bytes on every stage (parallelism.dp_bucket_bytes); this export's framework cuts its own buckets, so each collective's latency is paid another number of times than priced: plan without dp_bucket_bytes to price the framework's buckets", in.DPBucketBytes)
 	}
-	if in.DPBucketElements > 0 && in.Data > 1 && f != wire.Megatron {
+	// Both of Megatron-Core's fields are priced where the gradients are reduced over
+	// data x context ranks (request's dataParallel): nothing is priced on one.
+	reduced := orOne(in.Data)*orOne(in.Context) > 1
+	if in.DPBucketElements > 0 && reduced && f != wire.Megatron {
 		j.looped = true
 		j.note(wire.NoteTrainingLoop, "the plan prices Megatron-Core's gradient buckets of %d elements (parallelism.dp_bucket_elements: its bucket_size, the first stage's buckets closed at parameters' ends); this export's framework cuts its own buckets, so each collective's latency is paid another number of times than priced: plan without dp_bucket_elements, or export to Megatron-LM (--ddp-bucket-size), to price what runs", in.DPBucketElements)
 	}
-	if in.CheckForNaNInGrad && f != wire.Megatron {
+	if in.CheckForNaNInGrad && reduced && f != wire.Megatron {
 		j.looped = true
 		j.note(wire.NoteTrainingLoop, "the plan prices Megatron-Core's check for NaN and Inf in each gradient bucket's norm before its reduction (training.check_for_nan_in_grad: the norms and two waits for the device a bucket); this export's framework runs no such check: the run takes less time than priced; plan without it, or export to Megatron-LM (its default), to price what runs")
 	}
