@@ -2,6 +2,7 @@ package evaluate
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	"pipeplan/core/request"
@@ -129,5 +130,23 @@ func TestSearchKeepsCheckForNaNInGrad(t *testing.T) {
 	}
 	if d.Best.StepSeconds >= a.Best.StepSeconds {
 		t.Errorf("the check priced nothing: %v s with it, %v without", a.Best.StepSeconds, d.Best.StepSeconds)
+	}
+}
+
+// TestSearchRefusesDPBucketElementsOutsideMegatron: a search whose framework has no
+// Megatron-Core buckets refuses parallelism.dp_bucket_elements up front, naming the
+// request's field, as it refuses training.check_for_nan_in_grad.
+func TestSearchRefusesDPBucketElementsOutsideMegatron(t *testing.T) {
+	for _, field := range []string{`"parallelism": {"dp_bucket_elements": 65536}`, `"training": {"check_for_nan_in_grad": true}`} {
+		q, err := search.DecodeQuery([]byte(`{"request": {"model": {"architecture": {"name": "gpt2", "seq": 1024, "framework": "eager"}},
+		"cluster": {"device": "h100-sxm", "devices_per_node": 4}, ` + field + `},
+		"max_devices": 8, "microbatches": 4, "microbatch_size": 2}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = RunQuery(context.Background(), q, search.Options{Exhaustive: true})
+		if err == nil || !strings.HasPrefix(err.Error(), "request.") || !strings.Contains(err.Error(), "eager") {
+			t.Errorf("%s under eager: %v, want the request's field refused", field, err)
+		}
 	}
 }

@@ -160,7 +160,11 @@ func New(base *wire.Request) (*Evaluator, error) {
 	overlaps := wire.Parallelism{OverlapGradReduce: base.Parallelism.OverlapGradReduce, OverlapParamGather: base.Parallelism.OverlapParamGather,
 		OverlapTensorComm: base.Parallelism.OverlapTensorComm, TPCommOverlapConfig: base.Parallelism.TPCommOverlapConfig,
 		DPBucketBytes: base.Parallelism.DPBucketBytes, DPBucketElements: base.Parallelism.DPBucketElements}
-	b.Parallelism = wire.Parallelism{Pipeline: 1, OverlapGradReduce: overlaps.OverlapGradReduce, OverlapParamGather: overlaps.OverlapParamGather}
+	// Megatron-Core's bucket_size stays on the base too, so that a framework without
+	// Megatron-Core's buckets is refused with the request's field path, as core refuses
+	// training.check_for_nan_in_grad there, not on every candidate.
+	b.Parallelism = wire.Parallelism{Pipeline: 1, OverlapGradReduce: overlaps.OverlapGradReduce, OverlapParamGather: overlaps.OverlapParamGather,
+		DPBucketElements: overlaps.DPBucketElements}
 	// FSDP2's fields say how weights are sharded, not whether: the candidates that shard
 	// them take them (withFSDP2); checked here as core checks them on such a candidate.
 	fsdp2 := wire.Parallelism{FullyShard: base.Parallelism.FullyShard, ReduceDType: base.Parallelism.ReduceDType}
