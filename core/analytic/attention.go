@@ -831,12 +831,41 @@ func (tab *attentionTable) rateAt(k Attention, d int, seq, window float64, p att
 	return best[n-1]
 }
 
+// nvidiaComputeCapability is an NVIDIA GPU preset's compute capability (NVIDIA's CUDA
+// GPUs list: A100 8.0, H100 and H200 9.0, B200 and GB200 10.0, B300 and GB300 10.3) as
+// NCCL writes it (80, 90, 100, 103); 0 for a device that is no NVIDIA GPU preset (AMD,
+// Gaudi, Trainium, TPU, IPU).
+func nvidiaComputeCapability(device string) int {
+	switch strings.ToLower(device) {
+	case "a100-40gb", "a100-80gb":
+		return 80
+	case "h100-sxm", "h100-96gb-500w", "h200":
+		return 90
+	case "b200", "gb200":
+		return 100
+	case "b300", "gb300":
+		return 103
+	}
+	return 0
+}
+
 // checkAttentionKernel refuses a kernel the device cannot run: FlashAttention-3 needs
-// a Hopper GPU.
+// a Hopper GPU; flash-attn 1.x (flash1) is a CUDA extension built with NVCC for
+// NVIDIA GPUs of compute capability 7.5 and up (Dao-AILab/flash-attention's README of
+// the 1.x series: "Turing or Ampere GPUs (e.g., A100, RTX 3090, T4, RTX 2080)", later
+// Hopper), so no AMD, Gaudi, Trainium, TPU or IPU device runs it. FlashAttention-2
+// (flash) needs Ampere or later on NVIDIA GPUs (sm80; its README), which every NVIDIA
+// preset is; flash is also the default kernel and stands for each platform's own fused
+// attention elsewhere (flash-attn's ROCm build on AMD, Pallas on TPU), so it is not
+// refused by device.
 func checkAttentionKernel(device string, k Attention) error {
 	if k == Flash3 && !hopper(device) {
 		return &model.FieldError{Path: "attention", Reason: fmt.Sprintf(
 			"flash3 (FlashAttention-3) runs on Hopper GPUs only (h100-sxm, h100-96gb-500w, h200), not %s: use flash or cudnn", device)}
+	}
+	if cc := nvidiaComputeCapability(device); k == Flash1 && cc < 75 {
+		return &model.FieldError{Path: "attention", Reason: fmt.Sprintf(
+			"flash1 (flash-attn 1.x) is a CUDA kernel for NVIDIA GPUs of compute capability 7.5 and up (Turing, Ampere, Hopper), not %s: use flash or eager", device)}
 	}
 	return nil
 }

@@ -2,6 +2,7 @@ package analytic
 
 import (
 	"math"
+	"strings"
 	"testing"
 
 	"pipeplan/core/model"
@@ -210,6 +211,45 @@ func TestFlash3HopperOnly(t *testing.T) {
 	}
 	if _, err := Estimate(a, target(t, "h200"), Options{Batch: 1, Seq: 1024, Attention: Flash3}); err != nil {
 		t.Errorf("flash3 on an H200: %v", err)
+	}
+}
+
+// TestFlash1NVIDIAOnly: flash-attn 1.x, a CUDA extension for compute capability 7.5 and
+// up, is refused on devices that are no NVIDIA GPU, by field, and planned on every
+// NVIDIA preset; FlashAttention-2 (flash, the default) is refused on none.
+func TestFlash1NVIDIAOnly(t *testing.T) {
+	a := bundled(t, "meta-llama-3-8b")
+	for _, c := range []struct {
+		device string
+		k      Attention
+		refuse bool
+	}{
+		{"mi300x", Flash1, true},
+		{"tpu-v5p", Flash1, true},
+		{"gaudi3", Flash1, true},
+		{"a100-80gb", Flash1, false},
+		{"h100-sxm", Flash1, false},
+		{"b200", Flash1, false},
+		{"mi300x", Flash, false},
+		{"tpu-v5p", Flash, false},
+		{"a100-40gb", Flash, false},
+	} {
+		_, err := Estimate(a, target(t, c.device), Options{Batch: 1, Seq: 1024, Attention: c.k})
+		if !c.refuse {
+			if err != nil {
+				t.Errorf("%s on %s: %v", c.k, c.device, err)
+			}
+			continue
+		}
+		fe, ok := model.AsFieldErrors(err)
+		if !ok || len(fe) != 1 || fe[0].Path != "attention" || !strings.Contains(fe[0].Reason, c.device) {
+			t.Errorf("%s on %s: %v, want an error at attention naming the device", c.k, c.device, err)
+		}
+	}
+	for dev, want := range map[string]int{"a100-40gb": 80, "h200": 90, "gb200": 100, "b300": 103, "mi355x": 0, "tpu-v4": 0} {
+		if got := nvidiaComputeCapability(dev); got != want {
+			t.Errorf("nvidiaComputeCapability(%s) = %d, want %d", dev, got, want)
+		}
 	}
 }
 

@@ -224,3 +224,33 @@ func TestRandomLogits(t *testing.T) {
 		t.Errorf("forced balancing with expert_imbalance 1.5: error %v, want it refused", err)
 	}
 }
+
+// TestFusedTopK: under Megatron-Core's spec (megatron, cuda-graphs) the router's score
+// function and top-k are Transformer Engine's fused_topk_with_score_function, one
+// kernel each pass, 13 bytes per token and expert each (shape.topK); elsewhere the
+// unfused score function, top-k and scatter, three kernels each pass. Qwen3 30B-A3B
+// (128 experts) at microbatch 2 of 4,096 tokens: n = 8,192 tokens, 1,048,576 entries.
+func TestFusedTopK(t *testing.T) {
+	const entries = 2 * 4096 * 128
+	a := bundled(t, "qwen3-30b-a3b")
+	o := Options{Batch: 2, Seq: 4096, Attention: CuDNN, DataParallel: 8, ExpertParallel: 8}.withDefaults()
+	for _, c := range []struct {
+		megatronCore      bool
+		kernels, fwd, bwd float64
+	}{
+		{true, 1, 13 * entries, 13 * entries},
+		{false, 3, 8 * entries, memBackward * 8 * entries},
+	} {
+		sh := newShape(a, o)
+		sh.megatronCore = c.megatronCore
+		var got op
+		for _, x := range sh.moe(&calc{sh: sh, target: target(t, "h100-sxm"), o: o}).ops {
+			if x.name == "top-k" {
+				got = x
+			}
+		}
+		if got.fwd.kernels != c.kernels || got.bwd.kernels != c.kernels || got.fwd.bytes != c.fwd || got.bwd.bytes != c.bwd {
+			t.Errorf("megatronCore %v: top-k %+v / %+v, want %v kernels each pass, %v and %v bytes", c.megatronCore, got.fwd, got.bwd, c.kernels, c.fwd, c.bwd)
+		}
+	}
+}

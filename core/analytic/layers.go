@@ -1032,6 +1032,30 @@ func (sh *shape) auxLoss(n float64) (op, bool) {
 	return op{name: "aux loss", fwd: work{0, 18 * entries, kernels}, bwd: work{0, 28 * entries, kernels}}, true
 }
 
+// topK is the router's score function and top-k selection over the n tokens at a
+// mixture layer's input. Under Megatron-Core's spec (megatron, cuda-graphs) it is
+// priced as the fused router runs it (moe_router_fusion, which Megatron-Bridge's
+// performance scripts set for every mixture-of-experts recipe, v0.3.0 and v0.3.1; the
+// same router shape.auxLoss prices): TopKRouter.routing calls
+// topk_routing_with_score_function(..., fused=True) (megatron/core/transformer/moe/
+// router.py and moe_utils.py, core_v0.15.0 to core_v0.18.0), Transformer Engine's
+// fused_topk_with_score_function, one kernel each pass (transformer_engine/pytorch/
+// csrc/extensions/router.cpp, v2.9 to v2.16: nvte_fused_topk_with_score_function_
+// forward reads the logits and writes the probabilities, the routing map and the
+// score function's output, kept for the backward; ..._backward reads the map, that
+// output and the probabilities' gradient and writes the logits' gradient). In fp32 and
+// a boolean map, n x E elements: forward 4 + 4 + 1 + 4 = 13 bytes an element, backward
+// 1 + 4 + 4 + 4 = 13. Elsewhere (the model's own PyTorch code, Megatron-DeepSpeed's
+// legacy layers) the unfused score function, top-k and scatter: three kernels each
+// pass, 8 bytes an element forward.
+func (sh *shape) topK(n float64) op {
+	entries := n * sh.experts
+	if sh.megatronCore {
+		return op{name: "top-k", fwd: work{0, 13 * entries, 1}, bwd: work{0, 13 * entries, 1}}
+	}
+	return mem("top-k", 8*entries, 3)
+}
+
 // randomLogits is what Megatron-Core's forced load balancing (Options.MoEForceBalance,
 // moe_router_force_load_balancing, which Megatron-Bridge's performance scripts set for
 // every Qwen3, DeepSeek-V3 and gpt-oss-120b recipe from v0.2.2 to v0.5.1) runs on the n
@@ -1364,7 +1388,7 @@ func (sh *shape) moe(c *calc) piece {
 	if o, ok := sh.randomLogits(n); ok {
 		p.ops = append(p.ops, o)
 	}
-	p.ops = append(p.ops, mem("top-k", 4*n*sh.experts*2, 3))
+	p.ops = append(p.ops, sh.topK(n))
 	if o, ok := sh.auxLoss(n); ok {
 		p.ops = append(p.ops, o)
 		p.fwdAuxReduce = sh.auxLossReduceSeconds(c.target)

@@ -15,8 +15,9 @@ import "math"
 // channel count (perChMaxRingLL128Bw, perChMaxTreeBw, perChMaxTreeLL128Bw, lines
 // 172-189, tens of GB/s a channel, above the rates here at NCCL's usual 16-32
 // channels), the tree pattern's 0.85 (NCCL_TOPO_PATTERN_TREE; the balanced tree of
-// NVSwitch nodes with a NIC a GPU pair is taken), an AMD host's 2 µs post overhead and
-// LL ceiling (an Intel or Arm host is taken: getNetOverhead's 1 µs).
+// NVSwitch nodes with a NIC a GPU pair is taken). The host's CPU (NCCLComm.AMDHost)
+// picks getNetOverhead's network post overhead (1 µs on an Intel or Arm host, 2 µs on
+// an AMD x86 one) and, across nodes, llMaxBws's row (Intel/Arm 0, AMD 1).
 
 // NCCLFunc is a collective NCCL's model prices.
 type NCCLFunc int
@@ -103,6 +104,11 @@ type NCCLComm struct {
 	// the ring's (ranks-1)/ranks x bytes, 2(ranks-1)/ranks for an all-reduce, run at.
 	// The tree's graph is taken at the same rate.
 	BusBytesPerSecond float64
+	// AMDHost: the nodes' CPUs are AMD x86 (NCCL's cpuVendor NCCL_TOPO_CPU_VENDOR_AMD):
+	// getNetOverhead's 2 µs a ring step across nodes (1 µs on Intel and Arm hosts), and
+	// llMaxBws's AMD row across nodes (ncclTopoTuneModel: index1 = nNodes == 1 ?
+	// compCapIndex : cpuVendor == AMD ? 1 : 0). NCCLAMDHost gives a device preset's.
+	AMDHost bool
 	// NVLSBusBytesPerSecond is NVLink SHARP's bus bandwidth (nChannels x bwIntra of the
 	// NVLS graph) where NCCL runs it: NVSwitch of SM90 and later with
 	// NCCL_NVLS_ENABLE not 0; 0 for none. Across nodes NVLS Tree runs instead (NVLS
@@ -165,6 +171,9 @@ func NCCLLatencySeconds(c NCCLComm, f NCCLFunc, a NCCLAlgo, p NCCLProto) (float6
 		}
 		if nodes > 1 {
 			over := llNetOverSeconds
+			if c.AMDHost {
+				over = ncclAMDNetOverSeconds
+			}
 			if p == NCCLSimple {
 				over *= 3
 			}
@@ -233,7 +242,10 @@ func NCCLAlgoBytesPerSecond(c NCCLComm, f NCCLFunc, a NCCLAlgo, p NCCLProto, nBy
 		gen = 1
 	}
 	if nodes > 1 {
-		gen = 0 // across nodes the host's row: Intel or Arm
+		gen = 0 // across nodes the host's row: Intel or Arm 0, AMD 1
+		if c.AMDHost {
+			gen = 1
+		}
 	}
 	llMax := ncclLLMaxBw[gen][min(nodes, 3)-1]
 	b := c.BusBytesPerSecond
@@ -354,4 +366,24 @@ func NCCLCompCapOfLink(name string) int {
 		return 100
 	}
 	return 0
+}
+
+// ncclAMDNetOverSeconds is getNetOverhead's network post overhead on an AMD x86 host
+// (tuning.cc at v2.27.3-1: 2.0 µs where cpuVendor is NCCL_TOPO_CPU_VENDOR_AMD, 1.0 on
+// Intel and other hosts, llNetOverSeconds).
+const ncclAMDNetOverSeconds = 2.0e-6
+
+// NCCLAMDHost reports whether a device preset's usual node has AMD x86 CPUs, which
+// NCCL's tuning model prices apart (NCCLComm.AMDHost): the A100s' (NVIDIA's DGX A100
+// datasheet: two AMD EPYC 7742, the nodes of Selene, where Megatron-LM's A100 runs were
+// measured). An A100 node with Intel CPUs (AWS's p4d) is priced as an AMD one: no
+// request field names the host. DGX H100, H200, B200 and B300 nodes
+// have Intel Xeon CPUs (their datasheets) and GB200 and GB300 Grace (Arm): NCCL's Intel
+// constants, as for any other preset.
+func NCCLAMDHost(device string) bool {
+	switch device {
+	case "a100-40gb", "a100-80gb":
+		return true
+	}
+	return false
 }

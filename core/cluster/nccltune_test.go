@@ -163,3 +163,45 @@ func ExampleNCCLTune() {
 	fmt.Printf("%v/%v: latency %.1f µs, %.1f µs in all\n", ch.Algo, ch.Proto, ch.LatencySeconds*1e6, ch.Seconds*1e6)
 	// Output: Ring/LL128: latency 148.4 µs, 193.3 µs in all
 }
+
+// TestNCCLAMDHost: an AMD x86 host takes getNetOverhead's 2 µs network post overhead
+// (Intel and Arm 1 µs; Simple 3x) and, across nodes, llMaxBws's AMD row (tuning.cc at
+// v2.27.3-1). 16 A100s on 2 nodes, all-reduce: the ring's 30 steps, 2 across the
+// network. Simple: 8.4 + 28 x max(3.4, 3 x o) + 2 x 14 µs, 131.6 (o = 1) and 204.4
+// (o = 2); LL: 6.6 + 28 x max(0.6, o) + 2 x 2.7 µs, 40.0 and 68.0. LL's bus rate at a
+// 50 GB/s ring: min(llMaxBw, 25 GB/s), 25 (Intel, 39) and 22.5 (AMD) on 2 nodes, 20.4
+// and 19.0 beyond; on one node the GPU's row whatever the host (Ampere, 87.7: 25).
+func TestNCCLAMDHost(t *testing.T) {
+	const b = 50e9
+	for _, c := range []struct {
+		name             string
+		nodes            int
+		amd              bool
+		simple, ll, llBw float64
+	}{
+		{"Intel, 2 nodes", 2, false, 131.6e-6, 40.0e-6, 25e9},
+		{"AMD, 2 nodes", 2, true, 204.4e-6, 68.0e-6, 22.5e9},
+		{"Intel, 4 nodes", 4, false, 0, 0, 20.4e9},
+		{"AMD, 4 nodes", 4, true, 0, 0, 19.0e9},
+		{"AMD, 1 node", 1, true, 0, 0, 25e9},
+	} {
+		comm := NCCLComm{Ranks: 8 * c.nodes, Nodes: c.nodes, Intra: NCCLNVLink, ComputeCapability: 80, BusBytesPerSecond: b, AMDHost: c.amd}
+		if c.simple > 0 {
+			s, _ := NCCLLatencySeconds(comm, NCCLAllReduce, NCCLRing, NCCLSimple)
+			l, _ := NCCLLatencySeconds(comm, NCCLAllReduce, NCCLRing, NCCLLL)
+			if math.Abs(s-c.simple) > 1e-12 || math.Abs(l-c.ll) > 1e-12 {
+				t.Errorf("%s: ring latency Simple %g LL %g, want %g and %g", c.name, s, l, c.simple, c.ll)
+			}
+		}
+		ranks := float64(comm.Ranks)
+		bw := NCCLAlgoBytesPerSecond(comm, NCCLAllReduce, NCCLRing, NCCLLL, 1<<20)
+		if want := c.llBw * ranks / (2 * (ranks - 1)); math.Abs(bw-want) > 1e-3*want {
+			t.Errorf("%s: Ring LL %g B/s, want %g", c.name, bw, want)
+		}
+	}
+	for dev, want := range map[string]bool{"a100-80gb": true, "a100-40gb": true, "h100-sxm": false, "b200": false, "gb200": false} {
+		if NCCLAMDHost(dev) != want {
+			t.Errorf("NCCLAMDHost(%s) = %v, want %v", dev, !want, want)
+		}
+	}
+}

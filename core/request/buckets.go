@@ -167,6 +167,7 @@ func (p *prepared) ncclComm(r dpRing, l cluster.Link) cluster.NCCLComm {
 	return cluster.NCCLComm{
 		Ranks: r.members, Nodes: r.nodes, Intra: r.intra,
 		ComputeCapability: cluster.NCCLCompCapOfLink(p.req.Cluster.LinkIntra),
+		AMDHost:           cluster.NCCLAMDHost(p.req.Cluster.Device),
 		BusBytesPerSecond: l.BytesPerSecond,
 	}
 }
