@@ -192,9 +192,7 @@ func TestBrowserUserbuffersConfig(t *testing.T) {
 	if bad := do(b, "measuring the refusal", chromedp.Evaluate[[]string](phoneCheck)); len(bad) > 0 {
 		t.Errorf("the refusal on a phone:\n  %s", strings.Join(bad, "\n  "))
 	}
-	do(b, "leaving the page", chromedp.Navigate("about:blank"))
-	do(b, "loading the URL", chromedp.Navigate(url+"/"+hash))
-	b.waitFor("the plan", `document.querySelector("#status")?.textContent.startsWith("Planned")`)
+	b.navigate("loading the URL", url+"/"+hash, `document.querySelector("#status")?.textContent.startsWith("Planned")`)
 	b.tab("cluster")
 	if got := do(b, "reading the knob", chromedp.Evaluate[string](`document.querySelector("#knob-tp_comm_overlap_config").value`)); got != tuned {
 		t.Errorf("after loading the URL, the knob shows %q, want %q", got, tuned)

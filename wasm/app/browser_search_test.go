@@ -65,9 +65,7 @@ func TestBrowserSearchKnobs(t *testing.T) {
 	do(b, "sizing the viewport", chromedp.EmulateViewport(1280, 900, chromedp.EmulateScale(1)))
 
 	// The URL brings the knobs back.
-	do(b, "leaving the page", chromedp.Navigate("about:blank"))
-	do(b, "loading the URL", chromedp.Navigate(url+"/"+hash))
-	b.waitFor("the plan", `document.querySelector("#status")?.textContent.startsWith("Planned")`)
+	b.navigate("loading the URL", url+"/"+hash, `document.querySelector("#status")?.textContent.startsWith("Planned")`)
 	b.tab("search")
 	for _, k := range set {
 		if got := do(b, "reading #search-"+k.id, chromedp.Evaluate[string](`document.querySelector("#search-`+k.id+`").value`)); got != k.value {
