@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/chromedp/chromedp"
 
@@ -50,22 +51,35 @@ func TestBrowserFinerKnobs(t *testing.T) {
 			t.Errorf("%s reads %q, want %q", sel, got, want)
 		}
 	}
-	// The number boxes' defaults are core's normal form of the URL's request.
-	r, err := ui.DecodeFragment(do(b, "reading the URL", chromedp.Evaluate[string](`location.hash`)), ui.FlateInflate)
-	if err != nil {
-		t.Fatal(err)
-	}
-	n, err := request.Normalize(r)
-	if err != nil {
-		t.Fatalf("the page's request: %v", err)
-	}
-	for id, want := range map[string]string{
-		"shard_group": fmt.Sprint(n.Parallelism.ShardGroup), "context_inner": fmt.Sprint(n.Parallelism.ContextInner),
-		"expert_tensor": fmt.Sprint(n.Parallelism.ExpertTensor), "expert_imbalance": "1 (balanced)", "capacity_factor": "0 (dropless)",
-	} {
-		if got := do(b, "reading a placeholder", chromedp.Evaluate[string](`document.querySelector("#knob-`+id+`").placeholder`)); got != "default: "+want {
-			t.Errorf("#knob-%s's placeholder is %q, want %q", id, got, "default: "+want)
+	// The number boxes' defaults are core's normal form of the URL's request. The page
+	// writes the URL after it asks core for the defaults, so the two are compared until
+	// they agree (the last of the edits above may not have reached the URL yet).
+	var bad []string
+	for try := 0; try < 50; try++ {
+		r, err := ui.DecodeFragment(do(b, "reading the URL", chromedp.Evaluate[string](`location.hash`)), ui.FlateInflate)
+		if err != nil {
+			t.Fatal(err)
 		}
+		n, err := request.Normalize(r)
+		if err != nil {
+			t.Fatalf("the page's request: %v", err)
+		}
+		bad = bad[:0]
+		for id, want := range map[string]string{
+			"shard_group": fmt.Sprint(n.Parallelism.ShardGroup), "context_inner": fmt.Sprint(n.Parallelism.ContextInner),
+			"expert_tensor": fmt.Sprint(n.Parallelism.ExpertTensor), "expert_imbalance": "1 (balanced)", "capacity_factor": "0 (dropless)",
+		} {
+			if got := do(b, "reading a placeholder", chromedp.Evaluate[string](`document.querySelector("#knob-`+id+`").placeholder`)); got != "default: "+want {
+				bad = append(bad, fmt.Sprintf("#knob-%s's placeholder is %q, want %q", id, got, "default: "+want))
+			}
+		}
+		if len(bad) == 0 {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	for _, e := range bad {
+		t.Error(e)
 	}
 	// The lists are core's.
 	for id, want := range map[string][]string{"prefetch": wire.PrefetchModes(), "reshard": wire.ReshardModes(), "overlap_grad_reduce": wire.OverlapModes(), "overlap_tensor_comm": wire.TensorOverlapModes()} {
@@ -104,7 +118,7 @@ func TestBrowserFinerKnobs(t *testing.T) {
 		b.set("#knob-"+k.id, k.value, k.event)
 		b.waitFor(k.id+" in the URL", fmt.Sprintf(`location.hash !== %q`, before.Hash))
 		after := b.check("after " + k.id)
-		r, err = ui.DecodeFragment(after.Hash, ui.FlateInflate)
+		r, err := ui.DecodeFragment(after.Hash, ui.FlateInflate)
 		if err != nil {
 			t.Fatalf("%s: the URL's fragment does not decode: %v", k.id, err)
 		}
