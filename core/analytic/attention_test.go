@@ -339,16 +339,7 @@ func TestSlidingWindowAttentionRate(t *testing.T) {
 // A100 ratio of Triton to FlashAttention-2, so its forward-and-backward rate is
 // FlashAttention-2's times that ratio.
 func TestFlashTritonPublished(t *testing.T) {
-	cases := []struct {
-		name      string
-		device    string
-		d, seq    float64
-		causal    bool
-		bwd       bool
-		tflops    float64
-		peak      float64
-		reasoning string
-	}{
+	cases := []publishedRate{
 		{"A100 forward causal 4k", "a100-80gb", 128, 4096, true, false, 74, 312, "published fwd+bwd"},
 		{"A100 backward causal 4k", "a100-40gb", 128, 4096, true, true, 74, 312, "published fwd+bwd"},
 		{"A100 backward 16k hdim 64", "a100-80gb", 64, 16384, false, true, 100, 312, "published fwd+bwd"},
@@ -358,24 +349,11 @@ func TestFlashTritonPublished(t *testing.T) {
 		{"H100 backward causal 16k", "h100-sxm", 128, 16384, true, true, 322 * 335.0 / 370 * 80 / 189, 989, "FA2's derived causal backward x 80/189"},
 		{"H200 backward 1k hdim 64", "h200", 64, 1024, false, true, 238 * 102.0 / 153, 989, "FA2 x 102/153"},
 	}
-	for _, c := range cases {
-		got, ok := attentionEfficiency(c.device, FlashTriton, c.d, c.seq, c.causal, c.bwd)
-		if !ok {
-			t.Errorf("%s: no figures", c.name)
-			continue
-		}
-		if want := c.tflops / c.peak; math.Abs(got-want) > 1e-12 {
-			t.Errorf("%s: efficiency %.6f, want %.6f (%.1f TFLOP/s: %s)", c.name, got, want, c.tflops, c.reasoning)
-		}
-	}
+	checkPublishedRates(t, FlashTriton, cases)
 	// Forward and backward together, causal, head dim 128, 16k on an H100: the Triton
 	// kernel at 80/189 of FlashAttention-2, 128 to 129 TFLOP/s (3.5 units of work: a
 	// forward and a backward 2.5 times it), near FlashAttention-1's published 137.
-	pair := func(k Attention) float64 {
-		f, _ := attentionEfficiency("h100-sxm", k, 128, 16384, true, false)
-		b, _ := attentionEfficiency("h100-sxm", k, 128, 16384, true, true)
-		return 3.5 / (1/f + 2.5/b) * 989
-	}
+	pair := func(k Attention) float64 { return h100CausalPairTFLOPs(k, 128, 16384) }
 	if r := pair(FlashTriton) / pair(Flash); math.Abs(r-80.0/189) > 1e-9 {
 		t.Errorf("Triton over FlashAttention-2, forward and backward: %.4f, want 80/189 = %.4f", r, 80.0/189)
 	}
@@ -543,16 +521,7 @@ func TestCuDNNAgainstMeasuredH100(t *testing.T) {
 // FlashAttention-2's priced pair times that ratio: at GPT-3's causal head dim 128 and
 // 2k, 108/265 of it.
 func TestFlash1Published(t *testing.T) {
-	cases := []struct {
-		name      string
-		device    string
-		d, seq    float64
-		causal    bool
-		bwd       bool
-		tflops    float64
-		peak      float64
-		reasoning string
-	}{
+	cases := []publishedRate{
 		{"A100 forward causal 2k", "a100-80gb", 128, 2048, true, false, 69, 312, "published fwd+bwd"},
 		{"A100 backward 8k hdim 64", "a100-40gb", 64, 8192, false, true, 110, 312, "published fwd+bwd"},
 		{"H100 forward 2k", "h100-sxm", 128, 2048, false, false, 362 * 128.0 / 320, 989, "FA2 x 128/320"},
@@ -560,8 +529,34 @@ func TestFlash1Published(t *testing.T) {
 		{"H100 backward causal 2k", "h100-sxm", 128, 2048, true, true, 291 * 298.0 / 362 * 108 / 265, 989, "FA2's derived causal backward x 108/265"},
 		{"H200 backward 1k hdim 64", "h200", 64, 1024, false, true, 238 * 159.0 / 254, 989, "FA2 x 159/254"},
 	}
+	checkPublishedRates(t, Flash1, cases)
+	pair := func(k Attention) float64 { return h100CausalPairTFLOPs(k, 128, 2048) }
+	if r := pair(Flash1) / pair(Flash); math.Abs(r-108.0/265) > 1e-9 {
+		t.Errorf("FlashAttention-1 over FlashAttention-2, forward and backward: %.4f, want 108/265 = %.4f", r, 108.0/265)
+	}
+	if _, ok := attentionEfficiency("b200", Flash1, 128, 8192, true, false); ok {
+		t.Errorf("b200 flash1: figures where none are published")
+	}
+}
+
+// publishedRate is one pass of an attention kernel at a published rate: tflops of
+// the device's peak, with how the figure was read.
+type publishedRate struct {
+	name      string
+	device    string
+	d, seq    float64
+	causal    bool
+	bwd       bool
+	tflops    float64
+	peak      float64
+	reasoning string
+}
+
+// checkPublishedRates holds kernel k's efficiency in each case at tflops/peak.
+func checkPublishedRates(t *testing.T, k Attention, cases []publishedRate) {
+	t.Helper()
 	for _, c := range cases {
-		got, ok := attentionEfficiency(c.device, Flash1, c.d, c.seq, c.causal, c.bwd)
+		got, ok := attentionEfficiency(c.device, k, c.d, c.seq, c.causal, c.bwd)
 		if !ok {
 			t.Errorf("%s: no figures", c.name)
 			continue
@@ -570,15 +565,12 @@ func TestFlash1Published(t *testing.T) {
 			t.Errorf("%s: efficiency %.6f, want %.6f (%.1f TFLOP/s: %s)", c.name, got, want, c.tflops, c.reasoning)
 		}
 	}
-	pair := func(k Attention) float64 {
-		f, _ := attentionEfficiency("h100-sxm", k, 128, 2048, true, false)
-		b, _ := attentionEfficiency("h100-sxm", k, 128, 2048, true, true)
-		return 3.5 / (1/f + 2.5/b) * 989
-	}
-	if r := pair(Flash1) / pair(Flash); math.Abs(r-108.0/265) > 1e-9 {
-		t.Errorf("FlashAttention-1 over FlashAttention-2, forward and backward: %.4f, want 108/265 = %.4f", r, 108.0/265)
-	}
-	if _, ok := attentionEfficiency("b200", Flash1, 128, 8192, true, false); ok {
-		t.Errorf("b200 flash1: figures where none are published")
-	}
+}
+
+// h100CausalPairTFLOPs is kernel k's causal forward and backward together on an H100
+// (989 TFLOP/s), in TFLOP/s: 3.5 units of work, a forward and a backward 2.5 times it.
+func h100CausalPairTFLOPs(k Attention, d, seq float64) float64 {
+	f, _ := attentionEfficiency("h100-sxm", k, d, seq, true, false)
+	b, _ := attentionEfficiency("h100-sxm", k, d, seq, true, true)
+	return 3.5 / (1/f + 2.5/b) * 989
 }
