@@ -16,11 +16,7 @@ import (
 // compiled code), and a loss makes each mixture layer's passes longer (its
 // launches and bytes), never shorter.
 func TestMoEAuxLossRequest(t *testing.T) {
-	megatron := func() *wire.Request {
-		r := moeRequest(2, 8, 1, 8)
-		r.Model.Architecture.Framework = cluster.Megatron
-		return r
-	}
+	megatron := megatronMoERequest
 	for _, c := range []struct {
 		name   string
 		req    func() *wire.Request
@@ -70,4 +66,12 @@ func TestMoEAuxLossRequest(t *testing.T) {
 	if !(steps[""] < steps["aux_loss"] && steps["aux_loss"] < steps["seq_aux_loss"]) {
 		t.Errorf("steps without a loss, with aux_loss and seq_aux_loss: %v, want increasing", steps)
 	}
+}
+
+// megatronMoERequest is moeRequest(2, 8, 1, 8) under Megatron-LM's framework mode, where
+// Megatron-Core's router (its aux loss, forced balancing) runs.
+func megatronMoERequest() *wire.Request {
+	r := moeRequest(2, 8, 1, 8)
+	r.Model.Architecture.Framework = cluster.Megatron
+	return r
 }

@@ -5,7 +5,6 @@ import (
 	"strings"
 	"testing"
 
-	"pipeplan/core/cluster"
 	"pipeplan/core/model"
 	"pipeplan/core/wire"
 )
@@ -16,11 +15,7 @@ import (
 // logits balance the experts), and adds the random logits' two launches a mixture
 // layer's forward: a longer step, never a shorter one.
 func TestMoEForceLoadBalancingRequest(t *testing.T) {
-	megatron := func() *wire.Request {
-		r := moeRequest(2, 8, 1, 8)
-		r.Model.Architecture.Framework = cluster.Megatron
-		return r
-	}
+	megatron := megatronMoERequest
 	for _, c := range []struct {
 		name, field, reason string
 		req                 func() *wire.Request
