@@ -45,15 +45,7 @@ func TestAmaxReductionGroup(t *testing.T) {
 // group: 96 x SmallAllReduceSeconds(64, 8) over the TP x DP group, 96 x
 // SmallAllReduceSeconds(4, 1) with fp8_amax_tp_only; the other layers carry none.
 func TestDelayedAmaxReductionsPriced(t *testing.T) {
-	var run mlperfRun
-	for _, c := range mlperfRuns {
-		if c.round == "v3.0" && c.gpus == 512 {
-			run = c
-		}
-	}
-	if run.gpus == 0 {
-		t.Fatal("no v3.0 512-GPU row")
-	}
+	run := mlperfV30Run(t)
 	sums := func(tpOnly bool) (fwd, bwd, other float64) {
 		r := run.request()
 		r.Training.FP8AmaxTPOnly = tpOnly
@@ -93,15 +85,7 @@ func TestDelayedAmaxReductionsPriced(t *testing.T) {
 // reduction runs: a bf16 run, fp8 under the current or mxfp8 recipe, inference. The
 // MLPerf v3.0 run it is priced on (fp8, delayed) takes it.
 func TestFP8AmaxTPOnlyRefused(t *testing.T) {
-	var run mlperfRun
-	for _, c := range mlperfRuns {
-		if c.round == "v3.0" && c.gpus == 512 {
-			run = c
-		}
-	}
-	if run.gpus == 0 {
-		t.Fatal("no v3.0 512-GPU row")
-	}
+	run := mlperfV30Run(t)
 	ok := run.request()
 	ok.Training.FP8AmaxTPOnly = true
 	if _, err := prepare(ok); err != nil {
@@ -174,4 +158,17 @@ func TestFP8AmaxTPOnlyApplies(t *testing.T) {
 			t.Errorf("%s with fp8_amax_tp_only: Normalize says %v, want taken %v", c.name, err, c.want)
 		}
 	}
+}
+
+// mlperfV30Run is MLPerf v3.0's 512-GPU GPT-3 175B row, the delayed-fp8 run the amax
+// reduction is priced and refused on.
+func mlperfV30Run(t *testing.T) mlperfRun {
+	t.Helper()
+	for _, c := range mlperfRuns {
+		if c.round == "v3.0" && c.gpus == 512 {
+			return c
+		}
+	}
+	t.Fatal("no v3.0 512-GPU row")
+	return mlperfRun{}
 }
