@@ -496,6 +496,51 @@ const (
 	// up NVLink SHARP on the context group's communicator, and the permute posts
 	// syncs to ranks other than its neighbours: neither is timed by a published
 	// figure here, so neither is priced.
+	//
+	// Checked in a fourth round, four further leads, none of which is priced or
+	// changes between CP 2 and CP 4:
+	//  - torch.compile around the CP dispatch: at 9dec370 parallelize_llama.py wraps
+	//    each block in ptd_checkpoint_wrapper (full AC, preserve_rng_state False) and
+	//    then compiles the wrapped block with fullgraph=True (apply_ac, then
+	//    apply_compile). So a graph break at the monkey-patched
+	//    F.scaled_dot_product_attention (DTensor.from_local, then DTensor's dispatch to
+	//    _sdpa_handler) would raise an error. It would not leave the norms, the rotary
+	//    embedding or SwiGLU running eager: the blocks run CP 1's fusions, the ring traced
+	//    into them. With every operation of the checkpointed block tagged for
+	//    recomputation, the partitioner saves only the block's input. Saving the
+	//    gathered K and V instead (c x 512 MiB a layer at the 8B's shard) would take
+	//    4 GiB a layer at CP 8, where every row published 84 GiB. The one failure of
+	//    CP with compile in that build was a hang at CP 32 (pytorch/torchtitan#772,
+	//    January 2025), and it was compile time. AOTAutograd's min-cut partitioner
+	//    pushed duplicates into the heap of find_first_unfusible, a heuristic whose
+	//    answer (the first unfusible node's order) duplicates do not change.
+	//    pytorch#145082 ("partitioner: avoid inserting duplicates into heap") skips
+	//    them, so the graphs that run are the same;
+	//  - Float8: nothing in Float8Handler (torchtitan/float8.py at 9dec370) reads the CP
+	//    degree. Its FSDP float8 all-gather is on only with dp_shard > 1. Table 2 does
+	//    not say whether its runs set it (llama3_8b.toml leaves Float8 off, the command
+	//    lines are not published). Had they set it, it would run at CP 1, 2 and 4 and
+	//    not at CP 8, where CP 4 and 8 err alike. The linear layers' tensorwise scales
+	//    are each rank's own, as read above;
+	//  - the SDPA backend and its rate: get_train_context pins FLASH and EFFICIENT
+	//    (utils.py, with "TODO (xilunwu): support cuDNN backend"), and flash's checks
+	//    set no sequence length, so every step runs FlashAttention-2. A device holds
+	//    s/c = 32,768 tokens at every row, so every c >= 2 runs the same two half-block
+	//    shapes: no rate that depends on length or chunk separates CP 4 from CP 2.
+	//    PyTorch's _flash_attention_backward makes grad_out and out contiguous on
+	//    every call (aten/src/ATen/native/transformers/cuda/attention_backward.cu,
+	//    "CUDA code assumes that dout is contiguous"). After a half-block step the
+	//    merged output leaves _partial_update's torch.cat in (b, h, s, d) order, so a
+	//    backward step may copy both. That is at most 1 GiB read and written, 0.45 ms a
+	//    step at 2.4 TB/s, 3.6 ms a layer at CP 8;
+	//  - what the ring keeps: autograd sees one aten op (the flash forward, dispatched
+	//    through _sdpa_handler) and saves its local q, k, v and its merged output and
+	//    logsumexp. The per-step outputs and logsumexps live inside the handler, and
+	//    under full AC the block keeps only its input. context_parallel cuts
+	//    input_ids, labels and freqs_cis once a step and keeps a clone of freqs_cis to
+	//    restore (128 MiB at 262,144 tokens). Table 2's memory agrees: 83.1 GiB planned
+	//    at every CP degree against 83.9 to 84.5 published (-1.0 to -1.7%).
+	// Some 4 ms a layer at CP 8 (the contiguous copies), against the 637 ms missing.
 	gapRing = "PyTorch's experimental ring attention's steps at ~1.65x their price at CP 4 and 8 (1.0x at CP 2), which its source does not explain"
 	// gap4DCP8: Table 6's CP 8 row, +25.1%, 18.7 points beyond its CP 1 row (+6.4%)
 	// where CP 2 and 4 stay within 8.3 points of it (+14.7%, +10.5%; main at
@@ -525,6 +570,30 @@ const (
 	// 7.8 GiB published where 1.3 is planned; the plan holds 16 bits at every row, so
 	// pricing the 8-bit gathers would put CP 1 to 4 6 GiB further below theirs.)
 	// FSDP's group is dp_shard x cp, 8 devices across hosts at every row, as planned.
+	//
+	// Memory, read in a fourth round (memGap4D's CP 4 -10.7% and CP 8 -17.7%), found
+	// particular to the CP degree only in that Float8 toggle. The plan holds a stage's
+	// gathered weights in 16 bits at every row: 16 layers x 398.5M weights a device
+	// (Llama 3.1 405B's 3,187.6M a layer over TP 8), 11.9 GiB, with its bf16 shard
+	// beside them (13.4 GiB). FSDP2's float8 all-gather holds them in fp8 where it ran
+	// (llama3_405b.toml sets enable_fsdp_float8_all_gather and
+	// precompute_float8_dynamic_scale_for_fsdp; Float8Handler gates them on
+	// dp_shard_enabled): CP 1, 2 and 4, 5.6 to 5.9 GiB less, not CP 8. Priced so,
+	// the four rows would plan about 63.1, 63.1, 63.3 and 69.9 GiB against 75.3,
+	// 75.9, 77.1 and 84.9: -16%, -17%, -18%, -18% (the first stage, 15 layers and the
+	// embedding, becomes the most loaded). So the growth with CP is the toggle's, and
+	// what is left is a shortfall common to the 405B pipeline rows (memGap4D; Table 5's
+	// 1F1B row, also FSDP 8 with fp8 gathers, would go from -16.8% to about -23%). It
+	// is left unpriced: it would put CP 1 and 2, now within 10%, beyond it, and the
+	// request cannot state torchao's fp8 all-gather. Megatron's fp8_param_gather drops the
+	// 16-bit shard and is another rule. What the ring's backward holds, counted from
+	// _templated_ring_attention_backward, is no gap either: the allgather rotater's c
+	// shards of K and V at the query width (2c tensors of Q's 16-bit size), fp32 dQ
+	// (2), the fp32 dK and dV cat and their permuted copy in flight (8),
+	// FlashAttention-2's fp32 dQ accumulator (2) and its 16-bit outputs (3), at most
+	// (2c + 15) such tensors. The plan holds about (2c + 13) (analytic's AllGather
+	// bwdExtra beside the flash core's), 0.25 GiB apart at the 405B's shard (32,768
+	// tokens x 16 heads of 128) at every c.
 	gap4DCP8 = "the 405B 4D run at CP 8, 16 points beyond its CP 1 row's error: unexplained"
 )
 
