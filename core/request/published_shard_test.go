@@ -539,7 +539,16 @@ const (
 	//    under full AC the block keeps only its input. context_parallel cuts
 	//    input_ids, labels and freqs_cis once a step and keeps a clone of freqs_cis to
 	//    restore (128 MiB at 262,144 tokens). Table 2's memory agrees: 83.1 GiB planned
-	//    at every CP degree against 83.9 to 84.5 published (-1.0 to -1.7%).
+	//    at every CP degree against 83.9 to 84.5 published (-1.0 to -1.7%);
+	//  - the SMs the backward's dK/dV permute holds beside the flash calls: NCCL
+	//    2.21.5 puts every send and receive, the zero-byte syncs included, as work
+	//    elements on channels from one space of p2pnChannels
+	//    (enqueue.cc scheduleP2pTasksToPlan and addP2pToPlan, whose channel is
+	//    ncclChannelCompute(peer, chunk % p2pnChannelsPerPeer)), one CTA a channel.
+	//    So the kernel runs at most p2pnChannels CTAs at any c, and the one real
+	//    transfer already takes p2pnChannelsPerPeer of them at CP 2. What the other
+	//    peers' syncs add is how long those CTAs wait, not how many SMs they take,
+	//    and with equal work a rank the wait is short (as above).
 	// Some 4 ms a layer at CP 8 (the contiguous copies), against the 637 ms missing.
 	gapRing = "PyTorch's experimental ring attention's steps at ~1.65x their price at CP 4 and 8 (1.0x at CP 2), which its source does not explain"
 	// gap4DCP8: Table 6's CP 8 row, +25.1%, 18.7 points beyond its CP 1 row (+6.4%)
