@@ -3,9 +3,11 @@ package request
 import (
 	"context"
 	"fmt"
+	"math"
 	"testing"
 
 	"pipeplan/core/analytic"
+	"pipeplan/core/arch"
 )
 
 // gptOSSHeads is GPT-OSS 120B's query heads (config.json num_attention_heads; Megatron-
@@ -215,7 +217,13 @@ var gptOSS20BGraphs = bridgeGraphs2960{
 // all-to-all dispatcher's preprocessing (tokens per expert, their all-gather over the
 // expert group, the splits' copy to the host) some twenty: at 15 us a call, a few
 // tenths of a millisecond a pass. What costs the rest on an x86 host is not found; the
-// run's hosts are not named beyond "H100". Counting the host's calls per module, as
+// run's hosts are not named beyond "H100". One candidate inside the graphed scope and
+// only gpt-oss's: Transformer Engine caches the backend choice for one AttentionParams
+// (dot_product_attention.py, v2.9 to v2.16), which gpt-oss's alternating sliding and
+// full layers change at every layer, so get_attention_backend runs in every layer's
+// forward (Transformer Engine #1349, #1381: "CPU intensive"), and a graphed attention
+// skips it; no per-call figure is published, so it is not priced (the s32 paragraph of
+// TestBridgeMoEPublishedRuns' note). Counting the host's calls per module, as
 // tools/opcount does for HuggingFace's eager code, is the next step; it is not done. Megatron-Bridge's skill card
 // (skills/nemo-mbridge-perf-cuda-graphs/card.yaml, validated 2026-07-31) holds two more
 // measurements of the same scope on H100s: Qwen3-30B-A3B at TP2 PP2 EP4 on 16, 623 to
@@ -267,4 +275,130 @@ func TestBridgeGptOss20BGraphs(t *testing.T) {
 	case gptOSS20BGraphsGap != "":
 		t.Logf("KNOWN GAP: %s", gptOSS20BGraphsGap)
 	}
+}
+
+// bridgeGptOssTFLOPs are GPT-OSS 120B's rows of Megatron-Bridge's performance summary
+// with the "Model TFLOP / sec / GPU" it prints beside the tokens (docs/performance-
+// summary.md at v0.3.0: the NeMo 26.02 tables at 4,096 tokens, and the NeMo 25.11 ones,
+// two of them at 8,192).
+var bridgeGptOssTFLOPs = []struct {
+	name           string
+	seq            float64
+	tokens, tflops float64
+}{
+	{"26.02 GB300", 4096, 19412, 527},
+	{"26.02 GB200", 4096, 15784, 428},
+	{"26.02 B300", 4096, 8359, 228},
+	{"26.02 B200", 4096, 8047, 219},
+	{"26.02 H100", 4096, 5993, 163},
+	{"25.11 GB300", 8192, 18347, 565},
+	{"25.11 GB200", 8192, 15876, 488},
+	{"25.11 B200", 4096, 8213, 223},
+	{"25.11 H100", 4096, 5630, 153},
+}
+
+// bridgeModelFLOPs is Megatron-Bridge's model FLOPs per token for a GPT-style mixture
+// of experts at sequence s, as its flop_utils.py computes them (num_floating_point_
+// operations, v0.3.0, the MHA/GQA branch; Megatron-LM's formula, Narayanan et al. 2021's
+// appendix): 12*L*h*(f*k*g) for the routed experts, g the gated multiplier 3/2 only
+// where gated_linear_unit and activation_func is F.silu (1 for gpt-oss's quick_gelu),
+// 12*L*h^2*(1 + groups/heads + s/(2h))*(q/h) for the attention with every layer causal
+// over the whole sequence, and 6*h*V for the logits (V padded to 128, as 201,088 is
+// already); no router.
+func bridgeModelFLOPs(a *arch.Arch, s, gated float64) float64 {
+	L, h := float64(a.NumLayers), float64(a.HiddenSize)
+	f, k := float64(a.IntermediateSize), float64(a.ExpertsPerToken)
+	q, ratio := float64(a.QDim()), float64(a.NumKVHeads)/float64(a.NumHeads)
+	return 12*L*h*f*k*gated + 12*L*h*h*(1+ratio+s/h/2)*(q/h) + 6*h*float64(a.VocabSize)
+}
+
+// TestGptOssModelFLOPs holds the planner's GPT-OSS 120B to the model Megatron-Bridge
+// builds (its performance recipes build it from the HuggingFace config through
+// GPTOSSBridge.provider_bridge, gpt_oss.py's AutoBridge.from_hf_pretrained(...).
+// to_megatron_provider, v0.3.0): hidden 2,880; 64 query heads of 64 (a 4,096-wide
+// attention, wider than the hidden size) and 8 key-value groups; linear_qkv and
+// linear_proj with biases (add_bias_linear, which Megatron-Core's attention takes for
+// linear_qkv too, add_bias_linear or add_qkv_bias, core_v0.16.0); 128 experts of 2,880,
+// the top 4, gated; a 128-key window ((sliding_window - 1, 0) in Transformer Engine's
+// inclusive convention) on every other layer from the first (window_attn_skip_freq 2);
+// 201,088 words, untied. Each block's forward products are, for T tokens of b sequences
+// of s: 2T*h*(q + 2kv) + 2T*q*h (the projections), 2T*h*E (the router), 2kT*h*2f +
+// 2kT*f*h (the experts' fc1 and fc2), and 4*b*P*q for the attention core, P the pairs a
+// sequence attends over (s^2/2 causal, s*w - w^2/2 within the window); the head 2T*h*V.
+//
+// And Megatron-Bridge's own "Model TFLOP / sec / GPU" is its formula over the tokens
+// (bridgeModelFLOPs, every published row within 1%), which counts less than the model
+// runs: the experts' gate as no product (its gated multiplier is SwiGLU's only), every
+// layer's attention over the whole sequence, no router. The planner's products, three
+// passes of the forward's as Bridge counts them, are that formula plus the gate's third
+// and the router less the sliding layers' saving: 32.7 GFLOP a token at 4,096 where
+// Bridge's table says 27.2. So the BF16 rows' optimism is not FLOPs the planner leaves
+// out (at 26.02's GB200 15,784 tokens/s/GPU the model's products run at 516 TFLOP/s,
+// 21% of the 2.5 PFLOP/s peak, not the table's 428).
+func TestGptOssModelFLOPs(t *testing.T) {
+	a, err := arch.Bundled("gpt-oss-120b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.HiddenSize != 2880 || a.QDim() != 4096 || a.NumKVHeads != 8 || a.NumExperts != 128 || a.ExpertsPerToken != 4 ||
+		a.IntermediateSize != 2880 || a.VocabSize != 201088 || a.TiedEmbeddings || !a.QKVBias || !a.OutBias || !a.MLPBias ||
+		a.LocalWindow != 128 || a.GlobalEvery != 2 || a.NumLayers != 36 {
+		t.Fatalf("gpt-oss-120b differs from GPTOSSBridge's model: %+v", a)
+	}
+	var run bridgeMoERun
+	for _, c := range bridgeMoERuns {
+		if c.model == "gpt-oss-120b" && c.source == bridge2602 && c.device == "gb300" {
+			run = c
+		}
+	}
+	if run.name == "" {
+		t.Fatal("no NeMo 26.02 GB300 gpt-oss run")
+	}
+	est, err := Estimate(context.Background(), run.request(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, q := float64(a.HiddenSize), float64(a.QDim())
+	kv := float64(a.NumKVHeads * a.HeadDim)
+	f, k, E := float64(a.IntermediateSize), float64(a.ExpertsPerToken), float64(a.NumExperts)
+	b, s, w := float64(run.mbs), float64(run.seq), float64(a.LocalWindow)
+	T := b * s
+	products := 2*T*h*(q+2*kv) + 2*T*q*h + 2*T*h*E + 2*k*T*h*2*f + 2*k*T*f*h
+	near := func(got, want float64) bool { return math.Abs(got-want) <= 1e-9*want }
+	var fwd float64
+	blocks := 0
+	for _, l := range est.Layers {
+		switch l.Kind {
+		case "block":
+			pairs := s * s / 2
+			if a.LocalLayer(blocks) {
+				pairs = s*w - w*w/2
+			}
+			if want := products + 4*b*pairs*q; !near(l.FwdFLOPs, want) {
+				t.Errorf("%s (sliding %v): forward %.6g FLOPs, want %.6g", l.Name, a.LocalLayer(blocks), l.FwdFLOPs, want)
+			}
+			blocks++
+			fwd += l.FwdFLOPs
+		case "lm_head":
+			if want := 2 * T * h * float64(a.VocabSize); !near(l.FwdFLOPs, want) {
+				t.Errorf("head: forward %.6g FLOPs, want %.6g", l.FwdFLOPs, want)
+			}
+			fwd += l.FwdFLOPs
+		}
+	}
+	if blocks != a.NumLayers {
+		t.Fatalf("%d blocks, want %d", blocks, a.NumLayers)
+	}
+	for _, r := range bridgeGptOssTFLOPs {
+		if got, want := r.tflops*1e12/r.tokens, bridgeModelFLOPs(a, r.seq, 1); math.Abs(got/want-1) > 0.01 {
+			t.Errorf("%s: the table's %.0f TFLOP/s over %.0f tokens/s is %.4g FLOPs a token, Bridge's formula %.4g", r.name, r.tflops, r.tokens, got, want)
+		}
+	}
+	L := float64(a.NumLayers)
+	sliding := L / 2 * (6*s*q - 12*q*(w-w*w/(2*s)))
+	want := bridgeModelFLOPs(a, s, 1) + 6*L*h*f*k + 6*L*h*E - sliding
+	if got := 3 * fwd / T; !near(got, want) {
+		t.Errorf("planned %.6g FLOPs a token (three passes of the forward's products), want Bridge's formula with the gate's third and the router, less the windows: %.6g", got, want)
+	}
+	t.Logf("GPT-OSS 120B at %.0f tokens: %.1f GFLOP a token planned, %.1f by Megatron-Bridge's formula", s, 3*fwd/T/1e9, bridgeModelFLOPs(a, s, 1)/1e9)
 }
