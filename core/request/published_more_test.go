@@ -402,10 +402,46 @@ const (
 //   - autograd's gradient accumulation in .grad, which the deepspeed mode now prices
 //     for 16-bit gradients (MT-NLG's rows): the BF16 optimizer clears every .grad
 //     before each backward pass (pipe/engine.py calls clear_lp_grads, DeepSpeed#1801)
-//     and accumulates in fp32 (update_hp_grads, priced), so nothing more here.
+//     and accumulates in fp32 (update_hp_grads, priced), so nothing more here;
+//   - Jean Zay's NCCL and node: BigScience's all-reduce benchmark on four of these
+//     nodes in the tr11-176B-ml environment (bigscience's
+//     experiments/bandwidth/all_reduce_bench-a100-n4.txt, 2022-01-28) ran NCCL
+//     2.10.3+cuda11.3 in its Parallel launch mode and joined every neighbour of its
+//     rings inside a node "via P2P/IPC/read", which NCCL 2.10.3 takes only over an
+//     NVLink path between two SM80 GPUs (src/graph/paths.cc, ncclTopoCheckP2p: "Enable
+//     P2P Read for Ampere/NVLink only"): the tensor ring runs over NVLink between every
+//     pair (GPU 3 to 4 too, so not two four-GPU boards joined over PCIe), not PCIe or
+//     host memory (SHM), as the nvswitch2 link assumes. NCCL 2.10.3 reads no
+//     CUDA_LAUNCH_BLOCKING (init.cc, enqueue.cc: the launch mode comes from
+//     NCCL_LAUNCH_MODE alone), and BigScience's own A/B at TP 8 (chronicles-prequel.md,
+//     200B at TP 8 PP 10 on 160 GPUs: 84.59 against 84.44 and 90.29 against 90.25
+//     TFLOP/s with and without it) leaves the residual in the asynchronous runs too;
+//   - the all-reduces of the tensor group's duplicated parameters: Megatron-DeepSpeed's
+//     --sync-tp-duplicated-parameters (megatron/model/fused_layer_norm.py and
+//     megatron/mpu/layers.py: each LayerNorm's weight and bias and each
+//     RowParallelLinear's bias all-reduced in every forward, twelve a layer and
+//     microbatch with recomputation) entered tr11-176B-ml.slurm as
+//     --layernorm-tp-auto-sync on 2022-07-05 (bigscience 95f8a8b), after the benchmarks
+//     and the log's iteration, and each moves h elements (24-28 KB, tens of
+//     microseconds): not these rows, and not 13-16 ms;
+//   - the tensor-parallel all-reduce's precision and stream: megatron/mpu/mappings.py's
+//     _reduce all-reduces the activation as it is (bf16: DeepSpeed's engine casts the
+//     module), synchronously on PyTorch's NCCL stream, as Megatron-LM's rows do.
+//
+// Nor is the residual a fixed cost a call at every microbatch size. The earlier
+// topology benchmarks at TP 8 (chronicles-prequel.md, "48 node contenders", 2022-02-21:
+// h 14,336, 72 layers, 64 heads, GBS 2,048; an earlier DeepSpeed branch than these rows',
+// so not rows here), planned with this builder, err +13.8%, +15.8%, +8.0% and +8.6% at
+// PP 12 DP 4 with microbatches of 1, 2, 4 and 8 (143.31, 134.02, 123.69 and 129.26 s)
+// and +18.7%, +20.9% and +13.2% at PP 6 DP 8 with 1, 2 and 4 (139.82, 131.02 and
+// 121.48 s): a residual a layer and slot of 5.4, 11.1, 10.7 and 22.2 ms, and 6.8, 13.8
+// and 16.7 ms. From microbatches of 1 to 2 it doubles with the bytes (a fixed share of
+// the layer's work, as a slower all-reduce would give: six a layer and microbatch at
+// about 70 GB/s of bus bandwidth rather than the 240 priced); from 2 to 4 it does not.
+// Neither a cost a call nor a cost a byte fits all four sizes.
 //
 // Not ruled out: the tensor-parallel all-reduces at TP 8 (six a layer and microbatch
-// with full recomputation, 0.6-0.7 ms each as priced at 300 GB/s; a fixed cost of ~2 ms
+// with full recomputation, 0.7-0.9 ms each as priced at 240 GB/s; a fixed cost of ~2 ms
 // each at TP 8 would give the residual). No TP 8 all-reduce on Jean Zay is published,
 // but nccl-tests on an HPE Apollo 6500 of eight NVLink-joined A100 80GB (the model of
 // Jean Zay's A100 nodes) reached a bus bandwidth of ~200 GB/s (NVIDIA/nccl-tests#149,
@@ -521,7 +557,7 @@ func bloomRun(source string, h, heads, layers, dp, tp, pp, mbs, gbs int, seconds
 // microbatch costs beyond the plan at TP 8, ~7.5 ms at TP 4 (bloomRun: what was ruled
 // out, and what the two sizes leave); the row at h 12,288 PP 6, with
 // 17 layers a stage, is the one still beyond 25%.
-const gapBloomTP8 = "Megatron-DeepSpeed at TP 8 with microbatches of 2: a residual of ~16 ms a layer and microbatch at TP 8 (~7.5 at TP 4), a cost a call growing as the tensor ring's steps, not found in DeepSpeed's source (the host, the pipeline schedule, activation checkpointing, the pipeline's partitioned tensors and an eight-GPU node's measured all-reduce bandwidth ruled out)"
+const gapBloomTP8 = "Megatron-DeepSpeed at TP 8 with microbatches of 2: a residual of ~16 ms a layer and microbatch at TP 8 (~7.5 at TP 4), a cost a call growing as the tensor ring's steps, not found in DeepSpeed's source (the host, the pipeline schedule, activation checkpointing, the pipeline's partitioned tensors, an eight-GPU node's measured all-reduce bandwidth, NCCL 2.10.3's NVLink rings on Jean Zay and the duplicated parameters' all-reduces ruled out)"
 
 // The BLOOM sources.
 const (

@@ -93,7 +93,13 @@ var publishedRuns = []published{
 	// each a tensor, the fp32 master update; about 20 ms of HBM traffic a step, the
 	// overflow and norm all-reduces over the replica's 280 ranks a few ms); the engine's
 	// synchronizations (train_batch's timer twice a step; the ThroughputTimer's never,
-	// its step count advancing only in DeepSpeedEngine.step); --partition-activations (one all-gather of a layer's checkpointed
+	// its step count advancing only in DeepSpeedEngine.step); the pipeline's sends as
+	// broadcasts (DeepSpeed's pipe/p2p.py broadcast every send and receive on a group of
+	// the two neighbouring stages, a communicator each, until "Big science related
+	// changes", #1407, 2021-09-29, which sends with dist.send and dist.recv on torch 1.8
+	// and later, can_send_recv, as at v0.5.4: a broadcast of two ranks moves the same
+	// bytes once over the same link, a boundary and microbatch, where what is left is a
+	// layer's); --partition-activations (one all-gather of a layer's checkpointed
 	// input before its recompute, about 0.4 ms of a layer's 60 ms, 1%, and not needed
 	// in 80 GB); the tensor-parallel all-reduces' bandwidth (six a layer and microbatch
 	// of 84 MB, 0.5 ms each at 300 GB/s; at the ~200 GB/s of bus bandwidth nccl-tests
