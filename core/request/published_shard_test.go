@@ -885,8 +885,10 @@ const (
 	// the output layer's gathered input (2 GiB), the kept log-softmax result and the
 	// fused backward's three fp32 tensors (31.3 GiB: loss.py's
 	// _nll_loss_and_log_softmax_backward, (grad_input + torch.exp(x)) * grad_output),
-	// the state's shards (3.1 GiB): 57 GiB, below the plan's allocated 62.5. What the
-	// published 67.6 and 71.9 GiB hold beyond that was found as no tensor; the caching
+	// the state's shards (3.1 GiB) and the root module's gathered embedding and output
+	// weights (0.5 GiB; FSDP2's lazy init keeps the root's gathered after the forward
+	// pass, post_forward_mesh_info None): 58 GiB, below the plan's allocated 62.5. What
+	// the published 67.6 and 71.9 GiB hold beyond that was found as no tensor; the caching
 	// allocator's reserve is the lead, not priced (no measurement of torchtitan's
 	// max_active beside its max_reserved was found: torchtitan logs both, metrics.py,
 	// and published the reserved one).
