@@ -241,9 +241,26 @@ func (pl *Placement) Cost(tr Traffic) float64 {
 // outweighs the stage transfers (one activation per microbatch), and TDP wins; a small
 // model with long sequences and many microbatches may go the other way.
 func (tp Topology) Choose(p, d, t int, tr Traffic) (*Placement, error) {
+	return tp.ChooseAmong(Orders, p, d, t, tr)
+}
+
+// ExpertOrders lists the placements of a run with expert parallelism: TDP alone.
+// Megatron-Core numbers a mixture's ranks tp-cp-ep-dp-pp (parallel_state.py's
+// initialize_model_parallel default and megatron/training/initialize.py at core_v0.15.0;
+// Megatron-Bridge's src/megatron/bridge/training/initialize.py, v0.2.2 to v0.6.0): the
+// expert group is the data-parallel ranks next to the tensor group and the pipeline is
+// outermost, which is TDP, the order the expert all-to-alls are priced in (a node holds
+// devices_per_node / expert_tensor of the group's members). Its one other order,
+// use_tp_pp_dp_mapping, is set by Megatron-Bridge's performance scripts for LoRA
+// fine-tuning alone (scripts/performance/utils/overrides.py, v0.4.2 to v0.6.0). TPD
+// would put a replica's stages in a node and spread each expert group over nodes.
+var ExpertOrders = []Order{TDP}
+
+// ChooseAmong is Choose over the given orders, the first preferred on equal cost.
+func (tp Topology) ChooseAmong(orders []Order, p, d, t int, tr Traffic) (*Placement, error) {
 	var best *Placement
 	var bestCost float64
-	for _, o := range Orders {
+	for _, o := range orders {
 		pl, err := tp.Place(p, d, t, o)
 		if err != nil {
 			return nil, err

@@ -128,6 +128,43 @@ func TestChoose(t *testing.T) {
 	}
 }
 
+// TestChooseExpertOrders: a run with expert parallelism is placed in Megatron-Core's
+// tp-cp-ep-dp-pp order (ExpertOrders), whatever the traffic. The heavy-activation
+// traffic that puts a replica's 8 stages in one node (TPD, stage transfers on NVLink,
+// the data-parallel rings one member a node, one NIC) is placed TDP among ExpertOrders:
+// each node holds 8 consecutive data-parallel ranks of one stage (the expert group),
+// every stage boundary crosses the network, and the rings have 8 members a node, at 8
+// NICs (RingInter: 8 x 50 GB/s on ib-ndr, capped at the node's 370.8 GB/s).
+func TestChooseExpertOrders(t *testing.T) {
+	tp := h100Nodes(t, 32)
+	heavy := Traffic{GradientBytes: 1e8, StageBytes: 8e11}
+	pl, err := tp.ChooseAmong(Orders, 8, 32, 1, heavy)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pl.Order != TPD || pl.StageCrossesNodes[0] || pl.DataLink != tp.RingInter(1) {
+		t.Errorf("dense run: %s, stage crosses %v, data link %+v: want tpd, stages in a node, one NIC", pl.Order, pl.StageCrossesNodes[0], pl.DataLink)
+	}
+	pl, err = tp.ChooseAmong(ExpertOrders, 8, 32, 1, heavy)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pl.Order != TDP || len(pl.StageLinks) != 7 {
+		t.Fatalf("expert run: %+v, want tdp with 7 stage links", pl)
+	}
+	for i, l := range pl.StageLinks {
+		if !pl.StageCrossesNodes[i] || l != tp.Inter {
+			t.Errorf("expert run: boundary %d crosses nodes %v over %+v, want the network %+v", i, pl.StageCrossesNodes[i], l, tp.Inter)
+		}
+	}
+	if want := (Link{LatencySeconds: tp.Inter.LatencySeconds, BytesPerSecond: min(8*tp.Inter.BytesPerSecond, tp.Intra.BytesPerSecond)}); pl.DataLink != want || pl.DataMembersPerNode != 8 {
+		t.Errorf("expert run: data link %+v, %d members a node, want %+v and 8", pl.DataLink, pl.DataMembersPerNode, want)
+	}
+	if len(ExpertOrders) != 1 || ExpertOrders[0] != TDP {
+		t.Errorf("ExpertOrders %v, want [tdp]", ExpertOrders)
+	}
+}
+
 func TestRingAllReduce(t *testing.T) {
 	l := Link{LatencySeconds: 1e-5, BytesPerSecond: 1e10}
 	// 2(k-1)/k * n / B + 2(k-1) alpha.

@@ -101,7 +101,11 @@ func (p *prepared) place(es *model.Errors) {
 	if p.train() {
 		tr.StageBytes *= 2 // activations forward, their gradients back
 	}
-	pl, err := p.topo.Choose(par.Pipeline, par.Data, par.Tensor*par.Context, tr)
+	orders := cluster.Orders
+	if par.Expert > 1 {
+		orders = cluster.ExpertOrders // the order the expert groups are priced in
+	}
+	pl, err := p.topo.ChooseAmong(orders, par.Pipeline, par.Data, par.Tensor*par.Context, tr)
 	if err != nil {
 		addPrefixed(es, "parallelism", err)
 		return
