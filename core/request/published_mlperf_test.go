@@ -180,7 +180,12 @@ const gapUF8BDP128 = "The University of Florida's Llama 3.1 8B run on 256 B200s 
 	"A lead, not priced: conf/nccl/custom_communicator_cta.yaml (NCCL_CFG_PATH) gives the dp_cp communicator max_ctas 8, " +
 	"eight channels, one a NIC; at a channel's rate below a NIC's 50 GB/s the 32-node ring (126 ms planned beside a 149 ms " +
 	"backward and forward) would outlast its window where the 16-node one (107 ms) would not, the pattern the logs show " +
-	"(4 to 16 nodes 0.189-0.193 s, 32 nodes 0.221 s); no source for a channel's rate was found."
+	"(4 to 16 nodes 0.189-0.193 s, 32 nodes 0.221 s). NCCL 2.28.3 (the systems' JSON) caps comm->nChannels at maxCTAs " +
+	"after doubling the search's channels (src/graph/connect.cc: \"Use 4 compute channels per search channel to reach peak BW\", " +
+	"SM90 and up across nodes), while tuning.cc prices the graph's nChannels x bw uncapped; at the search's share a channel " +
+	"after ncclTopoDupChannels (48 / 2 = 24 GB/s) eight channels give 192 GB/s, under which the 4- to 16-node rings (88-107 ms " +
+	"at 400 GB/s) would outlast their window too, which their flat logged steps do not show: a channel's rate lies between, " +
+	"and no source for it was found."
 
 // source is the row's source for the validation summary: the round and benchmark.
 func (c mlperfRun) source() string {
