@@ -178,7 +178,7 @@ const gapUF8BDP128 = "The University of Florida's Llama 3.1 8B run on 256 B200s 
 	"same but the node count: NCCL 2.28.3, CUDA 13.0.1, the driver); a slowdown over the run (each block of result_1.txt " +
 	"0.220-0.223 s from the first, the tracked train_step_time and the blocks' seconds a step within 0.5%, as at 4 to 16 nodes). " +
 	"A lead, not priced: conf/nccl/custom_communicator_cta.yaml (NCCL_CFG_PATH) gives the dp_cp communicator max_ctas 8, " +
-	"eight channels, one a NIC; at a channel's rate below a NIC's 50 GB/s the 32-node ring (126 ms planned beside a 149 ms " +
+	"eight channels over a node's eight NICs; at a channel's rate below a NIC's 50 GB/s the 32-node ring (126 ms planned beside a 149 ms " +
 	"backward and forward) would outlast its window where the 16-node one (107 ms) would not, the pattern the logs show " +
 	"(4 to 16 nodes 0.189-0.193 s, 32 nodes 0.221 s). NCCL 2.28.3 (the systems' JSON) caps comm->nChannels at maxCTAs " +
 	"after doubling the search's channels (src/graph/connect.cc: \"Use 4 compute channels per search channel to reach peak BW\", " +
