@@ -138,8 +138,28 @@ func (p Perf) Validate(prefix string) error {
 type LinkPreset struct {
 	Name string
 	Link
-	Note string
+	// MeshBytesPerSecond is set where the link is a full mesh inside a node, one link
+	// from each device to every other (AMD Infinity Fabric on an 8-GPU platform): what
+	// the collective library's rings get from one of its links, per direction. A
+	// collective of k devices of a node then runs on k-1 links at once
+	// (Topology.IntraRing), where Link is one pair's link; 0 for a switched fabric
+	// (NVSwitch), where Link's rate is any group's.
+	MeshBytesPerSecond float64
+	Note               string
 }
+
+// RCCL's figure for what one Infinity Fabric (xGMI) link carries per direction on CDNA
+// 3 and CDNA 4, in bytes per second: GFX94X_XGMI_WIDTH and GFX95X_XGMI_WIDTH, 48.0 GB/s
+// (ROCm/rocm-systems, projects/rccl/src/graph/topo.h at
+// 03a89144e7d85d6824d0e27fabf9736814617f63; ncclTopoXGMISpeed picks it by gfx942 and
+// gfx95*). RCCL sums a GPU's links into the topology's totalBw, which bounds its ring
+// graphs' nChannels x bwIntra: "maxBw 48.0 totalBw 144.0" on four MI300Xs of three
+// links each (ROCm/rccl#1210, RCCL's own NCCL_DEBUG=TRACE topology dump), so on eight,
+// seven links each, 7 x 48 = 336 GB/s. AMD's RCCL engineers give the same 48 GB/s as
+// what remains of the MI300X link's 64 GB/s after CRC and protocol overhead (AMD ROCm
+// blog, "Understanding RCCL Bandwidth and xGMI Performance on AMD Instinct MI300X",
+// 2025-03-02). The analogue of NVLinkCollectiveBytesPerSecond's NCCL figure a link.
+const rcclXGMILinkBytesPerSecond = 48.0e9
 
 // SecondsPerByte is the link's beta in the alpha-beta model T = alpha + beta * n (Colossal-AUTO):
 // the inverse of its bandwidth; 0 for a link without a bandwidth.
@@ -619,7 +639,8 @@ var linkPresets = map[string]LinkPreset{
 	"tpu-dcn-50g": {Name: "tpu-dcn-50g", Link: Link{LatencySeconds: 10e-6, BytesPerSecond: 6.25e9}, Note: "TPU v5p data-center network: 50 Gb/s = 6.25 GB/s per chip (Cloud TPU v5p docs)"},
 	// AMD Infinity Fabric on CDNA 4 (MI355X datasheet): 7 links of 153.6 GB/s
 	// bidirectional, one per peer of an 8-GPU platform: 76.8 GB/s per direction.
-	"xgmi4": {Name: "xgmi4", Link: Link{LatencySeconds: 5e-6, BytesPerSecond: 76.8e9}, Note: "MI355X Infinity Fabric: 153.6 GB/s per peer bidirectional = 76.8 GB/s per direction (AMD MI355X datasheet)"},
+	// Collectives run on RCCL's rings over all seven links (MeshBytesPerSecond).
+	"xgmi4": {Name: "xgmi4", Link: Link{LatencySeconds: 5e-6, BytesPerSecond: 76.8e9}, MeshBytesPerSecond: rcclXGMILinkBytesPerSecond, Note: "MI355X Infinity Fabric: 153.6 GB/s per peer bidirectional = 76.8 GB/s per direction (AMD MI355X datasheet), a full mesh: RCCL's rings get 48 GB/s a link (rccl topo.h GFX95X_XGMI_WIDTH), k-1 links for k devices"},
 	// Intel Gaudi 3: three 200 GbE RoCE ports per peer inside an 8-card server, and three
 	// per card out of it (Intel Gaudi 3 white paper): 600 Gb/s = 75 GB/s per direction.
 	"gaudi3-roce": {Name: "gaudi3-roce", Link: Link{LatencySeconds: 7e-6, BytesPerSecond: 75e9}, Note: "Gaudi 3 RoCE: 3 x 200 GbE = 75 GB/s per direction, per peer in a server or per card out of it (Intel Gaudi 3 white paper)"},
@@ -629,8 +650,9 @@ var linkPresets = map[string]LinkPreset{
 	// AWS EFAv3 on trn2.48xlarge: 3.2 Tb/s per instance of 16 chips (AWS Trn2 docs):
 	// 200 Gb/s = 25 GB/s per chip.
 	"efa-v3": {Name: "efa-v3", Link: Link{LatencySeconds: 15e-6, BytesPerSecond: 25e9}, Note: "AWS EFAv3: 3.2 Tb/s per trn2.48xlarge of 16 chips = 25 GB/s per chip (AWS Trn2 docs)"},
-	// AMD Infinity Fabric (xGMI) between two MI300X: 128 GB/s bidirectional per peer.
-	"xgmi": {Name: "xgmi", Link: Link{LatencySeconds: 5e-6, BytesPerSecond: 64e9}, Note: "MI300X Infinity Fabric: 64 GB/s per direction per peer"},
+	// AMD Infinity Fabric (xGMI) between two MI300X: 128 GB/s bidirectional per peer, a
+	// full mesh of 8 (collectives: MeshBytesPerSecond).
+	"xgmi": {Name: "xgmi", Link: Link{LatencySeconds: 5e-6, BytesPerSecond: 64e9}, MeshBytesPerSecond: rcclXGMILinkBytesPerSecond, Note: "MI300X Infinity Fabric: 64 GB/s per direction per peer, a full mesh: RCCL's rings get 48 GB/s a link (rccl topo.h GFX94X_XGMI_WIDTH), k-1 links for k devices"},
 }
 
 // LookupDevice returns the preset device of that name (case-insensitive).

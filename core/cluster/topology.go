@@ -20,6 +20,32 @@ type Topology struct {
 	DevicesPerNode int  `json:"devices_per_node"`
 	Intra          Link `json:"intra"`
 	Inter          Link `json:"inter"`
+	// IntraMeshBytesPerSecond is set where Intra is a full mesh (LinkPreset's
+	// MeshBytesPerSecond): what a collective's rings get from one of its links, so that
+	// a collective of k devices in a node runs on k-1 of them (IntraRing); 0 for a
+	// switched fabric.
+	IntraMeshBytesPerSecond float64 `json:"intra_mesh_bytes_per_second,omitempty"`
+}
+
+// IntraRing is the link a collective among k devices of one node runs on. On a switched
+// fabric (NVSwitch) it is Intra: every device reaches the switch on all its links,
+// whatever the group. On a full mesh (IntraMeshBytesPerSecond, AMD Infinity Fabric: a
+// link to every other device of the node) a ring of k members runs its channels over
+// the k-1 links each member has to the others, as RCCL lays its rings over a GPU's
+// links (cluster's rcclXGMILinkBytesPerSecond: totalBw is the sum of a GPU's links):
+// (k-1) x IntraMeshBytesPerSecond. Intra, one pair's link, stays what a transfer between
+// two devices (a pipeline stage's send) runs on.
+func (tp Topology) IntraRing(k int) Link { return MeshRing(tp.Intra, tp.IntraMeshBytesPerSecond, k) }
+
+// MeshRing is the link a collective among k devices runs on where l joins them: l
+// itself, or on a full mesh whose links give mesh bytes per second each to a
+// collective's rings (LinkPreset.MeshBytesPerSecond), l's latency at k-1 links' rate
+// (Topology.IntraRing). l for one device or no mesh.
+func MeshRing(l Link, mesh float64, k int) Link {
+	if mesh > 0 && k > 1 {
+		l.BytesPerSecond = float64(k-1) * mesh
+	}
+	return l
 }
 
 // Devices is the number of devices in the topology.
@@ -166,14 +192,14 @@ func (tp Topology) Place(p, d, t int, o Order) (*Placement, error) {
 				break
 			}
 		}
-		pl.DataLink = tp.Intra
+		pl.DataLink = tp.IntraRing(d)
 		if pl.DataCrossesNodes {
 			pl.DataMembersPerNode = minMembersPerNode(node, d, func(dp, pp int) int { return rank(o, p, d, t, dp, pp) }, p)
 			pl.DataLink = tp.RingInter(pl.DataMembersPerNode)
 		}
 	}
 	if t > 1 {
-		pl.TensorLink = tp.Intra
+		pl.TensorLink = tp.IntraRing(t)
 	}
 	return pl, nil
 }
@@ -207,7 +233,7 @@ func minMembersPerNode(node func(int) int, d int, rank func(dp, pp int) int, p i
 func (tp Topology) RingInter(k int) Link {
 	l := tp.Inter
 	if k > 1 && l.BytesPerSecond > 0 {
-		l.BytesPerSecond = min(float64(k)*l.BytesPerSecond, max(tp.Intra.BytesPerSecond, l.BytesPerSecond))
+		l.BytesPerSecond = min(float64(k)*l.BytesPerSecond, max(tp.IntraRing(k).BytesPerSecond, l.BytesPerSecond))
 	}
 	return l
 }
@@ -324,7 +350,7 @@ func PresetTopology(nodes, perNode int, intra, inter string) (Topology, error) {
 	if err != nil {
 		return Topology{}, &model.FieldError{Path: "inter", Reason: err.Error()}
 	}
-	t := Topology{Nodes: nodes, DevicesPerNode: perNode, Intra: li.Link, Inter: le.Link}
+	t := Topology{Nodes: nodes, DevicesPerNode: perNode, Intra: li.Link, Inter: le.Link, IntraMeshBytesPerSecond: li.MeshBytesPerSecond}
 	return t, t.Validate()
 }
 

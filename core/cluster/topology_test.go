@@ -243,3 +243,53 @@ func TestRingInter(t *testing.T) {
 		t.Errorf("a ring inside a node: %+v", pl.DataLink)
 	}
 }
+
+// TestIntraRingMesh: on a full mesh (AMD Infinity Fabric, xgmi and xgmi4) a collective
+// of k devices of a node runs on the k-1 links each has to the others, at RCCL's 48 GB/s
+// a link (rcclXGMILinkBytesPerSecond, rccl topo.h's GFX94X/GFX95X_XGMI_WIDTH), while a
+// transfer between two devices (a stage's send) keeps the one link's rate; on a switched
+// fabric (NVSwitch) every group gets the link's rate. Closed forms: eight MI355Xs' data
+// ring 7 x 48 = 336 GB/s, a tensor group of 2 48 GB/s, PP 2 x DP 4 rings of 4 at 144
+// GB/s beside stage links of 76.8; across nodes with 8 members a node the ring's NICs
+// (8 x 50 GB/s) capped at the mesh's 336, not the one link's 76.8.
+func TestIntraRingMesh(t *testing.T) {
+	mi355x, err := PresetTopology(2, 8, "xgmi4", "roce-400g")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if mi355x.IntraMeshBytesPerSecond != 48e9 || mi355x.Intra.BytesPerSecond != 76.8e9 {
+		t.Fatalf("xgmi4 topology: mesh %g, intra %g", mi355x.IntraMeshBytesPerSecond, mi355x.Intra.BytesPerSecond)
+	}
+	for _, c := range []struct {
+		k    int
+		want float64
+	}{{8, 336e9}, {4, 144e9}, {2, 48e9}, {1, 76.8e9}} {
+		if got := mi355x.IntraRing(c.k); got.BytesPerSecond != c.want || got.LatencySeconds != mi355x.Intra.LatencySeconds {
+			t.Errorf("xgmi4, %d devices: %+v, want %g B/s", c.k, got, c.want)
+		}
+	}
+	pl, err := mi355x.Place(1, 8, 1, TDP)
+	if err != nil || pl.DataCrossesNodes || pl.DataLink.BytesPerSecond != 336e9 {
+		t.Errorf("DP 8 in a node of MI355Xs: %+v, %v; want 336 GB/s", pl, err)
+	}
+	pl, err = mi355x.Place(2, 4, 1, TDP)
+	if err != nil || pl.DataLink.BytesPerSecond != 144e9 || pl.StageLinks[0].BytesPerSecond != 76.8e9 {
+		t.Errorf("PP 2 x DP 4: data %g, stage %g; want 144e9 and 76.8e9 (%v)", pl.DataLink.BytesPerSecond, pl.StageLinks[0].BytesPerSecond, err)
+	}
+	pl, err = mi355x.Place(1, 4, 2, TDP)
+	if err != nil || pl.TensorLink.BytesPerSecond != 48e9 {
+		t.Errorf("TP 2: tensor link %g, want 48e9 (%v)", pl.TensorLink.BytesPerSecond, err)
+	}
+	pl, err = mi355x.Place(1, 16, 1, TDP)
+	if err != nil || !pl.DataCrossesNodes || pl.DataLink.BytesPerSecond != 336e9 {
+		t.Errorf("DP 16 over two nodes: %g B/s, want the mesh's 336e9 (%v)", pl.DataLink.BytesPerSecond, err)
+	}
+	mi300x, _ := PresetTopology(1, 8, "xgmi", "roce-400g")
+	if got := mi300x.IntraRing(8).BytesPerSecond; got != 336e9 {
+		t.Errorf("xgmi, 8 devices: %g, want 336e9", got)
+	}
+	h100 := h100Nodes(t, 1)
+	if got := h100.IntraRing(2); got != h100.Intra {
+		t.Errorf("NVSwitch, 2 devices: %+v, want Intra %+v", got, h100.Intra)
+	}
+}

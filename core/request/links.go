@@ -118,6 +118,20 @@ func (p *prepared) place(es *model.Errors) {
 	p.cluster.Links = c.Links
 }
 
+// meshInNode is what a collective's rings get from one link of the full mesh that
+// joins the data-parallel reduction's members (cluster.LinkPreset.MeshBytesPerSecond:
+// AMD Infinity Fabric), where the members share one: a node of the topology the ring
+// stays in, or the device preset's cluster.link joining all the devices; 0 otherwise.
+func (p *prepared) meshInNode() float64 {
+	if p.topo == nil {
+		return p.mesh
+	}
+	if p.placement != nil && p.placement.DataCrossesNodes {
+		return 0
+	}
+	return p.topo.IntraMeshBytesPerSecond
+}
+
 // shardLinks are the links and group sizes of the data-parallel reductions: the
 // devices that hold the same layers (replicas times the context group) reduce their
 // gradients over link (the slowest a ring crosses: the data link, or with one replica
@@ -135,6 +149,11 @@ func (p *prepared) shardLinks() (link *cluster.Link, members int, across *cluste
 	if link == nil {
 		link = &p.tensorLink // one replica: the context group, inside a node
 	}
+	if mesh := p.meshInNode(); mesh > 0 {
+		// The n members share a node's full mesh: their ring runs on n-1 of its links.
+		ring := cluster.MeshRing(*link, mesh, n)
+		link = &ring
+	}
 	if par.Context > 1 && par.Data > 1 && p.topo != nil && p.placement != nil && p.placement.DataCrossesNodes {
 		// The reduction's ring runs over the replicas and their context groups alike:
 		// Context of its members in each replica's block, so Context times the
@@ -148,7 +167,7 @@ func (p *prepared) shardLinks() (link *cluster.Link, members int, across *cluste
 	g := par.ShardGroup * par.Context
 	across = link
 	if p.topo != nil && p.placement != nil && p.placement.Order == cluster.TDP && g*par.Tensor <= p.topo.DevicesPerNode {
-		intra := p.topo.Intra // TDP numbers replicas next to each other: a group fits a node
+		intra := p.topo.IntraRing(g) // TDP numbers replicas next to each other: a group fits a node
 		link = &intra
 	}
 	if p.topo != nil && p.placement != nil && p.placement.DataCrossesNodes {

@@ -87,11 +87,15 @@ func (p *prepared) parallelism(es *model.Errors) {
 			return
 		}
 		c.Links = []cluster.Link{p.topo.Intra}
-		p.tensorLink = p.topo.Intra
+		// On a full mesh the tensor-parallel collectives run on the group's t-1 links
+		// (cluster.Topology.IntraRing); a stage's send on one.
+		p.tensorLink = p.topo.IntraRing(par.Tensor)
 	} else {
 		l, _ := cluster.LookupLink(cs.Link)
 		c.Links = []cluster.Link{l.Link}
-		p.tensorLink = l.Link
+		// A full mesh (cluster.MeshRing): a group's collectives on its t-1 links.
+		p.mesh = l.MeshBytesPerSecond
+		p.tensorLink = cluster.MeshRing(l.Link, p.mesh, par.Tensor)
 		if d, err := cluster.LookupDevice(cs.Device); err == nil && d.ScaleUpDevices > 0 && cs.Count > d.ScaleUpDevices && strings.EqualFold(cs.Link, d.Link) {
 			p.note(wire.Diagnostic{Code: wire.CodeBeyondScaleUp, Severity: wire.Warning, Field: "cluster.devices_per_node",
 				Message: fmt.Sprintf("%d %s are planned as one %s fabric, but it joins %d of them (its scale-up domain): give cluster.devices_per_node %d to place the rest across its network",

@@ -59,6 +59,9 @@ type prepared struct {
 	// tensorLink carries an architecture's tensor-parallel all-reduces (zero: the
 	// device preset's usual link).
 	tensorLink cluster.Link
+	// mesh is the full-mesh rate a link (cluster.LinkPreset.MeshBytesPerSecond) of the
+	// cluster.link that joins all the devices, without a topology; 0 for none.
+	mesh float64
 	// topo is the cluster of nodes (cluster.devices_per_node), and placement where the
 	// run sits on it.
 	topo      *cluster.Topology

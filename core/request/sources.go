@@ -251,6 +251,9 @@ func (p *prepared) nodes(es *model.Errors, d cluster.DevicePreset) {
 			return
 		}
 		*f.v, *f.l = l.Name, l.Link
+		if f.l == &topo.Intra {
+			topo.IntraMeshBytesPerSecond = l.MeshBytesPerSecond
+		}
 	}
 	p.topo = topo
 }

@@ -86,6 +86,7 @@ type Evaluator struct {
 	secondsPer float64
 	topo       *cluster.Topology
 	link       cluster.Link // between devices, without nodes
+	linkMesh   float64      // link's full-mesh rate a link (cluster.LinkPreset.MeshBytesPerSecond)
 	memoryBW   float64      // bytes/s the optimizer update reaches
 	// collectiveShare is the share of the SMs an overlapped data-parallel collective
 	// holds (request.Prepared.CollectiveSMShare), as the plan prices them.
@@ -218,10 +219,10 @@ func New(base *wire.Request) (*Evaluator, error) {
 		if err != nil {
 			return nil, err
 		}
-		r.link = l.Link
+		r.link, r.linkMesh = l.Link, l.MeshBytesPerSecond
 	}
 	if n.Cluster.FreeTransfers {
-		r.link, r.topo = cluster.Link{}, nil
+		r.link, r.linkMesh, r.topo = cluster.Link{}, 0, nil
 	}
 	if prepared.Model().Unit() == model.Cycles {
 		if !(dp.ClockHz > 0) {

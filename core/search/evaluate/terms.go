@@ -421,7 +421,7 @@ func (r *Evaluator) termsFor(c search.Candidate) (*terms, error) {
 		return x, nil
 	}
 	if c.ShardGroup > 0 && r.topo != nil && c.ShardGroup*c.Tensor*max(1, c.Context) <= r.topo.DevicesPerNode {
-		link = r.topo.Intra // HSDP's group may sit in a node (core/request's shardLinks)
+		link = r.topo.IntraRing(c.ShardGroup * max(1, c.Context)) // HSDP's group may sit in a node (core/request's shardLinks)
 	}
 	n := shardDegree(c.Config)
 	k := gatherKey{termKey{c.Tensor, c.MicrobatchSize, c.Recompute, max(1, c.Context), r.methodOf(c.Config), c.Expert}, n, link}
@@ -456,7 +456,8 @@ func (r *Evaluator) termsFor(c search.Candidate) (*terms, error) {
 // known (a network faster than the node's link).
 func (r *Evaluator) gatherLink(c search.Config) (cluster.Link, bool) {
 	if r.topo == nil {
-		return r.link, true
+		// A full mesh: the ring's members on as many links less one (cluster.MeshRing).
+		return cluster.MeshRing(r.link, r.linkMesh, max(1, c.Data)*max(1, c.Context)), true
 	}
 	k := [3]int{c.Pipeline, c.Data, c.Tensor * max(1, c.Context)}
 	if v, ok := r.gatherLinks[k]; ok {
@@ -470,7 +471,10 @@ func (r *Evaluator) gatherLink(c search.Config) (cluster.Link, bool) {
 // placedGatherLink is gatherLink with nodes, found by placing the candidate in every
 // order (it depends on the stages, replicas and devices of a stage alone).
 func (r *Evaluator) placedGatherLink(c search.Config) (cluster.Link, bool) {
-	in, out := r.topo.Intra, r.topo.Inter
+	// On a full mesh a ring in a node runs on its members' links less one
+	// (cluster.Topology.IntraRing): at most a node's devices, or the stage's replicas
+	// and their tensor and context groups (the key's three numbers).
+	in, out := r.topo.IntraRing(min(r.topo.DevicesPerNode, c.Data*c.Tensor*max(1, c.Context))), r.topo.Inter
 	if c.Data < 2 {
 		return in, true
 	}

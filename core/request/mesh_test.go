@@ -1,0 +1,63 @@
+package request
+
+import (
+	"testing"
+
+	"pipeplan/core/cluster"
+)
+
+// TestMeshDataRing: a request on eight MI355Xs in a node (cluster.devices_per_node 8, the
+// preset's xgmi4) places its data-parallel ring on the mesh's seven links at RCCL's 48
+// GB/s a link (cluster.Topology.IntraRing), 336 GB/s, where a stage's send keeps the one
+// link's 76.8 GB/s (so too without nodes, on the device's cluster.link, and with
+// context parallelism the ring of replicas and context groups); its reduce-scatter is the ring formula at that rate (RCCL's links
+// are outside NCCL's tuning model, cluster.NCCLLinkHop). The same
+// request on H100s keeps NVSwitch's rate for both.
+func TestMeshDataRing(t *testing.T) {
+	r := llamaRequest(2, 4, 1)
+	r.Cluster.Device, r.Cluster.DevicesPerNode = "mi355x", 8
+	r.Parallelism.Sharding = "zero1"
+	p, err := prepare(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.topo.IntraMeshBytesPerSecond != 48e9 {
+		t.Fatalf("xgmi4's mesh rate %g, want RCCL's 48e9", p.topo.IntraMeshBytesPerSecond)
+	}
+	if d, s := p.placement.DataLink.BytesPerSecond, p.placement.StageLinks[0].BytesPerSecond; d != 3*48e9 || s != 76.8e9 {
+		t.Errorf("PP 2 x DP 4 on MI355Xs: data ring %g B/s, stage link %g; want 3 x 48e9 and 76.8e9", d, s)
+	}
+	res := run(t, r)
+	ds := res.Devices[0]
+	mesh := cluster.Link{LatencySeconds: 5e-6, BytesPerSecond: 3 * 48e9}
+	if want := cluster.RingReduceScatterSeconds(mesh, float64(ds.GradBytes), 4); !near(ds.ReduceScatterSeconds, want) {
+		t.Errorf("reduce-scatter %v s, want %v", ds.ReduceScatterSeconds, want)
+	}
+	// Without nodes the device's cluster.link joins all eight: the same rings.
+	r.Cluster.DevicesPerNode = 0
+	if p, err = prepare(r); err != nil {
+		t.Fatal(err)
+	}
+	if link, n, _, _, _ := p.shardLinks(); n != 4 || link.BytesPerSecond != 3*48e9 || p.cluster.Links[0].BytesPerSecond != 76.8e9 {
+		t.Errorf("cluster.link xgmi4: ring of %d at %g B/s, stage link %g; want 4 at 3 x 48e9 and 76.8e9", n, link.BytesPerSecond, p.cluster.Links[0].BytesPerSecond)
+	}
+	// With context parallelism the reduction's ring holds the replicas' context groups:
+	// DP 4 x CP 2, eight members, seven links.
+	cp := llamaRequest(1, 4, 1)
+	cp.Cluster.Device, cp.Cluster.DevicesPerNode = "mi355x", 8
+	cp.Parallelism.Sharding, cp.Parallelism.Context = "zero1", 2
+	if p, err = prepare(cp); err != nil {
+		t.Fatal(err)
+	}
+	if link, n, _, _, _ := p.shardLinks(); n != 8 || link.BytesPerSecond != 7*48e9 {
+		t.Errorf("DP 4 x CP 2: ring of %d at %g B/s, want 8 at 7 x 48e9", n, link.BytesPerSecond)
+	}
+	r.Cluster.DevicesPerNode = 8
+	r.Cluster.Device = "h100-sxm"
+	if p, err = prepare(r); err != nil {
+		t.Fatal(err)
+	}
+	if d, s := p.placement.DataLink, p.placement.StageLinks[0]; d != p.topo.Intra || s != p.topo.Intra {
+		t.Errorf("H100s: data %+v, stage %+v; want NVSwitch's %+v for both", d, s, p.topo.Intra)
+	}
+}
