@@ -261,3 +261,66 @@ func TestGEMMShapeModelBlackwell(t *testing.T) {
 		t.Errorf("rms %.3f at K0 %d, %.3f without, %.3f doubled: want at most 5%% and the best of the three", at, gemmTileOverheadK, none, doubled)
 	}
 }
+
+// TestGroupedLinearPerExpertCalls bounds what Transformer Engine's way of running a 16-bit
+// grouped linear can cost beyond the pooled tiles the planner prices. Its GroupedLinear
+// (v2.9 to v2.16: general_grouped_gemm, te_general_grouped_gemm, nvte_multi_tensor_gemm in
+// transformer_engine/common/gemm/cublaslt_gemm.cu) runs one cuBLAS GEMM per local expert,
+// round-robin on nvte_get_num_compute_streams() = 4 compute streams (multi_stream.cpp),
+// forward, input gradient and weight gradient alike; the CUTLASS grouped kernel runs only
+// on Hopper under NVTE_USE_CUTLASS_GROUPED_GEMM, and the single cuBLASLt grouped GEMM
+// (cuBLAS 13.3, GroupedTensor) is not the module's path there. The planner pools the local
+// experts' tiles over the multiprocessors (o.gemm.groups *= local): the calls of the four
+// streams fill one another's last waves. With no concurrency at all each call would
+// quantize its own waves; that bound is computed here for GPT-OSS 120B's expert products
+// (hidden 2,880, fc1 2 x 2,880 wide, fc2 2,880) at Megatron-Bridge's shapes.
+func TestGroupedLinearPerExpertCalls(t *testing.T) {
+	const h, f, k0 = 2880.0, 2880.0, gemmTileOverheadK
+	kappa := reductionFraction(h, k0) // fc1's and fc2's reduction, 2,880 both
+	// B300, EP8: 16 local experts of 4,096 rows (16,384 tokens, top 4 of 128, from 8
+	// devices). fc1 forward, one call: 32 x 45 tiles of 128 x 128 = 1,440 on 148 SMs, 10
+	// waves (32 x 23 of 128 x 256 and 16 x 45 of 256 x 128 fill 5 waves as well);
+	// pooled: 23,040 tiles in 156 waves.
+	if got, want := productFraction(1, 4096, h, 2*f, 148, k0), 1440.0/1480*kappa; math.Abs(got-want) > 1e-12 {
+		t.Errorf("fc1 forward, one expert's call: %v, want %v", got, want)
+	}
+	if got, want := productFraction(16, 4096, h, 2*f, 148, k0), 23040.0/(156*148)*kappa; math.Abs(got-want) > 1e-12 {
+		t.Errorf("fc1 forward, 16 experts pooled: %v, want %v", got, want)
+	}
+	// The experts' product time, per-expert calls over pooled, FLOPs-weighted: fc1 twice
+	// fc2's FLOPs, each backward twice its forward.
+	ratio := func(local, rows, sms float64) float64 {
+		var pooled, calls float64
+		for _, p := range []struct{ k, n, flops float64 }{{h, 2 * f, 2}, {f, h, 1}} {
+			for _, bwd := range []bool{false, true} {
+				w := p.flops
+				if bwd {
+					w *= 2
+				}
+				pooled += w / gemmShape{groups: local, m: rows, k: p.k, n: p.n}.fraction(bwd, sms, k0)
+				calls += w / gemmShape{groups: 1, m: rows, k: p.k, n: p.n}.fraction(bwd, sms, k0)
+			}
+		}
+		return calls / pooled
+	}
+	for _, c := range []struct {
+		name             string
+		local, rows      float64
+		sms, least, most float64
+	}{
+		// Blackwell EP8: under 2% (fc1 forward and fc2's backward lose a few points of
+		// waves): some 0.12 ms of the 7 ms of expert products a layer and microbatch.
+		{"B300 EP8, 16 experts of 4,096 rows", 16, 4096, 148, 1.01, 1.025},
+		// EP64: two experts of 32,768 rows fill their waves alone: nothing.
+		{"GB300 EP64, 2 experts of 32,768 rows", 2, 32768, 148, 1, 1},
+		// H100 EP8 at microbatch 1 (PP4): 1,024 rows an expert, two waves or fewer a
+		// call; no concurrency would cost a fifth of the expert products.
+		{"H100 EP8 MBS1, 16 experts of 1,024 rows", 16, 1024, 132, 1.15, 1.25},
+	} {
+		got := ratio(c.local, c.rows, c.sms)
+		if got < c.least-1e-12 || got > c.most+1e-12 {
+			t.Errorf("%s: per-expert calls take %.4f of the pooled time, want %.3f to %.3f", c.name, got, c.least, c.most)
+		}
+		t.Logf("%s: per-expert calls with no concurrency %.4f x the pooled tiles' time", c.name, got)
+	}
+}

@@ -1475,6 +1475,12 @@ func (sh *shape) moe(c *calc) piece {
 	for _, o := range perExpert {
 		// One grouped product over the local experts (Megatron-Core's TEGroupedMLP,
 		// Transformer Engine's GroupedLinear): their tiles share the multiprocessors.
+		// Transformer Engine (v2.9 to v2.16) runs it, outside the fused grouped MLP, as
+		// one cuBLAS GEMM per expert round-robin on four compute streams
+		// (nvte_multi_tensor_gemm's multi_stream_cublas_gemm; CUTLASS's grouped kernel
+		// only on Hopper under NVTE_USE_CUTLASS_GROUPED_GEMM), whose concurrent calls
+		// fill one another's last waves: priced as pooled tiles, one launch an expert
+		// (TestGroupedLinearPerExpertCalls bounds the difference).
 		o.gemm.groups *= local
 		p.ops = append(p.ops, o.times(local))
 		p.extraFLOPs += o.fwd.flops * local * (1 - 1/sh.load)
