@@ -1331,6 +1331,62 @@ func TestBridgeMoEPublishedRuns(t *testing.T) {
 	// Not adopted (one 7,168-wide benchmark's figure carried to hidden 2,048 would be an
 	// assumption); recorded for when a Hopper HybridEP figure at these rows' shape exists.
 	// (4) The host: Megatron-Bridge #1928's CPU binding, above, gives no per-launch figure.
+	// (5) The FP8-BF16 pair's device side (s32), read in the code the FP8 rows ran:
+	// Transformer Engine 2.14 (Megatron-Bridge v0.4.0's pin for NeMo 26.04, TE commit
+	// 71bbefb; v0.5.0's for 26.06, 2.16 at 4220403, reads the same in (a) to (c), its
+	// base.py quantize_weight) and Megatron-Core d728871 (v0.4.0's submodule). Each
+	// candidate is priced as the code runs it, or absent:
+	// (a) No weight cast per microbatch: the FP8-CS recipe sets fp8_param_gather
+	// (mixed_precision.py bf16_with_fp8_current_scaling_mixed, v0.5.0; perf scripts'
+	// precision.py only turns first_last_layers_bf16 off), so the experts' weights are
+	// Float8Tensors that GroupedLinear takes as they are (grouped_linear.py forward:
+	// weight_quantizers = [weight._quantizer ...]; base.py get_weight_workspace returns a
+	// QuantizedTensor after update_usage), and the transpose Hopper's TN-only products
+	// read for the input gradient is made once and kept (float8_tensor_storage.py
+	// update_usage creates _transpose only when missing or invalid; the optimizer's write
+	// invalidates it): once a step, not a microbatch.
+	// (b) The amax pass and the per-expert casts: split_quantize loops over the experts
+	// for current scaling (cast.cpp multi_tensor_quantize_impl: "Currently only have fused
+	// kernel for FP8 delayed scaling") and each runs quantizer.cpp's quantize_impl
+	// (compute_amax: zero and reduce; compute_scale_from_amax; quantize_v2 in both layouts):
+	// the 4 launches and 6 bytes an element priced (recipeFigures.quantKernels,
+	// quantBytes), in both passes. No amax all-reduce: GroupedLinear refuses tensor
+	// parallelism under current scaling and sets no amax reduction group.
+	// (c) No fp8 padding copy: under fp8 HybridEP pads each expert's rows to 16 itself
+	// (token_dispatcher.py _HybridEPManager.dispatch: pad_multiple =
+	// get_align_size_for_quantization), and Fp8Padding returns its input when the splits
+	// are already aligned (fp8_padding.py).
+	// (d) The split accumulator (Float8CurrentScaling: dgrad and wgrad
+	// use_split_accumulator True): the H100 products the shape model is fitted to ran
+	// torch._scaled_mm's default use_fast_accum False (tools/measure/steps.py), so the
+	// fp8 rates carry it.
+	// (e) The products' rate at the experts' shapes: measured_h100_steps.json holds them
+	// (4,096 x 2,048 x 768: 48.9 us bf16, 56.9 fp8; 4,096 x 768 x 2,048: 46.9 and 60.2),
+	// fp8 slower a call, but each timed call holds its launch (TestGEMMShapeModel fits
+	// 27 and 44 us a call on the H100, 10 and 18 on the H200's host), so the excess
+	// cannot be told device from host; Transformer Engine's GEMM profiling guide
+	// (docs/examples/gemm_profiling, H200 NVL) gives only 15,872-row products (current
+	// scaling 1.58 times bf16 with its quantization, 1.90 without), as priced.
+	// What is left is the host. The pair's recipes differ in more than precision:
+	// QWEN3_30B_A3B_PRETRAIN_CONFIG_H100_BF16_V1 captures moe_router and moe_preprocess
+	// in TE graphs, FP8_CS_V1 nothing (qwen3_workload_base_configs.py, v0.5.0); both plan
+	// in the megatron mode. The FP8 step launches 799,616 kernels planned (BF16 357,248;
+	// the overlap benchmark's Nsight counted 463,348 there), a host of 12.1 s against 23.9
+	// of device: device-bound, where the BF16 step's host (5.5 s) is far below its device
+	// (23.2 s; its GPU-active union was 22.8 of 24.7 s measured). Host-bound at the
+	// measured 29.3 to 29.7 s, the FP8 step would take 37 us a planned launch (28 at the
+	// BF16 count's 1.30 kernels a planned one); the 31 us counterfactual above, between
+	// the two, is what fits these rows (0% to +1%) and leaves the BF16 rows device-bound.
+	// GroupedLinear under fp8 also runs per-expert Python that bf16 does not (set_usage
+	// of each quantizer, get_weight_workspace and update_usage of each weight, of each
+	// saved input, the backward's update_usage of each weight, prepare_for_saving of
+	// three tensors an expert), and a maintainer put GroupedLinear's time beyond its GEMMs
+	// on such CPU work (TE #1499: torch.split and 2 x num_gemms torch.empty, "not trivial
+	// to eliminate", v1.13); Megatron-Bridge #2842 (2026-03) reports FP8 below BF16 for
+	// Qwen3 30B-A3B on H100 among others (the maintainer's "mostly mxfp8 cast bound" is
+	// Blackwell's recipe). No source times this path's host per expert on an x86 host at
+	// Transformer Engine 2.14, so nothing is priced; a per-launch or per-expert host figure
+	// measured there would settle it.
 	//
 	// gpt-oss's 16-bit expert path at 16 local experts against 2 (s32), checked against
 	// source and not its gap; no figure moved. (1) How the grouped products run:
