@@ -650,12 +650,17 @@ const (
 // schedules.py _get_warmup_ops: (V - 1) x microbatches_per_round + 2 (PP - 1 - rank),
 // microbatches_per_round = M / max(1, M / PP) = 16 here, as Megatron-Core's
 // get_num_warmup_microbatches), all 128 at DP 128 (M V = 128 below that count), at
-// 0.60 GiB each, which a hand count of the block's saved tensors at s h / t = 16 MiB a
-// tensor-slot (norm inputs and outputs, Q, the one K/V head, the attention output, the
-// SwiGLU's gate and up outputs and their product: 32-38 slots, 0.50-0.60 GiB) agrees
-// with. Even 1F1B's 16 microbatches of 7-8 layers on the first stage would hold 56-67
-// GiB. What Meta's schedule held (its N at these rows, whether the first stage's
-// fewer layers were more than one, the saved tensors of its block) is not published;
+// 0.60 GiB each, which a hand count of the block's saved bf16 tensors agrees with (in
+// units of s h / t bytes, 16 MiB: the norms' inputs and outputs 8, Q 2, the one K/V
+// head 0.25, the attention output 2, the SwiGLU's gate and up outputs 13 and their
+// product 6.5, the SiLU's output 6.5 if kept: 32-38 units, 0.50-0.60 GiB). Even plain
+// 1F1B would hold 16 microbatches of the first stage's 7 layers (15 of the second's 8):
+// 56-67 (60-72) GiB. For DP 64 to fit with the buffers freed (about 58 GiB left for activations,
+// 97 chunk-microbatches), (V - 1) N + 30 <= 97 would need N <= 9 contiguous
+// microbatches, below PP, where the schedule idles between rounds; the paper's bubble
+// ratio ((PP - 1) / (V M) in most copies of the text) is the N >= PP one. What Meta's
+// schedule held (its N at these rows, whether the first stage's fewer layers were more
+// than one, the saved tensors of its block) is not published;
 // no rule is added, and no N is assumed to make the rows fit. Planned as run, the rows
 // would be priced without the backward's rerun: on the h200 preset, full to none takes
 // DP 64 from 138.6 to 186.9 tokens/s a device (x1.35) and DP 128 from 130.0 to 174.4
