@@ -131,6 +131,10 @@ type Layer struct {
 	// bf16Dropped is the 16-bit weights that fp8 primary weights do without
 	// (Options.FP8ParamGather), already out of ParamBytes.
 	bf16Dropped int64
+	// fp8Params are the elements of its fp8 primary weights (Options.FP8ParamGather:
+	// its fp8 products' weights, at any sharding), and fp8ExpertParams those of them
+	// that are routed experts': what ParamGatherBytes gathers in fp8.
+	fp8Params, fp8ExpertParams float64
 }
 
 // Terms is a pass's device time by what sets it, at the full peak and bandwidth:
@@ -1336,6 +1340,12 @@ func (c *calc) layer(name, kind string, ps ...piece) Layer {
 	for _, p := range ps {
 		k, d := c.sh.fp8Bytes(p)
 		fp8, dropped = fp8+k, dropped+d
+		if c.o.FP8ParamGather && c.sh.fp8 != nil {
+			// A piece's routed experts' weights come first among its fp8 products'
+			// (moe: the routed experts', then the shared experts').
+			l.fp8Params += p.fp8Weights
+			l.fp8ExpertParams += min(p.fp8Weights, float64(p.expertParams))
+		}
 	}
 	l.FP8WeightBytes, l.bf16Dropped = ceil(fp8), int64(dropped)
 	l.ParamBytes -= l.bf16Dropped
@@ -1430,6 +1440,26 @@ func (r *Result) ExpertFullBytes(i int) (weights, grads int64) {
 	p := r.Opts.perParam()
 	n := float64(r.Layers[i].ExpertParams)
 	return ceil(n * p.weight), ceil(n * p.grad)
+}
+
+// ParamGatherBytes are the weights of FullBytes(i) (and of them ExpertFullBytes(i)'s)
+// as the distributed optimizer's all-gather after the update moves them (ZeRO-1 and
+// ZeRO-2; Megatron-Core's _ParamAndGradBucketGroup.start_param_sync all-gathers each
+// bucket's param_data): in the weights' 16-bit type, but for fp8 primary weights
+// (Options.FP8ParamGather) the fp8 products' weights at fp8GatherElementBytes an
+// element. The gradients' reduction is untouched: their buffer keeps the parameters'
+// nominal 16-bit type, or fp32 with grad_reduce_in_fp32 (grad_dtype = torch.float if
+// ddp_config.grad_reduce_in_fp32 else param.dtype, distributed_data_parallel.py,
+// core_v0.12.0 to core_v0.16.0), as FullBytes' gradients are.
+func (r *Result) ParamGatherBytes(i int) (weights, expertWeights int64) {
+	w, _ := r.FullBytes(i)
+	ew, _ := r.ExpertFullBytes(i)
+	l := &r.Layers[i]
+	if l.fp8Params == 0 {
+		return w, ew
+	}
+	less := r.Opts.perParam().weight - r.Opts.fp8GatherElementBytes()
+	return w - int64(l.fp8Params*less), ew - int64(l.fp8ExpertParams*less)
 }
 
 // TiedFullBytes are FullBytes of the tied embedding matrix, held once by a stage whose

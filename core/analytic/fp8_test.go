@@ -353,3 +353,95 @@ func TestMXFP8ScaleSwizzle(t *testing.T) {
 		}
 	}
 }
+
+// TestParamGatherBytes: the distributed optimizer's weight all-gather moves each weight
+// in the buffer's type (Megatron-Core's param_and_grad_buffer.py, core_v0.12.0 to
+// core_v0.16.0), and the gradients' reduce-scatter in the gradients' (bf16, fp32 with
+// grad_reduce_in_fp32): per element of the fp8 products' weights (h(q + 2kv) + qh +
+// 3hf a Llama 2 block) 1 byte for fp8 primary weights under delayed, current and
+// blockwise scaling (a torch.uint8 buffer), 2 under mxfp8 (gathered in bf16 and
+// quantized after) and without fp8 primary weights; every other weight (norms,
+// embedding, LM head) 2; the gradients 2, 4 with precision mixed-fp32-grads, whatever
+// the recipe.
+func TestParamGatherBytes(t *testing.T) {
+	a, _ := arch.Bundled("llama-2-7b")
+	const L, h, f = 32, 4096, 11008
+	products := float64(L * (h*(h+2*h) + h*h + 3*h*f))
+	for _, tt := range []struct {
+		name, device string
+		o            Options
+		product      float64 // bytes an element of the fp8 products' weights gathers in
+		grad         float64 // bytes a gradient element is reduced in
+	}{
+		{"bf16", "h100-sxm", Options{DType: BF16, Precision: Mixed}, 2, 2},
+		{"bf16 grads in fp32", "h100-sxm", Options{DType: BF16, Precision: MixedFP32Grads}, 2, 4},
+		{"delayed, 16-bit copies", "h100-sxm", Options{FP8Recipe: Delayed, Precision: Mixed}, 2, 2},
+		{"current, 16-bit copies", "h100-sxm", Options{FP8Recipe: Current, Precision: MixedFP32Grads}, 2, 4},
+		{"delayed, fp8 primary weights", "h100-sxm", Options{FP8Recipe: Delayed, Precision: Mixed, FP8ParamGather: true}, 1, 2},
+		{"current, fp8 primary weights", "h100-sxm", Options{FP8Recipe: Current, Precision: Mixed, FP8ParamGather: true}, 1, 2},
+		{"current, fp8 primary weights, grads in fp32", "h100-sxm", Options{FP8Recipe: Current, Precision: MixedFP32Grads, FP8ParamGather: true}, 1, 4},
+		{"blockwise, fp8 primary weights", "h100-sxm", Options{FP8Recipe: Blockwise, Precision: Mixed, FP8ParamGather: true}, 1, 2},
+		{"mxfp8, 16-bit copies", "b200", Options{FP8Recipe: MXFP8, Precision: Mixed}, 2, 2},
+		{"mxfp8, fp8 primary weights", "b200", Options{FP8Recipe: MXFP8, Precision: Mixed, FP8ParamGather: true}, 2, 2},
+		{"mxfp8, fp8 primary weights, grads in fp32", "b200", Options{FP8Recipe: MXFP8, Precision: MixedFP32Grads, FP8ParamGather: true}, 2, 4},
+	} {
+		tt.o.Batch, tt.o.Seq, tt.o.Sharding, tt.o.ShardGroup = 1, 4096, ZeRO1, 8
+		r, err := Estimate(a, frameworkTarget(t, tt.device, cluster.Megatron), tt.o)
+		if err != nil {
+			t.Fatalf("%s: %v", tt.name, err)
+		}
+		var gathered, grads, params int64
+		for i := range r.Layers {
+			w, _ := r.ParamGatherBytes(i)
+			_, g := r.FullBytes(i)
+			gathered, grads, params = gathered+w, grads+g, params+r.Layers[i].Params-r.Layers[i].TiedParams
+		}
+		if want := int64(2*(float64(params)-products) + tt.product*products); gathered != want {
+			t.Errorf("%s: the all-gather moves %d bytes, want %d", tt.name, gathered, want)
+		}
+		if want := int64(tt.grad * float64(params)); grads != want {
+			t.Errorf("%s: the reduce-scatter moves %d bytes, want %d", tt.name, grads, want)
+		}
+	}
+}
+
+// TestParamGatherBytesExperts: a mixture's routed experts are all fp8 products, so with
+// fp8 primary weights under a per-tensor recipe their expert-data-parallel all-gather
+// moves 1 byte an element (8 experts of 3hf in a Mixtral 8x7B block, expert parallelism
+// 1), the rest of the layer (attention, router, norms) its own share.
+func TestParamGatherBytesExperts(t *testing.T) {
+	a, _ := arch.Bundled("mixtral-8x7b-v0.1")
+	const h, f, experts = 4096, 14336, 8
+	o := Options{Batch: 1, Seq: 4096, FP8Recipe: Current, Precision: Mixed, Sharding: ZeRO1, ShardGroup: 8}
+	copies, err := Estimate(a, frameworkTarget(t, "h100-sxm", cluster.Megatron), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o.FP8ParamGather = true
+	primary, err := Estimate(a, frameworkTarget(t, "h100-sxm", cluster.Megatron), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for i, l := range primary.Layers {
+		if l.ExpertParams == 0 {
+			continue
+		}
+		found = true
+		if l.ExpertParams != experts*3*h*f {
+			t.Fatalf("layer %d: %d routed expert parameters, want %d", i, l.ExpertParams, experts*3*h*f)
+		}
+		w16, e16 := copies.ParamGatherBytes(i)
+		w8, e8 := primary.ParamGatherBytes(i)
+		if e16 != 2*l.ExpertParams || e8 != l.ExpertParams {
+			t.Errorf("layer %d: the experts gather %d bytes with 16-bit copies and %d with fp8 primary weights, want %d and %d", i, e16, e8, 2*l.ExpertParams, l.ExpertParams)
+		}
+		if w16 <= e16 || w16-w8 <= e16-e8 {
+			t.Errorf("layer %d: the layer's other fp8 products (attention) gather no fewer bytes: %d -> %d beside the experts' %d -> %d", i, w16, w8, e16, e8)
+		}
+		break
+	}
+	if !found {
+		t.Fatal("no layer with routed experts")
+	}
+}

@@ -1082,6 +1082,35 @@ func (o Options) perParam() bytesPerParam {
 	return p
 }
 
+// fp8GatherElementBytes is the bytes per element in which the distributed optimizer's
+// all-gather moves an fp8 primary weight (FP8ParamGather), from Megatron-Core's
+// param_and_grad_buffer.py (core_v0.12.0 to core_v0.16.0):
+//
+//   - delayed, current and blockwise scaling: 1. Transformer Engine's Float8Tensor and
+//     Float8BlockwiseQTensor keep their data in a torch.uint8 tensor, so Megatron-Core
+//     gives the fp8 parameters a buffer of dtype torch.uint8 ("when creating the param
+//     buffer for fp8 params, it is necessary to use torch.uint8",
+//     distributed_data_parallel.py) and modify_underlying_storage points their data
+//     into it; the all-gather moves that buffer. Each rank casts its shard of the fp32
+//     master weights into it (quantize_param_shard: TE's cast_master_weights_to_fp8),
+//     and the scales travel apart (an amax all-reduce, not these bytes).
+//   - mxfp8: the 16-bit type (2). TE cannot repoint or cast an MXFP8Tensor's data
+//     (replace_raw_data and cast_master_weights_to_fp8 raise NotImplementedError for
+//     MXFP8 in TE v2.2 to v2.8, transformer_engine/pytorch/tensor/utils.py), so from
+//     core_v0.13.0 a buffer of MXFP8 parameters under the distributed optimizer gets a
+//     bf16 param_data sharing the gradient buffer ("For MXFP8 param: Create a shared
+//     buffer for param AG and grad RS", a bf16 view of its first half when the
+//     gradients are fp32), the optimizer copies the master weights into it
+//     (_copy_main_params_to_param_buffer, reuse_grad_buf_for_mxfp8_param_ag) and
+//     finish_param_sync quantizes each gathered weight into its MXFP8 parameter
+//     (param.data.copy_) before zeroing the slice for the gradients.
+func (o Options) fp8GatherElementBytes() float64 {
+	if o.FP8Recipe == MXFP8 {
+		return o.perParam().weight
+	}
+	return 1
+}
+
 // devicePerParam is perParam on one device: the optimizer state and master weights
 // divided over the shard group from ZeRO-1 on, the gradients from ZeRO-2 on, the weights
 // under ZeRO-3 (the shards a device keeps between layers; the gathered copies are

@@ -493,7 +493,8 @@ func (p *prepared) expertUnpairedSeconds() float64 {
 // stageTraffic adds to ds what a stage of the given layers gives its data-parallel
 // communication in a step of microbatches: the layers' whole gradient and weight bytes
 // (before sharding; a tied embedding once, the stage's shared item, as the analytic
-// layer counts it), and under zero3 and hsdp their per-layer collectives and what those
+// layer counts it; the weights as ZeRO-1 and 2 all-gather them,
+// analytic.Result.ParamGatherBytes), and under zero3 and hsdp their per-layer collectives and what those
 // add to the passes (gatherLayers). It says whether a layer states its gradients, and
 // whether one has parameters.
 func (p *prepared) stageTraffic(ds *wire.DeviceStep, layers []int, microbatches int) (statedGrads, hasParams bool) {
@@ -504,7 +505,11 @@ func (p *prepared) stageTraffic(ds *wire.DeviceStep, layers []int, microbatches 
 		statedGrads = statedGrads || layer.GradBytes > 0
 		hasParams = hasParams || layer.ParamBytes > 0
 		ds.GradBytes += p.fullGrads[l]
-		ds.WeightBytes += p.fullWeights[l]
+		w := p.fullWeights[l]
+		if p.est != nil {
+			w, _ = p.est.ParamGatherBytes(l) // as ZeRO-1 and 2 gather them (fp8 primary weights in fp8)
+		}
+		ds.WeightBytes += w
 		if p.est != nil && p.est.Layers[l].TiedParams > 0 {
 			tiedW, tiedG = p.est.TiedFullBytes()
 		}
@@ -778,7 +783,7 @@ func besideSeconds(compute, comm, share float64) float64 {
 }
 
 // expertBytes are the routed experts' whole gradient and weight bytes on a device (its
-// stages'), and the devices that reduce them: n x tensor / (expert x expert tensor) of
+// stages'; the weights as ZeRO-1 and 2 all-gather them, analytic.Result.ParamGatherBytes), and the devices that reduce them: n x tensor / (expert x expert tensor) of
 // the data-parallel group's n (Options.ExpertDataParallel); 0 without experts.
 func (p *prepared) expertBytes(pl *wire.Plan, dev, devices int) (grads, weights int64, members int) {
 	if p.est == nil || p.est.Total.DeviceExpertParams == 0 {
@@ -789,7 +794,8 @@ func (p *prepared) expertBytes(pl *wire.Plan, dev, devices int) (grads, weights 
 			continue
 		}
 		for l := st.FirstLayer; l <= st.LastLayer; l++ {
-			w, g := p.est.ExpertFullBytes(l)
+			_, g := p.est.ExpertFullBytes(l)
+			_, w := p.est.ParamGatherBytes(l)
 			grads, weights = grads+g, weights+w
 		}
 	}

@@ -342,6 +342,16 @@ func TestValidationSummary(t *testing.T) {
 	// (388, 40 beyond, unmoved); MLPerf's v5.0 GB200 Llama 3.1 405B runs 4.7%, +4.7% to
 	// 2.6%, +2.3%; the GB200 fp8 Bridge and NeMo rows +3.4% to -0.6% (10 runs; GPT-3
 	// 175B -11.1% to -14.1%). The bounds stay.
+	// The distributed optimizer's all-gather of fp8 primary weights priced in fp8, 1 byte
+	// an element of the products' weights under delayed, current and blockwise scaling
+	// (analytic.Result.ParamGatherBytes: Megatron-Core's torch.uint8 param buffer; mxfp8
+	// gathers in bf16 and is unmoved), where the 16-bit weights had been priced: measured
+	// on main at 0408ed6, all runs from 5.8%, +4.0% (6 beyond 25%) to 6.2%, +4.3% (7:
+	// Cisco's TP 2 Llama 3.1 8B +24.9% -> +26.3%, its gap named again), the held runs
+	// from 5.6%, +3.8% (257) to 6.0%, +4.2% (256), with the Bridge MoE and CP cases from
+	// 6.9%, +4.6% to 7.2%, +4.9% (388, 38 -> 39 beyond); MLPerf's v5.1 Llama 3.1 8B
+	// +11.2% -> +13.8%, v4.0 GPT-3 175B -4.0% -> +4.4%, DGX Cloud's Nemotron4 340B +5.4%
+	// -> +6.6%: optimism the 16-bit gather had hidden. The bounds stay.
 	if ha > 0.10 || math.Abs(hs) > 0.05 {
 		t.Errorf("without the known gaps, over %d runs: median |error| %.1f%%, signed median %+.1f%%: beyond 10%% and 5%%", len(held), 100*ha, 100*hs)
 	}

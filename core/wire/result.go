@@ -93,7 +93,9 @@ type DeviceStep struct {
 	// computation. A collective hidden behind the computation adds only this.
 	ExposedSlowdownSeconds float64 `json:"exposed_slowdown_seconds,omitempty"`
 	// WeightBytes are the weights of its stages, whole: what ZeRO-1 and 2 all-gather
-	// after the update (0 under other shardings).
+	// after the update, in the type the all-gather moves them (fp8 primary weights'
+	// fp8 products in fp8 but under mxfp8; analytic.Result.ParamGatherBytes) (0 under
+	// other shardings).
 	WeightBytes int64 `json:"weight_bytes,omitempty"`
 	// ReduceScatterSeconds and AllGatherSeconds: under zero1 and zero2 its gradients
 	// reduce-scattered (once per step; per microbatch under zero2) and its weights

@@ -134,7 +134,8 @@ func (r *Evaluator) bound(c search.Candidate, x *terms, sc schedule.Config, bott
 // alike): that rule is convex in the collectives and the passes together and never
 // decreases as a collective grows, and a ring's time is at least its bandwidth term,
 // linear in the bytes, so the average device's (1/p of the model's whole gradient and
-// weight bytes, analytic.Result.FullBytes, and of one microbatch's forward and backward)
+// weight bytes, analytic.Result.FullBytes's gradients and ParamGatherBytes's weights as
+// core gathers them, and of one microbatch's forward and backward)
 // bounds the largest device's from below, over the fastest link the ring may cross in
 // any placement (gatherLink) without its latency, the all-reduce's gradients in the
 // bytes they cross in (deepspeed-bf16's in bf16). It counts where core costs the

@@ -92,15 +92,21 @@ func TestInterleavedFillBound(t *testing.T) {
 // 2, every schedule, few or many microbatches, with the all-reduce overlapping the
 // backward (eager PyTorch's DDP) or not (cuda-graphs, Megatron-LM's default),
 // exposedBound never exceeds the planned step's exposed data-parallel seconds, and it is
-// above 0 for some of each.
+// above 0 for some of each; and so with fp8 primary weights, whose all-gather moves the
+// products' weights in fp8 (analytic.Result.ParamGatherBytes), in core and the bound alike.
 func TestExposedBound(t *testing.T) {
 	for _, tc := range []struct {
 		framework string
 		perNode   int
 		seq       int
-	}{{"", 2, 256}, {"cuda-graphs", 4, 4096}} {
+		fp8Params bool
+	}{{"", 2, 256, false}, {"cuda-graphs", 4, 4096, false}, {"megatron", 4, 4096, true}} {
+		tr := wire.Training{}
+		if tc.fp8Params {
+			tr = wire.Training{FP8Recipe: "delayed", FP8ParamGather: true}
+		}
 		ev, err := New(&wire.Request{Model: wire.ModelSpec{Architecture: &wire.Architecture{Name: "llama-3.2-1b", Seq: tc.seq, Framework: tc.framework}},
-			Cluster: wire.ClusterSpec{Device: "h100-sxm", DevicesPerNode: tc.perNode}})
+			Cluster: wire.ClusterSpec{Device: "h100-sxm", DevicesPerNode: tc.perNode}, Training: tr})
 		if err != nil {
 			t.Fatal(err)
 		}

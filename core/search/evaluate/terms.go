@@ -52,12 +52,14 @@ type terms struct {
 }
 
 // dataParallelOf is, over every layer of the estimate, the gradient and weight bytes
-// before sharding (analytic.Result.FullBytes, what core/request's devices reduce and
-// gather) and one microbatch's forward and backward seconds, computed once.
+// before sharding (analytic.Result.FullBytes's gradients and ParamGatherBytes's
+// weights, what core/request's devices reduce and, under ZeRO-1 and 2, gather) and one
+// microbatch's forward and backward seconds, computed once.
 func (x *terms) dataParallelOf() [4]float64 {
 	if !x.dpSet {
 		for i := range x.est.Layers {
-			w, g := x.est.FullBytes(i)
+			_, g := x.est.FullBytes(i)
+			w, _ := x.est.ParamGatherBytes(i)
 			l := &x.est.Layers[i]
 			x.dp[0], x.dp[1] = x.dp[0]+float64(g), x.dp[1]+float64(w)
 			x.dp[2], x.dp[3] = x.dp[2]+l.FwdSeconds, x.dp[3]+l.BwdSeconds
