@@ -1093,7 +1093,10 @@ func (o Options) perParam() bytesPerParam {
 //     distributed_data_parallel.py) and modify_underlying_storage points their data
 //     into it; the all-gather moves that buffer. Each rank casts its shard of the fp32
 //     master weights into it (quantize_param_shard: TE's cast_master_weights_to_fp8),
-//     and the scales travel apart (an amax all-reduce, not these bytes).
+//     and the scales travel apart (an amax all-reduce, not these bytes). NeMo's
+//     MegatronDistributedFusedAdam (Apex's DistributedFusedAdam, the
+//     distributed_fused_adam optimizer) does the same: its fp8 parameters' buckets get
+//     param_sync_dtype=torch.uint8 (nemo/core/optim/distributed_adam.py, NeMo v2.0.0).
 //   - mxfp8: the 16-bit type (2). TE cannot repoint or cast an MXFP8Tensor's data
 //     (replace_raw_data and cast_master_weights_to_fp8 raise NotImplementedError for
 //     MXFP8 in TE v2.2 to v2.8, transformer_engine/pytorch/tensor/utils.py), so from
