@@ -388,25 +388,28 @@ func medians(errs []float64) (signed, abs float64) {
 // HGX B200's are 2.5/2.25 = 1.111 in bf16 and fp8 alike, its HBM3e 8 against 7.7 TB/s,
 // and its attention is priced at cuDNN's own GB300 rates (analytic's attention tables:
 // Blackwell Ultra's doubled exponential units, 10.7 against 5 TeraExponentials/s as
-// Verda's GB300 NVL72 post tabulates the datasheets, are in them). The planner already
-// gives the GB300's matrix products the B200's fractions of the GB300's 2.5 PFLOP/s, the
-// datasheet ratio itself. The bound lifts the rest to that ratio too (HBM bandwidth
-// 1.111 times the B200's, each launch 1/1.111 of its time): every part of the step as
-// much faster than on a B200 as the peaks allow, the attention at its measured rate. It
-// gains 1.2 to 1.4 points over the plan and leaves about 9 of the measured lead
-// unexplained, so no device rate read from a datasheet, a MAMF table or cuDNN's
-// benchmarks closes the GB300's pessimism on these rows; the GB200 runs 1.029 and 1.009
-// times the B200, under the 1.060 planned (its MAMF ratio, 1.044 bf16 and 1.053 fp8, on
-// the products). What round 32 read for the GB300 and found no figure in: the Blackwell
-// Ultra technical blog ("Inside NVIDIA Blackwell Ultra": 160 SMs in the full
-// implementation, 15 PFLOP/s dense NVFP4) and its softmax blog (the doubled MUFU.EX2
-// rate, which cuDNN's GB300 attention rates carry); Bekman's MAMF table
-// (stas00/ml-engineering at 744d01e, 2026-08-22: B300 1,769 bf16 and 3,353.3 fp8, the
-// B200's, no GB300 row; GB200 2,062 MHz device-reported maximum SM clock, GB300's not
-// disclosed); MLPerf Training v5.1 (NVIDIA's Llama 3.1 405B GB300 and GB200 runs are
-// NVFP4 at TP 2 against TP 4, a recipe the planner has not, and its Llama 3.1 8B
-// configs are GB300's only). Megatron-Bridge's v0.2.0 to v0.2.2 perf configs set
-// micro_batch_size=4 for the GB300's 8B fp8 runs (LLAMA3_8B_GB300_FP8_CS_BASE_CONFIG,
+// Verda's GB300 NVL72 post tabulates the datasheets, are in them; cuDNN's one B200 and
+// GB300 pair measured in a single harness puts a causal forward and backward 1.20 to
+// 1.29 times faster on the GB300, the tables 1.23 to 1.26: analytic's
+// TestGB300OverB200AttentionPair). The planner already gives the GB300's matrix
+// products the B200's fractions of the GB300's 2.5 PFLOP/s, the datasheet ratio itself.
+// The bound lifts the rest to that ratio too (HBM bandwidth 1.111 times the B200's,
+// each launch 1/1.111 of its time): every part of the step as much faster than on a
+// B200 as the peaks allow, the attention at its measured rate. It gains 1.2 to 1.4
+// points over the plan and leaves about 9 of the measured lead unexplained, so no
+// device rate read from a datasheet, a MAMF table or cuDNN's benchmarks closes the
+// GB300's pessimism on these rows; the GB200 runs 1.029 and 1.009 times the B200, under
+// the 1.060 planned (its MAMF ratio, 1.044 bf16 and 1.053 fp8, on the products). What
+// round 32 read for the GB300 and found no figure in: the Blackwell Ultra technical
+// blog ("Inside NVIDIA Blackwell Ultra": 160 SMs in the full implementation, 15 PFLOP/s
+// dense NVFP4) and its softmax blog (the doubled MUFU.EX2 rate, which cuDNN's GB300
+// attention rates carry); Bekman's MAMF table (stas00/ml-engineering at 744d01e,
+// 2026-08-22: B300 1,769 bf16 and 3,353.3 fp8, the B200's, no GB300 row; GB200 2,062
+// MHz device-reported maximum SM clock, GB300's not disclosed); MLPerf Training v5.1
+// (NVIDIA's Llama 3.1 405B GB300 and GB200 runs are NVFP4 at TP 2 against TP 4, a
+// recipe the planner has not, and its Llama 3.1 8B configs are GB300's only).
+// Megatron-Bridge's v0.2.0 to v0.2.2 perf configs set micro_batch_size=4 for the
+// GB300's 8B fp8 runs (LLAMA3_8B_GB300_FP8_CS_BASE_CONFIG,
 // scripts/performance/configs/llama3/workload_base_configs.py), where the table states
 // MBS 2 and GA 8; planned at 4 the rows gain 0.8 and 0.6 points: the rows keep the
 // table's.
