@@ -298,7 +298,10 @@ func (c fp8Run) ubConfig() string {
 // NVIDIA's tables show GB300 20-27% faster: Blackwell Ultra's faster attention is
 // priced (cuDNN's published rates on each, analytic's attention tables), its power is
 // not, so GB200 runs still err fast (Llama3 8B on GB200 went from +24-26% to +20-22%
-// with cuDNN's figures) and GB300 runs slow.
+// with cuDNN's figures) and GB300 runs slow. The GB300's lead over the B200 on one
+// release, recipe and parallelism is beyond every rate its datasheet states
+// (TestGB300AgainstB200Datasheets: 1.226 measured, 1.134 with every part of the step at
+// the peaks' ratio and the attention at cuDNN's GB300 rates), so it is not priced.
 func TestFP8PublishedRuns(t *testing.T) {
 	if testing.Short() {
 		t.Skip("plans runs of up to 256 devices")
@@ -375,4 +378,85 @@ func medians(errs []float64) (signed, abs float64) {
 		a[i] = math.Abs(e)
 	}
 	return med(errs), med(a)
+}
+
+// TestGB300AgainstB200Datasheets holds Megatron-Bridge's Llama 3 8B rows of one
+// release, recipe and parallelism on three devices (NeMo 25.11: 8 GPUs, DP8, MBS 2,
+// FP8-CS and FP8-MX on a B200, a GB200 and a GB300) against what the datasheets allow a
+// GB300 over a B200. The GB300's published speed over the B200 (1.226 and 1.223) is
+// beyond every rate a source states: the GB300 NVL72 datasheet's dense peaks over the
+// HGX B200's are 2.5/2.25 = 1.111 in bf16 and fp8 alike, its HBM3e 8 against 7.7 TB/s,
+// and its attention is priced at cuDNN's own GB300 rates (analytic's attention tables:
+// Blackwell Ultra's doubled exponential units, 10.7 against 5 TeraExponentials/s as
+// Verda's GB300 NVL72 post tabulates the datasheets, are in them; cuDNN's one B200 and
+// GB300 pair measured in a single harness puts a causal forward and backward 1.20 to
+// 1.29 times faster on the GB300, the tables 1.23 to 1.26: analytic's
+// TestGB300OverB200AttentionPair). The planner already gives the GB300's matrix
+// products the B200's fractions of the GB300's 2.5 PFLOP/s, the datasheet ratio itself.
+// The bound lifts the rest to that ratio too (HBM bandwidth 1.111 times the B200's,
+// each launch 1/1.111 of its time): every part of the step as much faster than on a
+// B200 as the peaks allow, the attention at its measured rate. It gains 1.2 to 1.4
+// points over the plan and leaves about 9 of the measured lead unexplained, so no
+// device rate read from a datasheet, a MAMF table or cuDNN's benchmarks closes the
+// GB300's pessimism on these rows; the GB200 runs 1.029 and 1.009 times the B200, under
+// the 1.060 planned (its MAMF ratio, 1.044 bf16 and 1.053 fp8, on the products). What
+// round 32 read for the GB300 and found no figure in: the Blackwell Ultra technical
+// blog ("Inside NVIDIA Blackwell Ultra": 160 SMs in the full implementation, 15 PFLOP/s
+// dense NVFP4) and its softmax blog (the doubled MUFU.EX2 rate, which cuDNN's GB300
+// attention rates carry); Bekman's MAMF table (stas00/ml-engineering at 744d01e,
+// 2026-08-22: B300 1,769 bf16 and 3,353.3 fp8, the B200's, no GB300 row; GB200 2,062
+// MHz device-reported maximum SM clock, GB300's not disclosed); MLPerf Training v5.1
+// (NVIDIA's Llama 3.1 405B GB300 and GB200 runs are NVFP4 at TP 2 against TP 4, a
+// recipe the planner has not, and its Llama 3.1 8B configs are GB300's only).
+// Megatron-Bridge's v0.2.0 to v0.2.2 perf configs set micro_batch_size=4 for the
+// GB300's 8B fp8 runs (LLAMA3_8B_GB300_FP8_CS_BASE_CONFIG,
+// scripts/performance/configs/llama3/workload_base_configs.py), where the table states
+// MBS 2 and GA 8; planned at 4 the rows gain 0.8 and 0.6 points: the rows keep the
+// table's.
+func TestGB300AgainstB200Datasheets(t *testing.T) {
+	if testing.Short() {
+		t.Skip("plans six runs")
+	}
+	b200, gb300 := preset(t, "b200"), preset(t, "gb300")
+	// the datasheets' dense peaks, GB300 NVL72 over HGX B200: 2.5/2.25 in bf16 and fp8
+	peakRatio := gb300.Device.FLOPSPerSecond / b200.Device.FLOPSPerSecond
+	if fp8 := gb300.Perf.FP8FLOPSPerSecond / b200.Perf.FP8FLOPSPerSecond; math.Abs(fp8-peakRatio) > 1e-9 || math.Abs(peakRatio-2.5/2.25) > 1e-9 {
+		t.Fatalf("GB300 over B200 peaks: bf16 %.4f, fp8 %.4f; the datasheets give 2.5/2.25 both", peakRatio, fp8)
+	}
+	plan := func(c fp8Run, bound bool) float64 {
+		r := c.request()
+		if bound {
+			gb := gb300.Perf
+			r.Model.Architecture.MemoryEfficiency = gb.MemoryEfficiency * b200.Perf.MemoryBytesPerSecond * peakRatio / gb.MemoryBytesPerSecond
+			ks := gb.KernelSeconds / peakRatio
+			r.Model.Architecture.KernelSeconds = &ks
+		}
+		res, err := Run(context.Background(), r)
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		return float64(c.gbs) * float64(r.Model.Architecture.Seq) / res.Step.StepSeconds / float64(c.gpus)
+	}
+	rows := map[string]fp8Run{}
+	for _, c := range fp8Runs {
+		if c.model == "llama3-8b" && c.gpus == 8 && c.source == "Megatron-Bridge perf summary, NeMo 25.11" {
+			rows[c.device+" "+c.recipe] = c
+		}
+	}
+	for _, recipe := range []string{"current", "mxfp8"} {
+		b, g2, g3 := rows["b200 "+recipe], rows["gb200 "+recipe], rows["gb300 "+recipe]
+		if b.gpus == 0 || g2.gpus == 0 || g3.gpus == 0 {
+			t.Fatalf("%s: the B200, GB200 and GB300 rows of NeMo 25.11's Llama 3 8B are not all in fp8Runs", recipe)
+		}
+		pb, p2, p3, p3max := plan(b, false), plan(g2, false), plan(g3, false), plan(g3, true)
+		measured, planned, bound := g3.tokensPerGPU/b.tokensPerGPU, p3/pb, p3max/pb
+		t.Logf("%s: GB300 over B200 measured %.3f, planned %.3f, datasheet bound %.3f; GB300 over GB200 measured %.3f, planned %.3f; GB200 over B200 measured %.3f, planned %.3f",
+			recipe, measured, planned, bound, g3.tokensPerGPU/g2.tokensPerGPU, p3/p2, g2.tokensPerGPU/b.tokensPerGPU, p2/pb)
+		if bound < planned || bound > planned+0.03 {
+			t.Errorf("%s: the datasheet bound %.3f should lie within 3 points above the plan's %.3f (only the memory-bound kernels' and launches' share moves)", recipe, bound, planned)
+		}
+		if bound >= measured {
+			t.Errorf("%s: the datasheet bound %.3f now reaches the measured %.3f: the GB300's lead over the B200 is within its rates; re-read the notes (here and TestFP8PublishedRuns)", recipe, bound, measured)
+		}
+	}
 }

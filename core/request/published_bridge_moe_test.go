@@ -1229,7 +1229,16 @@ func TestBridgeMoEPublishedRuns(t *testing.T) {
 	// NVIDIA's sustained clocks at GB300's 1,400 W against GB200's 1,200 W: the GB300
 	// keeps the B200's fractions of its 2.5 PFLOP/s, and the rest of the measured
 	// 1.16..1.23 stays unexplained (GB300's dense Bridge rows are 4 to 20% pessimistic,
-	// TestFP8PublishedRuns, which the same unpriced GB300 speed would explain).
+	// TestFP8PublishedRuns, which the same unpriced GB300 speed would explain). Round 32
+	// (s32-gb300) bounded it: on Llama 3 8B's rows of one release, recipe and
+	// parallelism the GB300 runs 1.226 times the B200 (FP8-CS; 1.223 FP8-MX), where every
+	// part of the step at the datasheets' 2.5/2.25 and the attention at cuDNN's GB300
+	// rates gives 1.134 (TestGB300AgainstB200Datasheets): the GB300's lead is beyond any
+	// rate its datasheet, the MAMF table (no GB300 row at 744d01e, 2026-08-22) or NVIDIA's
+	// Blackwell Ultra blogs (160 SMs in the full design; the doubled exponential units,
+	// in cuDNN's rates) state, so no device rate is priced for it; MLPerf Training
+	// v5.1's GB300 and GB200 Llama 3.1 405B runs of NVIDIA are NVFP4 at TP 2 against TP
+	// 4, and NVIDIA's 8B configs GB300's only: no device pair.
 	// Megatron-Core's qkv split (analytic's megatronQKVSplit) and its fused norms left out
 	// of the layernorm module (fusedBlockNorm), on main at 62d466e: all runs 15.5%,
 	// +11.4%, 34 beyond 25% to 14.5%, +10.6%, 33; through 26.04.01 14.6% to 14.1%, 28. By
