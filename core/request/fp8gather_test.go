@@ -42,7 +42,10 @@ func TestFP8FSDPAllGatherNormalize(t *testing.T) {
 			r.Parallelism.Sharding, r.Parallelism.ShardGroup = "hsdp", 1
 		}},
 		{"bf16", "applies to dtype fp8", func(r *wire.Request) { r.Model.Architecture.DType = "bf16" }},
-		{"mxfp8", "per-tensor recipe", func(r *wire.Request) { r.Model.Architecture.DType, r.Training.FP8Recipe = "", "mxfp8"; r.Cluster.Device = "b200" }},
+		{"mxfp8", "per-tensor recipe", func(r *wire.Request) {
+			r.Model.Architecture.DType, r.Training.FP8Recipe = "", "mxfp8"
+			r.Cluster.Device = "b200"
+		}},
 		{"experts", "dense architectures", func(r *wire.Request) { r.Model.Architecture.Name = "mixtral-8x7b" }},
 		{"megatron", "framework \"megatron\"", func(r *wire.Request) { r.Model.Architecture.Framework = "megatron" }},
 		{"FSDP1", "fully_shard", func(r *wire.Request) { r.Parallelism.FullyShard, r.Parallelism.ReduceDType = false, "" }},
