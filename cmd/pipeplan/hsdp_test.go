@@ -60,3 +60,27 @@ func TestSearchFSDP2(t *testing.T) {
 		}
 	}
 }
+
+// TestSearchFP8FSDPAllGather: `pipeplan search --fp8-fsdp-all-gather` with fp8 and FSDP2
+// plans its zero3 candidates with torchao's float8 all-gather (the best request states
+// training.fp8_fsdp_all_gather); without fp8 it is refused naming the flag.
+func TestSearchFP8FSDPAllGather(t *testing.T) {
+	args := []string{"search", "--hf-config", "llama-3.2-1b", "--seq", "1024", "--device", "h100-sxm", "--devices-per-node", "8",
+		"--max-devices", "8", "--stages", "1", "--dp", "8", "--sharding", "zero3", "--microbatches", "4", "--batch", "1", "--fully-shard",
+		"--framework", "compiled", "--fp8-fsdp-all-gather"}
+	for _, c := range []struct {
+		extra []string
+		want  string
+		code  int
+	}{
+		{[]string{"--dtype", "fp8", "--json"}, `"fp8_fsdp_all_gather":true`, 0},
+		{[]string{"--dtype", "bf16"}, "--fp8-fsdp-all-gather: applies to dtype fp8", 2},
+	} {
+		var out, errs bytes.Buffer
+		code := run(append(append([]string(nil), args...), c.extra...), &out, &errs)
+		got := strings.ReplaceAll(strings.ReplaceAll(out.String()+errs.String(), " ", ""), "\n", "")
+		if code != c.code || !strings.Contains(got, strings.ReplaceAll(c.want, " ", "")) {
+			t.Errorf("%v: exit %d, want %d, saying %q:\n%s%s", c.extra, code, c.code, c.want, out.String(), errs.String())
+		}
+	}
+}

@@ -67,6 +67,7 @@ type requestFlags struct {
 	recomputeModules                string
 	fp8Recipe                       string
 	fp8ParamGather                  bool
+	fp8FSDPAllGather                bool
 	checkForNaNInGrad               bool
 	fp8AmaxTPOnly                   bool
 	trainMetrics                    int
@@ -127,6 +128,7 @@ func (f *requestFlags) add(fs *flag.FlagSet, withSchedule bool) {
 	fs.StringVar(&f.dtype, "dtype", "", "element type with --hf-config: bf16 (default), fp16, fp32 or fp8 (pipeplan devices lists the fp8 rates)")
 	fs.StringVar(&f.fp8Recipe, "fp8-recipe", "", "fp8 scaling with --hf-config (means --dtype fp8): delayed (default), current, blockwise or mxfp8")
 	fs.BoolVar(&f.fp8ParamGather, "fp8-param-gather", false, "with fp8: keep the fp8 layers' weights in fp8 only (Megatron-LM's --fp8-param-gather)")
+	fs.BoolVar(&f.fp8FSDPAllGather, "fp8-fsdp-all-gather", false, "with fp8 under FSDP2 (zero3 or hsdp, --fully-shard, eager or compiled): all-gather the fp8 layers' weight shards cast to fp8 (torchao's enable_fsdp_float8_all_gather)")
 	fs.BoolVar(&f.checkForNaNInGrad, "check-for-nan-in-grad", false, "Megatron-Core's check_for_nan_in_grad (megatron and cuda-graphs modes): each gradient bucket's norm read back to the host twice before its reduction, two synchronizations a bucket")
 	fs.BoolVar(&f.fp8AmaxTPOnly, "fp8-amax-tp-only", false, "with fp8 delayed scaling under megatron: reduce the amax history over the tensor-parallel group only (Megatron-LM's --tp-only-amax-red)")
 	fs.IntVar(&f.trainMetrics, "train-metrics", 0, "training metrics the loop computes on each microbatch's logits and synchronises every step (Composer's; LLM Foundry's MPT: 2)")
@@ -271,6 +273,7 @@ func (f *requestFlags) build() (*wire.Request, error) {
 	}
 	r.Training.Optimizer, r.Training.Precision, r.Training.Recompute = f.optimizer, f.precision, f.recompute
 	r.Training.FP8Recipe, r.Training.FP8ParamGather = f.fp8Recipe, f.fp8ParamGather
+	r.Training.FP8FSDPAllGather = f.fp8FSDPAllGather
 	r.Training.CheckForNaNInGrad = f.checkForNaNInGrad
 	r.Training.FP8AmaxTPOnly = f.fp8AmaxTPOnly
 	r.Training.TrainMetrics = f.trainMetrics
@@ -446,7 +449,7 @@ var flagOf = map[string]string{
 	"model.architecture.expert_imbalance": "--expert-imbalance", "model.architecture.capacity_factor": "--capacity-factor",
 	"cluster.devices_per_node": "--devices-per-node", "cluster.link_intra": "--link-intra", "cluster.link_inter": "--link-inter",
 	"training.mode": "--inference", "training.optimizer": "--optimizer", "training.precision": "--precision",
-	"training.recompute": "--recompute", "training.recompute_modules": "--recompute-modules", "training.fp8_recipe": "--fp8-recipe", "training.fp8_param_gather": "--fp8-param-gather", "training.check_for_nan_in_grad": "--check-for-nan-in-grad", "training.fp8_amax_tp_only": "--fp8-amax-tp-only", "training.train_metrics": "--train-metrics", "training.moe_aux_loss": "--moe-aux-loss", "training.moe_force_load_balancing": "--moe-force-load-balancing", "schedule.name": "--schedule", "schedule.microbatches": "--microbatches",
+	"training.recompute": "--recompute", "training.recompute_modules": "--recompute-modules", "training.fp8_recipe": "--fp8-recipe", "training.fp8_param_gather": "--fp8-param-gather", "training.fp8_fsdp_all_gather": "--fp8-fsdp-all-gather", "training.check_for_nan_in_grad": "--check-for-nan-in-grad", "training.fp8_amax_tp_only": "--fp8-amax-tp-only", "training.train_metrics": "--train-metrics", "training.moe_aux_loss": "--moe-aux-loss", "training.moe_force_load_balancing": "--moe-force-load-balancing", "schedule.name": "--schedule", "schedule.microbatches": "--microbatches",
 	"schedule.microbatch_size": "--batch", "schedule.weight_grad_fraction": "--weight-grad-fraction",
 	"objective": "--objective", "partition": "--partition", "memory_proportion": "--memory-proportion", "boundaries": "--boundaries",
 	"schedule": "--schedule", "events": "--events",

@@ -129,12 +129,19 @@ type Layer struct {
 	// extraFLOPs: the forward FLOPs of its experts' load beyond balanced routing.
 	extraFLOPs float64
 	// bf16Dropped is the 16-bit weights that fp8 primary weights do without
-	// (Options.FP8ParamGather), already out of ParamBytes.
+	// (Options.FP8ParamGather), and the bytes the weights kept gathered through the step
+	// (Options.KeepGathered) save when FSDP gathers them in fp8 (Options.FP8FSDPAllGather),
+	// already out of ParamBytes.
 	bf16Dropped int64
 	// fp8Params are the elements of its fp8 primary weights (Options.FP8ParamGather:
 	// its fp8 products' weights, at any sharding), and fp8ExpertParams those of them
 	// that are routed experts': what ParamGatherBytes gathers in fp8.
 	fp8Params, fp8ExpertParams float64
+	// fp8Gathered is the weight elements FSDP all-gathers in fp8, 1 byte each, rather
+	// than in the weights' own type (Options.FP8FSDPAllGather: the fp8 products'
+	// weights); 0 without it. fp8Weights are those elements whether or not the option
+	// applies (0 without fp8): FP8GatherWeightBytes.
+	fp8Gathered, fp8Weights int64
 }
 
 // Terms is a pass's device time by what sets it, at the full peak and bandwidth:
@@ -1095,8 +1102,11 @@ func (c *calc) fullyShardCopies(ps []piece) (o op, ok bool) {
 	if c.o.ReduceFP32 {
 		r = 4
 	}
+	// The weights gathered in fp8 (Options.FP8FSDPAllGather) are copied out at 1 byte.
+	f8 := float64(c.fp8Gathered(ps))
+	gathered := w*(n-f8) + f8
 	return op{name: "FSDP2 all-gather copy-out and reduce-scatter copy-in",
-		fwd: work{0, 2 * w * n, 1}, bwd: work{0, (2*w + e + r) * n, 2}}, true
+		fwd: work{0, 2 * gathered, 1}, bwd: work{0, 2*gathered + (e+r)*n, 2}}, true
 }
 
 // hpGradAccumulate is what DeepSpeed's BF16 optimizer (precision deepspeed-bf16) does
@@ -1348,6 +1358,16 @@ func (c *calc) layer(name, kind string, ps ...piece) Layer {
 		}
 	}
 	l.FP8WeightBytes, l.bf16Dropped = ceil(fp8), int64(dropped)
+	l.fp8Gathered = c.fp8Gathered(ps)
+	if c.sh.fp8 != nil {
+		for _, p := range ps {
+			l.fp8Weights += int64(p.fp8Weights)
+		}
+	}
+	if c.o.keepsGathered() {
+		// The gathered copy held through the step is fp8 for these weights.
+		l.bf16Dropped += ceil(float64(l.fp8Gathered) * (c.o.perParam().weight - 1))
+	}
 	l.ParamBytes -= l.bf16Dropped
 
 	if !train {
@@ -1399,8 +1419,23 @@ func (c *calc) layer(name, kind string, ps ...piece) Layer {
 		saved = before
 	}
 	l.SavedActivationBytes = int64(saved)
-	l.TemporaryBytes = int64(max(fwdWork, bwdWork)) + c.gatheredBytes(l.Params)
+	l.TemporaryBytes = int64(max(fwdWork, bwdWork)) + c.gatheredBytes(l.Params, l.fp8Gathered)
 	return l
+}
+
+// fp8Gathered is the weight elements of pieces ps that FSDP all-gathers in fp8
+// (Options.FP8FSDPAllGather): the fp8 products' weights (torchao's Float8Linear layers;
+// torchtitan leaves the output projection, which the planner runs in 16 bits, out), 0
+// without the option or where nothing is gathered.
+func (c *calc) fp8Gathered(ps []piece) int64 {
+	if !c.o.FP8FSDPAllGather || c.sh.fp8 == nil || c.o.Sharding.Level() < 3 || c.o.ShardGroup < 2 || !c.sh.train {
+		return 0
+	}
+	var n float64
+	for _, p := range ps {
+		n += p.fp8Weights
+	}
+	return int64(n)
 }
 
 // gatheredBytes is the working memory ZeRO-3 (and HSDP) adds to a layer of params
@@ -1409,7 +1444,12 @@ func (c *calc) layer(name, kind string, ps ...piece) Layer {
 // and its whole gradients before they are reduce-scattered (Rajbhandari et al. 2020,
 // section 5.3; PyTorch FSDP2 frees each layer's gathered weights after its forward and
 // its backward: reshard_after_forward).
-func (c *calc) gatheredBytes(params int64) int64 {
+//
+// fp8 of the params are gathered in fp8 (Options.FP8FSDPAllGather): fsdp_post_all_gather
+// wraps the gathered 1-byte data in the Float8Tensor the layer's products read, so each
+// gathered copy holds 1 byte for those weights where it held full.weight; the
+// gradients are whole and 16-bit as before.
+func (c *calc) gatheredBytes(params, fp8 int64) int64 {
 	if c.o.Sharding.Level() < 3 || c.o.ShardGroup < 2 {
 		return 0
 	}
@@ -1421,17 +1461,35 @@ func (c *calc) gatheredBytes(params int64) int64 {
 	if c.o.NoPrefetch {
 		copies = 1
 	}
-	return ceil(float64(params) * (copies*full.weight + full.grad))
+	weights := float64(params-fp8)*full.weight + float64(fp8)
+	return ceil(copies*weights + float64(params)*full.grad)
 }
 
 // FullBytes are the weights and gradients of layer i's own parameters (without a tied
 // embedding matrix: TiedFullBytes) on one device of a tensor-parallel group before any
 // sharding: what a ZeRO-3 layer all-gathers and reduce-scatters, and what the
 // data-parallel gradient reduction moves.
+//
+// The weights FSDP gathers in fp8 (Options.FP8FSDPAllGather) count 1 byte each: torchao's
+// fsdp_pre_all_gather hands FSDP2 the fp8 cast of the shard to gather, in the forward
+// pass and again in the backward pass's re-gather; the gradients are reduce-scattered
+// in their own type as before.
 func (r *Result) FullBytes(i int) (weights, grads int64) {
 	p := r.Opts.perParam()
-	n := float64(r.Layers[i].Params - r.Layers[i].TiedParams)
-	return ceil(n * p.weight), ceil(n * p.grad)
+	l := r.Layers[i]
+	n := float64(l.Params - l.TiedParams)
+	return ceil((n-float64(l.fp8Gathered))*p.weight + float64(l.fp8Gathered)), ceil(n * p.grad)
+}
+
+// FP8GatherWeightBytes are FullBytes(i)'s weights as FSDP all-gathers them with
+// Options.FP8FSDPAllGather, whether or not these options set it: the fp8 products'
+// weights at 1 byte, the rest at their own size (FullBytes's without fp8). The search
+// bounds a candidate that takes the option with it from an estimate without sharding.
+func (r *Result) FP8GatherWeightBytes(i int) int64 {
+	p := r.Opts.perParam()
+	l := r.Layers[i]
+	n := float64(l.Params - l.TiedParams)
+	return ceil((n-float64(l.fp8Weights))*p.weight + float64(l.fp8Weights))
 }
 
 // ExpertFullBytes are the part of FullBytes(i) that is routed experts (Layer.ExpertParams):

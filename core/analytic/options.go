@@ -399,6 +399,23 @@ type Options struct {
 	// which Megatron-Bridge's fp8 recipes turn on), with the fp32 master weights in the
 	// optimizer. Needs dtype fp8 and mixed precision.
 	FP8ParamGather bool `json:"fp8_param_gather,omitempty"`
+	// FP8FSDPAllGather casts each FSDP shard of the fp8 products' weights to fp8 before
+	// it is all-gathered, so the all-gather moves, and the gathered copy holds, 1 byte a
+	// weight (fp8Gathered); the shards, the other weights and the gradients' reduce-scatter
+	// are unchanged. torchao's Float8LinearConfig(enable_fsdp_float8_all_gather=True),
+	// torchao/float8/fsdp_utils.py at eab345c (torchtitan's December 2024 runs) and
+	// 0afa4c1 (June 2025): WeightWithDynamicFloat8CastTensor.fsdp_pre_all_gather
+	// returns the fp8 tensor's _data (and its scale as metadata) for FSDP2 to gather, and
+	// fsdp_post_all_gather wraps the gathered data in a Float8Tensor, which Float8Linear
+	// uses as is (its weight is not cast again). FSDP2 calls the pre-all-gather hook at
+	// every unshard, so a backward pass's re-gather (reshard_after_forward) moves fp8 too;
+	// the gradient flows to the high-precision parameter and is reduce-scattered as
+	// before. precompute_float8_dynamic_scale_for_fsdp takes every weight's amax after
+	// the optimizer step in one all-reduce a step (torch._foreach_norm, stacked: a few
+	// hundred floats), not priced. Needs dtype fp8 under a per-tensor recipe, sharding
+	// zero3 or hsdp over two devices or more with FullyShard (the hooks are FSDP2's),
+	// and training.
+	FP8FSDPAllGather bool `json:"fp8_fsdp_all_gather,omitempty"`
 	// TrainMetrics is the number of training metrics the loop computes on each
 	// microbatch's logits after its backward pass (Composer's Trainer: a cross-entropy
 	// over the logits each; LM head's trainMetrics). Training only.
@@ -797,6 +814,20 @@ func (o Options) Validate() error {
 			es.Add("fp8_param_gather", "applies to dtype fp8 (the fp8 products' weights kept in fp8), got dtype %s", o.DType)
 		case o.Optimizer != None && o.Precision != Mixed && o.Precision != MixedFP32Grads:
 			es.Add("fp8_param_gather", "needs fp32 master weights beside the fp8 ones: precision mixed or mixed-fp32-grads, got %s", o.Precision)
+		}
+	}
+	if o.FP8FSDPAllGather {
+		switch {
+		case o.DType != FP8:
+			es.Add("fp8_fsdp_all_gather", "applies to dtype fp8 (torchao casts the fp8 products' weight shards to fp8 before the all-gather), got dtype %s", o.DType)
+		case o.FP8Recipe != Delayed && o.FP8Recipe != Current:
+			es.Add("fp8_fsdp_all_gather", "needs a per-tensor recipe, delayed or current (torchao's FSDP float8 all-gather is for tensorwise scales), got fp8_recipe %s", o.FP8Recipe)
+		case o.Optimizer == None:
+			es.Add("fp8_fsdp_all_gather", "applies to training (FSDP2's all-gather of sharded weights)")
+		case o.Sharding.Level() < 3 || !o.FullyShard:
+			es.Add("fp8_fsdp_all_gather", "needs FSDP2: sharding zero3 or hsdp with fully_shard (the hooks torchao sets are FSDP2's), got sharding %q, fully_shard %t", o.Sharding, o.FullyShard)
+		case o.ShardGroup < 2:
+			es.Add("fp8_fsdp_all_gather", "needs the weights sharded over two devices or more (nothing is all-gathered), got shard group %d", o.ShardGroup)
 		}
 	}
 	if o.TrainMetrics < 0 {

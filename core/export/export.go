@@ -181,6 +181,10 @@ type Input struct {
 	// FP8AmaxTPOnly is training.fp8_amax_tp_only: delayed scaling's amax history
 	// reduced over the tensor-parallel group only (Megatron-LM's --tp-only-amax-red).
 	FP8AmaxTPOnly bool
+	// FP8FSDPAllGather is training.fp8_fsdp_all_gather: FSDP2 all-gathers the fp8
+	// layers' weight shards cast to fp8 (torchao's Float8LinearConfig
+	// enable_fsdp_float8_all_gather, with precompute_float8_dynamic_scale_for_fsdp).
+	FP8FSDPAllGather bool
 	// FP8Attention is model.architecture.fp8_attention: the attention core priced in
 	// fp8 (Transformer Engine's fp8_dpa, Megatron-LM's --fp8-dot-product-attention).
 	FP8Attention bool
@@ -347,7 +351,7 @@ func (in *Input) check() error {
 	}
 	if _, ok := fp8Names[in.FP8Recipe]; in.DType == "fp8" && !ok {
 		es.Add("fp8_recipe", "must be delayed, current, blockwise or mxfp8 with dtype fp8, got %q", in.FP8Recipe)
-	} else if in.DType != "fp8" && (in.FP8Recipe != "" || in.FP8ParamGather) {
+	} else if in.DType != "fp8" && (in.FP8Recipe != "" || in.FP8ParamGather || in.FP8FSDPAllGather) {
 		es.Add("fp8_recipe", "needs dtype fp8, got %q", in.DType)
 	}
 	switch in.Recompute {

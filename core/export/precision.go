@@ -79,6 +79,9 @@ func (in *Input) precisionText() string {
 	if in.FP8ParamGather {
 		s += "; fp8 weights kept in fp8 only"
 	}
+	if in.FP8FSDPAllGather {
+		s += "; FSDP all-gathers the fp8 layers' weights in fp8 (torchao)"
+	}
 	return s
 }
 
@@ -114,9 +117,12 @@ func megatronPrecision(in *Input) (args []string, why string) {
 		if in.FP8Attention {
 			args = append(args, "--fp8-dot-product-attention  # the attention core in fp8 (cuDNN), as priced")
 		}
+		if in.FP8FSDPAllGather {
+			why = torchaoGatherWhy("Megatron-LM")
+		}
 	}
 	if !in.training() || h == "" {
-		return args, ""
+		return args, why
 	}
 	switch in.Precision {
 	case "mixed":
@@ -156,6 +162,9 @@ func deepspeedPrecision(in *Input) (entries []string, why string) {
 	}
 	if in.DType == "fp8" {
 		why = fmt.Sprintf("DeepSpeed has no fp8 recipe of its own: the config runs bf16, and pipeplan priced fp8 products with %s scaling; build the layers with Transformer Engine (transformer_engine.pytorch.Linear under fp8_autocast(fp8_recipe=%s())) to run what was priced", in.FP8Recipe, teRecipes[in.FP8Recipe]) + fp8AttentionText(in)
+		if in.FP8FSDPAllGather {
+			why += "; and " + torchaoGatherWhy("DeepSpeed")
+		}
 	}
 	if !in.training() || h == "" {
 		return entries, why
@@ -188,6 +197,12 @@ func deepspeedPrecision(in *Input) (entries []string, why string) {
 	return entries, why
 }
 
+// torchaoGatherWhy says that framework runs no torchao FSDP2 float8 all-gather, which the
+// plan priced (training.fp8_fsdp_all_gather).
+func torchaoGatherWhy(framework string) string {
+	return framework + " has no torchao FSDP2 float8 all-gather: pipeplan priced the fp8 layers' weights all-gathered and held gathered in fp8 (training.fp8_fsdp_all_gather), where the run gathers them in 16 bits: its all-gathers move, and its gathered weights hold, twice the bytes priced"
+}
+
 // torchDTypes are torch's names for the element types.
 var torchDTypes = map[string]string{"bf16": "torch.bfloat16", "fp16": "torch.float16", "fp32": "torch.float32"}
 
@@ -204,6 +219,16 @@ func pytorchPrecision(in *Input) (lines []string, why string) {
 	t := torchDTypes[h]
 	if in.DType == "fp8" {
 		why = fmt.Sprintf("the export sets no fp8: pipeplan priced the blocks' linear layers in fp8 with %s scaling; run them in Transformer Engine's layers under fp8_autocast(fp8_recipe=%s()) (torchao.float8.convert_to_float8_training's tensorwise recipe is current scaling only)", in.FP8Recipe, teRecipes[in.FP8Recipe]) + fp8AttentionText(in)
+	}
+	if in.DType == "fp8" && in.FP8FSDPAllGather {
+		// torchao/float8 (eab345c, 0afa4c1): Float8LinearConfig, convert_to_float8_training
+		// and precompute_float8_dynamic_scale_for_fsdp, as torchtitan's Float8Handler
+		// calls them (module_filter_fn leaving the output projection out).
+		lines = append(lines,
+			"# FSDP2 all-gathers the fp8 layers' weights in fp8, as priced (torchao): before fully_shard,",
+			"# torchao.float8.convert_to_float8_training(stage, config=Float8LinearConfig(enable_fsdp_float8_all_gather=True),",
+			"#     module_filter_fn=lambda mod, fqn: fqn != \"output\"), and after each optimizer step",
+			"# torchao.float8.precompute_float8_dynamic_scale_for_fsdp(stage) (one all-reduce of the weights' amaxes)")
 	}
 	if !in.training() || in.Precision == "pure" {
 		return append(lines, fmt.Sprintf("PARAM_DTYPE = %s  # model.to(PARAM_DTYPE): weights%s in %s", t, map[bool]string{true: ", gradients and optimizer state", false: ""}[in.training()], h)), why

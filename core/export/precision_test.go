@@ -92,3 +92,32 @@ func TestPrecisionAmaxGroup(t *testing.T) {
 		}
 	}
 }
+
+// TestFP8FSDPAllGatherExport: a plan priced with training.fp8_fsdp_all_gather states
+// torchao's config in the PyTorch export (Float8LinearConfig(enable_fsdp_float8_all_gather
+// =True) before fully_shard, precompute_float8_dynamic_scale_for_fsdp after each step), in
+// every header, and says why Megatron-LM's and DeepSpeed's runs differ (no such gather).
+func TestFP8FSDPAllGatherExport(t *testing.T) {
+	in := &Input{DType: "fp8", Precision: "mixed", FP8Recipe: "current", FP8FSDPAllGather: true}
+	lines, _ := pytorchPrecision(in)
+	text := strings.Join(lines, "\n")
+	for _, want := range []string{"Float8LinearConfig(enable_fsdp_float8_all_gather=True)", "precompute_float8_dynamic_scale_for_fsdp(stage)", `fqn != "output"`} {
+		if !strings.Contains(text, want) {
+			t.Errorf("PyTorch export lacks %q:\n%s", want, text)
+		}
+	}
+	if s := in.precisionText(); !strings.Contains(s, "all-gathers the fp8 layers' weights in fp8") {
+		t.Errorf("header %q does not state the fp8 all-gather", s)
+	}
+	if _, why := megatronPrecision(in); !strings.Contains(why, "training.fp8_fsdp_all_gather") {
+		t.Errorf("Megatron-LM: why %q, want the fp8 all-gather it does not run", why)
+	}
+	if _, why := deepspeedPrecision(in); !strings.Contains(why, "training.fp8_fsdp_all_gather") {
+		t.Errorf("DeepSpeed: why %q, want the fp8 all-gather it does not run", why)
+	}
+	in.FP8FSDPAllGather = false
+	lines, _ = pytorchPrecision(in)
+	if strings.Contains(strings.Join(lines, "\n"), "enable_fsdp_float8_all_gather") {
+		t.Error("the PyTorch export states the fp8 all-gather without it")
+	}
+}

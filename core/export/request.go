@@ -86,6 +86,7 @@ func FromRequest(ctx context.Context, r *wire.Request) (*Input, *wire.Result, er
 		FP8Recipe:             n.Training.FP8Recipe,
 		FP8ParamGather:        n.Training.FP8ParamGather,
 		FP8AmaxTPOnly:         n.Training.FP8AmaxTPOnly,
+		FP8FSDPAllGather:      n.Training.FP8FSDPAllGather,
 		TrainMetrics:          n.Training.TrainMetrics,
 		DPBucketBytes:         n.Parallelism.DPBucketBytes,
 		DPBucketElements:      n.Parallelism.DPBucketElements,

@@ -63,7 +63,7 @@ func (p *prepared) architecture(es *model.Errors) {
 	}
 	o := analytic.Options{
 		Batch: r.Schedule.MicrobatchSize, Seq: a.Seq,
-		DType: analytic.DType(a.DType), FP8Recipe: analytic.FP8Recipe(r.Training.FP8Recipe), FP8ParamGather: r.Training.FP8ParamGather, TrainMetrics: r.Training.TrainMetrics, MoEAuxLoss: analytic.AuxLoss(r.Training.MoEAuxLoss), MoEForceBalance: r.Training.MoEForceLoadBalancing, Precision: analytic.Precision(r.Training.Precision),
+		DType: analytic.DType(a.DType), FP8Recipe: analytic.FP8Recipe(r.Training.FP8Recipe), FP8ParamGather: r.Training.FP8ParamGather, FP8FSDPAllGather: r.Training.FP8FSDPAllGather, TrainMetrics: r.Training.TrainMetrics, MoEAuxLoss: analytic.AuxLoss(r.Training.MoEAuxLoss), MoEForceBalance: r.Training.MoEForceLoadBalancing, Precision: analytic.Precision(r.Training.Precision),
 		Optimizer: analytic.Optimizer(r.Training.Optimizer), Attention: analytic.Attention(a.Attention),
 		FP8Attention: a.FP8Attention, ExpertFusedMLP: a.ExpertFusedMLP,
 		Recompute: archRecompute(r.Training.Recompute), Split: analytic.Split(a.Split), Tie: analytic.Tie(a.Tie),
@@ -125,6 +125,11 @@ func (p *prepared) architecture(es *model.Errors) {
 	t.Framework = fw
 	if r.Training.CheckForNaNInGrad && !fw.MegatronBuckets {
 		es.Add("training.check_for_nan_in_grad", "is Megatron-Core's DistributedDataParallelConfig check, which framework %q does not run (megatron or cuda-graphs)", fw.Name)
+	}
+	if r.Training.FP8FSDPAllGather && fw.Name != cluster.Eager && fw.Name != cluster.Compiled {
+		// torchao's Float8 training runs under PyTorch's own modules (torchtitan);
+		// Megatron-Core's fp8 weights are training.fp8_param_gather.
+		es.Add("training.fp8_fsdp_all_gather", "is torchao's FSDP2 float8 all-gather, which framework %q does not run (eager or compiled; Megatron-Core's is training.fp8_param_gather)", fw.Name)
 	}
 	if r.Parallelism.DPBucketElements > 0 && !fw.MegatronBuckets {
 		es.Add("parallelism.dp_bucket_elements", "is Megatron-Core's bucket_size, which framework %q does not run (megatron or cuda-graphs)", fw.Name)
@@ -294,7 +299,7 @@ func archPaths(err error) error {
 		return err
 	}
 	paths := map[string]string{
-		"batch": "schedule.microbatch_size", "seq": "model.architecture.seq", "dtype": "model.architecture.dtype", "fp8_recipe": "training.fp8_recipe", "fp8_param_gather": "training.fp8_param_gather", "train_metrics": "training.train_metrics", "moe_aux_loss": "training.moe_aux_loss", "moe_force_load_balancing": "training.moe_force_load_balancing",
+		"batch": "schedule.microbatch_size", "seq": "model.architecture.seq", "dtype": "model.architecture.dtype", "fp8_recipe": "training.fp8_recipe", "fp8_param_gather": "training.fp8_param_gather", "fp8_fsdp_all_gather": "training.fp8_fsdp_all_gather", "train_metrics": "training.train_metrics", "moe_aux_loss": "training.moe_aux_loss", "moe_force_load_balancing": "training.moe_force_load_balancing",
 		"precision": "training.precision", "optimizer": "training.optimizer", "attention": "model.architecture.attention",
 		"fp8_attention": "model.architecture.fp8_attention", "expert_fused_mlp": "model.architecture.expert_fused_mlp",
 		"recompute": "training.recompute", "recompute_modules": "training.recompute_modules", "split": "model.architecture.split", "tie": "model.architecture.tie",

@@ -190,10 +190,13 @@ func (pr *Prepared) RecomputeOptions() recompute.Choices { return pr.p.recompute
 // proportion and the split. Each means what the request's field means; a zero value is
 // its default.
 type Knobs struct {
-	Parallelism      wire.Parallelism
-	Count            int
-	Schedule         wire.Schedule
-	Recompute        string
+	Parallelism wire.Parallelism
+	Count       int
+	Schedule    wire.Schedule
+	Recompute   string
+	// FP8FSDPAllGather is training.fp8_fsdp_all_gather, which applies only where the
+	// weights are sharded by FSDP2 over two replicas or more (a knob with them).
+	FP8FSDPAllGather bool
 	MemoryProportion float64
 	Boundaries       []int
 	Partition        string
@@ -204,7 +207,7 @@ type Knobs struct {
 func (pr *Prepared) Knobs() Knobs {
 	r := pr.p.req
 	return Knobs{Parallelism: r.Parallelism, Count: r.Cluster.Count, Schedule: r.Schedule, Recompute: r.Training.Recompute,
-		MemoryProportion: r.MemoryProportion, Boundaries: append([]int(nil), r.Boundaries...), Partition: r.Partition, Events: r.Events}
+		FP8FSDPAllGather: r.Training.FP8FSDPAllGather, MemoryProportion: r.MemoryProportion, Boundaries: append([]int(nil), r.Boundaries...), Partition: r.Partition, Events: r.Events}
 }
 
 // With prepares the request with the knobs k in place of its own, reusing what is built:
@@ -228,6 +231,7 @@ func (pr *Prepared) With(k Knobs) (*Prepared, error) {
 	q := clone(base.req)
 	q.Parallelism, q.Cluster.Count, q.Schedule = k.Parallelism, k.Count, k.Schedule
 	q.Training.Recompute, q.MemoryProportion, q.Events = k.Recompute, k.MemoryProportion, k.Events
+	q.Training.FP8FSDPAllGather = k.FP8FSDPAllGather
 	if k.Recompute != string(analytic.Selective) && k.Recompute != RecomputeAuto {
 		// The request's modules say what selective recomputation (or auto) reruns: a
 		// variant recomputing none or full has none.

@@ -29,6 +29,25 @@ func (p *prepared) training(es *model.Errors) {
 	if t.FP8ParamGather && p.arch == nil {
 		es.Add("training.fp8_param_gather", "applies to architectures (a measured profile states its weights' memory)")
 	}
+	if t.FP8FSDPAllGather {
+		// torchtitan's Float8Handler turns torchao's FSDP float8 all-gather on only with
+		// parallel_dims.dp_shard_enabled (torchtitan/float8.py at 9dec370;
+		// components/quantization/float8.py at e7c0cae): the replicas FSDP shards over,
+		// not the context devices it also shards over.
+		par := p.req.Parallelism
+		dpShard := par.Data
+		if par.Sharding == string(analytic.HSDP) {
+			dpShard = par.ShardGroup
+		}
+		switch {
+		case p.arch == nil:
+			es.Add("training.fp8_fsdp_all_gather", "applies to architectures (a measured profile states its weights' memory and collectives)")
+		case p.arch.NumExperts > 0:
+			es.Add("training.fp8_fsdp_all_gather", "applies to dense architectures (torchao gathers Float8Linear weights in fp8; routed experts' grouped weights are not)")
+		case analytic.Sharding(par.Sharding).Level() >= 3 && dpShard < 2:
+			es.Add("training.fp8_fsdp_all_gather", "needs more than one replica in the shard group (torchtitan enables it only with dp_shard > 1), got %d", dpShard)
+		}
+	}
 	switch {
 	case t.TrainMetrics < 0 || t.TrainMetrics > wire.MaxTrainMetrics:
 		es.Add("training.train_metrics", "must be between 0 and %d, got %d", wire.MaxTrainMetrics, t.TrainMetrics)

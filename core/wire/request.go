@@ -373,6 +373,17 @@ type Training struct {
 	// Megatron-LM's --fp8-param-gather, on in Megatron-Bridge's fp8 recipes). Needs fp8 and
 	// precision mixed or mixed-fp32-grads.
 	FP8ParamGather bool `json:"fp8_param_gather,omitempty"`
+	// FP8FSDPAllGather casts each FSDP2 shard of the fp8 products' weights to fp8 before
+	// its all-gather (torchao's Float8LinearConfig enable_fsdp_float8_all_gather, with
+	// precompute_float8_dynamic_scale_for_fsdp: torchtitan's float8 options): the
+	// all-gather moves and the gathered copy holds 1 byte a weight, while the 16-bit or
+	// fp32 shard and the gradients' reduce-scatter stay as they were. Not Megatron's
+	// fp8_param_gather, which drops the 16-bit copy. Needs dtype fp8 under a per-tensor
+	// recipe (delayed or current), an architecture without routed experts, training,
+	// framework eager or compiled, sharding zero3 or hsdp with parallelism.fully_shard,
+	// and more than one replica in the shard group (torchtitan turns it on only with
+	// dp_shard > 1).
+	FP8FSDPAllGather bool `json:"fp8_fsdp_all_gather,omitempty"`
 	// CheckForNaNInGrad is Megatron-Core's DistributedDataParallelConfig
 	// check_for_nan_in_grad: before each bucket's gradient reduction the rank takes
 	// the bucket's gradient norm and reads torch.isnan and torch.isinf of it back to the

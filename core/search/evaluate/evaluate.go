@@ -125,6 +125,9 @@ type Evaluator struct {
 	// weight sharding is implemented (PyTorch FSDP2's fully_shard and its reduce dtype),
 	// which the candidates that shard weights (zero3, hsdp) take (withFSDP2).
 	fsdp2 wire.Parallelism
+	// fp8Gather is the base request's training.fp8_fsdp_all_gather, which the
+	// candidates it applies to take (fp8GatherOn).
+	fp8Gather bool
 	// gathered caches the terms of ZeRO-3 candidates (termsFor).
 	gathered map[gatherKey]*terms
 	// gatherLinks caches gatherLink per (stages, replicas, devices of a stage).
@@ -172,6 +175,13 @@ func New(base *wire.Request) (*Evaluator, error) {
 	if err := checkFSDP2(&b, fsdp2); err != nil {
 		return nil, err
 	}
+	// torchao's FSDP float8 all-gather likewise applies to the candidates whose weights
+	// FSDP2 shards over two replicas or more (withFP8Gather).
+	fp8Gather := b.Training.FP8FSDPAllGather
+	b.Training.FP8FSDPAllGather = false
+	if err := checkFP8Gather(&b, fsdp2, fp8Gather); err != nil {
+		return nil, err
+	}
 	b.Schedule = wire.Schedule{}
 	b.Training.Recompute, b.MemoryProportion, b.Boundaries, b.Events = "", 0, nil, false
 	b.Cluster.Count = 0
@@ -192,7 +202,7 @@ func New(base *wire.Request) (*Evaluator, error) {
 	n.Cluster.Count = 0
 	r := &Evaluator{base: n, baseBatch: baseBatch, prepared: prepared, arch: prepared.Architecture(), layers: len(prepared.Model().Layers),
 		sp: base.Parallelism.SequenceParallel, train: n.Training.Mode == wire.ModeTraining,
-		expertOverlap: base.Parallelism.ExpertOverlap, dispatcher: base.Parallelism.ExpertDispatcher, overlaps: overlaps, fsdp2: fsdp2,
+		expertOverlap: base.Parallelism.ExpertOverlap, dispatcher: base.Parallelism.ExpertDispatcher, overlaps: overlaps, fsdp2: fsdp2, fp8Gather: fp8Gather,
 		contextMethod: contextMethodOf(base.Parallelism.ContextMethod), contextNamed: base.Parallelism.ContextMethod != "", contextInner: base.Parallelism.ContextInner, refused: map[refuseKey]error{}, selectiveOpRefused: map[selectiveOpKey]error{},
 		terms: map[termKey]*terms{}, estimates: map[termKey]*analytic.Result{}, twins: map[[2]int][]int8{}, gathered: map[gatherKey]*terms{}, gatherLinks: map[[3]int]linkOK{}, inFlight: map[[4]int][]int{}, secondsPer: 1}
 	if err := checkContextInner(&b, base.Parallelism); err != nil {
@@ -280,6 +290,38 @@ func checkFSDP2(b *wire.Request, par wire.Parallelism) error {
 	return nil
 }
 
+// checkFP8Gather refuses the base request's training.fp8_fsdp_all_gather (on) where core
+// refuses it on every candidate that could take it (a profile, bf16, a block recipe,
+// routed experts, inference, another framework, no fully_shard), by core's own check on
+// a probe that shards over two replicas with the base's FSDP2 fields (fsdp2).
+func checkFP8Gather(b *wire.Request, fsdp2 wire.Parallelism, on bool) error {
+	if !on {
+		return nil
+	}
+	probe := *b
+	probe.Training.FP8FSDPAllGather = true
+	probe.Parallelism = wire.Parallelism{Pipeline: 1, Data: 2, Sharding: string(analytic.ZeRO3), FullyShard: fsdp2.FullyShard, ReduceDType: fsdp2.ReduceDType}
+	_, err := request.Prepare(&probe)
+	fes, _ := model.AsFieldErrors(err)
+	for _, e := range fes {
+		if e.Path == "training.fp8_fsdp_all_gather" {
+			return e
+		}
+	}
+	return nil
+}
+
+// fp8GatherOn reports whether candidate configuration g takes the base request's
+// training.fp8_fsdp_all_gather: its weights sharded (zero3 or hsdp) over two replicas or
+// more (torchtitan's dp_shard > 1; the context devices FSDP also spans do not count).
+func (r *Evaluator) fp8GatherOn(g search.Config) bool {
+	dpShard := g.Data
+	if g.ShardGroup > 0 {
+		dpShard = g.ShardGroup
+	}
+	return r.fp8Gather && r.train && g.ZeRO == 3 && dpShard >= 2
+}
+
 // innerOf is the all-to-all group of a context split of c devices by method: the base
 // request's context_inner under hierarchical (0: core's default), else 0.
 func (r *Evaluator) innerOf(c int, method string) int {
@@ -295,6 +337,7 @@ func (r *Evaluator) Request(c search.Candidate) (*wire.Request, error) {
 	k := r.knobs(c)
 	q := *r.base
 	q.Parallelism, q.Schedule, q.Training.Recompute, q.MemoryProportion = k.Parallelism, k.Schedule, k.Recompute, k.MemoryProportion
+	q.Training.FP8FSDPAllGather = k.FP8FSDPAllGather
 	if r.arch == nil {
 		v, err := r.prepare(c)
 		if err != nil {
@@ -327,6 +370,7 @@ func (r *Evaluator) knobs(c search.Candidate) request.Knobs {
 	}
 	r.withOverlaps(&k.Parallelism)
 	r.withFSDP2(&k.Parallelism)
+	k.FP8FSDPAllGather = r.fp8GatherOn(c.Config)
 	return k
 }
 

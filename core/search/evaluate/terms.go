@@ -426,6 +426,9 @@ func (r *Evaluator) termsFor(c search.Candidate) (*terms, error) {
 		link = r.topo.IntraRing(c.ShardGroup * max(1, c.Context)) // HSDP's group may sit in a node (core/request's shardLinks)
 	}
 	n := shardDegree(c.Config)
+	// Whether the candidate gathers its fp8 weights in fp8 (fp8GatherOn) follows from n
+	// and c: n/c replicas in the shard group.
+	fp8 := r.fp8GatherOn(c.Config)
 	k := gatherKey{termKey{c.Tensor, c.MicrobatchSize, c.Recompute, max(1, c.Context), r.methodOf(c.Config), c.Expert}, n, link}
 	if y := r.gathered[k]; y != nil {
 		return y, nil
@@ -437,6 +440,9 @@ func (r *Evaluator) termsFor(c search.Candidate) (*terms, error) {
 	for i := range y.layers {
 		l := &x.est.Layers[i]
 		w, g := x.est.FullBytes(i)
+		if fp8 {
+			w = x.est.FP8GatherWeightBytes(i) // what core gathers with training.fp8_fsdp_all_gather
+		}
 		ag := cluster.RingAllGatherSeconds(link, float64(w), n)
 		rs := cluster.RingReduceScatterSeconds(link, float64(g), n)
 		f := cluster.OverlappedSeconds(l.FwdSeconds, ag, r.collectiveShare)
