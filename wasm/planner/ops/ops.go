@@ -281,6 +281,12 @@ func normalJSON(requestJSON string) string {
 	if request.DPBucketBytesApplies(n) { // core's rule; its size is the framework's (core's buckets)
 		k["dp_bucket_bytes"] = "the framework's"
 	}
+	if request.CheckForNaNInGradApplies(n) { // Megatron-Core's buckets (core's rule)
+		k["check_for_nan_in_grad"] = "off"
+	}
+	if request.DPBucketElementsApplies(n) { // Megatron-Core's default bucket_size for the replicas
+		k["dp_bucket_elements"] = strconv.FormatInt(cluster.MegatronBucketElements(max(n.Parallelism.Data, 1)), 10)
+	}
 	k["free_transfers"] = "off"
 	if len(n.Cluster.Document) > 0 {
 		k["data_link"] = n.Cluster.DataLink
