@@ -682,6 +682,42 @@ func TestMegatronBucketKnobs(t *testing.T) {
 	}
 }
 
+// TestImportKeepsWhatTheModelTakes: an imported file changes the model by core's rule
+// (request.WithModel, as the model picker): a HuggingFace config keeps the former
+// architecture's knobs (the framework) and Megatron-Core's fields it takes; a measured
+// profile leaves out what it refuses (the architecture's knobs, tensor parallelism,
+// Megatron-Core's check and buckets), and the notice names them, where the page's own
+// rule kept the check and the file did not load.
+func TestImportKeepsWhatTheModelTakes(t *testing.T) {
+	a := NewApp(nil, &fakeHost{}, local)
+	a.PickModel("arch:llama-3.2-1b")
+	a.SetCluster("device", "h100-sxm")
+	a.SetCluster("count", "4")
+	a.SetDegree("data", "2")
+	a.SetTensor("2")
+	a.SetField("framework", "megatron")
+	a.SetCheck("check_for_nan_in_grad", true)
+	a.SetField("dp_bucket_elements", "65536")
+	if a.Err != nil {
+		t.Fatal(a.Err)
+	}
+	a.Import("config.json", []byte(`{"model_type": "gpt2", "n_embd": 768, "n_layer": 2, "n_head": 12, "vocab_size": 50257, "n_positions": 1024}`))
+	if r := a.Req; a.NoticeBad || a.Err != nil || r.Model.Architecture == nil || r.Model.Architecture.Framework != "megatron" || !r.Training.CheckForNaNInGrad ||
+		r.Parallelism.DPBucketElements != 65536 || r.Parallelism.Tensor != 2 || strings.Contains(a.Notice, "Left out") {
+		t.Fatalf("the config: notice %q, err %v, %+v", a.Notice, a.Err, r)
+	}
+	a.Import("chain.json", chain(8))
+	r := a.Req
+	if a.NoticeBad || a.Err != nil || len(r.Model.Document) == 0 || r.Training.CheckForNaNInGrad || r.Parallelism.DPBucketElements != 0 || r.Parallelism.Tensor != 0 {
+		t.Fatalf("the profile: notice %q, err %v, %+v %+v", a.Notice, a.Err, r.Training, r.Parallelism)
+	}
+	for _, p := range []string{"Loaded chain.json: 8 layers. Left out for this model: ", "model.architecture.framework (", "parallelism.tensor (", "training.check_for_nan_in_grad (", "parallelism.dp_bucket_elements ("} {
+		if !strings.Contains(a.Notice, p) {
+			t.Errorf("the notice %q lacks %q", a.Notice, p)
+		}
+	}
+}
+
 // TestExpertKnobs: the Cluster panel's expert knobs set parallelism.expert,
 // expert_overlap and expert_dispatcher for a mixture of experts; the plan follows
 // (the mixture layers' all-to-alls appear), a change of the devices keeps them, and
