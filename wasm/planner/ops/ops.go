@@ -32,7 +32,8 @@
 //	                             request's large model kept in the browser's storage
 //
 // A request may hold a stored model's reference in its model document (Ref, Import):
-// Do puts the document back before it runs the operation.
+// Do puts the document back before it runs the operation; candidate and model answer
+// with the reference again, as the page holds it.
 //
 // Bad input comes back as an error object ({error, fields}), never as a Go error: Do's
 // error is only the context's, when a search is cancelled.
