@@ -179,14 +179,6 @@ func (f ClusterForm) spec() wire.ClusterSpec {
 	return c
 }
 
-// noTensor drops tensor, sequence and context parallelism, which only architectures have.
-func (a *App) noTensor() {
-	a.Req.Parallelism.Tensor, a.Req.Parallelism.SequenceParallel = 0, false
-	a.Req.Parallelism.Context, a.Req.Parallelism.ContextMethod = 0, ""
-	a.typed("tensor", "", true)
-	a.typed("context", "", true)
-}
-
 // panelParallelism is the parallelism the Cluster panel keeps when the devices change:
 // every field but the pipeline, which follows from the devices (replicas, tensor and
 // sequence parallelism, context parallelism, sharding, experts, the overlaps and

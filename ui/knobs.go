@@ -137,6 +137,10 @@ var knobRows = [...]KnobField{
 		Hint: "zero1 and zero2: the updated weights' all-gather during the next step's first forward (Megatron-LM's --overlap-param-gather)."},
 	{group: "finer", Name: "dp_bucket_bytes", ref: func(r *wire.Request) any { return &r.Parallelism.DPBucketBytes }, Label: "Gradient bucket (bytes)", Max: wire.MaxDPBucketBytes,
 		Hint: "bytes of gradients one data-parallel collective reduces (e.g. 41943040 for 40 MiB); empty: the framework's own buckets."},
+	{group: "finer", Name: "dp_bucket_elements", ref: func(r *wire.Request) any { return &r.Parallelism.DPBucketElements }, Label: "Gradient bucket (elements)", Max: wire.MaxDPBucketBytes,
+		Hint: "Megatron-Core's bucket_size (Megatron-LM's --ddp-bucket-size), its buckets closed at parameters' ends; megatron and cuda-graphs."},
+	{group: "finer", Name: "check_for_nan_in_grad", ref: func(r *wire.Request) any { return &r.Training.CheckForNaNInGrad }, Label: "NaN check of gradients", Check: true,
+		Hint: "each bucket's norm read back to the host before its reduction (Megatron-Core's check_for_nan_in_grad); megatron and cuda-graphs."},
 	{group: "finer", Name: "overlap_tensor_comm", ref: func(r *wire.Request) any { return &r.Parallelism.OverlapTensorComm }, Label: "Overlap tensor-parallel communication", choose: true, arch: true,
 		Hint: "with sequence parallelism: tensor parallelism's all-gathers and reduce-scatters in chunks behind the linear layers' products: userbuffers (Transformer Engine's, Megatron-LM's --tp-comm-overlap), async-tp (PyTorch's async TP, torch.compile only: the backward reduce-scatters of summed gradients stay exposed), on (the framework's own)."},
 	{group: "finer", Name: "tp_comm_overlap_config", ref: func(r *wire.Request) any { return &r.Parallelism.TPCommOverlapConfig }, Label: "Userbuffers config", choose: true, arch: true,
@@ -179,6 +183,9 @@ var knobRows = [...]KnobField{
 	{group: "searchbase", ID: "search-overlap_param_gather", Name: "overlap_param_gather", Label: "Overlap weight all-gather", choose: true, arch: true},
 	{group: "searchbase", ID: "search-tp_comm_overlap_config", Name: "tp_comm_overlap_config", Label: "Userbuffers config", choose: true, arch: true,
 		Hint: "kept on candidates of tensor degree 1 (dropped) or its own; others are not tried"},
+	{group: "searchbase", ID: "search-dp_bucket_bytes", Name: "dp_bucket_bytes", Label: "Gradient bucket (bytes)", Max: wire.MaxDPBucketBytes, Hint: bucketKept},
+	{group: "searchbase", ID: "search-dp_bucket_elements", Name: "dp_bucket_elements", Label: "Gradient bucket (elements)", Max: wire.MaxDPBucketBytes, Hint: bucketKept},
+	{group: "searchbase", ID: "search-check_for_nan_in_grad", Name: "check_for_nan_in_grad", Label: "NaN check of gradients", Check: true},
 	{group: "finer", Name: "capacity_factor", aref: func(ar *wire.Architecture) any { return &ar.CapacityFactor }, Label: "Capacity factor", Max: wire.MaxExpertImbalance, Step: "any",
 		Hint: "caps each expert's tokens at this many times the mean, dropping the rest; 0 is dropless."},
 	{group: "finer", Name: "moe_aux_loss", ref: func(r *wire.Request) any { return &r.Training.MoEAuxLoss }, Label: "Load-balancing loss", choose: true,
@@ -186,6 +193,10 @@ var knobRows = [...]KnobField{
 	{group: "finer", Name: "moe_force_load_balancing", ref: func(r *wire.Request) any { return &r.Training.MoEForceLoadBalancing }, Label: "Forced load balancing", Check: true,
 		Hint: "random router logits, the experts evenly loaded (Megatron-Core's moe_router_force_load_balancing, as Megatron-Bridge's benchmarks run); needs routing imbalance 1."},
 }
+
+// bucketKept is where the search keeps the request's bucket sizes (core/search/evaluate:
+// withOverlaps).
+const bucketKept = "kept on candidates sharded none, zero1 or zero2 (a bucket at a time); zero3 and hsdp drop it"
 
 // KnobFields lists a group's knobs (knobRows, whose doc names the groups). The lists of
 // values and the bounds are core's (core/wire); whether a knob applies is what core's

@@ -33,12 +33,12 @@ func TestFinerKnobs(t *testing.T) {
 		names = append(names, f.Name)
 		enabled[f.Name] = !f.Disabled
 	}
-	if got := strings.Join(names, " "); got != "shard_group prefetch reshard reduce_dtype fully_shard overlap_grad_reduce overlap_param_gather dp_bucket_bytes overlap_tensor_comm tp_comm_overlap_config context_inner expert_tensor expert_imbalance capacity_factor moe_aux_loss moe_force_load_balancing" {
+	if got := strings.Join(names, " "); got != "shard_group prefetch reshard reduce_dtype fully_shard overlap_grad_reduce overlap_param_gather dp_bucket_bytes dp_bucket_elements check_for_nan_in_grad overlap_tensor_comm tp_comm_overlap_config context_inner expert_tensor expert_imbalance capacity_factor moe_aux_loss moe_force_load_balancing" {
 		t.Errorf("knobs %s", got)
 	}
 	// hsdp's knobs and the experts' apply; without hierarchical context parallelism its
 	// group does not, nor the userbuffers config without the userbuffers overlap.
-	for name, want := range map[string]bool{"shard_group": true, "prefetch": true, "reshard": true, "reduce_dtype": true, "fully_shard": true, "overlap_grad_reduce": true, "expert_tensor": true, "expert_imbalance": true, "context_inner": false, "tp_comm_overlap_config": false, "dp_bucket_bytes": true, "moe_aux_loss": false, "moe_force_load_balancing": false} {
+	for name, want := range map[string]bool{"shard_group": true, "prefetch": true, "reshard": true, "reduce_dtype": true, "fully_shard": true, "overlap_grad_reduce": true, "expert_tensor": true, "expert_imbalance": true, "context_inner": false, "tp_comm_overlap_config": false, "dp_bucket_bytes": true, "dp_bucket_elements": false, "check_for_nan_in_grad": false, "moe_aux_loss": false, "moe_force_load_balancing": false} {
 		if enabled[name] != want {
 			t.Errorf("%s enabled %v, want %v (core's normal form: %q)", name, enabled[name], want, a.Resolved(name))
 		}

@@ -108,18 +108,25 @@ func (a *App) PickModel(v string) {
 			}
 			a.Req = w.Request
 			a.BoundsText, a.LayerStart = "", 0
-			var left []string
-			for _, d := range w.Dropped {
-				left = append(left, d.Path+" ("+d.Reason+")")
-				a.typed(d.Path[strings.LastIndexByte(d.Path, '.')+1:], "", true)
-			}
-			a.notice("", false)
-			if left != nil {
-				a.notice("Left out for this model: "+strings.Join(left, "; "), false)
-			}
+			a.notice(a.leftOut(w.Dropped), false)
 			a.relayout(true)
 		})
 	})
+}
+
+// leftOut says which fields core left out for another model (request.WithModel's
+// dropped fields, with its reasons), "" for none, and forgets what was typed in their
+// boxes.
+func (a *App) leftOut(dropped []model.FieldError) string {
+	var left []string
+	for _, d := range dropped {
+		left = append(left, d.Path+" ("+d.Reason+")")
+		a.typed(d.Path[strings.LastIndexByte(d.Path, '.')+1:], "", true)
+	}
+	if left == nil {
+		return ""
+	}
+	return "Left out for this model: " + strings.Join(left, "; ")
 }
 
 // answer is a planner's answer that carries a request: "layout"'s, with the stages and
@@ -382,38 +389,38 @@ func (a *App) ImportAnswer(name, answer string, err error) {
 }
 
 // importModel plans the request with the model spec of the file name, and shows it
-// when it plans; extra ends the notice.
+// when it plans; extra ends the notice. What of the request survives the change is
+// core's rule, as for the model picker (request.WithModel, the planner's "model"); the
+// notice names the fields core left out.
 func (a *App) importModel(name string, m wire.ModelSpec, extra string) {
-	r := clone(a.Req)
 	if m.Architecture != nil {
-		if old := r.Model.Architecture; old != nil {
-			m.Architecture.Seq, m.Architecture.DType, m.Architecture.Attention = old.Seq, old.DType, old.Attention
-		}
 		m.Name = path.Base(name)
-	} else {
-		r.Parallelism.Tensor, r.Parallelism.SequenceParallel = 0, false
-		r.Parallelism.Context, r.Parallelism.ContextMethod = 0, ""
 	}
-	r.Model = m
-	r.Boundaries = nil
+	r := clone(a.Req)
 	a.background(func() {
-		v, err := a.plan(r, wire.Window{})
+		var w answer
+		var v *wire.View
+		err := a.call(nil, "model", &w, r, m)
+		if err == nil {
+			v, err = a.plan(w.Request, wire.Window{})
+		}
 		a.update(func() {
 			if err != nil {
 				a.notImported(name, err)
 				return
 			}
-			a.Req = r
-			if m.Architecture == nil {
-				a.noTensor()
-			}
+			a.Req = w.Request
 			a.BoundsText, a.LayerStart, a.StageStart = "", 0, 0
 			a.planSeq++ // an answer still coming is for the model before
 			a.show(v, nil)
 			a.Err, a.Opened = nil, ""
 			a.Replans++
 			a.keep(true)
-			a.notice(fmt.Sprintf("Loaded %s: %d layers.%s", name, v.Result.Model.Layers, extra), false)
+			msg := fmt.Sprintf("Loaded %s: %d layers.%s", name, v.Result.Model.Layers, extra)
+			if left := a.leftOut(w.Dropped); left != "" {
+				msg += " " + left
+			}
+			a.notice(msg, false)
 			a.layersPending, a.layersShown = a.DrawInFrames, 0
 		})
 	})

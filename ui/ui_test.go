@@ -584,6 +584,140 @@ func TestMoERouterAndBucketKnobs(t *testing.T) {
 	}
 }
 
+// TestMegatronBucketKnobs: the Cluster panel's finer rows for
+// parallelism.dp_bucket_elements and training.check_for_nan_in_grad apply where core's
+// normal form says (request.DPBucketElementsApplies and CheckForNaNInGradApplies:
+// training an architecture under Megatron-Core's buckets, megatron or cuda-graphs; the
+// elements without dp_bucket_bytes), set their fields, change the plan, travel in the
+// URL's fragment, and render, as do the Search panel's rows of the fields every
+// candidate keeps (the two bucket sizes and the check); a search's candidate applied to
+// the plan carries them.
+func TestMegatronBucketKnobs(t *testing.T) {
+	a := NewApp(nil, &fakeHost{}, local)
+	a.PickModel("arch:llama-3.2-1b")
+	a.SetCluster("device", "h100-sxm")
+	a.SetCluster("count", "4")
+	a.SetDegree("data", "4")
+	disabled := func(group string) map[string]bool {
+		d := map[string]bool{}
+		for _, f := range a.KnobFields(group) {
+			d[f.Name] = f.Disabled
+		}
+		return d
+	}
+	for _, g := range []string{"finer", "searchbase"} {
+		if d := disabled(g); a.Err != nil || !d["dp_bucket_elements"] || !d["check_for_nan_in_grad"] || d["dp_bucket_bytes"] {
+			t.Fatalf("%s under eager: err %v, disabled %v", g, a.Err, d)
+		}
+	}
+	a.SetField("framework", "megatron")
+	for _, g := range []string{"finer", "searchbase"} {
+		if d := disabled(g); a.Err != nil || d["dp_bucket_elements"] || d["check_for_nan_in_grad"] {
+			t.Fatalf("%s under megatron: err %v, disabled %v", g, a.Err, d)
+		}
+	}
+	// Core prices Megatron-Core's buckets under its overlap (request.dataParallelBuckets).
+	a.SetField("overlap_grad_reduce", "on")
+	if got := a.Resolved("dp_bucket_elements"); got != "40000000" { // Megatron-Core's default for 4 replicas
+		t.Errorf("the bucket's default: %q", got)
+	}
+	for _, c := range []struct {
+		name, v, json string
+		field         func() string
+	}{
+		{"dp_bucket_elements", "64", `"dp_bucket_elements":64`, func() string { return strconv.FormatInt(a.Req.Parallelism.DPBucketElements, 10) }},
+		{"check_for_nan_in_grad", "true", `"check_for_nan_in_grad":true`, func() string { return a.Field("check_for_nan_in_grad") }},
+	} {
+		before := a.Res.Step.StepSeconds
+		a.SetField(c.name, c.v)
+		if got := c.field(); got != c.v || a.Err != nil || a.NoticeBad {
+			t.Fatalf("%s = %s: the request has %q (err %v, notice %q)", c.name, c.v, got, a.Err, a.Notice)
+		}
+		if after := a.Res.Step.StepSeconds; after == before {
+			t.Errorf("%s = %s: the step stays %v s", c.name, c.v, after)
+		}
+		if !strings.Contains(strings.Join(strings.Fields(string(a.RequestJSON())), ""), c.json) {
+			t.Errorf("%s: the request's JSON has no %s", c.name, c.json)
+		}
+	}
+	f, err := a.Fragment()
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := NewApp(nil, &fakeHost{}, local)
+	b.Restore(f)
+	if r := b.Req; r.Parallelism.DPBucketElements != 64 || !r.Training.CheckForNaNInGrad || b.Res.Step.StepSeconds != a.Res.Step.StepSeconds {
+		t.Errorf("from the fragment: %+v %+v, step %v s (was %v s)", r.Training, r.Parallelism, b.Res.Step.StepSeconds, a.Res.Step.StepSeconds)
+	}
+	a.SetField("dp_bucket_bytes", "1048576")
+	if d := disabled("finer"); a.Err == nil || !strings.Contains(a.Err.Error(), "parallelism.dp_bucket_elements") || d["dp_bucket_elements"] {
+		t.Errorf("with dp_bucket_bytes: %v, disabled %v; want core's refusal naming parallelism.dp_bucket_elements, the row enabled", a.Err, d["dp_bucket_elements"])
+	}
+	a.SetField("dp_bucket_bytes", "")
+	a.SetTab("cluster")
+	html := render(t, a)
+	for _, id := range []string{"knob-dp_bucket_elements", "knob-check_for_nan_in_grad"} {
+		if !strings.Contains(html, `id="`+id+`"`) {
+			t.Errorf("the Cluster panel has no #%s", id)
+		}
+	}
+	a.SetTab("search")
+	html = render(t, a)
+	for _, id := range []string{"search-dp_bucket_bytes", "search-dp_bucket_elements", "search-check_for_nan_in_grad"} {
+		if !strings.Contains(html, `id="`+id+`"`) {
+			t.Errorf("the Search panel has no #%s", id)
+		}
+	}
+	// A candidate applied to the plan keeps them (core/search/evaluate: withOverlaps).
+	a.SetSearchKnob("max_devices", "4")
+	a.SetSearchKnob("schedule", "1f1b")
+	a.SetSearchKnob("zero", "zero1")
+	a.StartSearch()
+	if s := a.Search; s.Err != "" || s.Report == nil || s.Report.Best == nil {
+		t.Fatalf("search: %q", s.Err)
+	}
+	a.Apply(a.Results()[0].Key)
+	if r := a.Req; a.Err != nil || r.Parallelism.DPBucketElements != 64 || !r.Training.CheckForNaNInGrad || r.Model.Architecture.Framework != "megatron" {
+		t.Errorf("the applied candidate: err %v, %+v %+v", a.Err, r.Parallelism, r.Training)
+	}
+}
+
+// TestImportKeepsWhatTheModelTakes: an imported file changes the model by core's rule
+// (request.WithModel, as the model picker): a HuggingFace config keeps the former
+// architecture's knobs (the framework) and Megatron-Core's fields it takes; a measured
+// profile leaves out what it refuses (the architecture's knobs, tensor parallelism,
+// Megatron-Core's check and buckets), and the notice names them, where the page's own
+// rule kept the check and the file did not load.
+func TestImportKeepsWhatTheModelTakes(t *testing.T) {
+	a := NewApp(nil, &fakeHost{}, local)
+	a.PickModel("arch:llama-3.2-1b")
+	a.SetCluster("device", "h100-sxm")
+	a.SetCluster("count", "4")
+	a.SetDegree("data", "2")
+	a.SetTensor("2")
+	a.SetField("framework", "megatron")
+	a.SetCheck("check_for_nan_in_grad", true)
+	a.SetField("dp_bucket_elements", "65536")
+	if a.Err != nil {
+		t.Fatal(a.Err)
+	}
+	a.Import("config.json", []byte(`{"model_type": "gpt2", "n_embd": 768, "n_layer": 2, "n_head": 12, "vocab_size": 50257, "n_positions": 1024}`))
+	if r := a.Req; a.NoticeBad || a.Err != nil || r.Model.Architecture == nil || r.Model.Architecture.Framework != "megatron" || !r.Training.CheckForNaNInGrad ||
+		r.Parallelism.DPBucketElements != 65536 || r.Parallelism.Tensor != 2 || strings.Contains(a.Notice, "Left out") {
+		t.Fatalf("the config: notice %q, err %v, %+v", a.Notice, a.Err, r)
+	}
+	a.Import("chain.json", chain(8))
+	r := a.Req
+	if a.NoticeBad || a.Err != nil || len(r.Model.Document) == 0 || r.Training.CheckForNaNInGrad || r.Parallelism.DPBucketElements != 0 || r.Parallelism.Tensor != 0 {
+		t.Fatalf("the profile: notice %q, err %v, %+v %+v", a.Notice, a.Err, r.Training, r.Parallelism)
+	}
+	for _, p := range []string{"Loaded chain.json: 8 layers. Left out for this model: ", "model.architecture.framework (", "parallelism.tensor (", "training.check_for_nan_in_grad (", "parallelism.dp_bucket_elements ("} {
+		if !strings.Contains(a.Notice, p) {
+			t.Errorf("the notice %q lacks %q", a.Notice, p)
+		}
+	}
+}
+
 // TestExpertKnobs: the Cluster panel's expert knobs set parallelism.expert,
 // expert_overlap and expert_dispatcher for a mixture of experts; the plan follows
 // (the mixture layers' all-to-alls appear), a change of the devices keeps them, and

@@ -415,6 +415,29 @@ func MoEAuxLossApplies(n *wire.Request) bool {
 // rule.
 func DPBucketBytesApplies(n *wire.Request) bool { return n.Training.Mode == wire.ModeTraining }
 
+// CheckForNaNInGradApplies reports whether training.check_for_nan_in_grad applies to n, a
+// request in its normal form: training an architecture under a framework that runs
+// Megatron-Core's DistributedDataParallelConfig (cluster.Framework.MegatronBuckets:
+// megatron, cuda-graphs). Normalize's own rule: the field is refused wherever this is
+// false, and the page offers its control where it is true.
+func CheckForNaNInGradApplies(n *wire.Request) bool {
+	ar := n.Model.Architecture
+	if ar == nil || n.Training.Mode != wire.ModeTraining {
+		return false
+	}
+	fw, err := cluster.LookupFramework(ar.Framework)
+	return err == nil && fw.MegatronBuckets
+}
+
+// DPBucketElementsApplies reports whether parallelism.dp_bucket_elements, Megatron-Core's
+// bucket_size, applies to n, a request in its normal form: where the NaN check does
+// (CheckForNaNInGradApplies: training an architecture under Megatron-Core's buckets) and
+// parallelism.dp_bucket_bytes, another framework's bucket, is not set. Normalize's own
+// rule.
+func DPBucketElementsApplies(n *wire.Request) bool {
+	return CheckForNaNInGradApplies(n) && n.Parallelism.DPBucketBytes == 0
+}
+
 // megatronRouter: framework fw runs a mixture's router as Megatron-Core does (megatron,
 // cuda-graphs, deepspeed, none); HuggingFace's code under eager and compiled computes its
 // loss otherwise and has no forced balancing.

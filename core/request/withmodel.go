@@ -78,9 +78,19 @@ func WithModel(r *wire.Request, m wire.ModelSpec) (*wire.Request, []Dropped) {
 			dropped = append(dropped, Dropped{"model.architecture." + k, "applies to architectures; the model is a measured profile"})
 		}
 	}
+	// A profile's document is read once for every round (reading one of 200,000 layers
+	// takes seconds; what the rounds drop is never the model).
+	var reuse *loaded
+	if len(m.Document) > 0 {
+		p := &prepared{req: clone(out), loaded: &loaded{}}
+		var es model.Errors
+		if p.loadModel(&es); len(es) == 0 {
+			reuse = p.loaded
+		}
+	}
 	// Each round drops one field, so the rounds are bounded by the request's fields.
 	for range 256 {
-		_, err := Normalize(out)
+		_, err := prepareFrom(out, nil, reuse)
 		es, ok := model.AsFieldErrors(err)
 		if !ok {
 			break
@@ -120,9 +130,16 @@ func droppable(path string) bool {
 }
 
 // without is r less the field at path (its zero value, core's default), and whether that
-// changed the request.
+// changed the request. The documents (a profile's, an architecture's config, a
+// cluster's), which no droppable path reaches, are set aside for the round trip through
+// JSON: a profile of 200,000 layers is tens of megabytes.
 func without(r *wire.Request, path string) (*wire.Request, bool) {
-	b, err := json.Marshal(r)
+	bare := clone(r)
+	bare.Model.Document, bare.Cluster.Document = nil, nil
+	if ar := bare.Model.Architecture; ar != nil {
+		ar.Config = nil
+	}
+	b, err := json.Marshal(bare)
 	if err != nil {
 		return nil, false
 	}
@@ -156,6 +173,10 @@ func without(r *wire.Request, path string) (*wire.Request, bool) {
 	}
 	if again, err := json.Marshal(&out); err != nil || bytes.Equal(again, b) {
 		return nil, false
+	}
+	out.Model.Document, out.Cluster.Document = r.Model.Document, r.Cluster.Document
+	if out.Model.Architecture != nil && r.Model.Architecture != nil {
+		out.Model.Architecture.Config = r.Model.Architecture.Config
 	}
 	return &out, true
 }

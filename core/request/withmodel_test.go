@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"pipeplan/core/examples"
 	"pipeplan/core/wire"
 )
 
@@ -30,6 +31,14 @@ func TestWithModel(t *testing.T) {
 			Model:       wire.ModelSpec{Architecture: &wire.Architecture{Name: "qwen1.5-moe-a2.7b", Framework: "megatron", ExpertImbalance: 1.5, CapacityFactor: 1.25}},
 			Parallelism: wire.Parallelism{Data: 2, Expert: 2, ExpertOverlap: true, ExpertDispatcher: "deepep"}}
 	}
+	// A profile and an architecture's config as documents: WithModel sets them aside for
+	// its rounds (without) and reads the profile once; both come back as given.
+	ex, err := examples.Lookup("gpt2-medium")
+	if err != nil {
+		t.Fatal(err)
+	}
+	profileDoc := json.RawMessage(ex.ModelJSON())
+	gpt2Config := json.RawMessage(`{"model_type":"gpt2","n_embd":768,"n_layer":2,"n_head":12,"vocab_size":50257,"n_positions":1024}`)
 	arch := func(name string) wire.ModelSpec { return wire.ModelSpec{Architecture: &wire.Architecture{Name: name}} }
 	label := []string{"model.name", "boundaries"}
 	for _, c := range []struct {
@@ -69,6 +78,17 @@ func TestWithModel(t *testing.T) {
 			func(out *wire.Request) bool {
 				ar := out.Model.Architecture
 				return out.Parallelism == wire.Parallelism{Data: 2} && ar.ExpertImbalance == 0 && ar.CapacityFactor == 0 && ar.Framework == "megatron"
+			}},
+		{"a profile's document is kept as given, the knobs it refuses dropped", dense(), wire.ModelSpec{Document: profileDoc},
+			append(label, "model.architecture.attention", "model.architecture.cross_entropy", "model.architecture.dtype", "model.architecture.framework",
+				"model.architecture.seq", "model.architecture.split", "model.architecture.tie", "parallelism.tensor", "parallelism.sequence_parallel",
+				"training.fp8_amax_tp_only", "training.fp8_param_gather", "training.recompute"), func(out *wire.Request) bool {
+				return string(out.Model.Document) == string(profileDoc) && out.Parallelism == wire.Parallelism{}
+			}},
+		{"an architecture's config is kept as given", dense(), wire.ModelSpec{Architecture: &wire.Architecture{Config: gpt2Config}}, append(label, "model.architecture.seq"),
+			func(out *wire.Request) bool {
+				ar := out.Model.Architecture
+				return string(ar.Config) == string(gpt2Config) && ar.Seq == 0 && ar.Framework == "megatron" && out.Parallelism.Tensor == 2
 			}},
 		{"an unknown device is the cluster's refusal, left", func() *wire.Request { r := dense(); r.Cluster.Device = "h100"; return r }(), arch("llama-3.2-1b"), label,
 			func(out *wire.Request) bool {

@@ -32,7 +32,8 @@
 //	                             request's large model kept in the browser's storage
 //
 // A request may hold a stored model's reference in its model document (Ref, Import):
-// Do puts the document back before it runs the operation.
+// Do puts the document back before it runs the operation; candidate and model answer
+// with the reference again, as the page holds it.
 //
 // Bad input comes back as an error object ({error, fields}), never as a Go error: Do's
 // error is only the context's, when a search is cancelled.
@@ -63,13 +64,14 @@ import (
 func Do(ctx context.Context, op string, args []string, progress func(string), yield func()) (out string, err error) {
 	defer recovered(&out)
 	var refs []Ref
+	given := args // as the caller gave them, references and all
 	for i, a := range args {
 		r, rs, err := Models.Resolve(a)
 		if err != nil {
 			return mustJSON(apiError{Error: err.Error(), Fields: []apiField{{Path: "model.document", Reason: err.Error()}}}), nil
 		}
 		if rs != nil {
-			if i == 0 {
+			if refs == nil { // the caller's slice stays as given
 				args = append([]string(nil), args...)
 			}
 			args[i], refs = r, append(refs, rs...)
@@ -119,7 +121,7 @@ func Do(ctx context.Context, op string, args []string, progress func(string), yi
 	case "normal":
 		return normalJSON(arg(0)), nil
 	case "model":
-		return withModelJSON(arg(0), arg(1)), nil
+		return withModelJSON(arg(0), arg(1), given), nil
 	}
 	return mustJSON(apiError{Error: fmt.Sprintf("unknown operation %q", op)}), nil
 }
@@ -138,8 +140,11 @@ func layoutJSON(ctx context.Context, requestJSON string) string {
 }
 
 // withModelJSON is request.WithModel's answer for a request and a model spec (JSON):
-// {"request": ..., "dropped": [{"path", "reason"}, ...]}, or an error object.
-func withModelJSON(requestJSON, modelJSON string) string {
+// {"request": ..., "dropped": [{"path", "reason"}, ...]}, or an error object. given
+// are the arguments as the caller gave them: where the model spec's document was a
+// stored model's reference (Ref, an imported file's), the answer's request holds the
+// reference again, as the page holds it, not the document.
+func withModelJSON(requestJSON, modelJSON string, given []string) string {
 	r, err := request.Decode([]byte(requestJSON))
 	if err != nil {
 		return mustJSON(errorOf(err))
@@ -149,6 +154,10 @@ func withModelJSON(requestJSON, modelJSON string) string {
 		return mustJSON(apiError{Error: "the model does not read: " + err.Error()})
 	}
 	out, dropped := request.WithModel(r, m)
+	var g wire.ModelSpec
+	if len(given) == 2 && given[1] != modelJSON && json.Unmarshal([]byte(given[1]), &g) == nil && len(g.Document) > 0 && len(out.Model.Document) > 0 {
+		out.Model.Document = g.Document
+	}
 	return mustJSON(struct {
 		Request *wire.Request     `json:"request"`
 		Dropped []request.Dropped `json:"dropped"`
@@ -280,6 +289,12 @@ func normalJSON(requestJSON string) string {
 	}
 	if request.DPBucketBytesApplies(n) { // core's rule; its size is the framework's (core's buckets)
 		k["dp_bucket_bytes"] = "the framework's"
+	}
+	if request.CheckForNaNInGradApplies(n) { // Megatron-Core's buckets (core's rule)
+		k["check_for_nan_in_grad"] = "off"
+	}
+	if request.DPBucketElementsApplies(n) { // Megatron-Core's default bucket_size for the replicas
+		k["dp_bucket_elements"] = strconv.FormatInt(cluster.MegatronBucketElements(max(n.Parallelism.Data, 1)), 10)
 	}
 	k["free_transfers"] = "off"
 	if len(n.Cluster.Document) > 0 {

@@ -103,6 +103,21 @@ func TestStoredModelsPlan(t *testing.T) {
 	if !strings.Contains(cand, `"stored": "sha256-`+hashOf(big)) || strings.Contains(cand, `"l1000"`) {
 		t.Errorf("the candidate's request: %.400s", cand)
 	}
+	// Another model for the request (an imported file, request.WithModel): the answer's
+	// request holds the file's reference, and core's rule drops what the profile refuses.
+	var ref Ref
+	json.Unmarshal(im.Model.Document, &ref)
+	arch := `{"version":1,"model":{"architecture":{"name":"gpt2","seq":512}},"cluster":{"device":"A100-80GB","count":6},"parallelism":{"tensor":2}}`
+	withModel, _ := Do(ctx, "model", []string{arch, `{"document":` + string(im.Model.Document) + `}`}, nil, nil)
+	var w struct {
+		Request *wire.Request
+		Dropped []struct{ Path string }
+	}
+	var held Ref
+	if err := json.Unmarshal([]byte(withModel), &w); err != nil || w.Request == nil || json.Unmarshal(w.Request.Model.Document, &held) != nil || held != ref ||
+		w.Request.Parallelism.Tensor != 0 || !slices.ContainsFunc(w.Dropped, func(d struct{ Path string }) bool { return d.Path == "parallelism.tensor" }) {
+		t.Errorf("the file for the architecture: %v: %.600s", err, withModel)
+	}
 	expanded, _ := Do(ctx, "expand", []string{req(im.Model.Document)}, nil, nil)
 	if expanded != req(whole.Document) {
 		t.Errorf("expand: %.200s", expanded)
