@@ -173,7 +173,10 @@ const gapCiscoTP2 = "Cisco's Llama 3.1 8B run at TP 2 on 128 H100s errs beyond 2
 	"the 195 per-parameter buckets' all-gathers at 1 byte an element of the products' weights, not 2): +26.3% (TP 1 +7.5% -> +8.3%). " +
 	"Priced and ruled out: the tensor-parallel overlap it did not run (tpCommOverlap), custom.yaml's 64-element buckets, " +
 	"check_for_nan_in_grad's host synchronizations. Not priced: the 128 bucket groups' coalesced collectives " +
-	"(_coalescing_manager), the host's lead lost beyond one operator after each synchronization."
+	"(_coalescing_manager), the host's lead lost beyond one operator after each synchronization. Ruled out in round 32: the " +
+	"step's work outside the microbatches (pretrain.py's clip_grad 1.0: the gradient norm, its all-reduce and .item(); the " +
+	"distributed optimizer's update and fp8 weight refresh) is no larger a rank at TP 2 than at TP 1 (the shard over DP 64 " +
+	"halves), while the TP 2 step logs 101 ms beyond its plan and the TP 1 step 55 ms."
 
 // gapUF8BDP128 is the University of Florida's 256-GPU Llama 3.1 8B run's gap.
 const gapUF8BDP128 = "The University of Florida's Llama 3.1 8B run on 256 B200s (CP 2, DP 128) logs 0.221 s a step where its 32-, " +
