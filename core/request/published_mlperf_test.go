@@ -553,8 +553,9 @@ func (c mlperfRun) layout() []int {
 //     their plans. (e) Host: after the norm's .item() the device idles while the host
 //     issues the update, and TE's two loops walk all 128 fp8 parameters on every rank
 //     (_get_fp8_params_and_shard_fp32_from_fp8 lists each, its master None outside the
-//     shard: a slice, torch.empty and a view each); no source times these dispatches,
-//     and they are the same work at every node count: the one-node DP 8 row, whose step
+//     shard: at v2.8 a slice and two views each, then _reset_caches each); no source
+//     times these dispatches, and they are the same work at every node count: the
+//     one-node DP 8 row, whose step
 //     runs the same code over a larger shard, logs 7 ms beyond its plan where every
 //     multi-node B200 row logs 23-49 ms, so what is missing grows with the nodes the
 //     data-parallel ring crosses, not with per-step fixed work.
