@@ -133,15 +133,15 @@ type Layer struct {
 	// (Options.KeepGathered) save when FSDP gathers them in fp8 (Options.FP8FSDPAllGather),
 	// already out of ParamBytes.
 	bf16Dropped int64
-	// fp8Params are the elements of its fp8 primary weights (Options.FP8ParamGather:
-	// its fp8 products' weights, at any sharding), and fp8ExpertParams those of them
-	// that are routed experts': what ParamGatherBytes gathers in fp8.
-	fp8Params, fp8ExpertParams float64
-	// fp8Gathered is the weight elements FSDP all-gathers in fp8, 1 byte each, rather
-	// than in the weights' own type (Options.FP8FSDPAllGather: the fp8 products'
-	// weights); 0 without it. fp8Weights are those elements whether or not the option
-	// applies (0 without fp8): FP8GatherWeightBytes.
-	fp8Gathered, fp8Weights int64
+	// fp8Weights are the weight elements of its fp8 products (0 without fp8), and
+	// fp8ExpertWeights those of them that are routed experts': what the distributed
+	// optimizer gathers in fp8 with fp8 primary weights (Options.FP8ParamGather,
+	// ParamGatherBytes) and FSDP2 with torchao's float8 all-gather
+	// (Options.FP8FSDPAllGather, FP8GatherWeightBytes).
+	fp8Weights, fp8ExpertWeights int64
+	// fp8Gathered is fp8Weights where FSDP all-gathers them in fp8, 1 byte each, rather
+	// than in the weights' own type (Options.FP8FSDPAllGather applies); 0 elsewhere.
+	fp8Gathered int64
 }
 
 // Terms is a pass's device time by what sets it, at the full peak and bandwidth:
@@ -1350,20 +1350,15 @@ func (c *calc) layer(name, kind string, ps ...piece) Layer {
 	for _, p := range ps {
 		k, d := c.sh.fp8Bytes(p)
 		fp8, dropped = fp8+k, dropped+d
-		if c.o.FP8ParamGather && c.sh.fp8 != nil {
+		if c.sh.fp8 != nil {
 			// A piece's routed experts' weights come first among its fp8 products'
 			// (moe: the routed experts', then the shared experts').
-			l.fp8Params += p.fp8Weights
-			l.fp8ExpertParams += min(p.fp8Weights, float64(p.expertParams))
+			l.fp8Weights += int64(p.fp8Weights)
+			l.fp8ExpertWeights += int64(min(p.fp8Weights, float64(p.expertParams)))
 		}
 	}
 	l.FP8WeightBytes, l.bf16Dropped = ceil(fp8), int64(dropped)
 	l.fp8Gathered = c.fp8Gathered(ps)
-	if c.sh.fp8 != nil {
-		for _, p := range ps {
-			l.fp8Weights += int64(p.fp8Weights)
-		}
-	}
 	if c.o.keepsGathered() {
 		// The gathered copy held through the step is fp8 for these weights.
 		l.bf16Dropped += ceil(float64(l.fp8Gathered) * (c.o.perParam().weight - 1))
@@ -1509,15 +1504,18 @@ func (r *Result) ExpertFullBytes(i int) (weights, grads int64) {
 // nominal 16-bit type, or fp32 with grad_reduce_in_fp32 (grad_dtype = torch.float if
 // ddp_config.grad_reduce_in_fp32 else param.dtype, distributed_data_parallel.py,
 // core_v0.12.0 to core_v0.16.0), as FullBytes' gradients are.
+//
+// The weights are the 16-bit ones whatever FSDP's gather (FullBytes) moves: the two fp8
+// gathers are refused together (Options.Validate), so this counts the fp8 weights once.
 func (r *Result) ParamGatherBytes(i int) (weights, expertWeights int64) {
-	w, _ := r.FullBytes(i)
-	ew, _ := r.ExpertFullBytes(i)
 	l := &r.Layers[i]
-	if l.fp8Params == 0 {
+	w := ceil(float64(l.Params-l.TiedParams) * r.Opts.perParam().weight)
+	ew, _ := r.ExpertFullBytes(i)
+	if !r.Opts.FP8ParamGather || l.fp8Weights == 0 {
 		return w, ew
 	}
 	less := r.Opts.perParam().weight - r.Opts.fp8GatherElementBytes()
-	return w - int64(l.fp8Params*less), ew - int64(l.fp8ExpertParams*less)
+	return w - int64(float64(l.fp8Weights)*less), ew - int64(float64(l.fp8ExpertWeights)*less)
 }
 
 // TiedFullBytes are FullBytes of the tied embedding matrix, held once by a stage whose

@@ -118,7 +118,8 @@ func TestFP8FSDPAllGather(t *testing.T) {
 
 // TestFP8FSDPAllGatherRefused: the option is refused, naming it, where torchao's FSDP2
 // float8 all-gather does not run: without fp8, under a block recipe, for inference,
-// without FSDP2's fully_shard or zero3/hsdp, over one device.
+// without FSDP2's fully_shard or zero3/hsdp, over one device, and beside fp8 primary
+// weights (fp8_param_gather, which are valid alone here).
 func TestFP8FSDPAllGatherRefused(t *testing.T) {
 	a, _ := arch.Bundled("llama-2-7b")
 	tg := frameworkTarget(t, "h100-sxm", cluster.Compiled)
@@ -137,11 +138,17 @@ func TestFP8FSDPAllGatherRefused(t *testing.T) {
 		{"FSDP1", func(o *Options) { o.FullyShard = false }},
 		{"zero1", func(o *Options) { o.Sharding, o.FullyShard = ZeRO1, false }},
 		{"one device", func(o *Options) { o.DataParallel, o.ShardGroup = 1, 1 }},
+		{"fp8 primary weights", func(o *Options) { o.FP8ParamGather, o.Precision = true, Mixed }},
 	} {
 		o := ok
 		tt.edit(&o)
 		if _, err := Estimate(a, tg, o); err == nil || !strings.Contains(err.Error(), "fp8_fsdp_all_gather: ") {
 			t.Errorf("%s: error %v, want one on fp8_fsdp_all_gather", tt.name, err)
 		}
+	}
+	alone := ok
+	alone.FP8FSDPAllGather, alone.FP8ParamGather, alone.Precision = false, true, Mixed
+	if _, err := Estimate(a, tg, alone); err != nil {
+		t.Errorf("fp8_param_gather alone under FSDP2: %v", err)
 	}
 }

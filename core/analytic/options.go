@@ -828,6 +828,10 @@ func (o Options) Validate() error {
 			es.Add("fp8_fsdp_all_gather", "needs FSDP2: sharding zero3 or hsdp with fully_shard (the hooks torchao sets are FSDP2's), got sharding %q, fully_shard %t", o.Sharding, o.FullyShard)
 		case o.ShardGroup < 2:
 			es.Add("fp8_fsdp_all_gather", "needs the weights sharded over two devices or more (nothing is all-gathered), got shard group %d", o.ShardGroup)
+		case o.FP8ParamGather:
+			// torchao's WeightWithDynamicFloat8CastTensor wraps a high-precision weight and
+			// casts its shard at each gather; fp8 primary weights have no such weight.
+			es.Add("fp8_fsdp_all_gather", "casts the 16-bit weights' shards to fp8 at each gather, which fp8_param_gather's fp8 primary weights (Megatron-Core's, without a 16-bit copy) do not have: set one of them")
 		}
 	}
 	if o.TrainMetrics < 0 {
@@ -1197,6 +1201,9 @@ func (o Options) GradBytesPerParam() float64 {
 
 // KeptGatheredBytesPerParam is what KeepGathered holds per parameter beyond the shards
 // (the 16-bit weight and the fp32 gradient): 6 bytes in bf16, 0 when it holds nothing.
+// That is a weight kept in its own type: with FP8FSDPAllGather the fp8 products'
+// weights are kept gathered at 1 byte, so one of theirs holds 1 + 4 bytes, and a
+// layer's ParamBytes counts each weight at its own size (Layer.fp8Gathered).
 func (o Options) KeptGatheredBytesPerParam() float64 {
 	if !o.keepsGathered() {
 		return 0

@@ -11,7 +11,8 @@ import (
 // of a torchtitan-style run (fp8, FSDP2 over 8 replicas, compiled), and is refused,
 // naming it, where torchao's FSDP2 float8 all-gather does not run: FSDP over context
 // devices alone (torchtitan's dp_shard 1, whatever the CP degree), HSDP with one replica
-// a shard group, bf16, a mixture of experts, framework megatron, no fully_shard.
+// a shard group, bf16, a mixture of experts, framework megatron, no fully_shard, fp8 primary weights
+// beside it (training.fp8_param_gather: no 16-bit weight for torchao to cast).
 func TestFP8FSDPAllGatherNormalize(t *testing.T) {
 	base := func() *wire.Request {
 		return &wire.Request{
@@ -48,6 +49,7 @@ func TestFP8FSDPAllGatherNormalize(t *testing.T) {
 		}},
 		{"experts", "dense architectures", func(r *wire.Request) { r.Model.Architecture.Name = "mixtral-8x7b" }},
 		{"megatron", "framework \"megatron\"", func(r *wire.Request) { r.Model.Architecture.Framework = "megatron" }},
+		{"fp8 primary weights", "fp8_param_gather", func(r *wire.Request) { r.Training.FP8ParamGather = true }},
 		{"FSDP1", "fully_shard", func(r *wire.Request) { r.Parallelism.FullyShard, r.Parallelism.ReduceDType = false, "" }},
 		{"zero1", "zero3 or hsdp", func(r *wire.Request) {
 			r.Parallelism.Sharding, r.Parallelism.FullyShard, r.Parallelism.ReduceDType = "zero1", false, ""

@@ -71,21 +71,23 @@ func TestSearchKeepsFP8FSDPAllGather(t *testing.T) {
 
 // TestSearchRefusesFP8FSDPAllGather: the base request's training.fp8_fsdp_all_gather is
 // refused, naming it, where core refuses it on every candidate: bf16, no fully_shard,
-// framework megatron.
+// framework megatron, beside fp8 primary weights (training.fp8_param_gather, which
+// no candidate could then take with it).
 func TestSearchRefusesFP8FSDPAllGather(t *testing.T) {
-	for _, c := range []struct{ arch, par string }{
-		{`"framework": "compiled"`, `"fully_shard": true`},
-		{`"dtype": "fp8", "framework": "compiled"`, `"reduce_dtype": "fp32"`},
-		{`"dtype": "fp8", "framework": "megatron"`, `"fully_shard": true`},
+	for _, c := range []struct{ arch, par, train string }{
+		{`"framework": "compiled"`, `"fully_shard": true`, ""},
+		{`"dtype": "fp8", "framework": "compiled"`, `"reduce_dtype": "fp32"`, ""},
+		{`"dtype": "fp8", "framework": "megatron"`, `"fully_shard": true`, ""},
+		{`"dtype": "fp8", "framework": "compiled"`, `"fully_shard": true`, `, "fp8_param_gather": true`},
 	} {
 		q, err := search.DecodeQuery([]byte(`{"request": {"model": {"architecture": {"name": "llama-3.2-1b", "seq": 2048, ` + c.arch + `}},
-			"cluster": {"device": "h100-sxm", "devices_per_node": 8}, "parallelism": {` + c.par + `}, "training": {"fp8_fsdp_all_gather": true}}, "max_devices": 8}`))
+			"cluster": {"device": "h100-sxm", "devices_per_node": 8}, "parallelism": {` + c.par + `}, "training": {"fp8_fsdp_all_gather": true` + c.train + `}}, "max_devices": 8}`))
 		if err != nil {
 			t.Fatal(err)
 		}
 		_, err = RunQuery(context.Background(), q, search.Options{})
 		if err == nil || !strings.Contains(err.Error(), "training.fp8_fsdp_all_gather") {
-			t.Errorf("%s %s: error %v, want one on training.fp8_fsdp_all_gather", c.arch, c.par, err)
+			t.Errorf("%s %s%s: error %v, want one on training.fp8_fsdp_all_gather", c.arch, c.par, c.train, err)
 		}
 	}
 }
