@@ -351,8 +351,16 @@ func (in *Input) check() error {
 	}
 	if _, ok := fp8Names[in.FP8Recipe]; in.DType == "fp8" && !ok {
 		es.Add("fp8_recipe", "must be delayed, current, blockwise or mxfp8 with dtype fp8, got %q", in.FP8Recipe)
-	} else if in.DType != "fp8" && (in.FP8Recipe != "" || in.FP8ParamGather || in.FP8FSDPAllGather) {
+	} else if in.DType != "fp8" && in.FP8Recipe != "" {
 		es.Add("fp8_recipe", "needs dtype fp8, got %q", in.DType)
+	}
+	if in.DType != "fp8" && in.FP8ParamGather {
+		es.Add("fp8_param_gather", "needs dtype fp8, got %q", in.DType)
+	}
+	if in.DType != "fp8" && in.FP8FSDPAllGather {
+		es.Add("fp8_fsdp_all_gather", "needs dtype fp8, got %q", in.DType)
+	} else if in.FP8FSDPAllGather && in.FP8ParamGather {
+		es.Add("fp8_fsdp_all_gather", "casts 16-bit weights that fp8_param_gather's fp8 primary weights do not have: set one of them")
 	}
 	switch in.Recompute {
 	case "", "none", "selective", "selective-op", "full", "auto":

@@ -926,12 +926,19 @@ func TestErrors(t *testing.T) {
 		t.Errorf("tensor-parallel plan to graphcore: %v", err)
 	}
 	// Precision names become flags: names the request does not know are refused.
-	for _, c := range []struct{ dtype, precision, recipe, path string }{
-		{"bf16; rm -rf /", "mixed", "", "dtype"}, {"bf16", "mixed\n--fp16", "", "precision"},
-		{"fp8", "mixed", "tensorwise", "fp8_recipe"}, {"bf16", "mixed", "current", "fp8_recipe"},
+	// Each fp8 flag is named by its own field.
+	for _, c := range []struct {
+		dtype, precision, recipe, path string
+		paramGather, fsdpGather        bool
+	}{
+		{"bf16; rm -rf /", "mixed", "", "dtype", false, false}, {"bf16", "mixed\n--fp16", "", "precision", false, false},
+		{"fp8", "mixed", "tensorwise", "fp8_recipe", false, false}, {"bf16", "mixed", "current", "fp8_recipe", false, false},
+		{"bf16", "mixed", "", "fp8_param_gather", true, false}, {"bf16", "mixed", "", "fp8_fsdp_all_gather", false, true},
+		{"fp8", "mixed", "current", "fp8_fsdp_all_gather", true, true},
 	} {
 		bad := *tp
 		bad.DType, bad.Precision, bad.FP8Recipe = c.dtype, c.precision, c.recipe
+		bad.FP8ParamGather, bad.FP8FSDPAllGather = c.paramGather, c.fsdpGather
 		_, err := export.Make(&bad, wire.Megatron)
 		if fes, ok := model.AsFieldErrors(err); !ok || fes[0].Path != c.path {
 			t.Errorf("dtype %q, precision %q, recipe %q: %v, want an error at %s", c.dtype, c.precision, c.recipe, err, c.path)
