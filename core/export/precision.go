@@ -137,11 +137,11 @@ func megatronPrecision(in *Input) (args []string, why string) {
 		}
 	case "deepspeed-bf16":
 		args = append(args, "# gradients accumulated and all-reduced in fp32 main_grad buffers: --bf16's default")
-		why = "Megatron-LM accumulates gradients into its fp32 main_grad buffers and keeps no 16-bit gradients until the next backward, where pipeplan priced deepspeed-bf16 (DeepSpeed's BF16 optimizer, 2 bytes a parameter more): the run holds less memory than priced; plan with precision mixed-fp32-grads to price what Megatron-LM runs"
+		why = andWhy(why, "Megatron-LM accumulates gradients into its fp32 main_grad buffers and keeps no 16-bit gradients until the next backward, where pipeplan priced deepspeed-bf16 (DeepSpeed's BF16 optimizer, 2 bytes a parameter more): the run holds less memory than priced; plan with precision mixed-fp32-grads to price what Megatron-LM runs")
 	case "pure":
-		why = fmt.Sprintf("Megatron-LM's optimizer keeps fp32 master weights and optimizer state beside %s weights, where pipeplan priced pure %s (none): the run holds more memory than priced; plan with precision mixed (or mixed-fp32-grads for --bf16's fp32 gradients) to price what Megatron-LM runs", h, in.DType)
+		why = andWhy(why, fmt.Sprintf("Megatron-LM's optimizer keeps fp32 master weights and optimizer state beside %s weights, where pipeplan priced pure %s (none): the run holds more memory than priced; plan with precision mixed (or mixed-fp32-grads for --bf16's fp32 gradients) to price what Megatron-LM runs", h, in.DType))
 	case "amp":
-		why = fmt.Sprintf("Megatron-LM has no autocast: with --%s it keeps %s weights with fp32 master copies, where pipeplan priced amp (fp32 parameters, passes cast under torch.autocast); plan with precision mixed or mixed-fp32-grads to price what Megatron-LM runs", h, h)
+		why = andWhy(why, fmt.Sprintf("Megatron-LM has no autocast: with --%s it keeps %s weights with fp32 master copies, where pipeplan priced amp (fp32 parameters, passes cast under torch.autocast); plan with precision mixed or mixed-fp32-grads to price what Megatron-LM runs", h, h))
 	}
 	return args, why
 }
@@ -195,6 +195,15 @@ func deepspeedPrecision(in *Input) (entries []string, why string) {
 		also(fmt.Sprintf("DeepSpeed's %s mode keeps %s weights with fp32 master copies, where pipeplan priced amp (fp32 parameters, passes under torch.autocast)", h, h))
 	}
 	return entries, why
+}
+
+// andWhy joins a second reason the run differs from the plan to the first (either may
+// be empty).
+func andWhy(why, more string) string {
+	if why == "" {
+		return more
+	}
+	return why + "; and " + more
 }
 
 // torchaoGatherWhy says that framework runs no torchao FSDP2 float8 all-gather, which the

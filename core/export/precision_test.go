@@ -96,7 +96,8 @@ func TestPrecisionAmaxGroup(t *testing.T) {
 // TestFP8FSDPAllGatherExport: a plan priced with training.fp8_fsdp_all_gather states
 // torchao's config in the PyTorch export (Float8LinearConfig(enable_fsdp_float8_all_gather
 // =True) before fully_shard, precompute_float8_dynamic_scale_for_fsdp after each step), in
-// every header, and says why Megatron-LM's and DeepSpeed's runs differ (no such gather).
+// every header, and says why Megatron-LM's and DeepSpeed's runs differ (no such gather),
+// beside any other reason (Megatron-LM's master weights under precision pure).
 func TestFP8FSDPAllGatherExport(t *testing.T) {
 	in := &Input{DType: "fp8", Precision: "mixed", FP8Recipe: "current", FP8FSDPAllGather: true}
 	lines, _ := pytorchPrecision(in)
@@ -114,6 +115,12 @@ func TestFP8FSDPAllGatherExport(t *testing.T) {
 	}
 	if _, why := deepspeedPrecision(in); !strings.Contains(why, "training.fp8_fsdp_all_gather") {
 		t.Errorf("DeepSpeed: why %q, want the fp8 all-gather it does not run", why)
+	}
+	// A second reason (precision pure: Megatron-LM keeps master weights) is added to it.
+	pure := *in
+	pure.Precision = "pure"
+	if _, why := megatronPrecision(&pure); !strings.Contains(why, "training.fp8_fsdp_all_gather") || !strings.Contains(why, "priced pure") {
+		t.Errorf("Megatron-LM, pure: why %q, want both the fp8 all-gather and the master weights", why)
 	}
 	in.FP8FSDPAllGather = false
 	lines, _ = pytorchPrecision(in)
