@@ -214,7 +214,8 @@ const gapUF8BDP128 = "The University of Florida's Llama 3.1 8B run on 256 B200s 
 	"tuning.cc prices busBw = graphs[ring]->nChannels x bwInter, the graph's eight x 48 = 384 GB/s capped or not (comm->nChannels " +
 	"is not in it): NCCL's own model does not see the cap, and what one CTA moves alone on a 48 GB/s channel is in no line of the " +
 	"source (connect.cc's comment gives no figure) nor in a maintainer's statement found (nccl#438: two channels a NIC make its " +
-	"use \"closer to peak\", no rate). So the cap stays unpriced: its rate would be fitted to these rows."
+	"use \"closer to peak\", no rate; uccl-project/uccl#205: on eight H100 nodes NCCL_MIN/MAX_NCHANNELS=8 \"significantly reduced\" a " +
+	"350 GB/s bus bandwidth, no figure). So the cap stays unpriced: its rate would be fitted to these rows."
 
 // source is the row's source for the validation summary: the round and benchmark.
 func (c mlperfRun) source() string {
