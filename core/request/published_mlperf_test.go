@@ -176,7 +176,12 @@ const gapCiscoTP2 = "Cisco's Llama 3.1 8B run at TP 2 on 128 H100s errs beyond 2
 	"(_coalescing_manager), the host's lead lost beyond one operator after each synchronization. Ruled out in round 32: the " +
 	"step's work outside the microbatches (pretrain.py's clip_grad 1.0: the gradient norm, its all-reduce and .item(); the " +
 	"distributed optimizer's update and fp8 weight refresh) is no larger a rank at TP 2 than at TP 1 (the shard over DP 64 " +
-	"halves), while the TP 2 step logs 101 ms beyond its plan and the TP 1 step 55 ms."
+	"halves), while the TP 2 step logs 101 ms beyond its plan and the TP 1 step 55 ms. The University of Florida gap's max_ctas " +
+	"lead is not readable here: config_common.sh (both rows') sets NCCL_CFG_PATH to /workspace/llm/conf/nccl/" +
+	"custom_communicator_cta.yaml and custom.yaml passes it as nccl_communicator_config_path, but the submission's conf/ holds " +
+	"custom.yaml and tp_overlap/ only (its Dockerfile copies the implementation to /workspace/llm), so no max_ctas is stated; " +
+	"NCCL_MIN_NCHANNELS=4 is under the eight channels NCCL's ring search gives an H100 node's eight 400 Gb/s NICs (48 GB/s " +
+	"a channel, doubled to 16 CTAs by connect.cc: the same lines at v2.25.1-1, PyTorch 25.01's, as at v2.28.3-1, gapUF8BDP128), and a CTA's rate under a cap has no source either."
 
 // gapUF8BDP128 is the University of Florida's 256-GPU Llama 3.1 8B run's gap.
 const gapUF8BDP128 = "The University of Florida's Llama 3.1 8B run on 256 B200s (CP 2, DP 128) logs 0.221 s a step where its 32-, " +
@@ -196,15 +201,21 @@ const gapUF8BDP128 = "The University of Florida's Llama 3.1 8B run on 256 B200s 
 	"Per-step work outside the CUDA graph (gradient-norm clipping's norm, all-reduce and .item(); current scaling's " +
 	"master-weight amax, amax all-reduce and cast; the host's loops over 128 fp8 parameters) ruled out as its cause: under " +
 	"0.3 ms of device work at 64 ranks and the same at every node count (the 8B note; TestMLPerf8BResidualGrowsWithNodes). " +
-	"A lead, not priced: conf/nccl/custom_communicator_cta.yaml (NCCL_CFG_PATH) gives the dp_cp communicator max_ctas 8, " +
-	"eight channels over a node's eight NICs; at a channel's rate below a NIC's 50 GB/s the 32-node ring (108 ms planned beside a 149 ms " +
+	"A lead, not priced: conf/nccl/custom_communicator_cta.yaml (NCCL_CFG_PATH) gives the dp_cp communicator max_ctas 8; " +
+	"at a CTA's rate below a NIC's 50 GB/s the 32-node ring (108 ms planned beside a 149 ms " +
 	"backward and forward; 126 ms with the all-gather in 16 bits) would outlast its window where the 16-node one (88 ms; 107) would not, the pattern the logs show " +
-	"(4 to 16 nodes 0.189-0.193 s, 32 nodes 0.221 s). NCCL 2.28.3 (the systems' JSON) caps comm->nChannels at maxCTAs " +
-	"after doubling the search's channels (src/graph/connect.cc: \"Use 4 compute channels per search channel to reach peak BW\", " +
-	"SM90 and up across nodes), while tuning.cc prices the graph's nChannels x bw uncapped; at the search's share a channel " +
-	"after ncclTopoDupChannels (48 / 2 = 24 GB/s) eight channels give 192 GB/s, under which the 8- and 16-node rings (77 and 88 ms " +
-	"at 400 GB/s) would outlast their window too, which their flat logged steps do not show: a channel's rate lies between, " +
-	"and no source for it was found."
+	"(4 to 16 nodes 0.189-0.193 s, 32 nodes 0.221 s). NCCL 2.28.3 (the systems' JSON) read at v2.28.3-1 for what eight CTAs reach: " +
+	"the ring search's rate a channel is 48 GB/s (topo.cc prices a PCIe Gen5 x16 link width x 240 / 80 = 48 GB/s and the " +
+	"400 Gb/s NIC 400,000 / 8,000 = 50, so search.cc's getMaxBw to the NIC is 48 and sm100SpeedArrayInter's first 96 is skipped; " +
+	"sm90SpeedArrayInter starts at 48 for the H100s), one channel a NIC, eight channels; ncclTopoDupChannels leaves them (it returns " +
+	"for ccMin > 80 with bwIntra 48 < 50 and nChannels 8 > 4: the 24 GB/s a channel read here before was wrong); connect.cc " +
+	"copies them to 16 CTAs (\"Use 4 compute channels per search channel to reach peak BW\": SM90 and up, nNodes > 1, " +
+	"bwIntra 48 > 45, nChannels 8 < 16) and max_ctas 8 cuts comm->nChannels back to the search's eight, one CTA a search channel. " +
+	"tuning.cc prices busBw = graphs[ring]->nChannels x bwInter, the graph's eight x 48 = 384 GB/s capped or not (comm->nChannels " +
+	"is not in it): NCCL's own model does not see the cap, and what one CTA moves alone on a 48 GB/s channel is in no line of the " +
+	"source (connect.cc's comment gives no figure) nor in a maintainer's statement found (nccl#438: two channels a NIC make its " +
+	"use \"closer to peak\", no rate; uccl-project/uccl#205: on eight H100 nodes NCCL_MIN/MAX_NCHANNELS=8 \"significantly reduced\" a " +
+	"350 GB/s bus bandwidth, no figure). So the cap stays unpriced: its rate would be fitted to these rows."
 
 // source is the row's source for the validation summary: the round and benchmark.
 func (c mlperfRun) source() string {
