@@ -34,8 +34,15 @@ type Topology struct {
 // the k-1 links each member has to the others, as RCCL lays its rings over a GPU's
 // links (cluster's rcclXGMILinkBytesPerSecond: totalBw is the sum of a GPU's links):
 // (k-1) x IntraMeshBytesPerSecond. Intra, one pair's link, stays what a transfer between
-// two devices (a pipeline stage's send) runs on.
-func (tp Topology) IntraRing(k int) Link { return MeshRing(tp.Intra, tp.IntraMeshBytesPerSecond, k) }
+// two devices (a pipeline stage's send) runs on. A group of whole nodes (a tensor x
+// context group, or a context group alone, over several) has at most DevicesPerNode of
+// its members in a node, and so at most DevicesPerNode-1 links a member.
+func (tp Topology) IntraRing(k int) Link {
+	if tp.DevicesPerNode > 0 {
+		k = min(k, tp.DevicesPerNode)
+	}
+	return MeshRing(tp.Intra, tp.IntraMeshBytesPerSecond, k)
+}
 
 // MeshRing is the link a collective among k devices runs on where l joins them: l
 // itself, or on a full mesh whose links give mesh bytes per second each to a

@@ -284,6 +284,15 @@ func TestIntraRingMesh(t *testing.T) {
 	if err != nil || !pl.DataCrossesNodes || pl.DataLink.BytesPerSecond != 336e9 {
 		t.Errorf("DP 16 over two nodes: %g B/s, want the mesh's 336e9 (%v)", pl.DataLink.BytesPerSecond, err)
 	}
+	// A group of whole nodes (tensor x context 16 over two) has eight members a node:
+	// its ring's in-node rate is a node's seven links, not fifteen.
+	if got := mi355x.IntraRing(16).BytesPerSecond; got != 336e9 {
+		t.Errorf("xgmi4, 16 devices over two nodes: %g, want a node's 336e9", got)
+	}
+	pl, err = mi355x.Place(1, 1, 16, TDP)
+	if err != nil || pl.TensorLink.BytesPerSecond != 336e9 {
+		t.Errorf("a group of 16 over two nodes: tensor link %g, want 336e9 (%v)", pl.TensorLink.BytesPerSecond, err)
+	}
 	mi300x, _ := PresetTopology(1, 8, "xgmi", "roce-400g")
 	if got := mi300x.IntraRing(8).BytesPerSecond; got != 336e9 {
 		t.Errorf("xgmi, 8 devices: %g, want 336e9", got)

@@ -150,8 +150,13 @@ func (p *prepared) shardLinks() (link *cluster.Link, members int, across *cluste
 		link = &p.tensorLink // one replica: the context group, inside a node
 	}
 	if mesh := p.meshInNode(); mesh > 0 {
-		// The n members share a node's full mesh: their ring runs on n-1 of its links.
-		ring := cluster.MeshRing(*link, mesh, n)
+		// The n members share a node's full mesh: their ring runs on n-1 of its links,
+		// at most a node's less one (one replica's context group over whole nodes).
+		k := n
+		if p.topo != nil {
+			k = min(k, p.topo.DevicesPerNode)
+		}
+		ring := cluster.MeshRing(*link, mesh, k)
 		link = &ring
 	}
 	if par.Context > 1 && par.Data > 1 && p.topo != nil && p.placement != nil && p.placement.DataCrossesNodes {

@@ -52,6 +52,17 @@ func TestMeshDataRing(t *testing.T) {
 	if link, n, _, _, _ := p.shardLinks(); n != 8 || link.BytesPerSecond != 7*48e9 {
 		t.Errorf("DP 4 x CP 2: ring of %d at %g B/s, want 8 at 7 x 48e9", n, link.BytesPerSecond)
 	}
+	// One replica's context group over two nodes (CP 16): eight members a node, so a
+	// node's seven links, not fifteen.
+	cp16 := llamaRequest(1, 1, 1)
+	cp16.Cluster.Device, cp16.Cluster.DevicesPerNode = "mi355x", 8
+	cp16.Parallelism.Sharding, cp16.Parallelism.Context = "zero1", 16
+	if p, err = prepare(cp16); err != nil {
+		t.Fatal(err)
+	}
+	if link, n, _, _, _ := p.shardLinks(); n != 16 || link.BytesPerSecond != 7*48e9 {
+		t.Errorf("CP 16 over two nodes: ring of %d at %g B/s, want 16 at a node's 7 x 48e9", n, link.BytesPerSecond)
+	}
 	r.Cluster.DevicesPerNode = 8
 	r.Cluster.Device = "h100-sxm"
 	if p, err = prepare(r); err != nil {
