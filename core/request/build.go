@@ -111,6 +111,11 @@ func (p *prepared) architecture(es *model.Errors) {
 	if par := r.Parallelism; p.topo != nil && par.Tensor*par.Context > p.topo.DevicesPerNode {
 		// The context group spans nodes: its exchanges cross the network.
 		t.ContextLink = p.topo.Inter
+	} else if l, ok := p.meshPairLink(); ok && par.Context > 1 {
+		// On a full mesh the tensor group's collectives ride its t-1 links (tensorLink);
+		// a context ring's exchange is a send to its neighbour, on one link, as a stage's
+		// send is, whatever the tensor degree.
+		t.ContextLink = l
 	}
 	if !hasBandwidth(&p.tensorLink) {
 		// A cluster document states no link inside a stage's group: tensor and context
@@ -286,10 +291,30 @@ func (p *prepared) expertLinks(t *analytic.Target) {
 	}
 	if p.topo == nil {
 		t.ExpertLink = p.tensorLink
+		if l, ok := p.meshPairLink(); ok {
+			// A full mesh: one link, as with nodes (topo.Intra), not the tensor group's
+			// t-1 (tensorLink), which would tie the exchanges' rate to the tensor degree.
+			t.ExpertLink = l
+		}
 		return
 	}
 	t.ExpertLink, t.ExpertInterLink = p.topo.Intra, p.topo.Inter
 	t.ExpertPerNode = min(par.Expert, max(1, p.topo.DevicesPerNode/max(1, par.ExpertTensor)))
+}
+
+// meshPairLink is one link between two devices of a full mesh (cluster.LinkPreset's
+// MeshBytesPerSecond: AMD Infinity Fabric) that joins a node, or without nodes all the
+// devices (the device preset's cluster.link); ok is false on a switched fabric or a
+// cluster document.
+func (p *prepared) meshPairLink() (cluster.Link, bool) {
+	if p.topo != nil {
+		return p.topo.Intra, p.topo.IntraMeshBytesPerSecond > 0
+	}
+	if p.mesh <= 0 {
+		return cluster.Link{}, false
+	}
+	l, _ := cluster.LookupLink(p.req.Cluster.Link)
+	return l.Link, true
 }
 
 // archPaths renames the analytic options' field paths to the request's.

@@ -195,10 +195,19 @@ func (p *prepared) shardLinks() (link *cluster.Link, members int, across *cluste
 // one NIC per device). A ring with one member per node runs on one NIC, not on the node's
 // d NICs that the whole data-parallel ring drives: 8-way expert parallelism inside
 // 8-GPU nodes reduces its experts' gradients at one NIC's bandwidth. Inside a node, or
-// without a topology, it is link.
-func (p *prepared) expertShardLink(link *cluster.Link) *cluster.Link {
+// without a topology, it is link; on a full mesh (meshInNode) the expert ring's own
+// members links less one (cluster.MeshRing), fewer than the data-parallel ring's: the
+// EP x ETP expert rings of a node run at once on disjoint links.
+func (p *prepared) expertShardLink(link *cluster.Link, members int) *cluster.Link {
 	par := p.req.Parallelism
 	if p.topo == nil || p.placement == nil || !p.placement.DataCrossesNodes || link == nil {
+		if mesh := p.meshInNode(); mesh > 0 && link != nil && members > 1 {
+			if p.topo != nil {
+				members = min(members, p.topo.DevicesPerNode)
+			}
+			ring := cluster.MeshRing(*link, mesh, members)
+			return &ring
+		}
 		return link
 	}
 	block := max(1, par.Expert) * max(1, par.ExpertTensor) // one expert-parallel group's devices

@@ -72,3 +72,53 @@ func TestMeshDataRing(t *testing.T) {
 		t.Errorf("H100s: data %+v, stage %+v; want NVSwitch's %+v for both", d, s, p.topo.Intra)
 	}
 }
+
+// TestMeshExpertAndContextLinks: on a full mesh the expert-data-parallel ring runs on its
+// own members' links less one (expertShardLink), not the data-parallel ring's, and the
+// expert and context exchanges keep one link whatever the tensor degree, with nodes
+// (link_intra) or without (cluster.link), where tensorLink's t-1 links would have tied
+// them to it. Mixtral 8x7B with DP 8 and EP 4 on eight MI355Xs: data ring 7 x 48 GB/s,
+// two-member expert rings 48 GB/s; at TP 2 the tensor ring is 48 GB/s, at TP 4 144,
+// the expert and context links 76.8 at both.
+func TestMeshExpertAndContextLinks(t *testing.T) {
+	r := moeRequest(1, 8, 1, 4)
+	r.Cluster.Device = "mi355x"
+	p, err := prepare(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	link, n, _, _, _ := p.shardLinks()
+	en := p.est.Opts.ExpertDataParallel()
+	if n != 8 || en != 2 || link.BytesPerSecond != 7*48e9 {
+		t.Fatalf("DP 8 EP 4: data ring of %d at %g B/s, expert ring of %d; want 8 at 7 x 48e9, 2", n, link.BytesPerSecond, en)
+	}
+	if got := p.expertShardLink(link, en).BytesPerSecond; got != 48e9 {
+		t.Errorf("DP 8 EP 4: expert ring of 2 at %g B/s, want one link's 48e9", got)
+	}
+	for _, perNode := range []int{8, 0} {
+		for _, tc := range []struct {
+			tensor int
+			ring   float64
+		}{{2, 48e9}, {4, 144e9}} {
+			r := moeRequest(1, 8/tc.tensor, tc.tensor, 2)
+			r.Cluster.Device, r.Cluster.DevicesPerNode = "mi355x", perNode
+			r.Parallelism.Context = 1
+			p, err := prepare(r)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if p.target.TensorLink.BytesPerSecond != tc.ring || p.target.ExpertLink.BytesPerSecond != 76.8e9 {
+				t.Errorf("%d a node, TP %d: tensor %g, expert %g B/s; want %g and one link's 76.8e9", perNode, tc.tensor, p.target.TensorLink.BytesPerSecond, p.target.ExpertLink.BytesPerSecond, tc.ring)
+			}
+			c := llamaRequest(1, 1, tc.tensor)
+			c.Cluster.Device, c.Cluster.DevicesPerNode = "mi355x", perNode
+			c.Parallelism.Context = 8 / tc.tensor
+			if p, err = prepare(c); err != nil {
+				t.Fatal(err)
+			}
+			if got := p.target.ContextLink.BytesPerSecond; got != 76.8e9 {
+				t.Errorf("%d a node, TP %d CP %d: context link %g B/s, want one link's 76.8e9", perNode, tc.tensor, 8/tc.tensor, got)
+			}
+		}
+	}
+}

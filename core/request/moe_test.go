@@ -120,7 +120,7 @@ func TestExpertGradientReduce(t *testing.T) {
 			// One reduce-scatter a ring (eager PyTorch's ZeRO-1 is not bucketed), each as
 			// NCCL's tuner prices it on the ring's nodes at the ring's link rate
 			// (cluster.NCCLTune is tested in closed form).
-			l, el := secondsLink(p.dataLink, 0), secondsLink(p.expertShardLink(p.dataLink), 0)
+			l, el := secondsLink(p.dataLink, 0), secondsLink(p.expertShardLink(p.dataLink, edp), 0)
 			want := cluster.NCCLTune(p.ncclComm(p.dataRing(tt.d, false), l), cluster.NCCLReduceScatter, float64(ds.GradBytes-expert)).Seconds +
 				cluster.NCCLTune(p.ncclComm(p.dataRing(edp, true), el), cluster.NCCLReduceScatter, float64(expert)).Seconds
 			if !p.dataRing(tt.d, false).nccl {

@@ -566,7 +566,7 @@ func (p *prepared) dataParallel(ds *wire.DeviceStep, pl *wire.Plan, devices, mic
 	eg, ew, en := p.expertBytes(pl, ds.Device, devices)
 	g, w := float64(ds.GradBytes-eg), float64(ds.WeightBytes-ew)
 	m := float64(microbatches)
-	elink := p.expertShardLink(link)
+	elink := p.expertShardLink(link, en)
 	// The share of each buffer's collective that is its last bucket (Megatron-Core's
 	// buckets; 0 where the framework's overlap is not bucketed so).
 	fd, fe := p.lastBucketFractions(pl, ds.Device, devices)
