@@ -112,6 +112,9 @@ func (p *prepared) place(es *model.Errors) {
 	}
 	if par.Context > 1 {
 		pl.Tensor, pl.Context = par.Tensor, par.Context // placed as one group of t x c
+		// The tensor group's all-reduces run on its t members' rings (tensorLink; on a
+		// full mesh t-1 links, where the t x c group placed would get t x c - 1).
+		pl.TensorLink = p.tensorLink
 	}
 	p.placement = pl
 	c := pl.StageCluster(p.cluster.Devices[0])

@@ -119,6 +119,10 @@ func TestMeshExpertAndContextLinks(t *testing.T) {
 			if got := p.target.ContextLink.BytesPerSecond; got != 76.8e9 {
 				t.Errorf("%d a node, TP %d CP %d: context link %g B/s, want one link's 76.8e9", perNode, tc.tensor, 8/tc.tensor, got)
 			}
+			// The placement reports the tensor link priced, the t group's ring.
+			if perNode > 0 && p.placement.TensorLink.BytesPerSecond != tc.ring {
+				t.Errorf("TP %d CP %d: placement's tensor link %g B/s, want %g", tc.tensor, 8/tc.tensor, p.placement.TensorLink.BytesPerSecond, tc.ring)
+			}
 		}
 	}
 }
