@@ -36,3 +36,40 @@ func TestMeshGatherBound(t *testing.T) {
 		}
 	}
 }
+
+// TestGatherBoundContextOverNodes: ZeRO-3's gather bound with context parallelism over
+// two nodes of 8 (CP 8 and 16). Two replicas of a node-wide context group of 8 reduce
+// over a ring of 8 members a node, on 8 NICs (core/request's shardLinks), where the
+// bound took the placement's one replica a node, one NIC, and so fell below the plan's
+// samples a second: one violation in the exhaustive search, on MI355Xs and H100s alike.
+// One replica's context group of 16 is held to a node's links (IntraRing) by
+// TestMeshDataRing.
+func TestGatherBoundContextOverNodes(t *testing.T) {
+	for _, device := range []string{"mi355x", "h100-sxm"} {
+		testGatherBoundContextOverNodes(t, device)
+	}
+}
+
+func testGatherBoundContextOverNodes(t *testing.T, device string) {
+	base := &wire.Request{
+		Model:   wire.ModelSpec{Architecture: &wire.Architecture{Name: "llama-3.2-1b", Seq: 8192}},
+		Cluster: wire.ClusterSpec{Device: device, DevicesPerNode: 8},
+	}
+	ev, err := New(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	three := 3
+	s, err := ev.Space(wire.SearchKnobs{MaxDevices: 16, GlobalBatch: 8, MaxMicrobatchSize: 1, ZeRO: &three, Schedule: "1f1b"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Pipelines, s.Tensors, s.Contexts, s.Recomputes = []int{1}, []int{1}, []int{8, 16}, []string{"none"}
+	got, ex := prunedAndExhaustive(t, s, ev)
+	if got.Best == nil || ex.Best == nil {
+		t.Fatalf("best %v, exhaustive %v", got.Best, ex.Best)
+	}
+	if got.Stats.BoundViolations+ex.Stats.BoundViolations != 0 {
+		t.Errorf("%s: bound violations %d, %d", device, got.Stats.BoundViolations, ex.Stats.BoundViolations)
+	}
+}

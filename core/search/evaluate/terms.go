@@ -498,9 +498,15 @@ func (r *Evaluator) placedGatherLink(c search.Config) (cluster.Link, bool) {
 			return cluster.Link{}, false
 		}
 		// Across nodes, the ring's NICs (cluster.Topology.RingInter): as fast as the
-		// node's link at most, with the network's latency.
-		if pl.DataLink.BytesPerSecond > link.BytesPerSecond || !pl.DataCrossesNodes {
-			link = pl.DataLink
+		// node's link at most, with the network's latency; with context parallelism the
+		// ring holds each replica's context group, Context times the replicas a node
+		// (core/request's shardLinks).
+		dl := pl.DataLink
+		if pl.DataCrossesNodes && c.Context > 1 {
+			dl = topo.RingInter(max(1, pl.DataMembersPerNode) * c.Context)
+		}
+		if dl.BytesPerSecond > link.BytesPerSecond || !pl.DataCrossesNodes {
+			link = dl
 		}
 		if !pl.DataCrossesNodes {
 			link = in
