@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"fmt"
+	"math"
 
 	"pipeplan/core/model"
 )
@@ -82,6 +83,9 @@ func (t Topology) Validate() error {
 		if l.l.CyclesStyle() {
 			es.Add(l.name, "must be given as latency_seconds and bytes_per_second")
 		}
+	}
+	if m := t.IntraMeshBytesPerSecond; !(m >= 0) || math.IsInf(m, 0) {
+		es.Add("intra_mesh_bytes_per_second", "must be a finite number >= 0, got %g", m)
 	}
 	return es.Err()
 }

@@ -302,3 +302,19 @@ func TestIntraRingMesh(t *testing.T) {
 		t.Errorf("NVSwitch, 2 devices: %+v, want Intra %+v", got, h100.Intra)
 	}
 }
+
+// TestTopologyValidateMesh: a full mesh's rate a link is a finite number >= 0, named by
+// its field.
+func TestTopologyValidateMesh(t *testing.T) {
+	tp := h100Nodes(t, 1)
+	for _, m := range []float64{-1, math.NaN(), math.Inf(1)} {
+		tp.IntraMeshBytesPerSecond = m
+		if err := tp.Validate(); err == nil || !strings.Contains(err.Error(), "intra_mesh_bytes_per_second") {
+			t.Errorf("mesh %g: %v, want an error naming intra_mesh_bytes_per_second", m, err)
+		}
+	}
+	tp.IntraMeshBytesPerSecond = 48e9
+	if err := tp.Validate(); err != nil {
+		t.Errorf("mesh 48e9: %v", err)
+	}
+}
