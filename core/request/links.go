@@ -135,6 +135,21 @@ func (p *prepared) meshInNode() float64 {
 	return p.topo.IntraMeshBytesPerSecond
 }
 
+// meshMembers is how many of a ring's k members share one full mesh, and so how many
+// less one of its links each drives (cluster.MeshRing): at most a node's devices, or
+// without nodes the device preset's scale-up domain that cluster.link's mesh joins (8
+// on AMD's Infinity Fabric platforms), where more devices than that are planned as one
+// fabric (the beyond-scale-up warning).
+func (p *prepared) meshMembers(k int) int {
+	switch {
+	case p.topo != nil:
+		return min(k, p.topo.DevicesPerNode)
+	case p.meshDevices > 0:
+		return min(k, p.meshDevices)
+	}
+	return k
+}
+
 // shardLinks are the links and group sizes of the data-parallel reductions: the
 // devices that hold the same layers (replicas times the context group) reduce their
 // gradients over link (the slowest a ring crosses: the data link, or with one replica
@@ -155,11 +170,7 @@ func (p *prepared) shardLinks() (link *cluster.Link, members int, across *cluste
 	if mesh := p.meshInNode(); mesh > 0 {
 		// The n members share a node's full mesh: their ring runs on n-1 of its links,
 		// at most a node's less one (one replica's context group over whole nodes).
-		k := n
-		if p.topo != nil {
-			k = min(k, p.topo.DevicesPerNode)
-		}
-		ring := cluster.MeshRing(*link, mesh, k)
+		ring := cluster.MeshRing(*link, mesh, p.meshMembers(n))
 		link = &ring
 	}
 	if par.Context > 1 && par.Data > 1 && p.topo != nil && p.placement != nil && p.placement.DataCrossesNodes {
@@ -205,10 +216,7 @@ func (p *prepared) expertShardLink(link *cluster.Link, members int) *cluster.Lin
 	par := p.req.Parallelism
 	if p.topo == nil || p.placement == nil || !p.placement.DataCrossesNodes || link == nil {
 		if mesh := p.meshInNode(); mesh > 0 && link != nil && members > 1 {
-			if p.topo != nil {
-				members = min(members, p.topo.DevicesPerNode)
-			}
-			ring := cluster.MeshRing(*link, mesh, members)
+			ring := cluster.MeshRing(*link, mesh, p.meshMembers(members))
 			return &ring
 		}
 		return link

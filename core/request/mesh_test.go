@@ -126,3 +126,19 @@ func TestMeshExpertAndContextLinks(t *testing.T) {
 		}
 	}
 }
+
+// TestMeshBeyondPlatform: sixteen MI355Xs without nodes on cluster.link xgmi4 (planned as
+// one fabric, with the beyond-scale-up warning) have a mesh of eight at most: the data
+// ring of 16 gets a platform's seven links, not fifteen (meshMembers).
+func TestMeshBeyondPlatform(t *testing.T) {
+	r := llamaRequest(1, 16, 1)
+	r.Cluster.Device = "mi355x"
+	r.Parallelism.Sharding = "zero1"
+	p, err := prepare(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if link, n, _, _, _ := p.shardLinks(); n != 16 || link.BytesPerSecond != 7*48e9 {
+		t.Errorf("DP 16 on one xgmi4 fabric: ring of %d at %g B/s, want 16 at 7 x 48e9", n, link.BytesPerSecond)
+	}
+}

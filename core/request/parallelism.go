@@ -95,7 +95,10 @@ func (p *prepared) parallelism(es *model.Errors) {
 		c.Links = []cluster.Link{l.Link}
 		// A full mesh (cluster.MeshRing): a group's collectives on its t-1 links.
 		p.mesh = l.MeshBytesPerSecond
-		p.tensorLink = cluster.MeshRing(l.Link, p.mesh, par.Tensor)
+		if d, err := cluster.LookupDevice(cs.Device); err == nil {
+			p.meshDevices = d.ScaleUpDevices // a mesh joins a platform's devices alone
+		}
+		p.tensorLink = cluster.MeshRing(l.Link, p.mesh, p.meshMembers(par.Tensor))
 		if d, err := cluster.LookupDevice(cs.Device); err == nil && d.ScaleUpDevices > 0 && cs.Count > d.ScaleUpDevices && strings.EqualFold(cs.Link, d.Link) {
 			p.note(wire.Diagnostic{Code: wire.CodeBeyondScaleUp, Severity: wire.Warning, Field: "cluster.devices_per_node",
 				Message: fmt.Sprintf("%d %s are planned as one %s fabric, but it joins %d of them (its scale-up domain): give cluster.devices_per_node %d to place the rest across its network",

@@ -61,7 +61,10 @@ type prepared struct {
 	tensorLink cluster.Link
 	// mesh is the full-mesh rate a link (cluster.LinkPreset.MeshBytesPerSecond) of the
 	// cluster.link that joins all the devices, without a topology; 0 for none.
-	mesh float64
+	// meshDevices is how many devices such a mesh joins, the device preset's scale-up
+	// domain (0: not known).
+	mesh        float64
+	meshDevices int
 	// topo is the cluster of nodes (cluster.devices_per_node), and placement where the
 	// run sits on it.
 	topo      *cluster.Topology

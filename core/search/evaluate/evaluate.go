@@ -87,6 +87,7 @@ type Evaluator struct {
 	topo       *cluster.Topology
 	link       cluster.Link // between devices, without nodes
 	linkMesh   float64      // link's full-mesh rate a link (cluster.LinkPreset.MeshBytesPerSecond)
+	meshOf     int          // the devices such a mesh joins: the device's scale-up domain (0: not known)
 	memoryBW   float64      // bytes/s the optimizer update reaches
 	// collectiveShare is the share of the SMs an overlapped data-parallel collective
 	// holds (request.Prepared.CollectiveSMShare), as the plan prices them.
@@ -230,6 +231,9 @@ func New(base *wire.Request) (*Evaluator, error) {
 			return nil, err
 		}
 		r.link, r.linkMesh = l.Link, l.MeshBytesPerSecond
+		if d, err := cluster.LookupDevice(n.Cluster.Device); err == nil {
+			r.meshOf = d.ScaleUpDevices
+		}
 	}
 	if n.Cluster.FreeTransfers {
 		r.link, r.linkMesh, r.topo = cluster.Link{}, 0, nil

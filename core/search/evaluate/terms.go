@@ -464,8 +464,13 @@ func (r *Evaluator) termsFor(c search.Candidate) (*terms, error) {
 // known (a network faster than the node's link).
 func (r *Evaluator) gatherLink(c search.Config) (cluster.Link, bool) {
 	if r.topo == nil {
-		// A full mesh: the ring's members on as many links less one (cluster.MeshRing).
-		return cluster.MeshRing(r.link, r.linkMesh, max(1, c.Data)*max(1, c.Context)), true
+		// A full mesh: the ring's members on as many links less one (cluster.MeshRing),
+		// at most the mesh's devices' (core/request's meshMembers).
+		k := max(1, c.Data) * max(1, c.Context)
+		if r.meshOf > 0 {
+			k = min(k, r.meshOf)
+		}
+		return cluster.MeshRing(r.link, r.linkMesh, k), true
 	}
 	k := [3]int{c.Pipeline, c.Data, c.Tensor * max(1, c.Context)}
 	if v, ok := r.gatherLinks[k]; ok {
