@@ -158,7 +158,11 @@ type LinkPreset struct {
 // seven links each, 7 x 48 = 336 GB/s. AMD's RCCL engineers give the same 48 GB/s as
 // what remains of the MI300X link's 64 GB/s after CRC and protocol overhead (AMD ROCm
 // blog, "Understanding RCCL Bandwidth and xGMI Performance on AMD Instinct MI300X",
-// 2025-03-02). The analogue of NVLinkCollectiveBytesPerSecond's NCCL figure a link.
+// 2025-03-02). RCCL's README says the converse for a group of fewer devices: "When
+// using less than 8 GPUs, one can only achieve a fraction of the potential bandwidth"
+// (ROCm/rccl#1270, "Improving performance on MI300 when using less than 8 GPUs"), as
+// k-1 links of seven give. The analogue of NVLinkCollectiveBytesPerSecond's NCCL
+// figure a link.
 const rcclXGMILinkBytesPerSecond = 48.0e9
 
 // SecondsPerByte is the link's beta in the alpha-beta model T = alpha + beta * n (Colossal-AUTO):
