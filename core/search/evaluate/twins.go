@@ -1,8 +1,6 @@
 package evaluate
 
 import (
-	"reflect"
-
 	"pipeplan/core/analytic"
 	"pipeplan/core/search"
 )
@@ -100,5 +98,5 @@ func (r *Evaluator) MayHaveTwins(g search.Config) bool {
 // a model from the layers and from what the other options decide (bytes per parameter,
 // the optimizer's share, the input, tensor and sequence parallelism).
 func sameEstimate(a, b *analytic.Result) bool {
-	return reflect.DeepEqual(a.Layers, b.Layers) && a.Total == b.Total
+	return analytic.SameLayers(a.Layers, b.Layers) && a.Total == b.Total
 }
