@@ -1,8 +1,8 @@
 package evaluate
 
 import (
-	"fmt"
 	"math"
+	"strconv"
 
 	"pipeplan/core/cluster"
 	"pipeplan/core/plan"
@@ -39,7 +39,24 @@ func (r *Evaluator) MemoryKey(c search.Candidate) string {
 	if c.ZeRO >= 1 {
 		z = shardDegree(c.Config)
 	}
-	return fmt.Sprintf("%d/%d/%s/%d/%s/%d/%d/%d/%s/%d/%g/%t", c.Tensor, c.Pipeline, sc, inFlight, c.Recompute, c.ZeRO, z, c.Context, r.methodOf(c.Config), c.Expert, c.MemoryProportion, c.ShardGroup > 0)
+	// fmt.Sprintf("%d/%d/%s/%d/%s/%d/%d/%d/%s/%d/%g/%t", ...) written by strconv (the
+	// search asks for a key per candidate): the same string (TestMemoryKeyIsSprintf).
+	b := make([]byte, 0, 64)
+	num := func(v int) { b = append(strconv.AppendInt(b, int64(v), 10), '/') }
+	str := func(v string) { b = append(append(b, v...), '/') }
+	num(c.Tensor)
+	num(c.Pipeline)
+	str(sc.String())
+	num(inFlight)
+	str(c.Recompute)
+	num(c.ZeRO)
+	num(z)
+	num(c.Context)
+	str(r.methodOf(c.Config))
+	num(c.Expert)
+	b = append(strconv.AppendFloat(b, c.MemoryProportion, 'g', -1, 64), '/')
+	b = strconv.AppendBool(b, c.ShardGroup > 0)
+	return string(b)
 }
 
 // CannotFit reports that the candidate fits no split, by a lower bound on what a stage

@@ -2,9 +2,12 @@ package evaluate
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"testing"
 
+	"pipeplan/core/request"
+	"pipeplan/core/schedule"
 	"pipeplan/core/search"
 	"pipeplan/core/wire"
 )
@@ -227,4 +230,53 @@ func TestMemoryKeyPipelineStageBuffers(t *testing.T) {
 			t.Errorf("%s: 16 microbatches hold more memory than 8: %v, want %v", k.framework, grew, k.differ)
 		}
 	}
+}
+
+// TestMemoryKeyIsSprintf: MemoryKey, written by strconv, is the string
+// fmt.Sprintf("%d/%d/%s/%d/%s/%d/%d/%d/%s/%d/%g/%t", ...) made of the same parts, for
+// every candidate of Llama-3-8B's space over 16 H100s (64 sequences a step) and for each with context
+// parallelism, an interleaved schedule, another memory proportion and HSDP's shard group.
+func TestMemoryKeyIsSprintf(t *testing.T) {
+	ev, s := llama(t, "meta-llama-3-8b", 16, 64)
+	cs, err := s.Candidates()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := func(c search.Candidate) string {
+		sc, _ := schedule.Parse(c.Schedule)
+		inFlight := c.Microbatches
+		switch {
+		case ev.train && ev.framework.PipelineStageBuffers && c.Pipeline >= 2:
+		case sc.Kind == schedule.OneFOneB || sc.Kind == schedule.ZBH1:
+			inFlight = min(c.Microbatches, c.Pipeline)
+		case sc.Kind == schedule.Interleaved && c.Recompute != request.RecomputeAuto && c.Pipeline > 0 && c.Microbatches%c.Pipeline == 0:
+			inFlight = min(c.Microbatches, 3*c.Pipeline)
+		}
+		z := 0
+		if c.ZeRO >= 1 {
+			z = shardDegree(c.Config)
+		}
+		return fmt.Sprintf("%d/%d/%s/%d/%s/%d/%d/%d/%s/%d/%g/%t", c.Tensor, c.Pipeline, sc, inFlight, c.Recompute, c.ZeRO, z, c.Context, ev.methodOf(c.Config), c.Expert, c.MemoryProportion, c.ShardGroup > 0)
+	}
+	n := 0
+	for i, c := range cs {
+		variants := []search.Candidate{c}
+		if i%7 == 0 {
+			v := c
+			v.Context, v.MemoryProportion, v.Schedule, v.ZeRO, v.ShardGroup, v.Expert = 2, 0.875, "interleaved:2", 3, 2, 4
+			variants = append(variants, v)
+			v.MemoryProportion, v.Context = 1e-7, 1
+			variants = append(variants, v)
+		}
+		for _, v := range variants {
+			if got, w := ev.MemoryKey(v), want(v); got != w {
+				t.Fatalf("%s: MemoryKey %q, Sprintf %q", v, got, w)
+			}
+			n++
+		}
+	}
+	if n < 100 {
+		t.Fatalf("compared %d keys", n)
+	}
+	t.Logf("%d keys", n)
 }
