@@ -172,40 +172,39 @@ func (p *prepared) ncclComm(r dpRing, l cluster.Link) cluster.NCCLComm {
 	}
 }
 
-// bucketed is a collective f of ring r over link l, of whole seconds by the ring
-// formulas (its bytes at l's rate and l's latency a step, linkRingLatency), run as
+// bucketed is a collective f of ring r over link l of bytes on each member (an
+// all-reduce's or reduce-scatter's buffer, an all-gather's gathered whole), run as
 // buckets collectives of equal bytes. Where NCCL's model describes the ring (r.nccl),
 // each bucket takes the time NCCL's tuner gives a collective of its bytes
 // (cluster.NCCLTune: the fastest of its algorithms and protocols, each latency + bytes /
-// bandwidth, the Simple ring's bandwidth l's); otherwise each pays l's latency a step
-// beside its share of the bytes' time. last is, of that, the bucket that fraction of
-// the bytes fill (Megatron-Core's unhidden bucket, lastBucketFractions), priced the same
-// way; 0 for fraction 0. Nothing for no collective (whole 0) or no buckets. The buckets'
-// latency is part of the collective's time, and so hides behind the passes as its
-// bytes do (DataParallelBucketedExposedSeconds): only what outlasts the window, and the
-// unhidden bucket, is exposed.
-func (p *prepared) bucketed(r dpRing, f cluster.NCCLFunc, whole float64, l cluster.Link, buckets int64, fraction float64) (seconds, last float64) {
+// bandwidth, the Simple ring's bandwidth l's); otherwise the ring formulas price the
+// whole (cluster.RingAllReduceSeconds, RingReduceScatterSeconds and
+// RingAllGatherSeconds: its bytes at l's rate and l's latency a step, linkRingLatency)
+// and each bucket pays l's latency a step beside its share of the bytes' time. last is,
+// of that, the bucket that fraction of the bytes fill (Megatron-Core's unhidden bucket,
+// lastBucketFractions), priced the same way; 0 for fraction 0. Nothing for no
+// collective (no bytes, one member, or no time by the ring formulas) or no buckets. The
+// buckets' latency is part of the collective's time, and so hides behind the passes as
+// its bytes do (DataParallelBucketedExposedSeconds): only what outlasts the window, and
+// the unhidden bucket, is exposed.
+func (p *prepared) bucketed(r dpRing, f cluster.NCCLFunc, bytes float64, l cluster.Link, buckets int64, fraction float64) (seconds, last float64) {
+	ar := f == cluster.NCCLAllReduce
+	whole := cluster.RingReduceScatterSeconds(l, bytes, r.members) // an all-gather's alike
+	if ar {
+		whole = cluster.RingAllReduceSeconds(l, bytes, r.members)
+	}
 	if whole <= 0 || buckets <= 0 {
 		return 0, 0
 	}
-	ar := f == cluster.NCCLAllReduce
-	linkLat := linkRingLatency(ar, r.members, l)
-	bytesSeconds := max(0, whole-linkLat)
-	if !r.nccl || l.BytesPerSecond <= 0 || r.members < 2 {
+	if !r.nccl || l.BytesPerSecond <= 0 {
+		linkLat := linkRingLatency(ar, r.members, l)
+		bytesSeconds := max(0, whole-linkLat)
 		seconds = bytesSeconds + float64(buckets)*linkLat
 		if fraction > 0 {
 			last = min(seconds, fraction*bytesSeconds+linkLat)
 		}
 		return seconds, last
 	}
-	// The buffer's bytes, from the ring's time at l's rate: (k-1)/k of them cross each
-	// rank's link, 2(k-1)/k for an all-reduce.
-	k := float64(r.members)
-	moved := (k - 1) / k
-	if ar {
-		moved *= 2
-	}
-	bytes := bytesSeconds * l.BytesPerSecond / moved
 	c := p.ncclComm(r, l)
 	seconds = float64(buckets) * cluster.NCCLTune(c, f, bytes/float64(buckets)).Seconds
 	if fraction > 0 {

@@ -3,6 +3,7 @@ package request
 import (
 	"context"
 	"fmt"
+	"math"
 	"strings"
 	"testing"
 
@@ -326,3 +327,48 @@ func TestDPBucketElementsErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestBucketedTakesBytes: bucketed prices a collective from its bytes. Off NCCL's
+// model, the ring formulas' bytes term (2(k-1)/k x bytes / rate for an all-reduce,
+// (k-1)/k for a reduce-scatter or all-gather) plus the link's latency a step for each
+// bucket, and the last bucket fraction x the bytes term plus one latency; on it, each
+// bucket NCCL's tuned time for its share of the bytes, the last bucket the tuned time of
+// fraction x the bytes. No bytes, one member or no buckets cost nothing.
+func TestBucketedTakesBytes(t *testing.T) {
+	p := &prepared{req: &wire.Request{Cluster: wire.ClusterSpec{Device: "h100-sxm", LinkIntra: "nvlink4"}}}
+	l := cluster.Link{BytesPerSecond: 1e11, LatencySeconds: 1e-6}
+	const bytes, buckets, fraction = 1e9, 4, 0.25
+	plain := dpRing{members: 8, nodes: 1}
+	nccl := dpRing{members: 16, nodes: 2, nccl: true, intra: cluster.NCCLNVLink}
+	for _, tt := range []struct {
+		name       string
+		r          dpRing
+		f          cluster.NCCLFunc
+		bytes      float64
+		buckets    int64
+		want, last float64
+	}{
+		{"all-reduce, ring formula", plain, cluster.NCCLAllReduce, bytes, buckets, 2*7.0/8*bytes/1e11 + buckets*14e-6, fraction*2*7.0/8*bytes/1e11 + 14e-6},
+		{"reduce-scatter, ring formula", plain, cluster.NCCLReduceScatter, bytes, buckets, 7.0/8*bytes/1e11 + buckets*7e-6, fraction*7.0/8*bytes/1e11 + 7e-6},
+		{"all-gather, ring formula", plain, cluster.NCCLAllGather, bytes, 1, 7.0/8*bytes/1e11 + 7e-6, fraction*7.0/8*bytes/1e11 + 7e-6},
+		{"all-reduce, NCCL", nccl, cluster.NCCLAllReduce, bytes, buckets,
+			buckets * cluster.NCCLTune(p.ncclComm(nccl, l), cluster.NCCLAllReduce, bytes/buckets).Seconds,
+			cluster.NCCLTune(p.ncclComm(nccl, l), cluster.NCCLAllReduce, fraction*bytes).Seconds},
+		{"reduce-scatter, NCCL", nccl, cluster.NCCLReduceScatter, bytes, buckets,
+			buckets * cluster.NCCLTune(p.ncclComm(nccl, l), cluster.NCCLReduceScatter, bytes/buckets).Seconds,
+			cluster.NCCLTune(p.ncclComm(nccl, l), cluster.NCCLReduceScatter, fraction*bytes).Seconds},
+		{"no bytes", nccl, cluster.NCCLAllReduce, 0, buckets, 0, 0},
+		{"one member", dpRing{members: 1, nodes: 1}, cluster.NCCLAllReduce, bytes, buckets, 0, 0},
+		{"no buckets", plain, cluster.NCCLAllReduce, bytes, 0, 0, 0},
+	} {
+		got, last := p.bucketed(tt.r, tt.f, tt.bytes, l, tt.buckets, fraction)
+		if !nearlyEqual(got, tt.want) || !nearlyEqual(last, min(tt.want, tt.last)) {
+			t.Errorf("%s: %v s, last bucket %v s; want %v, %v", tt.name, got, last, tt.want, min(tt.want, tt.last))
+		}
+		if _, last := p.bucketed(tt.r, tt.f, tt.bytes, l, tt.buckets, 0); last != 0 {
+			t.Errorf("%s: fraction 0 gives a last bucket of %v s", tt.name, last)
+		}
+	}
+}
+
+func nearlyEqual(a, b float64) bool { return math.Abs(a-b) <= 1e-12*math.Max(math.Abs(a), math.Abs(b)) }

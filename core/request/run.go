@@ -593,15 +593,15 @@ func (p *prepared) dataParallel(ds *wire.DeviceStep, pl *wire.Plan, devices, mic
 	}
 	switch level {
 	case 0:
-		dense, dlast := p.bucketed(dring, cluster.NCCLAllReduce, ringAllReduce(n, prec.CommunicatedGradBytes(ds.GradBytes-eg), link, clock), l, bd, fd)
-		expert, elast := p.bucketed(ering, cluster.NCCLAllReduce, ringAllReduce(en, prec.CommunicatedGradBytes(eg), elink, clock), el, be, fe)
+		dense, dlast := p.bucketed(dring, cluster.NCCLAllReduce, float64(prec.CommunicatedGradBytes(ds.GradBytes-eg)), l, bd, fd)
+		expert, elast := p.bucketed(ering, cluster.NCCLAllReduce, float64(prec.CommunicatedGradBytes(eg)), el, be, fe)
 		ds.AllReduceSeconds = dense + expert
 		beside(ds.AllReduceSeconds, 0, dlast+elast, 0, 1)
 	case 1, 2:
-		drs, drsLast := p.bucketed(dring, cluster.NCCLReduceScatter, cluster.RingReduceScatterSeconds(l, g, n), l, bd, fd)
-		ers, ersLast := p.bucketed(ering, cluster.NCCLReduceScatter, cluster.RingReduceScatterSeconds(el, float64(eg), en), el, be, fe)
-		dag, dagFirst := p.bucketed(dring, cluster.NCCLAllGather, cluster.RingAllGatherSeconds(l, w, n), l, bd, fd)
-		eag, eagFirst := p.bucketed(ering, cluster.NCCLAllGather, cluster.RingAllGatherSeconds(el, float64(ew), en), el, be, fe)
+		drs, drsLast := p.bucketed(dring, cluster.NCCLReduceScatter, g, l, bd, fd)
+		ers, ersLast := p.bucketed(ering, cluster.NCCLReduceScatter, float64(eg), el, be, fe)
+		dag, dagFirst := p.bucketed(dring, cluster.NCCLAllGather, w, l, bd, fd)
+		eag, eagFirst := p.bucketed(ering, cluster.NCCLAllGather, float64(ew), el, be, fe)
 		rs := drs + ers
 		ds.AllGatherSeconds = dag + eag
 		if p.est != nil && p.est.Opts.Precision == analytic.DeepSpeedBF16 || level == 1 && p.framework.ZeRO1AllReduce {
@@ -612,8 +612,8 @@ func (p *prepared) dataParallel(ds *wire.DeviceStep, pl *wire.Plan, devices, mic
 			// DeepSpeed's ZeRO-1 does the same with its 16-bit gradients
 			// (cluster.Framework.ZeRO1AllReduce). The BF16 optimizer's cross in bf16
 			// (analytic.Precision.CommunicatedGradBytes).
-			dar, _ := p.bucketed(dring, cluster.NCCLAllReduce, ringAllReduce(n, prec.CommunicatedGradBytes(ds.GradBytes-eg), link, clock), l, bd, 0)
-			ear, _ := p.bucketed(ering, cluster.NCCLAllReduce, ringAllReduce(en, prec.CommunicatedGradBytes(eg), elink, clock), el, be, 0)
+			dar, _ := p.bucketed(dring, cluster.NCCLAllReduce, float64(prec.CommunicatedGradBytes(ds.GradBytes-eg)), l, bd, 0)
+			ear, _ := p.bucketed(ering, cluster.NCCLAllReduce, float64(prec.CommunicatedGradBytes(eg)), el, be, 0)
 			ds.AllReduceSeconds = dar + ear
 			beside(ds.AllReduceSeconds, ds.AllGatherSeconds, 0, 0, 1)
 			return
