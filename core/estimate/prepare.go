@@ -26,12 +26,12 @@ func (e *Estimator) checkComputeTimes() error {
 	}
 	field := e.c.SpeedField()
 	for i, s := range e.scale {
-		path := fmt.Sprintf("devices[%d].%s", i, field)
+		path := func() string { return fmt.Sprintf("devices[%d].%s", i, field) } // written only for an error
 		switch {
 		case !(s > 0) || math.IsInf(s, 0):
-			return &model.FieldError{Path: path, Reason: fmt.Sprintf("makes device %d %.3g times as slow as device 0, which must be a finite ratio > 0: check the units", i, s)}
+			return &model.FieldError{Path: path(), Reason: fmt.Sprintf("makes device %d %.3g times as slow as device 0, which must be a finite ratio > 0: check the units", i, s)}
 		case !(total*s <= maxTime):
-			return &model.FieldError{Path: path, Reason: fmt.Sprintf("makes device %d %.3g times as slow as device 0: the model's layers would take it %.3g %s, more than %g: check the units", i, s, total*s, unit, maxTime)}
+			return &model.FieldError{Path: path(), Reason: fmt.Sprintf("makes device %d %.3g times as slow as device 0: the model's layers would take it %.3g %s, more than %g: check the units", i, s, total*s, unit, maxTime)}
 		}
 	}
 	return nil
@@ -112,19 +112,20 @@ func (e *Estimator) prepareLinks() error {
 		return nil
 	}
 	// check reports whether link l of stage i moves bytes within maxTime, and if not
-	// returns the field error naming it.
-	check := func(l *cluster.Link, field string, bytes int64, i int) error {
+	// returns the field error naming it, field(i) (written only then: this runs for
+	// every plan a search costs).
+	check := func(l *cluster.Link, field func(int) string, bytes int64, i int) error {
 		if t := e.linkTime(l, bytes, i); !(t <= maxTime) { // also NaN and +Inf
-			return &model.FieldError{Path: field, Reason: fmt.Sprintf("takes %.3g %s to move %d bytes for device %d, more than %g: check its bandwidth and the units",
+			return &model.FieldError{Path: field(i), Reason: fmt.Sprintf("takes %.3g %s to move %d bytes for device %d, more than %g: check its bandwidth and the units",
 				t, e.m.Unit(), bytes, i, maxTime)}
 		}
 		return nil
 	}
 	if e.c.HostEveryStage {
-		if err := check(e.recvLink[0], e.c.RecvLinkField(0), e.recvBytes[0], 0); err != nil {
+		if err := check(e.recvLink[0], e.c.RecvLinkField, e.recvBytes[0], 0); err != nil {
 			return err
 		}
-		if err := check(e.sendLink[p-1], e.c.SendLinkField(p-1), e.sendBytes[n-1], p-1); err != nil {
+		if err := check(e.sendLink[p-1], e.c.SendLinkField, e.sendBytes[n-1], p-1); err != nil {
 			return err
 		}
 		e.hostTime = e.linkTime(e.recvLink[0], e.recvBytes[0], 0) + e.linkTime(e.sendLink[p-1], e.sendBytes[n-1], p-1)
@@ -134,7 +135,7 @@ func (e *Estimator) prepareLinks() error {
 		maxRecv, maxSend = max(maxRecv, e.recvBytes[l]), max(maxSend, e.sendBytes[l])
 	}
 	for i := range p {
-		recvField, sendField := e.c.RecvLinkField(i), e.c.SendLinkField(i)
+		recvField, sendField := e.c.RecvLinkField, e.c.SendLinkField
 		// The bytes stage i may receive and send: what any cut moves, or only the model's
 		// input and output at the ends of the pipeline.
 		in, out := maxRecv, maxSend
