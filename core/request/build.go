@@ -243,16 +243,21 @@ func (p *prepared) pipelineBuffers(fw cluster.Framework) {
 	if size == 0 {
 		return
 	}
-	p.model.Layers = slices.Clone(p.model.Layers)
-	for _, i := range blocks {
-		l := &p.model.Layers[i]
-		shared := maps.Clone(l.Shared)
-		if shared == nil {
-			shared = map[string]int64{}
+	// The same layers for every request of this estimate and size: a search's
+	// candidates share them (Cache.bufferedLayers).
+	p.model.Layers = p.cache.bufferedLayers(p.estKey.arch != nil, p.model.Layers, size, func() []model.Layer {
+		layers := slices.Clone(p.model.Layers)
+		for _, i := range blocks {
+			l := &layers[i]
+			shared := maps.Clone(l.Shared)
+			if shared == nil {
+				shared = map[string]int64{}
+			}
+			shared[PipelineBuffersKey] = size
+			l.Shared = shared
 		}
-		shared[PipelineBuffersKey] = size
-		l.Shared = shared
-	}
+		return layers
+	})
 }
 
 // blockLayers are the positions of the model's layers that are a transformer's blocks

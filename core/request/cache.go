@@ -21,11 +21,22 @@ type Cache struct {
 	mu        sync.Mutex
 	arches    map[archKey]archEntry
 	estimates map[estimateKey]estimateEntry
+	// buffered are the cached models' layers with PyTorch's pipeline stage buffers
+	// (pipelineBuffers), by the cached layers and the buffers' bytes.
+	buffered map[bufferedKey][]model.Layer
+}
+
+// bufferedKey names a cached model's layers (its first, by identity: the layers of an
+// estimate's model are shared and never changed) and the stage buffers' bytes added to
+// them.
+type bufferedKey struct {
+	layers *model.Layer
+	size   int64
 }
 
 // NewCache returns an empty cache.
 func NewCache() *Cache {
-	return &Cache{arches: map[archKey]archEntry{}, estimates: map[estimateKey]estimateEntry{}}
+	return &Cache{arches: map[archKey]archEntry{}, estimates: map[estimateKey]estimateEntry{}, buffered: map[bufferedKey][]model.Layer{}}
 }
 
 type archKey struct{ name, config string }
@@ -115,4 +126,24 @@ func (c *Cache) estimate(k estimateKey, a *arch.Arch, t analytic.Target, o analy
 	}
 	m := *e.model
 	return e.est, &m, nil
+}
+
+// bufferedLayers is make(layers, size), once per cached layers and size where cached
+// (layers are a cached estimate's model's): the layers returned are shared, never to be
+// changed.
+func (c *Cache) bufferedLayers(cached bool, layers []model.Layer, size int64, make func() []model.Layer) []model.Layer {
+	if c == nil || !cached || len(layers) == 0 {
+		return make()
+	}
+	k := bufferedKey{&layers[0], size}
+	c.mu.Lock()
+	l, ok := c.buffered[k]
+	c.mu.Unlock()
+	if !ok {
+		l = make()
+		c.mu.Lock()
+		c.buffered[k] = l
+		c.mu.Unlock()
+	}
+	return l
 }
