@@ -27,6 +27,11 @@ type DevicePreset struct {
 	// tensor-parallel group inside one node, so devices_per_node up to this size is what
 	// the hardware allows. 0 when unknown.
 	ScaleUpDevices int
+	// NICPCIeBytesPerSecond is the PCIe link between the device and its NIC as NCCL
+	// prices it (NCCLPCIeBytesPerSecond), where the board's link is known: NCCL's ring
+	// search takes the narrower of it and the NIC for each channel across nodes
+	// (Topology.NICPCIeBytesPerSecond, Topology.RingInter). 0 when unknown or not NCCL's.
+	NICPCIeBytesPerSecond float64
 	// Note says where the figures come from.
 	Note string
 	// GPU: the device runs a GPU framework (PyTorch eager, compiled or with CUDA
@@ -311,7 +316,9 @@ var devicePresets = map[string]DevicePreset{
 		Link:    "nvlink3",
 		Network: "ib-hdr",
 		GPU:     true,
-		Note:    "NVIDIA A100 datasheet: 312 TFLOP/s bf16 dense, 19.5 TFLOP/s fp32, 1,555 GB/s HBM2",
+		// DGX A100: each HDR ConnectX-6 on a PCIe Gen4 x16 switch beside its GPU.
+		NICPCIeBytesPerSecond: pcieGen4x16NCCL,
+		Note:                  "NVIDIA A100 datasheet: 312 TFLOP/s bf16 dense, 19.5 TFLOP/s fp32, 1,555 GB/s HBM2",
 	},
 	// NVIDIA A100 SXM4 80 GB (A100 datasheet): as the 40 GB part with 2,039 GB/s HBM2e.
 	"a100-80gb": {
@@ -320,7 +327,9 @@ var devicePresets = map[string]DevicePreset{
 		Link:    "nvlink3",
 		Network: "ib-hdr",
 		GPU:     true,
-		Note:    "NVIDIA A100 datasheet: 312 TFLOP/s bf16 dense, 19.5 TFLOP/s fp32, 2,039 GB/s HBM2e",
+		// DGX A100: each HDR ConnectX-6 on a PCIe Gen4 x16 switch beside its GPU.
+		NICPCIeBytesPerSecond: pcieGen4x16NCCL,
+		Note:                  "NVIDIA A100 datasheet: 312 TFLOP/s bf16 dense, 19.5 TFLOP/s fp32, 2,039 GB/s HBM2e",
 	},
 	// NVIDIA H100 SXM5 80 GB (H100 datasheet): 989 TFLOP/s dense bf16 (1,979 with
 	// sparsity), 1,979 dense fp8, 67 TFLOP/s fp32, 3.35 TB/s HBM3. NVLink 4 (900 GB/s
@@ -334,7 +343,9 @@ var devicePresets = map[string]DevicePreset{
 		Network:        "ib-ndr",
 		ScaleUpDevices: 8,
 		GPU:            true,
-		Note:           "NVIDIA H100 SXM datasheet: 989 TFLOP/s bf16 dense, 1,979 fp8 dense, 67 TFLOP/s fp32, 3.35 TB/s HBM3; NVLink 4 900 GB/s, 8 per HGX board (DGX H100 datasheet); 400 Gb/s NIC per GPU",
+		// HGX board: each NIC on a PCIe Gen5 x16 switch beside its GPU.
+		NICPCIeBytesPerSecond: pcieGen5x16NCCL,
+		Note:                  "NVIDIA H100 SXM datasheet: 989 TFLOP/s bf16 dense, 1,979 fp8 dense, 67 TFLOP/s fp32, 3.35 TB/s HBM3; NVLink 4 900 GB/s, 8 per HGX board (DGX H100 datasheet); 400 Gb/s NIC per GPU",
 	},
 	// NVIDIA H100 SXM5 96 GB HBM2e at the 500 W power limit, as Meta's Grand Teton hosts
 	// run it (pytorch/torchtitan, benchmarks/llama3_h100_202412_torchtitan.md: "96GB
@@ -350,7 +361,9 @@ var devicePresets = map[string]DevicePreset{
 		Network:        "roce-400g",
 		ScaleUpDevices: 8,
 		GPU:            true,
-		Note:           "H100 SXM5 96 GB HBM2e at 500 W (Grand Teton, torchtitan's benchmarks): between the SXM's 989 and the NVL's 835 TFLOP/s bf16 dense, 912 assumed; 2.4 TB/s; NVLink 4, 8 per board; 400 Gb/s RDMA per GPU",
+		// HGX board: each NIC on a PCIe Gen5 x16 switch beside its GPU.
+		NICPCIeBytesPerSecond: pcieGen5x16NCCL,
+		Note:                  "H100 SXM5 96 GB HBM2e at 500 W (Grand Teton, torchtitan's benchmarks): between the SXM's 989 and the NVL's 835 TFLOP/s bf16 dense, 912 assumed; 2.4 TB/s; NVLink 4, 8 per board; 400 Gb/s RDMA per GPU",
 	},
 	// NVIDIA H200 SXM 141 GB (H200 datasheet): H100's compute (989 TFLOP/s dense bf16,
 	// 1,979 dense fp8) with 4.8 TB/s HBM3e; the same NVLink 4 board of 8 (HGX H200).
@@ -361,7 +374,9 @@ var devicePresets = map[string]DevicePreset{
 		Network:        "ib-ndr",
 		ScaleUpDevices: 8,
 		GPU:            true,
-		Note:           "NVIDIA H200 datasheet: 989 TFLOP/s bf16 dense, 1,979 fp8 dense, 67 TFLOP/s fp32, 141 GB at 4.8 TB/s HBM3e; NVLink 4 900 GB/s, 8 per HGX board; 400 Gb/s NIC per GPU",
+		// HGX board: each NIC on a PCIe Gen5 x16 switch beside its GPU.
+		NICPCIeBytesPerSecond: pcieGen5x16NCCL,
+		Note:                  "NVIDIA H200 datasheet: 989 TFLOP/s bf16 dense, 1,979 fp8 dense, 67 TFLOP/s fp32, 141 GB at 4.8 TB/s HBM3e; NVLink 4 900 GB/s, 8 per HGX board; 400 Gb/s NIC per GPU",
 	},
 	// NVIDIA B200 in HGX B200 (HGX datasheet: 8 GPUs with 1.44 TB at 62 TB/s in all, 36
 	// PFLOP/s fp16 with sparsity): per GPU 180 GB, 7.7 TB/s, 2.25 PFLOP/s dense bf16, 4.5
@@ -375,7 +390,9 @@ var devicePresets = map[string]DevicePreset{
 		Network:        "ib-ndr",
 		ScaleUpDevices: 8,
 		GPU:            true,
-		Note:           "NVIDIA HGX B200 datasheet, per GPU: 2.25 PFLOP/s bf16 dense, 4.5 fp8 dense, 180 GB at 7.7 TB/s HBM3e; NVLink 5 1.8 TB/s, 8 per board; DGX B200: 400 Gb/s NIC per GPU",
+		// HGX board: each NIC on a PCIe Gen5 x16 switch beside its GPU.
+		NICPCIeBytesPerSecond: pcieGen5x16NCCL,
+		Note:                  "NVIDIA HGX B200 datasheet, per GPU: 2.25 PFLOP/s bf16 dense, 4.5 fp8 dense, 180 GB at 7.7 TB/s HBM3e; NVLink 5 1.8 TB/s, 8 per board; DGX B200: 400 Gb/s NIC per GPU",
 	},
 	// NVIDIA B300 (Blackwell Ultra) in HGX B300 (NVIDIA Blackwell Ultra datasheet): per
 	// GPU 2.25 PFLOP/s dense bf16, 4.5 dense fp8/MXFP8, 288 GB HBM3e at 8 TB/s (7.75

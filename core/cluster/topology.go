@@ -26,7 +26,29 @@ type Topology struct {
 	// a collective of k devices in a node runs on k-1 of them (IntraRing); 0 for a
 	// switched fabric.
 	IntraMeshBytesPerSecond float64 `json:"intra_mesh_bytes_per_second,omitempty"`
+	// NICPCIeBytesPerSecond is the PCIe link between a device and its NIC as NCCL prices
+	// it (NCCLPCIeBytesPerSecond; the device preset's NICPCIeBytesPerSecond), 0 when
+	// unknown: a ring channel across nodes runs at the narrower of it and Inter
+	// (RingInter).
+	NICPCIeBytesPerSecond float64 `json:"nic_pcie_bytes_per_second,omitempty"`
 }
+
+// NCCLPCIeBytesPerSecond is the bandwidth NCCL gives a PCIe link of lanes lanes at
+// gtPerSecond GT/s a lane: src/graph/topo.cc (NVIDIA/nccl v2.25.1-1 and v2.28.3-1)
+// reads the link's speed into kvDictPciGen's figure in units of 100 Mb/s a lane (15,
+// 30, 60, 120, 240, 480 for 2.5, 5, 8, 16, 32, 64 GT/s: 7.5 x GT/s) and connects the
+// nodes at width x speed / 80.0 GB/s. PCIe Gen4 x16 is 24 GB/s, Gen5 x16 48, Gen6 x16
+// 96.
+func NCCLPCIeBytesPerSecond(gtPerSecond float64, lanes int) float64 {
+	return float64(lanes) * gtPerSecond * 7.5 / 80 * 1e9
+}
+
+// pcieGen4x16NCCL and pcieGen5x16NCCL are NCCL's rates of the x16 links (16 GT/s and
+// 32 GT/s) between an HGX board's GPUs and its NICs: 24 and 48 GB/s.
+var (
+	pcieGen4x16NCCL = NCCLPCIeBytesPerSecond(16, 16)
+	pcieGen5x16NCCL = NCCLPCIeBytesPerSecond(32, 16)
+)
 
 // IntraRing is the link a collective among k devices of one node runs on. On a switched
 // fabric (NVSwitch) it is Intra: every device reaches the switch on all its links,
@@ -86,6 +108,9 @@ func (t Topology) Validate() error {
 	}
 	if m := t.IntraMeshBytesPerSecond; !(m >= 0) || math.IsInf(m, 0) {
 		es.Add("intra_mesh_bytes_per_second", "must be a finite number >= 0, got %g", m)
+	}
+	if m := t.NICPCIeBytesPerSecond; !(m >= 0) || math.IsInf(m, 0) {
+		es.Add("nic_pcie_bytes_per_second", "must be a finite number >= 0, got %g", m)
 	}
 	return es.Err()
 }
@@ -241,8 +266,19 @@ func minMembersPerNode(node func(int) int, d int, rank func(dp, pp int) int, p i
 // all-reduce at about 185 GB/s of bus bandwidth, not 25 (NVIDIA's DGX SuperPOD
 // reference architecture and nccl-tests' published runs). Latency is one message's, as
 // before.
+//
+// Each NIC's channel runs at the narrower of the NIC and the PCIe link that reaches it
+// (NICPCIeBytesPerSecond, where known): NCCL's ring search (src/graph/search.cc,
+// v2.28.3-1: getMaxBw from the GPU to the NET nodes is the path's bw, the narrowest
+// link on it; topo.cc prices a 400 Gb/s NIC at 400,000 / 8,000 = 50 GB/s and the PCIe
+// Gen5 x16 link to it at 48) sets each channel's bwInter to 48 GB/s, and tuning.cc's
+// Simple ring busBw is nChannels x bwInter: 8 x 48 = 384 GB/s on eight 400 Gb/s NICs of
+// an HGX B200 or H100 board, not 8 x 50; a DGX A100's eight HDR NICs at min(24, 25).
 func (tp Topology) RingInter(k int) Link {
 	l := tp.Inter
+	if nic := tp.NICPCIeBytesPerSecond; nic > 0 && l.BytesPerSecond > nic {
+		l.BytesPerSecond = nic
+	}
 	if k > 1 && l.BytesPerSecond > 0 {
 		l.BytesPerSecond = min(float64(k)*l.BytesPerSecond, max(tp.IntraRing(k).BytesPerSecond, l.BytesPerSecond))
 	}

@@ -317,4 +317,67 @@ func TestTopologyValidateMesh(t *testing.T) {
 	if err := tp.Validate(); err != nil {
 		t.Errorf("mesh 48e9: %v", err)
 	}
+	for _, m := range []float64{-1, math.NaN(), math.Inf(1)} {
+		tp.NICPCIeBytesPerSecond = m
+		if err := tp.Validate(); err == nil || !strings.Contains(err.Error(), "nic_pcie_bytes_per_second") {
+			t.Errorf("NIC PCIe %g: %v, want an error naming nic_pcie_bytes_per_second", m, err)
+		}
+	}
+}
+
+// TestRingInterNICPCIe checks each ring channel across nodes at the narrower of the NIC
+// and NCCL's PCIe rate to it, in closed form: NCCL's topo.cc prices PCIe at width x
+// speed / 80 (speed 120 and 240 a lane for Gen4 and Gen5), so an HGX H100 or B200
+// board's eight 400 Gb/s NICs carry 8 x min(48, 50) = 384 GB/s of bus bandwidth (capped
+// at NCCL's NVLink rate, 370.8 on H100), a DGX A100's eight HDR NICs 8 x min(24, 25) =
+// 192, one member a node one channel's 48 or 24; an 800 Gb/s NIC at Gen6 x16 96.
+func TestRingInterNICPCIe(t *testing.T) {
+	for _, tt := range []struct {
+		gt    float64
+		lanes int
+		want  float64
+	}{{16, 16, 24e9}, {32, 16, 48e9}, {64, 16, 96e9}, {32, 8, 24e9}} {
+		if got := NCCLPCIeBytesPerSecond(tt.gt, tt.lanes); math.Abs(got-tt.want) > 1 {
+			t.Errorf("NCCLPCIeBytesPerSecond(%g, %d) = %g, want %g", tt.gt, tt.lanes, got, tt.want)
+		}
+	}
+	topo := func(device, intra, inter string) Topology {
+		t.Helper()
+		tp, err := PresetTopology(2, 8, intra, inter)
+		if err != nil {
+			t.Fatal(err)
+		}
+		d, err := LookupDevice(device)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tp.NICPCIeBytesPerSecond = d.NICPCIeBytesPerSecond
+		return tp
+	}
+	b200 := topo("b200", "nvlink5", "ib-ndr")
+	h100 := topo("h100-sxm", "nvswitch3", "ib-ndr")
+	a100 := topo("a100-80gb", "nvswitch2", "ib-hdr")
+	b200XDR := topo("b200", "nvlink5", "ib-xdr") // a faster NIC than the PCIe link
+	unknown := b200
+	unknown.NICPCIeBytesPerSecond = 0
+	for _, tt := range []struct {
+		name string
+		tp   Topology
+		k    int
+		want float64
+	}{
+		{"B200 8 NICs", b200, 8, 8 * 48e9},
+		{"B200 1 NIC", b200, 1, 48e9},
+		{"B200 4 NICs", b200, 4, 4 * 48e9},
+		{"H100 8 NICs, NVLink's 370.8 below 384", h100, 8, 370.8e9},
+		{"H100 2 NICs", h100, 2, 2 * 48e9},
+		{"A100 8 HDR NICs", a100, 8, 8 * 24e9},
+		{"A100 1 HDR NIC", a100, 1, 24e9},
+		{"B200 8 XDR NICs on Gen5", b200XDR, 8, 8 * 48e9},
+		{"no PCIe rate known", unknown, 8, 8 * 50e9},
+	} {
+		if got := tt.tp.RingInter(tt.k).BytesPerSecond; math.Abs(got-tt.want) > 1 {
+			t.Errorf("%s: RingInter(%d) = %g B/s, want %g", tt.name, tt.k, got, tt.want)
+		}
+	}
 }

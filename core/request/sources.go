@@ -239,7 +239,7 @@ func (p *prepared) nodes(es *model.Errors, d cluster.DevicePreset) {
 		es.Add("cluster.link_inter", "names the link between nodes: %s has no usual network preset (pipeplan devices lists the links)", d.Name)
 		return
 	}
-	topo := &cluster.Topology{DevicesPerNode: cs.DevicesPerNode}
+	topo := &cluster.Topology{DevicesPerNode: cs.DevicesPerNode, NICPCIeBytesPerSecond: d.NICPCIeBytesPerSecond}
 	for _, f := range []struct {
 		name string
 		v    *string

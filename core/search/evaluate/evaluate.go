@@ -224,6 +224,7 @@ func New(base *wire.Request) (*Evaluator, error) {
 		if err != nil {
 			return nil, err
 		}
+		topo.NICPCIeBytesPerSecond = dp.NICPCIeBytesPerSecond // as request's nodes sets it
 		r.topo = &topo
 	} else {
 		l, err := cluster.LookupLink(n.Cluster.Link)
