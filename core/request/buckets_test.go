@@ -127,7 +127,7 @@ func TestMegatronLastBucketPlanned(t *testing.T) {
 // buckets of that many bytes, one reduce-scatter and one all-gather each, and each takes
 // the time NCCL's tuner gives a collective of its bytes. Llama 3 8B on 4 stages x 16
 // replicas x TP 8, nodes of 8 H100s: every data-parallel ring has one member a node, at
-// one NIC (ib-ndr, 50 GB/s), and for a bucket of about 16 MiB NCCL's model picks the
+// one NIC (ib-ndr, 50 GB/s, reached over PCIe Gen5 x16 at NCCL's 48: Topology.RingInter), and for a bucket of about 16 MiB NCCL's model picks the
 // LL128 ring: 14 µs + 15 network steps of 8.5 (the Tree's network latency, one GPU a
 // node), its bytes at 0.92 of the Simple ring's rate (cluster.NCCLTune, tested in
 // closed form), where the Simple ring would take 8.4 + 15 x 14 µs.
@@ -140,7 +140,7 @@ func TestDPBucketBytesPriced(t *testing.T) {
 	bucketed := *base
 	bucketed.Parallelism.DPBucketBytes = 16 << 20
 	got := run(t, &bucketed)
-	c := cluster.NCCLComm{Ranks: 16, Nodes: 16, Intra: cluster.NCCLNVLink, ComputeCapability: 90, BusBytesPerSecond: 50e9}
+	c := cluster.NCCLComm{Ranks: 16, Nodes: 16, Intra: cluster.NCCLNVLink, ComputeCapability: 90, BusBytesPerSecond: 48e9}
 	if ch := cluster.NCCLTune(c, cluster.NCCLReduceScatter, 16<<20); ch.Algo != cluster.NCCLRing || ch.Proto != cluster.NCCLLL128 || !near(ch.LatencySeconds, 1e-6*(14+15*8.5)) {
 		t.Fatalf("a 16 MiB bucket: %+v, want the LL128 ring at 141.5 µs", ch)
 	}
