@@ -186,7 +186,7 @@ const gapCiscoTP2 = "Cisco's Llama 3.1 8B run at TP 2 on 128 H100s errs beyond 2
 // gapUF8BDP128 is the University of Florida's 256-GPU Llama 3.1 8B run's gap.
 const gapUF8BDP128 = "The University of Florida's Llama 3.1 8B run on 256 B200s (CP 2, DP 128) logs 0.221 s a step where its 32-, " +
 	"64- and 128-GPU runs of the same global batch per replica log 0.189-0.193 s (+15%), and the plan grows 2% (0.168 -> 0.172 s): " +
-	"+28.8%, its siblings +14-15% (+25.8% and +11-12% before the fp8 primary weights' all-gather was priced in fp8, 1 byte an " +
+	"+28.3%, its siblings +14-15% (+28.8% before NCCL's 48 GB/s PCIe Gen5 link to each NIC was priced, Topology.RingInter; +25.8% and +11-12% before the fp8 primary weights' all-gather was priced in fp8, 1 byte an " +
 	"element of the products' weights: analytic.Result.ParamGatherBytes). Until this round its data-parallel buckets were priced as Megatron-Core's default, " +
 	"max(40M, 1M x dp) elements cut by the elements (201 buckets; +14.1% on main at 544cff2, its siblings -0.8..+8.4%); priced " +
 	"as its configuration runs them (custom.yaml's bucket_size 134,217,728, BUCKET_SIZE unset in the b200_nemo " +

@@ -22,7 +22,7 @@ import "pipeplan/core/wire"
 
 // PlannerVersion names the planner's behaviour: it changes whenever the same request
 // would give a different result, and is part of the content id.
-const PlannerVersion = "pipeplan-2026.11.28.1"
+const PlannerVersion = "pipeplan-2026.11.28.2"
 
 // Decode reads a request from JSON: one object, no unknown keys, at most MaxBytes.
 // Errors name the field ("schedule.microbatches: must be a number").
