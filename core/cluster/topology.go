@@ -147,9 +147,9 @@ type Placement struct {
 	Context int `json:"context,omitempty"`
 	// Nodes is the number of nodes the run occupies (ranks fill nodes in order).
 	Nodes int `json:"nodes"`
-	// StageLinks[i] is the link between stage i and i+1 (Pipeline-1 entries): Inter when
-	// the transfer crosses nodes in any replica, Intra otherwise. StageCrossesNodes says
-	// which.
+	// StageLinks[i] is the link between stage i and i+1 (Pipeline-1 entries): the
+	// device's path to the network (NICLink) when the transfer crosses nodes in any
+	// replica, Intra otherwise. StageCrossesNodes says which.
 	StageLinks        []Link `json:"stage_links"`
 	StageCrossesNodes []bool `json:"stage_crosses_nodes"`
 	// DataLink is the slowest link a data-parallel ring crosses (zero for one replica):
@@ -216,7 +216,7 @@ func (tp Topology) Place(p, d, t int, o Order) (*Placement, error) {
 		}
 		pl.StageLinks[i] = tp.Intra
 		if pl.StageCrossesNodes[i] {
-			pl.StageLinks[i] = tp.Inter
+			pl.StageLinks[i] = tp.NICLink()
 		}
 	}
 	if d > 1 {
@@ -275,12 +275,26 @@ func minMembersPerNode(node func(int) int, d int, rank func(dp, pp int) int, p i
 // Simple ring busBw is nChannels x bwInter: 8 x 48 = 384 GB/s on eight 400 Gb/s NICs of
 // an HGX B200 or H100 board, not 8 x 50; a DGX A100's eight HDR NICs at min(24, 25).
 func (tp Topology) RingInter(k int) Link {
+	l := tp.NICLink()
+	if k > 1 && l.BytesPerSecond > 0 {
+		l.BytesPerSecond = min(float64(k)*l.BytesPerSecond, max(tp.IntraRing(k).BytesPerSecond, l.BytesPerSecond))
+	}
+	return l
+}
+
+// NICLink is one device's path to the network: Inter at the narrower of the NIC and the
+// PCIe link that reaches it (NICPCIeBytesPerSecond, where known). NCCL prices that path
+// at its narrowest link (src/graph/paths.cc at v2.28.3-1: a path's bw is the minimum of
+// its links' bw; topo.cc: PCIe Gen5 x16 48 GB/s under a 400 Gb/s NIC's 50), and every
+// transfer across nodes takes it: a ring's channel (search.cc's getMaxBw, RingInter) and
+// a send or receive alike, whose net transport (transport/net.cc, ncclTopoGetNetDev
+// without a graph) takes the GPU's local NIC from ncclTopoGetLocalNet (topo.cc), the NIC
+// of the best path from the GPU, over the same PCIe link. A pipeline stage's send to a
+// stage on another node (Place's StageLinks) runs on it.
+func (tp Topology) NICLink() Link {
 	l := tp.Inter
 	if nic := tp.NICPCIeBytesPerSecond; nic > 0 && l.BytesPerSecond > nic {
 		l.BytesPerSecond = nic
-	}
-	if k > 1 && l.BytesPerSecond > 0 {
-		l.BytesPerSecond = min(float64(k)*l.BytesPerSecond, max(tp.IntraRing(k).BytesPerSecond, l.BytesPerSecond))
 	}
 	return l
 }

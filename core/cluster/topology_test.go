@@ -381,3 +381,52 @@ func TestRingInterNICPCIe(t *testing.T) {
 		}
 	}
 }
+
+// TestStageLinkNICPCIe checks a pipeline stage's send across nodes at the device's path
+// to the network (NICLink), in closed form: NCCL's send over the net transport takes the
+// GPU's local NIC through the same PCIe link as a ring's channel, so on an HGX B200 or
+// H100 board with 400 Gb/s NICs it runs at min(48, 50) = 48 GB/s, on a DGX A100's HDR
+// NIC at min(24, 25) = 24, a NIC faster than its Gen5 link at 48, with no PCIe rate known
+// at the NIC's 50; the latency is the NIC's, and a boundary inside a node keeps NVLink.
+func TestStageLinkNICPCIe(t *testing.T) {
+	for _, tt := range []struct {
+		device, intra, inter string
+		want                 float64
+	}{
+		{"b200", "nvlink5", "ib-ndr", 48e9},
+		{"h100-sxm", "nvswitch3", "ib-ndr", 48e9},
+		{"a100-80gb", "nvswitch2", "ib-hdr", 24e9},
+		{"b200", "nvlink5", "ib-xdr", 48e9},
+		{"", "nvlink5", "ib-ndr", 50e9},
+	} {
+		tp, err := PresetTopology(2, 8, tt.intra, tt.inter)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tt.device != "" {
+			d, err := LookupDevice(tt.device)
+			if err != nil {
+				t.Fatal(err)
+			}
+			tp.NICPCIeBytesPerSecond = d.NICPCIeBytesPerSecond
+		}
+		if got := tp.NICLink(); math.Abs(got.BytesPerSecond-tt.want) > 1 || got.LatencySeconds != tp.Inter.LatencySeconds {
+			t.Errorf("%s on %s: NICLink = %+v, want %g B/s at %g s", tt.device, tt.inter, got, tt.want, tp.Inter.LatencySeconds)
+		}
+		// Four stages of four devices on two nodes of 8: the boundary between stages 1
+		// and 2 crosses nodes, the others stay in a node.
+		pl, err := tp.Place(4, 1, 4, TDP)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, l := range pl.StageLinks {
+			want := tp.Intra
+			if i == 1 {
+				want = Link{LatencySeconds: tp.Inter.LatencySeconds, BytesPerSecond: tt.want}
+			}
+			if pl.StageCrossesNodes[i] != (i == 1) || math.Abs(l.BytesPerSecond-want.BytesPerSecond) > 1 || l.LatencySeconds != want.LatencySeconds {
+				t.Errorf("%s on %s: stage link %d = %+v (crosses %v), want %+v", tt.device, tt.inter, i, l, pl.StageCrossesNodes[i], want)
+			}
+		}
+	}
+}
