@@ -2,7 +2,7 @@
 # pipeplan export (version 1): DeepSpeed PipelineModule
 # model llama-2-7b: 35 layers; 4 pipeline devices, data parallel 1, tensor parallel 4 with sequence parallelism
 # precision priced: bf16; mixed: 16-bit weights and gradients, fp32 master weights and optimizer state
-# planned: interleaved:2, 8 microbatches of 1; 375.788 ms per step, 21.29 samples/s (interleaved:2)
+# planned: interleaved:2, 8 microbatches of 1; 375.809 ms per step, 21.29 samples/s (interleaved:2)
 # NOT EXACT: this runs 1f1b, split [0 9 17 25 35]; not priced
 # note: DeepSpeed's PipelineEngine blocks both stages on every send and receive between them
 #       (TrainSchedule and InferenceSchedule alike), where the plan prices those transfers

@@ -1,7 +1,7 @@
 # pipeplan export (version 1): Megatron-LM arguments (pretrain_gpt.py, Megatron-Core models)
 # model llama-2-7b: 35 layers; 4 pipeline devices, data parallel 1, tensor parallel 4 with sequence parallelism
 # precision priced: bf16; mixed: 16-bit weights and gradients, fp32 master weights and optimizer state
-# planned: interleaved:2, 8 microbatches of 1; 375.788 ms per step, 21.29 samples/s (interleaved:2)
+# planned: interleaved:2, 8 microbatches of 1; 375.809 ms per step, 21.29 samples/s (interleaved:2)
 
 # Launch on 16 GPUs: tensor 4 x pipeline 4 x data 1 (Megatron-LM derives the
 # data-parallel size from the world size).

@@ -2,7 +2,7 @@
 # pipeplan export (version 1): PyTorch torch.distributed.pipelining and tensor parallel (PyTorch 2.6 or later)
 # model llama-2-7b: 35 layers; 4 pipeline devices, data parallel 1, tensor parallel 4 with sequence parallelism
 # precision priced: bf16; mixed: 16-bit weights and gradients, fp32 master weights and optimizer state
-# planned: interleaved:2, 8 microbatches of 1; 375.788 ms per step, 21.29 samples/s (interleaved:2)
+# planned: interleaved:2, 8 microbatches of 1; 375.809 ms per step, 21.29 samples/s (interleaved:2)
 # note: torch.distributed.pipelining does not split a stage over devices, and the plan runs
 #       every stage tensor-parallel over 4 devices: build_tensor_parallel shards each stage with
 #       parallelize_module (DTensor) over the "tp" dimension of a device mesh and builds its
