@@ -434,7 +434,17 @@ var devicePresets = map[string]DevicePreset{
 		Network:        "ib-xdr",
 		ScaleUpDevices: 72,
 		GPU:            true,
-		Note:           "NVIDIA GB300 NVL72 datasheet, per GPU: 2.5 PFLOP/s bf16 dense, 5 fp8 dense, 279 GB at 8 TB/s HBM3e; NVLink 5 1.8 TB/s, 72 GPUs in one NVLink domain; 800 Gb/s ConnectX-8 per GPU; Grace host: 2.75 times an H100 machine's x86 host time per PyTorch call (TransformerEngine #2053)",
+		// GB300 compute tray: each ConnectX-8 SuperNIC joins its Blackwell Ultra GPU on a
+		// PCIe Gen6 x16 link and Grace on Gen5 x16 (NVIDIA's ConnectX-8 talk at Hot Chips
+		// 2025: GB300 NVL72 is the first deployment of the Gen6 SuperNIC). NCCL takes the
+		// GPU's link: ConnectX-8 firmware exposes a Data Direct DMA function beside the
+		// GPU "to overcome grace CPU PCIe bandwidth" (firmware release notes 40.44), and
+		// NCCL's IB transport exposes only that data-direct NIC by default
+		// (src/transport/net_ib.cc at v2.28.3-1, NCCL_IB_DATA_DIRECT=1: "data direct
+		// devices are exposed twice: with the C2C + PCIe link and with the data direct
+		// link"), so each channel settles at min(96, 100) GB/s.
+		NICPCIeBytesPerSecond: pcieGen6x16NCCL,
+		Note:                  "NVIDIA GB300 NVL72 datasheet, per GPU: 2.5 PFLOP/s bf16 dense, 5 fp8 dense, 279 GB at 8 TB/s HBM3e; NVLink 5 1.8 TB/s, 72 GPUs in one NVLink domain; 800 Gb/s ConnectX-8 per GPU; Grace host: 2.75 times an H100 machine's x86 host time per PyTorch call (TransformerEngine #2053)",
 	},
 	// AMD Instinct MI300X (AMD datasheet): 1,307.4 TFLOP/s dense bf16, 2,614.9 dense fp8,
 	// 163.4 TFLOP/s fp32 matrix, 192 GB HBM3 at 5.3 TB/s; Infinity Fabric to each of 7

@@ -44,10 +44,13 @@ func NCCLPCIeBytesPerSecond(gtPerSecond float64, lanes int) float64 {
 }
 
 // pcieGen4x16NCCL and pcieGen5x16NCCL are NCCL's rates of the x16 links (16 GT/s and
-// 32 GT/s) between an HGX board's GPUs and its NICs: 24 and 48 GB/s.
+// 32 GT/s) between an HGX board's GPUs and its NICs: 24 and 48 GB/s; pcieGen6x16NCCL
+// (64 GT/s) is the GB300 compute tray's link between a Blackwell Ultra GPU and its
+// ConnectX-8: 96 GB/s.
 var (
 	pcieGen4x16NCCL = NCCLPCIeBytesPerSecond(16, 16)
 	pcieGen5x16NCCL = NCCLPCIeBytesPerSecond(32, 16)
+	pcieGen6x16NCCL = NCCLPCIeBytesPerSecond(64, 16)
 )
 
 // IntraRing is the link a collective among k devices of one node runs on. On a switched

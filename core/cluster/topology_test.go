@@ -386,8 +386,9 @@ func TestRingInterNICPCIe(t *testing.T) {
 // to the network (NICLink), in closed form: NCCL's send over the net transport takes the
 // GPU's local NIC through the same PCIe link as a ring's channel, so on an HGX B200 or
 // H100 board with 400 Gb/s NICs it runs at min(48, 50) = 48 GB/s, on a DGX A100's HDR
-// NIC at min(24, 25) = 24, a NIC faster than its Gen5 link at 48, with no PCIe rate known
-// at the NIC's 50; the latency is the NIC's, and a boundary inside a node keeps NVLink.
+// NIC at min(24, 25) = 24, a NIC faster than its Gen5 link at 48, a GB300's 800 Gb/s
+// ConnectX-8 on its Gen6 x16 link at min(96, 100) = 96, with no PCIe rate known at the
+// NIC's 50; the latency is the NIC's, and a boundary inside a node keeps NVLink.
 func TestStageLinkNICPCIe(t *testing.T) {
 	for _, tt := range []struct {
 		device, intra, inter string
@@ -397,6 +398,7 @@ func TestStageLinkNICPCIe(t *testing.T) {
 		{"h100-sxm", "nvswitch3", "ib-ndr", 48e9},
 		{"a100-80gb", "nvswitch2", "ib-hdr", 24e9},
 		{"b200", "nvlink5", "ib-xdr", 48e9},
+		{"gb300", "nvswitch4", "ib-xdr", 96e9},
 		{"", "nvlink5", "ib-ndr", 50e9},
 	} {
 		tp, err := PresetTopology(2, 8, tt.intra, tt.inter)
