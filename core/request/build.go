@@ -109,8 +109,11 @@ func (p *prepared) architecture(es *model.Errors) {
 	}
 	t.TensorLink = p.tensorLink
 	if par := r.Parallelism; p.topo != nil && par.Tensor*par.Context > p.topo.DevicesPerNode {
-		// The context group spans nodes: its exchanges cross the network.
-		t.ContextLink = p.topo.Inter
+		// The context group spans nodes: its exchanges cross the network, each a send
+		// to a neighbour over NCCL's net transport on the device's NIC path
+		// (cluster.Topology.NICLink: the NIC at the narrower of its rate and the PCIe
+		// link to it).
+		t.ContextLink = p.topo.NICLink()
 	} else if l, ok := p.meshPairLink(); ok && par.Context > 1 {
 		// On a full mesh the tensor group's collectives ride its t-1 links (tensorLink);
 		// a context ring's exchange is a send to its neighbour, on one link, as a stage's

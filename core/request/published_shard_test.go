@@ -265,7 +265,7 @@ var shardedRuns = []shardedRun{
 	{"Llama 3.1 405B, FSDP 2 CP 4 TP 8 PP 8, s=131072, 4D", "torchtitan 2024-12, Table 6",
 		torchtitan4D(2, 4, 131072), 31, issueTolerance, ""},
 	{"Llama 3.1 405B, FSDP 1 CP 8 TP 8 PP 8, s=262144, 4D", "torchtitan 2024-12, Table 6",
-		torchtitan4D(1, 8, 262144), 16, 0.30, gap4DCP8},
+		torchtitan4D(1, 8, 262144), 16, issueTolerance, ""},
 	{"Llama 3.1 405B, FSDP 8 TP 8 PP 8, b=32 s=8192, 1F1B", "torchtitan 2024-12, Table 5",
 		torchtitan3D("1f1b"), 100, issueTolerance, ""},
 	{"Llama 3.1 405B, FSDP 8 TP 8 PP 8, b=32 s=8192, Interleaved 1F1B", "torchtitan 2024-12, Table 5",
@@ -561,7 +561,12 @@ const (
 	//    and with equal work a rank the wait is short (as above).
 	// Some 4 ms a layer at CP 8 (the contiguous copies), against the 637 ms missing.
 	gapRing = "PyTorch's experimental ring attention's steps at ~1.65x their price at CP 4 and 8 (1.0x at CP 2), which its source does not explain"
-	// gap4DCP8: Table 6's CP 8 row, +25.1%, 18.7 points beyond its CP 1 row (+6.4%)
+	// Table 6's CP 8 row, held to issue 19's 25% since its context group's exchanges
+	// across hosts take the device's NIC path (cluster.Topology.NICLink: NCCL's PCIe
+	// Gen5 x16 48 GB/s under the 400 Gb/s NIC's 50): +25.0% -> +23.9%, CP 2 and 4
+	// +17.0 -> +16.4% and +12.3 -> +11.5%. That closes no cause: the residual this
+	// note records, 17 points beyond the CP 1 row, stays unexplained. It was a known
+	// gap (gap4DCP8) at +25.1%, 18.7 points beyond its CP 1 row (+6.4%)
 	// where CP 2 and 4 stay within 8.3 points of it (+14.7%, +10.5%; main at
 	// 0530dab). The table gives 16 TPS/GPU, two figures: a run between 15.5 and 16.5
 	// reads so, and against the planned 20.01 the error lies anywhere from +21.3% to
@@ -618,7 +623,6 @@ const (
 	// (2c + 15) such tensors. The plan holds about (2c + 13) (analytic's AllGather
 	// bwdExtra beside the flash core's), 0.25 GiB apart at the 405B's shard (32,768
 	// tokens x 16 heads of 128) at every c.
-	gap4DCP8 = "the 405B 4D run at CP 8, 17 points beyond its CP 1 row's error: unexplained"
 )
 
 // llama3Run is a pre-training run of Llama 3.1 405B as Dubey et al. 2024 ("The Llama 3
