@@ -190,3 +190,65 @@ func sortedKeys[V any](m map[string]V) []string {
 	slices.Sort(keys)
 	return keys
 }
+
+// LeftOut is the notice of a model change (WithModel) to model m: the fields dropped,
+// those that went for the same reason on one line, "" for none. A line names its fields
+// by their common parent where they have one ("model.architecture's attention, dtype
+// and seq (each applies to architectures; ...)"), else by their paths; a field that
+// went alone has its path and reason. The lines keep the order in which their first
+// field went, and the notice says what m is: "Left out for this measured profile: "
+// where m has no architecture, "Left out for this model: " where it has one.
+func LeftOut(m wire.ModelSpec, dropped []Dropped) string {
+	if len(dropped) == 0 {
+		return ""
+	}
+	var reasons []string
+	paths := map[string][]string{}
+	for _, d := range dropped {
+		if _, ok := paths[d.Reason]; !ok {
+			reasons = append(reasons, d.Reason)
+		}
+		paths[d.Reason] = append(paths[d.Reason], d.Path)
+	}
+	lines := make([]string, len(reasons))
+	for i, why := range reasons {
+		ps := paths[why]
+		if len(ps) == 1 {
+			lines[i] = ps[0] + " (" + why + ")"
+			continue
+		}
+		parent, _ := parentOf(ps[0])
+		names := slices.Clone(ps)
+		for j, p := range ps {
+			q, name := parentOf(p)
+			if parent == "" || q != parent {
+				parent = ""
+				break
+			}
+			names[j] = name
+		}
+		if parent == "" {
+			names = ps
+		}
+		list := strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1]
+		if parent != "" {
+			list = parent + "'s " + list
+		}
+		lines[i] = list + " (each " + why + ")"
+	}
+	head := "Left out for this model: "
+	if m.Architecture == nil {
+		head = "Left out for this measured profile: "
+	}
+	return head + strings.Join(lines, "; ")
+}
+
+// parentOf splits a field's path at its last dot: "model.architecture.seq" is
+// "model.architecture" and "seq"; a path without a dot has no parent ("").
+func parentOf(path string) (parent, name string) {
+	i := strings.LastIndexByte(path, '.')
+	if i < 0 {
+		return "", path
+	}
+	return path[:i], path[i+1:]
+}

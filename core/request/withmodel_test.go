@@ -126,3 +126,49 @@ func TestWithModel(t *testing.T) {
 		t.Errorf("parallelism.expert's reason %q, want Normalize's", d.Reason)
 	}
 }
+
+// TestLeftOut: a model change's notice groups the fields that went for one reason on one
+// line, by their common parent where they share one, in the order the reasons first came;
+// a field alone keeps its path and reason; the notice says whether the model is a
+// measured profile; nothing dropped is no notice. The last case is WithModel's own drop
+// of an architecture plan's knobs for a profile.
+func TestLeftOut(t *testing.T) {
+	profile := wire.ModelSpec{Example: "chain"}
+	archi := wire.ModelSpec{Architecture: &wire.Architecture{Name: "meta-llama-3-8b"}}
+	const knob = "applies to architectures; the model is a measured profile"
+	cases := []struct {
+		name    string
+		m       wire.ModelSpec
+		dropped []Dropped
+		want    string
+	}{
+		{"none", profile, nil, ""},
+		{"one", archi, []Dropped{{"parallelism.expert", "has no experts"}},
+			"Left out for this model: parallelism.expert (has no experts)"},
+		{"two under one parent", profile, []Dropped{{"model.architecture.dtype", knob}, {"model.architecture.seq", knob}},
+			"Left out for this measured profile: model.architecture's dtype and seq (each " + knob + ")"},
+		{"one parent, apart", archi, []Dropped{{"training.optimizer", "r"}, {"parallelism.tensor", "s"}, {"training.precision", "r"}},
+			"Left out for this model: training's optimizer and precision (each r); parallelism.tensor (s)"},
+		{"parents differ", archi, []Dropped{{"training.optimizer", "r"}, {"parallelism.tensor", "r"}},
+			"Left out for this model: training.optimizer and parallelism.tensor (each r)"},
+		{"a path without a parent", archi, []Dropped{{"objective", "r"}, {"partition", "r"}, {"model.name", "label"}},
+			"Left out for this model: objective and partition (each r); model.name (label)"},
+		{"three and a single", profile, []Dropped{{"model.name", "labels the former model"},
+			{"model.architecture.attention", knob}, {"model.architecture.dtype", knob}, {"model.architecture.tie", knob},
+			{"training.check_for_nan_in_grad", "Megatron-Core only"}},
+			"Left out for this measured profile: model.name (labels the former model); model.architecture's attention, dtype and tie (each " + knob +
+				"); training.check_for_nan_in_grad (Megatron-Core only)"},
+	}
+	for _, c := range cases {
+		if got := LeftOut(c.m, c.dropped); got != c.want {
+			t.Errorf("%s:\n  got  %q\n  want %q", c.name, got, c.want)
+		}
+	}
+	r := &wire.Request{Version: wire.Version, Cluster: wire.ClusterSpec{Device: "h100-sxm", Count: 8},
+		Model: wire.ModelSpec{Architecture: &wire.Architecture{Name: "meta-llama-3-8b", Seq: 8192, DType: "fp8", Tie: "stage"}}}
+	_, dropped := WithModel(r, profile)
+	want := "Left out for this measured profile: model.architecture's dtype, seq and tie (each " + knob + ")"
+	if got := LeftOut(profile, dropped); got != want {
+		t.Errorf("WithModel's drop for a profile:\n  got  %q\n  want %q", got, want)
+	}
+}
