@@ -108,34 +108,31 @@ func (a *App) PickModel(v string) {
 			}
 			a.Req = w.Request
 			a.BoundsText, a.LayerStart = "", 0
-			a.notice(a.leftOut(w.Dropped), false)
+			a.notice(a.leftOut(w), false)
 			a.relayout(true)
 		})
 	})
 }
 
-// leftOut says which fields core left out for another model (request.WithModel's
-// dropped fields, with its reasons), "" for none, and forgets what was typed in their
-// boxes.
-func (a *App) leftOut(dropped []model.FieldError) string {
-	var left []string
-	for _, d := range dropped {
-		left = append(left, d.Path+" ("+d.Reason+")")
+// leftOut is core's notice of the fields it left out for another model (request.LeftOut
+// of request.WithModel's dropped fields), "" for none, and forgets what was typed in
+// their boxes.
+func (a *App) leftOut(w answer) string {
+	for _, d := range w.Dropped {
 		a.typed(d.Path[strings.LastIndexByte(d.Path, '.')+1:], "", true)
 	}
-	if left == nil {
-		return ""
-	}
-	return "Left out for this model: " + strings.Join(left, "; ")
+	return w.Notice
 }
 
 // answer is a planner's answer that carries a request: "layout"'s, with the stages and
-// the rule that laid it out, and "model"'s, with the fields core left out.
+// the rule that laid it out, and "model"'s, with the fields core left out and its notice
+// of them.
 type answer struct {
 	Request *wire.Request
 	Stages  int
 	Rule    string
 	Dropped []model.FieldError
+	Notice  string
 }
 
 // relayout asks core for the starting layout of the devices (the planner's "layout":
@@ -417,7 +414,7 @@ func (a *App) importModel(name string, m wire.ModelSpec, extra string) {
 			a.Replans++
 			a.keep(true)
 			msg := fmt.Sprintf("Loaded %s: %d layers.%s", name, v.Result.Model.Layers, extra)
-			if left := a.leftOut(w.Dropped); left != "" {
+			if left := a.leftOut(w); left != "" {
 				msg += " " + left
 			}
 			a.notice(msg, false)

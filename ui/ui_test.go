@@ -711,7 +711,7 @@ func TestImportKeepsWhatTheModelTakes(t *testing.T) {
 	if a.NoticeBad || a.Err != nil || len(r.Model.Document) == 0 || r.Training.CheckForNaNInGrad || r.Parallelism.DPBucketElements != 0 || r.Parallelism.Tensor != 0 {
 		t.Fatalf("the profile: notice %q, err %v, %+v %+v", a.Notice, a.Err, r.Training, r.Parallelism)
 	}
-	for _, p := range []string{"Loaded chain.json: 8 layers. Left out for this model: ", "model.architecture.framework (", "parallelism.tensor (", "training.check_for_nan_in_grad (", "parallelism.dp_bucket_elements ("} {
+	for _, p := range []string{"Loaded chain.json: 8 layers. Left out for this measured profile: ", "model.architecture.framework (", "parallelism.tensor (", "training.check_for_nan_in_grad (", "parallelism.dp_bucket_elements ("} {
 		if !strings.Contains(a.Notice, p) {
 			t.Errorf("the notice %q lacks %q", a.Notice, p)
 		}
@@ -754,7 +754,7 @@ func TestExpertKnobs(t *testing.T) {
 	if q := a.Req.Parallelism; q.Expert != 0 || q.ExpertOverlap || q.ExpertDispatcher != "" {
 		t.Errorf("another model kept the expert knobs: %+v", q)
 	}
-	if !strings.Contains(a.Notice, "parallelism.expert (splits the experts") || a.NoticeBad {
+	if !strings.Contains(a.Notice, "parallelism's expert and expert_overlap (each splits the experts") || a.NoticeBad {
 		t.Errorf("the notice %q does not give core's reason for leaving out parallelism.expert", a.Notice)
 	}
 }
@@ -762,7 +762,8 @@ func TestExpertKnobs(t *testing.T) {
 // TestPickModelKeeps: another model keeps every knob core takes for it
 // (request.WithModel): an architecture's framework, loss kernel, split, dtype and
 // tensor-parallel degree carry to another architecture, with no notice; a profile
-// takes none of them and the notice names them; the plan is the new model's.
+// takes none of them and the notice names them, the architecture's knobs on one line
+// (request.LeftOut); the plan is the new model's.
 func TestPickModelKeeps(t *testing.T) {
 	a := NewApp(nil, &fakeHost{}, local)
 	a.PickModel("arch:meta-llama-3-8b")
@@ -786,8 +787,9 @@ func TestPickModelKeeps(t *testing.T) {
 		t.Errorf("the plan is not llama-3.2-1b's: %+v", m)
 	}
 	a.PickModel("example:gpt2-medium")
-	for _, f := range []string{"model.architecture.framework", "parallelism.tensor", "training.fp8_amax_tp_only"} {
-		if !strings.Contains(a.Notice, f+" (") {
+	for _, f := range []string{"Left out for this measured profile: model.architecture's cross_entropy, dtype, framework and split (each applies to architectures",
+		"parallelism.tensor (", "training.fp8_amax_tp_only ("} {
+		if !strings.Contains(a.Notice, f) {
 			t.Errorf("a profile: the notice %q does not name %s", a.Notice, f)
 		}
 	}

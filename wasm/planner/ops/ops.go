@@ -140,7 +140,8 @@ func layoutJSON(ctx context.Context, requestJSON string) string {
 }
 
 // withModelJSON is request.WithModel's answer for a request and a model spec (JSON):
-// {"request": ..., "dropped": [{"path", "reason"}, ...]}, or an error object. given
+// {"request": ..., "dropped": [{"path", "reason"}, ...], "notice": request.LeftOut's
+// line of them ("" for none)}, or an error object. given
 // are the arguments as the caller gave them: where the model spec's document was a
 // stored model's reference (Ref, an imported file's), the answer's request holds the
 // reference again, as the page holds it, not the document.
@@ -161,7 +162,8 @@ func withModelJSON(requestJSON, modelJSON string, given []string) string {
 	return mustJSON(struct {
 		Request *wire.Request     `json:"request"`
 		Dropped []request.Dropped `json:"dropped"`
-	}{out, dropped})
+		Notice  string            `json:"notice"`
+	}{out, dropped, request.LeftOut(m, dropped)})
 }
 
 // normalJSON is what each of the page's knobs resolves to in the request's normal form
