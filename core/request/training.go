@@ -167,7 +167,7 @@ func (p *prepared) training(es *model.Errors) {
 			es.Add("training.precision", "must be pure for a PipeDream profile: its weights were measured in fp32, with no 16-bit copy to keep master weights of")
 		}
 	case t.Precision != "":
-		es.Add("training.precision", "applies to architectures and to profiles that give weights only (PipeDream): this profile states its optimizer state")
+		es.Add("training.precision", "applies to architectures and to profiles that give weights only (PipeDream): this profile states its optimizer state (layers[].optimizer_bytes)")
 	}
 	if t.Recompute == "" {
 		t.Recompute = string(analytic.NoRecompute)

@@ -150,7 +150,7 @@ func TestBrowserMegatronBucketAndImport(t *testing.T) {
 	b.waitFor("the import", `document.querySelector("#notice")?.textContent.includes("Loaded synthetic-100.json: 100 layers")`)
 	imported := b.check("after the import")
 	notice := b.text("#notice")
-	for _, want := range []string{"Left out for this measured profile: model.architecture's attention, dtype, framework, seq, split and tie (each applies to architectures; the model is a measured profile); ", "training.check_for_nan_in_grad (", "parallelism.dp_bucket_elements ("} {
+	for _, want := range []string{"Left out for this measured profile: model.architecture's attention, dtype, framework, seq, split and tie (each applies to architectures; the model is a measured profile); ", "training.check_for_nan_in_grad (", "parallelism.dp_bucket_elements (", "training's optimizer and precision (each applies to"} {
 		if !strings.Contains(notice, want) {
 			t.Errorf("the import's notice %q lacks %q", notice, want)
 		}
