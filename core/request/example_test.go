@@ -166,3 +166,15 @@ func ExampleWithModel() {
 	// meta-llama-3-8b megatron
 	// parallelism.expert: splits the experts of a mixture-of-experts architecture; the model has none
 }
+
+// A model change (WithModel) to a measured profile leaves out the former architecture's
+// knobs, which LeftOut's notice gives on one line.
+func ExampleLeftOut() {
+	r := &wire.Request{Version: wire.Version, Cluster: wire.ClusterSpec{Device: "h100-sxm", Count: 8},
+		Model: wire.ModelSpec{Architecture: &wire.Architecture{Name: "meta-llama-3-8b", Seq: 8192, DType: "fp8"}}}
+	m := wire.ModelSpec{Example: "gpt2-medium"}
+	_, dropped := request.WithModel(r, m)
+	fmt.Println(request.LeftOut(m, dropped))
+	// Output:
+	// Left out for this measured profile: model.architecture's dtype and seq (each applies to architectures; the model is a measured profile)
+}
