@@ -394,6 +394,37 @@ func (r *Result) OptimizerSeconds(first, last int) (deviceSeconds, hostSeconds f
 	return deviceSeconds, hostSeconds
 }
 
+// GradNormBytes is what the gradient-norm clipping of layers [first, last] reads on
+// the estimate's device: Megatron-Core's get_grad_norm_fp32 (megatron/core/optimizer/
+// clip_grads.py, core_v0.8.0 to core_v0.16.0) runs multi_tensor_l2norm over the
+// optimizer's main gradients, those of the parameters the rank updates (the
+// distributed optimizer's shard: the shard group's share, routed experts the expert
+// shard group's), fp32 where the optimizer keeps fp32 masters (main_param.grad is the
+// fp32 copy of the model gradient), the gradient's own type otherwise. A tied matrix
+// copied to both ends counts once when the range holds both. 0 in inference or for an
+// empty range; the norm's other costs (its all-reduce and its read to the host) are the
+// step's, once (core/request).
+func (r *Result) GradNormBytes(first, last int) float64 {
+	o := r.Opts
+	if o.Inference() || o.Optimizer == None || first < 0 || last >= len(r.Layers) || first > last {
+		return 0
+	}
+	var params, experts int64
+	for _, l := range r.Layers[first : last+1] {
+		params += l.Params
+		experts += l.ExpertParams
+	}
+	if first == 0 && last == len(r.Layers)-1 && o.Tie == TieCopy {
+		params -= r.Layers[0].TiedParams
+	}
+	p := o.perParam()
+	g := p.grad
+	if p.master > 0 {
+		g = 4
+	}
+	return g * (float64(params-experts)/o.sharded() + float64(experts)/o.expertSharded())
+}
+
 // foreachAdam is what torch.optim's foreach Adam and AdamW (torch/optim/adam.py,
 // _multi_tensor_adam, PyTorch 2.x) move per parameter per step, and the passes over the
 // tensors they make: AdamW's decoupled weight decay (its default is 0.01; Adam's

@@ -198,7 +198,7 @@ const gapUF8BDP128 = "The University of Florida's Llama 3.1 8B run on 256 B200s 
 	"others from ./llama3-1-8b, which the planner does not price); a different system (hpg.dgxb200x8.n16 and .n32 JSONs the " +
 	"same but the node count: NCCL 2.28.3, CUDA 13.0.1, the driver); a slowdown over the run (each block of result_1.txt " +
 	"0.220-0.223 s from the first, the tracked train_step_time and the blocks' seconds a step within 0.5%, as at 4 to 16 nodes). " +
-	"Per-step work outside the CUDA graph (gradient-norm clipping's norm, all-reduce and .item(); current scaling's " +
+	"Per-step work outside the CUDA graph (gradient-norm clipping's norm, all-reduce and .item(), priced since round 33: gradClipSeconds; current scaling's " +
 	"master-weight amax, amax all-reduce and cast; the host's loops over 128 fp8 parameters) ruled out as its cause: under " +
 	"0.3 ms of device work at 64 ranks and the same at every node count (the 8B note; TestMLPerf8BResidualGrowsWithNodes). " +
 	"A lead, not priced: conf/nccl/custom_communicator_cta.yaml (NCCL_CFG_PATH) gives the dp_cp communicator max_ctas 8; " +
@@ -548,7 +548,8 @@ func (c mlperfRun) layout() []int {
 //     quantization and buffer zeroing run. (b) cuda_graph_scope full_iteration
 //     (config_common_cg.sh's FULL_CUDA_GRAPH through custom.yaml) captures
 //     forward_backward_func alone (full_cuda_graph.py's FullCudaGraphWrapper); the
-//     optimizer step runs eagerly. (c) clip_grad 1.0 (pretrain.py's OptimizerConfig):
+//     optimizer step runs eagerly. (c) clip_grad 1.0 (pretrain.py's OptimizerConfig;
+//     priced since round 33, gradClipSeconds, moving these rows by under 0.1 point):
 //     get_grad_norm_fp32 (clip_grads.py at 25.09-alpha.rc1) runs multi_tensor_l2norm
 //     over the shard's fp32 gradients, all-reduces one fp32 and reads it back
 //     (total_norm.item(), line 133): at 64 ranks 8.03e9 / 64 x 4 B = 0.50 GB, 65 us at

@@ -348,6 +348,7 @@ func (p *prepared) step(res *wire.Result) {
 		res.Devices[i] = wire.DeviceStep{Device: i, Name: p.cluster.Devices[i].Name, Stages: []int{}}
 	}
 	statedGrads, hasParams, unknownBandwidth := false, false, false
+	normBytes := make([]float64, devices) // each device's main gradients the clipping's norm reads
 	for s, stage := range pl.Stages {
 		dev := s % devices
 		ds := &res.Devices[dev]
@@ -370,6 +371,7 @@ func (p *prepared) step(res *wire.Result) {
 				device, host := p.est.OptimizerSeconds(run[0], run[1])
 				ds.OptimizerSeconds += device * scale
 				ds.OptimizerHostSeconds += host
+				normBytes[dev] += p.est.GradNormBytes(run[0], run[1])
 			}
 			continue
 		}
@@ -387,7 +389,8 @@ func (p *prepared) step(res *wire.Result) {
 		for i := range res.Devices {
 			ds := &res.Devices[i]
 			p.dataParallel(ds, pl, devices, r.Schedule.Microbatches)
-			ds.OptimizerSeconds = max(ds.OptimizerSeconds, ds.OptimizerHostSeconds)
+			// Gradient-norm clipping runs before the update, once a step (gradClipSeconds).
+			ds.OptimizerSeconds = max(ds.OptimizerSeconds, ds.OptimizerHostSeconds) + p.gradClipSeconds(i, normBytes[i])
 			st.OptimizerSeconds = max(st.OptimizerSeconds, ds.OptimizerSeconds)
 			st.DataParallelAllReduceSeconds = max(st.DataParallelAllReduceSeconds, ds.AllReduceSeconds)
 			st.DataParallelReduceScatterSeconds = max(st.DataParallelReduceScatterSeconds, ds.ReduceScatterSeconds)
@@ -861,11 +864,12 @@ func (p *prepared) estimate() *analytic.Result {
 	if st == nil {
 		// No data-parallel communication; the training metrics still synchronise
 		// across the tensor- and context-parallel devices (a one-stage plan's step).
-		sync, unpaired := p.trainMetricSyncSeconds(p.oneStageRanks()), p.expertUnpairedSeconds()
-		if sync > 0 || unpaired > 0 {
+		sync, unpaired, clip := p.trainMetricSyncSeconds(p.oneStageRanks()), p.expertUnpairedSeconds(), p.oneStageGradClipSeconds()
+		if sync > 0 || unpaired > 0 || clip > 0 {
 			out.Total.TrainMetricSyncSeconds = sync
 			out.Total.ExpertUnpairedSeconds = unpaired
-			out.Total.StepSeconds += sync + unpaired
+			out.Total.OptimizerSeconds += clip
+			out.Total.StepSeconds += sync + unpaired + clip
 			out.Total.TokensPerSecond = float64(out.Opts.StepTokens()) / out.Total.StepSeconds
 		}
 		return &out
@@ -884,12 +888,23 @@ func (p *prepared) estimate() *analytic.Result {
 	}
 	out.Total.TrainMetricSyncSeconds = st.TrainMetricSyncSeconds
 	out.Total.ExpertUnpairedSeconds = st.ExpertUnpairedSeconds
+	out.Total.OptimizerSeconds = st.OptimizerSeconds
 	out.Total.StepSeconds = st.StepSeconds
 	out.Total.TokensPerSecond = 0
 	if st.StepSeconds > 0 {
 		out.Total.TokensPerSecond = float64(out.Opts.StepTokens()) / st.StepSeconds
 	}
 	return &out
+}
+
+// oneStageGradClipSeconds is the gradient-norm clipping of the whole model on one
+// stage (gradClipSeconds over every layer's main gradients), which a one-stage plan's
+// optimizer step adds to the estimate's update.
+func (p *prepared) oneStageGradClipSeconds() float64 {
+	if p.est == nil || len(p.est.Layers) == 0 {
+		return 0
+	}
+	return p.gradClipSeconds(0, p.est.GradNormBytes(0, len(p.est.Layers)-1))
 }
 
 // oneStageRanks is the devices of the request planned on one stage: data x tensor x
@@ -929,7 +944,7 @@ func (p *prepared) oneStageStep() *wire.Step {
 		DataParallelLayerSeconds:         ds.LayerCollectiveSeconds,
 		DataParallelLayerAddedSeconds:    ds.LayerAddedSeconds,
 		DataParallelLayerSlowdownSeconds: ds.LayerSlowdownSeconds,
-		OptimizerSeconds:                 p.est.Total.OptimizerSeconds,
+		OptimizerSeconds:                 p.est.Total.OptimizerSeconds + p.oneStageGradClipSeconds(),
 	}
 	st.TrainMetricSyncSeconds = p.trainMetricSyncSeconds(p.oneStageRanks())
 	st.ExpertUnpairedSeconds = p.expertUnpairedSeconds()

@@ -79,7 +79,9 @@ type DeviceStep struct {
 	GradBytes int64 `json:"grad_bytes"`
 	// OptimizerSeconds is its optimizer update: the longer of a memory-bound pass that
 	// reads the gradients and the optimizer state and writes the weights and the state,
-	// and the framework's host time per parameter tensor (OptimizerHostSeconds).
+	// and the framework's host time per parameter tensor (OptimizerHostSeconds), plus,
+	// under Megatron-Core, the gradient-norm clipping before it (the norm's read of the
+	// main gradients, its one-float all-reduce and its read to the host).
 	OptimizerSeconds     float64 `json:"optimizer_seconds"`
 	OptimizerHostSeconds float64 `json:"optimizer_host_seconds,omitempty"`
 	// AllReduceSeconds is its data-parallel gradient all-reduce (ring);
