@@ -40,10 +40,7 @@ func TestBrowserFP8AmaxTPOnly(t *testing.T) {
 	b.waitFor("megatron", `document.querySelector("#knob-framework")?.value === "megatron"`)
 	b.check("bf16")
 	const box = "#knob-fp8_amax_tp_only"
-	disabled := func() bool {
-		return do(b, "reading "+box, chromedp.Evaluate[bool](`document.querySelector("`+box+`").disabled`))
-	}
-	if !disabled() {
+	if !b.disabled(box) {
 		t.Errorf("%s is enabled in bf16", box)
 	}
 	b.set("#knob-dtype", "fp8", "change")

@@ -58,7 +58,7 @@ func TestBrowserRequestFields(t *testing.T) {
 			t.Errorf("#knob-%s offers %q, want %q", id, got, want)
 		}
 	}
-	if !do(b, "reading #knob-fp8_attention", chromedp.Evaluate[bool](`document.querySelector("#knob-fp8_attention").disabled`)) {
+	if !b.disabled("#knob-fp8_attention") {
 		t.Errorf("#knob-fp8_attention is enabled without fp8")
 	}
 
@@ -207,7 +207,7 @@ func TestBrowserRequestFields(t *testing.T) {
 
 	// The Plan panel's weight-gradient share applies to zb-h1, whose default core says.
 	b.tab("plan")
-	if !do(b, "reading #knob-weight_grad_fraction", chromedp.Evaluate[bool](`document.querySelector("#knob-weight_grad_fraction").disabled`)) {
+	if !b.disabled("#knob-weight_grad_fraction") {
 		t.Errorf("#knob-weight_grad_fraction is enabled under 1f1b")
 	}
 	b.set("#plan-schedule", "zb-h1", "change")

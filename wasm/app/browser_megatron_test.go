@@ -39,11 +39,8 @@ func TestBrowserMegatronBucketAndImport(t *testing.T) {
 	b.set("#cluster-replicas", "4", "input")
 	b.check("eager")
 	const elements, nan = "#knob-dp_bucket_elements", "#knob-check_for_nan_in_grad"
-	disabled := func(sel string) bool {
-		return do(b, "reading "+sel, chromedp.Evaluate[bool](`document.querySelector("`+sel+`").disabled`))
-	}
-	if !disabled(elements) || !disabled(nan) || disabled("#knob-dp_bucket_bytes") {
-		t.Errorf("eager: disabled %v %v, want both rows disabled (the bytes' enabled)", disabled(elements), disabled(nan))
+	if !b.disabled(elements) || !b.disabled(nan) || b.disabled("#knob-dp_bucket_bytes") {
+		t.Errorf("eager: disabled %v %v, want both rows disabled (the bytes' enabled)", b.disabled(elements), b.disabled(nan))
 	}
 	b.tab("model")
 	b.set("#knob-framework", "megatron", "change")

@@ -36,11 +36,8 @@ func TestBrowserMoERouterAndBucket(t *testing.T) {
 	b.set("#cluster-replicas", "2", "input")
 	b.check("eager")
 	const aux, force, bucket = "#knob-moe_aux_loss", "#knob-moe_force_load_balancing", "#knob-dp_bucket_bytes"
-	disabled := func(sel string) bool {
-		return do(b, "reading "+sel, chromedp.Evaluate[bool](`document.querySelector("`+sel+`").disabled`))
-	}
-	if !disabled(aux) || !disabled(force) || disabled(bucket) {
-		t.Errorf("eager: disabled %v %v %v, want the router's rows disabled, the bucket's enabled", disabled(aux), disabled(force), disabled(bucket))
+	if !b.disabled(aux) || !b.disabled(force) || b.disabled(bucket) {
+		t.Errorf("eager: disabled %v %v %v, want the router's rows disabled, the bucket's enabled", b.disabled(aux), b.disabled(force), b.disabled(bucket))
 	}
 	b.tab("model")
 	b.set("#knob-framework", "megatron", "change")

@@ -229,6 +229,12 @@ func (b *browserT) text(sel string) string {
 	return do(b, "reading "+sel, chromedp.Evaluate[string](`document.querySelector(`+strconv.Quote(sel)+`)?.textContent ?? ""`))
 }
 
+// disabled reports whether the control sel is disabled.
+func (b *browserT) disabled(sel string) bool {
+	b.Helper()
+	return do(b, "reading "+sel, chromedp.Evaluate[bool](`document.querySelector(`+strconv.Quote(sel)+`).disabled`))
+}
+
 // shot saves a screenshot of the page as NAME.png.
 func (b *browserT) shot(name string) {
 	b.Helper()
